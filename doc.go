@@ -1,0 +1,22 @@
+// Package llm runs GGUF language models (Llama, Qwen2, Gemma-2 families) on
+// CPUs in pure Go: no cgo, no C++ toolchain, weights read in place from a
+// memory-mapped file.
+//
+// Load a model once, share it, and give each goroutine its own Session:
+//
+//	m, err := llm.Load("model.gguf", llm.WithContextSize(4096))
+//	if err != nil {
+//		return err
+//	}
+//	defer m.Close()
+//	s, err := m.NewSession()
+//	if err != nil {
+//		return err
+//	}
+//	defer s.Close()
+//	text, err := s.Generate(ctx, "Once upon a time", llm.MaxTokens(64), llm.Temperature(0))
+//
+// Errors wrap sentinel values (ErrBadModel, ErrUnsupportedArch,
+// ErrContextFull, ErrInvalidOption …) that callers test with errors.Is.
+// Nothing panics across the API.
+package llm

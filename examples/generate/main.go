@@ -1,0 +1,132 @@
+// Command generate streams a continuation of a prompt from a GGUF model.
+//
+//	go run ./examples/generate -m model.gguf -p "Once upon a time" -n 64
+//
+// Without -m it builds a small random-weight model in a temporary
+// directory, so the command works on a fresh machine; its output is
+// meaningless text.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"time"
+
+	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/testutil"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "generate:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	modelPath := flag.String("m", "", "GGUF model file (default: a small random-weight model built on the fly)")
+	prompt := flag.String("p", "Once upon a time", "prompt")
+	n := flag.Int("n", 64, "tokens to generate")
+	temp := flag.Float64("temp", 0, "sampling temperature (0 = greedy)")
+	topK := flag.Int("top-k", 40, "top-k (0 = off)")
+	topP := flag.Float64("top-p", 0.95, "top-p (1 = off)")
+	minP := flag.Float64("min-p", 0.05, "min-p (0 = off)")
+	repeat := flag.Float64("repeat-penalty", 1, "repeat penalty (1 = off)")
+	seed := flag.Uint64("seed", 1, "sampling seed")
+	ctxSize := flag.Int("c", 0, "context size (0 = the model's)")
+	threads := flag.Int("t", 0, "threads (0 = GOMAXPROCS)")
+	kvType := flag.String("kv", "f16", "KV cache type: f16 or int8")
+	showIDs := flag.Bool("ids", false, "print token ids after the text")
+	flag.Parse()
+
+	if *modelPath == "" {
+		dir, err := os.MkdirTemp("", "llm-generate-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		*modelPath = filepath.Join(dir, "synthetic.gguf")
+		if err := testutil.WriteModelFile(*modelPath, testutil.TinyLlama()); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "No -m given: using a tiny synthetic model with RANDOM weights, so the text below is gibberish.")
+		fmt.Fprintln(os.Stderr, "Real models are GGUF files, e.g. from https://huggingface.co (search \"GGUF\"), such as")
+		fmt.Fprintln(os.Stderr, "Llama-3.1-8B-Instruct Q4_K_M, or converted with llama.cpp's convert_hf_to_gguf.py.")
+	}
+
+	opts := []llm.Option{}
+	if *ctxSize > 0 {
+		opts = append(opts, llm.WithContextSize(*ctxSize))
+	}
+	if *threads > 0 {
+		opts = append(opts, llm.WithThreads(*threads))
+	}
+	switch *kvType {
+	case "f16":
+	case "int8":
+		opts = append(opts, llm.WithKVType(llm.KVInt8))
+	default:
+		return fmt.Errorf("-kv %q: want f16 or int8", *kvType)
+	}
+	m, err := llm.Load(*modelPath, opts...)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	info := m.Info()
+	fmt.Fprintf(os.Stderr, "model: %s %s, %d layers, %.0fM parameters, %d threads, context %d\n",
+		info.Architecture, info.FileType, info.Layers, float64(info.Parameters)/1e6, info.Threads, info.Context)
+
+	s, err := m.NewSession()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	promptIDs, err := m.Tokenize(*prompt)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if _, err := s.Eval(ctx, promptIDs); err != nil {
+		return err
+	}
+	promptTime := time.Since(start)
+	fmt.Print(*prompt)
+
+	var ids []int32
+	genStart := time.Now()
+	for tok, err := range s.Stream(ctx, "", llm.MaxTokens(*n), llm.Temperature(float32(*temp)),
+		llm.TopK(*topK), llm.TopP(float32(*topP)), llm.MinP(float32(*minP)),
+		llm.RepeatPenalty(float32(*repeat)), llm.Seed(*seed)) {
+		if err != nil {
+			if errors.Is(err, llm.ErrContextFull) {
+				fmt.Fprintln(os.Stderr, "\n[context full]")
+				break
+			}
+			return err
+		}
+		if tok.ID >= 0 {
+			ids = append(ids, tok.ID)
+		}
+		fmt.Print(tok.Text)
+	}
+	genTime := time.Since(genStart)
+	fmt.Println()
+	if *showIDs {
+		fmt.Fprintln(os.Stderr, "ids:", ids)
+	}
+	usage, _ := llm.ReadMemoryUsage()
+	fmt.Fprintf(os.Stderr, "prompt: %d tokens, %.1f tok/s | generated: %d tokens, %.1f tok/s | peak RSS %.1f MiB\n",
+		len(promptIDs), float64(len(promptIDs))/promptTime.Seconds(),
+		len(ids), float64(len(ids))/genTime.Seconds(), float64(usage.PeakRSS)/(1<<20))
+	return nil
+}

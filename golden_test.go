@@ -1,0 +1,232 @@
+package llm_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/testutil"
+)
+
+// golden is a llama.cpp reference file (testdata README §3).
+type golden struct {
+	ModelFile    string   `json:"model_file"`
+	PromptID     string   `json:"prompt_id"`
+	Prompt       string   `json:"prompt"`
+	NVocab       int      `json:"n_vocab"`
+	PromptTokens []int32  `json:"prompt_tokens"`
+	Positions    []refPos `json:"positions"`
+	Greedy       struct {
+		Tokens  []int32   `json:"tokens"`
+		Margins []float64 `json:"margins"`
+		Steps   []refPos  `json:"steps"`
+	} `json:"greedy"`
+}
+
+type refPos struct {
+	Token  int32        `json:"token"`
+	LSE    float64      `json:"lse"`
+	Margin float64      `json:"margin"`
+	Top    [][2]float64 `json:"top"`
+}
+
+func loadGolden(t *testing.T, name string) *golden {
+	t.Helper()
+	b, err := os.ReadFile(testutil.Testdata(t, "golden/"+name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g golden
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return &g
+}
+
+// bucketKL estimates KL(ref‖test) with every token outside the reference
+// top-40 merged into one bucket (testdata README §3.1).
+func bucketKL(ref refPos, z []float32) float64 {
+	mx := math.Inf(-1)
+	for _, v := range z {
+		mx = math.Max(mx, float64(v))
+	}
+	var sum float64
+	for _, v := range z {
+		sum += math.Exp(float64(v) - mx)
+	}
+	lse := mx + math.Log(sum)
+	var kl, P, Q float64
+	for _, e := range ref.Top {
+		pr := math.Exp(e[1] - ref.LSE)
+		pt := math.Exp(float64(z[int(e[0])]) - lse)
+		P += pr
+		Q += pt
+		kl += pr * (math.Log(pr) - math.Log(pt))
+	}
+	if P < 1 && Q < 1 {
+		kl += (1 - P) * math.Log((1-P)/(1-Q))
+	}
+	return kl
+}
+
+func argmax(z []float32) int32 {
+	best := 0
+	for i, v := range z {
+		if v > z[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
+
+type tolerance struct {
+	meanKL    float64
+	maxDLogit float64 // 0 = not checked
+}
+
+// compare checks one position's logits against the reference and returns
+// its bucketed KL, or an error describing the disagreement.
+func compare(where string, ref refPos, z []float32, tol tolerance) (float64, error) {
+	kl := bucketKL(ref, z)
+	if got, want := argmax(z), int32(ref.Top[0][0]); ref.Margin >= 0.5 && got != want {
+		return kl, fmt.Errorf("%s: top-1 is token %d (logit %.4f), llama.cpp says %d (logit %.4f, margin %.3f; ours for it %.4f)",
+			where, got, z[got], want, ref.Top[0][1], ref.Margin, z[want])
+	}
+	if tol.maxDLogit > 0 {
+		for _, e := range ref.Top {
+			if d := math.Abs(float64(z[int(e[0])]) - e[1]); d > tol.maxDLogit {
+				return kl, fmt.Errorf("%s: token %d logit %.5f, llama.cpp %.5f (|Δ| %.4f > %.2f)", where, int(e[0]), z[int(e[0])], e[1], d, tol.maxDLogit)
+			}
+		}
+	}
+	return kl, nil
+}
+
+var goldenCases = []struct {
+	file string
+	tol  tolerance
+}{
+	{"tiny-llama-q8_0", tolerance{meanKL: 5e-3}},
+	{"tiny-llama-q4_0", tolerance{meanKL: 5e-3}},
+	{"tiny-llama-q4_k_m", tolerance{meanKL: 5e-3}},
+	{"tiny-llama-q6_k", tolerance{meanKL: 5e-3}},
+	{"stories260K-f32", tolerance{meanKL: 5e-3, maxDLogit: 0.05}},
+	{"stories260K-f16", tolerance{meanKL: 5e-3}},
+	{"tiny-qwen2-q4_k_m", tolerance{meanKL: 5e-3}},
+	{"tiny-gemma2-q4_k_m", tolerance{meanKL: 1.5e-2}},
+}
+
+func goldenPrompts(file string) []string {
+	if strings.HasPrefix(file, "stories") {
+		return []string{"P3", "P2"}
+	}
+	return []string{"P1", "P2"}
+}
+
+// TestGoldenParity runs every reference model and prompt through the public
+// API, feeding the prompt all at once and one token per Eval, and compares
+// every position and the greedy continuation with llama.cpp's.
+func TestGoldenParity(t *testing.T) {
+	for _, c := range goldenCases {
+		for _, pid := range goldenPrompts(c.file) {
+			t.Run(c.file+"/"+pid, func(t *testing.T) {
+				if testing.Short() && pid == "P2" {
+					t.Skip("long prompt skipped in -short mode")
+				}
+				g := loadGolden(t, c.file+"."+pid+".json")
+				path := testutil.Testdata(t, "models/"+g.ModelFile)
+				m, err := llm.Load(path, llm.WithContextSize(4096), llm.WithThreads(2))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				ids, err := m.Tokenize(g.Prompt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fmt.Sprint(ids) != fmt.Sprint(g.PromptTokens) {
+					t.Errorf("tokens differ from llama.cpp:\n got %v\nwant %v", ids, g.PromptTokens)
+				}
+				for _, mode := range []string{"batch", "single"} {
+					t.Run(mode, func(t *testing.T) { checkGolden(t, m, g, mode, c.tol) })
+				}
+			})
+		}
+	}
+}
+
+func checkGolden(t *testing.T, m *llm.Model, g *golden, mode string, tol tolerance) {
+	ctx := context.Background()
+	s, err := m.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	vocab := m.Info().VocabSize
+	if vocab != g.NVocab {
+		t.Fatalf("vocab %d, llama.cpp %d", vocab, g.NVocab)
+	}
+	n := len(g.PromptTokens)
+	var all []float32
+	if mode == "batch" {
+		all, err = s.EvalAll(ctx, g.PromptTokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		all = make([]float32, 0, n*vocab)
+		for _, tok := range g.PromptTokens {
+			z, err := s.Eval(ctx, []int32{tok})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, z...)
+		}
+	}
+	var sumKL, maxKL float64
+	var fails []string
+	for i := 0; i < n; i++ {
+		kl, err := compare(fmt.Sprintf("position %d (token %d)", i, g.PromptTokens[i]), g.Positions[i], all[i*vocab:(i+1)*vocab], tol)
+		sumKL += kl
+		maxKL = math.Max(maxKL, kl)
+		if err != nil {
+			fails = append(fails, err.Error())
+		}
+	}
+	mean := sumKL / float64(n)
+	t.Logf("%s: %d positions, mean bucketed KL %.3g, max %.3g", mode, n, mean, maxKL)
+	if mean > tol.meanKL {
+		t.Errorf("mean bucketed KL %.3g > %.3g", mean, tol.meanKL)
+	}
+	for i, f := range fails {
+		if i == 10 {
+			t.Errorf("… and %d more", len(fails)-10)
+			break
+		}
+		t.Error(f)
+	}
+
+	// Greedy continuation: equal up to the first step whose reference
+	// margin is below 0.5, where either choice is legitimate.
+	z := all[(n-1)*vocab:]
+	for k, want := range g.Greedy.Tokens {
+		if g.Greedy.Margins[k] < 0.5 {
+			t.Logf("greedy: stopped comparing at step %d (reference margin %.3f)", k, g.Greedy.Margins[k])
+			break
+		}
+		if _, err := compare(fmt.Sprintf("greedy step %d", k), g.Greedy.Steps[k], z, tol); err != nil {
+			t.Error(err)
+		}
+		if got := argmax(z); got != want {
+			t.Fatalf("greedy step %d: token %d, llama.cpp %d (margin %.3f)", k, got, want, g.Greedy.Margins[k])
+		}
+		if z, err = s.Eval(ctx, []int32{want}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,302 @@
+package gguf
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/lowmem/llm/quant"
+)
+
+// valueType is the type id GGUF stores before every metadata value.
+type valueType uint32
+
+const (
+	typeUint8   valueType = 0
+	typeInt8    valueType = 1
+	typeUint16  valueType = 2
+	typeInt16   valueType = 3
+	typeUint32  valueType = 4
+	typeInt32   valueType = 5
+	typeFloat32 valueType = 6
+	typeBool    valueType = 7
+	typeString  valueType = 8
+	typeArray   valueType = 9
+	typeUint64  valueType = 10
+	typeInt64   valueType = 11
+	typeFloat64 valueType = 12
+)
+
+// minBytes is the smallest encoding of one value of type t, used to bound
+// counts by the bytes left in the file before allocating. It is 0 for an
+// unknown type.
+func (t valueType) minBytes() int64 {
+	switch t {
+	case typeUint8, typeInt8, typeBool:
+		return 1
+	case typeUint16, typeInt16:
+		return 2
+	case typeUint32, typeInt32, typeFloat32:
+		return 4
+	case typeUint64, typeInt64, typeFloat64, typeString: // a string is at least its length
+		return 8
+	case typeArray: // element type and count
+		return 12
+	}
+	return 0
+}
+
+func (t valueType) String() string {
+	names := [...]string{"uint8", "int8", "uint16", "int16", "uint32", "int32",
+		"float32", "bool", "string", "array", "uint64", "int64", "float64"}
+	if int(t) < len(names) {
+		return names[t]
+	}
+	return fmt.Sprintf("value type %d", uint32(t))
+}
+
+// KV is one metadata pair. Value holds uint8, int8, uint16, int16, uint32,
+// int32, uint64, int64, float32, float64, bool or string; an array holds the
+// matching slice ([]uint8 … []string, []bool); an array of arrays holds
+// []any whose elements are such slices (or further []any).
+type KV struct {
+	Key   string
+	Value any
+}
+
+// TensorInfo describes one tensor. Dims are in ggml order: Dims[0] is the
+// length of a row (the innermost, contiguous dimension). Offset is absolute
+// in the file, and Offset+Size is within it.
+type TensorInfo struct {
+	Name   string
+	Dims   []int64
+	Type   quant.Type
+	Offset int64
+	Size   int64
+}
+
+// Elems returns the number of elements of the tensor.
+func (t *TensorInfo) Elems() int64 {
+	n := int64(1)
+	for _, d := range t.Dims {
+		n *= d
+	}
+	return n
+}
+
+// File is the parsed header of a GGUF file.
+type File struct {
+	Version    uint32
+	KV         []KV         // in file order
+	Tensors    []TensorInfo // in file order
+	Alignment  int64        // of the data section and of every tensor in it
+	DataOffset int64        // absolute offset of the tensor data section (past Size in a file without tensors)
+	Size       int64        // of the whole file
+
+	kvIndex     map[string]int
+	tensorIndex map[string]int
+}
+
+// Get returns the value of a metadata key.
+func (f *File) Get(key string) (any, bool) {
+	if f.kvIndex != nil {
+		i, ok := f.kvIndex[key]
+		if !ok {
+			return nil, false
+		}
+		return f.KV[i].Value, true
+	}
+	for i := range f.KV {
+		if f.KV[i].Key == key {
+			return f.KV[i].Value, true
+		}
+	}
+	return nil, false
+}
+
+// Tensor returns the descriptor of the named tensor.
+func (f *File) Tensor(name string) (*TensorInfo, bool) {
+	if f.tensorIndex != nil {
+		i, ok := f.tensorIndex[name]
+		if !ok {
+			return nil, false
+		}
+		return &f.Tensors[i], true
+	}
+	for i := range f.Tensors {
+		if f.Tensors[i].Name == name {
+			return &f.Tensors[i], true
+		}
+	}
+	return nil, false
+}
+
+// Arch returns general.architecture ("llama", "qwen2", …), or "" when the
+// key is missing or not a string.
+func (f *File) Arch() string {
+	s, _ := f.String("general.architecture")
+	return s
+}
+
+// String returns a string value. ok is false when the key is missing or
+// holds another type.
+func (f *File) String(key string) (string, bool) {
+	v, _ := f.Get(key)
+	s, ok := v.(string)
+	return s, ok
+}
+
+// Bool returns a bool value. ok is false when the key is missing or holds
+// another type.
+func (f *File) Bool(key string) (bool, bool) {
+	v, _ := f.Get(key)
+	b, ok := v.(bool)
+	return b, ok
+}
+
+// Uint returns an integer value of any GGUF integer type as uint64. ok is
+// false when the key is missing, is not an integer, or is negative.
+func (f *File) Uint(key string) (uint64, bool) {
+	v, _ := f.Get(key)
+	return toUint(v)
+}
+
+// Int returns an integer value of any GGUF integer type as int64. ok is
+// false when the key is missing, is not an integer, or does not fit.
+func (f *File) Int(key string) (int64, bool) {
+	v, _ := f.Get(key)
+	switch x := v.(type) {
+	case uint64:
+		if x > math.MaxInt64 {
+			return 0, false
+		}
+		return int64(x), true
+	case uint8:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	}
+	return 0, false
+}
+
+// Float returns a float32 or float64 value as float64. ok is false when the
+// key is missing or holds another type.
+func (f *File) Float(key string) (float64, bool) {
+	v, _ := f.Get(key)
+	switch x := v.(type) {
+	case float32:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// Strings returns a string array. The slice is shared with the File; do
+// not modify it.
+func (f *File) Strings(key string) ([]string, bool) {
+	v, _ := f.Get(key)
+	s, ok := v.([]string)
+	return s, ok
+}
+
+// Float32s returns a float array as []float32. A float32 array is returned
+// as stored (shared with the File; do not modify it); a float64 array is
+// converted.
+func (f *File) Float32s(key string) ([]float32, bool) {
+	v, _ := f.Get(key)
+	switch x := v.(type) {
+	case []float32:
+		return x, true
+	case []float64:
+		out := make([]float32, len(x))
+		for i, e := range x {
+			out[i] = float32(e)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// Int32s returns an integer array of any GGUF integer type as []int32. An
+// int32 array is returned as stored (shared with the File; do not modify
+// it); other types are converted, and ok is false if a value does not fit
+// in an int32.
+func (f *File) Int32s(key string) ([]int32, bool) {
+	v, _ := f.Get(key)
+	switch x := v.(type) {
+	case []int32:
+		return x, true
+	case []uint8:
+		return convertInts(x)
+	case []int8:
+		return convertInts(x)
+	case []uint16:
+		return convertInts(x)
+	case []int16:
+		return convertInts(x)
+	case []uint32:
+		return convertInts(x)
+	case []uint64:
+		out := make([]int32, len(x))
+		for i, e := range x {
+			if e > math.MaxInt32 {
+				return nil, false
+			}
+			out[i] = int32(e)
+		}
+		return out, true
+	case []int64:
+		return convertInts(x)
+	}
+	return nil, false
+}
+
+func convertInts[T int8 | uint8 | int16 | uint16 | uint32 | int64](x []T) ([]int32, bool) {
+	out := make([]int32, len(x))
+	for i, e := range x {
+		if int64(e) < math.MinInt32 || int64(e) > math.MaxInt32 {
+			return nil, false
+		}
+		out[i] = int32(e)
+	}
+	return out, true
+}
+
+func toUint(v any) (uint64, bool) {
+	switch x := v.(type) {
+	case uint8:
+		return uint64(x), true
+	case uint16:
+		return uint64(x), true
+	case uint32:
+		return uint64(x), true
+	case uint64:
+		return x, true
+	case int8:
+		return nonNegative(int64(x))
+	case int16:
+		return nonNegative(int64(x))
+	case int32:
+		return nonNegative(int64(x))
+	case int64:
+		return nonNegative(x)
+	}
+	return 0, false
+}
+
+func nonNegative(x int64) (uint64, bool) {
+	if x < 0 {
+		return 0, false
+	}
+	return uint64(x), true
+}

@@ -1,0 +1,377 @@
+package testutil
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+
+	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/quant"
+)
+
+// ModelSpec describes a synthetic model. Zero fields take the defaults
+// noted; Vocab, Embd, Layers, Heads and FFN are required.
+type ModelSpec struct {
+	Arch    string // "llama" (default), "qwen2" or "gemma2"
+	Vocab   int    // at least MinVocab
+	Embd    int
+	Layers  int
+	Heads   int
+	HeadsKV int // 0 = Heads
+	HeadDim int // 0 = Embd/Heads
+	FFN     int
+	Context int // 0 = 2048
+
+	RopeBase float32 // 0 = 10000
+	RMSEps   float32 // 0 = 1e-5 for llama, 1e-6 for qwen2 and gemma2
+
+	// WeightType is the type of the 2-D weights (norms and biases stay
+	// F32); its zero value is F32. Row lengths (Embd, FFN, Heads*HeadDim)
+	// must be multiples of its block size: 32 for Q8_0 and Q4_0, 256 for
+	// the K-quants. A type quant can name but not encode (IQ2_XXS …) is
+	// filled with random bytes, for testing that loaders reject it.
+	WeightType quant.Type
+	// OutputType is the type of output.weight, or of token_embd.weight
+	// when the output is tied. Its zero value (F32) means WeightType, so
+	// an F32 output with quantized weights cannot be asked for.
+	OutputType quant.Type
+	// TiedOutput leaves out output.weight, so token_embd.weight is the LM
+	// head, as in Qwen2 and Gemma2 checkpoints.
+	TiedOutput bool
+
+	Seed uint64
+
+	SlidingWindow int // gemma2 only; 0 = 4096
+}
+
+// TinyLlama is a 2-layer llama with grouped-query attention and Q8_0
+// weights, about 130 KB.
+func TinyLlama() ModelSpec {
+	return ModelSpec{
+		Arch: "llama", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
+		FFN: 128, Context: 256, RopeBase: 10000, RMSEps: 1e-5,
+		WeightType: quant.Q8_0, Seed: 1,
+	}
+}
+
+// TinyQwen2 is a 2-layer qwen2 (q/k/v biases, tied output) with Q8_0
+// weights.
+func TinyQwen2() ModelSpec {
+	return ModelSpec{
+		Arch: "qwen2", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
+		FFN: 128, Context: 256, RopeBase: 1000000, RMSEps: 1e-6,
+		WeightType: quant.Q8_0, TiedOutput: true, Seed: 2,
+	}
+}
+
+// TinyGemma2 is a 2-layer gemma2 (four norms per layer, soft-capping,
+// sliding window on layer 0, tied output) whose head size 32 differs from
+// Embd/Heads, with Q8_0 weights.
+func TinyGemma2() ModelSpec {
+	return ModelSpec{
+		Arch: "gemma2", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
+		HeadDim: 32, FFN: 128, Context: 256, RopeBase: 10000, RMSEps: 1e-6,
+		WeightType: quant.Q8_0, TiedOutput: true, Seed: 3, SlidingWindow: 16,
+	}
+}
+
+// ModelBytes returns the GGUF file of s.
+func ModelBytes(s ModelSpec) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := WriteModel(&buf, s); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteModelFile writes the GGUF file of s to path; on failure it removes
+// the partial file.
+func WriteModelFile(path string, s ModelSpec) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("testutil: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("testutil: %w", cerr)
+		}
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	return WriteModel(f, s)
+}
+
+// WriteModel writes the GGUF file of s to w. The spec is validated before
+// anything is written.
+func WriteModel(w io.Writer, s ModelSpec) error {
+	s, err := s.withDefaults()
+	if err != nil {
+		return err
+	}
+	vocab, err := SPMVocab(s.Vocab)
+	if err != nil {
+		return err
+	}
+	g := gguf.NewWriter()
+	s.addKV(g, vocab)
+	for _, t := range s.tensors() {
+		if err := g.AddTensorFunc(t.name, t.typ, t.dims, s.generator(t)); err != nil {
+			return fmt.Errorf("testutil: %w", err)
+		}
+	}
+	if _, err := g.WriteTo(w); err != nil {
+		return fmt.Errorf("testutil: %w", err)
+	}
+	return nil
+}
+
+// withDefaults fills zero fields and checks the spec.
+func (s ModelSpec) withDefaults() (ModelSpec, error) {
+	if s.Arch == "" {
+		s.Arch = "llama"
+	}
+	switch s.Arch {
+	case "llama", "qwen2", "gemma2":
+	default:
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2 or gemma2)", s.Arch)
+	}
+	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
+		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
+			s.Vocab, s.Embd, s.Layers, s.Heads, s.FFN)
+	}
+	if s.HeadsKV == 0 {
+		s.HeadsKV = s.Heads
+	}
+	if s.HeadsKV < 0 || s.Heads%s.HeadsKV != 0 {
+		return s, fmt.Errorf("testutil: %d heads are not a multiple of %d KV heads", s.Heads, s.HeadsKV)
+	}
+	if s.HeadDim == 0 {
+		if s.Embd%s.Heads != 0 {
+			return s, fmt.Errorf("testutil: Embd %d is not a multiple of %d heads; set HeadDim", s.Embd, s.Heads)
+		}
+		s.HeadDim = s.Embd / s.Heads
+	}
+	if s.HeadDim < 0 || s.HeadDim%2 != 0 {
+		return s, fmt.Errorf("testutil: head size %d must be positive and even for RoPE", s.HeadDim)
+	}
+	if s.Context == 0 {
+		s.Context = 2048
+	}
+	if s.RopeBase == 0 {
+		s.RopeBase = 10000
+	}
+	if s.RMSEps == 0 {
+		s.RMSEps = 1e-5
+		if s.Arch != "llama" {
+			s.RMSEps = 1e-6
+		}
+	}
+	if s.OutputType == 0 {
+		s.OutputType = s.WeightType
+	}
+	if s.SlidingWindow == 0 {
+		s.SlidingWindow = 4096
+	}
+	if s.Context < 0 || s.SlidingWindow < 0 {
+		return s, fmt.Errorf("testutil: negative Context %d or SlidingWindow %d", s.Context, s.SlidingWindow)
+	}
+	for _, t := range s.tensors() {
+		if _, err := gguf.TensorBytes(t.typ, t.dims); err != nil {
+			return s, fmt.Errorf("testutil: tensor %q: %w", t.name, err)
+		}
+	}
+	return s, nil
+}
+
+// fileType is llama.cpp's llama_ftype for a model whose 2-D weights are t:
+// what general.file_type holds.
+func fileType(t quant.Type) uint32 {
+	switch t {
+	case quant.F32:
+		return 0
+	case quant.F16:
+		return 1
+	case quant.Q4_0:
+		return 2
+	case quant.Q4_1:
+		return 3
+	case quant.Q8_0:
+		return 7
+	case quant.Q5_0:
+		return 8
+	case quant.Q5_1:
+		return 9
+	case quant.Q2_K:
+		return 10
+	case quant.Q3_K:
+		return 12 // Q3_K_M
+	case quant.Q4_K:
+		return 15 // Q4_K_M
+	case quant.Q5_K:
+		return 17 // Q5_K_M
+	case quant.Q6_K:
+		return 18
+	case quant.IQ2_XXS:
+		return 19
+	case quant.IQ2_XS:
+		return 20
+	case quant.IQ3_XXS:
+		return 23
+	case quant.IQ1_S:
+		return 24
+	case quant.IQ4_NL:
+		return 25
+	case quant.IQ3_S:
+		return 26
+	case quant.IQ2_S:
+		return 28
+	case quant.IQ4_XS:
+		return 30
+	case quant.IQ1_M:
+		return 31
+	case quant.BF16:
+		return 32
+	case quant.TQ1_0:
+		return 36
+	case quant.TQ2_0:
+		return 37
+	}
+	return 0
+}
+
+func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
+	a := s.Arch + "."
+	g.AddKV("general.architecture", s.Arch)
+	g.AddKV("general.name", "synthetic-"+s.Arch)
+	g.AddKV(a+"context_length", uint32(s.Context))
+	g.AddKV(a+"embedding_length", uint32(s.Embd))
+	g.AddKV(a+"block_count", uint32(s.Layers))
+	g.AddKV(a+"feed_forward_length", uint32(s.FFN))
+	g.AddKV(a+"attention.head_count", uint32(s.Heads))
+	g.AddKV(a+"attention.head_count_kv", uint32(s.HeadsKV))
+	g.AddKV(a+"attention.layer_norm_rms_epsilon", s.RMSEps)
+	g.AddKV(a+"rope.freq_base", s.RopeBase)
+	g.AddKV(a+"rope.dimension_count", uint32(s.HeadDim))
+	if s.Arch == "gemma2" {
+		g.AddKV(a+"attention.key_length", uint32(s.HeadDim))
+		g.AddKV(a+"attention.value_length", uint32(s.HeadDim))
+		g.AddKV(a+"attn_logit_softcapping", float32(50))
+		g.AddKV(a+"final_logit_softcapping", float32(30))
+		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
+	}
+	vocab.AddTo(g)
+	g.AddKV(a+"vocab_size", uint32(s.Vocab))
+	if s.WeightType != quant.F32 && s.WeightType != quant.F16 && s.WeightType != quant.BF16 {
+		g.AddKV("general.quantization_version", uint32(2))
+	}
+	g.AddKV("general.file_type", fileType(s.WeightType))
+}
+
+// dist is the distribution a tensor's values are drawn from:
+// mean + std·N(0,1).
+type dist struct{ mean, std float64 }
+
+type tensorSpec struct {
+	name string
+	typ  quant.Type
+	dims []int64
+	dist dist
+}
+
+// tensors lists the tensors of s in file order, with llama.cpp's names and
+// ggml dims ([in, out]: dims[0] is the row length).
+func (s ModelSpec) tensors() []tensorSpec {
+	e, v, f := int64(s.Embd), int64(s.Vocab), int64(s.FFN)
+	q, kv := int64(s.Heads*s.HeadDim), int64(s.HeadsKV*s.HeadDim)
+	norm := dist{1, 0.1}
+	proj := func(in int64) dist { return dist{0, 1 / math.Sqrt(float64(in))} }
+	embType := s.WeightType
+	if s.TiedOutput {
+		embType = s.OutputType
+	}
+	ts := []tensorSpec{
+		{"token_embd.weight", embType, []int64{e, v}, dist{0, 1}},
+		{"output_norm.weight", quant.F32, []int64{e}, norm},
+	}
+	if !s.TiedOutput {
+		ts = append(ts, tensorSpec{"output.weight", s.OutputType, []int64{e, v}, dist{0, 4 / math.Sqrt(float64(e))}})
+	}
+	w := s.WeightType
+	for l := range s.Layers {
+		p := fmt.Sprintf("blk.%d.", l)
+		ts = append(ts, tensorSpec{p + "attn_norm.weight", quant.F32, []int64{e}, norm})
+		ts = append(ts, tensorSpec{p + "attn_q.weight", w, []int64{e, q}, proj(e)})
+		if s.Arch == "qwen2" {
+			ts = append(ts, tensorSpec{p + "attn_q.bias", quant.F32, []int64{q}, dist{0, 0.1}})
+		}
+		ts = append(ts, tensorSpec{p + "attn_k.weight", w, []int64{e, kv}, proj(e)})
+		if s.Arch == "qwen2" {
+			ts = append(ts, tensorSpec{p + "attn_k.bias", quant.F32, []int64{kv}, dist{0, 0.1}})
+		}
+		ts = append(ts, tensorSpec{p + "attn_v.weight", w, []int64{e, kv}, proj(e)})
+		if s.Arch == "qwen2" {
+			ts = append(ts, tensorSpec{p + "attn_v.bias", quant.F32, []int64{kv}, dist{0, 0.1}})
+		}
+		ts = append(ts, tensorSpec{p + "attn_output.weight", w, []int64{q, e}, proj(q)})
+		if s.Arch == "gemma2" {
+			ts = append(ts, tensorSpec{p + "post_attention_norm.weight", quant.F32, []int64{e}, norm})
+		}
+		ts = append(ts,
+			tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm},
+			tensorSpec{p + "ffn_gate.weight", w, []int64{e, f}, proj(e)},
+			tensorSpec{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
+			tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)},
+		)
+		if s.Arch == "gemma2" {
+			ts = append(ts, tensorSpec{p + "post_ffw_norm.weight", quant.F32, []int64{e}, norm})
+		}
+	}
+	return ts
+}
+
+// generator returns the function that writes tensor t row by row. Its
+// random stream is seeded by the spec's seed and the tensor's name only.
+func (s ModelSpec) generator(t tensorSpec) func(io.Writer) error {
+	return func(w io.Writer) error {
+		h := fnv.New64a()
+		h.Write([]byte(t.name))
+		rng := rand.New(rand.NewPCG(s.Seed, h.Sum64()))
+		n := t.dims[0]
+		rows := int64(1)
+		for _, d := range t.dims[1:] {
+			rows *= d
+		}
+		rowBytes, err := t.typ.RowBytes(n)
+		if err != nil {
+			return err
+		}
+		vals := make([]float32, n)
+		out := make([]byte, rowBytes)
+		for range rows {
+			if t.typ.Supported() {
+				for i := range vals {
+					vals[i] = float32(t.dist.mean + t.dist.std*rng.NormFloat64())
+				}
+				if err := quant.QuantizeRow(t.typ, out, vals); err != nil {
+					return err
+				}
+			} else {
+				for i := 0; i < len(out); i += 8 {
+					var b [8]byte
+					binary.LittleEndian.PutUint64(b[:], rng.Uint64())
+					copy(out[i:], b[:])
+				}
+			}
+			if _, err := w.Write(out); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,33 @@
+package testutil
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// TestdataDir is the shared test data directory: $LLM_TESTDATA, or
+// ../shared/testdata next to the repository root.
+func TestdataDir() string {
+	if d := os.Getenv("LLM_TESTDATA"); d != "" {
+		return d
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(root, "..", "shared", "testdata")
+}
+
+// Testdata returns the path of a file in the shared test data. When it is
+// missing the test is skipped, or fails if LLM_REQUIRE_TESTDATA=1 (as in CI).
+func Testdata(t testing.TB, rel string) string {
+	t.Helper()
+	p := filepath.Join(TestdataDir(), rel)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("LLM_REQUIRE_TESTDATA") == "1" {
+			t.Fatalf("test data %s missing (LLM_REQUIRE_TESTDATA=1): %v", p, err)
+		}
+		t.Skipf("test data %s missing; set LLM_TESTDATA to the shared testdata directory", p)
+	}
+	return p
+}

@@ -1,0 +1,109 @@
+package tokenizer
+
+import (
+	"slices"
+	"testing"
+)
+
+type splitCase struct {
+	in   string
+	want []string
+}
+
+// TestPreTokenizerSplits checks word splits for pre-tokenizers without a
+// vocab test file. The expected pieces are what the original expressions
+// give with a full regex engine (Python's regex module), applied one after
+// another as llama.cpp does.
+func TestPreTokenizerSplits(t *testing.T) {
+	tests := []struct {
+		pre   string
+		cases []splitCase
+	}{
+		{"llama3", []splitCase{
+			{"DON'T I'M we'RE You'Ll it's 'S 'x", []string{"DON", "'T", " I", "'M", " we", "'RE", " You", "'Ll", " it", "'s", " '", "S", " '", "x"}},
+			{"1234567 ١٢٣٤٥ ⅣⅫ 12", []string{"123", "456", "7", " ", "١٢٣", "٤٥", " ", "ⅣⅫ", " ", "12"}},
+			{"a  \n\n  b", []string{"a", "  \n\n", " ", " b"}},
+			{"x\r\n\r\ny", []string{"x", "\r\n\r\n", "y"}},
+			{"...!!!\n\n z", []string{"...!!!\n\n", " z"}},
+			{"$100 + <tag> = ~5^2 | `code`", []string{"$", "100", " +", " <", "tag", ">", " =", " ~", "5", "^", "2", " |", " `", "code", "`"}},
+			{"Hello\u00a0world\u3000again  ", []string{"Hello", "\u00a0world", "\u3000again", "  "}},
+		}},
+		{"qwen2", []splitCase{
+			{"DON'T I'M we'RE You'Ll it's 'S 'x", []string{"DON", "'T", " I", "'M", " we", "'RE", " You", "'Ll", " it", "'s", " '", "S", " '", "x"}},
+			{"1234567 ١٢٣٤٥ ⅣⅫ 12", []string{"1", "2", "3", "4", "5", "6", "7", " ", "١", "٢", "٣", "٤", "٥", " ", "Ⅳ", "Ⅻ", " ", "1", "2"}},
+			{"a  \n\n  b", []string{"a", "  \n\n", " ", " b"}},
+			{"x\r\n\r\ny", []string{"x", "\r\n\r\n", "y"}},
+			{"...!!!\n\n z", []string{"...!!!\n\n", " z"}},
+			{"$100 + <tag> = ~5^2 | `code`", []string{"$", "1", "0", "0", " +", " <", "tag", ">", " =", " ~", "5", "^", "2", " |", " `", "code", "`"}},
+			{"Hello\u00a0world\u3000again  ", []string{"Hello", "\u00a0world", "\u3000again", "  "}},
+		}},
+		{"default", []splitCase{
+			{"DON'T I'M we'RE You'Ll it's 'S 'x", []string{"DON", "'", "T", " I", "'", "M", " we", "'", "RE", " You", "'", "Ll", " it", "'", "s", " ", "'", "S", " ", "'", "x"}},
+			{"1234567 ١٢٣٤٥ ⅣⅫ 12", []string{"123", "456", "7", " ", "١٢٣٤٥", " ", "ⅣⅫ", " ", "12"}},
+			{"a  \n\n  b", []string{"a", "  \n\n ", " b"}},
+			{"x\r\n\r\ny", []string{"x", "\r\n\r", "\n", "y"}},
+			{"...!!!\n\n z", []string{"...!!!", "\n\n", " z"}},
+			{"$100 + <tag> = ~5^2 | `code`", []string{"$", "100", " ", "+", " ", "<", "tag", ">", " ", "=", " ", "~", "5", "^", "2", " ", "|", " `", "code", "`"}},
+			{"Hello\u00a0world\u3000again  ", []string{"Hello", "\u00a0", "world", "\u3000", "again", "  "}},
+		}},
+		// llama.cpp hides non-ASCII whitespace from std::wregex behind \v, so
+		// U+3000 does not match the CJK range [ࠀ-一] that contains it
+		// (Python's regex would split it off).
+		{"deepseek-coder", []splitCase{
+			{"Hello\u00a0world\u3000again  ", []string{"Hello", "\u00a0world", "\u3000again", "  "}},
+			{"x\r\n\r\ny 12", []string{"x", "\r", "\n", "\r", "\n", "y", " ", "1", "2"}},
+		}},
+	}
+	for _, tc := range tests {
+		p, err := newPreTokenizer(tc.pre)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range tc.cases {
+			s := new(scratch)
+			x := p.split(s, c.in)
+			var got []string
+			for _, sp := range s.spans {
+				var w []byte
+				for _, r := range x.cps[sp.start:sp.end] {
+					w = appendRune(w, r)
+				}
+				got = append(got, string(w))
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("%s: split(%q)\n got %q\nwant %q", tc.pre, c.in, got, c.want)
+			}
+		}
+	}
+}
+
+// TestDecodeRune checks llama.cpp's lenient UTF-8 decoding: invalid bytes
+// become U+FFFD one at a time, surrogates pass through.
+func TestDecodeRune(t *testing.T) {
+	tests := []struct {
+		in   string
+		r    rune
+		size int
+	}{
+		{"a", 'a', 1},
+		{"é", 0xE9, 2},
+		{"\xe2\x96\x81", 0x2581, 3},
+		{"🦙", 0x1F999, 4},
+		{"\x80", 0xFFFD, 1},
+		{"\xc3", 0xFFFD, 1},
+		{"\xe2\x96", 0xFFFD, 1},
+		{"\xed\xa0\x80", 0xD800, 3},
+		{"\xf8\x80\x80\x80", 0xFFFD, 1},
+	}
+	for _, tc := range tests {
+		r, n := decodeRune(tc.in)
+		if r != tc.r || n != tc.size {
+			t.Errorf("decodeRune(%q) = %U, %d; want %U, %d", tc.in, r, n, tc.r, tc.size)
+		}
+		if tc.r != 0xFFFD {
+			if got := string(appendRune(nil, r)); got != tc.in {
+				t.Errorf("appendRune(%U) = %q, want %q", r, got, tc.in)
+			}
+		}
+	}
+}

@@ -1,0 +1,357 @@
+package tokenizer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// vocabCase is one test pair of llama.cpp's test-tokenizer-0.
+type vocabCase struct {
+	input string
+	want  []int32
+}
+
+// readVocabCases reads <vocab>.inp and <vocab>.out (manifest §7).
+func readVocabCases(t *testing.T, gguf string) []vocabCase {
+	t.Helper()
+	inp, err := os.ReadFile(gguf + ".inp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile(gguf + ".out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sep = "\n__ggml_vocab_test__\n"
+	inputs := strings.Split(string(inp), sep)
+	if inputs[len(inputs)-1] != "" {
+		t.Fatalf("%s.inp does not end with the separator", gguf)
+	}
+	inputs = inputs[:len(inputs)-1]
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(inputs) {
+		t.Fatalf("%d inputs but %d output lines", len(inputs), len(lines))
+	}
+	cases := make([]vocabCase, len(inputs))
+	for i, in := range inputs {
+		cases[i].input = in
+		for _, f := range strings.Fields(lines[i]) {
+			id, err := strconv.ParseInt(f, 10, 32)
+			if err != nil {
+				t.Fatalf("%s.out line %d: %v", gguf, i+1, err)
+			}
+			cases[i].want = append(cases[i].want, int32(id))
+		}
+	}
+	return cases
+}
+
+// TestVocabFiles runs every .inp/.out pair of the vocab test files with
+// add_special = false and parse_special = false.
+func TestVocabFiles(t *testing.T) {
+	for _, name := range []string{
+		"llama-spm", "phi-3", "gpt-2", "deepseek-coder", "deepseek-llm",
+		"falcon", "mpt", "refact", "starcoder",
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := testdataFile(t, "vocab/ggml-vocab-"+name+".gguf")
+			tok := cachedTokenizer(t, path)
+			cases := readVocabCases(t, path)
+			failed := 0
+			for i, c := range cases {
+				got := tok.Encode(c.input, false)
+				if !slices.Equal(got, c.want) {
+					failed++
+					t.Errorf("case %d: input %q\n want %v\n  got %v", i, c.input, c.want, got)
+				}
+			}
+			t.Logf("%s: %d/%d cases pass", name, len(cases)-failed, len(cases))
+		})
+	}
+}
+
+// TestVocabUnsupported checks that vocabularies of other tokenizer models
+// are refused with ErrUnsupported rather than tokenized wrongly.
+func TestVocabUnsupported(t *testing.T) {
+	path := testdataFile(t, "vocab/ggml-vocab-bert-bge.gguf")
+	_, err := loadTokenizer(t, path)
+	if !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("bert vocabulary: got error %v, want ErrUnsupported", err)
+	}
+}
+
+// TestSPMRoundTrip checks Decode(Encode(s)) == s on the test strings: the
+// space prefix Encode adds is the one Decode removes, and byte fallback
+// spells every other character.
+func TestSPMRoundTrip(t *testing.T) {
+	for _, name := range []string{"llama-spm", "phi-3"} {
+		t.Run(name, func(t *testing.T) {
+			path := testdataFile(t, "vocab/ggml-vocab-"+name+".gguf")
+			tok := cachedTokenizer(t, path)
+			for i, c := range readVocabCases(t, path) {
+				if got := tok.Decode(tok.Encode(c.input, false)); got != c.input {
+					t.Errorf("case %d: Decode(Encode(%q)) = %q", i, c.input, got)
+				}
+				// With BOS, llama.cpp keeps the prefix space.
+				if got := tok.Decode(tok.Encode(c.input, true)); got != " "+c.input && c.input != "" {
+					t.Errorf("case %d: Decode(Encode(%q, true)) = %q", i, c.input, got)
+				}
+			}
+		})
+	}
+}
+
+// TestBPERoundTrip checks that the pieces of a BPE encoding spell the input
+// (Decode also applies llama.cpp's clean-up, so it is not compared).
+func TestBPERoundTrip(t *testing.T) {
+	for _, name := range []string{"gpt-2", "deepseek-coder", "deepseek-llm", "falcon", "mpt", "refact", "starcoder"} {
+		t.Run(name, func(t *testing.T) {
+			path := testdataFile(t, "vocab/ggml-vocab-"+name+".gguf")
+			tok := cachedTokenizer(t, path)
+			for i, c := range readVocabCases(t, path) {
+				var b []byte
+				for _, id := range tok.Encode(c.input, false) {
+					b = tok.AppendPiece(b, id)
+				}
+				if string(b) != c.input {
+					t.Errorf("case %d: pieces of %q spell %q", i, c.input, b)
+				}
+			}
+		})
+	}
+}
+
+func TestSpecialTokens(t *testing.T) {
+	tests := []struct {
+		vocab          string
+		bos, eos, eot  int32
+		addBOS, addEOS bool
+		eog            []int32
+		control        []int32
+	}{
+		{"llama-spm", 1, 2, -1, true, false, []int32{2}, []int32{1, 2}},
+		{"phi-3", 1, 32000, 32007, true, false, []int32{32000, 32007}, []int32{1, 32000, 32007}},
+		{"gpt-2", 50256, 50256, 50256, false, false, []int32{50256}, []int32{50256}},
+		{"deepseek-llm", 100000, 100001, 100001, true, false, []int32{100001}, []int32{100000, 100001}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.vocab, func(t *testing.T) {
+			tok := cachedTokenizer(t, testdataFile(t, "vocab/ggml-vocab-"+tc.vocab+".gguf"))
+			if tok.BOS() != tc.bos || tok.EOS() != tc.eos || tok.EOT() != tc.eot {
+				t.Errorf("BOS, EOS, EOT = %d, %d, %d; want %d, %d, %d",
+					tok.BOS(), tok.EOS(), tok.EOT(), tc.bos, tc.eos, tc.eot)
+			}
+			if tok.AddBOS() != tc.addBOS || tok.AddEOS() != tc.addEOS {
+				t.Errorf("AddBOS, AddEOS = %v, %v; want %v, %v", tok.AddBOS(), tok.AddEOS(), tc.addBOS, tc.addEOS)
+			}
+			var eog []int32
+			for id := range int32(tok.Size()) {
+				if tok.IsEOG(id) {
+					eog = append(eog, id)
+				}
+			}
+			if !slices.Equal(eog, tc.eog) {
+				t.Errorf("EOG tokens %v, want %v", eog, tc.eog)
+			}
+			for _, id := range tc.control {
+				if !tok.IsControl(id) {
+					t.Errorf("IsControl(%d) = false", id)
+				}
+			}
+		})
+	}
+}
+
+func TestEncodeSpecial(t *testing.T) {
+	tok := cachedTokenizer(t, testdataFile(t, "vocab/ggml-vocab-llama-spm.gguf"))
+	text := "<s>Hello</s> world"
+	plain := tok.Encode(text, false)
+	if slices.Contains(plain, 1) || slices.Contains(plain, 2) {
+		t.Errorf("Encode(%q) = %v parses control tokens", text, plain)
+	}
+	got := tok.EncodeSpecial(text, true)
+	// BOS, "<s>", "Hello" with the space prefix, "</s>", and " world" with
+	// a second space: llama.cpp adds the prefix after every special token.
+	want := slices.Concat([]int32{1, 1}, tok.Encode("Hello", false), []int32{2}, tok.Encode(" world", false))
+	if !slices.Equal(got, want) {
+		t.Errorf("EncodeSpecial(%q) = %v, want %v", text, got, want)
+	}
+	if d := tok.Decode(got); d != " Hello  world" {
+		t.Errorf("Decode = %q", d)
+	}
+}
+
+func TestPieces(t *testing.T) {
+	tests := []struct {
+		vocab string
+		id    int32
+		want  string
+	}{
+		{"llama-spm", 1, "<s>"},
+		{"llama-spm", 0, "<unk>"},
+		{"llama-spm", 13, "\n"},  // <0x0A>
+		{"llama-spm", 3, "\x00"}, // <0x00>
+		{"llama-spm", 450, " The"},
+		{"gpt-2", 50256, "<|endoftext|>"},
+		{"gpt-2", 464, "The"},
+		{"gpt-2", 2068, " quick"},
+		{"gpt-2", 198, "\n"},
+		{"gpt-2", 447, "\xe2\x80"},
+	}
+	for _, tc := range tests {
+		tok := cachedTokenizer(t, testdataFile(t, "vocab/ggml-vocab-"+tc.vocab+".gguf"))
+		if got := tok.Piece(tc.id); string(got) != tc.want {
+			t.Errorf("%s: Piece(%d) = %q, want %q", tc.vocab, tc.id, got, tc.want)
+		}
+	}
+	tok := cachedTokenizer(t, testdataFile(t, "vocab/ggml-vocab-llama-spm.gguf"))
+	for _, id := range []int32{-1, -100, int32(tok.Size()), 1 << 30} {
+		if p := tok.Piece(id); p != nil {
+			t.Errorf("Piece(%d) = %q, want nil", id, p)
+		}
+	}
+	if got := tok.Decode([]int32{-5, 450, 1 << 30, 4996, 2}); got != "The quick" {
+		t.Errorf("Decode with invalid ids = %q", got)
+	}
+}
+
+func TestDecodeCleanSpaces(t *testing.T) {
+	tok := cachedTokenizer(t, testdataFile(t, "vocab/ggml-vocab-gpt-2.gguf"))
+	for _, tc := range []struct{ in, want string }{
+		{"Hello , world !", "Hello, world!"},
+		{"it 's he 'll I 'm we 're you 've don 't", "it's he 'll I'm we're you've don 't"},
+		{"a ' b", "a'b"},
+		{"a ' ' b", "a'' b"}, // llama.cpp's second pass hides the next space from itself
+	} {
+		if got := tok.Decode(tok.Encode(tc.in, false)); got != tc.want {
+			t.Errorf("Decode(Encode(%q)) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	base := func() Vocab {
+		return Vocab{Model: "llama", Tokens: []string{"<unk>", "<s>", "</s>", "a"},
+			BOS: 1, EOS: 2, UNK: 0, PAD: -1, EOT: -1, EOM: -1, SEP: -1}
+	}
+	tests := []struct {
+		name string
+		edit func(*Vocab)
+		want error
+	}{
+		{"no tokens", func(v *Vocab) { v.Tokens = nil }, ErrBadVocab},
+		{"duplicate", func(v *Vocab) { v.Tokens[3] = "<s>" }, ErrBadVocab},
+		{"short scores", func(v *Vocab) { v.Scores = []float32{0} }, ErrBadVocab},
+		{"short types", func(v *Vocab) { v.Types = []int32{1, 3} }, ErrBadVocab},
+		{"bos out of range", func(v *Vocab) { v.BOS = 4 }, ErrBadVocab},
+		{"eos negative", func(v *Vocab) { v.EOS = -2 }, ErrBadVocab},
+		{"model", func(v *Vocab) { v.Model = "t5" }, ErrUnsupported},
+		{"pre", func(v *Vocab) { v.Model, v.Pre = "gpt2", "tekken" }, ErrUnsupported},
+	}
+	for _, tc := range tests {
+		v := base()
+		tc.edit(&v)
+		if _, err := New(v); !errors.Is(err, tc.want) {
+			t.Errorf("%s: New error %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	if _, err := New(base()); err != nil {
+		t.Fatalf("valid vocabulary: %v", err)
+	}
+}
+
+// TestEncodeLongInput checks that a long run without spaces (the worst case
+// for merge-based tokenizers) stays correct: its pieces spell the input.
+func TestEncodeLongInput(t *testing.T) {
+	for _, name := range []string{"llama-spm", "gpt-2", "deepseek-llm"} {
+		tok := cachedTokenizer(t, testdataFile(t, "vocab/ggml-vocab-"+name+".gguf"))
+		in := strings.Repeat("abcdefghij", 2000) + strings.Repeat(" ", 3000) + strings.Repeat("7", 999)
+		var b []byte
+		for _, id := range tok.Encode(in, false) {
+			b = tok.AppendPiece(b, id)
+		}
+		want := in
+		if name == "llama-spm" {
+			want = " " + in
+		}
+		if !bytes.Equal(b, []byte(want)) {
+			t.Errorf("%s: pieces of a %d-byte input do not spell it", name, len(in))
+		}
+	}
+}
+
+func ExampleTokenizer_Encode_synthetic() {
+	// A tiny SentencePiece vocabulary built by hand; real ones come from
+	// FromGGUF.
+	tok, err := New(Vocab{
+		Model:  "llama",
+		Tokens: []string{"<unk>", "<s>", "</s>", "▁", "h", "i", "▁h", "▁hi"},
+		Scores: []float32{0, 0, 0, -1, -2, -2, -1, -0.5},
+		Types:  []int32{TypeUnknown, TypeControl, TypeControl, TypeNormal, TypeNormal, TypeNormal, TypeNormal, TypeNormal},
+		BOS:    1, EOS: 2, UNK: 0, PAD: -1, EOT: -1, EOM: -1, SEP: -1,
+		AddBOS: true, AddSpacePrefix: true,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ids := tok.Encode("hi hi", true)
+	fmt.Println(ids, tok.Decode(ids[1:]))
+	// Output: [1 7 7] hi hi
+}
+
+// FuzzEncode checks that Encode never panics and that the pieces of valid
+// UTF-8 spell the input. Invalid UTF-8 is not preserved, as in llama.cpp:
+// SPM takes a stray lead byte and the bytes after it as one symbol (for
+// "\xf5 " that swallows the escaped space, "▁"), and byte-level BPE turns
+// invalid bytes into U+FFFD.
+func FuzzEncode(f *testing.F) {
+	spm := cachedTokenizer(f, testdataFile(f, "vocab/ggml-vocab-llama-spm.gguf"))
+	bpe := cachedTokenizer(f, testdataFile(f, "vocab/ggml-vocab-gpt-2.gguf"))
+	for _, s := range []string{"", " ", "Hello, y'all! 🦙", "\xff\xfe\xc3", "<s></s>", "a\u00a0\u3000b\r\n", "\xed\xa0\x80x", "\xf5 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var b []byte
+		for _, id := range spm.Encode(s, false) {
+			b = spm.AppendPiece(b, id)
+		}
+		if utf8.ValidString(s) && s != "" && string(b) != " "+s {
+			t.Errorf("SPM pieces of %q spell %q", s, b)
+		}
+		spm.EncodeSpecial(s, true)
+		b = b[:0]
+		for _, id := range bpe.Encode(s, false) {
+			b = bpe.AppendPiece(b, id)
+		}
+		if utf8.ValidString(s) && string(b) != s {
+			t.Errorf("BPE pieces of %q spell %q", s, b)
+		}
+		bpe.EncodeSpecial(s, true)
+	})
+}
+
+// TestPhi3Strip checks llama.cpp's Phi-3 quirk: whitespace after special
+// tokens is dropped, and the user-defined "</s>" is split out even without
+// parse_special.
+func TestPhi3Strip(t *testing.T) {
+	tok := cachedTokenizer(t, testdataFile(t, "vocab/ggml-vocab-phi-3.gguf"))
+	hello := tok.Encode("Hello", false)
+	got := tok.EncodeSpecial("<|user|>\n  Hello<|end|>\n<|assistant|>", false)
+	want := slices.Concat([]int32{32010}, hello, []int32{32007, 32001})
+	if !slices.Equal(got, want) {
+		t.Errorf("EncodeSpecial = %v, want %v", got, want)
+	}
+	got = tok.Encode("Hello</s> Hello", false)
+	want = slices.Concat(hello, []int32{2}, hello)
+	if !slices.Equal(got, want) {
+		t.Errorf("Encode = %v, want %v", got, want)
+	}
+}

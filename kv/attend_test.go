@@ -1,0 +1,333 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestAttendMatchesReference(t *testing.T) {
+	const (
+		heads   = 8
+		kvHeads = 2
+		dk      = 32
+		dv      = 24
+		cells   = 301
+		window  = 64
+	)
+	for _, typ := range []Type{F16, Int8} {
+		for _, win := range []int{0, window} {
+			for _, softcap := range []float32{0, 2} {
+				for _, batch := range []int{1, 16} {
+					name := fmt.Sprintf("%v/window%d/softcap%v/batch%d", typ, win, softcap, batch)
+					t.Run(name, func(t *testing.T) {
+						testAttendReference(t, typ, win, softcap, batch, heads, kvHeads, dk, dv, cells)
+					})
+				}
+			}
+		}
+	}
+}
+
+func testAttendReference(t *testing.T, typ Type, win int, softcap float32, batch, heads, kvHeads, dk, dv, cells int) {
+	// Layer 0 is full; layer 1 uses win (full too when win is 0), so both
+	// kinds share one cache as they do in Gemma 2.
+	c, err := New(Config{Layers: 2, KVHeads: kvHeads, HeadDimK: dk, HeadDimV: dv, Cells: cells, Type: typ, Windows: []int{0, win}, Batch: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(uint64(win), uint64(batch)))
+	p := AttnParams{Heads: heads, Scale: float32(1 / math.Sqrt(float64(dk))), Softcap: softcap}
+	const tol = 1e-5 // float32 accumulation; F16 weight rounding is in the bound
+	toks := make([]refToken, cells)
+	qs := make([][]float32, cells)
+	scratch := make([]float32, cells)
+	out := make([]float32, heads*dv)
+	split := make([]float32, heads*dv)
+	for chunk := 0; chunk < cells; chunk += batch {
+		end := min(chunk+batch, cells)
+		for pos := chunk; pos < end; pos++ {
+			toks[pos] = newRefToken(typ, randVec(r, kvHeads*dk, 2), randVec(r, kvHeads*dv, 1), kvHeads)
+			qs[pos] = randVec(r, heads*dk, 2)
+			for l := range 2 {
+				if err := c.Store(l, pos, toks[pos].k, toks[pos].v); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for pos := chunk; pos < end; pos++ {
+			// Every position is stored, but checking them all against the
+			// reference makes -race slow; a spread including the first few,
+			// the window edge and the last ones covers the cases.
+			if pos > 8 && pos%7 != 0 && pos < cells-2 && (pos < 62 || pos > 66) {
+				continue
+			}
+			for l, w := range []int{0, win} {
+				lo := 0
+				if w > 0 {
+					lo = max(0, pos-w+1)
+				}
+				if err := c.Attend(l, pos, qs[pos], out, p, 0, heads, scratch[:pos-lo+1]); err != nil {
+					t.Fatalf("layer %d pos %d: %v", l, pos, err)
+				}
+				for h := range heads {
+					want, bound := refAttend(toks, lo, pos, qs[pos], p, kvHeads, dk, dv, h, typ == F16, typ == F16)
+					for j, x := range want {
+						if got := out[h*dv+j]; math.Abs(float64(got)-x) > tol+bound[j] {
+							t.Fatalf("layer %d pos %d head %d out[%d] = %v, want %v ± %v", l, pos, h, j, got, x, tol+bound[j])
+						}
+					}
+				}
+				// Splitting the head range must give the same bits. The call
+				// above had exactly the scratch one head needs; these have
+				// room for whole groups of heads while pos is small, so the
+				// grouped order is checked against the per-head one.
+				clear(split)
+				if err := c.Attend(l, pos, qs[pos], split, p, 0, 3, scratch); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.Attend(l, pos, qs[pos], split, p, 3, heads, scratch); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(out, split) {
+					t.Fatalf("layer %d pos %d: heads [0,3)+[3,%d) differ from [0,%d)", l, pos, heads, heads)
+				}
+			}
+		}
+	}
+}
+
+// TestAttendRoundsQueryToF16 uses a query element whose F16 rounding moves
+// the one weight the output exposes by several F16 ulps.
+func TestAttendRoundsQueryToF16(t *testing.T) {
+	c, err := New(Config{Layers: 1, KVHeads: 1, HeadDimK: 4, HeadDimV: 1, Cells: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := []refToken{
+		newRefToken(F16, []float32{8, 0, 0, 0}, []float32{0}, 1),
+		newRefToken(F16, []float32{0, 0, 0, 0}, []float32{1}, 1),
+	}
+	for pos, tk := range toks {
+		if err := c.Store(0, pos, tk.k, tk.v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := []float32{1 + 0x1p-11 + 0x1p-13, 0, 0, 0} // F16: 1+2⁻¹⁰
+	p := AttnParams{Heads: 1, Scale: 1}
+	out := make([]float32, 1)
+	if err := c.Attend(0, 1, q, out, p, 0, 1, make([]float32, 2)); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := refAttend(toks, 0, 1, q, p, 1, 4, 1, 0, true, true)
+	u, _ := refAttend(toks, 0, 1, q, p, 1, 4, 1, 0, false, true)
+	want, unrounded := float32(w[0]), float32(u[0])
+	if want == unrounded {
+		t.Fatalf("test case does not separate rounded from unrounded Q (%v)", want)
+	}
+	if out[0] != want {
+		t.Errorf("out = %v, want %v (unrounded Q would give %v)", out[0], want, unrounded)
+	}
+}
+
+// TestAttendRoundsWeightsToF16 reads the weights back through one-hot
+// values: each output element is exactly one weight.
+func TestAttendRoundsWeightsToF16(t *testing.T) {
+	const n = 40
+	c, err := New(Config{Layers: 1, KVHeads: 1, HeadDimK: 8, HeadDimV: n, Cells: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	toks := make([]refToken, n)
+	for pos := range toks {
+		v := make([]float32, n)
+		v[pos] = 1
+		toks[pos] = newRefToken(F16, randVec(r, 8, 1), v, 1)
+		if err := c.Store(0, pos, toks[pos].k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := randVec(r, 8, 1)
+	p := AttnParams{Heads: 1, Scale: 0.5}
+	out := make([]float32, n)
+	if err := c.Attend(0, n-1, q, out, p, 0, 1, make([]float32, n)); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := refAttend(toks, 0, n-1, q, p, 1, 8, n, 0, true, false)
+	var sum float64
+	for i, w := range out {
+		if roundFP16(w) != w {
+			t.Errorf("weight %d = %v is not an F16 value", i, w)
+		}
+		if math.Abs(float64(w)-want[i]) > math.Abs(want[i])*0x1p-11 {
+			t.Errorf("weight %d = %v, want %v within half an F16 ulp", i, w, want[i])
+		}
+		sum += float64(w)
+	}
+	if math.Abs(sum-1) > n*0x1p-11 {
+		t.Errorf("weights sum to %v", sum)
+	}
+}
+
+func TestAttendErrors(t *testing.T) {
+	newCache := func(t *testing.T, win, batch, stored int) *Cache {
+		c, err := New(Config{Layers: 1, KVHeads: 2, HeadDimK: 4, HeadDimV: 4, Cells: 16, Windows: []int{win}, Batch: batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for pos := range stored {
+			if err := c.Store(0, pos, make([]float32, 8), make([]float32, 8)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return c
+	}
+	p := AttnParams{Heads: 4, Scale: 1}
+	q, out, scratch := make([]float32, 16), make([]float32, 16), make([]float32, 16)
+	for _, tc := range []struct {
+		name               string
+		win, batch, stored int
+		layer, pos, h0, h1 int
+		p                  AttnParams
+		q, out, scratch    []float32
+		want               error
+	}{
+		{name: "ok", stored: 5, pos: 4, h1: 4, p: p, q: q, out: out, scratch: scratch},
+		{name: "scratch", stored: 5, pos: 4, h1: 4, p: p, q: q, out: out, scratch: scratch[:4], want: ErrScratch},
+		{name: "window scratch", win: 3, stored: 10, pos: 9, h1: 4, p: p, q: q, out: out, scratch: scratch[:3]},
+		{name: "not stored", stored: 5, pos: 5, h1: 4, p: p, q: q, out: out, scratch: scratch, want: ErrInvalid},
+		{name: "negative pos", stored: 5, pos: -1, h1: 4, p: p, q: q, out: out, scratch: scratch, want: ErrInvalid},
+		{name: "layer", stored: 5, layer: 1, pos: 4, h1: 4, p: p, q: q, out: out, scratch: scratch, want: ErrInvalid},
+		{name: "heads not multiple", stored: 5, pos: 4, h1: 3, p: AttnParams{Heads: 3}, q: q, out: out, scratch: scratch, want: ErrInvalid},
+		{name: "head range", stored: 5, pos: 4, h0: 2, h1: 5, p: p, q: q, out: out, scratch: scratch, want: ErrInvalid},
+		{name: "reversed range", stored: 5, pos: 4, h0: 3, h1: 2, p: p, q: q, out: out, scratch: scratch, want: ErrInvalid},
+		{name: "short q", stored: 5, pos: 4, h1: 4, p: p, q: q[:15], out: out, scratch: scratch, want: ErrInvalid},
+		{name: "short out", stored: 5, pos: 4, h1: 4, p: p, q: q, out: out[:12], scratch: scratch, want: ErrInvalid},
+		{name: "short q partial range ok", stored: 5, pos: 4, h1: 2, p: p, q: q[:8], out: out[:8], scratch: scratch},
+		{name: "absurd heads", stored: 5, pos: 4, h1: 1 << 61, p: AttnParams{Heads: 1 << 62}, q: q, out: out, scratch: scratch, want: ErrInvalid},
+		{name: "negative softcap", stored: 5, pos: 4, h1: 4, p: AttnParams{Heads: 4, Softcap: -1}, q: q, out: out, scratch: scratch, want: ErrInvalid},
+		// Ring of 4 cells holds 6..9; position 5 would need 2..5.
+		{name: "overwritten", win: 4, batch: 1, stored: 10, pos: 5, h1: 4, p: p, q: q, out: out, scratch: scratch, want: ErrInvalid},
+		{name: "window ok", win: 4, batch: 1, stored: 10, pos: 9, h1: 4, p: p, q: q, out: out, scratch: scratch},
+		// Batch 4: ring of 7 holds 3..9; position 6 needs 3..6.
+		{name: "batched window ok", win: 4, batch: 4, stored: 10, pos: 6, h1: 4, p: p, q: q, out: out, scratch: scratch},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCache(t, tc.win, tc.batch, tc.stored)
+			err := c.Attend(tc.layer, tc.pos, tc.q, tc.out, tc.p, tc.h0, tc.h1, tc.scratch)
+			if tc.want == nil && err != nil || !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestAttendConcurrentHeads runs two goroutines on disjoint head ranges, as
+// a thread pool does; -race checks that they share nothing they write.
+func TestAttendConcurrentHeads(t *testing.T) {
+	c, err := New(Config{Layers: 1, KVHeads: 2, HeadDimK: 16, HeadDimV: 16, Cells: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	for pos := range 32 {
+		if err := c.Store(0, pos, randVec(r, 32, 1), randVec(r, 32, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := randVec(r, 8*16, 1)
+	p := AttnParams{Heads: 8, Scale: 0.25}
+	want := make([]float32, 8*16)
+	if err := c.Attend(0, 31, q, want, p, 0, 8, make([]float32, 32)); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, 8*16)
+	errs := make(chan error, 2)
+	for _, hr := range [][2]int{{0, 5}, {5, 8}} {
+		go func() {
+			errs <- c.Attend(0, 31, q, got, p, hr[0], hr[1], make([]float32, 4*32))
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("concurrent halves differ from one call")
+	}
+}
+
+func TestAttendAllocs(t *testing.T) {
+	for _, typ := range []Type{F16, Int8} {
+		c, err := New(Config{Layers: 1, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Cells: 1024, Type: typ, Windows: []int{16}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(1, 1))
+		k, v := randVec(r, 128, 1), randVec(r, 128, 1)
+		q, out, scratch := randVec(r, 8*64, 1), make([]float32, 8*64), make([]float32, 64)
+		p := AttnParams{Heads: 8, Scale: 0.125, Softcap: 50}
+		pos := 0
+		if a := testing.AllocsPerRun(100, func() {
+			if err := c.Store(0, pos, k, v); err != nil {
+				t.Fatal(err)
+			}
+			pos++
+		}); a != 0 {
+			t.Errorf("%v: Store allocates %v times", typ, a)
+		}
+		if a := testing.AllocsPerRun(100, func() {
+			if err := c.Attend(0, pos-1, q, out, p, 0, 8, scratch); err != nil {
+				t.Fatal(err)
+			}
+		}); a != 0 {
+			t.Errorf("%v: Attend allocates %v times", typ, a)
+		}
+	}
+}
+
+// BenchmarkAttend attends with every head of one layer of an 8B Llama-style
+// model (32 query heads, 8 KV heads, head dim 128) at the last of ctx
+// positions. "min-scratch" passes the ctx floats the contract requires,
+// "group-scratch" room for a KV head's four query heads at once.
+func BenchmarkAttend(b *testing.B) {
+	const heads, kvHeads, dim = 32, 8, 128
+	for _, typ := range []Type{F16, Int8} {
+		for _, ctx := range []int{512, 4096} {
+			c, err := New(Config{Layers: 1, KVHeads: kvHeads, HeadDimK: dim, HeadDimV: dim, Cells: ctx, Type: typ})
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(1, 2))
+			k, v := make([]float32, kvHeads*dim), make([]float32, kvHeads*dim)
+			for pos := range ctx {
+				for i := range k {
+					k[i], v[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+				}
+				if err := c.Store(0, pos, k, v); err != nil {
+					b.Fatal(err)
+				}
+			}
+			q, out := randVec(r, heads*dim, 1), make([]float32, heads*dim)
+			p := AttnParams{Heads: heads, Scale: float32(1 / math.Sqrt(dim))}
+			for _, sc := range []struct {
+				name string
+				n    int
+			}{{"min-scratch", ctx}, {"group-scratch", heads / kvHeads * ctx}} {
+				scratch := make([]float32, sc.n)
+				b.Run(fmt.Sprintf("%v/ctx%d/%s", typ, ctx, sc.name), func(b *testing.B) {
+					for b.Loop() {
+						if err := c.Attend(0, ctx-1, q, out, p, 0, heads, scratch); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}

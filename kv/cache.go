@@ -1,0 +1,285 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/lowmem/llm/quant"
+)
+
+// Type is the element type the cache stores keys and values in.
+type Type int
+
+const (
+	// F16 stores IEEE binary16 values, as llama.cpp's default cache does.
+	// Attention over it reproduces llama.cpp's CPU numerics.
+	F16 Type = iota
+	// Int8 stores symmetric int8 values with one float32 scale per token and
+	// KV head (scale = amax/127): about half the memory of F16 plus 8 bytes
+	// per token and head, at some loss of precision.
+	Int8
+)
+
+// String returns "f16" or "int8".
+func (t Type) String() string {
+	switch t {
+	case F16:
+		return "f16"
+	case Int8:
+		return "int8"
+	}
+	return fmt.Sprintf("Type(%d)", int(t))
+}
+
+// MaxHeadDim is the largest HeadDimK or HeadDimV New accepts. Attention
+// keeps one F16-rounded query head on the stack, which bounds its length.
+const MaxHeadDim = 1024
+
+var (
+	// ErrFull reports a position at or past the cache's capacity in tokens.
+	// llm.ErrContextFull is the same value, so errors.Is works with either.
+	ErrFull = errors.New("kv: context full")
+	// ErrScratch reports a scratch slice shorter than the number of positions
+	// a query attends over.
+	ErrScratch = errors.New("kv: scratch too short")
+	// ErrInvalid reports a bad Config or an argument that does not fit the
+	// cache (layer, slice length, head range, a position not stored).
+	ErrInvalid = errors.New("kv: invalid argument")
+)
+
+// Config describes a cache. All dimensions are counts, not bytes.
+type Config struct {
+	Layers   int // transformer layers, each with its own keys and values
+	KVHeads  int // key/value heads per layer (fewer than query heads with GQA)
+	HeadDimK int // elements per key head
+	HeadDimV int // elements per value head
+	Cells    int // capacity in tokens: positions 0..Cells-1 can be stored
+	Type     Type
+
+	// Windows gives each layer's attention span: 0 is full attention over
+	// every earlier position, W > 0 a sliding window over the last W
+	// positions (the token itself included). A windowed layer keeps only the
+	// cells it can still need, so its memory does not grow with Cells. Nil
+	// or empty means every layer is full; otherwise it has one entry per
+	// layer.
+	Windows []int
+
+	// Batch is how many consecutive positions a caller stores before the
+	// first of them attends, i.e. the prefill chunk size; 0 means 1 (store
+	// one token, attend, store the next). A windowed layer keeps W+Batch-1
+	// cells so that storing a whole chunk does not overwrite keys that the
+	// chunk's first token still sees. Full layers ignore it.
+	Batch int
+}
+
+// layer holds one layer's keys and values, each laid out as
+// [KV head][cell][head dim] so that one head's keys are read linearly.
+type layer struct {
+	window int // 0: full attention
+	cells  int // cells of storage; a windowed layer uses them as a ring
+
+	// Positions lo..hi are held (hi = lo-1 when none are). Store extends hi
+	// one position at a time; a ring drops positions from lo as it wraps.
+	lo, hi int
+
+	k16, v16 []uint16 // F16
+	k8, v8   []int8   // Int8
+	ks, vs   []float32
+}
+
+// cell returns the storage cell of position pos.
+func (l *layer) cell(pos int) int {
+	if pos < l.cells {
+		return pos
+	}
+	return pos % l.cells
+}
+
+// Cache stores the keys and values of every layer for one sequence and
+// computes attention over them. Storage is allocated in full by New.
+//
+// Store and Attend on the same layer must not run at the same time.
+// Attend only reads the cache, so goroutines may attend concurrently on
+// disjoint head ranges, each with its own scratch.
+type Cache struct {
+	cfg    Config
+	layers []layer
+	bytes  int64
+}
+
+// maxBytes bounds the storage New agrees to allocate, so that a config
+// with absurd dimensions gets an error instead of a failed allocation.
+const maxBytes = 1 << 46
+
+// New validates cfg and allocates all storage. It returns an error wrapping
+// ErrInvalid that names the first bad field.
+func New(cfg Config) (*Cache, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	cfg.Windows = append([]int(nil), cfg.Windows...)
+	c := &Cache{cfg: cfg, layers: make([]layer, cfg.Layers)}
+
+	// Size every layer before allocating any, so that a config too large to
+	// hold fails without having allocated part of itself.
+	perElem, perRow := int64(2), int64(0) // bytes per K or V element, per (token, head) row
+	if cfg.Type == Int8 {
+		perElem, perRow = 1, 8
+	}
+	for i := range c.layers {
+		l := &c.layers[i]
+		l.cells, l.hi = cfg.Cells, -1
+		if len(cfg.Windows) > 0 && cfg.Windows[i] > 0 {
+			l.window = cfg.Windows[i]
+			// int64: W+Batch may overflow an int for absurd inputs.
+			if ring := int64(l.window) + int64(max(cfg.Batch, 1)) - 1; ring < int64(l.cells) {
+				l.cells = int(ring)
+			}
+		}
+		// Bounding rows first keeps every product below 2⁶³: a row is at
+		// most 2·(2·MaxHeadDim)+8 bytes, and c.bytes ≤ maxBytes before each
+		// layer is added.
+		if int64(l.cells) > maxBytes/int64(cfg.KVHeads) {
+			return nil, fmt.Errorf("kv: config: layer %d needs %d×%d rows, too many: %w", i, cfg.KVHeads, l.cells, ErrInvalid)
+		}
+		rows := int64(cfg.KVHeads) * int64(l.cells)
+		c.bytes += rows * (int64(cfg.HeadDimK+cfg.HeadDimV)*perElem + perRow)
+		if c.bytes > maxBytes {
+			return nil, fmt.Errorf("kv: config: storage exceeds %d bytes by layer %d: %w", int64(maxBytes), i, ErrInvalid)
+		}
+	}
+	for i := range c.layers {
+		l := &c.layers[i]
+		rows := cfg.KVHeads * l.cells
+		switch cfg.Type {
+		case F16:
+			l.k16 = make([]uint16, rows*cfg.HeadDimK)
+			l.v16 = make([]uint16, rows*cfg.HeadDimV)
+		case Int8:
+			l.k8 = make([]int8, rows*cfg.HeadDimK)
+			l.v8 = make([]int8, rows*cfg.HeadDimV)
+			l.ks = make([]float32, rows)
+			l.vs = make([]float32, rows)
+		}
+	}
+	return c, nil
+}
+
+func (cfg *Config) validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("kv: config: "+format+": %w", append(args, ErrInvalid)...)
+	}
+	switch {
+	case cfg.Layers <= 0:
+		return bad("Layers is %d, must be positive", cfg.Layers)
+	case cfg.KVHeads <= 0:
+		return bad("KVHeads is %d, must be positive", cfg.KVHeads)
+	case cfg.HeadDimK <= 0 || cfg.HeadDimK > MaxHeadDim:
+		return bad("HeadDimK is %d, must be in 1..%d", cfg.HeadDimK, MaxHeadDim)
+	case cfg.HeadDimV <= 0 || cfg.HeadDimV > MaxHeadDim:
+		return bad("HeadDimV is %d, must be in 1..%d", cfg.HeadDimV, MaxHeadDim)
+	case cfg.Cells <= 0:
+		return bad("Cells is %d, must be positive", cfg.Cells)
+	case cfg.Type != F16 && cfg.Type != Int8:
+		return bad("unknown Type %d", int(cfg.Type))
+	case len(cfg.Windows) != 0 && len(cfg.Windows) != cfg.Layers:
+		return bad("%d Windows for %d Layers, need none or one per layer", len(cfg.Windows), cfg.Layers)
+	case cfg.Batch < 0:
+		return bad("Batch is %d, must not be negative", cfg.Batch)
+	}
+	for i, w := range cfg.Windows {
+		if w < 0 {
+			return bad("Windows[%d] is %d, must not be negative", i, w)
+		}
+	}
+	return nil
+}
+
+// Config returns the configuration the cache was built with.
+func (c *Cache) Config() Config {
+	cfg := c.cfg
+	cfg.Windows = append([]int(nil), c.cfg.Windows...)
+	return cfg
+}
+
+// Cells returns the capacity in tokens: the largest storable position is
+// Cells()-1.
+func (c *Cache) Cells() int { return c.cfg.Cells }
+
+// Bytes returns the bytes of key, value and scale storage New allocated.
+func (c *Cache) Bytes() int64 { return c.bytes }
+
+// Truncate forgets every position >= n in every layer, so that the next
+// Store may be at position n (Truncate(0) empties the cache, e.g. to reuse
+// it for a new sequence). A windowed layer that has already overwritten
+// positions it would need to attend from n again cannot get them back:
+// Attend reports them, and the caller must recompute from an earlier
+// position. A negative n is taken as 0.
+func (c *Cache) Truncate(n int) {
+	n = max(n, 0)
+	for i := range c.layers {
+		l := &c.layers[i]
+		if l.hi < n {
+			continue
+		}
+		l.hi = n - 1
+		if l.lo > l.hi {
+			l.lo = n
+		}
+	}
+}
+
+// Store writes the key and value of the token at position pos into layer:
+// k holds KVHeads×HeadDimK floats and v KVHeads×HeadDimV, head after head.
+// F16 rounds to nearest even; Int8 quantizes each head's row with its own
+// scale.
+//
+// Positions are stored in order: pos may be at most one past the highest
+// position stored in this layer (re-storing an earlier one overwrites it).
+// A pos at or past Cells() returns an error wrapping ErrFull. Store does not
+// allocate.
+func (c *Cache) Store(layer, pos int, k, v []float32) error {
+	if layer < 0 || layer >= len(c.layers) {
+		return fmt.Errorf("kv: store: layer %d out of range [0,%d): %w", layer, len(c.layers), ErrInvalid)
+	}
+	if pos >= c.cfg.Cells {
+		return fmt.Errorf("kv: store: position %d: capacity is %d tokens: %w", pos, c.cfg.Cells, ErrFull)
+	}
+	l := &c.layers[layer]
+	switch {
+	case pos < 0:
+		return fmt.Errorf("kv: store: negative position %d: %w", pos, ErrInvalid)
+	case pos > l.hi+1:
+		return fmt.Errorf("kv: store: layer %d position %d skips positions after %d: %w", layer, pos, l.hi, ErrInvalid)
+	case pos < l.lo:
+		return fmt.Errorf("kv: store: layer %d position %d is older than the window's oldest held position %d: %w", layer, pos, l.lo, ErrInvalid)
+	}
+	dk, dv, nh := c.cfg.HeadDimK, c.cfg.HeadDimV, c.cfg.KVHeads
+	if len(k) != nh*dk || len(v) != nh*dv {
+		return fmt.Errorf("kv: store: got %d key and %d value floats, want %d and %d: %w", len(k), len(v), nh*dk, nh*dv, ErrInvalid)
+	}
+	cell := l.cell(pos)
+	for h := range nh {
+		row := h*l.cells + cell
+		ksrc := k[h*dk : (h+1)*dk]
+		vsrc := v[h*dv : (h+1)*dv]
+		if c.cfg.Type == F16 {
+			kdst := l.k16[row*dk : (row+1)*dk]
+			for i, x := range ksrc {
+				kdst[i] = quant.FP32ToFP16(x)
+			}
+			vdst := l.v16[row*dv : (row+1)*dv]
+			for i, x := range vsrc {
+				vdst[i] = quant.FP32ToFP16(x)
+			}
+		} else {
+			l.ks[row] = quantizeI8(l.k8[row*dk:(row+1)*dk], ksrc)
+			l.vs[row] = quantizeI8(l.v8[row*dv:(row+1)*dv], vsrc)
+		}
+	}
+	if pos > l.hi {
+		l.hi = pos
+		l.lo = max(l.lo, pos-l.cells+1)
+	}
+	return nil
+}

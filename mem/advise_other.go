@@ -1,0 +1,48 @@
+//go:build !linux || memfallback
+
+package mem
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// populateFlag is zero where MAP_POPULATE does not exist; Map then touches
+// every page instead.
+const populateFlag = 0
+
+// Advise checks its arguments and otherwise does nothing: memory advice is
+// implemented on Linux only.
+func (m *Mapping) Advise(off, length int64, a Advice) error {
+	if !a.valid() {
+		return fmt.Errorf("mem: advise %s: unknown advice %d", m.path, int(a))
+	}
+	if err := m.checkRange("advise", off, length); err != nil {
+		return err
+	}
+	if m.closed.Load() {
+		return fmt.Errorf("mem: advise %s: %w", m.path, ErrClosed)
+	}
+	return nil
+}
+
+// Prefetch checks its arguments and otherwise does nothing: readahead
+// requests are implemented on Linux only.
+func (m *Mapping) Prefetch(off, length int64) error {
+	if err := m.checkRange("prefetch", off, length); err != nil {
+		return err
+	}
+	if m.closed.Load() {
+		return fmt.Errorf("mem: prefetch %s: %w", m.path, ErrClosed)
+	}
+	return nil
+}
+
+// Resident fails with ErrUnsupported: page cache residency is read with
+// mincore on Linux only.
+func (m *Mapping) Resident(off, length int64) (int64, error) {
+	if err := m.checkRange("resident", off, length); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("mem: resident %s on %s: %w", m.path, runtime.GOOS, ErrUnsupported)
+}

@@ -1,0 +1,44 @@
+// Package quant implements the ggml tensor element formats that GGUF models
+// are stored in: plain F32, F16 and BF16, the 32-element block formats
+// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q8_1, and the 256-element K-quant formats
+// Q4_K, Q5_K, Q6_K and Q8_K. For each it can expand a row to float32
+// (Dequantize), encode float32s (QuantizeRow), and take the dot product of a
+// weight row with an activation vector without expanding either (Dot).
+//
+// A matrix-vector product works as in llama.cpp: the activation vector is
+// quantized once to the weight type's VecDotType (Q8_0 for Q4_0, Q5_0 and
+// Q8_0; Q8_1 for Q4_1 and Q5_1; Q8_K for the K-quants; the weight type
+// itself for F32, F16 and BF16), and each weight row is then multiplied
+// with it block by block in integer arithmetic, scaled once per block.
+//
+// Results are meant to match llama.cpp's x86-64 CPU backend. QuantizeRow
+// produces the same bytes for the activation types: Q8_0 and Q8_1 follow the
+// AVX2 code, which rounds ties to even and multiplies by 127/amax (the
+// portable reference rounds ties away from zero), and Q8_K follows ggml's
+// reference, which is what x86 runs. FP32ToFP16 rounds exactly like the F16C
+// instruction. The dot kernels compute the same integer block sums as
+// ggml's vec_dot functions; only the order of the float32 additions
+// between blocks differs, so they agree to float32 rounding.
+//
+// Dot returns the fastest kernel for the CPU; Kernels lists all of them,
+// starting with the portable Go one, which is also the only one built with
+// -tags purego. Kernels never allocate.
+//
+// Example: multiply a Q4_0 weight row by an activation vector.
+//
+//	const n = 64
+//	x := make([]float32, n) // activations, e.g. the output of an RMSNorm
+//	row := weights[r]       // n elements of Q4_0, as stored in the GGUF file
+//
+//	vt := quant.Q4_0.VecDotType() // Q8_0
+//	size, _ := vt.RowBytes(n)
+//	xq := make([]byte, size) // reuse across rows and steps
+//	if err := quant.QuantizeRow(vt, xq, x); err != nil {
+//		return err
+//	}
+//	dot, err := quant.Dot(quant.Q4_0) // look up once per tensor
+//	if err != nil {
+//		return err
+//	}
+//	y := dot(n, row, xq)
+package quant

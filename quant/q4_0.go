@@ -1,0 +1,95 @@
+package quant
+
+// Q4_0 block: fp16 scale d, then 16 bytes of 4-bit quants. Byte j holds
+// element j in its low nibble and element j+16 in its high nibble; x = d·(q-8).
+const q4_0Bytes = 2 + QK/2
+
+func dequantQ4_0(dst []float32, src []byte) {
+	for len(dst) >= QK && len(src) >= q4_0Bytes {
+		b := (*[q4_0Bytes]byte)(src)
+		y := (*[QK]float32)(dst)
+		d := f16At(b[0:])
+		for j := 0; j < QK/2; j++ {
+			q := b[2+j]
+			y[j] = float32(int32(q&0xf)-8) * d
+			y[j+QK/2] = float32(int32(q>>4)-8) * d
+		}
+		src = src[q4_0Bytes:]
+		dst = dst[QK:]
+	}
+}
+
+// quantQ4_0 follows quantize_row_q4_0_ref: the scale maps the element of
+// largest magnitude to -8, so the opposite extreme is clipped to 7.
+func quantQ4_0(dst []byte, src []float32) {
+	for len(src) >= QK && len(dst) >= q4_0Bytes {
+		x := (*[QK]float32)(src)
+		b := (*[q4_0Bytes]byte)(dst)
+		max := signedAbsMax(x[:])
+		d := max / -8
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		put16(b[0:], FP32ToFP16(d))
+		for j := 0; j < QK/2; j++ {
+			lo := truncClamp(float32(x[j]*id)+8.5, 15)
+			hi := truncClamp(float32(x[j+QK/2]*id)+8.5, 15)
+			b[2+j] = lo | hi<<4
+		}
+		src = src[QK:]
+		dst = dst[q4_0Bytes:]
+	}
+}
+
+// signedAbsMax returns the element of largest magnitude with its sign, the
+// first one on ties, as ggml's reference quantizers pick it.
+func signedAbsMax(x []float32) float32 {
+	var amax, max float32
+	for _, v := range x {
+		a := v
+		if a < 0 {
+			a = -a
+		}
+		if amax < a {
+			amax = a
+			max = v
+		}
+	}
+	return max
+}
+
+// truncClamp converts f to an integer by truncation, as C's (int8_t) cast
+// does for the reference quantizers, and clamps it to [0, hi]. The lower
+// clamp only matters for NaN or infinite input, where C is undefined.
+func truncClamp(f float32, hi int32) byte {
+	if !(f >= 0) {
+		return 0
+	}
+	if f >= float32(hi) {
+		return byte(hi)
+	}
+	return byte(int32(f))
+}
+
+// dotQ4_0 is ggml_vec_dot_q4_0_q8_0: Σ_blocks d_w·d_x·Σ(q_w-8)·q_x.
+func dotQ4_0(n int, w, x []byte) float32 {
+	nb := n / QK
+	w = w[:nb*q4_0Bytes]
+	x = x[:nb*q8_0Bytes]
+	var sum float32
+	for len(w) >= q4_0Bytes && len(x) >= q8_0Bytes {
+		a := (*[q4_0Bytes]byte)(w)
+		b := (*[q8_0Bytes]byte)(x)
+		var s0, s1 int32
+		for j := 0; j < QK/2; j++ {
+			q := a[2+j]
+			s0 += (int32(q&0xf) - 8) * int32(int8(b[2+j]))
+			s1 += (int32(q>>4) - 8) * int32(int8(b[2+QK/2+j]))
+		}
+		sum += (f16At(a[0:]) * f16At(b[0:])) * float32(s0+s1)
+		w = w[q4_0Bytes:]
+		x = x[q8_0Bytes:]
+	}
+	return sum
+}

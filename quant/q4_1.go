@@ -1,0 +1,85 @@
+package quant
+
+import "math"
+
+// Q4_1 block: fp16 scale d, fp16 minimum m, then 16 bytes of 4-bit quants
+// laid out as in Q4_0; x = d·q + m.
+const q4_1Bytes = 2 + 2 + QK/2
+
+func dequantQ4_1(dst []float32, src []byte) {
+	for len(dst) >= QK && len(src) >= q4_1Bytes {
+		b := (*[q4_1Bytes]byte)(src)
+		y := (*[QK]float32)(dst)
+		d := f16At(b[0:])
+		m := f16At(b[2:])
+		for j := 0; j < QK/2; j++ {
+			q := b[4+j]
+			y[j] = float32(q&0xf)*d + m
+			y[j+QK/2] = float32(q>>4)*d + m
+		}
+		src = src[q4_1Bytes:]
+		dst = dst[QK:]
+	}
+}
+
+// quantQ4_1 follows quantize_row_q4_1_ref: 16 even steps from the block's
+// minimum to its maximum.
+func quantQ4_1(dst []byte, src []float32) {
+	for len(src) >= QK && len(dst) >= q4_1Bytes {
+		x := (*[QK]float32)(src)
+		b := (*[q4_1Bytes]byte)(dst)
+		min, max := minMax(x[:])
+		d := (max - min) / 15
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		put16(b[0:], FP32ToFP16(d))
+		put16(b[2:], FP32ToFP16(min))
+		for j := 0; j < QK/2; j++ {
+			lo := truncClamp(float32((x[j]-min)*id)+0.5, 15)
+			hi := truncClamp(float32((x[j+QK/2]-min)*id)+0.5, 15)
+			b[4+j] = lo | hi<<4
+		}
+		src = src[QK:]
+		dst = dst[q4_1Bytes:]
+	}
+}
+
+// minMax returns the smallest and largest element, starting from ±MaxFloat32
+// as ggml does.
+func minMax(x []float32) (min, max float32) {
+	min, max = math.MaxFloat32, -math.MaxFloat32
+	for _, v := range x {
+		if v < min {
+			min = v
+		}
+		if v > max {
+			max = v
+		}
+	}
+	return min, max
+}
+
+// dotQ4_1 is ggml_vec_dot_q4_1_q8_1: Σ_blocks d_w·d_x·Σq_w·q_x + m_w·s_x,
+// where s_x = d_x·Σq_x comes from the Q8_1 block.
+func dotQ4_1(n int, w, x []byte) float32 {
+	nb := n / QK
+	w = w[:nb*q4_1Bytes]
+	x = x[:nb*q8_1Bytes]
+	var sum float32
+	for len(w) >= q4_1Bytes && len(x) >= q8_1Bytes {
+		a := (*[q4_1Bytes]byte)(w)
+		b := (*[q8_1Bytes]byte)(x)
+		var s0, s1 int32
+		for j := 0; j < QK/2; j++ {
+			q := a[4+j]
+			s0 += int32(q&0xf) * int32(int8(b[4+j]))
+			s1 += int32(q>>4) * int32(int8(b[4+QK/2+j]))
+		}
+		sum += (f16At(a[0:])*f16At(b[0:]))*float32(s0+s1) + f16At(a[2:])*f16At(b[2:])
+		w = w[q4_1Bytes:]
+		x = x[q8_1Bytes:]
+	}
+	return sum
+}

@@ -1,0 +1,95 @@
+package quant
+
+// Q4_K super-block of 256 elements: fp16 d, fp16 dmin, 12 bytes of packed
+// 6-bit scales and mins for eight 32-element sub-blocks (see scaleMinK4),
+// then 128 bytes of 4-bit quants. Each 32-byte group of quants covers 64
+// elements: low nibbles the first 32, high nibbles the next 32. Element i
+// of sub-block j is d·sc_j·q_i - dmin·m_j.
+const q4_KBytes = 2 + 2 + kScaleSize + QKK/2
+
+func dequantQ4_K(dst []float32, src []byte) {
+	for len(dst) >= QKK && len(src) >= q4_KBytes {
+		b := (*[q4_KBytes]byte)(src)
+		y := (*[QKK]float32)(dst)
+		d := f16At(b[0:])
+		dmin := f16At(b[2:])
+		s := (*[kScaleSize]byte)(b[4:])
+		for c := 0; c < 4; c++ {
+			sc0, m0 := scaleMinK4(2*c, s)
+			sc1, m1 := scaleMinK4(2*c+1, s)
+			d0, n0 := d*float32(sc0), dmin*float32(m0)
+			d1, n1 := d*float32(sc1), dmin*float32(m1)
+			q := (*[32]byte)(b[16+32*c:])
+			y0 := (*[32]float32)(y[64*c:])
+			y1 := (*[32]float32)(y[64*c+32:])
+			for l := 0; l < 32; l++ {
+				y0[l] = d0*float32(q[l]&0xf) - n0
+				y1[l] = d1*float32(q[l]>>4) - n1
+			}
+		}
+		src = src[q4_KBytes:]
+		dst = dst[QKK:]
+	}
+}
+
+// quantQ4_K follows quantize_row_q4_K_ref: make_qkx2_quants with 15 levels
+// per sub-block (21 candidate scales from nmax-1 in steps of 0.1), then
+// 6-bit scales and mins relative to the largest of each.
+func quantQ4_K(dst []byte, src []float32) {
+	var l [QKK]uint8
+	for len(src) >= QKK && len(dst) >= q4_KBytes {
+		x := (*[QKK]float32)(src)
+		b := (*[q4_KBytes]byte)(dst)
+		quantSubBlocksK4(b[:], x, &l, 15, -1, 0.1, 20)
+		for c := 0; c < 4; c++ {
+			q := (*[32]byte)(b[16+32*c:])
+			for i := 0; i < 32; i++ {
+				q[i] = l[64*c+i] | l[64*c+32+i]<<4
+			}
+		}
+		src = src[QKK:]
+		dst = dst[q4_KBytes:]
+	}
+}
+
+// dotQ4_K is ggml_vec_dot_q4_K_q8_K: per super-block
+// d_w·d_x·Σ_j sc_j·Σ q_w·q_x  -  dmin_w·d_x·Σ_j m_j·(sum of the Q8_K quants
+// of sub-block j), the last sum taken from the Q8_K bsums.
+func dotQ4_K(n int, w, x []byte) float32 {
+	nb := n / QKK
+	w = w[:nb*q4_KBytes]
+	x = x[:nb*q8_KBytes]
+	var sum float32
+	for len(w) >= q4_KBytes && len(x) >= q8_KBytes {
+		a := (*[q4_KBytes]byte)(w)
+		b := (*[q8_KBytes]byte)(x)
+		s := (*[kScaleSize]byte)(a[4:])
+		bsums := (*[32]byte)(b[4+QKK:])
+		var sumi, summ int32
+		for c := 0; c < 4; c++ {
+			sc0, m0 := scaleMinK4(2*c, s)
+			sc1, m1 := scaleMinK4(2*c+1, s)
+			q := (*[32]byte)(a[16+32*c:])
+			y0 := (*[32]byte)(b[4+64*c:])
+			y1 := (*[32]byte)(b[4+64*c+32:])
+			var s0, s1 int32
+			for l := 0; l < 32; l++ {
+				s0 += int32(q[l]&0xf) * int32(int8(y0[l]))
+				s1 += int32(q[l]>>4) * int32(int8(y1[l]))
+			}
+			sumi += int32(sc0)*s0 + int32(sc1)*s1
+			summ += int32(m0)*(bsum(bsums, 4*c)+bsum(bsums, 4*c+1)) +
+				int32(m1)*(bsum(bsums, 4*c+2)+bsum(bsums, 4*c+3))
+		}
+		dy := f32At(b[0:])
+		sum += f16At(a[0:])*dy*float32(sumi) - f16At(a[2:])*dy*float32(summ)
+		w = w[q4_KBytes:]
+		x = x[q8_KBytes:]
+	}
+	return sum
+}
+
+// bsum reads the i-th int16 sum of 16 quants from a Q8_K block's bsums.
+func bsum(b *[32]byte, i int) int32 {
+	return int32(int16(uint16(b[2*i]) | uint16(b[2*i+1])<<8))
+}

@@ -1,0 +1,78 @@
+package quant
+
+import "encoding/binary"
+
+// Q5_0 block: fp16 scale d, a little-endian uint32 qh holding the fifth bit
+// of element j at bit j, then 16 bytes of low nibbles laid out as in Q4_0;
+// x = d·(q-16).
+const q5_0Bytes = 2 + 4 + QK/2
+
+func dequantQ5_0(dst []float32, src []byte) {
+	for len(dst) >= QK && len(src) >= q5_0Bytes {
+		b := (*[q5_0Bytes]byte)(src)
+		y := (*[QK]float32)(dst)
+		d := f16At(b[0:])
+		qh := binary.LittleEndian.Uint32(b[2:])
+		for j := 0; j < QK/2; j++ {
+			q := b[6+j]
+			lo := int32(q&0xf) | int32(qh>>j&1)<<4
+			hi := int32(q>>4) | int32(qh>>(j+QK/2)&1)<<4
+			y[j] = float32(lo-16) * d
+			y[j+QK/2] = float32(hi-16) * d
+		}
+		src = src[q5_0Bytes:]
+		dst = dst[QK:]
+	}
+}
+
+// quantQ5_0 follows quantize_row_q5_0_ref: like Q4_0 with the largest
+// magnitude mapped to -16.
+func quantQ5_0(dst []byte, src []float32) {
+	for len(src) >= QK && len(dst) >= q5_0Bytes {
+		x := (*[QK]float32)(src)
+		b := (*[q5_0Bytes]byte)(dst)
+		max := signedAbsMax(x[:])
+		d := max / -16
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		put16(b[0:], FP32ToFP16(d))
+		var qh uint32
+		for j := 0; j < QK/2; j++ {
+			lo := truncClamp(float32(x[j]*id)+16.5, 31)
+			hi := truncClamp(float32(x[j+QK/2]*id)+16.5, 31)
+			b[6+j] = lo&0xf | hi<<4
+			qh |= uint32(lo>>4) << j
+			qh |= uint32(hi>>4) << (j + QK/2)
+		}
+		binary.LittleEndian.PutUint32(b[2:], qh)
+		src = src[QK:]
+		dst = dst[q5_0Bytes:]
+	}
+}
+
+// dotQ5_0 is ggml_vec_dot_q5_0_q8_0: Σ_blocks d_w·d_x·Σ(q_w-16)·q_x.
+func dotQ5_0(n int, w, x []byte) float32 {
+	nb := n / QK
+	w = w[:nb*q5_0Bytes]
+	x = x[:nb*q8_0Bytes]
+	var sum float32
+	for len(w) >= q5_0Bytes && len(x) >= q8_0Bytes {
+		a := (*[q5_0Bytes]byte)(w)
+		b := (*[q8_0Bytes]byte)(x)
+		qh := binary.LittleEndian.Uint32(a[2:])
+		var s0, s1 int32
+		for j := 0; j < QK/2; j++ {
+			q := a[6+j]
+			lo := int32(q&0xf) | int32(qh>>j&1)<<4
+			hi := int32(q>>4) | int32(qh>>(j+QK/2)&1)<<4
+			s0 += (lo - 16) * int32(int8(b[2+j]))
+			s1 += (hi - 16) * int32(int8(b[2+QK/2+j]))
+		}
+		sum += (f16At(a[0:]) * f16At(b[0:])) * float32(s0+s1)
+		w = w[q5_0Bytes:]
+		x = x[q8_0Bytes:]
+	}
+	return sum
+}

@@ -1,0 +1,99 @@
+package quant
+
+// Q5_K super-block of 256 elements: fp16 d, fp16 dmin, 12 bytes of packed
+// 6-bit scales and mins as in Q4_K, 32 bytes qh of fifth bits, then 128
+// bytes of low nibbles laid out as in Q4_K. For the 64 elements of 32-byte
+// group c, bit 2c of qh[l] is the fifth bit of element 64c+l and bit 2c+1
+// that of element 64c+32+l. Element i of sub-block j is d·sc_j·q_i - dmin·m_j.
+const q5_KBytes = 2 + 2 + kScaleSize + QKK/8 + QKK/2
+
+func dequantQ5_K(dst []float32, src []byte) {
+	for len(dst) >= QKK && len(src) >= q5_KBytes {
+		b := (*[q5_KBytes]byte)(src)
+		y := (*[QKK]float32)(dst)
+		d := f16At(b[0:])
+		dmin := f16At(b[2:])
+		s := (*[kScaleSize]byte)(b[4:])
+		qh := (*[32]byte)(b[16:])
+		for c := 0; c < 4; c++ {
+			sc0, m0 := scaleMinK4(2*c, s)
+			sc1, m1 := scaleMinK4(2*c+1, s)
+			d0, n0 := d*float32(sc0), dmin*float32(m0)
+			d1, n1 := d*float32(sc1), dmin*float32(m1)
+			q := (*[32]byte)(b[48+32*c:])
+			y0 := (*[32]float32)(y[64*c:])
+			y1 := (*[32]float32)(y[64*c+32:])
+			sh := uint(2 * c)
+			for l := 0; l < 32; l++ {
+				h := qh[l] >> sh
+				y0[l] = d0*float32(q[l]&0xf|(h&1)<<4) - n0
+				y1[l] = d1*float32(q[l]>>4|(h&2)<<3) - n1
+			}
+		}
+		src = src[q5_KBytes:]
+		dst = dst[QKK:]
+	}
+}
+
+// quantQ5_K follows quantize_row_q5_K_ref: make_qkx2_quants with 31 levels
+// (16 candidate scales from nmax-0.5 in steps of 0.1), then 6-bit scales and
+// mins as in Q4_K.
+func quantQ5_K(dst []byte, src []float32) {
+	var l [QKK]uint8
+	for len(src) >= QKK && len(dst) >= q5_KBytes {
+		x := (*[QKK]float32)(src)
+		b := (*[q5_KBytes]byte)(dst)
+		quantSubBlocksK4(b[:], x, &l, 31, -0.5, 0.1, 15)
+		qh := (*[32]byte)(b[16:])
+		*qh = [32]byte{}
+		for c := 0; c < 4; c++ {
+			q := (*[32]byte)(b[48+32*c:])
+			for i := 0; i < 32; i++ {
+				lo, hi := l[64*c+i], l[64*c+32+i]
+				qh[i] |= (lo>>4)<<(2*c) | (hi>>4)<<(2*c+1)
+				q[i] = lo&0xf | (hi&0xf)<<4
+			}
+		}
+		src = src[QKK:]
+		dst = dst[q5_KBytes:]
+	}
+}
+
+// dotQ5_K is ggml_vec_dot_q5_K_q8_K; it differs from dotQ4_K only in the
+// fifth bit of each weight quant.
+func dotQ5_K(n int, w, x []byte) float32 {
+	nb := n / QKK
+	w = w[:nb*q5_KBytes]
+	x = x[:nb*q8_KBytes]
+	var sum float32
+	for len(w) >= q5_KBytes && len(x) >= q8_KBytes {
+		a := (*[q5_KBytes]byte)(w)
+		b := (*[q8_KBytes]byte)(x)
+		s := (*[kScaleSize]byte)(a[4:])
+		qh := (*[32]byte)(a[16:])
+		bsums := (*[32]byte)(b[4+QKK:])
+		var sumi, summ int32
+		for c := 0; c < 4; c++ {
+			sc0, m0 := scaleMinK4(2*c, s)
+			sc1, m1 := scaleMinK4(2*c+1, s)
+			q := (*[32]byte)(a[48+32*c:])
+			y0 := (*[32]byte)(b[4+64*c:])
+			y1 := (*[32]byte)(b[4+64*c+32:])
+			sh := uint(2 * c)
+			var s0, s1 int32
+			for l := 0; l < 32; l++ {
+				h := qh[l] >> sh
+				s0 += int32(q[l]&0xf|(h&1)<<4) * int32(int8(y0[l]))
+				s1 += int32(q[l]>>4|(h&2)<<3) * int32(int8(y1[l]))
+			}
+			sumi += int32(sc0)*s0 + int32(sc1)*s1
+			summ += int32(m0)*(bsum(bsums, 4*c)+bsum(bsums, 4*c+1)) +
+				int32(m1)*(bsum(bsums, 4*c+2)+bsum(bsums, 4*c+3))
+		}
+		dy := f32At(b[0:])
+		sum += f16At(a[0:])*dy*float32(sumi) - f16At(a[2:])*dy*float32(summ)
+		w = w[q5_KBytes:]
+		x = x[q8_KBytes:]
+	}
+	return sum
+}

@@ -1,0 +1,124 @@
+package quant
+
+// Q6_K super-block of 256 elements: 128 bytes ql of low nibbles, 64 bytes qh
+// of high bit pairs, 16 int8 scales (one per 16 elements), then fp16 d.
+// Each half of 128 elements uses 64 bytes of ql and 32 of qh: for l < 32,
+// ql[l] holds elements l (low nibble) and l+64 (high), ql[l+32] elements l+32
+// and l+96, and qh[l] their top two bits in bit pairs 0, 2, 4, 6 for
+// elements l, l+32, l+64, l+96. Element i is d·scale_{i/16}·(q_i - 32).
+const q6_KBytes = QKK/2 + QKK/4 + QKK/16 + 2
+
+func dequantQ6_K(dst []float32, src []byte) {
+	for len(dst) >= QKK && len(src) >= q6_KBytes {
+		b := (*[q6_KBytes]byte)(src)
+		y := (*[QKK]float32)(dst)
+		d := f16At(b[208:])
+		for h := 0; h < 2; h++ {
+			ql := (*[64]byte)(b[64*h:])
+			qh := (*[32]byte)(b[128+32*h:])
+			sc := (*[8]byte)(b[192+8*h:])
+			yy := (*[128]float32)(y[128*h:])
+			for l := 0; l < 32; l++ {
+				is := l / 16
+				q1 := int32(ql[l]&0xf|(qh[l]&3)<<4) - 32
+				q2 := int32(ql[l+32]&0xf|(qh[l]>>2&3)<<4) - 32
+				q3 := int32(ql[l]>>4|(qh[l]>>4&3)<<4) - 32
+				q4 := int32(ql[l+32]>>4|(qh[l]>>6)<<4) - 32
+				yy[l] = d * float32(int8(sc[is])) * float32(q1)
+				yy[l+32] = d * float32(int8(sc[is+2])) * float32(q2)
+				yy[l+64] = d * float32(int8(sc[is+4])) * float32(q3)
+				yy[l+96] = d * float32(int8(sc[is+6])) * float32(q4)
+			}
+		}
+		src = src[q6_KBytes:]
+		dst = dst[QKK:]
+	}
+}
+
+// quantQ6_K follows quantize_row_q6_K_ref: make_qx_quants with 64 levels and
+// x² weights per 16 elements, then 8-bit scales relative to the scale of
+// largest magnitude mapped to -128.
+func quantQ6_K(dst []byte, src []float32) {
+	var l [QKK]int8
+	var scales [QKK / 16]float32
+	for len(src) >= QKK && len(dst) >= q6_KBytes {
+		x := (*[QKK]float32)(src)
+		b := (*[q6_KBytes]byte)(dst)
+		var maxScale, maxAbsScale float32
+		for ib := 0; ib < QKK/16; ib++ {
+			s := makeQXQuants(32, x[16*ib:16*ib+16], l[16*ib:16*ib+16], nil)
+			scales[ib] = s
+			if a := abs32(s); a > maxAbsScale {
+				maxAbsScale = a
+				maxScale = s
+			}
+		}
+		src = src[QKK:]
+		dst = dst[q6_KBytes:]
+		if maxAbsScale < groupMaxEps {
+			*b = [q6_KBytes]byte{}
+			continue
+		}
+		iscale := -128 / maxScale
+		put16(b[208:], FP32ToFP16(1/iscale))
+		d := f16At(b[208:])
+		for ib := 0; ib < QKK/16; ib++ {
+			b[192+ib] = byte(int8(min(127, nearestInt(float32(iscale*scales[ib])))))
+		}
+		for j := 0; j < QKK/16; j++ {
+			dl := d * float32(int8(b[192+j]))
+			if dl == 0 {
+				continue // ggml keeps make_qx_quants' levels here
+			}
+			for i := 16 * j; i < 16*j+16; i++ {
+				l[i] = int8(clamp32(nearestInt(float32(x[i]/dl)), -32, 31) + 32)
+			}
+		}
+		for h := 0; h < 2; h++ {
+			ql := (*[64]byte)(b[64*h:])
+			qh := (*[32]byte)(b[128+32*h:])
+			q := (*[128]int8)(l[128*h:])
+			for i := 0; i < 32; i++ {
+				q1, q2, q3, q4 := byte(q[i]), byte(q[i+32]), byte(q[i+64]), byte(q[i+96])
+				ql[i] = q1&0xf | (q3&0xf)<<4
+				ql[i+32] = q2&0xf | (q4&0xf)<<4
+				qh[i] = q1>>4 | (q2>>4)<<2 | (q3>>4)<<4 | (q4>>4)<<6
+			}
+		}
+	}
+}
+
+// dotQ6_K is ggml_vec_dot_q6_K_q8_K: per super-block
+// d_w·d_x·Σ_{16-element groups g} scale_g·Σ (q_w-32)·q_x.
+func dotQ6_K(n int, w, x []byte) float32 {
+	nb := n / QKK
+	w = w[:nb*q6_KBytes]
+	x = x[:nb*q8_KBytes]
+	var sum float32
+	for len(w) >= q6_KBytes && len(x) >= q8_KBytes {
+		a := (*[q6_KBytes]byte)(w)
+		b := (*[q8_KBytes]byte)(x)
+		var sumi int32
+		for h := 0; h < 2; h++ {
+			ql := (*[64]byte)(a[64*h:])
+			qh := (*[32]byte)(a[128+32*h:])
+			sc := (*[8]byte)(a[192+8*h:])
+			y := (*[128]byte)(b[4+128*h:])
+			for g := 0; g < 2; g++ {
+				var s1, s2, s3, s4 int32
+				for l := 16 * g; l < 16*g+16; l++ {
+					s1 += (int32(ql[l]&0xf|(qh[l]&3)<<4) - 32) * int32(int8(y[l]))
+					s2 += (int32(ql[l+32]&0xf|(qh[l]>>2&3)<<4) - 32) * int32(int8(y[l+32]))
+					s3 += (int32(ql[l]>>4|(qh[l]>>4&3)<<4) - 32) * int32(int8(y[l+64]))
+					s4 += (int32(ql[l+32]>>4|(qh[l]>>6)<<4) - 32) * int32(int8(y[l+96]))
+				}
+				sumi += int32(int8(sc[g]))*s1 + int32(int8(sc[g+2]))*s2 +
+					int32(int8(sc[g+4]))*s3 + int32(int8(sc[g+6]))*s4
+			}
+		}
+		sum += f16At(a[208:]) * f32At(b[0:]) * float32(sumi)
+		w = w[q6_KBytes:]
+		x = x[q8_KBytes:]
+	}
+	return sum
+}

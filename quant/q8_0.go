@@ -1,0 +1,102 @@
+package quant
+
+import "math"
+
+// Q8_0 block: fp16 scale d, then 32 int8 quants; x = d·q.
+const q8_0Bytes = 2 + QK
+
+func dequantQ8_0(dst []float32, src []byte) {
+	for len(dst) >= QK && len(src) >= q8_0Bytes {
+		b := (*[q8_0Bytes]byte)(src)
+		y := (*[QK]float32)(dst)
+		d := f16At(b[0:])
+		for j := range y {
+			y[j] = float32(int8(b[2+j])) * d
+		}
+		src = src[q8_0Bytes:]
+		dst = dst[QK:]
+	}
+}
+
+// quantQ8_0 matches llama.cpp's AVX/AVX2 quantize_row_q8_0, which is what
+// runs on the x86 CPUs we compare against, not quantize_row_q8_0_ref: the
+// SIMD path multiplies by 127/amax (not 1/d) and rounds ties to even
+// (_mm256_round_ps), where the reference uses roundf, which rounds ties away
+// from zero. The two differ for inputs whose scaled value lands on .5.
+func quantQ8_0(dst []byte, src []float32) {
+	for len(src) >= QK && len(dst) >= q8_0Bytes {
+		x := (*[QK]float32)(src)
+		b := (*[q8_0Bytes]byte)(dst)
+		amax := absMax(x[:])
+		d := amax / 127
+		var id float32
+		if amax != 0 {
+			id = 127 / amax
+		}
+		put16(b[0:], FP32ToFP16(d))
+		for j, v := range x {
+			b[2+j] = byte(roundSat8(float32(v * id)))
+		}
+		src = src[QK:]
+		dst = dst[q8_0Bytes:]
+	}
+}
+
+// absMax returns the largest |x|; NaNs are skipped.
+func absMax(x []float32) float32 {
+	var m float32
+	for _, v := range x {
+		if a := float32(math.Abs(float64(v))); a > m {
+			m = a
+		}
+	}
+	return m
+}
+
+// roundSat8 converts f to int8 the way the AVX2 sequence round (ties to
+// even), cvtps2dq, packssdw, packsswb does: in-range values round to
+// nearest even, larger ones saturate, and NaN or values beyond int32 end up
+// as -128.
+func roundSat8(f float32) int8 { return sat8(roundInt32(f)) }
+
+// roundInt32 is cvtps2dq after a round to nearest even: NaN and values
+// outside int32 become the "integer indefinite" value -2^31.
+func roundInt32(f float32) int32 {
+	if !(f >= -2147483648 && f < 2147483648) {
+		return -1 << 31
+	}
+	return int32(math.RoundToEven(float64(f)))
+}
+
+// sat8 is the signed saturation of packssdw followed by packsswb.
+func sat8(v int32) int8 {
+	switch {
+	case v > 127:
+		return 127
+	case v < -128:
+		return -128
+	}
+	return int8(v)
+}
+
+// dotQ8_0 is ggml_vec_dot_q8_0_q8_0: per block the integer sum of products,
+// scaled by d_w·d_x.
+func dotQ8_0(n int, w, x []byte) float32 {
+	nb := n / QK
+	w = w[:nb*q8_0Bytes]
+	x = x[:nb*q8_0Bytes]
+	var sum float32
+	for len(w) >= q8_0Bytes && len(x) >= q8_0Bytes {
+		a := (*[q8_0Bytes]byte)(w)
+		b := (*[q8_0Bytes]byte)(x)
+		var s0, s1 int32
+		for j := 2; j < q8_0Bytes; j += 2 {
+			s0 += int32(int8(a[j])) * int32(int8(b[j]))
+			s1 += int32(int8(a[j+1])) * int32(int8(b[j+1]))
+		}
+		sum += float32(s0+s1) * (f16At(a[0:]) * f16At(b[0:]))
+		w = w[q8_0Bytes:]
+		x = x[q8_0Bytes:]
+	}
+	return sum
+}
