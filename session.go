@@ -50,7 +50,10 @@ func (m *Model) NewSession(opts ...SessionOption) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llm: new session: %w", err)
 	}
-	return &Session{m: m, st: st, set: set, logits: make([]float32, m.m.Vocab)}, nil
+	// The history is reserved up front (4 bytes a token) so appending to it
+	// never allocates in the decode loop.
+	return &Session{m: m, st: st, set: set, logits: make([]float32, m.m.Vocab),
+		history: make([]int32, 0, set.context)}, nil
 }
 
 // Context is the most tokens the session can hold.

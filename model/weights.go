@@ -35,7 +35,7 @@ type Model struct {
 	OutNorm   []float32
 	Output    *ops.Matrix // output, or token_embd when tied
 	RopeFreqs []float32   // Llama 3.1 rope_freqs, or nil
-	Blocks    []Layer // one per transformer block
+	Blocks    []Layer     // one per transformer block
 	Tied      bool
 }
 

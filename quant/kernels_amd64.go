@@ -28,10 +28,10 @@ func buildAsmKernels() map[Type][]Kernel {
 			m[t] = append(m[t], Kernel{Name: name, Type: t, Dot: f})
 		}
 	}
-	// add(haveAVX2, F32, "avx2", dotF32AVX2)
-	// add(haveAVX512, F32, "avx512", dotF32AVX512)
-	// add(haveAVX2, F16, "avx2", dotF16AVX2)
-	// add(haveAVX512, F16, "avx512", dotF16AVX512)
+	add(haveAVX2, F32, "avx2", dotF32AVX2)
+	add(haveAVX512, F32, "avx512", dotF32AVX512)
+	add(haveAVX2, F16, "avx2", dotF16AVX2)
+	add(haveAVX512, F16, "avx512", dotF16AVX512)
 	add(haveAVX2, Q8_0, "avx2", dotQ8_0AVX2)
 	add(haveVNNI, Q8_0, "avx512vnni", dotQ8_0VNNI)
 	add(haveAVX2, Q4_0, "avx2", dotQ4_0AVX2)

@@ -143,6 +143,9 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 		if rel[i] > uint64(size) {
 			return nil, fmt.Errorf("gguf: tensor %q: offset %d past end of file (%d bytes): %w", t.Name, rel[i], size, ErrBadFile)
 		}
+		if t.Size > size {
+			return nil, fmt.Errorf("gguf: tensor %q: %d bytes of data, more than the whole file (%d bytes): %w", t.Name, t.Size, size, ErrBadFile)
+		}
 		if start := f.DataOffset + int64(rel[i]); start > size-t.Size {
 			return nil, fmt.Errorf("gguf: tensor %q: data [%d, %d) past end of file (%d bytes): %w",
 				t.Name, start, start+t.Size, size, ErrBadFile)
