@@ -230,7 +230,7 @@ func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOpt
 			if s.m.tok.IsEOG(id) {
 				break
 			}
-			text, stop := out.add(s.m.tok.Piece(id))
+			text, stop := out.add(s.m.tok.OutputPiece(id))
 			if stop {
 				// The token that completed a stop string stays out of the session
 				// so that it can be continued cleanly.

@@ -83,7 +83,7 @@ func TestReadHostile(t *testing.T) {
 			return b
 		}, `tensor "output_norm.weight": data [`},
 		{"offset above int64", func(b []byte) []byte { put64(b, offAt(b, "output_norm.weight", 1), 1<<63); return b }, "past end of file"},
-		{"size past end", func(b []byte) []byte { put64(b, dimsAt(b, "blk.0.cube.weight")+16, 1000); return b }, `tensor "blk.0.cube.weight": 96000 bytes of data, more than the whole file`},
+		{"size past end", func(b []byte) []byte { put64(b, dimsAt(b, "blk.0.cube.weight")+16, 1000); return b }, `tensor "blk.0.cube.weight": 48000 bytes of data, more than the whole file`},
 		{"duplicate tensor", func(b []byte) []byte {
 			b[after(t, b, "blk.0.attn_k.weight")-len("k.weight")] = 'q'
 			return b

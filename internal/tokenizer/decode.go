@@ -202,3 +202,12 @@ func cleanSpaces(text []byte) []byte {
 	}
 	return text[:n]
 }
+
+// OutputPiece is the text id adds to generated output: Piece, except that
+// control and unknown tokens add nothing, as in Decode.
+func (t *Tokenizer) OutputPiece(id int32) []byte {
+	if id < 0 || int(id) >= len(t.tokens) || t.attrs[id]&(attrUnknown|attrControl) != 0 {
+		return nil
+	}
+	return t.Piece(id)
+}
