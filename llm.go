@@ -47,6 +47,7 @@ type Model struct {
 	pool    *ops.Pool
 	set     settings
 	info    Info
+	plan    MemoryPlan
 
 	// rw is held for reading by every computation and for writing by
 	// Close, so the file is never unmapped under a running session.
@@ -107,6 +108,22 @@ func load(mp *mem.Mapping, set settings) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	sh, err := shapeOf(f, int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	plan, err := planFor(sh, set)
+	if err != nil {
+		return nil, err
+	}
+	if !plan.Fits {
+		return nil, fmt.Errorf("%s: %w", plan.Reason, ErrOutOfMemoryBudget)
+	}
+	for _, step := range plan.Steps {
+		set.logger.Warn("llm: memory plan degraded the request to fit the limit", "step", step,
+			"limit", plan.Limit, "source", plan.LimitSource)
+	}
+	set.context, set.kvType, set.weights = plan.Context, plan.KVType, plan.Weights
 	mm, err := model.New(f, data)
 	if err != nil {
 		return nil, err
@@ -125,7 +142,7 @@ func load(mp *mem.Mapping, set settings) (*Model, error) {
 		set.logger.Warn("llm: context size exceeds the model's trained context; quality may degrade past it",
 			"context", set.context, "trained", mm.Context)
 	}
-	m := &Model{m: mm, tok: tok, mapping: mp, set: set}
+	m := &Model{m: mm, tok: tok, mapping: mp, set: set, plan: plan}
 	m.info = Info{
 		Architecture: mm.Arch, Name: mm.Name, FileType: dominantType(f).String(),
 		Parameters: paramCount(f), FileBytes: int64(len(data)),
@@ -168,6 +185,10 @@ func dominantType(f *gguf.File) quant.Type {
 
 // Info describes the model.
 func (m *Model) Info() Info { return m.info }
+
+// Plan is the memory plan Load made: the predicted bytes of the model and
+// one session, and the configuration chosen to fit the limit.
+func (m *Model) Plan() MemoryPlan { return m.plan }
 
 // Tokenize converts text to token ids, adding the beginning-of-sequence
 // token when the model asks for it. Special-token text in the input is

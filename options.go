@@ -36,6 +36,8 @@ type settings struct {
 	kvType  KVType
 	batch   int
 	memory  int64
+	weights WeightsMode
+	strict  bool
 	logger  *slog.Logger
 	errs    []error
 }

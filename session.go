@@ -109,7 +109,7 @@ func (s *Session) EvalAll(ctx context.Context, tokens []int32) ([]float32, error
 		return nil, err
 	}
 	defer s.m.release()
-	all := make([]float32, 0, len(tokens)*s.m.m.Vocab)
+	all := make([]float32, len(tokens)*s.m.m.Vocab)
 	if err := s.eval(ctx, tokens, &all); err != nil {
 		return nil, err
 	}
@@ -137,17 +137,21 @@ func (s *Session) eval(ctx context.Context, tokens []int32, all *[]float32) erro
 			return err
 		}
 		chunk := tokens[i:min(len(tokens), i+s.st.Batch())]
-		logits, err := s.st.Forward(chunk, len(s.history), all != nil)
-		if err != nil {
+		out := s.logits
+		if all != nil && len(chunk) > 1 {
+			out = (*all)[i*vocab : (i+len(chunk))*vocab]
+		}
+		if err := s.st.Forward(chunk, len(s.history), out); err != nil {
 			s.rewind(start)
 			return fmt.Errorf("llm: eval: %w", err)
 		}
 		s.history = append(s.history, chunk...)
 		if all != nil {
-			*all = append(*all, logits...)
-			logits = logits[len(logits)-vocab:]
+			if len(chunk) == 1 {
+				copy((*all)[i*vocab:], out)
+			}
+			copy(s.logits, (*all)[(i+len(chunk)-1)*vocab:])
 		}
-		copy(s.logits, logits)
 	}
 	return nil
 }

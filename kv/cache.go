@@ -12,7 +12,9 @@ type Type int
 
 const (
 	// F16 stores IEEE binary16 values, as llama.cpp's default cache does.
-	// Attention over it reproduces llama.cpp's CPU numerics.
+	// Attention over it rounds where llama.cpp's CPU path does; float32
+	// sums may differ from it in the last bits, being added in another
+	// order.
 	F16 Type = iota
 	// Int8 stores symmetric int8 values with one float32 scale per token and
 	// KV head (scale = amax/127): about half the memory of F16 plus 8 bytes

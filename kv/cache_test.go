@@ -24,7 +24,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"negative window", func(c *Config) { c.Windows = []int{0, -4} }},
 		{"negative batch", func(c *Config) { c.Batch = -1 }},
 		{"overflow", func(c *Config) { c.KVHeads, c.Cells = math.MaxInt/4, math.MaxInt/4 }},
-		{"too large", func(c *Config) { c.Layers, c.KVHeads, c.Cells = 1000, 64, 1 << 30 }},
+		{"too large", func(c *Config) { c.Layers, c.KVHeads, c.Cells = 1000, 64, 1<<30 }},
 		{"max cells", func(c *Config) { c.Cells = math.MaxInt }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,7 +28,8 @@ const prefetchChunk = 128 << 10
 // Advise passes advice for the bytes [off, off+length) of the file to the
 // kernel (madvise). The range is widened to whole pages, which never reaches
 // outside the mapping. Cold and PageOut fall back to DontNeed on kernels
-// older than 5.4. DontNeed fails with EINVAL on a mapping locked by MapLock.
+// older than 5.4. DontNeed, Cold and PageOut fail with EINVAL on a mapping
+// locked by MapLock, whose pages may not leave RAM.
 // A zero length does nothing.
 func (m *Mapping) Advise(off, length int64, a Advice) error {
 	if !a.valid() {

@@ -46,11 +46,12 @@ type Limit struct {
 	// "MemAvailable (/proc/meminfo)" or "explicit".
 	Source string
 
-	// CgroupLimit, CgroupUsage and CgroupFileCache describe the cgroup
-	// that bounds Available most tightly, so that when Source names a
-	// cgroup, Available == CgroupLimit - (CgroupUsage - CgroupFileCache)
-	// (never below zero). CgroupLimit is 0 when no cgroup limit applies;
-	// the usage figures then describe the process's own cgroup, if known.
+	// CgroupLimit, CgroupUsage and CgroupFileCache describe the limited
+	// cgroup with the least headroom, whether or not MemAvailable turned
+	// out tighter still; when Source names a cgroup,
+	// Available == CgroupLimit - (CgroupUsage - CgroupFileCache), never
+	// below zero. CgroupLimit is 0 when no cgroup limit applies; the usage
+	// figures then describe the process's own cgroup, if known.
 	CgroupLimit     int64
 	CgroupUsage     int64
 	CgroupFileCache int64

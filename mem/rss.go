@@ -29,18 +29,21 @@ type RSS struct {
 // (Pss*) divide each shared page by the number of processes mapping it,
 // so several processes serving one mapped model add up correctly.
 type SmapsRollup struct {
-	Rss          int64 // resident bytes, as RSS.Current
-	Pss          int64 // proportional set size
-	PssAnon      int64 // anonymous part of Pss (Linux 5.1)
-	PssFile      int64 // file-backed part of Pss (Linux 5.1)
-	PssShmem     int64 // shared-memory part of Pss (Linux 5.1)
+	Rss      int64 // resident bytes, as RSS.Current
+	Pss      int64 // proportional set size
+	PssAnon  int64 // anonymous part of Pss (Linux 5.1)
+	PssFile  int64 // file-backed part of Pss (Linux 5.1)
+	PssShmem int64 // shared-memory part of Pss (Linux 5.1)
+	// SharedClean, SharedDirty, PrivateClean and PrivateDirty split Rss
+	// by whether other processes map the page and whether it was written.
+	// Mapped weights are clean; the heap and KV cache are private dirty.
 	SharedClean  int64
 	SharedDirty  int64
 	PrivateClean int64
 	PrivateDirty int64
 	Anonymous    int64 // anonymous pages, including private copies of file pages
 	Swap         int64 // anonymous bytes swapped out
-	SwapPss      int64
+	SwapPss      int64 // proportional share of Swap
 	Locked       int64 // bytes locked in RAM (MapLock)
 }
 

@@ -60,8 +60,6 @@ func roundUp(n, a int) int { return (n + a - 1) / a * a }
 // ScratchBytes is the arena size a State needs for batches of up to batch
 // tokens: every activation buffer of one Forward call.
 func (m *Model) ScratchBytes(batch int) int {
-	c := &m.Config
-	f := func(n int) int { return roundUp(4*n, allocAlign) }
 	maxX := 0
 	for _, L := range m.Blocks {
 		for _, w := range []*ops.Matrix{L.Wq, L.Wk, L.Wv, L.Wo, L.Gate, L.Up, L.Down} {
@@ -69,17 +67,24 @@ func (m *Model) ScratchBytes(batch int) int {
 		}
 	}
 	maxX = max(maxX, m.Output.XRowBytes)
+	return ScratchBytes(&m.Config, maxX, batch)
+}
+
+// ScratchBytes is the arena size for a model of config c whose widest
+// quantized activation row takes maxXRowBytes, at batch tokens per step.
+// It needs no weights, so a memory plan can use it before loading.
+func ScratchBytes(c *Config, maxXRowBytes, batch int) int {
+	f := func(n int) int { return roundUp(4*n, allocAlign) }
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	n := 0
 	n += 3 * f(batch*c.Embd) // x, xn, tmp
 	n += f(batch * qDim)
 	n += f(batch * kDim)
 	n += f(batch * vDim)
-	n += f(batch * c.Heads * c.HeadDimV) // attention output
-	n += 2 * f(batch*c.FFN)              // gate, up
-	n += roundUp(batch*maxX, allocAlign) // quantized activations
-	n += f(batch * c.RopeDim)            // rope angles
-	n += f(batch * m.Vocab)              // logits
+	n += f(batch * c.Heads * c.HeadDimV)         // attention output
+	n += 2 * f(batch*c.FFN)                      // gate, up
+	n += roundUp(batch*maxXRowBytes, allocAlign) // quantized activations
+	n += f(batch * c.RopeDim)                    // rope angles
 	return n
 }
 
@@ -143,20 +148,23 @@ func (k *attnTask) Do(w, lo, hi int) {
 }
 
 // Forward runs tokens at positions pos0, pos0+1, … through the model,
-// appending their keys and values to the cache. It returns the logits of
-// the last token, or of every token (n×Vocab, row per token) when all is
-// true. The returned slice lives in the state's arena and is valid until
-// the next call. len(tokens) must be between 1 and Batch.
-func (s *State) Forward(tokens []int32, pos0 int, all bool) ([]float32, error) {
+// appending their keys and values to the cache, and writes logits to out:
+// the last token's (len(out) == Vocab) or every token's, row after row
+// (len(out) == len(tokens)×Vocab). len(tokens) must be between 1 and Batch.
+func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 	m := s.m
 	c := &m.Config
 	n := len(tokens)
 	if n == 0 || n > s.batch {
-		return nil, fmt.Errorf("model: forward of %d tokens (batch limit %d)", n, s.batch)
+		return fmt.Errorf("model: forward of %d tokens (batch limit %d)", n, s.batch)
+	}
+	all := len(out) == n*m.Vocab && n > 1
+	if !all && len(out) != m.Vocab {
+		return fmt.Errorf("model: logits buffer of %d floats for %d tokens of vocabulary %d", len(out), n, m.Vocab)
 	}
 	for _, t := range tokens {
 		if t < 0 || int(t) >= m.Vocab {
-			return nil, fmt.Errorf("model: token %d not in vocabulary of %d: %w", t, m.Vocab, ErrTokenOutOfRange)
+			return fmt.Errorf("model: token %d not in vocabulary of %d: %w", t, m.Vocab, ErrTokenOutOfRange)
 		}
 	}
 	ar := s.ar
@@ -173,11 +181,6 @@ func (s *State) Forward(tokens []int32, pos0 int, all bool) ([]float32, error) {
 	gate := ar.Float32s(n * c.FFN)
 	up := ar.Float32s(n * c.FFN)
 	cs := ar.Float32s(n * c.RopeDim)
-	nLogits := 1
-	if all {
-		nLogits = n
-	}
-	logits := ar.Float32s(nLogits * m.Vocab)
 	var maxX int
 	for _, L := range m.Blocks {
 		maxX = max(maxX, L.Wq.XRowBytes, L.Wk.XRowBytes, L.Wv.XRowBytes, L.Wo.XRowBytes,
@@ -189,7 +192,7 @@ func (s *State) Forward(tokens []int32, pos0 int, all bool) ([]float32, error) {
 	er := m.Embed
 	for t, tok := range tokens {
 		if err := quant.Dequantize(er.Type, x[t*c.Embd:(t+1)*c.Embd], er.Row(int(tok))); err != nil {
-			return nil, fmt.Errorf("model: embedding of token %d: %w", tok, err)
+			return fmt.Errorf("model: embedding of token %d: %w", tok, err)
 		}
 	}
 	if c.EmbedScale != 0 {
@@ -222,8 +225,15 @@ func (s *State) Forward(tokens []int32, pos0 int, all bool) ([]float32, error) {
 		e.MatMul(w, quantize(w, src, cols), n, out, outStride)
 	}
 
+	if src := m.Source; src != nil {
+		src.Begin()
+		defer src.End()
+	}
 	for il := range m.Blocks {
 		L := &m.Blocks[il]
+		if m.Source != nil {
+			L = m.Source.Layer(il)
+		}
 		for t := 0; t < n; t++ {
 			ops.RMSNorm(xn[t*c.Embd:(t+1)*c.Embd], x[t*c.Embd:(t+1)*c.Embd], L.AttnNorm, c.RMSEps)
 		}
@@ -246,7 +256,7 @@ func (s *State) Forward(tokens []int32, pos0 int, all bool) ([]float32, error) {
 			}
 		}
 		if err := s.attention(il, pos0, n, q, k, v, att); err != nil {
-			return nil, err
+			return err
 		}
 		invalidate()
 		matmul(L.Wo, att, oDim, tmp, c.Embd)
@@ -278,6 +288,9 @@ func (s *State) Forward(tokens []int32, pos0 int, all bool) ([]float32, error) {
 			}
 		}
 		ops.Add(x, tmp)
+		if m.Source != nil {
+			m.Source.Done(il)
+		}
 	}
 
 	first := 0
@@ -291,13 +304,13 @@ func (s *State) Forward(tokens []int32, pos0 int, all bool) ([]float32, error) {
 	}
 	xq2, err := e.Quantize(m.Output.VecType, xn, c.Embd, rows, xqBuf)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	e.MatMul(m.Output, xq2, rows, logits, m.Vocab)
+	e.MatMul(m.Output, xq2, rows, out, m.Vocab)
 	if c.FinalSoftcap != 0 {
-		ops.Softcap(logits, c.FinalSoftcap)
+		ops.Softcap(out, c.FinalSoftcap)
 	}
-	return logits, nil
+	return nil
 }
 
 // attention stores the chunk's keys and values and computes every token's

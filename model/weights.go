@@ -37,6 +37,23 @@ type Model struct {
 	RopeFreqs []float32   // Llama 3.1 rope_freqs, or nil
 	Blocks    []Layer     // one per transformer block
 	Tied      bool
+
+	// Source, when set, supplies each block's weights during a forward pass
+	// (streaming weights from disk); nil uses Blocks, read in place from the
+	// mapped file.
+	Source LayerSource
+}
+
+// LayerSource supplies layer weights to forward passes, for weights that
+// are not all resident. A Model calls Begin before the first layer of a
+// pass, Layer(il) for each block in order (it may block until the weights
+// are readable), Done(il) when the block is finished, and End after the
+// last; passes of different sessions never interleave between Begin and End.
+type LayerSource interface {
+	Begin()
+	Layer(il int) *Layer
+	Done(il int)
+	End()
 }
 
 type loader struct {

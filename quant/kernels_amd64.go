@@ -15,6 +15,8 @@ var (
 	haveAVX512 = haveAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
 	// VPDPBUSD and VPDPWSSD.
 	haveVNNI = haveAVX512 && cpu.X86.HasAVX512VNNI
+	// VPERMB and VGF2P8AFFINEQB on top of VNNI (Ice Lake, Zen 4 and later).
+	haveVBMI = haveVNNI && cpu.X86.HasAVX512VBMI && cpu.X86.HasAVX512GFNI
 )
 
 // asmKernels holds, per weight type, the kernels this CPU runs, slowest
@@ -36,14 +38,15 @@ func buildAsmKernels() map[Type][]Kernel {
 	add(haveVNNI, Q8_0, "avx512vnni", dotQ8_0VNNI)
 	add(haveAVX2, Q4_0, "avx2", dotQ4_0AVX2)
 	add(haveVNNI, Q4_0, "avx512vnni", dotQ4_0VNNI)
+	add(haveVBMI, Q4_0, "avx512vbmi", dotQ4_0VBMI)
 	add(haveAVX2, Q4_1, "avx2", dotQ4_1AVX2)
 	add(haveVNNI, Q4_1, "avx512vnni", dotQ4_1VNNI)
 	add(haveAVX2, Q5_0, "avx2", dotQ5_0AVX2)
 	add(haveVNNI, Q5_0, "avx512vnni", dotQ5_0VNNI)
 	add(haveAVX2, Q4_K, "avx2", dotQ4_KAVX2)
 	add(haveVNNI, Q4_K, "avx512vnni", dotQ4_KVNNI)
-	// add(haveAVX2, Q5_K, "avx2", dotQ5_KAVX2)
-	// add(haveVNNI, Q5_K, "avx512vnni", dotQ5_KVNNI)
+	add(haveAVX2, Q5_K, "avx2", dotQ5_KAVX2)
+	add(haveVNNI, Q5_K, "avx512vnni", dotQ5_KVNNI)
 	add(haveAVX2, Q6_K, "avx2", dotQ6_KAVX2)
 	add(haveVNNI, Q6_K, "avx512vnni", dotQ6_KVNNI)
 	return m

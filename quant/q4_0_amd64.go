@@ -32,3 +32,18 @@ func dotQ4_0VNNI(n int, w, x []byte) float32 {
 	x = x[:nb*(2+QK)]
 	return dotQ4_0VNNIAsm(&w[0], &x[0], nb)
 }
+
+//go:noescape
+func dotQ4_0VBMIAsm(w, x *byte, nb int) float32
+
+// dotQ4_0VBMI is dotQ4_0VNNI for CPUs that also have AVX512_VBMI and GFNI,
+// which unpack the nibbles in two instructions.
+func dotQ4_0VBMI(n int, w, x []byte) float32 {
+	nb := n / QK
+	if nb <= 0 {
+		return 0
+	}
+	w = w[:nb*(2+QK/2)]
+	x = x[:nb*(2+QK)]
+	return dotQ4_0VBMIAsm(&w[0], &x[0], nb)
+}

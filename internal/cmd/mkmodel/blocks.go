@@ -1,0 +1,249 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/lowmem/llm/quant"
+)
+
+// Random blocks are drawn directly in each format rather than by
+// quantizing random floats: the reference quantizers would take many
+// minutes for an 8B model, and speed tests only need weights of the right
+// size and a sane distribution. Codes are uniform; the fp16 block scales
+// are positive, finite and vary by ±20% between blocks; their base value
+// is the target standard deviation divided by the RMS of the code values
+// below, so that the dequantized weights have a standard deviation of
+// about 1/sqrt(fan-in).
+const (
+	// Q8_0: codes -127…127, with -128 mapped to 0 (ggml never emits -128).
+	rmsQ8_0 = 73.47 // sqrt(2·Σk², k=1…127, / 256)
+	// Q4_0: nibbles 1…15 (values -7…7), with nibble 0 mapped to 8 (value 0)
+	// so the weights have zero mean.
+	rmsQ4_0 = 4.183 // sqrt(2·Σk², k=1…7, / 16)
+	// Q5_0: 5-bit codes minus 16, -16…15.
+	rmsQ5_0 = 9.247 // sqrt((2·Σk², k=1…15, + 256) / 32)
+	// Q4_K: nibbles 0…15 times 6-bit sub-block scales 8…23, minus
+	// dmin·m with dmin = 5·d and m = round(1.5·scale), which centres each
+	// sub-block on zero within 2.5·d.
+	rmsQ4_K = 74.55 // sqrt(21.25 · mean(s², s=8…23))
+	// Q6_K: 6-bit codes minus 32 times int8 sub-block scales ±2…±9 with a
+	// random sign, so the weights have zero mean.
+	rmsQ6_K = 110.1 // sqrt(341.5 · mean(s², s=2…9))
+)
+
+// scaleSteps is how many jittered values a block scale takes.
+const scaleSteps = 8
+
+// blockParams are the per-tensor constants the block fillers use.
+type blockParams struct {
+	d    [scaleSteps]uint16 // fp16 block scales
+	dmin [scaleSteps]uint16 // fp16 Q4_K minimum scales, 5·d
+	f16  *[1 << 16]uint16   // F16: normal quantiles times the target std
+}
+
+// newBlockParams returns the scales for weights of type t with standard
+// deviation std.
+func newBlockParams(t quant.Type, std float64) (*blockParams, error) {
+	p := &blockParams{}
+	var rms float64
+	switch t {
+	case quant.F16:
+		p.f16 = f16Table(std)
+		return p, nil
+	case quant.Q8_0:
+		rms = rmsQ8_0
+	case quant.Q4_0:
+		rms = rmsQ4_0
+	case quant.Q5_0:
+		rms = rmsQ5_0
+	case quant.Q4_K:
+		rms = rmsQ4_K
+	case quant.Q6_K:
+		rms = rmsQ6_K
+	default:
+		return nil, fmt.Errorf("no random block generator for type %v", t)
+	}
+	for k := range scaleSteps {
+		d := std / rms * (0.8 + 0.4*float64(k)/(scaleSteps-1))
+		p.d[k] = quant.FP32ToFP16(float32(d))
+		p.dmin[k] = quant.FP32ToFP16(float32(5 * d))
+		for _, h := range []uint16{p.d[k], p.dmin[k]} {
+			if f := quant.FP16ToFP32(h); !(f > 0) || math.IsInf(float64(f), 0) {
+				return nil, fmt.Errorf("standard deviation %g gives the fp16 block scale %g", std, f)
+			}
+		}
+	}
+	return p, nil
+}
+
+// fillBlocks fills dst, a whole number of blocks of type t, with random
+// blocks drawn from r.
+func fillBlocks(t quant.Type, dst []byte, r *rand.PCG, p *blockParams) {
+	switch t {
+	case quant.F16:
+		fillF16(dst, r, p)
+	case quant.Q8_0:
+		fillQ8_0(dst, r, p)
+	case quant.Q4_0:
+		fillQ4_0(dst, r, p)
+	case quant.Q5_0:
+		fillQ5_0(dst, r, p)
+	case quant.Q4_K:
+		fillQ4_K(dst, r, p)
+	case quant.Q6_K:
+		fillQ6_K(dst, r, p)
+	}
+}
+
+var le = binary.LittleEndian
+
+// fillRandom fills dst with random bytes passed through fix.
+func fillRandom(dst []byte, r *rand.PCG, fix *[256]byte) {
+	for len(dst) >= 8 {
+		u := r.Uint64()
+		if fix == nil {
+			le.PutUint64(dst, u)
+		} else {
+			for j := range 8 {
+				dst[j] = fix[byte(u>>(8*j))]
+			}
+		}
+		dst = dst[8:]
+	}
+	if len(dst) > 0 {
+		u := r.Uint64()
+		for j := range dst {
+			b := byte(u >> (8 * j))
+			if fix != nil {
+				b = fix[b]
+			}
+			dst[j] = b
+		}
+	}
+}
+
+var (
+	fixQ8_0 [256]byte // -128 → 0
+	fixQ4_0 [256]byte // nibble 0 → 8 in both halves
+)
+
+func init() {
+	for i := range 256 {
+		fixQ8_0[i] = byte(i)
+		lo, hi := byte(i&15), byte(i>>4)
+		if lo == 0 {
+			lo = 8
+		}
+		if hi == 0 {
+			hi = 8
+		}
+		fixQ4_0[i] = lo | hi<<4
+	}
+	fixQ8_0[0x80] = 0
+}
+
+func fillQ8_0(dst []byte, r *rand.PCG, p *blockParams) {
+	const bs = 2 + 32
+	for ; len(dst) >= bs; dst = dst[bs:] {
+		le.PutUint16(dst, p.d[r.Uint64()%scaleSteps])
+		fillRandom(dst[2:bs], r, &fixQ8_0)
+	}
+}
+
+func fillQ4_0(dst []byte, r *rand.PCG, p *blockParams) {
+	const bs = 2 + 16
+	for ; len(dst) >= bs; dst = dst[bs:] {
+		le.PutUint16(dst, p.d[r.Uint64()%scaleSteps])
+		fillRandom(dst[2:bs], r, &fixQ4_0)
+	}
+}
+
+func fillQ5_0(dst []byte, r *rand.PCG, p *blockParams) {
+	const bs = 2 + 4 + 16
+	for ; len(dst) >= bs; dst = dst[bs:] {
+		le.PutUint16(dst, p.d[r.Uint64()%scaleSteps])
+		fillRandom(dst[2:bs], r, nil)
+	}
+}
+
+// Q4_K block: d, dmin (fp16), 12 bytes of packed 6-bit scales and mins
+// for 8 sub-blocks of 32, 128 bytes of nibbles.
+func fillQ4_K(dst []byte, r *rand.PCG, p *blockParams) {
+	const bs = 4 + 12 + 128
+	for ; len(dst) >= bs; dst = dst[bs:] {
+		u := r.Uint64()
+		k := u % scaleSteps
+		le.PutUint16(dst[0:], p.d[k])
+		le.PutUint16(dst[2:], p.dmin[k])
+		var sc, m [8]byte
+		for j := range 8 {
+			sc[j] = 8 + byte(u>>(8+4*j))&15
+			m[j] = (3*sc[j] + 1) / 2
+		}
+		s := dst[4:16]
+		for j := range 4 {
+			s[j] = sc[j] | (sc[j+4]>>4)<<6
+			s[j+4] = m[j] | (m[j+4]>>4)<<6
+			s[j+8] = sc[j+4]&15 | (m[j+4]&15)<<4
+		}
+		fillRandom(dst[16:bs], r, nil)
+	}
+}
+
+// Q6_K block: 128 bytes of low nibbles, 64 of high bit pairs, 16 int8
+// scales, d (fp16).
+func fillQ6_K(dst []byte, r *rand.PCG, p *blockParams) {
+	const bs = 128 + 64 + 16 + 2
+	for ; len(dst) >= bs; dst = dst[bs:] {
+		fillRandom(dst[:192], r, nil)
+		u := r.Uint64()
+		for j := range 16 {
+			n := byte(u >> (4 * j))
+			v := int8(2 + n&7)
+			if n&8 != 0 {
+				v = -v
+			}
+			dst[192+j] = byte(v)
+		}
+		le.PutUint16(dst[208:], p.d[r.Uint64()%scaleSteps])
+	}
+}
+
+func fillF16(dst []byte, r *rand.PCG, p *blockParams) {
+	for ; len(dst) >= 8; dst = dst[8:] {
+		u := r.Uint64()
+		for j := range 4 {
+			le.PutUint16(dst[2*j:], p.f16[uint16(u>>(16*j))])
+		}
+	}
+	for ; len(dst) >= 2; dst = dst[2:] {
+		le.PutUint16(dst, p.f16[uint16(r.Uint64())])
+	}
+}
+
+var (
+	unitNormalOnce sync.Once
+	unitNormal     *[1 << 16]float32
+)
+
+// f16Table returns std times the 65536 quantiles of N(0,1) at the midpoints
+// of equal-probability bins, as fp16: indexing it with 16 uniform random
+// bits draws from a normal distribution.
+func f16Table(std float64) *[1 << 16]uint16 {
+	unitNormalOnce.Do(func() {
+		unitNormal = new([1 << 16]float32)
+		for i := range unitNormal {
+			p := (float64(i) + 0.5) / (1 << 16)
+			unitNormal[i] = float32(math.Sqrt2 * math.Erfinv(2*p-1))
+		}
+	})
+	t := new([1 << 16]uint16)
+	for i, x := range unitNormal {
+		t[i] = quant.FP32ToFP16(float32(std) * x)
+	}
+	return t
+}

@@ -1,0 +1,26 @@
+// Command mkmodel writes a GGUF model file with random weights in the
+// shape of a real model, so that speed and memory can be measured without
+// downloading anything:
+//
+//	go run ./internal/cmd/mkmodel -shape llama-3.1-8b -type q4_k_m -o /tmp/llama-3.1-8b-q4_k_m.gguf
+//
+// The file has the real model's hyper-parameters, tensor names, ggml
+// dimension order and (for -type q4_k_m and q4_0) llama.cpp's per-tensor
+// mix of quantization types, so it is as large and as slow to run as the
+// real one. Its tokenizer is a synthetic SentencePiece vocabulary of the
+// real size, and its output is gibberish.
+//
+// Quantized blocks are drawn directly (random codes, scales chosen so the
+// dequantized weights have a standard deviation of about 1/sqrt(fan-in))
+// rather than by quantizing floats, so an 8B file takes seconds of CPU,
+// and tensors are streamed to the file, so memory use stays small. The
+// same -seed gives the same bytes.
+//
+// Flags:
+//
+//	-shape  tiny, tinyllama-1.1b, llama-3.1-8b, qwen2.5-7b or gemma-2-9b
+//	-type   f16, q8_0, q4_0 or q4_k_m
+//	-o      output file (required)
+//	-seed   random seed (default 1)
+//	-list   print the shapes and exit
+package main

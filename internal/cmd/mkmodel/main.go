@@ -1,0 +1,98 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "mkmodel:", err)
+		os.Exit(1)
+	}
+}
+
+// errUsage reports bad flags; the flag package has already printed why.
+var errUsage = errors.New("see -h for usage")
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("mkmodel", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	shapeName := fs.String("shape", "", "model shape: "+strings.Join(shapeNames(), ", "))
+	typeName := fs.String("type", "q4_k_m", "weight type: "+strings.Join(fileTypeNames(), ", "))
+	out := fs.String("o", "", "output GGUF file (required)")
+	seed := fs.Uint64("seed", 1, "random seed; the same seed gives the same file")
+	list := fs.Bool("list", false, "list the shapes and exit")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if *list {
+		for _, s := range shapes {
+			fmt.Fprintf(stdout, "%-15s %-6s vocab %6d  embd %4d  layers %2d  heads %2d/%d  head dim %3d  ffn %5d  ctx %d\n",
+				s.Name, s.Arch, s.Vocab, s.Embd, s.Layers, s.Heads, s.HeadsKV, s.headDim(), s.FFN, s.Context)
+		}
+		return nil
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *shapeName == "" || *out == "" {
+		return fmt.Errorf("-shape and -o are required (shapes: %s)", strings.Join(shapeNames(), ", "))
+	}
+	s, err := lookupShape(*shapeName)
+	if err != nil {
+		return err
+	}
+	ft, err := lookupFileType(*typeName)
+	if err != nil {
+		return err
+	}
+	m, err := newModel(s, ft, *seed)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", s.Name, ft.Name, err)
+	}
+	start := time.Now()
+	n, err := writeFile(*out, m)
+	if err != nil {
+		return err
+	}
+	el := time.Since(start)
+	fmt.Fprintf(stderr, "mkmodel: wrote %s: %s %s, %d tensors, %s params, %.2f GiB (%d bytes) in %.1fs (%.0f MiB/s)\n",
+		*out, s.Name, ft.Name, len(m.tensors), humanCount(m.params()), float64(n)/(1<<30), n,
+		el.Seconds(), float64(n)/(1<<20)/el.Seconds())
+	return nil
+}
+
+// writeFile writes m to path, removing the partial file on failure.
+func writeFile(path string, m *model) (n int64, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+			err = fmt.Errorf("write %s: %w", path, err)
+		}
+	}()
+	return m.writeTo(f)
+}
+
+// humanCount formats a count the way model sizes are named: 8.03 B, 135.2 M.
+func humanCount(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2f B", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f M", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.1f K", float64(n)/1e3)
+}

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/lowmem/llm/quant"
+)
+
+// fileType is a -type value: llama.cpp's llama_ftype and the default type
+// of the 2-D weights, which the per-tensor rules start from.
+type fileType struct {
+	Name  string
+	Ftype uint32 // general.file_type (llama_ftype)
+	Base  quant.Type
+}
+
+var fileTypes = []fileType{
+	{"f16", 1, quant.F16},
+	{"q8_0", 7, quant.Q8_0},
+	{"q4_0", 2, quant.Q4_0},
+	{"q4_k_m", 15, quant.Q4_K},
+}
+
+const ftypeQ4_K_M = 15
+
+func fileTypeNames() []string {
+	var names []string
+	for _, t := range fileTypes {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// lookupFileType returns the file type called name.
+func lookupFileType(name string) (fileType, error) {
+	i := slices.IndexFunc(fileTypes, func(t fileType) bool { return t.Name == name })
+	if i < 0 {
+		return fileType{}, fmt.Errorf("unknown type %q (known: %s)", name, strings.Join(fileTypeNames(), ", "))
+	}
+	return fileTypes[i], nil
+}
+
+// tensorKind says how a tensor's values are drawn.
+type tensorKind int
+
+const (
+	kindWeight    tensorKind = iota // 2-D, N(0, 1/fan-in)
+	kindNorm                        // 1-D, about 1
+	kindBias                        // 1-D, about 0
+	kindRopeFreqs                   // 1-D, computed
+)
+
+// tensorPlan is one tensor of the file: its name, type and ggml dims
+// (dims[0] is the row length, the fan-in of a projection).
+type tensorPlan struct {
+	Name string
+	Type quant.Type
+	Dims []int64
+	Kind tensorKind
+}
+
+// plan lists the tensors of a model of shape s in file order, each with
+// the type llama.cpp's quantizer would give it for file type ft. No data
+// is made.
+func plan(s shape, ft fileType) ([]tensorPlan, error) {
+	e, v, f := int64(s.Embd), int64(s.Vocab), int64(s.FFN)
+	q, kv := int64(s.Heads*s.headDim()), int64(s.HeadsKV*s.headDim())
+	var ts []tensorPlan
+	add := func(name string, kind tensorKind, dims ...int64) {
+		ts = append(ts, tensorPlan{Name: name, Dims: dims, Kind: kind})
+	}
+	if s.Llama3Rope != nil {
+		add("rope_freqs.weight", kindRopeFreqs, int64(s.headDim()/2))
+	}
+	add("token_embd.weight", kindWeight, e, v)
+	for l := range s.Layers {
+		p := fmt.Sprintf("blk.%d.", l)
+		add(p+"attn_norm.weight", kindNorm, e)
+		add(p+"attn_q.weight", kindWeight, e, q)
+		if s.QKVBias {
+			add(p+"attn_q.bias", kindBias, q)
+		}
+		add(p+"attn_k.weight", kindWeight, e, kv)
+		if s.QKVBias {
+			add(p+"attn_k.bias", kindBias, kv)
+		}
+		add(p+"attn_v.weight", kindWeight, e, kv)
+		if s.QKVBias {
+			add(p+"attn_v.bias", kindBias, kv)
+		}
+		add(p+"attn_output.weight", kindWeight, q, e)
+		if s.Arch == "gemma2" {
+			add(p+"post_attention_norm.weight", kindNorm, e)
+		}
+		add(p+"ffn_norm.weight", kindNorm, e)
+		add(p+"ffn_gate.weight", kindWeight, e, f)
+		add(p+"ffn_up.weight", kindWeight, e, f)
+		add(p+"ffn_down.weight", kindWeight, f, e)
+		if s.Arch == "gemma2" {
+			add(p+"post_ffw_norm.weight", kindNorm, e)
+		}
+	}
+	add("output_norm.weight", kindNorm, e)
+	if !s.TiedOutput {
+		add("output.weight", kindWeight, e, v)
+	}
+	if err := assignTypes(ts, ft); err != nil {
+		return nil, err
+	}
+	return ts, nil
+}
+
+// assignTypes sets the type of each tensor as llama.cpp's
+// llama_tensor_get_type does without an importance matrix or overrides:
+// 1-D tensors stay F32; with a float file type every 2-D weight has that
+// type; with a quantized one the output (and the token embedding when it
+// doubles as the output) gets Q6_K unless the type is Q8_0, and for
+// Q4_K_M, attn_v and ffn_down get Q6_K in the layers useMoreBits picks.
+// The attn_v and ffn_down layer counters advance in file order, as
+// llama.cpp's do. A row length the type's block does not divide falls back
+// as llama.cpp does.
+func assignTypes(ts []tensorPlan, ft fileType) error {
+	hasOutput := slices.ContainsFunc(ts, func(t tensorPlan) bool { return t.Name == "output.weight" })
+	var nAttnV, nFFNDown int
+	for _, t := range ts {
+		switch {
+		case strings.Contains(t.Name, "attn_v.weight"):
+			nAttnV++
+		case strings.Contains(t.Name, "ffn_down"):
+			nFFNDown++
+		}
+	}
+	var iAttnV, iFFNDown int
+	for i := range ts {
+		t := &ts[i]
+		if len(t.Dims) < 2 {
+			t.Type = quant.F32
+			continue
+		}
+		if ft.Base == quant.F16 || ft.Base == quant.F32 || ft.Base == quant.BF16 {
+			t.Type = ft.Base
+			continue
+		}
+		typ := ft.Base
+		switch {
+		case t.Name == "output.weight" || (!hasOutput && t.Name == "token_embd.weight"):
+			switch {
+			case t.Dims[0]%int64(typ.BlockElems()) != 0:
+				typ = quant.Q8_0
+			case typ != quant.Q8_0:
+				typ = quant.Q6_K
+			}
+		case t.Name == "token_embd.weight":
+			// Q4_K_M, Q4_0 and Q8_0 keep the default type.
+		case strings.Contains(t.Name, "attn_v.weight"):
+			if ft.Ftype == ftypeQ4_K_M && useMoreBits(iAttnV, nAttnV) {
+				typ = quant.Q6_K
+			}
+			iAttnV++
+		case strings.Contains(t.Name, "ffn_down"):
+			if ft.Ftype == ftypeQ4_K_M && useMoreBits(iFFNDown, nFFNDown) {
+				typ = quant.Q6_K
+			}
+			iFFNDown++
+		}
+		fb, err := fallback(typ, t.Dims[0])
+		if err != nil {
+			return fmt.Errorf("tensor %q: %w", t.Name, err)
+		}
+		t.Type = fb
+	}
+	return nil
+}
+
+// useMoreBits is llama.cpp's choice of layers that get more bits in the
+// _M mixes: the first and last eighth, and every third layer in between.
+func useMoreBits(i, n int) bool {
+	return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2
+}
+
+// fallback replaces a type whose block does not divide the row length n by
+// the 32-wide type llama.cpp falls back to, or F16 if even that does not
+// fit.
+func fallback(t quant.Type, n int64) (quant.Type, error) {
+	if n%int64(t.BlockElems()) == 0 {
+		return t, nil
+	}
+	var fb quant.Type
+	switch t {
+	case quant.Q4_K:
+		fb = quant.Q5_0
+	case quant.Q6_K:
+		fb = quant.Q8_0
+	default:
+		return 0, fmt.Errorf("row length %d is not a multiple of the %s block of %d and llama.cpp has no fallback for it", n, t, t.BlockElems())
+	}
+	if n%int64(fb.BlockElems()) != 0 {
+		return quant.F16, nil
+	}
+	return fb, nil
+}

@@ -1,0 +1,470 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/quant"
+)
+
+func mustShape(t *testing.T, name string) shape {
+	t.Helper()
+	s, err := lookupShape(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func mustType(t *testing.T, name string) fileType {
+	t.Helper()
+	ft, err := lookupFileType(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ft
+}
+
+// build writes shape s in type ft to a temporary file and returns its path.
+func build(t *testing.T, s shape, ft fileType) string {
+	t.Helper()
+	m, err := newModel(s, ft, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), s.Name+"-"+ft.Name+".gguf")
+	if _, err := writeFile(path, m); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// evalSteps loads path and evaluates a short prompt and a few single
+// tokens, checking that every logit is finite.
+func evalSteps(t *testing.T, path string) {
+	t.Helper()
+	m, err := llm.Load(path, llm.WithThreads(2), llm.WithContextSize(64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s, err := m.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	vocab := m.Info().VocabSize
+	steps := [][]int32{{m.BOS(), 300, 301, 302, 303, 304, 305, 306}, {7}, {400}, {9}}
+	for i, toks := range steps {
+		logits, err := s.Eval(context.Background(), toks)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if len(logits) != vocab {
+			t.Fatalf("step %d: %d logits, want %d", i, len(logits), vocab)
+		}
+		for j, x := range logits {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				t.Fatalf("step %d: logit %d is %v", i, j, x)
+			}
+		}
+	}
+}
+
+// readFile parses the GGUF file at path.
+func readFile(t *testing.T, path string) *gguf.File {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Read(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestTinyEveryType(t *testing.T) {
+	s := mustShape(t, "tiny")
+	for _, ft := range fileTypes {
+		t.Run(ft.Name, func(t *testing.T) {
+			path := build(t, s, ft)
+			f := readFile(t, path)
+			if got, _ := f.Uint("general.file_type"); got != uint64(ft.Ftype) {
+				t.Errorf("general.file_type = %d, want %d", got, ft.Ftype)
+			}
+			want, err := plan(s, ft)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Tensors) != len(want) {
+				t.Fatalf("%d tensors, want %d", len(f.Tensors), len(want))
+			}
+			for i, ti := range f.Tensors {
+				if ti.Name != want[i].Name || ti.Type != want[i].Type || !slices.Equal(ti.Dims, want[i].Dims) {
+					t.Errorf("tensor %d: %s %v %v, want %s %v %v", i, ti.Name, ti.Type, ti.Dims, want[i].Name, want[i].Type, want[i].Dims)
+				}
+			}
+			if toks, _ := f.Strings("tokenizer.ggml.tokens"); len(toks) != s.Vocab {
+				t.Errorf("%d tokens, want %d", len(toks), s.Vocab)
+			}
+			evalSteps(t, path)
+		})
+	}
+}
+
+// miniature keeps the architecture features of a real shape (biases, tied
+// output, rope factors, head size, soft-capping) at a size a test can run.
+func miniature(s shape) shape {
+	s.Name += "-mini"
+	s.Vocab, s.Embd, s.Layers, s.FFN, s.Context = 512, 256, 3, 512, 512
+	if s.HeadDim != 0 {
+		s.Heads, s.HeadsKV, s.HeadDim = 2, 1, 256
+	} else {
+		s.Heads, s.HeadsKV = 4, 2
+	}
+	if s.Window != 0 {
+		s.Window = 4
+	}
+	return s
+}
+
+func TestMiniatureShapes(t *testing.T) {
+	for _, s := range shapes {
+		if s.Name == "tiny" {
+			continue
+		}
+		for _, typ := range []string{"q4_k_m", "f16"} {
+			t.Run(s.Name+"/"+typ, func(t *testing.T) {
+				mini := miniature(s)
+				path := build(t, mini, mustType(t, typ))
+				f := readFile(t, path)
+				if _, ok := f.Tensor("rope_freqs.weight"); ok != (s.Llama3Rope != nil) {
+					t.Errorf("rope_freqs.weight present = %v", ok)
+				}
+				if _, ok := f.Tensor("output.weight"); ok == s.TiedOutput {
+					t.Errorf("output.weight present = %v with tied output %v", ok, s.TiedOutput)
+				}
+				if _, ok := f.Tensor("blk.0.attn_q.bias"); ok != s.QKVBias {
+					t.Errorf("attn_q.bias present = %v", ok)
+				}
+				evalSteps(t, path)
+			})
+		}
+	}
+}
+
+// typeCounts counts the tensors of each type.
+func typeCounts(ts []tensorPlan) map[quant.Type]int {
+	c := map[quant.Type]int{}
+	for _, t := range ts {
+		c[t.Type]++
+	}
+	return c
+}
+
+func TestQ4_K_MMix(t *testing.T) {
+	ts, err := plan(mustShape(t, "llama-3.1-8b"), mustType(t, "q4_k_m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// llama.cpp's loader reports these counts for Meta-Llama-3.1-8B Q4_K_M:
+	// f32 66 (norms and rope_freqs), q4_K 193, q6_K 33.
+	want := map[quant.Type]int{quant.F32: 66, quant.Q4_K: 193, quant.Q6_K: 33}
+	if got := typeCounts(ts); !mapsEqual(got, want) {
+		t.Errorf("type counts %v, want %v", got, want)
+	}
+	// use_more_bits for 32 layers: i < 4, i >= 28, (i-4)%3 == 2.
+	more := []int{0, 1, 2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28, 29, 30, 31}
+	for _, tp := range ts {
+		want := quant.Q4_K
+		var layer int
+		var rest string
+		switch {
+		case len(tp.Dims) == 1:
+			want = quant.F32
+		case tp.Name == "output.weight":
+			want = quant.Q6_K
+		case tp.Name == "token_embd.weight":
+		default:
+			if _, err := fmt.Sscanf(tp.Name, "blk.%d.%s", &layer, &rest); err != nil {
+				t.Fatalf("tensor %q: %v", tp.Name, err)
+			}
+			if (rest == "attn_v.weight" || rest == "ffn_down.weight") && slices.Contains(more, layer) {
+				want = quant.Q6_K
+			}
+		}
+		if tp.Type != want {
+			t.Errorf("%s: %v, want %v", tp.Name, tp.Type, want)
+		}
+	}
+}
+
+func mapsEqual(a, b map[quant.Type]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestTypeRules(t *testing.T) {
+	find := func(ts []tensorPlan, name string) quant.Type {
+		for _, tp := range ts {
+			if tp.Name == name {
+				return tp.Type
+			}
+		}
+		t.Fatalf("no tensor %q", name)
+		return 0
+	}
+	tests := []struct {
+		shape, typ string
+		tensor     string
+		want       quant.Type
+	}{
+		{"tinyllama-1.1b", "q4_0", "output.weight", quant.Q6_K},
+		{"tinyllama-1.1b", "q4_0", "token_embd.weight", quant.Q4_0},
+		{"tinyllama-1.1b", "q4_0", "blk.0.ffn_down.weight", quant.Q4_0},
+		{"tinyllama-1.1b", "q8_0", "output.weight", quant.Q8_0},
+		{"tinyllama-1.1b", "q8_0", "blk.0.attn_v.weight", quant.Q8_0},
+		{"tinyllama-1.1b", "f16", "output.weight", quant.F16},
+		{"tinyllama-1.1b", "f16", "blk.0.attn_norm.weight", quant.F32},
+		{"tinyllama-1.1b", "q4_k_m", "token_embd.weight", quant.Q4_K},
+		// 22 layers: i < 2, i >= 19, (i-2)%3 == 2.
+		{"tinyllama-1.1b", "q4_k_m", "blk.1.attn_v.weight", quant.Q6_K},
+		{"tinyllama-1.1b", "q4_k_m", "blk.2.attn_v.weight", quant.Q4_K},
+		{"tinyllama-1.1b", "q4_k_m", "blk.4.ffn_down.weight", quant.Q6_K},
+		{"tinyllama-1.1b", "q4_k_m", "blk.18.ffn_down.weight", quant.Q4_K},
+		{"tinyllama-1.1b", "q4_k_m", "blk.19.ffn_down.weight", quant.Q6_K},
+		{"tinyllama-1.1b", "q4_k_m", "blk.19.attn_q.weight", quant.Q4_K},
+		// A tied output makes the token embedding the output tensor.
+		{"gemma-2-9b", "q4_k_m", "token_embd.weight", quant.Q6_K},
+		{"gemma-2-9b", "q4_0", "token_embd.weight", quant.Q6_K},
+		{"gemma-2-9b", "q8_0", "token_embd.weight", quant.Q8_0},
+		{"qwen2.5-7b", "q4_k_m", "output.weight", quant.Q6_K},
+		{"qwen2.5-7b", "q4_k_m", "blk.0.attn_q.bias", quant.F32},
+	}
+	for _, tt := range tests {
+		ts, err := plan(mustShape(t, tt.shape), mustType(t, tt.typ))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := find(ts, tt.tensor); got != tt.want {
+			t.Errorf("%s %s %s: %v, want %v", tt.shape, tt.typ, tt.tensor, got, tt.want)
+		}
+	}
+}
+
+func TestFallback(t *testing.T) {
+	tests := []struct {
+		t    quant.Type
+		n    int64
+		want quant.Type
+		err  bool
+	}{
+		{quant.Q4_K, 512, quant.Q4_K, false},
+		{quant.Q4_K, 288, quant.Q5_0, false},
+		{quant.Q6_K, 288, quant.Q8_0, false},
+		{quant.Q6_K, 100, quant.F16, false},
+		{quant.Q4_0, 100, 0, true},
+	}
+	for _, tt := range tests {
+		got, err := fallback(tt.t, tt.n)
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("fallback(%v, %d) = %v, %v; want %v, error %v", tt.t, tt.n, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+// TestBlockStatistics checks that random blocks dequantize to finite
+// weights with mean near 0 and standard deviation near 1/sqrt(fan-in), and
+// that every fp16 block scale is positive.
+func TestBlockStatistics(t *testing.T) {
+	const fanIn, rows = 4096, 64
+	std := 1 / math.Sqrt(fanIn)
+	for _, typ := range []quant.Type{quant.F16, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K} {
+		t.Run(typ.String(), func(t *testing.T) {
+			p, err := newBlockParams(typ, std)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rowBytes, _ := typ.RowBytes(fanIn)
+			buf := make([]byte, rows*rowBytes)
+			fillBlocks(typ, buf, rand.NewPCG(1, 2), p)
+			vals := make([]float32, rows*fanIn)
+			if err := quant.Dequantize(typ, vals, buf); err != nil {
+				t.Fatal(err)
+			}
+			var sum, sq float64
+			for i, v := range vals {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					t.Fatalf("weight %d is %v", i, v)
+				}
+				sum += float64(v)
+				sq += float64(v) * float64(v)
+			}
+			n := float64(len(vals))
+			mean := sum / n
+			sd := math.Sqrt(sq/n - mean*mean)
+			if math.Abs(mean) > 0.02*std || math.Abs(sd/std-1) > 0.05 {
+				t.Errorf("mean %.3g, std %.4g; want about 0 and %.4g", mean, sd, std)
+			}
+			for off := int64(0); off < int64(len(buf)); off += int64(typ.BlockBytes()) {
+				for _, at := range scaleOffsets(typ) {
+					h := uint16(buf[off+int64(at)]) | uint16(buf[off+int64(at)+1])<<8
+					if f := quant.FP16ToFP32(h); !(f > 0) || math.IsInf(float64(f), 0) {
+						t.Fatalf("block at %d: scale %v", off, f)
+					}
+				}
+			}
+		})
+	}
+}
+
+// scaleOffsets are the offsets of the fp16 scales within a block.
+func scaleOffsets(t quant.Type) []int {
+	switch t {
+	case quant.Q8_0, quant.Q4_0, quant.Q5_0:
+		return []int{0}
+	case quant.Q4_K:
+		return []int{0, 2}
+	case quant.Q6_K:
+		return []int{208}
+	}
+	return nil
+}
+
+func TestDeterministic(t *testing.T) {
+	write := func(seed uint64, workers int) []byte {
+		m, err := newModel(mustShape(t, "tiny"), mustType(t, "q4_k_m"), seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.workers = workers
+		var b bytes.Buffer
+		if _, err := m.writeTo(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	a := write(1, 1)
+	if !bytes.Equal(a, write(1, 3)) {
+		t.Error("bytes depend on the number of workers")
+	}
+	if bytes.Equal(a, write(2, 1)) {
+		t.Error("seeds 1 and 2 give the same file")
+	}
+}
+
+// TestParallelChunksInOrder makes tensors of many chunks so the parallel
+// path runs, and compares it with the serial one.
+func TestParallelChunksInOrder(t *testing.T) {
+	const n = 37
+	fill := func(buf []byte, c int) []byte {
+		buf = buf[:1+c%5]
+		for i := range buf {
+			buf[i] = byte(c)
+		}
+		return buf
+	}
+	var want bytes.Buffer
+	for c := range n {
+		want.Write(fill(make([]byte, 8), c))
+	}
+	for _, workers := range []int{2, 3, 8} {
+		var got bytes.Buffer
+		if err := parallelChunks(&got, n, workers, 8, fill); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%d workers: chunks out of order", workers)
+		}
+	}
+}
+
+// failWriter fails after accepting n bytes.
+type failWriter struct{ n int }
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		return 0, fmt.Errorf("disk full")
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+func TestParallelChunksWriteError(t *testing.T) {
+	fill := func(buf []byte, c int) []byte { return buf }
+	err := parallelChunks(&failWriter{n: 20}, 100, 2, 8, fill)
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("error %v, want disk full", err)
+	}
+}
+
+func TestRopeFactors(t *testing.T) {
+	s := mustShape(t, "llama-3.1-8b")
+	f := ropeFactors(s.Llama3Rope, s.RopeBase, s.headDim())
+	if len(f) != 64 {
+		t.Fatalf("%d factors, want 64", len(f))
+	}
+	// Wavelength 2π·500000^(i/64) is below 8192/4 for i <= 28 and above
+	// 8192 for i >= 35.
+	for i, x := range f {
+		switch {
+		case i <= 28 && x != 1, i >= 35 && x != 8:
+			t.Errorf("factor %d = %v", i, x)
+		case i > 28 && i < 35 && !(x > f[i-1] && x < 8):
+			t.Errorf("factor %d = %v not between %v and 8", i, x, f[i-1])
+		}
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-shape", "tiny"}, "-o are required"},
+		{[]string{"-shape", "huge", "-o", "x"}, `unknown shape "huge"`},
+		{[]string{"-shape", "tiny", "-type", "q3_k", "-o", "x"}, `unknown type "q3_k"`},
+		{[]string{"-shape", "tiny", "-o", filepath.Join(t.TempDir(), "no", "such", "dir")}, "no such file"},
+	}
+	for _, tt := range tests {
+		var out, errOut bytes.Buffer
+		err := run(tt.args, &out, &errOut)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("run(%q) = %v, want an error containing %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+func TestRunWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	var out, errOut bytes.Buffer
+	if err := run([]string{"-shape", "tiny", "-type", "q8_0", "-o", path, "-seed", "3"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut.String(), "wrote "+path) {
+		t.Errorf("stderr %q does not report the file", errOut.String())
+	}
+	f := readFile(t, path)
+	if name, _ := f.String("general.name"); !strings.Contains(name, "seed 3") {
+		t.Errorf("general.name %q", name)
+	}
+}

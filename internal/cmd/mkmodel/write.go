@@ -1,0 +1,211 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"math/rand/v2"
+	"runtime"
+
+	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/quant"
+)
+
+// chunkBytes is about how much tensor data one generation step makes:
+// large enough that writes are efficient, small enough that a few chunks
+// in flight cost little memory.
+const chunkBytes = 4 << 20
+
+// model is a file to write: its shape, type, seed and tensors.
+type model struct {
+	shape   shape
+	ft      fileType
+	seed    uint64
+	tensors []tensorPlan
+	workers int // goroutines generating data; 0 = GOMAXPROCS
+}
+
+func newModel(s shape, ft fileType, seed uint64) (*model, error) {
+	ts, err := plan(s, ft)
+	if err != nil {
+		return nil, err
+	}
+	return &model{shape: s, ft: ft, seed: seed, tensors: ts}, nil
+}
+
+// params is the number of weights in the file.
+func (m *model) params() int64 {
+	var n int64
+	for _, t := range m.tensors {
+		p := int64(1)
+		for _, d := range t.Dims {
+			p *= d
+		}
+		n += p
+	}
+	return n
+}
+
+// writeTo writes the GGUF file to w and returns its size.
+func (m *model) writeTo(w io.Writer) (int64, error) {
+	vocab, err := testutil.SPMVocab(m.shape.Vocab)
+	if err != nil {
+		return 0, err
+	}
+	g := gguf.NewWriter()
+	m.addKV(g, vocab)
+	for i := range m.tensors {
+		t := &m.tensors[i]
+		if err := g.AddTensorFunc(t.Name, t.Type, t.Dims, func(w io.Writer) error { return m.writeTensor(w, t) }); err != nil {
+			return 0, err
+		}
+	}
+	return g.WriteTo(w)
+}
+
+// addKV writes the metadata llama.cpp's converter writes for the shape's
+// architecture.
+func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
+	s := m.shape
+	a := s.Arch + "."
+	g.AddKV("general.architecture", s.Arch)
+	g.AddKV("general.name", fmt.Sprintf("%s %s (mkmodel, random weights, seed %d)", s.Name, m.ft.Name, m.seed))
+	g.AddKV(a+"vocab_size", uint32(s.Vocab))
+	g.AddKV(a+"context_length", uint32(s.Context))
+	g.AddKV(a+"embedding_length", uint32(s.Embd))
+	g.AddKV(a+"block_count", uint32(s.Layers))
+	g.AddKV(a+"feed_forward_length", uint32(s.FFN))
+	g.AddKV(a+"attention.head_count", uint32(s.Heads))
+	g.AddKV(a+"attention.head_count_kv", uint32(s.HeadsKV))
+	g.AddKV(a+"attention.layer_norm_rms_epsilon", s.RMSEps)
+	g.AddKV(a+"rope.freq_base", s.RopeBase)
+	if s.Arch == "gemma2" {
+		g.AddKV(a+"attention.key_length", uint32(s.headDim()))
+		g.AddKV(a+"attention.value_length", uint32(s.headDim()))
+		g.AddKV(a+"attention.sliding_window", uint32(s.Window))
+		g.AddKV(a+"attn_logit_softcapping", s.AttnSoftcap)
+		g.AddKV(a+"final_logit_softcapping", s.FinalSoftcap)
+	} else {
+		g.AddKV(a+"rope.dimension_count", uint32(s.headDim()))
+	}
+	g.AddKV("general.file_type", m.ft.Ftype)
+	if m.ft.Base != quant.F16 {
+		g.AddKV("general.quantization_version", uint32(2))
+	}
+	vocab.AddTo(g)
+}
+
+// writeTensor writes the data of t.
+func (m *model) writeTensor(w io.Writer, t *tensorPlan) error {
+	h := fnv.New64a()
+	h.Write([]byte(t.Name))
+	stream := m.seed ^ h.Sum64()
+	if len(t.Dims) == 1 {
+		return writeVector(w, t, m.shape, stream)
+	}
+	p, err := newBlockParams(t.Type, 1/math.Sqrt(float64(t.Dims[0])))
+	if err != nil {
+		return err
+	}
+	rowBytes, err := t.Type.RowBytes(t.Dims[0])
+	if err != nil {
+		return err
+	}
+	rows := t.Dims[1]
+	rowsPer := max(1, chunkBytes/rowBytes)
+	nChunks := int((rows + rowsPer - 1) / rowsPer)
+	// Chunk c holds rows [c·rowsPer, …) and is drawn from the stream
+	// (stream, c), so the bytes do not depend on how many goroutines make
+	// them.
+	fill := func(buf []byte, c int) []byte {
+		n := min(rowsPer, rows-int64(c)*rowsPer)
+		buf = buf[:n*rowBytes]
+		fillBlocks(t.Type, buf, rand.NewPCG(stream, uint64(c)), p)
+		return buf
+	}
+	workers := m.workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, nChunks)
+	bufBytes := min(rowsPer, rows) * rowBytes
+	if workers <= 1 {
+		buf := make([]byte, bufBytes)
+		for c := range nChunks {
+			if _, err := w.Write(fill(buf, c)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return parallelChunks(w, nChunks, workers, int(bufBytes), fill)
+}
+
+// parallelChunks writes nChunks chunks in order while workers goroutines
+// make them: worker k makes chunks k, k+workers, …, each into one of its
+// two buffers, so it can work on the next while the last is written.
+func parallelChunks(w io.Writer, nChunks, workers, bufBytes int, fill func([]byte, int) []byte) error {
+	done := make(chan struct{})
+	filled := make([]chan []byte, workers)
+	free := make([]chan []byte, workers)
+	for k := range workers {
+		filled[k] = make(chan []byte, 2)
+		free[k] = make(chan []byte, 2)
+		free[k] <- make([]byte, bufBytes)
+		free[k] <- make([]byte, bufBytes)
+		go func() {
+			for c := k; c < nChunks; c += workers {
+				var buf []byte
+				select {
+				case buf = <-free[k]:
+				case <-done:
+					return
+				}
+				filled[k] <- fill(buf[:cap(buf)], c)
+			}
+		}()
+	}
+	defer close(done)
+	for c := range nChunks {
+		k := c % workers
+		buf := <-filled[k]
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+		free[k] <- buf
+	}
+	return nil
+}
+
+// writeVector writes a 1-D F32 tensor: norm weights near 1 (gemma2's are
+// stored with the 1 added, like the converter stores them), biases near 0,
+// or the Llama 3 rope factors.
+func writeVector(w io.Writer, t *tensorPlan, s shape, stream uint64) error {
+	var vals []float32
+	switch t.Kind {
+	case kindRopeFreqs:
+		vals = ropeFactors(s.Llama3Rope, s.RopeBase, s.headDim())
+	default:
+		r := rand.New(rand.NewPCG(stream, 0))
+		mean, std := 1.0, 0.05
+		if t.Kind == kindBias {
+			mean, std = 0, 0.02
+		}
+		vals = make([]float32, t.Dims[0])
+		for i := range vals {
+			vals[i] = float32(mean + std*r.NormFloat64())
+		}
+	}
+	if int64(len(vals)) != t.Dims[0] {
+		return fmt.Errorf("%d values for %d elements", len(vals), t.Dims[0])
+	}
+	buf := make([]byte, 4*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
+	}
+	_, err := w.Write(buf)
+	return err
+}
