@@ -24,8 +24,8 @@ const (
 	// Q4_0: nibbles 1…15 (values -7…7), with nibble 0 mapped to 8 (value 0)
 	// so the weights have zero mean.
 	rmsQ4_0 = 4.183 // sqrt(2·Σk², k=1…7, / 16)
-	// Q5_0: 5-bit codes minus 16, -16…15.
-	rmsQ5_0 = 9.247 // sqrt((2·Σk², k=1…15, + 256) / 32)
+	// Q5_0: 5-bit codes minus 16, -15…15, with -16 mapped to 0.
+	rmsQ5_0 = 8.803 // sqrt(2·Σk², k=1…15, / 32)
 	// Q4_K: nibbles 0…15 times 6-bit sub-block scales 8…23, minus
 	// dmin·m with dmin = 5·d and m = round(1.5·scale), which centres each
 	// sub-block on zero within 2.5·d.
@@ -167,6 +167,20 @@ func fillQ5_0(dst []byte, r *rand.PCG, p *blockParams) {
 	for ; len(dst) >= bs; dst = dst[bs:] {
 		le.PutUint16(dst, p.d[r.Uint64()%scaleSteps])
 		fillRandom(dst[2:bs], r, nil)
+		// Element j's low four bits are nibble j%16 of qs (low nibbles
+		// first) and its fifth is bit j of qh. Setting the fifth where the
+		// low four are zero turns -16 into 0, so the codes are symmetric.
+		qh := le.Uint32(dst[2:])
+		qs := dst[6:bs]
+		for j := range 16 {
+			if qs[j]&15 == 0 {
+				qh |= 1 << j
+			}
+			if qs[j]>>4 == 0 {
+				qh |= 1 << (j + 16)
+			}
+		}
+		le.PutUint32(dst[2:], qh)
 	}
 }
 
