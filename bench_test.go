@@ -1,0 +1,64 @@
+package llm_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/testutil"
+)
+
+// benchModel is $LLM_BENCH_MODEL (e.g. a file from internal/cmd/mkmodel), or
+// tiny-llama-q4_k_m from the shared test data.
+func benchModel(b *testing.B) string {
+	if p := os.Getenv("LLM_BENCH_MODEL"); p != "" {
+		return p
+	}
+	return testutil.Testdata(b, "models/tiny-llama-q4_k_m.gguf")
+}
+
+// BenchmarkDecode measures one decode step (one token through the model).
+func BenchmarkDecode(b *testing.B) {
+	m, err := llm.Load(benchModel(b), llm.WithContextSize(4096))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	s, _ := m.NewSession()
+	defer s.Close()
+	ctx := context.Background()
+	tok := []int32{m.BOS()}
+	b.SetBytes(m.Info().FileBytes)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if s.Len() == s.Context() {
+			s.Reset()
+		}
+		if _, err := s.Eval(ctx, tok); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPrefill measures a 128-token prompt.
+func BenchmarkPrefill(b *testing.B) {
+	m, err := llm.Load(benchModel(b), llm.WithContextSize(512))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	s, _ := m.NewSession()
+	defer s.Close()
+	toks := make([]int32, 128)
+	for i := range toks {
+		toks[i] = int32(100 + i)
+	}
+	for b.Loop() {
+		s.Reset()
+		if _, err := s.Eval(context.Background(), toks); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(toks)*b.N)/b.Elapsed().Seconds(), "tok/s")
+}
