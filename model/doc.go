@@ -1,0 +1,18 @@
+// Package model holds the transformer architectures lowmem/llm runs —
+// llama (Llama 2/3/3.1, Mistral, TinyLlama, SmolLM), qwen2 and gemma2 — as
+// one forward pass configured entirely from GGUF metadata: nothing is
+// hard-coded per model.
+//
+// A Model is built from a parsed GGUF file and the bytes of the mapped
+// file; weight matrices are views into those bytes. A State holds one
+// sequence's KV cache and scratch arena and runs tokens through the model:
+//
+//	m, err := model.New(f, data)
+//	st, err := m.NewState(ops.NewExec(pool), model.StateOptions{Batch: 512, Cells: 4096})
+//	logits := make([]float32, m.Vocab)
+//	err = st.Forward(tokens, 0, logits) // logits of the last token
+//
+// Quantized weights are multiplied with activations quantized to the
+// weight type's VecDotType, and every operation follows llama.cpp's order
+// and rounding, so that logits agree with llama.cpp's on the same file.
+package model
