@@ -22,7 +22,7 @@ var (
 	// inconsistent metadata, missing tensors).
 	ErrBadModel = model.ErrBadModel
 	// ErrUnsupportedArch: a valid GGUF file of an architecture (or rope
-	// scaling, or layer kind) this library does not run.
+	// scaling, layer kind, or tokenizer) this library does not run.
 	ErrUnsupportedArch = model.ErrUnsupportedArch
 	// ErrUnsupportedType: a tensor type (e.g. IQ2_XXS) this library has no
 	// kernels for.
@@ -48,6 +48,9 @@ type Model struct {
 	set     settings
 	info    Info
 	plan    MemoryPlan
+	ws      weightState      // streaming weights, pressure watcher (stream.go)
+	kvAcct  kvAccount        // KV memory of the sessions (kvgrow.go)
+	fp      modelFingerprint // identifies the model in saved sessions (session_state.go)
 
 	// rw is held for reading by every computation and for writing by
 	// Close, so the file is never unmapped under a running session.
@@ -124,13 +127,24 @@ func load(mp *mem.Mapping, set settings) (*Model, error) {
 			"limit", plan.Limit, "source", plan.LimitSource)
 	}
 	set.context, set.kvType, set.weights = plan.Context, plan.KVType, plan.Weights
+	adviseBeforeNew(mp, plan)
 	mm, err := model.New(f, data)
 	if err != nil {
 		return nil, err
 	}
 	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w: %w", err, ErrBadModel)
+	switch {
+	case errors.Is(err, tokenizer.ErrUnsupported):
+		return nil, fmt.Errorf("%w: %w", err, ErrUnsupportedArch)
+	case errors.Is(err, ErrBadModel):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", err, ErrBadModel)
+	}
+	// A token without an embedding row could come out of Tokenize and then
+	// fail every Eval; rows without a token (padding) are harmless.
+	if tok.Size() > mm.Vocab {
+		return nil, fmt.Errorf("model: tokenizer.ggml.tokens has %d tokens, but token_embd.weight has only %d rows: %w", tok.Size(), mm.Vocab, ErrBadModel)
 	}
 	if tok.Size() != mm.Vocab {
 		set.logger.Warn("llm: tokenizer and embedding disagree on vocabulary size", "tokenizer", tok.Size(), "embedding", mm.Vocab)
@@ -151,6 +165,11 @@ func load(mp *mem.Mapping, set settings) (*Model, error) {
 		Threads: set.threads,
 	}
 	m.pool = ops.NewPool(set.threads)
+	if err := m.setupWeights(f, sh); err != nil {
+		m.pool.Close()
+		return nil, err
+	}
+	m.startWatch()
 	return m, nil
 }
 
@@ -216,9 +235,11 @@ func (m *Model) Detokenize(ids []int32) (string, error) {
 	if err := m.check(); err != nil {
 		return "", err
 	}
+	// The model's vocabulary is its embedding rows; rows past the
+	// tokenizer's tokens (padding) are valid and have no text.
 	for _, id := range ids {
-		if id < 0 || int(id) >= m.tok.Size() {
-			return "", fmt.Errorf("llm: detokenize: token %d not in vocabulary of %d: %w", id, m.tok.Size(), ErrBadToken)
+		if id < 0 || int(id) >= m.m.Vocab {
+			return "", fmt.Errorf("llm: detokenize: token %d not in vocabulary of %d: %w", id, m.m.Vocab, ErrBadToken)
 		}
 	}
 	return m.tok.Decode(ids), nil
@@ -262,6 +283,7 @@ func (m *Model) release() { m.rw.RUnlock() }
 // Close stops the model's threads and unmaps the file, after waiting for
 // computations in progress. Sessions of the model return ErrClosed after it.
 func (m *Model) Close() error {
+	m.stopWatch()
 	m.rw.Lock()
 	defer m.rw.Unlock()
 	if m.closed {
@@ -269,5 +291,5 @@ func (m *Model) Close() error {
 	}
 	m.closed = true
 	m.pool.Close()
-	return m.mapping.Close()
+	return errors.Join(m.closeWeights(), m.mapping.Close())
 }

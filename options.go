@@ -39,7 +39,13 @@ type settings struct {
 	weights WeightsMode
 	strict  bool
 	logger  *slog.Logger
-	errs    []error
+
+	pressure func(PressureEvent) // WithMemoryPressure (stream.go)
+
+	kvPrealloc bool // WithKVPreallocate (kvgrow.go)
+	shift      bool // WithContextShift (shift.go)
+	shiftKeep  int
+	errs       []error
 }
 
 func defaultSettings() settings {

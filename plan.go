@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -84,8 +85,12 @@ type MemoryPlan struct {
 	// streaming weights the rest is read from disk on every token.
 	ResidentWeights int64
 	FileBytes       int64
-	Components      []Component
-	Total           int64 // predicted peak: the sum of Components
+	// InitialKV is the KV cache a session holds when it starts: 256 cells
+	// that grow on demand towards Context (whose full size is the "kv
+	// cache" component), or all of it with WithKVPreallocate.
+	InitialKV  int64
+	Components []Component
+	Total      int64 // predicted peak: the sum of Components
 	// Steps lists the degradations applied to the request, in order.
 	Steps []string
 	// Reason says why the plan does not fit and what would, when !Fits.
@@ -157,6 +162,7 @@ type shape struct {
 	maxXRow    int     // widest quantized activation row
 	vocabBytes int64   // bytes of token strings
 	merges     int
+	kvPrealloc bool // the sessions reserve their whole KV cache up front
 }
 
 func readShape(path string) (*shape, error) {
@@ -177,7 +183,9 @@ func readShape(path string) (*shape, error) {
 }
 
 func shapeOf(g *gguf.File, size int64) (*shape, error) {
-	cfg, err := model.ConfigFromGGUF(g)
+	// Check, not just the configuration: every size below is trusted only
+	// once the tensors agree with the metadata.
+	cfg, err := model.Check(g)
 	if err != nil {
 		return nil, err
 	}
@@ -216,9 +224,10 @@ func shapeOf(g *gguf.File, size int64) (*shape, error) {
 	return s, nil
 }
 
+// scanLayer parses the block number of a tensor named "blk.<i>.*".
 func scanLayer(name string, il *int) bool {
 	_, err := fmt.Sscanf(name, "blk.%d.", il)
-	return err == nil
+	return err == nil && *il >= 0 // "blk.-1.x" parses, but is no block
 }
 
 // Fixed costs measured on this implementation (see docs/ARCHITECTURE.md,
@@ -257,19 +266,21 @@ func (s *shape) components(ctx int, kvt KVType, w WeightsMode, batch, threads in
 	c := &s.cfg
 	heap := int64(s.vocab)*perTokenBytes + s.vocabBytes + int64(s.merges)*perMergeBytes
 	heap += int64(c.Layers) * int64(c.Embd) * 4 * 4 // norm weights copied to float32
-	session := int64(s.vocab)*4 + int64(ctx)*4 + int64(threads)*int64(ctx)*4
+	// Each worker scores a whole GQA group of query heads at once.
+	group := int64(c.Heads / max(c.HeadsKV, 1))
+	session := int64(s.vocab)*4 + int64(ctx)*4 + int64(threads)*int64(ctx)*4*group
 	weightsNote := "mapped file pages (page cache)"
 	if w == WeightsStreaming {
 		weightsNote = fmt.Sprintf("resident part + %d layer buffers; the rest streams from disk", streamBuffers)
 	}
-	return []Component{
+	return kvGrowthComponents([]Component{
 		{"weights", resident, weightsNote},
-		{"kv cache", kvBytes(c, kvt, ctx), fmt.Sprintf("%d cells × %d layers, %v", ctx, c.Layers, kvt)},
+		{kvComponent, kvBytes(c, kvt, ctx), fmt.Sprintf("%d cells × %d layers, %v", ctx, c.Layers, kvt)},
 		{"activations", int64(model.ScratchBytes(c, s.maxXRow, batch)), fmt.Sprintf("arena for a %d-token batch", batch)},
 		{"session", session, "logits, token history, attention scores"},
 		{"model heap", heap, "tokenizer, norms"},
 		{"runtime", runtimeBytes, "Go runtime, binary, stacks"},
-	}
+	}, c, kvt, ctx, s.kvPrealloc)
 }
 
 // residentWeights is the page cache a resident model fills: the whole file
@@ -319,6 +330,7 @@ func planFor(s *shape, set settings) (MemoryPlan, error) {
 	if ctx == 0 {
 		ctx = s.cfg.Context
 	}
+	s.kvPrealloc = set.kvPrealloc
 	p := MemoryPlan{Context: ctx, KVType: set.kvType, Weights: set.weights, Batch: min(set.batch, ctx),
 		Threads: set.threads, FileBytes: s.fileBytes}
 	if set.memory > 0 {
@@ -351,6 +363,7 @@ func planFor(s *shape, set settings) (MemoryPlan, error) {
 		t, cs, res := eval(ctx, kvt, w)
 		p.Context, p.KVType, p.Weights, p.Batch = ctx, kvt, w, min(set.batch, ctx)
 		p.Total, p.Components, p.ResidentWeights = t, cs, res
+		p.InitialKV = kvPlanInitial(&s.cfg, kvt, ctx, set.kvPrealloc)
 		return t <= p.Limit
 	}
 	if apply(ctx, set.kvType, mode) {
@@ -372,34 +385,22 @@ func planFor(s *shape, set settings) (MemoryPlan, error) {
 	}
 	// Shorter context, down to minKeepContext (or the request if smaller).
 	floor := min(ctx, minKeepContext)
+	fitsAt := func(mode WeightsMode) func(int) bool {
+		return func(c int) bool { return apply(c, kvt, mode) }
+	}
 	if mode == WeightsResident {
-		for c := (ctx - 1) / contextStep * contextStep; c >= floor; c -= contextStep {
-			if c <= 0 {
-				break
-			}
-			if apply(c, kvt, mode) {
-				p.Steps = append(p.Steps, fmt.Sprintf("context %d → %d", ctx, c))
-				p.Fits = true
-				return p, nil
-			}
+		if c, ok := largestFit((ctx-1)/contextStep*contextStep, max(floor, 1), contextStep, fitsAt(mode)); ok {
+			apply(c, kvt, mode)
+			p.Steps = append(p.Steps, fmt.Sprintf("context %d → %d", ctx, c))
+			p.Fits = true
+			return p, nil
 		}
 		if set.weights == WeightsAuto {
 			p.Steps = append(p.Steps, "weights resident → streaming")
 			mode = WeightsStreaming
 			// Streaming frees weight memory: try the full context again first.
-			for c := ctx; c >= floor; c -= contextStep {
-				if apply(c, kvt, mode) {
-					if c != ctx {
-						p.Steps = append(p.Steps, fmt.Sprintf("context %d → %d", ctx, c))
-					}
-					p.Fits = true
-					return p, nil
-				}
-			}
-		}
-	} else {
-		for c := ctx; c >= floor; c -= contextStep {
-			if apply(c, kvt, mode) {
+			if c, ok := largestFit(ctx, floor, contextStep, fitsAt(mode)); ok {
+				apply(c, kvt, mode)
 				if c != ctx {
 					p.Steps = append(p.Steps, fmt.Sprintf("context %d → %d", ctx, c))
 				}
@@ -407,9 +408,34 @@ func planFor(s *shape, set settings) (MemoryPlan, error) {
 				return p, nil
 			}
 		}
+	} else if c, ok := largestFit(ctx, floor, contextStep, fitsAt(mode)); ok {
+		apply(c, kvt, mode)
+		if c != ctx {
+			p.Steps = append(p.Steps, fmt.Sprintf("context %d → %d", ctx, c))
+		}
+		p.Fits = true
+		return p, nil
 	}
 	apply(floor, kvt, mode)
 	p.Reason = fmt.Sprintf("the smallest configuration tried (context %d, KV %v, weights %v) needs %s, the limit is %s",
 		floor, kvt, mode, fmtBytes(p.Total), fmtBytes(p.Limit))
 	return p, nil
+}
+
+// largestFit returns the largest of hi, hi-step, hi-2·step, … not below lo
+// for which fits is true, and false when there is none. fits must be
+// monotone (true at c means true below c), as the memory of a plan is in
+// its context; a binary search then costs a few dozen evaluations even for
+// a context of millions of tokens, where walking down one step at a time
+// would take tens of thousands.
+func largestFit(hi, lo, step int, fits func(int) bool) (int, bool) {
+	if hi < lo {
+		return 0, false
+	}
+	n := (hi - lo) / step
+	k := sort.Search(n+1, func(k int) bool { return fits(hi - k*step) })
+	if k > n {
+		return 0, false
+	}
+	return hi - k*step, true
 }

@@ -24,6 +24,7 @@ type Session struct {
 	history []int32
 	logits  []float32 // logits of the last evaluated token
 	closed  bool
+	kv      kvSession // growth and shift bookkeeping (kvgrow.go, shift.go)
 }
 
 // NewSession makes a session with its own KV cache. Options override the
@@ -44,16 +45,26 @@ func (m *Model) NewSession(opts ...SessionOption) (*Session, error) {
 		return nil, err
 	}
 	batch := min(set.batch, set.context)
+	initial := kvInitialCells(set)
+	kvb := kvBytes(&m.m.Config, set.kvType, initial)
+	if !m.kvReserve(kvb, !set.kvPrealloc) {
+		return nil, fmt.Errorf("llm: new session: reserving a KV cache of %d cells (%s) breaks the memory budget (%s for KV caches, %s in use): %w",
+			initial, fmtBytes(kvb), fmtBytes(m.kvBudget()), fmtBytes(m.kvAcct.inUse.Load()), ErrOutOfMemoryBudget)
+	}
 	st, err := m.m.NewState(ops.NewExec(m.pool), model.StateOptions{
-		Batch: batch, Cache: kv.Type(set.kvType), Cells: set.context,
+		Batch: batch, Cache: kv.Type(set.kvType), Cells: set.context, Initial: initial,
 	})
 	if err != nil {
+		m.kvRelease(kvb)
 		return nil, fmt.Errorf("llm: new session: %w", err)
+	}
+	if set.kvPrealloc {
+		st.Cache().Touch()
 	}
 	// The history is reserved up front (4 bytes a token) so appending to it
 	// never allocates in the decode loop.
 	return &Session{m: m, st: st, set: set, logits: make([]float32, m.m.Vocab),
-		history: make([]int32, 0, set.context)}, nil
+		history: make([]int32, 0, set.context), kv: kvSession{bytes: kvb}}, nil
 }
 
 // Context is the most tokens the session can hold.
@@ -73,6 +84,9 @@ func (s *Session) Reset() {
 
 // Close releases the session's memory. It is safe to call twice.
 func (s *Session) Close() error {
+	if !s.closed {
+		s.m.kvRelease(s.kv.bytes)
+	}
 	s.closed = true
 	s.st = nil
 	s.history = nil
@@ -120,7 +134,7 @@ func (s *Session) eval(ctx context.Context, tokens []int32, all *[]float32) erro
 	if len(tokens) == 0 {
 		return fmt.Errorf("llm: eval of no tokens: %w", ErrInvalidOption)
 	}
-	if len(s.history)+len(tokens) > s.set.context {
+	if !s.set.shift && len(s.history)+len(tokens) > s.set.context {
 		return fmt.Errorf("llm: %d tokens after %d do not fit in a context of %d: %w",
 			len(tokens), len(s.history), s.set.context, ErrContextFull)
 	}
@@ -137,6 +151,10 @@ func (s *Session) eval(ctx context.Context, tokens []int32, all *[]float32) erro
 			return err
 		}
 		chunk := tokens[i:min(len(tokens), i+s.st.Batch())]
+		if err := s.makeRoom(len(chunk), &start); err != nil {
+			s.rewind(start)
+			return err
+		}
 		out := s.logits
 		if all != nil && len(chunk) > 1 {
 			out = (*all)[i*vocab : (i+len(chunk))*vocab]
@@ -246,7 +264,7 @@ func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOpt
 			if !yield(Token{ID: id, Text: text}, nil) {
 				return
 			}
-			if len(s.history) >= s.set.context {
+			if !s.set.shift && len(s.history) >= s.set.context {
 				yield(Token{}, fmt.Errorf("llm: generation reached the context size %d: %w", s.set.context, ErrContextFull))
 				return
 			}

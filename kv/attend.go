@@ -32,7 +32,10 @@ type AttnParams struct {
 // the KV head's keys and values once for all of them, which is faster at
 // long contexts. Attend does not allocate, and heads are computed
 // independently, so the result is the same bits whatever the scratch size
-// and however [h0,h1) is split across goroutines.
+// and however [h0,h1) is split across goroutines. The inner loops are
+// assembly on amd64 with AVX2 (or AVX-512), chosen once per process; other
+// CPUs, or -tags purego, may round float32 sums differently in the last
+// bits.
 //
 // With an F16 cache the numerics follow llama.cpp's CPU path without flash
 // attention: Q is rounded to F16 and K·Q accumulated in float32, then
@@ -81,20 +84,17 @@ func (c *Cache) Attend(layer, pos int, q, out []float32, p AttnParams, h0, h1 in
 	group := p.Heads / c.cfg.KVHeads
 
 	// Heads sharing a KV head go together: with room in scratch for all of
-	// their weights, every head's scores are computed before any head's
-	// values, so the KV head's keys and then its values are each read while
-	// still in cache rather than once per query head. The bits come out the
-	// same either way.
+	// their weights, the kernels take up to four heads per pass over the
+	// KV head's keys and then its values, reading each row once for all of
+	// them rather than once per query head. The bits come out the same
+	// either way: every kernel computes each head as it would alone.
 	for ha := h0; ha < h1; {
 		g := ha / group
 		hb := min(h1, (g+1)*group)
 		if len(scratch) >= (hb-ha)*n {
-			for h := ha; h < hb; h++ {
-				c.weights(v, g, q[h*dk:(h+1)*dk], p, scratch[(h-ha)*n:(h-ha+1)*n])
-			}
-			for h := ha; h < hb; h++ {
-				c.mix(v, g, scratch[(h-ha)*n:(h-ha+1)*n], out[h*dv:(h+1)*dv])
-			}
+			w := scratch[:(hb-ha)*n]
+			c.weights(v, g, q[ha*dk:hb*dk], p, w)
+			c.mix(v, g, w, out[ha*dv:hb*dv])
 		} else {
 			for h := ha; h < hb; h++ {
 				c.weights(v, g, q[h*dk:(h+1)*dk], p, scratch[:n])
@@ -113,143 +113,65 @@ type span struct {
 	start, n1, n int
 }
 
-// weights sets w (n floats) to the attention weights of query head qh over
-// KV head g.
-func (c *Cache) weights(v span, g int, qh []float32, p AttnParams, w []float32) {
-	l, dk := v.l, c.cfg.HeadDimK
+// weights sets the attention weights over KV head g of the query heads in
+// qs (HeadDimK floats each): head j's n weights go to w[j·n:(j+1)·n].
+func (c *Cache) weights(v span, g int, qs []float32, p AttnParams, w []float32) {
+	l, dk, n := v.l, c.cfg.HeadDimK, v.n
 	base := g * l.cells // row of cell 0 for this KV head
 	a, b := base+v.start, base+v.start+v.n1
 	wrap := base + v.n - v.n1
+	nh := len(qs) / dk
 	if c.cfg.Type == F16 {
-		var qbuf [MaxHeadDim]float32
-		qr := qbuf[:dk]
-		for i, x := range qh {
-			qr[i] = roundFP16(x)
+		// The queries are rounded to F16 four heads at a time, the most one
+		// kernel call takes.
+		var qbuf [4 * MaxHeadDim]float32
+		for j0 := 0; j0 < nh; j0 += 4 {
+			j1 := min(j0+4, nh)
+			qr := qbuf[:(j1-j0)*dk]
+			for i, x := range qs[j0*dk : j1*dk] {
+				qr[i] = roundFP16(x)
+			}
+			wj := w[j0*n : j1*n]
+			scoresF16Heads(wj, n, v.n1, l.k16[a*dk:b*dk], qr, dk)
+			scoresF16Heads(wj[v.n1:], n, n-v.n1, l.k16[base*dk:wrap*dk], qr, dk)
 		}
-		scoresF16(w[:v.n1], l.k16[a*dk:b*dk], qr)
-		scoresF16(w[v.n1:], l.k16[base*dk:wrap*dk], qr)
-		softmax(w, p.Scale, p.Softcap, true)
-		return
+	} else {
+		scoresI8Heads(w, n, v.n1, l.k8[a*dk:b*dk], l.ks[a:b], qs, dk)
+		scoresI8Heads(w[v.n1:], n, n-v.n1, l.k8[base*dk:wrap*dk], l.ks[base:wrap], qs, dk)
 	}
-	scoresI8(w[:v.n1], l.k8[a*dk:b*dk], l.ks[a:b], qh)
-	scoresI8(w[v.n1:], l.k8[base*dk:wrap*dk], l.ks[base:wrap], qh)
-	softmax(w, p.Scale, p.Softcap, false)
+	for j := range nh {
+		softmax(w[j*n:(j+1)*n], p.Scale, p.Softcap, c.cfg.Type == F16)
+	}
 }
 
-// mix sets o to the w-weighted sum of KV head g's values.
+// mix sets each head of o (HeadDimV floats apart) to the weighted sum of KV
+// head g's values, head j's weights being w[j·n:(j+1)·n].
 func (c *Cache) mix(v span, g int, w, o []float32) {
-	l, dv := v.l, c.cfg.HeadDimV
+	l, dv, n := v.l, c.cfg.HeadDimV, v.n
 	base := g * l.cells
 	a, b := base+v.start, base+v.start+v.n1
 	wrap := base + v.n - v.n1
 	clear(o)
 	if c.cfg.Type == F16 {
-		valuesF16(o, w[:v.n1], l.v16[a*dv:b*dv])
-		valuesF16(o, w[v.n1:], l.v16[base*dv:wrap*dv])
+		valuesF16Heads(o, w, n, v.n1, l.v16[a*dv:b*dv], dv)
+		valuesF16Heads(o, w[v.n1:], n, n-v.n1, l.v16[base*dv:wrap*dv], dv)
 		return
 	}
-	valuesI8(o, w[:v.n1], l.v8[a*dv:b*dv], l.vs[a:b])
-	valuesI8(o, w[v.n1:], l.v8[base*dv:wrap*dv], l.vs[base:wrap])
+	valuesI8Heads(o, w, n, v.n1, l.v8[a*dv:b*dv], l.vs[a:b], dv)
+	valuesI8Heads(o, w[v.n1:], n, n-v.n1, l.v8[base*dv:wrap*dv], l.vs[base:wrap], dv)
 }
 
-// scoresF16 sets dst[i] to the dot product of key row i of k with q; the
-// rows are len(q) long.
-func scoresF16(dst []float32, k []uint16, q []float32) {
-	d := len(q)
-	for i := range dst {
-		dst[i] = dotF16F32(k[i*d:(i+1)*d], q)
-	}
-}
-
-// scoresI8 is scoresF16 for int8 rows with per-row scales.
-func scoresI8(dst []float32, k []int8, scales []float32, q []float32) {
-	d := len(q)
-	scales = scales[:len(dst)]
-	for i := range dst {
-		dst[i] = dotI8F32(k[i*d:(i+1)*d], q) * scales[i]
-	}
-}
-
-// valuesF16 adds Σ w[i]·row i of v to o; the rows are len(o) long. Rows go
-// two at a time; zero weights (common once F16 rounding flushes tiny ones)
-// are skipped, since they add nothing.
-func valuesF16(o, w []float32, v []uint16) {
-	d := len(o)
-	i := 0
-	for ; i+2 <= len(w); i += 2 {
-		a0, a1 := w[i], w[i+1]
-		switch {
-		case a0 != 0 && a1 != 0:
-			axpy2F16(o, a0, a1, v[i*d:(i+1)*d], v[(i+1)*d:(i+2)*d])
-		case a0 != 0:
-			axpyF16(o, a0, v[i*d:(i+1)*d])
-		case a1 != 0:
-			axpyF16(o, a1, v[(i+1)*d:(i+2)*d])
-		}
-	}
-	if i < len(w) && w[i] != 0 {
-		axpyF16(o, w[i], v[i*d:(i+1)*d])
-	}
-}
-
-// valuesI8 is valuesF16 for int8 rows with per-row scales.
-func valuesI8(o, w []float32, v []int8, scales []float32) {
-	d := len(o)
-	scales = scales[:len(w)]
-	i := 0
-	for ; i+2 <= len(w); i += 2 {
-		a0, a1 := w[i]*scales[i], w[i+1]*scales[i+1]
-		switch {
-		case a0 != 0 && a1 != 0:
-			axpy2I8(o, a0, a1, v[i*d:(i+1)*d], v[(i+1)*d:(i+2)*d])
-		case a0 != 0:
-			axpyI8(o, a0, v[i*d:(i+1)*d])
-		case a1 != 0:
-			axpyI8(o, a1, v[(i+1)*d:(i+2)*d])
-		}
-	}
-	if i < len(w) {
-		if a := w[i] * scales[i]; a != 0 {
-			axpyI8(o, a, v[i*d:(i+1)*d])
-		}
-	}
-}
-
-// softmax turns raw K·Q products into attention weights in place:
-// s = x·scale, soft-capped when softcap > 0, then exp(s-max)/Σ, with the
-// exponentials summed in float64 and scaled by the float32 reciprocal of
-// the sum as ggml_soft_max does. round16 rounds the weights to F16, the
-// precision llama.cpp multiplies them with V in.
+// softmax turns raw K·Q products into attention weights in place: s =
+// x·scale, soft-capped when softcap > 0, then the softmax of softmaxGeneric.
+// The soft-cap pass stays in Go (only Gemma 2 uses it); it leaves scaled
+// values, so the kernel's own scaling is by 1, which changes no bits.
 func softmax(s []float32, scale, softcap float32, round16 bool) {
-	mx := float32(math.Inf(-1))
 	if softcap > 0 {
 		inv := 1 / softcap
 		for i, x := range s {
-			x = softcap * float32(math.Tanh(float64(x*scale*inv)))
-			s[i] = x
-			mx = max(mx, x)
+			s[i] = softcap * float32(math.Tanh(float64(x*scale*inv)))
 		}
-	} else {
-		for i, x := range s {
-			x *= scale
-			s[i] = x
-			mx = max(mx, x)
-		}
+		scale = 1
 	}
-	var sum float64
-	for i, x := range s {
-		e := float32(math.Exp(float64(x - mx)))
-		s[i] = e
-		sum += float64(e)
-	}
-	inv := float32(1 / sum)
-	if round16 {
-		for i, e := range s {
-			s[i] = roundFP16(e * inv)
-		}
-	} else {
-		for i, e := range s {
-			s[i] = e * inv
-		}
-	}
+	softmaxF32(s, scale, round16)
 }

@@ -58,6 +58,12 @@ type Config struct {
 	Cells    int // capacity in tokens: positions 0..Cells-1 can be stored
 	Type     Type
 
+	// Initial is how many cells New allocates; 0 means Cells. A cache
+	// started smaller stores positions below Initial only, until Grow
+	// enlarges it (up to Cells). Windowed layers allocate at most their
+	// ring.
+	Initial int
+
 	// Windows gives each layer's attention span: 0 is full attention over
 	// every earlier position, W > 0 a sliding window over the last W
 	// positions (the token itself included). A windowed layer keeps only the
@@ -79,6 +85,8 @@ type Config struct {
 type layer struct {
 	window int // 0: full attention
 	cells  int // cells of storage; a windowed layer uses them as a ring
+	ring   int // most cells the layer ever needs: Config.Cells, or the window's ring
+	off    int // position pos lives in cell (pos+off) mod cells; Shift renumbers rings by changing it
 
 	// Positions lo..hi are held (hi = lo-1 when none are). Store extends hi
 	// one position at a time; a ring drops positions from lo as it wraps.
@@ -91,14 +99,16 @@ type layer struct {
 
 // cell returns the storage cell of position pos.
 func (l *layer) cell(pos int) int {
-	if pos < l.cells {
-		return pos
+	p := pos + l.off
+	if p < l.cells {
+		return p
 	}
-	return pos % l.cells
+	return p % l.cells
 }
 
 // Cache stores the keys and values of every layer for one sequence and
-// computes attention over them. Storage is allocated in full by New.
+// computes attention over them. New allocates Config.Initial cells (all of
+// Config.Cells by default); Grow enlarges the cache up to Config.Cells.
 //
 // Store and Attend on the same layer must not run at the same time.
 // Attend only reads the cache, so goroutines may attend concurrently on
@@ -106,6 +116,7 @@ func (l *layer) cell(pos int) int {
 type Cache struct {
 	cfg    Config
 	layers []layer
+	cells  int // positions storable now: 0..cells-1
 	bytes  int64
 }
 
@@ -113,58 +124,82 @@ type Cache struct {
 // with absurd dimensions gets an error instead of a failed allocation.
 const maxBytes = 1 << 46
 
-// New validates cfg and allocates all storage. It returns an error wrapping
-// ErrInvalid that names the first bad field.
+// New validates cfg and allocates its storage: Config.Initial cells, or all
+// of Config.Cells. It returns an error wrapping ErrInvalid that names the
+// first bad field; a config whose full size (every layer at Config.Cells)
+// would be absurd is refused even when Initial is small.
 func New(cfg Config) (*Cache, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	cfg.Windows = append([]int(nil), cfg.Windows...)
-	c := &Cache{cfg: cfg, layers: make([]layer, cfg.Layers)}
-
-	// Size every layer before allocating any, so that a config too large to
-	// hold fails without having allocated part of itself.
-	perElem, perRow := int64(2), int64(0) // bytes per K or V element, per (token, head) row
-	if cfg.Type == Int8 {
-		perElem, perRow = 1, 8
+	c := &Cache{cfg: cfg, layers: make([]layer, cfg.Layers), cells: cfg.Cells}
+	if cfg.Initial > 0 {
+		c.cells = min(cfg.Initial, cfg.Cells)
 	}
+
+	// Size every layer at full capacity before allocating any, so that a
+	// config too large to hold fails without having allocated part of
+	// itself, and so that Grow can never overflow.
+	var full int64
 	for i := range c.layers {
 		l := &c.layers[i]
-		l.cells, l.hi = cfg.Cells, -1
+		l.ring, l.hi = cfg.Cells, -1
 		if len(cfg.Windows) > 0 && cfg.Windows[i] > 0 {
 			l.window = cfg.Windows[i]
 			// int64: W+Batch may overflow an int for absurd inputs.
-			if ring := int64(l.window) + int64(max(cfg.Batch, 1)) - 1; ring < int64(l.cells) {
-				l.cells = int(ring)
+			if ring := int64(l.window) + int64(max(cfg.Batch, 1)) - 1; ring < int64(l.ring) {
+				l.ring = int(ring)
 			}
 		}
 		// Bounding rows first keeps every product below 2⁶³: a row is at
-		// most 2·(2·MaxHeadDim)+8 bytes, and c.bytes ≤ maxBytes before each
+		// most 2·(2·MaxHeadDim)+8 bytes, and full ≤ maxBytes before each
 		// layer is added.
-		if int64(l.cells) > maxBytes/int64(cfg.KVHeads) {
-			return nil, fmt.Errorf("kv: config: layer %d needs %d×%d rows, too many: %w", i, cfg.KVHeads, l.cells, ErrInvalid)
+		if int64(l.ring) > maxBytes/int64(cfg.KVHeads) {
+			return nil, fmt.Errorf("kv: config: layer %d needs %d×%d rows, too many: %w", i, cfg.KVHeads, l.ring, ErrInvalid)
 		}
-		rows := int64(cfg.KVHeads) * int64(l.cells)
-		c.bytes += rows * (int64(cfg.HeadDimK+cfg.HeadDimV)*perElem + perRow)
-		if c.bytes > maxBytes {
+		full += c.layerBytes(l.ring)
+		if full > maxBytes {
 			return nil, fmt.Errorf("kv: config: storage exceeds %d bytes by layer %d: %w", int64(maxBytes), i, ErrInvalid)
 		}
 	}
 	for i := range c.layers {
 		l := &c.layers[i]
-		rows := cfg.KVHeads * l.cells
-		switch cfg.Type {
-		case F16:
-			l.k16 = make([]uint16, rows*cfg.HeadDimK)
-			l.v16 = make([]uint16, rows*cfg.HeadDimV)
-		case Int8:
-			l.k8 = make([]int8, rows*cfg.HeadDimK)
-			l.v8 = make([]int8, rows*cfg.HeadDimV)
-			l.ks = make([]float32, rows)
-			l.vs = make([]float32, rows)
-		}
+		c.alloc(l, min(l.ring, c.cells))
+		c.bytes += c.layerBytes(l.cells)
 	}
 	return c, nil
+}
+
+// rowBytes is the storage of one (token, KV head) row: its key, its value
+// and, for Int8, their two float32 scales.
+func (c *Cache) rowBytes() int64 {
+	if c.cfg.Type == Int8 {
+		return int64(c.cfg.HeadDimK+c.cfg.HeadDimV) + 8
+	}
+	return 2 * int64(c.cfg.HeadDimK+c.cfg.HeadDimV)
+}
+
+// layerBytes is the storage of one layer of the given cells.
+func (c *Cache) layerBytes(cells int) int64 {
+	return int64(c.cfg.KVHeads) * int64(cells) * c.rowBytes()
+}
+
+// alloc gives l fresh, zeroed storage of cells cells, replacing (not
+// copying) what it had.
+func (c *Cache) alloc(l *layer, cells int) {
+	rows := c.cfg.KVHeads * cells
+	l.cells, l.off = cells, 0
+	switch c.cfg.Type {
+	case F16:
+		l.k16 = make([]uint16, rows*c.cfg.HeadDimK)
+		l.v16 = make([]uint16, rows*c.cfg.HeadDimV)
+	case Int8:
+		l.k8 = make([]int8, rows*c.cfg.HeadDimK)
+		l.v8 = make([]int8, rows*c.cfg.HeadDimV)
+		l.ks = make([]float32, rows)
+		l.vs = make([]float32, rows)
+	}
 }
 
 func (cfg *Config) validate() error {
@@ -188,6 +223,8 @@ func (cfg *Config) validate() error {
 		return bad("%d Windows for %d Layers, need none or one per layer", len(cfg.Windows), cfg.Layers)
 	case cfg.Batch < 0:
 		return bad("Batch is %d, must not be negative", cfg.Batch)
+	case cfg.Initial < 0:
+		return bad("Initial is %d, must not be negative", cfg.Initial)
 	}
 	for i, w := range cfg.Windows {
 		if w < 0 {
@@ -204,12 +241,25 @@ func (c *Cache) Config() Config {
 	return cfg
 }
 
-// Cells returns the capacity in tokens: the largest storable position is
-// Cells()-1.
-func (c *Cache) Cells() int { return c.cfg.Cells }
+// Cells returns the capacity in tokens as allocated now: the largest
+// storable position is Cells()-1 until Grow enlarges the cache.
+func (c *Cache) Cells() int { return c.cells }
 
-// Bytes returns the bytes of key, value and scale storage New allocated.
+// MaxCells returns Config.Cells, the capacity Grow can reach.
+func (c *Cache) MaxCells() int { return c.cfg.Cells }
+
+// Bytes returns the bytes of key, value and scale storage allocated now.
 func (c *Cache) Bytes() int64 { return c.bytes }
+
+// Len returns the number of positions stored: one more than the highest
+// position any layer holds (0 when empty).
+func (c *Cache) Len() int {
+	n := 0
+	for i := range c.layers {
+		n = max(n, c.layers[i].hi+1)
+	}
+	return n
+}
 
 // Truncate forgets every position >= n in every layer, so that the next
 // Store may be at position n (Truncate(0) empties the cache, e.g. to reuse
@@ -238,14 +288,14 @@ func (c *Cache) Truncate(n int) {
 //
 // Positions are stored in order: pos may be at most one past the highest
 // position stored in this layer (re-storing an earlier one overwrites it).
-// A pos at or past Cells() returns an error wrapping ErrFull. Store does not
-// allocate.
+// A pos at or past Cells() returns an error wrapping ErrFull (Grow, if
+// Cells() < MaxCells(), makes room). Store does not allocate.
 func (c *Cache) Store(layer, pos int, k, v []float32) error {
 	if layer < 0 || layer >= len(c.layers) {
 		return fmt.Errorf("kv: store: layer %d out of range [0,%d): %w", layer, len(c.layers), ErrInvalid)
 	}
-	if pos >= c.cfg.Cells {
-		return fmt.Errorf("kv: store: position %d: capacity is %d tokens: %w", pos, c.cfg.Cells, ErrFull)
+	if pos >= c.cells {
+		return fmt.Errorf("kv: store: position %d: capacity is %d tokens (of at most %d): %w", pos, c.cells, c.cfg.Cells, ErrFull)
 	}
 	l := &c.layers[layer]
 	switch {

@@ -4,9 +4,12 @@
 // A Cache stores, for every layer, the key and value of each token the
 // model has processed, in F16 (the default, numerically like llama.cpp's
 // CPU backend) or Int8 (symmetric, one scale per token and head, about half
-// the memory). All storage is allocated up front by New, so Bytes tells
-// exactly what a context of Config.Cells tokens costs. Layers with a
+// the memory). New allocates Config.Initial cells (all of Config.Cells by
+// default) and Grow enlarges the cache layer by layer, so a long context
+// costs only what it uses; Bytes tells what is allocated. Layers with a
 // sliding window keep only a ring of the positions they can still see.
+// Shift drops positions to continue past a full context, and WriteTo and
+// ReadFrom save and restore the stored rows.
 //
 // Per token and layer, the model stores the token's key and value and then
 // lets each query head attend:

@@ -12,6 +12,11 @@
 //	logits := make([]float32, m.Vocab)
 //	err = st.Forward(tokens, 0, logits) // logits of the last token
 //
+// For weights larger than memory, Model.Source supplies the blocks during
+// a pass instead of Blocks: StreamSource serves some blocks from the
+// mapping and the rest from a SlotReader (mem.Streamer) that reads them
+// from disk ahead of use into reused buffers.
+//
 // Quantized weights are multiplied with activations quantized to the
 // weight type's VecDotType, and every operation follows llama.cpp's order
 // and rounding, so that logits agree with llama.cpp's on the same file.

@@ -32,6 +32,9 @@ type StateOptions struct {
 	Batch int     // most tokens per Forward call (prefill chunk)
 	Cache kv.Type // KV cache element type
 	Cells int     // KV capacity in tokens
+	// Initial is how many cells the cache allocates at first (0 = Cells);
+	// Grow enlarges it.
+	Initial int
 }
 
 // KVConfig is the cache configuration a State of this model uses.
@@ -93,7 +96,9 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 	if o.Batch < 1 {
 		o.Batch = 1
 	}
-	cache, err := kv.New(m.KVConfig(o.Cache, o.Cells))
+	kc := m.KVConfig(o.Cache, o.Cells)
+	kc.Initial = o.Initial
+	cache, err := kv.New(kc)
 	if err != nil {
 		return nil, err
 	}
@@ -104,9 +109,7 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 			FreqScale: 1 / m.RopeScale, Factors: m.RopeFreqs},
 	}
 	s.scratch = make([][]float32, e.Pool().Threads())
-	for i := range s.scratch {
-		s.scratch[i] = make([]float32, o.Cells)
-	}
+	s.fitScratch()
 	return s, nil
 }
 
@@ -123,24 +126,41 @@ type attnTask struct {
 	s       *State
 	layer   int
 	pos0    int
+	tokens  int // tokens of this call; unit u is token u%tokens
 	q, out  []float32
 	qDim    int
 	oDim    int
 	p       kv.AttnParams
-	perTok  bool // units are heads of one token, not token×head
+	group   int // query heads per KV head
+	parts   int // each KV head's query heads go in this many units
 	err     error
 	errOnce bool
 }
 
+// setUnits prepares the task for n tokens and returns its unit count: one
+// unit per token and KV head, or per token and part of a KV head's query
+// heads when there would otherwise be fewer units than threads.
+func (k *attnTask) setUnits(n, kvHeads, threads int) int {
+	k.tokens, k.parts = n, 1
+	if u := n * kvHeads; u < threads {
+		k.parts = min(k.group, (threads+u-1)/u)
+	}
+	return n * kvHeads * k.parts
+}
+
+// Do attends units [lo,hi). A unit is a range of query heads sharing one
+// KV head, which Attend serves in one pass over that head's keys and
+// values (the scratch holds a whole group's weights). Units go KV head by
+// KV head, all tokens of one before the next, so each thread reads whole
+// KV heads and finds them in cache from one token to the next.
 func (k *attnTask) Do(w, lo, hi int) {
-	heads := k.p.Heads
 	sc := k.s.scratch[w]
 	for u := lo; u < hi; u++ {
-		t, h := u/heads, u%heads
-		if k.perTok {
-			t = 0
-		}
-		err := k.s.cache.Attend(k.layer, k.pos0+t, k.q[t*k.qDim:(t+1)*k.qDim], k.out[t*k.oDim:(t+1)*k.oDim], k.p, h, h+1, sc)
+		t, gp := u%k.tokens, u/k.tokens
+		g, part := gp/k.parts, gp%k.parts
+		h0 := g*k.group + part*k.group/k.parts
+		h1 := g*k.group + (part+1)*k.group/k.parts
+		err := k.s.cache.Attend(k.layer, k.pos0+t, k.q[t*k.qDim:(t+1)*k.qDim], k.out[t*k.oDim:(t+1)*k.oDim], k.p, h0, h1, sc)
 		if err != nil && w == 0 && !k.errOnce {
 			k.err, k.errOnce = err, true
 		}
@@ -320,7 +340,9 @@ func (s *State) attention(il, pos0, n int, q, k, v, out []float32) error {
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	oDim := c.Heads * c.HeadDimV
 	s.attn = attnTask{s: s, layer: il, q: q, out: out, qDim: qDim, oDim: oDim,
-		p: kv.AttnParams{Heads: c.Heads, Scale: c.KQScale, Softcap: c.AttnSoftcap}}
+		p:     kv.AttnParams{Heads: c.Heads, Scale: c.KQScale, Softcap: c.AttnSoftcap},
+		group: c.Heads / c.HeadsKV}
+	threads := s.e.Pool().Threads()
 	defer func() { s.attn = attnTask{} }()
 	if c.WindowedLayer(il) {
 		// A windowed layer keeps only its last Window positions, so a token
@@ -329,9 +351,9 @@ func (s *State) attention(il, pos0, n int, q, k, v, out []float32) error {
 			if err := s.cache.Store(il, pos0+t, k[t*kDim:(t+1)*kDim], v[t*vDim:(t+1)*vDim]); err != nil {
 				return err
 			}
-			s.attn.pos0, s.attn.perTok = pos0+t, true
+			s.attn.pos0 = pos0 + t
 			s.attn.q, s.attn.out = q[t*qDim:(t+1)*qDim], out[t*oDim:(t+1)*oDim]
-			s.e.Pool().For(c.Heads, 1, &s.attn)
+			s.e.Pool().For(s.attn.setUnits(1, c.HeadsKV, threads), 1, &s.attn)
 			if s.attn.err != nil {
 				return s.attn.err
 			}
@@ -344,6 +366,6 @@ func (s *State) attention(il, pos0, n int, q, k, v, out []float32) error {
 		}
 	}
 	s.attn.pos0 = pos0
-	s.e.Pool().For(n*c.Heads, 1, &s.attn)
+	s.e.Pool().For(s.attn.setUnits(n, c.HeadsKV, threads), 1, &s.attn)
 	return s.attn.err
 }

@@ -60,6 +60,9 @@ type loader struct {
 	f    *gguf.File
 	data []byte
 	used map[string]bool
+	// dry checks every tensor's presence, shape and type without making
+	// views: tensor, matrix and vector return nil values.
+	dry bool
 }
 
 func (l *loader) tensor(name string, shape ...int) (*tensor.Tensor, error) {
@@ -78,6 +81,10 @@ func (l *loader) tensor(name string, shape ...int) (*tensor.Tensor, error) {
 	if !ti.Type.Supported() {
 		return nil, fmt.Errorf("model: tensor %q has type %v, which this library cannot compute with: %w", name, ti.Type, quant.ErrUnsupportedType)
 	}
+	if l.dry {
+		l.used[name] = true
+		return nil, nil
+	}
 	if ti.Offset < 0 || ti.Size < 0 || ti.Offset+ti.Size > int64(len(l.data)) {
 		return nil, fmt.Errorf("model: tensor %q: data [%d, %d) past end of file (%d bytes): %w", name, ti.Offset, ti.Offset+ti.Size, len(l.data), ErrBadModel)
 	}
@@ -91,16 +98,32 @@ func (l *loader) tensor(name string, shape ...int) (*tensor.Tensor, error) {
 
 func (l *loader) matrix(name string, cols, rows int) (*ops.Matrix, error) {
 	t, err := l.tensor(name, cols, rows)
-	if err != nil {
+	if err != nil || l.dry {
+		if err == nil {
+			err = l.checkMatrixType(name)
+		}
 		return nil, err
 	}
 	return ops.NewMatrix(t)
 }
 
+// checkMatrixType is the type check ops.NewMatrix makes, for a dry run:
+// the type must have a dot product and a tile kernel on this CPU.
+func (l *loader) checkMatrixType(name string) error {
+	ti, _ := l.f.Tensor(name)
+	if _, err := quant.Dot(ti.Type); err != nil {
+		return fmt.Errorf("model: tensor %q: %w", name, err)
+	}
+	if tile, _, _ := quant.Tile(ti.Type); tile == nil {
+		return fmt.Errorf("model: tensor %q: no matrix kernel for %v: %w", name, ti.Type, quant.ErrUnsupportedType)
+	}
+	return nil
+}
+
 // vector reads a 1-D tensor of n elements as float32 (copied).
 func (l *loader) vector(name string, n int) ([]float32, error) {
 	t, err := l.tensor(name, n)
-	if err != nil {
+	if err != nil || l.dry {
 		return nil, err
 	}
 	out := make([]float32, n)
@@ -119,11 +142,27 @@ func (l *loader) has(name string) bool {
 // file (usually a read-only mapping). Weight matrices are views into data;
 // nothing large is copied.
 func New(f *gguf.File, data []byte) (*Model, error) {
+	return build(f, data, false)
+}
+
+// Check makes every check New makes — configuration, and the presence,
+// shape and type of every tensor — from the file's header alone, without
+// tensor data. A memory plan calls it so that a model New would refuse is
+// refused before anything is sized from its metadata.
+func Check(f *gguf.File) (Config, error) {
+	m, err := build(f, nil, true)
+	if err != nil {
+		return Config{}, err
+	}
+	return m.Config, nil
+}
+
+func build(f *gguf.File, data []byte, dry bool) (*Model, error) {
 	cfg, err := ConfigFromGGUF(f)
 	if err != nil {
 		return nil, err
 	}
-	l := &loader{f: f, data: data, used: map[string]bool{}}
+	l := &loader{f: f, data: data, used: map[string]bool{}, dry: dry}
 	m := &Model{Config: cfg}
 
 	embd, ok := f.Tensor("token_embd.weight")
@@ -131,7 +170,7 @@ func New(f *gguf.File, data []byte) (*Model, error) {
 		return nil, fmt.Errorf("model: tensor %q missing: %w", "token_embd.weight", ErrBadModel)
 	}
 	if len(embd.Dims) != 2 || embd.Dims[1] <= 0 || embd.Dims[1] > 1<<24 {
-		return nil, fmt.Errorf("model: token_embd.weight has shape %v: %w", embd.Dims, ErrBadModel)
+		return nil, fmt.Errorf("model: token_embd.weight has shape %v, want [%d vocabulary]: %w", embd.Dims, cfg.Embd, ErrBadModel)
 	}
 	m.Vocab = int(embd.Dims[1])
 	if m.Embed, err = l.tensor("token_embd.weight", cfg.Embd, m.Vocab); err != nil {
@@ -140,9 +179,13 @@ func New(f *gguf.File, data []byte) (*Model, error) {
 	if m.OutNorm, err = l.vector("output_norm.weight", cfg.Embd); err != nil {
 		return nil, err
 	}
-	if l.has("output.weight") {
+	switch {
+	case l.has("output.weight"):
 		m.Output, err = l.matrix("output.weight", cfg.Embd, m.Vocab)
-	} else {
+	case dry:
+		m.Tied = true
+		err = l.checkMatrixType("token_embd.weight")
+	default:
 		m.Tied = true
 		m.Output, err = ops.NewMatrix(m.Embed)
 	}
@@ -155,10 +198,26 @@ func New(f *gguf.File, data []byte) (*Model, error) {
 		}
 	}
 
+	// Every block has several tensors, so a block count above the number
+	// of tensors is a lie; refusing it here keeps Blocks from being sized
+	// by it.
+	if cfg.Layers > len(f.Tensors) {
+		return nil, fmt.Errorf("model: %s.block_count = %d, but the file has only %d tensors: %w", cfg.Arch, cfg.Layers, len(f.Tensors), ErrBadModel)
+	}
 	qDim, kDim, vDim := cfg.Heads*cfg.HeadDimK, cfg.HeadsKV*cfg.HeadDimK, cfg.HeadsKV*cfg.HeadDimV
 	m.Blocks = make([]Layer, cfg.Layers)
+	var ranges [][2]int64
+	if !dry {
+		ranges = layerRanges(f, cfg.Layers)
+	}
 	for i := range m.Blocks {
 		p := fmt.Sprintf("blk.%d.", i)
+		if l.has(p + "ffn_gate_inp.weight") {
+			return nil, fmt.Errorf("model: tensor %q: layer %d is mixture-of-experts, which is not supported: %w", p+"ffn_gate_inp.weight", i, ErrUnsupportedArch)
+		}
+		if !l.has(p+"attn_norm.weight") && !l.has(p+"attn_q.weight") && !l.has(p+"ffn_down.weight") {
+			return nil, fmt.Errorf("model: %s.block_count = %d, but the file has no tensors for layer %d (%s*): %w", cfg.Arch, cfg.Layers, i, p, ErrBadModel)
+		}
 		L := &m.Blocks[i]
 		steps := []func() error{
 			func() (e error) { L.AttnNorm, e = l.vector(p+"attn_norm.weight", cfg.Embd); return },
@@ -186,32 +245,59 @@ func New(f *gguf.File, data []byte) (*Model, error) {
 		}
 		for _, s := range steps {
 			if err := s(); err != nil {
-				if l.has(p + "ffn_gate_inp.weight") {
-					return nil, fmt.Errorf("model: layer %d is mixture-of-experts, which is not supported: %w", i, ErrUnsupportedArch)
-				}
 				return nil, err
 			}
 		}
-		L.Start, L.End = layerRange(f, p)
+		if !dry {
+			L.Start, L.End = ranges[i][0], ranges[i][1]
+		}
 	}
 	return m, nil
 }
 
-// layerRange returns the smallest byte range covering every tensor whose
-// name starts with prefix.
-func layerRange(f *gguf.File, prefix string) (start, end int64) {
-	start = -1
+// layerRanges returns, for each of n blocks, the smallest byte range
+// covering every tensor named "blk.<i>.*", in one pass over the tensors
+// (a file may hold very many).
+func layerRanges(f *gguf.File, n int) [][2]int64 {
+	r := make([][2]int64, n)
+	for i := range r {
+		r[i][0] = -1
+	}
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
-		if len(t.Name) < len(prefix) || t.Name[:len(prefix)] != prefix {
+		il, ok := blockIndex(t.Name)
+		if !ok || il >= n {
 			continue
 		}
-		if start < 0 || t.Offset < start {
-			start = t.Offset
+		if r[il][0] < 0 || t.Offset < r[il][0] {
+			r[il][0] = t.Offset
 		}
-		end = max(end, t.Offset+t.Size)
+		r[il][1] = max(r[il][1], t.Offset+t.Size)
 	}
-	return max(start, 0), end
+	for i := range r {
+		r[i][0] = max(r[i][0], 0)
+	}
+	return r
+}
+
+// blockIndex parses the block number of a tensor named "blk.<i>.<rest>".
+func blockIndex(name string) (int, bool) {
+	const prefix = "blk."
+	if len(name) <= len(prefix) || name[:len(prefix)] != prefix {
+		return 0, false
+	}
+	il := 0
+	for k := len(prefix); k < len(name); k++ {
+		c := name[k]
+		switch {
+		case c == '.' && k > len(prefix):
+			return il, true
+		case c < '0' || c > '9' || il > maxCount:
+			return 0, false
+		}
+		il = il*10 + int(c-'0')
+	}
+	return 0, false
 }
 
 // WeightBytes is the total size of every tensor in the file.

@@ -81,7 +81,7 @@ func QuantizeRow(t Type, dst []byte, src []float32) error {
 	case Q5_1:
 		quantQ5_1(dst, src)
 	case Q8_0:
-		quantQ8_0(dst, src)
+		quantizeQ8_0(dst, src)
 	case Q8_1:
 		quantQ8_1(dst, src)
 	case Q4_K:
@@ -91,7 +91,7 @@ func QuantizeRow(t Type, dst []byte, src []float32) error {
 	case Q6_K:
 		quantQ6_K(dst, src)
 	case Q8_K:
-		quantQ8_K(dst, src)
+		quantizeQ8_K(dst, src)
 	default:
 		return fmt.Errorf("quant: quantize %v: %w", t, ErrUnsupportedType)
 	}

@@ -59,6 +59,7 @@ type config struct {
 	batch    int
 	kv       llm.KVType
 	memory   int64
+	weights  llm.WeightsMode
 	json     bool
 	warmup   bool
 	seed     uint64
@@ -82,6 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.batch, "b", 0, "batch size for prompt processing (0 = the library's default, 512)")
 	kv := fs.String("kv", "f16", "KV cache type: f16 or int8")
 	mem := fs.String("mem", "", "memory limit for the planner, e.g. 6G, 512M (default: detected)")
+	weights := fs.String("weights", "auto", "weights: auto, resident or streaming")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of the table")
 	fs.BoolVar(&c.warmup, "warmup", true, "run each test once before measuring")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the random prompt tokens")
@@ -119,6 +121,16 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		c.kv = llm.KVInt8
 	default:
 		return c, fmt.Errorf("-kv %q: want f16 or int8", *kv)
+	}
+	switch *weights {
+	case "auto":
+		c.weights = llm.WeightsAuto
+	case "resident":
+		c.weights = llm.WeightsResident
+	case "streaming":
+		c.weights = llm.WeightsStreaming
+	default:
+		return c, fmt.Errorf("-weights %q: want auto, resident or streaming", *weights)
 	}
 	if *mem != "" {
 		n, err := parseBytes(*mem)
@@ -199,7 +211,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := []llm.Option{llm.WithContextSize(c.ctx), llm.WithKVType(c.kv)}
+	opts := []llm.Option{llm.WithContextSize(c.ctx), llm.WithKVType(c.kv), llm.WithWeights(c.weights)}
 	if c.threads > 0 {
 		opts = append(opts, llm.WithThreads(c.threads))
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/lowmem/llm/tensor"
 )
 
-// Matrix is a weight matrix prepared for multiplication: its dot kernel and
+// Matrix is a weight matrix prepared for multiplication: its kernels and
 // the type activations must be converted to are looked up once, at load.
 type Matrix struct {
 	T       *tensor.Tensor
@@ -18,6 +18,11 @@ type Matrix struct {
 	// XRowBytes is the size of one activation row of Cols elements once
 	// converted to VecType.
 	XRowBytes int
+
+	// tile multiplies up to tileRows weight rows by up to tileCols
+	// activation rows at once.
+	tile               quant.TileFunc
+	tileRows, tileCols int
 }
 
 // NewMatrix prepares a 2-D weight tensor (Shape[0] inputs, Shape[1] outputs).
@@ -29,18 +34,24 @@ func NewMatrix(t *tensor.Tensor) (*Matrix, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ops: tensor %q: %w", t.Name, err)
 	}
+	tile, tr, tc := quant.Tile(t.Type)
+	if tile == nil {
+		return nil, fmt.Errorf("ops: tensor %q: no tile kernel for %v: %w", t.Name, t.Type, quant.ErrUnsupportedType)
+	}
 	vt := t.Type.VecDotType()
 	xrb, err := vt.RowBytes(int64(t.Cols()))
 	if err != nil {
 		return nil, fmt.Errorf("ops: tensor %q: %w", t.Name, err)
 	}
-	return &Matrix{T: t, Dot: dot, VecType: vt, Cols: t.Cols(), Rows: t.Rows(), XRowBytes: int(xrb)}, nil
+	return &Matrix{T: t, Dot: dot, VecType: vt, Cols: t.Cols(), Rows: t.Rows(), XRowBytes: int(xrb),
+		tile: tile, tileRows: tr, tileCols: tc}, nil
 }
 
-// rowTile is how many weight rows one inner step multiplies against every
-// token of a batch, so that a tile of weights is read from memory once per
-// batch and stays in cache while the tokens pass over it.
-const rowTile = 16
+// groupBytes bounds the activations of one group of tokens in a batch
+// product: each tile of weight rows, read from memory once per group, is
+// multiplied by every token of the group while the group's activations
+// stay in the core's L2 cache.
+const groupBytes = 256 << 10
 
 type matmulTask struct {
 	m         *Matrix
@@ -55,23 +66,25 @@ func (k *matmulTask) Do(_, lo, hi int) {
 	w := m.T.Data
 	rb := m.T.RowBytes()
 	xrb := m.XRowBytes
-	dot := m.Dot
-	cols := m.Cols
+	tile, tr, tc := m.tile, m.tileRows, m.tileCols
+	n := m.Cols
 	if k.nTok == 1 {
 		x := k.xq[:xrb]
-		out := k.out[:hi]
-		for r := lo; r < hi; r++ {
-			out[r] = dot(cols, w[r*rb:(r+1)*rb], x)
+		for r := lo; r < hi; r += tr {
+			rows := min(tr, hi-r)
+			tile(n, w[r*rb:], rb, rows, x, xrb, 1, k.out[r:], k.outStride)
 		}
 		return
 	}
-	for r0 := lo; r0 < hi; r0 += rowTile {
-		r1 := min(hi, r0+rowTile)
-		for t := 0; t < k.nTok; t++ {
-			x := k.xq[t*xrb : (t+1)*xrb]
-			out := k.out[t*k.outStride:]
-			for r := r0; r < r1; r++ {
-				out[r] = dot(cols, w[r*rb:(r+1)*rb], x)
+	group := max(tc, groupBytes/max(xrb, 1)/tc*tc)
+	for t0 := 0; t0 < k.nTok; t0 += group {
+		t1 := min(k.nTok, t0+group)
+		for r := lo; r < hi; r += tr {
+			rows := min(tr, hi-r)
+			wr := w[r*rb:]
+			for t := t0; t < t1; t += tc {
+				cols := min(tc, t1-t)
+				tile(n, wr, rb, rows, k.xq[t*xrb:], xrb, cols, k.out[t*k.outStride+r:], k.outStride)
 			}
 		}
 	}
@@ -96,11 +109,7 @@ func (e *Exec) Pool() *Pool { return e.pool }
 // bytes in m.VecType (see Quantize).
 func (e *Exec) MatMul(m *Matrix, xq []byte, nTok int, out []float32, outStride int) {
 	e.mm = matmulTask{m: m, xq: xq, nTok: nTok, out: out, outStride: outStride}
-	grain := 8
-	if nTok > 1 {
-		grain = rowTile
-	}
-	e.pool.For(m.Rows, grain, &e.mm)
+	e.pool.For(m.Rows, m.tileRows, &e.mm)
 	e.mm = matmulTask{}
 }
 

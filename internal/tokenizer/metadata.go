@@ -55,6 +55,9 @@ func vocabFromMetadata(m metadata) (Vocab, error) {
 		return v, fmt.Errorf("%w: missing %s", ErrBadVocab, keyTokens)
 	}
 	n := len(v.Tokens)
+	if n == 0 {
+		return v, fmt.Errorf("%w: %s is empty", ErrBadVocab, keyTokens)
+	}
 	if v.Scores, ok = m.Float32s(keyScores); !ok {
 		if is, ok := m.Int32s(keyScores); ok {
 			v.Scores = make([]float32, len(is))
@@ -64,6 +67,13 @@ func vocabFromMetadata(m metadata) (Vocab, error) {
 		}
 	}
 	v.Types, _ = m.Int32s(keyTypes)
+	// New checks these too; here the message can name the key.
+	if v.Scores != nil && len(v.Scores) < n {
+		return v, fmt.Errorf("%w: %s has %d values for %d tokens", ErrBadVocab, keyScores, len(v.Scores), n)
+	}
+	if v.Types != nil && len(v.Types) < n {
+		return v, fmt.Errorf("%w: %s has %d values for %d tokens", ErrBadVocab, keyTypes, len(v.Types), n)
+	}
 
 	v.BOS, v.EOS, v.UNK, v.PAD, v.EOT, v.EOM, v.SEP = -1, -1, -1, -1, -1, -1, -1
 	switch v.Model {

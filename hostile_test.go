@@ -1,0 +1,661 @@
+package llm_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/quant"
+)
+
+// hmodel is a GGUF file taken apart for editing: its metadata and its
+// tensors, rewritten with gguf.Writer. The files it makes are valid GGUF;
+// what is hostile is what they say.
+type hmodel struct {
+	arch    string
+	kvs     []gguf.KV
+	tensors []htensor
+}
+
+type htensor struct {
+	name string
+	typ  quant.Type
+	dims []int64
+	data []byte
+}
+
+func parseModel(tb testing.TB, file []byte) *hmodel {
+	tb.Helper()
+	g, err := gguf.Read(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h := &hmodel{arch: g.Arch(), kvs: append([]gguf.KV(nil), g.KV...)}
+	for _, ti := range g.Tensors {
+		h.tensors = append(h.tensors, htensor{ti.Name, ti.Type, ti.Dims, file[ti.Offset : ti.Offset+ti.Size]})
+	}
+	return h
+}
+
+// key expands ".x" to "<arch>.x".
+func (h *hmodel) key(k string) string {
+	if strings.HasPrefix(k, ".") {
+		return h.arch + k
+	}
+	return k
+}
+
+func (h *hmodel) set(k string, v any) {
+	k = h.key(k)
+	for i := range h.kvs {
+		if h.kvs[i].Key == k {
+			h.kvs[i].Value = v
+			return
+		}
+	}
+	h.kvs = append(h.kvs, gguf.KV{Key: k, Value: v})
+}
+
+func (h *hmodel) del(k string) {
+	k = h.key(k)
+	for i := range h.kvs {
+		if h.kvs[i].Key == k {
+			h.kvs = append(h.kvs[:i], h.kvs[i+1:]...)
+			return
+		}
+	}
+}
+
+func (h *hmodel) get(k string) any {
+	k = h.key(k)
+	for _, kv := range h.kvs {
+		if kv.Key == k {
+			return kv.Value
+		}
+	}
+	return nil
+}
+
+func (h *hmodel) tensor(name string) *htensor {
+	for i := range h.tensors {
+		if h.tensors[i].name == name {
+			return &h.tensors[i]
+		}
+	}
+	return nil
+}
+
+func (h *hmodel) drop(name string) {
+	for i := range h.tensors {
+		if h.tensors[i].name == name {
+			h.tensors = append(h.tensors[:i], h.tensors[i+1:]...)
+			return
+		}
+	}
+}
+
+// put replaces (or adds) a tensor with generated data of the given type and
+// ggml dims.
+func (h *hmodel) put(name string, typ quant.Type, dims ...int64) {
+	t := htensor{name, typ, dims, genData(name, typ, dims)}
+	if old := h.tensor(name); old != nil {
+		*old = t
+		return
+	}
+	h.tensors = append(h.tensors, t)
+}
+
+// genData is small random values of type t, or random bytes for a type
+// quant cannot encode.
+func genData(name string, t quant.Type, dims []int64) []byte {
+	size, err := gguf.TensorBytes(t, dims)
+	if err != nil {
+		panic(fmt.Sprintf("tensor %q: %v", name, err))
+	}
+	hs := fnv.New64a()
+	hs.Write([]byte(name))
+	rng := rand.New(rand.NewPCG(7, hs.Sum64()))
+	out := make([]byte, size)
+	row, _ := t.RowBytes(dims[0])
+	vals := make([]float32, dims[0])
+	for off := int64(0); off < size; off += row {
+		for i := range vals {
+			vals[i] = float32(0.1 * rng.NormFloat64())
+		}
+		if quant.QuantizeRow(t, out[off:off+row], vals) != nil {
+			for i := off; i < off+row; i++ {
+				out[i] = byte(rng.Uint32())
+			}
+		}
+	}
+	return out
+}
+
+func (h *hmodel) bytes(tb testing.TB) []byte {
+	tb.Helper()
+	w := gguf.NewWriter()
+	for _, kv := range h.kvs {
+		w.AddKV(kv.Key, kv.Value)
+	}
+	for _, t := range h.tensors {
+		if err := w.AddTensor(t.name, t.typ, t.dims, t.data); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func modelBytes(tb testing.TB, s testutil.ModelSpec) []byte {
+	tb.Helper()
+	b, err := testutil.ModelBytes(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// gpt2Vocab replaces the tokenizer by a byte-level BPE one of n tokens:
+// GPT-2's 256 byte symbols, then two-symbol tokens, with the given merges.
+func gpt2Vocab(h *hmodel, n int, merges []string) {
+	var syms []string
+	for b := range 256 {
+		switch {
+		case b >= '!' && b <= '~', b >= 0xA1 && b <= 0xAC, b >= 0xAE:
+			syms = append(syms, string(rune(b)))
+		default:
+			syms = append(syms, string(rune(256+len(syms)-countPrintable(b))))
+		}
+	}
+	toks := append([]string(nil), syms...)
+	for i := 0; len(toks) < n; i++ {
+		toks = append(toks, syms['a'+i%26]+syms['a'+i/26%26])
+	}
+	toks = toks[:n]
+	types := make([]int32, n)
+	for i := range types {
+		types[i] = 1
+	}
+	h.set("tokenizer.ggml.model", "gpt2")
+	h.set("tokenizer.ggml.pre", "gpt-2")
+	h.set("tokenizer.ggml.tokens", toks)
+	h.set("tokenizer.ggml.token_type", types)
+	h.set("tokenizer.ggml.merges", merges)
+	h.del("tokenizer.ggml.scores")
+	h.set("tokenizer.ggml.bos_token_id", uint32(0))
+	h.set("tokenizer.ggml.eos_token_id", uint32(1))
+	h.del("tokenizer.ggml.unknown_token_id")
+}
+
+// countPrintable is how many bytes below b map to themselves in GPT-2's
+// byte alphabet, so that the others get consecutive code points from 256.
+func countPrintable(b int) int {
+	n := 0
+	for c := 0; c < b; c++ {
+		if c >= '!' && c <= '~' || c >= 0xA1 && c <= 0xAC || c >= 0xAE {
+			n++
+		}
+	}
+	return n
+}
+
+// nanData is n float32 NaNs.
+func nanData(n int64) []byte {
+	b := make([]byte, 4*n)
+	for i := int64(0); i < n; i++ {
+		binary.LittleEndian.PutUint32(b[4*i:], 0x7fc00000)
+	}
+	return b
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+type hostileCase struct {
+	name string
+	spec testutil.ModelSpec // zero: TinyLlama
+	edit func(h *hmodel)
+	// want is the sentinel the error of Load wraps; nil means the model
+	// may load, and must then run.
+	want    error
+	mention []string // substrings of the error
+	// plan says llm.Plan fails the same way: the problem is visible in
+	// the header (metadata and tensor descriptors, not the tokenizer).
+	plan bool
+}
+
+func hostileCases() []hostileCase {
+	setU := func(k string, v uint32) func(*hmodel) { return func(h *hmodel) { h.set(k, v) } }
+	setF := func(k string, v float32) func(*hmodel) { return func(h *hmodel) { h.set(k, v) } }
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	bad, arch, typ := llm.ErrBadModel, llm.ErrUnsupportedArch, llm.ErrUnsupportedType
+	return []hostileCase{
+		{name: "head_count 0", edit: setU(".attention.head_count", 0), want: bad, mention: []string{"attention.head_count"}, plan: true},
+		{name: "head_count_kv 0", edit: setU(".attention.head_count_kv", 0), want: bad, mention: []string{"attention.head_count_kv"}, plan: true},
+		{name: "head_count_kv not dividing", edit: setU(".attention.head_count_kv", 3), want: bad, mention: []string{"attention.head_count_kv"}, plan: true},
+		{name: "head_count_kv above head_count", edit: setU(".attention.head_count_kv", 8), want: bad, mention: []string{"attention.head_count_kv"}, plan: true},
+		{name: "head_count_kv huge", edit: setU(".attention.head_count_kv", 1<<31), want: bad, mention: []string{"attention.head_count_kv"}, plan: true},
+		{name: "embedding_length not divisible by head_count", edit: func(h *hmodel) {
+			h.set(".attention.head_count", uint32(6))
+			h.set(".attention.head_count_kv", uint32(6))
+		}, want: bad, mention: []string{"embedding_length", "attention.head_count"}, plan: true},
+		{name: "embedding_length huge", edit: setU(".embedding_length", 1<<30), want: bad, mention: []string{"embedding_length"}, plan: true},
+		{name: "key_length 0", edit: setU(".attention.key_length", 0), want: bad, mention: []string{"attention.key_length"}, plan: true},
+		{name: "key_length huge", edit: setU(".attention.key_length", 1<<20), want: bad, mention: []string{"attention.key_length"}, plan: true},
+		{name: "value_length huge", edit: setU(".attention.value_length", 1<<20), want: bad, mention: []string{"attention.value_length"}, plan: true},
+		{name: "key_length disagrees with tensors", edit: setU(".attention.key_length", 32), want: bad, mention: []string{"attn_q.weight"}, plan: true},
+		{name: "head dims overflow", edit: func(h *hmodel) {
+			h.set(".attention.head_count", uint32(1<<20))
+			h.set(".attention.head_count_kv", uint32(1<<20))
+			h.set(".attention.key_length", uint32(1<<12))
+		}, want: bad, mention: []string{"attention.head_count"}, plan: true},
+		{name: "rope.dimension_count odd", edit: setU(".rope.dimension_count", 15), want: bad, mention: []string{"rope.dimension_count"}, plan: true},
+		{name: "rope.dimension_count above head dim", edit: setU(".rope.dimension_count", 32), want: bad, mention: []string{"rope.dimension_count"}, plan: true},
+		{name: "rope.dimension_count 0", edit: setU(".rope.dimension_count", 0), want: bad, mention: []string{"rope.dimension_count"}, plan: true},
+		{name: "block_count 0", edit: setU(".block_count", 0), want: bad, mention: []string{"block_count"}, plan: true},
+		{name: "block_count huge", edit: setU(".block_count", 1<<20), want: bad, mention: []string{"block_count"}, plan: true},
+		{name: "block_count one too many", edit: setU(".block_count", 3), want: bad, mention: []string{"block_count"}, plan: true},
+		{name: "feed_forward_length mismatch", edit: setU(".feed_forward_length", 256), want: bad, mention: []string{"ffn_gate.weight"}, plan: true},
+		{name: "feed_forward_length missing", edit: func(h *hmodel) { h.del(".feed_forward_length") }, want: bad, mention: []string{"feed_forward_length"}, plan: true},
+		{name: "context_length 0", edit: setU(".context_length", 0), want: bad, mention: []string{"context_length"}, plan: true},
+		{name: "context_length 1<<40", edit: func(h *hmodel) { h.set(".context_length", uint64(1)<<40) }, want: bad, mention: []string{"context_length"}, plan: true},
+		{name: "context_length negative", edit: func(h *hmodel) { h.set(".context_length", int32(-5)) }, want: bad, mention: []string{"context_length"}, plan: true},
+		{name: "context_length string", edit: func(h *hmodel) { h.set(".context_length", "4096") }, want: bad, mention: []string{"context_length"}, plan: true},
+		{name: "vocab of 1 token", edit: func(h *hmodel) {
+			h.put("token_embd.weight", quant.Q8_0, 64, 1)
+			h.put("output.weight", quant.Q8_0, 64, 1)
+			h.set("tokenizer.ggml.tokens", []string{"<unk>"})
+			h.set("tokenizer.ggml.scores", []float32{0})
+			h.set("tokenizer.ggml.token_type", []int32{2})
+		}},
+		{name: "token_embd narrower than embedding_length", edit: func(h *hmodel) {
+			h.put("token_embd.weight", quant.Q8_0, 32, 320)
+		}, want: bad, mention: []string{"token_embd.weight"}, plan: true},
+		{name: "token_embd 1-D", edit: func(h *hmodel) { h.put("token_embd.weight", quant.F32, 64*320) }, want: bad, mention: []string{"token_embd.weight"}, plan: true},
+		{name: "token_embd 3-D", edit: func(h *hmodel) { h.put("token_embd.weight", quant.F32, 64, 320, 1) }, want: bad, mention: []string{"token_embd.weight"}, plan: true},
+		{name: "token_embd missing", edit: func(h *hmodel) { h.drop("token_embd.weight") }, want: bad, mention: []string{"token_embd.weight"}, plan: true},
+		{name: "output rows differ from vocab", edit: func(h *hmodel) { h.put("output.weight", quant.Q8_0, 64, 300) }, want: bad, mention: []string{"output.weight"}, plan: true},
+		{name: "tokenizer larger than token_embd", edit: func(h *hmodel) {
+			h.put("token_embd.weight", quant.Q8_0, 64, 300)
+			h.put("output.weight", quant.Q8_0, 64, 300)
+		}, want: bad, mention: []string{"tokenizer.ggml.tokens", "token_embd.weight"}},
+		// Embedding rows without a token are padding, as in converted
+		// checkpoints whose matrices are rounded up.
+		{name: "tokenizer smaller than token_embd", edit: func(h *hmodel) {
+			h.set("tokenizer.ggml.tokens", h.get("tokenizer.ggml.tokens").([]string)[:300])
+			h.set("tokenizer.ggml.scores", h.get("tokenizer.ggml.scores").([]float32)[:300])
+			h.set("tokenizer.ggml.token_type", h.get("tokenizer.ggml.token_type").([]int32)[:300])
+		}},
+		{name: "IQ2_XXS tensor", spec: func() testutil.ModelSpec { s := testutil.TinyLlama(); s.FFN = 256; return s }(),
+			edit: func(h *hmodel) { h.put("blk.1.ffn_down.weight", quant.IQ2_XXS, 256, 64) },
+			want: typ, mention: []string{"blk.1.ffn_down.weight", "IQ2_XXS"}, plan: true},
+		{name: "IQ2_XXS model", spec: testutil.ModelSpec{Vocab: 320, Embd: 256, Layers: 1, Heads: 4, FFN: 256, Context: 128, WeightType: quant.IQ2_XXS, OutputType: quant.Q8_0},
+			want: typ, mention: []string{"IQ2_XXS"}, plan: true},
+		{name: "norm of type I32", edit: func(h *hmodel) { h.put("blk.0.attn_norm.weight", quant.I32, 64) }, want: typ, mention: []string{"blk.0.attn_norm.weight"}, plan: true},
+		{name: "output_norm missing", edit: func(h *hmodel) { h.drop("output_norm.weight") }, want: bad, mention: []string{"output_norm.weight"}, plan: true},
+		{name: "ffn_down missing", edit: func(h *hmodel) { h.drop("blk.1.ffn_down.weight") }, want: bad, mention: []string{"blk.1.ffn_down.weight"}, plan: true},
+		{name: "attn_q 3-D", edit: func(h *hmodel) { h.put("blk.0.attn_q.weight", quant.F32, 64, 64, 1) }, want: bad, mention: []string{"blk.0.attn_q.weight"}, plan: true},
+		{name: "head_count per-layer array", edit: func(h *hmodel) { h.set(".attention.head_count", []uint32{4, 2}) },
+			want: arch, mention: []string{"attention.head_count"}, plan: true},
+		{name: "head_count_kv per-layer array", edit: func(h *hmodel) { h.set(".attention.head_count_kv", []int32{2, 1}) },
+			want: arch, mention: []string{"attention.head_count_kv"}, plan: true},
+		{name: "head_count uniform per-layer array", edit: func(h *hmodel) { h.set(".attention.head_count", []uint32{4, 4}) }},
+		{name: "head_count array of wrong length", edit: func(h *hmodel) { h.set(".attention.head_count", []uint32{4, 4, 4}) },
+			want: bad, mention: []string{"attention.head_count"}, plan: true},
+		{name: "feed_forward_length per-layer array", edit: func(h *hmodel) { h.set(".feed_forward_length", []uint32{128, 64}) },
+			want: arch, mention: []string{"feed_forward_length"}, plan: true},
+		{name: "rms epsilon NaN", edit: setF(".attention.layer_norm_rms_epsilon", nan), want: bad, mention: []string{"layer_norm_rms_epsilon"}, plan: true},
+		{name: "rms epsilon inf", edit: setF(".attention.layer_norm_rms_epsilon", inf), want: bad, mention: []string{"layer_norm_rms_epsilon"}, plan: true},
+		{name: "rms epsilon negative", edit: setF(".attention.layer_norm_rms_epsilon", -1e-5), want: bad, mention: []string{"layer_norm_rms_epsilon"}, plan: true},
+		{name: "rms epsilon float64 overflowing float32", edit: func(h *hmodel) { h.set(".attention.layer_norm_rms_epsilon", 1e300) },
+			want: bad, mention: []string{"layer_norm_rms_epsilon"}, plan: true},
+		{name: "rms epsilon string", edit: func(h *hmodel) { h.set(".attention.layer_norm_rms_epsilon", "1e-5") },
+			want: bad, mention: []string{"layer_norm_rms_epsilon"}, plan: true},
+		{name: "rope base 0", edit: setF(".rope.freq_base", 0), want: bad, mention: []string{"rope.freq_base"}, plan: true},
+		{name: "rope base NaN", edit: setF(".rope.freq_base", nan), want: bad, mention: []string{"rope.freq_base"}, plan: true},
+		{name: "rope base inf", edit: setF(".rope.freq_base", inf), want: bad, mention: []string{"rope.freq_base"}, plan: true},
+		{name: "rope scaling yarn", edit: func(h *hmodel) {
+			h.set(".rope.scaling.type", "yarn")
+			h.set(".rope.scaling.factor", float32(4))
+		}, want: arch, mention: []string{"yarn"}, plan: true},
+		{name: "rope scaling linear factor NaN", edit: func(h *hmodel) {
+			h.set(".rope.scaling.type", "linear")
+			h.set(".rope.scaling.factor", nan)
+		}, want: bad, mention: []string{"rope.scaling.factor"}, plan: true},
+		{name: "rope scaling linear factor inf", edit: func(h *hmodel) {
+			h.set(".rope.scaling.type", "linear")
+			h.set(".rope.scaling.factor", inf)
+		}, want: bad, mention: []string{"rope.scaling.factor"}, plan: true},
+		{name: "rope_freqs wrong length", edit: func(h *hmodel) { h.put("rope_freqs.weight", quant.F32, 5) }, want: bad, mention: []string{"rope_freqs.weight"}, plan: true},
+		{name: "scores shorter than tokens", edit: func(h *hmodel) { h.set("tokenizer.ggml.scores", []float32{0, 0, 0}) },
+			want: bad, mention: []string{"tokenizer.ggml.scores"}},
+		{name: "token types shorter than tokens", edit: func(h *hmodel) { h.set("tokenizer.ggml.token_type", []int32{1}) },
+			want: bad, mention: []string{"tokenizer.ggml.token_type"}},
+		{name: "tokens missing", edit: func(h *hmodel) { h.del("tokenizer.ggml.tokens") }, want: bad, mention: []string{"tokenizer.ggml.tokens"}},
+		{name: "tokens empty", edit: func(h *hmodel) { h.set("tokenizer.ggml.tokens", []string{}) }, want: bad, mention: []string{"tokenizer.ggml.tokens"}},
+		{name: "tokens duplicate", edit: func(h *hmodel) {
+			toks := append([]string(nil), h.get("tokenizer.ggml.tokens").([]string)...)
+			toks[300] = toks[299]
+			h.set("tokenizer.ggml.tokens", toks)
+		}, want: bad, mention: []string{"duplicate"}},
+		{name: "tokens of type uint32", edit: func(h *hmodel) { h.set("tokenizer.ggml.tokens", make([]uint32, 320)) }, want: bad, mention: []string{"tokenizer.ggml.tokens"}},
+		{name: "bos id out of range", edit: setU("tokenizer.ggml.bos_token_id", 100000)},
+		{name: "eos id max uint32", edit: setU("tokenizer.ggml.eos_token_id", math.MaxUint32)},
+		{name: "token type out of range", edit: func(h *hmodel) {
+			types := append([]int32(nil), h.get("tokenizer.ggml.token_type").([]int32)...)
+			types[300], types[301] = -7, 1<<30
+			h.set("tokenizer.ggml.token_type", types)
+		}},
+		{name: "tokenizer model unknown", edit: func(h *hmodel) { h.set("tokenizer.ggml.model", "unknown") }, want: arch, mention: []string{"unknown"}},
+		{name: "tokenizer model missing", edit: func(h *hmodel) { h.del("tokenizer.ggml.model") }, want: bad, mention: []string{"tokenizer.ggml.model"}},
+		{name: "gpt2 merges well formed", edit: func(h *hmodel) { gpt2Vocab(h, 320, []string{"a b", "b c", "ab c"}) }},
+		{name: "gpt2 merges malformed", edit: func(h *hmodel) {
+			gpt2Vocab(h, 320, []string{"", " ", "abc", "a b c", "  a", "\x00 \xff", "zz yy", "a b"})
+		}},
+		{name: "gpt2 merges missing", edit: func(h *hmodel) { gpt2Vocab(h, 320, nil); h.del("tokenizer.ggml.merges") },
+			want: bad, mention: []string{"tokenizer.ggml.merges"}},
+		{name: "gpt2 pre-tokenizer unknown", edit: func(h *hmodel) { gpt2Vocab(h, 320, nil); h.set("tokenizer.ggml.pre", "nonesuch") },
+			want: arch, mention: []string{"nonesuch"}},
+		{name: "architecture unknown", edit: func(h *hmodel) { h.set("general.architecture", "mamba") }, want: arch, mention: []string{"mamba"}, plan: true},
+		{name: "architecture missing", edit: func(h *hmodel) { h.del("general.architecture") }, want: bad, mention: []string{"general.architecture"}, plan: true},
+		{name: "architecture not a string", edit: func(h *hmodel) { h.set("general.architecture", uint32(1)) }, want: bad, mention: []string{"general.architecture"}, plan: true},
+		{name: "tensor of block -1", edit: func(h *hmodel) { h.put("blk.-1.attn_norm.weight", quant.F32, 64) }},
+		{name: "tensor of block huge", edit: func(h *hmodel) { h.put("blk.99999999999999999999.attn_norm.weight", quant.F32, 64) }},
+		{name: "mixture of experts", edit: func(h *hmodel) { h.put("blk.0.ffn_gate_inp.weight", quant.F32, 64, 4) },
+			want: arch, mention: []string{"blk.0.ffn_gate_inp.weight"}, plan: true},
+		{name: "mixture of experts by metadata", edit: func(h *hmodel) { h.set(".expert_count", uint32(8)) },
+			want: arch, mention: []string{"expert_count"}, plan: true},
+		{name: "qwen2 bias missing", spec: testutil.TinyQwen2(), edit: func(h *hmodel) { h.drop("blk.1.attn_k.bias") },
+			want: bad, mention: []string{"blk.1.attn_k.bias"}, plan: true},
+		{name: "gemma2 softcap NaN", spec: testutil.TinyGemma2(), edit: setF(".attn_logit_softcapping", nan),
+			want: bad, mention: []string{"attn_logit_softcapping"}, plan: true},
+		{name: "gemma2 final softcap negative", spec: testutil.TinyGemma2(), edit: setF(".final_logit_softcapping", -30),
+			want: bad, mention: []string{"final_logit_softcapping"}, plan: true},
+		{name: "gemma2 sliding window huge", spec: testutil.TinyGemma2(), edit: setU(".attention.sliding_window", 1<<30),
+			want: bad, mention: []string{"attention.sliding_window"}, plan: true},
+		{name: "gemma2 post norm missing", spec: testutil.TinyGemma2(), edit: func(h *hmodel) { h.drop("blk.0.post_ffw_norm.weight") },
+			want: bad, mention: []string{"blk.0.post_ffw_norm.weight"}, plan: true},
+		// NaN weights are data, not metadata: the model loads and runs, and
+		// its logits are NaN. Sampling from NaN logits picks some token;
+		// nothing panics.
+		{name: "F32 weights all NaN", spec: func() testutil.ModelSpec { s := testutil.TinyLlama(); s.WeightType = quant.F32; return s }(),
+			edit: func(h *hmodel) {
+				for i := range h.tensors {
+					t := &h.tensors[i]
+					t.data = nanData(int64(len(t.data) / 4))
+				}
+			}},
+	}
+}
+
+func TestHostileModels(t *testing.T) {
+	dir := t.TempDir()
+	for i, c := range hostileCases() {
+		t.Run(c.name, func(t *testing.T) {
+			spec := c.spec
+			if spec.Vocab == 0 {
+				spec = testutil.TinyLlama()
+			}
+			h := parseModel(t, modelBytes(t, spec))
+			if c.edit != nil {
+				c.edit(h)
+			}
+			path := filepath.Join(dir, fmt.Sprintf("hostile%d.gguf", i))
+			if err := os.WriteFile(path, h.bytes(t), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			checkHostile(t, path, c)
+		})
+	}
+}
+
+func checkHostile(t *testing.T, path string, c hostileCase) {
+	t.Helper()
+	opts := []llm.Option{llm.WithMemoryLimit(1 << 30), llm.WithLogger(quietLogger())}
+	m, err := llm.Load(path, opts...)
+	_, perr := llm.Plan(path, opts...)
+	if c.want == nil {
+		if err != nil {
+			t.Fatalf("Load: %v", err)
+		}
+		if perr != nil {
+			t.Errorf("Plan: %v", perr)
+		}
+		defer m.Close()
+		runHostile(t, m)
+		return
+	}
+	if err == nil {
+		m.Close()
+		t.Fatalf("Load succeeded, want an error wrapping %v", c.want)
+	}
+	if !errors.Is(err, c.want) {
+		t.Fatalf("Load: %v\nwant an error wrapping %v", err, c.want)
+	}
+	for _, s := range c.mention {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("Load: %v\ndoes not mention %q", err, s)
+		}
+	}
+	switch {
+	case c.plan && !errors.Is(perr, c.want):
+		t.Errorf("Plan: %v\nwant an error wrapping %v", perr, c.want)
+	case perr != nil && !errors.Is(perr, c.want):
+		t.Errorf("Plan: %v\nwant nil or an error wrapping %v", perr, c.want)
+	}
+}
+
+// runHostile exercises a model that loaded: a session, two tokens, a short
+// generation.
+func runHostile(t *testing.T, m *llm.Model) {
+	t.Helper()
+	s, err := m.NewSession(llm.WithContextSize(64))
+	if err != nil {
+		t.Fatalf("NewSession: %v", err)
+	}
+	defer s.Close()
+	v := int32(m.Info().VocabSize)
+	logits, err := s.Eval(context.Background(), []int32{min(1, v-1), min(2, v-1)})
+	if err != nil {
+		t.Fatalf("Eval: %v", err)
+	}
+	if len(logits) != int(v) {
+		t.Fatalf("Eval gave %d logits, want %d", len(logits), v)
+	}
+	if _, err := s.Generate(context.Background(), " the cat", llm.MaxTokens(4)); err != nil {
+		t.Fatalf("Generate: %v", err)
+	}
+	if _, err := m.Detokenize(append(s.Tokens(), v-1)); err != nil {
+		t.Fatalf("Detokenize: %v", err)
+	}
+}
+
+// TestHostileContextSize asks for the largest context the options allow on
+// a normal model: the planner must shrink it to the memory limit (or
+// refuse) rather than allocate it, and quickly.
+func TestHostileContextSize(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	if err := testutil.WriteModelFile(path, testutil.TinyLlama()); err != nil {
+		t.Fatal(err)
+	}
+	for _, limit := range []int64{64 << 20, 1 << 30} {
+		t.Run(fmt.Sprint(limit>>20, "MiB"), func(t *testing.T) {
+			opts := []llm.Option{llm.WithMemoryLimit(limit), llm.WithContextSize(1 << 24), llm.WithLogger(quietLogger())}
+			p, err := llm.Plan(path, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !p.Fits || p.Total > limit || p.Context >= 1<<24 {
+				t.Fatalf("plan: fits %v, total %d, context %d; want a context below 1<<24 fitting %d", p.Fits, p.Total, p.Context, limit)
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			m, err := llm.Load(path, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			s, err := m.NewSession()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := s.Eval(context.Background(), []int32{1, 2}); err != nil {
+				t.Fatal(err)
+			}
+			runtime.ReadMemStats(&after)
+			if grew := after.TotalAlloc - before.TotalAlloc; int64(grew) > limit {
+				t.Fatalf("load, session and eval allocated %d bytes, more than the limit %d", grew, limit)
+			}
+		})
+	}
+	// A budget below what any configuration needs: a clean refusal that
+	// says what was needed.
+	_, err := llm.Load(path, llm.WithMemoryLimit(1<<20), llm.WithLogger(quietLogger()))
+	if !errors.Is(err, llm.ErrOutOfMemoryBudget) || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("1 MiB budget: err = %v, want ErrOutOfMemoryBudget naming the limit", err)
+	}
+	// With strict memory there is no degrading: a clean refusal.
+	_, err = llm.Load(path, llm.WithMemoryLimit(64<<20), llm.WithContextSize(1<<24), llm.WithStrictMemory(), llm.WithLogger(quietLogger()))
+	if !errors.Is(err, llm.ErrOutOfMemoryBudget) {
+		t.Fatalf("strict: err = %v, want ErrOutOfMemoryBudget", err)
+	}
+}
+
+// fuzzBases are the models FuzzLoad mutates: tiny llama, qwen2 and gemma2
+// files, each split at the start of its tensor data.
+type fuzzBase struct {
+	header, data []byte
+}
+
+func fuzzBases(tb testing.TB) []fuzzBase {
+	specs := []testutil.ModelSpec{
+		{Arch: "llama", Vocab: testutil.MinVocab + 32, Embd: 32, Layers: 1, Heads: 2, HeadsKV: 1, FFN: 64, Context: 64, WeightType: quant.Q8_0, Seed: 1},
+		{Arch: "qwen2", Vocab: testutil.MinVocab + 32, Embd: 32, Layers: 1, Heads: 2, HeadsKV: 1, FFN: 64, Context: 64, WeightType: quant.Q4_0, TiedOutput: true, Seed: 2},
+		{Arch: "gemma2", Vocab: testutil.MinVocab + 32, Embd: 32, Layers: 2, Heads: 2, HeadsKV: 1, HeadDim: 16, FFN: 64, Context: 64, WeightType: quant.F16, TiedOutput: true, SlidingWindow: 8, Seed: 3},
+	}
+	var bases []fuzzBase
+	for _, s := range specs {
+		// A vocabulary of 32 tokens (the special ones and plain pieces, no
+		// byte tokens) keeps the header small, so that the fuzzer's
+		// mutations land on the model's keys and minimizing is quick.
+		h := parseModel(tb, modelBytes(tb, s))
+		const n = 32
+		for _, k := range []string{"tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type"} {
+			switch v := h.get(k).(type) {
+			case []string:
+				h.set(k, append(v[:3:3], v[testutil.MinVocab:testutil.MinVocab+n-3]...))
+			case []float32:
+				h.set(k, append(v[:3:3], v[testutil.MinVocab:testutil.MinVocab+n-3]...))
+			case []int32:
+				h.set(k, append(v[:3:3], v[testutil.MinVocab:testutil.MinVocab+n-3]...))
+			}
+		}
+		for _, name := range []string{"token_embd.weight", "output.weight"} {
+			if t := h.tensor(name); t != nil {
+				h.put(name, t.typ, t.dims[0], n)
+			}
+		}
+		b := h.bytes(tb)
+		g, err := gguf.Read(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		bases = append(bases, fuzzBase{b[:g.DataOffset], b[g.DataOffset:]})
+	}
+	return bases
+}
+
+// FuzzLoad feeds Load files whose header (metadata and tensor descriptors)
+// is mutated freely and whose tensor data is patched at a few places; the
+// top bits of which choose streaming weights and an INT8 KV cache. Load
+// must fail with one of the documented errors or give a model that
+// evaluates two tokens; it must never panic or allocate absurdly.
+func FuzzLoad(f *testing.F) {
+	bases := fuzzBases(f)
+	for i, b := range bases {
+		f.Add(uint8(i), b.header, []byte(nil))
+		f.Add(uint8(i)|0xc0, b.header, []byte(nil)) // streaming weights, INT8 KV
+	}
+	// A few hostile seeds: head count 0 in place, and a NaN patch of data.
+	for i, b := range bases {
+		h := bytes.Clone(b.header)
+		if j := bytes.Index(h, []byte("attention.head_count")); j >= 0 {
+			// key, then type (4 bytes), then the uint32 value.
+			binary.LittleEndian.PutUint32(h[j+len("attention.head_count")+4:], 0)
+		}
+		f.Add(uint8(i), h, []byte{0, 0, 0xff, 1, 0, 0xff, 2, 0, 0xff, 3, 0, 0x7f})
+	}
+	dir := f.TempDir()
+	path := filepath.Join(dir, "fuzz.gguf")
+	f.Fuzz(func(t *testing.T, which uint8, header, patch []byte) {
+		b := bases[int(which)%len(bases)]
+		file := make([]byte, 0, len(header)+64+len(b.data))
+		file = append(file, header...)
+		for len(file)%32 != 0 {
+			file = append(file, 0)
+		}
+		start := len(file)
+		file = append(file, b.data...)
+		for i := 0; i+3 <= len(patch) && len(b.data) > 0; i += 3 {
+			off := int(binary.LittleEndian.Uint16(patch[i:])) % len(b.data)
+			file[start+off] = patch[i+2]
+		}
+		if err := os.WriteFile(path, file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		defer func() {
+			runtime.ReadMemStats(&after)
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+				t.Fatalf("a %d-byte file made Load and Eval allocate %d bytes", len(file), grew)
+			}
+		}()
+		opts := []llm.Option{llm.WithMemoryLimit(256 << 20), llm.WithContextSize(64), llm.WithThreads(1), llm.WithLogger(quietLogger())}
+		if which&0x80 != 0 {
+			opts = append(opts, llm.WithWeights(llm.WeightsStreaming))
+		}
+		if which&0x40 != 0 {
+			opts = append(opts, llm.WithKVType(llm.KVInt8))
+		}
+		m, err := llm.Load(path, opts...)
+		if err != nil && len(patch) == 0 && bytes.Equal(header, b.header) {
+			t.Fatalf("Load of an unmutated model: %v", err)
+		}
+		if err != nil {
+			for _, want := range []error{llm.ErrBadModel, llm.ErrUnsupportedArch, llm.ErrUnsupportedType, llm.ErrOutOfMemoryBudget} {
+				if errors.Is(err, want) {
+					return
+				}
+			}
+			t.Fatalf("Load: %v\nwraps none of the documented errors", err)
+		}
+		defer m.Close()
+		s, err := m.NewSession()
+		if err != nil {
+			t.Fatalf("NewSession: %v", err)
+		}
+		defer s.Close()
+		v := int32(m.Info().VocabSize)
+		if _, err := s.Eval(context.Background(), []int32{min(1, v-1), min(2, v-1)}); err != nil {
+			t.Fatalf("Eval: %v", err)
+		}
+	})
+}

@@ -1,0 +1,333 @@
+package kv
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+)
+
+// ErrBadState reports a serialized cache that does not fit this cache (other
+// dimensions, type or windows) or is malformed.
+var ErrBadState = errors.New("kv: bad saved state")
+
+// stateMagic starts the serialized form of a cache.
+const stateMagic = "KVC1"
+
+// WriteTo writes the stored rows of every layer, and only those: for each
+// layer the positions it holds (lo..hi; for a windowed layer the part of the
+// ring still held), keys, values and Int8 scales, little-endian, after a
+// header with the cache's type and dimensions. Empty capacity is not
+// written. ReadFrom reads it back into a cache of the same Config.
+func (c *Cache) WriteTo(w io.Writer) (int64, error) {
+	sw := &stateWriter{w: w, buf: make([]byte, 0, 64<<10)}
+	sw.bytes([]byte(stateMagic))
+	for _, v := range []int{int(c.cfg.Type), c.cfg.Layers, c.cfg.KVHeads, c.cfg.HeadDimK, c.cfg.HeadDimV} {
+		sw.u32(uint32(v))
+	}
+	for i := range c.layers {
+		l := &c.layers[i]
+		sw.u32(uint32(l.window))
+		sw.u64(uint64(int64(l.lo)))
+		sw.u64(uint64(int64(l.hi)))
+	}
+	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
+	for i := range c.layers {
+		l := &c.layers[i]
+		for h := range c.cfg.KVHeads {
+			l.rows(l.lo, l.hi-l.lo+1, func(cell, run int) {
+				r := h*l.cells + cell
+				if c.cfg.Type == F16 {
+					sw.u16s(l.k16[r*dk : (r+run)*dk])
+					sw.u16s(l.v16[r*dv : (r+run)*dv])
+					return
+				}
+				sw.i8s(l.k8[r*dk : (r+run)*dk])
+				sw.i8s(l.v8[r*dv : (r+run)*dv])
+				sw.f32s(l.ks[r : r+run])
+				sw.f32s(l.vs[r : r+run])
+			})
+		}
+	}
+	sw.flush()
+	return sw.n, sw.err
+}
+
+// ReadFrom replaces the cache's contents with rows written by WriteTo from
+// a cache of the same type, dimensions and windows, growing the cache if
+// the rows need more cells than it has (up to MaxCells). It reads exactly
+// what WriteTo wrote, no further. Errors wrap ErrBadState, or
+// io.ErrUnexpectedEOF for a stream that ends early; the cache is empty
+// after an error.
+func (c *Cache) ReadFrom(r io.Reader) (int64, error) {
+	sr := &stateReader{r: r, buf: make([]byte, 64<<10)}
+	n, err := c.readFrom(sr)
+	if err != nil {
+		c.Truncate(0)
+		for i := range c.layers {
+			c.layers[i].lo, c.layers[i].off = 0, 0
+		}
+	}
+	return n, err
+}
+
+func (c *Cache) readFrom(sr *stateReader) (int64, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("kv: read state: "+format+": %w", append(args, ErrBadState)...)
+	}
+	magic := make([]byte, len(stateMagic))
+	sr.read(magic)
+	if sr.err != nil {
+		return sr.n, sr.fail()
+	}
+	if string(magic) != stateMagic {
+		return sr.n, bad("magic %q, want %q", magic, stateMagic)
+	}
+	var hdr [5]uint32
+	for i := range hdr {
+		hdr[i] = sr.u32()
+	}
+	if sr.err != nil {
+		return sr.n, sr.fail()
+	}
+	want := [5]uint32{uint32(c.cfg.Type), uint32(c.cfg.Layers), uint32(c.cfg.KVHeads), uint32(c.cfg.HeadDimK), uint32(c.cfg.HeadDimV)}
+	if hdr[0] != want[0] {
+		return sr.n, bad("saved with KV type %v, this cache is %v", Type(hdr[0]), c.cfg.Type)
+	}
+	if hdr != want {
+		return sr.n, bad("saved layers/heads/dims %v, this cache has %v", hdr[1:], want[1:])
+	}
+	type span struct{ lo, hi int }
+	spans := make([]span, len(c.layers))
+	need := 0
+	for i := range c.layers {
+		l := &c.layers[i]
+		win := sr.u32()
+		lo, hi := int64(sr.u64()), int64(sr.u64())
+		if sr.err != nil {
+			return sr.n, sr.fail()
+		}
+		switch {
+		case int(win) != l.window:
+			return sr.n, bad("layer %d has window %d, this cache %d", i, win, l.window)
+		case lo < 0 || hi < lo-1 || hi >= int64(c.cfg.Cells):
+			return sr.n, bad("layer %d holds positions %d..%d, outside 0..%d", i, lo, hi, c.cfg.Cells-1)
+		case l.window == 0 && lo != 0:
+			return sr.n, bad("full-attention layer %d starts at position %d, not 0", i, lo)
+		case l.window > 0 && hi-lo+1 > int64(c.cfg.Cells):
+			return sr.n, bad("windowed layer %d holds %d positions", i, hi-lo+1)
+		}
+		spans[i] = span{int(lo), int(hi)}
+		need = max(need, int(hi)+1)
+	}
+	for i := range spans {
+		if spans[i].hi != need-1 {
+			return sr.n, bad("layer %d holds positions up to %d, others up to %d", i, spans[i].hi, need-1)
+		}
+	}
+	c.Truncate(0)
+	if err := c.Grow(max(need, c.cells)); err != nil {
+		return sr.n, bad("%v", err)
+	}
+	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
+	for i := range c.layers {
+		l := &c.layers[i]
+		sp := spans[i]
+		// A ring smaller than the one saved keeps the newest positions.
+		skip := max(0, (sp.hi-sp.lo+1)-l.cells)
+		lo := sp.lo + skip
+		l.off, l.lo, l.hi = 0, lo, sp.hi
+		for h := range c.cfg.KVHeads {
+			if skip > 0 {
+				per := int64(2 * (dk + dv))
+				if c.cfg.Type == Int8 {
+					per = int64(dk+dv) + 8
+				}
+				sr.discard(int64(skip) * per)
+			}
+			l.rows(lo, sp.hi-lo+1, func(cell, run int) {
+				r := h*l.cells + cell
+				if c.cfg.Type == F16 {
+					sr.u16s(l.k16[r*dk : (r+run)*dk])
+					sr.u16s(l.v16[r*dv : (r+run)*dv])
+					return
+				}
+				sr.i8s(l.k8[r*dk : (r+run)*dk])
+				sr.i8s(l.v8[r*dv : (r+run)*dv])
+				sr.f32s(l.ks[r : r+run])
+				sr.f32s(l.vs[r : r+run])
+			})
+			if sr.err != nil {
+				return sr.n, sr.fail()
+			}
+		}
+		if c.cfg.Type == Int8 {
+			for _, s := range [][]float32{l.ks, l.vs} {
+				for _, x := range s {
+					if !(x >= 0) || math.IsInf(float64(x), 0) {
+						return sr.n, bad("layer %d has scale %v", i, x)
+					}
+				}
+			}
+		}
+	}
+	return sr.n, nil
+}
+
+// rows calls f for the runs of cells holding positions pos..pos+n-1, in
+// position order: f(cell, run) covers run consecutive cells from cell.
+func (l *layer) rows(pos, n int, f func(cell, run int)) {
+	for n > 0 {
+		cell := l.cell(pos)
+		run := min(n, l.cells-cell)
+		f(cell, run)
+		pos, n = pos+run, n-run
+	}
+}
+
+// stateWriter encodes little-endian values through a buffer and remembers
+// the first error.
+type stateWriter struct {
+	w   io.Writer
+	buf []byte
+	n   int64
+	err error
+}
+
+func (s *stateWriter) room(k int) {
+	if len(s.buf)+k > cap(s.buf) {
+		s.flush()
+	}
+}
+
+func (s *stateWriter) flush() {
+	if s.err == nil && len(s.buf) > 0 {
+		var n int
+		n, s.err = s.w.Write(s.buf)
+		s.n += int64(n)
+	}
+	s.buf = s.buf[:0]
+}
+
+func (s *stateWriter) bytes(b []byte) { s.room(len(b)); s.buf = append(s.buf, b...) }
+func (s *stateWriter) u32(v uint32)   { s.room(4); s.buf = binary.LittleEndian.AppendUint32(s.buf, v) }
+func (s *stateWriter) u64(v uint64)   { s.room(8); s.buf = binary.LittleEndian.AppendUint64(s.buf, v) }
+
+// free is how many more bytes the buffer takes before a flush, at least k.
+func (s *stateWriter) free(k int) int {
+	if cap(s.buf)-len(s.buf) < k {
+		s.flush()
+	}
+	return cap(s.buf) - len(s.buf)
+}
+
+func (s *stateWriter) u16s(v []uint16) {
+	for len(v) > 0 {
+		k := min(len(v), s.free(2)/2)
+		for _, x := range v[:k] {
+			s.buf = binary.LittleEndian.AppendUint16(s.buf, x)
+		}
+		v = v[k:]
+	}
+}
+
+func (s *stateWriter) i8s(v []int8) {
+	for len(v) > 0 {
+		k := min(len(v), s.free(1))
+		for _, x := range v[:k] {
+			s.buf = append(s.buf, byte(x))
+		}
+		v = v[k:]
+	}
+}
+
+func (s *stateWriter) f32s(v []float32) {
+	for len(v) > 0 {
+		k := min(len(v), s.free(4)/4)
+		for _, x := range v[:k] {
+			s.buf = binary.LittleEndian.AppendUint32(s.buf, math.Float32bits(x))
+		}
+		v = v[k:]
+	}
+}
+
+// stateReader decodes little-endian values, reading exactly the bytes
+// asked for, and remembers the first error.
+type stateReader struct {
+	r   io.Reader
+	buf []byte
+	n   int64
+	err error
+}
+
+// fail returns the reader's error, an early end of stream as
+// io.ErrUnexpectedEOF.
+func (s *stateReader) fail() error {
+	if errors.Is(s.err, io.EOF) {
+		return fmt.Errorf("kv: read state: stream ends early: %w", io.ErrUnexpectedEOF)
+	}
+	return fmt.Errorf("kv: read state: %w", s.err)
+}
+
+func (s *stateReader) read(b []byte) {
+	if s.err != nil {
+		return
+	}
+	n, err := io.ReadFull(s.r, b)
+	s.n += int64(n)
+	s.err = err
+}
+
+func (s *stateReader) u32() uint32 {
+	var b [4]byte
+	s.read(b[:])
+	return binary.LittleEndian.Uint32(b[:])
+}
+
+func (s *stateReader) u64() uint64 {
+	var b [8]byte
+	s.read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+func (s *stateReader) discard(n int64) {
+	for n > 0 && s.err == nil {
+		k := min(n, int64(len(s.buf)))
+		s.read(s.buf[:k])
+		n -= k
+	}
+}
+
+func (s *stateReader) u16s(v []uint16) {
+	for len(v) > 0 && s.err == nil {
+		k := min(len(v), len(s.buf)/2)
+		s.read(s.buf[:2*k])
+		for i := range k {
+			v[i] = binary.LittleEndian.Uint16(s.buf[2*i:])
+		}
+		v = v[k:]
+	}
+}
+
+func (s *stateReader) i8s(v []int8) {
+	for len(v) > 0 && s.err == nil {
+		k := min(len(v), len(s.buf))
+		s.read(s.buf[:k])
+		for i := range k {
+			v[i] = int8(s.buf[i])
+		}
+		v = v[k:]
+	}
+}
+
+func (s *stateReader) f32s(v []float32) {
+	for len(v) > 0 && s.err == nil {
+		k := min(len(v), len(s.buf)/4)
+		s.read(s.buf[:4*k])
+		for i := range k {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(s.buf[4*i:]))
+		}
+		v = v[k:]
+	}
+}

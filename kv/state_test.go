@@ -1,0 +1,129 @@
+package kv
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestStateRoundTrip(t *testing.T) {
+	const heads = 4
+	for _, typ := range []Type{F16, Int8} {
+		for _, tc := range []struct {
+			name    string
+			n       int
+			shift   [2]int // keep, drop; drop 0 = none
+			initial int    // of the cache read into
+		}{
+			{"empty", 0, [2]int{}, 0},
+			{"short", 3, [2]int{}, 0},
+			{"wrapped ring", 23, [2]int{}, 0},
+			{"after shift", 23, [2]int{2, 10}, 0},
+			{"into a smaller cache", 23, [2]int{2, 10}, 2},
+		} {
+			t.Run(typ.String()+"/"+tc.name, func(t *testing.T) {
+				cfg := seqCase
+				cfg.Type, cfg.Cells = typ, 1000
+				toks := randTokens(rand.New(rand.NewPCG(11, 12)), cfg, heads, tc.n+1)
+				src, _ := New(cfg)
+				for pos, tok := range toks[:tc.n] {
+					step(t, src, tok, pos, heads)
+				}
+				if tc.shift[1] > 0 {
+					if err := src.Shift(tc.shift[0], tc.shift[1], func(rows []float32, d int) { rotPairs(rows, cfg.HeadDimK, d) }); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var buf bytes.Buffer
+				n, err := src.WriteTo(&buf)
+				if err != nil || n != int64(buf.Len()) {
+					t.Fatalf("WriteTo: %d bytes, err %v; buffer has %d", n, err, buf.Len())
+				}
+				// Only stored rows are written: the header, 20 bytes per layer,
+				// and the rows each layer holds.
+				rows := int64(src.Len() + min(src.Len(), 5))
+				if want := 4 + 20 + 20*2 + rows*int64(cfg.KVHeads)*src.rowBytes(); n != want {
+					t.Errorf("wrote %d bytes, want %d", n, want)
+				}
+				cfg.Initial = tc.initial
+				dst, _ := New(cfg)
+				// Something to overwrite.
+				step(t, dst, toks[0], 0, heads)
+				m, err := dst.ReadFrom(bytes.NewReader(buf.Bytes()))
+				if err != nil || m != n {
+					t.Fatalf("ReadFrom: %d bytes, err %v", m, err)
+				}
+				if dst.Len() != src.Len() {
+					t.Fatalf("Len %d after ReadFrom, want %d", dst.Len(), src.Len())
+				}
+				pos := src.Len()
+				if pos == dst.Cells() {
+					if err := dst.Grow(pos + 1); err != nil {
+						t.Fatal(err)
+					}
+				}
+				a, b := step(t, src, toks[tc.n], pos, heads), step(t, dst, toks[tc.n], pos, heads)
+				for l := range a {
+					if !slices.Equal(a[l], b[l]) {
+						t.Errorf("layer %d after round trip: %v, want %v", l, b[l], a[l])
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestStateErrors(t *testing.T) {
+	cfg := seqCase
+	cfg.Cells = 64
+	src, _ := New(cfg)
+	toks := randTokens(rand.New(rand.NewPCG(13, 14)), cfg, 2, 9)
+	for pos, tok := range toks {
+		step(t, src, tok, pos, 2)
+	}
+	var buf bytes.Buffer
+	if _, err := src.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	other := func(edit func(*Config)) *Cache {
+		c := cfg
+		edit(&c)
+		cc, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cc
+	}
+	for _, tc := range []struct {
+		name string
+		dst  *Cache
+		data []byte
+		want error
+	}{
+		{"int8 cache", other(func(c *Config) { c.Type = Int8 }), data, ErrBadState},
+		{"other head dim", other(func(c *Config) { c.HeadDimK = 10 }), data, ErrBadState},
+		{"other window", other(func(c *Config) { c.Windows = []int{0, 6} }), data, ErrBadState},
+		{"too few cells", other(func(c *Config) { c.Cells = 8 }), data, ErrBadState},
+		{"bad magic", other(func(*Config) {}), append([]byte("XXXX"), data[4:]...), ErrBadState},
+		{"truncated header", other(func(*Config) {}), data[:30], io.ErrUnexpectedEOF},
+		{"truncated rows", other(func(*Config) {}), data[:len(data)-1], io.ErrUnexpectedEOF},
+		{"empty", other(func(*Config) {}), nil, io.ErrUnexpectedEOF},
+	} {
+		if _, err := tc.dst.ReadFrom(bytes.NewReader(tc.data)); !errors.Is(err, tc.want) {
+			t.Errorf("%s: err = %v, want %v", tc.name, err, tc.want)
+		}
+		if tc.dst.Len() != 0 {
+			t.Errorf("%s: cache holds %d positions after a failed ReadFrom", tc.name, tc.dst.Len())
+		}
+	}
+	// A position range that is not consistent between layers.
+	bad := slices.Clone(data)
+	bad[4+20+4] = 3 // layer 0's lo
+	if _, err := other(func(*Config) {}).ReadFrom(bytes.NewReader(bad)); !errors.Is(err, ErrBadState) {
+		t.Errorf("full layer starting at 3: err = %v", err)
+	}
+}

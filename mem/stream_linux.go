@@ -1,0 +1,108 @@
+//go:build linux && !memfallback
+
+package mem
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// streamFile reads a streamed file: through an O_DIRECT descriptor when
+// the filesystem accepts one, else through a normal descriptor whose pages
+// are dropped from the page cache after each read.
+type streamFile struct {
+	path     string
+	direct   *os.File // nil when O_DIRECT was refused
+	buffered *os.File
+	// noDirect is set when a direct read failed with EINVAL (a filesystem
+	// that accepts the flag at open but not the reads); later reads go
+	// through buffered.
+	noDirect atomic.Bool
+}
+
+// tryDirect is cleared by tests to exercise the buffered path.
+var tryDirect = true
+
+func openStreamFile(path string) (*streamFile, error) {
+	b, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	f := &streamFile{path: path, buffered: b}
+	// Readahead would cache bytes past each read that dropCache, which
+	// covers only the bytes read, then leaves behind.
+	unix.Fadvise(int(b.Fd()), 0, 0, unix.FADV_RANDOM)
+	if !tryDirect {
+		return f, nil
+	}
+	if d, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECT, 0); err == nil {
+		f.direct = d
+	}
+	return f, nil
+}
+
+func (f *streamFile) size() (int64, error) { return statSize(f.buffered) }
+
+func (f *streamFile) isDirect() bool { return f.direct != nil && !f.noDirect.Load() }
+
+// readAt reads len(b) bytes at off; b and off are 4096-aligned, as
+// O_DIRECT requires.
+func (f *streamFile) readAt(b []byte, off int64) (int, error) {
+	if f.isDirect() {
+		n, err := f.direct.ReadAt(b, off)
+		if !errors.Is(err, unix.EINVAL) {
+			return n, err
+		}
+		f.noDirect.Store(true)
+	}
+	n, err := f.buffered.ReadAt(b, off)
+	// The whole aligned window, not just n: the kernel keeps a partial
+	// page at the end of a DONTNEED range, which the file's last page is.
+	f.dropCache(off, int64(len(b)))
+	return n, err
+}
+
+// dropCache evicts [off, off+n) of the file from the page cache. Pages
+// mapped by a process or dirty are kept by the kernel; failure is harmless,
+// so it is not reported.
+func (f *streamFile) dropCache(off, n int64) {
+	if n > 0 {
+		unix.Fadvise(int(f.buffered.Fd()), off, n, unix.FADV_DONTNEED)
+	}
+}
+
+func (f *streamFile) close() error {
+	var err error
+	if f.direct != nil {
+		err = f.direct.Close()
+	}
+	return errors.Join(err, f.buffered.Close())
+}
+
+// allocSlots maps n anonymous buffers of size bytes each: page-aligned as
+// O_DIRECT requires, outside the Go heap so the garbage collector neither
+// scans them nor counts them toward its next goal.
+func allocSlots(n, size int) ([][]byte, func() error, error) {
+	if size <= 0 {
+		return nil, nil, fmt.Errorf("slot size %d", size)
+	}
+	all, err := unix.Mmap(-1, 0, n*size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		return nil, nil, err
+	}
+	bufs := make([][]byte, n)
+	for i := range bufs {
+		bufs[i] = all[i*size : (i+1)*size : (i+1)*size]
+	}
+	var once sync.Once
+	var errUnmap error
+	return bufs, func() error {
+		once.Do(func() { errUnmap = unix.Munmap(all) })
+		return errUnmap
+	}, nil
+}

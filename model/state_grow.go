@@ -1,0 +1,68 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/lowmem/llm/kv"
+)
+
+// Cells is how many positions the state's KV cache holds before it must
+// grow; Forward of positions past it fails with kv.ErrFull.
+func (s *State) Cells() int { return s.cache.Cells() }
+
+// Grow enlarges the KV cache to cells positions (kv.Cache.Grow: layer by
+// layer, keeping what is stored) and the attention scratch with it.
+func (s *State) Grow(cells int) error {
+	if err := s.cache.Grow(cells); err != nil {
+		return err
+	}
+	s.fitScratch()
+	return nil
+}
+
+// fitScratch makes every worker's attention scratch hold the weights of a
+// whole group of query heads (those sharing a KV head) over as many
+// positions as the cache has cells, the most one query can see, so that
+// Attend serves the group in one pass over the KV head.
+func (s *State) fitScratch() {
+	n := s.cache.Cells() * (s.m.Heads / s.m.HeadsKV)
+	for i := range s.scratch {
+		if len(s.scratch[i]) < n {
+			s.scratch[i] = nil // let the old one go before the new one is made
+			s.scratch[i] = make([]float32, n)
+		}
+	}
+}
+
+// Shift forgets positions keep..keep+drop-1 of the cache and renumbers the
+// later ones (kv.Cache.Shift), re-rotating their keys with the model's own
+// RoPE (pair layout, frequencies, factors and rotated dimensions), so that
+// the next Forward continues at position Len()-drop.
+func (s *State) Shift(keep, drop int) error {
+	hd := s.m.HeadDimK
+	return s.cache.Shift(keep, drop, func(rows []float32, delta int) {
+		s.rope.Rotate(rows, hd, delta)
+	})
+}
+
+// NewCache makes an empty cache configured like the state's, with cells
+// positions allocated, for filling (kv.Cache.ReadFrom) and then SetCache.
+func (s *State) NewCache(cells int) (*kv.Cache, error) {
+	cfg := s.cache.Config()
+	cfg.Initial = max(cells, 1)
+	return kv.New(cfg)
+}
+
+// SetCache replaces the state's cache with c, which must have the same
+// configuration (as NewCache makes), and sizes the attention scratch for it.
+// The old cache is dropped.
+func (s *State) SetCache(c *kv.Cache) error {
+	a, b := s.cache.Config(), c.Config()
+	a.Initial, b.Initial = 0, 0
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		return fmt.Errorf("model: set cache: configuration %+v differs from the state's %+v: %w", b, a, kv.ErrInvalid)
+	}
+	s.cache = c
+	s.fitScratch()
+	return nil
+}

@@ -1,0 +1,235 @@
+package quant
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// tileCase is one tile product laid out in memory with gaps between rows
+// and columns, so that a kernel reading or writing outside its rows shows.
+type tileCase struct {
+	n                    int
+	rows, cols           int
+	w, x                 []byte
+	wStride, xStride     int
+	outStride            int
+	want, tol            []float32 // per (column, row), from the generic kernel
+	wantMag              []float64
+	generic              TileFunc
+	wOff, xOff, gapBytes int
+}
+
+// newTileCase builds rows weight rows and cols activation columns of nb
+// blocks each at byte offsets wOff and xOff, gap random bytes apart.
+func newTileCase(r *rand.Rand, typ Type, nb, rows, cols, wOff, xOff, gap int) *tileCase {
+	vt := typ.VecDotType()
+	n := nb * typ.BlockElems()
+	rb := nb * typ.BlockBytes()
+	xb := n / vt.BlockElems() * vt.BlockBytes()
+	c := &tileCase{n: n, rows: rows, cols: cols, wStride: rb + gap, xStride: xb + gap, outStride: rows + 3}
+	c.w = make([]byte, wOff+rows*c.wStride)
+	c.x = make([]byte, xOff+cols*c.xStride)
+	for i := range c.w {
+		c.w[i] = byte(r.Uint32())
+	}
+	for i := range c.x {
+		c.x[i] = byte(r.Uint32())
+	}
+	for i := 0; i < rows; i++ {
+		copy(c.w[wOff+i*c.wStride:], randBlocks(typ, nb, r, kindMixed))
+	}
+	for i := 0; i < cols; i++ {
+		copy(c.x[xOff+i*c.xStride:], randBlocks(vt, n/vt.BlockElems(), r, kindMixed))
+	}
+	c.w = c.w[wOff:]
+	c.x = c.x[xOff:]
+	// The last row and column end their slices, so reading past them would
+	// be caught by the bounds the kernels slice to.
+	c.w = c.w[:(rows-1)*c.wStride+rb]
+	c.x = c.x[:(cols-1)*c.xStride+xb]
+	dot := Kernels(typ)[0].Dot
+	c.want = make([]float32, rows*cols)
+	c.tol = make([]float32, rows*cols)
+	for ci := 0; ci < cols; ci++ {
+		for ri := 0; ri < rows; ri++ {
+			wr := c.w[ri*c.wStride : ri*c.wStride+rb]
+			xc := c.x[ci*c.xStride : ci*c.xStride+xb]
+			_, mag := refDot(typ, n, wr, xc)
+			c.want[ci*rows+ri] = dot(n, wr, xc)
+			c.tol[ci*rows+ri] = float32(2 * dotTolerance(typ, n, mag))
+		}
+	}
+	return c
+}
+
+// check runs f on the case and reports results off by more than the
+// tolerance and writes outside the tile.
+func (c *tileCase) check(t *testing.T, name string, f TileFunc) {
+	t.Helper()
+	const sentinel = -12345.5
+	out := make([]float32, c.cols*c.outStride+5)
+	for i := range out {
+		out[i] = sentinel
+	}
+	f(c.n, c.w, c.wStride, c.rows, c.x, c.xStride, c.cols, out, c.outStride)
+	bad := 0
+	for i, v := range out {
+		ci, ri := i/c.outStride, i%c.outStride
+		if ci >= c.cols || ri >= c.rows {
+			if v != sentinel {
+				t.Errorf("%s: out[%d] written outside the tile: %v", name, i, v)
+			}
+			continue
+		}
+		want, tol := c.want[ci*c.rows+ri], c.tol[ci*c.rows+ri]
+		same := math.IsNaN(float64(want)) && math.IsNaN(float64(v)) || want == v
+		if !same && !(math.Abs(float64(v-want)) <= float64(tol)) {
+			if bad++; bad <= 3 {
+				t.Errorf("%s: row %d col %d: got %g, generic %g (tolerance %g)", name, ri, ci, v, want, tol)
+			}
+		}
+	}
+}
+
+func TestTilesAgree(t *testing.T) {
+	counts := []int{1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 24, 31, 33, 40, 63, 64}
+	for _, typ := range dotTypes {
+		tiles := Tiles(typ)
+		if len(tiles) == 0 || tiles[0].Name != "generic" {
+			t.Fatalf("%v: Tiles does not start with the generic kernel: %v", typ, tiles)
+		}
+		f, rows, cols := Tile(typ)
+		if f == nil || rows != tiles[len(tiles)-1].Rows || cols != tiles[len(tiles)-1].Cols {
+			t.Errorf("%v: Tile returns %d×%d, not the last of Tiles", typ, rows, cols)
+		}
+		nbs := counts
+		switch typ.BlockElems() {
+		case 1:
+			nbs = []int{1, 2, 7, 16, 33, 64, 100}
+		case QKK:
+			nbs = []int{1, 2, 3, 5, 8, 13}
+		}
+		for _, k := range tiles[1:] {
+			if k.Type != typ {
+				t.Errorf("%v/%s: kernel says it is for %v", typ, k.Name, k.Type)
+			}
+			for _, nb := range nbs {
+				for _, rows := range tileRowCounts(k.Rows) {
+					for cols := 1; cols <= k.Cols; cols++ {
+						seed := uint64(typ)<<40 | uint64(nb)<<16 | uint64(rows)<<8 | uint64(cols)
+						r := newRand(seed)
+						wOff, xOff, gap := r.IntN(8), r.IntN(8), r.IntN(9)
+						c := newTileCase(r, typ, nb, rows, cols, wOff, xOff, gap)
+						c.check(t, fmt.Sprintf("%v/%s %d blocks %d×%d offsets %d,%d gap %d", typ, k.Name, nb, rows, cols, wOff, xOff, gap), k.Tile)
+					}
+				}
+			}
+		}
+	}
+}
+
+// tileRowCounts returns row counts up to max that cover one and several
+// kernel tiles of 4 and every remainder.
+func tileRowCounts(max int) []int {
+	var rs []int
+	for _, r := range []int{1, 2, 3, 4, 5, 6, 7, 8, 11, 16, 17, 32} {
+		if r <= max {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
+// TestTileSizes checks tiles on the row lengths of real models, which run
+// the assembly loops many times.
+func TestTileSizes(t *testing.T) {
+	for _, typ := range dotTypes {
+		for _, n := range []int{2048, 5632} {
+			nb := n / typ.BlockElems()
+			for _, k := range Tiles(typ)[1:] {
+				r := newRand(uint64(typ)<<32 | uint64(n))
+				c := newTileCase(r, typ, nb, k.Rows, k.Cols, 3, 5, 4)
+				c.check(t, fmt.Sprintf("%v/%s n=%d", typ, k.Name, n), k.Tile)
+			}
+		}
+	}
+}
+
+func TestTileEmpty(t *testing.T) {
+	for _, typ := range dotTypes {
+		for _, k := range Tiles(typ) {
+			out := []float32{7}
+			k.Tile(0, nil, 0, 0, nil, 0, 0, out, 1)
+			k.Tile(typ.BlockElems(), nil, 0, 0, nil, 0, 1, out, 1)
+			if out[0] != 7 {
+				t.Errorf("%v/%s: wrote an empty tile", typ, k.Name)
+			}
+		}
+	}
+}
+
+func TestTileUnsupported(t *testing.T) {
+	if f, _, _ := Tile(Q2_K); f != nil {
+		t.Errorf("Tile(Q2_K) is not nil")
+	}
+	if ts := Tiles(Q2_K); len(ts) != 0 {
+		t.Errorf("Tiles(Q2_K) = %v", ts)
+	}
+}
+
+func TestTileNoAllocs(t *testing.T) {
+	for _, typ := range dotTypes {
+		for _, k := range Tiles(typ) {
+			r := newRand(uint64(typ))
+			c := newTileCase(r, typ, 2048/typ.BlockElems(), k.Rows, k.Cols, 0, 0, 0)
+			out := make([]float32, k.Cols*c.outStride)
+			if a := testing.AllocsPerRun(10, func() {
+				k.Tile(c.n, c.w, c.wStride, c.rows, c.x, c.xStride, c.cols, out, c.outStride)
+			}); a != 0 {
+				t.Errorf("%v/%s allocates %v times", typ, k.Name, a)
+			}
+		}
+	}
+}
+
+// BenchmarkTile measures the fastest tile on 2048-element rows: "L1" runs
+// one tile over and over; "matrix" a 16 MB matrix as the decode (one
+// column) and prefill (full tiles) matrix products do. Bytes are weight
+// bytes.
+func BenchmarkTile(b *testing.B) {
+	const n = 2048
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+		nb := n / typ.BlockElems()
+		rb := nb * typ.BlockBytes()
+		vt := typ.VecDotType()
+		xb := n / vt.BlockElems() * vt.BlockBytes()
+		r := newRand(uint64(typ))
+		rows := (16 << 20) / rb
+		mat := make([]byte, rows*rb)
+		for i := 0; i < rows; i += 64 {
+			copy(mat[i*rb:], randBlocks(typ, nb, r, kindRandom))
+		}
+		x := randBlocks(vt, 16*n/vt.BlockElems(), r, kindRandom)
+		for _, k := range Tiles(typ)[1:] {
+			out := make([]float32, 16*rows)
+			for _, cols := range []int{1, k.Cols} {
+				b.Run(fmt.Sprintf("%v/%s/L1/%dx%d", typ, k.Name, k.Rows, cols), func(b *testing.B) {
+					b.SetBytes(int64(k.Rows * cols * rb))
+					for b.Loop() {
+						k.Tile(n, mat, rb, k.Rows, x, xb, cols, out, rows)
+					}
+				})
+				b.Run(fmt.Sprintf("%v/%s/matrix/%dx%d", typ, k.Name, k.Rows, cols), func(b *testing.B) {
+					b.SetBytes(int64(cols * len(mat)))
+					for b.Loop() {
+						for r0 := 0; r0+k.Rows <= rows; r0 += k.Rows {
+							k.Tile(n, mat[r0*rb:], rb, k.Rows, x, xb, cols, out[r0:], rows)
+						}
+					}
+				})
+			}
+		}
+	}
+}
