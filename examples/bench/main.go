@@ -60,6 +60,7 @@ type config struct {
 	kv       llm.KVType
 	memory   int64
 	weights  llm.WeightsMode
+	prealloc bool
 	json     bool
 	warmup   bool
 	seed     uint64
@@ -84,6 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	kv := fs.String("kv", "f16", "KV cache type: f16 or int8")
 	mem := fs.String("mem", "", "memory limit for the planner, e.g. 6G, 512M (default: detected)")
 	weights := fs.String("weights", "auto", "weights: auto, resident or streaming")
+	fs.BoolVar(&c.prealloc, "prealloc", false, "reserve and touch the whole KV cache at session start (llm.WithKVPreallocate)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of the table")
 	fs.BoolVar(&c.warmup, "warmup", true, "run each test once before measuring")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the random prompt tokens")
@@ -204,6 +206,12 @@ type result struct {
 	Reps        int        `json:"reps"`
 	LoadSeconds float64    `json:"load_seconds"`
 	LoadAvg     [3]float64 `json:"load_avg"` // of the machine when the runs ended (Linux)
+	// The memory plan Load made: its predicted peak (mapped weight pages
+	// included) and the configuration it chose.
+	PlanTotal int64    `json:"plan_total_bytes"`
+	PlanLimit int64    `json:"plan_limit_bytes"`
+	Weights   string   `json:"weights"`
+	Degraded  []string `json:"degraded"`
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -220,6 +228,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if c.memory > 0 {
 		opts = append(opts, llm.WithMemoryLimit(c.memory))
+	}
+	if c.prealloc {
+		opts = append(opts, llm.WithKVPreallocate())
 	}
 	start := time.Now()
 	m, err := llm.Load(c.model, opts...)
@@ -238,9 +249,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	res := result{
 		Model: filepath.Base(c.model), Threads: info.Threads, Arch: info.Architecture,
 		Type: info.FileType, Params: info.Parameters, FileBytes: info.FileBytes,
-		Context: s.Context(), Batch: c.batch, KVType: c.kv.String(), Reps: c.reps,
+		Context: s.Context(), Batch: c.batch, Reps: c.reps,
 		LoadSeconds: loadTime.Seconds(),
 	}
+	plan := m.Plan()
+	res.KVType, res.Weights, res.PlanTotal, res.PlanLimit = plan.KVType.String(), plan.Weights.String(), plan.Total, plan.Limit
+	res.Degraded = append([]string{}, plan.Steps...)
 	b := &bencher{c: c, s: s, m: m, vocab: info.VocabSize, rng: rand.New(rand.NewPCG(c.seed, 0))}
 	if !c.json {
 		printHeader(stdout)
@@ -275,9 +289,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		enc := json.NewEncoder(stdout)
 		return enc.Encode(res)
 	}
-	fmt.Fprintf(stdout, "\npeak RSS %s (%d bytes); context %d, kv %s, load %.1fs, load average %.2f %.2f %.2f\n",
-		humanBytes(res.PeakRSS), res.PeakRSS, res.Context, res.KVType, res.LoadSeconds,
+	fmt.Fprintf(stdout, "\npeak RSS %s (%d bytes); context %d, kv %s, weights %s, load %.1fs, load average %.2f %.2f %.2f\n",
+		humanBytes(res.PeakRSS), res.PeakRSS, res.Context, res.KVType, res.Weights, res.LoadSeconds,
 		res.LoadAvg[0], res.LoadAvg[1], res.LoadAvg[2])
+	fmt.Fprintf(stdout, "memory plan: predicted peak %s (%d bytes) of limit %s\n", humanBytes(res.PlanTotal), res.PlanTotal, humanBytes(res.PlanLimit))
+	for _, d := range res.Degraded {
+		fmt.Fprintf(stdout, "  degraded: %s\n", d)
+	}
 	return nil
 }
 
