@@ -14,7 +14,9 @@ import (
 func ref16(x float32) float64 { return float64(float16.Fromfloat32(x).Float32()) }
 
 // refQuantize is the documented Int8 row format: scale = amax/127 in
-// float32, q = round(x/scale), halves away from zero.
+// float32, q = round(x/scale) with halves away from zero, clamped to ±127;
+// then twice: scale = Σx·q / Σq² (in float64, rounded to float32) and
+// requantize, stopping early when the scale does not change.
 func refQuantize(row []float32) (q []int8, scale float32) {
 	var amax float32
 	for _, x := range row {
@@ -24,10 +26,25 @@ func refQuantize(row []float32) (q []int8, scale float32) {
 	if amax == 0 {
 		return q, 0
 	}
-	scale = amax / 127
-	for i, x := range row {
-		q[i] = int8(math.Round(float64(x / scale)))
+	quant := func(s float32) (sxq, sqq float64) {
+		for i, x := range row {
+			r := math.Max(-127, math.Min(127, math.Round(float64(x/s))))
+			q[i] = int8(r)
+			sxq += float64(x) * r
+			sqq += r * r
+		}
+		return
 	}
+	scale = amax / 127
+	for range 2 {
+		sxq, sqq := quant(scale)
+		next := float32(sxq / sqq)
+		if sqq == 0 || sxq <= 0 || next == scale || !(next > 0) {
+			break
+		}
+		scale = next
+	}
+	quant(scale)
 	return q, scale
 }
 
