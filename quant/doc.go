@@ -24,6 +24,12 @@
 // starting with the portable Go one, which is also the only one built with
 // -tags purego. Kernels never allocate.
 //
+// For whole matrices, Tile returns a kernel that multiplies several weight
+// rows by one or several activation rows in one call: a matrix-vector
+// product (decode) reads each activation block once for four rows and sums
+// horizontally once per row, and a matrix-matrix product (prefill) unpacks
+// each weight block once for four tokens. Tiles lists every variant.
+//
 // Example: multiply a Q4_0 weight row by an activation vector.
 //
 //	const n = 64

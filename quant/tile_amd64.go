@@ -105,7 +105,7 @@ func buildTileSpecs() map[Type][]TileKernel {
 		}
 	}
 	add(haveAVX2, tileSpec{name: "avx2", t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 4, col: tileQ4_0AVX24x1, dot: dotQ4_0AVX2})
+		h: 4, rows: tileRows, cols: 2, big: tileQ4_0AVX24x2, col: tileQ4_0AVX24x1, dot: dotQ4_0AVX2})
 	add(haveVNNI, tileSpec{name: "avx512vnni", t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
 		h: 4, rows: tileRows, cols: 4, big: tileQ4_0VNNI4x4, col: tileQ4_0VNNI4x1, dot: dotQ4_0VNNI})
 	add(haveVBMI, tileSpec{name: "avx512vbmi", t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
@@ -169,3 +169,6 @@ func tileQ6_KAVX24x1(w *byte, wStride int, x *byte, xStride int, nb int, out *fl
 
 //go:noescape
 func tileQ4_0VBMI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileQ4_0AVX24x2(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)

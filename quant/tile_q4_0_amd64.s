@@ -634,3 +634,134 @@ loop:
 	VMOVUPS X0, (R12)
 	VZEROUPPER
 	RET
+
+// AVX2, four rows against two columns: each weight block is unpacked once
+// for both. Register use: Y0-Y3 accumulators of column 0 (row r in Yr),
+// Y4-Y7 of column 1, Y8/Y9 the columns' activation blocks, Y10/Y11 their
+// 8·Σ of pairs, Y12 the weight block, Y13/Y14 scratch, Y15 bytes 0x0F. The
+// scale products d_w·d_x of the eight blocks of row r and column c go to the
+// stack at 64r+32c.
+
+DATA t40bOnes<>+0(SB)/8, $0x0001000100010001
+DATA t40bOnes<>+8(SB)/8, $0x0001000100010001
+DATA t40bOnes<>+16(SB)/8, $0x0001000100010001
+DATA t40bOnes<>+24(SB)/8, $0x0001000100010001
+GLOBL t40bOnes<>(SB), RODATA|NOPTR, $32
+DATA t40bEights<>+0(SB)/8, $0x0808080808080808
+DATA t40bEights<>+8(SB)/8, $0x0808080808080808
+DATA t40bEights<>+16(SB)/8, $0x0808080808080808
+DATA t40bEights<>+24(SB)/8, $0x0808080808080808
+GLOBL t40bEights<>(SB), RODATA|NOPTR, $32
+
+// The fp16 scales of the eight blocks at base (offsets in table idx) as
+// float32 in dst; Y13 is the gather mask, Y14 the offsets.
+#define T40B_SCALES(base, idx, ydst, xdst) \
+	VMOVDQU    idx, Y14 ; \
+	VPCMPEQD   Y13, Y13, Y13 ; \
+	VPXOR      ydst, ydst, ydst ; \
+	VPGATHERDD Y13, (base)(Y14*1), ydst ; \
+	VPSHUFB    t40aPack<>(SB), ydst, ydst ; \
+	VPERMQ     $0x08, ydst, ydst ; \
+	VCVTPH2PS  xdst, ydst
+
+// Row scales times the column scales in Y8 and Y9, to the stack at slot
+// and slot+32.
+#define T40B_PROD(row, slot) \
+	T40B_SCALES(row, t40aWOff<>(SB), Y12, X12) ; \
+	VMULPS  Y8, Y12, Y13 ; \
+	VMOVUPS Y13, slot(SP) ; \
+	VMULPS  Y9, Y12, Y13 ; \
+	VMOVUPS Y13, (slot+32)(SP)
+
+// Block b of row r against the activation blocks of both columns.
+#define T40B_RB(row, b, slot, acc0, acc1) \
+	VMOVDQU      (18*b+2)(row), X12 ; \
+	VPSRLW       $4, X12, X13 ; \
+	VINSERTI128  $1, X13, Y12, Y12 ; \
+	VPAND        Y15, Y12, Y12 ; \
+	VPMADDUBSW   Y8, Y12, Y13 ; \
+	VPSUBW       Y10, Y13, Y13 ; \
+	VPMADDWD     t40bOnes<>(SB), Y13, Y13 ; \
+	VCVTDQ2PS    Y13, Y13 ; \
+	VBROADCASTSS (slot+4*b)(SP), Y14 ; \
+	VFMADD231PS  Y14, Y13, acc0 ; \
+	VPMADDUBSW   Y9, Y12, Y13 ; \
+	VPSUBW       Y11, Y13, Y13 ; \
+	VPMADDWD     t40bOnes<>(SB), Y13, Y13 ; \
+	VCVTDQ2PS    Y13, Y13 ; \
+	VBROADCASTSS (slot+32+4*b)(SP), Y14 ; \
+	VFMADD231PS  Y14, Y13, acc1
+
+#define T40B_BLOCK(b) \
+	VMOVDQU    (34*b+2)(DI), Y8 ; \
+	VMOVDQU    (34*b+2)(DX), Y9 ; \
+	VMOVDQU    t40bEights<>(SB), Y13 ; \
+	VPMADDUBSW Y8, Y13, Y10 ; \
+	VPMADDUBSW Y9, Y13, Y11 ; \
+	T40B_RB(SI, b, 0, Y0, Y4) ; \
+	T40B_RB(BX, b, 64, Y1, Y5) ; \
+	T40B_RB(R8, b, 128, Y2, Y6) ; \
+	T40B_RB(R9, b, 192, Y3, Y7)
+
+// The sums of four accumulators as the four floats of xa.
+#define T40B_REDUCE4(ya, yb, yc, yd, xa, xt) \
+	VHADDPS      yb, ya, ya ; \
+	VHADDPS      yd, yc, yc ; \
+	VHADDPS      yc, ya, ya ; \
+	VEXTRACTF128 $1, ya, xt ; \
+	VADDPS       xt, xa, xa
+
+// func tileQ4_0AVX24x2(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+TEXT ·tileQ4_0AVX24x2(SB), NOSPLIT, $256-56
+	T40_ROWS
+	MOVQ         wStride+8(FP), R10
+	SHLQ         $2, R10
+	MOVQ         x+16(FP), DI
+	MOVQ         xStride+24(FP), DX
+	ADDQ         DI, DX
+	MOVQ         nb+32(FP), CX
+	MOVL         $0x0F0F0F0F, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+
+loop:
+	TPF(SI, R10)
+	TPF(BX, R10)
+	TPF(R8, R10)
+	TPF(R9, R10)
+	T40B_SCALES(DI, t40aXOff<>(SB), Y8, X8)
+	T40B_SCALES(DX, t40aXOff<>(SB), Y9, X9)
+	T40B_PROD(SI, 0)
+	T40B_PROD(BX, 64)
+	T40B_PROD(R8, 128)
+	T40B_PROD(R9, 192)
+	T40B_BLOCK(0)
+	T40B_BLOCK(1)
+	T40B_BLOCK(2)
+	T40B_BLOCK(3)
+	T40B_BLOCK(4)
+	T40B_BLOCK(5)
+	T40B_BLOCK(6)
+	T40B_BLOCK(7)
+	T40_NEXT_ROWS
+	ADDQ $272, DI
+	ADDQ $272, DX
+	SUBQ $8, CX
+	JNZ  loop
+
+	MOVQ out+40(FP), R12
+	MOVQ outStride+48(FP), R13
+	T40B_REDUCE4(Y0, Y1, Y2, Y3, X0, X8)
+	VMOVUPS X0, (R12)
+	T40B_REDUCE4(Y4, Y5, Y6, Y7, X4, X8)
+	VMOVUPS X4, (R12)(R13*4)
+	VZEROUPPER
+	RET

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/lowmem/llm/quant"
 	"github.com/lowmem/llm/tensor"
@@ -53,39 +54,115 @@ func NewMatrix(t *tensor.Tensor) (*Matrix, error) {
 // stay in the core's L2 cache.
 const groupBytes = 256 << 10
 
+// Work is handed out in chunks of rows (times a group of tokens) from a
+// shared counter rather than split in equal parts up front, so that a
+// worker that starts late or is descheduled by the OS does not leave the
+// others idle at the end of every product. The first worker takes chunks
+// from the front, the others from the back, so that each streams through
+// adjacent rows, as the kernels' prefetching expects. chunksPerThread
+// chunks a thread keep the imbalance at the end small; chunk bounds keep
+// the counter's cost and the prefetchers' stream lengths reasonable.
+const (
+	chunksPerThread = 8
+	minChunkRows    = 16
+	maxChunkRows    = 128
+)
+
 type matmulTask struct {
 	m         *Matrix
 	xq        []byte
 	nTok      int
 	out       []float32
 	outStride int
+
+	chunkRows int // rows per work item, a multiple of the tile height
+	nChunks   int // row chunks per token group
+	group     int // tokens per group
+	nItems    int // work items: groups × row chunks
+	// taken counts the items taken from the front (low 32 bits) and from
+	// the back (high 32 bits).
+	taken atomic.Uint64
 }
 
-func (k *matmulTask) Do(_, lo, hi int) {
+// plan sets up the work items of a product on threads threads.
+func (k *matmulTask) plan(threads int) {
+	m := k.m
+	tr := m.tileRows
+	c := m.Rows / (threads * chunksPerThread)
+	c = min(max(c, minChunkRows), maxChunkRows)
+	c = max(tr, (c+tr-1)/tr*tr)
+	k.chunkRows = c
+	k.nChunks = (m.Rows + c - 1) / c
+	k.group = k.nTok
+	if k.nTok > 1 {
+		// Groups of equal size, in whole tiles, of at most groupBytes.
+		tc := m.tileCols
+		most := max(tc, groupBytes/max(m.XRowBytes, 1)/tc*tc)
+		groups := (k.nTok + most - 1) / most
+		k.group = ((k.nTok+groups-1)/groups + tc - 1) / tc * tc
+	}
+	k.nItems = (k.nTok + k.group - 1) / k.group * k.nChunks
+	k.taken.Store(0)
+}
+
+// take returns the next work item for worker w, or false when none is
+// left.
+func (k *matmulTask) take(w int) (int, bool) {
+	for {
+		v := k.taken.Load()
+		front, back := int(v&0xFFFFFFFF), int(v>>32)
+		if front+back >= k.nItems {
+			return 0, false
+		}
+		if w == 0 {
+			if k.taken.CompareAndSwap(v, v+1) {
+				return front, true
+			}
+		} else if k.taken.CompareAndSwap(v, v+1<<32) {
+			return k.nItems - 1 - back, true
+		}
+	}
+}
+
+// Do takes work items until none are left; the range it is given only
+// says how many threads share the work.
+func (k *matmulTask) Do(w, _, _ int) {
+	for {
+		i, ok := k.take(w)
+		if !ok {
+			return
+		}
+		g, c := i/k.nChunks, i%k.nChunks
+		r0 := c * k.chunkRows
+		t0 := g * k.group
+		k.run(r0, min(k.m.Rows, r0+k.chunkRows), t0, min(k.nTok, t0+k.group))
+	}
+}
+
+// run multiplies rows [r0, r1) by tokens [t0, t1): tile by tile of rows,
+// each times every token, so that a tile's weights stay in the L1 cache
+// while the tokens pass over them.
+func (k *matmulTask) run(r0, r1, t0, t1 int) {
 	m := k.m
 	w := m.T.Data
 	rb := m.T.RowBytes()
 	xrb := m.XRowBytes
 	tile, tr, tc := m.tile, m.tileRows, m.tileCols
 	n := m.Cols
-	if k.nTok == 1 {
-		x := k.xq[:xrb]
-		for r := lo; r < hi; r += tr {
-			rows := min(tr, hi-r)
-			tile(n, w[r*rb:], rb, rows, x, xrb, 1, k.out[r:], k.outStride)
+	if t1-t0 == 1 {
+		x := k.xq[t0*xrb : (t0+1)*xrb]
+		out := k.out[t0*k.outStride:]
+		for r := r0; r < r1; r += tr {
+			tile(n, w[r*rb:], rb, min(tr, r1-r), x, xrb, 1, out[r:], k.outStride)
 		}
 		return
 	}
-	group := max(tc, groupBytes/max(xrb, 1)/tc*tc)
-	for t0 := 0; t0 < k.nTok; t0 += group {
-		t1 := min(k.nTok, t0+group)
-		for r := lo; r < hi; r += tr {
-			rows := min(tr, hi-r)
-			wr := w[r*rb:]
-			for t := t0; t < t1; t += tc {
-				cols := min(tc, t1-t)
-				tile(n, wr, rb, rows, k.xq[t*xrb:], xrb, cols, k.out[t*k.outStride+r:], k.outStride)
-			}
+	for r := r0; r < r1; r += tr {
+		rows := min(tr, r1-r)
+		wr := w[r*rb:]
+		for t := t0; t < t1; t += tc {
+			cols := min(tc, t1-t)
+			tile(n, wr, rb, rows, k.xq[t*xrb:], xrb, cols, k.out[t*k.outStride+r:], k.outStride)
 		}
 	}
 }
@@ -108,9 +185,11 @@ func (e *Exec) Pool() *Pool { return e.pool }
 // · activation row t, where xq holds nTok activation rows of m.XRowBytes
 // bytes in m.VecType (see Quantize).
 func (e *Exec) MatMul(m *Matrix, xq []byte, nTok int, out []float32, outStride int) {
-	e.mm = matmulTask{m: m, xq: xq, nTok: nTok, out: out, outStride: outStride}
-	e.pool.For(m.Rows, m.tileRows, &e.mm)
-	e.mm = matmulTask{}
+	k := &e.mm
+	k.m, k.xq, k.nTok, k.out, k.outStride = m, xq, nTok, out, outStride
+	k.plan(e.pool.Threads())
+	e.pool.For(min(e.pool.Threads(), k.nItems), 1, k)
+	k.m, k.xq, k.out = nil, nil, nil
 }
 
 type quantTask struct {

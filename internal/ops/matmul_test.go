@@ -44,7 +44,7 @@ func randMatrix(t *testing.T, r *rand.Rand, typ quant.Type, rows, cols int) *Mat
 // counts that do not divide into tiles, on one and two threads.
 func TestMatMulMatchesDot(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, threads := range []int{1, 2} {
+	for _, threads := range []int{1, 2, 3} {
 		p := NewPool(threads)
 		e := NewExec(p)
 		for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K, quant.Q5_K, quant.F16} {
