@@ -126,6 +126,7 @@ func load(mp *mem.Mapping, set settings) (*Model, error) {
 		set.logger.Warn("llm: memory plan degraded the request to fit the limit", "step", step,
 			"limit", plan.Limit, "source", plan.LimitSource)
 	}
+	autoWeights := set.weights == WeightsAuto
 	set.context, set.kvType, set.weights = plan.Context, plan.KVType, plan.Weights
 	adviseBeforeNew(mp, plan)
 	mm, err := model.New(f, data)
@@ -157,6 +158,7 @@ func load(mp *mem.Mapping, set settings) (*Model, error) {
 			"context", set.context, "trained", mm.Context)
 	}
 	m := &Model{m: mm, tok: tok, mapping: mp, set: set, plan: plan}
+	m.ws.autoWeights = autoWeights
 	m.info = Info{
 		Architecture: mm.Arch, Name: mm.Name, FileType: dominantType(f).String(),
 		Parameters: paramCount(f), FileBytes: int64(len(data)),
@@ -207,7 +209,11 @@ func (m *Model) Info() Info { return m.info }
 
 // Plan is the memory plan Load made: the predicted bytes of the model and
 // one session, and the configuration chosen to fit the limit.
-func (m *Model) Plan() MemoryPlan { return m.plan }
+func (m *Model) Plan() MemoryPlan {
+	m.rw.RLock()
+	defer m.rw.RUnlock()
+	return m.plan
+}
 
 // Tokenize converts text to token ids, adding the beginning-of-sequence
 // token when the model asks for it. Special-token text in the input is

@@ -29,8 +29,11 @@ type PressureEvent struct {
 // v2 memory.pressure "some avg10") reach 10%, and again when headroom is
 // back above twice the threshold. Headroom is polled twice a second on a
 // goroutine that runs from Load to Close; fn runs on it and must not close
-// the model. The model also logs a warning, and while under pressure
-// sessions stop growing their KV caches beyond what they hold. Without
+// the model. The model also logs a warning; while under pressure sessions
+// stop growing their KV caches beyond what they hold; and a model whose
+// weights the plan kept resident (no WithWeights) switches, once, to
+// streaming half of its blocks from disk, so that the page cache they held
+// can be reclaimed without the model thrashing on it. Without
 // this option the model watches only when its memory plan is tight (more
 // than half the limit, or streaming weights).
 func WithMemoryPressure(fn func(PressureEvent)) Option {
@@ -40,12 +43,18 @@ func WithMemoryPressure(fn func(PressureEvent)) Option {
 // weightState is a Model's weight residency machinery: the streamer of
 // the layers that do not stay in memory, and the memory-pressure watcher.
 type weightState struct {
-	streamer *mem.Streamer
-	source   *model.StreamSource
-	streamed []int       // block indices read from disk every pass
-	ahead    []mem.Range // parts of the file read ahead at Load
-	watcher  *mem.Watcher
-	pressure atomic.Bool
+	streamer  *mem.Streamer
+	source    *model.StreamSource
+	streamed  []int       // block indices read from disk every pass
+	ahead     []mem.Range // parts of the file read ahead at Load
+	watcher   *mem.Watcher
+	pressure  atomic.Bool
+	tensors   *gguf.File  // tensor table only, for a switch to streaming
+	switched  atomic.Bool // switched to streaming under pressure
+	streaming atomic.Bool // a layer source is installed
+	// autoWeights: the weights mode was the plan's choice, not
+	// WithWeights, so pressure may switch it.
+	autoWeights bool
 }
 
 // underPressure reports whether memory headroom is short now: code that
@@ -84,36 +93,15 @@ func (m *Model) setupWeights(f *gguf.File, sh *shape) error {
 	if m.plan.Weights == WeightsStreaming {
 		m.ws.streamed = streamedLayers(sh, mm, m.plan.ResidentWeights)
 	}
+	// Keep the tensor table (not the metadata) for a later switch to
+	// streaming under memory pressure.
+	m.ws.tensors = &gguf.File{Tensors: f.Tensors}
 	if len(m.ws.streamed) > 0 {
-		ranges := make([]mem.Range, len(m.ws.streamed))
-		for i, il := range m.ws.streamed {
-			L := &mm.Blocks[il]
-			ranges[i] = mem.Range{Off: L.Start, Len: L.End - L.Start}
-			// Loading read the layer's norms through the mapping; unmapping
-			// those pages lets the streamer drop them from the page cache.
-			m.mapping.Advise(L.Start, L.End-L.Start, mem.DontNeed)
-		}
-		st, err := mem.NewStreamer(m.mapping.Path(), ranges, streamBuffers)
+		ranges, err := m.startStreaming(m.ws.streamed)
 		if err != nil {
-			return fmt.Errorf("streaming weights: %w", err)
-		}
-		logger := m.set.logger
-		src, err := model.NewStreamSource(mm, f, m.ws.streamed, st, func(err error) {
-			logger.Error("llm: reading streamed weights failed; reading them through the page cache from now on", "err", err)
-		})
-		if err != nil {
-			st.Close()
 			return err
 		}
-		m.ws.streamer, m.ws.source = st, src
-		mm.Source = src
 		skip = append(skip, ranges...)
-		var maxSpan int64
-		for _, r := range ranges {
-			maxSpan = max(maxSpan, r.Len)
-		}
-		logger.Info("llm: streaming weights", "streamed_layers", len(ranges), "resident_layers", len(mm.Blocks)-len(ranges),
-			"buffers", fmtBytes(int64(st.Slots())*maxSpan), "direct_io", st.Direct())
 	}
 	// Read the resident weights ahead, in the background: Load stays fast
 	// and the first tokens find them cached.
@@ -137,6 +125,68 @@ func (m *Model) setupWeights(f *gguf.File, sh *shape) error {
 	}
 	resident(at, size)
 	return nil
+}
+
+// startStreaming reads the given blocks from disk on every pass from now
+// on: it drops their pages from memory, starts the streamer and installs
+// the layer source. No forward pass may run meanwhile (Load, or the write
+// lock).
+func (m *Model) startStreaming(streamed []int) ([]mem.Range, error) {
+	mm := m.m
+	ranges := make([]mem.Range, len(streamed))
+	for i, il := range streamed {
+		L := &mm.Blocks[il]
+		ranges[i] = mem.Range{Off: L.Start, Len: L.End - L.Start}
+		// Loading read the layer's norms through the mapping; unmapping
+		// those pages lets the streamer drop them from the page cache.
+		m.mapping.Advise(L.Start, L.End-L.Start, mem.DontNeed)
+	}
+	st, err := mem.NewStreamer(m.mapping.Path(), ranges, streamBuffers)
+	if err != nil {
+		return nil, fmt.Errorf("streaming weights: %w", err)
+	}
+	logger := m.set.logger
+	src, err := model.NewStreamSource(mm, m.ws.tensors, streamed, st, func(err error) {
+		logger.Error("llm: reading streamed weights failed; reading them through the page cache from now on", "err", err)
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	m.ws.streamed, m.ws.streamer, m.ws.source = streamed, st, src
+	mm.Source = src
+	m.ws.streaming.Store(true)
+	var maxSpan int64
+	for _, r := range ranges {
+		maxSpan = max(maxSpan, r.Len)
+	}
+	logger.Info("llm: streaming weights", "streamed_layers", len(ranges), "resident_layers", len(mm.Blocks)-len(ranges),
+		"buffers", fmtBytes(int64(st.Slots())*maxSpan), "direct_io", st.Direct())
+	return ranges, nil
+}
+
+// switchToStreaming is the response to memory pressure of a model whose
+// weights are resident by the plan's choice (not WithWeights): half of the
+// blocks, spread through the pass, are read from disk from now on, so that
+// the page cache they held can go without the model thrashing on it. It
+// waits for running computations (the write lock) and is done once.
+func (m *Model) switchToStreaming() {
+	m.rw.Lock()
+	defer m.rw.Unlock()
+	if m.closed || m.m.Source != nil || !m.ws.autoWeights || m.ws.tensors == nil {
+		return
+	}
+	n := len(m.m.Blocks)
+	if n < 2 {
+		return
+	}
+	if _, err := m.startStreaming(spread(n/2, n)); err != nil {
+		m.set.logger.Error("llm: switching weights to streaming under memory pressure failed", "err", err)
+		return
+	}
+	m.plan.Weights = WeightsStreaming
+	m.plan.Steps = append(m.plan.Steps, "weights resident → streaming (memory pressure while running)")
+	m.ws.switched.Store(true)
 }
 
 // streamedLayers chooses the blocks to stream so that the rest fit in the
@@ -217,7 +267,12 @@ func (m *Model) onPressure(p mem.Pressure) {
 	} else {
 		m.ws.pressure.Store(true)
 		ev.Action = "KV cache growth paused"
-		if m.plan.Weights != WeightsStreaming && p.PSI >= mem.DefaultPSIThreshold {
+		if m.ws.autoWeights && !m.ws.streaming.Load() && !m.ws.switched.Load() {
+			ev.Action += "; switching weights to streaming"
+			// Off the watcher goroutine: the switch waits for running
+			// computations, and Close stops the watcher before locking.
+			go m.switchToStreaming()
+		} else if !m.ws.streaming.Load() && p.PSI >= mem.DefaultPSIThreshold {
 			ev.Action += "; weights are being evicted and read back: load with WithWeights(WeightsStreaming)"
 		}
 		m.set.logger.Warn("llm: memory pressure", "reason", p.Reason, "available", p.Available,

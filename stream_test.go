@@ -333,3 +333,71 @@ func TestStreamingDecodeAllocatesNothing(t *testing.T) {
 		t.Fatalf("a streamed decode step allocates %.1f times, want 0", n)
 	}
 }
+
+// TestPressureSwitchesToStreaming drives a pressure report into a model
+// whose weights the plan kept resident: it must switch to streaming half of
+// its blocks while sessions keep running, with logits unchanged bit for
+// bit, and a model loaded WithWeights(WeightsResident) must not switch.
+func TestPressureSwitchesToStreaming(t *testing.T) {
+	spec := streamSpecs()[0]
+	path := writeSpec(t, spec)
+	ref, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	m, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.stopWatch()
+	ctx := context.Background()
+	rs, _ := ref.NewSession()
+	ms, _ := m.NewSession()
+	defer rs.Close()
+	defer ms.Close()
+	toks := []int32{1, 40, 41, 42}
+	step := func(tok []int32) {
+		a, err := rs.Eval(ctx, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ms.Eval(ctx, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("after %d tokens: logit %d is %v, resident model %v", ms.Len(), i, b[i], a[i])
+			}
+		}
+	}
+	step(toks)
+	m.onPressure(mem.Pressure{Available: 10 << 20, Total: 1 << 30, Threshold: 64 << 20, Reason: "headroom"})
+	deadline := time.Now().Add(10 * time.Second)
+	for !m.ws.switched.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("no switch to streaming 10 s after a pressure report")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if p := m.Plan(); p.Weights != WeightsStreaming || len(m.ws.streamed) != len(m.m.Blocks)/2 {
+		t.Fatalf("after pressure: weights %v, %d of %d blocks streamed", p.Weights, len(m.ws.streamed), len(m.m.Blocks))
+	}
+	for i := range 8 {
+		step([]int32{int32(50 + i)})
+	}
+
+	forced, err := Load(path, WithWeights(WeightsResident))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer forced.Close()
+	forced.stopWatch()
+	forced.onPressure(mem.Pressure{Available: 10 << 20, Total: 1 << 30, Threshold: 64 << 20, Reason: "headroom"})
+	time.Sleep(50 * time.Millisecond)
+	if forced.ws.switched.Load() || forced.Plan().Weights != WeightsResident {
+		t.Fatal("a model loaded WithWeights(WeightsResident) switched to streaming")
+	}
+}

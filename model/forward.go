@@ -245,14 +245,15 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		e.MatMul(w, quantize(w, src, cols), n, out, outStride)
 	}
 
-	if src := m.Source; src != nil {
-		src.Begin()
-		defer src.End()
+	lsrc := m.Source // read once: the whole pass uses one source
+	if lsrc != nil {
+		lsrc.Begin()
+		defer lsrc.End()
 	}
 	for il := range m.Blocks {
 		L := &m.Blocks[il]
-		if m.Source != nil {
-			L = m.Source.Layer(il)
+		if lsrc != nil {
+			L = lsrc.Layer(il)
 		}
 		for t := 0; t < n; t++ {
 			ops.RMSNorm(xn[t*c.Embd:(t+1)*c.Embd], x[t*c.Embd:(t+1)*c.Embd], L.AttnNorm, c.RMSEps)
@@ -308,8 +309,8 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 			}
 		}
 		ops.Add(x, tmp)
-		if m.Source != nil {
-			m.Source.Done(il)
+		if lsrc != nil {
+			lsrc.Done(il)
 		}
 	}
 
