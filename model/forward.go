@@ -63,15 +63,12 @@ func roundUp(n, a int) int { return (n + a - 1) / a * a }
 // ScratchBytes is the arena size a State needs for batches of up to batch
 // tokens: every activation buffer of one Forward call.
 func (m *Model) ScratchBytes(batch int) int {
-	maxX := 0
-	for _, L := range m.Blocks {
-		for _, w := range []*ops.Matrix{L.Wq, L.Wk, L.Wv, L.Wo, L.Gate, L.Up, L.Down} {
-			maxX = max(maxX, w.XRowBytes)
-		}
-	}
-	maxX = max(maxX, m.Output.XRowBytes)
-	return ScratchBytes(&m.Config, maxX, batch)
+	return ScratchBytes(&m.Config, m.maxXRowBytes(), batch)
 }
+
+// maxXRowBytes is the widest quantized activation row any matrix takes,
+// computed once by New.
+func (m *Model) maxXRowBytes() int { return m.maxX }
 
 // ScratchBytes is the arena size for a model of config c whose widest
 // quantized activation row takes maxXRowBytes, at batch tokens per step.
@@ -201,13 +198,7 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 	gate := ar.Float32s(n * c.FFN)
 	up := ar.Float32s(n * c.FFN)
 	cs := ar.Float32s(n * c.RopeDim)
-	var maxX int
-	for _, L := range m.Blocks {
-		maxX = max(maxX, L.Wq.XRowBytes, L.Wk.XRowBytes, L.Wv.XRowBytes, L.Wo.XRowBytes,
-			L.Gate.XRowBytes, L.Up.XRowBytes, L.Down.XRowBytes)
-	}
-	maxX = max(maxX, m.Output.XRowBytes)
-	xqBuf := ar.Bytes(n * maxX)
+	xqBuf := ar.Bytes(n * m.maxXRowBytes())
 
 	er := m.Embed
 	for t, tok := range tokens {

@@ -42,6 +42,8 @@ type Model struct {
 	// (streaming weights from disk); nil uses Blocks, read in place from the
 	// mapped file.
 	Source LayerSource
+
+	maxX int // widest quantized activation row (see maxXRowBytes)
 }
 
 // LayerSource supplies layer weights to forward passes, for weights that
@@ -251,6 +253,17 @@ func build(f *gguf.File, data []byte, dry bool) (*Model, error) {
 		if !dry {
 			L.Start, L.End = ranges[i][0], ranges[i][1]
 		}
+	}
+	// Check builds without data, and so without matrices.
+	for _, L := range m.Blocks {
+		for _, w := range []*ops.Matrix{L.Wq, L.Wk, L.Wv, L.Wo, L.Gate, L.Up, L.Down} {
+			if w != nil {
+				m.maxX = max(m.maxX, w.XRowBytes)
+			}
+		}
+	}
+	if m.Output != nil {
+		m.maxX = max(m.maxX, m.Output.XRowBytes)
 	}
 	return m, nil
 }
