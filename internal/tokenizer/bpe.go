@@ -28,39 +28,14 @@ func (t *Tokenizer) mergeWord(s *scratch, word []byte, out []int32) []int32 {
 	syms := splitSymbols(s.syms, word)
 	h := s.heap[:0]
 	key := s.key[:0]
-	try := func(l, r int32) {
-		if l < 0 || r < 0 {
-			return
-		}
-		a, b := syms[l], syms[r]
+	// The lowest merge rank goes first.
+	h = mergeSymbols(syms, h, func(a, b symbol) (float32, bool) {
 		key = append(key[:0], word[a.start:a.start+a.n]...)
 		key = append(key, ' ')
 		key = append(key, word[b.start:b.start+b.n]...)
 		rank, ok := t.merges[string(key)]
-		if !ok {
-			return
-		}
-		h = pushBigram(h, bigram{left: l, right: r, size: a.n + b.n, prio: -float32(rank)})
-	}
-	for i := int32(1); i < int32(len(syms)); i++ {
-		try(i-1, i)
-	}
-	for len(h) > 0 {
-		var b bigram
-		b, h = popBigram(h)
-		l, r := &syms[b.left], &syms[b.right]
-		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
-			continue
-		}
-		l.n += r.n
-		r.n = 0
-		l.next = r.next
-		if r.next >= 0 {
-			syms[r.next].prev = b.left
-		}
-		try(l.prev, b.left)
-		try(b.left, l.next)
-	}
+		return -float32(rank), ok
+	})
 	for i := int32(0); len(syms) > 0 && i != -1; i = syms[i].next {
 		sym := syms[i]
 		piece := word[sym.start : sym.start+sym.n]

@@ -73,6 +73,42 @@ func popBigram(h []bigram) (bigram, []bigram) {
 	return top, h
 }
 
+// mergeSymbols repeatedly merges the adjacent pair of symbols with the
+// highest priority, as both SPM and BPE do; prio returns a pair's priority,
+// or false when the pair cannot merge. Merged symbols are unlinked (n = 0)
+// and the survivors stay chained through next. It returns the heap's
+// storage for reuse.
+func mergeSymbols(syms []symbol, h []bigram, prio func(a, b symbol) (float32, bool)) []bigram {
+	try := func(l, r int32) {
+		if l < 0 || r < 0 {
+			return
+		}
+		if p, ok := prio(syms[l], syms[r]); ok {
+			h = pushBigram(h, bigram{left: l, right: r, size: syms[l].n + syms[r].n, prio: p})
+		}
+	}
+	for i := int32(1); i < int32(len(syms)); i++ {
+		try(i-1, i)
+	}
+	for len(h) > 0 {
+		var b bigram
+		b, h = popBigram(h)
+		l, r := &syms[b.left], &syms[b.right]
+		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
+			continue
+		}
+		l.n += r.n
+		r.n = 0
+		l.next = r.next
+		if r.next >= 0 {
+			syms[r.next].prev = b.left
+		}
+		try(l.prev, b.left)
+		try(b.left, l.next)
+	}
+	return h
+}
+
 // splitSymbols cuts text into one symbol per UTF-8 sequence (judged by the
 // lead byte, clipped at the end) and links them.
 func splitSymbols(syms []symbol, text []byte) []symbol {
@@ -97,37 +133,14 @@ func splitSymbols(syms []symbol, text []byte) []symbol {
 func (t *Tokenizer) encodeSPM(s *scratch, text []byte, out []int32) []int32 {
 	syms := splitSymbols(s.syms, text)
 	h := s.heap[:0]
-	try := func(l, r int32) {
-		if l < 0 || r < 0 {
-			return
-		}
-		a := syms[l].start
-		size := syms[l].n + syms[r].n
-		id, ok := t.ids[string(text[a:a+size])]
+	// The merged piece with the highest score goes first.
+	h = mergeSymbols(syms, h, func(a, b symbol) (float32, bool) {
+		id, ok := t.ids[string(text[a.start:a.start+a.n+b.n])]
 		if !ok {
-			return
+			return 0, false
 		}
-		h = pushBigram(h, bigram{left: l, right: r, size: size, prio: t.scores[id]})
-	}
-	for i := int32(1); i < int32(len(syms)); i++ {
-		try(i-1, i)
-	}
-	for len(h) > 0 {
-		var b bigram
-		b, h = popBigram(h)
-		l, r := &syms[b.left], &syms[b.right]
-		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
-			continue
-		}
-		l.n += r.n
-		r.n = 0
-		l.next = r.next
-		if r.next >= 0 {
-			syms[r.next].prev = b.left
-		}
-		try(l.prev, b.left)
-		try(b.left, l.next)
-	}
+		return t.scores[id], true
+	})
 	for i := int32(0); len(syms) > 0 && i != -1; i = syms[i].next {
 		sym := syms[i]
 		piece := text[sym.start : sym.start+sym.n]
