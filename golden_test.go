@@ -3,9 +3,11 @@ package llm_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,20 +109,7 @@ func compare(where string, ref refPos, z []float32, tol tolerance) (float64, err
 	return kl, nil
 }
 
-var goldenCases = []struct {
-	file string
-	tol  tolerance
-}{
-	{"tiny-llama-q8_0", tolerance{meanKL: 5e-3}},
-	{"tiny-llama-q4_0", tolerance{meanKL: 5e-3}},
-	{"tiny-llama-q4_k_m", tolerance{meanKL: 5e-3}},
-	{"tiny-llama-q6_k", tolerance{meanKL: 5e-3}},
-	{"stories260K-f32", tolerance{meanKL: 5e-3, maxDLogit: 0.05}},
-	{"stories260K-f16", tolerance{meanKL: 5e-3}},
-	{"tiny-qwen2-q4_k_m", tolerance{meanKL: 5e-3}},
-	{"tiny-gemma2-q4_k_m", tolerance{meanKL: 1.5e-2}},
-}
-
+// goldenPrompts are the prompts of a reference model (testdata README §3).
 func goldenPrompts(file string) []string {
 	if strings.HasPrefix(file, "stories") {
 		return []string{"P3", "P2"}
@@ -128,35 +117,82 @@ func goldenPrompts(file string) []string {
 	return []string{"P1", "P2"}
 }
 
-// TestGoldenParity runs every reference model and prompt through the public
-// API, feeding the prompt all at once and one token per Eval, and compares
-// every position and the greedy continuation with llama.cpp's.
+// pendingTypes are reference models whose tensor types another branch
+// adds (the low-bit quantizations). Until it is merged, Load refuses them
+// with ErrUnsupportedType and the test says so; any other refusal, or a
+// refusal of any other model, fails.
+var pendingTypes = map[string]bool{
+	"tiny-llamaq-q2_k.gguf":   true,
+	"tiny-llamaq-q3_k_m.gguf": true,
+	"tiny-llamaq-iq4_xs.gguf": true,
+	"tiny-llamaq-iq4_nl.gguf": true,
+	"tiny-llamaq-iq3_s.gguf":  true,
+}
+
+// goldenTolerance is the tolerance for a reference model: mean bucketed KL
+// below 1.5e-2 for the gemma family and 5e-3 for the others (testdata
+// README §4 and §9.2: about three times llama.cpp's own noise floor), and
+// for a model whose weights are all F32 every top-40 logit within 0.05.
+func goldenTolerance(info llm.Info) tolerance {
+	tol := tolerance{meanKL: 5e-3}
+	if strings.HasPrefix(info.Architecture, "gemma") {
+		tol.meanKL = 1.5e-2
+	}
+	if info.FileType == "F32" {
+		tol.maxDLogit = 0.05
+	}
+	return tol
+}
+
+// TestGoldenParity runs every reference in testdata/golden whose model file
+// is in testdata/models through the public API, feeding the prompt all at
+// once and one token per Eval, and compares every position and the greedy
+// continuation with llama.cpp's. New reference files are picked up as they
+// appear, and checked the same way.
 func TestGoldenParity(t *testing.T) {
-	for _, c := range goldenCases {
-		for _, pid := range goldenPrompts(c.file) {
-			t.Run(c.file+"/"+pid, func(t *testing.T) {
-				if testing.Short() && pid == "P2" {
-					t.Skip("long prompt skipped in -short mode")
+	paths, err := filepath.Glob(filepath.Join(testutil.Testdata(t, "golden"), "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Fatal("no golden files in testdata/golden")
+	}
+	ran := 0
+	for _, path := range paths {
+		name := filepath.Base(path)
+		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
+			g := loadGolden(t, name)
+			if testing.Short() && g.PromptID == "P2" {
+				t.Skip("long prompt skipped in -short mode")
+			}
+			model := filepath.Join(testutil.Testdata(t, "models"), g.ModelFile)
+			if _, err := os.Stat(model); errors.Is(err, os.ErrNotExist) {
+				t.Skipf("model %s is not in testdata/models", g.ModelFile)
+			}
+			ran++
+			m, err := llm.Load(model, llm.WithContextSize(4096), llm.WithThreads(2))
+			if err != nil {
+				if pendingTypes[g.ModelFile] && errors.Is(err, llm.ErrUnsupportedType) {
+					t.Skipf("tensor types not supported on this branch yet: %v", err)
 				}
-				g := loadGolden(t, c.file+"."+pid+".json")
-				path := testutil.Testdata(t, "models/"+g.ModelFile)
-				m, err := llm.Load(path, llm.WithContextSize(4096), llm.WithThreads(2))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer m.Close()
-				ids, err := m.Tokenize(g.Prompt)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if fmt.Sprint(ids) != fmt.Sprint(g.PromptTokens) {
-					t.Errorf("tokens differ from llama.cpp:\n got %v\nwant %v", ids, g.PromptTokens)
-				}
-				for _, mode := range []string{"batch", "single"} {
-					t.Run(mode, func(t *testing.T) { checkGolden(t, m, g, mode, c.tol) })
-				}
-			})
-		}
+				t.Fatal(err)
+			}
+			defer m.Close()
+			tol := goldenTolerance(m.Info())
+			ids, err := m.Tokenize(g.Prompt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(ids) != fmt.Sprint(g.PromptTokens) {
+				t.Errorf("tokens differ from llama.cpp:\n got %v\nwant %v", ids, g.PromptTokens)
+			}
+			for _, mode := range []string{"batch", "single"} {
+				t.Run(mode, func(t *testing.T) { checkGolden(t, m, g, mode, tol) })
+			}
+		})
+	}
+	if ran == 0 && !testing.Short() {
+		t.Error("no golden file has its model in testdata/models")
 	}
 }
 

@@ -14,6 +14,11 @@ import (
 // into the key for position p+delta.
 type RotateFunc func(rows []float32, delta int)
 
+// LayerRotateFunc is a RotateFunc that also gets the layer, for models
+// whose layers rotate differently (Gemma 3's local layers have a RoPE base
+// of their own).
+type LayerRotateFunc func(layer int, rows []float32, delta int)
+
 // shiftChunk is how many rows Shift converts to float32 per RotateFunc call.
 const shiftChunk = 256
 
@@ -36,6 +41,15 @@ const shiftChunk = 256
 // rotate may be nil for a model without positional rotation. Shift
 // allocates a small buffer; it is not meant for every step.
 func (c *Cache) Shift(keep, drop int, rotate RotateFunc) error {
+	var lr LayerRotateFunc
+	if rotate != nil {
+		lr = func(_ int, rows []float32, delta int) { rotate(rows, delta) }
+	}
+	return c.ShiftLayers(keep, drop, lr)
+}
+
+// ShiftLayers is Shift with the rotation chosen per layer.
+func (c *Cache) ShiftLayers(keep, drop int, rotateLayer LayerRotateFunc) error {
 	n := c.Len()
 	switch {
 	case keep < 0 || drop < 0:
@@ -53,6 +67,10 @@ func (c *Cache) Shift(keep, drop int, rotate RotateFunc) error {
 	buf := make([]float32, shiftChunk*c.cfg.HeadDimK)
 	for i := range c.layers {
 		l := &c.layers[i]
+		var rotate RotateFunc
+		if rotateLayer != nil {
+			rotate = func(rows []float32, delta int) { rotateLayer(i, rows, delta) }
+		}
 		if l.lo == 0 {
 			moved := l.hi - (keep + drop) + 1
 			if moved > 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 
 	"github.com/lowmem/llm/internal/gguf"
 )
@@ -19,9 +20,10 @@ var ErrUnsupportedArch = errors.New("unsupported architecture")
 var ErrBadModel = gguf.ErrBadFile
 
 // Config is everything the forward pass needs to know about a model,
-// read from GGUF metadata. Nothing is hard-coded per model.
+// read from GGUF metadata by ConfigFromGGUF: the common keys, then the
+// architecture's own (see Arch). Nothing is hard-coded per model file.
 type Config struct {
-	Arch     string // general.architecture: "llama", "qwen2", "gemma2"
+	Arch     string // general.architecture, one of Supported()
 	Name     string // general.name, if present
 	FileType uint32 // general.file_type (llama_ftype), if present
 
@@ -32,7 +34,7 @@ type Config struct {
 	HeadsKV  int // attention.head_count_kv
 	HeadDimK int // attention.key_length, default Embd/Heads
 	HeadDimV int // attention.value_length, default Embd/Heads
-	FFN      int // feed_forward_length
+	FFN      int // feed_forward_length (0 in an expert model without it)
 	Context  int // context_length the model was trained with
 
 	RMSEps    float32
@@ -40,33 +42,58 @@ type Config struct {
 	RopeBase  float32
 	RopeNeox  bool    // rotate (i, i+d/2) pairs rather than (2i, 2i+1)
 	RopeScale float32 // linear rope scaling factor (1 = none)
+	// RopeBaseSWA and RopeScaleSWA are the windowed layers' RoPE base and
+	// linear factor: the model's own unless the architecture says
+	// otherwise (gemma3: base rope.freq_base_swa, default 10000, unscaled).
+	RopeBaseSWA  float32
+	RopeScaleSWA float32
+	// RopeAttnFactor multiplies the RoPE cosines and sines
+	// (rope.scaling.attn_factor, LongRoPE's attention factor; 1 = none).
+	RopeAttnFactor float32
+	// RopeOrigContext is rope.scaling.original_context_length (default
+	// Context): a session whose context exceeds it rotates with LongRoPE's
+	// long factors, others with the short ones, as llama.cpp chooses.
+	RopeOrigContext int
 
 	AttnSoftcap  float32 // gemma2: cap·tanh(kq/cap) before softmax; 0 = none
-	FinalSoftcap float32 // gemma2: applied to the logits; 0 = none
-	Window       int     // sliding window of the windowed layers; 0 = none
-	EmbedScale   float32 // multiply embeddings by this (gemma2: sqrt(Embd)); 0 = none
-	QueryScale   float32 // scale Q before K·Q (gemma2); 0 = none
-	KQScale      float32 // scale of K·Q inside the softmax
-	PostNorms    bool    // gemma2: post_attention_norm and post_ffw_norm
-	GELU         bool    // GeGLU (gemma) instead of SwiGLU
-	QKVBias      bool    // qwen2: q/k/v projections have biases
+	FinalSoftcap float32 // applied to the logits (gemma2; gemma3 without a window); 0 = none
+	// Window is the sliding window of the windowed layers, 0 for none.
+	// Which layers are windowed: SWALayers when it is not nil, else all
+	// but every FullEvery-th (il%FullEvery == FullEvery-1); FullEvery 0
+	// means 2, Gemma-2's alternation of local and global layers.
+	Window     int
+	FullEvery  int
+	SWALayers  []bool
+	EmbedScale float32 // multiply embeddings by this (gemma: sqrt(Embd)); 0 = none
+	QueryScale float32 // scale Q after RoPE, before K·Q (gemma, phi3); 0 = none
+	KQScale    float32 // scale of K·Q inside the softmax
+	PostNorms  bool    // post_attention_norm and post_ffw_norm (gemma)
+	GELU       bool    // GeGLU (gemma) instead of SwiGLU
+	QKVBias    bool    // qwen2: q/k/v projections have biases
+	QKNorm     bool    // qwen3, gemma3: per-head RMSNorm of Q and K before RoPE
+
+	// Mixture of experts (qwen3moe); Experts is 0 for a dense model.
+	Experts     int  // expert_count
+	ExpertsUsed int  // expert_used_count: experts per token
+	ExpertFFN   int  // expert_feed_forward_length: width of one expert
+	ExpertNorm  bool // renormalise the chosen experts' weights to sum to 1
 }
 
-// archRopeNeox says which architectures use the NEOX rotation, as
-// llama.cpp's llama_model_rope_type does.
-var archRopeNeox = map[string]bool{
-	"llama":  false,
-	"qwen2":  true,
-	"gemma2": true,
-}
-
-// Supported lists the architectures this package can run.
-func Supported() []string { return []string{"llama", "qwen2", "gemma2"} }
-
-// WindowedLayer reports whether layer il uses the sliding window.
+// WindowedLayer reports whether layer il uses the sliding window. It needs
+// only Window, FullEvery and SWALayers, so a Config literal with just the
+// KV shape and Window answers as Gemma-2 does.
 func (c *Config) WindowedLayer(il int) bool {
-	// Gemma-2 alternates: even layers are local (windowed), odd global.
-	return c.Window > 0 && il%2 == 0
+	switch {
+	case c.Window <= 0:
+		return false
+	case c.SWALayers != nil:
+		return il < len(c.SWALayers) && c.SWALayers[il]
+	}
+	p := c.FullEvery
+	if p == 0 {
+		p = 2
+	}
+	return il%p < p-1
 }
 
 // Bounds on metadata values. They are far above any released model; what
@@ -77,14 +104,164 @@ const (
 	maxHeadDim    = 1 << 16 // attention.key_length, attention.value_length
 	maxAttnWidth  = 1 << 20 // head_count × head size
 	maxKVPerToken = 1 << 32 // KV elements one token adds over all layers
+	maxExperts    = 1 << 12 // expert_count (llama.cpp's limit is 512)
 )
+
+// meta reads one architecture's metadata keys ("<arch>.<key>"). The first
+// error sticks: later reads return zero values, so a hook reads all its
+// keys and the caller checks err once.
+type meta struct {
+	f      *gguf.File
+	arch   string
+	layers int
+	err    error
+}
+
+func (m *meta) key(k string) string { return m.arch + "." + k }
+
+func (m *meta) has(k string) bool { _, ok := m.f.Get(m.key(k)); return ok }
+
+// fail records a bad-model error (the first one).
+func (m *meta) fail(format string, args ...any) {
+	if m.err == nil {
+		m.err = fmt.Errorf("model: "+format+": %w", append(args, ErrBadModel)...)
+	}
+}
+
+// num reads a positive integer of at most limit; def < 0 makes the key
+// required. llama.cpp lets some keys hold one value per layer: such an
+// array is accepted when every layer has the same value.
+func (m *meta) num(k string, limit, def int, perLayer bool) int {
+	if m.err != nil {
+		return 0
+	}
+	name := m.key(k)
+	raw, present := m.f.Get(name)
+	if !present {
+		if def < 0 {
+			m.fail("%s missing", name)
+		}
+		return max(def, 0)
+	}
+	var v uint64
+	if u, ok := m.f.Uint(name); ok {
+		v = u
+	} else if xs, ok := m.f.Int32s(name); ok && perLayer && len(xs) > 0 {
+		if len(xs) != m.layers {
+			m.fail("%s has %d per-layer values for %d layers (block_count)", name, len(xs), m.layers)
+			return 0
+		}
+		for _, x := range xs {
+			if x != xs[0] {
+				m.err = fmt.Errorf("model: %s differs between layers (%d and %d): models with per-layer sizes are not supported: %w",
+					name, xs[0], x, ErrUnsupportedArch)
+				return 0
+			}
+		}
+		if xs[0] < 0 {
+			m.fail("%s = %d out of range [1, %d]", name, xs[0], limit)
+			return 0
+		}
+		v = uint64(xs[0])
+	} else {
+		m.fail("%s is %s, want a non-negative integer", name, describe(raw))
+		return 0
+	}
+	if v == 0 || v > uint64(limit) {
+		m.fail("%s = %d out of range [1, %d]", name, v, limit)
+		return 0
+	}
+	return int(v)
+}
+
+// real reads a float; present values must be numbers.
+func (m *meta) real(k string, def float32) float32 {
+	if m.err != nil {
+		return 0
+	}
+	raw, present := m.f.Get(m.key(k))
+	if !present {
+		return def
+	}
+	v, ok := m.f.Float(m.key(k))
+	if !ok {
+		m.fail("%s is %s, want a number", m.key(k), describe(raw))
+		return 0
+	}
+	return float32(v)
+}
+
+// positive reads a float that must be finite and above 0.
+func (m *meta) positive(k string, def float32) float32 {
+	v := m.real(k, def)
+	if m.err == nil && !positive(v) {
+		m.fail("%s = %v, want a finite number above 0", m.key(k), v)
+	}
+	return v
+}
+
+// softcap reads a soft-capping value: 0 (none) or finite and above 0.
+func (m *meta) softcap(k string, def float32) float32 {
+	v := m.real(k, def)
+	if m.err == nil && v != 0 && !positive(v) {
+		m.fail("%s = %v, want 0 (none) or a finite number above 0", m.key(k), v)
+	}
+	return v
+}
+
+// swaPattern reads attention.sliding_window_pattern, when present, into
+// c: a period p (every p-th layer global; 0 makes every layer windowed, 1
+// none), or one flag per layer (non-zero: windowed), as llama.cpp's
+// get_key_or_arr reads it.
+func (m *meta) swaPattern(c *Config) {
+	k := "attention.sliding_window_pattern"
+	raw, present := m.f.Get(m.key(k))
+	if !present || m.err != nil {
+		return
+	}
+	if p, ok := m.f.Uint(m.key(k)); ok {
+		if p > uint64(maxCount) {
+			m.fail("%s = %d out of range [0, %d]", m.key(k), p, maxCount)
+			return
+		}
+		if p == 0 {
+			c.SWALayers = make([]bool, c.Layers)
+			for i := range c.SWALayers {
+				c.SWALayers[i] = true
+			}
+			return
+		}
+		c.FullEvery = int(p)
+		return
+	}
+	var flags []bool
+	switch xs := raw.(type) {
+	case []bool:
+		flags = xs
+	default:
+		ns, ok := m.f.Int32s(m.key(k))
+		if !ok {
+			m.fail("%s is %s, want a period or one flag per layer", m.key(k), describe(raw))
+			return
+		}
+		flags = make([]bool, len(ns))
+		for i, n := range ns {
+			flags[i] = n != 0
+		}
+	}
+	if len(flags) != c.Layers {
+		m.fail("%s has %d per-layer values for %d layers (block_count)", m.key(k), len(flags), c.Layers)
+		return
+	}
+	c.SWALayers = append([]bool(nil), flags...)
+}
 
 // ConfigFromGGUF reads the model configuration from GGUF metadata and
 // checks it for consistency. It does not look at tensors; Check does.
 // Errors wrap ErrBadModel and name the key at fault, or ErrUnsupportedArch
-// for a valid configuration this package does not run (an unknown
-// architecture, rope scaling other than linear, per-layer sizes,
-// mixture-of-experts).
+// for a valid configuration this package does not run (an architecture
+// not in Supported(), rope scaling other than linear, per-layer sizes,
+// experts in a dense architecture).
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	var c Config
 	archV, ok := f.Get("general.architecture")
@@ -96,106 +273,49 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		return c, fmt.Errorf("model: general.architecture is %s, want a string: %w", describe(archV), ErrBadModel)
 	}
 	c.Arch = arch
-	neox, ok := archRopeNeox[arch]
-	if !ok {
-		return c, fmt.Errorf("model: architecture %q (supported: %v): %w", arch, Supported(), ErrUnsupportedArch)
+	a := LookupArch(arch)
+	if a == nil {
+		return c, fmt.Errorf("model: architecture %q (supported: %s): %w", arch, strings.Join(Supported(), ", "), ErrUnsupportedArch)
 	}
-	c.RopeNeox = neox
+	c.RopeNeox = a.Neox
+	c.QKVBias, c.QKNorm, c.PostNorms, c.GELU = a.QKVBias, a.QKNorm, a.PostNorms, a.GELU
 	c.Name, _ = f.String("general.name")
 	if ft, ok := f.Uint("general.file_type"); ok {
 		c.FileType = uint32(ft)
 	}
-	key := func(k string) string { return arch + "." + k }
-	has := func(k string) bool { _, ok := f.Get(key(k)); return ok }
+	m := &meta{f: f, arch: arch}
+	key := m.key
 
-	var err error
-	// num reads a positive integer of at most limit; def < 0 makes the key
-	// required. llama.cpp lets some keys hold one value per layer: such an
-	// array is accepted when every layer has the same value.
-	num := func(k string, limit, def int, perLayer bool) int {
-		if err != nil {
-			return 0
-		}
-		name := key(k)
-		raw, present := f.Get(name)
-		if !present {
-			if def < 0 {
-				err = fmt.Errorf("model: %s missing: %w", name, ErrBadModel)
-			}
-			return def
-		}
-		var v uint64
-		if u, ok := f.Uint(name); ok {
-			v = u
-		} else if xs, ok := f.Int32s(name); ok && perLayer && len(xs) > 0 {
-			if len(xs) != c.Layers {
-				err = fmt.Errorf("model: %s has %d per-layer values for %d layers (block_count): %w", name, len(xs), c.Layers, ErrBadModel)
-				return 0
-			}
-			for _, x := range xs {
-				if x != xs[0] {
-					err = fmt.Errorf("model: %s differs between layers (%d and %d): models with per-layer sizes are not supported: %w",
-						name, xs[0], x, ErrUnsupportedArch)
-					return 0
-				}
-			}
-			if xs[0] < 0 {
-				err = fmt.Errorf("model: %s = %d out of range [1, %d]: %w", name, xs[0], limit, ErrBadModel)
-				return 0
-			}
-			v = uint64(xs[0])
-		} else {
-			err = fmt.Errorf("model: %s is %s, want a non-negative integer: %w", name, describe(raw), ErrBadModel)
-			return 0
-		}
-		if v == 0 || v > uint64(limit) {
-			err = fmt.Errorf("model: %s = %d out of range [1, %d]: %w", name, v, limit, ErrBadModel)
-			return 0
-		}
-		return int(v)
+	c.Layers = m.num("block_count", maxCount, -1, false)
+	m.layers = c.Layers
+	c.Embd = m.num("embedding_length", maxCount, -1, false)
+	ffnDef := -1
+	if a.FFN == FFNExperts {
+		ffnDef = 0 // expert_feed_forward_length is what matters
 	}
-	// real reads a float; present values must be numbers.
-	real := func(k string, def float32) float32 {
-		if err != nil {
-			return 0
-		}
-		raw, present := f.Get(key(k))
-		if !present {
-			return def
-		}
-		v, ok := f.Float(key(k))
-		if !ok {
-			err = fmt.Errorf("model: %s is %s, want a number: %w", key(k), describe(raw), ErrBadModel)
-			return 0
-		}
-		return float32(v)
+	c.FFN = m.num("feed_forward_length", maxCount, ffnDef, true)
+	c.Heads = m.num("attention.head_count", maxCount, -1, true)
+	c.Context = m.num("context_length", maxCount, 2048, false)
+	c.HeadsKV = m.num("attention.head_count_kv", maxCount, c.Heads, true)
+	if m.err != nil {
+		return c, m.err
 	}
-
-	c.Layers = num("block_count", maxCount, -1, false)
-	c.Embd = num("embedding_length", maxCount, -1, false)
-	c.FFN = num("feed_forward_length", maxCount, -1, true)
-	c.Heads = num("attention.head_count", maxCount, -1, true)
-	c.Context = num("context_length", maxCount, 2048, false)
-	c.HeadsKV = num("attention.head_count_kv", maxCount, c.Heads, true)
-	if err != nil {
-		return c, err
-	}
-	if n, ok := f.Uint(key("expert_count")); ok && n > 0 {
-		return c, fmt.Errorf("model: %s = %d: mixture-of-experts models are not supported: %w", key("expert_count"), n, ErrUnsupportedArch)
+	if n, ok := f.Uint(key("expert_count")); ok && n > 0 && a.FFN != FFNExperts {
+		return c, fmt.Errorf("model: %s = %d: mixture-of-experts %s models are not supported (qwen3moe is): %w", key("expert_count"), n, arch, ErrUnsupportedArch)
 	}
 	if c.Heads%c.HeadsKV != 0 {
 		return c, fmt.Errorf("model: %s = %d does not divide %s = %d: %w",
 			key("attention.head_count_kv"), c.HeadsKV, key("attention.head_count"), c.Heads, ErrBadModel)
 	}
-	if (!has("attention.key_length") || !has("attention.value_length")) && c.Embd%c.Heads != 0 {
+	if (!m.has("attention.key_length") || !m.has("attention.value_length")) && c.Embd%c.Heads != 0 {
 		return c, fmt.Errorf("model: %s = %d is not a multiple of %s = %d, and %s or %s is not set: %w",
 			key("embedding_length"), c.Embd, key("attention.head_count"), c.Heads,
 			key("attention.key_length"), key("attention.value_length"), ErrBadModel)
 	}
-	c.HeadDimK = num("attention.key_length", maxHeadDim, c.Embd/c.Heads, false)
-	c.HeadDimV = num("attention.value_length", maxHeadDim, c.Embd/c.Heads, false)
-	if err != nil {
-		return c, err
+	c.HeadDimK = m.num("attention.key_length", maxHeadDim, c.Embd/c.Heads, false)
+	c.HeadDimV = m.num("attention.value_length", maxHeadDim, c.Embd/c.Heads, false)
+	if m.err != nil {
+		return c, m.err
 	}
 	for _, d := range []struct {
 		k string
@@ -210,28 +330,25 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		return c, fmt.Errorf("model: %s = %d × %s = %d × (key + value length %d) is %d KV elements per token, more than %d: %w",
 			key("block_count"), c.Layers, key("attention.head_count_kv"), c.HeadsKV, c.HeadDimK+c.HeadDimV, n, int64(maxKVPerToken), ErrBadModel)
 	}
-	c.RopeDim = num("rope.dimension_count", maxHeadDim, c.HeadDimK, false)
-	if err != nil {
-		return c, err
+	c.RopeDim = m.num("rope.dimension_count", maxHeadDim, c.HeadDimK, false)
+	if m.err != nil {
+		return c, m.err
 	}
 	if c.RopeDim > c.HeadDimK || c.RopeDim%2 != 0 {
 		return c, fmt.Errorf("model: %s = %d must be even and at most the head size %d: %w",
 			key("rope.dimension_count"), c.RopeDim, c.HeadDimK, ErrBadModel)
 	}
 
-	c.RMSEps = real("attention.layer_norm_rms_epsilon", 1e-5)
-	c.RopeBase = real("rope.freq_base", 10000)
-	if err != nil {
-		return c, err
-	}
-	if !positive(c.RMSEps) {
-		return c, fmt.Errorf("model: %s = %v, want a finite number above 0: %w", key("attention.layer_norm_rms_epsilon"), c.RMSEps, ErrBadModel)
-	}
-	if !positive(c.RopeBase) {
-		return c, fmt.Errorf("model: %s = %v, want a finite number above 0: %w", key("rope.freq_base"), c.RopeBase, ErrBadModel)
+	c.RMSEps = m.positive("attention.layer_norm_rms_epsilon", 1e-5)
+	c.RopeBase = m.positive("rope.freq_base", 10000)
+	c.RopeAttnFactor = m.positive("rope.scaling.attn_factor", 1)
+	c.RopeOrigContext = m.num("rope.scaling.original_context_length", maxCount, c.Context, false)
+	if m.err != nil {
+		return c, m.err
 	}
 	// As in llama.cpp, scaling is linear unless the type says otherwise,
-	// and a factor of 0 (or none) means no scaling.
+	// and a factor of 0 (or none) means no scaling. LongRoPE ("longrope")
+	// is factors and an attention factor, read above and with the tensors.
 	c.RopeScale = 1
 	scaling := "linear"
 	if v, ok := f.Get(key("rope.scaling.type")); ok {
@@ -241,14 +358,14 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	}
 	switch scaling {
 	case "none", "":
-	case "linear":
+	case "linear", "longrope":
 		factorKey := "rope.scaling.factor"
-		if !has(factorKey) {
+		if !m.has(factorKey) {
 			factorKey = "rope.scale_linear"
 		}
-		factor := real(factorKey, 0)
-		if err != nil {
-			return c, err
+		factor := m.real(factorKey, 0)
+		if m.err != nil {
+			return c, m.err
 		}
 		if factor != 0 {
 			if !positive(factor) {
@@ -257,42 +374,20 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 			c.RopeScale = factor
 		}
 	default:
-		return c, fmt.Errorf("model: %s %q is not supported (linear only): %w", key("rope.scaling.type"), scaling, ErrUnsupportedArch)
+		return c, fmt.Errorf("model: %s %q is not supported (linear and longrope only): %w", key("rope.scaling.type"), scaling, ErrUnsupportedArch)
 	}
-	c.KQScale = 1 / float32(math.Sqrt(float64(c.HeadDimK)))
-
-	switch arch {
-	case "qwen2":
-		c.QKVBias = true
-	case "gemma2":
-		c.PostNorms = true
-		c.GELU = true
-		c.AttnSoftcap = real("attn_logit_softcapping", 0)
-		c.FinalSoftcap = real("final_logit_softcapping", 0)
-		c.Window = num("attention.sliding_window", maxCount, 0, false)
-		if err != nil {
-			return c, err
-		}
-		for _, s := range []struct {
-			k string
-			v float32
-		}{{"attn_logit_softcapping", c.AttnSoftcap}, {"final_logit_softcapping", c.FinalSoftcap}} {
-			if s.v != 0 && !positive(s.v) {
-				return c, fmt.Errorf("model: %s = %v, want 0 (none) or a finite number above 0: %w", key(s.k), s.v, ErrBadModel)
-			}
-		}
+	c.RopeBaseSWA, c.RopeScaleSWA = c.RopeBase, c.RopeScale
+	c.KQScale = invSqrt(c.HeadDimK)
+	if a.EmbedScale {
 		c.EmbedScale = float32(math.Sqrt(float64(c.Embd)))
-		// llama.cpp picks Gemma-2's query scale by model size: the 27B
-		// model (46 layers) scales by n_embd/n_head, the others by the
-		// head dimension; the attention itself is then unscaled.
-		if c.Layers == 46 {
-			c.QueryScale = 1 / float32(math.Sqrt(float64(max(c.Embd/c.Heads, 1))))
-		} else {
-			c.QueryScale = 1 / float32(math.Sqrt(float64(c.HeadDimK)))
-		}
-		c.KQScale = 1
 	}
-	return c, err
+	if a.hparams != nil {
+		a.hparams(&c, m)
+		if m.err != nil {
+			return c, m.err
+		}
+	}
+	return c, nil
 }
 
 // positive reports whether x is finite and above 0.

@@ -3,7 +3,9 @@ package model
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/lowmem/llm/internal/gguf"
@@ -90,6 +92,191 @@ func TestConfigErrors(t *testing.T) {
 		c.mut(m)
 		if _, err := ConfigFromGGUF(parse(t, m)); !errors.Is(err, c.want) {
 			t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
+		}
+	}
+}
+
+func TestConfigNewArchs(t *testing.T) {
+	with := func(arch string, edit func(m map[string]any)) map[string]any {
+		m := base(arch)
+		if edit != nil {
+			edit(m)
+		}
+		return m
+	}
+	windowed := func(c Config) []int {
+		var ls []int
+		for il := range c.Layers {
+			if c.WindowedLayer(il) {
+				continue
+			}
+			ls = append(ls, il)
+		}
+		return ls
+	}
+	cases := []struct {
+		name  string
+		kv    map[string]any
+		check func(c Config) string
+	}{
+		{"qwen3", with("qwen3", nil), func(c Config) string {
+			if !c.RopeNeox || !c.QKNorm || c.QKVBias || c.KQScale != 0.125 || c.QueryScale != 0 || c.Window != 0 {
+				return "flags"
+			}
+			return ""
+		}},
+		{"gemma3 default pattern", with("gemma3", nil), func(c Config) string {
+			if fmt.Sprint(windowed(c)) != "[5 11 17 23]" {
+				return fmt.Sprint("global layers ", windowed(c))
+			}
+			if c.RopeBaseSWA != 10000 || c.RopeScaleSWA != 1 || c.QueryScale != 0.125 || c.KQScale != 1 ||
+				c.FinalSoftcap != 0 || c.AttnSoftcap != 0 || c.EmbedScale != 16 || !c.QKNorm || !c.PostNorms || !c.GELU {
+				return "gemma3 values"
+			}
+			return ""
+		}},
+		{"gemma3 scaled global rope", with("gemma3", func(m map[string]any) {
+			m["gemma3.rope.scaling.type"] = "linear"
+			m["gemma3.rope.scaling.factor"] = float32(8)
+			m["gemma3.rope.freq_base"] = float32(1e6)
+			m["gemma3.rope.freq_base_swa"] = float32(5000)
+		}), func(c Config) string {
+			if c.RopeScale != 8 || c.RopeBase != 1e6 || c.RopeScaleSWA != 1 || c.RopeBaseSWA != 5000 {
+				return "per-layer rope"
+			}
+			return ""
+		}},
+		{"gemma3 pattern key", with("gemma3", func(m map[string]any) { m["gemma3.attention.sliding_window_pattern"] = uint32(4) }),
+			func(c Config) string {
+				if fmt.Sprint(windowed(c)) != "[3 7 11 15 19 23]" {
+					return fmt.Sprint("global layers ", windowed(c))
+				}
+				return ""
+			}},
+		{"gemma3 pattern array", with("gemma3", func(m map[string]any) {
+			flags := make([]bool, 26)
+			flags[1], flags[2] = true, true
+			m["gemma3.attention.sliding_window_pattern"] = flags
+		}), func(c Config) string {
+			if !c.WindowedLayer(1) || !c.WindowedLayer(2) || c.WindowedLayer(0) || c.WindowedLayer(3) {
+				return "per-layer flags"
+			}
+			return ""
+		}},
+		{"gemma3 pattern 0: all windowed", with("gemma3", func(m map[string]any) { m["gemma3.attention.sliding_window_pattern"] = uint32(0) }),
+			func(c Config) string {
+				if len(windowed(c)) != 0 {
+					return fmt.Sprint("global layers ", windowed(c))
+				}
+				return ""
+			}},
+		{"gemma3 without window", with("gemma3", func(m map[string]any) { delete(m, "gemma3.attention.sliding_window") }),
+			func(c Config) string {
+				if c.Window != 0 || c.FinalSoftcap != 30 || c.WindowedLayer(0) {
+					return "no window: no SWA, final softcap 30"
+				}
+				return ""
+			}},
+		{"gemma3 27B query scale", with("gemma3", func(m map[string]any) {
+			m["gemma3.block_count"] = uint32(62)
+			m["gemma3.attention.key_length"] = uint32(128)
+			m["gemma3.attention.value_length"] = uint32(128)
+		}), func(c Config) string {
+			if c.QueryScale != 0.125 || c.HeadDimK != 128 {
+				return "27B scales by n_embd/n_head"
+			}
+			return ""
+		}},
+		{"phi3", with("phi3", func(m map[string]any) {
+			m["phi3.rope.scaling.attn_factor"] = float32(1.19)
+			m["phi3.rope.scaling.original_context_length"] = uint32(4096)
+			m["phi3.rope.scaling.type"] = "longrope"
+		}), func(c Config) string {
+			if c.Window != 0 || c.WindowedLayer(0) || c.QueryScale != 0.125 || c.KQScale != 1 ||
+				c.RopeAttnFactor != 1.19 || c.RopeOrigContext != 4096 || c.RopeScale != 1 || !c.RopeNeox {
+				return "phi3 values"
+			}
+			return ""
+		}},
+		{"qwen3moe", with("qwen3moe", func(m map[string]any) {
+			m["qwen3moe.expert_count"] = uint32(128)
+			m["qwen3moe.expert_used_count"] = uint32(8)
+			m["qwen3moe.expert_feed_forward_length"] = uint32(96)
+		}), func(c Config) string {
+			if c.Experts != 128 || c.ExpertsUsed != 8 || c.ExpertFFN != 96 || !c.ExpertNorm || !c.QKNorm {
+				return "expert values"
+			}
+			return ""
+		}},
+		{"qwen3moe default expert width", with("qwen3moe", func(m map[string]any) {
+			m["qwen3moe.expert_count"] = uint32(16)
+			m["qwen3moe.expert_used_count"] = uint32(4)
+		}), func(c Config) string {
+			if c.ExpertFFN != 768/4 {
+				return fmt.Sprint("expert width ", c.ExpertFFN)
+			}
+			return ""
+		}},
+	}
+	for _, tc := range cases {
+		c, err := ConfigFromGGUF(parse(t, tc.kv))
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if msg := tc.check(c); msg != "" {
+			t.Errorf("%s: %s: %+v", tc.name, msg, c)
+		}
+	}
+}
+
+func TestConfigNewArchErrors(t *testing.T) {
+	moe := func(edit func(m map[string]any)) map[string]any {
+		m := base("qwen3moe")
+		m["qwen3moe.expert_count"] = uint32(8)
+		m["qwen3moe.expert_used_count"] = uint32(2)
+		m["qwen3moe.expert_feed_forward_length"] = uint32(64)
+		edit(m)
+		return m
+	}
+	cases := []struct {
+		name    string
+		kv      map[string]any
+		want    error
+		mention string
+	}{
+		{"experts in llama", func() map[string]any { m := base("llama"); m["llama.expert_count"] = uint32(8); return m }(), ErrUnsupportedArch, "expert_count"},
+		{"expert_count missing", moe(func(m map[string]any) { delete(m, "qwen3moe.expert_count") }), ErrBadModel, "expert_count"},
+		{"expert_used_count 0", moe(func(m map[string]any) { m["qwen3moe.expert_used_count"] = uint32(0) }), ErrBadModel, "expert_used_count"},
+		{"more used than experts", moe(func(m map[string]any) { m["qwen3moe.expert_used_count"] = uint32(9) }), ErrBadModel, "expert_used_count"},
+		{"expert_count huge", moe(func(m map[string]any) { m["qwen3moe.expert_count"] = uint32(1 << 20) }), ErrBadModel, "expert_count"},
+		{"no expert width", moe(func(m map[string]any) {
+			delete(m, "qwen3moe.expert_feed_forward_length")
+			delete(m, "qwen3moe.feed_forward_length")
+		}), ErrBadModel, "expert_feed_forward_length"},
+		{"gemma3 pattern of wrong length", func() map[string]any {
+			m := base("gemma3")
+			m["gemma3.attention.sliding_window_pattern"] = []bool{true, false}
+			return m
+		}(), ErrBadModel, "sliding_window_pattern"},
+		{"gemma3 pattern a string", func() map[string]any {
+			m := base("gemma3")
+			m["gemma3.attention.sliding_window_pattern"] = "6"
+			return m
+		}(), ErrBadModel, "sliding_window_pattern"},
+		{"gemma3 swa base NaN", func() map[string]any {
+			m := base("gemma3")
+			m["gemma3.rope.freq_base_swa"] = float32(math.NaN())
+			return m
+		}(), ErrBadModel, "rope.freq_base_swa"},
+		{"attn factor 0", func() map[string]any { m := base("phi3"); m["phi3.rope.scaling.attn_factor"] = float32(0); return m }(), ErrBadModel, "attn_factor"},
+		{"unknown arch names the supported ones", func() map[string]any { m := base("llama"); m["general.architecture"] = "mamba"; return m }(),
+			ErrUnsupportedArch, "llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3"},
+	}
+	for _, tc := range cases {
+		_, err := ConfigFromGGUF(parse(t, tc.kv))
+		if !errors.Is(err, tc.want) || !strings.Contains(fmt.Sprint(err), tc.mention) {
+			t.Errorf("%s: err = %v, want %v mentioning %q", tc.name, err, tc.want, tc.mention)
 		}
 	}
 }

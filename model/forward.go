@@ -23,15 +23,26 @@ type State struct {
 	ar      *arena.Arena
 	batch   int
 	scratch [][]float32 // attention scores, one per worker
-	rope    ops.Rope
-	attn    attnTask
+	errs    []error     // attention errors, one per worker
+	// rope rotates the full-attention layers, ropeSWA the windowed ones
+	// (the same unless the architecture gives them their own base).
+	rope, ropeSWA ops.Rope
+	twoRopes      bool
+	attn          attnTask
+
+	// Per pass: the quantized-activation buffers and the expert source.
+	gen uint64 // the last generation handed to an acts value
+	q   [2]qslot
+	qLR int // index of the slot used least recently
+	xs  ExpertSource
+	moe moeScratch
 }
 
 // StateOptions size a State.
 type StateOptions struct {
 	Batch int     // most tokens per Forward call (prefill chunk)
 	Cache kv.Type // KV cache element type
-	Cells int     // KV capacity in tokens
+	Cells int     // KV capacity in tokens: the session's context
 	// Initial is how many cells the cache allocates at first (0 = Cells);
 	// Grow enlarges it.
 	Initial int
@@ -56,7 +67,7 @@ func (m *Model) KVConfig(t kv.Type, cells int) kv.Config {
 
 // allocAlign is the alignment the arena gives every allocation; ScratchBytes
 // counts it so the arena never overflows.
-const allocAlign = 64
+const allocAlign = arena.Align
 
 func roundUp(n, a int) int { return (n + a - 1) / a * a }
 
@@ -71,21 +82,40 @@ func (m *Model) ScratchBytes(batch int) int {
 func (m *Model) maxXRowBytes() int { return m.maxX }
 
 // ScratchBytes is the arena size for a model of config c whose widest
-// quantized activation row takes maxXRowBytes, at batch tokens per step.
-// It needs no weights, so a memory plan can use it before loading.
+// quantized activation row (of any matrix, experts included) takes
+// maxXRowBytes, at batch tokens per step: exactly what Forward takes from
+// the arena for a full batch. It needs no weights, so a memory plan can
+// use it before loading.
 func ScratchBytes(c *Config, maxXRowBytes, batch int) int {
 	f := func(n int) int { return roundUp(4*n, allocAlign) }
-	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
+	b := func(n int) int { return roundUp(n, allocAlign) }
+	qkv := c.Heads*c.HeadDimK + c.HeadsKV*c.HeadDimK + c.HeadsKV*c.HeadDimV
 	n := 0
-	n += 3 * f(batch*c.Embd) // x, xn, tmp
-	n += f(batch * qDim)
-	n += f(batch * kDim)
-	n += f(batch * vDim)
-	n += f(batch * c.Heads * c.HeadDimV)         // attention output
-	n += 2 * f(batch*c.FFN)                      // gate, up
-	n += roundUp(batch*maxXRowBytes, allocAlign) // quantized activations
-	n += f(batch * c.RopeDim)                    // rope angles
+	n += 3 * f(batch*c.Embd)             // x, xn, tmp
+	n += f(batch * qkv)                  // q, k, v
+	n += f(batch * c.Heads * c.HeadDimV) // attention output
+	if c.Experts == 0 {
+		n += f(batch * 2 * c.FFN) // gate, up
+	}
+	n += 2 * b(batch*maxXRowBytes) // quantized activations
+	n += ropeTables(c) * f(batch*c.RopeDim)
+	if c.Experts > 0 {
+		n += moeScratchBytes(c, maxXRowBytes, batch)
+	}
 	return n
+}
+
+// ropeTables is how many RoPE angle tables a pass computes: two when the
+// windowed layers rotate differently from the others.
+func ropeTables(c *Config) int {
+	if c.Window > 0 && (c.RopeBaseSWA != c.RopeBase || c.RopeScaleSWA != c.RopeScale) {
+		for il := range c.Layers {
+			if c.WindowedLayer(il) {
+				return 2
+			}
+		}
+	}
+	return 1
 }
 
 // NewState makes a State with its own KV cache and arena, running on e.
@@ -99,13 +129,28 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The RoPE frequency factors: Llama 3.1's rope_freqs, or LongRoPE's
+	// long factors when the context exceeds the original one, else its
+	// short ones, as llama.cpp's get_rope_factors chooses (once for the
+	// session, so every cached key was rotated alike).
+	factors := m.RopeFreqs
+	if factors == nil {
+		factors = m.RopeShort
+		if o.Cells > m.RopeOrigContext {
+			factors = m.RopeLong
+		}
+	}
 	s := &State{
 		m: m, e: e, cache: cache, batch: o.Batch,
 		ar: arena.New(m.ScratchBytes(o.Batch)),
 		rope: ops.Rope{Dim: m.RopeDim, Neox: m.RopeNeox, Base: m.RopeBase,
-			FreqScale: 1 / m.RopeScale, Factors: m.RopeFreqs},
+			FreqScale: 1 / m.RopeScale, Factors: factors},
+		twoRopes: ropeTables(&m.Config) == 2,
 	}
+	s.ropeSWA = s.rope
+	s.ropeSWA.Base, s.ropeSWA.FreqScale = m.RopeBaseSWA, 1/m.RopeScaleSWA
 	s.scratch = make([][]float32, e.Pool().Threads())
+	s.errs = make([]error, e.Pool().Threads())
 	s.fitScratch()
 	return s, nil
 }
@@ -119,19 +164,74 @@ func (s *State) Arena() *arena.Arena { return s.ar }
 // Batch is the most tokens one Forward call accepts.
 func (s *State) Batch() int { return s.batch }
 
+// acts is a batch of activation rows, the input of matrix products. An acts
+// value is made (State.acts) once its floats are final and they are never
+// changed afterwards; code that computes new activations makes a new value.
+// Each value has its own generation number, and a quantized copy of it is
+// reused only from a buffer last filled from that generation and for the
+// same type — so a product can never read another batch's or an earlier
+// content's quantization, and there is nothing to invalidate.
+type acts struct {
+	rows []float32 // n rows of cols floats
+	cols int
+	n    int
+	gen  uint64
+}
+
+// qslot is a buffer of quantized activations and what it holds.
+type qslot struct {
+	buf  []byte     // n × widest row bytes, from the arena
+	gen  uint64     // generation of the acts value quantized into it; 0 = none
+	typ  quant.Type // its type
+	data []byte     // the quantized rows
+}
+
+// acts wraps n rows of cols floats as a new activation batch.
+func (s *State) acts(rows []float32, cols, n int) acts {
+	s.gen++
+	return acts{rows: rows[:n*cols], cols: cols, n: n, gen: s.gen}
+}
+
+// quantized returns a's rows converted to vt, converting them into the
+// least recently used buffer unless a buffer holds them already.
+func (s *State) quantized(a acts, vt quant.Type) ([]byte, error) {
+	for i := range s.q {
+		if q := &s.q[i]; q.gen == a.gen && q.typ == vt {
+			s.qLR = 1 - i
+			return q.data, nil
+		}
+	}
+	q := &s.q[s.qLR]
+	data, err := s.e.Quantize(vt, a.rows, a.cols, a.n, q.buf)
+	if err != nil {
+		return nil, fmt.Errorf("model: quantize activations: %w", err)
+	}
+	q.gen, q.typ, q.data = a.gen, vt, data
+	s.qLR = 1 - s.qLR
+	return data, nil
+}
+
+// mul computes out[t*stride+r] = row r of w · row t of a.
+func (s *State) mul(w *ops.Matrix, a acts, out []float32, stride int) error {
+	xq, err := s.quantized(a, w.VecType)
+	if err != nil {
+		return err
+	}
+	s.e.MatMul(w, xq, a.n, out, stride)
+	return nil
+}
+
 type attnTask struct {
 	s       *State
 	layer   int
 	pos0    int
 	tokens  int // tokens of this call; unit u is token u%tokens
 	q, out  []float32
-	qDim    int
+	qStride int // floats from one token's query to the next
 	oDim    int
 	p       kv.AttnParams
 	group   int // query heads per KV head
 	parts   int // each KV head's query heads go in this many units
-	err     error
-	errOnce bool
 }
 
 // setUnits prepares the task for n tokens and returns its unit count: one
@@ -149,19 +249,43 @@ func (k *attnTask) setUnits(n, kvHeads, threads int) int {
 // KV head, which Attend serves in one pass over that head's keys and
 // values (the scratch holds a whole group's weights). Units go KV head by
 // KV head, all tokens of one before the next, so each thread reads whole
-// KV heads and finds them in cache from one token to the next.
+// KV heads and finds them in cache from one token to the next. A worker
+// keeps its first error in its own slot, so no error is lost and no two
+// workers write the same memory.
 func (k *attnTask) Do(w, lo, hi int) {
 	sc := k.s.scratch[w]
+	qDim := k.p.Heads * k.s.m.HeadDimK
 	for u := lo; u < hi; u++ {
 		t, gp := u%k.tokens, u/k.tokens
 		g, part := gp/k.parts, gp%k.parts
 		h0 := g*k.group + part*k.group/k.parts
 		h1 := g*k.group + (part+1)*k.group/k.parts
-		err := k.s.cache.Attend(k.layer, k.pos0+t, k.q[t*k.qDim:(t+1)*k.qDim], k.out[t*k.oDim:(t+1)*k.oDim], k.p, h0, h1, sc)
-		if err != nil && w == 0 && !k.errOnce {
-			k.err, k.errOnce = err, true
+		q := k.q[t*k.qStride : t*k.qStride+qDim]
+		err := k.s.cache.Attend(k.layer, k.pos0+t, q, k.out[t*k.oDim:(t+1)*k.oDim], k.p, h0, h1, sc)
+		if err != nil && k.s.errs[w] == nil {
+			k.s.errs[w] = err
 		}
 	}
+}
+
+// workerErr collects the errors the workers kept during one parallel
+// attention: nil, the one error, or all of them joined. It allocates only
+// when several workers failed.
+func (s *State) workerErr() error {
+	var first error
+	n := 0
+	for _, err := range s.errs {
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			n++
+		}
+	}
+	if n <= 1 {
+		return first
+	}
+	return errors.Join(s.errs...)
 }
 
 // Forward runs tokens at positions pos0, pos0+1, … through the model,
@@ -187,53 +311,56 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 	ar := s.ar
 	ar.Reset()
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
+	stride := qDim + kDim + vDim // one token's q, k and v, side by side
 	oDim := c.Heads * c.HeadDimV
-	x := ar.Float32s(n * c.Embd)
-	xn := ar.Float32s(n * c.Embd)
-	tmp := ar.Float32s(n * c.Embd)
-	q := ar.Float32s(n * qDim)
-	k := ar.Float32s(n * kDim)
-	v := ar.Float32s(n * vDim)
+	E := c.Embd
+	x := ar.Float32s(n * E)
+	xn := ar.Float32s(n * E)
+	tmp := ar.Float32s(n * E)
+	qkv := ar.Float32s(n * stride)
 	att := ar.Float32s(n * oDim)
-	gate := ar.Float32s(n * c.FFN)
-	up := ar.Float32s(n * c.FFN)
+	var gu []float32
+	if c.Experts == 0 {
+		gu = ar.Float32s(n * 2 * c.FFN)
+	}
+	for i := range s.q {
+		s.q[i] = qslot{buf: ar.Bytes(n * m.maxXRowBytes())}
+	}
 	cs := ar.Float32s(n * c.RopeDim)
-	xqBuf := ar.Bytes(n * m.maxXRowBytes())
+	csSWA := cs
+	if s.twoRopes {
+		csSWA = ar.Float32s(n * c.RopeDim)
+	}
+	if c.Experts > 0 {
+		s.moe.take(ar, c, m.maxXRowBytes(), n)
+	}
 
 	er := m.Embed
 	for t, tok := range tokens {
-		if err := quant.Dequantize(er.Type, x[t*c.Embd:(t+1)*c.Embd], er.Row(int(tok))); err != nil {
+		if err := quant.Dequantize(er.Type, x[t*E:(t+1)*E], er.Row(int(tok))); err != nil {
 			return fmt.Errorf("model: embedding of token %d: %w", tok, err)
 		}
 	}
 	if c.EmbedScale != 0 {
 		ops.Scale(x, c.EmbedScale)
 	}
-	for t := 0; t < n; t++ {
-		s.rope.Angles(pos0+t, cs[t*c.RopeDim:(t+1)*c.RopeDim])
-	}
-
-	e := s.e
-	// quantize converts the n rows of src (cols wide) for matrix w, reusing
-	// the previous conversion when the same source and type come again.
-	var lastSrc *float32
-	var lastType quant.Type
-	var xq []byte
-	quantize := func(w *ops.Matrix, src []float32, cols int) []byte {
-		if lastSrc == &src[0] && lastType == w.VecType && xq != nil {
-			return xq
+	angles := func(r *ops.Rope, cs []float32) {
+		for t := 0; t < n; t++ {
+			a := cs[t*c.RopeDim : (t+1)*c.RopeDim]
+			r.Angles(pos0+t, a)
+			if c.RopeAttnFactor != 1 {
+				ops.Scale(a, c.RopeAttnFactor) // ggml's mscale multiplies cos and sin
+			}
 		}
-		var err error
-		xq, err = e.Quantize(w.VecType, src, cols, n, xqBuf)
-		if err != nil {
-			panic(err) // sizes come from the model itself; unreachable
-		}
-		lastSrc, lastType = &src[0], w.VecType
-		return xq
 	}
-	invalidate := func() { lastSrc = nil }
-	matmul := func(w *ops.Matrix, src []float32, cols int, out []float32, outStride int) {
-		e.MatMul(w, quantize(w, src, cols), n, out, outStride)
+	angles(&s.rope, cs)
+	if s.twoRopes {
+		angles(&s.ropeSWA, csSWA)
+	}
+	norm := func(dst, src, w []float32, rows int) {
+		for t := 0; t < rows; t++ {
+			ops.RMSNorm(dst[t*E:(t+1)*E], src[t*E:(t+1)*E], w, c.RMSEps)
+		}
 	}
 
 	lsrc := m.Source // read once: the whole pass uses one source
@@ -241,63 +368,76 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		lsrc.Begin()
 		defer lsrc.End()
 	}
+	s.xs = m.ExpertSource
+	defer func() { s.xs = nil }()
 	for il := range m.Blocks {
 		L := &m.Blocks[il]
 		if lsrc != nil {
 			L = lsrc.Layer(il)
 		}
-		for t := 0; t < n; t++ {
-			ops.RMSNorm(xn[t*c.Embd:(t+1)*c.Embd], x[t*c.Embd:(t+1)*c.Embd], L.AttnNorm, c.RMSEps)
+		norm(xn, x, L.AttnNorm, n)
+		a := s.acts(xn, E, n)
+		if L.Wqkv != nil {
+			if err := s.mul(L.Wqkv, a, qkv, stride); err != nil {
+				return err
+			}
+		} else {
+			for _, p := range []struct {
+				w   *ops.Matrix
+				off int
+			}{{L.Wq, 0}, {L.Wk, qDim}, {L.Wv, qDim + kDim}} {
+				if err := s.mul(p.w, a, qkv[p.off:], stride); err != nil {
+					return err
+				}
+			}
 		}
-		invalidate()
-		matmul(L.Wq, xn, c.Embd, q, qDim)
-		matmul(L.Wk, xn, c.Embd, k, kDim)
-		matmul(L.Wv, xn, c.Embd, v, vDim)
+		rope, ang := &s.rope, cs
+		if s.twoRopes && c.WindowedLayer(il) {
+			rope, ang = &s.ropeSWA, csSWA
+		}
 		for t := 0; t < n; t++ {
-			qt, kt, vt := q[t*qDim:(t+1)*qDim], k[t*kDim:(t+1)*kDim], v[t*vDim:(t+1)*vDim]
+			row := qkv[t*stride : (t+1)*stride]
+			qt, kt, vt := row[:qDim], row[qDim:qDim+kDim], row[qDim+kDim:]
 			if L.Bq != nil {
 				ops.Add(qt, L.Bq)
 				ops.Add(kt, L.Bk)
 				ops.Add(vt, L.Bv)
 			}
-			ang := cs[t*c.RopeDim : (t+1)*c.RopeDim]
-			s.rope.Apply(qt, c.Heads, c.HeadDimK, ang)
-			s.rope.Apply(kt, c.HeadsKV, c.HeadDimK, ang)
+			if L.QNorm != nil {
+				headNorm(qt, L.QNorm, c.HeadDimK, c.RMSEps)
+				headNorm(kt, L.KNorm, c.HeadDimK, c.RMSEps)
+			}
+			at := ang[t*c.RopeDim : (t+1)*c.RopeDim]
+			rope.Apply(qt, c.Heads, c.HeadDimK, at)
+			rope.Apply(kt, c.HeadsKV, c.HeadDimK, at)
 			if c.QueryScale != 0 {
 				ops.Scale(qt, c.QueryScale)
 			}
 		}
-		if err := s.attention(il, pos0, n, q, k, v, att); err != nil {
+		if err := s.attention(il, pos0, n, qkv, stride, att); err != nil {
 			return err
 		}
-		invalidate()
-		matmul(L.Wo, att, oDim, tmp, c.Embd)
+		if err := s.mul(L.Wo, s.acts(att, oDim, n), tmp, E); err != nil {
+			return err
+		}
 		if L.PostAttnNorm != nil {
-			for t := 0; t < n; t++ {
-				r := tmp[t*c.Embd : (t+1)*c.Embd]
-				ops.RMSNorm(r, r, L.PostAttnNorm, c.RMSEps)
-			}
+			norm(tmp, tmp, L.PostAttnNorm, n)
 		}
 		ops.Add(x, tmp)
 
-		for t := 0; t < n; t++ {
-			ops.RMSNorm(xn[t*c.Embd:(t+1)*c.Embd], x[t*c.Embd:(t+1)*c.Embd], L.FFNNorm, c.RMSEps)
-		}
-		invalidate()
-		matmul(L.Gate, xn, c.Embd, gate, c.FFN)
-		matmul(L.Up, xn, c.Embd, up, c.FFN)
-		if c.GELU {
-			ops.GELUMul(gate, up)
+		norm(xn, x, L.FFNNorm, n)
+		a = s.acts(xn, E, n)
+		var err error
+		if L.Router != nil {
+			err = s.experts(il, L, a, tmp)
 		} else {
-			ops.SiLUMul(gate, up)
+			err = s.ffn(L, a, gu, tmp)
 		}
-		invalidate()
-		matmul(L.Down, gate, c.FFN, tmp, c.Embd)
+		if err != nil {
+			return err
+		}
 		if L.PostFFNNorm != nil {
-			for t := 0; t < n; t++ {
-				r := tmp[t*c.Embd : (t+1)*c.Embd]
-				ops.RMSNorm(r, r, L.PostFFNNorm, c.RMSEps)
-			}
+			norm(tmp, tmp, L.PostFFNNorm, n)
 		}
 		ops.Add(x, tmp)
 		if lsrc != nil {
@@ -310,54 +450,102 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		first = n - 1
 	}
 	rows := n - first
-	src := x[first*c.Embd:]
-	for t := 0; t < rows; t++ {
-		ops.RMSNorm(xn[t*c.Embd:(t+1)*c.Embd], src[t*c.Embd:(t+1)*c.Embd], m.OutNorm, c.RMSEps)
-	}
-	xq2, err := e.Quantize(m.Output.VecType, xn, c.Embd, rows, xqBuf)
-	if err != nil {
+	norm(xn, x[first*E:], m.OutNorm, rows)
+	if err := s.mul(m.Output, s.acts(xn, E, rows), out, m.Vocab); err != nil {
 		return err
 	}
-	e.MatMul(m.Output, xq2, rows, out, m.Vocab)
 	if c.FinalSoftcap != 0 {
 		ops.Softcap(out, c.FinalSoftcap)
 	}
 	return nil
 }
 
-// attention stores the chunk's keys and values and computes every token's
-// attention output.
-func (s *State) attention(il, pos0, n int, q, k, v, out []float32) error {
+// headNorm applies RMSNorm with weight w to each head of x (len(w) floats
+// each), in place.
+func headNorm(x, w []float32, headDim int, eps float32) {
+	for h := 0; h+headDim <= len(x); h += headDim {
+		v := x[h : h+headDim]
+		ops.RMSNorm(v, v, w, eps)
+	}
+}
+
+// ffn is the dense feed-forward block: down(act(gate·a) ⊙ up·a) into out.
+// gu holds n rows of gate then up (2×FFN floats each), written either by
+// one fused matrix or by the two halves.
+func (s *State) ffn(L *Layer, a acts, gu, out []float32) error {
+	c := &s.m.Config
+	F, n := c.FFN, a.n
+	if L.GateUp != nil {
+		if err := s.mul(L.GateUp, a, gu, 2*F); err != nil {
+			return err
+		}
+	} else {
+		if err := s.mul(L.Gate, a, gu, 2*F); err != nil {
+			return err
+		}
+		if err := s.mul(L.Up, a, gu[F:], 2*F); err != nil {
+			return err
+		}
+	}
+	// Activate row by row and pack the results into the first n×F floats:
+	// row t goes to [t·F, (t+1)·F), which is never past its own gate half.
+	for t := 0; t < n; t++ {
+		g, u := gu[2*t*F:2*t*F+F], gu[2*t*F+F:2*(t+1)*F]
+		s.activate(g, u)
+		copy(gu[t*F:(t+1)*F], g)
+	}
+	return s.mul(L.Down, s.acts(gu, F, n), out, c.Embd)
+}
+
+// activate writes act(g)·u into g: GELU for gemma, SiLU otherwise.
+func (s *State) activate(g, u []float32) {
+	if s.m.GELU {
+		ops.GELUMul(g, u)
+	} else {
+		ops.SiLUMul(g, u)
+	}
+}
+
+// attention stores the chunk's keys and values (in qkv, stride floats per
+// token: query, key, value) and computes every token's attention output.
+func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out []float32) error {
 	c := &s.m.Config
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	oDim := c.Heads * c.HeadDimV
-	s.attn = attnTask{s: s, layer: il, q: q, out: out, qDim: qDim, oDim: oDim,
+	s.attn = attnTask{s: s, layer: il, q: qkv, qStride: stride, out: out, oDim: oDim,
 		p:     kv.AttnParams{Heads: c.Heads, Scale: c.KQScale, Softcap: c.AttnSoftcap},
 		group: c.Heads / c.HeadsKV}
 	threads := s.e.Pool().Threads()
 	defer func() { s.attn = attnTask{} }()
+	store := func(t int) error {
+		row := qkv[t*stride : (t+1)*stride]
+		return s.cache.Store(il, pos0+t, row[qDim:qDim+kDim], row[qDim+kDim:qDim+kDim+vDim])
+	}
+	run := func(units int) error {
+		clear(s.errs)
+		s.e.Pool().For(units, 1, &s.attn)
+		return s.workerErr()
+	}
 	if c.WindowedLayer(il) {
 		// A windowed layer keeps only its last Window positions, so a token
 		// must attend before later tokens of the chunk overwrite its keys.
 		for t := 0; t < n; t++ {
-			if err := s.cache.Store(il, pos0+t, k[t*kDim:(t+1)*kDim], v[t*vDim:(t+1)*vDim]); err != nil {
+			if err := store(t); err != nil {
 				return err
 			}
 			s.attn.pos0 = pos0 + t
-			s.attn.q, s.attn.out = q[t*qDim:(t+1)*qDim], out[t*oDim:(t+1)*oDim]
-			s.e.Pool().For(s.attn.setUnits(1, c.HeadsKV, threads), 1, &s.attn)
-			if s.attn.err != nil {
-				return s.attn.err
+			s.attn.q, s.attn.out = qkv[t*stride:], out[t*oDim:(t+1)*oDim]
+			if err := run(s.attn.setUnits(1, c.HeadsKV, threads)); err != nil {
+				return err
 			}
 		}
 		return nil
 	}
 	for t := 0; t < n; t++ {
-		if err := s.cache.Store(il, pos0+t, k[t*kDim:(t+1)*kDim], v[t*vDim:(t+1)*vDim]); err != nil {
+		if err := store(t); err != nil {
 			return err
 		}
 	}
 	s.attn.pos0 = pos0
-	s.e.Pool().For(s.attn.setUnits(n, c.HeadsKV, threads), 1, &s.attn)
-	return s.attn.err
+	return run(s.attn.setUnits(n, c.HeadsKV, threads))
 }

@@ -35,13 +35,19 @@ func (s *State) fitScratch() {
 }
 
 // Shift forgets positions keep..keep+drop-1 of the cache and renumbers the
-// later ones (kv.Cache.Shift), re-rotating their keys with the model's own
-// RoPE (pair layout, frequencies, factors and rotated dimensions), so that
-// the next Forward continues at position Len()-drop.
+// later ones (kv.Cache.ShiftLayers), re-rotating their keys with the RoPE
+// each layer was rotated with (pair layout, base, frequencies, factors and
+// rotated dimensions), so that the next Forward continues at position
+// Len()-drop. The rotation is exact: LongRoPE's attention factor, which
+// scaled the keys once when they were stored, is not applied again.
 func (s *State) Shift(keep, drop int) error {
 	hd := s.m.HeadDimK
-	return s.cache.Shift(keep, drop, func(rows []float32, delta int) {
-		s.rope.Rotate(rows, hd, delta)
+	return s.cache.ShiftLayers(keep, drop, func(il int, rows []float32, delta int) {
+		r := &s.rope
+		if s.twoRopes && s.m.WindowedLayer(il) {
+			r = &s.ropeSWA
+		}
+		r.Rotate(rows, hd, delta)
 	})
 }
 

@@ -71,13 +71,9 @@ func NewStreamSource(m *Model, f *gguf.File, streamed []int, r SlotReader, onErr
 			if int64(len(buf)) != src.End-src.Start {
 				return nil, fmt.Errorf("model: streamed layer %d: range %d holds %d bytes, the layer %d", il, i, len(buf), src.End-src.Start)
 			}
-			L := *src
-			for _, p := range []**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wo, &L.Gate, &L.Up, &L.Down} {
-				mat, err := viewMatrix(f, *p, src.Start, buf)
-				if err != nil {
-					return nil, fmt.Errorf("model: streamed layer %d: %w", il, err)
-				}
-				*p = mat
+			L, err := viewLayer(f, src, buf)
+			if err != nil {
+				return nil, fmt.Errorf("model: streamed layer %d: %w", il, err)
 			}
 			s.layers[i][slot] = L
 		}
@@ -85,19 +81,50 @@ func NewStreamSource(m *Model, f *gguf.File, streamed []int, r SlotReader, onErr
 	return s, nil
 }
 
-// viewMatrix is w re-pointed into buf, which holds the file bytes from
-// offset start on.
-func viewMatrix(f *gguf.File, w *ops.Matrix, start int64, buf []byte) (*ops.Matrix, error) {
-	ti, ok := f.Tensor(w.T.Name)
-	if !ok {
-		return nil, fmt.Errorf("tensor %q not in the file: %w", w.T.Name, ErrBadModel)
+// viewLayer is a copy of src whose matrices, experts included, view buf,
+// which holds the file bytes [src.Start, src.End). Vectors are shared.
+func viewLayer(f *gguf.File, src *Layer, buf []byte) (Layer, error) {
+	L := *src
+	for _, p := range []**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router} {
+		if *p == nil {
+			continue
+		}
+		ti, ok := f.Tensor((*p).T.Name)
+		if !ok {
+			return L, fmt.Errorf("tensor %q not in the file: %w", (*p).T.Name, ErrBadModel)
+		}
+		mat, err := viewMatrix(*p, Range{ti.Offset, ti.Size}, src.Start, buf)
+		if err != nil {
+			return L, err
+		}
+		*p = mat
 	}
-	off := ti.Offset - start
-	if off < 0 || off+ti.Size > int64(len(buf)) {
+	if src.Experts != nil {
+		L.Experts = make([]Expert, len(src.Experts))
+		for e := range src.Experts {
+			x := src.Experts[e]
+			for k, p := range []**ops.Matrix{&x.Gate, &x.Up, &x.Down} {
+				mat, err := viewMatrix(*p, x.Ranges[k], src.Start, buf)
+				if err != nil {
+					return L, err
+				}
+				*p = mat
+			}
+			L.Experts[e] = x
+		}
+	}
+	return L, nil
+}
+
+// viewMatrix is w, whose bytes are r of the file, re-pointed into buf,
+// which holds the file bytes from offset start on.
+func viewMatrix(w *ops.Matrix, r Range, start int64, buf []byte) (*ops.Matrix, error) {
+	off := r.Off - start
+	if off < 0 || off+r.Len > int64(len(buf)) {
 		return nil, fmt.Errorf("tensor %q [%d, %d) outside the layer's range [%d, %d): %w",
-			w.T.Name, ti.Offset, ti.Offset+ti.Size, start, start+int64(len(buf)), ErrBadModel)
+			w.T.Name, r.Off, r.Off+r.Len, start, start+int64(len(buf)), ErrBadModel)
 	}
-	t, err := tensor.View(w.T.Name, w.T.Type, w.T.Shape, buf[off:off+ti.Size:off+ti.Size])
+	t, err := tensor.View(w.T.Name, w.T.Type, w.T.Shape, buf[off:off+r.Len:off+r.Len])
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", err, ErrBadModel)
 	}

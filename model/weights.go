@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/ops"
@@ -11,37 +12,75 @@ import (
 
 // Layer holds one transformer block's weights. Matrices are views into the
 // mapped file; norm weights and biases are small and copied to float32.
+// Fields an architecture does not have are nil.
 type Layer struct {
 	AttnNorm     []float32
-	Wq, Wk, Wv   *ops.Matrix
+	Wq, Wk, Wv   *ops.Matrix // separate projections; nil when Wqkv is set
+	Wqkv         *ops.Matrix // fused projection (phi3): query rows, key rows, value rows
 	Wo           *ops.Matrix
 	Bq, Bk, Bv   []float32 // qwen2
-	PostAttnNorm []float32 // gemma2
+	QNorm, KNorm []float32 // per-head RMSNorm weights, HeadDimK each (qwen3, gemma3)
+	PostAttnNorm []float32 // gemma
 	FFNNorm      []float32
-	Gate, Up     *ops.Matrix
+	Gate, Up     *ops.Matrix // separate gate and up; nil when GateUp is set
+	GateUp       *ops.Matrix // fused (phi3): FFN gate rows, then FFN up rows
 	Down         *ops.Matrix
-	PostFFNNorm  []float32 // gemma2
+	PostFFNNorm  []float32 // gemma
+
+	// Router (ffn_gate_inp: Embd → Experts) and the experts of a
+	// mixture-of-experts block; Gate, Up, GateUp and Down are nil then.
+	Router  *ops.Matrix
+	Experts []Expert
 
 	// Start and End bound the layer's tensor bytes in the file, for
 	// residency advice and streaming.
 	Start, End int64
 }
 
-// Model is an architecture's configuration plus its weights. It is
-// immutable after New and safe to share between goroutines.
+// Expert is one expert of a mixture-of-experts block: the slices of the
+// block's 3-D ffn_gate_exps, ffn_up_exps and ffn_down_exps tensors that
+// belong to it. Each slice is contiguous in the file, so an expert is three
+// byte ranges that can be mapped, advised or read on their own.
+type Expert struct {
+	Gate, Up *ops.Matrix // ExpertFFN × Embd
+	Down     *ops.Matrix // Embd × ExpertFFN
+	// Ranges are where Gate, Up and Down lie in the file.
+	Ranges [3]Range
+}
+
+// Range is a byte range of the model file: [Off, Off+Len).
+type Range struct{ Off, Len int64 }
+
+// Model is an architecture's configuration plus its weights, shared by
+// any number of States.
+//
+// Config, Blocks, Embed, Output and the norm vectors do not change after
+// New, and Forward calls of different States may run at the same time.
+// Source and ExpertSource are not fixed: their owner may replace them
+// while the model is in use (the root package switches to streaming under
+// memory pressure), but only while no Forward is running — Forward reads
+// each once per pass and uses what it read for the whole pass, so the
+// owner must exclude passes (a lock around Forward) while it swaps them.
 type Model struct {
 	Config
 	Embed     *tensor.Tensor // token_embd, rows are tokens
 	OutNorm   []float32
 	Output    *ops.Matrix // output, or token_embd when tied
 	RopeFreqs []float32   // Llama 3.1 rope_freqs, or nil
-	Blocks    []Layer     // one per transformer block
-	Tied      bool
+	// RopeLong and RopeShort are LongRoPE's per-pair frequency divisors
+	// (phi3 rope_factors_long/short), or nil; see Config.RopeOrigContext.
+	RopeLong, RopeShort []float32
+	Blocks              []Layer // one per transformer block
+	Tied                bool
 
 	// Source, when set, supplies each block's weights during a forward pass
 	// (streaming weights from disk); nil uses Blocks, read in place from the
 	// mapped file.
 	Source LayerSource
+	// ExpertSource, when set, supplies the experts of mixture-of-experts
+	// blocks during a forward pass (an expert cache reading cold experts
+	// from disk); nil uses the Experts of the Layer the pass is running.
+	ExpertSource ExpertSource
 
 	maxX int // widest quantized activation row (see maxXRowBytes)
 }
@@ -61,10 +100,12 @@ type LayerSource interface {
 type loader struct {
 	f    *gguf.File
 	data []byte
-	used map[string]bool
 	// dry checks every tensor's presence, shape and type without making
-	// views: tensor, matrix and vector return nil values.
-	dry bool
+	// views: tensor, matrix and vector return nil values. It counts the
+	// floats vector would copy in floats.
+	dry    bool
+	floats int
+	slab   []float32 // where vector copies go (sized by a dry run)
 }
 
 func (l *loader) tensor(name string, shape ...int) (*tensor.Tensor, error) {
@@ -84,13 +125,11 @@ func (l *loader) tensor(name string, shape ...int) (*tensor.Tensor, error) {
 		return nil, fmt.Errorf("model: tensor %q has type %v, which this library cannot compute with: %w", name, ti.Type, quant.ErrUnsupportedType)
 	}
 	if l.dry {
-		l.used[name] = true
 		return nil, nil
 	}
 	if ti.Offset < 0 || ti.Size < 0 || ti.Offset+ti.Size > int64(len(l.data)) {
 		return nil, fmt.Errorf("model: tensor %q: data [%d, %d) past end of file (%d bytes): %w", name, ti.Offset, ti.Offset+ti.Size, len(l.data), ErrBadModel)
 	}
-	l.used[name] = true
 	t, err := tensor.View(name, ti.Type, shape, l.data[ti.Offset:ti.Offset+ti.Size:ti.Offset+ti.Size])
 	if err != nil {
 		return nil, fmt.Errorf("model: %w: %w", err, ErrBadModel)
@@ -122,17 +161,68 @@ func (l *loader) checkMatrixType(name string) error {
 	return nil
 }
 
-// vector reads a 1-D tensor of n elements as float32 (copied).
+// vector reads a 1-D tensor of n elements as float32, copied into the
+// model's slab of vectors.
 func (l *loader) vector(name string, n int) ([]float32, error) {
 	t, err := l.tensor(name, n)
-	if err != nil || l.dry {
+	if err != nil {
 		return nil, err
 	}
-	out := make([]float32, n)
+	l.floats += n
+	if l.dry {
+		return nil, nil
+	}
+	if len(l.slab) < n {
+		return nil, fmt.Errorf("model: tensor %q: vector slab exhausted (loader bug): %w", name, ErrBadModel)
+	}
+	out := l.slab[:n:n]
+	l.slab = l.slab[n:]
 	if err := quant.Dequantize(t.Type, out, t.Data); err != nil {
 		return nil, fmt.Errorf("model: tensor %q: %w", name, err)
 	}
 	return out, nil
+}
+
+// experts splits the 3-D tensor name ([cols, rows, count]) into count
+// matrices of rows × cols, each viewing its contiguous slice of the
+// tensor, and records each slice's file range in es[e].Ranges[k].
+func (l *loader) experts(name string, cols, rows, count int, es []Expert, k int) error {
+	t, err := l.tensor(name, cols, rows, count)
+	if err != nil {
+		return err
+	}
+	if l.dry {
+		return l.checkMatrixType(name)
+	}
+	ti, _ := l.f.Tensor(name)
+	per := ti.Size / int64(count)
+	base, err := tensor.View(name, t.Type, []int{cols, rows}, t.Data[:per:per])
+	if err != nil {
+		return fmt.Errorf("model: %w: %w", err, ErrBadModel)
+	}
+	mat, err := ops.NewMatrix(base)
+	if err != nil {
+		return err
+	}
+	// One allocation each for the headers of all experts.
+	tens := make([]tensor.Tensor, count)
+	mats := make([]ops.Matrix, count)
+	for e := range count {
+		tens[e] = *base
+		tens[e].Data = t.Data[int64(e)*per : int64(e+1)*per : int64(e+1)*per]
+		mats[e] = *mat
+		mats[e].T = &tens[e]
+		es[e].Ranges[k] = Range{Off: ti.Offset + int64(e)*per, Len: per}
+		switch k {
+		case 0:
+			es[e].Gate = &mats[e]
+		case 1:
+			es[e].Up = &mats[e]
+		default:
+			es[e].Down = &mats[e]
+		}
+	}
+	return nil
 }
 
 func (l *loader) has(name string) bool {
@@ -144,7 +234,17 @@ func (l *loader) has(name string) bool {
 // file (usually a read-only mapping). Weight matrices are views into data;
 // nothing large is copied.
 func New(f *gguf.File, data []byte) (*Model, error) {
-	return build(f, data, false)
+	// A dry run first: it checks everything New checks and counts the
+	// floats of the copied vectors, which then go in one allocation.
+	probe, err := build(f, nil, true, nil)
+	if err != nil {
+		return nil, err
+	}
+	b, err := build(f, data, false, make([]float32, probe.floats))
+	if err != nil {
+		return nil, err
+	}
+	return b.m, nil
 }
 
 // Check makes every check New makes — configuration, and the presence,
@@ -152,19 +252,46 @@ func New(f *gguf.File, data []byte) (*Model, error) {
 // tensor data. A memory plan calls it so that a model New would refuse is
 // refused before anything is sized from its metadata.
 func Check(f *gguf.File) (Config, error) {
-	m, err := build(f, nil, true)
+	p, err := build(f, nil, true, nil)
 	if err != nil {
 		return Config{}, err
 	}
-	return m.Config, nil
+	return p.m.Config, nil
 }
 
-func build(f *gguf.File, data []byte, dry bool) (*Model, error) {
+// HeapBytes is the Go heap a Model of the file holds besides its Layer
+// headers: every vector New copies to float32 (norms, q/k norms, biases,
+// RoPE factors) — in one allocation of exactly 4 bytes an element — and
+// the matrix headers of every expert. A memory plan adds it to the model's
+// heap.
+func HeapBytes(f *gguf.File) (int64, error) {
+	p, err := build(f, nil, true, nil)
+	if err != nil {
+		return 0, err
+	}
+	c := &p.m.Config
+	n := 4 * int64(p.floats)
+	if c.Experts > 0 {
+		perExpert := int64(unsafe.Sizeof(Expert{})) + 3*int64(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{}))
+		n += int64(c.Layers) * int64(c.Experts) * perExpert
+	}
+	return n, nil
+}
+
+// built is what build makes: the model, and how many floats its vectors
+// hold.
+type built struct {
+	m      *Model
+	floats int
+}
+
+func build(f *gguf.File, data []byte, dry bool, slab []float32) (*built, error) {
 	cfg, err := ConfigFromGGUF(f)
 	if err != nil {
 		return nil, err
 	}
-	l := &loader{f: f, data: data, used: map[string]bool{}, dry: dry}
+	arch := LookupArch(cfg.Arch)
+	l := &loader{f: f, data: data, dry: dry, slab: slab}
 	m := &Model{Config: cfg}
 
 	embd, ok := f.Tensor("token_embd.weight")
@@ -194,8 +321,20 @@ func build(f *gguf.File, data []byte, dry bool) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l.has("rope_freqs.weight") {
-		if m.RopeFreqs, err = l.vector("rope_freqs.weight", cfg.RopeDim/2); err != nil {
+	ropeVec := func(name string) ([]float32, error) {
+		if !l.has(name) {
+			return nil, nil
+		}
+		return l.vector(name, cfg.RopeDim/2)
+	}
+	if m.RopeFreqs, err = ropeVec("rope_freqs.weight"); err != nil {
+		return nil, err
+	}
+	if arch.RopeFactors {
+		if m.RopeLong, err = ropeVec("rope_factors_long.weight"); err != nil {
+			return nil, err
+		}
+		if m.RopeShort, err = ropeVec("rope_factors_short.weight"); err != nil {
 			return nil, err
 		}
 	}
@@ -206,7 +345,12 @@ func build(f *gguf.File, data []byte, dry bool) (*Model, error) {
 	if cfg.Layers > len(f.Tensors) {
 		return nil, fmt.Errorf("model: %s.block_count = %d, but the file has only %d tensors: %w", cfg.Arch, cfg.Layers, len(f.Tensors), ErrBadModel)
 	}
-	qDim, kDim, vDim := cfg.Heads*cfg.HeadDimK, cfg.HeadsKV*cfg.HeadDimK, cfg.HeadsKV*cfg.HeadDimV
+	present := make([]bool, cfg.Layers)
+	for i := range f.Tensors {
+		if il, ok := blockIndex(f.Tensors[i].Name); ok && il < cfg.Layers {
+			present[il] = true
+		}
+	}
 	m.Blocks = make([]Layer, cfg.Layers)
 	var ranges [][2]int64
 	if !dry {
@@ -214,39 +358,16 @@ func build(f *gguf.File, data []byte, dry bool) (*Model, error) {
 	}
 	for i := range m.Blocks {
 		p := fmt.Sprintf("blk.%d.", i)
-		if l.has(p + "ffn_gate_inp.weight") {
-			return nil, fmt.Errorf("model: tensor %q: layer %d is mixture-of-experts, which is not supported: %w", p+"ffn_gate_inp.weight", i, ErrUnsupportedArch)
-		}
-		if !l.has(p+"attn_norm.weight") && !l.has(p+"attn_q.weight") && !l.has(p+"ffn_down.weight") {
+		if !present[i] {
 			return nil, fmt.Errorf("model: %s.block_count = %d, but the file has no tensors for layer %d (%s*): %w", cfg.Arch, cfg.Layers, i, p, ErrBadModel)
 		}
+		if arch.FFN != FFNExperts && l.has(p+"ffn_gate_inp.weight") {
+			return nil, fmt.Errorf("model: tensor %q: layer %d of this %s model is mixture-of-experts, which is not supported for %s: %w",
+				p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.Arch, ErrUnsupportedArch)
+		}
 		L := &m.Blocks[i]
-		steps := []func() error{
-			func() (e error) { L.AttnNorm, e = l.vector(p+"attn_norm.weight", cfg.Embd); return },
-			func() (e error) { L.Wq, e = l.matrix(p+"attn_q.weight", cfg.Embd, qDim); return },
-			func() (e error) { L.Wk, e = l.matrix(p+"attn_k.weight", cfg.Embd, kDim); return },
-			func() (e error) { L.Wv, e = l.matrix(p+"attn_v.weight", cfg.Embd, vDim); return },
-			func() (e error) { L.Wo, e = l.matrix(p+"attn_output.weight", cfg.Heads*cfg.HeadDimV, cfg.Embd); return },
-			func() (e error) { L.FFNNorm, e = l.vector(p+"ffn_norm.weight", cfg.Embd); return },
-			func() (e error) { L.Gate, e = l.matrix(p+"ffn_gate.weight", cfg.Embd, cfg.FFN); return },
-			func() (e error) { L.Up, e = l.matrix(p+"ffn_up.weight", cfg.Embd, cfg.FFN); return },
-			func() (e error) { L.Down, e = l.matrix(p+"ffn_down.weight", cfg.FFN, cfg.Embd); return },
-		}
-		if cfg.QKVBias {
-			steps = append(steps,
-				func() (e error) { L.Bq, e = l.vector(p+"attn_q.bias", qDim); return },
-				func() (e error) { L.Bk, e = l.vector(p+"attn_k.bias", kDim); return },
-				func() (e error) { L.Bv, e = l.vector(p+"attn_v.bias", vDim); return },
-			)
-		}
-		if cfg.PostNorms {
-			steps = append(steps,
-				func() (e error) { L.PostAttnNorm, e = l.vector(p+"post_attention_norm.weight", cfg.Embd); return },
-				func() (e error) { L.PostFFNNorm, e = l.vector(p+"post_ffw_norm.weight", cfg.Embd); return },
-			)
-		}
-		for _, s := range steps {
-			if err := s(); err != nil {
+		for _, bt := range blockTensors(arch, &cfg, func(name string) bool { return l.has(p + name) }) {
+			if err := bt.load(l, p, L); err != nil {
 				return nil, err
 			}
 		}
@@ -255,17 +376,119 @@ func build(f *gguf.File, data []byte, dry bool) (*Model, error) {
 		}
 	}
 	// Check builds without data, and so without matrices.
-	for _, L := range m.Blocks {
-		for _, w := range []*ops.Matrix{L.Wq, L.Wk, L.Wv, L.Wo, L.Gate, L.Up, L.Down} {
-			if w != nil {
-				m.maxX = max(m.maxX, w.XRowBytes)
-			}
-		}
+	for i := range m.Blocks {
+		L := &m.Blocks[i]
+		L.eachMatrix(func(w *ops.Matrix, _ int) { m.maxX = max(m.maxX, w.XRowBytes) })
 	}
 	if m.Output != nil {
 		m.maxX = max(m.maxX, m.Output.XRowBytes)
 	}
-	return m, nil
+	return &built{m: m, floats: l.floats}, nil
+}
+
+// eachMatrix calls fn for every matrix of the layer that is set, experts
+// included; k is the expert's matrix index (0 gate, 1 up, 2 down) for
+// expert matrices and -1 for the others.
+func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
+	for _, w := range []*ops.Matrix{L.Wq, L.Wk, L.Wv, L.Wqkv, L.Wo, L.Gate, L.Up, L.GateUp, L.Down, L.Router} {
+		if w != nil {
+			fn(w, -1)
+		}
+	}
+	for e := range L.Experts {
+		for k, w := range []*ops.Matrix{L.Experts[e].Gate, L.Experts[e].Up, L.Experts[e].Down} {
+			if w != nil {
+				fn(w, k)
+			}
+		}
+	}
+}
+
+// blockTensor is one tensor of a block: its name after "blk.<i>.", its
+// ggml dims (dims[0] is the row length), and the Layer field it fills.
+type blockTensor struct {
+	name string
+	dims []int
+	vec  func(L *Layer) *[]float32   // 1-D, copied
+	mat  func(L *Layer) **ops.Matrix // 2-D, a view
+	exp  int                         // 3-D experts: 1 gate, 2 up, 3 down
+}
+
+func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
+	name := prefix + bt.name
+	switch {
+	case bt.vec != nil:
+		*bt.vec(L), err = l.vector(name, bt.dims[0])
+	case bt.mat != nil:
+		*bt.mat(L), err = l.matrix(name, bt.dims[0], bt.dims[1])
+	default:
+		if L.Experts == nil {
+			L.Experts = make([]Expert, bt.dims[2])
+		}
+		err = l.experts(name, bt.dims[0], bt.dims[1], bt.dims[2], L.Experts, bt.exp-1)
+	}
+	return err
+}
+
+// blockTensors lists the tensors every block of architecture a must have,
+// in the order they are checked; has says whether the block has a tensor
+// (to choose between a fused and a separate layout).
+func blockTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor {
+	e := c.Embd
+	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
+	vec := func(name string, n int, f func(L *Layer) *[]float32) blockTensor {
+		return blockTensor{name: name, dims: []int{n}, vec: f}
+	}
+	mat := func(name string, cols, rows int, f func(L *Layer) **ops.Matrix) blockTensor {
+		return blockTensor{name: name, dims: []int{cols, rows}, mat: f}
+	}
+	ts := []blockTensor{vec("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm })}
+	if a.QKV == QKVFusedOrSeparate && has("attn_qkv.weight") {
+		ts = append(ts, mat("attn_qkv.weight", e, q+kv+vv, func(L *Layer) **ops.Matrix { return &L.Wqkv }))
+	} else {
+		ts = append(ts,
+			mat("attn_q.weight", e, q, func(L *Layer) **ops.Matrix { return &L.Wq }),
+			mat("attn_k.weight", e, kv, func(L *Layer) **ops.Matrix { return &L.Wk }),
+			mat("attn_v.weight", e, vv, func(L *Layer) **ops.Matrix { return &L.Wv }))
+	}
+	ts = append(ts, mat("attn_output.weight", c.Heads*c.HeadDimV, e, func(L *Layer) **ops.Matrix { return &L.Wo }))
+	if a.QKVBias {
+		ts = append(ts,
+			vec("attn_q.bias", q, func(L *Layer) *[]float32 { return &L.Bq }),
+			vec("attn_k.bias", kv, func(L *Layer) *[]float32 { return &L.Bk }),
+			vec("attn_v.bias", vv, func(L *Layer) *[]float32 { return &L.Bv }))
+	}
+	if a.QKNorm {
+		ts = append(ts,
+			vec("attn_q_norm.weight", c.HeadDimK, func(L *Layer) *[]float32 { return &L.QNorm }),
+			vec("attn_k_norm.weight", c.HeadDimK, func(L *Layer) *[]float32 { return &L.KNorm }))
+	}
+	if a.PostNorms {
+		ts = append(ts, vec("post_attention_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostAttnNorm }))
+	}
+	ts = append(ts, vec("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }))
+	switch a.FFN {
+	case FFNGated:
+		ts = append(ts,
+			mat("ffn_gate.weight", e, c.FFN, func(L *Layer) **ops.Matrix { return &L.Gate }),
+			mat("ffn_up.weight", e, c.FFN, func(L *Layer) **ops.Matrix { return &L.Up }),
+			mat("ffn_down.weight", c.FFN, e, func(L *Layer) **ops.Matrix { return &L.Down }))
+	case FFNFusedGateUp:
+		ts = append(ts,
+			mat("ffn_up.weight", e, 2*c.FFN, func(L *Layer) **ops.Matrix { return &L.GateUp }),
+			mat("ffn_down.weight", c.FFN, e, func(L *Layer) **ops.Matrix { return &L.Down }))
+	case FFNExperts:
+		f, n := c.ExpertFFN, c.Experts
+		ts = append(ts,
+			mat("ffn_gate_inp.weight", e, n, func(L *Layer) **ops.Matrix { return &L.Router }),
+			blockTensor{name: "ffn_gate_exps.weight", dims: []int{e, f, n}, exp: 1},
+			blockTensor{name: "ffn_up_exps.weight", dims: []int{e, f, n}, exp: 2},
+			blockTensor{name: "ffn_down_exps.weight", dims: []int{f, e, n}, exp: 3})
+	}
+	if a.PostNorms {
+		ts = append(ts, vec("post_ffw_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))
+	}
+	return ts
 }
 
 // layerRanges returns, for each of n blocks, the smallest byte range

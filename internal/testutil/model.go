@@ -17,7 +17,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2" or "gemma2"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3" or "phi3"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -46,7 +46,30 @@ type ModelSpec struct {
 
 	Seed uint64
 
-	SlidingWindow int // gemma2 only; 0 = 4096
+	SlidingWindow int // gemma2 and gemma3; 0 = 4096
+	// SWAPattern is gemma3's attention.sliding_window_pattern (every
+	// SWAPattern-th layer is global); 0 writes no key, so llama.cpp's
+	// default of 6 applies, as in real conversions.
+	SWAPattern int
+	// RopeBaseSWA is gemma3's rope.freq_base_swa; 0 writes no key (10000).
+	RopeBaseSWA float32
+
+	// LongRope, for phi3, writes LongRoPE's rope_factors_long and
+	// rope_factors_short tensors and its metadata.
+	LongRope *LongRope
+
+	// Experts of a qwen3moe model: expert_count, expert_used_count and
+	// expert_feed_forward_length (required for qwen3moe).
+	Experts, ExpertsUsed, ExpertFFN int
+	// RouterGain multiplies the router weights' spread (0 = 1); a large
+	// gain makes the routing decisive.
+	RouterGain float64
+}
+
+// LongRope is the LongRoPE part of a Phi-3 (128k) configuration.
+type LongRope struct {
+	OrigContext int     // rope.scaling.original_context_length
+	AttnFactor  float32 // rope.scaling.attn_factor
 }
 
 // TinyLlama is a 2-layer llama with grouped-query attention and Q8_0
@@ -77,6 +100,47 @@ func TinyGemma2() ModelSpec {
 		Arch: "gemma2", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
 		HeadDim: 32, FFN: 128, Context: 256, RopeBase: 10000, RMSEps: 1e-6,
 		WeightType: quant.Q8_0, TiedOutput: true, Seed: 3, SlidingWindow: 16,
+	}
+}
+
+// TinyQwen3 is a 2-layer qwen3 (per-head q/k norms, no biases, tied
+// output) with Q8_0 weights.
+func TinyQwen3() ModelSpec {
+	return ModelSpec{
+		Arch: "qwen3", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
+		HeadDim: 32, FFN: 128, Context: 256, RopeBase: 1000000, RMSEps: 1e-6,
+		WeightType: quant.Q8_0, TiedOutput: true, Seed: 4,
+	}
+}
+
+// TinyGemma3 is a 4-layer gemma3 with a window of 16 on layers 0 and 1
+// (a pattern of 3: every third layer global), q/k norms, four norms per
+// layer and a tied output, with Q8_0 weights.
+func TinyGemma3() ModelSpec {
+	return ModelSpec{
+		Arch: "gemma3", Vocab: 320, Embd: 64, Layers: 4, Heads: 4, HeadsKV: 2,
+		HeadDim: 32, FFN: 128, Context: 256, RopeBase: 1000000, RMSEps: 1e-6,
+		WeightType: quant.Q8_0, TiedOutput: true, Seed: 5, SlidingWindow: 16, SWAPattern: 3,
+	}
+}
+
+// TinyPhi3 is a 2-layer phi3 (fused attn_qkv and gate/up) with LongRoPE
+// factors whose original context is 128, with Q8_0 weights.
+func TinyPhi3() ModelSpec {
+	return ModelSpec{
+		Arch: "phi3", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
+		FFN: 128, Context: 1024, RopeBase: 10000, RMSEps: 1e-5,
+		WeightType: quant.Q8_0, Seed: 6, LongRope: &LongRope{OrigContext: 128, AttnFactor: 1.19},
+	}
+}
+
+// TinyQwen3MoE is a 2-layer qwen3moe with 8 experts of width 32, 2 per
+// token, and Q8_0 weights (the router F32, as llama.cpp keeps it).
+func TinyQwen3MoE() ModelSpec {
+	return ModelSpec{
+		Arch: "qwen3moe", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
+		HeadDim: 32, FFN: 128, Context: 256, RopeBase: 1000000, RMSEps: 1e-6,
+		WeightType: quant.Q8_0, Seed: 7, Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
 	}
 }
 
@@ -137,9 +201,14 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		s.Arch = "llama"
 	}
 	switch s.Arch {
-	case "llama", "qwen2", "gemma2":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3":
+	case "qwen3moe":
+		if s.Experts <= 0 || s.ExpertsUsed <= 0 || s.ExpertsUsed > s.Experts || s.ExpertFFN <= 0 {
+			return s, fmt.Errorf("testutil: qwen3moe needs 0 < ExpertsUsed (%d) <= Experts (%d) and ExpertFFN (%d) > 0",
+				s.ExpertsUsed, s.Experts, s.ExpertFFN)
+		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2 or gemma2)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3 or phi3)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -178,8 +247,8 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	if s.SlidingWindow == 0 {
 		s.SlidingWindow = 4096
 	}
-	if s.Context < 0 || s.SlidingWindow < 0 {
-		return s, fmt.Errorf("testutil: negative Context %d or SlidingWindow %d", s.Context, s.SlidingWindow)
+	if s.Context < 0 || s.SlidingWindow < 0 || s.SWAPattern < 0 {
+		return s, fmt.Errorf("testutil: negative Context %d, SlidingWindow %d or SWAPattern %d", s.Context, s.SlidingWindow, s.SWAPattern)
 	}
 	for _, t := range s.tensors() {
 		if _, err := gguf.TensorBytes(t.typ, t.dims); err != nil {
@@ -258,12 +327,31 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	g.AddKV(a+"attention.layer_norm_rms_epsilon", s.RMSEps)
 	g.AddKV(a+"rope.freq_base", s.RopeBase)
 	g.AddKV(a+"rope.dimension_count", uint32(s.HeadDim))
-	if s.Arch == "gemma2" {
+	if s.HeadDim*s.Heads != s.Embd || s.Arch == "gemma2" || s.Arch == "gemma3" {
 		g.AddKV(a+"attention.key_length", uint32(s.HeadDim))
 		g.AddKV(a+"attention.value_length", uint32(s.HeadDim))
+	}
+	switch s.Arch {
+	case "gemma2":
 		g.AddKV(a+"attn_logit_softcapping", float32(50))
 		g.AddKV(a+"final_logit_softcapping", float32(30))
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
+	case "gemma3":
+		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
+		if s.SWAPattern > 0 {
+			g.AddKV(a+"attention.sliding_window_pattern", uint32(s.SWAPattern))
+		}
+		if s.RopeBaseSWA > 0 {
+			g.AddKV(a+"rope.freq_base_swa", s.RopeBaseSWA)
+		}
+	case "qwen3moe":
+		g.AddKV(a+"expert_count", uint32(s.Experts))
+		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
+		g.AddKV(a+"expert_feed_forward_length", uint32(s.ExpertFFN))
+	}
+	if r := s.LongRope; r != nil {
+		g.AddKV(a+"rope.scaling.original_context_length", uint32(r.OrigContext))
+		g.AddKV(a+"rope.scaling.attn_factor", r.AttnFactor)
 	}
 	vocab.AddTo(g)
 	g.AddKV(a+"vocab_size", uint32(s.Vocab))
@@ -302,33 +390,69 @@ func (s ModelSpec) tensors() []tensorSpec {
 	if !s.TiedOutput {
 		ts = append(ts, tensorSpec{"output.weight", s.OutputType, []int64{e, v}, dist{0, 4 / math.Sqrt(float64(e))}})
 	}
+	if s.LongRope != nil {
+		// LongRoPE divides each pair's frequency: about 1 for the short
+		// factors, growing towards the long wavelengths for the long ones.
+		r := int64(s.HeadDim / 2)
+		ts = append(ts,
+			tensorSpec{"rope_factors_long.weight", quant.F32, []int64{r}, dist{4, 1}},
+			tensorSpec{"rope_factors_short.weight", quant.F32, []int64{r}, dist{1, 0.05}})
+	}
 	w := s.WeightType
+	gemma := s.Arch == "gemma2" || s.Arch == "gemma3"
+	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3"
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
 		ts = append(ts, tensorSpec{p + "attn_norm.weight", quant.F32, []int64{e}, norm})
-		ts = append(ts, tensorSpec{p + "attn_q.weight", w, []int64{e, q}, proj(e)})
-		if s.Arch == "qwen2" {
-			ts = append(ts, tensorSpec{p + "attn_q.bias", quant.F32, []int64{q}, dist{0, 0.1}})
+		if s.Arch == "phi3" {
+			ts = append(ts, tensorSpec{p + "attn_qkv.weight", w, []int64{e, q + 2*kv}, proj(e)})
+		} else {
+			ts = append(ts, tensorSpec{p + "attn_q.weight", w, []int64{e, q}, proj(e)})
+			if s.Arch == "qwen2" {
+				ts = append(ts, tensorSpec{p + "attn_q.bias", quant.F32, []int64{q}, dist{0, 0.1}})
+			}
+			ts = append(ts, tensorSpec{p + "attn_k.weight", w, []int64{e, kv}, proj(e)})
+			if s.Arch == "qwen2" {
+				ts = append(ts, tensorSpec{p + "attn_k.bias", quant.F32, []int64{kv}, dist{0, 0.1}})
+			}
+			ts = append(ts, tensorSpec{p + "attn_v.weight", w, []int64{e, kv}, proj(e)})
+			if s.Arch == "qwen2" {
+				ts = append(ts, tensorSpec{p + "attn_v.bias", quant.F32, []int64{kv}, dist{0, 0.1}})
+			}
 		}
-		ts = append(ts, tensorSpec{p + "attn_k.weight", w, []int64{e, kv}, proj(e)})
-		if s.Arch == "qwen2" {
-			ts = append(ts, tensorSpec{p + "attn_k.bias", quant.F32, []int64{kv}, dist{0, 0.1}})
-		}
-		ts = append(ts, tensorSpec{p + "attn_v.weight", w, []int64{e, kv}, proj(e)})
-		if s.Arch == "qwen2" {
-			ts = append(ts, tensorSpec{p + "attn_v.bias", quant.F32, []int64{kv}, dist{0, 0.1}})
+		if qkNorm {
+			ts = append(ts,
+				tensorSpec{p + "attn_q_norm.weight", quant.F32, []int64{int64(s.HeadDim)}, norm},
+				tensorSpec{p + "attn_k_norm.weight", quant.F32, []int64{int64(s.HeadDim)}, norm})
 		}
 		ts = append(ts, tensorSpec{p + "attn_output.weight", w, []int64{q, e}, proj(q)})
-		if s.Arch == "gemma2" {
+		if gemma {
 			ts = append(ts, tensorSpec{p + "post_attention_norm.weight", quant.F32, []int64{e}, norm})
 		}
-		ts = append(ts,
-			tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm},
-			tensorSpec{p + "ffn_gate.weight", w, []int64{e, f}, proj(e)},
-			tensorSpec{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
-			tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)},
-		)
-		if s.Arch == "gemma2" {
+		ts = append(ts, tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
+		switch s.Arch {
+		case "phi3":
+			ts = append(ts,
+				tensorSpec{p + "ffn_up.weight", w, []int64{e, 2 * f}, proj(e)},
+				tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)})
+		case "qwen3moe":
+			x, fe := int64(s.Experts), int64(s.ExpertFFN)
+			gain := s.RouterGain
+			if gain == 0 {
+				gain = 1
+			}
+			ts = append(ts,
+				tensorSpec{p + "ffn_gate_inp.weight", quant.F32, []int64{e, x}, dist{0, gain / math.Sqrt(float64(e))}},
+				tensorSpec{p + "ffn_gate_exps.weight", w, []int64{e, fe, x}, proj(e)},
+				tensorSpec{p + "ffn_up_exps.weight", w, []int64{e, fe, x}, proj(e)},
+				tensorSpec{p + "ffn_down_exps.weight", w, []int64{fe, e, x}, proj(fe)})
+		default:
+			ts = append(ts,
+				tensorSpec{p + "ffn_gate.weight", w, []int64{e, f}, proj(e)},
+				tensorSpec{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
+				tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)})
+		}
+		if gemma {
 			ts = append(ts, tensorSpec{p + "post_ffw_norm.weight", quant.F32, []int64{e}, norm})
 		}
 	}

@@ -43,25 +43,51 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 	if !s.TiedOutput {
 		m["output.weight"] = []int64{e, v}
 	}
+	if s.LongRope != nil {
+		m["rope_factors_long.weight"] = []int64{hd / 2}
+		m["rope_factors_short.weight"] = []int64{hd / 2}
+	}
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
 		m[p+"attn_norm.weight"] = []int64{e}
-		m[p+"attn_q.weight"] = []int64{e, q}
-		m[p+"attn_k.weight"] = []int64{e, kv}
-		m[p+"attn_v.weight"] = []int64{e, kv}
 		m[p+"attn_output.weight"] = []int64{q, e}
 		m[p+"ffn_norm.weight"] = []int64{e}
-		m[p+"ffn_gate.weight"] = []int64{e, f}
-		m[p+"ffn_up.weight"] = []int64{e, f}
-		m[p+"ffn_down.weight"] = []int64{f, e}
+		switch s.Arch {
+		case "phi3":
+			m[p+"attn_qkv.weight"] = []int64{e, q + 2*kv}
+		default:
+			m[p+"attn_q.weight"] = []int64{e, q}
+			m[p+"attn_k.weight"] = []int64{e, kv}
+			m[p+"attn_v.weight"] = []int64{e, kv}
+		}
+		switch s.Arch {
+		case "phi3":
+			m[p+"ffn_up.weight"] = []int64{e, 2 * f}
+			m[p+"ffn_down.weight"] = []int64{f, e}
+		case "qwen3moe":
+			x, fe := int64(s.Experts), int64(s.ExpertFFN)
+			m[p+"ffn_gate_inp.weight"] = []int64{e, x}
+			m[p+"ffn_gate_exps.weight"] = []int64{e, fe, x}
+			m[p+"ffn_up_exps.weight"] = []int64{e, fe, x}
+			m[p+"ffn_down_exps.weight"] = []int64{fe, e, x}
+		default:
+			m[p+"ffn_gate.weight"] = []int64{e, f}
+			m[p+"ffn_up.weight"] = []int64{e, f}
+			m[p+"ffn_down.weight"] = []int64{f, e}
+		}
 		switch s.Arch {
 		case "qwen2":
 			m[p+"attn_q.bias"] = []int64{q}
 			m[p+"attn_k.bias"] = []int64{kv}
 			m[p+"attn_v.bias"] = []int64{kv}
-		case "gemma2":
+		case "gemma2", "gemma3":
 			m[p+"post_attention_norm.weight"] = []int64{e}
 			m[p+"post_ffw_norm.weight"] = []int64{e}
+		}
+		switch s.Arch {
+		case "qwen3", "qwen3moe", "gemma3":
+			m[p+"attn_q_norm.weight"] = []int64{hd}
+			m[p+"attn_k_norm.weight"] = []int64{hd}
 		}
 	}
 	return m
@@ -89,6 +115,10 @@ func TestWriteModel(t *testing.T) {
 		{"qwen2 Q5_K", big(TinyQwen2(), quant.Q5_K, 0), 17},
 		{"gemma2 Q8_0", TinyGemma2(), 7},
 		{"gemma2 Q4_K+Q6_K", big(TinyGemma2(), quant.Q4_K, quant.Q6_K), 15},
+		{"qwen3 Q8_0", TinyQwen3(), 7},
+		{"gemma3 Q8_0", TinyGemma3(), 7},
+		{"phi3 Q8_0", TinyPhi3(), 7},
+		{"qwen3moe Q8_0", TinyQwen3MoE(), 7},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,7 +143,7 @@ func TestWriteModel(t *testing.T) {
 				}
 				typ := s.WeightType
 				switch {
-				case len(dims) == 1:
+				case len(dims) == 1 || strings.Contains(ti.Name, "ffn_gate_inp"):
 					typ = quant.F32
 				case ti.Name == "output.weight" || ti.Name == "token_embd.weight" && s.TiedOutput:
 					typ = outType
@@ -141,10 +171,15 @@ func TestWriteModel(t *testing.T) {
 				"tokenizer.ggml.eos_token_id":     2,
 				"tokenizer.ggml.unknown_token_id": 0,
 			}
-			if s.Arch == "gemma2" {
+			if s.Arch == "gemma2" || s.Arch == "gemma3" {
 				ints[a+"attention.key_length"] = uint64(hd)
 				ints[a+"attention.value_length"] = uint64(hd)
 				ints[a+"attention.sliding_window"] = uint64(s.SlidingWindow)
+			}
+			if s.Arch == "qwen3moe" {
+				ints[a+"expert_count"] = uint64(s.Experts)
+				ints[a+"expert_used_count"] = uint64(s.ExpertsUsed)
+				ints[a+"expert_feed_forward_length"] = uint64(s.ExpertFFN)
 			}
 			for k, v := range ints {
 				if got, ok := f.Uint(k); !ok || got != v {

@@ -50,6 +50,9 @@ const (
 	kindNorm                        // 1-D, about 1
 	kindBias                        // 1-D, about 0
 	kindRopeFreqs                   // 1-D, computed
+	kindRopeLong                    // 1-D, LongRoPE long factors
+	kindRopeShort                   // 1-D, LongRoPE short factors
+	kindRouter                      // 2-D expert router, F32 in every file type
 )
 
 // tensorPlan is one tensor of the file: its name, type and ggml dims
@@ -74,31 +77,57 @@ func plan(s shape, ft fileType) ([]tensorPlan, error) {
 	if s.Llama3Rope != nil {
 		add("rope_freqs.weight", kindRopeFreqs, int64(s.headDim()/2))
 	}
+	if s.LongRope != nil {
+		add("rope_factors_long.weight", kindRopeLong, int64(s.ropeDim()/2))
+		add("rope_factors_short.weight", kindRopeShort, int64(s.ropeDim()/2))
+	}
 	add("token_embd.weight", kindWeight, e, v)
+	hd := int64(s.headDim())
+	gemma := s.Arch == "gemma2" || s.Arch == "gemma3"
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
 		add(p+"attn_norm.weight", kindNorm, e)
-		add(p+"attn_q.weight", kindWeight, e, q)
-		if s.QKVBias {
-			add(p+"attn_q.bias", kindBias, q)
+		if s.Arch == "phi3" {
+			add(p+"attn_qkv.weight", kindWeight, e, q+2*kv)
+		} else {
+			add(p+"attn_q.weight", kindWeight, e, q)
+			if s.QKVBias {
+				add(p+"attn_q.bias", kindBias, q)
+			}
+			add(p+"attn_k.weight", kindWeight, e, kv)
+			if s.QKVBias {
+				add(p+"attn_k.bias", kindBias, kv)
+			}
+			add(p+"attn_v.weight", kindWeight, e, kv)
+			if s.QKVBias {
+				add(p+"attn_v.bias", kindBias, kv)
+			}
 		}
-		add(p+"attn_k.weight", kindWeight, e, kv)
-		if s.QKVBias {
-			add(p+"attn_k.bias", kindBias, kv)
-		}
-		add(p+"attn_v.weight", kindWeight, e, kv)
-		if s.QKVBias {
-			add(p+"attn_v.bias", kindBias, kv)
+		if s.QKNorm {
+			add(p+"attn_q_norm.weight", kindNorm, hd)
+			add(p+"attn_k_norm.weight", kindNorm, hd)
 		}
 		add(p+"attn_output.weight", kindWeight, q, e)
-		if s.Arch == "gemma2" {
+		if gemma {
 			add(p+"post_attention_norm.weight", kindNorm, e)
 		}
 		add(p+"ffn_norm.weight", kindNorm, e)
-		add(p+"ffn_gate.weight", kindWeight, e, f)
-		add(p+"ffn_up.weight", kindWeight, e, f)
-		add(p+"ffn_down.weight", kindWeight, f, e)
-		if s.Arch == "gemma2" {
+		switch {
+		case s.Arch == "phi3":
+			add(p+"ffn_up.weight", kindWeight, e, 2*f)
+			add(p+"ffn_down.weight", kindWeight, f, e)
+		case s.Experts > 0:
+			x, fe := int64(s.Experts), int64(s.ExpertFFN)
+			add(p+"ffn_gate_inp.weight", kindRouter, e, x)
+			add(p+"ffn_gate_exps.weight", kindWeight, e, fe, x)
+			add(p+"ffn_down_exps.weight", kindWeight, fe, e, x)
+			add(p+"ffn_up_exps.weight", kindWeight, e, fe, x)
+		default:
+			add(p+"ffn_gate.weight", kindWeight, e, f)
+			add(p+"ffn_up.weight", kindWeight, e, f)
+			add(p+"ffn_down.weight", kindWeight, f, e)
+		}
+		if gemma {
 			add(p+"post_ffw_norm.weight", kindNorm, e)
 		}
 	}
@@ -126,7 +155,7 @@ func assignTypes(ts []tensorPlan, ft fileType) error {
 	var nAttnV, nFFNDown int
 	for _, t := range ts {
 		switch {
-		case strings.Contains(t.Name, "attn_v.weight"):
+		case strings.Contains(t.Name, "attn_v.weight") || strings.Contains(t.Name, "attn_qkv.weight"):
 			nAttnV++
 		case strings.Contains(t.Name, "ffn_down"):
 			nFFNDown++
@@ -135,8 +164,8 @@ func assignTypes(ts []tensorPlan, ft fileType) error {
 	var iAttnV, iFFNDown int
 	for i := range ts {
 		t := &ts[i]
-		if len(t.Dims) < 2 {
-			t.Type = quant.F32
+		if len(t.Dims) < 2 || t.Kind == kindRouter {
+			t.Type = quant.F32 // llama-quantize leaves vectors and routers in F32
 			continue
 		}
 		if ft.Base == quant.F16 || ft.Base == quant.F32 || ft.Base == quant.BF16 {
@@ -154,7 +183,8 @@ func assignTypes(ts []tensorPlan, ft fileType) error {
 			}
 		case t.Name == "token_embd.weight":
 			// Q4_K_M, Q4_0 and Q8_0 keep the default type.
-		case strings.Contains(t.Name, "attn_v.weight"):
+		case strings.Contains(t.Name, "attn_v.weight") || strings.Contains(t.Name, "attn_qkv.weight"):
+			// llama.cpp gives a fused attn_qkv the attn_v rule.
 			if ft.Ftype == ftypeQ4_K_M && useMoreBits(iAttnV, nAttnV) {
 				typ = quant.Q6_K
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/quant"
 )
 
@@ -137,6 +138,15 @@ func miniature(s shape) shape {
 	if s.Window != 0 {
 		s.Window = 4
 	}
+	if s.RopeDim != 0 {
+		s.RopeDim = 48 // three quarters of the head, as phi-4-mini
+	}
+	if s.LongRope != nil {
+		s.LongRope = &longRope{OrigContext: 128}
+	}
+	if s.Experts != 0 {
+		s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, 2, 256
+	}
 	return s
 }
 
@@ -158,6 +168,21 @@ func TestMiniatureShapes(t *testing.T) {
 				}
 				if _, ok := f.Tensor("blk.0.attn_q.bias"); ok != s.QKVBias {
 					t.Errorf("attn_q.bias present = %v", ok)
+				}
+				if _, ok := f.Tensor("blk.0.attn_q_norm.weight"); ok != s.QKNorm {
+					t.Errorf("attn_q_norm.weight present = %v", ok)
+				}
+				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3") {
+					t.Errorf("attn_qkv.weight present = %v", ok)
+				}
+				if _, ok := f.Tensor("rope_factors_long.weight"); ok != (s.LongRope != nil) {
+					t.Errorf("rope_factors_long.weight present = %v", ok)
+				}
+				if ti, ok := f.Tensor("blk.2.ffn_down_exps.weight"); ok != (s.Experts > 0) || ok && len(ti.Dims) != 3 {
+					t.Errorf("ffn_down_exps.weight present = %v", ok)
+				}
+				if ti, ok := f.Tensor("blk.0.ffn_gate_inp.weight"); ok && ti.Type != quant.F32 {
+					t.Errorf("router of type %v, want F32", ti.Type)
 				}
 				evalSteps(t, path)
 			})
@@ -466,5 +491,48 @@ func TestRunWrites(t *testing.T) {
 	f := readFile(t, path)
 	if name, _ := f.String("general.name"); !strings.Contains(name, "seed 3") {
 		t.Errorf("general.name %q", name)
+	}
+}
+
+// The Q4_K_M mix of the new architectures agrees, tensor by tensor, with
+// what llama-quantize made of the reference models in testdata (manifest
+// §9.1): the fused attn_qkv takes attn_v's rule, a tied token_embd the
+// output's.
+func TestQ4_K_MMixMatchesLlamaQuantize(t *testing.T) {
+	cases := []struct {
+		file string
+		s    shape
+	}{
+		{"tiny-qwen3-q4_k_m.gguf", shape{Name: "tiny-qwen3", Arch: "qwen3", Vocab: 151936, Embd: 256, Layers: 2, Heads: 4, HeadsKV: 2,
+			HeadDim: 64, FFN: 768, Context: 40960, RopeBase: 1e6, RMSEps: 1e-6, QKNorm: true, TiedOutput: true}},
+		{"tiny-gemma3-q4_k_m.gguf", shape{Name: "tiny-gemma3", Arch: "gemma3", Vocab: 32000, Embd: 256, Layers: 6, Heads: 4, HeadsKV: 2,
+			HeadDim: 64, FFN: 768, Context: 32768, RopeBase: 1e6, RMSEps: 1e-6, QKNorm: true, TiedOutput: true, Window: 64}},
+		{"tiny-phi3-q4_k_m.gguf", shape{Name: "tiny-phi3", Arch: "phi3", Vocab: 32064, Embd: 256, Layers: 2, Heads: 4, HeadsKV: 2,
+			FFN: 768, Context: 4096, RopeBase: 10000, RMSEps: 1e-5}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			path := filepath.Join(testutil.TestdataDir(), "models", tc.file)
+			if _, err := os.Stat(path); err != nil {
+				t.Skipf("%s: %v", tc.file, err)
+			}
+			ref := readFile(t, path)
+			ts, err := plan(tc.s, mustType(t, "q4_k_m"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ts) != len(ref.Tensors) {
+				t.Errorf("%d tensors, llama-quantize's file has %d", len(ts), len(ref.Tensors))
+			}
+			for _, tp := range ts {
+				ti, ok := ref.Tensor(tp.Name)
+				switch {
+				case !ok:
+					t.Errorf("%s: not in the reference file", tp.Name)
+				case ti.Type != tp.Type || !slices.Equal(ti.Dims, tp.Dims):
+					t.Errorf("%s: %v %v, llama-quantize made %v %v", tp.Name, tp.Type, tp.Dims, ti.Type, ti.Dims)
+				}
+			}
+		})
 	}
 }

@@ -11,7 +11,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2 or gemma2
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3 or phi3
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -22,18 +22,52 @@ type shape struct {
 	Context int
 
 	RopeBase float32
+	RopeDim  int     // rope.dimension_count; 0 = the head size (phi-4-mini rotates 3/4 of it)
+	RopeLin  float32 // linear rope scaling factor; 0 = none (gemma-3's global layers: 8)
 	RMSEps   float32
 
 	QKVBias    bool // qwen2: attn_q/k/v have biases
+	QKNorm     bool // qwen3, gemma3: attn_q_norm and attn_k_norm
 	TiedOutput bool // no output.weight: token_embd is the LM head
 
 	// Llama 3.1 rope scaling, stored as the rope_freqs.weight tensor.
 	Llama3Rope *llama3Rope
+	// LongRoPE (phi3): rope_factors_long/short and their metadata.
+	LongRope *longRope
 
-	// gemma2
+	// gemma2, gemma3: sliding window (gemma3: with its pattern of
+	// SWAPattern-1 local layers then one global; the converter writes no
+	// pattern key, so the default 6 is implied).
 	Window       int
 	AttnSoftcap  float32
 	FinalSoftcap float32
+
+	// qwen3moe: expert_count, expert_used_count, expert_feed_forward_length.
+	Experts, ExpertsUsed, ExpertFFN int
+}
+
+// longRope is the LongRoPE part of a Phi-3/Phi-4 config.json.
+type longRope struct {
+	OrigContext int // original_max_position_embeddings
+}
+
+// attnFactor is the attention factor llama.cpp's converter writes for
+// LongRoPE: sqrt(1 + ln(scale)/ln(original context)), scale being the
+// context over the original one.
+func (r *longRope) attnFactor(context int) float32 {
+	scale := float64(context) / float64(r.OrigContext)
+	if scale <= 1 {
+		return 1
+	}
+	return float32(math.Sqrt(1 + math.Log(scale)/math.Log(float64(r.OrigContext))))
+}
+
+// ropeDim is the number of rotated dimensions of a head.
+func (s shape) ropeDim() int {
+	if s.RopeDim != 0 {
+		return s.RopeDim
+	}
+	return s.headDim()
 }
 
 // llama3Rope is the rope_scaling block of a Llama 3.1 config.json.
@@ -81,6 +115,34 @@ var shapes = []shape{
 		RopeBase: 10000, RMSEps: 1e-6, TiedOutput: true,
 		Window: 4096, AttnSoftcap: 50, FinalSoftcap: 30,
 	},
+	{
+		Name: "qwen3-8b", Arch: "qwen3", Vocab: 151936, Embd: 4096, Layers: 36,
+		Heads: 32, HeadsKV: 8, HeadDim: 128, FFN: 12288, Context: 40960,
+		RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true,
+	},
+	{
+		// The text model of gemma-3-12b: local layers window 1024 with RoPE
+		// base 10000, global ones base 1e6 with linear scaling 8.
+		Name: "gemma-3-12b", Arch: "gemma3", Vocab: 262208, Embd: 3840, Layers: 48,
+		Heads: 16, HeadsKV: 8, HeadDim: 256, FFN: 15360, Context: 131072,
+		RopeBase: 1000000, RopeLin: 8, RMSEps: 1e-6, QKNorm: true, TiedOutput: true,
+		Window: 1024,
+	},
+	{
+		// Phi-4-mini-instruct: partial rotary factor 0.75 (96 of 128),
+		// LongRoPE from an original context of 4096, tied embeddings.
+		Name: "phi-4-mini", Arch: "phi3", Vocab: 200064, Embd: 3072, Layers: 32,
+		Heads: 24, HeadsKV: 8, FFN: 8192, Context: 131072,
+		RopeBase: 10000, RopeDim: 96, RMSEps: 1e-5, TiedOutput: true,
+		LongRope: &longRope{OrigContext: 4096},
+	},
+	{
+		// Qwen3-30B-A3B: 128 experts of width 768, 8 per token.
+		Name: "qwen3-30b-a3b", Arch: "qwen3moe", Vocab: 151936, Embd: 2048, Layers: 48,
+		Heads: 32, HeadsKV: 4, HeadDim: 128, FFN: 6144, Context: 40960,
+		RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true,
+		Experts: 128, ExpertsUsed: 8, ExpertFFN: 768,
+	},
 }
 
 // shapeNames lists the names -shape accepts.
@@ -99,6 +161,24 @@ func lookupShape(name string) (shape, error) {
 		return shape{}, fmt.Errorf("unknown shape %q (known: %s)", name, strings.Join(shapeNames(), ", "))
 	}
 	return shapes[i], nil
+}
+
+// longRopeFactors are LongRoPE factors shaped like Phi-4-mini's: per
+// rotated pair, the short factors stay near 1 and the long ones rise from
+// 1 at the shortest wavelength to about scale·1.25 at the longest. The
+// values of a real checkpoint come from a search; speed and memory do not
+// depend on them.
+func longRopeFactors(pairs int, scale float64, long bool) []float32 {
+	out := make([]float32, pairs)
+	for i := range out {
+		x := float64(i) / float64(max(pairs-1, 1))
+		if long {
+			out[i] = float32(math.Pow(1.25*scale, x))
+		} else {
+			out[i] = float32(1 + 0.05*x)
+		}
+	}
+	return out
 }
 
 // ropeFactors computes the rope_freqs.weight tensor as llama.cpp's

@@ -82,14 +82,32 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	g.AddKV(a+"attention.head_count_kv", uint32(s.HeadsKV))
 	g.AddKV(a+"attention.layer_norm_rms_epsilon", s.RMSEps)
 	g.AddKV(a+"rope.freq_base", s.RopeBase)
-	if s.Arch == "gemma2" {
+	if s.HeadDim != 0 {
 		g.AddKV(a+"attention.key_length", uint32(s.headDim()))
 		g.AddKV(a+"attention.value_length", uint32(s.headDim()))
+	}
+	if s.Arch != "gemma2" {
+		g.AddKV(a+"rope.dimension_count", uint32(s.ropeDim()))
+	}
+	if s.RopeLin != 0 {
+		g.AddKV(a+"rope.scaling.type", "linear")
+		g.AddKV(a+"rope.scaling.factor", s.RopeLin)
+	}
+	if s.Window != 0 {
 		g.AddKV(a+"attention.sliding_window", uint32(s.Window))
+	}
+	if s.Arch == "gemma2" {
 		g.AddKV(a+"attn_logit_softcapping", s.AttnSoftcap)
 		g.AddKV(a+"final_logit_softcapping", s.FinalSoftcap)
-	} else {
-		g.AddKV(a+"rope.dimension_count", uint32(s.headDim()))
+	}
+	if r := s.LongRope; r != nil {
+		g.AddKV(a+"rope.scaling.original_context_length", uint32(r.OrigContext))
+		g.AddKV(a+"rope.scaling.attn_factor", r.attnFactor(s.Context))
+	}
+	if s.Experts > 0 {
+		g.AddKV(a+"expert_count", uint32(s.Experts))
+		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
+		g.AddKV(a+"expert_feed_forward_length", uint32(s.ExpertFFN))
 	}
 	g.AddKV("general.file_type", m.ft.Ftype)
 	if m.ft.Base != quant.F16 {
@@ -106,6 +124,9 @@ func (m *model) writeTensor(w io.Writer, t *tensorPlan) error {
 	if len(t.Dims) == 1 {
 		return writeVector(w, t, m.shape, stream)
 	}
+	if t.Type == quant.F32 {
+		return writeF32Matrix(w, t, stream)
+	}
 	p, err := newBlockParams(t.Type, 1/math.Sqrt(float64(t.Dims[0])))
 	if err != nil {
 		return err
@@ -114,7 +135,10 @@ func (m *model) writeTensor(w io.Writer, t *tensorPlan) error {
 	if err != nil {
 		return err
 	}
-	rows := t.Dims[1]
+	rows := int64(1)
+	for _, d := range t.Dims[1:] { // 3-D expert tensors: every expert's rows
+		rows *= d
+	}
 	rowsPer := max(1, chunkBytes/rowBytes)
 	nChunks := int((rows + rowsPer - 1) / rowsPer)
 	// Chunk c holds rows [c·rowsPer, …) and is drawn from the stream
@@ -188,6 +212,9 @@ func writeVector(w io.Writer, t *tensorPlan, s shape, stream uint64) error {
 	switch t.Kind {
 	case kindRopeFreqs:
 		vals = ropeFactors(s.Llama3Rope, s.RopeBase, s.headDim())
+	case kindRopeLong, kindRopeShort:
+		scale := float64(s.Context) / float64(s.LongRope.OrigContext)
+		vals = longRopeFactors(int(t.Dims[0]), scale, t.Kind == kindRopeLong)
 	default:
 		r := rand.New(rand.NewPCG(stream, 0))
 		mean, std := 1.0, 0.05
@@ -208,4 +235,21 @@ func writeVector(w io.Writer, t *tensorPlan, s shape, stream uint64) error {
 	}
 	_, err := w.Write(buf)
 	return err
+}
+
+// writeF32Matrix writes a 2-D F32 tensor (an expert router) of N(0,
+// 1/fan-in) values.
+func writeF32Matrix(w io.Writer, t *tensorPlan, stream uint64) error {
+	r := rand.New(rand.NewPCG(stream, 0))
+	std := 1 / math.Sqrt(float64(t.Dims[0]))
+	buf := make([]byte, 4*t.Dims[0])
+	for range t.Dims[1] {
+		for i := range t.Dims[0] {
+			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(float32(std*r.NormFloat64())))
+		}
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+	}
+	return nil
 }

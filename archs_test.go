@@ -1,0 +1,56 @@
+package llm_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/testutil"
+)
+
+// Every architecture loads, plans and decodes through the public API, and
+// a decode step of the mixture-of-experts model allocates nothing.
+func TestNewArchitecturesDecode(t *testing.T) {
+	dir := t.TempDir()
+	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3(), testutil.TinyGemma3(), testutil.TinyPhi3(), testutil.TinyQwen3MoE()} {
+		t.Run(spec.Arch, func(t *testing.T) {
+			path := filepath.Join(dir, spec.Arch+".gguf")
+			if err := testutil.WriteModelFile(path, spec); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := llm.Plan(path, llm.WithContextSize(256)); err != nil {
+				t.Fatal(err)
+			}
+			m, err := llm.Load(path, llm.WithThreads(2), llm.WithContextSize(256))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if got := m.Info().Architecture; got != spec.Arch {
+				t.Fatalf("architecture %q, want %q", got, spec.Arch)
+			}
+			s, err := m.NewSession()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			ids, _ := m.Tokenize("Once upon a time there was a small machine")
+			if _, err := s.Eval(ctx, ids); err != nil {
+				t.Fatal(err)
+			}
+			if raceEnabled {
+				return // allocation counts are not meaningful under the race detector
+			}
+			tok := []int32{42}
+			if allocs := testing.AllocsPerRun(30, func() {
+				if _, err := s.Eval(ctx, tok); err != nil {
+					t.Fatal(err)
+				}
+			}); allocs != 0 {
+				t.Fatalf("decode step allocates %.1f times, want 0", allocs)
+			}
+		})
+	}
+}

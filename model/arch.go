@@ -1,0 +1,171 @@
+package model
+
+import "math"
+
+// An Arch describes one architecture as data: the choices the shared
+// forward pass makes (RoPE pairing, which norms, activation, how Q/K/V and
+// the feed-forward weights are laid out) and a hook for the metadata keys
+// only this architecture reads. It runs nothing itself: ConfigFromGGUF
+// turns it and the file's metadata into a Config, the loader turns the
+// Config into the tensors each block must have, and Forward reads only
+// the Config and the Layers.
+//
+// Facts come from llama.cpp (src/models/<arch>.cpp, llama-model.cpp,
+// llama-arch.cpp), the authority on order of operations.
+type Arch struct {
+	Name string // general.architecture
+
+	Neox      bool      // RoPE rotates (i, i+d/2) pairs, llama.cpp's LLAMA_ROPE_TYPE_NEOX
+	QKV       QKVLayout // separate attn_q/k/v, or fused attn_qkv
+	QKVBias   bool      // attn_q/k/v.bias (qwen2)
+	QKNorm    bool      // per-head RMSNorm of Q and K before RoPE (attn_q_norm, attn_k_norm)
+	PostNorms bool      // post_attention_norm and post_ffw_norm (gemma2, gemma3)
+	FFN       FFNLayout
+	GELU      bool // GeGLU (tanh GELU) instead of SwiGLU
+	// EmbedScale multiplies the token embeddings by sqrt(embedding_length)
+	// (gemma).
+	EmbedScale bool
+	// RopeFactors loads LongRoPE's rope_factors_long/short (phi3).
+	RopeFactors bool
+
+	// hparams reads the keys only this architecture has, after the common
+	// ones are in c; nil for none.
+	hparams func(c *Config, m *meta)
+}
+
+// QKVLayout says how a block's query, key and value projections are stored.
+type QKVLayout uint8
+
+const (
+	// QKVSeparate: attn_q, attn_k and attn_v.
+	QKVSeparate QKVLayout = iota
+	// QKVFusedOrSeparate: attn_qkv (query rows, then key rows, then value
+	// rows) when the file has it, else the three separate tensors, as
+	// llama.cpp's create_tensor_qkv accepts for phi3.
+	QKVFusedOrSeparate
+)
+
+// FFNLayout says how a block's feed-forward weights are stored.
+type FFNLayout uint8
+
+const (
+	// FFNGated: ffn_gate, ffn_up, ffn_down; down(act(gate·x) ⊙ up·x).
+	FFNGated FFNLayout = iota
+	// FFNFusedGateUp: ffn_up holds the gate rows then the up rows (phi3),
+	// ffn_down as usual.
+	FFNFusedGateUp
+	// FFNExperts: a router (ffn_gate_inp) picks expert_used_count of
+	// expert_count experts per token, whose gate, up and down matrices are
+	// the slices of the 3-D ffn_gate_exps, ffn_up_exps and ffn_down_exps.
+	FFNExperts
+)
+
+// registry lists the architectures this package runs, in the order
+// Supported reports them.
+var registry = []*Arch{
+	{Name: "llama"},
+	{Name: "qwen2", Neox: true, QKVBias: true},
+	{Name: "qwen3", Neox: true, QKNorm: true},
+	{Name: "qwen3moe", Neox: true, QKNorm: true, FFN: FFNExperts, hparams: qwen3moeHparams},
+	{Name: "gemma2", Neox: true, PostNorms: true, GELU: true, EmbedScale: true, hparams: gemma2Hparams},
+	{Name: "gemma3", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, hparams: gemma3Hparams},
+	{Name: "phi3", Neox: true, QKV: QKVFusedOrSeparate, FFN: FFNFusedGateUp, RopeFactors: true, hparams: phi3Hparams},
+}
+
+// Supported lists the architectures this package can run.
+func Supported() []string {
+	names := make([]string, len(registry))
+	for i, a := range registry {
+		names[i] = a.Name
+	}
+	return names
+}
+
+// LookupArch returns the description of architecture name, or nil when
+// this package does not run it.
+func LookupArch(name string) *Arch {
+	for _, a := range registry {
+		if a.Name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// gemma2Hparams: logit soft-capping, a sliding window on every other layer
+// (even layers local), and a query scale that llama.cpp picks by model
+// size: the 27B model (46 layers) scales by n_embd/n_head, the others by
+// the head dimension; the attention itself is then unscaled.
+func gemma2Hparams(c *Config, m *meta) {
+	c.AttnSoftcap = m.softcap("attn_logit_softcapping", 0)
+	c.FinalSoftcap = m.softcap("final_logit_softcapping", 0)
+	c.Window = m.num("attention.sliding_window", maxCount, 0, false)
+	c.FullEvery = 2
+	if c.Layers == 46 {
+		c.QueryScale = invSqrt(max(c.Embd/c.Heads, 1))
+	} else {
+		c.QueryScale = invSqrt(c.HeadDimK)
+	}
+	c.KQScale = 1
+}
+
+// gemma3Hparams: with a sliding window (every real Gemma 3), the layers
+// follow a pattern of period attention.sliding_window_pattern (default 6:
+// five local layers, then one global); local layers use RoPE base
+// rope.freq_base_swa (default 10000) without scaling, global ones the
+// model's base and scaling. Without a window every layer is global and the
+// logits are soft-capped (final_logit_softcapping, default 30), as
+// llama.cpp's non-iSWA Gemma 3 graph does. The query is scaled like
+// Gemma 2's, the 27B model (62 layers) by n_embd/n_head.
+func gemma3Hparams(c *Config, m *meta) {
+	c.Window = m.num("attention.sliding_window", maxCount, 0, false)
+	if c.Window > 0 {
+		c.FullEvery = 6
+		m.swaPattern(c)
+		c.RopeBaseSWA = m.positive("rope.freq_base_swa", 10000)
+		c.RopeScaleSWA = 1
+	} else {
+		c.FinalSoftcap = m.softcap("final_logit_softcapping", 30)
+	}
+	if c.Layers == 62 {
+		c.QueryScale = invSqrt(max(c.Embd/c.Heads, 1))
+	} else {
+		c.QueryScale = invSqrt(c.HeadDimK)
+	}
+	c.KQScale = 1
+}
+
+// phi3Hparams: the query is scaled by 1/sqrt(head size) before the
+// product and the attention is unscaled. A phi3 file's sliding window is
+// ignored: llama.cpp disables Phi's SWA (every layer attends to the whole
+// context). LongRoPE factors are chosen per session from
+// rope.scaling.original_context_length (see Config.RopeOrigContext).
+func phi3Hparams(c *Config, m *meta) {
+	c.QueryScale = invSqrt(c.HeadDimV)
+	c.KQScale = 1
+}
+
+// qwen3moeHparams: expert_count experts, expert_used_count of them per
+// token, each expert_feed_forward_length wide (default
+// feed_forward_length / expert_used_count, as llama.cpp); the routing
+// weights of the chosen experts are renormalised to sum to 1.
+func qwen3moeHparams(c *Config, m *meta) {
+	c.Experts = m.num("expert_count", maxExperts, -1, false)
+	c.ExpertsUsed = m.num("expert_used_count", maxExperts, -1, false)
+	if m.err != nil {
+		return
+	}
+	if c.ExpertsUsed > c.Experts {
+		m.fail("%s = %d is more than %s = %d", m.key("expert_used_count"), c.ExpertsUsed, m.key("expert_count"), c.Experts)
+		return
+	}
+	def := -1
+	if c.FFN > 0 {
+		def = max(c.FFN/c.ExpertsUsed, 1)
+	}
+	c.ExpertFFN = m.num("expert_feed_forward_length", maxCount, def, false)
+	c.ExpertNorm = true
+}
+
+// invSqrt is 1/sqrt(n) in float32.
+func invSqrt(n int) float32 { return 1 / float32(math.Sqrt(float64(n))) }

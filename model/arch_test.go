@@ -1,0 +1,579 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/kv"
+	"github.com/lowmem/llm/quant"
+	"github.com/lowmem/llm/tensor"
+)
+
+// tinySpecs is one synthetic model of every supported architecture.
+func tinySpecs() []testutil.ModelSpec {
+	return []testutil.ModelSpec{
+		testutil.TinyLlama(), testutil.TinyQwen2(), testutil.TinyQwen3(), testutil.TinyQwen3MoE(),
+		testutil.TinyGemma2(), testutil.TinyGemma3(), testutil.TinyPhi3(),
+	}
+}
+
+func TestEveryArchHasATinySpec(t *testing.T) {
+	var archs []string
+	for _, s := range tinySpecs() {
+		archs = append(archs, s.Arch)
+	}
+	for _, a := range Supported() {
+		if !slices.Contains(archs, a) {
+			t.Errorf("architecture %s has no synthetic model in tinySpecs", a)
+		}
+	}
+}
+
+// prompt is a prompt longer than TinyGemma3's window of 16.
+func prompt(n int) []int32 {
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = int32(1 + (i*37+11)%300)
+	}
+	return p
+}
+
+// forwardAll runs tokens through a fresh state in chunks of batch and
+// returns every position's logits.
+func forwardAll(t *testing.T, m *Model, pool *ops.Pool, tokens []int32, batch, cells int) []float32 {
+	t.Helper()
+	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: batch, Cache: kv.F16, Cells: cells})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]float32, 0, len(tokens)*m.Vocab)
+	for i := 0; i < len(tokens); i += batch {
+		chunk := tokens[i:min(len(tokens), i+batch)]
+		out := make([]float32, len(chunk)*m.Vocab)
+		if len(chunk) == 1 {
+			out = out[:m.Vocab]
+		}
+		if err := st.Forward(chunk, i, out); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, out...)
+	}
+	if st.Arena().Overflows() != 0 {
+		t.Errorf("the arena overflowed %d times: ScratchBytes is too small", st.Arena().Overflows())
+	}
+	return all
+}
+
+// A batch and one token at a time compute the same logits, for every
+// architecture, and the arena holds exactly what ScratchBytes says.
+func TestBatchMatchesSingle(t *testing.T) {
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	for _, spec := range tinySpecs() {
+		t.Run(spec.Arch, func(t *testing.T) {
+			m, _, _ := loadSpec(t, spec)
+			toks := prompt(40)
+			batch := forwardAll(t, m, pool, toks, 40, 64)
+			single := forwardAll(t, m, pool, toks, 1, 64)
+			var worst float64
+			for i := range batch {
+				if math.IsNaN(float64(batch[i])) {
+					t.Fatalf("logit %d is NaN", i)
+				}
+				worst = max(worst, math.Abs(float64(batch[i]-single[i])))
+			}
+			if worst > 1e-4 {
+				t.Errorf("batched and single logits differ by up to %g", worst)
+			}
+			st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 40, Cache: kv.F16, Cells: 64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Forward(toks, 0, make([]float32, m.Vocab)); err != nil {
+				t.Fatal(err)
+			}
+			if hw, want := st.Arena().HighWater(), m.ScratchBytes(40); hw != want {
+				t.Errorf("a full batch takes %d arena bytes, ScratchBytes says %d", hw, want)
+			}
+		})
+	}
+}
+
+// A decode step allocates nothing, for every architecture.
+func TestDecodeAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	for _, spec := range tinySpecs() {
+		t.Run(spec.Arch, func(t *testing.T) {
+			m, _, _ := loadSpec(t, spec)
+			st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 8, Cache: kv.F16, Cells: 256})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := make([]float32, m.Vocab)
+			pos := 0
+			step := func() {
+				if err := st.Forward([]int32{int32(3 + pos%200)}, pos, out); err != nil {
+					t.Fatal(err)
+				}
+				pos++
+			}
+			step()
+			if n := testing.AllocsPerRun(50, step); n != 0 {
+				t.Errorf("a decode step allocates %.1f times, want 0", n)
+			}
+		})
+	}
+}
+
+// HeapBytes is exactly the floats of every copied vector, plus the expert
+// headers.
+func TestHeapBytes(t *testing.T) {
+	for _, spec := range tinySpecs() {
+		t.Run(spec.Arch, func(t *testing.T) {
+			m, f, _ := loadSpec(t, spec)
+			n := len(m.OutNorm) + len(m.RopeFreqs) + len(m.RopeLong) + len(m.RopeShort)
+			for _, L := range m.Blocks {
+				for _, v := range [][]float32{L.AttnNorm, L.Bq, L.Bk, L.Bv, L.QNorm, L.KNorm, L.PostAttnNorm, L.FFNNorm, L.PostFFNNorm} {
+					n += len(v)
+				}
+			}
+			want := int64(4 * n)
+			if m.Experts > 0 { // one Expert, and a Matrix and a Tensor for each of its three matrices
+				headers := unsafe.Sizeof(Expert{}) + 3*(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{}))
+				want += int64(m.Layers*m.Experts) * int64(headers)
+			}
+			got, err := HeapBytes(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("HeapBytes %d, want %d", got, want)
+			}
+		})
+	}
+}
+
+// refRoute is route the obvious way, in float64: softmax, sort, take k.
+func refRoute(logits []float32, k int, norm bool) ([]int32, []float64) {
+	mx := math.Inf(-1)
+	for _, v := range logits {
+		mx = math.Max(mx, float64(v))
+	}
+	p := make([]float64, len(logits))
+	var sum float64
+	for i, v := range logits {
+		p[i] = math.Exp(float64(v) - mx)
+		sum += p[i]
+	}
+	idx := make([]int, len(p))
+	for i := range idx {
+		idx[i] = i
+		p[i] /= sum
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return p[idx[a]] > p[idx[b]] })
+	ids := make([]int32, k)
+	w := make([]float64, k)
+	var tot float64
+	for s := range k {
+		ids[s], w[s] = int32(idx[s]), p[idx[s]]
+		tot += w[s]
+	}
+	if norm {
+		for s := range w {
+			w[s] /= tot
+		}
+	}
+	return ids, w
+}
+
+func TestRoute(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		nx := 1 + r.IntN(130)
+		k := 1 + r.IntN(min(nx, 9))
+		logits := make([]float32, nx)
+		for i := range logits {
+			logits[i] = float32(r.NormFloat64() * 3)
+		}
+		if trial%5 == 0 && nx > 2 { // ties go to the lower id
+			logits[nx-1] = logits[0]
+		}
+		norm := trial%2 == 0
+		wantIDs, wantW := refRoute(logits, k, norm)
+		p := append([]float32(nil), logits...)
+		ids, w := make([]int32, k), make([]float32, k)
+		route(p, ids, w, norm)
+		if !slices.Equal(ids, wantIDs) {
+			t.Fatalf("trial %d (%d experts, top %d): ids %v, want %v", trial, nx, k, ids, wantIDs)
+		}
+		var sum float64
+		for s := range k {
+			sum += float64(w[s])
+			if math.Abs(float64(w[s])-wantW[s]) > 1e-6 {
+				t.Fatalf("trial %d: weight %d = %v, want %v", trial, s, w[s], wantW[s])
+			}
+		}
+		if norm && math.Abs(sum-1) > 1e-6 {
+			t.Fatalf("trial %d: normalised weights sum to %v", trial, sum)
+		}
+	}
+	// NaN logits choose some experts rather than fail.
+	p := []float32{float32(math.NaN()), float32(math.NaN()), float32(math.NaN())}
+	ids, w := make([]int32, 2), make([]float32, 2)
+	route(p, ids, w, true)
+	if ids[0] == ids[1] || ids[0] < 0 || ids[1] < 0 {
+		t.Errorf("NaN logits routed to %v", ids)
+	}
+}
+
+// dequantRows returns the rows of a matrix as float64.
+func dequantRows(t *testing.T, w *ops.Matrix) [][]float64 {
+	t.Helper()
+	rows := make([][]float64, w.Rows)
+	buf := make([]float32, w.Cols)
+	for r := range rows {
+		if err := quant.Dequantize(w.T.Type, buf, w.T.Row(r)); err != nil {
+			t.Fatal(err)
+		}
+		rows[r] = make([]float64, w.Cols)
+		for i, v := range buf {
+			rows[r][i] = float64(v)
+		}
+	}
+	return rows
+}
+
+func matvec(rows [][]float64, x []float64) []float64 {
+	y := make([]float64, len(rows))
+	for r, row := range rows {
+		for i, v := range row {
+			y[r] += v * x[i]
+		}
+	}
+	return y
+}
+
+// The expert block against a straightforward reference, in float64 from
+// the dequantized weights: the router's softmax and top-k pick the same
+// experts, and the weighted sum of the chosen experts' SwiGLU outputs is
+// the block's output.
+func TestExpertsMatchReference(t *testing.T) {
+	spec := testutil.TinyQwen3MoE()
+	spec.WeightType = quant.F32 // F32 activations: the reference is exact up to float32
+	spec.Experts, spec.ExpertsUsed = 16, 4
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	m, _, _ := loadSpec(t, spec)
+	const n = 12
+	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: n, Cache: kv.F16, Cells: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	x := make([]float32, n*m.Embd)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	// The pass's scratch, as Forward sets it up.
+	st.ar.Reset()
+	for i := range st.q {
+		st.q[i] = qslot{buf: st.ar.Bytes(n * m.maxXRowBytes())}
+	}
+	st.moe.take(st.ar, &m.Config, m.maxXRowBytes(), n)
+	out := make([]float32, n*m.Embd)
+	for il := range m.Blocks {
+		L := &m.Blocks[il]
+		if err := st.experts(il, L, st.acts(x, m.Embd, n), out); err != nil {
+			t.Fatal(err)
+		}
+		router := dequantRows(t, L.Router)
+		for tk := range n {
+			xt := make([]float64, m.Embd)
+			for i := range xt {
+				xt[i] = float64(x[tk*m.Embd+i])
+			}
+			logits := matvec(router, xt)
+			lf := make([]float32, len(logits))
+			for i, v := range logits {
+				lf[i] = float32(v)
+			}
+			ids, w := refRoute(lf, m.ExpertsUsed, true)
+			got := st.moe.ids[tk*m.ExpertsUsed : (tk+1)*m.ExpertsUsed]
+			if !slices.Equal(got, ids) {
+				t.Fatalf("layer %d token %d: routed to %v, reference %v", il, tk, got, ids)
+			}
+			want := make([]float64, m.Embd)
+			for s, e := range ids {
+				ex := &L.Experts[e]
+				g := matvec(dequantRows(t, ex.Gate), xt)
+				u := matvec(dequantRows(t, ex.Up), xt)
+				for i := range g {
+					g[i] = g[i] / (1 + math.Exp(-g[i])) * u[i]
+				}
+				y := matvec(dequantRows(t, ex.Down), g)
+				for i := range want {
+					want[i] += w[s] * y[i]
+				}
+			}
+			for i := range want {
+				if d := math.Abs(float64(out[tk*m.Embd+i]) - want[i]); d > 1e-4*(1+math.Abs(want[i])) {
+					t.Fatalf("layer %d token %d output %d = %v, reference %v", il, tk, i, out[tk*m.Embd+i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// countingExperts is an ExpertSource over the mapped experts that checks
+// the protocol: Expert only for announced experts, Release after Fetch.
+type countingExperts struct {
+	MappedExperts
+	t         *testing.T
+	announced map[int][]int32
+	fetches   int
+	served    int
+}
+
+func (c *countingExperts) Fetch(il int, ids []int32) {
+	if _, open := c.announced[il]; open {
+		c.t.Errorf("layer %d fetched twice without release", il)
+	}
+	if !slices.IsSorted(ids) || len(slices.Compact(slices.Clone(ids))) != len(ids) {
+		c.t.Errorf("layer %d: ids %v are not distinct and ascending", il, ids)
+	}
+	c.announced[il] = slices.Clone(ids)
+	c.fetches++
+}
+
+func (c *countingExperts) Expert(il, e int) *Expert {
+	if !slices.Contains(c.announced[il], int32(e)) {
+		c.t.Errorf("layer %d expert %d served without being announced", il, e)
+	}
+	c.served++
+	return c.MappedExperts.Expert(il, e)
+}
+
+func (c *countingExperts) Release(il int) {
+	if _, open := c.announced[il]; !open {
+		c.t.Errorf("layer %d released without fetch", il)
+	}
+	delete(c.announced, il)
+}
+
+// Forward takes every expert from Model.ExpertSource when it is set, with
+// the same result as without one.
+func TestExpertSource(t *testing.T) {
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	m, _, _ := loadSpec(t, testutil.TinyQwen3MoE())
+	toks := prompt(20)
+	want := forwardAll(t, m, pool, toks, 8, 64)
+	src := &countingExperts{MappedExperts: MappedExperts{M: m}, t: t, announced: map[int][]int32{}}
+	m.ExpertSource = src
+	got := forwardAll(t, m, pool, toks, 8, 64)
+	m.ExpertSource = nil
+	if !slices.Equal(got, want) {
+		t.Error("logits differ with the mapped ExpertSource")
+	}
+	passes := 3 // 20 tokens in batches of 8
+	if src.fetches != passes*m.Layers || len(src.announced) != 0 || src.served < src.fetches*m.ExpertsUsed {
+		t.Errorf("%d fetches, %d experts served, %d still announced; want %d fetches, all released",
+			src.fetches, src.served, len(src.announced), passes*m.Layers)
+	}
+	// Each expert's ranges are its own slice of the 3-D tensors, in order.
+	for il, L := range m.Blocks {
+		for k := range 3 {
+			for e := 1; e < len(L.Experts); e++ {
+				a, b := L.Experts[e-1].Ranges[k], L.Experts[e].Ranges[k]
+				if a.Len <= 0 || b.Off != a.Off+a.Len || b.Len != a.Len {
+					t.Fatalf("layer %d matrix %d: expert %d range %+v does not follow %+v", il, k, e, b, a)
+				}
+			}
+			if x := L.Experts[0].Ranges[k]; x.Off < L.Start || x.Off+x.Len*int64(len(L.Experts)) > L.End {
+				t.Fatalf("layer %d matrix %d: experts outside the layer's range", il, k)
+			}
+		}
+	}
+}
+
+// Streamed layers with fused matrices and experts give exactly the
+// resident logits, reading everything from the slots.
+func TestStreamSourceNewArchs(t *testing.T) {
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), testutil.TinyPhi3(), testutil.TinyGemma3()} {
+		t.Run(spec.Arch, func(t *testing.T) {
+			ref, _, _ := loadSpec(t, spec)
+			want := greedyLogits(t, ref, pool, 6)
+			m, f, data := loadSpec(t, spec)
+			pristine := append([]byte(nil), data...)
+			streamed := []int{0, len(m.Blocks) - 1}
+			r := newMemReader(pristine, m, streamed, 2)
+			src, err := NewStreamSource(m, f, streamed, r, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, il := range streamed {
+				for i := m.Blocks[il].Start; i < m.Blocks[il].End; i++ {
+					data[i] = 0xAA
+				}
+			}
+			m.Source = src
+			sameLogits(t, "streamed", greedyLogits(t, m, pool, 6), want)
+		})
+	}
+}
+
+// Every worker's attention error comes back, not only the first worker's.
+func TestAttentionErrorsAllReported(t *testing.T) {
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	m, _, _ := loadSpec(t, testutil.TinyLlama())
+	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 8, Cache: kv.F16, Cells: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range st.scratch {
+		st.scratch[i] = st.scratch[i][:0] // too small for any attention
+	}
+	err = st.Forward(prompt(8), 0, make([]float32, m.Vocab))
+	if !errors.Is(err, kv.ErrScratch) {
+		t.Fatalf("error %v, want kv.ErrScratch", err)
+	}
+	if n := strings.Count(err.Error(), "\n") + 1; n != 2 {
+		t.Errorf("%d errors reported, want one from each of the 2 workers: %v", n, err)
+	}
+}
+
+// A quantized copy is reused only for the activations it was made from:
+// new floats in the same buffer are a new acts value, quantized afresh.
+func TestQuantizedActivationsNeverStale(t *testing.T) {
+	pool := ops.NewPool(1)
+	defer pool.Close()
+	m, _, _ := loadSpec(t, testutil.TinyLlama())
+	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 2, Cache: kv.F16, Cells: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.ar.Reset()
+	for i := range st.q {
+		st.q[i] = qslot{buf: st.ar.Bytes(2 * m.maxXRowBytes())}
+	}
+	buf := make([]float32, 2*m.Embd)
+	fill := func(v float32) acts {
+		for i := range buf {
+			buf[i] = v * float32(i%7-3)
+		}
+		return st.acts(buf, m.Embd, 2)
+	}
+	quant := func(a acts) []byte {
+		q, err := st.quantized(a, quant.Q8_0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append([]byte(nil), q...)
+	}
+	a := fill(1)
+	qa := quant(a)
+	if !slices.Equal(quant(a), qa) {
+		t.Fatal("the same activations quantized differently")
+	}
+	b := fill(2) // same buffer, new contents
+	if slices.Equal(quant(b), qa) {
+		t.Fatal("new activations in the same buffer reused the old quantization")
+	}
+	c := fill(1)
+	if !slices.Equal(quant(c), qa) {
+		t.Fatal("quantization of equal activations differs")
+	}
+}
+
+func TestLongRopeFactorsByContext(t *testing.T) {
+	pool := ops.NewPool(1)
+	defer pool.Close()
+	m, _, _ := loadSpec(t, testutil.TinyPhi3())
+	if m.RopeLong == nil || m.RopeShort == nil || m.RopeOrigContext != 128 || m.RopeAttnFactor != 1.19 {
+		t.Fatalf("LongRoPE not loaded: long %v short %v orig %d factor %v", m.RopeLong != nil, m.RopeShort != nil, m.RopeOrigContext, m.RopeAttnFactor)
+	}
+	for _, tc := range []struct {
+		cells int
+		want  []float32
+	}{{128, m.RopeShort}, {129, m.RopeLong}, {1024, m.RopeLong}} {
+		st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 1, Cache: kv.F16, Cells: tc.cells})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if &st.rope.Factors[0] != &tc.want[0] {
+			t.Errorf("context %d: wrong LongRoPE factors", tc.cells)
+		}
+	}
+	short := forwardAll(t, m, pool, prompt(12), 12, 128)
+	long := forwardAll(t, m, pool, prompt(12), 12, 256)
+	if slices.Equal(short, long) {
+		t.Error("long and short factors give the same logits")
+	}
+}
+
+// A context shift re-rotates each layer's keys with that layer's own RoPE.
+// In a one-layer model the keys and values depend only on the tokens and
+// their positions, so after dropping positions the next step's logits
+// equal those of a cache filled with the kept tokens at their new
+// positions, up to F16 rounding. The layer is a gemma3 windowed layer
+// whose RoPE base (500) differs from the global one.
+func TestShiftUsesTheLayersRope(t *testing.T) {
+	pool := ops.NewPool(1)
+	defer pool.Close()
+	spec := testutil.TinyGemma3()
+	spec.Layers, spec.SWAPattern, spec.SlidingWindow = 1, 2, 64
+	spec.WeightType = quant.F32
+	spec.RopeBaseSWA = 500
+	m, _, _ := loadSpec(t, spec)
+	if !m.WindowedLayer(0) || m.RopeBaseSWA != 500 || ropeTables(&m.Config) != 2 {
+		t.Fatalf("layer 0 is not a windowed layer with its own RoPE: %+v", m.Config)
+	}
+	toks := prompt(12)
+	const keep, drop = 2, 5
+	next := int32(77)
+	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 12, Cache: kv.F16, Cells: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float32, m.Vocab)
+	if err := st.Forward(toks, 0, out); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Shift(keep, drop); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Forward([]int32{next}, len(toks)-drop, out); err != nil {
+		t.Fatal(err)
+	}
+	kept := append(append([]int32(nil), toks[:keep]...), toks[keep+drop:]...)
+	fresh := forwardAll(t, m, pool, append(kept, next), 12, 64)
+	want := fresh[len(kept)*m.Vocab:]
+	var worst float64
+	for i := range want {
+		worst = max(worst, math.Abs(float64(out[i]-want[i])))
+	}
+	if worst > 0.02 {
+		t.Errorf("after the shift the logits differ from a fresh cache's by up to %g", worst)
+	}
+}
+
+func ExampleSupported() {
+	fmt.Println(Supported())
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3]
+}

@@ -1,0 +1,246 @@
+package model
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/lowmem/llm/arena"
+	"github.com/lowmem/llm/internal/ops"
+)
+
+// ExpertSource supplies the experts of mixture-of-experts blocks to forward
+// passes (Model.ExpertSource): an expert cache that keeps the hot experts
+// in memory and reads cold ones from disk implements it. For each expert
+// block il of a pass, Forward calls Fetch once with the distinct experts
+// the batch's tokens were routed to (ascending ids), then Expert for each
+// of them in that order, and Release(il) when the block's feed-forward is
+// done. A source that reads from disk starts every read it needs in Fetch,
+// so the reads proceed together while the first experts compute.
+//
+// Forward calls of different States may use a source at the same time; a
+// source that cannot serve them together serialises them (holding a lock
+// from Fetch to Release, say).
+type ExpertSource interface {
+	// Fetch announces the experts block il is about to use. ids is only
+	// valid during the call.
+	Fetch(il int, ids []int32)
+	// Expert returns expert e of block il, one that the last Fetch for il
+	// announced, waiting until its weights are readable. Its matrices stay
+	// valid until Release(il).
+	Expert(il, e int) *Expert
+	// Release ends block il's use of the experts Fetch announced.
+	Release(il int)
+}
+
+// MappedExperts is the ExpertSource of a model whose experts all stay in
+// the mapped file: every expert is served from Blocks, in place. It is
+// what Forward does when Model.ExpertSource is nil (except that then a
+// LayerSource's streamed layers serve their own experts).
+type MappedExperts struct{ M *Model }
+
+// Fetch does nothing: mapped experts need no reads ahead.
+func (MappedExperts) Fetch(il int, ids []int32) {}
+
+// Expert returns the expert from the model's blocks.
+func (s MappedExperts) Expert(il, e int) *Expert { return &s.M.Blocks[il].Experts[e] }
+
+// Release does nothing.
+func (MappedExperts) Release(il int) {}
+
+// moeScratch is a pass's routing tables and expert buffers, from the arena.
+type moeScratch struct {
+	logits []float32 // n × Experts router logits, then probabilities
+	ids    []int32   // n × ExpertsUsed chosen experts, best first
+	wts    []float32 // their weights
+	counts []int32   // Experts+1: start of each expert's pairs in order
+	order  []int32   // (token, slot) pairs t·k+slot, grouped by expert
+	used   []int32   // distinct experts of the batch, ascending
+	gather []byte    // quantized input rows of one expert's tokens
+	g, u   []float32 // one expert's gate and up outputs, n × ExpertFFN
+	y      []float32 // one expert's down outputs, n × Embd
+	ys     []float32 // every pair's down output, n × ExpertsUsed × Embd
+}
+
+// int32s takes n int32s from the arena (its memory is pointer-free and
+// aligned, so it may hold any plain numbers).
+func int32s(ar *arena.Arena, n int) []int32 {
+	b := ar.Bytes(4 * n)
+	if b == nil {
+		return nil
+	}
+	return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+func (ms *moeScratch) take(ar *arena.Arena, c *Config, maxX, n int) {
+	k := c.ExpertsUsed
+	ms.logits = ar.Float32s(n * c.Experts)
+	ms.wts = ar.Float32s(n * k)
+	ms.ids = int32s(ar, n*k)
+	ms.counts = int32s(ar, c.Experts+1)
+	ms.order = int32s(ar, n*k)
+	ms.used = int32s(ar, c.Experts)
+	ms.gather = ar.Bytes(n * maxX)
+	ms.g = ar.Float32s(n * c.ExpertFFN)
+	ms.u = ar.Float32s(n * c.ExpertFFN)
+	ms.y = ar.Float32s(n * c.Embd)
+	ms.ys = ar.Float32s(n * k * c.Embd)
+}
+
+// moeScratchBytes is what moeScratch.take takes from the arena.
+func moeScratchBytes(c *Config, maxX, n int) int {
+	f := func(m int) int { return roundUp(4*m, allocAlign) }
+	k := c.ExpertsUsed
+	return f(n*c.Experts) + 3*f(n*k) + f(c.Experts+1) + f(c.Experts) +
+		roundUp(n*maxX, allocAlign) + 2*f(n*c.ExpertFFN) + f(n*c.Embd) + f(n*k*c.Embd)
+}
+
+// route turns one token's router logits into its experts and their
+// weights, as llama.cpp's build_moe_ffn does with softmax gating: the
+// softmax over all experts (in place in p), the k most probable (ties to
+// the lower id), and — with norm — their probabilities divided by their
+// sum.
+func route(p []float32, ids []int32, w []float32, norm bool) {
+	mx := float32(math.Inf(-1))
+	for _, v := range p {
+		mx = max(mx, v)
+	}
+	var sum float64
+	for i, v := range p {
+		e := float32(math.Exp(float64(v - mx)))
+		p[i] = e
+		sum += float64(e)
+	}
+	inv := float32(1 / sum)
+	for i := range p {
+		p[i] *= inv
+	}
+	for s := range ids {
+		best := -1
+		for i, v := range p {
+			if v >= 0 && (best < 0 || v > p[best]) {
+				best = i
+			}
+		}
+		if best < 0 { // NaN logits: take the lowest id not yet taken
+			for i, v := range p {
+				if v != -1 {
+					best = i
+					break
+				}
+			}
+		}
+		ids[s], w[s] = int32(best), p[best]
+		p[best] = -1 // taken: probabilities are never negative
+	}
+	if norm {
+		var total float64
+		for _, v := range w {
+			total += float64(v)
+		}
+		t := float32(total)
+		for s := range w {
+			w[s] /= t
+		}
+	}
+}
+
+// experts is the mixture-of-experts feed-forward block: each token's
+// ExpertsUsed experts, chosen by the router, each computing
+// down(silu(gate·a) ⊙ up·a), summed with the routing weights into out.
+// Tokens are grouped by expert, so each expert's weights are read once per
+// pass however many tokens chose it; every token then sums its experts'
+// outputs in its own order of preference, as llama.cpp does, so a batch
+// and one token at a time add the same numbers in the same order.
+func (s *State) experts(il int, L *Layer, a acts, out []float32) error {
+	c := &s.m.Config
+	ms := &s.moe
+	n, k, nx, F, E := a.n, c.ExpertsUsed, c.Experts, c.ExpertFFN, c.Embd
+	if err := s.mul(L.Router, a, ms.logits, nx); err != nil {
+		return err
+	}
+	for t := 0; t < n; t++ {
+		route(ms.logits[t*nx:(t+1)*nx], ms.ids[t*k:(t+1)*k], ms.wts[t*k:(t+1)*k], c.ExpertNorm)
+	}
+	// Group the (token, slot) pairs by expert: a counting sort.
+	counts := ms.counts
+	clear(counts)
+	for _, e := range ms.ids[:n*k] {
+		counts[e+1]++
+	}
+	used := ms.used[:0]
+	for e := range nx {
+		if counts[e+1] > 0 {
+			used = append(used, int32(e))
+		}
+		counts[e+1] += counts[e]
+	}
+	for p, e := range ms.ids[:n*k] {
+		ms.order[counts[e]] = int32(p)
+		counts[e]++
+	}
+	// counts[e] is now the end of expert e's pairs, counts[e-1] its start.
+
+	xs := s.xs
+	if xs != nil {
+		xs.Fetch(il, used)
+		defer xs.Release(il)
+	}
+	start := int32(0)
+	for _, e := range used {
+		pairs := ms.order[start:counts[e]]
+		start = counts[e]
+		ex := &L.Experts[e]
+		if xs != nil {
+			ex = xs.Expert(il, int(e))
+		}
+		m := len(pairs)
+		// The expert's input: its tokens' rows of a, quantized for its
+		// gate and up matrices (all of a when every token chose it).
+		for _, h := range [2]struct {
+			w   *ops.Matrix
+			out []float32
+		}{{ex.Gate, ms.g}, {ex.Up, ms.u}} {
+			xq, err := s.quantized(a, h.w.VecType)
+			if err != nil {
+				return err
+			}
+			if m < n {
+				rb := h.w.XRowBytes
+				for j, p := range pairs {
+					t := int(p) / k
+					copy(ms.gather[j*rb:(j+1)*rb], xq[t*rb:(t+1)*rb])
+				}
+				xq = ms.gather[:m*rb]
+			}
+			s.e.MatMul(h.w, xq, m, h.out, F)
+		}
+		for j := range m {
+			s.activate(ms.g[j*F:(j+1)*F], ms.u[j*F:(j+1)*F])
+		}
+		if err := s.mul(ex.Down, s.acts(ms.g, F, m), ms.y, E); err != nil {
+			return err
+		}
+		for j, p := range pairs {
+			copy(ms.ys[int(p)*E:(int(p)+1)*E], ms.y[j*E:(j+1)*E])
+		}
+	}
+	// Weighted sum, each token's experts in its order of preference; the
+	// products are rounded before the sum, as ggml multiplies then adds.
+	for t := 0; t < n; t++ {
+		o := out[t*E : (t+1)*E]
+		for slot := range k {
+			w := ms.wts[t*k+slot]
+			y := ms.ys[(t*k+slot)*E : (t*k+slot+1)*E]
+			if slot == 0 {
+				for i, v := range y {
+					o[i] = v * w
+				}
+				continue
+			}
+			for i, v := range y {
+				o[i] += float32(v * w)
+			}
+		}
+	}
+	return nil
+}
