@@ -119,6 +119,11 @@ var goldenCases = []struct {
 	{"stories260K-f16", tolerance{meanKL: 5e-3}},
 	{"tiny-qwen2-q4_k_m", tolerance{meanKL: 5e-3}},
 	{"tiny-gemma2-q4_k_m", tolerance{meanKL: 1.5e-2}},
+	{"tiny-llamaq-q2_k", tolerance{meanKL: 5e-3}},
+	{"tiny-llamaq-q3_k_m", tolerance{meanKL: 5e-3}},
+	{"tiny-llamaq-iq4_xs", tolerance{meanKL: 5e-3}},
+	{"tiny-llamaq-iq4_nl", tolerance{meanKL: 5e-3}},
+	{"tiny-llamaq-iq3_s", tolerance{meanKL: 5e-3}},
 }
 
 func goldenPrompts(file string) []string {
