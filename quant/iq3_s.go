@@ -1,7 +1,5 @@
 package quant
 
-import "encoding/binary"
-
 // IQ3_S super-block of 256 elements, 110 bytes:
 //
 //	[0:2)     d (fp16)
@@ -94,15 +92,8 @@ func dotIQ3_S(n int, w, x []byte) float32 {
 				g := uint64(iq3sGrid[i0&511]) | uint64(iq3sGrid[i1&511])<<32
 				m := iq3sSignMask[a[74+4*ib+l]]
 				v := (g ^ m) + (m & 0x0101010101010101)
-				y := binary.LittleEndian.Uint64(b[4+32*ib+8*l:])
-				s += int32(int8(v))*int32(int8(y)) +
-					int32(int8(v>>8))*int32(int8(y>>8)) +
-					int32(int8(v>>16))*int32(int8(y>>16)) +
-					int32(int8(v>>24))*int32(int8(y>>24)) +
-					int32(int8(v>>32))*int32(int8(y>>32)) +
-					int32(int8(v>>40))*int32(int8(y>>40)) +
-					int32(int8(v>>48))*int32(int8(y>>48)) +
-					int32(int8(v>>56))*int32(int8(y>>56))
+				y := le64(b[4+32*ib+8*l:])
+				s += dot4(v, y) + dot4(v>>32, y>>32)
 			}
 			isum += ls * s
 		}

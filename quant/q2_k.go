@@ -145,17 +145,21 @@ func dotQ2_K(n int, w, x []byte) float32 {
 		}
 		var isum int32
 		for h := 0; h < 2; h++ {
-			q := (*[32]byte)(a[16+32*h:])
+			var q [4]uint64
+			for k := range q {
+				q[k] = le64(a[16+32*h+8*k:])
+			}
 			for j := 0; j < 4; j++ {
 				shift := uint(2 * j)
 				y := (*[32]byte)(b[4+128*h+32*j:])
-				var s0, s1 int32
-				for l := 0; l < 16; l++ {
-					s0 += int32(q[l]>>shift&3) * int32(int8(y[l]))
-					s1 += int32(q[l+16]>>shift&3) * int32(int8(y[l+16]))
+				var s [4]int32
+				for k := 0; k < 4; k++ {
+					v := q[k] >> shift & lanes03
+					yk := le64(y[8*k:])
+					s[k] = dot4(v, yk) + dot4(v>>32, yk>>32)
 				}
 				g := 8*h + 2*j
-				isum += int32(sc[g]&0xf)*s0 + int32(sc[g+1]&0xf)*s1
+				isum += int32(sc[g]&0xf)*(s[0]+s[1]) + int32(sc[g+1]&0xf)*(s[2]+s[3])
 			}
 		}
 		dy := f32At(b[0:])

@@ -202,21 +202,30 @@ func dotQ3_K(n int, w, x []byte) float32 {
 		a := (*[q3_KBytes]byte)(w)
 		b := (*[q8_KBytes]byte)(x)
 		q3KScales((*[12]byte)(a[96:]), &sc)
-		hm := (*[32]byte)(a[0:])
+		var hm [4]uint64
+		for k := range hm {
+			hm[k] = le64(a[8*k:])
+		}
 		var isum int32
 		for h := 0; h < 2; h++ {
-			q := (*[32]byte)(a[32+32*h:])
+			var q [4]uint64
+			for k := range q {
+				q[k] = le64(a[32+32*h+8*k:])
+			}
 			for j := 0; j < 4; j++ {
-				shift := uint(2 * j)
-				m := uint(4*h + j)
+				shift, m := uint(2*j), uint(4*h+j)
 				y := (*[32]byte)(b[4+128*h+32*j:])
-				var s0, s1 int32
-				for l := 0; l < 16; l++ {
-					s0 += (int32(q[l]>>shift&3|(hm[l]>>m&1)<<2) - 4) * int32(int8(y[l]))
-					s1 += (int32(q[l+16]>>shift&3|(hm[l+16]>>m&1)<<2) - 4) * int32(int8(y[l+16]))
+				var s [4]int32
+				for k := 0; k < 4; k++ {
+					// Eight quants as signed bytes: the low two bits,
+					// with the top six set (-4) where the high bit is
+					// clear.
+					v := q[k]>>shift&lanes03 | (hm[k]>>m&lanes01^lanes01)*0xfc
+					yk := le64(y[8*k:])
+					s[k] = dot4(v, yk) + dot4(v>>32, yk>>32)
 				}
 				g := 8*h + 2*j
-				isum += sc[g]*s0 + sc[g+1]*s1
+				isum += sc[g]*(s[0]+s[1]) + sc[g+1]*(s[2]+s[3])
 			}
 		}
 		sum += f16At(a[108:]) * f32At(b[0:]) * float32(isum)
