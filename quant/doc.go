@@ -3,7 +3,7 @@
 // Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q8_1, the 256-element K-quant formats
 // Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and Q8_K, and the non-linear IQ4_NL (32
 // elements), IQ4_XS and IQ3_S (256). For each it can expand a row to float32
-// (Dequantize), encode float32s (QuantizeRow; not IQ3_S), and take the dot
+// (Dequantize), encode float32s (QuantizeRow), and take the dot
 // product of a weight row with an activation vector without expanding
 // either (Dot).
 //

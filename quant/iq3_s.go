@@ -1,5 +1,10 @@
 package quant
 
+import (
+	"math"
+	"sync"
+)
+
 // IQ3_S super-block of 256 elements, 110 bytes:
 //
 //	[0:2)     d (fp16)
@@ -102,4 +107,281 @@ func dotIQ3_S(n int, w, x []byte) float32 {
 		x = x[q8_KBytes:]
 	}
 	return sum
+}
+
+// iq3sCode returns the 12-bit code of grid entry g: three bits per
+// element, (magnitude-1)/2, element 0 lowest, as ggml's quantizer keys
+// its map.
+func iq3sCode(g uint32) uint16 {
+	var u uint16
+	for k := 0; k < 4; k++ {
+		u |= uint16((g>>(8*uint(k))&0xff-1)/2) << (3 * uint(k))
+	}
+	return u
+}
+
+// iq3sSearch is what ggml's iq3xs_init_impl(512) builds for the
+// quantizer: for each of the 4096 points (four levels 0..7, three bits
+// each) the grid index when it is on the lattice, else the list of lattice
+// points at the three smallest distinct squared distances from it,
+// nearest first and by index within a distance.
+type iq3sSearch struct {
+	index [4096]int16  // grid index, or -1
+	start [4097]uint16 // point u's neighbours are list[start[u]:start[u+1]]
+	list  []uint16
+}
+
+func (t *iq3sSearch) neighbours(u uint16) []uint16 { return t.list[t.start[u]:t.start[u+1]] }
+
+var (
+	iq3sSearchOnce  sync.Once
+	iq3sSearchTable *iq3sSearch
+)
+
+// iq3sTables returns the search table, built on first use (about 60 KB,
+// a few tens of milliseconds) and read-only after.
+func iq3sTables() *iq3sSearch {
+	iq3sSearchOnce.Do(func() {
+		t := new(iq3sSearch)
+		for i := range t.index {
+			t.index[i] = -1
+		}
+		for i, g := range iq3sGrid {
+			t.index[iq3sCode(g)] = int16(i)
+		}
+		var d2 [512]int32
+		for u := range t.index {
+			t.start[u] = uint16(len(t.list))
+			if t.index[u] >= 0 {
+				continue
+			}
+			for j, g := range iq3sGrid {
+				var d int32
+				for k := 0; k < 4; k++ {
+					p := int32(2*(u>>(3*k)&7) + 1)
+					q := int32(g >> (8 * uint(k)) & 0xff)
+					d += (q - p) * (q - p)
+				}
+				d2[j] = d
+			}
+			// The three smallest distinct distances, then every point at
+			// each of them in index order.
+			var dist [3]int32
+			nd := 0
+			for nd < 3 {
+				next := int32(-1)
+				for _, d := range d2 {
+					if (nd == 0 || d > dist[nd-1]) && (next < 0 || d < next) {
+						next = d
+					}
+				}
+				if next < 0 {
+					break
+				}
+				dist[nd] = next
+				nd++
+			}
+			for _, want := range dist[:nd] {
+				for j, d := range d2 {
+					if d == want {
+						t.list = append(t.list, uint16(j))
+					}
+				}
+			}
+		}
+		t.start[4096] = uint16(len(t.list))
+		iq3sSearchTable = t
+	})
+	return iq3sSearchTable
+}
+
+// iq3sBestNeighbour is ggml's iq3_find_best_neighbour: among the
+// neighbours of an off-lattice point, the lattice point g minimising
+// Σ w_i·(scale·g_i - x_i)²; l receives its levels.
+func iq3sBestNeighbour(neighbours []uint16, x, w []float32, scale float32, l []int8) {
+	best := float32(math.MaxFloat32)
+	gi := -1
+	for _, j := range neighbours {
+		g := iq3sGrid[j]
+		var d2 float32
+		for i := 0; i < 4; i++ {
+			diff := float32(scale*float32(g>>(8*uint(i))&0xff)) - x[i]
+			d2 += float32(float32(w[i]*diff) * diff)
+		}
+		if d2 < best {
+			best = d2
+			gi = int(j)
+		}
+	}
+	if gi < 0 {
+		return // NaN input; ggml asserts here, keep the levels
+	}
+	g := iq3sGrid[gi]
+	for i := 0; i < 4; i++ {
+		l[i] = int8((g>>(8*uint(i))&0xff - 1) / 2)
+	}
+}
+
+// quantIQ3_S follows quantize_iq3_s without an importance matrix (which
+// is also ggml's quantize_row_iq3_s_ref), so its output matches
+// llama-quantize's: per 32-element sub-block, signs split off, x²
+// weights, 19 candidate scales around max/15, each point of four levels
+// snapped to the lattice (or its best neighbour), the best scale refined
+// once more, then 4-bit scale codes relative to the largest scale (the
+// super-block scale carries ggml's 1.033 fudge factor).
+//
+// ggml does not advance its qs and signs cursors past a sub-block that is
+// all zeros, so the sub-blocks after one are stored one slot early (and
+// dequantize wrongly); this reproduces that, for identical files.
+func quantIQ3_S(dst []byte, src []float32) {
+	const kMaxQ = 8
+	tab := iq3sTables()
+	var (
+		scales             [8]float32
+		weight, xval, waux [32]float32
+		l, laux            [32]int8
+		onGrid, onGridAux  [8]bool
+		blockSigns         [4]uint8
+	)
+	for len(src) >= QKK && len(dst) >= iq3_SBytes {
+		x := (*[QKK]float32)(src)
+		b := (*[iq3_SBytes]byte)(dst)
+		*b = [iq3_SBytes]byte{}
+		qs := b[2:66]
+		qh := b[66:74]
+		signs := b[74:106]
+		var maxScale float32
+		for ib := 0; ib < 8; ib++ {
+			xb := x[32*ib : 32*ib+32]
+			for i, v := range xb {
+				weight[i] = float32(v * v)
+				waux[i] = float32(math.Sqrt(float64(weight[i])))
+			}
+			for k := 0; k < 4; k++ {
+				var s uint8
+				for i := 0; i < 8; i++ {
+					v := xb[8*k+i]
+					if v >= 0 {
+						xval[8*k+i] = v
+					} else {
+						xval[8*k+i] = -v
+						s |= 1 << uint(i)
+					}
+				}
+				blockSigns[k] = s
+			}
+			max := xval[0]
+			for _, v := range xval[1:] {
+				if !(max > v) {
+					max = v
+				}
+			}
+			l = [32]int8{}
+			if max == 0 {
+				scales[ib] = 0
+				continue
+			}
+			var best float32
+			scale := max / (2*kMaxQ - 1)
+			onGrid = [8]bool{}
+			for is := -9; is <= 9; is++ {
+				id := float32(2*kMaxQ-1+float32(float32(is)*0.2)) / max
+				thisScale := 1 / id
+				for k := 0; k < 8; k++ {
+					var u uint16
+					for i := 0; i < 4; i++ {
+						q := clamp32(nearestInt(float32(0.5*float32(float32(id*xval[4*k+i])-1))), 0, kMaxQ-1)
+						laux[4*k+i] = int8(q)
+						u |= uint16(q) << (3 * uint(i))
+					}
+					onGridAux[k] = tab.index[u] >= 0
+					if !onGridAux[k] {
+						iq3sBestNeighbour(tab.neighbours(u), xval[4*k:4*k+4], waux[4*k:4*k+4], thisScale, laux[4*k:4*k+4])
+					}
+				}
+				var sumqx, sumq2 float32
+				for i := range xval {
+					w, q := weight[i], float32(2*int32(laux[i])+1)
+					sumqx += float32(float32(w*xval[i]) * q)
+					sumq2 += float32(float32(w*q) * q)
+				}
+				if sumq2 > 0 && float32(sumqx*sumqx) > float32(best*sumq2) {
+					scale = sumqx / sumq2
+					best = float32(scale * sumqx)
+					l = laux
+					onGrid = onGridAux
+				}
+			}
+			offGrid := false
+			for _, on := range onGrid {
+				offGrid = offGrid || !on
+			}
+			if offGrid && scale > 0 {
+				id := 1 / scale
+				for k := 0; k < 8; k++ {
+					var u uint16
+					for i := 0; i < 4; i++ {
+						q := clamp32(nearestInt(float32(0.5*float32(float32(id*xval[4*k+i])-1))), 0, kMaxQ-1)
+						u |= uint16(q) << (3 * uint(i))
+					}
+					gi := int(tab.index[u])
+					if gi < 0 {
+						iq3sBestNeighbour(tab.neighbours(u), xval[4*k:4*k+4], waux[4*k:4*k+4], scale, l[4*k:4*k+4])
+						continue
+					}
+					g := iq3sGrid[gi]
+					for i := 0; i < 4; i++ {
+						l[4*k+i] = int8((g>>(8*uint(i))&0xff - 1) / 2)
+					}
+				}
+				var sumqx, sumq2 float32
+				for i := range xval {
+					w, q := weight[i], float32(2*int32(l[i])+1)
+					sumqx += float32(float32(w*xval[i]) * q)
+					sumq2 += float32(float32(w*q) * q)
+				}
+				if sumq2 > 0 {
+					scale = sumqx / sumq2
+				}
+			}
+			if scale < 0 {
+				scale = -scale
+				for k := range blockSigns {
+					blockSigns[k] = ^blockSigns[k]
+				}
+			}
+			for k := 0; k < 8; k++ {
+				var u uint16
+				for i := 0; i < 4; i++ {
+					u |= uint16(l[4*k+i]) << (3 * uint(i))
+				}
+				gi := tab.index[u]
+				if gi < 0 {
+					gi = 0 // unreachable: every level set above is on the lattice
+				}
+				qs[k] = byte(gi)
+				qh[ib] |= byte(gi>>8) << uint(k)
+			}
+			qs = qs[8:]
+			copy(signs, blockSigns[:])
+			signs = signs[4:]
+			scales[ib] = scale
+			if !(maxScale > scale) {
+				maxScale = scale
+			}
+		}
+		src = src[QKK:]
+		dst = dst[iq3_SBytes:]
+		if maxScale == 0 {
+			continue
+		}
+		d := maxScale / 31
+		put16(b[0:], FP32ToFP16(float32(d*1.033)))
+		id := 1 / d
+		for ib := 0; ib < 8; ib += 2 {
+			l1 := clamp32(nearestInt(float32(0.5*float32(float32(id*scales[ib])-1))), 0, 15)
+			l2 := clamp32(nearestInt(float32(0.5*float32(float32(id*scales[ib+1])-1))), 0, 15)
+			b[106+ib/2] = byte(l1 | l2<<4)
+		}
+	}
 }

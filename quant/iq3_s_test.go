@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -99,5 +100,36 @@ func TestIQ3_SLayout(t *testing.T) {
 	// Sub-block 0, group 0: index 0, scale factor 1.
 	if w := 0.5 * float32(iq3sGrid[0]&0xff); got[0] != w {
 		t.Errorf("element 0: %g, want %g", got[0], w)
+	}
+}
+
+func TestIQ3_SKnownBytes(t *testing.T) { checkKnownBytes(t, IQ3_S) }
+
+// TestIQ3_SZeroSubBlock pins ggml's quirk: after an all-zero sub-block the
+// lattice indexes and signs of the following sub-blocks are stored one
+// slot early (the scales and high index bits stay in place).
+func TestIQ3_SZeroSubBlock(t *testing.T) {
+	r := newRand(61)
+	x := make([]float32, QKK)
+	for i := range x {
+		if i/32 != 1 {
+			x[i] = float32(r.NormFloat64())
+		}
+	}
+	q := mustQuantize(t, IQ3_S, x)
+	// Sub-block 1 is zero: its scale code is 0 and sub-block 2's indexes
+	// and signs sit where sub-block 1's belong; the last slot stays empty.
+	if q[106]>>4 != 0 {
+		t.Errorf("scale code of the zero sub-block is %d", q[106]>>4)
+	}
+	var empty [8]byte
+	if !bytes.Equal(q[2+8*7:2+8*8], empty[:]) || !bytes.Equal(q[74+4*7:74+4*8], empty[:4]) {
+		t.Errorf("last index and sign slots are not empty: %x %x", q[2+8*7:2+8*8], q[74+4*7:74+4*8])
+	}
+	xs := make([]float32, QKK) // sub-block 2 on its own, in slot 0
+	copy(xs, x[64:96])
+	q2 := mustQuantize(t, IQ3_S, xs)
+	if !bytes.Equal(q[2+8:2+16], q2[2:10]) || !bytes.Equal(q[74+4:74+8], q2[74:78]) {
+		t.Errorf("sub-block 2 not stored in slot 1: %x %x, want %x %x", q[2+8:2+16], q[74+4:74+8], q2[2:10], q2[74:78])
 	}
 }

@@ -9,18 +9,20 @@ import (
 // knownBytesSHA256 holds, per weight type, the SHA-256 of the bytes
 // llama.cpp's llama-quantize (d32676d77, no importance matrix) wrote for
 // knownInput(256·256) stored as a 256×256 F32 tensor (blk.0.attn_q.weight
-// of a tiny llama, quantized with the file types Q2_K, Q3_K_M, IQ4_XS and
-// IQ4_NL, all of which keep attn_q at their base type).
+// of a tiny llama, quantized with the file types Q2_K, Q3_K_M, IQ4_XS,
+// IQ4_NL and IQ3_S, all of which keep attn_q at their base type).
 var knownBytesSHA256 = map[Type]string{
-	Q2_K:   "8d3543a7a254d07de41819cf5948b120df6367a81891352a33d5c5fb5e8e6c79",
-	Q3_K:   "0cbca4b7104ba9db2b19ee8f069caa1269c4c9dafc7a7ee1b30091809005d8d8",
-	IQ4_XS: "3f64f90bd1e0e06112d6c3d2af388c72278d7c4db8593e1a3a75ee4465e6df07",
-	IQ4_NL: "ad0056034e02a32a8d789e26dbc593c79f32c14dbbe65a0110d9435bd3273735",
+	Q2_K:   "d3100bc0b6e94b8c3fcf7feaff927f6f73631f0695a17ceac8c5adac67570b56",
+	Q3_K:   "a0dc5a06f8f9b41937c6fb6c702e480bb66b349d8e2f25a42b637bb4e94f44f6",
+	IQ4_XS: "1a88cb937e2e30bbb8e7959c81e17ff49b099487d656ec60429c1acf5224deca",
+	IQ4_NL: "17daf9339f57a26221d7ce9210450acb2aebeefc49dcd27d5d7f4116111d4f4b",
+	IQ3_S:  "6afad393feded17f45d28c45be6a7e9e640236b5bfb05a8bae1bb0adbdae08df",
 }
 
 // knownInput returns n deterministic test values, 256-element blocks of
 // varied character: normal-ish, with outliers, zero, constant, one-signed,
-// sparse, tiny and with groups of very different magnitude. It uses only
+// sparse (one with an all-zero 32-element sub-block), tiny and with groups
+// of very different magnitude. It uses only
 // exact integer arithmetic and float64 sums (no transcendental functions),
 // so every platform produces the same floats.
 func knownInput(n int) []float32 {
@@ -67,8 +69,8 @@ func knownInput(n int) []float32 {
 			case 8:
 				v *= float64(int(1)<<(i/32)) / 16
 			case 9:
-				if i%32 < 16 {
-					v = 0
+				if i%32 < 16 || i/32 == 2 {
+					v = 0 // sub-block 2 all zeros
 				}
 			}
 			blk[i] = float32(v)

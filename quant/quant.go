@@ -66,9 +66,10 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 // documentation), so dot products can be compared with llama.cpp bit for
 // bit. For the weight types Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K it
 // follows ggml's reference quantizers (no importance matrix), and for Q2_K,
-// Q3_K, IQ4_NL and IQ4_XS the quantizers llama-quantize runs without an
-// importance matrix; use it to make test models, not to requantize real
-// ones. IQ3_S has no encoder here. F32, F16 and BF16 are converted
+// Q3_K, IQ4_NL, IQ4_XS and IQ3_S the quantizers llama-quantize runs without
+// an importance matrix, byte for byte; use it to make test models, not to
+// requantize real ones. The first IQ3_S call builds a search table
+// (about 60 KB, a few tens of milliseconds) that later calls share. F32, F16 and BF16 are converted
 // element by element with round-to-nearest-even.
 //
 // QuantizeRow allocates nothing. It returns an error, never panics, when the
@@ -112,6 +113,8 @@ func QuantizeRow(t Type, dst []byte, src []float32) error {
 		quantIQ4_NL(dst, src)
 	case IQ4_XS:
 		quantIQ4_XS(dst, src)
+	case IQ3_S:
+		quantIQ3_S(dst, src)
 	default:
 		return fmt.Errorf("quant: quantize %v: %w", t, ErrUnsupportedType)
 	}

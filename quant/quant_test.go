@@ -135,12 +135,7 @@ func TestDotOfQuantizedRows(t *testing.T) {
 				wf[i] = float32(r.NormFloat64())
 				xf[i] = float32(r.NormFloat64() * 3)
 			}
-			var w []byte
-			if hasEncoder(typ) {
-				w = mustQuantize(t, typ, wf)
-			} else {
-				w = randBlocks(typ, n/typ.BlockElems(), r, kindRandom)
-			}
+			w := mustQuantize(t, typ, wf)
 			x := mustQuantize(t, vt, xf)
 			wd, xd := mustDequantize(t, typ, w, n), mustDequantize(t, vt, x, n)
 			var want, mag float64
@@ -261,7 +256,7 @@ func TestSizeErrors(t *testing.T) {
 		if err := Dequantize(typ, nil, nil); err != nil {
 			t.Errorf("Dequantize(%v, nil, nil): %v", typ, err)
 		}
-		if err := QuantizeRow(typ, nil, nil); hasEncoder(typ) && err != nil {
+		if err := QuantizeRow(typ, nil, nil); err != nil {
 			t.Errorf("QuantizeRow(%v, nil, nil): %v", typ, err)
 		}
 	}
@@ -318,6 +313,7 @@ func TestQuantizeRoundTrip(t *testing.T) {
 		{Q3_K, 0.17, 0},
 		{IQ4_NL, 0.09, 0},
 		{IQ4_XS, 0.09, 0},
+		{IQ3_S, 0.21, 0},
 	}
 	for _, tc := range types {
 		for _, sh := range shapes {
@@ -445,7 +441,7 @@ func TestNoAllocs(t *testing.T) {
 	out := make([]float32, n)
 	for _, typ := range supportedTypes {
 		buf := make([]byte, typ.BlockBytes()*n/typ.BlockElems())
-		if a := testing.AllocsPerRun(5, func() { _ = QuantizeRow(typ, buf, x) }); a != 0 && hasEncoder(typ) {
+		if a := testing.AllocsPerRun(5, func() { _ = QuantizeRow(typ, buf, x) }); a != 0 {
 			t.Errorf("QuantizeRow(%v) allocates %v times", typ, a)
 		}
 		if a := testing.AllocsPerRun(5, func() { _ = Dequantize(typ, out, buf) }); a != 0 {

@@ -339,9 +339,6 @@ var supportedTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, 
 var dotTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K,
 	Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S}
 
-// hasEncoder reports whether QuantizeRow can produce type t.
-func hasEncoder(t Type) bool { return t != IQ3_S }
-
 // unaligned returns a copy of b starting off bytes into a larger buffer, so
 // kernels see data at every alignment.
 func unaligned(b []byte, off int) []byte {
