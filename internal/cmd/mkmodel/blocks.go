@@ -51,6 +51,9 @@ const (
 	// IQ4_XS: the levels times 6-bit sub-block scales ±4…±11 with a random
 	// sign.
 	rmsIQ4_XS = 528.9 // 67.44 · sqrt(mean(s², s=4…11))
+	// IQ3_S: lattice magnitudes (odd, 1…15) with random signs times the
+	// sub-block factors 1+2·s, s=4…11.
+	rmsIQ3_S = 126.4 // sqrt(mean(g²) · mean((1+2s)², s=4…11)), mean(g²) = 57.67 over iq3s_grid
 )
 
 // scaleSteps is how many jittered values a block scale takes.
@@ -94,6 +97,8 @@ func newBlockParams(t quant.Type, std float64) (*blockParams, error) {
 		rms = rmsIQ4_NL
 	case quant.IQ4_XS:
 		rms = rmsIQ4_XS
+	case quant.IQ3_S:
+		rms = rmsIQ3_S
 	default:
 		return nil, fmt.Errorf("no random block generator for type %v", t)
 	}
@@ -138,6 +143,8 @@ func fillBlocks(t quant.Type, dst []byte, r *rand.PCG, p *blockParams) {
 		fillIQ4_NL(dst, r, p)
 	case quant.IQ4_XS:
 		fillIQ4_XS(dst, r, p)
+	case quant.IQ3_S:
+		fillIQ3_S(dst, r, p)
 	}
 }
 
@@ -413,5 +420,20 @@ func fillIQ4_XS(dst []byte, r *rand.PCG, p *blockParams) {
 		}
 		le.PutUint16(dst[2:], sh)
 		fillRandom(dst[8:bs], r, nil)
+	}
+}
+
+// IQ3_S block: d (fp16), 64 bytes of lattice indexes, 8 of ninth index
+// bits, 32 of signs, 4 of 4-bit sub-block scales. Any index bytes are on
+// the lattice and random signs give zero mean.
+func fillIQ3_S(dst []byte, r *rand.PCG, p *blockParams) {
+	const bs = 2 + 64 + 8 + 32 + 4
+	for ; len(dst) >= bs; dst = dst[bs:] {
+		u := r.Uint64()
+		le.PutUint16(dst, p.d[u%scaleSteps])
+		fillRandom(dst[2:106], r, nil)
+		for j := range 4 {
+			dst[106+j] = 4 + byte(u>>(8+8*j))&7 | (4+byte(u>>(12+8*j))&7)<<4
+		}
 	}
 }

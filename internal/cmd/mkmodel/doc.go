@@ -19,7 +19,7 @@
 // Flags:
 //
 //	-shape  tiny, tinyllama-1.1b, llama-3.1-8b, qwen2.5-7b or gemma-2-9b
-//	-type   f16, q8_0, q4_0, q4_k_m, q3_k_m, q2_k, iq4_xs or iq4_nl
+//	-type   f16, q8_0, q4_0, q4_k_m, q3_k_m, q2_k, iq4_xs, iq4_nl or iq3_s
 //	-o      output file (required)
 //	-seed   random seed (default 1)
 //	-list   print the shapes and exit

@@ -25,6 +25,7 @@ var fileTypes = []fileType{
 	{"q2_k", 10, quant.Q2_K},
 	{"iq4_xs", 30, quant.IQ4_XS},
 	{"iq4_nl", 25, quant.IQ4_NL},
+	{"iq3_s", 26, quant.IQ3_S},
 }
 
 // The llama_ftype values whose tensor mixes differ from their base type.
@@ -33,6 +34,7 @@ const (
 	ftypeQ3_K_M = 12
 	ftypeQ4_K_M = 15
 	ftypeIQ4_NL = 25
+	ftypeIQ3_S  = 26
 	ftypeIQ4_XS = 30
 )
 
@@ -197,7 +199,8 @@ func isAttnV(name string) bool {
 // attnVType is the type of the i-th of n attn_v tensors: Q2_K raises it to
 // Q3_K (Q4_K with 4 or more query heads per KV head), Q3_K_M to Q5_K for
 // the first two and Q4_K after, IQ4_XS and IQ4_NL to Q5_K with 4 or more
-// query heads per KV head, Q4_K_M to Q6_K in the layers useMoreBits picks;
+// query heads per KV head, IQ3_S to Q4_K with 4 or more query heads per KV
+// head, Q4_K_M to Q6_K in the layers useMoreBits picks;
 // a Llama-2/3 70B (80 layers with grouped KV heads) takes Q5_K where the
 // mix says Q3_K or Q4_K.
 func attnVType(ft fileType, typ quant.Type, i, n int, s shape) quant.Type {
@@ -219,6 +222,10 @@ func attnVType(ft fileType, typ quant.Type, i, n int, s shape) quant.Type {
 	case ftypeIQ4_NL, ftypeIQ4_XS:
 		if gqa >= 4 {
 			typ = quant.Q5_K
+		}
+	case ftypeIQ3_S:
+		if gqa >= 4 {
+			typ = quant.Q4_K
 		}
 	case ftypeQ4_K_M:
 		if useMoreBits(i, n) {
@@ -279,7 +286,7 @@ func fallback(t quant.Type, n int64) (quant.Type, error) {
 		fb = quant.Q5_1
 	case quant.Q6_K:
 		fb = quant.Q8_0
-	case quant.IQ4_XS:
+	case quant.IQ4_XS, quant.IQ3_S:
 		fb = quant.IQ4_NL
 	default:
 		return 0, fmt.Errorf("row length %d is not a multiple of the %s block of %d and llama.cpp has no fallback for it", n, t, t.BlockElems())

@@ -288,6 +288,7 @@ func TestFallback(t *testing.T) {
 		{quant.Q5_K, 288, quant.Q5_1, false},
 		{quant.IQ4_XS, 288, quant.IQ4_NL, false},
 		{quant.IQ4_XS, 100, quant.F16, false},
+		{quant.IQ3_S, 288, quant.IQ4_NL, false},
 	}
 	for _, tt := range tests {
 		got, err := fallback(tt.t, tt.n)
@@ -304,7 +305,7 @@ func TestBlockStatistics(t *testing.T) {
 	const fanIn, rows = 4096, 64
 	std := 1 / math.Sqrt(fanIn)
 	for _, typ := range []quant.Type{quant.F16, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K,
-		quant.Q2_K, quant.Q3_K, quant.Q5_K, quant.Q5_1, quant.IQ4_NL, quant.IQ4_XS} {
+		quant.Q2_K, quant.Q3_K, quant.Q5_K, quant.Q5_1, quant.IQ4_NL, quant.IQ4_XS, quant.IQ3_S} {
 		t.Run(typ.String(), func(t *testing.T) {
 			p, err := newBlockParams(typ, std)
 			if err != nil {
@@ -349,7 +350,7 @@ func TestBlockStatistics(t *testing.T) {
 // scaleOffsets are the offsets of the fp16 scales within a block.
 func scaleOffsets(t quant.Type) []int {
 	switch t {
-	case quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q5_1, quant.IQ4_NL, quant.IQ4_XS:
+	case quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q5_1, quant.IQ4_NL, quant.IQ4_XS, quant.IQ3_S:
 		return []int{0}
 	case quant.Q4_K, quant.Q5_K:
 		return []int{0, 2}
@@ -482,14 +483,14 @@ func TestRunWrites(t *testing.T) {
 	}
 }
 
-// TestLowBitMixes checks the per-tensor types of the q2_k, q3_k_m, iq4_xs
-// and iq4_nl mixes. The counts are those of the files llama-quantize
+// TestLowBitMixes checks the per-tensor types of the q2_k, q3_k_m, iq4_xs,
+// iq4_nl and iq3_s mixes. The counts are those of the files llama-quantize
 // (llama.cpp d32676d77, no importance matrix) wrote from F16 models of the
 // same tensor names, layer count and query heads per KV head, made by
 // mkmodel at embedding 256.
 func TestLowBitMixes(t *testing.T) {
 	F32, Q2, Q3, Q4, Q5, Q6 := quant.F32, quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K
-	XS, NL := quant.IQ4_XS, quant.IQ4_NL
+	XS, NL, S3 := quant.IQ4_XS, quant.IQ4_NL, quant.IQ3_S
 	l70 := mustShape(t, "tiny")
 	l70.Name, l70.Layers, l70.Heads, l70.HeadsKV = "llama-70b-like", 80, 32, 4
 	// A Qwen2 with 28 query heads over a 896-wide embedding: rows of 896
@@ -506,6 +507,7 @@ func TestLowBitMixes(t *testing.T) {
 		{mustShape(t, "llama-3.1-8b"), "q3_k_m", map[quant.Type]int{F32: 66, Q3: 129, Q4: 92, Q5: 4, Q6: 1}},
 		{mustShape(t, "llama-3.1-8b"), "iq4_xs", map[quant.Type]int{F32: 66, XS: 189, Q5: 36, Q6: 1}},
 		{mustShape(t, "llama-3.1-8b"), "iq4_nl", map[quant.Type]int{F32: 66, NL: 189, Q5: 36, Q6: 1}},
+		{mustShape(t, "llama-3.1-8b"), "iq3_s", map[quant.Type]int{F32: 66, S3: 193, Q4: 32, Q6: 1}},
 		// 22 layers, 8 query heads per KV head.
 		{mustShape(t, "tinyllama-1.1b"), "q2_k", map[quant.Type]int{F32: 45, Q2: 89, Q3: 44, Q4: 22, Q6: 1}},
 		{mustShape(t, "tinyllama-1.1b"), "q3_k_m", map[quant.Type]int{F32: 45, Q3: 89, Q4: 63, Q5: 3, Q6: 1}},
@@ -514,6 +516,7 @@ func TestLowBitMixes(t *testing.T) {
 		{mustShape(t, "gemma-2-9b"), "q2_k", map[quant.Type]int{F32: 169, Q2: 168, Q3: 126, Q6: 1}},
 		{mustShape(t, "gemma-2-9b"), "q3_k_m", map[quant.Type]int{F32: 169, Q3: 168, Q4: 122, Q5: 4, Q6: 1}},
 		{mustShape(t, "gemma-2-9b"), "iq4_xs", map[quant.Type]int{F32: 169, XS: 289, Q5: 5, Q6: 1}},
+		{mustShape(t, "gemma-2-9b"), "iq3_s", map[quant.Type]int{F32: 169, S3: 294, Q6: 1}},
 		// 80 layers with grouped KV heads: llama.cpp's 70B rule for attn_v.
 		{l70, "q2_k", map[quant.Type]int{F32: 161, Q2: 321, Q3: 160, Q5: 80, Q6: 1}},
 		{l70, "q3_k_m", map[quant.Type]int{F32: 161, Q3: 321, Q4: 155, Q5: 85, Q6: 1}},
@@ -522,6 +525,7 @@ func TestLowBitMixes(t *testing.T) {
 		{q896, "q2_k", map[quant.Type]int{F32: 141, quant.Q4_0: 141, quant.Q5_0: 28, quant.Q8_0: 1, Q3: 28}},
 		{q896, "q3_k_m", map[quant.Type]int{F32: 141, quant.Q4_0: 113, quant.Q5_0: 54, quant.Q5_1: 2, quant.Q8_0: 1, Q4: 27, Q5: 1}},
 		{q896, "iq4_xs", map[quant.Type]int{F32: 141, quant.Q5_1: 28, quant.Q8_0: 1, Q5: 3, NL: 141, XS: 25}},
+		{q896, "iq3_s", map[quant.Type]int{F32: 141, quant.Q5_0: 28, quant.Q8_0: 1, NL: 141, S3: 28}},
 	}
 	for _, tt := range tests {
 		ts, err := plan(tt.shape, mustType(t, tt.typ))
