@@ -117,18 +117,6 @@ func goldenPrompts(file string) []string {
 	return []string{"P1", "P2"}
 }
 
-// pendingTypes are reference models whose tensor types another branch
-// adds (the low-bit quantizations). Until it is merged, Load refuses them
-// with ErrUnsupportedType and the test says so; any other refusal, or a
-// refusal of any other model, fails.
-var pendingTypes = map[string]bool{
-	"tiny-llamaq-q2_k.gguf":   true,
-	"tiny-llamaq-q3_k_m.gguf": true,
-	"tiny-llamaq-iq4_xs.gguf": true,
-	"tiny-llamaq-iq4_nl.gguf": true,
-	"tiny-llamaq-iq3_s.gguf":  true,
-}
-
 // goldenTolerance is the tolerance for a reference model: mean bucketed KL
 // below 1.5e-2 for the gemma family and 5e-3 for the others (testdata
 // README §4 and §9.2: about three times llama.cpp's own noise floor), and
@@ -172,9 +160,6 @@ func TestGoldenParity(t *testing.T) {
 			ran++
 			m, err := llm.Load(model, llm.WithContextSize(4096), llm.WithThreads(2))
 			if err != nil {
-				if pendingTypes[g.ModelFile] && errors.Is(err, llm.ErrUnsupportedType) {
-					t.Skipf("tensor types not supported on this branch yet: %v", err)
-				}
 				t.Fatal(err)
 			}
 			defer m.Close()

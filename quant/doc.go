@@ -1,14 +1,16 @@
 // Package quant implements the ggml tensor element formats that GGUF models
 // are stored in: plain F32, F16 and BF16, the 32-element block formats
-// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q8_1, and the 256-element K-quant formats
-// Q4_K, Q5_K, Q6_K and Q8_K. For each it can expand a row to float32
-// (Dequantize), encode float32s (QuantizeRow), and take the dot product of a
-// weight row with an activation vector without expanding either (Dot).
+// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q8_1, the 256-element K-quant formats
+// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and Q8_K, and the non-linear IQ4_NL (32
+// elements), IQ4_XS and IQ3_S (256). For each it can expand a row to float32
+// (Dequantize), encode float32s (QuantizeRow), and take the dot
+// product of a weight row with an activation vector without expanding
+// either (Dot).
 //
 // A matrix-vector product works as in llama.cpp: the activation vector is
-// quantized once to the weight type's VecDotType (Q8_0 for Q4_0, Q5_0 and
-// Q8_0; Q8_1 for Q4_1 and Q5_1; Q8_K for the K-quants; the weight type
-// itself for F32, F16 and BF16), and each weight row is then multiplied
+// quantized once to the weight type's VecDotType (Q8_0 for Q4_0, Q5_0, Q8_0
+// and IQ4_NL; Q8_1 for Q4_1 and Q5_1; Q8_K for the K-quants, IQ4_XS and
+// IQ3_S; the weight type itself for F32, F16 and BF16), and each weight row is then multiplied
 // with it block by block in integer arithmetic, scaled once per block.
 //
 // Results are meant to match llama.cpp's x86-64 CPU backend. QuantizeRow

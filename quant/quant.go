@@ -42,6 +42,16 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 		dequantQ6_K(dst, src)
 	case Q8_K:
 		dequantQ8_K(dst, src)
+	case Q2_K:
+		dequantQ2_K(dst, src)
+	case Q3_K:
+		dequantQ3_K(dst, src)
+	case IQ4_NL:
+		dequantIQ4_NL(dst, src)
+	case IQ4_XS:
+		dequantIQ4_XS(dst, src)
+	case IQ3_S:
+		dequantIQ3_S(dst, src)
 	default:
 		return fmt.Errorf("quant: dequantize %v: %w", t, ErrUnsupportedType)
 	}
@@ -55,8 +65,11 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 // what llama.cpp's CPU backend produces on x86-64 with AVX2 (see the package
 // documentation), so dot products can be compared with llama.cpp bit for
 // bit. For the weight types Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K it
-// follows ggml's reference quantizers (no importance matrix); use it to make
-// test models, not to requantize real ones. F32, F16 and BF16 are converted
+// follows ggml's reference quantizers (no importance matrix), and for Q2_K,
+// Q3_K, IQ4_NL, IQ4_XS and IQ3_S the quantizers llama-quantize runs without
+// an importance matrix, byte for byte; use it to make test models, not to
+// requantize real ones. The first IQ3_S call builds a search table
+// (about 60 KB, a few tens of milliseconds) that later calls share. F32, F16 and BF16 are converted
 // element by element with round-to-nearest-even.
 //
 // QuantizeRow allocates nothing. It returns an error, never panics, when the
@@ -92,6 +105,16 @@ func QuantizeRow(t Type, dst []byte, src []float32) error {
 		quantQ6_K(dst, src)
 	case Q8_K:
 		quantizeQ8_K(dst, src)
+	case Q2_K:
+		quantQ2_K(dst, src)
+	case Q3_K:
+		quantQ3_K(dst, src)
+	case IQ4_NL:
+		quantIQ4_NL(dst, src)
+	case IQ4_XS:
+		quantIQ4_XS(dst, src)
+	case IQ3_S:
+		quantIQ3_S(dst, src)
 	default:
 		return fmt.Errorf("quant: quantize %v: %w", t, ErrUnsupportedType)
 	}
@@ -139,6 +162,16 @@ func genericDot(t Type) DotFunc {
 		return dotQ5_K
 	case Q6_K:
 		return dotQ6_K
+	case Q2_K:
+		return dotQ2_K
+	case Q3_K:
+		return dotQ3_K
+	case IQ4_NL:
+		return dotIQ4_NL
+	case IQ4_XS:
+		return dotIQ4_XS
+	case IQ3_S:
+		return dotIQ3_S
 	}
 	return nil
 }

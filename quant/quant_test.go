@@ -69,12 +69,17 @@ func TestDequantizeExact(t *testing.T) {
 // An infinite fp16 scale must give infinities (or NaN where it meets a zero
 // quant), not finite garbage, in Dequantize and in the dot kernels.
 func TestInfiniteScale(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S} {
 		r := newRand(uint64(typ) + 1000)
 		w := randBlocks(typ, 2, r, kindRandom)
 		off := 0
-		if typ == Q6_K {
+		switch typ {
+		case Q6_K:
 			off = 208
+		case Q2_K:
+			off = 80
+		case Q3_K:
+			off = 108
 		}
 		w[off], w[off+1] = 0x00, 0x7c // +Inf in the first block
 		n := 2 * typ.BlockElems()
@@ -197,7 +202,7 @@ func TestKernelsAgree(t *testing.T) {
 }
 
 func TestDotUnsupported(t *testing.T) {
-	for _, typ := range []Type{Q8_1, Q8_K, Q2_K, IQ4_NL, I8, Type(99)} {
+	for _, typ := range []Type{Q8_1, Q8_K, IQ2_XXS, IQ1_M, I8, Type(99)} {
 		if f, err := Dot(typ); err == nil || f != nil || !errors.Is(err, ErrUnsupportedType) {
 			t.Errorf("Dot(%v) = %v, %v; want nil and ErrUnsupportedType", typ, f, err)
 		}
@@ -225,8 +230,8 @@ func TestSizeErrors(t *testing.T) {
 		{"partial block", Q4_K, 100, 144, false},
 		{"partial block 32", Q8_0, 33, 34, false},
 		{"f16 odd bytes", F16, 4, 7, false},
-		{"q2_k", Q2_K, 256, 84, true},
-		{"iq4_nl", IQ4_NL, 32, 18, true},
+		{"iq2_xxs", IQ2_XXS, 256, 66, true},
+		{"iq1_s", IQ1_S, 256, 50, true},
 		{"i8", I8, 4, 4, true},
 		{"unknown", Type(99), 4, 4, true},
 	}
@@ -304,6 +309,11 @@ func TestQuantizeRoundTrip(t *testing.T) {
 		{Q4_K, 0.085, 0},
 		{Q5_K, 0.045, 0},
 		{Q6_K, 0.022, 0},
+		{Q2_K, 0.36, 0},
+		{Q3_K, 0.17, 0},
+		{IQ4_NL, 0.09, 0},
+		{IQ4_XS, 0.09, 0},
+		{IQ3_S, 0.21, 0},
 	}
 	for _, tc := range types {
 		for _, sh := range shapes {

@@ -97,6 +97,16 @@ func refElem(t Type, b []byte, i int) (v, mag float64) {
 		q |= int(blk[128+32*half+l]>>(2*k)&3) << 4
 		v = h16(208) * float64(int8(blk[192+j/16])) * float64(q-32)
 		return v, math.Abs(v)
+	case Q2_K:
+		return refElemQ2_K(blk, j)
+	case Q3_K:
+		return refElemQ3_K(blk, j)
+	case IQ4_NL:
+		return refElemIQ4_NL(blk, j)
+	case IQ4_XS:
+		return refElemIQ4_XS(blk, j)
+	case IQ3_S:
+		return refElemIQ3_S(blk, j)
 	}
 	panic("refElem: no reference for " + t.String())
 }
@@ -305,16 +315,29 @@ func fillBlock(t Type, b []byte, r *rand.Rand, kind blockKind) {
 			}
 		}
 		scale(208)
+	case Q2_K:
+		fillQ2_K(b, kind, scale, setCodes)
+	case Q3_K:
+		fillQ3_K(b, kind, scale, setCodes)
+	case IQ4_NL:
+		scale(0)
+		setCodes(2, len(b))
+	case IQ4_XS:
+		fillIQ4_XS(b, kind, scale, setCodes)
+	case IQ3_S:
+		fillIQ3_S(b, kind, scale, setCodes)
 	default:
 		panic("fillBlock: " + t.String())
 	}
 }
 
 // supportedTypes is every type with a layout in the package.
-var supportedTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q4_K, Q5_K, Q6_K, Q8_K}
+var supportedTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q4_K, Q5_K, Q6_K, Q8_K,
+	Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S}
 
 // dotTypes is every weight type with a dot kernel.
-var dotTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K}
+var dotTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K,
+	Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S}
 
 // unaligned returns a copy of b starting off bytes into a larger buffer, so
 // kernels see data at every alignment.

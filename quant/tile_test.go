@@ -171,11 +171,11 @@ func TestTileEmpty(t *testing.T) {
 }
 
 func TestTileUnsupported(t *testing.T) {
-	if f, _, _ := Tile(Q2_K); f != nil {
-		t.Errorf("Tile(Q2_K) is not nil")
+	if f, _, _ := Tile(IQ2_XXS); f != nil {
+		t.Errorf("Tile(IQ2_XXS) is not nil")
 	}
-	if ts := Tiles(Q2_K); len(ts) != 0 {
-		t.Errorf("Tiles(Q2_K) = %v", ts)
+	if ts := Tiles(IQ2_XXS); len(ts) != 0 {
+		t.Errorf("Tiles(IQ2_XXS) = %v", ts)
 	}
 }
 

@@ -33,6 +33,27 @@ const (
 	// Q6_K: 6-bit codes minus 32 times int8 sub-block scales ±2…±9 with a
 	// random sign, so the weights have zero mean.
 	rmsQ6_K = 110.1 // sqrt(341.5 · mean(s², s=2…9))
+	// Q2_K: 2-bit codes times 4-bit group scales 3…10, minus dmin·m with
+	// dmin = d and m = 1.5·scale rounded down or up at random, which
+	// centres each group on zero.
+	rmsQ2_K = 7.714 // sqrt(mean((s·q - m)²)), q=0…3, s=3…10
+	// Q3_K: 3-bit codes minus 4 (-4…3) times 6-bit group scales ±2…±9 with
+	// a random sign, so the weights have zero mean.
+	rmsQ3_K = 13.97 // sqrt(5.5 · mean(s², s=2…9))
+	// Q5_K: 5-bit codes times 6-bit sub-block scales 5…20, minus dmin·m
+	// with dmin = 5·d and m = 3.1·scale rounded at random (at most 62).
+	rmsQ5_K = 123.0 // sqrt(mean((s·q - 5m)²)), q=0…31, s=5…20
+	// Q5_1: 5-bit codes plus the minimum m = -15.5·d.
+	rmsQ5_1 = 9.233 // sqrt(mean((q-15.5)²)), q=0…31
+	// IQ4_NL: the sixteen non-linear levels; the block scale has a random
+	// sign, since the levels do not average to zero.
+	rmsIQ4_NL = 67.44 // sqrt(mean(v²)) over kvalues_iq4nl
+	// IQ4_XS: the levels times 6-bit sub-block scales ±4…±11 with a random
+	// sign.
+	rmsIQ4_XS = 528.9 // 67.44 · sqrt(mean(s², s=4…11))
+	// IQ3_S: lattice magnitudes (odd, 1…15) with random signs times the
+	// sub-block factors 1+2·s, s=4…11.
+	rmsIQ3_S = 126.4 // sqrt(mean(g²) · mean((1+2s)², s=4…11)), mean(g²) = 57.67 over iq3s_grid
 )
 
 // scaleSteps is how many jittered values a block scale takes.
@@ -64,6 +85,20 @@ func newBlockParams(t quant.Type, std float64) (*blockParams, error) {
 		rms = rmsQ4_K
 	case quant.Q6_K:
 		rms = rmsQ6_K
+	case quant.Q2_K:
+		rms = rmsQ2_K
+	case quant.Q3_K:
+		rms = rmsQ3_K
+	case quant.Q5_K:
+		rms = rmsQ5_K
+	case quant.Q5_1:
+		rms = rmsQ5_1
+	case quant.IQ4_NL:
+		rms = rmsIQ4_NL
+	case quant.IQ4_XS:
+		rms = rmsIQ4_XS
+	case quant.IQ3_S:
+		rms = rmsIQ3_S
 	default:
 		return nil, fmt.Errorf("no random block generator for type %v", t)
 	}
@@ -96,6 +131,20 @@ func fillBlocks(t quant.Type, dst []byte, r *rand.PCG, p *blockParams) {
 		fillQ4_K(dst, r, p)
 	case quant.Q6_K:
 		fillQ6_K(dst, r, p)
+	case quant.Q2_K:
+		fillQ2_K(dst, r, p)
+	case quant.Q3_K:
+		fillQ3_K(dst, r, p)
+	case quant.Q5_K:
+		fillQ5_K(dst, r, p)
+	case quant.Q5_1:
+		fillQ5_1(dst, r, p)
+	case quant.IQ4_NL:
+		fillIQ4_NL(dst, r, p)
+	case quant.IQ4_XS:
+		fillIQ4_XS(dst, r, p)
+	case quant.IQ3_S:
+		fillIQ3_S(dst, r, p)
 	}
 }
 
@@ -260,4 +309,131 @@ func f16Table(std float64) *[1 << 16]uint16 {
 		t[i] = quant.FP32ToFP16(float32(std) * x)
 	}
 	return t
+}
+
+// Q2_K block: 16 bytes of 4-bit scale and min codes (one byte per 16
+// elements), 64 bytes of 2-bit quants, d and dmin (fp16).
+func fillQ2_K(dst []byte, r *rand.PCG, p *blockParams) {
+	const bs = 16 + 64 + 4
+	for ; len(dst) >= bs; dst = dst[bs:] {
+		u := r.Uint64()
+		for g := range 16 {
+			n := byte(u >> (4 * g))
+			sc := 3 + n&7
+			m := (3*sc + n>>3&1) / 2
+			dst[g] = sc | m<<4
+		}
+		fillRandom(dst[16:80], r, nil)
+		k := r.Uint64() % scaleSteps
+		le.PutUint16(dst[80:], p.d[k])
+		le.PutUint16(dst[82:], p.d[k])
+	}
+}
+
+// Q3_K block: 32 bytes of high bits, 64 of low bit pairs, 12 bytes of
+// packed 6-bit scale codes (32 + scale), d (fp16).
+func fillQ3_K(dst []byte, r *rand.PCG, p *blockParams) {
+	const bs = 32 + 64 + 12 + 2
+	for ; len(dst) >= bs; dst = dst[bs:] {
+		fillRandom(dst[:96], r, nil)
+		u := r.Uint64()
+		s := dst[96:108]
+		clear(s)
+		for g := range 16 {
+			n := byte(u >> (4 * g))
+			v := 2 + int(n&7)
+			if n&8 != 0 {
+				v = -v
+			}
+			c := byte(32 + v)
+			s[g%8] |= (c & 15) << (4 * (g / 8))
+			s[8+g%4] |= (c >> 4) << (2 * (g / 4))
+		}
+		le.PutUint16(dst[108:], p.d[r.Uint64()%scaleSteps])
+	}
+}
+
+// Q5_K block: d, dmin (fp16), 12 bytes of packed 6-bit scales and mins
+// (as Q4_K), 32 bytes of fifth bits, 128 bytes of nibbles.
+func fillQ5_K(dst []byte, r *rand.PCG, p *blockParams) {
+	const bs = 4 + 12 + 32 + 128
+	for ; len(dst) >= bs; dst = dst[bs:] {
+		u := r.Uint64()
+		k := u % scaleSteps
+		le.PutUint16(dst[0:], p.d[k])
+		le.PutUint16(dst[2:], p.dmin[k])
+		v := r.Uint64()
+		var sc, m [8]byte
+		for j := range 8 {
+			sc[j] = 5 + byte(u>>(8+4*j))&15
+			m[j] = byte(3.1*float64(sc[j]) + float64(v>>(4*j)&15)/16)
+		}
+		s := dst[4:16]
+		for j := range 4 {
+			s[j] = sc[j] | (sc[j+4]>>4)<<6
+			s[j+4] = m[j] | (m[j+4]>>4)<<6
+			s[j+8] = sc[j+4]&15 | (m[j+4]&15)<<4
+		}
+		fillRandom(dst[16:bs], r, nil)
+	}
+}
+
+// Q5_1 block: d, m (fp16), 4 bytes of fifth bits, 16 bytes of nibbles.
+func fillQ5_1(dst []byte, r *rand.PCG, p *blockParams) {
+	const bs = 4 + 4 + 16
+	for ; len(dst) >= bs; dst = dst[bs:] {
+		d := p.d[r.Uint64()%scaleSteps]
+		le.PutUint16(dst[0:], d)
+		le.PutUint16(dst[2:], quant.FP32ToFP16(-15.5*quant.FP16ToFP32(d)))
+		fillRandom(dst[4:bs], r, nil)
+	}
+}
+
+// IQ4_NL block: d (fp16, random sign), 16 bytes of 4-bit level codes.
+func fillIQ4_NL(dst []byte, r *rand.PCG, p *blockParams) {
+	const bs = 2 + 16
+	for ; len(dst) >= bs; dst = dst[bs:] {
+		u := r.Uint64()
+		le.PutUint16(dst, p.d[u%scaleSteps]|uint16(u>>8&1)<<15)
+		fillRandom(dst[2:bs], r, nil)
+	}
+}
+
+// IQ4_XS block: d (fp16), 2 bytes of high scale bits, 4 of low scale
+// nibbles (6-bit codes 32 + scale), 128 bytes of level codes.
+func fillIQ4_XS(dst []byte, r *rand.PCG, p *blockParams) {
+	const bs = 2 + 2 + 4 + 128
+	for ; len(dst) >= bs; dst = dst[bs:] {
+		u := r.Uint64()
+		le.PutUint16(dst, p.d[u%scaleSteps])
+		var sh uint16
+		clear(dst[4:8])
+		for ib := range 8 {
+			n := byte(u >> (8 + 4*ib))
+			v := 4 + int(n&7)
+			if n&8 != 0 {
+				v = -v
+			}
+			c := byte(32 + v)
+			dst[4+ib/2] |= (c & 15) << (4 * (ib % 2))
+			sh |= uint16(c>>4) << (2 * ib)
+		}
+		le.PutUint16(dst[2:], sh)
+		fillRandom(dst[8:bs], r, nil)
+	}
+}
+
+// IQ3_S block: d (fp16), 64 bytes of lattice indexes, 8 of ninth index
+// bits, 32 of signs, 4 of 4-bit sub-block scales. Any index bytes are on
+// the lattice and random signs give zero mean.
+func fillIQ3_S(dst []byte, r *rand.PCG, p *blockParams) {
+	const bs = 2 + 64 + 8 + 32 + 4
+	for ; len(dst) >= bs; dst = dst[bs:] {
+		u := r.Uint64()
+		le.PutUint16(dst, p.d[u%scaleSteps])
+		fillRandom(dst[2:106], r, nil)
+		for j := range 4 {
+			dst[106+j] = 4 + byte(u>>(8+8*j))&7 | (4+byte(u>>(12+8*j))&7)<<4
+		}
+	}
 }

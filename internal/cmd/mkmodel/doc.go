@@ -5,9 +5,9 @@
 //	go run ./internal/cmd/mkmodel -shape llama-3.1-8b -type q4_k_m -o /tmp/llama-3.1-8b-q4_k_m.gguf
 //
 // The file has the real model's hyper-parameters, tensor names, ggml
-// dimension order and (for -type q4_k_m and q4_0) llama.cpp's per-tensor
-// mix of quantization types, so it is as large and as slow to run as the
-// real one. Its tokenizer is a synthetic SentencePiece vocabulary of the
+// dimension order and (for the quantized -types) llama.cpp's per-tensor
+// mix of quantization types, as llama-quantize picks them without an
+// importance matrix, so it is as large and as slow to run as the real one. Its tokenizer is a synthetic SentencePiece vocabulary of the
 // real size, and its output is gibberish.
 //
 // Quantized blocks are drawn directly (random codes, scales chosen so the
@@ -19,7 +19,7 @@
 // Flags:
 //
 //	-shape  tiny, tinyllama-1.1b, llama-3.1-8b, qwen2.5-7b or gemma-2-9b
-//	-type   f16, q8_0, q4_0 or q4_k_m
+//	-type   f16, q8_0, q4_0, q4_k_m, q3_k_m, q2_k, iq4_xs, iq4_nl or iq3_s
 //	-o      output file (required)
 //	-seed   random seed (default 1)
 //	-list   print the shapes and exit

@@ -21,9 +21,22 @@ var fileTypes = []fileType{
 	{"q8_0", 7, quant.Q8_0},
 	{"q4_0", 2, quant.Q4_0},
 	{"q4_k_m", 15, quant.Q4_K},
+	{"q3_k_m", 12, quant.Q3_K},
+	{"q2_k", 10, quant.Q2_K},
+	{"iq4_xs", 30, quant.IQ4_XS},
+	{"iq4_nl", 25, quant.IQ4_NL},
+	{"iq3_s", 26, quant.IQ3_S},
 }
 
-const ftypeQ4_K_M = 15
+// The llama_ftype values whose tensor mixes differ from their base type.
+const (
+	ftypeQ2_K   = 10
+	ftypeQ3_K_M = 12
+	ftypeQ4_K_M = 15
+	ftypeIQ4_NL = 25
+	ftypeIQ3_S  = 26
+	ftypeIQ4_XS = 30
+)
 
 func fileTypeNames() []string {
 	var names []string
@@ -135,27 +148,27 @@ func plan(s shape, ft fileType) ([]tensorPlan, error) {
 	if !s.TiedOutput {
 		add("output.weight", kindWeight, e, v)
 	}
-	if err := assignTypes(ts, ft); err != nil {
+	if err := assignTypes(ts, ft, s); err != nil {
 		return nil, err
 	}
 	return ts, nil
 }
 
 // assignTypes sets the type of each tensor as llama.cpp's
-// llama_tensor_get_type does without an importance matrix or overrides:
-// 1-D tensors stay F32; with a float file type every 2-D weight has that
-// type; with a quantized one the output (and the token embedding when it
-// doubles as the output) gets Q6_K unless the type is Q8_0, and for
-// Q4_K_M, attn_v and ffn_down get Q6_K in the layers useMoreBits picks.
-// The attn_v and ffn_down layer counters advance in file order, as
-// llama.cpp's do. A row length the type's block does not divide falls back
-// as llama.cpp does.
-func assignTypes(ts []tensorPlan, ft fileType) error {
+// llama_tensor_get_type does without an importance matrix or overrides,
+// for a model of shape s: 1-D tensors stay F32; with a float file type
+// every 2-D weight has that type; with a quantized one the output (and the
+// token embedding when it doubles as the output) gets Q6_K unless the type
+// is Q8_0, and the attn_v, ffn_down and attn_output tensors get the types
+// the mix gives them (see attnVType and ffnDownType). The attn_v and
+// ffn_down layer counters advance in file order, as llama.cpp's do. A row
+// length the type's block does not divide falls back as llama.cpp does.
+func assignTypes(ts []tensorPlan, ft fileType, s shape) error {
 	hasOutput := slices.ContainsFunc(ts, func(t tensorPlan) bool { return t.Name == "output.weight" })
 	var nAttnV, nFFNDown int
 	for _, t := range ts {
 		switch {
-		case strings.Contains(t.Name, "attn_v.weight") || strings.Contains(t.Name, "attn_qkv.weight"):
+		case isAttnV(t.Name):
 			nAttnV++
 		case strings.Contains(t.Name, "ffn_down"):
 			nFFNDown++
@@ -182,18 +195,20 @@ func assignTypes(ts []tensorPlan, ft fileType) error {
 				typ = quant.Q6_K
 			}
 		case t.Name == "token_embd.weight":
-			// Q4_K_M, Q4_0 and Q8_0 keep the default type.
-		case strings.Contains(t.Name, "attn_v.weight") || strings.Contains(t.Name, "attn_qkv.weight"):
-			// llama.cpp gives a fused attn_qkv the attn_v rule.
-			if ft.Ftype == ftypeQ4_K_M && useMoreBits(iAttnV, nAttnV) {
-				typ = quant.Q6_K
-			}
+			// Every -type keeps the default type.
+		case isAttnV(t.Name):
+			typ = attnVType(ft, typ, iAttnV, nAttnV, s)
 			iAttnV++
 		case strings.Contains(t.Name, "ffn_down"):
-			if ft.Ftype == ftypeQ4_K_M && useMoreBits(iFFNDown, nFFNDown) {
-				typ = quant.Q6_K
-			}
+			typ = ffnDownType(ft, typ, iFFNDown, nFFNDown)
 			iFFNDown++
+		case strings.Contains(t.Name, "attn_output.weight"):
+			switch ft.Ftype {
+			case ftypeQ2_K:
+				typ = quant.Q3_K
+			case ftypeQ3_K_M:
+				typ = quant.Q4_K
+			}
 		}
 		fb, err := fallback(typ, t.Dims[0])
 		if err != nil {
@@ -202,6 +217,79 @@ func assignTypes(ts []tensorPlan, ft fileType) error {
 		t.Type = fb
 	}
 	return nil
+}
+
+// isAttnV reports whether llama.cpp's quantizer treats the tensor as an
+// attn_v: the value projection, or a fused QKV projection holding it.
+func isAttnV(name string) bool {
+	return strings.Contains(name, "attn_v.weight") || strings.Contains(name, "attn_qkv.weight")
+}
+
+// attnVType is the type of the i-th of n attn_v tensors: Q2_K raises it to
+// Q3_K (Q4_K with 4 or more query heads per KV head), Q3_K_M to Q5_K for
+// the first two and Q4_K after, IQ4_XS and IQ4_NL to Q5_K with 4 or more
+// query heads per KV head, IQ3_S to Q4_K with 4 or more query heads per KV
+// head, Q4_K_M to Q6_K in the layers useMoreBits picks;
+// a Llama-2/3 70B (80 layers with grouped KV heads) takes Q5_K where the
+// mix says Q3_K or Q4_K.
+func attnVType(ft fileType, typ quant.Type, i, n int, s shape) quant.Type {
+	gqa := 1
+	if s.HeadsKV > 0 {
+		gqa = s.Heads / s.HeadsKV
+	}
+	switch ft.Ftype {
+	case ftypeQ2_K:
+		typ = quant.Q3_K
+		if gqa >= 4 {
+			typ = quant.Q4_K
+		}
+	case ftypeQ3_K_M:
+		typ = quant.Q4_K
+		if i < 2 {
+			typ = quant.Q5_K
+		}
+	case ftypeIQ4_NL, ftypeIQ4_XS:
+		if gqa >= 4 {
+			typ = quant.Q5_K
+		}
+	case ftypeIQ3_S:
+		if gqa >= 4 {
+			typ = quant.Q4_K
+		}
+	case ftypeQ4_K_M:
+		if useMoreBits(i, n) {
+			typ = quant.Q6_K
+		}
+	}
+	if s.Arch == "llama" && s.Layers == 80 && s.Heads != s.HeadsKV && (typ == quant.Q3_K || typ == quant.Q4_K) {
+		typ = quant.Q5_K
+	}
+	return typ
+}
+
+// ffnDownType is the type of the i-th of n ffn_down tensors: Q2_K raises
+// it to Q3_K, Q3_K_M to Q5_K in the first sixteenth of the layers and Q4_K
+// after, IQ4_XS and IQ4_NL to Q5_K in the first eighth, Q4_K_M to Q6_K in
+// the layers useMoreBits picks.
+func ffnDownType(ft fileType, typ quant.Type, i, n int) quant.Type {
+	switch ft.Ftype {
+	case ftypeQ2_K:
+		return quant.Q3_K
+	case ftypeQ3_K_M:
+		if i < n/16 {
+			return quant.Q5_K
+		}
+		return quant.Q4_K
+	case ftypeIQ4_NL, ftypeIQ4_XS:
+		if i < n/8 {
+			return quant.Q5_K
+		}
+	case ftypeQ4_K_M:
+		if useMoreBits(i, n) {
+			return quant.Q6_K
+		}
+	}
+	return typ
 }
 
 // useMoreBits is llama.cpp's choice of layers that get more bits in the
@@ -219,10 +307,16 @@ func fallback(t quant.Type, n int64) (quant.Type, error) {
 	}
 	var fb quant.Type
 	switch t {
+	case quant.Q2_K, quant.Q3_K:
+		fb = quant.Q4_0
 	case quant.Q4_K:
 		fb = quant.Q5_0
+	case quant.Q5_K:
+		fb = quant.Q5_1
 	case quant.Q6_K:
 		fb = quant.Q8_0
+	case quant.IQ4_XS, quant.IQ3_S:
+		fb = quant.IQ4_NL
 	default:
 		return 0, fmt.Errorf("row length %d is not a multiple of the %s block of %d and llama.cpp has no fallback for it", n, t, t.BlockElems())
 	}

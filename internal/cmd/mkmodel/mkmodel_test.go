@@ -308,6 +308,12 @@ func TestFallback(t *testing.T) {
 		{quant.Q6_K, 288, quant.Q8_0, false},
 		{quant.Q6_K, 100, quant.F16, false},
 		{quant.Q4_0, 100, 0, true},
+		{quant.Q2_K, 288, quant.Q4_0, false},
+		{quant.Q3_K, 288, quant.Q4_0, false},
+		{quant.Q5_K, 288, quant.Q5_1, false},
+		{quant.IQ4_XS, 288, quant.IQ4_NL, false},
+		{quant.IQ4_XS, 100, quant.F16, false},
+		{quant.IQ3_S, 288, quant.IQ4_NL, false},
 	}
 	for _, tt := range tests {
 		got, err := fallback(tt.t, tt.n)
@@ -323,7 +329,8 @@ func TestFallback(t *testing.T) {
 func TestBlockStatistics(t *testing.T) {
 	const fanIn, rows = 4096, 64
 	std := 1 / math.Sqrt(fanIn)
-	for _, typ := range []quant.Type{quant.F16, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K} {
+	for _, typ := range []quant.Type{quant.F16, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K,
+		quant.Q2_K, quant.Q3_K, quant.Q5_K, quant.Q5_1, quant.IQ4_NL, quant.IQ4_XS, quant.IQ3_S} {
 		t.Run(typ.String(), func(t *testing.T) {
 			p, err := newBlockParams(typ, std)
 			if err != nil {
@@ -353,6 +360,9 @@ func TestBlockStatistics(t *testing.T) {
 			for off := int64(0); off < int64(len(buf)); off += int64(typ.BlockBytes()) {
 				for _, at := range scaleOffsets(typ) {
 					h := uint16(buf[off+int64(at)]) | uint16(buf[off+int64(at)+1])<<8
+					if typ == quant.IQ4_NL {
+						h &^= 0x8000 // its sign is part of the weights
+					}
 					if f := quant.FP16ToFP32(h); !(f > 0) || math.IsInf(float64(f), 0) {
 						t.Fatalf("block at %d: scale %v", off, f)
 					}
@@ -365,12 +375,16 @@ func TestBlockStatistics(t *testing.T) {
 // scaleOffsets are the offsets of the fp16 scales within a block.
 func scaleOffsets(t quant.Type) []int {
 	switch t {
-	case quant.Q8_0, quant.Q4_0, quant.Q5_0:
+	case quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q5_1, quant.IQ4_NL, quant.IQ4_XS, quant.IQ3_S:
 		return []int{0}
-	case quant.Q4_K:
+	case quant.Q4_K, quant.Q5_K:
 		return []int{0, 2}
 	case quant.Q6_K:
 		return []int{208}
+	case quant.Q2_K:
+		return []int{80, 82}
+	case quant.Q3_K:
+		return []int{108}
 	}
 	return nil
 }
@@ -534,5 +548,98 @@ func TestQ4_K_MMixMatchesLlamaQuantize(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLowBitMixes checks the per-tensor types of the q2_k, q3_k_m, iq4_xs,
+// iq4_nl and iq3_s mixes. The counts are those of the files llama-quantize
+// (llama.cpp d32676d77, no importance matrix) wrote from F16 models of the
+// same tensor names, layer count and query heads per KV head, made by
+// mkmodel at embedding 256.
+func TestLowBitMixes(t *testing.T) {
+	F32, Q2, Q3, Q4, Q5, Q6 := quant.F32, quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K
+	XS, NL, S3 := quant.IQ4_XS, quant.IQ4_NL, quant.IQ3_S
+	l70 := mustShape(t, "tiny")
+	l70.Name, l70.Layers, l70.Heads, l70.HeadsKV = "llama-70b-like", 80, 32, 4
+	// A Qwen2 with 28 query heads over a 896-wide embedding: rows of 896
+	// fall back to 32-wide types.
+	q896 := mustShape(t, "tiny")
+	q896.Name, q896.Arch, q896.Layers, q896.Heads, q896.HeadsKV, q896.Embd, q896.QKVBias = "qwen2-896", "qwen2", 28, 28, 4, 896, true
+	tests := []struct {
+		shape shape
+		typ   string
+		want  map[quant.Type]int
+	}{
+		// 32 layers, 4 query heads per KV head.
+		{mustShape(t, "llama-3.1-8b"), "q2_k", map[quant.Type]int{F32: 66, Q2: 129, Q3: 64, Q4: 32, Q6: 1}},
+		{mustShape(t, "llama-3.1-8b"), "q3_k_m", map[quant.Type]int{F32: 66, Q3: 129, Q4: 92, Q5: 4, Q6: 1}},
+		{mustShape(t, "llama-3.1-8b"), "iq4_xs", map[quant.Type]int{F32: 66, XS: 189, Q5: 36, Q6: 1}},
+		{mustShape(t, "llama-3.1-8b"), "iq4_nl", map[quant.Type]int{F32: 66, NL: 189, Q5: 36, Q6: 1}},
+		{mustShape(t, "llama-3.1-8b"), "iq3_s", map[quant.Type]int{F32: 66, S3: 193, Q4: 32, Q6: 1}},
+		// 22 layers, 8 query heads per KV head.
+		{mustShape(t, "tinyllama-1.1b"), "q2_k", map[quant.Type]int{F32: 45, Q2: 89, Q3: 44, Q4: 22, Q6: 1}},
+		{mustShape(t, "tinyllama-1.1b"), "q3_k_m", map[quant.Type]int{F32: 45, Q3: 89, Q4: 63, Q5: 3, Q6: 1}},
+		{mustShape(t, "tinyllama-1.1b"), "iq4_xs", map[quant.Type]int{F32: 45, XS: 131, Q5: 24, Q6: 1}},
+		// 42 layers, 2 query heads per KV head, tied output.
+		{mustShape(t, "gemma-2-9b"), "q2_k", map[quant.Type]int{F32: 169, Q2: 168, Q3: 126, Q6: 1}},
+		{mustShape(t, "gemma-2-9b"), "q3_k_m", map[quant.Type]int{F32: 169, Q3: 168, Q4: 122, Q5: 4, Q6: 1}},
+		{mustShape(t, "gemma-2-9b"), "iq4_xs", map[quant.Type]int{F32: 169, XS: 289, Q5: 5, Q6: 1}},
+		{mustShape(t, "gemma-2-9b"), "iq3_s", map[quant.Type]int{F32: 169, S3: 294, Q6: 1}},
+		// 80 layers with grouped KV heads: llama.cpp's 70B rule for attn_v.
+		{l70, "q2_k", map[quant.Type]int{F32: 161, Q2: 321, Q3: 160, Q5: 80, Q6: 1}},
+		{l70, "q3_k_m", map[quant.Type]int{F32: 161, Q3: 321, Q4: 155, Q5: 85, Q6: 1}},
+		{l70, "q4_k_m", map[quant.Type]int{F32: 161, Q4: 441, Q5: 40, Q6: 81}},
+		// Fallbacks.
+		{q896, "q2_k", map[quant.Type]int{F32: 141, quant.Q4_0: 141, quant.Q5_0: 28, quant.Q8_0: 1, Q3: 28}},
+		{q896, "q3_k_m", map[quant.Type]int{F32: 141, quant.Q4_0: 113, quant.Q5_0: 54, quant.Q5_1: 2, quant.Q8_0: 1, Q4: 27, Q5: 1}},
+		{q896, "iq4_xs", map[quant.Type]int{F32: 141, quant.Q5_1: 28, quant.Q8_0: 1, Q5: 3, NL: 141, XS: 25}},
+		{q896, "iq3_s", map[quant.Type]int{F32: 141, quant.Q5_0: 28, quant.Q8_0: 1, NL: 141, S3: 28}},
+	}
+	for _, tt := range tests {
+		ts, err := plan(tt.shape, mustType(t, tt.typ))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := typeCounts(ts); !mapsEqual(got, tt.want) {
+			t.Errorf("%s %s: type counts %v, want %v", tt.shape.Name, tt.typ, got, tt.want)
+		}
+	}
+	// Per tensor, in the two-layer tiny shape.
+	find := func(ts []tensorPlan, name string) quant.Type {
+		for _, tp := range ts {
+			if tp.Name == name {
+				return tp.Type
+			}
+		}
+		t.Fatalf("no tensor %q", name)
+		return 0
+	}
+	rules := []struct {
+		typ    string
+		tensor string
+		want   quant.Type
+	}{
+		{"q2_k", "token_embd.weight", Q2},
+		{"q2_k", "blk.1.attn_q.weight", Q2},
+		{"q2_k", "blk.1.attn_v.weight", Q3},
+		{"q2_k", "blk.1.attn_output.weight", Q3},
+		{"q2_k", "blk.1.ffn_down.weight", Q3},
+		{"q2_k", "output.weight", Q6},
+		{"q3_k_m", "blk.0.attn_v.weight", Q5},
+		{"q3_k_m", "blk.1.ffn_down.weight", Q4},
+		{"q3_k_m", "blk.1.attn_output.weight", Q4},
+		{"q3_k_m", "blk.1.ffn_up.weight", Q3},
+		{"iq4_xs", "blk.0.ffn_down.weight", XS},
+		{"iq4_xs", "token_embd.weight", XS},
+		{"iq4_nl", "blk.1.attn_v.weight", NL},
+	}
+	for _, r := range rules {
+		ts, err := plan(mustShape(t, "tiny"), mustType(t, r.typ))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := find(ts, r.tensor); got != r.want {
+			t.Errorf("tiny %s %s: %v, want %v", r.typ, r.tensor, got, r.want)
+		}
 	}
 }
