@@ -331,32 +331,39 @@ func (e *eval) forLoop(n *node, s *scope) error {
 	if len(items) == 0 {
 		return e.stmts(n.els, s)
 	}
+	// One loop object per loop, updated in place: building a dict per
+	// iteration would cost more than most loop bodies.
+	loop := NewDict()
+	loop.o.plain = true
+	size := int64(len(items))
+	cur := 0
+	loop.Set("length", Int(size))
+	loop.Set("cycle", funcValue("cycle", func(_ *eval, a *callArgs) (Value, error) {
+		if len(a.pos) == 0 {
+			return Value{}, fmt.Errorf("loop.cycle needs arguments: %w", ErrRuntime)
+		}
+		return a.pos[cur%len(a.pos)], nil
+	}))
 	for i, it := range items {
 		if err := e.lim.step(1); err != nil {
 			return err
 		}
-		loop := NewDict()
-		loop.o.plain = true
-		size := int64(len(items))
+		cur = i
 		loop.Set("index", Int(int64(i)+1))
 		loop.Set("index0", Int(int64(i)))
 		loop.Set("revindex", Int(size-int64(i)))
 		loop.Set("revindex0", Int(size-int64(i)-1))
 		loop.Set("first", Bool(i == 0))
 		loop.Set("last", Bool(i == len(items)-1))
-		loop.Set("length", Int(size))
+		var prev, next Value
 		if i > 0 {
-			loop.Set("previtem", items[i-1])
+			prev = items[i-1]
 		}
 		if i < len(items)-1 {
-			loop.Set("nextitem", items[i+1])
+			next = items[i+1]
 		}
-		loop.Set("cycle", funcValue("cycle", func(_ *eval, a *callArgs) (Value, error) {
-			if len(a.pos) == 0 {
-				return Value{}, fmt.Errorf("loop.cycle needs arguments: %w", ErrRuntime)
-			}
-			return a.pos[i%len(a.pos)], nil
-		}))
+		loop.Set("previtem", prev)
+		loop.Set("nextitem", next)
 		loopScope.set("loop", loop)
 		if err := e.assign(n.a, it, loopScope); err != nil {
 			return err
@@ -927,7 +934,7 @@ func (e *eval) binary(op string, l, r Value) (Value, error) {
 		}
 		return Bool(ok), err
 	case "~":
-		return e.concat(l.text(), r.text())
+		return e.concat(concatText(l), concatText(r))
 	case "+":
 		switch {
 		case l.isNumber() && r.isNumber():
@@ -944,7 +951,7 @@ func (e *eval) binary(op string, l, r Value) (Value, error) {
 		case l.k == KindString || r.k == KindString:
 			// llama.cpp concatenates a string with anything, none and
 			// undefined counting as empty.
-			return e.concat(l.text(), r.text())
+			return e.concat(concatText(l), concatText(r))
 		}
 	case "*":
 		if l.k == KindString && r.k == KindInt || l.k == KindInt && r.k == KindString {
@@ -975,6 +982,15 @@ func (e *eval) binary(op string, l, r Value) (Value, error) {
 		}
 	}
 	return Value{}, fmt.Errorf("unsupported operation: %s %s %s: %w", l.k, op, r.k, ErrRuntime)
+}
+
+// concatText is a value's text in a concatenation: like llama.cpp, none and
+// undefined count as empty there.
+func concatText(v Value) string {
+	if v.k == KindNone {
+		return ""
+	}
+	return v.text()
 }
 
 func (e *eval) concat(a, b string) (Value, error) {
