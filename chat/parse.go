@@ -11,12 +11,12 @@ import (
 
 // Markers in model output.
 const (
-	thinkOpen     = "<think>"
-	thinkClose    = "</think>"
-	hermesOpen    = "<tool_call>"
-	hermesClose   = "</tool_call>"
-	mistralCalls  = "[TOOL_CALLS]"
-	mistralArgs   = "[ARGS]"
+	thinkOpen      = "<think>"
+	thinkClose     = "</think>"
+	hermesOpen     = "<tool_call>"
+	hermesClose    = "</tool_call>"
+	mistralCalls   = "[TOOL_CALLS]"
+	mistralArgs    = "[ARGS]"
 	llamaPythonTag = "<|python_tag|>"
 )
 
@@ -63,8 +63,8 @@ type parseMode uint8
 const (
 	modeContent parseMode = iota
 	modeThinking
-	modeHermes  // inside <tool_call>
-	modeRest    // the rest of the output is tool calls (Mistral, python tag)
+	modeHermes // inside <tool_call>
+	modeRest   // the rest of the output is tool calls (Mistral, python tag)
 	modeLlamaJSON
 )
 
@@ -73,15 +73,15 @@ const (
 // now, holding back text that may be the start of a marker. Finish flushes
 // the rest. A Parser is not safe for concurrent use.
 type Parser struct {
-	f       Format
-	opts    ParseOptions
-	mode    parseMode
-	pending string // text not yet classified
-	started bool   // content or reasoning has been emitted
-	afterThink bool // right after </think>: drop leading whitespace
-	wsHold  string // whitespace held back at the end of reasoning/content
-	msg     Message
-	markers []string
+	f          Format
+	opts       ParseOptions
+	mode       parseMode
+	pending    string // text not yet classified
+	started    bool   // content or reasoning has been emitted
+	afterThink bool   // right after </think>: drop leading whitespace
+	wsHold     string // whitespace held back at the end of reasoning/content
+	msg        Message
+	markers    []string
 }
 
 // NewParser returns a parser for output in format f.

@@ -15,11 +15,11 @@ func seqIDs() func() string {
 func TestParseOutput(t *testing.T) {
 	hermes := Format{Tools: ToolsHermes, Thinking: true}
 	cases := []struct {
-		name   string
-		out    string
-		f      Format
-		opts   ParseOptions
-		want   Message
+		name string
+		out  string
+		f    Format
+		opts ParseOptions
+		want Message
 	}{
 		{"plain", "Hello there.", Format{}, ParseOptions{}, Message{Content: "Hello there."}},
 		{"qwen3 thinking", "<think>\nLet me see.\n</think>\n\nParis.", hermes, ParseOptions{},
@@ -119,10 +119,10 @@ func TestPromptOpensThinking(t *testing.T) {
 
 func TestDetectFormat(t *testing.T) {
 	for src, want := range map[string]Format{
-		"{{ '<tool_call>' }}{{ '<think>' }}":                       {Tools: ToolsHermes, Thinking: true},
-		"<|start_header_id|>ipython<|end_header_id|>":              {Tools: ToolsLlama3},
-		"[TOOL_CALLS]":                                             {Tools: ToolsMistral},
-		strings.Repeat("{{ messages }}", 2):                        {},
+		"{{ '<tool_call>' }}{{ '<think>' }}":          {Tools: ToolsHermes, Thinking: true},
+		"<|start_header_id|>ipython<|end_header_id|>": {Tools: ToolsLlama3},
+		"[TOOL_CALLS]":                      {Tools: ToolsMistral},
+		strings.Repeat("{{ messages }}", 2): {},
 	} {
 		if got := DetectFormat(src); got != want {
 			t.Errorf("%q: %+v, want %+v", src, got, want)
