@@ -300,6 +300,10 @@ func (e *eval) forLoop(n *node, s *scope) error {
 		items = iter.o.list
 	case KindDict:
 		items = iter.o.keys
+		if n.a.kind == nTuple {
+			// llama.cpp lets "for k, v in d" iterate the items.
+			items = dictItems(iter).o.list
+		}
 	case KindString:
 		for _, r := range iter.s {
 			items = append(items, String(string(r)))

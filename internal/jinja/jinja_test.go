@@ -46,7 +46,7 @@ func TestRender(t *testing.T) {
 		{"for loop vars", "{% for m in messages %}{{ loop.index }}{{ loop.index0 }}{{ loop.first }}{{ loop.last }}{{ loop.length }}{{ loop.revindex }};{% endfor %}",
 			"10TrueFalse33;21FalseFalse32;32FalseTrue31;"},
 		{"for filter and else", "{% for m in messages if m.role == 'user' %}{{ m.content }}{% endfor %}{% for x in [] %}x{% else %}empty{% endfor %}", "Hiempty"},
-		{"for dict and items", "{% for k, v in {'a': 1, 'b': 2}.items() %}{{ k }}={{ v }},{% endfor %}{% for k in {'x': 1} %}{{ k }}{% endfor %}", "a=1,b=2,x"},
+		{"for dict and items", "{% for k, v in {'a': 1, 'b': 2}.items() %}{{ k }}={{ v }},{% endfor %}{% for k in {'x': 1} %}{{ k }}{% endfor %}{% for k, v in {'y': 2} %}{{ k }}{{ v }}{% endfor %}", "a=1,b=2,xy2"},
 		{"break continue", "{% for i in range(10) %}{% if i == 1 %}{% continue %}{% endif %}{% if i == 4 %}{% break %}{% endif %}{{ i }}{% endfor %}", "023"},
 		{"loop scope", "{% set a = 1 %}{% for i in [1] %}{% set a = 2 %}{% endfor %}{{ a }}", "1"},
 		{"if scope", "{% if true %}{% set a = 2 %}{% endif %}{{ a }}", "2"},
