@@ -278,7 +278,7 @@ func (r *chatRequest) validate() (*chatInput, *apiError) {
 		if m.Content != nil {
 			msg.Content = m.Content.text
 		}
-		if (m.Content == nil || m.Content.null) && !(m.Role == "assistant" && len(m.ToolCalls) > 0) && m.Role != "assistant" {
+		if (m.Content == nil || m.Content.null) && m.Role != "assistant" {
 			return nil, badRequest(param+".content", "%s.content is missing", param)
 		}
 		if len(m.ToolCalls) > 0 && m.Role != "assistant" {

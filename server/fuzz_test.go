@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -21,7 +20,9 @@ func FuzzChatRequest(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	b := newFake(func(p string) []string { return []string{"ok ", "<tool_call>{\"name\":\"f\",\"arguments\":{}}</tool_call>"} })
+	b := newFake(func(p string) []string {
+		return []string{"ok ", "<tool_call>{\"name\":\"f\",\"arguments\":{}}</tool_call>"}
+	})
 	srv, err := New(b, WithQueue(0))
 	if err != nil {
 		f.Fatal(err)
@@ -49,7 +50,6 @@ func FuzzChatRequest(f *testing.F) {
 			if rec.Code == 200 && !stream && !json.Valid(rec.Body.Bytes()) {
 				t.Fatalf("invalid JSON response: %s", rec.Body)
 			}
-			_ = http.StatusOK
 		}
 	})
 }
