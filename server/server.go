@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/lowmem/llm/chat"
@@ -18,20 +17,19 @@ import (
 
 // Server is an http.Handler speaking OpenAI's API. Make one with New.
 type Server struct {
-	backend  Backend
-	info     ModelInfo
-	slots    *slots
-	all      []*slot
-	maxBody  int64
-	log      *slog.Logger
-	mux      *http.ServeMux
-	metrics  metrics
-	now      func() time.Time
-	newID    func(prefix string) string
-	draining atomic.Bool
-	inflight sync.WaitGroup
-	base     context.Context // cancelled when Shutdown gives up waiting
-	cancel   context.CancelFunc
+	backend Backend
+	info    ModelInfo
+	slots   *slots
+	all     []*slot
+	maxBody int64
+	log     *slog.Logger
+	mux     *http.ServeMux
+	metrics metrics
+	now     func() time.Time
+	newID   func(prefix string) string
+	gate    gate
+	base    context.Context // cancelled when Shutdown gives up waiting
+	cancel  context.CancelFunc
 }
 
 // Option configures a Server.
@@ -146,27 +144,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // for them to stop (within a decode step). It returns ctx's error when it
 // had to cancel. It does not close the sessions; Close does.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.draining.Store(true)
-	done := make(chan struct{})
-	go func() {
-		s.inflight.Wait()
-		close(done)
-	}()
+	idle := s.gate.close()
 	select {
-	case <-done:
+	case <-idle:
 		return nil
 	case <-ctx.Done():
 		s.cancel()
-		<-done
+		<-idle
 		return ctx.Err()
 	}
 }
 
 // Close cancels whatever runs and closes the sessions.
 func (s *Server) Close() error {
-	s.draining.Store(true)
+	idle := s.gate.close()
 	s.cancel()
-	s.inflight.Wait()
+	<-idle
 	var errs []error
 	for _, sl := range s.all {
 		if err := sl.session.Close(); err != nil {
@@ -176,18 +169,68 @@ func (s *Server) Close() error {
 	return errors.Join(errs...)
 }
 
+// gate counts requests in flight and refuses new ones once closed.
+type gate struct {
+	mu     sync.Mutex
+	active int
+	closed bool
+	idle   chan struct{} // closed when closed and no request is active
+}
+
+func (g *gate) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.active++
+	return true
+}
+
+func (g *gate) exit() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.active--
+	if g.closed && g.active == 0 && g.idle != nil {
+		close(g.idle)
+		g.idle = nil
+	}
+}
+
+func (g *gate) isClosed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed
+}
+
+// close refuses further requests and returns a channel closed once none is
+// in flight.
+func (g *gate) close() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	if g.active == 0 {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	if g.idle == nil {
+		g.idle = make(chan struct{})
+	}
+	return g.idle
+}
+
 // counted wraps a handler: draining check, body bound, error JSON, metrics.
 func (s *Server) counted(endpoint string, h func(http.ResponseWriter, *http.Request) *apiError) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w}
 		var err *apiError
-		if s.draining.Load() {
+		if !s.gate.enter() {
 			err = &apiError{Status: 503, Type: "server_error", Message: "the server is shutting down"}
 		} else {
-			s.inflight.Add(1)
 			r.Body = http.MaxBytesReader(sw, r.Body, s.maxBody)
 			err = h(sw, r)
-			s.inflight.Done()
+			s.gate.exit()
 		}
 		if err != nil {
 			if err.Status >= 500 {
@@ -275,7 +318,7 @@ func (s *Server) modelJSON() map[string]any {
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	if s.draining.Load() {
+	if s.gate.isClosed() {
 		writeError(w, &apiError{Status: 503, Type: "server_error", Message: "the server is shutting down"})
 		return
 	}
@@ -294,8 +337,8 @@ func (s *Server) generate(r *http.Request, prompt string, p Params, stop []strin
 	case errors.Is(err, errQueueFull):
 		return Result{}, &apiError{Status: 429, Type: "requests", Code: strp("rate_limit_exceeded"),
 			Message: "all slots are busy and the queue is full; retry later"}
-	case errors.Is(err, errDraining):
-		return Result{}, &apiError{Status: 503, Type: "server_error", Message: "the server is shutting down"}
+	case err != nil && s.base.Err() != nil:
+		return Result{}, &apiError{Status: 503, Type: "server_error", Message: "the server shut down before the request could start"}
 	case err != nil:
 		return Result{}, &apiError{Status: 499, Type: "invalid_request_error", Message: "request cancelled while queued"}
 	}
@@ -326,6 +369,9 @@ func (s *Server) generate(r *http.Request, prompt string, p Params, stop []strin
 	}
 	s.metrics.generation(res, time.Since(start))
 	if gerr != nil {
+		if s.base.Err() != nil {
+			return res, &apiError{Status: 503, Type: "server_error", Message: "the server shut down during generation"}
+		}
 		if ctx.Err() != nil {
 			return res, &apiError{Status: 499, Type: "invalid_request_error", Message: "request cancelled"}
 		}

@@ -435,7 +435,7 @@ func TestShutdown(t *testing.T) {
 
 	shut := make(chan error)
 	go func() { shut <- srv.Shutdown(context.Background()) }()
-	waitFor(t, func() bool { return srv.draining.Load() })
+	waitFor(t, func() bool { return srv.gate.isClosed() })
 	if resp, body := post(t, hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`); resp.StatusCode != 503 {
 		t.Errorf("request while draining: %d %s", resp.StatusCode, body)
 	}

@@ -6,10 +6,7 @@ import (
 	"sync"
 )
 
-var (
-	errQueueFull = errors.New("server: queue full")
-	errDraining  = errors.New("server: shutting down")
-)
+var errQueueFull = errors.New("server: queue full")
 
 // slot is one session and what it last held.
 type slot struct {
@@ -27,7 +24,6 @@ type slots struct {
 	waiting  []chan *slot
 	maxQueue int
 	busy     int
-	draining bool
 }
 
 func newSlots(list []*slot, maxQueue int) *slots {
@@ -37,10 +33,6 @@ func newSlots(list []*slot, maxQueue int) *slots {
 // acquire returns a slot, waiting in the queue while all are busy.
 func (s *slots) acquire(ctx context.Context, prompt string) (*slot, error) {
 	s.mu.Lock()
-	if s.draining {
-		s.mu.Unlock()
-		return nil, errDraining
-	}
 	if len(s.free) > 0 {
 		best, bestLen := 0, -1
 		for i, sl := range s.free {
@@ -103,14 +95,6 @@ func (s *slots) load() (queued, busy int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.waiting), s.busy
-}
-
-// drain makes further acquires fail with errDraining; queued requests keep
-// their place.
-func (s *slots) drain() {
-	s.mu.Lock()
-	s.draining = true
-	s.mu.Unlock()
 }
 
 func commonPrefix(a, b string) int {

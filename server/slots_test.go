@@ -81,14 +81,6 @@ func TestSlotsCancelWhileQueued(t *testing.T) {
 	}
 }
 
-func TestSlotsDrain(t *testing.T) {
-	s := testSlots(1, 4)
-	s.drain()
-	if _, err := s.acquire(context.Background(), ""); !errors.Is(err, errDraining) {
-		t.Fatalf("got %v, want errDraining", err)
-	}
-}
-
 func waitQueued(t *testing.T, s *slots, n int) {
 	t.Helper()
 	for i := 0; i < 1000; i++ {
