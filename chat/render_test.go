@@ -122,3 +122,30 @@ func firstDiff(got, want string) string {
 	}
 	return fmt.Sprintf("renders differ at byte %d (got %d bytes, want %d):\n got …%s…\nwant …%s…", i, len(got), len(want), ctx(got), ctx(want))
 }
+
+// TestRenderLongConversation: the default limits leave real conversations
+// plenty of room (1000 turns of 4 KiB with tools through Qwen3's template,
+// which scans the history twice).
+func TestRenderLongConversation(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.Testdata(t, "chat"), "qwen3.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f renderFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	var msgs []Message
+	text := strings.Repeat("lorem ipsum ", 340)
+	for i := 0; i < 500; i++ {
+		msgs = append(msgs, Message{Role: RoleUser, Content: text}, Message{Role: RoleAssistant, Content: text})
+	}
+	out, err := Render(f.Template, msgs, RenderOptions{AddGenerationPrompt: true,
+		Tools: []Tool{{Name: "f", Parameters: json.RawMessage(`{"type":"object"}`)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) < 1000*len(text) {
+		t.Errorf("render is %d bytes", len(out))
+	}
+}
