@@ -160,10 +160,10 @@ func runTest(e *eval, name string, v Value, args []Value) (bool, error) {
 		return v.k == KindString && strings.ToUpper(v.s) == v.s, nil
 	case "eq", "equalto", "==":
 		d, err := arg()
-		return err == nil && equal(v, d, 0), err
+		return err == nil && equal(v, d, e.lim), err
 	case "ne", "!=":
 		d, err := arg()
-		return err == nil && !equal(v, d, 0), err
+		return err == nil && !equal(v, d, e.lim), err
 	case "lt", "lessthan", "<", "gt", "greaterthan", ">", "le", "<=", "ge", ">=":
 		d, err := arg()
 		if err != nil {
@@ -171,14 +171,14 @@ func runTest(e *eval, name string, v Value, args []Value) (bool, error) {
 		}
 		switch name {
 		case "lt", "lessthan", "<":
-			return less(v, d)
+			return less(v, d, e.lim)
 		case "gt", "greaterthan", ">":
-			return less(d, v)
+			return less(d, v, e.lim)
 		case "le", "<=":
-			ok, err := less(d, v)
+			ok, err := less(d, v, e.lim)
 			return !ok, err
 		default:
-			ok, err := less(v, d)
+			ok, err := less(v, d, e.lim)
 			return !ok, err
 		}
 	case "in":
@@ -186,7 +186,7 @@ func runTest(e *eval, name string, v Value, args []Value) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		return contains(d, v)
+		return contains(d, v, e.lim)
 	case "sameas":
 		d, err := arg()
 		if err != nil {
@@ -204,9 +204,17 @@ func runTest(e *eval, name string, v Value, args []Value) (bool, error) {
 	return false, fmt.Errorf("unknown test %q: %w", name, ErrRuntime)
 }
 
+var testNames = strings.Fields(`defined undefined none boolean false true integer float number string mapping
+	iterable sequence callable odd even divisibleby lower upper eq equalto == ne != lt lessthan < gt greaterthan >
+	le <= ge >= in sameas test filter`)
+
 func isTestName(s string) bool {
-	_, err := runTest(nil, s, Value{}, []Value{Int(1)})
-	return err == nil || !strings.Contains(err.Error(), "unknown test")
+	for _, t := range testNames {
+		if t == s {
+			return true
+		}
+	}
+	return false
 }
 
 var filterNames = strings.Fields(`abs attr batch capitalize center count d default dictsort e escape first float
@@ -265,7 +273,10 @@ func runFilter(e *eval, name string, in Value, a *callArgs) (Value, error) {
 		if in.k == KindList || in.k == KindDict {
 			markDeep(in, 0)
 		}
-		s := in.text()
+		s, err := e.str(in)
+		if err != nil {
+			return Value{}, err
+		}
 		return String(s), e.lim.bytesN(int64(len(s)))
 	case "safe":
 		return in, nil
@@ -444,7 +455,7 @@ func runFilter(e *eval, name string, in Value, a *callArgs) (Value, error) {
 				if err := e.lim.step(1); err != nil {
 					return Value{}, err
 				}
-				if equal(o, v, 0) {
+				if equal(o, v, e.lim) {
 					dup = true
 					break
 				}
@@ -485,9 +496,9 @@ func runFilter(e *eval, name string, in Value, a *callArgs) (Value, error) {
 		for _, v := range items[1:] {
 			var better bool
 			if name == "min" {
-				better, err = less(v, best)
+				better, err = less(v, best, e.lim)
 			} else {
-				better, err = less(best, v)
+				better, err = less(best, v, e.lim)
 			}
 			if err != nil {
 				return Value{}, err
@@ -597,7 +608,7 @@ func sortValues(e *eval, items []Value, key func(Value) Value, reverse bool) err
 		if reverse {
 			a, b = b, a
 		}
-		ok, err := less(a, b)
+		ok, err := less(a, b, e.lim)
 		if err != nil && cmpErr == nil {
 			cmpErr = err
 		}
@@ -668,9 +679,16 @@ func filterJoin(e *eval, in Value, a *callArgs) (Value, error) {
 			v = e.lookupPath(v, attr)
 		}
 		markUsed(v)
-		b.WriteString(v.text())
-		if err := e.lim.bytesN(int64(b.Len()) / 16); err != nil {
+		text, err := e.str(v)
+		if err != nil {
 			return Value{}, err
+		}
+		b.WriteString(text)
+		if err := e.lim.step(1); err != nil {
+			return Value{}, err
+		}
+		if int64(b.Len()) > e.lim.lim.MaxOutput {
+			return Value{}, fmt.Errorf("join: text longer than %d bytes: %w", e.lim.lim.MaxOutput, ErrLimit)
 		}
 	}
 	return String(b.String()), e.lim.bytesN(int64(b.Len()))
@@ -1187,13 +1205,13 @@ func listMethod(obj Value, name string) func(e *eval, a *callArgs) (Value, error
 			return v, nil
 		}
 	case "index", "count":
-		return func(_ *eval, a *callArgs) (Value, error) {
+		return func(e *eval, a *callArgs) (Value, error) {
 			if len(a.pos) == 0 {
 				return Value{}, fmt.Errorf("%s needs a value: %w", name, ErrRuntime)
 			}
 			n := 0
 			for i, v := range o.list {
-				if equal(v, a.pos[0], 0) {
+				if equal(v, a.pos[0], e.lim) {
 					if name == "index" {
 						return Int(int64(i)), nil
 					}

@@ -196,7 +196,11 @@ func (e *eval) stmt(n *node, s *scope) error {
 			return err
 		}
 		markUsed(v)
-		return e.write(v.text())
+		text, err := e.str(v)
+		if err != nil {
+			return err
+		}
+		return e.write(text)
 	case nIf:
 		v, err := e.expr(n.a, s)
 		if err != nil {
@@ -241,7 +245,10 @@ func (e *eval) stmt(n *node, s *scope) error {
 		if err != nil {
 			return err
 		}
-		return e.write(v.text())
+		if text, err = e.str(v); err != nil {
+			return err
+		}
+		return e.write(text)
 	case nBreak:
 		return errBreak
 	case nContinue:
@@ -470,7 +477,11 @@ func (e *eval) callBlock(n *node, s *scope) error {
 	if err != nil {
 		return e.wrapAt(n, err)
 	}
-	return e.write(v.text())
+	text, err := e.str(v)
+	if err != nil {
+		return err
+	}
+	return e.write(text)
 }
 
 // callArgs holds the arguments of a call: positional, then keyword.
@@ -912,11 +923,11 @@ func (e *eval) slice(obj Value, b [3]Value) (Value, error) {
 func (e *eval) binary(op string, l, r Value) (Value, error) {
 	switch op {
 	case "==":
-		return Bool(equal(l, r, 0)), nil
+		return Bool(equal(l, r, e.lim)), nil
 	case "!=":
-		return Bool(!equal(l, r, 0)), nil
+		return Bool(!equal(l, r, e.lim)), nil
 	case "in", "not in":
-		ok, err := contains(r, l)
+		ok, err := contains(r, l, e.lim)
 		if err != nil {
 			return Value{}, err
 		}
@@ -926,19 +937,19 @@ func (e *eval) binary(op string, l, r Value) (Value, error) {
 		var err error
 		switch op {
 		case "<":
-			ok, err = less(l, r)
+			ok, err = less(l, r, e.lim)
 		case ">":
-			ok, err = less(r, l)
+			ok, err = less(r, l, e.lim)
 		case "<=":
-			ok, err = less(r, l)
+			ok, err = less(r, l, e.lim)
 			ok = !ok
 		case ">=":
-			ok, err = less(l, r)
+			ok, err = less(l, r, e.lim)
 			ok = !ok
 		}
 		return Bool(ok), err
 	case "~":
-		return e.concat(concatText(l), concatText(r))
+		return e.concat(l, r)
 	case "+":
 		switch {
 		case l.isNumber() && r.isNumber():
@@ -955,7 +966,7 @@ func (e *eval) binary(op string, l, r Value) (Value, error) {
 		case l.k == KindString || r.k == KindString:
 			// llama.cpp concatenates a string with anything, none and
 			// undefined counting as empty.
-			return e.concat(concatText(l), concatText(r))
+			return e.concat(l, r)
 		}
 	case "*":
 		if l.k == KindString && r.k == KindInt || l.k == KindInt && r.k == KindString {
@@ -988,20 +999,42 @@ func (e *eval) binary(op string, l, r Value) (Value, error) {
 	return Value{}, fmt.Errorf("unsupported operation: %s %s %s: %w", l.k, op, r.k, ErrRuntime)
 }
 
-// concatText is a value's text in a concatenation: like llama.cpp, none and
-// undefined count as empty there.
-func concatText(v Value) string {
-	if v.k == KindNone {
-		return ""
+// concat joins two values' texts; like llama.cpp, none and undefined count
+// as empty there.
+func (e *eval) concat(l, r Value) (Value, error) {
+	a, err := e.concatText(l)
+	if err != nil {
+		return Value{}, err
 	}
-	return v.text()
-}
-
-func (e *eval) concat(a, b string) (Value, error) {
+	b, err := e.concatText(r)
+	if err != nil {
+		return Value{}, err
+	}
 	if err := e.lim.bytesN(int64(len(a) + len(b))); err != nil {
 		return Value{}, err
 	}
 	return String(a + b), nil
+}
+
+func (e *eval) concatText(v Value) (string, error) {
+	if v.k == KindNone {
+		return "", nil
+	}
+	return e.str(v)
+}
+
+// str is the text "{{ v }}" prints; printing a list or dict costs a step
+// per item, so printing a huge or self-containing one stays bounded.
+func (e *eval) str(v Value) (string, error) {
+	if v.k != KindList && v.k != KindDict {
+		return v.text(), nil
+	}
+	var b strings.Builder
+	writeRepr(&b, v, 0, e.lim)
+	if e.lim.steps > e.lim.lim.MaxSteps {
+		return "", fmt.Errorf("jinja: render took more than %d steps: %w", e.lim.lim.MaxSteps, ErrLimit)
+	}
+	return b.String(), e.lim.bytesN(int64(b.Len()))
 }
 
 func arith(op string, l, r Value) (Value, error) {
@@ -1086,14 +1119,14 @@ func arith(op string, l, r Value) (Value, error) {
 }
 
 // contains is "needle in hay".
-func contains(hay, needle Value) (bool, error) {
+func contains(hay, needle Value, lim *budget) (bool, error) {
 	switch hay.k {
 	case KindUndefined:
 		return false, nil
 	case KindList:
 		markOp(hay, OpIndexed)
 		for _, it := range hay.o.list {
-			if equal(it, needle, 0) {
+			if equal(it, needle, lim) {
 				return true, nil
 			}
 		}

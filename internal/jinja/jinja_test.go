@@ -140,6 +140,11 @@ func TestHostile(t *testing.T) {
 		{"deep nesting", "{{ " + strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000) + " }}"},
 		{"deep blocks", strings.Repeat("{% if true %}", 10000) + strings.Repeat("{% endif %}", 10000)},
 		{"output flood", "{% for i in range(4000000) %}{{ 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' }}{% endfor %}"},
+		{"self-containing list printed", "{% set l = [1] %}{% set _ = l.append(l) %}{% set _ = l.append(l) %}{{ l }}"},
+		{"self-containing list as JSON", "{% set l = [1] %}{% set _ = l.append(l) %}{% set _ = l.append(l) %}{{ l|tojson }}"},
+		{"self-containing lists compared", "{% set l = [1] %}{% set m = [1] %}{% for x in [l, l, m, m] %}{% set _ = x.append(x) %}{% endfor %}{% for i in range(100000) %}{{ l == m }}{% endfor %}"},
+		{"self-containing list joined", "{% set l = [1] %}{% set _ = l.append(l) %}{% set _ = l.append(l) %}{{ [l, l]|join(',') }}"},
+		{"self-containing string filter", "{% set l = [1] %}{% set _ = l.append(l) %}{% set _ = l.append(l) %}{{ 'x' ~ l|string }}"},
 		{"replace blowup", "{% set ns = namespace(s='ab') %}{% for i in range(100) %}{% set ns.s = ns.s.replace('a', ns.s) %}{% endfor %}"},
 	}
 	for _, c := range cases {

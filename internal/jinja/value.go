@@ -176,17 +176,20 @@ func markUsed(v Value) {
 	}
 }
 
-func markDeep(v Value, depth int) {
-	if v.o == nil || depth > maxNesting {
+func markDeep(v Value, depth int) { markDeepSeen(v, depth, map[*object]bool{}) }
+
+func markDeepSeen(v Value, depth int, seen map[*object]bool) {
+	if v.o == nil || depth > maxNesting || seen[v.o] {
 		return
 	}
+	seen[v.o] = true
 	v.o.used = true
 	for _, it := range v.o.list {
-		markDeep(it, depth+1)
+		markDeepSeen(it, depth+1, seen)
 	}
 	for i := range v.o.keys {
-		markDeep(v.o.keys[i], depth+1)
-		markDeep(v.o.vals[i], depth+1)
+		markDeepSeen(v.o.keys[i], depth+1, seen)
+		markDeepSeen(v.o.vals[i], depth+1, seen)
 	}
 }
 
@@ -307,7 +310,7 @@ func (v Value) text() string {
 		return "<function " + v.o.fn.name + ">"
 	}
 	var b strings.Builder
-	writeRepr(&b, v, 0)
+	writeRepr(&b, v, 0, &budget{lim: Limits{MaxSteps: 256}})
 	return b.String()
 }
 
@@ -332,9 +335,10 @@ func floatText(f float64) string {
 	return s
 }
 
-// writeRepr writes Python's repr of lists, tuples, dicts and strings.
-func writeRepr(b *strings.Builder, v Value, depth int) {
-	if depth > maxNesting {
+// writeRepr writes Python's repr of lists, tuples, dicts and strings. Every
+// item costs a step of lim; past its limit the rest is written as "...".
+func writeRepr(b *strings.Builder, v Value, depth int, lim *budget) {
+	if depth > maxNesting || lim.step(1) != nil {
 		b.WriteString("...")
 		return
 	}
@@ -357,7 +361,10 @@ func writeRepr(b *strings.Builder, v Value, depth int) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeRepr(b, it, depth+1)
+			writeRepr(b, it, depth+1, lim)
+			if lim.steps > lim.lim.MaxSteps {
+				break
+			}
 		}
 		if v.o.tuple && len(v.o.list) == 1 {
 			b.WriteString(",")
@@ -369,9 +376,12 @@ func writeRepr(b *strings.Builder, v Value, depth int) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeRepr(b, v.o.keys[i], depth+1)
+			writeRepr(b, v.o.keys[i], depth+1, lim)
 			b.WriteString(": ")
-			writeRepr(b, v.o.vals[i], depth+1)
+			writeRepr(b, v.o.vals[i], depth+1, lim)
+			if lim.steps > lim.lim.MaxSteps {
+				break
+			}
 		}
 		b.WriteString("}")
 	default:
@@ -379,9 +389,12 @@ func writeRepr(b *strings.Builder, v Value, depth int) {
 	}
 }
 
-// equal is Jinja's ==.
-func equal(a, b Value, depth int) bool {
-	if depth > maxNesting {
+// equal is Jinja's ==. Every node compared costs a step of lim (nil: free),
+// so comparing huge or self-containing lists stays bounded.
+func equal(a, b Value, lim *budget) bool { return equalAt(a, b, 0, lim) }
+
+func equalAt(a, b Value, depth int, lim *budget) bool {
+	if depth > maxNesting || lim != nil && lim.step(1) != nil {
 		return false
 	}
 	if a.isNumber() && b.isNumber() {
@@ -399,22 +412,28 @@ func equal(a, b Value, depth int) bool {
 	case KindString:
 		return a.s == b.s
 	case KindList:
+		if a.o == b.o {
+			return true
+		}
 		if len(a.o.list) != len(b.o.list) {
 			return false
 		}
 		for i := range a.o.list {
-			if !equal(a.o.list[i], b.o.list[i], depth+1) {
+			if !equalAt(a.o.list[i], b.o.list[i], depth+1, lim) {
 				return false
 			}
 		}
 		return true
 	case KindDict:
+		if a.o == b.o {
+			return true
+		}
 		if len(a.o.keys) != len(b.o.keys) {
 			return false
 		}
 		for i, k := range a.o.keys {
 			bv, ok := b.o.get(k)
-			if !ok || !equal(a.o.vals[i], bv, depth+1) {
+			if !ok || !equalAt(a.o.vals[i], bv, depth+1, lim) {
 				return false
 			}
 		}
@@ -425,9 +444,18 @@ func equal(a, b Value, depth int) bool {
 	return false
 }
 
-// less orders numbers and strings, as Python's < does.
-func less(a, b Value) (bool, error) {
+// less orders numbers, strings and lists, as Python's < does.
+func less(a, b Value, lim *budget) (bool, error) { return lessAt(a, b, 0, lim) }
+
+func lessAt(a, b Value, depth int, lim *budget) (bool, error) {
+	if lim != nil {
+		if err := lim.step(1); err != nil {
+			return false, err
+		}
+	}
 	switch {
+	case depth > maxNesting:
+		return false, fmt.Errorf("cannot compare values nested deeper than %d: %w", maxNesting, ErrLimit)
 	case a.isNumber() && b.isNumber():
 		if a.k == KindFloat || b.k == KindFloat {
 			return a.num() < b.num(), nil
@@ -437,10 +465,10 @@ func less(a, b Value) (bool, error) {
 		return a.s < b.s, nil
 	case a.k == KindList && b.k == KindList:
 		for i := 0; i < len(a.o.list) && i < len(b.o.list); i++ {
-			if equal(a.o.list[i], b.o.list[i], 0) {
+			if equalAt(a.o.list[i], b.o.list[i], depth+1, lim) {
 				continue
 			}
-			return less(a.o.list[i], b.o.list[i])
+			return lessAt(a.o.list[i], b.o.list[i], depth+1, lim)
 		}
 		return len(a.o.list) < len(b.o.list), nil
 	}
@@ -463,8 +491,11 @@ func writeJSON(b *strings.Builder, v Value, st *jsonStyle, level int, lim *budge
 	if level > maxNesting {
 		return fmt.Errorf("tojson: value nested deeper than %d: %w", maxNesting, ErrLimit)
 	}
-	if err := lim.bytesN(int64(b.Len()) / 64); err != nil {
+	if err := lim.step(1); err != nil {
 		return err
+	}
+	if int64(b.Len()) > lim.lim.MaxOutput {
+		return fmt.Errorf("tojson: text longer than %d bytes: %w", lim.lim.MaxOutput, ErrLimit)
 	}
 	newline := func(l int) {
 		if st.indent >= 0 {
@@ -697,7 +728,7 @@ func decodeJSON(dec *json.Decoder, depth int) (Value, error) {
 // ToJSON encodes v compactly (for callers that need the data back out).
 func ToJSON(v Value) (string, error) {
 	var b strings.Builder
-	lim := &budget{lim: Limits{MaxBytes: 1 << 40}.withDefaults()}
+	lim := &budget{lim: Limits{MaxSteps: 1 << 40, MaxOutput: 1 << 40}.withDefaults()}
 	err := writeJSON(&b, v, &jsonStyle{indent: -1, itemSep: ",", keySep: ":"}, 0, lim)
 	return b.String(), err
 }
