@@ -156,7 +156,7 @@ func TestHostile(t *testing.T) {
 				}
 				t.Fatalf("parse: %v", err)
 			}
-			_, err = tmpl.Render(nil, Options{Limits: Limits{MaxSteps: 1_000_000, MaxBytes: 32 << 20}})
+			_, err = tmpl.Render(nil, Options{Limits: Limits{MaxSteps: 300_000, MaxBytes: 8 << 20}})
 			if !errors.Is(err, ErrLimit) {
 				t.Fatalf("error %v, want ErrLimit", err)
 			}
