@@ -95,7 +95,7 @@ func builtinRaise(_ *eval, a *callArgs) (Value, error) {
 	if len(a.pos) > 0 {
 		msg = a.pos[0].text()
 	}
-	return Value{}, fmt.Errorf("jinja: template error: %s: %w", msg, ErrRaised)
+	return Value{}, fmt.Errorf("%w: %s", ErrRaised, msg)
 }
 
 func builtinStrftimeNow(e *eval, a *callArgs) (Value, error) {
