@@ -325,7 +325,10 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 
 // generation runs one request on a slot: acquire, generate with stop
 // strings applied, release, count.
-func (s *Server) generate(r *http.Request, prompt string, p Params, stop []string, yield func(text string) bool) (Result, *apiError) {
+// started, when not nil, runs once a slot is held, before generation: a
+// stream sends its first chunk there, so that a request refused before it
+// (429, 503) still gets a proper HTTP status.
+func (s *Server) generate(r *http.Request, prompt string, p Params, stop []string, started func(), yield func(text string) bool) (Result, *apiError) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(s.base, cancel)()
@@ -342,6 +345,9 @@ func (s *Server) generate(r *http.Request, prompt string, p Params, stop []strin
 	}
 	defer s.slots.release(sl)
 	sl.prompt = prompt
+	if started != nil {
+		started()
+	}
 
 	m := newStopMatcher(stop)
 	stopped := false
@@ -412,7 +418,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 	id := s.newID("chatcmpl-")
 	created := s.now().Unix()
 	if !req.Stream {
-		res, aerr := s.generate(r, prompt, in.params, req.Stop, func(text string) bool {
+		res, aerr := s.generate(r, prompt, in.params, req.Stop, nil, func(text string) bool {
 			parser.Push(text)
 			return true
 		})
@@ -440,7 +446,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 		return sse.send(chatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: s.info.ID,
 			SystemFingerprint: "lowmem", Choices: []chunkChoice{{Delta: d, FinishReason: finish}}})
 	}
-	ok := chunk(deltaJSON{Role: "assistant", Content: strp("")}, nil)
+	ok := true
 	calls := 0
 	send := func(ds []chat.Delta) bool {
 		for _, d := range ds {
@@ -456,7 +462,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 		}
 		return ok
 	}
-	res, aerr := s.generate(r, prompt, in.params, req.Stop, func(text string) bool {
+	started := func() { ok = chunk(deltaJSON{Role: "assistant", Content: strp("")}, nil) }
+	res, aerr := s.generate(r, prompt, in.params, req.Stop, started, func(text string) bool {
 		return send(parser.Push(text))
 	})
 	if aerr != nil {
@@ -500,7 +507,7 @@ func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) *apiEr
 	created := s.now().Unix()
 	if !req.Stream {
 		var b strings.Builder
-		res, aerr := s.generate(r, prompt, p, req.Stop, func(text string) bool {
+		res, aerr := s.generate(r, prompt, p, req.Stop, nil, func(text string) bool {
 			b.WriteString(text)
 			return true
 		})
@@ -520,7 +527,7 @@ func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) *apiEr
 		return sse.send(completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.info.ID,
 			SystemFingerprint: "lowmem", Choices: choices, Usage: u})
 	}
-	res, aerr := s.generate(r, prompt, p, req.Stop, func(text string) bool { return chunk(text, nil, nil) })
+	res, aerr := s.generate(r, prompt, p, req.Stop, nil, func(text string) bool { return chunk(text, nil, nil) })
 	if aerr != nil {
 		sse.fail(aerr)
 		return aerr

@@ -365,11 +365,17 @@ func TestParallelAndQueueFull(t *testing.T) {
 	}
 	waitFor(t, func() bool { q, busy := srv.slots.load(); return q == 1 && busy == 2 })
 	resp, errBody := post(t, hs.URL+"/v1/chat/completions", body)
-	if resp.StatusCode != 429 || !strings.Contains(string(errBody), "rate_limit_exceeded") {
+	if resp.StatusCode != 429 || !strings.Contains(string(errBody), "rate_limit_exceeded") || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("4th request: %d %s", resp.StatusCode, errBody)
 	}
+	// A streamed request refused for a full queue gets the status too, not a
+	// 200 with an error event.
+	resp, errBody = post(t, hs.URL+"/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"x"}]}`)
+	if resp.StatusCode != 429 || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("streamed 5th request: %d %s", resp.StatusCode, errBody)
+	}
 	_, metrics := get(t, hs.URL+"/metrics")
-	for _, want := range []string{"llm_queue_length 1", "llm_slots_busy 2", `llm_requests_total{endpoint="/v1/chat/completions",code="429"} 1`} {
+	for _, want := range []string{"llm_queue_length 1", "llm_slots_busy 2", `llm_requests_total{endpoint="/v1/chat/completions",code="429"} 2`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %q:\n%s", want, metrics)
 		}
