@@ -14,13 +14,19 @@
 // taking requests, lets running ones finish, and cancels what is still
 // running when its context ends.
 //
+// Beyond OpenAI's fields, as llama.cpp's server does: a reasoning model's
+// thinking comes back as reasoning_content (in messages and in stream
+// deltas), and a request may pass chat_template_kwargs (for example
+// {"enable_thinking": false}) to the chat template.
+//
 // What is not built, and answers 400 with a message saying so:
 // response_format json_object/json_schema (no constrained decoding),
 // tool_choice "required" or a named function (same reason), n > 1, logprobs,
 // best_of > 1 and echo on /v1/completions, and non-text content parts.
 //
-// The model side is the Backend interface; the root package provides one
-// for a loaded model. Example:
+// The model side is the Backend interface (a loaded model in production, a
+// scripted fake in tests). Set ReadHeaderTimeout on the http.Server: slow
+// clients are its business, not the handler's. Example:
 //
 //	srv, err := server.New(backend, server.WithParallel(2))
 //	if err != nil { ... }
