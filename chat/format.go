@@ -1,0 +1,49 @@
+package chat
+
+import "strings"
+
+// ToolSyntax is how a model writes tool calls.
+type ToolSyntax uint8
+
+// Tool call syntaxes.
+const (
+	// ToolsNone: no tool-call syntax is known for the template; output is
+	// plain content.
+	ToolsNone ToolSyntax = iota
+	// ToolsLlama3: Llama 3.x writes {"name": …, "parameters": {…}} as the
+	// whole message, optionally after <|python_tag|>.
+	ToolsLlama3
+	// ToolsHermes: Qwen 2.5/3 and Hermes write
+	// <tool_call>{"name": …, "arguments": {…}}</tool_call>, one per call.
+	ToolsHermes
+	// ToolsMistral: Mistral writes [TOOL_CALLS][{"name": …, "arguments": {…}}, …].
+	ToolsMistral
+)
+
+func (s ToolSyntax) String() string {
+	return [...]string{"none", "llama3", "hermes", "mistral"}[s]
+}
+
+// Format is how a model's raw output is structured.
+type Format struct {
+	Tools ToolSyntax
+	// Thinking: the model writes its reasoning between <think> and </think>.
+	Thinking bool
+}
+
+// DetectFormat tells the output format from a chat template's source, by the
+// markers llama.cpp's chat layer looks for.
+func DetectFormat(template string) Format {
+	var f Format
+	switch {
+	case strings.Contains(template, "[TOOL_CALLS]"):
+		f.Tools = ToolsMistral
+	case strings.Contains(template, "<tool_call>"):
+		f.Tools = ToolsHermes
+	case strings.Contains(template, "<|start_header_id|>ipython<|end_header_id|>") ||
+		strings.Contains(template, "<|python_tag|>"):
+		f.Tools = ToolsLlama3
+	}
+	f.Thinking = strings.Contains(template, "<think>")
+	return f
+}

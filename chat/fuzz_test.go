@@ -1,0 +1,58 @@
+package chat
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// FuzzRender: any template and message either renders or fails with one of
+// the package's errors; it never panics or runs unbounded.
+func FuzzRender(f *testing.F) {
+	f.Add(ChatML, "Hello", true)
+	f.Add("{% for m in messages %}{{ m.role }}: {{ m.content|trim }}\n{% endfor %}", " hi ", false)
+	f.Add("{{ raise_exception('x') }}", "", true)
+	f.Fuzz(func(t *testing.T, src, content string, agp bool) {
+		msgs := []Message{
+			{Role: RoleSystem, Content: content},
+			{Role: RoleUser, Content: content},
+			{Role: RoleAssistant, Content: content, ToolCalls: []ToolCall{{Name: "f", Arguments: content}}},
+		}
+		_, err := Render(src, msgs, RenderOptions{
+			AddGenerationPrompt: agp,
+			BOSToken:            "<s>",
+			Now:                 time.Unix(0, 0),
+			Tools:               []Tool{{Name: "f", Parameters: []byte(`{"type":"object"}`)}},
+			Limits:              Limits{MaxSteps: 200_000, MaxBytes: 16 << 20},
+		})
+		if err != nil && !errors.Is(err, ErrTemplate) && !errors.Is(err, ErrNoTemplate) && !errors.Is(err, ErrBadMessage) {
+			t.Fatalf("error wraps no chat sentinel: %v", err)
+		}
+	})
+}
+
+// FuzzParseOutput: streaming any output in any piece size gives the message
+// parsing it whole gives.
+func FuzzParseOutput(f *testing.F) {
+	f.Add("<think>\nhm\n</think>\n\nok", uint8(1), uint8(3))
+	f.Add("<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>", uint8(1), uint8(5))
+	f.Add(`{"name": "f", "parameters": {"a": 1}}`, uint8(2), uint8(2))
+	f.Add(`[TOOL_CALLS][{"name": "f", "arguments": {}}]`, uint8(3), uint8(7))
+	f.Fuzz(func(t *testing.T, out string, syntax, size uint8) {
+		fm := Format{Tools: ToolSyntax(syntax % 4), Thinking: syntax&4 != 0}
+		opts := ParseOptions{Tools: syntax&8 != 0, ThinkingOpen: syntax&16 != 0}
+		opts.NewID = seqIDs()
+		whole := ParseOutput(out, fm, opts)
+		opts.NewID = seqIDs()
+		p := NewParser(fm, opts)
+		n := int(size%16) + 1
+		for i := 0; i < len(out); i += n {
+			p.Push(out[i:min(len(out), i+n)])
+		}
+		p.Finish()
+		if !reflect.DeepEqual(p.Message(), whole) {
+			t.Fatalf("streamed %+v\nwhole    %+v", p.Message(), whole)
+		}
+	})
+}

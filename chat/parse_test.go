@@ -1,0 +1,131 @@
+package chat
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func seqIDs() func() string {
+	n := 0
+	return func() string { n++; return fmt.Sprintf("call_%d", n) }
+}
+
+func TestParseOutput(t *testing.T) {
+	hermes := Format{Tools: ToolsHermes, Thinking: true}
+	cases := []struct {
+		name string
+		out  string
+		f    Format
+		opts ParseOptions
+		want Message
+	}{
+		{"plain", "Hello there.", Format{}, ParseOptions{}, Message{Content: "Hello there."}},
+		{"qwen3 thinking", "<think>\nLet me see.\n</think>\n\nParis.", hermes, ParseOptions{},
+			Message{Thinking: "Let me see.", Content: "Paris."}},
+		{"thinking opened by prompt", "Let me see.\n</think>\n\nParis.", hermes, ParseOptions{ThinkingOpen: true},
+			Message{Thinking: "Let me see.", Content: "Paris."}},
+		{"thinking disabled", "Paris.", hermes, ParseOptions{}, Message{Content: "Paris."}},
+		{"unterminated thinking", "<think>hmm", hermes, ParseOptions{}, Message{Thinking: "hmm"}},
+		{"hermes call", "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>", hermes, ParseOptions{Tools: true},
+			Message{ToolCalls: []ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}}}},
+		{"hermes two calls with text", "Checking.\n<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n{\"name\": \"b\", \"arguments\": {\"x\": 1}}\n</tool_call>", hermes, ParseOptions{Tools: true},
+			Message{Content: "Checking.", ToolCalls: []ToolCall{{ID: "call_1", Name: "a", Arguments: `{}`}, {ID: "call_2", Name: "b", Arguments: `{"x":1}`}}}},
+		{"hermes without tools offered", "<tool_call>{\"name\": \"a\"}</tool_call>", hermes, ParseOptions{},
+			Message{Content: "<tool_call>{\"name\": \"a\"}</tool_call>"}},
+		{"hermes unclosed at end", "<tool_call>\n{\"name\": \"a\", \"arguments\": {\"q\": \"x\"}}", hermes, ParseOptions{Tools: true},
+			Message{ToolCalls: []ToolCall{{ID: "call_1", Name: "a", Arguments: `{"q":"x"}`}}}},
+		{"hermes broken json", "<tool_call>not json</tool_call>", hermes, ParseOptions{Tools: true},
+			Message{Content: "<tool_call>not json</tool_call>"}},
+		{"llama3 json", `{"name": "get_weather", "parameters": {"city": "Paris"}}`, Format{Tools: ToolsLlama3}, ParseOptions{Tools: true},
+			Message{ToolCalls: []ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}}}},
+		{"llama3 python tag", `<|python_tag|>{"type": "function", "name": "f", "parameters": {"a": 1}}`, Format{Tools: ToolsLlama3}, ParseOptions{Tools: true},
+			Message{ToolCalls: []ToolCall{{ID: "call_1", Name: "f", Arguments: `{"a":1}`}}}},
+		{"llama3 builtin", `<|python_tag|>brave_search.call(query="weather in \"Paris\"")`, Format{Tools: ToolsLlama3}, ParseOptions{Tools: true},
+			Message{ToolCalls: []ToolCall{{ID: "call_1", Name: "brave_search", Arguments: `{"query":"weather in \"Paris\""}`}}}},
+		{"llama3 plain json answer", `{"answer": 42}`, Format{Tools: ToolsLlama3}, ParseOptions{Tools: true},
+			Message{Content: `{"answer": 42}`}},
+		{"llama3 text", "The weather is fine.", Format{Tools: ToolsLlama3}, ParseOptions{Tools: true},
+			Message{Content: "The weather is fine."}},
+		{"mistral array", `[TOOL_CALLS][{"name": "f", "arguments": {"a": "b"}, "id": "abc123def"}]`, Format{Tools: ToolsMistral}, ParseOptions{Tools: true},
+			Message{ToolCalls: []ToolCall{{ID: "abc123def", Name: "f", Arguments: `{"a":"b"}`}}}},
+		{"mistral args syntax", `[TOOL_CALLS]f[ARGS]{"a": 1}[TOOL_CALLS]g[ARGS]{}`, Format{Tools: ToolsMistral}, ParseOptions{Tools: true},
+			Message{ToolCalls: []ToolCall{{ID: "call_1", Name: "f", Arguments: `{"a":1}`}, {ID: "call_2", Name: "g", Arguments: `{}`}}}},
+		{"string arguments", "<tool_call>{\"name\": \"a\", \"arguments\": \"{\\\"x\\\": 2}\"}</tool_call>", hermes, ParseOptions{Tools: true},
+			Message{ToolCalls: []ToolCall{{ID: "call_1", Name: "a", Arguments: `{"x":2}`}}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.opts.NewID = seqIDs()
+			c.want.Role = RoleAssistant
+			got := ParseOutput(c.out, c.f, c.opts)
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got  %+v\nwant %+v", got, c.want)
+			}
+			// Streaming in pieces of every size gives the same message, and
+			// the deltas add up to it.
+			for size := 1; size <= 7; size++ {
+				opts := c.opts
+				opts.NewID = seqIDs()
+				p := NewParser(c.f, opts)
+				var sum Message
+				sum.Role = RoleAssistant
+				add := func(ds []Delta) {
+					for _, d := range ds {
+						sum.Content += d.Content
+						sum.Thinking += d.Thinking
+						if d.ToolCall != nil {
+							sum.ToolCalls = append(sum.ToolCalls, *d.ToolCall)
+						}
+					}
+				}
+				for i := 0; i < len(c.out); i += size {
+					add(p.Push(c.out[i:min(len(c.out), i+size)]))
+				}
+				add(p.Finish())
+				if !reflect.DeepEqual(sum, c.want) || !reflect.DeepEqual(p.Message(), c.want) {
+					t.Fatalf("streamed in %d-byte pieces: deltas %+v, message %+v\nwant %+v", size, sum, p.Message(), c.want)
+				}
+			}
+		})
+	}
+}
+
+// TestParserHoldsBackMarkers: text that may begin a marker is not shown
+// until it is known not to be one.
+func TestParserHoldsBackMarkers(t *testing.T) {
+	p := NewParser(Format{Tools: ToolsHermes, Thinking: true}, ParseOptions{Tools: true})
+	if d := p.Push("Sure <tool_"); len(d) != 1 || d[0].Content != "Sure" {
+		t.Fatalf("deltas %+v, want content \"Sure\" only", d)
+	}
+	if d := p.Push("x> ok"); len(d) != 1 || d[0].Content != " <tool_x> ok" {
+		t.Fatalf("deltas %+v", d)
+	}
+}
+
+func TestPromptOpensThinking(t *testing.T) {
+	for prompt, want := range map[string]bool{
+		"<|im_start|>assistant\n":                        false,
+		"<|im_start|>assistant\n<think>\n":               true,
+		"<|im_start|>assistant\n<think>\n\n</think>\n\n": false,
+		"<think>x</think> <|im_start|>assistant\n":       false,
+	} {
+		if got := PromptOpensThinking(prompt); got != want {
+			t.Errorf("%q: %v, want %v", prompt, got, want)
+		}
+	}
+}
+
+func TestDetectFormat(t *testing.T) {
+	for src, want := range map[string]Format{
+		"{{ '<tool_call>' }}{{ '<think>' }}":          {Tools: ToolsHermes, Thinking: true},
+		"<|start_header_id|>ipython<|end_header_id|>": {Tools: ToolsLlama3},
+		"[TOOL_CALLS]":                      {Tools: ToolsMistral},
+		strings.Repeat("{{ messages }}", 2): {},
+	} {
+		if got := DetectFormat(src); got != want {
+			t.Errorf("%q: %+v, want %+v", src, got, want)
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package chat
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/internal/testutil"
+)
+
+// renderFile is one file of testdata/chat (manifest §9.4).
+type renderFile struct {
+	Template   string `json:"template"`
+	BOS        string `json:"bos_token"`
+	EOS        string `json:"eos_token"`
+	RenderPath string `json:"render_path"`
+	Cases      []struct {
+		ID                  string    `json:"id"`
+		Messages            []Message `json:"messages"`
+		AddGenerationPrompt bool      `json:"add_generation_prompt"`
+		Rendered            string    `json:"rendered"`
+	} `json:"cases"`
+}
+
+var vocabRe = regexp.MustCompile(`vocab-only load of (ggml-vocab-[\w.-]+\.gguf)`)
+
+// vocabFlags returns add_bos / add_eos of the vocabulary a render used (the
+// render path names it), because llama.cpp strips BOS/EOS text by them.
+func vocabFlags(t *testing.T, dir, renderPath string) (addBOS, addEOS bool) {
+	m := vocabRe.FindStringSubmatch(renderPath)
+	if m == nil {
+		return false, false
+	}
+	f, err := os.Open(filepath.Join(dir, "..", "vocab", m[1]))
+	if err != nil {
+		t.Fatalf("render path names %s: %v", m[1], err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gguf.Read(f, st.Size())
+	if err != nil {
+		t.Fatalf("%s: %v", m[1], err)
+	}
+	addBOS, _ = g.Bool("tokenizer.ggml.add_bos_token")
+	addEOS, _ = g.Bool("tokenizer.ggml.add_eos_token")
+	return addBOS, addEOS
+}
+
+// TestRenderTestdata renders every case of every file in testdata/chat and
+// compares with llama.cpp's render byte for byte.
+func TestRenderTestdata(t *testing.T) {
+	dir := testutil.Testdata(t, "chat")
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 8, 18, 0, 0, 0, 0, time.UTC)
+	n := 0
+	for _, path := range files {
+		if strings.HasPrefix(filepath.Base(path), "_") {
+			continue
+		}
+		name := strings.TrimSuffix(filepath.Base(path), ".json")
+		t.Run(name, func(t *testing.T) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var f renderFile
+			if err := json.Unmarshal(b, &f); err != nil {
+				t.Fatal(err)
+			}
+			addBOS, addEOS := vocabFlags(t, dir, f.RenderPath)
+			tmpl, err := Parse(f.Template)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range f.Cases {
+				got, err := tmpl.Render(c.Messages, RenderOptions{
+					AddGenerationPrompt: c.AddGenerationPrompt,
+					BOSToken:            f.BOS,
+					EOSToken:            f.EOS,
+					Now:                 now,
+					StripBOS:            addBOS,
+					StripEOS:            addEOS,
+				})
+				if err != nil {
+					t.Errorf("%s: %v", c.ID, err)
+					continue
+				}
+				if got != c.Rendered {
+					t.Errorf("%s: %s", c.ID, firstDiff(got, c.Rendered))
+				}
+				n++
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no render cases found")
+	}
+	t.Logf("%d cases match", n)
+}
+
+// firstDiff says where two renders part.
+func firstDiff(got, want string) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	ctx := func(s string) string {
+		lo, hi := max(0, i-30), min(len(s), i+30)
+		return strings.ReplaceAll(s[lo:hi], "\n", `\n`)
+	}
+	return fmt.Sprintf("renders differ at byte %d (got %d bytes, want %d):\n got …%s…\nwant …%s…", i, len(got), len(want), ctx(got), ctx(want))
+}
+
+// TestRenderLongConversation: the default limits leave real conversations
+// plenty of room (1000 turns of 4 KiB with tools through Qwen3's template,
+// which scans the history twice).
+func TestRenderLongConversation(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.Testdata(t, "chat"), "qwen3.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f renderFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	var msgs []Message
+	text := strings.Repeat("lorem ipsum ", 340)
+	for i := 0; i < 500; i++ {
+		msgs = append(msgs, Message{Role: RoleUser, Content: text}, Message{Role: RoleAssistant, Content: text})
+	}
+	out, err := Render(f.Template, msgs, RenderOptions{AddGenerationPrompt: true,
+		Tools: []Tool{{Name: "f", Parameters: json.RawMessage(`{"type":"object"}`)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) < 1000*len(text) {
+		t.Errorf("render is %d bytes", len(out))
+	}
+}

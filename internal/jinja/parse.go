@@ -1,0 +1,997 @@
+package jinja
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// maxNesting bounds how deeply expressions and blocks may nest in a
+// template, so that parsing and evaluating cannot exhaust the stack.
+const maxNesting = 200
+
+// Node kinds of the syntax tree. One struct serves all nodes; fields unused
+// by a kind stay zero. That keeps the evaluator a single switch.
+type nodeKind uint8
+
+const (
+	// statements
+	nText nodeKind = iota
+	nOutput
+	nIf
+	nFor
+	nSet
+	nSetBlock
+	nMacro
+	nCallBlock
+	nFilterBlock
+	nBreak
+	nContinue
+	nNoop
+	nDo
+	// expressions
+	nLiteral
+	nName
+	nList
+	nTuple
+	nDict
+	nAttr  // x.name
+	nIndex // x[expr]
+	nSlice // x[a:b:c]
+	nCall
+	nFilter
+	nTest
+	nUnary
+	nBinary
+	nAnd
+	nOr
+	nNot
+	nCond // a if c else b
+	nKwarg
+	nSpread
+)
+
+type node struct {
+	kind nodeKind
+	pos  int
+	name string // identifier, attribute, operator, filter/test name, text
+	val  Value  // literal
+	a    *node  // operand / object / test / target
+	b    *node  // second operand
+	c    *node  // third (slice step, cond else, for filter)
+	args []*node
+	body []*node
+	els  []*node
+}
+
+// Template is a parsed template. It is immutable and safe for concurrent use.
+type Template struct {
+	src  string
+	body []*node
+}
+
+// Parse parses a template source.
+func Parse(source string) (*Template, error) {
+	toks, src, err := lex(source)
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{toks: toks, src: src}
+	body, end, err := p.block()
+	if err != nil {
+		return nil, err
+	}
+	if end != "" {
+		return nil, syntaxErr(src, p.peek().pos, "unexpected {%% %s %%}", end)
+	}
+	return &Template{src: src, body: body}, nil
+}
+
+// Source returns the template source as parsed (line ends normalised).
+func (t *Template) Source() string { return t.src }
+
+type parser struct {
+	toks  []token
+	i     int
+	src   string
+	depth int
+}
+
+func (p *parser) peek() token { return p.toks[p.i] }
+func (p *parser) peekN(n int) token {
+	if p.i+n < len(p.toks) {
+		return p.toks[p.i+n]
+	}
+	return p.toks[len(p.toks)-1]
+}
+func (p *parser) next() token {
+	t := p.toks[p.i]
+	if t.kind != tEOF {
+		p.i++
+	}
+	return t
+}
+
+func (p *parser) errf(pos int, format string, args ...any) error {
+	return syntaxErr(p.src, pos, format, args...)
+}
+
+func (p *parser) isOp(op string) bool {
+	t := p.peek()
+	return t.kind == tOp && t.val == op
+}
+
+func (p *parser) isName(name string) bool {
+	t := p.peek()
+	return t.kind == tName && t.val == name
+}
+
+func (p *parser) expectOp(op string) error {
+	t := p.next()
+	if t.kind != tOp || t.val != op {
+		return p.errf(t.pos, "expected %q, found %s", op, describe(t))
+	}
+	return nil
+}
+
+func (p *parser) expectName() (token, error) {
+	t := p.next()
+	if t.kind != tName {
+		return t, p.errf(t.pos, "expected a name, found %s", describe(t))
+	}
+	return t, nil
+}
+
+func (p *parser) expectClose() error {
+	t := p.next()
+	if t.kind != tCloseStmt {
+		return p.errf(t.pos, "expected %%}, found %s", describe(t))
+	}
+	return nil
+}
+
+func describe(t token) string {
+	switch t.kind {
+	case tEOF:
+		return "end of template"
+	case tText:
+		return "text"
+	case tString:
+		return strconv.Quote(t.val)
+	}
+	return strconv.Quote(t.val)
+}
+
+func (p *parser) enter(pos int) error {
+	p.depth++
+	if p.depth > maxNesting {
+		return &posError{ErrLimit, pos, fmt.Sprintf("jinja: at %s: template nests deeper than %d", lineCol(p.src, pos), maxNesting)}
+	}
+	return nil
+}
+
+// block parses statements until an end tag it does not own ({% endfor %},
+// {% else %} …) or the end, and returns that tag's name ("" at the end).
+// The end tag's "{%" and name are consumed; its arguments and "%}" are not.
+func (p *parser) block() ([]*node, string, error) {
+	var out []*node
+	for {
+		t := p.peek()
+		switch t.kind {
+		case tEOF:
+			return out, "", nil
+		case tText:
+			p.next()
+			out = append(out, &node{kind: nText, pos: t.pos, name: t.val})
+		case tOpenExpr:
+			p.next()
+			e, err := p.expr()
+			if err != nil {
+				return nil, "", err
+			}
+			if c := p.next(); c.kind != tCloseExpr {
+				return nil, "", p.errf(c.pos, "expected }}, found %s", describe(c))
+			}
+			out = append(out, &node{kind: nOutput, pos: t.pos, a: e})
+		case tOpenStmt:
+			p.next()
+			nameTok, err := p.expectName()
+			if err != nil {
+				return nil, "", err
+			}
+			switch nameTok.val {
+			case "endif", "elif", "else", "endfor", "endmacro", "endset", "endcall", "endfilter":
+				return out, nameTok.val, nil
+			}
+			st, err := p.statement(nameTok)
+			if err != nil {
+				return nil, "", err
+			}
+			if st != nil {
+				out = append(out, st)
+			}
+		default:
+			return nil, "", p.errf(t.pos, "unexpected %s", describe(t))
+		}
+	}
+}
+
+func (p *parser) statement(nameTok token) (*node, error) {
+	if err := p.enter(nameTok.pos); err != nil {
+		return nil, err
+	}
+	defer func() { p.depth-- }()
+	pos := nameTok.pos
+	switch nameTok.val {
+	case "if":
+		return p.ifStatement(pos)
+	case "for":
+		return p.forStatement(pos)
+	case "set":
+		return p.setStatement(pos)
+	case "macro":
+		return p.macroStatement(pos)
+	case "call":
+		return p.callStatement(pos)
+	case "filter":
+		return p.filterStatement(pos)
+	case "break", "continue":
+		if err := p.expectClose(); err != nil {
+			return nil, err
+		}
+		if nameTok.val == "break" {
+			return &node{kind: nBreak, pos: pos}, nil
+		}
+		return &node{kind: nContinue, pos: pos}, nil
+	case "do":
+		e, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		return &node{kind: nDo, pos: pos, a: e}, p.expectClose()
+	case "generation", "endgeneration":
+		// Hugging Face's marker for assistant masks: nothing to render.
+		return &node{kind: nNoop, pos: pos}, p.expectClose()
+	}
+	return nil, p.errf(pos, "unknown statement %q", nameTok.val)
+}
+
+// endTag checks that a block ended with one of the wanted tags.
+func (p *parser) endTag(got string, pos int, want ...string) error {
+	for _, w := range want {
+		if got == w {
+			return nil
+		}
+	}
+	if got == "" {
+		return p.errf(pos, "missing {%% %s %%}", want[len(want)-1])
+	}
+	return p.errf(p.peek().pos, "unexpected {%% %s %%}", got)
+}
+
+func (p *parser) ifStatement(pos int) (*node, error) {
+	test, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectClose(); err != nil {
+		return nil, err
+	}
+	n := &node{kind: nIf, pos: pos, a: test}
+	body, end, err := p.block()
+	if err != nil {
+		return nil, err
+	}
+	n.body = body
+	if err := p.endTag(end, pos, "elif", "else", "endif"); err != nil {
+		return nil, err
+	}
+	switch end {
+	case "elif":
+		sub, err := p.ifStatement(p.peek().pos)
+		if err != nil {
+			return nil, err
+		}
+		n.els = []*node{sub}
+		return n, nil // the nested if consumed {% endif %}
+	case "else":
+		if err := p.expectClose(); err != nil {
+			return nil, err
+		}
+		els, end, err := p.block()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.endTag(end, pos, "endif"); err != nil {
+			return nil, err
+		}
+		n.els = els
+	}
+	return n, p.expectClose()
+}
+
+func (p *parser) forStatement(pos int) (*node, error) {
+	target, err := p.targets()
+	if err != nil {
+		return nil, err
+	}
+	if !p.isName("in") {
+		return nil, p.errf(p.peek().pos, "expected 'in' in for loop")
+	}
+	p.next()
+	iter, err := p.orExpr()
+	if err != nil {
+		return nil, err
+	}
+	n := &node{kind: nFor, pos: pos, a: target, b: iter}
+	if p.isName("if") {
+		ifPos := p.next().pos
+		if n.c, err = p.orExpr(); err != nil {
+			return nil, err
+		}
+		if p.isName("else") {
+			// "for x in a if c else b": a conditional iterable, not a filter.
+			p.next()
+			els, err := p.expr()
+			if err != nil {
+				return nil, err
+			}
+			n.b = &node{kind: nCond, pos: ifPos, a: n.c, b: iter, c: els}
+			n.c = nil
+		}
+	}
+	if p.isName("recursive") {
+		return nil, p.errf(p.peek().pos, "recursive loops are not supported")
+	}
+	if err := p.expectClose(); err != nil {
+		return nil, err
+	}
+	body, end, err := p.block()
+	if err != nil {
+		return nil, err
+	}
+	n.body = body
+	if err := p.endTag(end, pos, "else", "endfor"); err != nil {
+		return nil, err
+	}
+	if end == "else" {
+		if err := p.expectClose(); err != nil {
+			return nil, err
+		}
+		els, end, err := p.block()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.endTag(end, pos, "endfor"); err != nil {
+			return nil, err
+		}
+		n.els = els
+	}
+	return n, p.expectClose()
+}
+
+// targets parses assignment targets: a name, name.attr, or a tuple of names.
+func (p *parser) targets() (*node, error) {
+	var list []*node
+	for {
+		t, err := p.expectName()
+		if err != nil {
+			return nil, err
+		}
+		n := &node{kind: nName, pos: t.pos, name: t.val}
+		for p.isOp(".") {
+			p.next()
+			a, err := p.expectName()
+			if err != nil {
+				return nil, err
+			}
+			n = &node{kind: nAttr, pos: a.pos, name: a.val, a: n}
+		}
+		list = append(list, n)
+		if !p.isOp(",") {
+			break
+		}
+		p.next()
+	}
+	if len(list) == 1 {
+		return list[0], nil
+	}
+	return &node{kind: nTuple, pos: list[0].pos, args: list}, nil
+}
+
+func (p *parser) setStatement(pos int) (*node, error) {
+	target, err := p.targets()
+	if err != nil {
+		return nil, err
+	}
+	if p.isOp("=") {
+		p.next()
+		val, err := p.exprSequence()
+		if err != nil {
+			return nil, err
+		}
+		return &node{kind: nSet, pos: pos, a: target, b: val}, p.expectClose()
+	}
+	if target.kind != nName {
+		return nil, p.errf(pos, "block set needs a single name")
+	}
+	n := &node{kind: nSetBlock, pos: pos, a: target}
+	if p.isOp("|") {
+		// {% set x | filter %}…{% endset %}
+		p.next()
+		f, err := p.filterSpec(nil)
+		if err != nil {
+			return nil, err
+		}
+		n.c = f
+	}
+	if err := p.expectClose(); err != nil {
+		return nil, err
+	}
+	body, end, err := p.block()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.endTag(end, pos, "endset"); err != nil {
+		return nil, err
+	}
+	n.body = body
+	return n, p.expectClose()
+}
+
+func (p *parser) macroStatement(pos int) (*node, error) {
+	name, err := p.expectName()
+	if err != nil {
+		return nil, err
+	}
+	params, err := p.params()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectClose(); err != nil {
+		return nil, err
+	}
+	body, end, err := p.block()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.endTag(end, pos, "endmacro"); err != nil {
+		return nil, err
+	}
+	return &node{kind: nMacro, pos: pos, name: name.val, args: params, body: body}, p.expectClose()
+}
+
+// params parses a macro's parameter list: names with optional defaults.
+func (p *parser) params() ([]*node, error) {
+	if !p.isOp("(") {
+		return nil, nil
+	}
+	p.next()
+	var out []*node
+	for !p.isOp(")") {
+		t, err := p.expectName()
+		if err != nil {
+			return nil, err
+		}
+		prm := &node{kind: nName, pos: t.pos, name: t.val}
+		if p.isOp("=") {
+			p.next()
+			if prm.a, err = p.expr(); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, prm)
+		if !p.isOp(",") {
+			break
+		}
+		p.next()
+	}
+	return out, p.expectOp(")")
+}
+
+func (p *parser) callStatement(pos int) (*node, error) {
+	var callerParams []*node
+	var err error
+	if p.isOp("(") {
+		if callerParams, err = p.params(); err != nil {
+			return nil, err
+		}
+	}
+	call, err := p.postfix()
+	if err != nil {
+		return nil, err
+	}
+	if call.kind != nCall {
+		return nil, p.errf(pos, "{%% call %%} needs a macro call")
+	}
+	if err := p.expectClose(); err != nil {
+		return nil, err
+	}
+	body, end, err := p.block()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.endTag(end, pos, "endcall"); err != nil {
+		return nil, err
+	}
+	return &node{kind: nCallBlock, pos: pos, a: call, args: callerParams, body: body}, p.expectClose()
+}
+
+func (p *parser) filterStatement(pos int) (*node, error) {
+	f, err := p.filterSpec(nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectClose(); err != nil {
+		return nil, err
+	}
+	body, end, err := p.block()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.endTag(end, pos, "endfilter"); err != nil {
+		return nil, err
+	}
+	f.body = body
+	return &node{kind: nFilterBlock, pos: pos, a: f, body: body}, p.expectClose()
+}
+
+// filterSpec parses "name" or "name(args)" after a "|" and applies it to
+// operand (nil for filter blocks).
+func (p *parser) filterSpec(operand *node) (*node, error) {
+	t, err := p.expectName()
+	if err != nil {
+		return nil, err
+	}
+	n := &node{kind: nFilter, pos: t.pos, name: t.val, a: operand}
+	if p.isOp("(") {
+		if n.args, err = p.callArgs(); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// exprSequence parses "a, b, c" as a tuple, or a single expression.
+func (p *parser) exprSequence() (*node, error) {
+	first, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	if !p.isOp(",") {
+		return first, nil
+	}
+	list := []*node{first}
+	for p.isOp(",") {
+		p.next()
+		if p.isOp(")") || p.peek().kind == tCloseStmt {
+			break
+		}
+		e, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, e)
+	}
+	return &node{kind: nTuple, pos: first.pos, args: list}, nil
+}
+
+func (p *parser) expr() (*node, error) {
+	if err := p.enter(p.peek().pos); err != nil {
+		return nil, err
+	}
+	defer func() { p.depth-- }()
+	a, err := p.orExpr()
+	if err != nil {
+		return nil, err
+	}
+	if !p.isName("if") {
+		return a, nil
+	}
+	pos := p.next().pos
+	test, err := p.orExpr()
+	if err != nil {
+		return nil, err
+	}
+	n := &node{kind: nCond, pos: pos, a: test, b: a}
+	if p.isName("else") {
+		p.next()
+		if n.c, err = p.expr(); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+func (p *parser) orExpr() (*node, error) {
+	left, err := p.andExpr()
+	if err != nil {
+		return nil, err
+	}
+	for p.isName("or") {
+		pos := p.next().pos
+		right, err := p.andExpr()
+		if err != nil {
+			return nil, err
+		}
+		left = &node{kind: nOr, pos: pos, a: left, b: right}
+	}
+	return left, nil
+}
+
+func (p *parser) andExpr() (*node, error) {
+	left, err := p.notExpr()
+	if err != nil {
+		return nil, err
+	}
+	for p.isName("and") {
+		pos := p.next().pos
+		right, err := p.notExpr()
+		if err != nil {
+			return nil, err
+		}
+		left = &node{kind: nAnd, pos: pos, a: left, b: right}
+	}
+	return left, nil
+}
+
+func (p *parser) notExpr() (*node, error) {
+	if p.isName("not") {
+		pos := p.next().pos
+		if err := p.enter(pos); err != nil {
+			return nil, err
+		}
+		defer func() { p.depth-- }()
+		a, err := p.notExpr()
+		if err != nil {
+			return nil, err
+		}
+		return &node{kind: nNot, pos: pos, a: a}, nil
+	}
+	return p.compare()
+}
+
+func (p *parser) compare() (*node, error) {
+	left, err := p.additive()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		t := p.peek()
+		var op string
+		switch {
+		case t.kind == tOp && (t.val == "==" || t.val == "!=" || t.val == "<" || t.val == ">" || t.val == "<=" || t.val == ">="):
+			op = t.val
+			p.next()
+		case t.kind == tName && t.val == "in":
+			op = "in"
+			p.next()
+		case t.kind == tName && t.val == "not" && p.peekN(1).kind == tName && p.peekN(1).val == "in":
+			op = "not in"
+			p.next()
+			p.next()
+		default:
+			return left, nil
+		}
+		right, err := p.additive()
+		if err != nil {
+			return nil, err
+		}
+		left = &node{kind: nBinary, pos: t.pos, name: op, a: left, b: right}
+	}
+}
+
+func (p *parser) additive() (*node, error) {
+	left, err := p.multiplicative()
+	if err != nil {
+		return nil, err
+	}
+	for p.isOp("+") || p.isOp("-") || p.isOp("~") {
+		t := p.next()
+		right, err := p.multiplicative()
+		if err != nil {
+			return nil, err
+		}
+		left = &node{kind: nBinary, pos: t.pos, name: t.val, a: left, b: right}
+	}
+	return left, nil
+}
+
+func (p *parser) multiplicative() (*node, error) {
+	left, err := p.unary()
+	if err != nil {
+		return nil, err
+	}
+	for p.isOp("*") || p.isOp("/") || p.isOp("//") || p.isOp("%") {
+		t := p.next()
+		right, err := p.unary()
+		if err != nil {
+			return nil, err
+		}
+		left = &node{kind: nBinary, pos: t.pos, name: t.val, a: left, b: right}
+	}
+	return left, nil
+}
+
+func (p *parser) unary() (*node, error) {
+	if p.isOp("-") || p.isOp("+") {
+		t := p.next()
+		if err := p.enter(t.pos); err != nil {
+			return nil, err
+		}
+		defer func() { p.depth-- }()
+		a, err := p.unary()
+		if err != nil {
+			return nil, err
+		}
+		return &node{kind: nUnary, pos: t.pos, name: t.val, a: a}, nil
+	}
+	return p.power()
+}
+
+func (p *parser) power() (*node, error) {
+	left, err := p.test()
+	if err != nil {
+		return nil, err
+	}
+	if p.isOp("**") {
+		t := p.next()
+		right, err := p.unary()
+		if err != nil {
+			return nil, err
+		}
+		left = &node{kind: nBinary, pos: t.pos, name: "**", a: left, b: right}
+	}
+	return left, nil
+}
+
+var keywords = map[string]bool{"and": true, "or": true, "not": true, "in": true, "is": true, "if": true, "else": true, "recursive": true}
+
+func (p *parser) test() (*node, error) {
+	operand, err := p.filtered()
+	if err != nil {
+		return nil, err
+	}
+	for p.isName("is") {
+		p.next()
+		negate := false
+		if p.isName("not") {
+			p.next()
+			negate = true
+		}
+		t, err := p.expectName()
+		if err != nil {
+			return nil, err
+		}
+		n := &node{kind: nTest, pos: t.pos, name: t.val, a: operand}
+		switch nt := p.peek(); {
+		case nt.kind == tOp && nt.val == "(":
+			if n.args, err = p.callArgs(); err != nil {
+				return nil, err
+			}
+		case nt.kind == tString || nt.kind == tInt || nt.kind == tFloat || nt.kind == tName && !keywords[nt.val]:
+			// A test with one argument may drop the parentheses: "x is divisibleby 3".
+			arg, err := p.postfix()
+			if err != nil {
+				return nil, err
+			}
+			n.args = []*node{arg}
+		}
+		operand = n
+		if negate {
+			operand = &node{kind: nNot, pos: t.pos, a: n}
+		}
+	}
+	return operand, nil
+}
+
+func (p *parser) filtered() (*node, error) {
+	operand, err := p.postfix()
+	if err != nil {
+		return nil, err
+	}
+	for p.isOp("|") {
+		p.next()
+		if operand, err = p.filterSpec(operand); err != nil {
+			return nil, err
+		}
+	}
+	return operand, nil
+}
+
+func (p *parser) postfix() (*node, error) {
+	n, err := p.primary()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		t := p.peek()
+		if t.kind != tOp {
+			return n, nil
+		}
+		switch t.val {
+		case ".":
+			p.next()
+			a := p.next()
+			switch a.kind {
+			case tName:
+				n = &node{kind: nAttr, pos: a.pos, name: a.val, a: n}
+			case tInt:
+				// x.0 is x[0] in Jinja
+				i, _ := strconv.ParseInt(a.val, 10, 64)
+				n = &node{kind: nIndex, pos: a.pos, a: n, b: &node{kind: nLiteral, val: Int(i)}}
+			default:
+				return nil, p.errf(a.pos, "expected an attribute name after '.'")
+			}
+		case "[":
+			p.next()
+			if n, err = p.subscript(n, t.pos); err != nil {
+				return nil, err
+			}
+		case "(":
+			args, err := p.callArgs()
+			if err != nil {
+				return nil, err
+			}
+			n = &node{kind: nCall, pos: t.pos, a: n, args: args}
+		default:
+			return n, nil
+		}
+	}
+}
+
+func (p *parser) subscript(obj *node, pos int) (*node, error) {
+	var parts [3]*node
+	colons := 0
+	for !p.isOp("]") {
+		if p.isOp(":") {
+			p.next()
+			colons++
+			if colons > 2 {
+				return nil, p.errf(pos, "too many ':' in slice")
+			}
+			continue
+		}
+		if parts[colons] != nil {
+			return nil, p.errf(p.peek().pos, "expected ']'")
+		}
+		e, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		parts[colons] = e
+	}
+	p.next()
+	if colons == 0 {
+		if parts[0] == nil {
+			return nil, p.errf(pos, "empty subscript")
+		}
+		return &node{kind: nIndex, pos: pos, a: obj, b: parts[0]}, nil
+	}
+	return &node{kind: nSlice, pos: pos, a: obj, args: parts[:]}, nil
+}
+
+// callArgs parses "(a, b, k=v, *rest)".
+func (p *parser) callArgs() ([]*node, error) {
+	if err := p.expectOp("("); err != nil {
+		return nil, err
+	}
+	var out []*node
+	for !p.isOp(")") {
+		switch {
+		case p.isOp("*"):
+			t := p.next()
+			e, err := p.expr()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &node{kind: nSpread, pos: t.pos, a: e})
+		case p.peek().kind == tName && p.peekN(1).kind == tOp && p.peekN(1).val == "=":
+			t := p.next()
+			p.next()
+			e, err := p.expr()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &node{kind: nKwarg, pos: t.pos, name: t.val, a: e})
+		default:
+			e, err := p.expr()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		}
+		if !p.isOp(",") {
+			break
+		}
+		p.next()
+	}
+	return out, p.expectOp(")")
+}
+
+func (p *parser) primary() (*node, error) {
+	t := p.next()
+	switch t.kind {
+	case tInt:
+		i, err := strconv.ParseInt(t.val, 10, 64)
+		if err != nil {
+			f, _ := strconv.ParseFloat(t.val, 64)
+			return &node{kind: nLiteral, pos: t.pos, val: Float(f)}, nil
+		}
+		return &node{kind: nLiteral, pos: t.pos, val: Int(i)}, nil
+	case tFloat:
+		f, err := strconv.ParseFloat(t.val, 64)
+		if err != nil {
+			return nil, p.errf(t.pos, "bad number %q", t.val)
+		}
+		return &node{kind: nLiteral, pos: t.pos, val: Float(f)}, nil
+	case tString:
+		s := t.val
+		for p.peek().kind == tString { // adjacent literals concatenate
+			s += p.next().val
+		}
+		return &node{kind: nLiteral, pos: t.pos, val: String(s)}, nil
+	case tName:
+		switch t.val {
+		case "true", "True":
+			return &node{kind: nLiteral, pos: t.pos, val: Bool(true)}, nil
+		case "false", "False":
+			return &node{kind: nLiteral, pos: t.pos, val: Bool(false)}, nil
+		case "none", "None":
+			return &node{kind: nLiteral, pos: t.pos, val: None()}, nil
+		}
+		return &node{kind: nName, pos: t.pos, name: t.val}, nil
+	case tOp:
+		if err := p.enter(t.pos); err != nil {
+			return nil, err
+		}
+		defer func() { p.depth-- }()
+		switch t.val {
+		case "(":
+			if p.isOp(")") {
+				p.next()
+				return &node{kind: nTuple, pos: t.pos}, nil
+			}
+			e, err := p.exprSequence()
+			if err != nil {
+				return nil, err
+			}
+			return e, p.expectOp(")")
+		case "[":
+			n := &node{kind: nList, pos: t.pos}
+			for !p.isOp("]") {
+				e, err := p.expr()
+				if err != nil {
+					return nil, err
+				}
+				n.args = append(n.args, e)
+				if !p.isOp(",") {
+					break
+				}
+				p.next()
+			}
+			return n, p.expectOp("]")
+		case "{":
+			n := &node{kind: nDict, pos: t.pos}
+			for !p.isOp("}") {
+				k, err := p.expr()
+				if err != nil {
+					return nil, err
+				}
+				if err := p.expectOp(":"); err != nil {
+					return nil, err
+				}
+				v, err := p.expr()
+				if err != nil {
+					return nil, err
+				}
+				n.args = append(n.args, k, v)
+				if !p.isOp(",") {
+					break
+				}
+				p.next()
+			}
+			return n, p.expectOp("}")
+		}
+	}
+	return nil, p.errf(t.pos, "unexpected %s", describe(t))
+}

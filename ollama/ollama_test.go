@@ -1,0 +1,92 @@
+package ollama
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const digest = "6a0746a1ec1aef3e7ec53868f220ff6e389f6f8ef87a01d77c96807de94ca2aa"
+
+// fakeStore builds a store like Ollama's with llama3.2:3b and
+// someone/custom:latest.
+func fakeStore(t *testing.T) string {
+	dir := t.TempDir()
+	write := func(rel, body string) {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	manifest := `{"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json",
+		"config":{"mediaType":"application/vnd.docker.container.image.v1+json","digest":"sha256:aa","size":1},
+		"layers":[{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:` + digest + `","size":4},
+		{"mediaType":"application/vnd.ollama.image.template","digest":"sha256:bb","size":1}]}`
+	write("manifests/registry.ollama.ai/library/llama3.2/3b", manifest)
+	write("manifests/registry.ollama.ai/someone/custom/latest", manifest)
+	write("manifests/registry.ollama.ai/library/broken/latest", `{"layers":[{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:`+strings.Repeat("0", 64)+`"}]}`)
+	write("manifests/registry.ollama.ai/library/embed/latest", `{"layers":[{"mediaType":"application/vnd.ollama.image.license","digest":"sha256:cc"}]}`)
+	write("blobs/sha256-"+digest, "GGUF")
+	return dir
+}
+
+func TestResolve(t *testing.T) {
+	dir := fakeStore(t)
+	blob := filepath.Join(dir, "blobs", "sha256-"+digest)
+	for _, ref := range []string{"ollama:llama3.2:3b", "llama3.2:3b", "ollama:someone/custom", "ollama:registry.ollama.ai/someone/custom:latest"} {
+		got, err := ResolveIn(dir, ref)
+		if err != nil {
+			t.Errorf("%s: %v", ref, err)
+			continue
+		}
+		if got != blob {
+			t.Errorf("%s: %s, want %s", ref, got, blob)
+		}
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	dir := fakeStore(t)
+	cases := []struct {
+		ref  string
+		want error
+		msg  string
+	}{
+		{"ollama:mistral", ErrNotFound, "llama3.2:3b, someone/custom:latest"},
+		{"ollama:llama3.2:1b", ErrNotFound, "llama3.2:1b"},
+		{"ollama:broken", ErrBadManifest, "missing"},
+		{"ollama:embed", ErrBadManifest, "no layer"},
+		{"ollama:../../etc/passwd", ErrBadName, ""},
+		{"ollama:", ErrBadName, ""},
+	}
+	for _, c := range cases {
+		_, err := ResolveIn(dir, c.ref)
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.ref, err, c.want)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: %q does not say %q", c.ref, err, c.msg)
+		}
+	}
+	if _, err := ResolveIn(filepath.Join(dir, "nope"), "ollama:x"); !errors.Is(err, ErrNoStore) {
+		t.Errorf("missing store: %v", err)
+	}
+}
+
+func TestResolveHonoursOLLAMA_MODELS(t *testing.T) {
+	dir := fakeStore(t)
+	t.Setenv("OLLAMA_MODELS", dir)
+	got, err := Resolve("ollama:llama3.2:3b")
+	if err != nil || !strings.HasPrefix(got, dir) {
+		t.Fatalf("%s, %v", got, err)
+	}
+	if !IsRef("ollama:x") || IsRef("/models/x.gguf") {
+		t.Error("IsRef")
+	}
+}

@@ -1,0 +1,440 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/lowmem/llm/chat"
+)
+
+// apiError is an error in OpenAI's shape, with the HTTP status to send.
+type apiError struct {
+	Status  int     `json:"-"`
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+func strp(s string) *string { return &s }
+
+func badRequest(param, format string, args ...any) *apiError {
+	e := &apiError{Status: 400, Type: "invalid_request_error", Message: fmt.Sprintf(format, args...)}
+	if param != "" {
+		e.Param = strp(param)
+	}
+	return e
+}
+
+func unsupported(param, format string, args ...any) *apiError {
+	e := badRequest(param, format, args...)
+	e.Code = strp("unsupported_parameter")
+	return e
+}
+
+// stopList is "stop": a string or an array of strings.
+type stopList []string
+
+func (s *stopList) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		*s = nil
+		return nil
+	}
+	var one string
+	if json.Unmarshal(b, &one) == nil {
+		*s = stopList{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return errors.New("stop must be a string or an array of strings")
+	}
+	*s = many
+	return nil
+}
+
+// content is a message's content: a string, null, or an array of parts.
+type content struct {
+	text  string
+	null  bool
+	parts bool
+}
+
+func (c *content) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if bytes.Equal(b, []byte("null")) {
+		c.null = true
+		return nil
+	}
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &c.text)
+	}
+	var parts []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	}
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return errors.New("content must be a string, null or an array of content parts")
+	}
+	c.parts = true
+	var texts []string
+	for i, p := range parts {
+		if p.Type != "text" {
+			return fmt.Errorf("content part %d has type %q: only text parts are supported", i, p.Type)
+		}
+		if p.Text == nil {
+			return fmt.Errorf("content part %d has no text", i)
+		}
+		texts = append(texts, *p.Text)
+	}
+	c.text = strings.Join(texts, "\n")
+	return nil
+}
+
+type toolCallJSON struct {
+	Index    *int   `json:"index,omitempty"`
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type messageJSON struct {
+	Role             string         `json:"role"`
+	Content          *content       `json:"content"`
+	ReasoningContent string         `json:"reasoning_content"`
+	Name             string         `json:"name"`
+	ToolCalls        []toolCallJSON `json:"tool_calls"`
+	ToolCallID       string         `json:"tool_call_id"`
+}
+
+type toolJSON struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// commonRequest holds the fields both endpoints share.
+type commonRequest struct {
+	Model               string          `json:"model"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *streamOptions  `json:"stream_options"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Temperature         *float64        `json:"temperature"`
+	TopP                *float64        `json:"top_p"`
+	Seed                *int64          `json:"seed"`
+	Stop                stopList        `json:"stop"`
+	N                   *int            `json:"n"`
+	PresencePenalty     *float64        `json:"presence_penalty"`
+	FrequencyPenalty    *float64        `json:"frequency_penalty"`
+	Logprobs            json.RawMessage `json:"logprobs"`
+	ResponseFormat      *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+}
+
+type chatRequest struct {
+	commonRequest
+	Messages          []messageJSON   `json:"messages"`
+	Tools             []toolJSON      `json:"tools"`
+	ToolChoice        json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
+	// ChatTemplateKwargs are extra template variables, as llama.cpp's
+	// server takes them (for example {"enable_thinking": false}).
+	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
+}
+
+type completionRequest struct {
+	commonRequest
+	Prompt json.RawMessage `json:"prompt"`
+	Echo   bool            `json:"echo"`
+	BestOf *int            `json:"best_of"`
+	Suffix *string         `json:"suffix"`
+}
+
+// decodeJSON reads one JSON object from r into v, mapping errors to
+// OpenAI's 400s.
+func decodeJSON(r io.Reader, v any) *apiError {
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			return &apiError{Status: 413, Type: "invalid_request_error", Code: strp("request_too_large"),
+				Message: fmt.Sprintf("the request body is larger than this server accepts (%d bytes)", mbe.Limit)}
+		case errors.As(err, &te) && te.Field == "":
+			return badRequest("", "the request body must be a JSON object, got JSON %s", te.Value)
+		case errors.As(err, &te):
+			field := strings.TrimPrefix(te.Field, "commonRequest.")
+			return badRequest(field, "%s: wrong type: expected %s, got JSON %s", field, te.Type, te.Value)
+		case errors.Is(err, io.EOF):
+			return badRequest("", "the request body is empty; expected a JSON object")
+		default:
+			return badRequest("", "could not parse the JSON body: %s", strings.TrimPrefix(err.Error(), "json: "))
+		}
+	}
+	if dec.More() {
+		return badRequest("", "could not parse the JSON body: extra data after the JSON object")
+	}
+	return nil
+}
+
+// params validates the shared sampling fields.
+func (c *commonRequest) params() (Params, *apiError) {
+	var p Params
+	if c.N != nil && *c.N != 1 {
+		if *c.N < 1 {
+			return p, badRequest("n", "n must be at least 1")
+		}
+		return p, unsupported("n", "n > 1 is not supported: ask for one choice per request")
+	}
+	maxTok := c.MaxTokens
+	param := "max_tokens"
+	if c.MaxCompletionTokens != nil {
+		maxTok, param = c.MaxCompletionTokens, "max_completion_tokens"
+	}
+	if maxTok != nil {
+		if *maxTok < 1 {
+			return p, badRequest(param, "%s must be at least 1, got %d", param, *maxTok)
+		}
+		p.MaxTokens = *maxTok
+	}
+	if t := c.Temperature; t != nil && (*t < 0 || *t > 2) {
+		return p, badRequest("temperature", "temperature must be between 0 and 2, got %g", *t)
+	}
+	if t := c.TopP; t != nil && (*t <= 0 || *t > 1) {
+		return p, badRequest("top_p", "top_p must be greater than 0 and at most 1, got %g", *t)
+	}
+	for name, v := range map[string]*float64{"presence_penalty": c.PresencePenalty, "frequency_penalty": c.FrequencyPenalty} {
+		if v != nil && (*v < -2 || *v > 2) {
+			return p, badRequest(name, "%s must be between -2 and 2, got %g", name, *v)
+		}
+	}
+	if len(c.Stop) > 16 {
+		return p, badRequest("stop", "at most 16 stop sequences, got %d", len(c.Stop))
+	}
+	for _, s := range c.Stop {
+		if s == "" {
+			return p, badRequest("stop", "stop sequences must not be empty")
+		}
+	}
+	if lp := bytes.TrimSpace(c.Logprobs); len(lp) > 0 && !bytes.Equal(lp, []byte("false")) && !bytes.Equal(lp, []byte("null")) {
+		return p, unsupported("logprobs", "logprobs are not supported")
+	}
+	if rf := c.ResponseFormat; rf != nil && rf.Type != "" && rf.Type != "text" {
+		return p, unsupported("response_format", "response_format %q is not supported: this server has no constrained decoding; ask for JSON in the prompt instead", rf.Type)
+	}
+	p.Temperature, p.TopP, p.Seed = c.Temperature, c.TopP, c.Seed
+	p.PresencePenalty, p.FrequencyPenalty = c.PresencePenalty, c.FrequencyPenalty
+	return p, nil
+}
+
+var knownRoles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
+
+// chatInput is a validated chat request.
+type chatInput struct {
+	messages []chat.Message
+	tools    []chat.Tool
+	params   Params
+	kwargs   map[string]any
+}
+
+func (r *chatRequest) validate() (*chatInput, *apiError) {
+	p, err := r.params()
+	if err != nil {
+		return nil, err
+	}
+	if len(r.Messages) == 0 {
+		return nil, badRequest("messages", "messages must be a non-empty array")
+	}
+	in := &chatInput{params: p, kwargs: r.ChatTemplateKwargs}
+	for i, m := range r.Messages {
+		param := fmt.Sprintf("messages[%d]", i)
+		if m.Role == "" {
+			return nil, badRequest(param+".role", "%s.role is missing", param)
+		}
+		if !knownRoles[m.Role] {
+			return nil, badRequest(param+".role", "%s.role %q is not one of system, developer, user, assistant, tool", param, m.Role)
+		}
+		msg := chat.Message{Role: m.Role, Name: m.Name, ToolCallID: m.ToolCallID, Thinking: m.ReasoningContent}
+		if m.Content != nil {
+			msg.Content = m.Content.text
+		}
+		if (m.Content == nil || m.Content.null) && m.Role != "assistant" {
+			return nil, badRequest(param+".content", "%s.content is missing", param)
+		}
+		if len(m.ToolCalls) > 0 && m.Role != "assistant" {
+			return nil, badRequest(param+".tool_calls", "only assistant messages have tool_calls")
+		}
+		for j, tc := range m.ToolCalls {
+			if tc.Type != "" && tc.Type != "function" {
+				return nil, badRequest(fmt.Sprintf("%s.tool_calls[%d].type", param, j), "tool call type %q is not supported; use \"function\"", tc.Type)
+			}
+			if tc.Function.Name == "" {
+				return nil, badRequest(fmt.Sprintf("%s.tool_calls[%d].function.name", param, j), "tool call has no function name")
+			}
+			msg.ToolCalls = append(msg.ToolCalls, chat.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+		in.messages = append(in.messages, msg)
+	}
+	toolsOn := true
+	if tc := bytes.TrimSpace(r.ToolChoice); len(tc) > 0 && !bytes.Equal(tc, []byte("null")) {
+		var s string
+		if json.Unmarshal(tc, &s) != nil {
+			return nil, unsupported("tool_choice", "tool_choice naming a function is not supported: this server has no constrained decoding; use \"auto\"")
+		}
+		switch s {
+		case "auto":
+		case "none":
+			toolsOn = false
+		case "required":
+			return nil, unsupported("tool_choice", "tool_choice \"required\" is not supported: this server has no constrained decoding; use \"auto\"")
+		default:
+			return nil, badRequest("tool_choice", "tool_choice must be \"none\", \"auto\" or \"required\", got %q", s)
+		}
+	}
+	for i, t := range r.Tools {
+		param := fmt.Sprintf("tools[%d]", i)
+		if t.Type != "function" {
+			return nil, badRequest(param+".type", "%s.type must be \"function\", got %q", param, t.Type)
+		}
+		if t.Function.Name == "" {
+			return nil, badRequest(param+".function.name", "%s.function.name is missing", param)
+		}
+		if len(t.Function.Parameters) > 0 && !json.Valid(t.Function.Parameters) {
+			return nil, badRequest(param+".function.parameters", "%s.function.parameters is not JSON", param)
+		}
+		if toolsOn {
+			in.tools = append(in.tools, chat.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+		}
+	}
+	return in, nil
+}
+
+func (r *completionRequest) validate() (string, Params, *apiError) {
+	p, err := r.params()
+	if err != nil {
+		return "", p, err
+	}
+	if r.Echo {
+		return "", p, unsupported("echo", "echo is not supported")
+	}
+	if r.BestOf != nil && *r.BestOf != 1 {
+		return "", p, unsupported("best_of", "best_of other than 1 is not supported")
+	}
+	if r.Suffix != nil && *r.Suffix != "" {
+		return "", p, unsupported("suffix", "suffix is not supported")
+	}
+	raw := bytes.TrimSpace(r.Prompt)
+	if len(raw) == 0 {
+		return "", p, badRequest("prompt", "prompt is missing")
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, p, nil
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		if len(list) != 1 {
+			return "", p, unsupported("prompt", "prompt must be one string (got an array of %d)", len(list))
+		}
+		return list[0], p, nil
+	}
+	return "", p, unsupported("prompt", "prompt must be a string; token arrays are not supported")
+}
+
+// Responses.
+
+type usageJSON struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+func usageOf(r Result) *usageJSON {
+	return &usageJSON{r.PromptTokens, r.CompletionTokens, r.PromptTokens + r.CompletionTokens}
+}
+
+type respMessage struct {
+	Role             string         `json:"role"`
+	Content          *string        `json:"content"`
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []toolCallJSON `json:"tool_calls,omitempty"`
+	Refusal          *string        `json:"refusal"`
+}
+
+type chatChoice struct {
+	Index        int         `json:"index"`
+	Message      respMessage `json:"message"`
+	Logprobs     *struct{}   `json:"logprobs"`
+	FinishReason string      `json:"finish_reason"`
+}
+
+type chatResponse struct {
+	ID                string       `json:"id"`
+	Object            string       `json:"object"`
+	Created           int64        `json:"created"`
+	Model             string       `json:"model"`
+	SystemFingerprint string       `json:"system_fingerprint"`
+	Choices           []chatChoice `json:"choices"`
+	Usage             *usageJSON   `json:"usage"`
+}
+
+type deltaJSON struct {
+	Role             string         `json:"role,omitempty"`
+	Content          *string        `json:"content,omitempty"`
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []toolCallJSON `json:"tool_calls,omitempty"`
+}
+
+type chunkChoice struct {
+	Index        int       `json:"index"`
+	Delta        deltaJSON `json:"delta"`
+	Logprobs     *struct{} `json:"logprobs"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+type chatChunk struct {
+	ID                string        `json:"id"`
+	Object            string        `json:"object"`
+	Created           int64         `json:"created"`
+	Model             string        `json:"model"`
+	SystemFingerprint string        `json:"system_fingerprint"`
+	Choices           []chunkChoice `json:"choices"`
+	Usage             *usageJSON    `json:"usage,omitempty"`
+}
+
+type completionChoice struct {
+	Text         string    `json:"text"`
+	Index        int       `json:"index"`
+	Logprobs     *struct{} `json:"logprobs"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+type completionResponse struct {
+	ID                string             `json:"id"`
+	Object            string             `json:"object"`
+	Created           int64              `json:"created"`
+	Model             string             `json:"model"`
+	SystemFingerprint string             `json:"system_fingerprint"`
+	Choices           []completionChoice `json:"choices"`
+	Usage             *usageJSON         `json:"usage,omitempty"`
+}

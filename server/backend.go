@@ -1,0 +1,65 @@
+package server
+
+import (
+	"context"
+
+	"github.com/lowmem/llm/chat"
+)
+
+// Backend is the model a Server serves.
+type Backend interface {
+	// Info describes the model. It is read once, by New.
+	Info() ModelInfo
+	// NewSession makes the state of one slot: the server calls it once per
+	// slot in New and keeps the session for the server's lifetime, so that
+	// a slot's next request can reuse the cached prefix of its previous one.
+	NewSession() (Session, error)
+}
+
+// ModelInfo is what the server needs to know about the model.
+type ModelInfo struct {
+	// ID names the model in responses and in GET /v1/models.
+	ID string
+	// ContextLength is the context the sessions were made with (tokens).
+	ContextLength int
+	// Template is the chat template; nil makes /v1/chat/completions answer
+	// that the model has no chat template (/v1/completions still works).
+	Template *chat.Template
+	// Render carries the template inputs that come from the vocabulary:
+	// BOSToken, EOSToken, StripBOS, StripEOS. The server fills in the rest.
+	Render chat.RenderOptions
+}
+
+// Session generates text; one request uses it at a time.
+type Session interface {
+	// Generate makes the session hold exactly prompt — reusing the cached
+	// prefix of what it held before that still matches — and generates a
+	// continuation, passing each new piece of text to yield. It stops at an
+	// end-of-generation token (finish "stop"), after p.MaxTokens tokens or
+	// when the context is full (finish "length"), when yield returns false
+	// (finish "stop"), or when ctx is done (it returns ctx.Err() within one
+	// decode step).
+	Generate(ctx context.Context, prompt string, p Params, yield func(text string) bool) (Result, error)
+	// Close releases the session.
+	Close() error
+}
+
+// Params are the sampling settings of one request. Nil pointers mean the
+// backend's defaults.
+type Params struct {
+	// MaxTokens bounds the generated tokens; 0 means until the context is full.
+	MaxTokens        int
+	Temperature      *float64
+	TopP             *float64
+	Seed             *int64
+	PresencePenalty  *float64
+	FrequencyPenalty *float64
+}
+
+// Result reports one generation.
+type Result struct {
+	PromptTokens     int
+	CompletionTokens int
+	// Finish is "stop" or "length".
+	Finish string
+}

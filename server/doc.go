@@ -1,0 +1,40 @@
+// Package server serves a language model over HTTP with OpenAI's API, so
+// that unmodified OpenAI clients (the official Python, Node and Go
+// libraries among them) can use it.
+//
+// Routes: POST /v1/chat/completions and POST /v1/completions (streamed as
+// server-sent events or not), GET /v1/models, GET /health and GET /metrics
+// (Prometheus text format).
+//
+// The server runs at most N generations at once, one per slot (each slot
+// holds one Session of the Backend, with its own KV cache); further requests
+// wait in a bounded queue and past it get 429. A request whose client goes
+// away is cancelled within one decode step. Request bodies are bounded and
+// validated; every error is OpenAI's error JSON. Shutdown drains: it stops
+// taking requests, lets running ones finish, and cancels what is still
+// running when its context ends.
+//
+// Beyond OpenAI's fields, as llama.cpp's server does: a reasoning model's
+// thinking comes back as reasoning_content (in messages and in stream
+// deltas), and a request may pass chat_template_kwargs (for example
+// {"enable_thinking": false}) to the chat template.
+//
+// What is not built, and answers 400 with a message saying so:
+// response_format json_object/json_schema (no constrained decoding),
+// tool_choice "required" or a named function (same reason), n > 1, logprobs,
+// best_of > 1 and echo on /v1/completions, and non-text content parts.
+//
+// The model side is the Backend interface (a loaded model in production, a
+// scripted fake in tests). Set ReadHeaderTimeout on the http.Server: slow
+// clients are its business, not the handler's. Example:
+//
+//	srv, err := server.New(backend, server.WithParallel(2))
+//	if err != nil { ... }
+//	hs := &http.Server{Addr: "127.0.0.1:8080", Handler: srv}
+//	go hs.ListenAndServe()
+//	<-sigterm
+//	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+//	defer cancel()
+//	srv.Shutdown(ctx) // drain generations
+//	hs.Shutdown(ctx)  // then the listener
+package server

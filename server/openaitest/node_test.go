@@ -1,0 +1,43 @@
+package openaitest
+
+import (
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/lowmem/llm/chat"
+	"github.com/lowmem/llm/server"
+)
+
+// TestNodeClient runs node/client.mjs (the official openai npm package)
+// against the server. It needs node and `npm ci --prefix node` done first;
+// otherwise it skips.
+func TestNodeClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	if _, err := os.Stat(filepath.Join("node", "node_modules", "openai")); err != nil {
+		t.Skip("the openai npm package is not installed: run npm ci --prefix server/openaitest/node")
+	}
+	tmpl, err := chat.Parse(template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(&backend{tmpl: tmpl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer func() { hs.Close(); srv.Close() }()
+	cmd := exec.Command(node, "client.mjs")
+	cmd.Dir = "node"
+	cmd.Env = append(os.Environ(), "BASE_URL="+hs.URL+"/v1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}

@@ -1,0 +1,610 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lowmem/llm/chat"
+)
+
+// Server is an http.Handler speaking OpenAI's API. Make one with New.
+type Server struct {
+	backend Backend
+	info    ModelInfo
+	slots   *slots
+	all     []*slot
+	maxBody int64
+	log     *slog.Logger
+	mux     *http.ServeMux
+	metrics metrics
+	now     func() time.Time
+	newID   func(prefix string) string
+	gate    gate
+	base    context.Context // cancelled when Shutdown gives up waiting
+	cancel  context.CancelFunc
+}
+
+// Option configures a Server.
+type Option func(*config) error
+
+type config struct {
+	parallel int
+	queue    int
+	maxBody  int64
+	log      *slog.Logger
+	newID    func(prefix string) string
+}
+
+// WithParallel sets how many requests generate at once (one session each).
+// Default 1.
+func WithParallel(n int) Option {
+	return func(c *config) error {
+		if n < 1 || n > 1024 {
+			return fmt.Errorf("server: WithParallel(%d): want 1..1024", n)
+		}
+		c.parallel = n
+		return nil
+	}
+}
+
+// WithQueue sets how many requests may wait for a free slot; past that a
+// request gets 429. Default 16; 0 means none wait.
+func WithQueue(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return fmt.Errorf("server: WithQueue(%d): want >= 0", n)
+		}
+		c.queue = n
+		return nil
+	}
+}
+
+// WithMaxBodyBytes bounds request bodies (413 beyond it). Default 1 MiB.
+func WithMaxBodyBytes(n int64) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("server: WithMaxBodyBytes(%d): want > 0", n)
+		}
+		c.maxBody = n
+		return nil
+	}
+}
+
+// WithLogger sets where request errors are logged. Default: discarded.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error { c.log = l; return nil }
+}
+
+// WithIDs sets the generator of response and tool call IDs (for tests).
+func WithIDs(f func(prefix string) string) Option {
+	return func(c *config) error { c.newID = f; return nil }
+}
+
+// New makes a server for b, creating one session per parallel slot.
+func New(b Backend, opts ...Option) (*Server, error) {
+	c := config{parallel: 1, queue: 16, maxBody: 1 << 20, newID: randomID}
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			return nil, err
+		}
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{backend: b, info: b.Info(), maxBody: c.maxBody, log: c.log, now: time.Now, newID: c.newID}
+	if s.info.ID == "" {
+		s.info.ID = "model"
+	}
+	for i := 0; i < c.parallel; i++ {
+		sess, err := b.NewSession()
+		if err != nil {
+			for _, sl := range s.all {
+				sl.session.Close()
+			}
+			return nil, fmt.Errorf("server: session %d: %w", i, err)
+		}
+		s.all = append(s.all, &slot{id: i, session: sess})
+	}
+	s.slots = newSlots(s.all, c.queue)
+	s.base, s.cancel = context.WithCancel(context.Background())
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("POST /v1/chat/completions", s.counted("/v1/chat/completions", s.handleChat))
+	s.mux.HandleFunc("POST /v1/completions", s.counted("/v1/completions", s.handleCompletion))
+	s.mux.HandleFunc("GET /v1/models", s.counted("/v1/models", s.handleModels))
+	s.mux.HandleFunc("GET /v1/models/{id}", s.counted("/v1/models", s.handleModel))
+	s.mux.HandleFunc("GET /health", s.handleHealth)
+	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
+	s.mux.HandleFunc("/", s.counted("other", func(w http.ResponseWriter, r *http.Request) *apiError {
+		return &apiError{Status: 404, Type: "invalid_request_error", Message: fmt.Sprintf("unknown route %s %s", r.Method, r.URL.Path)}
+	}))
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil && v != http.ErrAbortHandler {
+			s.log.Error("server: panic in handler (a bug)", "panic", v)
+			writeError(w, &apiError{Status: 500, Type: "server_error", Message: "internal error"})
+		}
+	}()
+	s.mux.ServeHTTP(w, r)
+}
+
+// Shutdown stops taking requests (they get 503), waits for running and
+// queued ones to finish, and when ctx ends first, cancels them and waits
+// for them to stop (within a decode step). It returns ctx's error when it
+// had to cancel. It does not close the sessions; Close does.
+func (s *Server) Shutdown(ctx context.Context) error {
+	idle := s.gate.close()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		s.cancel()
+		<-idle
+		return ctx.Err()
+	}
+}
+
+// Close cancels whatever runs and closes the sessions.
+func (s *Server) Close() error {
+	idle := s.gate.close()
+	s.cancel()
+	<-idle
+	var errs []error
+	for _, sl := range s.all {
+		if err := sl.session.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// gate counts requests in flight and refuses new ones once closed.
+type gate struct {
+	mu     sync.Mutex
+	active int
+	closed bool
+	idle   chan struct{} // closed when closed and no request is active
+}
+
+func (g *gate) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.active++
+	return true
+}
+
+func (g *gate) exit() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.active--
+	if g.closed && g.active == 0 && g.idle != nil {
+		close(g.idle)
+		g.idle = nil
+	}
+}
+
+func (g *gate) isClosed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed
+}
+
+// close refuses further requests and returns a channel closed once none is
+// in flight.
+func (g *gate) close() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	if g.active == 0 {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	if g.idle == nil {
+		g.idle = make(chan struct{})
+	}
+	return g.idle
+}
+
+// counted wraps a handler: draining check, body bound, error JSON, metrics.
+func (s *Server) counted(endpoint string, h func(http.ResponseWriter, *http.Request) *apiError) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w}
+		var err *apiError
+		if !s.gate.enter() {
+			err = &apiError{Status: 503, Type: "server_error", Message: "the server is shutting down"}
+		} else {
+			r.Body = http.MaxBytesReader(sw, r.Body, s.maxBody)
+			err = h(sw, r)
+			s.gate.exit()
+		}
+		if err != nil {
+			if err.Status >= 500 {
+				s.log.Error("request failed", "path", r.URL.Path, "err", err.Message)
+			}
+			if !sw.wrote {
+				writeError(sw, err)
+			}
+		}
+		status := sw.status
+		if status == 0 {
+			status = 200
+		}
+		s.metrics.request(endpoint, status)
+	}
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.status, w.wrote = 200, true
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func writeError(w http.ResponseWriter, e *apiError) {
+	w.Header().Set("Content-Type", "application/json")
+	if e.Status == 429 {
+		w.Header().Set("Retry-After", "1")
+	}
+	w.WriteHeader(e.Status)
+	json.NewEncoder(w).Encode(struct {
+		Error *apiError `json:"error"`
+	}{e})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+// readBody decodes the request body, mapping an oversized one to 413.
+func readBody(r *http.Request, v any) *apiError {
+	// Any Content-Type: curl -d sends form encoding unless told otherwise.
+	return decodeJSON(r.Body, v)
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) *apiError {
+	writeJSON(w, map[string]any{"object": "list", "data": []any{s.modelJSON()}})
+	return nil
+}
+
+func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) *apiError {
+	if id := r.PathValue("id"); id != s.info.ID {
+		return &apiError{Status: 404, Type: "invalid_request_error", Param: strp("model"), Code: strp("model_not_found"),
+			Message: fmt.Sprintf("the model %q does not exist; this server serves %q", id, s.info.ID)}
+	}
+	writeJSON(w, s.modelJSON())
+	return nil
+}
+
+func (s *Server) modelJSON() map[string]any {
+	return map[string]any{"id": s.info.ID, "object": "model", "created": 0, "owned_by": "lowmem",
+		"context_length": s.info.ContextLength}
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if s.gate.isClosed() {
+		writeError(w, &apiError{Status: 503, Type: "server_error", Message: "the server is shutting down"})
+		return
+	}
+	writeJSON(w, map[string]string{"status": "ok"})
+}
+
+// generation runs one request on a slot: acquire, generate with stop
+// strings applied, release, count.
+// started, when not nil, runs once a slot is held, before generation: a
+// stream sends its first chunk there, so that a request refused before it
+// (429, 503) still gets a proper HTTP status.
+func (s *Server) generate(r *http.Request, prompt string, p Params, stop []string, started func(), yield func(text string) bool) (Result, *apiError) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(s.base, cancel)()
+
+	sl, err := s.slots.acquire(ctx, prompt)
+	switch {
+	case errors.Is(err, errQueueFull):
+		return Result{}, &apiError{Status: 429, Type: "requests", Code: strp("rate_limit_exceeded"),
+			Message: "all slots are busy and the queue is full; retry later"}
+	case err != nil && s.base.Err() != nil:
+		return Result{}, &apiError{Status: 503, Type: "server_error", Message: "the server shut down before the request could start"}
+	case err != nil:
+		return Result{}, &apiError{Status: 499, Type: "invalid_request_error", Message: "request cancelled while queued"}
+	}
+	defer s.slots.release(sl)
+	sl.prompt = prompt
+	if started != nil {
+		started()
+	}
+
+	m := newStopMatcher(stop)
+	stopped := false
+	start := time.Now()
+	res, gerr := sl.session.Generate(ctx, prompt, p, func(text string) bool {
+		out, hit := m.push(text)
+		if out != "" && !yield(out) {
+			return false
+		}
+		if hit {
+			stopped = true
+			return false
+		}
+		return true
+	})
+	if !stopped && gerr == nil {
+		if rest := m.flush(); rest != "" {
+			yield(rest)
+		}
+	}
+	if stopped {
+		res.Finish = "stop"
+	}
+	s.metrics.generation(res, time.Since(start))
+	if gerr != nil {
+		if s.base.Err() != nil {
+			return res, &apiError{Status: 503, Type: "server_error", Message: "the server shut down during generation"}
+		}
+		if ctx.Err() != nil {
+			return res, &apiError{Status: 499, Type: "invalid_request_error", Message: "request cancelled"}
+		}
+		return res, &apiError{Status: 500, Type: "server_error", Message: "generation failed: " + gerr.Error()}
+	}
+	if res.Finish == "" {
+		res.Finish = "stop"
+	}
+	return res, nil
+}
+
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
+	var req chatRequest
+	if err := readBody(r, &req); err != nil {
+		return err
+	}
+	in, aerr := req.validate()
+	if aerr != nil {
+		return aerr
+	}
+	if s.info.Template == nil {
+		return &apiError{Status: 400, Type: "invalid_request_error", Message: "the model has no chat template; use /v1/completions or start the server with a chat template"}
+	}
+	opts := s.info.Render
+	opts.AddGenerationPrompt = true
+	opts.Tools = in.tools
+	opts.Now = s.now()
+	if len(in.kwargs) > 0 {
+		opts.Kwargs = in.kwargs
+	}
+	prompt, err := s.info.Template.Render(in.messages, opts)
+	if err != nil {
+		return badRequest("messages", "the chat template cannot render these messages: %v", err)
+	}
+	parser := chat.NewParser(s.info.Template.Format(), chat.ParseOptions{
+		ThinkingOpen: chat.PromptOpensThinking(prompt),
+		Tools:        len(in.tools) > 0,
+		NewID:        func() string { return s.newID("call_") },
+	})
+	id := s.newID("chatcmpl-")
+	created := s.now().Unix()
+	if !req.Stream {
+		res, aerr := s.generate(r, prompt, in.params, req.Stop, nil, func(text string) bool {
+			parser.Push(text)
+			return true
+		})
+		if aerr != nil {
+			return aerr
+		}
+		parser.Finish()
+		msg := parser.Message()
+		rm := respMessage{Role: "assistant", ReasoningContent: msg.Thinking}
+		if msg.Content != "" || len(msg.ToolCalls) == 0 {
+			rm.Content = strp(msg.Content)
+		}
+		finish := res.Finish
+		for _, tc := range msg.ToolCalls {
+			rm.ToolCalls = append(rm.ToolCalls, toolCallOut(tc, -1))
+			finish = "tool_calls"
+		}
+		writeJSON(w, chatResponse{ID: id, Object: "chat.completion", Created: created, Model: s.info.ID,
+			SystemFingerprint: "lowmem", Choices: []chatChoice{{Message: rm, FinishReason: finish}}, Usage: usageOf(res)})
+		return nil
+	}
+
+	sse := newSSE(w)
+	chunk := func(d deltaJSON, finish *string) bool {
+		return sse.send(chatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: s.info.ID,
+			SystemFingerprint: "lowmem", Choices: []chunkChoice{{Delta: d, FinishReason: finish}}})
+	}
+	ok := true
+	calls := 0
+	send := func(ds []chat.Delta) bool {
+		for _, d := range ds {
+			switch {
+			case d.ToolCall != nil:
+				ok = ok && chunk(deltaJSON{ToolCalls: []toolCallJSON{toolCallOut(*d.ToolCall, calls)}}, nil)
+				calls++
+			case d.Thinking != "":
+				ok = ok && chunk(deltaJSON{ReasoningContent: d.Thinking}, nil)
+			case d.Content != "":
+				ok = ok && chunk(deltaJSON{Content: strp(d.Content)}, nil)
+			}
+		}
+		return ok
+	}
+	started := func() { ok = chunk(deltaJSON{Role: "assistant", Content: strp("")}, nil) }
+	res, aerr := s.generate(r, prompt, in.params, req.Stop, started, func(text string) bool {
+		return send(parser.Push(text))
+	})
+	if aerr != nil {
+		sse.fail(aerr)
+		return aerr
+	}
+	send(parser.Finish())
+	finish := res.Finish
+	if calls > 0 {
+		finish = "tool_calls"
+	}
+	chunk(deltaJSON{}, &finish)
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		sse.send(chatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: s.info.ID,
+			SystemFingerprint: "lowmem", Choices: []chunkChoice{}, Usage: usageOf(res)})
+	}
+	sse.done()
+	return nil
+}
+
+func toolCallOut(tc chat.ToolCall, index int) toolCallJSON {
+	out := toolCallJSON{ID: tc.ID, Type: "function"}
+	if index >= 0 {
+		out.Index = &index
+	}
+	out.Function.Name = tc.Name
+	out.Function.Arguments = tc.Arguments
+	return out
+}
+
+func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) *apiError {
+	var req completionRequest
+	if err := readBody(r, &req); err != nil {
+		return err
+	}
+	prompt, p, aerr := req.validate()
+	if aerr != nil {
+		return aerr
+	}
+	id := s.newID("cmpl-")
+	created := s.now().Unix()
+	if !req.Stream {
+		var b strings.Builder
+		res, aerr := s.generate(r, prompt, p, req.Stop, nil, func(text string) bool {
+			b.WriteString(text)
+			return true
+		})
+		if aerr != nil {
+			return aerr
+		}
+		writeJSON(w, completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.info.ID,
+			SystemFingerprint: "lowmem", Choices: []completionChoice{{Text: b.String(), FinishReason: &res.Finish}}, Usage: usageOf(res)})
+		return nil
+	}
+	sse := newSSE(w)
+	chunk := func(text string, finish *string, u *usageJSON) bool {
+		choices := []completionChoice{{Text: text, FinishReason: finish}}
+		if u != nil {
+			choices = []completionChoice{}
+		}
+		return sse.send(completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.info.ID,
+			SystemFingerprint: "lowmem", Choices: choices, Usage: u})
+	}
+	res, aerr := s.generate(r, prompt, p, req.Stop, nil, func(text string) bool { return chunk(text, nil, nil) })
+	if aerr != nil {
+		sse.fail(aerr)
+		return aerr
+	}
+	chunk("", &res.Finish, nil)
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		chunk("", nil, usageOf(res))
+	}
+	sse.done()
+	return nil
+}
+
+// sse writes server-sent events as OpenAI frames them: "data: {json}\n\n",
+// ending with "data: [DONE]\n\n".
+type sse struct {
+	w       http.ResponseWriter
+	started bool
+	broken  bool
+}
+
+func newSSE(w http.ResponseWriter) *sse { return &sse{w: w} }
+
+func (e *sse) start() {
+	if e.started {
+		return
+	}
+	e.started = true
+	h := e.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	e.w.WriteHeader(200)
+}
+
+func (e *sse) write(data []byte) bool {
+	if e.broken {
+		return false
+	}
+	e.start()
+	if _, err := fmt.Fprintf(e.w, "data: %s\n\n", data); err != nil {
+		e.broken = true
+		return false
+	}
+	if f, ok := e.w.(http.Flusher); ok {
+		f.Flush()
+	}
+	return true
+}
+
+func (e *sse) send(v any) bool {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return false
+	}
+	return e.write(b)
+}
+
+func (e *sse) done() { e.write([]byte("[DONE]")) }
+
+// fail reports an error: as the response when nothing was sent yet (the
+// caller writes it), else as an error event in the stream.
+func (e *sse) fail(err *apiError) {
+	if !e.started {
+		return
+	}
+	e.send(struct {
+		Error *apiError `json:"error"`
+	}{err})
+}
+
+func randomID(prefix string) string {
+	const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	for i := range b {
+		b[i] = chars[int(b[i])%len(chars)]
+	}
+	return prefix + string(b[:])
+}

@@ -1,0 +1,527 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func words(s string) func(string) []string {
+	return func(string) []string { return strings.SplitAfter(s, " ") }
+}
+
+func start(t *testing.T, b *fakeBackend, opts ...Option) (*Server, *httptest.Server) {
+	t.Helper()
+	n := 0
+	var mu sync.Mutex
+	opts = append([]Option{WithIDs(func(p string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return fmt.Sprintf("%s%d", p, n)
+	})}, opts...)
+	srv, err := New(b, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		hs.Close()
+		srv.Close()
+	})
+	return srv, hs
+}
+
+func post(t *testing.T, url, body string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// sseEvents reads a stream's data lines, checking the framing.
+func sseEvents(t *testing.T, r io.Reader) []string {
+	t.Helper()
+	var out []string
+	sc := bufio.NewScanner(r)
+	expectBlank := false
+	for sc.Scan() {
+		line := sc.Text()
+		if expectBlank {
+			if line != "" {
+				t.Fatalf("event not followed by a blank line: %q", line)
+			}
+			expectBlank = false
+			continue
+		}
+		if !strings.HasPrefix(line, "data: ") {
+			t.Fatalf("line %q is not a data line", line)
+		}
+		out = append(out, strings.TrimPrefix(line, "data: "))
+		expectBlank = true
+	}
+	return out
+}
+
+func TestChatNonStream(t *testing.T) {
+	b := newFake(words("Paris is the capital."))
+	_, hs := start(t, b)
+	resp, body := post(t, hs.URL+"/v1/chat/completions",
+		`{"model":"x","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Capital of France?"}],"max_tokens":50,"temperature":0.2,"seed":7,"top_p":0.9}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	var got chatResponse
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Object != "chat.completion" || got.Model != "fake-model" || got.ID != "chatcmpl-1" || len(got.Choices) != 1 {
+		t.Fatalf("response %s", body)
+	}
+	c := got.Choices[0]
+	if *c.Message.Content != "Paris is the capital." || c.FinishReason != "stop" || c.Message.Role != "assistant" {
+		t.Errorf("choice %+v", c)
+	}
+	if got.Usage.CompletionTokens != 4 || got.Usage.TotalTokens != got.Usage.PromptTokens+4 {
+		t.Errorf("usage %+v", got.Usage)
+	}
+	wantPrompt := "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nCapital of France?<|im_end|>\n<|im_start|>assistant\n"
+	if b.prompts[0] != wantPrompt {
+		t.Errorf("prompt %q\nwant   %q", b.prompts[0], wantPrompt)
+	}
+	p := b.params[0]
+	if p.MaxTokens != 50 || *p.Temperature != 0.2 || *p.Seed != 7 || *p.TopP != 0.9 {
+		t.Errorf("params %+v", p)
+	}
+}
+
+func TestChatStream(t *testing.T) {
+	_, hs := start(t, newFake(words("Hello big world")))
+	resp, err := http.Post(hs.URL+"/v1/chat/completions", "application/json", strings.NewReader(
+		`{"messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	events := sseEvents(t, resp.Body)
+	if events[len(events)-1] != "[DONE]" {
+		t.Fatalf("last event %q, want [DONE]", events[len(events)-1])
+	}
+	var chunks []chatChunk
+	for _, e := range events[:len(events)-1] {
+		var c chatChunk
+		if err := json.Unmarshal([]byte(e), &c); err != nil {
+			t.Fatalf("%s: %v", e, err)
+		}
+		if c.Object != "chat.completion.chunk" || c.ID != "chatcmpl-1" {
+			t.Fatalf("chunk %s", e)
+		}
+		chunks = append(chunks, c)
+	}
+	if d := chunks[0].Choices[0].Delta; d.Role != "assistant" || d.Content == nil || *d.Content != "" {
+		t.Errorf("first chunk %+v, want the role", d)
+	}
+	var text strings.Builder
+	for _, c := range chunks[1 : len(chunks)-2] {
+		if c.Choices[0].FinishReason != nil {
+			t.Errorf("finish reason before the end")
+		}
+		text.WriteString(*c.Choices[0].Delta.Content)
+	}
+	if text.String() != "Hello big world" {
+		t.Errorf("streamed %q", text.String())
+	}
+	fin := chunks[len(chunks)-2]
+	if fin.Choices[0].FinishReason == nil || *fin.Choices[0].FinishReason != "stop" {
+		t.Errorf("finish chunk %+v", fin)
+	}
+	usage := chunks[len(chunks)-1]
+	if len(usage.Choices) != 0 || usage.Usage == nil || usage.Usage.CompletionTokens != 3 {
+		t.Errorf("usage chunk %+v", usage)
+	}
+}
+
+func TestToolCallRoundTrip(t *testing.T) {
+	b := newFake(func(prompt string) []string {
+		if strings.Contains(prompt, "<tool_response>") {
+			return []string{"It is ", "18 °C."}
+		}
+		return []string{"<tool_", "call>{\"name\": \"get_weather\", ", "\"arguments\": {\"city\": \"Paris\"}}</tool_call>"}
+	})
+	_, hs := start(t, b)
+	tools := `"tools":[{"type":"function","function":{"name":"get_weather","description":"Weather now","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]`
+	resp, body := post(t, hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"Weather in Paris?"}],`+tools+`}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	var got chatResponse
+	json.Unmarshal(body, &got)
+	c := got.Choices[0]
+	if c.FinishReason != "tool_calls" || c.Message.Content != nil || len(c.Message.ToolCalls) != 1 {
+		t.Fatalf("choice %s", body)
+	}
+	tc := c.Message.ToolCalls[0]
+	if tc.Type != "function" || tc.Function.Name != "get_weather" || tc.Function.Arguments != `{"city":"Paris"}` || tc.ID == "" {
+		t.Errorf("tool call %+v", tc)
+	}
+	if !strings.Contains(b.prompts[0], `<tools>{"type": "function", "function": {"name": "get_weather"`) {
+		t.Errorf("tools not in prompt: %q", b.prompts[0])
+	}
+
+	// Send the result back; the streamed answer is plain content.
+	second := fmt.Sprintf(`{"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"},
+		{"role":"assistant","content":null,"tool_calls":[{"id":%q,"type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},
+		{"role":"tool","tool_call_id":%q,"content":"18 C"}],`+tools+`}`, tc.ID, tc.ID)
+	resp2, err := http.Post(hs.URL+"/v1/chat/completions", "application/json", strings.NewReader(second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp2.Body.Close()
+	events := sseEvents(t, resp2.Body)
+	var text strings.Builder
+	for _, e := range events[:len(events)-1] {
+		var ch chatChunk
+		json.Unmarshal([]byte(e), &ch)
+		if d := ch.Choices[0].Delta; d.Content != nil {
+			text.WriteString(*d.Content)
+		}
+	}
+	if text.String() != "It is 18 °C." {
+		t.Errorf("answer %q", text.String())
+	}
+	p := b.prompts[1]
+	if !strings.Contains(p, `<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>`) ||
+		!strings.Contains(p, "<tool_response>18 C</tool_response>") {
+		t.Errorf("history not rendered: %q", p)
+	}
+}
+
+func TestToolCallStreamDeltas(t *testing.T) {
+	_, hs := start(t, newFake(func(string) []string {
+		return []string{"Let me check.", "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>"}
+	}))
+	resp, err := http.Post(hs.URL+"/v1/chat/completions", "application/json", strings.NewReader(
+		`{"stream":true,"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := sseEvents(t, resp.Body)
+	var sawCall, sawFinish bool
+	for _, e := range events[:len(events)-1] {
+		var ch chatChunk
+		json.Unmarshal([]byte(e), &ch)
+		ch0 := ch.Choices[0]
+		if len(ch0.Delta.ToolCalls) == 1 {
+			tc := ch0.Delta.ToolCalls[0]
+			sawCall = tc.Index != nil && *tc.Index == 0 && tc.ID != "" && tc.Function.Name == "f" && tc.Function.Arguments == "{}"
+		}
+		if ch0.FinishReason != nil {
+			sawFinish = *ch0.FinishReason == "tool_calls"
+		}
+	}
+	if !sawCall || !sawFinish {
+		t.Errorf("call delta %v, finish tool_calls %v in %v", sawCall, sawFinish, events)
+	}
+}
+
+func TestCompletions(t *testing.T) {
+	_, hs := start(t, newFake(words("one two three four")))
+	resp, body := post(t, hs.URL+"/v1/completions", `{"prompt":"count:","stop":["three"],"max_tokens":10}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	var got completionResponse
+	json.Unmarshal(body, &got)
+	if got.Object != "text_completion" || got.Choices[0].Text != "one two " || *got.Choices[0].FinishReason != "stop" {
+		t.Errorf("response %s", body)
+	}
+	resp2, body2 := post(t, hs.URL+"/v1/completions", `{"prompt":["count:"],"max_tokens":2}`)
+	if resp2.StatusCode != 200 || !strings.Contains(string(body2), `"finish_reason":"length"`) {
+		t.Errorf("max_tokens: %s", body2)
+	}
+	r3, err := http.Post(hs.URL+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"x","stream":true,"stop":"fo"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r3.Body.Close()
+	events := sseEvents(t, r3.Body)
+	var text strings.Builder
+	for _, e := range events[:len(events)-1] {
+		var c completionResponse
+		json.Unmarshal([]byte(e), &c)
+		text.WriteString(c.Choices[0].Text)
+	}
+	if text.String() != "one two three " || events[len(events)-1] != "[DONE]" {
+		t.Errorf("streamed %q, events %v", text.String(), events)
+	}
+}
+
+func TestStopAcrossPieces(t *testing.T) {
+	m := newStopMatcher([]string{"<|end|>", "STOP"})
+	var out strings.Builder
+	for _, p := range []string{"ab<", "|en", "d|>cd"} {
+		s, hit := m.push(p)
+		out.WriteString(s)
+		if hit {
+			break
+		}
+	}
+	if out.String() != "ab" {
+		t.Errorf("got %q", out.String())
+	}
+	m = newStopMatcher([]string{"STOP"})
+	s1, _ := m.push("xST")
+	s2, _ := m.push("x")
+	if s1+s2+m.flush() != "xSTx" {
+		t.Errorf("held text lost: %q %q", s1, s2)
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	_, hs := start(t, newFake(words("x")), WithMaxBodyBytes(4096))
+	cases := []struct {
+		name, path, body string
+		status           int
+		param, msg       string
+	}{
+		{"malformed", "/v1/chat/completions", `{"messages": [`, 400, "", "could not parse"},
+		{"empty body", "/v1/chat/completions", ``, 400, "", "empty"},
+		{"not an object", "/v1/chat/completions", `[1,2]`, 400, "", "must be a JSON object"},
+		{"wrong type", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"max_tokens":"many"}`, 400, "max_tokens", "wrong type"},
+		{"no messages", "/v1/chat/completions", `{"messages":[]}`, 400, "messages", "non-empty"},
+		{"unknown role", "/v1/chat/completions", `{"messages":[{"role":"wizard","content":"x"}]}`, 400, "messages[0].role", "wizard"},
+		{"missing content", "/v1/chat/completions", `{"messages":[{"role":"user"}]}`, 400, "messages[0].content", "missing"},
+		{"image part", "/v1/chat/completions", `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, 400, "", "only text parts"},
+		{"negative max_tokens", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"max_tokens":-1}`, 400, "max_tokens", "at least 1"},
+		{"temperature", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"temperature":3}`, 400, "temperature", "between 0 and 2"},
+		{"n", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"n":2}`, 400, "n", "n > 1"},
+		{"json mode", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}}`, 400, "response_format", "not supported"},
+		{"tool_choice required", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"tool_choice":"required"}`, 400, "tool_choice", "not supported"},
+		{"stop type", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"stop":5}`, 400, "", "stop must be"},
+		{"oversized", "/v1/chat/completions", `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 5000) + `"}]}`, 413, "", "larger"},
+		{"token prompt", "/v1/completions", `{"prompt":[1,2,3]}`, 400, "prompt", "token arrays"},
+		{"no prompt", "/v1/completions", `{}`, 400, "prompt", "missing"},
+		{"unknown route", "/v1/embeddings", `{}`, 404, "", "unknown route"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp, body := post(t, hs.URL+c.path, c.body)
+			if resp.StatusCode != c.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, body)
+			}
+			var e struct {
+				Error *struct {
+					Message string  `json:"message"`
+					Type    string  `json:"type"`
+					Param   *string `json:"param"`
+					Code    *string `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(body, &e); err != nil || e.Error == nil || e.Error.Type == "" {
+				t.Fatalf("not OpenAI error JSON: %s", body)
+			}
+			if !strings.Contains(e.Error.Message, c.msg) {
+				t.Errorf("message %q does not say %q", e.Error.Message, c.msg)
+			}
+			if c.param != "" && (e.Error.Param == nil || *e.Error.Param != c.param) {
+				t.Errorf("param %v, want %q", e.Error.Param, c.param)
+			}
+		})
+	}
+}
+
+// TestParallelAndQueueFull: two slots generate at once, one request waits,
+// and the next gets 429.
+func TestParallelAndQueueFull(t *testing.T) {
+	b := newFake(words("a b c"))
+	b.gate = make(chan struct{})
+	srv, hs := start(t, b, WithParallel(2), WithQueue(1))
+	body := `{"messages":[{"role":"user","content":"x"}]}`
+	var wg sync.WaitGroup
+	codes := make(chan int, 3)
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, _ := post(t, hs.URL+"/v1/chat/completions", body)
+			codes <- resp.StatusCode
+		}()
+	}
+	waitFor(t, func() bool { q, busy := srv.slots.load(); return q == 1 && busy == 2 })
+	resp, errBody := post(t, hs.URL+"/v1/chat/completions", body)
+	if resp.StatusCode != 429 || !strings.Contains(string(errBody), "rate_limit_exceeded") || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("4th request: %d %s", resp.StatusCode, errBody)
+	}
+	// A streamed request refused for a full queue gets the status too, not a
+	// 200 with an error event.
+	resp, errBody = post(t, hs.URL+"/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"x"}]}`)
+	if resp.StatusCode != 429 || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("streamed 5th request: %d %s", resp.StatusCode, errBody)
+	}
+	_, metrics := get(t, hs.URL+"/metrics")
+	for _, want := range []string{"llm_queue_length 1", "llm_slots_busy 2", `llm_requests_total{endpoint="/v1/chat/completions",code="429"} 2`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %q:\n%s", want, metrics)
+		}
+	}
+	close(b.gate)
+	wg.Wait()
+	close(codes)
+	for c := range codes {
+		if c != 200 {
+			t.Errorf("status %d", c)
+		}
+	}
+	if b.peak != 2 {
+		t.Errorf("peak concurrent generations %d, want 2", b.peak)
+	}
+}
+
+// TestClientDisconnect: a client that goes away cancels its generation
+// within one step, and the slot serves the next request.
+func TestClientDisconnect(t *testing.T) {
+	b := newFake(func(string) []string { return strings.Split(strings.Repeat("x", 1000), "") })
+	b.gate = make(chan struct{}, 1)
+	srv, hs := start(t, b)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", hs.URL+"/v1/chat/completions",
+		strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"x"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	b.gate <- struct{}{}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(resp.Body)
+	if _, err := br.ReadString('\n'); err != nil { // the role chunk
+		t.Fatal(err)
+	}
+	cancel()
+	resp.Body.Close()
+	waitFor(t, func() bool { return b.cancelled.Load() == 1 })
+	if steps := b.steps.Load(); steps > 2 {
+		t.Errorf("%d steps ran; the cancel should stop it within one", steps)
+	}
+	waitFor(t, func() bool { _, busy := srv.slots.load(); return busy == 0 })
+	b.gate = nil
+	b.reply = words("ok")
+	if resp, body := post(t, hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`); resp.StatusCode != 200 {
+		t.Fatalf("after disconnect: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestShutdown: draining refuses new requests, lets a running one finish,
+// and cancels what still runs when the deadline passes.
+func TestShutdown(t *testing.T) {
+	b := newFake(words("a b c d"))
+	b.gate = make(chan struct{})
+	srv, hs := start(t, b)
+	done := make(chan int)
+	go func() {
+		resp, _ := post(t, hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`)
+		done <- resp.StatusCode
+	}()
+	waitFor(t, func() bool { _, busy := srv.slots.load(); return busy == 1 })
+
+	shut := make(chan error)
+	go func() { shut <- srv.Shutdown(context.Background()) }()
+	waitFor(t, func() bool { return srv.gate.isClosed() })
+	if resp, body := post(t, hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`); resp.StatusCode != 503 {
+		t.Errorf("request while draining: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := get(t, hs.URL+"/health"); resp.StatusCode != 503 {
+		t.Errorf("health while draining: %d", resp.StatusCode)
+	}
+	close(b.gate) // the running request finishes
+	if code := <-done; code != 200 {
+		t.Errorf("in-flight request got %d", code)
+	}
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+
+	// A generation that does not finish in time is cancelled.
+	b2 := newFake(words("a b c d"))
+	b2.gate = make(chan struct{})
+	srv2, hs2 := start(t, b2)
+	go func() {
+		resp, _ := post(t, hs2.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`)
+		done <- resp.StatusCode
+	}()
+	waitFor(t, func() bool { _, busy := srv2.slots.load(); return busy == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := srv2.Shutdown(ctx); err != context.DeadlineExceeded {
+		t.Errorf("Shutdown: %v, want DeadlineExceeded", err)
+	}
+	<-done
+	if b2.cancelled.Load() != 1 {
+		t.Errorf("generation was not cancelled")
+	}
+}
+
+func TestModelsHealthMetrics(t *testing.T) {
+	_, hs := start(t, newFake(words("x")))
+	resp, body := get(t, hs.URL+"/v1/models")
+	if resp.StatusCode != 200 || !strings.Contains(body, `"id":"fake-model"`) || !strings.Contains(body, `"object":"list"`) {
+		t.Errorf("models: %s", body)
+	}
+	if resp, body := get(t, hs.URL+"/v1/models/fake-model"); resp.StatusCode != 200 || !strings.Contains(body, `"object":"model"`) {
+		t.Errorf("model: %s", body)
+	}
+	if resp, _ := get(t, hs.URL+"/v1/models/other"); resp.StatusCode != 404 {
+		t.Errorf("unknown model: %d", resp.StatusCode)
+	}
+	if resp, body := get(t, hs.URL+"/health"); resp.StatusCode != 200 || !strings.Contains(body, "ok") {
+		t.Errorf("health: %s", body)
+	}
+	post(t, hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`)
+	resp, metrics := get(t, hs.URL+"/metrics")
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain; version=0.0.4") {
+		t.Errorf("Content-Type %q", resp.Header.Get("Content-Type"))
+	}
+	for _, want := range []string{"# TYPE llm_requests_total counter", `llm_requests_total{endpoint="/v1/chat/completions",code="200"} 1`,
+		"llm_completion_tokens_total 1", "# TYPE llm_tokens_per_second gauge", "llm_queue_length 0", "llm_slots 1"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %q:\n%s", want, metrics)
+		}
+	}
+}
+
+func get(t *testing.T, url string) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
