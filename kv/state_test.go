@@ -45,7 +45,7 @@ func TestStateRoundTrip(t *testing.T) {
 				// Only stored rows are written: the header, 20 bytes per layer,
 				// and the rows each layer holds.
 				rows := int64(src.Len() + min(src.Len(), 5))
-				if want := 4 + 20 + 20*2 + rows*int64(cfg.KVHeads)*src.rowBytes(); n != want {
+				if want := 4 + 20 + 20*2 + rows*int64(cfg.KVHeads)*src.cfg.rowBytes(); n != want {
 					t.Errorf("wrote %d bytes, want %d", n, want)
 				}
 				cfg.Initial = tc.initial

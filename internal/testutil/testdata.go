@@ -31,3 +31,14 @@ func Testdata(t testing.TB, rel string) string {
 	}
 	return p
 }
+
+// TempModel writes the GGUF file of s into the test's temporary directory
+// and returns its path; it fails the test when that does not work.
+func TempModel(t testing.TB, s ModelSpec) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "model.gguf")
+	if err := WriteModelFile(p, s); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
