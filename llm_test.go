@@ -3,14 +3,19 @@ package llm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/quant"
+	"github.com/lowmem/llm/sampler"
 )
 
 func loadStories(t *testing.T, opts ...llm.Option) *llm.Model {
@@ -105,8 +110,16 @@ func TestInvalidOptions(t *testing.T) {
 		"batch 0":    llm.WithBatchSize(0),
 		"memory -1":  llm.WithMemoryLimit(-1),
 	} {
-		if _, err := llm.Load(path, o); !errors.Is(err, llm.ErrInvalidOption) {
+		_, err := llm.Load(path, o)
+		if !errors.Is(err, llm.ErrInvalidOption) {
 			t.Errorf("%s: err = %v, want ErrInvalidOption", name, err)
+		}
+		// The root's own options speak as the root, never as the sampler.
+		if msg := fmt.Sprint(err); !strings.HasPrefix(msg, "llm: ") || strings.Contains(msg, "sampler") {
+			t.Errorf("%s: message %q, want it to start with \"llm: \" and not name the sampler", name, msg)
+		}
+		if errors.Is(err, sampler.ErrInvalidOption) {
+			t.Errorf("%s: a load option error matches sampler.ErrInvalidOption", name)
 		}
 	}
 	m := loadStories(t)
@@ -122,9 +135,18 @@ func TestInvalidOptions(t *testing.T) {
 		"max tokens 0":   llm.MaxTokens(0),
 		"empty stop":     llm.Stop(""),
 	} {
-		if _, err := s.Generate(context.Background(), "Once", o); !errors.Is(err, llm.ErrInvalidOption) {
-			t.Errorf("%s: err = %v, want ErrInvalidOption", name, err)
+		_, err := s.Generate(context.Background(), "Once", o)
+		if !errors.Is(err, llm.ErrInvalidOption) || !strings.HasPrefix(fmt.Sprint(err), "llm: ") {
+			t.Errorf("%s: err = %v, want ErrInvalidOption, said by llm", name, err)
 		}
+	}
+	// A sampling value the sampler refuses matches the sampler's sentinel
+	// as well as the root's, and its message names the sampler's field.
+	if _, err := s.Generate(context.Background(), "Once", llm.TopP(0)); !errors.Is(err, sampler.ErrInvalidOption) || !strings.Contains(err.Error(), "top_p") {
+		t.Errorf("top-p 0: err = %v, want it to match sampler.ErrInvalidOption too", err)
+	}
+	if s.Len() != 0 {
+		t.Errorf("a refused Generate left %d tokens in the session", s.Len())
 	}
 	if _, err := m.NewSession(llm.WithContextSize(-5)); !errors.Is(err, llm.ErrInvalidOption) {
 		t.Errorf("session context -5: err = %v", err)
@@ -269,5 +291,115 @@ func TestSeedReproducible(t *testing.T) {
 	}
 	if a == c {
 		t.Fatalf("seeds 1 and 2 gave the same 24 tokens: %q", a)
+	}
+}
+
+// TestSamplingLeavesLogits checks who owns the logits: a Generate with
+// penalties that ends on a stop string leaves Logits (and so Save) as the
+// model computed them, not penalised by the sampler.
+func TestSamplingLeavesLogits(t *testing.T) {
+	m := loadStories(t, llm.WithThreads(2), llm.WithContextSize(128))
+	s, err := m.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	penalties := []llm.GenerateOption{llm.Temperature(0), llm.RepeatPenalty(1.5), llm.FrequencyPenalty(0.5),
+		llm.PresencePenalty(0.5), llm.PenaltyLastN(-1), llm.MaxTokens(40)}
+	text, err := s.Generate(ctx, "Once upon a time", penalties...)
+	if err != nil || len(text) < 2 {
+		t.Fatalf("generate: %q, %v", text, err)
+	}
+	// Stop on the second character of the text: the token that completes
+	// it is sampled from penalised logits and never evaluated.
+	s.Reset()
+	if _, err := s.Generate(ctx, "Once upon a time", append(penalties, llm.Stop(text[1:2]))...); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := m.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	want, err := ref.Eval(ctx, s.Tokens())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Logits(), want) {
+		t.Fatal("Logits after a penalised Generate differ from the model's logits for the same tokens")
+	}
+}
+
+// TestLoadRefusesOverBudget checks the public face of the planner: Load
+// refuses a model that does not fit even after degrading, and Plan reports
+// the degradation Load would make.
+func TestLoadRefusesOverBudget(t *testing.T) {
+	spec := testutil.TinyLlama()
+	spec.Context = 8192
+	spec.WeightType = quant.Q8_0
+	spec.Layers = 8
+	spec.FFN = 1024
+	path := testutil.TempModel(t, spec)
+	opts := []llm.Option{llm.WithContextSize(8192), llm.WithThreads(2), llm.WithBatchSize(64)}
+	// The least any configuration needs: INT8, 2048 tokens, every block streamed.
+	least, err := llm.Plan(path, append(opts, llm.WithMemoryLimit(1), llm.WithContextSize(2048), llm.WithKVType(llm.KVInt8),
+		llm.WithWeights(llm.WeightsStreaming), llm.WithStrictMemory())...)
+	if err != nil || least.Fits {
+		t.Fatalf("plan at 1 byte: %+v %v", least, err)
+	}
+	// Load refuses before touching the weights.
+	if _, err := llm.Load(path, append(opts, llm.WithMemoryLimit(least.Total-1))...); !errors.Is(err, llm.ErrOutOfMemoryBudget) {
+		t.Errorf("Load over budget: err = %v, want ErrOutOfMemoryBudget", err)
+	}
+	int8, err := llm.Plan(path, append(opts, llm.WithMemoryLimit(1<<40), llm.WithKVType(llm.KVInt8))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp, err := llm.Plan(path, append(opts, llm.WithMemoryLimit(int8.Total))...)
+	if err != nil || pp.KVType != llm.KVInt8 || !pp.Fits {
+		t.Errorf("Plan: %+v %v", pp, err)
+	}
+}
+
+// TestStreamingDecodeAllocatesNothing is TestDecodeAllocatesNothing with
+// every block read from disk.
+func TestStreamingDecodeAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	spec := testutil.TinyLlama()
+	spec.Layers, spec.Embd, spec.FFN = 8, 128, 256
+	path := testutil.TempModel(t, spec)
+	opts := []llm.Option{llm.WithThreads(2), llm.WithContextSize(64), llm.WithWeights(llm.WeightsStreaming)}
+	least, err := llm.Plan(path, append(opts, llm.WithMemoryLimit(1), llm.WithStrictMemory())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := llm.Load(path, append(opts, llm.WithMemoryLimit(least.Total))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if p := m.Plan(); p.Weights != llm.WeightsStreaming || p.ResidentWeights != least.ResidentWeights {
+		t.Fatalf("plan: %+v, want every block streamed", p)
+	}
+	llm.StopWatch(m) // its polls allocate, on their own goroutine
+	s, err := m.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if _, err := s.Eval(ctx, []int32{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	tok := []int32{42}
+	if n := testing.AllocsPerRun(30, func() {
+		if _, err := s.Eval(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("a streamed decode step allocates %.1f times, want 0", n)
 	}
 }

@@ -481,3 +481,26 @@ func BenchmarkSample(b *testing.B) {
 		})
 	}
 }
+
+// TestPenalized checks that Penalized says when Sample changes its logits.
+func TestPenalized(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(*Config)
+		want bool
+	}{
+		{func(*Config) {}, false},
+		{func(c *Config) { c.RepeatPenalty = 1.1 }, true},
+		{func(c *Config) { c.FrequencyPenalty = 0.1 }, true},
+		{func(c *Config) { c.PresencePenalty = -0.1 }, true},
+	} {
+		cfg := DefaultConfig(1)
+		tc.edit(&cfg)
+		s := mustNew(t, cfg, 4)
+		logits := []float32{1, 2, 3, 4}
+		s.Sample(logits, []int32{0, 1, 2, 3})
+		changed := !slices.Equal(logits, []float32{1, 2, 3, 4})
+		if s.Penalized() != tc.want || changed != tc.want {
+			t.Errorf("%+v: Penalized %v, logits changed %v; want %v", cfg, s.Penalized(), changed, tc.want)
+		}
+	}
+}
