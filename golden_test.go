@@ -48,18 +48,23 @@ func loadGolden(t *testing.T, name string) *golden {
 	return &g
 }
 
+// logSumExp is log Σ exp(x), computed without overflow.
+func logSumExp(x []float32) float64 {
+	mx := math.Inf(-1)
+	for _, v := range x {
+		mx = math.Max(mx, float64(v))
+	}
+	var s float64
+	for _, v := range x {
+		s += math.Exp(float64(v) - mx)
+	}
+	return mx + math.Log(s)
+}
+
 // bucketKL estimates KL(ref‖test) with every token outside the reference
 // top-40 merged into one bucket (testdata README §3.1).
 func bucketKL(ref refPos, z []float32) float64 {
-	mx := math.Inf(-1)
-	for _, v := range z {
-		mx = math.Max(mx, float64(v))
-	}
-	var sum float64
-	for _, v := range z {
-		sum += math.Exp(float64(v) - mx)
-	}
-	lse := mx + math.Log(sum)
+	lse := logSumExp(z)
 	var kl, P, Q float64
 	for _, e := range ref.Top {
 		pr := math.Exp(e[1] - ref.LSE)

@@ -14,7 +14,6 @@ import (
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/testutil"
-	"github.com/lowmem/llm/quant"
 	"github.com/lowmem/llm/sampler"
 )
 
@@ -337,9 +336,6 @@ func TestSamplingLeavesLogits(t *testing.T) {
 func TestLoadRefusesOverBudget(t *testing.T) {
 	spec := testutil.TinyLlama()
 	spec.Context = 8192
-	spec.WeightType = quant.Q8_0
-	spec.Layers = 8
-	spec.FFN = 1024
 	path := testutil.TempModel(t, spec)
 	opts := []llm.Option{llm.WithContextSize(8192), llm.WithThreads(2), llm.WithBatchSize(64)}
 	// The least any configuration needs: INT8, 2048 tokens, every block streamed.

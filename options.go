@@ -57,6 +57,15 @@ func (s *settings) fail(format string, a ...any) {
 	s.errs = append(s.errs, fmt.Errorf("llm: "+format+": %w", append(a, ErrInvalidOption)...))
 }
 
+// setInt sets *dst to the option value n when it is within [lo, hi].
+func (s *settings) setInt(dst *int, name string, n, lo, hi int) {
+	if n < lo || n > hi {
+		s.fail("%s %d out of range [%d, %d]", name, n, lo, hi)
+		return
+	}
+	*dst = n
+}
+
 func buildSettings(base settings, apply func(*settings)) (settings, error) {
 	base.errs = nil
 	apply(&base)
@@ -92,13 +101,7 @@ func WithContextSize(n int) interface {
 	Option
 	SessionOption
 } {
-	return bothOption(func(s *settings) {
-		if n < 1 || n > 1<<24 {
-			s.fail("context size %d out of range [1, %d]", n, 1<<24)
-			return
-		}
-		s.Context = n
-	})
+	return bothOption(func(s *settings) { s.setInt(&s.Context, "context size", n, 1, 1<<24) })
 }
 
 // WithKVType sets the KV cache element type (KVF16 by default).
@@ -122,13 +125,7 @@ func WithBatchSize(n int) interface {
 	Option
 	SessionOption
 } {
-	return bothOption(func(s *settings) {
-		if n < 1 || n > 1<<16 {
-			s.fail("batch size %d out of range [1, 65536]", n)
-			return
-		}
-		s.Batch = n
-	})
+	return bothOption(func(s *settings) { s.setInt(&s.Batch, "batch size", n, 1, 1<<16) })
 }
 
 // WithKVPreallocate makes every session reserve its whole context's KV cache
@@ -171,13 +168,7 @@ func WithContextShift(keep int) interface {
 // WithThreads sets how many threads compute (default: GOMAXPROCS, which
 // follows the cgroup CPU quota). The threads are created once, at Load.
 func WithThreads(n int) Option {
-	return modelOption(func(s *settings) {
-		if n < 1 || n > 1024 {
-			s.fail("threads %d out of range [1, 1024]", n)
-			return
-		}
-		s.Threads = n
-	})
+	return modelOption(func(s *settings) { s.setInt(&s.Threads, "threads", n, 1, 1024) })
 }
 
 // WithMemoryLimit sets the memory budget in bytes that Load plans against.
@@ -240,72 +231,56 @@ func WithLogger(l *slog.Logger) Option {
 // llama.cpp's (sampler.DefaultConfig): temperature 0.8, top-k 40, top-p
 // 0.95, min-p 0.05, no penalties; and 128 tokens. A value out of range
 // makes Generate and Stream fail with an error wrapping ErrInvalidOption.
-type GenerateOption func(*seq.Generation)
+type GenerateOption func(*gen)
+
+// gen is what GenerateOptions set: the sampler's configuration (whose
+// defaults and validation are the sampler's own) and when to stop.
+type gen = seq.Generation
 
 // defaultGeneration is the generation GenerateOptions start from.
-func defaultGeneration() seq.Generation {
-	return seq.Generation{Sampling: sampler.DefaultConfig(0xC0FFEE), MaxTokens: 128}
+func defaultGeneration() gen {
+	return gen{Config: sampler.DefaultConfig(0xC0FFEE), MaxTokens: 128}
 }
 
 // MaxTokens limits how many tokens are generated (default 128; at least 1).
-func MaxTokens(n int) GenerateOption {
-	return func(g *seq.Generation) { g.MaxTokens = n }
-}
+func MaxTokens(n int) GenerateOption { return func(g *gen) { g.MaxTokens = n } }
 
 // Temperature sets the sampling temperature (>= 0); 0 is greedy decoding
 // (always the most likely token).
-func Temperature(t float32) GenerateOption {
-	return func(g *seq.Generation) { g.Sampling.Temperature = t }
-}
+func Temperature(t float32) GenerateOption { return func(g *gen) { g.Temperature = t } }
 
 // TopK keeps only the k most likely tokens; 0 disables the filter.
-func TopK(k int) GenerateOption {
-	return func(g *seq.Generation) { g.Sampling.TopK = k }
-}
+func TopK(k int) GenerateOption { return func(g *gen) { g.TopK = k } }
 
 // TopP keeps the smallest set of tokens whose probability adds up to p, in
 // (0, 1]; 1 disables the filter.
-func TopP(p float32) GenerateOption {
-	return func(g *seq.Generation) { g.Sampling.TopP = p }
-}
+func TopP(p float32) GenerateOption { return func(g *gen) { g.TopP = p } }
 
 // MinP drops tokens less likely than p (in [0, 1]) times the most likely
 // one; 0 disables the filter.
-func MinP(p float32) GenerateOption {
-	return func(g *seq.Generation) { g.Sampling.MinP = p }
-}
+func MinP(p float32) GenerateOption { return func(g *gen) { g.MinP = p } }
 
-// RepeatPenalty divides the logits of recently seen tokens by penalty (when
-// positive; multiplies when negative); it must be > 0, and 1 disables it.
+// RepeatPenalty divides the logits of recently seen tokens by p (when
+// positive; multiplies when negative); p must be > 0, and 1 disables it.
 // How many recent tokens count is set with PenaltyLastN.
-func RepeatPenalty(penalty float32) GenerateOption {
-	return func(g *seq.Generation) { g.Sampling.RepeatPenalty = penalty }
-}
+func RepeatPenalty(p float32) GenerateOption { return func(g *gen) { g.RepeatPenalty = p } }
 
-// FrequencyPenalty subtracts penalty × (times seen) from recent tokens' logits.
-func FrequencyPenalty(penalty float32) GenerateOption {
-	return func(g *seq.Generation) { g.Sampling.FrequencyPenalty = penalty }
-}
+// FrequencyPenalty subtracts p × (times seen) from recent tokens' logits.
+func FrequencyPenalty(p float32) GenerateOption { return func(g *gen) { g.FrequencyPenalty = p } }
 
-// PresencePenalty subtracts penalty from the logits of tokens seen recently.
-func PresencePenalty(penalty float32) GenerateOption {
-	return func(g *seq.Generation) { g.Sampling.PresencePenalty = penalty }
-}
+// PresencePenalty subtracts p from the logits of tokens seen recently.
+func PresencePenalty(p float32) GenerateOption { return func(g *gen) { g.PresencePenalty = p } }
 
 // PenaltyLastN sets how many recent tokens the penalties look at (default
 // 64; -1 means the whole session).
-func PenaltyLastN(n int) GenerateOption {
-	return func(g *seq.Generation) { g.Sampling.PenaltyLastN = n }
-}
+func PenaltyLastN(n int) GenerateOption { return func(g *gen) { g.PenaltyLastN = n } }
 
 // Seed makes sampling reproducible: the same seed, prompt and options give
 // the same text.
-func Seed(seed uint64) GenerateOption {
-	return func(g *seq.Generation) { g.Sampling.Seed = seed }
-}
+func Seed(seed uint64) GenerateOption { return func(g *gen) { g.Seed = seed } }
 
 // Stop ends generation when the output contains any of the strings (none
 // empty); the stop string itself is not returned.
 func Stop(stops ...string) GenerateOption {
-	return func(g *seq.Generation) { g.Stop = append(g.Stop, stops...) }
+	return func(g *gen) { g.Stop = append(g.Stop, stops...) }
 }

@@ -13,18 +13,7 @@ import (
 
 // fullKL is KL(p‖q) between the softmax distributions of two logit vectors.
 func fullKL(ref, z []float32) float64 {
-	lse := func(x []float32) float64 {
-		mx := math.Inf(-1)
-		for _, v := range x {
-			mx = math.Max(mx, float64(v))
-		}
-		var s float64
-		for _, v := range x {
-			s += math.Exp(float64(v) - mx)
-		}
-		return mx + math.Log(s)
-	}
-	lp, lq := lse(ref), lse(z)
+	lp, lq := logSumExp(ref), logSumExp(z)
 	var kl float64
 	for i := range ref {
 		lpi := float64(ref[i]) - lp

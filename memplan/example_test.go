@@ -1,25 +1,21 @@
 package memplan_test
 
 import (
+	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 
+	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/memplan"
 )
 
 func Example() {
-	dir, _ := os.MkdirTemp("", "memplan")
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "tiny.gguf")
 	spec := testutil.TinyLlama()
 	spec.Context = 8192
-	if err := testutil.WriteModelFile(path, spec); err != nil {
-		panic(err)
-	}
-	sh, err := memplan.ReadShape(path)
+	data, _ := testutil.ModelBytes(spec)
+	f, _ := gguf.Read(bytes.NewReader(data), int64(len(data))) // the header of a GGUF file (memplan.ReadShape reads one)
+	sh, err := memplan.ShapeOf(f, int64(len(data)))
 	if err != nil {
 		panic(err)
 	}

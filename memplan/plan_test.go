@@ -1,12 +1,9 @@
 package memplan
 
 import (
-	"bytes"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/kv"
@@ -67,24 +64,6 @@ func TestKVBytesKnownShapes(t *testing.T) {
 	}
 }
 
-// loadModel builds the model of the file at path, as Load does.
-func loadModel(t *testing.T, path string) *model.Model {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Read(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.New(f, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 // TestPlanMatchesLoadedModel checks that the components planned from the
 // header equal what a loaded model and session really use.
 func TestPlanMatchesLoadedModel(t *testing.T) {
@@ -100,7 +79,10 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := loadModel(t, path)
+		m, err := model.New(testutil.ReadModel(t, path))
+		if err != nil {
+			t.Fatal(err)
+		}
 		st, err := m.NewState(ops.NewExec(pool), model.StateOptions{Batch: p.Batch, Cache: p.KVType, Cells: p.Context,
 			Initial: InitialCells(p.Context, false)})
 		if err != nil {

@@ -2,8 +2,6 @@ package residency_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/lowmem/llm/internal/gguf"
@@ -15,14 +13,13 @@ import (
 )
 
 func Example() {
-	dir, _ := os.MkdirTemp("", "residency")
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "tiny.gguf")
 	spec := testutil.TinyLlama()
 	spec.Layers = 8
-	if err := testutil.WriteModelFile(path, spec); err != nil {
+	path, remove, err := testutil.TempModelFile(spec)
+	if err != nil {
 		panic(err)
 	}
+	defer remove()
 	mp, err := mem.Map(path)
 	if err != nil {
 		panic(err)

@@ -2,8 +2,6 @@ package engine_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/lowmem/llm/internal/engine"
 	"github.com/lowmem/llm/internal/testutil"
@@ -11,12 +9,11 @@ import (
 )
 
 func Example() {
-	dir, _ := os.MkdirTemp("", "engine")
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "tiny.gguf")
-	if err := testutil.WriteModelFile(path, testutil.TinyLlama()); err != nil {
+	path, remove, err := testutil.TempModelFile(testutil.TinyLlama())
+	if err != nil {
 		panic(err)
 	}
+	defer remove()
 
 	e, err := engine.Load(path, engine.Options{Request: memplan.Request{Threads: 1, Batch: 64, Limit: 1 << 30}})
 	if err != nil {

@@ -13,9 +13,9 @@ import (
 
 // Generation is how Generate samples and when it stops.
 type Generation struct {
-	Sampling  sampler.Config // validated by sampler.New
-	MaxTokens int            // at least 1
-	Stop      []string       // stop strings: generation ends before them
+	sampler.Config          // how to sample; validated by sampler.New
+	MaxTokens      int      // at least 1
+	Stop           []string // stop strings: generation ends before them
 }
 
 // Generate evaluates prompt after the sequence's tokens (with the
@@ -38,7 +38,7 @@ func (s *Seq) Generate(ctx context.Context, prompt string, g Generation, yield f
 	if slices.Contains(g.Stop, "") {
 		return fmt.Errorf("llm: empty stop string: %w", ErrInvalidOption)
 	}
-	smp, err := sampler.New(g.Sampling, s.m.Vocab)
+	smp, err := sampler.New(g.Config, s.m.Vocab)
 	if err != nil {
 		return optionError{err}
 	}

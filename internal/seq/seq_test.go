@@ -1,14 +1,11 @@
 package seq
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"testing"
 
-	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/kv"
@@ -19,15 +16,7 @@ import (
 // stories is the stories260K test model and a thread pool to run it.
 func stories(t *testing.T) (*model.Model, *ops.Pool) {
 	t.Helper()
-	data, err := os.ReadFile(testutil.Testdata(t, "models/stories260K-f32.gguf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Read(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.New(f, data)
+	m, err := model.New(testutil.ReadModel(t, testutil.Testdata(t, "models/stories260K-f32.gguf")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,32 +75,30 @@ func TestTruncateReusesPrefix(t *testing.T) {
 	m, pool := stories(t)
 	budget := memplan.NewKVBudget(1<<30, nil)
 	ctx := context.Background()
+	open := func() *Seq {
+		s, err := New(m, ops.NewExec(pool), budget, Config{Context: 64, Batch: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	eval := func(s *Seq, tokens []int32) []float32 {
+		logits, err := s.Eval(ctx, tokens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return logits
+	}
 	a := []int32{1, 40, 41, 42, 43, 44}
 	b := []int32{1, 40, 41, 50, 51}
-	s, err := New(m, ops.NewExec(pool), budget, Config{Context: 64, Batch: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Eval(ctx, a); err != nil {
-		t.Fatal(err)
-	}
+	s, fresh := open(), open()
+	eval(s, a)
 	s.Truncate(3)
-	got, err := s.Eval(ctx, b[3:])
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := eval(s, b[3:])
 	if !slices.Equal(s.Tokens(), b) {
 		t.Fatalf("tokens %v, want %v", s.Tokens(), b)
 	}
-	fresh, err := New(m, ops.NewExec(pool), budget, Config{Context: 64, Batch: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := fresh.Eval(ctx, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got, want) {
+	if !slices.Equal(got, eval(fresh, b)) {
 		t.Fatal("logits after reusing a prefix differ from a fresh evaluation")
 	}
 	fresh.Close()

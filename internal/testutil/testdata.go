@@ -1,10 +1,13 @@
 package testutil
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/lowmem/llm/internal/gguf"
 )
 
 // TestdataDir is the shared test data directory: $LLM_TESTDATA, or
@@ -41,4 +44,35 @@ func TempModel(t testing.TB, s ModelSpec) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TempModelFile writes the GGUF file of s into a new temporary directory,
+// for examples, which have no testing.TB: remove deletes the directory.
+func TempModelFile(s ModelSpec) (path string, remove func(), err error) {
+	dir, err := os.MkdirTemp("", "testutil")
+	if err != nil {
+		return "", nil, err
+	}
+	remove = func() { os.RemoveAll(dir) }
+	path = filepath.Join(dir, "model.gguf")
+	if err := WriteModelFile(path, s); err != nil {
+		remove()
+		return "", nil, err
+	}
+	return path, remove, nil
+}
+
+// ReadModel reads the GGUF file at path whole and parses it, failing the
+// test when either does not work: what model.New takes.
+func ReadModel(t testing.TB, path string) (*gguf.File, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Read(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, data
 }
