@@ -21,17 +21,8 @@ func benchModel(b *testing.B) string {
 // benchSession loads the benchmark model with a context of n tokens and
 // opens a session; both close when the benchmark ends.
 func benchSession(b *testing.B, n int) (*llm.Model, *llm.Session) {
-	m, err := llm.Load(benchModel(b), llm.WithContextSize(n))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { m.Close() })
-	s, err := m.NewSession()
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { s.Close() })
-	return m, s
+	m := load(b, benchModel(b), llm.WithContextSize(n))
+	return m, session(b, m)
 }
 
 // BenchmarkDecode measures one decode step (one token through the model).

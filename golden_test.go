@@ -145,11 +145,7 @@ func TestGoldenParity(t *testing.T) {
 				}
 				g := loadGolden(t, c.file+"."+pid+".json")
 				path := testutil.Testdata(t, "models/"+g.ModelFile)
-				m, err := llm.Load(path, llm.WithContextSize(4096), llm.WithThreads(2))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer m.Close()
+				m := load(t, path, llm.WithContextSize(4096), llm.WithThreads(2))
 				ids, err := m.Tokenize(g.Prompt)
 				if err != nil {
 					t.Fatal(err)
@@ -167,11 +163,7 @@ func TestGoldenParity(t *testing.T) {
 
 func checkGolden(t *testing.T, m *llm.Model, g *golden, mode string, tol tolerance) {
 	ctx := context.Background()
-	s, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := session(t, m)
 	vocab := m.Info().VocabSize
 	if vocab != g.NVocab {
 		t.Fatalf("vocab %d, llama.cpp %d", vocab, g.NVocab)
@@ -179,6 +171,7 @@ func checkGolden(t *testing.T, m *llm.Model, g *golden, mode string, tol toleran
 	n := len(g.PromptTokens)
 	var all []float32
 	if mode == "batch" {
+		var err error
 		all, err = s.EvalAll(ctx, g.PromptTokens)
 		if err != nil {
 			t.Fatal(err)
@@ -230,6 +223,7 @@ func checkGolden(t *testing.T, m *llm.Model, g *golden, mode string, tol toleran
 		if got := argmax(z); got != want {
 			t.Fatalf("greedy step %d: token %d, llama.cpp %d (margin %.3f)", k, got, want, g.Greedy.Margins[k])
 		}
+		var err error
 		if z, err = s.Eval(ctx, []int32{want}); err != nil {
 			t.Fatal(err)
 		}

@@ -19,12 +19,29 @@ import (
 
 func loadStories(t *testing.T, opts ...llm.Option) *llm.Model {
 	t.Helper()
-	m, err := llm.Load(testutil.Testdata(t, "models/stories260K-f32.gguf"), opts...)
+	return load(t, testutil.Testdata(t, "models/stories260K-f32.gguf"), opts...)
+}
+
+// load loads the model at path; it closes when the test ends.
+func load(tb testing.TB, path string, opts ...llm.Option) *llm.Model {
+	tb.Helper()
+	m, err := llm.Load(path, opts...)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { m.Close() })
+	tb.Cleanup(func() { m.Close() })
 	return m
+}
+
+// session opens a session of m; it closes when the test ends.
+func session(tb testing.TB, m *llm.Model, opts ...llm.SessionOption) *llm.Session {
+	tb.Helper()
+	s, err := m.NewSession(opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
 }
 
 func TestDecodeAllocatesNothing(t *testing.T) {
@@ -34,11 +51,7 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 	for _, kvt := range []llm.KVType{llm.KVF16, llm.KVInt8} {
 		t.Run(kvt.String(), func(t *testing.T) {
 			m := loadStories(t, llm.WithThreads(2), llm.WithContextSize(512), llm.WithKVType(kvt))
-			s, err := m.NewSession()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := session(t, m)
 			ctx := context.Background()
 			ids, _ := m.Tokenize("Once upon a time")
 			if _, err := s.Eval(ctx, ids); err != nil {
@@ -59,11 +72,7 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 
 func TestPromptLongerThanContext(t *testing.T) {
 	m := loadStories(t, llm.WithContextSize(16))
-	s, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := session(t, m)
 	ids := make([]int32, 17)
 	for i := range ids {
 		ids[i] = int32(i + 3)
@@ -77,7 +86,7 @@ func TestPromptLongerThanContext(t *testing.T) {
 	if _, err := s.Eval(context.Background(), ids[:16]); err != nil {
 		t.Fatalf("16 tokens into 16: %v", err)
 	}
-	_, err = s.Generate(context.Background(), "more text that does not fit", llm.MaxTokens(4))
+	_, err := s.Generate(context.Background(), "more text that does not fit", llm.MaxTokens(4))
 	if !errors.Is(err, llm.ErrContextFull) {
 		t.Fatalf("generate past the context: err = %v, want ErrContextFull", err)
 	}
@@ -298,11 +307,7 @@ func TestSeedReproducible(t *testing.T) {
 // model computed them, not penalised by the sampler.
 func TestSamplingLeavesLogits(t *testing.T) {
 	m := loadStories(t, llm.WithThreads(2), llm.WithContextSize(128))
-	s, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := session(t, m)
 	ctx := context.Background()
 	penalties := []llm.GenerateOption{llm.Temperature(0), llm.RepeatPenalty(1.5), llm.FrequencyPenalty(0.5),
 		llm.PresencePenalty(0.5), llm.PenaltyLastN(-1), llm.MaxTokens(40)}
@@ -316,11 +321,7 @@ func TestSamplingLeavesLogits(t *testing.T) {
 	if _, err := s.Generate(ctx, "Once upon a time", append(penalties, llm.Stop(text[1:2]))...); err != nil {
 		t.Fatal(err)
 	}
-	ref, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
+	ref := session(t, m)
 	want, err := ref.Eval(ctx, s.Tokens())
 	if err != nil {
 		t.Fatal(err)
@@ -381,11 +382,7 @@ func TestStreamingDecodeAllocatesNothing(t *testing.T) {
 		t.Fatalf("plan: %+v, want every block streamed", p)
 	}
 	llm.StopWatch(m) // its polls allocate, on their own goroutine
-	s, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := session(t, m)
 	ctx := context.Background()
 	if _, err := s.Eval(ctx, []int32{1, 2, 3}); err != nil {
 		t.Fatal(err)

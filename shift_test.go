@@ -154,11 +154,7 @@ func TestContextShiftMatchesFresh(t *testing.T) {
 	for _, c := range cases {
 		for _, kvt := range []llm.KVType{llm.KVF16, llm.KVInt8} {
 			t.Run(c.name+"/"+kvt.String(), func(t *testing.T) {
-				m, err := llm.Load(c.path, llm.WithContextSize(n), llm.WithKVType(kvt), llm.WithThreads(2))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer m.Close()
+				m := load(t, c.path, llm.WithContextSize(n), llm.WithKVType(kvt), llm.WithThreads(2))
 				vocab := m.Info().VocabSize
 				ids := randTokens(7, 3*n, vocab)
 				s, _ := m.NewSession(llm.WithContextShift(keep))

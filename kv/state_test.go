@@ -77,13 +77,8 @@ func TestStateRoundTrip(t *testing.T) {
 }
 
 func TestStateErrors(t *testing.T) {
-	cfg := seqCase
-	cfg.Cells = 64
-	src, _ := New(cfg)
-	toks := randTokens(rand.New(rand.NewPCG(13, 14)), cfg, 2, 9)
-	for pos, tok := range toks {
-		step(t, src, tok, pos, 2)
-	}
+	src, _ := filled(t, 64, 13, 9)
+	cfg := src.Config()
 	var buf bytes.Buffer
 	if _, err := src.WriteTo(&buf); err != nil {
 		t.Fatal(err)

@@ -67,10 +67,17 @@ func TempModelFile(s ModelSpec) (path string, remove func(), err error) {
 func ReadModel(t testing.TB, path string) (*gguf.File, []byte) {
 	t.Helper()
 	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	return Parse(t, data, err)
+}
+
+// Parse parses data as a GGUF file, failing the test when err (from
+// getting data) is set or the parse fails; it returns the parse and data.
+func Parse(t testing.TB, data []byte, err error) (*gguf.File, []byte) {
+	t.Helper()
+	var f *gguf.File
+	if err == nil {
+		f, err = gguf.Read(bytes.NewReader(data), int64(len(data)))
 	}
-	f, err := gguf.Read(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
