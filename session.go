@@ -26,9 +26,10 @@ type KVStats = seq.Stats
 // context size, KV type, batch size, preallocation and context shift given
 // to Load.
 func (m *Model) NewSession(opts ...SessionOption) (*Session, error) {
-	if err := m.e.Check(); err != nil {
+	if err := m.e.Acquire(); err != nil {
 		return nil, err
 	}
+	defer m.e.Release()
 	set, err := buildSettings(m.set, func(s *settings) {
 		for _, o := range opts {
 			if o != nil {

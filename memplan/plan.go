@@ -185,7 +185,8 @@ func (s *Shape) components(r Request, ctx int, kvt kv.Type, w WeightsMode, resid
 	heap += int64(c.Layers) * int64(c.Embd) * 4 * 4 // norm weights copied to float32
 	// Each worker scores a whole GQA group of query heads at once.
 	group := int64(c.Heads / max(c.HeadsKV, 1))
-	session := int64(s.Vocab)*4 + int64(ctx)*4 + int64(r.Threads)*int64(ctx)*4*group
+	// Logits, and their copy a penalised sampler works on.
+	session := 2*int64(s.Vocab)*4 + int64(ctx)*4 + int64(r.Threads)*int64(ctx)*4*group
 	weightsNote := "mapped file pages (page cache)"
 	if w == WeightsStreaming {
 		weightsNote = fmt.Sprintf("resident part + %d layer buffers; the rest streams from disk", DiskBuffers)
@@ -195,7 +196,7 @@ func (s *Shape) components(r Request, ctx int, kvt kv.Type, w WeightsMode, resid
 		{"weights", resident, weightsNote},
 		{KVComponent, kv.Bytes(c.KVConfig(kvt, ctx)), fmt.Sprintf("%d cells × %d layers, %v", ctx, c.Layers, kvt)},
 		{"activations", int64(model.ScratchBytes(c, s.MaxXRow, batch)), fmt.Sprintf("arena for a %d-token batch", batch)},
-		{"session", session, "logits, token history, attention scores"},
+		{"session", session, "logits (twice), token history, attention scores"},
 		{"model heap", heap, "tokenizer, norms"},
 		{"runtime", runtimeBytes, "Go runtime, binary, stacks"},
 	}, c.KVConfig(kvt, ctx), r.KVPreallocate)

@@ -16,6 +16,13 @@
 // kv.ErrFull, model.ErrTokenOutOfRange, memplan.ErrOutOfBudget,
 // ErrInvalidOption and ErrClosed.
 //
+// Later work hooks in at fixed places: enter and leave bracket every call
+// that computes (a busy flag against concurrent use, a closing flag that
+// ends Generate within one token); Truncate and Tokens let a chat evaluate
+// only what differs from the cached prefix; every byte of KV growth goes
+// through the Budget, which a residency policy may implement to move
+// layers between memory and disk as the caches grow.
+//
 //	s, err := seq.New(m, ops.NewExec(pool), budget, seq.Config{Context: 4096, Batch: 512})
 //	logits, err := s.Eval(ctx, tokens)        // append tokens, logits of the last
 //	s.Truncate(n)                             // keep the first n tokens
