@@ -14,7 +14,7 @@
 //
 // For weights larger than memory, Model.Source supplies the blocks during
 // a pass instead of Blocks: StreamSource serves some blocks from the
-// mapping and the rest from a SlotReader (mem.Streamer) that reads them
+// mapping and the rest from a SlotReader (mem.RangeReader) that reads them
 // from disk ahead of use into reused buffers.
 //
 // Quantized weights are multiplied with activations quantized to the

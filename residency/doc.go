@@ -7,7 +7,7 @@
 // token touches). With streaming weights it chooses the blocks that do not
 // fit the plan's resident bytes, spread evenly through the forward pass,
 // drops their pages, and installs a model.StreamSource that reads them
-// with direct I/O (mem.Streamer) into DiskBuffers buffers while the
+// with direct I/O (mem.RangeReader) into DiskBuffers buffers while the
 // resident blocks between them compute.
 //
 // A watcher (mem.Watch) polls the headroom when the plan is tight, the

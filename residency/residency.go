@@ -59,7 +59,7 @@ type Weights struct {
 	cfg     Config
 	log     *slog.Logger
 	plan    memplan.Plan // the plan, as pressure changed it (under Exclusive)
-	reader  *mem.Streamer
+	reader  *mem.RangeReader
 	source  *model.StreamSource
 	disk    []int       // blocks read from disk every pass
 	ahead   []mem.Range // parts of the file read ahead at Start
@@ -163,7 +163,7 @@ func (w *Weights) readFromDisk(disk []int) ([]mem.Range, error) {
 		// those pages lets the reader drop them from the page cache.
 		mp.Advise(L.Start, L.End-L.Start, mem.DontNeed)
 	}
-	rd, err := mem.NewStreamer(mp.Path(), ranges, memplan.DiskBuffers)
+	rd, err := mem.NewRangeReader(mp.Path(), ranges, memplan.DiskBuffers)
 	if err != nil {
 		return nil, fmt.Errorf("residency: reading weights from disk: %w", err)
 	}
