@@ -30,6 +30,22 @@ func randomRanges(rng *rand.Rand, n int, size, maxLen int64) []Range {
 	return rs
 }
 
+// randomReader reads n random ranges of at most maxLen bytes (drawn from
+// seed) of a file of size pattern bytes, into slots buffers of small
+// chunks; it closes when the test ends.
+func randomReader(t *testing.T, size int, seed uint64, n int, maxLen int64, slots int) ([]byte, []Range, *RangeReader) {
+	t.Helper()
+	smallChunks(t)
+	data := pattern(size)
+	ranges := randomRanges(rand.New(rand.NewPCG(seed, seed+1)), n, int64(size), maxLen)
+	s, err := NewRangeReader(writeFile(t, data), ranges, slots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return data, ranges, s
+}
+
 func TestRangeReaderServesFileBytes(t *testing.T) {
 	smallChunks(t)
 	const size = 200_000
@@ -77,18 +93,12 @@ func TestRangeReaderServesFileBytes(t *testing.T) {
 
 // A consumer may hold several slots at once and release them later.
 func TestRangeReaderHoldsSeveralSlots(t *testing.T) {
-	smallChunks(t)
-	data := pattern(100_000)
-	ranges := randomRanges(rand.New(rand.NewPCG(3, 4)), 5, int64(len(data)), 20000)
-	s, err := NewRangeReader(writeFile(t, data), ranges, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	data, ranges, s := randomReader(t, 100_000, 3, 5, 20000, 3)
 	for k := 0; k < 30; k += 3 {
 		var got [3][]byte
 		idx := [3]int{k % 5, (k + 1) % 5, (k + 2) % 5}
 		for j, i := range idx {
+			var err error
 			if got[j], _, err = s.Acquire(i); err != nil {
 				t.Fatalf("Acquire(%d): %v", i, err)
 			}
@@ -234,14 +244,7 @@ func TestRangeReaderClose(t *testing.T) {
 }
 
 func TestRangeReaderAllocatesNothing(t *testing.T) {
-	smallChunks(t)
-	data := pattern(300_000)
-	ranges := randomRanges(rand.New(rand.NewPCG(5, 6)), 6, int64(len(data)), 50000)
-	s, err := NewRangeReader(writeFile(t, data), ranges, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, ranges, s := randomReader(t, 300_000, 5, 6, 50000, 2)
 	cycle := func() {
 		for i := range ranges {
 			if _, _, err := s.Acquire(i); err != nil {
