@@ -22,9 +22,10 @@ type Generation struct {
 // beginning-of-sequence token when the sequence is empty) and samples a
 // continuation until an end-of-generation token, a stop string or
 // g.MaxTokens, handing yield each token and the text it releases (see
-// textOut). It ends early when yield returns false. The tokens yielded stay
-// in the sequence, except one that completed a stop string, so that the
-// sequence continues cleanly.
+// textOut). Each token yielded is then evaluated into the sequence,
+// except one that completed a stop string (so that the sequence continues
+// cleanly) and the last one when yield returns false, which ends Generate
+// at once.
 //
 // A sampler that applies penalties gets a copy of the logits (a buffer kept
 // for the next calls), so Logits is never changed by sampling.
