@@ -18,15 +18,16 @@ func benchModel(b *testing.B) string {
 	return testutil.Testdata(b, "models/tiny-llama-q4_k_m.gguf")
 }
 
+// benchSession loads the benchmark model with a context of n tokens and
+// opens a session; both close when the benchmark ends.
+func benchSession(b *testing.B, n int) (*llm.Model, *llm.Session) {
+	m := load(b, benchModel(b), llm.WithContextSize(n))
+	return m, session(b, m)
+}
+
 // BenchmarkDecode measures one decode step (one token through the model).
 func BenchmarkDecode(b *testing.B) {
-	m, err := llm.Load(benchModel(b), llm.WithContextSize(4096))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close()
-	s, _ := m.NewSession()
-	defer s.Close()
+	m, s := benchSession(b, 4096)
 	ctx := context.Background()
 	tok := []int32{m.BOS()}
 	b.SetBytes(m.Info().FileBytes)
@@ -43,13 +44,7 @@ func BenchmarkDecode(b *testing.B) {
 
 // BenchmarkPrefill measures a 128-token prompt.
 func BenchmarkPrefill(b *testing.B) {
-	m, err := llm.Load(benchModel(b), llm.WithContextSize(512))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close()
-	s, _ := m.NewSession()
-	defer s.Close()
+	_, s := benchSession(b, 512)
 	toks := make([]int32, 128)
 	for i := range toks {
 		toks[i] = int32(100 + i)

@@ -50,18 +50,23 @@ func loadGolden(t *testing.T, name string) *golden {
 	return &g
 }
 
+// logSumExp is log Σ exp(x), computed without overflow.
+func logSumExp(x []float32) float64 {
+	mx := math.Inf(-1)
+	for _, v := range x {
+		mx = math.Max(mx, float64(v))
+	}
+	var s float64
+	for _, v := range x {
+		s += math.Exp(float64(v) - mx)
+	}
+	return mx + math.Log(s)
+}
+
 // bucketKL estimates KL(ref‖test) with every token outside the reference
 // top-40 merged into one bucket (testdata README §3.1).
 func bucketKL(ref refPos, z []float32) float64 {
-	mx := math.Inf(-1)
-	for _, v := range z {
-		mx = math.Max(mx, float64(v))
-	}
-	var sum float64
-	for _, v := range z {
-		sum += math.Exp(float64(v) - mx)
-	}
-	lse := mx + math.Log(sum)
+	lse := logSumExp(z)
 	var kl, P, Q float64
 	for _, e := range ref.Top {
 		pr := math.Exp(e[1] - ref.LSE)
@@ -183,11 +188,7 @@ func TestGoldenParity(t *testing.T) {
 
 func checkGolden(t *testing.T, m *llm.Model, g *golden, mode string, tol tolerance) {
 	ctx := context.Background()
-	s, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := session(t, m)
 	vocab := m.Info().VocabSize
 	if vocab != g.NVocab {
 		t.Fatalf("vocab %d, llama.cpp %d", vocab, g.NVocab)
@@ -195,6 +196,7 @@ func checkGolden(t *testing.T, m *llm.Model, g *golden, mode string, tol toleran
 	n := len(g.PromptTokens)
 	var all []float32
 	if mode == "batch" {
+		var err error
 		all, err = s.EvalAll(ctx, g.PromptTokens)
 		if err != nil {
 			t.Fatal(err)
@@ -246,6 +248,7 @@ func checkGolden(t *testing.T, m *llm.Model, g *golden, mode string, tol toleran
 		if got := argmax(z); got != want {
 			t.Fatalf("greedy step %d: token %d, llama.cpp %d (margin %.3f)", k, got, want, g.Greedy.Margins[k])
 		}
+		var err error
 		if z, err = s.Eval(ctx, []int32{want}); err != nil {
 			t.Fatal(err)
 		}

@@ -506,16 +506,8 @@ func TestHostileContextSize(t *testing.T) {
 			}
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			m, err := llm.Load(path, opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			s, err := m.NewSession()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			m := load(t, path, opts...)
+			s := session(t, m)
 			if _, err := s.Eval(context.Background(), []int32{1, 2}); err != nil {
 				t.Fatal(err)
 			}

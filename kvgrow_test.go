@@ -38,11 +38,7 @@ func TestKVGrowsOnDemand(t *testing.T) {
 		t.Run(kvt.String(), func(t *testing.T) {
 			logger, logs := debugLog()
 			m := loadStories(t, llm.WithContextSize(2048), llm.WithKVType(kvt), llm.WithThreads(2), llm.WithLogger(logger))
-			grow, err := m.NewSession()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer grow.Close()
+			grow := session(t, m)
 			pre, err := m.NewSession(llm.WithKVPreallocate())
 			if err != nil {
 				t.Fatal(err)
@@ -140,11 +136,11 @@ func TestKVGrowthBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	logger, logs := debugLog()
-	m, err := llm.Load(path, append(opts, llm.WithMemoryLimit(p.Total), llm.WithLogger(logger))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := load(t, path, append(opts, llm.WithMemoryLimit(p.Total), llm.WithLogger(logger))...)
+	// A budget this tight is below the watcher's 64 MiB pressure threshold:
+	// its first poll, 500 ms on, would pause all growth. This test is about
+	// the budget alone.
+	llm.StopWatch(m)
 	ctx := context.Background()
 	ids := randTokens(2, 700, m.Info().VocabSize)
 

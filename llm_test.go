@@ -3,24 +3,45 @@ package llm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/sampler"
 )
 
 func loadStories(t *testing.T, opts ...llm.Option) *llm.Model {
 	t.Helper()
-	m, err := llm.Load(testutil.Testdata(t, "models/stories260K-f32.gguf"), opts...)
+	return load(t, testutil.Testdata(t, "models/stories260K-f32.gguf"), opts...)
+}
+
+// load loads the model at path; it closes when the test ends.
+func load(tb testing.TB, path string, opts ...llm.Option) *llm.Model {
+	tb.Helper()
+	m, err := llm.Load(path, opts...)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { m.Close() })
+	tb.Cleanup(func() { m.Close() })
 	return m
+}
+
+// session opens a session of m; it closes when the test ends.
+func session(tb testing.TB, m *llm.Model, opts ...llm.SessionOption) *llm.Session {
+	tb.Helper()
+	s, err := m.NewSession(opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
 }
 
 func TestDecodeAllocatesNothing(t *testing.T) {
@@ -30,11 +51,7 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 	for _, kvt := range []llm.KVType{llm.KVF16, llm.KVInt8} {
 		t.Run(kvt.String(), func(t *testing.T) {
 			m := loadStories(t, llm.WithThreads(2), llm.WithContextSize(512), llm.WithKVType(kvt))
-			s, err := m.NewSession()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := session(t, m)
 			ctx := context.Background()
 			ids, _ := m.Tokenize("Once upon a time")
 			if _, err := s.Eval(ctx, ids); err != nil {
@@ -55,11 +72,7 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 
 func TestPromptLongerThanContext(t *testing.T) {
 	m := loadStories(t, llm.WithContextSize(16))
-	s, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := session(t, m)
 	ids := make([]int32, 17)
 	for i := range ids {
 		ids[i] = int32(i + 3)
@@ -73,7 +86,7 @@ func TestPromptLongerThanContext(t *testing.T) {
 	if _, err := s.Eval(context.Background(), ids[:16]); err != nil {
 		t.Fatalf("16 tokens into 16: %v", err)
 	}
-	_, err = s.Generate(context.Background(), "more text that does not fit", llm.MaxTokens(4))
+	_, err := s.Generate(context.Background(), "more text that does not fit", llm.MaxTokens(4))
 	if !errors.Is(err, llm.ErrContextFull) {
 		t.Fatalf("generate past the context: err = %v, want ErrContextFull", err)
 	}
@@ -105,8 +118,16 @@ func TestInvalidOptions(t *testing.T) {
 		"batch 0":    llm.WithBatchSize(0),
 		"memory -1":  llm.WithMemoryLimit(-1),
 	} {
-		if _, err := llm.Load(path, o); !errors.Is(err, llm.ErrInvalidOption) {
+		_, err := llm.Load(path, o)
+		if !errors.Is(err, llm.ErrInvalidOption) {
 			t.Errorf("%s: err = %v, want ErrInvalidOption", name, err)
+		}
+		// The root's own options speak as the root, never as the sampler.
+		if msg := fmt.Sprint(err); !strings.HasPrefix(msg, "llm: ") || strings.Contains(msg, "sampler") {
+			t.Errorf("%s: message %q, want it to start with \"llm: \" and not name the sampler", name, msg)
+		}
+		if errors.Is(err, sampler.ErrInvalidOption) {
+			t.Errorf("%s: a load option error matches sampler.ErrInvalidOption", name)
 		}
 	}
 	m := loadStories(t)
@@ -122,9 +143,18 @@ func TestInvalidOptions(t *testing.T) {
 		"max tokens 0":   llm.MaxTokens(0),
 		"empty stop":     llm.Stop(""),
 	} {
-		if _, err := s.Generate(context.Background(), "Once", o); !errors.Is(err, llm.ErrInvalidOption) {
-			t.Errorf("%s: err = %v, want ErrInvalidOption", name, err)
+		_, err := s.Generate(context.Background(), "Once", o)
+		if !errors.Is(err, llm.ErrInvalidOption) || !strings.HasPrefix(fmt.Sprint(err), "llm: ") {
+			t.Errorf("%s: err = %v, want ErrInvalidOption, said by llm", name, err)
 		}
+	}
+	// A sampling value the sampler refuses matches the sampler's sentinel
+	// as well as the root's, and its message names the sampler's field.
+	if _, err := s.Generate(context.Background(), "Once", llm.TopP(0)); !errors.Is(err, sampler.ErrInvalidOption) || !strings.Contains(err.Error(), "top_p") {
+		t.Errorf("top-p 0: err = %v, want it to match sampler.ErrInvalidOption too", err)
+	}
+	if s.Len() != 0 {
+		t.Errorf("a refused Generate left %d tokens in the session", s.Len())
 	}
 	if _, err := m.NewSession(llm.WithContextSize(-5)); !errors.Is(err, llm.ErrInvalidOption) {
 		t.Errorf("session context -5: err = %v", err)
@@ -269,5 +299,100 @@ func TestSeedReproducible(t *testing.T) {
 	}
 	if a == c {
 		t.Fatalf("seeds 1 and 2 gave the same 24 tokens: %q", a)
+	}
+}
+
+// TestSamplingLeavesLogits checks who owns the logits: a Generate with
+// penalties that ends on a stop string leaves Logits (and so Save) as the
+// model computed them, not penalised by the sampler.
+func TestSamplingLeavesLogits(t *testing.T) {
+	m := loadStories(t, llm.WithThreads(2), llm.WithContextSize(128))
+	s := session(t, m)
+	ctx := context.Background()
+	penalties := []llm.GenerateOption{llm.Temperature(0), llm.RepeatPenalty(1.5), llm.FrequencyPenalty(0.5),
+		llm.PresencePenalty(0.5), llm.PenaltyLastN(-1), llm.MaxTokens(40)}
+	text, err := s.Generate(ctx, "Once upon a time", penalties...)
+	if err != nil || len(text) < 2 {
+		t.Fatalf("generate: %q, %v", text, err)
+	}
+	// Stop on the second character of the text: the token that completes
+	// it is sampled from penalised logits and never evaluated.
+	s.Reset()
+	if _, err := s.Generate(ctx, "Once upon a time", append(penalties, llm.Stop(text[1:2]))...); err != nil {
+		t.Fatal(err)
+	}
+	ref := session(t, m)
+	want, err := ref.Eval(ctx, s.Tokens())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Logits(), want) {
+		t.Fatal("Logits after a penalised Generate differ from the model's logits for the same tokens")
+	}
+}
+
+// TestLoadRefusesOverBudget checks the public face of the planner: Load
+// refuses a model that does not fit even after degrading, and Plan reports
+// the degradation Load would make.
+func TestLoadRefusesOverBudget(t *testing.T) {
+	spec := testutil.TinyLlama()
+	spec.Context = 8192
+	path := testutil.TempModel(t, spec)
+	opts := []llm.Option{llm.WithContextSize(8192), llm.WithThreads(2), llm.WithBatchSize(64)}
+	// The least any configuration needs: INT8, 2048 tokens, every block streamed.
+	least, err := llm.Plan(path, append(opts, llm.WithMemoryLimit(1), llm.WithContextSize(2048), llm.WithKVType(llm.KVInt8),
+		llm.WithWeights(llm.WeightsStreaming), llm.WithStrictMemory())...)
+	if err != nil || least.Fits {
+		t.Fatalf("plan at 1 byte: %+v %v", least, err)
+	}
+	// Load refuses before touching the weights.
+	if _, err := llm.Load(path, append(opts, llm.WithMemoryLimit(least.Total-1))...); !errors.Is(err, llm.ErrOutOfMemoryBudget) {
+		t.Errorf("Load over budget: err = %v, want ErrOutOfMemoryBudget", err)
+	}
+	int8, err := llm.Plan(path, append(opts, llm.WithMemoryLimit(1<<40), llm.WithKVType(llm.KVInt8))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp, err := llm.Plan(path, append(opts, llm.WithMemoryLimit(int8.Total))...)
+	if err != nil || pp.KVType != llm.KVInt8 || !pp.Fits {
+		t.Errorf("Plan: %+v %v", pp, err)
+	}
+}
+
+// TestStreamingDecodeAllocatesNothing is TestDecodeAllocatesNothing with
+// every block read from disk.
+func TestStreamingDecodeAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	spec := testutil.TinyLlama()
+	spec.Layers, spec.Embd, spec.FFN = 8, 128, 256
+	path := testutil.TempModel(t, spec)
+	opts := []llm.Option{llm.WithThreads(2), llm.WithContextSize(64), llm.WithWeights(llm.WeightsStreaming)}
+	least, err := llm.Plan(path, append(opts, llm.WithMemoryLimit(1), llm.WithStrictMemory())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := llm.Load(path, append(opts, llm.WithMemoryLimit(least.Total))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if p := m.Plan(); p.Weights != llm.WeightsStreaming || p.ResidentWeights != least.ResidentWeights {
+		t.Fatalf("plan: %+v, want every block streamed", p)
+	}
+	llm.StopWatch(m) // its polls allocate, on their own goroutine
+	s := session(t, m)
+	ctx := context.Background()
+	if _, err := s.Eval(ctx, []int32{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	tok := []int32{42}
+	if n := testing.AllocsPerRun(30, func() {
+		if _, err := s.Eval(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("a streamed decode step allocates %.1f times, want 0", n)
 	}
 }

@@ -1,64 +1,81 @@
 package llm
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"runtime"
 
+	"github.com/lowmem/llm/internal/seq"
 	"github.com/lowmem/llm/kv"
+	"github.com/lowmem/llm/memplan"
+	"github.com/lowmem/llm/residency"
+	"github.com/lowmem/llm/sampler"
 )
 
 // KVType is the element type of a session's KV cache.
-type KVType int
+type KVType = kv.Type
 
 // KV cache element types. KVF16 matches llama.cpp's default; KVInt8 halves
 // the cache at a small cost in accuracy.
 const (
-	KVF16  KVType = KVType(kv.F16)
-	KVInt8 KVType = KVType(kv.Int8)
+	KVF16  KVType = kv.F16
+	KVInt8 KVType = kv.Int8
 )
 
-func (t KVType) String() string {
-	switch t {
-	case KVF16:
-		return "f16"
-	case KVInt8:
-		return "int8"
-	}
-	return fmt.Sprintf("KVType(%d)", int(t))
-}
+// WeightsMode is how the model's weights are kept in memory: WeightsAuto
+// (the plan chooses), WeightsResident or WeightsStreaming.
+type WeightsMode = memplan.WeightsMode
+
+// Weights modes (see memplan.WeightsMode for what each does).
+const (
+	WeightsAuto      = memplan.WeightsAuto
+	WeightsResident  = memplan.WeightsResident
+	WeightsStreaming = memplan.WeightsStreaming
+)
+
+// PressureEvent reports memory running short, or recovering, while a model
+// is loaded (see WithMemoryPressure): the headroom, the limit, and what
+// the model did about it.
+type PressureEvent = residency.PressureEvent
 
 // settings are the values Load and NewSession options set.
 type settings struct {
-	context int // 0 = the model's trained context length
-	threads int
-	kvType  KVType
-	batch   int
-	memory  int64
-	weights WeightsMode
-	strict  bool
-	logger  *slog.Logger
-
-	pressure func(PressureEvent) // WithMemoryPressure (stream.go)
-
-	kvPrealloc bool // WithKVPreallocate (kvgrow.go)
-	shift      bool // WithContextShift (shift.go)
-	shiftKeep  int
-	errs       []error
+	memplan.Request // what the plan is asked for
+	shift           bool
+	keep            int
+	logger          *slog.Logger
+	pressure        func(PressureEvent)
+	errs            []error
 }
 
 func defaultSettings() settings {
-	return settings{threads: runtime.GOMAXPROCS(0), batch: 512, logger: slog.Default()}
+	return settings{Request: memplan.Request{Threads: runtime.GOMAXPROCS(0), Batch: 512}, logger: slog.Default()}
 }
 
 func (s *settings) fail(format string, a ...any) {
 	s.errs = append(s.errs, fmt.Errorf("llm: "+format+": %w", append(a, ErrInvalidOption)...))
 }
 
+// setInt sets *dst to the option value n when it is within [lo, hi].
+func (s *settings) setInt(dst *int, name string, n, lo, hi int) {
+	if n < lo || n > hi {
+		s.fail("%s %d out of range [%d, %d]", name, n, lo, hi)
+		return
+	}
+	*dst = n
+}
+
+func buildSettings(base settings, apply func(*settings)) (settings, error) {
+	base.errs = nil
+	apply(&base)
+	return base, errors.Join(base.errs...)
+}
+
 // Option configures Load. Options that also make sense per session
-// (WithContextSize, WithKVType, WithBatchSize) are SessionOptions too: given
-// to Load they set the default for every session of the model.
+// (WithContextSize, WithKVType, WithBatchSize, WithKVPreallocate,
+// WithContextShift) are SessionOptions too: given to Load they set the
+// default for every session of the model.
 type Option interface {
 	applyModel(*settings)
 }
@@ -84,13 +101,7 @@ func WithContextSize(n int) interface {
 	Option
 	SessionOption
 } {
-	return bothOption(func(s *settings) {
-		if n < 1 || n > 1<<24 {
-			s.fail("context size %d out of range [1, %d]", n, 1<<24)
-			return
-		}
-		s.context = n
-	})
+	return bothOption(func(s *settings) { s.setInt(&s.Context, "context size", n, 1, 1<<24) })
 }
 
 // WithKVType sets the KV cache element type (KVF16 by default).
@@ -103,7 +114,7 @@ func WithKVType(t KVType) interface {
 			s.fail("KV type %v not supported (KVF16, KVInt8)", t)
 			return
 		}
-		s.kvType = t
+		s.KVType = t
 	})
 }
 
@@ -114,25 +125,50 @@ func WithBatchSize(n int) interface {
 	Option
 	SessionOption
 } {
+	return bothOption(func(s *settings) { s.setInt(&s.Batch, "batch size", n, 1, 1<<16) })
+}
+
+// WithKVPreallocate makes every session reserve its whole context's KV cache
+// when it is created, and write to every page of it, so that the memory is
+// really held from the start (and a shortage shows at NewSession, not in
+// the middle of generation). Without it the cache starts with 256 cells and
+// grows on demand. NewSession fails with ErrOutOfMemoryBudget when the
+// reservation does not fit the memory budget.
+func WithKVPreallocate() interface {
+	Option
+	SessionOption
+} {
+	return bothOption(func(s *settings) { s.KVPreallocate = true })
+}
+
+// WithContextShift lets sessions continue past a full context instead of
+// failing with ErrContextFull: when the next tokens do not fit, the session
+// keeps its first keep tokens (e.g. a system prompt), drops the older half
+// of the rest, and goes on, as llama.cpp's context shift does. The kept
+// tokens' cached keys and values are reused, moved and re-rotated to their
+// new positions rather than recomputed, so later tokens still carry what
+// they learnt from the dropped ones. Sessions also shift, rather than fail,
+// when the memory budget stops their KV cache from growing.
+//
+// Sliding-window layers (Gemma 2) keep their ring of recent tokens and
+// renumber it, so their window goes on seeing the latest tokens.
+func WithContextShift(keep int) interface {
+	Option
+	SessionOption
+} {
 	return bothOption(func(s *settings) {
-		if n < 1 || n > 1<<16 {
-			s.fail("batch size %d out of range [1, 65536]", n)
+		if keep < 0 {
+			s.fail("context shift keep %d must not be negative", keep)
 			return
 		}
-		s.batch = n
+		s.shift, s.keep = true, keep
 	})
 }
 
 // WithThreads sets how many threads compute (default: GOMAXPROCS, which
 // follows the cgroup CPU quota). The threads are created once, at Load.
 func WithThreads(n int) Option {
-	return modelOption(func(s *settings) {
-		if n < 1 || n > 1024 {
-			s.fail("threads %d out of range [1, 1024]", n)
-			return
-		}
-		s.threads = n
-	})
+	return modelOption(func(s *settings) { s.setInt(&s.Threads, "threads", n, 1, 1024) })
 }
 
 // WithMemoryLimit sets the memory budget in bytes that Load plans against.
@@ -143,8 +179,42 @@ func WithMemoryLimit(bytes int64) Option {
 			s.fail("memory limit %d is negative", bytes)
 			return
 		}
-		s.memory = bytes
+		s.Limit = bytes
 	})
+}
+
+// WithWeights chooses how weights are kept in memory (default WeightsAuto).
+func WithWeights(w WeightsMode) Option {
+	return modelOption(func(s *settings) {
+		if w < WeightsAuto || w > WeightsStreaming {
+			s.fail("weights mode %d not supported", int(w))
+			return
+		}
+		s.Weights = w
+	})
+}
+
+// WithStrictMemory makes Load refuse with ErrOutOfMemoryBudget instead of
+// degrading (INT8 KV, shorter context, streaming) when the request does not
+// fit the memory limit.
+func WithStrictMemory() Option {
+	return modelOption(func(s *settings) { s.Strict = true })
+}
+
+// WithMemoryPressure calls fn when the memory headroom falls below the
+// larger of 5% of the limit and 64 MiB, or when memory stalls (the cgroup
+// v2 memory.pressure "some avg10") reach 10%, and again when headroom is
+// back above twice the threshold. Headroom is polled twice a second on a
+// goroutine that runs from Load to Close; fn runs on it and must not close
+// the model. The model also logs a warning; while under pressure sessions
+// stop growing their KV caches beyond what they hold; and a model whose
+// weights the plan kept resident (no WithWeights) switches, once, to
+// streaming half of its blocks from disk, so that the page cache they held
+// can be reclaimed without the model thrashing on it. Without this option
+// the model watches only when its memory plan is tight (more than half the
+// limit, or streaming weights).
+func WithMemoryPressure(fn func(PressureEvent)) Option {
+	return modelOption(func(s *settings) { s.pressure = fn })
 }
 
 // WithLogger sets where Load and sessions log warnings and decisions
@@ -157,158 +227,60 @@ func WithLogger(l *slog.Logger) Option {
 	})
 }
 
-// genSettings are the values GenerateOptions set.
-type genSettings struct {
-	maxTokens int
-	temp      float32
-	topK      int
-	topP      float32
-	minP      float32
-	repeat    float32
-	freq      float32
-	presence  float32
-	lastN     int
-	seed      uint64
-	stop      []string
-	errs      []error
-}
-
-func defaultGen() genSettings {
-	return genSettings{maxTokens: 128, temp: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeat: 1, lastN: 64, seed: 0xC0FFEE}
-}
-
-func (g *genSettings) fail(format string, a ...any) {
-	g.errs = append(g.errs, fmt.Errorf("llm: "+format+": %w", append(a, ErrInvalidOption)...))
-}
-
 // GenerateOption configures one Generate or Stream call. The defaults are
-// llama.cpp's: temperature 0.8, top-k 40, top-p 0.95, min-p 0.05, no
-// penalties, 128 tokens.
-type GenerateOption func(*genSettings)
+// llama.cpp's (sampler.DefaultConfig): temperature 0.8, top-k 40, top-p
+// 0.95, min-p 0.05, no penalties; and 128 tokens. A value out of range
+// makes Generate and Stream fail with an error wrapping ErrInvalidOption.
+type GenerateOption func(*gen)
 
-func finite(f float32) bool { return !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0) }
+// gen is what GenerateOptions set: the sampler's configuration (whose
+// defaults and validation are the sampler's own) and when to stop.
+type gen = seq.Generation
 
-// MaxTokens limits how many tokens are generated (default 128).
-func MaxTokens(n int) GenerateOption {
-	return func(g *genSettings) {
-		if n < 1 {
-			g.fail("max tokens %d must be at least 1", n)
-			return
-		}
-		g.maxTokens = n
-	}
+// defaultGeneration is the generation GenerateOptions start from.
+func defaultGeneration() gen {
+	return gen{Config: sampler.DefaultConfig(0xC0FFEE), MaxTokens: 128}
 }
 
-// Temperature sets the sampling temperature; 0 is greedy decoding (always
-// the most likely token).
-func Temperature(t float32) GenerateOption {
-	return func(g *genSettings) {
-		if !finite(t) || t < 0 {
-			g.fail("temperature %v must be >= 0", t)
-			return
-		}
-		g.temp = t
-	}
-}
+// MaxTokens limits how many tokens are generated (default 128; at least 1).
+func MaxTokens(n int) GenerateOption { return func(g *gen) { g.MaxTokens = n } }
+
+// Temperature sets the sampling temperature (>= 0); 0 is greedy decoding
+// (always the most likely token).
+func Temperature(t float32) GenerateOption { return func(g *gen) { g.Temperature = t } }
 
 // TopK keeps only the k most likely tokens; 0 disables the filter.
-func TopK(k int) GenerateOption {
-	return func(g *genSettings) {
-		if k < 0 {
-			g.fail("top-k %d must be >= 0", k)
-			return
-		}
-		g.topK = k
-	}
-}
+func TopK(k int) GenerateOption { return func(g *gen) { g.TopK = k } }
 
-// TopP keeps the smallest set of tokens whose probability adds up to p;
-// 1 disables the filter.
-func TopP(p float32) GenerateOption {
-	return func(g *genSettings) {
-		if !finite(p) || p <= 0 || p > 1 {
-			g.fail("top-p %v must be in (0, 1]", p)
-			return
-		}
-		g.topP = p
-	}
-}
+// TopP keeps the smallest set of tokens whose probability adds up to p, in
+// (0, 1]; 1 disables the filter.
+func TopP(p float32) GenerateOption { return func(g *gen) { g.TopP = p } }
 
-// MinP drops tokens less likely than p times the most likely one; 0
-// disables the filter.
-func MinP(p float32) GenerateOption {
-	return func(g *genSettings) {
-		if !finite(p) || p < 0 || p > 1 {
-			g.fail("min-p %v must be in [0, 1]", p)
-			return
-		}
-		g.minP = p
-	}
-}
+// MinP drops tokens less likely than p (in [0, 1]) times the most likely
+// one; 0 disables the filter.
+func MinP(p float32) GenerateOption { return func(g *gen) { g.MinP = p } }
 
-// RepeatPenalty divides the logits of recently seen tokens by penalty (when
-// positive; multiplies when negative); 1 disables it. lastN options are set
-// with PenaltyLastN.
-func RepeatPenalty(penalty float32) GenerateOption {
-	return func(g *genSettings) {
-		if !finite(penalty) || penalty <= 0 {
-			g.fail("repeat penalty %v must be > 0", penalty)
-			return
-		}
-		g.repeat = penalty
-	}
-}
+// RepeatPenalty divides the logits of recently seen tokens by p (when
+// positive; multiplies when negative); p must be > 0, and 1 disables it.
+// How many recent tokens count is set with PenaltyLastN.
+func RepeatPenalty(p float32) GenerateOption { return func(g *gen) { g.RepeatPenalty = p } }
 
-// FrequencyPenalty subtracts penalty × (times seen) from recent tokens' logits.
-func FrequencyPenalty(penalty float32) GenerateOption {
-	return func(g *genSettings) {
-		if !finite(penalty) {
-			g.fail("frequency penalty %v is not finite", penalty)
-			return
-		}
-		g.freq = penalty
-	}
-}
+// FrequencyPenalty subtracts p × (times seen) from recent tokens' logits.
+func FrequencyPenalty(p float32) GenerateOption { return func(g *gen) { g.FrequencyPenalty = p } }
 
-// PresencePenalty subtracts penalty from the logits of tokens seen recently.
-func PresencePenalty(penalty float32) GenerateOption {
-	return func(g *genSettings) {
-		if !finite(penalty) {
-			g.fail("presence penalty %v is not finite", penalty)
-			return
-		}
-		g.presence = penalty
-	}
-}
+// PresencePenalty subtracts p from the logits of tokens seen recently.
+func PresencePenalty(p float32) GenerateOption { return func(g *gen) { g.PresencePenalty = p } }
 
 // PenaltyLastN sets how many recent tokens the penalties look at (default
 // 64; -1 means the whole session).
-func PenaltyLastN(n int) GenerateOption {
-	return func(g *genSettings) {
-		if n < -1 {
-			g.fail("penalty last-n %d must be >= -1", n)
-			return
-		}
-		g.lastN = n
-	}
-}
+func PenaltyLastN(n int) GenerateOption { return func(g *gen) { g.PenaltyLastN = n } }
 
 // Seed makes sampling reproducible: the same seed, prompt and options give
 // the same text.
-func Seed(seed uint64) GenerateOption {
-	return func(g *genSettings) { g.seed = seed }
-}
+func Seed(seed uint64) GenerateOption { return func(g *gen) { g.Seed = seed } }
 
-// Stop ends generation when the output contains any of the strings; the
-// stop string itself is not returned.
+// Stop ends generation when the output contains any of the strings (none
+// empty); the stop string itself is not returned.
 func Stop(stops ...string) GenerateOption {
-	return func(g *genSettings) {
-		for _, s := range stops {
-			if s == "" {
-				g.fail("empty stop string")
-				return
-			}
-		}
-		g.stop = append(g.stop, stops...)
-	}
+	return func(g *gen) { g.Stop = append(g.Stop, stops...) }
 }

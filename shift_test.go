@@ -13,18 +13,7 @@ import (
 
 // fullKL is KL(p‖q) between the softmax distributions of two logit vectors.
 func fullKL(ref, z []float32) float64 {
-	lse := func(x []float32) float64 {
-		mx := math.Inf(-1)
-		for _, v := range x {
-			mx = math.Max(mx, float64(v))
-		}
-		var s float64
-		for _, v := range x {
-			s += math.Exp(float64(v) - mx)
-		}
-		return mx + math.Log(s)
-	}
-	lp, lq := lse(ref), lse(z)
+	lp, lq := logSumExp(ref), logSumExp(z)
 	var kl float64
 	for i := range ref {
 		lpi := float64(ref[i]) - lp
@@ -165,11 +154,7 @@ func TestContextShiftMatchesFresh(t *testing.T) {
 	for _, c := range cases {
 		for _, kvt := range []llm.KVType{llm.KVF16, llm.KVInt8} {
 			t.Run(c.name+"/"+kvt.String(), func(t *testing.T) {
-				m, err := llm.Load(c.path, llm.WithContextSize(n), llm.WithKVType(kvt), llm.WithThreads(2))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer m.Close()
+				m := load(t, c.path, llm.WithContextSize(n), llm.WithKVType(kvt), llm.WithThreads(2))
 				vocab := m.Info().VocabSize
 				ids := randTokens(7, 3*n, vocab)
 				s, _ := m.NewSession(llm.WithContextShift(keep))

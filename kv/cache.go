@@ -144,13 +144,9 @@ func New(cfg Config) (*Cache, error) {
 	var full int64
 	for i := range c.layers {
 		l := &c.layers[i]
-		l.ring, l.hi = cfg.Cells, -1
-		if len(cfg.Windows) > 0 && cfg.Windows[i] > 0 {
+		l.ring, l.hi = cfg.ring(i), -1
+		if len(cfg.Windows) > 0 {
 			l.window = cfg.Windows[i]
-			// int64: W+Batch may overflow an int for absurd inputs.
-			if ring := int64(l.window) + int64(max(cfg.Batch, 1)) - 1; ring < int64(l.ring) {
-				l.ring = int(ring)
-			}
 		}
 		// Bounding rows first keeps every product below 2⁶³: a row is at
 		// most 2·(2·MaxHeadDim)+8 bytes, and full ≤ maxBytes before each
@@ -158,7 +154,7 @@ func New(cfg Config) (*Cache, error) {
 		if int64(l.ring) > maxBytes/int64(cfg.KVHeads) {
 			return nil, fmt.Errorf("kv: config: layer %d needs %d×%d rows, too many: %w", i, cfg.KVHeads, l.ring, ErrInvalid)
 		}
-		full += c.layerBytes(l.ring)
+		full += cfg.layerBytes(l.ring)
 		if full > maxBytes {
 			return nil, fmt.Errorf("kv: config: storage exceeds %d bytes by layer %d: %w", int64(maxBytes), i, ErrInvalid)
 		}
@@ -166,23 +162,70 @@ func New(cfg Config) (*Cache, error) {
 	for i := range c.layers {
 		l := &c.layers[i]
 		c.alloc(l, min(l.ring, c.cells))
-		c.bytes += c.layerBytes(l.cells)
 	}
+	c.bytes = Bytes(cfg)
 	return c, nil
+}
+
+// Bytes is the storage New(cfg) allocates for keys, values and scales:
+// every layer at Config.Initial cells (Config.Cells when 0), a windowed
+// layer at most its ring. It is the one formula for a cache's size: New
+// uses it, and so do memory plans made before any cache exists. cfg must
+// be valid (New's checks).
+func Bytes(cfg Config) int64 {
+	cells := cfg.Cells
+	if cfg.Initial > 0 {
+		cells = min(cfg.Initial, cfg.Cells)
+	}
+	var n int64
+	for i := range cfg.Layers {
+		n += cfg.layerBytes(min(cfg.ring(i), cells))
+	}
+	return n
+}
+
+// GrowBytes is what growing a cache of cfg from cells positions to cells
+// to adds to its Bytes, and the largest single layer's old storage the
+// resize holds while copying it: the transient extra memory on top of the
+// grown cache. to is capped at Config.Cells.
+func GrowBytes(cfg Config, from, to int) (added, transient int64) {
+	to = min(to, cfg.Cells)
+	for i := range cfg.Layers {
+		ring := cfg.ring(i)
+		old, nc := min(ring, from), min(ring, to)
+		if nc > old {
+			added += cfg.layerBytes(nc) - cfg.layerBytes(old)
+			transient = max(transient, cfg.layerBytes(old))
+		}
+	}
+	return added, transient
+}
+
+// ring is the most cells layer i ever needs: Cells, or for a windowed
+// layer its window plus Batch-1 cells when that is fewer.
+func (cfg *Config) ring(i int) int {
+	if len(cfg.Windows) == 0 || cfg.Windows[i] <= 0 {
+		return cfg.Cells
+	}
+	// int64: W+Batch may overflow an int for absurd inputs.
+	if ring := int64(cfg.Windows[i]) + int64(max(cfg.Batch, 1)) - 1; ring < int64(cfg.Cells) {
+		return int(ring)
+	}
+	return cfg.Cells
 }
 
 // rowBytes is the storage of one (token, KV head) row: its key, its value
 // and, for Int8, their two float32 scales.
-func (c *Cache) rowBytes() int64 {
-	if c.cfg.Type == Int8 {
-		return int64(c.cfg.HeadDimK+c.cfg.HeadDimV) + 8
+func (cfg *Config) rowBytes() int64 {
+	if cfg.Type == Int8 {
+		return int64(cfg.HeadDimK+cfg.HeadDimV) + 8
 	}
-	return 2 * int64(c.cfg.HeadDimK+c.cfg.HeadDimV)
+	return 2 * int64(cfg.HeadDimK+cfg.HeadDimV)
 }
 
 // layerBytes is the storage of one layer of the given cells.
-func (c *Cache) layerBytes(cells int) int64 {
-	return int64(c.cfg.KVHeads) * int64(cells) * c.rowBytes()
+func (cfg *Config) layerBytes(cells int) int64 {
+	return int64(cfg.KVHeads) * int64(cells) * cfg.rowBytes()
 }
 
 // alloc gives l fresh, zeroed storage of cells cells, replacing (not

@@ -64,6 +64,52 @@ func TestBytes(t *testing.T) {
 	}
 }
 
+// allocated sums the storage the cache's layers really hold.
+func allocated(c *Cache) int64 {
+	var n int64
+	for i := range c.layers {
+		l := &c.layers[i]
+		n += 2*int64(len(l.k16)+len(l.v16)) + int64(len(l.k8)+len(l.v8)) + 4*int64(len(l.ks)+len(l.vs))
+	}
+	return n
+}
+
+// TestBytesIsTheAllocation checks the size formula (Bytes, GrowBytes) that
+// memory plans use without a cache against the slices New and Grow really
+// allocate, for every layer kind, type and start size.
+func TestBytesIsTheAllocation(t *testing.T) {
+	for _, base := range []Config{
+		{Layers: 4, KVHeads: 2, HeadDimK: 64, HeadDimV: 64},
+		{Layers: 5, KVHeads: 4, HeadDimK: 8, HeadDimV: 8},
+		{Layers: 6, KVHeads: 2, HeadDimK: 32, HeadDimV: 16, Windows: []int{16, 0, 16, 0, 16, 0}},
+		{Layers: 2, KVHeads: 3, HeadDimK: 8, HeadDimV: 8, Windows: []int{5, 0}, Batch: 4},
+	} {
+		for _, typ := range []Type{F16, Int8} {
+			for _, cells := range []int{1, 100, 256, 1000} {
+				for _, initial := range []int{0, 1, 17, cells} {
+					cfg := base
+					cfg.Type, cfg.Cells, cfg.Initial = typ, cells, initial
+					c, err := New(cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got, want := Bytes(cfg), allocated(c); got != want || c.Bytes() != want {
+						t.Fatalf("%+v: Bytes %d, Cache.Bytes %d, allocated %d", cfg, got, c.Bytes(), want)
+					}
+					before := allocated(c)
+					added, _ := GrowBytes(cfg, c.Cells(), cells)
+					if err := c.Grow(cells); err != nil {
+						t.Fatal(err)
+					}
+					if got := allocated(c) - before; got != added {
+						t.Fatalf("%+v: growing to %d allocated %d more, GrowBytes says %d", cfg, cells, got, added)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestConfigIsACopy(t *testing.T) {
 	w := []int{0, 8}
 	c, err := New(Config{Layers: 2, KVHeads: 1, HeadDimK: 4, HeadDimV: 4, Cells: 32, Windows: w})

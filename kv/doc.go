@@ -6,7 +6,9 @@
 // CPU backend) or Int8 (symmetric, one scale per token and head, about half
 // the memory). New allocates Config.Initial cells (all of Config.Cells by
 // default) and Grow enlarges the cache layer by layer, so a long context
-// costs only what it uses; Bytes tells what is allocated. Layers with a
+// costs only what it uses. Cache.Bytes tells what is allocated; the
+// functions Bytes and GrowBytes size a cache (or a growth) from its Config
+// alone, so a memory plan uses the allocator's own formula. Layers with a
 // sliding window keep only a ring of the positions they can still see.
 // Shift drops positions to continue past a full context, and WriteTo and
 // ReadFrom save and restore the stored rows.

@@ -44,8 +44,8 @@ func (c *Cache) Grow(cells int) error {
 		if old.hi >= old.lo {
 			c.copyRows(l, &old, old.lo, old.lo, old.hi-old.lo+1)
 		}
-		c.bytes += c.layerBytes(nc) - c.layerBytes(old.cells)
-		oldBytes := c.layerBytes(old.cells)
+		c.bytes += c.cfg.layerBytes(nc) - c.cfg.layerBytes(old.cells)
+		oldBytes := c.cfg.layerBytes(old.cells)
 		old = layer{}
 		if oldBytes >= releaseBytes {
 			debug.FreeOSMemory()
@@ -59,15 +59,7 @@ func (c *Cache) Grow(cells int) error {
 // largest single layer's old storage it holds while copying, i.e. the
 // transient extra memory on top of the grown cache.
 func (c *Cache) GrowBytes(cells int) (added, transient int64) {
-	cells = min(cells, c.cfg.Cells)
-	for i := range c.layers {
-		l := &c.layers[i]
-		if nc := min(cells, l.ring); nc > l.cells {
-			added += c.layerBytes(nc) - c.layerBytes(l.cells)
-			transient = max(transient, c.layerBytes(l.cells))
-		}
-	}
-	return added, transient
+	return GrowBytes(c.cfg, c.cells, cells)
 }
 
 // Touch empties the cache (as Truncate(0) does) and writes zeros through

@@ -45,6 +45,23 @@ func step(t *testing.T, c *Cache, tok token, pos, heads int) [][]float32 {
 	return outs
 }
 
+// filled is a cache of seqCase with cells cells holding n random tokens
+// drawn from seed, and the tokens.
+func filled(t *testing.T, cells int, seed uint64, n int) (*Cache, []token) {
+	t.Helper()
+	cfg := seqCase
+	cfg.Cells = cells
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := randTokens(rand.New(rand.NewPCG(seed, seed+1)), cfg, 2, n)
+	for pos, tok := range toks {
+		step(t, c, tok, pos, 2)
+	}
+	return c, toks
+}
+
 func TestGrowKeepsEverything(t *testing.T) {
 	for _, typ := range []Type{F16, Int8} {
 		t.Run(typ.String(), func(t *testing.T) {
@@ -115,7 +132,7 @@ func TestGrowLimits(t *testing.T) {
 	if err := c.Grow(2); err != nil || c.Cells() != 4 || c.Bytes() != b {
 		t.Errorf("grow to fewer cells: err %v, %d cells, %d bytes", err, c.Cells(), c.Bytes())
 	}
-	if added, tr := c.GrowBytes(16); added != c.layerBytes(12)+c.layerBytes(1) || tr != c.layerBytes(4) {
+	if added, tr := c.GrowBytes(16); added != c.cfg.layerBytes(12)+c.cfg.layerBytes(1) || tr != c.cfg.layerBytes(4) {
 		t.Errorf("GrowBytes(16) = %d, %d", added, tr)
 	}
 	cfg.Initial = -1

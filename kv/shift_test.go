@@ -168,13 +168,7 @@ func TestShiftRotatesKeys(t *testing.T) {
 }
 
 func TestShiftErrors(t *testing.T) {
-	cfg := seqCase
-	cfg.Cells = 16
-	c, _ := New(cfg)
-	toks := randTokens(rand.New(rand.NewPCG(9, 9)), cfg, 2, 6)
-	for pos, tok := range toks {
-		step(t, c, tok, pos, 2)
-	}
+	c, toks := filled(t, 16, 9, 6)
 	for _, tc := range []struct{ keep, drop int }{{-1, 2}, {2, -1}, {3, 4}, {0, 7}} {
 		if err := c.Shift(tc.keep, tc.drop, nil); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Shift(%d, %d): err = %v, want ErrInvalid", tc.keep, tc.drop, err)

@@ -32,22 +32,10 @@ func (c *Cache) WriteTo(w io.Writer) (int64, error) {
 		sw.u64(uint64(int64(l.lo)))
 		sw.u64(uint64(int64(l.hi)))
 	}
-	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
 	for i := range c.layers {
 		l := &c.layers[i]
 		for h := range c.cfg.KVHeads {
-			l.rows(l.lo, l.hi-l.lo+1, func(cell, run int) {
-				r := h*l.cells + cell
-				if c.cfg.Type == F16 {
-					sw.u16s(l.k16[r*dk : (r+run)*dk])
-					sw.u16s(l.v16[r*dv : (r+run)*dv])
-					return
-				}
-				sw.i8s(l.k8[r*dk : (r+run)*dk])
-				sw.i8s(l.v8[r*dv : (r+run)*dv])
-				sw.f32s(l.ks[r : r+run])
-				sw.f32s(l.vs[r : r+run])
-			})
+			c.headRows(l, h, l.lo, l.hi-l.lo+1, sw)
 		}
 	}
 	sw.flush()
@@ -130,7 +118,6 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 	if err := c.Grow(max(need, c.cells)); err != nil {
 		return sr.n, bad("%v", err)
 	}
-	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
 	for i := range c.layers {
 		l := &c.layers[i]
 		sp := spans[i]
@@ -140,24 +127,9 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 		l.off, l.lo, l.hi = 0, lo, sp.hi
 		for h := range c.cfg.KVHeads {
 			if skip > 0 {
-				per := int64(2 * (dk + dv))
-				if c.cfg.Type == Int8 {
-					per = int64(dk+dv) + 8
-				}
-				sr.discard(int64(skip) * per)
+				sr.discard(int64(skip) * c.cfg.rowBytes())
 			}
-			l.rows(lo, sp.hi-lo+1, func(cell, run int) {
-				r := h*l.cells + cell
-				if c.cfg.Type == F16 {
-					sr.u16s(l.k16[r*dk : (r+run)*dk])
-					sr.u16s(l.v16[r*dv : (r+run)*dv])
-					return
-				}
-				sr.i8s(l.k8[r*dk : (r+run)*dk])
-				sr.i8s(l.v8[r*dv : (r+run)*dv])
-				sr.f32s(l.ks[r : r+run])
-				sr.f32s(l.vs[r : r+run])
-			})
+			c.headRows(l, h, lo, sp.hi-lo+1, sr)
 			if sr.err != nil {
 				return sr.n, sr.fail()
 			}
@@ -173,6 +145,32 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 		}
 	}
 	return sr.n, nil
+}
+
+// rowIO moves rows of the cache's storage to or from a stream: the
+// stateWriter writes them, the stateReader fills them.
+type rowIO interface {
+	u16s([]uint16)
+	i8s([]int8)
+	f32s([]float32)
+}
+
+// headRows moves KV head h's rows of positions pos..pos+n-1 of layer l
+// (keys, values and, for Int8, their scales) through io.
+func (c *Cache) headRows(l *layer, h, pos, n int, io rowIO) {
+	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
+	l.rows(pos, n, func(cell, run int) {
+		r := h*l.cells + cell
+		if c.cfg.Type == F16 {
+			io.u16s(l.k16[r*dk : (r+run)*dk])
+			io.u16s(l.v16[r*dv : (r+run)*dv])
+			return
+		}
+		io.i8s(l.k8[r*dk : (r+run)*dk])
+		io.i8s(l.v8[r*dv : (r+run)*dv])
+		io.f32s(l.ks[r : r+run])
+		io.f32s(l.vs[r : r+run])
+	})
 }
 
 // rows calls f for the runs of cells holding positions pos..pos+n-1, in

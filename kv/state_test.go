@@ -45,7 +45,7 @@ func TestStateRoundTrip(t *testing.T) {
 				// Only stored rows are written: the header, 20 bytes per layer,
 				// and the rows each layer holds.
 				rows := int64(src.Len() + min(src.Len(), 5))
-				if want := 4 + 20 + 20*2 + rows*int64(cfg.KVHeads)*src.rowBytes(); n != want {
+				if want := 4 + 20 + 20*2 + rows*int64(cfg.KVHeads)*src.cfg.rowBytes(); n != want {
 					t.Errorf("wrote %d bytes, want %d", n, want)
 				}
 				cfg.Initial = tc.initial
@@ -77,13 +77,8 @@ func TestStateRoundTrip(t *testing.T) {
 }
 
 func TestStateErrors(t *testing.T) {
-	cfg := seqCase
-	cfg.Cells = 64
-	src, _ := New(cfg)
-	toks := randTokens(rand.New(rand.NewPCG(13, 14)), cfg, 2, 9)
-	for pos, tok := range toks {
-		step(t, src, tok, pos, 2)
-	}
+	src, _ := filled(t, 64, 13, 9)
+	cfg := src.Config()
 	var buf bytes.Buffer
 	if _, err := src.WriteTo(&buf); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@
 // and peaks are read from /proc and cgroup files on Linux; elsewhere those
 // functions fail with ErrUnsupported.
 //
-// When the weights do not fit, Streamer reads the layers that cannot stay
+// When the weights do not fit, RangeReader reads the layers that cannot stay
 // resident from disk on every pass, with O_DIRECT so they never occupy the
 // page cache, into a few reused buffers, ahead of their use. Watch polls
 // the limit and pressure stalls and reports when headroom runs short.

@@ -50,26 +50,20 @@ type SmapsRollup struct {
 // parseStatus reads the memory lines of /proc/self/status.
 func parseStatus(data []byte, file string) (RSS, error) {
 	var r RSS
-	seen, err := parseKB(data, file, map[string]*int64{
+	err := parseRequired(data, file, map[string]*int64{
 		"VmRSS":    &r.Current,
 		"VmHWM":    &r.Peak,
 		"RssAnon":  &r.Anon,
 		"RssFile":  &r.File,
 		"RssShmem": &r.Shmem,
-	})
-	if err != nil {
-		return RSS{}, err
-	}
-	if !seen["VmRSS"] {
-		return RSS{}, fmt.Errorf("mem: %s: no VmRSS line", file)
-	}
-	return r, nil
+	}, "VmRSS")
+	return r, err
 }
 
 // parseSmapsRollup reads /proc/self/smaps_rollup.
 func parseSmapsRollup(data []byte, file string) (SmapsRollup, error) {
 	var s SmapsRollup
-	seen, err := parseKB(data, file, map[string]*int64{
+	err := parseRequired(data, file, map[string]*int64{
 		"Rss":           &s.Rss,
 		"Pss":           &s.Pss,
 		"Pss_Anon":      &s.PssAnon,
@@ -83,14 +77,22 @@ func parseSmapsRollup(data []byte, file string) (SmapsRollup, error) {
 		"Swap":          &s.Swap,
 		"SwapPss":       &s.SwapPss,
 		"Locked":        &s.Locked,
-	})
+	}, "Rss", "Pss")
+	return s, err
+}
+
+// parseRequired is parseKB, failing when a required key is missing.
+func parseRequired(data []byte, file string, fields map[string]*int64, required ...string) error {
+	seen, err := parseKB(data, file, fields)
 	if err != nil {
-		return SmapsRollup{}, err
+		return err
 	}
-	if !seen["Rss"] || !seen["Pss"] {
-		return SmapsRollup{}, fmt.Errorf("mem: %s: no Rss or Pss line", file)
+	for _, k := range required {
+		if !seen[k] {
+			return fmt.Errorf("mem: %s: no %s line", file, k)
+		}
 	}
-	return s, nil
+	return nil
 }
 
 // parseKB fills fields from the "Key:   value kB" lines of a proc file,

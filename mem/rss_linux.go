@@ -8,25 +8,23 @@ import (
 )
 
 // ReadRSS returns this process's resident set size from /proc/self/status.
-func ReadRSS() (RSS, error) {
-	const file = "/proc/self/status"
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return RSS{}, fmt.Errorf("mem: read RSS: %w", err)
-	}
-	return parseStatus(data, file)
-}
+func ReadRSS() (RSS, error) { return readProc("/proc/self/status", "RSS", parseStatus) }
 
 // ReadSmapsRollup returns this process's memory summed over its mappings,
 // with the proportional and anonymous breakdown /proc/self/status lacks.
 // Reading it walks every mapping, so it costs more than ReadRSS.
 func ReadSmapsRollup() (SmapsRollup, error) {
-	const file = "/proc/self/smaps_rollup"
+	return readProc("/proc/self/smaps_rollup", "smaps_rollup", parseSmapsRollup)
+}
+
+// readProc reads a proc file and parses it.
+func readProc[T any](file, what string, parse func([]byte, string) (T, error)) (T, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return SmapsRollup{}, fmt.Errorf("mem: read smaps_rollup: %w", err)
+		var zero T
+		return zero, fmt.Errorf("mem: read %s: %w", what, err)
 	}
-	return parseSmapsRollup(data, file)
+	return parse(data, file)
 }
 
 // ResetPeak resets RSS.Peak (VmHWM) to the current resident set size by

@@ -48,15 +48,9 @@ func TestWatcherPollHeadroom(t *testing.T) {
 			}
 			for i, want := range tc.want {
 				p, ok := w.poll()
-				got := ""
-				if ok {
-					got = p.Reason
-					if p.Relieved {
-						got = "relieved"
-					}
-					if p.Available != tc.avail[i] || p.Total != 4*gib {
-						t.Errorf("poll %d: report %+v does not carry the limit read", i, p)
-					}
+				got := verdict(p, ok)
+				if ok && (p.Available != tc.avail[i] || p.Total != 4*gib) {
+					t.Errorf("poll %d: report %+v does not carry the limit read", i, p)
 				}
 				if got != want {
 					t.Fatalf("poll %d (available %d): report %q, want %q", i, tc.avail[i], got, want)
@@ -64,6 +58,17 @@ func TestWatcherPollHeadroom(t *testing.T) {
 			}
 		})
 	}
+}
+
+// verdict names a poll's report: "" for none, "relieved", or its reason.
+func verdict(p Pressure, ok bool) string {
+	switch {
+	case !ok:
+		return ""
+	case p.Relieved:
+		return "relieved"
+	}
+	return p.Reason
 }
 
 func TestWatcherMinimumThreshold(t *testing.T) {
@@ -98,14 +103,7 @@ func TestWatcherPSI(t *testing.T) {
 	for i, s := range steps {
 		setPSI(s.avg10)
 		p, ok := w.poll()
-		got := ""
-		if ok {
-			got = p.Reason
-			if p.Relieved {
-				got = "relieved"
-			}
-		}
-		if got != s.want {
+		if got := verdict(p, ok); got != s.want {
 			t.Fatalf("step %d (avg10 %s): report %q, want %q (%+v)", i, s.avg10, got, s.want, p)
 		}
 	}

@@ -22,7 +22,7 @@
 //
 // For weights larger than memory, Model.Source supplies the blocks during
 // a pass instead of Blocks: StreamSource serves some blocks from the
-// mapping and the rest from a SlotReader (mem.Streamer) that reads them
+// mapping and the rest from a SlotReader (mem.RangeReader) that reads them
 // from disk ahead of use into reused buffers. The experts of a
 // mixture-of-experts block are separate byte ranges of the file
 // (Layer.Experts[e].Ranges), and Model.ExpertSource can supply them one by

@@ -48,23 +48,6 @@ type StateOptions struct {
 	Initial int
 }
 
-// KVConfig is the cache configuration a State of this model uses.
-func (m *Model) KVConfig(t kv.Type, cells int) kv.Config {
-	c := kv.Config{
-		Layers: m.Config.Layers, KVHeads: m.HeadsKV, HeadDimK: m.HeadDimK, HeadDimV: m.HeadDimV,
-		Cells: cells, Type: t,
-	}
-	if m.Window > 0 {
-		c.Windows = make([]int, m.Config.Layers)
-		for il := range c.Windows {
-			if m.WindowedLayer(il) {
-				c.Windows[il] = m.Window
-			}
-		}
-	}
-	return c
-}
-
 // allocAlign is the alignment the arena gives every allocation; ScratchBytes
 // counts it so the arena never overflows.
 const allocAlign = arena.Align

@@ -10,7 +10,7 @@ import (
 )
 
 // SlotReader delivers byte ranges of the model file into a few reusable
-// buffers (slots), in a fixed cyclic order. mem.Streamer implements it;
+// buffers (slots), in a fixed cyclic order. mem.RangeReader implements it;
 // range i of the reader is the i-th streamed layer's [Start, End).
 type SlotReader interface {
 	// Slots is the number of buffers.

@@ -54,6 +54,11 @@ func New(cfg Config, vocab int) (*Sampler, error) {
 	return s, nil
 }
 
+// Penalized reports whether Sample changes the logits it is given: some
+// penalty differs from its neutral value. A caller that needs its logits
+// afterwards hands Sample a copy then.
+func (s *Sampler) Penalized() bool { return s.penal }
+
 // Reset rewinds the random number generator to Config.Seed, so the same
 // logits and histories produce the same tokens again.
 func (s *Sampler) Reset() {
@@ -79,7 +84,8 @@ func (s *Sampler) grow(n int) {
 // Sample returns the id of the next token.
 //
 // logits holds one value per token id. Penalties are applied to it in
-// place, so the caller must not rely on its contents afterwards. history is
+// place (see Penalized), so the caller must not rely on its contents
+// afterwards. history is
 // the sequence so far (prompt and generated tokens), oldest first; only the
 // last PenaltyLastN entries matter and ids outside [0, len(logits)) are
 // ignored. It is read, never modified or retained.

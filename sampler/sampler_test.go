@@ -79,6 +79,11 @@ func survivorIDs(t *testing.T, cfg Config, logits []float32) []int32 {
 	if !ok {
 		t.Fatal("survivors: no finite maximum")
 	}
+	return sortedIDs(c)
+}
+
+// sortedIDs is the token ids of the candidates, ascending.
+func sortedIDs(c []cand) []int32 {
 	ids := make([]int32, len(c))
 	for i, x := range c {
 		ids[i] = x.id
@@ -196,12 +201,7 @@ func reference(logits []float32, cfg Config) []int32 {
 			}
 		}
 	}
-	ids := make([]int32, len(c))
-	for i, x := range c {
-		ids[i] = x.id
-	}
-	slices.Sort(ids)
-	return ids
+	return sortedIDs(c)
 }
 
 func TestFiltersMatchReference(t *testing.T) {
@@ -415,13 +415,18 @@ func TestMoreLogitsThanVocab(t *testing.T) {
 	}
 }
 
+// spreadHistory is n token ids i·stride mod vocab.
+func spreadHistory(n, stride, vocab int) []int32 {
+	h := make([]int32, n)
+	for i := range h {
+		h[i] = int32(i * stride % vocab)
+	}
+	return h
+}
+
 func TestNoAllocations(t *testing.T) {
 	const vocab = 32000
-	logits := randomLogits(vocab, 7)
-	history := make([]int32, 200)
-	for i := range history {
-		history[i] = int32(i * 37 % vocab)
-	}
+	logits, history := randomLogits(vocab, 7), spreadHistory(200, 37, vocab)
 	withPenalties := DefaultConfig(3)
 	withPenalties.RepeatPenalty, withPenalties.FrequencyPenalty, withPenalties.PresencePenalty = 1.1, 0.1, 0.1
 	withPenalties.PenaltyLastN = -1
@@ -452,11 +457,7 @@ func TestNoAllocations(t *testing.T) {
 
 func BenchmarkSample(b *testing.B) {
 	const vocab = 128256
-	logits := randomLogits(vocab, 11)
-	history := make([]int32, 64)
-	for i := range history {
-		history[i] = int32(i * 1999 % vocab)
-	}
+	logits, history := randomLogits(vocab, 11), spreadHistory(64, 1999, vocab)
 	topKP := sampling()
 	topKP.TopK, topKP.TopP, topKP.Temperature, topKP.Seed = 40, 0.95, 0.8, 1
 	noTopK := DefaultConfig(1)
@@ -479,5 +480,28 @@ func BenchmarkSample(b *testing.B) {
 				s.Sample(buf, history)
 			}
 		})
+	}
+}
+
+// TestPenalized checks that Penalized says when Sample changes its logits.
+func TestPenalized(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(*Config)
+		want bool
+	}{
+		{func(*Config) {}, false},
+		{func(c *Config) { c.RepeatPenalty = 1.1 }, true},
+		{func(c *Config) { c.FrequencyPenalty = 0.1 }, true},
+		{func(c *Config) { c.PresencePenalty = -0.1 }, true},
+	} {
+		cfg := DefaultConfig(1)
+		tc.edit(&cfg)
+		s := mustNew(t, cfg, 4)
+		logits := []float32{1, 2, 3, 4}
+		s.Sample(logits, []int32{0, 1, 2, 3})
+		changed := !slices.Equal(logits, []float32{1, 2, 3, 4})
+		if s.Penalized() != tc.want || changed != tc.want {
+			t.Errorf("%+v: Penalized %v, logits changed %v; want %v", cfg, s.Penalized(), changed, tc.want)
+		}
 	}
 }

@@ -17,14 +17,7 @@ import (
 func readModel(t *testing.T, s ModelSpec) (*gguf.File, []byte) {
 	t.Helper()
 	b, err := ModelBytes(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Read(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f, b
+	return Parse(t, b, err)
 }
 
 // wantTensors lists name → dims of every tensor a spec must produce,

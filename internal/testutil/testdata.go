@@ -1,10 +1,13 @@
 package testutil
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/lowmem/llm/internal/gguf"
 )
 
 // TestdataDir is the shared test data directory: $LLM_TESTDATA, or
@@ -30,4 +33,53 @@ func Testdata(t testing.TB, rel string) string {
 		t.Skipf("test data %s missing; set LLM_TESTDATA to the shared testdata directory", p)
 	}
 	return p
+}
+
+// TempModel writes the GGUF file of s into the test's temporary directory
+// and returns its path; it fails the test when that does not work.
+func TempModel(t testing.TB, s ModelSpec) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "model.gguf")
+	if err := WriteModelFile(p, s); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TempModelFile writes the GGUF file of s into a new temporary directory,
+// for examples, which have no testing.TB: remove deletes the directory.
+func TempModelFile(s ModelSpec) (path string, remove func(), err error) {
+	dir, err := os.MkdirTemp("", "testutil")
+	if err != nil {
+		return "", nil, err
+	}
+	remove = func() { os.RemoveAll(dir) }
+	path = filepath.Join(dir, "model.gguf")
+	if err := WriteModelFile(path, s); err != nil {
+		remove()
+		return "", nil, err
+	}
+	return path, remove, nil
+}
+
+// ReadModel reads the GGUF file at path whole and parses it, failing the
+// test when either does not work: what model.New takes.
+func ReadModel(t testing.TB, path string) (*gguf.File, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	return Parse(t, data, err)
+}
+
+// Parse parses data as a GGUF file, failing the test when err (from
+// getting data) is set or the parse fails; it returns the parse and data.
+func Parse(t testing.TB, data []byte, err error) (*gguf.File, []byte) {
+	t.Helper()
+	var f *gguf.File
+	if err == nil {
+		f, err = gguf.Read(bytes.NewReader(data), int64(len(data)))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, data
 }

@@ -10,28 +10,28 @@ import (
 	"time"
 )
 
-// Range is a span of bytes of a file: one layer of weights for a Streamer.
+// Range is a span of bytes of a file: one layer of weights for a RangeReader.
 type Range struct {
 	Off, Len int64
 }
 
-// streamAlign is the alignment of file offsets, lengths and buffer
+// rangeAlign is the alignment of file offsets, lengths and buffer
 // addresses for O_DIRECT reads. 4096 covers every common logical block
 // size (512 and 4096 bytes).
-const streamAlign = 4096
+const rangeAlign = 4096
 
-// streamChunk is the size of one read. Large reads keep the device queue
+// rangeChunk is the size of one read. Large reads keep the device queue
 // full; each reader goroutine has one in flight. Tests shrink it to reach
 // the chunking logic with small files.
-var streamChunk int64 = 8 << 20
+var rangeChunk int64 = 8 << 20
 
-// streamReaders is how many reads are in flight at once.
-const streamReaders = 2
+// rangeReaders is how many reads are in flight at once.
+const rangeReaders = 2
 
-// ErrStreamClosed is returned by Acquire after Close.
-var ErrStreamClosed = errors.New("mem: streamer is closed")
+// ErrReaderClosed is returned by Acquire after Close.
+var ErrReaderClosed = errors.New("mem: range reader is closed")
 
-// Streamer reads byte ranges of a file into a few reusable buffers
+// RangeReader reads byte ranges of a file into a few reusable buffers
 // (slots), ahead of their use, in a fixed cyclic order: range 0, 1, …,
 // n-1, 0, 1, … It is built for weights that do not fit in memory: every
 // forward pass needs the same ranges in the same order, and reading the
@@ -49,13 +49,13 @@ var ErrStreamClosed = errors.New("mem: streamer is closed")
 // the ranges queued before it, which lets a consumer recover from a pass
 // that stopped halfway. Acquire and Release are safe for concurrent use but
 // are meant for one consumer at a time; they allocate nothing.
-type Streamer struct {
+type RangeReader struct {
 	path    string
 	ranges  []Range
 	spans   []span // aligned read window of each range
 	bufs    [][]byte
 	release func() error
-	file    *streamFile
+	file    *rangeFile
 	chunk   int64
 
 	mu     sync.Mutex
@@ -87,50 +87,50 @@ type slotState struct {
 	held  bool  // acquired by the consumer
 }
 
-// NewStreamer opens path and starts reading ranges into slots buffers of
+// NewRangeReader opens path and starts reading ranges into slots buffers of
 // the largest range's size (rounded out to 4096 bytes at both ends), in the
 // order ranges are given. slots must be at least 1; 2 overlaps reading one
 // range with using the previous one, 3 also absorbs jitter. Ranges must lie
 // inside the file and have positive lengths. The buffers are anonymous
 // memory: plan for slots times the largest range.
-func NewStreamer(path string, ranges []Range, slots int) (*Streamer, error) {
+func NewRangeReader(path string, ranges []Range, slots int) (*RangeReader, error) {
 	if slots < 1 {
-		return nil, fmt.Errorf("mem: stream %s: %d slots, need at least 1", path, slots)
+		return nil, fmt.Errorf("mem: read %s: %d slots, need at least 1", path, slots)
 	}
 	if len(ranges) == 0 {
-		return nil, fmt.Errorf("mem: stream %s: no ranges", path)
+		return nil, fmt.Errorf("mem: read %s: no ranges", path)
 	}
-	file, err := openStreamFile(path)
+	file, err := openRangeFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("mem: stream: %w", err)
+		return nil, fmt.Errorf("mem: read: %w", err)
 	}
 	size, err := file.size()
 	if err != nil {
 		file.close()
-		return nil, fmt.Errorf("mem: stream %s: %w", path, err)
+		return nil, fmt.Errorf("mem: read %s: %w", path, err)
 	}
-	s := &Streamer{path: path, file: file, chunk: streamChunk, ranges: append([]Range(nil), ranges...), spans: make([]span, len(ranges))}
+	s := &RangeReader{path: path, file: file, chunk: rangeChunk, ranges: append([]Range(nil), ranges...), spans: make([]span, len(ranges))}
 	var maxSpan int64
 	for i, r := range ranges {
 		if r.Off < 0 || r.Len <= 0 || r.Off > size || r.Len > size-r.Off {
 			file.close()
-			return nil, fmt.Errorf("mem: stream %s: range %d [%d, %d+%d) outside file of %d bytes", path, i, r.Off, r.Off, r.Len, size)
+			return nil, fmt.Errorf("mem: read %s: range %d [%d, %d+%d) outside file of %d bytes", path, i, r.Off, r.Off, r.Len, size)
 		}
-		start := r.Off &^ (streamAlign - 1)
-		end := (r.Off + r.Len + streamAlign - 1) &^ (streamAlign - 1)
+		start := r.Off &^ (rangeAlign - 1)
+		end := (r.Off + r.Len + rangeAlign - 1) &^ (rangeAlign - 1)
 		s.spans[i] = span{start: start, end: end, skip: int(r.Off - start)}
 		maxSpan = max(maxSpan, end-start)
 	}
 	if maxSpan > int64(int(^uint(0)>>1))/int64(slots) {
 		file.close()
-		return nil, fmt.Errorf("mem: stream %s: %d slots of %d bytes do not fit in the address space", path, slots, maxSpan)
+		return nil, fmt.Errorf("mem: read %s: %d slots of %d bytes do not fit in the address space", path, slots, maxSpan)
 	}
 	s.bufs, s.release, err = allocSlots(slots, int(maxSpan))
 	if err != nil {
 		file.close()
-		return nil, fmt.Errorf("mem: stream %s: %d slots of %d bytes: %w", path, slots, maxSpan, err)
+		return nil, fmt.Errorf("mem: read %s: %d slots of %d bytes: %w", path, slots, maxSpan, err)
 	}
-	// Ranges cached before streaming began (a previous run, a parser that
+	// Ranges cached before reading began (a previous run, a parser that
 	// touched them) would otherwise sit in the page cache for nothing.
 	for _, sp := range s.spans {
 		file.dropCache(sp.start, sp.end-sp.start)
@@ -140,28 +140,28 @@ func NewStreamer(path string, ranges []Range, slots int) (*Streamer, error) {
 	for j := range s.slots {
 		s.slots[j].load = int64(j)
 	}
-	s.wg.Add(streamReaders)
-	for r := range streamReaders {
+	s.wg.Add(rangeReaders)
+	for r := range rangeReaders {
 		go s.read(r)
 	}
 	return s, nil
 }
 
 // Slots is the number of buffers.
-func (s *Streamer) Slots() int { return len(s.bufs) }
+func (s *RangeReader) Slots() int { return len(s.bufs) }
 
 // Ranges is the number of ranges in the cycle.
-func (s *Streamer) Ranges() int { return len(s.ranges) }
+func (s *RangeReader) Ranges() int { return len(s.ranges) }
 
 // Direct reports whether reads bypass the page cache with O_DIRECT.
-func (s *Streamer) Direct() bool { return s.file.isDirect() }
+func (s *RangeReader) Direct() bool { return s.file.isDirect() }
 
 // View returns where range i lies in slot's buffer: the bytes Acquire(i)
 // returns when it hands out that slot. A consumer can build structures over
 // every (range, slot) pair once and pick one after each Acquire. The bytes
 // are valid only while the range is acquired in that slot, and the slice
 // must not be used after Close.
-func (s *Streamer) View(i, slot int) []byte {
+func (s *RangeReader) View(i, slot int) []byte {
 	sp := s.spans[i]
 	n := int(s.ranges[i].Len)
 	return s.bufs[slot][sp.skip : sp.skip+n : sp.skip+n]
@@ -171,11 +171,11 @@ func (s *Streamer) View(i, slot int) []byte {
 // and exactly the range's bytes in it (View(i, slot)). The consumer must
 // Release(i) before the slot can be reused. Ranges queued before i in the
 // cycle are discarded. It fails with the read error if reading failed, with
-// ErrStreamClosed after Close, and when every slot is already acquired
+// ErrReaderClosed after Close, and when every slot is already acquired
 // (range i could never arrive).
-func (s *Streamer) Acquire(i int) ([]byte, int, error) {
+func (s *RangeReader) Acquire(i int) ([]byte, int, error) {
 	if i < 0 || i >= len(s.ranges) {
-		return nil, 0, fmt.Errorf("mem: stream %s: acquire of range %d, have %d", s.path, i, len(s.ranges))
+		return nil, 0, fmt.Errorf("mem: read %s: acquire of range %d, have %d", s.path, i, len(s.ranges))
 	}
 	n, slots := int64(len(s.ranges)), int64(len(s.slots))
 	s.mu.Lock()
@@ -183,10 +183,10 @@ func (s *Streamer) Acquire(i int) ([]byte, int, error) {
 	var waitStart time.Time
 	for {
 		if s.closed {
-			return nil, 0, fmt.Errorf("mem: stream %s: %w", s.path, ErrStreamClosed)
+			return nil, 0, fmt.Errorf("mem: read %s: %w", s.path, ErrReaderClosed)
 		}
 		if s.held == len(s.slots) {
-			return nil, 0, fmt.Errorf("mem: stream %s: range %d acquired with all %d slots held", s.path, i, len(s.slots))
+			return nil, 0, fmt.Errorf("mem: read %s: range %d acquired with all %d slots held", s.path, i, len(s.slots))
 		}
 		k := s.next
 		sl := &s.slots[k%slots]
@@ -217,7 +217,7 @@ func (s *Streamer) Acquire(i int) ([]byte, int, error) {
 
 // Release gives back the slot holding range i, so the range due next in it
 // can be read. Releasing a range that is not acquired does nothing.
-func (s *Streamer) Release(i int) {
+func (s *RangeReader) Release(i int) {
 	n := int64(len(s.ranges))
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -240,27 +240,27 @@ func (s *Streamer) Release(i int) {
 }
 
 // free hands slot sl, done with sequence k, to sequence k+slots.
-func (s *Streamer) free(sl *slotState, k int64) {
+func (s *RangeReader) free(sl *slotState, k int64) {
 	sl.load = k + int64(len(s.slots))
 	sl.done, sl.ready = 0, false
 	s.cond.Broadcast()
 }
 
-// StreamStats counts a Streamer's work since it started.
-type StreamStats struct {
+// ReadStats counts a RangeReader's work since it started.
+type ReadStats struct {
 	BytesRead int64         // bytes read from the file, alignment included
 	Stall     time.Duration // time Acquire spent waiting for reads
 }
 
 // Stats returns the bytes read so far and how long consumers waited.
-func (s *Streamer) Stats() StreamStats {
-	return StreamStats{BytesRead: s.bytesRead.Load(), Stall: time.Duration(s.stallNS.Load())}
+func (s *RangeReader) Stats() ReadStats {
+	return ReadStats{BytesRead: s.bytesRead.Load(), Stall: time.Duration(s.stallNS.Load())}
 }
 
 // Close stops the readers, waits for reads in progress and frees the
 // buffers. Slices from Acquire and View must not be used after it. Closing
 // twice is harmless.
-func (s *Streamer) Close() error {
+func (s *RangeReader) Close() error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -273,18 +273,18 @@ func (s *Streamer) Close() error {
 	errFree := s.release()
 	errClose := s.file.close()
 	if errFree != nil {
-		return fmt.Errorf("mem: stream %s: free buffers: %w", s.path, errFree)
+		return fmt.Errorf("mem: read %s: free buffers: %w", s.path, errFree)
 	}
 	if errClose != nil {
-		return fmt.Errorf("mem: stream %s: %w", s.path, errClose)
+		return fmt.Errorf("mem: read %s: %w", s.path, errClose)
 	}
 	return nil
 }
 
-// read is reader r of streamReaders: it loads its share of the chunks of
-// every sequence number in turn (chunks r, r+streamReaders, …), so the
-// readers together keep streamReaders reads in flight.
-func (s *Streamer) read(r int) {
+// read is reader r of rangeReaders: it loads its share of the chunks of
+// every sequence number in turn (chunks r, r+rangeReaders, …), so the
+// readers together keep rangeReaders reads in flight.
+func (s *RangeReader) read(r int) {
 	defer s.wg.Done()
 	n, slots := int64(len(s.ranges)), int64(len(s.slots))
 	for k := int64(0); ; k++ {
@@ -305,18 +305,18 @@ func (s *Streamer) read(r int) {
 		// the end of the file, whose tail reads short.
 		need := int64(sp.skip) + s.ranges[i].Len
 		var err error
-		for c := int64(r) * s.chunk; c < sp.end-sp.start && err == nil; c += streamReaders * s.chunk {
+		for c := int64(r) * s.chunk; c < sp.end-sp.start && err == nil; c += rangeReaders * s.chunk {
 			want := min(s.chunk, sp.end-sp.start-c)
 			err = s.readChunk(buf[c:c+want], sp.start+c, min(want, need-c))
 		}
 		s.mu.Lock()
 		if err != nil && s.err == nil {
-			s.err = fmt.Errorf("mem: stream %s: range %d [%d, %d): %w", s.path, i,
+			s.err = fmt.Errorf("mem: read %s: range %d [%d, %d): %w", s.path, i,
 				s.ranges[i].Off, s.ranges[i].Off+s.ranges[i].Len, err)
 		}
 		if err == nil {
 			sl.done++
-			if sl.done == streamReaders {
+			if sl.done == rangeReaders {
 				sl.ready = true
 			}
 		}
@@ -331,7 +331,7 @@ func (s *Streamer) read(r int) {
 // readChunk fills b from the file at off; at least need bytes must arrive
 // (need may be below len(b) at the end of the file, or negative for a chunk
 // wholly past the range).
-func (s *Streamer) readChunk(b []byte, off, need int64) error {
+func (s *RangeReader) readChunk(b []byte, off, need int64) error {
 	got, err := s.file.readAt(b, off)
 	s.bytesRead.Add(int64(got))
 	if int64(got) >= need && (err == nil || errors.Is(err, io.EOF)) {

@@ -1,25 +1,19 @@
-package llm
+package memplan
 
 import (
-	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/model"
 	"github.com/lowmem/llm/quant"
 )
 
-func writeSpec(t *testing.T, s testutil.ModelSpec) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "m.gguf")
-	if err := testutil.WriteModelFile(p, s); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+// kvBytes is the planner's KV arithmetic for a model config: kv.Bytes of
+// the configuration the model's sessions allocate.
+func kvBytes(c *model.Config, t kv.Type, cells int) int64 { return kv.Bytes(c.KVConfig(t, cells)) }
 
 // TestKVBytesMatchesAllocator checks the planner's KV arithmetic against
 // what kv.New really allocates.
@@ -30,19 +24,9 @@ func TestKVBytesMatchesAllocator(t *testing.T) {
 		{Layers: 6, HeadsKV: 2, HeadDimK: 32, HeadDimV: 16, Window: 16},
 	}
 	for _, c := range cfgs {
-		for _, kt := range []KVType{KVF16, KVInt8} {
+		for _, kt := range []kv.Type{kv.F16, kv.Int8} {
 			for _, cells := range []int{1, 100, 256, 1000} {
-				kc := kv.Config{Layers: c.Layers, KVHeads: c.HeadsKV, HeadDimK: c.HeadDimK, HeadDimV: c.HeadDimV,
-					Cells: cells, Type: kv.Type(kt)}
-				if c.Window > 0 {
-					kc.Windows = make([]int, c.Layers)
-					for il := range kc.Windows {
-						if c.WindowedLayer(il) {
-							kc.Windows[il] = c.Window
-						}
-					}
-				}
-				kcache, err := kv.New(kc)
+				kcache, err := kv.New(c.KVConfig(kt, cells))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -60,18 +44,18 @@ func TestKVBytesKnownShapes(t *testing.T) {
 	cases := []struct {
 		name  string
 		c     model.Config
-		t     KVType
+		t     kv.Type
 		cells int
 		want  int64
 	}{
-		{"llama-3.1-8b f16 4096", llama8B, KVF16, 4096, 512 << 20},
-		{"llama-3.1-8b f16 8192", llama8B, KVF16, 8192, 1 << 30},
+		{"llama-3.1-8b f16 4096", llama8B, kv.F16, 4096, 512 << 20},
+		{"llama-3.1-8b f16 8192", llama8B, kv.F16, 8192, 1 << 30},
 		// INT8: one byte an element plus a float32 scale per (token, head) row of K and of V.
-		{"llama-3.1-8b int8 8192", llama8B, KVInt8, 8192, 512<<20 + 32*8*8192*8},
-		{"llama-3.1-8b f16 131072", llama8B, KVF16, 131072, 16 << 30},
+		{"llama-3.1-8b int8 8192", llama8B, kv.Int8, 8192, 512<<20 + 32*8*8192*8},
+		{"llama-3.1-8b f16 131072", llama8B, kv.F16, 131072, 16 << 30},
 		// Gemma-2-9B: 42 layers, half of them windowed to 4096.
 		{"gemma-2-9b f16 8192", model.Config{Layers: 42, HeadsKV: 8, HeadDimK: 256, HeadDimV: 256, Window: 4096},
-			KVF16, 8192, 21*8*8192*512*2 + 21*8*4096*512*2},
+			kv.F16, 8192, 21*8*8192*512*2 + 21*8*4096*512*2},
 	}
 	for _, c := range cases {
 		if got := kvBytes(&c.c, c.t, c.cells); got != c.want {
@@ -83,14 +67,25 @@ func TestKVBytesKnownShapes(t *testing.T) {
 // TestPlanMatchesLoadedModel checks that the components planned from the
 // header equal what a loaded model and session really use.
 func TestPlanMatchesLoadedModel(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyLlama(), testutil.TinyQwen2(), testutil.TinyGemma2()} {
-		path := writeSpec(t, spec)
-		m, err := Load(path, WithMemoryLimit(1<<30), WithContextSize(200), WithBatchSize(32))
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLlama(), testutil.TinyQwen2(), testutil.TinyGemma2(),
+		testutil.TinyQwen3(), testutil.TinyGemma3(), testutil.TinyPhi3(), testutil.TinyQwen3MoE()} {
+		path := testutil.TempModel(t, spec)
+		sh, err := ReadShape(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := m.Plan()
-		s, err := m.NewSession()
+		p, err := Make(sh, Request{Limit: 1 << 30, Context: 200, Batch: 32, Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := model.New(testutil.ReadModel(t, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := m.NewState(ops.NewExec(pool), model.StateOptions{Batch: p.Batch, Cache: p.KVType, Cells: p.Context,
+			Initial: InitialCells(p.Context, false)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,13 +93,13 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 		for _, c := range p.Components {
 			byName[c.Name] = c.Bytes
 		}
-		if got, want := byName["kv cache"], s.st.Cache().Bytes(); got != want {
+		if got, want := byName["kv cache"], st.Cache().Bytes(); got != want {
 			t.Errorf("%s: kv planned %d, allocated %d", spec.Arch, got, want)
 		}
-		if got, want := byName["activations"], int64(m.m.ScratchBytes(32)); got != want {
+		if got, want := byName["activations"], int64(m.ScratchBytes(32)); got != want {
 			t.Errorf("%s: activations planned %d, model needs %d", spec.Arch, got, want)
 		}
-		if got, want := byName["activations"], int64(s.st.Arena().Cap()); got != want {
+		if got, want := byName["activations"], int64(st.Arena().Cap()); got != want {
 			t.Errorf("%s: activations planned %d, arena holds %d", spec.Arch, got, want)
 		}
 		if p.Total != total(p.Components) || !p.Fits || p.Weights != WeightsResident {
@@ -113,8 +108,6 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 		if !strings.Contains(p.String(), "total (predicted peak)") {
 			t.Errorf("String() lacks the total:\n%s", p)
 		}
-		s.Close()
-		m.Close()
 	}
 }
 
@@ -127,59 +120,57 @@ func TestPlanDegradationOrder(t *testing.T) {
 	spec.WeightType = quant.Q8_0
 	spec.Layers = 8
 	spec.FFN = 1024
-	path := writeSpec(t, spec)
-	sh, err := readShape(path)
+	sh, err := ReadShape(testutil.TempModel(t, spec))
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := defaultSettings()
-	set.threads, set.batch = 2, 64
-	totalOf := func(ctx int, kt KVType, w WeightsMode) int64 {
-		res := sh.residentWeights()
+	req := Request{Threads: 2, Batch: 64}
+	totalOf := func(ctx int, kt kv.Type, w WeightsMode) int64 {
+		res := sh.ResidentWeights()
 		if w == WeightsStreaming {
-			res = sh.minStreamingWeights()
+			res = sh.MinStreamingWeights()
 		}
-		return total(sh.components(ctx, kt, w, min(set.batch, ctx), set.threads, res))
+		return total(sh.components(req, ctx, kt, w, res))
 	}
-	plan := func(limit int64, mut func(*settings)) MemoryPlan {
-		s := set
-		s.memory = limit
+	plan := func(limit int64, mut func(*Request)) Plan {
+		r := req
+		r.Limit = limit
 		if mut != nil {
-			mut(&s)
+			mut(&r)
 		}
-		p, err := planFor(sh, s)
+		p, err := Make(sh, r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	f16 := totalOf(8192, KVF16, WeightsResident)
-	i8 := totalOf(8192, KVInt8, WeightsResident)
-	i8short := totalOf(4096, KVInt8, WeightsResident)
-	i8floor := totalOf(2048, KVInt8, WeightsResident)
-	stream := totalOf(2048, KVInt8, WeightsStreaming)
+	f16 := totalOf(8192, kv.F16, WeightsResident)
+	i8 := totalOf(8192, kv.Int8, WeightsResident)
+	i8short := totalOf(4096, kv.Int8, WeightsResident)
+	i8floor := totalOf(2048, kv.Int8, WeightsResident)
+	stream := totalOf(2048, kv.Int8, WeightsStreaming)
 	if !(f16 > i8 && i8 > i8short && i8short > i8floor && i8floor > stream) {
 		t.Fatalf("test shape does not separate the steps: %d %d %d %d %d", f16, i8, i8short, i8floor, stream)
 	}
 	cases := []struct {
 		name  string
 		limit int64
-		mut   func(*settings)
+		mut   func(*Request)
 		fits  bool
 		ctx   int
-		kv    KVType
+		kv    kv.Type
 		w     WeightsMode
 		steps int
 	}{
-		{"fits as asked", f16, nil, true, 8192, KVF16, WeightsResident, 0},
-		{"int8", f16 - 1, nil, true, 8192, KVInt8, WeightsResident, 1},
-		{"int8 exact", i8, nil, true, 8192, KVInt8, WeightsResident, 1},
-		{"shorter context", i8short, nil, true, 4096, KVInt8, WeightsResident, 2},
-		{"streaming", i8floor - 1, nil, true, 0, KVInt8, WeightsStreaming, 3},
-		{"refuse", stream - 1, nil, false, 2048, KVInt8, WeightsStreaming, 2},
-		{"strict refuses", f16 - 1, func(s *settings) { s.strict = true }, false, 8192, KVF16, WeightsResident, 0},
-		{"resident forced: no streaming", i8floor - 1, func(s *settings) { s.weights = WeightsResident }, false, 2048, KVInt8, WeightsResident, 1},
-		{"int8 asked: no f16 step", i8, func(s *settings) { s.kvType = KVInt8 }, true, 8192, KVInt8, WeightsResident, 0},
+		{"fits as asked", f16, nil, true, 8192, kv.F16, WeightsResident, 0},
+		{"int8", f16 - 1, nil, true, 8192, kv.Int8, WeightsResident, 1},
+		{"int8 exact", i8, nil, true, 8192, kv.Int8, WeightsResident, 1},
+		{"shorter context", i8short, nil, true, 4096, kv.Int8, WeightsResident, 2},
+		{"streaming", i8floor - 1, nil, true, 0, kv.Int8, WeightsStreaming, 3},
+		{"refuse", stream - 1, nil, false, 2048, kv.Int8, WeightsStreaming, 2},
+		{"strict refuses", f16 - 1, func(r *Request) { r.Strict = true }, false, 8192, kv.F16, WeightsResident, 0},
+		{"resident forced: no streaming", i8floor - 1, func(r *Request) { r.Weights = WeightsResident }, false, 2048, kv.Int8, WeightsResident, 1},
+		{"int8 asked: no f16 step", i8, func(r *Request) { r.KVType = kv.Int8 }, true, 8192, kv.Int8, WeightsResident, 0},
 	}
 	for _, c := range cases {
 		p := plan(c.limit, c.mut)
@@ -193,13 +184,5 @@ func TestPlanDegradationOrder(t *testing.T) {
 		if !p.Fits && p.Reason == "" {
 			t.Errorf("%s: no reason given", c.name)
 		}
-	}
-	// Load refuses before touching the weights.
-	if _, err := Load(path, WithMemoryLimit(stream-1), WithContextSize(8192), WithThreads(2), WithBatchSize(64)); !errors.Is(err, ErrOutOfMemoryBudget) {
-		t.Errorf("Load over budget: err = %v, want ErrOutOfMemoryBudget", err)
-	}
-	pp, err := Plan(path, WithMemoryLimit(i8), WithContextSize(8192), WithThreads(2), WithBatchSize(64))
-	if err != nil || pp.KVType != KVInt8 || !pp.Fits {
-		t.Errorf("Plan: %+v %v", pp, err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 // Streamed bytes must not stay in the page cache, whether they were read
 // with O_DIRECT or read normally and dropped.
-func TestStreamerLeavesPageCacheEmpty(t *testing.T) {
+func TestRangeReaderLeavesPageCacheEmpty(t *testing.T) {
 	for _, direct := range []bool{true, false} {
 		t.Run(map[bool]string{true: "direct", false: "buffered"}[direct], func(t *testing.T) {
 			tryDirect = direct
@@ -25,7 +25,7 @@ func testLeavesPageCacheEmpty(t *testing.T, direct bool) {
 	data := pattern(400_000)
 	m := uncachedFile(t, data)
 	ranges := []Range{{100, 150_000}, {150_100, 200_000}, {350_100, 49_900}}
-	s, err := NewStreamer(m.Path(), ranges, 2)
+	s, err := NewRangeReader(m.Path(), ranges, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,12 +49,12 @@ func testLeavesPageCacheEmpty(t *testing.T, direct bool) {
 	// cache until it drops it. Close waits for them.
 	s.Close()
 	if res, err := m.Resident(0, m.Size()); err != nil || res != 0 {
-		t.Fatalf("after streaming, %d bytes of the file are in the page cache (%v), want 0", res, err)
+		t.Fatalf("after reading, %d bytes of the file are in the page cache (%v), want 0", res, err)
 	}
 }
 
-// NewStreamer evicts the ranges from the page cache when it starts.
-func TestStreamerDropsCachedRanges(t *testing.T) {
+// NewRangeReader evicts the ranges from the page cache when it starts.
+func TestRangeReaderDropsCachedRanges(t *testing.T) {
 	data := pattern(300_000)
 	m := uncachedFile(t, data)
 	f, err := os.Open(m.Path())
@@ -68,12 +68,12 @@ func TestStreamerDropsCachedRanges(t *testing.T) {
 	if res, _ := m.Resident(0, m.Size()); res == 0 {
 		t.Skip("reading the file did not cache it")
 	}
-	s, err := NewStreamer(m.Path(), []Range{{0, 300_000}}, 1)
+	s, err := NewRangeReader(m.Path(), []Range{{0, 300_000}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	if res, err := m.Resident(0, m.Size()); err != nil || res != 0 {
-		t.Fatalf("after NewStreamer, %d bytes cached (%v), want 0", res, err)
+		t.Fatalf("after NewRangeReader, %d bytes cached (%v), want 0", res, err)
 	}
 }

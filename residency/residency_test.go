@@ -1,15 +1,19 @@
-package llm
+package residency
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/mem"
+	"github.com/lowmem/llm/memplan"
+	"github.com/lowmem/llm/model"
 	"github.com/lowmem/llm/quant"
 	"golang.org/x/sys/unix"
 )
@@ -26,32 +30,113 @@ func streamSpecs() []testutil.ModelSpec {
 	return []testutil.ModelSpec{llama, qwen, gemma}
 }
 
+// loaded is a model wired as llm.Load wires it: mapped, planned, built,
+// its weights' residency started, and a thread pool.
+type loaded struct {
+	mp   *mem.Mapping
+	sh   *memplan.Shape
+	m    *model.Model
+	w    *Weights
+	pool *ops.Pool
+	rw   sync.RWMutex // the model's lock: passes read, switches write
+}
+
+func load(t *testing.T, path string, r memplan.Request, onPressure func(PressureEvent)) *loaded {
+	t.Helper()
+	if r.Context == 0 {
+		r.Context = 64
+	}
+	r.Threads, r.Batch = 2, 512
+	l := &loaded{}
+	var err error
+	if l.mp, err = mem.Map(path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Read(l.mp.ReaderAt(), l.mp.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.sh, err = memplan.ShapeOf(f, l.mp.Size()); err != nil {
+		t.Fatal(err)
+	}
+	p, err := memplan.Make(l.sh, r)
+	if err != nil || !p.Fits {
+		t.Fatalf("plan: %v %+v", err, p)
+	}
+	AdviseBeforeLoad(l.mp, p)
+	if l.m, err = model.New(f, l.mp.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	l.w, err = Start(Config{Mapping: l.mp, Model: l.m, File: f, Shape: l.sh, Plan: p, Auto: r.Weights == memplan.WeightsAuto,
+		Budget: r.Limit, OnPressure: onPressure, Exclusive: &l.rw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.pool = ops.NewPool(2)
+	t.Cleanup(l.close)
+	return l
+}
+
+func (l *loaded) close() {
+	l.w.StopWatch()
+	l.rw.Lock()
+	defer l.rw.Unlock()
+	if l.pool != nil {
+		l.pool.Close()
+		l.w.Close()
+		l.mp.Close()
+		l.pool = nil
+	}
+}
+
+// state is a sequence of the model, and the logits of its last token.
+type state struct {
+	l      *loaded
+	st     *model.State
+	logits []float32
+	n      int
+}
+
+func (l *loaded) newState() (*state, error) {
+	st, err := l.m.NewState(ops.NewExec(l.pool), model.StateOptions{Batch: 64, Cache: kv.F16, Cells: 64})
+	return &state{l: l, st: st, logits: make([]float32, l.m.Vocab)}, err
+}
+
+// eval runs tokens as a session's Eval does, under the model's read lock.
+func (s *state) eval(tokens ...int32) ([]float32, error) {
+	s.l.rw.RLock()
+	defer s.l.rw.RUnlock()
+	if err := s.st.Forward(tokens, s.n, s.logits); err != nil {
+		return nil, err
+	}
+	s.n += len(tokens)
+	return s.logits, nil
+}
+
 // streamingLimit is a memory limit under which the plan for path streams
 // about three layers' worth more than the minimum.
 func streamingLimit(t *testing.T, path string) int64 {
 	t.Helper()
-	p, err := Plan(path, WithWeights(WeightsStreaming), WithMemoryLimit(1<<40), WithContextSize(64))
+	sh, err := memplan.ReadShape(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh, err := readShape(path)
+	p, err := memplan.Make(sh, memplan.Request{Weights: memplan.WeightsStreaming, Limit: 1 << 40, Context: 64, Threads: 2, Batch: 512})
 	if err != nil {
 		t.Fatal(err)
 	}
 	base := p.Total - p.ResidentWeights
-	return base + sh.residentWeights() - 3*sh.layerBytes[0]
+	return base + sh.ResidentWeights() - 3*sh.LayerBytes[0]
 }
 
 // greedyRun evaluates a prompt then 20 greedy tokens and returns the
 // logits of every step.
-func greedyRun(m *Model) ([][]float32, error) {
-	s, err := m.NewSession()
+func greedyRun(l *loaded) ([][]float32, error) {
+	s, err := l.newState()
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
-	ctx := context.Background()
-	logits, err := s.Eval(ctx, []int32{1, 40, 41, 42, 100, 7})
+	logits, err := s.eval(1, 40, 41, 42, 100, 7)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +149,7 @@ func greedyRun(m *Model) ([][]float32, error) {
 				best = i
 			}
 		}
-		if logits, err = s.Eval(ctx, []int32{int32(best)}); err != nil {
+		if logits, err = s.eval(int32(best)); err != nil {
 			return nil, err
 		}
 	}
@@ -110,44 +195,36 @@ func evictFile(t *testing.T, path string) bool {
 func TestStreamingMatchesResident(t *testing.T) {
 	for _, spec := range streamSpecs() {
 		t.Run(spec.Arch, func(t *testing.T) {
-			path := writeSpec(t, spec)
-			opts := []Option{WithThreads(2), WithContextSize(64)}
+			path := testutil.TempModel(t, spec)
 			// The streaming model goes first: the resident one reads the whole
 			// file ahead, in the background, even after it is closed.
 			evicted := evictFile(t, path)
-			m, err := Load(path, append(opts, WithWeights(WeightsStreaming), WithMemoryLimit(streamingLimit(t, path)))...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			p := m.Plan()
-			if p.Weights != WeightsStreaming || p.KVType != KVF16 || len(p.Steps) != 0 {
+			l := load(t, path, memplan.Request{Weights: memplan.WeightsStreaming, Limit: streamingLimit(t, path)}, nil)
+			p := l.w.Plan()
+			if p.Weights != memplan.WeightsStreaming || p.KVType != kv.F16 || len(p.Steps) != 0 {
 				t.Fatalf("plan: weights %v, KV %v, steps %v; want streaming, F16, no degradation", p.Weights, p.KVType, p.Steps)
 			}
-			layers := m.Info().Layers
-			if n := len(m.ws.streamed); n < 2 || n >= layers {
+			layers := len(l.m.Blocks)
+			if n := len(l.w.OnDisk()); n < 2 || n >= layers {
 				t.Fatalf("%d of %d layers streamed, want some but not all", n, layers)
 			}
 			// Loading must leave the streamed layers out of the page cache.
 			// (Once tokens run, the kernel's readahead around resident pages
 			// may reach into them: in a file this small, 8 MiB of it covers
 			// everything, so that is not checked.)
-			if evicted && waitResident(m) {
-				checkUncached(t, m)
+			if evicted && waitResident(l) {
+				checkUncached(t, l)
 			} else {
 				t.Logf("the file system keeps files cached, or reading ahead did not finish; page cache not checked")
 			}
-			got, err := greedyRun(m)
+			got, err := greedyRun(l)
 			if err != nil {
 				t.Fatal(err)
 			}
 
-			ref, err := Load(path, append(opts, WithWeights(WeightsResident))...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ref := load(t, path, memplan.Request{Weights: memplan.WeightsResident, Limit: 1 << 40}, nil)
 			want, err := greedyRun(ref)
-			ref.Close()
+			ref.close()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +237,7 @@ func TestStreamingMatchesResident(t *testing.T) {
 			errs := make([]error, 2)
 			for g := range errs {
 				wg.Go(func() {
-					got, err := greedyRun(m)
+					got, err := greedyRun(l)
 					if err == nil {
 						err = compareSteps(got, want)
 					}
@@ -173,21 +250,20 @@ func TestStreamingMatchesResident(t *testing.T) {
 					t.Fatalf("concurrent session %d: %v", g, err)
 				}
 			}
-			if err := m.ws.source.Err(); err != nil {
+			if err := l.w.source.Err(); err != nil {
 				t.Fatalf("stream error: %v", err)
 			}
-
 		})
 	}
 }
 
 // waitResident waits up to 10 s for the resident weights to be read
 // ahead, reporting whether they were.
-func waitResident(m *Model) bool {
+func waitResident(l *loaded) bool {
 	for range 1000 {
 		all := true
-		for _, r := range m.ws.ahead {
-			if n, err := m.mapping.Resident(r.Off, r.Len); err != nil || n != r.Len {
+		for _, r := range l.w.ahead {
+			if n, err := l.mp.Resident(r.Off, r.Len); err != nil || n != r.Len {
 				all = false
 			}
 		}
@@ -202,15 +278,15 @@ func waitResident(m *Model) bool {
 // checkUncached checks that the streamed layers were never read through
 // the mapping: apart from pages shared with their neighbours, none of
 // their pages is cached.
-func checkUncached(t *testing.T, m *Model) {
+func checkUncached(t *testing.T, l *loaded) {
 	t.Helper()
-	for _, il := range m.ws.streamed {
-		L := m.m.Blocks[il]
+	for _, il := range l.w.OnDisk() {
+		L := l.m.Blocks[il]
 		lo, hi := (L.Start+8191)&^4095, L.End&^4095-4096
 		if hi <= lo {
 			continue
 		}
-		if r, err := m.mapping.Resident(lo, hi-lo); err != nil || r != 0 {
+		if r, err := l.mp.Resident(lo, hi-lo); err != nil || r != 0 {
 			t.Errorf("streamed layer %d: %d bytes of [%d, %d) in the page cache (%v)", il, r, lo, hi, err)
 		}
 	}
@@ -233,25 +309,22 @@ func TestStreamedLayers(t *testing.T) {
 			t.Errorf("spread(%d, %d) = %s, want %s", tc.s, tc.n, got, tc.want)
 		}
 	}
-	path := writeSpec(t, streamSpecs()[0])
-	sh, err := readShape(path)
-	if err != nil {
-		t.Fatal(err)
+	path := testutil.TempModel(t, streamSpecs()[0])
+	l := load(t, path, memplan.Request{Limit: 1 << 40}, nil)
+	sh := l.sh
+	var blocks int64
+	for _, b := range sh.LayerBytes {
+		blocks += b
 	}
-	m, err := Load(path, WithContextSize(64))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	nonLayer := sh.residentWeights() - sum(sh.layerBytes)
-	layer := sh.layerBytes[0]
+	nonLayer := sh.ResidentWeights() - blocks
+	layer := sh.LayerBytes[0]
 	var span int64
-	for _, L := range m.m.Blocks {
+	for _, L := range l.m.Blocks {
 		span = max(span, L.End-L.Start)
 	}
 	for resident := range 9 {
-		budget := nonLayer + streamBuffers*layer + int64(resident)*span
-		got := streamedLayers(sh, m.m, budget)
+		budget := nonLayer + memplan.DiskBuffers*layer + int64(resident)*span
+		got := diskLayers(l.m.Blocks, sh.BlockBudget(budget))
 		if len(got) != 8-resident {
 			t.Errorf("budget for %d resident layers: streamed %v", resident, got)
 		}
@@ -259,78 +332,35 @@ func TestStreamedLayers(t *testing.T) {
 }
 
 func TestMemoryPressureOption(t *testing.T) {
-	path := writeSpec(t, testutil.TinyLlama())
+	path := testutil.TempModel(t, testutil.TinyLlama())
 	var events []PressureEvent
-	m, err := Load(path, WithMemoryPressure(func(e PressureEvent) { events = append(events, e) }))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := load(t, path, memplan.Request{Limit: 1 << 40}, func(e PressureEvent) { events = append(events, e) })
 	// The watcher polls every 500 ms; drive it by hand instead.
-	m.stopWatch()
-	m.onPressure(mem.Pressure{Available: 10 << 20, Total: 1 << 30, Threshold: 64 << 20, Reason: "headroom"})
-	if !m.underPressure() {
-		t.Fatal("underPressure false after a pressure report")
+	l.w.StopWatch()
+	l.w.onPressure(mem.Pressure{Available: 10 << 20, Total: 1 << 30, Threshold: 64 << 20, Reason: "headroom"})
+	if !l.w.Short() {
+		t.Fatal("Short false after a pressure report")
 	}
-	m.onPressure(mem.Pressure{Available: 900 << 20, Total: 1 << 30, Relieved: true})
-	if m.underPressure() {
-		t.Fatal("underPressure true after relief")
+	l.w.onPressure(mem.Pressure{Available: 900 << 20, Total: 1 << 30, Relieved: true})
+	if l.w.Short() {
+		t.Fatal("Short true after relief")
 	}
 	if len(events) != 2 || events[0].Available != 10<<20 || events[0].Limit != 1<<30 || events[0].Action == "" {
 		t.Fatalf("events %+v", events)
-	}
-	if err := m.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
 
 // With an explicit budget, headroom is what the process's anonymous memory
 // leaves of it.
 func TestHeadroomWithExplicitBudget(t *testing.T) {
-	path := writeSpec(t, testutil.TinyLlama())
-	m, err := Load(path, WithMemoryLimit(1<<30))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	lim, err := m.headroom()
+	path := testutil.TempModel(t, testutil.TinyLlama())
+	l := load(t, path, memplan.Request{Limit: 1 << 30}, nil)
+	lim, err := l.w.headroom()
 	if err != nil {
 		t.Skipf("no memory figures on this system: %v", err)
 	}
 	if lim.Available <= 0 || lim.Available > 1<<30 {
 		t.Fatalf("headroom %+v, want within (0, 1 GiB]", lim)
-	}
-}
-
-func TestStreamingDecodeAllocatesNothing(t *testing.T) {
-	if raceOn {
-		t.Skip("allocation counts are not meaningful under the race detector")
-	}
-	path := writeSpec(t, streamSpecs()[0])
-	m, err := Load(path, WithThreads(2), WithContextSize(64), WithWeights(WeightsStreaming), WithMemoryLimit(streamingLimit(t, path)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	if len(m.ws.streamed) == 0 {
-		t.Fatal("no layer streamed")
-	}
-	m.stopWatch() // its polls allocate, on their own goroutine
-	s, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx := context.Background()
-	if _, err := s.Eval(ctx, []int32{1, 2, 3}); err != nil {
-		t.Fatal(err)
-	}
-	tok := []int32{42}
-	if n := testing.AllocsPerRun(30, func() {
-		if _, err := s.Eval(ctx, tok); err != nil {
-			t.Fatal(err)
-		}
-	}); n != 0 {
-		t.Fatalf("a streamed decode step allocates %.1f times, want 0", n)
 	}
 }
 
@@ -340,64 +370,57 @@ func TestStreamingDecodeAllocatesNothing(t *testing.T) {
 // bit, and a model loaded WithWeights(WeightsResident) must not switch.
 func TestPressureSwitchesToStreaming(t *testing.T) {
 	spec := streamSpecs()[0]
-	path := writeSpec(t, spec)
-	ref, err := Load(path)
+	path := testutil.TempModel(t, spec)
+	ref := load(t, path, memplan.Request{Limit: 1 << 40}, nil)
+	l := load(t, path, memplan.Request{Limit: 1 << 40}, nil)
+	l.w.StopWatch()
+	rs, err := ref.newState()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ref.Close()
-	m, err := Load(path)
+	ms, err := l.newState()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
-	m.stopWatch()
-	ctx := context.Background()
-	rs, _ := ref.NewSession()
-	ms, _ := m.NewSession()
-	defer rs.Close()
-	defer ms.Close()
-	toks := []int32{1, 40, 41, 42}
-	step := func(tok []int32) {
-		a, err := rs.Eval(ctx, tok)
+	step := func(tok ...int32) {
+		a, err := rs.eval(tok...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := ms.Eval(ctx, tok)
+		b, err := ms.eval(tok...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := range a {
 			if a[i] != b[i] {
-				t.Fatalf("after %d tokens: logit %d is %v, resident model %v", ms.Len(), i, b[i], a[i])
+				t.Fatalf("after %d tokens: logit %d is %v, resident model %v", ms.n, i, b[i], a[i])
 			}
 		}
 	}
-	step(toks)
-	m.onPressure(mem.Pressure{Available: 10 << 20, Total: 1 << 30, Threshold: 64 << 20, Reason: "headroom"})
+	step(1, 40, 41, 42)
+	l.w.onPressure(mem.Pressure{Available: 10 << 20, Total: 1 << 30, Threshold: 64 << 20, Reason: "headroom"})
 	deadline := time.Now().Add(10 * time.Second)
-	for !m.ws.switched.Load() {
+	for !l.w.switched.Load() {
 		if time.Now().After(deadline) {
 			t.Fatal("no switch to streaming 10 s after a pressure report")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if p := m.Plan(); p.Weights != WeightsStreaming || len(m.ws.streamed) != len(m.m.Blocks)/2 {
-		t.Fatalf("after pressure: weights %v, %d of %d blocks streamed", p.Weights, len(m.ws.streamed), len(m.m.Blocks))
+	l.rw.RLock()
+	p := l.w.Plan()
+	l.rw.RUnlock()
+	if p.Weights != memplan.WeightsStreaming || len(l.w.OnDisk()) != len(l.m.Blocks)/2 {
+		t.Fatalf("after pressure: weights %v, %d of %d blocks streamed", p.Weights, len(l.w.OnDisk()), len(l.m.Blocks))
 	}
 	for i := range 8 {
-		step([]int32{int32(50 + i)})
+		step(int32(50 + i))
 	}
 
-	forced, err := Load(path, WithWeights(WeightsResident))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer forced.Close()
-	forced.stopWatch()
-	forced.onPressure(mem.Pressure{Available: 10 << 20, Total: 1 << 30, Threshold: 64 << 20, Reason: "headroom"})
+	forced := load(t, path, memplan.Request{Weights: memplan.WeightsResident, Limit: 1 << 40}, nil)
+	forced.w.StopWatch()
+	forced.w.onPressure(mem.Pressure{Available: 10 << 20, Total: 1 << 30, Threshold: 64 << 20, Reason: "headroom"})
 	time.Sleep(50 * time.Millisecond)
-	if forced.ws.switched.Load() || forced.Plan().Weights != WeightsResident {
+	if forced.w.switched.Load() || forced.w.Plan().Weights != memplan.WeightsResident {
 		t.Fatal("a model loaded WithWeights(WeightsResident) switched to streaming")
 	}
 }

@@ -12,10 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// streamFile reads a streamed file: through an O_DIRECT descriptor when
+// rangeFile reads a file by ranges: through an O_DIRECT descriptor when
 // the filesystem accepts one, else through a normal descriptor whose pages
 // are dropped from the page cache after each read.
-type streamFile struct {
+type rangeFile struct {
 	path     string
 	direct   *os.File // nil when O_DIRECT was refused
 	buffered *os.File
@@ -28,12 +28,12 @@ type streamFile struct {
 // tryDirect is cleared by tests to exercise the buffered path.
 var tryDirect = true
 
-func openStreamFile(path string) (*streamFile, error) {
+func openRangeFile(path string) (*rangeFile, error) {
 	b, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	f := &streamFile{path: path, buffered: b}
+	f := &rangeFile{path: path, buffered: b}
 	// Readahead would cache bytes past each read that dropCache, which
 	// covers only the bytes read, then leaves behind.
 	unix.Fadvise(int(b.Fd()), 0, 0, unix.FADV_RANDOM)
@@ -46,13 +46,13 @@ func openStreamFile(path string) (*streamFile, error) {
 	return f, nil
 }
 
-func (f *streamFile) size() (int64, error) { return statSize(f.buffered) }
+func (f *rangeFile) size() (int64, error) { return statSize(f.buffered) }
 
-func (f *streamFile) isDirect() bool { return f.direct != nil && !f.noDirect.Load() }
+func (f *rangeFile) isDirect() bool { return f.direct != nil && !f.noDirect.Load() }
 
 // readAt reads len(b) bytes at off; b and off are 4096-aligned, as
 // O_DIRECT requires.
-func (f *streamFile) readAt(b []byte, off int64) (int, error) {
+func (f *rangeFile) readAt(b []byte, off int64) (int, error) {
 	if f.isDirect() {
 		n, err := f.direct.ReadAt(b, off)
 		if !errors.Is(err, unix.EINVAL) {
@@ -70,13 +70,13 @@ func (f *streamFile) readAt(b []byte, off int64) (int, error) {
 // dropCache evicts [off, off+n) of the file from the page cache. Pages
 // mapped by a process or dirty are kept by the kernel; failure is harmless,
 // so it is not reported.
-func (f *streamFile) dropCache(off, n int64) {
+func (f *rangeFile) dropCache(off, n int64) {
 	if n > 0 {
 		unix.Fadvise(int(f.buffered.Fd()), off, n, unix.FADV_DONTNEED)
 	}
 }
 
-func (f *streamFile) close() error {
+func (f *rangeFile) close() error {
 	var err error
 	if f.direct != nil {
 		err = f.direct.Close()

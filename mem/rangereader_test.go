@@ -11,12 +11,12 @@ import (
 	"unsafe"
 )
 
-// smallChunks makes streamers built during the test read in chunks of
+// smallChunks makes range readers built during the test read in chunks of
 // 8 KiB, so ranges of a few pages exercise several chunks and readers.
 func smallChunks(t *testing.T) {
-	old := streamChunk
-	streamChunk = 2 * streamAlign
-	t.Cleanup(func() { streamChunk = old })
+	old := rangeChunk
+	rangeChunk = 2 * rangeAlign
+	t.Cleanup(func() { rangeChunk = old })
 }
 
 // randomRanges returns n ranges of random (mostly unaligned) offsets and
@@ -30,7 +30,23 @@ func randomRanges(rng *rand.Rand, n int, size, maxLen int64) []Range {
 	return rs
 }
 
-func TestStreamerServesFileBytes(t *testing.T) {
+// randomReader reads n random ranges of at most maxLen bytes (drawn from
+// seed) of a file of size pattern bytes, into slots buffers of small
+// chunks; it closes when the test ends.
+func randomReader(t *testing.T, size int, seed uint64, n int, maxLen int64, slots int) ([]byte, []Range, *RangeReader) {
+	t.Helper()
+	smallChunks(t)
+	data := pattern(size)
+	ranges := randomRanges(rand.New(rand.NewPCG(seed, seed+1)), n, int64(size), maxLen)
+	s, err := NewRangeReader(writeFile(t, data), ranges, slots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return data, ranges, s
+}
+
+func TestRangeReaderServesFileBytes(t *testing.T) {
 	smallChunks(t)
 	const size = 200_000
 	data := pattern(size)
@@ -50,7 +66,7 @@ func TestStreamerServesFileBytes(t *testing.T) {
 	for _, tc := range tests {
 		for _, slots := range []int{1, 2, 3} {
 			t.Run(tc.name+"/"+string(rune('0'+slots)), func(t *testing.T) {
-				s, err := NewStreamer(path, tc.ranges, slots)
+				s, err := NewRangeReader(path, tc.ranges, slots)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -76,19 +92,13 @@ func TestStreamerServesFileBytes(t *testing.T) {
 }
 
 // A consumer may hold several slots at once and release them later.
-func TestStreamerHoldsSeveralSlots(t *testing.T) {
-	smallChunks(t)
-	data := pattern(100_000)
-	ranges := randomRanges(rand.New(rand.NewPCG(3, 4)), 5, int64(len(data)), 20000)
-	s, err := NewStreamer(writeFile(t, data), ranges, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+func TestRangeReaderHoldsSeveralSlots(t *testing.T) {
+	data, ranges, s := randomReader(t, 100_000, 3, 5, 20000, 3)
 	for k := 0; k < 30; k += 3 {
 		var got [3][]byte
 		idx := [3]int{k % 5, (k + 1) % 5, (k + 2) % 5}
 		for j, i := range idx {
+			var err error
 			if got[j], _, err = s.Acquire(i); err != nil {
 				t.Fatalf("Acquire(%d): %v", i, err)
 			}
@@ -112,12 +122,12 @@ func TestStreamerHoldsSeveralSlots(t *testing.T) {
 
 // Acquiring out of order skips the ranges in between, as a forward pass
 // that failed halfway and started again does.
-func TestStreamerSkipsRanges(t *testing.T) {
+func TestRangeReaderSkipsRanges(t *testing.T) {
 	smallChunks(t)
 	data := pattern(90_000)
 	ranges := []Range{{0, 10000}, {10000, 20000}, {30000, 5000}, {40000, 50000}}
 	for _, slots := range []int{1, 2, 3} {
-		s, err := NewStreamer(writeFile(t, data), ranges, slots)
+		s, err := NewRangeReader(writeFile(t, data), ranges, slots)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +147,7 @@ func TestStreamerSkipsRanges(t *testing.T) {
 	}
 }
 
-func TestStreamerRejectsBadArguments(t *testing.T) {
+func TestRangeReaderRejectsBadArguments(t *testing.T) {
 	path := writeFile(t, pattern(10000))
 	tests := []struct {
 		name   string
@@ -152,20 +162,20 @@ func TestStreamerRejectsBadArguments(t *testing.T) {
 		{"empty range", []Range{{5, 0}}, 2, "outside file"},
 	}
 	for _, tc := range tests {
-		s, err := NewStreamer(path, tc.ranges, tc.slots)
+		s, err := NewRangeReader(path, tc.ranges, tc.slots)
 		if err == nil {
 			s.Close()
-			t.Errorf("%s: NewStreamer succeeded", tc.name)
+			t.Errorf("%s: NewRangeReader succeeded", tc.name)
 			continue
 		}
 		if !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want it to mention %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := NewStreamer(path+".missing", []Range{{0, 1}}, 1); !errors.Is(err, os.ErrNotExist) {
+	if _, err := NewRangeReader(path+".missing", []Range{{0, 1}}, 1); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: err = %v, want ErrNotExist", err)
 	}
-	s, err := NewStreamer(path, []Range{{0, 10}}, 1)
+	s, err := NewRangeReader(path, []Range{{0, 10}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,15 +187,15 @@ func TestStreamerRejectsBadArguments(t *testing.T) {
 	}
 }
 
-// A file that shrinks under the streamer makes Acquire fail, every time,
+// A file that shrinks under the reader makes Acquire fail, every time,
 // instead of waiting forever for bytes that will not come.
-func TestStreamerTruncatedFile(t *testing.T) {
+func TestRangeReaderTruncatedFile(t *testing.T) {
 	smallChunks(t)
 	data := pattern(100_000)
 	path := writeFile(t, data)
 	ranges := []Range{{0, 30000}, {30000, 30000}, {60000, 40000}}
 	// One slot: the reader cannot get ahead of the truncation below.
-	s, err := NewStreamer(path, ranges, 1)
+	s, err := NewRangeReader(path, ranges, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,9 +222,9 @@ func TestStreamerTruncatedFile(t *testing.T) {
 	}
 }
 
-func TestStreamerClose(t *testing.T) {
+func TestRangeReaderClose(t *testing.T) {
 	data := pattern(50000)
-	s, err := NewStreamer(writeFile(t, data), []Range{{0, 20000}, {20000, 30000}}, 2)
+	s, err := NewRangeReader(writeFile(t, data), []Range{{0, 20000}, {20000, 30000}}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,21 +237,14 @@ func TestStreamerClose(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, _, err := s.Acquire(1); !errors.Is(err, ErrStreamClosed) {
-		t.Fatalf("Acquire after Close: err = %v, want ErrStreamClosed", err)
+	if _, _, err := s.Acquire(1); !errors.Is(err, ErrReaderClosed) {
+		t.Fatalf("Acquire after Close: err = %v, want ErrReaderClosed", err)
 	}
 	s.Release(0) // harmless
 }
 
-func TestStreamerAllocatesNothing(t *testing.T) {
-	smallChunks(t)
-	data := pattern(300_000)
-	ranges := randomRanges(rand.New(rand.NewPCG(5, 6)), 6, int64(len(data)), 50000)
-	s, err := NewStreamer(writeFile(t, data), ranges, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+func TestRangeReaderAllocatesNothing(t *testing.T) {
+	_, ranges, s := randomReader(t, 300_000, 5, 6, 50000, 2)
 	cycle := func() {
 		for i := range ranges {
 			if _, _, err := s.Acquire(i); err != nil {
@@ -259,15 +262,15 @@ func TestStreamerAllocatesNothing(t *testing.T) {
 	}
 }
 
-func TestStreamerBuffersAreAligned(t *testing.T) {
-	bufs, free, err := allocSlots(3, 3*streamAlign)
+func TestRangeReaderBuffersAreAligned(t *testing.T) {
+	bufs, free, err := allocSlots(3, 3*rangeAlign)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer free()
 	for i, b := range bufs {
-		if p := uintptr(unsafe.Pointer(unsafe.SliceData(b))); p%streamAlign != 0 || len(b) != 3*streamAlign {
-			t.Errorf("buffer %d at %#x, %d bytes: want %d-aligned, %d bytes", i, p, len(b), streamAlign, 3*streamAlign)
+		if p := uintptr(unsafe.Pointer(unsafe.SliceData(b))); p%rangeAlign != 0 || len(b) != 3*rangeAlign {
+			t.Errorf("buffer %d at %#x, %d bytes: want %d-aligned, %d bytes", i, p, len(b), rangeAlign, 3*rangeAlign)
 		}
 	}
 }

@@ -1,0 +1,153 @@
+package llm_test
+
+import (
+	"bufio"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const modulePath = "github.com/lowmem/llm"
+
+// documentedImports parses the import table of docs/ARCHITECTURE.md: rows
+// "| package | a, b, c |" after the header "| package | imports (ours) |".
+func documentedImports(t *testing.T) (table map[string][]string, order []string) {
+	t.Helper()
+	f, err := os.Open("docs/ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	table = map[string][]string{}
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if !in {
+			in = line == "| package | imports (ours) |"
+			continue
+		}
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if len(cells) != 2 || strings.HasPrefix(strings.TrimSpace(cells[0]), "---") {
+			continue
+		}
+		pkg := strings.TrimSpace(cells[0])
+		var deps []string
+		for d := range strings.SplitSeq(cells[1], ",") {
+			if d = strings.TrimSpace(d); d != "" && d != "nothing" {
+				deps = append(deps, d)
+			}
+		}
+		slices.Sort(deps)
+		if _, dup := table[pkg]; dup {
+			t.Errorf("ARCHITECTURE.md lists %s twice", pkg)
+		}
+		table[pkg] = deps
+		order = append(order, pkg)
+	}
+	if len(table) == 0 {
+		t.Fatal(`ARCHITECTURE.md has no "| package | imports (ours) |" table`)
+	}
+	return table, order
+}
+
+// sourceImports reads the imports of this module's packages from their
+// non-test Go files (every build tag), named as the table names them:
+// "llm" for the root, otherwise the path below the module.
+func sourceImports(t *testing.T) map[string][]string {
+	t.Helper()
+	short := func(p string) string {
+		if p == modulePath {
+			return "llm"
+		}
+		return strings.TrimPrefix(p, modulePath+"/")
+	}
+	pkgs := map[string]map[string]bool{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if p != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(p, "go.mod")); p != "." && err == nil {
+				return filepath.SkipDir // a nested module: not this one
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		pkg := short(path.Join(modulePath, filepath.ToSlash(filepath.Dir(p))))
+		if pkgs[pkg] == nil {
+			pkgs[pkg] = map[string]bool{}
+		}
+		for _, imp := range f.Imports {
+			q, _ := strconv.Unquote(imp.Path.Value)
+			if q == modulePath || strings.HasPrefix(q, modulePath+"/") {
+				pkgs[pkg][short(q)] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for pkg, deps := range pkgs {
+		out[pkg] = slices.Sorted(func(yield func(string) bool) {
+			for d := range deps {
+				if !yield(d) {
+					return
+				}
+			}
+		})
+	}
+	return out
+}
+
+// TestArchitectureImports checks that docs/ARCHITECTURE.md's import table
+// lists every package of the module with exactly the packages it imports,
+// and in an order where every import points up the table.
+func TestArchitectureImports(t *testing.T) {
+	doc, order := documentedImports(t)
+	src := sourceImports(t)
+	for i, pkg := range order {
+		for _, d := range doc[pkg] {
+			if !slices.Contains(order[:i], d) {
+				t.Errorf("ARCHITECTURE.md: %s imports %s, which is not listed above it", pkg, d)
+			}
+		}
+	}
+	for pkg, deps := range src {
+		want, ok := doc[pkg]
+		switch {
+		case !ok:
+			t.Errorf("package %s (imports %v) is missing from ARCHITECTURE.md's table", pkg, deps)
+		case !slices.Equal(deps, want):
+			t.Errorf("%s imports %v; ARCHITECTURE.md says %v", pkg, deps, want)
+		}
+	}
+	for pkg := range doc {
+		if _, ok := src[pkg]; !ok {
+			t.Errorf("ARCHITECTURE.md lists %s, which is not a package of the module", pkg)
+		}
+	}
+}

@@ -1,0 +1,45 @@
+package llm
+
+import (
+	"github.com/lowmem/llm/internal/seq"
+	"github.com/lowmem/llm/internal/snapshot"
+	"github.com/lowmem/llm/kv"
+	"github.com/lowmem/llm/memplan"
+	"github.com/lowmem/llm/model"
+	"github.com/lowmem/llm/quant"
+)
+
+// Errors callers can branch on with errors.Is. Every error the package
+// returns wraps one of these or says plainly what went wrong. Each is the
+// same value as the error of the package that finds the problem, so
+// errors.Is matches errors made anywhere below.
+var (
+	// ErrBadModel: the file is not a valid GGUF model (truncated, corrupt,
+	// inconsistent metadata, missing tensors).
+	ErrBadModel = model.ErrBadModel
+	// ErrUnsupportedArch: a valid GGUF file of an architecture (or rope
+	// scaling, layer kind, or tokenizer) this library does not run.
+	ErrUnsupportedArch = model.ErrUnsupportedArch
+	// ErrUnsupportedType: a tensor type (e.g. IQ2_XXS) this library has no
+	// kernels for.
+	ErrUnsupportedType = quant.ErrUnsupportedType
+	// ErrContextFull: the tokens do not fit in the session's context.
+	ErrContextFull = kv.ErrFull
+	// ErrInvalidOption: an option or argument is out of range or not
+	// supported. A sampling option the sampler refuses matches both this
+	// and sampler.ErrInvalidOption.
+	ErrInvalidOption = seq.ErrInvalidOption
+	// ErrOutOfMemoryBudget: the model cannot run within the memory limit
+	// even after every degradation allowed (Load; Plan reports it in
+	// MemoryPlan.Reason), or a session's KV cache cannot be reserved
+	// within the plan. The message says what would fit.
+	ErrOutOfMemoryBudget = memplan.ErrOutOfBudget
+	// ErrBadState: Restore was given a stream that is not a saved session,
+	// is damaged or truncated, or was saved by another model or with
+	// another KV type.
+	ErrBadState = snapshot.ErrBadState
+	// ErrClosed: the model or session was closed.
+	ErrClosed = seq.ErrClosed
+	// ErrBadToken: a token id outside the vocabulary.
+	ErrBadToken = model.ErrTokenOutOfRange
+)

@@ -1,0 +1,71 @@
+package seq
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/lowmem/llm/internal/snapshot"
+	"github.com/lowmem/llm/kv"
+	"github.com/lowmem/llm/memplan"
+)
+
+// Save writes the sequence to w as a snapshot of model id: its tokens, the
+// logits after the last one and the KV cache rows in use.
+func (s *Seq) Save(w io.Writer, id snapshot.Model) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	return snapshot.Write(w, id, s.cfg.KVType, s.history, s.logits, s.st.Cache())
+}
+
+// Restore replaces the sequence's tokens, logits and KV cache with a
+// snapshot that Save wrote for model id, reading exactly its bytes. The new
+// cache is sized as growth would have left it, built and filled before the
+// old one is dropped, and counted in the budget (memplan.ErrOutOfBudget
+// when it does not fit beside the old one). After an error the sequence is
+// unchanged.
+func (s *Seq) Restore(r io.Reader, id snapshot.Model) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	var reserved int64
+	newCache := func(n int) (*kv.Cache, error) {
+		kc := s.st.Cache().Config()
+		kc.Initial = s.cfg.Context
+		if !s.cfg.Preallocate {
+			kc.Initial = memplan.NextCells(memplan.InitialCells(s.cfg.Context, false), n, s.cfg.Context,
+				memplan.StepCells(kc, memplan.StepBytes))
+		}
+		nb := kv.Bytes(kc)
+		if !s.budget.Reserve(nb) {
+			return nil, fmt.Errorf("llm: restore: a KV cache of %d cells (%s) does not fit the memory budget beside the current one: %w",
+				kc.Initial, memplan.FormatBytes(nb), memplan.ErrOutOfBudget)
+		}
+		reserved = nb
+		c, err := s.st.NewCache(kc.Initial)
+		if err != nil {
+			return nil, fmt.Errorf("llm: restore: %w", err)
+		}
+		if s.cfg.Preallocate {
+			c.Touch()
+		}
+		return c, nil
+	}
+	tokens, logits, c, err := snapshot.Read(r, snapshot.Expect{Model: id, KVType: s.cfg.KVType, MaxTokens: s.cfg.Context}, newCache)
+	if err == nil {
+		if err = s.st.SetCache(c); err != nil {
+			err = fmt.Errorf("llm: restore: %w", err)
+		}
+	}
+	if err != nil {
+		s.budget.Release(reserved)
+		return err
+	}
+	s.budget.Release(s.bytes)
+	s.bytes = reserved
+	s.history = append(s.history[:0], tokens...)
+	copy(s.logits, logits)
+	return nil
+}

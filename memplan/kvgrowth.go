@@ -1,0 +1,96 @@
+package memplan
+
+import (
+	"fmt"
+
+	"github.com/lowmem/llm/kv"
+)
+
+// A session's KV cache starts small and grows as tokens arrive, so that a
+// session declared with a long context costs only what it uses: it starts
+// with StartCells cells, doubles up to DoubleUpTo cells, then grows in
+// steps of about StepBytes (less when the memory budget leaves less), in
+// whole multiples of StepRound cells.
+const (
+	StartCells = 256
+	DoubleUpTo = 4096
+	StepBytes  = 1 << 30
+	StepRound  = 256
+)
+
+// InitialCells is how many cells a session's cache of context cells
+// starts with: StartCells, or all of them when preallocated.
+func InitialCells(context int, prealloc bool) int {
+	if prealloc {
+		return context
+	}
+	return min(StartCells, context)
+}
+
+// initialKV is the cache configuration a session starts with.
+func initialKV(c kv.Config, prealloc bool) kv.Config {
+	c.Initial = InitialCells(c.Cells, prealloc)
+	return c
+}
+
+// cellBytes is what one more cell costs a cache of c past the windows of
+// its sliding-window layers: the layers that grow to the full context.
+func cellBytes(c kv.Config) int64 {
+	added, _ := kv.GrowBytes(c, c.Cells-1, c.Cells)
+	return added
+}
+
+// StepCells is a growth step past DoubleUpTo for a cache of c: about
+// stepBytes of KV, in whole multiples of StepRound cells (at least one).
+func StepCells(c kv.Config, stepBytes int64) int {
+	per := max(cellBytes(c), 1)
+	return max(int(stepBytes/per)/StepRound*StepRound, StepRound)
+}
+
+// NextCells is the size a cache grows to from cur cells so that need fit:
+// doubling up to DoubleUpTo, then steps of step cells; at most limit.
+func NextCells(cur, need, limit, step int) int {
+	n := max(cur, 1)
+	for n < need {
+		if n < DoubleUpTo {
+			n = min(2*n, DoubleUpTo)
+		} else {
+			n += step
+		}
+	}
+	return min(n, limit)
+}
+
+// kvGrowthComponents annotates the plan's KV component for a cache of c
+// that starts at StartCells and grows, and adds what a resize holds
+// besides the grown cache: one layer's old storage, at most the size of a
+// layer before the last step to the full context. With preallocation there
+// is no resize, and the note says the whole cache is reserved.
+func kvGrowthComponents(cs []Component, c kv.Config, prealloc bool) []Component {
+	i := -1
+	for j := range cs {
+		if cs[j].Name == KVComponent {
+			i = j
+		}
+	}
+	if i < 0 {
+		return cs
+	}
+	if prealloc {
+		cs[i].Note += "; reserved and touched at session creation (WithKVPreallocate)"
+		return cs
+	}
+	start := InitialCells(c.Cells, false)
+	if start == c.Cells {
+		return cs
+	}
+	cs[i].Note += fmt.Sprintf("; starts at %d cells (%s), grows on demand", start, FormatBytes(kv.Bytes(initialKV(c, false))))
+	prev := start
+	step := StepCells(c, StepBytes)
+	for n := start; n < c.Cells; n = NextCells(n, n+1, c.Cells, step) {
+		prev = n
+	}
+	_, held := kv.GrowBytes(c, prev, c.Cells)
+	return append(cs, Component{KVResizeComponent, held,
+		fmt.Sprintf("one old layer held while growing from %d cells to the full context", prev)})
+}

@@ -1,0 +1,155 @@
+package memplan
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/model"
+	"github.com/lowmem/llm/quant"
+)
+
+// Shape is what planning needs from a GGUF file: the model's configuration
+// and the bytes of its tensors, grouped as residency treats them.
+type Shape struct {
+	Config     model.Config // validated against the tensors (model.Check)
+	Vocab      int          // rows of token_embd
+	FileBytes  int64        // size of the file
+	LayerBytes []int64      // tensor bytes of each block
+	EmbedBytes int64        // token_embd
+	EmbedRow   int64        // bytes of one token_embd row
+	OutBytes   int64        // output.weight (0 when tied to token_embd)
+	OtherBytes int64        // every other tensor (norms, rope_freqs)
+	MaxXRow    int          // widest quantized activation row
+	VocabBytes int64        // bytes of token strings
+	Merges     int          // BPE merges
+	Params     int64        // number of weights
+	FileType   quant.Type   // the type holding the most bytes among matrices
+	HeapBytes  int64        // vectors the model copies to the heap (model.HeapBytes)
+}
+
+// ReadShape reads the header of the GGUF file at path (not its weights)
+// and returns its Shape.
+func ReadShape(path string) (*Shape, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	g, err := gguf.Read(f, st.Size())
+	if err != nil {
+		return nil, err
+	}
+	return ShapeOf(g, st.Size())
+}
+
+// ShapeOf is the Shape of the parsed GGUF file g of size bytes. It
+// validates the file completely first (model.Check): errors wrap
+// model.ErrBadModel or model.ErrUnsupportedArch.
+func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
+	// Check, not just the configuration: every size below is trusted only
+	// once the tensors agree with the metadata.
+	cfg, err := model.Check(g)
+	if err != nil {
+		return nil, err
+	}
+	heap, err := model.HeapBytes(g)
+	if err != nil {
+		return nil, err
+	}
+	s := &Shape{Config: cfg, FileBytes: size, LayerBytes: make([]int64, cfg.Layers), HeapBytes: heap}
+	matrixBytes := map[quant.Type]int64{}
+	for _, t := range g.Tensors {
+		p := int64(1)
+		for _, d := range t.Dims {
+			p *= d
+		}
+		s.Params += p
+		if len(t.Dims) >= 2 { // matrices, and the 3-D tensors of experts
+			matrixBytes[t.Type] += t.Size
+			if rb, err := t.Type.VecDotType().RowBytes(t.Dims[0]); err == nil {
+				s.MaxXRow = max(s.MaxXRow, int(rb))
+			}
+		}
+		var il int
+		switch {
+		case t.Name == "token_embd.weight":
+			s.EmbedBytes = t.Size
+			if len(t.Dims) == 2 && t.Dims[1] > 0 {
+				s.Vocab = int(t.Dims[1])
+				s.EmbedRow = t.Size / t.Dims[1]
+			}
+		case t.Name == "output.weight":
+			s.OutBytes = t.Size
+		case strings.HasPrefix(t.Name, "blk.") && scanLayer(t.Name, &il) && il < cfg.Layers:
+			s.LayerBytes[il] += t.Size
+		default:
+			s.OtherBytes += t.Size
+		}
+	}
+	if s.Vocab == 0 {
+		return nil, fmt.Errorf("model: token_embd.weight missing: %w", model.ErrBadModel)
+	}
+	s.FileType = quant.F32
+	best := int64(-1)
+	for t, n := range matrixBytes {
+		if n > best || (n == best && t < s.FileType) {
+			s.FileType, best = t, n
+		}
+	}
+	toks, _ := g.Strings("tokenizer.ggml.tokens")
+	for _, t := range toks {
+		s.VocabBytes += int64(len(t))
+	}
+	merges, _ := g.Strings("tokenizer.ggml.merges")
+	s.Merges = len(merges)
+	return s, nil
+}
+
+// scanLayer parses the block number of a tensor named "blk.<i>.*".
+func scanLayer(name string, il *int) bool {
+	_, err := fmt.Sscanf(name, "blk.%d.", il)
+	return err == nil && *il >= 0 // "blk.-1.x" parses, but is no block
+}
+
+// ResidentWeights is the page cache a resident model fills: the whole file
+// except the embedding rows no token touches (when the embedding is not
+// also the output matrix).
+func (s *Shape) ResidentWeights() int64 {
+	if s.OutBytes == 0 {
+		return s.FileBytes
+	}
+	touched := min(s.EmbedBytes, int64(embedRowsPerRun)*roundTo(s.EmbedRow, pageRound))
+	return s.FileBytes - s.EmbedBytes + touched
+}
+
+func roundTo(n, a int64) int64 { return (n + a - 1) / a * a }
+
+// MinStreamingWeights is the least weight memory WeightsStreaming can run
+// in: every block read from disk, beside the header, output and embedding
+// working set and the DiskBuffers layer buffers.
+func (s *Shape) MinStreamingWeights() int64 {
+	blocks, maxLayer := s.blocks()
+	return s.ResidentWeights() - blocks + DiskBuffers*maxLayer
+}
+
+// BlockBudget is what resident weight memory of resident bytes leaves for
+// whole blocks kept in memory beside MinStreamingWeights. It is negative
+// when resident is below MinStreamingWeights.
+func (s *Shape) BlockBudget(resident int64) int64 {
+	return resident - s.MinStreamingWeights()
+}
+
+// blocks is the bytes of all blocks and of the largest one.
+func (s *Shape) blocks() (sum, largest int64) {
+	for _, b := range s.LayerBytes {
+		sum += b
+		largest = max(largest, b)
+	}
+	return sum, largest
+}
