@@ -11,26 +11,3 @@ func dotQ4_KAVX2Asm(w, x *byte, nb int) float32
 
 //go:noescape
 func dotQ4_KVNNIAsm(w, x *byte, nb int) float32
-
-// dotQ4_KAVX2 is dotQ4_K with AVX2.
-func dotQ4_KAVX2(n int, w, x []byte) float32 {
-	nb := n / QKK
-	if nb <= 0 {
-		return 0
-	}
-	w = w[:nb*144]
-	x = x[:nb*292]
-	return dotQ4_KAVX2Asm(&w[0], &x[0], nb)
-}
-
-// dotQ4_KVNNI is dotQ4_K with AVX-512: VPMADDUBSW then VPDPWSSD with the
-// sub-block scales, 64 elements per instruction.
-func dotQ4_KVNNI(n int, w, x []byte) float32 {
-	nb := n / QKK
-	if nb <= 0 {
-		return 0
-	}
-	w = w[:nb*144]
-	x = x[:nb*292]
-	return dotQ4_KVNNIAsm(&w[0], &x[0], nb)
-}

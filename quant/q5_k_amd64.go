@@ -11,26 +11,3 @@ func dotQ5_KAVX2Asm(w, x *byte, nb int) float32
 
 //go:noescape
 func dotQ5_KVNNIAsm(w, x *byte, nb int) float32
-
-// dotQ5_KAVX2 is dotQ5_K with AVX2.
-func dotQ5_KAVX2(n int, w, x []byte) float32 {
-	nb := n / QKK
-	if nb <= 0 {
-		return 0
-	}
-	w = w[:nb*176]
-	x = x[:nb*292]
-	return dotQ5_KAVX2Asm(&w[0], &x[0], nb)
-}
-
-// dotQ5_KVNNI is dotQ5_K with AVX-512: VPMADDUBSW then VPDPWSSD with the
-// sub-block scales, 64 elements per instruction.
-func dotQ5_KVNNI(n int, w, x []byte) float32 {
-	nb := n / QKK
-	if nb <= 0 {
-		return 0
-	}
-	w = w[:nb*176]
-	x = x[:nb*292]
-	return dotQ5_KVNNIAsm(&w[0], &x[0], nb)
-}

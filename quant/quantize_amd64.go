@@ -2,6 +2,8 @@
 
 package quant
 
+import "github.com/lowmem/llm/internal/cpu"
+
 //go:noescape
 func quantQ8_0AVX512(dst *byte, src *float32, nb int)
 
@@ -11,7 +13,7 @@ func quantQ8_KAVX512(dst *byte, src *float32, nb int)
 // quantizeQ8_0 is quantQ8_0, with AVX-512 when the CPU has it.
 func quantizeQ8_0(dst []byte, src []float32) {
 	nb := min(len(src)/QK, len(dst)/q8_0Bytes)
-	if !haveAVX512 || nb == 0 {
+	if !cpu.Has(cpu.AVX512) || nb == 0 {
 		quantQ8_0(dst, src)
 		return
 	}
@@ -21,7 +23,7 @@ func quantizeQ8_0(dst []byte, src []float32) {
 // quantizeQ8_K is quantQ8_K, with AVX-512 when the CPU has it.
 func quantizeQ8_K(dst []byte, src []float32) {
 	nb := min(len(src)/QKK, len(dst)/q8_KBytes)
-	if !haveAVX512 || nb == 0 {
+	if !cpu.Has(cpu.AVX512) || nb == 0 {
 		quantQ8_K(dst, src)
 		return
 	}

@@ -2,6 +2,8 @@
 
 package quant
 
+import "github.com/lowmem/llm/internal/cpu"
+
 // tileAsm is the signature of the assembly tile kernels: out[c*outStride+r]
 // for the kernel's fixed rows and cols, over nb blocks, nb a positive
 // multiple of the kernel's unroll. Strides are in bytes for w and x and in
@@ -92,41 +94,55 @@ func (s *tileSpec) tile(n int, w []byte, wStride, rows int, x []byte, xStride, c
 // elements) stay in the L1 cache while the columns pass over them.
 const tileRows = 16
 
-// tileSpecs holds, per weight type, the tile kernels this CPU runs, slowest
-// first.
+// tileVariants lists the assembly tile kernels, slowest first per type.
+// dot names the dot-product variant that takes the blocks and rows the
+// tile kernels leave over.
+var tileVariants = []struct {
+	level cpu.Level
+	dot   string
+	s     tileSpec
+}{
+	{cpu.AVX2, "avx2", tileSpec{name: "avx2", t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 2, big: tileQ4_0AVX24x2, col: tileQ4_0AVX24x1}},
+	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 4, big: tileQ4_0VNNI4x4, col: tileQ4_0VNNI4x1}},
+	{cpu.AVX512VBMI, "avx512vbmi", tileSpec{name: "avx512vbmi", t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 4, big: tileQ4_0VNNI4x4, col: tileQ4_0VBMI4x1}},
+	{cpu.AVX2, "avx2", tileSpec{name: "avx2", t: Q8_0, be: QK, wb: q8_0Bytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 4, col: tileQ8_0AVX24x1}},
+	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: Q8_0, be: QK, wb: q8_0Bytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 4, big: tileQ8_0VNNI4x4, col: tileQ8_0VNNI4x1}},
+	{cpu.AVX2, "avx2", tileSpec{name: "avx2", t: Q4_K, be: QKK, wb: q4_KBytes, xb: q8_KBytes, unit: 1,
+		h: 4, rows: tileRows, cols: 4, col: tileQ4_KAVX24x1}},
+	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: Q4_K, be: QKK, wb: q4_KBytes, xb: q8_KBytes, unit: 1,
+		h: 4, rows: tileRows, cols: 4, big: tileQ4_KVNNI4x4, col: tileQ4_KVNNI4x1}},
+	{cpu.AVX2, "avx2", tileSpec{name: "avx2", t: Q6_K, be: QKK, wb: q6_KBytes, xb: q8_KBytes, unit: 1,
+		h: 4, rows: tileRows, cols: 4, col: tileQ6_KAVX24x1}},
+	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: Q6_K, be: QKK, wb: q6_KBytes, xb: q8_KBytes, unit: 1,
+		h: 4, rows: tileRows, cols: 4, big: tileQ6_KVNNI4x4, col: tileQ6_KVNNI4x1}},
+}
+
+// tileSpecs holds, per weight type, the tile kernels this process runs,
+// slowest first. Built once, after asmKernels.
 var tileSpecs = buildTileSpecs()
 
 func buildTileSpecs() map[Type][]TileKernel {
 	m := make(map[Type][]TileKernel)
-	add := func(ok bool, s tileSpec) {
-		if ok {
-			s.layout = tileLayoutOf(s.t)
-			m[s.t] = append(m[s.t], s.kernel())
+	for _, v := range tileVariants {
+		dot := asmDotOf(v.s.t, v.dot)
+		if !cpu.Has(v.level) || dot == nil {
+			continue
 		}
+		s := v.s
+		s.layout = tileLayoutOf(s.t)
+		s.dot = dot
+		m[s.t] = append(m[s.t], s.kernel())
 	}
-	add(haveAVX2, tileSpec{name: "avx2", t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 2, big: tileQ4_0AVX24x2, col: tileQ4_0AVX24x1, dot: dotQ4_0AVX2})
-	add(haveVNNI, tileSpec{name: "avx512vnni", t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 4, big: tileQ4_0VNNI4x4, col: tileQ4_0VNNI4x1, dot: dotQ4_0VNNI})
-	add(haveVBMI, tileSpec{name: "avx512vbmi", t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 4, big: tileQ4_0VNNI4x4, col: tileQ4_0VBMI4x1, dot: dotQ4_0VBMI})
-	add(haveAVX2, tileSpec{name: "avx2", t: Q8_0, be: QK, wb: q8_0Bytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 4, col: tileQ8_0AVX24x1, dot: dotQ8_0AVX2})
-	add(haveVNNI, tileSpec{name: "avx512vnni", t: Q8_0, be: QK, wb: q8_0Bytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 4, big: tileQ8_0VNNI4x4, col: tileQ8_0VNNI4x1, dot: dotQ8_0VNNI})
-	add(haveAVX2, tileSpec{name: "avx2", t: Q4_K, be: QKK, wb: q4_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, col: tileQ4_KAVX24x1, dot: dotQ4_KAVX2})
-	add(haveVNNI, tileSpec{name: "avx512vnni", t: Q4_K, be: QKK, wb: q4_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, big: tileQ4_KVNNI4x4, col: tileQ4_KVNNI4x1, dot: dotQ4_KVNNI})
-	add(haveAVX2, tileSpec{name: "avx2", t: Q6_K, be: QKK, wb: q6_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, col: tileQ6_KAVX24x1, dot: dotQ6_KAVX2})
-	add(haveVNNI, tileSpec{name: "avx512vnni", t: Q6_K, be: QKK, wb: q6_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, big: tileQ6_KVNNI4x4, col: tileQ6_KVNNI4x1, dot: dotQ6_KVNNI})
 	return m
 }
 
-// archTiles lists the assembly tile kernels this CPU can run for t, slowest
-// first.
+// archTiles lists the assembly tile kernels this process can run for t,
+// slowest first.
 func archTiles(t Type) []TileKernel {
 	return append([]TileKernel(nil), tileSpecs[t]...)
 }
