@@ -200,5 +200,5 @@ func resetFile() { tables = map[string]Mem{} }
 
 // loop emits: label, body, then a conditional jump back. The body ends
 // with the instructions that set the flags the jump tests.
-func label(name string) { c.Label(name) }
+func label(name string)        { c.Label(name) }
 func ref(name string) LabelRef { return LabelRef(name) }
