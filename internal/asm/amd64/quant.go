@@ -13,6 +13,7 @@ func quantFiles() []outFile {
 		{"q4_k", func() { dotSuper(superQ4_K, avx2); dotSuper(superQ4_K, vnni) }},
 		{"q5_k", func() { dotSuper(superQ5_K, avx2); dotSuper(superQ5_K, vnni) }},
 		{"q6_k", func() { dotSuper(superQ6_K, avx2); dotSuper(superQ6_K, vnni) }},
+		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
 	}
 }
 
