@@ -12,3 +12,18 @@ func dotQ4_0VNNIAsm(w *byte, x *byte, nb int) float32
 
 //go:noescape
 func dotQ4_0VBMIAsm(w *byte, x *byte, nb int) float32
+
+//go:noescape
+func tileQ4_0AVX24x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileQ4_0AVX24x2(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileQ4_0VNNI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileQ4_0VNNI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileQ4_0VBMI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)

@@ -51,28 +51,28 @@ func dotSuper(t *superType, w width) {
 	}
 }
 
-// kScales unpacks the 6-bit scales and mins of the super-block at SI into
-// X0: bytes 0-7 the scales, 8-15 the mins. R8, R9, R10 hold bytes 0x3F,
-// 0x03, 0x0F. For j < 4 both are the low 6 bits of bytes j and j+4; for
-// j >= 4 the low 4 bits come from the nibbles of byte j+4 and the top 2
-// from bits 6-7 of bytes j-4 and j. Both halves are built side by side in
-// 64-bit registers.
-func kScales() {
-	c.MOVQ(mem(RSI, 4), RAX)
-	c.MOVL(mem(RSI, 12), EBX)
-	c.MOVQ(RAX, RDX)
-	c.SHRQ(U8(6), RDX)
-	c.ANDQ(R9, RDX)
-	c.SHLQ(U8(4), RDX)
-	c.MOVQ(RBX, R11)
-	c.SHLQ(U8(28), R11)
-	c.ORQ(R11, RBX)
-	c.ANDQ(R10, RBX)
-	c.ORQ(RDX, RBX)
-	c.ANDQ(R8, RAX)
-	c.VMOVQ(RAX, X0)
-	c.VPINSRQ(U8(1), RBX, X0, X0)
-	c.VPSHUFD(U8(0xD8), X0, X0)
+// kScales unpacks the 6-bit scales and mins of the super-block at base
+// into out: bytes 0-7 the scales, 8-15 the mins. For j < 4 both are the
+// low 6 bits of bytes j and j+4; for j >= 4 the low 4 bits come from the
+// nibbles of byte j+4 and the top 2 from bits 6-7 of bytes j-4 and j. Both
+// halves are built side by side in the 64-bit registers lo and hi (t, t2
+// scratch); m3f, m03, m0f are bytes 0x3F, 0x03, 0x0F (registers or memory).
+func kScales(base, out, lo, hi, t, t2 Register, m3f, m03, m0f Op) {
+	c.MOVQ(mem(base, 4), lo)
+	c.MOVL(mem(base, 12), hi.(GPPhysical).As32())
+	c.MOVQ(lo, t)
+	c.SHRQ(U8(6), t)
+	c.ANDQ(m03, t)
+	c.SHLQ(U8(4), t)
+	c.MOVQ(hi, t2)
+	c.SHLQ(U8(28), t2)
+	c.ORQ(t2, hi)
+	c.ANDQ(m0f, hi)
+	c.ORQ(t, hi)
+	c.ANDQ(m3f, lo)
+	c.VMOVQ(lo, out)
+	c.VPINSRQ(U8(1), hi, out, out)
+	c.VPSHUFD(U8(0xD8), out, out)
 }
 
 // kScaleConsts loads the masks kScales needs.
@@ -122,6 +122,31 @@ func kShufZ() Mem {
 	return wordShuf("kShufZ", 4, 64, func(j, l int) int { return 2*j + l/2 })
 }
 
+// kChunkAVX2 adds the 64 elements of chunk j of the super-block at base
+// times the activations at x to acc0 (the low nibbles) and acc1 (the high
+// ones), as dwords: the unsigned quants (with the fifth bits, already at
+// bit 4 of Y8 and Y9, for Q5_K) through VPMADDUBSW, then VPMADDWD with the
+// scales (words in sc) picked by the kShuf table shuf. lo, hi, t scratch;
+// Y15 bytes 0x0F.
+func kChunkAVX2(t *superType, base, x Register, j int, sc, lo, hi, tmp, acc0, acc1 Register, shuf Mem) {
+	c.VMOVDQU(mem(base, t.qs+32*j), lo)
+	c.VPSRLW(U8(4), lo, hi)
+	c.VPAND(Y15, lo, lo)
+	c.VPAND(Y15, hi, hi)
+	if t.hbits {
+		c.VPOR(Y8, lo, lo)
+		c.VPOR(Y9, hi, hi)
+	}
+	c.VPMADDUBSW(mem(x, 4+64*j), lo, lo)
+	c.VPMADDUBSW(mem(x, 36+64*j), hi, hi)
+	c.VPSHUFB(shuf.Offset(64*j), sc, tmp)
+	c.VPMADDWD(tmp, lo, lo)
+	c.VPSHUFB(shuf.Offset(64*j+32), sc, tmp)
+	c.VPMADDWD(tmp, hi, hi)
+	c.VPADDD(lo, acc0, acc0)
+	c.VPADDD(hi, acc1, acc1)
+}
+
 // kHighBits puts the fifth bits of AVX2 chunk j's low (dst0) and high
 // (dst1) halves at bit 4 of each byte, from qh in Y4: the byte's bit 2j
 // (2j+1) is shifted to bit 4 by a word shift, whose spill into the
@@ -152,7 +177,7 @@ func dotQ45_K(t *superType, w width) {
 		zero(Y11)
 		shuf := kShuf()
 		label("loop")
-		kScales()
+		kScales(RSI, X0, RAX, RBX, RDX, R11, R8, R9, R10)
 		c.VPMOVZXBW(X0, X1)
 		c.VINSERTI128(U8(1), X1, Y1, Y1)
 		kMins()
@@ -162,29 +187,14 @@ func dotQ45_K(t *superType, w width) {
 			c.VMOVDQU(mem(RSI, 16), Y4)
 		}
 		for j := 0; j < 4; j++ {
-			// Y7 the low nibbles (y[64j:]), Y6 the high ones (y[64j+32:]).
-			lo, hi := Y7, Y6
+			// Y7 the low nibbles (y[64j:]), Y6 (Q5_K) or Y8 the high ones
+			// (y[64j+32:]).
+			hi := Y8
 			if t.hbits {
 				kHighBits(j, Y8, Y9)
-			} else {
-				hi = Y8
+				hi = Y6
 			}
-			c.VMOVDQU(mem(RSI, t.qs+32*j), lo)
-			c.VPSRLW(U8(4), lo, hi)
-			c.VPAND(Y15, lo, lo)
-			c.VPAND(Y15, hi, hi)
-			if t.hbits {
-				c.VPOR(Y8, lo, lo)
-				c.VPOR(Y9, hi, hi)
-			}
-			c.VPMADDUBSW(mem(RDI, 4+64*j), lo, lo)
-			c.VPMADDUBSW(mem(RDI, 36+64*j), hi, hi)
-			c.VPSHUFB(shuf.Offset(64*j), Y1, Y9)
-			c.VPMADDWD(Y9, lo, lo)
-			c.VPSHUFB(shuf.Offset(64*j+32), Y1, Y9)
-			c.VPMADDWD(Y9, hi, hi)
-			c.VPADDD(lo, Y12, Y12)
-			c.VPADDD(hi, Y13, Y13)
+			kChunkAVX2(t, RSI, RDI, j, Y1, Y7, hi, Y9, Y12, Y13, shuf)
 		}
 		c.VPADDD(Y13, Y12, Y12)
 		c.VCVTDQ2PS(Y12, Y12)
@@ -225,7 +235,7 @@ func dotQ45_K(t *superType, w width) {
 	zero(Z17)
 	shuf := kShufZ()
 	label("loop")
-	kScales()
+	kScales(RSI, X0, RAX, RBX, RDX, R11, R8, R9, R10)
 	c.VPMOVZXBW(X0, X1)
 	c.VSHUFI32X4(U8(0), Z1, Z1, Z1)
 	kMins()
@@ -263,6 +273,39 @@ func dotQ45_K(t *superType, w width) {
 	retFloat()
 }
 
+// q6HalfAVX2 adds half h (128 elements) of the Q6_K super-block at base
+// times the activations at x to acc0 and acc1 as dwords. r holds the
+// registers it uses: the half's scales as words, ql (two), qh, the
+// shifted qh, and two scratch. Y15 bytes 0x0F, Y14 bytes 0x30.
+func q6HalfAVX2(base, x Register, h int, r [8]Register, acc0, acc1 Register, shuf Mem) {
+	sc, l0, l1, qh, sh, t0, t1 := r[0], r[1], r[2], r[3], r[4], r[5], r[6]
+	// piece: 32 elements, lo holding the low nibbles in its low 4 bits, hi
+	// the two high bits in bits 4-5 (garbage elsewhere is masked).
+	piece := func(lo, hi Register, yoff, k int, acc Register) {
+		c.VPAND(Y15, lo, t0)
+		c.VPAND(Y14, hi, t1)
+		c.VPOR(t1, t0, t0)
+		c.VPMADDUBSW(mem(x, yoff+128*h), t0, t0)
+		c.VPSHUFB(shuf.Offset(32*k), sc, t1)
+		c.VPMADDWD(t1, t0, t0)
+		c.VPADDD(t0, acc, acc)
+	}
+	c.VPMOVSXBW(mem(base, 192+8*h), asX(sc))
+	c.VINSERTI128(U8(1), asX(sc), sc, sc)
+	c.VMOVDQU(mem(base, 64*h), l0)
+	c.VMOVDQU(mem(base, 64*h+32), l1)
+	c.VMOVDQU(mem(base, 128+32*h), qh)
+	c.VPSLLW(U8(4), qh, sh)
+	piece(l0, sh, 4, 0, acc0)
+	c.VPSLLW(U8(2), qh, sh)
+	piece(l1, sh, 36, 1, acc1)
+	c.VPSRLW(U8(4), l0, l0)
+	piece(l0, qh, 68, 2, acc0)
+	c.VPSRLW(U8(4), l1, l1)
+	c.VPSRLW(U8(2), qh, sh)
+	piece(l1, sh, 100, 3, acc1)
+}
+
 // q6Scale broadcasts d·y.d into dst (its X form is xd); the fp16 d is the
 // last two bytes of the block, so it is loaded alone rather than with
 // VCVTPH2PS's 8-byte read.
@@ -293,18 +336,6 @@ func dotQ6_K(w width) {
 		bcast32(0x30303030, Y14)
 		zero(Y10)
 		shuf := q6Shuf()
-		// piece: 32 elements, lo holding the low nibbles in its low 4
-		// bits, hi the two high bits in bits 4-5 (garbage elsewhere is
-		// masked).
-		piece := func(lo, hi Register, y Mem, k int, acc Register) {
-			c.VPAND(Y15, lo, Y6)
-			c.VPAND(Y14, hi, Y7)
-			c.VPOR(Y7, Y6, Y6)
-			c.VPMADDUBSW(y, Y6, Y6)
-			c.VPSHUFB(shuf.Offset(32*k), Y1, Y7)
-			c.VPMADDWD(Y7, Y6, Y6)
-			c.VPADDD(Y6, acc, acc)
-		}
 		label("loop")
 		// 32·Σ scale·bsums, to subtract.
 		c.VPMOVSXBW(mem(RSI, 192), Y2)
@@ -313,20 +344,7 @@ func dotQ6_K(w width) {
 		c.VPXOR(Y13, Y13, Y13)
 		c.VPSUBD(Y12, Y13, Y12)
 		for h := 0; h < 2; h++ {
-			c.VPMOVSXBW(mem(RSI, 192+8*h), X1)
-			c.VINSERTI128(U8(1), X1, Y1, Y1)
-			c.VMOVDQU(mem(RSI, 64*h), Y3)
-			c.VMOVDQU(mem(RSI, 64*h+32), Y4)
-			c.VMOVDQU(mem(RSI, 128+32*h), Y5)
-			c.VPSLLW(U8(4), Y5, Y8)
-			piece(Y3, Y8, mem(RDI, 4+128*h), 0, Y12)
-			c.VPSLLW(U8(2), Y5, Y8)
-			piece(Y4, Y8, mem(RDI, 36+128*h), 1, Y13)
-			c.VPSRLW(U8(4), Y3, Y3)
-			piece(Y3, Y5, mem(RDI, 68+128*h), 2, Y12)
-			c.VPSRLW(U8(4), Y4, Y4)
-			c.VPSRLW(U8(2), Y5, Y8)
-			piece(Y4, Y8, mem(RDI, 100+128*h), 3, Y13)
+			q6HalfAVX2(RSI, RDI, h, [8]Register{Y1, Y3, Y4, Y5, Y8, Y6, Y7}, Y12, Y13, shuf)
 		}
 		c.VPADDD(Y13, Y12, Y12)
 		c.VCVTDQ2PS(Y12, Y12)
