@@ -43,6 +43,3 @@ func quantFiles() []outFile {
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
 	}
 }
-
-// kvFiles lists the files of package kv.
-func kvFiles() []outFile { return nil }
