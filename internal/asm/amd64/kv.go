@@ -981,7 +981,7 @@ const (
 	expLn2Hi
 	expLn2Lo
 	expC13
-	expOne = expC13 + 32*13 // 1/0!, also the 1 of 1/sum
+	expOne  = expC13 + 32*13 // 1/0!, also the 1 of 1/sum
 	expBias = expOne + 32
 )
 
