@@ -96,4 +96,3 @@ func TestGenerateDeterministic(t *testing.T) {
 		}
 	}
 }
-
