@@ -271,7 +271,6 @@ TEXT ·dotQ4_0VNNIAsm(SB), NOSPLIT, $0-28
 	VPADDD       Z28, Z26, Z27
 	VMOVDQU64    scaleIdx18_0_8_1<>+0(SB), Z29
 	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z30
-	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z30
 	VPXORD       Z16, Z16, Z16
 	VPXORD       Z17, Z17, Z17
 	CMPQ         CX, $0x08
@@ -459,7 +458,6 @@ TEXT ·dotQ4_0VBMIAsm(SB), NOSPLIT, $0-28
 	VPADDD       Z28, Z25, Z26
 	VPADDD       Z28, Z26, Z27
 	VMOVDQU64    scaleIdx18_0_8_1<>+0(SB), Z29
-	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z30
 	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z30
 	VPXORD       Z16, Z16, Z16
 	VPXORD       Z17, Z17, Z17

@@ -148,7 +148,6 @@ TEXT ·dotQ5_0VNNIAsm(SB), NOSPLIT, $0-28
 	VMOVDQU64    scaleIdx22_0_4_1<>+0(SB), Z29
 	VMOVDQU64    scaleIdx22_40_4_1<>+0(SB), Z28
 	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z30
-	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z30
 	VPXORD       Z16, Z16, Z16
 	VPXORD       Z17, Z17, Z17
 	CMPQ         CX, $0x08

@@ -198,7 +198,7 @@ var tables map[string]Mem
 // resetFile clears the per-file state.
 func resetFile() { tables = map[string]Mem{} }
 
-// loop emits: label, body, then a conditional jump back. The body ends
-// with the instructions that set the flags the jump tests.
+// label places a label; ref refers to one. Labels are local to a
+// function.
 func label(name string)        { c.Label(name) }
 func ref(name string) LabelRef { return LabelRef(name) }

@@ -275,7 +275,7 @@ func scales8(base Register, bb int, dst, za, zb, ta, tb Register) {
 // into za and zb.
 func scaleTables(bb int, za, zb Register) {
 	c.VMOVDQU64(scaleIdx(bb, 0, 4+4*b2i(7*bb+2 <= 128), 1), za)
-	if 7*bb+2 > 128 {
+	if 7*bb+2 > 128 && zb != za {
 		c.VMOVDQU64(scaleIdx(bb, 4*bb-min(4*bb, 8*bb-128), 4, 1), zb)
 	}
 }

@@ -334,11 +334,10 @@ func kvScores(e kvElem, w width, heads int) {
 		sig = "func(dst *float32, stride int, " + sig[len("func(dst *float32, "):]
 	}
 	text(kvName("scores", e, w, heads), NOSPLIT, sig)
-	lanes, nacc := w.lanes(), 2*w.lanes()/2
+	// The width's accumulators: 8 Y or 16 Z registers.
+	lanes, nacc := w.lanes(), 8
 	if w.wide() {
 		nacc = 16
-	} else {
-		nacc = 8
 	}
 	scales := RAX
 	if heads == 4 {

@@ -11,7 +11,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"log"
 	"os"
 	"path/filepath"
@@ -96,13 +95,4 @@ func text(name string, a attr.Attribute, sig string, doc ...string) {
 	if len(doc) > 0 {
 		c.Doc(doc...)
 	}
-}
-
-// uniq makes a label name unique within the function being built, so that
-// shared pieces can place labels.
-var labelSeq int
-
-func uniq(name string) string {
-	labelSeq++
-	return fmt.Sprintf("%s_%d", name, labelSeq)
 }

@@ -113,27 +113,10 @@ func reduce4Y(a, b, cc, d, t Register, evex bool) {
 	c.VADDPS(t, asX(a), asX(a))
 }
 
-// storeTile writes the X forms of the accumulators' sums: column c of
-// res to out+c*outStride. One column needs no stride.
-func storeTile(res []Register) {
+// storeTile writes the four sums of a one-column tile, in x, to out.
+func storeTile(x Register) {
 	c.Load(c.Param("out"), R12)
-	if len(res) == 1 {
-		c.VMOVUPS(res[0], mem(R12, 0))
-		return
-	}
-	c.Load(c.Param("outStride"), R13)
-	c.SHLQ(U8(2), R13)
-	for i, x := range res {
-		switch i {
-		case 0:
-			c.VMOVUPS(x, mem(R12, 0))
-		case 3:
-			c.LEAQ(memx(R13, 0, R13, 2), RAX)
-			c.VMOVUPS(x, memx(R12, 0, RAX, 1))
-		default:
-			c.VMOVUPS(x, memx(R12, 0, R13, uint8(i)))
-		}
-	}
+	c.VMOVUPS(x, mem(R12, 0))
 }
 
 // zeroAcc clears accumulators 0..n-1 of width w.
@@ -294,16 +277,14 @@ func tileBlockVNNI(t *blockType, cols int) {
 	c.SUBQ(U8(8), RCX)
 	c.JNZ(ref("loop"))
 
-	var res []Register
 	for ci := 0; ci < cols; ci++ {
 		reduce4Z(zr(ci), zr(cols+ci), zr(2*cols+ci), zr(3*cols+ci))
-		res = append(res, xs[ci])
 		if cols > 1 {
 			storeTileCol(ci)
 		}
 	}
 	if cols == 1 {
-		storeTile(res)
+		storeTile(X0)
 	}
 	retVoid()
 }
@@ -423,7 +404,7 @@ func tileBlockVBMI(t *blockType) {
 	c.SUBQ(U8(8), RCX)
 	c.JNZ(ref("loop"))
 	reduce4Z(Z0, Z1, Z2, Z3)
-	storeTile([]Register{X0})
+	storeTile(X0)
 	retVoid()
 }
 
@@ -527,7 +508,7 @@ func tileBlockAVX2(t *blockType, cols int) {
 	c.SUBQ(U8(8), RCX)
 	c.JNZ(ref("loop"))
 	reduce4Y(Y0, Y1, Y2, Y3, X1, false)
-	storeTile([]Register{X0})
+	storeTile(X0)
 	retVoid()
 }
 

@@ -153,7 +153,7 @@ func tileSuper(t *superType, w width, cols int) {
 		}
 	}
 	if cols == 1 {
-		storeTile([]Register{X0})
+		storeTile(X0)
 	}
 	retVoid()
 }
@@ -375,6 +375,6 @@ func tileSuperAVX2(t *superType, stack, end Mem) {
 	c.CMPQ(RSI, end)
 	c.JNE(ref("loop"))
 	reduce4Y(Y0, Y1, Y2, Y3, X1, false)
-	storeTile([]Register{X0})
+	storeTile(X0)
 	retVoid()
 }
