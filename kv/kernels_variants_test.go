@@ -1,5 +1,3 @@
-//go:build amd64 && !purego
-
 package kv
 
 import (
@@ -11,46 +9,79 @@ import (
 	"github.com/lowmem/llm/quant"
 )
 
-// The assembly kernels against their Go twins. Float32 sums may be added in
+// Every variant of every kernel family in the registry (kern) against its
+// pure-Go twin, the first variant of the family; with -tags purego or on a
+// CPU without the architecture's levels the families hold the twins only,
+// and LLM_CPU caps which variants are listed. Float32 sums may be added in
 // another order (and products fused), so dot products are compared within
 // a bound relative to Σ|k·q|, and everything else within a few ulps;
-// kernels that promise the same bits as another (the x4 kernels, the row
-// kernels of two widths) are compared bit for bit.
+// kernels that promise the same bits as another (the x4 kernels against
+// their level's single-head ones, the value kernels of all levels) are
+// compared bit for bit.
 
-func needAVX2(t *testing.T) {
-	t.Helper()
-	if !useAVX2 {
-		t.Skip("CPU lacks AVX2, FMA or F16C")
-	}
+// rowLevel is one level's multi-row kernels, which take rows of a multiple
+// of mult elements.
+type rowLevel struct {
+	name        string
+	mult        int
+	scoresF16   scoresF16Func
+	scoresI8    scoresI8Func
+	valuesF16   valuesF16Func
+	valuesI8    valuesI8Func
+	scoresF16x4 scoresF16x4Func
+	scoresI8x4  scoresI8x4Func
+	valuesF16x4 valuesF16x4Func
+	valuesI8x4  valuesI8x4Func
 }
 
-// isas lists the multi-row kernel widths this CPU runs, with the row-length
-// multiple each needs.
-func isas() []struct {
-	name string
-	isa  int
-	mult int
-} {
-	var l []struct {
-		name string
-		isa  int
-		mult int
+// rowLevels lists the levels of the multi-row families past the pure-Go
+// one. The families list the same levels in the same order.
+func rowLevels(t *testing.T) []rowLevel {
+	var ls []rowLevel
+	for i := 1; i < len(kern.scoresF16.all); i++ {
+		v := kern.scoresF16.all[i]
+		l := rowLevel{name: v.name, mult: v.mult, scoresF16: v.f,
+			scoresI8: kern.scoresI8.all[i].f, valuesF16: kern.valuesF16.all[i].f, valuesI8: kern.valuesI8.all[i].f,
+			scoresF16x4: kern.scoresF16x4.all[i].f, scoresI8x4: kern.scoresI8x4.all[i].f,
+			valuesF16x4: kern.valuesF16x4.all[i].f, valuesI8x4: kern.valuesI8x4.all[i].f}
+		for _, n := range []string{kern.scoresI8.all[i].name, kern.valuesF16.all[i].name, kern.valuesI8.all[i].name,
+			kern.scoresF16x4.all[i].name, kern.scoresI8x4.all[i].name, kern.valuesF16x4.all[i].name, kern.valuesI8x4.all[i].name} {
+			if n != v.name {
+				t.Fatalf("the multi-row families disagree on level %d: %s and %s", i, v.name, n)
+			}
+		}
+		ls = append(ls, l)
 	}
-	if useAVX2 {
-		l = append(l, struct {
-			name string
-			isa  int
-			mult int
-		}{"avx2", isaAVX2, 8})
+	return ls
+}
+
+func TestKernelVariants(t *testing.T) {
+	t.Logf("levels in use: %v", variantNames())
+	t.Run("dot", testVariantsDot)
+	t.Run("axpy", testVariantsAxpy)
+	t.Run("extremes", testVariantsExtremes)
+	t.Run("rows", testVariantsRows)
+	t.Run("valuesAgree", testVariantsValuesAgree)
+	t.Run("softmax", testVariantsSoftmax)
+	t.Run("exp", testVariantsExp)
+}
+
+// variantNames lists each family's variants, for the log.
+func variantNames() map[string][]string {
+	names := func(n int, f func(i int) string) []string {
+		var s []string
+		for i := range n {
+			s = append(s, f(i))
+		}
+		return s
 	}
-	if useAVX512 {
-		l = append(l, struct {
-			name string
-			isa  int
-			mult int
-		}{"avx512", isaAVX512, 16})
+	k := kern
+	return map[string][]string{
+		"dotF16":    names(len(k.dotF16.all), func(i int) string { return k.dotF16.all[i].name }),
+		"axpy2I8":   names(len(k.axpy2I8.all), func(i int) string { return k.axpy2I8.all[i].name }),
+		"scoresF16": names(len(k.scoresF16.all), func(i int) string { return k.scoresF16.all[i].name }),
+		"softmax":   names(len(k.softmax.all), func(i int) string { return k.softmax.all[i].name }),
 	}
-	return l
 }
 
 // f16Row returns n random F16 values starting off elements into a fresh
@@ -106,8 +137,7 @@ func closeDot(got, want float32, abs float64, n int) bool {
 	return math.Abs(g-w) <= dotBound(abs, n)
 }
 
-func TestAsmDot(t *testing.T) {
-	needAVX2(t)
+func testVariantsDot(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for n := 1; n <= 300; n++ {
 		off := n % 4
@@ -118,19 +148,22 @@ func TestAsmDot(t *testing.T) {
 			abs16 += math.Abs(float64(f16(k16[i]) * q[i]))
 			abs8 += math.Abs(float64(k8[i]) * float64(q[i]))
 		}
-		got, want := dotF16F32AVX2(&k16[0], &q[0], n), dotF16F32Generic(k16, q)
-		if math.Abs(float64(got-want)) > dotBound(abs16, n) {
-			t.Errorf("n=%d: dotF16F32AVX2 = %v, Go %v", n, got, want)
+		for _, v := range kern.dotF16.all[1:] {
+			got, want := v.f(k16, q), dotF16F32Generic(k16, q)
+			if math.Abs(float64(got-want)) > dotBound(abs16, n) {
+				t.Errorf("n=%d: dotF16 %s = %v, Go %v", n, v.name, got, want)
+			}
 		}
-		got, want = dotI8F32AVX2(&k8[0], &q[0], n), dotI8F32Generic(k8, q)
-		if math.Abs(float64(got-want)) > dotBound(abs8, n) {
-			t.Errorf("n=%d: dotI8F32AVX2 = %v, Go %v", n, got, want)
+		for _, v := range kern.dotI8.all[1:] {
+			got, want := v.f(k8, q), dotI8F32Generic(k8, q)
+			if math.Abs(float64(got-want)) > dotBound(abs8, n) {
+				t.Errorf("n=%d: dotI8 %s = %v, Go %v", n, v.name, got, want)
+			}
 		}
 	}
 }
 
-func TestAsmAxpy(t *testing.T) {
-	needAVX2(t)
+func testVariantsAxpy(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for n := 1; n <= 300; n++ {
 		off := n % 3
@@ -138,15 +171,24 @@ func TestAsmAxpy(t *testing.T) {
 		w0, w1 := i8Row(r, n, off), i8Row(r, n, (off+2)%4)
 		dst := f32Row(r, n, (n+1)%4, 1)
 		a0, a1 := float32(r.NormFloat64()), float32(r.NormFloat64())
-		for _, k := range []struct {
+		type kernel struct {
 			name      string
 			asm, gold func(d []float32)
-		}{
-			{"axpyF16", func(d []float32) { axpyF16AVX2(&d[0], a0, &v0[0], n) }, func(d []float32) { axpyF16Generic(d, a0, v0) }},
-			{"axpyI8", func(d []float32) { axpyI8AVX2(&d[0], a0, &w0[0], n) }, func(d []float32) { axpyI8Generic(d, a0, w0) }},
-			{"axpy2F16", func(d []float32) { axpy2F16AVX2(&d[0], a0, a1, &v0[0], &v1[0], n) }, func(d []float32) { axpy2F16Generic(d, a0, a1, v0, v1) }},
-			{"axpy2I8", func(d []float32) { axpy2I8AVX2(&d[0], a0, a1, &w0[0], &w1[0], n) }, func(d []float32) { axpy2I8Generic(d, a0, a1, w0, w1) }},
-		} {
+		}
+		var ks []kernel
+		for _, v := range kern.axpyF16.all[1:] {
+			ks = append(ks, kernel{"axpyF16/" + v.name, func(d []float32) { v.f(d, a0, v0) }, func(d []float32) { axpyF16Generic(d, a0, v0) }})
+		}
+		for _, v := range kern.axpyI8.all[1:] {
+			ks = append(ks, kernel{"axpyI8/" + v.name, func(d []float32) { v.f(d, a0, w0) }, func(d []float32) { axpyI8Generic(d, a0, w0) }})
+		}
+		for _, v := range kern.axpy2F16.all[1:] {
+			ks = append(ks, kernel{"axpy2F16/" + v.name, func(d []float32) { v.f(d, a0, a1, v0, v1) }, func(d []float32) { axpy2F16Generic(d, a0, a1, v0, v1) }})
+		}
+		for _, v := range kern.axpy2I8.all[1:] {
+			ks = append(ks, kernel{"axpy2I8/" + v.name, func(d []float32) { v.f(d, a0, a1, w0, w1) }, func(d []float32) { axpy2I8Generic(d, a0, a1, w0, w1) }})
+		}
+		for _, k := range ks {
 			got, want := append([]float32(nil), dst...), append([]float32(nil), dst...)
 			k.asm(got)
 			k.gold(want)
@@ -165,8 +207,7 @@ func TestAsmAxpy(t *testing.T) {
 
 // The single-row kernels on the values F16 and int8 can hold at their
 // limits: infinities, NaN, the largest finite and subnormal halves, -128.
-func TestAsmExtremes(t *testing.T) {
-	needAVX2(t)
+func testVariantsExtremes(t *testing.T) {
 	halves := []uint16{0x7c00, 0xfc00, 0x7e00, 0x7bff, 0xfbff, 0x0001, 0x8001, 0x03ff, 0x0400, 0, 0x8000}
 	for n := 1; n <= 40; n++ {
 		for _, h := range halves {
@@ -185,18 +226,24 @@ func TestAsmExtremes(t *testing.T) {
 				abs16 += math.Abs(float64(f16(k[i]) * q[i]))
 				abs8 += math.Abs(float64(k8[i]) * float64(q[i]))
 			}
-			if got, want := dotF16F32AVX2(&k[0], &q[0], n), dotF16F32Generic(k, q); !closeDot(got, want, abs16, n) {
-				t.Errorf("n=%d half %#04x: dotF16F32AVX2 = %v, Go %v", n, h, got, want)
+			for _, v := range kern.dotF16.all[1:] {
+				if got, want := v.f(k, q), dotF16F32Generic(k, q); !closeDot(got, want, abs16, n) {
+					t.Errorf("n=%d half %#04x: dotF16 %s = %v, Go %v", n, h, v.name, got, want)
+				}
 			}
-			if got, want := dotI8F32AVX2(&k8[0], &q[0], n), dotI8F32Generic(k8, q); !closeDot(got, want, abs8, n) {
-				t.Errorf("n=%d: dotI8F32AVX2 = %v, Go %v", n, got, want)
+			for _, v := range kern.dotI8.all[1:] {
+				if got, want := v.f(k8, q), dotI8F32Generic(k8, q); !closeDot(got, want, abs8, n) {
+					t.Errorf("n=%d: dotI8 %s = %v, Go %v", n, v.name, got, want)
+				}
 			}
-			got, want := make([]float32, n), make([]float32, n)
-			axpyF16AVX2(&got[0], 0.5, &k[0], n)
-			axpyF16Generic(want, 0.5, k)
-			for i := range n {
-				if !closeF32(got[i], want[i], 0) {
-					t.Errorf("n=%d half %#04x: axpyF16AVX2[%d] = %v, Go %v", n, h, i, got[i], want[i])
+			for _, v := range kern.axpyF16.all[1:] {
+				got, want := make([]float32, n), make([]float32, n)
+				v.f(got, 0.5, k)
+				axpyF16Generic(want, 0.5, k)
+				for i := range n {
+					if !closeF32(got[i], want[i], 0) {
+						t.Errorf("n=%d half %#04x: axpyF16 %s [%d] = %v, Go %v", n, h, v.name, i, got[i], want[i])
+					}
 				}
 			}
 		}
@@ -242,32 +289,24 @@ func newRowsCase(r *rand.Rand, rows, d int) rowsCase {
 
 // The multi-row kernels of each width against their Go twins, and the x4
 // kernels bit for bit against one call per head.
-func TestAsmRows(t *testing.T) {
-	needAVX2(t)
+func testVariantsRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
-	for _, x := range isas() {
+	for _, x := range rowLevels(t) {
 		for _, d := range []int{x.mult, 2 * x.mult, 3 * x.mult, 80, 128, 144} {
 			if d%x.mult != 0 {
 				continue
 			}
 			for _, rows := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 70} {
 				t.Run(fmt.Sprintf("%s/d%d/rows%d", x.name, d, rows), func(t *testing.T) {
-					testAsmRows(t, x.isa, newRowsCase(r, rows, d))
+					testAsmRows(t, x, newRowsCase(r, rows, d))
 				})
 			}
 		}
 	}
 }
 
-func testAsmRows(t *testing.T, isa int, c rowsCase) {
+func testAsmRows(t *testing.T, x rowLevel, c rowsCase) {
 	rows, d, st := c.rows, c.d, c.stride
-	call := func(f16, f512 func()) {
-		if isa == isaAVX512 {
-			f512()
-		} else {
-			f16()
-		}
-	}
 	for _, typ := range []Type{F16, Int8} {
 		// Scores, one query at a time, against the Go rows.
 		one := make([]float32, 4*st)
@@ -277,10 +316,7 @@ func testAsmRows(t *testing.T, isa int, c rowsCase) {
 			got[rows] = 42 // must stay: the kernel writes rows floats
 			var abs []float64
 			if typ == F16 {
-				if rows > 0 {
-					call(func() { scoresF16AVX2(&got[0], &c.k16[0], &q[0], rows, d) },
-						func() { scoresF16AVX512(&got[0], &c.k16[0], &q[0], rows, d) })
-				}
+				x.scoresF16(got[:rows], c.k16, q)
 				scoresF16Rows(want, c.k16, q)
 				for i := range rows {
 					var a float64
@@ -290,10 +326,7 @@ func testAsmRows(t *testing.T, isa int, c rowsCase) {
 					abs = append(abs, a)
 				}
 			} else {
-				if rows > 0 {
-					call(func() { scoresI8AVX2(&got[0], &c.k8[0], &c.scales[0], &q[0], rows, d) },
-						func() { scoresI8AVX512(&got[0], &c.k8[0], &c.scales[0], &q[0], rows, d) })
-				}
+				x.scoresI8(got[:rows], c.k8, c.scales, q)
 				scoresI8Rows(want, c.k8, c.scales, q)
 				for i := range rows {
 					var a float64
@@ -315,12 +348,14 @@ func testAsmRows(t *testing.T, isa int, c rowsCase) {
 		// The x4 kernel: the same bits as one call per query.
 		if rows > 0 {
 			four := make([]float32, 4*st)
+			var n int
 			if typ == F16 {
-				call(func() { scoresF16x4AVX2(&four[0], st, &c.k16[0], &c.q[0], rows, d) },
-					func() { scoresF16x4AVX512(&four[0], st, &c.k16[0], &c.q[0], rows, d) })
+				n = x.scoresF16x4(four, st, rows, c.k16, c.q, d)
 			} else {
-				call(func() { scoresI8x4AVX2(&four[0], st, &c.k8[0], &c.scales[0], &c.q[0], rows, d) },
-					func() { scoresI8x4AVX512(&four[0], st, &c.k8[0], &c.scales[0], &c.q[0], rows, d) })
+				n = x.scoresI8x4(four, st, rows, c.k8, c.scales, c.q, d)
+			}
+			if n != 4 {
+				t.Fatalf("%v scores x4 took %d heads of 4", typ, n)
 			}
 			for h := range 4 {
 				for i := range rows {
@@ -342,25 +377,21 @@ func testAsmRows(t *testing.T, isa int, c rowsCase) {
 			o, w := alone[h*d:(h+1)*d], c.w[h*st:h*st+rows]
 			if typ == F16 {
 				valuesF16Rows(want[h*d:(h+1)*d], w, c.k16[:rows*d])
-				if rows > 0 {
-					call(func() { valuesF16AVX2(&o[0], &w[0], &c.k16[0], rows, d) },
-						func() { valuesF16AVX512(&o[0], &w[0], &c.k16[0], rows, d) })
-				}
+				x.valuesF16(o, w, c.k16[:rows*d])
 			} else {
 				valuesI8Rows(want[h*d:(h+1)*d], w, c.k8[:rows*d], c.scales)
-				if rows > 0 {
-					call(func() { valuesI8AVX2(&o[0], &w[0], &c.k8[0], &c.scales[0], rows, d) },
-						func() { valuesI8AVX512(&o[0], &w[0], &c.k8[0], &c.scales[0], rows, d) })
-				}
+				x.valuesI8(o, w, c.k8[:rows*d], c.scales[:rows])
 			}
 		}
 		if rows > 0 {
+			var n int
 			if typ == F16 {
-				call(func() { valuesF16x4AVX2(&four[0], &c.w[0], st, &c.k16[0], rows, d) },
-					func() { valuesF16x4AVX512(&four[0], &c.w[0], st, &c.k16[0], rows, d) })
+				n = x.valuesF16x4(four, c.w, st, rows, c.k16, d)
 			} else {
-				call(func() { valuesI8x4AVX2(&four[0], &c.w[0], st, &c.k8[0], &c.scales[0], rows, d) },
-					func() { valuesI8x4AVX512(&four[0], &c.w[0], st, &c.k8[0], &c.scales[0], rows, d) })
+				n = x.valuesI8x4(four, c.w, st, rows, c.k8, c.scales, d)
+			}
+			if n != 4 {
+				t.Fatalf("%v values x4 took %d heads of 4", typ, n)
 			}
 		}
 		for j := range 4 * d {
@@ -375,39 +406,32 @@ func testAsmRows(t *testing.T, isa int, c rowsCase) {
 	}
 }
 
-// The value kernels of both widths give the same bits, and so do the
+// The value kernels of every level give the same bits, and so do the
 // wrappers Attend calls, whichever kernels they pick.
-func TestAsmValuesWidthsAgree(t *testing.T) {
-	if !useAVX512 {
-		t.Skip("CPU lacks AVX-512")
+func testVariantsValuesAgree(t *testing.T) {
+	ls := rowLevels(t)
+	if len(ls) < 2 {
+		t.Skip("fewer than two levels of multi-row kernels")
 	}
 	r := rand.New(rand.NewPCG(17, 18))
 	for _, d := range []int{16, 48, 80, 128, 256} {
 		for _, rows := range []int{1, 2, 3, 64, 65, 130} {
 			c := newRowsCase(r, rows, d)
 			a, b := make([]float32, 4*d), make([]float32, 4*d)
-			valuesF16x4AVX2(&a[0], &c.w[0], c.stride, &c.k16[0], rows, d)
+			ls[0].valuesF16x4(a, c.w, c.stride, rows, c.k16, d)
 			valuesF16x4(b, c.w, c.stride, rows, c.k16, d)
 			for j := range a {
 				if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
-					t.Fatalf("d=%d rows=%d: [%d] avx2 %v, avx512 %v", d, rows, j, a[j], b[j])
+					t.Fatalf("d=%d rows=%d: [%d] %s %v, in use %v", d, rows, j, ls[0].name, a[j], b[j])
 				}
 			}
 		}
 	}
 }
 
-func TestAsmSoftmax(t *testing.T) {
-	needAVX2(t)
+func testVariantsSoftmax(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 20))
-	type kernel struct {
-		name string
-		f    func(s []float32, scale float32, round16 bool)
-	}
-	ks := []kernel{{"avx2", func(s []float32, scale float32, r16 bool) { softmaxAVX2(&s[0], len(s), scale, r16) }}}
-	if useAVX512 {
-		ks = append(ks, kernel{"avx512", func(s []float32, scale float32, r16 bool) { softmaxAVX512(&s[0], len(s), scale, r16) }})
-	}
+	ks := kern.softmax.all[1:]
 	inputs := map[string]func(n int) []float32{
 		"normal":  func(n int) []float32 { return f32Row(r, n, n%4, 10) },
 		"wide":    func(n int) []float32 { return f32Row(r, n, n%4, 300) },
@@ -452,11 +476,10 @@ func TestAsmSoftmax(t *testing.T) {
 // TestAsmExp checks the exponential itself, which softmax rounds to float32
 // as float32(math.Exp(x)) does: with one score at 0 and the others far below,
 // the sum is 1 and the others' weights are their exponentials.
-func TestAsmExp(t *testing.T) {
-	needAVX2(t)
-	kernels := map[string]func([]float32){"avx2": func(s []float32) { softmaxAVX2(&s[0], len(s), 1, false) }}
-	if useAVX512 {
-		kernels["avx512"] = func(s []float32) { softmaxAVX512(&s[0], len(s), 1, false) }
+func testVariantsExp(t *testing.T) {
+	kernels := map[string]func([]float32){}
+	for _, v := range kern.softmax.all[1:] {
+		kernels[v.name] = func(s []float32) { v.f(s, 1, false) }
 	}
 	r := rand.New(rand.NewPCG(21, 22))
 	const n = 257
