@@ -1,5 +1,7 @@
 package tokenizer
 
+//go:generate python3 gen_nfd.py
+
 import (
 	"sort"
 	"unicode"
