@@ -76,8 +76,8 @@ func specialKeys(v *Vocab) []struct {
 // tokens' (llama.cpp refuses fewer; more is refused here too, since no
 // converter writes it), a BPE vocabulary without merges, and an add_*_token
 // flag without its token. Like llama.cpp it tolerates a special token id
-// outside the vocabulary by keeping the default (and a default outside the
-// vocabulary by dropping it), and records a warning.
+// outside the vocabulary by keeping the default, and records a warning; a
+// default outside the vocabulary is dropped.
 func vocabFromMetadata(m metadata) (Vocab, error) {
 	var v Vocab
 	var ok bool
@@ -154,8 +154,7 @@ func vocabFromMetadata(m metadata) (Vocab, error) {
 
 	for _, s := range specialKeys(&v) {
 		if *s.id >= int32(n) {
-			v.Warnings = append(v.Warnings, fmt.Sprintf("default %s = %d is outside the vocabulary of %d tokens; there is none", s.key, *s.id, n))
-			*s.id = -1
+			*s.id = -1 // a default the vocabulary is too small for
 		}
 		x, present := m.Get(s.key)
 		if !present {
