@@ -19,16 +19,38 @@ func TestReadHostile(t *testing.T) {
 	if _, err := Read(bytes.NewReader(good), int64(len(good))); err != nil {
 		t.Fatalf("sample file does not read: %v", err)
 	}
+	for _, tc := range hostileMutations(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tc.mutate(bytes.Clone(good))
+			err := readLimited(t, b, int64(len(b)))
+			if err == nil {
+				t.Fatal("Read succeeded")
+			}
+			if !errors.Is(err, ErrBadFile) {
+				t.Errorf("error does not wrap ErrBadFile: %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "gguf: ") {
+				t.Errorf("error %q, want one starting \"gguf: \" and containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+type hostileMutation struct {
+	name   string
+	mutate func(b []byte) []byte // of a copy of sampleFile
+	want   string                // in the error text
+}
+
+// hostileMutations corrupts sampleFile in one place at a time; FuzzRead
+// takes them as seeds too.
+func hostileMutations(t testing.TB) []hostileMutation {
 	// dims offset of a tensor descriptor (after n_dims) and its type offset.
 	dimsAt := func(b []byte, name string) int { return after(t, b, name) + 4 }
 	typeAt := func(b []byte, name string, nd int) int { return dimsAt(b, name) + 8*nd }
 	offAt := func(b []byte, name string, nd int) int { return typeAt(b, name, nd) + 4 }
 
-	tests := []struct {
-		name   string
-		mutate func(b []byte) []byte
-		want   string // in the error text
-	}{
+	return []hostileMutation{
 		{"empty", func(b []byte) []byte { return nil }, "shorter than a GGUF header"},
 		{"bad magic", func(b []byte) []byte { copy(b, "GGML"); return b }, "bad magic"},
 		{"version 1", func(b []byte) []byte { put32(b, 4, 1); return b }, "version 1 is not supported"},
@@ -133,21 +155,6 @@ func TestReadHostile(t *testing.T) {
 			}
 			return raw(3, 0, 1, body)
 		}, "array of 1000 array values at offset 40 cannot fit"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			b := tc.mutate(bytes.Clone(good))
-			err := readLimited(t, b, int64(len(b)))
-			if err == nil {
-				t.Fatal("Read succeeded")
-			}
-			if !errors.Is(err, ErrBadFile) {
-				t.Errorf("error does not wrap ErrBadFile: %v", err)
-			}
-			if !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "gguf: ") {
-				t.Errorf("error %q, want one starting \"gguf: \" and containing %q", err, tc.want)
-			}
-		})
 	}
 }
 
