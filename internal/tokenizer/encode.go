@@ -57,8 +57,8 @@ func (t *Tokenizer) EncodeSpecial(text string, addSpecial bool) []int32 {
 // drops the whitespace after a special token that strips it on the right
 // (Phi-3's chat markers). A last outside the vocabulary (-1, say) means an
 // empty sequence: the result is Encode(text, false). BPE and WordPiece
-// vocabularies have no prefix, so for them the result is Encode(text,
-// false) whatever last is.
+// vocabularies have no prefix, so for them only the whitespace rule can
+// make the result differ from Encode(text, false).
 //
 // The ids equal those of encoding the whole text only when the join
 // between the two texts is also a token boundary there: where a split
