@@ -18,13 +18,20 @@ const stateMagic = "KVC1"
 // WriteTo writes the stored rows of every layer, and only those: for each
 // layer the positions it holds (lo..hi; for a windowed layer the part of the
 // ring still held), keys, values and Int8 scales, little-endian, after a
-// header with the cache's type and dimensions. Empty capacity is not
-// written. ReadFrom reads it back into a cache of the same Config.
+// header with the cache's type and dimensions. An Int4 cache writes its
+// q4_0 blocks as they are, still rotated, and its header also holds the
+// key and value rotation orders, so that a cache rotating otherwise refuses
+// them. Empty capacity is not written. ReadFrom reads it back into a cache
+// of the same Config.
 func (c *Cache) WriteTo(w io.Writer) (int64, error) {
 	sw := &stateWriter{w: w, buf: make([]byte, 0, 64<<10)}
 	sw.bytes([]byte(stateMagic))
 	for _, v := range []int{int(c.cfg.Type), c.cfg.Layers, c.cfg.KVHeads, c.cfg.HeadDimK, c.cfg.HeadDimV} {
 		sw.u32(uint32(v))
+	}
+	if c.cfg.Type == Int4 {
+		sw.u32(uint32(c.rotK))
+		sw.u32(uint32(c.rotV))
 	}
 	for i := range c.layers {
 		l := &c.layers[i]
@@ -33,14 +40,20 @@ func (c *Cache) WriteTo(w io.Writer) (int64, error) {
 		sw.u64(uint64(int64(l.hi)))
 	}
 	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
+	kb, vb := q4RowBytes(dk), q4RowBytes(dv)
 	for i := range c.layers {
 		l := &c.layers[i]
 		for h := range c.cfg.KVHeads {
 			l.rows(l.lo, l.hi-l.lo+1, func(cell, run int) {
 				r := h*l.cells + cell
-				if c.cfg.Type == F16 {
+				switch c.cfg.Type {
+				case F16:
 					sw.u16s(l.k16[r*dk : (r+run)*dk])
 					sw.u16s(l.v16[r*dv : (r+run)*dv])
+					return
+				case Int4:
+					sw.raw(l.k4[r*kb : (r+run)*kb])
+					sw.raw(l.v4[r*vb : (r+run)*vb])
 					return
 				}
 				sw.i8s(l.k8[r*dk : (r+run)*dk])
@@ -98,6 +111,15 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 	if hdr != want {
 		return sr.n, bad("saved layers/heads/dims %v, this cache has %v", hdr[1:], want[1:])
 	}
+	if c.cfg.Type == Int4 {
+		rk, rv := sr.u32(), sr.u32()
+		if sr.err != nil {
+			return sr.n, sr.fail()
+		}
+		if int64(rk) != int64(c.rotK) || int64(rv) != int64(c.rotV) {
+			return sr.n, bad("saved with Walsh–Hadamard rotation orders %d (keys) and %d (values), this cache uses %d and %d (0: none)", rk, rv, c.rotK, c.rotV)
+		}
+	}
 	type span struct{ lo, hi int }
 	spans := make([]span, len(c.layers))
 	need := 0
@@ -131,6 +153,7 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 		return sr.n, bad("%v", err)
 	}
 	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
+	kb, vb := q4RowBytes(dk), q4RowBytes(dv)
 	for i := range c.layers {
 		l := &c.layers[i]
 		sp := spans[i]
@@ -140,17 +163,18 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 		l.off, l.lo, l.hi = 0, lo, sp.hi
 		for h := range c.cfg.KVHeads {
 			if skip > 0 {
-				per := int64(2 * (dk + dv))
-				if c.cfg.Type == Int8 {
-					per = int64(dk+dv) + 8
-				}
-				sr.discard(int64(skip) * per)
+				sr.discard(int64(skip) * c.rowBytes())
 			}
 			l.rows(lo, sp.hi-lo+1, func(cell, run int) {
 				r := h*l.cells + cell
-				if c.cfg.Type == F16 {
+				switch c.cfg.Type {
+				case F16:
 					sr.u16s(l.k16[r*dk : (r+run)*dk])
 					sr.u16s(l.v16[r*dv : (r+run)*dv])
+					return
+				case Int4:
+					sr.raw(l.k4[r*kb : (r+run)*kb])
+					sr.raw(l.v4[r*vb : (r+run)*vb])
 					return
 				}
 				sr.i8s(l.k8[r*dk : (r+run)*dk])
@@ -167,6 +191,16 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 				for _, x := range s {
 					if !(x >= 0) || math.IsInf(float64(x), 0) {
 						return sr.n, bad("layer %d has scale %v", i, x)
+					}
+				}
+			}
+		}
+		if c.cfg.Type == Int4 {
+			for _, s := range [][]byte{l.k4, l.v4} {
+				for b := 0; b+q4BlockBytes <= len(s); b += q4BlockBytes {
+					// An F16 with all exponent bits set is infinite or NaN.
+					if s[b+1]&0x7c == 0x7c {
+						return sr.n, bad("layer %d has block scale %v", i, q4Scale(s[b:]))
 					}
 				}
 			}
@@ -228,6 +262,14 @@ func (s *stateWriter) u16s(v []uint16) {
 		for _, x := range v[:k] {
 			s.buf = binary.LittleEndian.AppendUint16(s.buf, x)
 		}
+		v = v[k:]
+	}
+}
+
+func (s *stateWriter) raw(v []byte) {
+	for len(v) > 0 {
+		k := min(len(v), s.free(1))
+		s.buf = append(s.buf, v[:k]...)
 		v = v[k:]
 	}
 }
@@ -306,6 +348,14 @@ func (s *stateReader) u16s(v []uint16) {
 		for i := range k {
 			v[i] = binary.LittleEndian.Uint16(s.buf[2*i:])
 		}
+		v = v[k:]
+	}
+}
+
+func (s *stateReader) raw(v []byte) {
+	for len(v) > 0 && s.err == nil {
+		k := min(len(v), len(s.buf))
+		s.read(v[:k])
 		v = v[k:]
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 func TestStateRoundTrip(t *testing.T) {
 	const heads = 4
-	for _, typ := range []Type{F16, Int8} {
+	for _, typ := range []Type{F16, Int8, Int4} {
 		for _, tc := range []struct {
 			name    string
 			n       int
@@ -25,8 +25,8 @@ func TestStateRoundTrip(t *testing.T) {
 			{"into a smaller cache", 23, [2]int{2, 10}, 2},
 		} {
 			t.Run(typ.String()+"/"+tc.name, func(t *testing.T) {
-				cfg := seqCase
-				cfg.Type, cfg.Cells = typ, 1000
+				cfg := seqCaseFor(typ)
+				cfg.Cells = 1000
 				toks := randTokens(rand.New(rand.NewPCG(11, 12)), cfg, heads, tc.n+1)
 				src, _ := New(cfg)
 				for pos, tok := range toks[:tc.n] {
@@ -42,10 +42,15 @@ func TestStateRoundTrip(t *testing.T) {
 				if err != nil || n != int64(buf.Len()) {
 					t.Fatalf("WriteTo: %d bytes, err %v; buffer has %d", n, err, buf.Len())
 				}
-				// Only stored rows are written: the header, 20 bytes per layer,
-				// and the rows each layer holds.
+				// Only stored rows are written: the header (with Int4's two
+				// rotation orders), 20 bytes per layer, and the rows each layer
+				// holds.
 				rows := int64(src.Len() + min(src.Len(), 5))
-				if want := 4 + 20 + 20*2 + rows*int64(cfg.KVHeads)*src.rowBytes(); n != want {
+				hdr := int64(4 + 20)
+				if typ == Int4 {
+					hdr += 8
+				}
+				if want := hdr + 20*2 + rows*int64(cfg.KVHeads)*src.rowBytes(); n != want {
 					t.Errorf("wrote %d bytes, want %d", n, want)
 				}
 				cfg.Initial = tc.initial
