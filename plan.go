@@ -57,7 +57,7 @@ func WithWeights(w WeightsMode) Option {
 }
 
 // WithStrictMemory makes Load refuse with ErrOutOfMemoryBudget instead of
-// degrading (INT8 KV, shorter context, streaming) when the request does not
+// degrading (INT8 KV, INT4 KV, shorter context, streaming) when the request does not
 // fit the memory limit.
 func WithStrictMemory() Option {
 	return modelOption(func(s *settings) { s.strict = true })
@@ -246,9 +246,13 @@ const (
 
 // kvBytes mirrors kv.New's allocation exactly.
 func kvBytes(c *model.Config, t KVType, cells int) int64 {
-	perElem, perRow := int64(2), int64(0)
-	if t == KVInt8 {
-		perElem, perRow = 1, 8
+	row := 2 * int64(c.HeadDimK+c.HeadDimV)
+	switch t {
+	case KVInt8:
+		row = int64(c.HeadDimK+c.HeadDimV) + 8
+	case KVInt4:
+		// q4_0 blocks: 18 bytes per 32 elements (a 2-byte scale and 16 of codes).
+		row = int64(c.HeadDimK/32+c.HeadDimV/32) * 18
 	}
 	var total int64
 	for il := 0; il < c.Layers; il++ {
@@ -256,10 +260,14 @@ func kvBytes(c *model.Config, t KVType, cells int) int64 {
 		if c.WindowedLayer(il) {
 			n = min(n, int64(c.Window))
 		}
-		total += int64(c.HeadsKV) * n * (int64(c.HeadDimK+c.HeadDimV)*perElem + perRow)
+		total += int64(c.HeadsKV) * n * row
 	}
 	return total
 }
+
+// kvInt4Fits reports whether a model's head sizes are whole q4_0 blocks,
+// which a KVInt4 cache needs.
+func kvInt4Fits(c *model.Config) bool { return c.HeadDimK%32 == 0 && c.HeadDimV%32 == 0 }
 
 // components lists the memory of a configuration.
 func (s *shape) components(ctx int, kvt KVType, w WeightsMode, batch, threads int, resident int64) []Component {
@@ -323,8 +331,8 @@ func total(cs []Component) int64 {
 }
 
 // planFor chooses a configuration that fits the limit, degrading in the
-// documented order: F16 KV → INT8 KV → shorter context → streaming weights
-// → refuse.
+// documented order: F16 KV → INT8 KV → INT4 KV (when the head sizes allow
+// it) → shorter context → streaming weights → refuse.
 func planFor(s *shape, set settings) (MemoryPlan, error) {
 	ctx := set.context
 	if ctx == 0 {
@@ -378,6 +386,14 @@ func planFor(s *shape, set settings) (MemoryPlan, error) {
 	if kvt == KVF16 {
 		kvt = KVInt8
 		p.Steps = append(p.Steps, "KV cache F16 → INT8")
+		if apply(ctx, kvt, mode) {
+			p.Fits = true
+			return p, nil
+		}
+	}
+	if kvt == KVInt8 && kvInt4Fits(&s.cfg) {
+		kvt = KVInt4
+		p.Steps = append(p.Steps, "KV cache INT8 → INT4")
 		if apply(ctx, kvt, mode) {
 			p.Fits = true
 			return p, nil

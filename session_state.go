@@ -27,7 +27,7 @@ var ErrBadState = errors.New("llm: bad saved session")
 //	             heads, KV heads, key and value head sizes, vocabulary, rope
 //	             dimensions, sliding window; 32-byte SHA-256 of the GGUF
 //	             header and of the first 256 bytes of every tensor
-//	kv type      uint8 (KVF16 0, KVInt8 1)
+//	kv type      uint8 (KVF16 0, KVInt8 1, KVInt4 2)
 //	tokens       uint32 count, then int32 ids
 //	logits       vocabulary × float32: the logits after the last token
 //	kv cache     what kv.Cache.WriteTo writes: the stored rows only
