@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/model"
 )
@@ -265,10 +266,6 @@ func kvBytes(c *model.Config, t KVType, cells int) int64 {
 	return total
 }
 
-// kvInt4Fits reports whether a model's head sizes are whole q4_0 blocks,
-// which a KVInt4 cache needs.
-func kvInt4Fits(c *model.Config) bool { return c.HeadDimK%32 == 0 && c.HeadDimV%32 == 0 }
-
 // components lists the memory of a configuration.
 func (s *shape) components(ctx int, kvt KVType, w WeightsMode, batch, threads int, resident int64) []Component {
 	c := &s.cfg
@@ -391,7 +388,7 @@ func planFor(s *shape, set settings) (MemoryPlan, error) {
 			return p, nil
 		}
 	}
-	if kvt == KVInt8 && kvInt4Fits(&s.cfg) {
+	if kvt == KVInt8 && kv.Int4.HeadDims(s.cfg.HeadDimK, s.cfg.HeadDimV) {
 		kvt = KVInt4
 		p.Steps = append(p.Steps, "KV cache INT8 → INT4")
 		if apply(ctx, kvt, mode) {

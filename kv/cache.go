@@ -45,6 +45,14 @@ func (t Type) String() string {
 	return fmt.Sprintf("Type(%d)", int(t))
 }
 
+// HeadDims reports whether a cache of type t holds heads of headDimK and
+// headDimV elements (each also in 1..MaxHeadDim): Int4 needs multiples of
+// 32, whole q4_0 blocks; F16 and Int8 take any size. A memory plan uses it
+// to skip a type the model cannot have.
+func (t Type) HeadDims(headDimK, headDimV int) bool {
+	return t != Int4 || headDimK%q4Block == 0 && headDimV%q4Block == 0
+}
+
 // MaxHeadDim is the largest HeadDimK or HeadDimV New accepts. Attention
 // keeps one F16-rounded query head on the stack, which bounds its length.
 const MaxHeadDim = 1024
@@ -246,7 +254,7 @@ func (cfg *Config) validate() error {
 		return bad("Cells is %d, must be positive", cfg.Cells)
 	case cfg.Type != F16 && cfg.Type != Int8 && cfg.Type != Int4:
 		return bad("unknown Type %d", int(cfg.Type))
-	case cfg.Type == Int4 && (cfg.HeadDimK%q4Block != 0 || cfg.HeadDimV%q4Block != 0):
+	case !cfg.Type.HeadDims(cfg.HeadDimK, cfg.HeadDimV):
 		return bad("Int4 quantizes blocks of %d elements (llama.cpp's q4_0): HeadDimK %d and HeadDimV %d must be multiples of %d",
 			q4Block, cfg.HeadDimK, cfg.HeadDimV, q4Block)
 	case len(cfg.Windows) != 0 && len(cfg.Windows) != cfg.Layers:

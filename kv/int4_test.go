@@ -336,3 +336,18 @@ func TestStateInt4Errors(t *testing.T) {
 		t.Errorf("the unchanged stream: err = %v, Len %d", err, dst.Len())
 	}
 }
+
+func TestTypeHeadDims(t *testing.T) {
+	for _, tc := range []struct {
+		typ    Type
+		dk, dv int
+		want   bool
+	}{
+		{F16, 8, 6, true}, {Int8, 80, 80, true}, {Int4, 64, 128, true}, {Int4, 96, 32, true},
+		{Int4, 80, 64, false}, {Int4, 64, 8, false},
+	} {
+		if got := tc.typ.HeadDims(tc.dk, tc.dv); got != tc.want {
+			t.Errorf("%v.HeadDims(%d, %d) = %v, want %v", tc.typ, tc.dk, tc.dv, got, tc.want)
+		}
+	}
+}
