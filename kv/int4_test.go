@@ -325,9 +325,9 @@ func TestStateInt4Errors(t *testing.T) {
 		t.Errorf("other rotation: err = %v, want ErrBadState", err)
 	}
 	// The first stored block follows the header (4+20+8 bytes) and two
-	// layers' ranges (20 bytes each); its scale is its first two bytes.
+	// layers' records (28 bytes each); its scale is its first two bytes.
 	bad := slices.Clone(data)
-	bad[4+20+8+40+1] = 0x7e // F16 NaN
+	bad[4+20+8+56+1] = 0x7e // F16 NaN
 	dst, _ := New(cfg)
 	if _, err := dst.ReadFrom(bytes.NewReader(bad)); !errors.Is(err, ErrBadState) || dst.Len() != 0 {
 		t.Errorf("NaN scale: err = %v, Len %d; want ErrBadState and an empty cache", err, dst.Len())

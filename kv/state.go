@@ -12,13 +12,18 @@ import (
 // dimensions, type or windows) or is malformed.
 var ErrBadState = errors.New("kv: bad saved state")
 
-// stateMagic starts the serialized form of a cache.
-const stateMagic = "KVC1"
+// stateMagic starts the serialized form of a cache. KVC1 saved each run of
+// ring cells as keys then values, so a ring renumbered by Shift came back
+// with keys and values mixed up; KVC2 saves whole arrays in position order.
+const stateMagic = "KVC2"
 
 // WriteTo writes the stored rows of every layer, and only those: for each
 // layer the positions it holds (lo..hi; for a windowed layer the part of the
-// ring still held), keys, values and Int8 scales, little-endian, after a
-// header with the cache's type and dimensions. An Int4 cache writes its
+// ring still held) and where its ring starts, little-endian, after a header
+// with the cache's type and dimensions. Per layer and KV head come the keys of those positions in
+// position order, then their values, then (Int8) the key scales and the
+// value scales, so the stream does not depend on where the cells sit in a
+// ring. An Int4 cache writes its
 // q4_0 blocks as they are, still rotated, and its header also holds the
 // key and value rotation orders, so that a cache rotating otherwise refuses
 // them. Empty capacity is not written. ReadFrom reads it back into a cache
@@ -38,29 +43,16 @@ func (c *Cache) WriteTo(w io.Writer) (int64, error) {
 		sw.u32(uint32(l.window))
 		sw.u64(uint64(int64(l.lo)))
 		sw.u64(uint64(int64(l.hi)))
+		sw.u32(uint32(l.cells))
+		sw.u32(uint32(l.off))
 	}
-	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
-	kb, vb := q4RowBytes(dk), q4RowBytes(dv)
 	for i := range c.layers {
 		l := &c.layers[i]
+		parts := c.stateParts(l)
 		for h := range c.cfg.KVHeads {
-			l.rows(l.lo, l.hi-l.lo+1, func(cell, run int) {
-				r := h*l.cells + cell
-				switch c.cfg.Type {
-				case F16:
-					sw.u16s(l.k16[r*dk : (r+run)*dk])
-					sw.u16s(l.v16[r*dv : (r+run)*dv])
-					return
-				case Int4:
-					sw.raw(l.k4[r*kb : (r+run)*kb])
-					sw.raw(l.v4[r*vb : (r+run)*vb])
-					return
-				}
-				sw.i8s(l.k8[r*dk : (r+run)*dk])
-				sw.i8s(l.v8[r*dv : (r+run)*dv])
-				sw.f32s(l.ks[r : r+run])
-				sw.f32s(l.vs[r : r+run])
-			})
+			for _, p := range parts {
+				l.rows(l.lo, l.hi-l.lo+1, func(cell, run int) { p.write(sw, h*l.cells+cell, run) })
+			}
 		}
 	}
 	sw.flush()
@@ -120,13 +112,14 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 			return sr.n, bad("saved with Walsh–Hadamard rotation orders %d (keys) and %d (values), this cache uses %d and %d (0: none)", rk, rv, c.rotK, c.rotV)
 		}
 	}
-	type span struct{ lo, hi int }
+	type span struct{ lo, hi, cells, off int }
 	spans := make([]span, len(c.layers))
 	need := 0
 	for i := range c.layers {
 		l := &c.layers[i]
 		win := sr.u32()
 		lo, hi := int64(sr.u64()), int64(sr.u64())
+		cells, off := sr.u32(), sr.u32()
 		if sr.err != nil {
 			return sr.n, sr.fail()
 		}
@@ -139,8 +132,10 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 			return sr.n, bad("full-attention layer %d starts at position %d, not 0", i, lo)
 		case l.window > 0 && hi-lo+1 > int64(c.cfg.Cells):
 			return sr.n, bad("windowed layer %d holds %d positions", i, hi-lo+1)
+		case cells == 0 || off >= cells:
+			return sr.n, bad("layer %d has cell offset %d in a ring of %d cells", i, off, cells)
 		}
-		spans[i] = span{int(lo), int(hi)}
+		spans[i] = span{int(lo), int(hi), int(cells), int(off)}
 		need = max(need, int(hi)+1)
 	}
 	for i := range spans {
@@ -152,8 +147,6 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 	if err := c.Grow(max(need, c.cells)); err != nil {
 		return sr.n, bad("%v", err)
 	}
-	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
-	kb, vb := q4RowBytes(dk), q4RowBytes(dv)
 	for i := range c.layers {
 		l := &c.layers[i]
 		sp := spans[i]
@@ -161,27 +154,17 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 		skip := max(0, (sp.hi-sp.lo+1)-l.cells)
 		lo := sp.lo + skip
 		l.off, l.lo, l.hi = 0, lo, sp.hi
+		if l.cells == sp.cells {
+			// The rows go back in the cells they came from, so attention
+			// adds them in the same order and gives the same bits.
+			l.off = sp.off
+		}
+		parts := c.stateParts(l)
 		for h := range c.cfg.KVHeads {
-			if skip > 0 {
-				sr.discard(int64(skip) * c.rowBytes())
+			for _, p := range parts {
+				sr.discard(int64(skip) * p.rowBytes)
+				l.rows(lo, sp.hi-lo+1, func(cell, run int) { p.read(sr, h*l.cells+cell, run) })
 			}
-			l.rows(lo, sp.hi-lo+1, func(cell, run int) {
-				r := h*l.cells + cell
-				switch c.cfg.Type {
-				case F16:
-					sr.u16s(l.k16[r*dk : (r+run)*dk])
-					sr.u16s(l.v16[r*dv : (r+run)*dv])
-					return
-				case Int4:
-					sr.raw(l.k4[r*kb : (r+run)*kb])
-					sr.raw(l.v4[r*vb : (r+run)*vb])
-					return
-				}
-				sr.i8s(l.k8[r*dk : (r+run)*dk])
-				sr.i8s(l.v8[r*dv : (r+run)*dv])
-				sr.f32s(l.ks[r : r+run])
-				sr.f32s(l.vs[r : r+run])
-			})
 			if sr.err != nil {
 				return sr.n, sr.fail()
 			}
@@ -207,6 +190,40 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 		}
 	}
 	return sr.n, nil
+}
+
+// statePart is one array of a layer that WriteTo saves row by row: its
+// bytes per (position, KV head) row, and how to write or read run rows
+// starting at row r.
+type statePart struct {
+	rowBytes int64
+	write    func(sw *stateWriter, r, run int)
+	read     func(sr *stateReader, r, run int)
+}
+
+// stateParts lists l's arrays in the order WriteTo saves them: keys,
+// values, and Int8's key and value scales.
+func (c *Cache) stateParts(l *layer) []statePart {
+	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
+	switch c.cfg.Type {
+	case F16:
+		return []statePart{
+			{2 * int64(dk), func(sw *stateWriter, r, n int) { sw.u16s(l.k16[r*dk : (r+n)*dk]) }, func(sr *stateReader, r, n int) { sr.u16s(l.k16[r*dk : (r+n)*dk]) }},
+			{2 * int64(dv), func(sw *stateWriter, r, n int) { sw.u16s(l.v16[r*dv : (r+n)*dv]) }, func(sr *stateReader, r, n int) { sr.u16s(l.v16[r*dv : (r+n)*dv]) }},
+		}
+	case Int4:
+		kb, vb := q4RowBytes(dk), q4RowBytes(dv)
+		return []statePart{
+			{int64(kb), func(sw *stateWriter, r, n int) { sw.raw(l.k4[r*kb : (r+n)*kb]) }, func(sr *stateReader, r, n int) { sr.raw(l.k4[r*kb : (r+n)*kb]) }},
+			{int64(vb), func(sw *stateWriter, r, n int) { sw.raw(l.v4[r*vb : (r+n)*vb]) }, func(sr *stateReader, r, n int) { sr.raw(l.v4[r*vb : (r+n)*vb]) }},
+		}
+	}
+	return []statePart{
+		{int64(dk), func(sw *stateWriter, r, n int) { sw.i8s(l.k8[r*dk : (r+n)*dk]) }, func(sr *stateReader, r, n int) { sr.i8s(l.k8[r*dk : (r+n)*dk]) }},
+		{int64(dv), func(sw *stateWriter, r, n int) { sw.i8s(l.v8[r*dv : (r+n)*dv]) }, func(sr *stateReader, r, n int) { sr.i8s(l.v8[r*dv : (r+n)*dv]) }},
+		{4, func(sw *stateWriter, r, n int) { sw.f32s(l.ks[r : r+n]) }, func(sr *stateReader, r, n int) { sr.f32s(l.ks[r : r+n]) }},
+		{4, func(sw *stateWriter, r, n int) { sw.f32s(l.vs[r : r+n]) }, func(sr *stateReader, r, n int) { sr.f32s(l.vs[r : r+n]) }},
+	}
 }
 
 // rows calls f for the runs of cells holding positions pos..pos+n-1, in
@@ -352,13 +369,7 @@ func (s *stateReader) u16s(v []uint16) {
 	}
 }
 
-func (s *stateReader) raw(v []byte) {
-	for len(v) > 0 && s.err == nil {
-		k := min(len(v), len(s.buf))
-		s.read(v[:k])
-		v = v[k:]
-	}
-}
+func (s *stateReader) raw(v []byte) { s.read(v) }
 
 func (s *stateReader) i8s(v []int8) {
 	for len(v) > 0 && s.err == nil {

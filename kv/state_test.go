@@ -23,6 +23,11 @@ func TestStateRoundTrip(t *testing.T) {
 			{"wrapped ring", 23, [2]int{}, 0},
 			{"after shift", 23, [2]int{2, 10}, 0},
 			{"into a smaller cache", 23, [2]int{2, 10}, 2},
+			// A shift by a drop that is not a multiple of the ring (5 cells)
+			// moves the ring's origin: its cells wrap elsewhere than in a
+			// fresh cache's ring.
+			{"after shift moving the ring", 23, [2]int{2, 7}, 0},
+			{"moved ring into a smaller cache", 23, [2]int{2, 9}, 2},
 		} {
 			t.Run(typ.String()+"/"+tc.name, func(t *testing.T) {
 				cfg := seqCaseFor(typ)
@@ -43,14 +48,14 @@ func TestStateRoundTrip(t *testing.T) {
 					t.Fatalf("WriteTo: %d bytes, err %v; buffer has %d", n, err, buf.Len())
 				}
 				// Only stored rows are written: the header (with Int4's two
-				// rotation orders), 20 bytes per layer, and the rows each layer
+				// rotation orders), 28 bytes per layer, and the rows each layer
 				// holds.
 				rows := int64(src.Len() + min(src.Len(), 5))
 				hdr := int64(4 + 20)
 				if typ == Int4 {
 					hdr += 8
 				}
-				if want := hdr + 20*2 + rows*int64(cfg.KVHeads)*src.rowBytes(); n != want {
+				if want := hdr + 28*2 + rows*int64(cfg.KVHeads)*src.rowBytes(); n != want {
 					t.Errorf("wrote %d bytes, want %d", n, want)
 				}
 				cfg.Initial = tc.initial
@@ -130,5 +135,12 @@ func TestStateErrors(t *testing.T) {
 	bad[4+20+4] = 3 // layer 0's lo
 	if _, err := other(func(*Config) {}).ReadFrom(bytes.NewReader(bad)); !errors.Is(err, ErrBadState) {
 		t.Errorf("full layer starting at 3: err = %v", err)
+	}
+	// A ring origin past the ring (layer 0's record ends with its cells
+	// and its offset).
+	bad = slices.Clone(data)
+	bad[4+20+24] = 200
+	if _, err := other(func(*Config) {}).ReadFrom(bytes.NewReader(bad)); !errors.Is(err, ErrBadState) {
+		t.Errorf("cell offset 200 in 64 cells: err = %v", err)
 	}
 }
