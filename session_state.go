@@ -22,7 +22,7 @@ var ErrBadState = errors.New("llm: bad saved session")
 // The saved-session format, little-endian throughout:
 //
 //	magic        8 bytes "LOWMEMSS"
-//	version      uint32 (1)
+//	version      uint32 (2: the KV rows in kv's KVC2 order, and KVInt4)
 //	model        uint16 length + architecture name; uint32 layers, embedding,
 //	             heads, KV heads, key and value head sizes, vocabulary, rope
 //	             dimensions, sliding window; 32-byte SHA-256 of the GGUF
@@ -34,7 +34,7 @@ var ErrBadState = errors.New("llm: bad saved session")
 //	checksum     uint32 CRC-32C (Castagnoli) of every byte before it
 const (
 	stateMagic   = "LOWMEMSS"
-	stateVersion = 1
+	stateVersion = 2
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
