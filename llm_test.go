@@ -48,9 +48,17 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 	if testing.Short() && raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
-	for _, kvt := range []llm.KVType{llm.KVF16, llm.KVInt8} {
+	// KVInt4 needs head sizes of whole q4_0 blocks: tiny-llama's 64
+	// (rotated keys and values), not stories260K's 8.
+	for _, kvt := range []llm.KVType{llm.KVF16, llm.KVInt8, llm.KVInt4} {
 		t.Run(kvt.String(), func(t *testing.T) {
-			m := loadStories(t, llm.WithThreads(2), llm.WithContextSize(512), llm.WithKVType(kvt))
+			opts := []llm.Option{llm.WithThreads(2), llm.WithContextSize(512), llm.WithKVType(kvt)}
+			var m *llm.Model
+			if kvt == llm.KVInt4 {
+				m = load(t, testutil.Testdata(t, "models/tiny-llama-q4_k_m.gguf"), opts...)
+			} else {
+				m = loadStories(t, opts...)
+			}
 			s := session(t, m)
 			ctx := context.Background()
 			ids, _ := m.Tokenize("Once upon a time")

@@ -46,7 +46,12 @@ type AttnParams struct {
 // here (Scale 1) to match it bit for bit, the two orders agree then.
 // With an Int8 cache Q and the weights stay float32 (there is no llama.cpp
 // counterpart to match) and each row's dot product or weight is multiplied
-// by the row's scale.
+// by the row's scale. With an Int4 cache the query is rotated as the keys
+// were (see Int4) into a buffer of Attend's own, q itself is not modified;
+// Q and the weights stay float32 (llama.cpp rounds Q to q8_0 blocks there,
+// which only adds error), each block's dot product or weighted row is
+// multiplied by its scale, and each output head is rotated back when the
+// values were rotated.
 func (c *Cache) Attend(layer, pos int, q, out []float32, p AttnParams, h0, h1 int, scratch []float32) error {
 	if layer < 0 || layer >= len(c.layers) {
 		return fmt.Errorf("kv: attend: layer %d out of range [0,%d): %w", layer, len(c.layers), ErrInvalid)
@@ -135,9 +140,11 @@ func (c *Cache) weights(v span, g int, qs []float32, p AttnParams, w []float32) 
 			scoresF16Heads(wj, n, v.n1, l.k16[a*dk:b*dk], qr, dk)
 			scoresF16Heads(wj[v.n1:], n, n-v.n1, l.k16[base*dk:wrap*dk], qr, dk)
 		}
-	} else {
+	} else if c.cfg.Type == Int8 {
 		scoresI8Heads(w, n, v.n1, l.k8[a*dk:b*dk], l.ks[a:b], qs, dk)
 		scoresI8Heads(w[v.n1:], n, n-v.n1, l.k8[base*dk:wrap*dk], l.ks[base:wrap], qs, dk)
+	} else {
+		c.scoresInt4(v, g, qs, w)
 	}
 	for j := range nh {
 		softmax(w[j*n:(j+1)*n], p.Scale, p.Softcap, c.cfg.Type == F16)
@@ -157,8 +164,39 @@ func (c *Cache) mix(v span, g int, w, o []float32) {
 		valuesF16Heads(o, w[v.n1:], n, n-v.n1, l.v16[base*dv:wrap*dv], dv)
 		return
 	}
+	if c.cfg.Type == Int4 {
+		rb := q4RowBytes(dv)
+		valuesQ4Heads(o, w, n, v.n1, l.v4[a*rb:b*rb], dv)
+		valuesQ4Heads(o, w[v.n1:], n, n-v.n1, l.v4[base*rb:wrap*rb], dv)
+		// The values were rotated before quantizing; the weighted sum is
+		// rotated back (the rotation is its own inverse).
+		hadamard(o, c.rotV)
+		return
+	}
 	valuesI8Heads(o, w, n, v.n1, l.v8[a*dv:b*dv], l.vs[a:b], dv)
 	valuesI8Heads(o, w[v.n1:], n, n-v.n1, l.v8[base*dv:wrap*dv], l.vs[base:wrap], dv)
+}
+
+// scoresInt4 is weights' K·Q step for an Int4 cache: the queries are
+// rotated as the keys were, four heads at a time into a buffer on the stack
+// (the most one kernel call takes), and scored against the q4_0 rows.
+func (c *Cache) scoresInt4(v span, g int, qs, w []float32) {
+	l, dk, n := v.l, c.cfg.HeadDimK, v.n
+	rb := q4RowBytes(dk)
+	base := g * l.cells
+	a, b := base+v.start, base+v.start+v.n1
+	wrap := base + v.n - v.n1
+	nh := len(qs) / dk
+	var qbuf [4 * MaxHeadDim]float32
+	for j0 := 0; j0 < nh; j0 += 4 {
+		j1 := min(j0+4, nh)
+		qr := qbuf[:(j1-j0)*dk]
+		copy(qr, qs[j0*dk:j1*dk])
+		hadamard(qr, c.rotK)
+		wj := w[j0*n : j1*n]
+		scoresQ4Heads(wj, n, v.n1, l.k4[a*rb:b*rb], qr, dk)
+		scoresQ4Heads(wj[v.n1:], n, n-v.n1, l.k4[base*rb:wrap*rb], qr, dk)
+	}
 }
 
 // softmax turns raw K·Q products into attention weights in place: s =

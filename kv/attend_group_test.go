@@ -14,8 +14,11 @@ import (
 // a windowed layer, and weights that round to zero.
 func TestAttendGroupBits(t *testing.T) {
 	const heads, kvHeads, cells, window = 16, 2, 203, 90
-	for _, typ := range []Type{F16, Int8} {
-		for _, dim := range []int{24, 64, 128, 36, 136, 160} {
+	for _, typ := range []Type{F16, Int8, Int4} {
+		for _, dim := range []int{24, 64, 128, 36, 136, 160, 96, 192} {
+			if typ == Int4 && dim%q4Block != 0 {
+				continue // not whole q4_0 blocks
+			}
 			t.Run(fmt.Sprintf("%v/dim%d", typ, dim), func(t *testing.T) {
 				c, err := New(Config{Layers: 2, KVHeads: kvHeads, HeadDimK: dim, HeadDimV: dim, Cells: cells, Type: typ, Windows: []int{0, window}})
 				if err != nil {
@@ -62,7 +65,7 @@ func TestAttendGroupBits(t *testing.T) {
 // TestAttendReferenceWide runs the reference comparison at the head size of
 // most models, where the 512-bit kernels and their blocking apply.
 func TestAttendReferenceWide(t *testing.T) {
-	for _, typ := range []Type{F16, Int8} {
+	for _, typ := range []Type{F16, Int8, Int4} {
 		for _, dim := range []int{128, 256} {
 			t.Run(fmt.Sprintf("%v/dim%d", typ, dim), func(t *testing.T) {
 				testAttendReference(t, typ, 40, 0, 4, 8, 2, dim, dim, 150)

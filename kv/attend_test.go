@@ -263,7 +263,7 @@ func TestAttendConcurrentHeads(t *testing.T) {
 }
 
 func TestAttendAllocs(t *testing.T) {
-	for _, typ := range []Type{F16, Int8} {
+	for _, typ := range []Type{F16, Int8, Int4} {
 		c, err := New(Config{Layers: 1, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Cells: 1024, Type: typ, Windows: []int{16}})
 		if err != nil {
 			t.Fatal(err)
@@ -297,7 +297,7 @@ func TestAttendAllocs(t *testing.T) {
 // "group-scratch" room for a KV head's four query heads at once.
 func BenchmarkAttend(b *testing.B) {
 	const heads, kvHeads, dim = 32, 8, 128
-	for _, typ := range []Type{F16, Int8} {
+	for _, typ := range []Type{F16, Int8, Int4} {
 		for _, ctx := range []int{512, 4096} {
 			c, err := New(Config{Layers: 1, KVHeads: kvHeads, HeadDimK: dim, HeadDimV: dim, Cells: ctx, Type: typ})
 			if err != nil {

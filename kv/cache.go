@@ -20,17 +20,37 @@ const (
 	// KV head (scale = amax/127): about half the memory of F16 plus 8 bytes
 	// per token and head, at some loss of precision.
 	Int8
+	// Int4 stores llama.cpp's q4_0 blocks: 32 elements along the head
+	// dimension share an F16 scale and hold 4-bit codes, 18 bytes a block,
+	// about 28% of F16's memory. As llama.cpp does by default for quantized
+	// caches, keys (and queries) are multiplied by an orthonormal
+	// Walsh–Hadamard matrix before quantizing, which leaves q·k unchanged but
+	// spreads outlier channels over the block; values are rotated too and the
+	// attention output rotated back. Head dimensions must be multiples of 32
+	// (New refuses others); the rotation needs multiples of 64, without it
+	// the blocks are quantized as they are.
+	Int4
 )
 
-// String returns "f16" or "int8".
+// String returns "f16", "int8" or "int4".
 func (t Type) String() string {
 	switch t {
 	case F16:
 		return "f16"
 	case Int8:
 		return "int8"
+	case Int4:
+		return "int4"
 	}
 	return fmt.Sprintf("Type(%d)", int(t))
+}
+
+// HeadDims reports whether a cache of type t holds heads of headDimK and
+// headDimV elements (each also in 1..MaxHeadDim): Int4 needs multiples of
+// 32, whole q4_0 blocks; F16 and Int8 take any size. A memory plan uses it
+// to skip a type the model cannot have.
+func (t Type) HeadDims(headDimK, headDimV int) bool {
+	return t != Int4 || headDimK%q4Block == 0 && headDimV%q4Block == 0
 }
 
 // MaxHeadDim is the largest HeadDimK or HeadDimV New accepts. Attention
@@ -95,6 +115,7 @@ type layer struct {
 	k16, v16 []uint16 // F16
 	k8, v8   []int8   // Int8
 	ks, vs   []float32
+	k4, v4   []byte // Int4: q4_0 blocks, HeadDim/32 of them a row
 }
 
 // cell returns the storage cell of position pos.
@@ -118,6 +139,10 @@ type Cache struct {
 	layers []layer
 	cells  int // positions storable now: 0..cells-1
 	bytes  int64
+
+	// rotK and rotV are the orders of the Walsh–Hadamard blocks an Int4
+	// cache rotates keys (and queries) and values by; 0 is no rotation.
+	rotK, rotV int
 }
 
 // maxBytes bounds the storage New agrees to allocate, so that a config
@@ -134,6 +159,9 @@ func New(cfg Config) (*Cache, error) {
 	}
 	cfg.Windows = append([]int(nil), cfg.Windows...)
 	c := &Cache{cfg: cfg, layers: make([]layer, cfg.Layers), cells: cfg.Cells}
+	if cfg.Type == Int4 && rotateInt4 {
+		c.rotK, c.rotV = rotationOrders(cfg.HeadDimK, cfg.HeadDimV)
+	}
 	if cfg.Initial > 0 {
 		c.cells = min(cfg.Initial, cfg.Cells)
 	}
@@ -215,10 +243,14 @@ func (cfg *Config) ring(i int) int {
 }
 
 // rowBytes is the storage of one (token, KV head) row: its key, its value
-// and, for Int8, their two float32 scales.
+// and, for Int8, their two float32 scales; for Int4, the q4_0 blocks of
+// both (scales included).
 func (cfg *Config) rowBytes() int64 {
-	if cfg.Type == Int8 {
+	switch cfg.Type {
+	case Int8:
 		return int64(cfg.HeadDimK+cfg.HeadDimV) + 8
+	case Int4:
+		return int64(q4RowBytes(cfg.HeadDimK) + q4RowBytes(cfg.HeadDimV))
 	}
 	return 2 * int64(cfg.HeadDimK+cfg.HeadDimV)
 }
@@ -242,6 +274,9 @@ func (c *Cache) alloc(l *layer, cells int) {
 		l.v8 = make([]int8, rows*c.cfg.HeadDimV)
 		l.ks = make([]float32, rows)
 		l.vs = make([]float32, rows)
+	case Int4:
+		l.k4 = make([]byte, rows*q4RowBytes(c.cfg.HeadDimK))
+		l.v4 = make([]byte, rows*q4RowBytes(c.cfg.HeadDimV))
 	}
 }
 
@@ -260,8 +295,11 @@ func (cfg *Config) validate() error {
 		return bad("HeadDimV is %d, must be in 1..%d", cfg.HeadDimV, MaxHeadDim)
 	case cfg.Cells <= 0:
 		return bad("Cells is %d, must be positive", cfg.Cells)
-	case cfg.Type != F16 && cfg.Type != Int8:
+	case cfg.Type != F16 && cfg.Type != Int8 && cfg.Type != Int4:
 		return bad("unknown Type %d", int(cfg.Type))
+	case !cfg.Type.HeadDims(cfg.HeadDimK, cfg.HeadDimV):
+		return bad("Int4 quantizes blocks of %d elements (llama.cpp's q4_0): HeadDimK %d and HeadDimV %d must be multiples of %d",
+			q4Block, cfg.HeadDimK, cfg.HeadDimV, q4Block)
 	case len(cfg.Windows) != 0 && len(cfg.Windows) != cfg.Layers:
 		return bad("%d Windows for %d Layers, need none or one per layer", len(cfg.Windows), cfg.Layers)
 	case cfg.Batch < 0:
@@ -327,7 +365,8 @@ func (c *Cache) Truncate(n int) {
 // Store writes the key and value of the token at position pos into layer:
 // k holds KVHeads×HeadDimK floats and v KVHeads×HeadDimV, head after head.
 // F16 rounds to nearest even; Int8 quantizes each head's row with its own
-// scale.
+// scale; Int4 rotates each head's key and value (see Int4) and quantizes
+// them to q4_0 blocks as llama.cpp's quantize_row_q4_0_ref does.
 //
 // Positions are stored in order: pos may be at most one past the highest
 // position stored in this layer (re-storing an earlier one overwrites it).
@@ -354,11 +393,13 @@ func (c *Cache) Store(layer, pos int, k, v []float32) error {
 		return fmt.Errorf("kv: store: got %d key and %d value floats, want %d and %d: %w", len(k), len(v), nh*dk, nh*dv, ErrInvalid)
 	}
 	cell := l.cell(pos)
+	kb, vb := q4RowBytes(dk), q4RowBytes(dv)
 	for h := range nh {
 		row := h*l.cells + cell
 		ksrc := k[h*dk : (h+1)*dk]
 		vsrc := v[h*dv : (h+1)*dv]
-		if c.cfg.Type == F16 {
+		switch c.cfg.Type {
+		case F16:
 			kdst := l.k16[row*dk : (row+1)*dk]
 			for i, x := range ksrc {
 				kdst[i] = quant.FP32ToFP16(x)
@@ -367,9 +408,12 @@ func (c *Cache) Store(layer, pos int, k, v []float32) error {
 			for i, x := range vsrc {
 				vdst[i] = quant.FP32ToFP16(x)
 			}
-		} else {
+		case Int8:
 			l.ks[row] = quantizeI8(l.k8[row*dk:(row+1)*dk], ksrc)
 			l.vs[row] = quantizeI8(l.v8[row*dv:(row+1)*dv], vsrc)
+		case Int4:
+			quantizeQ4Rotated(l.k4[row*kb:(row+1)*kb], ksrc, c.rotK)
+			quantizeQ4Rotated(l.v4[row*vb:(row+1)*vb], vsrc, c.rotV)
 		}
 	}
 	if pos > l.hi {

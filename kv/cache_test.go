@@ -49,6 +49,9 @@ func TestBytes(t *testing.T) {
 		{"f16", Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Cells: 128}, 2 * 2 * 2 * 64 * 128 * 2},
 		// int8 values plus a float32 scale per token and head for K and V.
 		{"int8", Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Cells: 128, Type: Int8}, 2*2*2*64*128 + 2*2*128*2*4},
+		// q4_0 blocks: 18 bytes per 32 elements, scales included.
+		{"int4", Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Cells: 128, Type: Int4}, 2 * 2 * 128 * (2 + 2) * 18},
+		{"int4 k and v dims differ", Config{Layers: 1, KVHeads: 4, HeadDimK: 192, HeadDimV: 128, Cells: 10, Type: Int4}, 4 * 10 * (6 + 4) * 18},
 		{"k and v dims differ", Config{Layers: 1, KVHeads: 4, HeadDimK: 192, HeadDimV: 128, Cells: 10}, 4 * 10 * (192 + 128) * 2},
 		// Layer 0 keeps a ring of 16+4-1 cells however large Cells is.
 		{"window", Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Cells: 1 << 16, Windows: []int{16, 0}, Batch: 4}, 2 * 2 * 64 * 2 * (16 + 3 + 1<<16)},
@@ -69,7 +72,7 @@ func allocated(c *Cache) int64 {
 	var n int64
 	for i := range c.layers {
 		l := &c.layers[i]
-		n += 2*int64(len(l.k16)+len(l.v16)) + int64(len(l.k8)+len(l.v8)) + 4*int64(len(l.ks)+len(l.vs))
+		n += 2*int64(len(l.k16)+len(l.v16)) + int64(len(l.k8)+len(l.v8)) + 4*int64(len(l.ks)+len(l.vs)) + int64(len(l.k4)+len(l.v4))
 	}
 	return n
 }
@@ -84,7 +87,10 @@ func TestBytesIsTheAllocation(t *testing.T) {
 		{Layers: 6, KVHeads: 2, HeadDimK: 32, HeadDimV: 16, Windows: []int{16, 0, 16, 0, 16, 0}},
 		{Layers: 2, KVHeads: 3, HeadDimK: 8, HeadDimV: 8, Windows: []int{5, 0}, Batch: 4},
 	} {
-		for _, typ := range []Type{F16, Int8} {
+		for _, typ := range []Type{F16, Int8, Int4} {
+			if !typ.HeadDims(base.HeadDimK, base.HeadDimV) {
+				continue
+			}
 			for _, cells := range []int{1, 100, 256, 1000} {
 				for _, initial := range []int{0, 1, 17, cells} {
 					cfg := base

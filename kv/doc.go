@@ -3,8 +3,9 @@
 //
 // A Cache stores, for every layer, the key and value of each token the
 // model has processed, in F16 (the default, numerically like llama.cpp's
-// CPU backend) or Int8 (symmetric, one scale per token and head, about half
-// the memory). New allocates Config.Initial cells (all of Config.Cells by
+// CPU backend), Int8 (symmetric, one scale per token and head, about half
+// the memory) or Int4 (llama.cpp's q4_0 blocks behind its Walsh–Hadamard
+// rotation, 28% of F16). New allocates Config.Initial cells (all of Config.Cells by
 // default) and Grow enlarges the cache layer by layer, so a long context
 // costs only what it uses. Cache.Bytes tells what is allocated; the
 // functions Bytes and GrowBytes size a cache (or a growth) from its Config

@@ -77,12 +77,14 @@ func (c *Cache) Touch() {
 		zeroPages(l.v8, page)
 		zeroPages(l.ks, page/4)
 		zeroPages(l.vs, page/4)
+		zeroPages(l.k4, page)
+		zeroPages(l.v4, page)
 	}
 }
 
 // zeroPages zeroes one element every step elements, and the last one, so
 // that a write lands on each page of s.
-func zeroPages[T uint16 | int8 | float32](s []T, step int) {
+func zeroPages[T uint16 | int8 | byte | float32](s []T, step int) {
 	step = max(step, 1)
 	for i := 0; i < len(s); i += step {
 		s[i] = 0
@@ -100,15 +102,20 @@ func zeroPages[T uint16 | int8 | float32](s []T, step int) {
 // positions involved map to distinct cells.
 func (c *Cache) copyRows(dst, src *layer, from, to, n int) {
 	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
+	kb, vb := q4RowBytes(dk), q4RowBytes(dv)
 	for n > 0 {
 		sc, dc := src.cell(from), dst.cell(to)
 		run := min(n, src.cells-sc, dst.cells-dc)
 		for h := range c.cfg.KVHeads {
 			s, d := h*src.cells+sc, h*dst.cells+dc
-			if c.cfg.Type == F16 {
+			switch c.cfg.Type {
+			case F16:
 				copy(dst.k16[d*dk:(d+run)*dk], src.k16[s*dk:(s+run)*dk])
 				copy(dst.v16[d*dv:(d+run)*dv], src.v16[s*dv:(s+run)*dv])
-			} else {
+			case Int4:
+				copy(dst.k4[d*kb:(d+run)*kb], src.k4[s*kb:(s+run)*kb])
+				copy(dst.v4[d*vb:(d+run)*vb], src.v4[s*vb:(s+run)*vb])
+			default:
 				copy(dst.k8[d*dk:(d+run)*dk], src.k8[s*dk:(s+run)*dk])
 				copy(dst.v8[d*dv:(d+run)*dv], src.v8[s*dv:(s+run)*dv])
 				copy(dst.ks[d:d+run], src.ks[s:s+run])

@@ -11,6 +11,17 @@ import (
 // compare two caches fed the same tokens.
 var seqCase = Config{Layers: 2, KVHeads: 2, HeadDimK: 8, HeadDimV: 6, Windows: []int{0, 5}}
 
+// seqCaseFor is seqCase of type typ; Int4 takes head sizes of whole q4_0
+// blocks (64: keys and values rotated) and 32 (not rotated).
+func seqCaseFor(typ Type) Config {
+	cfg := seqCase
+	cfg.Type = typ
+	if typ == Int4 {
+		cfg.HeadDimK, cfg.HeadDimV = 64, 32
+	}
+	return cfg
+}
+
 // token is one token's key, value and query for every layer.
 type token struct{ k, v, q [][]float32 }
 
@@ -63,11 +74,11 @@ func filled(t *testing.T, cells int, seed uint64, n int) (*Cache, []token) {
 }
 
 func TestGrowKeepsEverything(t *testing.T) {
-	for _, typ := range []Type{F16, Int8} {
+	for _, typ := range []Type{F16, Int8, Int4} {
 		t.Run(typ.String(), func(t *testing.T) {
 			const n, heads = 40, 4
-			cfg := seqCase
-			cfg.Type, cfg.Cells = typ, 64
+			cfg := seqCaseFor(typ)
+			cfg.Cells = 64
 			whole, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -142,52 +153,60 @@ func TestGrowLimits(t *testing.T) {
 }
 
 func TestTouch(t *testing.T) {
-	cfg := seqCase
-	cfg.Cells, cfg.Type = 3000, Int8
-	c, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	one := make([]float32, 16)
-	one[0] = 1
-	if err := c.Store(0, 0, one, one[:12]); err != nil {
-		t.Fatal(err)
-	}
-	b := c.Bytes()
-	c.Touch()
-	if c.Len() != 0 || c.Bytes() != b {
-		t.Errorf("after Touch: Len %d, Bytes %d (was %d)", c.Len(), c.Bytes(), b)
-	}
-	if slices.ContainsFunc(c.layers[0].k8, func(x int8) bool { return x != 0 }) {
-		t.Error("Touch left non-zero keys")
+	for _, typ := range []Type{Int8, Int4} {
+		cfg := seqCaseFor(typ)
+		cfg.Cells = 3000
+		c, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one := make([]float32, 2*cfg.HeadDimK)
+		one[0] = 1
+		if err := c.Store(0, 0, one, one[:2*cfg.HeadDimV]); err != nil {
+			t.Fatal(err)
+		}
+		b := c.Bytes()
+		c.Touch()
+		if c.Len() != 0 || c.Bytes() != b {
+			t.Errorf("%v: after Touch: Len %d, Bytes %d (was %d)", typ, c.Len(), c.Bytes(), b)
+		}
+		// Touch writes one element a page: Int8's one non-zero code is
+		// the first element; Int4's stored row is non-zero throughout
+		// (zero is code 8), so only its first byte is checked.
+		if slices.ContainsFunc(c.layers[0].k8, func(x int8) bool { return x != 0 }) ||
+			typ == Int4 && c.layers[0].k4[0] != 0 {
+			t.Errorf("%v: Touch left non-zero keys", typ)
+		}
 	}
 }
 
 // TestGrowAllocsNothingAfter checks that Store and Attend stay free of
 // allocations on a grown cache.
 func TestGrowAllocsNothingAfter(t *testing.T) {
-	cfg := seqCase
-	cfg.Cells, cfg.Initial = 64, 2
-	c, _ := New(cfg)
-	toks := randTokens(rand.New(rand.NewPCG(3, 4)), cfg, 2, 1)
-	if err := c.Grow(40); err != nil {
-		t.Fatal(err)
-	}
-	out := make([]float32, 2*cfg.HeadDimV)
-	sc := make([]float32, 64)
-	pos := 0
-	allocs := testing.AllocsPerRun(20, func() {
-		for l := range 2 {
-			if err := c.Store(l, pos, toks[0].k[l], toks[0].v[l]); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Attend(l, pos, toks[0].q[l], out, AttnParams{Heads: 2, Scale: 1}, 0, 2, sc); err != nil {
-				t.Fatal(err)
-			}
+	for _, typ := range []Type{F16, Int8, Int4} {
+		cfg := seqCaseFor(typ)
+		cfg.Cells, cfg.Initial = 64, 2
+		c, _ := New(cfg)
+		toks := randTokens(rand.New(rand.NewPCG(3, 4)), cfg, 2, 1)
+		if err := c.Grow(40); err != nil {
+			t.Fatal(err)
 		}
-		pos++
-	})
-	if allocs != 0 {
-		t.Errorf("%v allocations per step", allocs)
+		out := make([]float32, 2*cfg.HeadDimV)
+		sc := make([]float32, 64)
+		pos := 0
+		allocs := testing.AllocsPerRun(20, func() {
+			for l := range 2 {
+				if err := c.Store(l, pos, toks[0].k[l], toks[0].v[l]); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.Attend(l, pos, toks[0].q[l], out, AttnParams{Heads: 2, Scale: 1}, 0, 2, sc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pos++
+		})
+		if allocs != 0 {
+			t.Errorf("%v: %v allocations per step", typ, allocs)
+		}
 	}
 }

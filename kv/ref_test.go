@@ -2,7 +2,9 @@ package kv
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/x448/float16"
 )
@@ -48,14 +50,19 @@ func refQuantize(row []float32) (q []int8, scale float32) {
 	return q, scale
 }
 
-// refRow returns a row as the cache holds it, widened to float64.
-func refRow(typ Type, row []float32) []float64 {
+// refRow returns a row as the cache holds it, widened to float64; for
+// Int4, rotated back to the model's basis. order is the Walsh–Hadamard
+// order an Int4 cache rotates the row by (0: none).
+func refRow(typ Type, row []float32, order int) []float64 {
 	out := make([]float64, len(row))
-	if typ == F16 {
+	switch typ {
+	case F16:
 		for i, x := range row {
 			out[i] = ref16(x)
 		}
 		return out
+	case Int4:
+		return refInt4Row(row, order)
 	}
 	q, s := refQuantize(row)
 	for i := range q {
@@ -74,9 +81,10 @@ type refToken struct {
 func newRefToken(typ Type, k, v []float32, kvHeads int) refToken {
 	t := refToken{k: k, v: v}
 	dk, dv := len(k)/kvHeads, len(v)/kvHeads
+	rk, rv := cacheRotationOrders(dk, dv)
 	for g := range kvHeads {
-		t.kc = append(t.kc, refRow(typ, k[g*dk:(g+1)*dk])...)
-		t.vc = append(t.vc, refRow(typ, v[g*dv:(g+1)*dv])...)
+		t.kc = append(t.kc, refRow(typ, k[g*dk:(g+1)*dk], rk)...)
+		t.vc = append(t.vc, refRow(typ, v[g*dv:(g+1)*dv], rv)...)
 	}
 	return t
 }
@@ -149,4 +157,101 @@ func randVec(r *rand.Rand, n int, sd float64) []float32 {
 		v[i] = float32(r.NormFloat64() * sd)
 	}
 	return v
+}
+
+// refRotationOrders are llama.cpp's rotation orders as PR #21038 sets them:
+// keys by the largest power of two dividing the key head size, values by
+// 64, each only for head sizes that are multiples of 64.
+func refRotationOrders(dk, dv int) (rk, rv int) {
+	if dk%64 == 0 {
+		rk = dk & -dk // the lowest set bit
+	}
+	if dv%64 == 0 {
+		rv = 64
+	}
+	return rk, rv
+}
+
+// cacheRotationOrders are the rotation orders of an Int4 cache in this
+// build: llama.cpp's, or none with -tags kvnorotate.
+func cacheRotationOrders(dk, dv int) (rk, rv int) {
+	if !rotateInt4 {
+		return 0, 0
+	}
+	return refRotationOrders(dk, dv)
+}
+
+// refHadamard is the orthonormal Walsh–Hadamard matrix of order n built as
+// Sylvester does: entry (i, j) is (−1)^popcount(i&j)/√n.
+func refHadamard(n int) [][]float64 {
+	h := make([][]float64, n)
+	for i := range h {
+		h[i] = make([]float64, n)
+		for j := range h[i] {
+			h[i][j] = 1 / math.Sqrt(float64(n))
+			if bits.OnesCount(uint(i&j))%2 == 1 {
+				h[i][j] = -h[i][j]
+			}
+		}
+	}
+	return h
+}
+
+// refRotate multiplies each block of n elements of x by refHadamard(n).
+func refRotate(x []float64, n int) []float64 {
+	if n == 0 {
+		return slices.Clone(x)
+	}
+	h := refHadamard(n)
+	out := make([]float64, len(x))
+	for b := 0; b < len(x); b += n {
+		for i := range n {
+			for j := range n {
+				out[b+i] += h[i][j] * x[b+j]
+			}
+		}
+	}
+	return out
+}
+
+// refQ4 is llama.cpp's q4_0 block as ggml-common.h and
+// quantize_row_q4_0_ref define it: per 32 elements, d = m/−8 in float32
+// where m is the element of largest magnitude (the first on ties), codes
+// ⌊x·(1/d) + 8.5⌋ clamped to 15 (0 when d is 0), and d stored as F16.
+// It returns the codes and the stored scale.
+func refQ4(x []float32) (codes []int, scales []float64) {
+	for b := 0; b < len(x); b += 32 {
+		blk := x[b : b+32]
+		var m, amax float32
+		for _, v := range blk {
+			if a := float32(math.Abs(float64(v))); a > amax {
+				amax, m = a, v
+			}
+		}
+		d := m / -8
+		var id float32
+		if d != 0 {
+			id = 1 / d
+		}
+		for _, v := range blk {
+			codes = append(codes, min(15, int(v*id+8.5)))
+		}
+		scales = append(scales, ref16(d))
+	}
+	return codes, scales
+}
+
+// refInt4Row is a row as an Int4 cache holds it, in the model's basis: the
+// row rotated (in float32, by the cache's own transform, which
+// TestHadamardMatchesMatrix checks against refHadamard), quantized to q4_0,
+// dequantized and rotated back in float64.
+func refInt4Row(row []float32, order int) []float64 {
+	x := slices.Clone(row)
+	hadamard(x, order)
+	codes, scales := refQ4(x)
+	deq := make([]float64, len(row))
+	for i, c := range codes {
+		deq[i] = float64(c-8) * scales[i/32]
+	}
+	return refRotate(deq, order)
 }

@@ -37,7 +37,9 @@ const shiftChunk = 256
 // the most recent tokens at their true distances.
 //
 // F16 keys are widened to float32 for rotate and rounded back; Int8 keys are
-// dequantized and quantized again with a new scale. Values are only moved.
+// dequantized and quantized again with a new scale; Int4 keys are
+// dequantized, rotated back from the Hadamard domain, given to rotate,
+// rotated forward and quantized again. Values are only moved.
 // rotate may be nil for a model without positional rotation. Shift
 // allocates a small buffer; it is not meant for every step.
 func (c *Cache) Shift(keep, drop int, rotate RotateFunc) error {
@@ -105,7 +107,8 @@ func (c *Cache) rotateRows(l *layer, pos, n, delta int, rotate RotateFunc, buf [
 		for h := range c.cfg.KVHeads {
 			row := h*l.cells + cell
 			f := buf[:run*dk]
-			if c.cfg.Type == F16 {
+			switch c.cfg.Type {
+			case F16:
 				k := l.k16[row*dk : (row+run)*dk]
 				for i, x := range k {
 					f[i] = f16(x)
@@ -113,6 +116,22 @@ func (c *Cache) rotateRows(l *layer, pos, n, delta int, rotate RotateFunc, buf [
 				rotate(f, delta)
 				for i, x := range f {
 					k[i] = quant.FP32ToFP16(x)
+				}
+				continue
+			case Int4:
+				// RoPE acts on the keys as the model made them: undo the
+				// Hadamard rotation, apply RoPE, rotate and quantize again,
+				// as llama.cpp's K-shift does for a rotated cache.
+				rb := q4RowBytes(dk)
+				k := l.k4[row*rb : (row+run)*rb]
+				for r := range run {
+					dequantizeQ4(f[r*dk:(r+1)*dk], k[r*rb:(r+1)*rb])
+				}
+				hadamard(f, c.rotK)
+				rotate(f, delta)
+				hadamard(f, c.rotK)
+				for r := range run {
+					quantizeQ4(k[r*rb:(r+1)*rb], f[r*dk:(r+1)*dk])
 				}
 				continue
 			}

@@ -12,30 +12,47 @@ import (
 // dimensions, type or windows) or is malformed.
 var ErrBadState = errors.New("kv: bad saved state")
 
-// stateMagic starts the serialized form of a cache.
-const stateMagic = "KVC1"
+// stateMagic starts the serialized form of a cache. KVC1 saved each run of
+// ring cells as keys then values, so a ring renumbered by Shift came back
+// with keys and values mixed up; KVC2 saves whole arrays in position order.
+const stateMagic = "KVC2"
 
 // WriteTo writes the stored rows of every layer, and only those: for each
 // layer the positions it holds (lo..hi; for a windowed layer the part of the
-// ring still held), keys, values and Int8 scales, little-endian, after a
-// header with the cache's type and dimensions. Empty capacity is not
-// written. ReadFrom reads it back into a cache of the same Config.
+// ring still held) and where its ring starts, little-endian, after a header
+// with the cache's type and dimensions. Per layer and KV head come the keys of those positions in
+// position order, then their values, then (Int8) the key scales and the
+// value scales, so the stream does not depend on where the cells sit in a
+// ring. An Int4 cache writes its
+// q4_0 blocks as they are, still rotated, and its header also holds the
+// key and value rotation orders, so that a cache rotating otherwise refuses
+// them. Empty capacity is not written. ReadFrom reads it back into a cache
+// of the same Config.
 func (c *Cache) WriteTo(w io.Writer) (int64, error) {
 	sw := &stateWriter{w: w, buf: make([]byte, 0, 64<<10)}
 	sw.bytes([]byte(stateMagic))
 	for _, v := range []int{int(c.cfg.Type), c.cfg.Layers, c.cfg.KVHeads, c.cfg.HeadDimK, c.cfg.HeadDimV} {
 		sw.u32(uint32(v))
 	}
+	if c.cfg.Type == Int4 {
+		sw.u32(uint32(c.rotK))
+		sw.u32(uint32(c.rotV))
+	}
 	for i := range c.layers {
 		l := &c.layers[i]
 		sw.u32(uint32(l.window))
 		sw.u64(uint64(int64(l.lo)))
 		sw.u64(uint64(int64(l.hi)))
+		sw.u32(uint32(l.cells))
+		sw.u32(uint32(l.off))
 	}
 	for i := range c.layers {
 		l := &c.layers[i]
+		parts := c.stateParts(l)
 		for h := range c.cfg.KVHeads {
-			c.headRows(l, h, l.lo, l.hi-l.lo+1, sw)
+			for _, p := range parts {
+				l.rows(l.lo, l.hi-l.lo+1, func(cell, run int) { p.write(sw, h*l.cells+cell, run) })
+			}
 		}
 	}
 	sw.flush()
@@ -86,13 +103,23 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 	if hdr != want {
 		return sr.n, bad("saved layers/heads/dims %v, this cache has %v", hdr[1:], want[1:])
 	}
-	type span struct{ lo, hi int }
+	if c.cfg.Type == Int4 {
+		rk, rv := sr.u32(), sr.u32()
+		if sr.err != nil {
+			return sr.n, sr.fail()
+		}
+		if int64(rk) != int64(c.rotK) || int64(rv) != int64(c.rotV) {
+			return sr.n, bad("saved with Walsh–Hadamard rotation orders %d (keys) and %d (values), this cache uses %d and %d (0: none)", rk, rv, c.rotK, c.rotV)
+		}
+	}
+	type span struct{ lo, hi, cells, off int }
 	spans := make([]span, len(c.layers))
 	need := 0
 	for i := range c.layers {
 		l := &c.layers[i]
 		win := sr.u32()
 		lo, hi := int64(sr.u64()), int64(sr.u64())
+		cells, off := sr.u32(), sr.u32()
 		if sr.err != nil {
 			return sr.n, sr.fail()
 		}
@@ -105,8 +132,10 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 			return sr.n, bad("full-attention layer %d starts at position %d, not 0", i, lo)
 		case l.window > 0 && hi-lo+1 > int64(c.cfg.Cells):
 			return sr.n, bad("windowed layer %d holds %d positions", i, hi-lo+1)
+		case cells == 0 || off >= cells:
+			return sr.n, bad("layer %d has cell offset %d in a ring of %d cells", i, off, cells)
 		}
-		spans[i] = span{int(lo), int(hi)}
+		spans[i] = span{int(lo), int(hi), int(cells), int(off)}
 		need = max(need, int(hi)+1)
 	}
 	for i := range spans {
@@ -125,11 +154,17 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 		skip := max(0, (sp.hi-sp.lo+1)-l.cells)
 		lo := sp.lo + skip
 		l.off, l.lo, l.hi = 0, lo, sp.hi
+		if l.cells == sp.cells {
+			// The rows go back in the cells they came from, so attention
+			// adds them in the same order and gives the same bits.
+			l.off = sp.off
+		}
+		parts := c.stateParts(l)
 		for h := range c.cfg.KVHeads {
-			if skip > 0 {
-				sr.discard(int64(skip) * c.cfg.rowBytes())
+			for _, p := range parts {
+				sr.discard(int64(skip) * p.rowBytes)
+				l.rows(lo, sp.hi-lo+1, func(cell, run int) { p.read(sr, h*l.cells+cell, run) })
 			}
-			c.headRows(l, h, lo, sp.hi-lo+1, sr)
 			if sr.err != nil {
 				return sr.n, sr.fail()
 			}
@@ -143,34 +178,52 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 				}
 			}
 		}
+		if c.cfg.Type == Int4 {
+			for _, s := range [][]byte{l.k4, l.v4} {
+				for b := 0; b+q4BlockBytes <= len(s); b += q4BlockBytes {
+					// An F16 with all exponent bits set is infinite or NaN.
+					if s[b+1]&0x7c == 0x7c {
+						return sr.n, bad("layer %d has block scale %v", i, q4Scale(s[b:]))
+					}
+				}
+			}
+		}
 	}
 	return sr.n, nil
 }
 
-// rowIO moves rows of the cache's storage to or from a stream: the
-// stateWriter writes them, the stateReader fills them.
-type rowIO interface {
-	u16s([]uint16)
-	i8s([]int8)
-	f32s([]float32)
+// statePart is one array of a layer that WriteTo saves row by row: its
+// bytes per (position, KV head) row, and how to write or read run rows
+// starting at row r.
+type statePart struct {
+	rowBytes int64
+	write    func(sw *stateWriter, r, run int)
+	read     func(sr *stateReader, r, run int)
 }
 
-// headRows moves KV head h's rows of positions pos..pos+n-1 of layer l
-// (keys, values and, for Int8, their scales) through io.
-func (c *Cache) headRows(l *layer, h, pos, n int, io rowIO) {
+// stateParts lists l's arrays in the order WriteTo saves them: keys,
+// values, and Int8's key and value scales.
+func (c *Cache) stateParts(l *layer) []statePart {
 	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
-	l.rows(pos, n, func(cell, run int) {
-		r := h*l.cells + cell
-		if c.cfg.Type == F16 {
-			io.u16s(l.k16[r*dk : (r+run)*dk])
-			io.u16s(l.v16[r*dv : (r+run)*dv])
-			return
+	switch c.cfg.Type {
+	case F16:
+		return []statePart{
+			{2 * int64(dk), func(sw *stateWriter, r, n int) { sw.u16s(l.k16[r*dk : (r+n)*dk]) }, func(sr *stateReader, r, n int) { sr.u16s(l.k16[r*dk : (r+n)*dk]) }},
+			{2 * int64(dv), func(sw *stateWriter, r, n int) { sw.u16s(l.v16[r*dv : (r+n)*dv]) }, func(sr *stateReader, r, n int) { sr.u16s(l.v16[r*dv : (r+n)*dv]) }},
 		}
-		io.i8s(l.k8[r*dk : (r+run)*dk])
-		io.i8s(l.v8[r*dv : (r+run)*dv])
-		io.f32s(l.ks[r : r+run])
-		io.f32s(l.vs[r : r+run])
-	})
+	case Int4:
+		kb, vb := q4RowBytes(dk), q4RowBytes(dv)
+		return []statePart{
+			{int64(kb), func(sw *stateWriter, r, n int) { sw.raw(l.k4[r*kb : (r+n)*kb]) }, func(sr *stateReader, r, n int) { sr.raw(l.k4[r*kb : (r+n)*kb]) }},
+			{int64(vb), func(sw *stateWriter, r, n int) { sw.raw(l.v4[r*vb : (r+n)*vb]) }, func(sr *stateReader, r, n int) { sr.raw(l.v4[r*vb : (r+n)*vb]) }},
+		}
+	}
+	return []statePart{
+		{int64(dk), func(sw *stateWriter, r, n int) { sw.i8s(l.k8[r*dk : (r+n)*dk]) }, func(sr *stateReader, r, n int) { sr.i8s(l.k8[r*dk : (r+n)*dk]) }},
+		{int64(dv), func(sw *stateWriter, r, n int) { sw.i8s(l.v8[r*dv : (r+n)*dv]) }, func(sr *stateReader, r, n int) { sr.i8s(l.v8[r*dv : (r+n)*dv]) }},
+		{4, func(sw *stateWriter, r, n int) { sw.f32s(l.ks[r : r+n]) }, func(sr *stateReader, r, n int) { sr.f32s(l.ks[r : r+n]) }},
+		{4, func(sw *stateWriter, r, n int) { sw.f32s(l.vs[r : r+n]) }, func(sr *stateReader, r, n int) { sr.f32s(l.vs[r : r+n]) }},
+	}
 }
 
 // rows calls f for the runs of cells holding positions pos..pos+n-1, in
@@ -226,6 +279,14 @@ func (s *stateWriter) u16s(v []uint16) {
 		for _, x := range v[:k] {
 			s.buf = binary.LittleEndian.AppendUint16(s.buf, x)
 		}
+		v = v[k:]
+	}
+}
+
+func (s *stateWriter) raw(v []byte) {
+	for len(v) > 0 {
+		k := min(len(v), s.free(1))
+		s.buf = append(s.buf, v[:k]...)
 		v = v[k:]
 	}
 }
@@ -307,6 +368,8 @@ func (s *stateReader) u16s(v []uint16) {
 		v = v[k:]
 	}
 }
+
+func (s *stateReader) raw(v []byte) { s.read(v) }
 
 func (s *stateReader) i8s(v []int8) {
 	for len(v) > 0 && s.err == nil {

@@ -11,7 +11,7 @@ import (
 
 func TestStateRoundTrip(t *testing.T) {
 	const heads = 4
-	for _, typ := range []Type{F16, Int8} {
+	for _, typ := range []Type{F16, Int8, Int4} {
 		for _, tc := range []struct {
 			name    string
 			n       int
@@ -23,10 +23,15 @@ func TestStateRoundTrip(t *testing.T) {
 			{"wrapped ring", 23, [2]int{}, 0},
 			{"after shift", 23, [2]int{2, 10}, 0},
 			{"into a smaller cache", 23, [2]int{2, 10}, 2},
+			// A shift by a drop that is not a multiple of the ring (5 cells)
+			// moves the ring's origin: its cells wrap elsewhere than in a
+			// fresh cache's ring.
+			{"after shift moving the ring", 23, [2]int{2, 7}, 0},
+			{"moved ring into a smaller cache", 23, [2]int{2, 9}, 2},
 		} {
 			t.Run(typ.String()+"/"+tc.name, func(t *testing.T) {
-				cfg := seqCase
-				cfg.Type, cfg.Cells = typ, 1000
+				cfg := seqCaseFor(typ)
+				cfg.Cells = 1000
 				toks := randTokens(rand.New(rand.NewPCG(11, 12)), cfg, heads, tc.n+1)
 				src, _ := New(cfg)
 				for pos, tok := range toks[:tc.n] {
@@ -42,10 +47,15 @@ func TestStateRoundTrip(t *testing.T) {
 				if err != nil || n != int64(buf.Len()) {
 					t.Fatalf("WriteTo: %d bytes, err %v; buffer has %d", n, err, buf.Len())
 				}
-				// Only stored rows are written: the header, 20 bytes per layer,
-				// and the rows each layer holds.
+				// Only stored rows are written: the header (with Int4's two
+				// rotation orders), 28 bytes per layer, and the rows each layer
+				// holds.
 				rows := int64(src.Len() + min(src.Len(), 5))
-				if want := 4 + 20 + 20*2 + rows*int64(cfg.KVHeads)*src.cfg.rowBytes(); n != want {
+				hdr := int64(4 + 20)
+				if typ == Int4 {
+					hdr += 8
+				}
+				if want := hdr + 28*2 + rows*int64(cfg.KVHeads)*src.cfg.rowBytes(); n != want {
 					t.Errorf("wrote %d bytes, want %d", n, want)
 				}
 				cfg.Initial = tc.initial
@@ -120,5 +130,12 @@ func TestStateErrors(t *testing.T) {
 	bad[4+20+4] = 3 // layer 0's lo
 	if _, err := other(func(*Config) {}).ReadFrom(bytes.NewReader(bad)); !errors.Is(err, ErrBadState) {
 		t.Errorf("full layer starting at 3: err = %v", err)
+	}
+	// A ring origin past the ring (layer 0's record ends with its cells
+	// and its offset).
+	bad = slices.Clone(data)
+	bad[4+20+24] = 200
+	if _, err := other(func(*Config) {}).ReadFrom(bytes.NewReader(bad)); !errors.Is(err, ErrBadState) {
+		t.Errorf("cell offset 200 in 64 cells: err = %v", err)
 	}
 }

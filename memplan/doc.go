@@ -9,7 +9,7 @@
 // cache holds, activations (model.ScratchBytes), the session's buffers,
 // the model's heap and a runtime allowance — against the limit given or
 // detected (mem.DetectLimit), degrading when it does not fit in this
-// order: F16 KV → INT8 KV → shorter context (down to 2048) → streaming
+// order: F16 KV → INT8 KV → INT4 KV (when the head sizes allow it) → shorter context (down to 2048) → streaming
 // weights (WeightsAuto only) → refuse (Plan.Fits false, Plan.Reason).
 //
 // A session's KV cache starts at StartCells and grows by NextCells:

@@ -211,7 +211,7 @@ func total(cs []Component) int64 {
 }
 
 // Make chooses a configuration of the model s describes that fits the
-// request's limit, degrading in the documented order: F16 KV → INT8 KV →
+// request's limit, degrading in the documented order: F16 KV → INT8 KV → INT4 KV →
 // shorter context → streaming weights (WeightsAuto only) → refuse. A plan
 // that does not fit is returned with Fits false, its Reason set, and a nil
 // error; the error is for a limit that cannot be detected.
@@ -265,6 +265,14 @@ func Make(s *Shape, r Request) (Plan, error) {
 	if kvt == kv.F16 {
 		kvt = kv.Int8
 		p.Steps = append(p.Steps, "KV cache F16 → INT8")
+		if apply(ctx, kvt, mode) {
+			p.Fits = true
+			return p, nil
+		}
+	}
+	if kvt == kv.Int8 && kv.Int4.HeadDims(s.Config.HeadDimK, s.Config.HeadDimV) {
+		kvt = kv.Int4
+		p.Steps = append(p.Steps, "KV cache INT8 → INT4")
 		if apply(ctx, kvt, mode) {
 			p.Fits = true
 			return p, nil

@@ -22,9 +22,14 @@ func TestKVBytesMatchesAllocator(t *testing.T) {
 		{Layers: 4, HeadsKV: 2, HeadDimK: 64, HeadDimV: 64},
 		{Layers: 5, HeadsKV: 4, HeadDimK: 8, HeadDimV: 8},
 		{Layers: 6, HeadsKV: 2, HeadDimK: 32, HeadDimV: 16, Window: 16},
+		{Layers: 3, HeadsKV: 8, HeadDimK: 192, HeadDimV: 128},
+		{Layers: 6, HeadsKV: 2, HeadDimK: 32, HeadDimV: 96, Window: 16},
 	}
 	for _, c := range cfgs {
-		for _, kt := range []kv.Type{kv.F16, kv.Int8} {
+		for _, kt := range []kv.Type{kv.F16, kv.Int8, kv.Int4} {
+			if !kt.HeadDims(c.HeadDimK, c.HeadDimV) {
+				continue
+			}
 			for _, cells := range []int{1, 100, 256, 1000} {
 				kcache, err := kv.New(c.KVConfig(kt, cells))
 				if err != nil {
@@ -53,6 +58,8 @@ func TestKVBytesKnownShapes(t *testing.T) {
 		// INT8: one byte an element plus a float32 scale per (token, head) row of K and of V.
 		{"llama-3.1-8b int8 8192", llama8B, kv.Int8, 8192, 512<<20 + 32*8*8192*8},
 		{"llama-3.1-8b f16 131072", llama8B, kv.F16, 131072, 16 << 30},
+		// INT4: llama.cpp's q4_0 blocks, 18 bytes per 32 elements of K and of V.
+		{"llama-3.1-8b int4 8192", llama8B, kv.Int4, 8192, 32 * 8 * 8192 * (4 + 4) * 18},
 		// Gemma-2-9B: 42 layers, half of them windowed to 4096.
 		{"gemma-2-9b f16 8192", model.Config{Layers: 42, HeadsKV: 8, HeadDimK: 256, HeadDimV: 256, Window: 4096},
 			kv.F16, 8192, 21*8*8192*512*2 + 21*8*4096*512*2},
@@ -183,6 +190,69 @@ func TestPlanDegradationOrder(t *testing.T) {
 		}
 		if !p.Fits && p.Reason == "" {
 			t.Errorf("%s: no reason given", c.name)
+		}
+	}
+}
+
+// TestPlanDegradationInt4 checks the INT4 step of F16 KV → INT8 KV → INT4
+// KV → shorter context → streaming, on a model whose head size (32) allows
+// INT4; TestPlanDegradationOrder covers one whose head size (16) does not,
+// where INT8 goes straight to a shorter context.
+func TestPlanDegradationInt4(t *testing.T) {
+	spec := testutil.TinyLlama()
+	spec.Context, spec.WeightType, spec.Layers, spec.FFN = 8192, quant.Q8_0, 8, 1024
+	spec.HeadDim = 32
+	sh, err := ReadShape(testutil.TempModel(t, spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Threads: 2, Batch: 64}
+	totalOf := func(ctx int, kt kv.Type, w WeightsMode) int64 {
+		res := sh.ResidentWeights()
+		if w == WeightsStreaming {
+			res = sh.MinStreamingWeights()
+		}
+		return total(sh.components(req, ctx, kt, w, res))
+	}
+	i8 := totalOf(8192, kv.Int8, WeightsResident)
+	i4 := totalOf(8192, kv.Int4, WeightsResident)
+	i4short := totalOf(4096, kv.Int4, WeightsResident)
+	i4floor := totalOf(2048, kv.Int4, WeightsResident)
+	stream := totalOf(2048, kv.Int4, WeightsStreaming)
+	if !(i8 > i4 && i4 > i4short && i4short > i4floor && i4floor > stream) {
+		t.Fatalf("test shape does not separate the steps: %d %d %d %d %d", i8, i4, i4short, i4floor, stream)
+	}
+	for _, c := range []struct {
+		name  string
+		limit int64
+		ask   kv.Type
+		fits  bool
+		ctx   int
+		kv    kv.Type
+		w     WeightsMode
+		steps int
+	}{
+		{"int8 fits", i8, kv.F16, true, 8192, kv.Int8, WeightsResident, 1},
+		{"int4", i8 - 1, kv.F16, true, 8192, kv.Int4, WeightsResident, 2},
+		{"int4 exact", i4, kv.F16, true, 8192, kv.Int4, WeightsResident, 2},
+		{"shorter context", i4short, kv.F16, true, 4096, kv.Int4, WeightsResident, 3},
+		{"streaming", i4floor - 1, kv.F16, true, 0, kv.Int4, WeightsStreaming, 4},
+		{"refuse", stream - 1, kv.F16, false, 2048, kv.Int4, WeightsStreaming, 3},
+		{"int8 asked", i4, kv.Int8, true, 8192, kv.Int4, WeightsResident, 1},
+		{"int4 asked", i4, kv.Int4, true, 8192, kv.Int4, WeightsResident, 0},
+	} {
+		r := req
+		r.Limit, r.KVType = c.limit, c.ask
+		p, err := Make(sh, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Fits != c.fits || (c.ctx != 0 && p.Context != c.ctx) || p.KVType != c.kv || p.Weights != c.w || len(p.Steps) != c.steps {
+			t.Errorf("%s (limit %d): fits=%v ctx=%d kv=%v weights=%v steps=%q reason=%q",
+				c.name, c.limit, p.Fits, p.Context, p.KVType, p.Weights, p.Steps, p.Reason)
+		}
+		if p.Fits && p.Total > c.limit {
+			t.Errorf("%s: fits with total %d over limit %d", c.name, p.Total, c.limit)
 		}
 	}
 }

@@ -24,19 +24,19 @@ var ErrBadState = errors.New("llm: bad saved session")
 // The format, little-endian throughout:
 //
 //	magic        8 bytes "LOWMEMSS"
-//	version      uint32 (1)
+//	version      uint32 (2: the KV rows in kv's KVC2 order, and kv.Int4)
 //	model        uint16 length + architecture name; uint32 layers, embedding,
 //	             heads, KV heads, key and value head sizes, vocabulary, rope
 //	             dimensions, sliding window; 32-byte SHA-256 of the GGUF
 //	             header and of the first 256 bytes of every tensor
-//	kv type      uint8 (kv.F16 0, kv.Int8 1)
+//	kv type      uint8 (kv.F16 0, kv.Int8 1, kv.Int4 2)
 //	tokens       uint32 count, then int32 ids
 //	logits       vocabulary × float32: the logits after the last token
 //	kv cache     what kv.Cache.WriteTo writes: the stored rows only
 //	checksum     uint32 CRC-32C (Castagnoli) of every byte before it
 const (
 	magic   = "LOWMEMSS"
-	version = 1
+	version = 2
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
