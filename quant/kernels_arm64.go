@@ -74,6 +74,12 @@ var armSpecs = []*armSpec{
 	{name: "neon", t: Q8_0, lvl: 0, dot: dotQ8_0NEON, col: tileQ8_0NEON4x1, big: tileQ8_0NEON4x4, cols: 4},
 	{name: "dotprod", t: Q8_0, lvl: 1, dot: dotQ8_0Dotprod, col: tileQ8_0Dotprod4x1, big: tileQ8_0Dotprod4x4, cols: 4},
 	{name: "i8mm", t: Q8_0, lvl: 2, dot: dotQ8_0Dotprod, col: tileQ8_0Dotprod4x1, big: tileQ8_0I8MM4x4, cols: 4, noDot: true},
+	{name: "neon", t: Q4_K, lvl: 0, dot: dotQ4_KNEON, col: tileQ4_KNEON4x1},
+	{name: "dotprod", t: Q4_K, lvl: 1, dot: dotQ4_KDotprod, col: tileQ4_KDotprod4x1},
+	{name: "neon", t: Q5_K, lvl: 0, dot: dotQ5_KNEON, col: tileQ5_KNEON4x1},
+	{name: "dotprod", t: Q5_K, lvl: 1, dot: dotQ5_KDotprod, col: tileQ5_KDotprod4x1},
+	{name: "neon", t: Q6_K, lvl: 0, dot: dotQ6_KNEON, col: tileQ6_KNEON4x1},
+	{name: "dotprod", t: Q6_K, lvl: 1, dot: dotQ6_KDotprod, col: tileQ6_KDotprod4x1},
 }
 
 func init() {

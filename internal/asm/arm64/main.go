@@ -64,6 +64,26 @@ func quantFiles() []*File {
 		genQ32MM(f, t)
 		files = append(files, f)
 	}
+	for _, five := range []bool{false, true} {
+		name, file := "Q4_K", "q4_k"
+		if five {
+			name, file = "Q5_K", "q5_k"
+		}
+		f := &File{Pkg: "quant", Name: file,
+			Doc: fmt.Sprintf("Dot product and tile kernels for %s weights against Q8_K activations, for ARMv8.0 NEON and FEAT_DotProd.", name)}
+		for _, lvl := range []level{neon, dotprod} {
+			genQK45(f, five, lvl, 1)
+			genQK45(f, five, lvl, 4)
+		}
+		files = append(files, f)
+	}
+	f := &File{Pkg: "quant", Name: "q6_k",
+		Doc: "Dot product and tile kernels for Q6_K weights against Q8_K activations, for ARMv8.0 NEON and FEAT_DotProd."}
+	for _, lvl := range []level{neon, dotprod} {
+		genQ6K(f, lvl, 1)
+		genQ6K(f, lvl, 4)
+	}
+	files = append(files, f)
 	return files
 }
 
@@ -94,4 +114,3 @@ func countsTable() []byte {
 	}
 	return b.Bytes()
 }
-

@@ -345,3 +345,244 @@ func genQ32MM(f *File, t q32Type) {
 	}
 	k.finish([]VReg{out, out + 1, out + 2, out + 3})
 }
+
+// kernelName is dotT<Level> for one row and tileT<Level>hxc for tiles.
+func kernelName(t string, lvl level, h, cols int) string {
+	if h == 1 && cols == 1 {
+		return "dot" + t + lvl.suffix()
+	}
+	return fmt.Sprintf("tile%s%s%dx%d", t, lvl.suffix(), h, cols)
+}
+
+// pairSums adds vs[r] and vs[r+1] pairwise into vs[r] once both rows are
+// done, so that four rows hold at most three vectors at a time; rowSums
+// then finishes.
+func (k *kfn) pairSums(vs []VReg, r int) {
+	if k.h == 4 && r%2 == 1 {
+		k.I(ADDP(S4, vs[r-1], vs[r-1], vs[r]))
+		k.rg.put(vs[r])
+	}
+}
+
+// finishRowSums is rowSums after pairSums.
+func (k *kfn) finishRowSums(vs []VReg) VReg {
+	if k.h == 1 {
+		k.I(ADDV(S4, vs[0], vs[0]))
+		return vs[0]
+	}
+	k.I(ADDP(S4, vs[0], vs[0], vs[2]))
+	k.rg.put(vs[2])
+	return vs[0]
+}
+
+// byteLane sets d (4 words) to byte b of each word of src, zero-extended.
+func (k *kfn) byteLane(d, src VReg, b int, kff VReg) {
+	switch b {
+	case 0:
+		k.I(AND(B16, d, src, kff))
+	case 3:
+		k.I(USHR(S4, d, src, 24))
+	default:
+		k.I(USHR(S4, d, src, 8*b), AND(B16, d, d, kff))
+	}
+}
+
+// genQK45 writes the Q4_K (five false) or Q5_K dot kernel (h 1) or 4×1
+// tile (h 4) against Q8_K activations. The twin per super-block:
+//
+//	sumi = Σ_j sc_j·Σ q·y, summ = Σ_j m_j·(bsums of sub-block j)
+//	sum += d·dy·float32(sumi) - dmin·dy·float32(summ)
+//
+// which arm64 Go compiles to t = (d·dy)·fsumi; r = t - (dmin·dy)·fsumm
+// (one fused multiply-subtract); sum += r. The kernel computes the same
+// per lane with FMUL, FMLS and FADD. The integer sums of each sub-block go
+// across the rows first (one lane per row) and are then scaled by a vector
+// of that sub-block's scale for every row.
+func genQK45(f *File, five bool, lvl level, h int) {
+	tn, bytes := "Q4_K", 144
+	if five {
+		tn, bytes = "Q5_K", 176
+	}
+	k := newKernel(f, lvl, kernelName(tn, lvl, h, 1), h, 1)
+	k0f, k3f, kff := k.rg.get(), k.rg.get(), k.rg.get()
+	k.I(MOVI(B16, k0f, 0x0f, 0), MOVI(B16, k3f, 0x3f, 0), MOVI(S4, kff, 0xff, 0))
+	var k01, k10 VReg
+	if five {
+		k01, k10 = k.rg.get(), k.rg.get()
+		k.I(MOVI(B16, k01, 1, 0), MOVI(B16, k10, 0x10, 0))
+	}
+	acc := k.zeroAcc(1)[0]
+	xp := k.col(0)
+	k.Loop("loop", h, fmt.Sprintf("%d×1 blocks of 256", h))
+	// Per row, d and dmin (one word: d low, dmin high) and the 12 bytes of
+	// scales and mins as three words u0, u1, u2, one lane per row.
+	dd, u0, u1, u2 := k.rg.get(), k.rg.get(), k.rg.get(), k.rg.get()
+	for r := 0; r < h; r++ {
+		p := k.row(r)
+		k.I(LD1L(S2, dd, r, p, 4), LD1L(S2, u0, r, p, 4), LD1L(S2, u1, r, p, 4), LD1L(S2, u2, r, p, 4))
+	}
+	// Scales sc_0..3 are the low six bits of u0's bytes, mins m_0..3 those
+	// of u1; sc_4..7 are u2's low nibbles with u0's top two bits above, m_4..7
+	// u2's high nibbles with u1's top two bits above.
+	sclo, schi, mlo := k.rg.get(), k.rg.get(), k.rg.get()
+	k.I(AND(B16, sclo, u0, k3f), AND(B16, mlo, u1, k3f),
+		USHR(B16, u0, u0, 6), AND(B16, schi, u2, k0f), SLI(B16, schi, u0, 4),
+		USHR(B16, u1, u1, 6), USHR(B16, u2, u2, 4), SLI(B16, u2, u1, 4))
+	mhi := u2
+	k.rg.put(u0, u1)
+	dy := k.rg.get()
+	k.I(LD1R(S4, dy, xp, 4))
+	sumi := k.rg.get()
+	k.I(MOVIzero(sumi))
+	qoff := 0 // offset of the quants from the row pointers, which now sit after the scales
+	if five {
+		qoff = 32
+	}
+	for c := 0; c < 4; c++ {
+		x := k.rg.getN(4)
+		k.I(LD1(B16, x, 4, xp, 64))
+		lo, hi := make([]VReg, h), make([]VReg, h)
+		for r := 0; r < h; r++ {
+			p := k.row(r)
+			q0, q1, t0, t1 := k.rg.get(), k.rg.get(), k.rg.get(), k.rg.get()
+			k.I(LDR(16, q0, p, qoff+32*c), LDR(16, q1, p, qoff+32*c+16))
+			if five {
+				// Fifth bits: bit 2c of qh[l] for the low nibbles, 2c+1 for
+				// the high ones.
+				h0, h1 := k.rg.get(), k.rg.get()
+				k.I(LDR(16, h0, p, 0), LDR(16, h1, p, 16))
+				if c > 0 {
+					k.I(USHR(B16, h0, h0, 2*c), USHR(B16, h1, h1, 2*c))
+				}
+				k.I(SHL(B16, t0, h0, 3), SHL(B16, t1, h1, 3), AND(B16, t0, t0, k10), AND(B16, t1, t1, k10),
+					SRI(B16, t0, q0, 4), SRI(B16, t1, q1, 4),
+					AND(B16, h0, h0, k01), AND(B16, h1, h1, k01), SLI(B16, q0, h0, 4), SLI(B16, q1, h1, 4))
+				k.rg.put(h0, h1)
+			} else {
+				k.I(USHR(B16, t0, q0, 4), USHR(B16, t1, q1, 4), AND(B16, q0, q0, k0f), AND(B16, q1, q1, k0f))
+			}
+			lo[r] = k.dot32([2]VReg{q0, q1}, [2]VReg{x, x + 1}, true)
+			hi[r] = k.dot32([2]VReg{t0, t1}, [2]VReg{x + 2, x + 3}, true)
+			k.rg.put(q0, q1, t0, t1)
+			k.pairSums(lo, r)
+			k.pairSums(hi, r)
+		}
+		k.rg.putN(x, 4)
+		for i, vs := range [][]VReg{lo, hi} {
+			j := 2*c + i
+			s := k.finishRowSums(vs)
+			sc := k.rg.get()
+			src := sclo
+			if j >= 4 {
+				src = schi
+			}
+			k.byteLane(sc, src, j%4, kff)
+			k.I(MLA(S4, sumi, s, sc))
+			k.rg.put(s, sc)
+		}
+	}
+	k.rg.put(sclo, schi)
+	// Mins times the sums of the activations' sub-blocks, from bsums.
+	b := k.rg.getN(2)
+	// Widened before adding, as the twin adds them in int32.
+	k.I(LD1(H8, b, 2, xp, 32), SADDLP(H8, b, b), SADDLP(H8, b+1, b+1))
+	summ, m := k.rg.get(), k.rg.get()
+	k.I(MOVIzero(summ))
+	for j := 0; j < 8; j++ {
+		src := mlo
+		if j >= 4 {
+			src = mhi
+		}
+		k.byteLane(m, src, j%4, kff)
+		k.I(MLAe(S4, summ, m, b+VReg(j/4), j%4))
+	}
+	k.rg.putN(b, 2)
+	k.rg.put(mlo, mhi)
+	dm := m
+	k.I(SCVTF(S4, sumi, sumi), SCVTF(S4, summ, summ),
+		UZP2(H8, dm, dd, dd), UZP1(H8, dd, dd, dd), FCVTL(H4, dd, dd), FCVTL(H4, dm, dm),
+		FMUL(S4, dd, dd, dy), FMUL(S4, dm, dm, dy),
+		FMUL(S4, dd, dd, sumi), FMLS(S4, dd, dm, summ), FADD(S4, acc, acc, dd))
+	k.rg.put(dd, dm, sumi, summ, dy)
+	for r := 0; r < h; r++ {
+		k.Op("ADD $%d, R%d, R%d", bytes-16, k.row(r), k.row(r))
+	}
+	k.loopEnd()
+	k.finish([]VReg{acc})
+}
+
+// genQ6K writes the Q6_K dot kernel (h 1) or 4×1 tile (h 4): per
+// super-block sumi = Σ_g scale_g·Σ (q-32)·y over 16 groups of 16, then
+// sum += (d·dy)·float32(sumi), one fused multiply-add. Each row keeps a
+// vector of partial sums, each 16-element group's dot product multiplied
+// by its scale, which the row reduction sums at the end of the block.
+func genQ6K(f *File, lvl level, h int) {
+	k := newKernel(f, lvl, kernelName("Q6_K", lvl, h, 1), h, 1)
+	k30, k03, k20 := k.rg.get(), k.rg.get(), k.rg.get()
+	k.I(MOVI(B16, k30, 0x30, 0), MOVI(B16, k03, 3, 0), MOVI(B16, k20, 32, 0))
+	acc := k.zeroAcc(1)[0]
+	xp := k.col(0)
+	k.Loop("loop", h, fmt.Sprintf("%d×1 blocks of 256", h))
+	dv, dy := k.rg.get(), k.rg.get()
+	for r := 0; r < h; r++ {
+		k.Op("ADD $208, R%d, R%d", k.row(r), rTmp)
+		k.I(LD1L(H4, dv, r, rTmp, 0))
+	}
+	k.I(LD1R(S4, dy, xp, 4))
+	ir := make([]VReg, h)
+	for r := range ir {
+		ir[r] = k.rg.get()
+		k.I(MOVIzero(ir[r]))
+	}
+	// Half hh covers 128 elements. Pass 0 takes ql[0..31] of the half, the
+	// elements l (low nibbles, qh bits 0-1) and l+64 (high nibbles, bits
+	// 4-5); pass 1 ql[32..63], the elements l+32 (bits 2-3) and l+96 (bits
+	// 6-7).
+	for hh := 0; hh < 2; hh++ {
+		for pass := 0; pass < 2; pass++ {
+			x := k.rg.getN(4)
+			xo := 128*hh + 32*pass
+			k.I(LDR(16, x, xp, xo), LDR(16, x+1, xp, xo+16), LDR(16, x+2, xp, xo+64), LDR(16, x+3, xp, xo+80))
+			for r := 0; r < h; r++ {
+				p := k.row(r)
+				l0, l1, q0, q1, t0, t1 := k.rg.get(), k.rg.get(), k.rg.get(), k.rg.get(), k.rg.get(), k.rg.get()
+				qo := 64*hh + 32*pass
+				k.I(LDR(16, l0, p, qo), LDR(16, l1, p, qo+16), LDR(16, q0, p, 128+32*hh), LDR(16, q1, p, 128+32*hh+16))
+				if pass == 1 {
+					k.I(USHR(B16, q0, q0, 2), USHR(B16, q1, q1, 2))
+				}
+				k.I(AND(B16, t0, q0, k30), AND(B16, t1, q1, k30), SRI(B16, t0, l0, 4), SRI(B16, t1, l1, 4),
+					AND(B16, q0, q0, k03), AND(B16, q1, q1, k03), SLI(B16, l0, q0, 4), SLI(B16, l1, q1, 4),
+					SUB(B16, l0, l0, k20), SUB(B16, l1, l1, k20), SUB(B16, t0, t0, k20), SUB(B16, t1, t1, k20))
+				// The scales of the half as words: sc[8hh+0..3] and sc[8hh+4..7].
+				k.I(LDR(8, q0, p, 192+8*hh), SSHLL(B8, q0, q0, 0), SSHLL(H8, q1, q0, 0), SSHLL(H4, q0, q0, 0))
+				for i, v := range []VReg{l0, l1, t0, t1} {
+					s := k.dot16(v, x+VReg(i))
+					// l0, l1 are groups 2pass, 2pass+1 of the quarter; t0, t1
+					// are 4 groups further.
+					g := 2*pass + i%2
+					sc := q0
+					if i >= 2 {
+						sc = q1
+					}
+					k.I(MLAe(S4, ir[r], s, sc, g))
+					k.rg.put(s)
+				}
+				k.rg.put(l0, l1, q0, q1, t0, t1)
+			}
+			k.rg.putN(x, 4)
+		}
+	}
+	for r := 0; r < h; r++ {
+		k.pairSums(ir, r)
+	}
+	s := k.finishRowSums(ir)
+	k.I(FCVTL(H4, dv, dv), SCVTF(S4, s, s), FMUL(S4, dv, dv, dy), FMLA(S4, acc, s, dv))
+	k.rg.put(s, dv, dy)
+	for r := 0; r < h; r++ {
+		k.Op("ADD $210, R%d, R%d", k.row(r), k.row(r))
+	}
+	k.Op("ADD $288, R%d, R%d", xp, xp)
+	k.loopEnd()
+	k.finish([]VReg{acc})
+}
