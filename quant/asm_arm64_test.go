@@ -3,6 +3,7 @@
 package quant
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -94,25 +95,40 @@ func TestArmKernelsBitExact(t *testing.T) {
 	}
 }
 
+// TestArmTilesBitExact runs every arm64 tile on tiles of every shape the
+// kernels split differently (whole 4-row tiles, leftover rows, whole and
+// leftover column groups), with rows and columns at odd offsets and gaps,
+// against the generic dot product one output at a time.
 func TestArmTilesBitExact(t *testing.T) {
+	rowCounts := []int{1, 3, 4, 5, 8, 11, 16}
 	for _, typ := range armTypes() {
+		vt := typ.VecDotType()
+		gen := Kernels(typ)[0].Dot
 		for _, k := range Tiles(typ)[1:] {
-			for _, nb := range []int{1, 2, 5, 9} {
-				for _, rows := range []int{1, 3, 4, 5, 8, 11, 16} {
+			for _, nb := range []int{1, 2, 5} {
+				for _, rows := range rowCounts {
 					for cols := 1; cols <= k.Cols+1; cols++ {
 						r := newRand(uint64(typ)<<40 | uint64(nb)<<16 | uint64(rows)<<8 | uint64(cols))
-						c := newTileCase(r, typ, nb, rows, cols, r.IntN(8), r.IntN(8), r.IntN(9))
-						out := make([]float32, cols*c.outStride)
-						k.Tile(c.n, c.w, c.wStride, rows, c.x, c.xStride, cols, out, c.outStride)
-						bad := 0
+						n := nb * typ.BlockElems()
+						rb, xb := nb*typ.BlockBytes(), n/vt.BlockElems()*vt.BlockBytes()
+						wStride, xStride, outStride := rb+r.IntN(9), xb+r.IntN(9), rows+r.IntN(4)
+						w := make([]byte, (rows-1)*wStride+rb)
+						x := make([]byte, (cols-1)*xStride+xb)
+						for i := 0; i < rows; i++ {
+							copy(w[i*wStride:], randBlocks(typ, nb, r, kindMixed))
+						}
+						for i := 0; i < cols; i++ {
+							copy(x[i*xStride:], randBlocks(vt, n/vt.BlockElems(), r, kindMixed))
+						}
+						w, x = unaligned(w, r.IntN(8))[:len(w)], unaligned(x, r.IntN(8))[:len(x)]
+						out := make([]float32, (cols-1)*outStride+rows)
+						k.Tile(n, w, wStride, rows, x, xStride, cols, out, outStride)
 						for ci := 0; ci < cols; ci++ {
 							for ri := 0; ri < rows; ri++ {
-								got, want := out[ci*c.outStride+ri], c.want[ci*rows+ri]
-								if !sameBits(got, want) {
-									if bad++; bad <= 3 {
-										t.Errorf("%v/%s %d blocks %d×%d: row %d col %d: got %g, generic %g",
-											typ, k.Name, nb, rows, cols, ri, ci, got, want)
-									}
+								want := gen(n, w[ri*wStride:ri*wStride+rb], x[ci*xStride:ci*xStride+xb])
+								if got := out[ci*outStride+ri]; !sameBits(got, want) {
+									t.Errorf("%v/%s %d blocks %d×%d: row %d col %d: got %g, generic %g",
+										typ, k.Name, nb, rows, cols, ri, ci, got, want)
 								}
 							}
 						}
@@ -139,6 +155,99 @@ func TestArmNoOverread(t *testing.T) {
 		for _, k := range Kernels(typ)[1:] {
 			if got := k.Dot(n, w[:len(w):len(w)], x[:len(x):len(x)]); !sameBits(got, want) {
 				t.Errorf("%v/%s: got %g, want %g", typ, k.Name, got, want)
+			}
+		}
+	}
+}
+
+// armQuantInputs returns rows of n floats that exercise the encoders' edge
+// cases: ties at the rounding points, zero, NaN and infinite elements,
+// magnitudes that tie with opposite signs (either first), huge and tiny
+// values.
+func armQuantInputs(n int) [][]float32 {
+	r := rand.New(rand.NewPCG(9, 10))
+	var rows [][]float32
+	add := func(f func(i int) float32) {
+		row := make([]float32, n)
+		for i := range row {
+			row[i] = f(i)
+		}
+		rows = append(rows, row)
+	}
+	add(func(int) float32 { return float32(r.NormFloat64()) })
+	add(func(int) float32 { return float32(r.NormFloat64() * 1e-30) })
+	add(func(int) float32 { return float32(r.NormFloat64() * 1e30) })
+	add(func(int) float32 { return float32(r.NormFloat64() * 1e-40) }) // subnormal
+	add(func(int) float32 { return 0 })
+	add(func(i int) float32 { return float32(i%7) - 3 })
+	add(func(i int) float32 { return 3 - float32(i%7) })
+	add(func(i int) float32 { return float32(i%255-127) + 0.5 })
+	add(func(i int) float32 {
+		switch i % 37 {
+		case 3:
+			return float32(math.NaN())
+		case 11:
+			return float32(math.Inf(1 - 2*(i&1)))
+		}
+		return float32(r.NormFloat64())
+	})
+	add(func(i int) float32 {
+		if i%5 == 0 {
+			return float32(math.NaN())
+		}
+		return 0
+	})
+	add(func(int) float32 { return float32(math.NaN()) })
+	add(func(i int) float32 { return math.Float32frombits(0x7f800001 + uint32(i)) }) // signalling NaNs
+	for _, first := range []float32{-4, 4} {
+		add(func(i int) float32 {
+			switch i % 64 {
+			case 17:
+				return first
+			case 40:
+				return -first
+			case 41, 5:
+				return 4
+			}
+			return float32(r.Float64())
+		})
+	}
+	add(func(i int) float32 { return math.Float32frombits(1 + uint32(i%3)) }) // smallest subnormals
+	for k := 0; k < 20; k++ {
+		scale := math.Exp2(float64(r.IntN(60) - 30))
+		add(func(int) float32 { return float32(r.NormFloat64() * scale) })
+	}
+	return rows
+}
+
+// TestArmQuantizeBytes checks the NEON encoders of the activation types
+// byte for byte against the Go ones.
+func TestArmQuantizeBytes(t *testing.T) {
+	for _, tc := range []struct {
+		typ      Type
+		asm, ref func(dst []byte, src []float32)
+	}{
+		{Q8_0, quantizeQ8_0, quantQ8_0},
+		{Q8_K, quantizeQ8_K, quantQ8_K},
+	} {
+		n := 4 * QKK
+		bb := n / tc.typ.BlockElems() * tc.typ.BlockBytes()
+		for i, row := range armQuantInputs(n) {
+			want := make([]byte, bb)
+			tc.ref(want, row)
+			got := make([]byte, bb+1)
+			got[bb] = 0xa5
+			tc.asm(got[:bb], row)
+			if !bytes.Equal(got[:bb], want) {
+				for j := range want {
+					if got[j] != want[j] {
+						t.Errorf("%v row %d: byte %d (block %d) is %#02x, Go writes %#02x", tc.typ, i, j, j/tc.typ.BlockBytes(), got[j], want[j])
+						break
+					}
+				}
+			}
+			if got[bb] != 0xa5 {
+				t.Errorf("%v row %d: wrote past the end", tc.typ, i)
 			}
 		}
 	}

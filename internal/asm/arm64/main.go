@@ -84,6 +84,11 @@ func quantFiles() []*File {
 		genQ6K(f, lvl, 4)
 	}
 	files = append(files, f)
+	f = &File{Pkg: "quant", Name: "quantize_q8",
+		Doc: "The activation quantizers to Q8_0 and Q8_K, byte for byte the Go ones, for ARMv8.0 NEON."}
+	genQuantQ8_0(f)
+	genQuantQ8_K(f)
+	files = append(files, f)
 	return files
 }
 
