@@ -115,6 +115,7 @@ func FADD(a Arr, d, n, m VReg) Inst  { return fthreeSame("fadd", 0, 0, 0b11010, 
 func FSUB(a Arr, d, n, m VReg) Inst  { return fthreeSame("fsub", 0, 1, 0b11010, a, d, n, m) }
 func FMUL(a Arr, d, n, m VReg) Inst  { return fthreeSame("fmul", 1, 0, 0b11011, a, d, n, m) }
 func FMLA(a Arr, d, n, m VReg) Inst  { return fthreeSame("fmla", 0, 0, 0b11001, a, d, n, m) }
+func FADDP(a Arr, d, n, m VReg) Inst { return fthreeSame("faddp", 1, 0, 0b11010, a, d, n, m) }
 func FMLS(a Arr, d, n, m VReg) Inst  { return fthreeSame("fmls", 0, 1, 0b11001, a, d, n, m) }
 func FMAX(a Arr, d, n, m VReg) Inst  { return fthreeSame("fmax", 0, 0, 0b11110, a, d, n, m) }
 func FCMGT(a Arr, d, n, m VReg) Inst { return fthreeSame("fcmgt", 1, 1, 0b11100, a, d, n, m) }
@@ -491,6 +492,11 @@ func FMLAse(d, n, m VReg, index int) Inst {
 	i := uint32(index)
 	w := 0x5F801000 | (i&1)<<21 | reg5(m)<<16 | (i>>1)<<11 | reg5(n)<<5 | reg5(d)
 	return Inst{w, fmt.Sprintf("fmla s%d, s%d, v%d.s[%d]", d, n, m, index)}
+}
+
+// FADDPs adds the two singles of n into s_d.
+func FADDPs(d, n VReg) Inst {
+	return Inst{0x7E30D800 | reg5(n)<<5 | reg5(d), fmt.Sprintf("faddp s%d, v%d.2s", d, n)}
 }
 
 // SCVTFs converts the signed word in element 0 of n to a single in d.

@@ -146,6 +146,9 @@ func TestEncodings(t *testing.T) {
 		{STR(16, 1, 2, 32), "str q1, [x2, #32]", 0x3d800841},
 		{FMLAse(1, 2, 3, 2), "fmla s1, s2, v3.s[2]", 0x5f831841},
 		{SCVTFs(1, 2), "scvtf s1, s2", 0x5e21d841},
+		{FADDP(S4, 1, 2, 3), "faddp v1.4s, v2.4s, v3.4s", 0x6e23d441},
+		{FADDPs(1, 2), "faddp s1, v2.2s", 0x7e30d841},
+		{FMULe(S4, 1, 2, 3, 0), "fmul v1.4s, v2.4s, v3.s[0]", 0x4f839041},
 	}
 	for _, tc := range tests {
 		if tc.got.Text != tc.text {

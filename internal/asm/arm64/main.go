@@ -49,6 +49,7 @@ func main() {
 // packages lists the generated files of each package, in a fixed order.
 var packages = map[string]func() []*File{
 	"quant": quantFiles,
+	"kv":    kvFiles,
 }
 
 func quantFiles() []*File {
