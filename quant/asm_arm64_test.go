@@ -70,8 +70,12 @@ func TestArmKernelsBitExact(t *testing.T) {
 		ks := Kernels(typ)
 		gen := ks[0].Dot
 		vt := typ.VecDotType()
+		nbs := []int{1, 2, 3, 7, 16, 33}
+		if typ.BlockElems() == 1 {
+			nbs = []int{1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 33, 64, 100}
+		}
 		for _, k := range ks[1:] {
-			for _, nb := range []int{1, 2, 3, 7, 16, 33} {
+			for _, nb := range nbs {
 				for trial := 0; trial < 8; trial++ {
 					r := newRand(uint64(typ)<<40 | uint64(nb)<<8 | uint64(trial))
 					n := nb * typ.BlockElems()
@@ -104,8 +108,12 @@ func TestArmTilesBitExact(t *testing.T) {
 	for _, typ := range armTypes() {
 		vt := typ.VecDotType()
 		gen := Kernels(typ)[0].Dot
+		nbs := []int{1, 2, 5}
+		if typ.BlockElems() == 1 {
+			nbs = []int{1, 4, 7, 8, 64}
+		}
 		for _, k := range Tiles(typ)[1:] {
-			for _, nb := range []int{1, 2, 5} {
+			for _, nb := range nbs {
 				for _, rows := range rowCounts {
 					for cols := 1; cols <= k.Cols+1; cols++ {
 						r := newRand(uint64(typ)<<40 | uint64(nb)<<16 | uint64(rows)<<8 | uint64(cols))

@@ -48,6 +48,7 @@ type armSpec struct {
 	big    tileAsm // 4 × cols, or nil
 	cols   int
 	noDot  bool // the level adds nothing to the dot product of the level below
+	mult   int  // the tiles take n a multiple of this (0: any)
 	layout tileLayout
 }
 
@@ -68,9 +69,14 @@ func (s *armSpec) ok() bool {
 
 // armSpecs lists the kernels, slowest first within each type.
 var armSpecs = []*armSpec{
+	{name: "neon", t: F32, lvl: 0, dot: dotF32NEON, col: tileF32NEON4x1, mult: 4},
+	{name: "neon", t: F16, lvl: 0, dot: dotF16NEON, col: tileF16NEON4x1, mult: 4},
 	{name: "neon", t: Q4_0, lvl: 0, dot: dotQ4_0NEON, col: tileQ4_0NEON4x1, big: tileQ4_0NEON4x4, cols: 4},
 	{name: "dotprod", t: Q4_0, lvl: 1, dot: dotQ4_0Dotprod, col: tileQ4_0Dotprod4x1, big: tileQ4_0Dotprod4x4, cols: 4},
 	{name: "i8mm", t: Q4_0, lvl: 2, dot: dotQ4_0Dotprod, col: tileQ4_0Dotprod4x1, big: tileQ4_0I8MM4x4, cols: 4, noDot: true},
+	{name: "neon", t: Q4_1, lvl: 0, dot: dotQ4_1NEON, col: tileQ4_1NEON4x1, big: tileQ4_1NEON4x4, cols: 4},
+	{name: "dotprod", t: Q4_1, lvl: 1, dot: dotQ4_1Dotprod, col: tileQ4_1Dotprod4x1, big: tileQ4_1Dotprod4x4, cols: 4},
+	{name: "i8mm", t: Q4_1, lvl: 2, dot: dotQ4_1Dotprod, col: tileQ4_1Dotprod4x1, big: tileQ4_1I8MM4x4, cols: 4, noDot: true},
 	{name: "neon", t: Q8_0, lvl: 0, dot: dotQ8_0NEON, col: tileQ8_0NEON4x1, big: tileQ8_0NEON4x4, cols: 4},
 	{name: "dotprod", t: Q8_0, lvl: 1, dot: dotQ8_0Dotprod, col: tileQ8_0Dotprod4x1, big: tileQ8_0Dotprod4x4, cols: 4},
 	{name: "i8mm", t: Q8_0, lvl: 2, dot: dotQ8_0Dotprod, col: tileQ8_0Dotprod4x1, big: tileQ8_0I8MM4x4, cols: 4, noDot: true},

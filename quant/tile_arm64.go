@@ -43,8 +43,8 @@ func (s *armSpec) tile(n int, w []byte, wStride, rows int, x []byte, xStride, co
 	l := s.layout
 	nb := n / l.be
 	rb, xrb := nb*l.wb, n/l.xbe*l.xbb
-	if nb <= 0 || wStride < rb || xStride < xrb || (cols > 1 && outStride < rows) {
-		// Odd strides are the caller's business.
+	if nb <= 0 || wStride < rb || xStride < xrb || (cols > 1 && outStride < rows) || (s.mult > 1 && n%s.mult != 0) {
+		// Odd strides and lengths are the caller's business.
 		tileByDot(s.asmDot, l, n, w, wStride, rows, x, xStride, cols, out, outStride)
 		return
 	}

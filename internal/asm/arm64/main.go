@@ -53,10 +53,10 @@ var packages = map[string]func() []*File{
 }
 
 func quantFiles() []*File {
-	var files []*File
-	for _, t := range []q32Type{q4_0, q8_0} {
+	files := floatFiles()
+	for _, t := range []q32Type{q4_0, q4_1, q8_0} {
 		f := &File{Pkg: "quant", Name: t.file,
-			Doc: fmt.Sprintf("Dot product and tile kernels for %s weights against Q8_0 activations, for ARMv8.0 NEON, FEAT_DotProd and FEAT_I8MM.", t.name)}
+			Doc: fmt.Sprintf("Dot product and tile kernels for %s weights against %s activations, for ARMv8.0 NEON, FEAT_DotProd and FEAT_I8MM.", t.name, map[bool]string{false: "Q8_0", true: "Q8_1"}[t.min])}
 		for _, lvl := range []level{neon, dotprod} {
 			genQ32(f, t, lvl, 1, 1)
 			genQ32(f, t, lvl, 4, 1)

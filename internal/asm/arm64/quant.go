@@ -187,6 +187,9 @@ type q32Type struct {
 	name  string // "Q4_0"
 	file  string // "q4_0"
 	small bool   // products fit int16 in pairs
+	// min: the weights carry an fp16 min m after d, the activations
+	// (Q8_1) s = d·Σq after theirs, and the block adds m·s (Q4_1).
+	min bool
 	// unpack loads the quants of one block of row r (its pointer at the
 	// quants) as 32 signed bytes and advances the pointer past them.
 	unpack func(k *kfn, p XReg, consts []VReg) [2]VReg
@@ -206,6 +209,21 @@ var q4_0 = q32Type{
 		lo, hi := k.rg.get(), k.rg.get()
 		k.I(LD1(B16, hi, 1, p, 16), AND(B16, lo, hi, c[0]), USHR(B16, hi, hi, 4),
 			SUB(B16, lo, lo, c[1]), SUB(B16, hi, hi, c[1]))
+		return [2]VReg{lo, hi}
+	},
+}
+
+var q4_1 = q32Type{
+	name: "Q4_1", file: "q4_1", small: true, min: true,
+	consts: func(k *kfn) []VReg {
+		m := k.rg.get()
+		k.I(MOVI(B16, m, 0x0f, 0))
+		return []VReg{m}
+	},
+	// As Q4_0 without the offset: the value is the nibble.
+	unpack: func(k *kfn, p XReg, c []VReg) [2]VReg {
+		lo, hi := k.rg.get(), k.rg.get()
+		k.I(LD1(B16, hi, 1, p, 16), AND(B16, lo, hi, c[0]), USHR(B16, hi, hi, 4))
 		return [2]VReg{lo, hi}
 	},
 }
@@ -234,13 +252,7 @@ func genQ32(f *File, t q32Type, lvl level, h, cols int) {
 	dw, dx := k.rg.get(), k.rg.get()
 	k.Loop("loop", h*cols, fmt.Sprintf("%d×%d blocks of 32", h, cols))
 	// Scales first: each pointer then sits at its quants.
-	for r := 0; r < h; r++ {
-		k.I(LD1L(H4, dw, r, k.row(r), 2))
-	}
-	for c := 0; c < cols; c++ {
-		k.I(LD1L(H4, dx, c, k.col(c), 2))
-	}
-	k.I(FCVTL(H4, dw, dw), FCVTL(H4, dx, dx))
+	mw, sx := k.loadScales(t, dw, dx)
 	w := make([][2]VReg, h)
 	for r := range w {
 		w[r] = t.unpack(k, k.row(r), c)
@@ -255,14 +267,55 @@ func genQ32(f *File, t q32Type, lvl level, h, cols int) {
 		k.rg.putN(x, 2)
 		s := k.rowSums(sums)
 		p := k.rg.get()
-		k.I(SCVTF(S4, s, s), FMULe(S4, p, dw, dx, c), FMLA(S4, acc[c], s, p))
+		k.I(SCVTF(S4, s, s), FMULe(S4, p, dw, dx, c))
+		if t.min {
+			// sum += ((d_w·d_x)·fsumi + m·s), the inner sum one fused
+			// multiply-add, as dotQ4_1 compiles.
+			k.I(FMUL(S4, s, p, s), FMLAe(S4, s, mw, sx, c), FADD(S4, acc[c], acc[c], s))
+		} else {
+			k.I(FMLA(S4, acc[c], s, p))
+		}
 		k.rg.put(s, p)
 	}
 	for r := range w {
 		k.rg.put(w[r][0], w[r][1])
 	}
+	k.putScales(t, dw, dx, mw, sx)
 	k.loopEnd()
 	k.finish(acc)
+}
+
+// loadScales loads the block headers: d_w of row r into lane r of dw, d_x
+// of column c into lane c of dx, both widened to float32, and for types
+// with mins m_w into mw and s_x into sx alike. The row and column pointers
+// then sit at the quants.
+func (k *kfn) loadScales(t q32Type, dw, dx VReg) (mw, sx VReg) {
+	if !t.min {
+		for r := 0; r < k.h; r++ {
+			k.I(LD1L(H4, dw, r, k.row(r), 2))
+		}
+		for c := 0; c < k.cols; c++ {
+			k.I(LD1L(H4, dx, c, k.col(c), 2))
+		}
+		k.I(FCVTL(H4, dw, dw), FCVTL(H4, dx, dx))
+		return 255, 255
+	}
+	mw, sx = k.rg.get(), k.rg.get()
+	for r := 0; r < k.h; r++ {
+		k.I(LD1L(S2, dw, r, k.row(r), 4))
+	}
+	for c := 0; c < k.cols; c++ {
+		k.I(LD1L(S2, dx, c, k.col(c), 4))
+	}
+	k.I(UZP2(H8, mw, dw, dw), UZP1(H8, dw, dw, dw), UZP2(H8, sx, dx, dx), UZP1(H8, dx, dx, dx),
+		FCVTL(H4, dw, dw), FCVTL(H4, dx, dx), FCVTL(H4, mw, mw), FCVTL(H4, sx, sx))
+	return mw, sx
+}
+
+func (k *kfn) putScales(t q32Type, dw, dx, mw, sx VReg) {
+	if t.min {
+		k.rg.put(mw, sx)
+	}
 }
 
 // genQ32MM writes the 4×4 tile of a 32-element type with SMMLA: rows in
@@ -278,13 +331,7 @@ func genQ32MM(f *File, t q32Type) {
 	acc := k.zeroAcc(4)
 	dw, dx := k.rg.get(), k.rg.get()
 	k.Loop("loop", h*cols, fmt.Sprintf("%d×%d blocks of 32", h, cols))
-	for r := 0; r < h; r++ {
-		k.I(LD1L(H4, dw, r, k.row(r), 2))
-	}
-	for c := 0; c < cols; c++ {
-		k.I(LD1L(H4, dx, c, k.col(c), 2))
-	}
-	k.I(FCVTL(H4, dw, dw), FCVTL(H4, dx, dx))
+	mw, sx := k.loadScales(t, dw, dx)
 	// Interleave the rows of each pair by 8 bytes: z[rp][i] holds bytes
 	// 8i..8i+7 of both rows.
 	var z [2][4]VReg
@@ -298,9 +345,14 @@ func genQ32MM(f *File, t q32Type) {
 			ZIP1(D2, z[rp][2], a[1], b[1]), ZIP2(D2, z[rp][3], a[1], b[1]))
 		k.rg.put(a[0], a[1], b[0], b[1])
 	}
-	// Row scales as (r0, r0, r1, r1) per pair.
+	// Row scales (and mins) as (r0, r0, r1, r1) per pair.
 	dwp := [2]VReg{k.rg.get(), k.rg.get()}
 	k.I(ZIP1(S4, dwp[0], dw, dw), ZIP2(S4, dwp[1], dw, dw))
+	var mwp [2]VReg
+	if t.min {
+		mwp = [2]VReg{k.rg.get(), k.rg.get()}
+		k.I(ZIP1(S4, mwp[0], mw, mw), ZIP2(S4, mwp[1], mw, mw))
+	}
 	for cp := 0; cp < 2; cp++ {
 		xa := k.rg.getN(2)
 		xb := k.rg.getN(2)
@@ -314,8 +366,12 @@ func genQ32MM(f *File, t q32Type) {
 		k.rg.putN(xa, 2)
 		k.rg.putN(xb, 2)
 		// Column scales as (c0, c1, c0, c1).
-		dxp := k.rg.get()
+		dxp, sxp := k.rg.get(), VReg(255)
 		k.I(DUPe(D2, dxp, dx, cp))
+		if t.min {
+			sxp = k.rg.get()
+			k.I(DUPe(D2, sxp, sx, cp))
+		}
 		for rp := 0; rp < 2; rp++ {
 			s := k.rg.get()
 			k.I(MOVIzero(s))
@@ -323,15 +379,27 @@ func genQ32MM(f *File, t q32Type) {
 				k.I(SMMLA(s, z[rp][i], xz[i]))
 			}
 			p := k.rg.get()
-			k.I(SCVTF(S4, s, s), FMUL(S4, p, dwp[rp], dxp), FMLA(S4, acc[rp*2+cp], s, p))
+			k.I(SCVTF(S4, s, s), FMUL(S4, p, dwp[rp], dxp))
+			if t.min {
+				k.I(FMUL(S4, s, p, s), FMLA(S4, s, mwp[rp], sxp), FADD(S4, acc[rp*2+cp], acc[rp*2+cp], s))
+			} else {
+				k.I(FMLA(S4, acc[rp*2+cp], s, p))
+			}
 			k.rg.put(s, p)
 		}
 		k.rg.put(dxp)
+		if t.min {
+			k.rg.put(sxp)
+		}
 		for i := range xz {
 			k.rg.put(xz[i])
 		}
 	}
 	k.rg.put(dwp[0], dwp[1])
+	if t.min {
+		k.rg.put(mwp[0], mwp[1])
+	}
+	k.putScales(t, dw, dx, mw, sx)
 	for rp := range z {
 		for i := range z[rp] {
 			k.rg.put(z[rp][i])
