@@ -77,6 +77,8 @@ var armSpecs = []*armSpec{
 	{name: "neon", t: Q4_1, lvl: 0, dot: dotQ4_1NEON, col: tileQ4_1NEON4x1, big: tileQ4_1NEON4x4, cols: 4},
 	{name: "dotprod", t: Q4_1, lvl: 1, dot: dotQ4_1Dotprod, col: tileQ4_1Dotprod4x1, big: tileQ4_1Dotprod4x4, cols: 4},
 	{name: "i8mm", t: Q4_1, lvl: 2, dot: dotQ4_1Dotprod, col: tileQ4_1Dotprod4x1, big: tileQ4_1I8MM4x4, cols: 4, noDot: true},
+	{name: "neon", t: Q5_0, lvl: 0, dot: dotQ5_0NEON, col: tileQ5_0NEON4x1, big: tileQ5_0NEON4x4, cols: 4},
+	{name: "dotprod", t: Q5_0, lvl: 1, dot: dotQ5_0Dotprod, col: tileQ5_0Dotprod4x1, big: tileQ5_0Dotprod4x4, cols: 4},
 	{name: "neon", t: Q8_0, lvl: 0, dot: dotQ8_0NEON, col: tileQ8_0NEON4x1, big: tileQ8_0NEON4x4, cols: 4},
 	{name: "dotprod", t: Q8_0, lvl: 1, dot: dotQ8_0Dotprod, col: tileQ8_0Dotprod4x1, big: tileQ8_0Dotprod4x4, cols: 4},
 	{name: "i8mm", t: Q8_0, lvl: 2, dot: dotQ8_0Dotprod, col: tileQ8_0Dotprod4x1, big: tileQ8_0I8MM4x4, cols: 4, noDot: true},

@@ -88,6 +88,9 @@ func SMAX(a Arr, d, n, m VReg) Inst { return threeSame("smax", 0, 0b01100, a, d,
 func CMGT(a Arr, d, n, m VReg) Inst { return threeSame("cmgt", 0, 0b00110, a, d, n, m) }
 func CMEQ(a Arr, d, n, m VReg) Inst { return threeSame("cmeq", 1, 0b10001, a, d, n, m) }
 
+// CMTST sets each element of d to all ones where n AND m is not zero.
+func CMTST(a Arr, d, n, m VReg) Inst { return threeSame("cmtst", 0, 0b10001, a, d, n, m) }
+
 // The bitwise operations take the operation in the size field and allow
 // only 8b and 16b.
 func logical(name string, u, op uint32, a Arr, d, n, m VReg) Inst {
@@ -98,6 +101,7 @@ func logical(name string, u, op uint32, a Arr, d, n, m VReg) Inst {
 
 func AND(a Arr, d, n, m VReg) Inst { return logical("and", 0, 0, a, d, n, m) }
 func ORR(a Arr, d, n, m VReg) Inst { return logical("orr", 0, 2, a, d, n, m) }
+func BIC(a Arr, d, n, m VReg) Inst { return logical("bic", 0, 1, a, d, n, m) }
 func EOR(a Arr, d, n, m VReg) Inst { return logical("eor", 1, 0, a, d, n, m) }
 func BSL(a Arr, d, n, m VReg) Inst { return logical("bsl", 1, 1, a, d, n, m) }
 func BIT(a Arr, d, n, m VReg) Inst { return logical("bit", 1, 2, a, d, n, m) }

@@ -54,7 +54,7 @@ var packages = map[string]func() []*File{
 
 func quantFiles() []*File {
 	files := floatFiles()
-	for _, t := range []q32Type{q4_0, q4_1, q8_0} {
+	for _, t := range []q32Type{q4_0, q4_1, q5_0, q8_0} {
 		f := &File{Pkg: "quant", Name: t.file,
 			Doc: fmt.Sprintf("Dot product and tile kernels for %s weights against %s activations, for ARMv8.0 NEON, FEAT_DotProd and FEAT_I8MM.", t.name, map[bool]string{false: "Q8_0", true: "Q8_1"}[t.min])}
 		for _, lvl := range []level{neon, dotprod} {
@@ -62,7 +62,9 @@ func quantFiles() []*File {
 			genQ32(f, t, lvl, 4, 1)
 			genQ32(f, t, lvl, 4, 4)
 		}
-		genQ32MM(f, t)
+		if t.name != "Q5_0" { // no registers left for its constants
+			genQ32MM(f, t)
+		}
 		files = append(files, f)
 	}
 	for _, five := range []bool{false, true} {

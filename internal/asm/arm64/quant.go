@@ -228,6 +228,41 @@ var q4_1 = q32Type{
 	},
 }
 
+// Q5_0: after d, a little-endian word qh holds the fifth bit of element j
+// in bit j; the value is nibble | fifth<<4, minus 16.
+var q5_0 = q32Type{
+	name: "Q5_0", file: "q5_0", small: true,
+	consts: func(k *kfn) []VReg {
+		c := []VReg{k.rg.get(), k.rg.get(), k.rg.get(), k.rg.get(), k.rg.get()}
+		k.I(MOVI(B16, c[0], 0x0f, 0), MOVI(B16, c[1], 0x10, 0))
+		// c[2]: bit j%8 in byte j; c[3], c[4]: TBL indexes spreading
+		// qh bytes 0,1 and 2,3 over 8 bytes each.
+		k.Op("MOVD $0x8040201008040201, R%d", rTmp)
+		k.I(DUPg(D2, c[2], rTmp), MOVIzero(c[3]))
+		k.Op("MOVD $0x0101010101010101, R%d", rTmp)
+		k.I(INSg(D1, c[3], 1, rTmp))
+		k.Op("MOVD $0x0202020202020202, R%d", rTmp)
+		k.I(DUPg(D2, c[4], rTmp))
+		k.Op("MOVD $0x0303030303030303, R%d", rTmp)
+		k.I(INSg(D1, c[4], 1, rTmp))
+		return c
+	},
+	unpack: func(k *kfn, p XReg, c []VReg) [2]VReg {
+		lo, hi, h := k.rg.get(), k.rg.get(), k.rg.get()
+		k.Op("MOVWU.P 4(R%d), R%d", p, rTmp)
+		// h: 16 where the fifth bit is clear, 0 where set; value =
+		// nibble - h.
+		k.I(INSg(S2, h, 0, rTmp), LD1(B16, hi, 1, p, 16),
+			TBL(B16, lo, h, 1, c[3]), TBL(B16, h, h, 1, c[4]),
+			CMTST(B16, lo, lo, c[2]), CMTST(B16, h, h, c[2]),
+			BIC(B16, lo, c[1], lo), BIC(B16, h, c[1], h))
+		q := k.rg.get()
+		k.I(AND(B16, q, hi, c[0]), USHR(B16, hi, hi, 4), SUB(B16, lo, q, lo), SUB(B16, hi, hi, h))
+		k.rg.put(q, h)
+		return [2]VReg{lo, hi}
+	},
+}
+
 var q8_0 = q32Type{
 	name: "Q8_0", file: "q8_0", small: false,
 	consts: func(*kfn) []VReg { return nil },
