@@ -1,0 +1,285 @@
+package main
+
+import "fmt"
+
+// The attention kernels of package kv over F16 and INT8 cache rows, in
+// plain NEON (all of it is float32 arithmetic). Like the quant kernels
+// they keep their Go twins' order of operations as Go compiles the twins
+// for arm64: a dot product is four running sums, lane i taking elements
+// i, i+4, …, each step one fused multiply-add, the leftover elements going
+// into lane 0, and the lanes added as (s0+s1)+(s2+s3); an axpy is one
+// fused multiply-add per element, axpy2 dst += fma(a0, x, a1·y).
+
+// elemKind is the type of a cache row.
+type elemKind struct {
+	name  string // "F16", "I8"
+	gtype string // Go element type
+	size  int    // bytes per element
+}
+
+var (
+	kindF16 = elemKind{"F16", "uint16", 2}
+	kindI8  = elemKind{"I8", "int8", 1}
+)
+
+// load4 loads 4 elements from p (advancing it) as 4 floats into d.
+func (e elemKind) load4(fn *Func, d VReg, p XReg) {
+	if e.size == 2 {
+		fn.I(LD1(H4, d, 1, p, 8), FCVTL(H4, d, d))
+		return
+	}
+	fn.I(LD1L(S2, d, 0, p, 4), SSHLL(B8, d, d, 0), SSHLL(H4, d, d, 0), SCVTF(S4, d, d))
+}
+
+// load16 loads 16 elements from p (advancing it) as floats into d..d+3,
+// using t (two consecutive registers) as scratch.
+func (e elemKind) load16(fn *Func, d, t VReg, p XReg) {
+	if e.size == 2 {
+		fn.I(LD1(H8, t, 2, p, 32), FCVTL(H4, d, t), FCVTL(H8, d+1, t), FCVTL(H4, d+2, t+1), FCVTL(H8, d+3, t+1))
+		return
+	}
+	fn.I(LD1(B16, t, 1, p, 16), SSHLL(B8, t+1, t, 0), SSHLL(B16, t, t, 0),
+		SSHLL(H4, d, t+1, 0), SSHLL(H8, d+1, t+1, 0), SSHLL(H4, d+2, t, 0), SSHLL(H8, d+3, t, 0),
+		SCVTF(S4, d, d), SCVTF(S4, d+1, d+1), SCVTF(S4, d+2, d+2), SCVTF(S4, d+3, d+3))
+}
+
+// load1 loads one element from Rp (advancing it) as a float into F(d),
+// through R5.
+func (e elemKind) load1(fn *Func, d VReg, p XReg) {
+	if e.size == 2 {
+		fn.Op("MOVHU.P 2(R%d), R5", p)
+		fn.Op("FMOVS R5, F%d", d)
+		fn.Op("FCVTHS F%d, F%d", d, d)
+		return
+	}
+	fn.Op("MOVB.P 1(R%d), R5", p)
+	fn.Op("SCVTFWS R5, F%d", d)
+}
+
+// genDot writes dot<E>F32NEON(k, q, n): Σ k[i]·q[i] as dotF16F32Generic
+// and dotI8F32Generic compute it.
+func genDot(f *File, e elemKind) {
+	fn := f.NewFunc(fmt.Sprintf("dot%sF32NEON", e.name), fmt.Sprintf("dot%sF32NEON returns Σ k[i]·q[i] for i < n, as dot%sF32Generic does.", e.name, e.name),
+		[]Arg{{"k", "*" + e.gtype}, {"q", "*float32"}, {"n", "int"}}, []Arg{{"ret", "float32"}})
+	rg := newVRegs(fn.Name)
+	fn.Op("MOVD %s, R0", fn.Arg("k"))
+	fn.Op("MOVD %s, R1", fn.Arg("q"))
+	fn.Op("MOVD %s, R2", fn.Arg("n"))
+	acc := rg.get()
+	fn.I(MOVIzero(acc))
+	fn.Op("LSR $4, R2, R3")
+	fn.Op("CBZ R3, four")
+	kv, t, qv := rg.getN(4), rg.getN(2), rg.getN(4)
+	fn.Loop("loop", 1, "16 elements")
+	e.load16(fn, kv, t, 0)
+	fn.I(LD1(S4, qv, 4, 1, 64))
+	for i := 0; i < 4; i++ {
+		fn.I(FMLA(S4, acc, kv+VReg(i), qv+VReg(i)))
+	}
+	fn.Op("SUBS $1, R3, R3")
+	fn.Op("BNE loop")
+	fn.EndLoop()
+	fn.Label("four")
+	fn.Op("AND $15, R2, R2")
+	fn.Op("LSR $2, R2, R3")
+	fn.Op("CBZ R3, tail")
+	fn.Label("loop4")
+	e.load4(fn, kv, 0)
+	fn.I(LD1(S4, qv, 1, 1, 16), FMLA(S4, acc, kv, qv))
+	fn.Op("SUBS $1, R3, R3")
+	fn.Op("BNE loop4")
+	fn.Label("tail")
+	fn.Op("ANDS $3, R2, R2")
+	fn.Op("BEQ sum")
+	// The leftover elements go into lane 0, one fused multiply-add each.
+	s := t
+	fn.Op("FMOVS F%d, F%d", acc, s)
+	fn.Label("loop1")
+	e.load1(fn, kv, 0)
+	fn.Op("FMOVS.P 4(R1), F%d", qv)
+	fn.Op("FMADDS F%d, F%d, F%d, F%d", qv, s, kv, s)
+	fn.Op("SUBS $1, R2, R2")
+	fn.Op("BNE loop1")
+	fn.I(INSe(S2, acc, 0, s, 0))
+	fn.Label("sum")
+	fn.I(FADDP(S4, acc, acc, acc), FADDPs(acc, acc))
+	fn.Op("FMOVS F%d, %s", acc, fn.Arg("ret"))
+	fn.Op("RET")
+}
+
+// genAxpy writes axpy<E>NEON(dst, a, v, n): dst[i] += a·v[i], fused.
+func genAxpy(f *File, e elemKind) {
+	fn := f.NewFunc(fmt.Sprintf("axpy%sNEON", e.name), fmt.Sprintf("axpy%sNEON adds a·v[i] to dst[i] for i < n, as axpy%sGeneric does.", e.name, e.name),
+		[]Arg{{"dst", "*float32"}, {"a", "float32"}, {"v", "*" + e.gtype}, {"n", "int"}}, nil)
+	rg := newVRegs(fn.Name)
+	fn.Op("MOVD %s, R0", fn.Arg("dst"))
+	a := rg.get()
+	fn.Op("FMOVS %s, F%d", fn.Arg("a"), a)
+	fn.Op("MOVD %s, R1", fn.Arg("v"))
+	fn.Op("MOVD %s, R2", fn.Arg("n"))
+	fn.Op("LSR $4, R2, R3")
+	fn.Op("CBZ R3, four")
+	d, vv, t := rg.getN(4), rg.getN(4), rg.getN(2)
+	fn.Loop("loop", 1, "16 elements")
+	fn.I(LD1(S4, d, 4, 0, 0))
+	e.load16(fn, vv, t, 1)
+	for i := 0; i < 4; i++ {
+		fn.I(FMLAe(S4, d+VReg(i), vv+VReg(i), a, 0))
+	}
+	fn.I(ST1(S4, d, 4, 0, 64))
+	fn.Op("SUBS $1, R3, R3")
+	fn.Op("BNE loop")
+	fn.EndLoop()
+	fn.Label("four")
+	fn.Op("AND $15, R2, R2")
+	fn.Op("LSR $2, R2, R3")
+	fn.Op("CBZ R3, tail")
+	fn.Label("loop4")
+	fn.I(LD1(S4, d, 1, 0, 0))
+	e.load4(fn, vv, 1)
+	fn.I(FMLAe(S4, d, vv, a, 0), ST1(S4, d, 1, 0, 16))
+	fn.Op("SUBS $1, R3, R3")
+	fn.Op("BNE loop4")
+	fn.Label("tail")
+	fn.Op("ANDS $3, R2, R2")
+	fn.Op("BEQ done")
+	fn.Label("loop1")
+	fn.Op("FMOVS (R0), F%d", d)
+	e.load1(fn, vv, 1)
+	fn.Op("FMADDS F%d, F%d, F%d, F%d", vv, d, a, d)
+	fn.Op("FMOVS.P F%d, 4(R0)", d)
+	fn.Op("SUBS $1, R2, R2")
+	fn.Op("BNE loop1")
+	fn.Label("done")
+	fn.Op("RET")
+}
+
+// genAxpy2 writes axpy2<E>NEON(dst, a0, a1, v0, v1, n): dst[i] +=
+// fma(a0, v0[i], a1·v1[i]), as axpy2F16Generic compiles on arm64.
+func genAxpy2(f *File, e elemKind) {
+	fn := f.NewFunc(fmt.Sprintf("axpy2%sNEON", e.name), fmt.Sprintf("axpy2%sNEON adds a0·v0[i] + a1·v1[i] to dst[i] for i < n, as axpy2%sGeneric does.", e.name, e.name),
+		[]Arg{{"dst", "*float32"}, {"a0", "float32"}, {"a1", "float32"}, {"v0", "*" + e.gtype}, {"v1", "*" + e.gtype}, {"n", "int"}}, nil)
+	rg := newVRegs(fn.Name)
+	fn.Op("MOVD %s, R0", fn.Arg("dst"))
+	a0, a1 := rg.get(), rg.get()
+	fn.Op("FMOVS %s, F%d", fn.Arg("a0"), a0)
+	fn.Op("FMOVS %s, F%d", fn.Arg("a1"), a1)
+	fn.Op("MOVD %s, R1", fn.Arg("v0"))
+	fn.Op("MOVD %s, R4", fn.Arg("v1"))
+	fn.Op("MOVD %s, R2", fn.Arg("n"))
+	fn.Op("LSR $4, R2, R3")
+	fn.Op("CBZ R3, four")
+	d, x, y, t := rg.getN(4), rg.getN(4), rg.getN(4), rg.getN(2)
+	fn.Loop("loop", 1, "16 elements")
+	fn.I(LD1(S4, d, 4, 0, 0))
+	e.load16(fn, x, t, 1)
+	e.load16(fn, y, t, 4)
+	for i := VReg(0); i < 4; i++ {
+		fn.I(FMULe(S4, y+i, y+i, a1, 0), FMLAe(S4, y+i, x+i, a0, 0), FADD(S4, d+i, d+i, y+i))
+	}
+	fn.I(ST1(S4, d, 4, 0, 64))
+	fn.Op("SUBS $1, R3, R3")
+	fn.Op("BNE loop")
+	fn.EndLoop()
+	fn.Label("four")
+	fn.Op("AND $15, R2, R2")
+	fn.Op("LSR $2, R2, R3")
+	fn.Op("CBZ R3, tail")
+	fn.Label("loop4")
+	fn.I(LD1(S4, d, 1, 0, 0))
+	e.load4(fn, x, 1)
+	e.load4(fn, y, 4)
+	fn.I(FMULe(S4, y, y, a1, 0), FMLAe(S4, y, x, a0, 0), FADD(S4, d, d, y), ST1(S4, d, 1, 0, 16))
+	fn.Op("SUBS $1, R3, R3")
+	fn.Op("BNE loop4")
+	fn.Label("tail")
+	fn.Op("ANDS $3, R2, R2")
+	fn.Op("BEQ done")
+	fn.Label("loop1")
+	fn.Op("FMOVS (R0), F%d", d)
+	e.load1(fn, x, 1)
+	e.load1(fn, y, 4)
+	fn.Op("FMULS F%d, F%d, F%d", a1, y, y)
+	fn.Op("FMADDS F%d, F%d, F%d, F%d", a0, y, x, y)
+	fn.Op("FADDS F%d, F%d, F%d", y, d, d)
+	fn.Op("FMOVS.P F%d, 4(R0)", d)
+	fn.Op("SUBS $1, R2, R2")
+	fn.Op("BNE loop1")
+	fn.Label("done")
+	fn.Op("RET")
+}
+
+// genScores writes scores<E>NEON: dst[i] = row i of k · q (times scales[i]
+// for INT8) for rows a positive multiple of 4 and d a positive multiple of
+// 4. Four rows go at once, each with its own four running sums, the same
+// as one dot<E>F32 call per row.
+func genScores(f *File, e elemKind) {
+	args := []Arg{{"dst", "*float32"}, {"k", "*" + e.gtype}}
+	doc := fmt.Sprintf("scores%sNEON sets dst[i] to the dot product of row i of k with q, rows of d elements, for rows and d positive multiples of 4, as dot%sF32Generic computes each.", e.name, e.name)
+	if e.size == 1 {
+		args = append(args, Arg{"scales", "*float32"})
+		doc = "scoresI8NEON sets dst[i] to the dot product of row i of k with q times scales[i], rows of d elements, for rows and d positive multiples of 4, as scoresI8Rows computes each."
+	}
+	args = append(args, Arg{"q", "*float32"}, Arg{"rows", "int"}, Arg{"d", "int"})
+	fn := f.NewFunc(fmt.Sprintf("scores%sNEON", e.name), doc, args, nil)
+	rg := newVRegs(fn.Name)
+	fn.Op("MOVD %s, R0", fn.Arg("dst"))
+	fn.Op("MOVD %s, R1", fn.Arg("k"))
+	if e.size == 1 {
+		fn.Op("MOVD %s, R12", fn.Arg("scales"))
+	}
+	fn.Op("MOVD %s, R2", fn.Arg("q"))
+	fn.Op("MOVD %s, R3", fn.Arg("rows"))
+	fn.Op("MOVD %s, R4", fn.Arg("d"))
+	if e.size == 2 {
+		fn.Op("LSL $1, R4, R5") // row bytes
+	} else {
+		fn.Op("MOVD R4, R5")
+	}
+	fn.Op("LSR $2, R4, R4") // steps of 4 per row
+	acc := rg.getN(4)
+	kv := rg.getN(4)
+	qv := rg.get()
+	fn.Label("rows")
+	fn.Op("MOVD R1, R6")
+	fn.Op("ADD R5, R6, R7")
+	fn.Op("ADD R5, R7, R8")
+	fn.Op("ADD R5, R8, R9")
+	fn.Op("MOVD R2, R10")
+	fn.Op("MOVD R4, R11")
+	for i := VReg(0); i < 4; i++ {
+		fn.I(MOVIzero(acc + i))
+	}
+	fn.Loop("loop", 4, "4 elements × 1 row")
+	fn.I(LD1(S4, qv, 1, 10, 16))
+	for r := VReg(0); r < 4; r++ {
+		e.load4(fn, kv+r, 6+XReg(r))
+	}
+	for r := VReg(0); r < 4; r++ {
+		fn.I(FMLA(S4, acc+r, kv+r, qv))
+	}
+	fn.Op("SUBS $1, R11, R11")
+	fn.Op("BNE loop")
+	fn.EndLoop()
+	fn.I(FADDP(S4, acc, acc, acc+1), FADDP(S4, acc+2, acc+2, acc+3), FADDP(S4, acc, acc, acc+2))
+	if e.size == 1 {
+		fn.I(LD1(S4, kv, 1, 12, 16), FMUL(S4, acc, acc, kv))
+	}
+	fn.I(ST1(S4, acc, 1, 0, 16))
+	fn.Op("MOVD R9, R1") // row 4: where row 3 ended
+	fn.Op("SUBS $4, R3, R3")
+	fn.Op("BNE rows")
+	fn.Op("RET")
+}
+
+func kvFiles() []*File {
+	f := &File{Pkg: "kv", Name: "kernels_neon",
+		Doc: "Attention kernels over F16 and INT8 cache rows for ARMv8.0 NEON, with the Go twins' order of operations."}
+	for _, e := range []elemKind{kindF16, kindI8} {
+		genDot(f, e)
+		genAxpy(f, e)
+		genAxpy2(f, e)
+		genScores(f, e)
+	}
+	return []*File{f}
+}

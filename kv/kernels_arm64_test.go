@@ -1,0 +1,120 @@
+//go:build !purego
+
+package kv
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/lowmem/llm/quant"
+)
+
+// The NEON kernels keep their Go twins' order of operations (fused
+// multiply-adds included, as Go compiles the twins for arm64), so they
+// must agree bit for bit.
+
+func same32(a, b float32) bool {
+	if math.IsNaN(float64(a)) {
+		return math.IsNaN(float64(b))
+	}
+	return math.Float32bits(a) == math.Float32bits(b)
+}
+
+// armRowsF16 returns n F16 values at an odd offset into a fresh slice,
+// subnormals, infinities and zeros among them.
+func armRowsF16(r *rand.Rand, n int) []uint16 {
+	b := make([]uint16, n+1)
+	for i := range b {
+		switch r.IntN(16) {
+		case 0:
+			b[i] = uint16(r.IntN(0x400)) | uint16(r.IntN(2))<<15
+		case 1:
+			b[i] = 0x7c00
+		default:
+			b[i] = quant.FP32ToFP16(float32(r.NormFloat64()))
+		}
+	}
+	return b[1:]
+}
+
+func armRowsI8(r *rand.Rand, n int) []int8 {
+	b := make([]int8, n+3)
+	for i := range b {
+		b[i] = int8(r.IntN(256) - 128)
+	}
+	return b[3:]
+}
+
+func armF32(r *rand.Rand, n int) []float32 {
+	b := make([]float32, n+1)
+	for i := range b {
+		b[i] = float32(r.NormFloat64() * math.Exp2(float64(r.IntN(20)-10)))
+	}
+	return b[1:]
+}
+
+var armLengths = []int{0, 1, 2, 3, 4, 5, 7, 8, 12, 15, 16, 17, 19, 31, 32, 33, 63, 64, 80, 100, 128, 129, 256}
+
+func TestArmDotAxpyBitExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range armLengths {
+		for trial := 0; trial < 4; trial++ {
+			q := armF32(r, n)
+			k16, k8 := armRowsF16(r, n), armRowsI8(r, n)
+			l16, l8 := armRowsF16(r, n), armRowsI8(r, n)
+			if got, want := dotF16F32(k16, q), dotF16F32Generic(k16, q); !same32(got, want) {
+				t.Errorf("n=%d: dotF16F32 %g, generic %g", n, got, want)
+			}
+			if got, want := dotI8F32(k8, q), dotI8F32Generic(k8, q); !same32(got, want) {
+				t.Errorf("n=%d: dotI8F32 %g, generic %g", n, got, want)
+			}
+			a0, a1 := float32(r.NormFloat64()), float32(r.NormFloat64())
+			check := func(name string, f, g func(dst []float32)) {
+				got, want := append([]float32(nil), q...), append([]float32(nil), q...)
+				got = append(got, 42)[:n] // a sentinel past the end
+				f(got)
+				g(want)
+				for i := range want {
+					if !same32(got[i], want[i]) {
+						t.Errorf("n=%d: %s[%d] = %g, generic %g", n, name, i, got[i], want[i])
+						return
+					}
+				}
+				if got[:n+1][n] != 42 {
+					t.Errorf("n=%d: %s wrote past the end", n, name)
+				}
+			}
+			check("axpyF16", func(d []float32) { axpyF16(d, a0, k16) }, func(d []float32) { axpyF16Generic(d, a0, k16) })
+			check("axpyI8", func(d []float32) { axpyI8(d, a0, k8) }, func(d []float32) { axpyI8Generic(d, a0, k8) })
+			check("axpy2F16", func(d []float32) { axpy2F16(d, a0, a1, k16, l16) }, func(d []float32) { axpy2F16Generic(d, a0, a1, k16, l16) })
+			check("axpy2I8", func(d []float32) { axpy2I8(d, a0, a1, k8, l8) }, func(d []float32) { axpy2I8Generic(d, a0, a1, k8, l8) })
+		}
+	}
+}
+
+func TestArmScoresBitExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, d := range []int{1, 4, 6, 8, 64, 80, 128} {
+		for _, rows := range []int{1, 3, 4, 5, 8, 13} {
+			q := armF32(r, d)
+			k16, k8 := armRowsF16(r, rows*d), armRowsI8(r, rows*d)
+			scales := armF32(r, rows)
+			got16, got8 := make([]float32, rows+1), make([]float32, rows+1)
+			got16[rows], got8[rows] = 42, 42
+			scoresF16(got16[:rows], k16, q)
+			scoresI8(got8[:rows], k8, scales, q)
+			for i := 0; i < rows; i++ {
+				if want := dotF16F32Generic(k16[i*d:(i+1)*d], q); !same32(got16[i], want) {
+					t.Errorf("d=%d rows=%d: scoresF16[%d] = %g, generic %g", d, rows, i, got16[i], want)
+				}
+				if want := dotI8F32Generic(k8[i*d:(i+1)*d], q) * scales[i]; !same32(got8[i], want) {
+					t.Errorf("d=%d rows=%d: scoresI8[%d] = %g, generic %g", d, rows, i, got8[i], want)
+				}
+			}
+			if got16[rows] != 42 || got8[rows] != 42 {
+				t.Errorf("d=%d rows=%d: scores wrote past the end", d, rows)
+			}
+		}
+	}
+}
