@@ -172,3 +172,50 @@ func TestGenerateFromStopsAtEOG(t *testing.T) {
 		t.Errorf("with token %d as end of generation: generated %v (usage %+v), want %v", all[3], got, u, all[:3])
 	}
 }
+
+// controlVocab treats one token as a control token: no text in output.
+type controlVocab struct {
+	*tokenizer.Tokenizer
+	control int32
+}
+
+func (v controlVocab) OutputPiece(id int32) []byte {
+	if id == v.control {
+		return nil
+	}
+	return v.Tokenizer.OutputPiece(id)
+}
+
+// TestGeneratePreserve checks that a control token listed in
+// Generation.Preserve (a chat marker) keeps its text in the output.
+func TestGeneratePreserve(t *testing.T) {
+	m, tok, pool := synthetic(t, testutil.TinyLlama())
+	budget := memplan.NewKVBudget(1<<30, nil)
+	g := Generation{Config: sampler.DefaultConfig(1), MaxTokens: 4}
+	g.Temperature = 0
+	run := func(v Vocab, g Generation) (string, []int32) {
+		s, err := New(m, ops.NewExec(pool), budget, Config{Context: 64, Batch: 8, Vocab: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		var text []byte
+		var got []int32
+		if err := s.GenerateFrom(context.Background(), ids(5, 1), g, func(id int32, s string) bool {
+			got, text = append(got, id), append(text, s...)
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return string(text), got
+	}
+	all, gen := run(tok, g)
+	marker := gen[1]
+	v := controlVocab{tok, marker}
+	hidden, _ := run(v, g)
+	g.Preserve = []int32{marker}
+	shown, _ := run(v, g)
+	if shown != all || hidden == all || len(hidden) != len(all)-len(tok.OutputPiece(marker)) {
+		t.Errorf("output %q; with token %d as control %q, preserved %q", all, marker, hidden, shown)
+	}
+}

@@ -91,13 +91,14 @@ const HermesTemplate = `{%- if tools %}<|im_start|>system
 {%- if add_generation_prompt %}<|im_start|>assistant
 {% endif %}`
 
-// TinyChat is TinyLlama with HermesTemplate and its two turn markers as
+// TinyChat is TinyLlama (context 1024) with HermesTemplate and its two turn markers as
 // control tokens (<|im_end|> is an end-of-generation token by its text,
 // as llama.cpp recognises it).
 func TinyChat() ModelSpec {
 	s := TinyLlama()
+	s.Context = 1024 // room for a conversation with tools in a 320-token vocabulary
 	s.ChatTemplate = HermesTemplate
-	s.ChatTokens = []string{"<|im_start|>", "<|im_end|>"}
+	s.ChatTokens = []string{"<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"}
 	return s
 }
 
