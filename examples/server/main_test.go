@@ -61,7 +61,7 @@ func TestSIGTERM(t *testing.T) {
 	if err := testutil.WriteModelFile(model, testutil.TinyChat()); err != nil {
 		t.Fatal(err)
 	}
-	const tokens = 900
+	const tokens = 600
 	seed := longSeed(t, model, tokens)
 	for _, tc := range []struct {
 		drain     string
