@@ -283,3 +283,33 @@ func TestComplete(t *testing.T) {
 		t.Errorf("longer prompt: %+v, want %d reused", u, len(ids))
 	}
 }
+
+// TestLoadOllama loads a model by its name in an Ollama store.
+func TestLoadOllama(t *testing.T) {
+	store := t.TempDir()
+	const digest = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	if err := os.MkdirAll(store+"/blobs", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := testutil.WriteModelFile(store+"/blobs/sha256-"+digest, testutil.TinyChat()); err != nil {
+		t.Fatal(err)
+	}
+	manifest := store + "/manifests/registry.ollama.ai/library/tiny/latest"
+	if err := os.MkdirAll(manifest[:strings.LastIndex(manifest, "/")], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(manifest, []byte(`{"layers":[{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:`+digest+`"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OLLAMA_MODELS", store)
+	m := load(t, "ollama:tiny")
+	if m.Info().ChatTemplate != testutil.HermesTemplate {
+		t.Errorf("loaded %+v", m.Info())
+	}
+	if p, err := llm.Plan("ollama:tiny", llm.WithMemoryLimit(1<<30)); err != nil || !p.Fits {
+		t.Errorf("plan: %+v, %v", p, err)
+	}
+	if _, err := llm.Load("ollama:absent"); err == nil || !strings.Contains(err.Error(), "tiny:latest") {
+		t.Errorf("a model not in the store: %v", err)
+	}
+}
