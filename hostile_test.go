@@ -283,7 +283,17 @@ func hostileCases() []hostileCase {
 			h.set("tokenizer.ggml.tokens", []string{"<unk>"})
 			h.set("tokenizer.ggml.scores", []float32{0})
 			h.set("tokenizer.ggml.token_type", []int32{2})
+			h.set("tokenizer.ggml.add_bos_token", false) // there is no BOS to add
 		}},
+		// llama.cpp refuses add_bos_token without a BOS in the vocabulary.
+		{name: "vocab of 1 token adding BOS", edit: func(h *hmodel) {
+			h.put("token_embd.weight", quant.Q8_0, 64, 1)
+			h.put("output.weight", quant.Q8_0, 64, 1)
+			h.set("tokenizer.ggml.tokens", []string{"<unk>"})
+			h.set("tokenizer.ggml.scores", []float32{0})
+			h.set("tokenizer.ggml.token_type", []int32{2})
+			h.set("tokenizer.ggml.add_bos_token", true)
+		}, want: bad, mention: []string{"tokenizer.ggml.add_bos_token", "tokenizer.ggml.bos_token_id"}},
 		{name: "token_embd narrower than embedding_length", edit: func(h *hmodel) {
 			h.put("token_embd.weight", quant.Q8_0, 32, 320)
 		}, want: bad, mention: []string{"token_embd.weight"}, plan: true},

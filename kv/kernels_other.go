@@ -2,7 +2,10 @@
 
 package kv
 
-// Without assembly every kernel is its pure-Go twin.
+// No assembly on this platform or with -tags purego: every family is its
+// pure-Go twin.
+
+func archKernels(*kernelFamilies) {}
 
 func dotF16F32(k []uint16, q []float32) float32 { return dotF16F32Generic(k, q) }
 

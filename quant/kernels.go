@@ -1,5 +1,7 @@
 package quant
 
+//go:generate sh -c "cd ../internal/asm && go run ./amd64 -pkg quant -out ../../quant"
+
 import "fmt"
 
 // DotFunc returns the dot product of n elements: w holds n elements of the

@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/lowmem/llm/internal/cpu"
 )
 
 // quantInputs returns rows of n floats that exercise the encoders' edge
@@ -63,7 +65,7 @@ func quantInputs(n int) [][]float32 {
 // TestQuantizeAVX512MatchesGo checks the AVX-512 encoders of the activation
 // types byte for byte against the Go ones.
 func TestQuantizeAVX512MatchesGo(t *testing.T) {
-	if !haveAVX512 {
+	if !cpu.Has(cpu.AVX512) {
 		t.Skip("no AVX-512 on this CPU")
 	}
 	for _, tc := range []struct {

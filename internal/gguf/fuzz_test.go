@@ -7,8 +7,10 @@ import (
 )
 
 // FuzzRead checks that Read never panics, that it fails only with
-// ErrBadFile, and that what it accepts is self-consistent and survives a
-// write and a second read. Plain `go test` runs the seeds.
+// ErrBadFile, and that what it accepts is self-consistent (tensor data
+// inside the file, aligned, not overlapping) and survives a write and a
+// second read. Plain `go test` runs the seeds: the hostile files of
+// TestReadHostile and the corpus in testdata/fuzz/FuzzRead.
 func FuzzRead(f *testing.F) {
 	good := sampleFile(f)
 	f.Add(good)
@@ -16,6 +18,9 @@ func FuzzRead(f *testing.F) {
 	f.Add(raw(3, 0, 1, rawStr("k"), rawU32(uint32(typeArray)), rawU32(uint32(typeArray)), rawU64(1),
 		rawU32(uint32(typeString)), rawU64(2), rawStr("ab"), rawStr("")))
 	f.Add(raw(2, 1, 0, rawStr("t"), rawU32(1), rawU64(8), rawU32(0), rawU64(0), make([]byte, 64)))
+	for _, m := range hostileMutations(f) {
+		f.Add(m.mutate(bytes.Clone(good)))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g, err := Read(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
@@ -28,7 +33,12 @@ func FuzzRead(f *testing.F) {
 		for _, kv := range g.KV {
 			w.AddKV(kv.Key, kv.Value)
 		}
-		for _, ti := range g.Tensors {
+		for i, ti := range g.Tensors {
+			for _, tj := range g.Tensors[:i] {
+				if ti.Offset < tj.Offset+tj.Size && tj.Offset < ti.Offset+ti.Size {
+					t.Fatalf("tensors %q and %q overlap", ti.Name, tj.Name)
+				}
+			}
 			if ti.Offset < g.DataOffset || ti.Offset%g.Alignment != 0 || ti.Offset+ti.Size > int64(len(data)) {
 				t.Fatalf("tensor %q: [%d, %d) outside data section [%d, %d)", ti.Name, ti.Offset, ti.Offset+ti.Size, g.DataOffset, len(data))
 			}

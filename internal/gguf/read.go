@@ -1,6 +1,7 @@
 package gguf
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -44,6 +45,7 @@ const (
 // an error wrapping ErrBadFile that names the key or tensor at fault; an
 // error from r itself is returned wrapped as is.
 //
+// Tensors whose data regions overlap are refused, as ggml refuses them.
 // Tensors of types ggml defines but package quant cannot compute with (such
 // as IQ2_XXS) are accepted here; callers check TensorInfo.Type.Supported.
 func Read(r io.ReaderAt, size int64) (*File, error) {
@@ -152,7 +154,32 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 		}
 		t.Offset = f.DataOffset + int64(rel[i])
 	}
+	if err := checkOverlap(f.Tensors); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// checkOverlap refuses tensors whose data regions share bytes, which
+// ggml's reader refuses too (it wants each tensor to start where the one
+// before it ends, padded to the alignment). With the regions sorted by
+// start, any overlap shows between neighbours.
+func checkOverlap(ts []TensorInfo) error {
+	order := make([]int32, len(ts))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Compare(ts[a].Offset, ts[b].Offset)
+	})
+	for k := 1; k < len(order); k++ {
+		p, t := &ts[order[k-1]], &ts[order[k]]
+		if t.Offset < p.Offset+p.Size {
+			return fmt.Errorf("gguf: tensor %q: data [%d, %d) overlaps tensor %q at [%d, %d): %w",
+				t.Name, t.Offset, t.Offset+t.Size, p.Name, p.Offset, p.Offset+p.Size, ErrBadFile)
+		}
+	}
+	return nil
 }
 
 // tensorInfo reads the rest of a tensor descriptor after its name and

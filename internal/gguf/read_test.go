@@ -3,6 +3,7 @@ package gguf
 import (
 	"bytes"
 	"errors"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -18,16 +19,38 @@ func TestReadHostile(t *testing.T) {
 	if _, err := Read(bytes.NewReader(good), int64(len(good))); err != nil {
 		t.Fatalf("sample file does not read: %v", err)
 	}
+	for _, tc := range hostileMutations(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tc.mutate(bytes.Clone(good))
+			err := readLimited(t, b, int64(len(b)))
+			if err == nil {
+				t.Fatal("Read succeeded")
+			}
+			if !errors.Is(err, ErrBadFile) {
+				t.Errorf("error does not wrap ErrBadFile: %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "gguf: ") {
+				t.Errorf("error %q, want one starting \"gguf: \" and containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+type hostileMutation struct {
+	name   string
+	mutate func(b []byte) []byte // of a copy of sampleFile
+	want   string                // in the error text
+}
+
+// hostileMutations corrupts sampleFile in one place at a time; FuzzRead
+// takes them as seeds too.
+func hostileMutations(t testing.TB) []hostileMutation {
 	// dims offset of a tensor descriptor (after n_dims) and its type offset.
 	dimsAt := func(b []byte, name string) int { return after(t, b, name) + 4 }
 	typeAt := func(b []byte, name string, nd int) int { return dimsAt(b, name) + 8*nd }
 	offAt := func(b []byte, name string, nd int) int { return typeAt(b, name, nd) + 4 }
 
-	tests := []struct {
-		name   string
-		mutate func(b []byte) []byte
-		want   string // in the error text
-	}{
+	return []hostileMutation{
 		{"empty", func(b []byte) []byte { return nil }, "shorter than a GGUF header"},
 		{"bad magic", func(b []byte) []byte { copy(b, "GGML"); return b }, "bad magic"},
 		{"version 1", func(b []byte) []byte { put32(b, 4, 1); return b }, "version 1 is not supported"},
@@ -39,6 +62,11 @@ func TestReadHostile(t *testing.T) {
 		{"kv count one too many", func(b []byte) []byte { put64(b, 16, 9); return b }, ""},
 		{"huge key length", func(b []byte) []byte { put64(b, 24, 1<<62); return b }, "string of 4611686018427387904 bytes"},
 		{"huge string length", func(b []byte) []byte { put64(b, after(t, b, "general.name")+4, 1<<60); return b }, `key "general.name": string of`},
+		{"string of 4 GiB", func(b []byte) []byte { put64(b, after(t, b, "general.name")+4, 4<<30); return b }, `key "general.name": string of 4294967296 bytes`},
+		{"array of 2^60", func(b []byte) []byte {
+			put64(b, after(t, b, "tokenizer.ggml.scores")+8, 1<<60)
+			return b
+		}, `key "tokenizer.ggml.scores": array of 1152921504606846976 float32 values`},
 		{"huge array length", func(b []byte) []byte {
 			put64(b, after(t, b, "tokenizer.ggml.tokens")+8, 1<<61)
 			return b
@@ -84,15 +112,32 @@ func TestReadHostile(t *testing.T) {
 		}, `tensor "output_norm.weight": data [`},
 		{"offset above int64", func(b []byte) []byte { put64(b, offAt(b, "output_norm.weight", 1), 1<<63); return b }, "past end of file"},
 		{"size past end", func(b []byte) []byte { put64(b, dimsAt(b, "blk.0.cube.weight")+16, 1000); return b }, `tensor "blk.0.cube.weight": 48000 bytes of data, more than the whole file`},
+		{"tensor data shared", func(b []byte) []byte {
+			q := bytesU64(b[offAt(b, "blk.0.attn_q.weight", 2):])
+			put64(b, offAt(b, "blk.0.attn_k.weight", 2), q)
+			return b
+		}, `tensor "blk.0.attn_k.weight": data [`},
+		{"tensor data overlaps the end of another", func(b []byte) []byte {
+			// attn_q is 64×8 F32 = 2048 bytes; attn_k starts 64 bytes before its end.
+			q := bytesU64(b[offAt(b, "blk.0.attn_q.weight", 2):])
+			put64(b, offAt(b, "blk.0.attn_k.weight", 2), q+2048-64)
+			return b
+		}, `overlaps tensor "blk.0.attn_q.weight"`},
+		{"tensor data inside a long one", func(b []byte) []byte {
+			// output_norm (256 bytes) placed inside token_embd (Q8_0 64×10 = 680 bytes).
+			e := bytesU64(b[offAt(b, "token_embd.weight", 2):])
+			put64(b, offAt(b, "output_norm.weight", 1), e+384)
+			return b
+		}, `tensor "output_norm.weight": data [`},
 		{"duplicate tensor", func(b []byte) []byte {
 			b[after(t, b, "blk.0.attn_k.weight")-len("k.weight")] = 'q'
 			return b
 		}, `tensor "blk.0.attn_q.weight": duplicate tensor name`},
-		{"depth bomb", func([]byte) []byte {
+		{"arrays nested 1000 deep", func([]byte) []byte {
 			var body []byte
 			body = append(body, rawStr("bomb")...)
 			body = append(body, rawU32(uint32(typeArray))...)
-			for range 20 {
+			for range 1000 {
 				body = append(body, rawU32(uint32(typeArray))...)
 				body = append(body, rawU64(1)...)
 			}
@@ -111,21 +156,6 @@ func TestReadHostile(t *testing.T) {
 			return raw(3, 0, 1, body)
 		}, "array of 1000 array values at offset 40 cannot fit"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			b := tc.mutate(bytes.Clone(good))
-			err := readLimited(t, b, int64(len(b)))
-			if err == nil {
-				t.Fatal("Read succeeded")
-			}
-			if !errors.Is(err, ErrBadFile) {
-				t.Errorf("error does not wrap ErrBadFile: %v", err)
-			}
-			if !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "gguf: ") {
-				t.Errorf("error %q, want one starting \"gguf: \" and containing %q", err, tc.want)
-			}
-		})
-	}
 }
 
 func bytesU64(b []byte) uint64 {
@@ -136,16 +166,37 @@ func bytesU64(b []byte) uint64 {
 	return v
 }
 
-// readLimited reads b and fails the test if that allocated more than a
-// few MiB: hostile counts and lengths must be rejected before allocation.
+// countingReader counts the bytes Read asks of the file.
+type countingReader struct {
+	r     io.ReaderAt
+	bytes int64
+	calls int
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	c.bytes += int64(len(p))
+	c.calls++
+	return c.r.ReadAt(p, off)
+}
+
+// readLimited reads b and fails the test if Read allocated more than twice
+// the file's size plus 16 KiB (the decoder's window is at most the file,
+// and what it keeps is at most what it parsed), or asked the reader for
+// more than twice the file's bytes: hostile counts and lengths must be
+// refused before anything is sized from them, and the work Read does is
+// bounded by the bytes it reads, so it cannot spin either.
 func readLimited(t *testing.T, b []byte, size int64) error {
 	t.Helper()
+	cr := &countingReader{r: bytes.NewReader(b)}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := Read(bytes.NewReader(b), size)
+	_, err := Read(cr, size)
 	runtime.ReadMemStats(&after)
-	if d := after.TotalAlloc - before.TotalAlloc; d > 4<<20 {
-		t.Errorf("Read allocated %d bytes for a %d-byte file", d, len(b))
+	if d, limit := after.TotalAlloc-before.TotalAlloc, 2*uint64(len(b))+16<<10; d > limit {
+		t.Errorf("Read allocated %d bytes for a %d-byte file, more than %d", d, len(b), limit)
+	}
+	if cr.bytes > 2*int64(len(b))+bufSize {
+		t.Errorf("Read asked for %d bytes in %d calls of a %d-byte file", cr.bytes, cr.calls, len(b))
 	}
 	return err
 }
@@ -288,9 +339,9 @@ func (z zeroTail) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // TestReadHugeFile: in a file of 1 TiB, the size bound allows counts and
-// lengths in the billions. Read must not reserve memory for them up front:
-// it stops at the first byte it cannot read, having allocated only about
-// as much as it parsed.
+// lengths in the billions (a 4 GiB string, 2^30 strings). Read must not
+// reserve memory for them up front: it stops at the first byte it cannot
+// read, having allocated a small multiple of what it parsed.
 func TestReadHugeFile(t *testing.T) {
 	good := sampleFile(t)
 	const size = 1 << 40
@@ -301,6 +352,8 @@ func TestReadHugeFile(t *testing.T) {
 		{"kv count", func(b []byte) { put64(b, 16, 1<<36) }},
 		{"tensor count", func(b []byte) { put64(b, 8, 1<<34) }},
 		{"string length", func(b []byte) { put64(b, after(t, b, "general.name")+4, 1<<39) }},
+		{"string of 4 GiB", func(b []byte) { put64(b, after(t, b, "general.name")+4, 4<<30) }},
+		{"array of 2^30 strings", func(b []byte) { put64(b, after(t, b, "tokenizer.ggml.tokens")+8, 1<<30) }},
 		{"string array", func(b []byte) { put64(b, after(t, b, "tokenizer.ggml.tokens")+8, 1<<36) }},
 		{"float array", func(b []byte) { put64(b, after(t, b, "tokenizer.ggml.scores")+8, 1<<37) }},
 		{"nested array", func(b []byte) { put64(b, after(t, b, "test.nested")+8, 1<<35) }},
@@ -316,7 +369,10 @@ func TestReadHugeFile(t *testing.T) {
 			if err == nil {
 				t.Fatal("Read succeeded")
 			}
-			if d := after.TotalAlloc - before.TotalAlloc; d > 32<<20 {
+			// An empty string costs a 16-byte header for its 8 bytes in
+			// the file, and slices grow by doubling: about 5 bytes kept
+			// or discarded per byte read is the worst case.
+			if d := after.TotalAlloc - before.TotalAlloc; d > 6<<20 {
 				t.Errorf("Read allocated %d bytes after reading at most 1 MiB", d)
 			}
 		})

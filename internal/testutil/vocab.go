@@ -28,8 +28,9 @@ const MinVocab = 3 + 256
 // per-token arrays.
 type Vocab struct {
 	Tokens []string
-	Scores []float32
+	Scores []float32 // nil for BPE and WPM vocabularies
 	Types  []int32
+	Merges []string // BPE only: "left right", highest priority first
 }
 
 // words are whole-word pieces, added with every prefix so that SPM merging

@@ -22,7 +22,7 @@ func (t *Tokenizer) appendTokenText(dst []byte, s string, a uint16) []byte {
 	case a&(attrUnknown|attrControl|attrUserDefined) != 0:
 		return append(dst, s...)
 	case a&attrNormal != 0:
-		if t.kind == kindSPM {
+		if t.kind != kindBPE {
 			return append(dst, unescapeSpaces(s)...)
 		}
 		return appendByteDecoded(dst, s)

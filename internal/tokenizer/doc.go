@@ -1,7 +1,7 @@
 // Package tokenizer converts text to token ids and back exactly as
 // llama.cpp does, for the vocabularies stored in GGUF model files.
 //
-// Two tokenizer models are implemented:
+// Three tokenizer models are implemented:
 //
 //   - "llama": SentencePiece BPE (Llama 1/2, Mistral, Phi-3, Gemma's
 //     format). Spaces become "▁", a space is put in front of the text,
@@ -11,6 +11,10 @@
 //     StarCoder, MPT …). The text is split into words by the
 //     pre-tokenizer named in tokenizer.ggml.pre, each word is spelled in
 //     GPT-2's byte alphabet, and symbols are merged by merge rank.
+//   - "bert": WordPiece (BERT and its embedding-model relatives). Text is
+//     lowercased, stripped of accents and cut into words at whitespace and
+//     punctuation; each word is split greedily into the longest pieces,
+//     or becomes [UNK].
 //
 // Results are token-for-token those of llama.cpp's llama_tokenize,
 // including its quirks (the regular expressions run on a category-collapsed
@@ -19,9 +23,13 @@
 // the same logits.
 //
 // Encode never parses control-token text such as "<|im_end|>"; use
-// EncodeSpecial for text rendered from a chat template. Piece returns the
-// bytes of one token, which may be part of a UTF-8 sequence; Decode joins
-// pieces and drops control tokens. IsEOG tells when to stop generating.
+// EncodeSpecial for text rendered from a chat template. Encode tokenizes
+// text that starts a sequence; text appended to a sequence that already
+// holds tokens goes through EncodeContinuation, which leaves out
+// SentencePiece's dummy-prefix space. Piece returns the bytes of one token,
+// which may be part of a UTF-8 sequence; Decode joins pieces and drops
+// control tokens. IsEOG tells when to stop generating and EOG lists every
+// such token.
 //
 // Example:
 //

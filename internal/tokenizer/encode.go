@@ -28,31 +28,100 @@ type scratch struct {
 // parse_special = false: text that looks like a control token ("<s>",
 // "<|im_end|>") is tokenized as ordinary text; only user-defined tokens are
 // matched literally. With addSpecial, BOS and EOS are added when the
-// vocabulary asks for them (AddBOS, AddEOS).
+// vocabulary asks for them (AddBOS, AddEOS); a WordPiece vocabulary adds
+// its [CLS] (BOS) and [SEP].
+//
+// Encode tokenizes text that starts a sequence. For text appended to a
+// sequence that already holds tokens, use EncodeContinuation.
 func (t *Tokenizer) Encode(text string, addSpecial bool) []int32 {
-	return t.encode(text, addSpecial, false)
+	return t.encode(text, encodeOpts{addSpecial: addSpecial, prevSpecial: true})
 }
 
 // EncodeSpecial is Encode with parse_special = true: the texts of control,
 // user-defined and unknown tokens found in text become those tokens. Use it
 // for prompts rendered from chat templates.
 func (t *Tokenizer) EncodeSpecial(text string, addSpecial bool) []int32 {
-	return t.encode(text, addSpecial, true)
+	return t.encode(text, encodeOpts{addSpecial: addSpecial, parseSpecial: true, prevSpecial: true})
 }
 
-func (t *Tokenizer) encode(text string, addSpecial, parseSpecial bool) []int32 {
+// EncodeContinuation converts text that is appended to a sequence whose
+// last token is last, giving the ids llama.cpp gives this text when it
+// tokenizes the whole sequence's text at once. No BOS or EOS is added, and
+// special-token text is plain text, as in Encode.
+//
+// The difference from Encode is SentencePiece's dummy prefix: Encode puts a
+// space before text that starts a sequence, so " world" after "Hello"
+// would become "▁" "▁world" instead of "▁world". EncodeContinuation adds
+// the prefix only where llama.cpp adds it inside one text — after a special
+// token (BOS, a control or user-defined token) — and, like llama.cpp,
+// drops the whitespace after a special token that strips it on the right
+// (Phi-3's chat markers). A last outside the vocabulary (-1, say) means an
+// empty sequence: the result is Encode(text, false). BPE and WordPiece
+// vocabularies have no prefix, so for them only the whitespace rule can
+// make the result differ from Encode(text, false).
+//
+// The ids equal those of encoding the whole text only when the join
+// between the two texts is also a token boundary there: where a split
+// falls inside a word ("Hel" + "lo"), between a word and the space that
+// ends it ("Hello " + "world"), inside a run of spaces, digits or
+// punctuation, or where a token of the vocabulary spans the join, the
+// whole text tokenizes differently, and no per-piece encoding can match
+// it. Splits before a space that starts a word, as in streaming chat
+// turns, are exact.
+func (t *Tokenizer) EncodeContinuation(last int32, text string) []int32 {
+	return t.encode(text, t.continuation(last, false))
+}
+
+// EncodeSpecialContinuation is EncodeContinuation with parse_special =
+// true, for chat-template text appended to a conversation.
+func (t *Tokenizer) EncodeSpecialContinuation(last int32, text string) []int32 {
+	return t.encode(text, t.continuation(last, true))
+}
+
+func (t *Tokenizer) continuation(last int32, parseSpecial bool) encodeOpts {
+	o := encodeOpts{parseSpecial: parseSpecial, prevSpecial: true}
+	if last < 0 || int(last) >= len(t.attrs) {
+		return o
+	}
+	a := t.attrs[last]
+	o.prevSpecial = a&(attrControl|attrUserDefined|attrUnknown) != 0
+	o.rstrip = o.prevSpecial && a&attrRStrip != 0
+	return o
+}
+
+// encodeOpts are the settings of one encode call.
+type encodeOpts struct {
+	addSpecial   bool // BOS/EOS (WPM: CLS/SEP) as the vocabulary asks
+	parseSpecial bool // special-token text becomes special tokens
+	// prevSpecial: the text follows a special token or starts the
+	// sequence, so SPM puts its space prefix before the first fragment.
+	prevSpecial bool
+	// rstrip: the text follows a special token that strips whitespace on
+	// its right, so leading whitespace is dropped.
+	rstrip bool
+}
+
+func (t *Tokenizer) encode(text string, o encodeOpts) []int32 {
 	s := t.pool.Get().(*scratch)
 	defer t.pool.Put(s)
 
+	if o.rstrip {
+		i := 0
+		for i < len(text) && isCSpace(text[i]) {
+			i++
+		}
+		text = text[i:]
+	}
 	// Most text needs fewer than one token per three bytes.
 	out := make([]int32, 0, len(text)/3+4)
-	frags := t.partition(s, text, parseSpecial)
-	if addSpecial && t.addBOS && t.bos >= 0 {
-		out = append(out, t.bos)
-	}
+	frags := t.partition(s, text, o.parseSpecial)
 	switch t.kind {
 	case kindSPM:
-		prevSpecial := true // the text start counts as after a special token
+		if o.addSpecial && t.addBOS && t.bos >= 0 {
+			out = append(out, t.bos)
+			o.prevSpecial = true
+		}
+		prevSpecial := o.prevSpecial
 		for _, f := range frags {
 			if f.start < 0 {
 				out = append(out, f.id)
@@ -67,7 +136,13 @@ func (t *Tokenizer) encode(text string, addSpecial, parseSpecial bool) []int32 {
 			out = t.encodeSPM(s, s.buf, out)
 			prevSpecial = false
 		}
+		if o.addSpecial && t.addEOS && t.eos >= 0 {
+			out = append(out, t.eos)
+		}
 	case kindBPE:
+		if o.addSpecial && t.addBOS && t.bos >= 0 {
+			out = append(out, t.bos)
+		}
 		for _, f := range frags {
 			if f.start < 0 {
 				out = append(out, f.id)
@@ -75,9 +150,24 @@ func (t *Tokenizer) encode(text string, addSpecial, parseSpecial bool) []int32 {
 			}
 			out = t.encodeBPE(s, text[f.start:f.end], out)
 		}
-	}
-	if addSpecial && t.addEOS && t.eos >= 0 {
-		out = append(out, t.eos)
+		if o.addSpecial && t.addEOS && t.eos >= 0 {
+			out = append(out, t.eos)
+		}
+	case kindWPM:
+		// llama.cpp adds [CLS] and [SEP] whenever add_special is set.
+		if o.addSpecial && t.bos >= 0 {
+			out = append(out, t.bos)
+		}
+		for _, f := range frags {
+			if f.start < 0 {
+				out = append(out, f.id)
+				continue
+			}
+			out = t.encodeWPM(s, text[f.start:f.end], out)
+		}
+		if o.addSpecial && t.sep >= 0 {
+			out = append(out, t.sep)
+		}
 	}
 	return out
 }

@@ -32,17 +32,19 @@ const (
 
 // Vocab is everything a Tokenizer is built from. FromGGUF fills it from a
 // model's tokenizer.ggml.* metadata with llama.cpp's defaults; tests and
-// tools may fill it by hand.
+// tools may fill it by hand, starting from a Vocab whose special ids are all
+// -1 (see ClearSpecial).
 type Vocab struct {
-	// Model is tokenizer.ggml.model: "llama" for SentencePiece BPE (SPM)
-	// or "gpt2" for byte-level BPE.
+	// Model is tokenizer.ggml.model: "llama" for SentencePiece BPE (SPM),
+	// "gpt2" for byte-level BPE, or "bert" for WordPiece (WPM).
 	Model string
 	// Pre is tokenizer.ggml.pre, the pre-tokenizer of a "gpt2" vocabulary
 	// ("gpt-2", "llama3", "qwen2", …). Empty means "default". Ignored for SPM.
 	Pre string
-	// Name is general.name. llama.cpp uses it for one quirk: in Phi-3
-	// models whitespace after a special token is dropped.
-	Name string
+	// Name is general.name and Arch is general.architecture. llama.cpp
+	// keys a few whitespace quirks on them (in Phi-3 models whitespace
+	// after a special token is dropped).
+	Name, Arch string
 
 	Tokens []string  // token texts, indexed by id
 	Scores []float32 // SPM merge priorities; nil means all 0
@@ -50,11 +52,48 @@ type Vocab struct {
 	Merges []string  // BPE merges, "left right", highest priority first
 
 	// Special token ids, -1 when absent.
-	BOS, EOS, UNK, PAD, EOT, EOM, SEP int32
+	BOS, EOS, UNK, PAD, EOT, EOM, SEP, MASK int32
+	// Fill-in-the-middle token ids, -1 when absent. Pad, repo and file
+	// separator end generation, as in llama.cpp.
+	FIMPre, FIMSuf, FIMMid, FIMPad, FIMRep, FIMSep int32
 
 	AddBOS         bool // Encode(…, true) starts with BOS
 	AddEOS         bool // Encode(…, true) ends with EOS
+	AddSEP         bool // the vocabulary asks for SEP (WPM: Encode(…, true) ends with it)
 	AddSpacePrefix bool // SPM: a space is put before the text
+
+	// WPM normalisation: KeepCase turns off lowercasing and KeepAccents
+	// the dropping of combining marks (llama.cpp's
+	// tokenizer.ggml.normalizer.lowercase and .strip_accents, inverted so
+	// that the zero Vocab normalises as BERT does).
+	KeepCase, KeepAccents bool
+
+	// Warnings lists inconsistencies that llama.cpp tolerates and so does
+	// New (a special token id outside the vocabulary, which falls back to
+	// the default). FromGGUF fills it; Tokenizer.Warnings returns it.
+	Warnings []string
+}
+
+// ClearSpecial sets every special token id of v to -1 (absent).
+func (v *Vocab) ClearSpecial() {
+	for _, p := range v.specialIDs() {
+		*p.id = -1
+	}
+}
+
+type specialID struct {
+	name string
+	id   *int32
+}
+
+// specialIDs lists v's special token ids with their names.
+func (v *Vocab) specialIDs() []specialID {
+	return []specialID{
+		{"BOS", &v.BOS}, {"EOS", &v.EOS}, {"UNK", &v.UNK}, {"PAD", &v.PAD},
+		{"EOT", &v.EOT}, {"EOM", &v.EOM}, {"SEP", &v.SEP}, {"MASK", &v.MASK},
+		{"FIMPre", &v.FIMPre}, {"FIMSuf", &v.FIMSuf}, {"FIMMid", &v.FIMMid},
+		{"FIMPad", &v.FIMPad}, {"FIMRep", &v.FIMRep}, {"FIMSep", &v.FIMSep},
+	}
 }
 
 // Token attributes, a bit set like llama.cpp's llama_token_attr.
@@ -74,6 +113,7 @@ type kind uint8
 const (
 	kindSPM kind = iota
 	kindBPE
+	kindWPM
 )
 
 // Tokenizer converts between text and token ids exactly as llama.cpp does
@@ -85,12 +125,12 @@ type Tokenizer struct {
 	attrs  []uint16
 	ids    map[string]int32
 
-	bos, eos, unk, eot int32
-	addBOS, addEOS     bool
-	addSpacePrefix     bool
-	cleanSpaces        bool // BPE: llama.cpp's clean-up of " ." " 's" … in Decode
+	bos, eos, unk, eot, sep int32
+	addBOS, addEOS          bool
+	addSpacePrefix          bool
+	cleanSpaces             bool // llama.cpp's clean-up of " ." " 's" … in Decode
 
-	eog     map[int32]bool
+	eog     []int32 // end-of-generation tokens, ascending
 	special []int32 // control, user-defined and unknown tokens, longest text first
 
 	pieces    []byte  // Piece(id) of every token, concatenated
@@ -103,11 +143,21 @@ type Tokenizer struct {
 	merges       map[string]int32 // "left right" → rank
 	ignoreMerges bool             // a pre-split word that is a token is used whole
 
+	// WPM only: the longest token text in bytes, which bounds the
+	// longest-match search.
+	maxTokenLen int
+	keepCase    bool
+	keepAccents bool
+
+	warnings []string
+
 	pool sync.Pool // *scratch
 }
 
 // New builds a Tokenizer from v. It returns an error wrapping ErrBadVocab
-// when v is inconsistent and ErrUnsupported when its Model or Pre is not
+// when v is inconsistent — arrays of different lengths, duplicate tokens,
+// a special id outside the vocabulary, AddBOS (AddEOS, AddSEP) without a
+// BOS (EOS, SEP) token — and ErrUnsupported when its Model or Pre is not
 // implemented.
 func New(v Vocab) (*Tokenizer, error) {
 	n := len(v.Tokens)
@@ -117,20 +167,41 @@ func New(v Vocab) (*Tokenizer, error) {
 	if n > 1<<31-2 {
 		return nil, fmt.Errorf("%w: %d tokens", ErrBadVocab, n)
 	}
-	if v.Scores != nil && len(v.Scores) < n {
+	if v.Scores != nil && len(v.Scores) != n {
 		return nil, fmt.Errorf("%w: %d scores for %d tokens", ErrBadVocab, len(v.Scores), n)
 	}
-	if v.Types != nil && len(v.Types) < n {
+	if v.Types != nil && len(v.Types) != n {
 		return nil, fmt.Errorf("%w: %d token types for %d tokens", ErrBadVocab, len(v.Types), n)
+	}
+	for _, s := range v.specialIDs() {
+		if *s.id < -1 || *s.id >= int32(n) {
+			return nil, fmt.Errorf("%w: %s id %d outside the vocabulary of %d tokens", ErrBadVocab, s.name, *s.id, n)
+		}
+	}
+	for _, c := range []struct {
+		flag, id string
+		on       bool
+		tok      int32
+	}{{"AddBOS", "BOS", v.AddBOS, v.BOS}, {"AddEOS", "EOS", v.AddEOS, v.EOS}, {"AddSEP", "SEP", v.AddSEP, v.SEP}} {
+		// llama.cpp refuses these: Encode would have no token to add.
+		if c.on && c.tok < 0 {
+			return nil, fmt.Errorf("%w: %s is set but there is no %s token", ErrBadVocab, c.flag, c.id)
+		}
 	}
 	t := &Tokenizer{
 		tokens:         make([]string, n),
 		scores:         make([]float32, n),
 		attrs:          make([]uint16, n),
 		ids:            make(map[string]int32, n),
+		bos:            v.BOS,
+		eos:            v.EOS,
+		unk:            v.UNK,
+		eot:            v.EOT,
+		sep:            v.SEP,
 		addBOS:         v.AddBOS,
 		addEOS:         v.AddEOS,
 		addSpacePrefix: v.AddSpacePrefix,
+		warnings:       slices.Clone(v.Warnings),
 	}
 	switch v.Model {
 	case "llama":
@@ -146,11 +217,21 @@ func New(v Vocab) (*Tokenizer, error) {
 		t.ignoreMerges = p.ignoreMerges
 		t.cleanSpaces = p.cleanSpaces
 		t.merges = make(map[string]int32, len(v.Merges))
+		// llama.cpp keeps a malformed merge (no space after the first
+		// byte) as the pair ("", ""), which can never match, and lets the
+		// first of two equal merges win. Merges of texts that are not
+		// tokens are harmless: a merged symbol that is not a token is
+		// spelled byte by byte.
 		for i, m := range v.Merges {
 			if _, dup := t.merges[m]; !dup {
 				t.merges[m] = int32(i)
 			}
 		}
+	case "bert":
+		t.kind = kindWPM
+		t.keepCase, t.keepAccents = v.KeepCase, v.KeepAccents
+		t.addSpacePrefix = false
+		t.cleanSpaces = true
 	default:
 		return nil, fmt.Errorf("%w: tokenizer model %q", ErrUnsupported, v.Model)
 	}
@@ -165,6 +246,7 @@ func New(v Vocab) (*Tokenizer, error) {
 		}
 		t.ids[s] = int32(i)
 		t.tokens[i] = s
+		t.maxTokenLen = max(t.maxTokenLen, len(s))
 		if v.Scores != nil {
 			t.scores[i] = v.Scores[i]
 		}
@@ -175,25 +257,7 @@ func New(v Vocab) (*Tokenizer, error) {
 		t.attrs[i] = typeAttr(ty)
 	}
 
-	ids := [...]struct {
-		name string
-		id   int32
-		dst  *int32
-	}{
-		{"BOS", v.BOS, &t.bos}, {"EOS", v.EOS, &t.eos}, {"UNK", v.UNK, &t.unk}, {"EOT", v.EOT, &t.eot},
-		{"PAD", v.PAD, nil}, {"EOM", v.EOM, nil}, {"SEP", v.SEP, nil},
-	}
-	for _, s := range ids {
-		if s.id < -1 || s.id >= int32(n) {
-			return nil, fmt.Errorf("%w: %s id %d out of range [0, %d)", ErrBadVocab, s.name, s.id, n)
-		}
-		if s.dst != nil {
-			*s.dst = s.id
-		}
-	}
-
-	t.findEOG(v.EOM)
-	t.markStripped(v.Name, v.Pre)
+	t.findEOG(v)
 
 	for i := range t.attrs {
 		if t.attrs[i]&(attrControl|attrUserDefined|attrUnknown) != 0 {
@@ -217,6 +281,9 @@ func New(v Vocab) (*Tokenizer, error) {
 	}
 
 	t.buildPieces()
+	// llama.cpp sets these after building its piece cache; they only
+	// change how text around special tokens is split.
+	t.markStripped(v)
 	t.pool.New = func() any { return new(scratch) }
 	return t, nil
 }
@@ -239,65 +306,112 @@ func typeAttr(ty int32) uint16 {
 	return 0
 }
 
-// Texts by which llama.cpp (at the commit the tests were made with)
-// recognises end-of-turn and fill-in-the-middle tokens that the metadata
-// does not name.
+// Texts by which llama.cpp recognises special tokens that the metadata
+// does not name (llama_vocab::impl::load).
 var (
-	eotTexts    = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<EOT>", "_<EOT>", "<｜end▁of▁sentence｜>"}
+	eotTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
+		"<|end_of_text|>", "<EOT>", "_<EOT>", "[EOT]", "<｜end▁of▁sentence｜>", "<end_of_utterance>"}
 	eomTexts    = []string{"<|eom_id|>"}
-	fimPreTexts = []string{"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>"}
-	fimSufTexts = []string{"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>"}
-	fimMidTexts = []string{"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>"}
-	fimPadTexts = []string{"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>"}
+	fimPreTexts = []string{"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>", "<|code_prefix|>", "<|prefix|>"}
+	fimSufTexts = []string{"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>", "<|code_suffix|>", "<|suffix|>"}
+	fimMidTexts = []string{"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>", "<|code_middle|>", "<|middle|>"}
+	fimPadTexts = []string{"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"}
 	fimRepTexts = []string{"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"}
 	fimSepTexts = []string{"<|file_sep|>"}
-	eogTexts    = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>"}
+	// Every token with one of these texts ends generation.
+	eogTexts = []string{"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+		"<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+		"<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>", "<｜end▁of▁sentence｜>", "[e~["}
+	// gpt-oss's channel markers are always rendered: llama.cpp makes them
+	// user-defined whatever the file says.
+	userDefinedTexts = []string{"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"}
 )
 
-// findEOG fills the end-of-generation set the way llama.cpp's vocabulary
-// loader does: EOS, EOT and EOM, FIM pad/repo/separator tokens, and every
-// token whose text is a known end-of-turn marker. Tokens found by their text
-// become control tokens, as in llama.cpp.
-func (t *Tokenizer) findEOG(eom int32) {
+// findEOG completes the special tokens and fills the end-of-generation set
+// the way llama.cpp's vocabulary loader does:
+//   - an EOT, EOM or FIM id the metadata does not give is a token whose
+//     text is a known marker for it (llama.cpp takes the first it meets in
+//     hash order; here the first in the list of markers, so that
+//     <|eot_id|> wins over <|end_of_text|>);
+//   - the EOG set is the FIM pad, repo and file-separator tokens, every
+//     token whose text is a known end-of-turn marker, EOS, EOT and EOM;
+//   - tokens found by their text become control tokens;
+//   - two model-family workarounds: with <|return|> and <|call|> (gpt-oss)
+//     or <|call(s)|> and <|flush|> (solar-open), <|end|> does not end
+//     generation and is user-defined; with <|tool_response> (gemma 4),
+//     </s> does not end generation and is a normal token.
+func (t *Tokenizer) findEOG(v Vocab) {
+	control := func(id int32) {
+		t.attrs[id] |= attrControl
+	}
 	find := func(id int32, texts []string) int32 {
 		if id >= 0 {
 			return id
 		}
 		for _, s := range texts {
 			if j, ok := t.ids[s]; ok {
-				t.attrs[j] |= attrControl
+				control(j)
 				return j
 			}
 		}
 		return -1
 	}
-	t.eot = find(t.eot, eotTexts)
-	eom = find(eom, eomTexts)
-	find(-1, fimPreTexts)
-	find(-1, fimSufTexts)
-	find(-1, fimMidTexts)
-	t.eog = make(map[int32]bool)
-	for _, texts := range [][]string{fimPadTexts, fimRepTexts, fimSepTexts} {
-		if j := find(-1, texts); j >= 0 {
-			t.eog[j] = true
+	t.eot = find(v.EOT, eotTexts)
+	eom := find(v.EOM, eomTexts)
+	find(v.FIMPre, fimPreTexts)
+	find(v.FIMSuf, fimSufTexts)
+	find(v.FIMMid, fimMidTexts)
+	eog := map[int32]bool{}
+	for _, id := range []int32{find(v.FIMPad, fimPadTexts), find(v.FIMRep, fimRepTexts), find(v.FIMSep, fimSepTexts)} {
+		if id >= 0 {
+			eog[id] = true
 		}
 	}
 	for _, s := range eogTexts {
 		if j, ok := t.ids[s]; ok {
-			t.eog[j] = true
-			t.attrs[j] |= attrControl
+			eog[j] = true
+			control(j)
+		}
+	}
+	for _, s := range userDefinedTexts {
+		if j, ok := t.ids[s]; ok {
+			t.attrs[j] = attrUserDefined
 		}
 	}
 	for _, id := range []int32{t.eos, t.eot, eom} {
 		if id >= 0 {
-			t.eog[id] = true
+			eog[id] = true
 		}
 	}
+	in := func(s string) (int32, bool) {
+		j, ok := t.ids[s]
+		return j, ok && eog[j]
+	}
+	_, ret := in("<|return|>")
+	_, call := in("<|call|>")
+	_, calls := in("<|calls|>")
+	_, flush := in("<|flush|>")
+	if end, ok := in("<|end|>"); ok && ((ret && (call || calls)) || ((call || calls) && flush)) {
+		delete(eog, end)
+		t.attrs[end] = attrUserDefined
+	}
+	if _, tool := in("<|tool_response>"); tool {
+		if s, ok := in("</s>"); ok {
+			delete(eog, s)
+			t.attrs[s] = attrNormal
+		}
+	}
+	t.eog = make([]int32, 0, len(eog))
+	for id := range eog {
+		t.eog = append(t.eog, id)
+	}
+	slices.Sort(t.eog)
 }
 
 // markStripped sets llama.cpp's per-model whitespace stripping around
-// special tokens, which it keys on the model and pre-tokenizer names.
-func (t *Tokenizer) markStripped(name, pre string) {
+// special tokens, which it keys on the model, pre-tokenizer and
+// architecture names.
+func (t *Tokenizer) markStripped(v Vocab) {
 	set := func(text string, a uint16, on bool) {
 		if id, ok := t.ids[text]; ok {
 			if on {
@@ -307,20 +421,28 @@ func (t *Tokenizer) markStripped(name, pre string) {
 			}
 		}
 	}
-	name = strings.ToLower(name)
-	switch {
-	case strings.Contains(pre, "jina-v2-de") || strings.Contains(pre, "jina-v2-es") || strings.Contains(pre, "jina-v2-code"):
-		set("<mask>", attrLStrip, true)
-	case strings.Contains(name, "phi-3") || strings.Contains(name, "phi3"):
-		for i, a := range t.attrs {
-			if a&(attrControl|attrUserDefined|attrUnknown) != 0 {
-				t.attrs[i] |= attrRStrip
+	name := strings.ToLower(v.Name)
+	contains := func(s string, subs ...string) bool {
+		for _, sub := range subs {
+			if strings.Contains(s, sub) {
+				return true
 			}
+		}
+		return false
+	}
+	switch {
+	case contains(v.Pre, "jina-v2-de", "jina-v2-es", "jina-v2-code") || contains(v.Arch, "nomic-bert-moe", "jina-bert-v3"):
+		set("<mask>", attrLStrip, true)
+	case contains(name, "phi-3", "phi3"):
+		for _, id := range t.special {
+			t.attrs[id] |= attrRStrip
 		}
 		set("</s>", attrRStrip, true)
 		for _, s := range []string{"<unk>", "<s>", "<|endoftext|>"} {
 			set(s, attrRStrip, false)
 		}
+	case contains(name, "modern-bert"):
+		set("[MASK]", attrLStrip, true)
 	}
 }
 
@@ -344,9 +466,19 @@ func (t *Tokenizer) AddBOS() bool { return t.addBOS }
 // AddEOS reports whether Encode with addSpecial puts EOS last.
 func (t *Tokenizer) AddEOS() bool { return t.addEOS }
 
-// IsEOG reports whether generation should stop after id: EOS, EOT, and the
-// other end-of-turn tokens llama.cpp recognises.
-func (t *Tokenizer) IsEOG(id int32) bool { return t.eog[id] }
+// IsEOG reports whether generation should stop after id: EOS, EOT, EOM and
+// the other end-of-generation tokens llama.cpp recognises (see EOG).
+func (t *Tokenizer) IsEOG(id int32) bool {
+	_, ok := slices.BinarySearch(t.eog, id)
+	return ok
+}
+
+// EOG returns every end-of-generation token in ascending order: EOS, EOT,
+// EOM, the fill-in-the-middle pad, repo and file-separator tokens, and
+// every token whose text llama.cpp treats as the end of a turn
+// (<|im_end|>, <end_of_turn>, <|eot_id|>, <|endoftext|>, </s>, …). The
+// slice is a copy.
+func (t *Tokenizer) EOG() []int32 { return slices.Clone(t.eog) }
 
 // IsControl reports whether id is a control token (BOS, EOS, chat markers
 // and the like). Control tokens have no text in Decode.
@@ -362,3 +494,8 @@ func (t *Tokenizer) Text(id int32) string {
 	}
 	return t.tokens[id]
 }
+
+// Warnings returns what was wrong with the vocabulary but tolerated, as
+// llama.cpp tolerates it (for example a special token id outside the
+// vocabulary, replaced by the default). Callers may log it.
+func (t *Tokenizer) Warnings() []string { return slices.Clone(t.warnings) }

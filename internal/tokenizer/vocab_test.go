@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,15 +54,33 @@ func readVocabCases(t *testing.T, gguf string) []vocabCase {
 	return cases
 }
 
-// TestVocabFiles runs every .inp/.out pair of the vocab test files with
-// add_special = false and parse_special = false.
+// vocabFiles returns every vocab/*.gguf that has .inp/.out test pairs,
+// whatever the directory holds, and fails if there is none.
+func vocabFiles(t *testing.T) []string {
+	t.Helper()
+	all, err := filepath.Glob(filepath.Join(testdataDir(t), "vocab", "*.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, p := range all {
+		if _, err := os.Stat(p + ".inp"); err == nil {
+			files = append(files, p)
+		}
+	}
+	if len(files) == 0 {
+		missingTestdata(t, "no vocab/*.gguf with .inp/.out pairs")
+	}
+	return files
+}
+
+// TestVocabFiles runs every .inp/.out pair of every vocab test file with
+// add_special = false and parse_special = false, as llama.cpp's
+// test-tokenizer-0 does.
 func TestVocabFiles(t *testing.T) {
-	for _, name := range []string{
-		"llama-spm", "phi-3", "gpt-2", "deepseek-coder", "deepseek-llm",
-		"falcon", "mpt", "refact", "starcoder",
-	} {
+	for _, path := range vocabFiles(t) {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "ggml-vocab-"), ".gguf")
 		t.Run(name, func(t *testing.T) {
-			path := testdataFile(t, "vocab/ggml-vocab-"+name+".gguf")
 			tok := cachedTokenizer(t, path)
 			cases := readVocabCases(t, path)
 			failed := 0
@@ -74,16 +93,6 @@ func TestVocabFiles(t *testing.T) {
 			}
 			t.Logf("%s: %d/%d cases pass", name, len(cases)-failed, len(cases))
 		})
-	}
-}
-
-// TestVocabUnsupported checks that vocabularies of other tokenizer models
-// are refused with ErrUnsupported rather than tokenized wrongly.
-func TestVocabUnsupported(t *testing.T) {
-	path := testdataFile(t, "vocab/ggml-vocab-bert-bge.gguf")
-	_, err := loadTokenizer(t, path)
-	if !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("bert vocabulary: got error %v, want ErrUnsupported", err)
 	}
 }
 
@@ -137,9 +146,24 @@ func TestSpecialTokens(t *testing.T) {
 		control        []int32
 	}{
 		{"llama-spm", 1, 2, -1, true, false, []int32{2}, []int32{1, 2}},
-		{"phi-3", 1, 32000, 32007, true, false, []int32{32000, 32007}, []int32{1, 32000, 32007}},
+		// </s> ends generation by its text (llama.cpp lists it for
+		// PaddleOCR); it is also Phi-3's EOS-like control token.
+		{"phi-3", 1, 32000, 32007, true, false, []int32{2, 32000, 32007}, []int32{1, 2, 32000, 32007}},
 		{"gpt-2", 50256, 50256, 50256, false, false, []int32{50256}, []int32{50256}},
 		{"deepseek-llm", 100000, 100001, 100001, true, false, []int32{100001}, []int32{100000, 100001}},
+		// <|end_of_text|> and <|eot_id|> by text; <|eot_id|> is also EOS.
+		{"llama3_1", 128000, 128009, 128009, true, false, []int32{128001, 128009}, []int32{128000, 128001, 128009}},
+		// <|endoftext|>, <|im_end|>, the FIM pad, repo and file-separator
+		// tokens, and the plain-text token "</s>" (128247), which
+		// llama.cpp's text rule makes a control token.
+		{"qwen3", 151643, 151645, 151645, false, false,
+			[]int32{128247, 151643, 151645, 151662, 151663, 151664}, []int32{128247, 151643, 151644, 151645}},
+		// <eos>, <end_of_turn> (EOS here) and the user-defined "</s>"
+		// (212), made control by its text.
+		{"gemma3", 2, 106, 106, true, false, []int32{1, 106, 212}, []int32{1, 2, 105, 106, 212}},
+		// A WordPiece vocabulary: [CLS] is BOS; "[PAD]" is taken for the
+		// FIM pad token by its text (Kimi-K2's spelling), so it is EOG.
+		{"bert-bge", 101, -1, -1, true, false, []int32{0}, []int32{0, 100, 101, 102, 103}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.vocab, func(t *testing.T) {
@@ -158,12 +182,23 @@ func TestSpecialTokens(t *testing.T) {
 				}
 			}
 			if !slices.Equal(eog, tc.eog) {
-				t.Errorf("EOG tokens %v, want %v", eog, tc.eog)
+				t.Errorf("IsEOG is true for %v, want %v", eog, tc.eog)
+			}
+			if got := tok.EOG(); !slices.Equal(got, tc.eog) {
+				t.Errorf("EOG() = %v, want %v", got, tc.eog)
+			}
+			for _, id := range []int32{-1, int32(tok.Size()), 1 << 30} {
+				if tok.IsEOG(id) {
+					t.Errorf("IsEOG(%d) = true for an id outside the vocabulary", id)
+				}
 			}
 			for _, id := range tc.control {
 				if !tok.IsControl(id) {
 					t.Errorf("IsControl(%d) = false", id)
 				}
+			}
+			if w := tok.Warnings(); len(w) > 0 {
+				t.Errorf("warnings for a good vocabulary: %q", w)
 			}
 		})
 	}
@@ -238,8 +273,10 @@ func TestDecodeCleanSpaces(t *testing.T) {
 
 func TestNewErrors(t *testing.T) {
 	base := func() Vocab {
-		return Vocab{Model: "llama", Tokens: []string{"<unk>", "<s>", "</s>", "a"},
-			BOS: 1, EOS: 2, UNK: 0, PAD: -1, EOT: -1, EOM: -1, SEP: -1}
+		v := Vocab{Model: "llama", Tokens: []string{"<unk>", "<s>", "</s>", "a"}}
+		v.ClearSpecial()
+		v.BOS, v.EOS, v.UNK = 1, 2, 0
+		return v
 	}
 	tests := []struct {
 		name string
@@ -250,6 +287,13 @@ func TestNewErrors(t *testing.T) {
 		{"duplicate", func(v *Vocab) { v.Tokens[3] = "<s>" }, ErrBadVocab},
 		{"short scores", func(v *Vocab) { v.Scores = []float32{0} }, ErrBadVocab},
 		{"short types", func(v *Vocab) { v.Types = []int32{1, 3} }, ErrBadVocab},
+		{"long scores", func(v *Vocab) { v.Scores = make([]float32, 5) }, ErrBadVocab},
+		{"long types", func(v *Vocab) { v.Types = make([]int32, 5) }, ErrBadVocab},
+		{"mask out of range", func(v *Vocab) { v.MASK = 4 }, ErrBadVocab},
+		{"fim pad out of range", func(v *Vocab) { v.FIMPad = 1 << 30 }, ErrBadVocab},
+		{"add bos without bos", func(v *Vocab) { v.BOS, v.AddBOS = -1, true }, ErrBadVocab},
+		{"add eos without eos", func(v *Vocab) { v.EOS, v.AddEOS = -1, true }, ErrBadVocab},
+		{"add sep without sep", func(v *Vocab) { v.AddSEP = true }, ErrBadVocab},
 		{"bos out of range", func(v *Vocab) { v.BOS = 4 }, ErrBadVocab},
 		{"eos negative", func(v *Vocab) { v.EOS = -2 }, ErrBadVocab},
 		{"model", func(v *Vocab) { v.Model = "t5" }, ErrUnsupported},
@@ -290,14 +334,16 @@ func TestEncodeLongInput(t *testing.T) {
 func ExampleTokenizer_Encode_synthetic() {
 	// A tiny SentencePiece vocabulary built by hand; real ones come from
 	// FromGGUF.
-	tok, err := New(Vocab{
+	v := Vocab{
 		Model:  "llama",
 		Tokens: []string{"<unk>", "<s>", "</s>", "▁", "h", "i", "▁h", "▁hi"},
 		Scores: []float32{0, 0, 0, -1, -2, -2, -1, -0.5},
 		Types:  []int32{TypeUnknown, TypeControl, TypeControl, TypeNormal, TypeNormal, TypeNormal, TypeNormal, TypeNormal},
-		BOS:    1, EOS: 2, UNK: 0, PAD: -1, EOT: -1, EOM: -1, SEP: -1,
 		AddBOS: true, AddSpacePrefix: true,
-	})
+	}
+	v.ClearSpecial()
+	v.BOS, v.EOS, v.UNK = 1, 2, 0
+	tok, err := New(v)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -339,8 +385,9 @@ func FuzzEncode(f *testing.F) {
 }
 
 // TestPhi3Strip checks llama.cpp's Phi-3 quirk: whitespace after special
-// tokens is dropped, and the user-defined "</s>" is split out even without
-// parse_special.
+// tokens is dropped. "</s>" is user-defined in this vocabulary, but
+// llama.cpp's end-of-generation rule makes every "</s>" a control token, so
+// only EncodeSpecial splits it out (the gemma3 test pairs show the same).
 func TestPhi3Strip(t *testing.T) {
 	tok := cachedTokenizer(t, testdataFile(t, "vocab/ggml-vocab-phi-3.gguf"))
 	hello := tok.Encode("Hello", false)
@@ -349,9 +396,13 @@ func TestPhi3Strip(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("EncodeSpecial = %v, want %v", got, want)
 	}
-	got = tok.Encode("Hello</s> Hello", false)
+	got = tok.EncodeSpecial("Hello</s> Hello", false)
 	want = slices.Concat(hello, []int32{2}, hello)
 	if !slices.Equal(got, want) {
-		t.Errorf("Encode = %v, want %v", got, want)
+		t.Errorf("EncodeSpecial = %v, want %v", got, want)
+	}
+	got = tok.Encode("Hello</s> Hello", false)
+	if slices.Contains(got, 2) {
+		t.Errorf("Encode = %v splits out </s> without parse_special", got)
 	}
 }

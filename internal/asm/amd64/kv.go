@@ -1,0 +1,1325 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/attr"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// kvFiles lists the files of package kv: the attention kernels, each the
+// twin of a pure-Go function in kv/kernels.go. Products are fused with
+// their sums (FMA) and sums are split over lanes, so results differ from
+// the Go twins in float32 rounding only; kv picks the width once per row
+// length, and every kernel computes a head's result in the same order
+// whatever other heads or rows it takes along, so a head's result is the
+// same bits from every kernel of one width that can compute it.
+func kvFiles() []outFile {
+	return []outFile{
+		{"row", func() {
+			for _, e := range []kvElem{kvF16, kvI8} {
+				kvDot(e)
+				kvAxpy(e, 1)
+				kvAxpy(e, 2)
+			}
+		}},
+		{"scores", func() { kvFamily(kvScores) }},
+		{"values", func() { kvFamily(kvValues) }},
+		{"softmax", func() { kvSoftmax(avx2); kvSoftmax(avx512) }},
+	}
+}
+
+// kvFamily emits a multi-row kernel for both widths, one and four heads,
+// and both element types.
+func kvFamily(gen func(e kvElem, w width, heads int)) {
+	for _, w := range []width{avx2, avx512} {
+		for _, heads := range []int{1, 4} {
+			for _, e := range []kvElem{kvF16, kvI8} {
+				gen(e, w, heads)
+			}
+		}
+	}
+}
+
+// kvElem is an element type of the cache: F16 (widened exactly by
+// VCVTPH2PS) or int8 (VPMOVSXBD, VCVTDQ2PS) with a float32 scale per row.
+type kvElem struct {
+	name   string
+	size   int
+	goType string
+}
+
+var (
+	kvF16 = kvElem{"F16", 2, "uint16"}
+	kvI8  = kvElem{"I8", 1, "int8"}
+)
+
+// loadRows widens the elements at ms into dsts: F16 one VCVTPH2PS each;
+// int8 all the sign extensions, then all the conversions when grouped,
+// else each pair in turn.
+func (e kvElem) loadRows(grouped bool, ms []Mem, dsts []Register) {
+	if e.size == 2 {
+		for i, m := range ms {
+			c.VCVTPH2PS(m, dsts[i])
+		}
+		return
+	}
+	if !grouped {
+		for i, m := range ms {
+			c.VPMOVSXBD(m, dsts[i])
+			c.VCVTDQ2PS(dsts[i], dsts[i])
+		}
+		return
+	}
+	for i, m := range ms {
+		c.VPMOVSXBD(m, dsts[i])
+	}
+	for _, d := range dsts {
+		c.VCVTDQ2PS(d, d)
+	}
+}
+
+// load1 widens one vector of elements.
+func (e kvElem) load1(m Mem, dst Register) { e.loadRows(false, []Mem{m}, []Register{dst}) }
+
+// loadScalar widens one element into lane 0 of X register x (via AX).
+func (e kvElem) loadScalar(m Mem, x Register) {
+	if e.size == 2 {
+		c.MOVWLZX(m, EAX)
+		c.VMOVD(EAX, x)
+		c.VCVTPH2PS(x, x)
+		return
+	}
+	c.MOVBLSX(m, EAX)
+	c.VMOVD(EAX, x)
+	c.VCVTDQ2PS(x, x)
+}
+
+// rowStride sets r to the bytes of a row of d elements (d in reg d).
+func (e kvElem) rowStride(d, r Register) {
+	if e.size == 2 {
+		c.LEAQ(memx(d, 0, d, 1), r)
+	} else {
+		c.MOVQ(d, r)
+	}
+}
+
+// param returns a Go argument's frame slot.
+func param(name string) Mem {
+	b, err := c.Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+func load(name string, r Register) { c.Load(c.Param(name), r) }
+
+// kvDot emits dot<E>F32AVX2(k *E, q *float32, n int) float32: four
+// accumulators over 32 elements, then 8 at a time, the sum (hsum), then
+// the last n%8 one at a time.
+func kvDot(e kvElem) {
+	text("dot"+e.name+"F32AVX2", NOSPLIT, fmt.Sprintf("func(k *%s, q *float32, n int) float32", e.goType))
+	load("k", RSI)
+	load("q", RDI)
+	load("n", RCX)
+	zeroAcc(avx2, 4)
+	c.CMPQ(RCX, U8(32))
+	c.JLT(ref("dot8"))
+	label("dot32")
+	e.loadRows(true, []Mem{mem(RSI, 0), mem(RSI, 8*e.size), mem(RSI, 16*e.size), mem(RSI, 24*e.size)}, regs(ys[4:8]))
+	for j := 0; j < 4; j++ {
+		c.VFMADD231PS(mem(RDI, 32*j), yr(4+j), yr(j))
+	}
+	c.ADDQ(U8(32*e.size), RSI)
+	c.ADDQ(U32(128), RDI)
+	c.SUBQ(U8(32), RCX)
+	c.CMPQ(RCX, U8(32))
+	c.JGE(ref("dot32"))
+	label("dot8")
+	c.CMPQ(RCX, U8(8))
+	c.JLT(ref("reduce"))
+	e.load1(mem(RSI, 0), Y4)
+	c.VFMADD231PS(mem(RDI, 0), Y4, Y0)
+	c.ADDQ(U8(8*e.size), RSI)
+	c.ADDQ(U8(32), RDI)
+	c.SUBQ(U8(8), RCX)
+	c.JMP(ref("dot8"))
+	label("reduce")
+	addTree(avx2, 4)
+	hsum(Y0, X1)
+	c.TESTQ(RCX, RCX)
+	c.JEQ(ref("done"))
+	label("dot1")
+	e.loadScalar(mem(RSI, 0), X4)
+	c.VFMADD231SS(mem(RDI, 0), X4, X0)
+	c.ADDQ(U8(e.size), RSI)
+	c.ADDQ(U8(4), RDI)
+	c.DECQ(RCX)
+	c.JNZ(ref("dot1"))
+	label("done")
+	retFloat()
+}
+
+// kvAxpy emits axpy<E>AVX2(dst *float32, a float32, v *E, n int), dst +=
+// a·v, or, with rows 2, axpy2<E>AVX2(dst, a0, a1, v0, v1, n), dst += a0·v0
+// + a1·v1 with the two products summed first, as in the Go twin, so each
+// element of dst is loaded and stored once for two rows.
+func kvAxpy(e kvElem, rows int) {
+	if rows == 1 {
+		text("axpy"+e.name+"AVX2", NOSPLIT, fmt.Sprintf("func(dst *float32, a float32, v *%s, n int)", e.goType))
+		load("dst", RDI)
+		c.VBROADCASTSS(param("a"), Y15)
+		load("v", RSI)
+		load("n", RCX)
+		c.CMPQ(RCX, U8(32))
+		c.JLT(ref("axpy8"))
+		label("axpy32")
+		e.loadRows(true, []Mem{mem(RSI, 0), mem(RSI, 8*e.size), mem(RSI, 16*e.size), mem(RSI, 24*e.size)}, regs(ys[0:4]))
+		for j := 0; j < 4; j++ {
+			c.VFMADD213PS(mem(RDI, 32*j), Y15, yr(j))
+		}
+		for j := 0; j < 4; j++ {
+			c.VMOVUPS(yr(j), mem(RDI, 32*j))
+		}
+		c.ADDQ(U8(32*e.size), RSI)
+		c.ADDQ(U32(128), RDI)
+		c.SUBQ(U8(32), RCX)
+		c.CMPQ(RCX, U8(32))
+		c.JGE(ref("axpy32"))
+		label("axpy8")
+		c.CMPQ(RCX, U8(8))
+		c.JLT(ref("axpy1"))
+		e.load1(mem(RSI, 0), Y0)
+		c.VFMADD213PS(mem(RDI, 0), Y15, Y0)
+		c.VMOVUPS(Y0, mem(RDI, 0))
+		c.ADDQ(U8(8*e.size), RSI)
+		c.ADDQ(U8(32), RDI)
+		c.SUBQ(U8(8), RCX)
+		c.JMP(ref("axpy8"))
+		label("axpy1")
+		c.TESTQ(RCX, RCX)
+		c.JEQ(ref("done"))
+		e.loadScalar(mem(RSI, 0), X0)
+		c.VFMADD213SS(mem(RDI, 0), X15, X0)
+		c.VMOVSS(X0, mem(RDI, 0))
+		c.ADDQ(U8(e.size), RSI)
+		c.ADDQ(U8(4), RDI)
+		c.DECQ(RCX)
+		c.JMP(ref("axpy1"))
+		label("done")
+		retVoid()
+		return
+	}
+	text("axpy2"+e.name+"AVX2", NOSPLIT, fmt.Sprintf("func(dst *float32, a0, a1 float32, v0, v1 *%s, n int)", e.goType))
+	load("dst", RDI)
+	c.VBROADCASTSS(param("a0"), Y14)
+	c.VBROADCASTSS(param("a1"), Y15)
+	load("v0", RSI)
+	load("v1", RDX)
+	load("n", RCX)
+	c.CMPQ(RCX, U8(16))
+	c.JLT(ref("axpy8"))
+	label("axpy16")
+	e.loadRows(true, []Mem{mem(RSI, 0), mem(RSI, 8*e.size), mem(RDX, 0), mem(RDX, 8*e.size)}, regs(ys[0:4]))
+	c.VMULPS(Y14, Y0, Y0)
+	c.VMULPS(Y14, Y1, Y1)
+	c.VFMADD231PS(Y15, Y2, Y0)
+	c.VFMADD231PS(Y15, Y3, Y1)
+	c.VADDPS(mem(RDI, 0), Y0, Y0)
+	c.VADDPS(mem(RDI, 32), Y1, Y1)
+	c.VMOVUPS(Y0, mem(RDI, 0))
+	c.VMOVUPS(Y1, mem(RDI, 32))
+	c.ADDQ(U8(16*e.size), RSI)
+	c.ADDQ(U8(16*e.size), RDX)
+	c.ADDQ(U8(64), RDI)
+	c.SUBQ(U8(16), RCX)
+	c.CMPQ(RCX, U8(16))
+	c.JGE(ref("axpy16"))
+	label("axpy8")
+	c.CMPQ(RCX, U8(8))
+	c.JLT(ref("axpy1"))
+	e.loadRows(true, []Mem{mem(RSI, 0), mem(RDX, 0)}, []Register{Y0, Y2})
+	c.VMULPS(Y14, Y0, Y0)
+	c.VFMADD231PS(Y15, Y2, Y0)
+	c.VADDPS(mem(RDI, 0), Y0, Y0)
+	c.VMOVUPS(Y0, mem(RDI, 0))
+	c.ADDQ(U8(8*e.size), RSI)
+	c.ADDQ(U8(8*e.size), RDX)
+	c.ADDQ(U8(32), RDI)
+	c.SUBQ(U8(8), RCX)
+	label("axpy1")
+	c.TESTQ(RCX, RCX)
+	c.JEQ(ref("done"))
+	e.loadScalar(mem(RSI, 0), X0)
+	e.loadScalar(mem(RDX, 0), X2)
+	c.VMULSS(X14, X0, X0)
+	c.VFMADD231SS(X15, X2, X0)
+	c.VADDSS(mem(RDI, 0), X0, X0)
+	c.VMOVSS(X0, mem(RDI, 0))
+	c.ADDQ(U8(e.size), RSI)
+	c.ADDQ(U8(e.size), RDX)
+	c.ADDQ(U8(4), RDI)
+	c.DECQ(RCX)
+	c.JMP(ref("axpy1"))
+	label("done")
+	retVoid()
+}
+
+// kvName is the name of a multi-row kernel.
+func kvName(kind string, e kvElem, w width, heads int) string {
+	x4 := ""
+	if heads == 4 {
+		x4 = "x4"
+	}
+	return kind + e.name + x4 + w.suffix()
+}
+
+// reduceAcc8 leaves in lane i of Y1 the sum of the lanes of accumulator
+// Yi (i < 8): VHADDPS of lane pairs, then pairs of pairs, then the two
+// halves, the order in which a single accumulator is reduced too.
+func reduceAcc8() {
+	for i := 0; i < 8; i += 2 {
+		c.VHADDPS(yr(i+1), yr(i), yr(i))
+	}
+	c.VHADDPS(Y2, Y0, Y0)
+	c.VHADDPS(Y6, Y4, Y4)
+	c.VPERM2F128(U8(0x20), Y4, Y0, Y1)
+	c.VPERM2F128(U8(0x31), Y4, Y0, Y2)
+	c.VADDPS(Y2, Y1, Y1)
+}
+
+// reduceAcc16 leaves in lane i of Z0 the sum of the lanes of accumulator
+// Zi (i < 16) by shuffles and adds (Z31 scratch): 128-bit lanes 0+2 and
+// 1+3, then those two, then in-lane pairs 0+2 and 1+3, then those two —
+// the order fold512 and hsum reduce a single accumulator in.
+func reduceAcc16() {
+	step := func(shuf func(Op, Op, Op, Op), lo, hi uint8, a, b Register) {
+		shuf(U8(lo), b, a, Z31)
+		shuf(U8(hi), b, a, a)
+		c.VADDPS(a, Z31, a)
+	}
+	sf := func(i, a, b, d Op) { c.VSHUFF32X4(i, a, b, d) }
+	sp := func(i, a, b, d Op) { c.VSHUFPS(i, a, b, d) }
+	for _, a := range []int{0, 8, 1, 9, 2, 10, 3, 11} {
+		step(sf, 0x44, 0xee, zr(a), zr(a+4))
+	}
+	for a := 0; a < 4; a++ {
+		step(sf, 0x88, 0xdd, zr(a), zr(a+8))
+	}
+	step(sp, 0x44, 0xee, Z0, Z1)
+	step(sp, 0x44, 0xee, Z2, Z3)
+	step(sp, 0x88, 0xdd, Z0, Z2)
+}
+
+// kvScores emits scores<E>[x4]<W>: dst[i] = Σ_j k[i·d+j]·q[j] (times
+// scales[i] for int8) for rows rows of d elements, d a positive multiple
+// of the width's lanes; or, with heads 4, the same for four queries d
+// floats apart, dst[h·stride+i] for query h, reading each key row once for
+// the four.
+//
+// Every (row, query) sum has one accumulator of the width's lanes, and a
+// block of rows (8/16 for one query, 2/4 for four) fills the width's 8
+// or 16 accumulators, reduced together (reduceAcc8, reduceAcc16) to one
+// vector of sums; rows past the last block are reduced one at a time in
+// the same order, so a row's score depends neither on its neighbours nor
+// on the other queries.
+func kvScores(e kvElem, w width, heads int) {
+	sig := fmt.Sprintf("func(dst *float32, k *%s, q *float32, rows, d int)", e.goType)
+	if e.size == 1 {
+		sig = "func(dst *float32, k *int8, scales, q *float32, rows, d int)"
+	}
+	if heads == 4 {
+		sig = "func(dst *float32, stride int, " + sig[len("func(dst *float32, "):]
+	}
+	text(kvName("scores", e, w, heads), NOSPLIT, sig)
+	// The width's accumulators: 8 Y or 16 Z registers.
+	lanes, nacc := w.lanes(), 8
+	if w.wide() {
+		nacc = 16
+	}
+	scales := RAX
+	if heads == 4 {
+		scales = R8
+	}
+	load("dst", R10)
+	if heads == 4 {
+		load("stride", RAX)
+	}
+	load("k", RSI)
+	if e.size == 1 {
+		load("scales", scales)
+	}
+	load("q", RDI)
+	load("rows", R11)
+	load("d", R12)
+	e.rowStride(R12, RBX)
+	step := lanes * e.size // key bytes per accumulator step
+
+	if heads == 1 {
+		// Rows in groups of four: SI, R8 (, R13, R14), each four rows on;
+		// BX, 2·BX and DX (3·BX) within a group.
+		c.LEAQ(memx(RBX, 0, RBX, 2), RDX)
+		bases := []Register{RSI, R8}
+		if w.wide() {
+			bases = []Register{RSI, R8, R13, R14}
+		}
+		label("block")
+		c.CMPQ(R11, U8(nacc))
+		c.JLT(ref("tail"))
+		if !w.wide() {
+			c.MOVQ(RSI, R13)
+		}
+		for i := 1; i < len(bases); i++ {
+			c.LEAQ(memx(bases[i-1], 0, RBX, 4), bases[i])
+		}
+		c.MOVQ(RDI, R9)
+		c.MOVQ(R12, RCX)
+		zeroAcc(w, nacc)
+		label("cols")
+		var qv Register = Y8
+		temps := regs(ys[9:13])
+		if w.wide() {
+			qv, temps = Z24, regs(zs[16:24])
+		}
+		c.VMOVUPS(mem(R9, 0), qv)
+		for r0 := 0; r0 < nacc; r0 += len(temps) {
+			for t := range temps {
+				r := r0 + t
+				base := bases[r/4]
+				m := []Mem{mem(base, 0), memx(base, 0, RBX, 1), memx(base, 0, RBX, 2), memx(base, 0, RDX, 1)}[r%4]
+				e.load1(m, temps[t])
+			}
+			for t := range temps {
+				c.VFMADD231PS(qv, temps[t], w.vec(r0+t))
+			}
+		}
+		for _, b := range bases {
+			c.ADDQ(U8(step), b)
+		}
+		c.ADDQ(U8(4*lanes), R9)
+		c.SUBQ(U8(lanes), RCX)
+		c.JNZ(ref("cols"))
+		if w.wide() {
+			reduceAcc16()
+			if e.size == 1 {
+				c.VMULPS(mem(scales, 0), Z0, Z0)
+				c.ADDQ(U8(64), scales)
+			}
+			c.VMOVUPS(Z0, mem(R10, 0))
+			c.ADDQ(U8(64), R10)
+			c.LEAQ(memx(R14, 0, RDX, 1), RSI)
+		} else {
+			reduceAcc8()
+			if e.size == 1 {
+				c.VMULPS(mem(scales, 0), Y1, Y1)
+				c.ADDQ(U8(32), scales)
+			}
+			c.VMOVUPS(Y1, mem(R10, 0))
+			c.ADDQ(U8(32), R10)
+			c.LEAQ(memx(R13, 0, RBX, 8), RSI)
+		}
+		c.SUBQ(U8(nacc), R11)
+		c.JMP(ref("block"))
+
+		label("tail")
+		c.TESTQ(R11, R11)
+		c.JEQ(ref("done"))
+		c.MOVQ(RDI, R9)
+		c.MOVQ(R12, RCX)
+		zero(w.vec(0))
+		label("col1")
+		var kt Register = Y9
+		if w.wide() {
+			kt = Z16
+		}
+		e.load1(mem(RSI, 0), kt)
+		c.VFMADD231PS(mem(R9, 0), kt, w.vec(0))
+		c.ADDQ(U8(step), RSI)
+		c.ADDQ(U8(4*lanes), R9)
+		c.SUBQ(U8(lanes), RCX)
+		c.JNZ(ref("col1"))
+		if w.wide() {
+			fold512(Z0, Y1)
+			hsum(Y0, X1)
+		} else {
+			c.VHADDPS(Y0, Y0, Y0)
+			c.VHADDPS(Y0, Y0, Y0)
+			c.VEXTRACTF128(U8(1), Y0, X1)
+			c.VADDSS(X1, X0, X0)
+		}
+		if e.size == 1 {
+			c.VMULSS(mem(scales, 0), X0, X0)
+			c.ADDQ(U8(4), scales)
+		}
+		c.VMOVSS(X0, mem(R10, 0))
+		c.ADDQ(U8(4), R10)
+		c.DECQ(R11)
+		c.JMP(ref("tail"))
+		label("done")
+		retVoid()
+		return
+	}
+
+	// Four queries: AX the dst stride in bytes, DX the query stride (4·d)
+	// and R13 three of them; R14 (AVX-512) three key rows.
+	rows := nacc / 4
+	c.SHLQ(U8(2), RAX)
+	c.MOVQ(R12, RDX)
+	c.SHLQ(U8(2), RDX)
+	c.LEAQ(memx(RDX, 0, RDX, 2), R13)
+	if w.wide() {
+		c.LEAQ(memx(RBX, 0, RBX, 2), R14)
+	}
+	qm := func(h int) Mem {
+		return []Mem{mem(R9, 0), memx(R9, 0, RDX, 1), memx(R9, 0, RDX, 2), memx(R9, 0, R13, 1)}[h]
+	}
+	label("block")
+	c.CMPQ(R11, U8(rows))
+	c.JLT(ref("single"))
+	c.MOVQ(RDI, R9)
+	c.MOVQ(R12, RCX)
+	zeroAcc(w, nacc)
+	label("cols")
+	kts, qts := []Register{Y8, Y9}, regs(ys[10:14])
+	if w.wide() {
+		kts, qts = regs(zs[20:24]), regs(zs[16:20])
+	}
+	km := []Mem{mem(RSI, 0), memx(RSI, 0, RBX, 1), memx(RSI, 0, RBX, 2), memx(RSI, 0, R14, 1)}
+	if w.wide() {
+		e.loadRows(false, km, kts)
+		for h := 0; h < 4; h++ {
+			c.VMOVUPS(qm(h), qts[h])
+		}
+	} else {
+		e.loadRows(false, km[:2], kts)
+		for h := 0; h < 4; h++ {
+			c.VMOVUPS(qm(h), qts[h])
+		}
+	}
+	for h := 0; h < 4; h++ {
+		for j := 0; j < rows; j++ {
+			c.VFMADD231PS(qts[h], kts[j], w.vec(rows*h+j))
+		}
+	}
+	c.ADDQ(U8(step), RSI)
+	c.ADDQ(U8(4*lanes), R9)
+	c.SUBQ(U8(lanes), RCX)
+	c.JNZ(ref("cols"))
+	if w.wide() {
+		reduceAcc16()
+		if e.size == 1 {
+			c.VBROADCASTF32X4(mem(scales, 0), Z31)
+			c.VMULPS(Z31, Z0, Z0)
+			c.ADDQ(U8(16), scales)
+		}
+		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+		for h, m := range []Mem{mem(R10, 0), memx(R10, 0, RAX, 1), memx(R10, 0, RAX, 2), memx(R10, 0, RCX, 1)} {
+			c.VEXTRACTF32X4(U8(h), Z0, m)
+		}
+		c.ADDQ(U8(16), R10)
+		c.ADDQ(R14, RSI)
+		c.SUBQ(U8(4), R11)
+	} else {
+		reduceAcc8()
+		if e.size == 1 {
+			c.VBROADCASTSD(mem(scales, 0), Y3)
+			c.VMULPS(Y3, Y1, Y1)
+			c.ADDQ(U8(8), scales)
+		}
+		c.VEXTRACTF128(U8(1), Y1, X2)
+		c.VMOVLPS(X1, mem(R10, 0))
+		c.VMOVHPS(X1, memx(R10, 0, RAX, 1))
+		c.VMOVLPS(X2, memx(R10, 0, RAX, 2))
+		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+		c.VMOVHPS(X2, memx(R10, 0, RCX, 1))
+		c.ADDQ(U8(8), R10)
+		c.ADDQ(RBX, RSI)
+		c.SUBQ(U8(2), R11)
+	}
+	c.JMP(ref("block"))
+
+	label("single")
+	c.TESTQ(R11, R11)
+	c.JEQ(ref("done"))
+	c.MOVQ(RDI, R9)
+	c.MOVQ(R12, RCX)
+	for h := 0; h < 4; h++ {
+		zero(w.vec(2 * h))
+	}
+	label("col1")
+	kt := w.vec(8)
+	e.load1(mem(RSI, 0), kt)
+	for h := 0; h < 4; h++ {
+		c.VFMADD231PS(qm(h), kt, w.vec(2*h))
+	}
+	c.ADDQ(U8(step), RSI)
+	c.ADDQ(U8(4*lanes), R9)
+	c.SUBQ(U8(lanes), RCX)
+	c.JNZ(ref("col1"))
+	if w.wide() {
+		for h := 0; h < 4; h++ {
+			fold512(zr(2*h), yr(2*h+1))
+			hsum(yr(2*h), xs[2*h+1])
+		}
+		if e.size == 1 {
+			c.VMOVSS(mem(scales, 0), X9)
+			for h := 0; h < 4; h++ {
+				c.VMULSS(X9, xs[2*h], xs[2*h])
+			}
+			c.ADDQ(U8(4), scales)
+		}
+		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+		c.VMOVSS(X0, mem(R10, 0))
+		c.VMOVSS(X2, memx(R10, 0, RAX, 1))
+		c.VMOVSS(X4, memx(R10, 0, RAX, 2))
+		c.VMOVSS(X6, memx(R10, 0, RCX, 1))
+		c.ADDQ(U8(4), R10)
+		c.DECQ(R11)
+		c.JMP(ref("single"))
+	} else {
+		c.VHADDPS(Y2, Y0, Y0)
+		c.VHADDPS(Y6, Y4, Y4)
+		c.VHADDPS(Y4, Y0, Y0)
+		c.VEXTRACTF128(U8(1), Y0, X1)
+		c.VADDPS(X1, X0, X0)
+		if e.size == 1 {
+			c.VBROADCASTSS(mem(scales, 0), X3)
+			c.VMULPS(X3, X0, X0)
+		}
+		c.VMOVSS(X0, mem(R10, 0))
+		c.VEXTRACTPS(U8(1), X0, memx(R10, 0, RAX, 1))
+		c.VEXTRACTPS(U8(2), X0, memx(R10, 0, RAX, 2))
+		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+		c.VEXTRACTPS(U8(3), X0, memx(R10, 0, RCX, 1))
+	}
+	label("done")
+	retVoid()
+}
+
+// kvValues emits values<E>[x4]<W>: o[j] += Σ_i w[i]·v[i·d+j] (w[i] times
+// scales[i] for int8), skipping rows whose weight is zero, d a positive
+// multiple of the width's lanes; with heads 4, for four weight vectors
+// stride floats apart and outputs d floats apart, reading each value row
+// once for the four. Every element of an output sums its rows in order
+// with one FMA each, whatever the width or the heads, so the results are
+// the same bits from every one of these kernels.
+//
+// One head, and four with AVX-512: columns go in chunks kept in
+// registers over all rows (AVX2 64/32/8, AVX-512 128/64/16 of one head or
+// 64/32/16 of each of four), so o is loaded and stored once per chunk; the
+// four-head kernel masks each head's FMA by its weight being non-zero.
+// Four heads with AVX2 accumulate in memory, two rows per load and store;
+// a row whose weight is zero for some heads goes alone and leaves those
+// untouched (VBLENDVPS).
+func kvValues(e kvElem, w width, heads int) {
+	sig := fmt.Sprintf("func(o, w *float32, v *%s, rows, d int)", e.goType)
+	if e.size == 1 {
+		sig = "func(o, w *float32, v *int8, scales *float32, rows, d int)"
+	}
+	if heads == 4 {
+		sig = "func(o, w *float32, stride int, " + sig[len("func(o, w *float32, "):]
+	}
+	text(kvName("values", e, w, heads), NOSPLIT, sig)
+	if heads == 4 && !w.wide() {
+		kvValuesX4AVX2(e)
+		return
+	}
+	lanes := w.lanes()
+	load("o", RDI)
+	load("w", R10)
+	if heads == 4 {
+		load("stride", RAX)
+	}
+	load("v", RSI)
+	scales := R12
+	if e.size == 1 {
+		load("scales", scales)
+	}
+	load("rows", R11)
+	load("d", RDX)
+	e.rowStride(RDX, RBX)
+	chunks := []int{8 * lanes, 4 * lanes, lanes} // 64/32/8 or 128/64/16
+	if heads == 4 {
+		chunks = []int{4 * lanes, 2 * lanes, lanes}
+		if e.size == 1 {
+			// (R9)(R12*1) is the scale of the row whose weight is at R9.
+			c.SUBQ(R10, R12)
+		}
+		c.SHLQ(U8(2), RAX)
+		c.LEAQ(memx(RAX, 0, RAX, 2), R8)
+		c.MOVQ(RDX, R14)
+		c.SHLQ(U8(2), R14)
+		c.LEAQ(memx(R10, 0, R11, 4), R11) // the end of w
+		c.VPXORD(Z31, Z31, Z31)
+		c.TESTQ(RDX, RDX)
+		c.JEQ(ref("done"))
+		c.CMPQ(R10, R11)
+		c.JEQ(ref("done"))
+	}
+	temps, a := regs(ys[8:12]), Register(Y15)
+	if w.wide() {
+		temps, a = regs(zs[16:24]), Z15
+	}
+	for ci, n := range chunks {
+		nacc := n / lanes
+		name := fmt.Sprintf("chunk%d", n)
+		label(name)
+		next := "done"
+		if ci+1 < len(chunks) {
+			next = fmt.Sprintf("chunk%d", chunks[ci+1])
+		}
+		c.CMPQ(RDX, U8(n))
+		c.JLT(ref(next))
+		// out(h, i) is accumulator i of head h and its place in o.
+		acc := func(h, i int) Register { return w.vec(4*h + i) }
+		out := func(h, i int) Mem {
+			if heads == 1 {
+				return mem(RDI, 4*lanes*i)
+			}
+			return []Mem{mem(RDI, 64*i), memx(RDI, 64*i, R14, 1), memx(RDI, 64*i, R14, 2), memx(RDI, 64*i, RCX, 1)}[h]
+		}
+		if heads == 4 {
+			c.LEAQ(memx(R14, 0, R14, 2), RCX)
+		} else {
+			acc = func(_, i int) Register { return w.vec(i) }
+		}
+		for h := 0; h < heads; h++ {
+			for i := 0; i < nacc; i++ {
+				c.VMOVUPS(out(h, i), acc(h, i))
+			}
+		}
+		rowLbl, skip, store := fmt.Sprintf("row%d", n), fmt.Sprintf("skip%d", n), fmt.Sprintf("store%d", n)
+		if heads == 1 {
+			c.MOVQ(RSI, R8)
+			c.MOVQ(R10, R9)
+			if e.size == 1 {
+				c.MOVQ(R12, R13)
+			}
+			c.MOVQ(R11, RCX)
+			c.TESTQ(RCX, RCX)
+			c.JEQ(ref(store))
+			label(rowLbl)
+			c.VMOVSS(mem(R9, 0), X15)
+			if e.size == 1 {
+				c.VMULSS(mem(R13, 0), X15, X15)
+				c.ADDQ(U8(4), R13)
+			}
+			c.ADDQ(U8(4), R9)
+			c.VMOVD(X15, EAX)
+			c.TESTL(U32(0x7fffffff), EAX)
+			c.JEQ(ref(skip))
+			c.VBROADCASTSS(X15, a)
+			for g := 0; g < nacc; g += len(temps) {
+				k := min(len(temps), nacc-g)
+				for t := 0; t < k; t++ {
+					e.load1(mem(R8, (g+t)*lanes*e.size), temps[t])
+				}
+				for t := 0; t < k; t++ {
+					c.VFMADD231PS(a, temps[t], acc(0, g+t))
+				}
+			}
+			label(skip)
+			c.ADDQ(RBX, R8)
+			c.DECQ(RCX)
+			c.JNZ(ref(rowLbl))
+			label(store)
+		} else {
+			c.MOVQ(RSI, R13)
+			c.MOVQ(R10, R9)
+			label(rowLbl)
+			ws := []Mem{mem(R9, 0), memx(R9, 0, RAX, 1), memx(R9, 0, RAX, 2), memx(R9, 0, R8, 1)}
+			for h := 0; h < 4; h++ {
+				c.VBROADCASTSS(ws[h], zr(16+h))
+			}
+			if e.size == 1 {
+				c.VBROADCASTSS(memx(R9, 0, R12, 1), Z20)
+				for h := 0; h < 4; h++ {
+					c.VMULPS(Z20, zr(16+h), zr(16+h))
+				}
+			}
+			c.ADDQ(U8(4), R9)
+			ks := []Register{K1, K2, K3, K4}
+			for h := 0; h < 4; h++ {
+				c.VCMPPS(U8(4), Z31, zr(16+h), ks[h])
+			}
+			c.KORW(K1, K2, K5)
+			c.KORW(K3, K4, K6)
+			c.KORTESTW(K5, K6)
+			c.JEQ(ref(skip))
+			for i := 0; i < nacc; i++ {
+				e.load1(mem(R13, i*lanes*e.size), zr(20+i))
+			}
+			for h := 0; h < 4; h++ {
+				for i := 0; i < nacc; i++ {
+					c.VFMADD231PS(zr(16+h), zr(20+i), ks[h], acc(h, i))
+				}
+			}
+			label(skip)
+			c.ADDQ(RBX, R13)
+			c.CMPQ(R9, R11)
+			c.JNE(ref(rowLbl))
+			c.LEAQ(memx(R14, 0, R14, 2), RCX)
+		}
+		for h := 0; h < heads; h++ {
+			for i := 0; i < nacc; i++ {
+				c.VMOVUPS(acc(h, i), out(h, i))
+			}
+		}
+		c.ADDQ(U32(4*n), RDI)
+		c.ADDQ(U32(n*e.size), RSI)
+		c.SUBQ(U8(n), RDX)
+		// The first chunk size repeats; the second runs at most once; the
+		// last repeats unless the second is twice it.
+		switch {
+		case ci == 0:
+			c.JMP(ref(name))
+		case ci == 1:
+			c.JMP(ref(next))
+		case chunks[1] == 2*chunks[2]:
+			c.JMP(ref("done"))
+		default:
+			c.JMP(ref(name))
+		}
+	}
+	label("done")
+	retVoid()
+}
+
+// kvValuesX4AVX2 is kvValues for four heads with AVX2: Y8-Y15 the weights
+// of a pair of rows, Y6 zero, DX the output stride (4·d), R13 three of
+// them, R12 the end of output 0, R8 three weight strides; scales (int8)
+// in CX.
+func kvValuesX4AVX2(e kvElem) {
+	load("o", RDI)
+	load("w", R10)
+	load("stride", RAX)
+	load("v", RSI)
+	if e.size == 1 {
+		load("scales", RCX)
+	}
+	load("rows", R11)
+	load("d", RDX)
+	e.rowStride(RDX, RBX)
+	c.SHLQ(U8(2), RAX)
+	c.LEAQ(memx(RAX, 0, RAX, 2), R8)
+	c.SHLQ(U8(2), RDX)
+	c.LEAQ(memx(RDX, 0, RDX, 2), R13)
+	c.LEAQ(memx(RDI, 0, RDX, 1), R12)
+	c.VXORPS(Y6, Y6, Y6)
+	outs := func(base Register) []Mem {
+		return []Mem{mem(base, 0), memx(base, 0, RDX, 1), memx(base, 0, RDX, 2), memx(base, 0, R13, 1)}
+	}
+	ws := func(off int) []Mem {
+		return []Mem{mem(R10, off), memx(R10, off, RAX, 1), memx(R10, off, RAX, 2), memx(R10, off, R8, 1)}
+	}
+	step := 8 * e.size
+
+	label("pair")
+	c.CMPQ(R11, U8(2))
+	c.JLT(ref("row"))
+	// Y(8+2h) and Y(9+2h): the weights of rows 0 and 1 for head h.
+	for h := 0; h < 4; h++ {
+		c.VBROADCASTSS(ws(0)[h], yr(8+2*h))
+		c.VBROADCASTSS(ws(4)[h], yr(9+2*h))
+	}
+	if e.size == 1 {
+		c.VBROADCASTSS(mem(RCX, 0), Y0)
+		c.VBROADCASTSS(mem(RCX, 4), Y1)
+		for i := 8; i < 16; i++ {
+			c.VMULPS(yr(i%2), yr(i), yr(i))
+		}
+	}
+	// All eight weights non-zero, or take the rows one at a time.
+	c.VUNPCKLPS(X10, X8, X0)
+	c.VUNPCKLPS(X14, X12, X1)
+	c.VMOVLHPS(X1, X0, X0)
+	c.VUNPCKLPS(X11, X9, X2)
+	c.VUNPCKLPS(X15, X13, X3)
+	c.VMOVLHPS(X3, X2, X2)
+	c.VINSERTF128(U8(1), X2, Y0, Y0)
+	c.VCMPPS(U8(4), Y6, Y0, Y0)
+	c.VMOVMSKPS(Y0, R9L)
+	c.CMPL(R9L, U32(0xff))
+	c.JNE(ref("row"))
+	c.MOVQ(RDI, R9)
+	label("full2")
+	e.loadRows(false, []Mem{mem(RSI, 0), memx(RSI, 0, RBX, 1)}, []Register{Y0, Y1})
+	for h, m := range outs(R9) {
+		c.VMOVUPS(m, yr(2+h))
+	}
+	for j := 0; j < 2; j++ {
+		for h := 0; h < 4; h++ {
+			c.VFMADD231PS(yr(8+2*h+j), yr(j), yr(2+h))
+		}
+	}
+	for h, m := range outs(R9) {
+		c.VMOVUPS(yr(2+h), m)
+	}
+	c.ADDQ(U8(step), RSI)
+	c.ADDQ(U8(32), R9)
+	c.CMPQ(R9, R12)
+	c.JNE(ref("full2"))
+	c.ADDQ(RBX, RSI)
+	c.ADDQ(U8(8), R10)
+	if e.size == 1 {
+		c.ADDQ(U8(8), RCX)
+	}
+	c.SUBQ(U8(2), R11)
+	c.JMP(ref("pair"))
+
+	label("row")
+	c.TESTQ(R11, R11)
+	c.JEQ(ref("done"))
+	for h := 0; h < 4; h++ {
+		c.VBROADCASTSS(ws(0)[h], yr(12+h))
+	}
+	if e.size == 1 {
+		c.VBROADCASTSS(mem(RCX, 0), Y11)
+		for h := 0; h < 4; h++ {
+			c.VMULPS(Y11, yr(12+h), yr(12+h))
+		}
+		c.ADDQ(U8(4), RCX)
+	}
+	c.ADDQ(U8(4), R10)
+	c.DECQ(R11)
+	c.VUNPCKLPS(X13, X12, X9)
+	c.VUNPCKLPS(X15, X14, X10)
+	c.VMOVLHPS(X10, X9, X9)
+	c.VCMPPS(U8(4), X6, X9, X9)
+	c.VMOVMSKPS(X9, R9L)
+	c.CMPL(R9L, U8(15))
+	c.JNE(ref("partial"))
+	c.MOVQ(RDI, R9)
+	label("full")
+	e.load1(mem(RSI, 0), Y8)
+	dsts := []Register{Y9, Y10, Y11, Y7}
+	for h, m := range outs(R9) {
+		c.VMOVUPS(m, dsts[h])
+	}
+	for h := 0; h < 4; h++ {
+		c.VFMADD231PS(yr(12+h), Y8, dsts[h])
+	}
+	for h, m := range outs(R9) {
+		c.VMOVUPS(dsts[h], m)
+	}
+	c.ADDQ(U8(step), RSI)
+	c.ADDQ(U8(32), R9)
+	c.CMPQ(R9, R12)
+	c.JNE(ref("full"))
+	c.JMP(ref("pair"))
+
+	label("partial")
+	c.TESTL(R9L, R9L)
+	c.JEQ(ref("skip"))
+	for h := 0; h < 4; h++ {
+		c.VCMPPS(U8(4), Y6, yr(12+h), yr(h))
+	}
+	c.MOVQ(RDI, R9)
+	label("blend")
+	e.load1(mem(RSI, 0), Y8)
+	for h, m := range outs(R9) {
+		c.VMOVUPS(m, Y9)
+		c.VMOVAPS(Y9, Y10)
+		c.VFMADD231PS(yr(12+h), Y8, Y10)
+		c.VBLENDVPS(yr(h), Y10, Y9, Y9)
+		c.VMOVUPS(Y9, m)
+	}
+	c.ADDQ(U8(step), RSI)
+	c.ADDQ(U8(32), R9)
+	c.CMPQ(R9, R12)
+	c.JNE(ref("blend"))
+	c.JMP(ref("pair"))
+	label("skip")
+	c.ADDQ(RBX, RSI)
+	c.JMP(ref("pair"))
+	label("done")
+	retVoid()
+}
+
+// expConsts is the table of the float64 exponential, four copies of each
+// constant (a Y register's worth): the clamp -110, log2(e), 1.5·2⁵², ln2
+// in two parts, the Taylor coefficients 1/13! … 1/0!, and the exponent
+// bias 1023.
+func expConsts() Mem {
+	cs := []uint64{
+		0xc05b800000000000, // -110
+		0x3ff71547652b82fe, // log2(e)
+		0x4338000000000000, // 1.5·2⁵²
+		0x3fe62e42fee00000, // ln2, high part
+		0x3dea39ef35793c76, // ln2, low part
+		0x3de6124613a86d09, // 1/13!
+		0x3e21eed8eff8d898,
+		0x3e5ae64567f544e4,
+		0x3e927e4fb7789f5c,
+		0x3ec71de3a556c734,
+		0x3efa01a01a01a01a,
+		0x3f2a01a01a01a01a,
+		0x3f56c16c16c16c17,
+		0x3f81111111111111,
+		0x3fa5555555555555,
+		0x3fc5555555555555,
+		0x3fe0000000000000,
+		0x3ff0000000000000, // 1/1!
+		0x3ff0000000000000, // 1/0!
+		0x00000000000003ff, // bias
+	}
+	var w []uint64
+	for _, x := range cs {
+		w = append(w, x, x, x, x)
+	}
+	return table("expC", w...)
+}
+
+// Offsets in expConsts.
+const (
+	expClamp = 32 * iota
+	expLog2e
+	expMagic
+	expLn2Hi
+	expLn2Lo
+	expC13
+	expOne  = expC13 + 32*13 // 1/0!, also the 1 of 1/sum
+	expBias = expOne + 32
+)
+
+// expPD sets ps[i] to exp(xs[i]) for float64 lanes x <= 0 (NaN stays
+// NaN), the chains interleaved: the polynomial is a long dependent
+// sequence, and independent work next to it keeps the FMA units busy. It
+// clobbers xs and ts and expects clamp (the register) = -110, below which
+// the float32 result is 0 anyway (the clamp keeps 2^k a normal float64;
+// its operand order keeps NaN). x = k·ln2 + r with k an integer and |r| <=
+// ln2/2: k comes from adding 1.5·2⁵², which leaves k in the low bits of t
+// for building 2^k; exp(r) is its Taylor polynomial to degree 13, whose
+// truncation error is below 2⁻⁵⁵ relative, so after rounding to float32
+// the result is that of float32(math.Exp(x)) but when exp(x) lies within a
+// few float64 ulps of a float32 rounding boundary. With AVX-512 the
+// constants are broadcast from the table's first copies.
+func expPD(xs, ts, ps []Register, clamp Register, wide bool) {
+	k := expConsts()
+	each := func(f func(i int)) {
+		for i := range xs {
+			f(i)
+		}
+	}
+	bcast := func(off int, dst Register) {
+		if wide {
+			c.VBROADCASTSD(k.Offset(off), dst)
+		} else {
+			c.VMOVUPD(k.Offset(off), dst)
+		}
+	}
+	fma231 := func(off int, a, acc Register) {
+		if wide {
+			c.VFMADD231PD_BCST(k.Offset(off), a, acc)
+		} else {
+			c.VFMADD231PD(k.Offset(off), a, acc)
+		}
+	}
+	fnma231 := func(off int, a, acc Register) {
+		if wide {
+			c.VFNMADD231PD_BCST(k.Offset(off), a, acc)
+		} else {
+			c.VFNMADD231PD(k.Offset(off), a, acc)
+		}
+	}
+	fma213 := func(off int, a, acc Register) {
+		if wide {
+			c.VFMADD213PD_BCST(k.Offset(off), a, acc)
+		} else {
+			c.VFMADD213PD(k.Offset(off), a, acc)
+		}
+	}
+	each(func(i int) { c.VMAXPD(xs[i], clamp, xs[i]) })
+	each(func(i int) { bcast(expMagic, ts[i]) })
+	each(func(i int) { fma231(expLog2e, xs[i], ts[i]) })
+	each(func(i int) {
+		if wide {
+			c.VSUBPD_BCST(k.Offset(expMagic), ts[i], ps[i])
+		} else {
+			c.VSUBPD(k.Offset(expMagic), ts[i], ps[i])
+		}
+	})
+	each(func(i int) { fnma231(expLn2Hi, ps[i], xs[i]) })
+	each(func(i int) { fnma231(expLn2Lo, ps[i], xs[i]) })
+	each(func(i int) { bcast(expC13, ps[i]) })
+	for off := expC13 + 32; off <= expOne; off += 32 {
+		each(func(i int) { fma213(off, xs[i], ps[i]) })
+	}
+	each(func(i int) {
+		if wide {
+			c.VPADDQ_BCST(k.Offset(expBias), ts[i], ts[i])
+		} else {
+			c.VPADDQ(k.Offset(expBias), ts[i], ts[i])
+		}
+	})
+	each(func(i int) { c.VPSLLQ(U8(52), ts[i], ts[i]) })
+	each(func(i int) { c.VMULPD(ts[i], ps[i], ps[i]) })
+}
+
+// kvSoftmax emits softmax<W>(s *float32, n int, scale float32, round16
+// bool), the three passes of softmaxGeneric: scale and take the maximum;
+// exp of the difference (in float64, rounded to float32) summed in
+// float64; multiply by the float32 reciprocal of the sum, rounding to F16
+// with VCVTPS2PH (to nearest even, as roundFP16). The AVX-512 kernel runs
+// 16 (32 for exp) elements at a time first and leaves the rest to the
+// AVX2 loops.
+func kvSoftmax(w width) {
+	text("softmax"+w.suffix(), NOSPLIT, "func(s *float32, n int, scale float32, round16 bool)")
+	load("s", RSI)
+	load("n", RCX)
+	c.VBROADCASTSS(param("scale"), Y15)
+	ninf := table32("negInf", 0xff800000)
+	c.VBROADCASTSS(ninf, Y0)
+	c.VMOVAPS(Y0, Y1)
+	c.MOVQ(RSI, RDI)
+	c.MOVQ(RCX, RDX)
+	if w.wide() {
+		c.VBROADCASTSS(param("scale"), Z16)
+		c.VBROADCASTSS(ninf, Z17)
+		label("zmax")
+		c.CMPQ(RDX, U8(16))
+		c.JLT(ref("zmaxdone"))
+		c.VMULPS(mem(RDI, 0), Z16, Z18)
+		c.VMOVUPS(Z18, mem(RDI, 0))
+		c.VMAXPS(Z18, Z17, Z17)
+		c.ADDQ(U8(64), RDI)
+		c.SUBQ(U8(16), RDX)
+		c.JMP(ref("zmax"))
+		label("zmaxdone")
+		c.VEXTRACTF64X4(U8(1), Z17, Y18)
+		c.VMAXPS(Y18, Y17, Y17)
+		c.VMAXPS(Y17, Y0, Y0)
+	}
+	label("max16")
+	c.CMPQ(RDX, U8(16))
+	c.JLT(ref("max8"))
+	c.VMULPS(mem(RDI, 0), Y15, Y2)
+	c.VMULPS(mem(RDI, 32), Y15, Y3)
+	c.VMOVUPS(Y2, mem(RDI, 0))
+	c.VMOVUPS(Y3, mem(RDI, 32))
+	c.VMAXPS(Y2, Y0, Y0)
+	c.VMAXPS(Y3, Y1, Y1)
+	c.ADDQ(U8(64), RDI)
+	c.SUBQ(U8(16), RDX)
+	c.JMP(ref("max16"))
+	label("max8")
+	c.CMPQ(RDX, U8(8))
+	c.JLT(ref("maxreduce"))
+	c.VMULPS(mem(RDI, 0), Y15, Y2)
+	c.VMOVUPS(Y2, mem(RDI, 0))
+	c.VMAXPS(Y2, Y0, Y0)
+	c.ADDQ(U8(32), RDI)
+	c.SUBQ(U8(8), RDX)
+	label("maxreduce")
+	c.VMAXPS(Y1, Y0, Y0)
+	c.VEXTRACTF128(U8(1), Y0, X1)
+	c.VMAXPS(X1, X0, X0)
+	c.VMOVHLPS(X0, X0, X1)
+	c.VMAXPS(X1, X0, X0)
+	c.VMOVSHDUP(X0, X1)
+	c.VMAXSS(X1, X0, X0)
+	label("max1")
+	c.TESTQ(RDX, RDX)
+	c.JEQ(ref("exp"))
+	c.VMULSS(mem(RDI, 0), X15, X2)
+	c.VMOVSS(X2, mem(RDI, 0))
+	c.VMAXSS(X2, X0, X0)
+	c.ADDQ(U8(4), RDI)
+	c.DECQ(RDX)
+	c.JMP(ref("max1"))
+
+	label("exp")
+	k := expConsts()
+	c.VBROADCASTSS(X0, Y14)
+	c.VMOVUPD(k.Offset(expClamp), Y13)
+	c.VXORPD(Y12, Y12, Y12)
+	c.VXORPD(Y15, Y15, Y15)
+	c.MOVQ(RSI, RDI)
+	c.MOVQ(RCX, RDX)
+	if w.wide() {
+		c.VBROADCASTSS(X0, Y17)
+		c.VBROADCASTSD(k.Offset(expClamp), Z16)
+		c.VPXORQ(Z30, Z30, Z30)
+		c.VPXORQ(Z31, Z31, Z31)
+		label("zexp")
+		c.CMPQ(RDX, U8(32))
+		c.JLT(ref("zexpdone"))
+		xz := zs[18:22]
+		for i, z := range xz {
+			c.VMOVUPS(mem(RDI, 32*i), asY(z))
+		}
+		for _, z := range xz {
+			c.VSUBPS(Y17, asY(z), asY(z))
+		}
+		for _, z := range xz {
+			c.VCVTPS2PD(asY(z), z)
+		}
+		pz := zs[26:30]
+		expPD(regs(xz), regs(zs[22:26]), regs(pz), Z16, true)
+		for _, z := range pz {
+			c.VCVTPD2PS(z, asY(z))
+		}
+		for i, z := range pz {
+			c.VMOVUPS(asY(z), mem(RDI, 32*i))
+		}
+		for _, z := range pz {
+			c.VCVTPS2PD(asY(z), z)
+		}
+		for i, z := range pz {
+			acc := []Register{Z30, Z31}[i%2]
+			c.VADDPD(z, acc, acc)
+		}
+		c.ADDQ(U8(128), RDI)
+		c.SUBQ(U8(32), RDX)
+		c.JMP(ref("zexp"))
+		label("zexpdone")
+		c.VADDPD(Z31, Z30, Z30)
+		c.VEXTRACTF64X4(U8(1), Z30, Y31)
+		c.VADDPD(Y31, Y30, Y12)
+	}
+	label("exp16")
+	c.CMPQ(RDX, U8(16))
+	c.JLT(ref("exp4"))
+	for i := 0; i < 4; i++ {
+		c.VMOVUPS(mem(RDI, 16*i), xs[i])
+	}
+	for i := 0; i < 4; i++ {
+		c.VSUBPS(X14, xs[i], xs[i])
+	}
+	for i := 0; i < 4; i++ {
+		c.VCVTPS2PD(xs[i], ys[i])
+	}
+	expPD(regs(ys[0:4]), regs(ys[4:8]), regs(ys[8:12]), Y13, false)
+	for i := 8; i < 12; i++ {
+		c.VCVTPD2PSY(ys[i], xs[i])
+	}
+	for i := 8; i < 12; i++ {
+		c.VMOVUPS(xs[i], mem(RDI, 16*(i-8)))
+	}
+	for i := 8; i < 12; i++ {
+		c.VCVTPS2PD(xs[i], ys[i])
+	}
+	for i := 8; i < 12; i++ {
+		acc := []Register{Y12, Y15}[i%2]
+		c.VADDPD(ys[i], acc, acc)
+	}
+	c.ADDQ(U8(64), RDI)
+	c.SUBQ(U8(16), RDX)
+	c.JMP(ref("exp16"))
+
+	label("exp4")
+	c.VADDPD(Y15, Y12, Y12)
+	c.VXORPD(X15, X15, X15)
+	label("exp4loop")
+	c.CMPQ(RDX, U8(4))
+	c.JLT(ref("exp1"))
+	c.VMOVUPS(mem(RDI, 0), X0)
+	c.VSUBPS(X14, X0, X0)
+	c.VCVTPS2PD(X0, Y0)
+	expPD([]Register{Y0}, []Register{Y4}, []Register{Y8}, Y13, false)
+	c.VCVTPD2PSY(Y8, X8)
+	c.VMOVUPS(X8, mem(RDI, 0))
+	c.VCVTPS2PD(X8, Y8)
+	c.VADDPD(Y8, Y12, Y12)
+	c.ADDQ(U8(16), RDI)
+	c.SUBQ(U8(4), RDX)
+	c.JMP(ref("exp4loop"))
+	label("exp1")
+	c.TESTQ(RDX, RDX)
+	c.JEQ(ref("sum"))
+	c.VMOVSS(mem(RDI, 0), X0)
+	c.VSUBSS(X14, X0, X0)
+	c.VCVTSS2SD(X0, X0, X0)
+	expPD([]Register{Y0}, []Register{Y4}, []Register{Y8}, Y13, false)
+	c.VCVTSD2SS(X8, X8, X8)
+	c.VMOVSS(X8, mem(RDI, 0))
+	c.VCVTSS2SD(X8, X8, X8)
+	c.VADDSD(X8, X15, X15)
+	c.ADDQ(U8(4), RDI)
+	c.DECQ(RDX)
+	c.JMP(ref("exp1"))
+
+	label("sum")
+	c.VEXTRACTF128(U8(1), Y12, X9)
+	c.VADDPD(X12, X9, X9)
+	c.VPERMILPD(U8(1), X9, X10)
+	c.VADDSD(X10, X9, X9)
+	c.VADDSD(X15, X9, X9)
+	c.VMOVSD(k.Offset(expOne), X10)
+	c.VDIVSD(X9, X10, X10)
+	c.VCVTSD2SS(X10, X10, X10)
+	c.VBROADCASTSS(X10, Y15)
+	c.MOVQ(RSI, RDI)
+	c.MOVQ(RCX, RDX)
+	c.MOVBLZX(param("round16"), EAX)
+	norm := "norm8"
+	if w.wide() {
+		c.VBROADCASTSS(X10, Z16)
+		norm = "znorm"
+	}
+	c.TESTL(EAX, EAX)
+	c.JEQ(ref(norm))
+	if w.wide() {
+		for _, round := range []bool{true, false} {
+			name, next := "zround", "round8"
+			if !round {
+				name, next = "znorm", "norm8"
+			}
+			label(name)
+			c.CMPQ(RDX, U8(16))
+			c.JLT(ref(next))
+			c.VMULPS(mem(RDI, 0), Z16, Z18)
+			if round {
+				c.VCVTPS2PH(U8(0), Z18, Y18)
+				c.VCVTPH2PS(Y18, Z18)
+			}
+			c.VMOVUPS(Z18, mem(RDI, 0))
+			c.ADDQ(U8(64), RDI)
+			c.SUBQ(U8(16), RDX)
+			c.JMP(ref(name))
+		}
+	}
+	for _, round := range []bool{true, false} {
+		n8, n1 := "round8", "round1"
+		if !round {
+			n8, n1 = "norm8", "norm1"
+		}
+		label(n8)
+		c.CMPQ(RDX, U8(8))
+		c.JLT(ref(n1))
+		c.VMULPS(mem(RDI, 0), Y15, Y0)
+		if round {
+			c.VCVTPS2PH(U8(0), Y0, X0)
+			c.VCVTPH2PS(X0, Y0)
+		}
+		c.VMOVUPS(Y0, mem(RDI, 0))
+		c.ADDQ(U8(32), RDI)
+		c.SUBQ(U8(8), RDX)
+		c.JMP(ref(n8))
+		label(n1)
+		c.TESTQ(RDX, RDX)
+		c.JEQ(ref("done"))
+		c.VMULSS(mem(RDI, 0), X15, X0)
+		if round {
+			c.VCVTPS2PH(U8(0), X0, X0)
+			c.VCVTPH2PS(X0, X0)
+		}
+		c.VMOVSS(X0, mem(RDI, 0))
+		c.ADDQ(U8(4), RDI)
+		c.DECQ(RDX)
+		c.JMP(ref(n1))
+	}
+	label("done")
+	retVoid()
+}
+
+// regs converts vector registers to Registers.
+func regs(v []VecPhysical) []Register {
+	r := make([]Register, len(v))
+	for i, x := range v {
+		r[i] = x
+	}
+	return r
+}

@@ -1,0 +1,98 @@
+// Command amd64 writes the amd64 assembly kernels of package quant or kv
+// and the Go declarations of their functions:
+//
+//	go run ./amd64 -pkg quant -out ../../quant
+//
+// Every output file pair (foo_amd64.s and foo_amd64.go) comes from one
+// build context; the kernels themselves are built by one parameterised Go
+// function per family (dot products by block type and width, tiles, the
+// activation quantizers, kv's attention kernels) from shared pieces.
+package main
+
+import (
+	"flag"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/mmcloughlin/avo/attr"
+	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/pass"
+	"github.com/mmcloughlin/avo/printer"
+)
+
+// c is the build context of the file being generated.
+var c *build.Context
+
+// outFile is one .s file and its Go declarations, named base_amd64.s and
+// base_amd64.go.
+type outFile struct {
+	base string
+	gen  func()
+}
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("amd64: ")
+	// avo's build package registers its own flags on flag.CommandLine.
+	fs := flag.NewFlagSet("amd64", flag.ExitOnError)
+	pkg := fs.String("pkg", "", "target package: quant or kv")
+	out := fs.String("out", ".", "directory to write the files to")
+	fs.Parse(os.Args[1:])
+	var files []outFile
+	switch *pkg {
+	case "quant":
+		files = quantFiles()
+	case "kv":
+		files = kvFiles()
+	default:
+		log.Fatalf("-pkg %q: want quant or kv", *pkg)
+	}
+	for _, f := range files {
+		s, g, err := generate(*pkg, f)
+		if err != nil {
+			log.Fatalf("%s: %v", f.base, err)
+		}
+		for name, b := range map[string][]byte{f.base + "_amd64.s": s, f.base + "_amd64.go": g} {
+			if err := os.WriteFile(filepath.Join(*out, name), b, 0o644); err != nil {
+				log.Fatal(err)
+			}
+		}
+	}
+}
+
+// generate builds one file pair and returns the assembly and the Go
+// declarations.
+func generate(pkg string, f outFile) (asm, stubs []byte, err error) {
+	c = build.NewContext()
+	resetFile()
+	c.ConstraintExpr("amd64,!purego")
+	f.gen()
+	file, err := c.Result()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := pass.Compile.Execute(file); err != nil {
+		return nil, nil, err
+	}
+	cfg := printer.Config{Name: "internal/asm/amd64 (go generate)", Pkg: pkg}
+	if asm, err = printer.NewGoAsm(cfg).Print(file); err != nil {
+		return nil, nil, err
+	}
+	if stubs, err = printer.NewStubs(cfg).Print(file); err != nil {
+		return nil, nil, err
+	}
+	return asm, stubs, nil
+}
+
+// text starts a function that Go calls through a stub declared
+// //go:noescape: its pointer arguments do not outlive the call.
+func text(name string, a attr.Attribute, sig string, doc ...string) {
+	c.Function(name)
+	c.Attributes(a)
+	c.SignatureExpr(sig)
+	c.Pragma("noescape")
+	if len(doc) > 0 {
+		c.Doc(doc...)
+	}
+}

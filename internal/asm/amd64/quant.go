@@ -1,0 +1,45 @@
+package main
+
+// quantFiles lists the files of package quant: per weight type its dot
+// products (and tile kernels), then the activation quantizers.
+func quantFiles() []outFile {
+	return []outFile{
+		{"f32", func() { dotFloat(elemF32, avx2); dotFloat(elemF32, avx512) }},
+		{"f16", func() { dotFloat(elemF16, avx2); dotFloat(elemF16, avx512) }},
+		{"q8_0", func() {
+			dotBlock(blockQ8_0, avx2)
+			dotBlock(blockQ8_0, vnni)
+			tileBlock(blockQ8_0, avx2, 1)
+			tileBlock(blockQ8_0, vnni, 1)
+			tileBlock(blockQ8_0, vnni, 4)
+		}},
+		{"q4_0", func() {
+			dotBlock(blockQ4_0, avx2)
+			dotBlock(blockQ4_0, vnni)
+			dotBlock(blockQ4_0, vbmi)
+			tileBlock(blockQ4_0, avx2, 1)
+			tileBlock(blockQ4_0, avx2, 2)
+			tileBlock(blockQ4_0, vnni, 1)
+			tileBlock(blockQ4_0, vnni, 4)
+			tileBlock(blockQ4_0, vbmi, 1)
+		}},
+		{"q4_1", func() { dotBlock(blockQ4_1, avx2); dotBlock(blockQ4_1, vnni) }},
+		{"q5_0", func() { dotBlock(blockQ5_0, avx2); dotBlock(blockQ5_0, vnni) }},
+		{"q4_k", func() {
+			dotSuper(superQ4_K, avx2)
+			dotSuper(superQ4_K, vnni)
+			tileSuper(superQ4_K, avx2, 1)
+			tileSuper(superQ4_K, vnni, 1)
+			tileSuper(superQ4_K, vnni, 4)
+		}},
+		{"q5_k", func() { dotSuper(superQ5_K, avx2); dotSuper(superQ5_K, vnni) }},
+		{"q6_k", func() {
+			dotSuper(superQ6_K, avx2)
+			dotSuper(superQ6_K, vnni)
+			tileSuper(superQ6_K, avx2, 1)
+			tileSuper(superQ6_K, vnni, 1)
+			tileSuper(superQ6_K, vnni, 4)
+		}},
+		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package cpu
+
+// archLevel: no assembly kernels on this architecture yet.
+func archLevel() Level { return Generic }

@@ -1,0 +1,45 @@
+package cpu
+
+import "testing"
+
+func TestLevels(t *testing.T) {
+	for _, c := range []struct {
+		cpu  Level
+		env  string
+		want Level
+	}{
+		{AVX512VBMI, "", AVX512VBMI},
+		{AVX512VBMI, "avx2", AVX2},
+		{AVX512VBMI, "AVX512", AVX512},
+		{AVX2, "avx512vnni", AVX2}, // never above the CPU
+		{AVX512VNNI, "generic", Generic},
+		{AVX512VNNI, "avx3", Generic}, // unknown: the safe level
+	} {
+		if d, got := levels(c.cpu, c.env); got != c.want || d != c.cpu {
+			t.Errorf("levels(%v, %q) = %v, %v; want %v, %v", c.cpu, c.env, d, got, c.cpu, c.want)
+		}
+	}
+}
+
+func TestParseLevel(t *testing.T) {
+	for l := Generic; l <= AVX512VBMI; l++ {
+		if got, err := ParseLevel(l.String()); err != nil || got != l {
+			t.Errorf("ParseLevel(%q) = %v, %v", l.String(), got, err)
+		}
+	}
+	if _, err := ParseLevel("sse"); err == nil {
+		t.Error("ParseLevel(sse): no error")
+	}
+}
+
+func TestHas(t *testing.T) {
+	if !Has(Generic) {
+		t.Error("Has(Generic) is false")
+	}
+	if Has(Max() + 1) {
+		t.Errorf("Has(%v) is true above Max %v", Max()+1, Max())
+	}
+	if Max() > Detected() {
+		t.Errorf("Max %v above Detected %v", Max(), Detected())
+	}
+}
