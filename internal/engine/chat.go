@@ -24,7 +24,8 @@ type Chat struct {
 	// Preserve are the control tokens whose text the template's output
 	// format is parsed by (chat.Format.Markers): generated text keeps them.
 	Preserve []int32
-	// EOG lists every end-of-generation token of the vocabulary.
+	// EOG lists every end-of-generation token of the vocabulary
+	// (tokenizer.EOG, the set IsEOG stops generation at), ascending.
 	EOG []int32
 }
 
@@ -39,13 +40,7 @@ func loadChat(f *gguf.File, tok *tokenizer.Tokenizer, override string, log *slog
 	if id := tok.EOS(); id >= 0 {
 		c.Render.EOSToken = string(tok.Piece(id))
 	}
-	// Every token IsEOG declares, so the list follows the tokenizer's
-	// definition whatever it comes to include.
-	for id := range int32(tok.Size()) {
-		if tok.IsEOG(id) {
-			c.EOG = append(c.EOG, id)
-		}
-	}
+	c.EOG = tok.EOG()
 	src, from := override, "WithChatTemplate"
 	if src == "" {
 		src, _ = f.String("tokenizer.chat_template")
