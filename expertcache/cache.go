@@ -171,7 +171,7 @@ func New(m *model.Model, path string, budget int64, opts ...Option) (*Cache, err
 		}
 	}
 	c := &Cache{m: m, file: file, layout: l, sizing: sz, onError: set.onError}
-	c.t = newTable(l, cs, blockClass, sz, set.policy)
+	c.t = newTable(l, cs, blockClass, sz, set.policy, m.ExpertsUsed)
 	c.cond.L = &c.mu
 	c.cur.want = make([]int32, 0, maxN)
 	c.cur.slot = make([]int32, maxN)
@@ -265,7 +265,7 @@ func (c *Cache) Fetch(il int, ids []int32) {
 		}
 		sl := &t.slots[s]
 		sl.pins++
-		sl.last = t.clock
+		t.hit(s)
 		if sl.prefetched {
 			sl.prefetched = false
 			c.st.PrefetchHits++
@@ -273,32 +273,35 @@ func (c *Cache) Fetch(il int, ids []int32) {
 		c.st.Hits++
 		f.slot[i] = s
 	}
+	misses := 0
 	for i, e := range f.want {
 		if f.slot[i] != deferred {
 			continue
 		}
+		misses++
 		c.st.Misses++
 		if c.failed || c.closed.Load() {
 			f.slot[i] = mapped
 			continue
 		}
-		s := t.victim(t.blockClass[il])
+		s, prob := t.victim(t.blockClass[il], il, int(e))
 		if s < 0 {
 			f.deferred++
 			continue
 		}
-		c.load(s, il, int(e))
+		c.load(s, il, int(e), prob)
 		t.slots[s].pins++
 		f.slot[i] = s
 	}
+	t.observe(t.blockClass[il], misses)
 }
 
 // load starts reading expert e of block il into slot s (unpinned, not
 // loading). Its matrix headers are set now: nobody reads them until the
 // slot is ready.
-func (c *Cache) load(s int32, il, e int) {
+func (c *Cache) load(s int32, il, e int, probation bool) {
 	t := &c.t
-	if t.place(s, il, e) {
+	if t.place(s, il, e, probation) {
 		c.st.Evictions++
 	}
 	sl := &t.slots[s]
@@ -420,14 +423,16 @@ func (c *Cache) startDeferred(i int) {
 		}
 		// It may still be cached (a slot taken back in lastPinnedAfter).
 		s := t.find(f.il, e)
-		if s < 0 {
-			if s = t.victim(t.blockClass[f.il]); s < 0 {
+		if s >= 0 {
+			t.hit(s)
+		} else {
+			var prob bool
+			if s, prob = t.victim(t.blockClass[f.il], f.il, e); s < 0 {
 				return
 			}
-			c.load(s, f.il, e)
+			c.load(s, f.il, e, prob)
 		}
 		t.slots[s].pins++
-		t.slots[s].last = t.clock
 		f.slot[j] = s
 		f.deferred--
 	}
@@ -495,11 +500,11 @@ func (c *Cache) Prefetch(il int, ids []int32) {
 		if e < 0 || int(e) >= len(c.layout[il]) || t.find(il, int(e)) >= 0 {
 			continue
 		}
-		s := t.victim(t.blockClass[il])
+		s, prob := t.victim(t.blockClass[il], il, int(e))
 		if s < 0 {
 			return
 		}
-		c.load(s, il, int(e))
+		c.load(s, il, int(e), prob)
 		t.slots[s].prefetched = true
 		c.st.Prefetches++
 	}

@@ -77,6 +77,10 @@ type class struct {
 	n      int64    // experts in the class
 	slots  int      // slots the budget gives it
 	lo     int      // its first slot
+	win    int      // LFU: slots in the window
+	winMax int      // LFU: the window's size
+	// missAvg is the moving average of misses per Fetch of its blocks.
+	missAvg float64
 }
 
 // span is the aligned window of the file read for one matrix of one
