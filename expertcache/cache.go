@@ -326,7 +326,7 @@ func (c *Cache) load(s int32, il, e int, probation bool) {
 }
 
 // Expert returns expert e of block il, waiting for its read
-// (model.ExpertSource).
+// (model.ExpertSource); nil if the model has no such expert.
 func (c *Cache) Expert(il, e int) *model.Expert {
 	c.mu.Lock()
 	ex, report := c.expert(il, e)
@@ -340,6 +340,9 @@ func (c *Cache) Expert(il, e int) *model.Expert {
 func (c *Cache) expert(il, e int) (*model.Expert, error) {
 	f := &c.cur
 	t := &c.t
+	if il < 0 || il >= len(c.m.Blocks) || e < 0 || e >= len(c.m.Blocks[il].Experts) {
+		return nil, nil
+	}
 	fromModel := &c.m.Blocks[il].Experts[e]
 	if !f.active || f.il != il {
 		return fromModel, nil
