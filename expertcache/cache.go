@@ -284,12 +284,12 @@ func (c *Cache) Fetch(il int, ids []int32) {
 			f.slot[i] = mapped
 			continue
 		}
-		s, prob := t.victim(t.blockClass[il], il, int(e))
+		s, win := t.victim(t.blockClass[il], il, int(e))
 		if s < 0 {
 			f.deferred++
 			continue
 		}
-		c.load(s, il, int(e), prob)
+		c.load(s, il, int(e), win)
 		t.slots[s].pins++
 		f.slot[i] = s
 	}
@@ -299,9 +299,9 @@ func (c *Cache) Fetch(il int, ids []int32) {
 // load starts reading expert e of block il into slot s (unpinned, not
 // loading). Its matrix headers are set now: nobody reads them until the
 // slot is ready.
-func (c *Cache) load(s int32, il, e int, probation bool) {
+func (c *Cache) load(s int32, il, e int, window bool) {
 	t := &c.t
-	if t.place(s, il, e, probation) {
+	if t.place(s, il, e, window) {
 		c.st.Evictions++
 	}
 	sl := &t.slots[s]
@@ -429,11 +429,11 @@ func (c *Cache) startDeferred(i int) {
 		if s >= 0 {
 			t.hit(s)
 		} else {
-			var prob bool
-			if s, prob = t.victim(t.blockClass[f.il], f.il, e); s < 0 {
+			var win bool
+			if s, win = t.victim(t.blockClass[f.il], f.il, e); s < 0 {
 				return
 			}
-			c.load(s, f.il, e, prob)
+			c.load(s, f.il, e, win)
 		}
 		t.slots[s].pins++
 		f.slot[j] = s
@@ -503,11 +503,11 @@ func (c *Cache) Prefetch(il int, ids []int32) {
 		if e < 0 || int(e) >= len(c.layout[il]) || t.find(il, int(e)) >= 0 {
 			continue
 		}
-		s, prob := t.victim(t.blockClass[il], il, int(e))
+		s, win := t.victim(t.blockClass[il], il, int(e))
 		if s < 0 {
 			return
 		}
-		c.load(s, il, int(e), prob)
+		c.load(s, il, int(e), win)
 		t.slots[s].prefetched = true
 		c.st.Prefetches++
 	}

@@ -77,8 +77,8 @@ func simulate(l Layout, sz Sizing, p Policy, k int, trace []fetchEvent, skip int
 			if counted && len(ev.ids) <= 8 && slices.Contains(prev[il], e) {
 				r.predictable++
 			}
-			if s, prob := t.victim(blockClass[il], il, int(e)); s >= 0 {
-				t.place(s, il, int(e), prob)
+			if s, win := t.victim(blockClass[il], il, int(e)); s >= 0 {
+				t.place(s, il, int(e), win)
 				t.slots[s].state = ready
 				t.slots[s].pins++
 				pinned = append(pinned, s)
