@@ -76,3 +76,40 @@ func dotQ5_0(n int, w, x []byte) float32 {
 	}
 	return sum
 }
+
+// q5Bits maps a byte of Q5_0/Q5_1 fifth bits to bit 4 of 16-bit lanes:
+// bits 0, 2, 4, 6 to lanes 0-3; the odd bits go through b>>1.
+var q5Bits = func() (t [256]uint64) {
+	for b := range t {
+		for i := 0; i < 4; i++ {
+			t[b] |= uint64(b>>(2*i)&1) << (16*i + 4)
+		}
+	}
+	return t
+}()
+
+// swarQ5_0 is the pure-Go tile kernel's row of Q5_0 (see swar.go), with
+// the block sums of dotQ5_0, with Σ(q_w-16)·q_x taken as Σq_w·q_x - 16·Σq_x.
+func swarQ5_0(w []byte, ps []xpack, acc []float32) {
+	acc = acc[:len(ps)]
+	for i := 0; i < len(w)/q5_0Bytes; i++ {
+		a := (*[q5_0Bytes]byte)(w[q5_0Bytes*i:])
+		lo, hi := le64(a[6:]), le64(a[14:])
+		// Byte k of qh holds the fifth bits of elements 8k..8k+7, which
+		// are words 2k and 2k+1 of the packQ8 order.
+		h0, h1, h2, h3 := a[2], a[3], a[4], a[5]
+		w0, w1 := lo&lanes4|q5Bits[h0], lo>>8&lanes4|q5Bits[h0>>1]
+		w2, w3 := hi&lanes4|q5Bits[h1], hi>>8&lanes4|q5Bits[h1>>1]
+		w4, w5 := lo>>4&lanes4|q5Bits[h2], lo>>12&lanes4|q5Bits[h2>>1]
+		w6, w7 := hi>>4&lanes4|q5Bits[h3], hi>>12&lanes4|q5Bits[h3>>1]
+		dw := f16At(a[0:])
+		for c := range acc {
+			p := &ps[c]
+			x := (*[8]uint64)(p.q[8*i:])
+			s := top16(w0*x[0]+w1*x[1]) + top16(w2*x[2]+w3*x[3]) +
+				top16(w4*x[4]+w5*x[5]) + top16(w6*x[6]+w7*x[7]) -
+				16*(p.s[2*i]+p.s[2*i+1])
+			acc[c] += (dw * p.d[i]) * float32(s)
+		}
+	}
+}

@@ -194,13 +194,13 @@ func TestTileNoAllocs(t *testing.T) {
 	}
 }
 
-// BenchmarkTile measures the fastest tile on 2048-element rows: "L1" runs
+// BenchmarkTile measures every tile on 2048-element rows: "L1" runs
 // one tile over and over; "matrix" a 16 MB matrix as the decode (one
 // column) and prefill (full tiles) matrix products do. Bytes are weight
 // bytes.
 func BenchmarkTile(b *testing.B) {
 	const n = 2048
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
 		nb := n / typ.BlockElems()
 		rb := nb * typ.BlockBytes()
 		vt := typ.VecDotType()
@@ -212,7 +212,7 @@ func BenchmarkTile(b *testing.B) {
 			copy(mat[i*rb:], randBlocks(typ, nb, r, kindRandom))
 		}
 		x := randBlocks(vt, 16*n/vt.BlockElems(), r, kindRandom)
-		for _, k := range Tiles(typ)[1:] {
+		for _, k := range Tiles(typ) {
 			out := make([]float32, 16*rows)
 			for _, cols := range []int{1, k.Cols} {
 				b.Run(fmt.Sprintf("%v/%s/L1/%dx%d", typ, k.Name, k.Rows, cols), func(b *testing.B) {
