@@ -94,39 +94,28 @@ func dotQ4_0(n int, w, x []byte) float32 {
 	return sum
 }
 
-// swarQ4_0 is the pure-Go tile kernel's row of Q4_0 (see swar.go): the
-// same block sums as dotQ4_0, with Σ(q_w-8)·q_x taken as Σq_w·q_x - 8·Σq_x.
-func swarQ4_0(w []byte, ps []xpack, acc []float32) {
-	nb := len(w) / q4_0Bytes
-	if len(ps) == 1 {
-		// The decode step: one column, its sum kept in a register.
-		p := &ps[0]
-		xq, d, s := p.q[:8*nb], p.d[:nb], p.s[:2*nb]
-		sum := acc[0]
-		for i, dx := range d {
-			a := (*[q4_0Bytes]byte)(w[q4_0Bytes*i:])
-			x := (*[8]uint64)(xq[8*i:])
-			lo, hi := le64(a[2:]), le64(a[10:])
-			g0 := (lo&lanes4)*x[0] + (lo>>8&lanes4)*x[1] + (hi&lanes4)*x[2] + (hi>>8&lanes4)*x[3]
-			g1 := (lo>>4&lanes4)*x[4] + (lo>>12&lanes4)*x[5] + (hi>>4&lanes4)*x[6] + (hi>>12&lanes4)*x[7]
-			sum += (f16At(a[0:]) * dx) * float32(top16(g0)+top16(g1)-8*(s[2*i]+s[2*i+1]))
-		}
-		acc[0] = sum
-		return
-	}
-	acc = acc[:len(ps)]
-	for i := 0; i < nb; i++ {
-		a := (*[q4_0Bytes]byte)(w[q4_0Bytes*i:])
+// swarQ4_0 is the pure-Go tile kernel of Q4_0 on four rows (see swar.go):
+// the block sums of dotQ4_0, with Σ(q_w-8)·q_x taken as Σq_w·q_x - 8·Σq_x.
+func swarQ4_0(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
+	nb := len(w0) / q4_0Bytes
+	w0, w1, w2, w3 = w0[:nb*q4_0Bytes], w1[:nb*q4_0Bytes], w2[:nb*q4_0Bytes], w3[:nb*q4_0Bytes]
+	xq, d, s := p.q[:8*nb], p.d[:nb], p.s[:2*nb]
+	s0, s1, s2, s3 := acc[0], acc[1], acc[2], acc[3]
+	for i, dx := range d {
+		xa, xb := (*[4]uint64)(xq[8*i:]), (*[4]uint64)(xq[8*i+4:])
+		c := 8 * (s[2*i] + s[2*i+1])
+		a := (*[q4_0Bytes]byte)(w0[q4_0Bytes*i:])
 		lo, hi := le64(a[2:]), le64(a[10:])
-		w0, w1, w2, w3 := lo&lanes4, lo>>8&lanes4, hi&lanes4, hi>>8&lanes4
-		w4, w5, w6, w7 := lo>>4&lanes4, lo>>12&lanes4, hi>>4&lanes4, hi>>12&lanes4
-		dw := f16At(a[0:])
-		for c := range acc {
-			p := &ps[c]
-			x := (*[8]uint64)(p.q[8*i:])
-			s := top16(w0*x[0]+w1*x[1]+w2*x[2]+w3*x[3]) + top16(w4*x[4]+w5*x[5]+w6*x[6]+w7*x[7]) -
-				8*(p.s[2*i]+p.s[2*i+1])
-			acc[c] += (dw * p.d[i]) * float32(s)
-		}
+		s0 += (f16At(a[0:]) * dx) * float32(top16(q4Group(lo, hi, xa))+top16(q4Group(lo>>4, hi>>4, xb))-c)
+		a = (*[q4_0Bytes]byte)(w1[q4_0Bytes*i:])
+		lo, hi = le64(a[2:]), le64(a[10:])
+		s1 += (f16At(a[0:]) * dx) * float32(top16(q4Group(lo, hi, xa))+top16(q4Group(lo>>4, hi>>4, xb))-c)
+		a = (*[q4_0Bytes]byte)(w2[q4_0Bytes*i:])
+		lo, hi = le64(a[2:]), le64(a[10:])
+		s2 += (f16At(a[0:]) * dx) * float32(top16(q4Group(lo, hi, xa))+top16(q4Group(lo>>4, hi>>4, xb))-c)
+		a = (*[q4_0Bytes]byte)(w3[q4_0Bytes*i:])
+		lo, hi = le64(a[2:]), le64(a[10:])
+		s3 += (f16At(a[0:]) * dx) * float32(top16(q4Group(lo, hi, xa))+top16(q4Group(lo>>4, hi>>4, xb))-c)
 	}
+	acc[0], acc[1], acc[2], acc[3] = s0, s1, s2, s3
 }

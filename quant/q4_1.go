@@ -84,21 +84,28 @@ func dotQ4_1(n int, w, x []byte) float32 {
 	return sum
 }
 
-// swarQ4_1 is the pure-Go tile kernel's row of Q4_1 (see swar.go), with
-// the block sums of dotQ4_1.
-func swarQ4_1(w []byte, ps []xpack, acc []float32) {
-	acc = acc[:len(ps)]
-	for i := 0; i < len(w)/q4_1Bytes; i++ {
-		a := (*[q4_1Bytes]byte)(w[q4_1Bytes*i:])
+// swarQ4_1 is the pure-Go tile kernel of Q4_1 on four rows (see swar.go),
+// with the block sums of dotQ4_1.
+func swarQ4_1(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
+	nb := len(w0) / q4_1Bytes
+	w0, w1, w2, w3 = w0[:nb*q4_1Bytes], w1[:nb*q4_1Bytes], w2[:nb*q4_1Bytes], w3[:nb*q4_1Bytes]
+	xq, d, m := p.q[:8*nb], p.d[:nb], p.m[:nb]
+	s0, s1, s2, s3 := acc[0], acc[1], acc[2], acc[3]
+	for i, dx := range d {
+		xa, xb := (*[4]uint64)(xq[8*i:]), (*[4]uint64)(xq[8*i+4:])
+		mx := m[i]
+		a := (*[q4_1Bytes]byte)(w0[q4_1Bytes*i:])
 		lo, hi := le64(a[4:]), le64(a[12:])
-		w0, w1, w2, w3 := lo&lanes4, lo>>8&lanes4, hi&lanes4, hi>>8&lanes4
-		w4, w5, w6, w7 := lo>>4&lanes4, lo>>12&lanes4, hi>>4&lanes4, hi>>12&lanes4
-		dw, mw := f16At(a[0:]), f16At(a[2:])
-		for c := range acc {
-			p := &ps[c]
-			x := (*[8]uint64)(p.q[8*i:])
-			s := top16(w0*x[0]+w1*x[1]+w2*x[2]+w3*x[3]) + top16(w4*x[4]+w5*x[5]+w6*x[6]+w7*x[7])
-			acc[c] += (dw*p.d[i])*float32(s) + mw*p.m[i]
-		}
+		s0 += (f16At(a[0:])*dx)*float32(top16(q4Group(lo, hi, xa))+top16(q4Group(lo>>4, hi>>4, xb))) + f16At(a[2:])*mx
+		a = (*[q4_1Bytes]byte)(w1[q4_1Bytes*i:])
+		lo, hi = le64(a[4:]), le64(a[12:])
+		s1 += (f16At(a[0:])*dx)*float32(top16(q4Group(lo, hi, xa))+top16(q4Group(lo>>4, hi>>4, xb))) + f16At(a[2:])*mx
+		a = (*[q4_1Bytes]byte)(w2[q4_1Bytes*i:])
+		lo, hi = le64(a[4:]), le64(a[12:])
+		s2 += (f16At(a[0:])*dx)*float32(top16(q4Group(lo, hi, xa))+top16(q4Group(lo>>4, hi>>4, xb))) + f16At(a[2:])*mx
+		a = (*[q4_1Bytes]byte)(w3[q4_1Bytes*i:])
+		lo, hi = le64(a[4:]), le64(a[12:])
+		s3 += (f16At(a[0:])*dx)*float32(top16(q4Group(lo, hi, xa))+top16(q4Group(lo>>4, hi>>4, xb))) + f16At(a[2:])*mx
 	}
+	acc[0], acc[1], acc[2], acc[3] = s0, s1, s2, s3
 }

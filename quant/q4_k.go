@@ -94,71 +94,31 @@ func bsum(b *[32]byte, i int) int32 {
 	return int32(int16(uint16(b[2*i]) | uint16(b[2*i+1])<<8))
 }
 
-// swarQ4_K is the pure-Go tile kernel's row of Q4_K (see swar.go), with
-// the integer sums of dotQ4_K.
-func swarQ4_K(w []byte, ps []xpack, acc []float32) {
-	nb := len(w) / q4_KBytes
-	if len(ps) == 1 {
-		p := &ps[0]
-		xq, d, bs := p.q[:64*nb], p.d[:nb], p.bs[:16*nb]
-		sum := acc[0]
-		for i, dy := range d {
+// swarQ4_K is the pure-Go tile kernel of Q4_K on four rows (see swar.go),
+// with the integer sums of dotQ4_K.
+func swarQ4_K(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
+	nb := len(w0) / q4_KBytes
+	ws := [4][]byte{w0[:nb*q4_KBytes], w1[:nb*q4_KBytes], w2[:nb*q4_KBytes], w3[:nb*q4_KBytes]}
+	xq, d, bs := p.q[:64*nb], p.d[:nb], p.bs[:16*nb]
+	for i, dy := range d {
+		x := (*[64]uint64)(xq[64*i:])
+		b := (*[16]int32)(bs[16*i:])
+		for r, w := range ws {
 			a := (*[q4_KBytes]byte)(w[q4_KBytes*i:])
 			s := (*[kScaleSize]byte)(a[4:])
-			b := (*[16]int32)(bs[16*i:])
 			var sumi, summ int32
 			for c := 0; c < 4; c++ {
 				q := (*[32]byte)(a[16+32*c:])
-				x0 := (*[8]uint64)(xq[64*i+16*c:])
-				x1 := (*[8]uint64)(xq[64*i+16*c+8:])
+				x0 := (*[16]uint64)(x[16*c:])
 				v0, v1, v2, v3 := le64(q[0:]), le64(q[8:]), le64(q[16:]), le64(q[24:])
-				s0 := top16((v0&lanes4)*x0[0]+(v0>>8&lanes4)*x0[1]+(v1&lanes4)*x0[2]+(v1>>8&lanes4)*x0[3]) +
-					top16((v2&lanes4)*x0[4]+(v2>>8&lanes4)*x0[5]+(v3&lanes4)*x0[6]+(v3>>8&lanes4)*x0[7])
-				s1 := top16((v0>>4&lanes4)*x1[0]+(v0>>12&lanes4)*x1[1]+(v1>>4&lanes4)*x1[2]+(v1>>12&lanes4)*x1[3]) +
-					top16((v2>>4&lanes4)*x1[4]+(v2>>12&lanes4)*x1[5]+(v3>>4&lanes4)*x1[6]+(v3>>12&lanes4)*x1[7])
+				s0 := top16(q4Group(v0, v1, (*[4]uint64)(x0[0:]))) + top16(q4Group(v2, v3, (*[4]uint64)(x0[4:])))
+				s1 := top16(q4Group(v0>>4, v1>>4, (*[4]uint64)(x0[8:]))) + top16(q4Group(v2>>4, v3>>4, (*[4]uint64)(x0[12:])))
 				sc0, m0 := scaleMinK4(2*c, s)
 				sc1, m1 := scaleMinK4(2*c+1, s)
 				sumi += int32(sc0)*s0 + int32(sc1)*s1
 				summ += int32(m0)*(b[4*c]+b[4*c+1]) + int32(m1)*(b[4*c+2]+b[4*c+3])
 			}
-			sum += f16At(a[0:])*dy*float32(sumi) - f16At(a[2:])*dy*float32(summ)
-		}
-		acc[0] = sum
-		return
-	}
-	acc = acc[:len(ps)]
-	for i := 0; i < nb; i++ {
-		a := (*[q4_KBytes]byte)(w[q4_KBytes*i:])
-		s := (*[kScaleSize]byte)(a[4:])
-		var sumi [swarCols]int32
-		for c := 0; c < 4; c++ {
-			q := (*[32]byte)(a[16+32*c:])
-			v0, v1, v2, v3 := le64(q[0:]), le64(q[8:]), le64(q[16:]), le64(q[24:])
-			a0, a1, a2, a3 := v0&lanes4, v0>>8&lanes4, v1&lanes4, v1>>8&lanes4
-			a4, a5, a6, a7 := v2&lanes4, v2>>8&lanes4, v3&lanes4, v3>>8&lanes4
-			b0, b1, b2, b3 := v0>>4&lanes4, v0>>12&lanes4, v1>>4&lanes4, v1>>12&lanes4
-			b4, b5, b6, b7 := v2>>4&lanes4, v2>>12&lanes4, v3>>4&lanes4, v3>>12&lanes4
-			sc0, _ := scaleMinK4(2*c, s)
-			sc1, _ := scaleMinK4(2*c+1, s)
-			for col := range acc {
-				x0 := (*[8]uint64)(ps[col].q[64*i+16*c:])
-				x1 := (*[8]uint64)(ps[col].q[64*i+16*c+8:])
-				s0 := top16(a0*x0[0]+a1*x0[1]+a2*x0[2]+a3*x0[3]) + top16(a4*x0[4]+a5*x0[5]+a6*x0[6]+a7*x0[7])
-				s1 := top16(b0*x1[0]+b1*x1[1]+b2*x1[2]+b3*x1[3]) + top16(b4*x1[4]+b5*x1[5]+b6*x1[6]+b7*x1[7])
-				sumi[col&(swarCols-1)] += int32(sc0)*s0 + int32(sc1)*s1
-			}
-		}
-		dw, dmin := f16At(a[0:]), f16At(a[2:])
-		for col := range acc {
-			p := &ps[col]
-			b := (*[16]int32)(p.bs[16*i:])
-			var summ int32
-			for j := 0; j < 8; j++ {
-				_, m := scaleMinK4(j, s)
-				summ += int32(m) * (b[2*j] + b[2*j+1])
-			}
-			dy := p.d[i]
-			acc[col] += dw*dy*float32(sumi[col&(swarCols-1)]) - dmin*dy*float32(summ)
+			acc[r] += f16At(a[0:])*dy*float32(sumi) - f16At(a[2:])*dy*float32(summ)
 		}
 	}
 }

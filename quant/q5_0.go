@@ -88,28 +88,33 @@ var q5Bits = func() (t [256]uint64) {
 	return t
 }()
 
-// swarQ5_0 is the pure-Go tile kernel's row of Q5_0 (see swar.go), with
-// the block sums of dotQ5_0, with Σ(q_w-16)·q_x taken as Σq_w·q_x - 16·Σq_x.
-func swarQ5_0(w []byte, ps []xpack, acc []float32) {
-	acc = acc[:len(ps)]
-	for i := 0; i < len(w)/q5_0Bytes; i++ {
-		a := (*[q5_0Bytes]byte)(w[q5_0Bytes*i:])
-		lo, hi := le64(a[6:]), le64(a[14:])
-		// Byte k of qh holds the fifth bits of elements 8k..8k+7, which
-		// are words 2k and 2k+1 of the packQ8 order.
-		h0, h1, h2, h3 := a[2], a[3], a[4], a[5]
-		w0, w1 := lo&lanes4|q5Bits[h0], lo>>8&lanes4|q5Bits[h0>>1]
-		w2, w3 := hi&lanes4|q5Bits[h1], hi>>8&lanes4|q5Bits[h1>>1]
-		w4, w5 := lo>>4&lanes4|q5Bits[h2], lo>>12&lanes4|q5Bits[h2>>1]
-		w6, w7 := hi>>4&lanes4|q5Bits[h3], hi>>12&lanes4|q5Bits[h3>>1]
-		dw := f16At(a[0:])
-		for c := range acc {
-			p := &ps[c]
-			x := (*[8]uint64)(p.q[8*i:])
-			s := top16(w0*x[0]+w1*x[1]) + top16(w2*x[2]+w3*x[3]) +
-				top16(w4*x[4]+w5*x[5]) + top16(w6*x[6]+w7*x[7]) -
-				16*(p.s[2*i]+p.s[2*i+1])
-			acc[c] += (dw * p.d[i]) * float32(s)
+// q5Block is the exact Σq_w·q_x of a Q5_0/Q5_1 block's quants, nibbles q
+// and fifth bits qh, with a packed column x (see swar.go): 5-bit quants
+// leave room for two products per lane sum. Byte k of qh holds the fifth
+// bits of elements 8k..8k+7, which are words 2k and 2k+1 of the packQ8
+// order.
+func q5Block(qh *[4]byte, q *[QK / 2]byte, x *[8]uint64) int32 {
+	lo, hi := le64(q[0:]), le64(q[8:])
+	h0, h1, h2, h3 := qh[0], qh[1], qh[2], qh[3]
+	return top16((lo&lanes4|q5Bits[h0])*x[0]+(lo>>8&lanes4|q5Bits[h0>>1])*x[1]) +
+		top16((hi&lanes4|q5Bits[h1])*x[2]+(hi>>8&lanes4|q5Bits[h1>>1])*x[3]) +
+		top16((lo>>4&lanes4|q5Bits[h2])*x[4]+(lo>>12&lanes4|q5Bits[h2>>1])*x[5]) +
+		top16((hi>>4&lanes4|q5Bits[h3])*x[6]+(hi>>12&lanes4|q5Bits[h3>>1])*x[7])
+}
+
+// swarQ5_0 is the pure-Go tile kernel of Q5_0 on four rows (see swar.go):
+// the block sums of dotQ5_0, with Σ(q_w-16)·q_x taken as
+// Σq_w·q_x - 16·Σq_x.
+func swarQ5_0(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
+	nb := len(w0) / q5_0Bytes
+	ws := [4][]byte{w0[:nb*q5_0Bytes], w1[:nb*q5_0Bytes], w2[:nb*q5_0Bytes], w3[:nb*q5_0Bytes]}
+	xq, d, s := p.q[:8*nb], p.d[:nb], p.s[:2*nb]
+	for i, dx := range d {
+		x := (*[8]uint64)(xq[8*i:])
+		c := 16 * (s[2*i] + s[2*i+1])
+		for r, w := range ws {
+			a := (*[q5_0Bytes]byte)(w[q5_0Bytes*i:])
+			acc[r] += (f16At(a[0:]) * dx) * float32(q5Block((*[4]byte)(a[2:]), (*[QK / 2]byte)(a[6:]), x)-c)
 		}
 	}
 }

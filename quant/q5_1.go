@@ -78,27 +78,17 @@ func dotQ5_1(n int, w, x []byte) float32 {
 	return sum
 }
 
-// swarQ5_1 is the pure-Go tile kernel's row of Q5_1 (see swar.go), with
-// the block sums of dotQ5_1.
-func swarQ5_1(w []byte, ps []xpack, acc []float32) {
-	acc = acc[:len(ps)]
-	for i := 0; i < len(w)/q5_1Bytes; i++ {
-		a := (*[q5_1Bytes]byte)(w[q5_1Bytes*i:])
-		lo, hi := le64(a[8:]), le64(a[16:])
-		// Byte k of qh holds the fifth bits of elements 8k..8k+7, which
-		// are words 2k and 2k+1 of the packQ8 order.
-		h0, h1, h2, h3 := a[4], a[5], a[6], a[7]
-		w0, w1 := lo&lanes4|q5Bits[h0], lo>>8&lanes4|q5Bits[h0>>1]
-		w2, w3 := hi&lanes4|q5Bits[h1], hi>>8&lanes4|q5Bits[h1>>1]
-		w4, w5 := lo>>4&lanes4|q5Bits[h2], lo>>12&lanes4|q5Bits[h2>>1]
-		w6, w7 := hi>>4&lanes4|q5Bits[h3], hi>>12&lanes4|q5Bits[h3>>1]
-		dw, mw := f16At(a[0:]), f16At(a[2:])
-		for c := range acc {
-			p := &ps[c]
-			x := (*[8]uint64)(p.q[8*i:])
-			s := top16(w0*x[0]+w1*x[1]) + top16(w2*x[2]+w3*x[3]) +
-				top16(w4*x[4]+w5*x[5]) + top16(w6*x[6]+w7*x[7])
-			acc[c] += (dw*p.d[i])*float32(s) + mw*p.m[i]
+// swarQ5_1 is the pure-Go tile kernel of Q5_1 on four rows (see swar.go),
+// with the block sums of dotQ5_1.
+func swarQ5_1(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
+	nb := len(w0) / q5_1Bytes
+	ws := [4][]byte{w0[:nb*q5_1Bytes], w1[:nb*q5_1Bytes], w2[:nb*q5_1Bytes], w3[:nb*q5_1Bytes]}
+	xq, d, m := p.q[:8*nb], p.d[:nb], p.m[:nb]
+	for i, dx := range d {
+		x := (*[8]uint64)(xq[8*i:])
+		for r, w := range ws {
+			a := (*[q5_1Bytes]byte)(w[q5_1Bytes*i:])
+			acc[r] += (f16At(a[0:])*dx)*float32(q5Block((*[4]byte)(a[4:]), (*[QK / 2]byte)(a[8:]), x)) + f16At(a[2:])*m[i]
 		}
 	}
 }

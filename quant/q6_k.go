@@ -123,16 +123,15 @@ func dotQ6_K(n int, w, x []byte) float32 {
 	return sum
 }
 
-// swarQ6_K is the pure-Go tile kernel's row of Q6_K (see swar.go): 6-bit
-// quants leave room for one product per lane sum, and Σ(q_w-32)·q_x is
-// taken as Σq_w·q_x - 32·Σq_x per 16 elements.
-func swarQ6_K(w []byte, ps []xpack, acc []float32) {
-	nb := len(w) / q6_KBytes
-	if len(ps) == 1 {
-		p := &ps[0]
-		xq, d, xs := p.q[:64*nb], p.d[:nb], p.s[:16*nb]
-		sum := acc[0]
-		for i, dy := range d {
+// swarQ6_K is the pure-Go tile kernel of Q6_K on four rows (see swar.go):
+// 6-bit quants leave room for one product per lane sum, and Σ(q_w-32)·q_x
+// is taken as Σq_w·q_x - 32·Σq_x per 16 elements.
+func swarQ6_K(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
+	nb := len(w0) / q6_KBytes
+	ws := [4][]byte{w0[:nb*q6_KBytes], w1[:nb*q6_KBytes], w2[:nb*q6_KBytes], w3[:nb*q6_KBytes]}
+	xq, d, xs := p.q[:64*nb], p.d[:nb], p.s[:16*nb]
+	for i, dy := range d {
+		for r, w := range ws {
 			a := (*[q6_KBytes]byte)(w[q6_KBytes*i:])
 			var sumi int32
 			for h := 0; h < 2; h++ {
@@ -142,6 +141,8 @@ func swarQ6_K(w []byte, ps []xpack, acc []float32) {
 				x := (*[32]uint64)(xq[64*i+32*h:])
 				s := (*[8]int32)(xs[16*i+8*h:])
 				for kk := 0; kk < 2; kk++ {
+					// Words 2k and 2k+1 of each 32 elements are in the
+					// 16 with scale k/2.
 					var t0, t1, t2, t3 int32
 					for k := 2 * kk; k < 2*kk+2; k++ {
 						l1, l2, hb := le64(ql[8*k:]), le64(ql[32+8*k:]), le64(qh[8*k:])
@@ -154,50 +155,7 @@ func swarQ6_K(w []byte, ps []xpack, acc []float32) {
 						int32(int8(sc[kk+4]))*(t2-32*s[kk+4]) + int32(int8(sc[kk+6]))*(t3-32*s[kk+6])
 				}
 			}
-			sum += f16At(a[208:]) * dy * float32(sumi)
-		}
-		acc[0] = sum
-		return
-	}
-	acc = acc[:len(ps)]
-	for i := 0; i < nb; i++ {
-		a := (*[q6_KBytes]byte)(w[q6_KBytes*i:])
-		var sumi [swarCols]int32
-		for h := 0; h < 2; h++ {
-			ql := (*[64]byte)(a[64*h:])
-			qh := (*[32]byte)(a[128+32*h:])
-			sc := (*[8]byte)(a[192+8*h:])
-			for k := 0; k < 4; k++ {
-				l1, l2, hb := le64(ql[8*k:]), le64(ql[32+8*k:]), le64(qh[8*k:])
-				e0, o0 := l1&lanes4|(hb&lanes2)<<4, l1>>8&lanes4|(hb>>8&lanes2)<<4
-				e1, o1 := l2&lanes4|(hb>>2&lanes2)<<4, l2>>8&lanes4|(hb>>10&lanes2)<<4
-				e2, o2 := l1>>4&lanes4|(hb>>4&lanes2)<<4, l1>>12&lanes4|(hb>>12&lanes2)<<4
-				e3, o3 := l2>>4&lanes4|(hb>>6&lanes2)<<4, l2>>12&lanes4|(hb>>14&lanes2)<<4
-				// Words 2k and 2k+1 of each 32 elements fall in the 16 with
-				// scale k/2, whose Σq_x is subtracted once, with k even.
-				kk := k / 2
-				s0, s1 := int32(int8(sc[kk])), int32(int8(sc[kk+2]))
-				s2, s3 := int32(int8(sc[kk+4])), int32(int8(sc[kk+6]))
-				for col := range acc {
-					x := (*[32]uint64)(ps[col].q[64*i+32*h:])
-					t0 := top16(e0*x[2*k]) + top16(o0*x[2*k+1])
-					t1 := top16(e1*x[8+2*k]) + top16(o1*x[9+2*k])
-					t2 := top16(e2*x[16+2*k]) + top16(o2*x[17+2*k])
-					t3 := top16(e3*x[24+2*k]) + top16(o3*x[25+2*k])
-					if k&1 == 0 {
-						xs := (*[8]int32)(ps[col].s[16*i+8*h:])
-						t0 -= 32 * xs[kk]
-						t1 -= 32 * xs[kk+2]
-						t2 -= 32 * xs[kk+4]
-						t3 -= 32 * xs[kk+6]
-					}
-					sumi[col&(swarCols-1)] += s0*t0 + s1*t1 + s2*t2 + s3*t3
-				}
-			}
-		}
-		dw := f16At(a[208:])
-		for col := range acc {
-			acc[col] += dw * ps[col].d[i] * float32(sumi[col&(swarCols-1)])
+			acc[r] += f16At(a[208:]) * dy * float32(sumi)
 		}
 	}
 }

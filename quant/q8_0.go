@@ -101,47 +101,36 @@ func dotQ8_0(n int, w, x []byte) float32 {
 	return sum
 }
 
-// swarQ8_0 is the pure-Go tile kernel's row of Q8_0 (see swar.go). A
-// signed byte is too wide for four products to a lane, so each weight
-// quant q is taken as u = q+128 = 16·h + l, and the block's integer sum
-// Σq·x = Σl·x + 16·Σh·x - 128·Σx, with the nibble products four to a lane.
-func swarQ8_0(w []byte, ps []xpack, acc []float32) {
-	nb := len(w) / q8_0Bytes
-	if len(ps) == 1 {
-		p := &ps[0]
-		xq, d, s := p.q[:8*nb], p.d[:nb], p.s[:2*nb]
-		sum := acc[0]
-		for i, dx := range d {
-			a := (*[q8_0Bytes]byte)(w[q8_0Bytes*i:])
-			x := (*[8]uint64)(xq[8*i:])
-			v0, v1 := le64(a[2:])^flip8, le64(a[10:])^flip8
-			l0 := (v0&lanes4)*x[0] + (v0>>8&lanes4)*x[1] + (v1&lanes4)*x[2] + (v1>>8&lanes4)*x[3]
-			h0 := (v0>>4&lanes4)*x[0] + (v0>>12&lanes4)*x[1] + (v1>>4&lanes4)*x[2] + (v1>>12&lanes4)*x[3]
-			v2, v3 := le64(a[18:])^flip8, le64(a[26:])^flip8
-			l1 := (v2&lanes4)*x[4] + (v2>>8&lanes4)*x[5] + (v3&lanes4)*x[6] + (v3>>8&lanes4)*x[7]
-			h1 := (v2>>4&lanes4)*x[4] + (v2>>12&lanes4)*x[5] + (v3>>4&lanes4)*x[6] + (v3>>12&lanes4)*x[7]
-			si := top16(l0) + top16(l1) + 16*(top16(h0)+top16(h1)) - 128*(s[2*i]+s[2*i+1])
-			sum += float32(si) * (f16At(a[0:]) * dx)
-		}
-		acc[0] = sum
-		return
+// swarQ8_0 is the pure-Go tile kernel of Q8_0 on four rows (see
+// swar.go). A signed byte is too wide for four products to a lane, so
+// each weight quant q is taken as u = q+128 = 16·h + l, and the block's
+// integer sum Σq·x = Σl·x + 16·Σh·x - 128·Σx, with the nibble products
+// four to a lane.
+func swarQ8_0(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
+	nb := len(w0) / q8_0Bytes
+	w0, w1, w2, w3 = w0[:nb*q8_0Bytes], w1[:nb*q8_0Bytes], w2[:nb*q8_0Bytes], w3[:nb*q8_0Bytes]
+	xq, d, s := p.q[:8*nb], p.d[:nb], p.s[:2*nb]
+	s0, s1, s2, s3 := acc[0], acc[1], acc[2], acc[3]
+	for i, dx := range d {
+		xa, xb := (*[4]uint64)(xq[8*i:]), (*[4]uint64)(xq[8*i+4:])
+		c := 128 * (s[2*i] + s[2*i+1])
+		a := (*[q8_0Bytes]byte)(w0[q8_0Bytes*i:])
+		s0 += float32(q8Block(a, xa, xb)-c) * (f16At(a[0:]) * dx)
+		a = (*[q8_0Bytes]byte)(w1[q8_0Bytes*i:])
+		s1 += float32(q8Block(a, xa, xb)-c) * (f16At(a[0:]) * dx)
+		a = (*[q8_0Bytes]byte)(w2[q8_0Bytes*i:])
+		s2 += float32(q8Block(a, xa, xb)-c) * (f16At(a[0:]) * dx)
+		a = (*[q8_0Bytes]byte)(w3[q8_0Bytes*i:])
+		s3 += float32(q8Block(a, xa, xb)-c) * (f16At(a[0:]) * dx)
 	}
-	acc = acc[:len(ps)]
-	for i := 0; i < nb; i++ {
-		a := (*[q8_0Bytes]byte)(w[q8_0Bytes*i:])
-		v0, v1 := le64(a[2:])^flip8, le64(a[10:])^flip8
-		v2, v3 := le64(a[18:])^flip8, le64(a[26:])^flip8
-		l0, l1, l2, l3 := v0&lanes4, v0>>8&lanes4, v1&lanes4, v1>>8&lanes4
-		l4, l5, l6, l7 := v2&lanes4, v2>>8&lanes4, v3&lanes4, v3>>8&lanes4
-		h0, h1, h2, h3 := v0>>4&lanes4, v0>>12&lanes4, v1>>4&lanes4, v1>>12&lanes4
-		h4, h5, h6, h7 := v2>>4&lanes4, v2>>12&lanes4, v3>>4&lanes4, v3>>12&lanes4
-		dw := f16At(a[0:])
-		for c := range acc {
-			p := &ps[c]
-			x := (*[8]uint64)(p.q[8*i:])
-			l := top16(l0*x[0]+l1*x[1]+l2*x[2]+l3*x[3]) + top16(l4*x[4]+l5*x[5]+l6*x[6]+l7*x[7])
-			h := top16(h0*x[0]+h1*x[1]+h2*x[2]+h3*x[3]) + top16(h4*x[4]+h5*x[5]+h6*x[6]+h7*x[7])
-			acc[c] += float32(l+16*h-128*(p.s[2*i]+p.s[2*i+1])) * (dw * p.d[i])
-		}
-	}
+	acc[0], acc[1], acc[2], acc[3] = s0, s1, s2, s3
+}
+
+// q8Block is Σ(q_w+128)·q_x over a Q8_0 block with a packed column.
+func q8Block(a *[q8_0Bytes]byte, xa, xb *[4]uint64) int32 {
+	v0, v1 := le64(a[2:])^flip8, le64(a[10:])^flip8
+	v2, v3 := le64(a[18:])^flip8, le64(a[26:])^flip8
+	l := top16(q4Group(v0, v1, xa)) + top16(q4Group(v2, v3, xb))
+	h := top16(q4Group(v0>>4, v1>>4, xa)) + top16(q4Group(v2>>4, v3>>4, xb))
+	return l + 16*h
 }

@@ -166,26 +166,28 @@ func (s *swarSpec) pack(p *xpack, x []byte) {
 	}
 }
 
-// row runs one weight row (a whole number of blocks, at most a chunk)
-// against len(ps) packed columns, adding block by block to acc[c].
-func (s *swarSpec) row(w []byte, ps []xpack, acc []float32) {
+// rows4 runs four weight rows of the same length (a whole number of
+// blocks, at most a chunk) against one packed column, adding block by
+// block to acc. Four rows at a time share the loads of the column and the
+// per-block bookkeeping; a tile with fewer rows repeats its last one.
+func (s *swarSpec) rows4(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
 	switch s.t {
 	case Q4_0:
-		swarQ4_0(w, ps, acc)
+		swarQ4_0(w0, w1, w2, w3, p, acc)
 	case Q4_1:
-		swarQ4_1(w, ps, acc)
+		swarQ4_1(w0, w1, w2, w3, p, acc)
 	case Q5_0:
-		swarQ5_0(w, ps, acc)
+		swarQ5_0(w0, w1, w2, w3, p, acc)
 	case Q5_1:
-		swarQ5_1(w, ps, acc)
+		swarQ5_1(w0, w1, w2, w3, p, acc)
 	case Q8_0:
-		swarQ8_0(w, ps, acc)
+		swarQ8_0(w0, w1, w2, w3, p, acc)
 	case Q4_K:
-		swarQ4_K(w, ps, acc)
+		swarQ4_K(w0, w1, w2, w3, p, acc)
 	case Q5_K:
-		swarQ5_K(w, ps, acc)
+		swarQ5_K(w0, w1, w2, w3, p, acc)
 	case Q6_K:
-		swarQ6_K(w, ps, acc)
+		swarQ6_K(w0, w1, w2, w3, p, acc)
 	}
 }
 
@@ -197,40 +199,34 @@ func (s *swarSpec) tile(n int, w []byte, wStride, rows int, x []byte, xStride, c
 		tileByDot(s.dot, tileLayoutOf(s.t), n, w, wStride, rows, x, xStride, cols, out, outStride)
 		return
 	}
-	// One column is the decode step: keep its scratch small, as the
-	// stack it takes is zeroed on every call.
-	if cols == 1 {
-		var ps [1]xpack
-		s.run(ps[:], n, w, wStride, rows, x, xStride, out, outStride)
-		return
-	}
-	var ps [swarCols]xpack
-	s.run(ps[:cols], n, w, wStride, rows, x, xStride, out, outStride)
-}
-
-// run computes a tile of len(ps) columns, a chunk of every column at a
-// time, packed into ps.
-func (s *swarSpec) run(ps []xpack, n int, w []byte, wStride, rows int, x []byte, xStride int, out []float32, outStride int) {
-	cols := len(ps)
 	nb := n / s.be
 	rb, xrb := nb*s.wb, nb*s.xb
 	per := swarChunk / s.be // blocks per chunk
-	var acc [swarRows * swarCols]float32
+	var p xpack
+	// Rows past the tile's land in acc's spare entries, unread.
+	var acc [swarCols][swarRows + 3]float32
+	row := func(r, b0, b1 int) []byte {
+		r = min(r, rows-1)
+		return w[r*wStride : r*wStride+rb][b0*s.wb : b1*s.wb]
+	}
 	for b0 := 0; b0 < nb; b0 += per {
 		b1 := min(nb, b0+per)
-		for c := range ps {
+		for c := 0; c < cols; c++ {
 			xc := x[c*xStride : c*xStride+xrb]
-			s.pack(&ps[c], xc[b0*s.xb:b1*s.xb])
-		}
-		for r := 0; r < rows; r++ {
-			wr := w[r*wStride : r*wStride+rb]
-			s.row(wr[b0*s.wb:b1*s.wb], ps, acc[r*swarCols:r*swarCols+cols])
+			s.pack(&p, xc[b0*s.xb:b1*s.xb])
+			for r := 0; r < rows; r += 4 {
+				s.rows4(row(r, b0, b1), row(r+1, b0, b1), row(r+2, b0, b1), row(r+3, b0, b1), &p, (*[4]float32)(acc[c][r:]))
+			}
 		}
 	}
 	for c := 0; c < cols; c++ {
-		o := out[c*outStride : c*outStride+rows]
-		for r := range o {
-			o[r] = acc[r*swarCols+c]
-		}
+		copy(out[c*outStride:c*outStride+rows], acc[c][:rows])
 	}
+}
+
+// q4Group is the lane sum of four products of a packed column's words x
+// with the quants in the low nibbles of the bytes of lo and hi: even
+// bytes, odd bytes of lo, then of hi, the packQ8 order of 16 elements.
+func q4Group(lo, hi uint64, x *[4]uint64) uint64 {
+	return (lo&lanes4)*x[0] + (lo>>8&lanes4)*x[1] + (hi&lanes4)*x[2] + (hi>>8&lanes4)*x[3]
 }
