@@ -83,7 +83,7 @@ const swarChunk = 512
 
 // swarCols and swarRows are the largest tile the pure-Go kernels take.
 const (
-	swarRows = 16
+	swarRows = 64
 	swarCols = 4
 )
 

@@ -134,7 +134,7 @@ func TestTilesAgree(t *testing.T) {
 // kernel tiles of 4 and every remainder.
 func tileRowCounts(max int) []int {
 	var rs []int
-	for _, r := range []int{1, 2, 3, 4, 5, 6, 7, 8, 11, 16, 17, 32} {
+	for _, r := range []int{1, 2, 3, 4, 5, 6, 7, 8, 11, 16, 17, 32, 45, 63, 64} {
 		if r <= max {
 			rs = append(rs, r)
 		}
