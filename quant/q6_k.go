@@ -146,10 +146,16 @@ func swarQ6_K(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
 					var t0, t1, t2, t3 int32
 					for k := 2 * kk; k < 2*kk+2; k++ {
 						l1, l2, hb := le64(ql[8*k:]), le64(ql[32+8*k:]), le64(qh[8*k:])
-						t0 += top16((l1&lanes4|(hb&lanes2)<<4)*x[2*k]) + top16((l1>>8&lanes4|(hb>>8&lanes2)<<4)*x[2*k+1])
-						t1 += top16((l2&lanes4|(hb>>2&lanes2)<<4)*x[8+2*k]) + top16((l2>>8&lanes4|(hb>>10&lanes2)<<4)*x[9+2*k])
-						t2 += top16((l1>>4&lanes4|(hb>>4&lanes2)<<4)*x[16+2*k]) + top16((l1>>12&lanes4|(hb>>12&lanes2)<<4)*x[17+2*k])
-						t3 += top16((l2>>4&lanes4|(hb>>6&lanes2)<<4)*x[24+2*k]) + top16((l2>>12&lanes4|(hb>>14&lanes2)<<4)*x[25+2*k])
+						// The eight 6-bit quants of each group, a byte each,
+						// then split into even and odd lanes.
+						b0 := l1&nibbles | hb<<4&bits45
+						b1 := l2&nibbles | hb<<2&bits45
+						b2 := l1>>4&nibbles | hb&bits45
+						b3 := l2>>4&nibbles | hb>>2&bits45
+						t0 += top16((b0&lanes8)*x[2*k]) + top16((b0>>8&lanes8)*x[2*k+1])
+						t1 += top16((b1&lanes8)*x[8+2*k]) + top16((b1>>8&lanes8)*x[9+2*k])
+						t2 += top16((b2&lanes8)*x[16+2*k]) + top16((b2>>8&lanes8)*x[17+2*k])
+						t3 += top16((b3&lanes8)*x[24+2*k]) + top16((b3>>8&lanes8)*x[25+2*k])
 					}
 					sumi += int32(int8(sc[kk]))*(t0-32*s[kk]) + int32(int8(sc[kk+2]))*(t1-32*s[kk+2]) +
 						int32(int8(sc[kk+4]))*(t2-32*s[kk+4]) + int32(int8(sc[kk+6]))*(t3-32*s[kk+6])

@@ -38,6 +38,9 @@ const (
 	lanes1  = 0x0001000100010001 // low bit of every lane; also the lane-sum multiplier
 	lanes2  = 0x0003000300030003 // low two bits of every lane
 	lanes8  = 0x00ff00ff00ff00ff // low byte of every lane
+	nibbles = 0x0f0f0f0f0f0f0f0f // low nibble of every byte
+	bit4    = 0x1010101010101010 // bit 4 of every byte
+	bits45  = 0x3030303030303030 // bits 4 and 5 of every byte
 	signs8  = 0x0080008000800080 // bit 7 of every lane
 	flip8   = 0x8080808080808080 // bit 7 of every byte
 	topBias = 1 << 47
