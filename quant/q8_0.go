@@ -114,23 +114,29 @@ func swarQ8_0(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
 	for i, dx := range d {
 		xa, xb := (*[4]uint64)(xq[8*i:]), (*[4]uint64)(xq[8*i+4:])
 		c := 128 * (s[2*i] + s[2*i+1])
-		a := (*[q8_0Bytes]byte)(w0[q8_0Bytes*i:])
-		s0 += float32(q8Block(a, xa, xb)-c) * (f16At(a[0:]) * dx)
+		var a *[q8_0Bytes]byte
+		var v0, v1, v2, v3 uint64
+		var l, h int32
+		a = (*[q8_0Bytes]byte)(w0[q8_0Bytes*i:])
+		v0, v1, v2, v3 = le64(a[2:])^flip8, le64(a[10:])^flip8, le64(a[18:])^flip8, le64(a[26:])^flip8
+		l = top16(q4Group(v0, v1, xa)) + top16(q4Group(v2, v3, xb))
+		h = top16(q4Group(v0>>4, v1>>4, xa)) + top16(q4Group(v2>>4, v3>>4, xb))
+		s0 += float32(l+16*h-c) * (f16At(a[0:]) * dx)
 		a = (*[q8_0Bytes]byte)(w1[q8_0Bytes*i:])
-		s1 += float32(q8Block(a, xa, xb)-c) * (f16At(a[0:]) * dx)
+		v0, v1, v2, v3 = le64(a[2:])^flip8, le64(a[10:])^flip8, le64(a[18:])^flip8, le64(a[26:])^flip8
+		l = top16(q4Group(v0, v1, xa)) + top16(q4Group(v2, v3, xb))
+		h = top16(q4Group(v0>>4, v1>>4, xa)) + top16(q4Group(v2>>4, v3>>4, xb))
+		s1 += float32(l+16*h-c) * (f16At(a[0:]) * dx)
 		a = (*[q8_0Bytes]byte)(w2[q8_0Bytes*i:])
-		s2 += float32(q8Block(a, xa, xb)-c) * (f16At(a[0:]) * dx)
+		v0, v1, v2, v3 = le64(a[2:])^flip8, le64(a[10:])^flip8, le64(a[18:])^flip8, le64(a[26:])^flip8
+		l = top16(q4Group(v0, v1, xa)) + top16(q4Group(v2, v3, xb))
+		h = top16(q4Group(v0>>4, v1>>4, xa)) + top16(q4Group(v2>>4, v3>>4, xb))
+		s2 += float32(l+16*h-c) * (f16At(a[0:]) * dx)
 		a = (*[q8_0Bytes]byte)(w3[q8_0Bytes*i:])
-		s3 += float32(q8Block(a, xa, xb)-c) * (f16At(a[0:]) * dx)
+		v0, v1, v2, v3 = le64(a[2:])^flip8, le64(a[10:])^flip8, le64(a[18:])^flip8, le64(a[26:])^flip8
+		l = top16(q4Group(v0, v1, xa)) + top16(q4Group(v2, v3, xb))
+		h = top16(q4Group(v0>>4, v1>>4, xa)) + top16(q4Group(v2>>4, v3>>4, xb))
+		s3 += float32(l+16*h-c) * (f16At(a[0:]) * dx)
 	}
 	acc[0], acc[1], acc[2], acc[3] = s0, s1, s2, s3
-}
-
-// q8Block is Σ(q_w+128)·q_x over a Q8_0 block with a packed column.
-func q8Block(a *[q8_0Bytes]byte, xa, xb *[4]uint64) int32 {
-	v0, v1 := le64(a[2:])^flip8, le64(a[10:])^flip8
-	v2, v3 := le64(a[18:])^flip8, le64(a[26:])^flip8
-	l := top16(q4Group(v0, v1, xa)) + top16(q4Group(v2, v3, xb))
-	h := top16(q4Group(v0>>4, v1>>4, xa)) + top16(q4Group(v2>>4, v3>>4, xb))
-	return l + 16*h
 }
