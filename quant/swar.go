@@ -23,15 +23,18 @@ import (
 // such products keeps everything below the top lane within ±2^47 and the
 // top lane within ±2^15, so adding 2^47 and taking the top 16 bits as an
 // int16 recovers the exact sum of 16 products (top16). Wider weights need
-// smaller groups: two products for 5-bit quants, one for 6-bit. Each block
+// smaller groups: two products for 5-bit quants, one for 6-bit; Q8_0's
+// bytes are split into two nibbles. Offsets such as Q4_0's -8 are applied
+// afterwards through the sum of the activation quants. Each block
 // still sums its integers exactly and scales them in float32 in the same
 // order as the dot product, so a tile equals the DotFunc up to the rounding
 // of fused multiply-adds on the platforms whose compilers fuse.
 //
 // The activation vector is the same for every row of a matrix, so a tile
-// packs its columns into lanes once (packQ8) and reuses them for all its
-// rows; the weights are unpacked from their nibbles with shifts and masks
-// as they stream by.
+// packs each column into lanes once (packQ8) and reuses it for all its
+// rows, up to 64, four rows at a time; the weights are unpacked from their
+// nibbles with shifts and masks as they stream by. No lookup table per
+// activation is needed: the packing costs about as much as one row.
 
 const (
 	lanes4  = 0x000f000f000f000f // low nibble of every 16-bit lane
@@ -39,7 +42,6 @@ const (
 	lanes2  = 0x0003000300030003 // low two bits of every lane
 	lanes8  = 0x00ff00ff00ff00ff // low byte of every lane
 	nibbles = 0x0f0f0f0f0f0f0f0f // low nibble of every byte
-	bit4    = 0x1010101010101010 // bit 4 of every byte
 	bits45  = 0x3030303030303030 // bits 4 and 5 of every byte
 	signs8  = 0x0080008000800080 // bit 7 of every lane
 	flip8   = 0x8080808080808080 // bit 7 of every byte
