@@ -34,7 +34,8 @@ import (
 // packs each column into lanes once (packQ8) and reuses it for all its
 // rows, up to 64, four rows at a time; the weights are unpacked from their
 // nibbles with shifts and masks as they stream by. No lookup table per
-// activation is needed: the packing costs about as much as one row.
+// activation is needed: packing a column costs about as much as a few
+// rows of Q4_0.
 
 const (
 	lanes4  = 0x000f000f000f000f // low nibble of every 16-bit lane
