@@ -148,8 +148,21 @@ type swarSpec struct {
 	dot    DotFunc
 }
 
-// swarTile returns the pure-Go tile kernel for t, or false if t has none.
+// swarTile returns the pure-Go tile kernel Tiles offers for t, or false if
+// t has none or it does not pay on this platform: on 32-bit targets a
+// 64-bit multiplication takes three, and Q8_0, which needs twice the
+// products of the 4-bit types, runs faster as the plain dot product
+// (measured on 386: 0.65×, where Q4_0 gains 1.5×).
 func swarTile(t Type) (TileKernel, bool) {
+	if bits.UintSize == 32 && t == Q8_0 {
+		return TileKernel{}, false
+	}
+	return swarKernel(t)
+}
+
+// swarKernel returns the pure-Go tile kernel for t on any platform, or
+// false if t has none.
+func swarKernel(t Type) (TileKernel, bool) {
 	switch t {
 	case Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K:
 	default:

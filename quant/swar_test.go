@@ -56,7 +56,7 @@ func extremeBytes(r *rand.Rand, b []byte, pattern int) {
 
 func TestSwarExactOnIntegers(t *testing.T) {
 	for _, typ := range dotTypes {
-		k, ok := swarTile(typ)
+		k, ok := swarKernel(typ)
 		if !ok {
 			continue
 		}
@@ -130,13 +130,19 @@ func TestPackQ8(t *testing.T) {
 	}
 }
 
-// TestSwarOversizedTile checks that a tile larger than the kernel takes
-// still comes out right, through the dot products.
-func TestSwarOversizedTile(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q6_K} {
-		k, _ := swarTile(typ)
+// TestSwarTiles checks every pure-Go tile kernel, whether or not Tiles
+// offers it on this platform, on random blocks, and on a tile larger than
+// it takes, which goes through the dot products.
+func TestSwarTiles(t *testing.T) {
+	for _, typ := range dotTypes {
+		k, ok := swarKernel(typ)
+		if !ok {
+			continue
+		}
 		r := newRand(uint64(typ))
-		c := newTileCase(r, typ, 2, swarRows+3, swarCols+1, 0, 0, 0)
-		c.check(t, fmt.Sprintf("%v oversized", typ), k.Tile)
+		for _, sz := range [][3]int{{3, 7, 3}, {2, swarRows, swarCols}, {2, swarRows + 3, swarCols + 1}} {
+			c := newTileCase(r, typ, sz[0], sz[1], sz[2], r.IntN(8), r.IntN(8), r.IntN(9))
+			c.check(t, fmt.Sprintf("%v %d blocks %d×%d", typ, sz[0], sz[1], sz[2]), k.Tile)
+		}
 	}
 }
