@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -76,7 +77,7 @@ func TestDirectFileReadsAlignedSpans(t *testing.T) {
 }
 
 func TestAllocAlignedRejects(t *testing.T) {
-	for _, c := range []struct{ n, size int }{{0, DirectAlign}, {1, 0}, {1, 100}, {2, DirectAlign + 1}, {1 << 40, 1 << 30}} {
+	for _, c := range []struct{ n, size int }{{0, DirectAlign}, {1, 0}, {1, 100}, {2, DirectAlign + 1}, {math.MaxInt / (1 << 20), 1 << 30}} {
 		if _, _, err := AllocAligned(c.n, c.size); err == nil {
 			t.Errorf("AllocAligned(%d, %d) succeeded", c.n, c.size)
 		}
