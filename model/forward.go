@@ -202,7 +202,12 @@ func (s *State) quantized(a acts, vt quant.Type) ([]byte, error) {
 		}
 	}
 	q := &s.q[s.qLR]
+	ph := s.e.CurrentPhase()
+	s.e.Phase(phQuantize)
 	data, err := s.e.Quantize(vt, a.rows, a.cols, a.n, q.buf)
+	if ph != nil {
+		s.e.Phase(ph)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("model: quantize activations: %w", err)
 	}
@@ -335,6 +340,8 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		s.moe.take(ar, c, m.maxXRowBytes(), n)
 	}
 
+	s.e.Phase(phEmbed)
+	defer s.e.EndPhases()
 	er := m.Embed
 	for t, tok := range tokens {
 		if err := quant.Dequantize(er.Type, x[t*E:(t+1)*E], er.Row(int(tok))); err != nil {
@@ -375,8 +382,10 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		if lsrc != nil {
 			L = lsrc.Layer(il)
 		}
+		s.e.Phase(phNorm)
 		norm(xn, x, L.AttnNorm, n)
 		a := s.acts(xn, E, n)
+		s.e.Phase(phQKV)
 		if L.Wqkv != nil {
 			if err := s.mul(L.Wqkv, a, qkv, stride); err != nil {
 				return err
@@ -391,6 +400,7 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 				}
 			}
 		}
+		s.e.Phase(phRope)
 		rope, ang := &s.rope, cs
 		if s.twoRopes && c.WindowedLayer(il) {
 			rope, ang = &s.ropeSWA, csSWA
@@ -414,12 +424,15 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 				ops.Scale(qt, c.QueryScale)
 			}
 		}
+		s.e.Phase(phAttention)
 		if err := s.attention(il, pos0, n, qkv, stride, att); err != nil {
 			return err
 		}
+		s.e.Phase(phO)
 		if err := s.mul(L.Wo, s.acts(att, oDim, n), tmp, E); err != nil {
 			return err
 		}
+		s.e.Phase(phNorm)
 		if L.PostAttnNorm != nil {
 			norm(tmp, tmp, L.PostAttnNorm, n)
 		}
@@ -429,6 +442,7 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		a = s.acts(xn, E, n)
 		var err error
 		if L.Router != nil {
+			s.e.Phase(phMoE)
 			err = s.experts(il, L, a, tmp)
 		} else {
 			err = s.ffn(L, a, gu, tmp)
@@ -436,6 +450,7 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		if err != nil {
 			return err
 		}
+		s.e.Phase(phNorm)
 		if L.PostFFNNorm != nil {
 			norm(tmp, tmp, L.PostFFNNorm, n)
 		}
@@ -450,6 +465,7 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		first = n - 1
 	}
 	rows := n - first
+	s.e.Phase(phOutput)
 	norm(xn, x[first*E:], m.OutNorm, rows)
 	if err := s.mul(m.Output, s.acts(xn, E, rows), out, m.Vocab); err != nil {
 		return err
@@ -475,6 +491,7 @@ func headNorm(x, w []float32, headDim int, eps float32) {
 func (s *State) ffn(L *Layer, a acts, gu, out []float32) error {
 	c := &s.m.Config
 	F, n := c.FFN, a.n
+	s.e.Phase(phGateUp)
 	if L.GateUp != nil {
 		if err := s.mul(L.GateUp, a, gu, 2*F); err != nil {
 			return err
@@ -489,11 +506,13 @@ func (s *State) ffn(L *Layer, a acts, gu, out []float32) error {
 	}
 	// Activate row by row and pack the results into the first n×F floats:
 	// row t goes to [t·F, (t+1)·F), which is never past its own gate half.
+	s.e.Phase(phAct)
 	for t := 0; t < n; t++ {
 		g, u := gu[2*t*F:2*t*F+F], gu[2*t*F+F:2*(t+1)*F]
 		s.activate(g, u)
 		copy(gu[t*F:(t+1)*F], g)
 	}
+	s.e.Phase(phDown)
 	return s.mul(L.Down, s.acts(gu, F, n), out, c.Embd)
 }
 
@@ -523,7 +542,7 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out []floa
 	}
 	run := func(units int) error {
 		clear(s.errs)
-		s.e.Pool().For(units, 1, &s.attn)
+		s.e.For(units, 1, &s.attn)
 		return s.workerErr()
 	}
 	if c.WindowedLayer(il) {

@@ -66,6 +66,7 @@ type config struct {
 	seed     uint64
 	verbose  bool
 	progress io.Writer // per-run lines with -v
+	profile  string    // CPU profile of the measured runs, by phase
 }
 
 // errUsage reports bad flags; the flag package has already printed why.
@@ -90,6 +91,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.warmup, "warmup", true, "run each test once before measuring")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the random prompt tokens")
 	fs.BoolVar(&c.verbose, "v", false, "print each run's time on stderr")
+	fs.StringVar(&c.profile, "profile", "", "write a CPU profile of the measured runs to `FILE` (FILE.pp and FILE.tg when both tests run) and print CPU time by phase of the forward pass")
 	if err := fs.Parse(args); err != nil {
 		return c, errUsage
 	}
@@ -191,21 +193,24 @@ func newStats(n int, runs []float64) *stats {
 
 // result is what -json prints.
 type result struct {
-	Model       string     `json:"model"`
-	Threads     int        `json:"threads"`
-	PP          *stats     `json:"pp,omitempty"`
-	TG          *stats     `json:"tg,omitempty"`
-	PeakRSS     int64      `json:"peak_rss_bytes"`
-	Arch        string     `json:"arch"`
-	Type        string     `json:"type"`
-	Params      int64      `json:"params"`
-	FileBytes   int64      `json:"file_bytes"`
-	Context     int        `json:"context"`
-	Batch       int        `json:"batch,omitempty"`
-	KVType      string     `json:"kv_type"`
-	Reps        int        `json:"reps"`
-	LoadSeconds float64    `json:"load_seconds"`
-	LoadAvg     [3]float64 `json:"load_avg"` // of the machine when the runs ended (Linux)
+	Model   string `json:"model"`
+	Threads int    `json:"threads"`
+	PP      *stats `json:"pp,omitempty"`
+	TG      *stats `json:"tg,omitempty"`
+	// CPU time by phase of the forward pass, with -profile.
+	PPPhases    []phaseShare `json:"pp_phases,omitempty"`
+	TGPhases    []phaseShare `json:"tg_phases,omitempty"`
+	PeakRSS     int64        `json:"peak_rss_bytes"`
+	Arch        string       `json:"arch"`
+	Type        string       `json:"type"`
+	Params      int64        `json:"params"`
+	FileBytes   int64        `json:"file_bytes"`
+	Context     int          `json:"context"`
+	Batch       int          `json:"batch,omitempty"`
+	KVType      string       `json:"kv_type"`
+	Reps        int          `json:"reps"`
+	LoadSeconds float64      `json:"load_seconds"`
+	LoadAvg     [3]float64   `json:"load_avg"` // of the machine when the runs ended (Linux)
 	// The memory plan Load made: its predicted peak (mapped weight pages
 	// included) and the configuration it chose.
 	PlanTotal int64    `json:"plan_total_bytes"`
@@ -231,6 +236,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if c.prealloc {
 		opts = append(opts, llm.WithKVPreallocate())
+	}
+	if c.profile != "" {
+		// Sessions read it when they are made.
+		if err := os.Setenv(profileLabelsEnv, "1"); err != nil {
+			return err
+		}
 	}
 	start := time.Now()
 	m, err := llm.Load(c.model, opts...)
@@ -268,6 +279,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if !c.json {
 			printRow(stdout, res, "pp", res.PP)
 		}
+		if res.PPPhases, err = b.breakdown("pp", c.pp); err != nil {
+			return err
+		}
 	}
 	if c.tg > 0 {
 		runs, err := b.measure(ctx, "tg", c.tg, b.generate)
@@ -277,6 +291,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		res.TG = newStats(c.tg, runs)
 		if !c.json {
 			printRow(stdout, res, "tg", res.TG)
+		}
+		if res.TGPhases, err = b.breakdown("tg", c.tg); err != nil {
+			return err
 		}
 	}
 	usage, err := llm.ReadMemoryUsage()
@@ -295,6 +312,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "memory plan: predicted peak %s (%d bytes) of limit %s\n", humanBytes(res.PlanTotal), res.PlanTotal, humanBytes(res.PlanLimit))
 	for _, d := range res.Degraded {
 		fmt.Fprintf(stdout, "  degraded: %s\n", d)
+	}
+	for _, t := range []struct {
+		name string
+		ps   []phaseShare
+	}{{"pp", res.PPPhases}, {"tg", res.TGPhases}} {
+		if t.ps != nil {
+			printBreakdown(stdout, t.name, c.profilePath(t.name), t.ps)
+		}
 	}
 	return nil
 }
@@ -318,11 +343,21 @@ func (b *bencher) measure(ctx context.Context, name string, n int, test func(con
 			return nil, err
 		}
 	}
+	var prof *profiler
+	if b.c.profile != "" {
+		var err error
+		if prof, err = startProfile(b.c.profilePath(name)); err != nil {
+			return nil, fmt.Errorf("-profile: %w", err)
+		}
+	}
 	var runs []float64
 	for r := range b.c.reps {
 		b.s.Reset()
 		start := time.Now()
 		if err := test(ctx, n); err != nil {
+			if prof != nil {
+				prof.stop()
+			}
 			return nil, err
 		}
 		el := time.Since(start)
@@ -332,7 +367,25 @@ func (b *bencher) measure(ctx context.Context, name string, n int, test func(con
 			fmt.Fprintf(b.c.progress, "%s%d run %d: %.3fs, %.2f t/s\n", name, n, r+1, el.Seconds(), tps)
 		}
 	}
+	if prof != nil {
+		if err := prof.stop(); err != nil {
+			return nil, fmt.Errorf("-profile: %w", err)
+		}
+	}
 	return runs, nil
+}
+
+// breakdown reads the profile of test's measured runs (n tokens each), if
+// one was written.
+func (b *bencher) breakdown(test string, n int) ([]phaseShare, error) {
+	if b.c.profile == "" {
+		return nil, nil
+	}
+	ps, err := phaseBreakdown(b.c.profilePath(test), n*b.c.reps)
+	if err != nil {
+		return nil, fmt.Errorf("-profile: %w", err)
+	}
+	return ps, nil
 }
 
 // token returns a random token id other than BOS, as llama-bench feeds.

@@ -173,10 +173,18 @@ type Exec struct {
 	pool *Pool
 	mm   matmulTask
 	qt   quantTask
+
+	labels bool   // label goroutines with the current phase (see Phase)
+	phase  *Phase // the current phase, nil while labels are off
 }
 
-// NewExec returns an Exec that runs on p.
-func NewExec(p *Pool) *Exec { return &Exec{pool: p} }
+// NewExec returns an Exec that runs on p. Its phase labels are on when the
+// environment says so (ProfileLabelsEnv).
+func NewExec(p *Pool) *Exec { return &Exec{pool: p, labels: labelsFromEnv()} }
+
+// For runs t over [0, n) on the pool like Pool.For, its workers labelled
+// with the current phase.
+func (e *Exec) For(n, grain int, t Task) { e.pool.run(e.phase, n, grain, t) }
 
 // Pool is the pool the Exec runs on.
 func (e *Exec) Pool() *Pool { return e.pool }
@@ -188,7 +196,7 @@ func (e *Exec) MatMul(m *Matrix, xq []byte, nTok int, out []float32, outStride i
 	k := &e.mm
 	k.m, k.xq, k.nTok, k.out, k.outStride = m, xq, nTok, out, outStride
 	k.plan(e.pool.Threads())
-	e.pool.For(min(e.pool.Threads(), k.nItems), 1, k)
+	e.For(min(e.pool.Threads(), k.nItems), 1, k)
 	k.m, k.xq, k.out = nil, nil, nil
 }
 
@@ -222,7 +230,7 @@ func (e *Exec) Quantize(vt quant.Type, x []float32, cols, nTok int, dst []byte) 
 	if nTok == 1 {
 		e.qt.Do(0, 0, 1)
 	} else {
-		e.pool.For(nTok, 1, &e.qt)
+		e.For(nTok, 1, &e.qt)
 	}
 	e.qt = quantTask{}
 	return dst[:n], nil

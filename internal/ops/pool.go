@@ -29,7 +29,8 @@ type Pool struct {
 
 	// The current job, published before gen is incremented.
 	task    Task
-	per     int // indices per worker
+	phase   *Phase // label of the job's workers; nil when labels are off
+	per     int    // indices per worker
 	total   int
 	parts   int
 	gen     atomic.Uint64
@@ -93,8 +94,13 @@ func (p *Pool) loop(id int, w *worker) {
 			return
 		}
 		if id < p.parts {
+			ph := p.phase
+			setLabel(ph)
 			lo := id * p.per
 			p.task.Do(id, lo, min(p.total, lo+p.per))
+			if ph != nil {
+				setLabel(phaseIdle)
+			}
 		}
 		// Every worker reports, with or without work, so that no worker still
 		// reads this job's fields when the caller publishes the next one.
@@ -110,7 +116,10 @@ func (p *Pool) loop(id int, w *worker) {
 // For splits [0, n) into at most Threads contiguous ranges whose bounds are
 // multiples of grain (except the last) and runs t on each in parallel. It
 // returns when every range is done.
-func (p *Pool) For(n, grain int, t Task) {
+func (p *Pool) For(n, grain int, t Task) { p.run(nil, n, grain, t) }
+
+// run is For with the workers labelled ph (nil: no labels).
+func (p *Pool) run(ph *Phase, n, grain int, t Task) {
 	if n <= 0 {
 		return
 	}
@@ -128,7 +137,7 @@ func (p *Pool) For(n, grain int, t Task) {
 	per := (units + parts - 1) / parts * grain
 	// Count only the parts that have work.
 	parts = (n + per - 1) / per
-	p.task, p.per, p.total, p.parts = t, per, n, parts
+	p.task, p.phase, p.per, p.total, p.parts = t, ph, per, n, parts
 	p.pending.Store(int32(len(p.workers)))
 	p.gen.Add(1)
 	for _, w := range p.workers {
@@ -140,6 +149,9 @@ func (p *Pool) For(n, grain int, t Task) {
 		}
 	}
 	t.Do(0, 0, min(n, per))
+	if ph != nil {
+		setLabel(phaseBarrier)
+	}
 	start := time.Now()
 	for spins := 0; p.pending.Load() != 0; spins++ {
 		if spins&63 == 63 {
@@ -154,7 +166,8 @@ func (p *Pool) For(n, grain int, t Task) {
 			runtime.Gosched()
 		}
 	}
-	p.task = nil
+	setLabel(ph)
+	p.task, p.phase = nil, nil
 }
 
 // Close stops the workers. The pool must not be used afterwards.
