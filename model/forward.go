@@ -29,6 +29,10 @@ type State struct {
 	rope, ropeSWA ops.Rope
 	twoRopes      bool
 	attn          attnTask
+	// act writes act(g)·u into g: the feed-forward activation (SwiGLU or
+	// GeGLU), element by element, so that it can run in the pieces the
+	// gate/up product's work items compute.
+	act func(g, u []float32)
 
 	// Per pass: the quantized-activation buffers and the expert source.
 	gen uint64 // the last generation handed to an acts value
@@ -146,6 +150,10 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 		rope: ops.Rope{Dim: m.RopeDim, Neox: m.RopeNeox, Base: m.RopeBase,
 			FreqScale: 1 / m.RopeScale, Factors: factors},
 		twoRopes: ropeTables(&m.Config) == 2,
+	}
+	s.act = ops.SiLUMulFast
+	if m.GELU {
+		s.act = ops.GELUMul
 	}
 	s.ropeSWA = s.rope
 	s.ropeSWA.Base, s.ropeSWA.FreqScale = m.RopeBaseSWA, 1/m.RopeScaleSWA
@@ -370,6 +378,7 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		}
 	}
 
+	var shared [maxShared]projection
 	lsrc := m.Source // read once: the whole pass uses one source
 	if lsrc != nil {
 		lsrc.Begin()
@@ -386,19 +395,8 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		norm(xn, x, L.AttnNorm, n)
 		a := s.acts(xn, E, n)
 		s.e.Phase(phQKV)
-		if L.Wqkv != nil {
-			if err := s.mul(L.Wqkv, a, qkv, stride); err != nil {
-				return err
-			}
-		} else {
-			for _, p := range []struct {
-				w   *ops.Matrix
-				off int
-			}{{L.Wq, 0}, {L.Wk, qDim}, {L.Wv, qDim + kDim}} {
-				if err := s.mul(p.w, a, qkv[p.off:], stride); err != nil {
-					return err
-				}
-			}
+		if err := s.mulShared(a, L.qkvInputs(c, &shared), qkv, stride); err != nil {
+			return err
 		}
 		s.e.Phase(phRope)
 		rope, ang := &s.rope, cs
@@ -428,24 +426,34 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		if err := s.attention(il, pos0, n, qkv, stride, att); err != nil {
 			return err
 		}
+		// The output projection adds itself to the residual stream in its
+		// own dispatch, unless a norm comes between (gemma).
 		s.e.Phase(phO)
-		if err := s.mul(L.Wo, s.acts(att, oDim, n), tmp, E); err != nil {
-			return err
-		}
-		s.e.Phase(phNorm)
-		if L.PostAttnNorm != nil {
+		if L.PostAttnNorm == nil {
+			if err := s.mulAdd(L.Wo, s.acts(att, oDim, n), tmp, E, x, E); err != nil {
+				return err
+			}
+		} else {
+			if err := s.mul(L.Wo, s.acts(att, oDim, n), tmp, E); err != nil {
+				return err
+			}
+			s.e.Phase(phNorm)
 			norm(tmp, tmp, L.PostAttnNorm, n)
+			ops.Add(x, tmp)
 		}
-		ops.Add(x, tmp)
 
+		s.e.Phase(phNorm)
 		norm(xn, x, L.FFNNorm, n)
 		a = s.acts(xn, E, n)
 		var err error
-		if L.Router != nil {
+		switch {
+		case L.Router != nil:
 			s.e.Phase(phMoE)
 			err = s.experts(il, L, a, tmp)
-		} else {
-			err = s.ffn(L, a, gu, tmp)
+		case L.PostFFNNorm == nil:
+			err = s.ffn(L, a, gu, tmp, x) // adds itself to x
+		default:
+			err = s.ffn(L, a, gu, tmp, nil)
 		}
 		if err != nil {
 			return err
@@ -454,7 +462,9 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		if L.PostFFNNorm != nil {
 			norm(tmp, tmp, L.PostFFNNorm, n)
 		}
-		ops.Add(x, tmp)
+		if L.Router != nil || L.PostFFNNorm != nil {
+			ops.Add(x, tmp)
+		}
 		if lsrc != nil {
 			lsrc.Done(il)
 		}
@@ -485,44 +495,28 @@ func headNorm(x, w []float32, headDim int, eps float32) {
 	}
 }
 
-// ffn is the dense feed-forward block: down(act(gate·a) ⊙ up·a) into out.
-// gu holds n rows of gate then up (2×FFN floats each), written either by
-// one fused matrix or by the two halves.
-func (s *State) ffn(L *Layer, a acts, gu, out []float32) error {
+// ffn is the dense feed-forward block: down(act(gate·a) ⊙ up·a) into
+// out, and added to acc unless acc is nil. gu holds n rows of gate then up
+// (2×FFN floats each); gate, up and the activation take one dispatch, the
+// down projection and the residual add another.
+func (s *State) ffn(L *Layer, a acts, gu, out, acc []float32) error {
 	c := &s.m.Config
 	F, n := c.FFN, a.n
 	s.e.Phase(phGateUp)
-	if L.GateUp != nil {
-		if err := s.mul(L.GateUp, a, gu, 2*F); err != nil {
-			return err
-		}
-	} else {
-		if err := s.mul(L.Gate, a, gu, 2*F); err != nil {
-			return err
-		}
-		if err := s.mul(L.Up, a, gu[F:], 2*F); err != nil {
-			return err
-		}
+	gate, up := L.gateUpInputs(c)
+	if err := s.mulGated(a, gate, up, gu, 2*F); err != nil {
+		return err
 	}
-	// Activate row by row and pack the results into the first n×F floats:
-	// row t goes to [t·F, (t+1)·F), which is never past its own gate half.
-	s.e.Phase(phAct)
-	for t := 0; t < n; t++ {
-		g, u := gu[2*t*F:2*t*F+F], gu[2*t*F+F:2*(t+1)*F]
-		s.activate(g, u)
-		copy(gu[t*F:(t+1)*F], g)
+	// Pack the activated rows into the first n×F floats: row t goes to
+	// [t·F, (t+1)·F), which is never past its own gate half.
+	for t := 1; t < n; t++ {
+		copy(gu[t*F:(t+1)*F], gu[2*t*F:2*t*F+F])
 	}
 	s.e.Phase(phDown)
-	return s.mul(L.Down, s.acts(gu, F, n), out, c.Embd)
-}
-
-// activate writes act(g)·u into g: GELU for gemma, SiLU otherwise.
-func (s *State) activate(g, u []float32) {
-	if s.m.GELU {
-		ops.GELUMul(g, u)
-	} else {
-		ops.SiLUMul(g, u)
+	if acc == nil {
+		return s.mul(L.Down, s.acts(gu, F, n), out, c.Embd)
 	}
+	return s.mulAdd(L.Down, s.acts(gu, F, n), out, c.Embd, acc, c.Embd)
 }
 
 // attention stores the chunk's keys and values (in qkv, stride floats per

@@ -13,7 +13,6 @@ var (
 	phAttention = ops.NewPhase("attention")
 	phO         = ops.NewPhase("matmul:o")
 	phGateUp    = ops.NewPhase("matmul:gate/up")
-	phAct       = ops.NewPhase("act")
 	phDown      = ops.NewPhase("matmul:down")
 	phMoE       = ops.NewPhase("moe") // router and experts
 	phOutput    = ops.NewPhase("output")
