@@ -372,11 +372,6 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 	if s.twoRopes {
 		angles(&s.ropeSWA, csSWA)
 	}
-	norm := func(dst, src, w []float32, rows int) {
-		for t := 0; t < rows; t++ {
-			ops.RMSNorm(dst[t*E:(t+1)*E], src[t*E:(t+1)*E], w, c.RMSEps)
-		}
-	}
 
 	var shared [maxShared]projection
 	lsrc := m.Source // read once: the whole pass uses one source
@@ -392,7 +387,7 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 			L = lsrc.Layer(il)
 		}
 		s.e.Phase(phNorm)
-		norm(xn, x, L.AttnNorm, n)
+		s.norm(xn, x, L.AttnNorm, n)
 		a := s.acts(xn, E, n)
 		s.e.Phase(phQKV)
 		if err := s.mulShared(a, L.qkvInputs(c, &shared), qkv, stride); err != nil {
@@ -426,44 +421,23 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		if err := s.attention(il, pos0, n, qkv, stride, att); err != nil {
 			return err
 		}
-		// The output projection adds itself to the residual stream in its
-		// own dispatch, unless a norm comes between (gemma).
 		s.e.Phase(phO)
-		if L.PostAttnNorm == nil {
-			if err := s.mulAdd(L.Wo, s.acts(att, oDim, n), tmp, E, x, E); err != nil {
-				return err
-			}
-		} else {
-			if err := s.mul(L.Wo, s.acts(att, oDim, n), tmp, E); err != nil {
-				return err
-			}
-			s.e.Phase(phNorm)
-			norm(tmp, tmp, L.PostAttnNorm, n)
-			ops.Add(x, tmp)
+		if err := s.residual(L.Wo, s.acts(att, oDim, n), tmp, x, L.PostAttnNorm); err != nil {
+			return err
 		}
 
 		s.e.Phase(phNorm)
-		norm(xn, x, L.FFNNorm, n)
+		s.norm(xn, x, L.FFNNorm, n)
 		a = s.acts(xn, E, n)
-		var err error
-		switch {
-		case L.Router != nil:
+		if L.Router != nil {
 			s.e.Phase(phMoE)
-			err = s.experts(il, L, a, tmp)
-		case L.PostFFNNorm == nil:
-			err = s.ffn(L, a, gu, tmp, x) // adds itself to x
-		default:
-			err = s.ffn(L, a, gu, tmp, nil)
-		}
-		if err != nil {
+			if err := s.experts(il, L, a, tmp); err != nil {
+				return err
+			}
+			s.e.Phase(phNorm)
+			s.addNormed(x, tmp, L.PostFFNNorm, n)
+		} else if err := s.ffn(L, a, gu, tmp, x); err != nil {
 			return err
-		}
-		s.e.Phase(phNorm)
-		if L.PostFFNNorm != nil {
-			norm(tmp, tmp, L.PostFFNNorm, n)
-		}
-		if L.Router != nil || L.PostFFNNorm != nil {
-			ops.Add(x, tmp)
 		}
 		if lsrc != nil {
 			lsrc.Done(il)
@@ -476,7 +450,7 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 	}
 	rows := n - first
 	s.e.Phase(phOutput)
-	norm(xn, x[first*E:], m.OutNorm, rows)
+	s.norm(xn, x[first*E:], m.OutNorm, rows)
 	if err := s.mul(m.Output, s.acts(xn, E, rows), out, m.Vocab); err != nil {
 		return err
 	}
@@ -495,11 +469,46 @@ func headNorm(x, w []float32, headDim int, eps float32) {
 	}
 }
 
-// ffn is the dense feed-forward block: down(act(gate·a) ⊙ up·a) into
-// out, and added to acc unless acc is nil. gu holds n rows of gate then up
+// norm writes RMSNorm(src)·w of rows rows of Embd floats to dst.
+func (s *State) norm(dst, src, w []float32, rows int) {
+	E := s.m.Embd
+	for t := 0; t < rows; t++ {
+		ops.RMSNorm(dst[t*E:(t+1)*E], src[t*E:(t+1)*E], w, s.m.RMSEps)
+	}
+}
+
+// addNormed adds y — normalised by post first, unless post is nil — to the
+// residual stream x, for rows rows.
+func (s *State) addNormed(x, y, post []float32, rows int) {
+	if post != nil {
+		s.norm(y, y, post, rows)
+	}
+	E := s.m.Embd
+	ops.Add(x[:rows*E], y[:rows*E])
+}
+
+// residual computes a block's last product w·a into out (Embd floats per
+// token) and adds it to the residual stream x: within the product's own
+// dispatch, or after normalising it when the block has a norm there
+// (post, gemma's post-attention and post-feed-forward norms).
+func (s *State) residual(w *ops.Matrix, a acts, out, x, post []float32) error {
+	E := s.m.Embd
+	if post == nil {
+		return s.mulAdd(w, a, out, E, x, E)
+	}
+	if err := s.mul(w, a, out, E); err != nil {
+		return err
+	}
+	s.e.Phase(phNorm)
+	s.addNormed(x, out, post, a.n)
+	return nil
+}
+
+// ffn is the dense feed-forward block: down(act(gate·a) ⊙ up·a) into out,
+// then added to the residual stream x. gu holds n rows of gate then up
 // (2×FFN floats each); gate, up and the activation take one dispatch, the
 // down projection and the residual add another.
-func (s *State) ffn(L *Layer, a acts, gu, out, acc []float32) error {
+func (s *State) ffn(L *Layer, a acts, gu, out, x []float32) error {
 	c := &s.m.Config
 	F, n := c.FFN, a.n
 	s.e.Phase(phGateUp)
@@ -513,10 +522,7 @@ func (s *State) ffn(L *Layer, a acts, gu, out, acc []float32) error {
 		copy(gu[t*F:(t+1)*F], gu[2*t*F:2*t*F+F])
 	}
 	s.e.Phase(phDown)
-	if acc == nil {
-		return s.mul(L.Down, s.acts(gu, F, n), out, c.Embd)
-	}
-	return s.mulAdd(L.Down, s.acts(gu, F, n), out, c.Embd, acc, c.Embd)
+	return s.residual(L.Down, s.acts(gu, F, n), out, x, L.PostFFNNorm)
 }
 
 // attention stores the chunk's keys and values (in qkv, stride floats per

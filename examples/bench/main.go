@@ -14,6 +14,14 @@
 //
 //	{"model":"x.gguf","threads":2,"pp":{"n":512,"tps":…,"sd":…},"tg":{"n":128,"tps":…,"sd":…},"peak_rss_bytes":…}
 //
+// With -profile FILE it writes a CPU profile of the measured runs (FILE.pp
+// and FILE.tg when both tests run) with the library's phase labels turned
+// on, and prints the CPU time of each phase of the forward pass —
+// matmul:qkv, attention, matmul:gate/up, wait/idle … — per token:
+//
+//	go run ./examples/bench -m model.gguf -t 2 -p 0 -n 128 -profile /tmp/tg.prof
+//	go tool pprof -tags /tmp/tg.prof    # the same split; -tagfocus=phase=… to dig in
+//
 // No model at hand? internal/cmd/mkmodel writes a random-weight file of a
 // real model's shape:
 //
