@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -51,9 +52,18 @@ func prompt(n int) []int32 {
 // returns every position's logits.
 func forwardAll(t *testing.T, m *Model, pool *ops.Pool, tokens []int32, batch, cells int) []float32 {
 	t.Helper()
-	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: batch, Cache: kv.F16, Cells: cells})
+	all, err := runChunks(m, pool, tokens, batch, cells)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return all
+}
+
+// runChunks is forwardAll for goroutines other than the test's.
+func runChunks(m *Model, pool *ops.Pool, tokens []int32, batch, cells int) ([]float32, error) {
+	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: batch, Cache: kv.F16, Cells: cells})
+	if err != nil {
+		return nil, err
 	}
 	all := make([]float32, 0, len(tokens)*m.Vocab)
 	for i := 0; i < len(tokens); i += batch {
@@ -63,14 +73,14 @@ func forwardAll(t *testing.T, m *Model, pool *ops.Pool, tokens []int32, batch, c
 			out = out[:m.Vocab]
 		}
 		if err := st.Forward(chunk, i, out); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		all = append(all, out...)
 	}
 	if st.Arena().Overflows() != 0 {
-		t.Errorf("the arena overflowed %d times: ScratchBytes is too small", st.Arena().Overflows())
+		return nil, fmt.Errorf("the arena overflowed %d times: ScratchBytes is too small", st.Arena().Overflows())
 	}
-	return all
+	return all, nil
 }
 
 // A batch and one token at a time compute the same logits, for every
@@ -645,4 +655,48 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 func ExampleSupported() {
 	fmt.Println(Supported())
 	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3]
+}
+
+// Sessions of one model share its pool: their fused products (Q/K/V
+// parts, gated gate/up, products with residual adds, experts) take turns
+// on the workers and each gets exactly the logits it gets alone, every
+// architecture. Run with -race: it is the concurrency test of the fused
+// dispatches.
+func TestConcurrentStatesShareThePool(t *testing.T) {
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	for _, spec := range tinySpecs() {
+		t.Run(spec.Arch, func(t *testing.T) {
+			m, _, _ := loadSpec(t, spec)
+			toks := prompt(12)
+			want := forwardAll(t, m, pool, toks, 4, 32)
+			var wg sync.WaitGroup
+			for range 3 {
+				wg.Go(func() {
+					for range 3 {
+						got, err := runChunks(m, pool, toks, 4, 32)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if i, ok := sameLogitBits(got, want); !ok {
+							t.Errorf("logit %d: %v alone, %v beside other sessions", i, want[i], got[i])
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+		})
+	}
+}
+
+// sameLogitBits reports the first logit that differs in any bit.
+func sameLogitBits(a, b []float32) (int, bool) {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i, false
+		}
+	}
+	return 0, len(a) == len(b)
 }
