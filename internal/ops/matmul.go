@@ -157,6 +157,26 @@ func (k *matmulTask) plan(threads int) {
 	}
 }
 
+// check panics, on the calling goroutine rather than in a worker, when a
+// part's rows or buffers do not fit: a bug in the caller, which holds the
+// shapes fixed from load on.
+func (k *matmulTask) check() {
+	for i := range k.np {
+		pt := &k.parts[i]
+		m := pt.M
+		switch {
+		case pt.Row0 < 0 || pt.Rows < 0 || pt.Row0+pt.Rows > m.Rows:
+			panic(fmt.Sprintf("ops: product of %q: rows [%d, %d) of %d", m.T.Name, pt.Row0, pt.Row0+pt.Rows, m.Rows))
+		case len(pt.X) < k.nTok*m.XRowBytes:
+			panic(fmt.Sprintf("ops: product of %q: %d activation bytes for %d tokens of %d", m.T.Name, len(pt.X), k.nTok, m.XRowBytes))
+		case k.nTok > 0 && (len(pt.Out) < (k.nTok-1)*pt.Stride+pt.Rows || k.nTok > 1 && pt.Stride < pt.Rows):
+			panic(fmt.Sprintf("ops: product of %q: output of %d floats, stride %d, for %d tokens of %d rows", m.T.Name, len(pt.Out), pt.Stride, k.nTok, pt.Rows))
+		case k.acc != nil && k.nTok > 0 && (len(k.acc) < (k.nTok-1)*k.accStride+pt.Rows || k.nTok > 1 && k.accStride < pt.Rows):
+			panic(fmt.Sprintf("ops: product of %q: residual of %d floats, stride %d, for %d tokens of %d rows", m.T.Name, len(k.acc), k.accStride, k.nTok, pt.Rows))
+		}
+	}
+}
+
 // plan splits the part into groups of tokens whose activations (xrb bytes
 // a token) fit in groupBytes, each in chunks of chunkRows, numbered from
 // first.
@@ -363,10 +383,18 @@ func (e *Exec) MatMulGated(gate, up Part, nTok int, act func(g, u []float32)) {
 // dispatch runs the product set up in e.mm and clears it.
 func (e *Exec) dispatch() {
 	k := &e.mm
+	defer k.clear() // also after a bad shape's panic
 	k.plan(e.pool.Threads())
+	k.check()
 	k.taken.Store(0)
 	e.For(min(e.pool.Threads(), k.nItems), 1, k)
+}
+
+// clear drops the product's references to the caller's buffers and its
+// epilogue, so that the next product starts from nothing.
+func (k *matmulTask) clear() {
 	k.parts = [maxParts]mmPart{}
+	k.np, k.nTok, k.nItems = 0, 0, 0
 	k.gated, k.act, k.acc = false, nil, nil
 }
 

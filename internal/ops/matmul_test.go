@@ -344,3 +344,50 @@ func TestFusedMatMulsConcurrentExecs(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A product whose rows or buffers do not fit panics on the caller's
+// goroutine (where a test or a recover can see it), never in a worker.
+func TestMatMulPartsBadShapesPanicOnCaller(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	m := randMatrix(t, r, quant.Q8_0, 64, 256)
+	p := NewPool(2)
+	defer p.Close()
+	e := NewExec(p)
+	xq := make([]byte, 2*m.XRowBytes)
+	for _, tc := range []struct {
+		name  string
+		parts []Part
+		nTok  int
+	}{
+		{"rows past the end", []Part{{M: m, Row0: 32, Rows: 40, X: xq, Out: make([]float32, 64), Stride: 64}}, 1},
+		{"short activations", []Part{{M: m, X: xq[:10], Out: make([]float32, 64), Stride: 64}}, 1},
+		{"short output", []Part{{M: m, X: xq, Out: make([]float32, 100), Stride: 64}}, 2},
+		{"stride below rows", []Part{{M: m, X: xq, Out: make([]float32, 200), Stride: 32}}, 2},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", tc.name)
+				}
+			}()
+			e.MatMulParts(tc.parts, tc.nTok)
+		}()
+	}
+	if err := func() (err error) {
+		defer func() {
+			if recover() != nil {
+				err = fmt.Errorf("panicked")
+			}
+		}()
+		e.MatMulAdd(m, xq, 2, make([]float32, 128), 64, make([]float32, 100), 64)
+		return nil
+	}(); err == nil {
+		t.Error("short residual: no panic")
+	}
+	// The panics left nothing behind: a good product still works.
+	out := make([]float32, 64)
+	e.MatMul(m, xq, 1, out, 64)
+	if got, want := out[5], m.Dot(256, m.T.Row(5), xq[:m.XRowBytes]); math.Abs(float64(got-want)) > 1e-4*(1+math.Abs(float64(want))) {
+		t.Errorf("after the panics: row 5 %v, want %v", got, want)
+	}
+}
