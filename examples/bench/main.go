@@ -17,7 +17,9 @@
 // With -profile FILE it writes a CPU profile of the measured runs (FILE.pp
 // and FILE.tg when both tests run) with the library's phase labels turned
 // on, and prints the CPU time of each phase of the forward pass —
-// matmul:qkv, attention, matmul:gate/up, wait/idle … — per token:
+// matmul:qkv, attention, matmul:gate/up, wait/idle … — per token (with
+// -json, as "pp_phases" and "tg_phases"). The profile adds a little work
+// of its own; the shares are what it is for, not the speed of that run:
 //
 //	go run ./examples/bench -m model.gguf -t 2 -p 0 -n 128 -profile /tmp/tg.prof
 //	go tool pprof -tags /tmp/tg.prof    # the same split; -tagfocus=phase=… to dig in
