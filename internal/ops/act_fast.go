@@ -45,15 +45,36 @@ func expf(x float32) float32 {
 }
 
 // SiLUMulFast writes silu(g)·u into g, silu(x) = x/(1+e^-x), with Expf in
-// place of math.Exp: within a few ulp of SiLUMul and several times faster.
-// It is the pure-Go twin of any vectorised version: an assembly kernel
-// goes behind this name (siluMulFast in act_fast_<arch>.go), tested
-// against siluMulFastGo.
+// place of math.Exp: within a few ulp of SiLUMul and about 1.5× as fast in
+// pure Go; a vector kernel does 8 or 16 elements per step. It is the pure-Go
+// twin of any such kernel: an assembly version goes behind this name
+// (siluMulFast in act_fast_<arch>.go), tested against siluMulFastGo.
 func SiLUMulFast(g, u []float32) { siluMulFastGo(g, u) }
 
+// siluMulFastGo is v/(1+Expf(-v))·u element by element, with Expf's body
+// written out, since the compiler does not inline it (TestSiLUMulFast
+// checks the two agree bit for bit).
 func siluMulFastGo(g, u []float32) {
+	const (
+		log2e   = 1.44269504088896341
+		ln2Hi   = 0.693359375
+		ln2Lo   = -2.12194440e-4
+		shifter = 12582912
+	)
 	u = u[:len(g)]
 	for i, v := range g {
-		g[i] = v / (1 + expf(-v)) * u[i]
+		x := -v
+		if x < -87.3 {
+			x = -87.3
+		}
+		if x > 88 {
+			x = 88
+		}
+		t := float32(x*log2e) + shifter
+		n := t - shifter
+		r := x - n*ln2Hi - n*ln2Lo
+		p := ((((((r*(1.0/5040)+1.0/720)*r+1.0/120)*r+1.0/24)*r+1.0/6)*r+0.5)*r+1)*r + 1
+		e := p * math.Float32frombits((math.Float32bits(t)-math.Float32bits(shifter)+127)<<23)
+		g[i] = v / (1 + e) * u[i]
 	}
 }

@@ -90,6 +90,12 @@ func TestSiLUMulFast(t *testing.T) {
 	if worst > 4 {
 		t.Errorf("SiLUMulFast is %.2f ulp from exact", worst)
 	}
+	// The loop's written-out exp is Expf.
+	for i := range g {
+		if want := g[i] / (1 + Expf(-g[i])) * u[i]; math.Float32bits(g2[i]) != math.Float32bits(want) {
+			t.Fatalf("silu(%v)·%v = %v, with Expf %v", g[i], u[i], g2[i], want)
+		}
+	}
 }
 
 func TestSiLUMulFastAllocatesNothing(t *testing.T) {
