@@ -15,11 +15,10 @@ import (
 func BenchmarkDecodeFFN(b *testing.B) {
 	const E, F, blocks = 2048, 5632, 8
 	r := rand.New(rand.NewPCG(1, 1))
-	t := &testing.T{}
 	type block struct{ gate, up, down *Matrix }
 	var bs []block
 	for range blocks {
-		bs = append(bs, block{randMatrix(t, r, quant.Q4_0, F, E), randMatrix(t, r, quant.Q4_0, F, E), randMatrix(t, r, quant.Q4_0, E, F)})
+		bs = append(bs, block{randMatrix(b, r, quant.Q4_0, F, E), randMatrix(b, r, quant.Q4_0, F, E), randMatrix(b, r, quant.Q4_0, E, F)})
 	}
 	p := NewPool(2)
 	defer p.Close()

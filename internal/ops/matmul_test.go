@@ -14,7 +14,7 @@ import (
 
 // randMatrix returns a rows×cols matrix of type t quantized from random
 // floats.
-func randMatrix(t *testing.T, r *rand.Rand, typ quant.Type, rows, cols int) *Matrix {
+func randMatrix(t testing.TB, r *rand.Rand, typ quant.Type, rows, cols int) *Matrix {
 	t.Helper()
 	rb, err := typ.RowBytes(int64(cols))
 	if err != nil {
