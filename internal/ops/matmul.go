@@ -305,8 +305,9 @@ type Exec struct {
 	mm   matmulTask
 	qt   quantTask
 
-	labels bool   // label goroutines with the current phase (see Phase)
-	phase  *Phase // the current phase, nil while labels are off
+	labels   bool   // label goroutines with the current phase (see Phase)
+	phase    *Phase // the current phase, nil while labels are off
+	products uint64 // products dispatched, whether or not the pool ran them
 }
 
 // NewExec returns an Exec that runs on p. Its phase labels are on when the
@@ -316,6 +317,12 @@ func NewExec(p *Pool) *Exec { return &Exec{pool: p, labels: labelsFromEnv()} }
 // For runs t over [0, n) on the pool like Pool.For, its workers labelled
 // with the current phase.
 func (e *Exec) For(n, grain int, t Task) { e.pool.run(e.phase, n, grain, t) }
+
+// Products is how many products (MatMul, MatMulAdd, MatMulParts,
+// MatMulGated) the Exec has dispatched, counting those small enough to run
+// on the caller alone: the number of passes over the weights, which does
+// not depend on the kernels' tile sizes the way the pool's job count does.
+func (e *Exec) Products() uint64 { return e.products }
 
 // Pool is the pool the Exec runs on.
 func (e *Exec) Pool() *Pool { return e.pool }
@@ -384,6 +391,7 @@ func (e *Exec) MatMulGated(gate, up Part, nTok int, act func(g, u []float32)) {
 func (e *Exec) dispatch() {
 	k := &e.mm
 	defer k.clear() // also after a bad shape's panic
+	e.products++
 	k.plan(e.pool.Threads())
 	k.check()
 	k.taken.Store(0)
