@@ -70,6 +70,15 @@ func (s *settings) setInt(dst *int, name string, n, lo, hi int) {
 	*dst = n
 }
 
+// checkKeep refuses a context shift that keeps the whole context, once
+// the context is known.
+func (s *settings) checkKeep() error {
+	if s.shift && s.keep >= s.Context {
+		return fmt.Errorf("llm: context shift keeping %d tokens leaves no room in a context of %d: keep fewer: %w", s.keep, s.Context, ErrInvalidOption)
+	}
+	return nil
+}
+
 func buildSettings(base settings, apply func(*settings)) (settings, error) {
 	base.errs = nil
 	apply(&base)
@@ -156,6 +165,9 @@ func WithKVPreallocate() interface {
 // they learnt from the dropped ones. Sessions also shift, rather than fail,
 // when the memory budget stops their KV cache from growing.
 //
+// keep must be less than the context size (Load and NewSession refuse it
+// otherwise, with ErrInvalidOption); a long prompt is evaluated in pieces
+// of at most context−keep tokens so that a shift can always make room.
 // Sliding-window layers (Gemma 2) keep their ring of recent tokens and
 // renumber it, so their window goes on seeing the latest tokens.
 func WithContextShift(keep int) interface {

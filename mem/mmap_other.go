@@ -34,6 +34,12 @@ func Map(path string, opts ...MapOption) (*Mapping, error) {
 	if cfg.lock {
 		return nil, fmt.Errorf("mem: lock %s in memory on %s: %w", path, runtime.GOOS, ErrUnsupported)
 	}
+	// Checked first: opening a FIFO for reading would wait for a writer.
+	f, _, err := OpenFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("mem: map: %w", err)
+	}
+	f.Close()
 	r, err := mmap.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("mem: map: %w", err)

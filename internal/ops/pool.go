@@ -1,7 +1,9 @@
 package ops
 
 import (
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +41,56 @@ type Pool struct {
 	workers []*worker
 	closed  atomic.Bool
 	stop    sync.Once
+	exited  sync.WaitGroup // the workers, until they return after Close
+
+	// panicked is the first panic of the current job, from any part: For
+	// raises it again in the caller once every part is done.
+	panicked atomic.Pointer[Panic]
+	// hook, when set, runs before every part of every job (SetTestHook).
+	hook func(worker int)
+}
+
+// Panic is a panic raised while the pool ran a task, in a worker or in the
+// caller's own part. A worker recovers it, so the process does not die; For
+// waits for every part to finish, so that no worker still reads the job,
+// and raises the *Panic again in the goroutine that called it, where a
+// recover can turn it into an error. Workers run with
+// debug.SetPanicOnFault, so a memory fault on a mapped file that shrank
+// (SIGBUS) arrives here as a runtime.Error with an Addr method in Value.
+type Panic struct {
+	Value any    // what was passed to panic
+	Stack []byte // the stack where it happened
+}
+
+func (p *Panic) Error() string { return fmt.Sprint(p.Value) }
+
+// Caught is the recovered value r as a *Panic: r itself if it is one (a
+// panic carried from a worker keeps the worker's stack), else r with the
+// current stack, which in a deferred function is the panicking one's.
+func Caught(r any) *Panic {
+	if p, ok := r.(*Panic); ok {
+		return p
+	}
+	return &Panic{Value: r, Stack: debug.Stack()}
+}
+
+// SetTestHook makes fn run before every part of every job, with the index
+// of the part (0 is the caller's): tests use it to raise a panic in a
+// worker or in the caller. Set it only while no job runs; nil removes it.
+func (p *Pool) SetTestHook(fn func(worker int)) { p.hook = fn }
+
+// run runs one part of the current job, recording a panic instead of
+// letting it kill the process.
+func (p *Pool) run(t Task, worker, lo, hi int) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.panicked.CompareAndSwap(nil, Caught(r))
+		}
+	}()
+	if p.hook != nil {
+		p.hook(worker)
+	}
+	t.Do(worker, lo, hi)
 }
 
 type worker struct {
@@ -53,6 +105,7 @@ func NewPool(n int) *Pool {
 		n = 1
 	}
 	p := &Pool{n: n, done: make(chan struct{}, 1)}
+	p.exited.Add(n - 1)
 	for i := 1; i < n; i++ {
 		w := &worker{wake: make(chan struct{}, 1)}
 		p.workers = append(p.workers, w)
@@ -65,6 +118,10 @@ func NewPool(n int) *Pool {
 func (p *Pool) Threads() int { return p.n }
 
 func (p *Pool) loop(id int, w *worker) {
+	defer p.exited.Done()
+	// A fault reading a mapped model file that was truncated is a panic
+	// (recovered by run), not the death of the process.
+	debug.SetPanicOnFault(true)
 	// Generation 0 is "no job yet"; reading p.gen here instead would miss a
 	// job published before this goroutine first ran.
 	var seen uint64
@@ -94,7 +151,7 @@ func (p *Pool) loop(id int, w *worker) {
 		}
 		if id < p.parts {
 			lo := id * p.per
-			p.task.Do(id, lo, min(p.total, lo+p.per))
+			p.run(p.task, id, lo, min(p.total, lo+p.per))
 		}
 		// Every worker reports, with or without work, so that no worker still
 		// reads this job's fields when the caller publishes the next one.
@@ -109,7 +166,8 @@ func (p *Pool) loop(id int, w *worker) {
 
 // For splits [0, n) into at most Threads contiguous ranges whose bounds are
 // multiples of grain (except the last) and runs t on each in parallel. It
-// returns when every range is done.
+// returns when every range is done. A panic in any range is raised again
+// here, as a *Panic, once every range is done.
 func (p *Pool) For(n, grain int, t Task) {
 	if n <= 0 {
 		return
@@ -120,6 +178,9 @@ func (p *Pool) For(n, grain int, t Task) {
 	units := (n + grain - 1) / grain
 	parts := min(p.n, units)
 	if parts <= 1 {
+		if p.hook != nil {
+			p.hook(0)
+		}
 		t.Do(0, 0, n)
 		return
 	}
@@ -139,7 +200,7 @@ func (p *Pool) For(n, grain int, t Task) {
 			}
 		}
 	}
-	t.Do(0, 0, min(n, per))
+	p.run(t, 0, 0, min(n, per))
 	start := time.Now()
 	for spins := 0; p.pending.Load() != 0; spins++ {
 		if spins&63 == 63 {
@@ -155,9 +216,13 @@ func (p *Pool) For(n, grain int, t Task) {
 		}
 	}
 	p.task = nil
+	if e := p.panicked.Swap(nil); e != nil {
+		panic(e)
+	}
 }
 
-// Close stops the workers. The pool must not be used afterwards.
+// Close stops the workers and waits until they have returned. The pool
+// must not be used afterwards.
 func (p *Pool) Close() {
 	p.stop.Do(func() {
 		p.closed.Store(true)
@@ -168,4 +233,5 @@ func (p *Pool) Close() {
 			}
 		}
 	})
+	p.exited.Wait()
 }

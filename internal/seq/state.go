@@ -54,6 +54,8 @@ func (s *Seq) Restore(r io.Reader, id snapshot.Model) error {
 		return c, nil
 	}
 	tokens, logits, c, err := snapshot.Read(r, snapshot.Expect{Model: id, KVType: s.cfg.KVType, MaxTokens: s.cfg.Context}, newCache)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err == nil {
 		if err = s.st.SetCache(c); err != nil {
 			err = fmt.Errorf("llm: restore: %w", err)

@@ -19,7 +19,7 @@ func TestTextOut(t *testing.T) {
 		{"split utf-8", nil, []string{"\xe2\x82", "\xac!"}, []string{"", "€!"}, -1, ""},
 	}
 	for _, c := range cases {
-		o := textOut{stops: c.stops}
+		o := newTextOut(c.stops)
 		for i, p := range c.pieces {
 			got, stop := o.add([]byte(p))
 			if got != c.want[i] || stop != (i == c.stopAt) {
