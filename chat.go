@@ -40,7 +40,7 @@ const (
 // file's tokenizer.chat_template holds it) exactly as llama.cpp does, and
 // returns what the template prints. It needs no model.
 func RenderChat(template string, msgs []Message, o RenderOptions) (_ string, err error) {
-	defer (*Model)(nil).catch(&err, debug.SetPanicOnFault(false))
+	defer catch(&err, debug.SetPanicOnFault(false))
 	return chat.Render(template, msgs, o)
 }
 

@@ -70,7 +70,7 @@ func Load(path string, opts ...Option) (*Model, error) {
 // ctx is done: it is checked while the header is parsed and the weights
 // are built, so a slow disk or a huge file can be abandoned.
 func LoadContext(ctx context.Context, path string, opts ...Option) (m *Model, err error) {
-	defer m.catch(&err, debug.SetPanicOnFault(true))
+	defer catch(&err, debug.SetPanicOnFault(true))
 	if ctx == nil {
 		return nil, fmt.Errorf("llm: load %s: nil context: %w", path, ErrInvalidOption)
 	}
@@ -131,7 +131,7 @@ func loadSettings(opts []Option) (settings, error) {
 // returned with Fits false and a nil error; Load would return
 // ErrOutOfMemoryBudget for it.
 func Plan(path string, opts ...Option) (_ MemoryPlan, err error) {
-	defer (*Model)(nil).catch(&err, debug.SetPanicOnFault(true))
+	defer catch(&err, debug.SetPanicOnFault(true))
 	set, err := loadSettings(opts)
 	if err != nil {
 		return MemoryPlan{}, err

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 
@@ -12,8 +13,16 @@ import (
 // error) or absorb (the others, which then return zero values), so that no
 // panic crosses the API: a fault reading the mapped model file (the call
 // runs with SetPanicOnFault) becomes an error wrapping ErrBadModel, any
-// other panic, a bug, one wrapping ErrInternal, logged. fault is the
-// goroutine's fault mode before the call, restored here.
+// other panic, a bug, one wrapping ErrInternal, logged; a method called on
+// a nil *Model or *Session returns ErrClosed. fault is the goroutine's
+// fault mode before the call, restored here.
+func catch(err *error, fault bool) {
+	debug.SetPanicOnFault(fault)
+	if r := recover(); r != nil {
+		*err = (&Model{set: settings{logger: slog.Default()}}).recovered(r)
+	}
+}
+
 func (m *Model) catch(err *error, fault bool) {
 	debug.SetPanicOnFault(fault)
 	if r := recover(); r != nil {
@@ -28,35 +37,37 @@ func (m *Model) absorb() {
 }
 
 func (m *Model) recovered(r any) error {
-	log, err := slog.Default(), engine.Recovered(r)
-	if m != nil && m.e != nil {
-		log, err = m.set.logger, m.e.Recovered(r)
+	if m == nil {
+		return fmt.Errorf("llm: a method called on a nil *Model: %w", ErrClosed)
+	}
+	err := engine.Recovered(r)
+	if m.e != nil {
+		err = m.e.Recovered(r)
 	}
 	if errors.Is(err, ErrInternal) {
-		log.Error("llm: recovered from a panic", "err", err)
+		m.set.logger.Error("llm: recovered from a panic", "err", err)
 	}
 	return err
-}
-
-// model is the session's model, nil for a nil session.
-func (s *Session) model() *Model {
-	if s == nil {
-		return nil
-	}
-	return s.m
 }
 
 func (s *Session) catch(err *error, fault bool) {
 	debug.SetPanicOnFault(fault)
 	if r := recover(); r != nil {
-		*err = s.model().recovered(r)
+		*err = s.recovered(r)
 	}
 }
 
 func (s *Session) absorb() {
 	if r := recover(); r != nil {
-		s.model().recovered(r)
+		s.recovered(r)
 	}
+}
+
+func (s *Session) recovered(r any) error {
+	if s == nil {
+		return fmt.Errorf("llm: a method called on a nil *Session: %w", ErrClosed)
+	}
+	return s.m.recovered(r)
 }
 
 // stream is the body of the iterators (Stream, Complete, ChatStream): it
@@ -70,7 +81,7 @@ func (s *Session) stream(yield func(Token, error) bool, gen func(emit func(Token
 			debug.SetPanicOnFault(fault)
 			if !inBody {
 				if r := recover(); r != nil {
-					err = s.model().recovered(r)
+					err = s.recovered(r)
 				}
 			}
 		}(debug.SetPanicOnFault(true))

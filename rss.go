@@ -17,7 +17,7 @@ type MemoryUsage struct {
 // ReadMemoryUsage reads the process's memory usage from /proc (Linux only;
 // elsewhere it returns an error).
 func ReadMemoryUsage() (_ MemoryUsage, err error) {
-	defer (*Model)(nil).catch(&err, debug.SetPanicOnFault(false))
+	defer catch(&err, debug.SetPanicOnFault(false))
 	r, err := mem.ReadRSS()
 	if err != nil {
 		return MemoryUsage{}, err
