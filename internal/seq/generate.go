@@ -384,6 +384,9 @@ func (o *textOut) add(piece []byte) (string, bool) {
 	for j := range o.stops {
 		keep = max(keep, o.stops[j].at)
 	}
+	if keep == len(p) {
+		return "", false
+	}
 	out := string(p[:len(p)-keep])
 	o.pending = append(o.pending[:0], p[len(p)-keep:]...)
 	return out, false
