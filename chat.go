@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 
 	"github.com/lowmem/llm/chat"
+	"github.com/lowmem/llm/internal/engine"
 )
 
 // Message is one turn of a conversation: Role is "system", "user",
@@ -40,7 +41,7 @@ const (
 // file's tokenizer.chat_template holds it) exactly as llama.cpp does, and
 // returns what the template prints. It needs no model.
 func RenderChat(template string, msgs []Message, o RenderOptions) (_ string, err error) {
-	defer catch(&err, debug.SetPanicOnFault(false))
+	defer engine.Catch(&err, debug.SetPanicOnFault(false))
 	return chat.Render(template, msgs, o)
 }
 
@@ -60,7 +61,7 @@ func RenderChat(template string, msgs []Message, o RenderOptions) (_ string, err
 // Content. Usage reports the tokens reused and evaluated. On error the
 // reply so far is returned with it.
 func (s *Session) Chat(ctx context.Context, msgs []Message, opts ...GenerateOption) (_ Message, err error) {
-	defer s.catch(&err, debug.SetPanicOnFault(true))
+	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	return s.chat(ctx, msgs, opts, func(Token) bool { return true })
 }
 
@@ -72,7 +73,7 @@ func (s *Session) Chat(ctx context.Context, msgs []Message, opts ...GenerateOpti
 // of the loop stops generation.
 func (s *Session) ChatStream(ctx context.Context, msgs []Message, opts ...GenerateOption) iter.Seq2[Token, error] {
 	return func(yield func(Token, error) bool) {
-		s.stream(yield, func(emit func(Token) bool) error {
+		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
 			_, err := s.chat(ctx, msgs, opts, emit)
 			return err
 		})

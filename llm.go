@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/lowmem/llm/internal/engine"
+	"github.com/lowmem/llm/internal/seq"
 	"github.com/lowmem/llm/memplan"
 	"github.com/lowmem/llm/ollama"
 )
@@ -70,10 +71,7 @@ func Load(path string, opts ...Option) (*Model, error) {
 // ctx is done: it is checked while the header is parsed and the weights
 // are built, so a slow disk or a huge file can be abandoned.
 func LoadContext(ctx context.Context, path string, opts ...Option) (m *Model, err error) {
-	defer catch(&err, debug.SetPanicOnFault(true))
-	if ctx == nil {
-		return nil, fmt.Errorf("llm: load %s: nil context: %w", path, ErrInvalidOption)
-	}
+	defer engine.Catch(&err, debug.SetPanicOnFault(true))
 	set, err := loadSettings(opts)
 	if err != nil {
 		return nil, err
@@ -88,7 +86,7 @@ func LoadContext(ctx context.Context, path string, opts ...Option) (m *Model, er
 	}
 	p, mm, ch := e.Plan(), e.Model, e.Chat
 	set.Context, set.KVType, set.Weights = p.Context, p.KVType, p.Weights
-	if err := set.checkKeep(); err != nil {
+	if err := seq.CheckShift(set.shift, set.keep, set.Context); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -131,7 +129,7 @@ func loadSettings(opts []Option) (settings, error) {
 // returned with Fits false and a nil error; Load would return
 // ErrOutOfMemoryBudget for it.
 func Plan(path string, opts ...Option) (_ MemoryPlan, err error) {
-	defer catch(&err, debug.SetPanicOnFault(true))
+	defer engine.Catch(&err, debug.SetPanicOnFault(true))
 	set, err := loadSettings(opts)
 	if err != nil {
 		return MemoryPlan{}, err
@@ -156,7 +154,7 @@ type Component = memplan.Component
 
 // Info describes the model.
 func (m *Model) Info() Info {
-	defer m.absorb()
+	defer m.engine().Absorb()
 	i := m.info
 	i.EOG = slices.Clone(i.EOG)
 	return i
@@ -166,13 +164,13 @@ func (m *Model) Info() Info {
 // one session, and the configuration chosen to fit the limit. Its weights
 // mode and steps change when memory pressure makes the model read weights
 // from disk.
-func (m *Model) Plan() MemoryPlan { defer m.absorb(); return m.e.Plan() }
+func (m *Model) Plan() MemoryPlan { defer m.engine().Absorb(); return m.e.Plan() }
 
 // Tokenize converts text to token ids, adding the beginning-of-sequence
 // token when the model asks for it. Special-token text in the input is
 // treated as plain text.
 func (m *Model) Tokenize(text string) (_ []int32, err error) {
-	defer m.catch(&err, debug.SetPanicOnFault(true))
+	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
 	if err := m.e.Check(); err != nil {
 		return nil, err
 	}
@@ -182,7 +180,7 @@ func (m *Model) Tokenize(text string) (_ []int32, err error) {
 // TokenizeSpecial is Tokenize, except that special-token text such as
 // "<|im_start|>" in the input becomes the special token (for chat templates).
 func (m *Model) TokenizeSpecial(text string) (_ []int32, err error) {
-	defer m.catch(&err, debug.SetPanicOnFault(true))
+	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
 	if err := m.e.Check(); err != nil {
 		return nil, err
 	}
@@ -193,7 +191,7 @@ func (m *Model) TokenizeSpecial(text string) (_ []int32, err error) {
 // produce no text; an id outside the vocabulary is an error wrapping
 // ErrBadToken.
 func (m *Model) Detokenize(ids []int32) (_ string, err error) {
-	defer m.catch(&err, debug.SetPanicOnFault(true))
+	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
 	if err := m.e.Check(); err != nil {
 		return "", err
 	}
@@ -209,23 +207,26 @@ func (m *Model) Detokenize(ids []int32) (_ string, err error) {
 
 // TokenText is the text of one token as it appears in generated output
 // (special tokens give their literal text, e.g. "</s>").
-func (m *Model) TokenText(id int32) string { defer m.absorb(); return string(m.e.Tok.Piece(id)) }
+func (m *Model) TokenText(id int32) string {
+	defer m.engine().Absorb()
+	return string(m.e.Tok.Piece(id))
+}
 
 // BOS is the model's beginning-of-sequence token.
-func (m *Model) BOS() int32 { defer m.absorb(); return m.e.Tok.BOS() }
+func (m *Model) BOS() int32 { defer m.engine().Absorb(); return m.e.Tok.BOS() }
 
 // EOS is the model's end-of-sequence token.
-func (m *Model) EOS() int32 { defer m.absorb(); return m.e.Tok.EOS() }
+func (m *Model) EOS() int32 { defer m.engine().Absorb(); return m.e.Tok.EOS() }
 
 // IsEndOfGeneration reports whether generation stops at token id (EOS,
 // end-of-turn and similar tokens).
-func (m *Model) IsEndOfGeneration(id int32) bool { defer m.absorb(); return m.e.Tok.IsEOG(id) }
+func (m *Model) IsEndOfGeneration(id int32) bool { defer m.engine().Absorb(); return m.e.Tok.IsEOG(id) }
 
 // Close stops the model's threads and unmaps the file, after the forward
 // pass running, if any: calls in progress on its sessions end with
 // ErrClosed at their next step, later ones at once (sessions still need
 // Close to free their memory). It may be called again.
 func (m *Model) Close() (err error) {
-	defer m.catch(&err, debug.SetPanicOnFault(true))
+	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
 	return m.e.Close()
 }

@@ -70,15 +70,6 @@ func (s *settings) setInt(dst *int, name string, n, lo, hi int) {
 	*dst = n
 }
 
-// checkKeep refuses a context shift that keeps the whole context, once
-// the context is known.
-func (s *settings) checkKeep() error {
-	if s.shift && s.keep >= s.Context {
-		return fmt.Errorf("llm: context shift keeping %d tokens leaves no room in a context of %d: keep fewer: %w", s.keep, s.Context, ErrInvalidOption)
-	}
-	return nil
-}
-
 func buildSettings(base settings, apply func(*settings)) (settings, error) {
 	base.errs = nil
 	apply(&base)

@@ -3,6 +3,7 @@ package llm
 import (
 	"runtime/debug"
 
+	"github.com/lowmem/llm/internal/engine"
 	"github.com/lowmem/llm/mem"
 )
 
@@ -17,7 +18,7 @@ type MemoryUsage struct {
 // ReadMemoryUsage reads the process's memory usage from /proc (Linux only;
 // elsewhere it returns an error).
 func ReadMemoryUsage() (_ MemoryUsage, err error) {
-	defer catch(&err, debug.SetPanicOnFault(false))
+	defer engine.Catch(&err, debug.SetPanicOnFault(false))
 	r, err := mem.ReadRSS()
 	if err != nil {
 		return MemoryUsage{}, err

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/lowmem/llm/internal/engine"
 	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/internal/seq"
 )
@@ -30,7 +31,7 @@ type KVStats = seq.Stats
 // context size, KV type, batch size, preallocation and context shift given
 // to Load.
 func (m *Model) NewSession(opts ...SessionOption) (_ *Session, err error) {
-	defer m.catch(&err, debug.SetPanicOnFault(true))
+	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
 	if err := m.e.Acquire(); err != nil {
 		return nil, err
 	}
@@ -42,9 +43,6 @@ func (m *Model) NewSession(opts ...SessionOption) (_ *Session, err error) {
 			}
 		}
 	})
-	if err == nil {
-		err = set.checkKeep()
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -59,37 +57,37 @@ func (m *Model) NewSession(opts ...SessionOption) (_ *Session, err error) {
 }
 
 // Context is the most tokens the session can hold.
-func (s *Session) Context() int { defer s.absorb(); return s.q.Context() }
+func (s *Session) Context() int { defer s.engine().Absorb(); return s.q.Context() }
 
 // Tokens returns the tokens the session holds, oldest first.
-func (s *Session) Tokens() []int32 { defer s.absorb(); return s.q.Tokens() }
+func (s *Session) Tokens() []int32 { defer s.engine().Absorb(); return s.q.Tokens() }
 
 // Len is the number of tokens the session holds.
-func (s *Session) Len() int { defer s.absorb(); return s.q.Len() }
+func (s *Session) Len() int { defer s.engine().Absorb(); return s.q.Len() }
 
 // Reset forgets every token, keeping the memory for reuse. It does nothing
 // on a closed session, or while another call runs on it.
-func (s *Session) Reset() { defer s.absorb(); s.q.Reset() }
+func (s *Session) Reset() { defer s.engine().Absorb(); s.q.Reset() }
 
 // Close releases the session's memory; later calls return ErrClosed. A
 // call running meanwhile ends with ErrClosed within one forward pass, and
 // the memory is released when it has. Close may be called again.
 func (s *Session) Close() (err error) {
-	defer s.catch(&err, debug.SetPanicOnFault(true))
+	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	s.q.Close()
 	return nil
 }
 
 // KVStats reports the session's KV cache size and history. A closed
 // session reports zeros.
-func (s *Session) KVStats() KVStats { defer s.absorb(); return s.q.Stats() }
+func (s *Session) KVStats() KVStats { defer s.engine().Absorb(); return s.q.Stats() }
 
 // Eval appends tokens to the session and returns the logits (one score per
 // vocabulary entry) predicting the token after the last one. The slice is
 // owned by the session and overwritten by the next call. Tokens beyond the
 // context return an error wrapping ErrContextFull and change nothing.
 func (s *Session) Eval(ctx context.Context, tokens []int32) (_ []float32, err error) {
-	defer s.catch(&err, debug.SetPanicOnFault(true))
+	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	return s.q.Eval(ctx, tokens)
 }
 
@@ -98,7 +96,7 @@ func (s *Session) Eval(ctx context.Context, tokens []int32) (_ []float32, err er
 // and testing; generation only needs Eval. It takes at most the context's
 // tokens, and 2^28 logits in all.
 func (s *Session) EvalAll(ctx context.Context, tokens []int32) (_ []float32, err error) {
-	defer s.catch(&err, debug.SetPanicOnFault(true))
+	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	return s.q.EvalAll(ctx, tokens)
 }
 
@@ -106,7 +104,7 @@ func (s *Session) EvalAll(ctx context.Context, tokens []int32) (_ []float32, err
 // Eval returned them or Restore brought them back; zeros before any.
 // Sampling never changes them (penalties apply to a copy). The slice is
 // owned by the session and overwritten by the next Eval.
-func (s *Session) Logits() []float32 { defer s.absorb(); return s.q.Logits() }
+func (s *Session) Logits() []float32 { defer s.engine().Absorb(); return s.q.Logits() }
 
 // Token is one generated token and the text it completes. Text may be
 // empty when the token ends inside a UTF-8 character or could be the start
@@ -141,7 +139,7 @@ const (
 )
 
 // Usage reports the session's last generation.
-func (s *Session) Usage() Usage { defer s.absorb(); return s.q.Usage() }
+func (s *Session) Usage() Usage { defer s.engine().Absorb(); return s.q.Usage() }
 
 // Generate evaluates prompt after the session's tokens and samples a
 // continuation until an end-of-generation token, a stop string or
@@ -170,7 +168,7 @@ func (s *Session) Generate(ctx context.Context, prompt string, opts ...GenerateO
 // before a stop string inside a token is tokenized again.
 func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOption) iter.Seq2[Token, error] {
 	return func(yield func(Token, error) bool) {
-		s.stream(yield, func(emit func(Token) bool) error {
+		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
 			return s.q.Generate(ctx, prompt, generation(opts).Generation, func(id int32, text string) bool { return emit(Token{ID: id, Text: text}) })
 		})
 	}
@@ -186,7 +184,7 @@ func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOpt
 // [TOOL_CALLS] …) is kept in the output, so a chat reply can be parsed.
 func (s *Session) Complete(ctx context.Context, prompt string, opts ...GenerateOption) iter.Seq2[Token, error] {
 	return func(yield func(Token, error) bool) {
-		s.stream(yield, func(emit func(Token) bool) error {
+		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
 			ids, err := s.m.TokenizeSpecial(prompt)
 			if err != nil {
 				return err
@@ -204,7 +202,7 @@ func (s *Session) Complete(ctx context.Context, prompt string, opts ...GenerateO
 // Restore on a session of the same model file and KV type continues
 // exactly where this one stands.
 func (s *Session) Save(w io.Writer) (err error) {
-	defer s.catch(&err, debug.SetPanicOnFault(true))
+	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	id, err := s.m.e.Identity()
 	if err != nil {
 		return err
@@ -224,7 +222,7 @@ func (s *Session) Save(w io.Writer) (err error) {
 // unchanged. Restore builds the new cache before dropping the old one, so
 // it briefly needs memory for both.
 func (s *Session) Restore(r io.Reader) (err error) {
-	defer s.catch(&err, debug.SetPanicOnFault(true))
+	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	id, err := s.m.e.Identity()
 	if err != nil {
 		return err

@@ -41,6 +41,7 @@ type Engine struct {
 	Chat     Chat               // the chat template and the vocabulary's end tokens
 	mapping  *mem.Mapping
 	span     span // the mapping's addresses, to recognise a fault on it
+	log      *slog.Logger
 	identity func() (snapshot.Model, error)
 
 	// rw is held for reading by every computation and for writing by
@@ -60,6 +61,9 @@ type Engine struct {
 func Load(ctx context.Context, path string, o Options) (*Engine, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if ctx == nil {
+		return nil, fmt.Errorf("llm: load %s: nil context: %w", path, seq.ErrInvalidOption)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("llm: load %s: %w", path, err)
@@ -85,7 +89,7 @@ func loadMapped(ctx context.Context, mp *mem.Mapping, o Options) (e *Engine, err
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			e, err = nil, recovered(r, spanOf(mp.Bytes()))
+			e, err = nil, recovered(r, spanOf(mp.Bytes()), o.Logger)
 		}
 	}()
 	return load(ctx, mp, o)
@@ -163,7 +167,7 @@ func load(ctx context.Context, mp *mem.Mapping, o Options) (*Engine, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	e := &Engine{Model: mm, Tok: tok, Chat: ch, Pool: ops.NewPool(o.Threads), Shape: sh, mapping: mp, span: spanOf(data)}
+	e := &Engine{Model: mm, Tok: tok, Chat: ch, Pool: ops.NewPool(o.Threads), Shape: sh, mapping: mp, span: spanOf(data), log: o.Logger}
 	e.Weights, err = residency.Start(residency.Config{Mapping: mp, Model: mm, File: f, Shape: sh, Plan: plan,
 		Auto: o.Weights == memplan.WeightsAuto, Budget: o.Limit, OnPressure: o.OnPressure, Logger: o.Logger, Exclusive: &e.rw})
 	if err != nil {

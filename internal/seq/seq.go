@@ -116,12 +116,24 @@ type Seq struct {
 	closed atomic.Bool // Close was called
 }
 
+// CheckShift refuses a context shift (shift) that keeps keep tokens of a
+// context that holds no more: nothing would be left to drop.
+func CheckShift(shift bool, keep, context int) error {
+	if shift && keep >= context {
+		return fmt.Errorf("llm: context shift keeping %d tokens leaves no room in a context of %d: keep fewer: %w", keep, context, ErrInvalidOption)
+	}
+	return nil
+}
+
 // New makes an empty sequence of m with its own KV cache, running on e.
 // The cache starts at memplan.InitialCells and is counted in b; with
 // Preallocate it must fit b (memplan.ErrOutOfBudget otherwise).
 func New(m *model.Model, e *ops.Exec, b Budget, c Config) (*Seq, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if err := CheckShift(c.Shift, c.Keep, c.Context); err != nil {
+		return nil, err
 	}
 	kc := m.KVConfig(c.KVType, c.Context)
 	kc.Initial = memplan.InitialCells(c.Context, c.Preallocate)
