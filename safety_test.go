@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -907,4 +908,63 @@ func TestLoadCloseHygiene(t *testing.T) {
 	if grew := after.rss - before.rss; grew > 16<<20 {
 		t.Errorf("RSS grew by %d bytes over %d rounds", grew, rounds)
 	}
+}
+
+// TestPressureCallbackPanics makes the application's memory-pressure
+// callback panic on the watcher's goroutine: the panic is logged, and the
+// process and the model live on.
+func TestPressureCallbackPanics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the watcher's first poll")
+	}
+	path := testutil.Testdata(t, "models/stories260K-f32.gguf")
+	p, err := llm.Plan(path, llm.WithContextSize(256), llm.WithMemoryLimit(1<<30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := make(chan struct{}, 1)
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+	// A budget this tight is below the watcher's pressure threshold: its
+	// first poll reports pressure.
+	m := load(t, path, llm.WithContextSize(256), llm.WithMemoryLimit(p.Total), llm.WithLogger(log),
+		llm.WithMemoryPressure(func(llm.PressureEvent) {
+			select {
+			case called <- struct{}{}:
+			default:
+			}
+			panic("the application's callback panics")
+		}))
+	select {
+	case <-called:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no pressure report in 10 s")
+	}
+	s := session(t, m)
+	if _, err := s.Generate(context.Background(), "Once", llm.MaxTokens(3)); err != nil {
+		t.Fatalf("after the callback panicked: %v", err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		ok := strings.Contains(logs.String(), "the application's callback panics")
+		mu.Unlock()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the panic was not logged")
+		}
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
