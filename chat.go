@@ -3,8 +3,10 @@ package llm
 import (
 	"context"
 	"iter"
+	"runtime/debug"
 
 	"github.com/lowmem/llm/chat"
+	"github.com/lowmem/llm/internal/engine"
 )
 
 // Message is one turn of a conversation: Role is "system", "user",
@@ -38,7 +40,8 @@ const (
 // RenderChat renders msgs with a chat template (Jinja source, as a GGUF
 // file's tokenizer.chat_template holds it) exactly as llama.cpp does, and
 // returns what the template prints. It needs no model.
-func RenderChat(template string, msgs []Message, o RenderOptions) (string, error) {
+func RenderChat(template string, msgs []Message, o RenderOptions) (_ string, err error) {
+	defer engine.Catch(&err, debug.SetPanicOnFault(false))
 	return chat.Render(template, msgs, o)
 }
 
@@ -57,7 +60,8 @@ func RenderChat(template string, msgs []Message, o RenderOptions) (string, error
 // Mistral [TOOL_CALLS]); a reply that is only tool calls has empty
 // Content. Usage reports the tokens reused and evaluated. On error the
 // reply so far is returned with it.
-func (s *Session) Chat(ctx context.Context, msgs []Message, opts ...GenerateOption) (Message, error) {
+func (s *Session) Chat(ctx context.Context, msgs []Message, opts ...GenerateOption) (_ Message, err error) {
+	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	return s.chat(ctx, msgs, opts, func(Token) bool { return true })
 }
 
@@ -69,9 +73,10 @@ func (s *Session) Chat(ctx context.Context, msgs []Message, opts ...GenerateOpti
 // of the loop stops generation.
 func (s *Session) ChatStream(ctx context.Context, msgs []Message, opts ...GenerateOption) iter.Seq2[Token, error] {
 	return func(yield func(Token, error) bool) {
-		if _, err := s.chat(ctx, msgs, opts, func(t Token) bool { return yield(t, nil) }); err != nil {
-			yield(Token{}, err)
-		}
+		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
+			_, err := s.chat(ctx, msgs, opts, emit)
+			return err
+		})
 	}
 }
 

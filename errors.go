@@ -2,6 +2,7 @@ package llm
 
 import (
 	"github.com/lowmem/llm/chat"
+	"github.com/lowmem/llm/internal/engine"
 	"github.com/lowmem/llm/internal/seq"
 	"github.com/lowmem/llm/internal/snapshot"
 	"github.com/lowmem/llm/kv"
@@ -41,6 +42,14 @@ var (
 	ErrBadState = snapshot.ErrBadState
 	// ErrClosed: the model or session was closed.
 	ErrClosed = seq.ErrClosed
+	// ErrBusy: a call on a session while another call runs on it (from
+	// another goroutine, or from inside a Stream loop over it). Nothing
+	// was changed; a session runs one call at a time.
+	ErrBusy = seq.ErrBusy
+	// ErrInternal: a bug in this library, caught at the API: a panic
+	// (in the caller's goroutine or a worker thread) turned into an error
+	// that carries its stack. The process keeps running; please report it.
+	ErrInternal = engine.ErrInternal
 	// ErrBadToken: a token id outside the vocabulary.
 	ErrBadToken = model.ErrTokenOutOfRange
 	// ErrNoChatTemplate: Chat on a model whose file has no chat template

@@ -47,7 +47,7 @@ var goldenInt4 = []struct {
 // cache (each prompt fed all at once) and checks every position against
 // llama.cpp's F16-cache logits (see goldenInt4 for the bounds; the top-1
 // share is checked once a file has 20 confident positions, so not in -short
-// mode). With LLM_KV_REPORT=1 it also runs our INT8 and F16 caches and logs
+// mode nor under -tags purego). With LLM_KV_REPORT=1 it also runs our INT8 and F16 caches and logs
 // the INT4 logits' KL against them, which isolates what the cache type
 // costs; built with -tags kvnorotate, it measures INT4 without the
 // Walsh–Hadamard rotation.
@@ -60,7 +60,7 @@ func TestGoldenParityInt4(t *testing.T) {
 			var confident, agree int
 			var first []string
 			for k, pid := range goldenPrompts(gf.file) {
-				if testing.Short() && k == 1 {
+				if k == 1 && !longGoldens() {
 					break // the long prompt
 				}
 				g := loadGolden(t, gf.file+"."+pid+".json")

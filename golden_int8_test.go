@@ -29,8 +29,8 @@ func TestGoldenParityInt8(t *testing.T) {
 	for _, file := range goldenInt8Files {
 		for _, pid := range goldenPrompts(file) {
 			t.Run(file+"/"+pid, func(t *testing.T) {
-				if testing.Short() && pid == "P2" {
-					t.Skip("long prompt skipped in -short mode")
+				if pid == "P2" && !longGoldens() {
+					t.Skip("long prompt skipped in -short mode and under -tags purego")
 				}
 				g := loadGolden(t, file+"."+pid+".json")
 				m, err := llm.Load(testutil.Testdata(t, "models/"+g.ModelFile), llm.WithContextSize(4096), llm.WithThreads(2))

@@ -122,6 +122,10 @@ func goldenPrompts(file string) []string {
 	return []string{"P1", "P2"}
 }
 
+// longGoldens says whether to run the long reference prompts (P2): not in
+// -short mode, and not under -tags purego (see puregoBuild).
+func longGoldens() bool { return !testing.Short() && !puregoBuild }
+
 // goldenTolerance is the tolerance for a reference model: mean bucketed KL
 // below 1.5e-2 for the gemma family and 5e-3 for the others (testdata
 // README §4 and §9.2: about three times llama.cpp's own noise floor), and
@@ -155,8 +159,8 @@ func TestGoldenParity(t *testing.T) {
 		name := filepath.Base(path)
 		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
 			g := loadGolden(t, name)
-			if testing.Short() && g.PromptID == "P2" {
-				t.Skip("long prompt skipped in -short mode")
+			if g.PromptID == "P2" && !longGoldens() {
+				t.Skip("long prompt skipped in -short mode and under -tags purego")
 			}
 			model := filepath.Join(testutil.Testdata(t, "models"), g.ModelFile)
 			if _, err := os.Stat(model); errors.Is(err, os.ErrNotExist) {

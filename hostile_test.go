@@ -281,6 +281,7 @@ func hostileCases() []hostileCase {
 			h.put("token_embd.weight", quant.Q8_0, 64, 1)
 			h.put("output.weight", quant.Q8_0, 64, 1)
 			h.set("tokenizer.ggml.tokens", []string{"<unk>"})
+			h.set(".vocab_size", uint32(1))
 			h.set("tokenizer.ggml.scores", []float32{0})
 			h.set("tokenizer.ggml.token_type", []int32{2})
 			h.set("tokenizer.ggml.add_bos_token", false) // there is no BOS to add
@@ -290,6 +291,7 @@ func hostileCases() []hostileCase {
 			h.put("token_embd.weight", quant.Q8_0, 64, 1)
 			h.put("output.weight", quant.Q8_0, 64, 1)
 			h.set("tokenizer.ggml.tokens", []string{"<unk>"})
+			h.set(".vocab_size", uint32(1))
 			h.set("tokenizer.ggml.scores", []float32{0})
 			h.set("tokenizer.ggml.token_type", []int32{2})
 			h.set("tokenizer.ggml.add_bos_token", true)
@@ -304,14 +306,21 @@ func hostileCases() []hostileCase {
 		{name: "tokenizer larger than token_embd", edit: func(h *hmodel) {
 			h.put("token_embd.weight", quant.Q8_0, 64, 300)
 			h.put("output.weight", quant.Q8_0, 64, 300)
-		}, want: bad, mention: []string{"tokenizer.ggml.tokens", "token_embd.weight"}},
-		// Embedding rows without a token are padding, as in converted
-		// checkpoints whose matrices are rounded up.
+			h.set(".vocab_size", uint32(300))
+		}, want: bad, mention: []string{"tokenizer.ggml.tokens", "token_embd.weight"}, plan: true},
+		// llama.cpp sizes token_embd by the vocabulary: a row without a
+		// token (which the sampler could pick and nothing could print) is
+		// refused as firmly as a token without a row.
 		{name: "tokenizer smaller than token_embd", edit: func(h *hmodel) {
 			h.set("tokenizer.ggml.tokens", h.get("tokenizer.ggml.tokens").([]string)[:300])
 			h.set("tokenizer.ggml.scores", h.get("tokenizer.ggml.scores").([]float32)[:300])
 			h.set("tokenizer.ggml.token_type", h.get("tokenizer.ggml.token_type").([]int32)[:300])
-		}},
+		}, want: bad, mention: []string{"tokenizer.ggml.tokens", "300", "token_embd.weight", "320"}, plan: true},
+		{name: "vocab_size disagrees with token_embd", edit: setU(".vocab_size", 319),
+			want: bad, mention: []string{"vocab_size", "token_embd.weight"}, plan: true},
+		{name: "vocab_size agrees", edit: setU(".vocab_size", 320)},
+		{name: "vocab_size not a number", edit: func(h *hmodel) { h.set(".vocab_size", "320") },
+			want: bad, mention: []string{"vocab_size"}, plan: true},
 		{name: "IQ2_XXS tensor", spec: func() testutil.ModelSpec { s := testutil.TinyLlama(); s.FFN = 256; return s }(),
 			edit: func(h *hmodel) { h.put("blk.1.ffn_down.weight", quant.IQ2_XXS, 256, 64) },
 			want: typ, mention: []string{"blk.1.ffn_down.weight", "IQ2_XXS"}, plan: true},
@@ -574,6 +583,7 @@ func fuzzBases(tb testing.TB) []fuzzBase {
 				h.put(name, t.typ, t.dims[0], n)
 			}
 		}
+		h.set(".vocab_size", uint32(n))
 		b := h.bytes(tb)
 		g, err := gguf.Read(bytes.NewReader(b), int64(len(b)))
 		if err != nil {

@@ -1,10 +1,13 @@
 package llm
 
 import (
+	"context"
 	"fmt"
+	"runtime/debug"
 	"slices"
 
 	"github.com/lowmem/llm/internal/engine"
+	"github.com/lowmem/llm/internal/seq"
 	"github.com/lowmem/llm/memplan"
 	"github.com/lowmem/llm/ollama"
 )
@@ -57,9 +60,18 @@ type Info struct {
 // are read in place from the mapping. path is a file, or
 // "ollama:NAME[:TAG]" for a model a local Ollama has downloaded (its
 // store is $OLLAMA_MODELS or ~/.ollama/models; errors wrap the ollama
-// package's). Errors wrap ErrBadModel, ErrUnsupportedArch,
-// ErrUnsupportedType, ErrInvalidOption or ErrOutOfMemoryBudget.
+// package's). Errors wrap ErrBadModel (also for a directory, device, FIFO
+// or empty file), ErrUnsupportedArch, ErrUnsupportedType,
+// ErrInvalidOption or ErrOutOfMemoryBudget.
 func Load(path string, opts ...Option) (*Model, error) {
+	return LoadContext(context.Background(), path, opts...)
+}
+
+// LoadContext is Load giving up, with an error wrapping ctx.Err(), once
+// ctx is done: it is checked while the header is parsed and the weights
+// are built, so a slow disk or a huge file can be abandoned.
+func LoadContext(ctx context.Context, path string, opts ...Option) (m *Model, err error) {
+	defer engine.Catch(&err, debug.SetPanicOnFault(true))
 	set, err := loadSettings(opts)
 	if err != nil {
 		return nil, err
@@ -67,13 +79,17 @@ func Load(path string, opts ...Option) (*Model, error) {
 	if path, err = modelPath(path); err != nil {
 		return nil, err
 	}
-	e, err := engine.Load(path, engine.Options{Request: set.Request, Logger: set.logger, OnPressure: set.pressure,
+	e, err := engine.Load(ctx, path, engine.Options{Request: set.Request, Logger: set.logger, OnPressure: set.pressure,
 		ChatTemplate: set.chatTemplate})
 	if err != nil {
 		return nil, err
 	}
 	p, mm, ch := e.Plan(), e.Model, e.Chat
 	set.Context, set.KVType, set.Weights = p.Context, p.KVType, p.Weights
+	if err := seq.CheckShift(set.shift, set.keep, set.Context); err != nil {
+		e.Close()
+		return nil, err
+	}
 	info := Info{
 		Architecture: mm.Arch, Name: mm.Name, FileType: e.Shape.FileType.String(),
 		Parameters: e.Shape.Params, FileBytes: e.Shape.FileBytes,
@@ -112,7 +128,8 @@ func loadSettings(opts []Option) (settings, error) {
 // weights (only the file's header is read). A plan that does not fit is
 // returned with Fits false and a nil error; Load would return
 // ErrOutOfMemoryBudget for it.
-func Plan(path string, opts ...Option) (MemoryPlan, error) {
+func Plan(path string, opts ...Option) (_ MemoryPlan, err error) {
+	defer engine.Catch(&err, debug.SetPanicOnFault(true))
 	set, err := loadSettings(opts)
 	if err != nil {
 		return MemoryPlan{}, err
@@ -137,6 +154,7 @@ type Component = memplan.Component
 
 // Info describes the model.
 func (m *Model) Info() Info {
+	defer m.engine().Absorb()
 	i := m.info
 	i.EOG = slices.Clone(i.EOG)
 	return i
@@ -146,12 +164,13 @@ func (m *Model) Info() Info {
 // one session, and the configuration chosen to fit the limit. Its weights
 // mode and steps change when memory pressure makes the model read weights
 // from disk.
-func (m *Model) Plan() MemoryPlan { return m.e.Plan() }
+func (m *Model) Plan() MemoryPlan { defer m.engine().Absorb(); return m.e.Plan() }
 
 // Tokenize converts text to token ids, adding the beginning-of-sequence
 // token when the model asks for it. Special-token text in the input is
 // treated as plain text.
-func (m *Model) Tokenize(text string) ([]int32, error) {
+func (m *Model) Tokenize(text string) (_ []int32, err error) {
+	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
 	if err := m.e.Check(); err != nil {
 		return nil, err
 	}
@@ -160,7 +179,8 @@ func (m *Model) Tokenize(text string) ([]int32, error) {
 
 // TokenizeSpecial is Tokenize, except that special-token text such as
 // "<|im_start|>" in the input becomes the special token (for chat templates).
-func (m *Model) TokenizeSpecial(text string) ([]int32, error) {
+func (m *Model) TokenizeSpecial(text string) (_ []int32, err error) {
+	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
 	if err := m.e.Check(); err != nil {
 		return nil, err
 	}
@@ -170,7 +190,8 @@ func (m *Model) TokenizeSpecial(text string) ([]int32, error) {
 // Detokenize converts token ids back to text. Control tokens (BOS, EOS)
 // produce no text; an id outside the vocabulary is an error wrapping
 // ErrBadToken.
-func (m *Model) Detokenize(ids []int32) (string, error) {
+func (m *Model) Detokenize(ids []int32) (_ string, err error) {
+	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
 	if err := m.e.Check(); err != nil {
 		return "", err
 	}
@@ -186,18 +207,26 @@ func (m *Model) Detokenize(ids []int32) (string, error) {
 
 // TokenText is the text of one token as it appears in generated output
 // (special tokens give their literal text, e.g. "</s>").
-func (m *Model) TokenText(id int32) string { return string(m.e.Tok.Piece(id)) }
+func (m *Model) TokenText(id int32) string {
+	defer m.engine().Absorb()
+	return string(m.e.Tok.Piece(id))
+}
 
 // BOS is the model's beginning-of-sequence token.
-func (m *Model) BOS() int32 { return m.e.Tok.BOS() }
+func (m *Model) BOS() int32 { defer m.engine().Absorb(); return m.e.Tok.BOS() }
 
 // EOS is the model's end-of-sequence token.
-func (m *Model) EOS() int32 { return m.e.Tok.EOS() }
+func (m *Model) EOS() int32 { defer m.engine().Absorb(); return m.e.Tok.EOS() }
 
 // IsEndOfGeneration reports whether generation stops at token id (EOS,
 // end-of-turn and similar tokens).
-func (m *Model) IsEndOfGeneration(id int32) bool { return m.e.Tok.IsEOG(id) }
+func (m *Model) IsEndOfGeneration(id int32) bool { defer m.engine().Absorb(); return m.e.Tok.IsEOG(id) }
 
-// Close stops the model's threads and unmaps the file, after waiting for
-// computations in progress. Sessions of the model return ErrClosed after it.
-func (m *Model) Close() error { return m.e.Close() }
+// Close stops the model's threads and unmaps the file, after the forward
+// pass running, if any: calls in progress on its sessions end with
+// ErrClosed at their next step, later ones at once (sessions still need
+// Close to free their memory). It may be called again.
+func (m *Model) Close() (err error) {
+	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
+	return m.e.Close()
+}

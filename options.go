@@ -156,6 +156,9 @@ func WithKVPreallocate() interface {
 // they learnt from the dropped ones. Sessions also shift, rather than fail,
 // when the memory budget stops their KV cache from growing.
 //
+// keep must be less than the context size (Load and NewSession refuse it
+// otherwise, with ErrInvalidOption); a long prompt is evaluated in pieces
+// of at most context−keep tokens so that a shift can always make room.
 // Sliding-window layers (Gemma 2) keep their ring of recent tokens and
 // renumber it, so their window goes on seeing the latest tokens.
 func WithContextShift(keep int) interface {

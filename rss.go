@@ -1,6 +1,11 @@
 package llm
 
-import "github.com/lowmem/llm/mem"
+import (
+	"runtime/debug"
+
+	"github.com/lowmem/llm/internal/engine"
+	"github.com/lowmem/llm/mem"
+)
 
 // MemoryUsage is the process's resident memory as the kernel reports it.
 type MemoryUsage struct {
@@ -12,7 +17,8 @@ type MemoryUsage struct {
 
 // ReadMemoryUsage reads the process's memory usage from /proc (Linux only;
 // elsewhere it returns an error).
-func ReadMemoryUsage() (MemoryUsage, error) {
+func ReadMemoryUsage() (_ MemoryUsage, err error) {
+	defer engine.Catch(&err, debug.SetPanicOnFault(false))
 	r, err := mem.ReadRSS()
 	if err != nil {
 		return MemoryUsage{}, err

@@ -4,15 +4,20 @@ import (
 	"context"
 	"io"
 	"iter"
+	"runtime/debug"
 	"strings"
 
+	"github.com/lowmem/llm/internal/engine"
 	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/internal/seq"
 )
 
 // Session is one conversation with a model: the tokens so far, their KV
-// cache and scratch memory. A session is used by one goroutine at a time;
-// run several sessions for concurrency.
+// cache and scratch memory. It runs one call at a time (run several
+// sessions for concurrency): a call made while another runs, on another
+// goroutine or inside a Stream loop over the session, returns ErrBusy and
+// changes nothing (Reset does nothing). Close, Context, Tokens, Len,
+// KVStats and Usage may be called from any goroutine at any time.
 type Session struct {
 	m *Model
 	q *seq.Seq
@@ -25,7 +30,8 @@ type KVStats = seq.Stats
 // NewSession makes a session with its own KV cache. Options override the
 // context size, KV type, batch size, preallocation and context shift given
 // to Load.
-func (m *Model) NewSession(opts ...SessionOption) (*Session, error) {
+func (m *Model) NewSession(opts ...SessionOption) (_ *Session, err error) {
+	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
 	if err := m.e.Acquire(); err != nil {
 		return nil, err
 	}
@@ -51,39 +57,46 @@ func (m *Model) NewSession(opts ...SessionOption) (*Session, error) {
 }
 
 // Context is the most tokens the session can hold.
-func (s *Session) Context() int { return s.q.Context() }
+func (s *Session) Context() int { defer s.engine().Absorb(); return s.q.Context() }
 
 // Tokens returns the tokens the session holds, oldest first.
-func (s *Session) Tokens() []int32 { return append([]int32(nil), s.q.Tokens()...) }
+func (s *Session) Tokens() []int32 { defer s.engine().Absorb(); return s.q.Tokens() }
 
 // Len is the number of tokens the session holds.
-func (s *Session) Len() int { return s.q.Len() }
+func (s *Session) Len() int { defer s.engine().Absorb(); return s.q.Len() }
 
-// Reset forgets every token, keeping the memory for reuse.
-func (s *Session) Reset() { s.q.Reset() }
+// Reset forgets every token, keeping the memory for reuse. It does nothing
+// on a closed session, or while another call runs on it.
+func (s *Session) Reset() { defer s.engine().Absorb(); s.q.Reset() }
 
-// Close releases the session's memory. It is safe to call twice.
-func (s *Session) Close() error {
+// Close releases the session's memory; later calls return ErrClosed. A
+// call running meanwhile ends with ErrClosed within one forward pass, and
+// the memory is released when it has. Close may be called again.
+func (s *Session) Close() (err error) {
+	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	s.q.Close()
 	return nil
 }
 
 // KVStats reports the session's KV cache size and history. A closed
 // session reports zeros.
-func (s *Session) KVStats() KVStats { return s.q.Stats() }
+func (s *Session) KVStats() KVStats { defer s.engine().Absorb(); return s.q.Stats() }
 
 // Eval appends tokens to the session and returns the logits (one score per
 // vocabulary entry) predicting the token after the last one. The slice is
 // owned by the session and overwritten by the next call. Tokens beyond the
 // context return an error wrapping ErrContextFull and change nothing.
-func (s *Session) Eval(ctx context.Context, tokens []int32) ([]float32, error) {
+func (s *Session) Eval(ctx context.Context, tokens []int32) (_ []float32, err error) {
+	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	return s.q.Eval(ctx, tokens)
 }
 
 // EvalAll is Eval returning the logits after every token: len(tokens) rows
 // of VocabSize floats, in a new slice. It is for scoring text (perplexity)
-// and testing; generation only needs Eval.
-func (s *Session) EvalAll(ctx context.Context, tokens []int32) ([]float32, error) {
+// and testing; generation only needs Eval. It takes at most the context's
+// tokens, and 2^28 logits in all.
+func (s *Session) EvalAll(ctx context.Context, tokens []int32) (_ []float32, err error) {
+	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	return s.q.EvalAll(ctx, tokens)
 }
 
@@ -91,7 +104,7 @@ func (s *Session) EvalAll(ctx context.Context, tokens []int32) ([]float32, error
 // Eval returned them or Restore brought them back; zeros before any.
 // Sampling never changes them (penalties apply to a copy). The slice is
 // owned by the session and overwritten by the next Eval.
-func (s *Session) Logits() []float32 { return s.q.Logits() }
+func (s *Session) Logits() []float32 { defer s.engine().Absorb(); return s.q.Logits() }
 
 // Token is one generated token and the text it completes. Text may be
 // empty when the token ends inside a UTF-8 character or could be the start
@@ -126,12 +139,15 @@ const (
 )
 
 // Usage reports the session's last generation.
-func (s *Session) Usage() Usage { return s.q.Usage() }
+func (s *Session) Usage() Usage { defer s.engine().Absorb(); return s.q.Usage() }
 
 // Generate evaluates prompt after the session's tokens and samples a
 // continuation until an end-of-generation token, a stop string or
 // MaxTokens. It returns the generated text. If the context fills up first
 // it returns the text so far and an error wrapping ErrContextFull.
+// A prompt after tokens is tokenized as their continuation: "Hello" then
+// " world" feeds the tokens of "Hello world" (no SentencePiece space in
+// the middle).
 func (s *Session) Generate(ctx context.Context, prompt string, opts ...GenerateOption) (string, error) {
 	var b strings.Builder
 	for tok, err := range s.Stream(ctx, prompt, opts...) {
@@ -144,14 +160,17 @@ func (s *Session) Generate(ctx context.Context, prompt string, opts ...GenerateO
 }
 
 // Stream is Generate delivering tokens as they are produced. Breaking out
-// of the loop stops generation; the tokens produced so far stay in the
-// session.
+// of the loop stops generation. However the loop ends (break, stop
+// string, cancelled ctx, full context) the session then holds exactly the
+// text yielded, so the next call continues from what the caller saw: the
+// token of a break is evaluated (one more forward pass); text held back
+// (a possible stop string's start, half a character) is dropped; text
+// before a stop string inside a token is tokenized again.
 func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOption) iter.Seq2[Token, error] {
 	return func(yield func(Token, error) bool) {
-		err := s.q.Generate(ctx, prompt, generation(opts).Generation, func(id int32, text string) bool { return yield(Token{ID: id, Text: text}, nil) })
-		if err != nil {
-			yield(Token{}, err)
-		}
+		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
+			return s.q.Generate(ctx, prompt, generation(opts).Generation, func(id int32, text string) bool { return emit(Token{ID: id, Text: text}) })
+		})
 	}
 }
 
@@ -165,15 +184,15 @@ func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOpt
 // [TOOL_CALLS] …) is kept in the output, so a chat reply can be parsed.
 func (s *Session) Complete(ctx context.Context, prompt string, opts ...GenerateOption) iter.Seq2[Token, error] {
 	return func(yield func(Token, error) bool) {
-		ids, err := s.m.TokenizeSpecial(prompt)
-		if err == nil {
+		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
+			ids, err := s.m.TokenizeSpecial(prompt)
+			if err != nil {
+				return err
+			}
 			g := generation(opts)
 			g.Preserve = s.m.e.Chat.Preserve
-			err = s.q.GenerateFrom(ctx, ids, g.Generation, func(id int32, text string) bool { return yield(Token{ID: id, Text: text}, nil) })
-		}
-		if err != nil {
-			yield(Token{}, err)
-		}
+			return s.q.GenerateFrom(ctx, ids, g.Generation, func(id int32, text string) bool { return emit(Token{ID: id, Text: text}) })
+		})
 	}
 }
 
@@ -182,7 +201,8 @@ func (s *Session) Complete(ctx context.Context, prompt string, opts ...GenerateO
 // versioned binary format with the model's fingerprint and a checksum.
 // Restore on a session of the same model file and KV type continues
 // exactly where this one stands.
-func (s *Session) Save(w io.Writer) error {
+func (s *Session) Save(w io.Writer) (err error) {
+	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	id, err := s.m.e.Identity()
 	if err != nil {
 		return err
@@ -201,7 +221,8 @@ func (s *Session) Save(w io.Writer) error {
 // context) or ErrOutOfMemoryBudget; after an error the session is
 // unchanged. Restore builds the new cache before dropping the old one, so
 // it briefly needs memory for both.
-func (s *Session) Restore(r io.Reader) error {
+func (s *Session) Restore(r io.Reader) (err error) {
+	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	id, err := s.m.e.Identity()
 	if err != nil {
 		return err

@@ -3,8 +3,10 @@ package llm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/lowmem/llm"
@@ -86,14 +88,27 @@ func TestContextShiftLongGeneration(t *testing.T) {
 	if _, err := m.NewSession(llm.WithContextShift(-1)); !errors.Is(err, llm.ErrInvalidOption) {
 		t.Errorf("WithContextShift(-1): err = %v", err)
 	}
-	// Keeping the whole context leaves nothing to drop.
-	k, _ := m.NewSession(llm.WithContextShift(n))
-	defer k.Close()
-	if _, err := k.Eval(ctx, randTokens(4, n, m.Info().VocabSize)); err != nil {
+	// Keeping the whole context leaves nothing to drop: refused when the
+	// context is known, not at the first shift.
+	if _, err := m.NewSession(llm.WithContextShift(n)); !errors.Is(err, llm.ErrInvalidOption) || !strings.Contains(err.Error(), fmt.Sprint(n)) {
+		t.Errorf("NewSession with keep = context: err = %v, want ErrInvalidOption naming the context", err)
+	}
+	if _, err := m.NewSession(llm.WithContextSize(32), llm.WithContextShift(40)); !errors.Is(err, llm.ErrInvalidOption) {
+		t.Errorf("NewSession with keep > context: err = %v, want ErrInvalidOption", err)
+	}
+	path := testutil.Testdata(t, "models/stories260K-f32.gguf")
+	if _, err := llm.Load(path, llm.WithContextSize(n), llm.WithContextShift(n)); !errors.Is(err, llm.ErrInvalidOption) {
+		t.Errorf("Load with keep = context: err = %v, want ErrInvalidOption", err)
+	}
+	// One less is the most there is, and it works: a long prompt goes in
+	// a token at a time.
+	k, err := m.NewSession(llm.WithContextShift(n - 1))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.Eval(ctx, []int32{5}); !errors.Is(err, llm.ErrContextFull) {
-		t.Errorf("shift with keep = context: err = %v, want ErrContextFull", err)
+	defer k.Close()
+	if _, err := k.Eval(ctx, randTokens(4, 2*n, m.Info().VocabSize)); err != nil {
+		t.Fatalf("keep = context-1, a prompt of twice the context: %v", err)
 	}
 }
 

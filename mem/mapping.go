@@ -17,6 +17,36 @@ var ErrClosed = errors.New("mem: mapping is closed")
 // memory-mapped and cannot hold a model.
 var ErrEmptyFile = errors.New("mem: file is empty")
 
+// ErrNotRegular is returned by Map and OpenFile for a path that is not a
+// regular file: a directory, a device such as /dev/null, a FIFO or a
+// socket.
+var ErrNotRegular = errors.New("mem: not a regular file")
+
+// OpenFile opens the regular file at path for reading and returns it with
+// its size. It checks the type before reading anything: the open does not
+// block (O_NONBLOCK), so a FIFO that nobody writes to is refused rather
+// than waited on forever. A path that is not a regular file gives an error
+// wrapping ErrNotRegular; an empty file, ErrEmptyFile.
+func OpenFile(path string) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+	case !fi.Mode().IsRegular():
+		err = fmt.Errorf("mem: %s (mode %v): %w", path, fi.Mode().Type(), ErrNotRegular)
+	case fi.Size() == 0:
+		err = fmt.Errorf("mem: %s: %w", path, ErrEmptyFile)
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
+}
+
 // ErrUnsupported is returned (wrapped) by functions that have no
 // implementation on this operating system. It is errors.ErrUnsupported, so
 // either value matches with errors.Is.

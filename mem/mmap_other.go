@@ -5,7 +5,6 @@ package mem
 import (
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"sync"
 
@@ -35,11 +34,12 @@ func Map(path string, opts ...MapOption) (*Mapping, error) {
 	if cfg.lock {
 		return nil, fmt.Errorf("mem: lock %s in memory on %s: %w", path, runtime.GOOS, ErrUnsupported)
 	}
-	// x/exp/mmap opens anything os.Open does on some systems (a directory
-	// under js/wasm); refuse what the Unix build refuses.
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("mem: map %s: not a regular file (mode %v)", path, fi.Mode())
+	// Checked first: opening a FIFO for reading would wait for a writer.
+	f, _, err := OpenFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("mem: map: %w", err)
 	}
+	f.Close()
 	r, err := mmap.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("mem: map: %w", err)

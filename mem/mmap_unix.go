@@ -33,7 +33,7 @@ func Map(path string, opts ...MapOption) (*Mapping, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	f, err := os.Open(path)
+	f, _, err := OpenFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("mem: map: %w", err)
 	}
@@ -51,7 +51,7 @@ func mapFile(f *os.File, path string, cfg mapConfig) (*Mapping, error) {
 		return nil, fmt.Errorf("mem: map: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("mem: map %s: not a regular file (mode %v)", path, fi.Mode())
+		return nil, fmt.Errorf("mem: map %s (mode %v): %w", path, fi.Mode().Type(), ErrNotRegular)
 	}
 	size := fi.Size()
 	if size == 0 {

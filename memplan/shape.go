@@ -1,11 +1,12 @@
 package memplan
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/model"
 	"github.com/lowmem/llm/quant"
 )
@@ -30,22 +31,23 @@ type Shape struct {
 }
 
 // ReadShape reads the header of the GGUF file at path (not its weights)
-// and returns its Shape.
+// and returns its Shape. A path that is not a regular file, or an empty
+// one, is refused before it is read (mem.OpenFile) with an error wrapping
+// model.ErrBadModel.
 func ReadShape(path string) (*Shape, error) {
-	f, err := os.Open(path)
+	f, size, err := mem.OpenFile(path)
+	if errors.Is(err, mem.ErrNotRegular) || errors.Is(err, mem.ErrEmptyFile) {
+		return nil, fmt.Errorf("%w: %w", err, model.ErrBadModel)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	g, err := gguf.Read(f, size)
 	if err != nil {
 		return nil, err
 	}
-	g, err := gguf.Read(f, st.Size())
-	if err != nil {
-		return nil, err
-	}
-	return ShapeOf(g, st.Size())
+	return ShapeOf(g, size)
 }
 
 // ShapeOf is the Shape of the parsed GGUF file g of size bytes. It

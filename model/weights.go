@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"fmt"
 	"unsafe"
 
@@ -98,6 +99,7 @@ type LayerSource interface {
 }
 
 type loader struct {
+	ctx  context.Context // checked before each tensor: Load can be abandoned
 	f    *gguf.File
 	data []byte
 	// dry checks every tensor's presence, shape and type without making
@@ -109,6 +111,9 @@ type loader struct {
 }
 
 func (l *loader) tensor(name string, shape ...int) (*tensor.Tensor, error) {
+	if err := l.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("model: building tensor %q: %w", name, err)
+	}
 	ti, ok := l.f.Tensor(name)
 	if !ok {
 		return nil, fmt.Errorf("model: tensor %q missing: %w", name, ErrBadModel)
@@ -234,13 +239,20 @@ func (l *loader) has(name string) bool {
 // file (usually a read-only mapping). Weight matrices are views into data;
 // nothing large is copied.
 func New(f *gguf.File, data []byte) (*Model, error) {
+	return NewContext(context.Background(), f, data)
+}
+
+// NewContext is New giving up, with an error wrapping ctx.Err(), once ctx
+// is done: copying the vectors reads pages of the file scattered through
+// it, which a slow disk makes take a while.
+func NewContext(ctx context.Context, f *gguf.File, data []byte) (*Model, error) {
 	// A dry run first: it checks everything New checks and counts the
 	// floats of the copied vectors, which then go in one allocation.
-	probe, err := build(f, nil, true, nil)
+	probe, err := build(ctx, f, nil, true, nil)
 	if err != nil {
 		return nil, err
 	}
-	b, err := build(f, data, false, make([]float32, probe.floats))
+	b, err := build(ctx, f, data, false, make([]float32, probe.floats))
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +264,7 @@ func New(f *gguf.File, data []byte) (*Model, error) {
 // tensor data. A memory plan calls it so that a model New would refuse is
 // refused before anything is sized from its metadata.
 func Check(f *gguf.File) (Config, error) {
-	p, err := build(f, nil, true, nil)
+	p, err := build(context.Background(), f, nil, true, nil)
 	if err != nil {
 		return Config{}, err
 	}
@@ -265,7 +277,7 @@ func Check(f *gguf.File) (Config, error) {
 // the matrix headers of every expert. A memory plan adds it to the model's
 // heap.
 func HeapBytes(f *gguf.File) (int64, error) {
-	p, err := build(f, nil, true, nil)
+	p, err := build(context.Background(), f, nil, true, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -285,13 +297,13 @@ type built struct {
 	floats int
 }
 
-func build(f *gguf.File, data []byte, dry bool, slab []float32) (*built, error) {
+func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []float32) (*built, error) {
 	cfg, err := ConfigFromGGUF(f)
 	if err != nil {
 		return nil, err
 	}
 	arch := LookupArch(cfg.Arch)
-	l := &loader{f: f, data: data, dry: dry, slab: slab}
+	l := &loader{ctx: ctx, f: f, data: data, dry: dry, slab: slab}
 	m := &Model{Config: cfg}
 
 	embd, ok := f.Tensor("token_embd.weight")
@@ -302,6 +314,9 @@ func build(f *gguf.File, data []byte, dry bool, slab []float32) (*built, error) 
 		return nil, fmt.Errorf("model: token_embd.weight has shape %v, want [%d vocabulary]: %w", embd.Dims, cfg.Embd, ErrBadModel)
 	}
 	m.Vocab = int(embd.Dims[1])
+	if err := checkVocab(f, &cfg, m.Vocab); err != nil {
+		return nil, err
+	}
 	if m.Embed, err = l.tensor("token_embd.weight", cfg.Embd, m.Vocab); err != nil {
 		return nil, err
 	}
@@ -384,6 +399,25 @@ func build(f *gguf.File, data []byte, dry bool, slab []float32) (*built, error) 
 		m.maxX = max(m.maxX, m.Output.XRowBytes)
 	}
 	return &built{m: m, floats: l.floats}, nil
+}
+
+// checkVocab checks that the vocabulary the metadata declares has exactly
+// the embedding's rows, as llama.cpp requires (it sizes token_embd and
+// output by the vocabulary): a token without a row would fail every
+// evaluation, and a row without a token could be sampled and have no
+// text. The token list's own problems (missing, of another type) are the
+// tokenizer's to report.
+func checkVocab(f *gguf.File, c *Config, rows int) error {
+	if toks, ok := f.Strings("tokenizer.ggml.tokens"); ok && len(toks) != rows {
+		return fmt.Errorf("model: tokenizer.ggml.tokens has %d tokens, but token_embd.weight has %d rows: %w", len(toks), rows, ErrBadModel)
+	}
+	key := c.Arch + ".vocab_size"
+	if v, ok := f.Get(key); ok {
+		if n, ok := f.Uint(key); !ok || n != uint64(rows) {
+			return fmt.Errorf("model: %s = %v, but token_embd.weight has %d rows: %w", key, v, rows, ErrBadModel)
+		}
+	}
+	return nil
 }
 
 // eachMatrix calls fn for every matrix of the layer that is set, experts

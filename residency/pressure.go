@@ -1,6 +1,8 @@
 package residency
 
 import (
+	"runtime/debug"
+
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/memplan"
 )
@@ -50,6 +52,7 @@ func (w *Weights) headroom() (mem.Limit, error) {
 // memory is short, and a model whose weights the plan kept resident
 // switches, once, to reading half of its blocks from disk.
 func (w *Weights) onPressure(p mem.Pressure) {
+	defer w.recoverPanic("the memory-pressure report")
 	ev := PressureEvent{Available: p.Available, Limit: p.Total}
 	if p.Relieved {
 		w.short.Store(false)
@@ -80,6 +83,7 @@ func (w *Weights) onPressure(p mem.Pressure) {
 // they held can go without the model thrashing on it. It waits for running
 // computations (Exclusive) and is done once.
 func (w *Weights) switchToDisk() {
+	defer w.recoverPanic("switching weights to streaming")
 	w.cfg.Exclusive.Lock()
 	defer w.cfg.Exclusive.Unlock()
 	if w.closed || w.cfg.Model.Source != nil || !w.cfg.Auto {
@@ -96,4 +100,13 @@ func (w *Weights) switchToDisk() {
 	w.plan.Weights = memplan.WeightsStreaming
 	w.plan.Steps = append(w.plan.Steps, "weights resident → streaming (memory pressure while running)")
 	w.switched.Store(true)
+}
+
+// recoverPanic keeps a panic on the watcher's goroutines (a bug here, or
+// in the application's OnPressure callback) from killing the process: as
+// net/http does with a handler's, it is logged with its stack.
+func (w *Weights) recoverPanic(what string) {
+	if r := recover(); r != nil {
+		w.log.Error("llm: recovered from a panic in "+what, "panic", r, "stack", string(debug.Stack()))
+	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 // end-of-generation list, and the error of a model without a template.
 func TestChat(t *testing.T) {
 	load := func(spec testutil.ModelSpec, override string) *Engine {
-		e, err := Load(testutil.TempModel(t, spec), Options{Request: memplan.Request{Threads: 1, Batch: 16, Limit: 1 << 30},
+		e, err := Load(context.Background(), testutil.TempModel(t, spec), Options{Request: memplan.Request{Threads: 1, Batch: 16, Limit: 1 << 30},
 			ChatTemplate: override})
 		if err != nil {
 			t.Fatal(err)

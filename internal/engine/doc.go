@@ -7,7 +7,7 @@
 // where the weights are read from, so neither happens under a running
 // forward pass.
 //
-//	e, err := engine.Load("model.gguf", engine.Options{Request: memplan.Request{Threads: 2, Batch: 512}})
+//	e, err := engine.Load(ctx, "model.gguf", engine.Options{Request: memplan.Request{Threads: 2, Batch: 512}})
 //	defer e.Close()
 //	s, err := seq.New(e.Model, ops.NewExec(e.Pool), e.KVBudget, seq.Config{Context: 4096, Batch: 512, Guard: e, Vocab: e.Tok})
 package engine

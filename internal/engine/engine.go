@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 
 	"github.com/lowmem/llm/internal/gguf"
@@ -37,6 +40,8 @@ type Engine struct {
 	KVBudget *memplan.KVBudget  // the KV memory of the sessions
 	Chat     Chat               // the chat template and the vocabulary's end tokens
 	mapping  *mem.Mapping
+	span     span // the mapping's addresses, to recognise a fault on it
+	log      *slog.Logger
 	identity func() (snapshot.Model, error)
 
 	// rw is held for reading by every computation and for writing by
@@ -48,17 +53,29 @@ type Engine struct {
 
 // Load maps the GGUF file at path, plans its memory, builds the model and
 // its tokenizer, and starts its threads and the residency of its weights.
-// Errors wrap model.ErrBadModel, model.ErrUnsupportedArch,
-// quant.ErrUnsupportedType or memplan.ErrOutOfBudget.
-func Load(path string, o Options) (*Engine, error) {
+// Errors wrap model.ErrBadModel (also for a path that is not a regular
+// file, or an empty one), model.ErrUnsupportedArch,
+// quant.ErrUnsupportedType or memplan.ErrOutOfBudget; once ctx is done,
+// ctx.Err(): it is checked while the header is parsed, the weights built
+// and between the steps.
+func Load(ctx context.Context, path string, o Options) (*Engine, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if ctx == nil {
+		return nil, fmt.Errorf("llm: load %s: nil context: %w", path, seq.ErrInvalidOption)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("llm: load %s: %w", path, err)
+	}
 	mp, err := mem.Map(path)
+	if errors.Is(err, mem.ErrNotRegular) || errors.Is(err, mem.ErrEmptyFile) {
+		err = fmt.Errorf("%w: %w", err, model.ErrBadModel)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("llm: load %s: %w", path, err)
 	}
-	e, err := load(mp, o)
+	e, err := loadMapped(ctx, mp, o)
 	if err != nil {
 		mp.Close()
 		return nil, fmt.Errorf("llm: load %s: %w", path, err)
@@ -66,9 +83,34 @@ func Load(path string, o Options) (*Engine, error) {
 	return e, nil
 }
 
-func load(mp *mem.Mapping, o Options) (*Engine, error) {
+// loadMapped is load turning a panic into an error: reading the header and
+// the norm weights from the mapping faults if the file shrinks meanwhile.
+func loadMapped(ctx context.Context, mp *mem.Mapping, o Options) (e *Engine, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			e, err = nil, recovered(r, spanOf(mp.Bytes()), o.Logger)
+		}
+	}()
+	return load(ctx, mp, o)
+}
+
+// ctxReader reads through r until ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.ReaderAt
+}
+
+func (c ctxReader) ReadAt(p []byte, off int64) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.ReadAt(p, off)
+}
+
+func load(ctx context.Context, mp *mem.Mapping, o Options) (*Engine, error) {
 	data := mp.Bytes()
-	f, err := gguf.Read(mp.ReaderAt(), int64(len(data)))
+	f, err := gguf.Read(ctxReader{ctx, mp.ReaderAt()}, int64(len(data)))
 	if err != nil {
 		return nil, err
 	}
@@ -88,8 +130,11 @@ func load(mp *mem.Mapping, o Options) (*Engine, error) {
 			"limit", plan.Limit, "source", plan.LimitSource)
 	}
 	residency.AdviseBeforeLoad(mp, plan)
-	mm, err := model.New(f, data)
+	mm, err := model.NewContext(ctx, f, data)
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	tok, err := tokenizer.FromGGUF(f)
@@ -101,13 +146,15 @@ func load(mp *mem.Mapping, o Options) (*Engine, error) {
 	case err != nil:
 		return nil, fmt.Errorf("%w: %w", err, model.ErrBadModel)
 	}
-	// A token without an embedding row could come out of Tokenize and then
-	// fail every Eval; rows without a token (padding) are harmless.
-	if tok.Size() > mm.Vocab {
-		return nil, fmt.Errorf("model: tokenizer.ggml.tokens has %d tokens, but token_embd.weight has only %d rows: %w", tok.Size(), mm.Vocab, model.ErrBadModel)
-	}
+	// model.New checked the token list's length against the embedding's
+	// rows; the tokenizer is what was built from it. A token without a row
+	// would fail every Eval, a row without a token could be sampled and
+	// print nothing: llama.cpp refuses both.
 	if tok.Size() != mm.Vocab {
-		o.Logger.Warn("llm: tokenizer and embedding disagree on vocabulary size", "tokenizer", tok.Size(), "embedding", mm.Vocab)
+		return nil, fmt.Errorf("model: the tokenizer has %d tokens, but token_embd.weight has %d rows: %w", tok.Size(), mm.Vocab, model.ErrBadModel)
+	}
+	for _, w := range tok.Warnings() {
+		o.Logger.Warn("llm: the vocabulary has a problem llama.cpp tolerates", "problem", w)
 	}
 	if plan.Context > mm.Context {
 		o.Logger.Warn("llm: context size exceeds the model's trained context; quality may degrade past it",
@@ -117,7 +164,10 @@ func load(mp *mem.Mapping, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{Model: mm, Tok: tok, Chat: ch, Pool: ops.NewPool(o.Threads), Shape: sh, mapping: mp}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e := &Engine{Model: mm, Tok: tok, Chat: ch, Pool: ops.NewPool(o.Threads), Shape: sh, mapping: mp, span: spanOf(data), log: o.Logger}
 	e.Weights, err = residency.Start(residency.Config{Mapping: mp, Model: mm, File: f, Shape: sh, Plan: plan,
 		Auto: o.Weights == memplan.WeightsAuto, Budget: o.Limit, OnPressure: o.OnPressure, Logger: o.Logger, Exclusive: &e.rw})
 	if err != nil {

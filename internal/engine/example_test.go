@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/lowmem/llm/internal/engine"
@@ -15,7 +16,7 @@ func Example() {
 	}
 	defer remove()
 
-	e, err := engine.Load(path, engine.Options{Request: memplan.Request{Threads: 1, Batch: 64, Limit: 1 << 30}})
+	e, err := engine.Load(context.Background(), path, engine.Options{Request: memplan.Request{Threads: 1, Batch: 64, Limit: 1 << 30}})
 	if err != nil {
 		panic(err)
 	}

@@ -1,7 +1,9 @@
 package ops
 
 import (
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +58,57 @@ type Pool struct {
 	workers []*worker
 	closed  atomic.Bool
 	stop    sync.Once
+	exited  sync.WaitGroup // the workers, until they return after Close
+
+	// panicked is the first panic of the current job, from any part: For
+	// raises it again in the caller once every part is done.
+	panicked atomic.Pointer[Panic]
+	// hook, when set, runs before every part of every job (SetTestHook).
+	hook func(worker int)
+}
+
+// Panic is a panic raised while the pool ran a task, in a worker or in the
+// caller's own part. A worker recovers it, so the process does not die; For
+// waits for every part to finish, so that no worker still reads the job,
+// and raises the *Panic again in the goroutine that called it, where a
+// recover can turn it into an error. Workers run with
+// debug.SetPanicOnFault, so a memory fault on a mapped file that shrank
+// (SIGBUS) arrives here as a runtime.Error with an Addr method in Value.
+type Panic struct {
+	Value any    // what was passed to panic
+	Stack []byte // the stack where it happened
+}
+
+func (p *Panic) Error() string { return fmt.Sprint(p.Value) }
+
+// Caught is the recovered value r as a *Panic: r itself if it is one (a
+// panic carried from a worker keeps the worker's stack), else r with the
+// current stack, which in a deferred function is the panicking one's.
+func Caught(r any) *Panic {
+	if p, ok := r.(*Panic); ok {
+		return p
+	}
+	return &Panic{Value: r, Stack: debug.Stack()}
+}
+
+// SetTestHook makes fn run before every range of every job, with the
+// range's index (a job run on the caller alone is range 0): tests use it
+// to raise a panic in a worker or in the caller. Set it only while no job
+// runs; nil removes it.
+func (p *Pool) SetTestHook(fn func(worker int)) { p.hook = fn }
+
+// part runs range i, [lo, hi), of the current job, recording a panic
+// instead of letting it kill the process.
+func (p *Pool) part(t Task, worker, i, lo, hi int) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.panicked.CompareAndSwap(nil, Caught(r))
+		}
+	}()
+	if p.hook != nil {
+		p.hook(i)
+	}
+	t.Do(worker, lo, hi)
 }
 
 const (
@@ -72,6 +125,7 @@ type worker struct {
 // treated as 1.
 func NewPool(n int) *Pool {
 	p := newPool(n)
+	p.exited.Add(len(p.workers))
 	for i, w := range p.workers {
 		go p.loop(i+1, w)
 	}
@@ -102,6 +156,10 @@ func (p *Pool) Jobs() uint64 {
 }
 
 func (p *Pool) loop(id int, w *worker) {
+	defer p.exited.Done()
+	// A fault reading a mapped model file that was truncated is a panic
+	// (recovered by part), not the death of the process.
+	debug.SetPanicOnFault(true)
 	// Generation 0 is "no job yet"; reading p.state here instead would miss
 	// a job published before this goroutine first ran.
 	var seen uint64
@@ -177,7 +235,7 @@ func (p *Pool) work(id int) {
 			return
 		}
 		lo := i * p.per
-		p.task.Do(id, lo, min(p.total, lo+p.per))
+		p.part(p.task, id, i, lo, min(p.total, lo+p.per))
 	}
 }
 
@@ -185,7 +243,8 @@ func (p *Pool) work(id int) {
 // multiples of grain (except the last) and runs t on each in parallel. It
 // returns when every range is done. Each range runs on one goroutine, but
 // one goroutine may run several ranges (one after the other): the worker
-// index Do receives identifies the goroutine, not the range.
+// index Do receives identifies the goroutine, not the range. A panic in
+// any range is raised again here, as a *Panic, once every range is done.
 func (p *Pool) For(n, grain int, t Task) { p.run(nil, n, grain, t) }
 
 // run is For with the workers labelled ph (nil: no labels).
@@ -199,6 +258,9 @@ func (p *Pool) run(ph *Phase, n, grain int, t Task) {
 	units := (n + grain - 1) / grain
 	parts := min(p.n, units)
 	if parts <= 1 {
+		if p.hook != nil {
+			p.hook(0)
+		}
 		t.Do(0, 0, n)
 		return
 	}
@@ -245,9 +307,13 @@ func (p *Pool) run(ph *Phase, n, grain int, t Task) {
 		setLabel(ph)
 	}
 	p.task, p.phase = nil, nil
+	if e := p.panicked.Swap(nil); e != nil {
+		panic(e)
+	}
 }
 
-// Close stops the workers. The pool must not be used afterwards.
+// Close stops the workers and waits until they have returned. The pool
+// must not be used afterwards.
 func (p *Pool) Close() {
 	p.stop.Do(func() {
 		p.closed.Store(true)
@@ -258,4 +324,5 @@ func (p *Pool) Close() {
 			}
 		}
 	})
+	p.exited.Wait()
 }

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -156,5 +157,56 @@ func TestPoolStress(t *testing.T) {
 		}
 		wg.Wait()
 		p.Close()
+	}
+}
+
+// TestPoolPanic raises a panic in each range of a job in turn, whichever
+// goroutine runs it: For must raise it again in the caller as a *Panic, after
+// every part has finished, and the pool must go on working.
+func TestPoolPanic(t *testing.T) {
+	p := NewPool(3)
+	defer p.Close()
+	for part := range 3 {
+		p.SetTestHook(func(w int) {
+			if w == part {
+				panic("injected")
+			}
+		})
+		c := &countTask{hits: make([]atomic.Int32, 30)}
+		func() {
+			defer func() {
+				e, ok := recover().(*Panic)
+				if !ok || e.Value != "injected" || len(e.Stack) == 0 {
+					t.Errorf("part %d: recovered %v, want a *Panic of the injected value with its stack", part, e)
+				}
+			}()
+			p.For(30, 10, c)
+			t.Errorf("part %d: For returned without panicking", part)
+		}()
+		p.SetTestHook(nil)
+		// The other parts ran to completion before For raised the panic.
+		for i := range c.hits {
+			if h := c.hits[i].Load(); h != 1 && i/10 != part {
+				t.Errorf("part %d: index %d run %d times", part, i, h)
+			}
+		}
+		c = &countTask{hits: make([]atomic.Int32, 30)}
+		p.For(30, 10, c)
+		for i := range c.hits {
+			if h := c.hits[i].Load(); h != 1 {
+				t.Fatalf("after the panic of part %d: index %d run %d times", part, i, h)
+			}
+		}
+	}
+}
+
+// TestPoolCloseWaits checks that Close returns only when the workers have.
+func TestPoolCloseWaits(t *testing.T) {
+	before := runtime.NumGoroutine()
+	p := NewPool(4)
+	p.For(8, 1, &countTask{hits: make([]atomic.Int32, 8)})
+	p.Close()
+	if after := runtime.NumGoroutine(); after != before {
+		t.Fatalf("%d goroutines after Close, %d before NewPool", after, before)
 	}
 }

@@ -9,19 +9,22 @@
 // with a report of what it did (Usage); and saving and restoring it all
 // (internal/snapshot).
 //
-// A Seq is used by one goroutine at a time. Every call that computes
-// holds the Config's Guard (the model's lock) for its duration, so the
-// model cannot be closed under it: Generate holds it token by token, so a
-// model closed meanwhile ends generation with ErrClosed at the next
-// token. Errors read as the llm package's own ("llm: ..."), since this is
-// where llm.Session's work is done; the sentinels they wrap are
-// kv.ErrFull, model.ErrTokenOutOfRange, memplan.ErrOutOfBudget,
-// ErrInvalidOption and ErrClosed.
+// A Seq runs one call at a time: every call that computes or changes it
+// runs between enter and leave, and a call made while another runs (from
+// another goroutine, or from inside Generate's yield) fails with ErrBusy.
+// Each step of a call (a chunk of an evaluation) holds the Config's Guard
+// (the model's lock), so the model cannot be closed under a forward pass
+// and a model closed meanwhile ends the call with ErrClosed at its next
+// step; Close of the Seq itself may come at any time, from any goroutine,
+// with the same effect. A panic in a step rewinds the chunk before it goes
+// on up (llm turns it into an error). Errors read as the llm package's
+// own ("llm: ..."), since this is where llm.Session's work is done; the
+// sentinels they wrap are kv.ErrFull, model.ErrTokenOutOfRange,
+// memplan.ErrOutOfBudget, ErrInvalidOption, ErrBusy and ErrClosed.
 //
-// Later work hooks in at fixed places: enter and leave bracket every call
-// that computes (a busy flag against concurrent use, a closing flag that
-// ends Generate within one token; Hold runs inside one enter/leave pair);
-// every byte of KV growth goes through the Budget, which a residency
+// When a generation ends, the sequence holds exactly the text it yielded
+// (settle): the token of a break is evaluated, text held back is dropped.
+// Every byte of KV growth goes through the Budget, which a residency
 // policy may implement to move layers between memory and disk as the
 // caches grow.
 //

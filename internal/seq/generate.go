@@ -2,9 +2,9 @@ package seq
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -47,30 +47,56 @@ type Usage struct {
 }
 
 // Usage reports the last Generate or GenerateFrom call.
-func (s *Seq) Usage() Usage { return s.usage }
+func (s *Seq) Usage() Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usage
+}
 
-// Generate evaluates prompt after the sequence's tokens (with the
-// beginning-of-sequence token when the sequence is empty) and samples a
+// Generate evaluates prompt after the sequence's tokens and samples a
 // continuation until an end-of-generation token, a stop string or
 // g.MaxTokens, handing yield each token and the text it releases (see
-// textOut). Each token yielded is then evaluated into the sequence,
-// except one that completed a stop string (so that the sequence continues
-// cleanly) and the last one when yield returns false, which ends Generate
-// at once.
+// textOut). The prompt of an empty sequence starts with the
+// beginning-of-sequence token; text appended to tokens already held is
+// tokenized as their continuation (Vocab.EncodeContinuation: no
+// SentencePiece space prefix in the middle of a text).
+//
+// When Generate returns, the sequence holds exactly the text yielded: the
+// prompt and the generated tokens whose text was handed out, the last one
+// included when yield returned false; not the tokens of text held back
+// (the start of a possible stop string, an incomplete UTF-8 character) nor
+// the end-of-generation token; and when a stop string begins inside a
+// token, the text before it, tokenized again. The same holds after a
+// cancelled context (the last token is evaluated regardless) and when the
+// context is full (the token that does not fit is not yielded). After
+// ErrClosed or a panic the sequence holds what it had evaluated.
 //
 // A sampler that applies penalties gets a copy of the logits (a buffer kept
 // for the next calls), so Logits is never changed by sampling.
 func (s *Seq) Generate(ctx context.Context, prompt string, g Generation, yield func(id int32, text string) bool) error {
+	if ctx == nil {
+		return errNilContext
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
 	smp, err := s.begin(g)
 	if err != nil {
 		return err
 	}
-	if ids := s.cfg.Vocab.Encode(prompt, len(s.history) == 0); len(ids) > 0 {
+	var ids []int32
+	if n := len(s.history); n == 0 {
+		ids = s.cfg.Vocab.Encode(prompt, true)
+	} else {
+		ids = s.cfg.Vocab.EncodeContinuation(s.history[n-1], prompt)
+	}
+	if len(ids) > 0 {
 		start := time.Now()
-		if _, err := s.Eval(ctx, ids); err != nil {
+		if err := s.eval(ctx, ids, nil); err != nil {
 			return err
 		}
-		s.usage.PromptTokens, s.usage.PromptTime = len(ids), time.Since(start)
+		s.setUsage(func(u *Usage) { u.PromptTokens, u.PromptTime = len(ids), time.Since(start) })
 	} else if len(s.history) == 0 {
 		return fmt.Errorf("llm: empty prompt and empty session: nothing to continue: %w", ErrInvalidOption)
 	}
@@ -82,25 +108,41 @@ func (s *Seq) Generate(ctx context.Context, prompt string, g Generation, yield f
 // the tokens held is reused, the rest evaluated) and a continuation is
 // sampled after it.
 func (s *Seq) GenerateFrom(ctx context.Context, prompt []int32, g Generation, yield func(id int32, text string) bool) error {
+	if ctx == nil {
+		return errNilContext
+	}
+	if len(prompt) == 0 {
+		return fmt.Errorf("llm: a prompt of no tokens: %w", ErrInvalidOption)
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
 	smp, err := s.begin(g)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	reused, err := s.Hold(ctx, prompt)
+	reused, err := s.hold(ctx, prompt)
 	if err != nil {
 		return err
 	}
-	s.usage.PromptTokens, s.usage.ReusedTokens, s.usage.PromptTime = len(prompt), reused, time.Since(start)
+	s.setUsage(func(u *Usage) {
+		u.PromptTokens, u.ReusedTokens, u.PromptTime = len(prompt), reused, time.Since(start)
+	})
 	return s.sample(ctx, smp, g, yield)
+}
+
+// setUsage changes the usage report under the lock its readers take.
+func (s *Seq) setUsage(f func(u *Usage)) {
+	s.mu.Lock()
+	f(&s.usage)
+	s.mu.Unlock()
 }
 
 // begin checks a generation's settings and starts its usage report.
 func (s *Seq) begin(g Generation) (*sampler.Sampler, error) {
-	s.usage = Usage{}
-	if s.closed {
-		return nil, ErrClosed
-	}
+	s.setUsage(func(u *Usage) { *u = Usage{} })
 	if g.MaxTokens < 1 {
 		return nil, fmt.Errorf("llm: max tokens %d must be at least 1: %w", g.MaxTokens, ErrInvalidOption)
 	}
@@ -114,11 +156,49 @@ func (s *Seq) begin(g Generation) (*sampler.Sampler, error) {
 	return smp, nil
 }
 
-// sample generates after the tokens held, whose logits are current.
+// piece is the text token id adds to the output: its output text, or for a
+// control token listed in preserve its own text.
+func (s *Seq) piece(id int32, preserve []int32) []byte {
+	p := s.cfg.Vocab.OutputPiece(id)
+	if len(p) == 0 && slices.Contains(preserve, id) {
+		p = s.cfg.Vocab.Piece(id)
+	}
+	return p
+}
+
+// sample generates after the tokens held, whose logits are current, then
+// settles the sequence on the text yielded (see Generate).
 func (s *Seq) sample(ctx context.Context, smp *sampler.Sampler, g Generation, yield func(id int32, text string) bool) error {
 	start := time.Now()
-	defer func() { s.usage.GenerateTime = time.Since(start) }()
-	v := s.cfg.Vocab
+	t := tally{pending: -1}
+	err := s.loop(ctx, smp, g, yield, &t)
+	if err == nil || !errors.Is(err, ErrClosed) {
+		// After a cancelled context the text yielded is settled all the
+		// same: the last token costs one more step.
+		if serr := s.settle(context.WithoutCancel(ctx), &t, g.Preserve); err == nil {
+			err = serr
+		}
+	}
+	s.setUsage(func(u *Usage) {
+		u.GeneratedTokens, u.GenerateTime = t.yielded, time.Since(start)
+		if err == nil {
+			u.Finish = t.finish
+		}
+	})
+	return err
+}
+
+// tally is what the sampling loop did: the tokens and text it produced.
+type tally struct {
+	yielded   int    // tokens handed to yield
+	evaluated int    // generated tokens evaluated into the sequence
+	pending   int32  // a token yielded but not evaluated, or -1
+	total     int    // bytes of text the generated tokens carry
+	shown     int    // of them, bytes handed to yield
+	finish    Finish // why sampling ended
+}
+
+func (s *Seq) loop(ctx context.Context, smp *sampler.Sampler, g Generation, yield func(id int32, text string) bool, t *tally) error {
 	logits := s.logits
 	if smp.Penalized() {
 		if len(s.scratch) != len(s.logits) {
@@ -126,50 +206,95 @@ func (s *Seq) sample(ctx context.Context, smp *sampler.Sampler, g Generation, yi
 		}
 		logits = s.scratch
 	}
-	out := textOut{stops: g.Stop}
-	u := &s.usage
+	out := newTextOut(g.Stop)
 	for range g.MaxTokens {
+		if s.closed.Load() {
+			return ErrClosed
+		}
 		if smp.Penalized() {
 			copy(logits, s.logits)
 		}
 		id := smp.Sample(logits, s.history)
-		if v.IsEOG(id) {
-			u.Finish = FinishEnd
+		if s.cfg.Vocab.IsEOG(id) {
+			t.finish = FinishEnd
 			break
 		}
-		u.GeneratedTokens++
-		piece := v.OutputPiece(id)
-		if len(piece) == 0 && slices.Contains(g.Preserve, id) {
-			piece = v.Piece(id)
+		if !s.cfg.Shift && len(s.history) >= s.cfg.Context {
+			// Not yielded: the sequence could not hold it.
+			return fmt.Errorf("llm: generation reached the context size %d: %w", s.cfg.Context, kv.ErrFull)
 		}
+		piece := s.piece(id, g.Preserve)
+		t.total += len(piece)
+		t.yielded++
+		t.pending = id
 		text, stop := out.add(piece)
+		t.shown += len(text)
 		if stop {
-			// The token that completed a stop string stays out of the session
-			// so that it can be continued cleanly.
-			u.Finish = FinishStop
+			t.finish = FinishStop
 			if text != "" {
 				yield(id, text)
 			}
 			return nil
 		}
 		if !yield(id, text) {
-			u.Finish = FinishCaller
+			t.finish = FinishCaller
 			return nil
 		}
-		if !s.cfg.Shift && len(s.history) >= s.cfg.Context {
-			return fmt.Errorf("llm: generation reached the context size %d: %w", s.cfg.Context, kv.ErrFull)
-		}
-		if _, err := s.Eval(ctx, []int32{id}); err != nil {
+		s.one[0] = id
+		if err := s.eval(ctx, s.one[:], nil); err != nil {
 			return err
 		}
+		t.pending = -1
+		t.evaluated++
 	}
-	if u.Finish == FinishNone {
-		u.Finish = FinishLength
+	if t.finish == FinishNone {
+		t.finish = FinishLength
 	}
 	if rest := out.flush(); rest != "" {
+		t.shown += len(rest)
 		yield(-1, rest)
 	}
 	return nil
+}
+
+// settle makes the sequence hold exactly the text yielded (see Generate):
+// it drops the generated tokens whose text was not handed out, from the
+// end; tokenizes again the shown start of a token cut by a stop string;
+// and evaluates the token yielded last if it is kept and not evaluated.
+func (s *Seq) settle(ctx context.Context, t *tally, preserve []int32) error {
+	unshown := t.total - t.shown
+	keepPending := t.pending >= 0
+	var tail []byte // the shown start of the token the cut falls in
+	cut := func(p []byte) {
+		if unshown < len(p) {
+			tail = p[:len(p)-unshown]
+		}
+		unshown -= len(p)
+	}
+	if unshown > 0 && t.pending >= 0 {
+		keepPending = false
+		cut(s.piece(t.pending, preserve))
+	}
+	drop := 0
+	for unshown > 0 && drop < min(t.evaluated, len(s.history)) {
+		drop++
+		cut(s.piece(s.history[len(s.history)-drop], preserve))
+	}
+	if drop > 0 {
+		s.truncate(len(s.history) - drop)
+	}
+	var ids []int32
+	switch {
+	case keepPending:
+		s.one[0] = t.pending
+		ids = s.one[:]
+	case len(tail) > 0 && len(s.history) > 0:
+		ids = s.cfg.Vocab.EncodeContinuation(s.history[len(s.history)-1], string(tail))
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.eval(ctx, ids, nil)
 }
 
 // optionError is a sampling option the sampler refused. It reads as the
@@ -182,43 +307,88 @@ func (e optionError) Unwrap() []error { return []error{e.err, ErrInvalidOption} 
 
 // textOut turns token pieces into text that is safe to hand out: whole
 // UTF-8 characters, and nothing that might be the start of a stop string.
+// Each stop string is matched as the bytes arrive (Knuth–Morris–Pratt), so
+// a piece costs time in its own length whatever the stop strings' length.
 type textOut struct {
-	stops   []string
+	stops   []stopMatch
 	pending []byte
+}
+
+// stopMatch follows one stop string through the text.
+type stopMatch struct {
+	s    string
+	fail []int32 // fail[i]: the longest proper prefix of s[:i+1] that is also its suffix
+	at   int     // the longest prefix of s the text ends with
+}
+
+func newTextOut(stops []string) textOut {
+	o := textOut{stops: make([]stopMatch, len(stops))}
+	for i, st := range stops {
+		m := stopMatch{s: st, fail: make([]int32, len(st))}
+		for j, k := 1, int32(0); j < len(st); j++ {
+			for k > 0 && st[j] != st[k] {
+				k = m.fail[k-1]
+			}
+			if st[j] == st[k] {
+				k++
+			}
+			m.fail[j] = k
+		}
+		o.stops[i] = m
+	}
+	return o
+}
+
+// step advances the match by one byte of text and reports whether the stop
+// string is complete.
+func (m *stopMatch) step(b byte) bool {
+	for m.at > 0 && m.s[m.at] != b {
+		m.at = int(m.fail[m.at-1])
+	}
+	if m.s[m.at] == b {
+		m.at++
+	}
+	if m.at == len(m.s) {
+		m.at = int(m.fail[m.at-1])
+		return true
+	}
+	return false
 }
 
 // add appends a piece and returns the text that can be released, and
 // whether a stop string was found (the text then ends before it).
 func (o *textOut) add(piece []byte) (string, bool) {
-	o.pending = append(o.pending, piece...)
-	s := string(o.pending)
-	for _, st := range o.stops {
-		if i := strings.Index(s, st); i >= 0 {
-			o.pending = o.pending[:0]
-			return s[:i], true
+	for i, b := range piece {
+		for j := range o.stops {
+			if m := &o.stops[j]; m.step(b) {
+				o.pending = append(o.pending, piece[:i+1]...)
+				out := string(o.pending[:len(o.pending)-len(m.s)])
+				o.pending = o.pending[:0]
+				return out, true
+			}
 		}
 	}
+	o.pending = append(o.pending, piece...)
+	p := o.pending
 	// Hold back an incomplete UTF-8 sequence at the end.
 	keep := 0
-	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(s[i]) {
-			if !utf8.FullRuneInString(s[i:]) {
-				keep = len(s) - i
+	for i := len(p) - 1; i >= 0 && i >= len(p)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(p[i]) {
+			if !utf8.FullRune(p[i:]) {
+				keep = len(p) - i
 			}
 			break
 		}
 	}
-	// Hold back the longest suffix that begins a stop string.
-	for _, st := range o.stops {
-		for k := min(len(st)-1, len(s)); k > keep; k-- {
-			if strings.HasPrefix(st, s[len(s)-k:]) {
-				keep = k
-				break
-			}
-		}
+	// Hold back the longest end that begins a stop string.
+	for j := range o.stops {
+		keep = max(keep, o.stops[j].at)
 	}
-	out := s[:len(s)-keep]
-	o.pending = append(o.pending[:0], s[len(s)-keep:]...)
+	if keep == len(p) {
+		return "", false
+	}
+	out := string(p[:len(p)-keep])
+	o.pending = append(o.pending[:0], p[len(p)-keep:]...)
 	return out, false
 }
 

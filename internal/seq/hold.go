@@ -21,6 +21,9 @@ import (
 // that as kv.ErrInvalid), Hold evaluates tokens from the start instead.
 // After an error the sequence holds a prefix of tokens.
 func (s *Seq) Hold(ctx context.Context, tokens []int32) (reused int, err error) {
+	if ctx == nil {
+		return 0, errNilContext
+	}
 	if len(tokens) == 0 {
 		return 0, fmt.Errorf("llm: a prompt of no tokens: %w", ErrInvalidOption)
 	}
@@ -36,12 +39,12 @@ func (s *Seq) hold(ctx context.Context, tokens []int32) (int, error) {
 		return 0, fmt.Errorf("llm: a prompt of %d tokens does not fit in a context of %d: %w", len(tokens), s.cfg.Context, kv.ErrFull)
 	}
 	n := min(commonPrefix(s.history, tokens), len(tokens)-1)
-	s.Truncate(n)
+	s.truncate(n)
 	err := s.eval(ctx, tokens[n:], nil)
 	if n > 0 && errors.Is(err, kv.ErrInvalid) && ctx.Err() == nil {
 		s.cfg.Logger.Debug("llm: a sliding window lost the shared prefix; evaluating the prompt from the start", "shared", n)
 		n = 0
-		s.Truncate(0)
+		s.truncate(0)
 		err = s.eval(ctx, tokens, nil)
 	}
 	if err != nil {

@@ -33,27 +33,35 @@ func (s *Seq) makeRoom(n int, start *int) error {
 }
 
 // shift drops tokens after the first Keep so that n more fit in limit
-// positions: half of the droppable ones, or more if n needs it. The kept
-// tokens' keys and values are moved and re-rotated, not recomputed.
+// positions (the context, or the cells the KV cache could grow to within
+// the memory budget): half of the droppable ones, or more if n needs it.
+// The kept tokens' keys and values are moved and re-rotated, not
+// recomputed.
 func (s *Seq) shift(n, limit int, start *int) error {
 	have := len(s.history)
 	keep := min(s.cfg.Keep, have)
 	drop := max((have-keep)/2, have+n-limit)
 	if drop <= 0 || keep+drop > have {
-		return fmt.Errorf("llm: %d tokens do not fit in a context of %d even after dropping all but the first %d of %d: %w",
-			n, limit, keep, have, kv.ErrFull)
+		why := fmt.Sprintf("a context of %d", limit)
+		if limit < s.cfg.Context {
+			why = fmt.Sprintf("the %d cells the KV cache can hold within the memory budget (the context is %d)", limit, s.cfg.Context)
+		}
+		return fmt.Errorf("llm: context shift: %d new tokens do not fit in %s after keeping the first %d tokens (WithContextShift); at most %d would: %w",
+			n, why, s.cfg.Keep, max(limit-s.cfg.Keep, 0), kv.ErrFull)
 	}
 	if err := s.st.Shift(keep, drop); err != nil {
 		return fmt.Errorf("llm: context shift: %w", err)
 	}
+	s.mu.Lock()
 	s.history = append(s.history[:keep], s.history[keep+drop:]...)
+	s.shifts++
+	s.mu.Unlock()
 	switch {
 	case *start >= keep+drop:
 		*start -= drop
 	case *start > keep:
 		*start = keep
 	}
-	s.shifts++
 	s.cfg.Logger.Debug("llm: context shifted", "kept", keep, "dropped", drop, "tokens", len(s.history), "context", limit)
 	return nil
 }
@@ -92,14 +100,18 @@ func (s *Seq) grow(need int) error {
 		}
 	}
 	start := time.Now()
+	s.mu.Lock() // Stats reads the cache's size
 	err := s.st.Grow(target)
+	if err == nil {
+		s.bytes += added
+		s.grows++
+	}
+	s.mu.Unlock()
 	s.budget.Release(transient)
 	if err != nil {
 		s.budget.Release(added)
 		return fmt.Errorf("llm: growing the KV cache: %w", err)
 	}
-	s.bytes += added
-	s.grows++
 	s.cfg.Logger.Debug("llm: KV cache grew", "from", cur, "to", target, "bytes", c.Bytes(),
 		"context", c.MaxCells(), "took", time.Since(start))
 	return nil

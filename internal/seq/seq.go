@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/kv"
@@ -18,7 +21,13 @@ var (
 	ErrClosed = errors.New("llm: closed")
 	// ErrInvalidOption: an argument or option out of range.
 	ErrInvalidOption = errors.New("llm: invalid option")
+	// ErrBusy: a call on the sequence while another one runs (from another
+	// goroutine, or from inside Generate's yield).
+	ErrBusy = errors.New("llm: session busy: another call on it is running")
 )
+
+// errNilContext is the error of a call given a nil context.
+var errNilContext = fmt.Errorf("llm: nil context: %w", ErrInvalidOption)
 
 // Budget is the memory a Seq's KV cache may take, shared with the other
 // sequences of the model (memplan.KVBudget).
@@ -43,6 +52,9 @@ type Guard interface {
 // (tokenizer.Tokenizer).
 type Vocab interface {
 	Encode(text string, addSpecial bool) []int32
+	// EncodeContinuation tokenizes text appended after the token last
+	// (no SentencePiece dummy prefix in the middle of a sequence).
+	EncodeContinuation(last int32, text string) []int32
 	IsEOG(id int32) bool
 	OutputPiece(id int32) []byte // the text id adds to output (none for control tokens)
 	Piece(id int32) []byte       // the text of id, control tokens included
@@ -73,8 +85,14 @@ type Stats struct {
 }
 
 // Seq is one sequence of tokens evaluated by a model: the tokens held,
-// their KV cache and the logits after the last one. It is used by one
-// goroutine at a time.
+// their KV cache and the logits after the last one.
+//
+// One call runs at a time: a call made while another runs (from another
+// goroutine, or from inside Generate's yield) fails with ErrBusy and
+// changes nothing. Close may come at any time: a running call stops at its
+// next step with ErrClosed, and the memory is released when it has. The
+// accessors (Len, Tokens, Stats, Usage, Context) may be called from any
+// goroutine at any time.
 type Seq struct {
 	m       *model.Model
 	st      *model.State
@@ -83,11 +101,28 @@ type Seq struct {
 	history []int32
 	logits  []float32 // after the last evaluated token
 	scratch []float32 // a copy of logits for a sampler that changes them
+	one     [1]int32  // the token of a decode step, without allocating
 	bytes   int64     // KV bytes counted in budget
 	grows   int
 	shifts  int
 	usage   Usage // of the last generation
-	closed  bool
+
+	// mu guards what a call changes and the accessors read from other
+	// goroutines: the length of history, the cache's size, the counters,
+	// usage; and busy and freed. The running call reads them without it.
+	mu     sync.Mutex
+	busy   bool        // a call runs: between enter and leave
+	freed  bool        // the memory is released
+	closed atomic.Bool // Close was called
+}
+
+// CheckShift refuses a context shift (shift) that keeps keep tokens of a
+// context that holds no more: nothing would be left to drop.
+func CheckShift(shift bool, keep, context int) error {
+	if shift && keep >= context {
+		return fmt.Errorf("llm: context shift keeping %d tokens leaves no room in a context of %d: keep fewer: %w", keep, context, ErrInvalidOption)
+	}
+	return nil
 }
 
 // New makes an empty sequence of m with its own KV cache, running on e.
@@ -96,6 +131,9 @@ type Seq struct {
 func New(m *model.Model, e *ops.Exec, b Budget, c Config) (*Seq, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if err := CheckShift(c.Shift, c.Keep, c.Context); err != nil {
+		return nil, err
 	}
 	kc := m.KVConfig(c.KVType, c.Context)
 	kc.Initial = memplan.InitialCells(c.Context, c.Preallocate)
@@ -125,21 +163,35 @@ func New(m *model.Model, e *ops.Exec, b Budget, c Config) (*Seq, error) {
 // Context is the most tokens the sequence holds.
 func (s *Seq) Context() int { return s.cfg.Context }
 
-// Tokens is the tokens held, oldest first. The slice is the sequence's own:
-// read it before the next call that changes the sequence.
-func (s *Seq) Tokens() []int32 { return s.history }
+// Tokens is a copy of the tokens held, oldest first.
+func (s *Seq) Tokens() []int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.history)
+}
 
 // Len is the number of tokens held.
-func (s *Seq) Len() int { return len(s.history) }
+func (s *Seq) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.history)
+}
 
 // Logits is the logits after the last token: what the last Eval returned
-// or Restore brought back, zeros before any. The slice is the sequence's
-// own and overwritten by the next Eval.
-func (s *Seq) Logits() []float32 { return s.logits }
+// or Restore brought back, zeros before any, nil once closed. The slice is
+// the sequence's own and overwritten by the next Eval: read it between
+// calls, or inside Generate's yield.
+func (s *Seq) Logits() []float32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logits
+}
 
 // Stats reports the KV cache's size and history; zeros once closed.
 func (s *Seq) Stats() Stats {
-	if s.closed {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.freed {
 		return Stats{}
 	}
 	c := s.st.Cache()
@@ -149,33 +201,84 @@ func (s *Seq) Stats() Stats {
 
 // Truncate keeps the first n tokens and forgets the rest, as if they had
 // never been evaluated; the logits are stale until the next Eval. It is
-// how a failed call rewinds, and how a caller reuses a shared prefix.
+// how a caller reuses a shared prefix. It does nothing while another call
+// runs or once the sequence is closed.
 func (s *Seq) Truncate(n int) {
-	if s.closed {
+	if s.enter() != nil {
 		return
 	}
+	defer s.leave()
+	s.truncate(n)
+}
+
+// truncate is Truncate within a call.
+func (s *Seq) truncate(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	n = min(max(n, 0), len(s.history))
 	s.history = s.history[:n]
 	s.st.Cache().Truncate(n)
 }
 
-// Reset forgets every token, keeping the memory for reuse.
+// Reset forgets every token, keeping the memory for reuse. It does nothing
+// while another call runs or once the sequence is closed.
 func (s *Seq) Reset() { s.Truncate(0) }
 
-// Close releases the sequence's memory and its share of the budget. Every
-// later call fails with ErrClosed; Close itself may be called again.
+// Close releases the sequence's memory and its share of the budget; every
+// later call fails with ErrClosed, and Close itself may be called again.
+// A call running meanwhile (on another goroutine, or the Generate whose
+// yield calls Close) stops at its next step with ErrClosed, and the memory
+// is released when it returns.
 func (s *Seq) Close() {
-	if !s.closed {
-		s.budget.Release(s.bytes)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed.Store(true)
+	if !s.busy {
+		s.free()
 	}
-	s.closed = true
-	s.st, s.history, s.scratch = nil, nil, nil
 }
 
-// enter starts a call that computes: the sequence and its model must be
-// open until leave.
+// free releases the memory, once; under mu, with no call running.
+func (s *Seq) free() {
+	if s.freed {
+		return
+	}
+	s.freed = true
+	s.budget.Release(s.bytes)
+	s.st, s.history, s.logits, s.scratch = nil, nil, nil, nil
+}
+
+// enter starts a call: ErrClosed once the sequence is closed, ErrBusy
+// while another call runs. leave must follow when it succeeds.
 func (s *Seq) enter() error {
-	if s.closed {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed.Load():
+		return ErrClosed
+	case s.busy:
+		return ErrBusy
+	}
+	s.busy = true
+	return nil
+}
+
+// leave ends a call, releasing the memory if Close came meanwhile.
+func (s *Seq) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.busy = false
+	if s.closed.Load() {
+		s.free()
+	}
+}
+
+// acquire holds the model open for one step of a call (a chunk of an
+// evaluation), so that closing the model waits for the step, not the
+// call: ErrClosed when the sequence or the model was closed. drop follows
+// when it succeeds.
+func (s *Seq) acquire() error {
+	if s.closed.Load() {
 		return ErrClosed
 	}
 	if g := s.cfg.Guard; g != nil {
@@ -184,7 +287,7 @@ func (s *Seq) enter() error {
 	return nil
 }
 
-func (s *Seq) leave() {
+func (s *Seq) drop() {
 	if g := s.cfg.Guard; g != nil {
 		g.Release()
 	}
@@ -195,6 +298,9 @@ func (s *Seq) leave() {
 // wrapping kv.ErrFull, unless the sequence shifts; a failed or cancelled
 // Eval leaves the sequence as it was.
 func (s *Seq) Eval(ctx context.Context, tokens []int32) ([]float32, error) {
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
@@ -208,10 +314,21 @@ func (s *Seq) Eval(ctx context.Context, tokens []int32) ([]float32, error) {
 // EvalAll is Eval returning the logits after every token: len(tokens) rows
 // of vocabulary size, in a new slice.
 func (s *Seq) EvalAll(ctx context.Context, tokens []int32) ([]float32, error) {
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	if err := s.enter(); err != nil {
 		return nil, err
 	}
 	defer s.leave()
+	// Checked before the logits of every token are allocated.
+	if len(tokens) > s.cfg.Context {
+		return nil, fmt.Errorf("llm: EvalAll of %d tokens: more than the context of %d: %w", len(tokens), s.cfg.Context, kv.ErrFull)
+	}
+	if n := int64(len(tokens)) * int64(s.m.Vocab); n > maxEvalAll {
+		return nil, fmt.Errorf("llm: EvalAll of %d tokens would return %s of logits (at most %s): evaluate fewer at a time: %w",
+			len(tokens), memplan.FormatBytes(4*n), memplan.FormatBytes(4*maxEvalAll), ErrInvalidOption)
+	}
 	all := make([]float32, len(tokens)*s.m.Vocab)
 	if err := s.eval(ctx, tokens, all); err != nil {
 		return nil, err
@@ -219,9 +336,14 @@ func (s *Seq) EvalAll(ctx context.Context, tokens []int32) ([]float32, error) {
 	return all, nil
 }
 
-// eval runs tokens through the model in chunks of the batch size, making
-// room in the cache before each; all, when not nil, receives every token's
-// logits.
+// maxEvalAll bounds the logits EvalAll returns (floats), which no memory
+// plan counts.
+const maxEvalAll = 1 << 28
+
+// eval runs tokens through the model in chunks of the batch size (of at
+// most Context−Keep tokens when the sequence shifts, so that a shift can
+// always make room for one), making room in the cache before each; all,
+// when not nil, receives every token's logits. It runs within a call.
 func (s *Seq) eval(ctx context.Context, tokens []int32, all []float32) error {
 	if len(tokens) == 0 {
 		return fmt.Errorf("llm: eval of no tokens: %w", ErrInvalidOption)
@@ -236,26 +358,25 @@ func (s *Seq) eval(ctx context.Context, tokens []int32, all []float32) error {
 			return fmt.Errorf("llm: token %d not in vocabulary of %d: %w", t, vocab, model.ErrTokenOutOfRange)
 		}
 	}
+	step := s.st.Batch()
+	if s.cfg.Shift {
+		step = max(1, min(step, s.cfg.Context-s.cfg.Keep))
+	}
 	start := len(s.history)
-	for i := 0; i < len(tokens); i += s.st.Batch() {
+	for i := 0; i < len(tokens); i += step {
 		if err := ctx.Err(); err != nil {
-			s.Truncate(start)
+			s.truncate(start)
 			return err
 		}
-		chunk := tokens[i:min(len(tokens), i+s.st.Batch())]
-		if err := s.makeRoom(len(chunk), &start); err != nil {
-			s.Truncate(start)
-			return err
-		}
+		chunk := tokens[i:min(len(tokens), i+step)]
 		out := s.logits
 		if all != nil && len(chunk) > 1 {
 			out = all[i*vocab : (i+len(chunk))*vocab]
 		}
-		if err := s.st.Forward(chunk, len(s.history), out); err != nil {
-			s.Truncate(start)
-			return fmt.Errorf("llm: eval: %w", err)
+		if err := s.forward(chunk, out, &start); err != nil {
+			s.truncate(start)
+			return err
 		}
-		s.history = append(s.history, chunk...)
 		if all != nil {
 			if len(chunk) == 1 {
 				copy(all[i*vocab:], out)
@@ -263,5 +384,32 @@ func (s *Seq) eval(ctx context.Context, tokens []int32, all []float32) error {
 			copy(s.logits, all[(i+len(chunk)-1)*vocab:])
 		}
 	}
+	return nil
+}
+
+// forward makes room for chunk and runs it through the model, holding the
+// model open for the step. A panic (a fault reading a mapped file that
+// shrank, or a bug) rewinds the sequence to *start before it goes on up,
+// so that the sequence stays usable.
+func (s *Seq) forward(chunk []int32, out []float32, start *int) error {
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	defer s.drop()
+	defer func() {
+		if r := recover(); r != nil {
+			s.truncate(*start)
+			panic(ops.Caught(r))
+		}
+	}()
+	if err := s.makeRoom(len(chunk), start); err != nil {
+		return err
+	}
+	if err := s.st.Forward(chunk, len(s.history), out); err != nil {
+		return fmt.Errorf("llm: eval: %w", err)
+	}
+	s.mu.Lock()
+	s.history = append(s.history, chunk...)
+	s.mu.Unlock()
 	return nil
 }

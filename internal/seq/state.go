@@ -12,6 +12,9 @@ import (
 // Save writes the sequence to w as a snapshot of model id: its tokens, the
 // logits after the last one and the KV cache rows in use.
 func (s *Seq) Save(w io.Writer, id snapshot.Model) error {
+	if w == nil {
+		return fmt.Errorf("llm: save to a nil writer: %w", ErrInvalidOption)
+	}
 	if err := s.enter(); err != nil {
 		return err
 	}
@@ -26,6 +29,9 @@ func (s *Seq) Save(w io.Writer, id snapshot.Model) error {
 // when it does not fit beside the old one). After an error the sequence is
 // unchanged.
 func (s *Seq) Restore(r io.Reader, id snapshot.Model) error {
+	if r == nil {
+		return fmt.Errorf("llm: restore from a nil reader: %w", ErrInvalidOption)
+	}
 	if err := s.enter(); err != nil {
 		return err
 	}
@@ -54,6 +60,8 @@ func (s *Seq) Restore(r io.Reader, id snapshot.Model) error {
 		return c, nil
 	}
 	tokens, logits, c, err := snapshot.Read(r, snapshot.Expect{Model: id, KVType: s.cfg.KVType, MaxTokens: s.cfg.Context}, newCache)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err == nil {
 		if err = s.st.SetCache(c); err != nil {
 			err = fmt.Errorf("llm: restore: %w", err)

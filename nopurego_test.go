@@ -1,0 +1,5 @@
+//go:build !purego
+
+package llm_test
+
+const puregoBuild = false
