@@ -48,12 +48,14 @@ func StepCells(c kv.Config, stepBytes int64) int {
 }
 
 // NextCells is the size a cache grows to from cur cells so that need fit:
-// doubling up to DoubleUpTo, then steps of step cells; at most limit.
+// doubling up to DoubleUpTo, then steps of step cells; never more than
+// step at once (a small step is what the memory budget leaves); at most
+// limit.
 func NextCells(cur, need, limit, step int) int {
 	n := max(cur, 1)
 	for n < need {
 		if n < DoubleUpTo {
-			n = min(2*n, DoubleUpTo)
+			n = min(2*n, DoubleUpTo, n+max(step, 1))
 		} else {
 			n += step
 		}

@@ -118,9 +118,20 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 	}
 }
 
+// totalOf is the predicted total of a configuration: with streaming
+// weights, the least it runs in (every block read from disk).
+func totalOf(sh *Shape, req Request, ctx int, kt kv.Type, w WeightsMode) int64 {
+	cs, res, _ := sh.components(req, 1<<50, ctx, kt, WeightsResident)
+	t := total(cs)
+	if w == WeightsStreaming {
+		t += res.Weights(len(res.Order)) - res.Weights(0)
+	}
+	return t
+}
+
 // TestPlanDegradationOrder sets limits between the totals of successive
-// configurations and checks each step of F16 KV → INT8 KV → shorter
-// context → streaming → refuse.
+// configurations and checks each step of F16 KV → INT8 KV → streaming →
+// shorter context → refuse.
 func TestPlanDegradationOrder(t *testing.T) {
 	spec := testutil.TinyLlama()
 	spec.Context = 8192
@@ -132,13 +143,6 @@ func TestPlanDegradationOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := Request{Threads: 2, Batch: 64}
-	totalOf := func(ctx int, kt kv.Type, w WeightsMode) int64 {
-		res := sh.ResidentWeights()
-		if w == WeightsStreaming {
-			res = sh.MinStreamingWeights()
-		}
-		return total(sh.components(req, ctx, kt, w, res))
-	}
 	plan := func(limit int64, mut func(*Request)) Plan {
 		r := req
 		r.Limit = limit
@@ -151,13 +155,14 @@ func TestPlanDegradationOrder(t *testing.T) {
 		}
 		return p
 	}
-	f16 := totalOf(8192, kv.F16, WeightsResident)
-	i8 := totalOf(8192, kv.Int8, WeightsResident)
-	i8short := totalOf(4096, kv.Int8, WeightsResident)
-	i8floor := totalOf(2048, kv.Int8, WeightsResident)
-	stream := totalOf(2048, kv.Int8, WeightsStreaming)
-	if !(f16 > i8 && i8 > i8short && i8short > i8floor && i8floor > stream) {
-		t.Fatalf("test shape does not separate the steps: %d %d %d %d %d", f16, i8, i8short, i8floor, stream)
+	f16 := totalOf(sh, req, 8192, kv.F16, WeightsResident)
+	i8 := totalOf(sh, req, 8192, kv.Int8, WeightsResident)
+	stream := totalOf(sh, req, 8192, kv.Int8, WeightsStreaming)
+	streamShort := totalOf(sh, req, 4096, kv.Int8, WeightsStreaming)
+	streamFloor := totalOf(sh, req, 2048, kv.Int8, WeightsStreaming)
+	i8short := totalOf(sh, req, 4096, kv.Int8, WeightsResident)
+	if !(f16 > i8 && i8 > stream && stream > streamShort && streamShort > streamFloor && i8 > i8short) {
+		t.Fatalf("test shape does not separate the steps: %d %d %d %d %d", f16, i8, stream, streamShort, streamFloor)
 	}
 	cases := []struct {
 		name  string
@@ -172,12 +177,14 @@ func TestPlanDegradationOrder(t *testing.T) {
 		{"fits as asked", f16, nil, true, 8192, kv.F16, WeightsResident, 0},
 		{"int8", f16 - 1, nil, true, 8192, kv.Int8, WeightsResident, 1},
 		{"int8 exact", i8, nil, true, 8192, kv.Int8, WeightsResident, 1},
-		{"shorter context", i8short, nil, true, 4096, kv.Int8, WeightsResident, 2},
-		{"streaming", i8floor - 1, nil, true, 0, kv.Int8, WeightsStreaming, 3},
-		{"refuse", stream - 1, nil, false, 2048, kv.Int8, WeightsStreaming, 2},
+		{"streaming", i8 - 1, nil, true, 8192, kv.Int8, WeightsStreaming, 2},
+		{"streaming exact", stream, nil, true, 8192, kv.Int8, WeightsStreaming, 2},
+		{"shorter context", streamShort, nil, true, 4096, kv.Int8, WeightsStreaming, 3},
+		{"refuse", streamFloor - 1, nil, false, 2048, kv.Int8, WeightsStreaming, 2},
 		{"strict refuses", f16 - 1, func(r *Request) { r.Strict = true }, false, 8192, kv.F16, WeightsResident, 0},
-		{"resident forced: no streaming", i8floor - 1, func(r *Request) { r.Weights = WeightsResident }, false, 2048, kv.Int8, WeightsResident, 1},
+		{"resident forced: shorter context", i8short, func(r *Request) { r.Weights = WeightsResident }, true, 4096, kv.Int8, WeightsResident, 2},
 		{"int8 asked: no f16 step", i8, func(r *Request) { r.KVType = kv.Int8 }, true, 8192, kv.Int8, WeightsResident, 0},
+		{"streaming forced", stream, func(r *Request) { r.Weights, r.KVType = WeightsStreaming, kv.Int8 }, true, 8192, kv.Int8, WeightsStreaming, 0},
 	}
 	for _, c := range cases {
 		p := plan(c.limit, c.mut)
@@ -195,9 +202,9 @@ func TestPlanDegradationOrder(t *testing.T) {
 }
 
 // TestPlanDegradationInt4 checks the INT4 step of F16 KV → INT8 KV → INT4
-// KV → shorter context → streaming, on a model whose head size (32) allows
-// INT4; TestPlanDegradationOrder covers one whose head size (16) does not,
-// where INT8 goes straight to a shorter context.
+// KV → streaming, on a model whose head size (32) allows INT4;
+// TestPlanDegradationOrder covers one whose head size (16) does not, where
+// INT8 goes straight to streaming.
 func TestPlanDegradationInt4(t *testing.T) {
 	spec := testutil.TinyLlama()
 	spec.Context, spec.WeightType, spec.Layers, spec.FFN = 8192, quant.Q8_0, 8, 1024
@@ -207,20 +214,13 @@ func TestPlanDegradationInt4(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := Request{Threads: 2, Batch: 64}
-	totalOf := func(ctx int, kt kv.Type, w WeightsMode) int64 {
-		res := sh.ResidentWeights()
-		if w == WeightsStreaming {
-			res = sh.MinStreamingWeights()
-		}
-		return total(sh.components(req, ctx, kt, w, res))
-	}
-	i8 := totalOf(8192, kv.Int8, WeightsResident)
-	i4 := totalOf(8192, kv.Int4, WeightsResident)
-	i4short := totalOf(4096, kv.Int4, WeightsResident)
-	i4floor := totalOf(2048, kv.Int4, WeightsResident)
-	stream := totalOf(2048, kv.Int4, WeightsStreaming)
-	if !(i8 > i4 && i4 > i4short && i4short > i4floor && i4floor > stream) {
-		t.Fatalf("test shape does not separate the steps: %d %d %d %d %d", i8, i4, i4short, i4floor, stream)
+	i8 := totalOf(sh, req, 8192, kv.Int8, WeightsResident)
+	i4 := totalOf(sh, req, 8192, kv.Int4, WeightsResident)
+	stream := totalOf(sh, req, 8192, kv.Int4, WeightsStreaming)
+	streamShort := totalOf(sh, req, 4096, kv.Int4, WeightsStreaming)
+	streamFloor := totalOf(sh, req, 2048, kv.Int4, WeightsStreaming)
+	if !(i8 > i4 && i4 > stream && stream > streamShort && streamShort > streamFloor) {
+		t.Fatalf("test shape does not separate the steps: %d %d %d %d %d", i8, i4, stream, streamShort, streamFloor)
 	}
 	for _, c := range []struct {
 		name  string
@@ -235,9 +235,9 @@ func TestPlanDegradationInt4(t *testing.T) {
 		{"int8 fits", i8, kv.F16, true, 8192, kv.Int8, WeightsResident, 1},
 		{"int4", i8 - 1, kv.F16, true, 8192, kv.Int4, WeightsResident, 2},
 		{"int4 exact", i4, kv.F16, true, 8192, kv.Int4, WeightsResident, 2},
-		{"shorter context", i4short, kv.F16, true, 4096, kv.Int4, WeightsResident, 3},
-		{"streaming", i4floor - 1, kv.F16, true, 0, kv.Int4, WeightsStreaming, 4},
-		{"refuse", stream - 1, kv.F16, false, 2048, kv.Int4, WeightsStreaming, 3},
+		{"streaming", i4 - 1, kv.F16, true, 8192, kv.Int4, WeightsStreaming, 3},
+		{"shorter context", streamShort, kv.F16, true, 4096, kv.Int4, WeightsStreaming, 4},
+		{"refuse", streamFloor - 1, kv.F16, false, 2048, kv.Int4, WeightsStreaming, 3},
 		{"int8 asked", i4, kv.Int8, true, 8192, kv.Int4, WeightsResident, 1},
 		{"int4 asked", i4, kv.Int4, true, 8192, kv.Int4, WeightsResident, 0},
 	} {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/model"
 	"github.com/lowmem/llm/quant"
 )
@@ -17,6 +18,9 @@ type Shape struct {
 	Vocab      int          // rows of token_embd
 	FileBytes  int64        // size of the file
 	LayerBytes []int64      // tensor bytes of each block
+	// BlockRanges is where each block lies in the file: from its first
+	// tensor's start to its last tensor's end (model.Layer's Start, End).
+	BlockRanges []mem.Range
 	EmbedBytes int64        // token_embd
 	EmbedRow   int64        // bytes of one token_embd row
 	OutBytes   int64        // output.weight (0 when tied to token_embd)
@@ -62,7 +66,9 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Shape{Config: cfg, FileBytes: size, LayerBytes: make([]int64, cfg.Layers), HeapBytes: heap}
+	s := &Shape{Config: cfg, FileBytes: size, LayerBytes: make([]int64, cfg.Layers), HeapBytes: heap,
+		BlockRanges: make([]mem.Range, cfg.Layers)}
+	blockEnd := make([]int64, cfg.Layers)
 	matrixBytes := map[quant.Type]int64{}
 	for _, t := range g.Tensors {
 		p := int64(1)
@@ -87,10 +93,17 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 		case t.Name == "output.weight":
 			s.OutBytes = t.Size
 		case strings.HasPrefix(t.Name, "blk.") && scanLayer(t.Name, &il) && il < cfg.Layers:
+			if s.LayerBytes[il] == 0 || t.Offset < s.BlockRanges[il].Off {
+				s.BlockRanges[il].Off = t.Offset
+			}
+			blockEnd[il] = max(blockEnd[il], t.Offset+t.Size)
 			s.LayerBytes[il] += t.Size
 		default:
 			s.OtherBytes += t.Size
 		}
+	}
+	for il := range s.BlockRanges {
+		s.BlockRanges[il].Len = blockEnd[il] - s.BlockRanges[il].Off
 	}
 	if s.Vocab == 0 {
 		return nil, fmt.Errorf("model: token_embd.weight missing: %w", model.ErrBadModel)
@@ -130,26 +143,38 @@ func (s *Shape) ResidentWeights() int64 {
 
 func roundTo(n, a int64) int64 { return (n + a - 1) / a * a }
 
-// MinStreamingWeights is the least weight memory WeightsStreaming can run
-// in: every block read from disk, beside the header, output and embedding
-// working set and the DiskBuffers layer buffers.
-func (s *Shape) MinStreamingWeights() int64 {
-	blocks, maxLayer := s.blocks()
-	return s.ResidentWeights() - blocks + DiskBuffers*maxLayer
-}
-
-// BlockBudget is what resident weight memory of resident bytes leaves for
-// whole blocks kept in memory beside MinStreamingWeights. It is negative
-// when resident is below MinStreamingWeights.
-func (s *Shape) BlockBudget(resident int64) int64 {
-	return resident - s.MinStreamingWeights()
-}
-
-// blocks is the bytes of all blocks and of the largest one.
-func (s *Shape) blocks() (sum, largest int64) {
-	for _, b := range s.LayerBytes {
-		sum += b
-		largest = max(largest, b)
+// BlockMemory is the memory block il holds when resident: the whole
+// pages its file range touches.
+func (s *Shape) BlockMemory(il int) int64 {
+	r := s.BlockRanges[il]
+	if r.Len <= 0 {
+		return 0
 	}
-	return sum, largest
+	start := r.Off &^ (pageRound - 1)
+	return roundTo(r.Off+r.Len, pageRound) - start
+}
+
+// ReadBuffers is the memory the blocks read from disk are read into:
+// DiskBuffers buffers of the largest block's span, rounded out to 4096
+// bytes (what mem.NewRangeReader allocates).
+func (s *Shape) ReadBuffers() int64 {
+	return DiskBuffers * mem.SlotBytes(s.BlockRanges)
+}
+
+// FixedWeights is the weight memory that stays resident whatever is read
+// from disk: everything the resident model holds outside its blocks (the
+// header, the output matrix and the embedding rows in use).
+func (s *Shape) FixedWeights() int64 {
+	var blocks int64
+	for il := range s.BlockRanges {
+		blocks += s.BlockMemory(il)
+	}
+	return max(s.ResidentWeights()-blocks, 0)
+}
+
+// MinStreamingWeights is the least weight memory WeightsStreaming can run
+// in: every block read from disk, beside the fixed weights and the read
+// buffers.
+func (s *Shape) MinStreamingWeights() int64 {
+	return s.FixedWeights() + s.ReadBuffers()
 }

@@ -22,6 +22,7 @@ type Options struct {
 	memplan.Request // the configuration wanted, and the memory limit
 	Logger          *slog.Logger
 	OnPressure      func(residency.PressureEvent) // see residency.Config
+	Readers         int                           // reads of blocks from disk in flight (0: the default)
 }
 
 // Engine is a model loaded to run: its mapped file, weights, tokenizer,
@@ -113,12 +114,12 @@ func load(mp *mem.Mapping, o Options) (*Engine, error) {
 	}
 	e := &Engine{Model: mm, Tok: tok, Pool: ops.NewPool(o.Threads), Shape: sh, mapping: mp}
 	e.Weights, err = residency.Start(residency.Config{Mapping: mp, Model: mm, File: f, Shape: sh, Plan: plan,
-		Auto: o.Weights == memplan.WeightsAuto, Budget: o.Limit, OnPressure: o.OnPressure, Logger: o.Logger, Exclusive: &e.rw})
+		Auto: o.Weights == memplan.WeightsAuto, Budget: o.Limit, Readers: o.Readers, OnPressure: o.OnPressure, Logger: o.Logger})
 	if err != nil {
 		e.Pool.Close()
 		return nil, err
 	}
-	e.KVBudget = memplan.NewKVBudget(plan.KVLimit(), e.Weights.Short)
+	e.KVBudget = e.Weights.KVBudget()
 	e.identity = sync.OnceValues(func() (snapshot.Model, error) { return snapshot.Identify(mm, data) })
 	return e, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 
 	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/kv"
@@ -28,6 +29,7 @@ type Budget interface {
 	Release(n int64)          // give back n counted bytes
 	Limit() int64             // bytes all caches may hold together
 	InUse() int64             // bytes counted now
+	Room() int64              // bytes caches may grow by without taking memory from resident weights
 	Short() bool              // memory is short right now: do not grow
 }
 
@@ -157,13 +159,43 @@ func (s *Seq) Truncate(n int) {
 	s.st.Cache().Truncate(n)
 }
 
-// Reset forgets every token, keeping the memory for reuse.
-func (s *Seq) Reset() { s.Truncate(0) }
+// Reset forgets every token and gives back the memory the KV cache grew
+// by (a preallocated cache keeps it): resident weights may take it until
+// the cache grows again.
+func (s *Seq) Reset() {
+	s.Truncate(0)
+	if s.closed || s.cfg.Preallocate {
+		return
+	}
+	initial := memplan.InitialCells(s.cfg.Context, false)
+	if s.st.Cells() <= initial {
+		return
+	}
+	c, err := s.st.NewCache(initial)
+	if err != nil || s.st.SetCache(c) != nil {
+		return // keep the grown cache: it still works
+	}
+	freeOS(s.bytes)
+	s.budget.Release(s.bytes - c.Bytes())
+	s.bytes = c.Bytes()
+}
+
+// freeOS returns the memory of a dropped KV cache of n bytes to the
+// system before its budget is released, so that whatever takes it next
+// (resident weights) does not count on memory the garbage collector still
+// holds. Small caches are left to the collector.
+func freeOS(n int64) {
+	if n >= 4<<20 {
+		debug.FreeOSMemory()
+	}
+}
 
 // Close releases the sequence's memory and its share of the budget. Every
 // later call fails with ErrClosed; Close itself may be called again.
 func (s *Seq) Close() {
 	if !s.closed {
+		s.st, s.history, s.scratch = nil, nil, nil
+		freeOS(s.bytes)
 		s.budget.Release(s.bytes)
 	}
 	s.closed = true
