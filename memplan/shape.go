@@ -21,16 +21,16 @@ type Shape struct {
 	// BlockRanges is where each block lies in the file: from its first
 	// tensor's start to its last tensor's end (model.Layer's Start, End).
 	BlockRanges []mem.Range
-	EmbedBytes int64        // token_embd
-	EmbedRow   int64        // bytes of one token_embd row
-	OutBytes   int64        // output.weight (0 when tied to token_embd)
-	OtherBytes int64        // every other tensor (norms, rope_freqs)
-	MaxXRow    int          // widest quantized activation row
-	VocabBytes int64        // bytes of token strings
-	Merges     int          // BPE merges
-	Params     int64        // number of weights
-	FileType   quant.Type   // the type holding the most bytes among matrices
-	HeapBytes  int64        // vectors the model copies to the heap (model.HeapBytes)
+	EmbedBytes  int64      // token_embd
+	EmbedRow    int64      // bytes of one token_embd row
+	OutBytes    int64      // output.weight (0 when tied to token_embd)
+	OtherBytes  int64      // every other tensor (norms, rope_freqs)
+	MaxXRow     int        // widest quantized activation row
+	VocabBytes  int64      // bytes of token strings
+	Merges      int        // BPE merges
+	Params      int64      // number of weights
+	FileType    quant.Type // the type holding the most bytes among matrices
+	HeapBytes   int64      // vectors the model copies to the heap (model.HeapBytes)
 }
 
 // ReadShape reads the header of the GGUF file at path (not its weights)
