@@ -130,6 +130,20 @@ func (p Plan) KVLimit() int64 {
 	return p.Limit - other
 }
 
+// Schedule lists the steps at which one session's KV cache grows as it
+// fills the context from empty, up to tokens (0: the whole context), with
+// the blocks read from disk at each (Residency.Schedule) and the predicted
+// total memory.
+func (p Plan) Schedule(tokens int) []Point {
+	return p.Residency.Schedule(p.Limit-p.Residency.Pool, tokens)
+}
+
+// PeakAt is the predicted peak memory of the model and one session that
+// held up to tokens tokens: what a measured peak compares with.
+func (p Plan) PeakAt(tokens int) int64 {
+	return p.Residency.PeakAt(p.Limit-p.Residency.Pool, tokens)
+}
+
 // Clone returns a copy of p that shares no slices with it.
 func (p Plan) Clone() Plan {
 	p.Components = append([]Component(nil), p.Components...)

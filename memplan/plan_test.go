@@ -1,6 +1,8 @@
 package memplan
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -254,5 +256,96 @@ func TestPlanDegradationInt4(t *testing.T) {
 		if p.Fits && p.Total > c.limit {
 			t.Errorf("%s: fits with total %d over limit %d", c.name, p.Total, c.limit)
 		}
+	}
+}
+
+func TestStreamOrder(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{
+		{1, "[0]"},
+		{2, "[1 0]"},
+		{8, "[4 0 2 6 1 3 5 7]"},
+		{10, "[5 0 2 7 1 3 4 6 8 9]"},
+	} {
+		if got := fmt.Sprint(StreamOrder(tc.n)); got != tc.want {
+			t.Errorf("StreamOrder(%d) = %s, want %s", tc.n, got, tc.want)
+		}
+	}
+	for n := range 70 {
+		o := StreamOrder(n)
+		if len(o) != n || !slices.Equal(slices.Sorted(slices.Values(o)), seq(n)) {
+			t.Fatalf("StreamOrder(%d) = %v is not a permutation", n, o)
+		}
+	}
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// TestResidencySchedule checks the plan's prediction of which blocks are
+// read from disk as a session fills its context, against the arithmetic
+// done by hand: blocks leave in StreamOrder, the fewest that leave room,
+// the buffers paid for by the first ones.
+func TestResidencySchedule(t *testing.T) {
+	r := Residency{
+		Pool: 1000, Buffers: 150, Blocks: []int64{100, 100, 100, 100, 100, 100, 100, 100},
+		Order: StreamOrder(8), Batch: 64,
+		KV: (&model.Config{Layers: 1, HeadsKV: 1, HeadDimK: 16, HeadDimV: 16}).KVConfig(kv.F16, 2048), // 64 bytes a cell
+	}
+	for _, tc := range []struct {
+		kv   int64
+		n    int
+		fits bool
+	}{
+		{0, 0, true}, {200, 0, true}, {201, 2, true}, {250, 2, true}, {251, 3, true},
+		{750, 7, true}, {850, 8, true}, {851, 8, false},
+	} {
+		if n, ok := r.Streamed(tc.kv); n != tc.n || ok != tc.fits {
+			t.Errorf("Streamed(%d) = %d, %v; want %d, %v", tc.kv, n, ok, tc.n, tc.fits)
+		}
+	}
+	if r.MaxKV() != 850 || r.Weights(0) != 800 || r.Weights(2) != 750 {
+		t.Errorf("MaxKV %d, Weights(0) %d, Weights(2) %d", r.MaxKV(), r.Weights(0), r.Weights(2))
+	}
+	// One session, 256 bytes a cell (4 layers of 64), blocks of 64 KiB,
+	// buffers of 128 KiB, and a pool that holds every block beside 256
+	// cells and 16 KiB: each growth by 256 cells (the room is always
+	// short) sends the blocks out that pay for it and for the old layer
+	// it holds meanwhile (a layer of the old size). Done by hand.
+	const K = 1 << 10
+	r = Residency{
+		Pool: 8*64*K + 64*K + 16*K, Buffers: 128 * K, Blocks: slices.Repeat([]int64{64 * K}, 8),
+		Order: StreamOrder(8), Batch: 64,
+		KV: (&model.Config{Layers: 4, HeadsKV: 1, HeadDimK: 16, HeadDimV: 16}).KVConfig(kv.F16, 2048),
+	}
+	var got []string
+	for _, p := range r.Schedule(10, 0) {
+		got = append(got, fmt.Sprintf("%d:%d:%d", p.Tokens, p.Cells, len(p.Streamed)))
+		_, transient := kv.GrowBytes(r.KV, max(p.Cells-256, 1), p.Cells)
+		if p.Tokens == 0 {
+			transient = 0
+		}
+		if want := 10 + r.Weights(len(p.Streamed)) + p.KV + transient; p.Total != want {
+			t.Errorf("point %+v: total %d, want %d", p, p.Total, want)
+		}
+		if p.DiskBytes != int64(len(p.Streamed))*64*K {
+			t.Errorf("point %+v: disk bytes %d", p, p.DiskBytes)
+		}
+	}
+	// At 1600 tokens the cache cannot grow even with every block on disk.
+	if want := "[0:256:0 320:512:3 576:768:5 832:1024:6 1088:1280:7 1344:1536:8]"; fmt.Sprint(got) != want {
+		t.Errorf("schedule %v, want %s", got, want)
+	}
+	// The pool is full at 320 and 576 tokens (the growths that moved
+	// blocks out exactly paid for themselves), not at 832.
+	if peak := r.PeakAt(10, 1000); peak != r.Pool+10 {
+		t.Errorf("PeakAt(1000) = %d, want %d", peak, r.Pool+10)
 	}
 }

@@ -154,8 +154,10 @@ type Point struct {
 // Schedule lists, for one session filling its context from empty in
 // prompts of Batch tokens, every step at which its KV cache grows, with
 // the blocks read from disk from then on: a prediction of what package
-// residency will do. other is the memory of every component outside the
-// pool.
+// residency will do (the growth steps are internal/seq's: GrowTarget with
+// the room the resident blocks leave, or just what the tokens need when
+// that does not fit). other is the memory of every component outside the
+// pool. The list ends early where the cache cannot grow at all.
 func (r *Residency) Schedule(other int64, upTo int) []Point {
 	c := r.KV
 	if upTo <= 0 || upTo > c.Cells {
@@ -164,14 +166,18 @@ func (r *Residency) Schedule(other int64, upTo int) []Point {
 	cells := InitialCells(c.Cells, false)
 	streamed := 0
 	var pts []Point
-	add := func(tokens, cells int, kvb, transient int64) {
-		if n, _ := r.Streamed(kvb + transient); n > streamed {
-			streamed = n
+	// reserve is a KV budget's Reserve of kvb bytes: the blocks that must
+	// leave do, or it fails.
+	reserve := func(kvb int64) bool {
+		n, ok := r.Streamed(kvb)
+		if ok {
+			streamed = max(streamed, n)
 		}
-		pts = append(pts, r.point(other, tokens, cells, kvb, transient, streamed))
+		return ok
 	}
 	c.Initial = cells
-	add(0, cells, kv.Bytes(c), 0)
+	reserve(kv.Bytes(c))
+	pts = append(pts, r.point(other, 0, cells, kv.Bytes(c), 0, streamed))
 	batch := max(r.Batch, 1)
 	for tokens := min(batch, upTo); ; tokens = min(tokens+batch, upTo) {
 		if tokens > cells {
@@ -181,8 +187,15 @@ func (r *Residency) Schedule(other int64, upTo int) []Point {
 			left := r.Pool - r.Weights(streamed) - kvb - holds
 			next := GrowTarget(c, cells, tokens, left)
 			added, transient := kv.GrowBytes(c, cells, next)
+			if !reserve(kvb + added + transient) {
+				next = tokens
+				added, transient = kv.GrowBytes(c, cells, next)
+				if !reserve(kvb + added + transient) {
+					break
+				}
+			}
 			cells = next
-			add(tokens, cells, kvb+added, transient)
+			pts = append(pts, r.point(other, tokens, cells, kvb+added, transient, streamed))
 		}
 		if tokens >= upTo {
 			break

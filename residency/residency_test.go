@@ -254,7 +254,11 @@ func uncached(l *loaded) error {
 }
 
 func TestStreamingMatchesResident(t *testing.T) {
-	for _, spec := range streamSpecs() {
+	specs := streamSpecs()
+	if testing.Short() {
+		specs = specs[:1]
+	}
+	for _, spec := range specs {
 		t.Run(spec.Arch, func(t *testing.T) {
 			path := testutil.TempModel(t, spec)
 			want := reference(t, path)
@@ -488,7 +492,11 @@ func TestResidencyFollowsKV(t *testing.T) {
 // the KV budget swings between all blocks resident and all on disk, keeps
 // the logits of the resident model bit for bit.
 func TestSwitchingKeepsLogits(t *testing.T) {
-	for _, spec := range streamSpecs() {
+	specs := streamSpecs()
+	if testing.Short() {
+		specs = specs[:1]
+	}
+	for _, spec := range specs {
 		t.Run(spec.Arch, func(t *testing.T) {
 			path := testutil.TempModel(t, spec)
 			want := reference(t, path)
