@@ -86,8 +86,9 @@ type Weights struct {
 	buffers   bool // the read buffers hold memory (from the first block out to the last back)
 	closed    bool
 
-	wake chan struct{} // Regain → mover
-	done chan struct{} // closed by Close: the mover stops
+	wake  chan struct{}  // Regain → mover
+	done  chan struct{}  // closed by Close: the mover stops
+	moved sync.WaitGroup // the mover
 
 	evictions, restores atomic.Int64
 	short               atomic.Bool // memory is short now
@@ -148,7 +149,7 @@ func Start(c Config) (*Weights, error) {
 			w.buffers = true
 			w.source.Switch(w.onDisk(w.n), nil)
 		}
-		go w.mover()
+		w.moved.Go(w.mover)
 	}
 	w.advise()
 	w.startWatch()
@@ -529,6 +530,7 @@ func (w *Weights) Close() error {
 	w.cond.Broadcast()
 	w.mu.Unlock()
 	close(w.done)
+	w.moved.Wait()
 	if rd := w.reader; rd != nil {
 		s := rd.Stats()
 		w.log.Debug("llm: blocks read from disk", "bytes_read", s.BytesRead, "stall", s.Stall,
