@@ -156,9 +156,8 @@ func NewRangeReader(path string, ranges []Range, slots, readers int) (*RangeRead
 
 // alignedSpan is the rangeAlign-aligned window holding r.
 func alignedSpan(r Range) span {
-	start := r.Off &^ (rangeAlign - 1)
-	end := (r.Off + r.Len + rangeAlign - 1) &^ (rangeAlign - 1)
-	return span{start: start, end: end, skip: int(r.Off - start)}
+	start, end, skip := AlignedSpan(r)
+	return span{start: start, end: end, skip: skip}
 }
 
 // SlotBytes is the size of each buffer a RangeReader of ranges allocates:

@@ -56,7 +56,8 @@ type Component struct {
 
 // Names of the plan's KV components.
 const (
-	// KVComponent is the KV cache of one session at the full context.
+	// KVComponent is the KV cache of a session at the full context (of
+	// every session, with Request.Sessions).
 	KVComponent = "kv cache"
 	// KVResizeComponent is the old layer a growing KV cache holds while
 	// it copies that layer to its new storage.
@@ -74,6 +75,7 @@ type Plan struct {
 	Weights     WeightsMode // chosen weights mode (never WeightsAuto)
 	Batch       int         // prompt tokens per forward pass
 	Threads     int         // compute threads
+	Sessions    int         // sessions planned for at once (Request.Sessions, at least 1)
 	// ResidentWeights is the part of the weights kept in memory; with
 	// streaming weights the rest is read from disk on every token.
 	ResidentWeights int64
@@ -109,8 +111,12 @@ func (p Plan) String() string {
 	if !p.Fits {
 		verdict = "DOES NOT FIT: " + p.Reason
 	}
-	fmt.Fprintf(&b, "context %d, KV %v, weights %v (%s resident of %s), batch %d, threads %d: %s\n",
-		p.Context, p.KVType, p.Weights, FormatBytes(p.ResidentWeights), FormatBytes(p.FileBytes), p.Batch, p.Threads, verdict)
+	sessions := ""
+	if p.Sessions > 1 {
+		sessions = fmt.Sprintf(", %d sessions", p.Sessions)
+	}
+	fmt.Fprintf(&b, "context %d, KV %v, weights %v (%s resident of %s), batch %d, threads %d%s: %s\n",
+		p.Context, p.KVType, p.Weights, FormatBytes(p.ResidentWeights), FormatBytes(p.FileBytes), p.Batch, p.Threads, sessions, verdict)
 	for _, s := range p.Steps {
 		fmt.Fprintf(&b, "  degraded: %s\n", s)
 	}
@@ -180,6 +186,10 @@ type Request struct {
 	// KVPreallocate: sessions reserve their whole KV cache when created
 	// instead of starting small and growing.
 	KVPreallocate bool
+	// Sessions is how many sessions run at once (a server's parallel
+	// slots); each has its own KV cache, activations and session memory,
+	// so those components count this many times. 0 means 1.
+	Sessions int
 }
 
 // Fixed costs measured on this implementation (see docs/ARCHITECTURE.md,
@@ -221,12 +231,29 @@ func (s *Shape) others(r Request, ctx int) []Component {
 	// Logits, and their copy a penalised sampler works on.
 	session := 2*int64(s.Vocab)*4 + int64(ctx)*4 + int64(r.Threads)*int64(ctx)*4*group
 	batch := min(r.Batch, ctx)
-	return []Component{
+	return perSession([]Component{
 		{"activations", int64(model.ScratchBytes(c, s.MaxXRow, batch)), fmt.Sprintf("arena for a %d-token batch", batch)},
 		{"session", session, "logits (twice), token history, attention scores"},
 		{"model heap", heap, "tokenizer, norms"},
 		{"runtime", runtimeBytes, "Go runtime, binary, stacks"},
+	}, r.Sessions)
+}
+
+// perSession counts the components every session has of its own (KV
+// cache, KV resize, activations, session) n times, for a plan of n
+// sessions at once (Request.Sessions).
+func perSession(cs []Component, n int) []Component {
+	if n <= 1 {
+		return cs
 	}
+	for i := range cs {
+		switch cs[i].Name {
+		case KVComponent, KVResizeComponent, "activations", "session":
+			cs[i].Note = fmt.Sprintf("%d sessions × %s: %s", n, FormatBytes(cs[i].Bytes), cs[i].Note)
+			cs[i].Bytes *= int64(n)
+		}
+	}
+	return cs
 }
 
 // residency is how the blocks and KV caches of a configuration share the
@@ -249,10 +276,10 @@ func (s *Shape) components(r Request, limit int64, ctx int, kvt kv.Type, w Weigh
 	c := &s.Config
 	kvc := c.KVConfig(kvt, ctx)
 	res := s.residency(r, limit, ctx, kvt)
-	cs := kvGrowthComponents([]Component{
+	cs := perSession(kvGrowthComponents([]Component{
 		{WeightsComponent, s.ResidentWeights(), "mapped file pages (page cache)"},
 		{KVComponent, kv.Bytes(kvc), fmt.Sprintf("%d cells × %d layers, %v", ctx, c.Layers, kvt)},
-	}, kvc, r.KVPreallocate)
+	}, kvc, r.KVPreallocate), r.Sessions)
 	cs = append(cs, s.others(r, ctx)...)
 	if w != WeightsStreaming {
 		return cs, res, true
@@ -298,7 +325,7 @@ func Make(s *Shape, r Request) (Plan, error) {
 		ctx = s.Config.Context
 	}
 	p := Plan{Context: ctx, KVType: r.KVType, Weights: r.Weights, Batch: min(r.Batch, ctx),
-		Threads: r.Threads, FileBytes: s.FileBytes}
+		Threads: r.Threads, Sessions: max(r.Sessions, 1), FileBytes: s.FileBytes}
 	if r.Limit > 0 {
 		p.Limit, p.LimitSource = r.Limit, "WithMemoryLimit"
 	} else {

@@ -17,6 +17,11 @@ import (
 // done. A source that reads from disk starts every read it needs in Fetch,
 // so the reads proceed together while the first experts compute.
 //
+// Forward uses one expert at a time: once it asks for the next expert of
+// the block (or releases the block) it no longer reads the previous one's
+// matrices, so a source with room for fewer experts than a block announces
+// may reuse the room of the experts already used (expertcache does).
+//
 // Forward calls of different States may use a source at the same time; a
 // source that cannot serve them together serialises them (holding a lock
 // from Fetch to Release, say).

@@ -23,6 +23,7 @@ type Options struct {
 	Logger          *slog.Logger
 	OnPressure      func(residency.PressureEvent) // see residency.Config
 	Readers         int                           // reads of blocks from disk in flight (0: the default)
+	ChatTemplate    string                        // overrides tokenizer.chat_template
 }
 
 // Engine is a model loaded to run: its mapped file, weights, tokenizer,
@@ -35,6 +36,7 @@ type Engine struct {
 	Shape    *memplan.Shape
 	Weights  *residency.Weights // where each layer is read from; the plan as it stands
 	KVBudget *memplan.KVBudget  // the KV memory of the sessions
+	Chat     Chat               // the chat template and the vocabulary's end tokens
 	mapping  *mem.Mapping
 	identity func() (snapshot.Model, error)
 
@@ -112,7 +114,11 @@ func load(mp *mem.Mapping, o Options) (*Engine, error) {
 		o.Logger.Warn("llm: context size exceeds the model's trained context; quality may degrade past it",
 			"context", plan.Context, "trained", mm.Context)
 	}
-	e := &Engine{Model: mm, Tok: tok, Pool: ops.NewPool(o.Threads), Shape: sh, mapping: mp}
+	ch, err := loadChat(f, tok, o.ChatTemplate, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{Model: mm, Tok: tok, Chat: ch, Pool: ops.NewPool(o.Threads), Shape: sh, mapping: mp}
 	e.Weights, err = residency.Start(residency.Config{Mapping: mp, Model: mm, File: f, Shape: sh, Plan: plan,
 		Auto: o.Weights == memplan.WeightsAuto, Budget: o.Limit, Readers: o.Readers, OnPressure: o.OnPressure, Logger: o.Logger})
 	if err != nil {
