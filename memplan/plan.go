@@ -218,6 +218,9 @@ const (
 	WeightsComponent = "weights"
 	// BuffersComponent is the read buffers of blocks read from disk.
 	BuffersComponent = "read buffers"
+	// ExpertsComponent is the expert cache of a mixture-of-experts model
+	// whose experts are read from disk.
+	ExpertsComponent = "expert cache"
 )
 
 // others lists the memory of a configuration that is neither weights nor
@@ -290,6 +293,9 @@ func (s *Shape) components(r Request, limit int64, ctx int, kvt kv.Type, w Weigh
 			kvFull += c.Bytes
 		}
 	}
+	if s.Experts() > 0 {
+		return s.expertComponents(cs, res, kvFull)
+	}
 	n, ok := res.Streamed(kvFull)
 	var buffers int64
 	if n > 0 {
@@ -302,6 +308,31 @@ func (s *Shape) components(r Request, limit int64, ctx int, kvt kv.Type, w Weigh
 	}
 	cs = slices.Insert(cs, 1, Component{BuffersComponent, buffers,
 		fmt.Sprintf("%d blocks being read from disk (direct I/O), while any is", DiskBuffers)})
+	return cs, res, ok
+}
+
+// expertComponents is the streaming plan of a mixture-of-experts model:
+// every block's attention, router and norms stay resident, and the
+// experts are read from disk into an expert cache (package expertcache)
+// that takes what the pool leaves beside them and the KV caches at the
+// full context. No block moves: the cache's budget is the experts' share.
+func (s *Shape) expertComponents(cs []Component, res Residency, kvFull int64) ([]Component, Residency, bool) {
+	var dense int64
+	for il, b := range res.Blocks {
+		dense += max(b-s.ExpertBytes[il], 0)
+	}
+	budget := res.Pool - dense - kvFull
+	ok := budget >= s.ExpertFloor
+	budget = max(budget, s.ExpertFloor)
+	cs[0].Bytes = s.FixedWeights() + dense
+	cs[0].Note = fmt.Sprintf("mapped: everything but the experts of %d blocks", len(res.Blocks))
+	cs = slices.Insert(cs, 1, Component{ExpertsComponent, budget,
+		fmt.Sprintf("the experts used most (%s of %s); the others read from disk (direct I/O)", FormatBytes(budget), FormatBytes(s.Experts()))})
+	// The caches may take what is left beside the resident part and the
+	// expert cache; no block leaves memory.
+	res.Pool -= dense + budget
+	res.Blocks, res.Order = nil, nil
+	res.Experts = budget
 	return cs, res, ok
 }
 

@@ -33,6 +33,10 @@ type Residency struct {
 	// Batch is the prompt tokens per forward pass: how far a cache grows
 	// ahead at once.
 	Batch int
+	// Experts is the budget of a mixture-of-experts model's expert cache
+	// when its experts are read from disk (then no block moves, and Pool
+	// is what the KV caches may hold), 0 otherwise.
+	Experts int64
 }
 
 // Weights is the memory the blocks and the read buffers hold when the
@@ -226,6 +230,9 @@ func (r *Residency) PeakAt(other int64, tokens int) int64 {
 
 // String describes the residency for people: blocks, pool, buffers.
 func (r *Residency) String() string {
+	if r.Experts > 0 {
+		return fmt.Sprintf("experts read from disk into a cache of %s; %s for the KV caches", FormatBytes(r.Experts), FormatBytes(r.Pool))
+	}
 	if len(r.Order) == 0 {
 		return "no blocks"
 	}

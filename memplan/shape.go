@@ -1,10 +1,12 @@
 package memplan
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
+	"github.com/lowmem/llm/expertcache"
 	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/model"
@@ -21,6 +23,12 @@ type Shape struct {
 	// BlockRanges is where each block lies in the file: from its first
 	// tensor's start to its last tensor's end (model.Layer's Start, End).
 	BlockRanges []mem.Range
+	// ExpertBytes is the bytes of each block's expert tensors
+	// (ffn_{gate,up,down}_exps), all zero for a dense model.
+	ExpertBytes []int64
+	// ExpertFloor is the least budget an expert cache of the model's
+	// experts runs in (expertcache.Sizing.MinBudget), 0 for a dense model.
+	ExpertFloor int64
 	EmbedBytes  int64      // token_embd
 	EmbedRow    int64      // bytes of one token_embd row
 	OutBytes    int64      // output.weight (0 when tied to token_embd)
@@ -67,7 +75,7 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 		return nil, err
 	}
 	s := &Shape{Config: cfg, FileBytes: size, LayerBytes: make([]int64, cfg.Layers), HeapBytes: heap,
-		BlockRanges: make([]mem.Range, cfg.Layers)}
+		BlockRanges: make([]mem.Range, cfg.Layers), ExpertBytes: make([]int64, cfg.Layers)}
 	blockEnd := make([]int64, cfg.Layers)
 	matrixBytes := map[quant.Type]int64{}
 	for _, t := range g.Tensors {
@@ -98,12 +106,22 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 			}
 			blockEnd[il] = max(blockEnd[il], t.Offset+t.Size)
 			s.LayerBytes[il] += t.Size
+			if IsExpertTensor(t.Name) {
+				s.ExpertBytes[il] += t.Size
+			}
 		default:
 			s.OtherBytes += t.Size
 		}
 	}
 	for il := range s.BlockRanges {
 		s.BlockRanges[il].Len = blockEnd[il] - s.BlockRanges[il].Off
+	}
+	if s.Experts() > 0 {
+		if sz, err := expertcache.Size(expertcache.FileLayout(g, cfg.Layers), 0); sz.MinBudget > 0 {
+			s.ExpertFloor = sz.MinBudget
+		} else if err != nil && !errors.Is(err, expertcache.ErrBudget) {
+			return nil, fmt.Errorf("%w: %w", err, model.ErrBadModel)
+		}
 	}
 	if s.Vocab == 0 {
 		return nil, fmt.Errorf("model: token_embd.weight missing: %w", model.ErrBadModel)
@@ -122,6 +140,23 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 	merges, _ := g.Strings("tokenizer.ggml.merges")
 	s.Merges = len(merges)
 	return s, nil
+}
+
+// IsExpertTensor reports whether the tensor named name holds the experts
+// of a mixture-of-experts block (blk.N.ffn_gate_exps.weight and the like),
+// which an expert cache reads instead of the mapping.
+func IsExpertTensor(name string) bool {
+	return strings.HasPrefix(name, "blk.") && strings.Contains(name, "_exps.")
+}
+
+// Experts is the bytes of every block's expert tensors: 0 for a dense
+// model.
+func (s *Shape) Experts() int64 {
+	var n int64
+	for _, b := range s.ExpertBytes {
+		n += b
+	}
+	return n
 }
 
 // scanLayer parses the block number of a tensor named "blk.<i>.*".

@@ -2,6 +2,7 @@ package residency
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lowmem/llm/expertcache"
 	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/memplan"
@@ -73,8 +75,11 @@ type Weights struct {
 	reader  *mem.RangeReader
 	source  *model.StreamSource
 	budget  *memplan.KVBudget
-	watcher *mem.Watcher
-	ahead   []mem.Range // parts of the file read ahead at Start
+	experts *expertcache.Cache // a mixture-of-experts model's experts, read from disk
+	// expertRanges are the expert tensors' bytes when experts is set.
+	expertRanges []mem.Range
+	watcher      *mem.Watcher
+	ahead        []mem.Range // parts of the file read ahead at Start
 
 	mu        sync.Mutex
 	cond      sync.Cond // restore finished or stopped
@@ -141,6 +146,11 @@ func Start(c Config) (*Weights, error) {
 		}
 		limit = w.res.MaxKV()
 	}
+	if w.res.Experts > 0 && c.Mapping.Mapped() {
+		if err := w.startExperts(); err != nil {
+			return nil, err
+		}
+	}
 	w.budget = memplan.NewKVBudget(limit, w.Short)
 	if w.dynamic {
 		w.budget.Share(w)
@@ -149,9 +159,11 @@ func Start(c Config) (*Weights, error) {
 			w.buffers = true
 			w.source.Switch(w.onDisk(w.n), nil)
 		}
-		w.moved.Go(w.mover)
 	}
 	w.advise()
+	if w.dynamic || w.experts != nil {
+		w.moved.Go(w.mover)
+	}
 	w.startWatch()
 	return w, nil
 }
@@ -181,6 +193,30 @@ func (w *Weights) startSource() error {
 	return nil
 }
 
+// startExperts installs the expert cache of a mixture-of-experts model
+// whose experts are read from disk (Residency.Experts): the budget the plan
+// gave them, O_DIRECT reads. The mapping's expert pages are released by
+// advise.
+func (w *Weights) startExperts() error {
+	log := w.log
+	cache, err := expertcache.New(w.cfg.Model, w.cfg.Mapping.Path(), w.res.Experts, expertcache.WithReaders(w.cfg.Readers),
+		expertcache.WithErrorHandler(func(err error) {
+			log.Error("llm: reading experts from disk failed; reading them through the page cache from now on", "err", err)
+		}))
+	if err != nil {
+		if errors.Is(err, expertcache.ErrBudget) {
+			err = fmt.Errorf("%w: %w", err, memplan.ErrOutOfBudget)
+		}
+		return fmt.Errorf("residency: expert cache: %w", err)
+	}
+	w.experts = cache
+	w.cfg.Model.ExpertSource = cache
+	sz := cache.Sizing()
+	log.Info("llm: experts read from disk into a cache", "slots", sz.Slots, "experts", sz.Experts,
+		"bytes", sz.Bytes(), "budget", w.res.Experts, "direct_io", cache.Direct())
+	return nil
+}
+
 // advise tells the kernel which parts of the file to read ahead (the
 // resident ones, in the background) and which not (the embedding rows of
 // an untied embedding, the blocks read from disk).
@@ -199,6 +235,17 @@ func (w *Weights) advise() {
 		L := &mm.Blocks[il]
 		skip = append(skip, mem.Range{Off: L.Start, Len: L.End - L.Start})
 		w.release(il)
+	}
+	if w.experts != nil {
+		for _, t := range w.cfg.File.Tensors {
+			if memplan.IsExpertTensor(t.Name) && t.Size > 0 {
+				r := mem.Range{Off: t.Offset, Len: t.Size}
+				skip = append(skip, r)
+				w.expertRanges = append(w.expertRanges, r)
+				mp.Advise(t.Offset, t.Size, mem.Random)
+				mp.Release(t.Offset, t.Size)
+			}
+		}
 	}
 	slices.SortFunc(skip, func(a, b mem.Range) int { return cmp.Compare(a.Off, b.Off) })
 	var at int64
@@ -343,16 +390,45 @@ func (w *Weights) moveOut(n int) {
 		"resident", len(w.res.Order)-n, "took", time.Since(start))
 }
 
-// mover brings blocks back into memory when the KV caches shrank.
+// sweepEvery is how often the mover drops what page-fault readahead put
+// into the page cache from ranges read from disk (see sweep).
+const sweepEvery = time.Second
+
+// mover brings blocks back into memory when the KV caches shrank, and
+// sweeps the page cache.
 func (w *Weights) mover() {
+	tick := time.NewTicker(sweepEvery)
+	defer tick.Stop()
 	for {
 		select {
 		case <-w.wake:
+			for w.restoreOne() {
+			}
+		case <-tick.C:
+			w.sweep()
 		case <-w.done:
 			return
 		}
-		for w.restoreOne() {
-		}
+	}
+}
+
+// sweep drops from the page cache the pages of blocks on disk (and of
+// experts read from disk) that got there anyway: a page fault in a
+// resident neighbour reads around it (read_ahead_kb, often megabytes),
+// and those pages would count against the memory limit, cold and unused,
+// until the kernel reclaimed them.
+func (w *Weights) sweep() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	for _, il := range w.res.Order[:w.current()] {
+		L := &w.cfg.Model.Blocks[il]
+		w.cfg.Mapping.Release(L.Start, L.End-L.Start)
+	}
+	for _, r := range w.expertRanges {
+		w.cfg.Mapping.Release(r.Off, r.Len)
 	}
 }
 
@@ -495,7 +571,8 @@ type Stats struct {
 	Streamed  int   // blocks read from disk on every pass now
 	Evictions int64 // blocks that left memory since Load
 	Restores  int64 // blocks read back into memory since Load
-	// BytesRead is what was read from disk for blocks since Load.
+	// BytesRead is what was read from disk for blocks (and experts) since
+	// Load.
 	BytesRead int64
 	// Loads is the blocks read from disk since Load.
 	Loads int64
@@ -503,6 +580,10 @@ type Stats struct {
 	Stall time.Duration
 	// Direct reports whether blocks are read with O_DIRECT.
 	Direct bool
+	// Experts is the expert cache's counters (hits, misses, bytes read,
+	// stalls) when a mixture-of-experts model reads its experts from
+	// disk; zero otherwise.
+	Experts expertcache.Stats
 }
 
 // Stats returns the counters since Load.
@@ -514,6 +595,12 @@ func (w *Weights) Stats() Stats {
 	if w.reader != nil {
 		rs := w.reader.Stats()
 		st.BytesRead, st.Loads, st.Stall, st.Direct = rs.BytesRead, rs.Loads, rs.Stall, w.reader.Direct()
+	}
+	if w.experts != nil {
+		st.Experts = w.experts.Stats()
+		st.BytesRead += st.Experts.BytesRead
+		st.Stall += st.Experts.Stall
+		st.Direct = st.Experts.Direct
 	}
 	return st
 }
@@ -531,11 +618,15 @@ func (w *Weights) Close() error {
 	w.mu.Unlock()
 	close(w.done)
 	w.moved.Wait()
+	var errExperts error
+	if w.experts != nil {
+		errExperts = w.experts.Close()
+	}
 	if rd := w.reader; rd != nil {
 		s := rd.Stats()
 		w.log.Debug("llm: blocks read from disk", "bytes_read", s.BytesRead, "stall", s.Stall,
 			"evictions", w.evictions.Load(), "restores", w.restores.Load())
-		return rd.Close()
+		return errors.Join(rd.Close(), errExperts)
 	}
-	return nil
+	return errExperts
 }

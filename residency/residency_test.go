@@ -229,11 +229,12 @@ func waitAhead(t *testing.T, l *loaded) {
 }
 
 // uncached reports whether the streamed blocks' pages are out of the page
-// cache (apart from pages shared with their neighbours), waiting a little
-// for the read-ahead of resident blocks to finish.
+// cache (apart from pages shared with their neighbours), waiting up to 3 s
+// for the read-ahead of resident blocks to finish and the mover's sweep of
+// what readahead put into the others.
 func uncached(l *loaded) error {
 	var err error
-	for range 100 {
+	for range 300 {
 		err = nil
 		for _, il := range l.w.OnDisk() {
 			L := l.m.Blocks[il]
@@ -261,7 +262,8 @@ func TestStreamingMatchesResident(t *testing.T) {
 	for _, spec := range specs {
 		t.Run(spec.Arch, func(t *testing.T) {
 			path := testutil.TempModel(t, spec)
-			want := reference(t, path)
+			// The streaming model goes first: a resident one reads the
+			// whole file ahead, in the background, even after it is closed.
 			evicted := evictFile(t, path)
 			r := request(memplan.WeightsStreaming, 0)
 			r.Limit = limitFor(t, path, r, 3, kv.Bytes((&l0(t, path).Config).KVConfig(kv.F16, 64)))
@@ -294,6 +296,7 @@ func TestStreamingMatchesResident(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			want := reference(t, path)
 			if err := compareSteps(got, want); err != nil {
 				t.Fatalf("streaming: %v", err)
 			}
@@ -671,4 +674,81 @@ func TestPressureMovesBlocks(t *testing.T) {
 	if len(forced.w.OnDisk()) != 0 || forced.w.Plan().Weights != memplan.WeightsResident || forced.m.Source != nil {
 		t.Fatal("a model loaded WithWeights(WeightsResident) moved blocks to disk")
 	}
+}
+
+// A mixture-of-experts model whose experts do not fit reads them from disk
+// into an expert cache sized by the plan; no block moves, the expert
+// tensors' pages are out of the page cache, and the logits are the
+// resident model's.
+func TestExpertsFromDisk(t *testing.T) {
+	spec := testutil.TinyQwen3MoE()
+	spec.Layers = 4
+	path := testutil.TempModel(t, spec)
+	// The streaming model goes first: a resident one reads the whole file
+	// ahead, in the background, even after it is closed.
+	evicted := evictFile(t, path)
+	sh, err := memplan.ReadShape(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := request(memplan.WeightsAuto, 0)
+	r.Limit = 1 << 40
+	p, err := memplan.Make(sh, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A third of the experts' bytes beside everything else.
+	r.Limit = p.Total - sh.Experts()*2/3
+	l := load(t, path, r, nil)
+	res := l.w.Plan().Residency
+	if l.w.experts == nil || res.Experts <= 0 || res.Experts >= sh.Experts() || l.m.ExpertSource == nil {
+		t.Fatalf("expert cache installed %v, budget %d of %d", l.w.experts != nil, res.Experts, sh.Experts())
+	}
+	if sz := l.w.experts.Sizing(); sz.Bytes() > res.Experts {
+		t.Fatalf("cache of %d bytes for a budget of %d", sz.Bytes(), res.Experts)
+	}
+	// In a file this small (read_ahead_kb is often several MiB) the
+	// readahead around any fault reaches the experts; the mover's sweep
+	// drops them within a second or two.
+	if evicted {
+		waitAhead(t, l)
+		f, _ := testutil.ReadModel(t, path)
+		var err error
+		for range 300 {
+			if err = expertsUncached(l, f); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := greedyRun(l, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := compareSteps(got, reference(t, path)); err != nil {
+		t.Fatal(err)
+	}
+	st := l.w.Stats()
+	if st.Streamed != 0 || st.Experts.Requests == 0 || st.Experts.Misses == 0 || st.BytesRead == 0 {
+		t.Fatalf("stats %+v", st)
+	}
+
+}
+
+// expertsUncached reports whether the expert tensors' pages are out of
+// the page cache (apart from pages shared with other tensors).
+func expertsUncached(l *loaded, f *gguf.File) error {
+	for _, ti := range f.Tensors {
+		if !memplan.IsExpertTensor(ti.Name) {
+			continue
+		}
+		lo, hi := (ti.Offset+4095)&^4095, (ti.Offset+ti.Size)&^4095
+		if n, err := l.mp.Resident(lo, hi-lo); hi > lo && (err != nil || n != 0) {
+			return fmt.Errorf("%s: %d bytes cached (%v)", ti.Name, n, err)
+		}
+	}
+	return nil
 }
