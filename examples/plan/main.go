@@ -135,6 +135,17 @@ func printSchedule(w io.Writer, p llm.MemoryPlan) {
 	}
 	blocks := pts[0].Resident + len(pts[0].Streamed)
 	fmt.Fprintf(w, "residency as one session fills its context (%s):\n", p.Residency.String())
+	if blocks == 0 {
+		// Experts read from disk: no block moves, the KV cache grows into
+		// what the expert cache leaves.
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "tokens\tcells\tKV cache\ttotal\t\n")
+		for _, pt := range pts {
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t\n", pt.Tokens, pt.Cells, humanBytes(pt.KV), humanBytes(pt.Total))
+		}
+		tw.Flush()
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "tokens\tcells\tKV cache\tresident\tread from disk\tdisk / token\ttotal\t\n")
 	for _, pt := range pts {
