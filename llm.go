@@ -10,14 +10,16 @@ import (
 	"github.com/lowmem/llm/internal/seq"
 	"github.com/lowmem/llm/memplan"
 	"github.com/lowmem/llm/ollama"
+	"github.com/lowmem/llm/residency"
 )
 
 // Model is a loaded GGUF model: weights mapped read-only from the file,
 // the tokenizer, and the thread pool. It is safe to share between
 // goroutines; each goroutine works through its own Session. Its weights
 // and vocabulary never change, but where the weights are read from may:
-// under memory pressure a model whose weights the plan kept resident
-// starts reading half of its layers from disk, which Plan then reports.
+// blocks that no longer fit beside the sessions' KV caches (or under
+// memory pressure) are read from disk on every token, and come back into
+// memory when the caches shrink (Residency reports which).
 type Model struct {
 	e    *engine.Engine
 	set  settings // the defaults of new sessions
@@ -80,7 +82,7 @@ func LoadContext(ctx context.Context, path string, opts ...Option) (m *Model, er
 		return nil, err
 	}
 	e, err := engine.Load(ctx, path, engine.Options{Request: set.Request, Logger: set.logger, OnPressure: set.pressure,
-		ChatTemplate: set.chatTemplate})
+		ChatTemplate: set.chatTemplate, Readers: set.readers})
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +167,15 @@ func (m *Model) Info() Info {
 // mode and steps change when memory pressure makes the model read weights
 // from disk.
 func (m *Model) Plan() MemoryPlan { defer m.engine().Absorb(); return m.e.Plan() }
+
+// ResidencyStats says where a model's blocks are now and what reading them
+// from disk has cost since Load (see residency.Stats).
+type ResidencyStats = residency.Stats
+
+// Residency reports which of the model's blocks are read from disk now
+// (they move as the sessions' KV caches grow and shrink, and under memory
+// pressure), and the bytes read and the time passes waited for them.
+func (m *Model) Residency() ResidencyStats { return m.e.Weights.Stats() }
 
 // Tokenize converts text to token ids, adding the beginning-of-sequence
 // token when the model asks for it. Special-token text in the input is

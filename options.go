@@ -49,6 +49,7 @@ type settings struct {
 	keep            int
 	logger          *slog.Logger
 	pressure        func(PressureEvent)
+	readers         int
 	chatTemplate    string
 	errs            []error
 }
@@ -192,7 +193,11 @@ func WithMemoryLimit(bytes int64) Option {
 	})
 }
 
-// WithWeights chooses how weights are kept in memory (default WeightsAuto).
+// WithWeights chooses how weights are kept in memory (default WeightsAuto:
+// every block resident while it fits, blocks read from disk as the KV
+// caches need their memory; WeightsStreaming plans for that even when the
+// whole model would fit; WeightsResident never reads blocks from disk and
+// shortens the context instead).
 func WithWeights(w WeightsMode) Option {
 	return modelOption(func(s *settings) {
 		if w < WeightsAuto || w > WeightsStreaming {
@@ -201,6 +206,13 @@ func WithWeights(w WeightsMode) Option {
 		}
 		s.Weights = w
 	})
+}
+
+// WithDiskReads sets how many reads of weight blocks from disk are in
+// flight at once (default 4): more suits disks that serve deep queues
+// (NVMe, network block devices), fewer a slow SD card.
+func WithDiskReads(n int) Option {
+	return modelOption(func(s *settings) { s.setInt(&s.readers, "disk reads", n, 1, 64) })
 }
 
 // WithStrictMemory makes Load refuse with ErrOutOfMemoryBudget instead of
@@ -216,10 +228,11 @@ func WithStrictMemory() Option {
 // back above twice the threshold. Headroom is polled twice a second on a
 // goroutine that runs from Load to Close; fn runs on it and must not close
 // the model. The model also logs a warning; while under pressure sessions
-// stop growing their KV caches beyond what they hold; and a model whose
-// weights the plan kept resident (no WithWeights) switches, once, to
-// streaming half of its blocks from disk, so that the page cache they held
-// can be reclaimed without the model thrashing on it. Without this option
+// stop growing their KV caches beyond what they hold; and, unless
+// WithWeights(WeightsResident), half of the resident blocks are read from
+// disk from the next forward pass on, so that the page cache they held can
+// be reclaimed without the model thrashing on it; they come back when the
+// pressure ends. Without this option
 // the model watches only when its memory plan is tight (more than half the
 // limit, or streaming weights).
 func WithMemoryPressure(fn func(PressureEvent)) Option {

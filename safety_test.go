@@ -652,12 +652,13 @@ func TestLoadContext(t *testing.T) {
 
 // TestShiftWithoutRoomSays checks the error when a shifting session cannot
 // make room: the KV cache cannot grow past 512 cells within the memory
-// budget, and keeping 510 tokens leaves room for 2. The message must say
+// budget (the weights are held resident, so no block gives way to it), and
+// keeping 510 tokens leaves room for 2. The message must say
 // so (on 5e54d1a it spoke of "a context of 512", the cache's size, in a
 // session whose context is 4096).
 func TestShiftWithoutRoomSays(t *testing.T) {
 	path := testutil.Testdata(t, "models/stories260K-f32.gguf")
-	opts := []llm.Option{llm.WithContextSize(512), llm.WithThreads(2), llm.WithLogger(quietLogger())}
+	opts := []llm.Option{llm.WithContextSize(512), llm.WithThreads(2), llm.WithLogger(quietLogger()), llm.WithWeights(llm.WeightsResident)}
 	p, err := llm.Plan(path, append(opts, llm.WithMemoryLimit(1<<30))...)
 	if err != nil {
 		t.Fatal(err)

@@ -162,3 +162,68 @@ func (m *Mapping) Resident(off, length int64) (int64, error) {
 	}
 	return total, nil
 }
+
+// madvPopulateRead is MADV_POPULATE_READ (Linux 5.14): fault the range in
+// for reading, synchronously.
+const madvPopulateRead = 22
+
+// Release gives back the memory the bytes [off, off+length) of the file
+// hold: their pages are unmapped from this process (MADV_DONTNEED) and
+// then dropped from the page cache (POSIX_FADV_DONTNEED), which frees them
+// at once unless another process maps them or they are dirty. Pages only
+// partly inside the range are kept, since a neighbouring range may be in
+// use. A later access reads the bytes from disk again.
+func (m *Mapping) Release(off, length int64) error {
+	if err := m.checkRange("release", off, length); err != nil {
+		return err
+	}
+	start := (off + pageSize - 1) &^ (pageSize - 1)
+	end := (off + length) &^ (pageSize - 1)
+	if off+length == m.size {
+		end = (m.size + pageSize - 1) &^ (pageSize - 1) // the last page is the file's own
+	}
+	if end <= start {
+		return nil
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed.Load() {
+		return fmt.Errorf("mem: release %s: %w", m.path, ErrClosed)
+	}
+	if err := unix.Madvise(m.sys.pages[start:end], unix.MADV_DONTNEED); err != nil {
+		return fmt.Errorf("mem: release %s [%d, %d): %w", m.path, start, end, err)
+	}
+	if err := unix.Fadvise(int(m.sys.f.Fd()), start, end-start, unix.FADV_DONTNEED); err != nil {
+		return fmt.Errorf("mem: release %s [%d, %d): %w", m.path, start, end, err)
+	}
+	return nil
+}
+
+// Populate reads the bytes [off, off+length) of the file into the page
+// cache and maps them, returning when they are all in memory
+// (MADV_POPULATE_READ; kernels before 5.14 touch every page). Unlike
+// Prefetch it waits, so a caller knows when the range is resident.
+func (m *Mapping) Populate(off, length int64) error {
+	if err := m.checkRange("populate", off, length); err != nil {
+		return err
+	}
+	if length == 0 {
+		return nil
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed.Load() {
+		return fmt.Errorf("mem: populate %s: %w", m.path, ErrClosed)
+	}
+	start, end := pageSpan(off, length, pageSize)
+	b := m.sys.pages[start:end]
+	err := unix.Madvise(b, madvPopulateRead)
+	if errors.Is(err, unix.EINVAL) {
+		touchPages(b)
+		err = nil
+	}
+	if err != nil {
+		return fmt.Errorf("mem: populate %s [%d, %d): %w", m.path, start, end, err)
+	}
+	return nil
+}

@@ -46,3 +46,27 @@ func (m *Mapping) Resident(off, length int64) (int64, error) {
 	}
 	return 0, fmt.Errorf("mem: resident %s on %s: %w", m.path, runtime.GOOS, ErrUnsupported)
 }
+
+// Release checks its arguments and otherwise does nothing: without Linux's
+// advice the pages stay until the system evicts them.
+func (m *Mapping) Release(off, length int64) error {
+	if err := m.checkRange("release", off, length); err != nil {
+		return err
+	}
+	if m.closed.Load() {
+		return fmt.Errorf("mem: release %s: %w", m.path, ErrClosed)
+	}
+	return nil
+}
+
+// Populate checks its arguments and otherwise does nothing here: the
+// bytes are read when first touched (or are a heap copy already).
+func (m *Mapping) Populate(off, length int64) error {
+	if err := m.checkRange("populate", off, length); err != nil {
+		return err
+	}
+	if m.closed.Load() {
+		return fmt.Errorf("mem: populate %s: %w", m.path, ErrClosed)
+	}
+	return nil
+}

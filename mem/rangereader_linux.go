@@ -84,6 +84,10 @@ func (f *rangeFile) close() error {
 	return errors.Join(err, f.buffered.Close())
 }
 
+// discardPages gives a slot buffer's pages back to the system; the
+// mapping stays, and the next write faults in zeroed pages.
+func discardPages(b []byte) error { return unix.Madvise(b, unix.MADV_DONTNEED) }
+
 // allocSlots maps n anonymous buffers of size bytes each: page-aligned as
 // O_DIRECT requires, outside the Go heap so the garbage collector neither
 // scans them nor counts them toward its next goal.

@@ -4,8 +4,11 @@ package mem
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
+	"unsafe"
 )
 
 // Streamed bytes must not stay in the page cache, whether they were read
@@ -25,22 +28,13 @@ func testLeavesPageCacheEmpty(t *testing.T, direct bool) {
 	data := pattern(400_000)
 	m := uncachedFile(t, data)
 	ranges := []Range{{100, 150_000}, {150_100, 200_000}, {350_100, 49_900}}
-	s, err := NewRangeReader(m.Path(), ranges, 2)
+	s, err := NewRangeReader(m.Path(), ranges, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for range 5 {
-		for i, r := range ranges {
-			b, _, err := s.Acquire(i)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(b, data[r.Off:r.Off+r.Len]) {
-				t.Fatalf("range %d: bytes differ", i)
-			}
-			s.Release(i)
-		}
+	for k := range 5 * len(ranges) {
+		load(t, s, data, ranges, k%len(ranges), k%2)
 	}
 	if direct != s.Direct() {
 		t.Logf("O_DIRECT asked %v, used %v (filesystem)", direct, s.Direct())
@@ -53,27 +47,70 @@ func testLeavesPageCacheEmpty(t *testing.T, direct bool) {
 	}
 }
 
-// NewRangeReader evicts the ranges from the page cache when it starts.
-func TestRangeReaderDropsCachedRanges(t *testing.T) {
-	data := pattern(300_000)
+// Release gives a mapped range's pages back: unmapped and out of the page
+// cache, so the memory a cgroup charged for them is free again.
+func TestMappingReleaseAndPopulate(t *testing.T) {
+	data := pattern(1 << 20)
 	m := uncachedFile(t, data)
-	f, err := os.Open(m.Path())
+	if err := m.Populate(0, m.Size()); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := m.Resident(0, m.Size()); err != nil || res != m.Size() {
+		t.Skipf("after Populate %d of %d bytes cached (%v): the file system does not cache", res, m.Size(), err)
+	}
+	rss := func() int64 {
+		r, err := smapsRss(m.Bytes())
+		if err != nil {
+			t.Skipf("no smaps: %v", err)
+		}
+		return r
+	}
+	if r := rss(); r != m.Size() {
+		t.Fatalf("after Populate the mapping's Rss is %d, want %d", r, m.Size())
+	}
+	// Unaligned ends: the pages only partly inside stay.
+	if err := m.Release(1000, 600_000); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := int64(4096), int64(600_000+1000)&^4095
+	if res, err := m.Resident(lo, hi-lo); err != nil || res != 0 {
+		t.Fatalf("after Release %d bytes of [%d, %d) still cached (%v)", res, lo, hi, err)
+	}
+	if res, _ := m.Resident(0, 4096); res != 4096 {
+		t.Fatalf("the page shared with the rest of the file was dropped")
+	}
+	if r := rss(); r != m.Size()-(hi-lo) {
+		t.Fatalf("after Release the mapping's Rss is %d, want %d", r, m.Size()-(hi-lo))
+	}
+	if !bytes.Equal(m.Bytes()[5000:9000], data[5000:9000]) {
+		t.Fatal("released bytes read back differently")
+	}
+	if err := m.Release(0, m.Size()+1); err == nil {
+		t.Fatal("Release past the end succeeded")
+	}
+}
+
+// smapsRss is the Rss /proc/self/smaps reports for the mapping starting
+// at b's address.
+func smapsRss(b []byte) (int64, error) {
+	raw, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
-	defer f.Close()
-	if _, err := f.ReadAt(make([]byte, len(data)), 0); err != nil {
-		t.Fatal(err)
+	addr := fmt.Sprintf("%x-", uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	in := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			in = strings.HasPrefix(line, addr)
+			continue
+		}
+		if in && strings.HasPrefix(line, "Rss:") {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimPrefix(line, "Rss:"), "%d kB", &kb); err != nil {
+				return 0, err
+			}
+			return kb << 10, nil
+		}
 	}
-	if res, _ := m.Resident(0, m.Size()); res == 0 {
-		t.Skip("reading the file did not cache it")
-	}
-	s, err := NewRangeReader(m.Path(), []Range{{0, 300_000}}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if res, err := m.Resident(0, m.Size()); err != nil || res != 0 {
-		t.Fatalf("after NewRangeReader, %d bytes cached (%v), want 0", res, err)
-	}
+	return 0, fmt.Errorf("mapping at %s not in smaps", addr)
 }

@@ -32,6 +32,9 @@ func (f *rangeFile) dropCache(off, n int64) {}
 
 func (f *rangeFile) close() error { return f.f.Close() }
 
+// discardPages does nothing: the buffers are Go memory.
+func discardPages(b []byte) error { return nil }
+
 // allocSlots allocates n buffers of size bytes on the Go heap, each
 // starting on a rangeAlign boundary like the Linux version's.
 func allocSlots(n, size int) ([][]byte, func() error, error) {

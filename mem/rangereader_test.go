@@ -31,20 +31,22 @@ func randomRanges(rng *rand.Rand, n int, size, maxLen int64) []Range {
 	return rs
 }
 
-// randomReader reads n random ranges of at most maxLen bytes (drawn from
-// seed) of a file of size pattern bytes, into slots buffers of small
-// chunks; it closes when the test ends.
-func randomReader(t *testing.T, size int, seed uint64, n int, maxLen int64, slots int) ([]byte, []Range, *RangeReader) {
+// load reads range i into slot and checks the bytes against data.
+func load(t *testing.T, s *RangeReader, data []byte, ranges []Range, i, slot int) {
 	t.Helper()
-	smallChunks(t)
-	data := pattern(size)
-	ranges := randomRanges(rand.New(rand.NewPCG(seed, seed+1)), n, int64(size), maxLen)
-	s, err := NewRangeReader(writeFile(t, data), ranges, slots)
-	if err != nil {
-		t.Fatal(err)
+	if err := s.Load(i, slot); err != nil {
+		t.Fatalf("Load(%d, %d): %v", i, slot, err)
 	}
-	t.Cleanup(func() { s.Close() })
-	return data, ranges, s
+	if err := s.Wait(slot); err != nil {
+		t.Fatalf("Wait(%d) for range %d: %v", slot, i, err)
+	}
+	r := ranges[i]
+	if b := s.View(i, slot); !bytes.Equal(b, data[r.Off:r.Off+r.Len]) {
+		t.Fatalf("range %d %v in slot %d: bytes differ from the file", i, r, slot)
+	}
+	if got, done := s.Loaded(slot); got != i || !done {
+		t.Fatalf("Loaded(%d) = %d, %v; want %d, true", slot, got, done, i)
+	}
 }
 
 func TestRangeReaderServesFileBytes(t *testing.T) {
@@ -66,85 +68,52 @@ func TestRangeReaderServesFileBytes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		for _, slots := range []int{1, 2, 3} {
-			t.Run(tc.name+"/"+string(rune('0'+slots)), func(t *testing.T) {
-				s, err := NewRangeReader(path, tc.ranges, slots)
+			for _, readers := range []int{1, 3} {
+				s, err := NewRangeReader(path, tc.ranges, slots, readers)
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer s.Close()
-				for cycle := range 12 {
-					for i, r := range tc.ranges {
-						b, slot, err := s.Acquire(i)
-						if err != nil {
-							t.Fatalf("cycle %d: Acquire(%d): %v", cycle, i, err)
-						}
-						if !bytes.Equal(b, data[r.Off:r.Off+r.Len]) {
-							t.Fatalf("cycle %d: range %d %v: bytes differ from the file", cycle, i, r)
-						}
-						if v := s.View(i, slot); &v[0] != &b[0] || len(v) != len(b) {
-							t.Fatalf("cycle %d: View(%d, %d) is not the acquired slice", cycle, i, slot)
-						}
-						s.Release(i)
+				for cycle := range 4 {
+					for i := range tc.ranges {
+						load(t, s, data, tc.ranges, i, (cycle+i)%slots)
 					}
 				}
-			})
+				if st := s.Stats(); st.Loads != int64(4*len(tc.ranges)) {
+					t.Errorf("%s: %d loads counted, want %d", tc.name, st.Loads, 4*len(tc.ranges))
+				}
+				s.Close()
+			}
 		}
 	}
 }
 
-// A consumer may hold several slots at once and release them later.
-func TestRangeReaderHoldsSeveralSlots(t *testing.T) {
-	data, ranges, s := randomReader(t, 100_000, 3, 5, 20000, 3)
-	for k := 0; k < 30; k += 3 {
-		var got [3][]byte
-		idx := [3]int{k % 5, (k + 1) % 5, (k + 2) % 5}
-		for j, i := range idx {
-			var err error
-			if got[j], _, err = s.Acquire(i); err != nil {
-				t.Fatalf("Acquire(%d): %v", i, err)
-			}
-		}
-		// A fourth acquire can never be served.
-		if _, _, err := s.Acquire((k + 3) % 5); err == nil || !strings.Contains(err.Error(), "slots held") {
-			t.Fatalf("Acquire with every slot held: err = %v, want a slots-held error", err)
-		}
-		for j, i := range idx {
-			r := ranges[i]
-			if !bytes.Equal(got[j], data[r.Off:r.Off+r.Len]) {
-				t.Fatalf("range %d: bytes differ", i)
-			}
-		}
-		for _, i := range idx {
-			s.Release(i)
-		}
-		s.Release(idx[0]) // not held: ignored
-	}
-}
-
-// Acquiring out of order skips the ranges in between, as a forward pass
-// that failed halfway and started again does.
-func TestRangeReaderSkipsRanges(t *testing.T) {
+// Loads queued together all complete, each in its own slot, whatever the
+// order they are waited for in.
+func TestRangeReaderLoadsAhead(t *testing.T) {
 	smallChunks(t)
-	data := pattern(90_000)
-	ranges := []Range{{0, 10000}, {10000, 20000}, {30000, 5000}, {40000, 50000}}
-	for _, slots := range []int{1, 2, 3} {
-		s, err := NewRangeReader(writeFile(t, data), ranges, slots)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seq := []int{0, 1, 0, 1, 2, 3, 2, 3, 3, 0, 1, 2, 3, 1, 0}
-		for _, i := range seq {
-			b, _, err := s.Acquire(i)
-			if err != nil {
-				t.Fatalf("%d slots: Acquire(%d): %v", slots, i, err)
+	data := pattern(300_000)
+	ranges := randomRanges(rand.New(rand.NewPCG(3, 4)), 6, int64(len(data)), 50000)
+	s, err := NewRangeReader(writeFile(t, data), ranges, 3, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for k := 0; k < 30; k += 3 {
+		idx := [3]int{k % 6, (k + 1) % 6, (k + 5) % 6}
+		for slot, i := range idx {
+			if err := s.Load(i, slot); err != nil {
+				t.Fatal(err)
 			}
-			r := ranges[i]
-			if !bytes.Equal(b, data[r.Off:r.Off+r.Len]) {
-				t.Fatalf("%d slots: range %d: bytes differ", slots, i)
-			}
-			s.Release(i)
 		}
-		s.Close()
+		for _, slot := range []int{2, 0, 1} {
+			if err := s.Wait(slot); err != nil {
+				t.Fatal(err)
+			}
+			r := ranges[idx[slot]]
+			if !bytes.Equal(s.View(idx[slot], slot), data[r.Off:r.Off+r.Len]) {
+				t.Fatalf("range %d: bytes differ", idx[slot])
+			}
+		}
 	}
 }
 
@@ -163,7 +132,7 @@ func TestRangeReaderRejectsBadArguments(t *testing.T) {
 		{"empty range", []Range{{5, 0}}, 2, "outside file"},
 	}
 	for _, tc := range tests {
-		s, err := NewRangeReader(path, tc.ranges, tc.slots)
+		s, err := NewRangeReader(path, tc.ranges, tc.slots, 0)
 		if err == nil {
 			s.Close()
 			t.Errorf("%s: NewRangeReader succeeded", tc.name)
@@ -173,51 +142,55 @@ func TestRangeReaderRejectsBadArguments(t *testing.T) {
 			t.Errorf("%s: err = %v, want it to mention %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := NewRangeReader(path+".missing", []Range{{0, 1}}, 1); !errors.Is(err, os.ErrNotExist) {
+	if _, err := NewRangeReader(path+".missing", []Range{{0, 1}}, 1, 0); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: err = %v, want ErrNotExist", err)
 	}
-	s, err := NewRangeReader(path, []Range{{0, 10}}, 1)
+	s, err := NewRangeReader(path, []Range{{0, 10}}, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for _, i := range []int{-1, 1} {
-		if _, _, err := s.Acquire(i); err == nil {
-			t.Errorf("Acquire(%d) of 1 range succeeded", i)
+	for _, c := range [][2]int{{-1, 0}, {1, 0}, {0, 1}, {0, -1}} {
+		if err := s.Load(c[0], c[1]); err == nil {
+			t.Errorf("Load(%d, %d) of 1 range and 1 slot succeeded", c[0], c[1])
 		}
+	}
+	if err := s.Wait(0); err != nil {
+		t.Errorf("Wait on a slot never loaded: %v", err)
 	}
 }
 
-// A file that shrinks under the reader makes Acquire fail, every time,
-// instead of waiting forever for bytes that will not come.
+// A file that shrinks under the reader makes the load fail with an error
+// naming the range, instead of waiting forever for bytes that will not
+// come; later loads of ranges still in the file work.
 func TestRangeReaderTruncatedFile(t *testing.T) {
 	smallChunks(t)
 	data := pattern(100_000)
 	path := writeFile(t, data)
 	ranges := []Range{{0, 30000}, {30000, 30000}, {60000, 40000}}
-	// One slot: the reader cannot get ahead of the truncation below.
-	s, err := NewRangeReader(path, ranges, 1)
+	s, err := NewRangeReader(path, ranges, 1, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, _, err := s.Acquire(0); err != nil {
-		t.Fatal(err)
-	}
+	load(t, s, data, ranges, 0, 0)
 	if err := os.Truncate(path, 50000); err != nil {
 		t.Fatal(err)
 	}
-	s.Release(0)
 	// Range 1 lies partly past the new end.
 	for range 3 {
-		_, _, err := s.Acquire(1)
+		if err := s.Load(1, 0); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Wait(0)
 		if !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatalf("Acquire after truncation: err = %v, want io.ErrUnexpectedEOF", err)
+			t.Fatalf("Wait after truncation: err = %v, want io.ErrUnexpectedEOF", err)
 		}
 		if !strings.Contains(err.Error(), "range 1") {
 			t.Fatalf("error %q does not name the range", err)
 		}
 	}
+	load(t, s, data, ranges, 0, 0)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -225,11 +198,11 @@ func TestRangeReaderTruncatedFile(t *testing.T) {
 
 func TestRangeReaderClose(t *testing.T) {
 	data := pattern(50000)
-	s, err := NewRangeReader(writeFile(t, data), []Range{{0, 20000}, {20000, 30000}}, 2)
+	s, err := NewRangeReader(writeFile(t, data), []Range{{0, 20000}, {20000, 30000}}, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Acquire(0); err != nil {
+	if err := s.Load(0, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -238,31 +211,71 @@ func TestRangeReaderClose(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, _, err := s.Acquire(1); !errors.Is(err, ErrReaderClosed) {
-		t.Fatalf("Acquire after Close: err = %v, want ErrReaderClosed", err)
+	if err := s.Load(1, 1); !errors.Is(err, ErrReaderClosed) {
+		t.Fatalf("Load after Close: err = %v, want ErrReaderClosed", err)
 	}
-	s.Release(0) // harmless
+	if err := s.Discard(); err != nil {
+		t.Fatalf("Discard after Close: %v", err)
+	}
 }
 
 func TestRangeReaderAllocatesNothing(t *testing.T) {
 	if runtime.GOOS == "js" {
 		t.Skip("os.File.ReadAt allocates under js/wasm (syscall/js calls into Node)")
 	}
-	_, ranges, s := randomReader(t, 300_000, 5, 6, 50000, 2)
+		smallChunks(t)
+	data := pattern(300_000)
+	ranges := randomRanges(rand.New(rand.NewPCG(5, 6)), 6, int64(len(data)), 50000)
+	s, err := NewRangeReader(writeFile(t, data), ranges, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
 	cycle := func() {
 		for i := range ranges {
-			if _, _, err := s.Acquire(i); err != nil {
+			if err := s.Load(i, i%2); err != nil {
 				t.Fatal(err)
 			}
-			s.Release(i)
+			if err := s.Wait(i % 2); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	cycle()
 	if n := testing.AllocsPerRun(20, cycle); n != 0 {
-		t.Fatalf("a cycle of Acquire/Release allocates %.1f times, want 0", n)
+		t.Fatalf("a cycle of Load/Wait allocates %.1f times, want 0", n)
 	}
 	if st := s.Stats(); st.BytesRead < int64(len(ranges)) {
-		t.Fatalf("Stats().BytesRead = %d after %d cycles", st.BytesRead, 21)
+		t.Fatalf("Stats().BytesRead = %d after 22 cycles", st.BytesRead)
+	}
+}
+
+// Discard waits for the loads in flight and leaves the reader usable.
+func TestRangeReaderDiscard(t *testing.T) {
+	smallChunks(t)
+	data := pattern(200_000)
+	ranges := []Range{{0, 90000}, {90000, 100000}}
+	s, err := NewRangeReader(writeFile(t, data), ranges, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Load(0, 0)
+	s.Load(1, 1)
+	if err := s.Discard(); err != nil {
+		t.Fatal(err)
+	}
+	for slot := range 2 {
+		if i, done := s.Loaded(slot); i != -1 || !done {
+			t.Fatalf("after Discard slot %d holds %d (done %v), want -1", slot, i, done)
+		}
+	}
+	load(t, s, data, ranges, 1, 0)
+}
+
+func TestSlotBytes(t *testing.T) {
+	if got := SlotBytes([]Range{{1, 10}, {4095, 2}, {8192, 4096}}); got != 8192 {
+		t.Fatalf("SlotBytes = %d, want 8192 (the range across a page boundary)", got)
 	}
 }
 

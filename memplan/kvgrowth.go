@@ -2,6 +2,7 @@ package memplan
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/lowmem/llm/kv"
 )
@@ -48,12 +49,14 @@ func StepCells(c kv.Config, stepBytes int64) int {
 }
 
 // NextCells is the size a cache grows to from cur cells so that need fit:
-// doubling up to DoubleUpTo, then steps of step cells; at most limit.
+// doubling up to DoubleUpTo, then steps of step cells; never more than
+// step at once (a small step is what the memory budget leaves); at most
+// limit.
 func NextCells(cur, need, limit, step int) int {
 	n := max(cur, 1)
 	for n < need {
 		if n < DoubleUpTo {
-			n = min(2*n, DoubleUpTo)
+			n = min(2*n, DoubleUpTo, n+max(step, 1))
 		} else {
 			n += step
 		}
@@ -63,9 +66,10 @@ func NextCells(cur, need, limit, step int) int {
 
 // kvGrowthComponents annotates the plan's KV component for a cache of c
 // that starts at StartCells and grows, and adds what a resize holds
-// besides the grown cache: one layer's old storage, at most the size of a
-// layer before the last step to the full context. With preallocation there
-// is no resize, and the note says the whole cache is reserved.
+// besides the grown cache: one layer's old storage, at most a layer of
+// one cell less than the full context (the last growth may be a small
+// one, when memory is short). With preallocation there is no resize, and
+// the note says the whole cache is reserved.
 func kvGrowthComponents(cs []Component, c kv.Config, prealloc bool) []Component {
 	i := -1
 	for j := range cs {
@@ -85,12 +89,6 @@ func kvGrowthComponents(cs []Component, c kv.Config, prealloc bool) []Component 
 		return cs
 	}
 	cs[i].Note += fmt.Sprintf("; starts at %d cells (%s), grows on demand", start, FormatBytes(kv.Bytes(initialKV(c, false))))
-	prev := start
-	step := StepCells(c, StepBytes)
-	for n := start; n < c.Cells; n = NextCells(n, n+1, c.Cells, step) {
-		prev = n
-	}
-	_, held := kv.GrowBytes(c, prev, c.Cells)
-	return append(cs, Component{KVResizeComponent, held,
-		fmt.Sprintf("one old layer held while growing from %d cells to the full context", prev)})
+	_, held := kv.GrowBytes(c, c.Cells-1, c.Cells)
+	return slices.Insert(cs, i+1, Component{KVResizeComponent, held, "one old layer held while the cache grows"})
 }

@@ -57,3 +57,86 @@ func TestKVBudget(t *testing.T) {
 		t.Fatalf("after a forced reservation: in use %d", b.InUse())
 	}
 }
+
+// A small step caps the doubling too: when the budget leaves little, the
+// cache grows by what is left, not to twice its size.
+func TestNextCellsSmallStep(t *testing.T) {
+	for _, tc := range []struct{ cur, need, limit, step, want int }{
+		{256, 257, 131072, 256, 512},
+		{2048, 2049, 131072, 256, 2304},
+		{2048, 2600, 131072, 256, 2816},
+		{1024, 1025, 131072, 512, 1536},
+		{4096, 4097, 8192, 256, 4352},
+	} {
+		if got := NextCells(tc.cur, tc.need, tc.limit, tc.step); got != tc.want {
+			t.Errorf("NextCells(%d, %d, %d, %d) = %d, want %d", tc.cur, tc.need, tc.limit, tc.step, got, tc.want)
+		}
+	}
+	gemma := (&model.Config{Layers: 42, HeadsKV: 8, HeadDimK: 256, HeadDimV: 256, Window: 4096}).KVConfig(kv.Int4, 8192)
+	if got := GrowTarget(gemma, 4096, 4097, 2<<30); got != 8192 {
+		t.Errorf("GrowTarget with 2 GiB left: %d, want the whole context", got)
+	}
+	// 10 MiB left: 10 MiB / (21 layers × 8 heads × 288 bytes) = 216 cells, at least 256.
+	if got := GrowTarget(gemma, 4096, 4097, 10<<20); got != 4352 {
+		t.Errorf("GrowTarget with 10 MiB left: %d, want 4352", got)
+	}
+	if got := GrowTarget(gemma, 4096, 4097, -5); got != 4352 {
+		t.Errorf("GrowTarget with nothing left: %d, want 4352", got)
+	}
+}
+
+// fakeWeights records what a KVBudget asks of the weights it shares with.
+type fakeWeights struct {
+	free    int64 // bytes of KV that fit without moving blocks
+	movable int64 // bytes blocks can give up
+	yields  []int64
+	regains int
+}
+
+func (f *fakeWeights) Yield(kv int64) bool {
+	f.yields = append(f.yields, kv)
+	if kv > f.free {
+		give := min(kv-f.free, f.movable)
+		f.free += give
+		f.movable -= give
+	}
+	return kv <= f.free
+}
+func (f *fakeWeights) Room(kv int64) int64 { return f.free - kv }
+func (f *fakeWeights) Regain()             { f.regains++ }
+
+// A budget shared with weights asks them to yield when a reservation does
+// not fit beside them, tells them when caches shrink, and grows by Room.
+func TestKVBudgetSharesWithWeights(t *testing.T) {
+	w := &fakeWeights{free: 100, movable: 300}
+	b := NewKVBudget(1000, nil)
+	b.Share(w)
+	if b.Room() != 100 {
+		t.Fatalf("room %d, want 100", b.Room())
+	}
+	if !b.Reserve(80) || b.InUse() != 80 || b.Room() != 20 {
+		t.Fatalf("reserve within the room: in use %d, room %d", b.InUse(), b.Room())
+	}
+	if !b.Reserve(200) || w.free != 280 || b.Room() != 0 {
+		t.Fatalf("reserve past the room: free %d, room %d", w.free, b.Room())
+	}
+	if b.Reserve(200) || b.InUse() != 280 {
+		t.Fatalf("reserve past what the weights can give: in use %d", b.InUse())
+	}
+	b.Force(50)
+	if b.InUse() != 330 || w.yields[len(w.yields)-1] != 330 {
+		t.Fatalf("force: in use %d, yields %v", b.InUse(), w.yields)
+	}
+	b.Release(30)
+	if w.regains != 1 || b.InUse() != 300 {
+		t.Fatalf("release: regains %d, in use %d", w.regains, b.InUse())
+	}
+	var held int64
+	b.Hold(func(kv int64) { held = kv })
+	if held != 300 {
+		t.Fatalf("Hold saw %d", held)
+	}
+	if b.Room() > b.Limit()-b.InUse() {
+		t.Fatal("room beyond the limit")
+	}
+}

@@ -3,6 +3,7 @@ package memplan
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -85,6 +86,11 @@ type Plan struct {
 	InitialKV  int64
 	Components []Component
 	Total      int64 // predicted peak: the sum of Components
+	// Residency is how the blocks and the KV caches share memory while the
+	// model runs: with streaming weights, which blocks are read from disk
+	// at each context length (Residency.Schedule). It is filled for
+	// resident plans too, for the blocks memory pressure may move to disk.
+	Residency Residency
 	// Steps lists the degradations applied to the request, in order.
 	Steps []string
 	// Reason says why the plan does not fit and what would, when !Fits.
@@ -130,10 +136,25 @@ func (p Plan) KVLimit() int64 {
 	return p.Limit - other
 }
 
+// Schedule lists the steps at which one session's KV cache grows as it
+// fills the context from empty, up to tokens (0: the whole context), with
+// the blocks read from disk at each (Residency.Schedule) and the predicted
+// total memory.
+func (p Plan) Schedule(tokens int) []Point {
+	return p.Residency.Schedule(p.Limit-p.Residency.Pool, tokens)
+}
+
+// PeakAt is the predicted peak memory of the model and one session that
+// held up to tokens tokens: what a measured peak compares with.
+func (p Plan) PeakAt(tokens int) int64 {
+	return p.Residency.PeakAt(p.Limit-p.Residency.Pool, tokens)
+}
+
 // Clone returns a copy of p that shares no slices with it.
 func (p Plan) Clone() Plan {
 	p.Components = append([]Component(nil), p.Components...)
 	p.Steps = append([]string(nil), p.Steps...)
+	p.Residency = p.Residency.Clone()
 	return p
 }
 
@@ -184,12 +205,27 @@ const (
 	embedRowsPerRun = 4096 // distinct tokens a session is assumed to touch
 )
 
-// DiskBuffers is how many layers a model with streaming weights holds in
-// memory at once for the layers it reads from disk.
+// DiskBuffers is how many blocks a model whose weights partly stay on
+// disk holds in memory at once for the blocks it reads: one in use, one
+// being read.
 const DiskBuffers = 2
 
-// components lists the memory of a configuration.
-func (s *Shape) components(r Request, ctx int, kvt kv.Type, w WeightsMode, resident int64) []Component {
+// Names of the plan's weight components.
+const (
+	// WeightsComponent is the weights kept in memory: the mapped file
+	// pages, all of them or (streaming) the fixed part and the blocks
+	// resident at the full context.
+	WeightsComponent = "weights"
+	// BuffersComponent is the read buffers of blocks read from disk.
+	BuffersComponent = "read buffers"
+	// ExpertsComponent is the expert cache of a mixture-of-experts model
+	// whose experts are read from disk.
+	ExpertsComponent = "expert cache"
+)
+
+// others lists the memory of a configuration that is neither weights nor
+// KV cache: it does not change while the model runs.
+func (s *Shape) others(r Request, ctx int) []Component {
 	c := &s.Config
 	heap := int64(s.Vocab)*perTokenBytes + s.VocabBytes + int64(s.Merges)*perMergeBytes
 	heap += s.HeapBytes // norms, biases and other vectors copied to float32
@@ -197,29 +233,107 @@ func (s *Shape) components(r Request, ctx int, kvt kv.Type, w WeightsMode, resid
 	group := int64(c.Heads / max(c.HeadsKV, 1))
 	// Logits, and their copy a penalised sampler works on.
 	session := 2*int64(s.Vocab)*4 + int64(ctx)*4 + int64(r.Threads)*int64(ctx)*4*group
-	weightsNote := "mapped file pages (page cache)"
-	if w == WeightsStreaming {
-		weightsNote = fmt.Sprintf("resident part + %d layer buffers; the rest streams from disk", DiskBuffers)
-	}
 	batch := min(r.Batch, ctx)
-	cs := kvGrowthComponents([]Component{
-		{"weights", resident, weightsNote},
-		{KVComponent, kv.Bytes(c.KVConfig(kvt, ctx)), fmt.Sprintf("%d cells × %d layers, %v", ctx, c.Layers, kvt)},
+	return perSession([]Component{
 		{"activations", int64(model.ScratchBytes(c, s.MaxXRow, batch)), fmt.Sprintf("arena for a %d-token batch", batch)},
 		{"session", session, "logits (twice), token history, attention scores"},
 		{"model heap", heap, "tokenizer, norms"},
 		{"runtime", runtimeBytes, "Go runtime, binary, stacks"},
-	}, c.KVConfig(kvt, ctx), r.KVPreallocate)
-	if n := int64(r.Sessions); n > 1 {
-		for i := range cs {
-			switch cs[i].Name {
-			case KVComponent, KVResizeComponent, "activations", "session":
-				cs[i].Note = fmt.Sprintf("%d sessions × %s: %s", n, FormatBytes(cs[i].Bytes), cs[i].Note)
-				cs[i].Bytes *= n
-			}
+	}, r.Sessions)
+}
+
+// perSession counts the components every session has of its own (KV
+// cache, KV resize, activations, session) n times, for a plan of n
+// sessions at once (Request.Sessions).
+func perSession(cs []Component, n int) []Component {
+	if n <= 1 {
+		return cs
+	}
+	for i := range cs {
+		switch cs[i].Name {
+		case KVComponent, KVResizeComponent, "activations", "session":
+			cs[i].Note = fmt.Sprintf("%d sessions × %s: %s", n, FormatBytes(cs[i].Bytes), cs[i].Note)
+			cs[i].Bytes *= int64(n)
 		}
 	}
 	return cs
+}
+
+// residency is how the blocks and KV caches of a configuration share the
+// limit (see Residency).
+func (s *Shape) residency(r Request, limit int64, ctx int, kvt kv.Type) Residency {
+	n := len(s.BlockRanges)
+	res := Residency{Pool: limit - total(s.others(r, ctx)) - s.FixedWeights(), Buffers: s.ReadBuffers(),
+		Blocks: make([]int64, n), Order: StreamOrder(n), KV: s.Config.KVConfig(kvt, ctx), Batch: min(r.Batch, ctx)}
+	for il := range n {
+		res.Blocks[il] = s.BlockMemory(il)
+	}
+	return res
+}
+
+// components lists the memory of a configuration: with streaming weights,
+// the blocks that must be read from disk at the full context are (the
+// residency's Streamed), and the rest stay resident. It returns the
+// residency and whether the configuration fits its pool.
+func (s *Shape) components(r Request, limit int64, ctx int, kvt kv.Type, w WeightsMode) ([]Component, Residency, bool) {
+	c := &s.Config
+	kvc := c.KVConfig(kvt, ctx)
+	res := s.residency(r, limit, ctx, kvt)
+	cs := perSession(kvGrowthComponents([]Component{
+		{WeightsComponent, s.ResidentWeights(), "mapped file pages (page cache)"},
+		{KVComponent, kv.Bytes(kvc), fmt.Sprintf("%d cells × %d layers, %v", ctx, c.Layers, kvt)},
+	}, kvc, r.KVPreallocate), r.Sessions)
+	cs = append(cs, s.others(r, ctx)...)
+	if w != WeightsStreaming {
+		return cs, res, true
+	}
+	var kvFull int64
+	for _, c := range cs {
+		if c.Name == KVComponent || c.Name == KVResizeComponent {
+			kvFull += c.Bytes
+		}
+	}
+	if s.Experts() > 0 {
+		return s.expertComponents(cs, res, kvFull)
+	}
+	n, ok := res.Streamed(kvFull)
+	var buffers int64
+	if n > 0 {
+		buffers = res.Buffers
+	}
+	cs[0].Bytes = s.FixedWeights() + res.Weights(n) - buffers
+	cs[0].Note = fmt.Sprintf("mapped: embedding, output and %d of %d blocks at the full context; the rest read from disk", len(res.Order)-n, len(res.Order))
+	if n == 0 {
+		cs[0].Note = fmt.Sprintf("mapped: all %d blocks stay resident even at the full context", len(res.Order))
+	}
+	cs = slices.Insert(cs, 1, Component{BuffersComponent, buffers,
+		fmt.Sprintf("%d blocks being read from disk (direct I/O), while any is", DiskBuffers)})
+	return cs, res, ok
+}
+
+// expertComponents is the streaming plan of a mixture-of-experts model:
+// every block's attention, router and norms stay resident, and the
+// experts are read from disk into an expert cache (package expertcache)
+// that takes what the pool leaves beside them and the KV caches at the
+// full context. No block moves: the cache's budget is the experts' share.
+func (s *Shape) expertComponents(cs []Component, res Residency, kvFull int64) ([]Component, Residency, bool) {
+	var dense int64
+	for il, b := range res.Blocks {
+		dense += max(b-s.ExpertBytes[il], 0)
+	}
+	budget := res.Pool - dense - kvFull
+	ok := budget >= s.ExpertFloor
+	budget = max(budget, s.ExpertFloor)
+	cs[0].Bytes = s.FixedWeights() + dense
+	cs[0].Note = fmt.Sprintf("mapped: everything but the experts of %d blocks", len(res.Blocks))
+	cs = slices.Insert(cs, 1, Component{ExpertsComponent, budget,
+		fmt.Sprintf("the experts used most (%s of %s); the others read from disk (direct I/O)", FormatBytes(budget), FormatBytes(s.Experts()))})
+	// The caches may take what is left beside the resident part and the
+	// expert cache; no block leaves memory.
+	res.Pool -= dense + budget
+	res.Blocks, res.Order = nil, nil
+	res.Experts = budget
+	return cs, res, ok
 }
 
 func total(cs []Component) int64 {
@@ -231,10 +345,11 @@ func total(cs []Component) int64 {
 }
 
 // Make chooses a configuration of the model s describes that fits the
-// request's limit, degrading in the documented order: F16 KV → INT8 KV → INT4 KV →
-// shorter context → streaming weights (WeightsAuto only) → refuse. A plan
-// that does not fit is returned with Fits false, its Reason set, and a nil
-// error; the error is for a limit that cannot be detected.
+// request's limit, degrading in the documented order: F16 KV → INT8 KV →
+// INT4 KV → streaming weights (WeightsAuto only: blocks leave memory as
+// the KV cache grows) → shorter context → refuse. A plan that does not fit
+// is returned with Fits false, its Reason set, and a nil error; the error
+// is for a limit that cannot be detected.
 func Make(s *Shape, r Request) (Plan, error) {
 	ctx := r.Context
 	if ctx == 0 {
@@ -251,27 +366,16 @@ func Make(s *Shape, r Request) (Plan, error) {
 		}
 		p.Limit, p.LimitSource = lim.Available, lim.Source
 	}
-	eval := func(ctx int, kvt kv.Type, w WeightsMode) (int64, []Component, int64) {
-		resident := s.ResidentWeights()
-		if w == WeightsStreaming {
-			// Everything the other components leave over holds weights; the
-			// rest streams.
-			base := s.components(r, ctx, kvt, w, 0)
-			resident = min(resident, max(s.MinStreamingWeights(), p.Limit-total(base)))
-		}
-		cs := s.components(r, ctx, kvt, w, resident)
-		return total(cs), cs, resident
-	}
 	mode := r.Weights
 	if mode == WeightsAuto {
 		mode = WeightsResident
 	}
 	apply := func(ctx int, kvt kv.Type, w WeightsMode) bool {
-		t, cs, res := eval(ctx, kvt, w)
+		cs, res, ok := s.components(r, p.Limit, ctx, kvt, w)
 		p.Context, p.KVType, p.Weights, p.Batch = ctx, kvt, w, min(r.Batch, ctx)
-		p.Total, p.Components, p.ResidentWeights = t, cs, res
+		p.Components, p.Total, p.ResidentWeights, p.Residency = cs, total(cs), cs[0].Bytes, res
 		p.InitialKV = kv.Bytes(initialKV(s.Config.KVConfig(kvt, ctx), r.KVPreallocate))
-		return t <= p.Limit
+		return ok && p.Total <= p.Limit
 	}
 	if apply(ctx, r.KVType, mode) {
 		p.Fits = true
@@ -298,34 +402,23 @@ func Make(s *Shape, r Request) (Plan, error) {
 			return p, nil
 		}
 	}
-	// Shorter context, down to minKeepContext (or the request if smaller).
-	floor := min(ctx, minKeepContext)
-	// shorten fits the largest context from hi down to the floor.
-	shorten := func(hi int, mode WeightsMode) bool {
-		c, ok := largestFit(hi, max(floor, 1), contextStep, func(c int) bool { return apply(c, kvt, mode) })
-		if !ok {
-			return false
-		}
-		apply(c, kvt, mode)
-		if c != ctx {
-			p.Steps = append(p.Steps, fmt.Sprintf("context %d → %d", ctx, c))
-		}
-		p.Fits = true
-		return true
-	}
-	if mode == WeightsResident {
-		if shorten((ctx-1)/contextStep*contextStep, mode) {
+	if mode == WeightsResident && r.Weights == WeightsAuto {
+		// The whole context, the weights making room as the KV cache
+		// grows: a long context costs nothing until it is used.
+		mode = WeightsStreaming
+		p.Steps = append(p.Steps, "weights resident → streaming (blocks leave memory as the KV cache grows)")
+		if apply(ctx, kvt, mode) {
+			p.Fits = true
 			return p, nil
 		}
-		if r.Weights == WeightsAuto {
-			p.Steps = append(p.Steps, "weights resident → streaming")
-			mode = WeightsStreaming
-			// Streaming frees weight memory: try the full context again first.
-			if shorten(ctx, mode) {
-				return p, nil
-			}
-		}
-	} else if shorten(ctx, mode) {
+	}
+	// Shorter context, down to minKeepContext (or the request if smaller).
+	floor := min(ctx, minKeepContext)
+	c, ok := largestFit((ctx-1)/contextStep*contextStep, max(floor, 1), contextStep, func(c int) bool { return apply(c, kvt, mode) })
+	if ok {
+		apply(c, kvt, mode)
+		p.Steps = append(p.Steps, fmt.Sprintf("context %d → %d", ctx, c))
+		p.Fits = true
 		return p, nil
 	}
 	apply(floor, kvt, mode)

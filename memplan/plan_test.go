@@ -1,6 +1,8 @@
 package memplan
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,9 +120,20 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 	}
 }
 
+// totalOf is the predicted total of a configuration: with streaming
+// weights, the least it runs in (every block read from disk).
+func totalOf(sh *Shape, req Request, ctx int, kt kv.Type, w WeightsMode) int64 {
+	cs, res, _ := sh.components(req, 1<<50, ctx, kt, WeightsResident)
+	t := total(cs)
+	if w == WeightsStreaming {
+		t += res.Weights(len(res.Order)) - res.Weights(0)
+	}
+	return t
+}
+
 // TestPlanDegradationOrder sets limits between the totals of successive
-// configurations and checks each step of F16 KV → INT8 KV → shorter
-// context → streaming → refuse.
+// configurations and checks each step of F16 KV → INT8 KV → streaming →
+// shorter context → refuse.
 func TestPlanDegradationOrder(t *testing.T) {
 	spec := testutil.TinyLlama()
 	spec.Context = 8192
@@ -132,13 +145,6 @@ func TestPlanDegradationOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := Request{Threads: 2, Batch: 64}
-	totalOf := func(ctx int, kt kv.Type, w WeightsMode) int64 {
-		res := sh.ResidentWeights()
-		if w == WeightsStreaming {
-			res = sh.MinStreamingWeights()
-		}
-		return total(sh.components(req, ctx, kt, w, res))
-	}
 	plan := func(limit int64, mut func(*Request)) Plan {
 		r := req
 		r.Limit = limit
@@ -151,13 +157,14 @@ func TestPlanDegradationOrder(t *testing.T) {
 		}
 		return p
 	}
-	f16 := totalOf(8192, kv.F16, WeightsResident)
-	i8 := totalOf(8192, kv.Int8, WeightsResident)
-	i8short := totalOf(4096, kv.Int8, WeightsResident)
-	i8floor := totalOf(2048, kv.Int8, WeightsResident)
-	stream := totalOf(2048, kv.Int8, WeightsStreaming)
-	if !(f16 > i8 && i8 > i8short && i8short > i8floor && i8floor > stream) {
-		t.Fatalf("test shape does not separate the steps: %d %d %d %d %d", f16, i8, i8short, i8floor, stream)
+	f16 := totalOf(sh, req, 8192, kv.F16, WeightsResident)
+	i8 := totalOf(sh, req, 8192, kv.Int8, WeightsResident)
+	stream := totalOf(sh, req, 8192, kv.Int8, WeightsStreaming)
+	streamShort := totalOf(sh, req, 4096, kv.Int8, WeightsStreaming)
+	streamFloor := totalOf(sh, req, 2048, kv.Int8, WeightsStreaming)
+	i8short := totalOf(sh, req, 4096, kv.Int8, WeightsResident)
+	if !(f16 > i8 && i8 > stream && stream > streamShort && streamShort > streamFloor && i8 > i8short) {
+		t.Fatalf("test shape does not separate the steps: %d %d %d %d %d", f16, i8, stream, streamShort, streamFloor)
 	}
 	cases := []struct {
 		name  string
@@ -172,12 +179,14 @@ func TestPlanDegradationOrder(t *testing.T) {
 		{"fits as asked", f16, nil, true, 8192, kv.F16, WeightsResident, 0},
 		{"int8", f16 - 1, nil, true, 8192, kv.Int8, WeightsResident, 1},
 		{"int8 exact", i8, nil, true, 8192, kv.Int8, WeightsResident, 1},
-		{"shorter context", i8short, nil, true, 4096, kv.Int8, WeightsResident, 2},
-		{"streaming", i8floor - 1, nil, true, 0, kv.Int8, WeightsStreaming, 3},
-		{"refuse", stream - 1, nil, false, 2048, kv.Int8, WeightsStreaming, 2},
+		{"streaming", i8 - 1, nil, true, 8192, kv.Int8, WeightsStreaming, 2},
+		{"streaming exact", stream, nil, true, 8192, kv.Int8, WeightsStreaming, 2},
+		{"shorter context", streamShort, nil, true, 4096, kv.Int8, WeightsStreaming, 3},
+		{"refuse", streamFloor - 1, nil, false, 2048, kv.Int8, WeightsStreaming, 2},
 		{"strict refuses", f16 - 1, func(r *Request) { r.Strict = true }, false, 8192, kv.F16, WeightsResident, 0},
-		{"resident forced: no streaming", i8floor - 1, func(r *Request) { r.Weights = WeightsResident }, false, 2048, kv.Int8, WeightsResident, 1},
+		{"resident forced: shorter context", i8short, func(r *Request) { r.Weights = WeightsResident }, true, 4096, kv.Int8, WeightsResident, 2},
 		{"int8 asked: no f16 step", i8, func(r *Request) { r.KVType = kv.Int8 }, true, 8192, kv.Int8, WeightsResident, 0},
+		{"streaming forced", stream, func(r *Request) { r.Weights, r.KVType = WeightsStreaming, kv.Int8 }, true, 8192, kv.Int8, WeightsStreaming, 0},
 	}
 	for _, c := range cases {
 		p := plan(c.limit, c.mut)
@@ -195,9 +204,9 @@ func TestPlanDegradationOrder(t *testing.T) {
 }
 
 // TestPlanDegradationInt4 checks the INT4 step of F16 KV → INT8 KV → INT4
-// KV → shorter context → streaming, on a model whose head size (32) allows
-// INT4; TestPlanDegradationOrder covers one whose head size (16) does not,
-// where INT8 goes straight to a shorter context.
+// KV → streaming, on a model whose head size (32) allows INT4;
+// TestPlanDegradationOrder covers one whose head size (16) does not, where
+// INT8 goes straight to streaming.
 func TestPlanDegradationInt4(t *testing.T) {
 	spec := testutil.TinyLlama()
 	spec.Context, spec.WeightType, spec.Layers, spec.FFN = 8192, quant.Q8_0, 8, 1024
@@ -207,20 +216,13 @@ func TestPlanDegradationInt4(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := Request{Threads: 2, Batch: 64}
-	totalOf := func(ctx int, kt kv.Type, w WeightsMode) int64 {
-		res := sh.ResidentWeights()
-		if w == WeightsStreaming {
-			res = sh.MinStreamingWeights()
-		}
-		return total(sh.components(req, ctx, kt, w, res))
-	}
-	i8 := totalOf(8192, kv.Int8, WeightsResident)
-	i4 := totalOf(8192, kv.Int4, WeightsResident)
-	i4short := totalOf(4096, kv.Int4, WeightsResident)
-	i4floor := totalOf(2048, kv.Int4, WeightsResident)
-	stream := totalOf(2048, kv.Int4, WeightsStreaming)
-	if !(i8 > i4 && i4 > i4short && i4short > i4floor && i4floor > stream) {
-		t.Fatalf("test shape does not separate the steps: %d %d %d %d %d", i8, i4, i4short, i4floor, stream)
+	i8 := totalOf(sh, req, 8192, kv.Int8, WeightsResident)
+	i4 := totalOf(sh, req, 8192, kv.Int4, WeightsResident)
+	stream := totalOf(sh, req, 8192, kv.Int4, WeightsStreaming)
+	streamShort := totalOf(sh, req, 4096, kv.Int4, WeightsStreaming)
+	streamFloor := totalOf(sh, req, 2048, kv.Int4, WeightsStreaming)
+	if !(i8 > i4 && i4 > stream && stream > streamShort && streamShort > streamFloor) {
+		t.Fatalf("test shape does not separate the steps: %d %d %d %d %d", i8, i4, stream, streamShort, streamFloor)
 	}
 	for _, c := range []struct {
 		name  string
@@ -235,9 +237,9 @@ func TestPlanDegradationInt4(t *testing.T) {
 		{"int8 fits", i8, kv.F16, true, 8192, kv.Int8, WeightsResident, 1},
 		{"int4", i8 - 1, kv.F16, true, 8192, kv.Int4, WeightsResident, 2},
 		{"int4 exact", i4, kv.F16, true, 8192, kv.Int4, WeightsResident, 2},
-		{"shorter context", i4short, kv.F16, true, 4096, kv.Int4, WeightsResident, 3},
-		{"streaming", i4floor - 1, kv.F16, true, 0, kv.Int4, WeightsStreaming, 4},
-		{"refuse", stream - 1, kv.F16, false, 2048, kv.Int4, WeightsStreaming, 3},
+		{"streaming", i4 - 1, kv.F16, true, 8192, kv.Int4, WeightsStreaming, 3},
+		{"shorter context", streamShort, kv.F16, true, 4096, kv.Int4, WeightsStreaming, 4},
+		{"refuse", streamFloor - 1, kv.F16, false, 2048, kv.Int4, WeightsStreaming, 3},
 		{"int8 asked", i4, kv.Int8, true, 8192, kv.Int4, WeightsResident, 1},
 		{"int4 asked", i4, kv.Int4, true, 8192, kv.Int4, WeightsResident, 0},
 	} {
@@ -254,6 +256,97 @@ func TestPlanDegradationInt4(t *testing.T) {
 		if p.Fits && p.Total > c.limit {
 			t.Errorf("%s: fits with total %d over limit %d", c.name, p.Total, c.limit)
 		}
+	}
+}
+
+func TestStreamOrder(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{
+		{1, "[0]"},
+		{2, "[1 0]"},
+		{8, "[4 0 2 6 1 3 5 7]"},
+		{10, "[5 0 2 7 1 3 4 6 8 9]"},
+	} {
+		if got := fmt.Sprint(StreamOrder(tc.n)); got != tc.want {
+			t.Errorf("StreamOrder(%d) = %s, want %s", tc.n, got, tc.want)
+		}
+	}
+	for n := range 70 {
+		o := StreamOrder(n)
+		if len(o) != n || !slices.Equal(slices.Sorted(slices.Values(o)), seq(n)) {
+			t.Fatalf("StreamOrder(%d) = %v is not a permutation", n, o)
+		}
+	}
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// TestResidencySchedule checks the plan's prediction of which blocks are
+// read from disk as a session fills its context, against the arithmetic
+// done by hand: blocks leave in StreamOrder, the fewest that leave room,
+// the buffers paid for by the first ones.
+func TestResidencySchedule(t *testing.T) {
+	r := Residency{
+		Pool: 1000, Buffers: 150, Blocks: []int64{100, 100, 100, 100, 100, 100, 100, 100},
+		Order: StreamOrder(8), Batch: 64,
+		KV: (&model.Config{Layers: 1, HeadsKV: 1, HeadDimK: 16, HeadDimV: 16}).KVConfig(kv.F16, 2048), // 64 bytes a cell
+	}
+	for _, tc := range []struct {
+		kv   int64
+		n    int
+		fits bool
+	}{
+		{0, 0, true}, {200, 0, true}, {201, 2, true}, {250, 2, true}, {251, 3, true},
+		{750, 7, true}, {850, 8, true}, {851, 8, false},
+	} {
+		if n, ok := r.Streamed(tc.kv); n != tc.n || ok != tc.fits {
+			t.Errorf("Streamed(%d) = %d, %v; want %d, %v", tc.kv, n, ok, tc.n, tc.fits)
+		}
+	}
+	if r.MaxKV() != 850 || r.Weights(0) != 800 || r.Weights(2) != 750 {
+		t.Errorf("MaxKV %d, Weights(0) %d, Weights(2) %d", r.MaxKV(), r.Weights(0), r.Weights(2))
+	}
+	// One session, 256 bytes a cell (4 layers of 64), blocks of 64 KiB,
+	// buffers of 128 KiB, and a pool that holds every block beside 256
+	// cells and 16 KiB: each growth by 256 cells (the room is always
+	// short) sends the blocks out that pay for it and for the old layer
+	// it holds meanwhile (a layer of the old size). Done by hand.
+	const K = 1 << 10
+	r = Residency{
+		Pool: 8*64*K + 64*K + 16*K, Buffers: 128 * K, Blocks: slices.Repeat([]int64{64 * K}, 8),
+		Order: StreamOrder(8), Batch: 64,
+		KV: (&model.Config{Layers: 4, HeadsKV: 1, HeadDimK: 16, HeadDimV: 16}).KVConfig(kv.F16, 2048),
+	}
+	var got []string
+	for _, p := range r.Schedule(10, 0) {
+		got = append(got, fmt.Sprintf("%d:%d:%d", p.Tokens, p.Cells, len(p.Streamed)))
+		_, transient := kv.GrowBytes(r.KV, max(p.Cells-256, 1), p.Cells)
+		if p.Tokens == 0 {
+			transient = 0
+		}
+		if want := 10 + r.Weights(len(p.Streamed)) + p.KV + transient; p.Total != want {
+			t.Errorf("point %+v: total %d, want %d", p, p.Total, want)
+		}
+		if p.DiskBytes != int64(len(p.Streamed))*64*K {
+			t.Errorf("point %+v: disk bytes %d", p, p.DiskBytes)
+		}
+	}
+	// At 1600 tokens the cache cannot grow even with every block on disk.
+	if want := "[0:256:0 320:512:3 576:768:5 832:1024:6 1088:1280:7 1344:1536:8]"; fmt.Sprint(got) != want {
+		t.Errorf("schedule %v, want %s", got, want)
+	}
+	// The pool is full at 320 and 576 tokens (the growths that moved
+	// blocks out exactly paid for themselves), not at 832.
+	if peak := r.PeakAt(10, 1000); peak != r.Pool+10 {
+		t.Errorf("PeakAt(1000) = %d, want %d", peak, r.Pool+10)
 	}
 }
 

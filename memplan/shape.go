@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lowmem/llm/expertcache"
 	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/model"
@@ -18,16 +19,25 @@ type Shape struct {
 	Vocab      int          // rows of token_embd
 	FileBytes  int64        // size of the file
 	LayerBytes []int64      // tensor bytes of each block
-	EmbedBytes int64        // token_embd
-	EmbedRow   int64        // bytes of one token_embd row
-	OutBytes   int64        // output.weight (0 when tied to token_embd)
-	OtherBytes int64        // every other tensor (norms, rope_freqs)
-	MaxXRow    int          // widest quantized activation row
-	VocabBytes int64        // bytes of token strings
-	Merges     int          // BPE merges
-	Params     int64        // number of weights
-	FileType   quant.Type   // the type holding the most bytes among matrices
-	HeapBytes  int64        // vectors the model copies to the heap (model.HeapBytes)
+	// BlockRanges is where each block lies in the file: from its first
+	// tensor's start to its last tensor's end (model.Layer's Start, End).
+	BlockRanges []mem.Range
+	// ExpertBytes is the bytes of each block's expert tensors
+	// (ffn_{gate,up,down}_exps), all zero for a dense model.
+	ExpertBytes []int64
+	// ExpertFloor is the least budget an expert cache of the model's
+	// experts runs in (expertcache.Sizing.MinBudget), 0 for a dense model.
+	ExpertFloor int64
+	EmbedBytes  int64      // token_embd
+	EmbedRow    int64      // bytes of one token_embd row
+	OutBytes    int64      // output.weight (0 when tied to token_embd)
+	OtherBytes  int64      // every other tensor (norms, rope_freqs)
+	MaxXRow     int        // widest quantized activation row
+	VocabBytes  int64      // bytes of token strings
+	Merges      int        // BPE merges
+	Params      int64      // number of weights
+	FileType    quant.Type // the type holding the most bytes among matrices
+	HeapBytes   int64      // vectors the model copies to the heap (model.HeapBytes)
 }
 
 // ReadShape reads the header of the GGUF file at path (not its weights)
@@ -64,7 +74,9 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Shape{Config: cfg, FileBytes: size, LayerBytes: make([]int64, cfg.Layers), HeapBytes: heap}
+	s := &Shape{Config: cfg, FileBytes: size, LayerBytes: make([]int64, cfg.Layers), HeapBytes: heap,
+		BlockRanges: make([]mem.Range, cfg.Layers), ExpertBytes: make([]int64, cfg.Layers)}
+	blockEnd := make([]int64, cfg.Layers)
 	matrixBytes := map[quant.Type]int64{}
 	for _, t := range g.Tensors {
 		p := int64(1)
@@ -89,9 +101,26 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 		case t.Name == "output.weight":
 			s.OutBytes = t.Size
 		case strings.HasPrefix(t.Name, "blk.") && scanLayer(t.Name, &il) && il < cfg.Layers:
+			if s.LayerBytes[il] == 0 || t.Offset < s.BlockRanges[il].Off {
+				s.BlockRanges[il].Off = t.Offset
+			}
+			blockEnd[il] = max(blockEnd[il], t.Offset+t.Size)
 			s.LayerBytes[il] += t.Size
+			if IsExpertTensor(t.Name) {
+				s.ExpertBytes[il] += t.Size
+			}
 		default:
 			s.OtherBytes += t.Size
+		}
+	}
+	for il := range s.BlockRanges {
+		s.BlockRanges[il].Len = blockEnd[il] - s.BlockRanges[il].Off
+	}
+	if s.Experts() > 0 {
+		if sz, err := expertcache.Size(expertcache.FileLayout(g, cfg.Layers), 0); sz.MinBudget > 0 {
+			s.ExpertFloor = sz.MinBudget
+		} else if err != nil && !errors.Is(err, expertcache.ErrBudget) {
+			return nil, fmt.Errorf("%w: %w", err, model.ErrBadModel)
 		}
 	}
 	if s.Vocab == 0 {
@@ -113,6 +142,23 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 	return s, nil
 }
 
+// IsExpertTensor reports whether the tensor named name holds the experts
+// of a mixture-of-experts block (blk.N.ffn_gate_exps.weight and the like),
+// which an expert cache reads instead of the mapping.
+func IsExpertTensor(name string) bool {
+	return strings.HasPrefix(name, "blk.") && strings.Contains(name, "_exps.")
+}
+
+// Experts is the bytes of every block's expert tensors: 0 for a dense
+// model.
+func (s *Shape) Experts() int64 {
+	var n int64
+	for _, b := range s.ExpertBytes {
+		n += b
+	}
+	return n
+}
+
 // scanLayer parses the block number of a tensor named "blk.<i>.*".
 func scanLayer(name string, il *int) bool {
 	_, err := fmt.Sscanf(name, "blk.%d.", il)
@@ -132,26 +178,38 @@ func (s *Shape) ResidentWeights() int64 {
 
 func roundTo(n, a int64) int64 { return (n + a - 1) / a * a }
 
-// MinStreamingWeights is the least weight memory WeightsStreaming can run
-// in: every block read from disk, beside the header, output and embedding
-// working set and the DiskBuffers layer buffers.
-func (s *Shape) MinStreamingWeights() int64 {
-	blocks, maxLayer := s.blocks()
-	return s.ResidentWeights() - blocks + DiskBuffers*maxLayer
-}
-
-// BlockBudget is what resident weight memory of resident bytes leaves for
-// whole blocks kept in memory beside MinStreamingWeights. It is negative
-// when resident is below MinStreamingWeights.
-func (s *Shape) BlockBudget(resident int64) int64 {
-	return resident - s.MinStreamingWeights()
-}
-
-// blocks is the bytes of all blocks and of the largest one.
-func (s *Shape) blocks() (sum, largest int64) {
-	for _, b := range s.LayerBytes {
-		sum += b
-		largest = max(largest, b)
+// BlockMemory is the memory block il holds when resident: the whole
+// pages its file range touches.
+func (s *Shape) BlockMemory(il int) int64 {
+	r := s.BlockRanges[il]
+	if r.Len <= 0 {
+		return 0
 	}
-	return sum, largest
+	start := r.Off &^ (pageRound - 1)
+	return roundTo(r.Off+r.Len, pageRound) - start
+}
+
+// ReadBuffers is the memory the blocks read from disk are read into:
+// DiskBuffers buffers of the largest block's span, rounded out to 4096
+// bytes (what mem.NewRangeReader allocates).
+func (s *Shape) ReadBuffers() int64 {
+	return DiskBuffers * mem.SlotBytes(s.BlockRanges)
+}
+
+// FixedWeights is the weight memory that stays resident whatever is read
+// from disk: everything the resident model holds outside its blocks (the
+// header, the output matrix and the embedding rows in use).
+func (s *Shape) FixedWeights() int64 {
+	var blocks int64
+	for il := range s.BlockRanges {
+		blocks += s.BlockMemory(il)
+	}
+	return max(s.ResidentWeights()-blocks, 0)
+}
+
+// MinStreamingWeights is the least weight memory WeightsStreaming can run
+// in: every block read from disk, beside the fixed weights and the read
+// buffers.
+func (s *Shape) MinStreamingWeights() int64 {
+	return s.FixedWeights() + s.ReadBuffers()
 }

@@ -474,11 +474,12 @@ func TestStreamSourceNewArchs(t *testing.T) {
 			m, f, data := loadSpec(t, spec)
 			pristine := append([]byte(nil), data...)
 			streamed := []int{0, len(m.Blocks) - 1}
-			r := newMemReader(pristine, m, streamed, 2)
-			src, err := NewStreamSource(m, f, streamed, r, nil)
+			r := newMemReader(pristine, m, 2)
+			src, err := NewStreamSource(m, f, r, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
+			src.Switch(streamed, nil)
 			for _, il := range streamed {
 				for i := m.Blocks[il].Start; i < m.Blocks[il].End; i++ {
 					data[i] = 0xAA

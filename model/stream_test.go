@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/lowmem/llm/internal/gguf"
@@ -12,28 +13,28 @@ import (
 	"github.com/lowmem/llm/kv"
 )
 
-// memReader is a SlotReader over an in-memory file: Acquire copies the
-// range into the next slot in turn, as a streamer's buffers are filled.
+// memReader is a SlotReader over an in-memory file: Load notes the
+// request and Wait copies the range into the slot, as a disk read would
+// have filled it meanwhile.
 type memReader struct {
-	file   []byte
-	ranges [][2]int64
-	bufs   [][]byte
-	next   int
-	held   map[int]int // range → slot
-	fail   int         // Acquire of this range fails; -1 never
-	gets   int
+	file    []byte
+	ranges  [][2]int64
+	bufs    [][]byte
+	pending []int // per slot: range loading, -1 none
+	fail    int   // loads of this range fail; -1 never
+	loads   int
 }
 
-func newMemReader(file []byte, m *Model, streamed []int, slots int) *memReader {
-	r := &memReader{file: file, held: map[int]int{}, fail: -1}
+func newMemReader(file []byte, m *Model, slots int) *memReader {
+	r := &memReader{file: file, fail: -1}
 	var maxLen int64
-	for _, il := range streamed {
-		L := m.Blocks[il]
+	for _, L := range m.Blocks {
 		r.ranges = append(r.ranges, [2]int64{L.Start, L.End})
 		maxLen = max(maxLen, L.End-L.Start)
 	}
 	for range slots {
 		r.bufs = append(r.bufs, make([]byte, maxLen+7))
+		r.pending = append(r.pending, -1)
 	}
 	return r
 }
@@ -47,25 +48,27 @@ func (r *memReader) View(i, slot int) []byte {
 	return r.bufs[slot][7 : 7+n]
 }
 
-func (r *memReader) Acquire(i int) ([]byte, int, error) {
-	if i == r.fail {
-		return nil, 0, errors.New("disk on fire")
+func (r *memReader) Load(i, slot int) error {
+	if r.pending[slot] >= 0 {
+		return fmt.Errorf("slot %d still loading range %d", slot, r.pending[slot])
 	}
-	slot := r.next % len(r.bufs)
-	r.next++
 	clear(r.bufs[slot])
-	b := r.View(i, slot)
-	copy(b, r.file[r.ranges[i][0]:r.ranges[i][1]])
-	r.held[i] = slot
-	r.gets++
-	return b, slot, nil
+	r.pending[slot] = i
+	r.loads++
+	return nil
 }
 
-func (r *memReader) Release(i int) {
-	if _, ok := r.held[i]; !ok {
-		panic(fmt.Sprintf("release of range %d not held", i))
+func (r *memReader) Wait(slot int) error {
+	i := r.pending[slot]
+	if i < 0 {
+		return nil
 	}
-	delete(r.held, i)
+	r.pending[slot] = -1
+	if i == r.fail {
+		return errors.New("disk on fire")
+	}
+	copy(r.View(i, slot), r.file[r.ranges[i][0]:r.ranges[i][1]])
+	return nil
 }
 
 // loadSpec builds a model over a private copy of the file's bytes.
@@ -147,20 +150,24 @@ func TestStreamSourceMatchesResident(t *testing.T) {
 		{[]int{0, 4}, 1},
 		{[]int{2}, 3},
 		{[]int{0, 2, 3}, 3},
+		{[]int{3, 1, 4}, 2},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.streamed, tc.slots), func(t *testing.T) {
 			m, f, data := loadSpec(t, spec)
 			pristine := append([]byte(nil), data...)
-			r := newMemReader(pristine, m, tc.streamed, tc.slots)
-			src, err := NewStreamSource(m, f, tc.streamed, r, nil)
+			r := newMemReader(pristine, m, tc.slots)
+			src, err := NewStreamSource(m, f, r, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
+			if err := src.Switch(tc.streamed, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fmt.Sprint(src.Streamed()), fmt.Sprint(slices.Sorted(slices.Values(tc.streamed))); got != want {
+				t.Fatalf("Streamed() = %s, want %s", got, want)
+			}
 			for _, il := range tc.streamed {
-				if !src.Streamed(il) {
-					t.Fatalf("layer %d not streamed", il)
-				}
 				L := m.Blocks[il]
 				for i := L.Start; i < L.End; i++ {
 					data[i] = 0xAA
@@ -169,13 +176,74 @@ func TestStreamSourceMatchesResident(t *testing.T) {
 			m.Source = src
 			got := greedyLogits(t, m, pool, 12)
 			sameLogits(t, "streamed", got, want)
-			if r.gets != 13*len(tc.streamed) {
-				t.Fatalf("%d acquires for 13 passes of %d streamed layers", r.gets, len(tc.streamed))
-			}
-			if len(r.held) != 0 {
-				t.Fatalf("ranges %v still held after the passes", r.held)
+			// Every pass reads each streamed block once; the reads the
+			// last pass started ahead are for a pass that did not come.
+			if n := len(tc.streamed); r.loads != 13*n+min(n, tc.slots) {
+				t.Fatalf("%d loads for 13 passes of %d streamed layers and %d slots", r.loads, n, tc.slots)
 			}
 		})
+	}
+}
+
+// Switching between passes, to any set of streamed blocks and back to
+// none, keeps the logits of the resident model bit for bit.
+func TestStreamSourceSwitches(t *testing.T) {
+	spec := testutil.TinyLlama()
+	spec.Layers = 6
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	ref, _, _ := loadSpec(t, spec)
+	want := greedyLogits(t, ref, pool, 14)
+
+	m, f, data := loadSpec(t, spec)
+	r := newMemReader(append([]byte(nil), data...), m, 2)
+	src, err := NewStreamSource(m, f, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Source = src
+	sets := [][]int{nil, {2}, {2, 4}, {1, 2, 4}, {0, 1, 2, 3, 4, 5}, {1, 2, 4}, {4}, nil, {5}, {0, 5}, {}, {3}}
+	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 8, Cache: kv.F16, Cells: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float32, m.Vocab)
+	var during int
+	for step := range want {
+		if err := src.Switch(sets[step%len(sets)], func() { during++ }); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if step == 0 {
+			err = st.Forward([]int32{1, 17, 42, 99, 7}, 0, out)
+		} else {
+			best := 0
+			for i, v := range want[step-1] {
+				if v > want[step-1][best] {
+					best = i
+				}
+			}
+			err = st.Forward([]int32{int32(best)}, 4+step, out)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range out {
+			if out[i] != want[step][i] {
+				t.Fatalf("step %d, streaming %v: logit %d = %v, resident %v", step, sets[step%len(sets)], i, out[i], want[step][i])
+			}
+		}
+	}
+	if during != len(want) {
+		t.Fatalf("during ran %d times for %d switches", during, len(want))
+	}
+	for slot, p := range r.pending {
+		if p >= 0 && len(src.Streamed()) == 0 {
+			t.Fatalf("slot %d still loading %d after a switch to no streamed block", slot, p)
+		}
+	}
+	if err := src.Switch([]int{6}, nil); err == nil {
+		t.Fatal("switch to block 6 of 6: no error")
 	}
 }
 
@@ -190,71 +258,52 @@ func TestStreamSourceReadError(t *testing.T) {
 	want := greedyLogits(t, ref, pool, 4)
 
 	m, f, data := loadSpec(t, spec)
-	r := newMemReader(data, m, []int{0, 2}, 2)
-	r.fail = 1
+	r := newMemReader(data, m, 2)
+	r.fail = 2
 	var reported []error
-	src, err := NewStreamSource(m, f, []int{0, 2}, r, func(err error) { reported = append(reported, err) })
+	src, err := NewStreamSource(m, f, r, func(err error) { reported = append(reported, err) })
 	if err != nil {
 		t.Fatal(err)
 	}
+	src.Switch([]int{0, 2}, nil)
 	m.Source = src
 	sameLogits(t, "after a read error", greedyLogits(t, m, pool, 4), want)
 	if len(reported) != 1 || src.Err() == nil {
 		t.Fatalf("reported %v, Err() = %v; want one report", reported, src.Err())
 	}
-	if len(r.held) != 0 {
-		t.Fatalf("ranges %v still held", r.held)
-	}
 }
 
 func TestStreamSourceRejectsBadLayout(t *testing.T) {
 	m, f, data := loadSpec(t, testutil.TinyLlama())
-	if _, err := NewStreamSource(m, f, []int{0, 0}, newMemReader(data, m, []int{0, 0}, 2), nil); err == nil {
-		t.Error("layer listed twice: no error")
-	}
-	if _, err := NewStreamSource(m, f, []int{5}, newMemReader(data, m, []int{0}, 2), nil); err == nil {
-		t.Error("layer 5 of 2: no error")
-	}
-	r := newMemReader(data, m, []int{0}, 2)
+	r := newMemReader(data, m, 2)
 	r.ranges[0][1]-- // one byte short of the layer
-	if _, err := NewStreamSource(m, f, []int{0}, r, nil); err == nil {
+	if _, err := NewStreamSource(m, f, r, nil); err == nil {
 		t.Error("range shorter than the layer: no error")
 	}
 }
 
-// Serving a streamed layer allocates nothing.
+// Serving streamed layers allocates nothing.
 func TestStreamSourceAllocatesNothing(t *testing.T) {
 	m, f, data := loadSpec(t, testutil.TinyLlama())
-	r := newMemReader(data, m, []int{1}, 2)
-	src, err := NewStreamSource(m, f, []int{1}, r, nil)
+	r := newMemReader(data, m, 2)
+	src, err := NewStreamSource(m, f, r, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.held = nil // the fake's bookkeeping allocates; keep it out of the count
-	fake := &countingReader{memReader: r}
-	src.r = fake
-	pass := func() {
-		src.Begin()
-		for il := range m.Blocks {
-			if src.Layer(il) == nil {
-				t.Fatal("nil layer")
+	for _, streamed := range [][]int{{1}, {0, 1}, nil} {
+		src.Switch(streamed, nil)
+		pass := func() {
+			src.Begin()
+			for il := range m.Blocks {
+				if src.Layer(il) == nil {
+					t.Fatal("nil layer")
+				}
+				src.Done(il)
 			}
-			src.Done(il)
+			src.End()
 		}
-		src.End()
-	}
-	if n := testing.AllocsPerRun(100, pass); n != 0 {
-		t.Fatalf("a pass allocates %.1f times, want 0", n)
+		if n := testing.AllocsPerRun(100, pass); n != 0 {
+			t.Fatalf("streaming %v: a pass allocates %.1f times, want 0", streamed, n)
+		}
 	}
 }
-
-// countingReader is memReader without its map, which allocates.
-type countingReader struct{ *memReader }
-
-func (c *countingReader) Acquire(i int) ([]byte, int, error) {
-	slot := c.next % len(c.bufs)
-	c.next++
-	return c.View(i, slot), slot, nil
-}
-
-func (c *countingReader) Release(i int) {}

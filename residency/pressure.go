@@ -1,6 +1,7 @@
 package residency
 
 import (
+	"fmt"
 	"runtime/debug"
 
 	"github.com/lowmem/llm/mem"
@@ -25,8 +26,8 @@ func (w *Weights) startWatch() {
 	})
 }
 
-// StopWatch stops the watcher. The model's Close calls it before taking
-// Exclusive, since a pressure callback may be using the model.
+// StopWatch stops the watcher. The model's Close calls it before closing,
+// since a pressure callback may be using the model.
 func (w *Weights) StopWatch() {
 	if w.watcher != nil {
 		w.watcher.Stop()
@@ -48,25 +49,32 @@ func (w *Weights) headroom() (mem.Limit, error) {
 	return lim, err
 }
 
-// onPressure reacts to a watcher report: KV growth pauses (Short) while
-// memory is short, and a model whose weights the plan kept resident
-// switches, once, to reading half of its blocks from disk.
+// onPressure reacts to a watcher report. Under pressure KV growth pauses
+// (Short) and, when blocks may move, half of the resident ones leave
+// memory (at least one): the page cache they held can go without the
+// model thrashing on it. When pressure ends, growth resumes and the
+// blocks come back as the KV caches leave room.
 func (w *Weights) onPressure(p mem.Pressure) {
 	defer w.recoverPanic("the memory-pressure report")
 	ev := PressureEvent{Available: p.Available, Limit: p.Total}
 	if p.Relieved {
 		w.short.Store(false)
 		ev.Action = "KV cache growth resumed"
+		if w.dynamic {
+			w.mu.Lock()
+			w.floor = 0
+			w.mu.Unlock()
+			w.Regain()
+			ev.Action += "; blocks come back into memory as room allows"
+		}
 		w.log.Info("llm: memory pressure relieved", "available", p.Available, "limit", p.Total)
 	} else {
 		w.short.Store(true)
 		ev.Action = "KV cache growth paused"
-		if w.cfg.Auto && !w.fromDisk.Load() && !w.switched.Load() {
-			ev.Action += "; switching weights to streaming"
-			// Off the watcher goroutine: the switch waits for running
-			// computations, and Close stops the watcher before locking.
-			go w.switchToDisk()
-		} else if !w.fromDisk.Load() && p.PSI >= mem.DefaultPSIThreshold {
+		if w.dynamic {
+			moved := w.relieve()
+			ev.Action += "; " + moved
+		} else if p.PSI >= mem.DefaultPSIThreshold {
 			ev.Action += "; weights are being evicted and read back: load with WithWeights(WeightsStreaming)"
 		}
 		w.log.Warn("llm: memory pressure", "reason", p.Reason, "available", p.Available,
@@ -77,33 +85,30 @@ func (w *Weights) onPressure(p mem.Pressure) {
 	}
 }
 
-// switchToDisk is the response to memory pressure of a model whose
-// weights are resident by the plan's choice: half of the blocks, spread
-// through the pass, are read from disk from now on, so that the page cache
-// they held can go without the model thrashing on it. It waits for running
-// computations (Exclusive) and is done once.
-func (w *Weights) switchToDisk() {
-	defer w.recoverPanic("switching weights to streaming")
-	w.cfg.Exclusive.Lock()
-	defer w.cfg.Exclusive.Unlock()
-	if w.closed || w.cfg.Model.Source != nil || !w.cfg.Auto {
-		return
+// relieve moves half of the resident blocks (at least one) to disk and
+// keeps them there until pressure ends, and says what it did.
+func (w *Weights) relieve() string {
+	var from, to int
+	w.budget.Hold(func(kv int64) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		from = w.n
+		left := len(w.res.Order) - w.current()
+		w.floor = min(w.current()+max((left+1)/2, 1), len(w.res.Order))
+		w.yield(kv)
+		to = w.n
+		if to > from {
+			w.plan.Steps = append(w.plan.Steps, "blocks resident → read from disk (memory pressure while running)")
+		}
+	})
+	if to == from {
+		return "every block is read from disk already"
 	}
-	n := len(w.cfg.Model.Blocks)
-	if n < 2 {
-		return
-	}
-	if _, err := w.readFromDisk(spread(n/2, n)); err != nil {
-		w.log.Error("llm: switching weights to streaming under memory pressure failed", "err", err)
-		return
-	}
-	w.plan.Weights = memplan.WeightsStreaming
-	w.plan.Steps = append(w.plan.Steps, "weights resident → streaming (memory pressure while running)")
-	w.switched.Store(true)
+	return fmt.Sprintf("%d blocks moved to disk (%d of %d read from disk)", to-from, to, len(w.res.Order))
 }
 
-// recoverPanic keeps a panic on the watcher's goroutines (a bug here, or
-// in the application's OnPressure callback) from killing the process: as
+// recoverPanic keeps a panic on the watcher's goroutine (a bug here, or in
+// the application's OnPressure callback) from killing the process: as
 // net/http does with a handler's, it is logged with its stack.
 func (w *Weights) recoverPanic(what string) {
 	if r := recover(); r != nil {

@@ -10,9 +10,17 @@
 // per second, mean ± sample standard deviation over the runs. Peak RSS is
 // the process's high-water mark, mapped weights included.
 //
+// With -pg the tg test runs on top of the pp test's prompt, in the same
+// session (a prompt, then its reply): -p 6000 -n 64 -pg measures
+// generation with 6000 tokens in the context, the cache grown to hold them.
+// -c declares the session's context (default max(p+n, 512)); the cache
+// starts small and grows as tokens arrive, taking memory from resident
+// weights when it must.
+//
 // With -json it prints one JSON object instead of the table:
 //
-//	{"model":"x.gguf","threads":2,"pp":{"n":512,"tps":…,"sd":…},"tg":{"n":128,"tps":…,"sd":…},"peak_rss_bytes":…}
+//	{"model":"x.gguf","threads":2,"pp":{"n":512,"tps":…,"sd":…},"tg":{"n":128,"tps":…,"sd":…},"peak_rss_bytes":…,
+//	 "residency":{"blocks":42,"streamed_end":3,"disk_bytes_per_token":…,"stall_seconds":…,…},"plan_peak_bytes":…}
 //
 // With -profile FILE it writes a CPU profile of the measured runs (FILE.pp
 // and FILE.tg when both tests run) with the library's phase labels turned
@@ -71,6 +79,8 @@ type config struct {
 	kv       llm.KVType
 	memory   int64
 	weights  llm.WeightsMode
+	reads    int
+	pg       bool
 	prealloc bool
 	json     bool
 	warmup   bool
@@ -94,9 +104,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.reps, "r", 3, "repetitions of each test")
 	fs.IntVar(&c.ctx, "c", 0, "context size (0 = max(p+n, 512))")
 	fs.IntVar(&c.batch, "b", 0, "batch size for prompt processing (0 = the library's default, 512)")
-	kv := fs.String("kv", "f16", "KV cache type: f16 or int8")
+	kv := fs.String("kv", "f16", "KV cache type: f16, int8 or int4")
 	mem := fs.String("mem", "", "memory limit for the planner, e.g. 6G, 512M (default: detected)")
 	weights := fs.String("weights", "auto", "weights: auto, resident or streaming")
+	fs.IntVar(&c.reads, "disk-reads", 0, "reads of weight blocks from disk in flight (0 = the library's default)")
+	fs.BoolVar(&c.pg, "pg", false, "run the tg test on top of the pp test's prompt, in the same session")
 	fs.BoolVar(&c.prealloc, "prealloc", false, "reserve and touch the whole KV cache at session start (llm.WithKVPreallocate)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of the table")
 	fs.BoolVar(&c.warmup, "warmup", true, "run each test once before measuring")
@@ -120,13 +132,19 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("-p 0 and -n 0: nothing to measure")
 	case c.reps < 1:
 		return c, fmt.Errorf("-r %d: want at least 1", c.reps)
-	case c.ctx < 0 || c.batch < 0:
-		return c, fmt.Errorf("-c %d -b %d: want 0 or more", c.ctx, c.batch)
+	case c.ctx < 0 || c.batch < 0 || c.reads < 0:
+		return c, fmt.Errorf("-c %d -b %d -disk-reads %d: want 0 or more", c.ctx, c.batch, c.reads)
+	case c.pg && (c.pp == 0 || c.tg == 0):
+		return c, errors.New("-pg needs both -p and -n")
 	}
 	if c.ctx == 0 {
 		c.ctx = max(c.pp+c.tg, 512)
 	}
-	if need := max(c.pp, c.tg); c.ctx < need {
+	need := max(c.pp, c.tg)
+	if c.pg {
+		need = c.pp + c.tg
+	}
+	if c.ctx < need {
 		return c, fmt.Errorf("-c %d is smaller than the %d tokens a test needs", c.ctx, need)
 	}
 	switch *kv {
@@ -134,8 +152,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		c.kv = llm.KVF16
 	case "int8":
 		c.kv = llm.KVInt8
+	case "int4":
+		c.kv = llm.KVInt4
 	default:
-		return c, fmt.Errorf("-kv %q: want f16 or int8", *kv)
+		return c, fmt.Errorf("-kv %q: want f16, int8 or int4", *kv)
 	}
 	switch *weights {
 	case "auto":
@@ -210,6 +230,26 @@ type result struct {
 	PlanLimit int64    `json:"plan_limit_bytes"`
 	Weights   string   `json:"weights"`
 	Degraded  []string `json:"degraded"`
+	// PlanPeak is the plan's predicted peak for a session that held as
+	// many tokens as the longest test (MemoryPlan.PeakAt): what a measured
+	// peak under a memory limit compares with.
+	PlanPeak  int64     `json:"plan_peak_bytes"`
+	PG        bool      `json:"pg,omitempty"`
+	Residency residency `json:"residency"`
+}
+
+// residency is where the model's blocks were and what reading them from
+// disk cost.
+type residency struct {
+	Blocks        int     `json:"blocks"`
+	StreamedStart int     `json:"streamed_start"` // blocks read from disk after Load
+	StreamedEnd   int     `json:"streamed_end"`   // and after the tests
+	Evictions     int64   `json:"evictions"`      // blocks that left memory
+	Restores      int64   `json:"restores"`       // blocks that came back
+	BytesRead     int64   `json:"bytes_read"`     // from disk, over the whole run
+	Direct        bool    `json:"direct_io"`
+	TGBytes       float64 `json:"disk_bytes_per_token"` // in the measured tg runs
+	TGStall       float64 `json:"stall_seconds"`        // waiting for reads, in the measured tg runs
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -236,6 +276,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if c.reads > 0 {
+		opts = append(opts, llm.WithDiskReads(c.reads))
+	}
 	start := time.Now()
 	m, err := llm.Load(c.model, opts...)
 	if err != nil {
@@ -259,35 +302,62 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	plan := m.Plan()
 	res.KVType, res.Weights, res.PlanTotal, res.PlanLimit = plan.KVType.String(), plan.Weights.String(), plan.Total, plan.Limit
 	res.Degraded = append([]string{}, plan.Steps...)
+	longest := max(c.pp, c.tg)
+	if c.pg {
+		longest = c.pp + c.tg
+	}
+	res.PlanPeak, res.PG = plan.PeakAt(longest), c.pg
+	rs := m.Residency()
+	res.Residency = residency{Blocks: rs.Blocks, StreamedStart: rs.Streamed}
 	b := &bencher{c: c, s: s, m: m, vocab: info.VocabSize, rng: rand.New(rand.NewPCG(c.seed, 0))}
 	if !c.json {
 		printHeader(stdout)
 	}
-	if c.pp > 0 {
-		runs, err := b.measure(ctx, "pp", c.pp, b.prompt)
+	if c.pg {
+		pp, tg, err := b.measurePG(ctx)
 		if err != nil {
-			return fmt.Errorf("pp%d: %w", c.pp, err)
+			return fmt.Errorf("pp%d+tg%d: %w", c.pp, c.tg, err)
 		}
-		res.PP = newStats(c.pp, runs)
+		res.PP, res.TG = newStats(c.pp, pp), newStats(c.tg, tg)
 		if !c.json {
 			printRow(stdout, res, "pp", res.PP)
-		}
-		if res.PPPhases, err = b.breakdown("pp", c.pp); err != nil {
-			return err
-		}
-	}
-	if c.tg > 0 {
-		runs, err := b.measure(ctx, "tg", c.tg, b.generate)
-		if err != nil {
-			return fmt.Errorf("tg%d: %w", c.tg, err)
-		}
-		res.TG = newStats(c.tg, runs)
-		if !c.json {
 			printRow(stdout, res, "tg", res.TG)
 		}
-		if res.TGPhases, err = b.breakdown("tg", c.tg); err != nil {
-			return err
+	} else {
+		if c.pp > 0 {
+			runs, err := b.measure(ctx, "pp", c.pp, b.prompt)
+			if err != nil {
+				return fmt.Errorf("pp%d: %w", c.pp, err)
+			}
+			res.PP = newStats(c.pp, runs)
+			if !c.json {
+				printRow(stdout, res, "pp", res.PP)
+			}
+			if res.PPPhases, err = b.breakdown("pp", c.pp); err != nil {
+				return err
+			}
 		}
+		if c.tg > 0 {
+			b.tgRead = true
+			runs, err := b.measure(ctx, "tg", c.tg, b.generate)
+			if err != nil {
+				return fmt.Errorf("tg%d: %w", c.tg, err)
+			}
+			res.TG = newStats(c.tg, runs)
+			if !c.json {
+				printRow(stdout, res, "tg", res.TG)
+			}
+			if res.TGPhases, err = b.breakdown("tg", c.tg); err != nil {
+				return err
+			}
+		}
+	}
+	rs = m.Residency()
+	res.Residency.StreamedEnd, res.Residency.Evictions, res.Residency.Restores = rs.Streamed, rs.Evictions, rs.Restores
+	res.Residency.BytesRead, res.Residency.Direct = rs.BytesRead, rs.Direct
+	if b.tgTokens > 0 {
+		res.Residency.TGBytes = float64(b.tgBytes) / float64(b.tgTokens)
+		res.Residency.TGStall = b.tgStall.Seconds()
 	}
 	usage, err := llm.ReadMemoryUsage()
 	if err != nil {
@@ -302,7 +372,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "\npeak RSS %s (%d bytes); context %d, kv %s, weights %s, load %.1fs, load average %.2f %.2f %.2f\n",
 		humanBytes(res.PeakRSS), res.PeakRSS, res.Context, res.KVType, res.Weights, res.LoadSeconds,
 		res.LoadAvg[0], res.LoadAvg[1], res.LoadAvg[2])
-	fmt.Fprintf(stdout, "memory plan: predicted peak %s (%d bytes) of limit %s\n", humanBytes(res.PlanTotal), res.PlanTotal, humanBytes(res.PlanLimit))
+	fmt.Fprintf(stdout, "memory plan: predicted peak %s (%d bytes) of limit %s; for %d tokens %s (%d bytes)\n",
+		humanBytes(res.PlanTotal), res.PlanTotal, humanBytes(res.PlanLimit), longest, humanBytes(res.PlanPeak), res.PlanPeak)
+	if r := res.Residency; r.StreamedStart > 0 || r.StreamedEnd > 0 || r.Evictions > 0 {
+		fmt.Fprintf(stdout, "blocks read from disk: %d of %d after Load, %d at the end (%d left memory, %d came back); %.0f MB read per generated token, %.2fs waiting\n",
+			r.StreamedStart, r.Blocks, r.StreamedEnd, r.Evictions, r.Restores, r.TGBytes/1e6, r.TGStall)
+	}
 	for _, d := range res.Degraded {
 		fmt.Fprintf(stdout, "  degraded: %s\n", d)
 	}
@@ -325,6 +400,60 @@ type bencher struct {
 	vocab int
 	rng   *rand.Rand
 	toks  []int32
+	// Disk reads of the measured tg runs.
+	tgRead   bool
+	tgBytes  int64
+	tgStall  time.Duration
+	tgTokens int
+}
+
+// timed runs test and returns its speed, counting its disk reads as tg's
+// when it is a measured tg run.
+func (b *bencher) timed(ctx context.Context, n int, test func(context.Context, int) error, tg bool) (float64, time.Duration, error) {
+	r0 := b.m.Residency()
+	start := time.Now()
+	if err := test(ctx, n); err != nil {
+		return 0, 0, err
+	}
+	el := time.Since(start)
+	if tg {
+		r1 := b.m.Residency()
+		b.tgBytes += r1.BytesRead - r0.BytesRead
+		b.tgStall += r1.Stall - r0.Stall
+		b.tgTokens += n
+	}
+	return float64(n) / el.Seconds(), el, nil
+}
+
+// measurePG runs a prompt then generation on top of it, c.reps times
+// (after a warm-up run), and returns the speeds of each part.
+func (b *bencher) measurePG(ctx context.Context) (pp, tg []float64, err error) {
+	if b.c.warmup {
+		b.s.Reset()
+		if err := b.prompt(ctx, b.c.pp); err != nil {
+			return nil, nil, err
+		}
+		if err := b.generateOn(ctx, b.c.tg); err != nil {
+			return nil, nil, err
+		}
+	}
+	for r := range b.c.reps {
+		b.s.Reset()
+		p, el, err := b.timed(ctx, b.c.pp, b.prompt, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		g, el2, err := b.timed(ctx, b.c.tg, b.generateOn, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		pp, tg = append(pp, p), append(tg, g)
+		if b.c.progress != nil {
+			fmt.Fprintf(b.c.progress, "pp%d run %d: %.3fs, %.2f t/s; then tg%d: %.3fs, %.2f t/s\n",
+				b.c.pp, r+1, el.Seconds(), p, b.c.tg, el2.Seconds(), g)
+		}
+	}
+	return pp, tg, nil
 }
 
 // measure runs test (after a warm-up run) c.reps times on an empty
@@ -346,15 +475,13 @@ func (b *bencher) measure(ctx context.Context, name string, n int, test func(con
 	var runs []float64
 	for r := range b.c.reps {
 		b.s.Reset()
-		start := time.Now()
-		if err := test(ctx, n); err != nil {
+		tps, el, err := b.timed(ctx, n, test, b.tgRead)
+		if err != nil {
 			if prof != nil {
 				prof.stop()
 			}
 			return nil, err
 		}
-		el := time.Since(start)
-		tps := float64(n) / el.Seconds()
 		runs = append(runs, tps)
 		if b.c.progress != nil {
 			fmt.Fprintf(b.c.progress, "%s%d run %d: %.3fs, %.2f t/s\n", name, n, r+1, el.Seconds(), tps)
@@ -399,6 +526,19 @@ func (b *bencher) prompt(ctx context.Context, n int) error {
 	}
 	_, err := b.s.Eval(ctx, b.toks)
 	return err
+}
+
+// generateOn evaluates n random tokens one at a time after what the
+// session holds.
+func (b *bencher) generateOn(ctx context.Context, n int) error {
+	var tok [1]int32
+	for range n {
+		tok[0] = b.token()
+		if _, err := b.s.Eval(ctx, tok[:]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // generate evaluates n tokens one at a time: BOS, then random tokens.

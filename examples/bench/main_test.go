@@ -201,3 +201,40 @@ func TestRunProfile(t *testing.T) {
 		}
 	}
 }
+
+// -pg generates on top of the prompt in one session; the JSON carries the
+// residency and the plan's peak for that many tokens.
+func TestRunPromptThenGenerate(t *testing.T) {
+	path := tinyModel(t)
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"-m", path, "-p", "40", "-n", "8", "-pg", "-r", "1", "-c", "256", "-kv", "int8", "-json"}, &out, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		PG        bool             `json:"pg"`
+		KV        string           `json:"kv_type"`
+		Context   int              `json:"context"`
+		PlanPeak  int64            `json:"plan_peak_bytes"`
+		Residency map[string]any   `json:"residency"`
+		PPStats   *json.RawMessage `json:"pp"`
+		TGStats   *json.RawMessage `json:"tg"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("output %q: %v", out.String(), err)
+	}
+	if !res.PG || res.KV != "int8" || res.Context != 256 || res.PlanPeak <= 0 || res.PPStats == nil || res.TGStats == nil {
+		t.Errorf("output %s", out.String())
+	}
+	for _, key := range []string{"blocks", "streamed_start", "streamed_end", "bytes_read", "disk_bytes_per_token", "stall_seconds"} {
+		if _, ok := res.Residency[key]; !ok {
+			t.Errorf("residency lacks %q: %v", key, res.Residency)
+		}
+	}
+	if _, err := parseFlags([]string{"-m", "x", "-p", "400", "-n", "200", "-pg", "-c", "512"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "-c 512") {
+		t.Errorf("-pg with p+n past the context: err = %v", err)
+	}
+	if _, err := parseFlags([]string{"-m", "x", "-p", "0", "-pg"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "-pg") {
+		t.Errorf("-pg without -p: err = %v", err)
+	}
+}

@@ -1,16 +1,25 @@
 // Command plan predicts the memory a GGUF model needs, before loading it,
-// and shows what the library would degrade to within a memory limit.
+// and shows what the library would degrade to within a memory limit, and
+// which blocks stay in memory and which are read from disk as a session's
+// KV cache fills the context:
 //
 //	go run ./examples/plan -m model.gguf -c 8192 -mem 6G
 //	go run ./examples/plan -m model.gguf -c 8192 -mem 6G -json
+//
+// The residency table has a row per growth of the cache: the tokens that
+// made it grow, its cells and bytes, the blocks resident and those read
+// from disk from then on, the bytes a token reads from disk, and the
+// predicted total.
 package main
 
 import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/examples/internal/cli"
@@ -27,7 +36,7 @@ func run() error {
 	path := flag.String("m", "", "GGUF model file (required)")
 	ctx := flag.Int("c", 0, "context size (0 = the model's)")
 	memFlag := flag.String("mem", "", "memory limit, e.g. 6G (default: detected from cgroup / MemAvailable)")
-	kvType := flag.String("kv", "f16", "KV cache type: f16 or int8")
+	kvType := flag.String("kv", "f16", "KV cache type: f16, int8 or int4")
 	threads := flag.Int("t", 0, "threads (0 = GOMAXPROCS)")
 	batch := flag.Int("b", 0, "batch size (0 = 512)")
 	weights := flag.String("weights", "auto", "weights: auto, resident or streaming")
@@ -60,8 +69,10 @@ func run() error {
 	case "f16":
 	case "int8":
 		opts = append(opts, llm.WithKVType(llm.KVInt8))
+	case "int4":
+		opts = append(opts, llm.WithKVType(llm.KVInt4))
 	default:
-		return fmt.Errorf("-kv %q: want f16 or int8", *kvType)
+		return fmt.Errorf("-kv %q: want f16, int8 or int4", *kvType)
 	}
 	switch *weights {
 	case "auto":
@@ -95,6 +106,14 @@ func run() error {
 		if p.Steps == nil {
 			out["degraded"] = []string{}
 		}
+		var sched []map[string]any
+		for _, pt := range p.Schedule(0) {
+			sched = append(sched, map[string]any{
+				"tokens": pt.Tokens, "cells": pt.Cells, "kv_bytes": pt.KV, "resident_blocks": pt.Resident,
+				"streamed_blocks": append([]int{}, pt.Streamed...), "disk_bytes_per_token": pt.DiskBytes, "total_bytes": pt.Total,
+			})
+		}
+		out["schedule"] = sched
 		enc := json.NewEncoder(os.Stdout)
 		return enc.Encode(out)
 	}
@@ -102,5 +121,74 @@ func run() error {
 	if !p.Fits {
 		os.Exit(2)
 	}
+	fmt.Println()
+	printSchedule(os.Stdout, p)
 	return nil
+}
+
+// printSchedule writes the residency table: how the blocks held in memory
+// give way to the KV cache as a session fills its context.
+func printSchedule(w io.Writer, p llm.MemoryPlan) {
+	pts := p.Schedule(0)
+	if len(pts) == 0 {
+		return
+	}
+	blocks := pts[0].Resident + len(pts[0].Streamed)
+	fmt.Fprintf(w, "residency as one session fills its context (%s):\n", p.Residency.String())
+	if blocks == 0 {
+		// Experts read from disk: no block moves, the KV cache grows into
+		// what the expert cache leaves.
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "tokens\tcells\tKV cache\ttotal\t\n")
+		for _, pt := range pts {
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t\n", pt.Tokens, pt.Cells, humanBytes(pt.KV), humanBytes(pt.Total))
+		}
+		tw.Flush()
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "tokens\tcells\tKV cache\tresident\tread from disk\tdisk / token\ttotal\t\n")
+	for _, pt := range pts {
+		streamed := "none"
+		if len(pt.Streamed) > 0 {
+			streamed = fmt.Sprintf("%d: %s", len(pt.Streamed), blockList(pt.Streamed))
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%d of %d\t%s\t%s\t%s\t\n", pt.Tokens, pt.Cells, humanBytes(pt.KV),
+			pt.Resident, blocks, streamed, humanBytes(pt.DiskBytes), humanBytes(pt.Total))
+	}
+	tw.Flush()
+}
+
+// blockList writes block numbers compactly: "3 7 10-12".
+func blockList(bs []int) string {
+	var b strings.Builder
+	for i := 0; i < len(bs); {
+		j := i
+		for j+1 < len(bs) && bs[j+1] == bs[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", bs[i], bs[j])
+		} else {
+			fmt.Fprintf(&b, "%d", bs[i])
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// humanBytes writes n in the largest binary unit below it.
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }

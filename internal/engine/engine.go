@@ -25,6 +25,7 @@ type Options struct {
 	memplan.Request // the configuration wanted, and the memory limit
 	Logger          *slog.Logger
 	OnPressure      func(residency.PressureEvent) // see residency.Config
+	Readers         int                           // reads of blocks from disk in flight (0: the default)
 	ChatTemplate    string                        // overrides tokenizer.chat_template
 }
 
@@ -169,12 +170,12 @@ func load(ctx context.Context, mp *mem.Mapping, o Options) (*Engine, error) {
 	}
 	e := &Engine{Model: mm, Tok: tok, Chat: ch, Pool: ops.NewPool(o.Threads), Shape: sh, mapping: mp, span: spanOf(data), log: o.Logger}
 	e.Weights, err = residency.Start(residency.Config{Mapping: mp, Model: mm, File: f, Shape: sh, Plan: plan,
-		Auto: o.Weights == memplan.WeightsAuto, Budget: o.Limit, OnPressure: o.OnPressure, Logger: o.Logger, Exclusive: &e.rw})
+		Auto: o.Weights == memplan.WeightsAuto, Budget: o.Limit, Readers: o.Readers, OnPressure: o.OnPressure, Logger: o.Logger})
 	if err != nil {
 		e.Pool.Close()
 		return nil, err
 	}
-	e.KVBudget = memplan.NewKVBudget(plan.KVLimit(), e.Weights.Short)
+	e.KVBudget = e.Weights.KVBudget()
 	e.identity = sync.OnceValues(func() (snapshot.Model, error) { return snapshot.Identify(mm, data) })
 	return e, nil
 }

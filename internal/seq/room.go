@@ -79,14 +79,10 @@ func (s *Seq) grow(need int) error {
 	if need > c.MaxCells() {
 		return fmt.Errorf("llm: %d tokens do not fit in a context of %d: %w", need, c.MaxCells(), kv.ErrFull)
 	}
-	cfg := c.Config()
-	step := memplan.StepCells(cfg, memplan.StepBytes)
-	// What the budget leaves, less the old layer a resize holds meanwhile.
+	// What the budget leaves without moving weights to disk, less the old
+	// layer a resize holds meanwhile.
 	_, holds := c.GrowBytes(cur + 1)
-	if left := s.budget.Limit() - s.budget.InUse() - holds; left < memplan.StepBytes {
-		step = memplan.StepCells(cfg, max(left, 0))
-	}
-	target := memplan.NextCells(cur, need, c.MaxCells(), step)
+	target := memplan.GrowTarget(c.Config(), cur, need, s.budget.Room()-holds)
 	added, transient := c.GrowBytes(target)
 	if !s.budget.Reserve(added + transient) {
 		target = need

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,7 @@ type Budget interface {
 	Release(n int64)          // give back n counted bytes
 	Limit() int64             // bytes all caches may hold together
 	InUse() int64             // bytes counted now
+	Room() int64              // bytes caches may grow by without taking memory from resident weights
 	Short() bool              // memory is short right now: do not grow
 }
 
@@ -220,9 +222,43 @@ func (s *Seq) truncate(n int) {
 	s.st.Cache().Truncate(n)
 }
 
-// Reset forgets every token, keeping the memory for reuse. It does nothing
-// while another call runs or once the sequence is closed.
-func (s *Seq) Reset() { s.Truncate(0) }
+// Reset forgets every token and gives back the memory the KV cache grew
+// by (a preallocated cache keeps it): resident weights may take it until
+// the cache grows again. It does nothing while another call runs or once
+// the sequence is closed.
+func (s *Seq) Reset() {
+	if s.enter() != nil {
+		return
+	}
+	defer s.leave()
+	s.truncate(0)
+	if s.cfg.Preallocate {
+		return
+	}
+	initial := memplan.InitialCells(s.cfg.Context, false)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.Cells() <= initial {
+		return
+	}
+	c, err := s.st.NewCache(initial)
+	if err != nil || s.st.SetCache(c) != nil {
+		return // keep the grown cache: it still works
+	}
+	freeOS(s.bytes)
+	s.budget.Release(s.bytes - c.Bytes())
+	s.bytes = c.Bytes()
+}
+
+// freeOS returns the memory of a dropped KV cache of n bytes to the
+// system before its budget is released, so that whatever takes it next
+// (resident weights) does not count on memory the garbage collector still
+// holds. Small caches are left to the collector.
+func freeOS(n int64) {
+	if n >= 4<<20 {
+		debug.FreeOSMemory()
+	}
+}
 
 // Close releases the sequence's memory and its share of the budget; every
 // later call fails with ErrClosed, and Close itself may be called again.
@@ -244,8 +280,9 @@ func (s *Seq) free() {
 		return
 	}
 	s.freed = true
-	s.budget.Release(s.bytes)
 	s.st, s.history, s.logits, s.scratch = nil, nil, nil, nil
+	freeOS(s.bytes)
+	s.budget.Release(s.bytes)
 }
 
 // enter starts a call: ErrClosed once the sequence is closed, ErrBusy
