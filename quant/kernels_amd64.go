@@ -29,6 +29,9 @@ var dotVariants = []dotVariant{
 	{Q5_K, cpu.AVX512VNNI, "avx512vnni", dotQ5_KVNNIAsm},
 	{Q6_K, cpu.AVX2, "avx2", dotQ6_KAVX2Asm},
 	{Q6_K, cpu.AVX512VNNI, "avx512vnni", dotQ6_KVNNIAsm},
+	{IQ4_NL, cpu.AVX2, "avx2", dotIQ4_NLAVX2Asm},
+	{IQ4_NL, cpu.AVX512VNNI, "avx512vnni", dotIQ4_NLVNNIAsm},
+	{IQ4_NL, cpu.AVX512VBMI, "avx512vbmi", dotIQ4_NLVBMIAsm},
 }
 
 // quantizeQ8_0 is quantQ8_0, with AVX-512 when the CPU has it.

@@ -33,4 +33,8 @@ var tileVariants = []struct {
 		h: 4, rows: tileRows, cols: 4, col: tileQ6_KAVX24x1}},
 	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: Q6_K, be: QKK, wb: q6_KBytes, xb: q8_KBytes, unit: 1,
 		h: 4, rows: tileRows, cols: 4, big: tileQ6_KVNNI4x4, col: tileQ6_KVNNI4x1}},
+	{cpu.AVX2, "avx2", tileSpec{name: "avx2", t: IQ4_NL, be: QK, wb: iq4_NLBytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 4, col: tileIQ4_NLAVX24x1}},
+	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: IQ4_NL, be: QK, wb: iq4_NLBytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 4, big: tileIQ4_NLVNNI4x4, col: tileIQ4_NLVNNI4x1}},
 }

@@ -40,6 +40,14 @@ func quantFiles() []outFile {
 			tileSuper(superQ6_K, vnni, 1)
 			tileSuper(superQ6_K, vnni, 4)
 		}},
+		{"iq4_nl", func() {
+			dotBlock(blockIQ4NL, avx2)
+			dotBlock(blockIQ4NL, vnni)
+			dotBlock(blockIQ4NL, vbmi)
+			tileBlock(blockIQ4NL, avx2, 1)
+			tileBlock(blockIQ4NL, vnni, 1)
+			tileBlock(blockIQ4NL, vnni, 4)
+		}},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
 	}
 }
