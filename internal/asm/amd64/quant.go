@@ -48,6 +48,20 @@ func quantFiles() []outFile {
 			tileBlock(blockIQ4NL, vnni, 1)
 			tileBlock(blockIQ4NL, vnni, 4)
 		}},
+		{"q2_k", func() { lowFamily(lowQ2_K) }},
+		{"q3_k", func() { lowFamily(lowQ3_K) }},
+		{"iq4_xs", func() { lowFamily(lowIQ4XS) }},
+		{"iq3_s", func() { lowFamily(lowIQ3S) }},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
 	}
+}
+
+// lowFamily emits a low-bit super-block type's kernels: the dot product
+// and the 4×1 tile with AVX2 and VNNI, the 4×4 tile with VNNI.
+func lowFamily(t *lowType) {
+	dotLow(t, avx2)
+	dotLow(t, vnni)
+	tileLow(t, avx2, 1)
+	tileLow(t, vnni, 1)
+	tileLow(t, vnni, 4)
 }
