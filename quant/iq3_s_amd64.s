@@ -287,28 +287,28 @@ loop:
 	VPERMW           Z25, Z5, Z21
 	VPERMW           Z25, Z6, Z22
 	VPERMW           Z25, Z7, Z23
-	KXNORW           K2, K2, K2
 	VPMOVZXBD        2(SI), Z25
 	KMOVW            66(SI), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z16
-	KXNORW           K2, K2, K2
 	KMOVQ            74(SI), K4
 	VPMOVZXBD        18(SI), Z25
 	KMOVW            68(SI), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z17
-	KXNORW           K2, K2, K2
 	KMOVQ            82(SI), K5
 	VPMOVZXBD        34(SI), Z25
 	KMOVW            70(SI), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z18
-	KXNORW           K2, K2, K2
 	KMOVQ            90(SI), K6
 	VPMOVZXBD        50(SI), Z25
 	KMOVW            72(SI), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z19
 	KMOVQ            98(SI), K7
 	VMOVDQU64        4(DI), Z25
@@ -1137,28 +1137,28 @@ loop:
 	VPERMW           Z25, Z5, Z21
 	VPERMW           Z25, Z6, Z22
 	VPERMW           Z25, Z7, Z23
-	KXNORW           K2, K2, K2
 	VPMOVZXBD        2(SI), Z25
 	KMOVW            66(SI), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z16
-	KXNORW           K2, K2, K2
 	KMOVQ            74(SI), K4
 	VPMOVZXBD        18(SI), Z25
 	KMOVW            68(SI), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z17
-	KXNORW           K2, K2, K2
 	KMOVQ            82(SI), K5
 	VPMOVZXBD        34(SI), Z25
 	KMOVW            70(SI), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z18
-	KXNORW           K2, K2, K2
 	KMOVQ            90(SI), K6
 	VPMOVZXBD        50(SI), Z25
 	KMOVW            72(SI), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z19
 	KMOVQ            98(SI), K7
 	VMOVDQA64        Z8, Z25
@@ -1190,28 +1190,28 @@ loop:
 	VPERMW           Z25, Z5, Z21
 	VPERMW           Z25, Z6, Z22
 	VPERMW           Z25, Z7, Z23
-	KXNORW           K2, K2, K2
 	VPMOVZXBD        2(BX), Z25
 	KMOVW            66(BX), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z16
-	KXNORW           K2, K2, K2
 	KMOVQ            74(BX), K4
 	VPMOVZXBD        18(BX), Z25
 	KMOVW            68(BX), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z17
-	KXNORW           K2, K2, K2
 	KMOVQ            82(BX), K5
 	VPMOVZXBD        34(BX), Z25
 	KMOVW            70(BX), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z18
-	KXNORW           K2, K2, K2
 	KMOVQ            90(BX), K6
 	VPMOVZXBD        50(BX), Z25
 	KMOVW            72(BX), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z19
 	KMOVQ            98(BX), K7
 	VMOVDQA64        Z8, Z25
@@ -1243,28 +1243,28 @@ loop:
 	VPERMW           Z25, Z5, Z21
 	VPERMW           Z25, Z6, Z22
 	VPERMW           Z25, Z7, Z23
-	KXNORW           K2, K2, K2
 	VPMOVZXBD        2(R8), Z25
 	KMOVW            66(R8), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z16
-	KXNORW           K2, K2, K2
 	KMOVQ            74(R8), K4
 	VPMOVZXBD        18(R8), Z25
 	KMOVW            68(R8), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z17
-	KXNORW           K2, K2, K2
 	KMOVQ            82(R8), K5
 	VPMOVZXBD        34(R8), Z25
 	KMOVW            70(R8), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z18
-	KXNORW           K2, K2, K2
 	KMOVQ            90(R8), K6
 	VPMOVZXBD        50(R8), Z25
 	KMOVW            72(R8), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z19
 	KMOVQ            98(R8), K7
 	VMOVDQA64        Z8, Z25
@@ -1296,28 +1296,28 @@ loop:
 	VPERMW           Z25, Z5, Z21
 	VPERMW           Z25, Z6, Z22
 	VPERMW           Z25, Z7, Z23
-	KXNORW           K2, K2, K2
 	VPMOVZXBD        2(R9), Z25
 	KMOVW            66(R9), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z16
-	KXNORW           K2, K2, K2
 	KMOVQ            74(R9), K4
 	VPMOVZXBD        18(R9), Z25
 	KMOVW            68(R9), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z17
-	KXNORW           K2, K2, K2
 	KMOVQ            82(R9), K5
 	VPMOVZXBD        34(R9), Z25
 	KMOVW            70(R9), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z18
-	KXNORW           K2, K2, K2
 	KMOVQ            90(R9), K6
 	VPMOVZXBD        50(R9), Z25
 	KMOVW            72(R9), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z19
 	KMOVQ            98(R9), K7
 	VMOVDQA64        Z8, Z25
@@ -1444,28 +1444,28 @@ loop:
 	VPERMW           Z25, Z22, Z22
 	VMOVDQU64        lowIdxSub16<>+192(SB), Z23
 	VPERMW           Z25, Z23, Z23
-	KXNORW           K2, K2, K2
 	VPMOVZXBD        2(SI), Z25
 	KMOVW            66(SI), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z16
-	KXNORW           K2, K2, K2
 	KMOVQ            74(SI), K4
 	VPMOVZXBD        18(SI), Z25
 	KMOVW            68(SI), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z17
-	KXNORW           K2, K2, K2
 	KMOVQ            82(SI), K5
 	VPMOVZXBD        34(SI), Z25
 	KMOVW            70(SI), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z18
-	KXNORW           K2, K2, K2
 	KMOVQ            90(SI), K6
 	VPMOVZXBD        50(SI), Z25
 	KMOVW            72(SI), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z19
 	KMOVQ            98(SI), K7
 	VMOVDQU64        4(DI), Z25
@@ -1555,28 +1555,28 @@ loop:
 	VPERMW           Z25, Z22, Z22
 	VMOVDQU64        lowIdxSub16<>+192(SB), Z23
 	VPERMW           Z25, Z23, Z23
-	KXNORW           K2, K2, K2
 	VPMOVZXBD        2(BX), Z25
 	KMOVW            66(BX), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z16
-	KXNORW           K2, K2, K2
 	KMOVQ            74(BX), K4
 	VPMOVZXBD        18(BX), Z25
 	KMOVW            68(BX), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z17
-	KXNORW           K2, K2, K2
 	KMOVQ            82(BX), K5
 	VPMOVZXBD        34(BX), Z25
 	KMOVW            70(BX), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z18
-	KXNORW           K2, K2, K2
 	KMOVQ            90(BX), K6
 	VPMOVZXBD        50(BX), Z25
 	KMOVW            72(BX), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z19
 	KMOVQ            98(BX), K7
 	VMOVDQU64        4(DI), Z25
@@ -1666,28 +1666,28 @@ loop:
 	VPERMW           Z25, Z22, Z22
 	VMOVDQU64        lowIdxSub16<>+192(SB), Z23
 	VPERMW           Z25, Z23, Z23
-	KXNORW           K2, K2, K2
 	VPMOVZXBD        2(R8), Z25
 	KMOVW            66(R8), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z16
-	KXNORW           K2, K2, K2
 	KMOVQ            74(R8), K4
 	VPMOVZXBD        18(R8), Z25
 	KMOVW            68(R8), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z17
-	KXNORW           K2, K2, K2
 	KMOVQ            82(R8), K5
 	VPMOVZXBD        34(R8), Z25
 	KMOVW            70(R8), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z18
-	KXNORW           K2, K2, K2
 	KMOVQ            90(R8), K6
 	VPMOVZXBD        50(R8), Z25
 	KMOVW            72(R8), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z19
 	KMOVQ            98(R8), K7
 	VMOVDQU64        4(DI), Z25
@@ -1777,28 +1777,28 @@ loop:
 	VPERMW           Z25, Z22, Z22
 	VMOVDQU64        lowIdxSub16<>+192(SB), Z23
 	VPERMW           Z25, Z23, Z23
-	KXNORW           K2, K2, K2
 	VPMOVZXBD        2(R9), Z25
 	KMOVW            66(R9), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z16
-	KXNORW           K2, K2, K2
 	KMOVQ            74(R9), K4
 	VPMOVZXBD        18(R9), Z25
 	KMOVW            68(R9), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z17
-	KXNORW           K2, K2, K2
 	KMOVQ            82(R9), K5
 	VPMOVZXBD        34(R9), Z25
 	KMOVW            70(R9), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z18
-	KXNORW           K2, K2, K2
 	KMOVQ            90(R9), K6
 	VPMOVZXBD        50(R9), Z25
 	KMOVW            72(R9), K1
 	VPORD            Z28, Z25, K1, Z25
+	KXNORW           K3, K3, K2
 	VPGATHERDD       (R13)(Z25*4), K2, Z19
 	KMOVQ            98(R9), K7
 	VMOVDQU64        4(DI), Z25
