@@ -21,3 +21,6 @@ func tileIQ4_NLVNNI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *
 
 //go:noescape
 func tileIQ4_NLVNNI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileIQ4_NLVBMI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)

@@ -18,3 +18,12 @@ func tileIQ4_XSVNNI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *
 
 //go:noescape
 func tileIQ4_XSVNNI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func dotIQ4_XSVBMIAsm(w *byte, x *byte, nb int) float32
+
+//go:noescape
+func tileIQ4_XSVBMI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileIQ4_XSVBMI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)

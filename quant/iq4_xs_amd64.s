@@ -208,7 +208,7 @@ TEXT ·dotIQ4_XSVNNIAsm(SB), NOSPLIT, $24-28
 	MOVQ      w+0(FP), SI
 	MOVQ      x+8(FP), DI
 	MOVQ      nb+16(FP), CX
-	VMOVDQU64 lowIQ4Biased<>+0(SB), Z28
+	VMOVDQU64 iq4nlBiased64<>+0(SB), Z28
 	VMOVDQU64 lowB0F<>+0(SB), Z29
 	VMOVDQU64 lowIdxSub32<>+0(SB), Z4
 	VMOVDQU64 lowIdxSub32<>+64(SB), Z5
@@ -294,15 +294,15 @@ loop:
 	MOVSS            X0, ret+24(FP)
 	RET
 
-DATA lowIQ4Biased<>+0(SB)/8, $0x766a5d4f3f2d1801
-DATA lowIQ4Biased<>+8(SB)/8, $0xf1d9c5b5a6998d81
-DATA lowIQ4Biased<>+16(SB)/8, $0x766a5d4f3f2d1801
-DATA lowIQ4Biased<>+24(SB)/8, $0xf1d9c5b5a6998d81
-DATA lowIQ4Biased<>+32(SB)/8, $0x766a5d4f3f2d1801
-DATA lowIQ4Biased<>+40(SB)/8, $0xf1d9c5b5a6998d81
-DATA lowIQ4Biased<>+48(SB)/8, $0x766a5d4f3f2d1801
-DATA lowIQ4Biased<>+56(SB)/8, $0xf1d9c5b5a6998d81
-GLOBL lowIQ4Biased<>(SB), RODATA|NOPTR, $64
+DATA iq4nlBiased64<>+0(SB)/8, $0x766a5d4f3f2d1801
+DATA iq4nlBiased64<>+8(SB)/8, $0xf1d9c5b5a6998d81
+DATA iq4nlBiased64<>+16(SB)/8, $0x766a5d4f3f2d1801
+DATA iq4nlBiased64<>+24(SB)/8, $0xf1d9c5b5a6998d81
+DATA iq4nlBiased64<>+32(SB)/8, $0x766a5d4f3f2d1801
+DATA iq4nlBiased64<>+40(SB)/8, $0xf1d9c5b5a6998d81
+DATA iq4nlBiased64<>+48(SB)/8, $0x766a5d4f3f2d1801
+DATA iq4nlBiased64<>+56(SB)/8, $0xf1d9c5b5a6998d81
+GLOBL iq4nlBiased64<>(SB), RODATA|NOPTR, $64
 
 DATA lowIdxSub32<>+0(SB)/8, $0x0000000000000000
 DATA lowIdxSub32<>+8(SB)/8, $0x0000000000000000
@@ -889,7 +889,7 @@ TEXT ·tileIQ4_XSVNNI4x1(SB), NOSPLIT, $24-56
 	MOVQ      wStride+8(FP), R10
 	SHLQ      $0x03, R10
 	MOVQ      x+16(FP), DI
-	VMOVDQU64 lowIQ4Biased<>+0(SB), Z28
+	VMOVDQU64 iq4nlBiased64<>+0(SB), Z28
 	VMOVDQU64 lowB0F<>+0(SB), Z29
 	VMOVDQU64 lowIdxSub32<>+0(SB), Z4
 	VMOVDQU64 lowIdxSub32<>+64(SB), Z5
@@ -1191,7 +1191,7 @@ TEXT ·tileIQ4_XSVNNI4x4(SB), NOSPLIT, $72-56
 	LEAQ      (DI)(AX*1), DX
 	LEAQ      (DI)(AX*2), R10
 	LEAQ      (DX)(AX*2), R11
-	VMOVDQU64 lowIQ4Biased<>+0(SB), Z28
+	VMOVDQU64 iq4nlBiased64<>+0(SB), Z28
 	VMOVDQU64 lowB0F<>+0(SB), Z29
 	VPXORD    Z0, Z0, Z0
 	VPXORD    Z1, Z1, Z1
@@ -1636,6 +1636,988 @@ loop:
 	VSHUFI64X2       $0x50, Z26, Z26, Z19
 	VPSRLVQ          shift0044<>+0(SB), Z19, Z19
 	VPANDD           Z29, Z19, Z19
+	VPSHUFB          Z19, Z28, Z19
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(DI), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(DI), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(DI), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(DI), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(DI), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 12(SP), Z26, Z12
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(DX), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(DX), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(DX), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(DX), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(DX), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 28(SP), Z26, Z13
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(R10), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(R10), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(R10), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(R10), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(R10), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 44(SP), Z26, Z14
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(R11), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(R11), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(R11), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(R11), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(R11), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 60(SP), Z26, Z15
+	ADDQ             $0x00000088, SI
+	ADDQ             $0x00000088, BX
+	ADDQ             $0x00000088, R8
+	ADDQ             $0x00000088, R9
+	ADDQ             $0x00000124, DI
+	ADDQ             $0x00000124, DX
+	ADDQ             $0x00000124, R10
+	ADDQ             $0x00000124, R11
+	CMPQ             SI, 64(SP)
+	JNE              loop
+	VEXTRACTF64X4    $0x01, Z0, Y20
+	VADDPS           Y20, Y0, Y0
+	VEXTRACTF64X4    $0x01, Z4, Y20
+	VADDPS           Y20, Y4, Y4
+	VEXTRACTF64X4    $0x01, Z8, Y20
+	VADDPS           Y20, Y8, Y8
+	VEXTRACTF64X4    $0x01, Z12, Y20
+	VADDPS           Y20, Y12, Y12
+	VHADDPS          Y4, Y0, Y0
+	VHADDPS          Y12, Y8, Y8
+	VHADDPS          Y8, Y0, Y0
+	VEXTRACTF32X4    $0x01, Y0, X20
+	VADDPS           X20, X0, X0
+	MOVQ             out+40(FP), R12
+	MOVQ             outStride+48(FP), R13
+	SHLQ             $0x02, R13
+	VMOVUPS          X0, (R12)
+	VEXTRACTF64X4    $0x01, Z1, Y20
+	VADDPS           Y20, Y1, Y1
+	VEXTRACTF64X4    $0x01, Z5, Y20
+	VADDPS           Y20, Y5, Y5
+	VEXTRACTF64X4    $0x01, Z9, Y20
+	VADDPS           Y20, Y9, Y9
+	VEXTRACTF64X4    $0x01, Z13, Y20
+	VADDPS           Y20, Y13, Y13
+	VHADDPS          Y5, Y1, Y1
+	VHADDPS          Y13, Y9, Y9
+	VHADDPS          Y9, Y1, Y1
+	VEXTRACTF32X4    $0x01, Y1, X20
+	VADDPS           X20, X1, X1
+	VMOVUPS          X1, (R12)(R13*1)
+	VEXTRACTF64X4    $0x01, Z2, Y20
+	VADDPS           Y20, Y2, Y2
+	VEXTRACTF64X4    $0x01, Z6, Y20
+	VADDPS           Y20, Y6, Y6
+	VEXTRACTF64X4    $0x01, Z10, Y20
+	VADDPS           Y20, Y10, Y10
+	VEXTRACTF64X4    $0x01, Z14, Y20
+	VADDPS           Y20, Y14, Y14
+	VHADDPS          Y6, Y2, Y2
+	VHADDPS          Y14, Y10, Y10
+	VHADDPS          Y10, Y2, Y2
+	VEXTRACTF32X4    $0x01, Y2, X20
+	VADDPS           X20, X2, X2
+	VMOVUPS          X2, (R12)(R13*2)
+	VEXTRACTF64X4    $0x01, Z3, Y20
+	VADDPS           Y20, Y3, Y3
+	VEXTRACTF64X4    $0x01, Z7, Y20
+	VADDPS           Y20, Y7, Y7
+	VEXTRACTF64X4    $0x01, Z11, Y20
+	VADDPS           Y20, Y11, Y11
+	VEXTRACTF64X4    $0x01, Z15, Y20
+	VADDPS           Y20, Y15, Y15
+	VHADDPS          Y7, Y3, Y3
+	VHADDPS          Y15, Y11, Y11
+	VHADDPS          Y11, Y3, Y3
+	VEXTRACTF32X4    $0x01, Y3, X20
+	VADDPS           X20, X3, X3
+	LEAQ             (R13)(R13*2), AX
+	VMOVUPS          X3, (R12)(AX*1)
+	VZEROUPPER
+	RET
+
+// func dotIQ4_XSVBMIAsm(w *byte, x *byte, nb int) float32
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, GFNI, SSE
+TEXT ·dotIQ4_XSVBMIAsm(SB), NOSPLIT, $24-28
+	MOVQ      w+0(FP), SI
+	MOVQ      x+8(FP), DI
+	MOVQ      nb+16(FP), CX
+	VMOVDQU64 iq4nlBiased64<>+0(SB), Z28
+	VMOVDQU64 lowGFNib<>+0(SB), Z29
+	VMOVDQU64 lowIdxSub32<>+0(SB), Z4
+	VMOVDQU64 lowIdxSub32<>+64(SB), Z5
+	VMOVDQU64 lowIdxSub32<>+128(SB), Z6
+	VMOVDQU64 lowIdxSub32<>+192(SB), Z7
+	VPXORD    Z0, Z0, Z0
+
+loop:
+	MOVWLZX          (SI), AX
+	VMOVD            AX, X26
+	VCVTPH2PS        X26, X26
+	VBROADCASTSS     (DI), X27
+	VMULPS           X27, X26, X25
+	VMOVUPS          X25, (SP)
+	VPBROADCASTD     4(SI), Y25
+	VPSRLVD          lowCnt4s<>+0(SB), Y25, Y25
+	VPANDD           lowD0F<>+0(SB), Y25, Y25
+	VPBROADCASTD     2(SI), Y26
+	VPSRLVD          lowCnt2s<>+0(SB), Y26, Y26
+	VPANDD           lowD03<>+0(SB), Y26, Y26
+	VPSLLD           $0x04, Y26, Y26
+	VPORD            Y26, Y25, Y25
+	VPSUBD           lowD20<>+0(SB), Y25, Y25
+	VPERMD           Z25, Z4, Z20
+	VPERMD           Z25, Z5, Z21
+	VPERMD           Z25, Z6, Z22
+	VPERMD           Z25, Z7, Z23
+	VMOVDQU64        lowIdxW<>+0(SB), Y24
+	VPERMW           Y25, Y24, Y24
+	VBROADCASTI64X4  8(SI), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z16
+	VGF2P8AFFINEQB   $0x00, Z29, Z16, Z16
+	VPSHUFB          Z16, Z28, Z16
+	VBROADCASTI64X4  40(SI), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z17
+	VGF2P8AFFINEQB   $0x00, Z29, Z17, Z17
+	VPSHUFB          Z17, Z28, Z17
+	VBROADCASTI64X4  72(SI), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z18
+	VGF2P8AFFINEQB   $0x00, Z29, Z18, Z18
+	VPSHUFB          Z18, Z28, Z18
+	VBROADCASTI64X4  104(SI), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z19
+	VGF2P8AFFINEQB   $0x00, Z29, Z19, Z19
+	VPSHUFB          Z19, Z28, Z19
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(DI), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(DI), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(DI), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(DI), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(DI), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST (SP), Z26, Z0
+	ADDQ             $0x00000088, SI
+	ADDQ             $0x00000124, DI
+	DECQ             CX
+	JNZ              loop
+	VEXTRACTF64X4    $0x01, Z0, Y1
+	VADDPS           Y1, Y0, Y0
+	VEXTRACTF128     $0x01, Y0, X1
+	VADDPS           X1, X0, X0
+	VMOVHLPS         X0, X0, X1
+	VADDPS           X1, X0, X0
+	VMOVSHDUP        X0, X1
+	VADDSS           X1, X0, X0
+	VZEROUPPER
+	MOVSS            X0, ret+24(FP)
+	RET
+
+DATA lowGFNib<>+0(SB)/8, $0x0102040800000000
+DATA lowGFNib<>+8(SB)/8, $0x0102040800000000
+DATA lowGFNib<>+16(SB)/8, $0x1020408000000000
+DATA lowGFNib<>+24(SB)/8, $0x1020408000000000
+DATA lowGFNib<>+32(SB)/8, $0x0102040800000000
+DATA lowGFNib<>+40(SB)/8, $0x0102040800000000
+DATA lowGFNib<>+48(SB)/8, $0x1020408000000000
+DATA lowGFNib<>+56(SB)/8, $0x1020408000000000
+GLOBL lowGFNib<>(SB), RODATA|NOPTR, $64
+
+// func tileIQ4_XSVBMI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, GFNI, MMX+
+TEXT ·tileIQ4_XSVBMI4x1(SB), NOSPLIT, $24-56
+	MOVQ      w+0(FP), SI
+	MOVQ      wStride+8(FP), AX
+	LEAQ      (SI)(AX*1), BX
+	LEAQ      (SI)(AX*2), R8
+	LEAQ      (BX)(AX*2), R9
+	MOVQ      nb+32(FP), AX
+	IMUL3Q    $0x00000088, AX, AX
+	ADDQ      SI, AX
+	MOVQ      AX, 16(SP)
+	MOVQ      wStride+8(FP), R10
+	SHLQ      $0x03, R10
+	MOVQ      x+16(FP), DI
+	VMOVDQU64 iq4nlBiased64<>+0(SB), Z28
+	VMOVDQU64 lowGFNib<>+0(SB), Z29
+	VMOVDQU64 lowIdxSub32<>+0(SB), Z4
+	VMOVDQU64 lowIdxSub32<>+64(SB), Z5
+	VMOVDQU64 lowIdxSub32<>+128(SB), Z6
+	VMOVDQU64 lowIdxSub32<>+192(SB), Z7
+	VPXORD    Z0, Z0, Z0
+	VPXORD    Z1, Z1, Z1
+	VPXORD    Z2, Z2, Z2
+	VPXORD    Z3, Z3, Z3
+
+loop:
+	PREFETCHT0       (SI)(R10*1)
+	PREFETCHT0       64(SI)(R10*1)
+	PREFETCHT0       128(SI)(R10*1)
+	PREFETCHT0       (BX)(R10*1)
+	PREFETCHT0       64(BX)(R10*1)
+	PREFETCHT0       128(BX)(R10*1)
+	PREFETCHT0       (R8)(R10*1)
+	PREFETCHT0       64(R8)(R10*1)
+	PREFETCHT0       128(R8)(R10*1)
+	PREFETCHT0       (R9)(R10*1)
+	PREFETCHT0       64(R9)(R10*1)
+	PREFETCHT0       128(R9)(R10*1)
+	MOVWLZX          (SI), AX
+	VMOVD            AX, X26
+	VPINSRW          $0x01, (BX), X26, X26
+	VPINSRW          $0x02, (R8), X26, X26
+	VPINSRW          $0x03, (R9), X26, X26
+	VCVTPH2PS        X26, X26
+	VBROADCASTSS     (DI), X27
+	VMULPS           X27, X26, X25
+	VMOVUPS          X25, (SP)
+	VMOVDQU64        4(DI), Z8
+	VMOVDQU64        68(DI), Z9
+	VMOVDQU64        132(DI), Z10
+	VMOVDQU64        196(DI), Z11
+	VMOVDQU64        260(DI), Y12
+	VPBROADCASTD     4(SI), Y25
+	VPSRLVD          lowCnt4s<>+0(SB), Y25, Y25
+	VPANDD           lowD0F<>+0(SB), Y25, Y25
+	VPBROADCASTD     2(SI), Y26
+	VPSRLVD          lowCnt2s<>+0(SB), Y26, Y26
+	VPANDD           lowD03<>+0(SB), Y26, Y26
+	VPSLLD           $0x04, Y26, Y26
+	VPORD            Y26, Y25, Y25
+	VPSUBD           lowD20<>+0(SB), Y25, Y25
+	VPERMD           Z25, Z4, Z20
+	VPERMD           Z25, Z5, Z21
+	VPERMD           Z25, Z6, Z22
+	VPERMD           Z25, Z7, Z23
+	VMOVDQU64        lowIdxW<>+0(SB), Y24
+	VPERMW           Y25, Y24, Y24
+	VBROADCASTI64X4  8(SI), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z16
+	VGF2P8AFFINEQB   $0x00, Z29, Z16, Z16
+	VPSHUFB          Z16, Z28, Z16
+	VBROADCASTI64X4  40(SI), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z17
+	VGF2P8AFFINEQB   $0x00, Z29, Z17, Z17
+	VPSHUFB          Z17, Z28, Z17
+	VBROADCASTI64X4  72(SI), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z18
+	VGF2P8AFFINEQB   $0x00, Z29, Z18, Z18
+	VPSHUFB          Z18, Z28, Z18
+	VBROADCASTI64X4  104(SI), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z19
+	VGF2P8AFFINEQB   $0x00, Z29, Z19, Z19
+	VPSHUFB          Z19, Z28, Z19
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         Z8, Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         Z9, Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         Z10, Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         Z11, Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         Y12, Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST (SP), Z26, Z0
+	VPBROADCASTD     4(BX), Y25
+	VPSRLVD          lowCnt4s<>+0(SB), Y25, Y25
+	VPANDD           lowD0F<>+0(SB), Y25, Y25
+	VPBROADCASTD     2(BX), Y26
+	VPSRLVD          lowCnt2s<>+0(SB), Y26, Y26
+	VPANDD           lowD03<>+0(SB), Y26, Y26
+	VPSLLD           $0x04, Y26, Y26
+	VPORD            Y26, Y25, Y25
+	VPSUBD           lowD20<>+0(SB), Y25, Y25
+	VPERMD           Z25, Z4, Z20
+	VPERMD           Z25, Z5, Z21
+	VPERMD           Z25, Z6, Z22
+	VPERMD           Z25, Z7, Z23
+	VMOVDQU64        lowIdxW<>+0(SB), Y24
+	VPERMW           Y25, Y24, Y24
+	VBROADCASTI64X4  8(BX), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z16
+	VGF2P8AFFINEQB   $0x00, Z29, Z16, Z16
+	VPSHUFB          Z16, Z28, Z16
+	VBROADCASTI64X4  40(BX), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z17
+	VGF2P8AFFINEQB   $0x00, Z29, Z17, Z17
+	VPSHUFB          Z17, Z28, Z17
+	VBROADCASTI64X4  72(BX), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z18
+	VGF2P8AFFINEQB   $0x00, Z29, Z18, Z18
+	VPSHUFB          Z18, Z28, Z18
+	VBROADCASTI64X4  104(BX), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z19
+	VGF2P8AFFINEQB   $0x00, Z29, Z19, Z19
+	VPSHUFB          Z19, Z28, Z19
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         Z8, Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         Z9, Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         Z10, Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         Z11, Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         Y12, Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 4(SP), Z26, Z1
+	VPBROADCASTD     4(R8), Y25
+	VPSRLVD          lowCnt4s<>+0(SB), Y25, Y25
+	VPANDD           lowD0F<>+0(SB), Y25, Y25
+	VPBROADCASTD     2(R8), Y26
+	VPSRLVD          lowCnt2s<>+0(SB), Y26, Y26
+	VPANDD           lowD03<>+0(SB), Y26, Y26
+	VPSLLD           $0x04, Y26, Y26
+	VPORD            Y26, Y25, Y25
+	VPSUBD           lowD20<>+0(SB), Y25, Y25
+	VPERMD           Z25, Z4, Z20
+	VPERMD           Z25, Z5, Z21
+	VPERMD           Z25, Z6, Z22
+	VPERMD           Z25, Z7, Z23
+	VMOVDQU64        lowIdxW<>+0(SB), Y24
+	VPERMW           Y25, Y24, Y24
+	VBROADCASTI64X4  8(R8), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z16
+	VGF2P8AFFINEQB   $0x00, Z29, Z16, Z16
+	VPSHUFB          Z16, Z28, Z16
+	VBROADCASTI64X4  40(R8), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z17
+	VGF2P8AFFINEQB   $0x00, Z29, Z17, Z17
+	VPSHUFB          Z17, Z28, Z17
+	VBROADCASTI64X4  72(R8), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z18
+	VGF2P8AFFINEQB   $0x00, Z29, Z18, Z18
+	VPSHUFB          Z18, Z28, Z18
+	VBROADCASTI64X4  104(R8), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z19
+	VGF2P8AFFINEQB   $0x00, Z29, Z19, Z19
+	VPSHUFB          Z19, Z28, Z19
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         Z8, Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         Z9, Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         Z10, Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         Z11, Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         Y12, Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 8(SP), Z26, Z2
+	VPBROADCASTD     4(R9), Y25
+	VPSRLVD          lowCnt4s<>+0(SB), Y25, Y25
+	VPANDD           lowD0F<>+0(SB), Y25, Y25
+	VPBROADCASTD     2(R9), Y26
+	VPSRLVD          lowCnt2s<>+0(SB), Y26, Y26
+	VPANDD           lowD03<>+0(SB), Y26, Y26
+	VPSLLD           $0x04, Y26, Y26
+	VPORD            Y26, Y25, Y25
+	VPSUBD           lowD20<>+0(SB), Y25, Y25
+	VPERMD           Z25, Z4, Z20
+	VPERMD           Z25, Z5, Z21
+	VPERMD           Z25, Z6, Z22
+	VPERMD           Z25, Z7, Z23
+	VMOVDQU64        lowIdxW<>+0(SB), Y24
+	VPERMW           Y25, Y24, Y24
+	VBROADCASTI64X4  8(R9), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z16
+	VGF2P8AFFINEQB   $0x00, Z29, Z16, Z16
+	VPSHUFB          Z16, Z28, Z16
+	VBROADCASTI64X4  40(R9), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z17
+	VGF2P8AFFINEQB   $0x00, Z29, Z17, Z17
+	VPSHUFB          Z17, Z28, Z17
+	VBROADCASTI64X4  72(R9), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z18
+	VGF2P8AFFINEQB   $0x00, Z29, Z18, Z18
+	VPSHUFB          Z18, Z28, Z18
+	VBROADCASTI64X4  104(R9), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z19
+	VGF2P8AFFINEQB   $0x00, Z29, Z19, Z19
+	VPSHUFB          Z19, Z28, Z19
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         Z8, Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         Z9, Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         Z10, Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         Z11, Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         Y12, Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 12(SP), Z26, Z3
+	ADDQ             $0x00000088, SI
+	ADDQ             $0x00000088, BX
+	ADDQ             $0x00000088, R8
+	ADDQ             $0x00000088, R9
+	ADDQ             $0x00000124, DI
+	CMPQ             SI, 16(SP)
+	JNE              loop
+	VEXTRACTF64X4    $0x01, Z0, Y20
+	VADDPS           Y20, Y0, Y0
+	VEXTRACTF64X4    $0x01, Z1, Y20
+	VADDPS           Y20, Y1, Y1
+	VEXTRACTF64X4    $0x01, Z2, Y20
+	VADDPS           Y20, Y2, Y2
+	VEXTRACTF64X4    $0x01, Z3, Y20
+	VADDPS           Y20, Y3, Y3
+	VHADDPS          Y1, Y0, Y0
+	VHADDPS          Y3, Y2, Y2
+	VHADDPS          Y2, Y0, Y0
+	VEXTRACTF32X4    $0x01, Y0, X20
+	VADDPS           X20, X0, X0
+	MOVQ             out+40(FP), R12
+	VMOVUPS          X0, (R12)
+	VZEROUPPER
+	RET
+
+// func tileIQ4_XSVBMI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, GFNI, MMX+
+TEXT ·tileIQ4_XSVBMI4x4(SB), NOSPLIT, $72-56
+	MOVQ      w+0(FP), SI
+	MOVQ      wStride+8(FP), AX
+	LEAQ      (SI)(AX*1), BX
+	LEAQ      (SI)(AX*2), R8
+	LEAQ      (BX)(AX*2), R9
+	MOVQ      nb+32(FP), AX
+	IMUL3Q    $0x00000088, AX, AX
+	ADDQ      SI, AX
+	MOVQ      AX, 64(SP)
+	MOVQ      wStride+8(FP), R12
+	SHLQ      $0x02, R12
+	MOVQ      x+16(FP), DI
+	MOVQ      xStride+24(FP), AX
+	LEAQ      (DI)(AX*1), DX
+	LEAQ      (DI)(AX*2), R10
+	LEAQ      (DX)(AX*2), R11
+	VMOVDQU64 iq4nlBiased64<>+0(SB), Z28
+	VMOVDQU64 lowGFNib<>+0(SB), Z29
+	VPXORD    Z0, Z0, Z0
+	VPXORD    Z1, Z1, Z1
+	VPXORD    Z2, Z2, Z2
+	VPXORD    Z3, Z3, Z3
+	VPXORD    Z4, Z4, Z4
+	VPXORD    Z5, Z5, Z5
+	VPXORD    Z6, Z6, Z6
+	VPXORD    Z7, Z7, Z7
+	VPXORD    Z8, Z8, Z8
+	VPXORD    Z9, Z9, Z9
+	VPXORD    Z10, Z10, Z10
+	VPXORD    Z11, Z11, Z11
+	VPXORD    Z12, Z12, Z12
+	VPXORD    Z13, Z13, Z13
+	VPXORD    Z14, Z14, Z14
+	VPXORD    Z15, Z15, Z15
+
+loop:
+	PREFETCHT0       (SI)(R12*1)
+	PREFETCHT0       64(SI)(R12*1)
+	PREFETCHT0       128(SI)(R12*1)
+	PREFETCHT0       (BX)(R12*1)
+	PREFETCHT0       64(BX)(R12*1)
+	PREFETCHT0       128(BX)(R12*1)
+	PREFETCHT0       (R8)(R12*1)
+	PREFETCHT0       64(R8)(R12*1)
+	PREFETCHT0       128(R8)(R12*1)
+	PREFETCHT0       (R9)(R12*1)
+	PREFETCHT0       64(R9)(R12*1)
+	PREFETCHT0       128(R9)(R12*1)
+	MOVWLZX          (SI), AX
+	VMOVD            AX, X26
+	VPINSRW          $0x01, (BX), X26, X26
+	VPINSRW          $0x02, (R8), X26, X26
+	VPINSRW          $0x03, (R9), X26, X26
+	VCVTPH2PS        X26, X26
+	VBROADCASTSS     (DI), X27
+	VMULPS           X27, X26, X25
+	VMOVUPS          X25, (SP)
+	VBROADCASTSS     (DX), X27
+	VMULPS           X27, X26, X25
+	VMOVUPS          X25, 16(SP)
+	VBROADCASTSS     (R10), X27
+	VMULPS           X27, X26, X25
+	VMOVUPS          X25, 32(SP)
+	VBROADCASTSS     (R11), X27
+	VMULPS           X27, X26, X25
+	VMOVUPS          X25, 48(SP)
+	VPBROADCASTD     4(SI), Y25
+	VPSRLVD          lowCnt4s<>+0(SB), Y25, Y25
+	VPANDD           lowD0F<>+0(SB), Y25, Y25
+	VPBROADCASTD     2(SI), Y26
+	VPSRLVD          lowCnt2s<>+0(SB), Y26, Y26
+	VPANDD           lowD03<>+0(SB), Y26, Y26
+	VPSLLD           $0x04, Y26, Y26
+	VPORD            Y26, Y25, Y25
+	VPSUBD           lowD20<>+0(SB), Y25, Y25
+	VMOVDQU64        lowIdxSub32<>+0(SB), Z20
+	VPERMD           Z25, Z20, Z20
+	VMOVDQU64        lowIdxSub32<>+64(SB), Z21
+	VPERMD           Z25, Z21, Z21
+	VMOVDQU64        lowIdxSub32<>+128(SB), Z22
+	VPERMD           Z25, Z22, Z22
+	VMOVDQU64        lowIdxSub32<>+192(SB), Z23
+	VPERMD           Z25, Z23, Z23
+	VMOVDQU64        lowIdxW<>+0(SB), Y24
+	VPERMW           Y25, Y24, Y24
+	VBROADCASTI64X4  8(SI), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z16
+	VGF2P8AFFINEQB   $0x00, Z29, Z16, Z16
+	VPSHUFB          Z16, Z28, Z16
+	VBROADCASTI64X4  40(SI), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z17
+	VGF2P8AFFINEQB   $0x00, Z29, Z17, Z17
+	VPSHUFB          Z17, Z28, Z17
+	VBROADCASTI64X4  72(SI), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z18
+	VGF2P8AFFINEQB   $0x00, Z29, Z18, Z18
+	VPSHUFB          Z18, Z28, Z18
+	VBROADCASTI64X4  104(SI), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z19
+	VGF2P8AFFINEQB   $0x00, Z29, Z19, Z19
+	VPSHUFB          Z19, Z28, Z19
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(DI), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(DI), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(DI), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(DI), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(DI), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST (SP), Z26, Z0
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(DX), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(DX), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(DX), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(DX), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(DX), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 16(SP), Z26, Z1
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(R10), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(R10), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(R10), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(R10), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(R10), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 32(SP), Z26, Z2
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(R11), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(R11), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(R11), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(R11), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(R11), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 48(SP), Z26, Z3
+	VPBROADCASTD     4(BX), Y25
+	VPSRLVD          lowCnt4s<>+0(SB), Y25, Y25
+	VPANDD           lowD0F<>+0(SB), Y25, Y25
+	VPBROADCASTD     2(BX), Y26
+	VPSRLVD          lowCnt2s<>+0(SB), Y26, Y26
+	VPANDD           lowD03<>+0(SB), Y26, Y26
+	VPSLLD           $0x04, Y26, Y26
+	VPORD            Y26, Y25, Y25
+	VPSUBD           lowD20<>+0(SB), Y25, Y25
+	VMOVDQU64        lowIdxSub32<>+0(SB), Z20
+	VPERMD           Z25, Z20, Z20
+	VMOVDQU64        lowIdxSub32<>+64(SB), Z21
+	VPERMD           Z25, Z21, Z21
+	VMOVDQU64        lowIdxSub32<>+128(SB), Z22
+	VPERMD           Z25, Z22, Z22
+	VMOVDQU64        lowIdxSub32<>+192(SB), Z23
+	VPERMD           Z25, Z23, Z23
+	VMOVDQU64        lowIdxW<>+0(SB), Y24
+	VPERMW           Y25, Y24, Y24
+	VBROADCASTI64X4  8(BX), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z16
+	VGF2P8AFFINEQB   $0x00, Z29, Z16, Z16
+	VPSHUFB          Z16, Z28, Z16
+	VBROADCASTI64X4  40(BX), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z17
+	VGF2P8AFFINEQB   $0x00, Z29, Z17, Z17
+	VPSHUFB          Z17, Z28, Z17
+	VBROADCASTI64X4  72(BX), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z18
+	VGF2P8AFFINEQB   $0x00, Z29, Z18, Z18
+	VPSHUFB          Z18, Z28, Z18
+	VBROADCASTI64X4  104(BX), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z19
+	VGF2P8AFFINEQB   $0x00, Z29, Z19, Z19
+	VPSHUFB          Z19, Z28, Z19
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(DI), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(DI), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(DI), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(DI), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(DI), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 4(SP), Z26, Z4
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(DX), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(DX), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(DX), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(DX), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(DX), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 20(SP), Z26, Z5
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(R10), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(R10), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(R10), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(R10), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(R10), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 36(SP), Z26, Z6
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(R11), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(R11), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(R11), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(R11), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(R11), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 52(SP), Z26, Z7
+	VPBROADCASTD     4(R8), Y25
+	VPSRLVD          lowCnt4s<>+0(SB), Y25, Y25
+	VPANDD           lowD0F<>+0(SB), Y25, Y25
+	VPBROADCASTD     2(R8), Y26
+	VPSRLVD          lowCnt2s<>+0(SB), Y26, Y26
+	VPANDD           lowD03<>+0(SB), Y26, Y26
+	VPSLLD           $0x04, Y26, Y26
+	VPORD            Y26, Y25, Y25
+	VPSUBD           lowD20<>+0(SB), Y25, Y25
+	VMOVDQU64        lowIdxSub32<>+0(SB), Z20
+	VPERMD           Z25, Z20, Z20
+	VMOVDQU64        lowIdxSub32<>+64(SB), Z21
+	VPERMD           Z25, Z21, Z21
+	VMOVDQU64        lowIdxSub32<>+128(SB), Z22
+	VPERMD           Z25, Z22, Z22
+	VMOVDQU64        lowIdxSub32<>+192(SB), Z23
+	VPERMD           Z25, Z23, Z23
+	VMOVDQU64        lowIdxW<>+0(SB), Y24
+	VPERMW           Y25, Y24, Y24
+	VBROADCASTI64X4  8(R8), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z16
+	VGF2P8AFFINEQB   $0x00, Z29, Z16, Z16
+	VPSHUFB          Z16, Z28, Z16
+	VBROADCASTI64X4  40(R8), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z17
+	VGF2P8AFFINEQB   $0x00, Z29, Z17, Z17
+	VPSHUFB          Z17, Z28, Z17
+	VBROADCASTI64X4  72(R8), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z18
+	VGF2P8AFFINEQB   $0x00, Z29, Z18, Z18
+	VPSHUFB          Z18, Z28, Z18
+	VBROADCASTI64X4  104(R8), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z19
+	VGF2P8AFFINEQB   $0x00, Z29, Z19, Z19
+	VPSHUFB          Z19, Z28, Z19
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(DI), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(DI), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(DI), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(DI), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(DI), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 8(SP), Z26, Z8
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(DX), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(DX), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(DX), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(DX), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(DX), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 24(SP), Z26, Z9
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(R10), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(R10), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(R10), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(R10), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(R10), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 40(SP), Z26, Z10
+	VPXORD           Z26, Z26, Z26
+	VPDPBUSD         4(R11), Z16, Z26
+	VPMULLD          Z20, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         68(R11), Z17, Z25
+	VPMULLD          Z21, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         132(R11), Z18, Z25
+	VPMULLD          Z22, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPXORD           Z25, Z25, Z25
+	VPDPBUSD         196(R11), Z19, Z25
+	VPMULLD          Z23, Z25, Z25
+	VPADDD           Z25, Z26, Z26
+	VPMADDWD         260(R11), Y24, Y27
+	VPSLLD           $0x07, Y27, Y27
+	VPSUBD           Z27, Z26, Z26
+	VCVTDQ2PS        Z26, Z26
+	VFMADD231PS.BCST 56(SP), Z26, Z11
+	VPBROADCASTD     4(R9), Y25
+	VPSRLVD          lowCnt4s<>+0(SB), Y25, Y25
+	VPANDD           lowD0F<>+0(SB), Y25, Y25
+	VPBROADCASTD     2(R9), Y26
+	VPSRLVD          lowCnt2s<>+0(SB), Y26, Y26
+	VPANDD           lowD03<>+0(SB), Y26, Y26
+	VPSLLD           $0x04, Y26, Y26
+	VPORD            Y26, Y25, Y25
+	VPSUBD           lowD20<>+0(SB), Y25, Y25
+	VMOVDQU64        lowIdxSub32<>+0(SB), Z20
+	VPERMD           Z25, Z20, Z20
+	VMOVDQU64        lowIdxSub32<>+64(SB), Z21
+	VPERMD           Z25, Z21, Z21
+	VMOVDQU64        lowIdxSub32<>+128(SB), Z22
+	VPERMD           Z25, Z22, Z22
+	VMOVDQU64        lowIdxSub32<>+192(SB), Z23
+	VPERMD           Z25, Z23, Z23
+	VMOVDQU64        lowIdxW<>+0(SB), Y24
+	VPERMW           Y25, Y24, Y24
+	VBROADCASTI64X4  8(R9), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z16
+	VGF2P8AFFINEQB   $0x00, Z29, Z16, Z16
+	VPSHUFB          Z16, Z28, Z16
+	VBROADCASTI64X4  40(R9), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z17
+	VGF2P8AFFINEQB   $0x00, Z29, Z17, Z17
+	VPSHUFB          Z17, Z28, Z17
+	VBROADCASTI64X4  72(R9), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z18
+	VGF2P8AFFINEQB   $0x00, Z29, Z18, Z18
+	VPSHUFB          Z18, Z28, Z18
+	VBROADCASTI64X4  104(R9), Z26
+	VSHUFI64X2       $0x50, Z26, Z26, Z19
+	VGF2P8AFFINEQB   $0x00, Z29, Z19, Z19
 	VPSHUFB          Z19, Z28, Z19
 	VPXORD           Z26, Z26, Z26
 	VPDPBUSD         4(DI), Z16, Z26

@@ -34,10 +34,13 @@ var dotVariants = []dotVariant{
 	{IQ4_NL, cpu.AVX512VBMI, "avx512vbmi", dotIQ4_NLVBMIAsm},
 	{Q2_K, cpu.AVX2, "avx2", dotQ2_KAVX2Asm},
 	{Q2_K, cpu.AVX512VNNI, "avx512vnni", dotQ2_KVNNIAsm},
+	{Q2_K, cpu.AVX512VBMI, "avx512vbmi", dotQ2_KVBMIAsm},
 	{Q3_K, cpu.AVX2, "avx2", dotQ3_KAVX2Asm},
 	{Q3_K, cpu.AVX512VNNI, "avx512vnni", dotQ3_KVNNIAsm},
+	{Q3_K, cpu.AVX512VBMI, "avx512vbmi", dotQ3_KVBMIAsm},
 	{IQ4_XS, cpu.AVX2, "avx2", dotIQ4_XSAVX2Asm},
 	{IQ4_XS, cpu.AVX512VNNI, "avx512vnni", dotIQ4_XSVNNIAsm},
+	{IQ4_XS, cpu.AVX512VBMI, "avx512vbmi", dotIQ4_XSVBMIAsm},
 	{IQ3_S, cpu.AVX2, "avx2", dotIQ3_SAVX2Asm},
 	{IQ3_S, cpu.AVX512VNNI, "avx512vnni", dotIQ3_SVNNIAsm},
 }

@@ -18,3 +18,9 @@ func tileQ2_KVNNI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *fl
 
 //go:noescape
 func tileQ2_KVNNI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func dotQ2_KVBMIAsm(w *byte, x *byte, nb int) float32
+
+//go:noescape
+func tileQ2_KVBMI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)

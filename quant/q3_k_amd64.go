@@ -18,3 +18,9 @@ func tileQ3_KVNNI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *fl
 
 //go:noescape
 func tileQ3_KVNNI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func dotQ3_KVBMIAsm(w *byte, x *byte, nb int) float32
+
+//go:noescape
+func tileQ3_KVBMI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)

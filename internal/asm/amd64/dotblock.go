@@ -63,6 +63,15 @@ func iq4nlTable(biased bool) Mem {
 	return bytesTable(name, b)
 }
 
+// iq4nlBiased64 is the biased levels as a 64-byte VPERMB table.
+func iq4nlBiased64() Mem {
+	b := make([]byte, 64)
+	for i := range b {
+		b[i] = byte(int(iq4nlLevels[i%16]) + 128)
+	}
+	return bytesTable("iq4nlBiased64", b)
+}
+
 // signedMul leaves in dst the word sums of pairs of products of the
 // signed bytes w and y (Y registers): |w| times y with w's sign (VPSIGNB,
 // into ys), exact while y holds no −128; t is scratch.

@@ -47,10 +47,24 @@ func quantFiles() []outFile {
 			tileBlock(blockIQ4NL, avx2, 1)
 			tileBlock(blockIQ4NL, vnni, 1)
 			tileBlock(blockIQ4NL, vnni, 4)
+			tileBlock(blockIQ4NL, vbmi, 1)
 		}},
-		{"q2_k", func() { lowFamily(lowQ2_K) }},
-		{"q3_k", func() { lowFamily(lowQ3_K) }},
-		{"iq4_xs", func() { lowFamily(lowIQ4XS) }},
+		{"q2_k", func() {
+			lowFamily(lowQ2_K)
+			dotLow(lowQ2_K, vbmi)
+			tileLow(lowQ2_K, vbmi, 1) // the VNNI 4×4 is as fast
+		}},
+		{"q3_k", func() {
+			lowFamily(lowQ3_K)
+			dotLow(lowQ3_K, vbmi)
+			tileLow(lowQ3_K, vbmi, 1) // the VNNI 4×4 is as fast
+		}},
+		{"iq4_xs", func() {
+			lowFamily(lowIQ4XS)
+			dotLow(lowIQ4XS, vbmi)
+			tileLow(lowIQ4XS, vbmi, 1)
+			tileLow(lowIQ4XS, vbmi, 4)
+		}},
 		{"iq3_s", func() { lowFamily(lowIQ3S) }},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
 	}

@@ -152,8 +152,9 @@ func pairIdx() Mem {
 // counts, Z29 bytes 0x0F, Z30 the bias bytes, Z31 (IQ4_NL) the biased
 // levels.
 //
-// VBMI (Q4_0, 4×1): each row's eight blocks come in with three loads and
-// VPERMT2B picks out a pair's nibble bytes, VGF2P8AFFINEQB splits them.
+// VBMI (Q4_0, IQ4_NL, 4×1): each row's eight blocks come in with three
+// loads and VPERMT2B picks out a pair's nibble bytes, VGF2P8AFFINEQB splits
+// them; IQ4_NL's levels come from a VPERMB of a table in memory.
 //
 // AVX2 (4×1, Q4_0 also 4×2): one block per Y register as in the dot
 // product, the scales gathered by VPGATHERDD and their products parked on
@@ -399,6 +400,9 @@ func tileBlockVBMI(t *blockType) {
 			c.VMOVDQA64(t1, Z20)
 			c.VPERMT2B(t2, ix, Z20)
 			VGF2P8AFFINEQB(U8(0), Z25, Z20, Z20)
+			if t.lut {
+				c.VPERMB(iq4nlBiased64(), Z20, Z20)
+			}
 			c.VMOVDQA32(Z24, Z21)
 			VPDPBUSD(Z23, Z20, Z21)
 			c.VCVTDQ2PS(Z21, Z21)
