@@ -54,7 +54,10 @@ func abs32(f float32) float32 { return float32(math.Abs(float64(f))) }
 // L in [0, nmax] and min ≥ 0, trying nstep+1 candidate scales around
 // nmax/(max-min) and keeping the one with the least weighted error (absolute
 // if useMad, else squared). It returns scale and min; L receives the levels
-// and laux is scratch of the same length as x.
+// and laux is scratch of the same length as x. Every product is rounded to
+// float32 before it is added (float32(a*b)): Go fuses a*b+c on arm64 and
+// other platforms, and the quantized bytes must be llama-quantize's
+// everywhere.
 func makeQKX2Quants(nmax int32, x, weights []float32, l, laux []uint8, rmin, rdelta float32, nstep int, useMad bool) (scale, theMin float32) {
 	n := len(x)
 	weights = weights[:n]
@@ -62,7 +65,7 @@ func makeQKX2Quants(nmax int32, x, weights []float32, l, laux []uint8, rmin, rde
 	laux = laux[:n]
 	min, max := x[0], x[0]
 	sumW := weights[0]
-	sumX := sumW * x[0]
+	sumX := float32(sumW * x[0])
 	for i := 1; i < n; i++ {
 		if x[i] < min {
 			min = x[i]
@@ -72,7 +75,7 @@ func makeQKX2Quants(nmax int32, x, weights []float32, l, laux []uint8, rmin, rde
 		}
 		w := weights[i]
 		sumW += w
-		sumX += w * x[i]
+		sumX += float32(w * x[i])
 	}
 	if min > 0 {
 		min = 0
@@ -89,47 +92,47 @@ func makeQKX2Quants(nmax int32, x, weights []float32, l, laux []uint8, rmin, rde
 	for i := range x {
 		q := clamp32(nearestInt(float32(iscale*(x[i]-min))), 0, nmax)
 		l[i] = uint8(q)
-		diff := scale*float32(q) + min - x[i]
+		diff := float32(scale*float32(q)) + min - x[i]
 		if useMad {
 			diff = abs32(diff)
 		} else {
 			diff *= diff
 		}
-		bestError += weights[i] * diff
+		bestError += float32(weights[i] * diff)
 	}
 	if nstep < 1 {
 		return scale, -min
 	}
 	for is := 0; is <= nstep; is++ {
-		iscale = (rmin + rdelta*float32(is) + float32(nmax)) / (max - min)
+		iscale = (rmin + float32(rdelta*float32(is)) + float32(nmax)) / (max - min)
 		var sumL, sumL2, sumXL float32
 		for i := range x {
 			q := clamp32(nearestInt(float32(iscale*(x[i]-min))), 0, nmax)
 			laux[i] = uint8(q)
 			w, fq := weights[i], float32(q)
-			sumL += w * fq
-			sumL2 += w * fq * fq
-			sumXL += w * fq * x[i]
+			sumL += float32(w * fq)
+			sumL2 += float32(float32(w*fq) * fq)
+			sumXL += float32(float32(w*fq) * x[i])
 		}
-		det := sumW*sumL2 - sumL*sumL
+		det := float32(sumW*sumL2) - float32(sumL*sumL)
 		if det <= 0 {
 			continue
 		}
-		thisScale := (sumW*sumXL - sumX*sumL) / det
-		thisMin := (sumL2*sumX - sumL*sumXL) / det
+		thisScale := (float32(sumW*sumXL) - float32(sumX*sumL)) / det
+		thisMin := (float32(sumL2*sumX) - float32(sumL*sumXL)) / det
 		if thisMin > 0 {
 			thisMin = 0
 			thisScale = sumXL / sumL2
 		}
 		var curError float32
 		for i := range x {
-			diff := thisScale*float32(laux[i]) + thisMin - x[i]
+			diff := float32(thisScale*float32(laux[i])) + thisMin - x[i]
 			if useMad {
 				diff = abs32(diff)
 			} else {
 				diff *= diff
 			}
-			curError += weights[i] * diff
+			curError += float32(weights[i] * diff)
 		}
 		if curError < bestError {
 			copy(l, laux)
