@@ -60,6 +60,7 @@ func archKernels(k *kernelFamilies) {
 		}})
 		k.softmax.add(variant[softmaxFunc]{l.name, lv, 1, func(s []float32, scale float32, round16 bool) { softmaxAt(lv, s, scale, round16) }})
 	}
+	archKernelsQ4(k)
 }
 
 // What attention calls: the best level for the row length.

@@ -1,10 +1,9 @@
+//go:build !amd64 || purego
+
 package kv
 
-// The Int4 kernels attention calls. Every platform runs the pure-Go twins
-// for now; assembly variants (AVX2/AVX-512 for the row kernels and the
-// four-heads-at-once ones) belong to the kernel generator, which replaces
-// these four functions with its dispatch, as it does for the F16 and Int8
-// families.
+// The Int4 kernels attention calls, where there is no assembly for them
+// (amd64: kernels_int4_amd64.go): the pure-Go twins.
 
 // scoresQ4 sets dst[i] to the dot product of q4_0 key row i of k with q.
 func scoresQ4(dst []float32, k []byte, q []float32) { scoresQ4Rows(dst, k, q) }

@@ -64,6 +64,7 @@ func TestKernelVariants(t *testing.T) {
 	t.Run("valuesAgree", testVariantsValuesAgree)
 	t.Run("softmax", testVariantsSoftmax)
 	t.Run("exp", testVariantsExp)
+	t.Run("int4", testVariantsInt4)
 }
 
 // variantNames lists each family's variants, for the log.
@@ -77,10 +78,12 @@ func variantNames() map[string][]string {
 	}
 	k := kern
 	return map[string][]string{
-		"dotF16":    names(len(k.dotF16.all), func(i int) string { return k.dotF16.all[i].name }),
-		"axpy2I8":   names(len(k.axpy2I8.all), func(i int) string { return k.axpy2I8.all[i].name }),
-		"scoresF16": names(len(k.scoresF16.all), func(i int) string { return k.scoresF16.all[i].name }),
-		"softmax":   names(len(k.softmax.all), func(i int) string { return k.softmax.all[i].name }),
+		"dotF16":     names(len(k.dotF16.all), func(i int) string { return k.dotF16.all[i].name }),
+		"axpy2I8":    names(len(k.axpy2I8.all), func(i int) string { return k.axpy2I8.all[i].name }),
+		"scoresF16":  names(len(k.scoresF16.all), func(i int) string { return k.scoresF16.all[i].name }),
+		"softmax":    names(len(k.softmax.all), func(i int) string { return k.softmax.all[i].name }),
+		"scoresQ4":   names(len(k.scoresQ4.all), func(i int) string { return k.scoresQ4.all[i].name }),
+		"valuesQ4x4": names(len(k.valuesQ4x4.all), func(i int) string { return k.valuesQ4x4.all[i].name }),
 	}
 }
 

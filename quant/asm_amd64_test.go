@@ -15,7 +15,13 @@ import (
 // so a mistake shared by a Go kernel and an assembly one still shows.
 
 // asmTypes are the weight types that have assembly kernels.
-var asmTypes = []Type{F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q4_K, Q5_K, Q6_K}
+var asmTypes = []Type{F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S}
+
+// asmSignTrick says whether the kernels of t take the sign of a weight to
+// the activation (VPSIGNB, or a masked negation), which is exact for the
+// activations ggml's and this package's quantizers produce, [-127, 127],
+// but not for -128.
+func asmSignTrick(t Type) bool { return t == Q8_0 || t == IQ4_NL || t == IQ4_XS || t == IQ3_S }
 
 // asmFill says how asmRow fills a row.
 type asmFill int
@@ -159,6 +165,29 @@ func asmRow(r *rand.Rand, t Type, nb int, f asmFill) []byte {
 					p[j] = byte(0x80 | 0x7F*byte(r.IntN(2))) // -128 or -1
 				}
 			}
+		case Q2_K:
+			binary.LittleEndian.PutUint16(p[80:], half())
+			binary.LittleEndian.PutUint16(p[82:], half())
+			if f == fillExtreme {
+				for j := 0; j < 80; j++ {
+					p[j] = 0xFF // quants 3, scales and mins 15
+				}
+			}
+		case Q3_K:
+			binary.LittleEndian.PutUint16(p[108:], half())
+			if f == fillExtreme {
+				for j := 0; j < 96; j++ {
+					p[j] = byte(0xFF * r.IntN(2)) // quants 3 or -4
+				}
+			}
+		case IQ4_NL, IQ4_XS, IQ3_S:
+			binary.LittleEndian.PutUint16(p, half())
+			if f == fillExtreme {
+				first := map[Type]int{IQ4_NL: 2, IQ4_XS: 8, IQ3_S: 2}[t]
+				for j := first; j < bs; j++ {
+					p[j] = byte(0xFF * r.IntN(2)) // levels -127 or 113; IQ3_S: the last grid points, negated or not
+				}
+			}
 		case Q8_1:
 			binary.LittleEndian.PutUint16(p, half())
 			binary.LittleEndian.PutUint16(p[2:], half())
@@ -288,6 +317,12 @@ func asmRef(t Type, n int, w, x []byte) (dot, mag float64) {
 				v := int(ql|qh<<4) - 32
 				add(d * i8(p[192+i/16]) * float64(v) * i8(q[4+i]))
 			}
+		case Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S:
+			// ref_test.go's element decoders, as independent of the Go
+			// kernels as the cases above.
+			d, m := refDot(t, t.BlockElems(), p, q)
+			dot += d
+			mag += m
 		default:
 			panic("asmRef: no reference for " + t.String())
 		}
@@ -336,8 +371,8 @@ func TestAsmKernelsMatchReference(t *testing.T) {
 				n := nb * typ.BlockElems()
 				w := asmRow(r, typ, nb, fill)
 				xfill := fill
-				if fill == fillExtreme && typ == Q8_0 {
-					xfill = fillRandom // -128 weights need activations of ±127
+				if fill == fillExtreme && asmSignTrick(typ) {
+					xfill = fillRandom // -128 weights, or a sign trick, need activations of ±127
 				}
 				x := asmRow(r, typ.VecDotType(), nb, xfill)
 				want, mag := asmRef(typ, n, w, x)

@@ -29,6 +29,20 @@ var dotVariants = []dotVariant{
 	{Q5_K, cpu.AVX512VNNI, "avx512vnni", dotQ5_KVNNIAsm},
 	{Q6_K, cpu.AVX2, "avx2", dotQ6_KAVX2Asm},
 	{Q6_K, cpu.AVX512VNNI, "avx512vnni", dotQ6_KVNNIAsm},
+	{IQ4_NL, cpu.AVX2, "avx2", dotIQ4_NLAVX2Asm},
+	{IQ4_NL, cpu.AVX512VNNI, "avx512vnni", dotIQ4_NLVNNIAsm},
+	{IQ4_NL, cpu.AVX512VBMI, "avx512vbmi", dotIQ4_NLVBMIAsm},
+	{Q2_K, cpu.AVX2, "avx2", dotQ2_KAVX2Asm},
+	{Q2_K, cpu.AVX512VNNI, "avx512vnni", dotQ2_KVNNIAsm},
+	{Q2_K, cpu.AVX512VBMI, "avx512vbmi", dotQ2_KVBMIAsm},
+	{Q3_K, cpu.AVX2, "avx2", dotQ3_KAVX2Asm},
+	{Q3_K, cpu.AVX512VNNI, "avx512vnni", dotQ3_KVNNIAsm},
+	{Q3_K, cpu.AVX512VBMI, "avx512vbmi", dotQ3_KVBMIAsm},
+	{IQ4_XS, cpu.AVX2, "avx2", dotIQ4_XSAVX2Asm},
+	{IQ4_XS, cpu.AVX512VNNI, "avx512vnni", dotIQ4_XSVNNIAsm},
+	{IQ4_XS, cpu.AVX512VBMI, "avx512vbmi", dotIQ4_XSVBMIAsm},
+	{IQ3_S, cpu.AVX2, "avx2", dotIQ3_SAVX2Asm},
+	{IQ3_S, cpu.AVX512VNNI, "avx512vnni", dotIQ3_SVNNIAsm},
 }
 
 // quantizeQ8_0 is quantQ8_0, with AVX-512 when the CPU has it.

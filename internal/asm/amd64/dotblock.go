@@ -28,14 +28,58 @@ type blockType struct {
 	// run8: the AVX2 kernel takes runs of eight blocks whose scales are
 	// converted together and parked on the stack (Q4_0).
 	run8 bool
+	// lut: a nibble is an index into iq4nlValues (IQ4_NL). With VNNI the
+	// table holds the levels plus 128 (bias 0x80, taken off as 128·Σy);
+	// AVX2, whose VPMADDUBSW would saturate on those, looks up the signed
+	// levels and multiplies as Q8_0 does, |w| by y with w's sign.
+	lut bool
 }
 
 var (
-	blockQ8_0 = &blockType{name: "Q8_0", wb: 34, xb: 34, qw: 2, qx: 2, bias: 0x80808080}
-	blockQ4_0 = &blockType{name: "Q4_0", wb: 18, xb: 34, qw: 2, qx: 2, nibble: true, bias: 0x08080808, run8: true}
-	blockQ4_1 = &blockType{name: "Q4_1", wb: 20, xb: 36, qw: 4, qx: 4, nibble: true, withMin: true}
-	blockQ5_0 = &blockType{name: "Q5_0", wb: 22, xb: 34, qw: 6, qx: 2, nibble: true, bias: 0x10101010, hbits: true}
+	blockQ8_0  = &blockType{name: "Q8_0", wb: 34, xb: 34, qw: 2, qx: 2, bias: 0x80808080}
+	blockQ4_0  = &blockType{name: "Q4_0", wb: 18, xb: 34, qw: 2, qx: 2, nibble: true, bias: 0x08080808, run8: true}
+	blockQ4_1  = &blockType{name: "Q4_1", wb: 20, xb: 36, qw: 4, qx: 4, nibble: true, withMin: true}
+	blockQ5_0  = &blockType{name: "Q5_0", wb: 22, xb: 34, qw: 6, qx: 2, nibble: true, bias: 0x10101010, hbits: true}
+	blockIQ4NL = &blockType{name: "IQ4_NL", wb: 18, xb: 34, qw: 2, qx: 2, nibble: true, bias: 0x80808080, run8: true, lut: true}
 )
+
+// iq4nlLevels is ggml's kvalues_iq4nl, the level of each 4-bit code.
+var iq4nlLevels = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+
+// iq4nlTable is a 16-byte VPSHUFB table of the levels, signed or plus
+// 128 (biased).
+func iq4nlTable(biased bool) Mem {
+	b := make([]byte, 16)
+	name := "iq4nlSigned"
+	if biased {
+		name = "iq4nlBiased"
+	}
+	for i, v := range iq4nlLevels {
+		b[i] = byte(v)
+		if biased {
+			b[i] = byte(int(v) + 128)
+		}
+	}
+	return bytesTable(name, b)
+}
+
+// iq4nlBiased64 is the biased levels as a 64-byte VPERMB table.
+func iq4nlBiased64() Mem {
+	b := make([]byte, 64)
+	for i := range b {
+		b[i] = byte(int(iq4nlLevels[i%16]) + 128)
+	}
+	return bytesTable("iq4nlBiased64", b)
+}
+
+// signedMul leaves in dst the word sums of pairs of products of the
+// signed bytes w and y (Y registers): |w| times y with w's sign (VPSIGNB,
+// into ys), exact while y holds no −128; t is scratch.
+func signedMul(w, y, ys, t, dst Register) {
+	c.VPSIGNB(w, w, t)
+	c.VPSIGNB(w, y, ys)
+	c.VPMADDUBSW(ys, t, dst)
+}
 
 // dotBlock emits dot<T><W>Asm(w, x *byte, nb int) float32 for a type of
 // 32-element blocks.
@@ -53,7 +97,8 @@ var (
 // products d_w·d_x over its two halves; then pairs, then one block in a Y
 // register. Accumulators Z16, Z17. K1 dwords 8-15, Z20 qword shifts
 // 0,0,4,4 per 256 bits, Z22 bytes 0x0F, Z23 bias bytes, Z24-Z27 the pair
-// spreading indexes.
+// spreading indexes, Z31 (IQ4_NL) the biased levels; AVX2 keeps the
+// signed levels in Y10.
 func dotBlock(t *blockType, w width) {
 	text("dot"+t.name+w.suffix()+"Asm", NOSPLIT, "func(w, x *byte, nb int) float32")
 	if w == avx2 {
@@ -78,6 +123,12 @@ func blockAVX2Ints(t *blockType, woff, xoff int) {
 	c.VPSRLW(U8(4), X0, X1)
 	c.VINSERTI128(U8(1), X1, Y0, Y0)
 	c.VPAND(Y11, Y0, Y0)
+	if t.lut {
+		c.VPSHUFB(Y0, Y10, Y0)
+		c.VMOVDQU(mem(RDI, xoff+t.qx), Y1)
+		signedMul(Y0, Y1, Y1, Y2, Y0)
+		return
+	}
 	if t.hbits {
 		// The 32 high bits become bytes 0x10 or 0: spread the four bytes
 		// over eight each, test one bit per byte, compare.
@@ -139,7 +190,9 @@ func dotBlockAVX2(t *blockType) {
 	if t.nibble {
 		bcast32(0x0F0F0F0F, Y11)
 	}
-	if t.bias != 0 && t.nibble {
+	if t.lut {
+		c.VBROADCASTI128(iq4nlTable(false), Y10)
+	} else if t.bias != 0 && t.nibble {
 		bcast32(t.bias, Y10)
 	}
 	if t.hbits {
@@ -302,6 +355,9 @@ func vnniWeights(t *blockType, woff int) {
 	c.VBROADCASTI32X4(mem(RSI, woff+t.wb+t.qw), K1, Z0)
 	c.VPSRLVQ(Z20, Z0, Z0)
 	c.VPANDD(Z22, Z0, Z0)
+	if t.lut {
+		c.VPSHUFB(Z0, Z31, Z0)
+	}
 	if t.hbits {
 		// The pair's 64 high bits, in element order, are a byte mask
 		// under which 0x10 is added.
@@ -365,6 +421,10 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 	}
 	if t.bias != 0 {
 		bcast32(t.bias, Z23)
+	}
+	if t.lut {
+		// Z31: the biased levels in every 128-bit lane.
+		c.VBROADCASTI32X4(iq4nlTable(true), Z31)
 	}
 	if t.withMin {
 		// Z24: dword 0 in lanes 0-7, 2 in lanes 8-15; Z25: 4 and 6 (the
@@ -446,6 +506,9 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 			load := min(woff+t.qw, 8*t.wb-64)
 			c.VPERMB(mem(RSI, load), []Register{Z12, Z13}[b2i(load != woff+t.qw)], Z0)
 			VGF2P8AFFINEQB(U8(0), Z19, Z0, Z0)
+			if t.lut {
+				c.VPSHUFB(Z0, Z31, Z0)
+			}
 			vnniXPair(t, xoff)
 			vnniInts(t, Z0, Z1, nil)
 		} else {
@@ -501,6 +564,9 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 		c.VPSRLW(U8(4), X0, X1)
 		c.VINSERTI128(U8(1), X1, Y0, Y0)
 		c.VPANDD(Y22, Y0, Y0)
+		if t.lut {
+			c.VPSHUFB(Y0, Y31, Y0)
+		}
 		if t.hbits {
 			c.MOVL(mem(RSI, 2), EAX)
 			c.KMOVD(EAX, K2)

@@ -27,6 +27,7 @@ func kvFiles() []outFile {
 		{"scores", func() { kvFamily(kvScores) }},
 		{"values", func() { kvFamily(kvValues) }},
 		{"softmax", func() { kvSoftmax(avx2); kvSoftmax(avx512) }},
+		kvQ4Files(),
 	}
 }
 

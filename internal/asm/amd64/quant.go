@@ -40,6 +40,42 @@ func quantFiles() []outFile {
 			tileSuper(superQ6_K, vnni, 1)
 			tileSuper(superQ6_K, vnni, 4)
 		}},
+		{"iq4_nl", func() {
+			dotBlock(blockIQ4NL, avx2)
+			dotBlock(blockIQ4NL, vnni)
+			dotBlock(blockIQ4NL, vbmi)
+			tileBlock(blockIQ4NL, avx2, 1)
+			tileBlock(blockIQ4NL, vnni, 1)
+			tileBlock(blockIQ4NL, vnni, 4)
+			tileBlock(blockIQ4NL, vbmi, 1)
+		}},
+		{"q2_k", func() {
+			lowFamily(lowQ2_K)
+			dotLow(lowQ2_K, vbmi)
+			tileLow(lowQ2_K, vbmi, 1) // the VNNI 4×4 is as fast
+		}},
+		{"q3_k", func() {
+			lowFamily(lowQ3_K)
+			dotLow(lowQ3_K, vbmi)
+			tileLow(lowQ3_K, vbmi, 1) // the VNNI 4×4 is as fast
+		}},
+		{"iq4_xs", func() {
+			lowFamily(lowIQ4XS)
+			dotLow(lowIQ4XS, vbmi)
+			tileLow(lowIQ4XS, vbmi, 1)
+			tileLow(lowIQ4XS, vbmi, 4)
+		}},
+		{"iq3_s", func() { lowFamily(lowIQ3S) }},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
 	}
+}
+
+// lowFamily emits a low-bit super-block type's kernels: the dot product
+// and the 4×1 tile with AVX2 and VNNI, the 4×4 tile with VNNI.
+func lowFamily(t *lowType) {
+	dotLow(t, avx2)
+	dotLow(t, vnni)
+	tileLow(t, avx2, 1)
+	tileLow(t, vnni, 1)
+	tileLow(t, vnni, 4)
 }

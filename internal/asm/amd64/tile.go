@@ -149,10 +149,12 @@ func pairIdx() Mem {
 // and VPERMPS spreads those of a pair over its two halves. Z0-Z15
 // accumulators (row r, column c in Z(4r+c)), Z16-Z19 activation pairs, Z20
 // weight pair, Z21-Z22 scratch, Z27 the pair's scale index, Z28 shift
-// counts, Z29 bytes 0x0F, Z30 the bias bytes.
+// counts, Z29 bytes 0x0F, Z30 the bias bytes, Z31 (IQ4_NL) the biased
+// levels.
 //
-// VBMI (Q4_0, 4×1): each row's eight blocks come in with three loads and
-// VPERMT2B picks out a pair's nibble bytes, VGF2P8AFFINEQB splits them.
+// VBMI (Q4_0, IQ4_NL, 4×1): each row's eight blocks come in with three
+// loads and VPERMT2B picks out a pair's nibble bytes, VGF2P8AFFINEQB splits
+// them; IQ4_NL's levels come from a VPERMB of a table in memory.
 //
 // AVX2 (4×1, Q4_0 also 4×2): one block per Y register as in the dot
 // product, the scales gathered by VPGATHERDD and their products parked on
@@ -175,6 +177,9 @@ func tileWPair(t *blockType, row Register, woff int) {
 		c.VBROADCASTI32X4(mem(row, woff+t.wb+t.qw), K1, Z20)
 		c.VPSRLVQ(Z28, Z20, Z20)
 		c.VPANDD(Z29, Z20, Z20)
+		if t.lut {
+			c.VPSHUFB(Z20, Z31, Z20)
+		}
 		return
 	}
 	c.VMOVDQU64(mem(row, woff+t.qw), Y20)
@@ -212,6 +217,9 @@ func tileConst(t *blockType) {
 		bcast32(0x0F0F0F0F, Z29)
 	}
 	bcast32(t.bias, Z30)
+	if t.lut {
+		c.VBROADCASTI32X4(iq4nlTable(true), Z31)
+	}
 }
 
 // shift0044 is the qword shift counts 0, 0, 4, 4 per 256 bits: low
@@ -392,6 +400,9 @@ func tileBlockVBMI(t *blockType) {
 			c.VMOVDQA64(t1, Z20)
 			c.VPERMT2B(t2, ix, Z20)
 			VGF2P8AFFINEQB(U8(0), Z25, Z20, Z20)
+			if t.lut {
+				c.VPERMB(iq4nlBiased64(), Z20, Z20)
+			}
 			c.VMOVDQA32(Z24, Z21)
 			VPDPBUSD(Z23, Z20, Z21)
 			c.VCVTDQ2PS(Z21, Z21)
@@ -437,8 +448,8 @@ func blockOffsets(bb int) Mem {
 
 // tileBlockAVX2 4×1: Y0-Y3 accumulators, Y4 the activation block, Y5 its
 // bias·Σ of pairs, Y6-Y10 scratch, Y11/Y12 gather offsets, Y13 words 1,
-// Y14 the bias bytes, Y15 bytes 0x0F; the scale products of row r at 32r
-// on the stack.
+// Y14 the bias bytes (IQ4_NL: the signed levels), Y15 bytes 0x0F; the
+// scale products of row r at 32r on the stack.
 //
 // 4×2 (Q4_0): each weight block is unpacked once for both columns. Y0-Y3
 // accumulators of column 0, Y4-Y7 of column 1, Y8/Y9 the columns'
@@ -458,7 +469,10 @@ func tileBlockAVX2(t *blockType, cols int) {
 		return
 	}
 	bcast32(0x00010001, Y13)
-	if t.nibble {
+	if t.lut {
+		c.VBROADCASTI128(iq4nlTable(false), Y14)
+		bcast32(0x0F0F0F0F, Y15)
+	} else if t.nibble {
 		bcast32(t.bias, Y14)
 		bcast32(0x0F0F0F0F, Y15)
 	}
@@ -480,11 +494,18 @@ func tileBlockAVX2(t *blockType, cols int) {
 	}
 	for b := 0; b < 8; b++ {
 		c.VMOVDQU(mem(RDI, b*t.xb+t.qx), Y4)
-		if t.nibble {
+		if t.nibble && !t.lut {
 			c.VPMADDUBSW(Y4, Y14, Y5)
 		}
 		for r, row := range tileRowRegs {
-			if t.nibble {
+			if t.lut {
+				c.VMOVDQU(mem(row, b*t.wb+t.qw), X6)
+				c.VPSRLW(U8(4), X6, X7)
+				c.VINSERTI128(U8(1), X7, Y6, Y6)
+				c.VPAND(Y15, Y6, Y6)
+				c.VPSHUFB(Y6, Y14, Y6)
+				signedMul(Y6, Y4, Y8, Y7, Y6)
+			} else if t.nibble {
 				c.VMOVDQU(mem(row, b*t.wb+t.qw), X6)
 				c.VPSRLW(U8(4), X6, X7)
 				c.VINSERTI128(U8(1), X7, Y6, Y6)

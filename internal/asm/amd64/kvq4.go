@@ -1,0 +1,589 @@
+package main
+
+import (
+	"math"
+
+	. "github.com/mmcloughlin/avo/attr"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The Int4 attention kernels: rows of q4_0 blocks (an F16 scale d, then 16
+// bytes of codes, byte j holding element j in its low nibble and j+16 in
+// its high one; the element is d·(c−8)), read in place, the twins of
+// kv/kernels_int4.go.
+//
+// A block's codes become float32 c−8 exactly: with AVX-512 VPMOVZXBD
+// widens the 16 bytes to dwords and VPERMPS looks both nibbles up in a
+// table of −8…7 (it reads only an index's low four bits, so the low
+// nibble needs no mask); with AVX2, whose VPERMPS has eight entries, the
+// nibbles are masked, converted and less 8.0. Scores: a block's products
+// with the query are summed in one vector (a multiply, then FMAs, in
+// element order) and added to the row's accumulator times the block's d
+// (an FMA), rows reduced as kvScores reduces them, so the four-head
+// kernels give each head the bits of the one-head kernel of their width.
+// Values: each element adds (w·d)·(c−8) with one FMA per row, in row
+// order, w·d rounded to float32 as the twin does: the same bits from
+// every value kernel, whatever the width and the heads.
+
+// kvQ4Files is the file of the Int4 kernels.
+func kvQ4Files() outFile {
+	return outFile{"int4", func() {
+		for _, w := range []width{avx2, avx512} {
+			kvQ4Scores(w, 1)
+			kvQ4Scores(w, 4)
+			kvQ4Values(w, 1)
+		}
+		kvQ4Values(avx512, 4)
+	}}
+}
+
+// q4Levels is the VPERMPS table of the AVX-512 kernels: c−8 for c < 16.
+func q4Levels() Mem {
+	d := make([]uint32, 16)
+	for i := range d {
+		d[i] = math.Float32bits(float32(i - 8))
+	}
+	return dwordsTable("q4Levels", d)
+}
+
+// q4Consts are the AVX2 kernels' constants: dwords 15, and 8.0.
+func q4Mask() Mem  { return table32("q4Mask", 15) }
+func q4Eight() Mem { return table32("q4Eight", math.Float32bits(8)) }
+
+// q4Regs are the constants q4Decode needs: the AVX-512 VPERMPS table, or
+// the AVX2 dwords 15 and floats 8.0.
+type q4Regs struct{ tab, mask, eight Register }
+
+// load fills the registers.
+func (k q4Regs) load() {
+	if k.tab != nil {
+		c.VMOVDQU64(q4Levels(), k.tab)
+		return
+	}
+	c.VPBROADCASTD(q4Mask(), k.mask)
+	c.VBROADCASTSS(q4Eight(), k.eight)
+}
+
+// q4Decode widens the block at m (its d at m, codes at m+2) into float32
+// c−8, in element order: AVX-512 lo, hi (16 each) in vs[0:2], AVX2 8 each
+// in vs[0:4]; its d, broadcast, in dsc.
+func q4Decode(w width, m Mem, vs []Register, dsc Register, k q4Regs) {
+	if w.wide() {
+		lo, hi := vs[0], vs[1]
+		c.VPMOVZXBD(m.Offset(2), lo)
+		c.VPSRLD(U8(4), lo, hi)
+		c.VPERMPS(k.tab, lo, lo)
+		c.VPERMPS(k.tab, hi, hi)
+		c.VPBROADCASTW(m, asY(dsc))
+		c.VCVTPH2PS(asY(dsc), dsc)
+		return
+	}
+	l0, l1, h0, h1 := vs[0], vs[1], vs[2], vs[3]
+	c.VPMOVZXBD(m.Offset(2), l0)
+	c.VPMOVZXBD(m.Offset(10), l1)
+	c.VPSRLD(U8(4), l0, h0)
+	c.VPSRLD(U8(4), l1, h1)
+	c.VPAND(k.mask, l0, l0)
+	c.VPAND(k.mask, l1, l1)
+	for _, v := range vs[:4] {
+		c.VCVTDQ2PS(v, v)
+		c.VSUBPS(k.eight, v, v)
+	}
+	c.VPBROADCASTW(m, asX(dsc))
+	c.VCVTPH2PS(asX(dsc), dsc)
+}
+
+// q4Block adds d·Σ (c−8)·q over a decoded block (vs, dsc) to acc, the
+// block's sum in t: a multiply, then FMAs in element order. q is the
+// block's query floats (one operand per vector of vs).
+func q4Block(w width, vs []Register, q []Op, dsc, t, acc Register) {
+	n := 2
+	if !w.wide() {
+		n = 4
+	}
+	c.VMULPS(q[0], vs[0], t)
+	for i := 1; i < n; i++ {
+		c.VFMADD231PS(q[i], vs[i], t)
+	}
+	c.VFMADD231PS(dsc, t, acc)
+}
+
+// q4Query is the query operands of the block at base+off (AVX2 8 floats
+// each, AVX-512 16).
+func q4Query(w width, base Register, index Register, off int) []Op {
+	var q []Op
+	n, step := 4, 32
+	if w.wide() {
+		n, step = 2, 64
+	}
+	for i := 0; i < n; i++ {
+		if index != nil {
+			q = append(q, memx(base, off+step*i, index, 1))
+		} else {
+			q = append(q, mem(base, off+step*i))
+		}
+	}
+	return q
+}
+
+// q4RowBytes sets r to the bytes of a row of d (in d) elements: d/32
+// blocks of 18 bytes.
+func q4RowBytes(d, r Register) {
+	c.MOVQ(d, r)
+	c.SHRQ(U8(5), r)
+	c.IMUL3Q(U32(18), r, r)
+}
+
+// kvQ4Scores emits scoresQ4[x4]<W>: dst[i] = Σ_b d_b·Σ_j (c_bj−8)·q_bj for
+// rows rows of d elements (d a positive multiple of 32), or with heads 4
+// for four queries d floats apart, dst[h·stride+i], each key row read and
+// decoded once for the four. Rows go in groups of 8 (AVX2) or 16 (AVX-512)
+// for one query, 2 or 4 for four, each (row, query) with its accumulator,
+// reduced as kvScores does (reduceAcc8, reduceAcc16); the rows after the
+// last group one at a time, reduced in the same order.
+func kvQ4Scores(w width, heads int) {
+	sig := "func(dst *float32, k *byte, q *float32, rows, d int)"
+	if heads == 4 {
+		sig = "func(dst *float32, stride int, k *byte, q *float32, rows, d int)"
+	}
+	text(kvName("scores", kvElem{name: "Q4"}, w, heads), NOSPLIT, sig)
+	nacc := 8
+	if w.wide() {
+		nacc = 16
+	}
+	load("dst", R10)
+	if heads == 4 {
+		load("stride", RAX)
+	}
+	load("k", RSI)
+	load("q", RDI)
+	load("rows", R11)
+	load("d", R12)
+	q4RowBytes(R12, RBX)
+	// AVX-512: the table in Z18 (Z24 for four heads); AVX2: Y14, Y15.
+	k := q4Regs{mask: Y14, eight: Y15}
+	if w.wide() {
+		k = q4Regs{tab: Z18}
+		if heads == 4 {
+			k.tab = Z24
+		}
+	}
+	k.load()
+	// blocks sets CX to the blocks of a row.
+	blocks := func() {
+		c.MOVQ(R12, RCX)
+		c.SHRQ(U8(5), RCX)
+	}
+
+	if heads == 1 {
+		c.LEAQ(memx(RBX, 0, RBX, 2), RDX)
+		bases := []Register{RSI, R8}
+		if w.wide() {
+			bases = []Register{RSI, R8, R13, R14}
+		}
+		rowMem := func(r int) Mem {
+			base := bases[r/4]
+			return []Mem{mem(base, 0), memx(base, 0, RBX, 1), memx(base, 0, RBX, 2), memx(base, 0, RDX, 1)}[r%4]
+		}
+		label("block")
+		c.CMPQ(R11, U8(nacc))
+		c.JLT(ref("tail"))
+		if !w.wide() {
+			c.MOVQ(RSI, R13)
+		}
+		for i := 1; i < len(bases); i++ {
+			c.LEAQ(memx(bases[i-1], 0, RBX, 4), bases[i])
+		}
+		c.MOVQ(RDI, R9)
+		blocks()
+		zeroAcc(w, nacc)
+		label("cols")
+		if w.wide() {
+			c.VMOVUPS(mem(R9, 0), Z16)
+			c.VMOVUPS(mem(R9, 64), Z17)
+			for r := 0; r < nacc; r++ {
+				// Four rows' temporaries in rotation: Z19-Z30.
+				s := 19 + 3*(r%4)
+				vs := []Register{zr(s), zr(s + 1)}
+				q4Decode(w, rowMem(r), vs, zr(s+2), k)
+				q4Block(w, vs, []Op{Z16, Z17}, zr(s+2), vs[0], zr(r))
+			}
+		} else {
+			q := q4Query(w, R9, nil, 0)
+			for r := 0; r < nacc; r++ {
+				vs := regs(ys[8:12])
+				q4Decode(w, rowMem(r), vs, Y12, k)
+				q4Block(w, vs, q, Y12, Y13, yr(r))
+			}
+		}
+		for _, b := range bases {
+			c.ADDQ(U8(18), b)
+		}
+		c.ADDQ(U32(128), R9)
+		c.DECQ(RCX)
+		c.JNZ(ref("cols"))
+		if w.wide() {
+			reduceAcc16()
+			c.VMOVUPS(Z0, mem(R10, 0))
+			c.ADDQ(U8(64), R10)
+			c.LEAQ(memx(R14, 0, RDX, 1), RSI)
+		} else {
+			reduceAcc8()
+			c.VMOVUPS(Y1, mem(R10, 0))
+			c.ADDQ(U8(32), R10)
+			c.LEAQ(memx(R13, 0, RBX, 8), RSI)
+		}
+		c.SUBQ(U8(nacc), R11)
+		c.JMP(ref("block"))
+
+		label("tail")
+		c.TESTQ(R11, R11)
+		c.JEQ(ref("done"))
+		c.MOVQ(RDI, R9)
+		blocks()
+		zero(w.vec(0))
+		label("col1")
+		if w.wide() {
+			vs := []Register{Z19, Z20}
+			q4Decode(w, mem(RSI, 0), vs, Z21, k)
+			q4Block(w, vs, q4Query(w, R9, nil, 0), Z21, Z19, Z0)
+		} else {
+			vs := regs(ys[8:12])
+			q4Decode(w, mem(RSI, 0), vs, Y12, k)
+			q4Block(w, vs, q4Query(w, R9, nil, 0), Y12, Y13, Y0)
+		}
+		c.ADDQ(U8(18), RSI)
+		c.ADDQ(U32(128), R9)
+		c.DECQ(RCX)
+		c.JNZ(ref("col1"))
+		if w.wide() {
+			fold512(Z0, Y1)
+			hsum(Y0, X1)
+		} else {
+			c.VHADDPS(Y0, Y0, Y0)
+			c.VHADDPS(Y0, Y0, Y0)
+			c.VEXTRACTF128(U8(1), Y0, X1)
+			c.VADDSS(X1, X0, X0)
+		}
+		c.VMOVSS(X0, mem(R10, 0))
+		c.ADDQ(U8(4), R10)
+		c.DECQ(R11)
+		c.JMP(ref("tail"))
+		label("done")
+		retVoid()
+		return
+	}
+
+	// Four queries: AX the dst stride in bytes, DX the query stride (4·d)
+	// and R13 three of them; R14 three key rows. Accumulator of head h
+	// and row j: vec(rows·h+j).
+	rows := nacc / 4
+	c.SHLQ(U8(2), RAX)
+	c.MOVQ(R12, RDX)
+	c.SHLQ(U8(2), RDX)
+	c.LEAQ(memx(RDX, 0, RDX, 2), R13)
+	c.LEAQ(memx(RBX, 0, RBX, 2), R14)
+	qbase := func(h int) (Register, Register) {
+		return R9, []Register{nil, RDX, nil, R13}[h]
+	}
+	query := func(h int) []Op {
+		b, ix := qbase(h)
+		if h == 2 {
+			// R9 + 2·DX: as a scaled index.
+			n, step := 4, 32
+			if w.wide() {
+				n, step = 2, 64
+			}
+			var q []Op
+			for i := 0; i < n; i++ {
+				q = append(q, memx(b, step*i, RDX, 2))
+			}
+			return q
+		}
+		return q4Query(w, b, ix, 0)
+	}
+	rowMem := []Mem{mem(RSI, 0), memx(RSI, 0, RBX, 1), memx(RSI, 0, RBX, 2), memx(RSI, 0, R14, 1)}
+	label("block")
+	c.CMPQ(R11, U8(rows))
+	c.JLT(ref("single"))
+	c.MOVQ(RDI, R9)
+	blocks()
+	zeroAcc(w, nacc)
+	label("cols")
+	if w.wide() {
+		// Z16-Z23 the four queries' blocks, Z25-Z27 a row's, Z28-Z31 the
+		// heads' block sums.
+		for h := 0; h < 4; h++ {
+			q := query(h)
+			c.VMOVUPS(q[0], zr(16+2*h))
+			c.VMOVUPS(q[1], zr(17+2*h))
+		}
+		for j := 0; j < rows; j++ {
+			vs := []Register{Z25, Z26}
+			q4Decode(w, rowMem[j], vs, Z27, k)
+			for h := 0; h < 4; h++ {
+				q4Block(w, vs, []Op{zr(16 + 2*h), zr(17 + 2*h)}, Z27, zr(28+h), w.vec(rows*h+j))
+			}
+		}
+	} else {
+		for j := 0; j < rows; j++ {
+			vs := regs(ys[8:12])
+			q4Decode(w, rowMem[j], vs, Y12, k)
+			for h := 0; h < 4; h++ {
+				q4Block(w, vs, query(h), Y12, Y13, w.vec(rows*h+j))
+			}
+		}
+	}
+	c.ADDQ(U8(18), RSI)
+	c.ADDQ(U32(128), R9)
+	c.DECQ(RCX)
+	c.JNZ(ref("cols"))
+	// RSI is at the end of the group's first row.
+	if w.wide() {
+		reduceAcc16()
+		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+		for h, m := range []Mem{mem(R10, 0), memx(R10, 0, RAX, 1), memx(R10, 0, RAX, 2), memx(R10, 0, RCX, 1)} {
+			c.VEXTRACTF32X4(U8(h), Z0, m)
+		}
+		c.ADDQ(U8(16), R10)
+		c.ADDQ(R14, RSI)
+		c.SUBQ(U8(4), R11)
+	} else {
+		reduceAcc8()
+		c.VEXTRACTF128(U8(1), Y1, X2)
+		c.VMOVLPS(X1, mem(R10, 0))
+		c.VMOVHPS(X1, memx(R10, 0, RAX, 1))
+		c.VMOVLPS(X2, memx(R10, 0, RAX, 2))
+		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+		c.VMOVHPS(X2, memx(R10, 0, RCX, 1))
+		c.ADDQ(U8(8), R10)
+		c.ADDQ(RBX, RSI)
+		c.SUBQ(U8(2), R11)
+	}
+	c.JMP(ref("block"))
+
+	label("single")
+	c.TESTQ(R11, R11)
+	c.JEQ(ref("done"))
+	c.MOVQ(RDI, R9)
+	blocks()
+	for h := 0; h < 4; h++ {
+		zero(w.vec(2 * h))
+	}
+	label("col1")
+	if w.wide() {
+		vs := []Register{Z25, Z26}
+		q4Decode(w, mem(RSI, 0), vs, Z27, k)
+		for h := 0; h < 4; h++ {
+			q4Block(w, vs, query(h), Z27, zr(28+h), w.vec(2*h))
+		}
+	} else {
+		vs := regs(ys[8:12])
+		q4Decode(w, mem(RSI, 0), vs, Y12, k)
+		for h := 0; h < 4; h++ {
+			q4Block(w, vs, query(h), Y12, Y13, w.vec(2*h))
+		}
+	}
+	c.ADDQ(U8(18), RSI)
+	c.ADDQ(U32(128), R9)
+	c.DECQ(RCX)
+	c.JNZ(ref("col1"))
+	if w.wide() {
+		for h := 0; h < 4; h++ {
+			fold512(zr(2*h), yr(2*h+1))
+			hsum(yr(2*h), xs[2*h+1])
+		}
+		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+		c.VMOVSS(X0, mem(R10, 0))
+		c.VMOVSS(X2, memx(R10, 0, RAX, 1))
+		c.VMOVSS(X4, memx(R10, 0, RAX, 2))
+		c.VMOVSS(X6, memx(R10, 0, RCX, 1))
+		c.ADDQ(U8(4), R10)
+		c.DECQ(R11)
+		c.JMP(ref("single"))
+	} else {
+		c.VHADDPS(Y2, Y0, Y0)
+		c.VHADDPS(Y6, Y4, Y4)
+		c.VHADDPS(Y4, Y0, Y0)
+		c.VEXTRACTF128(U8(1), Y0, X1)
+		c.VADDPS(X1, X0, X0)
+		c.VMOVSS(X0, mem(R10, 0))
+		c.VEXTRACTPS(U8(1), X0, memx(R10, 0, RAX, 1))
+		c.VEXTRACTPS(U8(2), X0, memx(R10, 0, RAX, 2))
+		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+		c.VEXTRACTPS(U8(3), X0, memx(R10, 0, RCX, 1))
+	}
+	label("done")
+	retVoid()
+}
+
+// kvQ4Values emits valuesQ4[x4]<W>: o[j] += Σ_i (w[i]·d_ib)·(c_ij−8),
+// skipping rows whose weight is zero, for rows of d elements (d a positive
+// multiple of 32); with heads 4 (AVX-512), for four weight vectors stride
+// floats apart and outputs d floats apart, each row decoded once for the
+// four, each head's FMAs masked by its weight being non-zero. Columns go
+// in chunks of blocks kept in registers over all rows: AVX2 2 and 1
+// blocks (64, 32 columns), AVX-512 4, 2 and 1 of one head, 2 and 1 of
+// each of four.
+func kvQ4Values(w width, heads int) {
+	sig := "func(o, w *float32, v *byte, rows, d int)"
+	if heads == 4 {
+		sig = "func(o, w *float32, stride int, v *byte, rows, d int)"
+	}
+	text(kvName("values", kvElem{name: "Q4"}, w, heads), NOSPLIT, sig)
+	load("o", RDI)
+	load("w", R10)
+	if heads == 4 {
+		load("stride", RAX)
+	}
+	load("v", RSI)
+	load("rows", R11)
+	load("d", RDX)
+	q4RowBytes(RDX, RBX)
+	per := 4 // accumulators per block
+	if w.wide() {
+		per = 2
+	}
+	chunks := []int{2, 1} // blocks
+	if w.wide() {
+		chunks = []int{4, 2, 1}
+		if heads == 4 {
+			chunks = []int{2, 1}
+		}
+	}
+	k := q4Regs{mask: Y13, eight: Y14}
+	if w.wide() {
+		k = q4Regs{tab: Z30}
+	}
+	k.load()
+	if heads == 4 {
+		c.SHLQ(U8(2), RAX)
+		c.LEAQ(memx(RAX, 0, RAX, 2), R8)
+		c.MOVQ(RDX, R14)
+		c.SHLQ(U8(2), R14)
+		c.LEAQ(memx(R10, 0, R11, 4), R11) // the end of w
+		c.VPXORD(Z31, Z31, Z31)
+		c.CMPQ(R10, R11)
+		c.JEQ(ref("done"))
+	}
+	for ci, nb := range chunks {
+		n := 32 * nb
+		nacc := per * nb
+		name := "chunk" + itoa(n)
+		label(name)
+		next := "done"
+		if ci+1 < len(chunks) {
+			next = "chunk" + itoa(32*chunks[ci+1])
+		}
+		c.CMPQ(RDX, U8(n))
+		c.JLT(ref(next))
+		lanes := w.lanes()
+		acc := func(h, i int) Register { return w.vec(nacc*h + i) }
+		out := func(h, i int) Mem {
+			if heads == 1 {
+				return mem(RDI, 4*lanes*i)
+			}
+			return []Mem{mem(RDI, 64*i), memx(RDI, 64*i, R14, 1), memx(RDI, 64*i, R14, 2), memx(RDI, 64*i, RCX, 1)}[h]
+		}
+		if heads == 4 {
+			c.LEAQ(memx(R14, 0, R14, 2), RCX)
+		}
+		for h := 0; h < heads; h++ {
+			for i := 0; i < nacc; i++ {
+				c.VMOVUPS(out(h, i), acc(h, i))
+			}
+		}
+		rowLbl, skip := "row"+itoa(n), "skip"+itoa(n)
+		if heads == 1 {
+			c.MOVQ(RSI, R8)
+			c.MOVQ(R10, R9)
+			c.MOVQ(R11, RCX)
+			c.TESTQ(RCX, RCX)
+			c.JEQ(ref("store" + itoa(n)))
+			label(rowLbl)
+			c.VMOVSS(mem(R9, 0), X15)
+			c.ADDQ(U8(4), R9)
+			c.VMOVD(X15, EAX)
+			c.TESTL(U32(0x7fffffff), EAX)
+			c.JEQ(ref(skip))
+			a := w.vec(15)
+			c.VBROADCASTSS(X15, a)
+			for b := 0; b < nb; b++ {
+				if w.wide() {
+					// Z16-Z27: three registers' temporaries per block.
+					s := 16 + 3*b
+					vs := []Register{zr(s), zr(s + 1)}
+					q4Decode(w, mem(R8, 18*b), vs, zr(s+2), k)
+					c.VMULPS(a, zr(s+2), zr(s+2))
+					for i := 0; i < 2; i++ {
+						c.VFMADD231PS(zr(s+2), vs[i], acc(0, 2*b+i))
+					}
+				} else {
+					vs := regs(ys[8:12])
+					q4Decode(w, mem(R8, 18*b), vs, Y12, k)
+					c.VMULPS(a, Y12, Y12)
+					for i := 0; i < 4; i++ {
+						c.VFMADD231PS(Y12, vs[i], acc(0, 4*b+i))
+					}
+				}
+			}
+			label(skip)
+			c.ADDQ(RBX, R8)
+			c.DECQ(RCX)
+			c.JNZ(ref(rowLbl))
+			label("store" + itoa(n))
+		} else {
+			// Z16-Z19 the heads' weights, K1-K4 which are non-zero,
+			// Z20-Z25 two blocks' codes and d, Z26-Z29 the heads' w·d.
+			c.MOVQ(RSI, R13)
+			c.MOVQ(R10, R9)
+			label(rowLbl)
+			ws := []Mem{mem(R9, 0), memx(R9, 0, RAX, 1), memx(R9, 0, RAX, 2), memx(R9, 0, R8, 1)}
+			for h := 0; h < 4; h++ {
+				c.VBROADCASTSS(ws[h], zr(16+h))
+			}
+			c.ADDQ(U8(4), R9)
+			ks := []Register{K1, K2, K3, K4}
+			for h := 0; h < 4; h++ {
+				c.VCMPPS(U8(4), Z31, zr(16+h), ks[h])
+			}
+			c.KORW(K1, K2, K5)
+			c.KORW(K3, K4, K6)
+			c.KORTESTW(K5, K6)
+			c.JEQ(ref(skip))
+			for b := 0; b < nb; b++ {
+				s := 20 + 3*b
+				vs := []Register{zr(s), zr(s + 1)}
+				q4Decode(w, mem(R13, 18*b), vs, zr(s+2), k)
+				for h := 0; h < 4; h++ {
+					c.VMULPS(zr(16+h), zr(s+2), zr(26+h))
+					for i := 0; i < 2; i++ {
+						c.VFMADD231PS(zr(26+h), vs[i], ks[h], acc(h, 2*b+i))
+					}
+				}
+			}
+			label(skip)
+			c.ADDQ(RBX, R13)
+			c.CMPQ(R9, R11)
+			c.JNE(ref(rowLbl))
+			c.LEAQ(memx(R14, 0, R14, 2), RCX)
+		}
+		for h := 0; h < heads; h++ {
+			for i := 0; i < nacc; i++ {
+				c.VMOVUPS(acc(h, i), out(h, i))
+			}
+		}
+		c.ADDQ(U32(4*n), RDI)
+		c.ADDQ(U8(18*nb), RSI)
+		c.SUBQ(U8(n), RDX)
+		// The first chunk size repeats; the others run at most once.
+		if ci == 0 {
+			c.JMP(ref(name))
+		} else {
+			c.JMP(ref(next))
+		}
+	}
+	label("done")
+	retVoid()
+}
