@@ -3036,3 +3036,501 @@ DATA vbmiPairs<>+232(SB)/8, $0x7f7e7d7c7b7a7978
 DATA vbmiPairs<>+240(SB)/8, $0x7776757473727170
 DATA vbmiPairs<>+248(SB)/8, $0x7f7e7d7c7b7a7978
 GLOBL vbmiPairs<>(SB), RODATA|NOPTR, $256
+
+// func rowQ4_0VNNI(w *byte, wStride int, rows int, x *byte, nb int, out *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3
+TEXT ·rowQ4_0VNNI(SB), $8224-48
+	MOVQ         x+24(FP), BX
+	MOVQ         nb+32(FP), R13
+	LEAQ         32(SP), DX
+	MOVQ         BX, DI
+	MOVQ         DX, R8
+	MOVQ         R13, CX
+	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z16
+	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z17
+	MOVL         $0x01010101, AX
+	VPBROADCASTD AX, Y15
+
+pre:
+	VMOVDQU64    (DI), Z18
+	VPERMT2W     64(DI), Z16, Z18
+	VMOVDQU64    136(DI), Z19
+	VPERMT2W     200(DI), Z17, Z19
+	VPUNPCKLQDQ  X19, X18, X18
+	VCVTPH2PS    X18, Y3
+	VMOVUPS      Y3, (R8)
+	VPXOR        Y4, Y4, Y4
+	VPDPBUSD     2(DI), Y15, Y4
+	VPXOR        Y5, Y5, Y5
+	VPDPBUSD     36(DI), Y15, Y5
+	VPXOR        Y6, Y6, Y6
+	VPDPBUSD     70(DI), Y15, Y6
+	VPXOR        Y7, Y7, Y7
+	VPDPBUSD     104(DI), Y15, Y7
+	VPXOR        Y8, Y8, Y8
+	VPDPBUSD     138(DI), Y15, Y8
+	VPXOR        Y9, Y9, Y9
+	VPDPBUSD     172(DI), Y15, Y9
+	VPXOR        Y10, Y10, Y10
+	VPDPBUSD     206(DI), Y15, Y10
+	VPXOR        Y11, Y11, Y11
+	VPDPBUSD     240(DI), Y15, Y11
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y9, Y8, Y8
+	VPHADDD      Y11, Y10, Y10
+	VPHADDD      Y6, Y4, Y4
+	VPHADDD      Y10, Y8, Y8
+	VPERM2I128   $0x20, Y8, Y4, Y5
+	VPERM2I128   $0x31, Y8, Y4, Y6
+	VPADDD       Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y3, Y5, Y5
+	VMOVUPS      Y5, 32(R8)
+	ADDQ         $0x00000110, DI
+	ADDQ         $0x40, R8
+	SUBQ         $0x08, CX
+	JNZ          pre
+	MOVQ         w+0(FP), R11
+	MOVQ         wStride+8(FP), R10
+	MOVQ         rows+16(FP), R9
+	MOVQ         out+40(FP), R12
+	VMOVDQU64    scaleIdx18_0_8_1<>+0(SB), Z10
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+	MOVL         $0xf0f0f0f0, AX
+	VPBROADCASTD AX, Y4
+	VINSERTI32X4 $0x01, X4, Y15, Y15
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Y13
+	MOVL         $0x3d800000, AX
+	VPBROADCASTD AX, Y4
+	VINSERTI32X4 $0x01, X4, Y13, Y13
+	MOVL         $0x41000000, AX
+	VMOVD        AX, X14
+
+row:
+	MOVQ   R11, SI
+	MOVQ   BX, DI
+	MOVQ   DX, R8
+	MOVQ   R13, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+loop:
+	VMOVDQU64        (SI), Z8
+	VPERMT2W         64(SI), Z10, Z8
+	VCVTPH2PS        X8, Y3
+	VMULPS           (R8), Y3, Y4
+	VMOVUPS          Y4, (SP)
+	VFMADD231PS      32(R8), Y3, Y2
+	VBROADCASTI32X4  2(SI), Y16
+	VPANDD           Y15, Y16, Y16
+	VPXORD           Y24, Y24, Y24
+	VPDPBUSD         2(DI), Y16, Y24
+	VCVTDQ2PS        Y24, Y24
+	VFMADD231PS.BCST (SP), Y24, Y0
+	VBROADCASTI32X4  20(SI), Y17
+	VPANDD           Y15, Y17, Y17
+	VPXORD           Y25, Y25, Y25
+	VPDPBUSD         36(DI), Y17, Y25
+	VCVTDQ2PS        Y25, Y25
+	VFMADD231PS.BCST 4(SP), Y25, Y1
+	VBROADCASTI32X4  38(SI), Y18
+	VPANDD           Y15, Y18, Y18
+	VPXORD           Y26, Y26, Y26
+	VPDPBUSD         70(DI), Y18, Y26
+	VCVTDQ2PS        Y26, Y26
+	VFMADD231PS.BCST 8(SP), Y26, Y0
+	VBROADCASTI32X4  56(SI), Y19
+	VPANDD           Y15, Y19, Y19
+	VPXORD           Y27, Y27, Y27
+	VPDPBUSD         104(DI), Y19, Y27
+	VCVTDQ2PS        Y27, Y27
+	VFMADD231PS.BCST 12(SP), Y27, Y1
+	VBROADCASTI32X4  74(SI), Y20
+	VPANDD           Y15, Y20, Y20
+	VPXORD           Y28, Y28, Y28
+	VPDPBUSD         138(DI), Y20, Y28
+	VCVTDQ2PS        Y28, Y28
+	VFMADD231PS.BCST 16(SP), Y28, Y0
+	VBROADCASTI32X4  92(SI), Y21
+	VPANDD           Y15, Y21, Y21
+	VPXORD           Y29, Y29, Y29
+	VPDPBUSD         172(DI), Y21, Y29
+	VCVTDQ2PS        Y29, Y29
+	VFMADD231PS.BCST 20(SP), Y29, Y1
+	VBROADCASTI32X4  110(SI), Y22
+	VPANDD           Y15, Y22, Y22
+	VPXORD           Y30, Y30, Y30
+	VPDPBUSD         206(DI), Y22, Y30
+	VCVTDQ2PS        Y30, Y30
+	VFMADD231PS.BCST 24(SP), Y30, Y0
+	VBROADCASTI32X4  128(SI), Y23
+	VPANDD           Y15, Y23, Y23
+	VPXORD           Y31, Y31, Y31
+	VPDPBUSD         240(DI), Y23, Y31
+	VCVTDQ2PS        Y31, Y31
+	VFMADD231PS.BCST 28(SP), Y31, Y1
+	ADDQ             $0x00000090, SI
+	ADDQ             $0x00000110, DI
+	ADDQ             $0x40, R8
+	SUBQ             $0x08, CX
+	JNZ              loop
+	VADDPS           Y1, Y0, Y0
+	VMULPS           Y13, Y0, Y0
+	VEXTRACTF128     $0x01, Y0, X1
+	VADDPS           X1, X0, X0
+	VMOVHLPS         X0, X0, X1
+	VADDPS           X1, X0, X0
+	VMOVSHDUP        X0, X1
+	VADDSS           X1, X0, X0
+	VEXTRACTF128     $0x01, Y2, X3
+	VADDPS           X3, X2, X2
+	VMOVHLPS         X2, X2, X3
+	VADDPS           X3, X2, X2
+	VMOVSHDUP        X2, X3
+	VADDSS           X3, X2, X2
+	VFNMADD231SS     X14, X2, X0
+	VMOVSS           X0, (R12)
+	ADDQ             $0x04, R12
+	ADDQ             R10, R11
+	DECQ             R9
+	JNZ              row
+	VZEROUPPER
+	RET
+
+// func rowQ4_0VNNIT01024(w *byte, wStride int, rows int, x *byte, nb int, out *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3, MMX+
+TEXT ·rowQ4_0VNNIT01024(SB), $8224-48
+	MOVQ         x+24(FP), BX
+	MOVQ         nb+32(FP), R13
+	LEAQ         32(SP), DX
+	MOVQ         BX, DI
+	MOVQ         DX, R8
+	MOVQ         R13, CX
+	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z16
+	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z17
+	MOVL         $0x01010101, AX
+	VPBROADCASTD AX, Y15
+
+pre:
+	VMOVDQU64    (DI), Z18
+	VPERMT2W     64(DI), Z16, Z18
+	VMOVDQU64    136(DI), Z19
+	VPERMT2W     200(DI), Z17, Z19
+	VPUNPCKLQDQ  X19, X18, X18
+	VCVTPH2PS    X18, Y3
+	VMOVUPS      Y3, (R8)
+	VPXOR        Y4, Y4, Y4
+	VPDPBUSD     2(DI), Y15, Y4
+	VPXOR        Y5, Y5, Y5
+	VPDPBUSD     36(DI), Y15, Y5
+	VPXOR        Y6, Y6, Y6
+	VPDPBUSD     70(DI), Y15, Y6
+	VPXOR        Y7, Y7, Y7
+	VPDPBUSD     104(DI), Y15, Y7
+	VPXOR        Y8, Y8, Y8
+	VPDPBUSD     138(DI), Y15, Y8
+	VPXOR        Y9, Y9, Y9
+	VPDPBUSD     172(DI), Y15, Y9
+	VPXOR        Y10, Y10, Y10
+	VPDPBUSD     206(DI), Y15, Y10
+	VPXOR        Y11, Y11, Y11
+	VPDPBUSD     240(DI), Y15, Y11
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y9, Y8, Y8
+	VPHADDD      Y11, Y10, Y10
+	VPHADDD      Y6, Y4, Y4
+	VPHADDD      Y10, Y8, Y8
+	VPERM2I128   $0x20, Y8, Y4, Y5
+	VPERM2I128   $0x31, Y8, Y4, Y6
+	VPADDD       Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y3, Y5, Y5
+	VMOVUPS      Y5, 32(R8)
+	ADDQ         $0x00000110, DI
+	ADDQ         $0x40, R8
+	SUBQ         $0x08, CX
+	JNZ          pre
+	MOVQ         w+0(FP), R11
+	MOVQ         wStride+8(FP), R10
+	MOVQ         rows+16(FP), R9
+	MOVQ         out+40(FP), R12
+	VMOVDQU64    scaleIdx18_0_8_1<>+0(SB), Z10
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+	MOVL         $0xf0f0f0f0, AX
+	VPBROADCASTD AX, Y4
+	VINSERTI32X4 $0x01, X4, Y15, Y15
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Y13
+	MOVL         $0x3d800000, AX
+	VPBROADCASTD AX, Y4
+	VINSERTI32X4 $0x01, X4, Y13, Y13
+	MOVL         $0x41000000, AX
+	VMOVD        AX, X14
+
+row:
+	MOVQ   R11, SI
+	MOVQ   BX, DI
+	MOVQ   DX, R8
+	MOVQ   R13, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+loop:
+	PREFETCHT0       1024(SI)
+	PREFETCHT0       1088(SI)
+	PREFETCHT0       1152(SI)
+	VMOVDQU64        (SI), Z8
+	VPERMT2W         64(SI), Z10, Z8
+	VCVTPH2PS        X8, Y3
+	VMULPS           (R8), Y3, Y4
+	VMOVUPS          Y4, (SP)
+	VFMADD231PS      32(R8), Y3, Y2
+	VBROADCASTI32X4  2(SI), Y16
+	VPANDD           Y15, Y16, Y16
+	VPXORD           Y24, Y24, Y24
+	VPDPBUSD         2(DI), Y16, Y24
+	VCVTDQ2PS        Y24, Y24
+	VFMADD231PS.BCST (SP), Y24, Y0
+	VBROADCASTI32X4  20(SI), Y17
+	VPANDD           Y15, Y17, Y17
+	VPXORD           Y25, Y25, Y25
+	VPDPBUSD         36(DI), Y17, Y25
+	VCVTDQ2PS        Y25, Y25
+	VFMADD231PS.BCST 4(SP), Y25, Y1
+	VBROADCASTI32X4  38(SI), Y18
+	VPANDD           Y15, Y18, Y18
+	VPXORD           Y26, Y26, Y26
+	VPDPBUSD         70(DI), Y18, Y26
+	VCVTDQ2PS        Y26, Y26
+	VFMADD231PS.BCST 8(SP), Y26, Y0
+	VBROADCASTI32X4  56(SI), Y19
+	VPANDD           Y15, Y19, Y19
+	VPXORD           Y27, Y27, Y27
+	VPDPBUSD         104(DI), Y19, Y27
+	VCVTDQ2PS        Y27, Y27
+	VFMADD231PS.BCST 12(SP), Y27, Y1
+	VBROADCASTI32X4  74(SI), Y20
+	VPANDD           Y15, Y20, Y20
+	VPXORD           Y28, Y28, Y28
+	VPDPBUSD         138(DI), Y20, Y28
+	VCVTDQ2PS        Y28, Y28
+	VFMADD231PS.BCST 16(SP), Y28, Y0
+	VBROADCASTI32X4  92(SI), Y21
+	VPANDD           Y15, Y21, Y21
+	VPXORD           Y29, Y29, Y29
+	VPDPBUSD         172(DI), Y21, Y29
+	VCVTDQ2PS        Y29, Y29
+	VFMADD231PS.BCST 20(SP), Y29, Y1
+	VBROADCASTI32X4  110(SI), Y22
+	VPANDD           Y15, Y22, Y22
+	VPXORD           Y30, Y30, Y30
+	VPDPBUSD         206(DI), Y22, Y30
+	VCVTDQ2PS        Y30, Y30
+	VFMADD231PS.BCST 24(SP), Y30, Y0
+	VBROADCASTI32X4  128(SI), Y23
+	VPANDD           Y15, Y23, Y23
+	VPXORD           Y31, Y31, Y31
+	VPDPBUSD         240(DI), Y23, Y31
+	VCVTDQ2PS        Y31, Y31
+	VFMADD231PS.BCST 28(SP), Y31, Y1
+	ADDQ             $0x00000090, SI
+	ADDQ             $0x00000110, DI
+	ADDQ             $0x40, R8
+	SUBQ             $0x08, CX
+	JNZ              loop
+	VADDPS           Y1, Y0, Y0
+	VMULPS           Y13, Y0, Y0
+	VEXTRACTF128     $0x01, Y0, X1
+	VADDPS           X1, X0, X0
+	VMOVHLPS         X0, X0, X1
+	VADDPS           X1, X0, X0
+	VMOVSHDUP        X0, X1
+	VADDSS           X1, X0, X0
+	VEXTRACTF128     $0x01, Y2, X3
+	VADDPS           X3, X2, X2
+	VMOVHLPS         X2, X2, X3
+	VADDPS           X3, X2, X2
+	VMOVSHDUP        X2, X3
+	VADDSS           X3, X2, X2
+	VFNMADD231SS     X14, X2, X0
+	VMOVSS           X0, (R12)
+	ADDQ             $0x04, R12
+	ADDQ             R10, R11
+	DECQ             R9
+	JNZ              row
+	VZEROUPPER
+	RET
+
+// func rowQ4_0VNNINTA4096(w *byte, wStride int, rows int, x *byte, nb int, out *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3, MMX+
+TEXT ·rowQ4_0VNNINTA4096(SB), $8224-48
+	MOVQ         x+24(FP), BX
+	MOVQ         nb+32(FP), R13
+	LEAQ         32(SP), DX
+	MOVQ         BX, DI
+	MOVQ         DX, R8
+	MOVQ         R13, CX
+	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z16
+	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z17
+	MOVL         $0x01010101, AX
+	VPBROADCASTD AX, Y15
+
+pre:
+	VMOVDQU64    (DI), Z18
+	VPERMT2W     64(DI), Z16, Z18
+	VMOVDQU64    136(DI), Z19
+	VPERMT2W     200(DI), Z17, Z19
+	VPUNPCKLQDQ  X19, X18, X18
+	VCVTPH2PS    X18, Y3
+	VMOVUPS      Y3, (R8)
+	VPXOR        Y4, Y4, Y4
+	VPDPBUSD     2(DI), Y15, Y4
+	VPXOR        Y5, Y5, Y5
+	VPDPBUSD     36(DI), Y15, Y5
+	VPXOR        Y6, Y6, Y6
+	VPDPBUSD     70(DI), Y15, Y6
+	VPXOR        Y7, Y7, Y7
+	VPDPBUSD     104(DI), Y15, Y7
+	VPXOR        Y8, Y8, Y8
+	VPDPBUSD     138(DI), Y15, Y8
+	VPXOR        Y9, Y9, Y9
+	VPDPBUSD     172(DI), Y15, Y9
+	VPXOR        Y10, Y10, Y10
+	VPDPBUSD     206(DI), Y15, Y10
+	VPXOR        Y11, Y11, Y11
+	VPDPBUSD     240(DI), Y15, Y11
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y9, Y8, Y8
+	VPHADDD      Y11, Y10, Y10
+	VPHADDD      Y6, Y4, Y4
+	VPHADDD      Y10, Y8, Y8
+	VPERM2I128   $0x20, Y8, Y4, Y5
+	VPERM2I128   $0x31, Y8, Y4, Y6
+	VPADDD       Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y3, Y5, Y5
+	VMOVUPS      Y5, 32(R8)
+	ADDQ         $0x00000110, DI
+	ADDQ         $0x40, R8
+	SUBQ         $0x08, CX
+	JNZ          pre
+	MOVQ         w+0(FP), R11
+	MOVQ         wStride+8(FP), R10
+	MOVQ         rows+16(FP), R9
+	MOVQ         out+40(FP), R12
+	VMOVDQU64    scaleIdx18_0_8_1<>+0(SB), Z10
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+	MOVL         $0xf0f0f0f0, AX
+	VPBROADCASTD AX, Y4
+	VINSERTI32X4 $0x01, X4, Y15, Y15
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Y13
+	MOVL         $0x3d800000, AX
+	VPBROADCASTD AX, Y4
+	VINSERTI32X4 $0x01, X4, Y13, Y13
+	MOVL         $0x41000000, AX
+	VMOVD        AX, X14
+
+row:
+	MOVQ   R11, SI
+	MOVQ   BX, DI
+	MOVQ   DX, R8
+	MOVQ   R13, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+
+loop:
+	PREFETCHNTA      4096(SI)
+	PREFETCHNTA      4160(SI)
+	PREFETCHNTA      4224(SI)
+	VMOVDQU64        (SI), Z8
+	VPERMT2W         64(SI), Z10, Z8
+	VCVTPH2PS        X8, Y3
+	VMULPS           (R8), Y3, Y4
+	VMOVUPS          Y4, (SP)
+	VFMADD231PS      32(R8), Y3, Y2
+	VBROADCASTI32X4  2(SI), Y16
+	VPANDD           Y15, Y16, Y16
+	VPXORD           Y24, Y24, Y24
+	VPDPBUSD         2(DI), Y16, Y24
+	VCVTDQ2PS        Y24, Y24
+	VFMADD231PS.BCST (SP), Y24, Y0
+	VBROADCASTI32X4  20(SI), Y17
+	VPANDD           Y15, Y17, Y17
+	VPXORD           Y25, Y25, Y25
+	VPDPBUSD         36(DI), Y17, Y25
+	VCVTDQ2PS        Y25, Y25
+	VFMADD231PS.BCST 4(SP), Y25, Y1
+	VBROADCASTI32X4  38(SI), Y18
+	VPANDD           Y15, Y18, Y18
+	VPXORD           Y26, Y26, Y26
+	VPDPBUSD         70(DI), Y18, Y26
+	VCVTDQ2PS        Y26, Y26
+	VFMADD231PS.BCST 8(SP), Y26, Y0
+	VBROADCASTI32X4  56(SI), Y19
+	VPANDD           Y15, Y19, Y19
+	VPXORD           Y27, Y27, Y27
+	VPDPBUSD         104(DI), Y19, Y27
+	VCVTDQ2PS        Y27, Y27
+	VFMADD231PS.BCST 12(SP), Y27, Y1
+	VBROADCASTI32X4  74(SI), Y20
+	VPANDD           Y15, Y20, Y20
+	VPXORD           Y28, Y28, Y28
+	VPDPBUSD         138(DI), Y20, Y28
+	VCVTDQ2PS        Y28, Y28
+	VFMADD231PS.BCST 16(SP), Y28, Y0
+	VBROADCASTI32X4  92(SI), Y21
+	VPANDD           Y15, Y21, Y21
+	VPXORD           Y29, Y29, Y29
+	VPDPBUSD         172(DI), Y21, Y29
+	VCVTDQ2PS        Y29, Y29
+	VFMADD231PS.BCST 20(SP), Y29, Y1
+	VBROADCASTI32X4  110(SI), Y22
+	VPANDD           Y15, Y22, Y22
+	VPXORD           Y30, Y30, Y30
+	VPDPBUSD         206(DI), Y22, Y30
+	VCVTDQ2PS        Y30, Y30
+	VFMADD231PS.BCST 24(SP), Y30, Y0
+	VBROADCASTI32X4  128(SI), Y23
+	VPANDD           Y15, Y23, Y23
+	VPXORD           Y31, Y31, Y31
+	VPDPBUSD         240(DI), Y23, Y31
+	VCVTDQ2PS        Y31, Y31
+	VFMADD231PS.BCST 28(SP), Y31, Y1
+	ADDQ             $0x00000090, SI
+	ADDQ             $0x00000110, DI
+	ADDQ             $0x40, R8
+	SUBQ             $0x08, CX
+	JNZ              loop
+	VADDPS           Y1, Y0, Y0
+	VMULPS           Y13, Y0, Y0
+	VEXTRACTF128     $0x01, Y0, X1
+	VADDPS           X1, X0, X0
+	VMOVHLPS         X0, X0, X1
+	VADDPS           X1, X0, X0
+	VMOVSHDUP        X0, X1
+	VADDSS           X1, X0, X0
+	VEXTRACTF128     $0x01, Y2, X3
+	VADDPS           X3, X2, X2
+	VMOVHLPS         X2, X2, X3
+	VADDPS           X3, X2, X2
+	VMOVSHDUP        X2, X3
+	VADDSS           X3, X2, X2
+	VFNMADD231SS     X14, X2, X0
+	VMOVSS           X0, (R12)
+	ADDQ             $0x04, R12
+	ADDQ             R10, R11
+	DECQ             R9
+	JNZ              row
+	VZEROUPPER
+	RET

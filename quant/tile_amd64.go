@@ -33,4 +33,38 @@ var tileVariants = []struct {
 		h: 4, rows: tileRows, cols: 4, col: tileQ6_KAVX24x1}},
 	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: Q6_K, be: QKK, wb: q6_KBytes, xb: q8_KBytes, unit: 1,
 		h: 4, rows: tileRows, cols: 4, big: tileQ6_KVNNI4x4, col: tileQ6_KVNNI4x1}},
+
+	// Decode row by row (see rowdot.go in the generator): the same
+	// prefill tiles, and for one column a row kernel, or the dot product
+	// row by row, with or without software prefetch.
+	{cpu.AVX2, "avx2", tileSpec{name: "avx2-rowdot", t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 2, big: tileQ4_0AVX24x2, col: tileQ4_0AVX24x1, rowDot: true}},
+	{cpu.AVX2, "avx2", tileSpec{name: "avx2-rowdot", t: Q8_0, be: QK, wb: q8_0Bytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 4, col: tileQ8_0AVX24x1, rowDot: true}},
+	{cpu.AVX2, "avx2", tileSpec{name: "avx2-rowdot", t: Q4_K, be: QKK, wb: q4_KBytes, xb: q8_KBytes, unit: 1,
+		h: 4, rows: tileRows, cols: 4, col: tileQ4_KAVX24x1, rowDot: true}},
+	{cpu.AVX2, "avx2", tileSpec{name: "avx2-rowdot", t: Q6_K, be: QKK, wb: q6_KBytes, xb: q8_KBytes, unit: 1,
+		h: 4, rows: tileRows, cols: 4, col: tileQ6_KAVX24x1, rowDot: true}},
+	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni-rowdot", t: Q4_K, be: QKK, wb: q4_KBytes, xb: q8_KBytes, unit: 1,
+		h: 4, rows: tileRows, cols: 4, big: tileQ4_KVNNI4x4, col: tileQ4_KVNNI4x1, rowDot: true}},
+	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni-rowdot", t: Q6_K, be: QKK, wb: q6_KBytes, xb: q8_KBytes, unit: 1,
+		h: 4, rows: tileRows, cols: 4, big: tileQ6_KVNNI4x4, col: tileQ6_KVNNI4x1, rowDot: true}},
+	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row", rowQ4_0VNNI)},
+	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row-t0", rowQ4_0VNNIT01024)},
+	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row-nta", rowQ4_0VNNINTA4096)},
+	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row", rowQ8_0VNNI)},
+	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row-t0", rowQ8_0VNNIT01024)},
+	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row-nta", rowQ8_0VNNINTA4096)},
+}
+
+// q40Row and q80Row are the VNNI tiles of Q4_0 and Q8_0 with a row kernel
+// for decode.
+func q40Row(name string, row rowAsm) tileSpec {
+	return tileSpec{name: name, t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 4, big: tileQ4_0VNNI4x4, col: tileQ4_0VNNI4x1, row: row}
+}
+
+func q80Row(name string, row rowAsm) tileSpec {
+	return tileSpec{name: name, t: Q8_0, be: QK, wb: q8_0Bytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 4, big: tileQ8_0VNNI4x4, col: tileQ8_0VNNI4x1, row: row}
 }

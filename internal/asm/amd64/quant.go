@@ -12,6 +12,9 @@ func quantFiles() []outFile {
 			tileBlock(blockQ8_0, avx2, 1)
 			tileBlock(blockQ8_0, vnni, 1)
 			tileBlock(blockQ8_0, vnni, 4)
+			for _, pf := range rowPrefetches {
+				rowBlock(blockQ8_0, pf)
+			}
 		}},
 		{"q4_0", func() {
 			dotBlock(blockQ4_0, avx2)
@@ -22,6 +25,9 @@ func quantFiles() []outFile {
 			tileBlock(blockQ4_0, vnni, 1)
 			tileBlock(blockQ4_0, vnni, 4)
 			tileBlock(blockQ4_0, vbmi, 1)
+			for _, pf := range rowPrefetches {
+				rowBlock(blockQ4_0, pf)
+			}
 		}},
 		{"q4_1", func() { dotBlock(blockQ4_1, avx2); dotBlock(blockQ4_1, vnni) }},
 		{"q5_0", func() { dotBlock(blockQ5_0, avx2); dotBlock(blockQ5_0, vnni) }},
