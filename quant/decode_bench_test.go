@@ -3,6 +3,7 @@ package quant
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 )
@@ -14,7 +15,9 @@ import (
 // matrix, so the kernel's own speed does. Bytes are weight bytes: the
 // MB/s of dram is the bandwidth the kernel reaches. Compare variants with
 // -count and benchstat; the sub-benchmarks of one round run one after the
-// other, so load on a shared machine hits them alike.
+// other, so load on a shared machine hits them alike. cpuMB/s is the same
+// over the thread's CPU time, which time slices taken by other processes
+// on a busy machine do not inflate.
 func BenchmarkDecode(b *testing.B) {
 	mb := 128
 	if s := os.Getenv("LLM_BENCH_MB"); s != "" {
@@ -44,11 +47,17 @@ func BenchmarkDecode(b *testing.B) {
 			tiles := append(Tiles(typ)[1:], dotTile("rowdot-"+ks[len(ks)-1].Name, typ, ks[len(ks)-1].Dot))
 			for _, k := range tiles {
 				b.Run(fmt.Sprintf("%v/%s/%s", typ, size.name, k.Name), func(b *testing.B) {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
 					b.SetBytes(int64(size.rows * rb))
+					t0 := threadCPU()
 					for b.Loop() {
 						for r0 := 0; r0 < size.rows; r0 += 16 {
 							k.Tile(n, mat[r0*rb:], rb, 16, x, xb, 1, out[r0:], rows)
 						}
+					}
+					if t1 := threadCPU(); t0 >= 0 && t1 > t0 {
+						b.ReportMetric(float64(b.N)*float64(size.rows*rb)/float64(t1-t0)*1e3, "cpuMB/s")
 					}
 				})
 			}

@@ -74,9 +74,7 @@ const rowSig = "func(w *byte, wStride int, rows int, x *byte, nb int, out *float
 // against Q8_0 activations.
 func rowBlock(t *blockType, pf rowPrefetch) {
 	text(rowName(t, pf), 0, rowSig)
-	frame := c.AllocLocal(32 + 8*rowMaxBlocks)
-	sc := frame             // d_w·d_x of the current eight blocks
-	pre := frame.Offset(32) // per eight blocks: d_x (8 floats), d_x·Σy (8)
+	pre := c.AllocLocal(8 * rowMaxBlocks) // per eight blocks: d_x (8 floats), d_x·Σy (8)
 	c.Load(c.Param("x"), RBX)
 	c.Load(c.Param("nb"), R13)
 	c.LEAQ(pre, RDX)
@@ -87,6 +85,10 @@ func rowBlock(t *blockType, pf rowPrefetch) {
 	c.Load(c.Param("rows"), R9)
 	c.Load(c.Param("out"), R12)
 	scaleTables(t.wb, Z10, Z11)
+	for b := 0; b < 8; b++ {
+		c.MOVL(U32(b), EAX)
+		c.VPBROADCASTD(EAX, yr(24+b))
+	}
 	if t.nibble {
 		// Low half 0x0F, high half 0xF0; lanes 0-3 × 1, 4-7 × 1/16.
 		c.MOVL(U32(0x0F0F0F0F), EAX)
@@ -129,10 +131,9 @@ func rowBlock(t *blockType, pf rowPrefetch) {
 	}
 	scales8(RSI, t.wb, Y3, Z10, Z11, Z8, Z9)
 	c.VMULPS(mem(R8, 0), Y3, Y4)
-	c.VMOVUPS(Y4, sc)
 	c.VFMADD231PS(mem(R8, 32), Y3, Y2)
 	for b := 0; b < 8; b++ {
-		wv, iv := yr(16+b), yr(24+b)
+		wv, iv := yr(16+b%4), yr(20+b%4)
 		if t.nibble {
 			c.VBROADCASTI32X4(mem(RSI, b*t.wb+t.qw), wv)
 			c.VPANDD(Y15, wv, wv)
@@ -142,7 +143,8 @@ func rowBlock(t *blockType, pf rowPrefetch) {
 		c.VPXORD(iv, iv, iv)
 		VPDPBUSD(mem(RDI, b*t.xb+t.qx), wv, iv)
 		c.VCVTDQ2PS(iv, iv)
-		c.VFMADD231PS_BCST(sc.Offset(4*b), iv, yr(b%2))
+		c.VPERMPS(Y4, yr(24+b), wv)
+		c.VFMADD231PS(wv, iv, yr(b%2))
 	}
 	c.ADDQ(U32(8*t.wb), RSI)
 	c.ADDQ(U32(8*t.xb), RDI)
