@@ -68,3 +68,25 @@ func q80Row(name string, row rowAsm) tileSpec {
 	return tileSpec{name: name, t: Q8_0, be: QK, wb: q8_0Bytes, xb: q8_0Bytes, unit: 8,
 		h: 4, rows: tileRows, cols: 4, big: tileQ8_0VNNI4x4, col: tileQ8_0VNNI4x1, row: row}
 }
+
+// tilePrefs lists, best first, the variants Tile prefers for t on this
+// CPU; the first the CPU runs is chosen. Decode reads rows one after the
+// other (BenchmarkDecode: the four-row tiles' interleaved streams reach
+// about half the bandwidth on Zen 4). The software prefetch of the Q4_0
+// and Q8_0 row kernels (non-temporal, 4 KB ahead) helped on Zen 4, whose
+// 512-bit operations are split (cpu.Model.Split512); elsewhere the
+// hardware prefetchers, which follow one sequential stream, are left
+// alone. The AVX2 level takes the dot products row by row.
+func tilePrefs(t Type) []string {
+	pf := ""
+	if cpu.CPU().Split512() {
+		pf = "-nta"
+	}
+	switch t {
+	case Q4_0, Q8_0:
+		return []string{"avx512vnni-row" + pf, "avx2-rowdot"}
+	case Q4_K, Q6_K:
+		return []string{"avx512vnni-rowdot", "avx2-rowdot"}
+	}
+	return nil
+}

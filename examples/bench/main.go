@@ -191,10 +191,12 @@ type result struct {
 	LoadAvg     [3]float64 `json:"load_avg"` // of the machine when the runs ended (Linux)
 	// The memory plan Load made: its predicted peak (mapped weight pages
 	// included) and the configuration it chose.
-	PlanTotal int64    `json:"plan_total_bytes"`
-	PlanLimit int64    `json:"plan_limit_bytes"`
-	Weights   string   `json:"weights"`
-	Degraded  []string `json:"degraded"`
+	PlanTotal int64 `json:"plan_total_bytes"`
+	PlanLimit int64 `json:"plan_limit_bytes"`
+	// Kernels is the kernel variant chosen per weight type (Info.Kernels).
+	Kernels  string   `json:"kernels"`
+	Weights  string   `json:"weights"`
+	Degraded []string `json:"degraded"`
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -233,7 +235,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Model: filepath.Base(c.model), Threads: info.Threads, Arch: info.Architecture,
 		Type: info.FileType, Params: info.Parameters, FileBytes: info.FileBytes,
 		Context: s.Context(), Batch: c.batch, Reps: c.reps,
-		LoadSeconds: loadTime.Seconds(),
+		LoadSeconds: loadTime.Seconds(), Kernels: info.Kernels,
 	}
 	plan := m.Plan()
 	res.KVType, res.Weights, res.PlanTotal, res.PlanLimit = plan.KVType.String(), plan.Weights.String(), plan.Total, plan.Limit
@@ -276,6 +278,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		humanBytes(res.PeakRSS), res.PeakRSS, res.Context, res.KVType, res.Weights, res.LoadSeconds,
 		res.LoadAvg[0], res.LoadAvg[1], res.LoadAvg[2])
 	fmt.Fprintf(stdout, "memory plan: predicted peak %s (%d bytes) of limit %s\n", humanBytes(res.PlanTotal), res.PlanTotal, humanBytes(res.PlanLimit))
+	fmt.Fprintf(stdout, "kernels: %s\n", res.Kernels)
 	for _, d := range res.Degraded {
 		fmt.Fprintf(stdout, "  degraded: %s\n", d)
 	}

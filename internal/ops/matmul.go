@@ -20,6 +20,10 @@ type Matrix struct {
 	// converted to VecType.
 	XRowBytes int
 
+	// Kernel names the tile variant chosen for the weight type
+	// (quant.TileChoice), e.g. "avx512vnni-row-nta".
+	Kernel string
+
 	// tile multiplies up to tileRows weight rows by up to tileCols
 	// activation rows at once.
 	tile               quant.TileFunc
@@ -35,7 +39,8 @@ func NewMatrix(t *tensor.Tensor) (*Matrix, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ops: tensor %q: %w", t.Name, err)
 	}
-	tile, tr, tc := quant.Tile(t.Type)
+	k, _ := quant.TileChoice(t.Type)
+	tile, tr, tc := k.Tile, k.Rows, k.Cols
 	if tile == nil {
 		return nil, fmt.Errorf("ops: tensor %q: no tile kernel for %v: %w", t.Name, t.Type, quant.ErrUnsupportedType)
 	}
@@ -45,7 +50,7 @@ func NewMatrix(t *tensor.Tensor) (*Matrix, error) {
 		return nil, fmt.Errorf("ops: tensor %q: %w", t.Name, err)
 	}
 	return &Matrix{T: t, Dot: dot, VecType: vt, Cols: t.Cols(), Rows: t.Rows(), XRowBytes: int(xrb),
-		tile: tile, tileRows: tr, tileCols: tc}, nil
+		Kernel: k.Name, tile: tile, tileRows: tr, tileCols: tc}, nil
 }
 
 // groupBytes bounds the activations of one group of tokens in a batch
