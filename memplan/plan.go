@@ -10,6 +10,7 @@ import (
 	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/model"
+	"github.com/lowmem/llm/quant"
 )
 
 // ErrOutOfBudget: the model cannot run within the memory limit even after
@@ -197,6 +198,8 @@ func (s *Shape) components(r Request, ctx int, kvt kv.Type, w WeightsMode, resid
 	group := int64(c.Heads / max(c.HeadsKV, 1))
 	// Logits, and their copy a penalised sampler works on.
 	session := 2*int64(s.Vocab)*4 + int64(ctx)*4 + int64(r.Threads)*int64(ctx)*4*group
+	// Prefill's packed activation panels (ops, quant.GemmScratchBytes).
+	session += int64(quant.GemmScratchBytes(s.MaxXRow))
 	weightsNote := "mapped file pages (page cache)"
 	if w == WeightsStreaming {
 		weightsNote = fmt.Sprintf("resident part + %d layer buffers; the rest streams from disk", DiskBuffers)
@@ -206,7 +209,7 @@ func (s *Shape) components(r Request, ctx int, kvt kv.Type, w WeightsMode, resid
 		{"weights", resident, weightsNote},
 		{KVComponent, kv.Bytes(c.KVConfig(kvt, ctx)), fmt.Sprintf("%d cells × %d layers, %v", ctx, c.Layers, kvt)},
 		{"activations", int64(model.ScratchBytes(c, s.MaxXRow, batch)), fmt.Sprintf("arena for a %d-token batch", batch)},
-		{"session", session, "logits (twice), token history, attention scores"},
+		{"session", session, "logits (twice), token history, attention scores, packed prefill panels"},
 		{"model heap", heap, "tokenizer, norms"},
 		{"runtime", runtimeBytes, "Go runtime, binary, stacks"},
 	}, c.KVConfig(kvt, ctx), r.KVPreallocate)

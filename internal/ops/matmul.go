@@ -28,6 +28,8 @@ type Matrix struct {
 	// activation rows at once.
 	tile               quant.TileFunc
 	tileRows, tileCols int
+	// gemm, when the type has one, multiplies batches (gemm.go).
+	gemm *quant.GemmKernel
 }
 
 // NewMatrix prepares a 2-D weight tensor (Shape[0] inputs, Shape[1] outputs).
@@ -49,8 +51,12 @@ func NewMatrix(t *tensor.Tensor) (*Matrix, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ops: tensor %q: %w", t.Name, err)
 	}
-	return &Matrix{T: t, Dot: dot, VecType: vt, Cols: t.Cols(), Rows: t.Rows(), XRowBytes: int(xrb),
-		Kernel: k.Name, tile: tile, tileRows: tr, tileCols: tc}, nil
+	mat := &Matrix{T: t, Dot: dot, VecType: vt, Cols: t.Cols(), Rows: t.Rows(), XRowBytes: int(xrb),
+		Kernel: k.Name, tile: tile, tileRows: tr, tileCols: tc}
+	if g, ok := quant.Gemm(t.Type); ok {
+		mat.gemm = &g
+	}
+	return mat, nil
 }
 
 // groupBytes bounds the activations of one group of tokens in a batch
@@ -178,6 +184,10 @@ type Exec struct {
 	pool *Pool
 	mm   matmulTask
 	qt   quantTask
+	// GEMM: packed panels (grown once), and the tasks (gemm.go).
+	pack []byte
+	pk   packTask
+	gt   gemmTask
 }
 
 // NewExec returns an Exec that runs on p.
@@ -190,6 +200,10 @@ func (e *Exec) Pool() *Pool { return e.pool }
 // · activation row t, where xq holds nTok activation rows of m.XRowBytes
 // bytes in m.VecType (see Quantize).
 func (e *Exec) MatMul(m *Matrix, xq []byte, nTok int, out []float32, outStride int) {
+	if nTok >= gemmMinTokens && m.gemm != nil {
+		e.matmulGemm(m, xq, nTok, out, outStride)
+		return
+	}
 	k := &e.mm
 	k.m, k.xq, k.nTok, k.out, k.outStride = m, xq, nTok, out, outStride
 	k.plan(e.pool.Threads())

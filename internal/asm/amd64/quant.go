@@ -15,6 +15,7 @@ func quantFiles() []outFile {
 			for _, pf := range rowPrefetches {
 				rowBlock(blockQ8_0, pf)
 			}
+			gemmBlock(blockQ8_0)
 		}},
 		{"q4_0", func() {
 			dotBlock(blockQ4_0, avx2)
@@ -28,6 +29,7 @@ func quantFiles() []outFile {
 			for _, pf := range rowPrefetches {
 				rowBlock(blockQ4_0, pf)
 			}
+			gemmBlock(blockQ4_0)
 		}},
 		{"q4_1", func() { dotBlock(blockQ4_1, avx2); dotBlock(blockQ4_1, vnni) }},
 		{"q5_0", func() { dotBlock(blockQ5_0, avx2); dotBlock(blockQ5_0, vnni) }},
