@@ -63,11 +63,12 @@ func Gemms(t Type) []GemmKernel {
 
 // GemmScratchBytes is the packed-panel scratch a matrix product of rows
 // whose quantized activation row takes xRowBytes bytes needs: at least one
-// panel of the widest layout (1280 bytes per 34-byte block), and at least
-// gemmGroupBytes, which holds several panels so that a group's panels stay
-// in the L2 cache while the weights stream past them once.
+// panel of the widest layout (Q8_0: 1280 bytes per 34-byte block; Q8_K:
+// 10368 per 292-byte block), and at least gemmGroupBytes, which holds
+// several panels so that a group's panels stay in the L2 cache while the
+// weights stream past them once.
 func GemmScratchBytes(xRowBytes int) int {
-	return max(gemmGroupBytes, (xRowBytes+33)/34*gemmPanelBlock)
+	return max(gemmGroupBytes, (xRowBytes+33)/34*gemmPanelBlock, (xRowBytes+291)/292*panelQ6_K.block())
 }
 
 const (
@@ -78,6 +79,8 @@ const (
 var gemmGeneric = map[Type]GemmKernel{
 	Q4_0: {Name: "generic", Type: Q4_0, PanelBytes: panelBytesQ8_0, Pack: packQ8_0For(8), Mul: mulPanelQ4_0},
 	Q8_0: {Name: "generic", Type: Q8_0, PanelBytes: panelBytesQ8_0, Pack: packQ8_0For(128), Mul: mulPanelQ8_0},
+	Q4_K: kGemm(Q4_K, panelQ4_K),
+	Q6_K: kGemm(Q6_K, panelQ6_K),
 }
 
 func panelBytesQ8_0(n int) int { return n / QK * gemmPanelBlock }

@@ -19,6 +19,8 @@ var gemmVariants = []struct {
 }{
 	{cpu.AVX512VNNI, "avx512vnni", Q4_0, q4_0Bytes, gemmQ4_0VNNI},
 	{cpu.AVX512VNNI, "avx512vnni", Q8_0, q8_0Bytes, gemmQ8_0VNNI},
+	{cpu.AVX512VNNI, "avx512vnni", Q4_K, q4_KBytes, gemmQ4_KVNNI},
+	{cpu.AVX512VNNI, "avx512vnni", Q6_K, q6_KBytes, gemmQ6_KVNNI},
 }
 
 func archGemms(t Type) []GemmKernel {
@@ -29,7 +31,7 @@ func archGemms(t Type) []GemmKernel {
 		}
 		g := gemmGeneric[t]
 		g.Name = v.name
-		g.Mul = asmGemmMul(v.k, v.wb, gemmGeneric[t].Mul)
+		g.Mul = asmGemmMul(v.k, v.t.BlockElems(), v.wb, g.PanelBytes, gemmGeneric[t].Mul)
 		ks = append(ks, g)
 	}
 	return ks
@@ -37,9 +39,9 @@ func archGemms(t Type) []GemmKernel {
 
 // asmGemmMul runs the four-row kernel k over the rows, the pure-Go
 // kernel over the rows past the last four.
-func asmGemmMul(k gemmAsm, wb int, rest func(n int, w []byte, wStride, rows int, p []byte, cols int, out []float32, outStride int)) func(n int, w []byte, wStride, rows int, p []byte, cols int, out []float32, outStride int) {
+func asmGemmMul(k gemmAsm, be, wb int, panelBytes func(int) int, rest func(n int, w []byte, wStride, rows int, p []byte, cols int, out []float32, outStride int)) func(n int, w []byte, wStride, rows int, p []byte, cols int, out []float32, outStride int) {
 	return func(n int, w []byte, wStride, rows int, p []byte, cols int, out []float32, outStride int) {
-		nb := n / QK
+		nb := n / be
 		cols = min(cols, GemmCols)
 		if rows <= 0 || cols <= 0 || nb <= 0 {
 			return
@@ -50,7 +52,7 @@ func asmGemmMul(k gemmAsm, wb int, rest func(n int, w []byte, wStride, rows int,
 		}
 		// One bounds check each, so the assembly stays inside the slices.
 		w = w[:(rows-1)*wStride+nb*wb]
-		p = p[:nb*gemmPanelBlock]
+		p = p[:panelBytes(n)]
 		out = out[:(cols-1)*outStride+rows]
 		full := rows - rows%4
 		for r := 0; r < full; r += 4 {

@@ -9,13 +9,17 @@ import (
 // against the generic dot product on random blocks, for row counts around
 // the kernels' four and every column count of a panel.
 func TestGemmsAgree(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q8_0} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
 		ks := Gemms(typ)
 		if len(ks) == 0 || ks[0].Name != "generic" {
 			t.Fatalf("%v: Gemms does not start with the generic kernel: %v", typ, ks)
 		}
 		for _, k := range ks {
-			for _, nb := range []int{1, 2, 3, 8, 13} {
+			nbs := []int{1, 2, 3, 8, 13}
+			if typ.BlockElems() == QKK {
+				nbs = []int{1, 2, 3}
+			}
+			for _, nb := range nbs {
 				for _, rows := range []int{1, 3, 4, 5, 8, 11} {
 					for _, cols := range []int{1, 2, 5, 16, 17, 31, 32} {
 						seed := uint64(typ)<<40 | uint64(nb)<<16 | uint64(rows)<<8 | uint64(cols)
@@ -38,10 +42,10 @@ func TestGemmsAgree(t *testing.T) {
 }
 
 func TestGemmNoAllocs(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q8_0} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
 		for _, k := range Gemms(typ)[1:] {
 			r := newRand(uint64(typ))
-			c := newTileCase(r, typ, 2048/QK, 16, GemmCols, 0, 0, 0)
+			c := newTileCase(r, typ, 2048/typ.BlockElems(), 16, GemmCols, 0, 0, 0)
 			p := make([]byte, k.PanelBytes(c.n))
 			out := make([]float32, GemmCols*c.outStride)
 			if a := testing.AllocsPerRun(10, func() {

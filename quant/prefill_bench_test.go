@@ -61,3 +61,22 @@ func BenchmarkPrefill(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGemmPack measures packing one panel of 32 columns of 2048
+// elements.
+func BenchmarkGemmPack(b *testing.B) {
+	const n = 2048
+	for _, typ := range []Type{Q4_0, Q4_K, Q6_K} {
+		vt := typ.VecDotType()
+		xb := n / vt.BlockElems() * vt.BlockBytes()
+		x := randBlocks(vt, n/vt.BlockElems()*GemmCols, newRand(1), kindRandom)
+		g, _ := Gemm(typ)
+		p := make([]byte, g.PanelBytes(n))
+		b.Run(typ.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(x)))
+			for b.Loop() {
+				g.Pack(n, x, xb, GemmCols, p)
+			}
+		})
+	}
+}

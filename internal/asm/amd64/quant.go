@@ -39,6 +39,7 @@ func quantFiles() []outFile {
 			tileSuper(superQ4_K, avx2, 1)
 			tileSuper(superQ4_K, vnni, 1)
 			tileSuper(superQ4_K, vnni, 4)
+			gemmSuper(superQ4_K)
 		}},
 		{"q5_k", func() { dotSuper(superQ5_K, avx2); dotSuper(superQ5_K, vnni) }},
 		{"q6_k", func() {
@@ -47,6 +48,7 @@ func quantFiles() []outFile {
 			tileSuper(superQ6_K, avx2, 1)
 			tileSuper(superQ6_K, vnni, 1)
 			tileSuper(superQ6_K, vnni, 4)
+			gemmSuper(superQ6_K)
 		}},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
 	}
