@@ -142,6 +142,14 @@ func mulPanelQ8_0(n int, w []byte, wStride, rows int, p []byte, cols int, out []
 	})
 }
 
+// mulPanelQ8_0Signed is the twin for panels packed without the bias term
+// (packQ8_0For(0)): the weights signed, as AVX2's kernel multiplies them.
+func mulPanelQ8_0Signed(n int, w []byte, wStride, rows int, p []byte, cols int, out []float32, outStride int) {
+	mulPanel(n, w, wStride, rows, p, cols, out, outStride, q8_0Bytes, func(blk []byte, e int) int32 {
+		return int32(int8(blk[2+e]))
+	})
+}
+
 func mulPanel(n int, w []byte, wStride, rows int, p []byte, cols int, out []float32, outStride int,
 	wb int, elem func(blk []byte, e int) int32) {
 	nb := n / QK

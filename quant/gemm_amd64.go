@@ -4,23 +4,30 @@ package quant
 
 import "github.com/lowmem/llm/internal/cpu"
 
-// gemmAsm is the signature of the assembly GEMM kernels: four rows
-// against one packed panel, cols ≤ GemmCols columns stored, over nb ≥ 1
-// blocks.
+// gemmAsm is the signature of the assembly GEMM kernels: h rows (4 with
+// AVX-512, 1 with AVX2) against one packed panel, cols ≤ GemmCols columns
+// stored, over nb ≥ 1 blocks.
 type gemmAsm func(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
 
 // gemmVariants lists the assembly GEMM kernels, slowest first per type.
+// pack, when set, replaces the generic kernel's packer (AVX2's Q8_0 takes
+// panels without the bias term).
 var gemmVariants = []struct {
 	level cpu.Level
 	name  string
 	t     Type
-	wb    int
+	wb, h int
 	k     gemmAsm
+	pack  func(n int, x []byte, xStride, cols int, p []byte)
+	rest  func(n int, w []byte, wStride, rows int, p []byte, cols int, out []float32, outStride int)
 }{
-	{cpu.AVX512VNNI, "avx512vnni", Q4_0, q4_0Bytes, gemmQ4_0VNNI},
-	{cpu.AVX512VNNI, "avx512vnni", Q8_0, q8_0Bytes, gemmQ8_0VNNI},
-	{cpu.AVX512VNNI, "avx512vnni", Q4_K, q4_KBytes, gemmQ4_KVNNI},
-	{cpu.AVX512VNNI, "avx512vnni", Q6_K, q6_KBytes, gemmQ6_KVNNI},
+	{cpu.AVX2, "avx2", Q4_0, q4_0Bytes, 1, gemmQ4_0AVX2, nil, nil},
+	{cpu.AVX2, "avx2", Q8_0, q8_0Bytes, 1, gemmQ8_0AVX2, packQ8_0For(0), mulPanelQ8_0Signed},
+	{cpu.AVX2, "avx2", Q4_K, q4_KBytes, 1, gemmQ4_KAVX2, nil, nil},
+	{cpu.AVX512VNNI, "avx512vnni", Q4_0, q4_0Bytes, 4, gemmQ4_0VNNI, nil, nil},
+	{cpu.AVX512VNNI, "avx512vnni", Q8_0, q8_0Bytes, 4, gemmQ8_0VNNI, nil, nil},
+	{cpu.AVX512VNNI, "avx512vnni", Q4_K, q4_KBytes, 4, gemmQ4_KVNNI, nil, nil},
+	{cpu.AVX512VNNI, "avx512vnni", Q6_K, q6_KBytes, 4, gemmQ6_KVNNI, nil, nil},
 }
 
 func archGemms(t Type) []GemmKernel {
@@ -31,15 +38,19 @@ func archGemms(t Type) []GemmKernel {
 		}
 		g := gemmGeneric[t]
 		g.Name = v.name
-		g.Mul = asmGemmMul(v.k, v.t.BlockElems(), v.wb, g.PanelBytes, gemmGeneric[t].Mul)
+		rest := g.Mul
+		if v.pack != nil {
+			g.Pack, rest = v.pack, v.rest
+		}
+		g.Mul = asmGemmMul(v.k, v.h, v.t.BlockElems(), v.wb, g.PanelBytes, rest)
 		ks = append(ks, g)
 	}
 	return ks
 }
 
-// asmGemmMul runs the four-row kernel k over the rows, the pure-Go
-// kernel over the rows past the last four.
-func asmGemmMul(k gemmAsm, be, wb int, panelBytes func(int) int, rest func(n int, w []byte, wStride, rows int, p []byte, cols int, out []float32, outStride int)) func(n int, w []byte, wStride, rows int, p []byte, cols int, out []float32, outStride int) {
+// asmGemmMul runs the h-row kernel k over the rows, the pure-Go kernel
+// over the rows past the last whole h.
+func asmGemmMul(k gemmAsm, h, be, wb int, panelBytes func(int) int, rest func(n int, w []byte, wStride, rows int, p []byte, cols int, out []float32, outStride int)) func(n int, w []byte, wStride, rows int, p []byte, cols int, out []float32, outStride int) {
 	return func(n int, w []byte, wStride, rows int, p []byte, cols int, out []float32, outStride int) {
 		nb := n / be
 		cols = min(cols, GemmCols)
@@ -54,8 +65,8 @@ func asmGemmMul(k gemmAsm, be, wb int, panelBytes func(int) int, rest func(n int
 		w = w[:(rows-1)*wStride+nb*wb]
 		p = p[:panelBytes(n)]
 		out = out[:(cols-1)*outStride+rows]
-		full := rows - rows%4
-		for r := 0; r < full; r += 4 {
+		full := rows - rows%h
+		for r := 0; r < full; r += h {
 			k(&w[r*wStride], wStride, &p[0], nb, &out[r], outStride, cols)
 		}
 		if full < rows {

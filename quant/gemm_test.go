@@ -57,3 +57,4 @@ func TestGemmNoAllocs(t *testing.T) {
 		}
 	}
 }
+

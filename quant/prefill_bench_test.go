@@ -6,13 +6,13 @@ import (
 	"testing"
 )
 
-// BenchmarkPrefill measures a prefill matrix product on one thread: 256
-// rows of 2048 elements (L2-resident weights) times 128 activation
+// BenchmarkPrefill measures a prefill matrix product on one thread: 1024
+// rows of 2048 elements times 128 activation
 // columns, by the chosen tile kernel (16-row tiles times its columns)
 // and by each GEMM kernel (the columns packed into panels first, packing
 // included). cpuGMAC/s counts multiply-adds per second of thread CPU time.
 func BenchmarkPrefill(b *testing.B) {
-	const n, rows, cols = 2048, 256, 128
+	const n, rows, cols = 2048, 1024, 128
 	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
 		nb := n / typ.BlockElems()
 		rb := nb * typ.BlockBytes()

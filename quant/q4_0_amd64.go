@@ -39,3 +39,6 @@ func rowQ4_0VNNINTA4096(w *byte, wStride int, rows int, x *byte, nb int, out *fl
 
 //go:noescape
 func gemmQ4_0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func gemmQ4_0AVX2(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)

@@ -30,3 +30,6 @@ func rowQ8_0VNNINTA4096(w *byte, wStride int, rows int, x *byte, nb int, out *fl
 
 //go:noescape
 func gemmQ8_0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func gemmQ8_0AVX2(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)

@@ -2387,3 +2387,242 @@ store:
 	JNZ     store
 	VZEROUPPER
 	RET
+
+// func gemmQ8_0AVX2(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+// Requires: AVX, AVX2, F16C, FMA3
+TEXT ·gemmQ8_0AVX2(SB), $128-56
+	MOVQ         w+0(FP), SI
+	MOVQ         p+16(FP), DI
+	MOVQ         nb+24(FP), CX
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+
+loop:
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VPBROADCASTD 2(SI), Y8
+	VPSIGNB      Y8, Y8, Y10
+	VMOVDQU      (DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VMOVDQU      32(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y5, Y5
+	VMOVDQU      64(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y6, Y6
+	VMOVDQU      96(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPBROADCASTD 6(SI), Y8
+	VPSIGNB      Y8, Y8, Y10
+	VMOVDQU      128(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VMOVDQU      160(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y5, Y5
+	VMOVDQU      192(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y6, Y6
+	VMOVDQU      224(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPBROADCASTD 10(SI), Y8
+	VPSIGNB      Y8, Y8, Y10
+	VMOVDQU      256(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VMOVDQU      288(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y5, Y5
+	VMOVDQU      320(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y6, Y6
+	VMOVDQU      352(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPBROADCASTD 14(SI), Y8
+	VPSIGNB      Y8, Y8, Y10
+	VMOVDQU      384(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VMOVDQU      416(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y5, Y5
+	VMOVDQU      448(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y6, Y6
+	VMOVDQU      480(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPBROADCASTD 18(SI), Y8
+	VPSIGNB      Y8, Y8, Y10
+	VMOVDQU      512(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VMOVDQU      544(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y5, Y5
+	VMOVDQU      576(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y6, Y6
+	VMOVDQU      608(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPBROADCASTD 22(SI), Y8
+	VPSIGNB      Y8, Y8, Y10
+	VMOVDQU      640(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VMOVDQU      672(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y5, Y5
+	VMOVDQU      704(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y6, Y6
+	VMOVDQU      736(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPBROADCASTD 26(SI), Y8
+	VPSIGNB      Y8, Y8, Y10
+	VMOVDQU      768(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VMOVDQU      800(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y5, Y5
+	VMOVDQU      832(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y6, Y6
+	VMOVDQU      864(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPBROADCASTD 30(SI), Y8
+	VPSIGNB      Y8, Y8, Y10
+	VMOVDQU      896(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y4, Y4
+	VMOVDQU      928(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y5, Y5
+	VMOVDQU      960(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y6, Y6
+	VMOVDQU      992(DI), Y9
+	VPSIGNB      Y8, Y9, Y9
+	VPMADDUBSW   Y9, Y10, Y9
+	VPMADDWD     words1<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y7, Y7
+	VPBROADCASTW (SI), X14
+	VCVTPH2PS    X14, Y14
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       1024(DI), Y4, Y4
+	VFMADD231PS  Y14, Y4, Y0
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       1056(DI), Y5, Y5
+	VFMADD231PS  Y14, Y5, Y1
+	VCVTDQ2PS    Y6, Y6
+	VMULPS       1088(DI), Y6, Y6
+	VFMADD231PS  Y14, Y6, Y2
+	VCVTDQ2PS    Y7, Y7
+	VMULPS       1120(DI), Y7, Y7
+	VFMADD231PS  Y14, Y7, Y3
+	ADDQ         $0x00000022, SI
+	ADDQ         $0x00000500, DI
+	DECQ         CX
+	JNZ          loop
+	VMOVUPS      Y0, (SP)
+	VMOVUPS      Y1, 32(SP)
+	VMOVUPS      Y2, 64(SP)
+	VMOVUPS      Y3, 96(SP)
+	MOVQ         out+32(FP), R12
+	MOVQ         outStride+40(FP), R13
+	SHLQ         $0x02, R13
+	MOVQ         cols+48(FP), CX
+	LEAQ         (SP), AX
+
+store:
+	VMOVSS (AX), X0
+	VMOVSS X0, (R12)
+	ADDQ   $0x04, AX
+	ADDQ   R13, R12
+	DECQ   CX
+	JNZ    store
+	VZEROUPPER
+	RET
+
+DATA words1<>+0(SB)/8, $0x0001000100010001
+DATA words1<>+8(SB)/8, $0x0001000100010001
+DATA words1<>+16(SB)/8, $0x0001000100010001
+DATA words1<>+24(SB)/8, $0x0001000100010001
+GLOBL words1<>(SB), RODATA|NOPTR, $32

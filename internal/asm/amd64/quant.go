@@ -16,6 +16,7 @@ func quantFiles() []outFile {
 				rowBlock(blockQ8_0, pf)
 			}
 			gemmBlock(blockQ8_0)
+			gemmBlockAVX2(blockQ8_0)
 		}},
 		{"q4_0", func() {
 			dotBlock(blockQ4_0, avx2)
@@ -30,6 +31,7 @@ func quantFiles() []outFile {
 				rowBlock(blockQ4_0, pf)
 			}
 			gemmBlock(blockQ4_0)
+			gemmBlockAVX2(blockQ4_0)
 		}},
 		{"q4_1", func() { dotBlock(blockQ4_1, avx2); dotBlock(blockQ4_1, vnni) }},
 		{"q5_0", func() { dotBlock(blockQ5_0, avx2); dotBlock(blockQ5_0, vnni) }},
@@ -40,6 +42,7 @@ func quantFiles() []outFile {
 			tileSuper(superQ4_K, vnni, 1)
 			tileSuper(superQ4_K, vnni, 4)
 			gemmSuper(superQ4_K)
+			gemmQ4_KAVX2()
 		}},
 		{"q5_k", func() { dotSuper(superQ5_K, avx2); dotSuper(superQ5_K, vnni) }},
 		{"q6_k", func() {
