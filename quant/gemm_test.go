@@ -57,4 +57,3 @@ func TestGemmNoAllocs(t *testing.T) {
 		}
 	}
 }
-
