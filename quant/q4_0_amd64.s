@@ -3039,7 +3039,7 @@ GLOBL vbmiPairs<>(SB), RODATA|NOPTR, $256
 
 // func rowQ4_0VNNI(w *byte, wStride int, rows int, x *byte, nb int, out *float32)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3
-TEXT ·rowQ4_0VNNI(SB), $8192-48
+TEXT ·rowQ4_0VNNI(SB), $12288-48
 	MOVQ         x+24(FP), BX
 	MOVQ         nb+32(FP), R13
 	LEAQ         (SP), DX
@@ -3226,7 +3226,7 @@ loop:
 
 // func rowQ4_0VNNIT01024(w *byte, wStride int, rows int, x *byte, nb int, out *float32)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3, MMX+
-TEXT ·rowQ4_0VNNIT01024(SB), $8192-48
+TEXT ·rowQ4_0VNNIT01024(SB), $12288-48
 	MOVQ         x+24(FP), BX
 	MOVQ         nb+32(FP), R13
 	LEAQ         (SP), DX
@@ -3416,7 +3416,7 @@ loop:
 
 // func rowQ4_0VNNINTA4096(w *byte, wStride int, rows int, x *byte, nb int, out *float32)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3, MMX+
-TEXT ·rowQ4_0VNNINTA4096(SB), $8192-48
+TEXT ·rowQ4_0VNNINTA4096(SB), $12288-48
 	MOVQ         x+24(FP), BX
 	MOVQ         nb+32(FP), R13
 	LEAQ         (SP), DX
@@ -3601,6 +3601,391 @@ loop:
 	ADDQ            R10, R11
 	DECQ            R9
 	JNZ             row
+	VZEROUPPER
+	RET
+
+// func rowQ4_0VNNI2(w *byte, wStride int, rows int, x *byte, nb int, out *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3
+TEXT ·rowQ4_0VNNI2(SB), $12288-48
+	MOVQ         x+24(FP), BX
+	MOVQ         nb+32(FP), R13
+	LEAQ         (SP), DX
+	MOVQ         BX, DI
+	MOVQ         DX, R8
+	MOVQ         R13, CX
+	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z16
+	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z17
+	MOVL         $0x01010101, AX
+	VPBROADCASTD AX, Y15
+
+pre:
+	VMOVDQU64    (DI), Z18
+	VPERMT2W     64(DI), Z16, Z18
+	VMOVDQU64    136(DI), Z19
+	VPERMT2W     200(DI), Z17, Z19
+	VPUNPCKLQDQ  X19, X18, X18
+	VCVTPH2PS    X18, Y3
+	VMOVUPS      Y3, (R8)
+	VPXOR        Y4, Y4, Y4
+	VPDPBUSD     2(DI), Y15, Y4
+	VPXOR        Y5, Y5, Y5
+	VPDPBUSD     36(DI), Y15, Y5
+	VPXOR        Y6, Y6, Y6
+	VPDPBUSD     70(DI), Y15, Y6
+	VPXOR        Y7, Y7, Y7
+	VPDPBUSD     104(DI), Y15, Y7
+	VPXOR        Y8, Y8, Y8
+	VPDPBUSD     138(DI), Y15, Y8
+	VPXOR        Y9, Y9, Y9
+	VPDPBUSD     172(DI), Y15, Y9
+	VPXOR        Y10, Y10, Y10
+	VPDPBUSD     206(DI), Y15, Y10
+	VPXOR        Y11, Y11, Y11
+	VPDPBUSD     240(DI), Y15, Y11
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y9, Y8, Y8
+	VPHADDD      Y11, Y10, Y10
+	VPHADDD      Y6, Y4, Y4
+	VPHADDD      Y10, Y8, Y8
+	VPERM2I128   $0x20, Y8, Y4, Y5
+	VPERM2I128   $0x31, Y8, Y4, Y6
+	VPADDD       Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y3, Y5, Y5
+	VMOVUPS      Y5, 32(R8)
+	ADDQ         $0x00000110, DI
+	ADDQ         $0x40, R8
+	SUBQ         $0x08, CX
+	JNZ          pre
+	MOVQ         w+0(FP), R11
+	MOVQ         wStride+8(FP), R10
+	MOVQ         rows+16(FP), R9
+	MOVQ         out+40(FP), R12
+	VMOVDQU64    scaleIdx18_0_8_1<>+0(SB), Z10
+	MOVL         $0x00000000, AX
+	VPBROADCASTD AX, Y24
+	MOVL         $0x00000001, AX
+	VPBROADCASTD AX, Y25
+	MOVL         $0x00000002, AX
+	VPBROADCASTD AX, Y26
+	MOVL         $0x00000003, AX
+	VPBROADCASTD AX, Y27
+	MOVL         $0x00000004, AX
+	VPBROADCASTD AX, Y28
+	MOVL         $0x00000005, AX
+	VPBROADCASTD AX, Y29
+	MOVL         $0x00000006, AX
+	VPBROADCASTD AX, Y30
+	MOVL         $0x00000007, AX
+	VPBROADCASTD AX, Y31
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+	MOVL         $0xf0f0f0f0, AX
+	VPBROADCASTD AX, Y4
+	VINSERTI32X4 $0x01, X4, Y15, Y15
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Y13
+	MOVL         $0x3d800000, AX
+	VPBROADCASTD AX, Y4
+	VINSERTI32X4 $0x01, X4, Y13, Y13
+	MOVL         $0x41000000, AX
+	VMOVD        AX, X14
+
+row:
+	MOVQ   R11, SI
+	MOVQ   BX, DI
+	MOVQ   DX, R8
+	MOVQ   R13, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	LEAQ   8192(SP), AX
+
+scales:
+	VMOVDQU64   (SI), Z8
+	VPERMT2W    64(SI), Z10, Z8
+	VCVTPH2PS   X8, Y3
+	VMULPS      (R8), Y3, Y4
+	VMOVUPS     Y4, (AX)
+	VFMADD231PS 32(R8), Y3, Y2
+	ADDQ        $0x00000090, SI
+	ADDQ        $0x40, R8
+	ADDQ        $0x20, AX
+	SUBQ        $0x08, CX
+	JNZ         scales
+	MOVQ        R11, SI
+	MOVQ        R13, CX
+	LEAQ        8192(SP), AX
+
+loop:
+	VBROADCASTI32X4  2(SI), Y16
+	VPANDD           Y15, Y16, Y16
+	VPXORD           Y20, Y20, Y20
+	VPDPBUSD         2(DI), Y16, Y20
+	VCVTDQ2PS        Y20, Y20
+	VFMADD231PS.BCST (AX), Y20, Y0
+	VBROADCASTI32X4  20(SI), Y17
+	VPANDD           Y15, Y17, Y17
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         36(DI), Y17, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(AX), Y21, Y1
+	VBROADCASTI32X4  38(SI), Y18
+	VPANDD           Y15, Y18, Y18
+	VPXORD           Y22, Y22, Y22
+	VPDPBUSD         70(DI), Y18, Y22
+	VCVTDQ2PS        Y22, Y22
+	VFMADD231PS.BCST 8(AX), Y22, Y0
+	VBROADCASTI32X4  56(SI), Y19
+	VPANDD           Y15, Y19, Y19
+	VPXORD           Y23, Y23, Y23
+	VPDPBUSD         104(DI), Y19, Y23
+	VCVTDQ2PS        Y23, Y23
+	VFMADD231PS.BCST 12(AX), Y23, Y1
+	VBROADCASTI32X4  74(SI), Y16
+	VPANDD           Y15, Y16, Y16
+	VPXORD           Y20, Y20, Y20
+	VPDPBUSD         138(DI), Y16, Y20
+	VCVTDQ2PS        Y20, Y20
+	VFMADD231PS.BCST 16(AX), Y20, Y0
+	VBROADCASTI32X4  92(SI), Y17
+	VPANDD           Y15, Y17, Y17
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         172(DI), Y17, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 20(AX), Y21, Y1
+	VBROADCASTI32X4  110(SI), Y18
+	VPANDD           Y15, Y18, Y18
+	VPXORD           Y22, Y22, Y22
+	VPDPBUSD         206(DI), Y18, Y22
+	VCVTDQ2PS        Y22, Y22
+	VFMADD231PS.BCST 24(AX), Y22, Y0
+	VBROADCASTI32X4  128(SI), Y19
+	VPANDD           Y15, Y19, Y19
+	VPXORD           Y23, Y23, Y23
+	VPDPBUSD         240(DI), Y19, Y23
+	VCVTDQ2PS        Y23, Y23
+	VFMADD231PS.BCST 28(AX), Y23, Y1
+	ADDQ             $0x00000090, SI
+	ADDQ             $0x00000110, DI
+	ADDQ             $0x20, AX
+	SUBQ             $0x08, CX
+	JNZ              loop
+	VADDPS           Y1, Y0, Y0
+	VMULPS           Y13, Y0, Y0
+	VEXTRACTF128     $0x01, Y0, X1
+	VADDPS           X1, X0, X0
+	VMOVHLPS         X0, X0, X1
+	VADDPS           X1, X0, X0
+	VMOVSHDUP        X0, X1
+	VADDSS           X1, X0, X0
+	VEXTRACTF128     $0x01, Y2, X3
+	VADDPS           X3, X2, X2
+	VMOVHLPS         X2, X2, X3
+	VADDPS           X3, X2, X2
+	VMOVSHDUP        X2, X3
+	VADDSS           X3, X2, X2
+	VFNMADD231SS     X14, X2, X0
+	VMOVSS           X0, (R12)
+	ADDQ             $0x04, R12
+	ADDQ             R10, R11
+	DECQ             R9
+	JNZ              row
+	VZEROUPPER
+	RET
+
+// func rowQ4_0VNNI2NTA4096(w *byte, wStride int, rows int, x *byte, nb int, out *float32)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3, MMX+
+TEXT ·rowQ4_0VNNI2NTA4096(SB), $12288-48
+	MOVQ         x+24(FP), BX
+	MOVQ         nb+32(FP), R13
+	LEAQ         (SP), DX
+	MOVQ         BX, DI
+	MOVQ         DX, R8
+	MOVQ         R13, CX
+	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z16
+	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z17
+	MOVL         $0x01010101, AX
+	VPBROADCASTD AX, Y15
+
+pre:
+	VMOVDQU64    (DI), Z18
+	VPERMT2W     64(DI), Z16, Z18
+	VMOVDQU64    136(DI), Z19
+	VPERMT2W     200(DI), Z17, Z19
+	VPUNPCKLQDQ  X19, X18, X18
+	VCVTPH2PS    X18, Y3
+	VMOVUPS      Y3, (R8)
+	VPXOR        Y4, Y4, Y4
+	VPDPBUSD     2(DI), Y15, Y4
+	VPXOR        Y5, Y5, Y5
+	VPDPBUSD     36(DI), Y15, Y5
+	VPXOR        Y6, Y6, Y6
+	VPDPBUSD     70(DI), Y15, Y6
+	VPXOR        Y7, Y7, Y7
+	VPDPBUSD     104(DI), Y15, Y7
+	VPXOR        Y8, Y8, Y8
+	VPDPBUSD     138(DI), Y15, Y8
+	VPXOR        Y9, Y9, Y9
+	VPDPBUSD     172(DI), Y15, Y9
+	VPXOR        Y10, Y10, Y10
+	VPDPBUSD     206(DI), Y15, Y10
+	VPXOR        Y11, Y11, Y11
+	VPDPBUSD     240(DI), Y15, Y11
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y9, Y8, Y8
+	VPHADDD      Y11, Y10, Y10
+	VPHADDD      Y6, Y4, Y4
+	VPHADDD      Y10, Y8, Y8
+	VPERM2I128   $0x20, Y8, Y4, Y5
+	VPERM2I128   $0x31, Y8, Y4, Y6
+	VPADDD       Y6, Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       Y3, Y5, Y5
+	VMOVUPS      Y5, 32(R8)
+	ADDQ         $0x00000110, DI
+	ADDQ         $0x40, R8
+	SUBQ         $0x08, CX
+	JNZ          pre
+	MOVQ         w+0(FP), R11
+	MOVQ         wStride+8(FP), R10
+	MOVQ         rows+16(FP), R9
+	MOVQ         out+40(FP), R12
+	VMOVDQU64    scaleIdx18_0_8_1<>+0(SB), Z10
+	MOVL         $0x00000000, AX
+	VPBROADCASTD AX, Y24
+	MOVL         $0x00000001, AX
+	VPBROADCASTD AX, Y25
+	MOVL         $0x00000002, AX
+	VPBROADCASTD AX, Y26
+	MOVL         $0x00000003, AX
+	VPBROADCASTD AX, Y27
+	MOVL         $0x00000004, AX
+	VPBROADCASTD AX, Y28
+	MOVL         $0x00000005, AX
+	VPBROADCASTD AX, Y29
+	MOVL         $0x00000006, AX
+	VPBROADCASTD AX, Y30
+	MOVL         $0x00000007, AX
+	VPBROADCASTD AX, Y31
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+	MOVL         $0xf0f0f0f0, AX
+	VPBROADCASTD AX, Y4
+	VINSERTI32X4 $0x01, X4, Y15, Y15
+	MOVL         $0x3f800000, AX
+	VPBROADCASTD AX, Y13
+	MOVL         $0x3d800000, AX
+	VPBROADCASTD AX, Y4
+	VINSERTI32X4 $0x01, X4, Y13, Y13
+	MOVL         $0x41000000, AX
+	VMOVD        AX, X14
+
+row:
+	MOVQ   R11, SI
+	MOVQ   BX, DI
+	MOVQ   DX, R8
+	MOVQ   R13, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	LEAQ   8192(SP), AX
+
+scales:
+	PREFETCHNTA 4096(SI)
+	PREFETCHNTA 4160(SI)
+	PREFETCHNTA 4224(SI)
+	VMOVDQU64   (SI), Z8
+	VPERMT2W    64(SI), Z10, Z8
+	VCVTPH2PS   X8, Y3
+	VMULPS      (R8), Y3, Y4
+	VMOVUPS     Y4, (AX)
+	VFMADD231PS 32(R8), Y3, Y2
+	ADDQ        $0x00000090, SI
+	ADDQ        $0x40, R8
+	ADDQ        $0x20, AX
+	SUBQ        $0x08, CX
+	JNZ         scales
+	MOVQ        R11, SI
+	MOVQ        R13, CX
+	LEAQ        8192(SP), AX
+
+loop:
+	VBROADCASTI32X4  2(SI), Y16
+	VPANDD           Y15, Y16, Y16
+	VPXORD           Y20, Y20, Y20
+	VPDPBUSD         2(DI), Y16, Y20
+	VCVTDQ2PS        Y20, Y20
+	VFMADD231PS.BCST (AX), Y20, Y0
+	VBROADCASTI32X4  20(SI), Y17
+	VPANDD           Y15, Y17, Y17
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         36(DI), Y17, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 4(AX), Y21, Y1
+	VBROADCASTI32X4  38(SI), Y18
+	VPANDD           Y15, Y18, Y18
+	VPXORD           Y22, Y22, Y22
+	VPDPBUSD         70(DI), Y18, Y22
+	VCVTDQ2PS        Y22, Y22
+	VFMADD231PS.BCST 8(AX), Y22, Y0
+	VBROADCASTI32X4  56(SI), Y19
+	VPANDD           Y15, Y19, Y19
+	VPXORD           Y23, Y23, Y23
+	VPDPBUSD         104(DI), Y19, Y23
+	VCVTDQ2PS        Y23, Y23
+	VFMADD231PS.BCST 12(AX), Y23, Y1
+	VBROADCASTI32X4  74(SI), Y16
+	VPANDD           Y15, Y16, Y16
+	VPXORD           Y20, Y20, Y20
+	VPDPBUSD         138(DI), Y16, Y20
+	VCVTDQ2PS        Y20, Y20
+	VFMADD231PS.BCST 16(AX), Y20, Y0
+	VBROADCASTI32X4  92(SI), Y17
+	VPANDD           Y15, Y17, Y17
+	VPXORD           Y21, Y21, Y21
+	VPDPBUSD         172(DI), Y17, Y21
+	VCVTDQ2PS        Y21, Y21
+	VFMADD231PS.BCST 20(AX), Y21, Y1
+	VBROADCASTI32X4  110(SI), Y18
+	VPANDD           Y15, Y18, Y18
+	VPXORD           Y22, Y22, Y22
+	VPDPBUSD         206(DI), Y18, Y22
+	VCVTDQ2PS        Y22, Y22
+	VFMADD231PS.BCST 24(AX), Y22, Y0
+	VBROADCASTI32X4  128(SI), Y19
+	VPANDD           Y15, Y19, Y19
+	VPXORD           Y23, Y23, Y23
+	VPDPBUSD         240(DI), Y19, Y23
+	VCVTDQ2PS        Y23, Y23
+	VFMADD231PS.BCST 28(AX), Y23, Y1
+	ADDQ             $0x00000090, SI
+	ADDQ             $0x00000110, DI
+	ADDQ             $0x20, AX
+	SUBQ             $0x08, CX
+	JNZ              loop
+	VADDPS           Y1, Y0, Y0
+	VMULPS           Y13, Y0, Y0
+	VEXTRACTF128     $0x01, Y0, X1
+	VADDPS           X1, X0, X0
+	VMOVHLPS         X0, X0, X1
+	VADDPS           X1, X0, X0
+	VMOVSHDUP        X0, X1
+	VADDSS           X1, X0, X0
+	VEXTRACTF128     $0x01, Y2, X3
+	VADDPS           X3, X2, X2
+	VMOVHLPS         X2, X2, X3
+	VADDPS           X3, X2, X2
+	VMOVSHDUP        X2, X3
+	VADDSS           X3, X2, X2
+	VFNMADD231SS     X14, X2, X0
+	VMOVSS           X0, (R12)
+	ADDQ             $0x04, R12
+	ADDQ             R10, R11
+	DECQ             R9
+	JNZ              row
 	VZEROUPPER
 	RET
 

@@ -52,9 +52,13 @@ var tileVariants = []struct {
 	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row", rowQ4_0VNNI)},
 	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row-t0", rowQ4_0VNNIT01024)},
 	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row-nta", rowQ4_0VNNINTA4096)},
+	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row2", rowQ4_0VNNI2)},
+	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row2-nta", rowQ4_0VNNI2NTA4096)},
 	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row", rowQ8_0VNNI)},
 	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row-t0", rowQ8_0VNNIT01024)},
 	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row-nta", rowQ8_0VNNINTA4096)},
+	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row2", rowQ8_0VNNI2)},
+	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row2-nta", rowQ8_0VNNI2NTA4096)},
 }
 
 // q40Row and q80Row are the VNNI tiles of Q4_0 and Q8_0 with a row kernel

@@ -41,26 +41,38 @@ import (
 // left, R9 rows left, R10 wStride, R11 the row's start, R12 out, R13 nb,
 // BX x, DX the precomputed factors' start.
 
-// rowMaxBlocks bounds nb: the precomputed factors, 8 bytes per block, live
-// in the kernel's frame.
+// rowMaxBlocks bounds nb: the precomputed factors, 8 bytes per block, and
+// the two-pass form's products, 4 bytes per block, live in the kernel's
+// frame.
 const rowMaxBlocks = 1024
 
 // rowPrefetch is a software prefetch variant of the row kernels: dist
 // bytes ahead of the row being read (0: none), into L1 (T0) or with the
 // non-temporal hint (NTA).
+//
+// two selects the two-pass form: a first pass over the row's scales
+// writes its d_w·d_x to the frame (and so brings the row into L1), and the
+// second broadcasts each from there with the FMA, which saves the VPERMPS
+// per block; a product stored in the same pass and read back at once
+// stalls the loads, so the one-pass form spreads it from a register.
 type rowPrefetch struct {
 	dist int
 	nta  bool
+	two  bool
 }
 
 func (p rowPrefetch) suffix() string {
+	s := ""
+	if p.two {
+		s = "2"
+	}
 	switch {
 	case p.dist == 0:
-		return ""
+		return s
 	case p.nta:
-		return fmt.Sprintf("NTA%d", p.dist)
+		return s + fmt.Sprintf("NTA%d", p.dist)
 	}
-	return fmt.Sprintf("T0%d", p.dist)
+	return s + fmt.Sprintf("T0%d", p.dist)
 }
 
 // rowName is the name quant's tile_amd64.go knows a row kernel by.
@@ -74,7 +86,9 @@ const rowSig = "func(w *byte, wStride int, rows int, x *byte, nb int, out *float
 // against Q8_0 activations.
 func rowBlock(t *blockType, pf rowPrefetch) {
 	text(rowName(t, pf), 0, rowSig)
-	pre := c.AllocLocal(8 * rowMaxBlocks) // per eight blocks: d_x (8 floats), d_x·Σy (8)
+	frame := c.AllocLocal(12 * rowMaxBlocks)
+	pre := frame                           // per eight blocks: d_x (8 floats), d_x·Σy (8)
+	srow := frame.Offset(8 * rowMaxBlocks) // two passes: the row's d_w·d_x
 	c.Load(c.Param("x"), RBX)
 	c.Load(c.Param("nb"), R13)
 	c.LEAQ(pre, RDX)
@@ -119,39 +133,43 @@ func rowBlock(t *blockType, pf rowPrefetch) {
 	zero(Y1)
 	zero(Y2)
 
-	label("loop")
-	if pf.dist > 0 {
-		for off := 0; off < 8*t.wb; off += 64 {
-			if pf.nta {
-				c.PREFETCHNTA(mem(RSI, pf.dist+off))
-			} else {
-				c.PREFETCHT0(mem(RSI, pf.dist+off))
+	if pf.two {
+		rowTwoPass(t, pf, srow)
+	} else {
+		label("loop")
+		if pf.dist > 0 {
+			for off := 0; off < 8*t.wb; off += 64 {
+				if pf.nta {
+					c.PREFETCHNTA(mem(RSI, pf.dist+off))
+				} else {
+					c.PREFETCHT0(mem(RSI, pf.dist+off))
+				}
 			}
 		}
-	}
-	scales8(RSI, t.wb, Y3, Z10, Z11, Z8, Z9)
-	c.VMULPS(mem(R8, 0), Y3, Y4)
-	c.VFMADD231PS(mem(R8, 32), Y3, Y2)
-	for b := 0; b < 8; b++ {
-		wv, iv := yr(16+b%4), yr(20+b%4)
-		if t.nibble {
-			c.VBROADCASTI32X4(mem(RSI, b*t.wb+t.qw), wv)
-			c.VPANDD(Y15, wv, wv)
-		} else {
-			c.VPXORD(mem(RSI, b*t.wb+t.qw), Y15, wv)
+		scales8(RSI, t.wb, Y3, Z10, Z11, Z8, Z9)
+		c.VMULPS(mem(R8, 0), Y3, Y4)
+		c.VFMADD231PS(mem(R8, 32), Y3, Y2)
+		for b := 0; b < 8; b++ {
+			wv, iv := yr(16+b%4), yr(20+b%4)
+			if t.nibble {
+				c.VBROADCASTI32X4(mem(RSI, b*t.wb+t.qw), wv)
+				c.VPANDD(Y15, wv, wv)
+			} else {
+				c.VPXORD(mem(RSI, b*t.wb+t.qw), Y15, wv)
+			}
+			c.VPXORD(iv, iv, iv)
+			VPDPBUSD(mem(RDI, b*t.xb+t.qx), wv, iv)
+			c.VCVTDQ2PS(iv, iv)
+			c.VPERMPS(Y4, yr(24+b), wv)
+			c.VFMADD231PS(wv, iv, yr(b%2))
 		}
-		c.VPXORD(iv, iv, iv)
-		VPDPBUSD(mem(RDI, b*t.xb+t.qx), wv, iv)
-		c.VCVTDQ2PS(iv, iv)
-		c.VPERMPS(Y4, yr(24+b), wv)
-		c.VFMADD231PS(wv, iv, yr(b%2))
-	}
-	c.ADDQ(U32(8*t.wb), RSI)
-	c.ADDQ(U32(8*t.xb), RDI)
-	c.ADDQ(U8(64), R8)
-	c.SUBQ(U8(8), RCX)
-	c.JNZ(ref("loop"))
+		c.ADDQ(U32(8*t.wb), RSI)
+		c.ADDQ(U32(8*t.xb), RDI)
+		c.ADDQ(U8(64), R8)
+		c.SUBQ(U8(8), RCX)
+		c.JNZ(ref("loop"))
 
+	}
 	c.VADDPS(Y1, Y0, Y0)
 	if t.nibble {
 		c.VMULPS(Y13, Y0, Y0)
@@ -204,4 +222,58 @@ func rowPre(t *blockType) {
 }
 
 // rowPrefetches are the prefetch variants generated for each row kernel.
-var rowPrefetches = []rowPrefetch{{}, {dist: 1024}, {dist: 4096, nta: true}}
+var rowPrefetches = []rowPrefetch{{}, {dist: 1024}, {dist: 4096, nta: true}, {two: true}, {two: true, dist: 4096, nta: true}}
+
+// rowTwoPass is the loop of the two-pass row kernel: the scales pass,
+// then the products, AX walking the row's d_w·d_x in the frame.
+func rowTwoPass(t *blockType, pf rowPrefetch, srow Mem) {
+	c.LEAQ(srow, RAX)
+	label("scales")
+	rowPrefetchOps(t, pf)
+	scales8(RSI, t.wb, Y3, Z10, Z11, Z8, Z9)
+	c.VMULPS(mem(R8, 0), Y3, Y4)
+	c.VMOVUPS(Y4, mem(RAX, 0))
+	c.VFMADD231PS(mem(R8, 32), Y3, Y2)
+	c.ADDQ(U32(8*t.wb), RSI)
+	c.ADDQ(U8(64), R8)
+	c.ADDQ(U8(32), RAX)
+	c.SUBQ(U8(8), RCX)
+	c.JNZ(ref("scales"))
+
+	c.MOVQ(R11, RSI)
+	c.MOVQ(R13, RCX)
+	c.LEAQ(srow, RAX)
+	label("loop")
+	for b := 0; b < 8; b++ {
+		wv, iv := yr(16+b%4), yr(20+b%4)
+		if t.nibble {
+			c.VBROADCASTI32X4(mem(RSI, b*t.wb+t.qw), wv)
+			c.VPANDD(Y15, wv, wv)
+		} else {
+			c.VPXORD(mem(RSI, b*t.wb+t.qw), Y15, wv)
+		}
+		c.VPXORD(iv, iv, iv)
+		VPDPBUSD(mem(RDI, b*t.xb+t.qx), wv, iv)
+		c.VCVTDQ2PS(iv, iv)
+		c.VFMADD231PS_BCST(mem(RAX, 4*b), iv, yr(b%2))
+	}
+	c.ADDQ(U32(8*t.wb), RSI)
+	c.ADDQ(U32(8*t.xb), RDI)
+	c.ADDQ(U8(32), RAX)
+	c.SUBQ(U8(8), RCX)
+	c.JNZ(ref("loop"))
+}
+
+// rowPrefetchOps prefetches the bytes eight blocks take, pf.dist ahead.
+func rowPrefetchOps(t *blockType, pf rowPrefetch) {
+	if pf.dist == 0 {
+		return
+	}
+	for off := 0; off < 8*t.wb; off += 64 {
+		if pf.nta {
+			c.PREFETCHNTA(mem(RSI, pf.dist+off))
+		} else {
+			c.PREFETCHT0(mem(RSI, pf.dist+off))
+		}
+	}
+}
