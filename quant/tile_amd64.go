@@ -49,6 +49,10 @@ var tileVariants = []struct {
 		h: 4, rows: tileRows, cols: 4, big: tileQ4_KVNNI4x4, col: tileQ4_KVNNI4x1, rowDot: true}},
 	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni-rowdot", t: Q6_K, be: QKK, wb: q6_KBytes, xb: q8_KBytes, unit: 1,
 		h: 4, rows: tileRows, cols: 4, big: tileQ6_KVNNI4x4, col: tileQ6_KVNNI4x1, rowDot: true}},
+	// VNNI tiles for batches, the AVX2 dot product row by row for decode
+	// (on Zen 4 the fastest Q8_0 decode from memory, BenchmarkDecode).
+	{cpu.AVX512VNNI, "avx2", tileSpec{name: "avx512vnni-rowdot-avx2", t: Q8_0, be: QK, wb: q8_0Bytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 4, big: tileQ8_0VNNI4x4, col: tileQ8_0VNNI4x1, rowDot: true}},
 	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row", rowQ4_0VNNI)},
 	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row-t0", rowQ4_0VNNIT01024)},
 	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row-nta", rowQ4_0VNNINTA4096)},
@@ -76,19 +80,25 @@ func q80Row(name string, row rowAsm) tileSpec {
 // tilePrefs lists, best first, the variants Tile prefers for t on this
 // CPU; the first the CPU runs is chosen. Decode reads rows one after the
 // other (BenchmarkDecode: the four-row tiles' interleaved streams reach
-// about half the bandwidth on Zen 4). The software prefetch of the Q4_0
-// and Q8_0 row kernels (non-temporal, 4 KB ahead) helped on Zen 4, whose
-// 512-bit operations are split (cpu.Model.Split512); elsewhere the
-// hardware prefetchers, which follow one sequential stream, are left
-// alone. The AVX2 level takes the dot products row by row.
+// about half the bandwidth on Zen 4). On Zen 4 (cpu.Model.Split512),
+// measured there: Q4_0's row kernel with non-temporal prefetch 4 KB
+// ahead, and for Q8_0 the AVX2 dot product row by row, which streamed
+// from memory faster than the VNNI kernels (20 against 15 GB/s per
+// thread) though slower from L2. Elsewhere the row kernels without
+// software prefetch: the hardware prefetchers follow one sequential
+// stream. The AVX2 level takes the dot products row by row.
 func tilePrefs(t Type) []string {
-	pf := ""
 	if cpu.CPU().Split512() {
-		pf = "-nta"
+		switch t {
+		case Q4_0:
+			return []string{"avx512vnni-row-nta"}
+		case Q8_0:
+			return []string{"avx512vnni-rowdot-avx2"}
+		}
 	}
 	switch t {
 	case Q4_0, Q8_0:
-		return []string{"avx512vnni-row" + pf, "avx2-rowdot"}
+		return []string{"avx512vnni-row", "avx2-rowdot"}
 	case Q4_K, Q6_K:
 		return []string{"avx512vnni-rowdot", "avx2-rowdot"}
 	}
