@@ -15,10 +15,11 @@ import (
 // Panel layout (Q8_0 activations, for Q4_0 and Q8_0 weights): per block of
 // 32 elements, 1280 bytes: eight groups of four elements, each the 4 bytes
 // of the group in each of the 32 columns (128 bytes, column c at 4c), then
-// d_x of the 32 columns and bias·d_x·Σy of each (float32), where bias is
-// the weight type's offset (8 for Q4_0, whose unsigned nibbles the kernel
-// multiplies, 128 for Q8_0, whose bytes it makes unsigned with xor 0x80).
-// Columns past cols are zero.
+// d_x of the 32 columns (float32) and -bias·Σy of each (int32), where bias
+// is the weight type's offset (8 for Q4_0, whose unsigned nibbles the
+// kernel multiplies, 128 for Q8_0, whose bytes it makes unsigned with xor
+// 0x80): the kernels start each block's integer sum there, so that it is
+// exact, as the dot products' are. Columns past cols are zero.
 
 // GemmCols is the number of activation columns in a packed panel.
 const GemmCols = 32
@@ -118,14 +119,14 @@ func packQ8_0(n int, x []byte, xStride, cols int, p []byte, bias int32) {
 			}
 			d := f16At(xb[:])
 			binary.LittleEndian.PutUint32(blk[1024+4*c:], math.Float32bits(d))
-			binary.LittleEndian.PutUint32(blk[1152+4*c:], math.Float32bits(d*float32(bias*s)))
+			binary.LittleEndian.PutUint32(blk[1152+4*c:], uint32(-bias*s))
 		}
 	}
 }
 
 // mulPanelQ4_0 and mulPanelQ8_0 are the pure-Go GEMM kernels: per block,
-// row and column, d_w·(d_x·Σ u·y − bias·d_x·Σy), u the unsigned weight
-// bytes the assembly multiplies (Q4_0 nibbles, Q8_0 bytes + 128).
+// row and column, (d_w·d_x)·(Σ u·y − bias·Σy), u the unsigned weight bytes
+// the assembly multiplies (Q4_0 nibbles, Q8_0 bytes + 128).
 func mulPanelQ4_0(n int, w []byte, wStride, rows int, p []byte, cols int, out []float32, outStride int) {
 	mulPanel(n, w, wStride, rows, p, cols, out, outStride, q4_0Bytes, func(blk []byte, e int) int32 {
 		q := blk[2+e%16]
@@ -164,9 +165,9 @@ func mulPanel(n int, w []byte, wStride, rows int, p []byte, cols int, out []floa
 				for e := 0; e < QK; e++ {
 					s += elem(blk, e) * int32(int8(pb[128*(e/4)+4*c+e%4]))
 				}
+				s += int32(binary.LittleEndian.Uint32(pb[1152+4*c:]))
 				dx := f32At(pb[1024+4*c:])
-				k := f32At(pb[1152+4*c:])
-				acc += f16At(blk) * (dx*float32(s) - k)
+				acc += (f16At(blk) * dx) * float32(s)
 			}
 			out[c*outStride+r] = acc
 		}

@@ -9,9 +9,10 @@ import (
 // super-block of 256 elements, per sub-block j of sub elements (32 for
 // Q4_K, 16 for Q6_K) its groups of four elements (128 bytes each: 4 bytes
 // of each of the 32 columns), then T_j of the 32 columns, then d_x of the
-// 32 columns (float32). T_j is bias·d_x·Σy_j: bias 1 for Q4_K (the kernel
-// subtracts dmin·m_j·T_j), 32 for Q6_K (it multiplies the 6-bit values
-// unsigned and subtracts d·sc_j·T_j).
+// 32 columns (float32). T_j is d_x·Σy_j, a float32, for Q4_K (the kernel
+// subtracts dmin·m_j·T_j, as the dot product does with the block sums),
+// and -32·Σy_j, an int32, for Q6_K (the kernel multiplies the 6-bit values
+// unsigned, and its integer sums start at T_j, so they are exact).
 
 type kPanel struct{ sub, bias int32 }
 
@@ -56,16 +57,20 @@ func (p kPanel) pack(n int, x []byte, xStride, cols int, out []byte) {
 				for k := int(p.sub) * j / 16; k < int(p.sub)*(j+1)/16; k++ {
 					s += int32(int16(binary.LittleEndian.Uint16(xb[260+2*k:])))
 				}
-				put(sb+128*p.groups(), math.Float32bits(d*float32(p.bias*s)))
+				if p.bias == 1 {
+					put(sb+128*p.groups(), math.Float32bits(d*float32(s)))
+				} else {
+					put(sb+128*p.groups(), uint32(-p.bias*s))
+				}
 			}
 			put(p.dxOff(), math.Float32bits(d))
 		}
 	}
 }
 
-// mulPanelK is the pure-Go GEMM kernel of the k-quants, in the assembly's
+// mul is the pure-Go GEMM kernel of the k-quants, in the assembly's
 // order per sub-block: Q4_K acc += d·sc·(d_x·Σu·y) − dmin·m·T, Q6_K acc +=
-// d·sc·(d_x·Σu·y − T), u the unsigned quants.
+// d·sc·(d_x·(T + Σu·y)), u the unsigned quants.
 func (p kPanel) mul(t Type, n int, w []byte, wStride, rows int, pp []byte, cols int, out []float32, outStride int) {
 	nb := n / QKK
 	wb := t.BlockBytes()
@@ -85,12 +90,12 @@ func (p kPanel) mul(t Type, n int, w []byte, wStride, rows int, pp []byte, cols 
 					for e := 0; e < int(p.sub); e++ {
 						s += u[int(p.sub)*j+e] * int32(int8(sb[128*(e/4)+4*c+e%4]))
 					}
-					tj := f32At(sb[128*p.groups()+4*c:])
-					f := dx * float32(s)
 					if t == Q6_K {
-						acc += sc[j] * (f - tj)
+						s += int32(binary.LittleEndian.Uint32(sb[128*p.groups()+4*c:]))
+						acc += sc[j] * (dx * float32(s))
 					} else {
-						acc += sc[j]*f - mn[j]*tj
+						tj := f32At(sb[128*p.groups()+4*c:])
+						acc += sc[j]*(dx*float32(s)) - mn[j]*tj
 					}
 				}
 			}

@@ -19,10 +19,11 @@ import (
 // (VPBROADCASTD from memory, then made unsigned bytes: Q4_0's low or high
 // nibbles, Q8_0's bytes xor 0x80), and VPDPBUSD against a panel half sums
 // it with 16 columns at once, so a block's integer sum for 16 columns
-// builds up in one register over eight VPDPBUSD, and the float work —
-// convert, d_x·s − bias·d_x·Σy (one VFMSUB with the panel's floats), and
-// an FMA with d_w — is done once per block, row and 16 columns rather than
-// once per block and (row, column). Each unpacked group serves 32 columns.
+// builds up in one register over eight VPDPBUSD, starting from the
+// panel's -bias·Σy so that it is exact, and the float work — convert,
+// d_w·d_x, an FMA — is done once per block, row and 16 columns
+// rather than once per block and (row, column). Each unpacked group serves
+// 32 columns.
 //
 // Registers: Z0-Z7 float accumulators (row r, half h in Z(2r+h)), Z8-Z15
 // the block's integer sums (same order), Z16/Z17 the halves' d_x, Z18 d_w,
@@ -54,9 +55,10 @@ func gemmBlock(t *blockType) {
 	c.VMOVUPS(mem(RDI, 1024), Z16)
 	c.VMOVUPS(mem(RDI, 1088), Z17)
 	for r, row := range tileRowRegs {
+		// The integer sums start at -bias·Σy, exact.
 		i0, i1 := zr(8+2*r), zr(9+2*r)
-		c.VPXORD(i0, i0, i0)
-		c.VPXORD(i1, i1, i1)
+		c.VMOVDQU32(mem(RDI, 1152), i0)
+		c.VMOVDQU32(mem(RDI, 1152+64), i1)
 		for g := 0; g < 8; g++ {
 			u := zr(19 + g%4)
 			switch {
@@ -78,10 +80,11 @@ func gemmBlock(t *blockType) {
 		c.VPBROADCASTW(mem(row, 0), Y18)
 		c.VCVTPH2PS(Y18, Z18)
 		for h := 0; h < 2; h++ {
+			// (d_w·d_x)·s, associated as the dot products do.
 			i, f := zr(8+2*r+h), []Register{Z23, Z24}[h]
-			c.VCVTDQ2PS(i, f)
-			c.VFMSUB213PS(mem(RDI, 1152+64*h), zr(16+h), f)
-			c.VFMADD231PS(Z18, f, zr(2*r+h))
+			c.VCVTDQ2PS(i, i)
+			c.VMULPS(zr(16+h), Z18, f)
+			c.VFMADD231PS(f, i, zr(2*r+h))
 		}
 	}
 	nextRows(t.wb)
@@ -132,15 +135,16 @@ func gemmStore(res Mem) {
 // GEMM kernels of the k-quants Q4_K and Q6_K, against panels of Q8_K
 // activations: per super-block, per sub-block j (32 elements for Q4_K, 16
 // for Q6_K) its groups of four elements (128 bytes each, as above) and
-// T_j, 32 floats, then d_x of the 32 columns (32 floats). T_j is d_x·Σy_j
-// (Q4_K, for the mins) or 32·d_x·Σy_j (Q6_K, whose 6-bit values the
-// kernel multiplies unsigned).
+// T_j of the 32 columns, then d_x of the 32 columns (32 floats). T_j is
+// d_x·Σy_j as a float (Q4_K, for the mins), or -32·Σy_j as an int32 that
+// seeds the integer sums (Q6_K, whose 6-bit values the kernel multiplies
+// unsigned).
 //
 // Per row and super-block the sub-blocks' factors are converted to floats
 // in Z18, and VPERMPS broadcasts the one a sub-block needs (indexes from a
 // table): Q4_K lanes 2j and 2j+1 hold d·sc_j and dmin·m_j, Q6_K lane j
 // d·sc_j. Per sub-block, row and 16 columns: F = d_x·Σu·y (VMULPS),
-// acc += d·sc·F − dmin·m·T (Q4_K), or F = d_x·Σu·y − T, acc += d·sc·F
+// acc += d·sc·F − dmin·m·T (Q4_K), or F = d_x·(T + Σu·y), acc += d·sc·F
 // (Q6_K).
 //
 // Q4_K takes sub-blocks in pairs that share their bytes, Q6_K in fours
@@ -213,8 +217,11 @@ func gemmSuper(t *superType) {
 			// for all four.
 			for h := 0; h < 2; h++ {
 				for lh := 0; lh < 2; lh++ {
-					for i := 8; i < 16; i++ {
-						c.VPXORD(zr(i), zr(i), zr(i))
+					for q := 0; q < 4; q++ {
+						// Seeds: -32·Σy of each sub-block, exact.
+						tOff := (8*h+2*q+lh)*pan.subBytes() + pan.groups()*128
+						c.VMOVDQU32(mem(RDI, tOff), zr(8+2*q))
+						c.VMOVDQU32(mem(RDI, tOff+64), zr(9+2*q))
 					}
 					for g := 0; g < 4; g++ {
 						l := 16*lh + 4*g
@@ -231,13 +238,12 @@ func gemmSuper(t *superType) {
 					}
 					for q := 0; q < 4; q++ {
 						j := 8*h + 2*q + lh
-						tOff := j*pan.subBytes() + pan.groups()*128
 						c.VMOVDQU32(bidx.Offset(64*j), Z25)
 						c.VPERMPS(Z18, Z25, Z19)
 						for hh := 0; hh < 2; hh++ {
 							f := []Register{Z23, Z24}[hh]
 							c.VCVTDQ2PS(zr(8+2*q+hh), f)
-							c.VFMSUB213PS(mem(RDI, tOff+64*hh), zr(16+hh), f)
+							c.VMULPS(zr(16+hh), f, f)
 							c.VFMADD231PS(Z19, f, zr(2*r+hh))
 						}
 					}

@@ -11,9 +11,9 @@ import (
 // each column's four activation bytes and adds them in pairs to words;
 // Q4_0's and Q4_K's nibbles are small enough (15·127·2 per pair) for a
 // block's eight groups to add up in words, which VPMADDWD then turns into
-// dwords once per block. Q8_0 takes |w| and the activations with w's
-// signs (VPSIGNB), so its panel has no bias term, and goes to dwords per
-// group.
+// dwords once per block, which then add the panel's -bias·Σy. Q8_0 takes
+// |w| and the activations with w's signs (VPSIGNB), so its panel has no
+// bias term, and goes to dwords per group.
 //
 //	gemm<T>AVX2(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
 //
@@ -70,13 +70,11 @@ func gemmBlockAVX2(t *blockType) {
 		i := yr(4 + k)
 		if t.nibble {
 			c.VPMADDWD(ones, i, i)
+			c.VPADDD(mem(RDI, 1152+32*k), i, i)
 		}
 		c.VCVTDQ2PS(i, i)
-		c.VMULPS(mem(RDI, 1024+32*k), i, i)
-		if t.nibble {
-			c.VSUBPS(mem(RDI, 1152+32*k), i, i)
-		}
-		c.VFMADD231PS(Y14, i, yr(k))
+		c.VMULPS(mem(RDI, 1024+32*k), Y14, Y9)
+		c.VFMADD231PS(Y9, i, yr(k))
 	}
 	c.ADDQ(U32(t.wb), RSI)
 	c.ADDQ(U32(gemmPanelBlock), RDI)
