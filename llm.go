@@ -56,6 +56,11 @@ type Info struct {
 	// EOG lists every end-of-generation token (EOS, end of turn, end of
 	// message …), ascending: generation stops at any of them.
 	EOG []int32
+	// Kernels names, per weight type of the model's matrices, the kernel
+	// variant chosen for this CPU at start-up, e.g. "Q4_0=avx512vnni-row-nta
+	// Q6_K=avx512vnni-rowdot" (types in ascending order). LLM_KERNELS
+	// overrides the choice and LLM_CPU caps the instruction set.
+	Kernels string
 }
 
 // Load maps a GGUF file and prepares it to run. Nothing is copied: weights
@@ -99,6 +104,7 @@ func LoadContext(ctx context.Context, path string, opts ...Option) (m *Model, er
 		Layers: mm.Config.Layers, Embedding: mm.Embd, Heads: mm.Heads, HeadsKV: mm.HeadsKV,
 		Threads: set.Threads, BOSText: ch.Render.BOSToken, EOSText: ch.Render.EOSToken,
 		AddBOS: ch.Render.StripBOS, AddEOS: ch.Render.StripEOS, EOG: ch.EOG,
+		Kernels: e.Kernels(),
 	}
 	if ch.Template != nil {
 		info.ChatTemplate = ch.Template.Source()

@@ -11,6 +11,7 @@ import (
 	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/model"
+	"github.com/lowmem/llm/quant"
 )
 
 // ErrOutOfBudget: the model cannot run within the memory limit even after
@@ -233,10 +234,12 @@ func (s *Shape) others(r Request, ctx int) []Component {
 	group := int64(c.Heads / max(c.HeadsKV, 1))
 	// Logits, and their copy a penalised sampler works on.
 	session := 2*int64(s.Vocab)*4 + int64(ctx)*4 + int64(r.Threads)*int64(ctx)*4*group
+	// Prefill's packed activation panels (ops, quant.GemmScratchBytes).
+	session += int64(quant.GemmScratchBytes(s.MaxXRow))
 	batch := min(r.Batch, ctx)
 	return perSession([]Component{
 		{"activations", int64(model.ScratchBytes(c, s.MaxXRow, batch)), fmt.Sprintf("arena for a %d-token batch", batch)},
-		{"session", session, "logits (twice), token history, attention scores"},
+		{"session", session, "logits (twice), token history, attention scores, packed prefill panels"},
 		{"model heap", heap, "tokenizer, norms"},
 		{"runtime", runtimeBytes, "Go runtime, binary, stacks"},
 	}, r.Sessions)

@@ -27,3 +27,24 @@ func tileQ4_0VNNI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *fl
 
 //go:noescape
 func tileQ4_0VBMI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func rowQ4_0VNNI(w *byte, wStride int, rows int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ4_0VNNIT01024(w *byte, wStride int, rows int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ4_0VNNINTA4096(w *byte, wStride int, rows int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ4_0VNNI2(w *byte, wStride int, rows int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ4_0VNNI2NTA4096(w *byte, wStride int, rows int, x *byte, nb int, out *float32)
+
+//go:noescape
+func gemmQ4_0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func gemmQ4_0AVX2(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)

@@ -18,3 +18,6 @@ func tileQ6_KVNNI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *fl
 
 //go:noescape
 func tileQ6_KVNNI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ6_KVNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)

@@ -99,8 +99,8 @@ type xpack struct {
 	bs [swarChunk / 16]int32   // Q8_K: the bsums stored in the block
 }
 
-// packQ8_0 packs whole Q8_0 blocks.
-func packQ8_0(p *xpack, x []byte) {
+// packLanesQ8_0 packs whole Q8_0 blocks into the SWAR lanes.
+func packLanesQ8_0(p *xpack, x []byte) {
 	for i := 0; i < len(x)/q8_0Bytes; i++ {
 		b := (*[q8_0Bytes]byte)(x[i*q8_0Bytes:])
 		p.d[i] = f16At(b[0:])
@@ -173,7 +173,7 @@ func swarKernel(t Type) (TileKernel, bool) {
 func (s *swarSpec) pack(p *xpack, x []byte) {
 	switch s.t {
 	case Q4_0, Q5_0, Q8_0:
-		packQ8_0(p, x)
+		packLanesQ8_0(p, x)
 	case Q4_1, Q5_1:
 		packQ8_1(p, x)
 	default:

@@ -1,5 +1,12 @@
 package quant
 
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
 // TileFunc multiplies a tile of weight rows by a tile of activation columns:
 // for r < rows and c < cols it sets
 //
@@ -55,16 +62,72 @@ func Tiles(t Type) []TileKernel {
 	return append(tiles, arch...)
 }
 
-// Tile returns the fastest tile product for rows of type t on this CPU and
-// the largest tile it takes, or a nil function if t has no dot product.
-// Look it up once per tensor.
+// Tile returns the tile product chosen for rows of type t on this CPU (see
+// TileChoice) and the largest tile it takes, or a nil function if t has no
+// dot product. Look it up once per tensor.
 func Tile(t Type) (f TileFunc, maxRows, maxCols int) {
+	k, _ := TileChoice(t)
+	return k.Tile, k.Rows, k.Cols
+}
+
+// TileChoice returns the tile kernel Tile uses for t, and why it was
+// chosen: "LLM_KERNELS" when the environment variable LLM_KERNELS names a
+// variant of t (a comma-separated list of type=name, e.g.
+// "q4_0=avx512vnni-row,q6_k=avx512vnni"; read once), "cpu" when it is the
+// first of the variants preferred for this CPU's model and level that the
+// CPU runs, else "last" (the last of Tiles). The zero TileKernel means t
+// has no dot product. The choice is fixed for the life of the process.
+func TileChoice(t Type) (TileKernel, string) {
 	ts := Tiles(t)
 	if len(ts) == 0 {
-		return nil, 0, 0
+		return TileKernel{}, ""
 	}
-	k := ts[len(ts)-1]
-	return k.Tile, k.Rows, k.Cols
+	if name, ok := kernelEnv[t]; ok {
+		for _, k := range ts {
+			if k.Name == name {
+				return k, "LLM_KERNELS"
+			}
+		}
+	}
+	for _, name := range tilePrefs(t) {
+		for _, k := range ts {
+			if k.Name == name {
+				return k, "cpu"
+			}
+		}
+	}
+	return ts[len(ts)-1], "last"
+}
+
+// kernelEnv is LLM_KERNELS parsed: the variant named for each type.
+// Entries that do not parse are ignored with a note on standard error.
+var kernelEnv = parseKernelEnv(os.Getenv("LLM_KERNELS"), os.Stderr)
+
+func parseKernelEnv(s string, errs io.Writer) map[Type]string {
+	m := map[Type]string{}
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		tn, name, ok := strings.Cut(f, "=")
+		t, known := typeByName(tn)
+		if !ok || !known || name == "" {
+			fmt.Fprintf(errs, "LLM_KERNELS: %q is not type=variant (e.g. q4_0=avx512vnni-row); ignored\n", f)
+			continue
+		}
+		m[t] = name
+	}
+	return m
+}
+
+// typeByName finds a type by its name as String spells it, any case.
+func typeByName(s string) (Type, bool) {
+	for t, tr := range typeTraits {
+		if strings.EqualFold(tr.name, s) {
+			return t, true
+		}
+	}
+	return 0, false
 }
 
 // dotTile makes a tile kernel that calls dot once per output.

@@ -61,4 +61,74 @@ var tileVariants = []struct {
 		h: 4, rows: tileRows, cols: 4, col: tileIQ3_SAVX24x1}},
 	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: IQ3_S, be: QKK, wb: iq3_SBytes, xb: q8_KBytes, unit: 1,
 		h: 4, rows: tileRows, cols: 4, big: tileIQ3_SVNNI4x4, col: tileIQ3_SVNNI4x1}},
+
+	// Decode row by row (see rowdot.go in the generator): the same
+	// prefill tiles, and for one column a row kernel, or the dot product
+	// row by row, with or without software prefetch.
+	{cpu.AVX2, "avx2", tileSpec{name: "avx2-rowdot", t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 2, big: tileQ4_0AVX24x2, col: tileQ4_0AVX24x1, rowDot: true}},
+	{cpu.AVX2, "avx2", tileSpec{name: "avx2-rowdot", t: Q8_0, be: QK, wb: q8_0Bytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 4, col: tileQ8_0AVX24x1, rowDot: true}},
+	{cpu.AVX2, "avx2", tileSpec{name: "avx2-rowdot", t: Q4_K, be: QKK, wb: q4_KBytes, xb: q8_KBytes, unit: 1,
+		h: 4, rows: tileRows, cols: 4, col: tileQ4_KAVX24x1, rowDot: true}},
+	{cpu.AVX2, "avx2", tileSpec{name: "avx2-rowdot", t: Q6_K, be: QKK, wb: q6_KBytes, xb: q8_KBytes, unit: 1,
+		h: 4, rows: tileRows, cols: 4, col: tileQ6_KAVX24x1, rowDot: true}},
+	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni-rowdot", t: Q4_K, be: QKK, wb: q4_KBytes, xb: q8_KBytes, unit: 1,
+		h: 4, rows: tileRows, cols: 4, big: tileQ4_KVNNI4x4, col: tileQ4_KVNNI4x1, rowDot: true}},
+	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni-rowdot", t: Q6_K, be: QKK, wb: q6_KBytes, xb: q8_KBytes, unit: 1,
+		h: 4, rows: tileRows, cols: 4, big: tileQ6_KVNNI4x4, col: tileQ6_KVNNI4x1, rowDot: true}},
+	// VNNI tiles for batches, the AVX2 dot product row by row for decode
+	// (on Zen 4 the fastest Q8_0 decode from memory, BenchmarkDecode).
+	{cpu.AVX512VNNI, "avx2", tileSpec{name: "avx512vnni-rowdot-avx2", t: Q8_0, be: QK, wb: q8_0Bytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 4, big: tileQ8_0VNNI4x4, col: tileQ8_0VNNI4x1, rowDot: true}},
+	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row", rowQ4_0VNNI)},
+	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row-t0", rowQ4_0VNNIT01024)},
+	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row-nta", rowQ4_0VNNINTA4096)},
+	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row2", rowQ4_0VNNI2)},
+	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row2-nta", rowQ4_0VNNI2NTA4096)},
+	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row", rowQ8_0VNNI)},
+	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row-t0", rowQ8_0VNNIT01024)},
+	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row-nta", rowQ8_0VNNINTA4096)},
+	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row2", rowQ8_0VNNI2)},
+	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row2-nta", rowQ8_0VNNI2NTA4096)},
+}
+
+// q40Row and q80Row are the VNNI tiles of Q4_0 and Q8_0 with a row kernel
+// for decode.
+func q40Row(name string, row rowAsm) tileSpec {
+	return tileSpec{name: name, t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 4, big: tileQ4_0VNNI4x4, col: tileQ4_0VNNI4x1, row: row}
+}
+
+func q80Row(name string, row rowAsm) tileSpec {
+	return tileSpec{name: name, t: Q8_0, be: QK, wb: q8_0Bytes, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 4, big: tileQ8_0VNNI4x4, col: tileQ8_0VNNI4x1, row: row}
+}
+
+// tilePrefs lists, best first, the variants Tile prefers for t on this
+// CPU; the first the CPU runs is chosen. Decode reads rows one after the
+// other (BenchmarkDecode: the four-row tiles' interleaved streams reach
+// about half the bandwidth on Zen 4). On Zen 4 (cpu.Model.Split512),
+// measured there: Q4_0's row kernel with non-temporal prefetch 4 KB
+// ahead, and for Q8_0 the AVX2 dot product row by row, which streamed
+// from memory faster than the VNNI kernels (20 against 15 GB/s per
+// thread) though slower from L2. Elsewhere the row kernels without
+// software prefetch: the hardware prefetchers follow one sequential
+// stream. The AVX2 level takes the dot products row by row.
+func tilePrefs(t Type) []string {
+	if cpu.CPU().Split512() {
+		switch t {
+		case Q4_0:
+			return []string{"avx512vnni-row-nta"}
+		case Q8_0:
+			return []string{"avx512vnni-rowdot-avx2"}
+		}
+	}
+	switch t {
+	case Q4_0, Q8_0:
+		return []string{"avx512vnni-row", "avx2-rowdot"}
+	case Q4_K, Q6_K:
+		return []string{"avx512vnni-rowdot", "avx2-rowdot"}
+	}
+	return nil
 }

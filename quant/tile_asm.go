@@ -13,6 +13,15 @@ import "github.com/lowmem/llm/internal/cpu"
 // floats for out.
 type tileAsm func(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
 
+// rowAsm is the signature of the assembly row kernels of decode:
+// out[r] = row r · x for r < rows, over nb blocks, nb a positive multiple
+// of 8 and at most rowMaxBlocks. They read the rows one after the other.
+type rowAsm func(w *byte, wStride int, rows int, x *byte, nb int, out *float32)
+
+// rowMaxBlocks is the most blocks a row kernel takes (its frame holds
+// eight bytes per activation block).
+const rowMaxBlocks = 1024
+
 // tileSpec describes the assembly kernels of one weight type and
 // instruction set: a h×cols kernel for full tiles, a h×1 kernel for the
 // columns left over, and the dot product for everything else (the blocks
@@ -31,6 +40,11 @@ type tileSpec struct {
 	big        tileAsm // h × cols
 	col        tileAsm // h × 1
 	dot        DotFunc
+	// Decode (one column) reads rows one after the other: with row, or,
+	// when rowDot is set, with the dot product row by row. Otherwise it
+	// takes the h×1 kernel.
+	row    rowAsm
+	rowDot bool
 }
 
 func (s *tileSpec) kernel() TileKernel {
@@ -53,13 +67,17 @@ func (s *tileSpec) tile(n int, w []byte, wStride, rows int, x []byte, xStride, c
 	w = w[:(rows-1)*wStride+rb]
 	x = x[:(cols-1)*xStride+xrb]
 	out = out[:(cols-1)*outStride+rows]
+	main := nb - nb%s.unit
+	if cols == 1 && (s.rowDot || s.row != nil && main > 0 && main <= rowMaxBlocks) {
+		s.decode(n, nb, main, w, wStride, rows, x, out)
+		return
+	}
 	full := rows - rows%s.h
 	if full < rows {
 		// Rows past the last whole tile, at matrix edges.
 		r := full
 		tileByDot(s.dot, s.layout, n, w[r*wStride:], wStride, rows-r, x, xStride, cols, out[r:], outStride)
 	}
-	main := nb - nb%s.unit
 	if main > 0 {
 		for r := 0; r < full; r += s.h {
 			c := 0
@@ -89,6 +107,29 @@ func (s *tileSpec) tile(n int, w []byte, wStride, rows int, x []byte, xStride, c
 				o[r] = v
 			}
 		}
+	}
+}
+
+// decode computes one column, the rows one after the other: the row
+// kernel over the first main blocks and the dot product over the rest, or
+// the dot product over whole rows.
+func (s *tileSpec) decode(n, nb, main int, w []byte, wStride, rows int, x []byte, out []float32) {
+	rb := nb * s.wb
+	if s.rowDot {
+		for r := range out[:rows] {
+			out[r] = s.dot(n, w[r*wStride:r*wStride+rb], x)
+		}
+		return
+	}
+	s.row(&w[0], wStride, rows, &x[0], main, &out[0])
+	if main == nb {
+		return
+	}
+	tn := (nb - main) * s.be
+	wo, xo := main*s.wb, main*s.xb
+	xt := x[xo : nb*s.xb]
+	for r := range out[:rows] {
+		out[r] += s.dot(tn, w[r*wStride+wo:r*wStride+rb], xt)
 	}
 }
 

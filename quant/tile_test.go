@@ -3,8 +3,11 @@ package quant
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -128,8 +131,9 @@ func TestTilesAgree(t *testing.T) {
 			t.Fatalf("%v: Tiles does not start with the generic kernel: %v", typ, tiles)
 		}
 		f, rows, cols := Tile(typ)
-		if f == nil || rows != tiles[len(tiles)-1].Rows || cols != tiles[len(tiles)-1].Cols {
-			t.Errorf("%v: Tile returns %d×%d, not the last of Tiles", typ, rows, cols)
+		k, why := TileChoice(typ)
+		if f == nil || rows != k.Rows || cols != k.Cols || !slices.ContainsFunc(tiles, func(c TileKernel) bool { return c.Name == k.Name }) {
+			t.Errorf("%v: Tile returns %d×%d, not its choice %s (%s) among Tiles", typ, rows, cols, k.Name, why)
 		}
 		nbs := counts
 		switch typ.BlockElems() {
@@ -261,5 +265,29 @@ func BenchmarkTile(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+func TestParseKernelEnv(t *testing.T) {
+	var errs strings.Builder
+	m := parseKernelEnv(" q4_0=avx512vnni-row, Q6_K=avx2 ,bogus,q9_9=x,q8_0=", &errs)
+	want := map[Type]string{Q4_0: "avx512vnni-row", Q6_K: "avx2"}
+	if !maps.Equal(m, want) {
+		t.Errorf("parseKernelEnv = %v, want %v", m, want)
+	}
+	if n := strings.Count(errs.String(), "ignored"); n != 3 {
+		t.Errorf("want 3 notes on bad entries, got %q", errs.String())
+	}
+}
+
+// TestTileChoice checks that the choice is one of Tiles and is stable.
+func TestTileChoice(t *testing.T) {
+	for _, typ := range dotTypes {
+		k, why := TileChoice(typ)
+		k2, why2 := TileChoice(typ)
+		if k.Name != k2.Name || why != why2 || why == "" {
+			t.Errorf("%v: TileChoice %s (%s) then %s (%s)", typ, k.Name, why, k2.Name, why2)
+		}
+		t.Logf("%v: %s (%s)", typ, k.Name, why)
 	}
 }

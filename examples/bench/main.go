@@ -226,10 +226,12 @@ type result struct {
 	LoadAvg     [3]float64   `json:"load_avg"` // of the machine when the runs ended (Linux)
 	// The memory plan Load made: its predicted peak (mapped weight pages
 	// included) and the configuration it chose.
-	PlanTotal int64    `json:"plan_total_bytes"`
-	PlanLimit int64    `json:"plan_limit_bytes"`
-	Weights   string   `json:"weights"`
-	Degraded  []string `json:"degraded"`
+	PlanTotal int64 `json:"plan_total_bytes"`
+	PlanLimit int64 `json:"plan_limit_bytes"`
+	// Kernels is the kernel variant chosen per weight type (Info.Kernels).
+	Kernels  string   `json:"kernels"`
+	Weights  string   `json:"weights"`
+	Degraded []string `json:"degraded"`
 	// PlanPeak is the plan's predicted peak for a session that held as
 	// many tokens as the longest test (MemoryPlan.PeakAt): what a measured
 	// peak under a memory limit compares with.
@@ -297,7 +299,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Model: filepath.Base(c.model), Threads: info.Threads, Arch: info.Architecture,
 		Type: info.FileType, Params: info.Parameters, FileBytes: info.FileBytes,
 		Context: s.Context(), Batch: c.batch, Reps: c.reps,
-		LoadSeconds: loadTime.Seconds(),
+		LoadSeconds: loadTime.Seconds(), Kernels: info.Kernels,
 	}
 	plan := m.Plan()
 	res.KVType, res.Weights, res.PlanTotal, res.PlanLimit = plan.KVType.String(), plan.Weights.String(), plan.Total, plan.Limit
@@ -378,6 +380,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "blocks read from disk: %d of %d after Load, %d at the end (%d left memory, %d came back); %.0f MB read per generated token, %.2fs waiting\n",
 			r.StreamedStart, r.Blocks, r.StreamedEnd, r.Evictions, r.Restores, r.TGBytes/1e6, r.TGStall)
 	}
+	fmt.Fprintf(stdout, "kernels: %s\n", res.Kernels)
 	for _, d := range res.Degraded {
 		fmt.Fprintf(stdout, "  degraded: %s\n", d)
 	}

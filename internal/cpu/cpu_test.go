@@ -43,3 +43,26 @@ func TestHas(t *testing.T) {
 		t.Errorf("Max %v above Detected %v", Max(), Detected())
 	}
 }
+
+func TestDecodeModel(t *testing.T) {
+	for _, c := range []struct {
+		vendor string
+		eax    uint32
+		want   Model
+	}{
+		{"AuthenticAMD", 0x00A10F11, Model{"AuthenticAMD", 0x19, 0x11}}, // EPYC 9004 (Zen 4)
+		{"GenuineIntel", 0x000806F8, Model{"GenuineIntel", 6, 0x8F}},    // Sapphire Rapids
+		{"GenuineIntel", 0x00000F29, Model{"GenuineIntel", 15, 2}},      // family 15, no extended family
+	} {
+		if got := decodeModel(c.vendor, c.eax); got != c.want {
+			t.Errorf("decodeModel(%s, %#x) = %+v, want %+v", c.vendor, c.eax, got, c.want)
+		}
+	}
+	if !(Model{"AuthenticAMD", 0x19, 0x11}).Split512() && Detected() >= AVX512 {
+		t.Errorf("Zen 4 with AVX-512 is not Split512")
+	}
+	if (Model{"GenuineIntel", 6, 0x8F}).Split512() {
+		t.Errorf("Sapphire Rapids is Split512")
+	}
+	t.Logf("this CPU: %v (split 512-bit: %v)", CPU(), CPU().Split512())
+}

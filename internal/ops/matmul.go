@@ -20,10 +20,16 @@ type Matrix struct {
 	// converted to VecType.
 	XRowBytes int
 
+	// Kernel names the tile variant chosen for the weight type
+	// (quant.TileChoice), e.g. "avx512vnni-row-nta".
+	Kernel string
+
 	// tile multiplies up to tileRows weight rows by up to tileCols
 	// activation rows at once.
 	tile               quant.TileFunc
 	tileRows, tileCols int
+	// gemm, when the type has one, multiplies batches (gemm.go).
+	gemm *quant.GemmKernel
 }
 
 // NewMatrix prepares a 2-D weight tensor (Shape[0] inputs, Shape[1] outputs).
@@ -35,7 +41,8 @@ func NewMatrix(t *tensor.Tensor) (*Matrix, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ops: tensor %q: %w", t.Name, err)
 	}
-	tile, tr, tc := quant.Tile(t.Type)
+	k, _ := quant.TileChoice(t.Type)
+	tile, tr, tc := k.Tile, k.Rows, k.Cols
 	if tile == nil {
 		return nil, fmt.Errorf("ops: tensor %q: no tile kernel for %v: %w", t.Name, t.Type, quant.ErrUnsupportedType)
 	}
@@ -44,8 +51,12 @@ func NewMatrix(t *tensor.Tensor) (*Matrix, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ops: tensor %q: %w", t.Name, err)
 	}
-	return &Matrix{T: t, Dot: dot, VecType: vt, Cols: t.Cols(), Rows: t.Rows(), XRowBytes: int(xrb),
-		tile: tile, tileRows: tr, tileCols: tc}, nil
+	mat := &Matrix{T: t, Dot: dot, VecType: vt, Cols: t.Cols(), Rows: t.Rows(), XRowBytes: int(xrb),
+		Kernel: k.Name, tile: tile, tileRows: tr, tileCols: tc}
+	if g, ok := quant.Gemm(t.Type); ok {
+		mat.gemm = &g
+	}
+	return mat, nil
 }
 
 // groupBytes bounds the activations of one group of tokens in a batch
@@ -304,6 +315,11 @@ type Exec struct {
 	pool *Pool
 	mm   matmulTask
 	qt   quantTask
+	// GEMM: packed panels (grown once), and the tasks (gemm.go).
+	pack []byte
+	pk   packTask
+	gt   gemmTask
+	ep   epilogueTask
 
 	labels   bool   // label goroutines with the current phase (see Phase)
 	phase    *Phase // the current phase, nil while labels are off
@@ -394,8 +410,80 @@ func (e *Exec) dispatch() {
 	e.products++
 	k.plan(e.pool.Threads())
 	k.check()
+	if k.nTok >= gemmMinTokens && k.anyGemm() {
+		e.dispatchGemm()
+		return
+	}
 	k.taken.Store(0)
 	e.For(min(e.pool.Threads(), k.nItems), 1, k)
+}
+
+// anyGemm reports whether a part's matrix has a GEMM kernel.
+func (k *matmulTask) anyGemm() bool {
+	for i := range k.np {
+		if k.parts[i].M.gemm != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// dispatchGemm runs a planned and checked batch product part by part:
+// each part with a GEMM kernel through it (gemm.go), the others by tiles,
+// then the epilogue (the residual add, or the gated activation) over the
+// tokens. A prefill batch has few products per token, so taking them one
+// at a time costs nothing the fused dispatch saves for decode; the sums
+// are those of MatMul for each part alone.
+func (e *Exec) dispatchGemm() {
+	k := &e.mm
+	parts, np, nTok := k.parts, k.np, k.nTok
+	gated, act, acc, accStride := k.gated, k.act, k.acc, k.accStride
+	threads := e.pool.Threads()
+	for i := range np {
+		pt := parts[i].Part
+		if pt.M.gemm != nil {
+			e.matmulGemm(&pt, nTok)
+			continue
+		}
+		k.clear()
+		k.parts[0] = mmPart{Part: pt}
+		k.np, k.nTok = 1, nTok
+		k.plan(threads)
+		k.taken.Store(0)
+		e.For(min(threads, k.nItems), 1, k)
+	}
+	k.clear()
+	if !gated && acc == nil {
+		return
+	}
+	e.ep = epilogueTask{gate: parts[0].Part, up: parts[1].Part, rows: parts[0].Rows, act: act, acc: acc, accStride: accStride}
+	if !gated {
+		e.ep.up = Part{}
+	}
+	e.For(nTok, 1, &e.ep)
+	e.ep = epilogueTask{}
+}
+
+// epilogueTask applies a batch product's epilogue to tokens [lo, hi): with
+// act, act(gate, up) on each token's rows (MatMulGated); else gate's rows
+// added to acc (MatMulAdd).
+type epilogueTask struct {
+	gate, up  Part
+	rows      int
+	act       func(g, u []float32)
+	acc       []float32
+	accStride int
+}
+
+func (k *epilogueTask) Do(_, lo, hi int) {
+	g, u, n := k.gate, k.up, k.rows
+	for t := lo; t < hi; t++ {
+		if k.act != nil {
+			k.act(g.Out[t*g.Stride:t*g.Stride+n], u.Out[t*u.Stride:t*u.Stride+n])
+		} else {
+			addTo(k.acc[t*k.accStride:t*k.accStride+n], g.Out[t*g.Stride:t*g.Stride+n])
+		}
+	}
 }
 
 // clear drops the product's references to the caller's buffers and its

@@ -53,7 +53,7 @@ func TestMatMulMatchesDot(t *testing.T) {
 			for _, rows := range []int{1, 7, 64, 130} {
 				cols := 512
 				m := randMatrix(t, r, typ, rows, cols)
-				for _, nTok := range []int{1, 2, 3, 4, 5, 9, 17} {
+				for _, nTok := range []int{1, 2, 3, 4, 5, 9, 17, 40, 70} {
 					x := make([]float32, nTok*cols)
 					for i := range x {
 						x[i] = float32(r.NormFloat64())
@@ -98,9 +98,9 @@ func TestMatMulAllocatesNothing(t *testing.T) {
 	defer p.Close()
 	e := NewExec(p)
 	m := randMatrix(t, r, quant.Q4_0, 256, 1024)
-	xq := make([]byte, 8*m.XRowBytes)
-	out := make([]float32, 8*m.Rows)
-	for _, nTok := range []int{1, 8} {
+	xq := make([]byte, 40*m.XRowBytes)
+	out := make([]float32, 40*m.Rows)
+	for _, nTok := range []int{1, 8, 40} {
 		if a := testing.AllocsPerRun(20, func() { e.MatMul(m, xq, nTok, out, m.Rows) }); a != 0 {
 			t.Errorf("MatMul of %d tokens allocates %v times", nTok, a)
 		}

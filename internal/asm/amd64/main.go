@@ -36,7 +36,7 @@ func main() {
 	log.SetPrefix("amd64: ")
 	// avo's build package registers its own flags on flag.CommandLine.
 	fs := flag.NewFlagSet("amd64", flag.ExitOnError)
-	pkg := fs.String("pkg", "", "target package: quant or kv")
+	pkg := fs.String("pkg", "", "target package: quant, kv or cpu (internal/cpu)")
 	out := fs.String("out", ".", "directory to write the files to")
 	fs.Parse(os.Args[1:])
 	var files []outFile
@@ -45,8 +45,10 @@ func main() {
 		files = quantFiles()
 	case "kv":
 		files = kvFiles()
+	case "cpu":
+		files = cpuFiles()
 	default:
-		log.Fatalf("-pkg %q: want quant or kv", *pkg)
+		log.Fatalf("-pkg %q: want quant, kv or cpu", *pkg)
 	}
 	for _, f := range files {
 		s, g, err := generate(*pkg, f)

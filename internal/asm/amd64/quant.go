@@ -12,6 +12,11 @@ func quantFiles() []outFile {
 			tileBlock(blockQ8_0, avx2, 1)
 			tileBlock(blockQ8_0, vnni, 1)
 			tileBlock(blockQ8_0, vnni, 4)
+			for _, pf := range rowPrefetches {
+				rowBlock(blockQ8_0, pf)
+			}
+			gemmBlock(blockQ8_0)
+			gemmBlockAVX2(blockQ8_0)
 		}},
 		{"q4_0", func() {
 			dotBlock(blockQ4_0, avx2)
@@ -22,6 +27,11 @@ func quantFiles() []outFile {
 			tileBlock(blockQ4_0, vnni, 1)
 			tileBlock(blockQ4_0, vnni, 4)
 			tileBlock(blockQ4_0, vbmi, 1)
+			for _, pf := range rowPrefetches {
+				rowBlock(blockQ4_0, pf)
+			}
+			gemmBlock(blockQ4_0)
+			gemmBlockAVX2(blockQ4_0)
 		}},
 		{"q4_1", func() { dotBlock(blockQ4_1, avx2); dotBlock(blockQ4_1, vnni) }},
 		{"q5_0", func() { dotBlock(blockQ5_0, avx2); dotBlock(blockQ5_0, vnni) }},
@@ -31,6 +41,8 @@ func quantFiles() []outFile {
 			tileSuper(superQ4_K, avx2, 1)
 			tileSuper(superQ4_K, vnni, 1)
 			tileSuper(superQ4_K, vnni, 4)
+			gemmSuper(superQ4_K)
+			gemmQ4_KAVX2()
 		}},
 		{"q5_k", func() { dotSuper(superQ5_K, avx2); dotSuper(superQ5_K, vnni) }},
 		{"q6_k", func() {
@@ -39,6 +51,7 @@ func quantFiles() []outFile {
 			tileSuper(superQ6_K, avx2, 1)
 			tileSuper(superQ6_K, vnni, 1)
 			tileSuper(superQ6_K, vnni, 4)
+			gemmSuper(superQ6_K)
 		}},
 		{"iq4_nl", func() {
 			dotBlock(blockIQ4NL, avx2)

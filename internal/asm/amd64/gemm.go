@@ -1,0 +1,318 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// GEMM kernels of prefill: four weight rows against a panel of 32
+// activation columns that package quant packed beforehand (quant/gemm.go
+// documents the layout): per 32-element block, eight groups of four
+// elements, each group the 4 bytes of each of the 32 columns (two 64-byte
+// halves of 16 columns), then the columns' d_x and bias·d_x·Σy as floats.
+//
+//	gemm<T>VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+//
+// sets out[c*outStride+r] for r < 4 and c < cols over nb ≥ 1 blocks.
+//
+// A weight row's group of four elements is broadcast to every dword
+// (VPBROADCASTD from memory, then made unsigned bytes: Q4_0's low or high
+// nibbles, Q8_0's bytes xor 0x80), and VPDPBUSD against a panel half sums
+// it with 16 columns at once, so a block's integer sum for 16 columns
+// builds up in one register over eight VPDPBUSD, starting from the
+// panel's -bias·Σy so that it is exact, and the float work — convert,
+// d_w·d_x, an FMA — is done once per block, row and 16 columns
+// rather than once per block and (row, column). Each unpacked group serves
+// 32 columns.
+//
+// Registers: Z0-Z7 float accumulators (row r, half h in Z(2r+h)), Z8-Z15
+// the block's integer sums (same order), Z16/Z17 the halves' d_x, Z18 d_w,
+// Z19-Z22 broadcast groups, Z23/Z24 scratch, Z30 bytes 0x0F or 0x80.
+// General: SI, BX, R8, R9 the rows, DI the panel, CX blocks left.
+
+const gemmSig = "func(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)"
+
+// gemmPanelBlock is the bytes of one block of a packed panel.
+const gemmPanelBlock = 8*128 + 2*128
+
+func gemmName(t *blockType) string { return "gemm" + t.name + "VNNI" }
+
+// gemmBlock emits the GEMM kernel of Q4_0 or Q8_0.
+func gemmBlock(t *blockType) {
+	text(gemmName(t), 0, gemmSig)
+	res := c.AllocLocal(32 * 4 * 4) // the tile, column by column (4 floats)
+	tileRows()
+	c.Load(c.Param("p"), RDI)
+	c.Load(c.Param("nb"), RCX)
+	if t.nibble {
+		bcast32(0x0F0F0F0F, Z30)
+	} else {
+		bcast32(0x80808080, Z30)
+	}
+	zeroAcc(vnni, 8)
+
+	label("loop")
+	c.VMOVUPS(mem(RDI, 1024), Z16)
+	c.VMOVUPS(mem(RDI, 1088), Z17)
+	for r, row := range tileRowRegs {
+		// The integer sums start at -bias·Σy, exact.
+		i0, i1 := zr(8+2*r), zr(9+2*r)
+		c.VMOVDQU32(mem(RDI, 1152), i0)
+		c.VMOVDQU32(mem(RDI, 1152+64), i1)
+		for g := 0; g < 8; g++ {
+			u := zr(19 + g%4)
+			switch {
+			case !t.nibble:
+				c.VPBROADCASTD(mem(row, t.qw+4*g), u)
+				c.VPXORD(Z30, u, u)
+			case g < 4:
+				c.VPBROADCASTD(mem(row, t.qw+4*g), u)
+				c.VPANDD(Z30, u, Z23)
+				u = Z23
+			default:
+				// The high nibbles of the dword broadcast for group g-4.
+				c.VPSRLD(U8(4), u, u)
+				c.VPANDD(Z30, u, u)
+			}
+			VPDPBUSD(mem(RDI, 128*g), u, i0)
+			VPDPBUSD(mem(RDI, 128*g+64), u, i1)
+		}
+		c.VPBROADCASTW(mem(row, 0), Y18)
+		c.VCVTPH2PS(Y18, Z18)
+		for h := 0; h < 2; h++ {
+			// (d_w·d_x)·s, associated as the dot products do.
+			i, f := zr(8+2*r+h), []Register{Z23, Z24}[h]
+			c.VCVTDQ2PS(i, i)
+			c.VMULPS(zr(16+h), Z18, f)
+			c.VFMADD231PS(f, i, zr(2*r+h))
+		}
+	}
+	nextRows(t.wb)
+	c.ADDQ(U32(gemmPanelBlock), RDI)
+	c.DECQ(RCX)
+	c.JNZ(ref("loop"))
+
+	gemmStore(res)
+	retVoid()
+}
+
+// gemmStore transposes the 4×32 tile in Z0-Z7 to the frame, four floats
+// (rows 0-3) per column, and copies cols columns to out.
+func gemmStore(res Mem) {
+	// Per half: unpack rows pairwise, then qwords, so that 128-bit lane
+	// l of Z(20+k) holds column 4l+k's four rows.
+	for h := 0; h < 2; h++ {
+		a, b, cc, d := zr(h), zr(2+h), zr(4+h), zr(6+h)
+		c.VUNPCKLPS(b, a, Z16)
+		c.VUNPCKHPS(b, a, Z17)
+		c.VUNPCKLPS(d, cc, Z18)
+		c.VUNPCKHPS(d, cc, Z19)
+		c.VUNPCKLPD(Z18, Z16, Z20)
+		c.VUNPCKHPD(Z18, Z16, Z21)
+		c.VUNPCKLPD(Z19, Z17, Z22)
+		c.VUNPCKHPD(Z19, Z17, Z23)
+		for k := 0; k < 4; k++ {
+			for l := 0; l < 4; l++ {
+				col := 16*h + 4*l + k
+				c.VEXTRACTF32X4(U8(l), zr(20+k), res.Offset(16*col))
+			}
+		}
+	}
+	c.Load(c.Param("out"), R12)
+	c.Load(c.Param("outStride"), R13)
+	c.SHLQ(U8(2), R13)
+	c.Load(c.Param("cols"), RCX)
+	c.LEAQ(res, RAX)
+	label("store")
+	c.VMOVUPS(mem(RAX, 0), X0)
+	c.VMOVUPS(X0, mem(R12, 0))
+	c.ADDQ(U8(16), RAX)
+	c.ADDQ(R13, R12)
+	c.DECQ(RCX)
+	c.JNZ(ref("store"))
+}
+
+// GEMM kernels of the k-quants Q4_K and Q6_K, against panels of Q8_K
+// activations: per super-block, per sub-block j (32 elements for Q4_K, 16
+// for Q6_K) its groups of four elements (128 bytes each, as above) and
+// T_j of the 32 columns, then d_x of the 32 columns (32 floats). T_j is
+// d_x·Σy_j as a float (Q4_K, for the mins), or -32·Σy_j as an int32 that
+// seeds the integer sums (Q6_K, whose 6-bit values the kernel multiplies
+// unsigned).
+//
+// Per row and super-block the sub-blocks' factors are converted to floats
+// in Z18, and VPERMPS broadcasts the one a sub-block needs (indexes from a
+// table): Q4_K lanes 2j and 2j+1 hold d·sc_j and dmin·m_j, Q6_K lane j
+// d·sc_j. Per sub-block, row and 16 columns: F = d_x·Σu·y (VMULPS),
+// acc += d·sc·F − dmin·m·T (Q4_K), or F = d_x·(T + Σu·y), acc += d·sc·F
+// (Q6_K).
+//
+// Q4_K takes sub-blocks in pairs that share their bytes, Q6_K in fours
+// that share theirs (the four quarters of 32 elements of a half).
+//
+// Registers: Z0-Z7 accumulators, Z8-Z15 the integer sums of the
+// sub-blocks in hand (two or four, each two halves), Z16/Z17 d_x, Z18 the
+// row's factors, Z19/Z20 the broadcast factors, Z21/Z22/Z26 broadcast
+// groups, Z23/Z24/Z27/Z29 scratch, Z25 a VPERMPS index, Z28 bytes 0x30,
+// Z30 bytes 0x0F, X10/X11 Q4_K's unpacked scales. General: SI, BX, R8, R9 rows, DI the panel, CX
+// super-blocks left; AX, DX, R10, R11 kScales scratch.
+
+// kPanel is the layout of a k-quant panel: sub-blocks of sub elements.
+type kPanel struct{ sub int }
+
+func (p kPanel) groups() int   { return p.sub / 4 }
+func (p kPanel) subBytes() int { return p.groups()*128 + 128 }
+func (p kPanel) dx() int       { return 256 / p.sub * p.subBytes() }
+func (p kPanel) bytes() int    { return p.dx() + 128 }
+
+// gemmSuper emits the GEMM kernel of Q4_K or Q6_K.
+func gemmSuper(t *superType) {
+	text("gemm"+t.name+"VNNI", 0, gemmSig)
+	res := c.AllocLocal(32 * 4 * 4)
+	pan := kPanel{32}
+	if t.six {
+		pan = kPanel{16}
+	}
+	tileRows()
+	c.Load(c.Param("p"), RDI)
+	c.Load(c.Param("nb"), RCX)
+	bcast32(0x0F0F0F0F, Z30)
+	bcast32(0x30303030, Z28)
+	// Index k of the table broadcasts lane k.
+	idx := make([]uint32, 256)
+	for i := range idx {
+		idx[i] = uint32(i / 16)
+	}
+	bidx := dwordsTable("bcastLane", idx)
+	zeroAcc(vnni, 8)
+
+	label("loop")
+	c.VMOVUPS(mem(RDI, pan.dx()), Z16)
+	c.VMOVUPS(mem(RDI, pan.dx()+64), Z17)
+	for r, row := range tileRowRegs {
+		if t.six {
+			// d·sc_j: the sixteen int8 scales times the fp16 d.
+			c.VPMOVSXBD(mem(row, 192), Z18)
+			c.VCVTDQ2PS(Z18, Z18)
+			c.VPBROADCASTW(mem(row, 208), Y23)
+			c.VCVTPH2PS(Y23, Z23)
+			c.VMULPS(Z23, Z18, Z18)
+		} else {
+			// (d·sc_j, dmin·m_j) pairs: the unpacked scales and mins
+			// interleaved, times (d, dmin) repeated.
+			m := func(name string, b byte) Mem { return table(name, uint64(b)*0x0101010101010101) }
+			kScales(row, X10, RAX, RDX, R10, R11, m("m3f", 0x3F), m("m03", 0x03), m("m0f", 0x0F))
+			c.VPSRLDQ(U8(8), X10, X11)
+			c.VPUNPCKLBW(X11, X10, X10)
+			c.VPMOVZXBD(X10, Z18)
+			c.VCVTDQ2PS(Z18, Z18)
+			c.VPBROADCASTD(mem(row, 0), Y23)
+			c.VCVTPH2PS(Y23, Z23)
+			c.VMULPS(Z23, Z18, Z18)
+		}
+		if t.six {
+			// Per half and half of its quarters' 32 elements, the four
+			// sub-blocks 8h+2q+lh (q the quarter) together: each group
+			// of four elements broadcasts two ql dwords and one qh dword
+			// for all four.
+			for h := 0; h < 2; h++ {
+				for lh := 0; lh < 2; lh++ {
+					for q := 0; q < 4; q++ {
+						// Seeds: -32·Σy of each sub-block, exact.
+						tOff := (8*h+2*q+lh)*pan.subBytes() + pan.groups()*128
+						c.VMOVDQU32(mem(RDI, tOff), zr(8+2*q))
+						c.VMOVDQU32(mem(RDI, tOff+64), zr(9+2*q))
+					}
+					for g := 0; g < 4; g++ {
+						l := 16*lh + 4*g
+						c.VPBROADCASTD(mem(row, 64*h+l), Z21)
+						c.VPBROADCASTD(mem(row, 64*h+32+l), Z22)
+						c.VPBROADCASTD(mem(row, 128+32*h+l), Z26)
+						for q := 0; q < 4; q++ {
+							v := q6Quarter(q, Z21, Z22, Z26)
+							j := 8*h + 2*q + lh
+							sb := j*pan.subBytes() + 128*g
+							VPDPBUSD(mem(RDI, sb), v, zr(8+2*q))
+							VPDPBUSD(mem(RDI, sb+64), v, zr(9+2*q))
+						}
+					}
+					for q := 0; q < 4; q++ {
+						j := 8*h + 2*q + lh
+						c.VMOVDQU32(bidx.Offset(64*j), Z25)
+						c.VPERMPS(Z18, Z25, Z19)
+						for hh := 0; hh < 2; hh++ {
+							f := []Register{Z23, Z24}[hh]
+							c.VCVTDQ2PS(zr(8+2*q+hh), f)
+							c.VMULPS(zr(16+hh), f, f)
+							c.VFMADD231PS(Z19, f, zr(2*r+hh))
+						}
+					}
+				}
+			}
+			continue
+		}
+		// Q4_K: sub-blocks 2jj and 2jj+1 are the low and high nibbles of
+		// the same 32 bytes, so each broadcast group serves both.
+		for jj := 0; jj < 4; jj++ {
+			for i := 8; i < 12; i++ {
+				c.VPXORD(zr(i), zr(i), zr(i))
+			}
+			for g := 0; g < 8; g++ {
+				c.VPBROADCASTD(mem(row, 16+32*jj+4*g), Z21)
+				c.VPANDD(Z30, Z21, Z22)
+				c.VPSRLD(U8(4), Z21, Z21)
+				c.VPANDD(Z30, Z21, Z21)
+				for k, v := range []Register{Z22, Z21} {
+					sb := (2*jj+k)*pan.subBytes() + 128*g
+					VPDPBUSD(mem(RDI, sb), v, zr(8+2*k))
+					VPDPBUSD(mem(RDI, sb+64), v, zr(9+2*k))
+				}
+			}
+			for k := 0; k < 2; k++ {
+				j := 2*jj + k
+				tOff := j*pan.subBytes() + pan.groups()*128
+				c.VMOVDQU32(bidx.Offset(64*(2*j)), Z25)
+				c.VPERMPS(Z18, Z25, Z19)
+				c.VMOVDQU32(bidx.Offset(64*(2*j+1)), Z25)
+				c.VPERMPS(Z18, Z25, Z20)
+				for h := 0; h < 2; h++ {
+					f := []Register{Z23, Z24}[h]
+					c.VCVTDQ2PS(zr(8+2*k+h), f)
+					c.VMULPS(zr(16+h), f, f)
+					c.VFMADD231PS(Z19, f, zr(2*r+h))
+					c.VFNMADD231PS(mem(RDI, tOff+64*h), Z20, zr(2*r+h))
+				}
+			}
+		}
+	}
+	nextRows(t.wb)
+	c.ADDQ(U32(pan.bytes()), RDI)
+	c.DECQ(RCX)
+	c.JNZ(ref("loop"))
+
+	gemmStore(res)
+	retVoid()
+}
+
+// q6Quarter leaves in Z27 the unsigned 6-bit values of quarter q of a
+// Q6_K half for four elements, broadcast: the low (q < 2) or high nibbles
+// of ql0 (even q) or ql1 (odd q), and bits 2q, 2q+1 of qh moved to bits
+// 4-5 (Z29 scratch).
+func q6Quarter(q int, ql0, ql1, qh Register) Register {
+	lo := []Register{ql0, ql1}[q&1]
+	if q >= 2 {
+		c.VPSRLD(U8(4), lo, Z24)
+		lo = Z24
+	}
+	switch s := 4 - 2*q; {
+	case s > 0:
+		c.VPSLLD(U8(s), qh, Z29)
+	case s < 0:
+		c.VPSRLD(U8(-s), qh, Z29)
+	default:
+		c.VMOVDQA32(qh, Z29)
+	}
+	c.VPANDD(Z28, Z29, Z27)
+	c.VPTERNLOGD(U8(0xF8), Z30, lo, Z27)
+	return Z27
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// AVX2 GEMM kernels: one weight row against a packed panel (the layout of
+// gemm.go), 32 columns in four Y registers of eight. Without VPDPBUSD,
+// VPMADDUBSW multiplies a broadcast group of four unsigned weight bytes by
+// each column's four activation bytes and adds them in pairs to words;
+// Q4_0's and Q4_K's nibbles are small enough (15·127·2 per pair) for a
+// block's eight groups to add up in words, which VPMADDWD then turns into
+// dwords once per block, which then add the panel's -bias·Σy. Q8_0 takes
+// |w| and the activations with w's signs (VPSIGNB), so its panel has no
+// bias term, and goes to dwords per group.
+//
+//	gemm<T>AVX2(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+//
+// is gemmSig with one row: out[c*outStride] for c < cols.
+//
+// Registers: Y0-Y3 accumulators (columns 8k..8k+7 in Yk), Y4-Y7 integer
+// sums, Y8 a broadcast group, Y9 scratch, Y10/Y11 scratch, Y14 d_w (or
+// Q4_K's factors), Y15 bytes 0x0F. General: SI the row, DI the panel, CX
+// blocks left.
+
+func gemmAVX2Name(name string) string { return "gemm" + name + "AVX2" }
+
+// gemmBlockAVX2 emits the AVX2 GEMM kernel of Q4_0 or Q8_0.
+func gemmBlockAVX2(t *blockType) {
+	text(gemmAVX2Name(t.name), 0, gemmSig)
+	res := c.AllocLocal(32 * 4)
+	ones := table("words1", 0x0001000100010001, 0x0001000100010001, 0x0001000100010001, 0x0001000100010001)
+	c.Load(c.Param("w"), RSI)
+	c.Load(c.Param("p"), RDI)
+	c.Load(c.Param("nb"), RCX)
+	bcast32(0x0F0F0F0F, Y15)
+	zeroAcc(avx2, 4)
+
+	label("loop")
+	for k := 0; k < 4; k++ {
+		zero(yr(4 + k))
+	}
+	for g := 0; g < 8; g++ {
+		if t.nibble {
+			c.VPBROADCASTD(mem(RSI, t.qw+4*(g%4)), Y8)
+			if g >= 4 {
+				c.VPSRLW(U8(4), Y8, Y8)
+			}
+			c.VPAND(Y15, Y8, Y8)
+			for k := 0; k < 4; k++ {
+				c.VPMADDUBSW(mem(RDI, 128*g+32*k), Y8, Y9)
+				c.VPADDW(Y9, yr(4+k), yr(4+k))
+			}
+			continue
+		}
+		c.VPBROADCASTD(mem(RSI, t.qw+4*g), Y8)
+		c.VPSIGNB(Y8, Y8, Y10)
+		for k := 0; k < 4; k++ {
+			c.VMOVDQU(mem(RDI, 128*g+32*k), Y9)
+			c.VPSIGNB(Y8, Y9, Y9)
+			c.VPMADDUBSW(Y9, Y10, Y9)
+			c.VPMADDWD(ones, Y9, Y9)
+			c.VPADDD(Y9, yr(4+k), yr(4+k))
+		}
+	}
+	c.VPBROADCASTW(mem(RSI, 0), X14)
+	c.VCVTPH2PS(X14, Y14)
+	for k := 0; k < 4; k++ {
+		i := yr(4 + k)
+		if t.nibble {
+			c.VPMADDWD(ones, i, i)
+			c.VPADDD(mem(RDI, 1152+32*k), i, i)
+		}
+		c.VCVTDQ2PS(i, i)
+		c.VMULPS(mem(RDI, 1024+32*k), Y14, Y9)
+		c.VFMADD231PS(Y9, i, yr(k))
+	}
+	c.ADDQ(U32(t.wb), RSI)
+	c.ADDQ(U32(gemmPanelBlock), RDI)
+	c.DECQ(RCX)
+	c.JNZ(ref("loop"))
+	gemmStoreRow(res)
+	retVoid()
+}
+
+// gemmStoreRow stores the 32 sums in Y0-Y3 to the frame and copies cols
+// of them to out, outStride apart.
+func gemmStoreRow(res Mem) {
+	for k := 0; k < 4; k++ {
+		c.VMOVUPS(yr(k), res.Offset(32*k))
+	}
+	c.Load(c.Param("out"), R12)
+	c.Load(c.Param("outStride"), R13)
+	c.SHLQ(U8(2), R13)
+	c.Load(c.Param("cols"), RCX)
+	c.LEAQ(res, RAX)
+	label("store")
+	c.VMOVSS(mem(RAX, 0), X0)
+	c.VMOVSS(X0, mem(R12, 0))
+	c.ADDQ(U8(4), RAX)
+	c.ADDQ(R13, R12)
+	c.DECQ(RCX)
+	c.JNZ(ref("store"))
+}
+
+// gemmQ4_KAVX2: per super-block the row's factors d·sc_j and dmin·m_j go
+// to the frame (sixteen floats, at fac), which VBROADCASTSS reads per
+// sub-block; the two sub-blocks of a 32-byte chunk share its broadcast
+// groups, their word sums in Y4-Y7 and Y10-Y13... which AVX2's sixteen
+// registers do not hold, so a chunk's sub-blocks are taken one after the
+// other.
+func gemmQ4_KAVX2() {
+	t := superQ4_K
+	pan := kPanel{32}
+	text(gemmAVX2Name(t.name), 0, gemmSig)
+	res := c.AllocLocal(32*4 + 64)
+	fac := res.Offset(32 * 4)
+	ones := table("words1", 0x0001000100010001, 0x0001000100010001, 0x0001000100010001, 0x0001000100010001)
+	c.Load(c.Param("w"), RSI)
+	c.Load(c.Param("p"), RDI)
+	c.Load(c.Param("nb"), RCX)
+	bcast32(0x0F0F0F0F, Y15)
+	zeroAcc(avx2, 4)
+	m := func(name string, b byte) Mem { return table(name, uint64(b)*0x0101010101010101) }
+
+	label("loop")
+	// Factors: bytes sc_0..7, m_0..7 → floats times d, dmin.
+	kScales(RSI, X8, RAX, RDX, R10, R11, m("m3f", 0x3F), m("m03", 0x03), m("m0f", 0x0F))
+	c.VPMOVZXBD(X8, Y9)
+	c.VPSRLDQ(U8(8), X8, X8)
+	c.VPMOVZXBD(X8, Y10)
+	c.VCVTDQ2PS(Y9, Y9)
+	c.VCVTDQ2PS(Y10, Y10)
+	c.VPBROADCASTW(mem(RSI, 0), X11)
+	c.VCVTPH2PS(X11, Y11)
+	c.VMULPS(Y11, Y9, Y9)
+	c.VPBROADCASTW(mem(RSI, 2), X11)
+	c.VCVTPH2PS(X11, Y11)
+	c.VMULPS(Y11, Y10, Y10)
+	c.VMOVUPS(Y9, fac)
+	c.VMOVUPS(Y10, fac.Offset(32))
+	for j := 0; j < 8; j++ {
+		sb := j * pan.subBytes()
+		for k := 0; k < 4; k++ {
+			zero(yr(4 + k))
+		}
+		for g := 0; g < 8; g++ {
+			c.VPBROADCASTD(mem(RSI, 16+32*(j/2)+4*g), Y8)
+			if j%2 == 1 {
+				c.VPSRLW(U8(4), Y8, Y8)
+			}
+			c.VPAND(Y15, Y8, Y8)
+			for k := 0; k < 4; k++ {
+				c.VPMADDUBSW(mem(RDI, sb+128*g+32*k), Y8, Y9)
+				c.VPADDW(Y9, yr(4+k), yr(4+k))
+			}
+		}
+		c.VBROADCASTSS(fac.Offset(4*j), Y14)
+		c.VBROADCASTSS(fac.Offset(32+4*j), Y13)
+		tOff := sb + 8*128
+		for k := 0; k < 4; k++ {
+			i := yr(4 + k)
+			c.VPMADDWD(ones, i, i)
+			c.VCVTDQ2PS(i, i)
+			c.VMULPS(mem(RDI, pan.dx()+32*k), i, i)
+			c.VFMADD231PS(Y14, i, yr(k))
+			c.VMOVUPS(mem(RDI, tOff+32*k), Y12)
+			c.VFNMADD231PS(Y13, Y12, yr(k))
+		}
+	}
+	c.ADDQ(U32(t.wb), RSI)
+	c.ADDQ(U32(pan.bytes()), RDI)
+	c.DECQ(RCX)
+	c.JNZ(ref("loop"))
+	gemmStoreRow(res)
+	retVoid()
+}

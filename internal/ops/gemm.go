@@ -1,0 +1,127 @@
+package ops
+
+import (
+	"sync/atomic"
+
+	"github.com/lowmem/llm/quant"
+)
+
+// Prefill products of types with a GEMM kernel (quant.Gemm) pack the
+// quantized activations of a group of tokens into panels of
+// quant.GemmCols columns, once per group, then multiply every row by
+// every panel: four rows at a time, so their weights stay in the L1 cache
+// while the group's panels, which fit in the L2 cache, pass over them.
+
+// gemmMinTokens is the smallest batch that takes the GEMM kernel: a panel
+// computes all its columns, so a batch of a few tokens is cheaper with
+// tiles.
+const gemmMinTokens = 16
+
+// gemmRows is the rows of one kernel call.
+const gemmRows = 4
+
+type gemmTask struct {
+	m         *Matrix
+	w         []byte // the weights from the part's first row
+	rows      int
+	out       []float32
+	outStride int
+	// The group: its first token, token count, panels and their bytes.
+	t0, nTok int
+	p        []byte
+	pb       int
+
+	chunkRows, nChunks int
+	taken              atomic.Uint64
+}
+
+// Do takes row chunks, front to back for worker 0 and back to front for
+// the others, as matmulTask does.
+func (k *gemmTask) Do(w, _, _ int) {
+	m := k.m
+	rb := m.T.RowBytes()
+	panels := (k.nTok + quant.GemmCols - 1) / quant.GemmCols
+	for {
+		v := k.taken.Load()
+		front, back := int(v&0xFFFFFFFF), int(v>>32)
+		if front+back >= k.nChunks {
+			return
+		}
+		var i int
+		if w == 0 {
+			if !k.taken.CompareAndSwap(v, v+1) {
+				continue
+			}
+			i = front
+		} else {
+			if !k.taken.CompareAndSwap(v, v+1<<32) {
+				continue
+			}
+			i = k.nChunks - 1 - back
+		}
+		r1 := min(k.rows, (i+1)*k.chunkRows)
+		for r := i * k.chunkRows; r < r1; r += gemmRows {
+			rows := min(gemmRows, r1-r)
+			for j := 0; j < panels; j++ {
+				t := k.t0 + j*quant.GemmCols
+				cols := min(quant.GemmCols, k.t0+k.nTok-t)
+				m.gemm.Mul(m.Cols, k.w[r*rb:], rb, rows, k.p[j*k.pb:(j+1)*k.pb], cols, k.out[t*k.outStride+r:], k.outStride)
+			}
+		}
+	}
+}
+
+// packTask packs panel j of the group from the activations xq.
+type packTask struct {
+	m    *Matrix
+	xq   []byte
+	t0   int
+	nTok int
+	p    []byte
+	pb   int
+}
+
+func (k *packTask) Do(_, lo, hi int) {
+	xrb := k.m.XRowBytes
+	for j := lo; j < hi; j++ {
+		t := k.t0 + j*quant.GemmCols
+		cols := min(quant.GemmCols, k.t0+k.nTok-t)
+		k.m.gemm.Pack(k.m.Cols, k.xq[t*xrb:], xrb, cols, k.p[j*k.pb:(j+1)*k.pb])
+	}
+}
+
+// matmulGemm computes a part's product (rows counted, as Part says) for
+// nTok tokens with its matrix's GEMM kernel.
+func (e *Exec) matmulGemm(pt *Part, nTok int) {
+	m, xq, out, outStride := pt.M, pt.X, pt.Out, pt.Stride
+	rowsN := pt.Rows
+	if rowsN == 0 {
+		rowsN = m.Rows - pt.Row0
+	}
+	pb := m.gemm.PanelBytes(m.Cols)
+	need := quant.GemmScratchBytes(m.XRowBytes)
+	if len(e.pack) < need {
+		// Grown once per Exec to the widest matrix; the memory plan
+		// counts GemmScratchBytes of the widest activation row.
+		e.pack = make([]byte, need)
+	}
+	perGroup := max(1, len(e.pack)/pb) * quant.GemmCols
+	threads := e.pool.Threads()
+	chunk := rowsN / (threads * chunksPerThread)
+	chunk = min(max(chunk, minChunkRows), maxChunkRows)
+	chunk = (chunk + gemmRows - 1) / gemmRows * gemmRows
+	for t0 := 0; t0 < nTok; t0 += perGroup {
+		n := min(perGroup, nTok-t0)
+		panels := (n + quant.GemmCols - 1) / quant.GemmCols
+		e.pk = packTask{m: m, xq: xq, t0: t0, nTok: n, p: e.pack, pb: pb}
+		e.For(panels, 1, &e.pk)
+		e.gt.m, e.gt.out, e.gt.outStride = m, out, outStride
+		e.gt.w, e.gt.rows = m.T.Data[pt.Row0*m.T.RowBytes():], rowsN
+		e.gt.t0, e.gt.nTok, e.gt.p, e.gt.pb = t0, n, e.pack, pb
+		e.gt.chunkRows, e.gt.nChunks = chunk, (rowsN+chunk-1)/chunk
+		e.gt.taken.Store(0)
+		e.For(min(threads, e.gt.nChunks), 1, &e.gt)
+	}
+	e.pk = packTask{}
+	e.gt.m, e.gt.w, e.gt.out, e.gt.p = nil, nil, nil, nil
+}

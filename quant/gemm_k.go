@@ -1,0 +1,149 @@
+package quant
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// Panels of Q8_K activations, for the k-quants' GEMM kernels: per
+// super-block of 256 elements, per sub-block j of sub elements (32 for
+// Q4_K, 16 for Q6_K) its groups of four elements (128 bytes each: 4 bytes
+// of each of the 32 columns), then T_j of the 32 columns, then d_x of the
+// 32 columns (float32). T_j is d_x·Σy_j, a float32, for Q4_K (the kernel
+// subtracts dmin·m_j·T_j, as the dot product does with the block sums),
+// and -32·Σy_j, an int32, for Q6_K (the kernel multiplies the 6-bit values
+// unsigned, and its integer sums start at T_j, so they are exact).
+
+type kPanel struct{ sub, bias int32 }
+
+func (p kPanel) groups() int   { return int(p.sub) / 4 }
+func (p kPanel) subBytes() int { return p.groups()*128 + 128 }
+func (p kPanel) dxOff() int    { return QKK / int(p.sub) * p.subBytes() }
+func (p kPanel) block() int    { return p.dxOff() + 128 }
+
+var (
+	panelQ4_K = kPanel{sub: 32, bias: 1}
+	panelQ6_K = kPanel{sub: 16, bias: 32}
+)
+
+func (p kPanel) panelBytes(n int) int { return n / QKK * p.block() }
+
+func (p kPanel) pack(n int, x []byte, xStride, cols int, out []byte) {
+	nb := n / QKK
+	out = out[:nb*p.block()]
+	cols = min(cols, GemmCols)
+	subs := QKK / int(p.sub)
+	for b := 0; b < nb; b++ {
+		blk := out[b*p.block() : (b+1)*p.block()]
+		for c := 0; c < GemmCols; c++ {
+			put := func(off int, v uint32) { binary.LittleEndian.PutUint32(blk[off+4*c:], v) }
+			if c >= cols {
+				for j := 0; j < subs; j++ {
+					for g := 0; g <= p.groups(); g++ {
+						put(j*p.subBytes()+128*g, 0)
+					}
+				}
+				put(p.dxOff(), 0)
+				continue
+			}
+			xb := (*[q8_KBytes]byte)(x[c*xStride+b*q8_KBytes:])
+			d := f32At(xb[:])
+			for j := 0; j < subs; j++ {
+				sb := j * p.subBytes()
+				for g := 0; g < p.groups(); g++ {
+					copy(blk[sb+128*g+4*c:sb+128*g+4*c+4], xb[4+int(p.sub)*j+4*g:])
+				}
+				var s int32
+				for k := int(p.sub) * j / 16; k < int(p.sub)*(j+1)/16; k++ {
+					s += int32(int16(binary.LittleEndian.Uint16(xb[260+2*k:])))
+				}
+				if p.bias == 1 {
+					put(sb+128*p.groups(), math.Float32bits(d*float32(s)))
+				} else {
+					put(sb+128*p.groups(), uint32(-p.bias*s))
+				}
+			}
+			put(p.dxOff(), math.Float32bits(d))
+		}
+	}
+}
+
+// mul is the pure-Go GEMM kernel of the k-quants, in the assembly's
+// order per sub-block: Q4_K acc += d·sc·(d_x·Σu·y) − dmin·m·T, Q6_K acc +=
+// d·sc·(d_x·(T + Σu·y)), u the unsigned quants.
+func (p kPanel) mul(t Type, n int, w []byte, wStride, rows int, pp []byte, cols int, out []float32, outStride int) {
+	nb := n / QKK
+	wb := t.BlockBytes()
+	var u [QKK]int32
+	var sc, mn [16]float32
+	for r := 0; r < rows; r++ {
+		for c := 0; c < cols; c++ {
+			var acc float32
+			for b := 0; b < nb; b++ {
+				blk := w[r*wStride+b*wb : r*wStride+(b+1)*wb]
+				p.unpack(t, blk, &u, &sc, &mn)
+				pb := pp[b*p.block() : (b+1)*p.block()]
+				dx := f32At(pb[p.dxOff()+4*c:])
+				for j := 0; j < QKK/int(p.sub); j++ {
+					sb := pb[j*p.subBytes():]
+					var s int32
+					for e := 0; e < int(p.sub); e++ {
+						s += u[int(p.sub)*j+e] * int32(int8(sb[128*(e/4)+4*c+e%4]))
+					}
+					if t == Q6_K {
+						s += int32(binary.LittleEndian.Uint32(sb[128*p.groups()+4*c:]))
+						acc += sc[j] * (dx * float32(s))
+					} else {
+						tj := f32At(sb[128*p.groups()+4*c:])
+						acc += sc[j]*(dx*float32(s)) - mn[j]*tj
+					}
+				}
+			}
+			out[c*outStride+r] = acc
+		}
+	}
+}
+
+// unpack sets the super-block's unsigned quants in element order and its
+// sub-block factors: Q4_K d·sc_j, dmin·m_j; Q6_K d·sc_j.
+func (p kPanel) unpack(t Type, blk []byte, u *[QKK]int32, sc, mn *[16]float32) {
+	if t == Q6_K {
+		b := (*[q6_KBytes]byte)(blk)
+		d := f16At(b[208:])
+		for j := 0; j < 16; j++ {
+			sc[j] = d * float32(int8(b[192+j]))
+		}
+		for h := 0; h < 2; h++ {
+			for l := 0; l < 32; l++ {
+				ql0, ql1, qh := b[64*h+l], b[64*h+32+l], b[128+32*h+l]
+				u[128*h+l] = int32(ql0&0xF | (qh&3)<<4)
+				u[128*h+32+l] = int32(ql1&0xF | (qh>>2&3)<<4)
+				u[128*h+64+l] = int32(ql0>>4 | (qh>>4&3)<<4)
+				u[128*h+96+l] = int32(ql1>>4 | (qh>>6&3)<<4)
+			}
+		}
+		return
+	}
+	b := (*[q4_KBytes]byte)(blk)
+	d, dmin := f16At(b[0:]), f16At(b[2:])
+	s := (*[kScaleSize]byte)(b[4:])
+	for j := 0; j < 8; j++ {
+		a, m := scaleMinK4(j, s)
+		sc[j] = d * float32(a)
+		mn[j] = dmin * float32(m)
+	}
+	for j := 0; j < 4; j++ {
+		for l := 0; l < 32; l++ {
+			q := b[16+32*j+l]
+			u[64*j+l] = int32(q & 0xF)
+			u[64*j+32+l] = int32(q >> 4)
+		}
+	}
+}
+
+func kGemm(t Type, p kPanel) GemmKernel {
+	return GemmKernel{Name: "generic", Type: t, PanelBytes: p.panelBytes, Pack: p.pack,
+		Mul: func(n int, w []byte, wStride, rows int, pp []byte, cols int, out []float32, outStride int) {
+			p.mul(t, n, w, wStride, rows, pp, cols, out, outStride)
+		}}
+}
