@@ -50,6 +50,11 @@ func clamp32(v, lo, hi int32) int32 {
 
 func abs32(f float32) float32 { return float32(math.Abs(float64(f))) }
 
+// The quantizers round every float32 product before adding it (the
+// explicit conversions), as ggml's C does: without them Go fuses a*b+c
+// on arm64 and other FMA targets, and the bytes would differ from
+// llama-quantize's there.
+
 // makeQKX2Quants is ggml's make_qkx2_quants: it fits x ≈ scale·L - min with
 // L in [0, nmax] and min ≥ 0, trying nstep+1 candidate scales around
 // nmax/(max-min) and keeping the one with the least weighted error (absolute
@@ -72,7 +77,7 @@ func makeQKX2Quants(nmax int32, x, weights []float32, l, laux []uint8, rmin, rde
 		}
 		w := weights[i]
 		sumW += w
-		sumX += w * x[i]
+		sumX += float32(w * x[i])
 	}
 	if min > 0 {
 		min = 0
@@ -89,47 +94,47 @@ func makeQKX2Quants(nmax int32, x, weights []float32, l, laux []uint8, rmin, rde
 	for i := range x {
 		q := clamp32(nearestInt(float32(iscale*(x[i]-min))), 0, nmax)
 		l[i] = uint8(q)
-		diff := scale*float32(q) + min - x[i]
+		diff := float32(scale*float32(q)) + min - x[i]
 		if useMad {
 			diff = abs32(diff)
 		} else {
 			diff *= diff
 		}
-		bestError += weights[i] * diff
+		bestError += float32(weights[i] * diff)
 	}
 	if nstep < 1 {
 		return scale, -min
 	}
 	for is := 0; is <= nstep; is++ {
-		iscale = (rmin + rdelta*float32(is) + float32(nmax)) / (max - min)
+		iscale = (rmin + float32(rdelta*float32(is)) + float32(nmax)) / (max - min)
 		var sumL, sumL2, sumXL float32
 		for i := range x {
 			q := clamp32(nearestInt(float32(iscale*(x[i]-min))), 0, nmax)
 			laux[i] = uint8(q)
 			w, fq := weights[i], float32(q)
-			sumL += w * fq
-			sumL2 += w * fq * fq
-			sumXL += w * fq * x[i]
+			sumL += float32(w * fq)
+			sumL2 += float32(float32(w*fq) * fq)
+			sumXL += float32(float32(w*fq) * x[i])
 		}
-		det := sumW*sumL2 - sumL*sumL
+		det := float32(sumW*sumL2) - float32(sumL*sumL)
 		if det <= 0 {
 			continue
 		}
-		thisScale := (sumW*sumXL - sumX*sumL) / det
-		thisMin := (sumL2*sumX - sumL*sumXL) / det
+		thisScale := (float32(sumW*sumXL) - float32(sumX*sumL)) / det
+		thisMin := (float32(sumL2*sumX) - float32(sumL*sumXL)) / det
 		if thisMin > 0 {
 			thisMin = 0
 			thisScale = sumXL / sumL2
 		}
 		var curError float32
 		for i := range x {
-			diff := thisScale*float32(laux[i]) + thisMin - x[i]
+			diff := float32(thisScale*float32(laux[i])) + thisMin - x[i]
 			if useMad {
 				diff = abs32(diff)
 			} else {
 				diff *= diff
 			}
-			curError += weights[i] * diff
+			curError += float32(weights[i] * diff)
 		}
 		if curError < bestError {
 			copy(l, laux)
@@ -172,8 +177,8 @@ func makeQXQuants(nmax int32, x []float32, l []int8, qw []float32) float32 {
 		q := clamp32(nearestInt(float32(iscale*x[i])), -nmax, nmax-1)
 		l[i] = int8(q + nmax)
 		w, fq := weight(i), float32(q)
-		sumlx += w * x[i] * fq
-		suml2 += w * fq * fq
+		sumlx += float32(float32(w*x[i]) * fq)
+		suml2 += float32(float32(w*fq) * fq)
 	}
 	var scale float32
 	if suml2 != 0 {
@@ -189,10 +194,10 @@ func makeQXQuants(nmax int32, x []float32, l []int8, qw []float32) float32 {
 		for i := range x {
 			q := clamp32(nearestInt(float32(iscale*x[i])), -nmax, nmax-1)
 			w, fq := weight(i), float32(q)
-			sumlx += w * x[i] * fq
-			suml2 += w * fq * fq
+			sumlx += float32(float32(w*x[i]) * fq)
+			suml2 += float32(float32(w*fq) * fq)
 		}
-		if suml2 > 0 && sumlx*sumlx > best*suml2 {
+		if suml2 > 0 && float32(sumlx*sumlx) > float32(best*suml2) {
 			for i := range x {
 				l[i] = int8(clamp32(nearestInt(float32(iscale*x[i])), -nmax, nmax-1) + nmax)
 			}
@@ -250,7 +255,7 @@ func quantSubBlocksK4(b []byte, x *[QKK]float32, l *[QKK]uint8, nmax int32, rmin
 		xs := x[32*j : 32*j+32]
 		var sumX2 float32
 		for _, v := range xs {
-			sumX2 += v * v
+			sumX2 += float32(v * v)
 		}
 		avX := float32(math.Sqrt(float64(sumX2 / 32)))
 		for i, v := range xs {
