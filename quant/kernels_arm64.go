@@ -19,12 +19,15 @@ import "github.com/lowmem/llm/internal/cpu"
 var dotVariants = []dotVariant{
 	{F32, cpu.NEON, "neon", dotF32NEON},
 	{F16, cpu.NEON, "neon", dotF16NEON},
+	{BF16, cpu.NEON, "neon", dotBF16NEON},
 	{Q4_0, cpu.NEON, "neon", dotQ4_0NEON},
 	{Q4_0, cpu.DotProd, "dotprod", dotQ4_0Dotprod},
 	{Q4_1, cpu.NEON, "neon", dotQ4_1NEON},
 	{Q4_1, cpu.DotProd, "dotprod", dotQ4_1Dotprod},
 	{Q5_0, cpu.NEON, "neon", dotQ5_0NEON},
 	{Q5_0, cpu.DotProd, "dotprod", dotQ5_0Dotprod},
+	{Q5_1, cpu.NEON, "neon", dotQ5_1NEON},
+	{Q5_1, cpu.DotProd, "dotprod", dotQ5_1Dotprod},
 	{Q8_0, cpu.NEON, "neon", dotQ8_0NEON},
 	{Q8_0, cpu.DotProd, "dotprod", dotQ8_0Dotprod},
 	{Q4_K, cpu.NEON, "neon", dotQ4_KNEON},
@@ -33,6 +36,16 @@ var dotVariants = []dotVariant{
 	{Q5_K, cpu.DotProd, "dotprod", dotQ5_KDotprod},
 	{Q6_K, cpu.NEON, "neon", dotQ6_KNEON},
 	{Q6_K, cpu.DotProd, "dotprod", dotQ6_KDotprod},
+	{IQ4_NL, cpu.NEON, "neon", dotIQ4_NLNEON},
+	{IQ4_NL, cpu.DotProd, "dotprod", dotIQ4_NLDotprod},
+	{Q2_K, cpu.NEON, "neon", dotQ2_KNEON},
+	{Q2_K, cpu.DotProd, "dotprod", dotQ2_KDotprod},
+	{Q3_K, cpu.NEON, "neon", dotQ3_KNEON},
+	{Q3_K, cpu.DotProd, "dotprod", dotQ3_KDotprod},
+	{IQ4_XS, cpu.NEON, "neon", dotIQ4_XSNEON},
+	{IQ4_XS, cpu.DotProd, "dotprod", dotIQ4_XSDotprod},
+	{IQ3_S, cpu.NEON, "neon", dotIQ3_SNEON},
+	{IQ3_S, cpu.DotProd, "dotprod", dotIQ3_SDotprod},
 }
 
 // quantizeQ8_0 is quantQ8_0 in NEON assembly, byte for byte.

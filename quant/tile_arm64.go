@@ -24,6 +24,8 @@ var tileVariants = []struct {
 		h: 4, rows: tileRows, cols: 1, col: tileF32NEON4x1}},
 	{cpu.NEON, "neon", tileSpec{name: "neon", t: F16, be: 1, wb: 2, xb: 2, unit: 1, mult: 4,
 		h: 4, rows: tileRows, cols: 1, col: tileF16NEON4x1}},
+	{cpu.NEON, "neon", tileSpec{name: "neon", t: BF16, be: 1, wb: 2, xb: 2, unit: 1, mult: 4,
+		h: 4, rows: tileRows, cols: 1, col: tileBF16NEON4x1}},
 
 	{cpu.NEON, "neon", q32Tile("neon", Q4_0, q4_0Bytes, q8_0Bytes, tileQ4_0NEON4x4, tileQ4_0NEON4x1)},
 	{cpu.DotProd, "dotprod", q32Tile("dotprod", Q4_0, q4_0Bytes, q8_0Bytes, tileQ4_0Dotprod4x4, tileQ4_0Dotprod4x1)},
@@ -33,6 +35,8 @@ var tileVariants = []struct {
 	{cpu.I8MM, "dotprod", q32Tile("i8mm", Q4_1, q4_1Bytes, q8_1Bytes, tileQ4_1I8MM4x4, tileQ4_1Dotprod4x1)},
 	{cpu.NEON, "neon", q32Tile("neon", Q5_0, q5_0Bytes, q8_0Bytes, tileQ5_0NEON4x4, tileQ5_0NEON4x1)},
 	{cpu.DotProd, "dotprod", q32Tile("dotprod", Q5_0, q5_0Bytes, q8_0Bytes, tileQ5_0Dotprod4x4, tileQ5_0Dotprod4x1)},
+	{cpu.NEON, "neon", q32Tile("neon", Q5_1, q5_1Bytes, q8_1Bytes, tileQ5_1NEON4x4, tileQ5_1NEON4x1)},
+	{cpu.DotProd, "dotprod", q32Tile("dotprod", Q5_1, q5_1Bytes, q8_1Bytes, tileQ5_1Dotprod4x4, tileQ5_1Dotprod4x1)},
 	{cpu.NEON, "neon", q32Tile("neon", Q8_0, q8_0Bytes, q8_0Bytes, tileQ8_0NEON4x4, tileQ8_0NEON4x1)},
 	{cpu.DotProd, "dotprod", q32Tile("dotprod", Q8_0, q8_0Bytes, q8_0Bytes, tileQ8_0Dotprod4x4, tileQ8_0Dotprod4x1)},
 	{cpu.I8MM, "dotprod", q32Tile("i8mm", Q8_0, q8_0Bytes, q8_0Bytes, tileQ8_0I8MM4x4, tileQ8_0Dotprod4x1)},
@@ -43,6 +47,18 @@ var tileVariants = []struct {
 	{cpu.DotProd, "dotprod", superTile("dotprod", Q5_K, q5_KBytes, tileQ5_KDotprod4x1)},
 	{cpu.NEON, "neon", superTile("neon", Q6_K, q6_KBytes, tileQ6_KNEON4x1)},
 	{cpu.DotProd, "dotprod", superTile("dotprod", Q6_K, q6_KBytes, tileQ6_KDotprod4x1)},
+
+	{cpu.NEON, "neon", q32Tile("neon", IQ4_NL, iq4_NLBytes, q8_0Bytes, tileIQ4_NLNEON4x4, tileIQ4_NLNEON4x1)},
+	{cpu.DotProd, "dotprod", q32Tile("dotprod", IQ4_NL, iq4_NLBytes, q8_0Bytes, tileIQ4_NLDotprod4x4, tileIQ4_NLDotprod4x1)},
+	{cpu.I8MM, "dotprod", q32Tile("i8mm", IQ4_NL, iq4_NLBytes, q8_0Bytes, tileIQ4_NLI8MM4x4, tileIQ4_NLDotprod4x1)},
+	{cpu.NEON, "neon", superTile("neon", Q2_K, q2_KBytes, tileQ2_KNEON4x1)},
+	{cpu.DotProd, "dotprod", superTile("dotprod", Q2_K, q2_KBytes, tileQ2_KDotprod4x1)},
+	{cpu.NEON, "neon", superTile("neon", Q3_K, q3_KBytes, tileQ3_KNEON4x1)},
+	{cpu.DotProd, "dotprod", superTile("dotprod", Q3_K, q3_KBytes, tileQ3_KDotprod4x1)},
+	{cpu.NEON, "neon", superTile("neon", IQ4_XS, iq4_XSBytes, tileIQ4_XSNEON4x1)},
+	{cpu.DotProd, "dotprod", superTile("dotprod", IQ4_XS, iq4_XSBytes, tileIQ4_XSDotprod4x1)},
+	{cpu.NEON, "neon", superTile("neon", IQ3_S, iq3_SBytes, tileIQ3_SNEON4x1)},
+	{cpu.DotProd, "dotprod", superTile("dotprod", IQ3_S, iq3_SBytes, tileIQ3_SDotprod4x1)},
 }
 
 // q32Tile is the spec of a 32-element type's 4×4 and 4×1 kernels.
