@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/lowmem/llm/internal/cpu"
 	"github.com/lowmem/llm/quant"
 )
 
@@ -116,5 +117,50 @@ func TestArmScoresBitExact(t *testing.T) {
 				t.Errorf("d=%d rows=%d: scores wrote past the end", d, rows)
 			}
 		}
+	}
+}
+
+// TestArmInt4BitExact holds the NEON Int4 kernels to their twins' bits,
+// through the functions attention calls and every registered variant.
+func TestArmInt4BitExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, d := range []int{32, 64, 128, 160, 256} {
+		for _, rows := range []int{1, 2, 3, 4, 5, 8, 13} {
+			k := q4Rows(r, rows, d)
+			q := armF32(r, d)
+			want := make([]float32, rows)
+			scoresQ4Rows(want, k, q)
+			for _, v := range kern.scoresQ4.all {
+				got := make([]float32, rows)
+				v.f(got, k, q)
+				for i := range got {
+					if !same32(got[i], want[i]) {
+						t.Errorf("d=%d rows=%d: scoresQ4 %s[%d] = %g, generic %g", d, rows, v.name, i, got[i], want[i])
+					}
+				}
+			}
+			w := armF32(r, rows)
+			for i := range w {
+				if i%4 == 2 {
+					w[i] = 0
+				}
+			}
+			o0 := armF32(r, d)
+			wantV := append([]float32(nil), o0...)
+			valuesQ4Rows(wantV, w, k)
+			for _, v := range kern.valuesQ4.all {
+				got := append([]float32(nil), o0...)
+				v.f(got, w, k)
+				for j := range got {
+					if !same32(got[j], wantV[j]) {
+						t.Errorf("d=%d rows=%d: valuesQ4 %s[%d] = %g, generic %g", d, rows, v.name, j, got[j], wantV[j])
+						break
+					}
+				}
+			}
+		}
+	}
+	if len(kern.scoresQ4.all) < 2 && cpu.Has(cpu.NEON) {
+		t.Error("no NEON Int4 scores kernel registered")
 	}
 }

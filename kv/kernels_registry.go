@@ -80,6 +80,9 @@ type (
 	valuesF16x4Func = func(o, w []float32, stride, rows int, v []uint16, d int) int
 	valuesI8x4Func  = func(o, w []float32, stride, rows int, v []int8, scales []float32, d int) int
 	softmaxFunc     = func(s []float32, scale float32, round16 bool)
+	// Int4 (q4_0) rows, len(q) or len(o) elements long.
+	scoresQ4Func = func(dst []float32, k []byte, q []float32)
+	valuesQ4Func = func(o, w []float32, v []byte)
 )
 
 // kernelFamilies holds every family.
@@ -99,6 +102,8 @@ type kernelFamilies struct {
 	valuesF16x4 family[valuesF16x4Func]
 	valuesI8x4  family[valuesI8x4Func]
 	softmax     family[softmaxFunc]
+	scoresQ4    family[scoresQ4Func]
+	valuesQ4    family[valuesQ4Func]
 }
 
 // kern is the registry, built once at start-up and read-only after. It
@@ -130,6 +135,8 @@ func newKernelFamilies() *kernelFamilies {
 	k.valuesI8x4.add(variant[valuesI8x4Func]{name, level, mult,
 		func([]float32, []float32, int, int, []int8, []float32, int) int { return 0 }})
 	k.softmax.add(variant[softmaxFunc]{name, level, mult, softmaxGeneric})
+	k.scoresQ4.add(variant[scoresQ4Func]{name, level, mult, scoresQ4Rows})
+	k.valuesQ4.add(variant[valuesQ4Func]{name, level, mult, valuesQ4Rows})
 	archKernels(k)
 	return k
 }
