@@ -1,4 +1,4 @@
-// Package llm runs GGUF language models (Llama, Qwen2, Gemma-2 families) on
+// Package llm runs GGUF language models (Llama, Qwen, Gemma, Phi families) on
 // CPUs in pure Go: no cgo, no C++ toolchain, weights read in place from a
 // memory-mapped file.
 //
@@ -15,6 +15,12 @@
 //	}
 //	defer s.Close()
 //	text, err := s.Generate(ctx, "Once upon a time", llm.MaxTokens(64), llm.Temperature(0))
+//
+// Chat renders a conversation with the model's chat template and parses
+// the reply (answer, reasoning, tool calls); each turn evaluates only the
+// tokens the session does not already hold:
+//
+//	reply, err := s.Chat(ctx, []llm.Message{{Role: llm.RoleUser, Content: "Hi"}})
 //
 // Errors wrap sentinel values (ErrBadModel, ErrUnsupportedArch,
 // ErrContextFull, ErrInvalidOption …) that callers test with errors.Is.

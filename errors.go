@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"github.com/lowmem/llm/chat"
 	"github.com/lowmem/llm/internal/seq"
 	"github.com/lowmem/llm/internal/snapshot"
 	"github.com/lowmem/llm/kv"
@@ -42,4 +43,7 @@ var (
 	ErrClosed = seq.ErrClosed
 	// ErrBadToken: a token id outside the vocabulary.
 	ErrBadToken = model.ErrTokenOutOfRange
+	// ErrNoChatTemplate: Chat on a model whose file has no chat template
+	// and was given none with WithChatTemplate.
+	ErrNoChatTemplate = chat.ErrNoTemplate
 )

@@ -2,9 +2,11 @@ package llm
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/lowmem/llm/internal/engine"
 	"github.com/lowmem/llm/memplan"
+	"github.com/lowmem/llm/ollama"
 )
 
 // Model is a loaded GGUF model: weights mapped read-only from the file,
@@ -34,30 +36,65 @@ type Info struct {
 	Heads         int
 	HeadsKV       int
 	Threads       int
+
+	// ChatTemplate is the Jinja chat template Session.Chat renders with:
+	// WithChatTemplate's, else the file's tokenizer.chat_template; "" when
+	// there is none.
+	ChatTemplate string
+	// BOSText and EOSText are the texts of the BOS and EOS tokens, which
+	// templates print as bos_token and eos_token ("" when there is none).
+	BOSText, EOSText string
+	// AddBOS and AddEOS say whether tokenizing adds BOS (EOS) itself, so
+	// that a rendered prompt's own leading BOS text is dropped
+	// (RenderOptions.StripBOS), as llama.cpp does.
+	AddBOS, AddEOS bool
+	// EOG lists every end-of-generation token (EOS, end of turn, end of
+	// message …), ascending: generation stops at any of them.
+	EOG []int32
 }
 
 // Load maps a GGUF file and prepares it to run. Nothing is copied: weights
-// are read in place from the mapping. Errors wrap ErrBadModel,
-// ErrUnsupportedArch, ErrUnsupportedType, ErrInvalidOption or
-// ErrOutOfMemoryBudget.
+// are read in place from the mapping. path is a file, or
+// "ollama:NAME[:TAG]" for a model a local Ollama has downloaded (its
+// store is $OLLAMA_MODELS or ~/.ollama/models; errors wrap the ollama
+// package's). Errors wrap ErrBadModel, ErrUnsupportedArch,
+// ErrUnsupportedType, ErrInvalidOption or ErrOutOfMemoryBudget.
 func Load(path string, opts ...Option) (*Model, error) {
 	set, err := loadSettings(opts)
 	if err != nil {
 		return nil, err
 	}
-	e, err := engine.Load(path, engine.Options{Request: set.Request, Logger: set.logger, OnPressure: set.pressure})
+	if path, err = modelPath(path); err != nil {
+		return nil, err
+	}
+	e, err := engine.Load(path, engine.Options{Request: set.Request, Logger: set.logger, OnPressure: set.pressure,
+		ChatTemplate: set.chatTemplate})
 	if err != nil {
 		return nil, err
 	}
-	p, mm := e.Plan(), e.Model
+	p, mm, ch := e.Plan(), e.Model, e.Chat
 	set.Context, set.KVType, set.Weights = p.Context, p.KVType, p.Weights
-	return &Model{e: e, set: set, info: Info{
+	info := Info{
 		Architecture: mm.Arch, Name: mm.Name, FileType: e.Shape.FileType.String(),
 		Parameters: e.Shape.Params, FileBytes: e.Shape.FileBytes,
 		ContextLength: mm.Context, Context: p.Context, VocabSize: mm.Vocab,
 		Layers: mm.Config.Layers, Embedding: mm.Embd, Heads: mm.Heads, HeadsKV: mm.HeadsKV,
-		Threads: set.Threads,
-	}}, nil
+		Threads: set.Threads, BOSText: ch.Render.BOSToken, EOSText: ch.Render.EOSToken,
+		AddBOS: ch.Render.StripBOS, AddEOS: ch.Render.StripEOS, EOG: ch.EOG,
+	}
+	if ch.Template != nil {
+		info.ChatTemplate = ch.Template.Source()
+	}
+	return &Model{e: e, set: set, info: info}, nil
+}
+
+// modelPath resolves an "ollama:" reference to its file.
+func modelPath(path string) (string, error) {
+	file, err := ollama.Path(path)
+	if err != nil {
+		return "", fmt.Errorf("llm: load %s: %w", path, err)
+	}
+	return file, nil
 }
 
 func loadSettings(opts []Option) (settings, error) {
@@ -80,6 +117,9 @@ func Plan(path string, opts ...Option) (MemoryPlan, error) {
 	if err != nil {
 		return MemoryPlan{}, err
 	}
+	if path, err = modelPath(path); err != nil {
+		return MemoryPlan{}, err
+	}
 	sh, err := memplan.ReadShape(path)
 	if err != nil {
 		return MemoryPlan{}, fmt.Errorf("llm: plan %s: %w", path, err)
@@ -96,7 +136,11 @@ type MemoryPlan = memplan.Plan
 type Component = memplan.Component
 
 // Info describes the model.
-func (m *Model) Info() Info { return m.info }
+func (m *Model) Info() Info {
+	i := m.info
+	i.EOG = slices.Clone(i.EOG)
+	return i
+}
 
 // Plan is the memory plan Load made: the predicted bytes of the model and
 // one session, and the configuration chosen to fit the limit. Its weights

@@ -49,6 +49,7 @@ type settings struct {
 	keep            int
 	logger          *slog.Logger
 	pressure        func(PressureEvent)
+	chatTemplate    string
 	errs            []error
 }
 
@@ -222,6 +223,22 @@ func WithMemoryPressure(fn func(PressureEvent)) Option {
 	return modelOption(func(s *settings) { s.pressure = fn })
 }
 
+// WithChatTemplate makes Session.Chat render conversations with this chat
+// template (Jinja source) instead of the file's tokenizer.chat_template,
+// for a model that has none or a wrong one. A template that does not
+// parse makes Load fail with ErrInvalidOption.
+func WithChatTemplate(src string) Option {
+	return modelOption(func(s *settings) { s.chatTemplate = src })
+}
+
+// WithSessions plans memory for n sessions running at once (default 1),
+// as a server with n parallel slots needs: each session's KV cache,
+// activations and logits count n times in the plan, and the KV memory
+// sessions share at run time is what the plan leaves for n caches.
+func WithSessions(n int) Option {
+	return modelOption(func(s *settings) { s.setInt(&s.Sessions, "sessions", n, 1, 1024) })
+}
+
 // WithLogger sets where Load and sessions log warnings and decisions
 // (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
@@ -239,12 +256,23 @@ func WithLogger(l *slog.Logger) Option {
 type GenerateOption func(*gen)
 
 // gen is what GenerateOptions set: the sampler's configuration (whose
-// defaults and validation are the sampler's own) and when to stop.
-type gen = seq.Generation
+// defaults and validation are the sampler's own) and when to stop, and
+// for Chat the template's tools and thinking switch.
+type gen struct {
+	seq.Generation
+	tools    []Tool
+	thinking *bool
+}
 
-// defaultGeneration is the generation GenerateOptions start from.
-func defaultGeneration() gen {
-	return gen{Config: sampler.DefaultConfig(0xC0FFEE), MaxTokens: 128}
+// generation applies opts to the defaults.
+func generation(opts []GenerateOption) gen {
+	g := gen{Generation: seq.Generation{Config: sampler.DefaultConfig(0xC0FFEE), MaxTokens: 128}}
+	for _, o := range opts {
+		if o != nil {
+			o(&g)
+		}
+	}
+	return g
 }
 
 // MaxTokens limits how many tokens are generated (default 128; at least 1).
@@ -288,4 +316,16 @@ func Seed(seed uint64) GenerateOption { return func(g *gen) { g.Seed = seed } }
 // empty); the stop string itself is not returned.
 func Stop(stops ...string) GenerateOption {
 	return func(g *gen) { g.Stop = append(g.Stop, stops...) }
+}
+
+// WithThinking turns a reasoning model's thinking on or off in Chat: the
+// template reads it as enable_thinking (Qwen3 closes the reasoning block
+// in the prompt when it is false). Templates that do not read it ignore it.
+func WithThinking(on bool) GenerateOption { return func(g *gen) { g.thinking = &on } }
+
+// WithTools offers functions the model may call in Chat: they are passed
+// to the chat template, and calls in the reply are parsed into
+// Message.ToolCalls. Answer a call with a RoleTool message naming its ID.
+func WithTools(tools ...Tool) GenerateOption {
+	return func(g *gen) { g.tools = append(g.tools, tools...) }
 }

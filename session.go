@@ -95,11 +95,38 @@ func (s *Session) Logits() []float32 { return s.q.Logits() }
 
 // Token is one generated token and the text it completes. Text may be
 // empty when the token ends inside a UTF-8 character or could be the start
-// of a stop string; the held-back text arrives with a later token.
+// of a stop string; the held-back text arrives with a later token (ID -1
+// at the end). From ChatStream, Text is answer text only: reasoning comes
+// in Thinking and tool calls, once complete, in ToolCalls.
 type Token struct {
-	ID   int32
-	Text string
+	ID        int32
+	Text      string
+	Thinking  string
+	ToolCalls []ToolCall
 }
+
+// Usage reports what a session's last Generate, Stream, Chat, ChatStream
+// or Complete did: tokens of the prompt, how many of them were reused from
+// the KV cache rather than evaluated, tokens generated, why generation
+// ended, and the time spent on the prompt and on generating.
+type Usage = seq.Usage
+
+// Finish says why a generation ended: FinishEnd (an end-of-generation
+// token), FinishStop (a stop string), FinishLength (MaxTokens),
+// FinishCaller (the caller's loop stopped); FinishNone after an error.
+type Finish = seq.Finish
+
+// Reasons a generation ended (see Finish).
+const (
+	FinishNone   = seq.FinishNone
+	FinishEnd    = seq.FinishEnd
+	FinishStop   = seq.FinishStop
+	FinishLength = seq.FinishLength
+	FinishCaller = seq.FinishCaller
+)
+
+// Usage reports the session's last generation.
+func (s *Session) Usage() Usage { return s.q.Usage() }
 
 // Generate evaluates prompt after the session's tokens and samples a
 // continuation until an end-of-generation token, a stop string or
@@ -121,13 +148,29 @@ func (s *Session) Generate(ctx context.Context, prompt string, opts ...GenerateO
 // session.
 func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOption) iter.Seq2[Token, error] {
 	return func(yield func(Token, error) bool) {
-		g := defaultGeneration()
-		for _, o := range opts {
-			if o != nil {
-				o(&g)
-			}
+		err := s.q.Generate(ctx, prompt, generation(opts).Generation, func(id int32, text string) bool { return yield(Token{ID: id, Text: text}, nil) })
+		if err != nil {
+			yield(Token{}, err)
 		}
-		err := s.q.Generate(ctx, prompt, g, func(id int32, text string) bool { return yield(Token{ID: id, Text: text}, nil) })
+	}
+}
+
+// Complete is Stream for a prompt that is the whole text of the session,
+// such as a chat template renders it or an OpenAI-style completion request
+// carries it: the session is made to hold exactly prompt (BOS first when
+// the model adds it; special-token text such as "<|im_start|>" read as the
+// special token), reusing the tokens it shares with what the session held
+// and evaluating only the rest, then a continuation is generated. The
+// text of chat markers that are control tokens (<|python_tag|>,
+// [TOOL_CALLS] …) is kept in the output, so a chat reply can be parsed.
+func (s *Session) Complete(ctx context.Context, prompt string, opts ...GenerateOption) iter.Seq2[Token, error] {
+	return func(yield func(Token, error) bool) {
+		ids, err := s.m.TokenizeSpecial(prompt)
+		if err == nil {
+			g := generation(opts)
+			g.Preserve = s.m.e.Chat.Preserve
+			err = s.q.GenerateFrom(ctx, ids, g.Generation, func(id int32, text string) bool { return yield(Token{ID: id, Text: text}, nil) })
+		}
 		if err != nil {
 			yield(Token{}, err)
 		}

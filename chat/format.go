@@ -47,3 +47,24 @@ func DetectFormat(template string) Format {
 	f.Thinking = strings.Contains(template, "<think>")
 	return f
 }
+
+// Markers are the texts that structure output in format f: <think> and
+// </think> for reasoning, and the tool-call markers of its syntax. A
+// vocabulary may hold them as control tokens, whose text a detokenizer
+// leaves out of plain output; a chat session must keep it for the parser
+// (llama.cpp calls these preserved tokens).
+func (f Format) Markers() []string {
+	var m []string
+	if f.Thinking {
+		m = append(m, thinkOpen, thinkClose)
+	}
+	switch f.Tools {
+	case ToolsLlama3:
+		m = append(m, llamaPythonTag)
+	case ToolsHermes:
+		m = append(m, hermesOpen, hermesClose)
+	case ToolsMistral:
+		m = append(m, mistralCalls, mistralArgs)
+	}
+	return m
+}

@@ -55,7 +55,8 @@ type Component struct {
 
 // Names of the plan's KV components.
 const (
-	// KVComponent is the KV cache of one session at the full context.
+	// KVComponent is the KV cache of a session at the full context (of
+	// every session, with Request.Sessions).
 	KVComponent = "kv cache"
 	// KVResizeComponent is the old layer a growing KV cache holds while
 	// it copies that layer to its new storage.
@@ -73,6 +74,7 @@ type Plan struct {
 	Weights     WeightsMode // chosen weights mode (never WeightsAuto)
 	Batch       int         // prompt tokens per forward pass
 	Threads     int         // compute threads
+	Sessions    int         // sessions planned for at once (Request.Sessions, at least 1)
 	// ResidentWeights is the part of the weights kept in memory; with
 	// streaming weights the rest is read from disk on every token.
 	ResidentWeights int64
@@ -103,8 +105,12 @@ func (p Plan) String() string {
 	if !p.Fits {
 		verdict = "DOES NOT FIT: " + p.Reason
 	}
-	fmt.Fprintf(&b, "context %d, KV %v, weights %v (%s resident of %s), batch %d, threads %d: %s\n",
-		p.Context, p.KVType, p.Weights, FormatBytes(p.ResidentWeights), FormatBytes(p.FileBytes), p.Batch, p.Threads, verdict)
+	sessions := ""
+	if p.Sessions > 1 {
+		sessions = fmt.Sprintf(", %d sessions", p.Sessions)
+	}
+	fmt.Fprintf(&b, "context %d, KV %v, weights %v (%s resident of %s), batch %d, threads %d%s: %s\n",
+		p.Context, p.KVType, p.Weights, FormatBytes(p.ResidentWeights), FormatBytes(p.FileBytes), p.Batch, p.Threads, sessions, verdict)
 	for _, s := range p.Steps {
 		fmt.Fprintf(&b, "  degraded: %s\n", s)
 	}
@@ -159,6 +165,10 @@ type Request struct {
 	// KVPreallocate: sessions reserve their whole KV cache when created
 	// instead of starting small and growing.
 	KVPreallocate bool
+	// Sessions is how many sessions run at once (a server's parallel
+	// slots); each has its own KV cache, activations and session memory,
+	// so those components count this many times. 0 means 1.
+	Sessions int
 }
 
 // Fixed costs measured on this implementation (see docs/ARCHITECTURE.md,
@@ -192,7 +202,7 @@ func (s *Shape) components(r Request, ctx int, kvt kv.Type, w WeightsMode, resid
 		weightsNote = fmt.Sprintf("resident part + %d layer buffers; the rest streams from disk", DiskBuffers)
 	}
 	batch := min(r.Batch, ctx)
-	return kvGrowthComponents([]Component{
+	cs := kvGrowthComponents([]Component{
 		{"weights", resident, weightsNote},
 		{KVComponent, kv.Bytes(c.KVConfig(kvt, ctx)), fmt.Sprintf("%d cells × %d layers, %v", ctx, c.Layers, kvt)},
 		{"activations", int64(model.ScratchBytes(c, s.MaxXRow, batch)), fmt.Sprintf("arena for a %d-token batch", batch)},
@@ -200,6 +210,16 @@ func (s *Shape) components(r Request, ctx int, kvt kv.Type, w WeightsMode, resid
 		{"model heap", heap, "tokenizer, norms"},
 		{"runtime", runtimeBytes, "Go runtime, binary, stacks"},
 	}, c.KVConfig(kvt, ctx), r.KVPreallocate)
+	if n := int64(r.Sessions); n > 1 {
+		for i := range cs {
+			switch cs[i].Name {
+			case KVComponent, KVResizeComponent, "activations", "session":
+				cs[i].Note = fmt.Sprintf("%d sessions × %s: %s", n, FormatBytes(cs[i].Bytes), cs[i].Note)
+				cs[i].Bytes *= n
+			}
+		}
+	}
+	return cs
 }
 
 func total(cs []Component) int64 {
@@ -221,7 +241,7 @@ func Make(s *Shape, r Request) (Plan, error) {
 		ctx = s.Config.Context
 	}
 	p := Plan{Context: ctx, KVType: r.KVType, Weights: r.Weights, Batch: min(r.Batch, ctx),
-		Threads: r.Threads, FileBytes: s.FileBytes}
+		Threads: r.Threads, Sessions: max(r.Sessions, 1), FileBytes: s.FileBytes}
 	if r.Limit > 0 {
 		p.Limit, p.LimitSource = r.Limit, "WithMemoryLimit"
 	} else {

@@ -256,3 +256,52 @@ func TestPlanDegradationInt4(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanSessions checks that a plan for several sessions counts each
+// one's KV cache, resize, activations and session memory, and nothing
+// else more than once, so its KV limit leaves room for every cache.
+func TestPlanSessions(t *testing.T) {
+	spec := testutil.TinyLlama()
+	spec.Context = 8192
+	sh, err := ReadShape(testutil.TempModel(t, spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Request{Threads: 2, Batch: 64, Limit: 1 << 30}
+	one, err := Make(sh, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Sessions = 3
+	three, err := Make(sh, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(one.Components) != len(three.Components) || one.Sessions != 1 || three.Sessions != 3 {
+		t.Fatalf("components %d and %d, sessions %d and %d", len(one.Components), len(three.Components), one.Sessions, three.Sessions)
+	}
+	var perSession, kv1 int64
+	for i, c := range one.Components {
+		got := three.Components[i].Bytes
+		switch c.Name {
+		case KVComponent, KVResizeComponent, "activations", "session":
+			perSession += c.Bytes
+			if got != 3*c.Bytes {
+				t.Errorf("%s: %d for 3 sessions, %d for one", c.Name, got, c.Bytes)
+			}
+			if c.Name == KVComponent {
+				kv1 = c.Bytes
+			}
+		default:
+			if got != c.Bytes {
+				t.Errorf("%s: %d for 3 sessions, %d for one", c.Name, got, c.Bytes)
+			}
+		}
+	}
+	if three.Total != one.Total+2*perSession {
+		t.Errorf("total %d for 3 sessions, %d for one (+2×%d)", three.Total, one.Total, perSession)
+	}
+	if three.KVLimit() < 3*kv1 || !strings.Contains(three.String(), "3 sessions") {
+		t.Errorf("KV limit %d for three caches of %d; plan:\n%s", three.KVLimit(), kv1, three)
+	}
+}

@@ -60,6 +60,20 @@ func Dir() (string, error) {
 	return filepath.Join(home, ".ollama", "models"), nil
 }
 
+// Path returns the file a model argument names: an "ollama:" reference
+// resolved (Resolve), anything else, and an existing file whose name only
+// looks like a reference, unchanged. It is how every -m flag and llm.Load
+// read a model argument.
+func Path(arg string) (string, error) {
+	if !IsRef(arg) {
+		return arg, nil
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return arg, nil
+	}
+	return Resolve(arg)
+}
+
 // Resolve turns "ollama:NAME[:TAG]" (or just NAME[:TAG]) into the path of
 // the model's GGUF blob in the store returned by Dir.
 func Resolve(ref string) (string, error) {

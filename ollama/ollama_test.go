@@ -90,3 +90,26 @@ func TestResolveHonoursOLLAMA_MODELS(t *testing.T) {
 		t.Error("IsRef")
 	}
 }
+
+func TestPath(t *testing.T) {
+	dir := fakeStore(t)
+	t.Setenv("OLLAMA_MODELS", dir)
+	got, err := Path("ollama:llama3.2:3b")
+	if err != nil || got != filepath.Join(dir, "blobs", "sha256-"+digest) {
+		t.Errorf("reference: %s, %v", got, err)
+	}
+	if got, err := Path("/models/x.gguf"); err != nil || got != "/models/x.gguf" {
+		t.Errorf("path: %s, %v", got, err)
+	}
+	// A file whose name only looks like a reference is that file.
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("ollama:odd", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Path("ollama:odd"); err != nil || got != "ollama:odd" {
+		t.Errorf("existing file: %s, %v", got, err)
+	}
+	if _, err := Path("ollama:missing"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing model: %v", err)
+	}
+}

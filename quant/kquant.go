@@ -59,7 +59,10 @@ func abs32(f float32) float32 { return float32(math.Abs(float64(f))) }
 // L in [0, nmax] and min ≥ 0, trying nstep+1 candidate scales around
 // nmax/(max-min) and keeping the one with the least weighted error (absolute
 // if useMad, else squared). It returns scale and min; L receives the levels
-// and laux is scratch of the same length as x.
+// and laux is scratch of the same length as x. Every product is rounded to
+// float32 before it is added (float32(a*b)): Go fuses a*b+c on arm64 and
+// other platforms, and the quantized bytes must be llama-quantize's
+// everywhere.
 func makeQKX2Quants(nmax int32, x, weights []float32, l, laux []uint8, rmin, rdelta float32, nstep int, useMad bool) (scale, theMin float32) {
 	n := len(x)
 	weights = weights[:n]
@@ -67,7 +70,7 @@ func makeQKX2Quants(nmax int32, x, weights []float32, l, laux []uint8, rmin, rde
 	laux = laux[:n]
 	min, max := x[0], x[0]
 	sumW := weights[0]
-	sumX := sumW * x[0]
+	sumX := float32(sumW * x[0])
 	for i := 1; i < n; i++ {
 		if x[i] < min {
 			min = x[i]

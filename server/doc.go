@@ -24,10 +24,14 @@
 // tool_choice "required" or a named function (same reason), n > 1, logprobs,
 // best_of > 1 and echo on /v1/completions, and non-text content parts.
 //
-// The model side is the Backend interface (a loaded model in production, a
-// scripted fake in tests). Set ReadHeaderTimeout on the http.Server: slow
-// clients are its business, not the handler's. Example:
+// The model side is the Backend interface: FromModel makes one of a loaded
+// llm.Model (each slot a Session; load it with llm.WithSessions(n) so that
+// the memory plan counts n KV caches), tests use scripted fakes. Set
+// ReadHeaderTimeout on the http.Server: slow clients are its business, not
+// the handler's. Example (examples/server is the complete program):
 //
+//	m, err := llm.Load("model.gguf", llm.WithSessions(2))
+//	backend, err := server.FromModel(m, "my-model")
 //	srv, err := server.New(backend, server.WithParallel(2))
 //	if err != nil { ... }
 //	hs := &http.Server{Addr: "127.0.0.1:8080", Handler: srv}

@@ -376,8 +376,15 @@ func (s *Server) generate(r *http.Request, prompt string, p Params, stop []strin
 		if s.base.Err() != nil {
 			return res, &apiError{Status: 503, Type: "server_error", Message: "the server shut down during generation"}
 		}
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			return res, &apiError{Status: 499, Type: "invalid_request_error", Message: "request cancelled"}
+		case errors.Is(gerr, ErrContextLength):
+			e := badRequest("messages", "%v", gerr)
+			e.Code = strp("context_length_exceeded")
+			return res, e
+		case errors.Is(gerr, ErrBadPrompt):
+			return res, badRequest("", "%v", gerr)
 		}
 		return res, &apiError{Status: 500, Type: "server_error", Message: "generation failed: " + gerr.Error()}
 	}

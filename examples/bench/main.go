@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/examples/internal/cli"
 )
 
 func main() {
@@ -135,7 +136,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("-weights %q: want auto, resident or streaming", *weights)
 	}
 	if *mem != "" {
-		n, err := parseBytes(*mem)
+		n, err := cli.ParseBytes(*mem)
 		if err != nil {
 			return c, fmt.Errorf("-mem %q: %w", *mem, err)
 		}
@@ -145,24 +146,6 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		c.progress = stderr
 	}
 	return c, nil
-}
-
-// parseBytes reads a size such as 6G, 6GiB, 512M, 1.5g or 1000000 (bytes).
-// K, M, G and T are powers of 1024.
-func parseBytes(s string) (int64, error) {
-	t := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B"), "I")
-	mult := 1.0
-	if t != "" {
-		if i := strings.IndexByte("KMGT", t[len(t)-1]); i >= 0 {
-			mult = math.Pow(1024, float64(i+1))
-			t = t[:len(t)-1]
-		}
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-	if err != nil || f <= 0 || math.IsInf(f, 0) || f*mult >= math.MaxInt64 {
-		return 0, errors.New("want a positive size like 6G, 512M or a number of bytes")
-	}
-	return int64(f * mult), nil
 }
 
 // stats are the speeds of one test's runs.

@@ -2,9 +2,9 @@
 //
 //	go run ./examples/generate -m model.gguf -p "Once upon a time" -n 64
 //
-// Without -m it builds a small random-weight model in a temporary
-// directory, so the command works on a fresh machine; its output is
-// meaningless text.
+// -m is a GGUF file or ollama:NAME[:TAG]. Without -m it builds a small
+// random-weight model in a temporary directory, so the command works on a
+// fresh machine; its output is meaningless text.
 package main
 
 import (
@@ -14,11 +14,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"time"
 
 	"github.com/lowmem/llm"
-	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/examples/internal/cli"
 )
 
 func main() {
@@ -29,7 +28,8 @@ func main() {
 }
 
 func run() error {
-	modelPath := flag.String("m", "", "GGUF model file (default: a small random-weight model built on the fly)")
+	var mf cli.ModelFlags
+	mf.Register(flag.CommandLine)
 	prompt := flag.String("p", "Once upon a time", "prompt")
 	n := flag.Int("n", 64, "tokens to generate")
 	temp := flag.Float64("temp", 0, "sampling temperature (0 = greedy)")
@@ -38,42 +38,19 @@ func run() error {
 	minP := flag.Float64("min-p", 0.05, "min-p (0 = off)")
 	repeat := flag.Float64("repeat-penalty", 1, "repeat penalty (1 = off)")
 	seed := flag.Uint64("seed", 1, "sampling seed")
-	ctxSize := flag.Int("c", 0, "context size (0 = the model's)")
-	threads := flag.Int("t", 0, "threads (0 = GOMAXPROCS)")
-	kvType := flag.String("kv", "f16", "KV cache type: f16 or int8")
 	showIDs := flag.Bool("ids", false, "print token ids after the text")
 	flag.Parse()
 
-	if *modelPath == "" {
-		dir, err := os.MkdirTemp("", "llm-generate-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		*modelPath = filepath.Join(dir, "synthetic.gguf")
-		if err := testutil.WriteModelFile(*modelPath, testutil.TinyLlama()); err != nil {
-			return err
-		}
-		fmt.Fprintln(os.Stderr, "No -m given: using a tiny synthetic model with RANDOM weights, so the text below is gibberish.")
-		fmt.Fprintln(os.Stderr, "Real models are GGUF files, e.g. from https://huggingface.co (search \"GGUF\"), such as")
-		fmt.Fprintln(os.Stderr, "Llama-3.1-8B-Instruct Q4_K_M, or converted with llama.cpp's convert_hf_to_gguf.py.")
+	opts, err := mf.Options()
+	if err != nil {
+		return err
 	}
-
-	opts := []llm.Option{}
-	if *ctxSize > 0 {
-		opts = append(opts, llm.WithContextSize(*ctxSize))
+	remove, err := mf.Synthetic(os.Stderr)
+	if err != nil {
+		return err
 	}
-	if *threads > 0 {
-		opts = append(opts, llm.WithThreads(*threads))
-	}
-	switch *kvType {
-	case "f16":
-	case "int8":
-		opts = append(opts, llm.WithKVType(llm.KVInt8))
-	default:
-		return fmt.Errorf("-kv %q: want f16 or int8", *kvType)
-	}
-	m, err := llm.Load(*modelPath, opts...)
+	defer remove()
+	m, err := llm.Load(mf.Path, opts...)
 	if err != nil {
 		return err
 	}

@@ -10,10 +10,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/examples/internal/cli"
 )
 
 func main() {
@@ -21,32 +21,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "plan:", err)
 		os.Exit(1)
 	}
-}
-
-// parseBytes reads sizes like 6G, 3500M, 512K or a plain byte count.
-func parseBytes(s string) (int64, error) {
-	if s == "" || s == "0" {
-		return 0, nil
-	}
-	mult := int64(1)
-	switch strings.ToUpper(s[len(s)-1:]) {
-	case "K":
-		mult = 1 << 10
-	case "M":
-		mult = 1 << 20
-	case "G":
-		mult = 1 << 30
-	case "T":
-		mult = 1 << 40
-	}
-	if mult != 1 {
-		s = s[:len(s)-1]
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("bad size %q (want e.g. 6G, 3500M)", s)
-	}
-	return int64(v * float64(mult)), nil
 }
 
 func run() error {
@@ -64,9 +38,13 @@ func run() error {
 		flag.Usage()
 		return fmt.Errorf("-m is required")
 	}
-	limit, err := parseBytes(*memFlag)
-	if err != nil {
-		return fmt.Errorf("-mem: %w", err)
+	var limit int64
+	if *memFlag != "" && *memFlag != "0" {
+		n, err := cli.ParseBytes(*memFlag)
+		if err != nil {
+			return fmt.Errorf("-mem %q: %w", *memFlag, err)
+		}
+		limit = n
 	}
 	opts := []llm.Option{llm.WithMemoryLimit(limit)}
 	if *ctx > 0 {

@@ -22,6 +22,7 @@ type Options struct {
 	memplan.Request // the configuration wanted, and the memory limit
 	Logger          *slog.Logger
 	OnPressure      func(residency.PressureEvent) // see residency.Config
+	ChatTemplate    string                        // overrides tokenizer.chat_template
 }
 
 // Engine is a model loaded to run: its mapped file, weights, tokenizer,
@@ -34,6 +35,7 @@ type Engine struct {
 	Shape    *memplan.Shape
 	Weights  *residency.Weights // where each layer is read from; the plan as it stands
 	KVBudget *memplan.KVBudget  // the KV memory of the sessions
+	Chat     Chat               // the chat template and the vocabulary's end tokens
 	mapping  *mem.Mapping
 	identity func() (snapshot.Model, error)
 
@@ -111,7 +113,11 @@ func load(mp *mem.Mapping, o Options) (*Engine, error) {
 		o.Logger.Warn("llm: context size exceeds the model's trained context; quality may degrade past it",
 			"context", plan.Context, "trained", mm.Context)
 	}
-	e := &Engine{Model: mm, Tok: tok, Pool: ops.NewPool(o.Threads), Shape: sh, mapping: mp}
+	ch, err := loadChat(f, tok, o.ChatTemplate, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{Model: mm, Tok: tok, Chat: ch, Pool: ops.NewPool(o.Threads), Shape: sh, mapping: mp}
 	e.Weights, err = residency.Start(residency.Config{Mapping: mp, Model: mm, File: f, Shape: sh, Plan: plan,
 		Auto: o.Weights == memplan.WeightsAuto, Budget: o.Limit, OnPressure: o.OnPressure, Logger: o.Logger, Exclusive: &e.rw})
 	if err != nil {

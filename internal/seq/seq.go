@@ -44,7 +44,8 @@ type Guard interface {
 type Vocab interface {
 	Encode(text string, addSpecial bool) []int32
 	IsEOG(id int32) bool
-	OutputPiece(id int32) []byte
+	OutputPiece(id int32) []byte // the text id adds to output (none for control tokens)
+	Piece(id int32) []byte       // the text of id, control tokens included
 }
 
 // Config sizes and configures a Seq.
@@ -85,6 +86,7 @@ type Seq struct {
 	bytes   int64     // KV bytes counted in budget
 	grows   int
 	shifts  int
+	usage   Usage // of the last generation
 	closed  bool
 }
 

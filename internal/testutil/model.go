@@ -64,6 +64,42 @@ type ModelSpec struct {
 	// RouterGain multiplies the router weights' spread (0 = 1); a large
 	// gain makes the routing decisive.
 	RouterGain float64
+
+	// ChatTemplate is written as tokenizer.chat_template when not empty.
+	ChatTemplate string
+	// ChatTokens are control tokens (e.g. "<|im_start|>", "<|im_end|>")
+	// that take the last ids of the vocabulary, in order, so that a chat
+	// template's markers are single tokens; the vocabulary size stays Vocab.
+	ChatTokens []string
+}
+
+// HermesTemplate is a small chat template in the format of Qwen 2.5
+// (ChatML turns, tools offered in the system turn, tool calls as
+// <tool_call>{json}</tool_call>, tool results as <tool_response>).
+const HermesTemplate = `{%- if tools %}<|im_start|>system
+<tools>{% for t in tools %}{{ t | tojson }}{% endfor %}</tools><|im_end|>
+{% endif %}
+{%- for m in messages %}
+{%- if m.role == 'assistant' and m.tool_calls %}<|im_start|>assistant
+{% for tc in m.tool_calls %}<tool_call>{"name": "{{ tc.function.name }}", "arguments": {{ tc.function.arguments | tojson }}}</tool_call>{% endfor %}<|im_end|>
+{% elif m.role == 'tool' %}<|im_start|>user
+<tool_response>{{ m.content }}</tool_response><|im_end|>
+{% else %}<|im_start|>{{ m.role }}
+{{ m.content }}<|im_end|>
+{% endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}<|im_start|>assistant
+{% endif %}`
+
+// TinyChat is TinyLlama (context 1024) with HermesTemplate and its two turn markers as
+// control tokens (<|im_end|> is an end-of-generation token by its text,
+// as llama.cpp recognises it).
+func TinyChat() ModelSpec {
+	s := TinyLlama()
+	s.Context = 1024 // room for a conversation with tools in a 320-token vocabulary
+	s.ChatTemplate = HermesTemplate
+	s.ChatTokens = []string{"<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"}
+	return s
 }
 
 // LongRope is the LongRoPE part of a Phi-3 (128k) configuration.
@@ -180,6 +216,9 @@ func WriteModel(w io.Writer, s ModelSpec) error {
 	}
 	vocab, err := SPMVocab(s.Vocab)
 	if err != nil {
+		return err
+	}
+	if err := vocab.setControl(s.ChatTokens); err != nil {
 		return err
 	}
 	g := gguf.NewWriter()
@@ -354,6 +393,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"rope.scaling.attn_factor", r.AttnFactor)
 	}
 	vocab.AddTo(g)
+	if s.ChatTemplate != "" {
+		g.AddKV("tokenizer.chat_template", s.ChatTemplate)
+	}
 	g.AddKV(a+"vocab_size", uint32(s.Vocab))
 	if s.WeightType != quant.F32 && s.WeightType != quant.F16 && s.WeightType != quant.BF16 {
 		g.AddKV("general.quantization_version", uint32(2))

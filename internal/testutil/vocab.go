@@ -153,3 +153,17 @@ func (v *Vocab) AddTo(w *gguf.Writer) {
 	w.AddKV("tokenizer.ggml.add_bos_token", true)
 	w.AddKV("tokenizer.ggml.add_eos_token", false)
 }
+
+// setControl turns the last len(toks) tokens into control tokens with
+// these texts. Nothing else depends on the last pieces: every piece's
+// prefixes come before it.
+func (v *Vocab) setControl(toks []string) error {
+	if len(toks) > len(v.Tokens)-MinVocab {
+		return fmt.Errorf("testutil: %d chat tokens do not fit a vocabulary of %d", len(toks), len(v.Tokens))
+	}
+	base := len(v.Tokens) - len(toks)
+	for i, tok := range toks {
+		v.Tokens[base+i], v.Scores[base+i], v.Types[base+i] = tok, 0, TokenControl
+	}
+	return nil
+}

@@ -5,6 +5,35 @@ import assert from "node:assert/strict";
 
 const client = new OpenAI({ baseURL: process.env.BASE_URL, apiKey: "unused", maxRetries: 0 });
 
+// REAL_MODEL names a real model being served (random weights, so its words
+// are not known): the stream must agree with the whole reply, usage must
+// count, and a tool round trip must be accepted.
+if (process.env.REAL_MODEL) {
+  const model = process.env.REAL_MODEL;
+  const req = { model, messages: [{ role: "user", content: "Once upon a time" }], max_tokens: 12, temperature: 0 };
+  const whole = await client.chat.completions.create(req);
+  assert.ok(whole.usage.prompt_tokens > 0 && whole.usage.completion_tokens > 0);
+  const stream = await client.chat.completions.create({ ...req, stream: true, stream_options: { include_usage: true } });
+  let text = "", usage = null;
+  for await (const chunk of stream) {
+    if (chunk.choices.length > 0) text += chunk.choices[0].delta.content ?? "";
+    if (chunk.usage) usage = chunk.usage;
+  }
+  assert.equal(text, whole.choices[0].message.content);
+  assert.equal(usage.completion_tokens, whole.usage.completion_tokens);
+  const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { location: { type: "string" } } } } }];
+  const round = await client.chat.completions.create({ model, tools, max_tokens: 4, messages: [
+    { role: "user", content: "What is the weather in Paris?" },
+    { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: "{\"location\":\"Paris\"}" } }] },
+    { role: "tool", tool_call_id: "call_1", content: "sunny" },
+  ] });
+  assert.ok(round.usage.prompt_tokens > whole.usage.prompt_tokens);
+  const comp = await client.completions.create({ model, prompt: "Once upon a time", max_tokens: 5 });
+  assert.ok(comp.usage.completion_tokens > 0);
+  console.log("node openai client: real model checks passed");
+  process.exit(0);
+}
+
 // Non-streaming chat.
 const resp = await client.chat.completions.create({
   model: "tiny",

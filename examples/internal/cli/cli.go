@@ -1,0 +1,142 @@
+// Package cli holds what the example commands share: the flags that load a
+// model (-m as a path or ollama:NAME[:TAG], context, threads, KV type,
+// memory), and the small synthetic model they fall back to without -m.
+//
+//	var mf cli.ModelFlags
+//	mf.Register(flag.CommandLine)
+//	flag.Parse()
+//	opts, err := mf.Options()
+//	m, err := llm.Load(mf.Path, opts...)
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/testutil"
+)
+
+// ModelFlags are the flags that choose and load a model.
+type ModelFlags struct {
+	Path     string // -m: a GGUF file or ollama:NAME[:TAG]
+	Context  int    // -c
+	Threads  int    // -t
+	Batch    int    // -b
+	KV       string // -kv: f16 or int8
+	Mem      string // -mem: e.g. 6G
+	Weights  string // -weights: auto, resident or streaming
+	Strict   bool   // -strict
+	Template string // -template: a file holding a Jinja chat template
+}
+
+// Register adds the flags to fs.
+func (m *ModelFlags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&m.Path, "m", "", "GGUF model: a file, or ollama:NAME[:TAG] from a local Ollama store (default: a tiny random-weight model)")
+	fs.IntVar(&m.Context, "c", 0, "context size in tokens (0 = the model's)")
+	fs.IntVar(&m.Threads, "t", 0, "threads (0 = GOMAXPROCS)")
+	fs.IntVar(&m.Batch, "b", 0, "prompt tokens per forward pass (0 = 512)")
+	fs.StringVar(&m.KV, "kv", "f16", "KV cache type: f16 or int8")
+	fs.StringVar(&m.Mem, "mem", "", "memory limit, e.g. 6G or 512M (default: detected from the cgroup and MemAvailable)")
+	fs.StringVar(&m.Weights, "weights", "auto", "weights: auto, resident or streaming")
+	fs.BoolVar(&m.Strict, "strict", false, "refuse instead of degrading when the model does not fit the memory limit")
+	fs.StringVar(&m.Template, "template", "", "file with a Jinja chat template to use instead of the model's")
+}
+
+// Options turns the flags into Load options.
+func (m *ModelFlags) Options() ([]llm.Option, error) {
+	var opts []llm.Option
+	if m.Context < 0 || m.Threads < 0 || m.Batch < 0 {
+		return nil, fmt.Errorf("-c %d, -t %d, -b %d: want 0 or more", m.Context, m.Threads, m.Batch)
+	}
+	if m.Context > 0 {
+		opts = append(opts, llm.WithContextSize(m.Context))
+	}
+	if m.Threads > 0 {
+		opts = append(opts, llm.WithThreads(m.Threads))
+	}
+	if m.Batch > 0 {
+		opts = append(opts, llm.WithBatchSize(m.Batch))
+	}
+	switch m.KV {
+	case "f16", "":
+	case "int8":
+		opts = append(opts, llm.WithKVType(llm.KVInt8))
+	default:
+		return nil, fmt.Errorf("-kv %q: want f16 or int8", m.KV)
+	}
+	switch m.Weights {
+	case "auto", "":
+	case "resident":
+		opts = append(opts, llm.WithWeights(llm.WeightsResident))
+	case "streaming":
+		opts = append(opts, llm.WithWeights(llm.WeightsStreaming))
+	default:
+		return nil, fmt.Errorf("-weights %q: want auto, resident or streaming", m.Weights)
+	}
+	if m.Mem != "" {
+		n, err := ParseBytes(m.Mem)
+		if err != nil {
+			return nil, fmt.Errorf("-mem %q: %w", m.Mem, err)
+		}
+		opts = append(opts, llm.WithMemoryLimit(n))
+	}
+	if m.Strict {
+		opts = append(opts, llm.WithStrictMemory())
+	}
+	if m.Template != "" {
+		src, err := os.ReadFile(m.Template)
+		if err != nil {
+			return nil, fmt.Errorf("-template: %w", err)
+		}
+		opts = append(opts, llm.WithChatTemplate(string(src)))
+	}
+	return opts, nil
+}
+
+// Synthetic, when -m was not given, writes a tiny random-weight chat model
+// (testutil.TinyChat) to a temporary directory and points Path at it, so
+// that a command runs on a fresh machine; it says so on w. The returned
+// function removes the file.
+func (m *ModelFlags) Synthetic(w io.Writer) (remove func(), err error) {
+	if m.Path != "" {
+		return func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "llm-example-")
+	if err != nil {
+		return nil, err
+	}
+	m.Path = filepath.Join(dir, "synthetic.gguf")
+	if err := testutil.WriteModelFile(m.Path, testutil.TinyChat()); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	fmt.Fprintln(w, "No -m given: using a tiny synthetic model with RANDOM weights, so its replies are gibberish.")
+	fmt.Fprintln(w, "Real models are GGUF files, e.g. https://huggingface.co/<org>/<model>-GGUF/resolve/main/<file>.gguf,")
+	fmt.Fprintln(w, "or -m ollama:NAME[:TAG] for a model a local Ollama has already downloaded.")
+	return func() { os.RemoveAll(dir) }, nil
+}
+
+// ParseBytes reads a size such as 6G, 6GiB, 512M, 1.5g or 1000000 (bytes).
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B"), "I")
+	mult := 1.0
+	if t != "" {
+		if i := strings.IndexByte("KMGT", t[len(t)-1]); i >= 0 {
+			mult = math.Pow(1024, float64(i+1))
+			t = t[:len(t)-1]
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || f <= 0 || math.IsInf(f, 0) || f*mult >= math.MaxInt64 {
+		return 0, errors.New("want a positive size like 6G, 512M or a number of bytes")
+	}
+	return int64(f * mult), nil
+}

@@ -1,0 +1,152 @@
+// Command server serves a GGUF model over HTTP with OpenAI's API
+// (POST /v1/chat/completions and /v1/completions, streamed or not;
+// GET /v1/models, /health, /metrics), so that unmodified OpenAI clients
+// can use it.
+//
+//	go run ./examples/server -m model.gguf -addr 127.0.0.1:8080 -parallel 2
+//	curl http://127.0.0.1:8080/v1/chat/completions -d '{"messages":[{"role":"user","content":"Hi"}]}'
+//
+// -m is a GGUF file or ollama:NAME[:TAG]; without it the server runs a tiny
+// random-weight model, to try the API. -parallel N serves N requests at once,
+// each on its own session whose KV cache the memory plan counts; -queue
+// bounds how many more wait (429 past it). SIGTERM or Ctrl-C stops taking
+// requests, lets those in flight finish for up to -drain, then cancels them.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/examples/internal/cli"
+	"github.com/lowmem/llm/memplan"
+	"github.com/lowmem/llm/server"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}
+
+// run serves until ctx ends, then shuts down gracefully.
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var mf cli.ModelFlags
+	mf.Register(fs)
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
+	parallel := fs.Int("parallel", 1, "requests generated at once, one session (and KV cache) each")
+	queue := fs.Int("queue", 16, "requests that may wait for a free session; more get 429")
+	maxBody := fs.String("max-body", "1M", "largest request body")
+	name := fs.String("name", "", "model name in the API (default: the file's name)")
+	drain := fs.Duration("drain", 30*time.Second, "on SIGTERM, how long requests in flight may finish before they are cancelled")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *parallel < 1 || *queue < 0 {
+		return fmt.Errorf("-parallel %d -queue %d: want at least 1 and 0", *parallel, *queue)
+	}
+	body, err := cli.ParseBytes(*maxBody)
+	if err != nil {
+		return fmt.Errorf("-max-body %q: %w", *maxBody, err)
+	}
+	opts, err := mf.Options()
+	if err != nil {
+		return err
+	}
+	remove, err := mf.Synthetic(stderr)
+	if err != nil {
+		return err
+	}
+	defer remove()
+	id := *name
+	if id == "" {
+		id = strings.TrimSuffix(filepath.Base(mf.Path), ".gguf")
+	}
+
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	m, err := llm.Load(mf.Path, append(opts, llm.WithSessions(*parallel), llm.WithLogger(log))...)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	logPlan(log, m, *parallel)
+	b, err := server.FromModel(m, id)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(b, server.WithParallel(*parallel), server.WithQueue(*queue),
+		server.WithMaxBodyBytes(body), server.WithLogger(log))
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if b.Info().Template == nil {
+		log.Warn("the model has no chat template: /v1/chat/completions answers 400; give one with -template")
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	log.Info("listening", "url", "http://"+ln.Addr().String(), "model", id, "parallel", *parallel, "queue", *queue)
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing requests in flight", "drain", *drain)
+	dctx, cancel := context.WithTimeout(context.Background(), *drain)
+	defer cancel()
+	if err := srv.Shutdown(dctx); errors.Is(err, context.DeadlineExceeded) {
+		log.Warn("requests still running after the drain time were cancelled")
+	}
+	// Every handler has returned; close the listener and idle connections.
+	hctx, hcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer hcancel()
+	if err := hs.Shutdown(hctx); err != nil {
+		return err
+	}
+	log.Info("shut down")
+	return nil
+}
+
+// logPlan says what the memory plan holds for the sessions.
+func logPlan(log *slog.Logger, m *llm.Model, parallel int) {
+	p := m.Plan()
+	var kvAll int64
+	for _, c := range p.Components {
+		if c.Name == memplan.KVComponent {
+			kvAll = c.Bytes
+		}
+	}
+	log.Info("memory plan", "sessions", parallel, "context", p.Context, "kv", p.KVType,
+		"kv_per_session", memplan.FormatBytes(kvAll/int64(parallel)), "kv_start_per_session", memplan.FormatBytes(p.InitialKV),
+		"total", memplan.FormatBytes(p.Total), "limit", memplan.FormatBytes(p.Limit), "weights", p.Weights)
+	for _, s := range p.Steps {
+		log.Warn("memory plan degraded", "step", s)
+	}
+}

@@ -1,0 +1,117 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/chat"
+)
+
+// Errors a Backend's Generate wraps so that the server answers 400
+// rather than 500.
+var (
+	// ErrContextLength: the prompt does not fit the session's context
+	// (OpenAI's code context_length_exceeded).
+	ErrContextLength = errors.New("server: the prompt does not fit the context")
+	// ErrBadPrompt: the prompt or its settings cannot be used (for
+	// example an empty prompt for a model that adds no BOS).
+	ErrBadPrompt = errors.New("server: the prompt cannot be used")
+)
+
+// Model is the Backend of a loaded model: each slot is one of its
+// sessions, and a request makes its slot's session hold exactly the
+// request's prompt (llm.Session.Complete), so a conversation continued
+// on the same slot evaluates only its new turn.
+type Model struct {
+	m    *llm.Model
+	info ModelInfo
+	opts []llm.SessionOption
+}
+
+// FromModel serves m under the name id (what /v1/models lists and
+// responses carry). Sessions are made with opts; plan their memory with
+// llm.WithSessions at Load (one per slot, WithParallel). A model without a
+// chat template still serves /v1/completions.
+func FromModel(m *llm.Model, id string, opts ...llm.SessionOption) (*Model, error) {
+	info := m.Info()
+	mi := ModelInfo{ID: id, ContextLength: info.Context, Render: chat.RenderOptions{
+		BOSToken: info.BOSText, EOSToken: info.EOSText, StripBOS: info.AddBOS, StripEOS: info.AddEOS}}
+	if info.ChatTemplate != "" {
+		t, err := chat.Parse(info.ChatTemplate)
+		if err != nil {
+			return nil, fmt.Errorf("server: the model's chat template: %w", err)
+		}
+		mi.Template = t
+	}
+	return &Model{m: m, info: mi, opts: opts}, nil
+}
+
+// Info implements Backend.
+func (b *Model) Info() ModelInfo { return b.info }
+
+// NewSession implements Backend.
+func (b *Model) NewSession() (Session, error) {
+	s, err := b.m.NewSession(b.opts...)
+	if err != nil {
+		return nil, err
+	}
+	return modelSession{s}, nil
+}
+
+type modelSession struct{ s *llm.Session }
+
+func (ms modelSession) Close() error { return ms.s.Close() }
+
+// Generate implements Session: the sampler defaults are the library's
+// (llm.GenerateOption), except that a request without a seed gets a
+// random one, as OpenAI's API samples differently each time.
+func (ms modelSession) Generate(ctx context.Context, prompt string, p Params, yield func(string) bool) (Result, error) {
+	s := ms.s
+	maxTokens := p.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = s.Context()
+	}
+	seed := rand.Uint64()
+	if p.Seed != nil {
+		seed = uint64(*p.Seed)
+	}
+	opts := []llm.GenerateOption{llm.MaxTokens(maxTokens), llm.Seed(seed)}
+	if p.Temperature != nil {
+		opts = append(opts, llm.Temperature(float32(*p.Temperature)))
+	}
+	if p.TopP != nil {
+		opts = append(opts, llm.TopP(float32(*p.TopP)))
+	}
+	if p.PresencePenalty != nil {
+		opts = append(opts, llm.PresencePenalty(float32(*p.PresencePenalty)))
+	}
+	if p.FrequencyPenalty != nil {
+		opts = append(opts, llm.FrequencyPenalty(float32(*p.FrequencyPenalty)))
+	}
+	var err error
+	for tok, e := range s.Complete(ctx, prompt, opts...) {
+		if err = e; err != nil {
+			break
+		}
+		if tok.Text != "" && !yield(tok.Text) {
+			break
+		}
+	}
+	u := s.Usage()
+	res := Result{PromptTokens: u.PromptTokens, CompletionTokens: u.GeneratedTokens, Finish: "stop"}
+	prompted := u.PromptTokens > 0 // the prompt was evaluated
+	switch {
+	case err == nil && u.Finish == llm.FinishLength:
+		res.Finish = "length"
+	case errors.Is(err, llm.ErrContextFull) && prompted:
+		res.Finish, err = "length", nil
+	case errors.Is(err, llm.ErrContextFull):
+		err = fmt.Errorf("%w: %w", ErrContextLength, err)
+	case errors.Is(err, llm.ErrInvalidOption):
+		err = fmt.Errorf("%w: %w", ErrBadPrompt, err)
+	}
+	return res, err
+}

@@ -1,0 +1,330 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/testutil"
+)
+
+// The tests below drive FromModel's Backend, a real synthetic model
+// (testutil.TinyChat: ChatML-style turns, tool calls as <tool_call>), over
+// HTTP on a loopback port.
+
+// startModel serves TinyChat with parallel slots; wrap, when not nil,
+// wraps the backend (to hold or watch generations).
+func startModel(t *testing.T, parallel int, wrap func(Backend) Backend, opts ...Option) (*llm.Model, *Server, *httptest.Server) {
+	t.Helper()
+	m, err := llm.Load(testutil.TempModel(t, testutil.TinyChat()), llm.WithThreads(1), llm.WithSessions(parallel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	var b Backend
+	if b, err = FromModel(m, "tiny-chat"); err != nil {
+		t.Fatal(err)
+	}
+	if wrap != nil {
+		b = wrap(b)
+	}
+	srv, err := New(b, append([]Option{WithParallel(parallel)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close() })
+	return m, srv, hs
+}
+
+// direct is what Session.Chat answers on a fresh session, as JSON would
+// carry it (invalid UTF-8 of a random model becomes U+FFFD).
+func direct(t *testing.T, m *llm.Model, msgs []llm.Message, opts ...llm.GenerateOption) (string, llm.Usage) {
+	t.Helper()
+	s, err := m.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	reply, err := s.Chat(context.Background(), msgs, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(reply.Content)
+	var text string
+	json.Unmarshal(b, &text)
+	return text, s.Usage()
+}
+
+func TestModelChat(t *testing.T) {
+	m, _, hs := startModel(t, 1, nil)
+	msgs := []llm.Message{{Role: "system", Content: "You tell stories."}, {Role: "user", Content: "Once upon a time"}}
+	want, u := direct(t, m, msgs, llm.MaxTokens(12), llm.Temperature(0))
+	req := `{"model":"tiny-chat","messages":[{"role":"system","content":"You tell stories."},{"role":"user","content":"Once upon a time"}],"max_tokens":12,"temperature":0`
+
+	resp, body := post(t, hs.URL+"/v1/chat/completions", req+"}")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	var got chatResponse
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	c := got.Choices[0]
+	finish := map[llm.Finish]string{llm.FinishEnd: "stop", llm.FinishLength: "length"}[u.Finish]
+	if *c.Message.Content != want || c.FinishReason != finish || got.Model != "tiny-chat" {
+		t.Errorf("reply %q (%s), want %q (%s)", *c.Message.Content, c.FinishReason, want, finish)
+	}
+	if got.Usage.PromptTokens != u.PromptTokens || got.Usage.CompletionTokens != u.GeneratedTokens {
+		t.Errorf("usage %+v, want %d prompt and %d completion tokens", got.Usage, u.PromptTokens, u.GeneratedTokens)
+	}
+
+	resp, err := http.Post(hs.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(req+`,"stream":true,"stream_options":{"include_usage":true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := sseEvents(t, resp.Body)
+	if events[len(events)-1] != "[DONE]" {
+		t.Fatalf("stream ends %q", events[len(events)-1])
+	}
+	var text strings.Builder
+	var usage *usageJSON
+	var streamFinish string
+	for _, e := range events[:len(events)-1] {
+		var ch chatChunk
+		if err := json.Unmarshal([]byte(e), &ch); err != nil {
+			t.Fatalf("%s: %v", e, err)
+		}
+		if ch.Usage != nil {
+			usage = ch.Usage
+		}
+		for _, c := range ch.Choices {
+			if c.Delta.Content != nil {
+				text.WriteString(*c.Delta.Content)
+			}
+			if c.FinishReason != nil {
+				streamFinish = *c.FinishReason
+			}
+		}
+	}
+	if text.String() != want || streamFinish != finish || usage == nil || usage.CompletionTokens != u.GeneratedTokens {
+		t.Errorf("streamed %q (%s, usage %+v), want %q (%s)", text.String(), streamFinish, usage, want, finish)
+	}
+}
+
+// TestModelMultiTurn: a conversation continued on its slot evaluates only
+// the new turn (the prompt tokens the session reused are those it shares).
+func TestModelMultiTurn(t *testing.T) {
+	var last atomic.Pointer[llm.Usage]
+	_, _, hs := startModel(t, 1, func(b Backend) Backend {
+		return &watchBackend{Backend: b, done: func(s Session) { u := s.(modelSession).s.Usage(); last.Store(&u) }}
+	})
+	turn := `{"messages":[{"role":"user","content":"the dog"}%s],"max_tokens":4,"temperature":0}`
+	resp, body := post(t, hs.URL+"/v1/chat/completions", fmt.Sprintf(turn, ""))
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	first := *last.Load()
+	resp, body = post(t, hs.URL+"/v1/chat/completions", fmt.Sprintf(turn, `,{"role":"assistant","content":"and the cat"},{"role":"user","content":"and then?"}`))
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	if second := *last.Load(); first.ReusedTokens != 0 || second.ReusedTokens < first.PromptTokens || second.ReusedTokens >= second.PromptTokens {
+		t.Errorf("first turn %+v, second %+v: the second should reuse the first prompt", first, second)
+	}
+}
+
+// TestModelToolRoundTrip sends a tool call and its result back with the
+// tools: the model sees them rendered by its template (the usage counts
+// exactly the rendered prompt's tokens).
+func TestModelToolRoundTrip(t *testing.T) {
+	m, _, hs := startModel(t, 1, nil)
+	params := `{"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}`
+	req := `{"messages":[{"role":"user","content":"weather in Paris?"},
+		{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Paris\"}"}}]},
+		{"role":"tool","tool_call_id":"call_1","content":"sunny"}],
+		"tools":[{"type":"function","function":{"name":"get_weather","description":"Weather at a place","parameters":` + params + `}}],
+		"max_tokens":3,"temperature":0}`
+	resp, body := post(t, hs.URL+"/v1/chat/completions", req)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	var got chatResponse
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	msgs := []llm.Message{{Role: "user", Content: "weather in Paris?"},
+		{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"location":"Paris"}`}}},
+		{Role: "tool", ToolCallID: "call_1", Content: "sunny"}}
+	tool := llm.Tool{Name: "get_weather", Description: "Weather at a place", Parameters: json.RawMessage(params)}
+	want, u := direct(t, m, msgs, llm.WithTools(tool), llm.MaxTokens(3), llm.Temperature(0))
+	prompt, err := llm.RenderChat(testutil.HermesTemplate, msgs, llm.RenderOptions{AddGenerationPrompt: true, Tools: []llm.Tool{tool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, _ := m.TokenizeSpecial(prompt)
+	if !strings.Contains(prompt, `<tool_call>{"name": "get_weather", "arguments": {"location": "Paris"}}</tool_call>`) ||
+		!strings.Contains(prompt, "<tool_response>sunny</tool_response>") || !strings.Contains(prompt, `"name": "get_weather"`) {
+		t.Fatalf("rendered prompt:\n%s", prompt)
+	}
+	if got.Usage.PromptTokens != len(ids) || u.PromptTokens != len(ids) || *got.Choices[0].Message.Content != want {
+		t.Errorf("prompt tokens %d (Chat %d), want %d; reply %q, want %q", got.Usage.PromptTokens, u.PromptTokens, len(ids),
+			*got.Choices[0].Message.Content, want)
+	}
+}
+
+func TestModelCompletionsAndErrors(t *testing.T) {
+	_, _, hs := startModel(t, 1, nil, WithMaxBodyBytes(16<<10))
+	resp, body := post(t, hs.URL+"/v1/completions", `{"prompt":"Once upon a time","max_tokens":5,"temperature":0}`)
+	var got completionResponse
+	if err := json.Unmarshal(body, &got); resp.StatusCode != 200 || err != nil || got.Usage.CompletionTokens == 0 {
+		t.Fatalf("completion: %d %s", resp.StatusCode, body)
+	}
+	for _, tc := range []struct {
+		name, path, body string
+		status           int
+		want             string
+	}{
+		{"malformed JSON", "/v1/chat/completions", `{"messages":[`, 400, "invalid_request_error"},
+		{"oversized body", "/v1/chat/completions", `{"messages":[{"role":"user","content":"` + strings.Repeat("a", 17<<10) + `"}]}`, 413, "error"},
+		{"longer than the context", "/v1/chat/completions", `{"messages":[{"role":"user","content":"` + strings.Repeat("the dog ", 500) + `"}]}`, 400, "context_length_exceeded"},
+		{"completion longer than the context", "/v1/completions", `{"prompt":"` + strings.Repeat("a b ", 600) + `"}`, 400, "context_length_exceeded"},
+	} {
+		resp, body := post(t, hs.URL+tc.path, tc.body)
+		if resp.StatusCode != tc.status || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s: %d %s", tc.name, resp.StatusCode, body)
+		}
+	}
+}
+
+// holdBackend holds every generation at its first piece of text until
+// release is closed or the request's context ends, and reports how each
+// generation ended; yields counts the pieces of all generations.
+type holdBackend struct {
+	Backend
+	release chan struct{}
+	yields  atomic.Int64
+	mu      sync.Mutex
+	errs    []error
+}
+
+func (b *holdBackend) NewSession() (Session, error) {
+	s, err := b.Backend.NewSession()
+	return holdSession{s, b}, err
+}
+
+type holdSession struct {
+	Session
+	b *holdBackend
+}
+
+func (s holdSession) Generate(ctx context.Context, prompt string, p Params, yield func(string) bool) (Result, error) {
+	first := true
+	res, err := s.Session.Generate(ctx, prompt, p, func(text string) bool {
+		s.b.yields.Add(1)
+		if first {
+			first = false
+			select {
+			case <-s.b.release:
+			case <-ctx.Done():
+			}
+		}
+		return yield(text)
+	})
+	s.b.mu.Lock()
+	s.b.errs = append(s.b.errs, err)
+	s.b.mu.Unlock()
+	return res, err
+}
+
+// watchBackend calls done with each session after its generation.
+type watchBackend struct {
+	Backend
+	done func(Session)
+}
+
+func (b *watchBackend) NewSession() (Session, error) {
+	s, err := b.Backend.NewSession()
+	return watchSession{s, b.done}, err
+}
+
+type watchSession struct {
+	Session
+	done func(Session)
+}
+
+func (s watchSession) Generate(ctx context.Context, prompt string, p Params, yield func(string) bool) (Result, error) {
+	defer s.done(s.Session)
+	return s.Session.Generate(ctx, prompt, p, yield)
+}
+
+// TestModelParallelQueueDisconnect: two slots generate at once, a request
+// past the queue gets 429, and a client that disconnects stops its
+// generation before another token is computed.
+func TestModelParallelQueueDisconnect(t *testing.T) {
+	hb := &holdBackend{release: make(chan struct{})}
+	m, srv, hs := startModel(t, 2, func(b Backend) Backend { hb.Backend = b; return hb }, WithQueue(0))
+	body := `{"messages":[{"role":"user","content":"the cat"}],"max_tokens":6,"temperature":0}`
+	want, _ := direct(t, m, []llm.Message{{Role: "user", Content: "the cat"}}, llm.MaxTokens(6), llm.Temperature(0))
+
+	// Two requests generate at once, each held at its first token.
+	replies := make(chan string, 2)
+	for range 2 {
+		go func() {
+			_, b := post(t, hs.URL+"/v1/chat/completions", body)
+			replies <- string(b)
+		}()
+	}
+	waitFor(t, func() bool { return hb.yields.Load() == 2 })
+	if resp, b := post(t, hs.URL+"/v1/chat/completions", body); resp.StatusCode != 429 {
+		t.Errorf("third request with both slots busy and no queue: %d %s", resp.StatusCode, b)
+	}
+	if _, busy := srv.slots.load(); busy != 2 {
+		t.Errorf("%d slots busy, want 2", busy)
+	}
+	close(hb.release)
+	for _, r := range []string{<-replies, <-replies} {
+		var got chatResponse
+		if err := json.Unmarshal([]byte(r), &got); err != nil || *got.Choices[0].Message.Content != want {
+			t.Errorf("parallel reply %s, want %q", r, want)
+		}
+	}
+
+	// Disconnect: the client reads the first chunk and goes away while the
+	// generation is held at its first token.
+	hb.release = make(chan struct{})
+	hb.yields.Store(0)
+	hb.errs = nil
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", hs.URL+"/v1/chat/completions",
+		strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"the cat"}],"max_tokens":200}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return hb.yields.Load() == 1 })
+	cancel()
+	resp.Body.Close()
+	waitFor(t, func() bool { hb.mu.Lock(); defer hb.mu.Unlock(); return len(hb.errs) == 1 })
+	if err := hb.errs[0]; !errors.Is(err, context.Canceled) || hb.yields.Load() != 1 {
+		t.Errorf("after the disconnect: %v, %d pieces generated; want context.Canceled after 1", err, hb.yields.Load())
+	}
+	close(hb.release)
+	if resp, b := post(t, hs.URL+"/v1/chat/completions", body); resp.StatusCode != 200 {
+		t.Errorf("after a disconnect: %d %s", resp.StatusCode, b)
+	}
+}

@@ -1,0 +1,156 @@
+package openaitest
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/server"
+	"github.com/openai/openai-go"
+	"github.com/openai/openai-go/option"
+)
+
+// The tests below run the official clients against server.FromModel over
+// a real (synthetic, random-weight) model, testutil.TinyChat.
+
+// realServer serves TinyChat; it returns the model too, to compare the
+// server's answers with Session.Chat's.
+func realServer(t *testing.T) (*llm.Model, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "chat.gguf")
+	if err := testutil.WriteModelFile(path, testutil.TinyChat()); err != nil {
+		t.Fatal(err)
+	}
+	m, err := llm.Load(path, llm.WithThreads(1), llm.WithSessions(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := server.FromModel(m, "tiny-chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(b, server.WithParallel(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close(); m.Close() })
+	return m, hs.URL + "/v1"
+}
+
+// answer is Session.Chat's reply as JSON carries it (a random model's
+// invalid UTF-8 becomes U+FFFD).
+func answer(t *testing.T, m *llm.Model, msgs []llm.Message, opts ...llm.GenerateOption) (string, llm.Usage) {
+	t.Helper()
+	s, err := m.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	reply, err := s.Chat(context.Background(), msgs, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(reply.Content)
+	var text string
+	json.Unmarshal(b, &text)
+	return text, s.Usage()
+}
+
+func TestRealModel(t *testing.T) {
+	m, url := realServer(t)
+	client := openai.NewClient(option.WithBaseURL(url+"/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+	ctx := context.Background()
+	msgs := []llm.Message{{Role: "system", Content: "You tell stories."}, {Role: "user", Content: "Once upon a time"}}
+	want, u := answer(t, m, msgs, llm.MaxTokens(12), llm.Temperature(0))
+	params := openai.ChatCompletionNewParams{
+		Model:       "tiny-chat",
+		Messages:    []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(msgs[0].Content), openai.UserMessage(msgs[1].Content)},
+		MaxTokens:   openai.Int(12),
+		Temperature: openai.Float(0),
+	}
+	resp, err := client.Chat.Completions.New(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Choices[0].Message.Content; got != want || resp.Usage.PromptTokens != int64(u.PromptTokens) ||
+		resp.Usage.CompletionTokens != int64(u.GeneratedTokens) {
+		t.Errorf("reply %q, usage %+v; Session.Chat said %q, %+v", got, resp.Usage, want, u)
+	}
+
+	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	stream := client.Chat.Completions.NewStreaming(ctx, params)
+	acc := openai.ChatCompletionAccumulator{}
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if acc.Choices[0].Message.Content != want || acc.Usage.CompletionTokens != int64(u.GeneratedTokens) {
+		t.Errorf("streamed %q (usage %+v), want %q", acc.Choices[0].Message.Content, acc.Usage, want)
+	}
+
+	// A tool call and its result go back to the model with the tools.
+	tools := []openai.ChatCompletionToolParam{weatherTool}
+	call := openai.ChatCompletionMessageToolCallParam{ID: "call_1", Function: openai.ChatCompletionMessageToolCallFunctionParam{
+		Name: "get_weather", Arguments: `{"location":"Paris"}`}}
+	resp, err = client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+		Model: "tiny-chat",
+		Messages: []openai.ChatCompletionMessageParamUnion{
+			openai.UserMessage("What is the weather in Paris?"),
+			{OfAssistant: &openai.ChatCompletionAssistantMessageParam{ToolCalls: []openai.ChatCompletionMessageToolCallParam{call}}},
+			openai.ToolMessage("sunny", "call_1"),
+		},
+		Tools:       tools,
+		MaxTokens:   openai.Int(4),
+		Temperature: openai.Float(0),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	params2, _ := json.Marshal(weatherTool.Function.Parameters)
+	_, u = answer(t, m, []llm.Message{{Role: "user", Content: "What is the weather in Paris?"},
+		{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"location":"Paris"}`}}},
+		{Role: "tool", ToolCallID: "call_1", Content: "sunny"}},
+		llm.WithTools(llm.Tool{Name: "get_weather", Description: "Weather at a place", Parameters: params2}), llm.MaxTokens(4), llm.Temperature(0))
+	if resp.Usage.PromptTokens != int64(u.PromptTokens) {
+		t.Errorf("tool round trip: %d prompt tokens, Session.Chat rendered %d", resp.Usage.PromptTokens, u.PromptTokens)
+	}
+
+	comp, err := client.Completions.New(ctx, openai.CompletionNewParams{
+		Model:     openai.CompletionNewParamsModel("tiny-chat"),
+		Prompt:    openai.CompletionNewParamsPromptUnion{OfString: openai.String("Once upon a time")},
+		MaxTokens: openai.Int(5),
+	})
+	if err != nil || comp.Usage.CompletionTokens == 0 || comp.Choices[0].FinishReason == "" {
+		t.Errorf("completion %+v, %v", comp, err)
+	}
+}
+
+// TestNodeClientRealModel runs node/client.mjs in its real-model mode.
+func TestNodeClientRealModel(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	if _, err := os.Stat(filepath.Join("node", "node_modules", "openai")); err != nil {
+		t.Skip("the openai npm package is not installed: run npm ci --prefix server/openaitest/node")
+	}
+	_, url := realServer(t)
+	cmd := exec.Command(node, "client.mjs")
+	cmd.Dir = "node"
+	cmd.Env = append(os.Environ(), "BASE_URL="+url, "REAL_MODEL=tiny-chat")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "real model checks passed") {
+		t.Fatalf("node client: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
