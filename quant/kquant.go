@@ -50,11 +50,6 @@ func clamp32(v, lo, hi int32) int32 {
 
 func abs32(f float32) float32 { return float32(math.Abs(float64(f))) }
 
-// The quantizers round every float32 product before adding it (the
-// explicit conversions), as ggml's C does: without them Go fuses a*b+c
-// on arm64 and other FMA targets, and the bytes would differ from
-// llama-quantize's there.
-
 // makeQKX2Quants is ggml's make_qkx2_quants: it fits x ≈ scale·L - min with
 // L in [0, nmax] and min ≥ 0, trying nstep+1 candidate scales around
 // nmax/(max-min) and keeping the one with the least weighted error (absolute
@@ -180,8 +175,8 @@ func makeQXQuants(nmax int32, x []float32, l []int8, qw []float32) float32 {
 		q := clamp32(nearestInt(float32(iscale*x[i])), -nmax, nmax-1)
 		l[i] = int8(q + nmax)
 		w, fq := weight(i), float32(q)
-		sumlx += float32(float32(w*x[i]) * fq)
-		suml2 += float32(float32(w*fq) * fq)
+		sumlx += w * x[i] * fq
+		suml2 += w * fq * fq
 	}
 	var scale float32
 	if suml2 != 0 {
@@ -197,10 +192,10 @@ func makeQXQuants(nmax int32, x []float32, l []int8, qw []float32) float32 {
 		for i := range x {
 			q := clamp32(nearestInt(float32(iscale*x[i])), -nmax, nmax-1)
 			w, fq := weight(i), float32(q)
-			sumlx += float32(float32(w*x[i]) * fq)
-			suml2 += float32(float32(w*fq) * fq)
+			sumlx += w * x[i] * fq
+			suml2 += w * fq * fq
 		}
-		if suml2 > 0 && float32(sumlx*sumlx) > float32(best*suml2) {
+		if suml2 > 0 && sumlx*sumlx > best*suml2 {
 			for i := range x {
 				l[i] = int8(clamp32(nearestInt(float32(iscale*x[i])), -nmax, nmax-1) + nmax)
 			}
@@ -258,7 +253,7 @@ func quantSubBlocksK4(b []byte, x *[QKK]float32, l *[QKK]uint8, nmax int32, rmin
 		xs := x[32*j : 32*j+32]
 		var sumX2 float32
 		for _, v := range xs {
-			sumX2 += float32(v * v)
+			sumX2 += v * v
 		}
 		avX := float32(math.Sqrt(float64(sumX2 / 32)))
 		for i, v := range xs {
