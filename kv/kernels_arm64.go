@@ -227,18 +227,51 @@ func heads4(l cpu.Level, qo, sw []float32, stride, rows, d int) int {
 	return n
 }
 
+// scoresF16x4At reads each key row once for four heads (the NEON x4
+// kernel, four rows at a time), the rows past the last multiple of 4 per
+// head as scoresF16At does; every result is the one-head kernel's bits.
 func scoresF16x4At(l cpu.Level, dst []float32, stride, rows int, k []uint16, q []float32, d int) int {
 	n := heads4(l, q, dst, stride, rows, d)
-	for h := 0; h < n; h++ {
-		scoresF16At(l, dst[h*stride:h*stride+rows], k, q[h*d:(h+1)*d])
+	if n == 0 {
+		return 0
+	}
+	k = k[:rows*d]
+	r4 := rows &^ 3
+	if d%4 != 0 {
+		r4 = 0
+	}
+	for h := 0; h < n; h += 4 {
+		if r4 > 0 {
+			scoresF16x4NEON(&dst[h*stride], stride, &k[0], &q[h*d], r4, d)
+		}
+		if r4 < rows {
+			for j := h; j < h+4; j++ {
+				scoresF16At(l, dst[j*stride+r4:j*stride+rows], k[r4*d:], q[j*d:(j+1)*d])
+			}
+		}
 	}
 	return n
 }
 
 func scoresI8x4At(l cpu.Level, dst []float32, stride, rows int, k []int8, scales, q []float32, d int) int {
 	n := heads4(l, q, dst, stride, rows, d)
-	for h := 0; h < n; h++ {
-		scoresI8At(l, dst[h*stride:h*stride+rows], k, scales, q[h*d:(h+1)*d])
+	if n == 0 {
+		return 0
+	}
+	k, scales = k[:rows*d], scales[:rows]
+	r4 := rows &^ 3
+	if d%4 != 0 {
+		r4 = 0
+	}
+	for h := 0; h < n; h += 4 {
+		if r4 > 0 {
+			scoresI8x4NEON(&dst[h*stride], stride, &k[0], &scales[0], &q[h*d], r4, d)
+		}
+		if r4 < rows {
+			for j := h; j < h+4; j++ {
+				scoresI8At(l, dst[j*stride+r4:j*stride+rows], k[r4*d:], scales[r4:], q[j*d:(j+1)*d])
+			}
+		}
 	}
 	return n
 }

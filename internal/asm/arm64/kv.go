@@ -284,12 +284,104 @@ func kvFiles() []*File {
 		genAxpy2(f, e)
 		genScores(f, e)
 	}
+	for _, e := range []elemKind{kindF16, kindI8} {
+		genScoresX4(f, e)
+	}
 	q4 := &File{Pkg: "kv", Name: "kernels_int4_neon",
 		Doc: "Attention kernels over INT4 (q4_0) cache rows for ARMv8.0 NEON, with the Go twins' order of operations."}
 	genScoresQ4(q4)
 	genAxpyQ4(q4)
 	genAxpy2Q4(q4)
 	return []*File{f, q4}
+}
+
+// genScoresX4 writes scores<E>x4NEON: four query heads (q, d floats each)
+// against the same rows of k, dst[h·stride+i] = row i · head h (times
+// scales[i] for INT8), for rows a positive multiple of 4 and d of 4. Each
+// key row is read once for the four heads; each (head, row) keeps its own
+// four running sums, as dot<E>F32Generic does, so every result is the
+// one-head kernel's, bit for bit. Sixteen independent chains per pass.
+func genScoresX4(f *File, e elemKind) {
+	args := []Arg{{"dst", "*float32"}, {"stride", "int"}, {"k", "*" + e.gtype}}
+	doc := fmt.Sprintf("scores%sx4NEON sets dst[h*stride+i] to the dot product of row i of k with head h of q (d floats each), for h < 4, rows a positive multiple of 4 and d of 4, as dot%sF32Generic computes each.", e.name, e.name)
+	if e.size == 1 {
+		args = append(args, Arg{"scales", "*float32"})
+		doc = "scoresI8x4NEON sets dst[h*stride+i] to the dot product of row i of k with head h of q (d floats each) times scales[i], for h < 4, rows a positive multiple of 4 and d of 4, as scoresI8Rows computes each."
+	}
+	args = append(args, Arg{"q", "*float32"}, Arg{"rows", "int"}, Arg{"d", "int"})
+	fn := f.NewFunc(fmt.Sprintf("scores%sx4NEON", e.name), doc, args, nil)
+	rg := newVRegs(fn.Name)
+	fn.Op("MOVD %s, R0", fn.Arg("dst"))
+	fn.Op("MOVD %s, R1", fn.Arg("stride"))
+	fn.Op("LSL $2, R1, R1") // bytes between heads' outputs
+	fn.Op("MOVD %s, R2", fn.Arg("k"))
+	if e.size == 1 {
+		fn.Op("MOVD %s, R6", fn.Arg("scales"))
+	}
+	fn.Op("MOVD %s, R3", fn.Arg("q"))
+	fn.Op("MOVD %s, R4", fn.Arg("rows"))
+	fn.Op("MOVD %s, R5", fn.Arg("d"))
+	if e.size == 2 {
+		fn.Op("LSL $1, R5, R7") // row bytes
+	} else {
+		fn.Op("MOVD R5, R7")
+	}
+	fn.Op("LSL $2, R5, R14") // bytes between heads' queries
+	fn.Op("LSR $2, R5, R5")  // steps of 4 per row
+	// acc[h*4+r]: head h, row r.
+	acc := make([]VReg, 16)
+	for i := range acc {
+		acc[i] = rg.get()
+	}
+	kv, qv := rg.getN(4), rg.getN(4)
+	fn.Label("rows")
+	fn.Op("MOVD R2, R8")
+	fn.Op("ADD R7, R8, R9")
+	fn.Op("ADD R7, R9, R10")
+	fn.Op("ADD R7, R10, R11")
+	// Head h's query at R12, R15, R16, R17.
+	fn.Op("MOVD R3, R12")
+	fn.Op("ADD R14, R12, R15")
+	fn.Op("ADD R14, R15, R16")
+	fn.Op("ADD R14, R16, R17")
+	fn.Op("MOVD R5, R13")
+	for _, a := range acc {
+		fn.I(MOVIzero(a))
+	}
+	fn.Loop("loop", 16, "4 elements × 4 rows × 4 heads")
+	for r := VReg(0); r < 4; r++ {
+		e.load4(fn, kv+r, 8+XReg(r))
+	}
+	for h, p := range []XReg{12, 15, 16, 17} {
+		fn.I(LD1(S4, qv+VReg(h), 1, p, 16))
+		for r := 0; r < 4; r++ {
+			fn.I(FMLA(S4, acc[4*h+r], kv+VReg(r), qv+VReg(h)))
+		}
+	}
+	fn.Op("SUBS $1, R13, R13")
+	fn.Op("BNE loop")
+	fn.EndLoop()
+	sc := kv
+	if e.size == 1 {
+		fn.I(LD1(S4, sc, 1, 6, 16))
+	}
+	fn.Op("MOVD R0, R15")
+	for h := 0; h < 4; h++ {
+		a := acc[4*h:]
+		fn.I(FADDP(S4, a[0], a[0], a[1]), FADDP(S4, a[2], a[2], a[3]), FADDP(S4, a[0], a[0], a[2]))
+		if e.size == 1 {
+			fn.I(FMUL(S4, a[0], a[0], sc))
+		}
+		fn.I(ST1(S4, a[0], 1, 15, 0))
+		if h < 3 {
+			fn.Op("ADD R1, R15, R15")
+		}
+	}
+	fn.Op("ADD $16, R0, R0")
+	fn.Op("MOVD R11, R2") // row 4: where row 3 ended
+	fn.Op("SUBS $4, R4, R4")
+	fn.Op("BNE rows")
+	fn.Op("RET")
 }
 
 // --- INT4 rows: q4_0 blocks of 32 (kv/int4.go, kv/kernels_int4.go) ---
