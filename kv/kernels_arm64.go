@@ -51,9 +51,7 @@ func archKernels(k *kernelFamilies) {
 	k.valuesI8x4.add(variant[valuesI8x4Func]{"neon", n, mult, func(o, w []float32, stride, rows int, v []int8, scales []float32, d int) int {
 		return valuesI8x4At(n, o, w, stride, rows, v, scales, d)
 	}})
-	// Int4 rows: whole q4_0 blocks (kernels_int4_arm64.go).
-	k.scoresQ4.add(variant[scoresQ4Func]{"neon", n, q4Block, func(dst []float32, kk []byte, q []float32) { scoresQ4At(n, dst, kk, q) }})
-	k.valuesQ4.add(variant[valuesQ4Func]{"neon", n, q4Block, func(o, w []float32, v []byte) { valuesQ4At(n, o, w, v) }})
+	archKernelsQ4(k)
 }
 
 // What attention calls: the best level for the row length.

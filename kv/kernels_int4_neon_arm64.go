@@ -14,6 +14,14 @@ package kv
 //go:noescape
 func scoresQ4NEON(dst *float32, k *byte, q *float32, rows int, d int)
 
+// scoresQ4x4NEON sets dst[h*stride+i] to the dot product of q4_0 row i of k
+// with head h of q, for h < 4, rows ≥ 1 and d a positive multiple of 32,
+// as dotQ4F32Generic computes each; q holds the four heads permuted by
+// permuteQ4Query4.
+//
+//go:noescape
+func scoresQ4x4NEON(dst *float32, stride int, k *byte, q *float32, rows int, d int)
+
 // axpyQ4NEON adds a·v[i] to dst[i] for the n elements (a positive multiple
 // of 32) of the q4_0 row v, as axpyQ4Generic does.
 //

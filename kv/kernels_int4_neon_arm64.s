@@ -174,6 +174,116 @@ loop:
 	BNE rows
 	RET
 
+// func scoresQ4x4NEON(dst *float32, stride int, k *byte, q *float32, rows int, d int)
+TEXT ·scoresQ4x4NEON(SB), NOSPLIT, $0-48
+	MOVD dst+0(FP), R0
+	MOVD stride+8(FP), R1
+	LSL $2, R1, R1
+	MOVD k+16(FP), R2
+	MOVD q+24(FP), R3
+	MOVD rows+32(FP), R4
+	MOVD d+40(FP), R5
+	LSR $5, R5, R5
+	WORD $0x4f00e5e0 // movi v0.16b, #15
+	MOVD $0x80004080a0c0e000, R15
+	WORD $0x4e081de1 // mov v1.d[0], x15
+	MOVD $0xe0c0a08040008000, R15
+	WORD $0x4e181de1 // mov v1.d[1], x15
+	MOVD $0xbfc0c0c0c0c0c0c1, R15
+	WORD $0x4e081de2 // mov v2.d[0], x15
+	MOVD $0x4040404040403f00, R15
+	WORD $0x4e181de2 // mov v2.d[1], x15
+rows:
+	MOVD R3, R10
+	MOVD R5, R11
+	WORD $0x6f00e403 // movi v3.2d, #0000000000000000
+loop:
+	WORD $0x0ddfc444 // ld1r { v4.4h }, [x2], #2
+	WORD $0x4cdf7049 // ld1 { v9.16b }, [x2], #16
+	WORD $0x4e201d2a // and v10.16b, v9.16b, v0.16b
+	WORD $0x6f0c0529 // ushr v9.16b, v9.16b, #4
+	WORD $0x4e09394b // zip1 v11.16b, v10.16b, v9.16b
+	WORD $0x4e09794c // zip2 v12.16b, v10.16b, v9.16b
+	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x6f00e40d // movi v13.2d, #0000000000000000
+	WORD $0x6f00e40e // movi v14.2d, #0000000000000000
+	WORD $0x4e0b002f // tbl v15.16b, { v1.16b }, v11.16b
+	WORD $0x4e0b0050 // tbl v16.16b, { v2.16b }, v11.16b
+	WORD $0x4e1039f1 // zip1 v17.16b, v15.16b, v16.16b
+	WORD $0x2e613a32 // shll v18.4s, v17.4h, #16
+	WORD $0x6e613a33 // shll2 v19.4s, v17.8h, #16
+	WORD $0x4e1079f1 // zip2 v17.16b, v15.16b, v16.16b
+	WORD $0x2e613a34 // shll v20.4s, v17.4h, #16
+	WORD $0x6e613a35 // shll2 v21.4s, v17.8h, #16
+	WORD $0x4cdf2945 // ld1 { v5.4s, v6.4s, v7.4s, v8.4s }, [x10], #64
+	WORD $0x4e25ce49 // fmla v9.4s, v18.4s, v5.4s
+	WORD $0x4e26ce4a // fmla v10.4s, v18.4s, v6.4s
+	WORD $0x4e27ce4d // fmla v13.4s, v18.4s, v7.4s
+	WORD $0x4e28ce4e // fmla v14.4s, v18.4s, v8.4s
+	WORD $0x4cdf2945 // ld1 { v5.4s, v6.4s, v7.4s, v8.4s }, [x10], #64
+	WORD $0x4e25ce69 // fmla v9.4s, v19.4s, v5.4s
+	WORD $0x4e26ce6a // fmla v10.4s, v19.4s, v6.4s
+	WORD $0x4e27ce6d // fmla v13.4s, v19.4s, v7.4s
+	WORD $0x4e28ce6e // fmla v14.4s, v19.4s, v8.4s
+	WORD $0x4cdf2945 // ld1 { v5.4s, v6.4s, v7.4s, v8.4s }, [x10], #64
+	WORD $0x4e25ce89 // fmla v9.4s, v20.4s, v5.4s
+	WORD $0x4e26ce8a // fmla v10.4s, v20.4s, v6.4s
+	WORD $0x4e27ce8d // fmla v13.4s, v20.4s, v7.4s
+	WORD $0x4e28ce8e // fmla v14.4s, v20.4s, v8.4s
+	WORD $0x4cdf2945 // ld1 { v5.4s, v6.4s, v7.4s, v8.4s }, [x10], #64
+	WORD $0x4e25cea9 // fmla v9.4s, v21.4s, v5.4s
+	WORD $0x4e26ceaa // fmla v10.4s, v21.4s, v6.4s
+	WORD $0x4e27cead // fmla v13.4s, v21.4s, v7.4s
+	WORD $0x4e28ceae // fmla v14.4s, v21.4s, v8.4s
+	WORD $0x4e0c002f // tbl v15.16b, { v1.16b }, v12.16b
+	WORD $0x4e0c0050 // tbl v16.16b, { v2.16b }, v12.16b
+	WORD $0x4e1039f1 // zip1 v17.16b, v15.16b, v16.16b
+	WORD $0x2e613a32 // shll v18.4s, v17.4h, #16
+	WORD $0x6e613a33 // shll2 v19.4s, v17.8h, #16
+	WORD $0x4e1079f1 // zip2 v17.16b, v15.16b, v16.16b
+	WORD $0x2e613a34 // shll v20.4s, v17.4h, #16
+	WORD $0x6e613a35 // shll2 v21.4s, v17.8h, #16
+	WORD $0x4cdf2945 // ld1 { v5.4s, v6.4s, v7.4s, v8.4s }, [x10], #64
+	WORD $0x4e25ce49 // fmla v9.4s, v18.4s, v5.4s
+	WORD $0x4e26ce4a // fmla v10.4s, v18.4s, v6.4s
+	WORD $0x4e27ce4d // fmla v13.4s, v18.4s, v7.4s
+	WORD $0x4e28ce4e // fmla v14.4s, v18.4s, v8.4s
+	WORD $0x4cdf2945 // ld1 { v5.4s, v6.4s, v7.4s, v8.4s }, [x10], #64
+	WORD $0x4e25ce69 // fmla v9.4s, v19.4s, v5.4s
+	WORD $0x4e26ce6a // fmla v10.4s, v19.4s, v6.4s
+	WORD $0x4e27ce6d // fmla v13.4s, v19.4s, v7.4s
+	WORD $0x4e28ce6e // fmla v14.4s, v19.4s, v8.4s
+	WORD $0x4cdf2945 // ld1 { v5.4s, v6.4s, v7.4s, v8.4s }, [x10], #64
+	WORD $0x4e25ce89 // fmla v9.4s, v20.4s, v5.4s
+	WORD $0x4e26ce8a // fmla v10.4s, v20.4s, v6.4s
+	WORD $0x4e27ce8d // fmla v13.4s, v20.4s, v7.4s
+	WORD $0x4e28ce8e // fmla v14.4s, v20.4s, v8.4s
+	WORD $0x4cdf2945 // ld1 { v5.4s, v6.4s, v7.4s, v8.4s }, [x10], #64
+	WORD $0x4e25cea9 // fmla v9.4s, v21.4s, v5.4s
+	WORD $0x4e26ceaa // fmla v10.4s, v21.4s, v6.4s
+	WORD $0x4e27cead // fmla v13.4s, v21.4s, v7.4s
+	WORD $0x4e28ceae // fmla v14.4s, v21.4s, v8.4s
+	WORD $0x6e2ad529 // faddp v9.4s, v9.4s, v10.4s
+	WORD $0x6e2ed5ad // faddp v13.4s, v13.4s, v14.4s
+	WORD $0x6e2dd529 // faddp v9.4s, v9.4s, v13.4s
+	WORD $0x0e217884 // fcvtl v4.4s, v4.4h
+	WORD $0x4e24cd23 // fmla v3.4s, v9.4s, v4.4s
+	SUBS $1, R11, R11
+	BNE loop
+	MOVD R0, R12
+	WORD $0x0d008183 // st1 { v3.s }[0], [x12]
+	ADD R1, R12, R12
+	WORD $0x0d009183 // st1 { v3.s }[1], [x12]
+	ADD R1, R12, R12
+	WORD $0x4d008183 // st1 { v3.s }[2], [x12]
+	ADD R1, R12, R12
+	WORD $0x4d009183 // st1 { v3.s }[3], [x12]
+	ADD $4, R0, R0
+	SUBS $1, R4, R4
+	BNE rows
+	RET
+
 // func axpyQ4NEON(dst *float32, a float32, v *byte, n int)
 TEXT ·axpyQ4NEON(SB), NOSPLIT, $0-32
 	MOVD dst+0(FP), R0

@@ -80,9 +80,11 @@ type (
 	valuesF16x4Func = func(o, w []float32, stride, rows int, v []uint16, d int) int
 	valuesI8x4Func  = func(o, w []float32, stride, rows int, v []int8, scales []float32, d int) int
 	softmaxFunc     = func(s []float32, scale float32, round16 bool)
-	// Int4 (q4_0) rows, len(q) or len(o) elements long.
-	scoresQ4Func = func(dst []float32, k []byte, q []float32)
-	valuesQ4Func = func(o, w []float32, v []byte)
+	// Int4 (q4_0) rows: one head, and four at a time.
+	scoresQ4Func   = func(dst []float32, k []byte, q []float32)
+	valuesQ4Func   = func(o, w []float32, v []byte)
+	scoresQ4x4Func = func(dst []float32, stride, rows int, k []byte, q []float32, d int) int
+	valuesQ4x4Func = func(o, w []float32, stride, rows int, v []byte, d int) int
 )
 
 // kernelFamilies holds every family.
@@ -104,6 +106,8 @@ type kernelFamilies struct {
 	softmax     family[softmaxFunc]
 	scoresQ4    family[scoresQ4Func]
 	valuesQ4    family[valuesQ4Func]
+	scoresQ4x4  family[scoresQ4x4Func]
+	valuesQ4x4  family[valuesQ4x4Func]
 }
 
 // kern is the registry, built once at start-up and read-only after. It
@@ -137,6 +141,10 @@ func newKernelFamilies() *kernelFamilies {
 	k.softmax.add(variant[softmaxFunc]{name, level, mult, softmaxGeneric})
 	k.scoresQ4.add(variant[scoresQ4Func]{name, level, mult, scoresQ4Rows})
 	k.valuesQ4.add(variant[valuesQ4Func]{name, level, mult, valuesQ4Rows})
+	k.scoresQ4x4.add(variant[scoresQ4x4Func]{name, level, mult,
+		func([]float32, int, int, []byte, []float32, int) int { return 0 }})
+	k.valuesQ4x4.add(variant[valuesQ4x4Func]{name, level, mult,
+		func([]float32, []float32, int, int, []byte, int) int { return 0 }})
 	archKernels(k)
 	return k
 }

@@ -290,6 +290,7 @@ func kvFiles() []*File {
 	q4 := &File{Pkg: "kv", Name: "kernels_int4_neon",
 		Doc: "Attention kernels over INT4 (q4_0) cache rows for ARMv8.0 NEON, with the Go twins' order of operations."}
 	genScoresQ4(q4)
+	genScoresQ4x4(q4)
 	genAxpyQ4(q4)
 	genAxpy2Q4(q4)
 	return []*File{f, q4}
@@ -496,6 +497,74 @@ func genScoresQ4(f *File) {
 	fn.I(ST1(S4, acc, 1, 0, 16))
 	fn.Op("MOVD R9, R1") // row 4: where row 3 ended
 	fn.Op("SUBS $4, R3, R3")
+	fn.Op("BNE rows")
+	fn.Op("RET")
+}
+
+// genScoresQ4x4 writes scoresQ4x4NEON(dst, stride, k, q, rows, d): four
+// query heads against the same q4_0 rows, dst[h·stride+i] = row i · head
+// h, for rows ≥ 1 and d a positive multiple of 32, each result the one-head
+// kernel's bits. Each block's codes are widened to floats once for the
+// four heads. q is permuted by permuteQ4Query4: per block and step i, the
+// four heads' vectors of genScoresQ4 one after another. A row's four sums
+// are the lanes of one vector, each block's added with one fused
+// multiply-add by the block's d.
+func genScoresQ4x4(f *File) {
+	fn := f.NewFunc("scoresQ4x4NEON", "scoresQ4x4NEON sets dst[h*stride+i] to the dot product of q4_0 row i of k with head h of q, for h < 4, rows ≥ 1 and d a positive multiple of 32, as dotQ4F32Generic computes each; q holds the four heads permuted by permuteQ4Query4.",
+		[]Arg{{"dst", "*float32"}, {"stride", "int"}, {"k", "*byte"}, {"q", "*float32"}, {"rows", "int"}, {"d", "int"}}, nil)
+	rg := newVRegs(fn.Name)
+	fn.Op("MOVD %s, R0", fn.Arg("dst"))
+	fn.Op("MOVD %s, R1", fn.Arg("stride"))
+	fn.Op("LSL $2, R1, R1") // bytes between heads' outputs
+	fn.Op("MOVD %s, R2", fn.Arg("k"))
+	fn.Op("MOVD %s, R3", fn.Arg("q"))
+	fn.Op("MOVD %s, R4", fn.Arg("rows"))
+	fn.Op("MOVD %s, R5", fn.Arg("d"))
+	fn.Op("LSR $5, R5, R5") // blocks per row
+	k0f, tabLo, tabHi := q4Consts(fn, rg)
+	acc, dv := rg.get(), rg.get()
+	qv := rg.getN(4)
+	fn.Label("rows")
+	fn.Op("MOVD R3, R10")
+	fn.Op("MOVD R5, R11")
+	fn.I(MOVIzero(acc))
+	fn.Loop("loop", 4, "1 block of 32 × 1 row × 4 heads")
+	c, lo := rg.get(), rg.get()
+	fn.I(LD1R(H4, dv, 2, 2), LD1(B16, c, 1, 2, 16), AND(B16, lo, c, k0f), USHR(B16, c, c, 4))
+	z := [2]VReg{rg.get(), rg.get()}
+	fn.I(ZIP1(B16, z[0], lo, c), ZIP2(B16, z[1], lo, c))
+	rg.put(c, lo)
+	s := make([]VReg, 4)
+	for h := range s {
+		s[h] = rg.get()
+		fn.I(MOVIzero(s[h]))
+	}
+	for _, zz := range z {
+		fs := q4Floats(fn, rg, zz, tabLo, tabHi)
+		for _, fv := range fs {
+			fn.I(LD1(S4, qv, 4, 10, 64))
+			for h := range s {
+				fn.I(FMLA(S4, s[h], fv, qv+VReg(h)))
+			}
+		}
+		rg.put(fs[:]...)
+	}
+	rg.put(z[0], z[1])
+	fn.I(FADDP(S4, s[0], s[0], s[1]), FADDP(S4, s[2], s[2], s[3]), FADDP(S4, s[0], s[0], s[2]),
+		FCVTL(H4, dv, dv), FMLA(S4, acc, s[0], dv))
+	rg.put(s...)
+	fn.Op("SUBS $1, R11, R11")
+	fn.Op("BNE loop")
+	fn.EndLoop()
+	fn.Op("MOVD R0, R12")
+	for h := 0; h < 4; h++ {
+		fn.I(ST1L(S2, acc, h, 12, 0))
+		if h < 3 {
+			fn.Op("ADD R1, R12, R12")
+		}
+	}
+	fn.Op("ADD $4, R0, R0")
+	fn.Op("SUBS $1, R4, R4")
 	fn.Op("BNE rows")
 	fn.Op("RET")
 }
