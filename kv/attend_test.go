@@ -208,7 +208,7 @@ func TestAttendErrors(t *testing.T) {
 		{name: "short q", stored: 5, pos: 4, h1: 4, p: p, q: q[:15], out: out, scratch: scratch, want: ErrInvalid},
 		{name: "short out", stored: 5, pos: 4, h1: 4, p: p, q: q, out: out[:12], scratch: scratch, want: ErrInvalid},
 		{name: "short q partial range ok", stored: 5, pos: 4, h1: 2, p: p, q: q[:8], out: out[:8], scratch: scratch},
-		{name: "absurd heads", stored: 5, pos: 4, h1: 1 << 61, p: AttnParams{Heads: 1 << 62}, q: q, out: out, scratch: scratch, want: ErrInvalid},
+		{name: "absurd heads", stored: 5, pos: 4, h1: math.MaxInt / 4, p: AttnParams{Heads: math.MaxInt / 2}, q: q, out: out, scratch: scratch, want: ErrInvalid},
 		{name: "negative softcap", stored: 5, pos: 4, h1: 4, p: AttnParams{Heads: 4, Softcap: -1}, q: q, out: out, scratch: scratch, want: ErrInvalid},
 		// Ring of 4 cells holds 6..9; position 5 would need 2..5.
 		{name: "overwritten", win: 4, batch: 1, stored: 10, pos: 5, h1: 4, p: p, q: q, out: out, scratch: scratch, want: ErrInvalid},

@@ -3,6 +3,7 @@ package kv
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/lowmem/llm/quant"
 )
@@ -146,8 +147,10 @@ type Cache struct {
 }
 
 // maxBytes bounds the storage New agrees to allocate, so that a config
-// with absurd dimensions gets an error instead of a failed allocation.
-const maxBytes = 1 << 46
+// with absurd dimensions gets an error instead of a failed allocation. On
+// 32-bit targets it is 1 GiB, a quarter of the address space, which also
+// keeps every slice length an int.
+const maxBytes = min(1<<46, math.MaxInt/2)
 
 // New validates cfg and allocates its storage: Config.Initial cells, or all
 // of Config.Cells. It returns an error wrapping ErrInvalid that names the

@@ -148,7 +148,7 @@ func TestStoreErrors(t *testing.T) {
 		want       error
 	}{
 		{"full", 0, 4, k, v, ErrFull},
-		{"far past end", 0, 1 << 40, k, v, ErrFull},
+		{"far past end", 0, math.MaxInt / 2, k, v, ErrFull},
 		{"negative position", 0, -1, k, v, ErrInvalid},
 		{"gap", 1, 1, k, v, ErrInvalid},
 		{"layer", 2, 0, k, v, ErrInvalid},

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin && !dragonfly && !freebsd && !netbsd && !openbsd && !windows && !wasm
 
 package mem
 
@@ -7,13 +7,9 @@ import (
 	"runtime"
 )
 
-// DetectLimit fails with ErrUnsupported: memory limits are read from
-// cgroups and /proc/meminfo on Linux only. Use ExplicitLimit instead.
+// DetectLimit fails with ErrUnsupported: this system has no reader for its
+// memory figures (Linux, the BSDs, macOS, Windows and WebAssembly do).
+// Use ExplicitLimit instead.
 func DetectLimit() (Limit, error) {
 	return Limit{}, fmt.Errorf("mem: detect memory limit on %s: %w", runtime.GOOS, ErrUnsupported)
-}
-
-// ReadCgroupPeak fails with ErrUnsupported: cgroups exist on Linux only.
-func ReadCgroupPeak() (int64, error) {
-	return 0, fmt.Errorf("mem: cgroup peak on %s: %w", runtime.GOOS, ErrUnsupported)
 }

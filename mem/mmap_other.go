@@ -5,6 +5,7 @@ package mem
 import (
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"sync"
 
@@ -34,6 +35,11 @@ func Map(path string, opts ...MapOption) (*Mapping, error) {
 	if cfg.lock {
 		return nil, fmt.Errorf("mem: lock %s in memory on %s: %w", path, runtime.GOOS, ErrUnsupported)
 	}
+	// x/exp/mmap opens anything os.Open does on some systems (a directory
+	// under js/wasm); refuse what the Unix build refuses.
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("mem: map %s: not a regular file (mode %v)", path, fi.Mode())
+	}
 	r, err := mmap.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("mem: map: %w", err)
@@ -41,6 +47,11 @@ func Map(path string, opts ...MapOption) (*Mapping, error) {
 	if r.Len() == 0 {
 		r.Close()
 		return nil, fmt.Errorf("mem: map %s: %w", path, ErrEmptyFile)
+	}
+	if int64(r.Len()) > maxHeapCopy {
+		r.Close()
+		return nil, fmt.Errorf("mem: map %s: %d bytes are more than this %s/%s build can read into its heap (at most %d)",
+			path, r.Len(), runtime.GOOS, runtime.GOARCH, int64(maxHeapCopy))
 	}
 	return &Mapping{path: path, size: int64(r.Len()), sys: mappingSys{r: r}}, nil
 }

@@ -7,11 +7,6 @@ import (
 	"runtime"
 )
 
-// ReadRSS fails with ErrUnsupported: it reads /proc, which only Linux has.
-func ReadRSS() (RSS, error) {
-	return RSS{}, fmt.Errorf("mem: read RSS on %s: %w", runtime.GOOS, ErrUnsupported)
-}
-
 // ReadSmapsRollup fails with ErrUnsupported: it reads /proc, which only
 // Linux has.
 func ReadSmapsRollup() (SmapsRollup, error) {

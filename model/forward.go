@@ -29,6 +29,10 @@ type State struct {
 	rope, ropeSWA ops.Rope
 	twoRopes      bool
 	attn          attnTask
+	// act writes act(g)·u into g: the feed-forward activation (SwiGLU or
+	// GeGLU), element by element, so that it can run in the pieces the
+	// gate/up product's work items compute.
+	act func(g, u []float32)
 
 	// Per pass: the quantized-activation buffers and the expert source.
 	gen uint64 // the last generation handed to an acts value
@@ -130,6 +134,10 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 			FreqScale: 1 / m.RopeScale, Factors: factors},
 		twoRopes: ropeTables(&m.Config) == 2,
 	}
+	s.act = ops.SiLUMulFast
+	if m.GELU {
+		s.act = ops.GELUMul
+	}
 	s.ropeSWA = s.rope
 	s.ropeSWA.Base, s.ropeSWA.FreqScale = m.RopeBaseSWA, 1/m.RopeScaleSWA
 	s.scratch = make([][]float32, e.Pool().Threads())
@@ -185,7 +193,12 @@ func (s *State) quantized(a acts, vt quant.Type) ([]byte, error) {
 		}
 	}
 	q := &s.q[s.qLR]
+	ph := s.e.CurrentPhase()
+	s.e.Phase(phQuantize)
 	data, err := s.e.Quantize(vt, a.rows, a.cols, a.n, q.buf)
+	if ph != nil {
+		s.e.Phase(ph)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("model: quantize activations: %w", err)
 	}
@@ -318,6 +331,8 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		s.moe.take(ar, c, m.maxXRowBytes(), n)
 	}
 
+	s.e.Phase(phEmbed)
+	defer s.e.EndPhases()
 	er := m.Embed
 	for t, tok := range tokens {
 		if err := quant.Dequantize(er.Type, x[t*E:(t+1)*E], er.Row(int(tok))); err != nil {
@@ -340,12 +355,8 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 	if s.twoRopes {
 		angles(&s.ropeSWA, csSWA)
 	}
-	norm := func(dst, src, w []float32, rows int) {
-		for t := 0; t < rows; t++ {
-			ops.RMSNorm(dst[t*E:(t+1)*E], src[t*E:(t+1)*E], w, c.RMSEps)
-		}
-	}
 
+	var shared [maxShared]projection
 	lsrc := m.Source // read once: the whole pass uses one source
 	if lsrc != nil {
 		lsrc.Begin()
@@ -358,22 +369,14 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		if lsrc != nil {
 			L = lsrc.Layer(il)
 		}
-		norm(xn, x, L.AttnNorm, n)
+		s.e.Phase(phNorm)
+		s.norm(xn, x, L.AttnNorm, n)
 		a := s.acts(xn, E, n)
-		if L.Wqkv != nil {
-			if err := s.mul(L.Wqkv, a, qkv, stride); err != nil {
-				return err
-			}
-		} else {
-			for _, p := range []struct {
-				w   *ops.Matrix
-				off int
-			}{{L.Wq, 0}, {L.Wk, qDim}, {L.Wv, qDim + kDim}} {
-				if err := s.mul(p.w, a, qkv[p.off:], stride); err != nil {
-					return err
-				}
-			}
+		s.e.Phase(phQKV)
+		if err := s.mulShared(a, L.qkvInputs(c, &shared), qkv, stride); err != nil {
+			return err
 		}
+		s.e.Phase(phRope)
 		rope, ang := &s.rope, cs
 		if s.twoRopes && c.WindowedLayer(il) {
 			rope, ang = &s.ropeSWA, csSWA
@@ -397,32 +400,28 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 				ops.Scale(qt, c.QueryScale)
 			}
 		}
+		s.e.Phase(phAttention)
 		if err := s.attention(il, pos0, n, qkv, stride, att); err != nil {
 			return err
 		}
-		if err := s.mul(L.Wo, s.acts(att, oDim, n), tmp, E); err != nil {
+		s.e.Phase(phO)
+		if err := s.residual(L.Wo, s.acts(att, oDim, n), tmp, x, L.PostAttnNorm); err != nil {
 			return err
 		}
-		if L.PostAttnNorm != nil {
-			norm(tmp, tmp, L.PostAttnNorm, n)
-		}
-		ops.Add(x, tmp)
 
-		norm(xn, x, L.FFNNorm, n)
+		s.e.Phase(phNorm)
+		s.norm(xn, x, L.FFNNorm, n)
 		a = s.acts(xn, E, n)
-		var err error
 		if L.Router != nil {
-			err = s.experts(il, L, a, tmp)
-		} else {
-			err = s.ffn(L, a, gu, tmp)
-		}
-		if err != nil {
+			s.e.Phase(phMoE)
+			if err := s.experts(il, L, a, tmp); err != nil {
+				return err
+			}
+			s.e.Phase(phNorm)
+			s.addNormed(x, tmp, L.PostFFNNorm, n)
+		} else if err := s.ffn(L, a, gu, tmp, x); err != nil {
 			return err
 		}
-		if L.PostFFNNorm != nil {
-			norm(tmp, tmp, L.PostFFNNorm, n)
-		}
-		ops.Add(x, tmp)
 		if lsrc != nil {
 			lsrc.Done(il)
 		}
@@ -433,7 +432,8 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		first = n - 1
 	}
 	rows := n - first
-	norm(xn, x[first*E:], m.OutNorm, rows)
+	s.e.Phase(phOutput)
+	s.norm(xn, x[first*E:], m.OutNorm, rows)
 	if err := s.mul(m.Output, s.acts(xn, E, rows), out, m.Vocab); err != nil {
 		return err
 	}
@@ -452,41 +452,60 @@ func headNorm(x, w []float32, headDim int, eps float32) {
 	}
 }
 
-// ffn is the dense feed-forward block: down(act(gate·a) ⊙ up·a) into out.
-// gu holds n rows of gate then up (2×FFN floats each), written either by
-// one fused matrix or by the two halves.
-func (s *State) ffn(L *Layer, a acts, gu, out []float32) error {
-	c := &s.m.Config
-	F, n := c.FFN, a.n
-	if L.GateUp != nil {
-		if err := s.mul(L.GateUp, a, gu, 2*F); err != nil {
-			return err
-		}
-	} else {
-		if err := s.mul(L.Gate, a, gu, 2*F); err != nil {
-			return err
-		}
-		if err := s.mul(L.Up, a, gu[F:], 2*F); err != nil {
-			return err
-		}
+// norm writes RMSNorm(src)·w of rows rows of Embd floats to dst.
+func (s *State) norm(dst, src, w []float32, rows int) {
+	E := s.m.Embd
+	for t := 0; t < rows; t++ {
+		ops.RMSNorm(dst[t*E:(t+1)*E], src[t*E:(t+1)*E], w, s.m.RMSEps)
 	}
-	// Activate row by row and pack the results into the first n×F floats:
-	// row t goes to [t·F, (t+1)·F), which is never past its own gate half.
-	for t := 0; t < n; t++ {
-		g, u := gu[2*t*F:2*t*F+F], gu[2*t*F+F:2*(t+1)*F]
-		s.activate(g, u)
-		copy(gu[t*F:(t+1)*F], g)
-	}
-	return s.mul(L.Down, s.acts(gu, F, n), out, c.Embd)
 }
 
-// activate writes act(g)·u into g: GELU for gemma, SiLU otherwise.
-func (s *State) activate(g, u []float32) {
-	if s.m.GELU {
-		ops.GELUMul(g, u)
-	} else {
-		ops.SiLUMul(g, u)
+// addNormed adds y — normalised by post first, unless post is nil — to the
+// residual stream x, for rows rows.
+func (s *State) addNormed(x, y, post []float32, rows int) {
+	if post != nil {
+		s.norm(y, y, post, rows)
 	}
+	E := s.m.Embd
+	ops.Add(x[:rows*E], y[:rows*E])
+}
+
+// residual computes a block's last product w·a into out (Embd floats per
+// token) and adds it to the residual stream x: within the product's own
+// dispatch, or after normalising it when the block has a norm there
+// (post, gemma's post-attention and post-feed-forward norms).
+func (s *State) residual(w *ops.Matrix, a acts, out, x, post []float32) error {
+	E := s.m.Embd
+	if post == nil {
+		return s.mulAdd(w, a, out, E, x, E)
+	}
+	if err := s.mul(w, a, out, E); err != nil {
+		return err
+	}
+	s.e.Phase(phNorm)
+	s.addNormed(x, out, post, a.n)
+	return nil
+}
+
+// ffn is the dense feed-forward block: down(act(gate·a) ⊙ up·a) into out,
+// then added to the residual stream x. gu holds n rows of gate then up
+// (2×FFN floats each); gate, up and the activation take one dispatch, the
+// down projection and the residual add another.
+func (s *State) ffn(L *Layer, a acts, gu, out, x []float32) error {
+	c := &s.m.Config
+	F, n := c.FFN, a.n
+	s.e.Phase(phGateUp)
+	gate, up := L.gateUpInputs(c)
+	if err := s.mulGated(a, gate, up, gu, 2*F); err != nil {
+		return err
+	}
+	// Pack the activated rows into the first n×F floats: row t goes to
+	// [t·F, (t+1)·F), which is never past its own gate half.
+	for t := 1; t < n; t++ {
+		copy(gu[t*F:(t+1)*F], gu[2*t*F:2*t*F+F])
+	}
+	s.e.Phase(phDown)
+	return s.residual(L.Down, s.acts(gu, F, n), out, x, L.PostFFNNorm)
 }
 
 // attention stores the chunk's keys and values (in qkv, stride floats per
@@ -506,7 +525,7 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out []floa
 	}
 	run := func(units int) error {
 		clear(s.errs)
-		s.e.Pool().For(units, 1, &s.attn)
+		s.e.For(units, 1, &s.attn)
 		return s.workerErr()
 	}
 	if c.WindowedLayer(il) {

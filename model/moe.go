@@ -17,6 +17,11 @@ import (
 // done. A source that reads from disk starts every read it needs in Fetch,
 // so the reads proceed together while the first experts compute.
 //
+// Forward uses one expert at a time: once it asks for the next expert of
+// the block (or releases the block) it no longer reads the previous one's
+// matrices, so a source with room for fewer experts than a block announces
+// may reuse the room of the experts already used (expertcache does).
+//
 // Forward calls of different States may use a source at the same time; a
 // source that cannot serve them together serialises them (holding a lock
 // from Fetch to Release, say).
@@ -195,27 +200,41 @@ func (s *State) experts(il int, L *Layer, a acts, out []float32) error {
 		}
 		m := len(pairs)
 		// The expert's input: its tokens' rows of a, quantized for its
-		// gate and up matrices (all of a when every token chose it).
-		for _, h := range [2]struct {
-			w   *ops.Matrix
-			out []float32
-		}{{ex.Gate, ms.g}, {ex.Up, ms.u}} {
-			xq, err := s.quantized(a, h.w.VecType)
+		// gate and up matrices (all of a when every token chose it); one
+		// gathered copy serves both when they take the same type, and gate,
+		// up and the activation then run in one dispatch.
+		input := func(w *ops.Matrix) ([]byte, error) {
+			xq, err := s.quantized(a, w.VecType)
+			if err != nil || m == n {
+				return xq, err
+			}
+			rb := w.XRowBytes
+			for j, p := range pairs {
+				t := int(p) / k
+				copy(ms.gather[j*rb:(j+1)*rb], xq[t*rb:(t+1)*rb])
+			}
+			return ms.gather[:m*rb], nil
+		}
+		if ex.Gate.VecType == ex.Up.VecType {
+			xq, err := input(ex.Gate)
 			if err != nil {
 				return err
 			}
-			if m < n {
-				rb := h.w.XRowBytes
-				for j, p := range pairs {
-					t := int(p) / k
-					copy(ms.gather[j*rb:(j+1)*rb], xq[t*rb:(t+1)*rb])
+			s.e.MatMulGated(ops.Part{M: ex.Gate, X: xq, Out: ms.g, Stride: F}, ops.Part{M: ex.Up, X: xq, Out: ms.u, Stride: F}, m, s.act)
+		} else {
+			for _, h := range [2]struct {
+				w   *ops.Matrix
+				out []float32
+			}{{ex.Gate, ms.g}, {ex.Up, ms.u}} {
+				xq, err := input(h.w)
+				if err != nil {
+					return err
 				}
-				xq = ms.gather[:m*rb]
+				s.e.MatMul(h.w, xq, m, h.out, F)
 			}
-			s.e.MatMul(h.w, xq, m, h.out, F)
-		}
-		for j := range m {
-			s.activate(ms.g[j*F:(j+1)*F], ms.u[j*F:(j+1)*F])
+			for j := range m {
+				s.act(ms.g[j*F:(j+1)*F], ms.u[j*F:(j+1)*F])
+			}
 		}
 		if err := s.mul(ex.Down, s.acts(ms.g, F, m), ms.y, E); err != nil {
 			return err

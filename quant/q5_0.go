@@ -76,3 +76,45 @@ func dotQ5_0(n int, w, x []byte) float32 {
 	}
 	return sum
 }
+
+// q5Bits maps a byte of Q5_0/Q5_1 fifth bits to bit 4 of 16-bit lanes:
+// bits 0, 2, 4, 6 to lanes 0-3; the odd bits go through b>>1.
+var q5Bits = func() (t [256]uint64) {
+	for b := range t {
+		for i := 0; i < 4; i++ {
+			t[b] |= uint64(b>>(2*i)&1) << (16*i + 4)
+		}
+	}
+	return t
+}()
+
+// q5Block is the exact Σq_w·q_x of a Q5_0/Q5_1 block's quants, nibbles q
+// and fifth bits qh, with a packed column x (see swar.go): 5-bit quants
+// leave room for two products per lane sum. Byte k of qh holds the fifth
+// bits of elements 8k..8k+7, which are words 2k and 2k+1 of the packQ8
+// order.
+func q5Block(qh *[4]byte, q *[QK / 2]byte, x *[8]uint64) int32 {
+	lo, hi := le64(q[0:]), le64(q[8:])
+	h0, h1, h2, h3 := qh[0], qh[1], qh[2], qh[3]
+	return top16((lo&lanes4|q5Bits[h0])*x[0]+(lo>>8&lanes4|q5Bits[h0>>1])*x[1]) +
+		top16((hi&lanes4|q5Bits[h1])*x[2]+(hi>>8&lanes4|q5Bits[h1>>1])*x[3]) +
+		top16((lo>>4&lanes4|q5Bits[h2])*x[4]+(lo>>12&lanes4|q5Bits[h2>>1])*x[5]) +
+		top16((hi>>4&lanes4|q5Bits[h3])*x[6]+(hi>>12&lanes4|q5Bits[h3>>1])*x[7])
+}
+
+// swarQ5_0 is the pure-Go tile kernel of Q5_0 on four rows (see swar.go):
+// the block sums of dotQ5_0, with Σ(q_w-16)·q_x taken as
+// Σq_w·q_x - 16·Σq_x.
+func swarQ5_0(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
+	nb := len(w0) / q5_0Bytes
+	ws := [4][]byte{w0[:nb*q5_0Bytes], w1[:nb*q5_0Bytes], w2[:nb*q5_0Bytes], w3[:nb*q5_0Bytes]}
+	xq, d, s := p.q[:8*nb], p.d[:nb], p.s[:2*nb]
+	for i, dx := range d {
+		x := (*[8]uint64)(xq[8*i:])
+		c := 16 * (s[2*i] + s[2*i+1])
+		for r, w := range ws {
+			a := (*[q5_0Bytes]byte)(w[q5_0Bytes*i:])
+			acc[r] += (f16At(a[0:]) * dx) * float32(q5Block((*[4]byte)(a[2:]), (*[QK / 2]byte)(a[6:]), x)-c)
+		}
+	}
+}

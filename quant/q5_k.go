@@ -97,3 +97,43 @@ func dotQ5_K(n int, w, x []byte) float32 {
 	}
 	return sum
 }
+
+// swarQ5_K is the pure-Go tile kernel of Q5_K on four rows (see swar.go),
+// with the integer sums of dotQ5_K. Bit 2c of qh[l] is the fifth bit of
+// element l of sub-block 2c, bit 2c+1 that of sub-block 2c+1; 5-bit quants
+// leave room for two products per lane sum.
+func swarQ5_K(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
+	nb := len(w0) / q5_KBytes
+	ws := [4][]byte{w0[:nb*q5_KBytes], w1[:nb*q5_KBytes], w2[:nb*q5_KBytes], w3[:nb*q5_KBytes]}
+	xq, d, bs := p.q[:64*nb], p.d[:nb], p.bs[:16*nb]
+	for i, dy := range d {
+		x := (*[64]uint64)(xq[64*i:])
+		b := (*[16]int32)(bs[16*i:])
+		for r, w := range ws {
+			a := (*[q5_KBytes]byte)(w[q5_KBytes*i:])
+			s := (*[kScaleSize]byte)(a[4:])
+			qh := (*[32]byte)(a[16:])
+			u0, u1, u2, u3 := le64(qh[0:]), le64(qh[8:]), le64(qh[16:]), le64(qh[24:])
+			var sumi, summ int32
+			for c := 0; c < 4; c++ {
+				q := (*[32]byte)(a[48+32*c:])
+				y := (*[16]uint64)(x[16*c:])
+				v0, v1, v2, v3 := le64(q[0:]), le64(q[8:]), le64(q[16:]), le64(q[24:])
+				h0, h1, h2, h3 := u0>>(2*c), u1>>(2*c), u2>>(2*c), u3>>(2*c)
+				s0 := top16((v0&lanes4|(h0&lanes1)<<4)*y[0]+(v0>>8&lanes4|(h0>>8&lanes1)<<4)*y[1]) +
+					top16((v1&lanes4|(h1&lanes1)<<4)*y[2]+(v1>>8&lanes4|(h1>>8&lanes1)<<4)*y[3]) +
+					top16((v2&lanes4|(h2&lanes1)<<4)*y[4]+(v2>>8&lanes4|(h2>>8&lanes1)<<4)*y[5]) +
+					top16((v3&lanes4|(h3&lanes1)<<4)*y[6]+(v3>>8&lanes4|(h3>>8&lanes1)<<4)*y[7])
+				s1 := top16((v0>>4&lanes4|(h0>>1&lanes1)<<4)*y[8]+(v0>>12&lanes4|(h0>>9&lanes1)<<4)*y[9]) +
+					top16((v1>>4&lanes4|(h1>>1&lanes1)<<4)*y[10]+(v1>>12&lanes4|(h1>>9&lanes1)<<4)*y[11]) +
+					top16((v2>>4&lanes4|(h2>>1&lanes1)<<4)*y[12]+(v2>>12&lanes4|(h2>>9&lanes1)<<4)*y[13]) +
+					top16((v3>>4&lanes4|(h3>>1&lanes1)<<4)*y[14]+(v3>>12&lanes4|(h3>>9&lanes1)<<4)*y[15])
+				sc0, m0 := scaleMinK4(2*c, s)
+				sc1, m1 := scaleMinK4(2*c+1, s)
+				sumi += int32(sc0)*s0 + int32(sc1)*s1
+				summ += int32(m0)*(b[4*c]+b[4*c+1]) + int32(m1)*(b[4*c+2]+b[4*c+3])
+			}
+			acc[r] += f16At(a[0:])*dy*float32(sumi) - f16At(a[2:])*dy*float32(summ)
+		}
+	}
+}

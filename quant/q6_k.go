@@ -122,3 +122,52 @@ func dotQ6_K(n int, w, x []byte) float32 {
 	}
 	return sum
 }
+
+// swarQ6_K is the pure-Go tile kernel of Q6_K on four rows (see swar.go):
+// 6-bit quants leave room for one product per lane sum, and Σ(q_w-32)·q_x
+// is taken as Σq_w·q_x - 32·Σq_x per 16 elements.
+func swarQ6_K(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
+	nb := len(w0) / q6_KBytes
+	ws := [4][]byte{w0[:nb*q6_KBytes], w1[:nb*q6_KBytes], w2[:nb*q6_KBytes], w3[:nb*q6_KBytes]}
+	xq, d, xs := p.q[:64*nb], p.d[:nb], p.s[:16*nb]
+	for i, dy := range d {
+		var blk [4]*[q6_KBytes]byte
+		for r, w := range ws {
+			blk[r] = (*[q6_KBytes]byte)(w[q6_KBytes*i:])
+		}
+		var sumi [4]int32
+		for h := 0; h < 2; h++ {
+			x := (*[32]uint64)(xq[64*i+32*h:])
+			s := (*[8]int32)(xs[16*i+8*h:])
+			for kk := 0; kk < 2; kk++ {
+				// Words 2k and 2k+1 of each 32 elements are in the 16
+				// with scale k/2.
+				c0, c1, c2, c3 := 32*s[kk], 32*s[kk+2], 32*s[kk+4], 32*s[kk+6]
+				for r, a := range blk {
+					ql := (*[64]byte)(a[64*h:])
+					qh := (*[32]byte)(a[128+32*h:])
+					sc := (*[8]byte)(a[192+8*h:])
+					var t0, t1, t2, t3 int32
+					for k := 2 * kk; k < 2*kk+2; k++ {
+						l1, l2, hb := le64(ql[8*k:]), le64(ql[32+8*k:]), le64(qh[8*k:])
+						// The eight 6-bit quants of each group, a byte each,
+						// then split into even and odd lanes.
+						b0 := l1&nibbles | hb<<4&bits45
+						b1 := l2&nibbles | hb<<2&bits45
+						b2 := l1>>4&nibbles | hb&bits45
+						b3 := l2>>4&nibbles | hb>>2&bits45
+						t0 += top16((b0&lanes8)*x[2*k]) + top16((b0>>8&lanes8)*x[2*k+1])
+						t1 += top16((b1&lanes8)*x[8+2*k]) + top16((b1>>8&lanes8)*x[9+2*k])
+						t2 += top16((b2&lanes8)*x[16+2*k]) + top16((b2>>8&lanes8)*x[17+2*k])
+						t3 += top16((b3&lanes8)*x[24+2*k]) + top16((b3>>8&lanes8)*x[25+2*k])
+					}
+					sumi[r] += int32(int8(sc[kk]))*(t0-c0) + int32(int8(sc[kk+2]))*(t1-c1) +
+						int32(int8(sc[kk+4]))*(t2-c2) + int32(int8(sc[kk+6]))*(t3-c3)
+				}
+			}
+		}
+		for r, a := range blk {
+			acc[r] += f16At(a[208:]) * dy * float32(sumi[r])
+		}
+	}
+}

@@ -100,3 +100,43 @@ func dotQ8_0(n int, w, x []byte) float32 {
 	}
 	return sum
 }
+
+// swarQ8_0 is the pure-Go tile kernel of Q8_0 on four rows (see
+// swar.go). A signed byte is too wide for four products to a lane, so
+// each weight quant q is taken as u = q+128 = 16·h + l, and the block's
+// integer sum Σq·x = Σl·x + 16·Σh·x - 128·Σx, with the nibble products
+// four to a lane.
+func swarQ8_0(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
+	nb := len(w0) / q8_0Bytes
+	w0, w1, w2, w3 = w0[:nb*q8_0Bytes], w1[:nb*q8_0Bytes], w2[:nb*q8_0Bytes], w3[:nb*q8_0Bytes]
+	xq, d, s := p.q[:8*nb], p.d[:nb], p.s[:2*nb]
+	s0, s1, s2, s3 := acc[0], acc[1], acc[2], acc[3]
+	for i, dx := range d {
+		xa, xb := (*[4]uint64)(xq[8*i:]), (*[4]uint64)(xq[8*i+4:])
+		c := 128 * (s[2*i] + s[2*i+1])
+		var a *[q8_0Bytes]byte
+		var v0, v1, v2, v3 uint64
+		var l, h int32
+		a = (*[q8_0Bytes]byte)(w0[q8_0Bytes*i:])
+		v0, v1, v2, v3 = le64(a[2:])^flip8, le64(a[10:])^flip8, le64(a[18:])^flip8, le64(a[26:])^flip8
+		l = top16(q4Group(v0, v1, xa)) + top16(q4Group(v2, v3, xb))
+		h = top16(q4Group(v0>>4, v1>>4, xa)) + top16(q4Group(v2>>4, v3>>4, xb))
+		s0 += float32(l+16*h-c) * (f16At(a[0:]) * dx)
+		a = (*[q8_0Bytes]byte)(w1[q8_0Bytes*i:])
+		v0, v1, v2, v3 = le64(a[2:])^flip8, le64(a[10:])^flip8, le64(a[18:])^flip8, le64(a[26:])^flip8
+		l = top16(q4Group(v0, v1, xa)) + top16(q4Group(v2, v3, xb))
+		h = top16(q4Group(v0>>4, v1>>4, xa)) + top16(q4Group(v2>>4, v3>>4, xb))
+		s1 += float32(l+16*h-c) * (f16At(a[0:]) * dx)
+		a = (*[q8_0Bytes]byte)(w2[q8_0Bytes*i:])
+		v0, v1, v2, v3 = le64(a[2:])^flip8, le64(a[10:])^flip8, le64(a[18:])^flip8, le64(a[26:])^flip8
+		l = top16(q4Group(v0, v1, xa)) + top16(q4Group(v2, v3, xb))
+		h = top16(q4Group(v0>>4, v1>>4, xa)) + top16(q4Group(v2>>4, v3>>4, xb))
+		s2 += float32(l+16*h-c) * (f16At(a[0:]) * dx)
+		a = (*[q8_0Bytes]byte)(w3[q8_0Bytes*i:])
+		v0, v1, v2, v3 = le64(a[2:])^flip8, le64(a[10:])^flip8, le64(a[18:])^flip8, le64(a[26:])^flip8
+		l = top16(q4Group(v0, v1, xa)) + top16(q4Group(v2, v3, xb))
+		h = top16(q4Group(v0>>4, v1>>4, xa)) + top16(q4Group(v2>>4, v3>>4, xb))
+		s3 += float32(l+16*h-c) * (f16At(a[0:]) * dx)
+	}
+	acc[0], acc[1], acc[2], acc[3] = s0, s1, s2, s3
+}

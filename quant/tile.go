@@ -35,14 +35,18 @@ const (
 
 // Tiles lists every tile implementation for t that runs on this CPU: first
 // the pure-Go dot product in a loop, which tests compare the others with,
-// then, for types without tile kernels of their own, the fastest DotFunc in
-// a loop, then the tile kernels, the fastest last.
+// then the portable pure-Go tile kernel (swar.go) where the type has one,
+// then, for types without assembly tile kernels, the fastest DotFunc in a
+// loop, then the assembly tile kernels, the fastest last.
 func Tiles(t Type) []TileKernel {
 	ks := Kernels(t)
 	if len(ks) == 0 {
 		return nil
 	}
 	tiles := []TileKernel{dotTile("generic", t, ks[0].Dot)}
+	if k, ok := swarTile(t); ok {
+		tiles = append(tiles, k)
+	}
 	arch := archTiles(t)
 	if len(arch) == 0 && len(ks) > 1 {
 		best := ks[len(ks)-1]

@@ -15,7 +15,6 @@ import (
 	"github.com/lowmem/llm/memplan"
 	"github.com/lowmem/llm/model"
 	"github.com/lowmem/llm/quant"
-	"golang.org/x/sys/unix"
 )
 
 // streamSpecs are models with enough layers that a streaming plan keeps
@@ -182,7 +181,7 @@ func evictFile(t *testing.T, path string) bool {
 	if err := f.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	dropPageCache(f)
 	m, err := mem.Map(path)
 	if err != nil {
 		t.Fatal(err)

@@ -26,12 +26,12 @@ func FuzzConfig(f *testing.F) {
 	add(d, 8, floatBytes(1, 2, 3, 4, 5, 6, 7, 8), []byte{1, 0, 0, 0, 1, 0, 0, 0})
 	add(GreedyConfig(), 4, floatBytes(nan, inf, -inf, 0), nil)
 	add(Config{Temperature: 1e-38, TopP: 1e-7, MinP: 1, RepeatPenalty: 3e38, FrequencyPenalty: -3e38, PresencePenalty: 3e38,
-		PenaltyLastN: -1, TopK: 1 << 40}, 3, floatBytes(-inf, 1e30, -1e30), []byte{0, 0, 0, 0, 2, 0, 0, 0, 0xff, 0xff, 0xff, 0xff})
+		PenaltyLastN: -1, TopK: math.MaxInt}, 3, floatBytes(-inf, 1e30, -1e30), []byte{0, 0, 0, 0, 2, 0, 0, 0, 0xff, 0xff, 0xff, 0xff})
 	add(Config{Temperature: 3e38, TopP: 0.5, MinP: 1e-45, RepeatPenalty: 1e-45}, 5, floatBytes(1, 1, 1, 1, 1), []byte{3, 0, 0, 0})
 	add(Config{Temperature: nan, TopP: 1, RepeatPenalty: 1}, 1, nil, nil)
 	add(d, 0, nil, nil)
 	add(d, -5, nil, nil)
-	add(d, math.MaxInt32+1, nil, nil)
+	add(d, math.MaxInt, nil, nil)
 	f.Fuzz(func(t *testing.T, temp float32, topK int, topP, minP, rep, freq, pres float32, lastN int, seed uint64,
 		vocab int, logitBytes, historyBytes []byte) {
 		cfg := Config{Temperature: temp, TopK: topK, TopP: topP, MinP: minP, RepeatPenalty: rep,

@@ -14,6 +14,16 @@
 //
 //	{"model":"x.gguf","threads":2,"pp":{"n":512,"tps":…,"sd":…},"tg":{"n":128,"tps":…,"sd":…},"peak_rss_bytes":…}
 //
+// With -profile FILE it writes a CPU profile of the measured runs (FILE.pp
+// and FILE.tg when both tests run) with the library's phase labels turned
+// on, and prints the CPU time of each phase of the forward pass —
+// matmul:qkv, attention, matmul:gate/up, wait/idle … — per token (with
+// -json, as "pp_phases" and "tg_phases"). The profile adds a little work
+// of its own; the shares are what it is for, not the speed of that run:
+//
+//	go run ./examples/bench -m model.gguf -t 2 -p 0 -n 128 -profile /tmp/tg.prof
+//	go tool pprof -tags /tmp/tg.prof    # the same split; -tagfocus=phase=… to dig in
+//
 // No model at hand? internal/cmd/mkmodel writes a random-weight file of a
 // real model's shape:
 //
@@ -67,6 +77,7 @@ type config struct {
 	seed     uint64
 	verbose  bool
 	progress io.Writer // per-run lines with -v
+	profile  string    // CPU profile of the measured runs, by phase
 }
 
 // errUsage reports bad flags; the flag package has already printed why.
@@ -91,6 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.warmup, "warmup", true, "run each test once before measuring")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the random prompt tokens")
 	fs.BoolVar(&c.verbose, "v", false, "print each run's time on stderr")
+	fs.StringVar(&c.profile, "profile", "", "write a CPU profile of the measured runs to `FILE` (FILE.pp and FILE.tg when both tests run) and print CPU time by phase of the forward pass")
 	if err := fs.Parse(args); err != nil {
 		return c, errUsage
 	}
@@ -174,21 +186,24 @@ func newStats(n int, runs []float64) *stats {
 
 // result is what -json prints.
 type result struct {
-	Model       string     `json:"model"`
-	Threads     int        `json:"threads"`
-	PP          *stats     `json:"pp,omitempty"`
-	TG          *stats     `json:"tg,omitempty"`
-	PeakRSS     int64      `json:"peak_rss_bytes"`
-	Arch        string     `json:"arch"`
-	Type        string     `json:"type"`
-	Params      int64      `json:"params"`
-	FileBytes   int64      `json:"file_bytes"`
-	Context     int        `json:"context"`
-	Batch       int        `json:"batch,omitempty"`
-	KVType      string     `json:"kv_type"`
-	Reps        int        `json:"reps"`
-	LoadSeconds float64    `json:"load_seconds"`
-	LoadAvg     [3]float64 `json:"load_avg"` // of the machine when the runs ended (Linux)
+	Model   string `json:"model"`
+	Threads int    `json:"threads"`
+	PP      *stats `json:"pp,omitempty"`
+	TG      *stats `json:"tg,omitempty"`
+	// CPU time by phase of the forward pass, with -profile.
+	PPPhases    []phaseShare `json:"pp_phases,omitempty"`
+	TGPhases    []phaseShare `json:"tg_phases,omitempty"`
+	PeakRSS     int64        `json:"peak_rss_bytes"`
+	Arch        string       `json:"arch"`
+	Type        string       `json:"type"`
+	Params      int64        `json:"params"`
+	FileBytes   int64        `json:"file_bytes"`
+	Context     int          `json:"context"`
+	Batch       int          `json:"batch,omitempty"`
+	KVType      string       `json:"kv_type"`
+	Reps        int          `json:"reps"`
+	LoadSeconds float64      `json:"load_seconds"`
+	LoadAvg     [3]float64   `json:"load_avg"` // of the machine when the runs ended (Linux)
 	// The memory plan Load made: its predicted peak (mapped weight pages
 	// included) and the configuration it chose.
 	PlanTotal int64    `json:"plan_total_bytes"`
@@ -214,6 +229,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if c.prealloc {
 		opts = append(opts, llm.WithKVPreallocate())
+	}
+	if c.profile != "" {
+		// Sessions read it when they are made.
+		if err := os.Setenv(profileLabelsEnv, "1"); err != nil {
+			return err
+		}
 	}
 	start := time.Now()
 	m, err := llm.Load(c.model, opts...)
@@ -251,6 +272,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if !c.json {
 			printRow(stdout, res, "pp", res.PP)
 		}
+		if res.PPPhases, err = b.breakdown("pp", c.pp); err != nil {
+			return err
+		}
 	}
 	if c.tg > 0 {
 		runs, err := b.measure(ctx, "tg", c.tg, b.generate)
@@ -260,6 +284,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		res.TG = newStats(c.tg, runs)
 		if !c.json {
 			printRow(stdout, res, "tg", res.TG)
+		}
+		if res.TGPhases, err = b.breakdown("tg", c.tg); err != nil {
+			return err
 		}
 	}
 	usage, err := llm.ReadMemoryUsage()
@@ -278,6 +305,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "memory plan: predicted peak %s (%d bytes) of limit %s\n", humanBytes(res.PlanTotal), res.PlanTotal, humanBytes(res.PlanLimit))
 	for _, d := range res.Degraded {
 		fmt.Fprintf(stdout, "  degraded: %s\n", d)
+	}
+	for _, t := range []struct {
+		name string
+		ps   []phaseShare
+	}{{"pp", res.PPPhases}, {"tg", res.TGPhases}} {
+		if t.ps != nil {
+			printBreakdown(stdout, t.name, c.profilePath(t.name), t.ps)
+		}
 	}
 	return nil
 }
@@ -301,11 +336,21 @@ func (b *bencher) measure(ctx context.Context, name string, n int, test func(con
 			return nil, err
 		}
 	}
+	var prof *profiler
+	if b.c.profile != "" {
+		var err error
+		if prof, err = startProfile(b.c.profilePath(name)); err != nil {
+			return nil, fmt.Errorf("-profile: %w", err)
+		}
+	}
 	var runs []float64
 	for r := range b.c.reps {
 		b.s.Reset()
 		start := time.Now()
 		if err := test(ctx, n); err != nil {
+			if prof != nil {
+				prof.stop()
+			}
 			return nil, err
 		}
 		el := time.Since(start)
@@ -315,7 +360,25 @@ func (b *bencher) measure(ctx context.Context, name string, n int, test func(con
 			fmt.Fprintf(b.c.progress, "%s%d run %d: %.3fs, %.2f t/s\n", name, n, r+1, el.Seconds(), tps)
 		}
 	}
+	if prof != nil {
+		if err := prof.stop(); err != nil {
+			return nil, fmt.Errorf("-profile: %w", err)
+		}
+	}
 	return runs, nil
+}
+
+// breakdown reads the profile of test's measured runs (n tokens each), if
+// one was written.
+func (b *bencher) breakdown(test string, n int) ([]phaseShare, error) {
+	if b.c.profile == "" {
+		return nil, nil
+	}
+	ps, err := phaseBreakdown(b.c.profilePath(test), n*b.c.reps)
+	if err != nil {
+		return nil, fmt.Errorf("-profile: %w", err)
+	}
+	return ps, nil
 }
 
 // token returns a random token id other than BOS, as llama-bench feeds.

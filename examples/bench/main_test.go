@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,5 +116,88 @@ func TestRunLoadError(t *testing.T) {
 	err := run(context.Background(), []string{"-m", filepath.Join(t.TempDir(), "missing.gguf")}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "missing.gguf") {
 		t.Errorf("error %v, want one naming the file", err)
+	}
+}
+
+// protoField appends a protobuf field to b: a varint (wire 0) or bytes
+// (wire 2).
+func protoField(b []byte, num int, v any) []byte {
+	switch v := v.(type) {
+	case uint64:
+		b = binary.AppendUvarint(b, uint64(num)<<3)
+		return binary.AppendUvarint(b, v)
+	case []byte:
+		b = binary.AppendUvarint(b, uint64(num)<<3|2)
+		b = binary.AppendUvarint(b, uint64(len(v)))
+		return append(b, v...)
+	}
+	panic("unsupported field")
+}
+
+func TestPhaseBreakdown(t *testing.T) {
+	// Three samples: 30 ms in phase "a" (one sample, values packed),
+	// 10 ms in "b" (values unpacked), 20 ms unlabelled.
+	var packed []byte
+	packed = binary.AppendUvarint(packed, 3)
+	packed = binary.AppendUvarint(packed, 30e6)
+	lab := func(v uint64) []byte { return protoField(protoField(nil, 1, uint64(1)), 2, v) }
+	s1 := protoField(protoField(nil, 2, packed), 3, lab(2))
+	s2 := protoField(protoField(protoField(nil, 2, uint64(1)), 2, uint64(10e6)), 3, lab(3))
+	s3 := protoField(nil, 2, packed[:1])
+	s3 = protoField(s3, 2, []byte{0x80, 0xDA, 0xC4, 0x09}) // 20e6 packed
+	var msg []byte
+	for _, s := range [][]byte{s1, s2, s3} {
+		msg = protoField(msg, 2, s)
+	}
+	for _, s := range []string{"", "phase", "a", "b"} {
+		msg = protoField(msg, 6, []byte(s))
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(msg)
+	zw.Close()
+	path := filepath.Join(t.TempDir(), "cpu.prof")
+	if err := os.WriteFile(path, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := phaseBreakdown(path, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []phaseShare{
+		{Phase: "a", Seconds: 0.03, Share: 0.5, PerTok: 3},
+		{Phase: "(other)", Seconds: 0.02, Share: 1.0 / 3, PerTok: 2},
+		{Phase: "b", Seconds: 0.01, Share: 1.0 / 6, PerTok: 1},
+	}
+	if len(ps) != len(want) {
+		t.Fatalf("breakdown %+v, want %+v", ps, want)
+	}
+	for i := range want {
+		g, w := ps[i], want[i]
+		if g.Phase != w.Phase || math.Abs(g.Seconds-w.Seconds) > 1e-12 || math.Abs(g.Share-w.Share) > 1e-12 || math.Abs(g.PerTok-w.PerTok) > 1e-9 {
+			t.Errorf("row %d: %+v, want %+v", i, g, w)
+		}
+	}
+	os.WriteFile(path, []byte("not a profile"), 0o644)
+	if _, err := phaseBreakdown(path, 1); err == nil {
+		t.Error("garbage accepted as a profile")
+	}
+}
+
+func TestRunProfile(t *testing.T) {
+	t.Setenv(profileLabelsEnv, "") // restored after run sets it
+	path := tinyModel(t)
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"-m", path, "-p", "16", "-n", "4", "-r", "1", "-warmup=false", "-profile", prof}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, test := range []string{"pp", "tg"} {
+		if _, err := phaseBreakdown(prof+"."+test, 1); err != nil {
+			t.Errorf("%s profile: %v", test, err)
+		}
+		if !strings.Contains(out.String(), test+" CPU profile "+prof+"."+test) {
+			t.Errorf("no %s breakdown in\n%s", test, out.String())
+		}
 	}
 }

@@ -388,7 +388,7 @@ func (d *decoder) array(depth int) (any, error) {
 	if m == 0 {
 		return nil, fmt.Errorf("array of unknown value type %d", uint32(et))
 	}
-	if count > uint64((d.size-d.pos)/m) {
+	if count > uint64((d.size-d.pos)/m) || count > math.MaxInt {
 		return nil, fmt.Errorf("array of %d %v values at offset %d cannot fit in the %d bytes left in the file", count, et, d.pos-12, d.size-d.pos)
 	}
 	n := int(count)

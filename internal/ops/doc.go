@@ -10,4 +10,9 @@
 //	e := ops.NewExec(pool)
 //	xq, _ := e.Quantize(m.VecType, x, m.Cols, 1, buf)
 //	e.MatMul(m, xq, 1, out, m.Rows)
+//
+// Matrices that read the same activation run as one job of the pool
+// (MatMulParts), a gated feed-forward layer's gate, up and activation as
+// one (MatMulGated), and a projection followed by a residual add as one
+// (MatMulAdd): fewer barriers per token, and the same arithmetic.
 package ops

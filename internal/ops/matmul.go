@@ -68,41 +68,138 @@ const (
 	maxChunkRows    = 128
 )
 
-type matmulTask struct {
-	m         *Matrix
-	xq        []byte
-	nTok      int
-	out       []float32
-	outStride int
+// maxParts is the most matrices one fused product takes (Q, K and V, or
+// gate and up).
+const maxParts = 4
 
+// A Part is one matrix's share of a fused product (Exec.MatMulParts): rows
+// [Row0, Row0+Rows) of M times each of the product's tokens, whose
+// activation rows (M.XRowBytes bytes each, in M.VecType) X holds one after
+// the other. Row r of token t lands in Out[t*Stride + r-Row0]. Rows 0 means
+// every row from Row0 on.
+type Part struct {
+	M          *Matrix
+	Row0, Rows int
+	X          []byte
+	Out        []float32
+	Stride     int
+}
+
+// mmPart is a Part with its work items laid out.
+type mmPart struct {
+	Part
 	chunkRows int // rows per work item, a multiple of the tile height
 	nChunks   int // row chunks per token group
 	group     int // tokens per group
-	nItems    int // work items: groups × row chunks
+	first     int // index of the part's first work item
+	items     int // groups × row chunks
+}
+
+// matmulTask is one dispatch of a fused product: work items over the rows
+// of every part, each running its own matrix's tile kernel, and an
+// optional epilogue each item applies to the outputs it just wrote.
+type matmulTask struct {
+	parts  [maxParts]mmPart
+	np     int
+	nTok   int
+	nItems int
+
+	// gated: parts[0] is a gate and parts[1] an up projection of as many
+	// rows; an item computes the same rows of both, then act on them.
+	gated bool
+	act   func(g, u []float32)
+	// acc, when set, receives the product: acc[t*accStride+r] += out (a
+	// residual connection), after each item's rows are computed.
+	acc       []float32
+	accStride int
+
 	// taken counts the items taken from the front (low 32 bits) and from
 	// the back (high 32 bits).
 	taken atomic.Uint64
 }
 
-// plan sets up the work items of a product on threads threads.
+// plan lays out the work items of the product on threads threads.
 func (k *matmulTask) plan(threads int) {
-	m := k.m
-	tr := m.tileRows
-	c := m.Rows / (threads * chunksPerThread)
-	c = min(max(c, minChunkRows), maxChunkRows)
-	c = max(tr, (c+tr-1)/tr*tr)
-	k.chunkRows = c
-	k.nChunks = (m.Rows + c - 1) / c
-	k.group = k.nTok
-	if k.nTok > 1 {
-		// Groups of equal size, in whole tiles, of at most groupBytes.
-		tc := m.tileCols
-		most := max(tc, groupBytes/max(m.XRowBytes, 1)/tc*tc)
-		groups := (k.nTok + most - 1) / most
-		k.group = ((k.nTok+groups-1)/groups + tc - 1) / tc * tc
+	total := 0
+	for i := range k.np {
+		pt := &k.parts[i]
+		if pt.Rows == 0 {
+			pt.Rows = pt.M.Rows - pt.Row0
+		}
+		total += pt.Rows
 	}
-	k.nItems = (k.nTok + k.group - 1) / k.group * k.nChunks
-	k.taken.Store(0)
+	// Rows per chunk: about chunksPerThread items per thread over all the
+	// rows (a gated item covers its rows in both halves).
+	per := threads * chunksPerThread
+	if k.gated {
+		per *= 2
+	}
+	c := min(max(total/per, minChunkRows), maxChunkRows)
+	if k.gated {
+		// Both halves split at the same rows, whole tiles of either.
+		tr := lcm(k.parts[0].M.tileRows, k.parts[1].M.tileRows)
+		c = max(tr, (c+tr-1)/tr*tr)
+		for i := range 2 {
+			k.parts[i].chunkRows = c
+		}
+		k.parts[0].plan(k.nTok, k.parts[0].M.XRowBytes, 0)
+		k.parts[1].group = k.parts[0].group
+		k.nItems = k.parts[0].items
+		return
+	}
+	k.nItems = 0
+	for i := range k.np {
+		pt := &k.parts[i]
+		tr := pt.M.tileRows
+		pt.chunkRows = max(tr, (c+tr-1)/tr*tr)
+		pt.plan(k.nTok, pt.M.XRowBytes, k.nItems)
+		k.nItems += pt.items
+	}
+}
+
+// check panics, on the calling goroutine rather than in a worker, when a
+// part's rows or buffers do not fit: a bug in the caller, which holds the
+// shapes fixed from load on.
+func (k *matmulTask) check() {
+	for i := range k.np {
+		pt := &k.parts[i]
+		m := pt.M
+		switch {
+		case pt.Row0 < 0 || pt.Rows < 0 || pt.Row0+pt.Rows > m.Rows:
+			panic(fmt.Sprintf("ops: product of %q: rows [%d, %d) of %d", m.T.Name, pt.Row0, pt.Row0+pt.Rows, m.Rows))
+		case len(pt.X) < k.nTok*m.XRowBytes:
+			panic(fmt.Sprintf("ops: product of %q: %d activation bytes for %d tokens of %d", m.T.Name, len(pt.X), k.nTok, m.XRowBytes))
+		case k.nTok > 0 && (len(pt.Out) < (k.nTok-1)*pt.Stride+pt.Rows || k.nTok > 1 && pt.Stride < pt.Rows):
+			panic(fmt.Sprintf("ops: product of %q: output of %d floats, stride %d, for %d tokens of %d rows", m.T.Name, len(pt.Out), pt.Stride, k.nTok, pt.Rows))
+		case k.acc != nil && k.nTok > 0 && (len(k.acc) < (k.nTok-1)*k.accStride+pt.Rows || k.nTok > 1 && k.accStride < pt.Rows):
+			panic(fmt.Sprintf("ops: product of %q: residual of %d floats, stride %d, for %d tokens of %d rows", m.T.Name, len(k.acc), k.accStride, k.nTok, pt.Rows))
+		}
+	}
+}
+
+// plan splits the part into groups of tokens whose activations (xrb bytes
+// a token) fit in groupBytes, each in chunks of chunkRows, numbered from
+// first.
+func (pt *mmPart) plan(nTok, xrb, first int) {
+	pt.nChunks = (pt.Rows + pt.chunkRows - 1) / pt.chunkRows
+	pt.group = nTok
+	if nTok > 1 {
+		// Groups of equal size, in whole tiles, of at most groupBytes.
+		tc := pt.M.tileCols
+		most := max(tc, groupBytes/max(xrb, 1)/tc*tc)
+		groups := (nTok + most - 1) / most
+		pt.group = ((nTok+groups-1)/groups + tc - 1) / tc * tc
+	}
+	pt.first = first
+	pt.items = (nTok + pt.group - 1) / pt.group * pt.nChunks
+}
+
+func lcm(a, b int) int {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
 }
 
 // take returns the next work item for worker w, or false when none is
@@ -132,28 +229,62 @@ func (k *matmulTask) Do(w, _, _ int) {
 		if !ok {
 			return
 		}
-		g, c := i/k.nChunks, i%k.nChunks
-		r0 := c * k.chunkRows
-		t0 := g * k.group
-		k.run(r0, min(k.m.Rows, r0+k.chunkRows), t0, min(k.nTok, t0+k.group))
+		j := 0
+		for j < k.np-1 && i >= k.parts[j+1].first {
+			j++
+		}
+		pt := &k.parts[j]
+		if k.gated {
+			pt = &k.parts[0]
+		}
+		i -= pt.first
+		g, c := i/pt.nChunks, i%pt.nChunks
+		r0 := c * pt.chunkRows
+		r1 := min(pt.Rows, r0+pt.chunkRows)
+		t0 := g * pt.group
+		t1 := min(k.nTok, t0+pt.group)
+		if !k.gated {
+			k.run(pt, r0, r1, t0, t1)
+			if k.acc != nil {
+				for t := t0; t < t1; t++ {
+					addTo(k.acc[t*k.accStride+r0:t*k.accStride+r1], pt.Out[t*pt.Stride+r0:t*pt.Stride+r1])
+				}
+			}
+			continue
+		}
+		gt, up := &k.parts[0], &k.parts[1]
+		k.run(gt, r0, r1, t0, t1)
+		k.run(up, r0, r1, t0, t1)
+		for t := t0; t < t1; t++ {
+			k.act(gt.Out[t*gt.Stride+r0:t*gt.Stride+r1], up.Out[t*up.Stride+r0:t*up.Stride+r1])
+		}
 	}
 }
 
-// run multiplies rows [r0, r1) by tokens [t0, t1): tile by tile of rows,
-// each times every token, so that a tile's weights stay in the L1 cache
-// while the tokens pass over them.
-func (k *matmulTask) run(r0, r1, t0, t1 int) {
-	m := k.m
-	w := m.T.Data
+// addTo adds b to a element-wise: Add, kept here so that the epilogue's
+// arithmetic is visibly the same as the unfused residual add.
+func addTo(a, b []float32) {
+	b = b[:len(a)]
+	for i := range a {
+		a[i] += b[i]
+	}
+}
+
+// run multiplies rows [r0, r1) of the part (counted from its Row0) by
+// tokens [t0, t1): tile by tile of rows, each times every token, so that a
+// tile's weights stay in the L1 cache while the tokens pass over them.
+func (k *matmulTask) run(pt *mmPart, r0, r1, t0, t1 int) {
+	m := pt.M
 	rb := m.T.RowBytes()
+	w := m.T.Data[pt.Row0*rb:]
 	xrb := m.XRowBytes
 	tile, tr, tc := m.tile, m.tileRows, m.tileCols
 	n := m.Cols
 	if t1-t0 == 1 {
-		x := k.xq[t0*xrb : (t0+1)*xrb]
-		out := k.out[t0*k.outStride:]
+		x := pt.X[t0*xrb : (t0+1)*xrb]
+		out := pt.Out[t0*pt.Stride:]
 		for r := r0; r < r1; r += tr {
-			tile(n, w[r*rb:], rb, min(tr, r1-r), x, xrb, 1, out[r:], k.outStride)
+			tile(n, w[r*rb:], rb, min(tr, r1-r), x, xrb, 1, out[r:], pt.Stride)
 		}
 		return
 	}
@@ -162,7 +293,7 @@ func (k *matmulTask) run(r0, r1, t0, t1 int) {
 		wr := w[r*rb:]
 		for t := t0; t < t1; t += tc {
 			cols := min(tc, t1-t)
-			tile(n, wr, rb, rows, k.xq[t*xrb:], xrb, cols, k.out[t*k.outStride+r:], k.outStride)
+			tile(n, wr, rb, rows, pt.X[t*xrb:], xrb, cols, pt.Out[t*pt.Stride+r:], pt.Stride)
 		}
 	}
 }
@@ -173,10 +304,18 @@ type Exec struct {
 	pool *Pool
 	mm   matmulTask
 	qt   quantTask
+
+	labels bool   // label goroutines with the current phase (see Phase)
+	phase  *Phase // the current phase, nil while labels are off
 }
 
-// NewExec returns an Exec that runs on p.
-func NewExec(p *Pool) *Exec { return &Exec{pool: p} }
+// NewExec returns an Exec that runs on p. Its phase labels are on when the
+// environment says so (ProfileLabelsEnv).
+func NewExec(p *Pool) *Exec { return &Exec{pool: p, labels: labelsFromEnv()} }
+
+// For runs t over [0, n) on the pool like Pool.For, its workers labelled
+// with the current phase.
+func (e *Exec) For(n, grain int, t Task) { e.pool.run(e.phase, n, grain, t) }
 
 // Pool is the pool the Exec runs on.
 func (e *Exec) Pool() *Pool { return e.pool }
@@ -186,10 +325,77 @@ func (e *Exec) Pool() *Pool { return e.pool }
 // bytes in m.VecType (see Quantize).
 func (e *Exec) MatMul(m *Matrix, xq []byte, nTok int, out []float32, outStride int) {
 	k := &e.mm
-	k.m, k.xq, k.nTok, k.out, k.outStride = m, xq, nTok, out, outStride
+	k.parts[0] = mmPart{Part: Part{M: m, X: xq, Out: out, Stride: outStride}}
+	k.np, k.nTok = 1, nTok
+	e.dispatch()
+}
+
+// MatMulAdd is MatMul followed by acc[t*accStride+r] += out[t*outStride+r]
+// for every output, in the same dispatch: each work item adds the rows it
+// computed, so the residual connection after a projection costs no pass
+// of its own. The sums are exactly those of MatMul, then Add.
+func (e *Exec) MatMulAdd(m *Matrix, xq []byte, nTok int, out []float32, outStride int, acc []float32, accStride int) {
+	k := &e.mm
+	k.parts[0] = mmPart{Part: Part{M: m, X: xq, Out: out, Stride: outStride}}
+	k.np, k.nTok, k.acc, k.accStride = 1, nTok, acc, accStride
+	e.dispatch()
+}
+
+// MatMulParts computes every part's product (see Part) for nTok tokens in
+// one dispatch: one barrier for all of them, and no worker idle at the end
+// of a small matrix while another is still busy with a large one. The
+// parts may have different weight types, each running its own kernel; a
+// part's X must be in its matrix's VecType. At most 4 parts.
+func (e *Exec) MatMulParts(parts []Part, nTok int) {
+	k := &e.mm
+	if len(parts) > maxParts {
+		panic("ops: MatMulParts of more than 4 parts") // a programming error: callers hold fixed arrays
+	}
+	for i, pt := range parts {
+		k.parts[i] = mmPart{Part: pt}
+	}
+	k.np, k.nTok = len(parts), nTok
+	e.dispatch()
+}
+
+// MatMulGated computes a gated feed-forward layer's two projections and
+// its activation in one dispatch: each work item computes the same rows
+// of gate and up for its tokens and then calls act(g, u) on those rows,
+// which writes act(g)·u into g (SiLUMul, GELUMul). gate and up must have
+// the same number of rows; act must work element by element, since it
+// sees the rows in pieces.
+func (e *Exec) MatMulGated(gate, up Part, nTok int, act func(g, u []float32)) {
+	k := &e.mm
+	k.parts[0], k.parts[1] = mmPart{Part: gate}, mmPart{Part: up}
+	if k.parts[0].Rows == 0 {
+		k.parts[0].Rows = gate.M.Rows - gate.Row0
+	}
+	if k.parts[1].Rows == 0 {
+		k.parts[1].Rows = up.M.Rows - up.Row0
+	}
+	if k.parts[0].Rows != k.parts[1].Rows {
+		panic("ops: MatMulGated: gate and up differ in rows")
+	}
+	k.np, k.nTok, k.gated, k.act = 2, nTok, true, act
+	e.dispatch()
+}
+
+// dispatch runs the product set up in e.mm and clears it.
+func (e *Exec) dispatch() {
+	k := &e.mm
+	defer k.clear() // also after a bad shape's panic
 	k.plan(e.pool.Threads())
-	e.pool.For(min(e.pool.Threads(), k.nItems), 1, k)
-	k.m, k.xq, k.out = nil, nil, nil
+	k.check()
+	k.taken.Store(0)
+	e.For(min(e.pool.Threads(), k.nItems), 1, k)
+}
+
+// clear drops the product's references to the caller's buffers and its
+// epilogue, so that the next product starts from nothing.
+func (k *matmulTask) clear() {
+	k.parts = [maxParts]mmPart{}
+	k.np, k.nTok, k.nItems = 0, 0, 0
+	k.gated, k.act, k.acc = false, nil, nil
 }
 
 type quantTask struct {
@@ -222,7 +428,7 @@ func (e *Exec) Quantize(vt quant.Type, x []float32, cols, nTok int, dst []byte) 
 	if nTok == 1 {
 		e.qt.Do(0, 0, 1)
 	} else {
-		e.pool.For(nTok, 1, &e.qt)
+		e.For(nTok, 1, &e.qt)
 	}
 	e.qt = quantTask{}
 	return dst[:n], nil

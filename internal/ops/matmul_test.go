@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/lowmem/llm/quant"
 	"github.com/lowmem/llm/tensor"
@@ -12,7 +14,7 @@ import (
 
 // randMatrix returns a rows×cols matrix of type t quantized from random
 // floats.
-func randMatrix(t *testing.T, r *rand.Rand, typ quant.Type, rows, cols int) *Matrix {
+func randMatrix(t testing.TB, r *rand.Rand, typ quant.Type, rows, cols int) *Matrix {
 	t.Helper()
 	rb, err := typ.RowBytes(int64(cols))
 	if err != nil {
@@ -102,5 +104,290 @@ func TestMatMulAllocatesNothing(t *testing.T) {
 		if a := testing.AllocsPerRun(20, func() { e.MatMul(m, xq, nTok, out, m.Rows) }); a != 0 {
 			t.Errorf("MatMul of %d tokens allocates %v times", nTok, a)
 		}
+	}
+}
+
+// fill sets x to normal random floats.
+func fill(r *rand.Rand, x []float32) {
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+}
+
+// sameBits reports the first index where a and b differ in any bit.
+func sameBits(a, b []float32) (int, bool) {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i, false
+		}
+	}
+	return 0, true
+}
+
+// TestMatMulPartsMatchesMatMul: one fused dispatch over matrices of
+// different types (and a band of rows of one of them) writes exactly the
+// bits that a MatMul per matrix writes, for decode and batches, on 1–3
+// threads.
+func TestMatMulPartsMatchesMatMul(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const cols = 512
+	mats := []*Matrix{
+		randMatrix(t, r, quant.Q4_K, 200, cols),
+		randMatrix(t, r, quant.Q6_K, 37, cols),
+		randMatrix(t, r, quant.Q8_0, 64, cols),
+		randMatrix(t, r, quant.Q4_0, 96, cols),
+	}
+	for _, threads := range []int{1, 2, 3} {
+		p := NewPool(threads)
+		e := NewExec(p)
+		for _, nTok := range []int{1, 2, 5, 17} {
+			x := make([]float32, nTok*cols)
+			fill(r, x)
+			stride := 0
+			for _, m := range mats {
+				stride += m.Rows
+			}
+			stride += 2
+			want := make([]float32, nTok*stride)
+			got := make([]float32, nTok*stride)
+			for i := range got {
+				got[i], want[i] = -7, -7
+			}
+			var parts []Part
+			off := 0
+			for i, m := range mats {
+				xq, err := e.Quantize(m.VecType, x, cols, nTok, make([]byte, nTok*m.XRowBytes))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 3 { // rows 32..95 only
+					full := make([]float32, nTok*m.Rows)
+					e.MatMul(m, xq, nTok, full, m.Rows)
+					for tk := range nTok {
+						copy(want[tk*stride+off:tk*stride+off+64], full[tk*m.Rows+32:tk*m.Rows+96])
+					}
+					parts = append(parts, Part{M: m, Row0: 32, Rows: 64, X: xq, Out: got[off:], Stride: stride})
+					off += 64
+					continue
+				}
+				e.MatMul(m, xq, nTok, want[off:], stride)
+				parts = append(parts, Part{M: m, X: xq, Out: got[off:], Stride: stride})
+				off += m.Rows
+			}
+			e.MatMulParts(parts, nTok)
+			if i, ok := sameBits(got, want); !ok {
+				t.Fatalf("%d threads, %d tokens: output %d is %v, MatMul gives %v", threads, nTok, i, got[i], want[i])
+			}
+		}
+		p.Close()
+	}
+}
+
+// TestMatMulGatedMatchesUnfused: gate, up and the activation in one
+// dispatch equal two MatMuls and the activation after them, bit for bit,
+// for separate matrices and for the halves of one (phi3's fused gate/up).
+func TestMatMulGatedMatchesUnfused(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const cols, F = 256, 176
+	gate := randMatrix(t, r, quant.Q4_K, F, cols)
+	up := randMatrix(t, r, quant.Q4_K, F, cols)
+	both := randMatrix(t, r, quant.Q8_0, 2*F, cols)
+	for _, threads := range []int{1, 2, 3} {
+		p := NewPool(threads)
+		e := NewExec(p)
+		for _, nTok := range []int{1, 3, 9} {
+			for _, fused := range []bool{false, true} {
+				for _, act := range []struct {
+					name string
+					f    func(g, u []float32)
+				}{{"silu", SiLUMul}, {"silu-fast", SiLUMulFast}, {"gelu", GELUMul}} {
+					x := make([]float32, nTok*cols)
+					fill(r, x)
+					g, u := gate, up
+					if fused {
+						g, u = both, both
+					}
+					xq, err := e.Quantize(g.VecType, x, cols, nTok, make([]byte, nTok*g.XRowBytes))
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := make([]float32, nTok*2*F)
+					if fused {
+						e.MatMul(both, xq, nTok, want, 2*F)
+					} else {
+						e.MatMul(gate, xq, nTok, want, 2*F)
+						e.MatMul(up, xq, nTok, want[F:], 2*F)
+					}
+					for tk := range nTok {
+						act.f(want[tk*2*F:tk*2*F+F], want[tk*2*F+F:(tk+1)*2*F])
+					}
+					got := make([]float32, nTok*2*F)
+					gp := Part{M: g, X: xq, Out: got, Stride: 2 * F}
+					upp := Part{M: u, X: xq, Out: got[F:], Stride: 2 * F}
+					if fused {
+						gp.Rows, upp.Row0, upp.Rows = F, F, F
+					}
+					e.MatMulGated(gp, upp, nTok, act.f)
+					if i, ok := sameBits(got, want); !ok {
+						t.Fatalf("%d threads, %d tokens, fused %v, %s: output %d is %v, unfused %v", threads, nTok, fused, act.name, i, got[i], want[i])
+					}
+				}
+			}
+		}
+		p.Close()
+	}
+}
+
+// TestMatMulAddMatchesUnfused: the product added to a residual in the
+// same dispatch equals MatMul then Add, bit for bit.
+func TestMatMulAddMatchesUnfused(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const cols, rows = 512, 300
+	m := randMatrix(t, r, quant.Q4_0, rows, cols)
+	for _, threads := range []int{1, 2, 3} {
+		p := NewPool(threads)
+		e := NewExec(p)
+		for _, nTok := range []int{1, 4, 7} {
+			x := make([]float32, nTok*cols)
+			fill(r, x)
+			xq, err := e.Quantize(m.VecType, x, cols, nTok, make([]byte, nTok*m.XRowBytes))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := make([]float32, nTok*rows)
+			fill(r, res)
+			want := append([]float32(nil), res...)
+			tmp := make([]float32, nTok*rows)
+			e.MatMul(m, xq, nTok, tmp, rows)
+			Add(want, tmp)
+			got := append([]float32(nil), res...)
+			e.MatMulAdd(m, xq, nTok, make([]float32, nTok*rows), rows, got, rows)
+			if i, ok := sameBits(got, want); !ok {
+				t.Fatalf("%d threads, %d tokens: output %d is %v, MatMul+Add gives %v", threads, nTok, i, got[i], want[i])
+			}
+		}
+		p.Close()
+	}
+}
+
+func TestFusedMatMulsAllocateNothing(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	p := NewPool(2)
+	defer p.Close()
+	e := NewExec(p)
+	e.SetProfileLabels(true)
+	e.Phase(NewPhase("test"))
+	defer e.EndPhases()
+	a := randMatrix(t, r, quant.Q4_0, 256, 1024)
+	b := randMatrix(t, r, quant.Q4_0, 64, 1024)
+	xq := make([]byte, 8*a.XRowBytes)
+	out := make([]float32, 8*512)
+	acc := make([]float32, 8*256)
+	for _, nTok := range []int{1, 8} {
+		parts := [2]Part{{M: a, X: xq, Out: out, Stride: 320}, {M: b, X: xq, Out: out[256:], Stride: 320}}
+		if n := testing.AllocsPerRun(20, func() { e.MatMulParts(parts[:], nTok) }); n != 0 {
+			t.Errorf("MatMulParts of %d tokens allocates %v times", nTok, n)
+		}
+		g, u := Part{M: a, X: xq, Out: out, Stride: 512}, Part{M: a, X: xq, Out: out[256:], Stride: 512}
+		if n := testing.AllocsPerRun(20, func() { e.MatMulGated(g, u, nTok, SiLUMulFast) }); n != 0 {
+			t.Errorf("MatMulGated of %d tokens allocates %v times", nTok, n)
+		}
+		if n := testing.AllocsPerRun(20, func() { e.MatMulAdd(a, xq, nTok, out, 256, acc, 256) }); n != 0 {
+			t.Errorf("MatMulAdd of %d tokens allocates %v times", nTok, n)
+		}
+	}
+}
+
+// TestFusedMatMulsConcurrentExecs: two Execs (two sessions) share one
+// pool and run fused products at once; every result must equal the one
+// computed alone. Run with -race.
+func TestFusedMatMulsConcurrentExecs(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	const cols = 256
+	a := randMatrix(t, r, quant.Q4_0, 96, cols)
+	b := randMatrix(t, r, quant.Q8_0, 48, cols)
+	p := NewPool(2)
+	defer p.Close()
+	const nTok = 3
+	x := make([]float32, nTok*cols)
+	fill(r, x)
+	ref := NewExec(p)
+	xa, _ := ref.Quantize(a.VecType, x, cols, nTok, make([]byte, nTok*a.XRowBytes))
+	xb, _ := ref.Quantize(b.VecType, x, cols, nTok, make([]byte, nTok*b.XRowBytes))
+	want := make([]float32, nTok*144)
+	ref.MatMul(a, xa, nTok, want, 144)
+	ref.MatMul(b, xb, nTok, want[96:], 144)
+	wantG := make([]float32, nTok*192)
+	ref.MatMulGated(Part{M: a, X: xa, Out: wantG, Stride: 192}, Part{M: a, X: xa, Out: wantG[96:], Stride: 192}, nTok, SiLUMulFast)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			e := NewExec(p)
+			got := make([]float32, nTok*144)
+			gotG := make([]float32, nTok*192)
+			for j := range 200 {
+				e.MatMulParts([]Part{{M: a, X: xa, Out: got, Stride: 144}, {M: b, X: xb, Out: got[96:], Stride: 144}}, nTok)
+				if i, ok := sameBits(got, want); !ok {
+					t.Errorf("run %d: parts output %d is %v, want %v", j, i, got[i], want[i])
+					return
+				}
+				e.MatMulGated(Part{M: a, X: xa, Out: gotG, Stride: 192}, Part{M: a, X: xa, Out: gotG[96:], Stride: 192}, nTok, SiLUMulFast)
+				if i, ok := sameBits(gotG, wantG); !ok {
+					t.Errorf("run %d: gated output %d is %v, want %v", j, i, gotG[i], wantG[i])
+					return
+				}
+				if j%40 == 0 {
+					time.Sleep(2 * spinFor)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// A product whose rows or buffers do not fit panics on the caller's
+// goroutine (where a test or a recover can see it), never in a worker.
+func TestMatMulPartsBadShapesPanicOnCaller(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	m := randMatrix(t, r, quant.Q8_0, 64, 256)
+	p := NewPool(2)
+	defer p.Close()
+	e := NewExec(p)
+	xq := make([]byte, 2*m.XRowBytes)
+	for _, tc := range []struct {
+		name  string
+		parts []Part
+		nTok  int
+	}{
+		{"rows past the end", []Part{{M: m, Row0: 32, Rows: 40, X: xq, Out: make([]float32, 64), Stride: 64}}, 1},
+		{"short activations", []Part{{M: m, X: xq[:10], Out: make([]float32, 64), Stride: 64}}, 1},
+		{"short output", []Part{{M: m, X: xq, Out: make([]float32, 100), Stride: 64}}, 2},
+		{"stride below rows", []Part{{M: m, X: xq, Out: make([]float32, 200), Stride: 32}}, 2},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", tc.name)
+				}
+			}()
+			e.MatMulParts(tc.parts, tc.nTok)
+		}()
+	}
+	if err := func() (err error) {
+		defer func() {
+			if recover() != nil {
+				err = fmt.Errorf("panicked")
+			}
+		}()
+		e.MatMulAdd(m, xq, 2, make([]float32, 128), 64, make([]float32, 100), 64)
+		return nil
+	}(); err == nil {
+		t.Error("short residual: no panic")
+	}
+	// The panics left nothing behind: a good product still works.
+	out := make([]float32, 64)
+	e.MatMul(m, xq, 1, out, 64)
+	if got, want := out[5], m.Dot(256, m.T.Row(5), xq[:m.XRowBytes]); math.Abs(float64(got-want)) > 1e-4*(1+math.Abs(float64(want))) {
+		t.Errorf("after the panics: row 5 %v, want %v", got, want)
 	}
 }

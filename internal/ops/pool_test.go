@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 type countTask struct {
@@ -75,5 +76,85 @@ func BenchmarkPoolFor(b *testing.B) {
 	t := &nopTask{}
 	for b.Loop() {
 		p.For(2, 1, t)
+	}
+}
+
+// TestPoolNeverWaitsForAbsentWorkers: a pool whose workers never run (as
+// if parked and not woken, or descheduled for the whole job) still
+// finishes every job: the caller takes the ranges nobody else took and
+// waits only for workers that joined.
+func TestPoolNeverWaitsForAbsentWorkers(t *testing.T) {
+	p := newPool(4) // no goroutines started
+	for _, n := range []int{2, 7, 100} {
+		c := &countTask{hits: make([]atomic.Int32, n)}
+		p.For(n, 1, c)
+		for i := range c.hits {
+			if h := c.hits[i].Load(); h != 1 {
+				t.Fatalf("n %d: index %d run %d times", n, i, h)
+			}
+		}
+	}
+	if p.Jobs() != 3 {
+		t.Errorf("Jobs() = %d, want 3", p.Jobs())
+	}
+}
+
+// exclusiveTask checks that no two goroutines run with the same worker
+// index at once and that indices are in range, and counts every index.
+type exclusiveTask struct {
+	threads int
+	busy    []atomic.Bool
+	hits    []atomic.Int32
+	bad     atomic.Int32
+	sleep   bool
+}
+
+func (x *exclusiveTask) Do(w, lo, hi int) {
+	if w < 0 || w >= x.threads || !x.busy[w].CompareAndSwap(false, true) {
+		x.bad.Add(1)
+		return
+	}
+	for i := lo; i < hi; i++ {
+		x.hits[i].Add(1)
+	}
+	if x.sleep && w != 0 {
+		time.Sleep(20 * time.Microsecond) // a worker that finishes after the caller
+	}
+	x.busy[w].Store(false)
+}
+
+// TestPoolStress runs many jobs of every size, with pauses between some of
+// them long enough for the workers to park (so jobs start while workers
+// are asleep, waking or still leaving the previous job), from several
+// callers at once. Run it with -race: it checks the hand-over of each
+// job's fields between the caller and late or early workers.
+func TestPoolStress(t *testing.T) {
+	for _, threads := range []int{2, 3} {
+		p := NewPool(threads)
+		var wg sync.WaitGroup
+		for c := range 3 {
+			wg.Go(func() {
+				for j := range 300 {
+					n := 1 + (j*7+c)%23
+					x := &exclusiveTask{threads: threads, busy: make([]atomic.Bool, threads), hits: make([]atomic.Int32, n), sleep: j%3 == 0}
+					p.For(n, 1+j%3, x)
+					if x.bad.Load() != 0 {
+						t.Errorf("job %d: worker index reused or out of range", j)
+						return
+					}
+					for i := range x.hits {
+						if h := x.hits[i].Load(); h != 1 {
+							t.Errorf("job %d of %d: index %d run %d times", j, n, i, h)
+							return
+						}
+					}
+					if j%50 == 0 {
+						time.Sleep(2 * spinFor) // let the workers park
+					}
+				}
+			})
+		}
+		wg.Wait()
+		p.Close()
 	}
 }

@@ -1,0 +1,492 @@
+package expertcache
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/kv"
+	"github.com/lowmem/llm/model"
+)
+
+// moeSpec is a small qwen3moe with enough experts for eviction to matter:
+// 3 blocks of 16 experts, 4 per token.
+func moeSpec() testutil.ModelSpec {
+	s := testutil.TinyQwen3MoE()
+	s.Layers, s.Experts, s.ExpertsUsed, s.Context = 3, 16, 4, 512
+	return s
+}
+
+// writeModel writes spec to a file and loads it from a heap copy of the
+// file's bytes (not a mapping: the tests poison and truncate).
+func writeModel(t testing.TB, spec testutil.ModelSpec) (string, *model.Model, []byte) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "moe.gguf")
+	if err := testutil.WriteModelFile(path, spec); err != nil {
+		t.Fatal(err)
+	}
+	m, data := loadModel(t, path)
+	return path, m, data
+}
+
+func loadModel(t testing.TB, path string) (*model.Model, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Read(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.New(f, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, data
+}
+
+// poisonExperts overwrites every expert's bytes in data, so a model over
+// data computes garbage unless its experts come from elsewhere.
+func poisonExperts(m *model.Model, data []byte) {
+	for _, xs := range LayoutOf(m) {
+		for _, x := range xs {
+			for _, r := range x {
+				for i := r.Off; i < r.Off+r.Len; i++ {
+					data[i] = 0x55
+				}
+			}
+		}
+	}
+}
+
+// tokens is a fixed sequence of n token ids.
+func tokens(n int) []int32 {
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = int32(1 + (i*37+11)%300)
+	}
+	return p
+}
+
+// runAll runs toks through a fresh state in chunks of batch and returns
+// every position's logits.
+func runAll(t testing.TB, m *model.Model, pool *ops.Pool, toks []int32, batch int) []float32 {
+	t.Helper()
+	st, err := m.NewState(ops.NewExec(pool), model.StateOptions{Batch: batch, Cache: kv.F16, Cells: len(toks)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]float32, len(toks)*m.Vocab)
+	for i := 0; i < len(toks); i += batch {
+		n := min(len(toks)-i, batch)
+		out := all[i*m.Vocab : (i+n)*m.Vocab]
+		if n == 1 {
+			out = out[:m.Vocab]
+		}
+		if err := st.Forward(toks[i:i+n], i, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return all
+}
+
+// sameLogits fails at the first position whose logits differ in any bit.
+func sameLogits(t testing.TB, what string, got, want []float32, vocab int) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: position %d logit %d = %v, want %v (%g off)", what, i/vocab, i%vocab, got[i], want[i], got[i]-want[i])
+		}
+	}
+}
+
+// budgetFor is the budget that buys n slots of a one-class layout.
+func budgetFor(t testing.TB, l Layout, n int) int64 {
+	t.Helper()
+	cs, _ := classes(l)
+	if len(cs) != 1 {
+		t.Fatalf("%d classes, want 1", len(cs))
+	}
+	var experts int
+	for _, xs := range l {
+		experts += len(xs)
+	}
+	b := int64(n)*cs[0].size + tableBytes(n, experts)
+	sz, err := Size(l, b)
+	if err != nil || sz.Slots != n {
+		t.Fatalf("budget %d: %d slots, %v; want %d", b, sz.Slots, err, n)
+	}
+	return b
+}
+
+func newCache(t testing.TB, m *model.Model, path string, budget int64, opts ...Option) *Cache {
+	t.Helper()
+	c, err := New(m, path, budget, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return c
+}
+
+// With the cache installed, the logits are bit-identical to the mapped
+// model's over a few hundred tokens, batched and one at a time, for every
+// policy and cache size — one slot (every expert read, most deferred),
+// a few, and all of them — although the model's own expert bytes are
+// garbage: every expert came from the file through the cache.
+func TestLogitsMatchMapped(t *testing.T) {
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	path, ref, _ := writeModel(t, moeSpec())
+	toks, sizes := tokens(300), []int{1, 3, 6, 48}
+	if testing.Short() {
+		toks, sizes = toks[:100], []int{1, 6, 48}
+	}
+	l := LayoutOf(ref)
+	want := map[int][]float32{}
+	for _, batch := range []int{16, 1} {
+		want[batch] = runAll(t, ref, pool, toks, batch)
+	}
+	for _, policy := range []Policy{LFU, LRU} {
+		for _, slots := range sizes {
+			for _, batch := range []int{16, 1} {
+				t.Run(fmt.Sprintf("%v/%d slots/batch %d", policy, slots, batch), func(t *testing.T) {
+					m, data := loadModel(t, path)
+					poisonExperts(m, data)
+					c := newCache(t, m, path, budgetFor(t, l, slots), WithPolicy(policy))
+					m.ExpertSource = c
+					got := runAll(t, m, pool, toks, batch)
+					sameLogits(t, "cached", got, want[batch], m.Vocab)
+					st := c.Stats()
+					if st.Hits+st.Misses != st.Requests || st.Fallbacks != 0 || c.Err() != nil {
+						t.Errorf("stats %+v, err %v", st, c.Err())
+					}
+					if slots == 48 && (st.Evictions != 0 || st.Misses > 48) {
+						t.Errorf("a cache of every expert evicted %d and missed %d", st.Evictions, st.Misses)
+					}
+					if slots < 48 && st.Evictions == 0 {
+						t.Errorf("a cache of %d slots never evicted", slots)
+					}
+					t.Logf("hit rate %.3f, %d misses, %d bytes read, stall %v, direct %v",
+						st.HitRate(), st.Misses, st.BytesRead, st.Stall, st.Direct)
+				})
+			}
+		}
+	}
+}
+
+// The statistics count exactly: each miss reads its expert's three aligned
+// windows once, and a cache large enough reads every expert once.
+func TestStatsExact(t *testing.T) {
+	pool := ops.NewPool(1)
+	defer pool.Close()
+	path, m, _ := writeModel(t, moeSpec())
+	l := LayoutOf(m)
+	c := newCache(t, m, path, budgetFor(t, l, 48))
+	m.ExpertSource = c
+	runAll(t, m, pool, tokens(40), 8)
+	st := c.Stats()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := fi.Size()
+	var bytes, cached int64
+	for il, xs := range l {
+		for e, x := range xs {
+			if c.t.find(il, e) < 0 {
+				continue
+			}
+			cached++
+			for _, r := range x {
+				start, end, _ := span(r)
+				bytes += min(end, size) - start // the file's last page reads short
+			}
+		}
+	}
+	if st.Misses != cached || st.Reads != 3*cached || st.BytesRead != bytes {
+		t.Errorf("misses %d, reads %d, bytes %d; want %d, %d, %d", st.Misses, st.Reads, st.BytesRead, cached, 3*cached, bytes)
+	}
+	passes := int64(5) // 40 tokens in batches of 8
+	if st.Fetches != passes*int64(m.Layers) || st.Requests < st.Fetches*int64(m.ExpertsUsed) {
+		t.Errorf("%d fetches of %d experts, want %d fetches of at least %d each", st.Fetches, st.Requests, passes*int64(m.Layers), m.ExpertsUsed)
+	}
+	if st.Slots != 48 || st.Experts != 48 || st.SlotBytes != c.Sizing().SlotBytes {
+		t.Errorf("stats sizes %d slots %d experts %d bytes, sizing %+v", st.Slots, st.Experts, st.SlotBytes, c.Sizing())
+	}
+	// The second time through, everything is cached.
+	runAll(t, m, pool, tokens(40), 8)
+	st2 := c.Stats().Sub(st)
+	if st2.Misses != 0 || st2.BytesRead != 0 || st2.Hits != st2.Requests || st2.HitRate() != 1 {
+		t.Errorf("second run: %+v", st2)
+	}
+	// The slots are the memory Sizing says.
+	var mem int64
+	for i := range c.t.slots {
+		mem += int64(len(c.t.slots[i].buf))
+	}
+	if mem != c.Sizing().SlotBytes {
+		t.Errorf("slots hold %d bytes, sizing says %d", mem, c.Sizing().SlotBytes)
+	}
+}
+
+// A file cut short under the cache: the reads come up short, the error is
+// reported (once, and by Err), and the experts are served from the model's
+// own bytes, so the logits stay right; later passes do not read.
+func TestTruncatedFile(t *testing.T) {
+	pool := ops.NewPool(1)
+	defer pool.Close()
+	path, m, _ := writeModel(t, moeSpec())
+	toks := tokens(24)
+	want := runAll(t, m, pool, toks, 1)
+	l := LayoutOf(m)
+	var calls int
+	var got error
+	c := newCache(t, m, path, budgetFor(t, l, 4), WithErrorHandler(func(err error) { calls++; got = err }))
+	// Cut into the first expert of the last block's down matrix.
+	cut := l[len(l)-1][0][2].Off + 10
+	if err := os.Truncate(path, cut); err != nil {
+		t.Fatal(err)
+	}
+	m.ExpertSource = c
+	sameLogits(t, "truncated", runAll(t, m, pool, toks, 1), want, m.Vocab)
+	err := c.Err()
+	if !errors.Is(err, io.ErrUnexpectedEOF) || calls != 1 || got != err {
+		t.Fatalf("err %v (handler called %d times with %v), want io.ErrUnexpectedEOF once", err, calls, got)
+	}
+	st := c.Stats()
+	if st.Fallbacks == 0 {
+		t.Errorf("no expert served from the model after the error: %+v", st)
+	}
+	reads := st.Reads
+	sameLogits(t, "after the error", runAll(t, m, pool, toks, 1), want, m.Vocab)
+	if st := c.Stats(); st.Reads != reads {
+		t.Errorf("%d reads after the error", st.Reads-reads)
+	}
+
+	// A file already too short is refused at New.
+	if _, err := New(m, path, budgetFor(t, l, 4)); !errors.Is(err, ErrBadModel) {
+		t.Errorf("New on a truncated file: %v, want ErrBadModel", err)
+	}
+}
+
+// Bad arguments are errors that name the problem.
+func TestNewErrors(t *testing.T) {
+	path, m, _ := writeModel(t, moeSpec())
+	l := LayoutOf(m)
+	sz, err := Size(l, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		m      *model.Model
+		path   string
+		budget int64
+		opts   []Option
+		want   error
+	}{
+		{"budget too small", m, path, sz.MinBudget - 1, nil, ErrBudget},
+		{"missing file", m, filepath.Join(t.TempDir(), "none.gguf"), 1 << 20, nil, os.ErrNotExist},
+		{"unknown policy", m, path, 1 << 20, []Option{WithPolicy(Policy(9))}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New(tc.m, tc.path, tc.budget, tc.opts...)
+			if err == nil {
+				c.Close()
+				t.Fatal("no error")
+			}
+			if tc.want != nil && !errors.Is(err, tc.want) {
+				t.Errorf("%v, want %v", err, tc.want)
+			}
+		})
+	}
+	_, dense, _ := writeModel(t, testutil.TinyQwen3())
+	if _, err := New(dense, path, 1<<20); !errors.Is(err, ErrNoExperts) {
+		t.Errorf("dense model: %v, want ErrNoExperts", err)
+	}
+	// The minimum budget itself works.
+	c, err := New(m, path, sz.MinBudget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sizing().Slots != 1 {
+		t.Errorf("minimum budget: %d slots", c.Sizing().Slots)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// A decode step with the cache installed allocates nothing, misses and
+// reads included.
+func TestDecodeAllocatesNothing(t *testing.T) {
+	pool := ops.NewPool(1)
+	defer pool.Close()
+	path, m, _ := writeModel(t, moeSpec())
+	c := newCache(t, m, path, budgetFor(t, LayoutOf(m), 5))
+	m.ExpertSource = c
+	st, err := m.NewState(ops.NewExec(pool), model.StateOptions{Batch: 1, Cache: kv.F16, Cells: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float32, m.Vocab)
+	pos := 0
+	toks := tokens(400)
+	step := func() {
+		if err := st.Forward(toks[pos:pos+1], pos, out); err != nil {
+			t.Fatal(err)
+		}
+		pos++
+	}
+	step()
+	if n := testing.AllocsPerRun(100, step); n != 0 {
+		t.Fatalf("a decode step allocates %.1f times, want 0", n)
+	}
+	if s := c.Stats(); s.Misses < 100 {
+		t.Errorf("only %d misses: the steps did not read", s.Misses)
+	}
+}
+
+// Two sessions decoding at once on two goroutines share the cache, with
+// Prefetch hints from a third, and both get the mapped model's logits.
+func TestConcurrentSessions(t *testing.T) {
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	path, ref, _ := writeModel(t, moeSpec())
+	toks := tokens(120)
+	want := runAll(t, ref, pool, toks, 1)
+	m, data := loadModel(t, path)
+	poisonExperts(m, data)
+	c := newCache(t, m, path, budgetFor(t, LayoutOf(m), 6))
+	m.ExpertSource = c
+	var wg sync.WaitGroup
+	got := make([][]float32, 2)
+	stop := make(chan struct{})
+	wg.Go(func() {
+		ids := []int32{0, 3, 5, 9}
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			c.Prefetch(i%m.Layers, ids)
+			ids[i%len(ids)] = int32((i * 7) % m.Experts)
+			_ = c.Stats()
+		}
+	})
+	var sessions sync.WaitGroup
+	for g := range got {
+		sessions.Go(func() { got[g] = runAll(t, m, pool, toks, 1+3*g) })
+	}
+	sessions.Wait()
+	close(stop)
+	wg.Wait()
+	want4 := runAll(t, ref, pool, toks, 4)
+	sameLogits(t, "session 0", got[0], want, m.Vocab)
+	sameLogits(t, "session 1", got[1], want4, m.Vocab)
+	if err := c.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Prefetch reads ahead what a later Fetch then finds.
+func TestPrefetch(t *testing.T) {
+	path, m, _ := writeModel(t, moeSpec())
+	c := newCache(t, m, path, budgetFor(t, LayoutOf(m), 8))
+	ids := []int32{1, 4, 7}
+	c.Prefetch(2, ids)
+	c.Prefetch(2, ids) // already on its way: nothing more
+	c.Fetch(2, []int32{1, 2, 4, 7})
+	for _, e := range []int{1, 2, 4, 7} {
+		x := c.Expert(2, e)
+		want := m.Blocks[2].Experts[e]
+		if !bytes.Equal(x.Gate.T.Data, want.Gate.T.Data) || !bytes.Equal(x.Down.T.Data, want.Down.T.Data) ||
+			!bytes.Equal(x.Up.T.Data, want.Up.T.Data) || x.Ranges != want.Ranges {
+			t.Errorf("expert %d: bytes differ from the file's", e)
+		}
+	}
+	c.Release(2)
+	st := c.Stats()
+	if st.Prefetches != 3 || st.PrefetchHits != 3 || st.Hits != 3 || st.Misses != 1 {
+		t.Errorf("stats %+v: want 3 prefetched and found, 1 miss", st)
+	}
+	// Hints for a block without experts or out of range are ignored.
+	c.Prefetch(-1, ids)
+	c.Prefetch(99, ids)
+	c.Prefetch(0, []int32{-5, 100})
+	if st := c.Stats(); st.Prefetches != 3 {
+		t.Errorf("bad hints started %d reads", st.Prefetches-3)
+	}
+}
+
+// Misuse of the protocol serves the model's experts rather than crash:
+// an expert not announced, a block other than the fetched one.
+func TestProtocolMisuse(t *testing.T) {
+	path, m, _ := writeModel(t, moeSpec())
+	c := newCache(t, m, path, budgetFor(t, LayoutOf(m), 4))
+	c.Fetch(1, []int32{2, 3})
+	if x := c.Expert(1, 9); x != &m.Blocks[1].Experts[9] {
+		t.Error("unannounced expert not served from the model")
+	}
+	if x := c.Expert(0, 2); x != &m.Blocks[0].Experts[2] {
+		t.Error("expert of another block not served from the model")
+	}
+	// Out of order still finds the cached ones.
+	if x := c.Expert(1, 3); x == &m.Blocks[1].Experts[3] {
+		t.Error("expert 3 not from the cache")
+	}
+	if x := c.Expert(1, 2); x == &m.Blocks[1].Experts[2] {
+		t.Error("expert 2 (out of order) not from the cache")
+	}
+	c.Release(1)
+	c.Fetch(0, []int32{3, 99}) // a bad id: the whole block from the model
+	if x := c.Expert(0, 3); x != &m.Blocks[0].Experts[3] {
+		t.Error("block with a bad id not served from the model")
+	}
+	c.Release(0)
+}
+
+// The layout read from the tensor table is the loaded model's.
+func TestFileLayout(t *testing.T) {
+	path, m, _ := writeModel(t, moeSpec())
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Read(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := FileLayout(f, m.Layers), LayoutOf(m)
+	if len(got) != len(want) {
+		t.Fatalf("%d blocks, want %d", len(got), len(want))
+	}
+	for il := range want {
+		if !slices.Equal(got[il], want[il]) {
+			t.Fatalf("block %d: %v, want %v", il, got[il], want[il])
+		}
+	}
+	if l := FileLayout(f, m.Layers+2); len(l[m.Layers]) != 0 {
+		t.Error("a block past the last has experts")
+	}
+}

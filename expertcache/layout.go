@@ -1,0 +1,253 @@
+package expertcache
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/mem"
+	"github.com/lowmem/llm/model"
+)
+
+// Layout is where a model's experts lie in its file: Layout[il][e] holds
+// the byte ranges of expert e of block il's gate, up and down matrices
+// (model.Expert.Ranges); a block without experts has none. The memory plan
+// builds it from the tensor table before loading (FileLayout), the cache
+// from the loaded model (LayoutOf); both give the same ranges.
+type Layout [][][3]model.Range
+
+// LayoutOf is the layout of m's experts.
+func LayoutOf(m *model.Model) Layout {
+	l := make(Layout, len(m.Blocks))
+	for il := range m.Blocks {
+		xs := m.Blocks[il].Experts
+		if len(xs) == 0 {
+			continue
+		}
+		l[il] = make([][3]model.Range, len(xs))
+		for e := range xs {
+			l[il][e] = xs[e].Ranges
+		}
+	}
+	return l
+}
+
+// FileLayout is the layout of the experts in a GGUF tensor table: block
+// il's experts are the equal slices of its blk.il.ffn_gate_exps,
+// ffn_up_exps and ffn_down_exps tensors, as the model loader splits them.
+// It does not check what the loader checks (shapes, types); a block whose
+// three tensors are not all present, or disagree on the expert count, has
+// no experts.
+func FileLayout(f *gguf.File, blocks int) Layout {
+	l := make(Layout, blocks)
+	for il := range l {
+		var ts [3]*gguf.TensorInfo
+		ok := true
+		for k, part := range [3]string{"gate", "up", "down"} {
+			ti, found := f.Tensor(fmt.Sprintf("blk.%d.ffn_%s_exps.weight", il, part))
+			if !found || len(ti.Dims) != 3 || ti.Dims[2] <= 0 || (k > 0 && ti.Dims[2] != ts[0].Dims[2]) {
+				ok = false
+				break
+			}
+			ts[k] = ti
+		}
+		if !ok {
+			continue
+		}
+		n := ts[0].Dims[2]
+		l[il] = make([][3]model.Range, n)
+		for e := range n {
+			for k, ti := range ts {
+				per := ti.Size / n
+				l[il][e][k] = model.Range{Off: ti.Offset + e*per, Len: per}
+			}
+		}
+	}
+	return l
+}
+
+// class is a group of blocks whose experts fit the same slot shape: in a
+// mixed quantization (Q4_K_M) some blocks' down matrices are Q6_K and
+// others' Q4_K, and giving each its own slot size wastes no memory on the
+// smaller ones.
+type class struct {
+	parts  [3]int64 // bytes of the gate, up and down parts of a slot
+	size   int64    // their sum: one slot
+	blocks int      // blocks in the class
+	n      int64    // experts in the class
+	slots  int      // slots the budget gives it
+	lo     int      // its first slot
+	win    int      // LFU: slots in the window
+	winMax int      // LFU: the window's size
+	// missAvg is the moving average of misses per Fetch of its blocks.
+	missAvg float64
+}
+
+// span is the aligned window of the file read for one matrix of one
+// expert: file bytes [start, end), the matrix beginning skip bytes in.
+func span(r model.Range) (start, end int64, skip int) {
+	return mem.AlignedSpan(mem.Range{Off: r.Off, Len: r.Len})
+}
+
+// classes groups the blocks of l by the lengths of their experts' three
+// ranges and sizes each group's slot to hold the widest aligned windows
+// of any of its experts. blockClass[il] is block il's class, or -1.
+func classes(l Layout) (cs []class, blockClass []int) {
+	blockClass = make([]int, len(l))
+	key := make([][3]int64, 0, 2)
+	for il, xs := range l {
+		blockClass[il] = -1
+		if len(xs) == 0 {
+			continue
+		}
+		k := [3]int64{xs[0][0].Len, xs[0][1].Len, xs[0][2].Len}
+		c := -1
+		for i := range key {
+			if key[i] == k {
+				c = i
+				break
+			}
+		}
+		if c < 0 {
+			key = append(key, k)
+			cs = append(cs, class{})
+			c = len(cs) - 1
+		}
+		blockClass[il] = c
+		cl := &cs[c]
+		cl.blocks++
+		cl.n += int64(len(xs))
+		for _, x := range xs {
+			for m, r := range x {
+				start, end, _ := span(r)
+				cl.parts[m] = max(cl.parts[m], end-start)
+			}
+		}
+	}
+	for i := range cs {
+		cs[i].size = cs[i].parts[0] + cs[i].parts[1] + cs[i].parts[2]
+	}
+	return cs, blockClass
+}
+
+// Sizing is what a cache of a given budget holds and costs: the exact
+// numbers New allocates, for the memory plan.
+type Sizing struct {
+	// Experts is how many experts the model has (all blocks).
+	Experts int
+	// Slots is how many experts the cache holds at once.
+	Slots int
+	// SlotBytes is the memory of the slots: anonymous memory mapped at New
+	// (charged as the slots fill, so at most this). Reads go straight into
+	// the slots, so there are no other read buffers.
+	SlotBytes int64
+	// TableBytes is the cache's bookkeeping on the Go heap: one record per
+	// slot (matrix headers included) and two numbers per expert, as sized
+	// by the compiler (the allocator rounds each allocation up a little).
+	TableBytes int64
+	// MinBudget is the smallest budget New accepts: one slot per group of
+	// blocks with the same expert sizes, plus the bookkeeping.
+	MinBudget int64
+	// Classes is the slot size of each group of blocks with the same
+	// expert sizes, and SlotsPerClass its slot count.
+	Classes       []int64
+	SlotsPerClass []int
+}
+
+// Bytes is the cache's whole footprint: SlotBytes plus TableBytes, never
+// more than the budget it was sized for.
+func (s Sizing) Bytes() int64 { return s.SlotBytes + s.TableBytes }
+
+// HitRateBound is the share of experts the cache holds: the hit rate a
+// cache would have if the routing were uniformly random (real routing,
+// concentrated on favourite experts, does better).
+func (s Sizing) HitRateBound() float64 {
+	if s.Experts == 0 {
+		return 0
+	}
+	return float64(s.Slots) / float64(s.Experts)
+}
+
+// Size is how a cache of budget bytes over the experts of l is laid out
+// (see Sizing): the budget is shared among the groups of blocks with
+// equal expert sizes in proportion to their experts' bytes, so each group
+// caches the same share of its experts; no group gets more slots than it
+// has experts. It fails when l has no experts or the budget is below
+// Sizing.MinBudget.
+func Size(l Layout, budget int64) (Sizing, error) {
+	cs, _ := classes(l)
+	s, err := size(cs, budget)
+	if err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+func size(cs []class, budget int64) (Sizing, error) {
+	var s Sizing
+	if len(cs) == 0 {
+		return s, fmt.Errorf("expertcache: the model has no experts: %w", ErrNoExperts)
+	}
+	var weight float64 // bytes of every expert, at slot size
+	var minSlots int64
+	for _, c := range cs {
+		s.Experts += int(c.n)
+		weight += float64(c.n) * float64(c.size)
+		minSlots += c.size
+		s.Classes = append(s.Classes, c.size)
+	}
+	fixed := tableBytes(0, s.Experts)
+	s.MinBudget = minSlots + tableBytes(len(cs), s.Experts)
+	if budget < s.MinBudget {
+		return s, fmt.Errorf("expertcache: budget %d bytes is below the %d an expert cache needs (one slot of %v bytes per expert size): %w",
+			budget, s.MinBudget, s.Classes, ErrBudget)
+	}
+	// Slots cost their memory plus their record: share what is left after
+	// the per-expert tables.
+	per := int64(unsafe.Sizeof(slot{})) + jobBytes
+	avail := float64(budget - fixed)
+	s.SlotsPerClass = make([]int, len(cs))
+	for i, c := range cs {
+		share := avail * float64(c.n) * float64(c.size) / weight
+		k := max(int64(share/float64(c.size+per)), 1)
+		s.SlotsPerClass[i] = int(min(k, c.n))
+	}
+	// Rounding can only lower the total, except that every class gets at
+	// least one slot; take slots back from the largest classes until it
+	// fits (MinBudget guarantees it can).
+	for s.total(cs) > budget {
+		big := -1
+		for i := range cs {
+			if s.SlotsPerClass[i] > 1 && (big < 0 || s.SlotsPerClass[i] > s.SlotsPerClass[big]) {
+				big = i
+			}
+		}
+		s.SlotsPerClass[big]--
+	}
+	s.Slots, s.SlotBytes = 0, 0
+	for i, c := range cs {
+		s.Slots += s.SlotsPerClass[i]
+		s.SlotBytes += int64(s.SlotsPerClass[i]) * c.size
+	}
+	s.TableBytes = tableBytes(s.Slots, s.Experts)
+	return s, nil
+}
+
+func (s Sizing) total(cs []class) int64 {
+	var n, b int64
+	for i, c := range cs {
+		n += int64(s.SlotsPerClass[i])
+		b += int64(s.SlotsPerClass[i]) * c.size
+	}
+	return b + tableBytes(int(n), s.Experts)
+}
+
+// jobBytes is one slot's share of the read queue: three entries.
+const jobBytes = 3 * int64(unsafe.Sizeof(int32(0)))
+
+// tableBytes is the bookkeeping of a cache of slots slots over experts
+// experts: the slot records and their share of the read queue, and each
+// expert's slot index and use count.
+func tableBytes(slots, experts int) int64 {
+	return int64(slots)*(int64(unsafe.Sizeof(slot{}))+jobBytes) + int64(experts)*(4+4)
+}

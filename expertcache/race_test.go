@@ -1,0 +1,5 @@
+//go:build race
+
+package expertcache
+
+const raceEnabled = true

@@ -1,0 +1,131 @@
+package model
+
+import (
+	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/quant"
+)
+
+// A projection is one matrix (or a band of its rows) among several that
+// read the same activation: rows [row0, row0+rows) of w (rows 0: to the
+// end) land at column off of each token's output row. The matrices a
+// block's architecture gives it (model/arch.go: QKVLayout, FFNLayout) map
+// to projections here, and the forward pass runs every projection of one
+// input in one dispatch of the thread pool.
+type projection struct {
+	w          *ops.Matrix
+	row0, rows int
+	off        int
+}
+
+// maxShared is the most projections one input feeds: Q, K and V.
+const maxShared = 3
+
+// qkvInputs lists the projections of the attention input: the fused
+// attn_qkv (query, key and value rows in one matrix), or attn_q, attn_k
+// and attn_v side by side in a token's q|k|v row.
+func (L *Layer) qkvInputs(c *Config, dst *[maxShared]projection) []projection {
+	if L.Wqkv != nil {
+		dst[0] = projection{w: L.Wqkv}
+		return dst[:1]
+	}
+	qDim, kDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK
+	dst[0] = projection{w: L.Wq}
+	dst[1] = projection{w: L.Wk, off: qDim}
+	dst[2] = projection{w: L.Wv, off: qDim + kDim}
+	return dst[:3]
+}
+
+// gateUpInputs returns a gated feed-forward block's gate and up
+// projections, whose outputs go side by side in a row of 2×FFN floats:
+// ffn_gate and ffn_up, or the two halves of phi3's fused ffn_up.
+func (L *Layer) gateUpInputs(c *Config) (gate, up projection) {
+	F := c.FFN
+	if L.GateUp != nil {
+		return projection{w: L.GateUp, rows: F}, projection{w: L.GateUp, row0: F, rows: F, off: F}
+	}
+	return projection{w: L.Gate}, projection{w: L.Up, off: F}
+}
+
+// part is p as an ops.Part over a's rows quantized in xq, writing rows of
+// stride floats in out.
+func (p projection) part(xq []byte, out []float32, stride int) ops.Part {
+	return ops.Part{M: p.w, Row0: p.row0, Rows: p.rows, X: xq, Out: out[p.off:], Stride: stride}
+}
+
+// mulShared computes every projection of a into out (stride floats per
+// token) in one dispatch when a's quantized copies for all of them fit in
+// the state's buffers together (at most two activation types), else one
+// dispatch per type.
+func (s *State) mulShared(a acts, ps []projection, out []float32, stride int) error {
+	var types [maxShared]quant.Type
+	nt := 0
+	for _, p := range ps {
+		vt := p.w.VecType
+		seen := false
+		for _, t := range types[:nt] {
+			seen = seen || t == vt
+		}
+		if !seen {
+			types[nt] = vt
+			nt++
+		}
+	}
+	if nt > len(s.q) {
+		for _, p := range ps {
+			xq, err := s.quantized(a, p.w.VecType)
+			if err != nil {
+				return err
+			}
+			one := [1]ops.Part{p.part(xq, out, stride)}
+			s.e.MatMulParts(one[:], a.n)
+		}
+		return nil
+	}
+	// Quantize for every type first: the second conversion goes to the
+	// other buffer and leaves the first one's in place.
+	for _, t := range types[:nt] {
+		if _, err := s.quantized(a, t); err != nil {
+			return err
+		}
+	}
+	var parts [maxShared]ops.Part
+	for i, p := range ps {
+		xq, err := s.quantized(a, p.w.VecType)
+		if err != nil {
+			return err
+		}
+		parts[i] = p.part(xq, out, stride)
+	}
+	s.e.MatMulParts(parts[:len(ps)], a.n)
+	return nil
+}
+
+// mulGated computes gate and up of a into gu (rows of 2×FFN floats: gate
+// half, up half) and the activation act(gate)·up into the gate half, in
+// one dispatch.
+func (s *State) mulGated(a acts, gate, up projection, gu []float32, stride int) error {
+	if _, err := s.quantized(a, gate.w.VecType); err != nil {
+		return err
+	}
+	xu, err := s.quantized(a, up.w.VecType)
+	if err != nil {
+		return err
+	}
+	xg, err := s.quantized(a, gate.w.VecType) // still there: a buffer of its own
+	if err != nil {
+		return err
+	}
+	s.e.MatMulGated(gate.part(xg, gu, stride), up.part(xu, gu, stride), a.n, s.act)
+	return nil
+}
+
+// mulAdd computes w·a into out and adds it to acc (a residual connection)
+// in the same dispatch.
+func (s *State) mulAdd(w *ops.Matrix, a acts, out []float32, stride int, acc []float32, accStride int) error {
+	xq, err := s.quantized(a, w.VecType)
+	if err != nil {
+		return err
+	}
+	s.e.MatMulAdd(w, xq, a.n, out, stride, acc, accStride)
+	return nil
+}
