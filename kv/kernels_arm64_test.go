@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/lowmem/llm/internal/cpu"
 	"github.com/lowmem/llm/quant"
 )
 
@@ -116,5 +117,129 @@ func TestArmScoresBitExact(t *testing.T) {
 				t.Errorf("d=%d rows=%d: scores wrote past the end", d, rows)
 			}
 		}
+	}
+}
+
+// armQ4Rows returns rows q4_0 rows of d elements at an odd offset, from
+// quantized random floats, some blocks with random codes and any finite,
+// zero or subnormal scale.
+func armQ4Rows(r *rand.Rand, rows, d int) []byte {
+	rb := q4RowBytes(d)
+	b := make([]byte, rows*rb+1)[1:]
+	x := make([]float32, d)
+	for i := 0; i < rows; i++ {
+		for j := range x {
+			x[j] = float32(r.NormFloat64())
+		}
+		quantizeQ4(b[i*rb:(i+1)*rb], x)
+		for blk := 0; blk < d/q4Block; blk++ {
+			p := b[i*rb+blk*q4BlockBytes:]
+			switch r.IntN(12) {
+			case 0:
+				for j := 2; j < q4BlockBytes; j++ {
+					p[j] = byte(r.Uint32())
+				}
+				h := quant.FP32ToFP16(float32(r.NormFloat64() * 1000))
+				p[0], p[1] = byte(h), byte(h>>8)
+			case 1:
+				p[0], p[1] = 0, 0
+			case 2:
+				p[0], p[1] = 1, 0x80
+			}
+		}
+	}
+	return b
+}
+
+// TestArmInt4BitExact holds the NEON Int4 kernels to their twins' bits,
+// through the functions attention calls and every registered variant.
+func TestArmInt4BitExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, d := range []int{32, 64, 128, 160, 256} {
+		for _, rows := range []int{1, 2, 3, 4, 5, 8, 13} {
+			k := armQ4Rows(r, rows, d)
+			q := armF32(r, d)
+			want := make([]float32, rows)
+			scoresQ4Rows(want, k, q)
+			for _, v := range kern.scoresQ4.all {
+				got := make([]float32, rows)
+				v.f(got, k, q)
+				for i := range got {
+					if !same32(got[i], want[i]) {
+						t.Errorf("d=%d rows=%d: scoresQ4 %s[%d] = %g, generic %g", d, rows, v.name, i, got[i], want[i])
+					}
+				}
+			}
+			w := armF32(r, rows)
+			for i := range w {
+				if i%4 == 2 {
+					w[i] = 0
+				}
+			}
+			o0 := armF32(r, d)
+			wantV := append([]float32(nil), o0...)
+			valuesQ4Rows(wantV, w, k)
+			for _, v := range kern.valuesQ4.all {
+				got := append([]float32(nil), o0...)
+				v.f(got, w, k)
+				for j := range got {
+					if !same32(got[j], wantV[j]) {
+						t.Errorf("d=%d rows=%d: valuesQ4 %s[%d] = %g, generic %g", d, rows, v.name, j, got[j], wantV[j])
+						break
+					}
+				}
+			}
+		}
+	}
+	// The four-heads kernels, against one head at a time through the
+	// functions attention calls.
+	for _, d := range []int{32, 128, 256} {
+		for _, rows := range []int{1, 3, 4, 7} {
+			k := armQ4Rows(r, rows, d)
+			q := armF32(r, 4*d)
+			st := rows + 2
+			w := armF32(r, 4*st)
+			for i := range w {
+				if i%5 == 1 {
+					w[i] = 0
+				}
+			}
+			want := make([]float32, 4*st)
+			for h := 0; h < 4; h++ {
+				scoresQ4Rows(want[h*st:h*st+rows], k, q[h*d:(h+1)*d])
+			}
+			o0 := armF32(r, 4*d)
+			wantV := append([]float32(nil), o0...)
+			for h := 0; h < 4; h++ {
+				valuesQ4Rows(wantV[h*d:(h+1)*d], w[h*st:h*st+rows], k)
+			}
+			for _, v := range kern.scoresQ4x4.all[1:] {
+				got := make([]float32, 4*st)
+				if n := v.f(got, st, rows, k, q, d); n != 4 {
+					t.Fatalf("scoresQ4x4 %s took %d heads", v.name, n)
+				}
+				for i := range got {
+					if !same32(got[i], want[i]) {
+						t.Errorf("d=%d rows=%d: scoresQ4x4 %s[%d] = %g, generic %g", d, rows, v.name, i, got[i], want[i])
+						break
+					}
+				}
+			}
+			for _, v := range kern.valuesQ4x4.all[1:] {
+				got := append([]float32(nil), o0...)
+				if n := v.f(got, w, st, rows, k, d); n != 4 {
+					t.Fatalf("valuesQ4x4 %s took %d heads", v.name, n)
+				}
+				for j := range got {
+					if !same32(got[j], wantV[j]) {
+						t.Errorf("d=%d rows=%d: valuesQ4x4 %s[%d] = %g, generic %g", d, rows, v.name, j, got[j], wantV[j])
+						break
+					}
+				}
+			}
+		}
+	}
+	if len(kern.scoresQ4.all) < 2 && cpu.Has(cpu.NEON) {
+		t.Error("no NEON Int4 scores kernel registered")
 	}
 }

@@ -1,9 +1,9 @@
-//go:build !amd64 || purego
+//go:build (!amd64 && !arm64) || purego
 
 package kv
 
 // The Int4 kernels attention calls, where there is no assembly for them
-// (amd64: kernels_int4_amd64.go): the pure-Go twins.
+// (kernels_int4_amd64.go, kernels_int4_arm64.go): the pure-Go twins.
 
 // scoresQ4 sets dst[i] to the dot product of q4_0 key row i of k with q.
 func scoresQ4(dst []float32, k []byte, q []float32) { scoresQ4Rows(dst, k, q) }

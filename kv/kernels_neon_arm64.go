@@ -52,3 +52,17 @@ func axpy2I8NEON(dst *float32, a0 float32, a1 float32, v0 *int8, v1 *int8, n int
 //
 //go:noescape
 func scoresI8NEON(dst *float32, k *int8, scales *float32, q *float32, rows int, d int)
+
+// scoresF16x4NEON sets dst[h*stride+i] to the dot product of row i of k
+// with head h of q (d floats each), for h < 4, rows a positive multiple of
+// 4 and d of 4, as dotF16F32Generic computes each.
+//
+//go:noescape
+func scoresF16x4NEON(dst *float32, stride int, k *uint16, q *float32, rows int, d int)
+
+// scoresI8x4NEON sets dst[h*stride+i] to the dot product of row i of k with
+// head h of q (d floats each) times scales[i], for h < 4, rows a positive
+// multiple of 4 and d of 4, as scoresI8Rows computes each.
+//
+//go:noescape
+func scoresI8x4NEON(dst *float32, stride int, k *int8, scales *float32, q *float32, rows int, d int)

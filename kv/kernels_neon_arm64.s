@@ -481,3 +481,207 @@ loop:
 	SUBS $4, R3, R3
 	BNE rows
 	RET
+
+// func scoresF16x4NEON(dst *float32, stride int, k *uint16, q *float32, rows int, d int)
+TEXT ·scoresF16x4NEON(SB), NOSPLIT, $0-48
+	MOVD dst+0(FP), R0
+	MOVD stride+8(FP), R1
+	LSL $2, R1, R1
+	MOVD k+16(FP), R2
+	MOVD q+24(FP), R3
+	MOVD rows+32(FP), R4
+	MOVD d+40(FP), R5
+	LSL $1, R5, R7
+	LSL $2, R5, R14
+	LSR $2, R5, R5
+rows:
+	MOVD R2, R8
+	ADD R7, R8, R9
+	ADD R7, R9, R10
+	ADD R7, R10, R11
+	MOVD R3, R12
+	ADD R14, R12, R15
+	ADD R14, R15, R16
+	ADD R14, R16, R17
+	MOVD R5, R13
+	WORD $0x6f00e400 // movi v0.2d, #0000000000000000
+	WORD $0x6f00e401 // movi v1.2d, #0000000000000000
+	WORD $0x6f00e402 // movi v2.2d, #0000000000000000
+	WORD $0x6f00e403 // movi v3.2d, #0000000000000000
+	WORD $0x6f00e404 // movi v4.2d, #0000000000000000
+	WORD $0x6f00e405 // movi v5.2d, #0000000000000000
+	WORD $0x6f00e406 // movi v6.2d, #0000000000000000
+	WORD $0x6f00e407 // movi v7.2d, #0000000000000000
+	WORD $0x6f00e408 // movi v8.2d, #0000000000000000
+	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x6f00e40b // movi v11.2d, #0000000000000000
+	WORD $0x6f00e40c // movi v12.2d, #0000000000000000
+	WORD $0x6f00e40d // movi v13.2d, #0000000000000000
+	WORD $0x6f00e40e // movi v14.2d, #0000000000000000
+	WORD $0x6f00e40f // movi v15.2d, #0000000000000000
+loop:
+	WORD $0x0cdf7510 // ld1 { v16.4h }, [x8], #8
+	WORD $0x0e217a10 // fcvtl v16.4s, v16.4h
+	WORD $0x0cdf7531 // ld1 { v17.4h }, [x9], #8
+	WORD $0x0e217a31 // fcvtl v17.4s, v17.4h
+	WORD $0x0cdf7552 // ld1 { v18.4h }, [x10], #8
+	WORD $0x0e217a52 // fcvtl v18.4s, v18.4h
+	WORD $0x0cdf7573 // ld1 { v19.4h }, [x11], #8
+	WORD $0x0e217a73 // fcvtl v19.4s, v19.4h
+	WORD $0x4cdf7994 // ld1 { v20.4s }, [x12], #16
+	WORD $0x4e34ce00 // fmla v0.4s, v16.4s, v20.4s
+	WORD $0x4e34ce21 // fmla v1.4s, v17.4s, v20.4s
+	WORD $0x4e34ce42 // fmla v2.4s, v18.4s, v20.4s
+	WORD $0x4e34ce63 // fmla v3.4s, v19.4s, v20.4s
+	WORD $0x4cdf79f5 // ld1 { v21.4s }, [x15], #16
+	WORD $0x4e35ce04 // fmla v4.4s, v16.4s, v21.4s
+	WORD $0x4e35ce25 // fmla v5.4s, v17.4s, v21.4s
+	WORD $0x4e35ce46 // fmla v6.4s, v18.4s, v21.4s
+	WORD $0x4e35ce67 // fmla v7.4s, v19.4s, v21.4s
+	WORD $0x4cdf7a16 // ld1 { v22.4s }, [x16], #16
+	WORD $0x4e36ce08 // fmla v8.4s, v16.4s, v22.4s
+	WORD $0x4e36ce29 // fmla v9.4s, v17.4s, v22.4s
+	WORD $0x4e36ce4a // fmla v10.4s, v18.4s, v22.4s
+	WORD $0x4e36ce6b // fmla v11.4s, v19.4s, v22.4s
+	WORD $0x4cdf7a37 // ld1 { v23.4s }, [x17], #16
+	WORD $0x4e37ce0c // fmla v12.4s, v16.4s, v23.4s
+	WORD $0x4e37ce2d // fmla v13.4s, v17.4s, v23.4s
+	WORD $0x4e37ce4e // fmla v14.4s, v18.4s, v23.4s
+	WORD $0x4e37ce6f // fmla v15.4s, v19.4s, v23.4s
+	SUBS $1, R13, R13
+	BNE loop
+	MOVD R0, R15
+	WORD $0x6e21d400 // faddp v0.4s, v0.4s, v1.4s
+	WORD $0x6e23d442 // faddp v2.4s, v2.4s, v3.4s
+	WORD $0x6e22d400 // faddp v0.4s, v0.4s, v2.4s
+	WORD $0x4c0079e0 // st1 { v0.4s }, [x15]
+	ADD R1, R15, R15
+	WORD $0x6e25d484 // faddp v4.4s, v4.4s, v5.4s
+	WORD $0x6e27d4c6 // faddp v6.4s, v6.4s, v7.4s
+	WORD $0x6e26d484 // faddp v4.4s, v4.4s, v6.4s
+	WORD $0x4c0079e4 // st1 { v4.4s }, [x15]
+	ADD R1, R15, R15
+	WORD $0x6e29d508 // faddp v8.4s, v8.4s, v9.4s
+	WORD $0x6e2bd54a // faddp v10.4s, v10.4s, v11.4s
+	WORD $0x6e2ad508 // faddp v8.4s, v8.4s, v10.4s
+	WORD $0x4c0079e8 // st1 { v8.4s }, [x15]
+	ADD R1, R15, R15
+	WORD $0x6e2dd58c // faddp v12.4s, v12.4s, v13.4s
+	WORD $0x6e2fd5ce // faddp v14.4s, v14.4s, v15.4s
+	WORD $0x6e2ed58c // faddp v12.4s, v12.4s, v14.4s
+	WORD $0x4c0079ec // st1 { v12.4s }, [x15]
+	ADD $16, R0, R0
+	MOVD R11, R2
+	SUBS $4, R4, R4
+	BNE rows
+	RET
+
+// func scoresI8x4NEON(dst *float32, stride int, k *int8, scales *float32, q *float32, rows int, d int)
+TEXT ·scoresI8x4NEON(SB), NOSPLIT, $0-56
+	MOVD dst+0(FP), R0
+	MOVD stride+8(FP), R1
+	LSL $2, R1, R1
+	MOVD k+16(FP), R2
+	MOVD scales+24(FP), R6
+	MOVD q+32(FP), R3
+	MOVD rows+40(FP), R4
+	MOVD d+48(FP), R5
+	MOVD R5, R7
+	LSL $2, R5, R14
+	LSR $2, R5, R5
+rows:
+	MOVD R2, R8
+	ADD R7, R8, R9
+	ADD R7, R9, R10
+	ADD R7, R10, R11
+	MOVD R3, R12
+	ADD R14, R12, R15
+	ADD R14, R15, R16
+	ADD R14, R16, R17
+	MOVD R5, R13
+	WORD $0x6f00e400 // movi v0.2d, #0000000000000000
+	WORD $0x6f00e401 // movi v1.2d, #0000000000000000
+	WORD $0x6f00e402 // movi v2.2d, #0000000000000000
+	WORD $0x6f00e403 // movi v3.2d, #0000000000000000
+	WORD $0x6f00e404 // movi v4.2d, #0000000000000000
+	WORD $0x6f00e405 // movi v5.2d, #0000000000000000
+	WORD $0x6f00e406 // movi v6.2d, #0000000000000000
+	WORD $0x6f00e407 // movi v7.2d, #0000000000000000
+	WORD $0x6f00e408 // movi v8.2d, #0000000000000000
+	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x6f00e40b // movi v11.2d, #0000000000000000
+	WORD $0x6f00e40c // movi v12.2d, #0000000000000000
+	WORD $0x6f00e40d // movi v13.2d, #0000000000000000
+	WORD $0x6f00e40e // movi v14.2d, #0000000000000000
+	WORD $0x6f00e40f // movi v15.2d, #0000000000000000
+loop:
+	WORD $0x0ddf8110 // ld1 { v16.s }[0], [x8], #4
+	WORD $0x0f08a610 // sshll v16.8h, v16.8b, #0
+	WORD $0x0f10a610 // sshll v16.4s, v16.4h, #0
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x0ddf8131 // ld1 { v17.s }[0], [x9], #4
+	WORD $0x0f08a631 // sshll v17.8h, v17.8b, #0
+	WORD $0x0f10a631 // sshll v17.4s, v17.4h, #0
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x0ddf8152 // ld1 { v18.s }[0], [x10], #4
+	WORD $0x0f08a652 // sshll v18.8h, v18.8b, #0
+	WORD $0x0f10a652 // sshll v18.4s, v18.4h, #0
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x0ddf8173 // ld1 { v19.s }[0], [x11], #4
+	WORD $0x0f08a673 // sshll v19.8h, v19.8b, #0
+	WORD $0x0f10a673 // sshll v19.4s, v19.4h, #0
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x4cdf7994 // ld1 { v20.4s }, [x12], #16
+	WORD $0x4e34ce00 // fmla v0.4s, v16.4s, v20.4s
+	WORD $0x4e34ce21 // fmla v1.4s, v17.4s, v20.4s
+	WORD $0x4e34ce42 // fmla v2.4s, v18.4s, v20.4s
+	WORD $0x4e34ce63 // fmla v3.4s, v19.4s, v20.4s
+	WORD $0x4cdf79f5 // ld1 { v21.4s }, [x15], #16
+	WORD $0x4e35ce04 // fmla v4.4s, v16.4s, v21.4s
+	WORD $0x4e35ce25 // fmla v5.4s, v17.4s, v21.4s
+	WORD $0x4e35ce46 // fmla v6.4s, v18.4s, v21.4s
+	WORD $0x4e35ce67 // fmla v7.4s, v19.4s, v21.4s
+	WORD $0x4cdf7a16 // ld1 { v22.4s }, [x16], #16
+	WORD $0x4e36ce08 // fmla v8.4s, v16.4s, v22.4s
+	WORD $0x4e36ce29 // fmla v9.4s, v17.4s, v22.4s
+	WORD $0x4e36ce4a // fmla v10.4s, v18.4s, v22.4s
+	WORD $0x4e36ce6b // fmla v11.4s, v19.4s, v22.4s
+	WORD $0x4cdf7a37 // ld1 { v23.4s }, [x17], #16
+	WORD $0x4e37ce0c // fmla v12.4s, v16.4s, v23.4s
+	WORD $0x4e37ce2d // fmla v13.4s, v17.4s, v23.4s
+	WORD $0x4e37ce4e // fmla v14.4s, v18.4s, v23.4s
+	WORD $0x4e37ce6f // fmla v15.4s, v19.4s, v23.4s
+	SUBS $1, R13, R13
+	BNE loop
+	WORD $0x4cdf78d0 // ld1 { v16.4s }, [x6], #16
+	MOVD R0, R15
+	WORD $0x6e21d400 // faddp v0.4s, v0.4s, v1.4s
+	WORD $0x6e23d442 // faddp v2.4s, v2.4s, v3.4s
+	WORD $0x6e22d400 // faddp v0.4s, v0.4s, v2.4s
+	WORD $0x6e30dc00 // fmul v0.4s, v0.4s, v16.4s
+	WORD $0x4c0079e0 // st1 { v0.4s }, [x15]
+	ADD R1, R15, R15
+	WORD $0x6e25d484 // faddp v4.4s, v4.4s, v5.4s
+	WORD $0x6e27d4c6 // faddp v6.4s, v6.4s, v7.4s
+	WORD $0x6e26d484 // faddp v4.4s, v4.4s, v6.4s
+	WORD $0x6e30dc84 // fmul v4.4s, v4.4s, v16.4s
+	WORD $0x4c0079e4 // st1 { v4.4s }, [x15]
+	ADD R1, R15, R15
+	WORD $0x6e29d508 // faddp v8.4s, v8.4s, v9.4s
+	WORD $0x6e2bd54a // faddp v10.4s, v10.4s, v11.4s
+	WORD $0x6e2ad508 // faddp v8.4s, v8.4s, v10.4s
+	WORD $0x6e30dd08 // fmul v8.4s, v8.4s, v16.4s
+	WORD $0x4c0079e8 // st1 { v8.4s }, [x15]
+	ADD R1, R15, R15
+	WORD $0x6e2dd58c // faddp v12.4s, v12.4s, v13.4s
+	WORD $0x6e2fd5ce // faddp v14.4s, v14.4s, v15.4s
+	WORD $0x6e2ed58c // faddp v12.4s, v12.4s, v14.4s
+	WORD $0x6e30dd8c // fmul v12.4s, v12.4s, v16.4s
+	WORD $0x4c0079ec // st1 { v12.4s }, [x15]
+	ADD $16, R0, R0
+	MOVD R11, R2
+	SUBS $4, R4, R4
+	BNE rows
+	RET

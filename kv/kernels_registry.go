@@ -7,8 +7,8 @@ import "github.com/lowmem/llm/internal/cpu"
 // The attention kernels come in families (a dot product, an axpy, the
 // multi-row scores and values, alone or four heads at once, softmax), and
 // each family is a list of variants: the pure-Go twin first, then the
-// architecture's (kernels_amd64.go: AVX2, AVX-512), each needing an
-// instruction-set level. A variant is listed only when internal/cpu allows
+// architecture's (kernels_amd64.go: AVX2, AVX-512; kernels_arm64.go:
+// NEON), each needing an instruction-set level. A variant is listed only when internal/cpu allows
 // its level (the CPU has it and LLM_CPU does not cap below it), so one
 // test runs them all against the twin, and LLM_CPU=avx2 forces the AVX2
 // path through the end-to-end tests.
@@ -20,8 +20,8 @@ import "github.com/lowmem/llm/internal/cpu"
 // with three others, and the families of one level agree bit for bit.
 //
 // The functions attention calls (dotF16F32, scoresF16, …) are defined per
-// architecture next to archKernels (kernels_amd64.go, kernels_other.go):
-// they look up the level in the registry and call that level's kernel
+// architecture next to archKernels (kernels_amd64.go, kernels_arm64.go,
+// kernels_other.go; the Int4 ones in kernels_int4_dispatch.go): they look up the level in the registry and call that level's kernel
 // directly, not through the func value, so that escape analysis keeps
 // attention's stack buffers on the stack.
 

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/lowmem/llm/internal/cpu"
 )
 
 // The arm64 kernels keep their pure-Go twins' order of float32 operations
@@ -29,26 +31,26 @@ func sameBits(a, b float32) bool {
 func armTypes() []Type {
 	var ts []Type
 	seen := map[Type]bool{}
-	for _, s := range armSpecs {
-		if !seen[s.t] {
-			seen[s.t] = true
-			ts = append(ts, s.t)
+	for _, v := range dotVariants {
+		if !seen[v.t] {
+			seen[v.t] = true
+			ts = append(ts, v.t)
 		}
 	}
 	return ts
 }
 
-// TestArmFeatures logs what the CPU offers and, when LLM_ARM64_FEATURES
-// names the features the CI's emulated CPU has ("neon", "neon,dotprod",
-// "neon,dotprod,i8mm"), checks that golang.org/x/sys/cpu detected exactly
-// those, so that no kernel level goes untested unnoticed.
+// TestArmFeatures logs the level golang.org/x/sys/cpu detected, the level
+// in use (LLM_CPU caps it) and the tiles that run, and, when
+// LLM_ARM64_FEATURES names the features the CI's emulated CPU has ("neon",
+// "neon,dotprod", "neon,dotprod,i8mm"), checks that the detected level is
+// exactly that, so that no kernel level goes untested unnoticed.
 func TestArmFeatures(t *testing.T) {
-	have := []string{"neon"}
-	if haveDotprod {
-		have = append(have, "dotprod")
-	}
-	if haveI8MM {
-		have = append(have, "i8mm")
+	var have []string
+	for _, l := range []cpu.Level{cpu.NEON, cpu.DotProd, cpu.I8MM} {
+		if l <= cpu.Detected() {
+			have = append(have, l.String())
+		}
 	}
 	got := strings.Join(have, ",")
 	var names []string
@@ -59,7 +61,7 @@ func TestArmFeatures(t *testing.T) {
 		}
 		names = append(names, fmt.Sprintf("%v: %s", typ, strings.Join(ks, ", ")))
 	}
-	t.Logf("arm64 features %s; tiles %s", got, strings.Join(names, "; "))
+	t.Logf("arm64 features %s; level in use %v; tiles %s", got, cpu.Max(), strings.Join(names, "; "))
 	if want := os.Getenv("LLM_ARM64_FEATURES"); want != "" && want != got {
 		t.Fatalf("detected features %q, the CPU should have %q", got, want)
 	}

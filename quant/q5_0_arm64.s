@@ -3,7 +3,7 @@
 //go:build !purego
 
 // Dot product and tile kernels for Q5_0 weights against Q8_0 activations,
-// for ARMv8.0 NEON, FEAT_DotProd and FEAT_I8MM.
+// for ARMv8.0 NEON and FEAT_DotProd.
 
 #include "textflag.h"
 

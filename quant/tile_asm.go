@@ -1,4 +1,4 @@
-//go:build amd64 && !purego
+//go:build (amd64 || arm64) && !purego
 
 package quant
 
@@ -35,6 +35,7 @@ type tileSpec struct {
 	be         int // elements per block
 	wb, xb     int // bytes per weight and activation block
 	unit       int // blocks per assembly loop iteration
+	mult       int // n must be a multiple of this, else the dot product does all (0: any)
 	h          int // rows of the assembly kernels
 	rows, cols int
 	big        tileAsm // h × cols
@@ -57,7 +58,7 @@ func (s *tileSpec) tile(n int, w []byte, wStride, rows int, x []byte, xStride, c
 	}
 	nb := n / s.be
 	rb, xrb := nb*s.wb, nb*s.xb
-	if nb <= 0 || wStride < rb || xStride < xrb || (cols > 1 && outStride < rows) {
+	if nb <= 0 || wStride < rb || xStride < xrb || (cols > 1 && outStride < rows) || (s.mult > 1 && n%s.mult != 0) {
 		// Odd strides are the caller's business and keep the plain order
 		// of evaluation.
 		tileByDot(s.dot, s.layout, n, w, wStride, rows, x, xStride, cols, out, outStride)

@@ -13,16 +13,34 @@ type Level int
 
 // The levels. amd64: AVX2 means AVX2, FMA and F16C; AVX512 adds AVX-512
 // F, BW and VL; AVX512VNNI adds VPDPBUSD/VPDPWSSD; AVX512VBMI adds VBMI
-// (VPERMB) and GFNI.
+// (VPERMB) and GFNI. arm64: NEON is ARMv8.0 Advanced SIMD, which every
+// arm64 CPU has; DotProd adds SDOT/UDOT (FEAT_DotProd: Cortex-A55/A76 and
+// later, Neoverse N1, Apple M1); I8MM adds SMMLA (FEAT_I8MM: Cortex-A510/
+// A710, Neoverse N2/V1, Apple M2). Each architecture's levels are ordered
+// among themselves; Generic is below all of them.
 const (
 	Generic Level = iota
 	AVX2
 	AVX512
 	AVX512VNNI
 	AVX512VBMI
+	NEON
+	DotProd
+	I8MM
 )
 
-var names = [...]string{"generic", "avx2", "avx512", "avx512vnni", "avx512vbmi"}
+var names = [...]string{"generic", "avx2", "avx512", "avx512vnni", "avx512vbmi", "neon", "dotprod", "i8mm"}
+
+// arch says which architecture's kernels a level is for ("" for Generic).
+func (l Level) arch() string {
+	switch {
+	case l >= AVX2 && l <= AVX512VBMI:
+		return "amd64"
+	case l >= NEON && l <= I8MM:
+		return "arm64"
+	}
+	return ""
+}
 
 // String returns the level's name as LLM_CPU spells it.
 func (l Level) String() string {
@@ -47,9 +65,10 @@ func ParseLevel(s string) (Level, error) {
 // init and never change.
 var detected, max = levels(archLevel(), os.Getenv("LLM_CPU"))
 
-// levels caps the CPU's level by the LLM_CPU value env. An unknown value
-// selects Generic, the level that is correct everywhere, and says so on
-// standard error: a typo must not silently test the fast path.
+// levels caps the CPU's level by the LLM_CPU value env. An unknown value,
+// or a level of another architecture, selects Generic, the level that is
+// correct everywhere, and says so on standard error: a typo must not
+// silently test the fast path.
 func levels(cpu Level, env string) (detected, use Level) {
 	if env == "" {
 		return cpu, cpu
@@ -57,6 +76,10 @@ func levels(cpu Level, env string) (detected, use Level) {
 	l, err := ParseLevel(env)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "LLM_CPU: %v; using generic\n", err)
+		return cpu, Generic
+	}
+	if l.arch() != "" && cpu.arch() != "" && l.arch() != cpu.arch() {
+		fmt.Fprintf(os.Stderr, "LLM_CPU: %s is a level of %s, this CPU's levels are %s's; using generic\n", l, l.arch(), cpu.arch())
 		return cpu, Generic
 	}
 	return cpu, min(l, cpu)

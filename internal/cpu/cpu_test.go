@@ -14,6 +14,14 @@ func TestLevels(t *testing.T) {
 		{AVX2, "avx512vnni", AVX2}, // never above the CPU
 		{AVX512VNNI, "generic", Generic},
 		{AVX512VNNI, "avx3", Generic}, // unknown: the safe level
+		{I8MM, "", I8MM},
+		{I8MM, "dotprod", DotProd},
+		{I8MM, "NEON", NEON},
+		{DotProd, "i8mm", DotProd},
+		{NEON, "generic", Generic},
+		{I8MM, "avx2", Generic},       // another architecture's level: the safe one
+		{AVX512VBMI, "neon", Generic}, // not "min(neon, avx512vbmi)"
+		{Generic, "neon", Generic},
 	} {
 		if d, got := levels(c.cpu, c.env); got != c.want || d != c.cpu {
 			t.Errorf("levels(%v, %q) = %v, %v; want %v, %v", c.cpu, c.env, d, got, c.cpu, c.want)
@@ -22,7 +30,7 @@ func TestLevels(t *testing.T) {
 }
 
 func TestParseLevel(t *testing.T) {
-	for l := Generic; l <= AVX512VBMI; l++ {
+	for l := Generic; l <= I8MM; l++ {
 		if got, err := ParseLevel(l.String()); err != nil || got != l {
 			t.Errorf("ParseLevel(%q) = %v, %v", l.String(), got, err)
 		}

@@ -9,6 +9,9 @@
 //
 //	LLM_CPU=avx2 go test -run Golden -short .
 //
-// LLM_CPU=generic runs the pure-Go kernels only. Unset (or empty), every
+// On arm64 the levels are neon, dotprod and i8mm (LLM_CPU=dotprod on a
+// Graviton3 runs the SDOT kernels, not the SMMLA ones); a level of the
+// other architecture means generic. LLM_CPU=generic runs the pure-Go
+// kernels only. Unset (or empty), every
 // level the CPU supports is used. The names are those of Level.String.
 package cpu

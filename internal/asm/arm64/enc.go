@@ -88,6 +88,10 @@ func SMAX(a Arr, d, n, m VReg) Inst { return threeSame("smax", 0, 0b01100, a, d,
 func CMGT(a Arr, d, n, m VReg) Inst { return threeSame("cmgt", 0, 0b00110, a, d, n, m) }
 func CMEQ(a Arr, d, n, m VReg) Inst { return threeSame("cmeq", 1, 0b10001, a, d, n, m) }
 
+// USHL shifts each element of n by the signed low byte of the same
+// element of m: left for positive counts, right (logical) for negative.
+func USHL(a Arr, d, n, m VReg) Inst { return threeSame("ushl", 1, 0b01000, a, d, n, m) }
+
 // CMTST sets each element of d to all ones where n AND m is not zero.
 func CMTST(a Arr, d, n, m VReg) Inst { return threeSame("cmtst", 0, 0b10001, a, d, n, m) }
 
@@ -173,6 +177,17 @@ func narrow(name string, u, opcode uint32, dst Arr, d, n VReg) Inst {
 		name += "2"
 	}
 	return Inst{twoMisc(u, dst.size(), opcode, dst.q(), d, n), fmt.Sprintf("%s %s, %s", name, vr(d, dst), vr(n, src))}
+}
+
+// SHLL widens the halves of n (4h, or the upper four of 8h: SHLL2) to
+// words shifted left by 16: a bfloat16 to its float32.
+func SHLL(src Arr, d, n VReg) Inst {
+	check(src == H4 || src == H8, "shll: half sources only")
+	name := "shll"
+	if src.q() == 1 {
+		name = "shll2"
+	}
+	return Inst{twoMisc(1, 1, 0b10011, src.q(), d, n), fmt.Sprintf("%s %s, %s, #16", name, vr(d, S4), vr(n, src))}
 }
 
 func XTN(dst Arr, d, n VReg) Inst   { return narrow("xtn", 0, 0b10010, dst, d, n) }

@@ -14,6 +14,10 @@ func TestEncodings(t *testing.T) {
 		word uint32
 	}{
 		{SDOT(1, 2, 3), "sdot v1.4s, v2.16b, v3.16b", 0x4e839441},
+		{SHLL(H4, 0, 1), "shll v0.4s, v1.4h, #16", 0x2e613820},
+		{SHLL(H8, 2, 3), "shll2 v2.4s, v3.8h, #16", 0x6e613862},
+		{USHL(B16, 0, 1, 2), "ushl v0.16b, v1.16b, v2.16b", 0x6e224420},
+		{USHL(H8, 3, 4, 5), "ushl v3.8h, v4.8h, v5.8h", 0x6e654483},
 		{UDOT(31, 0, 17), "udot v31.4s, v0.16b, v17.16b", 0x6e91941f},
 		{SDOTe(1, 2, 3, 3), "sdot v1.4s, v2.16b, v3.4b[3]", 0x4fa3e841},
 		{SMMLA(5, 6, 7), "smmla v5.4s, v6.16b, v7.16b", 0x4e87a4c5},

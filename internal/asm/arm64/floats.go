@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Dot products of F16 and F32 rows (package quant's dotF16 and dotF32):
 // four running sums, lane i taking elements i, i+4, …, one fused
@@ -8,12 +11,17 @@ import "fmt"
 // at the end, as the twins compile on arm64.
 
 type floatKind struct {
-	name string // "F16", "F32"
+	name string // "F16", "F32", "BF16"
 	size int    // bytes per element
+	bf16 bool   // bfloat16: the upper half of a float32
 }
 
 // load4 loads 4 elements from Rp (advancing it) as floats into d.
 func (e floatKind) load4(fn *Func, d VReg, p XReg) {
+	if e.bf16 {
+		fn.I(LD1(H4, d, 1, p, 8), SHLL(H4, d, d))
+		return
+	}
 	if e.size == 2 {
 		fn.I(LD1(H4, d, 1, p, 8), FCVTL(H4, d, d))
 		return
@@ -23,6 +31,12 @@ func (e floatKind) load4(fn *Func, d VReg, p XReg) {
 
 // load1 loads one element from Rp (advancing it) into F(d), through R5.
 func (e floatKind) load1(fn *Func, d VReg, p XReg) {
+	if e.bf16 {
+		fn.Op("MOVHU.P 2(R%d), R5", p)
+		fn.Op("LSLW $16, R5, R5")
+		fn.Op("FMOVS R5, F%d", d)
+		return
+	}
 	if e.size == 2 {
 		fn.Op("MOVHU.P 2(R%d), R5", p)
 		fn.Op("FMOVS R5, F%d", d)
@@ -100,8 +114,8 @@ func genFloatTile(f *File, e floatKind) {
 
 func floatFiles() []*File {
 	var files []*File
-	for _, e := range []floatKind{{"F16", 2}, {"F32", 4}} {
-		f := &File{Pkg: "quant", Name: fmt.Sprintf("f%d", 8*e.size),
+	for _, e := range []floatKind{{"F16", 2, false}, {"F32", 4, false}, {"BF16", 2, true}} {
+		f := &File{Pkg: "quant", Name: strings.ToLower(e.name),
 			Doc: fmt.Sprintf("Dot product and tile kernels for %s rows for ARMv8.0 NEON, with the Go twin's order of operations.", e.name)}
 		genFloatDot(f, e)
 		genFloatTile(f, e)

@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // The attention kernels of package kv over F16 and INT8 cache rows, in
 // plain NEON (all of it is float32 arithmetic). Like the quant kernels
@@ -281,5 +284,366 @@ func kvFiles() []*File {
 		genAxpy2(f, e)
 		genScores(f, e)
 	}
-	return []*File{f}
+	for _, e := range []elemKind{kindF16, kindI8} {
+		genScoresX4(f, e)
+	}
+	q4 := &File{Pkg: "kv", Name: "kernels_int4_neon",
+		Doc: "Attention kernels over INT4 (q4_0) cache rows for ARMv8.0 NEON, with the Go twins' order of operations."}
+	genScoresQ4(q4)
+	genScoresQ4x4(q4)
+	genAxpyQ4(q4)
+	genAxpy2Q4(q4)
+	return []*File{f, q4}
+}
+
+// genScoresX4 writes scores<E>x4NEON: four query heads (q, d floats each)
+// against the same rows of k, dst[h·stride+i] = row i · head h (times
+// scales[i] for INT8), for rows a positive multiple of 4 and d of 4. Each
+// key row is read once for the four heads; each (head, row) keeps its own
+// four running sums, as dot<E>F32Generic does, so every result is the
+// one-head kernel's, bit for bit. Sixteen independent chains per pass.
+func genScoresX4(f *File, e elemKind) {
+	args := []Arg{{"dst", "*float32"}, {"stride", "int"}, {"k", "*" + e.gtype}}
+	doc := fmt.Sprintf("scores%sx4NEON sets dst[h*stride+i] to the dot product of row i of k with head h of q (d floats each), for h < 4, rows a positive multiple of 4 and d of 4, as dot%sF32Generic computes each.", e.name, e.name)
+	if e.size == 1 {
+		args = append(args, Arg{"scales", "*float32"})
+		doc = "scoresI8x4NEON sets dst[h*stride+i] to the dot product of row i of k with head h of q (d floats each) times scales[i], for h < 4, rows a positive multiple of 4 and d of 4, as scoresI8Rows computes each."
+	}
+	args = append(args, Arg{"q", "*float32"}, Arg{"rows", "int"}, Arg{"d", "int"})
+	fn := f.NewFunc(fmt.Sprintf("scores%sx4NEON", e.name), doc, args, nil)
+	rg := newVRegs(fn.Name)
+	fn.Op("MOVD %s, R0", fn.Arg("dst"))
+	fn.Op("MOVD %s, R1", fn.Arg("stride"))
+	fn.Op("LSL $2, R1, R1") // bytes between heads' outputs
+	fn.Op("MOVD %s, R2", fn.Arg("k"))
+	if e.size == 1 {
+		fn.Op("MOVD %s, R6", fn.Arg("scales"))
+	}
+	fn.Op("MOVD %s, R3", fn.Arg("q"))
+	fn.Op("MOVD %s, R4", fn.Arg("rows"))
+	fn.Op("MOVD %s, R5", fn.Arg("d"))
+	if e.size == 2 {
+		fn.Op("LSL $1, R5, R7") // row bytes
+	} else {
+		fn.Op("MOVD R5, R7")
+	}
+	fn.Op("LSL $2, R5, R14") // bytes between heads' queries
+	fn.Op("LSR $2, R5, R5")  // steps of 4 per row
+	// acc[h*4+r]: head h, row r.
+	acc := make([]VReg, 16)
+	for i := range acc {
+		acc[i] = rg.get()
+	}
+	kv, qv := rg.getN(4), rg.getN(4)
+	fn.Label("rows")
+	fn.Op("MOVD R2, R8")
+	fn.Op("ADD R7, R8, R9")
+	fn.Op("ADD R7, R9, R10")
+	fn.Op("ADD R7, R10, R11")
+	// Head h's query at R12, R15, R16, R17.
+	fn.Op("MOVD R3, R12")
+	fn.Op("ADD R14, R12, R15")
+	fn.Op("ADD R14, R15, R16")
+	fn.Op("ADD R14, R16, R17")
+	fn.Op("MOVD R5, R13")
+	for _, a := range acc {
+		fn.I(MOVIzero(a))
+	}
+	fn.Loop("loop", 16, "4 elements × 4 rows × 4 heads")
+	for r := VReg(0); r < 4; r++ {
+		e.load4(fn, kv+r, 8+XReg(r))
+	}
+	for h, p := range []XReg{12, 15, 16, 17} {
+		fn.I(LD1(S4, qv+VReg(h), 1, p, 16))
+		for r := 0; r < 4; r++ {
+			fn.I(FMLA(S4, acc[4*h+r], kv+VReg(r), qv+VReg(h)))
+		}
+	}
+	fn.Op("SUBS $1, R13, R13")
+	fn.Op("BNE loop")
+	fn.EndLoop()
+	sc := kv
+	if e.size == 1 {
+		fn.I(LD1(S4, sc, 1, 6, 16))
+	}
+	fn.Op("MOVD R0, R15")
+	for h := 0; h < 4; h++ {
+		a := acc[4*h:]
+		fn.I(FADDP(S4, a[0], a[0], a[1]), FADDP(S4, a[2], a[2], a[3]), FADDP(S4, a[0], a[0], a[2]))
+		if e.size == 1 {
+			fn.I(FMUL(S4, a[0], a[0], sc))
+		}
+		fn.I(ST1(S4, a[0], 1, 15, 0))
+		if h < 3 {
+			fn.Op("ADD R1, R15, R15")
+		}
+	}
+	fn.Op("ADD $16, R0, R0")
+	fn.Op("MOVD R11, R2") // row 4: where row 3 ended
+	fn.Op("SUBS $4, R4, R4")
+	fn.Op("BNE rows")
+	fn.Op("RET")
+}
+
+// --- INT4 rows: q4_0 blocks of 32 (kv/int4.go, kv/kernels_int4.go) ---
+
+// q4Consts returns the nibble mask and the two TBL tables that map a code
+// n to the low and high byte of bfloat16(n-8): every n-8 in -8..7 is a
+// bfloat16 value exactly, so a table lookup and SHLL give the float32 the
+// twins read from q4Lo and q4Hi.
+func q4Consts(fn *Func, rg *vregs) (k0f, tabLo, tabHi VReg) {
+	k0f, tabLo, tabHi = rg.get(), rg.get(), rg.get()
+	fn.I(MOVI(B16, k0f, 0x0f, 0))
+	var lo, hi [2]uint64
+	for n := 0; n < 16; n++ {
+		b := math.Float32bits(float32(n)-8) >> 16
+		lo[n/8] |= uint64(b&0xff) << (8 * (n % 8))
+		hi[n/8] |= uint64(b>>8) << (8 * (n % 8))
+	}
+	for _, t := range []struct {
+		d VReg
+		v [2]uint64
+	}{{tabLo, lo}, {tabHi, hi}} {
+		fn.Op("MOVD $0x%016x, R%d", t.v[0], rTmp)
+		fn.I(INSg(D1, t.d, 0, rTmp))
+		fn.Op("MOVD $0x%016x, R%d", t.v[1], rTmp)
+		fn.I(INSg(D1, t.d, 1, rTmp))
+	}
+	return k0f, tabLo, tabHi
+}
+
+// q4Floats returns the 16 codes (one per byte) of z, minus 8, as four
+// float vectors in byte order; z is left alone.
+func q4Floats(fn *Func, rg *vregs, z, tabLo, tabHi VReg) [4]VReg {
+	var f [4]VReg
+	tl, th, h := rg.get(), rg.get(), rg.get()
+	fn.I(TBL(B16, tl, tabLo, 1, z), TBL(B16, th, tabHi, 1, z))
+	for i := 0; i < 2; i++ {
+		f[2*i], f[2*i+1] = rg.get(), rg.get()
+		if i == 0 {
+			fn.I(ZIP1(B16, h, tl, th))
+		} else {
+			fn.I(ZIP2(B16, h, tl, th))
+		}
+		fn.I(SHLL(H4, f[2*i], h), SHLL(H8, f[2*i+1], h))
+	}
+	rg.put(tl, th, h)
+	return f
+}
+
+// genScoresQ4 writes scoresQ4NEON(dst, k, q, rows, d): dst[i] = row i of
+// k · q for rows a positive multiple of 4 and d a positive multiple of 32,
+// as dotQ4F32Generic computes each, with q permuted by the caller
+// (permuteQ4Query): per block, vector i is q[2i], q[2i+16], q[2i+1],
+// q[2i+17], the products the twin's four running sums s0..s3 take at step
+// i. The codes are put in the same order (ZIP of the low and high
+// nibbles), so lane l of a block's vector is the twin's s_l, one fused
+// multiply-add per step; the lanes are added as (s0+s1)+(s2+s3) and the
+// block's sum added to the row's with one more fused multiply-add by d.
+// Four rows go at once, their sums in the lanes of one vector.
+func genScoresQ4(f *File) {
+	fn := f.NewFunc("scoresQ4NEON", "scoresQ4NEON sets dst[i] to the dot product of q4_0 row i of k with q, rows of d elements, for rows a positive multiple of 4 and d of 32, as dotQ4F32Generic computes each; q is permuted by permuteQ4Query.",
+		[]Arg{{"dst", "*float32"}, {"k", "*byte"}, {"q", "*float32"}, {"rows", "int"}, {"d", "int"}}, nil)
+	rg := newVRegs(fn.Name)
+	fn.Op("MOVD %s, R0", fn.Arg("dst"))
+	fn.Op("MOVD %s, R1", fn.Arg("k"))
+	fn.Op("MOVD %s, R2", fn.Arg("q"))
+	fn.Op("MOVD %s, R3", fn.Arg("rows"))
+	fn.Op("MOVD %s, R4", fn.Arg("d"))
+	fn.Op("LSR $5, R4, R4") // blocks per row
+	fn.Op("MOVD $18, R5")
+	fn.Op("MUL R4, R5, R5") // row bytes
+	k0f, tabLo, tabHi := q4Consts(fn, rg)
+	acc, dv := rg.get(), rg.get()
+	qv := rg.getN(8)
+	fn.Label("rows")
+	fn.Op("MOVD R1, R6")
+	fn.Op("ADD R5, R6, R7")
+	fn.Op("ADD R5, R7, R8")
+	fn.Op("ADD R5, R8, R9")
+	fn.Op("MOVD R2, R10")
+	fn.Op("MOVD R4, R11")
+	fn.I(MOVIzero(acc))
+	fn.Loop("loop", 4, "1 block of 32 × 4 rows")
+	fn.I(LD1(S4, qv, 4, 10, 64), LD1(S4, qv+4, 4, 10, 64))
+	s := make([]VReg, 4)
+	for r := 0; r < 4; r++ {
+		p := XReg(6 + r)
+		c, lo := rg.get(), rg.get()
+		fn.I(LD1L(H4, dv, r, p, 2), LD1(B16, c, 1, p, 16), AND(B16, lo, c, k0f), USHR(B16, c, c, 4))
+		z := [2]VReg{rg.get(), rg.get()}
+		fn.I(ZIP1(B16, z[0], lo, c), ZIP2(B16, z[1], lo, c))
+		rg.put(c, lo)
+		s[r] = rg.get()
+		fn.I(MOVIzero(s[r]))
+		for i, zz := range z {
+			fs := q4Floats(fn, rg, zz, tabLo, tabHi)
+			for j, fv := range fs {
+				fn.I(FMLA(S4, s[r], fv, qv+VReg(4*i+j)))
+			}
+			rg.put(fs[:]...)
+		}
+		rg.put(z[0], z[1])
+		if r%2 == 1 {
+			fn.I(FADDP(S4, s[r-1], s[r-1], s[r]))
+			rg.put(s[r])
+		}
+	}
+	fn.I(FADDP(S4, s[0], s[0], s[2]), FCVTL(H4, dv, dv), FMLA(S4, acc, s[0], dv))
+	rg.put(s[0], s[2])
+	fn.Op("SUBS $1, R11, R11")
+	fn.Op("BNE loop")
+	fn.EndLoop()
+	fn.I(ST1(S4, acc, 1, 0, 16))
+	fn.Op("MOVD R9, R1") // row 4: where row 3 ended
+	fn.Op("SUBS $4, R3, R3")
+	fn.Op("BNE rows")
+	fn.Op("RET")
+}
+
+// genScoresQ4x4 writes scoresQ4x4NEON(dst, stride, k, q, rows, d): four
+// query heads against the same q4_0 rows, dst[h·stride+i] = row i · head
+// h, for rows ≥ 1 and d a positive multiple of 32, each result the one-head
+// kernel's bits. Each block's codes are widened to floats once for the
+// four heads. q is permuted by permuteQ4Query4: per block and step i, the
+// four heads' vectors of genScoresQ4 one after another. A row's four sums
+// are the lanes of one vector, each block's added with one fused
+// multiply-add by the block's d.
+func genScoresQ4x4(f *File) {
+	fn := f.NewFunc("scoresQ4x4NEON", "scoresQ4x4NEON sets dst[h*stride+i] to the dot product of q4_0 row i of k with head h of q, for h < 4, rows ≥ 1 and d a positive multiple of 32, as dotQ4F32Generic computes each; q holds the four heads permuted by permuteQ4Query4.",
+		[]Arg{{"dst", "*float32"}, {"stride", "int"}, {"k", "*byte"}, {"q", "*float32"}, {"rows", "int"}, {"d", "int"}}, nil)
+	rg := newVRegs(fn.Name)
+	fn.Op("MOVD %s, R0", fn.Arg("dst"))
+	fn.Op("MOVD %s, R1", fn.Arg("stride"))
+	fn.Op("LSL $2, R1, R1") // bytes between heads' outputs
+	fn.Op("MOVD %s, R2", fn.Arg("k"))
+	fn.Op("MOVD %s, R3", fn.Arg("q"))
+	fn.Op("MOVD %s, R4", fn.Arg("rows"))
+	fn.Op("MOVD %s, R5", fn.Arg("d"))
+	fn.Op("LSR $5, R5, R5") // blocks per row
+	k0f, tabLo, tabHi := q4Consts(fn, rg)
+	acc, dv := rg.get(), rg.get()
+	qv := rg.getN(4)
+	fn.Label("rows")
+	fn.Op("MOVD R3, R10")
+	fn.Op("MOVD R5, R11")
+	fn.I(MOVIzero(acc))
+	fn.Loop("loop", 4, "1 block of 32 × 1 row × 4 heads")
+	c, lo := rg.get(), rg.get()
+	fn.I(LD1R(H4, dv, 2, 2), LD1(B16, c, 1, 2, 16), AND(B16, lo, c, k0f), USHR(B16, c, c, 4))
+	z := [2]VReg{rg.get(), rg.get()}
+	fn.I(ZIP1(B16, z[0], lo, c), ZIP2(B16, z[1], lo, c))
+	rg.put(c, lo)
+	s := make([]VReg, 4)
+	for h := range s {
+		s[h] = rg.get()
+		fn.I(MOVIzero(s[h]))
+	}
+	for _, zz := range z {
+		fs := q4Floats(fn, rg, zz, tabLo, tabHi)
+		for _, fv := range fs {
+			fn.I(LD1(S4, qv, 4, 10, 64))
+			for h := range s {
+				fn.I(FMLA(S4, s[h], fv, qv+VReg(h)))
+			}
+		}
+		rg.put(fs[:]...)
+	}
+	rg.put(z[0], z[1])
+	fn.I(FADDP(S4, s[0], s[0], s[1]), FADDP(S4, s[2], s[2], s[3]), FADDP(S4, s[0], s[0], s[2]),
+		FCVTL(H4, dv, dv), FMLA(S4, acc, s[0], dv))
+	rg.put(s...)
+	fn.Op("SUBS $1, R11, R11")
+	fn.Op("BNE loop")
+	fn.EndLoop()
+	fn.Op("MOVD R0, R12")
+	for h := 0; h < 4; h++ {
+		fn.I(ST1L(S2, acc, h, 12, 0))
+		if h < 3 {
+			fn.Op("ADD R1, R12, R12")
+		}
+	}
+	fn.Op("ADD $4, R0, R0")
+	fn.Op("SUBS $1, R4, R4")
+	fn.Op("BNE rows")
+	fn.Op("RET")
+}
+
+// genAxpyQ4 writes axpyQ4NEON(dst, a, v, n): per block of 32, ad = a·d and
+// dst[j] = fma(ad, code_j - 8, dst[j]), as axpyQ4Generic compiles.
+func genAxpyQ4(f *File) {
+	fn := f.NewFunc("axpyQ4NEON", "axpyQ4NEON adds a·v[i] to dst[i] for the n elements (a positive multiple of 32) of the q4_0 row v, as axpyQ4Generic does.",
+		[]Arg{{"dst", "*float32"}, {"a", "float32"}, {"v", "*byte"}, {"n", "int"}}, nil)
+	rg := newVRegs(fn.Name)
+	a := rg.get()
+	fn.Op("MOVD %s, R0", fn.Arg("dst"))
+	fn.Op("FMOVS %s, F%d", fn.Arg("a"), a)
+	fn.Op("MOVD %s, R1", fn.Arg("v"))
+	fn.Op("MOVD %s, R2", fn.Arg("n"))
+	fn.Op("LSR $5, R2, R2")
+	k0f, tabLo, tabHi := q4Consts(fn, rg)
+	o := rg.getN(8)
+	ad, c, lo := rg.get(), rg.get(), rg.get()
+	fn.Loop("loop", 1, "1 block of 32")
+	fn.I(LD1L(H4, ad, 0, 1, 2), FCVTL(H4, ad, ad))
+	fn.Op("FMULS F%d, F%d, F%d", ad, a, ad)
+	fn.I(LD1(B16, c, 1, 1, 16), AND(B16, lo, c, k0f), USHR(B16, c, c, 4),
+		LD1(S4, o, 4, 0, 64), LD1(S4, o+4, 4, 0, 0))
+	fn.Op("SUB $64, R0, R0")
+	for i, z := range []VReg{lo, c} {
+		fs := q4Floats(fn, rg, z, tabLo, tabHi)
+		for j, fv := range fs {
+			fn.I(FMLAe(S4, o+VReg(4*i+j), fv, ad, 0))
+		}
+		rg.put(fs[:]...)
+	}
+	fn.I(ST1(S4, o, 4, 0, 64), ST1(S4, o+4, 4, 0, 64))
+	fn.Op("SUBS $1, R2, R2")
+	fn.Op("BNE loop")
+	fn.EndLoop()
+	fn.Op("RET")
+}
+
+// genAxpy2Q4 writes axpy2Q4NEON(dst, a0, a1, v0, v1, n): per block, ad0 =
+// a0·d0, ad1 = a1·d1 and dst[j] += fma(ad0, x_j, ad1·y_j), as
+// axpy2Q4Generic compiles on arm64.
+func genAxpy2Q4(f *File) {
+	fn := f.NewFunc("axpy2Q4NEON", "axpy2Q4NEON adds a0·v0[i] + a1·v1[i] to dst[i] for the n elements (a positive multiple of 32) of the q4_0 rows v0 and v1, as axpy2Q4Generic does.",
+		[]Arg{{"dst", "*float32"}, {"a0", "float32"}, {"a1", "float32"}, {"v0", "*byte"}, {"v1", "*byte"}, {"n", "int"}}, nil)
+	rg := newVRegs(fn.Name)
+	a0, a1 := rg.get(), rg.get()
+	fn.Op("MOVD %s, R0", fn.Arg("dst"))
+	fn.Op("FMOVS %s, F%d", fn.Arg("a0"), a0)
+	fn.Op("FMOVS %s, F%d", fn.Arg("a1"), a1)
+	fn.Op("MOVD %s, R1", fn.Arg("v0"))
+	fn.Op("MOVD %s, R4", fn.Arg("v1"))
+	fn.Op("MOVD %s, R2", fn.Arg("n"))
+	fn.Op("LSR $5, R2, R2")
+	k0f, tabLo, tabHi := q4Consts(fn, rg)
+	o := rg.getN(8)
+	ad0, ad1 := rg.get(), rg.get()
+	fn.Loop("loop", 2, "1 block of 32 × 2 rows")
+	fn.I(LD1L(H4, ad0, 0, 1, 2), LD1L(H4, ad1, 0, 4, 2), FCVTL(H4, ad0, ad0), FCVTL(H4, ad1, ad1))
+	fn.Op("FMULS F%d, F%d, F%d", ad0, a0, ad0)
+	fn.Op("FMULS F%d, F%d, F%d", ad1, a1, ad1)
+	cx, lx, cy, ly := rg.get(), rg.get(), rg.get(), rg.get()
+	fn.I(LD1(B16, cx, 1, 1, 16), AND(B16, lx, cx, k0f), USHR(B16, cx, cx, 4),
+		LD1(B16, cy, 1, 4, 16), AND(B16, ly, cy, k0f), USHR(B16, cy, cy, 4),
+		LD1(S4, o, 4, 0, 64), LD1(S4, o+4, 4, 0, 0))
+	fn.Op("SUB $64, R0, R0")
+	for i, zz := range [][2]VReg{{lx, ly}, {cx, cy}} {
+		xs := q4Floats(fn, rg, zz[0], tabLo, tabHi)
+		ys := q4Floats(fn, rg, zz[1], tabLo, tabHi)
+		for j := range xs {
+			fn.I(FMULe(S4, ys[j], ys[j], ad1, 0), FMLAe(S4, ys[j], xs[j], ad0, 0), FADD(S4, o+VReg(4*i+j), o+VReg(4*i+j), ys[j]))
+		}
+		rg.put(xs[:]...)
+		rg.put(ys[:]...)
+	}
+	rg.put(cx, lx, cy, ly)
+	fn.I(ST1(S4, o, 4, 0, 64), ST1(S4, o+4, 4, 0, 64))
+	fn.Op("SUBS $1, R2, R2")
+	fn.Op("BNE loop")
+	fn.EndLoop()
+	fn.Op("RET")
 }

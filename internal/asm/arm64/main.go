@@ -54,19 +54,25 @@ var packages = map[string]func() []*File{
 
 func quantFiles() []*File {
 	files := floatFiles()
-	for _, t := range []q32Type{q4_0, q4_1, q5_0, q8_0} {
+	for _, t := range []q32Type{q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl} {
+		mm := t.name != "Q5_0" && t.name != "Q5_1" // no registers left for their constants
+		levels := "ARMv8.0 NEON and FEAT_DotProd"
+		if mm {
+			levels = "ARMv8.0 NEON, FEAT_DotProd and FEAT_I8MM"
+		}
 		f := &File{Pkg: "quant", Name: t.file,
-			Doc: fmt.Sprintf("Dot product and tile kernels for %s weights against %s activations, for ARMv8.0 NEON, FEAT_DotProd and FEAT_I8MM.", t.name, map[bool]string{false: "Q8_0", true: "Q8_1"}[t.min])}
+			Doc: fmt.Sprintf("Dot product and tile kernels for %s weights against %s activations, for %s.", t.name, map[bool]string{false: "Q8_0", true: "Q8_1"}[t.min], levels)}
 		for _, lvl := range []level{neon, dotprod} {
 			genQ32(f, t, lvl, 1, 1)
 			genQ32(f, t, lvl, 4, 1)
 			genQ32(f, t, lvl, 4, 4)
 		}
-		if t.name != "Q5_0" { // no registers left for its constants
+		if mm {
 			genQ32MM(f, t)
 		}
 		files = append(files, f)
 	}
+	files = append(files, lowbitFiles()...)
 	for _, five := range []bool{false, true} {
 		name, file := "Q4_K", "q4_k"
 		if five {

@@ -263,6 +263,44 @@ var q5_0 = q32Type{
 	},
 }
 
+// Q5_1: Q5_0's quants with a min, against Q8_1; the value is nibble |
+// fifth<<4, unsigned.
+var q5_1 = q32Type{
+	name: "Q5_1", file: "q5_1", small: true, min: true,
+	consts: q5_0.consts,
+	unpack: func(k *kfn, p XReg, c []VReg) [2]VReg {
+		lo, hi, h := k.rg.get(), k.rg.get(), k.rg.get()
+		k.Op("MOVWU.P 4(R%d), R%d", p, rTmp)
+		// h: 16 where the fifth bit is set; value = nibble | h.
+		k.I(INSg(S2, h, 0, rTmp), LD1(B16, hi, 1, p, 16),
+			TBL(B16, lo, h, 1, c[3]), TBL(B16, h, h, 1, c[4]),
+			CMTST(B16, lo, lo, c[2]), CMTST(B16, h, h, c[2]),
+			AND(B16, lo, lo, c[1]), AND(B16, h, h, c[1]))
+		q := k.rg.get()
+		k.I(AND(B16, q, hi, c[0]), USHR(B16, hi, hi, 4), ORR(B16, lo, q, lo), ORR(B16, hi, hi, h))
+		k.rg.put(q, h)
+		return [2]VReg{lo, hi}
+	},
+}
+
+// IQ4_NL: Q4_0's nibbles, each looked up in the sixteen non-uniform levels
+// (TBL) instead of offset by 8.
+var iq4_nl = q32Type{
+	name: "IQ4_NL", file: "iq4_nl", small: true,
+	consts: func(k *kfn) []VReg {
+		m, tab := k.rg.get(), k.rg.get()
+		k.I(MOVI(B16, m, 0x0f, 0))
+		k.iq4Table(tab)
+		return []VReg{m, tab}
+	},
+	unpack: func(k *kfn, p XReg, c []VReg) [2]VReg {
+		lo, hi := k.rg.get(), k.rg.get()
+		k.I(LD1(B16, hi, 1, p, 16), AND(B16, lo, hi, c[0]), USHR(B16, hi, hi, 4),
+			TBL(B16, lo, c[1], 1, lo), TBL(B16, hi, c[1], 1, hi))
+		return [2]VReg{lo, hi}
+	},
+}
+
 var q8_0 = q32Type{
 	name: "Q8_0", file: "q8_0", small: false,
 	consts: func(*kfn) []VReg { return nil },
