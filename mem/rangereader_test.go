@@ -223,7 +223,7 @@ func TestRangeReaderAllocatesNothing(t *testing.T) {
 	if runtime.GOOS == "js" {
 		t.Skip("os.File.ReadAt allocates under js/wasm (syscall/js calls into Node)")
 	}
-		smallChunks(t)
+	smallChunks(t)
 	data := pattern(300_000)
 	ranges := randomRanges(rand.New(rand.NewPCG(5, 6)), 6, int64(len(data)), 50000)
 	s, err := NewRangeReader(writeFile(t, data), ranges, 2, 2)

@@ -56,6 +56,7 @@ import (
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/examples/internal/cli"
+	"github.com/lowmem/llm/expertcache"
 )
 
 func main() {
@@ -252,6 +253,20 @@ type residency struct {
 	Direct        bool    `json:"direct_io"`
 	TGBytes       float64 `json:"disk_bytes_per_token"` // in the measured tg runs
 	TGStall       float64 `json:"stall_seconds"`        // waiting for reads, in the measured tg runs
+	// Experts: a mixture-of-experts model whose experts are read from
+	// disk into a cache (omitted otherwise). Counts are over the measured
+	// tg runs.
+	Experts *expertStats `json:"experts,omitempty"`
+}
+
+// expertStats is the expert cache's work in the measured tg runs.
+type expertStats struct {
+	Slots         int     `json:"slots"`           // experts the cache holds
+	SlotBytes     int64   `json:"slot_bytes"`      // its memory
+	Requests      int64   `json:"requests"`        // experts the tokens used
+	HitRate       float64 `json:"hit_rate"`        // share found in the cache
+	BytesPerToken float64 `json:"bytes_per_token"` // read from disk for experts
+	Stall         float64 `json:"stall_seconds"`   // waiting for expert reads
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -360,6 +375,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if b.tgTokens > 0 {
 		res.Residency.TGBytes = float64(b.tgBytes) / float64(b.tgTokens)
 		res.Residency.TGStall = b.tgStall.Seconds()
+		if x := b.tgExperts; x.Slots > 0 {
+			res.Residency.Experts = &expertStats{Slots: x.Slots, SlotBytes: x.SlotBytes, Requests: x.Requests,
+				HitRate: x.HitRate(), BytesPerToken: float64(x.BytesRead) / float64(b.tgTokens), Stall: x.Stall.Seconds()}
+		}
 	}
 	usage, err := llm.ReadMemoryUsage()
 	if err != nil {
@@ -379,6 +398,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if r := res.Residency; r.StreamedStart > 0 || r.StreamedEnd > 0 || r.Evictions > 0 {
 		fmt.Fprintf(stdout, "blocks read from disk: %d of %d after Load, %d at the end (%d left memory, %d came back); %.0f MB read per generated token, %.2fs waiting\n",
 			r.StreamedStart, r.Blocks, r.StreamedEnd, r.Evictions, r.Restores, r.TGBytes/1e6, r.TGStall)
+	}
+	if x := res.Residency.Experts; x != nil {
+		fmt.Fprintf(stdout, "expert cache: %d experts (%s); %.1f%% of %d requests hit; %.0f MB read per generated token, %.2fs waiting\n",
+			x.Slots, humanBytes(x.SlotBytes), 100*x.HitRate, x.Requests, x.BytesPerToken/1e6, x.Stall)
 	}
 	fmt.Fprintf(stdout, "kernels: %s\n", res.Kernels)
 	for _, d := range res.Degraded {
@@ -408,6 +431,8 @@ type bencher struct {
 	tgBytes  int64
 	tgStall  time.Duration
 	tgTokens int
+	// tgExperts sums the expert cache's counters over the tg runs.
+	tgExperts expertcache.Stats
 }
 
 // timed runs test and returns its speed, counting its disk reads as tg's
@@ -424,6 +449,13 @@ func (b *bencher) timed(ctx context.Context, n int, test func(context.Context, i
 		b.tgBytes += r1.BytesRead - r0.BytesRead
 		b.tgStall += r1.Stall - r0.Stall
 		b.tgTokens += n
+		d := r1.Experts.Sub(r0.Experts)
+		x := &b.tgExperts
+		x.Slots, x.SlotBytes = d.Slots, d.SlotBytes
+		x.Requests += d.Requests
+		x.Hits += d.Hits
+		x.BytesRead += d.BytesRead
+		x.Stall += d.Stall
 	}
 	return float64(n) / el.Seconds(), el, nil
 }
