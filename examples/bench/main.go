@@ -56,7 +56,6 @@ import (
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/examples/internal/cli"
-	"github.com/lowmem/llm/expertcache"
 )
 
 func main() {
@@ -375,7 +374,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if b.tgTokens > 0 {
 		res.Residency.TGBytes = float64(b.tgBytes) / float64(b.tgTokens)
 		res.Residency.TGStall = b.tgStall.Seconds()
-		if x := b.tgExperts; x.Slots > 0 {
+		if x := b.tgRes.Experts; x.Slots > 0 {
 			res.Residency.Experts = &expertStats{Slots: x.Slots, SlotBytes: x.SlotBytes, Requests: x.Requests,
 				HitRate: x.HitRate(), BytesPerToken: float64(x.BytesRead) / float64(b.tgTokens), Stall: x.Stall.Seconds()}
 		}
@@ -431,8 +430,8 @@ type bencher struct {
 	tgBytes  int64
 	tgStall  time.Duration
 	tgTokens int
-	// tgExperts sums the expert cache's counters over the tg runs.
-	tgExperts expertcache.Stats
+	// tgRes.Experts sums the expert cache's counters over the tg runs.
+	tgRes llm.ResidencyStats
 }
 
 // timed runs test and returns its speed, counting its disk reads as tg's
@@ -450,7 +449,7 @@ func (b *bencher) timed(ctx context.Context, n int, test func(context.Context, i
 		b.tgStall += r1.Stall - r0.Stall
 		b.tgTokens += n
 		d := r1.Experts.Sub(r0.Experts)
-		x := &b.tgExperts
+		x := &b.tgRes.Experts
 		x.Slots, x.SlotBytes = d.Slots, d.SlotBytes
 		x.Requests += d.Requests
 		x.Hits += d.Hits
