@@ -388,15 +388,24 @@ type chatChoice struct {
 	FinishReason string      `json:"finish_reason"`
 }
 
-type chatResponse struct {
-	ID                string       `json:"id"`
-	Object            string       `json:"object"`
-	Created           int64        `json:"created"`
-	Model             string       `json:"model"`
-	SystemFingerprint string       `json:"system_fingerprint"`
-	Choices           []chatChoice `json:"choices"`
-	Usage             *usageJSON   `json:"usage"`
+// response is the body of every OpenAI reply, whole or streamed; only the
+// choice type differs by endpoint. Usage is omitted from stream chunks
+// until the last, and always set on a whole reply.
+type response[C chatChoice | chunkChoice | completionChoice] struct {
+	ID                string     `json:"id"`
+	Object            string     `json:"object"`
+	Created           int64      `json:"created"`
+	Model             string     `json:"model"`
+	SystemFingerprint string     `json:"system_fingerprint"`
+	Choices           []C        `json:"choices"`
+	Usage             *usageJSON `json:"usage,omitempty"`
 }
+
+type (
+	chatResponse       = response[chatChoice]
+	chatChunk          = response[chunkChoice]
+	completionResponse = response[completionChoice]
+)
 
 type deltaJSON struct {
 	Role             string         `json:"role,omitempty"`
@@ -412,29 +421,9 @@ type chunkChoice struct {
 	FinishReason *string   `json:"finish_reason"`
 }
 
-type chatChunk struct {
-	ID                string        `json:"id"`
-	Object            string        `json:"object"`
-	Created           int64         `json:"created"`
-	Model             string        `json:"model"`
-	SystemFingerprint string        `json:"system_fingerprint"`
-	Choices           []chunkChoice `json:"choices"`
-	Usage             *usageJSON    `json:"usage,omitempty"`
-}
-
 type completionChoice struct {
 	Text         string    `json:"text"`
 	Index        int       `json:"index"`
 	Logprobs     *struct{} `json:"logprobs"`
 	FinishReason *string   `json:"finish_reason"`
-}
-
-type completionResponse struct {
-	ID                string             `json:"id"`
-	Object            string             `json:"object"`
-	Created           int64              `json:"created"`
-	Model             string             `json:"model"`
-	SystemFingerprint string             `json:"system_fingerprint"`
-	Choices           []completionChoice `json:"choices"`
-	Usage             *usageJSON         `json:"usage,omitempty"`
 }

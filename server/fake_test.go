@@ -7,23 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/lowmem/llm/chat"
+	"github.com/lowmem/llm/internal/testutil"
 )
-
-// hermesTemplate is a small Qwen-style template with tool support.
-const hermesTemplate = `{%- if tools %}<|im_start|>system
-<tools>{% for t in tools %}{{ t | tojson }}{% endfor %}</tools><|im_end|>
-{% endif %}
-{%- for m in messages %}
-{%- if m.role == 'assistant' and m.tool_calls %}<|im_start|>assistant
-{% for tc in m.tool_calls %}<tool_call>{"name": "{{ tc.function.name }}", "arguments": {{ tc.function.arguments | tojson }}}</tool_call>{% endfor %}<|im_end|>
-{% elif m.role == 'tool' %}<|im_start|>user
-<tool_response>{{ m.content }}</tool_response><|im_end|>
-{% else %}<|im_start|>{{ m.role }}
-{{ m.content }}<|im_end|>
-{% endif %}
-{%- endfor %}
-{%- if add_generation_prompt %}<|im_start|>assistant
-{% endif %}`
 
 // fakeBackend generates scripted replies, one piece per "decode step".
 type fakeBackend struct {
@@ -40,7 +25,7 @@ type fakeBackend struct {
 }
 
 func newFake(reply func(prompt string) []string) *fakeBackend {
-	t, err := chat.Parse(hermesTemplate)
+	t, err := chat.Parse(testutil.HermesTemplate)
 	if err != nil {
 		panic(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/llmtest"
 	"github.com/lowmem/llm/internal/testutil"
 )
 
@@ -46,29 +47,10 @@ func startModel(t *testing.T, parallel int, wrap func(Backend) Backend, opts ...
 	return m, srv, hs
 }
 
-// direct is what Session.Chat answers on a fresh session, as JSON would
-// carry it (invalid UTF-8 of a random model becomes U+FFFD).
-func direct(t *testing.T, m *llm.Model, msgs []llm.Message, opts ...llm.GenerateOption) (string, llm.Usage) {
-	t.Helper()
-	s, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	reply, err := s.Chat(context.Background(), msgs, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(reply.Content)
-	var text string
-	json.Unmarshal(b, &text)
-	return text, s.Usage()
-}
-
 func TestModelChat(t *testing.T) {
 	m, _, hs := startModel(t, 1, nil)
 	msgs := []llm.Message{{Role: "system", Content: "You tell stories."}, {Role: "user", Content: "Once upon a time"}}
-	want, u := direct(t, m, msgs, llm.MaxTokens(12), llm.Temperature(0))
+	want, u := llmtest.ChatReply(t, m, msgs, llm.MaxTokens(12), llm.Temperature(0))
 	req := `{"model":"tiny-chat","messages":[{"role":"system","content":"You tell stories."},{"role":"user","content":"Once upon a time"}],"max_tokens":12,"temperature":0`
 
 	resp, body := post(t, hs.URL+"/v1/chat/completions", req+"}")
@@ -168,7 +150,7 @@ func TestModelToolRoundTrip(t *testing.T) {
 		{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"location":"Paris"}`}}},
 		{Role: "tool", ToolCallID: "call_1", Content: "sunny"}}
 	tool := llm.Tool{Name: "get_weather", Description: "Weather at a place", Parameters: json.RawMessage(params)}
-	want, u := direct(t, m, msgs, llm.WithTools(tool), llm.MaxTokens(3), llm.Temperature(0))
+	want, u := llmtest.ChatReply(t, m, msgs, llm.WithTools(tool), llm.MaxTokens(3), llm.Temperature(0))
 	prompt, err := llm.RenderChat(testutil.HermesTemplate, msgs, llm.RenderOptions{AddGenerationPrompt: true, Tools: []llm.Tool{tool}})
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +258,7 @@ func TestModelParallelQueueDisconnect(t *testing.T) {
 	hb := &holdBackend{release: make(chan struct{})}
 	m, srv, hs := startModel(t, 2, func(b Backend) Backend { hb.Backend = b; return hb }, WithQueue(0))
 	body := `{"messages":[{"role":"user","content":"the cat"}],"max_tokens":6,"temperature":0}`
-	want, _ := direct(t, m, []llm.Message{{Role: "user", Content: "the cat"}}, llm.MaxTokens(6), llm.Temperature(0))
+	want, _ := llmtest.ChatReply(t, m, []llm.Message{{Role: "user", Content: "the cat"}}, llm.MaxTokens(6), llm.Temperature(0))
 
 	// Two requests generate at once, each held at its first token.
 	replies := make(chan string, 2)

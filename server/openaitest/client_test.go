@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lowmem/llm/chat"
+	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/server"
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
@@ -17,21 +18,6 @@ import (
 // backend is a scripted model: it answers a weather question with a tool
 // call, a tool result with a sentence, anything else with a greeting.
 type backend struct{ tmpl *chat.Template }
-
-const template = `{%- if tools %}<|im_start|>system
-<tools>{% for t in tools %}{{ t | tojson }}{% endfor %}</tools><|im_end|>
-{% endif %}
-{%- for m in messages %}
-{%- if m.role == 'assistant' and m.tool_calls %}<|im_start|>assistant
-{% for tc in m.tool_calls %}<tool_call>{"name": "{{ tc.function.name }}", "arguments": {{ tc.function.arguments | tojson }}}</tool_call>{% endfor %}<|im_end|>
-{% elif m.role == 'tool' %}<|im_start|>user
-<tool_response>{{ m.content }}</tool_response><|im_end|>
-{% else %}<|im_start|>{{ m.role }}
-{{ m.content }}<|im_end|>
-{% endif %}
-{%- endfor %}
-{%- if add_generation_prompt %}<|im_start|>assistant
-{% endif %}`
 
 func (b *backend) Info() server.ModelInfo {
 	return server.ModelInfo{ID: "tiny", ContextLength: 2048, Template: b.tmpl}
@@ -72,7 +58,7 @@ func (session) Generate(ctx context.Context, prompt string, p server.Params, yie
 
 func newClient(t *testing.T, opts ...server.Option) openai.Client {
 	t.Helper()
-	tmpl, err := chat.Parse(template)
+	tmpl, err := chat.Parse(testutil.HermesTemplate)
 	if err != nil {
 		t.Fatal(err)
 	}

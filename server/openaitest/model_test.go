@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/llmtest"
 	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/server"
 	"github.com/openai/openai-go"
@@ -45,31 +46,12 @@ func realServer(t *testing.T) (*llm.Model, string) {
 	return m, hs.URL + "/v1"
 }
 
-// answer is Session.Chat's reply as JSON carries it (a random model's
-// invalid UTF-8 becomes U+FFFD).
-func answer(t *testing.T, m *llm.Model, msgs []llm.Message, opts ...llm.GenerateOption) (string, llm.Usage) {
-	t.Helper()
-	s, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	reply, err := s.Chat(context.Background(), msgs, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(reply.Content)
-	var text string
-	json.Unmarshal(b, &text)
-	return text, s.Usage()
-}
-
 func TestRealModel(t *testing.T) {
 	m, url := realServer(t)
 	client := openai.NewClient(option.WithBaseURL(url+"/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
 	ctx := context.Background()
 	msgs := []llm.Message{{Role: "system", Content: "You tell stories."}, {Role: "user", Content: "Once upon a time"}}
-	want, u := answer(t, m, msgs, llm.MaxTokens(12), llm.Temperature(0))
+	want, u := llmtest.ChatReply(t, m, msgs, llm.MaxTokens(12), llm.Temperature(0))
 	params := openai.ChatCompletionNewParams{
 		Model:       "tiny-chat",
 		Messages:    []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(msgs[0].Content), openai.UserMessage(msgs[1].Content)},
@@ -117,7 +99,7 @@ func TestRealModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	params2, _ := json.Marshal(weatherTool.Function.Parameters)
-	_, u = answer(t, m, []llm.Message{{Role: "user", Content: "What is the weather in Paris?"},
+	_, u = llmtest.ChatReply(t, m, []llm.Message{{Role: "user", Content: "What is the weather in Paris?"},
 		{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"location":"Paris"}`}}},
 		{Role: "tool", ToolCallID: "call_1", Content: "sunny"}},
 		llm.WithTools(llm.Tool{Name: "get_weather", Description: "Weather at a place", Parameters: params2}), llm.MaxTokens(4), llm.Temperature(0))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lowmem/llm/chat"
+	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/server"
 )
 
@@ -22,7 +23,7 @@ func TestNodeClient(t *testing.T) {
 	if _, err := os.Stat(filepath.Join("node", "node_modules", "openai")); err != nil {
 		t.Skip("the openai npm package is not installed: run npm ci --prefix server/openaitest/node")
 	}
-	tmpl, err := chat.Parse(template)
+	tmpl, err := chat.Parse(testutil.HermesTemplate)
 	if err != nil {
 		t.Fatal(err)
 	}
