@@ -391,7 +391,7 @@ type chatChoice struct {
 // response is the body of every OpenAI reply, whole or streamed; only the
 // choice type differs by endpoint. Usage is omitted from stream chunks
 // until the last, and always set on a whole reply.
-type response[C chatChoice | chunkChoice | completionChoice] struct {
+type response[C choice] struct {
 	ID                string     `json:"id"`
 	Object            string     `json:"object"`
 	Created           int64      `json:"created"`
@@ -399,6 +399,11 @@ type response[C chatChoice | chunkChoice | completionChoice] struct {
 	SystemFingerprint string     `json:"system_fingerprint"`
 	Choices           []C        `json:"choices"`
 	Usage             *usageJSON `json:"usage,omitempty"`
+}
+
+// choice is what one endpoint's reply lists.
+type choice interface {
+	chatChoice | chunkChoice | completionChoice
 }
 
 type (

@@ -70,24 +70,11 @@ func TestModelChat(t *testing.T) {
 		t.Errorf("usage %+v, want %d prompt and %d completion tokens", got.Usage, u.PromptTokens, u.GeneratedTokens)
 	}
 
-	resp, err := http.Post(hs.URL+"/v1/chat/completions", "application/json",
-		strings.NewReader(req+`,"stream":true,"stream_options":{"include_usage":true}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	events := sseEvents(t, resp.Body)
-	if events[len(events)-1] != "[DONE]" {
-		t.Fatalf("stream ends %q", events[len(events)-1])
-	}
+	_, chunks := stream[chunkChoice](t, hs.URL+"/v1/chat/completions", req+`,"stream":true,"stream_options":{"include_usage":true}}`)
 	var text strings.Builder
 	var usage *usageJSON
 	var streamFinish string
-	for _, e := range events[:len(events)-1] {
-		var ch chatChunk
-		if err := json.Unmarshal([]byte(e), &ch); err != nil {
-			t.Fatalf("%s: %v", e, err)
-		}
+	for _, ch := range chunks {
 		if ch.Usage != nil {
 			usage = ch.Usage
 		}

@@ -51,6 +51,28 @@ func post(t *testing.T, url, body string) (*http.Response, []byte) {
 	return resp, b
 }
 
+// stream posts body to url and decodes the SSE reply: each event before
+// the closing [DONE] is one chunk.
+func stream[C choice](t *testing.T, url, body string) (http.Header, []response[C]) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := sseEvents(t, resp.Body)
+	if len(events) == 0 || events[len(events)-1] != "[DONE]" {
+		t.Fatalf("stream does not end with [DONE]: %q", events)
+	}
+	chunks := make([]response[C], len(events)-1)
+	for i, e := range events[:len(events)-1] {
+		if err := json.Unmarshal([]byte(e), &chunks[i]); err != nil {
+			t.Fatalf("event %d %s: %v", i, e, err)
+		}
+	}
+	return resp.Header, chunks
+}
+
 // sseEvents reads a stream's data lines, checking the framing.
 func sseEvents(t *testing.T, r io.Reader) []string {
 	t.Helper()
@@ -109,29 +131,15 @@ func TestChatNonStream(t *testing.T) {
 
 func TestChatStream(t *testing.T) {
 	_, hs := start(t, newFake(words("Hello big world")))
-	resp, err := http.Post(hs.URL+"/v1/chat/completions", "application/json", strings.NewReader(
-		`{"messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+	header, chunks := stream[chunkChoice](t, hs.URL+"/v1/chat/completions",
+		`{"messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true}}`)
+	if ct := header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("Content-Type %q", ct)
 	}
-	events := sseEvents(t, resp.Body)
-	if events[len(events)-1] != "[DONE]" {
-		t.Fatalf("last event %q, want [DONE]", events[len(events)-1])
-	}
-	var chunks []chatChunk
-	for _, e := range events[:len(events)-1] {
-		var c chatChunk
-		if err := json.Unmarshal([]byte(e), &c); err != nil {
-			t.Fatalf("%s: %v", e, err)
-		}
+	for _, c := range chunks {
 		if c.Object != "chat.completion.chunk" || c.ID != "chatcmpl-1" {
-			t.Fatalf("chunk %s", e)
+			t.Fatalf("chunk %+v", c)
 		}
-		chunks = append(chunks, c)
 	}
 	if d := chunks[0].Choices[0].Delta; d.Role != "assistant" || d.Content == nil || *d.Content != "" {
 		t.Errorf("first chunk %+v, want the role", d)
@@ -187,16 +195,9 @@ func TestToolCallRoundTrip(t *testing.T) {
 	second := fmt.Sprintf(`{"stream":true,"messages":[{"role":"user","content":"Weather in Paris?"},
 		{"role":"assistant","content":null,"tool_calls":[{"id":%q,"type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},
 		{"role":"tool","tool_call_id":%q,"content":"18 C"}],`+tools+`}`, tc.ID, tc.ID)
-	resp2, err := http.Post(hs.URL+"/v1/chat/completions", "application/json", strings.NewReader(second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp2.Body.Close()
-	events := sseEvents(t, resp2.Body)
+	_, chunks := stream[chunkChoice](t, hs.URL+"/v1/chat/completions", second)
 	var text strings.Builder
-	for _, e := range events[:len(events)-1] {
-		var ch chatChunk
-		json.Unmarshal([]byte(e), &ch)
+	for _, ch := range chunks {
 		if d := ch.Choices[0].Delta; d.Content != nil {
 			text.WriteString(*d.Content)
 		}
@@ -215,17 +216,10 @@ func TestToolCallStreamDeltas(t *testing.T) {
 	_, hs := start(t, newFake(func(string) []string {
 		return []string{"Let me check.", "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>"}
 	}))
-	resp, err := http.Post(hs.URL+"/v1/chat/completions", "application/json", strings.NewReader(
-		`{"stream":true,"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	events := sseEvents(t, resp.Body)
+	_, chunks := stream[chunkChoice](t, hs.URL+"/v1/chat/completions",
+		`{"stream":true,"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}]}`)
 	var sawCall, sawFinish bool
-	for _, e := range events[:len(events)-1] {
-		var ch chatChunk
-		json.Unmarshal([]byte(e), &ch)
+	for _, ch := range chunks {
 		ch0 := ch.Choices[0]
 		if len(ch0.Delta.ToolCalls) == 1 {
 			tc := ch0.Delta.ToolCalls[0]
@@ -236,7 +230,7 @@ func TestToolCallStreamDeltas(t *testing.T) {
 		}
 	}
 	if !sawCall || !sawFinish {
-		t.Errorf("call delta %v, finish tool_calls %v in %v", sawCall, sawFinish, events)
+		t.Errorf("call delta %v, finish tool_calls %v in %+v", sawCall, sawFinish, chunks)
 	}
 }
 
@@ -255,20 +249,13 @@ func TestCompletions(t *testing.T) {
 	if resp2.StatusCode != 200 || !strings.Contains(string(body2), `"finish_reason":"length"`) {
 		t.Errorf("max_tokens: %s", body2)
 	}
-	r3, err := http.Post(hs.URL+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"x","stream":true,"stop":"fo"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r3.Body.Close()
-	events := sseEvents(t, r3.Body)
+	_, chunks := stream[completionChoice](t, hs.URL+"/v1/completions", `{"prompt":"x","stream":true,"stop":"fo"}`)
 	var text strings.Builder
-	for _, e := range events[:len(events)-1] {
-		var c completionResponse
-		json.Unmarshal([]byte(e), &c)
+	for _, c := range chunks {
 		text.WriteString(c.Choices[0].Text)
 	}
-	if text.String() != "one two three " || events[len(events)-1] != "[DONE]" {
-		t.Errorf("streamed %q, events %v", text.String(), events)
+	if text.String() != "one two three " {
+		t.Errorf("streamed %q, chunks %+v", text.String(), chunks)
 	}
 }
 
