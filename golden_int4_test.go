@@ -1,7 +1,6 @@
 package llm_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -54,7 +53,6 @@ var goldenInt4 = []struct {
 func TestGoldenParityInt4(t *testing.T) {
 	const minMargin = 1.0
 	report := os.Getenv("LLM_KV_REPORT") == "1"
-	ctx := context.Background()
 	for _, gf := range goldenInt4 {
 		t.Run(gf.file, func(t *testing.T) {
 			var confident, agree int
@@ -68,19 +66,7 @@ func TestGoldenParityInt4(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				run := func(kvt llm.KVType) []float32 {
-					s, err := m.NewSession(llm.WithKVType(kvt))
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer s.Close()
-					all, err := s.EvalAll(ctx, g.PromptTokens)
-					if err != nil {
-						t.Fatal(err)
-					}
-					return all
-				}
-				z4 := run(llm.KVInt4)
+				z4 := goldenLogits(t, m, llm.KVInt4, g)
 				vocab := m.Info().VocabSize
 				n := len(g.PromptTokens)
 				var kl float64
@@ -109,7 +95,7 @@ func TestGoldenParityInt4(t *testing.T) {
 				if report {
 					var vs, kls [2]float64
 					for j, kvt := range []llm.KVType{llm.KVInt8, llm.KVF16} {
-						z := run(kvt)
+						z := goldenLogits(t, m, kvt, g)
 						for i := range n {
 							b := z[i*vocab : (i+1)*vocab]
 							vs[j] += fullKL(b, z4[i*vocab:(i+1)*vocab])

@@ -1,7 +1,6 @@
 package llm_test
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -25,7 +24,6 @@ var goldenInt8Files = []string{
 // type costs.
 func TestGoldenParityInt8(t *testing.T) {
 	const maxMeanKL = 1e-2
-	ctx := context.Background()
 	for _, file := range goldenInt8Files {
 		for _, pid := range goldenPrompts(file) {
 			t.Run(file+"/"+pid, func(t *testing.T) {
@@ -38,19 +36,7 @@ func TestGoldenParityInt8(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer m.Close()
-				run := func(kvt llm.KVType) []float32 {
-					s, err := m.NewSession(llm.WithKVType(kvt))
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer s.Close()
-					all, err := s.EvalAll(ctx, g.PromptTokens)
-					if err != nil {
-						t.Fatal(err)
-					}
-					return all
-				}
-				z8, z16 := run(llm.KVInt8), run(llm.KVF16)
+				z8, z16 := goldenLogits(t, m, llm.KVInt8, g), goldenLogits(t, m, llm.KVF16, g)
 				vocab := m.Info().VocabSize
 				n := len(g.PromptTokens)
 				var kl8, kl16, self, selfMax float64

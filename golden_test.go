@@ -50,6 +50,23 @@ func loadGolden(t *testing.T, name string) *golden {
 	return &g
 }
 
+// goldenLogits feeds g's prompt at once to a fresh session of m with a kvt
+// cache and returns the logits of every position, for comparing cache types
+// on the same reference.
+func goldenLogits(t *testing.T, m *llm.Model, kvt llm.KVType, g *golden) []float32 {
+	t.Helper()
+	s, err := m.NewSession(llm.WithKVType(kvt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	all, err := s.EvalAll(context.Background(), g.PromptTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
 // logSumExp is log Σ exp(x), computed without overflow.
 func logSumExp(x []float32) float64 {
 	mx := math.Inf(-1)

@@ -227,6 +227,20 @@ func nanData(n int64) []byte {
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
+// oneTokenVocab shrinks the vocabulary to "<unk>" alone, which has no BOS
+// for addBOS to prepend.
+func oneTokenVocab(addBOS bool) func(*hmodel) {
+	return func(h *hmodel) {
+		h.put("token_embd.weight", quant.Q8_0, 64, 1)
+		h.put("output.weight", quant.Q8_0, 64, 1)
+		h.set("tokenizer.ggml.tokens", []string{"<unk>"})
+		h.set(".vocab_size", uint32(1))
+		h.set("tokenizer.ggml.scores", []float32{0})
+		h.set("tokenizer.ggml.token_type", []int32{2})
+		h.set("tokenizer.ggml.add_bos_token", addBOS)
+	}
+}
+
 type hostileCase struct {
 	name string
 	spec testutil.ModelSpec // zero: TinyLlama
@@ -277,25 +291,9 @@ func hostileCases() []hostileCase {
 		{name: "context_length 1<<40", edit: func(h *hmodel) { h.set(".context_length", uint64(1)<<40) }, want: bad, mention: []string{"context_length"}, plan: true},
 		{name: "context_length negative", edit: func(h *hmodel) { h.set(".context_length", int32(-5)) }, want: bad, mention: []string{"context_length"}, plan: true},
 		{name: "context_length string", edit: func(h *hmodel) { h.set(".context_length", "4096") }, want: bad, mention: []string{"context_length"}, plan: true},
-		{name: "vocab of 1 token", edit: func(h *hmodel) {
-			h.put("token_embd.weight", quant.Q8_0, 64, 1)
-			h.put("output.weight", quant.Q8_0, 64, 1)
-			h.set("tokenizer.ggml.tokens", []string{"<unk>"})
-			h.set(".vocab_size", uint32(1))
-			h.set("tokenizer.ggml.scores", []float32{0})
-			h.set("tokenizer.ggml.token_type", []int32{2})
-			h.set("tokenizer.ggml.add_bos_token", false) // there is no BOS to add
-		}},
+		{name: "vocab of 1 token", edit: oneTokenVocab(false)}, // there is no BOS to add
 		// llama.cpp refuses add_bos_token without a BOS in the vocabulary.
-		{name: "vocab of 1 token adding BOS", edit: func(h *hmodel) {
-			h.put("token_embd.weight", quant.Q8_0, 64, 1)
-			h.put("output.weight", quant.Q8_0, 64, 1)
-			h.set("tokenizer.ggml.tokens", []string{"<unk>"})
-			h.set(".vocab_size", uint32(1))
-			h.set("tokenizer.ggml.scores", []float32{0})
-			h.set("tokenizer.ggml.token_type", []int32{2})
-			h.set("tokenizer.ggml.add_bos_token", true)
-		}, want: bad, mention: []string{"tokenizer.ggml.add_bos_token", "tokenizer.ggml.bos_token_id"}},
+		{name: "vocab of 1 token adding BOS", edit: oneTokenVocab(true), want: bad, mention: []string{"tokenizer.ggml.add_bos_token", "tokenizer.ggml.bos_token_id"}},
 		{name: "token_embd narrower than embedding_length", edit: func(h *hmodel) {
 			h.put("token_embd.weight", quant.Q8_0, 32, 320)
 		}, want: bad, mention: []string{"token_embd.weight"}, plan: true},
