@@ -30,6 +30,45 @@ func greedy(t *testing.T, s *llm.Session, z []float32, k int) ([]int32, [][]floa
 	return ids, zs
 }
 
+// savedSession evaluates n random tokens (from seed) on a new session of m
+// and returns it with its saved state; the session closes with the test.
+func savedSession(t *testing.T, m *llm.Model, seed uint64, n int, opts ...llm.SessionOption) (*llm.Session, []byte) {
+	t.Helper()
+	s, err := m.NewSession(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Eval(context.Background(), randTokens(seed, n, m.Info().VocabSize)); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := s.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return s, buf.Bytes()
+}
+
+// sameAsSaved fails unless dst, restored from src's saved state, holds
+// src's logits and tokens and then decodes exactly as src does: a restore
+// that drops or misplaces cache rows shows only in later steps.
+func sameAsSaved(t *testing.T, src, dst *llm.Session) {
+	t.Helper()
+	if !slices.Equal(dst.Logits(), src.Logits()) || !slices.Equal(dst.Tokens(), src.Tokens()) {
+		t.Fatal("restored logits or tokens differ from the saved session's")
+	}
+	a, za := greedy(t, src, src.Logits(), 10)
+	b, zb := greedy(t, dst, dst.Logits(), 10)
+	if !slices.Equal(a, b) {
+		t.Fatalf("greedy after restore %v, saved session %v", b, a)
+	}
+	for i := range za {
+		if !slices.Equal(za[i], zb[i]) {
+			t.Fatalf("step %d: logits differ after restore", i)
+		}
+	}
+}
+
 func TestSaveRestore(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -46,21 +85,10 @@ func TestSaveRestore(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := loadStories(t, llm.WithContextSize(1024), llm.WithKVType(tc.kvt), llm.WithThreads(2))
-			src, err := m.NewSession(tc.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer src.Close()
-			if _, err := src.Eval(ctx, randTokens(5, tc.tokens, m.Info().VocabSize)); err != nil {
-				t.Fatal(err)
-			}
-			var buf bytes.Buffer
-			if err := src.Save(&buf); err != nil {
-				t.Fatal(err)
-			}
+			src, state := savedSession(t, m, 5, tc.tokens, tc.opts...)
 			// Only used rows are saved: far less than the full context's cache.
-			if st := src.KVStats(); int64(buf.Len()) > st.Bytes*int64(st.Used)/int64(st.Cells)+64<<10 {
-				t.Errorf("saved %d bytes for %d of %d cells (%d bytes)", buf.Len(), st.Used, st.Cells, st.Bytes)
+			if st := src.KVStats(); int64(len(state)) > st.Bytes*int64(st.Used)/int64(st.Cells)+64<<10 {
+				t.Errorf("saved %d bytes for %d of %d cells (%d bytes)", len(state), st.Used, st.Cells, st.Bytes)
 			}
 			dst, err := m.NewSession(tc.opts...)
 			if err != nil {
@@ -70,25 +98,13 @@ func TestSaveRestore(t *testing.T) {
 			if _, err := dst.Eval(ctx, []int32{1, 2, 3}); err != nil { // something to replace
 				t.Fatal(err)
 			}
-			if err := dst.Restore(bytes.NewReader(buf.Bytes())); err != nil {
+			if err := dst.Restore(bytes.NewReader(state)); err != nil {
 				t.Fatal(err)
-			}
-			if !slices.Equal(dst.Logits(), src.Logits()) || !slices.Equal(dst.Tokens(), src.Tokens()) {
-				t.Fatal("restored logits or tokens differ from the saved session's")
 			}
 			if got, want := dst.KVStats().Used, src.KVStats().Used; got != want {
 				t.Errorf("restored %d used cells, saved %d", got, want)
 			}
-			a, za := greedy(t, src, src.Logits(), 10)
-			b, zb := greedy(t, dst, dst.Logits(), 10)
-			if !slices.Equal(a, b) {
-				t.Fatalf("greedy after restore %v, saved session %v", b, a)
-			}
-			for i := range za {
-				if !slices.Equal(za[i], zb[i]) {
-					t.Fatalf("step %d: logits differ after restore", i)
-				}
-			}
+			sameAsSaved(t, src, dst)
 		})
 	}
 }
@@ -99,16 +115,7 @@ func TestSaveRestore(t *testing.T) {
 func TestRestoreRejects(t *testing.T) {
 	ctx := context.Background()
 	m := loadStories(t, llm.WithContextSize(256), llm.WithThreads(2))
-	src, _ := m.NewSession()
-	defer src.Close()
-	if _, err := src.Eval(ctx, randTokens(6, 30, m.Info().VocabSize)); err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := src.Save(&buf); err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
+	src, data := savedSession(t, m, 6, 30)
 
 	// The session every failed Restore must leave as it is.
 	dst, _ := m.NewSession()
