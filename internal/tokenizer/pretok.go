@@ -89,17 +89,17 @@ type preTokenizer struct {
 // vocabulary with tokenizer.ggml.pre = name, with its flags.
 func newPreTokenizer(name string) (*preTokenizer, error) {
 	p := &preTokenizer{cleanSpaces: true}
-	gpt2 := stage(splitGPT2)
+	gpt2 := matchStage(matchGPT2)
 	switch name {
 	case "", "default":
 		p.stages = []stage{matchStage(punctRun("$+<=>^~|")), gpt2, matchStage(numberRun), matchStage(threeDigits)}
 	case "llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral":
-		p.stages = []stage{splitLlama3}
+		p.stages = []stage{matchStage(matchLlama3)}
 		p.ignoreMerges = true
 	case "dbrx", "smaug-bpe":
-		p.stages = []stage{splitLlama3}
+		p.stages = []stage{matchStage(matchLlama3)}
 	case "chatglm-bpe":
-		p.stages = []stage{splitLlama3}
+		p.stages = []stage{matchStage(matchLlama3)}
 	case "deepseek-llm":
 		p.stages = []stage{matchStage(newline), matchStage(optSpaceThen(inRanges(deepseekLetters))),
 			matchStage(optSpaceThen(inRanges(deepseekPunct))), trailingSpace,
@@ -156,188 +156,78 @@ func (p *preTokenizer) split(s *scratch, text string) *ptext {
 	return x
 }
 
-// splitGPT2 is GPT-2's expression
+// matchGPT2 is GPT-2's expression
 //
 //	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 //
 // written out by hand as llama.cpp does (unicode_regex_split_custom_gpt2),
 // using the real Unicode categories rather than the collapsed text.
-func splitGPT2(x *ptext, in, out []span) []span {
-	for _, f := range in {
-		s, e := int(f.start), int(f.end)
-		// cat and sp give the category of i, or ok = false past the piece.
-		cat := func(i int) (category, bool, bool) {
-			if i >= e {
-				return 0, false, false
-			}
-			return x.info[i].cat, x.info[i].space, true
-		}
-		other := func(i int) bool { // [^\s\p{L}\p{N}]
-			c, sp, ok := cat(i)
-			return ok && !sp && c != catLetter && c != catNumber
-		}
-		prev := s
-		emit := func(end int) {
-			if end > prev {
-				out = append(out, span{int32(prev), int32(end)})
-			}
-			prev = end
-		}
-		for p := s; p < e; {
-			c := x.cps[p]
-			if c == '\'' && p+1 < e {
-				if n := x.cps[p+1]; n == 's' || n == 't' || n == 'm' || n == 'd' {
-					p += 2
-					emit(p)
-					continue
-				}
-				if p+2 < e {
-					n1, n2 := x.cps[p+1], x.cps[p+2]
-					if (n1 == 'r' && n2 == 'e') || (n1 == 'v' && n2 == 'e') || (n1 == 'l' && n2 == 'l') {
-						p += 3
-						emit(p)
-						continue
-					}
-				}
-			}
-			q := p
-			if c == ' ' {
-				q = p + 1
-			}
-			if c2, sp2, ok := cat(q); ok && !sp2 && (c2 == catLetter || c2 == catNumber) {
-				for {
-					cn, spn, okn := cat(q)
-					if !okn || spn || cn != c2 {
-						break
-					}
-					q++
-				}
-				p = q
-				emit(p)
-				continue
-			}
-			if other(q) {
-				for other(q) {
-					q++
-				}
-				p = q
-				emit(p)
-				continue
-			}
-			n := 0
-			for p+n < e && x.info[p+n].space {
-				n++
-			}
-			switch {
-			case n > 1 && p+n < e: // \s+(?!\S) leaves the last space to the next word
-				p += n - 1
-			case n > 0:
-				p += n
-			default:
-				p++
-			}
-			emit(p)
-		}
+//
+// Every position matches (a lone character at worst), so matchStage leaves
+// no gaps: the pieces are the matches, as in llama.cpp.
+func matchGPT2(x *ptext, p, e int) int {
+	if n := contraction(x, p, e, false); n > 0 {
+		return n
 	}
-	return out
+	q := p
+	if x.cps[p] == ' ' {
+		q = p + 1
+	}
+	if q < e && !x.space(q) && (x.letter(q) || x.number(q)) {
+		cat := x.info[q].cat
+		for q < e && !x.space(q) && x.info[q].cat == cat {
+			q++
+		}
+		return q - p
+	}
+	if n := otherRun(x, p, e, false); n > 0 {
+		return n
+	}
+	n := 0
+	for p+n < e && x.space(p+n) {
+		n++
+	}
+	switch {
+	case n > 1 && p+n < e: // \s+(?!\S) leaves the last space to the next word
+		return n - 1
+	case n > 0:
+		return n
+	}
+	return 1
 }
 
-// splitLlama3 is Llama 3's expression
+// matchLlama3 is Llama 3's expression
 //
 //	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //
 // written out by hand as llama.cpp does (unicode_regex_split_custom_llama3).
-func splitLlama3(x *ptext, in, out []span) []span {
-	for _, f := range in {
-		s, e := int(f.start), int(f.end)
-		letter := func(i int) bool { return i < e && x.info[i].cat == catLetter }
-		number := func(i int) bool { return i < e && x.info[i].cat == catNumber }
-		other := func(i int) bool {
-			return i < e && !x.info[i].space && x.info[i].cat != catLetter && x.info[i].cat != catNumber
-		}
-		prev := s
-		emit := func(end int) {
-			if end > prev {
-				out = append(out, span{int32(prev), int32(end)})
-			}
-			prev = end
-		}
-		for p := s; p < e; {
-			c := x.cps[p]
-			if c == '\'' && p+1 < e {
-				n := toLowerASCII(x.cps[p+1])
-				if n == 's' || n == 't' || n == 'm' || n == 'd' {
-					p += 2
-					emit(p)
-					continue
-				}
-				if p+2 < e {
-					n2 := toLowerASCII(x.cps[p+2])
-					if (n == 'r' && n2 == 'e') || (n == 'v' && n2 == 'e') || (n == 'l' && n2 == 'l') {
-						p += 3
-						emit(p)
-						continue
-					}
-				}
-			}
-			if c != '\r' && c != '\n' && !number(p) && (letter(p) || letter(p+1)) {
-				p++
-				for letter(p) {
-					p++
-				}
-				emit(p)
-				continue
-			}
-			if number(p) {
-				start := p
-				for number(p) {
-					p++
-					if p-start >= 3 {
-						emit(p)
-						start = p
-					}
-				}
-				emit(p)
-				continue
-			}
-			q := p
-			if c == ' ' {
-				q = p + 1
-			}
-			// llama.cpp tests the character after the optional space, but
-			// requires the one at p to exist, which it always does here.
-			if other(q) {
-				for other(q) {
-					q++
-				}
-				for q < e && (x.cps[q] == '\r' || x.cps[q] == '\n') {
-					q++
-				}
-				p = q
-				emit(p)
-				continue
-			}
-			n, lastNL := 0, -1
-			for p+n < e && x.info[p+n].space {
-				if c := x.cps[p+n]; c == '\r' || c == '\n' {
-					lastNL = p + n
-				}
-				n++
-			}
-			switch {
-			case lastNL >= 0: // \s*[\r\n]+
-				p = lastNL + 1
-			case n > 1 && p+n < e: // \s+(?!\S)
-				p += n - 1
-			case n > 0:
-				p += n
-			default:
-				p++
-			}
-			emit(p)
-		}
+//
+// Like matchGPT2, it matches at every position.
+func matchLlama3(x *ptext, p, e int) int {
+	if n := contraction(x, p, e, true); n > 0 {
+		return n
 	}
-	return out
+	letter := func(i int) bool { return i < e && x.letter(i) }
+	if c := x.cps[p]; c != '\r' && c != '\n' && !x.number(p) && (letter(p) || letter(p+1)) {
+		q := p + 1
+		for letter(q) {
+			q++
+		}
+		return q - p
+	}
+	if x.number(p) { // \p{N}{1,3}: a longer run is cut every three digits
+		q := p + 1
+		for q < e && q-p < 3 && x.number(q) {
+			q++
+		}
+		return q - p
+	}
+	// llama.cpp tests the character after the optional space, but
+	// requires the one at p to exist, which it always does here.
+	if n := otherRun(x, p, e, true); n > 0 {
+		return n
+	}
+	return max(1, matchSpaces(x, p, e)) // a character no rule takes is a piece of its own
 }
 
 // toLowerASCII lowers A-Z. llama.cpp lowers any code point here, but no
@@ -354,17 +244,8 @@ func toLowerASCII(r rune) rune {
 //	(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 func matchQwen2(x *ptext, p, e int) int {
 	c := x.cps[p]
-	if c == '\'' && p+1 < e {
-		n := x.cps[p+1] | 0x20
-		if n == 's' || n == 't' || n == 'm' || n == 'd' {
-			return 2
-		}
-		if p+2 < e {
-			n2 := x.cps[p+2] | 0x20
-			if (n == 'r' && n2 == 'e') || (n == 'v' && n2 == 'e') || (n == 'l' && n2 == 'l') {
-				return 3
-			}
-		}
+	if n := contraction(x, p, e, true); n > 0 {
+		return n
 	}
 	// [^\r\n\p{L}\p{N}]?\p{L}+
 	q := p
@@ -380,22 +261,56 @@ func matchQwen2(x *ptext, p, e int) int {
 	if x.number(p) {
 		return 1
 	}
-	// ?[^\s\p{L}\p{N}]+[\r\n]*
-	other := func(i int) bool { return i < e && !x.space(i) && !x.letter(i) && !x.number(i) }
-	q = p
-	if c == ' ' {
-		q = p + 1
-	}
-	if other(q) {
-		for other(q) {
-			q++
-		}
-		for q < e && (x.cps[q] == '\r' || x.cps[q] == '\n') {
-			q++
-		}
-		return q - p
+	if n := otherRun(x, p, e, true); n > 0 {
+		return n
 	}
 	return matchSpaces(x, p, e)
+}
+
+// contraction is the length of the English contraction ('s 't 're 've 'm
+// 'll 'd) at p, or 0. Llama 3 and Qwen2 match it in any case (fold), GPT-2
+// in lower case only.
+func contraction(x *ptext, p, e int, fold bool) int {
+	if x.cps[p] != '\'' || p+1 >= e {
+		return 0
+	}
+	at := func(i int) rune {
+		if fold {
+			return toLowerASCII(x.cps[i])
+		}
+		return x.cps[i]
+	}
+	n := at(p + 1)
+	if n == 's' || n == 't' || n == 'm' || n == 'd' {
+		return 2
+	}
+	if p+2 < e {
+		n2 := at(p + 2)
+		if (n == 'r' && n2 == 'e') || (n == 'v' && n2 == 'e') || (n == 'l' && n2 == 'l') {
+			return 3
+		}
+	}
+	return 0
+}
+
+// otherRun is the length of ` ?[^\s\p{L}\p{N}]+` at p, followed by
+// `[\r\n]*` when newlines is set (Llama 3, Qwen2; not GPT-2), or 0.
+func otherRun(x *ptext, p, e int, newlines bool) int {
+	other := func(i int) bool { return i < e && !x.space(i) && !x.letter(i) && !x.number(i) }
+	q := p
+	if x.cps[p] == ' ' {
+		q = p + 1
+	}
+	if !other(q) {
+		return 0
+	}
+	for other(q) {
+		q++
+	}
+	for newlines && q < e && (x.cps[q] == '\r' || x.cps[q] == '\n') {
+		q++
+	}
+	return q - p
 }
 
 // matchSpaces is \s*[\r\n]+|\s+(?!\S)|\s+ at p.
