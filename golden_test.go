@@ -2,7 +2,6 @@ package llm_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -15,45 +14,19 @@ import (
 	"github.com/lowmem/llm/internal/testutil"
 )
 
-// golden is a llama.cpp reference file (testdata README §3).
-type golden struct {
-	ModelFile    string   `json:"model_file"`
-	PromptID     string   `json:"prompt_id"`
-	Prompt       string   `json:"prompt"`
-	NVocab       int      `json:"n_vocab"`
-	PromptTokens []int32  `json:"prompt_tokens"`
-	Positions    []refPos `json:"positions"`
-	Greedy       struct {
-		Tokens  []int32   `json:"tokens"`
-		Margins []float64 `json:"margins"`
-		Steps   []refPos  `json:"steps"`
-	} `json:"greedy"`
-}
-
-type refPos struct {
-	Token  int32        `json:"token"`
-	LSE    float64      `json:"lse"`
-	Margin float64      `json:"margin"`
-	Top    [][2]float64 `json:"top"`
-}
-
-func loadGolden(t *testing.T, name string) *golden {
+func loadGolden(t *testing.T, name string) *testutil.Golden {
 	t.Helper()
-	b, err := os.ReadFile(testutil.Testdata(t, "golden/"+name))
+	g, err := testutil.ReadGolden(testutil.Testdata(t, "golden/"+name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var g golden
-	if err := json.Unmarshal(b, &g); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return &g
+	return g
 }
 
 // goldenLogits feeds g's prompt at once to a fresh session of m with a kvt
 // cache and returns the logits of every position, for comparing cache types
 // on the same reference.
-func goldenLogits(t *testing.T, m *llm.Model, kvt llm.KVType, g *golden) []float32 {
+func goldenLogits(t *testing.T, m *llm.Model, kvt llm.KVType, g *testutil.Golden) []float32 {
 	t.Helper()
 	s, err := m.NewSession(llm.WithKVType(kvt))
 	if err != nil {
@@ -82,7 +55,7 @@ func logSumExp(x []float32) float64 {
 
 // bucketKL estimates KL(ref‖test) with every token outside the reference
 // top-40 merged into one bucket (testdata README §3.1).
-func bucketKL(ref refPos, z []float32) float64 {
+func bucketKL(ref testutil.GoldenPos, z []float32) float64 {
 	lse := logSumExp(z)
 	var kl, P, Q float64
 	for _, e := range ref.Top {
@@ -115,7 +88,7 @@ type tolerance struct {
 
 // compare checks one position's logits against the reference and returns
 // its bucketed KL, or an error describing the disagreement.
-func compare(where string, ref refPos, z []float32, tol tolerance) (float64, error) {
+func compare(where string, ref testutil.GoldenPos, z []float32, tol tolerance) (float64, error) {
 	kl := bucketKL(ref, z)
 	if got, want := argmax(z), int32(ref.Top[0][0]); ref.Margin >= 0.5 && got != want {
 		return kl, fmt.Errorf("%s: top-1 is token %d (logit %.4f), llama.cpp says %d (logit %.4f, margin %.3f; ours for it %.4f)",
@@ -207,7 +180,7 @@ func TestGoldenParity(t *testing.T) {
 	}
 }
 
-func checkGolden(t *testing.T, m *llm.Model, g *golden, mode string, tol tolerance) {
+func checkGolden(t *testing.T, m *llm.Model, g *testutil.Golden, mode string, tol tolerance) {
 	ctx := context.Background()
 	s := session(t, m)
 	vocab := m.Info().VocabSize

@@ -2,32 +2,13 @@ package tokenizer
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
-)
 
-// golden is the part of a llama.cpp golden file (manifest §3) about
-// tokens.
-type golden struct {
-	ModelFile    string   `json:"model_file"`
-	PromptID     string   `json:"prompt_id"`
-	Prompt       string   `json:"prompt"`
-	AddBOS       bool     `json:"add_bos"`
-	NVocab       int      `json:"n_vocab"`
-	PromptTokens []int32  `json:"prompt_tokens"`
-	PromptPieces []string `json:"prompt_pieces"`
-	Greedy       struct {
-		Tokens  []int32 `json:"tokens"`
-		TextHex string  `json:"text_hex"`
-		Steps   []struct {
-			Token int32  `json:"token"`
-			Piece string `json:"piece"`
-		} `json:"steps"`
-	} `json:"greedy"`
-}
+	"github.com/lowmem/llm/internal/testutil"
+)
 
 // TestGoldenPrompts checks, for every golden file, that the prompt encodes
 // to llama.cpp's prompt_tokens (llama_tokenize with add_special = true,
@@ -44,12 +25,8 @@ func TestGoldenPrompts(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			b, err := os.ReadFile(file)
+			g, err := testutil.ReadGolden(file)
 			if err != nil {
-				t.Fatal(err)
-			}
-			var g golden
-			if err := json.Unmarshal(b, &g); err != nil {
 				t.Fatal(err)
 			}
 			// The prompt files hold the exact bytes; the JSON copy must agree.
@@ -110,22 +87,13 @@ func validUTF8(s string) bool {
 
 // BenchmarkEncodeP2 tokenizes the 2989-byte prompt P2 with the 32000-token
 // SPM vocabulary.
-func BenchmarkEncodeP2(b *testing.B) {
-	tok := cachedTokenizer(b, testdataFile(b, "vocab/ggml-vocab-llama-spm.gguf"))
-	p, err := os.ReadFile(testdataFile(b, "prompts/P2.txt"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	text := string(p)
-	b.SetBytes(int64(len(text)))
-	for b.Loop() {
-		tok.Encode(text, true)
-	}
-}
+func BenchmarkEncodeP2(b *testing.B) { benchEncodeP2(b, "vocab/ggml-vocab-llama-spm.gguf") }
 
 // BenchmarkEncodeP2BPE is the same with the GPT-2 vocabulary.
-func BenchmarkEncodeP2BPE(b *testing.B) {
-	tok := cachedTokenizer(b, testdataFile(b, "vocab/ggml-vocab-gpt-2.gguf"))
+func BenchmarkEncodeP2BPE(b *testing.B) { benchEncodeP2(b, "vocab/ggml-vocab-gpt-2.gguf") }
+
+func benchEncodeP2(b *testing.B, vocab string) {
+	tok := cachedTokenizer(b, testdataFile(b, vocab))
 	p, err := os.ReadFile(testdataFile(b, "prompts/P2.txt"))
 	if err != nil {
 		b.Fatal(err)
