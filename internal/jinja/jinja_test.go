@@ -16,6 +16,24 @@ func render(t *testing.T, src string, vars map[string]Value) (string, error) {
 	return tmpl.Render(vars, Options{Now: time.Date(2026, 8, 18, 9, 5, 3, 0, time.UTC)})
 }
 
+// renderCase is a template and what it must print.
+type renderCase struct{ name, src, want string }
+
+func renderCases(t *testing.T, cases []renderCase, vars map[string]Value) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := render(t, c.src, vars)
+			if err != nil {
+				t.Fatalf("error: %v", err)
+			}
+			if got != c.want {
+				t.Errorf("got  %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}
+
 func mustJSON(t *testing.T, s string) Value {
 	t.Helper()
 	v, err := FromJSON([]byte(s))
@@ -27,7 +45,7 @@ func mustJSON(t *testing.T, s string) Value {
 
 func TestRender(t *testing.T) {
 	msgs := `[{"role":"system","content":" Be brief. "},{"role":"user","content":"Hi"},{"role":"assistant","content":"<think>\nhm\n</think>\n\nHello"}]`
-	cases := []struct{ name, src, want string }{
+	cases := []renderCase{
 		{"text", "hello", "hello"},
 		{"trailing newline dropped", "a\n", "a"},
 		{"crlf", "a\r\nb", "a\nb"},
@@ -81,17 +99,7 @@ func TestRender(t *testing.T) {
 		{"repr quote", "{{ [\"it's\", 'a'] }}", "[\"it's\", 'a']"},
 	}
 	vars := map[string]Value{"messages": mustJSON(t, msgs), "x": Int(2)}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got, err := render(t, c.src, vars)
-			if err != nil {
-				t.Fatalf("error: %v", err)
-			}
-			if got != c.want {
-				t.Errorf("got  %q\nwant %q", got, c.want)
-			}
-		})
-	}
+	renderCases(t, cases, vars)
 }
 
 func TestErrors(t *testing.T) {

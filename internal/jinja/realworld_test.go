@@ -9,7 +9,7 @@ func TestRealWorldConstructs(t *testing.T) {
 		"messages": mustJSON(t, `[{"role":"user","content":"a"},{"role":"assistant","content":"b","tool_calls":[{"id":"call_0123456789","type":"function","function":{"name":"f","arguments":{"x":1,"y":"z"}}}]},{"role":"tool","content":"r","tool_call_id":"call_0123456789"},{"role":"tool","content":"s"},{"role":"user","content":"c"}]`),
 		"tools":    mustJSON(t, `[{"type":"function","function":{"name":"f","description":"d","parameters":{"type":"object","properties":{"b":{"type":["string","null"]},"a":{"type":"string","enum":["x","y"]}}},"return":{"type":"string"}}}]`),
 	}
-	cases := []struct{ name, src, want string }{
+	cases := []renderCase{
 		{"backslash newline in string", "{{ \"one \\\ntwo\" }}", "one two"},
 		{"items with filter and unpacking", `{% for t in tools %}{% set t = t.function %}{% for k, v in t.items() if k != "return" %}{{ k }}{% if not loop.last %},{% endif %}{% endfor %}{% endfor %}`,
 			"name,description,parameters"},
@@ -42,15 +42,5 @@ func TestRealWorldConstructs(t *testing.T) {
 		{"tojson of arguments dict", `{{ messages[1].tool_calls[0].function.arguments|tojson }}`, `{"x": 1, "y": "z"}`},
 		{"content is none test", `{{ messages[1]['content'] is not none }}`, "True"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got, err := render(t, c.src, vars)
-			if err != nil {
-				t.Fatalf("error: %v", err)
-			}
-			if got != c.want {
-				t.Errorf("got  %q\nwant %q", got, c.want)
-			}
-		})
-	}
+	renderCases(t, cases, vars)
 }

@@ -6,6 +6,19 @@ import (
 	"time"
 )
 
+// goLayouts are the directives that C's "C" locale prints in a fixed
+// layout Go's time.Format can write directly; padding flags do not apply.
+var goLayouts = map[byte]string{
+	'z': "-0700",
+	'F': "2006-01-02",
+	'T': "15:04:05",
+	'D': "01/02/06",
+	'R': "15:04",
+	'c': "Mon Jan _2 15:04:05 2006",
+	'x': "01/02/06",
+	'X': "15:04:05",
+}
+
 // Strftime formats t with a C strftime format (the directives templates use,
 // plus glibc's "%-d" style flag that drops padding).
 func Strftime(t time.Time, format string) string {
@@ -31,6 +44,10 @@ func Strftime(t time.Time, format string) string {
 				s = "0" + s
 			}
 			return s
+		}
+		if layout, ok := goLayouts[format[i]]; ok {
+			b.WriteString(t.Format(layout))
+			continue
 		}
 		switch format[i] {
 		case 'a':
@@ -82,22 +99,6 @@ func Strftime(t time.Time, format string) string {
 		case 'Z':
 			name, _ := t.Zone()
 			b.WriteString(name)
-		case 'z':
-			b.WriteString(t.Format("-0700"))
-		case 'F':
-			b.WriteString(t.Format("2006-01-02"))
-		case 'T':
-			b.WriteString(t.Format("15:04:05"))
-		case 'D':
-			b.WriteString(t.Format("01/02/06"))
-		case 'R':
-			b.WriteString(t.Format("15:04"))
-		case 'c':
-			b.WriteString(t.Format("Mon Jan _2 15:04:05 2006"))
-		case 'x':
-			b.WriteString(t.Format("01/02/06"))
-		case 'X':
-			b.WriteString(t.Format("15:04:05"))
 		case 'u':
 			wd := int(t.Weekday())
 			if wd == 0 {
