@@ -2,6 +2,7 @@ package jinja
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -273,18 +274,11 @@ func (p *parser) ifStatement(pos int) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.expectClose(); err != nil {
-		return nil, err
-	}
-	n := &node{kind: nIf, pos: pos, a: test}
-	body, end, err := p.block()
+	body, end, err := p.blockUntil(pos, "elif", "else", "endif")
 	if err != nil {
 		return nil, err
 	}
-	n.body = body
-	if err := p.endTag(end, pos, "elif", "else", "endif"); err != nil {
-		return nil, err
-	}
+	n := &node{kind: nIf, pos: pos, a: test, body: body}
 	switch end {
 	case "elif":
 		sub, err := p.ifStatement(p.peek().pos)
@@ -294,19 +288,29 @@ func (p *parser) ifStatement(pos int) (*node, error) {
 		n.els = []*node{sub}
 		return n, nil // the nested if consumed {% endif %}
 	case "else":
-		if err := p.expectClose(); err != nil {
-			return nil, err
-		}
-		els, end, err := p.block()
+		els, _, err := p.blockUntil(pos, "endif")
 		if err != nil {
-			return nil, err
-		}
-		if err := p.endTag(end, pos, "endif"); err != nil {
 			return nil, err
 		}
 		n.els = els
 	}
 	return n, p.expectClose()
+}
+
+// blockUntil closes the current tag, parses the block after it and checks
+// that the tag ending it is one of ends, for the statement opened at pos.
+func (p *parser) blockUntil(pos int, ends ...string) ([]*node, string, error) {
+	if err := p.expectClose(); err != nil {
+		return nil, "", err
+	}
+	body, end, err := p.block()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := p.endTag(end, pos, ends...); err != nil {
+		return nil, "", err
+	}
+	return body, end, nil
 }
 
 func (p *parser) forStatement(pos int) (*node, error) {
@@ -342,26 +346,14 @@ func (p *parser) forStatement(pos int) (*node, error) {
 	if p.isName("recursive") {
 		return nil, p.errf(p.peek().pos, "recursive loops are not supported")
 	}
-	if err := p.expectClose(); err != nil {
-		return nil, err
-	}
-	body, end, err := p.block()
+	body, end, err := p.blockUntil(pos, "else", "endfor")
 	if err != nil {
 		return nil, err
 	}
 	n.body = body
-	if err := p.endTag(end, pos, "else", "endfor"); err != nil {
-		return nil, err
-	}
 	if end == "else" {
-		if err := p.expectClose(); err != nil {
-			return nil, err
-		}
-		els, end, err := p.block()
+		els, _, err := p.blockUntil(pos, "endfor")
 		if err != nil {
-			return nil, err
-		}
-		if err := p.endTag(end, pos, "endfor"); err != nil {
 			return nil, err
 		}
 		n.els = els
@@ -424,14 +416,8 @@ func (p *parser) setStatement(pos int) (*node, error) {
 		}
 		n.c = f
 	}
-	if err := p.expectClose(); err != nil {
-		return nil, err
-	}
-	body, end, err := p.block()
+	body, _, err := p.blockUntil(pos, "endset")
 	if err != nil {
-		return nil, err
-	}
-	if err := p.endTag(end, pos, "endset"); err != nil {
 		return nil, err
 	}
 	n.body = body
@@ -447,14 +433,8 @@ func (p *parser) macroStatement(pos int) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.expectClose(); err != nil {
-		return nil, err
-	}
-	body, end, err := p.block()
+	body, _, err := p.blockUntil(pos, "endmacro")
 	if err != nil {
-		return nil, err
-	}
-	if err := p.endTag(end, pos, "endmacro"); err != nil {
 		return nil, err
 	}
 	return &node{kind: nMacro, pos: pos, name: name.val, args: params, body: body}, p.expectClose()
@@ -503,14 +483,8 @@ func (p *parser) callStatement(pos int) (*node, error) {
 	if call.kind != nCall {
 		return nil, p.errf(pos, "{%% call %%} needs a macro call")
 	}
-	if err := p.expectClose(); err != nil {
-		return nil, err
-	}
-	body, end, err := p.block()
+	body, _, err := p.blockUntil(pos, "endcall")
 	if err != nil {
-		return nil, err
-	}
-	if err := p.endTag(end, pos, "endcall"); err != nil {
 		return nil, err
 	}
 	return &node{kind: nCallBlock, pos: pos, a: call, args: callerParams, body: body}, p.expectClose()
@@ -521,14 +495,8 @@ func (p *parser) filterStatement(pos int) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.expectClose(); err != nil {
-		return nil, err
-	}
-	body, end, err := p.block()
+	body, _, err := p.blockUntil(pos, "endfilter")
 	if err != nil {
-		return nil, err
-	}
-	if err := p.endTag(end, pos, "endfilter"); err != nil {
 		return nil, err
 	}
 	f.body = body
@@ -602,37 +570,8 @@ func (p *parser) expr() (*node, error) {
 	return n, nil
 }
 
-func (p *parser) orExpr() (*node, error) {
-	left, err := p.andExpr()
-	if err != nil {
-		return nil, err
-	}
-	for p.isName("or") {
-		pos := p.next().pos
-		right, err := p.andExpr()
-		if err != nil {
-			return nil, err
-		}
-		left = &node{kind: nOr, pos: pos, a: left, b: right}
-	}
-	return left, nil
-}
-
-func (p *parser) andExpr() (*node, error) {
-	left, err := p.notExpr()
-	if err != nil {
-		return nil, err
-	}
-	for p.isName("and") {
-		pos := p.next().pos
-		right, err := p.notExpr()
-		if err != nil {
-			return nil, err
-		}
-		left = &node{kind: nAnd, pos: pos, a: left, b: right}
-	}
-	return left, nil
-}
+func (p *parser) orExpr() (*node, error)  { return p.leftAssoc(p.andExpr, p.keyword("or", nOr)) }
+func (p *parser) andExpr() (*node, error) { return p.leftAssoc(p.notExpr, p.keyword("and", nAnd)) }
 
 func (p *parser) notExpr() (*node, error) {
 	if p.isName("not") {
@@ -650,66 +589,76 @@ func (p *parser) notExpr() (*node, error) {
 	return p.compare()
 }
 
-func (p *parser) compare() (*node, error) {
-	left, err := p.additive()
+func (p *parser) compare() (*node, error) { return p.leftAssoc(p.additive, p.comparison) }
+
+func (p *parser) additive() (*node, error) {
+	return p.leftAssoc(p.multiplicative, p.ops("+", "-", "~"))
+}
+
+func (p *parser) multiplicative() (*node, error) {
+	return p.leftAssoc(p.unary, p.ops("*", "/", "//", "%"))
+}
+
+// operator says what node the operator at the next tokens builds and how
+// many tokens it spans ("not in" is two), or width 0 where the operators of
+// a precedence level end.
+type operator func() (kind nodeKind, name string, width int)
+
+// leftAssoc parses operand (operator operand)* and folds it to the left, as
+// Jinja groups every binary level but **.
+func (p *parser) leftAssoc(operand func() (*node, error), op operator) (*node, error) {
+	left, err := operand()
 	if err != nil {
 		return nil, err
 	}
 	for {
-		t := p.peek()
-		var op string
-		switch {
-		case t.kind == tOp && (t.val == "==" || t.val == "!=" || t.val == "<" || t.val == ">" || t.val == "<=" || t.val == ">="):
-			op = t.val
-			p.next()
-		case t.kind == tName && t.val == "in":
-			op = "in"
-			p.next()
-		case t.kind == tName && t.val == "not" && p.peekN(1).kind == tName && p.peekN(1).val == "in":
-			op = "not in"
-			p.next()
-			p.next()
-		default:
+		kind, name, width := op()
+		if width == 0 {
 			return left, nil
 		}
-		right, err := p.additive()
+		pos := p.peek().pos
+		for range width {
+			p.next()
+		}
+		right, err := operand()
 		if err != nil {
 			return nil, err
 		}
-		left = &node{kind: nBinary, pos: t.pos, name: op, a: left, b: right}
+		left = &node{kind: kind, pos: pos, name: name, a: left, b: right}
 	}
 }
 
-func (p *parser) additive() (*node, error) {
-	left, err := p.multiplicative()
-	if err != nil {
-		return nil, err
-	}
-	for p.isOp("+") || p.isOp("-") || p.isOp("~") {
-		t := p.next()
-		right, err := p.multiplicative()
-		if err != nil {
-			return nil, err
+// keyword is a word operator whose node kind says all (and, or).
+func (p *parser) keyword(word string, kind nodeKind) operator {
+	return func() (nodeKind, string, int) {
+		if p.isName(word) {
+			return kind, "", 1
 		}
-		left = &node{kind: nBinary, pos: t.pos, name: t.val, a: left, b: right}
+		return 0, "", 0
 	}
-	return left, nil
 }
 
-func (p *parser) multiplicative() (*node, error) {
-	left, err := p.unary()
-	if err != nil {
-		return nil, err
-	}
-	for p.isOp("*") || p.isOp("/") || p.isOp("//") || p.isOp("%") {
-		t := p.next()
-		right, err := p.unary()
-		if err != nil {
-			return nil, err
+// ops are symbol operators evaluated by name.
+func (p *parser) ops(syms ...string) operator {
+	return func() (nodeKind, string, int) {
+		if t := p.peek(); t.kind == tOp && slices.Contains(syms, t.val) {
+			return nBinary, t.val, 1
 		}
-		left = &node{kind: nBinary, pos: t.pos, name: t.val, a: left, b: right}
+		return 0, "", 0
 	}
-	return left, nil
+}
+
+func (p *parser) comparison() (nodeKind, string, int) {
+	t := p.peek()
+	switch {
+	case t.kind == tOp && (t.val == "==" || t.val == "!=" || t.val == "<" || t.val == ">" || t.val == "<=" || t.val == ">="):
+		return nBinary, t.val, 1
+	case t.kind == tName && t.val == "in":
+		return nBinary, "in", 1
+	case t.kind == tName && t.val == "not" && p.peekN(1).kind == tName && p.peekN(1).val == "in":
+		return nBinary, "not in", 2
+	}
+	return 0, "", 0
 }
 
 func (p *parser) unary() (*node, error) {
