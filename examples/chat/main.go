@@ -60,20 +60,11 @@ func run(args []string, in io.Reader, out, stderr io.Writer, sig <-chan os.Signa
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	opts, err := mf.Options()
+	m, done, err := mf.Load(stderr)
 	if err != nil {
 		return err
 	}
-	remove, err := mf.Synthetic(stderr)
-	if err != nil {
-		return err
-	}
-	defer remove()
-	m, err := llm.Load(mf.Path, opts...)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
+	defer done()
 	s, err := m.NewSession()
 	if err != nil {
 		return err

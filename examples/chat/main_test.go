@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,7 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	// Only the test uses the synthetic model directly.
+	// Only the test uses internal packages.
+	"github.com/lowmem/llm/internal/llmtest"
 	"github.com/lowmem/llm/internal/testutil"
 )
 
@@ -150,18 +150,8 @@ func chatModel() testutil.ModelSpec {
 // stopping a long answer (the program goes on), Ctrl-C twice at the
 // prompt exiting, and Ctrl-D exiting.
 func TestTerminal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the chat binary")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "chat")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	model := filepath.Join(dir, "chat.gguf")
-	if err := testutil.WriteModelFile(model, chatModel()); err != nil {
-		t.Fatal(err)
-	}
+	bin := llmtest.BuildCommand(t)
+	model := testutil.TempModel(t, chatModel())
 	// Short answers for the conversation; the answers of this model (an
 	// end-of-turn token is one of 32000) run to -n.
 	term := startTerminal(t, bin, "-m", model, "-t", "1", "-n", "40", "-system", "You tell stories.")

@@ -41,20 +41,11 @@ func run() error {
 	showIDs := flag.Bool("ids", false, "print token ids after the text")
 	flag.Parse()
 
-	opts, err := mf.Options()
+	m, done, err := mf.Load(os.Stderr)
 	if err != nil {
 		return err
 	}
-	remove, err := mf.Synthetic(os.Stderr)
-	if err != nil {
-		return err
-	}
-	defer remove()
-	m, err := llm.Load(mf.Path, opts...)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
+	defer done()
 	info := m.Info()
 	fmt.Fprintf(os.Stderr, "model: %s %s, %d layers, %.0fM parameters, %d threads, context %d\n",
 		info.Architecture, info.FileType, info.Layers, float64(info.Parameters)/1e6, info.Threads, info.Context)

@@ -69,26 +69,16 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-max-body %q: %w", *maxBody, err)
 	}
-	opts, err := mf.Options()
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	m, done, err := mf.Load(stderr, llm.WithSessions(*parallel), llm.WithLogger(log))
 	if err != nil {
 		return err
 	}
-	remove, err := mf.Synthetic(stderr)
-	if err != nil {
-		return err
-	}
-	defer remove()
+	defer done()
 	id := *name
 	if id == "" {
 		id = strings.TrimSuffix(filepath.Base(mf.Path), ".gguf")
 	}
-
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-	m, err := llm.Load(mf.Path, append(opts, llm.WithSessions(*parallel), llm.WithLogger(log))...)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
 	logPlan(log, m, *parallel)
 	b, err := server.FromModel(m, id)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,7 +14,8 @@ import (
 	"time"
 
 	"github.com/lowmem/llm"
-	// Only the test uses the synthetic model directly.
+	// Only the test uses internal packages.
+	"github.com/lowmem/llm/internal/llmtest"
 	"github.com/lowmem/llm/internal/testutil"
 )
 
@@ -23,16 +23,7 @@ import (
 // tokens, so that a request is still generating when the test signals.
 func longSeed(t *testing.T, path string, n int) int {
 	t.Helper()
-	m, err := llm.Load(path, llm.WithThreads(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	s, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, s := llmtest.Open(t, path, llm.WithThreads(1))
 	for seed := 1; seed < 100; seed++ {
 		if _, err := s.Chat(context.Background(), []llm.Message{{Role: "user", Content: "hi"}}, llm.MaxTokens(n), llm.Seed(uint64(seed))); err != nil {
 			t.Fatal(err)
@@ -49,18 +40,8 @@ func longSeed(t *testing.T, path string, n int) int {
 // SIGTERM while it generates: with time to drain, the request finishes
 // whole; without, it is cancelled. Either way the process exits cleanly.
 func TestSIGTERM(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the server binary")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "server")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	model := filepath.Join(dir, "chat.gguf")
-	if err := testutil.WriteModelFile(model, testutil.TinyChat()); err != nil {
-		t.Fatal(err)
-	}
+	bin := llmtest.BuildCommand(t)
+	model := testutil.TempModel(t, testutil.TinyChat())
 	const tokens = 600
 	seed := longSeed(t, model, tokens)
 	for _, tc := range []struct {

@@ -1,7 +1,7 @@
 // Package llmtest holds helpers for tests that drive the public llm API
-// from outside the root package (the server's tests and the nested
-// openaitest module), so that what they compare against is computed one
-// way.
+// from outside the root package (the server's tests, the nested openaitest
+// module, the example commands' tests), so that what they set up and
+// compare against is done one way.
 //
 // Example: what a fresh session answers, to compare with an HTTP reply.
 //
@@ -11,6 +11,9 @@ package llmtest
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/lowmem/llm"
@@ -40,4 +43,40 @@ func ChatReply(t testing.TB, m *llm.Model, msgs []llm.Message, opts ...llm.Gener
 		t.Fatal(err)
 	}
 	return text, s.Usage()
+}
+
+// Open loads the model at path and opens a session on it; both close when
+// the test ends.
+func Open(t testing.TB, path string, opts ...llm.Option) (*llm.Model, *llm.Session) {
+	t.Helper()
+	m, err := llm.Load(path, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	s, err := m.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return m, s
+}
+
+// BuildCommand builds the main package in the test's directory (an example
+// command) into a temporary directory and returns the binary's path. Building
+// takes seconds, so in -short mode it skips the test.
+func BuildCommand(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the command's binary")
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), filepath.Base(wd))
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }

@@ -5,8 +5,8 @@
 //	var mf cli.ModelFlags
 //	mf.Register(flag.CommandLine)
 //	flag.Parse()
-//	opts, err := mf.Options()
-//	m, err := llm.Load(mf.Path, opts...)
+//	m, done, err := mf.Load(os.Stderr) // llm.Load with the flags' options
+//	defer done()
 package cli
 
 import (
@@ -122,6 +122,26 @@ func (m *ModelFlags) Synthetic(w io.Writer) (remove func(), err error) {
 	fmt.Fprintln(w, "Real models are GGUF files, e.g. https://huggingface.co/<org>/<model>-GGUF/resolve/main/<file>.gguf,")
 	fmt.Fprintln(w, "or -m ollama:NAME[:TAG] for a model a local Ollama has already downloaded.")
 	return func() { os.RemoveAll(dir) }, nil
+}
+
+// Load loads the model the flags choose, or the synthetic one (see
+// Synthetic, which reports on w), with the flags' options followed by
+// extra. done closes the model and removes a synthetic file.
+func (m *ModelFlags) Load(w io.Writer, extra ...llm.Option) (_ *llm.Model, done func(), err error) {
+	opts, err := m.Options()
+	if err != nil {
+		return nil, nil, err
+	}
+	remove, err := m.Synthetic(w)
+	if err != nil {
+		return nil, nil, err
+	}
+	model, err := llm.Load(m.Path, append(opts, extra...)...)
+	if err != nil {
+		remove()
+		return nil, nil, err
+	}
+	return model, func() { model.Close(); remove() }, nil
 }
 
 // ParseBytes reads a size such as 6G, 6GiB, 512M, 1.5g or 1000000 (bytes).
