@@ -274,26 +274,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	opts := []llm.Option{llm.WithContextSize(c.ctx), llm.WithKVType(c.kv), llm.WithWeights(c.weights)}
-	if c.threads > 0 {
-		opts = append(opts, llm.WithThreads(c.threads))
-	}
-	if c.batch > 0 {
-		opts = append(opts, llm.WithBatchSize(c.batch))
-	}
-	if c.memory > 0 {
-		opts = append(opts, llm.WithMemoryLimit(c.memory))
-	}
-	if c.prealloc {
-		opts = append(opts, llm.WithKVPreallocate())
+	// Flags left at zero keep the library's defaults.
+	for _, o := range []struct {
+		set bool
+		opt llm.Option
+	}{
+		{c.threads > 0, llm.WithThreads(c.threads)},
+		{c.batch > 0, llm.WithBatchSize(c.batch)},
+		{c.memory > 0, llm.WithMemoryLimit(c.memory)},
+		{c.prealloc, llm.WithKVPreallocate()},
+		{c.reads > 0, llm.WithDiskReads(c.reads)},
+	} {
+		if o.set {
+			opts = append(opts, o.opt)
+		}
 	}
 	if c.profile != "" {
 		// Sessions read it when they are made.
 		if err := os.Setenv(profileLabelsEnv, "1"); err != nil {
 			return err
 		}
-	}
-	if c.reads > 0 {
-		opts = append(opts, llm.WithDiskReads(c.reads))
 	}
 	start := time.Now()
 	m, err := llm.Load(c.model, opts...)
@@ -340,30 +340,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			printRow(stdout, res, "tg", res.TG)
 		}
 	} else {
-		if c.pp > 0 {
-			runs, err := b.measure(ctx, "pp", c.pp, b.prompt)
+		// test measures one test of n tokens, prints its row and splits its
+		// time by phase.
+		test := func(name string, n int, step func(context.Context, int) error) (*stats, []phaseShare, error) {
+			runs, err := b.measure(ctx, name, n, step)
 			if err != nil {
-				return fmt.Errorf("pp%d: %w", c.pp, err)
+				return nil, nil, fmt.Errorf("%s%d: %w", name, n, err)
 			}
-			res.PP = newStats(c.pp, runs)
+			st := newStats(n, runs)
 			if !c.json {
-				printRow(stdout, res, "pp", res.PP)
+				printRow(stdout, res, name, st)
 			}
-			if res.PPPhases, err = b.breakdown("pp", c.pp); err != nil {
+			phases, err := b.breakdown(name, n)
+			return st, phases, err
+		}
+		if c.pp > 0 {
+			if res.PP, res.PPPhases, err = test("pp", c.pp, b.prompt); err != nil {
 				return err
 			}
 		}
 		if c.tg > 0 {
 			b.tgRead = true
-			runs, err := b.measure(ctx, "tg", c.tg, b.generate)
-			if err != nil {
-				return fmt.Errorf("tg%d: %w", c.tg, err)
-			}
-			res.TG = newStats(c.tg, runs)
-			if !c.json {
-				printRow(stdout, res, "tg", res.TG)
-			}
-			if res.TGPhases, err = b.breakdown("tg", c.tg); err != nil {
+			if res.TG, res.TGPhases, err = test("tg", c.tg, b.generate); err != nil {
 				return err
 			}
 		}
