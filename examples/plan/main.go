@@ -23,6 +23,7 @@ import (
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/examples/internal/cli"
+	"github.com/lowmem/llm/memplan"
 )
 
 func main() {
@@ -33,60 +34,19 @@ func main() {
 }
 
 func run() error {
-	path := flag.String("m", "", "GGUF model file (required)")
-	ctx := flag.Int("c", 0, "context size (0 = the model's)")
-	memFlag := flag.String("mem", "", "memory limit, e.g. 6G (default: detected from cgroup / MemAvailable)")
-	kvType := flag.String("kv", "f16", "KV cache type: f16, int8 or int4")
-	threads := flag.Int("t", 0, "threads (0 = GOMAXPROCS)")
-	batch := flag.Int("b", 0, "batch size (0 = 512)")
-	weights := flag.String("weights", "auto", "weights: auto, resident or streaming")
-	strict := flag.Bool("strict", false, "refuse instead of degrading")
+	var mf cli.ModelFlags
+	mf.Register(flag.CommandLine)
 	asJSON := flag.Bool("json", false, "print one JSON object")
 	flag.Parse()
-	if *path == "" {
+	if mf.Path == "" {
 		flag.Usage()
 		return fmt.Errorf("-m is required")
 	}
-	var limit int64
-	if *memFlag != "" && *memFlag != "0" {
-		n, err := cli.ParseBytes(*memFlag)
-		if err != nil {
-			return fmt.Errorf("-mem %q: %w", *memFlag, err)
-		}
-		limit = n
+	opts, err := mf.Options()
+	if err != nil {
+		return err
 	}
-	opts := []llm.Option{llm.WithMemoryLimit(limit)}
-	if *ctx > 0 {
-		opts = append(opts, llm.WithContextSize(*ctx))
-	}
-	if *threads > 0 {
-		opts = append(opts, llm.WithThreads(*threads))
-	}
-	if *batch > 0 {
-		opts = append(opts, llm.WithBatchSize(*batch))
-	}
-	switch *kvType {
-	case "f16":
-	case "int8":
-		opts = append(opts, llm.WithKVType(llm.KVInt8))
-	case "int4":
-		opts = append(opts, llm.WithKVType(llm.KVInt4))
-	default:
-		return fmt.Errorf("-kv %q: want f16, int8 or int4", *kvType)
-	}
-	switch *weights {
-	case "auto":
-	case "resident":
-		opts = append(opts, llm.WithWeights(llm.WeightsResident))
-	case "streaming":
-		opts = append(opts, llm.WithWeights(llm.WeightsStreaming))
-	default:
-		return fmt.Errorf("-weights %q: want auto, resident or streaming", *weights)
-	}
-	if *strict {
-		opts = append(opts, llm.WithStrictMemory())
-	}
-	p, err := llm.Plan(*path, opts...)
+	p, err := llm.Plan(mf.Path, opts...)
 	if err != nil {
 		return err
 	}
@@ -96,7 +56,7 @@ func run() error {
 			comps[strings.ReplaceAll(c.Name, " ", "_")] = c.Bytes
 		}
 		out := map[string]any{
-			"model": *path, "fits": p.Fits, "total_bytes": p.Total,
+			"model": mf.Path, "fits": p.Fits, "total_bytes": p.Total,
 			"limit_bytes": p.Limit, "limit_source": p.LimitSource,
 			"context": p.Context, "kv_type": p.KVType.String(), "weights": p.Weights.String(),
 			"resident_weight_bytes": p.ResidentWeights, "file_bytes": p.FileBytes,
@@ -141,7 +101,7 @@ func printSchedule(w io.Writer, p llm.MemoryPlan) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "tokens\tcells\tKV cache\ttotal\t\n")
 		for _, pt := range pts {
-			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t\n", pt.Tokens, pt.Cells, humanBytes(pt.KV), humanBytes(pt.Total))
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t\n", pt.Tokens, pt.Cells, memplan.FormatBytes(pt.KV), memplan.FormatBytes(pt.Total))
 		}
 		tw.Flush()
 		return
@@ -153,8 +113,8 @@ func printSchedule(w io.Writer, p llm.MemoryPlan) {
 		if len(pt.Streamed) > 0 {
 			streamed = fmt.Sprintf("%d: %s", len(pt.Streamed), blockList(pt.Streamed))
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%d of %d\t%s\t%s\t%s\t\n", pt.Tokens, pt.Cells, humanBytes(pt.KV),
-			pt.Resident, blocks, streamed, humanBytes(pt.DiskBytes), humanBytes(pt.Total))
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%d of %d\t%s\t%s\t%s\t\n", pt.Tokens, pt.Cells, memplan.FormatBytes(pt.KV),
+			pt.Resident, blocks, streamed, memplan.FormatBytes(pt.DiskBytes), memplan.FormatBytes(pt.Total))
 	}
 	tw.Flush()
 }
@@ -178,17 +138,4 @@ func blockList(bs []int) string {
 		i = j + 1
 	}
 	return b.String()
-}
-
-// humanBytes writes n in the largest binary unit below it.
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -30,7 +30,7 @@ type ModelFlags struct {
 	Context  int    // -c
 	Threads  int    // -t
 	Batch    int    // -b
-	KV       string // -kv: f16 or int8
+	KV       string // -kv: f16, int8 or int4
 	Mem      string // -mem: e.g. 6G
 	Weights  string // -weights: auto, resident or streaming
 	Strict   bool   // -strict
@@ -43,8 +43,8 @@ func (m *ModelFlags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&m.Context, "c", 0, "context size in tokens (0 = the model's)")
 	fs.IntVar(&m.Threads, "t", 0, "threads (0 = GOMAXPROCS)")
 	fs.IntVar(&m.Batch, "b", 0, "prompt tokens per forward pass (0 = 512)")
-	fs.StringVar(&m.KV, "kv", "f16", "KV cache type: f16 or int8")
-	fs.StringVar(&m.Mem, "mem", "", "memory limit, e.g. 6G or 512M (default: detected from the cgroup and MemAvailable)")
+	fs.StringVar(&m.KV, "kv", "f16", "KV cache type: f16, int8 or int4")
+	fs.StringVar(&m.Mem, "mem", "", "memory limit, e.g. 6G or 512M (default or 0: detected from the cgroup and MemAvailable)")
 	fs.StringVar(&m.Weights, "weights", "auto", "weights: auto, resident or streaming")
 	fs.BoolVar(&m.Strict, "strict", false, "refuse instead of degrading when the model does not fit the memory limit")
 	fs.StringVar(&m.Template, "template", "", "file with a Jinja chat template to use instead of the model's")
@@ -69,8 +69,10 @@ func (m *ModelFlags) Options() ([]llm.Option, error) {
 	case "f16", "":
 	case "int8":
 		opts = append(opts, llm.WithKVType(llm.KVInt8))
+	case "int4":
+		opts = append(opts, llm.WithKVType(llm.KVInt4))
 	default:
-		return nil, fmt.Errorf("-kv %q: want f16 or int8", m.KV)
+		return nil, fmt.Errorf("-kv %q: want f16, int8 or int4", m.KV)
 	}
 	switch m.Weights {
 	case "auto", "":
@@ -81,7 +83,7 @@ func (m *ModelFlags) Options() ([]llm.Option, error) {
 	default:
 		return nil, fmt.Errorf("-weights %q: want auto, resident or streaming", m.Weights)
 	}
-	if m.Mem != "" {
+	if m.Mem != "" && m.Mem != "0" { // 0 detects, as an unset limit does
 		n, err := ParseBytes(m.Mem)
 		if err != nil {
 			return nil, fmt.Errorf("-mem %q: %w", m.Mem, err)
