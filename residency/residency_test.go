@@ -18,6 +18,18 @@ import (
 	"github.com/lowmem/llm/quant"
 )
 
+// eachStreamModel runs f as a subtest on a file of each of streamSpecs
+// (the first only in -short mode).
+func eachStreamModel(t *testing.T, f func(t *testing.T, path string)) {
+	specs := streamSpecs()
+	if testing.Short() {
+		specs = specs[:1]
+	}
+	for _, spec := range specs {
+		t.Run(spec.Arch, func(t *testing.T) { f(t, testutil.TempModel(t, spec)) })
+	}
+}
+
 // streamSpecs are models with enough layers that a streaming plan keeps
 // some resident and streams others.
 func streamSpecs() []testutil.ModelSpec {
@@ -254,77 +266,70 @@ func uncached(l *loaded) error {
 }
 
 func TestStreamingMatchesResident(t *testing.T) {
-	specs := streamSpecs()
-	if testing.Short() {
-		specs = specs[:1]
-	}
-	for _, spec := range specs {
-		t.Run(spec.Arch, func(t *testing.T) {
-			path := testutil.TempModel(t, spec)
-			// The streaming model goes first: a resident one reads the
-			// whole file ahead, in the background, even after it is closed.
-			evicted := evictFile(t, path)
-			r := request(memplan.WeightsStreaming, 0)
-			r.Limit = limitFor(t, path, r, 3, kv.Bytes((&l0(t, path).Config).KVConfig(kv.F16, 64)))
-			l := load(t, path, r, nil)
-			if p := l.w.Plan(); p.Weights != memplan.WeightsStreaming || p.KVType != kv.F16 || len(p.Steps) != 0 {
-				t.Fatalf("plan: weights %v, KV %v, steps %v; want streaming, F16, no degradation", p.Weights, p.KVType, p.Steps)
-			}
-			// Before any session: the blocks that do not fit beside an
-			// empty cache, three with a full one.
-			order := memplan.StreamOrder(len(l.m.Blocks))
-			n0, _ := l.w.res.Streamed(0)
-			if got, want := l.w.OnDisk(), slices.Sorted(slices.Values(order[:n0])); !slices.Equal(got, want) {
-				t.Fatalf("streamed at start %v, want %v", got, want)
-			}
-			if evicted {
-				waitAhead(t, l)
-			}
-			l.w.KVBudget().Force(kv.Bytes((&l.m.Config).KVConfig(kv.F16, 64)))
-			if got, want := l.w.OnDisk(), slices.Sorted(slices.Values(order[:3])); !slices.Equal(got, want) {
-				t.Fatalf("streamed with a full cache %v, want %v", got, want)
-			}
-			if evicted {
-				if err := uncached(l); err != nil {
-					t.Fatal(err)
-				}
-			} else {
-				t.Logf("the file system keeps files cached; page cache not checked")
-			}
-			got, err := greedyRun(l, nil)
-			if err != nil {
+	eachStreamModel(t, func(t *testing.T, path string) {
+		// The streaming model goes first: a resident one reads the
+		// whole file ahead, in the background, even after it is closed.
+		evicted := evictFile(t, path)
+		r := request(memplan.WeightsStreaming, 0)
+		r.Limit = limitFor(t, path, r, 3, kv.Bytes((&l0(t, path).Config).KVConfig(kv.F16, 64)))
+		l := load(t, path, r, nil)
+		if p := l.w.Plan(); p.Weights != memplan.WeightsStreaming || p.KVType != kv.F16 || len(p.Steps) != 0 {
+			t.Fatalf("plan: weights %v, KV %v, steps %v; want streaming, F16, no degradation", p.Weights, p.KVType, p.Steps)
+		}
+		// Before any session: the blocks that do not fit beside an
+		// empty cache, three with a full one.
+		order := memplan.StreamOrder(len(l.m.Blocks))
+		n0, _ := l.w.res.Streamed(0)
+		if got, want := l.w.OnDisk(), slices.Sorted(slices.Values(order[:n0])); !slices.Equal(got, want) {
+			t.Fatalf("streamed at start %v, want %v", got, want)
+		}
+		if evicted {
+			waitAhead(t, l)
+		}
+		l.w.KVBudget().Force(kv.Bytes((&l.m.Config).KVConfig(kv.F16, 64)))
+		if got, want := l.w.OnDisk(), slices.Sorted(slices.Values(order[:3])); !slices.Equal(got, want) {
+			t.Fatalf("streamed with a full cache %v, want %v", got, want)
+		}
+		if evicted {
+			if err := uncached(l); err != nil {
 				t.Fatal(err)
 			}
-			want := reference(t, path)
-			if err := compareSteps(got, want); err != nil {
-				t.Fatalf("streaming: %v", err)
-			}
-			// Two sessions on two goroutines share the reads.
-			var wg sync.WaitGroup
-			errs := make([]error, 2)
-			for g := range errs {
-				wg.Go(func() {
-					got, err := greedyRun(l, nil)
-					if err == nil {
-						err = compareSteps(got, want)
-					}
-					errs[g] = err
-				})
-			}
-			wg.Wait()
-			for g, err := range errs {
-				if err != nil {
-					t.Fatalf("concurrent session %d: %v", g, err)
+		} else {
+			t.Logf("the file system keeps files cached; page cache not checked")
+		}
+		got, err := greedyRun(l, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := reference(t, path)
+		if err := compareSteps(got, want); err != nil {
+			t.Fatalf("streaming: %v", err)
+		}
+		// Two sessions on two goroutines share the reads.
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for g := range errs {
+			wg.Go(func() {
+				got, err := greedyRun(l, nil)
+				if err == nil {
+					err = compareSteps(got, want)
 				}
+				errs[g] = err
+			})
+		}
+		wg.Wait()
+		for g, err := range errs {
+			if err != nil {
+				t.Fatalf("concurrent session %d: %v", g, err)
 			}
-			if err := l.w.source.Err(); err != nil {
-				t.Fatalf("read error: %v", err)
-			}
-			if st := l.w.Stats(); st.Streamed != 3 || st.Loads < 3*21 || st.BytesRead == 0 {
-				t.Fatalf("stats %+v", st)
-			}
-		})
-	}
+		}
+		if err := l.w.source.Err(); err != nil {
+			t.Fatalf("read error: %v", err)
+		}
+		if st := l.w.Stats(); st.Streamed != 3 || st.Loads < 3*21 || st.BytesRead == 0 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
 }
 
 // l0 is the model at path, for its configuration.
@@ -494,69 +499,62 @@ func TestResidencyFollowsKV(t *testing.T) {
 // the KV budget swings between all blocks resident and all on disk, keeps
 // the logits of the resident model bit for bit.
 func TestSwitchingKeepsLogits(t *testing.T) {
-	specs := streamSpecs()
-	if testing.Short() {
-		specs = specs[:1]
-	}
-	for _, spec := range specs {
-		t.Run(spec.Arch, func(t *testing.T) {
-			path := testutil.TempModel(t, spec)
-			want := reference(t, path)
-			r := request(memplan.WeightsAuto, 0)
-			r.Limit = limitFor(t, path, r, 0, 1000)
-			l := load(t, path, r, nil)
-			b := l.w.KVBudget()
-			maxKV := l.w.res.MaxKV()
-			steps := []int64{1000, maxKV / 3, maxKV, 0, maxKV / 2, maxKV, 500, maxKV * 2 / 3}
-			var wg sync.WaitGroup
-			errs := make([]error, 2)
-			for g := range errs {
-				wg.Go(func() {
-					got, err := greedyRun(l, nil)
-					if err == nil {
-						err = compareSteps(got, want)
-					}
-					errs[g] = err
-				})
-			}
-			var held int64
-			moves := 0
-			done := make(chan struct{})
-			go func() {
-				wg.Wait()
-				close(done)
-			}()
-		swing:
-			for i := 0; ; i++ {
-				select {
-				case <-done:
-					break swing
-				default:
+	eachStreamModel(t, func(t *testing.T, path string) {
+		want := reference(t, path)
+		r := request(memplan.WeightsAuto, 0)
+		r.Limit = limitFor(t, path, r, 0, 1000)
+		l := load(t, path, r, nil)
+		b := l.w.KVBudget()
+		maxKV := l.w.res.MaxKV()
+		steps := []int64{1000, maxKV / 3, maxKV, 0, maxKV / 2, maxKV, 500, maxKV * 2 / 3}
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for g := range errs {
+			wg.Go(func() {
+				got, err := greedyRun(l, nil)
+				if err == nil {
+					err = compareSteps(got, want)
 				}
-				target := steps[i%len(steps)]
-				if target > held {
-					if b.Reserve(target - held) {
-						held = target
-					}
-				} else {
-					b.Release(held - target)
+				errs[g] = err
+			})
+		}
+		var held int64
+		moves := 0
+		done := make(chan struct{})
+		go func() {
+			wg.Wait()
+			close(done)
+		}()
+	swing:
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				break swing
+			default:
+			}
+			target := steps[i%len(steps)]
+			if target > held {
+				if b.Reserve(target - held) {
 					held = target
 				}
-				moves++
-				time.Sleep(time.Millisecond)
+			} else {
+				b.Release(held - target)
+				held = target
 			}
-			for g, err := range errs {
-				if err != nil {
-					t.Fatalf("session %d: %v", g, err)
-				}
+			moves++
+			time.Sleep(time.Millisecond)
+		}
+		for g, err := range errs {
+			if err != nil {
+				t.Fatalf("session %d: %v", g, err)
 			}
-			st := l.w.Stats()
-			t.Logf("%d budget moves, %d evictions, %d restores, %d blocks read", moves, st.Evictions, st.Restores, st.Loads)
-			if st.Evictions == 0 {
-				t.Fatal("no block left memory")
-			}
-		})
-	}
+		}
+		st := l.w.Stats()
+		t.Logf("%d budget moves, %d evictions, %d restores, %d blocks read", moves, st.Evictions, st.Restores, st.Loads)
+		if st.Evictions == 0 {
+			t.Fatal("no block left memory")
+		}
+	})
 }
 
 // A decode step allocates nothing, whether blocks are resident or read
