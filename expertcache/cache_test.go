@@ -39,7 +39,8 @@ func writeModel(t testing.TB, spec testutil.ModelSpec) (string, *model.Model, []
 	return path, m, data
 }
 
-func loadModel(t testing.TB, path string) (*model.Model, []byte) {
+// readFile reads the GGUF file at path whole, with its bytes.
+func readFile(t testing.TB, path string) (*gguf.File, []byte) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -49,6 +50,12 @@ func loadModel(t testing.TB, path string) (*model.Model, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, data
+}
+
+func loadModel(t testing.TB, path string) (*model.Model, []byte) {
+	t.Helper()
+	f, data := readFile(t, path)
 	m, err := model.New(f, data)
 	if err != nil {
 		t.Fatal(err)
@@ -469,14 +476,7 @@ func TestProtocolMisuse(t *testing.T) {
 // The layout read from the tensor table is the loaded model's.
 func TestFileLayout(t *testing.T) {
 	path, m, _ := writeModel(t, moeSpec())
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Read(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _ := readFile(t, path)
 	got, want := FileLayout(f, m.Layers), LayoutOf(m)
 	if len(got) != len(want) {
 		t.Fatalf("%d blocks, want %d", len(got), len(want))

@@ -24,7 +24,7 @@ func TestKVSchedule(t *testing.T) {
 	if got, want := cellBytes(gemma), int64(21*8*512*2); got != want {
 		t.Errorf("gemma-2 cell: %d bytes, want %d", got, want)
 	}
-	for _, tc := range []struct{ cur, need, limit, step, want int }{
+	checkNextCells(t, []nextCellsCase{
 		{256, 257, 131072, 8192, 512},
 		{256, 300, 200, 8192, 200},
 		{512, 3000, 131072, 8192, 4096},
@@ -32,11 +32,7 @@ func TestKVSchedule(t *testing.T) {
 		{4096, 30000, 131072, 8192, 36864},
 		{12288, 12289, 16000, 8192, 16000},
 		{3000, 3001, 131072, 8192, 4096},
-	} {
-		if got := NextCells(tc.cur, tc.need, tc.limit, tc.step); got != tc.want {
-			t.Errorf("NextCells(%d, %d, %d, %d) = %d, want %d", tc.cur, tc.need, tc.limit, tc.step, got, tc.want)
-		}
-	}
+	})
 }
 
 // TestKVBudget checks the accounting: reservations within the limit, none
@@ -61,17 +57,13 @@ func TestKVBudget(t *testing.T) {
 // A small step caps the doubling too: when the budget leaves little, the
 // cache grows by what is left, not to twice its size.
 func TestNextCellsSmallStep(t *testing.T) {
-	for _, tc := range []struct{ cur, need, limit, step, want int }{
+	checkNextCells(t, []nextCellsCase{
 		{256, 257, 131072, 256, 512},
 		{2048, 2049, 131072, 256, 2304},
 		{2048, 2600, 131072, 256, 2816},
 		{1024, 1025, 131072, 512, 1536},
 		{4096, 4097, 8192, 256, 4352},
-	} {
-		if got := NextCells(tc.cur, tc.need, tc.limit, tc.step); got != tc.want {
-			t.Errorf("NextCells(%d, %d, %d, %d) = %d, want %d", tc.cur, tc.need, tc.limit, tc.step, got, tc.want)
-		}
-	}
+	})
 	gemma := (&model.Config{Layers: 42, HeadsKV: 8, HeadDimK: 256, HeadDimV: 256, Window: 4096}).KVConfig(kv.Int4, 8192)
 	if got := GrowTarget(gemma, 4096, 4097, 2<<30); got != 8192 {
 		t.Errorf("GrowTarget with 2 GiB left: %d, want the whole context", got)
@@ -138,5 +130,18 @@ func TestKVBudgetSharesWithWeights(t *testing.T) {
 	}
 	if b.Room() > b.Limit()-b.InUse() {
 		t.Fatal("room beyond the limit")
+	}
+}
+
+// nextCellsCase is one growth: from cur cells, needing need, within limit
+// cells, by steps of step, NextCells must give want.
+type nextCellsCase struct{ cur, need, limit, step, want int }
+
+func checkNextCells(t *testing.T, cases []nextCellsCase) {
+	t.Helper()
+	for _, tc := range cases {
+		if got := NextCells(tc.cur, tc.need, tc.limit, tc.step); got != tc.want {
+			t.Errorf("NextCells(%d, %d, %d, %d) = %d, want %d", tc.cur, tc.need, tc.limit, tc.step, got, tc.want)
+		}
 	}
 }
