@@ -53,6 +53,13 @@ func readFile(t testing.TB, path string) (*gguf.File, []byte) {
 	return f, data
 }
 
+// newPool is a pool of n workers that closes with the test.
+func newPool(t testing.TB, n int) *ops.Pool {
+	pool := ops.NewPool(n)
+	t.Cleanup(pool.Close)
+	return pool
+}
+
 func loadModel(t testing.TB, path string) (*model.Model, []byte) {
 	t.Helper()
 	f, data := readFile(t, path)
@@ -157,8 +164,7 @@ func newCache(t testing.TB, m *model.Model, path string, budget int64, opts ...O
 // a few, and all of them — although the model's own expert bytes are
 // garbage: every expert came from the file through the cache.
 func TestLogitsMatchMapped(t *testing.T) {
-	pool := ops.NewPool(2)
-	defer pool.Close()
+	pool := newPool(t, 2)
 	path, ref, _ := writeModel(t, moeSpec())
 	toks, sizes := tokens(300), []int{1, 3, 6, 48}
 	if testing.Short() {
@@ -200,8 +206,7 @@ func TestLogitsMatchMapped(t *testing.T) {
 // The statistics count exactly: each miss reads its expert's three aligned
 // windows once, and a cache large enough reads every expert once.
 func TestStatsExact(t *testing.T) {
-	pool := ops.NewPool(1)
-	defer pool.Close()
+	pool := newPool(t, 1)
 	path, m, _ := writeModel(t, moeSpec())
 	l := LayoutOf(m)
 	c := newCache(t, m, path, budgetFor(t, l, 48))
@@ -256,8 +261,7 @@ func TestStatsExact(t *testing.T) {
 // reported (once, and by Err), and the experts are served from the model's
 // own bytes, so the logits stay right; later passes do not read.
 func TestTruncatedFile(t *testing.T) {
-	pool := ops.NewPool(1)
-	defer pool.Close()
+	pool := newPool(t, 1)
 	path, m, _ := writeModel(t, moeSpec())
 	toks := tokens(24)
 	want := runAll(t, m, pool, toks, 1)
@@ -346,8 +350,7 @@ func TestNewErrors(t *testing.T) {
 // A decode step with the cache installed allocates nothing, misses and
 // reads included.
 func TestDecodeAllocatesNothing(t *testing.T) {
-	pool := ops.NewPool(1)
-	defer pool.Close()
+	pool := newPool(t, 1)
 	path, m, _ := writeModel(t, moeSpec())
 	c := newCache(t, m, path, budgetFor(t, LayoutOf(m), 5))
 	m.ExpertSource = c
@@ -376,8 +379,7 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 // Two sessions decoding at once on two goroutines share the cache, with
 // Prefetch hints from a third, and both get the mapped model's logits.
 func TestConcurrentSessions(t *testing.T) {
-	pool := ops.NewPool(2)
-	defer pool.Close()
+	pool := newPool(t, 2)
 	path, ref, _ := writeModel(t, moeSpec())
 	toks := tokens(120)
 	want := runAll(t, ref, pool, toks, 1)
