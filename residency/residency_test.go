@@ -306,19 +306,7 @@ func TestStreamingMatchesResident(t *testing.T) {
 			t.Fatalf("streaming: %v", err)
 		}
 		// Two sessions on two goroutines share the reads.
-		var wg sync.WaitGroup
-		errs := make([]error, 2)
-		for g := range errs {
-			wg.Go(func() {
-				got, err := greedyRun(l, nil)
-				if err == nil {
-					err = compareSteps(got, want)
-				}
-				errs[g] = err
-			})
-		}
-		wg.Wait()
-		for g, err := range errs {
+		for g, err := range <-concurrentRuns(l, want, 2) {
 			if err != nil {
 				t.Fatalf("concurrent session %d: %v", g, err)
 			}
@@ -330,6 +318,28 @@ func TestStreamingMatchesResident(t *testing.T) {
 			t.Fatalf("stats %+v", st)
 		}
 	})
+}
+
+// concurrentRuns runs n greedy sessions of l, each on its goroutine and
+// compared with want; the channel yields their errors once all are done.
+func concurrentRuns(l *loaded, want [][]float32, n int) <-chan []error {
+	errs := make([]error, n)
+	done := make(chan []error, 1)
+	var wg sync.WaitGroup
+	for g := range errs {
+		wg.Go(func() {
+			got, err := greedyRun(l, nil)
+			if err == nil {
+				err = compareSteps(got, want)
+			}
+			errs[g] = err
+		})
+	}
+	go func() {
+		wg.Wait()
+		done <- errs
+	}()
+	return done
 }
 
 // l0 is the model at path, for its configuration.
@@ -507,28 +517,14 @@ func TestSwitchingKeepsLogits(t *testing.T) {
 		b := l.w.KVBudget()
 		maxKV := l.w.res.MaxKV()
 		steps := []int64{1000, maxKV / 3, maxKV, 0, maxKV / 2, maxKV, 500, maxKV * 2 / 3}
-		var wg sync.WaitGroup
-		errs := make([]error, 2)
-		for g := range errs {
-			wg.Go(func() {
-				got, err := greedyRun(l, nil)
-				if err == nil {
-					err = compareSteps(got, want)
-				}
-				errs[g] = err
-			})
-		}
+		runs := concurrentRuns(l, want, 2)
 		var held int64
 		moves := 0
-		done := make(chan struct{})
-		go func() {
-			wg.Wait()
-			close(done)
-		}()
+		var errs []error
 	swing:
 		for i := 0; ; i++ {
 			select {
-			case <-done:
+			case errs = <-runs:
 				break swing
 			default:
 			}
