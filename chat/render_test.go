@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/testutil"
 )
 
@@ -37,19 +36,7 @@ func vocabFlags(t *testing.T, dir, renderPath string) (addBOS, addEOS bool) {
 	if m == nil {
 		return false, false
 	}
-	f, err := os.Open(filepath.Join(dir, "..", "vocab", m[1]))
-	if err != nil {
-		t.Fatalf("render path names %s: %v", m[1], err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := gguf.Read(f, st.Size())
-	if err != nil {
-		t.Fatalf("%s: %v", m[1], err)
-	}
+	g := testutil.ReadHeader(t, filepath.Join(dir, "..", "vocab", m[1]))
 	addBOS, _ = g.Bool("tokenizer.ggml.add_bos_token")
 	addEOS, _ = g.Bool("tokenizer.ggml.add_eos_token")
 	return addBOS, addEOS

@@ -35,6 +35,26 @@ func Testdata(t testing.TB, rel string) string {
 	return p
 }
 
+// ReadHeader reads the header of the GGUF file at path (metadata and tensor
+// descriptors, no tensor data); it fails the test when that does not work.
+func ReadHeader(t testing.TB, path string) *gguf.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gguf.Read(f, st.Size())
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return g
+}
+
 // TempModel writes the GGUF file of s into the test's temporary directory
 // and returns its path; it fails the test when that does not work.
 func TempModel(t testing.TB, s ModelSpec) string {
