@@ -147,25 +147,12 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.ctx < need {
 		return c, fmt.Errorf("-c %d is smaller than the %d tokens a test needs", c.ctx, need)
 	}
-	switch *kv {
-	case "f16":
-		c.kv = llm.KVF16
-	case "int8":
-		c.kv = llm.KVInt8
-	case "int4":
-		c.kv = llm.KVInt4
-	default:
-		return c, fmt.Errorf("-kv %q: want f16, int8 or int4", *kv)
+	var err error
+	if c.kv, err = cli.ParseKV(*kv); err != nil {
+		return c, err
 	}
-	switch *weights {
-	case "auto":
-		c.weights = llm.WeightsAuto
-	case "resident":
-		c.weights = llm.WeightsResident
-	case "streaming":
-		c.weights = llm.WeightsStreaming
-	default:
-		return c, fmt.Errorf("-weights %q: want auto, resident or streaming", *weights)
+	if c.weights, err = cli.ParseWeights(*weights); err != nil {
+		return c, err
 	}
 	if *mem != "" {
 		n, err := cli.ParseBytes(*mem)

@@ -17,7 +17,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -48,10 +47,8 @@ type chat struct {
 }
 
 func run(args []string, in io.Reader, out, stderr io.Writer, sig <-chan os.Signal) error {
-	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var mf cli.ModelFlags
-	mf.Register(fs)
+	fs := mf.FlagSet("chat", stderr)
 	system := fs.String("system", "", "system prompt")
 	n := fs.Int("n", 1024, "most tokens in one answer")
 	temp := fs.Float64("temp", 0.8, "sampling temperature (0 = greedy)")

@@ -16,7 +16,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -46,10 +45,8 @@ func main() {
 
 // run serves until ctx ends, then shuts down gracefully.
 func run(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var mf cli.ModelFlags
-	mf.Register(fs)
+	fs := mf.FlagSet("server", stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	parallel := fs.Int("parallel", 1, "requests generated at once, one session (and KV cache) each")
 	queue := fs.Int("queue", 16, "requests that may wait for a free session; more get 429")

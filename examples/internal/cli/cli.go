@@ -50,6 +50,16 @@ func (m *ModelFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&m.Template, "template", "", "file with a Jinja chat template to use instead of the model's")
 }
 
+// FlagSet is the flag set of a command that reports on stderr and returns
+// parse errors, so that its run function can be tested; the model flags
+// are registered in it.
+func (m *ModelFlags) FlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	m.Register(fs)
+	return fs
+}
+
 // Options turns the flags into Load options.
 func (m *ModelFlags) Options() ([]llm.Option, error) {
 	var opts []llm.Option
@@ -65,23 +75,19 @@ func (m *ModelFlags) Options() ([]llm.Option, error) {
 	if m.Batch > 0 {
 		opts = append(opts, llm.WithBatchSize(m.Batch))
 	}
-	switch m.KV {
-	case "f16", "":
-	case "int8":
-		opts = append(opts, llm.WithKVType(llm.KVInt8))
-	case "int4":
-		opts = append(opts, llm.WithKVType(llm.KVInt4))
-	default:
-		return nil, fmt.Errorf("-kv %q: want f16, int8 or int4", m.KV)
+	kvt, err := ParseKV(m.KV)
+	if err != nil {
+		return nil, err
 	}
-	switch m.Weights {
-	case "auto", "":
-	case "resident":
-		opts = append(opts, llm.WithWeights(llm.WeightsResident))
-	case "streaming":
-		opts = append(opts, llm.WithWeights(llm.WeightsStreaming))
-	default:
-		return nil, fmt.Errorf("-weights %q: want auto, resident or streaming", m.Weights)
+	if kvt != llm.KVF16 {
+		opts = append(opts, llm.WithKVType(kvt))
+	}
+	w, err := ParseWeights(m.Weights)
+	if err != nil {
+		return nil, err
+	}
+	if w != llm.WeightsAuto {
+		opts = append(opts, llm.WithWeights(w))
 	}
 	if m.Mem != "" && m.Mem != "0" { // 0 detects, as an unset limit does
 		n, err := ParseBytes(m.Mem)
@@ -144,6 +150,28 @@ func (m *ModelFlags) Load(w io.Writer, extra ...llm.Option) (_ *llm.Model, done 
 		return nil, nil, err
 	}
 	return model, func() { model.Close(); remove() }, nil
+}
+
+// ParseKV reads a -kv value: f16 (or empty), int8 or int4.
+func ParseKV(s string) (llm.KVType, error) {
+	return pick("-kv", s, map[string]llm.KVType{"": llm.KVF16, "f16": llm.KVF16, "int8": llm.KVInt8, "int4": llm.KVInt4},
+		"f16, int8 or int4")
+}
+
+// ParseWeights reads a -weights value: auto (or empty), resident or
+// streaming.
+func ParseWeights(s string) (llm.WeightsMode, error) {
+	return pick("-weights", s, map[string]llm.WeightsMode{"": llm.WeightsAuto, "auto": llm.WeightsAuto,
+		"resident": llm.WeightsResident, "streaming": llm.WeightsStreaming}, "auto, resident or streaming")
+}
+
+// pick is the value named s, or an error naming the flag and its choices.
+func pick[T any](flag, s string, values map[string]T, choices string) (T, error) {
+	v, ok := values[s]
+	if !ok {
+		return v, fmt.Errorf("%s %q: want %s", flag, s, choices)
+	}
+	return v, nil
 }
 
 // ParseBytes reads a size such as 6G, 6GiB, 512M, 1.5g or 1000000 (bytes).
