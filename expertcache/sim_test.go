@@ -152,8 +152,7 @@ func hitRateTable(l Layout, k int, trace []fetchEvent, skip int, budgets []int64
 // what a real model reaches. Exact checks: a cache of every expert misses
 // each expert once, and no policy beats it.
 func TestPolicyHitRates(t *testing.T) {
-	pool := ops.NewPool(2)
-	defer pool.Close()
+	pool := newPool(t, 2)
 	path, m, _ := writeModel(t, moeSpec())
 	l := LayoutOf(m)
 	c := newCache(t, m, path, budgetFor(t, l, 48))
