@@ -156,46 +156,49 @@ func cleanSpaces(text []byte) []byte {
 		return text
 	}
 	// " ?", " !", " .", " ," lose the space.
+	text = dropSpaces(text, func(text []byte, i int) (bool, int) {
+		x := text[i]
+		return x == '?' || x == '!' || x == '.' || x == ',', 0
+	})
+	// " ' " becomes "'".
+	text = dropSpaces(text, func(text []byte, i int) (bool, int) {
+		if text[i] == '\'' && i+1 < len(text) && text[i+1] == ' ' {
+			// llama.cpp overwrites the next space with NUL and then skips
+			// it; the NUL keeps a following quote from matching too.
+			text[i+1] = 0
+			return true, 1
+		}
+		return false, 0
+	})
+	// " 's", " 'm", " 're", " 've" lose the space.
+	return dropSpaces(text, func(text []byte, i int) (bool, int) {
+		if text[i] != '\'' || i+1 >= len(text) {
+			return false, 0
+		}
+		switch x1 := text[i+1]; {
+		case x1 == 's' || x1 == 'm':
+			return true, 0
+		case x1 == 't' || x1 == 'd':
+		case i+2 < len(text):
+			return (x1 == 'r' || x1 == 'v') && text[i+2] == 'e', 0
+		}
+		return false, 0
+	})
+}
+
+// dropSpaces is one pass of cleanSpaces: it moves text down over itself,
+// dropping the space before each byte i that drop picks, and skipping the
+// bytes after i that drop says to.
+func dropSpaces(text []byte, drop func(text []byte, i int) (bool, int)) []byte {
 	n := 1
 	for i := 1; i < len(text); i++ {
 		x := text[i]
-		if text[i-1] == ' ' && (x == '?' || x == '!' || x == '.' || x == ',') {
-			n--
-		}
-		text[n] = x
-		n++
-	}
-	text = text[:n]
-	// " ' " becomes "'".
-	n = 1
-	for i := 1; i < len(text); i++ {
-		x := text[i]
-		if x == '\'' && i+1 < len(text) && text[i-1] == ' ' && text[i+1] == ' ' {
-			n--
-			text[i+1] = 0
-			// llama.cpp overwrites the next space with NUL and then skips it.
-			i++
-		}
-		text[n] = x
-		n++
-	}
-	text = text[:n]
-	// " 's", " 'm", " 're", " 've" lose the space.
-	n = 1
-	for i := 1; i < len(text); i++ {
-		x := text[i]
-		if text[i-1] == ' ' && x == '\'' && i+1 < len(text) {
-			x1 := text[i+1]
-			switch {
-			case x1 == 's' || x1 == 'm':
+		if text[i-1] == ' ' {
+			d, skip := drop(text, i)
+			if d {
 				n--
-			case x1 == 't' || x1 == 'd':
-			case i+2 < len(text):
-				x2 := text[i+2]
-				if (x1 == 'r' || x1 == 'v') && x2 == 'e' {
-					n--
-				}
 			}
+			i += skip
 		}
 		text[n] = x
 		n++
