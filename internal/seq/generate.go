@@ -74,33 +74,24 @@ func (s *Seq) Usage() Usage {
 // A sampler that applies penalties gets a copy of the logits (a buffer kept
 // for the next calls), so Logits is never changed by sampling.
 func (s *Seq) Generate(ctx context.Context, prompt string, g Generation, yield func(id int32, text string) bool) error {
-	if ctx == nil {
-		return errNilContext
-	}
-	if err := s.enter(); err != nil {
-		return err
-	}
-	defer s.leave()
-	smp, err := s.begin(g)
-	if err != nil {
-		return err
-	}
-	var ids []int32
-	if n := len(s.history); n == 0 {
-		ids = s.cfg.Vocab.Encode(prompt, true)
-	} else {
-		ids = s.cfg.Vocab.EncodeContinuation(s.history[n-1], prompt)
-	}
-	if len(ids) > 0 {
-		start := time.Now()
-		if err := s.eval(ctx, ids, nil); err != nil {
-			return err
+	return s.generate(ctx, g, yield, func() error {
+		var ids []int32
+		if n := len(s.history); n == 0 {
+			ids = s.cfg.Vocab.Encode(prompt, true)
+		} else {
+			ids = s.cfg.Vocab.EncodeContinuation(s.history[n-1], prompt)
 		}
-		s.setUsage(func(u *Usage) { u.PromptTokens, u.PromptTime = len(ids), time.Since(start) })
-	} else if len(s.history) == 0 {
-		return fmt.Errorf("llm: empty prompt and empty session: nothing to continue: %w", ErrInvalidOption)
-	}
-	return s.sample(ctx, smp, g, yield)
+		if len(ids) > 0 {
+			start := time.Now()
+			if err := s.eval(ctx, ids, nil); err != nil {
+				return err
+			}
+			s.setUsage(func(u *Usage) { u.PromptTokens, u.PromptTime = len(ids), time.Since(start) })
+		} else if len(s.history) == 0 {
+			return fmt.Errorf("llm: empty prompt and empty session: nothing to continue: %w", ErrInvalidOption)
+		}
+		return nil
+	})
 }
 
 // GenerateFrom is Generate for a prompt that is the whole sequence: the
@@ -108,11 +99,28 @@ func (s *Seq) Generate(ctx context.Context, prompt string, g Generation, yield f
 // the tokens held is reused, the rest evaluated) and a continuation is
 // sampled after it.
 func (s *Seq) GenerateFrom(ctx context.Context, prompt []int32, g Generation, yield func(id int32, text string) bool) error {
+	if ctx != nil && len(prompt) == 0 { // a nil context is reported first, as by generate
+		return fmt.Errorf("llm: a prompt of no tokens: %w", ErrInvalidOption)
+	}
+	return s.generate(ctx, g, yield, func() error {
+		start := time.Now()
+		reused, err := s.hold(ctx, prompt)
+		if err != nil {
+			return err
+		}
+		s.setUsage(func(u *Usage) {
+			u.PromptTokens, u.ReusedTokens, u.PromptTime = len(prompt), reused, time.Since(start)
+		})
+		return nil
+	})
+}
+
+// generate is one generation: it takes the sequence, checks g, has
+// evalPrompt bring the prompt in (and report it in the usage), and samples
+// after it.
+func (s *Seq) generate(ctx context.Context, g Generation, yield func(id int32, text string) bool, evalPrompt func() error) error {
 	if ctx == nil {
 		return errNilContext
-	}
-	if len(prompt) == 0 {
-		return fmt.Errorf("llm: a prompt of no tokens: %w", ErrInvalidOption)
 	}
 	if err := s.enter(); err != nil {
 		return err
@@ -122,14 +130,9 @@ func (s *Seq) GenerateFrom(ctx context.Context, prompt []int32, g Generation, yi
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	reused, err := s.hold(ctx, prompt)
-	if err != nil {
+	if err := evalPrompt(); err != nil {
 		return err
 	}
-	s.setUsage(func(u *Usage) {
-		u.PromptTokens, u.ReusedTokens, u.PromptTime = len(prompt), reused, time.Since(start)
-	})
 	return s.sample(ctx, smp, g, yield)
 }
 
