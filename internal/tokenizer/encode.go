@@ -140,36 +140,41 @@ func (t *Tokenizer) encode(text string, o encodeOpts) []int32 {
 			out = append(out, t.eos)
 		}
 	case kindBPE:
-		if o.addSpecial && t.addBOS && t.bos >= 0 {
-			out = append(out, t.bos)
-		}
-		for _, f := range frags {
-			if f.start < 0 {
-				out = append(out, f.id)
-				continue
-			}
-			out = t.encodeBPE(s, text[f.start:f.end], out)
-		}
-		if o.addSpecial && t.addEOS && t.eos >= 0 {
-			out = append(out, t.eos)
-		}
+		out = encodeFragments(s, text, frags, out, ifSet(o.addSpecial && t.addBOS, t.bos), ifSet(o.addSpecial && t.addEOS, t.eos), t.encodeBPE)
 	case kindWPM:
 		// llama.cpp adds [CLS] and [SEP] whenever add_special is set.
-		if o.addSpecial && t.bos >= 0 {
-			out = append(out, t.bos)
-		}
-		for _, f := range frags {
-			if f.start < 0 {
-				out = append(out, f.id)
-				continue
-			}
-			out = t.encodeWPM(s, text[f.start:f.end], out)
-		}
-		if o.addSpecial && t.sep >= 0 {
-			out = append(out, t.sep)
-		}
+		out = encodeFragments(s, text, frags, out, ifSet(o.addSpecial, t.bos), ifSet(o.addSpecial, t.sep), t.encodeWPM)
 	}
 	return out
+}
+
+// encodeFragments appends first, the fragments of text (special tokens as
+// they are, the text between them through enc) and last; first and last
+// are left out when negative.
+func encodeFragments(s *scratch, text string, frags []fragment, out []int32, first, last int32,
+	enc func(s *scratch, text string, out []int32) []int32) []int32 {
+	if first >= 0 {
+		out = append(out, first)
+	}
+	for _, f := range frags {
+		if f.start < 0 {
+			out = append(out, f.id)
+			continue
+		}
+		out = enc(s, text[f.start:f.end], out)
+	}
+	if last >= 0 {
+		out = append(out, last)
+	}
+	return out
+}
+
+// ifSet is id when ok, else -1 (no token).
+func ifSet(ok bool, id int32) int32 {
+	if ok {
+		return id
+	}
+	return -1
 }
 
 // partition splits text on the texts of special tokens as llama.cpp's
