@@ -13,7 +13,22 @@ import (
 	"github.com/lowmem/llm/server"
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
+	"github.com/openai/openai-go/packages/ssestream"
 )
+
+// accumulate reads a streamed chat reply to its end, as a client
+// application would.
+func accumulate(t *testing.T, stream *ssestream.Stream[openai.ChatCompletionChunk]) openai.ChatCompletionAccumulator {
+	t.Helper()
+	acc := openai.ChatCompletionAccumulator{}
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return acc
+}
 
 // backend is a scripted model: it answers a weather question with a tool
 // call, a tool result with a sentence, anything else with a greeting.
@@ -154,20 +169,13 @@ func TestToolCalls(t *testing.T) {
 	}
 	params.Messages = append(params.Messages, resp.Choices[0].Message.ToParam(), openai.ToolMessage("sunny", calls[0].ID))
 
-	stream := client.Chat.Completions.NewStreaming(ctx, params)
-	acc := openai.ChatCompletionAccumulator{}
-	for stream.Next() {
-		acc.AddChunk(stream.Current())
-	}
-	if err := stream.Err(); err != nil {
-		t.Fatal(err)
-	}
+	acc := accumulate(t, client.Chat.Completions.NewStreaming(ctx, params))
 	if acc.Choices[0].Message.Content != "It is sunny in Paris." {
 		t.Errorf("answer %q", acc.Choices[0].Message.Content)
 	}
 
 	// A streamed tool call arrives whole in one delta.
-	stream = client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+	stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
 		Model:    "tiny",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("What is the weather in Paris?")},
 		Tools:    []openai.ChatCompletionToolParam{weatherTool},

@@ -68,14 +68,7 @@ func TestRealModel(t *testing.T) {
 	}
 
 	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-	stream := client.Chat.Completions.NewStreaming(ctx, params)
-	acc := openai.ChatCompletionAccumulator{}
-	for stream.Next() {
-		acc.AddChunk(stream.Current())
-	}
-	if err := stream.Err(); err != nil {
-		t.Fatal(err)
-	}
+	acc := accumulate(t, client.Chat.Completions.NewStreaming(ctx, params))
 	if acc.Choices[0].Message.Content != want || acc.Usage.CompletionTokens != int64(u.GeneratedTokens) {
 		t.Errorf("streamed %q (usage %+v), want %q", acc.Choices[0].Message.Content, acc.Usage, want)
 	}
