@@ -31,7 +31,7 @@ func quantQ5_0(dst []byte, src []float32) {
 	for len(src) >= QK && len(dst) >= q5_0Bytes {
 		x := (*[QK]float32)(src)
 		b := (*[q5_0Bytes]byte)(dst)
-		max := signedAbsMax(x[:])
+		max, _ := signedAbsMax(x[:])
 		d := max / -16
 		var id float32
 		if d != 0 {
