@@ -26,16 +26,24 @@ import (
 
 func gemmAVX2Name(name string) string { return "gemm" + name + "AVX2" }
 
-// gemmBlockAVX2 emits the AVX2 GEMM kernel of Q4_0 or Q8_0.
-func gemmBlockAVX2(t *blockType) {
-	text(gemmAVX2Name(t.name), 0, gemmSig)
-	res := c.AllocLocal(32 * 4)
-	ones := table("words1", 0x0001000100010001, 0x0001000100010001, 0x0001000100010001, 0x0001000100010001)
+// gemmAVX2Begin opens the AVX2 GEMM kernel of type name with local bytes
+// of frame (res) and the table of 16-bit ones: w, p and nb in RSI, RDI and
+// RCX, the low-nibble mask in Y15, the four accumulators zeroed.
+func gemmAVX2Begin(name string, local int) (res, ones Mem) {
+	text(gemmAVX2Name(name), 0, gemmSig)
+	res = c.AllocLocal(local)
+	ones = table("words1", 0x0001000100010001, 0x0001000100010001, 0x0001000100010001, 0x0001000100010001)
 	c.Load(c.Param("w"), RSI)
 	c.Load(c.Param("p"), RDI)
 	c.Load(c.Param("nb"), RCX)
 	bcast32(0x0F0F0F0F, Y15)
 	zeroAcc(avx2, 4)
+	return res, ones
+}
+
+// gemmBlockAVX2 emits the AVX2 GEMM kernel of Q4_0 or Q8_0.
+func gemmBlockAVX2(t *blockType) {
+	res, ones := gemmAVX2Begin(t.name, 32*4)
 
 	label("loop")
 	for k := 0; k < 4; k++ {
@@ -113,15 +121,8 @@ func gemmStoreRow(res Mem) {
 func gemmQ4_KAVX2() {
 	t := superQ4_K
 	pan := kPanel{32}
-	text(gemmAVX2Name(t.name), 0, gemmSig)
-	res := c.AllocLocal(32*4 + 64)
+	res, ones := gemmAVX2Begin(t.name, 32*4+64)
 	fac := res.Offset(32 * 4)
-	ones := table("words1", 0x0001000100010001, 0x0001000100010001, 0x0001000100010001, 0x0001000100010001)
-	c.Load(c.Param("w"), RSI)
-	c.Load(c.Param("p"), RDI)
-	c.Load(c.Param("nb"), RCX)
-	bcast32(0x0F0F0F0F, Y15)
-	zeroAcc(avx2, 4)
 	m := func(name string, b byte) Mem { return table(name, uint64(b)*0x0101010101010101) }
 
 	label("loop")
