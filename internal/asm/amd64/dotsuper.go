@@ -91,6 +91,23 @@ func kMins() {
 	c.VPMADDWD(mem(RDI, 260), Y2, Y2)
 }
 
+// kBlockEnd closes a super-block of the dot product: the two integer sums
+// s and s2 added, as floats times the scales (kFloats into d) into acc,
+// the mins' sum in Y2 times theirs (Y6) into macc; then on to the next
+// block of the weights (RSI) and of Q8_K (RDI, 292 bytes).
+func kBlockEnd(t *superType, s, s2, d, acc, macc VecPhysical) {
+	c.VPADDD(s2, s, s)
+	c.VCVTDQ2PS(s, s)
+	c.VCVTDQ2PS(Y2, Y2)
+	kFloats(d, Y6)
+	c.VFMADD231PS(d, s, acc)
+	c.VFMADD231PS(Y6, Y2, macc)
+	c.ADDQ(U32(t.wb), RSI)
+	c.ADDQ(U32(292), RDI)
+	c.DECQ(RCX)
+	c.JNZ(ref("loop"))
+}
+
 // kFloats broadcasts d·y.d into dsc and dmin·y.d into msc.
 func kFloats(dsc, msc Register) {
 	c.VCVTPH2PS(mem(RSI, 0), X3)
@@ -196,16 +213,7 @@ func dotQ45_K(t *superType, w width) {
 			}
 			kChunkAVX2(t, RSI, RDI, j, Y1, Y7, hi, Y9, Y12, Y13, shuf)
 		}
-		c.VPADDD(Y13, Y12, Y12)
-		c.VCVTDQ2PS(Y12, Y12)
-		c.VCVTDQ2PS(Y2, Y2)
-		kFloats(Y5, Y6)
-		c.VFMADD231PS(Y5, Y12, Y10)
-		c.VFMADD231PS(Y6, Y2, Y11)
-		c.ADDQ(U32(t.wb), RSI)
-		c.ADDQ(U32(292), RDI)
-		c.DECQ(RCX)
-		c.JNZ(ref("loop"))
+		kBlockEnd(t, Y12, Y13, Y5, Y10, Y11)
 		c.VSUBPS(Y11, Y10, Y0)
 		hsum(Y0, X1)
 		retFloat()
@@ -257,16 +265,7 @@ func dotQ45_K(t *superType, w width) {
 		c.VPSHUFB(shuf.Offset(64*j), Z1, Z9)
 		VPDPWSSD(Z9, Z7, acc)
 	}
-	c.VPADDD(Z13, Z12, Z12)
-	c.VCVTDQ2PS(Z12, Z12)
-	c.VCVTDQ2PS(Y2, Y2)
-	kFloats(Z5, Y6)
-	c.VFMADD231PS(Z5, Z12, Z16)
-	c.VFMADD231PS(Y6, Y2, Y17)
-	c.ADDQ(U32(t.wb), RSI)
-	c.ADDQ(U32(292), RDI)
-	c.DECQ(RCX)
-	c.JNZ(ref("loop"))
+	kBlockEnd(t, Z12, Z13, Z5, Z16, Y17)
 	fold512(Z16, Y1)
 	c.VSUBPS(Y17, Y16, Y0)
 	hsum(Y0, X1)
