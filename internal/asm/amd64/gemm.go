@@ -88,11 +88,16 @@ func gemmBlock(t *blockType) {
 		}
 	}
 	nextRows(t.wb)
-	c.ADDQ(U32(gemmPanelBlock), RDI)
+	gemmEnd(gemmPanelBlock, gemmStore, res)
+}
+
+// gemmEnd closes a GEMM kernel's block loop, the panel advancing panel
+// bytes a block, then stores the tile with store and returns.
+func gemmEnd(panel int, store func(Mem), res Mem) {
+	c.ADDQ(U32(panel), RDI)
 	c.DECQ(RCX)
 	c.JNZ(ref("loop"))
-
-	gemmStore(res)
+	store(res)
 	retVoid()
 }
 
@@ -286,12 +291,7 @@ func gemmSuper(t *superType) {
 		}
 	}
 	nextRows(t.wb)
-	c.ADDQ(U32(pan.bytes()), RDI)
-	c.DECQ(RCX)
-	c.JNZ(ref("loop"))
-
-	gemmStore(res)
-	retVoid()
+	gemmEnd(pan.bytes(), gemmStore, res)
 }
 
 // q6Quarter leaves in Z27 the unsigned 6-bit values of quarter q of a

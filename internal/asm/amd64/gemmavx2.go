@@ -85,11 +85,7 @@ func gemmBlockAVX2(t *blockType) {
 		c.VFMADD231PS(Y9, i, yr(k))
 	}
 	c.ADDQ(U32(t.wb), RSI)
-	c.ADDQ(U32(gemmPanelBlock), RDI)
-	c.DECQ(RCX)
-	c.JNZ(ref("loop"))
-	gemmStoreRow(res)
-	retVoid()
+	gemmEnd(gemmPanelBlock, gemmStoreRow, res)
 }
 
 // gemmStoreRow stores the 32 sums in Y0-Y3 to the frame and copies cols
@@ -171,9 +167,5 @@ func gemmQ4_KAVX2() {
 		}
 	}
 	c.ADDQ(U32(t.wb), RSI)
-	c.ADDQ(U32(pan.bytes()), RDI)
-	c.DECQ(RCX)
-	c.JNZ(ref("loop"))
-	gemmStoreRow(res)
-	retVoid()
+	gemmEnd(pan.bytes(), gemmStoreRow, res)
 }
