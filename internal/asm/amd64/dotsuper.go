@@ -272,6 +272,23 @@ func dotQ45_K(t *superType, w width) {
 	retFloat()
 }
 
+// q6BlockAVX2 leaves in s, as floats, the scaled integer dot product of
+// the Q6_K block at row with the Q8_K block at RDI: -32·Σ scale·bsums (b
+// and t hold the partial steps) plus the two halves' products. s2 and r
+// are scratch.
+func q6BlockAVX2(row, b, t, s, s2 Register, r [8]Register, shuf Mem) {
+	c.VPMOVSXBW(mem(row, 192), b)
+	c.VPMADDWD(mem(RDI, 260), b, b)
+	c.VPSLLD(U8(5), b, t)
+	c.VPXOR(s2, s2, s2)
+	c.VPSUBD(t, s2, s)
+	for h := 0; h < 2; h++ {
+		q6HalfAVX2(row, RDI, h, r, s, s2, shuf)
+	}
+	c.VPADDD(s2, s, s)
+	c.VCVTDQ2PS(s, s)
+}
+
 // q6HalfAVX2 adds half h (128 elements) of the Q6_K super-block at base
 // times the activations at x to acc0 and acc1 as dwords. r holds the
 // registers it uses: the half's scales as words, ql (two), qh, the
@@ -337,16 +354,7 @@ func dotQ6_K(w width) {
 		shuf := q6Shuf()
 		label("loop")
 		// 32·Σ scale·bsums, to subtract.
-		c.VPMOVSXBW(mem(RSI, 192), Y2)
-		c.VPMADDWD(mem(RDI, 260), Y2, Y2)
-		c.VPSLLD(U8(5), Y2, Y12)
-		c.VPXOR(Y13, Y13, Y13)
-		c.VPSUBD(Y12, Y13, Y12)
-		for h := 0; h < 2; h++ {
-			q6HalfAVX2(RSI, RDI, h, [8]Register{Y1, Y3, Y4, Y5, Y8, Y6, Y7}, Y12, Y13, shuf)
-		}
-		c.VPADDD(Y13, Y12, Y12)
-		c.VCVTDQ2PS(Y12, Y12)
+		q6BlockAVX2(RSI, Y2, Y12, Y12, Y13, [8]Register{Y1, Y3, Y4, Y5, Y8, Y6, Y7}, shuf)
 		q6Scale(X3, Y3)
 		c.VFMADD231PS(Y3, Y12, Y10)
 		c.ADDQ(U32(210), RSI)

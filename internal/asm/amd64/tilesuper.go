@@ -314,16 +314,7 @@ func tileSuperAVX2(t *superType, stack, end Mem) {
 	for r, row := range tileRowRegs {
 		acc := yr(r)
 		if t.six {
-			c.VPMOVSXBW(mem(row, 192), Y5)
-			c.VPMADDWD(mem(RDI, 260), Y5, Y5)
-			c.VPSLLD(U8(5), Y5, Y5)
-			c.VPXOR(Y12, Y12, Y12)
-			c.VPSUBD(Y5, Y12, Y11)
-			for h := 0; h < 2; h++ {
-				q6HalfAVX2(row, RDI, h, [8]Register{Y4, Y5, Y6, Y7, Y8, Y9, Y10}, Y11, Y12, shuf)
-			}
-			c.VPADDD(Y12, Y11, Y11)
-			c.VCVTDQ2PS(Y11, Y11)
+			q6BlockAVX2(row, Y5, Y5, Y11, Y12, [8]Register{Y4, Y5, Y6, Y7, Y8, Y9, Y10}, shuf)
 			c.MOVWLZX(mem(row, 208), EAX)
 			c.VMOVD(EAX, X5)
 			c.VCVTPH2PS(X5, X5)
