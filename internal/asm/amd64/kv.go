@@ -133,11 +133,7 @@ func kvDot(e kvElem) {
 	for j := 0; j < 4; j++ {
 		c.VFMADD231PS(mem(RDI, 32*j), yr(4+j), yr(j))
 	}
-	c.ADDQ(U8(32*e.size), RSI)
-	c.ADDQ(U32(128), RDI)
-	c.SUBQ(U8(32), RCX)
-	c.CMPQ(RCX, U8(32))
-	c.JGE(ref("dot32"))
+	nextChunk(RSI, U8(32*e.size), RDI, U32(128), 32, "dot32")
 	label("dot8")
 	c.CMPQ(RCX, U8(8))
 	c.JLT(ref("reduce"))
@@ -184,11 +180,7 @@ func kvAxpy(e kvElem, rows int) {
 		for j := 0; j < 4; j++ {
 			c.VMOVUPS(yr(j), mem(RDI, 32*j))
 		}
-		c.ADDQ(U8(32*e.size), RSI)
-		c.ADDQ(U32(128), RDI)
-		c.SUBQ(U8(32), RCX)
-		c.CMPQ(RCX, U8(32))
-		c.JGE(ref("axpy32"))
+		nextChunk(RSI, U8(32*e.size), RDI, U32(128), 32, "axpy32")
 		label("axpy8")
 		c.CMPQ(RCX, U8(8))
 		c.JLT(ref("axpy1"))
@@ -233,11 +225,7 @@ func kvAxpy(e kvElem, rows int) {
 	c.VMOVUPS(Y0, mem(RDI, 0))
 	c.VMOVUPS(Y1, mem(RDI, 32))
 	c.ADDQ(U8(16*e.size), RSI)
-	c.ADDQ(U8(16*e.size), RDX)
-	c.ADDQ(U8(64), RDI)
-	c.SUBQ(U8(16), RCX)
-	c.CMPQ(RCX, U8(16))
-	c.JGE(ref("axpy16"))
+	nextChunk(RDX, U8(16*e.size), RDI, U8(64), 16, "axpy16")
 	label("axpy8")
 	c.CMPQ(RCX, U8(8))
 	c.JLT(ref("axpy1"))
