@@ -94,18 +94,7 @@ func gemmStoreRow(res Mem) {
 	for k := 0; k < 4; k++ {
 		c.VMOVUPS(yr(k), res.Offset(32*k))
 	}
-	c.Load(c.Param("out"), R12)
-	c.Load(c.Param("outStride"), R13)
-	c.SHLQ(U8(2), R13)
-	c.Load(c.Param("cols"), RCX)
-	c.LEAQ(res, RAX)
-	label("store")
-	c.VMOVSS(mem(RAX, 0), X0)
-	c.VMOVSS(X0, mem(R12, 0))
-	c.ADDQ(U8(4), RAX)
-	c.ADDQ(R13, R12)
-	c.DECQ(RCX)
-	c.JNZ(ref("store"))
+	gemmCopyOut(res, 4, func(src, dst Op) { c.VMOVSS(src, dst) })
 }
 
 // gemmQ4_KAVX2: per super-block the row's factors d·sc_j and dmin·m_j go
