@@ -120,6 +120,13 @@ func hsum(y, t Register) {
 	c.VADDSS(t, x, x)
 }
 
+// retSum returns the sum of the eight floats of Y0 as the function's
+// float32 result.
+func retSum() {
+	hsum(Y0, X1)
+	retFloat()
+}
+
 // fold512 adds the high half of Z register z to its low half (its Y form),
 // with t a scratch Y register.
 func fold512(z, t Register) {

@@ -258,8 +258,7 @@ func dotBlockAVX2(t *blockType) {
 	} else {
 		c.VADDPS(Y13, Y12, Y0)
 	}
-	hsum(Y0, X1)
-	retFloat()
+	retSum()
 }
 
 // spreadBytes is the VPSHUFB mask that copies byte k of each dword to
@@ -588,8 +587,7 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 		c.VFMADD231PS(Y2, Y1, Y16)
 	}
 	c.VMOVAPS(Y16, Y0)
-	hsum(Y0, X1)
-	retFloat()
+	retSum()
 }
 
 // vbmiIdx is the VPERMB index table that, from 64 bytes loaded at pair p's

@@ -114,8 +114,7 @@ func dotFloat(e floatElem, w width) {
 		label("reduce")
 		addTree(w, nacc)
 		fold512(Z0, Y1)
-		hsum(Y0, X1)
-		retFloat()
+		retSum()
 		return
 	}
 	label("reduce")

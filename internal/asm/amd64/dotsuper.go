@@ -215,8 +215,7 @@ func dotQ45_K(t *superType, w width) {
 		}
 		kBlockEnd(t, Y12, Y13, Y5, Y10, Y11)
 		c.VSUBPS(Y11, Y10, Y0)
-		hsum(Y0, X1)
-		retFloat()
+		retSum()
 		return
 	}
 	// Z20: qword shifts 0 and 4 per 256-bit half; Z21 bytes 0x0F; Z22
@@ -268,8 +267,7 @@ func dotQ45_K(t *superType, w width) {
 	kBlockEnd(t, Z12, Z13, Z5, Z16, Y17)
 	fold512(Z16, Y1)
 	c.VSUBPS(Y17, Y16, Y0)
-	hsum(Y0, X1)
-	retFloat()
+	retSum()
 }
 
 // q6BlockAVX2 leaves in s, as floats, the scaled integer dot product of
@@ -362,8 +360,7 @@ func dotQ6_K(w width) {
 		c.DECQ(RCX)
 		c.JNZ(ref("loop"))
 		c.VMOVAPS(Y10, Y0)
-		hsum(Y0, X1)
-		retFloat()
+		retSum()
 		return
 	}
 	// Z26/Z27: qword shift counts 4,2 (left) and 0,2 (right) for the two
@@ -418,6 +415,5 @@ func dotQ6_K(w width) {
 	c.JNZ(ref("loop"))
 	c.VEXTRACTF64X4(U8(1), Z16, Y1)
 	c.VADDPS(Y1, Y16, Y0)
-	hsum(Y0, X1)
-	retFloat()
+	retSum()
 }

@@ -274,8 +274,7 @@ func lowAVX2(t *lowType, tile bool) {
 	c.ADDQ(U32(292), RDI)
 	c.DECQ(RCX)
 	c.JNZ(ref("loop"))
-	hsum(Y0, X1)
-	retFloat()
+	retSum()
 }
 
 // lowBodyAVX2 adds super-block row·x times its factors to acc.
@@ -647,8 +646,7 @@ func lowVNNI(t *lowType, w width, dot bool, cols int) {
 		c.DECQ(RCX)
 		c.JNZ(ref("loop"))
 		fold512(Z0, Y1)
-		hsum(Y0, X1)
-		retFloat()
+		retSum()
 		return
 	}
 	nextSuperBlock(t.wb, cols, end)
