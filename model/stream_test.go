@@ -118,24 +118,13 @@ func greedyLogits(t *testing.T, m *Model, pool *ops.Pool, n int) [][]float32 {
 	all := [][]float32{append([]float32(nil), out...)}
 	pos := len(prompt)
 	for range n {
-		if err := st.Forward([]int32{argmax(out)}, pos, out); err != nil {
+		if err := st.Forward([]int32{testutil.Argmax(out)}, pos, out); err != nil {
 			t.Fatal(err)
 		}
 		pos++
 		all = append(all, append([]float32(nil), out...))
 	}
 	return all
-}
-
-// argmax is the greedy token: the first of the largest logits.
-func argmax(logits []float32) int32 {
-	best := 0
-	for i, v := range logits {
-		if v > logits[best] {
-			best = i
-		}
-	}
-	return int32(best)
 }
 
 func sameLogits(t *testing.T, what string, got, want [][]float32) {
@@ -225,7 +214,7 @@ func TestStreamSourceSwitches(t *testing.T) {
 		if step == 0 {
 			err = st.Forward([]int32{1, 17, 42, 99, 7}, 0, out)
 		} else {
-			err = st.Forward([]int32{argmax(want[step-1])}, 4+step, out)
+			err = st.Forward([]int32{testutil.Argmax(want[step-1])}, 4+step, out)
 		}
 		if err != nil {
 			t.Fatal(err)
