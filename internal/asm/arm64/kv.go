@@ -119,16 +119,31 @@ func genAxpy(f *File, e elemKind) {
 	a := rg.get()
 	fn.Op("FMOVS %s, F%d", fn.Arg("a"), a)
 	fn.Op("MOVD %s, R1", fn.Arg("v"))
+	d, vv, t := rg.getN(4), rg.getN(4), rg.getN(2)
+	axpyLoops(fn, d, func() {
+		e.load16(fn, vv, t, 1)
+		for i := 0; i < 4; i++ {
+			fn.I(FMLAe(S4, d+VReg(i), vv+VReg(i), a, 0))
+		}
+	}, func() {
+		e.load4(fn, vv, 1)
+		fn.I(FMLAe(S4, d, vv, a, 0))
+	}, func() {
+		e.load1(fn, vv, 1)
+		fn.Op("FMADDS F%d, F%d, F%d, F%d", vv, d, a, d)
+	})
+}
+
+// axpyLoops emits the loops of the axpy kernels: dst (R0) and n (R2)
+// taken 16 elements at a time, then 4, then 1. d holds dst's elements as
+// loaded; add16, add4 and add1 add the products to d, 16, 4 and 1 of them.
+func axpyLoops(fn *Func, d VReg, add16, add4, add1 func()) {
 	fn.Op("MOVD %s, R2", fn.Arg("n"))
 	fn.Op("LSR $4, R2, R3")
 	fn.Op("CBZ R3, four")
-	d, vv, t := rg.getN(4), rg.getN(4), rg.getN(2)
 	fn.Loop("loop", 1, "16 elements")
 	fn.I(LD1(S4, d, 4, 0, 0))
-	e.load16(fn, vv, t, 1)
-	for i := 0; i < 4; i++ {
-		fn.I(FMLAe(S4, d+VReg(i), vv+VReg(i), a, 0))
-	}
+	add16()
 	fn.I(ST1(S4, d, 4, 0, 64))
 	fn.Op("SUBS $1, R3, R3")
 	fn.Op("BNE loop")
@@ -139,8 +154,8 @@ func genAxpy(f *File, e elemKind) {
 	fn.Op("CBZ R3, tail")
 	fn.Label("loop4")
 	fn.I(LD1(S4, d, 1, 0, 0))
-	e.load4(fn, vv, 1)
-	fn.I(FMLAe(S4, d, vv, a, 0), ST1(S4, d, 1, 0, 16))
+	add4()
+	fn.I(ST1(S4, d, 1, 0, 16))
 	fn.Op("SUBS $1, R3, R3")
 	fn.Op("BNE loop4")
 	fn.Label("tail")
@@ -148,8 +163,7 @@ func genAxpy(f *File, e elemKind) {
 	fn.Op("BEQ done")
 	fn.Label("loop1")
 	fn.Op("FMOVS (R0), F%d", d)
-	e.load1(fn, vv, 1)
-	fn.Op("FMADDS F%d, F%d, F%d, F%d", vv, d, a, d)
+	add1()
 	fn.Op("FMOVS.P F%d, 4(R0)", d)
 	fn.Op("SUBS $1, R2, R2")
 	fn.Op("BNE loop1")
@@ -169,47 +183,24 @@ func genAxpy2(f *File, e elemKind) {
 	fn.Op("FMOVS %s, F%d", fn.Arg("a1"), a1)
 	fn.Op("MOVD %s, R1", fn.Arg("v0"))
 	fn.Op("MOVD %s, R4", fn.Arg("v1"))
-	fn.Op("MOVD %s, R2", fn.Arg("n"))
-	fn.Op("LSR $4, R2, R3")
-	fn.Op("CBZ R3, four")
 	d, x, y, t := rg.getN(4), rg.getN(4), rg.getN(4), rg.getN(2)
-	fn.Loop("loop", 1, "16 elements")
-	fn.I(LD1(S4, d, 4, 0, 0))
-	e.load16(fn, x, t, 1)
-	e.load16(fn, y, t, 4)
-	for i := VReg(0); i < 4; i++ {
-		fn.I(FMULe(S4, y+i, y+i, a1, 0), FMLAe(S4, y+i, x+i, a0, 0), FADD(S4, d+i, d+i, y+i))
-	}
-	fn.I(ST1(S4, d, 4, 0, 64))
-	fn.Op("SUBS $1, R3, R3")
-	fn.Op("BNE loop")
-	fn.EndLoop()
-	fn.Label("four")
-	fn.Op("AND $15, R2, R2")
-	fn.Op("LSR $2, R2, R3")
-	fn.Op("CBZ R3, tail")
-	fn.Label("loop4")
-	fn.I(LD1(S4, d, 1, 0, 0))
-	e.load4(fn, x, 1)
-	e.load4(fn, y, 4)
-	fn.I(FMULe(S4, y, y, a1, 0), FMLAe(S4, y, x, a0, 0), FADD(S4, d, d, y), ST1(S4, d, 1, 0, 16))
-	fn.Op("SUBS $1, R3, R3")
-	fn.Op("BNE loop4")
-	fn.Label("tail")
-	fn.Op("ANDS $3, R2, R2")
-	fn.Op("BEQ done")
-	fn.Label("loop1")
-	fn.Op("FMOVS (R0), F%d", d)
-	e.load1(fn, x, 1)
-	e.load1(fn, y, 4)
-	fn.Op("FMULS F%d, F%d, F%d", a1, y, y)
-	fn.Op("FMADDS F%d, F%d, F%d, F%d", a0, y, x, y)
-	fn.Op("FADDS F%d, F%d, F%d", y, d, d)
-	fn.Op("FMOVS.P F%d, 4(R0)", d)
-	fn.Op("SUBS $1, R2, R2")
-	fn.Op("BNE loop1")
-	fn.Label("done")
-	fn.Op("RET")
+	axpyLoops(fn, d, func() {
+		e.load16(fn, x, t, 1)
+		e.load16(fn, y, t, 4)
+		for i := VReg(0); i < 4; i++ {
+			fn.I(FMULe(S4, y+i, y+i, a1, 0), FMLAe(S4, y+i, x+i, a0, 0), FADD(S4, d+i, d+i, y+i))
+		}
+	}, func() {
+		e.load4(fn, x, 1)
+		e.load4(fn, y, 4)
+		fn.I(FMULe(S4, y, y, a1, 0), FMLAe(S4, y, x, a0, 0), FADD(S4, d, d, y))
+	}, func() {
+		e.load1(fn, x, 1)
+		e.load1(fn, y, 4)
+		fn.Op("FMULS F%d, F%d, F%d", a1, y, y)
+		fn.Op("FMADDS F%d, F%d, F%d, F%d", a0, y, x, y)
+		fn.Op("FADDS F%d, F%d, F%d", y, d, d)
+	})
 }
 
 // genScores writes scores<E>NEON: dst[i] = row i of k · q (times scales[i]
