@@ -429,35 +429,19 @@ func kvScores(e kvElem, w width, heads int) {
 		c.ADDQ(U8(4*lanes), R9)
 		c.SUBQ(U8(lanes), RCX)
 		c.JNZ(ref("col1"))
-		if w.wide() {
-			fold512(Z0, Y1)
-			hsum(Y0, X1)
-		} else {
-			c.VHADDPS(Y0, Y0, Y0)
-			c.VHADDPS(Y0, Y0, Y0)
-			c.VEXTRACTF128(U8(1), Y0, X1)
-			c.VADDSS(X1, X0, X0)
-		}
+		sum1(w)
 		if e.size == 1 {
 			c.VMULSS(mem(scales, 0), X0, X0)
 			c.ADDQ(U8(4), scales)
 		}
-		c.VMOVSS(X0, mem(R10, 0))
-		c.ADDQ(U8(4), R10)
-		c.DECQ(R11)
-		c.JMP(ref("tail"))
-		label("done")
-		retVoid()
+		storeSum1()
 		return
 	}
 
 	// Four queries: AX the dst stride in bytes, DX the query stride (4·d)
 	// and R13 three of them; R14 (AVX-512) three key rows.
 	rows := nacc / 4
-	c.SHLQ(U8(2), RAX)
-	c.MOVQ(R12, RDX)
-	c.SHLQ(U8(2), RDX)
-	c.LEAQ(memx(RDX, 0, RDX, 2), R13)
+	queryStrides()
 	if w.wide() {
 		c.LEAQ(memx(RBX, 0, RBX, 2), R14)
 	}
@@ -548,10 +532,7 @@ func kvScores(e kvElem, w width, heads int) {
 	c.SUBQ(U8(lanes), RCX)
 	c.JNZ(ref("col1"))
 	if w.wide() {
-		for h := 0; h < 4; h++ {
-			fold512(zr(2*h), yr(2*h+1))
-			hsum(yr(2*h), xs[2*h+1])
-		}
+		sums4Wide()
 		if e.size == 1 {
 			c.VMOVSS(mem(scales, 0), X9)
 			for h := 0; h < 4; h++ {
@@ -559,29 +540,14 @@ func kvScores(e kvElem, w width, heads int) {
 			}
 			c.ADDQ(U8(4), scales)
 		}
-		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		c.VMOVSS(X0, mem(R10, 0))
-		c.VMOVSS(X2, memx(R10, 0, RAX, 1))
-		c.VMOVSS(X4, memx(R10, 0, RAX, 2))
-		c.VMOVSS(X6, memx(R10, 0, RCX, 1))
-		c.ADDQ(U8(4), R10)
-		c.DECQ(R11)
-		c.JMP(ref("single"))
+		storeSums4Wide()
 	} else {
-		c.VHADDPS(Y2, Y0, Y0)
-		c.VHADDPS(Y6, Y4, Y4)
-		c.VHADDPS(Y4, Y0, Y0)
-		c.VEXTRACTF128(U8(1), Y0, X1)
-		c.VADDPS(X1, X0, X0)
+		sums4Narrow()
 		if e.size == 1 {
 			c.VBROADCASTSS(mem(scales, 0), X3)
 			c.VMULPS(X3, X0, X0)
 		}
-		c.VMOVSS(X0, mem(R10, 0))
-		c.VEXTRACTPS(U8(1), X0, memx(R10, 0, RAX, 1))
-		c.VEXTRACTPS(U8(2), X0, memx(R10, 0, RAX, 2))
-		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		c.VEXTRACTPS(U8(3), X0, memx(R10, 0, RCX, 1))
+		storeSums4Lanes()
 	}
 	label("done")
 	retVoid()

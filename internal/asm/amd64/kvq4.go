@@ -257,21 +257,8 @@ func kvQ4Scores(w width, heads int) {
 		c.ADDQ(U32(128), R9)
 		c.DECQ(RCX)
 		c.JNZ(ref("col1"))
-		if w.wide() {
-			fold512(Z0, Y1)
-			hsum(Y0, X1)
-		} else {
-			c.VHADDPS(Y0, Y0, Y0)
-			c.VHADDPS(Y0, Y0, Y0)
-			c.VEXTRACTF128(U8(1), Y0, X1)
-			c.VADDSS(X1, X0, X0)
-		}
-		c.VMOVSS(X0, mem(R10, 0))
-		c.ADDQ(U8(4), R10)
-		c.DECQ(R11)
-		c.JMP(ref("tail"))
-		label("done")
-		retVoid()
+		sum1(w)
+		storeSum1()
 		return
 	}
 
@@ -279,10 +266,7 @@ func kvQ4Scores(w width, heads int) {
 	// and R13 three of them; R14 three key rows. Accumulator of head h
 	// and row j: vec(rows·h+j).
 	rows := nacc / 4
-	c.SHLQ(U8(2), RAX)
-	c.MOVQ(R12, RDX)
-	c.SHLQ(U8(2), RDX)
-	c.LEAQ(memx(RDX, 0, RDX, 2), R13)
+	queryStrides()
 	c.LEAQ(memx(RBX, 0, RBX, 2), R14)
 	qbase := func(h int) (Register, Register) {
 		return R9, []Register{nil, RDX, nil, R13}[h]
@@ -390,29 +374,11 @@ func kvQ4Scores(w width, heads int) {
 	c.DECQ(RCX)
 	c.JNZ(ref("col1"))
 	if w.wide() {
-		for h := 0; h < 4; h++ {
-			fold512(zr(2*h), yr(2*h+1))
-			hsum(yr(2*h), xs[2*h+1])
-		}
-		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		c.VMOVSS(X0, mem(R10, 0))
-		c.VMOVSS(X2, memx(R10, 0, RAX, 1))
-		c.VMOVSS(X4, memx(R10, 0, RAX, 2))
-		c.VMOVSS(X6, memx(R10, 0, RCX, 1))
-		c.ADDQ(U8(4), R10)
-		c.DECQ(R11)
-		c.JMP(ref("single"))
+		sums4Wide()
+		storeSums4Wide()
 	} else {
-		c.VHADDPS(Y2, Y0, Y0)
-		c.VHADDPS(Y6, Y4, Y4)
-		c.VHADDPS(Y4, Y0, Y0)
-		c.VEXTRACTF128(U8(1), Y0, X1)
-		c.VADDPS(X1, X0, X0)
-		c.VMOVSS(X0, mem(R10, 0))
-		c.VEXTRACTPS(U8(1), X0, memx(R10, 0, RAX, 1))
-		c.VEXTRACTPS(U8(2), X0, memx(R10, 0, RAX, 2))
-		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		c.VEXTRACTPS(U8(3), X0, memx(R10, 0, RCX, 1))
+		sums4Narrow()
+		storeSums4Lanes()
 	}
 	label("done")
 	retVoid()
@@ -586,4 +552,81 @@ func kvQ4Values(w width, heads int) {
 	}
 	label("done")
 	retVoid()
+}
+
+// The scores kernels of every cache type (kv.go, and Q4 here) share their
+// reductions and stores: dst at R10, AX its stride in bytes between
+// queries, R11 the rows left.
+
+// queryStrides turns AX into the dst stride in bytes, DX into the query
+// stride (4·d, d in R12) and R13 into three of those.
+func queryStrides() {
+	c.SHLQ(U8(2), RAX)
+	c.MOVQ(R12, RDX)
+	c.SHLQ(U8(2), RDX)
+	c.LEAQ(memx(RDX, 0, RDX, 2), R13)
+}
+
+// sum1 leaves the sum of the one-query accumulator (Z0 or Y0) in X0.
+func sum1(w width) {
+	if w.wide() {
+		fold512(Z0, Y1)
+		hsum(Y0, X1)
+	} else {
+		c.VHADDPS(Y0, Y0, Y0)
+		c.VHADDPS(Y0, Y0, Y0)
+		c.VEXTRACTF128(U8(1), Y0, X1)
+		c.VADDSS(X1, X0, X0)
+	}
+}
+
+// storeSum1 stores X0 as one row's score and loops to "tail"; "done"
+// returns.
+func storeSum1() {
+	c.VMOVSS(X0, mem(R10, 0))
+	c.ADDQ(U8(4), R10)
+	c.DECQ(R11)
+	c.JMP(ref("tail"))
+	label("done")
+	retVoid()
+}
+
+// sums4Wide leaves the sums of the four queries' accumulators Z0, Z2, Z4
+// and Z6 in X0, X2, X4 and X6.
+func sums4Wide() {
+	for h := 0; h < 4; h++ {
+		fold512(zr(2*h), yr(2*h+1))
+		hsum(yr(2*h), xs[2*h+1])
+	}
+}
+
+// storeSums4Wide stores X0, X2, X4 and X6 as one row's scores for the four
+// queries and loops to "single".
+func storeSums4Wide() {
+	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+	c.VMOVSS(X0, mem(R10, 0))
+	c.VMOVSS(X2, memx(R10, 0, RAX, 1))
+	c.VMOVSS(X4, memx(R10, 0, RAX, 2))
+	c.VMOVSS(X6, memx(R10, 0, RCX, 1))
+	c.ADDQ(U8(4), R10)
+	c.DECQ(R11)
+	c.JMP(ref("single"))
+}
+
+// sums4Narrow leaves the sums of Y0, Y2, Y4 and Y6 in the four lanes of X0.
+func sums4Narrow() {
+	c.VHADDPS(Y2, Y0, Y0)
+	c.VHADDPS(Y6, Y4, Y4)
+	c.VHADDPS(Y4, Y0, Y0)
+	c.VEXTRACTF128(U8(1), Y0, X1)
+	c.VADDPS(X1, X0, X0)
+}
+
+// storeSums4Lanes stores the four lanes of X0 as the four queries' scores.
+func storeSums4Lanes() {
+	c.VMOVSS(X0, mem(R10, 0))
+	c.VEXTRACTPS(U8(1), X0, memx(R10, 0, RAX, 1))
+	c.VEXTRACTPS(U8(2), X0, memx(R10, 0, RAX, 2))
+	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+	c.VEXTRACTPS(U8(3), X0, memx(R10, 0, RCX, 1))
 }
