@@ -602,12 +602,7 @@ func kvValues(e kvElem, w width, heads int) {
 			// (R9)(R12*1) is the scale of the row whose weight is at R9.
 			c.SUBQ(R10, R12)
 		}
-		c.SHLQ(U8(2), RAX)
-		c.LEAQ(memx(RAX, 0, RAX, 2), R8)
-		c.MOVQ(RDX, R14)
-		c.SHLQ(U8(2), R14)
-		c.LEAQ(memx(R10, 0, R11, 4), R11) // the end of w
-		c.VPXORD(Z31, Z31, Z31)
+		valuesX4Strides()
 		c.TESTQ(RDX, RDX)
 		c.JEQ(ref("done"))
 		c.CMPQ(R10, R11)

@@ -424,12 +424,7 @@ func kvQ4Values(w width, heads int) {
 	}
 	k.load()
 	if heads == 4 {
-		c.SHLQ(U8(2), RAX)
-		c.LEAQ(memx(RAX, 0, RAX, 2), R8)
-		c.MOVQ(RDX, R14)
-		c.SHLQ(U8(2), R14)
-		c.LEAQ(memx(R10, 0, R11, 4), R11) // the end of w
-		c.VPXORD(Z31, Z31, Z31)
+		valuesX4Strides()
 		c.CMPQ(R10, R11)
 		c.JEQ(ref("done"))
 	}
@@ -629,4 +624,16 @@ func storeSums4Lanes() {
 	c.VEXTRACTPS(U8(2), X0, memx(R10, 0, RAX, 2))
 	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
 	c.VEXTRACTPS(U8(3), X0, memx(R10, 0, RCX, 1))
+}
+
+// valuesX4Strides sets up the four-head values kernels: AX the weights'
+// stride in bytes and R8 three of them, R14 the output stride (4·d, d in
+// DX), R11 the end of w (R10, R11 rows), Z31 zero.
+func valuesX4Strides() {
+	c.SHLQ(U8(2), RAX)
+	c.LEAQ(memx(RAX, 0, RAX, 2), R8)
+	c.MOVQ(RDX, R14)
+	c.SHLQ(U8(2), R14)
+	c.LEAQ(memx(R10, 0, R11, 4), R11)
+	c.VPXORD(Z31, Z31, Z31)
 }
