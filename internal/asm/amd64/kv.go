@@ -1217,18 +1217,7 @@ func kvSoftmax(w width) {
 			if !round {
 				name, next = "znorm", "norm8"
 			}
-			label(name)
-			c.CMPQ(RDX, U8(16))
-			c.JLT(ref(next))
-			c.VMULPS(mem(RDI, 0), Z16, Z18)
-			if round {
-				c.VCVTPS2PH(U8(0), Z18, Y18)
-				c.VCVTPH2PS(Y18, Z18)
-			}
-			c.VMOVUPS(Z18, mem(RDI, 0))
-			c.ADDQ(U8(64), RDI)
-			c.SUBQ(U8(16), RDX)
-			c.JMP(ref(name))
+			scaleLoop(name, next, 16, Z16, Z18, Y18, round)
 		}
 	}
 	for _, round := range []bool{true, false} {
@@ -1236,18 +1225,7 @@ func kvSoftmax(w width) {
 		if !round {
 			n8, n1 = "norm8", "norm1"
 		}
-		label(n8)
-		c.CMPQ(RDX, U8(8))
-		c.JLT(ref(n1))
-		c.VMULPS(mem(RDI, 0), Y15, Y0)
-		if round {
-			c.VCVTPS2PH(U8(0), Y0, X0)
-			c.VCVTPH2PS(X0, Y0)
-		}
-		c.VMOVUPS(Y0, mem(RDI, 0))
-		c.ADDQ(U8(32), RDI)
-		c.SUBQ(U8(8), RDX)
-		c.JMP(ref(n8))
+		scaleLoop(n8, n1, 8, Y15, Y0, X0, round)
 		label(n1)
 		c.TESTQ(RDX, RDX)
 		c.JEQ(ref("done"))
@@ -1263,6 +1241,24 @@ func kvSoftmax(w width) {
 	}
 	label("done")
 	retVoid()
+}
+
+// scaleLoop emits the loop name of the softmax's last pass: n floats at a
+// time at RDI (RDX of them left; fewer than n go on at next) times f, in
+// v, rounded through F16 (in h, v's half) when round.
+func scaleLoop(name, next string, n int, f, v, h Register, round bool) {
+	label(name)
+	c.CMPQ(RDX, U8(n))
+	c.JLT(ref(next))
+	c.VMULPS(mem(RDI, 0), f, v)
+	if round {
+		c.VCVTPS2PH(U8(0), v, h)
+		c.VCVTPH2PS(h, v)
+	}
+	c.VMOVUPS(v, mem(RDI, 0))
+	c.ADDQ(U8(4*n), RDI)
+	c.SUBQ(U8(n), RDX)
+	c.JMP(ref(name))
 }
 
 // regs converts vector registers to Registers.
