@@ -1028,32 +1028,24 @@ func kvSoftmax(w width) {
 	if w.wide() {
 		c.VBROADCASTSS(param("scale"), Z16)
 		c.VBROADCASTSS(ninf, Z17)
-		label("zmax")
-		c.CMPQ(RDX, U8(16))
-		c.JLT(ref("zmaxdone"))
-		c.VMULPS(mem(RDI, 0), Z16, Z18)
-		c.VMOVUPS(Z18, mem(RDI, 0))
-		c.VMAXPS(Z18, Z17, Z17)
-		c.ADDQ(U8(64), RDI)
-		c.SUBQ(U8(16), RDX)
-		c.JMP(ref("zmax"))
+		chunkLoop("zmax", "zmaxdone", 16, func() {
+			c.VMULPS(mem(RDI, 0), Z16, Z18)
+			c.VMOVUPS(Z18, mem(RDI, 0))
+			c.VMAXPS(Z18, Z17, Z17)
+		})
 		label("zmaxdone")
 		c.VEXTRACTF64X4(U8(1), Z17, Y18)
 		c.VMAXPS(Y18, Y17, Y17)
 		c.VMAXPS(Y17, Y0, Y0)
 	}
-	label("max16")
-	c.CMPQ(RDX, U8(16))
-	c.JLT(ref("max8"))
-	c.VMULPS(mem(RDI, 0), Y15, Y2)
-	c.VMULPS(mem(RDI, 32), Y15, Y3)
-	c.VMOVUPS(Y2, mem(RDI, 0))
-	c.VMOVUPS(Y3, mem(RDI, 32))
-	c.VMAXPS(Y2, Y0, Y0)
-	c.VMAXPS(Y3, Y1, Y1)
-	c.ADDQ(U8(64), RDI)
-	c.SUBQ(U8(16), RDX)
-	c.JMP(ref("max16"))
+	chunkLoop("max16", "max8", 16, func() {
+		c.VMULPS(mem(RDI, 0), Y15, Y2)
+		c.VMULPS(mem(RDI, 32), Y15, Y3)
+		c.VMOVUPS(Y2, mem(RDI, 0))
+		c.VMOVUPS(Y3, mem(RDI, 32))
+		c.VMAXPS(Y2, Y0, Y0)
+		c.VMAXPS(Y3, Y1, Y1)
+	})
 	label("max8")
 	c.CMPQ(RDX, U8(8))
 	c.JLT(ref("maxreduce"))
@@ -1070,15 +1062,11 @@ func kvSoftmax(w width) {
 	c.VMAXPS(X1, X0, X0)
 	c.VMOVSHDUP(X0, X1)
 	c.VMAXSS(X1, X0, X0)
-	label("max1")
-	c.TESTQ(RDX, RDX)
-	c.JEQ(ref("exp"))
-	c.VMULSS(mem(RDI, 0), X15, X2)
-	c.VMOVSS(X2, mem(RDI, 0))
-	c.VMAXSS(X2, X0, X0)
-	c.ADDQ(U8(4), RDI)
-	c.DECQ(RDX)
-	c.JMP(ref("max1"))
+	chunkLoop("max1", "exp", 1, func() {
+		c.VMULSS(mem(RDI, 0), X15, X2)
+		c.VMOVSS(X2, mem(RDI, 0))
+		c.VMAXSS(X2, X0, X0)
+	})
 
 	label("exp")
 	k := expConsts()
@@ -1093,103 +1081,87 @@ func kvSoftmax(w width) {
 		c.VBROADCASTSD(k.Offset(expClamp), Z16)
 		c.VPXORQ(Z30, Z30, Z30)
 		c.VPXORQ(Z31, Z31, Z31)
-		label("zexp")
-		c.CMPQ(RDX, U8(32))
-		c.JLT(ref("zexpdone"))
-		xz := zs[18:22]
-		for i, z := range xz {
-			c.VMOVUPS(mem(RDI, 32*i), asY(z))
-		}
-		for _, z := range xz {
-			c.VSUBPS(Y17, asY(z), asY(z))
-		}
-		for _, z := range xz {
-			c.VCVTPS2PD(asY(z), z)
-		}
-		pz := zs[26:30]
-		expPD(regs(xz), regs(zs[22:26]), regs(pz), Z16, true)
-		for _, z := range pz {
-			c.VCVTPD2PS(z, asY(z))
-		}
-		for i, z := range pz {
-			c.VMOVUPS(asY(z), mem(RDI, 32*i))
-		}
-		for _, z := range pz {
-			c.VCVTPS2PD(asY(z), z)
-		}
-		for i, z := range pz {
-			acc := []Register{Z30, Z31}[i%2]
-			c.VADDPD(z, acc, acc)
-		}
-		c.ADDQ(U8(128), RDI)
-		c.SUBQ(U8(32), RDX)
-		c.JMP(ref("zexp"))
+		chunkLoop("zexp", "zexpdone", 32, func() {
+			xz := zs[18:22]
+			for i, z := range xz {
+				c.VMOVUPS(mem(RDI, 32*i), asY(z))
+			}
+			for _, z := range xz {
+				c.VSUBPS(Y17, asY(z), asY(z))
+			}
+			for _, z := range xz {
+				c.VCVTPS2PD(asY(z), z)
+			}
+			pz := zs[26:30]
+			expPD(regs(xz), regs(zs[22:26]), regs(pz), Z16, true)
+			for _, z := range pz {
+				c.VCVTPD2PS(z, asY(z))
+			}
+			for i, z := range pz {
+				c.VMOVUPS(asY(z), mem(RDI, 32*i))
+			}
+			for _, z := range pz {
+				c.VCVTPS2PD(asY(z), z)
+			}
+			for i, z := range pz {
+				acc := []Register{Z30, Z31}[i%2]
+				c.VADDPD(z, acc, acc)
+			}
+		})
 		label("zexpdone")
 		c.VADDPD(Z31, Z30, Z30)
 		c.VEXTRACTF64X4(U8(1), Z30, Y31)
 		c.VADDPD(Y31, Y30, Y12)
 	}
-	label("exp16")
-	c.CMPQ(RDX, U8(16))
-	c.JLT(ref("exp4"))
-	for i := 0; i < 4; i++ {
-		c.VMOVUPS(mem(RDI, 16*i), xs[i])
-	}
-	for i := 0; i < 4; i++ {
-		c.VSUBPS(X14, xs[i], xs[i])
-	}
-	for i := 0; i < 4; i++ {
-		c.VCVTPS2PD(xs[i], ys[i])
-	}
-	expPD(regs(ys[0:4]), regs(ys[4:8]), regs(ys[8:12]), Y13, false)
-	for i := 8; i < 12; i++ {
-		c.VCVTPD2PSY(ys[i], xs[i])
-	}
-	for i := 8; i < 12; i++ {
-		c.VMOVUPS(xs[i], mem(RDI, 16*(i-8)))
-	}
-	for i := 8; i < 12; i++ {
-		c.VCVTPS2PD(xs[i], ys[i])
-	}
-	for i := 8; i < 12; i++ {
-		acc := []Register{Y12, Y15}[i%2]
-		c.VADDPD(ys[i], acc, acc)
-	}
-	c.ADDQ(U8(64), RDI)
-	c.SUBQ(U8(16), RDX)
-	c.JMP(ref("exp16"))
+	chunkLoop("exp16", "exp4", 16, func() {
+		for i := 0; i < 4; i++ {
+			c.VMOVUPS(mem(RDI, 16*i), xs[i])
+		}
+		for i := 0; i < 4; i++ {
+			c.VSUBPS(X14, xs[i], xs[i])
+		}
+		for i := 0; i < 4; i++ {
+			c.VCVTPS2PD(xs[i], ys[i])
+		}
+		expPD(regs(ys[0:4]), regs(ys[4:8]), regs(ys[8:12]), Y13, false)
+		for i := 8; i < 12; i++ {
+			c.VCVTPD2PSY(ys[i], xs[i])
+		}
+		for i := 8; i < 12; i++ {
+			c.VMOVUPS(xs[i], mem(RDI, 16*(i-8)))
+		}
+		for i := 8; i < 12; i++ {
+			c.VCVTPS2PD(xs[i], ys[i])
+		}
+		for i := 8; i < 12; i++ {
+			acc := []Register{Y12, Y15}[i%2]
+			c.VADDPD(ys[i], acc, acc)
+		}
+	})
 
 	label("exp4")
 	c.VADDPD(Y15, Y12, Y12)
 	c.VXORPD(X15, X15, X15)
-	label("exp4loop")
-	c.CMPQ(RDX, U8(4))
-	c.JLT(ref("exp1"))
-	c.VMOVUPS(mem(RDI, 0), X0)
-	c.VSUBPS(X14, X0, X0)
-	c.VCVTPS2PD(X0, Y0)
-	expPD([]Register{Y0}, []Register{Y4}, []Register{Y8}, Y13, false)
-	c.VCVTPD2PSY(Y8, X8)
-	c.VMOVUPS(X8, mem(RDI, 0))
-	c.VCVTPS2PD(X8, Y8)
-	c.VADDPD(Y8, Y12, Y12)
-	c.ADDQ(U8(16), RDI)
-	c.SUBQ(U8(4), RDX)
-	c.JMP(ref("exp4loop"))
-	label("exp1")
-	c.TESTQ(RDX, RDX)
-	c.JEQ(ref("sum"))
-	c.VMOVSS(mem(RDI, 0), X0)
-	c.VSUBSS(X14, X0, X0)
-	c.VCVTSS2SD(X0, X0, X0)
-	expPD([]Register{Y0}, []Register{Y4}, []Register{Y8}, Y13, false)
-	c.VCVTSD2SS(X8, X8, X8)
-	c.VMOVSS(X8, mem(RDI, 0))
-	c.VCVTSS2SD(X8, X8, X8)
-	c.VADDSD(X8, X15, X15)
-	c.ADDQ(U8(4), RDI)
-	c.DECQ(RDX)
-	c.JMP(ref("exp1"))
+	chunkLoop("exp4loop", "exp1", 4, func() {
+		c.VMOVUPS(mem(RDI, 0), X0)
+		c.VSUBPS(X14, X0, X0)
+		c.VCVTPS2PD(X0, Y0)
+		expPD([]Register{Y0}, []Register{Y4}, []Register{Y8}, Y13, false)
+		c.VCVTPD2PSY(Y8, X8)
+		c.VMOVUPS(X8, mem(RDI, 0))
+		c.VCVTPS2PD(X8, Y8)
+		c.VADDPD(Y8, Y12, Y12)
+	})
+	chunkLoop("exp1", "sum", 1, func() {
+		c.VMOVSS(mem(RDI, 0), X0)
+		c.VSUBSS(X14, X0, X0)
+		c.VCVTSS2SD(X0, X0, X0)
+		expPD([]Register{Y0}, []Register{Y4}, []Register{Y8}, Y13, false)
+		c.VCVTSD2SS(X8, X8, X8)
+		c.VMOVSS(X8, mem(RDI, 0))
+		c.VCVTSS2SD(X8, X8, X8)
+		c.VADDSD(X8, X15, X15)
+	})
 
 	label("sum")
 	c.VEXTRACTF128(U8(1), Y12, X9)
@@ -1226,18 +1198,7 @@ func kvSoftmax(w width) {
 			n8, n1 = "norm8", "norm1"
 		}
 		scaleLoop(n8, n1, 8, Y15, Y0, X0, round)
-		label(n1)
-		c.TESTQ(RDX, RDX)
-		c.JEQ(ref("done"))
-		c.VMULSS(mem(RDI, 0), X15, X0)
-		if round {
-			c.VCVTPS2PH(U8(0), X0, X0)
-			c.VCVTPH2PS(X0, X0)
-		}
-		c.VMOVSS(X0, mem(RDI, 0))
-		c.ADDQ(U8(4), RDI)
-		c.DECQ(RDX)
-		c.JMP(ref(n1))
+		scaleLoop(n1, "done", 1, X15, X0, X0, round)
 	}
 	label("done")
 	retVoid()
@@ -1247,17 +1208,43 @@ func kvSoftmax(w width) {
 // time at RDI (RDX of them left; fewer than n go on at next) times f, in
 // v, rounded through F16 (in h, v's half) when round.
 func scaleLoop(name, next string, n int, f, v, h Register, round bool) {
+	chunkLoop(name, next, n, func() {
+		if n == 1 {
+			c.VMULSS(mem(RDI, 0), f, v)
+		} else {
+			c.VMULPS(mem(RDI, 0), f, v)
+		}
+		if round {
+			c.VCVTPS2PH(U8(0), v, h)
+			c.VCVTPH2PS(h, v)
+		}
+		if n == 1 {
+			c.VMOVSS(v, mem(RDI, 0))
+		} else {
+			c.VMOVUPS(v, mem(RDI, 0))
+		}
+	})
+}
+
+// chunkLoop emits the loop name over the floats at RDI, RDX of them left:
+// body takes n of them a pass, and fewer than n go on at next.
+func chunkLoop(name, next string, n int, body func()) {
 	label(name)
-	c.CMPQ(RDX, U8(n))
-	c.JLT(ref(next))
-	c.VMULPS(mem(RDI, 0), f, v)
-	if round {
-		c.VCVTPS2PH(U8(0), v, h)
-		c.VCVTPH2PS(h, v)
+	if n == 1 {
+		c.TESTQ(RDX, RDX)
+		c.JEQ(ref(next))
+	} else {
+		c.CMPQ(RDX, U8(n))
+		c.JLT(ref(next))
 	}
-	c.VMOVUPS(v, mem(RDI, 0))
-	c.ADDQ(U8(4*n), RDI)
-	c.SUBQ(U8(n), RDX)
+	body()
+	if n == 1 {
+		c.ADDQ(U8(4), RDI)
+		c.DECQ(RDX)
+	} else {
+		c.ADDQ(U8(4*n), RDI)
+		c.SUBQ(U8(n), RDX)
+	}
 	c.JMP(ref(name))
 }
 
