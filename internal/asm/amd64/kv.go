@@ -487,13 +487,7 @@ func kvScores(e kvElem, w width, heads int) {
 			c.VMULPS(Z31, Z0, Z0)
 			c.ADDQ(U8(16), scales)
 		}
-		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		for h, m := range []Mem{mem(R10, 0), memx(R10, 0, RAX, 1), memx(R10, 0, RAX, 2), memx(R10, 0, RCX, 1)} {
-			c.VEXTRACTF32X4(U8(h), Z0, m)
-		}
-		c.ADDQ(U8(16), R10)
-		c.ADDQ(R14, RSI)
-		c.SUBQ(U8(4), R11)
+		storeBlock4Rows()
 	} else {
 		reduceAcc8()
 		if e.size == 1 {
@@ -501,22 +495,11 @@ func kvScores(e kvElem, w width, heads int) {
 			c.VMULPS(Y3, Y1, Y1)
 			c.ADDQ(U8(8), scales)
 		}
-		c.VEXTRACTF128(U8(1), Y1, X2)
-		c.VMOVLPS(X1, mem(R10, 0))
-		c.VMOVHPS(X1, memx(R10, 0, RAX, 1))
-		c.VMOVLPS(X2, memx(R10, 0, RAX, 2))
-		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		c.VMOVHPS(X2, memx(R10, 0, RCX, 1))
-		c.ADDQ(U8(8), R10)
-		c.ADDQ(RBX, RSI)
-		c.SUBQ(U8(2), R11)
+		storeBlock2Rows()
 	}
 	c.JMP(ref("block"))
 
-	label("single")
-	c.TESTQ(R11, R11)
-	c.JEQ(ref("done"))
-	c.MOVQ(RDI, R9)
+	singleStart()
 	c.MOVQ(R12, RCX)
 	for h := 0; h < 4; h++ {
 		zero(w.vec(2 * h))

@@ -326,31 +326,14 @@ func kvQ4Scores(w width, heads int) {
 	// RSI is at the end of the group's first row.
 	if w.wide() {
 		reduceAcc16()
-		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		for h, m := range []Mem{mem(R10, 0), memx(R10, 0, RAX, 1), memx(R10, 0, RAX, 2), memx(R10, 0, RCX, 1)} {
-			c.VEXTRACTF32X4(U8(h), Z0, m)
-		}
-		c.ADDQ(U8(16), R10)
-		c.ADDQ(R14, RSI)
-		c.SUBQ(U8(4), R11)
+		storeBlock4Rows()
 	} else {
 		reduceAcc8()
-		c.VEXTRACTF128(U8(1), Y1, X2)
-		c.VMOVLPS(X1, mem(R10, 0))
-		c.VMOVHPS(X1, memx(R10, 0, RAX, 1))
-		c.VMOVLPS(X2, memx(R10, 0, RAX, 2))
-		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		c.VMOVHPS(X2, memx(R10, 0, RCX, 1))
-		c.ADDQ(U8(8), R10)
-		c.ADDQ(RBX, RSI)
-		c.SUBQ(U8(2), R11)
+		storeBlock2Rows()
 	}
 	c.JMP(ref("block"))
 
-	label("single")
-	c.TESTQ(R11, R11)
-	c.JEQ(ref("done"))
-	c.MOVQ(RDI, R9)
+	singleStart()
 	blocks()
 	for h := 0; h < 4; h++ {
 		zero(w.vec(2 * h))
@@ -636,4 +619,41 @@ func valuesX4Strides() {
 	c.SHLQ(U8(2), R14)
 	c.LEAQ(memx(R10, 0, R11, 4), R11)
 	c.VPXORD(Z31, Z31, Z31)
+}
+
+// storeBlock4Rows stores the scores of four rows for the four queries
+// (query h's in 128-bit lane h of Z0) and steps to the next four rows
+// (R14 bytes).
+func storeBlock4Rows() {
+	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+	for h, m := range []Mem{mem(R10, 0), memx(R10, 0, RAX, 1), memx(R10, 0, RAX, 2), memx(R10, 0, RCX, 1)} {
+		c.VEXTRACTF32X4(U8(h), Z0, m)
+	}
+	c.ADDQ(U8(16), R10)
+	c.ADDQ(R14, RSI)
+	c.SUBQ(U8(4), R11)
+}
+
+// storeBlock2Rows stores the scores of two rows for the four queries
+// (query h's in 64-bit lane h of Y1) and steps to the next two rows (RBX
+// bytes).
+func storeBlock2Rows() {
+	c.VEXTRACTF128(U8(1), Y1, X2)
+	c.VMOVLPS(X1, mem(R10, 0))
+	c.VMOVHPS(X1, memx(R10, 0, RAX, 1))
+	c.VMOVLPS(X2, memx(R10, 0, RAX, 2))
+	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+	c.VMOVHPS(X2, memx(R10, 0, RCX, 1))
+	c.ADDQ(U8(8), R10)
+	c.ADDQ(RBX, RSI)
+	c.SUBQ(U8(2), R11)
+}
+
+// singleStart opens the scores kernels' loop over the rows left one at a
+// time, R9 walking the queries from RDI.
+func singleStart() {
+	label("single")
+	c.TESTQ(R11, R11)
+	c.JEQ(ref("done"))
+	c.MOVQ(RDI, R9)
 }
