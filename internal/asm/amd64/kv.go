@@ -302,6 +302,20 @@ func reduceAcc16() {
 	step(sp, 0x88, 0xdd, Z0, Z2)
 }
 
+// kvText opens the kind kernel of e: its arguments are lead, then with
+// four heads the stride between them, then rest (its %s e's Go type), or
+// restI8 for the int8 cache, whose rows carry scales.
+func kvText(kind string, e kvElem, w width, heads int, lead, rest, restI8 string) {
+	args := fmt.Sprintf(rest, e.goType)
+	if e.size == 1 {
+		args = restI8
+	}
+	if heads == 4 {
+		lead += ", stride int"
+	}
+	text(kvName(kind, e, w, heads), NOSPLIT, "func("+lead+", "+args+")")
+}
+
 // kvScores emits scores<E>[x4]<W>: dst[i] = Σ_j k[i·d+j]·q[j] (times
 // scales[i] for int8) for rows rows of d elements, d a positive multiple
 // of the width's lanes; or, with heads 4, the same for four queries d
@@ -315,14 +329,7 @@ func reduceAcc16() {
 // the same order, so a row's score depends neither on its neighbours nor
 // on the other queries.
 func kvScores(e kvElem, w width, heads int) {
-	sig := fmt.Sprintf("func(dst *float32, k *%s, q *float32, rows, d int)", e.goType)
-	if e.size == 1 {
-		sig = "func(dst *float32, k *int8, scales, q *float32, rows, d int)"
-	}
-	if heads == 4 {
-		sig = "func(dst *float32, stride int, " + sig[len("func(dst *float32, "):]
-	}
-	text(kvName("scores", e, w, heads), NOSPLIT, sig)
+	kvText("scores", e, w, heads, "dst *float32", "k *%s, q *float32, rows, d int", "k *int8, scales, q *float32, rows, d int")
 	// The width's accumulators: 8 Y or 16 Z registers.
 	lanes, nacc := w.lanes(), 8
 	if w.wide() {
@@ -552,14 +559,7 @@ func kvScores(e kvElem, w width, heads int) {
 // a row whose weight is zero for some heads goes alone and leaves those
 // untouched (VBLENDVPS).
 func kvValues(e kvElem, w width, heads int) {
-	sig := fmt.Sprintf("func(o, w *float32, v *%s, rows, d int)", e.goType)
-	if e.size == 1 {
-		sig = "func(o, w *float32, v *int8, scales *float32, rows, d int)"
-	}
-	if heads == 4 {
-		sig = "func(o, w *float32, stride int, " + sig[len("func(o, w *float32, "):]
-	}
-	text(kvName("values", e, w, heads), NOSPLIT, sig)
+	kvText("values", e, w, heads, "o, w *float32", "v *%s, rows, d int", "v *int8, scales *float32, rows, d int")
 	if heads == 4 && !w.wide() {
 		kvValuesX4AVX2(e)
 		return
