@@ -203,18 +203,35 @@ func genAxpy2(f *File, e elemKind) {
 	})
 }
 
+// scoresArgs is the argument list of the scores kernels: lead, then k,
+// the int8 rows' scales, q, rows and d.
+func (e elemKind) scoresArgs(lead ...Arg) []Arg {
+	args := append(lead, Arg{"k", "*" + e.gtype})
+	if e.size == 1 {
+		args = append(args, Arg{"scales", "*float32"})
+	}
+	return append(args, Arg{"q", "*float32"}, Arg{"rows", "int"}, Arg{"d", "int"})
+}
+
+// rowBytes sets register Rdst to the bytes of a row of Rd elements.
+func (e elemKind) rowBytes(fn *Func, d, dst int) {
+	if e.size == 2 {
+		fn.Op("LSL $1, R%d, R%d", d, dst)
+	} else {
+		fn.Op("MOVD R%d, R%d", d, dst)
+	}
+}
+
 // genScores writes scores<E>NEON: dst[i] = row i of k · q (times scales[i]
 // for INT8) for rows a positive multiple of 4 and d a positive multiple of
 // 4. Four rows go at once, each with its own four running sums, the same
 // as one dot<E>F32 call per row.
 func genScores(f *File, e elemKind) {
-	args := []Arg{{"dst", "*float32"}, {"k", "*" + e.gtype}}
+	args := e.scoresArgs(Arg{"dst", "*float32"})
 	doc := fmt.Sprintf("scores%sNEON sets dst[i] to the dot product of row i of k with q, rows of d elements, for rows and d positive multiples of 4, as dot%sF32Generic computes each.", e.name, e.name)
 	if e.size == 1 {
-		args = append(args, Arg{"scales", "*float32"})
 		doc = "scoresI8NEON sets dst[i] to the dot product of row i of k with q times scales[i], rows of d elements, for rows and d positive multiples of 4, as scoresI8Rows computes each."
 	}
-	args = append(args, Arg{"q", "*float32"}, Arg{"rows", "int"}, Arg{"d", "int"})
 	fn := f.NewFunc(fmt.Sprintf("scores%sNEON", e.name), doc, args, nil)
 	rg := newVRegs(fn.Name)
 	fn.Op("MOVD %s, R0", fn.Arg("dst"))
@@ -225,11 +242,7 @@ func genScores(f *File, e elemKind) {
 	fn.Op("MOVD %s, R2", fn.Arg("q"))
 	fn.Op("MOVD %s, R3", fn.Arg("rows"))
 	fn.Op("MOVD %s, R4", fn.Arg("d"))
-	if e.size == 2 {
-		fn.Op("LSL $1, R4, R5") // row bytes
-	} else {
-		fn.Op("MOVD R4, R5")
-	}
+	e.rowBytes(fn, 4, 5)
 	fn.Op("LSR $2, R4, R4") // steps of 4 per row
 	acc := rg.getN(4)
 	kv := rg.getN(4)
@@ -294,13 +307,11 @@ func kvFiles() []*File {
 // four running sums, as dot<E>F32Generic does, so every result is the
 // one-head kernel's, bit for bit. Sixteen independent chains per pass.
 func genScoresX4(f *File, e elemKind) {
-	args := []Arg{{"dst", "*float32"}, {"stride", "int"}, {"k", "*" + e.gtype}}
+	args := e.scoresArgs(Arg{"dst", "*float32"}, Arg{"stride", "int"})
 	doc := fmt.Sprintf("scores%sx4NEON sets dst[h*stride+i] to the dot product of row i of k with head h of q (d floats each), for h < 4, rows a positive multiple of 4 and d of 4, as dot%sF32Generic computes each.", e.name, e.name)
 	if e.size == 1 {
-		args = append(args, Arg{"scales", "*float32"})
 		doc = "scoresI8x4NEON sets dst[h*stride+i] to the dot product of row i of k with head h of q (d floats each) times scales[i], for h < 4, rows a positive multiple of 4 and d of 4, as scoresI8Rows computes each."
 	}
-	args = append(args, Arg{"q", "*float32"}, Arg{"rows", "int"}, Arg{"d", "int"})
 	fn := f.NewFunc(fmt.Sprintf("scores%sx4NEON", e.name), doc, args, nil)
 	rg := newVRegs(fn.Name)
 	fn.Op("MOVD %s, R0", fn.Arg("dst"))
@@ -313,11 +324,7 @@ func genScoresX4(f *File, e elemKind) {
 	fn.Op("MOVD %s, R3", fn.Arg("q"))
 	fn.Op("MOVD %s, R4", fn.Arg("rows"))
 	fn.Op("MOVD %s, R5", fn.Arg("d"))
-	if e.size == 2 {
-		fn.Op("LSL $1, R5, R7") // row bytes
-	} else {
-		fn.Op("MOVD R5, R7")
-	}
+	e.rowBytes(fn, 5, 7)
 	fn.Op("LSL $2, R5, R14") // bytes between heads' queries
 	fn.Op("LSR $2, R5, R5")  // steps of 4 per row
 	// acc[h*4+r]: head h, row r.
