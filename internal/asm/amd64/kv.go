@@ -689,17 +689,9 @@ func kvValues(e kvElem, w width, heads int) {
 					c.VFMADD231PS(zr(16+h), zr(20+i), ks[h], acc(h, i))
 				}
 			}
-			label(skip)
-			c.ADDQ(RBX, R13)
-			c.CMPQ(R9, R11)
-			c.JNE(ref(rowLbl))
-			c.LEAQ(memx(R14, 0, R14, 2), RCX)
+			valuesX4RowEnd(skip, rowLbl)
 		}
-		for h := 0; h < heads; h++ {
-			for i := 0; i < nacc; i++ {
-				c.VMOVUPS(acc(h, i), out(h, i))
-			}
-		}
+		storeAccs(heads, nacc, acc, out)
 		c.ADDQ(U32(4*n), RDI)
 		c.ADDQ(U32(n*e.size), RSI)
 		c.SUBQ(U8(n), RDX)

@@ -507,17 +507,9 @@ func kvQ4Values(w width, heads int) {
 					}
 				}
 			}
-			label(skip)
-			c.ADDQ(RBX, R13)
-			c.CMPQ(R9, R11)
-			c.JNE(ref(rowLbl))
-			c.LEAQ(memx(R14, 0, R14, 2), RCX)
+			valuesX4RowEnd(skip, rowLbl)
 		}
-		for h := 0; h < heads; h++ {
-			for i := 0; i < nacc; i++ {
-				c.VMOVUPS(acc(h, i), out(h, i))
-			}
-		}
+		storeAccs(heads, nacc, acc, out)
 		c.ADDQ(U32(4*n), RDI)
 		c.ADDQ(U8(18*nb), RSI)
 		c.SUBQ(U8(n), RDX)
@@ -656,4 +648,25 @@ func singleStart() {
 	c.TESTQ(R11, R11)
 	c.JEQ(ref("done"))
 	c.MOVQ(RDI, R9)
+}
+
+// valuesX4RowEnd closes the four-head values kernels' loop over the rows
+// (R13 the value row, RBX its bytes; R9 the weight, R11 the end of w) and
+// leaves three output strides in RCX.
+func valuesX4RowEnd(skip, row string) {
+	label(skip)
+	c.ADDQ(RBX, R13)
+	c.CMPQ(R9, R11)
+	c.JNE(ref(row))
+	c.LEAQ(memx(R14, 0, R14, 2), RCX)
+}
+
+// storeAccs stores the values kernels' accumulators acc(h, i), nacc for
+// each of heads heads, to their places out(h, i).
+func storeAccs(heads, nacc int, acc func(h, i int) Register, out func(h, i int) Mem) {
+	for h := 0; h < heads; h++ {
+		for i := 0; i < nacc; i++ {
+			c.VMOVUPS(acc(h, i), out(h, i))
+		}
+	}
 }
