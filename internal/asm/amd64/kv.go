@@ -829,11 +829,7 @@ func kvValuesX4AVX2(e kvElem) {
 	for h, m := range outs(R9) {
 		c.VMOVUPS(dsts[h], m)
 	}
-	c.ADDQ(U8(step), RSI)
-	c.ADDQ(U8(32), R9)
-	c.CMPQ(R9, R12)
-	c.JNE(ref("full"))
-	c.JMP(ref("pair"))
+	nextOuts(step, "full")
 
 	label("partial")
 	c.TESTL(R9L, R9L)
@@ -851,16 +847,23 @@ func kvValuesX4AVX2(e kvElem) {
 		c.VBLENDVPS(yr(h), Y10, Y9, Y9)
 		c.VMOVUPS(Y9, m)
 	}
-	c.ADDQ(U8(step), RSI)
-	c.ADDQ(U8(32), R9)
-	c.CMPQ(R9, R12)
-	c.JNE(ref("blend"))
-	c.JMP(ref("pair"))
+	nextOuts(step, "blend")
 	label("skip")
 	c.ADDQ(RBX, RSI)
 	c.JMP(ref("pair"))
 	label("done")
 	retVoid()
+}
+
+// nextOuts steps the AVX2 four-head values kernel to the next 8 columns
+// (step bytes of the value row at RSI, 32 of each output at R9, R12 the
+// end), looping to loop and then on to the next pair of rows.
+func nextOuts(step int, loop string) {
+	c.ADDQ(U8(step), RSI)
+	c.ADDQ(U8(32), R9)
+	c.CMPQ(R9, R12)
+	c.JNE(ref(loop))
+	c.JMP(ref("pair"))
 }
 
 // expConsts is the table of the float64 exponential, four copies of each
