@@ -73,26 +73,16 @@ func genDot(f *File, e elemKind) {
 	fn.Op("LSR $4, R2, R3")
 	fn.Op("CBZ R3, four")
 	kv, t, qv := rg.getN(4), rg.getN(2), rg.getN(4)
-	fn.Loop("loop", 1, "16 elements")
-	e.load16(fn, kv, t, 0)
-	fn.I(LD1(S4, qv, 4, 1, 64))
-	for i := 0; i < 4; i++ {
-		fn.I(FMLA(S4, acc, kv+VReg(i), qv+VReg(i)))
-	}
-	fn.Op("SUBS $1, R3, R3")
-	fn.Op("BNE loop")
-	fn.EndLoop()
-	fn.Label("four")
-	fn.Op("AND $15, R2, R2")
-	fn.Op("LSR $2, R2, R3")
-	fn.Op("CBZ R3, tail")
-	fn.Label("loop4")
-	e.load4(fn, kv, 0)
-	fn.I(LD1(S4, qv, 1, 1, 16), FMLA(S4, acc, kv, qv))
-	fn.Op("SUBS $1, R3, R3")
-	fn.Op("BNE loop4")
-	fn.Label("tail")
-	fn.Op("ANDS $3, R2, R2")
+	loops16And4(fn, func() {
+		e.load16(fn, kv, t, 0)
+		fn.I(LD1(S4, qv, 4, 1, 64))
+		for i := 0; i < 4; i++ {
+			fn.I(FMLA(S4, acc, kv+VReg(i), qv+VReg(i)))
+		}
+	}, func() {
+		e.load4(fn, kv, 0)
+		fn.I(LD1(S4, qv, 1, 1, 16), FMLA(S4, acc, kv, qv))
+	})
 	fn.Op("BEQ sum")
 	// The leftover elements go into lane 0, one fused multiply-add each.
 	s := t
@@ -108,6 +98,28 @@ func genDot(f *File, e elemKind) {
 	fn.I(FADDP(S4, acc, acc, acc), FADDPs(acc, acc))
 	fn.Op("FMOVS F%d, %s", acc, fn.Arg("ret"))
 	fn.Op("RET")
+}
+
+// loops16And4 emits the row kernels' loops over n (R2; R3 counts passes)
+// elements, from label "four" when fewer than 16: 16 elements a pass with
+// body16 while 16 remain, then 4 with body4, leaving the last n%4 in R2
+// (flags set) at label "tail".
+func loops16And4(fn *Func, body16, body4 func()) {
+	fn.Loop("loop", 1, "16 elements")
+	body16()
+	fn.Op("SUBS $1, R3, R3")
+	fn.Op("BNE loop")
+	fn.EndLoop()
+	fn.Label("four")
+	fn.Op("AND $15, R2, R2")
+	fn.Op("LSR $2, R2, R3")
+	fn.Op("CBZ R3, tail")
+	fn.Label("loop4")
+	body4()
+	fn.Op("SUBS $1, R3, R3")
+	fn.Op("BNE loop4")
+	fn.Label("tail")
+	fn.Op("ANDS $3, R2, R2")
 }
 
 // genAxpy writes axpy<E>NEON(dst, a, v, n): dst[i] += a·v[i], fused.
@@ -141,25 +153,15 @@ func axpyLoops(fn *Func, d VReg, add16, add4, add1 func()) {
 	fn.Op("MOVD %s, R2", fn.Arg("n"))
 	fn.Op("LSR $4, R2, R3")
 	fn.Op("CBZ R3, four")
-	fn.Loop("loop", 1, "16 elements")
-	fn.I(LD1(S4, d, 4, 0, 0))
-	add16()
-	fn.I(ST1(S4, d, 4, 0, 64))
-	fn.Op("SUBS $1, R3, R3")
-	fn.Op("BNE loop")
-	fn.EndLoop()
-	fn.Label("four")
-	fn.Op("AND $15, R2, R2")
-	fn.Op("LSR $2, R2, R3")
-	fn.Op("CBZ R3, tail")
-	fn.Label("loop4")
-	fn.I(LD1(S4, d, 1, 0, 0))
-	add4()
-	fn.I(ST1(S4, d, 1, 0, 16))
-	fn.Op("SUBS $1, R3, R3")
-	fn.Op("BNE loop4")
-	fn.Label("tail")
-	fn.Op("ANDS $3, R2, R2")
+	loops16And4(fn, func() {
+		fn.I(LD1(S4, d, 4, 0, 0))
+		add16()
+		fn.I(ST1(S4, d, 4, 0, 64))
+	}, func() {
+		fn.I(LD1(S4, d, 1, 0, 0))
+		add4()
+		fn.I(ST1(S4, d, 1, 0, 16))
+	})
 	fn.Op("BEQ done")
 	fn.Label("loop1")
 	fn.Op("FMOVS (R0), F%d", d)
