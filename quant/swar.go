@@ -99,6 +99,13 @@ type xpack struct {
 	bs [swarChunk / 16]int32   // Q8_K: the bsums stored in the block
 }
 
+// swarBlocks cuts the four weight rows of a SWAR kernel to their whole
+// blocks of bs bytes and returns how many blocks that is.
+func swarBlocks(w0, w1, w2, w3 []byte, bs int) (int, [4][]byte) {
+	nb := len(w0) / bs
+	return nb, [4][]byte{w0[:nb*bs], w1[:nb*bs], w2[:nb*bs], w3[:nb*bs]}
+}
+
 // packQ8_32 packs whole Q8_0 blocks, or with withS Q8_1 blocks, whose
 // fp16 s (after d) goes to p.m.
 func packQ8_32(p *xpack, x []byte, withS bool) {
