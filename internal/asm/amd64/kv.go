@@ -397,32 +397,14 @@ func kvScores(e kvElem, w width, heads int) {
 		c.ADDQ(U8(4*lanes), R9)
 		c.SUBQ(U8(lanes), RCX)
 		c.JNZ(ref("cols"))
-		if w.wide() {
-			reduceAcc16()
-			if e.size == 1 {
-				c.VMULPS(mem(scales, 0), Z0, Z0)
-				c.ADDQ(U8(64), scales)
+		var scale func(v Register, n int)
+		if e.size == 1 {
+			scale = func(v Register, n int) {
+				c.VMULPS(mem(scales, 0), v, v)
+				c.ADDQ(U8(n), scales)
 			}
-			c.VMOVUPS(Z0, mem(R10, 0))
-			c.ADDQ(U8(64), R10)
-			c.LEAQ(memx(R14, 0, RDX, 1), RSI)
-		} else {
-			reduceAcc8()
-			if e.size == 1 {
-				c.VMULPS(mem(scales, 0), Y1, Y1)
-				c.ADDQ(U8(32), scales)
-			}
-			c.VMOVUPS(Y1, mem(R10, 0))
-			c.ADDQ(U8(32), R10)
-			c.LEAQ(memx(R13, 0, RBX, 8), RSI)
 		}
-		c.SUBQ(U8(nacc), R11)
-		c.JMP(ref("block"))
-
-		label("tail")
-		c.TESTQ(R11, R11)
-		c.JEQ(ref("done"))
-		c.MOVQ(RDI, R9)
+		storeBlock1(w, nacc, scale)
 		c.MOVQ(R12, RCX)
 		zero(w.vec(0))
 		label("col1")

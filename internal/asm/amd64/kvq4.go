@@ -223,24 +223,7 @@ func kvQ4Scores(w width, heads int) {
 		c.ADDQ(U32(128), R9)
 		c.DECQ(RCX)
 		c.JNZ(ref("cols"))
-		if w.wide() {
-			reduceAcc16()
-			c.VMOVUPS(Z0, mem(R10, 0))
-			c.ADDQ(U8(64), R10)
-			c.LEAQ(memx(R14, 0, RDX, 1), RSI)
-		} else {
-			reduceAcc8()
-			c.VMOVUPS(Y1, mem(R10, 0))
-			c.ADDQ(U8(32), R10)
-			c.LEAQ(memx(R13, 0, RBX, 8), RSI)
-		}
-		c.SUBQ(U8(nacc), R11)
-		c.JMP(ref("block"))
-
-		label("tail")
-		c.TESTQ(R11, R11)
-		c.JEQ(ref("done"))
-		c.MOVQ(RDI, R9)
+		storeBlock1(w, nacc, nil)
 		blocks()
 		zero(w.vec(0))
 		label("col1")
@@ -669,4 +652,36 @@ func storeAccs(heads, nacc int, acc func(h, i int) Register, out func(h, i int) 
 			c.VMOVUPS(acc(h, i), out(h, i))
 		}
 	}
+}
+
+// storeBlock1 reduces the one-query scores kernel's nacc accumulators to
+// the scores of a block of rows, which scale (unless nil) multiplies by
+// the rows' scales (n bytes of them), stores them and loops to "block";
+// then opens "tail", the rows left one at a time, R9 walking the query
+// from RDI.
+func storeBlock1(w width, nacc int, scale func(v Register, n int)) {
+	v, n := Register(Y1), 32
+	if w.wide() {
+		reduceAcc16()
+		v, n = Z0, 64
+	} else {
+		reduceAcc8()
+	}
+	if scale != nil {
+		scale(v, n)
+	}
+	c.VMOVUPS(v, mem(R10, 0))
+	c.ADDQ(U8(n), R10)
+	if w.wide() {
+		c.LEAQ(memx(R14, 0, RDX, 1), RSI)
+	} else {
+		c.LEAQ(memx(R13, 0, RBX, 8), RSI)
+	}
+	c.SUBQ(U8(nacc), R11)
+	c.JMP(ref("block"))
+
+	label("tail")
+	c.TESTQ(R11, R11)
+	c.JEQ(ref("done"))
+	c.MOVQ(RDI, R9)
 }
