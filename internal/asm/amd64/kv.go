@@ -302,6 +302,14 @@ func reduceAcc16() {
 	step(sp, 0x88, 0xdd, Z0, Z2)
 }
 
+// nextQueryCols steps the scores kernels' query (R9) past lanes floats,
+// counting them off RCX, and loops to loop while columns remain.
+func nextQueryCols(lanes int, loop string) {
+	c.ADDQ(U8(4*lanes), R9)
+	c.SUBQ(U8(lanes), RCX)
+	c.JNZ(ref(loop))
+}
+
 // kvText opens the kind kernel of e: its arguments are lead, then with
 // four heads the stride between them, then rest (its %s e's Go type), or
 // restI8 for the int8 cache, whose rows carry scales.
@@ -394,9 +402,7 @@ func kvScores(e kvElem, w width, heads int) {
 		for _, b := range bases {
 			c.ADDQ(U8(step), b)
 		}
-		c.ADDQ(U8(4*lanes), R9)
-		c.SUBQ(U8(lanes), RCX)
-		c.JNZ(ref("cols"))
+		nextQueryCols(lanes, "cols")
 		var scale func(v Register, n int)
 		if e.size == 1 {
 			scale = func(v Register, n int) {
@@ -415,9 +421,7 @@ func kvScores(e kvElem, w width, heads int) {
 		e.load1(mem(RSI, 0), kt)
 		c.VFMADD231PS(mem(R9, 0), kt, w.vec(0))
 		c.ADDQ(U8(step), RSI)
-		c.ADDQ(U8(4*lanes), R9)
-		c.SUBQ(U8(lanes), RCX)
-		c.JNZ(ref("col1"))
+		nextQueryCols(lanes, "col1")
 		sum1(w)
 		if e.size == 1 {
 			c.VMULSS(mem(scales, 0), X0, X0)
@@ -466,9 +470,7 @@ func kvScores(e kvElem, w width, heads int) {
 		}
 	}
 	c.ADDQ(U8(step), RSI)
-	c.ADDQ(U8(4*lanes), R9)
-	c.SUBQ(U8(lanes), RCX)
-	c.JNZ(ref("cols"))
+	nextQueryCols(lanes, "cols")
 	if w.wide() {
 		reduceAcc16()
 		if e.size == 1 {
@@ -500,9 +502,7 @@ func kvScores(e kvElem, w width, heads int) {
 		c.VFMADD231PS(qm(h), kt, w.vec(2*h))
 	}
 	c.ADDQ(U8(step), RSI)
-	c.ADDQ(U8(4*lanes), R9)
-	c.SUBQ(U8(lanes), RCX)
-	c.JNZ(ref("col1"))
+	nextQueryCols(lanes, "col1")
 	if w.wide() {
 		sums4Wide()
 		if e.size == 1 {
