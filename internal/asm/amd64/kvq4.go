@@ -537,11 +537,17 @@ func sum1(w width) {
 // returns.
 func storeSum1() {
 	c.VMOVSS(X0, mem(R10, 0))
-	c.ADDQ(U8(4), R10)
-	c.DECQ(R11)
-	c.JMP(ref("tail"))
+	nextScoreRow("tail")
 	label("done")
 	retVoid()
+}
+
+// nextScoreRow steps dst (R10) past one row's score, counts the row off
+// R11 and loops to loop.
+func nextScoreRow(loop string) {
+	c.ADDQ(U8(4), R10)
+	c.DECQ(R11)
+	c.JMP(ref(loop))
 }
 
 // sums4Wide leaves the sums of the four queries' accumulators Z0, Z2, Z4
@@ -561,9 +567,7 @@ func storeSums4Wide() {
 	c.VMOVSS(X2, memx(R10, 0, RAX, 1))
 	c.VMOVSS(X4, memx(R10, 0, RAX, 2))
 	c.VMOVSS(X6, memx(R10, 0, RCX, 1))
-	c.ADDQ(U8(4), R10)
-	c.DECQ(R11)
-	c.JMP(ref("single"))
+	nextScoreRow("single")
 }
 
 // sums4Narrow leaves the sums of Y0, Y2, Y4 and Y6 in the four lanes of X0.
