@@ -16,6 +16,19 @@ func spanOf[T any](s []T) span {
 	return span{p, p + uintptr(cap(s))*unsafe.Sizeof(s[0])}
 }
 
+// fillChecked checks that s, which fn returned for n elements, has length
+// and capacity n, fills it with v and returns its span.
+func fillChecked[T any](t *testing.T, fn string, s []T, n int, v T) span {
+	t.Helper()
+	if len(s) != n || cap(s) != n {
+		t.Fatalf("%s(%d): len %d cap %d", fn, n, len(s), cap(s))
+	}
+	for j := range s {
+		s[j] = v
+	}
+	return spanOf(s)
+}
+
 func TestAlignment(t *testing.T) {
 	a := New(4096)
 	for _, n := range []int{1, 3, 7, 16, 17, 63, 64, 65, 1000} {
@@ -40,23 +53,9 @@ func TestNoAliasing(t *testing.T) {
 	// Mixed sizes and types, beyond the chunk so overflow blocks are included.
 	for i := 1; i <= 40; i++ {
 		if i%2 == 0 {
-			s := a.Float32s(i * 3)
-			if len(s) != i*3 || cap(s) != i*3 {
-				t.Fatalf("Float32s(%d): len %d cap %d", i*3, len(s), cap(s))
-			}
-			for j := range s {
-				s[j] = float32(i)
-			}
-			spans = append(spans, spanOf(s))
+			spans = append(spans, fillChecked(t, "Float32s", a.Float32s(i*3), i*3, float32(i)))
 		} else {
-			b := a.Bytes(i * 5)
-			if len(b) != i*5 || cap(b) != i*5 {
-				t.Fatalf("Bytes(%d): len %d cap %d", i*5, len(b), cap(b))
-			}
-			for j := range b {
-				b[j] = byte(i)
-			}
-			spans = append(spans, spanOf(b))
+			spans = append(spans, fillChecked(t, "Bytes", a.Bytes(i*5), i*5, byte(i)))
 		}
 	}
 	for i := range spans {

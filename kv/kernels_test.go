@@ -78,58 +78,44 @@ func BenchmarkKernels(b *testing.B) {
 		k8[i] = int8(r.IntN(255) - 127)
 	}
 	q := randVec(r, dim, 1)
+	benchRowKernels(b, "F16", k16, q, dotF16F32, axpyF16, axpy2F16)
+	benchRowKernels(b, "I8", k8, q, dotI8F32, axpyI8, axpy2I8)
+}
+
+// benchRowKernels times one element type's dot, axpy and axpy2 over the same
+// rows, so the fp16 and int8 caches are measured alike.
+func benchRowKernels[T uint16 | int8](b *testing.B, typ string, k []T, q []float32,
+	dot func([]T, []float32) float32, axpy func([]float32, float32, []T),
+	axpy2 func([]float32, float32, float32, []T, []T)) {
+	dim := len(q)
+	rows := len(k) / dim
 	o := make([]float32, dim)
+	row := func(i int) []T { return k[i*dim : (i+1)*dim] }
 	perElem := func(b *testing.B) {
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(rows*dim), "ns/elem")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(rows*dim), "ns/elem")
 	}
-	b.Run("dotF16F32", func(b *testing.B) {
+	b.Run("dot"+typ+"F32", func(b *testing.B) {
 		for b.Loop() {
 			var s float32
 			for i := range rows {
-				s += dotF16F32(k16[i*dim:(i+1)*dim], q)
+				s += dot(row(i), q)
 			}
 			benchSink = s
 		}
 		perElem(b)
 	})
-	b.Run("axpyF16", func(b *testing.B) {
+	b.Run("axpy"+typ, func(b *testing.B) {
 		for b.Loop() {
 			for i := range rows {
-				axpyF16(o, 0x1p-12, k16[i*dim:(i+1)*dim])
+				axpy(o, 0x1p-12, row(i))
 			}
 		}
 		perElem(b)
 	})
-	b.Run("axpy2F16", func(b *testing.B) {
+	b.Run("axpy2"+typ, func(b *testing.B) {
 		for b.Loop() {
 			for i := 0; i < rows; i += 2 {
-				axpy2F16(o, 0x1p-12, 0x1p-13, k16[i*dim:(i+1)*dim], k16[(i+1)*dim:(i+2)*dim])
-			}
-		}
-		perElem(b)
-	})
-	b.Run("dotI8F32", func(b *testing.B) {
-		for b.Loop() {
-			var s float32
-			for i := range rows {
-				s += dotI8F32(k8[i*dim:(i+1)*dim], q)
-			}
-			benchSink = s
-		}
-		perElem(b)
-	})
-	b.Run("axpyI8", func(b *testing.B) {
-		for b.Loop() {
-			for i := range rows {
-				axpyI8(o, 0x1p-12, k8[i*dim:(i+1)*dim])
-			}
-		}
-		perElem(b)
-	})
-	b.Run("axpy2I8", func(b *testing.B) {
-		for b.Loop() {
-			for i := 0; i < rows; i += 2 {
-				axpy2I8(o, 0x1p-12, 0x1p-13, k8[i*dim:(i+1)*dim], k8[(i+1)*dim:(i+2)*dim])
+				axpy2(o, 0x1p-12, 0x1p-13, row(i), row(i+1))
 			}
 		}
 		perElem(b)

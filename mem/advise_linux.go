@@ -35,18 +35,13 @@ func (m *Mapping) Advise(off, length int64, a Advice) error {
 	if !a.valid() {
 		return fmt.Errorf("mem: advise %s: unknown advice %d", m.path, int(a))
 	}
-	if err := m.checkRange("advise", off, length); err != nil {
-		return err
-	}
-	if length == 0 {
-		return nil
-	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.closed.Load() {
-		return fmt.Errorf("mem: advise %s: %w", m.path, ErrClosed)
-	}
-	start, end := pageSpan(off, length, pageSize)
+	return m.onPages("advise", off, length, func(start, end int64) error {
+		return m.advise(start, end, a)
+	})
+}
+
+// advise applies a to the whole pages [start, end).
+func (m *Mapping) advise(start, end int64, a Advice) error {
 	b := m.sys.pages[start:end]
 	var err error
 	switch a {
@@ -97,6 +92,25 @@ func (m *Mapping) Prefetch(off, length int64) error {
 	return nil
 }
 
+// onPages runs f on the whole pages spanning [off, off+length) under the
+// read lock, once the range is known to lie in the file and the mapping
+// to be open; op names the caller in errors. An empty range does nothing.
+func (m *Mapping) onPages(op string, off, length int64, f func(start, end int64) error) error {
+	if err := m.checkRange(op, off, length); err != nil {
+		return err
+	}
+	if length == 0 {
+		return nil
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed.Load() {
+		return fmt.Errorf("mem: %s %s: %w", op, m.path, ErrClosed)
+	}
+	start, end := pageSpan(off, length, pageSize)
+	return f(start, end)
+}
+
 func (m *Mapping) prefetch(off, end int64) {
 	for off < end {
 		n := min(end-off, prefetchChunk)
@@ -125,18 +139,18 @@ const mincoreChunk = 1 << 16
 // diagnostics; it allocates. On systems other than Linux it fails with
 // ErrUnsupported.
 func (m *Mapping) Resident(off, length int64) (int64, error) {
-	if err := m.checkRange("resident", off, length); err != nil {
-		return 0, err
-	}
-	if length == 0 {
-		return 0, nil
-	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.closed.Load() {
-		return 0, fmt.Errorf("mem: resident %s: %w", m.path, ErrClosed)
-	}
-	start, end := pageSpan(off, length, pageSize)
+	var total int64
+	err := m.onPages("resident", off, length, func(start, end int64) error {
+		var err error
+		total, err = m.resident(off, length, start, end)
+		return err
+	})
+	return total, err
+}
+
+// resident counts the bytes of [off, off+length) in the page cache, the
+// range spanning the whole pages [start, end).
+func (m *Mapping) resident(off, length, start, end int64) (int64, error) {
 	npages := (end - start) / pageSize
 	vec := make([]byte, min(npages, mincoreChunk))
 	var total int64
@@ -204,18 +218,11 @@ func (m *Mapping) Release(off, length int64) error {
 // (MADV_POPULATE_READ; kernels before 5.14 touch every page). Unlike
 // Prefetch it waits, so a caller knows when the range is resident.
 func (m *Mapping) Populate(off, length int64) error {
-	if err := m.checkRange("populate", off, length); err != nil {
-		return err
-	}
-	if length == 0 {
-		return nil
-	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.closed.Load() {
-		return fmt.Errorf("mem: populate %s: %w", m.path, ErrClosed)
-	}
-	start, end := pageSpan(off, length, pageSize)
+	return m.onPages("populate", off, length, m.populate)
+}
+
+// populate faults in the whole pages [start, end).
+func (m *Mapping) populate(start, end int64) error {
 	b := m.sys.pages[start:end]
 	err := unix.Madvise(b, madvPopulateRead)
 	if errors.Is(err, unix.EINVAL) {

@@ -17,25 +17,13 @@ func (m *Mapping) Advise(off, length int64, a Advice) error {
 	if !a.valid() {
 		return fmt.Errorf("mem: advise %s: unknown advice %d", m.path, int(a))
 	}
-	if err := m.checkRange("advise", off, length); err != nil {
-		return err
-	}
-	if m.closed.Load() {
-		return fmt.Errorf("mem: advise %s: %w", m.path, ErrClosed)
-	}
-	return nil
+	return m.checkUsable("advise", off, length)
 }
 
 // Prefetch checks its arguments and otherwise does nothing: readahead
 // requests are implemented on Linux only.
 func (m *Mapping) Prefetch(off, length int64) error {
-	if err := m.checkRange("prefetch", off, length); err != nil {
-		return err
-	}
-	if m.closed.Load() {
-		return fmt.Errorf("mem: prefetch %s: %w", m.path, ErrClosed)
-	}
-	return nil
+	return m.checkUsable("prefetch", off, length)
 }
 
 // Resident fails with ErrUnsupported: page cache residency is read with
@@ -50,23 +38,23 @@ func (m *Mapping) Resident(off, length int64) (int64, error) {
 // Release checks its arguments and otherwise does nothing: without Linux's
 // advice the pages stay until the system evicts them.
 func (m *Mapping) Release(off, length int64) error {
-	if err := m.checkRange("release", off, length); err != nil {
-		return err
-	}
-	if m.closed.Load() {
-		return fmt.Errorf("mem: release %s: %w", m.path, ErrClosed)
-	}
-	return nil
+	return m.checkUsable("release", off, length)
 }
 
 // Populate checks its arguments and otherwise does nothing here: the
 // bytes are read when first touched (or are a heap copy already).
 func (m *Mapping) Populate(off, length int64) error {
-	if err := m.checkRange("populate", off, length); err != nil {
+	return m.checkUsable("populate", off, length)
+}
+
+// checkUsable is all the stubs do: the range lies in the file and the
+// mapping is open, as on Linux, so code tested here fails there alike.
+func (m *Mapping) checkUsable(op string, off, length int64) error {
+	if err := m.checkRange(op, off, length); err != nil {
 		return err
 	}
 	if m.closed.Load() {
-		return fmt.Errorf("mem: populate %s: %w", m.path, ErrClosed)
+		return fmt.Errorf("mem: %s %s: %w", op, m.path, ErrClosed)
 	}
 	return nil
 }

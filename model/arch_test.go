@@ -110,16 +110,7 @@ func TestBatchMatchesSingle(t *testing.T) {
 			if worst > 1e-4 {
 				t.Errorf("batched and single logits differ by up to %g", worst)
 			}
-			st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 40, Cache: kv.F16, Cells: 64})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := st.Forward(toks, 0, make([]float32, m.Vocab)); err != nil {
-				t.Fatal(err)
-			}
-			if hw, want := st.Arena().HighWater(), m.ScratchBytes(40); hw != want {
-				t.Errorf("a full batch takes %d arena bytes, ScratchBytes says %d", hw, want)
-			}
+			checkScratchBytes(t, m, pool, toks)
 		})
 	}
 	// The arena of the quantized models, whose activation rows differ.
@@ -127,17 +118,24 @@ func TestBatchMatchesSingle(t *testing.T) {
 		t.Run(spec.Arch+"/q8_0", func(t *testing.T) {
 			m, _, _ := loadSpec(t, spec)
 			toks := prompt(40)
-			st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 40, Cache: kv.F16, Cells: 64})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := st.Forward(toks, 0, make([]float32, m.Vocab)); err != nil {
-				t.Fatal(err)
-			}
-			if hw, want := st.Arena().HighWater(), m.ScratchBytes(40); hw != want {
-				t.Errorf("a full batch takes %d arena bytes, ScratchBytes says %d", hw, want)
-			}
+			checkScratchBytes(t, m, pool, toks)
 		})
+	}
+}
+
+// checkScratchBytes runs toks as one batch and checks that the arena's high
+// water is what ScratchBytes promised for that batch.
+func checkScratchBytes(t *testing.T, m *Model, pool *ops.Pool, toks []int32) {
+	t.Helper()
+	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: len(toks), Cache: kv.F16, Cells: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Forward(toks, 0, make([]float32, m.Vocab)); err != nil {
+		t.Fatal(err)
+	}
+	if hw, want := st.Arena().HighWater(), m.ScratchBytes(len(toks)); hw != want {
+		t.Errorf("a full batch takes %d arena bytes, ScratchBytes says %d", hw, want)
 	}
 }
 

@@ -91,6 +91,19 @@ func loadSpec(t *testing.T, spec testutil.ModelSpec) (*Model, *gguf.File, []byte
 
 // greedyLogits runs a prompt then n greedy steps and returns every step's
 // logits.
+// residentLogits loads TinyLlama with layers blocks, all resident, and
+// returns its spec, a pool of threads workers closed with the test, and
+// the greedy logits of n steps: the reference streaming must match.
+func residentLogits(t *testing.T, layers, threads, n int) (testutil.ModelSpec, *ops.Pool, [][]float32) {
+	t.Helper()
+	spec := testutil.TinyLlama()
+	spec.Layers = layers
+	pool := ops.NewPool(threads)
+	t.Cleanup(pool.Close)
+	ref, _, _ := loadSpec(t, spec)
+	return spec, pool, greedyLogits(t, ref, pool, n)
+}
+
 func greedyLogits(t *testing.T, m *Model, pool *ops.Pool, n int) [][]float32 {
 	t.Helper()
 	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 8, Cache: kv.F16, Cells: 64})
@@ -105,13 +118,7 @@ func greedyLogits(t *testing.T, m *Model, pool *ops.Pool, n int) [][]float32 {
 	all := [][]float32{append([]float32(nil), out...)}
 	pos := len(prompt)
 	for range n {
-		best := 0
-		for i, v := range out {
-			if v > out[best] {
-				best = i
-			}
-		}
-		if err := st.Forward([]int32{int32(best)}, pos, out); err != nil {
+		if err := st.Forward([]int32{testutil.Argmax(out)}, pos, out); err != nil {
 			t.Fatal(err)
 		}
 		pos++
@@ -134,12 +141,7 @@ func sameLogits(t *testing.T, what string, got, want [][]float32) {
 // Streamed layers must give exactly the logits of resident ones, and must
 // really be read from the slots: the mapped copy of their bytes is wrecked.
 func TestStreamSourceMatchesResident(t *testing.T) {
-	spec := testutil.TinyLlama()
-	spec.Layers = 5
-	pool := ops.NewPool(2)
-	defer pool.Close()
-	ref, _, _ := loadSpec(t, spec)
-	want := greedyLogits(t, ref, pool, 12)
+	spec, pool, want := residentLogits(t, 5, 2, 12)
 
 	tests := []struct {
 		streamed []int
@@ -188,12 +190,7 @@ func TestStreamSourceMatchesResident(t *testing.T) {
 // Switching between passes, to any set of streamed blocks and back to
 // none, keeps the logits of the resident model bit for bit.
 func TestStreamSourceSwitches(t *testing.T) {
-	spec := testutil.TinyLlama()
-	spec.Layers = 6
-	pool := ops.NewPool(2)
-	defer pool.Close()
-	ref, _, _ := loadSpec(t, spec)
-	want := greedyLogits(t, ref, pool, 14)
+	spec, pool, want := residentLogits(t, 6, 2, 14)
 
 	m, f, data := loadSpec(t, spec)
 	r := newMemReader(append([]byte(nil), data...), m, 2)
@@ -217,13 +214,7 @@ func TestStreamSourceSwitches(t *testing.T) {
 		if step == 0 {
 			err = st.Forward([]int32{1, 17, 42, 99, 7}, 0, out)
 		} else {
-			best := 0
-			for i, v := range want[step-1] {
-				if v > want[step-1][best] {
-					best = i
-				}
-			}
-			err = st.Forward([]int32{int32(best)}, 4+step, out)
+			err = st.Forward([]int32{testutil.Argmax(want[step-1])}, 4+step, out)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -250,12 +241,7 @@ func TestStreamSourceSwitches(t *testing.T) {
 // A failed read leaves the layer to the mapped file: same logits, error
 // reported once.
 func TestStreamSourceReadError(t *testing.T) {
-	spec := testutil.TinyLlama()
-	spec.Layers = 3
-	pool := ops.NewPool(1)
-	defer pool.Close()
-	ref, _, _ := loadSpec(t, spec)
-	want := greedyLogits(t, ref, pool, 4)
+	spec, pool, want := residentLogits(t, 3, 1, 4)
 
 	m, f, data := loadSpec(t, spec)
 	r := newMemReader(data, m, 2)

@@ -73,13 +73,7 @@ func quantIQ4Blocks(x []float32, scales []float32, l []uint8) {
 	for ib := range scales {
 		xb := x[32*ib : 32*ib+32]
 		lb := l[32*ib : 32*ib+32]
-		var amax, max float32
-		for _, v := range xb {
-			if a := abs32(v); a > amax {
-				amax = a
-				max = v
-			}
-		}
+		max, amax := signedAbsMax(xb)
 		if amax < groupMaxEps {
 			scales[ib] = 0
 			clear(lb)

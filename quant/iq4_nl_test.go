@@ -95,12 +95,7 @@ func TestIQ4_NLExactGrid(t *testing.T) {
 		}
 		x[b*QK+r.IntN(QK)] = float32(d * -127)
 	}
-	got := mustDequantize(t, IQ4_NL, mustQuantize(t, IQ4_NL, x), len(x))
-	for i := range x {
-		if got[i] != x[i] {
-			t.Fatalf("element %d: %g became %g", i, x[i], got[i])
-		}
-	}
+	checkExactRoundTrip(t, IQ4_NL, x)
 }
 
 func TestIQ4_NLKnownBytes(t *testing.T) { checkKnownBytes(t, IQ4_NL) }

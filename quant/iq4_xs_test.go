@@ -85,12 +85,7 @@ func TestIQ4_XSExactGrid(t *testing.T) {
 			xs[r.IntN(32)] = float32(D * float64(c) * -127)
 		}
 	}
-	got := mustDequantize(t, IQ4_XS, mustQuantize(t, IQ4_XS, x), len(x))
-	for i := range x {
-		if got[i] != x[i] {
-			t.Fatalf("element %d: %g became %g", i, x[i], got[i])
-		}
-	}
+	checkExactRoundTrip(t, IQ4_XS, x)
 }
 
 func TestIQ4_XSKnownBytes(t *testing.T) { checkKnownBytes(t, IQ4_XS) }

@@ -150,13 +150,7 @@ func makeQKX2Quants(nmax int32, x, weights []float32, l, laux []uint8, rmin, rde
 func makeQXQuants(nmax int32, x []float32, l []int8, qw []float32) float32 {
 	n := len(x)
 	l = l[:n]
-	var max, amax float32
-	for _, v := range x {
-		if a := abs32(v); a > amax {
-			amax = a
-			max = v
-		}
-	}
+	max, amax := signedAbsMax(x)
 	if amax < groupMaxEps {
 		for i := range l {
 			l[i] = 0

@@ -90,12 +90,7 @@ func TestQ2_KExactGrid(t *testing.T) {
 			xs[8+r.IntN(8)] = float32(d*float64(sc)*3 - dmin*float64(m))
 		}
 	}
-	got := mustDequantize(t, Q2_K, mustQuantize(t, Q2_K, x), len(x))
-	for i := range x {
-		if got[i] != x[i] {
-			t.Fatalf("element %d: %g became %g", i, x[i], got[i])
-		}
-	}
+	checkExactRoundTrip(t, Q2_K, x)
 }
 
 // TestQ2_KKnownBytes pins the quantizer's output for a fixed input to the

@@ -121,13 +121,7 @@ func quantQ3_K(dst []byte, src []float32) {
 func makeQ3Quants(nmax int32, x []float32, l []uint8) float32 {
 	n := len(x)
 	l = l[:n]
-	var max, amax float32
-	for _, v := range x {
-		if a := abs32(v); a > amax {
-			amax = a
-			max = v
-		}
-	}
+	max, amax := signedAbsMax(x)
 	if amax < groupMaxEps {
 		clear(l)
 		return 0

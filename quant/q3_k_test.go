@@ -96,12 +96,7 @@ func TestQ3_KExactGrid(t *testing.T) {
 			xs[r.IntN(16)] = float32(d * float64(s) * -4)
 		}
 	}
-	got := mustDequantize(t, Q3_K, mustQuantize(t, Q3_K, x), len(x))
-	for i := range x {
-		if got[i] != x[i] {
-			t.Fatalf("element %d: %g became %g", i, x[i], got[i])
-		}
-	}
+	checkExactRoundTrip(t, Q3_K, x)
 }
 
 func TestQ3_KKnownBytes(t *testing.T) { checkKnownBytes(t, Q3_K) }

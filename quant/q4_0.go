@@ -25,7 +25,7 @@ func quantQ4_0(dst []byte, src []float32) {
 	for len(src) >= QK && len(dst) >= q4_0Bytes {
 		x := (*[QK]float32)(src)
 		b := (*[q4_0Bytes]byte)(dst)
-		max := signedAbsMax(x[:])
+		max, _ := signedAbsMax(x[:])
 		d := max / -8
 		var id float32
 		if d != 0 {
@@ -43,9 +43,9 @@ func quantQ4_0(dst []byte, src []float32) {
 }
 
 // signedAbsMax returns the element of largest magnitude with its sign, the
-// first one on ties, as ggml's reference quantizers pick it.
-func signedAbsMax(x []float32) float32 {
-	var amax, max float32
+// first one on ties, as ggml's reference quantizers pick it, and that
+// magnitude.
+func signedAbsMax(x []float32) (max, amax float32) {
 	for _, v := range x {
 		a := v
 		if a < 0 {
@@ -56,7 +56,7 @@ func signedAbsMax(x []float32) float32 {
 			max = v
 		}
 	}
-	return max
+	return max, amax
 }
 
 // truncClamp converts f to an integer by truncation, as C's (int8_t) cast

@@ -97,8 +97,7 @@ func bsum(b *[32]byte, i int) int32 {
 // swarQ4_K is the pure-Go tile kernel of Q4_K on four rows (see swar.go),
 // with the integer sums of dotQ4_K.
 func swarQ4_K(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
-	nb := len(w0) / q4_KBytes
-	ws := [4][]byte{w0[:nb*q4_KBytes], w1[:nb*q4_KBytes], w2[:nb*q4_KBytes], w3[:nb*q4_KBytes]}
+	nb, ws := swarBlocks(w0, w1, w2, w3, q4_KBytes)
 	xq, d, bs := p.q[:64*nb], p.d[:nb], p.bs[:16*nb]
 	for i, dy := range d {
 		x := (*[64]uint64)(xq[64*i:])

@@ -31,7 +31,7 @@ func quantQ5_0(dst []byte, src []float32) {
 	for len(src) >= QK && len(dst) >= q5_0Bytes {
 		x := (*[QK]float32)(src)
 		b := (*[q5_0Bytes]byte)(dst)
-		max := signedAbsMax(x[:])
+		max, _ := signedAbsMax(x[:])
 		d := max / -16
 		var id float32
 		if d != 0 {
@@ -106,8 +106,7 @@ func q5Block(qh *[4]byte, q *[QK / 2]byte, x *[8]uint64) int32 {
 // the block sums of dotQ5_0, with Σ(q_w-16)·q_x taken as
 // Σq_w·q_x - 16·Σq_x.
 func swarQ5_0(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
-	nb := len(w0) / q5_0Bytes
-	ws := [4][]byte{w0[:nb*q5_0Bytes], w1[:nb*q5_0Bytes], w2[:nb*q5_0Bytes], w3[:nb*q5_0Bytes]}
+	nb, ws := swarBlocks(w0, w1, w2, w3, q5_0Bytes)
 	xq, d, s := p.q[:8*nb], p.d[:nb], p.s[:2*nb]
 	for i, dx := range d {
 		x := (*[8]uint64)(xq[8*i:])

@@ -81,8 +81,7 @@ func dotQ5_1(n int, w, x []byte) float32 {
 // swarQ5_1 is the pure-Go tile kernel of Q5_1 on four rows (see swar.go),
 // with the block sums of dotQ5_1.
 func swarQ5_1(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
-	nb := len(w0) / q5_1Bytes
-	ws := [4][]byte{w0[:nb*q5_1Bytes], w1[:nb*q5_1Bytes], w2[:nb*q5_1Bytes], w3[:nb*q5_1Bytes]}
+	nb, ws := swarBlocks(w0, w1, w2, w3, q5_1Bytes)
 	xq, d, m := p.q[:8*nb], p.d[:nb], p.m[:nb]
 	for i, dx := range d {
 		x := (*[8]uint64)(xq[8*i:])

@@ -103,8 +103,7 @@ func dotQ5_K(n int, w, x []byte) float32 {
 // element l of sub-block 2c, bit 2c+1 that of sub-block 2c+1; 5-bit quants
 // leave room for two products per lane sum.
 func swarQ5_K(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
-	nb := len(w0) / q5_KBytes
-	ws := [4][]byte{w0[:nb*q5_KBytes], w1[:nb*q5_KBytes], w2[:nb*q5_KBytes], w3[:nb*q5_KBytes]}
+	nb, ws := swarBlocks(w0, w1, w2, w3, q5_KBytes)
 	xq, d, bs := p.q[:64*nb], p.d[:nb], p.bs[:16*nb]
 	for i, dy := range d {
 		x := (*[64]uint64)(xq[64*i:])

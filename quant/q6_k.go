@@ -127,8 +127,7 @@ func dotQ6_K(n int, w, x []byte) float32 {
 // 6-bit quants leave room for one product per lane sum, and Σ(q_w-32)·q_x
 // is taken as Σq_w·q_x - 32·Σq_x per 16 elements.
 func swarQ6_K(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
-	nb := len(w0) / q6_KBytes
-	ws := [4][]byte{w0[:nb*q6_KBytes], w1[:nb*q6_KBytes], w2[:nb*q6_KBytes], w3[:nb*q6_KBytes]}
+	nb, ws := swarBlocks(w0, w1, w2, w3, q6_KBytes)
 	xq, d, xs := p.q[:64*nb], p.d[:nb], p.s[:16*nb]
 	for i, dy := range d {
 		var blk [4]*[q6_KBytes]byte

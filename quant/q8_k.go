@@ -35,13 +35,7 @@ func quantQ8_K(dst []byte, src []float32) {
 		b := (*[q8_KBytes]byte)(dst)
 		src = src[QKK:]
 		dst = dst[q8_KBytes:]
-		var max, amax float32
-		for _, v := range x {
-			if a := abs32(v); a > amax {
-				amax = a
-				max = v
-			}
-		}
+		max, amax := signedAbsMax(x[:])
 		if amax == 0 {
 			*b = [q8_KBytes]byte{}
 			continue

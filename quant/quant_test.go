@@ -473,6 +473,18 @@ func mustQuantize(t testing.TB, typ Type, src []float32) []byte {
 	return dst
 }
 
+// checkExactRoundTrip checks that x, made of values typ represents
+// exactly, comes back from quantizing and dequantizing bit for bit.
+func checkExactRoundTrip(t *testing.T, typ Type, x []float32) {
+	t.Helper()
+	got := mustDequantize(t, typ, mustQuantize(t, typ, x), len(x))
+	for i := range x {
+		if got[i] != x[i] {
+			t.Fatalf("element %d: %g became %g", i, x[i], got[i])
+		}
+	}
+}
+
 func mustDequantize(t testing.TB, typ Type, src []byte, n int) []float32 {
 	t.Helper()
 	dst := make([]float32, n)

@@ -99,22 +99,27 @@ type xpack struct {
 	bs [swarChunk / 16]int32   // Q8_K: the bsums stored in the block
 }
 
-// packLanesQ8_0 packs whole Q8_0 blocks into the SWAR lanes.
-func packLanesQ8_0(p *xpack, x []byte) {
-	for i := 0; i < len(x)/q8_0Bytes; i++ {
-		b := (*[q8_0Bytes]byte)(x[i*q8_0Bytes:])
-		p.d[i] = f16At(b[0:])
-		p.s[2*i], p.s[2*i+1] = packQ8((*[8]uint64)(p.q[8*i:]), (*[QK]byte)(b[2:]))
-	}
+// swarBlocks cuts the four weight rows of a SWAR kernel to their whole
+// blocks of bs bytes and returns how many blocks that is.
+func swarBlocks(w0, w1, w2, w3 []byte, bs int) (int, [4][]byte) {
+	nb := len(w0) / bs
+	return nb, [4][]byte{w0[:nb*bs], w1[:nb*bs], w2[:nb*bs], w3[:nb*bs]}
 }
 
-// packQ8_1 packs whole Q8_1 blocks.
-func packQ8_1(p *xpack, x []byte) {
-	for i := 0; i < len(x)/q8_1Bytes; i++ {
-		b := (*[q8_1Bytes]byte)(x[i*q8_1Bytes:])
+// packQ8_32 packs whole Q8_0 blocks, or with withS Q8_1 blocks, whose
+// fp16 s (after d) goes to p.m.
+func packQ8_32(p *xpack, x []byte, withS bool) {
+	bs, q := q8_0Bytes, 2
+	if withS {
+		bs, q = q8_1Bytes, 4
+	}
+	for i := 0; i < len(x)/bs; i++ {
+		b := x[i*bs : (i+1)*bs]
 		p.d[i] = f16At(b[0:])
-		p.m[i] = f16At(b[2:])
-		p.s[2*i], p.s[2*i+1] = packQ8((*[8]uint64)(p.q[8*i:]), (*[QK]byte)(b[4:]))
+		if withS {
+			p.m[i] = f16At(b[2:])
+		}
+		p.s[2*i], p.s[2*i+1] = packQ8((*[8]uint64)(p.q[8*i:]), (*[QK]byte)(b[q:]))
 	}
 }
 
@@ -173,9 +178,9 @@ func swarKernel(t Type) (TileKernel, bool) {
 func (s *swarSpec) pack(p *xpack, x []byte) {
 	switch s.t {
 	case Q4_0, Q5_0, Q8_0:
-		packLanesQ8_0(p, x)
+		packQ8_32(p, x, false)
 	case Q4_1, Q5_1:
-		packQ8_1(p, x)
+		packQ8_32(p, x, true)
 	default:
 		packQ8_K(p, x)
 	}

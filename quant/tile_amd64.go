@@ -15,72 +15,42 @@ var tileVariants = []struct {
 	dot   string
 	s     tileSpec
 }{
-	{cpu.AVX2, "avx2", tileSpec{name: "avx2", t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 2, big: tileQ4_0AVX24x2, col: tileQ4_0AVX24x1}},
-	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 4, big: tileQ4_0VNNI4x4, col: tileQ4_0VNNI4x1}},
-	{cpu.AVX512VBMI, "avx512vbmi", tileSpec{name: "avx512vbmi", t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 4, big: tileQ4_0VNNI4x4, col: tileQ4_0VBMI4x1}},
-	{cpu.AVX2, "avx2", tileSpec{name: "avx2", t: Q8_0, be: QK, wb: q8_0Bytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 4, col: tileQ8_0AVX24x1}},
-	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: Q8_0, be: QK, wb: q8_0Bytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 4, big: tileQ8_0VNNI4x4, col: tileQ8_0VNNI4x1}},
-	{cpu.AVX2, "avx2", tileSpec{name: "avx2", t: Q4_K, be: QKK, wb: q4_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, col: tileQ4_KAVX24x1}},
-	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: Q4_K, be: QKK, wb: q4_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, big: tileQ4_KVNNI4x4, col: tileQ4_KVNNI4x1}},
-	{cpu.AVX2, "avx2", tileSpec{name: "avx2", t: Q6_K, be: QKK, wb: q6_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, col: tileQ6_KAVX24x1}},
-	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: Q6_K, be: QKK, wb: q6_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, big: tileQ6_KVNNI4x4, col: tileQ6_KVNNI4x1}},
-	{cpu.AVX2, "avx2", tileSpec{name: "avx2", t: IQ4_NL, be: QK, wb: iq4_NLBytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 4, col: tileIQ4_NLAVX24x1}},
-	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: IQ4_NL, be: QK, wb: iq4_NLBytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 4, big: tileIQ4_NLVNNI4x4, col: tileIQ4_NLVNNI4x1}},
-	{cpu.AVX512VBMI, "avx512vbmi", tileSpec{name: "avx512vbmi", t: IQ4_NL, be: QK, wb: iq4_NLBytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 4, big: tileIQ4_NLVNNI4x4, col: tileIQ4_NLVBMI4x1}},
-	{cpu.AVX2, "avx2", tileSpec{name: "avx2", t: Q2_K, be: QKK, wb: q2_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, col: tileQ2_KAVX24x1}},
-	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: Q2_K, be: QKK, wb: q2_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, big: tileQ2_KVNNI4x4, col: tileQ2_KVNNI4x1}},
-	{cpu.AVX512VBMI, "avx512vbmi", tileSpec{name: "avx512vbmi", t: Q2_K, be: QKK, wb: q2_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, big: tileQ2_KVNNI4x4, col: tileQ2_KVBMI4x1}},
-	{cpu.AVX2, "avx2", tileSpec{name: "avx2", t: Q3_K, be: QKK, wb: q3_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, col: tileQ3_KAVX24x1}},
-	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: Q3_K, be: QKK, wb: q3_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, big: tileQ3_KVNNI4x4, col: tileQ3_KVNNI4x1}},
-	{cpu.AVX512VBMI, "avx512vbmi", tileSpec{name: "avx512vbmi", t: Q3_K, be: QKK, wb: q3_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, big: tileQ3_KVNNI4x4, col: tileQ3_KVBMI4x1}},
-	{cpu.AVX2, "avx2", tileSpec{name: "avx2", t: IQ4_XS, be: QKK, wb: iq4_XSBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, col: tileIQ4_XSAVX24x1}},
-	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: IQ4_XS, be: QKK, wb: iq4_XSBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, big: tileIQ4_XSVNNI4x4, col: tileIQ4_XSVNNI4x1}},
-	{cpu.AVX512VBMI, "avx512vbmi", tileSpec{name: "avx512vbmi", t: IQ4_XS, be: QKK, wb: iq4_XSBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, big: tileIQ4_XSVBMI4x4, col: tileIQ4_XSVBMI4x1}},
-	{cpu.AVX2, "avx2", tileSpec{name: "avx2", t: IQ3_S, be: QKK, wb: iq3_SBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, col: tileIQ3_SAVX24x1}},
-	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni", t: IQ3_S, be: QKK, wb: iq3_SBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, big: tileIQ3_SVNNI4x4, col: tileIQ3_SVNNI4x1}},
+	{cpu.AVX2, "avx2", withCols(2, q32Tile("avx2", Q4_0, q4_0Bytes, tileQ4_0AVX24x2, tileQ4_0AVX24x1))},
+	{cpu.AVX512VNNI, "avx512vnni", q32Tile("avx512vnni", Q4_0, q4_0Bytes, tileQ4_0VNNI4x4, tileQ4_0VNNI4x1)},
+	{cpu.AVX512VBMI, "avx512vbmi", q32Tile("avx512vbmi", Q4_0, q4_0Bytes, tileQ4_0VNNI4x4, tileQ4_0VBMI4x1)},
+	{cpu.AVX2, "avx2", q32Tile("avx2", Q8_0, q8_0Bytes, nil, tileQ8_0AVX24x1)},
+	{cpu.AVX512VNNI, "avx512vnni", q32Tile("avx512vnni", Q8_0, q8_0Bytes, tileQ8_0VNNI4x4, tileQ8_0VNNI4x1)},
+	{cpu.AVX2, "avx2", superTile("avx2", Q4_K, q4_KBytes, nil, tileQ4_KAVX24x1)},
+	{cpu.AVX512VNNI, "avx512vnni", superTile("avx512vnni", Q4_K, q4_KBytes, tileQ4_KVNNI4x4, tileQ4_KVNNI4x1)},
+	{cpu.AVX2, "avx2", superTile("avx2", Q6_K, q6_KBytes, nil, tileQ6_KAVX24x1)},
+	{cpu.AVX512VNNI, "avx512vnni", superTile("avx512vnni", Q6_K, q6_KBytes, tileQ6_KVNNI4x4, tileQ6_KVNNI4x1)},
+	{cpu.AVX2, "avx2", q32Tile("avx2", IQ4_NL, iq4_NLBytes, nil, tileIQ4_NLAVX24x1)},
+	{cpu.AVX512VNNI, "avx512vnni", q32Tile("avx512vnni", IQ4_NL, iq4_NLBytes, tileIQ4_NLVNNI4x4, tileIQ4_NLVNNI4x1)},
+	{cpu.AVX512VBMI, "avx512vbmi", q32Tile("avx512vbmi", IQ4_NL, iq4_NLBytes, tileIQ4_NLVNNI4x4, tileIQ4_NLVBMI4x1)},
+	{cpu.AVX2, "avx2", superTile("avx2", Q2_K, q2_KBytes, nil, tileQ2_KAVX24x1)},
+	{cpu.AVX512VNNI, "avx512vnni", superTile("avx512vnni", Q2_K, q2_KBytes, tileQ2_KVNNI4x4, tileQ2_KVNNI4x1)},
+	{cpu.AVX512VBMI, "avx512vbmi", superTile("avx512vbmi", Q2_K, q2_KBytes, tileQ2_KVNNI4x4, tileQ2_KVBMI4x1)},
+	{cpu.AVX2, "avx2", superTile("avx2", Q3_K, q3_KBytes, nil, tileQ3_KAVX24x1)},
+	{cpu.AVX512VNNI, "avx512vnni", superTile("avx512vnni", Q3_K, q3_KBytes, tileQ3_KVNNI4x4, tileQ3_KVNNI4x1)},
+	{cpu.AVX512VBMI, "avx512vbmi", superTile("avx512vbmi", Q3_K, q3_KBytes, tileQ3_KVNNI4x4, tileQ3_KVBMI4x1)},
+	{cpu.AVX2, "avx2", superTile("avx2", IQ4_XS, iq4_XSBytes, nil, tileIQ4_XSAVX24x1)},
+	{cpu.AVX512VNNI, "avx512vnni", superTile("avx512vnni", IQ4_XS, iq4_XSBytes, tileIQ4_XSVNNI4x4, tileIQ4_XSVNNI4x1)},
+	{cpu.AVX512VBMI, "avx512vbmi", superTile("avx512vbmi", IQ4_XS, iq4_XSBytes, tileIQ4_XSVBMI4x4, tileIQ4_XSVBMI4x1)},
+	{cpu.AVX2, "avx2", superTile("avx2", IQ3_S, iq3_SBytes, nil, tileIQ3_SAVX24x1)},
+	{cpu.AVX512VNNI, "avx512vnni", superTile("avx512vnni", IQ3_S, iq3_SBytes, tileIQ3_SVNNI4x4, tileIQ3_SVNNI4x1)},
 
 	// Decode row by row (see rowdot.go in the generator): the same
 	// prefill tiles, and for one column a row kernel, or the dot product
 	// row by row, with or without software prefetch.
-	{cpu.AVX2, "avx2", tileSpec{name: "avx2-rowdot", t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 2, big: tileQ4_0AVX24x2, col: tileQ4_0AVX24x1, rowDot: true}},
-	{cpu.AVX2, "avx2", tileSpec{name: "avx2-rowdot", t: Q8_0, be: QK, wb: q8_0Bytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 4, col: tileQ8_0AVX24x1, rowDot: true}},
-	{cpu.AVX2, "avx2", tileSpec{name: "avx2-rowdot", t: Q4_K, be: QKK, wb: q4_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, col: tileQ4_KAVX24x1, rowDot: true}},
-	{cpu.AVX2, "avx2", tileSpec{name: "avx2-rowdot", t: Q6_K, be: QKK, wb: q6_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, col: tileQ6_KAVX24x1, rowDot: true}},
-	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni-rowdot", t: Q4_K, be: QKK, wb: q4_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, big: tileQ4_KVNNI4x4, col: tileQ4_KVNNI4x1, rowDot: true}},
-	{cpu.AVX512VNNI, "avx512vnni", tileSpec{name: "avx512vnni-rowdot", t: Q6_K, be: QKK, wb: q6_KBytes, xb: q8_KBytes, unit: 1,
-		h: 4, rows: tileRows, cols: 4, big: tileQ6_KVNNI4x4, col: tileQ6_KVNNI4x1, rowDot: true}},
+	{cpu.AVX2, "avx2", rowDotOf(withCols(2, q32Tile("avx2-rowdot", Q4_0, q4_0Bytes, tileQ4_0AVX24x2, tileQ4_0AVX24x1)))},
+	{cpu.AVX2, "avx2", rowDotOf(q32Tile("avx2-rowdot", Q8_0, q8_0Bytes, nil, tileQ8_0AVX24x1))},
+	{cpu.AVX2, "avx2", rowDotOf(superTile("avx2-rowdot", Q4_K, q4_KBytes, nil, tileQ4_KAVX24x1))},
+	{cpu.AVX2, "avx2", rowDotOf(superTile("avx2-rowdot", Q6_K, q6_KBytes, nil, tileQ6_KAVX24x1))},
+	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(superTile("avx512vnni-rowdot", Q4_K, q4_KBytes, tileQ4_KVNNI4x4, tileQ4_KVNNI4x1))},
+	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(superTile("avx512vnni-rowdot", Q6_K, q6_KBytes, tileQ6_KVNNI4x4, tileQ6_KVNNI4x1))},
 	// VNNI tiles for batches, the AVX2 dot product row by row for decode
 	// (on Zen 4 the fastest Q8_0 decode from memory, BenchmarkDecode).
-	{cpu.AVX512VNNI, "avx2", tileSpec{name: "avx512vnni-rowdot-avx2", t: Q8_0, be: QK, wb: q8_0Bytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 4, big: tileQ8_0VNNI4x4, col: tileQ8_0VNNI4x1, rowDot: true}},
+	{cpu.AVX512VNNI, "avx2", rowDotOf(q32Tile("avx512vnni-rowdot-avx2", Q8_0, q8_0Bytes, tileQ8_0VNNI4x4, tileQ8_0VNNI4x1))},
 	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row", rowQ4_0VNNI)},
 	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row-t0", rowQ4_0VNNIT01024)},
 	{cpu.AVX512VNNI, "avx512vnni", q40Row("avx512vnni-row-nta", rowQ4_0VNNINTA4096)},
@@ -93,16 +63,43 @@ var tileVariants = []struct {
 	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row2-nta", rowQ8_0VNNI2NTA4096)},
 }
 
+// q32Tile is the spec of a 32-element type's 4×4 and 4×1 kernels against
+// Q8_0; superTile that of a 256-element type's against Q8_K. A nil big
+// leaves the 4×4 tile out.
+func q32Tile(name string, t Type, wb int, big, col tileAsm) tileSpec {
+	return tileSpec{name: name, t: t, be: QK, wb: wb, xb: q8_0Bytes, unit: 8,
+		h: 4, rows: tileRows, cols: 4, big: big, col: col}
+}
+
+func superTile(name string, t Type, wb int, big, col tileAsm) tileSpec {
+	return tileSpec{name: name, t: t, be: QKK, wb: wb, xb: q8_KBytes, unit: 1,
+		h: 4, rows: tileRows, cols: 4, big: big, col: col}
+}
+
+// withCols narrows a spec's big tile to cols columns.
+func withCols(cols int, s tileSpec) tileSpec {
+	s.cols = cols
+	return s
+}
+
+// rowDotOf makes a spec take one column by the dot product row by row.
+func rowDotOf(s tileSpec) tileSpec {
+	s.rowDot = true
+	return s
+}
+
 // q40Row and q80Row are the VNNI tiles of Q4_0 and Q8_0 with a row kernel
 // for decode.
 func q40Row(name string, row rowAsm) tileSpec {
-	return tileSpec{name: name, t: Q4_0, be: QK, wb: q4_0Bytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 4, big: tileQ4_0VNNI4x4, col: tileQ4_0VNNI4x1, row: row}
+	s := q32Tile(name, Q4_0, q4_0Bytes, tileQ4_0VNNI4x4, tileQ4_0VNNI4x1)
+	s.row = row
+	return s
 }
 
 func q80Row(name string, row rowAsm) tileSpec {
-	return tileSpec{name: name, t: Q8_0, be: QK, wb: q8_0Bytes, xb: q8_0Bytes, unit: 8,
-		h: 4, rows: tileRows, cols: 4, big: tileQ8_0VNNI4x4, col: tileQ8_0VNNI4x1, row: row}
+	s := q32Tile(name, Q8_0, q8_0Bytes, tileQ8_0VNNI4x4, tileQ8_0VNNI4x1)
+	s.row = row
+	return s
 }
 
 // tilePrefs lists, best first, the variants Tile prefers for t on this

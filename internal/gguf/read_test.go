@@ -250,14 +250,7 @@ func TestReadUnsupportedType(t *testing.T) {
 	if err := w.AddTensor("w", quant.IQ2_XXS, dims, make([]byte, size)); err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if _, err := w.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := writeRead(t, w)
 	if ti, _ := f.Tensor("w"); ti.Type != quant.IQ2_XXS || ti.Type.Supported() || ti.Size != size {
 		t.Errorf("got %v (supported %v) of %d bytes, want IQ2_XXS of %d", ti.Type, ti.Type.Supported(), ti.Size, size)
 	}
@@ -282,14 +275,7 @@ func TestReadLargeStringArray(t *testing.T) {
 	}
 	w := NewWriter()
 	w.AddKV("tokenizer.ggml.tokens", tokens)
-	var buf bytes.Buffer
-	if _, err := w.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := writeRead(t, w)
 	got, _ := f.Strings("tokenizer.ggml.tokens")
 	if len(got) != len(tokens) || got[31999] != tokens[31999] {
 		t.Errorf("read %d tokens", len(got))

@@ -2,6 +2,7 @@ package gguf
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -87,7 +88,7 @@ func TestTestdataModels(t *testing.T) {
 				}
 				byRole[role][typ]++
 			}
-			if !equalCounts(counts, want.TensorTypeCounts) {
+			if !maps.Equal(counts, want.TensorTypeCounts) {
 				t.Errorf("tensor types %v, want %v", counts, want.TensorTypeCounts)
 			}
 			checkRoles(t, f, byRole, want.TypesByRole)
@@ -138,18 +139,6 @@ func checkVocab(t *testing.T, f *File) {
 	}
 }
 
-func equalCounts(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
 // checkValue compares a metadata value with its JSON form in the manifest.
 // Floats in the manifest are the float32 values widened to float64, so
 // they compare exactly.
@@ -188,7 +177,7 @@ func checkRoles(t *testing.T, f *File, byRole map[string]map[string]int, want ma
 		var w map[string]int
 		if err := json.Unmarshal(rawWant, &w); err == nil {
 			counted++
-			if !equalCounts(byRole[role], w) {
+			if !maps.Equal(byRole[role], w) {
 				t.Errorf("%s: types %v, want %v", role, byRole[role], w)
 			}
 			continue

@@ -191,11 +191,9 @@ func TestWriterErrors(t *testing.T) {
 	}
 }
 
-func TestAddKVReplaces(t *testing.T) {
-	w := NewWriter()
-	w.AddKV("a", uint32(1))
-	w.AddKV("b", "x")
-	w.AddKV("a", "two")
+// writeRead writes w out and reads the result back.
+func writeRead(t *testing.T, w *Writer) *File {
+	t.Helper()
 	var buf bytes.Buffer
 	if _, err := w.WriteTo(&buf); err != nil {
 		t.Fatal(err)
@@ -204,6 +202,15 @@ func TestAddKVReplaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f
+}
+
+func TestAddKVReplaces(t *testing.T) {
+	w := NewWriter()
+	w.AddKV("a", uint32(1))
+	w.AddKV("b", "x")
+	w.AddKV("a", "two")
+	f := writeRead(t, w)
 	want := []KV{{"a", "two"}, {"b", "x"}}
 	if !reflect.DeepEqual(f.KV, want) {
 		t.Errorf("got %v, want %v", f.KV, want)

@@ -353,18 +353,32 @@ func fileType(t quant.Type) uint32 {
 	return 0
 }
 
+// Hparams are the hyperparameters every architecture's loader reads.
+type Hparams struct {
+	Context, Embd, Layers, FFN, Heads, HeadsKV int
+	RMSEps, RopeBase                           float32
+}
+
+// AddHparams writes h under arch's key prefix, so the test models and
+// mkmodel's files carry the same keys with the same types and order.
+func AddHparams(g *gguf.Writer, arch string, h Hparams) {
+	a := arch + "."
+	g.AddKV(a+"context_length", uint32(h.Context))
+	g.AddKV(a+"embedding_length", uint32(h.Embd))
+	g.AddKV(a+"block_count", uint32(h.Layers))
+	g.AddKV(a+"feed_forward_length", uint32(h.FFN))
+	g.AddKV(a+"attention.head_count", uint32(h.Heads))
+	g.AddKV(a+"attention.head_count_kv", uint32(h.HeadsKV))
+	g.AddKV(a+"attention.layer_norm_rms_epsilon", h.RMSEps)
+	g.AddKV(a+"rope.freq_base", h.RopeBase)
+}
+
 func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	a := s.Arch + "."
 	g.AddKV("general.architecture", s.Arch)
 	g.AddKV("general.name", "synthetic-"+s.Arch)
-	g.AddKV(a+"context_length", uint32(s.Context))
-	g.AddKV(a+"embedding_length", uint32(s.Embd))
-	g.AddKV(a+"block_count", uint32(s.Layers))
-	g.AddKV(a+"feed_forward_length", uint32(s.FFN))
-	g.AddKV(a+"attention.head_count", uint32(s.Heads))
-	g.AddKV(a+"attention.head_count_kv", uint32(s.HeadsKV))
-	g.AddKV(a+"attention.layer_norm_rms_epsilon", s.RMSEps)
-	g.AddKV(a+"rope.freq_base", s.RopeBase)
+	AddHparams(g, s.Arch, Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers, FFN: s.FFN,
+		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase})
 	g.AddKV(a+"rope.dimension_count", uint32(s.HeadDim))
 	if s.HeadDim*s.Heads != s.Embd || s.Arch == "gemma2" || s.Arch == "gemma3" {
 		g.AddKV(a+"attention.key_length", uint32(s.HeadDim))

@@ -120,6 +120,13 @@ func hsum(y, t Register) {
 	c.VADDSS(t, x, x)
 }
 
+// retSum returns the sum of the eight floats of Y0 as the function's
+// float32 result.
+func retSum() {
+	hsum(Y0, X1)
+	retFloat()
+}
+
 // fold512 adds the high half of Z register z to its low half (its Y form),
 // with t a scratch Y register.
 func fold512(z, t Register) {
@@ -137,27 +144,24 @@ func retFloat() {
 // table declares a read-only table of 64-bit words (name without <>), and
 // returns it. Tables are emitted once per file.
 func table(name string, words ...uint64) Mem {
-	if m, ok := tables[name]; ok {
-		return m
-	}
-	m := c.StaticGlobal(name)
-	c.DataAttributes(attr.RODATA | attr.NOPTR)
-	for i, w := range words {
-		c.AddDatum(8*i, U64(w))
-	}
-	tables[name] = m
-	return m
+	return dataTable(name, len(words), 8, func(i int) Constant { return U64(words[i]) })
 }
 
 // table32 declares a table of 32-bit words.
 func table32(name string, words ...uint32) Mem {
+	return dataTable(name, len(words), 4, func(i int) Constant { return U32(words[i]) })
+}
+
+// dataTable declares a read-only table of n words of size bytes, word i
+// being datum(i), unless one of that name is already declared.
+func dataTable(name string, n, size int, datum func(i int) Constant) Mem {
 	if m, ok := tables[name]; ok {
 		return m
 	}
 	m := c.StaticGlobal(name)
 	c.DataAttributes(attr.RODATA | attr.NOPTR)
-	for i, w := range words {
-		c.AddDatum(4*i, U32(w))
+	for i := range n {
+		c.AddDatum(size*i, datum(i))
 	}
 	tables[name] = m
 	return m

@@ -228,11 +228,7 @@ func dotBlockAVX2(t *blockType) {
 		for i := 0; i < 8; i++ {
 			blockAVX2(t, i*t.wb, i*t.xb, []Register{Y12, Y13}[i%2], nil, stack.Offset(4*i))
 		}
-		c.ADDQ(U32(8*t.wb), RSI)
-		c.ADDQ(U32(8*t.xb), RDI)
-		c.SUBQ(U8(8), RCX)
-		c.CMPQ(RCX, U8(8))
-		c.JGE(ref("loop8"))
+		nextChunk(RSI, U32(8*t.wb), RDI, U32(8*t.xb), 8, "loop8")
 		label("loop2")
 		c.CMPQ(RCX, U8(2))
 		c.JLT(ref("tail"))
@@ -248,11 +244,7 @@ func dotBlockAVX2(t *blockType) {
 		label("loop")
 		blockAVX2(t, 0, 0, Y12, Y10, nil)
 		blockAVX2(t, t.wb, t.xb, Y13, Y9, nil)
-		c.ADDQ(U8(2*t.wb), RSI)
-		c.ADDQ(U8(2*t.xb), RDI)
-		c.SUBQ(U8(2), RCX)
-		c.CMPQ(RCX, U8(2))
-		c.JGE(ref("loop"))
+		nextChunk(RSI, U8(2*t.wb), RDI, U8(2*t.xb), 2, "loop")
 	}
 	label("tail")
 	c.TESTQ(RCX, RCX)
@@ -266,8 +258,7 @@ func dotBlockAVX2(t *blockType) {
 	} else {
 		c.VADDPS(Y13, Y12, Y0)
 	}
-	hsum(Y0, X1)
-	retFloat()
+	retSum()
 }
 
 // spreadBytes is the VPSHUFB mask that copies byte k of each dword to
@@ -522,11 +513,7 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 		}
 		c.VFMADD231PS(Z5, Z2, acc)
 	}
-	c.ADDQ(U32(8*t.wb), RSI)
-	c.ADDQ(U32(8*t.xb), RDI)
-	c.SUBQ(U8(8), RCX)
-	c.CMPQ(RCX, U8(8))
-	c.JGE(ref("loop8"))
+	nextChunk(RSI, U32(8*t.wb), RDI, U32(8*t.xb), 8, "loop8")
 
 	label("pair")
 	c.CMPQ(RCX, U8(2))
@@ -600,8 +587,7 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 		c.VFMADD231PS(Y2, Y1, Y16)
 	}
 	c.VMOVAPS(Y16, Y0)
-	hsum(Y0, X1)
-	retFloat()
+	retSum()
 }
 
 // vbmiIdx is the VPERMB index table that, from 64 bytes loaded at pair p's

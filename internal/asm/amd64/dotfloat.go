@@ -75,11 +75,7 @@ func dotFloat(e floatElem, w width) {
 			step(j*lanes, w.vec(j), w.vec(8), w.vec(9))
 		}
 	}
-	c.ADDQ(U32(64*e.size), RSI)
-	c.ADDQ(U32(64*e.size), RDI)
-	c.SUBQ(U8(64), RCX)
-	c.CMPQ(RCX, U8(64))
-	c.JGE(ref("loop64"))
+	nextChunk(RSI, U32(64*e.size), RDI, U32(64*e.size), 64, "loop64")
 
 	one := "loop" + itoa(lanes)
 	label(one)
@@ -118,8 +114,7 @@ func dotFloat(e floatElem, w width) {
 		label("reduce")
 		addTree(w, nacc)
 		fold512(Z0, Y1)
-		hsum(Y0, X1)
-		retFloat()
+		retSum()
 		return
 	}
 	label("reduce")
@@ -167,3 +162,14 @@ func tailMask(k Register) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// nextChunk advances a by as and b by bs bytes past a chunk of n elements,
+// takes n from the count in RCX and jumps back to loop while another whole
+// chunk remains.
+func nextChunk(a Register, as Op, b Register, bs Op, n int, loop string) {
+	c.ADDQ(as, a)
+	c.ADDQ(bs, b)
+	c.SUBQ(U8(n), RCX)
+	c.CMPQ(RCX, U8(n))
+	c.JGE(ref(loop))
+}

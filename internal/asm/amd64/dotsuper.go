@@ -91,6 +91,23 @@ func kMins() {
 	c.VPMADDWD(mem(RDI, 260), Y2, Y2)
 }
 
+// kBlockEnd closes a super-block of the dot product: the two integer sums
+// s and s2 added, as floats times the scales (kFloats into d) into acc,
+// the mins' sum in Y2 times theirs (Y6) into macc; then on to the next
+// block of the weights (RSI) and of Q8_K (RDI, 292 bytes).
+func kBlockEnd(t *superType, s, s2, d, acc, macc VecPhysical) {
+	c.VPADDD(s2, s, s)
+	c.VCVTDQ2PS(s, s)
+	c.VCVTDQ2PS(Y2, Y2)
+	kFloats(d, Y6)
+	c.VFMADD231PS(d, s, acc)
+	c.VFMADD231PS(Y6, Y2, macc)
+	c.ADDQ(U32(t.wb), RSI)
+	c.ADDQ(U32(292), RDI)
+	c.DECQ(RCX)
+	c.JNZ(ref("loop"))
+}
+
 // kFloats broadcasts d·y.d into dsc and dmin·y.d into msc.
 func kFloats(dsc, msc Register) {
 	c.VCVTPH2PS(mem(RSI, 0), X3)
@@ -196,19 +213,9 @@ func dotQ45_K(t *superType, w width) {
 			}
 			kChunkAVX2(t, RSI, RDI, j, Y1, Y7, hi, Y9, Y12, Y13, shuf)
 		}
-		c.VPADDD(Y13, Y12, Y12)
-		c.VCVTDQ2PS(Y12, Y12)
-		c.VCVTDQ2PS(Y2, Y2)
-		kFloats(Y5, Y6)
-		c.VFMADD231PS(Y5, Y12, Y10)
-		c.VFMADD231PS(Y6, Y2, Y11)
-		c.ADDQ(U32(t.wb), RSI)
-		c.ADDQ(U32(292), RDI)
-		c.DECQ(RCX)
-		c.JNZ(ref("loop"))
+		kBlockEnd(t, Y12, Y13, Y5, Y10, Y11)
 		c.VSUBPS(Y11, Y10, Y0)
-		hsum(Y0, X1)
-		retFloat()
+		retSum()
 		return
 	}
 	// Z20: qword shifts 0 and 4 per 256-bit half; Z21 bytes 0x0F; Z22
@@ -257,20 +264,27 @@ func dotQ45_K(t *superType, w width) {
 		c.VPSHUFB(shuf.Offset(64*j), Z1, Z9)
 		VPDPWSSD(Z9, Z7, acc)
 	}
-	c.VPADDD(Z13, Z12, Z12)
-	c.VCVTDQ2PS(Z12, Z12)
-	c.VCVTDQ2PS(Y2, Y2)
-	kFloats(Z5, Y6)
-	c.VFMADD231PS(Z5, Z12, Z16)
-	c.VFMADD231PS(Y6, Y2, Y17)
-	c.ADDQ(U32(t.wb), RSI)
-	c.ADDQ(U32(292), RDI)
-	c.DECQ(RCX)
-	c.JNZ(ref("loop"))
+	kBlockEnd(t, Z12, Z13, Z5, Z16, Y17)
 	fold512(Z16, Y1)
 	c.VSUBPS(Y17, Y16, Y0)
-	hsum(Y0, X1)
-	retFloat()
+	retSum()
+}
+
+// q6BlockAVX2 leaves in s, as floats, the scaled integer dot product of
+// the Q6_K block at row with the Q8_K block at RDI: -32·Σ scale·bsums (b
+// and t hold the partial steps) plus the two halves' products. s2 and r
+// are scratch.
+func q6BlockAVX2(row, b, t, s, s2 Register, r [8]Register, shuf Mem) {
+	c.VPMOVSXBW(mem(row, 192), b)
+	c.VPMADDWD(mem(RDI, 260), b, b)
+	c.VPSLLD(U8(5), b, t)
+	c.VPXOR(s2, s2, s2)
+	c.VPSUBD(t, s2, s)
+	for h := 0; h < 2; h++ {
+		q6HalfAVX2(row, RDI, h, r, s, s2, shuf)
+	}
+	c.VPADDD(s2, s, s)
+	c.VCVTDQ2PS(s, s)
 }
 
 // q6HalfAVX2 adds half h (128 elements) of the Q6_K super-block at base
@@ -338,16 +352,7 @@ func dotQ6_K(w width) {
 		shuf := q6Shuf()
 		label("loop")
 		// 32·Σ scale·bsums, to subtract.
-		c.VPMOVSXBW(mem(RSI, 192), Y2)
-		c.VPMADDWD(mem(RDI, 260), Y2, Y2)
-		c.VPSLLD(U8(5), Y2, Y12)
-		c.VPXOR(Y13, Y13, Y13)
-		c.VPSUBD(Y12, Y13, Y12)
-		for h := 0; h < 2; h++ {
-			q6HalfAVX2(RSI, RDI, h, [8]Register{Y1, Y3, Y4, Y5, Y8, Y6, Y7}, Y12, Y13, shuf)
-		}
-		c.VPADDD(Y13, Y12, Y12)
-		c.VCVTDQ2PS(Y12, Y12)
+		q6BlockAVX2(RSI, Y2, Y12, Y12, Y13, [8]Register{Y1, Y3, Y4, Y5, Y8, Y6, Y7}, shuf)
 		q6Scale(X3, Y3)
 		c.VFMADD231PS(Y3, Y12, Y10)
 		c.ADDQ(U32(210), RSI)
@@ -355,8 +360,7 @@ func dotQ6_K(w width) {
 		c.DECQ(RCX)
 		c.JNZ(ref("loop"))
 		c.VMOVAPS(Y10, Y0)
-		hsum(Y0, X1)
-		retFloat()
+		retSum()
 		return
 	}
 	// Z26/Z27: qword shift counts 4,2 (left) and 0,2 (right) for the two
@@ -411,6 +415,5 @@ func dotQ6_K(w width) {
 	c.JNZ(ref("loop"))
 	c.VEXTRACTF64X4(U8(1), Z16, Y1)
 	c.VADDPS(Y1, Y16, Y0)
-	hsum(Y0, X1)
-	retFloat()
+	retSum()
 }

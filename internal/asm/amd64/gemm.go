@@ -88,11 +88,16 @@ func gemmBlock(t *blockType) {
 		}
 	}
 	nextRows(t.wb)
-	c.ADDQ(U32(gemmPanelBlock), RDI)
+	gemmEnd(gemmPanelBlock, gemmStore, res)
+}
+
+// gemmEnd closes a GEMM kernel's block loop, the panel advancing panel
+// bytes a block, then stores the tile with store and returns.
+func gemmEnd(panel int, store func(Mem), res Mem) {
+	c.ADDQ(U32(panel), RDI)
 	c.DECQ(RCX)
 	c.JNZ(ref("loop"))
-
-	gemmStore(res)
+	store(res)
 	retVoid()
 }
 
@@ -118,15 +123,21 @@ func gemmStore(res Mem) {
 			}
 		}
 	}
+	gemmCopyOut(res, 16, func(src, dst Op) { c.VMOVUPS(src, dst) })
+}
+
+// gemmCopyOut copies cols results of size bytes each, packed in the frame
+// at res, to out, outStride floats apart, with move.
+func gemmCopyOut(res Mem, size int, move func(src, dst Op)) {
 	c.Load(c.Param("out"), R12)
 	c.Load(c.Param("outStride"), R13)
 	c.SHLQ(U8(2), R13)
 	c.Load(c.Param("cols"), RCX)
 	c.LEAQ(res, RAX)
 	label("store")
-	c.VMOVUPS(mem(RAX, 0), X0)
-	c.VMOVUPS(X0, mem(R12, 0))
-	c.ADDQ(U8(16), RAX)
+	move(mem(RAX, 0), X0)
+	move(X0, mem(R12, 0))
+	c.ADDQ(U8(size), RAX)
 	c.ADDQ(R13, R12)
 	c.DECQ(RCX)
 	c.JNZ(ref("store"))
@@ -286,12 +297,7 @@ func gemmSuper(t *superType) {
 		}
 	}
 	nextRows(t.wb)
-	c.ADDQ(U32(pan.bytes()), RDI)
-	c.DECQ(RCX)
-	c.JNZ(ref("loop"))
-
-	gemmStore(res)
-	retVoid()
+	gemmEnd(pan.bytes(), gemmStore, res)
 }
 
 // q6Quarter leaves in Z27 the unsigned 6-bit values of quarter q of a

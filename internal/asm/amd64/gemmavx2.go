@@ -26,16 +26,24 @@ import (
 
 func gemmAVX2Name(name string) string { return "gemm" + name + "AVX2" }
 
-// gemmBlockAVX2 emits the AVX2 GEMM kernel of Q4_0 or Q8_0.
-func gemmBlockAVX2(t *blockType) {
-	text(gemmAVX2Name(t.name), 0, gemmSig)
-	res := c.AllocLocal(32 * 4)
-	ones := table("words1", 0x0001000100010001, 0x0001000100010001, 0x0001000100010001, 0x0001000100010001)
+// gemmAVX2Begin opens the AVX2 GEMM kernel of type name with local bytes
+// of frame (res) and the table of 16-bit ones: w, p and nb in RSI, RDI and
+// RCX, the low-nibble mask in Y15, the four accumulators zeroed.
+func gemmAVX2Begin(name string, local int) (res, ones Mem) {
+	text(gemmAVX2Name(name), 0, gemmSig)
+	res = c.AllocLocal(local)
+	ones = table("words1", 0x0001000100010001, 0x0001000100010001, 0x0001000100010001, 0x0001000100010001)
 	c.Load(c.Param("w"), RSI)
 	c.Load(c.Param("p"), RDI)
 	c.Load(c.Param("nb"), RCX)
 	bcast32(0x0F0F0F0F, Y15)
 	zeroAcc(avx2, 4)
+	return res, ones
+}
+
+// gemmBlockAVX2 emits the AVX2 GEMM kernel of Q4_0 or Q8_0.
+func gemmBlockAVX2(t *blockType) {
+	res, ones := gemmAVX2Begin(t.name, 32*4)
 
 	label("loop")
 	for k := 0; k < 4; k++ {
@@ -77,11 +85,7 @@ func gemmBlockAVX2(t *blockType) {
 		c.VFMADD231PS(Y9, i, yr(k))
 	}
 	c.ADDQ(U32(t.wb), RSI)
-	c.ADDQ(U32(gemmPanelBlock), RDI)
-	c.DECQ(RCX)
-	c.JNZ(ref("loop"))
-	gemmStoreRow(res)
-	retVoid()
+	gemmEnd(gemmPanelBlock, gemmStoreRow, res)
 }
 
 // gemmStoreRow stores the 32 sums in Y0-Y3 to the frame and copies cols
@@ -90,18 +94,7 @@ func gemmStoreRow(res Mem) {
 	for k := 0; k < 4; k++ {
 		c.VMOVUPS(yr(k), res.Offset(32*k))
 	}
-	c.Load(c.Param("out"), R12)
-	c.Load(c.Param("outStride"), R13)
-	c.SHLQ(U8(2), R13)
-	c.Load(c.Param("cols"), RCX)
-	c.LEAQ(res, RAX)
-	label("store")
-	c.VMOVSS(mem(RAX, 0), X0)
-	c.VMOVSS(X0, mem(R12, 0))
-	c.ADDQ(U8(4), RAX)
-	c.ADDQ(R13, R12)
-	c.DECQ(RCX)
-	c.JNZ(ref("store"))
+	gemmCopyOut(res, 4, func(src, dst Op) { c.VMOVSS(src, dst) })
 }
 
 // gemmQ4_KAVX2: per super-block the row's factors d·sc_j and dmin·m_j go
@@ -113,15 +106,8 @@ func gemmStoreRow(res Mem) {
 func gemmQ4_KAVX2() {
 	t := superQ4_K
 	pan := kPanel{32}
-	text(gemmAVX2Name(t.name), 0, gemmSig)
-	res := c.AllocLocal(32*4 + 64)
+	res, ones := gemmAVX2Begin(t.name, 32*4+64)
 	fac := res.Offset(32 * 4)
-	ones := table("words1", 0x0001000100010001, 0x0001000100010001, 0x0001000100010001, 0x0001000100010001)
-	c.Load(c.Param("w"), RSI)
-	c.Load(c.Param("p"), RDI)
-	c.Load(c.Param("nb"), RCX)
-	bcast32(0x0F0F0F0F, Y15)
-	zeroAcc(avx2, 4)
 	m := func(name string, b byte) Mem { return table(name, uint64(b)*0x0101010101010101) }
 
 	label("loop")
@@ -170,9 +156,5 @@ func gemmQ4_KAVX2() {
 		}
 	}
 	c.ADDQ(U32(t.wb), RSI)
-	c.ADDQ(U32(pan.bytes()), RDI)
-	c.DECQ(RCX)
-	c.JNZ(ref("loop"))
-	gemmStoreRow(res)
-	retVoid()
+	gemmEnd(pan.bytes(), gemmStoreRow, res)
 }

@@ -133,11 +133,7 @@ func kvDot(e kvElem) {
 	for j := 0; j < 4; j++ {
 		c.VFMADD231PS(mem(RDI, 32*j), yr(4+j), yr(j))
 	}
-	c.ADDQ(U8(32*e.size), RSI)
-	c.ADDQ(U32(128), RDI)
-	c.SUBQ(U8(32), RCX)
-	c.CMPQ(RCX, U8(32))
-	c.JGE(ref("dot32"))
+	nextChunk(RSI, U8(32*e.size), RDI, U32(128), 32, "dot32")
 	label("dot8")
 	c.CMPQ(RCX, U8(8))
 	c.JLT(ref("reduce"))
@@ -184,11 +180,7 @@ func kvAxpy(e kvElem, rows int) {
 		for j := 0; j < 4; j++ {
 			c.VMOVUPS(yr(j), mem(RDI, 32*j))
 		}
-		c.ADDQ(U8(32*e.size), RSI)
-		c.ADDQ(U32(128), RDI)
-		c.SUBQ(U8(32), RCX)
-		c.CMPQ(RCX, U8(32))
-		c.JGE(ref("axpy32"))
+		nextChunk(RSI, U8(32*e.size), RDI, U32(128), 32, "axpy32")
 		label("axpy8")
 		c.CMPQ(RCX, U8(8))
 		c.JLT(ref("axpy1"))
@@ -233,11 +225,7 @@ func kvAxpy(e kvElem, rows int) {
 	c.VMOVUPS(Y0, mem(RDI, 0))
 	c.VMOVUPS(Y1, mem(RDI, 32))
 	c.ADDQ(U8(16*e.size), RSI)
-	c.ADDQ(U8(16*e.size), RDX)
-	c.ADDQ(U8(64), RDI)
-	c.SUBQ(U8(16), RCX)
-	c.CMPQ(RCX, U8(16))
-	c.JGE(ref("axpy16"))
+	nextChunk(RDX, U8(16*e.size), RDI, U8(64), 16, "axpy16")
 	label("axpy8")
 	c.CMPQ(RCX, U8(8))
 	c.JLT(ref("axpy1"))
@@ -314,6 +302,28 @@ func reduceAcc16() {
 	step(sp, 0x88, 0xdd, Z0, Z2)
 }
 
+// nextQueryCols steps the scores kernels' query (R9) past lanes floats,
+// counting them off RCX, and loops to loop while columns remain.
+func nextQueryCols(lanes int, loop string) {
+	c.ADDQ(U8(4*lanes), R9)
+	c.SUBQ(U8(lanes), RCX)
+	c.JNZ(ref(loop))
+}
+
+// kvText opens the kind kernel of e: its arguments are lead, then with
+// four heads the stride between them, then rest (its %s e's Go type), or
+// restI8 for the int8 cache, whose rows carry scales.
+func kvText(kind string, e kvElem, w width, heads int, lead, rest, restI8 string) {
+	args := fmt.Sprintf(rest, e.goType)
+	if e.size == 1 {
+		args = restI8
+	}
+	if heads == 4 {
+		lead += ", stride int"
+	}
+	text(kvName(kind, e, w, heads), NOSPLIT, "func("+lead+", "+args+")")
+}
+
 // kvScores emits scores<E>[x4]<W>: dst[i] = Σ_j k[i·d+j]·q[j] (times
 // scales[i] for int8) for rows rows of d elements, d a positive multiple
 // of the width's lanes; or, with heads 4, the same for four queries d
@@ -327,14 +337,7 @@ func reduceAcc16() {
 // the same order, so a row's score depends neither on its neighbours nor
 // on the other queries.
 func kvScores(e kvElem, w width, heads int) {
-	sig := fmt.Sprintf("func(dst *float32, k *%s, q *float32, rows, d int)", e.goType)
-	if e.size == 1 {
-		sig = "func(dst *float32, k *int8, scales, q *float32, rows, d int)"
-	}
-	if heads == 4 {
-		sig = "func(dst *float32, stride int, " + sig[len("func(dst *float32, "):]
-	}
-	text(kvName("scores", e, w, heads), NOSPLIT, sig)
+	kvText("scores", e, w, heads, "dst *float32", "k *%s, q *float32, rows, d int", "k *int8, scales, q *float32, rows, d int")
 	// The width's accumulators: 8 Y or 16 Z registers.
 	lanes, nacc := w.lanes(), 8
 	if w.wide() {
@@ -399,35 +402,15 @@ func kvScores(e kvElem, w width, heads int) {
 		for _, b := range bases {
 			c.ADDQ(U8(step), b)
 		}
-		c.ADDQ(U8(4*lanes), R9)
-		c.SUBQ(U8(lanes), RCX)
-		c.JNZ(ref("cols"))
-		if w.wide() {
-			reduceAcc16()
-			if e.size == 1 {
-				c.VMULPS(mem(scales, 0), Z0, Z0)
-				c.ADDQ(U8(64), scales)
+		nextQueryCols(lanes, "cols")
+		var scale func(v Register, n int)
+		if e.size == 1 {
+			scale = func(v Register, n int) {
+				c.VMULPS(mem(scales, 0), v, v)
+				c.ADDQ(U8(n), scales)
 			}
-			c.VMOVUPS(Z0, mem(R10, 0))
-			c.ADDQ(U8(64), R10)
-			c.LEAQ(memx(R14, 0, RDX, 1), RSI)
-		} else {
-			reduceAcc8()
-			if e.size == 1 {
-				c.VMULPS(mem(scales, 0), Y1, Y1)
-				c.ADDQ(U8(32), scales)
-			}
-			c.VMOVUPS(Y1, mem(R10, 0))
-			c.ADDQ(U8(32), R10)
-			c.LEAQ(memx(R13, 0, RBX, 8), RSI)
 		}
-		c.SUBQ(U8(nacc), R11)
-		c.JMP(ref("block"))
-
-		label("tail")
-		c.TESTQ(R11, R11)
-		c.JEQ(ref("done"))
-		c.MOVQ(RDI, R9)
+		storeBlock1(w, nacc, scale)
 		c.MOVQ(R12, RCX)
 		zero(w.vec(0))
 		label("col1")
@@ -438,38 +421,20 @@ func kvScores(e kvElem, w width, heads int) {
 		e.load1(mem(RSI, 0), kt)
 		c.VFMADD231PS(mem(R9, 0), kt, w.vec(0))
 		c.ADDQ(U8(step), RSI)
-		c.ADDQ(U8(4*lanes), R9)
-		c.SUBQ(U8(lanes), RCX)
-		c.JNZ(ref("col1"))
-		if w.wide() {
-			fold512(Z0, Y1)
-			hsum(Y0, X1)
-		} else {
-			c.VHADDPS(Y0, Y0, Y0)
-			c.VHADDPS(Y0, Y0, Y0)
-			c.VEXTRACTF128(U8(1), Y0, X1)
-			c.VADDSS(X1, X0, X0)
-		}
+		nextQueryCols(lanes, "col1")
+		sum1(w)
 		if e.size == 1 {
 			c.VMULSS(mem(scales, 0), X0, X0)
 			c.ADDQ(U8(4), scales)
 		}
-		c.VMOVSS(X0, mem(R10, 0))
-		c.ADDQ(U8(4), R10)
-		c.DECQ(R11)
-		c.JMP(ref("tail"))
-		label("done")
-		retVoid()
+		storeSum1()
 		return
 	}
 
 	// Four queries: AX the dst stride in bytes, DX the query stride (4·d)
 	// and R13 three of them; R14 (AVX-512) three key rows.
 	rows := nacc / 4
-	c.SHLQ(U8(2), RAX)
-	c.MOVQ(R12, RDX)
-	c.SHLQ(U8(2), RDX)
-	c.LEAQ(memx(RDX, 0, RDX, 2), R13)
+	queryStrides()
 	if w.wide() {
 		c.LEAQ(memx(RBX, 0, RBX, 2), R14)
 	}
@@ -505,9 +470,7 @@ func kvScores(e kvElem, w width, heads int) {
 		}
 	}
 	c.ADDQ(U8(step), RSI)
-	c.ADDQ(U8(4*lanes), R9)
-	c.SUBQ(U8(lanes), RCX)
-	c.JNZ(ref("cols"))
+	nextQueryCols(lanes, "cols")
 	if w.wide() {
 		reduceAcc16()
 		if e.size == 1 {
@@ -515,13 +478,7 @@ func kvScores(e kvElem, w width, heads int) {
 			c.VMULPS(Z31, Z0, Z0)
 			c.ADDQ(U8(16), scales)
 		}
-		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		for h, m := range []Mem{mem(R10, 0), memx(R10, 0, RAX, 1), memx(R10, 0, RAX, 2), memx(R10, 0, RCX, 1)} {
-			c.VEXTRACTF32X4(U8(h), Z0, m)
-		}
-		c.ADDQ(U8(16), R10)
-		c.ADDQ(R14, RSI)
-		c.SUBQ(U8(4), R11)
+		storeBlock4Rows()
 	} else {
 		reduceAcc8()
 		if e.size == 1 {
@@ -529,22 +486,11 @@ func kvScores(e kvElem, w width, heads int) {
 			c.VMULPS(Y3, Y1, Y1)
 			c.ADDQ(U8(8), scales)
 		}
-		c.VEXTRACTF128(U8(1), Y1, X2)
-		c.VMOVLPS(X1, mem(R10, 0))
-		c.VMOVHPS(X1, memx(R10, 0, RAX, 1))
-		c.VMOVLPS(X2, memx(R10, 0, RAX, 2))
-		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		c.VMOVHPS(X2, memx(R10, 0, RCX, 1))
-		c.ADDQ(U8(8), R10)
-		c.ADDQ(RBX, RSI)
-		c.SUBQ(U8(2), R11)
+		storeBlock2Rows()
 	}
 	c.JMP(ref("block"))
 
-	label("single")
-	c.TESTQ(R11, R11)
-	c.JEQ(ref("done"))
-	c.MOVQ(RDI, R9)
+	singleStart()
 	c.MOVQ(R12, RCX)
 	for h := 0; h < 4; h++ {
 		zero(w.vec(2 * h))
@@ -556,14 +502,9 @@ func kvScores(e kvElem, w width, heads int) {
 		c.VFMADD231PS(qm(h), kt, w.vec(2*h))
 	}
 	c.ADDQ(U8(step), RSI)
-	c.ADDQ(U8(4*lanes), R9)
-	c.SUBQ(U8(lanes), RCX)
-	c.JNZ(ref("col1"))
+	nextQueryCols(lanes, "col1")
 	if w.wide() {
-		for h := 0; h < 4; h++ {
-			fold512(zr(2*h), yr(2*h+1))
-			hsum(yr(2*h), xs[2*h+1])
-		}
+		sums4Wide()
 		if e.size == 1 {
 			c.VMOVSS(mem(scales, 0), X9)
 			for h := 0; h < 4; h++ {
@@ -571,29 +512,14 @@ func kvScores(e kvElem, w width, heads int) {
 			}
 			c.ADDQ(U8(4), scales)
 		}
-		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		c.VMOVSS(X0, mem(R10, 0))
-		c.VMOVSS(X2, memx(R10, 0, RAX, 1))
-		c.VMOVSS(X4, memx(R10, 0, RAX, 2))
-		c.VMOVSS(X6, memx(R10, 0, RCX, 1))
-		c.ADDQ(U8(4), R10)
-		c.DECQ(R11)
-		c.JMP(ref("single"))
+		storeSums4Wide()
 	} else {
-		c.VHADDPS(Y2, Y0, Y0)
-		c.VHADDPS(Y6, Y4, Y4)
-		c.VHADDPS(Y4, Y0, Y0)
-		c.VEXTRACTF128(U8(1), Y0, X1)
-		c.VADDPS(X1, X0, X0)
+		sums4Narrow()
 		if e.size == 1 {
 			c.VBROADCASTSS(mem(scales, 0), X3)
 			c.VMULPS(X3, X0, X0)
 		}
-		c.VMOVSS(X0, mem(R10, 0))
-		c.VEXTRACTPS(U8(1), X0, memx(R10, 0, RAX, 1))
-		c.VEXTRACTPS(U8(2), X0, memx(R10, 0, RAX, 2))
-		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		c.VEXTRACTPS(U8(3), X0, memx(R10, 0, RCX, 1))
+		storeSums4Lanes()
 	}
 	label("done")
 	retVoid()
@@ -615,14 +541,7 @@ func kvScores(e kvElem, w width, heads int) {
 // a row whose weight is zero for some heads goes alone and leaves those
 // untouched (VBLENDVPS).
 func kvValues(e kvElem, w width, heads int) {
-	sig := fmt.Sprintf("func(o, w *float32, v *%s, rows, d int)", e.goType)
-	if e.size == 1 {
-		sig = "func(o, w *float32, v *int8, scales *float32, rows, d int)"
-	}
-	if heads == 4 {
-		sig = "func(o, w *float32, stride int, " + sig[len("func(o, w *float32, "):]
-	}
-	text(kvName("values", e, w, heads), NOSPLIT, sig)
+	kvText("values", e, w, heads, "o, w *float32", "v *%s, rows, d int", "v *int8, scales *float32, rows, d int")
 	if heads == 4 && !w.wide() {
 		kvValuesX4AVX2(e)
 		return
@@ -648,12 +567,7 @@ func kvValues(e kvElem, w width, heads int) {
 			// (R9)(R12*1) is the scale of the row whose weight is at R9.
 			c.SUBQ(R10, R12)
 		}
-		c.SHLQ(U8(2), RAX)
-		c.LEAQ(memx(RAX, 0, RAX, 2), R8)
-		c.MOVQ(RDX, R14)
-		c.SHLQ(U8(2), R14)
-		c.LEAQ(memx(R10, 0, R11, 4), R11) // the end of w
-		c.VPXORD(Z31, Z31, Z31)
+		valuesX4Strides()
 		c.TESTQ(RDX, RDX)
 		c.JEQ(ref("done"))
 		c.CMPQ(R10, R11)
@@ -757,17 +671,9 @@ func kvValues(e kvElem, w width, heads int) {
 					c.VFMADD231PS(zr(16+h), zr(20+i), ks[h], acc(h, i))
 				}
 			}
-			label(skip)
-			c.ADDQ(RBX, R13)
-			c.CMPQ(R9, R11)
-			c.JNE(ref(rowLbl))
-			c.LEAQ(memx(R14, 0, R14, 2), RCX)
+			valuesX4RowEnd(skip, rowLbl)
 		}
-		for h := 0; h < heads; h++ {
-			for i := 0; i < nacc; i++ {
-				c.VMOVUPS(acc(h, i), out(h, i))
-			}
-		}
+		storeAccs(heads, nacc, acc, out)
 		c.ADDQ(U32(4*n), RDI)
 		c.ADDQ(U32(n*e.size), RSI)
 		c.SUBQ(U8(n), RDX)
@@ -905,11 +811,7 @@ func kvValuesX4AVX2(e kvElem) {
 	for h, m := range outs(R9) {
 		c.VMOVUPS(dsts[h], m)
 	}
-	c.ADDQ(U8(step), RSI)
-	c.ADDQ(U8(32), R9)
-	c.CMPQ(R9, R12)
-	c.JNE(ref("full"))
-	c.JMP(ref("pair"))
+	nextOuts(step, "full")
 
 	label("partial")
 	c.TESTL(R9L, R9L)
@@ -927,16 +829,23 @@ func kvValuesX4AVX2(e kvElem) {
 		c.VBLENDVPS(yr(h), Y10, Y9, Y9)
 		c.VMOVUPS(Y9, m)
 	}
-	c.ADDQ(U8(step), RSI)
-	c.ADDQ(U8(32), R9)
-	c.CMPQ(R9, R12)
-	c.JNE(ref("blend"))
-	c.JMP(ref("pair"))
+	nextOuts(step, "blend")
 	label("skip")
 	c.ADDQ(RBX, RSI)
 	c.JMP(ref("pair"))
 	label("done")
 	retVoid()
+}
+
+// nextOuts steps the AVX2 four-head values kernel to the next 8 columns
+// (step bytes of the value row at RSI, 32 of each output at R9, R12 the
+// end), looping to loop and then on to the next pair of rows.
+func nextOuts(step int, loop string) {
+	c.ADDQ(U8(step), RSI)
+	c.ADDQ(U8(32), R9)
+	c.CMPQ(R9, R12)
+	c.JNE(ref(loop))
+	c.JMP(ref("pair"))
 }
 
 // expConsts is the table of the float64 exponential, four copies of each
@@ -1079,32 +988,24 @@ func kvSoftmax(w width) {
 	if w.wide() {
 		c.VBROADCASTSS(param("scale"), Z16)
 		c.VBROADCASTSS(ninf, Z17)
-		label("zmax")
-		c.CMPQ(RDX, U8(16))
-		c.JLT(ref("zmaxdone"))
-		c.VMULPS(mem(RDI, 0), Z16, Z18)
-		c.VMOVUPS(Z18, mem(RDI, 0))
-		c.VMAXPS(Z18, Z17, Z17)
-		c.ADDQ(U8(64), RDI)
-		c.SUBQ(U8(16), RDX)
-		c.JMP(ref("zmax"))
+		chunkLoop("zmax", "zmaxdone", 16, func() {
+			c.VMULPS(mem(RDI, 0), Z16, Z18)
+			c.VMOVUPS(Z18, mem(RDI, 0))
+			c.VMAXPS(Z18, Z17, Z17)
+		})
 		label("zmaxdone")
 		c.VEXTRACTF64X4(U8(1), Z17, Y18)
 		c.VMAXPS(Y18, Y17, Y17)
 		c.VMAXPS(Y17, Y0, Y0)
 	}
-	label("max16")
-	c.CMPQ(RDX, U8(16))
-	c.JLT(ref("max8"))
-	c.VMULPS(mem(RDI, 0), Y15, Y2)
-	c.VMULPS(mem(RDI, 32), Y15, Y3)
-	c.VMOVUPS(Y2, mem(RDI, 0))
-	c.VMOVUPS(Y3, mem(RDI, 32))
-	c.VMAXPS(Y2, Y0, Y0)
-	c.VMAXPS(Y3, Y1, Y1)
-	c.ADDQ(U8(64), RDI)
-	c.SUBQ(U8(16), RDX)
-	c.JMP(ref("max16"))
+	chunkLoop("max16", "max8", 16, func() {
+		c.VMULPS(mem(RDI, 0), Y15, Y2)
+		c.VMULPS(mem(RDI, 32), Y15, Y3)
+		c.VMOVUPS(Y2, mem(RDI, 0))
+		c.VMOVUPS(Y3, mem(RDI, 32))
+		c.VMAXPS(Y2, Y0, Y0)
+		c.VMAXPS(Y3, Y1, Y1)
+	})
 	label("max8")
 	c.CMPQ(RDX, U8(8))
 	c.JLT(ref("maxreduce"))
@@ -1121,15 +1022,11 @@ func kvSoftmax(w width) {
 	c.VMAXPS(X1, X0, X0)
 	c.VMOVSHDUP(X0, X1)
 	c.VMAXSS(X1, X0, X0)
-	label("max1")
-	c.TESTQ(RDX, RDX)
-	c.JEQ(ref("exp"))
-	c.VMULSS(mem(RDI, 0), X15, X2)
-	c.VMOVSS(X2, mem(RDI, 0))
-	c.VMAXSS(X2, X0, X0)
-	c.ADDQ(U8(4), RDI)
-	c.DECQ(RDX)
-	c.JMP(ref("max1"))
+	chunkLoop("max1", "exp", 1, func() {
+		c.VMULSS(mem(RDI, 0), X15, X2)
+		c.VMOVSS(X2, mem(RDI, 0))
+		c.VMAXSS(X2, X0, X0)
+	})
 
 	label("exp")
 	k := expConsts()
@@ -1144,103 +1041,87 @@ func kvSoftmax(w width) {
 		c.VBROADCASTSD(k.Offset(expClamp), Z16)
 		c.VPXORQ(Z30, Z30, Z30)
 		c.VPXORQ(Z31, Z31, Z31)
-		label("zexp")
-		c.CMPQ(RDX, U8(32))
-		c.JLT(ref("zexpdone"))
-		xz := zs[18:22]
-		for i, z := range xz {
-			c.VMOVUPS(mem(RDI, 32*i), asY(z))
-		}
-		for _, z := range xz {
-			c.VSUBPS(Y17, asY(z), asY(z))
-		}
-		for _, z := range xz {
-			c.VCVTPS2PD(asY(z), z)
-		}
-		pz := zs[26:30]
-		expPD(regs(xz), regs(zs[22:26]), regs(pz), Z16, true)
-		for _, z := range pz {
-			c.VCVTPD2PS(z, asY(z))
-		}
-		for i, z := range pz {
-			c.VMOVUPS(asY(z), mem(RDI, 32*i))
-		}
-		for _, z := range pz {
-			c.VCVTPS2PD(asY(z), z)
-		}
-		for i, z := range pz {
-			acc := []Register{Z30, Z31}[i%2]
-			c.VADDPD(z, acc, acc)
-		}
-		c.ADDQ(U8(128), RDI)
-		c.SUBQ(U8(32), RDX)
-		c.JMP(ref("zexp"))
+		chunkLoop("zexp", "zexpdone", 32, func() {
+			xz := zs[18:22]
+			for i, z := range xz {
+				c.VMOVUPS(mem(RDI, 32*i), asY(z))
+			}
+			for _, z := range xz {
+				c.VSUBPS(Y17, asY(z), asY(z))
+			}
+			for _, z := range xz {
+				c.VCVTPS2PD(asY(z), z)
+			}
+			pz := zs[26:30]
+			expPD(regs(xz), regs(zs[22:26]), regs(pz), Z16, true)
+			for _, z := range pz {
+				c.VCVTPD2PS(z, asY(z))
+			}
+			for i, z := range pz {
+				c.VMOVUPS(asY(z), mem(RDI, 32*i))
+			}
+			for _, z := range pz {
+				c.VCVTPS2PD(asY(z), z)
+			}
+			for i, z := range pz {
+				acc := []Register{Z30, Z31}[i%2]
+				c.VADDPD(z, acc, acc)
+			}
+		})
 		label("zexpdone")
 		c.VADDPD(Z31, Z30, Z30)
 		c.VEXTRACTF64X4(U8(1), Z30, Y31)
 		c.VADDPD(Y31, Y30, Y12)
 	}
-	label("exp16")
-	c.CMPQ(RDX, U8(16))
-	c.JLT(ref("exp4"))
-	for i := 0; i < 4; i++ {
-		c.VMOVUPS(mem(RDI, 16*i), xs[i])
-	}
-	for i := 0; i < 4; i++ {
-		c.VSUBPS(X14, xs[i], xs[i])
-	}
-	for i := 0; i < 4; i++ {
-		c.VCVTPS2PD(xs[i], ys[i])
-	}
-	expPD(regs(ys[0:4]), regs(ys[4:8]), regs(ys[8:12]), Y13, false)
-	for i := 8; i < 12; i++ {
-		c.VCVTPD2PSY(ys[i], xs[i])
-	}
-	for i := 8; i < 12; i++ {
-		c.VMOVUPS(xs[i], mem(RDI, 16*(i-8)))
-	}
-	for i := 8; i < 12; i++ {
-		c.VCVTPS2PD(xs[i], ys[i])
-	}
-	for i := 8; i < 12; i++ {
-		acc := []Register{Y12, Y15}[i%2]
-		c.VADDPD(ys[i], acc, acc)
-	}
-	c.ADDQ(U8(64), RDI)
-	c.SUBQ(U8(16), RDX)
-	c.JMP(ref("exp16"))
+	chunkLoop("exp16", "exp4", 16, func() {
+		for i := 0; i < 4; i++ {
+			c.VMOVUPS(mem(RDI, 16*i), xs[i])
+		}
+		for i := 0; i < 4; i++ {
+			c.VSUBPS(X14, xs[i], xs[i])
+		}
+		for i := 0; i < 4; i++ {
+			c.VCVTPS2PD(xs[i], ys[i])
+		}
+		expPD(regs(ys[0:4]), regs(ys[4:8]), regs(ys[8:12]), Y13, false)
+		for i := 8; i < 12; i++ {
+			c.VCVTPD2PSY(ys[i], xs[i])
+		}
+		for i := 8; i < 12; i++ {
+			c.VMOVUPS(xs[i], mem(RDI, 16*(i-8)))
+		}
+		for i := 8; i < 12; i++ {
+			c.VCVTPS2PD(xs[i], ys[i])
+		}
+		for i := 8; i < 12; i++ {
+			acc := []Register{Y12, Y15}[i%2]
+			c.VADDPD(ys[i], acc, acc)
+		}
+	})
 
 	label("exp4")
 	c.VADDPD(Y15, Y12, Y12)
 	c.VXORPD(X15, X15, X15)
-	label("exp4loop")
-	c.CMPQ(RDX, U8(4))
-	c.JLT(ref("exp1"))
-	c.VMOVUPS(mem(RDI, 0), X0)
-	c.VSUBPS(X14, X0, X0)
-	c.VCVTPS2PD(X0, Y0)
-	expPD([]Register{Y0}, []Register{Y4}, []Register{Y8}, Y13, false)
-	c.VCVTPD2PSY(Y8, X8)
-	c.VMOVUPS(X8, mem(RDI, 0))
-	c.VCVTPS2PD(X8, Y8)
-	c.VADDPD(Y8, Y12, Y12)
-	c.ADDQ(U8(16), RDI)
-	c.SUBQ(U8(4), RDX)
-	c.JMP(ref("exp4loop"))
-	label("exp1")
-	c.TESTQ(RDX, RDX)
-	c.JEQ(ref("sum"))
-	c.VMOVSS(mem(RDI, 0), X0)
-	c.VSUBSS(X14, X0, X0)
-	c.VCVTSS2SD(X0, X0, X0)
-	expPD([]Register{Y0}, []Register{Y4}, []Register{Y8}, Y13, false)
-	c.VCVTSD2SS(X8, X8, X8)
-	c.VMOVSS(X8, mem(RDI, 0))
-	c.VCVTSS2SD(X8, X8, X8)
-	c.VADDSD(X8, X15, X15)
-	c.ADDQ(U8(4), RDI)
-	c.DECQ(RDX)
-	c.JMP(ref("exp1"))
+	chunkLoop("exp4loop", "exp1", 4, func() {
+		c.VMOVUPS(mem(RDI, 0), X0)
+		c.VSUBPS(X14, X0, X0)
+		c.VCVTPS2PD(X0, Y0)
+		expPD([]Register{Y0}, []Register{Y4}, []Register{Y8}, Y13, false)
+		c.VCVTPD2PSY(Y8, X8)
+		c.VMOVUPS(X8, mem(RDI, 0))
+		c.VCVTPS2PD(X8, Y8)
+		c.VADDPD(Y8, Y12, Y12)
+	})
+	chunkLoop("exp1", "sum", 1, func() {
+		c.VMOVSS(mem(RDI, 0), X0)
+		c.VSUBSS(X14, X0, X0)
+		c.VCVTSS2SD(X0, X0, X0)
+		expPD([]Register{Y0}, []Register{Y4}, []Register{Y8}, Y13, false)
+		c.VCVTSD2SS(X8, X8, X8)
+		c.VMOVSS(X8, mem(RDI, 0))
+		c.VCVTSS2SD(X8, X8, X8)
+		c.VADDSD(X8, X15, X15)
+	})
 
 	label("sum")
 	c.VEXTRACTF128(U8(1), Y12, X9)
@@ -1268,18 +1149,7 @@ func kvSoftmax(w width) {
 			if !round {
 				name, next = "znorm", "norm8"
 			}
-			label(name)
-			c.CMPQ(RDX, U8(16))
-			c.JLT(ref(next))
-			c.VMULPS(mem(RDI, 0), Z16, Z18)
-			if round {
-				c.VCVTPS2PH(U8(0), Z18, Y18)
-				c.VCVTPH2PS(Y18, Z18)
-			}
-			c.VMOVUPS(Z18, mem(RDI, 0))
-			c.ADDQ(U8(64), RDI)
-			c.SUBQ(U8(16), RDX)
-			c.JMP(ref(name))
+			scaleLoop(name, next, 16, Z16, Z18, Y18, round)
 		}
 	}
 	for _, round := range []bool{true, false} {
@@ -1287,33 +1157,55 @@ func kvSoftmax(w width) {
 		if !round {
 			n8, n1 = "norm8", "norm1"
 		}
-		label(n8)
-		c.CMPQ(RDX, U8(8))
-		c.JLT(ref(n1))
-		c.VMULPS(mem(RDI, 0), Y15, Y0)
-		if round {
-			c.VCVTPS2PH(U8(0), Y0, X0)
-			c.VCVTPH2PS(X0, Y0)
-		}
-		c.VMOVUPS(Y0, mem(RDI, 0))
-		c.ADDQ(U8(32), RDI)
-		c.SUBQ(U8(8), RDX)
-		c.JMP(ref(n8))
-		label(n1)
-		c.TESTQ(RDX, RDX)
-		c.JEQ(ref("done"))
-		c.VMULSS(mem(RDI, 0), X15, X0)
-		if round {
-			c.VCVTPS2PH(U8(0), X0, X0)
-			c.VCVTPH2PS(X0, X0)
-		}
-		c.VMOVSS(X0, mem(RDI, 0))
-		c.ADDQ(U8(4), RDI)
-		c.DECQ(RDX)
-		c.JMP(ref(n1))
+		scaleLoop(n8, n1, 8, Y15, Y0, X0, round)
+		scaleLoop(n1, "done", 1, X15, X0, X0, round)
 	}
 	label("done")
 	retVoid()
+}
+
+// scaleLoop emits the loop name of the softmax's last pass: n floats at a
+// time at RDI (RDX of them left; fewer than n go on at next) times f, in
+// v, rounded through F16 (in h, v's half) when round.
+func scaleLoop(name, next string, n int, f, v, h Register, round bool) {
+	chunkLoop(name, next, n, func() {
+		if n == 1 {
+			c.VMULSS(mem(RDI, 0), f, v)
+		} else {
+			c.VMULPS(mem(RDI, 0), f, v)
+		}
+		if round {
+			c.VCVTPS2PH(U8(0), v, h)
+			c.VCVTPH2PS(h, v)
+		}
+		if n == 1 {
+			c.VMOVSS(v, mem(RDI, 0))
+		} else {
+			c.VMOVUPS(v, mem(RDI, 0))
+		}
+	})
+}
+
+// chunkLoop emits the loop name over the floats at RDI, RDX of them left:
+// body takes n of them a pass, and fewer than n go on at next.
+func chunkLoop(name, next string, n int, body func()) {
+	label(name)
+	if n == 1 {
+		c.TESTQ(RDX, RDX)
+		c.JEQ(ref(next))
+	} else {
+		c.CMPQ(RDX, U8(n))
+		c.JLT(ref(next))
+	}
+	body()
+	if n == 1 {
+		c.ADDQ(U8(4), RDI)
+		c.DECQ(RDX)
+	} else {
+		c.ADDQ(U8(4*n), RDI)
+		c.SUBQ(U8(n), RDX)
+	}
+	c.JMP(ref(name))
 }
 
 // regs converts vector registers to Registers.

@@ -223,24 +223,7 @@ func kvQ4Scores(w width, heads int) {
 		c.ADDQ(U32(128), R9)
 		c.DECQ(RCX)
 		c.JNZ(ref("cols"))
-		if w.wide() {
-			reduceAcc16()
-			c.VMOVUPS(Z0, mem(R10, 0))
-			c.ADDQ(U8(64), R10)
-			c.LEAQ(memx(R14, 0, RDX, 1), RSI)
-		} else {
-			reduceAcc8()
-			c.VMOVUPS(Y1, mem(R10, 0))
-			c.ADDQ(U8(32), R10)
-			c.LEAQ(memx(R13, 0, RBX, 8), RSI)
-		}
-		c.SUBQ(U8(nacc), R11)
-		c.JMP(ref("block"))
-
-		label("tail")
-		c.TESTQ(R11, R11)
-		c.JEQ(ref("done"))
-		c.MOVQ(RDI, R9)
+		storeBlock1(w, nacc, nil)
 		blocks()
 		zero(w.vec(0))
 		label("col1")
@@ -257,21 +240,8 @@ func kvQ4Scores(w width, heads int) {
 		c.ADDQ(U32(128), R9)
 		c.DECQ(RCX)
 		c.JNZ(ref("col1"))
-		if w.wide() {
-			fold512(Z0, Y1)
-			hsum(Y0, X1)
-		} else {
-			c.VHADDPS(Y0, Y0, Y0)
-			c.VHADDPS(Y0, Y0, Y0)
-			c.VEXTRACTF128(U8(1), Y0, X1)
-			c.VADDSS(X1, X0, X0)
-		}
-		c.VMOVSS(X0, mem(R10, 0))
-		c.ADDQ(U8(4), R10)
-		c.DECQ(R11)
-		c.JMP(ref("tail"))
-		label("done")
-		retVoid()
+		sum1(w)
+		storeSum1()
 		return
 	}
 
@@ -279,10 +249,7 @@ func kvQ4Scores(w width, heads int) {
 	// and R13 three of them; R14 three key rows. Accumulator of head h
 	// and row j: vec(rows·h+j).
 	rows := nacc / 4
-	c.SHLQ(U8(2), RAX)
-	c.MOVQ(R12, RDX)
-	c.SHLQ(U8(2), RDX)
-	c.LEAQ(memx(RDX, 0, RDX, 2), R13)
+	queryStrides()
 	c.LEAQ(memx(RBX, 0, RBX, 2), R14)
 	qbase := func(h int) (Register, Register) {
 		return R9, []Register{nil, RDX, nil, R13}[h]
@@ -342,31 +309,14 @@ func kvQ4Scores(w width, heads int) {
 	// RSI is at the end of the group's first row.
 	if w.wide() {
 		reduceAcc16()
-		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		for h, m := range []Mem{mem(R10, 0), memx(R10, 0, RAX, 1), memx(R10, 0, RAX, 2), memx(R10, 0, RCX, 1)} {
-			c.VEXTRACTF32X4(U8(h), Z0, m)
-		}
-		c.ADDQ(U8(16), R10)
-		c.ADDQ(R14, RSI)
-		c.SUBQ(U8(4), R11)
+		storeBlock4Rows()
 	} else {
 		reduceAcc8()
-		c.VEXTRACTF128(U8(1), Y1, X2)
-		c.VMOVLPS(X1, mem(R10, 0))
-		c.VMOVHPS(X1, memx(R10, 0, RAX, 1))
-		c.VMOVLPS(X2, memx(R10, 0, RAX, 2))
-		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		c.VMOVHPS(X2, memx(R10, 0, RCX, 1))
-		c.ADDQ(U8(8), R10)
-		c.ADDQ(RBX, RSI)
-		c.SUBQ(U8(2), R11)
+		storeBlock2Rows()
 	}
 	c.JMP(ref("block"))
 
-	label("single")
-	c.TESTQ(R11, R11)
-	c.JEQ(ref("done"))
-	c.MOVQ(RDI, R9)
+	singleStart()
 	blocks()
 	for h := 0; h < 4; h++ {
 		zero(w.vec(2 * h))
@@ -390,29 +340,11 @@ func kvQ4Scores(w width, heads int) {
 	c.DECQ(RCX)
 	c.JNZ(ref("col1"))
 	if w.wide() {
-		for h := 0; h < 4; h++ {
-			fold512(zr(2*h), yr(2*h+1))
-			hsum(yr(2*h), xs[2*h+1])
-		}
-		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		c.VMOVSS(X0, mem(R10, 0))
-		c.VMOVSS(X2, memx(R10, 0, RAX, 1))
-		c.VMOVSS(X4, memx(R10, 0, RAX, 2))
-		c.VMOVSS(X6, memx(R10, 0, RCX, 1))
-		c.ADDQ(U8(4), R10)
-		c.DECQ(R11)
-		c.JMP(ref("single"))
+		sums4Wide()
+		storeSums4Wide()
 	} else {
-		c.VHADDPS(Y2, Y0, Y0)
-		c.VHADDPS(Y6, Y4, Y4)
-		c.VHADDPS(Y4, Y0, Y0)
-		c.VEXTRACTF128(U8(1), Y0, X1)
-		c.VADDPS(X1, X0, X0)
-		c.VMOVSS(X0, mem(R10, 0))
-		c.VEXTRACTPS(U8(1), X0, memx(R10, 0, RAX, 1))
-		c.VEXTRACTPS(U8(2), X0, memx(R10, 0, RAX, 2))
-		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		c.VEXTRACTPS(U8(3), X0, memx(R10, 0, RCX, 1))
+		sums4Narrow()
+		storeSums4Lanes()
 	}
 	label("done")
 	retVoid()
@@ -458,12 +390,7 @@ func kvQ4Values(w width, heads int) {
 	}
 	k.load()
 	if heads == 4 {
-		c.SHLQ(U8(2), RAX)
-		c.LEAQ(memx(RAX, 0, RAX, 2), R8)
-		c.MOVQ(RDX, R14)
-		c.SHLQ(U8(2), R14)
-		c.LEAQ(memx(R10, 0, R11, 4), R11) // the end of w
-		c.VPXORD(Z31, Z31, Z31)
+		valuesX4Strides()
 		c.CMPQ(R10, R11)
 		c.JEQ(ref("done"))
 	}
@@ -563,17 +490,9 @@ func kvQ4Values(w width, heads int) {
 					}
 				}
 			}
-			label(skip)
-			c.ADDQ(RBX, R13)
-			c.CMPQ(R9, R11)
-			c.JNE(ref(rowLbl))
-			c.LEAQ(memx(R14, 0, R14, 2), RCX)
+			valuesX4RowEnd(skip, rowLbl)
 		}
-		for h := 0; h < heads; h++ {
-			for i := 0; i < nacc; i++ {
-				c.VMOVUPS(acc(h, i), out(h, i))
-			}
-		}
+		storeAccs(heads, nacc, acc, out)
 		c.ADDQ(U32(4*n), RDI)
 		c.ADDQ(U8(18*nb), RSI)
 		c.SUBQ(U8(n), RDX)
@@ -586,4 +505,187 @@ func kvQ4Values(w width, heads int) {
 	}
 	label("done")
 	retVoid()
+}
+
+// The scores kernels of every cache type (kv.go, and Q4 here) share their
+// reductions and stores: dst at R10, AX its stride in bytes between
+// queries, R11 the rows left.
+
+// queryStrides turns AX into the dst stride in bytes, DX into the query
+// stride (4·d, d in R12) and R13 into three of those.
+func queryStrides() {
+	c.SHLQ(U8(2), RAX)
+	c.MOVQ(R12, RDX)
+	c.SHLQ(U8(2), RDX)
+	c.LEAQ(memx(RDX, 0, RDX, 2), R13)
+}
+
+// sum1 leaves the sum of the one-query accumulator (Z0 or Y0) in X0.
+func sum1(w width) {
+	if w.wide() {
+		fold512(Z0, Y1)
+		hsum(Y0, X1)
+	} else {
+		c.VHADDPS(Y0, Y0, Y0)
+		c.VHADDPS(Y0, Y0, Y0)
+		c.VEXTRACTF128(U8(1), Y0, X1)
+		c.VADDSS(X1, X0, X0)
+	}
+}
+
+// storeSum1 stores X0 as one row's score and loops to "tail"; "done"
+// returns.
+func storeSum1() {
+	c.VMOVSS(X0, mem(R10, 0))
+	nextScoreRow("tail")
+	label("done")
+	retVoid()
+}
+
+// nextScoreRow steps dst (R10) past one row's score, counts the row off
+// R11 and loops to loop.
+func nextScoreRow(loop string) {
+	c.ADDQ(U8(4), R10)
+	c.DECQ(R11)
+	c.JMP(ref(loop))
+}
+
+// sums4Wide leaves the sums of the four queries' accumulators Z0, Z2, Z4
+// and Z6 in X0, X2, X4 and X6.
+func sums4Wide() {
+	for h := 0; h < 4; h++ {
+		fold512(zr(2*h), yr(2*h+1))
+		hsum(yr(2*h), xs[2*h+1])
+	}
+}
+
+// storeSums4Wide stores X0, X2, X4 and X6 as one row's scores for the four
+// queries and loops to "single".
+func storeSums4Wide() {
+	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+	c.VMOVSS(X0, mem(R10, 0))
+	c.VMOVSS(X2, memx(R10, 0, RAX, 1))
+	c.VMOVSS(X4, memx(R10, 0, RAX, 2))
+	c.VMOVSS(X6, memx(R10, 0, RCX, 1))
+	nextScoreRow("single")
+}
+
+// sums4Narrow leaves the sums of Y0, Y2, Y4 and Y6 in the four lanes of X0.
+func sums4Narrow() {
+	c.VHADDPS(Y2, Y0, Y0)
+	c.VHADDPS(Y6, Y4, Y4)
+	c.VHADDPS(Y4, Y0, Y0)
+	c.VEXTRACTF128(U8(1), Y0, X1)
+	c.VADDPS(X1, X0, X0)
+}
+
+// storeSums4Lanes stores the four lanes of X0 as the four queries' scores.
+func storeSums4Lanes() {
+	c.VMOVSS(X0, mem(R10, 0))
+	c.VEXTRACTPS(U8(1), X0, memx(R10, 0, RAX, 1))
+	c.VEXTRACTPS(U8(2), X0, memx(R10, 0, RAX, 2))
+	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+	c.VEXTRACTPS(U8(3), X0, memx(R10, 0, RCX, 1))
+}
+
+// valuesX4Strides sets up the four-head values kernels: AX the weights'
+// stride in bytes and R8 three of them, R14 the output stride (4·d, d in
+// DX), R11 the end of w (R10, R11 rows), Z31 zero.
+func valuesX4Strides() {
+	c.SHLQ(U8(2), RAX)
+	c.LEAQ(memx(RAX, 0, RAX, 2), R8)
+	c.MOVQ(RDX, R14)
+	c.SHLQ(U8(2), R14)
+	c.LEAQ(memx(R10, 0, R11, 4), R11)
+	c.VPXORD(Z31, Z31, Z31)
+}
+
+// storeBlock4Rows stores the scores of four rows for the four queries
+// (query h's in 128-bit lane h of Z0) and steps to the next four rows
+// (R14 bytes).
+func storeBlock4Rows() {
+	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+	for h, m := range []Mem{mem(R10, 0), memx(R10, 0, RAX, 1), memx(R10, 0, RAX, 2), memx(R10, 0, RCX, 1)} {
+		c.VEXTRACTF32X4(U8(h), Z0, m)
+	}
+	c.ADDQ(U8(16), R10)
+	c.ADDQ(R14, RSI)
+	c.SUBQ(U8(4), R11)
+}
+
+// storeBlock2Rows stores the scores of two rows for the four queries
+// (query h's in 64-bit lane h of Y1) and steps to the next two rows (RBX
+// bytes).
+func storeBlock2Rows() {
+	c.VEXTRACTF128(U8(1), Y1, X2)
+	c.VMOVLPS(X1, mem(R10, 0))
+	c.VMOVHPS(X1, memx(R10, 0, RAX, 1))
+	c.VMOVLPS(X2, memx(R10, 0, RAX, 2))
+	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+	c.VMOVHPS(X2, memx(R10, 0, RCX, 1))
+	c.ADDQ(U8(8), R10)
+	c.ADDQ(RBX, RSI)
+	c.SUBQ(U8(2), R11)
+}
+
+// singleStart opens the scores kernels' loop over the rows left one at a
+// time, R9 walking the queries from RDI.
+func singleStart() {
+	label("single")
+	c.TESTQ(R11, R11)
+	c.JEQ(ref("done"))
+	c.MOVQ(RDI, R9)
+}
+
+// valuesX4RowEnd closes the four-head values kernels' loop over the rows
+// (R13 the value row, RBX its bytes; R9 the weight, R11 the end of w) and
+// leaves three output strides in RCX.
+func valuesX4RowEnd(skip, row string) {
+	label(skip)
+	c.ADDQ(RBX, R13)
+	c.CMPQ(R9, R11)
+	c.JNE(ref(row))
+	c.LEAQ(memx(R14, 0, R14, 2), RCX)
+}
+
+// storeAccs stores the values kernels' accumulators acc(h, i), nacc for
+// each of heads heads, to their places out(h, i).
+func storeAccs(heads, nacc int, acc func(h, i int) Register, out func(h, i int) Mem) {
+	for h := 0; h < heads; h++ {
+		for i := 0; i < nacc; i++ {
+			c.VMOVUPS(acc(h, i), out(h, i))
+		}
+	}
+}
+
+// storeBlock1 reduces the one-query scores kernel's nacc accumulators to
+// the scores of a block of rows, which scale (unless nil) multiplies by
+// the rows' scales (n bytes of them), stores them and loops to "block";
+// then opens "tail", the rows left one at a time, R9 walking the query
+// from RDI.
+func storeBlock1(w width, nacc int, scale func(v Register, n int)) {
+	v, n := Register(Y1), 32
+	if w.wide() {
+		reduceAcc16()
+		v, n = Z0, 64
+	} else {
+		reduceAcc8()
+	}
+	if scale != nil {
+		scale(v, n)
+	}
+	c.VMOVUPS(v, mem(R10, 0))
+	c.ADDQ(U8(n), R10)
+	if w.wide() {
+		c.LEAQ(memx(R14, 0, RDX, 1), RSI)
+	} else {
+		c.LEAQ(memx(R13, 0, RBX, 8), RSI)
+	}
+	c.SUBQ(U8(nacc), R11)
+	c.JMP(ref("block"))
+
+	label("tail")
+	c.TESTQ(R11, R11)
+	c.JEQ(ref("done"))
+	c.MOVQ(RDI, R9)
 }

@@ -264,10 +264,7 @@ func lowAVX2(t *lowType, tile bool) {
 		lowBodyAVX2(t, row, RDI, yr(r), stack)
 	}
 	if tile {
-		nextRows(t.wb)
-		nextCols(1, 292)
-		c.CMPQ(RSI, end)
-		c.JNE(ref("loop"))
+		nextSuperBlock(t.wb, 1, end)
 		reduce4Y(Y0, Y1, Y2, Y3, X1, false)
 		storeTile(X0)
 		retVoid()
@@ -277,8 +274,7 @@ func lowAVX2(t *lowType, tile bool) {
 	c.ADDQ(U32(292), RDI)
 	c.DECQ(RCX)
 	c.JNZ(ref("loop"))
-	hsum(Y0, X1)
-	retFloat()
+	retSum()
 }
 
 // lowBodyAVX2 adds super-block row·x times its factors to acc.
@@ -650,24 +646,11 @@ func lowVNNI(t *lowType, w width, dot bool, cols int) {
 		c.DECQ(RCX)
 		c.JNZ(ref("loop"))
 		fold512(Z0, Y1)
-		hsum(Y0, X1)
-		retFloat()
+		retSum()
 		return
 	}
-	nextRows(t.wb)
-	nextCols(cols, 292)
-	c.CMPQ(RSI, end)
-	c.JNE(ref("loop"))
-	for ci := 0; ci < cols; ci++ {
-		reduce4Z(zr(ci), zr(cols+ci), zr(2*cols+ci), zr(3*cols+ci))
-		if cols > 1 {
-			storeTileCol(ci)
-		}
-	}
-	if cols == 1 {
-		storeTile(X0)
-	}
-	retVoid()
+	nextSuperBlock(t.wb, cols, end)
+	storeTilesZ(cols)
 }
 
 // spread loads chunk j's scale index into dst (unless it is a register)

@@ -150,16 +150,7 @@ func rowBlock(t *blockType, pf rowPrefetch) {
 		c.VMULPS(mem(R8, 0), Y3, Y4)
 		c.VFMADD231PS(mem(R8, 32), Y3, Y2)
 		for b := 0; b < 8; b++ {
-			wv, iv := yr(16+b%4), yr(20+b%4)
-			if t.nibble {
-				c.VBROADCASTI32X4(mem(RSI, b*t.wb+t.qw), wv)
-				c.VPANDD(Y15, wv, wv)
-			} else {
-				c.VPXORD(mem(RSI, b*t.wb+t.qw), Y15, wv)
-			}
-			c.VPXORD(iv, iv, iv)
-			VPDPBUSD(mem(RDI, b*t.xb+t.qx), wv, iv)
-			c.VCVTDQ2PS(iv, iv)
+			wv, iv := rowBlockProduct(t, b)
 			c.VPERMPS(Y4, yr(24+b), wv)
 			c.VFMADD231PS(wv, iv, yr(b%2))
 		}
@@ -245,16 +236,7 @@ func rowTwoPass(t *blockType, pf rowPrefetch, srow Mem) {
 	c.LEAQ(srow, RAX)
 	label("loop")
 	for b := 0; b < 8; b++ {
-		wv, iv := yr(16+b%4), yr(20+b%4)
-		if t.nibble {
-			c.VBROADCASTI32X4(mem(RSI, b*t.wb+t.qw), wv)
-			c.VPANDD(Y15, wv, wv)
-		} else {
-			c.VPXORD(mem(RSI, b*t.wb+t.qw), Y15, wv)
-		}
-		c.VPXORD(iv, iv, iv)
-		VPDPBUSD(mem(RDI, b*t.xb+t.qx), wv, iv)
-		c.VCVTDQ2PS(iv, iv)
+		_, iv := rowBlockProduct(t, b)
 		c.VFMADD231PS_BCST(mem(RAX, 4*b), iv, yr(b%2))
 	}
 	c.ADDQ(U32(8*t.wb), RSI)
@@ -276,4 +258,21 @@ func rowPrefetchOps(t *blockType, pf rowPrefetch) {
 			c.PREFETCHT0(mem(RSI, pf.dist+off))
 		}
 	}
+}
+
+// rowBlockProduct emits block b's integer dot product of the weight row at
+// RSI with the activations at RDI, as floats in the returned iv; wv, which
+// held the weights, is free again.
+func rowBlockProduct(t *blockType, b int) (wv, iv VecPhysical) {
+	wv, iv = yr(16+b%4), yr(20+b%4)
+	if t.nibble {
+		c.VBROADCASTI32X4(mem(RSI, b*t.wb+t.qw), wv)
+		c.VPANDD(Y15, wv, wv)
+	} else {
+		c.VPXORD(mem(RSI, b*t.wb+t.qw), Y15, wv)
+	}
+	c.VPXORD(iv, iv, iv)
+	VPDPBUSD(mem(RDI, b*t.xb+t.qx), wv, iv)
+	c.VCVTDQ2PS(iv, iv)
+	return wv, iv
 }

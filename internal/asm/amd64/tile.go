@@ -284,7 +284,13 @@ func tileBlockVNNI(t *blockType, cols int) {
 	nextCols(cols, 8*t.xb)
 	c.SUBQ(U8(8), RCX)
 	c.JNZ(ref("loop"))
+	storeTilesZ(cols)
+}
 
+// storeTilesZ sums the four rows of each of cols columns, whose
+// accumulators stand in Z0-Z(4·cols-1) row by row, stores them and
+// returns.
+func storeTilesZ(cols int) {
 	for ci := 0; ci < cols; ci++ {
 		reduce4Z(zr(ci), zr(cols+ci), zr(2*cols+ci), zr(3*cols+ci))
 		if cols > 1 {

@@ -141,21 +141,8 @@ func tileSuper(t *superType, w width, cols int) {
 			kTileRC(t, q, bs, stack.Offset(facBytes*ci+facBytes/4*r), zr(cols*r+ci))
 		}
 	}
-	nextRows(t.wb)
-	nextCols(cols, 292)
-	c.CMPQ(RSI, end)
-	c.JNE(ref("loop"))
-
-	for ci := 0; ci < cols; ci++ {
-		reduce4Z(zr(ci), zr(cols+ci), zr(2*cols+ci), zr(3*cols+ci))
-		if cols > 1 {
-			storeTileCol(ci)
-		}
-	}
-	if cols == 1 {
-		storeTile(X0)
-	}
-	retVoid()
+	nextSuperBlock(t.wb, cols, end)
+	storeTilesZ(cols)
 }
 
 // bytes64 is a 64-byte table of one byte value.
@@ -327,16 +314,7 @@ func tileSuperAVX2(t *superType, stack, end Mem) {
 	for r, row := range tileRowRegs {
 		acc := yr(r)
 		if t.six {
-			c.VPMOVSXBW(mem(row, 192), Y5)
-			c.VPMADDWD(mem(RDI, 260), Y5, Y5)
-			c.VPSLLD(U8(5), Y5, Y5)
-			c.VPXOR(Y12, Y12, Y12)
-			c.VPSUBD(Y5, Y12, Y11)
-			for h := 0; h < 2; h++ {
-				q6HalfAVX2(row, RDI, h, [8]Register{Y4, Y5, Y6, Y7, Y8, Y9, Y10}, Y11, Y12, shuf)
-			}
-			c.VPADDD(Y12, Y11, Y11)
-			c.VCVTDQ2PS(Y11, Y11)
+			q6BlockAVX2(row, Y5, Y5, Y11, Y12, [8]Register{Y4, Y5, Y6, Y7, Y8, Y9, Y10}, shuf)
 			c.MOVWLZX(mem(row, 208), EAX)
 			c.VMOVD(EAX, X5)
 			c.VCVTPH2PS(X5, X5)
@@ -370,11 +348,18 @@ func tileSuperAVX2(t *superType, stack, end Mem) {
 		c.VFMADD231PS(Y13, Y10, acc)
 		c.VFNMADD231PS(Y12, Y9, acc)
 	}
-	nextRows(t.wb)
-	nextCols(1, 292)
-	c.CMPQ(RSI, end)
-	c.JNE(ref("loop"))
+	nextSuperBlock(t.wb, 1, end)
 	reduce4Y(Y0, Y1, Y2, Y3, X1, false)
 	storeTile(X0)
 	retVoid()
+}
+
+// nextSuperBlock steps the tile's rows wb bytes to their next super-block
+// and its cols columns to their next Q8_K block, looping until RSI reaches
+// end.
+func nextSuperBlock(wb, cols int, end Mem) {
+	nextRows(wb)
+	nextCols(cols, 292)
+	c.CMPQ(RSI, end)
+	c.JNE(ref("loop"))
 }

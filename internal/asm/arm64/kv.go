@@ -73,26 +73,16 @@ func genDot(f *File, e elemKind) {
 	fn.Op("LSR $4, R2, R3")
 	fn.Op("CBZ R3, four")
 	kv, t, qv := rg.getN(4), rg.getN(2), rg.getN(4)
-	fn.Loop("loop", 1, "16 elements")
-	e.load16(fn, kv, t, 0)
-	fn.I(LD1(S4, qv, 4, 1, 64))
-	for i := 0; i < 4; i++ {
-		fn.I(FMLA(S4, acc, kv+VReg(i), qv+VReg(i)))
-	}
-	fn.Op("SUBS $1, R3, R3")
-	fn.Op("BNE loop")
-	fn.EndLoop()
-	fn.Label("four")
-	fn.Op("AND $15, R2, R2")
-	fn.Op("LSR $2, R2, R3")
-	fn.Op("CBZ R3, tail")
-	fn.Label("loop4")
-	e.load4(fn, kv, 0)
-	fn.I(LD1(S4, qv, 1, 1, 16), FMLA(S4, acc, kv, qv))
-	fn.Op("SUBS $1, R3, R3")
-	fn.Op("BNE loop4")
-	fn.Label("tail")
-	fn.Op("ANDS $3, R2, R2")
+	loops16And4(fn, func() {
+		e.load16(fn, kv, t, 0)
+		fn.I(LD1(S4, qv, 4, 1, 64))
+		for i := 0; i < 4; i++ {
+			fn.I(FMLA(S4, acc, kv+VReg(i), qv+VReg(i)))
+		}
+	}, func() {
+		e.load4(fn, kv, 0)
+		fn.I(LD1(S4, qv, 1, 1, 16), FMLA(S4, acc, kv, qv))
+	})
 	fn.Op("BEQ sum")
 	// The leftover elements go into lane 0, one fused multiply-add each.
 	s := t
@@ -110,6 +100,28 @@ func genDot(f *File, e elemKind) {
 	fn.Op("RET")
 }
 
+// loops16And4 emits the row kernels' loops over n (R2; R3 counts passes)
+// elements, from label "four" when fewer than 16: 16 elements a pass with
+// body16 while 16 remain, then 4 with body4, leaving the last n%4 in R2
+// (flags set) at label "tail".
+func loops16And4(fn *Func, body16, body4 func()) {
+	fn.Loop("loop", 1, "16 elements")
+	body16()
+	fn.Op("SUBS $1, R3, R3")
+	fn.Op("BNE loop")
+	fn.EndLoop()
+	fn.Label("four")
+	fn.Op("AND $15, R2, R2")
+	fn.Op("LSR $2, R2, R3")
+	fn.Op("CBZ R3, tail")
+	fn.Label("loop4")
+	body4()
+	fn.Op("SUBS $1, R3, R3")
+	fn.Op("BNE loop4")
+	fn.Label("tail")
+	fn.Op("ANDS $3, R2, R2")
+}
+
 // genAxpy writes axpy<E>NEON(dst, a, v, n): dst[i] += a·v[i], fused.
 func genAxpy(f *File, e elemKind) {
 	fn := f.NewFunc(fmt.Sprintf("axpy%sNEON", e.name), fmt.Sprintf("axpy%sNEON adds a·v[i] to dst[i] for i < n, as axpy%sGeneric does.", e.name, e.name),
@@ -119,37 +131,41 @@ func genAxpy(f *File, e elemKind) {
 	a := rg.get()
 	fn.Op("FMOVS %s, F%d", fn.Arg("a"), a)
 	fn.Op("MOVD %s, R1", fn.Arg("v"))
+	d, vv, t := rg.getN(4), rg.getN(4), rg.getN(2)
+	axpyLoops(fn, d, func() {
+		e.load16(fn, vv, t, 1)
+		for i := 0; i < 4; i++ {
+			fn.I(FMLAe(S4, d+VReg(i), vv+VReg(i), a, 0))
+		}
+	}, func() {
+		e.load4(fn, vv, 1)
+		fn.I(FMLAe(S4, d, vv, a, 0))
+	}, func() {
+		e.load1(fn, vv, 1)
+		fn.Op("FMADDS F%d, F%d, F%d, F%d", vv, d, a, d)
+	})
+}
+
+// axpyLoops emits the loops of the axpy kernels: dst (R0) and n (R2)
+// taken 16 elements at a time, then 4, then 1. d holds dst's elements as
+// loaded; add16, add4 and add1 add the products to d, 16, 4 and 1 of them.
+func axpyLoops(fn *Func, d VReg, add16, add4, add1 func()) {
 	fn.Op("MOVD %s, R2", fn.Arg("n"))
 	fn.Op("LSR $4, R2, R3")
 	fn.Op("CBZ R3, four")
-	d, vv, t := rg.getN(4), rg.getN(4), rg.getN(2)
-	fn.Loop("loop", 1, "16 elements")
-	fn.I(LD1(S4, d, 4, 0, 0))
-	e.load16(fn, vv, t, 1)
-	for i := 0; i < 4; i++ {
-		fn.I(FMLAe(S4, d+VReg(i), vv+VReg(i), a, 0))
-	}
-	fn.I(ST1(S4, d, 4, 0, 64))
-	fn.Op("SUBS $1, R3, R3")
-	fn.Op("BNE loop")
-	fn.EndLoop()
-	fn.Label("four")
-	fn.Op("AND $15, R2, R2")
-	fn.Op("LSR $2, R2, R3")
-	fn.Op("CBZ R3, tail")
-	fn.Label("loop4")
-	fn.I(LD1(S4, d, 1, 0, 0))
-	e.load4(fn, vv, 1)
-	fn.I(FMLAe(S4, d, vv, a, 0), ST1(S4, d, 1, 0, 16))
-	fn.Op("SUBS $1, R3, R3")
-	fn.Op("BNE loop4")
-	fn.Label("tail")
-	fn.Op("ANDS $3, R2, R2")
+	loops16And4(fn, func() {
+		fn.I(LD1(S4, d, 4, 0, 0))
+		add16()
+		fn.I(ST1(S4, d, 4, 0, 64))
+	}, func() {
+		fn.I(LD1(S4, d, 1, 0, 0))
+		add4()
+		fn.I(ST1(S4, d, 1, 0, 16))
+	})
 	fn.Op("BEQ done")
 	fn.Label("loop1")
 	fn.Op("FMOVS (R0), F%d", d)
-	e.load1(fn, vv, 1)
-	fn.Op("FMADDS F%d, F%d, F%d, F%d", vv, d, a, d)
+	add1()
 	fn.Op("FMOVS.P F%d, 4(R0)", d)
 	fn.Op("SUBS $1, R2, R2")
 	fn.Op("BNE loop1")
@@ -169,47 +185,43 @@ func genAxpy2(f *File, e elemKind) {
 	fn.Op("FMOVS %s, F%d", fn.Arg("a1"), a1)
 	fn.Op("MOVD %s, R1", fn.Arg("v0"))
 	fn.Op("MOVD %s, R4", fn.Arg("v1"))
-	fn.Op("MOVD %s, R2", fn.Arg("n"))
-	fn.Op("LSR $4, R2, R3")
-	fn.Op("CBZ R3, four")
 	d, x, y, t := rg.getN(4), rg.getN(4), rg.getN(4), rg.getN(2)
-	fn.Loop("loop", 1, "16 elements")
-	fn.I(LD1(S4, d, 4, 0, 0))
-	e.load16(fn, x, t, 1)
-	e.load16(fn, y, t, 4)
-	for i := VReg(0); i < 4; i++ {
-		fn.I(FMULe(S4, y+i, y+i, a1, 0), FMLAe(S4, y+i, x+i, a0, 0), FADD(S4, d+i, d+i, y+i))
+	axpyLoops(fn, d, func() {
+		e.load16(fn, x, t, 1)
+		e.load16(fn, y, t, 4)
+		for i := VReg(0); i < 4; i++ {
+			fn.I(FMULe(S4, y+i, y+i, a1, 0), FMLAe(S4, y+i, x+i, a0, 0), FADD(S4, d+i, d+i, y+i))
+		}
+	}, func() {
+		e.load4(fn, x, 1)
+		e.load4(fn, y, 4)
+		fn.I(FMULe(S4, y, y, a1, 0), FMLAe(S4, y, x, a0, 0), FADD(S4, d, d, y))
+	}, func() {
+		e.load1(fn, x, 1)
+		e.load1(fn, y, 4)
+		fn.Op("FMULS F%d, F%d, F%d", a1, y, y)
+		fn.Op("FMADDS F%d, F%d, F%d, F%d", a0, y, x, y)
+		fn.Op("FADDS F%d, F%d, F%d", y, d, d)
+	})
+}
+
+// scoresArgs is the argument list of the scores kernels: lead, then k,
+// the int8 rows' scales, q, rows and d.
+func (e elemKind) scoresArgs(lead ...Arg) []Arg {
+	args := append(lead, Arg{"k", "*" + e.gtype})
+	if e.size == 1 {
+		args = append(args, Arg{"scales", "*float32"})
 	}
-	fn.I(ST1(S4, d, 4, 0, 64))
-	fn.Op("SUBS $1, R3, R3")
-	fn.Op("BNE loop")
-	fn.EndLoop()
-	fn.Label("four")
-	fn.Op("AND $15, R2, R2")
-	fn.Op("LSR $2, R2, R3")
-	fn.Op("CBZ R3, tail")
-	fn.Label("loop4")
-	fn.I(LD1(S4, d, 1, 0, 0))
-	e.load4(fn, x, 1)
-	e.load4(fn, y, 4)
-	fn.I(FMULe(S4, y, y, a1, 0), FMLAe(S4, y, x, a0, 0), FADD(S4, d, d, y), ST1(S4, d, 1, 0, 16))
-	fn.Op("SUBS $1, R3, R3")
-	fn.Op("BNE loop4")
-	fn.Label("tail")
-	fn.Op("ANDS $3, R2, R2")
-	fn.Op("BEQ done")
-	fn.Label("loop1")
-	fn.Op("FMOVS (R0), F%d", d)
-	e.load1(fn, x, 1)
-	e.load1(fn, y, 4)
-	fn.Op("FMULS F%d, F%d, F%d", a1, y, y)
-	fn.Op("FMADDS F%d, F%d, F%d, F%d", a0, y, x, y)
-	fn.Op("FADDS F%d, F%d, F%d", y, d, d)
-	fn.Op("FMOVS.P F%d, 4(R0)", d)
-	fn.Op("SUBS $1, R2, R2")
-	fn.Op("BNE loop1")
-	fn.Label("done")
-	fn.Op("RET")
+	return append(args, Arg{"q", "*float32"}, Arg{"rows", "int"}, Arg{"d", "int"})
+}
+
+// rowBytes sets register Rdst to the bytes of a row of Rd elements.
+func (e elemKind) rowBytes(fn *Func, d, dst int) {
+	if e.size == 2 {
+		fn.Op("LSL $1, R%d, R%d", d, dst)
+	} else {
+		fn.Op("MOVD R%d, R%d", d, dst)
+	}
 }
 
 // genScores writes scores<E>NEON: dst[i] = row i of k · q (times scales[i]
@@ -217,13 +229,11 @@ func genAxpy2(f *File, e elemKind) {
 // 4. Four rows go at once, each with its own four running sums, the same
 // as one dot<E>F32 call per row.
 func genScores(f *File, e elemKind) {
-	args := []Arg{{"dst", "*float32"}, {"k", "*" + e.gtype}}
+	args := e.scoresArgs(Arg{"dst", "*float32"})
 	doc := fmt.Sprintf("scores%sNEON sets dst[i] to the dot product of row i of k with q, rows of d elements, for rows and d positive multiples of 4, as dot%sF32Generic computes each.", e.name, e.name)
 	if e.size == 1 {
-		args = append(args, Arg{"scales", "*float32"})
 		doc = "scoresI8NEON sets dst[i] to the dot product of row i of k with q times scales[i], rows of d elements, for rows and d positive multiples of 4, as scoresI8Rows computes each."
 	}
-	args = append(args, Arg{"q", "*float32"}, Arg{"rows", "int"}, Arg{"d", "int"})
 	fn := f.NewFunc(fmt.Sprintf("scores%sNEON", e.name), doc, args, nil)
 	rg := newVRegs(fn.Name)
 	fn.Op("MOVD %s, R0", fn.Arg("dst"))
@@ -234,11 +244,7 @@ func genScores(f *File, e elemKind) {
 	fn.Op("MOVD %s, R2", fn.Arg("q"))
 	fn.Op("MOVD %s, R3", fn.Arg("rows"))
 	fn.Op("MOVD %s, R4", fn.Arg("d"))
-	if e.size == 2 {
-		fn.Op("LSL $1, R4, R5") // row bytes
-	} else {
-		fn.Op("MOVD R4, R5")
-	}
+	e.rowBytes(fn, 4, 5)
 	fn.Op("LSR $2, R4, R4") // steps of 4 per row
 	acc := rg.getN(4)
 	kv := rg.getN(4)
@@ -303,13 +309,11 @@ func kvFiles() []*File {
 // four running sums, as dot<E>F32Generic does, so every result is the
 // one-head kernel's, bit for bit. Sixteen independent chains per pass.
 func genScoresX4(f *File, e elemKind) {
-	args := []Arg{{"dst", "*float32"}, {"stride", "int"}, {"k", "*" + e.gtype}}
+	args := e.scoresArgs(Arg{"dst", "*float32"}, Arg{"stride", "int"})
 	doc := fmt.Sprintf("scores%sx4NEON sets dst[h*stride+i] to the dot product of row i of k with head h of q (d floats each), for h < 4, rows a positive multiple of 4 and d of 4, as dot%sF32Generic computes each.", e.name, e.name)
 	if e.size == 1 {
-		args = append(args, Arg{"scales", "*float32"})
 		doc = "scoresI8x4NEON sets dst[h*stride+i] to the dot product of row i of k with head h of q (d floats each) times scales[i], for h < 4, rows a positive multiple of 4 and d of 4, as scoresI8Rows computes each."
 	}
-	args = append(args, Arg{"q", "*float32"}, Arg{"rows", "int"}, Arg{"d", "int"})
 	fn := f.NewFunc(fmt.Sprintf("scores%sx4NEON", e.name), doc, args, nil)
 	rg := newVRegs(fn.Name)
 	fn.Op("MOVD %s, R0", fn.Arg("dst"))
@@ -322,11 +326,7 @@ func genScoresX4(f *File, e elemKind) {
 	fn.Op("MOVD %s, R3", fn.Arg("q"))
 	fn.Op("MOVD %s, R4", fn.Arg("rows"))
 	fn.Op("MOVD %s, R5", fn.Arg("d"))
-	if e.size == 2 {
-		fn.Op("LSL $1, R5, R7") // row bytes
-	} else {
-		fn.Op("MOVD R5, R7")
-	}
+	e.rowBytes(fn, 5, 7)
 	fn.Op("LSL $2, R5, R14") // bytes between heads' queries
 	fn.Op("LSR $2, R5, R5")  // steps of 4 per row
 	// acc[h*4+r]: head h, row r.

@@ -179,6 +179,18 @@ func (k *kfn) groupDots(ir VReg, w [2]VReg, ws []VReg, g0 int) {
 	k.rg.putN(x, 2)
 }
 
+// blockDot adds, for the 32 small signed bytes w (two registers, freed)
+// against the next 32 activation bytes at rXq, their dot product times
+// block b's scale (word b%4 of ws[b/4]) into ir.
+func (k *kfn) blockDot(ir VReg, w [2]VReg, ws []VReg, b int) {
+	x := k.rg.getN(2)
+	k.I(LD1(B16, x, 2, rXq, 32))
+	s := k.dot32(w, [2]VReg{x, x + 1}, true)
+	k.I(MLAe(S4, ir, s, ws[b/4], b%4))
+	k.rg.put(s, w[0], w[1])
+	k.rg.putN(x, 2)
+}
+
 // Q2_K: see quant/q2_k.go. Scale codes sc_g in the low nibbles of bytes
 // 0..15, min codes m_g in the high ones; quants (0..3) in the Q2_K order.
 var q2K = superType{
@@ -312,12 +324,7 @@ var iq4XS = superType{
 			w := [2]VReg{k.rg.get(), k.rg.get()}
 			k.I(LD1(B16, w[1], 1, rWq, 16), AND(B16, w[0], w[1], k0f), USHR(B16, w[1], w[1], 4),
 				TBL(B16, w[0], tab, 1, w[0]), TBL(B16, w[1], tab, 1, w[1]))
-			x := k.rg.getN(2)
-			k.I(LD1(B16, x, 2, rXq, 32))
-			s := k.dot32(w, [2]VReg{x, x + 1}, true)
-			k.I(MLAe(S4, ir, s, ws[b/4], b%4))
-			k.rg.put(s, w[0], w[1])
-			k.rg.putN(x, 2)
+			k.blockDot(ir, w, ws, b)
 		}
 		k.rg.put(ws...)
 		return ir, 255
@@ -387,12 +394,7 @@ var iq3S = superType{
 				k.rg.put(m)
 			}
 			k.rg.put(sg)
-			x := k.rg.getN(2)
-			k.I(LD1(B16, x, 2, rXq, 32))
-			s := k.dot32(g, [2]VReg{x, x + 1}, true)
-			k.I(MLAe(S4, ir, s, ws[b/4], b%4))
-			k.rg.put(s, g[0], g[1])
-			k.rg.putN(x, 2)
+			k.blockDot(ir, g, ws, b)
 		}
 		k.rg.put(ws...)
 		return ir, 255

@@ -247,12 +247,7 @@ func fillQ4_K(dst []byte, r *rand.PCG, p *blockParams) {
 			sc[j] = 8 + byte(u>>(8+4*j))&15
 			m[j] = (3*sc[j] + 1) / 2
 		}
-		s := dst[4:16]
-		for j := range 4 {
-			s[j] = sc[j] | (sc[j+4]>>4)<<6
-			s[j+4] = m[j] | (m[j+4]>>4)<<6
-			s[j+8] = sc[j+4]&15 | (m[j+4]&15)<<4
-		}
+		packScalesMinsK4((*[12]byte)(dst[4:16]), &sc, &m)
 		fillRandom(dst[16:bs], r, nil)
 	}
 }
@@ -368,12 +363,7 @@ func fillQ5_K(dst []byte, r *rand.PCG, p *blockParams) {
 			sc[j] = 5 + byte(u>>(8+4*j))&15
 			m[j] = byte(3.1*float64(sc[j]) + float64(v>>(4*j)&15)/16)
 		}
-		s := dst[4:16]
-		for j := range 4 {
-			s[j] = sc[j] | (sc[j+4]>>4)<<6
-			s[j+4] = m[j] | (m[j+4]>>4)<<6
-			s[j+8] = sc[j+4]&15 | (m[j+4]&15)<<4
-		}
+		packScalesMinsK4((*[12]byte)(dst[4:16]), &sc, &m)
 		fillRandom(dst[16:bs], r, nil)
 	}
 }
@@ -435,5 +425,15 @@ func fillIQ3_S(dst []byte, r *rand.PCG, p *blockParams) {
 		for j := range 4 {
 			dst[106+j] = 4 + byte(u>>(8+8*j))&7 | (4+byte(u>>(12+8*j))&7)<<4
 		}
+	}
+}
+
+// packScalesMinsK4 packs eight 6-bit scales and mins into the 12 bytes
+// Q4_K and Q5_K keep them in (ggml's get_scale_min_k4 reads them back).
+func packScalesMinsK4(s *[12]byte, sc, m *[8]byte) {
+	for j := range 4 {
+		s[j] = sc[j] | (sc[j+4]>>4)<<6
+		s[j+4] = m[j] | (m[j+4]>>4)<<6
+		s[j+8] = sc[j+4]&15 | (m[j+4]&15)<<4
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -207,7 +208,7 @@ func TestQ4_K_MMix(t *testing.T) {
 	// llama.cpp's loader reports these counts for Meta-Llama-3.1-8B Q4_K_M:
 	// f32 66 (norms and rope_freqs), q4_K 193, q6_K 33.
 	want := map[quant.Type]int{quant.F32: 66, quant.Q4_K: 193, quant.Q6_K: 33}
-	if got := typeCounts(ts); !mapsEqual(got, want) {
+	if got := typeCounts(ts); !maps.Equal(got, want) {
 		t.Errorf("type counts %v, want %v", got, want)
 	}
 	// use_more_bits for 32 layers: i < 4, i >= 28, (i-4)%3 == 2.
@@ -236,28 +237,19 @@ func TestQ4_K_MMix(t *testing.T) {
 	}
 }
 
-func mapsEqual(a, b map[quant.Type]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
+// typeOf is the type the plan gives the tensor called name.
+func typeOf(t *testing.T, ts []tensorPlan, name string) quant.Type {
+	t.Helper()
+	for _, tp := range ts {
+		if tp.Name == name {
+			return tp.Type
 		}
 	}
-	return true
+	t.Fatalf("no tensor %q", name)
+	return 0
 }
 
 func TestTypeRules(t *testing.T) {
-	find := func(ts []tensorPlan, name string) quant.Type {
-		for _, tp := range ts {
-			if tp.Name == name {
-				return tp.Type
-			}
-		}
-		t.Fatalf("no tensor %q", name)
-		return 0
-	}
 	tests := []struct {
 		shape, typ string
 		tensor     string
@@ -290,7 +282,7 @@ func TestTypeRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := find(ts, tt.tensor); got != tt.want {
+		if got := typeOf(t, ts, tt.tensor); got != tt.want {
 			t.Errorf("%s %s %s: %v, want %v", tt.shape, tt.typ, tt.tensor, got, tt.want)
 		}
 	}
@@ -601,20 +593,11 @@ func TestLowBitMixes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := typeCounts(ts); !mapsEqual(got, tt.want) {
+		if got := typeCounts(ts); !maps.Equal(got, tt.want) {
 			t.Errorf("%s %s: type counts %v, want %v", tt.shape.Name, tt.typ, got, tt.want)
 		}
 	}
 	// Per tensor, in the two-layer tiny shape.
-	find := func(ts []tensorPlan, name string) quant.Type {
-		for _, tp := range ts {
-			if tp.Name == name {
-				return tp.Type
-			}
-		}
-		t.Fatalf("no tensor %q", name)
-		return 0
-	}
 	rules := []struct {
 		typ    string
 		tensor string
@@ -639,7 +622,7 @@ func TestLowBitMixes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := find(ts, r.tensor); got != r.want {
+		if got := typeOf(t, ts, r.tensor); got != r.want {
 			t.Errorf("tiny %s %s: %v, want %v", r.typ, r.tensor, got, r.want)
 		}
 	}

@@ -74,14 +74,8 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	g.AddKV("general.architecture", s.Arch)
 	g.AddKV("general.name", fmt.Sprintf("%s %s (mkmodel, random weights, seed %d)", s.Name, m.ft.Name, m.seed))
 	g.AddKV(a+"vocab_size", uint32(s.Vocab))
-	g.AddKV(a+"context_length", uint32(s.Context))
-	g.AddKV(a+"embedding_length", uint32(s.Embd))
-	g.AddKV(a+"block_count", uint32(s.Layers))
-	g.AddKV(a+"feed_forward_length", uint32(s.FFN))
-	g.AddKV(a+"attention.head_count", uint32(s.Heads))
-	g.AddKV(a+"attention.head_count_kv", uint32(s.HeadsKV))
-	g.AddKV(a+"attention.layer_norm_rms_epsilon", s.RMSEps)
-	g.AddKV(a+"rope.freq_base", s.RopeBase)
+	testutil.AddHparams(g, s.Arch, testutil.Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers, FFN: s.FFN,
+		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase})
 	if s.HeadDim != 0 {
 		g.AddKV(a+"attention.key_length", uint32(s.headDim()))
 		g.AddKV(a+"attention.value_length", uint32(s.headDim()))
