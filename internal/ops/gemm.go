@@ -90,14 +90,11 @@ func (k *packTask) Do(_, lo, hi int) {
 	}
 }
 
-// matmulGemm computes a part's product (rows counted, as Part says) for
-// nTok tokens with its matrix's GEMM kernel.
+// matmulGemm computes a planned part's product (its Rows filled in by
+// matmulTask.plan) for nTok tokens with its matrix's GEMM kernel.
 func (e *Exec) matmulGemm(pt *Part, nTok int) {
 	m, xq, out, outStride := pt.M, pt.X, pt.Out, pt.Stride
 	rowsN := pt.Rows
-	if rowsN == 0 {
-		rowsN = m.Rows - pt.Row0
-	}
 	pb := m.gemm.PanelBytes(m.Cols)
 	need := quant.GemmScratchBytes(m.XRowBytes)
 	if len(e.pack) < need {

@@ -256,18 +256,28 @@ func (k *matmulTask) Do(w, _, _ int) {
 		t1 := min(k.nTok, t0+pt.group)
 		if !k.gated {
 			k.run(pt, r0, r1, t0, t1)
-			if k.acc != nil {
-				for t := t0; t < t1; t++ {
-					addTo(k.acc[t*k.accStride+r0:t*k.accStride+r1], pt.Out[t*pt.Stride+r0:t*pt.Stride+r1])
-				}
-			}
+			finish(&pt.Part, nil, nil, k.acc, k.accStride, r0, r1, t0, t1)
 			continue
 		}
 		gt, up := &k.parts[0], &k.parts[1]
 		k.run(gt, r0, r1, t0, t1)
 		k.run(up, r0, r1, t0, t1)
-		for t := t0; t < t1; t++ {
-			k.act(gt.Out[t*gt.Stride+r0:t*gt.Stride+r1], up.Out[t*up.Stride+r0:t*up.Stride+r1])
+		finish(&gt.Part, &up.Part, k.act, nil, 0, r0, r1, t0, t1)
+	}
+}
+
+// finish applies a fused product's epilogue to rows [r0, r1) of tokens
+// [t0, t1), once they are computed: with act, act(gate, up) on them
+// (MatMulGated); with acc, gate's rows added to acc (MatMulAdd); with
+// neither, nothing.
+func finish(gate, up *Part, act func(g, u []float32), acc []float32, accStride, r0, r1, t0, t1 int) {
+	for t := t0; t < t1; t++ {
+		g := gate.Out[t*gate.Stride+r0 : t*gate.Stride+r1]
+		switch {
+		case act != nil:
+			act(g, up.Out[t*up.Stride+r0:t*up.Stride+r1])
+		case acc != nil:
+			addTo(acc[t*accStride+r0:t*accStride+r1], g)
 		}
 	}
 }
@@ -456,17 +466,16 @@ func (e *Exec) dispatchGemm() {
 	if !gated && acc == nil {
 		return
 	}
-	e.ep = epilogueTask{gate: parts[0].Part, up: parts[1].Part, rows: parts[0].Rows, act: act, acc: acc, accStride: accStride}
-	if !gated {
-		e.ep.up = Part{}
+	e.ep = epilogueTask{gate: parts[0].Part, rows: parts[0].Rows, act: act, acc: acc, accStride: accStride}
+	if gated {
+		e.ep.up = parts[1].Part
 	}
 	e.For(nTok, 1, &e.ep)
 	e.ep = epilogueTask{}
 }
 
-// epilogueTask applies a batch product's epilogue to tokens [lo, hi): with
-// act, act(gate, up) on each token's rows (MatMulGated); else gate's rows
-// added to acc (MatMulAdd).
+// epilogueTask runs a batch product's epilogue (finish) over all its rows
+// for tokens [lo, hi), after dispatchGemm computed every part.
 type epilogueTask struct {
 	gate, up  Part
 	rows      int
@@ -476,14 +485,7 @@ type epilogueTask struct {
 }
 
 func (k *epilogueTask) Do(_, lo, hi int) {
-	g, u, n := k.gate, k.up, k.rows
-	for t := lo; t < hi; t++ {
-		if k.act != nil {
-			k.act(g.Out[t*g.Stride:t*g.Stride+n], u.Out[t*u.Stride:t*u.Stride+n])
-		} else {
-			addTo(k.acc[t*k.accStride:t*k.accStride+n], g.Out[t*g.Stride:t*g.Stride+n])
-		}
-	}
+	finish(&k.gate, &k.up, k.act, k.acc, k.accStride, 0, k.rows, lo, hi)
 }
 
 // clear drops the product's references to the caller's buffers and its
