@@ -110,14 +110,19 @@ func bcast32(k uint32, v Register) {
 // hsum leaves the sum of the eight floats of Y register y in lane 0 of its
 // X form; t is a scratch X register. The order is fixed: halves, then
 // pairs, then neighbours.
-func hsum(y, t Register) {
+func hsum(y, t Register) { hreduce(y, t, c.VADDPS, c.VADDSS) }
+
+// hreduce folds the eight floats of Y register y into lane 0 of its X form
+// in hsum's order, with ps and ss the packed and scalar operation (add, or
+// max for the softmax).
+func hreduce(y, t Register, ps, ss func(...Op)) {
 	x := asX(y)
 	c.VEXTRACTF128(U8(1), y, t)
-	c.VADDPS(t, x, x)
+	ps(t, x, x)
 	c.VMOVHLPS(x, x, t)
-	c.VADDPS(t, x, x)
+	ps(t, x, x)
 	c.VMOVSHDUP(x, t)
-	c.VADDSS(t, x, x)
+	ss(t, x, x)
 }
 
 // retSum returns the sum of the eight floats of Y0 as the function's

@@ -1016,12 +1016,7 @@ func kvSoftmax(w width) {
 	c.SUBQ(U8(8), RDX)
 	label("maxreduce")
 	c.VMAXPS(Y1, Y0, Y0)
-	c.VEXTRACTF128(U8(1), Y0, X1)
-	c.VMAXPS(X1, X0, X0)
-	c.VMOVHLPS(X0, X0, X1)
-	c.VMAXPS(X1, X0, X0)
-	c.VMOVSHDUP(X0, X1)
-	c.VMAXSS(X1, X0, X0)
+	hreduce(Y0, X1, c.VMAXPS, c.VMAXSS)
 	chunkLoop("max1", "exp", 1, func() {
 		c.VMULSS(mem(RDI, 0), X15, X2)
 		c.VMOVSS(X2, mem(RDI, 0))

@@ -7,88 +7,79 @@ func quantFiles() []outFile {
 		{"f32", func() { dotFloat(elemF32, avx2); dotFloat(elemF32, avx512) }},
 		{"f16", func() { dotFloat(elemF16, avx2); dotFloat(elemF16, avx512) }},
 		{"q8_0", func() {
-			dotBlock(blockQ8_0, avx2)
-			dotBlock(blockQ8_0, vnni)
-			tileBlock(blockQ8_0, avx2, 1)
-			tileBlock(blockQ8_0, vnni, 1)
-			tileBlock(blockQ8_0, vnni, 4)
-			for _, pf := range rowPrefetches {
-				rowBlock(blockQ8_0, pf)
-			}
-			gemmBlock(blockQ8_0)
-			gemmBlockAVX2(blockQ8_0)
+			kernels(blockQ8_0, dotBlock, tileBlock, dots2, tiles3)
+			blockGemm(blockQ8_0)
 		}},
 		{"q4_0", func() {
-			dotBlock(blockQ4_0, avx2)
-			dotBlock(blockQ4_0, vnni)
-			dotBlock(blockQ4_0, vbmi)
-			tileBlock(blockQ4_0, avx2, 1)
-			tileBlock(blockQ4_0, avx2, 2)
-			tileBlock(blockQ4_0, vnni, 1)
-			tileBlock(blockQ4_0, vnni, 4)
-			tileBlock(blockQ4_0, vbmi, 1)
-			for _, pf := range rowPrefetches {
-				rowBlock(blockQ4_0, pf)
-			}
-			gemmBlock(blockQ4_0)
-			gemmBlockAVX2(blockQ4_0)
+			kernels(blockQ4_0, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {avx2, 2}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})
+			blockGemm(blockQ4_0)
 		}},
-		{"q4_1", func() { dotBlock(blockQ4_1, avx2); dotBlock(blockQ4_1, vnni) }},
-		{"q5_0", func() { dotBlock(blockQ5_0, avx2); dotBlock(blockQ5_0, vnni) }},
+		{"q4_1", func() { kernels(blockQ4_1, dotBlock, tileBlock, dots2, nil) }},
+		{"q5_0", func() { kernels(blockQ5_0, dotBlock, tileBlock, dots2, nil) }},
 		{"q4_k", func() {
-			dotSuper(superQ4_K, avx2)
-			dotSuper(superQ4_K, vnni)
-			tileSuper(superQ4_K, avx2, 1)
-			tileSuper(superQ4_K, vnni, 1)
-			tileSuper(superQ4_K, vnni, 4)
+			kernels(superQ4_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ4_K)
 			gemmQ4_KAVX2()
 		}},
-		{"q5_k", func() { dotSuper(superQ5_K, avx2); dotSuper(superQ5_K, vnni) }},
+		{"q5_k", func() { kernels(superQ5_K, dotSuper, tileSuper, dots2, nil) }},
 		{"q6_k", func() {
-			dotSuper(superQ6_K, avx2)
-			dotSuper(superQ6_K, vnni)
-			tileSuper(superQ6_K, avx2, 1)
-			tileSuper(superQ6_K, vnni, 1)
-			tileSuper(superQ6_K, vnni, 4)
+			kernels(superQ6_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ6_K)
 		}},
 		{"iq4_nl", func() {
-			dotBlock(blockIQ4NL, avx2)
-			dotBlock(blockIQ4NL, vnni)
-			dotBlock(blockIQ4NL, vbmi)
-			tileBlock(blockIQ4NL, avx2, 1)
-			tileBlock(blockIQ4NL, vnni, 1)
-			tileBlock(blockIQ4NL, vnni, 4)
-			tileBlock(blockIQ4NL, vbmi, 1)
+			kernels(blockIQ4NL, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})
 		}},
-		{"q2_k", func() {
-			lowFamily(lowQ2_K)
-			dotLow(lowQ2_K, vbmi)
-			tileLow(lowQ2_K, vbmi, 1) // the VNNI 4×4 is as fast
-		}},
-		{"q3_k", func() {
-			lowFamily(lowQ3_K)
-			dotLow(lowQ3_K, vbmi)
-			tileLow(lowQ3_K, vbmi, 1) // the VNNI 4×4 is as fast
-		}},
-		{"iq4_xs", func() {
-			lowFamily(lowIQ4XS)
-			dotLow(lowIQ4XS, vbmi)
-			tileLow(lowIQ4XS, vbmi, 1)
-			tileLow(lowIQ4XS, vbmi, 4)
-		}},
+		// The VBMI kernels of the low-bit types follow their family; the
+		// VNNI 4×4 tile is as fast as a VBMI one for Q2_K and Q3_K.
+		{"q2_k", func() { lowFamily(lowQ2_K, tileAt{vbmi, 1}) }},
+		{"q3_k", func() { lowFamily(lowQ3_K, tileAt{vbmi, 1}) }},
+		{"iq4_xs", func() { lowFamily(lowIQ4XS, tileAt{vbmi, 1}, tileAt{vbmi, 4}) }},
 		{"iq3_s", func() { lowFamily(lowIQ3S) }},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
 	}
 }
 
+// tileAt is a tile kernel's width and columns.
+type tileAt struct {
+	w    width
+	cols int
+}
+
+// The usual sets: dot products with AVX2 and VNNI (and VBMI); the 4×1
+// tile with AVX2 and VNNI and the 4×4 tile with VNNI.
+var (
+	dots2  = []width{avx2, vnni}
+	dots3  = []width{avx2, vnni, vbmi}
+	tiles3 = []tileAt{{avx2, 1}, {vnni, 1}, {vnni, 4}}
+)
+
+// kernels emits weight type t's dot products at the widths dots, then its
+// tile kernels.
+func kernels[T any](t T, dot func(T, width), tile func(T, width, int), dots []width, tiles []tileAt) {
+	for _, w := range dots {
+		dot(t, w)
+	}
+	for _, tl := range tiles {
+		tile(t, tl.w, tl.cols)
+	}
+}
+
+// blockGemm emits a block type's row kernels (one per prefetch variant)
+// and its GEMM kernels.
+func blockGemm(t *blockType) {
+	for _, pf := range rowPrefetches {
+		rowBlock(t, pf)
+	}
+	gemmBlock(t)
+	gemmBlockAVX2(t)
+}
+
 // lowFamily emits a low-bit super-block type's kernels: the dot product
-// and the 4×1 tile with AVX2 and VNNI, the 4×4 tile with VNNI.
-func lowFamily(t *lowType) {
-	dotLow(t, avx2)
-	dotLow(t, vnni)
-	tileLow(t, avx2, 1)
-	tileLow(t, vnni, 1)
-	tileLow(t, vnni, 4)
+// and the 4×1 tile with AVX2 and VNNI, the 4×4 tile with VNNI; then, with
+// vbmi tiles, the VBMI dot product and those tiles.
+func lowFamily(t *lowType, vbmiTiles ...tileAt) {
+	kernels(t, dotLow, tileLow, dots2, tiles3)
+	if len(vbmiTiles) > 0 {
+		kernels(t, dotLow, tileLow, []width{vbmi}, vbmiTiles)
+	}
 }

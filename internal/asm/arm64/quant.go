@@ -247,20 +247,7 @@ var q5_0 = q32Type{
 		k.I(INSg(D1, c[4], 1, rTmp))
 		return c
 	},
-	unpack: func(k *kfn, p XReg, c []VReg) [2]VReg {
-		lo, hi, h := k.rg.get(), k.rg.get(), k.rg.get()
-		k.Op("MOVWU.P 4(R%d), R%d", p, rTmp)
-		// h: 16 where the fifth bit is clear, 0 where set; value =
-		// nibble - h.
-		k.I(INSg(S2, h, 0, rTmp), LD1(B16, hi, 1, p, 16),
-			TBL(B16, lo, h, 1, c[3]), TBL(B16, h, h, 1, c[4]),
-			CMTST(B16, lo, lo, c[2]), CMTST(B16, h, h, c[2]),
-			BIC(B16, lo, c[1], lo), BIC(B16, h, c[1], h))
-		q := k.rg.get()
-		k.I(AND(B16, q, hi, c[0]), USHR(B16, hi, hi, 4), SUB(B16, lo, q, lo), SUB(B16, hi, hi, h))
-		k.rg.put(q, h)
-		return [2]VReg{lo, hi}
-	},
+	unpack: q5Unpack(true),
 }
 
 // Q5_1: Q5_0's quants with a min, against Q8_1; the value is nibble |
@@ -268,19 +255,32 @@ var q5_0 = q32Type{
 var q5_1 = q32Type{
 	name: "Q5_1", file: "q5_1", small: true, min: true,
 	consts: q5_0.consts,
-	unpack: func(k *kfn, p XReg, c []VReg) [2]VReg {
+	unpack: q5Unpack(false),
+}
+
+// q5Unpack is the unpack of Q5_0 (signed) and Q5_1: qh's word spread by
+// TBL and tested by CMTST gives h, 16 or 0 per element; Q5_0 takes h 16
+// where the fifth bit is clear and the value nibble - h, Q5_1 h 16 where
+// it is set and the value nibble | h.
+func q5Unpack(signed bool) func(k *kfn, p XReg, c []VReg) [2]VReg {
+	return func(k *kfn, p XReg, c []VReg) [2]VReg {
+		fifth := func(v VReg) Inst { return AND(B16, v, v, c[1]) }
+		merge := ORR
+		if signed {
+			fifth = func(v VReg) Inst { return BIC(B16, v, c[1], v) }
+			merge = SUB
+		}
 		lo, hi, h := k.rg.get(), k.rg.get(), k.rg.get()
 		k.Op("MOVWU.P 4(R%d), R%d", p, rTmp)
-		// h: 16 where the fifth bit is set; value = nibble | h.
 		k.I(INSg(S2, h, 0, rTmp), LD1(B16, hi, 1, p, 16),
 			TBL(B16, lo, h, 1, c[3]), TBL(B16, h, h, 1, c[4]),
 			CMTST(B16, lo, lo, c[2]), CMTST(B16, h, h, c[2]),
-			AND(B16, lo, lo, c[1]), AND(B16, h, h, c[1]))
+			fifth(lo), fifth(h))
 		q := k.rg.get()
-		k.I(AND(B16, q, hi, c[0]), USHR(B16, hi, hi, 4), ORR(B16, lo, q, lo), ORR(B16, hi, hi, h))
+		k.I(AND(B16, q, hi, c[0]), USHR(B16, hi, hi, 4), merge(B16, lo, q, lo), merge(B16, hi, hi, h))
 		k.rg.put(q, h)
 		return [2]VReg{lo, hi}
-	},
+	}
 }
 
 // IQ4_NL: Q4_0's nibbles, each looked up in the sixteen non-uniform levels
