@@ -338,102 +338,55 @@ func kvText(kind string, e kvElem, w width, heads int, lead, rest, restI8 string
 // on the other queries.
 func kvScores(e kvElem, w width, heads int) {
 	kvText("scores", e, w, heads, "dst *float32", "k *%s, q *float32, rows, d int", "k *int8, scales, q *float32, rows, d int")
-	// The width's accumulators: 8 Y or 16 Z registers.
-	lanes, nacc := w.lanes(), 8
-	if w.wide() {
-		nacc = 16
-	}
-	scales := RAX
-	if heads == 4 {
-		scales = R8
-	}
-	load("dst", R10)
-	if heads == 4 {
-		load("stride", RAX)
-	}
-	load("k", RSI)
+	lanes := w.lanes()
+	var scales Register
 	if e.size == 1 {
-		load("scales", scales)
+		scales = RAX
+		if heads == 4 {
+			scales = R8
+		}
 	}
-	load("q", RDI)
-	load("rows", R11)
-	load("d", R12)
+	scoresArgs(heads, scales)
 	e.rowStride(R12, RBX)
-	step := lanes * e.size // key bytes per accumulator step
-
+	s := scoresKernel{w: w, heads: heads, step: lanes * e.size,
+		count: func() { c.MOVQ(R12, RCX) },
+		next:  func(loop string) { nextQueryCols(lanes, loop) },
+	}
+	if e.size == 1 {
+		s.scaleBlock, s.scaleRow = int8Scales(w, heads, scales)
+	}
 	if heads == 1 {
-		// Rows in groups of four: SI, R8 (, R13, R14), each four rows on;
-		// BX, 2·BX and DX (3·BX) within a group.
-		c.LEAQ(memx(RBX, 0, RBX, 2), RDX)
-		bases := []Register{RSI, R8}
-		if w.wide() {
-			bases = []Register{RSI, R8, R13, R14}
-		}
-		label("block")
-		c.CMPQ(R11, U8(nacc))
-		c.JLT(ref("tail"))
-		if !w.wide() {
-			c.MOVQ(RSI, R13)
-		}
-		for i := 1; i < len(bases); i++ {
-			c.LEAQ(memx(bases[i-1], 0, RBX, 4), bases[i])
-		}
-		c.MOVQ(RDI, R9)
-		c.MOVQ(R12, RCX)
-		zeroAcc(w, nacc)
-		label("cols")
-		var qv Register = Y8
-		temps := regs(ys[9:13])
-		if w.wide() {
-			qv, temps = Z24, regs(zs[16:24])
-		}
-		c.VMOVUPS(mem(R9, 0), qv)
-		for r0 := 0; r0 < nacc; r0 += len(temps) {
-			for t := range temps {
-				r := r0 + t
-				base := bases[r/4]
-				m := []Mem{mem(base, 0), memx(base, 0, RBX, 1), memx(base, 0, RBX, 2), memx(base, 0, RDX, 1)}[r%4]
-				e.load1(m, temps[t])
+		s.block = func(rowMem func(r int) Mem) {
+			var qv Register = Y8
+			temps := regs(ys[9:13])
+			if w.wide() {
+				qv, temps = Z24, regs(zs[16:24])
 			}
-			for t := range temps {
-				c.VFMADD231PS(qv, temps[t], w.vec(r0+t))
+			c.VMOVUPS(mem(R9, 0), qv)
+			for r0 := 0; r0 < s.nacc(); r0 += len(temps) {
+				for t := range temps {
+					e.load1(rowMem(r0+t), temps[t])
+				}
+				for t := range temps {
+					c.VFMADD231PS(qv, temps[t], w.vec(r0+t))
+				}
 			}
 		}
-		for _, b := range bases {
-			c.ADDQ(U8(step), b)
-		}
-		nextQueryCols(lanes, "cols")
-		var scale func(v Register, n int)
-		if e.size == 1 {
-			scale = func(v Register, n int) {
-				c.VMULPS(mem(scales, 0), v, v)
-				c.ADDQ(U8(n), scales)
+		s.single = func() {
+			var kt Register = Y9
+			if w.wide() {
+				kt = Z16
 			}
+			e.load1(mem(RSI, 0), kt)
+			c.VFMADD231PS(mem(R9, 0), kt, w.vec(0))
 		}
-		storeBlock1(w, nacc, scale)
-		c.MOVQ(R12, RCX)
-		zero(w.vec(0))
-		label("col1")
-		var kt Register = Y9
-		if w.wide() {
-			kt = Z16
-		}
-		e.load1(mem(RSI, 0), kt)
-		c.VFMADD231PS(mem(R9, 0), kt, w.vec(0))
-		c.ADDQ(U8(step), RSI)
-		nextQueryCols(lanes, "col1")
-		sum1(w)
-		if e.size == 1 {
-			c.VMULSS(mem(scales, 0), X0, X0)
-			c.ADDQ(U8(4), scales)
-		}
-		storeSum1()
+		s.emit()
 		return
 	}
 
 	// Four queries: AX the dst stride in bytes, DX the query stride (4·d)
 	// and R13 three of them; R14 (AVX-512) three key rows.
-	rows := nacc / 4
+	rows := s.nacc() / 4
 	queryStrides()
 	if w.wide() {
 		c.LEAQ(memx(RBX, 0, RBX, 2), R14)
@@ -441,88 +394,75 @@ func kvScores(e kvElem, w width, heads int) {
 	qm := func(h int) Mem {
 		return []Mem{mem(R9, 0), memx(R9, 0, RDX, 1), memx(R9, 0, RDX, 2), memx(R9, 0, R13, 1)}[h]
 	}
-	label("block")
-	c.CMPQ(R11, U8(rows))
-	c.JLT(ref("single"))
-	c.MOVQ(RDI, R9)
-	c.MOVQ(R12, RCX)
-	zeroAcc(w, nacc)
-	label("cols")
-	kts, qts := []Register{Y8, Y9}, regs(ys[10:14])
-	if w.wide() {
-		kts, qts = regs(zs[20:24]), regs(zs[16:20])
-	}
-	km := []Mem{mem(RSI, 0), memx(RSI, 0, RBX, 1), memx(RSI, 0, RBX, 2), memx(RSI, 0, R14, 1)}
-	if w.wide() {
+	s.block = func(rowMem func(r int) Mem) {
+		kts, qts := []Register{Y8, Y9}, regs(ys[10:14])
+		if w.wide() {
+			kts, qts = regs(zs[20:24]), regs(zs[16:20])
+		}
+		var km []Mem
+		for j := 0; j < rows; j++ {
+			km = append(km, rowMem(j))
+		}
 		e.loadRows(false, km, kts)
 		for h := 0; h < 4; h++ {
 			c.VMOVUPS(qm(h), qts[h])
 		}
-	} else {
-		e.loadRows(false, km[:2], kts)
 		for h := 0; h < 4; h++ {
-			c.VMOVUPS(qm(h), qts[h])
+			for j := 0; j < rows; j++ {
+				c.VFMADD231PS(qts[h], kts[j], w.vec(rows*h+j))
+			}
 		}
 	}
-	for h := 0; h < 4; h++ {
-		for j := 0; j < rows; j++ {
-			c.VFMADD231PS(qts[h], kts[j], w.vec(rows*h+j))
+	s.single = func() {
+		kt := w.vec(8)
+		e.load1(mem(RSI, 0), kt)
+		for h := 0; h < 4; h++ {
+			c.VFMADD231PS(qm(h), kt, w.vec(2*h))
 		}
 	}
-	c.ADDQ(U8(step), RSI)
-	nextQueryCols(lanes, "cols")
-	if w.wide() {
-		reduceAcc16()
-		if e.size == 1 {
-			c.VBROADCASTF32X4(mem(scales, 0), Z31)
-			c.VMULPS(Z31, Z0, Z0)
-			c.ADDQ(U8(16), scales)
-		}
-		storeBlock4Rows()
-	} else {
-		reduceAcc8()
-		if e.size == 1 {
-			c.VBROADCASTSD(mem(scales, 0), Y3)
-			c.VMULPS(Y3, Y1, Y1)
-			c.ADDQ(U8(8), scales)
-		}
-		storeBlock2Rows()
-	}
-	c.JMP(ref("block"))
+	s.emit()
+}
 
-	singleStart()
-	c.MOVQ(R12, RCX)
-	for h := 0; h < 4; h++ {
-		zero(w.vec(2 * h))
+// int8Scales returns the int8 scores kernels' scaleBlock and scaleRow:
+// the reduced scores times their rows' float32 scales at scales, which
+// they step past. With four queries a block's scores hold each query's
+// rows in a lane group of their own (AVX-512 four rows in each 128-bit
+// lane, AVX2 two in each 64-bit one), and the rows' scales are broadcast
+// to every group.
+func int8Scales(w width, heads int, scales Register) (block func(v Register, n int), row func()) {
+	block = func(v Register, n int) {
+		switch {
+		case heads == 1:
+			c.VMULPS(mem(scales, 0), v, v)
+		case w.wide():
+			c.VBROADCASTF32X4(mem(scales, 0), Z31)
+			c.VMULPS(Z31, v, v)
+		default:
+			c.VBROADCASTSD(mem(scales, 0), Y3)
+			c.VMULPS(Y3, v, v)
+		}
+		c.ADDQ(U8(n/heads), scales)
 	}
-	label("col1")
-	kt := w.vec(8)
-	e.load1(mem(RSI, 0), kt)
-	for h := 0; h < 4; h++ {
-		c.VFMADD231PS(qm(h), kt, w.vec(2*h))
-	}
-	c.ADDQ(U8(step), RSI)
-	nextQueryCols(lanes, "col1")
-	if w.wide() {
-		sums4Wide()
-		if e.size == 1 {
+	row = func() {
+		switch {
+		case heads == 1:
+			c.VMULSS(mem(scales, 0), X0, X0)
+		case w.wide():
+			// The four queries' scores in X0, X2, X4 and X6.
 			c.VMOVSS(mem(scales, 0), X9)
 			for h := 0; h < 4; h++ {
 				c.VMULSS(X9, xs[2*h], xs[2*h])
 			}
-			c.ADDQ(U8(4), scales)
-		}
-		storeSums4Wide()
-	} else {
-		sums4Narrow()
-		if e.size == 1 {
+		default:
+			// The four queries' scores in the lanes of X0; the last row,
+			// so the scales need no step.
 			c.VBROADCASTSS(mem(scales, 0), X3)
 			c.VMULPS(X3, X0, X0)
+			return
 		}
-		storeSums4Lanes()
+		c.ADDQ(U8(4), scales)
 	}
-	label("done")
-	retVoid()
+	return block, row
 }
 
 // kvValues emits values<E>[x4]<W>: o[j] += Σ_i w[i]·v[i·d+j] (w[i] times

@@ -148,18 +148,7 @@ func kvQ4Scores(w width, heads int) {
 		sig = "func(dst *float32, stride int, k *byte, q *float32, rows, d int)"
 	}
 	text(kvName("scores", kvElem{name: "Q4"}, w, heads), NOSPLIT, sig)
-	nacc := 8
-	if w.wide() {
-		nacc = 16
-	}
-	load("dst", R10)
-	if heads == 4 {
-		load("stride", RAX)
-	}
-	load("k", RSI)
-	load("q", RDI)
-	load("rows", R11)
-	load("d", R12)
+	scoresArgs(heads, nil)
 	q4RowBytes(R12, RBX)
 	// AVX-512: the table in Z18 (Z24 for four heads); AVX2: Y14, Y15.
 	k := q4Regs{mask: Y14, eight: Y15}
@@ -170,92 +159,58 @@ func kvQ4Scores(w width, heads int) {
 		}
 	}
 	k.load()
-	// blocks sets CX to the blocks of a row.
-	blocks := func() {
-		c.MOVQ(R12, RCX)
-		c.SHRQ(U8(5), RCX)
+	s := scoresKernel{w: w, heads: heads, step: 18,
+		// CX counts the blocks of a row.
+		count: func() {
+			c.MOVQ(R12, RCX)
+			c.SHRQ(U8(5), RCX)
+		},
+		next: func(loop string) {
+			c.ADDQ(U32(128), R9)
+			c.DECQ(RCX)
+			c.JNZ(ref(loop))
+		},
 	}
-
 	if heads == 1 {
-		c.LEAQ(memx(RBX, 0, RBX, 2), RDX)
-		bases := []Register{RSI, R8}
-		if w.wide() {
-			bases = []Register{RSI, R8, R13, R14}
-		}
-		rowMem := func(r int) Mem {
-			base := bases[r/4]
-			return []Mem{mem(base, 0), memx(base, 0, RBX, 1), memx(base, 0, RBX, 2), memx(base, 0, RDX, 1)}[r%4]
-		}
-		label("block")
-		c.CMPQ(R11, U8(nacc))
-		c.JLT(ref("tail"))
-		if !w.wide() {
-			c.MOVQ(RSI, R13)
-		}
-		for i := 1; i < len(bases); i++ {
-			c.LEAQ(memx(bases[i-1], 0, RBX, 4), bases[i])
-		}
-		c.MOVQ(RDI, R9)
-		blocks()
-		zeroAcc(w, nacc)
-		label("cols")
-		if w.wide() {
-			c.VMOVUPS(mem(R9, 0), Z16)
-			c.VMOVUPS(mem(R9, 64), Z17)
-			for r := 0; r < nacc; r++ {
-				// Four rows' temporaries in rotation: Z19-Z30.
-				s := 19 + 3*(r%4)
-				vs := []Register{zr(s), zr(s + 1)}
-				q4Decode(w, rowMem(r), vs, zr(s+2), k)
-				q4Block(w, vs, []Op{Z16, Z17}, zr(s+2), vs[0], zr(r))
+		s.block = func(rowMem func(r int) Mem) {
+			if w.wide() {
+				c.VMOVUPS(mem(R9, 0), Z16)
+				c.VMOVUPS(mem(R9, 64), Z17)
+				for r := 0; r < s.nacc(); r++ {
+					// Four rows' temporaries in rotation: Z19-Z30.
+					t := 19 + 3*(r%4)
+					vs := []Register{zr(t), zr(t + 1)}
+					q4Decode(w, rowMem(r), vs, zr(t+2), k)
+					q4Block(w, vs, []Op{Z16, Z17}, zr(t+2), vs[0], zr(r))
+				}
+				return
 			}
-		} else {
 			q := q4Query(w, R9, nil, 0)
-			for r := 0; r < nacc; r++ {
+			for r := 0; r < s.nacc(); r++ {
 				vs := regs(ys[8:12])
 				q4Decode(w, rowMem(r), vs, Y12, k)
 				q4Block(w, vs, q, Y12, Y13, yr(r))
 			}
 		}
-		for _, b := range bases {
-			c.ADDQ(U8(18), b)
+		s.single = func() {
+			vs, dsc, t := regs(ys[8:12]), Register(Y12), Register(Y13)
+			if w.wide() {
+				vs, dsc, t = []Register{Z19, Z20}, Z21, Z19
+			}
+			q4Decode(w, mem(RSI, 0), vs, dsc, k)
+			q4Block(w, vs, q4Query(w, R9, nil, 0), dsc, t, w.vec(0))
 		}
-		c.ADDQ(U32(128), R9)
-		c.DECQ(RCX)
-		c.JNZ(ref("cols"))
-		storeBlock1(w, nacc, nil)
-		blocks()
-		zero(w.vec(0))
-		label("col1")
-		if w.wide() {
-			vs := []Register{Z19, Z20}
-			q4Decode(w, mem(RSI, 0), vs, Z21, k)
-			q4Block(w, vs, q4Query(w, R9, nil, 0), Z21, Z19, Z0)
-		} else {
-			vs := regs(ys[8:12])
-			q4Decode(w, mem(RSI, 0), vs, Y12, k)
-			q4Block(w, vs, q4Query(w, R9, nil, 0), Y12, Y13, Y0)
-		}
-		c.ADDQ(U8(18), RSI)
-		c.ADDQ(U32(128), R9)
-		c.DECQ(RCX)
-		c.JNZ(ref("col1"))
-		sum1(w)
-		storeSum1()
+		s.emit()
 		return
 	}
 
 	// Four queries: AX the dst stride in bytes, DX the query stride (4·d)
 	// and R13 three of them; R14 three key rows. Accumulator of head h
 	// and row j: vec(rows·h+j).
-	rows := nacc / 4
+	rows := s.nacc() / 4
 	queryStrides()
 	c.LEAQ(memx(RBX, 0, RBX, 2), R14)
-	qbase := func(h int) (Register, Register) {
-		return R9, []Register{nil, RDX, nil, R13}[h]
-	}
 	query := func(h int) []Op {
-		b, ix := qbase(h)
 		if h == 2 {
 			// R9 + 2·DX: as a scaled index.
 			n, step := 4, 32
@@ -264,90 +219,47 @@ func kvQ4Scores(w width, heads int) {
 			}
 			var q []Op
 			for i := 0; i < n; i++ {
-				q = append(q, memx(b, step*i, RDX, 2))
+				q = append(q, memx(R9, step*i, RDX, 2))
 			}
 			return q
 		}
-		return q4Query(w, b, ix, 0)
+		return q4Query(w, R9, []Register{nil, RDX, nil, R13}[h], 0)
 	}
-	rowMem := []Mem{mem(RSI, 0), memx(RSI, 0, RBX, 1), memx(RSI, 0, RBX, 2), memx(RSI, 0, R14, 1)}
-	label("block")
-	c.CMPQ(R11, U8(rows))
-	c.JLT(ref("single"))
-	c.MOVQ(RDI, R9)
-	blocks()
-	zeroAcc(w, nacc)
-	label("cols")
+	// A row's decoded block and d, and the scratch of a head's block sum.
+	vs, dsc := regs(ys[8:12]), Register(Y12)
+	t := func(int) Register { return Y13 }
 	if w.wide() {
-		// Z16-Z23 the four queries' blocks, Z25-Z27 a row's, Z28-Z31 the
-		// heads' block sums.
-		for h := 0; h < 4; h++ {
-			q := query(h)
-			c.VMOVUPS(q[0], zr(16+2*h))
-			c.VMOVUPS(q[1], zr(17+2*h))
-		}
-		for j := 0; j < rows; j++ {
-			vs := []Register{Z25, Z26}
-			q4Decode(w, rowMem[j], vs, Z27, k)
+		vs, dsc = []Register{Z25, Z26}, Z27
+		t = func(h int) Register { return zr(28 + h) }
+	}
+	s.block = func(rowMem func(r int) Mem) {
+		if w.wide() {
+			// Z16-Z23 the four queries' blocks, Z25-Z27 a row's, Z28-Z31 the
+			// heads' block sums.
 			for h := 0; h < 4; h++ {
-				q4Block(w, vs, []Op{zr(16 + 2*h), zr(17 + 2*h)}, Z27, zr(28+h), w.vec(rows*h+j))
+				q := query(h)
+				c.VMOVUPS(q[0], zr(16+2*h))
+				c.VMOVUPS(q[1], zr(17+2*h))
 			}
 		}
-	} else {
 		for j := 0; j < rows; j++ {
-			vs := regs(ys[8:12])
-			q4Decode(w, rowMem[j], vs, Y12, k)
+			q4Decode(w, rowMem(j), vs, dsc, k)
 			for h := 0; h < 4; h++ {
-				q4Block(w, vs, query(h), Y12, Y13, w.vec(rows*h+j))
+				q := []Op{zr(16 + 2*h), zr(17 + 2*h)}
+				if !w.wide() {
+					q = query(h)
+				}
+				q4Block(w, vs, q, dsc, t(h), w.vec(rows*h+j))
 			}
 		}
 	}
-	c.ADDQ(U8(18), RSI)
-	c.ADDQ(U32(128), R9)
-	c.DECQ(RCX)
-	c.JNZ(ref("cols"))
-	// RSI is at the end of the group's first row.
-	if w.wide() {
-		reduceAcc16()
-		storeBlock4Rows()
-	} else {
-		reduceAcc8()
-		storeBlock2Rows()
-	}
-	c.JMP(ref("block"))
-
-	singleStart()
-	blocks()
-	for h := 0; h < 4; h++ {
-		zero(w.vec(2 * h))
-	}
-	label("col1")
-	if w.wide() {
-		vs := []Register{Z25, Z26}
-		q4Decode(w, mem(RSI, 0), vs, Z27, k)
+	s.single = func() {
+		q4Decode(w, mem(RSI, 0), vs, dsc, k)
 		for h := 0; h < 4; h++ {
-			q4Block(w, vs, query(h), Z27, zr(28+h), w.vec(2*h))
-		}
-	} else {
-		vs := regs(ys[8:12])
-		q4Decode(w, mem(RSI, 0), vs, Y12, k)
-		for h := 0; h < 4; h++ {
-			q4Block(w, vs, query(h), Y12, Y13, w.vec(2*h))
+			q4Block(w, vs, query(h), dsc, t(h), w.vec(2*h))
 		}
 	}
-	c.ADDQ(U8(18), RSI)
-	c.ADDQ(U32(128), R9)
-	c.DECQ(RCX)
-	c.JNZ(ref("col1"))
-	if w.wide() {
-		sums4Wide()
-		storeSums4Wide()
-	} else {
-		sums4Narrow()
-		storeSums4Lanes()
-	}
-	label("done")
-	retVoid()
+	s.emit()
 }
 
 // kvQ4Values emits valuesQ4[x4]<W>: o[j] += Σ_i (w[i]·d_ib)·(c_ij−8),
@@ -507,86 +419,7 @@ func kvQ4Values(w width, heads int) {
 	retVoid()
 }
 
-// The scores kernels of every cache type (kv.go, and Q4 here) share their
-// reductions and stores: dst at R10, AX its stride in bytes between
-// queries, R11 the rows left.
-
-// queryStrides turns AX into the dst stride in bytes, DX into the query
-// stride (4·d, d in R12) and R13 into three of those.
-func queryStrides() {
-	c.SHLQ(U8(2), RAX)
-	c.MOVQ(R12, RDX)
-	c.SHLQ(U8(2), RDX)
-	c.LEAQ(memx(RDX, 0, RDX, 2), R13)
-}
-
-// sum1 leaves the sum of the one-query accumulator (Z0 or Y0) in X0.
-func sum1(w width) {
-	if w.wide() {
-		fold512(Z0, Y1)
-		hsum(Y0, X1)
-	} else {
-		c.VHADDPS(Y0, Y0, Y0)
-		c.VHADDPS(Y0, Y0, Y0)
-		c.VEXTRACTF128(U8(1), Y0, X1)
-		c.VADDSS(X1, X0, X0)
-	}
-}
-
-// storeSum1 stores X0 as one row's score and loops to "tail"; "done"
-// returns.
-func storeSum1() {
-	c.VMOVSS(X0, mem(R10, 0))
-	nextScoreRow("tail")
-	label("done")
-	retVoid()
-}
-
-// nextScoreRow steps dst (R10) past one row's score, counts the row off
-// R11 and loops to loop.
-func nextScoreRow(loop string) {
-	c.ADDQ(U8(4), R10)
-	c.DECQ(R11)
-	c.JMP(ref(loop))
-}
-
-// sums4Wide leaves the sums of the four queries' accumulators Z0, Z2, Z4
-// and Z6 in X0, X2, X4 and X6.
-func sums4Wide() {
-	for h := 0; h < 4; h++ {
-		fold512(zr(2*h), yr(2*h+1))
-		hsum(yr(2*h), xs[2*h+1])
-	}
-}
-
-// storeSums4Wide stores X0, X2, X4 and X6 as one row's scores for the four
-// queries and loops to "single".
-func storeSums4Wide() {
-	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-	c.VMOVSS(X0, mem(R10, 0))
-	c.VMOVSS(X2, memx(R10, 0, RAX, 1))
-	c.VMOVSS(X4, memx(R10, 0, RAX, 2))
-	c.VMOVSS(X6, memx(R10, 0, RCX, 1))
-	nextScoreRow("single")
-}
-
-// sums4Narrow leaves the sums of Y0, Y2, Y4 and Y6 in the four lanes of X0.
-func sums4Narrow() {
-	c.VHADDPS(Y2, Y0, Y0)
-	c.VHADDPS(Y6, Y4, Y4)
-	c.VHADDPS(Y4, Y0, Y0)
-	c.VEXTRACTF128(U8(1), Y0, X1)
-	c.VADDPS(X1, X0, X0)
-}
-
-// storeSums4Lanes stores the four lanes of X0 as the four queries' scores.
-func storeSums4Lanes() {
-	c.VMOVSS(X0, mem(R10, 0))
-	c.VEXTRACTPS(U8(1), X0, memx(R10, 0, RAX, 1))
-	c.VEXTRACTPS(U8(2), X0, memx(R10, 0, RAX, 2))
-	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-	c.VEXTRACTPS(U8(3), X0, memx(R10, 0, RCX, 1))
-}
+// The values kernels of every cache type (kv.go, and Q4 here) share these.
 
 // valuesX4Strides sets up the four-head values kernels: AX the weights'
 // stride in bytes and R8 three of them, R14 the output stride (4·d, d in
@@ -598,43 +431,6 @@ func valuesX4Strides() {
 	c.SHLQ(U8(2), R14)
 	c.LEAQ(memx(R10, 0, R11, 4), R11)
 	c.VPXORD(Z31, Z31, Z31)
-}
-
-// storeBlock4Rows stores the scores of four rows for the four queries
-// (query h's in 128-bit lane h of Z0) and steps to the next four rows
-// (R14 bytes).
-func storeBlock4Rows() {
-	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-	for h, m := range []Mem{mem(R10, 0), memx(R10, 0, RAX, 1), memx(R10, 0, RAX, 2), memx(R10, 0, RCX, 1)} {
-		c.VEXTRACTF32X4(U8(h), Z0, m)
-	}
-	c.ADDQ(U8(16), R10)
-	c.ADDQ(R14, RSI)
-	c.SUBQ(U8(4), R11)
-}
-
-// storeBlock2Rows stores the scores of two rows for the four queries
-// (query h's in 64-bit lane h of Y1) and steps to the next two rows (RBX
-// bytes).
-func storeBlock2Rows() {
-	c.VEXTRACTF128(U8(1), Y1, X2)
-	c.VMOVLPS(X1, mem(R10, 0))
-	c.VMOVHPS(X1, memx(R10, 0, RAX, 1))
-	c.VMOVLPS(X2, memx(R10, 0, RAX, 2))
-	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-	c.VMOVHPS(X2, memx(R10, 0, RCX, 1))
-	c.ADDQ(U8(8), R10)
-	c.ADDQ(RBX, RSI)
-	c.SUBQ(U8(2), R11)
-}
-
-// singleStart opens the scores kernels' loop over the rows left one at a
-// time, R9 walking the queries from RDI.
-func singleStart() {
-	label("single")
-	c.TESTQ(R11, R11)
-	c.JEQ(ref("done"))
-	c.MOVQ(RDI, R9)
 }
 
 // valuesX4RowEnd closes the four-head values kernels' loop over the rows
@@ -656,36 +452,4 @@ func storeAccs(heads, nacc int, acc func(h, i int) Register, out func(h, i int) 
 			c.VMOVUPS(acc(h, i), out(h, i))
 		}
 	}
-}
-
-// storeBlock1 reduces the one-query scores kernel's nacc accumulators to
-// the scores of a block of rows, which scale (unless nil) multiplies by
-// the rows' scales (n bytes of them), stores them and loops to "block";
-// then opens "tail", the rows left one at a time, R9 walking the query
-// from RDI.
-func storeBlock1(w width, nacc int, scale func(v Register, n int)) {
-	v, n := Register(Y1), 32
-	if w.wide() {
-		reduceAcc16()
-		v, n = Z0, 64
-	} else {
-		reduceAcc8()
-	}
-	if scale != nil {
-		scale(v, n)
-	}
-	c.VMOVUPS(v, mem(R10, 0))
-	c.ADDQ(U8(n), R10)
-	if w.wide() {
-		c.LEAQ(memx(R14, 0, RDX, 1), RSI)
-	} else {
-		c.LEAQ(memx(R13, 0, RBX, 8), RSI)
-	}
-	c.SUBQ(U8(nacc), R11)
-	c.JMP(ref("block"))
-
-	label("tail")
-	c.TESTQ(R11, R11)
-	c.JEQ(ref("done"))
-	c.MOVQ(RDI, R9)
 }
