@@ -59,97 +59,58 @@ func (s scoresKernel) nacc() int {
 	return 8
 }
 
-// emit lays out the kernel. Four queries expect queryStrides, and R14
-// three key rows where block reads a fourth row.
+// emit lays out the kernel: blocks of rows, nacc for one query, nacc/4
+// for four, then the rows left one at a time. Four queries expect
+// queryStrides, and R14 three key rows where block reads a fourth row.
 func (s scoresKernel) emit() {
-	if s.heads == 4 {
-		s.emit4()
-		return
-	}
 	w, nacc := s.w, s.nacc()
-	// Rows in groups of four: SI, R8 (, R13, R14), each four rows on;
-	// BX, 2·BX and DX (3·BX) within a group.
-	c.LEAQ(memx(RBX, 0, RBX, 2), RDX)
-	bases := []Register{RSI, R8}
-	if w.wide() {
-		bases = []Register{RSI, R8, R13, R14}
+	// bases are stepped past each column step.
+	bases := []Register{RSI}
+	rowMem := func(r int) Mem {
+		return []Mem{mem(RSI, 0), memx(RSI, 0, RBX, 1), memx(RSI, 0, RBX, 2), memx(RSI, 0, R14, 1)}[r]
+	}
+	tail := "single"
+	if s.heads == 1 {
+		// Rows in groups of four: SI, R8 (, R13, R14), each four rows
+		// on; BX, 2·BX and DX (3·BX) within a group.
+		c.LEAQ(memx(RBX, 0, RBX, 2), RDX)
+		bases = []Register{RSI, R8}
+		if w.wide() {
+			bases = []Register{RSI, R8, R13, R14}
+		}
+		rowMem = func(r int) Mem {
+			base := bases[r/4]
+			return []Mem{mem(base, 0), memx(base, 0, RBX, 1), memx(base, 0, RBX, 2), memx(base, 0, RDX, 1)}[r%4]
+		}
+		tail = "tail"
 	}
 	label("block")
-	c.CMPQ(R11, U8(nacc))
-	c.JLT(ref("tail"))
-	if !w.wide() {
-		c.MOVQ(RSI, R13)
+	c.CMPQ(R11, U8(nacc/s.heads))
+	c.JLT(ref(tail))
+	if s.heads == 1 {
+		if !w.wide() {
+			c.MOVQ(RSI, R13)
+		}
+		for i := 1; i < len(bases); i++ {
+			c.LEAQ(memx(bases[i-1], 0, RBX, 4), bases[i])
+		}
 	}
-	for i := 1; i < len(bases); i++ {
-		c.LEAQ(memx(bases[i-1], 0, RBX, 4), bases[i])
-	}
-	s.openCols()
-	s.block(func(r int) Mem {
-		base := bases[r/4]
-		return []Mem{mem(base, 0), memx(base, 0, RBX, 1), memx(base, 0, RBX, 2), memx(base, 0, RDX, 1)}[r%4]
-	})
+	c.MOVQ(RDI, R9)
+	s.count()
+	zeroAcc(w, nacc)
+	label("cols")
+	s.block(rowMem)
 	for _, b := range bases {
 		c.ADDQ(U8(s.step), b)
 	}
 	s.next("cols")
-	storeBlock1(w, nacc, s.scaleBlock)
+	s.blockScores()
 	s.count()
-	zero(w.vec(0))
-	s.singleStep()
-	sum1(w)
-	s.scale(s.scaleRow)
-	storeSum1()
-}
-
-// emit4 lays out the four-query kernel: blocks of nacc/4 rows, then the
-// rows left one at a time.
-func (s scoresKernel) emit4() {
-	w := s.w
-	rowMem := []Mem{mem(RSI, 0), memx(RSI, 0, RBX, 1), memx(RSI, 0, RBX, 2), memx(RSI, 0, R14, 1)}
-	label("block")
-	c.CMPQ(R11, U8(s.nacc()/4))
-	c.JLT(ref("single"))
-	s.openCols()
-	s.block(func(r int) Mem { return rowMem[r] })
-	c.ADDQ(U8(s.step), RSI)
-	s.next("cols")
-	if w.wide() {
-		reduceAcc16()
-		s.scaleSums(Z0, 64)
-		storeBlock4Rows()
-	} else {
-		reduceAcc8()
-		s.scaleSums(Y1, 32)
-		storeBlock2Rows()
-	}
-	c.JMP(ref("block"))
-
-	singleStart()
-	s.count()
-	for h := 0; h < 4; h++ {
+	for h := 0; h < s.heads; h++ {
 		zero(w.vec(2 * h))
 	}
 	s.singleStep()
-	if w.wide() {
-		sums4Wide()
-		s.scale(s.scaleRow)
-		storeSums4Wide()
-	} else {
-		sums4Narrow()
-		s.scale(s.scaleRow)
-		storeSums4Lanes()
-	}
-	label("done")
-	retVoid()
-}
-
-// openCols starts a block: R9 walks the queries from RDI, the
-// accumulators are cleared, and "cols" loops over the column steps.
-func (s scoresKernel) openCols() {
-	c.MOVQ(RDI, R9)
-	s.count()
-	zeroAcc(s.w, s.nacc())
-	label("cols")
+	s.rowScores()
 }
 
 // singleStep is the loop "col1" over the column steps of the row at RSI.
@@ -160,20 +121,65 @@ func (s scoresKernel) singleStep() {
 	s.next("col1")
 }
 
-func (s scoresKernel) scale(f func()) {
-	if f != nil {
-		f()
+// rowScores reduces the accumulators of the row at RSI (0, or 2h for
+// query h), scales the sums, stores them as the row's scores and, but
+// after AVX2's four queries (at most one row is left to them), loops to
+// the next row; then "done" returns. The sums of one query or AVX-512's
+// four are in X0 (X2, X4, X6), of AVX2's four in the lanes of X0.
+func (s scoresKernel) rowScores() {
+	switch {
+	case s.w.wide():
+		for h := 0; h < s.heads; h++ {
+			fold512(zr(2*h), yr(2*h+1))
+			hsum(yr(2*h), xs[2*h+1])
+		}
+	case s.heads == 1:
+		c.VHADDPS(Y0, Y0, Y0)
+		c.VHADDPS(Y0, Y0, Y0)
+		c.VEXTRACTF128(U8(1), Y0, X1)
+		c.VADDSS(X1, X0, X0)
+	default:
+		c.VHADDPS(Y2, Y0, Y0)
+		c.VHADDPS(Y6, Y4, Y4)
+		c.VHADDPS(Y4, Y0, Y0)
+		c.VEXTRACTF128(U8(1), Y0, X1)
+		c.VADDPS(X1, X0, X0)
 	}
+	if s.scaleRow != nil {
+		s.scaleRow()
+	}
+	loop := "tail"
+	switch {
+	case s.heads == 1:
+		c.VMOVSS(X0, mem(R10, 0))
+	case s.w.wide():
+		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+		for h, m := range queryScores(RCX) {
+			c.VMOVSS(xs[2*h], m)
+		}
+		loop = "single"
+	default:
+		c.VMOVSS(X0, mem(R10, 0))
+		c.VEXTRACTPS(U8(1), X0, memx(R10, 0, RAX, 1))
+		c.VEXTRACTPS(U8(2), X0, memx(R10, 0, RAX, 2))
+		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+		c.VEXTRACTPS(U8(3), X0, memx(R10, 0, RCX, 1))
+		loop = ""
+	}
+	if loop != "" {
+		c.ADDQ(U8(4), R10)
+		c.DECQ(R11)
+		c.JMP(ref(loop))
+	}
+	label("done")
+	retVoid()
 }
 
-func (s scoresKernel) scaleSums(v Register, n int) {
-	if s.scaleBlock != nil {
-		s.scaleBlock(v, n)
-	}
+// queryScores are the four queries' places in dst (R10, AX the stride
+// between them, three three strides).
+func queryScores(three Register) []Mem {
+	return []Mem{mem(R10, 0), memx(R10, 0, RAX, 1), memx(R10, 0, RAX, 2), memx(R10, 0, three, 1)}
 }
-
-// The reductions and stores of the scores kernels: dst at R10, AX its
-// stride in bytes between queries, R11 the rows left.
 
 // queryStrides turns AX into the dst stride in bytes, DX into the query
 // stride (4·d, d in R12) and R13 into three of those.
@@ -184,117 +190,14 @@ func queryStrides() {
 	c.LEAQ(memx(RDX, 0, RDX, 2), R13)
 }
 
-// sum1 leaves the sum of the one-query accumulator (Z0 or Y0) in X0.
-func sum1(w width) {
-	if w.wide() {
-		fold512(Z0, Y1)
-		hsum(Y0, X1)
-	} else {
-		c.VHADDPS(Y0, Y0, Y0)
-		c.VHADDPS(Y0, Y0, Y0)
-		c.VEXTRACTF128(U8(1), Y0, X1)
-		c.VADDSS(X1, X0, X0)
-	}
-}
-
-// storeSum1 stores X0 as one row's score and loops to "tail"; "done"
-// returns.
-func storeSum1() {
-	c.VMOVSS(X0, mem(R10, 0))
-	nextScoreRow("tail")
-	label("done")
-	retVoid()
-}
-
-// nextScoreRow steps dst (R10) past one row's score, counts the row off
-// R11 and loops to loop.
-func nextScoreRow(loop string) {
-	c.ADDQ(U8(4), R10)
-	c.DECQ(R11)
-	c.JMP(ref(loop))
-}
-
-// sums4Wide leaves the sums of the four queries' accumulators Z0, Z2, Z4
-// and Z6 in X0, X2, X4 and X6.
-func sums4Wide() {
-	for h := 0; h < 4; h++ {
-		fold512(zr(2*h), yr(2*h+1))
-		hsum(yr(2*h), xs[2*h+1])
-	}
-}
-
-// storeSums4Wide stores X0, X2, X4 and X6 as one row's scores for the four
-// queries and loops to "single".
-func storeSums4Wide() {
-	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-	c.VMOVSS(X0, mem(R10, 0))
-	c.VMOVSS(X2, memx(R10, 0, RAX, 1))
-	c.VMOVSS(X4, memx(R10, 0, RAX, 2))
-	c.VMOVSS(X6, memx(R10, 0, RCX, 1))
-	nextScoreRow("single")
-}
-
-// sums4Narrow leaves the sums of Y0, Y2, Y4 and Y6 in the four lanes of X0.
-func sums4Narrow() {
-	c.VHADDPS(Y2, Y0, Y0)
-	c.VHADDPS(Y6, Y4, Y4)
-	c.VHADDPS(Y4, Y0, Y0)
-	c.VEXTRACTF128(U8(1), Y0, X1)
-	c.VADDPS(X1, X0, X0)
-}
-
-// storeSums4Lanes stores the four lanes of X0 as the four queries' scores.
-func storeSums4Lanes() {
-	c.VMOVSS(X0, mem(R10, 0))
-	c.VEXTRACTPS(U8(1), X0, memx(R10, 0, RAX, 1))
-	c.VEXTRACTPS(U8(2), X0, memx(R10, 0, RAX, 2))
-	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-	c.VEXTRACTPS(U8(3), X0, memx(R10, 0, RCX, 1))
-}
-
-// storeBlock4Rows stores the scores of four rows for the four queries
-// (query h's in 128-bit lane h of Z0) and steps to the next four rows
-// (R14 bytes).
-func storeBlock4Rows() {
-	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-	for h, m := range []Mem{mem(R10, 0), memx(R10, 0, RAX, 1), memx(R10, 0, RAX, 2), memx(R10, 0, RCX, 1)} {
-		c.VEXTRACTF32X4(U8(h), Z0, m)
-	}
-	c.ADDQ(U8(16), R10)
-	c.ADDQ(R14, RSI)
-	c.SUBQ(U8(4), R11)
-}
-
-// storeBlock2Rows stores the scores of two rows for the four queries
-// (query h's in 64-bit lane h of Y1) and steps to the next two rows (RBX
-// bytes).
-func storeBlock2Rows() {
-	c.VEXTRACTF128(U8(1), Y1, X2)
-	c.VMOVLPS(X1, mem(R10, 0))
-	c.VMOVHPS(X1, memx(R10, 0, RAX, 1))
-	c.VMOVLPS(X2, memx(R10, 0, RAX, 2))
-	c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-	c.VMOVHPS(X2, memx(R10, 0, RCX, 1))
-	c.ADDQ(U8(8), R10)
-	c.ADDQ(RBX, RSI)
-	c.SUBQ(U8(2), R11)
-}
-
-// singleStart opens the scores kernels' loop over the rows left one at a
-// time, R9 walking the queries from RDI.
-func singleStart() {
-	label("single")
-	c.TESTQ(R11, R11)
-	c.JEQ(ref("done"))
-	c.MOVQ(RDI, R9)
-}
-
-// storeBlock1 reduces the one-query scores kernel's nacc accumulators to
-// the scores of a block of rows, which scale (unless nil) multiplies by
-// the rows' scales (n bytes of them), stores them and loops to "block";
-// then opens "tail", the rows left one at a time, R9 walking the query
-// from RDI.
-func storeBlock1(w width, nacc int, scale func(v Register, n int)) {
+// blockScores reduces the accumulators of a block of rows to their
+// scores, scales and stores them, steps to the next block and loops to
+// "block"; then opens the loop over the rows left one at a time ("tail",
+// or "single" for four queries), R9 walking the queries from RDI. The
+// scores of one query are in Z0 or Y1 in row order; of four, query h's
+// rows in 128-bit lane h of Z0 or 64-bit lane h of Y1.
+func (s scoresKernel) blockScores() {
+	w, nacc := s.w, s.nacc()
 	v, n := Register(Y1), 32
 	if w.wide() {
 		reduceAcc16()
@@ -302,20 +205,46 @@ func storeBlock1(w width, nacc int, scale func(v Register, n int)) {
 	} else {
 		reduceAcc8()
 	}
-	if scale != nil {
-		scale(v, n)
+	if s.scaleBlock != nil {
+		s.scaleBlock(v, n)
 	}
-	c.VMOVUPS(v, mem(R10, 0))
-	c.ADDQ(U8(n), R10)
-	if w.wide() {
+	switch {
+	case s.heads == 1:
+		c.VMOVUPS(v, mem(R10, 0))
+	case w.wide():
+		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+		for h, m := range queryScores(RCX) {
+			c.VEXTRACTF32X4(U8(h), Z0, m)
+		}
+	default:
+		c.VEXTRACTF128(U8(1), Y1, X2)
+		c.VMOVLPS(X1, mem(R10, 0))
+		c.VMOVHPS(X1, memx(R10, 0, RAX, 1))
+		c.VMOVLPS(X2, memx(R10, 0, RAX, 2))
+		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
+		c.VMOVHPS(X2, memx(R10, 0, RCX, 1))
+	}
+	c.ADDQ(U8(n/s.heads), R10)
+	// The next block: one query's rows past the group bases, four
+	// queries' one (AVX2 two, AVX-512 four) rows on.
+	switch {
+	case s.heads == 4 && w.wide():
+		c.ADDQ(R14, RSI)
+	case s.heads == 4:
+		c.ADDQ(RBX, RSI)
+	case w.wide():
 		c.LEAQ(memx(R14, 0, RDX, 1), RSI)
-	} else {
+	default:
 		c.LEAQ(memx(R13, 0, RBX, 8), RSI)
 	}
-	c.SUBQ(U8(nacc), R11)
+	c.SUBQ(U8(nacc/s.heads), R11)
 	c.JMP(ref("block"))
 
-	label("tail")
+	tail := "tail"
+	if s.heads == 4 {
+		tail = "single"
+	}
+	label(tail)
 	c.TESTQ(R11, R11)
 	c.JEQ(ref("done"))
 	c.MOVQ(RDI, R9)
