@@ -12,8 +12,7 @@ func cpuFiles() []outFile {
 	return []outFile{{"cpuid", func() {
 		text("cpuid", NOSPLIT, "func(leaf, sub uint32) (a, b, c, d uint32)",
 			"cpuid returns EAX, EBX, ECX and EDX of CPUID leaf, subleaf sub.")
-		c.Load(c.Param("leaf"), EAX)
-		c.Load(c.Param("sub"), ECX)
+		loadArgs("leaf sub", EAX, ECX)
 		c.CPUID()
 		c.Store(EAX, c.Return("a"))
 		c.Store(EBX, c.Return("b"))

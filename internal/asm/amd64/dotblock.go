@@ -183,9 +183,7 @@ func dotBlockAVX2(t *blockType) {
 	if t.run8 {
 		stack = c.AllocLocal(32)
 	}
-	c.Load(c.Param("w"), RSI)
-	c.Load(c.Param("x"), RDI)
-	c.Load(c.Param("nb"), RCX)
+	loadArgs("w x nb", RSI, RDI, RCX)
 	bcast32(0x00010001, Y14)
 	if t.nibble {
 		bcast32(0x0F0F0F0F, Y11)
@@ -397,9 +395,7 @@ func vnniXPair(t *blockType, xoff int) {
 }
 
 func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
-	c.Load(c.Param("w"), RSI)
-	c.Load(c.Param("x"), RDI)
-	c.Load(c.Param("nb"), RCX)
+	loadArgs("w x nb", RSI, RDI, RCX)
 	c.MOVL(U32(0xFF00), EAX)
 	c.KMOVW(EAX, K1)
 	if t.nibble {

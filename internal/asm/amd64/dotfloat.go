@@ -28,9 +28,7 @@ var (
 func dotFloat(e floatElem, w width) {
 	name := "dot" + e.name + w.suffix() + "Asm"
 	text(name, NOSPLIT, "func(w, x *byte, n int) float32")
-	c.Load(c.Param("w"), RSI)
-	c.Load(c.Param("x"), RDI)
-	c.Load(c.Param("n"), RCX)
+	loadArgs("w x n", RSI, RDI, RCX)
 	lanes := w.lanes()
 	nacc := 512 / 8 / lanes // accumulators per 64 elements
 	for i := 0; i < nacc; i++ {

@@ -41,9 +41,7 @@ var (
 // 32·Σ scale·bsums.
 func dotSuper(t *superType, w width) {
 	text("dot"+t.name+w.suffix()+"Asm", NOSPLIT, "func(w, x *byte, nb int) float32")
-	c.Load(c.Param("w"), RSI)
-	c.Load(c.Param("x"), RDI)
-	c.Load(c.Param("nb"), RCX)
+	loadArgs("w x nb", RSI, RDI, RCX)
 	if t.six {
 		dotQ6_K(w)
 	} else {

@@ -42,8 +42,7 @@ func gemmBlock(t *blockType) {
 	text(gemmName(t), 0, gemmSig)
 	res := c.AllocLocal(32 * 4 * 4) // the tile, column by column (4 floats)
 	tileRows()
-	c.Load(c.Param("p"), RDI)
-	c.Load(c.Param("nb"), RCX)
+	loadArgs("p nb", RDI, RCX)
 	if t.nibble {
 		bcast32(0x0F0F0F0F, Z30)
 	} else {
@@ -129,8 +128,7 @@ func gemmStore(res Mem) {
 // gemmCopyOut copies cols results of size bytes each, packed in the frame
 // at res, to out, outStride floats apart, with move.
 func gemmCopyOut(res Mem, size int, move func(src, dst Op)) {
-	c.Load(c.Param("out"), R12)
-	c.Load(c.Param("outStride"), R13)
+	loadArgs("out outStride", R12, R13)
 	c.SHLQ(U8(2), R13)
 	c.Load(c.Param("cols"), RCX)
 	c.LEAQ(res, RAX)
@@ -185,8 +183,7 @@ func gemmSuper(t *superType) {
 		pan = kPanel{16}
 	}
 	tileRows()
-	c.Load(c.Param("p"), RDI)
-	c.Load(c.Param("nb"), RCX)
+	loadArgs("p nb", RDI, RCX)
 	bcast32(0x0F0F0F0F, Z30)
 	bcast32(0x30303030, Z28)
 	// Index k of the table broadcasts lane k.

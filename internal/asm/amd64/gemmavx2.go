@@ -33,9 +33,7 @@ func gemmAVX2Begin(name string, local int) (res, ones Mem) {
 	text(gemmAVX2Name(name), 0, gemmSig)
 	res = c.AllocLocal(local)
 	ones = table("words1", 0x0001000100010001, 0x0001000100010001, 0x0001000100010001, 0x0001000100010001)
-	c.Load(c.Param("w"), RSI)
-	c.Load(c.Param("p"), RDI)
-	c.Load(c.Param("nb"), RCX)
+	loadArgs("w p nb", RSI, RDI, RCX)
 	bcast32(0x0F0F0F0F, Y15)
 	zeroAcc(avx2, 4)
 	return res, ones

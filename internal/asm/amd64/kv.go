@@ -117,14 +117,21 @@ func param(name string) Mem {
 
 func load(name string, r Register) { c.Load(c.Param(name), r) }
 
+// headStride is the register of the four-head kernels' stride argument,
+// AX; with one head there is none.
+func headStride(heads int) Register {
+	if heads == 4 {
+		return RAX
+	}
+	return nil
+}
+
 // kvDot emits dot<E>F32AVX2(k *E, q *float32, n int) float32: four
 // accumulators over 32 elements, then 8 at a time, the sum (hsum), then
 // the last n%8 one at a time.
 func kvDot(e kvElem) {
 	text("dot"+e.name+"F32AVX2", NOSPLIT, fmt.Sprintf("func(k *%s, q *float32, n int) float32", e.goType))
-	load("k", RSI)
-	load("q", RDI)
-	load("n", RCX)
+	loadArgs("k q n", RSI, RDI, RCX)
 	zeroAcc(avx2, 4)
 	c.CMPQ(RCX, U8(32))
 	c.JLT(ref("dot8"))
@@ -168,8 +175,7 @@ func kvAxpy(e kvElem, rows int) {
 		text("axpy"+e.name+"AVX2", NOSPLIT, fmt.Sprintf("func(dst *float32, a float32, v *%s, n int)", e.goType))
 		load("dst", RDI)
 		c.VBROADCASTSS(param("a"), Y15)
-		load("v", RSI)
-		load("n", RCX)
+		loadArgs("v n", RSI, RCX)
 		c.CMPQ(RCX, U8(32))
 		c.JLT(ref("axpy8"))
 		label("axpy32")
@@ -209,9 +215,7 @@ func kvAxpy(e kvElem, rows int) {
 	load("dst", RDI)
 	c.VBROADCASTSS(param("a0"), Y14)
 	c.VBROADCASTSS(param("a1"), Y15)
-	load("v0", RSI)
-	load("v1", RDX)
-	load("n", RCX)
+	loadArgs("v0 v1 n", RSI, RDX, RCX)
 	c.CMPQ(RCX, U8(16))
 	c.JLT(ref("axpy8"))
 	label("axpy16")
@@ -346,7 +350,7 @@ func kvScores(e kvElem, w width, heads int) {
 			scales = R8
 		}
 	}
-	scoresArgs(heads, scales)
+	loadArgs("dst stride k scales q rows d", R10, headStride(heads), RSI, scales, RDI, R11, R12)
 	e.rowStride(R12, RBX)
 	s := scoresKernel{w: w, heads: heads, step: lanes * e.size,
 		count: func() { c.MOVQ(R12, RCX) },
@@ -487,24 +491,16 @@ func kvValues(e kvElem, w width, heads int) {
 		return
 	}
 	lanes := w.lanes()
-	load("o", RDI)
-	load("w", R10)
-	if heads == 4 {
-		load("stride", RAX)
-	}
-	load("v", RSI)
-	scales := R12
+	var scales Register
 	if e.size == 1 {
-		load("scales", scales)
+		scales = R12
 	}
-	load("rows", R11)
-	load("d", RDX)
+	loadArgs("o w stride v scales rows d", RDI, R10, headStride(heads), RSI, scales, R11, RDX)
 	e.rowStride(RDX, RBX)
 	chunks := []int{8 * lanes, 4 * lanes, lanes} // 64/32/8 or 128/64/16
 	if heads == 4 {
 		chunks = []int{4 * lanes, 2 * lanes, lanes}
 		if e.size == 1 {
-			// (R9)(R12*1) is the scale of the row whose weight is at R9.
 			c.SUBQ(R10, R12)
 		}
 		valuesX4Strides()
@@ -513,59 +509,18 @@ func kvValues(e kvElem, w width, heads int) {
 		c.CMPQ(R10, R11)
 		c.JEQ(ref("done"))
 	}
-	temps, a := regs(ys[8:12]), Register(Y15)
-	if w.wide() {
-		temps, a = regs(zs[16:24]), Z15
+	s := valuesKernel{w: w, heads: heads, chunks: chunks, scaled: e.size == 1,
+		rowBytes: func(n int) Constant { return U32(n * e.size) }}
+	if heads == 4 {
+		s.headAccs = 4
 	}
-	for ci, n := range chunks {
+	temps := regs(ys[8:12])
+	if w.wide() {
+		temps = regs(zs[16:24])
+	}
+	s.row = func(n int, a Register, acc func(h, i int) Register) {
 		nacc := n / lanes
-		name := fmt.Sprintf("chunk%d", n)
-		label(name)
-		next := "done"
-		if ci+1 < len(chunks) {
-			next = fmt.Sprintf("chunk%d", chunks[ci+1])
-		}
-		c.CMPQ(RDX, U8(n))
-		c.JLT(ref(next))
-		// out(h, i) is accumulator i of head h and its place in o.
-		acc := func(h, i int) Register { return w.vec(4*h + i) }
-		out := func(h, i int) Mem {
-			if heads == 1 {
-				return mem(RDI, 4*lanes*i)
-			}
-			return []Mem{mem(RDI, 64*i), memx(RDI, 64*i, R14, 1), memx(RDI, 64*i, R14, 2), memx(RDI, 64*i, RCX, 1)}[h]
-		}
-		if heads == 4 {
-			c.LEAQ(memx(R14, 0, R14, 2), RCX)
-		} else {
-			acc = func(_, i int) Register { return w.vec(i) }
-		}
-		for h := 0; h < heads; h++ {
-			for i := 0; i < nacc; i++ {
-				c.VMOVUPS(out(h, i), acc(h, i))
-			}
-		}
-		rowLbl, skip, store := fmt.Sprintf("row%d", n), fmt.Sprintf("skip%d", n), fmt.Sprintf("store%d", n)
 		if heads == 1 {
-			c.MOVQ(RSI, R8)
-			c.MOVQ(R10, R9)
-			if e.size == 1 {
-				c.MOVQ(R12, R13)
-			}
-			c.MOVQ(R11, RCX)
-			c.TESTQ(RCX, RCX)
-			c.JEQ(ref(store))
-			label(rowLbl)
-			c.VMOVSS(mem(R9, 0), X15)
-			if e.size == 1 {
-				c.VMULSS(mem(R13, 0), X15, X15)
-				c.ADDQ(U8(4), R13)
-			}
-			c.ADDQ(U8(4), R9)
-			c.VMOVD(X15, EAX)
-			c.TESTL(U32(0x7fffffff), EAX)
-			c.JEQ(ref(skip))
-			c.VBROADCASTSS(X15, a)
 			for g := 0; g < nacc; g += len(temps) {
 				k := min(len(temps), nacc-g)
 				for t := 0; t < k; t++ {
@@ -575,63 +530,18 @@ func kvValues(e kvElem, w width, heads int) {
 					c.VFMADD231PS(a, temps[t], acc(0, g+t))
 				}
 			}
-			label(skip)
-			c.ADDQ(RBX, R8)
-			c.DECQ(RCX)
-			c.JNZ(ref(rowLbl))
-			label(store)
-		} else {
-			c.MOVQ(RSI, R13)
-			c.MOVQ(R10, R9)
-			label(rowLbl)
-			ws := []Mem{mem(R9, 0), memx(R9, 0, RAX, 1), memx(R9, 0, RAX, 2), memx(R9, 0, R8, 1)}
-			for h := 0; h < 4; h++ {
-				c.VBROADCASTSS(ws[h], zr(16+h))
-			}
-			if e.size == 1 {
-				c.VBROADCASTSS(memx(R9, 0, R12, 1), Z20)
-				for h := 0; h < 4; h++ {
-					c.VMULPS(Z20, zr(16+h), zr(16+h))
-				}
-			}
-			c.ADDQ(U8(4), R9)
-			ks := []Register{K1, K2, K3, K4}
-			for h := 0; h < 4; h++ {
-				c.VCMPPS(U8(4), Z31, zr(16+h), ks[h])
-			}
-			c.KORW(K1, K2, K5)
-			c.KORW(K3, K4, K6)
-			c.KORTESTW(K5, K6)
-			c.JEQ(ref(skip))
-			for i := 0; i < nacc; i++ {
-				e.load1(mem(R13, i*lanes*e.size), zr(20+i))
-			}
-			for h := 0; h < 4; h++ {
-				for i := 0; i < nacc; i++ {
-					c.VFMADD231PS(zr(16+h), zr(20+i), ks[h], acc(h, i))
-				}
-			}
-			valuesX4RowEnd(skip, rowLbl)
+			return
 		}
-		storeAccs(heads, nacc, acc, out)
-		c.ADDQ(U32(4*n), RDI)
-		c.ADDQ(U32(n*e.size), RSI)
-		c.SUBQ(U8(n), RDX)
-		// The first chunk size repeats; the second runs at most once; the
-		// last repeats unless the second is twice it.
-		switch {
-		case ci == 0:
-			c.JMP(ref(name))
-		case ci == 1:
-			c.JMP(ref(next))
-		case chunks[1] == 2*chunks[2]:
-			c.JMP(ref("done"))
-		default:
-			c.JMP(ref(name))
+		for i := 0; i < nacc; i++ {
+			e.load1(mem(R13, i*lanes*e.size), zr(20+i))
+		}
+		for h, k := range valuesMasks {
+			for i := 0; i < nacc; i++ {
+				c.VFMADD231PS(zr(16+h), zr(20+i), k, acc(h, i))
+			}
 		}
 	}
-	label("done")
-	retVoid()
+	s.emit()
 }
 
 // kvValuesX4AVX2 is kvValues for four heads with AVX2: Y8-Y15 the weights
@@ -639,15 +549,11 @@ func kvValues(e kvElem, w width, heads int) {
 // them, R12 the end of output 0, R8 three weight strides; scales (int8)
 // in CX.
 func kvValuesX4AVX2(e kvElem) {
-	load("o", RDI)
-	load("w", R10)
-	load("stride", RAX)
-	load("v", RSI)
+	var scales Register
 	if e.size == 1 {
-		load("scales", RCX)
+		scales = RCX
 	}
-	load("rows", R11)
-	load("d", RDX)
+	loadArgs("o w stride v scales rows d", RDI, R10, RAX, RSI, scales, R11, RDX)
 	e.rowStride(RDX, RBX)
 	c.SHLQ(U8(2), RAX)
 	c.LEAQ(memx(RAX, 0, RAX, 2), R8)
@@ -917,8 +823,7 @@ func expPD(xs, ts, ps []Register, clamp Register, wide bool) {
 // AVX2 loops.
 func kvSoftmax(w width) {
 	text("softmax"+w.suffix(), NOSPLIT, "func(s *float32, n int, scale float32, round16 bool)")
-	load("s", RSI)
-	load("n", RCX)
+	loadArgs("s n", RSI, RCX)
 	c.VBROADCASTSS(param("scale"), Y15)
 	ninf := table32("negInf", 0xff800000)
 	c.VBROADCASTSS(ninf, Y0)

@@ -3,7 +3,6 @@ package main
 import (
 	"math"
 
-	. "github.com/mmcloughlin/avo/attr"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 )
@@ -37,6 +36,10 @@ func kvQ4Files() outFile {
 		kvQ4Values(avx512, 4)
 	}}
 }
+
+// kvQ4 names the Int4 kernels and types their rows for kvText (its size
+// is no element size: the blocks are read by q4Decode).
+var kvQ4 = kvElem{name: "Q4", goType: "byte"}
 
 // q4Levels is the VPERMPS table of the AVX-512 kernels: c−8 for c < 16.
 func q4Levels() Mem {
@@ -143,12 +146,8 @@ func q4RowBytes(d, r Register) {
 // reduced as kvScores does (reduceAcc8, reduceAcc16); the rows after the
 // last group one at a time, reduced in the same order.
 func kvQ4Scores(w width, heads int) {
-	sig := "func(dst *float32, k *byte, q *float32, rows, d int)"
-	if heads == 4 {
-		sig = "func(dst *float32, stride int, k *byte, q *float32, rows, d int)"
-	}
-	text(kvName("scores", kvElem{name: "Q4"}, w, heads), NOSPLIT, sig)
-	scoresArgs(heads, nil)
+	kvText("scores", kvQ4, w, heads, "dst *float32", "k *%s, q *float32, rows, d int", "")
+	loadArgs("dst stride k q rows d", R10, headStride(heads), RSI, RDI, R11, R12)
 	q4RowBytes(R12, RBX)
 	// AVX-512: the table in Z18 (Z24 for four heads); AVX2: Y14, Y15.
 	k := q4Regs{mask: Y14, eight: Y15}
@@ -271,29 +270,14 @@ func kvQ4Scores(w width, heads int) {
 // blocks (64, 32 columns), AVX-512 4, 2 and 1 of one head, 2 and 1 of
 // each of four.
 func kvQ4Values(w width, heads int) {
-	sig := "func(o, w *float32, v *byte, rows, d int)"
-	if heads == 4 {
-		sig = "func(o, w *float32, stride int, v *byte, rows, d int)"
-	}
-	text(kvName("values", kvElem{name: "Q4"}, w, heads), NOSPLIT, sig)
-	load("o", RDI)
-	load("w", R10)
-	if heads == 4 {
-		load("stride", RAX)
-	}
-	load("v", RSI)
-	load("rows", R11)
-	load("d", RDX)
+	kvText("values", kvQ4, w, heads, "o, w *float32", "v *%s, rows, d int", "")
+	loadArgs("o w stride v rows d", RDI, R10, headStride(heads), RSI, R11, RDX)
 	q4RowBytes(RDX, RBX)
-	per := 4 // accumulators per block
+	chunks := []int{64, 32} // 2 and 1 blocks
 	if w.wide() {
-		per = 2
-	}
-	chunks := []int{2, 1} // blocks
-	if w.wide() {
-		chunks = []int{4, 2, 1}
+		chunks = []int{128, 64, 32}
 		if heads == 4 {
-			chunks = []int{2, 1}
+			chunks = []int{64, 32}
 		}
 	}
 	k := q4Regs{mask: Y13, eight: Y14}
@@ -306,150 +290,41 @@ func kvQ4Values(w width, heads int) {
 		c.CMPQ(R10, R11)
 		c.JEQ(ref("done"))
 	}
-	for ci, nb := range chunks {
-		n := 32 * nb
-		nacc := per * nb
-		name := "chunk" + itoa(n)
-		label(name)
-		next := "done"
-		if ci+1 < len(chunks) {
-			next = "chunk" + itoa(32*chunks[ci+1])
-		}
-		c.CMPQ(RDX, U8(n))
-		c.JLT(ref(next))
-		lanes := w.lanes()
-		acc := func(h, i int) Register { return w.vec(nacc*h + i) }
-		out := func(h, i int) Mem {
-			if heads == 1 {
-				return mem(RDI, 4*lanes*i)
-			}
-			return []Mem{mem(RDI, 64*i), memx(RDI, 64*i, R14, 1), memx(RDI, 64*i, R14, 2), memx(RDI, 64*i, RCX, 1)}[h]
-		}
-		if heads == 4 {
-			c.LEAQ(memx(R14, 0, R14, 2), RCX)
-		}
-		for h := 0; h < heads; h++ {
-			for i := 0; i < nacc; i++ {
-				c.VMOVUPS(out(h, i), acc(h, i))
-			}
-		}
-		rowLbl, skip := "row"+itoa(n), "skip"+itoa(n)
-		if heads == 1 {
-			c.MOVQ(RSI, R8)
-			c.MOVQ(R10, R9)
-			c.MOVQ(R11, RCX)
-			c.TESTQ(RCX, RCX)
-			c.JEQ(ref("store" + itoa(n)))
-			label(rowLbl)
-			c.VMOVSS(mem(R9, 0), X15)
-			c.ADDQ(U8(4), R9)
-			c.VMOVD(X15, EAX)
-			c.TESTL(U32(0x7fffffff), EAX)
-			c.JEQ(ref(skip))
-			a := w.vec(15)
-			c.VBROADCASTSS(X15, a)
-			for b := 0; b < nb; b++ {
-				if w.wide() {
-					// Z16-Z27: three registers' temporaries per block.
-					s := 16 + 3*b
-					vs := []Register{zr(s), zr(s + 1)}
-					q4Decode(w, mem(R8, 18*b), vs, zr(s+2), k)
-					c.VMULPS(a, zr(s+2), zr(s+2))
+	s := valuesKernel{w: w, heads: heads, chunks: chunks,
+		rowBytes: func(n int) Constant { return U8(18 * n / 32) }}
+	s.row = func(n int, a Register, acc func(h, i int) Register) {
+		for b := 0; b < n/32; b++ {
+			switch {
+			case heads == 4:
+				// Z20-Z25 two blocks' codes and d, Z26-Z29 the heads' w·d.
+				t := 20 + 3*b
+				vs := []Register{zr(t), zr(t + 1)}
+				q4Decode(w, mem(R13, 18*b), vs, zr(t+2), k)
+				for h, m := range valuesMasks {
+					c.VMULPS(zr(16+h), zr(t+2), zr(26+h))
 					for i := 0; i < 2; i++ {
-						c.VFMADD231PS(zr(s+2), vs[i], acc(0, 2*b+i))
-					}
-				} else {
-					vs := regs(ys[8:12])
-					q4Decode(w, mem(R8, 18*b), vs, Y12, k)
-					c.VMULPS(a, Y12, Y12)
-					for i := 0; i < 4; i++ {
-						c.VFMADD231PS(Y12, vs[i], acc(0, 4*b+i))
+						c.VFMADD231PS(zr(26+h), vs[i], m, acc(h, 2*b+i))
 					}
 				}
-			}
-			label(skip)
-			c.ADDQ(RBX, R8)
-			c.DECQ(RCX)
-			c.JNZ(ref(rowLbl))
-			label("store" + itoa(n))
-		} else {
-			// Z16-Z19 the heads' weights, K1-K4 which are non-zero,
-			// Z20-Z25 two blocks' codes and d, Z26-Z29 the heads' w·d.
-			c.MOVQ(RSI, R13)
-			c.MOVQ(R10, R9)
-			label(rowLbl)
-			ws := []Mem{mem(R9, 0), memx(R9, 0, RAX, 1), memx(R9, 0, RAX, 2), memx(R9, 0, R8, 1)}
-			for h := 0; h < 4; h++ {
-				c.VBROADCASTSS(ws[h], zr(16+h))
-			}
-			c.ADDQ(U8(4), R9)
-			ks := []Register{K1, K2, K3, K4}
-			for h := 0; h < 4; h++ {
-				c.VCMPPS(U8(4), Z31, zr(16+h), ks[h])
-			}
-			c.KORW(K1, K2, K5)
-			c.KORW(K3, K4, K6)
-			c.KORTESTW(K5, K6)
-			c.JEQ(ref(skip))
-			for b := 0; b < nb; b++ {
-				s := 20 + 3*b
-				vs := []Register{zr(s), zr(s + 1)}
-				q4Decode(w, mem(R13, 18*b), vs, zr(s+2), k)
-				for h := 0; h < 4; h++ {
-					c.VMULPS(zr(16+h), zr(s+2), zr(26+h))
-					for i := 0; i < 2; i++ {
-						c.VFMADD231PS(zr(26+h), vs[i], ks[h], acc(h, 2*b+i))
-					}
+				continue
+			case w.wide():
+				// Z16-Z27: three registers' temporaries per block.
+				t := 16 + 3*b
+				vs := []Register{zr(t), zr(t + 1)}
+				q4Decode(w, mem(R8, 18*b), vs, zr(t+2), k)
+				c.VMULPS(a, zr(t+2), zr(t+2))
+				for i := 0; i < 2; i++ {
+					c.VFMADD231PS(zr(t+2), vs[i], acc(0, 2*b+i))
+				}
+			default:
+				vs := regs(ys[8:12])
+				q4Decode(w, mem(R8, 18*b), vs, Y12, k)
+				c.VMULPS(a, Y12, Y12)
+				for i := 0; i < 4; i++ {
+					c.VFMADD231PS(Y12, vs[i], acc(0, 4*b+i))
 				}
 			}
-			valuesX4RowEnd(skip, rowLbl)
-		}
-		storeAccs(heads, nacc, acc, out)
-		c.ADDQ(U32(4*n), RDI)
-		c.ADDQ(U8(18*nb), RSI)
-		c.SUBQ(U8(n), RDX)
-		// The first chunk size repeats; the others run at most once.
-		if ci == 0 {
-			c.JMP(ref(name))
-		} else {
-			c.JMP(ref(next))
 		}
 	}
-	label("done")
-	retVoid()
-}
-
-// The values kernels of every cache type (kv.go, and Q4 here) share these.
-
-// valuesX4Strides sets up the four-head values kernels: AX the weights'
-// stride in bytes and R8 three of them, R14 the output stride (4·d, d in
-// DX), R11 the end of w (R10, R11 rows), Z31 zero.
-func valuesX4Strides() {
-	c.SHLQ(U8(2), RAX)
-	c.LEAQ(memx(RAX, 0, RAX, 2), R8)
-	c.MOVQ(RDX, R14)
-	c.SHLQ(U8(2), R14)
-	c.LEAQ(memx(R10, 0, R11, 4), R11)
-	c.VPXORD(Z31, Z31, Z31)
-}
-
-// valuesX4RowEnd closes the four-head values kernels' loop over the rows
-// (R13 the value row, RBX its bytes; R9 the weight, R11 the end of w) and
-// leaves three output strides in RCX.
-func valuesX4RowEnd(skip, row string) {
-	label(skip)
-	c.ADDQ(RBX, R13)
-	c.CMPQ(R9, R11)
-	c.JNE(ref(row))
-	c.LEAQ(memx(R14, 0, R14, 2), RCX)
-}
-
-// storeAccs stores the values kernels' accumulators acc(h, i), nacc for
-// each of heads heads, to their places out(h, i).
-func storeAccs(heads, nacc int, acc func(h, i int) Register, out func(h, i int) Mem) {
-	for h := 0; h < heads; h++ {
-		for i := 0; i < nacc; i++ {
-			c.VMOVUPS(acc(h, i), out(h, i))
-		}
-	}
+	s.emit()
 }

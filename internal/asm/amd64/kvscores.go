@@ -11,7 +11,7 @@ import (
 // rows and columns, the reductions and the stores they share.
 
 // scoresKernel is one scores kernel's own pieces. Its arguments are loaded
-// (scoresArgs): dst in R10, with four queries their stride in AX, the keys
+// (loadArgs): dst in R10, with four queries their stride in AX, the keys
 // in RSI, the query in RDI, the rows in R11, d in R12 and a key row's
 // bytes in RBX.
 type scoresKernel struct {
@@ -33,22 +33,6 @@ type scoresKernel struct {
 	// scores (in v, n bytes of them) and a row's by the rows' scales.
 	scaleBlock func(v Register, n int)
 	scaleRow   func()
-}
-
-// scoresArgs loads a scores kernel's arguments, the rows' scales (if
-// scales is not nil) into scales.
-func scoresArgs(heads int, scales Register) {
-	load("dst", R10)
-	if heads == 4 {
-		load("stride", RAX)
-	}
-	load("k", RSI)
-	if scales != nil {
-		load("scales", scales)
-	}
-	load("q", RDI)
-	load("rows", R11)
-	load("d", R12)
 }
 
 // nacc is the number of accumulators: 8 Y or 16 Z registers.

@@ -236,9 +236,7 @@ func lowAVX2(t *lowType, tile bool) {
 		prefetchDist(R10, 1)
 		tileCols(1)
 	} else {
-		c.Load(c.Param("w"), RSI)
-		c.Load(c.Param("x"), RDI)
-		c.Load(c.Param("nb"), RCX)
+		loadArgs("w x nb", RSI, RDI, RCX)
 	}
 	switch t {
 	case lowQ2_K:
@@ -542,9 +540,7 @@ func lowVNNI(t *lowType, w width, dot bool, cols int) {
 		dist = R12
 	}
 	if dot {
-		c.Load(c.Param("w"), RSI)
-		c.Load(c.Param("x"), RDI)
-		c.Load(c.Param("nb"), RCX)
+		loadArgs("w x nb", RSI, RDI, RCX)
 	} else {
 		tileRows()
 		c.Load(c.Param("nb"), RAX)

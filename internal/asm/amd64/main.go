@@ -14,11 +14,13 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mmcloughlin/avo/attr"
 	"github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/pass"
 	"github.com/mmcloughlin/avo/printer"
+	. "github.com/mmcloughlin/avo/reg"
 )
 
 // c is the build context of the file being generated.
@@ -85,6 +87,16 @@ func generate(pkg string, f outFile) (asm, stubs []byte, err error) {
 		return nil, nil, err
 	}
 	return asm, stubs, nil
+}
+
+// loadArgs loads Go arguments into registers: the space-separated names
+// into regs in order, skipping those whose register is nil.
+func loadArgs(names string, regs ...Register) {
+	for i, name := range strings.Fields(names) {
+		if regs[i] != nil {
+			c.Load(c.Param(name), regs[i])
+		}
+	}
 }
 
 // text starts a function that Go calls through a stub declared

@@ -28,9 +28,7 @@ var (
 // are skipped as the Go code skips them.
 func quantKernel(t actType) {
 	text("quant"+t.name+"AVX512", NOSPLIT, "func(dst *byte, src *float32, nb int)")
-	c.Load(c.Param("dst"), RDI)
-	c.Load(c.Param("src"), RSI)
-	c.Load(c.Param("nb"), RCX)
+	loadArgs("dst src nb", RDI, RSI, RCX)
 	bcast32(0x7FFFFFFF, Z31)
 	if t.elems == 32 {
 		quantQ8_0()

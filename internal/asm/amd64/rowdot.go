@@ -89,15 +89,11 @@ func rowBlock(t *blockType, pf rowPrefetch) {
 	frame := c.AllocLocal(12 * rowMaxBlocks)
 	pre := frame                           // per eight blocks: d_x (8 floats), d_x·Σy (8)
 	srow := frame.Offset(8 * rowMaxBlocks) // two passes: the row's d_w·d_x
-	c.Load(c.Param("x"), RBX)
-	c.Load(c.Param("nb"), R13)
+	loadArgs("x nb", RBX, R13)
 	c.LEAQ(pre, RDX)
 	rowPre(t)
 
-	c.Load(c.Param("w"), R11)
-	c.Load(c.Param("wStride"), R10)
-	c.Load(c.Param("rows"), R9)
-	c.Load(c.Param("out"), R12)
+	loadArgs("w wStride rows out", R11, R10, R9, R12)
 	scaleTables(t.wb, Z10, Z11)
 	for b := 0; b < 8; b++ {
 		c.MOVL(U32(b), EAX)

@@ -30,8 +30,7 @@ func tileName(t string, w width, cols int) string {
 
 // tileRows loads the four row pointers from w and wStride (AX).
 func tileRows() {
-	c.Load(c.Param("w"), RSI)
-	c.Load(c.Param("wStride"), RAX)
+	loadArgs("w wStride", RSI, RAX)
 	c.LEAQ(memx(RSI, 0, RAX, 1), RBX)
 	c.LEAQ(memx(RSI, 0, RAX, 2), R8)
 	c.LEAQ(memx(RBX, 0, RAX, 2), R9)
@@ -307,8 +306,7 @@ func storeTilesZ(cols int) {
 // as it is reduced, R12/R13 loaded on the first.
 func storeTileCol(ci int) {
 	if ci == 0 {
-		c.Load(c.Param("out"), R12)
-		c.Load(c.Param("outStride"), R13)
+		loadArgs("out outStride", R12, R13)
 		c.SHLQ(U8(2), R13)
 	}
 	x := xs[ci]
@@ -586,8 +584,7 @@ func tileBlockAVX2x2(t *blockType, stack, woffs, xoffs Mem) {
 	nextCols(2, 8*t.xb)
 	c.SUBQ(U8(8), RCX)
 	c.JNZ(ref("loop"))
-	c.Load(c.Param("out"), R12)
-	c.Load(c.Param("outStride"), R13)
+	loadArgs("out outStride", R12, R13)
 	reduce4Y(Y0, Y1, Y2, Y3, X8, false)
 	c.VMOVUPS(X0, mem(R12, 0))
 	reduce4Y(Y4, Y5, Y6, Y7, X8, false)
