@@ -133,23 +133,11 @@ func kvDot(e kvElem) {
 	text("dot"+e.name+"F32AVX2", NOSPLIT, fmt.Sprintf("func(k *%s, q *float32, n int) float32", e.goType))
 	loadArgs("k q n", RSI, RDI, RCX)
 	zeroAcc(avx2, 4)
-	c.CMPQ(RCX, U8(32))
-	c.JLT(ref("dot8"))
-	label("dot32")
-	e.loadRows(true, []Mem{mem(RSI, 0), mem(RSI, 8*e.size), mem(RSI, 16*e.size), mem(RSI, 24*e.size)}, regs(ys[4:8]))
-	for j := 0; j < 4; j++ {
-		c.VFMADD231PS(mem(RDI, 32*j), yr(4+j), yr(j))
-	}
-	nextChunk(RSI, U8(32*e.size), RDI, U32(128), 32, "dot32")
-	label("dot8")
-	c.CMPQ(RCX, U8(8))
-	c.JLT(ref("reduce"))
-	e.load1(mem(RSI, 0), Y4)
-	c.VFMADD231PS(mem(RDI, 0), Y4, Y0)
-	c.ADDQ(U8(8*e.size), RSI)
-	c.ADDQ(U8(32), RDI)
-	c.SUBQ(U8(8), RCX)
-	c.JMP(ref("dot8"))
+	rowLoops(e, "dot", "reduce", regs(ys[4:8]), func(vs []Register) {
+		for j := range vs {
+			c.VFMADD231PS(mem(RDI, 32*j), vs[j], yr(j))
+		}
+	})
 	label("reduce")
 	addTree(avx2, 4)
 	hsum(Y0, X1)
@@ -158,12 +146,33 @@ func kvDot(e kvElem) {
 	label("dot1")
 	e.loadScalar(mem(RSI, 0), X4)
 	c.VFMADD231SS(mem(RDI, 0), X4, X0)
-	c.ADDQ(U8(e.size), RSI)
-	c.ADDQ(U8(4), RDI)
-	c.DECQ(RCX)
+	stepElem(e, RSI)
 	c.JNZ(ref("dot1"))
 	label("done")
 	retFloat()
+}
+
+// rowLoops emits the vector loops of the one-row kernels over n (CX)
+// elements at RSI and floats at RDI: 32 a pass ("<name>32") while 32
+// remain, then 8 ("<name>8") while 8 remain, then on to tail. vec gets the
+// pass's elements widened to float32 in v4, or in its first for 8, and
+// does the work with the floats at RDI.
+func rowLoops(e kvElem, name, tail string, v4 []Register, vec func(vs []Register)) {
+	c.CMPQ(RCX, U8(32))
+	c.JLT(ref(name + "8"))
+	label(name + "32")
+	e.loadRows(true, []Mem{mem(RSI, 0), mem(RSI, 8*e.size), mem(RSI, 16*e.size), mem(RSI, 24*e.size)}, v4)
+	vec(v4)
+	nextChunk(RSI, U8(32*e.size), RDI, U32(128), 32, name+"32")
+	label(name + "8")
+	c.CMPQ(RCX, U8(8))
+	c.JLT(ref(tail))
+	e.load1(mem(RSI, 0), v4[0])
+	vec(v4[:1])
+	c.ADDQ(U8(8*e.size), RSI)
+	c.ADDQ(U8(32), RDI)
+	c.SUBQ(U8(8), RCX)
+	c.JMP(ref(name + "8"))
 }
 
 // kvAxpy emits axpy<E>AVX2(dst *float32, a float32, v *E, n int), dst +=
@@ -176,39 +185,18 @@ func kvAxpy(e kvElem, rows int) {
 		load("dst", RDI)
 		c.VBROADCASTSS(param("a"), Y15)
 		loadArgs("v n", RSI, RCX)
-		c.CMPQ(RCX, U8(32))
-		c.JLT(ref("axpy8"))
-		label("axpy32")
-		e.loadRows(true, []Mem{mem(RSI, 0), mem(RSI, 8*e.size), mem(RSI, 16*e.size), mem(RSI, 24*e.size)}, regs(ys[0:4]))
-		for j := 0; j < 4; j++ {
-			c.VFMADD213PS(mem(RDI, 32*j), Y15, yr(j))
-		}
-		for j := 0; j < 4; j++ {
-			c.VMOVUPS(yr(j), mem(RDI, 32*j))
-		}
-		nextChunk(RSI, U8(32*e.size), RDI, U32(128), 32, "axpy32")
-		label("axpy8")
-		c.CMPQ(RCX, U8(8))
-		c.JLT(ref("axpy1"))
-		e.load1(mem(RSI, 0), Y0)
-		c.VFMADD213PS(mem(RDI, 0), Y15, Y0)
-		c.VMOVUPS(Y0, mem(RDI, 0))
-		c.ADDQ(U8(8*e.size), RSI)
-		c.ADDQ(U8(32), RDI)
-		c.SUBQ(U8(8), RCX)
-		c.JMP(ref("axpy8"))
-		label("axpy1")
-		c.TESTQ(RCX, RCX)
-		c.JEQ(ref("done"))
-		e.loadScalar(mem(RSI, 0), X0)
-		c.VFMADD213SS(mem(RDI, 0), X15, X0)
-		c.VMOVSS(X0, mem(RDI, 0))
-		c.ADDQ(U8(e.size), RSI)
-		c.ADDQ(U8(4), RDI)
-		c.DECQ(RCX)
-		c.JMP(ref("axpy1"))
-		label("done")
-		retVoid()
+		rowLoops(e, "axpy", "axpy1", regs(ys[0:4]), func(vs []Register) {
+			for j := range vs {
+				c.VFMADD213PS(mem(RDI, 32*j), Y15, vs[j])
+			}
+			for j := range vs {
+				c.VMOVUPS(vs[j], mem(RDI, 32*j))
+			}
+		})
+		axpyTail(e, []Register{RSI}, func() {
+			e.loadScalar(mem(RSI, 0), X0)
+			c.VFMADD213SS(mem(RDI, 0), X15, X0)
+		})
 		return
 	}
 	text("axpy2"+e.name+"AVX2", NOSPLIT, fmt.Sprintf("func(dst *float32, a0, a1 float32, v0, v1 *%s, n int)", e.goType))
@@ -242,22 +230,38 @@ func kvAxpy(e kvElem, rows int) {
 	c.ADDQ(U8(8*e.size), RDX)
 	c.ADDQ(U8(32), RDI)
 	c.SUBQ(U8(8), RCX)
+	axpyTail(e, []Register{RSI, RDX}, func() {
+		e.loadScalar(mem(RSI, 0), X0)
+		e.loadScalar(mem(RDX, 0), X2)
+		c.VMULSS(X14, X0, X0)
+		c.VFMADD231SS(X15, X2, X0)
+		c.VADDSS(mem(RDI, 0), X0, X0)
+	})
+}
+
+// axpyTail emits the axpy kernels' loop over the last elements one at a
+// time ("axpy1"): add leaves dst's new element in X0 from the elements at
+// srcs and the float at RDI, each then stepped past; then "done" returns.
+func axpyTail(e kvElem, srcs []Register, add func()) {
 	label("axpy1")
 	c.TESTQ(RCX, RCX)
 	c.JEQ(ref("done"))
-	e.loadScalar(mem(RSI, 0), X0)
-	e.loadScalar(mem(RDX, 0), X2)
-	c.VMULSS(X14, X0, X0)
-	c.VFMADD231SS(X15, X2, X0)
-	c.VADDSS(mem(RDI, 0), X0, X0)
+	add()
 	c.VMOVSS(X0, mem(RDI, 0))
-	c.ADDQ(U8(e.size), RSI)
-	c.ADDQ(U8(e.size), RDX)
-	c.ADDQ(U8(4), RDI)
-	c.DECQ(RCX)
+	stepElem(e, srcs...)
 	c.JMP(ref("axpy1"))
 	label("done")
 	retVoid()
+}
+
+// stepElem steps the one-at-a-time loops of the row kernels past an
+// element: srcs by one element of e, RDI by a float, and counts it off CX.
+func stepElem(e kvElem, srcs ...Register) {
+	for _, r := range srcs {
+		c.ADDQ(U8(e.size), r)
+	}
+	c.ADDQ(U8(4), RDI)
+	c.DECQ(RCX)
 }
 
 // kvName is the name of a multi-row kernel.
@@ -585,12 +589,8 @@ func kvValuesX4AVX2(e kvElem) {
 		}
 	}
 	// All eight weights non-zero, or take the rows one at a time.
-	c.VUNPCKLPS(X10, X8, X0)
-	c.VUNPCKLPS(X14, X12, X1)
-	c.VMOVLHPS(X1, X0, X0)
-	c.VUNPCKLPS(X11, X9, X2)
-	c.VUNPCKLPS(X15, X13, X3)
-	c.VMOVLHPS(X3, X2, X2)
+	lanes4(X0, X8, X10, X12, X14, X1)
+	lanes4(X2, X9, X11, X13, X15, X3)
 	c.VINSERTF128(U8(1), X2, Y0, Y0)
 	c.VCMPPS(U8(4), Y6, Y0, Y0)
 	c.VMOVMSKPS(Y0, R9L)
@@ -637,9 +637,7 @@ func kvValuesX4AVX2(e kvElem) {
 	}
 	c.ADDQ(U8(4), R10)
 	c.DECQ(R11)
-	c.VUNPCKLPS(X13, X12, X9)
-	c.VUNPCKLPS(X15, X14, X10)
-	c.VMOVLHPS(X10, X9, X9)
+	lanes4(X9, X12, X13, X14, X15, X10)
 	c.VCMPPS(U8(4), X6, X9, X9)
 	c.VMOVMSKPS(X9, R9L)
 	c.CMPL(R9L, U8(15))
@@ -681,6 +679,14 @@ func kvValuesX4AVX2(e kvElem) {
 	c.JMP(ref("pair"))
 	label("done")
 	retVoid()
+}
+
+// lanes4 gathers lane 0 of X registers a, b, c and d into the lanes of
+// dst, t scratch.
+func lanes4(dst, a, b, cc, d, t Register) {
+	c.VUNPCKLPS(b, a, dst)
+	c.VUNPCKLPS(d, cc, t)
+	c.VMOVLHPS(t, dst, dst)
 }
 
 // nextOuts steps the AVX2 four-head values kernel to the next 8 columns
