@@ -572,6 +572,17 @@ func kvValuesX4AVX2(e kvElem) {
 		return []Mem{mem(R10, off), memx(R10, off, RAX, 1), memx(R10, off, RAX, 2), memx(R10, off, R8, 1)}
 	}
 	step := 8 * e.size
+	// addOuts loads the four outputs' 8 columns at R9 into dsts, lets add
+	// accumulate into them and stores them back.
+	addOuts := func(dsts []Register, add func()) {
+		for h, m := range outs(R9) {
+			c.VMOVUPS(m, dsts[h])
+		}
+		add()
+		for h, m := range outs(R9) {
+			c.VMOVUPS(dsts[h], m)
+		}
+	}
 
 	label("pair")
 	c.CMPQ(R11, U8(2))
@@ -592,24 +603,15 @@ func kvValuesX4AVX2(e kvElem) {
 	lanes4(X0, X8, X10, X12, X14, X1)
 	lanes4(X2, X9, X11, X13, X15, X3)
 	c.VINSERTF128(U8(1), X2, Y0, Y0)
-	c.VCMPPS(U8(4), Y6, Y0, Y0)
-	c.VMOVMSKPS(Y0, R9L)
-	c.CMPL(R9L, U32(0xff))
-	c.JNE(ref("row"))
-	c.MOVQ(RDI, R9)
-	label("full2")
+	allNonZero(Y0, Y6, U32(0xff), "row", "full2")
 	e.loadRows(false, []Mem{mem(RSI, 0), memx(RSI, 0, RBX, 1)}, []Register{Y0, Y1})
-	for h, m := range outs(R9) {
-		c.VMOVUPS(m, yr(2+h))
-	}
-	for j := 0; j < 2; j++ {
-		for h := 0; h < 4; h++ {
-			c.VFMADD231PS(yr(8+2*h+j), yr(j), yr(2+h))
+	addOuts(regs(ys[2:6]), func() {
+		for j := 0; j < 2; j++ {
+			for h := 0; h < 4; h++ {
+				c.VFMADD231PS(yr(8+2*h+j), yr(j), yr(2+h))
+			}
 		}
-	}
-	for h, m := range outs(R9) {
-		c.VMOVUPS(yr(2+h), m)
-	}
+	})
 	c.ADDQ(U8(step), RSI)
 	c.ADDQ(U8(32), R9)
 	c.CMPQ(R9, R12)
@@ -638,23 +640,14 @@ func kvValuesX4AVX2(e kvElem) {
 	c.ADDQ(U8(4), R10)
 	c.DECQ(R11)
 	lanes4(X9, X12, X13, X14, X15, X10)
-	c.VCMPPS(U8(4), X6, X9, X9)
-	c.VMOVMSKPS(X9, R9L)
-	c.CMPL(R9L, U8(15))
-	c.JNE(ref("partial"))
-	c.MOVQ(RDI, R9)
-	label("full")
+	allNonZero(X9, X6, U8(15), "partial", "full")
 	e.load1(mem(RSI, 0), Y8)
 	dsts := []Register{Y9, Y10, Y11, Y7}
-	for h, m := range outs(R9) {
-		c.VMOVUPS(m, dsts[h])
-	}
-	for h := 0; h < 4; h++ {
-		c.VFMADD231PS(yr(12+h), Y8, dsts[h])
-	}
-	for h, m := range outs(R9) {
-		c.VMOVUPS(dsts[h], m)
-	}
+	addOuts(dsts, func() {
+		for h := 0; h < 4; h++ {
+			c.VFMADD231PS(yr(12+h), Y8, dsts[h])
+		}
+	})
 	nextOuts(step, "full")
 
 	label("partial")
@@ -679,6 +672,19 @@ func kvValuesX4AVX2(e kvElem) {
 	c.JMP(ref("pair"))
 	label("done")
 	retVoid()
+}
+
+// allNonZero goes to some unless every lane of the weights in v differs
+// from zero (z), all being the mask of the lanes, and leaves that mask of
+// v in R9L; else it opens the loop over the columns loop, R9 walking the
+// outputs from RDI.
+func allNonZero(v, z Register, all Op, some, loop string) {
+	c.VCMPPS(U8(4), z, v, v)
+	c.VMOVMSKPS(v, R9L)
+	c.CMPL(R9L, all)
+	c.JNE(ref(some))
+	c.MOVQ(RDI, R9)
+	label(loop)
 }
 
 // lanes4 gathers lane 0 of X registers a, b, c and d into the lanes of
