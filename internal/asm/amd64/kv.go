@@ -771,57 +771,32 @@ func expPD(xs, ts, ps []Register, clamp Register, wide bool) {
 			f(i)
 		}
 	}
-	bcast := func(off int, dst Register) {
+	// op is the instruction taking a constant of the table: the AVX2 form
+	// reads the constant's copies, the AVX-512 one broadcasts the first.
+	op := func(narrow, bcst func(...Op)) func(off int, ops ...Op) {
+		f := narrow
 		if wide {
-			c.VBROADCASTSD(k.Offset(off), dst)
-		} else {
-			c.VMOVUPD(k.Offset(off), dst)
+			f = bcst
 		}
+		return func(off int, ops ...Op) { f(append([]Op{k.Offset(off)}, ops...)...) }
 	}
-	fma231 := func(off int, a, acc Register) {
-		if wide {
-			c.VFMADD231PD_BCST(k.Offset(off), a, acc)
-		} else {
-			c.VFMADD231PD(k.Offset(off), a, acc)
-		}
-	}
-	fnma231 := func(off int, a, acc Register) {
-		if wide {
-			c.VFNMADD231PD_BCST(k.Offset(off), a, acc)
-		} else {
-			c.VFNMADD231PD(k.Offset(off), a, acc)
-		}
-	}
-	fma213 := func(off int, a, acc Register) {
-		if wide {
-			c.VFMADD213PD_BCST(k.Offset(off), a, acc)
-		} else {
-			c.VFMADD213PD(k.Offset(off), a, acc)
-		}
-	}
+	bcast := op(c.VMOVUPD, c.VBROADCASTSD)
+	fma231 := op(c.VFMADD231PD, c.VFMADD231PD_BCST)
+	fnma231 := op(c.VFNMADD231PD, c.VFNMADD231PD_BCST)
+	fma213 := op(c.VFMADD213PD, c.VFMADD213PD_BCST)
+	sub := op(c.VSUBPD, c.VSUBPD_BCST)
+	addq := op(c.VPADDQ, c.VPADDQ_BCST)
 	each(func(i int) { c.VMAXPD(xs[i], clamp, xs[i]) })
 	each(func(i int) { bcast(expMagic, ts[i]) })
 	each(func(i int) { fma231(expLog2e, xs[i], ts[i]) })
-	each(func(i int) {
-		if wide {
-			c.VSUBPD_BCST(k.Offset(expMagic), ts[i], ps[i])
-		} else {
-			c.VSUBPD(k.Offset(expMagic), ts[i], ps[i])
-		}
-	})
+	each(func(i int) { sub(expMagic, ts[i], ps[i]) })
 	each(func(i int) { fnma231(expLn2Hi, ps[i], xs[i]) })
 	each(func(i int) { fnma231(expLn2Lo, ps[i], xs[i]) })
 	each(func(i int) { bcast(expC13, ps[i]) })
 	for off := expC13 + 32; off <= expOne; off += 32 {
 		each(func(i int) { fma213(off, xs[i], ps[i]) })
 	}
-	each(func(i int) {
-		if wide {
-			c.VPADDQ_BCST(k.Offset(expBias), ts[i], ts[i])
-		} else {
-			c.VPADDQ(k.Offset(expBias), ts[i], ts[i])
-		}
-	})
+	each(func(i int) { addq(expBias, ts[i], ts[i]) })
 	each(func(i int) { c.VPSLLQ(U8(52), ts[i], ts[i]) })
 	each(func(i int) { c.VMULPD(ts[i], ps[i], ps[i]) })
 }
