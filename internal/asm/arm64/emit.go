@@ -109,6 +109,53 @@ func (fn *Func) Op(format string, args ...any) {
 	fn.count()
 }
 
+// Load moves the named arguments (space-separated) into R registers regs,
+// in order; a name ending in "?" is passed over when the function has no
+// such argument (the int8 rows' scales).
+func (fn *Func) Load(names string, regs ...XReg) {
+	for i, name := range strings.Fields(names) {
+		if opt, ok := strings.CutSuffix(name, "?"); ok {
+			if !fn.hasArg(opt) {
+				continue
+			}
+			name = opt
+		}
+		fn.Op("MOVD %s, R%d", fn.Arg(name), regs[i])
+	}
+}
+
+// LoadF moves the named float32 arguments into F registers regs.
+func (fn *Func) LoadF(names string, regs ...VReg) {
+	for i, name := range strings.Fields(names) {
+		fn.Op("FMOVS %s, F%d", fn.Arg(name), regs[i])
+	}
+}
+
+func (fn *Func) hasArg(name string) bool {
+	for _, a := range fn.Args {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Chain sets R(dsts[0]) to R(base) and each further one to the one before
+// plus R(step): the starts of consecutive rows.
+func (fn *Func) Chain(base, step XReg, dsts ...XReg) {
+	fn.Op("MOVD R%d, R%d", base, dsts[0])
+	for i := 1; i < len(dsts); i++ {
+		fn.Op("ADD R%d, R%d, R%d", step, dsts[i-1], dsts[i])
+	}
+}
+
+// CountDown takes one off R(r) and branches to label while it is not
+// zero.
+func (fn *Func) CountDown(r XReg, label string) {
+	fn.Op("SUBS $1, R%d, R%d", r, r)
+	fn.Op("BNE %s", label)
+}
+
 // Label emits a label.
 func (fn *Func) Label(name string) { fn.lines = append(fn.lines, name+":") }
 

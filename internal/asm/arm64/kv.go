@@ -65,9 +65,7 @@ func genDot(f *File, e elemKind) {
 	fn := f.NewFunc(fmt.Sprintf("dot%sF32NEON", e.name), fmt.Sprintf("dot%sF32NEON returns Σ k[i]·q[i] for i < n, as dot%sF32Generic does.", e.name, e.name),
 		[]Arg{{"k", "*" + e.gtype}, {"q", "*float32"}, {"n", "int"}}, []Arg{{"ret", "float32"}})
 	rg := newVRegs(fn.Name)
-	fn.Op("MOVD %s, R0", fn.Arg("k"))
-	fn.Op("MOVD %s, R1", fn.Arg("q"))
-	fn.Op("MOVD %s, R2", fn.Arg("n"))
+	fn.Load("k q n", 0, 1, 2)
 	acc := rg.get()
 	fn.I(MOVIzero(acc))
 	fn.Op("LSR $4, R2, R3")
@@ -91,8 +89,7 @@ func genDot(f *File, e elemKind) {
 	e.load1(fn, kv, 0)
 	fn.Op("FMOVS.P 4(R1), F%d", qv)
 	fn.Op("FMADDS F%d, F%d, F%d, F%d", qv, s, kv, s)
-	fn.Op("SUBS $1, R2, R2")
-	fn.Op("BNE loop1")
+	fn.CountDown(2, "loop1")
 	fn.I(INSe(S2, acc, 0, s, 0))
 	fn.Label("sum")
 	fn.I(FADDP(S4, acc, acc, acc), FADDPs(acc, acc))
@@ -107,8 +104,7 @@ func genDot(f *File, e elemKind) {
 func loops16And4(fn *Func, body16, body4 func()) {
 	fn.Loop("loop", 1, "16 elements")
 	body16()
-	fn.Op("SUBS $1, R3, R3")
-	fn.Op("BNE loop")
+	fn.CountDown(3, "loop")
 	fn.EndLoop()
 	fn.Label("four")
 	fn.Op("AND $15, R2, R2")
@@ -116,8 +112,7 @@ func loops16And4(fn *Func, body16, body4 func()) {
 	fn.Op("CBZ R3, tail")
 	fn.Label("loop4")
 	body4()
-	fn.Op("SUBS $1, R3, R3")
-	fn.Op("BNE loop4")
+	fn.CountDown(3, "loop4")
 	fn.Label("tail")
 	fn.Op("ANDS $3, R2, R2")
 }
@@ -127,10 +122,10 @@ func genAxpy(f *File, e elemKind) {
 	fn := f.NewFunc(fmt.Sprintf("axpy%sNEON", e.name), fmt.Sprintf("axpy%sNEON adds a·v[i] to dst[i] for i < n, as axpy%sGeneric does.", e.name, e.name),
 		[]Arg{{"dst", "*float32"}, {"a", "float32"}, {"v", "*" + e.gtype}, {"n", "int"}}, nil)
 	rg := newVRegs(fn.Name)
-	fn.Op("MOVD %s, R0", fn.Arg("dst"))
 	a := rg.get()
-	fn.Op("FMOVS %s, F%d", fn.Arg("a"), a)
-	fn.Op("MOVD %s, R1", fn.Arg("v"))
+	fn.Load("dst", 0)
+	fn.LoadF("a", a)
+	fn.Load("v", 1)
 	d, vv, t := rg.getN(4), rg.getN(4), rg.getN(2)
 	axpyLoops(fn, d, func() {
 		e.load16(fn, vv, t, 1)
@@ -167,8 +162,7 @@ func axpyLoops(fn *Func, d VReg, add16, add4, add1 func()) {
 	fn.Op("FMOVS (R0), F%d", d)
 	add1()
 	fn.Op("FMOVS.P F%d, 4(R0)", d)
-	fn.Op("SUBS $1, R2, R2")
-	fn.Op("BNE loop1")
+	fn.CountDown(2, "loop1")
 	fn.Label("done")
 	fn.Op("RET")
 }
@@ -179,12 +173,10 @@ func genAxpy2(f *File, e elemKind) {
 	fn := f.NewFunc(fmt.Sprintf("axpy2%sNEON", e.name), fmt.Sprintf("axpy2%sNEON adds a0·v0[i] + a1·v1[i] to dst[i] for i < n, as axpy2%sGeneric does.", e.name, e.name),
 		[]Arg{{"dst", "*float32"}, {"a0", "float32"}, {"a1", "float32"}, {"v0", "*" + e.gtype}, {"v1", "*" + e.gtype}, {"n", "int"}}, nil)
 	rg := newVRegs(fn.Name)
-	fn.Op("MOVD %s, R0", fn.Arg("dst"))
 	a0, a1 := rg.get(), rg.get()
-	fn.Op("FMOVS %s, F%d", fn.Arg("a0"), a0)
-	fn.Op("FMOVS %s, F%d", fn.Arg("a1"), a1)
-	fn.Op("MOVD %s, R1", fn.Arg("v0"))
-	fn.Op("MOVD %s, R4", fn.Arg("v1"))
+	fn.Load("dst", 0)
+	fn.LoadF("a0 a1", a0, a1)
+	fn.Load("v0 v1", 1, 4)
 	d, x, y, t := rg.getN(4), rg.getN(4), rg.getN(4), rg.getN(2)
 	axpyLoops(fn, d, func() {
 		e.load16(fn, x, t, 1)
@@ -236,24 +228,14 @@ func genScores(f *File, e elemKind) {
 	}
 	fn := f.NewFunc(fmt.Sprintf("scores%sNEON", e.name), doc, args, nil)
 	rg := newVRegs(fn.Name)
-	fn.Op("MOVD %s, R0", fn.Arg("dst"))
-	fn.Op("MOVD %s, R1", fn.Arg("k"))
-	if e.size == 1 {
-		fn.Op("MOVD %s, R12", fn.Arg("scales"))
-	}
-	fn.Op("MOVD %s, R2", fn.Arg("q"))
-	fn.Op("MOVD %s, R3", fn.Arg("rows"))
-	fn.Op("MOVD %s, R4", fn.Arg("d"))
+	fn.Load("dst k scales? q rows d", 0, 1, 12, 2, 3, 4)
 	e.rowBytes(fn, 4, 5)
 	fn.Op("LSR $2, R4, R4") // steps of 4 per row
 	acc := rg.getN(4)
 	kv := rg.getN(4)
 	qv := rg.get()
 	fn.Label("rows")
-	fn.Op("MOVD R1, R6")
-	fn.Op("ADD R5, R6, R7")
-	fn.Op("ADD R5, R7, R8")
-	fn.Op("ADD R5, R8, R9")
+	fn.Chain(1, 5, 6, 7, 8, 9)
 	fn.Op("MOVD R2, R10")
 	fn.Op("MOVD R4, R11")
 	for i := VReg(0); i < 4; i++ {
@@ -267,8 +249,7 @@ func genScores(f *File, e elemKind) {
 	for r := VReg(0); r < 4; r++ {
 		fn.I(FMLA(S4, acc+r, kv+r, qv))
 	}
-	fn.Op("SUBS $1, R11, R11")
-	fn.Op("BNE loop")
+	fn.CountDown(11, "loop")
 	fn.EndLoop()
 	fn.I(FADDP(S4, acc, acc, acc+1), FADDP(S4, acc+2, acc+2, acc+3), FADDP(S4, acc, acc, acc+2))
 	if e.size == 1 {
@@ -316,16 +297,9 @@ func genScoresX4(f *File, e elemKind) {
 	}
 	fn := f.NewFunc(fmt.Sprintf("scores%sx4NEON", e.name), doc, args, nil)
 	rg := newVRegs(fn.Name)
-	fn.Op("MOVD %s, R0", fn.Arg("dst"))
-	fn.Op("MOVD %s, R1", fn.Arg("stride"))
+	fn.Load("dst stride", 0, 1)
 	fn.Op("LSL $2, R1, R1") // bytes between heads' outputs
-	fn.Op("MOVD %s, R2", fn.Arg("k"))
-	if e.size == 1 {
-		fn.Op("MOVD %s, R6", fn.Arg("scales"))
-	}
-	fn.Op("MOVD %s, R3", fn.Arg("q"))
-	fn.Op("MOVD %s, R4", fn.Arg("rows"))
-	fn.Op("MOVD %s, R5", fn.Arg("d"))
+	fn.Load("k scales? q rows d", 2, 6, 3, 4, 5)
 	e.rowBytes(fn, 5, 7)
 	fn.Op("LSL $2, R5, R14") // bytes between heads' queries
 	fn.Op("LSR $2, R5, R5")  // steps of 4 per row
@@ -336,15 +310,9 @@ func genScoresX4(f *File, e elemKind) {
 	}
 	kv, qv := rg.getN(4), rg.getN(4)
 	fn.Label("rows")
-	fn.Op("MOVD R2, R8")
-	fn.Op("ADD R7, R8, R9")
-	fn.Op("ADD R7, R9, R10")
-	fn.Op("ADD R7, R10, R11")
+	fn.Chain(2, 7, 8, 9, 10, 11)
 	// Head h's query at R12, R15, R16, R17.
-	fn.Op("MOVD R3, R12")
-	fn.Op("ADD R14, R12, R15")
-	fn.Op("ADD R14, R15, R16")
-	fn.Op("ADD R14, R16, R17")
+	fn.Chain(3, 14, 12, 15, 16, 17)
 	fn.Op("MOVD R5, R13")
 	for _, a := range acc {
 		fn.I(MOVIzero(a))
@@ -359,8 +327,7 @@ func genScoresX4(f *File, e elemKind) {
 			fn.I(FMLA(S4, acc[4*h+r], kv+VReg(r), qv+VReg(h)))
 		}
 	}
-	fn.Op("SUBS $1, R13, R13")
-	fn.Op("BNE loop")
+	fn.CountDown(13, "loop")
 	fn.EndLoop()
 	sc := kv
 	if e.size == 1 {
@@ -445,11 +412,7 @@ func genScoresQ4(f *File) {
 	fn := f.NewFunc("scoresQ4NEON", "scoresQ4NEON sets dst[i] to the dot product of q4_0 row i of k with q, rows of d elements, for rows a positive multiple of 4 and d of 32, as dotQ4F32Generic computes each; q is permuted by permuteQ4Query.",
 		[]Arg{{"dst", "*float32"}, {"k", "*byte"}, {"q", "*float32"}, {"rows", "int"}, {"d", "int"}}, nil)
 	rg := newVRegs(fn.Name)
-	fn.Op("MOVD %s, R0", fn.Arg("dst"))
-	fn.Op("MOVD %s, R1", fn.Arg("k"))
-	fn.Op("MOVD %s, R2", fn.Arg("q"))
-	fn.Op("MOVD %s, R3", fn.Arg("rows"))
-	fn.Op("MOVD %s, R4", fn.Arg("d"))
+	fn.Load("dst k q rows d", 0, 1, 2, 3, 4)
 	fn.Op("LSR $5, R4, R4") // blocks per row
 	fn.Op("MOVD $18, R5")
 	fn.Op("MUL R4, R5, R5") // row bytes
@@ -457,10 +420,7 @@ func genScoresQ4(f *File) {
 	acc, dv := rg.get(), rg.get()
 	qv := rg.getN(8)
 	fn.Label("rows")
-	fn.Op("MOVD R1, R6")
-	fn.Op("ADD R5, R6, R7")
-	fn.Op("ADD R5, R7, R8")
-	fn.Op("ADD R5, R8, R9")
+	fn.Chain(1, 5, 6, 7, 8, 9)
 	fn.Op("MOVD R2, R10")
 	fn.Op("MOVD R4, R11")
 	fn.I(MOVIzero(acc))
@@ -491,8 +451,7 @@ func genScoresQ4(f *File) {
 	}
 	fn.I(FADDP(S4, s[0], s[0], s[2]), FCVTL(H4, dv, dv), FMLA(S4, acc, s[0], dv))
 	rg.put(s[0], s[2])
-	fn.Op("SUBS $1, R11, R11")
-	fn.Op("BNE loop")
+	fn.CountDown(11, "loop")
 	fn.EndLoop()
 	fn.I(ST1(S4, acc, 1, 0, 16))
 	fn.Op("MOVD R9, R1") // row 4: where row 3 ended
@@ -513,13 +472,9 @@ func genScoresQ4x4(f *File) {
 	fn := f.NewFunc("scoresQ4x4NEON", "scoresQ4x4NEON sets dst[h*stride+i] to the dot product of q4_0 row i of k with head h of q, for h < 4, rows ≥ 1 and d a positive multiple of 32, as dotQ4F32Generic computes each; q holds the four heads permuted by permuteQ4Query4.",
 		[]Arg{{"dst", "*float32"}, {"stride", "int"}, {"k", "*byte"}, {"q", "*float32"}, {"rows", "int"}, {"d", "int"}}, nil)
 	rg := newVRegs(fn.Name)
-	fn.Op("MOVD %s, R0", fn.Arg("dst"))
-	fn.Op("MOVD %s, R1", fn.Arg("stride"))
+	fn.Load("dst stride", 0, 1)
 	fn.Op("LSL $2, R1, R1") // bytes between heads' outputs
-	fn.Op("MOVD %s, R2", fn.Arg("k"))
-	fn.Op("MOVD %s, R3", fn.Arg("q"))
-	fn.Op("MOVD %s, R4", fn.Arg("rows"))
-	fn.Op("MOVD %s, R5", fn.Arg("d"))
+	fn.Load("k q rows d", 2, 3, 4, 5)
 	fn.Op("LSR $5, R5, R5") // blocks per row
 	k0f, tabLo, tabHi := q4Consts(fn, rg)
 	acc, dv := rg.get(), rg.get()
@@ -553,8 +508,7 @@ func genScoresQ4x4(f *File) {
 	fn.I(FADDP(S4, s[0], s[0], s[1]), FADDP(S4, s[2], s[2], s[3]), FADDP(S4, s[0], s[0], s[2]),
 		FCVTL(H4, dv, dv), FMLA(S4, acc, s[0], dv))
 	rg.put(s...)
-	fn.Op("SUBS $1, R11, R11")
-	fn.Op("BNE loop")
+	fn.CountDown(11, "loop")
 	fn.EndLoop()
 	fn.Op("MOVD R0, R12")
 	for h := 0; h < 4; h++ {
@@ -564,8 +518,7 @@ func genScoresQ4x4(f *File) {
 		}
 	}
 	fn.Op("ADD $4, R0, R0")
-	fn.Op("SUBS $1, R4, R4")
-	fn.Op("BNE rows")
+	fn.CountDown(4, "rows")
 	fn.Op("RET")
 }
 
@@ -576,10 +529,9 @@ func genAxpyQ4(f *File) {
 		[]Arg{{"dst", "*float32"}, {"a", "float32"}, {"v", "*byte"}, {"n", "int"}}, nil)
 	rg := newVRegs(fn.Name)
 	a := rg.get()
-	fn.Op("MOVD %s, R0", fn.Arg("dst"))
-	fn.Op("FMOVS %s, F%d", fn.Arg("a"), a)
-	fn.Op("MOVD %s, R1", fn.Arg("v"))
-	fn.Op("MOVD %s, R2", fn.Arg("n"))
+	fn.Load("dst", 0)
+	fn.LoadF("a", a)
+	fn.Load("v n", 1, 2)
 	fn.Op("LSR $5, R2, R2")
 	k0f, tabLo, tabHi := q4Consts(fn, rg)
 	o := rg.getN(8)
@@ -598,8 +550,7 @@ func genAxpyQ4(f *File) {
 		rg.put(fs[:]...)
 	}
 	fn.I(ST1(S4, o, 4, 0, 64), ST1(S4, o+4, 4, 0, 64))
-	fn.Op("SUBS $1, R2, R2")
-	fn.Op("BNE loop")
+	fn.CountDown(2, "loop")
 	fn.EndLoop()
 	fn.Op("RET")
 }
@@ -612,12 +563,9 @@ func genAxpy2Q4(f *File) {
 		[]Arg{{"dst", "*float32"}, {"a0", "float32"}, {"a1", "float32"}, {"v0", "*byte"}, {"v1", "*byte"}, {"n", "int"}}, nil)
 	rg := newVRegs(fn.Name)
 	a0, a1 := rg.get(), rg.get()
-	fn.Op("MOVD %s, R0", fn.Arg("dst"))
-	fn.Op("FMOVS %s, F%d", fn.Arg("a0"), a0)
-	fn.Op("FMOVS %s, F%d", fn.Arg("a1"), a1)
-	fn.Op("MOVD %s, R1", fn.Arg("v0"))
-	fn.Op("MOVD %s, R4", fn.Arg("v1"))
-	fn.Op("MOVD %s, R2", fn.Arg("n"))
+	fn.Load("dst", 0)
+	fn.LoadF("a0 a1", a0, a1)
+	fn.Load("v0 v1 n", 1, 4, 2)
 	fn.Op("LSR $5, R2, R2")
 	k0f, tabLo, tabHi := q4Consts(fn, rg)
 	o := rg.getN(8)
@@ -642,8 +590,7 @@ func genAxpy2Q4(f *File) {
 	}
 	rg.put(cx, lx, cy, ly)
 	fn.I(ST1(S4, o, 4, 0, 64), ST1(S4, o+4, 4, 0, 64))
-	fn.Op("SUBS $1, R2, R2")
-	fn.Op("BNE loop")
+	fn.CountDown(2, "loop")
 	fn.EndLoop()
 	fn.Op("RET")
 }

@@ -58,17 +58,11 @@ func newKernel(f *File, lvl level, name string, h, cols int) *kfn {
 	if h == 1 && cols == 1 {
 		fn = f.NewFunc(name, fmt.Sprintf("%s returns the dot product of nb blocks of w and x (%s).", name, lvl.suffix()),
 			dotArgs, []Arg{{"ret", "float32"}})
-		fn.Op("MOVD %s, R%d", fn.Arg("w"), rRow0)
-		fn.Op("MOVD %s, R%d", fn.Arg("x"), rCol0)
-		fn.Op("MOVD %s, R%d", fn.Arg("nb"), rNB)
+		fn.Load("w x nb", rRow0, rCol0, rNB)
 	} else {
 		fn = f.NewFunc(name, fmt.Sprintf("%s sets out[c*outStride+r] to the dot product of nb blocks of row r of w and column c of x for r < %d, c < %d (%s); strides are in bytes for w and x.", name, h, cols, lvl.suffix()),
 			tileArgs, nil)
-		fn.Op("MOVD %s, R%d", fn.Arg("w"), rRow0)
-		fn.Op("MOVD %s, R%d", fn.Arg("wStride"), rWStride)
-		fn.Op("MOVD %s, R%d", fn.Arg("x"), rCol0)
-		fn.Op("MOVD %s, R%d", fn.Arg("xStride"), rXStride)
-		fn.Op("MOVD %s, R%d", fn.Arg("nb"), rNB)
+		fn.Load("w wStride x xStride nb", rRow0, rWStride, rCol0, rXStride, rNB)
 		for r := 1; r < h; r++ {
 			fn.Op("ADD R%d, R%d, R%d", rWStride, rRow0+XReg(r-1), rRow0+XReg(r))
 		}
@@ -85,8 +79,7 @@ func (k *kfn) col(c int) XReg { return rCol0 + XReg(c) }
 
 // loopEnd closes the block loop.
 func (k *kfn) loopEnd() {
-	k.Op("SUBS $1, R%d, R%d", rNB, rNB)
-	k.Op("BNE loop")
+	k.CountDown(rNB, "loop")
 	k.EndLoop()
 }
 
@@ -101,8 +94,7 @@ func (k *kfn) finish(acc []VReg) {
 		return
 	}
 	check(k.h == 4, "%s: tile kernels take 4 rows", k.Name)
-	k.Op("MOVD %s, R%d", k.Arg("out"), rOut)
-	k.Op("MOVD %s, R%d", k.Arg("outStride"), rOutStride)
+	k.Load("out outStride", rOut, rOutStride)
 	k.Op("LSL $2, R%d, R%d", rOutStride, rOutStride)
 	for c := 0; c < k.cols; c++ {
 		k.I(ST1(S4, acc[c], 1, rOut, 0))

@@ -31,9 +31,7 @@ func absMaxStep(fn *Func, rg *vregs, m, ms, v VReg) {
 func genQuantQ8_0(f *File) {
 	fn := f.NewFunc("quantQ8_0NEON", "quantQ8_0NEON quantizes nb blocks of 32 floats from src to Q8_0 blocks at dst, as quantQ8_0 does.", quantizeArgs, nil)
 	rg := newVRegs(fn.Name)
-	fn.Op("MOVD %s, R0", fn.Arg("dst"))
-	fn.Op("MOVD %s, R1", fn.Arg("src"))
-	fn.Op("MOVD %s, R2", fn.Arg("nb"))
+	fn.Load("dst src nb", 0, 1, 2)
 	fn.Op("CBZ R2, done")
 	c127, c2p31, kmin, zero := rg.get(), rg.get(), rg.get(), rg.get()
 	floatConst(fn, c127, 0x42fe0000)  // 127
@@ -68,8 +66,7 @@ func genQuantQ8_0(f *File) {
 	}
 	b := x // two consecutive registers
 	fn.I(SQXTN(B8, b, h), SQXTN(B16, b, h+1), SQXTN(B8, b+1, h+2), SQXTN(B16, b+1, h+3), ST1(B16, b, 2, 0, 32))
-	fn.Op("SUBS $1, R2, R2")
-	fn.Op("BNE loop")
+	fn.CountDown(2, "loop")
 	fn.EndLoop()
 	fn.Label("done")
 	fn.Op("RET")
@@ -89,9 +86,7 @@ func genQuantQ8_0(f *File) {
 func genQuantQ8_K(f *File) {
 	fn := f.NewFunc("quantQ8_KNEON", "quantQ8_KNEON quantizes nb blocks of 256 floats from src to Q8_K blocks at dst, as quantQ8_K does.", quantizeArgs, nil)
 	rg := newVRegs(fn.Name)
-	fn.Op("MOVD %s, R0", fn.Arg("dst"))
-	fn.Op("MOVD %s, R1", fn.Arg("src"))
-	fn.Op("MOVD %s, R2", fn.Arg("nb"))
+	fn.Load("dst src nb", 0, 1, 2)
 	fn.Op("CBZ R2, done")
 	magic, mant, k400, k127 := rg.get(), rg.get(), rg.get(), rg.get()
 	floatConst(fn, magic, 0x4b400000) // 1.5·2^23, nearest_int's addend
@@ -166,8 +161,7 @@ func genQuantQ8_K(f *File) {
 	}
 	fn.I(ST1(H8, bs, 2, 0, 32))
 	fn.Label("next")
-	fn.Op("SUBS $1, R2, R2")
-	fn.Op("BNE loop")
+	fn.CountDown(2, "loop")
 	fn.EndLoop()
 	fn.Label("done")
 	fn.Op("RET")
