@@ -212,20 +212,31 @@ var q2K = superType{
 		ws := k.scaleWords(sc, 4)
 		ir := k.rg.get()
 		k.I(MOVIzero(ir))
-		for hh := 0; hh < 2; hh++ {
-			q := [2]VReg{k.rg.get(), k.rg.get()}
-			k.I(LDR(16, q[0], p, 16+32*hh), LDR(16, q[1], p, 32+32*hh))
-			for j := 0; j < 4; j++ {
-				lo := [2]VReg{k.rg.get(), k.rg.get()}
-				k.twoBits(lo, q, j, k03)
-				k.groupDots(ir, lo, ws, 8*hh+2*j)
-				k.rg.put(lo[0], lo[1])
-			}
-			k.rg.put(q[0], q[1])
-		}
+		k.twoBitGroups(ir, p, 16, k03, ws, nil)
 		k.rg.put(ws...)
 		return ir, summ
 	},
+}
+
+// twoBitGroups adds into ir the dot products of the 2-bit quants at p+off
+// (two halves of 32 bytes, four shifts of each, the Q2_K order) with the
+// activations, group pair (hh, j) scaled from ws; adjust, unless nil,
+// changes a pair's 32 values first.
+func (k *kfn) twoBitGroups(ir VReg, p XReg, off int, k03 VReg, ws []VReg, adjust func(lo [2]VReg, hh, j int)) {
+	for hh := 0; hh < 2; hh++ {
+		q := [2]VReg{k.rg.get(), k.rg.get()}
+		k.I(LDR(16, q[0], p, off+32*hh), LDR(16, q[1], p, off+16+32*hh))
+		for j := 0; j < 4; j++ {
+			lo := [2]VReg{k.rg.get(), k.rg.get()}
+			k.twoBits(lo, q, j, k03)
+			if adjust != nil {
+				adjust(lo, hh, j)
+			}
+			k.groupDots(ir, lo, ws, 8*hh+2*j)
+			k.rg.put(lo[0], lo[1])
+		}
+		k.rg.put(q[0], q[1])
+	}
 }
 
 // Q3_K: see quant/q3_k.go. Sixteen 6-bit scale codes packed in 12 bytes
@@ -260,24 +271,15 @@ var q3K = superType{
 		ir := k.rg.get()
 		k.I(MOVIzero(ir))
 		bit := k.rg.get()
-		for hh := 0; hh < 2; hh++ {
-			q := [2]VReg{k.rg.get(), k.rg.get()}
-			k.I(LDR(16, q[0], p, 32+32*hh), LDR(16, q[1], p, 48+32*hh))
-			for j := 0; j < 4; j++ {
-				lo := [2]VReg{k.rg.get(), k.rg.get()}
-				k.twoBits(lo, q, j, k03)
-				// Minus 4 where bit 4hh+j of hmask is clear.
-				k.I(MOVI(B16, bit, uint8(1)<<(4*hh+j), 0))
-				for i := 0; i < 2; i++ {
-					hb := k.rg.get()
-					k.I(CMTST(B16, hb, m[i], bit), BIC(B16, hb, k04, hb), SUB(B16, lo[i], lo[i], hb))
-					k.rg.put(hb)
-				}
-				k.groupDots(ir, lo, ws, 8*hh+2*j)
-				k.rg.put(lo[0], lo[1])
+		k.twoBitGroups(ir, p, 32, k03, ws, func(lo [2]VReg, hh, j int) {
+			// Minus 4 where bit 4hh+j of hmask is clear.
+			k.I(MOVI(B16, bit, uint8(1)<<(4*hh+j), 0))
+			for i := 0; i < 2; i++ {
+				hb := k.rg.get()
+				k.I(CMTST(B16, hb, m[i], bit), BIC(B16, hb, k04, hb), SUB(B16, lo[i], lo[i], hb))
+				k.rg.put(hb)
 			}
-			k.rg.put(q[0], q[1])
-		}
+		})
 		k.rg.put(bit, m[0], m[1])
 		k.rg.put(ws...)
 		return ir, 255
