@@ -304,10 +304,7 @@ func genScoresX4(f *File, e elemKind) {
 	fn.Op("LSL $2, R5, R14") // bytes between heads' queries
 	fn.Op("LSR $2, R5, R5")  // steps of 4 per row
 	// acc[h*4+r]: head h, row r.
-	acc := make([]VReg, 16)
-	for i := range acc {
-		acc[i] = rg.get()
-	}
+	acc := rg.many(16)
 	kv, qv := rg.getN(4), rg.getN(4)
 	fn.Label("rows")
 	fn.Chain(2, 7, 8, 9, 10, 11)

@@ -53,10 +53,7 @@ func bytesConst(b ...int) uint64 {
 // scaleWords widens the first 4·n bytes of src (signed) to n vectors of
 // int32 words, for MLA by element; src is freed.
 func (k *kfn) scaleWords(src VReg, n int) []VReg {
-	ws := make([]VReg, n)
-	for i := range ws {
-		ws[i] = k.rg.get()
-	}
+	ws := k.rg.many(n)
 	t := k.rg.get()
 	for half := 0; half < (n+1)/2; half++ {
 		a := B8
@@ -245,10 +242,7 @@ func (k *kfn) twoBitGroups(ir VReg, p XReg, off int, k03 VReg, ws []VReg, adjust
 var q3K = superType{
 	name: "Q3_K", file: "q3_k", bytes: 110, dOff: 108,
 	consts: func(k *kfn) []VReg {
-		c := make([]VReg, 6)
-		for i := range c {
-			c[i] = k.rg.get()
-		}
+		c := k.rg.many(6)
 		// k03, k04, k0f, k30, k20, and the shifts that bring the top bits
 		// of scale g = 4i+b (bits 2i..2i+1 of byte 8+b) to bits 4..5.
 		k.I(MOVI(B16, c[0], 3, 0), MOVI(B16, c[1], 4, 0), MOVI(B16, c[2], 0x0f, 0),
@@ -297,10 +291,7 @@ func (k *kfn) iq4Table(d VReg) {
 var iq4XS = superType{
 	name: "IQ4_XS", file: "iq4_xs", bytes: 136, dOff: 0,
 	consts: func(k *kfn) []VReg {
-		c := make([]VReg, 5)
-		for i := range c {
-			c[i] = k.rg.get()
-		}
+		c := k.rg.many(5)
 		// k0f, k30, k20, the level table, and the shifts that bring bits
 		// 2b..2b+1 of scales_h to bits 4..5 of halfword b.
 		k.I(MOVI(B16, c[0], 0x0f, 0), MOVI(B16, c[1], 0x30, 0), MOVI(B16, c[2], 0x20, 0))
@@ -341,10 +332,7 @@ var iq4XS = superType{
 var iq3S = superType{
 	name: "IQ3_S", file: "iq3_s", bytes: 110, dOff: 0,
 	consts: func(k *kfn) []VReg {
-		c := make([]VReg, 6)
-		for i := range c {
-			c[i] = k.rg.get()
-		}
+		c := k.rg.many(6)
 		// k0f, k01, the bit of each byte's lane (1, 2, …, 128, twice),
 		// TBL indexes spreading sign bytes 0,1 and 2,3 over 8 bytes each,
 		// and 0x0400 per halfword (the ninth index bit, times 4).

@@ -225,7 +225,7 @@ var q4_1 = q32Type{
 var q5_0 = q32Type{
 	name: "Q5_0", file: "q5_0", small: true,
 	consts: func(k *kfn) []VReg {
-		c := []VReg{k.rg.get(), k.rg.get(), k.rg.get(), k.rg.get(), k.rg.get()}
+		c := k.rg.many(5)
 		k.I(MOVI(B16, c[0], 0x0f, 0), MOVI(B16, c[1], 0x10, 0))
 		// c[2]: bit j%8 in byte j; c[3], c[4]: TBL indexes spreading
 		// qh bytes 0,1 and 2,3 over 8 bytes each.

@@ -22,6 +22,15 @@ func (r *vregs) get() VReg {
 	panic(fmt.Sprintf("%s: out of vector registers", r.fn))
 }
 
+// many returns n free registers, each as get finds it.
+func (r *vregs) many(n int) []VReg {
+	vs := make([]VReg, n)
+	for i := range vs {
+		vs[i] = r.get()
+	}
+	return vs
+}
+
 // getN returns n consecutive free registers, the first of them, for the
 // register lists of LD1 and ST1.
 func (r *vregs) getN(n int) VReg {
