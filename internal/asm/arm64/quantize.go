@@ -1,10 +1,22 @@
 package main
 
+import "fmt"
+
 // The activation quantizers of package quant, byte for byte the Go
 // quantQ8_0 and quantQ8_K: the same roundings, NaN and overflow cases
 // included. Plain NEON; there is nothing for SDOT to do.
 
-var quantizeArgs = []Arg{{"dst", "*byte"}, {"src", "*float32"}, {"nb", "int"}}
+// quantizeFunc starts quant<t>NEON(dst *byte, src *float32, nb int), of
+// blocks of n floats: dst in R0, src in R1, nb in R2, and nothing to do
+// when nb is 0.
+func quantizeFunc(f *File, t string, n int) (*Func, *vregs) {
+	name := "quant" + t + "NEON"
+	fn := f.NewFunc(name, fmt.Sprintf("%s quantizes nb blocks of %d floats from src to %s blocks at dst, as quant%s does.", name, n, t, t),
+		[]Arg{{"dst", "*byte"}, {"src", "*float32"}, {"nb", "int"}}, nil)
+	fn.Load("dst src nb", 0, 1, 2)
+	fn.Op("CBZ R2, done")
+	return fn, newVRegs(name)
+}
 
 // floatConst broadcasts the float32 with bits v to every lane of d.
 func floatConst(fn *Func, d VReg, bits uint32) {
@@ -29,10 +41,7 @@ func absMaxStep(fn *Func, rg *vregs, m, ms, v VReg) {
 // nearest even and saturated, NaN and |x| ≥ 2^31 becoming -128, as the x86
 // sequence the Go code follows does.
 func genQuantQ8_0(f *File) {
-	fn := f.NewFunc("quantQ8_0NEON", "quantQ8_0NEON quantizes nb blocks of 32 floats from src to Q8_0 blocks at dst, as quantQ8_0 does.", quantizeArgs, nil)
-	rg := newVRegs(fn.Name)
-	fn.Load("dst src nb", 0, 1, 2)
-	fn.Op("CBZ R2, done")
+	fn, rg := quantizeFunc(f, "Q8_0", 32)
 	c127, c2p31, kmin, zero := rg.get(), rg.get(), rg.get(), rg.get()
 	floatConst(fn, c127, 0x42fe0000)  // 127
 	floatConst(fn, c2p31, 0x4f000000) // 2^31
@@ -84,10 +93,7 @@ func genQuantQ8_0(f *File) {
 // candidates all have one sign, that is the sign; only when both signs tie
 // for the maximum does a scalar scan find the first.
 func genQuantQ8_K(f *File) {
-	fn := f.NewFunc("quantQ8_KNEON", "quantQ8_KNEON quantizes nb blocks of 256 floats from src to Q8_K blocks at dst, as quantQ8_K does.", quantizeArgs, nil)
-	rg := newVRegs(fn.Name)
-	fn.Load("dst src nb", 0, 1, 2)
-	fn.Op("CBZ R2, done")
+	fn, rg := quantizeFunc(f, "Q8_K", 256)
 	magic, mant, k400, k127 := rg.get(), rg.get(), rg.get(), rg.get()
 	floatConst(fn, magic, 0x4b400000) // 1.5·2^23, nearest_int's addend
 	fn.Op("MOVW $0x007fffff, R%d", rTmp)
