@@ -80,6 +80,17 @@ func kScaleConsts() {
 	c.MOVQ(U64(0x0F0F0F0F0F0F0F0F), R10)
 }
 
+// kBlockStart opens the Q4_K/Q5_K dot product's loop over super-blocks:
+// the scales as words in X1, which spread copies to every 128-bit lane of
+// the width's register, and the mins' sum (kMins).
+func kBlockStart(spread func()) {
+	label("loop")
+	kScales(RSI, X0, RAX, RBX, RDX, R11, R8, R9, R10)
+	c.VPMOVZXBW(X0, X1)
+	spread()
+	kMins()
+}
+
 // kMins leaves Σ m_j·(bsums[2j]+bsums[2j+1]) as 8 dwords in Y2, from the
 // mins in X0.
 func kMins() {
@@ -100,7 +111,14 @@ func kBlockEnd(t *superType, s, s2, d, acc, macc VecPhysical) {
 	kFloats(d, Y6)
 	c.VFMADD231PS(d, s, acc)
 	c.VFMADD231PS(Y6, Y2, macc)
-	c.ADDQ(U32(t.wb), RSI)
+	nextSuper(t.wb)
+}
+
+// nextSuper steps the dot products to the next super-block: wb bytes of
+// the weights (RSI), one Q8_K block of the activations (RDI, 292 bytes),
+// and loops while CX counts blocks left.
+func nextSuper(wb int) {
+	c.ADDQ(U32(wb), RSI)
 	c.ADDQ(U32(292), RDI)
 	c.DECQ(RCX)
 	c.JNZ(ref("loop"))
@@ -191,11 +209,7 @@ func dotQ45_K(t *superType, w width) {
 		zero(Y10)
 		zero(Y11)
 		shuf := kShuf()
-		label("loop")
-		kScales(RSI, X0, RAX, RBX, RDX, R11, R8, R9, R10)
-		c.VPMOVZXBW(X0, X1)
-		c.VINSERTI128(U8(1), X1, Y1, Y1)
-		kMins()
+		kBlockStart(func() { c.VINSERTI128(U8(1), X1, Y1, Y1) })
 		c.VPXOR(Y12, Y12, Y12)
 		c.VPXOR(Y13, Y13, Y13)
 		if t.hbits {
@@ -239,11 +253,7 @@ func dotQ45_K(t *superType, w width) {
 	zero(Z16)
 	zero(Z17)
 	shuf := kShufZ()
-	label("loop")
-	kScales(RSI, X0, RAX, RBX, RDX, R11, R8, R9, R10)
-	c.VPMOVZXBW(X0, X1)
-	c.VSHUFI32X4(U8(0), Z1, Z1, Z1)
-	kMins()
+	kBlockStart(func() { c.VSHUFI32X4(U8(0), Z1, Z1, Z1) })
 	if t.hbits {
 		c.VBROADCASTI64X4(mem(RSI, 16), Z18)
 	}
@@ -353,10 +363,7 @@ func dotQ6_K(w width) {
 		q6BlockAVX2(RSI, Y2, Y12, Y12, Y13, [8]Register{Y1, Y3, Y4, Y5, Y8, Y6, Y7}, shuf)
 		q6Scale(X3, Y3)
 		c.VFMADD231PS(Y3, Y12, Y10)
-		c.ADDQ(U32(210), RSI)
-		c.ADDQ(U32(292), RDI)
-		c.DECQ(RCX)
-		c.JNZ(ref("loop"))
+		nextSuper(210)
 		c.VMOVAPS(Y10, Y0)
 		retSum()
 		return
@@ -407,10 +414,7 @@ func dotQ6_K(w width) {
 	c.VCVTDQ2PS(Z12, Z12)
 	q6Scale(X3, Z3)
 	c.VFMADD231PS(Z3, Z12, Z16)
-	c.ADDQ(U32(210), RSI)
-	c.ADDQ(U32(292), RDI)
-	c.DECQ(RCX)
-	c.JNZ(ref("loop"))
+	nextSuper(210)
 	c.VEXTRACTF64X4(U8(1), Z16, Y1)
 	c.VADDPS(Y1, Y16, Y0)
 	retSum()

@@ -268,10 +268,7 @@ func lowAVX2(t *lowType, tile bool) {
 		retVoid()
 		return
 	}
-	c.ADDQ(U32(t.wb), RSI)
-	c.ADDQ(U32(292), RDI)
-	c.DECQ(RCX)
-	c.JNZ(ref("loop"))
+	nextSuper(t.wb)
 	retSum()
 }
 
@@ -637,10 +634,7 @@ func lowVNNI(t *lowType, w width, dot bool, cols int) {
 		}
 	}
 	if dot {
-		c.ADDQ(U32(t.wb), RSI)
-		c.ADDQ(U32(292), RDI)
-		c.DECQ(RCX)
-		c.JNZ(ref("loop"))
+		nextSuper(t.wb)
 		fold512(Z0, Y1)
 		retSum()
 		return
