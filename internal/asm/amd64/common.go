@@ -107,6 +107,27 @@ func bcast32(k uint32, v Register) {
 	c.VPBROADCASTD(asX(v), v)
 }
 
+// kmask loads the mask m into mask register k (through EAX).
+func kmask(m uint32, k Register) {
+	c.MOVL(U32(m), EAX)
+	c.KMOVW(EAX, k)
+}
+
+// bcastq broadcasts the qword v to z through RAX (MOVL into EAX for a
+// U32), into the qwords of mask k unless k is nil.
+func bcastq(v Constant, z, k Register) {
+	if u, ok := v.(U32); ok {
+		c.MOVL(u, EAX)
+	} else {
+		c.MOVQ(v, RAX)
+	}
+	if k == nil {
+		c.VPBROADCASTQ(RAX, z)
+	} else {
+		c.VPBROADCASTQ(RAX, k, z)
+	}
+}
+
 // hsum leaves the sum of the eight floats of Y register y in lane 0 of its
 // X form; t is a scratch X register. The order is fixed: halves, then
 // pairs, then neighbours.

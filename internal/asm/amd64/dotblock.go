@@ -396,11 +396,9 @@ func vnniXPair(t *blockType, xoff int) {
 
 func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 	loadArgs("w x nb", RSI, RDI, RCX)
-	c.MOVL(U32(0xFF00), EAX)
-	c.KMOVW(EAX, K1)
+	kmask(0xFF00, K1)
 	if t.nibble {
-		c.MOVL(U32(0xCC), EAX)
-		c.KMOVW(EAX, K2)
+		kmask(0xCC, K2)
 		c.MOVL(U32(4), EAX)
 		c.VPXORD(Z20, Z20, Z20)
 		c.VPBROADCASTQ(RAX, K2, Z20)
@@ -448,10 +446,8 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 	if vbmiUnpack {
 		// Z19: GF(2) bit matrices, identity on bits 0-3 in lanes 0 and 2,
 		// bits 4-7 to 0-3 in lanes 1 and 3.
-		c.MOVQ(U64(0x0102040800000000), RAX)
-		c.VPBROADCASTQ(RAX, Z19)
-		c.MOVQ(U64(0x1020408000000000), RAX)
-		c.VPBROADCASTQ(RAX, K2, Z19)
+		bcastq(U64(0x0102040800000000), Z19, nil)
+		bcastq(U64(0x1020408000000000), Z19, K2)
 		c.VMOVDQU64(vbmiIdx(t, 0), Z12)
 		c.VMOVDQU64(vbmiIdx(t, 3), Z13)
 	}

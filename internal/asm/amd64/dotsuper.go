@@ -125,13 +125,17 @@ func nextSuper(wb int) {
 }
 
 // kFloats broadcasts d·y.d into dsc and dmin·y.d into msc.
-func kFloats(dsc, msc Register) {
-	c.VCVTPH2PS(mem(RSI, 0), X3)
-	c.VBROADCASTSS(mem(RDI, 0), X4)
-	c.VMULPS(X4, X3, X3)
-	c.VBROADCASTSS(X3, dsc)
-	c.VMOVSHDUP(X3, X3)
-	c.VBROADCASTSS(X3, msc)
+func kFloats(dsc, msc Register) { kFloatsAt(RSI, X3, X4, dsc, msc) }
+
+// kFloatsAt is kFloats for the weights' block at row, with X registers
+// t0 and t1 scratch.
+func kFloatsAt(row, t0, t1, dsc, msc Register) {
+	c.VCVTPH2PS(mem(row, 0), t0)
+	c.VBROADCASTSS(mem(RDI, 0), t1)
+	c.VMULPS(t1, t0, t0)
+	c.VBROADCASTSS(t0, dsc)
+	c.VMOVSHDUP(t0, t0)
+	c.VBROADCASTSS(t0, msc)
 }
 
 // wordShuf is a VPSHUFB table of masks of size bytes each; mask k repeats,
@@ -233,8 +237,7 @@ func dotQ45_K(t *superType, w width) {
 	// Z20: qword shifts 0 and 4 per 256-bit half; Z21 bytes 0x0F; Z22
 	// bytes 0x10; Z24-Z27: bytes 1<<2j in the low half and 1<<(2j+1) in
 	// the high one, the fifth bits of chunk j.
-	c.MOVL(U32(0xF0), EAX)
-	c.KMOVW(EAX, K1)
+	kmask(0xF0, K1)
 	c.MOVL(U32(4), EAX)
 	c.VPXORD(Z20, Z20, Z20)
 	c.VPBROADCASTQ(RAX, K1, Z20)
@@ -242,8 +245,7 @@ func dotQ45_K(t *superType, w width) {
 	if t.hbits {
 		bcast32(0x10101010, Z22)
 		bcast32(0x01010101, Z24)
-		c.MOVL(U32(0xFF00), EAX)
-		c.KMOVW(EAX, K3)
+		kmask(0xFF00, K3)
 		c.MOVL(U32(0x02020202), EAX)
 		c.VPBROADCASTD(EAX, K3, Z24)
 		c.VPSLLW(U8(2), Z24, Z25)
@@ -283,16 +285,28 @@ func dotQ45_K(t *superType, w width) {
 // and t hold the partial steps) plus the two halves' products. s2 and r
 // are scratch.
 func q6BlockAVX2(row, b, t, s, s2 Register, r [8]Register, shuf Mem) {
-	c.VPMOVSXBW(mem(row, 192), b)
-	c.VPMADDWD(mem(RDI, 260), b, b)
-	c.VPSLLD(U8(5), b, t)
-	c.VPXOR(s2, s2, s2)
-	c.VPSUBD(t, s2, s)
+	q6Bias(row, b, b, t, s2, s)
 	for h := 0; h < 2; h++ {
 		q6HalfAVX2(row, RDI, h, r, s, s2, shuf)
 	}
 	c.VPADDD(s2, s, s)
 	c.VCVTDQ2PS(s, s)
+}
+
+// q6Bias sets s to -32·Σ scale·bsums for the Q6_K block at row and clears
+// s2: the scales widened in b, their products with bsums in p, shifted in
+// t (its Z form when s is a Z register).
+func q6Bias(row, b, p, t, s2, s Register) {
+	c.VPMOVSXBW(mem(row, 192), b)
+	c.VPMADDWD(mem(RDI, 260), b, p)
+	c.VPSLLD(U8(5), p, t)
+	if isZ(s) {
+		c.VPXORD(s2, s2, s2)
+		t = asZ(t)
+	} else {
+		c.VPXOR(s2, s2, s2)
+	}
+	c.VPSUBD(t, s2, s)
 }
 
 // q6HalfAVX2 adds half h (128 elements) of the Q6_K super-block at base
@@ -370,12 +384,9 @@ func dotQ6_K(w width) {
 	}
 	// Z26/Z27: qword shift counts 4,2 (left) and 0,2 (right) for the two
 	// 256-bit halves; Z29 bytes 0x30, Z30 bytes 0x0F; Z20-Z23 q6Idx.
-	c.MOVL(U32(0xF0), EAX)
-	c.KMOVW(EAX, K1)
-	c.MOVL(U32(4), EAX)
-	c.VPBROADCASTQ(RAX, Z26)
-	c.MOVL(U32(2), EAX)
-	c.VPBROADCASTQ(RAX, K1, Z26)
+	kmask(0xF0, K1)
+	bcastq(U32(4), Z26, nil)
+	bcastq(U32(2), Z26, K1)
 	c.VPXORD(Z27, Z27, Z27)
 	c.VPBROADCASTQ(RAX, K1, Z27)
 	bcast32(0x30303030, Z29)
@@ -394,11 +405,7 @@ func dotQ6_K(w width) {
 		VPDPWSSD(Z7, hi, acc)
 	}
 	label("loop")
-	c.VPMOVSXBW(mem(RSI, 192), Y1)
-	c.VPMADDWD(mem(RDI, 260), Y1, Y2)
-	c.VPSLLD(U8(5), Y2, Y2)
-	c.VPXORD(Z13, Z13, Z13)
-	c.VPSUBD(Z2, Z13, Z12)
+	q6Bias(RSI, Y1, Y2, Y2, Z13, Z12)
 	for h := 0; h < 2; h++ {
 		// Z3 = ql[64h:64h+64]; Z5 = qh[32h:] in both halves, shifted per
 		// 256 bits so that bits 4-5 hold the high bits each element needs.

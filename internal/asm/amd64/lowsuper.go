@@ -548,8 +548,7 @@ func lowVNNI(t *lowType, w width, dot bool, cols int) {
 		tileCols(cols)
 	}
 	if t.withMin() {
-		c.MOVL(U32(0xFF), EAX)
-		c.KMOVW(EAX, K3)
+		kmask(0xFF, K3)
 	}
 	if t == lowIQ3S {
 		c.LEAQ(iq3sGrid(), R13)

@@ -210,8 +210,7 @@ func tileRC(xp, corr Register, slot int, acc Register) {
 // tileConst loads the constants of the VNNI block tiles.
 func tileConst(t *blockType) {
 	if t.nibble {
-		c.MOVL(U32(0xFF00), EAX)
-		c.KMOVW(EAX, K1)
+		kmask(0xFF00, K1)
 		c.VMOVDQU64(shift0044(), Z28)
 		bcast32(0x0F0F0F0F, Z29)
 	}
@@ -340,12 +339,9 @@ func tileBlockVBMI(t *blockType) {
 	tileCols(1)
 	c.Load(c.Param("nb"), RCX)
 	bcast32(t.bias, Z30)
-	c.MOVL(U32(0xCC), EAX)
-	c.KMOVW(EAX, K2)
-	c.MOVQ(U64(0x0102040800000000), RAX)
-	c.VPBROADCASTQ(RAX, Z25)
-	c.MOVQ(U64(0x1020408000000000), RAX)
-	c.VPBROADCASTQ(RAX, K2, Z25)
+	kmask(0xCC, K2)
+	bcastq(U64(0x0102040800000000), Z25, nil)
+	bcastq(U64(0x1020408000000000), Z25, K2)
 	// VPERMT2B indexes, 64 bytes per pair: block 2p's nibble bytes in
 	// 128-bit lanes 0-1, block 2p+1's in 2-3, from bytes 0-127 of the row
 	// (pairs 0-2) or 64-143 (pair 3, from the second and third loads).

@@ -38,8 +38,7 @@ func tileSuper(t *superType, w width, cols int) {
 	c.MOVQ(RAX, end)
 	if !t.six {
 		// K2: the low eight lanes, where the mins' sums are.
-		c.MOVL(U32(0xFF), EAX)
-		c.KMOVW(EAX, K2)
+		kmask(0xFF, K2)
 	}
 	if w == avx2 {
 		tileSuperAVX2(t, stack, end)
@@ -339,12 +338,7 @@ func tileSuperAVX2(t *superType, stack, end Mem) {
 		c.VPADDD(Y11, Y10, Y10)
 		c.VCVTDQ2PS(Y10, Y10)
 		c.VCVTDQ2PS(Y9, Y9)
-		c.VCVTPH2PS(mem(row, 0), X12)
-		c.VBROADCASTSS(mem(RDI, 0), X13)
-		c.VMULPS(X13, X12, X12)
-		c.VBROADCASTSS(X12, Y13)
-		c.VMOVSHDUP(X12, X12)
-		c.VBROADCASTSS(X12, Y12)
+		kFloatsAt(row, X12, X13, Y13, Y12)
 		c.VFMADD231PS(Y13, Y10, acc)
 		c.VFNMADD231PS(Y12, Y9, acc)
 	}
