@@ -229,10 +229,7 @@ func lowAVX2(t *lowType, tile bool) {
 	if tile {
 		rows = tileRowRegs
 		tileRows()
-		c.Load(c.Param("nb"), RAX)
-		c.IMUL3Q(U32(t.wb), RAX, RAX)
-		c.ADDQ(RSI, RAX)
-		c.MOVQ(RAX, end)
+		rowEnd(t.wb, end)
 		prefetchDist(R10, 1)
 		tileCols(1)
 	} else {
@@ -540,10 +537,7 @@ func lowVNNI(t *lowType, w width, dot bool, cols int) {
 		loadArgs("w x nb", RSI, RDI, RCX)
 	} else {
 		tileRows()
-		c.Load(c.Param("nb"), RAX)
-		c.IMUL3Q(U32(t.wb), RAX, RAX)
-		c.ADDQ(RSI, RAX)
-		c.MOVQ(RAX, end)
+		rowEnd(t.wb, end)
 		prefetchDist(dist, cols)
 		tileCols(cols)
 	}
@@ -579,30 +573,7 @@ func lowVNNI(t *lowType, w width, dot bool, cols int) {
 		prefetchRows(dist, t.wb)
 	}
 	// The factors: fp16 d (and dmin) of the rows times each column's y.d.
-	if t.withMin() {
-		c.VMOVD(mem(RSI, t.dOff), X26)
-		for r := 1; r < len(rows); r++ {
-			c.VPINSRD(U8(r), mem(rows[r], t.dOff), X26, X26)
-		}
-		c.VCVTPH2PS(X26, Y26)
-		for ci := 0; ci < cols; ci++ {
-			c.VBROADCASTSS(mem(tileColRegs[ci], 0), Y27)
-			c.VMULPS(Y27, Y26, Y25)
-			c.VMOVUPS(Y25, stack.Offset(facBytes*ci))
-		}
-	} else {
-		c.MOVWLZX(mem(RSI, t.dOff), EAX)
-		c.VMOVD(EAX, X26)
-		for r := 1; r < len(rows); r++ {
-			c.VPINSRW(U8(r), mem(rows[r], t.dOff), X26, X26)
-		}
-		c.VCVTPH2PS(X26, X26)
-		for ci := 0; ci < cols; ci++ {
-			c.VBROADCASTSS(mem(tileColRegs[ci], 0), X27)
-			c.VMULPS(X27, X26, X25)
-			c.VMOVUPS(X25, stack.Offset(facBytes*ci))
-		}
-	}
+	tileFactors(rows, t.dOff, t.withMin(), cols, stack, facBytes)
 	var q [4]Op
 	var bs Op
 	colQ := func(col Register) {

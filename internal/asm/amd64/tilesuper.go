@@ -31,11 +31,7 @@ func tileSuper(t *superType, w width, cols int) {
 	stack := c.AllocLocal(4*facBytes + 8)
 	end := stack.Offset(4 * facBytes)
 	tileRows()
-	// The end of row 0.
-	c.Load(c.Param("nb"), RAX)
-	c.IMUL3Q(U32(t.wb), RAX, RAX)
-	c.ADDQ(RSI, RAX)
-	c.MOVQ(RAX, end)
+	rowEnd(t.wb, end)
 	if !t.six {
 		// K2: the low eight lanes, where the mins' sums are.
 		kmask(0xFF, K2)
@@ -86,33 +82,12 @@ func tileSuper(t *superType, w width, cols int) {
 
 	label("loop")
 	prefetchRows(dist, t.wb)
+	// The fp16 d (Q6_K's read alone as it ends the block), or d and
+	// dmin, of the four rows, times each column's y.d to the stack.
 	if t.six {
-		// The fp16 d of the four rows, each read alone as it ends the
-		// block, as float32 in X26; times each column's y.d to the stack.
-		c.MOVWLZX(mem(RSI, 208), EAX)
-		c.VMOVD(EAX, X26)
-		for r := 1; r < 4; r++ {
-			c.VPINSRW(U8(r), mem(tileRowRegs[r], 208), X26, X26)
-		}
-		c.VCVTPH2PS(X26, X26)
-		for ci := 0; ci < cols; ci++ {
-			c.VBROADCASTSS(mem(tileColRegs[ci], 0), X27)
-			c.VMULPS(X27, X26, X25)
-			c.VMOVUPS(X25, stack.Offset(facBytes*ci))
-		}
+		tileFactors(tileRowRegs, 208, false, cols, stack, facBytes)
 	} else {
-		// d and dmin of the four rows as float32 in Y26 (d0, dmin0, d1,
-		// …); times each column's y.d to the stack.
-		c.VMOVD(mem(RSI, 0), X26)
-		for r := 1; r < 4; r++ {
-			c.VPINSRD(U8(r), mem(tileRowRegs[r], 0), X26, X26)
-		}
-		c.VCVTPH2PS(X26, Y26)
-		for ci := 0; ci < cols; ci++ {
-			c.VBROADCASTSS(mem(tileColRegs[ci], 0), Y27)
-			c.VMULPS(Y27, Y26, Y25)
-			c.VMOVUPS(Y25, stack.Offset(facBytes*ci))
-		}
+		tileFactors(tileRowRegs, 0, true, cols, stack, facBytes)
 		k4Scales4()
 	}
 	var q [4]Op
@@ -356,4 +331,39 @@ func nextSuperBlock(wb, cols int, end Mem) {
 	nextCols(cols, 292)
 	c.CMPQ(RSI, end)
 	c.JNE(ref("loop"))
+}
+
+// rowEnd stores at end the end of row 0 (RSI), nb blocks of wb bytes.
+func rowEnd(wb int, end Mem) {
+	c.Load(c.Param("nb"), RAX)
+	c.IMUL3Q(U32(wb), RAX, RAX)
+	c.ADDQ(RSI, RAX)
+	c.MOVQ(RAX, end)
+}
+
+// tileFactors stores to the stack, facBytes apart per column, the fp16 d
+// at off of each of rows (withMin: d and dmin, a dword), as float32 in
+// X26 (Y26), times each column's y.d.
+func tileFactors(rows []Register, off int, withMin bool, cols int, stack Mem, facBytes int) {
+	v, y, p := Register(X26), Register(X27), Register(X25)
+	if withMin {
+		c.VMOVD(mem(rows[0], off), X26)
+		for r := 1; r < len(rows); r++ {
+			c.VPINSRD(U8(r), mem(rows[r], off), X26, X26)
+		}
+		c.VCVTPH2PS(X26, Y26)
+		v, y, p = Y26, Y27, Y25
+	} else {
+		c.MOVWLZX(mem(rows[0], off), EAX)
+		c.VMOVD(EAX, X26)
+		for r := 1; r < len(rows); r++ {
+			c.VPINSRW(U8(r), mem(rows[r], off), X26, X26)
+		}
+		c.VCVTPH2PS(X26, X26)
+	}
+	for ci := 0; ci < cols; ci++ {
+		c.VBROADCASTSS(mem(tileColRegs[ci], 0), y)
+		c.VMULPS(y, v, p)
+		c.VMOVUPS(p, stack.Offset(facBytes*ci))
+	}
 }
