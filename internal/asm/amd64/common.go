@@ -128,6 +128,18 @@ func bcastq(v Constant, z, k Register) {
 	}
 }
 
+// underMask sets z to zero but v in the dwords (qwords, with qword) of
+// mask k.
+func underMask(v uint32, z, k Register, qword bool) {
+	c.MOVL(U32(v), EAX)
+	c.VPXORD(z, z, z)
+	if qword {
+		c.VPBROADCASTQ(RAX, k, z)
+	} else {
+		c.VPBROADCASTD(EAX, k, z)
+	}
+}
+
 // hsum leaves the sum of the eight floats of Y register y in lane 0 of its
 // X form; t is a scratch X register. The order is fixed: halves, then
 // pairs, then neighbours.

@@ -334,19 +334,7 @@ func b2i(b bool) int {
 // block 0 in 128-bit lanes 0 (low) and 1 (high), block 1 in lanes 2 and 3
 // (a merge-masked broadcast, a per-lane shift of 0 or 4, a mask).
 func vnniWeights(t *blockType, woff int) {
-	if !t.nibble {
-		c.VMOVDQU(mem(RSI, woff+t.qw), Y0)
-		c.VINSERTI64X4(U8(1), mem(RSI, woff+t.wb+t.qw), Z0, Z0)
-		c.VPXORD(Z23, Z0, Z0)
-		return
-	}
-	c.VBROADCASTI32X4(mem(RSI, woff+t.qw), Z0)
-	c.VBROADCASTI32X4(mem(RSI, woff+t.wb+t.qw), K1, Z0)
-	c.VPSRLVQ(Z20, Z0, Z0)
-	c.VPANDD(Z22, Z0, Z0)
-	if t.lut {
-		c.VPSHUFB(Z0, Z31, Z0)
-	}
+	weightPair(t, RSI, woff, Z0, Z20, Z22, Z23)
 	if t.hbits {
 		// The pair's 64 high bits, in element order, are a byte mask
 		// under which 0x10 is added.
@@ -356,6 +344,31 @@ func vnniWeights(t *blockType, woff int) {
 		c.ORQ(RBX, RAX)
 		c.KMOVQ(RAX, K2)
 		c.VPADDB(Z23, Z0, K2, Z0)
+	}
+}
+
+// weightPair loads the weight blocks at woff and woff+wb of row into the
+// halves of Z register dst as unsigned bytes: nibbles broadcast to each
+// 128-bit lane (K1 the upper half), shifted by shift (0 or 4 per lane),
+// masked by mask and, for t.lut, looked up in Z31; signed bytes flipped
+// by bias (bytes 0x80).
+func weightPair(t *blockType, row Register, woff int, dst, shift, mask, bias Register) {
+	if !t.nibble {
+		if idx(dst) < 16 {
+			c.VMOVDQU(mem(row, woff+t.qw), asY(dst))
+		} else {
+			c.VMOVDQU64(mem(row, woff+t.qw), asY(dst))
+		}
+		c.VINSERTI64X4(U8(1), mem(row, woff+t.wb+t.qw), dst, dst)
+		c.VPXORD(bias, dst, dst)
+		return
+	}
+	c.VBROADCASTI32X4(mem(row, woff+t.qw), dst)
+	c.VBROADCASTI32X4(mem(row, woff+t.wb+t.qw), K1, dst)
+	c.VPSRLVQ(shift, dst, dst)
+	c.VPANDD(mask, dst, dst)
+	if t.lut {
+		c.VPSHUFB(dst, Z31, dst)
 	}
 }
 
@@ -399,9 +412,7 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 	kmask(0xFF00, K1)
 	if t.nibble {
 		kmask(0xCC, K2)
-		c.MOVL(U32(4), EAX)
-		c.VPXORD(Z20, Z20, Z20)
-		c.VPBROADCASTQ(RAX, K2, Z20)
+		underMask(4, Z20, K2, true)
 		bcast32(0x0F0F0F0F, Z22)
 	}
 	if t.bias != 0 {
@@ -414,9 +425,7 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 	if t.withMin {
 		// Z24: dword 0 in lanes 0-7, 2 in lanes 8-15; Z25: 4 and 6 (the
 		// d·d_x of (d·d_x, m·s) pairs).
-		c.MOVL(U32(2), EAX)
-		c.VPXORD(Z24, Z24, Z24)
-		c.VPBROADCASTD(EAX, K1, Z24)
+		underMask(2, Z24, K1, false)
 		c.MOVL(U32(4), EAX)
 		c.VPBROADCASTD(EAX, Z25)
 		c.VPADDD(Z24, Z25, Z25)
@@ -428,9 +437,7 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 		zero(Z18)
 	} else {
 		// Z24-Z27: dword indexes 2p in lanes 0-7 and 2p+1 in lanes 8-15.
-		c.MOVL(U32(1), EAX)
-		c.VPXORD(Z24, Z24, Z24)
-		c.VPBROADCASTD(EAX, K1, Z24)
+		underMask(1, Z24, K1, false)
 		c.MOVL(U32(2), EAX)
 		c.VPBROADCASTD(EAX, Z28)
 		c.VPADDD(Z28, Z24, Z25)

@@ -238,9 +238,7 @@ func dotQ45_K(t *superType, w width) {
 	// bytes 0x10; Z24-Z27: bytes 1<<2j in the low half and 1<<(2j+1) in
 	// the high one, the fifth bits of chunk j.
 	kmask(0xF0, K1)
-	c.MOVL(U32(4), EAX)
-	c.VPXORD(Z20, Z20, Z20)
-	c.VPBROADCASTQ(RAX, K1, Z20)
+	underMask(4, Z20, K1, true)
 	bcast32(0x0F0F0F0F, Z21)
 	if t.hbits {
 		bcast32(0x10101010, Z22)

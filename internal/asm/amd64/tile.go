@@ -171,19 +171,7 @@ func tileBlock(t *blockType, w width, cols int) {
 
 // tileWPair loads the weight pair p of row into Z20 as unsigned bytes.
 func tileWPair(t *blockType, row Register, woff int) {
-	if t.nibble {
-		c.VBROADCASTI32X4(mem(row, woff+t.qw), Z20)
-		c.VBROADCASTI32X4(mem(row, woff+t.wb+t.qw), K1, Z20)
-		c.VPSRLVQ(Z28, Z20, Z20)
-		c.VPANDD(Z29, Z20, Z20)
-		if t.lut {
-			c.VPSHUFB(Z20, Z31, Z20)
-		}
-		return
-	}
-	c.VMOVDQU64(mem(row, woff+t.qw), Y20)
-	c.VINSERTI64X4(U8(1), mem(row, woff+t.wb+t.qw), Z20, Z20)
-	c.VPXORD(Z30, Z20, Z20)
+	weightPair(t, row, woff, Z20, Z28, Z29, Z30)
 }
 
 // tileXPair loads activation pair p of col into xp and -bias·Σ of each
