@@ -95,15 +95,21 @@ func zero(v Register) {
 
 func isZ(v Register) bool { return v == zs[idx(v)] }
 
+// const32 sets lane 0 of X register x to k (via EAX).
+func const32(k uint32, x Register) {
+	c.MOVL(U32(k), EAX)
+	c.VMOVD(EAX, x)
+}
+
 // bcast32 fills every dword of v with k. Below Z16 with AVX2 it goes
 // through the X register (VPBROADCASTD from a general register is AVX-512).
 func bcast32(k uint32, v Register) {
-	c.MOVL(U32(k), EAX)
 	if isZ(v) || idx(v) >= 16 {
+		c.MOVL(U32(k), EAX)
 		c.VPBROADCASTD(EAX, v)
 		return
 	}
-	c.VMOVD(EAX, asX(v))
+	const32(k, asX(v))
 	c.VPBROADCASTD(asX(v), v)
 }
 

@@ -580,8 +580,7 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 		// Lanes 1, 3, 5, 7 of Y18 hold m·s sums; VMOVSHDUP doubles each
 		// into the even lane below, so half of its sum is theirs.
 		c.VMOVSHDUP(Y18, Y1)
-		c.MOVL(U32(0x3F000000), EAX)
-		c.VMOVD(EAX, X2)
+		const32(0x3F000000, X2)
 		c.VBROADCASTSS(X2, Y2)
 		c.VFMADD231PS(Y2, Y1, Y16)
 	}

@@ -193,6 +193,36 @@ func gemmSuper(t *superType) {
 	}
 	bidx := dwordsTable("bcastLane", idx)
 	zeroAcc(vnni, 8)
+	// scaleOf broadcasts the scale in lane i of Z18 to dst.
+	scaleOf := func(i int, dst Register) {
+		c.VMOVDQU32(bidx.Offset(64*i), Z25)
+		c.VPERMPS(Z18, Z25, dst)
+	}
+	// addSums adds sub-block sums s (Z(8+2k) and Z(9+2k), the panel's two
+	// halves of columns) as floats times their column's y.d (Z16, Z17)
+	// and the scale in Z19 to row r's accumulators; then more(h).
+	addSums := func(r, k int, more func(h int)) {
+		for h := 0; h < 2; h++ {
+			f := []Register{Z23, Z24}[h]
+			c.VCVTDQ2PS(zr(8+2*k+h), f)
+			c.VMULPS(zr(16+h), f, f)
+			c.VFMADD231PS(Z19, f, zr(2*r+h))
+			more(h)
+		}
+	}
+	// dots adds sub-block bytes v times the panel's activations at sb to
+	// the sums Z(8+2k), Z(9+2k).
+	dots := func(sb int, v Register, k int) {
+		VPDPBUSD(mem(RDI, sb), v, zr(8+2*k))
+		VPDPBUSD(mem(RDI, sb+64), v, zr(9+2*k))
+	}
+	// halfScales multiplies the scales in Z18 by d (at m, widened from Y23
+	// by bcast).
+	halfScales := func(bcast func(...Op), m Mem) {
+		bcast(m, Y23)
+		c.VCVTPH2PS(Y23, Z23)
+		c.VMULPS(Z23, Z18, Z18)
+	}
 
 	label("loop")
 	c.VMOVUPS(mem(RDI, pan.dx()), Z16)
@@ -202,9 +232,7 @@ func gemmSuper(t *superType) {
 			// d·sc_j: the sixteen int8 scales times the fp16 d.
 			c.VPMOVSXBD(mem(row, 192), Z18)
 			c.VCVTDQ2PS(Z18, Z18)
-			c.VPBROADCASTW(mem(row, 208), Y23)
-			c.VCVTPH2PS(Y23, Z23)
-			c.VMULPS(Z23, Z18, Z18)
+			halfScales(c.VPBROADCASTW, mem(row, 208))
 		} else {
 			// (d·sc_j, dmin·m_j) pairs: the unpacked scales and mins
 			// interleaved, times (d, dmin) repeated.
@@ -214,9 +242,7 @@ func gemmSuper(t *superType) {
 			c.VPUNPCKLBW(X11, X10, X10)
 			c.VPMOVZXBD(X10, Z18)
 			c.VCVTDQ2PS(Z18, Z18)
-			c.VPBROADCASTD(mem(row, 0), Y23)
-			c.VCVTPH2PS(Y23, Z23)
-			c.VMULPS(Z23, Z18, Z18)
+			halfScales(c.VPBROADCASTD, mem(row, 0))
 		}
 		if t.six {
 			// Per half and half of its quarters' 32 elements, the four
@@ -239,21 +265,12 @@ func gemmSuper(t *superType) {
 						for q := 0; q < 4; q++ {
 							v := q6Quarter(q, Z21, Z22, Z26)
 							j := 8*h + 2*q + lh
-							sb := j*pan.subBytes() + 128*g
-							VPDPBUSD(mem(RDI, sb), v, zr(8+2*q))
-							VPDPBUSD(mem(RDI, sb+64), v, zr(9+2*q))
+							dots(j*pan.subBytes()+128*g, v, q)
 						}
 					}
 					for q := 0; q < 4; q++ {
-						j := 8*h + 2*q + lh
-						c.VMOVDQU32(bidx.Offset(64*j), Z25)
-						c.VPERMPS(Z18, Z25, Z19)
-						for hh := 0; hh < 2; hh++ {
-							f := []Register{Z23, Z24}[hh]
-							c.VCVTDQ2PS(zr(8+2*q+hh), f)
-							c.VMULPS(zr(16+hh), f, f)
-							c.VFMADD231PS(Z19, f, zr(2*r+hh))
-						}
+						scaleOf(8*h+2*q+lh, Z19)
+						addSums(r, q, func(int) {})
 					}
 				}
 			}
@@ -271,25 +288,18 @@ func gemmSuper(t *superType) {
 				c.VPSRLD(U8(4), Z21, Z21)
 				c.VPANDD(Z30, Z21, Z21)
 				for k, v := range []Register{Z22, Z21} {
-					sb := (2*jj+k)*pan.subBytes() + 128*g
-					VPDPBUSD(mem(RDI, sb), v, zr(8+2*k))
-					VPDPBUSD(mem(RDI, sb+64), v, zr(9+2*k))
+					dots((2*jj+k)*pan.subBytes()+128*g, v, k)
 				}
 			}
 			for k := 0; k < 2; k++ {
 				j := 2*jj + k
 				tOff := j*pan.subBytes() + pan.groups()*128
-				c.VMOVDQU32(bidx.Offset(64*(2*j)), Z25)
-				c.VPERMPS(Z18, Z25, Z19)
-				c.VMOVDQU32(bidx.Offset(64*(2*j+1)), Z25)
-				c.VPERMPS(Z18, Z25, Z20)
-				for h := 0; h < 2; h++ {
-					f := []Register{Z23, Z24}[h]
-					c.VCVTDQ2PS(zr(8+2*k+h), f)
-					c.VMULPS(zr(16+h), f, f)
-					c.VFMADD231PS(Z19, f, zr(2*r+h))
+				scaleOf(2*j, Z19)
+				scaleOf(2*j+1, Z20)
+				addSums(r, k, func(h int) {
+					// Less dmin·m_j times the sub-block's Σy.
 					c.VFNMADD231PS(mem(RDI, tOff+64*h), Z20, zr(2*r+h))
-				}
+				})
 			}
 		}
 	}

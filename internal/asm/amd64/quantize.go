@@ -70,8 +70,7 @@ func absMax(vs []VecPhysical, acc, t Register) {
 // saturate8(round-to-even(x·(127/amax))), and 127/amax taken as 0 when amax
 // is 0.
 func quantQ8_0() {
-	c.MOVL(U32(0x42FE0000), EAX) // 127.0
-	c.VMOVD(EAX, X30)
+	const32(0x42FE0000, X30) // 127.0
 	c.VXORPS(X29, X29, X29)
 	label("block")
 	c.VMOVUPS(mem(RSI, 0), Z0)
@@ -113,10 +112,8 @@ func quantQ8_K() {
 	c.VPXORD(Z23, Z23, Z23)
 	c.MOVL(U32(0x08000800), EAX)
 	c.VPBROADCASTD(EAX, X24)
-	c.MOVL(U32(0xC2FE0000), EAX)
-	c.VMOVD(EAX, X25)
-	c.MOVL(U32(0x3F800000), EAX)
-	c.VMOVD(EAX, X26)
+	const32(0xC2FE0000, X25)
+	const32(0x3F800000, X26)
 
 	label("block")
 	for i := 0; i < 16; i++ {

@@ -117,8 +117,7 @@ func rowBlock(t *blockType, pf rowPrefetch) {
 	}
 	// The bias as a float: 8 (Q4_0), 128 (Q8_0).
 	biasF := map[uint32]uint32{0x08080808: 0x41000000, 0x80808080: 0x43000000}[t.bias]
-	c.MOVL(U32(biasF), EAX)
-	c.VMOVD(EAX, X14)
+	const32(biasF, X14)
 
 	label("row")
 	c.MOVQ(R11, RSI)
