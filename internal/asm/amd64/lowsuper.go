@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	. "github.com/mmcloughlin/avo/attr"
 	. "github.com/mmcloughlin/avo/operand"
@@ -84,6 +85,12 @@ func tileLow(t *lowType, w width, cols int) {
 // gather from in place.
 func iq3sGrid() Mem { return NewDataAddr(Symbol{Name: "·iq3sGrid"}, 0) }
 
+// The constant tables of lowTable that repeat a byte or a dword.
+var (
+	lowBytes  = map[string]byte{"b01": 0x01, "b03": 0x03, "b04": 0x04, "b0f": 0x0F, "b20": 0x20}
+	lowDwords = map[string]uint32{"d03": 3, "d0f": 15, "d20": 32, "d100": 0x100}
+)
+
 // lowTables are the per-type constants, named, as 64-byte tables (a Z
 // register's worth; the AVX2 kernels read their first 32 or 16 bytes).
 func lowTable(name string) Mem {
@@ -94,29 +101,16 @@ func lowTable(name string) Mem {
 		}
 		return out
 	}
-	b8 := func(b byte) []uint64 { return rep(uint64(b) * 0x0101010101010101) }
-	d32 := func(d uint32) []uint64 { return rep(uint64(d) | uint64(d)<<32) }
+	// One byte, word or dword repeated: the table low<NAME>.
+	if b, ok := lowBytes[name]; ok {
+		return table("low"+strings.ToUpper(name), rep(uint64(b)*0x0101010101010101)...)
+	}
+	if d, ok := lowDwords[name]; ok {
+		return table("low"+strings.ToUpper(name), rep(uint64(d)|uint64(d)<<32)...)
+	}
 	switch name {
-	case "b03":
-		return table("lowB03", b8(0x03)...)
-	case "b04":
-		return table("lowB04", b8(0x04)...)
-	case "b0f":
-		return table("lowB0F", b8(0x0F)...)
-	case "b20":
-		return table("lowB20", b8(0x20)...)
-	case "b01":
-		return table("lowB01", b8(0x01)...)
 	case "w01":
 		return table("lowW01", rep(0x0001000100010001)...)
-	case "d03":
-		return table("lowD03", d32(3)...)
-	case "d0f":
-		return table("lowD0F", d32(15)...)
-	case "d20":
-		return table("lowD20", d32(32)...)
-	case "d100":
-		return table("lowD100", d32(0x100)...)
 	case "cnt02":
 		// qword shift counts: 0 in the lower 256 bits, 2 in the upper.
 		return table("lowCnt02", 0, 0, 0, 0, 2, 2, 2, 2)
