@@ -376,20 +376,48 @@ func q3ScalesX(row, dst, t Register, b03, b0f, cnt, b20 Op) {
 	c.VMOVQ(mem(row, 96), dst)
 	c.VPSRLW(U8(4), dst, t)
 	c.VPUNPCKLQDQ(t, dst, dst)
-	and := func(a, b, d Op) { c.VPAND(a, b, d) }
-	or := func(a, b, d Op) { c.VPOR(a, b, d) }
-	sub := func(a, b, d Op) { c.VPSUBB(a, b, d) }
-	if idx(dst) >= 16 || idx(t) >= 16 {
-		and = func(a, b, d Op) { c.VPANDD(a, b, d) }
-		or = func(a, b, d Op) { c.VPORD(a, b, d) }
-	}
+	and, _ := andOr(dst, t)
 	and(b0f, dst, dst)
-	c.VPBROADCASTD(mem(row, 104), t)
+	topBits(row, 104, dst, t, cnt, b03, b20, func(a, b, d Op) { c.VPSLLW(a, b, d) }, func(a, b, d Op) { c.VPSUBB(a, b, d) })
+}
+
+// andOr is VPAND and VPOR, or their EVEX forms when a register is above
+// 15.
+func andOr(regs ...Register) (and, or func(a, b, d Op)) {
+	and = func(a, b, d Op) { c.VPAND(a, b, d) }
+	or = func(a, b, d Op) { c.VPOR(a, b, d) }
+	for _, r := range regs {
+		if idx(r) >= 16 {
+			and = func(a, b, d Op) { c.VPANDD(a, b, d) }
+			or = func(a, b, d Op) { c.VPORD(a, b, d) }
+		}
+	}
+	return and, or
+}
+
+// topBits completes 6-bit scales whose low four bits are in dst: the
+// dword at row+off, broadcast into t and shifted by cnt, masked by m3
+// (3s), gives the top two bits, moved to bits 4-5 (shl) and ORed in;
+// then sub takes off 32 (k32).
+func topBits(row Register, off int, dst, t Register, cnt, m3, k32 Op, shl, sub func(a, b, d Op)) {
+	and, or := andOr(dst, t)
+	c.VPBROADCASTD(mem(row, off), t)
 	c.VPSRLVD(cnt, t, t)
-	and(b03, t, t)
-	c.VPSLLW(U8(4), t, t)
+	and(m3, t, t)
+	shl(U8(4), t, t)
 	or(t, dst, dst)
-	sub(b20, dst, dst)
+	sub(k32, dst, dst)
+}
+
+// iq4xsScales leaves ls_b − 32 for b < 8 as dwords in dst (t scratch):
+// the low nibbles from scales_l, the top two bits from scales_h.
+func iq4xsScales(row, dst, t Register) {
+	and, _ := andOr(dst, t)
+	c.VPBROADCASTD(mem(row, 4), dst)
+	c.VPSRLVD(lowTable("cnt4s"), dst, dst)
+	and(lowTable("d0f"), dst, dst)
+	topBits(row, 2, dst, t, lowTable("cnt2s"), lowTable("d03"), lowTable("d20"),
+		func(a, b, d Op) { c.VPSLLD(a, b, d) }, func(a, b, d Op) { c.VPSUBD(a, b, d) })
 }
 
 // iq4xsAVX2 sums an IQ4_XS super-block into isum, one sub-block a
@@ -397,18 +425,8 @@ func q3ScalesX(row, dst, t Register, b03, b0f, cnt, b20 Op) {
 // by the sign trick, then VPMADDWD with the sub-block's scale, broadcast
 // from the words parked at stack. Y15 bytes 0x0F.
 func iq4xsAVX2(row, x Register, isum [2]Register, stack Mem) {
-	// ls_b − 32 for b < 8 as dwords: the low nibbles from scales_l, the
-	// top two bits from scales_h; packed to words (b < 4 at word b, b >= 4
-	// at word b+4).
-	c.VPBROADCASTD(mem(row, 4), Y4)
-	c.VPSRLVD(lowTable("cnt4s"), Y4, Y4)
-	c.VPAND(lowTable("d0f"), Y4, Y4)
-	c.VPBROADCASTD(mem(row, 2), Y5)
-	c.VPSRLVD(lowTable("cnt2s"), Y5, Y5)
-	c.VPAND(lowTable("d03"), Y5, Y5)
-	c.VPSLLD(U8(4), Y5, Y5)
-	c.VPOR(Y5, Y4, Y4)
-	c.VPSUBD(lowTable("d20"), Y4, Y4)
+	// The scales packed to words (b < 4 at word b, b >= 4 at word b+4).
+	iq4xsScales(row, Y4, Y5)
 	c.VPACKSSDW(Y4, Y4, Y4)
 	c.VMOVDQU(Y4, stack)
 	zero(isum[0])
@@ -660,16 +678,7 @@ func lowPrep(t *lowType, w width, row Register, idx [4]Op, k lowKonst) {
 			}
 		}
 	case lowIQ4XS:
-		// ls_b − 32 as dwords in Y25.
-		c.VPBROADCASTD(mem(row, 4), Y25)
-		c.VPSRLVD(lowTable("cnt4s"), Y25, Y25)
-		c.VPANDD(lowTable("d0f"), Y25, Y25)
-		c.VPBROADCASTD(mem(row, 2), Y26)
-		c.VPSRLVD(lowTable("cnt2s"), Y26, Y26)
-		c.VPANDD(lowTable("d03"), Y26, Y26)
-		c.VPSLLD(U8(4), Y26, Y26)
-		c.VPORD(Y26, Y25, Y25)
-		c.VPSUBD(lowTable("d20"), Y25, Y25)
+		iq4xsScales(row, Y25, Y26)
 		for j := 0; j < 4; j++ {
 			spread(c.VPERMD, Z25, idx[j], zr(20+j))
 		}
