@@ -165,26 +165,22 @@ func lowTable(name string) Mem {
 func lowIdx(t *lowType) Mem {
 	switch t {
 	case lowIQ4XS:
-		d := make([]uint32, 64)
-		for i := range d {
-			k, j := i/16, i%16
-			d[i] = uint32(2*k + j/8)
-		}
-		return dwordsTable("lowIdxSub32", d)
+		return dwordsTable("lowIdxSub32", spreadIdx[uint32](64, 16, 2, 8))
 	case lowIQ3S:
-		h := make([]uint16, 128)
-		for i := range h {
-			k, j := i/32, i%32
-			h[i] = uint16(2*k + j/16)
-		}
-		return wordsTable("lowIdxSub16", h)
+		return wordsTable("lowIdxSub16", spreadIdx[uint16](128, 32, 2, 16))
 	}
-	h := make([]uint16, 128)
-	for i := range h {
-		k, j := i/32, i%32
-		h[i] = uint16(4*k + j/8)
+	return wordsTable("lowIdxGroup", spreadIdx[uint16](128, 32, 4, 8))
+}
+
+// spreadIdx is n indexes in chunks of per, entry j of chunk k being
+// step·k + j/run.
+func spreadIdx[T uint16 | uint32](n, per, step, run int) []T {
+	x := make([]T, n)
+	for i := range x {
+		k, j := i/per, i%per
+		x[i] = T(step*k + j/run)
 	}
-	return wordsTable("lowIdxGroup", h)
+	return x
 }
 
 // q3HBits: VPTESTMB masks of Q3_K chunk k's high bits, bit 4h+2p in the
