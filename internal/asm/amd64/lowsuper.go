@@ -445,6 +445,19 @@ func iq4xsAVX2(row, x Register, isum [2]Register, stack Mem) {
 	}
 }
 
+// iq3sScales leaves 1 + 2·scale_b of the IQ3_S super-block at row as
+// words in X register dst (t scratch).
+func iq3sScales(row, dst, t Register) {
+	and, or := andOr(dst, t)
+	c.VMOVD(mem(row, 106), dst)
+	c.VPSRLW(U8(4), dst, t)
+	c.VPUNPCKLBW(t, dst, dst)
+	and(lowTable("b0f"), dst, dst)
+	c.VPMOVZXBW(dst, dst)
+	c.VPSLLW(U8(1), dst, dst)
+	or(lowTable("w01"), dst, dst)
+}
+
 // iq3sAVX2 sums an IQ3_S super-block into isum, one sub-block a register:
 // the eight 9-bit grid indexes (qs bytes, the ninth bit from qh moved to
 // bit 8), VPGATHERDD from the grid (R13), the signs spread to byte masks
@@ -452,13 +465,7 @@ func iq4xsAVX2(row, x Register, isum [2]Register, stack Mem) {
 // with VPSIGNB; then VPMADDWD with the sub-block's 1+2·scale, broadcast
 // from the words parked at stack.
 func iq3sAVX2(row, x Register, isum [2]Register, stack Mem) {
-	c.VMOVD(mem(row, 106), X4)
-	c.VPSRLW(U8(4), X4, X5)
-	c.VPUNPCKLBW(X5, X4, X4)
-	c.VPAND(lowTable("b0f"), X4, X4)
-	c.VPMOVZXBW(X4, X4)
-	c.VPSLLW(U8(1), X4, X4)
-	c.VPOR(lowTable("w01"), X4, X4)
+	iq3sScales(row, X4, X5)
 	c.VMOVDQU(X4, stack)
 	zero(isum[0])
 	zero(isum[1])
@@ -697,14 +704,7 @@ func lowPrep(t *lowType, w width, row Register, idx [4]Op, k lowKonst) {
 			c.VPSHUFB(u, k.get("lut"), u)
 		}
 	case lowIQ3S:
-		// 1 + 2·scale_b as words in X25.
-		c.VMOVD(mem(row, 106), X25)
-		c.VPSRLW(U8(4), X25, X26)
-		c.VPUNPCKLBW(X26, X25, X25)
-		c.VPANDD(lowTable("b0f"), X25, X25)
-		c.VPMOVZXBW(X25, X25)
-		c.VPSLLW(U8(1), X25, X25)
-		c.VPORD(lowTable("w01"), X25, X25)
+		iq3sScales(row, X25, X26)
 		for j := 0; j < 4; j++ {
 			spread(c.VPERMW, Z25, idx[j], zr(20+j))
 		}
