@@ -505,6 +505,7 @@ func kvValues(e kvElem, w width, heads int) {
 	if heads == 4 {
 		chunks = []int{4 * lanes, 2 * lanes, lanes}
 		if e.size == 1 {
+			// (R9)(R12*1) is the scale of the row whose weight is at R9.
 			c.SUBQ(R10, R12)
 		}
 		valuesX4Strides()
