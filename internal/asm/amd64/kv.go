@@ -688,7 +688,7 @@ func allNonZero(v, z Register, all Op, some, loop string) {
 	label(loop)
 }
 
-// lanes4 gathers lane 0 of X registers a, b, c and d into the lanes of
+// lanes4 gathers lane 0 of X registers a, b, cc and d into the lanes of
 // dst, t scratch.
 func lanes4(dst, a, b, cc, d, t Register) {
 	c.VUNPCKLPS(b, a, dst)

@@ -101,7 +101,7 @@ func lowTable(name string) Mem {
 		}
 		return out
 	}
-	// One byte, word or dword repeated: the table low<NAME>.
+	// One byte or dword repeated: the table low<NAME>.
 	if b, ok := lowBytes[name]; ok {
 		return table("low"+strings.ToUpper(name), rep(uint64(b)*0x0101010101010101)...)
 	}
