@@ -355,7 +355,7 @@ func q6Scale(xd, dst Register) {
 // high one. q6Idx: AVX-512 VPERMW indexes, index p repeats word 4p+i in
 // 128-bit lane i, the scale of the 16 elements that lane meets.
 func q6Shuf() Mem { return wordShuf("q6Shuf", 4, 32, func(k, l int) int { return 2*k + l }) }
-func q6Idx() Mem { return wordsTable("q6Idx", spreadIdx[uint16](128, 32, 4, 8)) }
+func q6Idx() Mem  { return wordsTable("q6Idx", spreadIdx[uint16](128, 32, 4, 8)) }
 
 func dotQ6_K(w width) {
 	if w == avx2 {
