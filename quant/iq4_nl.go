@@ -46,10 +46,7 @@ func quantIQ4_NL(dst []byte, src []float32) {
 		b := (*[iq4_NLBytes]byte)(dst)
 		quantIQ4Blocks(x[:], scales[:], l[:])
 		put16(b[0:], FP32ToFP16(scales[0]))
-		var id float32
-		if scales[0] != 0 {
-			id = 1 / scales[0]
-		}
+		id := invScale(scales[0])
 		for j, v := range x {
 			l[j] = bestIndexIQ4(float32(id * v))
 		}

@@ -61,10 +61,7 @@ func quantIQ4_XS(dst []byte, src []float32) {
 		}
 		d := -maxScale / 32
 		put16(b[0:], FP32ToFP16(d))
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := invScale(d)
 		var sh uint16
 		clear(b[4:8])
 		for ib := range scales {
