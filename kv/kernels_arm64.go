@@ -25,62 +25,22 @@ func archKernels(k *kernelFamilies) {
 // asmLevel is the lowest level with assembly kernels.
 const asmLevel = cpu.NEON
 
+// The one-row kernels of asmLevel under the names the …At functions in
+// kernels_asm.go call: wrappers the compiler inlines, so those call the
+// assembly directly.
+func dotF16F32Asm(k *uint16, q *float32, n int) float32    { return dotF16F32NEON(k, q, n) }
+func dotI8F32Asm(k *int8, q *float32, n int) float32       { return dotI8F32NEON(k, q, n) }
+func axpyF16Asm(dst *float32, a float32, v *uint16, n int) { axpyF16NEON(dst, a, v, n) }
+func axpyI8Asm(dst *float32, a float32, v *int8, n int)    { axpyI8NEON(dst, a, v, n) }
+func axpy2F16Asm(dst *float32, a0, a1 float32, v0, v1 *uint16, n int) {
+	axpy2F16NEON(dst, a0, a1, v0, v1, n)
+}
+func axpy2I8Asm(dst *float32, a0, a1 float32, v0, v1 *int8, n int) {
+	axpy2I8NEON(dst, a0, a1, v0, v1, n)
+}
+
 // The kernels by level. A level without a kernel of the family runs the
-// best one below it.
-
-func dotF16F32At(l cpu.Level, k []uint16, q []float32) float32 {
-	if l < cpu.NEON || len(k) == 0 {
-		return dotF16F32Generic(k, q)
-	}
-	q = q[:len(k)]
-	return dotF16F32NEON(&k[0], &q[0], len(k))
-}
-
-func dotI8F32At(l cpu.Level, k []int8, q []float32) float32 {
-	if l < cpu.NEON || len(k) == 0 {
-		return dotI8F32Generic(k, q)
-	}
-	q = q[:len(k)]
-	return dotI8F32NEON(&k[0], &q[0], len(k))
-}
-
-func axpyF16At(l cpu.Level, dst []float32, a float32, v []uint16) {
-	if l < cpu.NEON || len(v) == 0 {
-		axpyF16Generic(dst, a, v)
-		return
-	}
-	dst = dst[:len(v)]
-	axpyF16NEON(&dst[0], a, &v[0], len(v))
-}
-
-func axpyI8At(l cpu.Level, dst []float32, a float32, v []int8) {
-	if l < cpu.NEON || len(v) == 0 {
-		axpyI8Generic(dst, a, v)
-		return
-	}
-	dst = dst[:len(v)]
-	axpyI8NEON(&dst[0], a, &v[0], len(v))
-}
-
-func axpy2F16At(l cpu.Level, dst []float32, a0, a1 float32, v0, v1 []uint16) {
-	if l < cpu.NEON || len(v0) == 0 {
-		axpy2F16Generic(dst, a0, a1, v0, v1)
-		return
-	}
-	dst = dst[:len(v0)]
-	v1 = v1[:len(v0)]
-	axpy2F16NEON(&dst[0], a0, a1, &v0[0], &v1[0], len(v0))
-}
-
-func axpy2I8At(l cpu.Level, dst []float32, a0, a1 float32, v0, v1 []int8) {
-	if l < cpu.NEON || len(v0) == 0 {
-		axpy2I8Generic(dst, a0, a1, v0, v1)
-		return
-	}
-	dst = dst[:len(v0)]
-	v1 = v1[:len(v0)]
-	axpy2I8NEON(&dst[0], a0, a1, &v0[0], &v1[0], len(v0))
-}
+// best one below it. (The one-row ones are in kernels_asm.go.)
 
 // scoresF16At runs four rows at a time through the NEON kernel, the rows
 // past the last multiple of 4 through the one-row dot product, whose

@@ -5,9 +5,10 @@ package kv
 import "github.com/lowmem/llm/internal/cpu"
 
 // What the amd64 and arm64 kernels (kernels_amd64.go, kernels_arm64.go)
-// share: the functions attention calls, which pick a level from the
-// registry and call that level's …At function, and the registration of the
-// variants every level with assembly has.
+// share: the registration of the variants every level with assembly has,
+// the functions attention calls, which pick a level from the registry and
+// call that level's …At function, the …At functions of the one-row
+// families, and heads4.
 
 // addRowVariants adds the one-row kernels of level lv (they take rows of
 // any length) to the registry under name.
@@ -109,6 +110,64 @@ func valuesI8x4(o, w []float32, stride, rows int, v []int8, scales []float32, d 
 // softmaxF32 is softmaxGeneric.
 func softmaxF32(s []float32, scale float32, round16 bool) {
 	softmaxAt(kern.softmax.levelFor(1), s, scale, round16)
+}
+
+// The one-row kernels by level: asmLevel and above run the
+// architecture's kernel (…Asm, in kernels_amd64.go or kernels_arm64.go),
+// below it the Go twin.
+
+func dotF16F32At(l cpu.Level, k []uint16, q []float32) float32 {
+	if l < asmLevel || len(k) == 0 {
+		return dotF16F32Generic(k, q)
+	}
+	q = q[:len(k)]
+	return dotF16F32Asm(&k[0], &q[0], len(k))
+}
+
+func dotI8F32At(l cpu.Level, k []int8, q []float32) float32 {
+	if l < asmLevel || len(k) == 0 {
+		return dotI8F32Generic(k, q)
+	}
+	q = q[:len(k)]
+	return dotI8F32Asm(&k[0], &q[0], len(k))
+}
+
+func axpyF16At(l cpu.Level, dst []float32, a float32, v []uint16) {
+	if l < asmLevel || len(v) == 0 {
+		axpyF16Generic(dst, a, v)
+		return
+	}
+	dst = dst[:len(v)]
+	axpyF16Asm(&dst[0], a, &v[0], len(v))
+}
+
+func axpyI8At(l cpu.Level, dst []float32, a float32, v []int8) {
+	if l < asmLevel || len(v) == 0 {
+		axpyI8Generic(dst, a, v)
+		return
+	}
+	dst = dst[:len(v)]
+	axpyI8Asm(&dst[0], a, &v[0], len(v))
+}
+
+func axpy2F16At(l cpu.Level, dst []float32, a0, a1 float32, v0, v1 []uint16) {
+	if l < asmLevel || len(v0) == 0 {
+		axpy2F16Generic(dst, a0, a1, v0, v1)
+		return
+	}
+	dst = dst[:len(v0)]
+	v1 = v1[:len(v0)]
+	axpy2F16Asm(&dst[0], a0, a1, &v0[0], &v1[0], len(v0))
+}
+
+func axpy2I8At(l cpu.Level, dst []float32, a0, a1 float32, v0, v1 []int8) {
+	if l < asmLevel || len(v0) == 0 {
+		axpy2I8Generic(dst, a0, a1, v0, v1)
+		return
+	}
+	dst = dst[:len(v0)]
+	v1 = v1[:len(v0)]
+	axpy2I8Asm(&dst[0], a0, a1, &v0[0], &v1[0], len(v0))
 }
 
 // heads4 is how many of the heads in q (or o), d floats each, the x4
