@@ -18,22 +18,17 @@ import (
 	"github.com/lowmem/llm/quant"
 )
 
-func mustShape(t *testing.T, name string) shape {
-	t.Helper()
-	s, err := lookupShape(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func mustShape(t *testing.T, name string) shape { return mustLookup(t, shapes, "shape", name) }
 
-func mustType(t *testing.T, name string) fileType {
+func mustType(t *testing.T, name string) fileType { return mustLookup(t, fileTypes, "type", name) }
+
+func mustLookup[T named](t *testing.T, list []T, kind, name string) T {
 	t.Helper()
-	ft, err := lookupFileType(name)
+	e, err := lookup(list, kind, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ft
+	return e
 }
 
 // build writes shape s in type ft to a temporary file and returns its path.
