@@ -43,14 +43,7 @@ func TestNewArchitecturesDecode(t *testing.T) {
 			if raceEnabled {
 				return // allocation counts are not meaningful under the race detector
 			}
-			tok := []int32{42}
-			if allocs := testing.AllocsPerRun(30, func() {
-				if _, err := s.Eval(ctx, tok); err != nil {
-					t.Fatal(err)
-				}
-			}); allocs != 0 {
-				t.Fatalf("decode step allocates %.1f times, want 0", allocs)
-			}
+			checkDecodeAllocs(t, s, 30, "decode step")
 		})
 	}
 }

@@ -21,7 +21,7 @@ func TestKVInt4SaveRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() }) // after savedSession's session closes
-	src, state := savedSession(t, m, 5, 300)
+	src, state := savedSession(t, m, randTokens(5, 300, m.Info().VocabSize))
 	dst, err := m.NewSession()
 	if err != nil {
 		t.Fatal(err)

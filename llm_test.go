@@ -65,16 +65,23 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 			if _, err := s.Eval(ctx, ids); err != nil {
 				t.Fatal(err)
 			}
-			tok := []int32{42}
-			allocs := testing.AllocsPerRun(50, func() {
-				if _, err := s.Eval(ctx, tok); err != nil {
-					t.Fatal(err)
-				}
-			})
-			if allocs != 0 {
-				t.Fatalf("decode step allocates %.1f times, want 0", allocs)
-			}
+			checkDecodeAllocs(t, s, 50, "decode step")
 		})
+	}
+}
+
+// checkDecodeAllocs fails the test if a one-token Eval on s allocates,
+// averaged over runs runs; what names the step in the message.
+func checkDecodeAllocs(t *testing.T, s *llm.Session, runs int, what string) {
+	t.Helper()
+	ctx := context.Background()
+	tok := []int32{42}
+	if n := testing.AllocsPerRun(runs, func() {
+		if _, err := s.Eval(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("%s allocates %.1f times, want 0", what, n)
 	}
 }
 
@@ -395,12 +402,5 @@ func TestStreamingDecodeAllocatesNothing(t *testing.T) {
 	if _, err := s.Eval(ctx, []int32{1, 2, 3}); err != nil {
 		t.Fatal(err)
 	}
-	tok := []int32{42}
-	if n := testing.AllocsPerRun(30, func() {
-		if _, err := s.Eval(ctx, tok); err != nil {
-			t.Fatal(err)
-		}
-	}); n != 0 {
-		t.Fatalf("a streamed decode step allocates %.1f times, want 0", n)
-	}
+	checkDecodeAllocs(t, s, 30, "a streamed decode step")
 }

@@ -166,16 +166,9 @@ func TestMisuse(t *testing.T) {
 
 	t.Run("restore of another model", func(t *testing.T) {
 		other := load(t, testutil.TempModel(t, testutil.TinyLlama()), llm.WithLogger(quietLogger()))
-		o := session(t, other)
-		if _, err := o.Eval(ctx, []int32{1, 40, 41}); err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if err := o.Save(&buf); err != nil {
-			t.Fatal(err)
-		}
+		_, saved := savedSession(t, other, []int32{1, 40, 41})
 		s := session(t, m)
-		if err := s.Restore(&buf); !errors.Is(err, llm.ErrBadState) {
+		if err := s.Restore(bytes.NewReader(saved)); !errors.Is(err, llm.ErrBadState) {
 			t.Errorf("Restore of another model's save: %v, want ErrBadState", err)
 		}
 		if s.Len() != 0 {

@@ -171,14 +171,7 @@ func TestModelCloseDuringGenerate(t *testing.T) {
 func TestSessionBusy(t *testing.T) {
 	m := tinyChat(t)
 	ctx := context.Background()
-	other := session(t, m)
-	if _, err := other.Eval(ctx, []int32{1, 40, 41}); err != nil {
-		t.Fatal(err)
-	}
-	var saved bytes.Buffer
-	if err := other.Save(&saved); err != nil {
-		t.Fatal(err)
-	}
+	_, saved := savedSession(t, m, []int32{1, 40, 41})
 	msgs := []llm.Message{{Role: llm.RoleUser, Content: "hi"}}
 	calls := map[string]func(s *llm.Session) error{
 		"Eval":    func(s *llm.Session) error { _, err := s.Eval(ctx, []int32{5}); return err },
@@ -192,7 +185,7 @@ func TestSessionBusy(t *testing.T) {
 		"Chat":       func(s *llm.Session) error { _, err := s.Chat(ctx, msgs, llm.MaxTokens(2)); return err },
 		"ChatStream": func(s *llm.Session) error { return firstErr(s.ChatStream(ctx, msgs, llm.MaxTokens(2))) },
 		"Save":       func(s *llm.Session) error { return s.Save(&bytes.Buffer{}) },
-		"Restore":    func(s *llm.Session) error { return s.Restore(bytes.NewReader(saved.Bytes())) },
+		"Restore":    func(s *llm.Session) error { return s.Restore(bytes.NewReader(saved)) },
 	}
 	s := session(t, m)
 	i := 0

@@ -30,16 +30,16 @@ func greedy(t *testing.T, s *llm.Session, z []float32, k int) ([]int32, [][]floa
 	return ids, zs
 }
 
-// savedSession evaluates n random tokens (from seed) on a new session of m
-// and returns it with its saved state; the session closes with the test.
-func savedSession(t *testing.T, m *llm.Model, seed uint64, n int, opts ...llm.SessionOption) (*llm.Session, []byte) {
+// savedSession evaluates ids on a new session of m and returns it with its
+// saved state; the session closes with the test.
+func savedSession(t *testing.T, m *llm.Model, ids []int32, opts ...llm.SessionOption) (*llm.Session, []byte) {
 	t.Helper()
 	s, err := m.NewSession(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if _, err := s.Eval(context.Background(), randTokens(seed, n, m.Info().VocabSize)); err != nil {
+	if _, err := s.Eval(context.Background(), ids); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
@@ -85,7 +85,7 @@ func TestSaveRestore(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := loadStories(t, llm.WithContextSize(1024), llm.WithKVType(tc.kvt), llm.WithThreads(2))
-			src, state := savedSession(t, m, 5, tc.tokens, tc.opts...)
+			src, state := savedSession(t, m, randTokens(5, tc.tokens, m.Info().VocabSize), tc.opts...)
 			// Only used rows are saved: far less than the full context's cache.
 			if st := src.KVStats(); int64(len(state)) > st.Bytes*int64(st.Used)/int64(st.Cells)+64<<10 {
 				t.Errorf("saved %d bytes for %d of %d cells (%d bytes)", len(state), st.Used, st.Cells, st.Bytes)
@@ -115,7 +115,7 @@ func TestSaveRestore(t *testing.T) {
 func TestRestoreRejects(t *testing.T) {
 	ctx := context.Background()
 	m := loadStories(t, llm.WithContextSize(256), llm.WithThreads(2))
-	src, data := savedSession(t, m, 6, 30)
+	src, data := savedSession(t, m, randTokens(6, 30, m.Info().VocabSize))
 
 	// The session every failed Restore must leave as it is.
 	dst, _ := m.NewSession()

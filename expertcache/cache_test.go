@@ -12,7 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/kv"
@@ -39,20 +38,6 @@ func writeModel(t testing.TB, spec testutil.ModelSpec) (string, *model.Model, []
 	return path, m, data
 }
 
-// readFile reads the GGUF file at path whole, with its bytes.
-func readFile(t testing.TB, path string) (*gguf.File, []byte) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Read(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f, data
-}
-
 // newPool is a pool of n workers that closes with the test.
 func newPool(t testing.TB, n int) *ops.Pool {
 	pool := ops.NewPool(n)
@@ -62,7 +47,7 @@ func newPool(t testing.TB, n int) *ops.Pool {
 
 func loadModel(t testing.TB, path string) (*model.Model, []byte) {
 	t.Helper()
-	f, data := readFile(t, path)
+	f, data := testutil.ReadModel(t, path)
 	m, err := model.New(f, data)
 	if err != nil {
 		t.Fatal(err)
@@ -478,7 +463,7 @@ func TestProtocolMisuse(t *testing.T) {
 // The layout read from the tensor table is the loaded model's.
 func TestFileLayout(t *testing.T) {
 	path, m, _ := writeModel(t, moeSpec())
-	f, _ := readFile(t, path)
+	f, _ := testutil.ReadModel(t, path)
 	got, want := FileLayout(f, m.Layers), LayoutOf(m)
 	if len(got) != len(want) {
 		t.Fatalf("%d blocks, want %d", len(got), len(want))

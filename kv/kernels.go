@@ -8,8 +8,9 @@ import "math"
 // in for any one of them with the same float32 semantics, up to the order
 // in which float32 sums are added. They are the first variant of their
 // family in the registry (kernels_registry.go); the names without the
-// Generic suffix are what attention calls, and kernels_amd64.go and
-// kernels_other.go decide which implementation runs.
+// Generic suffix are what attention calls, and kernels_asm.go (with
+// kernels_amd64.go, kernels_arm64.go) and kernels_other.go decide which
+// implementation runs.
 
 // i8Table maps an int8, read as its byte, to float32: a load from a 1 KiB
 // table is cheaper than Go's integer-to-float conversion here.

@@ -17,159 +17,30 @@ import "github.com/lowmem/llm/internal/cpu"
 // archKernels adds the arm64 variants to the registry. The multi-row ones
 // take rows of a multiple of 4 elements.
 func archKernels(k *kernelFamilies) {
-	const n = cpu.NEON
-	k.dotF16.add(variant[dotF16Func]{"neon", n, 1, func(kk []uint16, q []float32) float32 { return dotF16F32At(n, kk, q) }})
-	k.dotI8.add(variant[dotI8Func]{"neon", n, 1, func(kk []int8, q []float32) float32 { return dotI8F32At(n, kk, q) }})
-	k.axpyF16.add(variant[axpyF16Func]{"neon", n, 1, func(dst []float32, a float32, v []uint16) { axpyF16At(n, dst, a, v) }})
-	k.axpyI8.add(variant[axpyI8Func]{"neon", n, 1, func(dst []float32, a float32, v []int8) { axpyI8At(n, dst, a, v) }})
-	k.axpy2F16.add(variant[axpy2F16Func]{"neon", n, 1, func(dst []float32, a0, a1 float32, v0, v1 []uint16) {
-		axpy2F16At(n, dst, a0, a1, v0, v1)
-	}})
-	k.axpy2I8.add(variant[axpy2I8Func]{"neon", n, 1, func(dst []float32, a0, a1 float32, v0, v1 []int8) {
-		axpy2I8At(n, dst, a0, a1, v0, v1)
-	}})
-	const mult = 4
-	k.scoresF16.add(variant[scoresF16Func]{"neon", n, mult, func(dst []float32, kk []uint16, q []float32) {
-		scoresF16At(n, dst, kk, q)
-	}})
-	k.scoresI8.add(variant[scoresI8Func]{"neon", n, mult, func(dst []float32, kk []int8, scales, q []float32) {
-		scoresI8At(n, dst, kk, scales, q)
-	}})
-	k.valuesF16.add(variant[valuesF16Func]{"neon", n, mult, func(o, w []float32, v []uint16) { valuesF16At(n, o, w, v) }})
-	k.valuesI8.add(variant[valuesI8Func]{"neon", n, mult, func(o, w []float32, v []int8, scales []float32) {
-		valuesI8At(n, o, w, v, scales)
-	}})
-	k.scoresF16x4.add(variant[scoresF16x4Func]{"neon", n, mult, func(dst []float32, stride, rows int, kk []uint16, q []float32, d int) int {
-		return scoresF16x4At(n, dst, stride, rows, kk, q, d)
-	}})
-	k.scoresI8x4.add(variant[scoresI8x4Func]{"neon", n, mult, func(dst []float32, stride, rows int, kk []int8, scales, q []float32, d int) int {
-		return scoresI8x4At(n, dst, stride, rows, kk, scales, q, d)
-	}})
-	k.valuesF16x4.add(variant[valuesF16x4Func]{"neon", n, mult, func(o, w []float32, stride, rows int, v []uint16, d int) int {
-		return valuesF16x4At(n, o, w, stride, rows, v, d)
-	}})
-	k.valuesI8x4.add(variant[valuesI8x4Func]{"neon", n, mult, func(o, w []float32, stride, rows int, v []int8, scales []float32, d int) int {
-		return valuesI8x4At(n, o, w, stride, rows, v, scales, d)
-	}})
+	addRowVariants(k, "neon", cpu.NEON)
+	addMultiRowVariants(k, "neon", cpu.NEON, 4)
 	archKernelsQ4(k)
 }
 
-// What attention calls: the best level for the row length.
+// asmLevel is the lowest level with assembly kernels.
+const asmLevel = cpu.NEON
 
-func dotF16F32(k []uint16, q []float32) float32 { return dotF16F32At(kern.dotF16.levelFor(1), k, q) }
-
-func dotI8F32(k []int8, q []float32) float32 { return dotI8F32At(kern.dotI8.levelFor(1), k, q) }
-
-func axpyF16(dst []float32, a float32, v []uint16) { axpyF16At(kern.axpyF16.levelFor(1), dst, a, v) }
-
-func axpyI8(dst []float32, a float32, v []int8) { axpyI8At(kern.axpyI8.levelFor(1), dst, a, v) }
-
-func axpy2F16(dst []float32, a0, a1 float32, v0, v1 []uint16) {
-	axpy2F16At(kern.axpy2F16.levelFor(1), dst, a0, a1, v0, v1)
+// The one-row kernels of asmLevel under the names the …At functions in
+// kernels_asm.go call: wrappers the compiler inlines, so those call the
+// assembly directly.
+func dotF16F32Asm(k *uint16, q *float32, n int) float32    { return dotF16F32NEON(k, q, n) }
+func dotI8F32Asm(k *int8, q *float32, n int) float32       { return dotI8F32NEON(k, q, n) }
+func axpyF16Asm(dst *float32, a float32, v *uint16, n int) { axpyF16NEON(dst, a, v, n) }
+func axpyI8Asm(dst *float32, a float32, v *int8, n int)    { axpyI8NEON(dst, a, v, n) }
+func axpy2F16Asm(dst *float32, a0, a1 float32, v0, v1 *uint16, n int) {
+	axpy2F16NEON(dst, a0, a1, v0, v1, n)
 }
-
-func axpy2I8(dst []float32, a0, a1 float32, v0, v1 []int8) {
-	axpy2I8At(kern.axpy2I8.levelFor(1), dst, a0, a1, v0, v1)
-}
-
-// scoresF16 sets dst[i] to the dot product of key row i of k with q; the
-// rows are len(q) long.
-func scoresF16(dst []float32, k []uint16, q []float32) {
-	scoresF16At(kern.scoresF16.levelFor(len(q)), dst, k, q)
-}
-
-// scoresI8 is scoresF16 for int8 rows: dst[i] is row i's dot product with
-// q times scales[i].
-func scoresI8(dst []float32, k []int8, scales, q []float32) {
-	scoresI8At(kern.scoresI8.levelFor(len(q)), dst, k, scales, q)
-}
-
-// valuesF16 adds Σ w[i]·row i of v to o, skipping zero weights; the rows
-// are len(o) long.
-func valuesF16(o, w []float32, v []uint16) { valuesF16At(kern.valuesF16.levelFor(len(o)), o, w, v) }
-
-// valuesI8 is valuesF16 for int8 rows: row i has weight w[i]·scales[i].
-func valuesI8(o, w []float32, v []int8, scales []float32) {
-	valuesI8At(kern.valuesI8.levelFor(len(o)), o, w, v, scales)
-}
-
-func scoresF16x4(dst []float32, stride, rows int, k []uint16, q []float32, d int) int {
-	return scoresF16x4At(kern.scoresF16x4.levelFor(d), dst, stride, rows, k, q, d)
-}
-
-func scoresI8x4(dst []float32, stride, rows int, k []int8, scales, q []float32, d int) int {
-	return scoresI8x4At(kern.scoresI8x4.levelFor(d), dst, stride, rows, k, scales, q, d)
-}
-
-func valuesF16x4(o, w []float32, stride, rows int, v []uint16, d int) int {
-	return valuesF16x4At(kern.valuesF16x4.levelFor(d), o, w, stride, rows, v, d)
-}
-
-func valuesI8x4(o, w []float32, stride, rows int, v []int8, scales []float32, d int) int {
-	return valuesI8x4At(kern.valuesI8x4.levelFor(d), o, w, stride, rows, v, scales, d)
-}
-
-// softmaxF32 is softmaxGeneric.
-func softmaxF32(s []float32, scale float32, round16 bool) {
-	softmaxAt(kern.softmax.levelFor(1), s, scale, round16)
+func axpy2I8Asm(dst *float32, a0, a1 float32, v0, v1 *int8, n int) {
+	axpy2I8NEON(dst, a0, a1, v0, v1, n)
 }
 
 // The kernels by level. A level without a kernel of the family runs the
-// best one below it.
-
-func dotF16F32At(l cpu.Level, k []uint16, q []float32) float32 {
-	if l < cpu.NEON || len(k) == 0 {
-		return dotF16F32Generic(k, q)
-	}
-	q = q[:len(k)]
-	return dotF16F32NEON(&k[0], &q[0], len(k))
-}
-
-func dotI8F32At(l cpu.Level, k []int8, q []float32) float32 {
-	if l < cpu.NEON || len(k) == 0 {
-		return dotI8F32Generic(k, q)
-	}
-	q = q[:len(k)]
-	return dotI8F32NEON(&k[0], &q[0], len(k))
-}
-
-func axpyF16At(l cpu.Level, dst []float32, a float32, v []uint16) {
-	if l < cpu.NEON || len(v) == 0 {
-		axpyF16Generic(dst, a, v)
-		return
-	}
-	dst = dst[:len(v)]
-	axpyF16NEON(&dst[0], a, &v[0], len(v))
-}
-
-func axpyI8At(l cpu.Level, dst []float32, a float32, v []int8) {
-	if l < cpu.NEON || len(v) == 0 {
-		axpyI8Generic(dst, a, v)
-		return
-	}
-	dst = dst[:len(v)]
-	axpyI8NEON(&dst[0], a, &v[0], len(v))
-}
-
-func axpy2F16At(l cpu.Level, dst []float32, a0, a1 float32, v0, v1 []uint16) {
-	if l < cpu.NEON || len(v0) == 0 {
-		axpy2F16Generic(dst, a0, a1, v0, v1)
-		return
-	}
-	dst = dst[:len(v0)]
-	v1 = v1[:len(v0)]
-	axpy2F16NEON(&dst[0], a0, a1, &v0[0], &v1[0], len(v0))
-}
-
-func axpy2I8At(l cpu.Level, dst []float32, a0, a1 float32, v0, v1 []int8) {
-	if l < cpu.NEON || len(v0) == 0 {
-		axpy2I8Generic(dst, a0, a1, v0, v1)
-		return
-	}
-	dst = dst[:len(v0)]
-	v1 = v1[:len(v0)]
-	axpy2I8NEON(&dst[0], a0, a1, &v0[0], &v1[0], len(v0))
-}
+// best one below it. (The one-row ones are in kernels_asm.go.)
 
 // scoresF16At runs four rows at a time through the NEON kernel, the rows
 // past the last multiple of 4 through the one-row dot product, whose
@@ -207,22 +78,6 @@ func valuesF16At(_ cpu.Level, o, w []float32, v []uint16) { valuesF16Rows(o, w, 
 
 func valuesI8At(_ cpu.Level, o, w []float32, v []int8, scales []float32) {
 	valuesI8Rows(o, w, v, scales)
-}
-
-// heads4 is how many of the heads in q (or o), d floats each, the x4
-// kernels of level l take: whole groups of four, none for the pure-Go
-// level. It checks that the strided slice sw holds them, so that the
-// assembly never reads or writes past its end.
-func heads4(l cpu.Level, qo, sw []float32, stride, rows, d int) int {
-	if l < cpu.NEON || rows == 0 || d <= 0 {
-		return 0
-	}
-	n := len(qo) / d / 4 * 4
-	if n > 0 {
-		_ = qo[n*d-1]
-		_ = sw[(n-1)*stride+rows-1]
-	}
-	return n
 }
 
 // scoresF16x4At reads each key row once for four heads (the NEON x4

@@ -3,6 +3,7 @@
 package kv
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -20,6 +21,17 @@ func same32(a, b float32) bool {
 		return math.IsNaN(float64(b))
 	}
 	return math.Float32bits(a) == math.Float32bits(b)
+}
+
+// checkSame32 reports the first element of got whose bits are not want's.
+func checkSame32(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if !same32(got[i], want[i]) {
+			t.Errorf("%s[%d] = %g, generic %g", what, i, got[i], want[i])
+			return
+		}
+	}
 }
 
 // armRowsF16 returns n F16 values at an odd offset into a fresh slice,
@@ -76,12 +88,7 @@ func TestArmDotAxpyBitExact(t *testing.T) {
 				got = append(got, 42)[:n] // a sentinel past the end
 				f(got)
 				g(want)
-				for i := range want {
-					if !same32(got[i], want[i]) {
-						t.Errorf("n=%d: %s[%d] = %g, generic %g", n, name, i, got[i], want[i])
-						return
-					}
-				}
+				checkSame32(t, fmt.Sprintf("n=%d: %s", n, name), got, want)
 				if got[:n+1][n] != 42 {
 					t.Errorf("n=%d: %s wrote past the end", n, name)
 				}
@@ -164,11 +171,7 @@ func TestArmInt4BitExact(t *testing.T) {
 			for _, v := range kern.scoresQ4.all {
 				got := make([]float32, rows)
 				v.f(got, k, q)
-				for i := range got {
-					if !same32(got[i], want[i]) {
-						t.Errorf("d=%d rows=%d: scoresQ4 %s[%d] = %g, generic %g", d, rows, v.name, i, got[i], want[i])
-					}
-				}
+				checkSame32(t, fmt.Sprintf("d=%d rows=%d: scoresQ4 %s", d, rows, v.name), got, want)
 			}
 			w := armF32(r, rows)
 			for i := range w {
@@ -182,12 +185,7 @@ func TestArmInt4BitExact(t *testing.T) {
 			for _, v := range kern.valuesQ4.all {
 				got := append([]float32(nil), o0...)
 				v.f(got, w, k)
-				for j := range got {
-					if !same32(got[j], wantV[j]) {
-						t.Errorf("d=%d rows=%d: valuesQ4 %s[%d] = %g, generic %g", d, rows, v.name, j, got[j], wantV[j])
-						break
-					}
-				}
+				checkSame32(t, fmt.Sprintf("d=%d rows=%d: valuesQ4 %s", d, rows, v.name), got, wantV)
 			}
 		}
 	}
@@ -218,24 +216,14 @@ func TestArmInt4BitExact(t *testing.T) {
 				if n := v.f(got, st, rows, k, q, d); n != 4 {
 					t.Fatalf("scoresQ4x4 %s took %d heads", v.name, n)
 				}
-				for i := range got {
-					if !same32(got[i], want[i]) {
-						t.Errorf("d=%d rows=%d: scoresQ4x4 %s[%d] = %g, generic %g", d, rows, v.name, i, got[i], want[i])
-						break
-					}
-				}
+				checkSame32(t, fmt.Sprintf("d=%d rows=%d: scoresQ4x4 %s", d, rows, v.name), got, want)
 			}
 			for _, v := range kern.valuesQ4x4.all[1:] {
 				got := append([]float32(nil), o0...)
 				if n := v.f(got, w, st, rows, k, d); n != 4 {
 					t.Fatalf("valuesQ4x4 %s took %d heads", v.name, n)
 				}
-				for j := range got {
-					if !same32(got[j], wantV[j]) {
-						t.Errorf("d=%d rows=%d: valuesQ4x4 %s[%d] = %g, generic %g", d, rows, v.name, j, got[j], wantV[j])
-						break
-					}
-				}
+				checkSame32(t, fmt.Sprintf("d=%d rows=%d: valuesQ4x4 %s", d, rows, v.name), got, wantV)
 			}
 		}
 	}

@@ -19,11 +19,12 @@ import "github.com/lowmem/llm/internal/cpu"
 // variant (same accumulators, same reduction) whether it goes alone or
 // with three others, and the families of one level agree bit for bit.
 //
-// The functions attention calls (dotF16F32, scoresF16, …) are defined per
-// architecture next to archKernels (kernels_amd64.go, kernels_arm64.go,
-// kernels_other.go; the Int4 ones in kernels_int4_dispatch.go): they look up the level in the registry and call that level's kernel
-// directly, not through the func value, so that escape analysis keeps
-// attention's stack buffers on the stack.
+// The functions attention calls (dotF16F32, scoresF16, …) are defined
+// once for the architectures with assembly (kernels_asm.go,
+// kernels_int4_asm.go) and once for the rest (kernels_other.go,
+// kernels_int4_dispatch.go): they look up the level in the registry and
+// call that level's kernel directly, not through the func value, so that
+// escape analysis keeps attention's stack buffers on the stack.
 
 // variant is one implementation of a kernel family.
 type variant[F any] struct {

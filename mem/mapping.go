@@ -109,6 +109,20 @@ func (m *Mapping) Path() string { return m.path }
 // Size returns the length of the file in bytes.
 func (m *Mapping) Size() int64 { return m.size }
 
+// Close unmaps the file (or, in the portable fallback, drops its heap
+// copy) and closes it. It waits for operations in progress on the mapping
+// (advice, prefetch, reads through ReaderAt) to finish. Closing twice is
+// harmless: the second call returns nil.
+func (m *Mapping) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed.Load() {
+		return nil
+	}
+	m.closed.Store(true)
+	return m.release()
+}
+
 // ReaderAt returns an io.ReaderAt over the file's bytes, for parsers that
 // want one. Reads after Close fail with ErrClosed. It is safe for
 // concurrent use.

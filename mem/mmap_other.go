@@ -87,15 +87,9 @@ func (m *Mapping) readAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// Close releases the file and the heap copy, if any. Closing twice is
-// harmless: the second call returns nil.
-func (m *Mapping) Close() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed.Load() {
-		return nil
-	}
-	m.closed.Store(true)
+// release drops the heap copy, if any, and closes the file; Close calls
+// it once, holding m.mu.
+func (m *Mapping) release() error {
 	m.data = nil
 	if err := m.sys.r.Close(); err != nil {
 		return fmt.Errorf("mem: close %s: %w", m.path, err)

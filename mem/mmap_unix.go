@@ -119,16 +119,9 @@ func (m *Mapping) readAt(p []byte, off int64) (int, error) {
 	return copy(p, m.data[off:]), nil
 }
 
-// Close unmaps the file and closes it. It waits for operations in progress
-// on the mapping (advice, prefetch, reads through ReaderAt) to finish.
-// Closing twice is harmless: the second call returns nil.
-func (m *Mapping) Close() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed.Load() {
-		return nil
-	}
-	m.closed.Store(true)
+// release unmaps the file and closes it; Close calls it once, holding
+// m.mu.
+func (m *Mapping) release() error {
 	errUnmap := unix.Munmap(m.data)
 	errClose := m.sys.f.Close()
 	m.data, m.sys.pages = nil, nil

@@ -101,7 +101,14 @@ func gemma2Hparams(c *Config, m *meta) {
 	c.FinalSoftcap = m.softcap("final_logit_softcapping", 0)
 	c.Window = m.num("attention.sliding_window", maxCount, 0, false)
 	c.FullEvery = 2
-	if c.Layers == 46 {
+	gemmaQueryScale(c, 46)
+}
+
+// gemmaQueryScale scales the query as llama.cpp does for Gemma 2 and 3:
+// the 27B model (layers27B layers) by n_embd/n_head, the others by the
+// head dimension; the attention itself is then unscaled.
+func gemmaQueryScale(c *Config, layers27B int) {
+	if c.Layers == layers27B {
 		c.QueryScale = invSqrt(max(c.Embd/c.Heads, 1))
 	} else {
 		c.QueryScale = invSqrt(c.HeadDimK)
@@ -127,12 +134,7 @@ func gemma3Hparams(c *Config, m *meta) {
 	} else {
 		c.FinalSoftcap = m.softcap("final_logit_softcapping", 30)
 	}
-	if c.Layers == 62 {
-		c.QueryScale = invSqrt(max(c.Embd/c.Heads, 1))
-	} else {
-		c.QueryScale = invSqrt(c.HeadDimK)
-	}
-	c.KQScale = 1
+	gemmaQueryScale(c, 62)
 }
 
 // phi3Hparams: the query is scaled by 1/sqrt(head size) before the

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -75,13 +74,7 @@ func (r *memReader) Wait(slot int) error {
 func loadSpec(t *testing.T, spec testutil.ModelSpec) (*Model, *gguf.File, []byte) {
 	t.Helper()
 	b, err := testutil.ModelBytes(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Read(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _ := testutil.Parse(t, b, err)
 	m, err := New(f, b)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,12 @@ import "encoding/binary"
 // le64 reads a little-endian uint64; b must hold at least 8 bytes.
 func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 
+// le64x4 reads four little-endian uint64s; b must hold at least 32 bytes.
+func le64x4(b []byte) [4]uint64 {
+	b = b[:32]
+	return [4]uint64{le64(b[0:]), le64(b[8:]), le64(b[16:]), le64(b[24:])}
+}
+
 // Byte-lane constants.
 const (
 	lanes01 = 0x0101010101010101

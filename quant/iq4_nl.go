@@ -46,10 +46,7 @@ func quantIQ4_NL(dst []byte, src []float32) {
 		b := (*[iq4_NLBytes]byte)(dst)
 		quantIQ4Blocks(x[:], scales[:], l[:])
 		put16(b[0:], FP32ToFP16(scales[0]))
-		var id float32
-		if scales[0] != 0 {
-			id = 1 / scales[0]
-		}
+		id := invScale(scales[0])
 		for j, v := range x {
 			l[j] = bestIndexIQ4(float32(id * v))
 		}
@@ -160,21 +157,27 @@ func dotIQ4_NL(n int, w, x []byte) float32 {
 	nb := n / QK
 	w = w[:nb*iq4_NLBytes]
 	x = x[:nb*q8_0Bytes]
-	tab := &iq4nlValues32
 	var sum float32
 	for len(w) >= iq4_NLBytes && len(x) >= q8_0Bytes {
 		a := (*[iq4_NLBytes]byte)(w)
 		b := (*[q8_0Bytes]byte)(x)
-		q := (*[16]byte)(a[2:])
-		y := (*[QK]byte)(b[2:])
-		var s0, s1 int32
-		for j := 0; j < 16; j++ {
-			s0 += tab[q[j]&0xf] * int32(int8(y[j]))
-			s1 += tab[q[j]>>4] * int32(int8(y[j+16]))
-		}
-		sum += f16At(b[0:]) * f16At(a[0:]) * float32(s0+s1)
+		isum := iq4Sum((*[16]byte)(a[2:]), (*[QK]byte)(b[2:]))
+		sum += f16At(b[0:]) * f16At(a[0:]) * float32(isum)
 		w = w[iq4_NLBytes:]
 		x = x[q8_0Bytes:]
 	}
 	return sum
+}
+
+// iq4Sum is Σ iq4nlValues[code_i]·y_i over one 32-element block of IQ4
+// codes q (low nibbles elements 0..15, high nibbles 16..31) and Q8 bytes
+// y, exact in int32: the inner loop of dotIQ4_NL and dotIQ4_XS.
+func iq4Sum(q *[16]byte, y *[QK]byte) int32 {
+	tab := &iq4nlValues32
+	var s0, s1 int32
+	for j := 0; j < 16; j++ {
+		s0 += tab[q[j]&0xf] * int32(int8(y[j]))
+		s1 += tab[q[j]>>4] * int32(int8(y[j+16]))
+	}
+	return s0 + s1
 }

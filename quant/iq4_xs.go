@@ -61,10 +61,7 @@ func quantIQ4_XS(dst []byte, src []float32) {
 		}
 		d := -maxScale / 32
 		put16(b[0:], FP32ToFP16(d))
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := invScale(d)
 		var sh uint16
 		clear(b[4:8])
 		for ib := range scales {
@@ -104,7 +101,6 @@ func dotIQ4_XS(n int, w, x []byte) float32 {
 	nb := n / QKK
 	w = w[:nb*iq4_XSBytes]
 	x = x[:nb*q8_KBytes]
-	tab := &iq4nlValues32
 	var sum float32
 	for len(w) >= iq4_XSBytes && len(x) >= q8_KBytes {
 		a := (*[iq4_XSBytes]byte)(w)
@@ -113,14 +109,7 @@ func dotIQ4_XS(n int, w, x []byte) float32 {
 		var isum int32
 		for ib := 0; ib < 8; ib++ {
 			ls := int32(a[4+ib/2]>>(4*uint(ib%2))&0xf|byte(h>>(2*uint(ib))&3)<<4) - 32
-			q := (*[16]byte)(a[8+16*ib:])
-			y := (*[32]byte)(b[4+32*ib:])
-			var s0, s1 int32
-			for j := 0; j < 16; j++ {
-				s0 += tab[q[j]&0xf] * int32(int8(y[j]))
-				s1 += tab[q[j]>>4] * int32(int8(y[j+16]))
-			}
-			isum += ls * (s0 + s1)
+			isum += ls * iq4Sum((*[16]byte)(a[8+16*ib:]), (*[QK]byte)(b[4+32*ib:]))
 		}
 		sum += f16At(a[0:]) * f32At(b[0:]) * float32(isum)
 		w = w[iq4_XSBytes:]

@@ -69,22 +69,9 @@ func TestIQ4_XSLayout(t *testing.T) {
 // level -127 in every sub-block, survives a round trip.
 func TestIQ4_XSExactGrid(t *testing.T) {
 	r := newRand(43)
-	const nb = 8
-	x := make([]float32, nb*QKK)
-	for b := 0; b < nb; b++ {
-		D := math.Ldexp(1, -8-r.IntN(6))
-		for ib := 0; ib < 8; ib++ {
-			c := r.IntN(64) - 32
-			if ib == b%8 {
-				c = -32
-			}
-			xs := x[b*QKK+32*ib : b*QKK+32*ib+32]
-			for i := range xs {
-				xs[i] = float32(D * float64(c) * refIQ4Levels[r.IntN(16)])
-			}
-			xs[r.IntN(32)] = float32(D * float64(c) * -127)
-		}
-	}
+	x := superGrid(r, 32,
+		func() float64 { return math.Ldexp(1, -8-r.IntN(6)) },
+		func() float64 { return refIQ4Levels[r.IntN(16)] }, -127)
 	checkExactRoundTrip(t, IQ4_XS, x)
 }
 

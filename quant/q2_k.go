@@ -145,10 +145,7 @@ func dotQ2_K(n int, w, x []byte) float32 {
 		}
 		var isum int32
 		for h := 0; h < 2; h++ {
-			var q [4]uint64
-			for k := range q {
-				q[k] = le64(a[16+32*h+8*k:])
-			}
+			q := le64x4(a[16+32*h:])
 			for j := 0; j < 4; j++ {
 				shift := uint(2 * j)
 				y := (*[32]byte)(b[4+128*h+32*j:])

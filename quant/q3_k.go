@@ -196,16 +196,10 @@ func dotQ3_K(n int, w, x []byte) float32 {
 		a := (*[q3_KBytes]byte)(w)
 		b := (*[q8_KBytes]byte)(x)
 		q3KScales((*[12]byte)(a[96:]), &sc)
-		var hm [4]uint64
-		for k := range hm {
-			hm[k] = le64(a[8*k:])
-		}
+		hm := le64x4(a[0:])
 		var isum int32
 		for h := 0; h < 2; h++ {
-			var q [4]uint64
-			for k := range q {
-				q[k] = le64(a[32+32*h+8*k:])
-			}
+			q := le64x4(a[32+32*h:])
 			for j := 0; j < 4; j++ {
 				shift, m := uint(2*j), uint(4*h+j)
 				y := (*[32]byte)(b[4+128*h+32*j:])

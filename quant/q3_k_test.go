@@ -81,21 +81,9 @@ func TestQ3_KLayout(t *testing.T) {
 func TestQ3_KExactGrid(t *testing.T) {
 	const d = 0.0078125
 	r := newRand(31)
-	const nb = 8
-	x := make([]float32, nb*QKK)
-	for blk := 0; blk < nb; blk++ {
-		for g := 0; g < 16; g++ {
-			s := r.IntN(64) - 32
-			if g == blk%16 {
-				s = -32
-			}
-			xs := x[blk*QKK+16*g : blk*QKK+16*g+16]
-			for i := range xs {
-				xs[i] = float32(d * float64(s) * float64(r.IntN(8)-4))
-			}
-			xs[r.IntN(16)] = float32(d * float64(s) * -4)
-		}
-	}
+	x := superGrid(r, 16,
+		func() float64 { return d },
+		func() float64 { return float64(r.IntN(8) - 4) }, -4)
 	checkExactRoundTrip(t, Q3_K, x)
 }
 

@@ -27,10 +27,7 @@ func quantQ4_0(dst []byte, src []float32) {
 		b := (*[q4_0Bytes]byte)(dst)
 		max, _ := signedAbsMax(x[:])
 		d := max / -8
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := invScale(d)
 		put16(b[0:], FP32ToFP16(d))
 		for j := 0; j < QK/2; j++ {
 			lo := truncClamp(float32(x[j]*id)+8.5, 15)
@@ -57,6 +54,16 @@ func signedAbsMax(x []float32) (max, amax float32) {
 		}
 	}
 	return max, amax
+}
+
+// invScale is 1/d, the factor the reference quantizers scale elements by
+// before rounding, or 0 for d = 0, which sends every element of the block
+// to the code for zero.
+func invScale(d float32) float32 {
+	if d == 0 {
+		return 0
+	}
+	return 1 / d
 }
 
 // truncClamp converts f to an integer by truncation, as C's (int8_t) cast

@@ -30,10 +30,7 @@ func quantQ4_1(dst []byte, src []float32) {
 		b := (*[q4_1Bytes]byte)(dst)
 		min, max := minMax(x[:])
 		d := (max - min) / 15
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := invScale(d)
 		put16(b[0:], FP32ToFP16(d))
 		put16(b[2:], FP32ToFP16(min))
 		for j := 0; j < QK/2; j++ {

@@ -33,10 +33,7 @@ func quantQ5_0(dst []byte, src []float32) {
 		b := (*[q5_0Bytes]byte)(dst)
 		max, _ := signedAbsMax(x[:])
 		d := max / -16
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := invScale(d)
 		put16(b[0:], FP32ToFP16(d))
 		var qh uint32
 		for j := 0; j < QK/2; j++ {

@@ -33,10 +33,7 @@ func quantQ5_1(dst []byte, src []float32) {
 		b := (*[q5_1Bytes]byte)(dst)
 		min, max := minMax(x[:])
 		d := (max - min) / 31
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
+		id := invScale(d)
 		put16(b[0:], FP32ToFP16(d))
 		put16(b[2:], FP32ToFP16(min))
 		var qh uint32

@@ -473,6 +473,31 @@ func mustQuantize(t testing.TB, typ Type, src []float32) []byte {
 	return dst
 }
 
+// superGrid returns 8 super-blocks of values on a K-quant grid with
+// signed 6-bit sub-block scale codes: sub-block g (group elements) of
+// block b holds D_b·c·level(), D_b from blockScale, c a random code in
+// [-32, 32) and -32 for g = b mod the sub-blocks per block, and one of its
+// elements is D_b·c·extreme, the level at the end of the range.
+func superGrid(r *rand.Rand, group int, blockScale, level func() float64, extreme float64) []float32 {
+	const nb = 8
+	x := make([]float32, nb*QKK)
+	for b := 0; b < nb; b++ {
+		D := blockScale()
+		for g := 0; g < QKK/group; g++ {
+			c := r.IntN(64) - 32
+			if g == b%(QKK/group) {
+				c = -32
+			}
+			xs := x[b*QKK+group*g : b*QKK+group*g+group]
+			for i := range xs {
+				xs[i] = float32(D * float64(c) * level())
+			}
+			xs[r.IntN(group)] = float32(D * float64(c) * extreme)
+		}
+	}
+	return x
+}
+
 // checkExactRoundTrip checks that x, made of values typ represents
 // exactly, comes back from quantizing and dequantizing bit for bit.
 func checkExactRoundTrip(t *testing.T, typ Type, x []float32) {

@@ -4,63 +4,10 @@ package quant
 
 import (
 	"bytes"
-	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/lowmem/llm/internal/cpu"
 )
-
-// quantInputs returns rows of n floats that exercise the encoders' edge
-// cases: ties at the rounding points, zero, NaN and infinite elements,
-// magnitudes that tie with opposite signs, and huge and tiny values.
-func quantInputs(n int) [][]float32 {
-	r := rand.New(rand.NewPCG(9, 10))
-	var rows [][]float32
-	add := func(f func(i int) float32) {
-		row := make([]float32, n)
-		for i := range row {
-			row[i] = f(i)
-		}
-		rows = append(rows, row)
-	}
-	add(func(int) float32 { return float32(r.NormFloat64()) })
-	add(func(int) float32 { return float32(r.NormFloat64() * 1e-30) })
-	add(func(int) float32 { return float32(r.NormFloat64() * 1e30) })
-	add(func(int) float32 { return 0 })
-	add(func(i int) float32 { return float32(i%7) - 3 }) // ties with opposite signs
-	add(func(i int) float32 { return float32(i%255-127) + 0.5 })
-	add(func(i int) float32 {
-		switch i % 37 {
-		case 3:
-			return float32(math.NaN())
-		case 11:
-			return float32(math.Inf(1 - 2*(i&1)))
-		}
-		return float32(r.NormFloat64())
-	})
-	add(func(i int) float32 {
-		if i%5 == 0 {
-			return float32(math.NaN())
-		}
-		return 0
-	})
-	add(func(i int) float32 { return float32(math.NaN()) })
-	add(func(i int) float32 {
-		if i%64 == 17 {
-			return -4
-		}
-		if i%64 == 40 {
-			return 4
-		}
-		return float32(r.Float64())
-	})
-	for k := 0; k < 20; k++ {
-		scale := math.Exp2(float64(r.IntN(60) - 30))
-		add(func(int) float32 { return float32(r.NormFloat64() * scale) })
-	}
-	return rows
-}
 
 // TestQuantizeAVX512MatchesGo checks the AVX-512 encoders of the activation
 // types byte for byte against the Go ones.

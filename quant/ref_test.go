@@ -241,17 +241,10 @@ func fillBlock(t Type, b []byte, r *rand.Rand, kind blockKind) {
 		binary.LittleEndian.PutUint16(b, v)
 	case BF16:
 		binary.LittleEndian.PutUint16(b, FP32ToBF16(float32(r.NormFloat64())))
-	case Q4_0:
+	case Q4_0, Q5_0:
 		scale(0)
 		setCodes(2, len(b))
-	case Q4_1:
-		scale(0)
-		scale(2)
-		setCodes(4, len(b))
-	case Q5_0:
-		scale(0)
-		setCodes(2, len(b))
-	case Q5_1:
+	case Q4_1, Q5_1:
 		scale(0)
 		scale(2)
 		setCodes(4, len(b))

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"os"
 	"slices"
 	"strings"
 
@@ -37,6 +38,25 @@ const (
 	// would allow an absurd count.
 	maxPrealloc = 1 << 12
 )
+
+// ReadFile is Read on the file at path: it reads the header and closes
+// the file. An error from Read is returned prefixed with the path.
+func ReadFile(path string) (*File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	f, err := Read(fh, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
 
 // Read parses the header of a GGUF file of size bytes: version, metadata
 // and tensor descriptors. It does not read tensor data. size must be the

@@ -25,18 +25,9 @@ type manifest struct {
 
 func readFile(t *testing.T, path string) *File {
 	t.Helper()
-	fh, err := os.Open(path)
+	f, err := ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := Read(fh, st.Size())
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
 	}
 	return f
 }

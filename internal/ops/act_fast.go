@@ -17,7 +17,8 @@ func Expf(x float32) float32 {
 	return expf(x)
 }
 
-// expf is Expf's body, small enough for the compiler to inline into loops.
+// expf is Expf's body. The compiler does not inline it (its cost is over
+// the inlining budget), so siluMulFastGo writes it out.
 func expf(x float32) float32 {
 	const (
 		log2e = 1.44269504088896341

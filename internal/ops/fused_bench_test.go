@@ -20,9 +20,7 @@ func BenchmarkDecodeFFN(b *testing.B) {
 	for range blocks {
 		bs = append(bs, block{randMatrix(b, r, quant.Q4_0, F, E), randMatrix(b, r, quant.Q4_0, F, E), randMatrix(b, r, quant.Q4_0, E, F)})
 	}
-	p := NewPool(2)
-	defer p.Close()
-	e := NewExec(p)
+	e := testExec(b)
 	x := make([]float32, E)
 	fill(r, x)
 	xq, _ := e.Quantize(quant.Q8_0, x, E, 1, make([]byte, bs[0].gate.XRowBytes))

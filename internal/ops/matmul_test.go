@@ -94,9 +94,7 @@ func TestMatMulMatchesDot(t *testing.T) {
 
 func TestMatMulAllocatesNothing(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	p := NewPool(2)
-	defer p.Close()
-	e := NewExec(p)
+	e := testExec(t)
 	m := randMatrix(t, r, quant.Q4_0, 256, 1024)
 	xq := make([]byte, 40*m.XRowBytes)
 	out := make([]float32, 40*m.Rows)
@@ -105,6 +103,14 @@ func TestMatMulAllocatesNothing(t *testing.T) {
 			t.Errorf("MatMul of %d tokens allocates %v times", nTok, a)
 		}
 	}
+}
+
+// testExec returns an Exec on a pool of two threads, closed when the test
+// ends.
+func testExec(tb testing.TB) *Exec {
+	p := NewPool(2)
+	tb.Cleanup(p.Close)
+	return NewExec(p)
 }
 
 // fill sets x to normal random floats.
@@ -272,9 +278,7 @@ func TestMatMulAddMatchesUnfused(t *testing.T) {
 
 func TestFusedMatMulsAllocateNothing(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	p := NewPool(2)
-	defer p.Close()
-	e := NewExec(p)
+	e := testExec(t)
 	e.SetProfileLabels(true)
 	e.Phase(NewPhase("test"))
 	defer e.EndPhases()
@@ -350,9 +354,7 @@ func TestFusedMatMulsConcurrentExecs(t *testing.T) {
 func TestMatMulPartsBadShapesPanicOnCaller(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 18))
 	m := randMatrix(t, r, quant.Q8_0, 64, 256)
-	p := NewPool(2)
-	defer p.Close()
-	e := NewExec(p)
+	e := testExec(t)
 	xq := make([]byte, 2*m.XRowBytes)
 	for _, tc := range []struct {
 		name  string

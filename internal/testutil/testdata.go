@@ -39,18 +39,9 @@ func Testdata(t testing.TB, rel string) string {
 // descriptors, no tensor data); it fails the test when that does not work.
 func ReadHeader(t testing.TB, path string) *gguf.File {
 	t.Helper()
-	f, err := os.Open(path)
+	g, err := gguf.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := gguf.Read(f, st.Size())
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
 	}
 	return g
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -17,14 +18,37 @@ func main() {
 	}
 }
 
+// named is what -shape and -type pick from: shapes and file types.
+type named interface{ name() string }
+
+// names lists the names of list's elements, the values its flag accepts.
+func names[T named](list []T) []string {
+	var ns []string
+	for _, e := range list {
+		ns = append(ns, e.name())
+	}
+	return ns
+}
+
+// lookup returns the element of list called name; kind ("shape", "type")
+// names the flag's values in the error.
+func lookup[T named](list []T, kind, name string) (T, error) {
+	i := slices.IndexFunc(list, func(e T) bool { return e.name() == name })
+	if i < 0 {
+		var zero T
+		return zero, fmt.Errorf("unknown %s %q (known: %s)", kind, name, strings.Join(names(list), ", "))
+	}
+	return list[i], nil
+}
+
 // errUsage reports bad flags; the flag package has already printed why.
 var errUsage = errors.New("see -h for usage")
 
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mkmodel", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	shapeName := fs.String("shape", "", "model shape: "+strings.Join(shapeNames(), ", "))
-	typeName := fs.String("type", "q4_k_m", "weight type: "+strings.Join(fileTypeNames(), ", "))
+	shapeName := fs.String("shape", "", "model shape: "+strings.Join(names(shapes), ", "))
+	typeName := fs.String("type", "q4_k_m", "weight type: "+strings.Join(names(fileTypes), ", "))
 	out := fs.String("o", "", "output GGUF file (required)")
 	seed := fs.Uint64("seed", 1, "random seed; the same seed gives the same file")
 	list := fs.Bool("list", false, "list the shapes and exit")
@@ -42,13 +66,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if *shapeName == "" || *out == "" {
-		return fmt.Errorf("-shape and -o are required (shapes: %s)", strings.Join(shapeNames(), ", "))
+		return fmt.Errorf("-shape and -o are required (shapes: %s)", strings.Join(names(shapes), ", "))
 	}
-	s, err := lookupShape(*shapeName)
+	s, err := lookup(shapes, "shape", *shapeName)
 	if err != nil {
 		return err
 	}
-	ft, err := lookupFileType(*typeName)
+	ft, err := lookup(fileTypes, "type", *typeName)
 	if err != nil {
 		return err
 	}

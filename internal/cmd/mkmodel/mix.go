@@ -38,23 +38,6 @@ const (
 	ftypeIQ4_XS = 30
 )
 
-func fileTypeNames() []string {
-	var names []string
-	for _, t := range fileTypes {
-		names = append(names, t.Name)
-	}
-	return names
-}
-
-// lookupFileType returns the file type called name.
-func lookupFileType(name string) (fileType, error) {
-	i := slices.IndexFunc(fileTypes, func(t fileType) bool { return t.Name == name })
-	if i < 0 {
-		return fileType{}, fmt.Errorf("unknown type %q (known: %s)", name, strings.Join(fileTypeNames(), ", "))
-	}
-	return fileTypes[i], nil
-}
-
 // tensorKind says how a tensor's values are drawn.
 type tensorKind int
 
@@ -325,3 +308,5 @@ func fallback(t quant.Type, n int64) (quant.Type, error) {
 	}
 	return fb, nil
 }
+
+func (t fileType) name() string { return t.Name }

@@ -14,27 +14,21 @@ import (
 	"testing"
 
 	"github.com/lowmem/llm"
-	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/quant"
 )
 
-func mustShape(t *testing.T, name string) shape {
-	t.Helper()
-	s, err := lookupShape(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func mustShape(t *testing.T, name string) shape { return mustLookup(t, shapes, "shape", name) }
 
-func mustType(t *testing.T, name string) fileType {
+func mustType(t *testing.T, name string) fileType { return mustLookup(t, fileTypes, "type", name) }
+
+func mustLookup[T named](t *testing.T, list []T, kind, name string) T {
 	t.Helper()
-	ft, err := lookupFileType(name)
+	e, err := lookup(list, kind, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ft
+	return e
 }
 
 // build writes shape s in type ft to a temporary file and returns its path.
@@ -83,26 +77,12 @@ func evalSteps(t *testing.T, path string) {
 	}
 }
 
-// readFile parses the GGUF file at path.
-func readFile(t *testing.T, path string) *gguf.File {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Read(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
 func TestTinyEveryType(t *testing.T) {
 	s := mustShape(t, "tiny")
 	for _, ft := range fileTypes {
 		t.Run(ft.Name, func(t *testing.T) {
 			path := build(t, s, ft)
-			f := readFile(t, path)
+			f := testutil.ReadHeader(t, path)
 			if got, _ := f.Uint("general.file_type"); got != uint64(ft.Ftype) {
 				t.Errorf("general.file_type = %d, want %d", got, ft.Ftype)
 			}
@@ -160,7 +140,7 @@ func TestMiniatureShapes(t *testing.T) {
 			t.Run(s.Name+"/"+typ, func(t *testing.T) {
 				mini := miniature(s)
 				path := build(t, mini, mustType(t, typ))
-				f := readFile(t, path)
+				f := testutil.ReadHeader(t, path)
 				if _, ok := f.Tensor("rope_freqs.weight"); ok != (s.Llama3Rope != nil) {
 					t.Errorf("rope_freqs.weight present = %v", ok)
 				}
@@ -495,7 +475,7 @@ func TestRunWrites(t *testing.T) {
 	if !strings.Contains(errOut.String(), "wrote "+path) {
 		t.Errorf("stderr %q does not report the file", errOut.String())
 	}
-	f := readFile(t, path)
+	f := testutil.ReadHeader(t, path)
 	if name, _ := f.String("general.name"); !strings.Contains(name, "seed 3") {
 		t.Errorf("general.name %q", name)
 	}
@@ -523,7 +503,7 @@ func TestQ4_K_MMixMatchesLlamaQuantize(t *testing.T) {
 			if _, err := os.Stat(path); err != nil {
 				t.Skipf("%s: %v", tc.file, err)
 			}
-			ref := readFile(t, path)
+			ref := testutil.ReadHeader(t, path)
 			ts, err := plan(tc.s, mustType(t, "q4_k_m"))
 			if err != nil {
 				t.Fatal(err)

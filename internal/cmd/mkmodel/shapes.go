@@ -1,11 +1,6 @@
 package main
 
-import (
-	"fmt"
-	"math"
-	"slices"
-	"strings"
-)
+import "math"
 
 // shape holds the hyper-parameters of a model, as its GGUF metadata
 // states them.
@@ -145,24 +140,6 @@ var shapes = []shape{
 	},
 }
 
-// shapeNames lists the names -shape accepts.
-func shapeNames() []string {
-	var names []string
-	for _, s := range shapes {
-		names = append(names, s.Name)
-	}
-	return names
-}
-
-// lookupShape returns the shape called name.
-func lookupShape(name string) (shape, error) {
-	i := slices.IndexFunc(shapes, func(s shape) bool { return s.Name == name })
-	if i < 0 {
-		return shape{}, fmt.Errorf("unknown shape %q (known: %s)", name, strings.Join(shapeNames(), ", "))
-	}
-	return shapes[i], nil
-}
-
 // longRopeFactors are LongRoPE factors shaped like Phi-4-mini's: per
 // rotated pair, the short factors stay near 1 and the long ones rise from
 // 1 at the shortest wavelength to about scale·1.25 at the longest. The
@@ -207,3 +184,5 @@ func ropeFactors(r *llama3Rope, base float32, dim int) []float32 {
 	}
 	return out
 }
+
+func (s shape) name() string { return s.Name }
