@@ -4400,3 +4400,158 @@ store:
 	JNZ    store
 	VZEROUPPER
 	RET
+
+// func rowQ4_0x8VNNI(w *byte, groups int, xq *byte, pre *float32, nb int, out *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3
+TEXT ·rowQ4_0x8VNNI(SB), NOSPLIT, $0-48
+	MOVQ         w+0(FP), SI
+	MOVQ         groups+8(FP), R9
+	MOVQ         xq+16(FP), BX
+	MOVQ         pre+24(FP), DX
+	MOVQ         nb+32(FP), R13
+	MOVQ         out+40(FP), R12
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+
+group:
+	MOVQ   BX, DI
+	MOVQ   DX, R8
+	MOVQ   R13, CX
+	VXORPS Y0, Y0, Y0
+
+block:
+	VMOVDQU      16(SI), Y1
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        Y15, Y1, Y1
+	VPAND        Y15, Y5, Y5
+	VPBROADCASTD (DI), Y9
+	VPBROADCASTD 16(DI), Y10
+	VPXORD       Y16, Y16, Y16
+	VPDPBUSD     Y9, Y1, Y16
+	VPDPBUSD     Y10, Y5, Y16
+	VMOVDQU      48(SI), Y2
+	VPSRLW       $0x04, Y2, Y6
+	VPAND        Y15, Y2, Y2
+	VPAND        Y15, Y6, Y6
+	VPBROADCASTD 4(DI), Y11
+	VPBROADCASTD 20(DI), Y12
+	VPXORD       Y17, Y17, Y17
+	VPDPBUSD     Y11, Y2, Y17
+	VPDPBUSD     Y12, Y6, Y17
+	VMOVDQU      80(SI), Y3
+	VPSRLW       $0x04, Y3, Y7
+	VPAND        Y15, Y3, Y3
+	VPAND        Y15, Y7, Y7
+	VPBROADCASTD 8(DI), Y9
+	VPBROADCASTD 24(DI), Y10
+	VPXORD       Y18, Y18, Y18
+	VPDPBUSD     Y9, Y3, Y18
+	VPDPBUSD     Y10, Y7, Y18
+	VMOVDQU      112(SI), Y4
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y15, Y4, Y4
+	VPAND        Y15, Y8, Y8
+	VPBROADCASTD 12(DI), Y11
+	VPBROADCASTD 28(DI), Y12
+	VPXORD       Y19, Y19, Y19
+	VPDPBUSD     Y11, Y4, Y19
+	VPDPBUSD     Y12, Y8, Y19
+	VPADDD       Y17, Y16, Y16
+	VPADDD       Y19, Y18, Y18
+	VPADDD       Y18, Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VBROADCASTSS (R8), Y20
+	VBROADCASTSS 4(R8), Y21
+	VFMSUB213PS  Y21, Y20, Y16
+	VCVTPH2PS    (SI), Y22
+	VFMADD231PS  Y22, Y16, Y0
+	ADDQ         $0x00000090, SI
+	ADDQ         $0x20, DI
+	ADDQ         $0x08, R8
+	DECQ         CX
+	JNZ          block
+	VMOVUPS      Y0, (R12)
+	ADDQ         $0x20, R12
+	DECQ         R9
+	JNZ          group
+	VZEROUPPER
+	RET
+
+// func rowQ4_0x8VNNINTA4096(w *byte, groups int, xq *byte, pre *float32, nb int, out *float32)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, AVX512_VNNI, F16C, FMA3, MMX+
+TEXT ·rowQ4_0x8VNNINTA4096(SB), NOSPLIT, $0-48
+	MOVQ         w+0(FP), SI
+	MOVQ         groups+8(FP), R9
+	MOVQ         xq+16(FP), BX
+	MOVQ         pre+24(FP), DX
+	MOVQ         nb+32(FP), R13
+	MOVQ         out+40(FP), R12
+	MOVL         $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Y15
+
+group:
+	MOVQ   BX, DI
+	MOVQ   DX, R8
+	MOVQ   R13, CX
+	VXORPS Y0, Y0, Y0
+
+block:
+	PREFETCHNTA  4096(SI)
+	PREFETCHNTA  4160(SI)
+	PREFETCHNTA  4224(SI)
+	VMOVDQU      16(SI), Y1
+	VPSRLW       $0x04, Y1, Y5
+	VPAND        Y15, Y1, Y1
+	VPAND        Y15, Y5, Y5
+	VPBROADCASTD (DI), Y9
+	VPBROADCASTD 16(DI), Y10
+	VPXORD       Y16, Y16, Y16
+	VPDPBUSD     Y9, Y1, Y16
+	VPDPBUSD     Y10, Y5, Y16
+	VMOVDQU      48(SI), Y2
+	VPSRLW       $0x04, Y2, Y6
+	VPAND        Y15, Y2, Y2
+	VPAND        Y15, Y6, Y6
+	VPBROADCASTD 4(DI), Y11
+	VPBROADCASTD 20(DI), Y12
+	VPXORD       Y17, Y17, Y17
+	VPDPBUSD     Y11, Y2, Y17
+	VPDPBUSD     Y12, Y6, Y17
+	VMOVDQU      80(SI), Y3
+	VPSRLW       $0x04, Y3, Y7
+	VPAND        Y15, Y3, Y3
+	VPAND        Y15, Y7, Y7
+	VPBROADCASTD 8(DI), Y9
+	VPBROADCASTD 24(DI), Y10
+	VPXORD       Y18, Y18, Y18
+	VPDPBUSD     Y9, Y3, Y18
+	VPDPBUSD     Y10, Y7, Y18
+	VMOVDQU      112(SI), Y4
+	VPSRLW       $0x04, Y4, Y8
+	VPAND        Y15, Y4, Y4
+	VPAND        Y15, Y8, Y8
+	VPBROADCASTD 12(DI), Y11
+	VPBROADCASTD 28(DI), Y12
+	VPXORD       Y19, Y19, Y19
+	VPDPBUSD     Y11, Y4, Y19
+	VPDPBUSD     Y12, Y8, Y19
+	VPADDD       Y17, Y16, Y16
+	VPADDD       Y19, Y18, Y18
+	VPADDD       Y18, Y16, Y16
+	VCVTDQ2PS    Y16, Y16
+	VBROADCASTSS (R8), Y20
+	VBROADCASTSS 4(R8), Y21
+	VFMSUB213PS  Y21, Y20, Y16
+	VCVTPH2PS    (SI), Y22
+	VFMADD231PS  Y22, Y16, Y0
+	ADDQ         $0x00000090, SI
+	ADDQ         $0x20, DI
+	ADDQ         $0x08, R8
+	DECQ         CX
+	JNZ          block
+	VMOVUPS      Y0, (R12)
+	ADDQ         $0x20, R12
+	DECQ         R9
+	JNZ          group
+	VZEROUPPER
+	RET
