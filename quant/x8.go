@@ -121,8 +121,9 @@ func matVecX8Q4_0(n int, w []byte, groups int, x []byte, out []float32) {
 	}
 }
 
-// mulX8Q4_0 is the pure-Go twin of the X8 GEMM kernel, in the order of
-// operations of the row layout's (mulPanel).
+// mulX8Q4_0 is the pure-Go twin of the X8 GEMM kernel, in its order of
+// operations: per block, row and column, the integer sum from −8·Σy, then
+// an FMA of d_w·d_x with it.
 func mulX8Q4_0(n int, w []byte, groups int, p []byte, cols int, out []float32, outStride int) {
 	nb := n / QK
 	cols = min(cols, GemmCols)
@@ -140,7 +141,7 @@ func mulX8Q4_0(n int, w []byte, groups int, p []byte, cols int, out []float32, o
 					s += int32(binary.LittleEndian.Uint32(pb[1152+4*c:]))
 					dx := f32At(pb[1024+4*c:])
 					dw := FP16ToFP32(binary.LittleEndian.Uint16(gb[2*r:]))
-					acc += (dw * dx) * float32(s)
+					acc = float32(math.FMA(float64(dw*dx), float64(s), float64(acc)))
 				}
 				out[c*outStride+8*g+r] = acc
 			}

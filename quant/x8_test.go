@@ -3,6 +3,9 @@ package quant
 import (
 	"fmt"
 	"math"
+	"os"
+	"runtime"
+	"strconv"
 	"testing"
 )
 
@@ -35,10 +38,7 @@ func TestX8(t *testing.T) {
 			}
 			p := make([]byte, g.PanelBytes(n))
 			g.Pack(n, xs, xRow, cols, p)
-			kernels := []X8Kernel{{Name: "generic", Type: Q4_0, MatVec: matVecX8Q4_0, Mul: mulX8Q4_0}}
-			if k, ok := X8(Q4_0, n); ok {
-				kernels = append(kernels, k)
-			}
+			kernels := append([]X8Kernel{{Name: "generic", Type: Q4_0, MatVec: matVecX8Q4_0, Mul: mulX8Q4_0}}, x8Variants()...)
 			twinVec := make([]float32, rows)
 			matVecX8Q4_0(n, rp, rows/8, xs[:xRow], twinVec)
 			twinMul := make([]float32, cols*rows)
@@ -71,6 +71,54 @@ func TestRepackX8Refuses(t *testing.T) {
 	}{{Q8_0, 8, 32}, {Q4_0, 7, 32}, {Q4_0, 8, 33}, {Q4_0, 16, 32}} {
 		if err := RepackX8(c.t, buf, buf[:0:0], c.rows, c.n); err == nil {
 			t.Errorf("RepackX8(%v, %d rows, n %d): no error", c.t, c.rows, c.n)
+		}
+	}
+}
+
+// BenchmarkX8 is BenchmarkDecode for the X8 layout: decode down a matrix
+// of LLM_BENCH_MB megabytes ("dram") or of 256 KB ("l2"), 16 rows a call,
+// one thread; the Q4_0 row kernels' figures are BenchmarkDecode/Q4_0.
+func BenchmarkX8(b *testing.B) {
+	mb := 128
+	if s := os.Getenv("LLM_BENCH_MB"); s != "" {
+		if v, err := strconv.Atoi(s); err == nil && v > 0 {
+			mb = v
+		}
+	}
+	const n = 2048
+	nb := n / QK
+	rb := nb * q4_0Bytes
+	r := newRand(3)
+	rows := (mb << 20) / rb / 16 * 16
+	mat := make([]byte, rows*rb)
+	for i := 0; i < rows; i += 16 {
+		copy(mat[i*rb:], randBlocks(Q4_0, nb*16, r, kindRandom))
+	}
+	rp := make([]byte, len(mat))
+	if err := RepackX8(Q4_0, rp, mat, rows, n); err != nil {
+		b.Fatal(err)
+	}
+	x := randBlocks(Q8_0, nb, r, kindRandom)
+	out := make([]float32, rows)
+	for _, size := range []struct {
+		name string
+		rows int
+	}{{"dram", rows}, {"l2", min(rows, (256<<10)/rb/16*16)}} {
+		for _, k := range x8Variants() {
+			b.Run(size.name+"/"+k.Name, func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				b.SetBytes(int64(size.rows * rb))
+				t0 := threadCPU()
+				for b.Loop() {
+					for r0 := 0; r0 < size.rows; r0 += 16 {
+						k.MatVec(n, rp[r0*rb:], 2, x, out[r0:])
+					}
+				}
+				if t1 := threadCPU(); t0 >= 0 && t1 > t0 {
+					b.ReportMetric(float64(b.N)*float64(size.rows*rb)/float64(t1-t0)*1e3, "cpuMB/s")
+				}
+			})
 		}
 	}
 }

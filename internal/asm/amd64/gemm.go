@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 )
@@ -38,10 +40,49 @@ const gemmPanelBlock = 8*128 + 2*128
 func gemmName(t *blockType) string { return "gemm" + t.name + "VNNI" }
 
 // gemmBlock emits the GEMM kernel of Q4_0 or Q8_0.
-func gemmBlock(t *blockType) {
-	text(gemmName(t), 0, gemmSig)
+func gemmBlock(t *blockType) { gemmBlockOf(t, rowLayout(t)) }
+
+// gemmLayout says where a GEMM kernel finds its four weight rows: the
+// 4-byte group g of row r's block (q), its F16 scale (s), how the row
+// pointers start (init) and step to the next block (next).
+type gemmLayout struct {
+	name string
+	init func()
+	q    func(r, g int) Mem
+	s    func(r int) Mem
+	next func()
+}
+
+// rowLayout is the row layout: four rows wStride apart, a block after the
+// other.
+func rowLayout(t *blockType) gemmLayout {
+	return gemmLayout{
+		name: gemmName(t),
+		init: tileRows,
+		q:    func(r, g int) Mem { return mem(tileRowRegs[r], t.qw+4*g) },
+		s:    func(r int) Mem { return mem(tileRowRegs[r], 0) },
+		next: func() { nextRows(t.wb) },
+	}
+}
+
+// x8Layout is rows first..first+3 of a group of Q4_0's X8 layout (quant's
+// x8.go): w is the group, whose block columns hold the eight rows' scales
+// and then their code bytes in four 32-byte chunks; wStride is unused.
+func x8Layout(first int) gemmLayout {
+	return gemmLayout{
+		name: fmt.Sprintf("gemmQ4_0X8R%dVNNI", first),
+		init: func() { c.Load(c.Param("w"), RSI) },
+		q:    func(r, g int) Mem { return mem(RSI, 16+32*g+4*(first+r)) },
+		s:    func(r int) Mem { return mem(RSI, 2*(first+r)) },
+		next: func() { c.ADDQ(U32(x8BlockBytes), RSI) },
+	}
+}
+
+// gemmBlockOf emits the GEMM kernel of Q4_0 or Q8_0 over layout l.
+func gemmBlockOf(t *blockType, l gemmLayout) {
+	text(l.name, 0, gemmSig)
 	res := c.AllocLocal(32 * 4 * 4) // the tile, column by column (4 floats)
-	tileRows()
+	l.init()
 	loadArgs("p nb", RDI, RCX)
 	if t.nibble {
 		bcast32(0x0F0F0F0F, Z30)
@@ -53,7 +94,7 @@ func gemmBlock(t *blockType) {
 	label("loop")
 	c.VMOVUPS(mem(RDI, 1024), Z16)
 	c.VMOVUPS(mem(RDI, 1088), Z17)
-	for r, row := range tileRowRegs {
+	for r := range tileRowRegs {
 		// The integer sums start at -bias·Σy, exact.
 		i0, i1 := zr(8+2*r), zr(9+2*r)
 		c.VMOVDQU32(mem(RDI, 1152), i0)
@@ -62,10 +103,10 @@ func gemmBlock(t *blockType) {
 			u := zr(19 + g%4)
 			switch {
 			case !t.nibble:
-				c.VPBROADCASTD(mem(row, t.qw+4*g), u)
+				c.VPBROADCASTD(l.q(r, g), u)
 				c.VPXORD(Z30, u, u)
 			case g < 4:
-				c.VPBROADCASTD(mem(row, t.qw+4*g), u)
+				c.VPBROADCASTD(l.q(r, g), u)
 				c.VPANDD(Z30, u, Z23)
 				u = Z23
 			default:
@@ -76,7 +117,7 @@ func gemmBlock(t *blockType) {
 			VPDPBUSD(mem(RDI, 128*g), u, i0)
 			VPDPBUSD(mem(RDI, 128*g+64), u, i1)
 		}
-		c.VPBROADCASTW(mem(row, 0), Y18)
+		c.VPBROADCASTW(l.s(r), Y18)
 		c.VCVTPH2PS(Y18, Z18)
 		for h := 0; h < 2; h++ {
 			// (d_w·d_x)·s, associated as the dot products do.
@@ -86,7 +127,7 @@ func gemmBlock(t *blockType) {
 			c.VFMADD231PS(f, i, zr(2*r+h))
 		}
 	}
-	nextRows(t.wb)
+	l.next()
 	gemmEnd(gemmPanelBlock, gemmStore, res)
 }
 

@@ -13,8 +13,7 @@ func quantFiles() []outFile {
 		{"q4_0", func() {
 			kernels(blockQ4_0, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {avx2, 2}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})
 			blockGemm(blockQ4_0)
-			rowQ4_0x8(0)
-			rowQ4_0x8(4096)
+			x8Kernels()
 		}},
 		{"q4_1", func() { kernels(blockQ4_1, dotBlock, tileBlock, dots2, nil) }},
 		{"q5_0", func() { kernels(blockQ5_0, dotBlock, tileBlock, dots2, nil) }},
