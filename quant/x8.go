@@ -9,21 +9,43 @@ import (
 // The X8 layout: a weight matrix repacked at load time, eight rows at a
 // time, so that decode reads one sequential stream per thread (as it reads
 // rows in place) while the eight rows' integer sums of a block land in
-// the eight lanes of one register: a block's conversion, scale load and
+// the eight lanes of one register: a block's conversion, scale loads and
 // FMAs serve eight rows instead of one, which on Zen 4 doubles what the
-// kernel streams from the caches (BenchmarkX8). llama.cpp's CPU backend
-// repacks Q4_0 likewise (its q4_0_8x8); the layout here is our own.
+// kernel streams from the caches (BenchmarkX8 against BenchmarkDecode).
+// llama.cpp's CPU backend repacks Q4_0 and Q4_K likewise (q4_0_8x8,
+// q4_K_8x8); the layouts here are our own.
 //
-// For Q4_0, each group of eight rows (rows 8g..8g+7) is stored as its nb
-// block columns in order, X8BlockBytes (144) each: the eight rows' F16
-// scales (row r at 2r), then four 32-byte chunks, chunk c holding bytes
-// 4c..4c+3 of each row's sixteen code bytes (row r at 4r), so chunk c's
-// low nibbles are elements 4c..4c+3 of the eight rows and its high ones
-// elements 16+4c..16+4c+3. A group takes exactly the bytes of its eight
-// rows in place: repacking needs no more memory than the rows.
+// Each group of eight rows (rows 8g..8g+7) is stored as its block columns
+// in order, X8BlockBytes(t) each:
+//
+//   - Q4_0 (144 bytes, the eight rows' blocks exactly): the eight F16
+//     scales (row r at 2r), then four 32-byte chunks, chunk c holding
+//     bytes 4c..4c+3 of each row's sixteen code bytes (row r at 4r): the
+//     low nibbles are elements 4c..4c+3, the high ones 16+4c..16+4c+3.
+//   - Q4_K (1184 bytes, 32 more than the rows' blocks: the 6-bit scales
+//     and mins unpacked to bytes): the eight rows' (d, dmin) F16 pairs
+//     (row r at 4r); the scales sc_j of sub-block j (row r at 32+8j+r);
+//     the mins m_j (row r at 96+8j+r); then 32 chunks of 32 bytes, chunk k
+//     holding bytes 4k..4k+3 of each row's 128 code bytes (row r at
+//     160+32k+4r).
 
-// X8BlockBytes is the size of one block column of a Q4_0 group.
-const X8BlockBytes = 8 * q4_0Bytes
+// X8BlockBytes is the size of one block column of a group in the X8
+// layout of t (0 for a type without one).
+func X8BlockBytes(t Type) int {
+	switch t {
+	case Q4_0:
+		return 8 * q4_0Bytes
+	case Q4_K:
+		return 8*q4_KBytes + 32
+	}
+	return 0
+}
+
+// X8Bytes is the size of rows (a multiple of 8) of n elements of t in the
+// X8 layout.
+func X8Bytes(t Type, rows, n int) int {
+	return rows / 8 * (n / t.BlockElems()) * X8BlockBytes(t)
+}
 
 // X8Kernel multiplies a matrix in the X8 layout. Results equal the row
 // layout's products up to the order of float32 operations.
@@ -36,18 +58,24 @@ type X8Kernel struct {
 	MatVec func(n int, w []byte, groups int, x []byte, out []float32)
 	// Mul is GemmKernel.Mul over the X8 layout: rows 8·groups, p one panel
 	// packed by the Pack of Gemm(Type), out[c*outStride+r] for c < cols.
+	// It never allocates.
 	Mul func(n int, w []byte, groups int, p []byte, cols int, out []float32, outStride int)
 }
 
 // X8 returns the X8 kernels for weight type t and rows of n elements on
 // this CPU, or false when there are none (the matrix then stays in its
-// row layout): Q4_0 with n a multiple of 256 and at most 32768, on CPUs
-// with AVX-512 VNNI, in builds with assembly.
+// row layout): Q4_0 and Q4_K, with n a multiple of 256 and at most
+// 32768, in builds with assembly on CPUs with AVX-512 VNNI (and VBMI for
+// Q4_K).
 func X8(t Type, n int) (X8Kernel, bool) {
-	if t != Q4_0 || n <= 0 || n%(8*QK) != 0 || n/QK > x8MaxBlocks {
+	if X8BlockBytes(t) == 0 || n <= 0 || n%(8*QK) != 0 || n/QK > x8MaxBlocks {
 		return X8Kernel{}, false
 	}
-	return archX8(t)
+	ks := x8Variants(t)
+	if len(ks) == 0 {
+		return X8Kernel{}, false
+	}
+	return ks[x8Choice(len(ks))], true
 }
 
 // x8MaxBlocks bounds n/32: the kernels keep per-block activation factors
@@ -55,25 +83,38 @@ func X8(t Type, n int) (X8Kernel, bool) {
 const x8MaxBlocks = 1024
 
 // RepackX8 writes the rows (a multiple of 8) of n elements of type t in
-// src, row after row, to dst in the X8 layout; dst and src are the same
-// size and must not overlap.
+// src, row after row, to dst (X8Bytes(t, rows, n) bytes) in the X8 layout;
+// dst and src must not overlap.
 func RepackX8(t Type, dst, src []byte, rows, n int) error {
-	if t != Q4_0 || rows <= 0 || rows%8 != 0 || n <= 0 || n%QK != 0 {
-		return fmt.Errorf("quant: X8 repack of %d rows of %d %v elements: want Q4_0, rows a multiple of 8, n of 32", rows, n, t)
+	bb := X8BlockBytes(t)
+	if bb == 0 || rows <= 0 || rows%8 != 0 || n <= 0 || n%t.BlockElems() != 0 {
+		return fmt.Errorf("quant: X8 repack of %d rows of %d %v elements: want Q4_0 or Q4_K, rows a multiple of 8, whole blocks", rows, n, t)
 	}
-	nb := n / QK
-	size := rows * nb * q4_0Bytes
-	if len(src) < size || len(dst) < size {
-		return fmt.Errorf("quant: X8 repack of %d rows of %d elements needs %d bytes, src has %d and dst %d", rows, n, size, len(src), len(dst))
+	nb := n / t.BlockElems()
+	wb := t.BlockBytes()
+	if len(src) < rows*nb*wb || len(dst) < X8Bytes(t, rows, n) {
+		return fmt.Errorf("quant: X8 repack of %d rows of %d %v elements needs %d bytes from %d, src has %d and dst %d",
+			rows, n, t, rows*nb*wb, X8Bytes(t, rows, n), len(src), len(dst))
 	}
 	for g := 0; g < rows/8; g++ {
 		for b := 0; b < nb; b++ {
-			o := dst[(g*nb+b)*X8BlockBytes : (g*nb+b+1)*X8BlockBytes]
+			o := dst[(g*nb+b)*bb : (g*nb+b+1)*bb]
 			for r := 0; r < 8; r++ {
-				blk := src[((8*g+r)*nb+b)*q4_0Bytes:]
-				o[2*r], o[2*r+1] = blk[0], blk[1]
-				for c := 0; c < 4; c++ {
-					copy(o[16+32*c+4*r:16+32*c+4*r+4], blk[2+4*c:2+4*c+4])
+				blk := src[((8*g+r)*nb+b)*wb : ((8*g+r)*nb+b+1)*wb]
+				if t == Q4_0 {
+					o[2*r], o[2*r+1] = blk[0], blk[1]
+					for c := 0; c < 4; c++ {
+						copy(o[16+32*c+4*r:16+32*c+4*r+4], blk[2+4*c:])
+					}
+					continue
+				}
+				copy(o[4*r:4*r+4], blk[:4])
+				s := (*[kScaleSize]byte)(blk[4:])
+				for j := 0; j < 8; j++ {
+					o[32+8*j+r], o[96+8*j+r] = scaleMinK4(j, s)
+				}
+				for k := 0; k < 32; k++ {
+					copy(o[160+32*k+4*r:160+32*k+4*r+4], blk[16+4*k:])
 				}
 			}
 		}
@@ -81,67 +122,119 @@ func RepackX8(t Type, dst, src []byte, rows, n int) error {
 	return nil
 }
 
-// x8Code is the 4-bit code of element e of row r in a Q4_0 X8 block
-// column gb.
-func x8Code(gb []byte, r, e int) int32 {
-	q := gb[16+32*(e%16/4)+4*r+e%4]
-	if e >= 16 {
-		q >>= 4
+// x8Code is the 4-bit code of element e of row r in a block column gb of
+// the X8 layout of t (e < 32 for Q4_0, < 256 for Q4_K).
+func x8Code(t Type, gb []byte, r, e int) int32 {
+	var q byte
+	if t == Q4_0 {
+		q = gb[16+32*(e%16/4)+4*r+e%4]
+		if e >= 16 {
+			q >>= 4
+		}
+	} else {
+		// Sub-blocks 2p and 2p+1 are the low and high nibbles of the
+		// row's code bytes 32p..32p+31.
+		p, i := e/64, e%32
+		q = gb[160+32*(8*p+i/4)+4*r+i%4]
+		if e%64 >= 32 {
+			q >>= 4
+		}
 	}
 	return int32(q & 0xF)
 }
 
-// matVecX8Q4_0 is the pure-Go twin of the X8 decode kernel, in its order
-// of operations: per block, the integer sum Σ c·y, then
-// (Σ c·y)·d_x − 8·d_x·Σy fused, then an FMA with d_w.
-func matVecX8Q4_0(n int, w []byte, groups int, x []byte, out []float32) {
-	nb := n / QK
+// fma32 is float32 a·b+c rounded once, as VFMADD does.
+func fma32(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
+
+// matVecX8Go is the pure-Go twin of the X8 decode kernels, in their order
+// of operations. Q4_0, per block: the integer sum Σc·y, then
+// (Σc·y)·d_x − 8·d_x·Σy fused, then an FMA with d_w. Q4_K, per
+// super-block: S = Σ_j sc_j·Σc·y and M = Σ_j m_j·Σy_j as integers, then
+// acc += S·(d·d_x) and acc −= M·(dmin·d_x), each fused.
+func matVecX8Go(t Type, n int, w []byte, groups int, x []byte, out []float32) {
+	nb := n / t.BlockElems()
+	bb := X8BlockBytes(t)
 	for g := 0; g < groups; g++ {
 		var acc [8]float32
 		for b := 0; b < nb; b++ {
-			gb := w[(g*nb+b)*X8BlockBytes:]
-			xb := x[b*q8_0Bytes : (b+1)*q8_0Bytes]
-			dx := f16At(xb)
-			var sy int32
-			for _, q := range xb[2:] {
-				sy += int32(int8(q))
-			}
-			corr := 8 * (dx * float32(sy))
-			for r := 0; r < 8; r++ {
-				var s int32
-				for e := 0; e < QK; e++ {
-					s += x8Code(gb, r, e) * int32(int8(xb[2+e]))
+			gb := w[(g*nb+b)*bb : (g*nb+b+1)*bb]
+			if t == Q4_0 {
+				xb := x[b*q8_0Bytes : (b+1)*q8_0Bytes]
+				dx := f16At(xb)
+				var sy int32
+				for _, q := range xb[2:] {
+					sy += int32(int8(q))
 				}
-				f := float32(math.FMA(float64(s), float64(dx), -float64(corr)))
-				dw := FP16ToFP32(binary.LittleEndian.Uint16(gb[2*r:]))
-				acc[r] = float32(math.FMA(float64(dw), float64(f), float64(acc[r])))
+				corr := 8 * (dx * float32(sy))
+				for r := 0; r < 8; r++ {
+					var s int32
+					for e := 0; e < QK; e++ {
+						s += x8Code(t, gb, r, e) * int32(int8(xb[2+e]))
+					}
+					acc[r] = fma32(f16At(gb[2*r:]), fma32(float32(s), dx, -corr), acc[r])
+				}
+				continue
+			}
+			xb := x[b*q8_KBytes : (b+1)*q8_KBytes]
+			dx := f32At(xb)
+			for r := 0; r < 8; r++ {
+				var s, m int32
+				for j := 0; j < 8; j++ {
+					var sj, yj int32
+					for e := 32 * j; e < 32*j+32; e++ {
+						sj += x8Code(t, gb, r, e) * int32(int8(xb[4+e]))
+					}
+					for k := 2 * j; k < 2*j+2; k++ {
+						yj += int32(int16(binary.LittleEndian.Uint16(xb[260+2*k:])))
+					}
+					s += int32(gb[32+8*j+r]) * sj
+					m += int32(gb[96+8*j+r]) * yj
+				}
+				acc[r] = fma32(float32(s), f16At(gb[4*r:])*dx, acc[r])
+				acc[r] = fma32(-float32(m), f16At(gb[4*r+2:])*dx, acc[r])
 			}
 		}
 		copy(out[8*g:8*g+8], acc[:])
 	}
 }
 
-// mulX8Q4_0 is the pure-Go twin of the X8 GEMM kernel, in its order of
-// operations: per block, row and column, the integer sum from −8·Σy, then
-// an FMA of d_w·d_x with it.
-func mulX8Q4_0(n int, w []byte, groups int, p []byte, cols int, out []float32, outStride int) {
-	nb := n / QK
+// mulX8Go is the pure-Go twin of the X8 GEMM kernels, in the order of
+// operations of the row layout's assembly GEMM (the X8 GEMM kernels are
+// that assembly with other addresses): Q4_0 per block, row and column
+// acc += (d_w·d_x)·(Σu·y − 8·Σy) fused; Q4_K per sub-block
+// acc += (d·sc)·(d_x·Σu·y) fused, then acc −= (dmin·m)·T fused.
+func mulX8Go(t Type, n int, w []byte, groups int, p []byte, cols int, out []float32, outStride int) {
+	nb := n / t.BlockElems()
+	bb := X8BlockBytes(t)
 	cols = min(cols, GemmCols)
 	for g := 0; g < groups; g++ {
 		for r := 0; r < 8; r++ {
 			for c := 0; c < cols; c++ {
 				var acc float32
 				for b := 0; b < nb; b++ {
-					gb := w[(g*nb+b)*X8BlockBytes:]
-					pb := p[b*gemmPanelBlock : (b+1)*gemmPanelBlock]
-					var s int32
-					for e := 0; e < QK; e++ {
-						s += x8Code(gb, r, e) * int32(int8(pb[128*(e/4)+4*c+e%4]))
+					gb := w[(g*nb+b)*bb : (g*nb+b+1)*bb]
+					if t == Q4_0 {
+						pb := p[b*gemmPanelBlock : (b+1)*gemmPanelBlock]
+						s := int32(binary.LittleEndian.Uint32(pb[1152+4*c:]))
+						for e := 0; e < QK; e++ {
+							s += x8Code(t, gb, r, e) * int32(int8(pb[128*(e/4)+4*c+e%4]))
+						}
+						acc = fma32(f16At(gb[2*r:])*f32At(pb[1024+4*c:]), float32(s), acc)
+						continue
 					}
-					s += int32(binary.LittleEndian.Uint32(pb[1152+4*c:]))
-					dx := f32At(pb[1024+4*c:])
-					dw := FP16ToFP32(binary.LittleEndian.Uint16(gb[2*r:]))
-					acc = float32(math.FMA(float64(dw*dx), float64(s), float64(acc)))
+					pan := panelQ4_K
+					pb := p[b*pan.block() : (b+1)*pan.block()]
+					dx := f32At(pb[pan.dxOff()+4*c:])
+					d, dmin := f16At(gb[4*r:]), f16At(gb[4*r+2:])
+					for j := 0; j < 8; j++ {
+						sb := pb[j*pan.subBytes():]
+						var s int32
+						for e := 0; e < 32; e++ {
+							s += x8Code(t, gb, r, 32*j+e) * int32(int8(sb[128*(e/4)+4*c+e%4]))
+						}
+						acc = fma32(d*float32(gb[32+8*j+r]), float32(s)*dx, acc)
+						acc = fma32(-(dmin * float32(gb[96+8*j+r])), f32At(sb[128*pan.groups()+4*c:]), acc)
+					}
 				}
 				out[c*outStride+8*g+r] = acc
 			}

@@ -4,58 +4,66 @@ package quant
 
 import "github.com/lowmem/llm/internal/cpu"
 
-// archX8 returns the AVX-512 VNNI kernels of the X8 layout. Decode takes
-// the kernel with non-temporal prefetch 4 KB ahead on Zen 4, where the
-// row kernels stream fastest so too (tilePrefs), and the plain one
-// elsewhere.
-func archX8(t Type) (X8Kernel, bool) {
-	ks := x8Variants()
-	if len(ks) == 0 {
-		return X8Kernel{}, false
+// x8Variants lists the X8 kernels of t this CPU runs: decode without and
+// with non-temporal prefetch 4 KB ahead, each with the group's GEMM.
+// Q4_K's GEMM gathers a row's scales with VPERMI2B (AVX-512 VBMI).
+func x8Variants(t Type) []X8Kernel {
+	switch {
+	case t == Q4_0 && cpu.Has(cpu.AVX512VNNI):
+		return []X8Kernel{
+			x8Kernel("avx512vnni", t, rowQ4_0X8VNNI, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI),
+			x8Kernel("avx512vnni-nta", t, rowQ4_0X8VNNINTA4096, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI),
+		}
+	case t == Q4_K && cpu.Has(cpu.AVX512VBMI):
+		return []X8Kernel{
+			x8Kernel("avx512vbmi", t, rowQ4_KX8VNNI, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI),
+			x8Kernel("avx512vbmi-nta", t, rowQ4_KX8VNNINTA4096, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI),
+		}
 	}
-	if cpu.CPU().Split512() {
-		return ks[1], true
-	}
-	return ks[0], true
+	return nil
 }
 
-// x8Variants lists the X8 kernels this CPU runs.
-func x8Variants() []X8Kernel {
-	if !cpu.Has(cpu.AVX512VNNI) {
-		return nil
+// x8Choice picks among x8Variants: the prefetching decode on Zen 4, whose
+// row kernels stream fastest so too (tilePrefs), the plain one elsewhere.
+func x8Choice(n int) int {
+	if cpu.CPU().Split512() && n > 1 {
+		return 1
 	}
-	return []X8Kernel{x8Kernel("avx512vnni", rowQ4_0X8VNNI), x8Kernel("avx512vnni-nta", rowQ4_0X8VNNINTA4096)}
+	return 0
 }
 
-// x8Kernel wraps the assembly of Q4_0's X8 layout, with decode kernel row.
-func x8Kernel(name string, row func(w *byte, groups int, x *byte, nb int, out *float32)) X8Kernel {
+// x8Kernel wraps the assembly of one X8 layout: decode kernel row, and
+// the GEMM of rows 0-3 (lo) and 4-7 (hi) of a group.
+func x8Kernel(name string, t Type, row func(w *byte, groups int, x *byte, nb int, out *float32), lo, hi gemmAsm) X8Kernel {
+	bb := X8BlockBytes(t)
+	g, _ := Gemm(t)
 	return X8Kernel{
 		Name: name,
-		Type: Q4_0,
+		Type: t,
 		MatVec: func(n int, w []byte, groups int, x []byte, out []float32) {
-			nb := n / QK
+			nb := n / t.BlockElems()
 			if groups <= 0 {
 				return
 			}
 			// One bounds check each, so the assembly stays inside the slices.
-			_ = w[groups*nb*X8BlockBytes-1]
-			_ = x[nb*q8_0Bytes-1]
+			_ = w[groups*nb*bb-1]
+			_ = x[n/t.VecDotType().BlockElems()*t.VecDotType().BlockBytes()-1]
 			_ = out[8*groups-1]
 			row(&w[0], groups, &x[0], nb, &out[0])
 		},
 		Mul: func(n int, w []byte, groups int, p []byte, cols int, out []float32, outStride int) {
-			nb := n / QK
+			nb := n / t.BlockElems()
 			cols = min(cols, GemmCols)
 			if groups <= 0 || cols <= 0 {
 				return
 			}
-			_ = w[groups*nb*X8BlockBytes-1]
-			_ = p[panelBytesQ8_0(n)-1]
+			_ = w[groups*nb*bb-1]
+			_ = p[g.PanelBytes(n)-1]
 			_ = out[(cols-1)*outStride+8*groups-1]
-			for g := 0; g < groups; g++ {
-				gw := &w[g*nb*X8BlockBytes]
-				gemmQ4_0X8R0VNNI(gw, 0, &p[0], nb, &out[8*g], outStride, cols)
-				gemmQ4_0X8R4VNNI(gw, 0, &p[0], nb, &out[8*g+4], outStride, cols)
+			for i := 0; i < groups; i++ {
+				gw := &w[i*nb*bb]
+				lo(gw, 0, &p[0], nb, &out[8*i], outStride, cols)
+				hi(gw, 0, &p[0], nb, &out[8*i+4], outStride, cols)
 			}
 		},
 	}

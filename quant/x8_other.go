@@ -2,8 +2,8 @@
 
 package quant
 
-// archX8: no X8 kernels without assembly; the pure-Go twins are slower
-// than the row layout's portable tiles.
-func archX8(Type) (X8Kernel, bool) { return X8Kernel{}, false }
+// x8Variants: no X8 kernels without assembly; the pure-Go twins are
+// slower than the row layout's portable tiles.
+func x8Variants(Type) []X8Kernel { return nil }
 
-func x8Variants() []X8Kernel { return nil }
+func x8Choice(int) int { return 0 }

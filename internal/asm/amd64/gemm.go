@@ -216,14 +216,73 @@ func (p kPanel) dx() int       { return 256 / p.sub * p.subBytes() }
 func (p kPanel) bytes() int    { return p.dx() + 128 }
 
 // gemmSuper emits the GEMM kernel of Q4_K or Q6_K.
-func gemmSuper(t *superType) {
-	text("gemm"+t.name+"VNNI", 0, gemmSig)
+func gemmSuper(t *superType) { gemmSuperOf(t, kRowLayout(t)) }
+
+// kLayout says where a k-quant GEMM kernel finds its four weight rows:
+// row r's byte off of a super-block's codes (q), its fp16 (d, dmin) pair
+// (dm), and Q4_K's scales and mins as bytes, interleaved, into X10
+// (scales); init starts the rows, next steps to the next super-block.
+type kLayout struct {
+	name   string
+	init   func()
+	q      func(r, off int) Mem
+	dm     func(r int) Mem
+	scales func(r int)
+	next   func()
+}
+
+// kRowLayout is the row layout: four rows wStride apart.
+func kRowLayout(t *superType) kLayout {
+	return kLayout{
+		name: "gemm" + t.name + "VNNI",
+		init: tileRows,
+		q:    func(r, off int) Mem { return mem(tileRowRegs[r], off) },
+		dm:   func(r int) Mem { return mem(tileRowRegs[r], 0) },
+		scales: func(r int) {
+			m := func(name string, b byte) Mem { return table(name, uint64(b)*0x0101010101010101) }
+			kScales(tileRowRegs[r], X10, RAX, RDX, R10, R11, m("m3f", 0x3F), m("m03", 0x03), m("m0f", 0x0F))
+			c.VPSRLDQ(U8(8), X10, X11)
+			c.VPUNPCKLBW(X11, X10, X10)
+		},
+		next: func() { nextRows(t.wb) },
+	}
+}
+
+// x8KLayout is rows first..first+3 of a group of Q4_K's X8 layout
+// (quant's x8.go): the scales and mins are bytes already, gathered for a
+// row by one VPERMI2B from the block column's two 64-byte tables (Z27
+// scratch).
+func x8KLayout(first int) kLayout {
+	return kLayout{
+		name: fmt.Sprintf("gemmQ4_KX8R%dVNNI", first),
+		init: func() { c.Load(c.Param("w"), RSI) },
+		q: func(r, off int) Mem {
+			// Byte off of the row's codes is byte off%4 of its dword off/4.
+			return mem(RSI, 160+32*(off-16)/4+4*(first+r))
+		},
+		dm: func(r int) Mem { return mem(RSI, 4*(first+r)) },
+		scales: func(r int) {
+			idx := make([]byte, 64)
+			for j := 0; j < 8; j++ {
+				idx[2*j], idx[2*j+1] = byte(8*j+first+r), byte(64+8*j+first+r)
+			}
+			c.VMOVDQU64(bytesTable(fmt.Sprintf("x8KScales%d", first+r), idx), Z10)
+			c.VMOVDQU64(mem(RSI, 32), Z27)
+			c.VPERMI2B(mem(RSI, 96), Z27, Z10)
+		},
+		next: func() { c.ADDQ(U32(x8KBlockBytes), RSI) },
+	}
+}
+
+// gemmSuperOf emits the GEMM kernel of Q4_K or Q6_K over layout l.
+func gemmSuperOf(t *superType, l kLayout) {
+	text(l.name, 0, gemmSig)
 	res := c.AllocLocal(32 * 4 * 4)
 	pan := kPanel{32}
 	if t.six {
 		pan = kPanel{16}
 	}
-	tileRows()
+	l.init()
 	loadArgs("p nb", RDI, RCX)
 	bcast32(0x0F0F0F0F, Z30)
 	bcast32(0x30303030, Z28)
@@ -277,13 +336,10 @@ func gemmSuper(t *superType) {
 		} else {
 			// (d·sc_j, dmin·m_j) pairs: the unpacked scales and mins
 			// interleaved, times (d, dmin) repeated.
-			m := func(name string, b byte) Mem { return table(name, uint64(b)*0x0101010101010101) }
-			kScales(row, X10, RAX, RDX, R10, R11, m("m3f", 0x3F), m("m03", 0x03), m("m0f", 0x0F))
-			c.VPSRLDQ(U8(8), X10, X11)
-			c.VPUNPCKLBW(X11, X10, X10)
+			l.scales(r)
 			c.VPMOVZXBD(X10, Z18)
 			c.VCVTDQ2PS(Z18, Z18)
-			halfScales(c.VPBROADCASTD, mem(row, 0))
+			halfScales(c.VPBROADCASTD, l.dm(r))
 		}
 		if t.six {
 			// Per half and half of its quarters' 32 elements, the four
@@ -324,7 +380,7 @@ func gemmSuper(t *superType) {
 				c.VPXORD(zr(i), zr(i), zr(i))
 			}
 			for g := 0; g < 8; g++ {
-				c.VPBROADCASTD(mem(row, 16+32*jj+4*g), Z21)
+				c.VPBROADCASTD(l.q(r, 16+32*jj+4*g), Z21)
 				c.VPANDD(Z30, Z21, Z22)
 				c.VPSRLD(U8(4), Z21, Z21)
 				c.VPANDD(Z30, Z21, Z21)
@@ -344,7 +400,7 @@ func gemmSuper(t *superType) {
 			}
 		}
 	}
-	nextRows(t.wb)
+	l.next()
 	gemmEnd(pan.bytes(), gemmStore, res)
 }
 

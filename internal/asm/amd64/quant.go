@@ -21,6 +21,7 @@ func quantFiles() []outFile {
 			kernels(superQ4_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ4_K)
 			gemmQ4_KAVX2()
+			x8KKernels()
 		}},
 		{"q5_k", func() { kernels(superQ5_K, dotSuper, tileSuper, dots2, nil) }},
 		{"q6_k", func() {

@@ -33,21 +33,26 @@ import (
 // blocks left, R9 groups left, R12 out, BX x, DX the factors' start, R13 nb.
 
 // x8BlockBytes is the size of a Q4_0 X8 block column: eight scales and
-// eight rows' 16 code bytes.
-const x8BlockBytes = 8 * 18
+// eight rows' 16 code bytes; x8KBlockBytes that of a Q4_K one: eight
+// (d, dmin) pairs, the 64 scales and 64 mins as bytes, eight rows' 128
+// code bytes.
+const (
+	x8BlockBytes  = 8 * 18
+	x8KBlockBytes = 32 + 64 + 64 + 8*128
+)
 
-func rowX8Name(pfDist int) string {
+func rowX8Name(t string, pfDist int) string {
 	if pfDist > 0 {
-		return fmt.Sprintf("rowQ4_0X8VNNINTA%d", pfDist)
+		return fmt.Sprintf("row%sX8VNNINTA%d", t, pfDist)
 	}
-	return "rowQ4_0X8VNNI"
+	return "row" + t + "X8VNNI"
 }
 
 // rowQ4_0X8 emits the decode kernel, with non-temporal prefetch pfDist
 // bytes ahead (0: none).
 func rowQ4_0X8(pfDist int) {
 	t := blockQ4_0
-	text(rowX8Name(pfDist), 0, "func(w *byte, groups int, x *byte, nb int, out *float32)")
+	text(rowX8Name("Q4_0", pfDist), 0, "func(w *byte, groups int, x *byte, nb int, out *float32)")
 	pre := c.AllocLocal(8 * rowMaxBlocks)
 	loadArgs("x nb", RBX, R13)
 	c.LEAQ(pre, RDX)
@@ -121,4 +126,122 @@ func x8Kernels() {
 	rowQ4_0X8(4096)
 	gemmBlockOf(blockQ4_0, x8Layout(0))
 	gemmBlockOf(blockQ4_0, x8Layout(4))
+}
+
+// x8KKernels emits Q4_K's X8 kernels, as x8Kernels does Q4_0's.
+func x8KKernels() {
+	rowQ4_KX8(0)
+	rowQ4_KX8(4096)
+	gemmSuperOf(superQ4_K, x8KLayout(0))
+	gemmSuperOf(superQ4_K, x8KLayout(4))
+}
+
+// rowQ4_KX8 emits Q4_K's X8 decode kernel:
+//
+//	rowQ4_KX8VNNI[NTA<d>](w *byte, groups int, x *byte, nb int, out *float32)
+//
+// over nb super-blocks (at most 128) of Q8_K activations x. First, per
+// super-block, the eight sub-blocks' Σy_j (VPMADDWD of the sixteen bsums
+// with ones) go to the frame. Then per super-block and group: per pair of
+// sub-blocks, the eight chunks of codes split into low nibbles (sub-block
+// 2p) and high ones (2p+1), VPDPBUSD against the activation dwords they
+// face, two partial sums each; S = Σ_j sc_j·s_j and M = Σ_j m_j·Σy_j with
+// VPMULLD (exact: |S| < 2^26); acc += S·(d·d_x), acc −= M·(dmin·d_x).
+//
+// Registers: Y0 the rows' sums, Y1 S, Y2 M, Y3-Y6 the pair's partial sums,
+// Y7/Y8 scratch, Y9-Y13 the factors, Y14 words 1, Y15 the 0x0F mask,
+// Y16-Y23 code chunks, Y24-Y31 activation dwords. General: as Q4_0's.
+func rowQ4_KX8(pfDist int) {
+	text(rowX8Name("Q4_K", pfDist), 0, "func(w *byte, groups int, x *byte, nb int, out *float32)")
+	const xb = 4 + 256 + 32 // a Q8_K block
+	pre := c.AllocLocal(32 * 128)
+	loadArgs("x nb", RBX, R13)
+	c.LEAQ(pre, RDX)
+	c.MOVL(U32(0x00010001), EAX)
+	c.VPBROADCASTD(EAX, Y14)
+	c.MOVQ(RBX, RDI)
+	c.MOVQ(RDX, R8)
+	c.MOVQ(R13, RCX)
+	label("sums")
+	c.VPMADDWD(mem(RDI, 260), Y14, Y1)
+	c.VMOVDQU(Y1, mem(R8, 0))
+	c.ADDQ(U32(xb), RDI)
+	c.ADDQ(U8(32), R8)
+	c.DECQ(RCX)
+	c.JNZ(ref("sums"))
+
+	loadArgs("w groups out", RSI, R9, R12)
+	c.MOVL(U32(0x0F0F0F0F), EAX)
+	c.VPBROADCASTD(EAX, Y15)
+	label("group")
+	c.MOVQ(RBX, RDI)
+	c.MOVQ(RDX, R8)
+	c.MOVQ(R13, RCX)
+	zero(Y0)
+	label("loop")
+	if pfDist > 0 {
+		for off := 0; off < 160; off += 64 {
+			c.PREFETCHNTA(mem(RSI, pfDist+off))
+		}
+	}
+	zero(Y1)
+	zero(Y2)
+	for p := 0; p < 4; p++ {
+		for _, a := range []Register{Y3, Y4, Y5, Y6} {
+			zero(a)
+		}
+		for g := 0; g < 8; g++ {
+			k := 8*p + g
+			if pfDist > 0 && k%2 == 0 {
+				c.PREFETCHNTA(mem(RSI, pfDist+160+32*k))
+			}
+			lo, hi := yr(16+g%4*2), yr(17+g%4*2)
+			xl, xh := yr(24+g%4*2), yr(25+g%4*2)
+			c.VMOVDQU32(mem(RSI, 160+32*k), lo)
+			c.VPSRLW(U8(4), lo, hi)
+			c.VPANDD(Y15, lo, lo)
+			c.VPANDD(Y15, hi, hi)
+			c.VPBROADCASTD(mem(RDI, 4+32*(2*p)+4*g), xl)
+			c.VPBROADCASTD(mem(RDI, 4+32*(2*p+1)+4*g), xh)
+			VPDPBUSD(xl, lo, yr(3+g%2))
+			VPDPBUSD(xh, hi, yr(5+g%2))
+		}
+		c.VPADDD(Y4, Y3, Y3)
+		c.VPADDD(Y6, Y5, Y5)
+		for h, s := range []Register{Y3, Y5} {
+			j := 2*p + h
+			c.VPMOVZXBD(mem(RSI, 32+8*j), Y7)
+			c.VPMULLD(s, Y7, Y7)
+			c.VPADDD(Y7, Y1, Y1)
+		}
+	}
+	for j := 0; j < 8; j++ {
+		c.VPMOVZXBD(mem(RSI, 96+8*j), Y8)
+		c.VPMULLD_BCST(mem(R8, 4*j), Y8, Y8)
+		c.VPADDD(Y8, Y2, Y2)
+	}
+	c.VCVTDQ2PS(Y1, Y1)
+	c.VCVTDQ2PS(Y2, Y2)
+	// d and dmin of the eight rows, from their (d, dmin) pairs.
+	c.VMOVDQU(mem(RSI, 0), Y9)
+	c.VPMOVDW(Y9, X10)
+	c.VPSRLD(U8(16), Y9, Y9)
+	c.VPMOVDW(Y9, X11)
+	c.VCVTPH2PS(X10, Y10)
+	c.VCVTPH2PS(X11, Y11)
+	c.VBROADCASTSS(mem(RDI, 0), Y13)
+	c.VMULPS(Y13, Y10, Y10)
+	c.VMULPS(Y13, Y11, Y11)
+	c.VFMADD231PS(Y10, Y1, Y0)
+	c.VFNMADD231PS(Y11, Y2, Y0)
+	c.ADDQ(U32(x8KBlockBytes), RSI)
+	c.ADDQ(U32(xb), RDI)
+	c.ADDQ(U8(32), R8)
+	c.DECQ(RCX)
+	c.JNZ(ref("loop"))
+	c.VMOVUPS(Y0, mem(R12, 0))
+	c.ADDQ(U8(32), R12)
+	c.DECQ(R9)
+	c.JNZ(ref("group"))
+	retVoid()
 }
