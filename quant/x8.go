@@ -28,6 +28,13 @@ import (
 //     the mins m_j (row r at 96+8j+r); then 32 chunks of 32 bytes, chunk k
 //     holding bytes 4k..4k+3 of each row's 128 code bytes (row r at
 //     160+32k+4r).
+//   - Q6_K (1680 bytes, the rows' blocks exactly): the eight F16 d (row r
+//     at 2r); the int8 scales of the sixteen sub-blocks (sub-block j, row
+//     r at 16+8j+r); then, for each group of four elements g (0..7) of
+//     each half h, the three chunks its values come from, in the order
+//     the kernels read them (a sequential stream): at 144+96(8h+g), the
+//     rows' dwords 16h+g and 16h+8+g of the low-bit bytes ql and dword
+//     8h+g of the high-bit bytes qh, 32 bytes each (row r at 4r).
 
 // X8BlockBytes is the size of one block column of a group in the X8
 // layout of t (0 for a type without one).
@@ -37,6 +44,8 @@ func X8BlockBytes(t Type) int {
 		return 8 * q4_0Bytes
 	case Q4_K:
 		return 8*q4_KBytes + 32
+	case Q6_K:
+		return 8 * q6_KBytes
 	}
 	return 0
 }
@@ -64,9 +73,9 @@ type X8Kernel struct {
 
 // X8 returns the X8 kernels for weight type t and rows of n elements on
 // this CPU, or false when there are none (the matrix then stays in its
-// row layout): Q4_0 and Q4_K, with n a multiple of 256 and at most
-// 32768, in builds with assembly on CPUs with AVX-512 VNNI (and VBMI for
-// Q4_K).
+// row layout): Q4_0, Q4_K and Q6_K, with n a multiple of 256 and at
+// most 32768, in builds with assembly on CPUs with AVX-512 VNNI (and VBMI
+// for the k-quants).
 func X8(t Type, n int) (X8Kernel, bool) {
 	if X8BlockBytes(t) == 0 || n <= 0 || n%(8*QK) != 0 || n/QK > x8MaxBlocks {
 		return X8Kernel{}, false
@@ -88,7 +97,7 @@ const x8MaxBlocks = 1024
 func RepackX8(t Type, dst, src []byte, rows, n int) error {
 	bb := X8BlockBytes(t)
 	if bb == 0 || rows <= 0 || rows%8 != 0 || n <= 0 || n%t.BlockElems() != 0 {
-		return fmt.Errorf("quant: X8 repack of %d rows of %d %v elements: want Q4_0 or Q4_K, rows a multiple of 8, whole blocks", rows, n, t)
+		return fmt.Errorf("quant: X8 repack of %d rows of %d %v elements: want Q4_0, Q4_K or Q6_K, rows a multiple of 8, whole blocks", rows, n, t)
 	}
 	nb := n / t.BlockElems()
 	wb := t.BlockBytes()
@@ -108,6 +117,21 @@ func RepackX8(t Type, dst, src []byte, rows, n int) error {
 					}
 					continue
 				}
+				if t == Q6_K {
+					o[2*r], o[2*r+1] = blk[208], blk[209]
+					for j := 0; j < 16; j++ {
+						o[16+8*j+r] = blk[192+j]
+					}
+					for k := 0; k < 32; k++ {
+						a := x8Q6Low(r, 4*k)
+						copy(o[a:a+4], blk[4*k:])
+					}
+					for k := 0; k < 16; k++ {
+						a := x8Q6High(r, 4*k)
+						copy(o[a:a+4], blk[128+4*k:])
+					}
+					continue
+				}
 				copy(o[4*r:4*r+4], blk[:4])
 				s := (*[kScaleSize]byte)(blk[4:])
 				for j := 0; j < 8; j++ {
@@ -122,16 +146,28 @@ func RepackX8(t Type, dst, src []byte, rows, n int) error {
 	return nil
 }
 
-// x8Code is the 4-bit code of element e of row r in a block column gb of
-// the X8 layout of t (e < 32 for Q4_0, < 256 for Q4_K).
+// x8Code is the unsigned code of element e of row r in a block column gb
+// of the X8 layout of t (e < 32 for Q4_0, < 256 for the k-quants): 4 bits,
+// or Q6_K's 6.
 func x8Code(t Type, gb []byte, r, e int) int32 {
 	var q byte
-	if t == Q4_0 {
+	switch t {
+	case Q6_K:
+		// Element 128h+32q+l: the low (q < 2) or high nibble of ql byte
+		// 64h+32(q%2)+l, and bits 2q, 2q+1 of qh byte 32h+l.
+		h, qq, l := e/128, e%128/32, e%32
+		lo := gb[x8Q6Low(r, 64*h+32*(qq%2)+l)]
+		if qq >= 2 {
+			lo >>= 4
+		}
+		hi := gb[x8Q6High(r, 32*h+l)] >> (2 * qq) & 3
+		return int32(lo&0xF | hi<<4)
+	case Q4_0:
 		q = gb[16+32*(e%16/4)+4*r+e%4]
 		if e >= 16 {
 			q >>= 4
 		}
-	} else {
+	default:
 		// Sub-blocks 2p and 2p+1 are the low and high nibbles of the
 		// row's code bytes 32p..32p+31.
 		p, i := e/64, e%32
@@ -143,6 +179,18 @@ func x8Code(t Type, gb []byte, r, e int) int32 {
 	return int32(q & 0xF)
 }
 
+// x8Q6Low and x8Q6High are the offsets in a Q6_K X8 block column of row
+// r's byte o of ql and of qh.
+func x8Q6Low(r, o int) int {
+	h, w := o/64, o%64/4
+	return 144 + 96*(8*h+w%8) + 32*(w/8) + 4*r + o%4
+}
+
+func x8Q6High(r, o int) int {
+	h, g := o/32, o%32/4
+	return 144 + 96*(8*h+g) + 64 + 4*r + o%4
+}
+
 // fma32 is float32 a·b+c rounded once, as VFMADD does.
 func fma32(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
 
@@ -150,7 +198,9 @@ func fma32(a, b, c float32) float32 { return float32(math.FMA(float64(a), float6
 // of operations. Q4_0, per block: the integer sum Σc·y, then
 // (Σc·y)·d_x − 8·d_x·Σy fused, then an FMA with d_w. Q4_K, per
 // super-block: S = Σ_j sc_j·Σc·y and M = Σ_j m_j·Σy_j as integers, then
-// acc += S·(d·d_x) and acc −= M·(dmin·d_x), each fused.
+// acc += S·(d·d_x) and acc −= M·(dmin·d_x), each fused. Q6_K, per
+// super-block: S = Σ_j sc_j·(s_j − 32·Σy_j) as an integer, then
+// acc += S·(d·d_x) fused.
 func matVecX8Go(t Type, n int, w []byte, groups int, x []byte, out []float32) {
 	nb := n / t.BlockElems()
 	bb := X8BlockBytes(t)
@@ -177,6 +227,20 @@ func matVecX8Go(t Type, n int, w []byte, groups int, x []byte, out []float32) {
 			}
 			xb := x[b*q8_KBytes : (b+1)*q8_KBytes]
 			dx := f32At(xb)
+			if t == Q6_K {
+				for r := 0; r < 8; r++ {
+					var s int32
+					for j := 0; j < 16; j++ {
+						sj := -32 * int32(int16(binary.LittleEndian.Uint16(xb[260+2*j:])))
+						for e := 16 * j; e < 16*j+16; e++ {
+							sj += x8Code(t, gb, r, e) * int32(int8(xb[4+e]))
+						}
+						s += int32(int8(gb[16+8*j+r])) * sj
+					}
+					acc[r] = fma32(float32(s), f16At(gb[2*r:])*dx, acc[r])
+				}
+				continue
+			}
 			for r := 0; r < 8; r++ {
 				var s, m int32
 				for j := 0; j < 8; j++ {
@@ -202,7 +266,8 @@ func matVecX8Go(t Type, n int, w []byte, groups int, x []byte, out []float32) {
 // operations of the row layout's assembly GEMM (the X8 GEMM kernels are
 // that assembly with other addresses): Q4_0 per block, row and column
 // acc += (d_w·d_x)·(Σu·y − 8·Σy) fused; Q4_K per sub-block
-// acc += (d·sc)·(d_x·Σu·y) fused, then acc −= (dmin·m)·T fused.
+// acc += (d·sc)·(d_x·Σu·y) fused, then acc −= (dmin·m)·T fused; Q6_K
+// per sub-block acc += (d·sc)·(d_x·(T + Σu·y)) fused.
 func mulX8Go(t Type, n int, w []byte, groups int, p []byte, cols int, out []float32, outStride int) {
 	nb := n / t.BlockElems()
 	bb := X8BlockBytes(t)
@@ -220,6 +285,24 @@ func mulX8Go(t Type, n int, w []byte, groups int, p []byte, cols int, out []floa
 							s += x8Code(t, gb, r, e) * int32(int8(pb[128*(e/4)+4*c+e%4]))
 						}
 						acc = fma32(f16At(gb[2*r:])*f32At(pb[1024+4*c:]), float32(s), acc)
+						continue
+					}
+					if t == Q6_K {
+						pan := panelQ6_K
+						pb := p[b*pan.block() : (b+1)*pan.block()]
+						dx := f32At(pb[pan.dxOff()+4*c:])
+						d := f16At(gb[2*r:])
+						for i := 0; i < 16; i++ {
+							// The assembly's order: per half, sub-blocks
+							// 8h+2q of the quarters, then 8h+2q+1.
+							j := 8*(i/8) + 2*(i%4) + i%8/4
+							sb := pb[j*pan.subBytes():]
+							s := int32(binary.LittleEndian.Uint32(sb[128*pan.groups()+4*c:]))
+							for e := 0; e < 16; e++ {
+								s += x8Code(t, gb, r, 16*j+e) * int32(int8(sb[128*(e/4)+4*c+e%4]))
+							}
+							acc = fma32(d*float32(int8(gb[16+8*j+r])), float32(s)*dx, acc)
+						}
 						continue
 					}
 					pan := panelQ4_K

@@ -6,7 +6,7 @@ import "github.com/lowmem/llm/internal/cpu"
 
 // x8Variants lists the X8 kernels of t this CPU runs: decode without and
 // with non-temporal prefetch 4 KB ahead, each with the group's GEMM.
-// Q4_K's GEMM gathers a row's scales with VPERMI2B (AVX-512 VBMI).
+// The k-quants' GEMM gathers a row's scales with VPERMI2B (AVX-512 VBMI).
 func x8Variants(t Type) []X8Kernel {
 	switch {
 	case t == Q4_0 && cpu.Has(cpu.AVX512VNNI):
@@ -18,6 +18,11 @@ func x8Variants(t Type) []X8Kernel {
 		return []X8Kernel{
 			x8Kernel("avx512vbmi", t, rowQ4_KX8VNNI, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI),
 			x8Kernel("avx512vbmi-nta", t, rowQ4_KX8VNNINTA4096, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI),
+		}
+	case t == Q6_K && cpu.Has(cpu.AVX512VBMI):
+		return []X8Kernel{
+			x8Kernel("avx512vbmi", t, rowQ6_KX8VNNI, gemmQ6_KX8R0VNNI, gemmQ6_KX8R4VNNI),
+			x8Kernel("avx512vbmi-nta", t, rowQ6_KX8VNNINTA4096, gemmQ6_KX8R0VNNI, gemmQ6_KX8R4VNNI),
 		}
 	}
 	return nil

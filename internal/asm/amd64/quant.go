@@ -27,6 +27,7 @@ func quantFiles() []outFile {
 		{"q6_k", func() {
 			kernels(superQ6_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ6_K)
+			x8Q6Kernels()
 		}},
 		{"iq4_nl", func() {
 			kernels(blockIQ4NL, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})

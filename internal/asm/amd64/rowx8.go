@@ -37,9 +37,18 @@ import (
 // (d, dmin) pairs, the 64 scales and 64 mins as bytes, eight rows' 128
 // code bytes.
 const (
-	x8BlockBytes  = 8 * 18
-	x8KBlockBytes = 32 + 64 + 64 + 8*128
+	x8BlockBytes   = 8 * 18
+	x8KBlockBytes  = 32 + 64 + 64 + 8*128
+	x8Q6BlockBytes = 8 * 210
 )
+
+// x8SuperBytes is the size of a k-quant's X8 block column.
+func x8SuperBytes(t *superType) int {
+	if t.six {
+		return x8Q6BlockBytes
+	}
+	return x8KBlockBytes
+}
 
 func rowX8Name(t string, pfDist int) string {
 	if pfDist > 0 {
@@ -132,8 +141,8 @@ func x8Kernels() {
 func x8KKernels() {
 	rowQ4_KX8(0)
 	rowQ4_KX8(4096)
-	gemmSuperOf(superQ4_K, x8KLayout(0))
-	gemmSuperOf(superQ4_K, x8KLayout(4))
+	gemmSuperOf(superQ4_K, x8KLayout(superQ4_K, 0))
+	gemmSuperOf(superQ4_K, x8KLayout(superQ4_K, 4))
 }
 
 // rowQ4_KX8 emits Q4_K's X8 decode kernel:
@@ -237,6 +246,133 @@ func rowQ4_KX8(pfDist int) {
 	c.ADDQ(U32(x8KBlockBytes), RSI)
 	c.ADDQ(U32(xb), RDI)
 	c.ADDQ(U8(32), R8)
+	c.DECQ(RCX)
+	c.JNZ(ref("loop"))
+	c.VMOVUPS(Y0, mem(R12, 0))
+	c.ADDQ(U8(32), R12)
+	c.DECQ(R9)
+	c.JNZ(ref("group"))
+	retVoid()
+}
+
+// x8Q6Kernels emits Q6_K's X8 kernels, as x8Kernels does Q4_0's.
+func x8Q6Kernels() {
+	rowQ6_KX8(0)
+	rowQ6_KX8(4096)
+	gemmSuperOf(superQ6_K, x8KLayout(superQ6_K, 0))
+	gemmSuperOf(superQ6_K, x8KLayout(superQ6_K, 4))
+}
+
+// rowQ6_KX8 emits Q6_K's X8 decode kernel:
+//
+//	rowQ6_KX8VNNI[NTA<d>](w *byte, groups int, x *byte, nb int, out *float32)
+//
+// over nb super-blocks (at most 128) of Q8_K activations x. First, per
+// super-block, 32·Σy_j of the sixteen sub-blocks (the bsums, widened and
+// shifted) go to the frame. Then per super-block and group, per half h
+// and per half lh of its 32-element quarters: the four sub-blocks
+// 8h+2q+lh together, each group of four elements loading two chunks of
+// low bits and one of high bits for all four quarters; the 6-bit values
+// (unsigned) face their activation dwords in VPDPBUSD, and
+// S += sc_j·(s_j − 32·Σy_j) with VPMULLD; at the end acc += S·(d·d_x).
+//
+// The chunks come in the order they are read (quant's x8.go), one
+// sequential stream.
+//
+// Registers: Y0 the rows' sums, Y1 S, Y3-Y6 the four sub-blocks' sums,
+// Y7/Y8 low-bit chunks, Y9 the high-bit chunk, Y10-Y13 scratch, Y14 bytes
+// 0x30, Y15 bytes 0x0F, Y16-Y19 the values, Y20-Y23 scratch, Y24-Y27
+// activation dwords. General: as Q4_0's.
+func rowQ6_KX8(pfDist int) {
+	text(rowX8Name("Q6_K", pfDist), 0, "func(w *byte, groups int, x *byte, nb int, out *float32)")
+	const xb = 4 + 256 + 32 // a Q8_K block
+	pre := c.AllocLocal(64 * 128)
+	loadArgs("x nb", RBX, R13)
+	c.LEAQ(pre, RDX)
+	c.MOVQ(RBX, RDI)
+	c.MOVQ(RDX, R8)
+	c.MOVQ(R13, RCX)
+	label("sums")
+	c.VPMOVSXWD(mem(RDI, 260), Z1)
+	c.VPSLLD(U8(5), Z1, Z1)
+	c.VMOVDQU32(Z1, mem(R8, 0))
+	c.ADDQ(U32(xb), RDI)
+	c.ADDQ(U8(64), R8)
+	c.DECQ(RCX)
+	c.JNZ(ref("sums"))
+
+	loadArgs("w groups out", RSI, R9, R12)
+	bcast32(0x0F0F0F0F, Y15)
+	bcast32(0x30303030, Y14)
+	label("group")
+	c.MOVQ(RBX, RDI)
+	c.MOVQ(RDX, R8)
+	c.MOVQ(R13, RCX)
+	zero(Y0)
+	label("loop")
+	if pfDist > 0 {
+		for off := 0; off < 144; off += 64 {
+			c.PREFETCHNTA(mem(RSI, pfDist+off))
+		}
+	}
+	zero(Y1)
+	for h := 0; h < 2; h++ {
+		for lh := 0; lh < 2; lh++ {
+			for _, a := range []Register{Y3, Y4, Y5, Y6} {
+				zero(a)
+			}
+			for g := 4 * lh; g < 4*lh+4; g++ {
+				at := 144 + 96*(8*h+g)
+				if pfDist > 0 {
+					c.PREFETCHNTA(mem(RSI, pfDist+at))
+					if g%2 == 0 {
+						c.PREFETCHNTA(mem(RSI, pfDist+at+64))
+					}
+				}
+				c.VMOVDQU(mem(RSI, at), Y7)
+				c.VMOVDQU(mem(RSI, at+32), Y8)
+				c.VMOVDQU(mem(RSI, at+64), Y9)
+				// Bits 4-5 of the values of quarters 0-3.
+				c.VPSLLW(U8(4), Y9, Y10)
+				c.VPSLLW(U8(2), Y9, Y11)
+				c.VPSRLW(U8(2), Y9, Y13)
+				c.VPAND(Y14, Y10, Y10)
+				c.VPAND(Y14, Y11, Y11)
+				c.VPAND(Y14, Y9, Y12)
+				c.VPAND(Y14, Y13, Y13)
+				// Bits 0-3: the low nibbles of the two chunks, then
+				// their high nibbles.
+				c.VPANDD(Y15, Y7, Y16)
+				c.VPANDD(Y15, Y8, Y17)
+				c.VPSRLW(U8(4), Y7, Y18)
+				c.VPSRLW(U8(4), Y8, Y19)
+				c.VPANDD(Y15, Y18, Y18)
+				c.VPANDD(Y15, Y19, Y19)
+				for q := 0; q < 4; q++ {
+					v, x := yr(16+q), yr(24+q)
+					c.VPORD(yr(10+q), v, v)
+					c.VPBROADCASTD(mem(RDI, 4+128*h+32*q+4*g), x)
+					VPDPBUSD(x, v, yr(3+q))
+				}
+			}
+			for q := 0; q < 4; q++ {
+				j := 8*h + 2*q + lh
+				s := yr(3 + q)
+				c.VPSUBD_BCST(mem(R8, 4*j), s, s)
+				c.VPMOVSXBD(mem(RSI, 16+8*j), yr(20+q))
+				c.VPMULLD(s, yr(20+q), yr(20+q))
+				c.VPADDD(yr(20+q), Y1, Y1)
+			}
+		}
+	}
+	c.VCVTDQ2PS(Y1, Y1)
+	c.VCVTPH2PS(mem(RSI, 0), Y10)
+	c.VBROADCASTSS(mem(RDI, 0), Y13)
+	c.VMULPS(Y13, Y10, Y10)
+	c.VFMADD231PS(Y10, Y1, Y0)
+	c.ADDQ(U32(x8Q6BlockBytes), RSI)
+	c.ADDQ(U32(xb), RDI)
+	c.ADDQ(U8(64), R8)
 	c.DECQ(RCX)
 	c.JNZ(ref("loop"))
 	c.VMOVUPS(Y0, mem(R12, 0))
