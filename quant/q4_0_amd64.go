@@ -48,3 +48,15 @@ func gemmQ4_0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride
 
 //go:noescape
 func gemmQ4_0AVX2(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func rowQ4_0X8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ4_0X8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func gemmQ4_0X8R0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func gemmQ4_0X8R4VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)

@@ -24,3 +24,15 @@ func gemmQ4_KVNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride
 
 //go:noescape
 func gemmQ4_KAVX2(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func rowQ4_KX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ4_KX8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func gemmQ4_KX8R0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func gemmQ4_KX8R4VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)

@@ -21,3 +21,15 @@ func tileQ6_KVNNI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *fl
 
 //go:noescape
 func gemmQ6_KVNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func rowQ6_KX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ6_KX8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func gemmQ6_KX8R0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func gemmQ6_KX8R4VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 )
@@ -38,10 +40,49 @@ const gemmPanelBlock = 8*128 + 2*128
 func gemmName(t *blockType) string { return "gemm" + t.name + "VNNI" }
 
 // gemmBlock emits the GEMM kernel of Q4_0 or Q8_0.
-func gemmBlock(t *blockType) {
-	text(gemmName(t), 0, gemmSig)
+func gemmBlock(t *blockType) { gemmBlockOf(t, rowLayout(t)) }
+
+// gemmLayout says where a GEMM kernel finds its four weight rows: the
+// 4-byte group g of row r's block (q), its F16 scale (s), how the row
+// pointers start (init) and step to the next block (next).
+type gemmLayout struct {
+	name string
+	init func()
+	q    func(r, g int) Mem
+	s    func(r int) Mem
+	next func()
+}
+
+// rowLayout is the row layout: four rows wStride apart, a block after the
+// other.
+func rowLayout(t *blockType) gemmLayout {
+	return gemmLayout{
+		name: gemmName(t),
+		init: tileRows,
+		q:    func(r, g int) Mem { return mem(tileRowRegs[r], t.qw+4*g) },
+		s:    func(r int) Mem { return mem(tileRowRegs[r], 0) },
+		next: func() { nextRows(t.wb) },
+	}
+}
+
+// x8Layout is rows first..first+3 of a group of Q4_0's X8 layout (quant's
+// x8.go): w is the group, whose block columns hold the eight rows' scales
+// and then their code bytes in four 32-byte chunks; wStride is unused.
+func x8Layout(first int) gemmLayout {
+	return gemmLayout{
+		name: fmt.Sprintf("gemmQ4_0X8R%dVNNI", first),
+		init: func() { c.Load(c.Param("w"), RSI) },
+		q:    func(r, g int) Mem { return mem(RSI, 16+32*g+4*(first+r)) },
+		s:    func(r int) Mem { return mem(RSI, 2*(first+r)) },
+		next: func() { c.ADDQ(U32(x8BlockBytes), RSI) },
+	}
+}
+
+// gemmBlockOf emits the GEMM kernel of Q4_0 or Q8_0 over layout l.
+func gemmBlockOf(t *blockType, l gemmLayout) {
+	text(l.name, 0, gemmSig)
 	res := c.AllocLocal(32 * 4 * 4) // the tile, column by column (4 floats)
-	tileRows()
+	l.init()
 	loadArgs("p nb", RDI, RCX)
 	if t.nibble {
 		bcast32(0x0F0F0F0F, Z30)
@@ -53,7 +94,7 @@ func gemmBlock(t *blockType) {
 	label("loop")
 	c.VMOVUPS(mem(RDI, 1024), Z16)
 	c.VMOVUPS(mem(RDI, 1088), Z17)
-	for r, row := range tileRowRegs {
+	for r := range tileRowRegs {
 		// The integer sums start at -bias·Σy, exact.
 		i0, i1 := zr(8+2*r), zr(9+2*r)
 		c.VMOVDQU32(mem(RDI, 1152), i0)
@@ -62,10 +103,10 @@ func gemmBlock(t *blockType) {
 			u := zr(19 + g%4)
 			switch {
 			case !t.nibble:
-				c.VPBROADCASTD(mem(row, t.qw+4*g), u)
+				c.VPBROADCASTD(l.q(r, g), u)
 				c.VPXORD(Z30, u, u)
 			case g < 4:
-				c.VPBROADCASTD(mem(row, t.qw+4*g), u)
+				c.VPBROADCASTD(l.q(r, g), u)
 				c.VPANDD(Z30, u, Z23)
 				u = Z23
 			default:
@@ -76,7 +117,7 @@ func gemmBlock(t *blockType) {
 			VPDPBUSD(mem(RDI, 128*g), u, i0)
 			VPDPBUSD(mem(RDI, 128*g+64), u, i1)
 		}
-		c.VPBROADCASTW(mem(row, 0), Y18)
+		c.VPBROADCASTW(l.s(r), Y18)
 		c.VCVTPH2PS(Y18, Z18)
 		for h := 0; h < 2; h++ {
 			// (d_w·d_x)·s, associated as the dot products do.
@@ -86,7 +127,7 @@ func gemmBlock(t *blockType) {
 			c.VFMADD231PS(f, i, zr(2*r+h))
 		}
 	}
-	nextRows(t.wb)
+	l.next()
 	gemmEnd(gemmPanelBlock, gemmStore, res)
 }
 
@@ -175,14 +216,109 @@ func (p kPanel) dx() int       { return 256 / p.sub * p.subBytes() }
 func (p kPanel) bytes() int    { return p.dx() + 128 }
 
 // gemmSuper emits the GEMM kernel of Q4_K or Q6_K.
-func gemmSuper(t *superType) {
-	text("gemm"+t.name+"VNNI", 0, gemmSig)
+func gemmSuper(t *superType) { gemmSuperOf(t, kRowLayout(t)) }
+
+// kLayout says where a k-quant GEMM kernel finds its four weight rows:
+// at(r, off) is the address of what lies at byte off of row r's
+// super-block in the row layout (a 4-byte group of codes, the fp16 d or
+// (d, dmin)); scales(r) leaves row r's sub-block scales in Z18 as dwords
+// (Q4_K: scale and min interleaved, unsigned; Q6_K: signed); init starts
+// the rows, next steps to the next super-block.
+type kLayout struct {
+	name   string
+	init   func()
+	at     func(r, off int) Mem
+	scales func(r int)
+	next   func()
+}
+
+// kRowLayout is the row layout: four rows wStride apart.
+func kRowLayout(t *superType) kLayout {
+	return kLayout{
+		name: "gemm" + t.name + "VNNI",
+		init: tileRows,
+		at:   func(r, off int) Mem { return mem(tileRowRegs[r], off) },
+		scales: func(r int) {
+			if t.six {
+				c.VPMOVSXBD(mem(tileRowRegs[r], 192), Z18)
+				return
+			}
+			m := func(name string, b byte) Mem { return table(name, uint64(b)*0x0101010101010101) }
+			kScales(tileRowRegs[r], X10, RAX, RDX, R10, R11, m("m3f", 0x3F), m("m03", 0x03), m("m0f", 0x0F))
+			c.VPSRLDQ(U8(8), X10, X11)
+			c.VPUNPCKLBW(X11, X10, X10)
+			c.VPMOVZXBD(X10, Z18)
+		},
+		next: func() { nextRows(t.wb) },
+	}
+}
+
+// x8KLayout is rows first..first+3 of a group of Q4_K's or Q6_K's X8
+// layout (quant's x8.go), w the group: the scales are bytes already, a
+// row's gathered by one VPERMI2B from the block column's tables (Z27,
+// Z10 scratch).
+func x8KLayout(t *superType, first int) kLayout {
+	l := kLayout{
+		name: fmt.Sprintf("gemm%sX8R%dVNNI", t.name, first),
+		init: func() { c.Load(c.Param("w"), RSI) },
+		next: func() { c.ADDQ(U32(x8SuperBytes(t)), RSI) },
+	}
+	row := func(r int) int { return first + r }
+	// chunk is the address of row r's dword k of codes in chunks from base.
+	chunk := func(base, r, k int) Mem { return mem(RSI, base+32*k+4*row(r)) }
+	if t.six {
+		l.at = func(r, off int) Mem {
+			// The chunks of group g of half h: ql dwords 16h+g and
+			// 16h+8+g, qh dword 8h+g, at 144+96(8h+g).
+			switch {
+			case off == 208:
+				return mem(RSI, 2*row(r))
+			case off < 128:
+				w := off % 64 / 4
+				return mem(RSI, 144+96*(8*(off/64)+w%8)+32*(w/8)+4*row(r))
+			}
+			return mem(RSI, 144+96*(8*((off-128)/32)+(off-128)%32/4)+64+4*row(r))
+		}
+		l.scales = func(r int) {
+			idx := make([]byte, 64)
+			for j := 0; j < 16; j++ {
+				idx[j] = byte(8*j + row(r))
+			}
+			c.VMOVDQU64(bytesTable(fmt.Sprintf("x8Q6Scales%d", row(r)), idx), Z10)
+			c.VMOVDQU64(mem(RSI, 16), Z27)
+			c.VPERMI2B(mem(RSI, 80), Z27, Z10)
+			c.VPMOVSXBD(X10, Z18)
+		}
+		return l
+	}
+	l.at = func(r, off int) Mem {
+		if off == 0 {
+			return mem(RSI, 4*row(r))
+		}
+		return chunk(160, r, (off-16)/4)
+	}
+	l.scales = func(r int) {
+		idx := make([]byte, 64)
+		for j := 0; j < 8; j++ {
+			idx[2*j], idx[2*j+1] = byte(8*j+row(r)), byte(64+8*j+row(r))
+		}
+		c.VMOVDQU64(bytesTable(fmt.Sprintf("x8KScales%d", row(r)), idx), Z10)
+		c.VMOVDQU64(mem(RSI, 32), Z27)
+		c.VPERMI2B(mem(RSI, 96), Z27, Z10)
+		c.VPMOVZXBD(X10, Z18)
+	}
+	return l
+}
+
+// gemmSuperOf emits the GEMM kernel of Q4_K or Q6_K over layout l.
+func gemmSuperOf(t *superType, l kLayout) {
+	text(l.name, 0, gemmSig)
 	res := c.AllocLocal(32 * 4 * 4)
 	pan := kPanel{32}
 	if t.six {
 		pan = kPanel{16}
 	}
-	tileRows()
+	l.init()
 	loadArgs("p nb", RDI, RCX)
 	bcast32(0x0F0F0F0F, Z30)
 	bcast32(0x30303030, Z28)
@@ -227,22 +363,16 @@ func gemmSuper(t *superType) {
 	label("loop")
 	c.VMOVUPS(mem(RDI, pan.dx()), Z16)
 	c.VMOVUPS(mem(RDI, pan.dx()+64), Z17)
-	for r, row := range tileRowRegs {
+	for r := range tileRowRegs {
+		l.scales(r)
+		c.VCVTDQ2PS(Z18, Z18)
 		if t.six {
 			// d·sc_j: the sixteen int8 scales times the fp16 d.
-			c.VPMOVSXBD(mem(row, 192), Z18)
-			c.VCVTDQ2PS(Z18, Z18)
-			halfScales(c.VPBROADCASTW, mem(row, 208))
+			halfScales(c.VPBROADCASTW, l.at(r, 208))
 		} else {
 			// (d·sc_j, dmin·m_j) pairs: the unpacked scales and mins
 			// interleaved, times (d, dmin) repeated.
-			m := func(name string, b byte) Mem { return table(name, uint64(b)*0x0101010101010101) }
-			kScales(row, X10, RAX, RDX, R10, R11, m("m3f", 0x3F), m("m03", 0x03), m("m0f", 0x0F))
-			c.VPSRLDQ(U8(8), X10, X11)
-			c.VPUNPCKLBW(X11, X10, X10)
-			c.VPMOVZXBD(X10, Z18)
-			c.VCVTDQ2PS(Z18, Z18)
-			halfScales(c.VPBROADCASTD, mem(row, 0))
+			halfScales(c.VPBROADCASTD, l.at(r, 0))
 		}
 		if t.six {
 			// Per half and half of its quarters' 32 elements, the four
@@ -258,10 +388,10 @@ func gemmSuper(t *superType) {
 						c.VMOVDQU32(mem(RDI, tOff+64), zr(9+2*q))
 					}
 					for g := 0; g < 4; g++ {
-						l := 16*lh + 4*g
-						c.VPBROADCASTD(mem(row, 64*h+l), Z21)
-						c.VPBROADCASTD(mem(row, 64*h+32+l), Z22)
-						c.VPBROADCASTD(mem(row, 128+32*h+l), Z26)
+						ql := 16*lh + 4*g
+						c.VPBROADCASTD(l.at(r, 64*h+ql), Z21)
+						c.VPBROADCASTD(l.at(r, 64*h+32+ql), Z22)
+						c.VPBROADCASTD(l.at(r, 128+32*h+ql), Z26)
 						for q := 0; q < 4; q++ {
 							v := q6Quarter(q, Z21, Z22, Z26)
 							j := 8*h + 2*q + lh
@@ -283,7 +413,7 @@ func gemmSuper(t *superType) {
 				c.VPXORD(zr(i), zr(i), zr(i))
 			}
 			for g := 0; g < 8; g++ {
-				c.VPBROADCASTD(mem(row, 16+32*jj+4*g), Z21)
+				c.VPBROADCASTD(l.at(r, 16+32*jj+4*g), Z21)
 				c.VPANDD(Z30, Z21, Z22)
 				c.VPSRLD(U8(4), Z21, Z21)
 				c.VPANDD(Z30, Z21, Z21)
@@ -303,7 +433,7 @@ func gemmSuper(t *superType) {
 			}
 		}
 	}
-	nextRows(t.wb)
+	l.next()
 	gemmEnd(pan.bytes(), gemmStore, res)
 }
 

@@ -13,6 +13,7 @@ func quantFiles() []outFile {
 		{"q4_0", func() {
 			kernels(blockQ4_0, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {avx2, 2}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})
 			blockGemm(blockQ4_0)
+			x8Kernels()
 		}},
 		{"q4_1", func() { kernels(blockQ4_1, dotBlock, tileBlock, dots2, nil) }},
 		{"q5_0", func() { kernels(blockQ5_0, dotBlock, tileBlock, dots2, nil) }},
@@ -20,11 +21,13 @@ func quantFiles() []outFile {
 			kernels(superQ4_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ4_K)
 			gemmQ4_KAVX2()
+			x8KKernels()
 		}},
 		{"q5_k", func() { kernels(superQ5_K, dotSuper, tileSuper, dots2, nil) }},
 		{"q6_k", func() {
 			kernels(superQ6_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ6_K)
+			x8Q6Kernels()
 		}},
 		{"iq4_nl", func() {
 			kernels(blockIQ4NL, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})

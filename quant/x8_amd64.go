@@ -1,0 +1,75 @@
+//go:build amd64 && !purego
+
+package quant
+
+import "github.com/lowmem/llm/internal/cpu"
+
+// x8Variants lists the X8 kernels of t this CPU runs: decode without and
+// with non-temporal prefetch 4 KB ahead, each with the group's GEMM.
+// The k-quants' GEMM gathers a row's scales with VPERMI2B (AVX-512 VBMI).
+func x8Variants(t Type) []X8Kernel {
+	switch {
+	case t == Q4_0 && cpu.Has(cpu.AVX512VNNI):
+		return []X8Kernel{
+			x8Kernel("avx512vnni", t, rowQ4_0X8VNNI, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI),
+			x8Kernel("avx512vnni-nta", t, rowQ4_0X8VNNINTA4096, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI),
+		}
+	case t == Q4_K && cpu.Has(cpu.AVX512VBMI):
+		return []X8Kernel{
+			x8Kernel("avx512vbmi", t, rowQ4_KX8VNNI, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI),
+			x8Kernel("avx512vbmi-nta", t, rowQ4_KX8VNNINTA4096, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI),
+		}
+	case t == Q6_K && cpu.Has(cpu.AVX512VBMI):
+		return []X8Kernel{
+			x8Kernel("avx512vbmi", t, rowQ6_KX8VNNI, gemmQ6_KX8R0VNNI, gemmQ6_KX8R4VNNI),
+			x8Kernel("avx512vbmi-nta", t, rowQ6_KX8VNNINTA4096, gemmQ6_KX8R0VNNI, gemmQ6_KX8R4VNNI),
+		}
+	}
+	return nil
+}
+
+// x8Choice picks among x8Variants: the prefetching decode on Zen 4, whose
+// row kernels stream fastest so too (tilePrefs), the plain one elsewhere.
+func x8Choice(n int) int {
+	if cpu.CPU().Split512() && n > 1 {
+		return 1
+	}
+	return 0
+}
+
+// x8Kernel wraps the assembly of one X8 layout: decode kernel row, and
+// the GEMM of rows 0-3 (lo) and 4-7 (hi) of a group.
+func x8Kernel(name string, t Type, row func(w *byte, groups int, x *byte, nb int, out *float32), lo, hi gemmAsm) X8Kernel {
+	bb := X8BlockBytes(t)
+	g, _ := Gemm(t)
+	return X8Kernel{
+		Name: name,
+		Type: t,
+		MatVec: func(n int, w []byte, groups int, x []byte, out []float32) {
+			nb := n / t.BlockElems()
+			if groups <= 0 {
+				return
+			}
+			// One bounds check each, so the assembly stays inside the slices.
+			_ = w[groups*nb*bb-1]
+			_ = x[n/t.VecDotType().BlockElems()*t.VecDotType().BlockBytes()-1]
+			_ = out[8*groups-1]
+			row(&w[0], groups, &x[0], nb, &out[0])
+		},
+		Mul: func(n int, w []byte, groups int, p []byte, cols int, out []float32, outStride int) {
+			nb := n / t.BlockElems()
+			cols = min(cols, GemmCols)
+			if groups <= 0 || cols <= 0 {
+				return
+			}
+			_ = w[groups*nb*bb-1]
+			_ = p[g.PanelBytes(n)-1]
+			_ = out[(cols-1)*outStride+8*groups-1]
+			for i := 0; i < groups; i++ {
+				gw := &w[i*nb*bb]
+				lo(gw, 0, &p[0], nb, &out[8*i], outStride, cols)
+				hi(gw, 0, &p[0], nb, &out[8*i+4], outStride, cols)
+			}
+		},
+	}
+}

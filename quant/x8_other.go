@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package quant
+
+// x8Variants: no X8 kernels without assembly; the pure-Go twins are
+// slower than the row layout's portable tiles.
+func x8Variants(Type) []X8Kernel { return nil }
+
+func x8Choice(int) int { return 0 }
