@@ -244,7 +244,7 @@ func WithStrictMemory() Option {
 // goroutine that runs from Load to Close; fn runs on it and must not close
 // the model. The model also logs a warning; while under pressure sessions
 // stop growing their KV caches beyond what they hold; and, unless
-// WithWeights(WeightsResident), half of the resident blocks are read from
+// WithWeights(WeightsResident) or the weights are repacked (WithRepack), half of the resident blocks are read from
 // disk from the next forward pass on, so that the page cache they held can
 // be reclaimed without the model thrashing on it; they come back when the
 // pressure ends. Without this option
