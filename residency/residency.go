@@ -234,6 +234,17 @@ func (w *Weights) startExperts() error {
 // rest in the file's layout, with a warning, and Plan().Repacked says what
 // was repacked.
 func (w *Weights) repack() {
+	defer func() {
+		// A fault reading the mapping (the file truncated under it) fails
+		// the load: give the buffers back before it goes on up.
+		if r := recover(); r != nil {
+			for _, free := range w.frees {
+				free()
+			}
+			w.frees = nil
+			panic(r)
+		}
+	}()
 	var done int64
 	for _, m := range w.cfg.Model.Repackable() {
 		if err := w.repackOne(m); err != nil {
