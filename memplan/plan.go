@@ -92,6 +92,11 @@ type Plan struct {
 	// at each context length (Residency.Schedule). It is filled for
 	// resident plans too, for the blocks memory pressure may move to disk.
 	Residency Residency
+	// Repacked is the bytes of the weight matrices held in the X8 layout
+	// (Request.Repack): repacked at load into anonymous memory (the
+	// "repacked weights" component), their mapped pages released. 0 when
+	// the plan keeps every weight in the file's layout.
+	Repacked int64
 	// Steps lists the degradations applied to the request, in order.
 	Steps []string
 	// Reason says why the plan does not fit and what would, when !Fits.
@@ -191,6 +196,11 @@ type Request struct {
 	// slots); each has its own KV cache, activations and session memory,
 	// so those components count this many times. 0 means 1.
 	Sessions int
+	// Repack lets a plan whose weights stay resident for the model's whole
+	// life (WeightsResident, chosen or asked for) hold the Q4_0 matrices
+	// in the X8 layout (see Plan.Repacked): one copy, in anonymous memory
+	// instead of the page cache. Its blocks then never move to disk.
+	Repack bool
 }
 
 // Fixed costs measured on this implementation (see docs/ARCHITECTURE.md,
@@ -222,6 +232,9 @@ const (
 	// ExpertsComponent is the expert cache of a mixture-of-experts model
 	// whose experts are read from disk.
 	ExpertsComponent = "expert cache"
+	// RepackedComponent is the weights held in the X8 layout, anonymous
+	// memory (Plan.Repacked); the "weights" component lacks their pages.
+	RepackedComponent = "repacked weights"
 )
 
 // others lists the memory of a configuration that is neither weights nor
@@ -354,6 +367,45 @@ func total(cs []Component) int64 {
 // is returned with Fits false, its Reason set, and a nil error; the error
 // is for a limit that cannot be detected.
 func Make(s *Shape, r Request) (Plan, error) {
+	p, err := choose(s, r)
+	if err == nil && r.Repack && p.Fits && p.Weights == WeightsResident && len(s.Repack) > 0 {
+		if q := p.repack(s); q.Total <= q.Limit {
+			p = q
+		}
+	}
+	return p, err
+}
+
+// repack is the plan p with the matrices s.Repack holds in the X8 layout:
+// each repacked into an anonymous buffer of its own (whole pages,
+// mem.AllocAligned) and the whole pages of its range released from the
+// mapping (mem.Mapping.Release keeps pages it shares with neighbours).
+func (p Plan) repack(s *Shape) Plan {
+	p = p.Clone()
+	var bytes, anon, released int64
+	for _, r := range s.Repack {
+		bytes += r.Len
+		anon += roundTo(r.Len, mem.DirectAlign)
+		start, end := roundTo(r.Off, pageRound), (r.Off+r.Len)&^(pageRound-1)
+		if r.Off+r.Len == s.FileBytes {
+			end = roundTo(s.FileBytes, pageRound)
+		}
+		released += max(end-start, 0)
+	}
+	p.Components[0].Bytes -= released
+	p.Components[0].Note += fmt.Sprintf("; %s of it repacked", FormatBytes(bytes))
+	p.Components = slices.Insert(p.Components, 1, Component{RepackedComponent, anon,
+		fmt.Sprintf("%d Q4_0 matrices, 8 rows interleaved (anonymous memory; their mapped pages released)", len(s.Repack))})
+	p.Total += anon - released
+	p.ResidentWeights += anon - released
+	// Keep Schedule and PeakAt in step with Total.
+	p.Residency.Pool -= anon - released
+	p.Repacked = bytes
+	return p
+}
+
+// choose is Make without repacking.
+func choose(s *Shape, r Request) (Plan, error) {
 	ctx := r.Context
 	if ctx == 0 {
 		ctx = s.Config.Context

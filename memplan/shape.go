@@ -1,8 +1,10 @@
 package memplan
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lowmem/llm/expertcache"
@@ -38,6 +40,9 @@ type Shape struct {
 	Params      int64      // number of weights
 	FileType    quant.Type // the type holding the most bytes among matrices
 	HeapBytes   int64      // vectors the model copies to the heap (model.HeapBytes)
+	// Repack is where the matrices a resident model may hold in the X8
+	// layout lie in the file (model.RepackableTensor), in file order.
+	Repack []mem.Range
 }
 
 // ReadShape reads the header of the GGUF file at path (not its weights)
@@ -100,6 +105,7 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 			}
 		case t.Name == "output.weight":
 			s.OutBytes = t.Size
+			s.addRepack(&cfg, t)
 		case strings.HasPrefix(t.Name, "blk.") && scanLayer(t.Name, &il) && il < cfg.Layers:
 			if s.LayerBytes[il] == 0 || t.Offset < s.BlockRanges[il].Off {
 				s.BlockRanges[il].Off = t.Offset
@@ -109,6 +115,7 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 			if IsExpertTensor(t.Name) {
 				s.ExpertBytes[il] += t.Size
 			}
+			s.addRepack(&cfg, t)
 		default:
 			s.OtherBytes += t.Size
 		}
@@ -123,6 +130,7 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 			return nil, fmt.Errorf("%w: %w", err, model.ErrBadModel)
 		}
 	}
+	slices.SortFunc(s.Repack, func(a, b mem.Range) int { return cmp.Compare(a.Off, b.Off) })
 	if s.Vocab == 0 {
 		return nil, fmt.Errorf("model: token_embd.weight missing: %w", model.ErrBadModel)
 	}
@@ -140,6 +148,13 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 	merges, _ := g.Strings("tokenizer.ggml.merges")
 	s.Merges = len(merges)
 	return s, nil
+}
+
+// addRepack notes t's range when a resident model may repack it.
+func (s *Shape) addRepack(c *model.Config, t gguf.TensorInfo) {
+	if t.Size > 0 && model.RepackableTensor(c, t.Name, t.Type, t.Dims) {
+		s.Repack = append(s.Repack, mem.Range{Off: t.Offset, Len: t.Size})
+	}
 }
 
 // IsExpertTensor reports whether the tensor named name holds the experts

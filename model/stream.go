@@ -168,7 +168,8 @@ func viewMatrix(w *ops.Matrix, r Range, start int64, buf []byte) (*ops.Matrix, e
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", err, ErrBadModel)
 	}
-	m := *w
+	// The buffer holds the file's rows, whatever layout w has in memory.
+	m := w.RowLayout()
 	m.T = t
 	return &m, nil
 }

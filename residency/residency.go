@@ -12,6 +12,7 @@ import (
 
 	"github.com/lowmem/llm/expertcache"
 	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/memplan"
 	"github.com/lowmem/llm/model"
@@ -80,6 +81,10 @@ type Weights struct {
 	expertRanges []mem.Range
 	watcher      *mem.Watcher
 	ahead        []mem.Range // parts of the file read ahead at Start
+	// repacked are the ranges of the matrices held in the X8 layout, and
+	// frees the unmappings of their buffers (Close).
+	repacked []mem.Range
+	frees    []func() error
 
 	mu        sync.Mutex
 	cond      sync.Cond // restore finished or stopped
@@ -137,8 +142,10 @@ func Start(c Config) (*Weights, error) {
 	w := &Weights{cfg: c, log: c.Logger, plan: c.Plan.Clone(), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	w.cond.L = &w.mu
 	w.res = w.plan.Residency
+	// A repacked block cannot leave memory: its pages are no longer the
+	// file's. The plan repacks only when every block stays resident.
 	w.dynamic = (c.Auto || c.Plan.Weights == memplan.WeightsStreaming) && len(w.res.Order) == len(c.Model.Blocks) &&
-		len(c.Model.Blocks) > 0 && c.Mapping.Mapped()
+		len(c.Model.Blocks) > 0 && c.Mapping.Mapped() && w.plan.Repacked == 0
 	limit := w.plan.KVLimit()
 	if w.dynamic {
 		if err := w.startSource(); err != nil {
@@ -150,6 +157,9 @@ func Start(c Config) (*Weights, error) {
 		if err := w.startExperts(); err != nil {
 			return nil, err
 		}
+	}
+	if w.plan.Repacked > 0 {
+		w.repack()
 	}
 	w.budget = memplan.NewKVBudget(limit, w.Short)
 	if w.dynamic {
@@ -217,6 +227,73 @@ func (w *Weights) startExperts() error {
 	return nil
 }
 
+// repack holds the matrices the plan repacks (model.Repackable) in the
+// X8 layout, one at a time so that memory holds at most one matrix twice:
+// each into an anonymous buffer of its own, its mapped pages released at
+// once. A failure (no memory for a buffer, a kernel missing) leaves the
+// rest in the file's layout, with a warning, and Plan().Repacked says what
+// was repacked.
+func (w *Weights) repack() {
+	defer func() {
+		// A fault reading the mapping (the file truncated under it) fails
+		// the load: give the buffers back before it goes on up.
+		if r := recover(); r != nil {
+			for _, free := range w.frees {
+				free()
+			}
+			w.frees = nil
+			panic(r)
+		}
+	}()
+	var done int64
+	for _, m := range w.cfg.Model.Repackable() {
+		if err := w.repackOne(m); err != nil {
+			w.log.Warn("llm: repacking weights (X8 layout); the rest stay in the file's layout", "tensor", m.T.Name, "err", err)
+			break
+		}
+		done += int64(len(m.T.Data))
+	}
+	if done != w.plan.Repacked {
+		w.log.Warn("llm: repacked fewer weights than planned", "planned", w.plan.Repacked, "repacked", done)
+	}
+	w.plan.Repacked = done
+	w.log.Debug("llm: weights repacked (X8 layout)", "bytes", done, "matrices", len(w.repacked))
+}
+
+// repackOne repacks m into a buffer of its own and releases its mapped
+// range.
+func (w *Weights) repackOne(m *ops.Matrix) error {
+	mp := w.cfg.Mapping
+	if !mp.Mapped() {
+		return errors.New("the file is not mapped")
+	}
+	ti, ok := w.cfg.File.Tensor(m.T.Name)
+	if !ok || ti.Size != int64(len(m.T.Data)) {
+		return fmt.Errorf("tensor %q not in the file as built", m.T.Name)
+	}
+	n := (len(m.T.Data) + mem.DirectAlign - 1) &^ (mem.DirectAlign - 1)
+	bufs, free, err := mem.AllocAligned(1, n)
+	if err != nil {
+		return err
+	}
+	if err := model.Repack(m, bufs[0][:len(m.T.Data)]); err != nil {
+		free()
+		return err
+	}
+	w.frees = append(w.frees, free)
+	r := mem.Range{Off: ti.Offset, Len: ti.Size}
+	w.repacked = append(w.repacked, r)
+	mp.Advise(r.Off, r.Len, mem.Random) // a fault nearby reads nothing ahead into it
+	if err := mp.Release(r.Off, r.Len); err != nil {
+		w.log.Warn("llm: releasing the mapped pages of repacked weights", "tensor", m.T.Name, "err", err)
+	}
+	return nil
+}
+
+// Repacked lists the file ranges of the matrices held in the X8 layout,
+// whose mapped pages were released.
+func (w *Weights) Repacked() []mem.Range { return slices.Clone(w.repacked) }
+
 // advise tells the kernel which parts of the file to read ahead (the
 // resident ones, in the background) and which not (the embedding rows of
 // an untied embedding, the blocks read from disk).
@@ -231,6 +308,8 @@ func (w *Weights) advise() {
 			skip = append(skip, mem.Range{Off: ti.Offset, Len: ti.Size})
 		}
 	}
+	// Repacked matrices are read from their buffers, never the mapping.
+	skip = append(skip, w.repacked...)
 	for _, il := range w.onDisk(w.n) {
 		L := &mm.Blocks[il]
 		skip = append(skip, mem.Range{Off: L.Start, Len: L.End - L.Start})
@@ -619,6 +698,11 @@ func (w *Weights) Close() error {
 	close(w.done)
 	w.moved.Wait()
 	var errExperts error
+	// No pass runs any more: the repacked buffers can go.
+	for _, free := range w.frees {
+		errExperts = errors.Join(errExperts, free())
+	}
+	w.frees = nil
 	if w.experts != nil {
 		errExperts = w.experts.Close()
 	}

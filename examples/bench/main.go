@@ -79,6 +79,7 @@ type config struct {
 	kv       llm.KVType
 	memory   int64
 	weights  llm.WeightsMode
+	repack   bool
 	reads    int
 	pg       bool
 	prealloc bool
@@ -107,6 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	kv := fs.String("kv", "f16", "KV cache type: f16, int8 or int4")
 	mem := fs.String("mem", "", "memory limit for the planner, e.g. 6G, 512M (default: detected)")
 	weights := fs.String("weights", "auto", "weights: auto, resident or streaming")
+	fs.BoolVar(&c.repack, "repack", true, "let the plan repack Q4_0 weights at load (llm.WithRepack); -repack=false keeps the file's layout")
 	fs.IntVar(&c.reads, "disk-reads", 0, "reads of weight blocks from disk in flight (0 = the library's default)")
 	fs.BoolVar(&c.pg, "pg", false, "run the tg test on top of the pp test's prompt, in the same session")
 	fs.BoolVar(&c.prealloc, "prealloc", false, "reserve and touch the whole KV cache at session start (llm.WithKVPreallocate)")
@@ -216,8 +218,10 @@ type result struct {
 	PlanTotal int64 `json:"plan_total_bytes"`
 	PlanLimit int64 `json:"plan_limit_bytes"`
 	// Kernels is the kernel variant chosen per weight type (Info.Kernels).
-	Kernels  string   `json:"kernels"`
-	Weights  string   `json:"weights"`
+	Kernels string `json:"kernels"`
+	Weights string `json:"weights"`
+	// Repacked is the weight bytes held repacked (MemoryPlan.Repacked).
+	Repacked int64    `json:"repacked_bytes"`
 	Degraded []string `json:"degraded"`
 	// PlanPeak is the plan's predicted peak for a session that held as
 	// many tokens as the longest test (MemoryPlan.PeakAt): what a measured
@@ -260,7 +264,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := []llm.Option{llm.WithContextSize(c.ctx), llm.WithKVType(c.kv), llm.WithWeights(c.weights)}
+	opts := []llm.Option{llm.WithContextSize(c.ctx), llm.WithKVType(c.kv), llm.WithWeights(c.weights), llm.WithRepack(c.repack)}
 	// Flags left at zero keep the library's defaults.
 	for _, o := range []struct {
 		set bool
@@ -305,6 +309,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	plan := m.Plan()
 	res.KVType, res.Weights, res.PlanTotal, res.PlanLimit = plan.KVType.String(), plan.Weights.String(), plan.Total, plan.Limit
 	res.Degraded = append([]string{}, plan.Steps...)
+	res.Repacked = plan.Repacked
 	longest := max(c.pp, c.tg)
 	if c.pg {
 		longest = c.pp + c.tg
@@ -377,6 +382,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "\npeak RSS %s (%d bytes); context %d, kv %s, weights %s, load %.1fs, load average %.2f %.2f %.2f\n",
 		humanBytes(res.PeakRSS), res.PeakRSS, res.Context, res.KVType, res.Weights, res.LoadSeconds,
 		res.LoadAvg[0], res.LoadAvg[1], res.LoadAvg[2])
+	if res.Repacked > 0 {
+		fmt.Fprintf(stdout, "weights repacked at load (X8 layout): %s (%d bytes)\n", humanBytes(res.Repacked), res.Repacked)
+	}
 	fmt.Fprintf(stdout, "memory plan: predicted peak %s (%d bytes) of limit %s; for %d tokens %s (%d bytes)\n",
 		humanBytes(res.PlanTotal), res.PlanTotal, humanBytes(res.PlanLimit), longest, humanBytes(res.PlanPeak), res.PlanPeak)
 	if r := res.Residency; r.StreamedStart > 0 || r.StreamedEnd > 0 || r.Evictions > 0 {

@@ -60,6 +60,10 @@ func (k *gemmTask) Do(w, _, _ int) {
 			i = k.nChunks - 1 - back
 		}
 		r1 := min(k.rows, (i+1)*k.chunkRows)
+		if m.x8 != nil {
+			k.mulX8(i*k.chunkRows, r1, panels)
+			continue
+		}
 		for r := i * k.chunkRows; r < r1; r += gemmRows {
 			rows := min(gemmRows, r1-r)
 			for j := 0; j < panels; j++ {
@@ -106,14 +110,18 @@ func (e *Exec) matmulGemm(pt *Part, nTok int) {
 	threads := e.pool.Threads()
 	chunk := rowsN / (threads * chunksPerThread)
 	chunk = min(max(chunk, minChunkRows), maxChunkRows)
-	chunk = (chunk + gemmRows - 1) / gemmRows * gemmRows
+	step := gemmRows
+	if m.x8 != nil {
+		step = 8 // whole groups
+	}
+	chunk = (chunk + step - 1) / step * step
 	for t0 := 0; t0 < nTok; t0 += perGroup {
 		n := min(perGroup, nTok-t0)
 		panels := (n + quant.GemmCols - 1) / quant.GemmCols
 		e.pk = packTask{m: m, xq: xq, t0: t0, nTok: n, p: e.pack, pb: pb}
 		e.For(panels, 1, &e.pk)
 		e.gt.m, e.gt.out, e.gt.outStride = m, out, outStride
-		e.gt.w, e.gt.rows = m.T.Data[pt.Row0*m.T.RowBytes():], rowsN
+		e.gt.w, e.gt.rows = m.weights()[pt.Row0*m.T.RowBytes():], rowsN
 		e.gt.t0, e.gt.nTok, e.gt.p, e.gt.pb = t0, n, e.pack, pb
 		e.gt.chunkRows, e.gt.nChunks = chunk, (rowsN+chunk-1)/chunk
 		e.gt.taken.Store(0)

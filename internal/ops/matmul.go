@@ -30,6 +30,10 @@ type Matrix struct {
 	tileRows, tileCols int
 	// gemm, when the type has one, multiplies batches (gemm.go).
 	gemm *quant.GemmKernel
+	// x8, when set, holds the rows repacked in the X8 layout (x8.go):
+	// products read x8Data and never T.Data.
+	x8     *quant.X8Kernel
+	x8Data []byte
 }
 
 // NewMatrix prepares a 2-D weight tensor (Shape[0] inputs, Shape[1] outputs).
@@ -182,6 +186,8 @@ func (k *matmulTask) check() {
 			panic(fmt.Sprintf("ops: product of %q: %d activation bytes for %d tokens of %d", m.T.Name, len(pt.X), k.nTok, m.XRowBytes))
 		case k.nTok > 0 && (len(pt.Out) < (k.nTok-1)*pt.Stride+pt.Rows || k.nTok > 1 && pt.Stride < pt.Rows):
 			panic(fmt.Sprintf("ops: product of %q: output of %d floats, stride %d, for %d tokens of %d rows", m.T.Name, len(pt.Out), pt.Stride, k.nTok, pt.Rows))
+		case m.x8 != nil && (pt.Row0%8 != 0 || pt.Rows%8 != 0):
+			panic(fmt.Sprintf("ops: product of %q: rows [%d, %d) of a matrix in the X8 layout, which multiplies whole groups of 8", m.T.Name, pt.Row0, pt.Row0+pt.Rows))
 		case k.acc != nil && k.nTok > 0 && (len(k.acc) < (k.nTok-1)*k.accStride+pt.Rows || k.nTok > 1 && k.accStride < pt.Rows):
 			panic(fmt.Sprintf("ops: product of %q: residual of %d floats, stride %d, for %d tokens of %d rows", m.T.Name, len(k.acc), k.accStride, k.nTok, pt.Rows))
 		}
@@ -296,6 +302,10 @@ func addTo(a, b []float32) {
 // tile's weights stay in the L1 cache while the tokens pass over them.
 func (k *matmulTask) run(pt *mmPart, r0, r1, t0, t1 int) {
 	m := pt.M
+	if m.x8 != nil {
+		runX8(pt, r0, r1, t0, t1)
+		return
+	}
 	rb := m.T.RowBytes()
 	w := m.T.Data[pt.Row0*rb:]
 	xrb := m.XRowBytes

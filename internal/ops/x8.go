@@ -1,0 +1,98 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/lowmem/llm/quant"
+)
+
+// A Matrix in the X8 layout (quant.RepackX8) holds its rows repacked eight
+// at a time in memory of its own, the mapped rows given back: decode
+// multiplies a group of eight rows per block column (X8Kernel.MatVec),
+// prefill through the GEMM panels of the weight type (X8Kernel.Mul). A
+// group takes exactly the bytes of its eight rows in place, so row r's
+// group begins where row r would: work split in whole groups of 8 rows
+// keeps the byte offsets of the row layout.
+
+// UseX8 makes m multiply through k from data, which holds m's rows
+// repacked by quant.RepackX8 (exactly the bytes of m.T.Data). From then on
+// products never read m.T.Data, and Part rows of m must start and end on
+// multiples of 8. It is meant for load time, before m is used.
+func (m *Matrix) UseX8(data []byte, k quant.X8Kernel) error {
+	switch {
+	case k.MatVec == nil || k.Mul == nil || k.Type != m.T.Type:
+		return fmt.Errorf("ops: tensor %q: X8 kernel %q for %v, the tensor is %v", m.T.Name, k.Name, k.Type, m.T.Type)
+	case m.Rows%8 != 0:
+		return fmt.Errorf("ops: tensor %q: %d rows, the X8 layout needs a multiple of 8", m.T.Name, m.Rows)
+	case len(data) != len(m.T.Data):
+		return fmt.Errorf("ops: tensor %q: %d repacked bytes for %d in place", m.T.Name, len(data), len(m.T.Data))
+	}
+	m.x8, m.x8Data = &k, data
+	m.Kernel = k.Name
+	m.tileRows = 8
+	return nil
+}
+
+// X8 reports whether m is in the X8 layout (UseX8).
+func (m *Matrix) X8() bool { return m.x8 != nil }
+
+// RowLayout returns a copy of m in its row layout, multiplying m.T.Data
+// (a matrix viewed elsewhere, e.g. a block read from disk into a buffer,
+// whose bytes are the file's rows whatever layout m has in memory).
+func (m *Matrix) RowLayout() Matrix {
+	c := *m
+	if c.x8 == nil {
+		return c
+	}
+	k, _ := quant.TileChoice(m.T.Type)
+	c.x8, c.x8Data = nil, nil
+	c.Kernel, c.tileRows = k.Name, k.Rows
+	return c
+}
+
+// weights is the bytes products read: the repacked ones in the X8 layout.
+func (m *Matrix) weights() []byte {
+	if m.x8 != nil {
+		return m.x8Data
+	}
+	return m.T.Data
+}
+
+// x8BatchGroups is the groups of rows a small batch multiplies at a time:
+// their weights (18 KiB a group of 4096 Q4_0 columns) stay in the L1 and
+// L2 caches while the tokens pass over them.
+const x8BatchGroups = 2
+
+// runX8 is matmulTask.run for a matrix in the X8 layout: rows [r0, r1)
+// of the part, multiples of 8, times tokens [t0, t1), one MatVec a token
+// over the rows for decode, by groups of rows for a small batch.
+func runX8(pt *mmPart, r0, r1, t0, t1 int) {
+	m := pt.M
+	rb := m.T.RowBytes()
+	w := m.x8Data[pt.Row0*rb:]
+	xrb, n, mv := m.XRowBytes, m.Cols, m.x8.MatVec
+	if t1-t0 == 1 {
+		mv(n, w[r0*rb:], (r1-r0)/8, pt.X[t0*xrb:(t0+1)*xrb], pt.Out[t0*pt.Stride+r0:])
+		return
+	}
+	for r := r0; r < r1; r += 8 * x8BatchGroups {
+		g := min(x8BatchGroups, (r1-r)/8)
+		for t := t0; t < t1; t++ {
+			mv(n, w[r*rb:], g, pt.X[t*xrb:(t+1)*xrb], pt.Out[t*pt.Stride+r:])
+		}
+	}
+}
+
+// mulX8 is gemmTask's work on rows [r0, r1) of a matrix in the X8 layout,
+// a group of 8 rows times every panel of the group of tokens at a time.
+func (k *gemmTask) mulX8(r0, r1, panels int) {
+	m := k.m
+	rb := m.T.RowBytes()
+	for r := r0; r < r1; r += 8 {
+		for j := 0; j < panels; j++ {
+			t := k.t0 + j*quant.GemmCols
+			cols := min(quant.GemmCols, k.t0+k.nTok-t)
+			m.x8.Mul(m.Cols, k.w[r*rb:], 1, k.p[j*k.pb:(j+1)*k.pb], cols, k.out[t*k.outStride+r:], k.outStride)
+		}
+	}
+}

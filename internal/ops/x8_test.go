@@ -1,0 +1,189 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/lowmem/llm/quant"
+)
+
+// x8Of returns a copy of the Q4_0 matrix m in the X8 layout, or skips the
+// test on a CPU (or build) without X8 kernels.
+func x8Of(t testing.TB, m *Matrix) *Matrix {
+	t.Helper()
+	k, ok := quant.X8(m.T.Type, m.Cols)
+	if !ok {
+		t.Skipf("no X8 kernels for %v × %d here", m.T.Type, m.Cols)
+	}
+	data := make([]byte, len(m.T.Data))
+	if err := quant.RepackX8(m.T.Type, data, m.T.Data, m.Rows, m.Cols); err != nil {
+		t.Fatal(err)
+	}
+	c := *m
+	if err := c.UseX8(data, k); err != nil {
+		t.Fatal(err)
+	}
+	if !c.X8() || m.X8() {
+		t.Fatal("UseX8 did not switch the copy alone")
+	}
+	return &c
+}
+
+// near reports the first index where a and b differ by more than float32
+// rounding of a sum in another order allows.
+func near(a, b []float32) (int, bool) {
+	for i := range a {
+		if d := math.Abs(float64(a[i] - b[i])); d > 1e-4*(1+math.Abs(float64(b[i]))) || math.IsNaN(float64(a[i])) {
+			return i, false
+		}
+	}
+	return 0, true
+}
+
+// TestX8MatchesRowLayout: every fused entry point computes with matrices
+// in the X8 layout, alone and mixed with row-layout ones in one dispatch,
+// what it computes with the row layout, for decode, a small batch (tiles)
+// and a batch past the GEMM threshold, on 1 and 2 threads.
+func TestX8MatchesRowLayout(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	const cols = 512
+	a := randMatrix(t, r, quant.Q4_0, 96, cols)
+	b := randMatrix(t, r, quant.Q4_0, 40, cols)
+	q8 := randMatrix(t, r, quant.Q8_0, 96, cols)
+	ax, bx := x8Of(t, a), x8Of(t, b)
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		e := NewExec(p)
+		for _, nTok := range []int{1, 5, 16, 40} {
+			x := make([]float32, nTok*cols)
+			fill(r, x)
+			xq, err := e.Quantize(a.VecType, x, cols, nTok, make([]byte, nTok*a.XRowBytes))
+			if err != nil {
+				t.Fatal(err)
+			}
+			xq8, err := e.Quantize(q8.VecType, x, cols, nTok, make([]byte, nTok*q8.XRowBytes))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := make([]float32, nTok*96)
+			fill(r, res)
+			// Each case runs with the row layout (x8 false) and the X8 one.
+			cases := []struct {
+				name string
+				run  func(x8 bool, out []float32)
+			}{
+				{"MatMul", func(x8 bool, out []float32) {
+					e.MatMul(pick(x8, a, ax), xq, nTok, out, 100)
+				}},
+				{"MatMulAdd", func(x8 bool, out []float32) {
+					acc := append([]float32(nil), res...)
+					e.MatMulAdd(pick(x8, a, ax), xq, nTok, out, 100, acc, 96)
+					copy(out[len(out)-len(acc):], acc)
+				}},
+				{"MatMulParts", func(x8 bool, out []float32) {
+					e.MatMulParts([]Part{
+						{M: pick(x8, a, ax), Row0: 16, Rows: 48, X: xq, Out: out, Stride: 200},
+						{M: pick(x8, b, bx), X: xq, Out: out[48:], Stride: 200},
+						{M: q8, X: xq8, Out: out[88:], Stride: 200},
+					}, nTok)
+				}},
+				{"MatMulGated", func(x8 bool, out []float32) {
+					e.MatMulGated(Part{M: pick(x8, a, ax), X: xq, Out: out, Stride: 200},
+						Part{M: q8, X: xq8, Out: out[96:], Stride: 200}, nTok, SiLUMul)
+				}},
+				{"MatMulGated both X8", func(x8 bool, out []float32) {
+					e.MatMulGated(Part{M: pick(x8, a, ax), X: xq, Out: out, Stride: 200},
+						Part{M: pick(x8, a, ax), Row0: 0, X: xq, Out: out[96:], Stride: 200}, nTok, GELUMul)
+				}},
+			}
+			for _, c := range cases {
+				n := nTok*200 + len(res)
+				want, got := make([]float32, n), make([]float32, n)
+				c.run(false, want)
+				c.run(true, got)
+				if i, ok := near(got, want); !ok {
+					t.Errorf("%d threads, %d tokens, %s: index %d (token %d, row %d) is %g with X8, %g in rows",
+						threads, nTok, c.name, i, i/200, i%200, got[i], want[i])
+				}
+			}
+		}
+		p.Close()
+	}
+}
+
+func pick(x8 bool, rows, x *Matrix) *Matrix {
+	if x8 {
+		return x
+	}
+	return rows
+}
+
+// TestX8AllocatesNothing: decode and batch products of X8 matrices, fused
+// or not, allocate nothing.
+func TestX8AllocatesNothing(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	p := NewPool(2)
+	defer p.Close()
+	e := NewExec(p)
+	a := x8Of(t, randMatrix(t, r, quant.Q4_0, 256, 1024))
+	b := randMatrix(t, r, quant.Q4_0, 64, 1024)
+	xq := make([]byte, 20*a.XRowBytes)
+	out := make([]float32, 20*512)
+	acc := make([]float32, 20*256)
+	for _, nTok := range []int{1, 5, 20} {
+		if n := testing.AllocsPerRun(5, func() { e.MatMul(a, xq, nTok, out, 256) }); n != 0 {
+			t.Errorf("MatMul of %d tokens allocates %v times", nTok, n)
+		}
+		parts := [2]Part{{M: a, X: xq, Out: out, Stride: 320}, {M: b, X: xq, Out: out[256:], Stride: 320}}
+		if n := testing.AllocsPerRun(5, func() { e.MatMulParts(parts[:], nTok) }); n != 0 {
+			t.Errorf("MatMulParts of %d tokens allocates %v times", nTok, n)
+		}
+		g, u := Part{M: a, X: xq, Out: out, Stride: 512}, Part{M: a, X: xq, Out: out[256:], Stride: 512}
+		if n := testing.AllocsPerRun(5, func() { e.MatMulGated(g, u, nTok, SiLUMulFast) }); n != 0 {
+			t.Errorf("MatMulGated of %d tokens allocates %v times", nTok, n)
+		}
+		if n := testing.AllocsPerRun(5, func() { e.MatMulAdd(a, xq, nTok, out, 256, acc, 256) }); n != 0 {
+			t.Errorf("MatMulAdd of %d tokens allocates %v times", nTok, n)
+		}
+	}
+}
+
+// TestX8Refuses: UseX8 refuses rows that are not whole groups, a kernel
+// of another type and repacked bytes of another size; a Part of an X8
+// matrix that splits a group panics on the caller.
+func TestX8Refuses(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	k := quant.X8Kernel{Name: "fake", Type: quant.Q4_0, MatVec: func(int, []byte, int, []byte, []float32) {},
+		Mul: func(int, []byte, int, []byte, int, []float32, int) {}}
+	m := randMatrix(t, r, quant.Q4_0, 12, 256)
+	if err := m.UseX8(make([]byte, len(m.T.Data)), k); err == nil {
+		t.Error("UseX8 took 12 rows")
+	}
+	m = randMatrix(t, r, quant.Q4_0, 16, 256)
+	if err := m.UseX8(make([]byte, len(m.T.Data)-1), k); err == nil {
+		t.Error("UseX8 took a short buffer")
+	}
+	q8 := randMatrix(t, r, quant.Q8_0, 16, 256)
+	if err := q8.UseX8(make([]byte, len(q8.T.Data)), k); err == nil {
+		t.Error("UseX8 took a Q4_0 kernel for Q8_0")
+	}
+	if err := m.UseX8(make([]byte, len(m.T.Data)), k); err != nil {
+		t.Fatal(err)
+	}
+	if rl := m.RowLayout(); rl.X8() || rl.tileRows == 8 && rl.Kernel == "fake" {
+		t.Error("RowLayout kept the X8 layout")
+	}
+	p := NewPool(1)
+	defer p.Close()
+	e := NewExec(p)
+	defer func() {
+		if v := recover(); v == nil {
+			t.Error("a part splitting a group of 8 rows did not panic")
+		} else {
+			_ = fmt.Sprint(v)
+		}
+	}()
+	e.MatMulParts([]Part{{M: m, Row0: 4, X: make([]byte, m.XRowBytes), Out: make([]float32, 16), Stride: 16}}, 1)
+}

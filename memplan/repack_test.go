@@ -1,0 +1,88 @@
+package memplan
+
+import (
+	"testing"
+
+	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/mem"
+	"github.com/lowmem/llm/quant"
+)
+
+// TestPlanRepack: a resident plan with Repack moves the repackable
+// matrices' bytes from the mapped weights to the "repacked weights"
+// component, exactly: whole 4096-byte buffers in, the whole pages of each
+// range out, the total and the residency's pool moved by the difference.
+// Streaming plans, plans whose Auto chose streaming and requests without
+// Repack repack nothing.
+func TestPlanRepack(t *testing.T) {
+	if _, ok := quant.X8(quant.Q4_0, 256); !ok {
+		t.Skip("no X8 kernels on this CPU or build")
+	}
+	spec := testutil.TinyLlama()
+	spec.Embd, spec.FFN, spec.WeightType = 256, 512, quant.Q4_0
+	sh, err := ReadShape(testutil.TempModel(t, spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 7 matrices a block, and the output.
+	if len(sh.Repack) != 7*spec.Layers+1 {
+		t.Fatalf("%d repackable tensors, want %d", len(sh.Repack), 7*spec.Layers+1)
+	}
+	var bytes, anon, released int64
+	for _, r := range sh.Repack {
+		bytes += r.Len
+		anon += (r.Len + mem.DirectAlign - 1) / mem.DirectAlign * mem.DirectAlign
+		end := (r.Off + r.Len) &^ 4095
+		if r.Off+r.Len == sh.FileBytes {
+			end = (sh.FileBytes + 4095) &^ 4095 // the file's last page is the range's own (mem.Mapping.Release)
+		}
+		released += max(0, end-(r.Off+4095)&^4095)
+	}
+	req := Request{Limit: 1 << 30, Context: 200, Batch: 32, Threads: 2}
+	base, err := Make(sh, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Repack = true
+	p, err := Make(sh, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp := func(p Plan, name string) int64 {
+		for _, c := range p.Components {
+			if c.Name == name {
+				return c.Bytes
+			}
+		}
+		return -1
+	}
+	switch {
+	case base.Repacked != 0 || comp(base, RepackedComponent) != -1:
+		t.Errorf("without Repack: %d bytes repacked", base.Repacked)
+	case p.Repacked != bytes:
+		t.Errorf("repacked %d bytes, the matrices hold %d", p.Repacked, bytes)
+	case comp(p, RepackedComponent) != anon:
+		t.Errorf("repacked weights %d, want %d", comp(p, RepackedComponent), anon)
+	case comp(p, WeightsComponent) != comp(base, WeightsComponent)-released:
+		t.Errorf("mapped weights %d, want %d - %d", comp(p, WeightsComponent), comp(base, WeightsComponent), released)
+	case p.Total != total(p.Components) || p.Total != base.Total+anon-released:
+		t.Errorf("total %d, components %d, want %d", p.Total, total(p.Components), base.Total+anon-released)
+	case p.PeakAt(200) != base.PeakAt(200)+anon-released:
+		t.Errorf("peak at the full context %d, want %d", p.PeakAt(200), base.PeakAt(200)+anon-released)
+	case !p.Fits || p.Weights != WeightsResident:
+		t.Errorf("plan %+v", p)
+	}
+	for _, r := range []Request{
+		{Limit: 1 << 30, Context: 200, Batch: 32, Threads: 2, Repack: true, Weights: WeightsStreaming},
+		// Room for the fixed weights and a few blocks only: Auto streams.
+		{Limit: base.Total - base.Residency.Weights(0)/2, Context: 200, Batch: 32, Threads: 2, Repack: true},
+	} {
+		q, err := Make(sh, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Weights != WeightsStreaming || q.Repacked != 0 || comp(q, RepackedComponent) != -1 {
+			t.Errorf("limit %d, weights %v: %v weights, %d bytes repacked", r.Limit, r.Weights, q.Weights, q.Repacked)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package model
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+
+	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/quant"
+)
+
+// x8Block names the block matrices the forward pass multiplies whole (or,
+// phi3's fused ffn_up, in two halves of FFN rows): the ones that may be
+// held in the X8 layout. The router and the experts are not: the expert
+// cache reads experts from the file, in their row layout.
+var x8Block = map[string]bool{
+	"attn_q.weight": true, "attn_k.weight": true, "attn_v.weight": true, "attn_qkv.weight": true,
+	"attn_output.weight": true, "ffn_gate.weight": true, "ffn_up.weight": true, "ffn_down.weight": true,
+}
+
+// RepackableTensor reports whether the tensor name of type t and ggml dims
+// (dims[0] the row length) may be held in the X8 layout (quant.RepackX8)
+// by a model of configuration c whose weights stay resident: a Q4_0
+// matrix of a block (or the output matrix when it is not the embedding),
+// whose rows and the bands of them the forward pass reads are whole
+// groups of 8, for which this CPU has X8 kernels. Only on Linux, where the
+// mapped rows can be given back once repacked (mem.Mapping.Release): the
+// layout must never make two copies. The memory plan (from the header)
+// and the repacking at load (from the model) decide with it alike.
+func RepackableTensor(c *Config, name string, t quant.Type, dims []int64) bool {
+	if runtime.GOOS != "linux" || t != quant.Q4_0 || len(dims) != 2 || dims[1]%8 != 0 || dims[0] > 1<<30 {
+		return false
+	}
+	if name != "output.weight" {
+		rest, ok := strings.CutPrefix(name, "blk.")
+		if !ok {
+			return false
+		}
+		if i := strings.IndexByte(rest, '.'); i >= 0 {
+			rest = rest[i+1:]
+		}
+		if !x8Block[rest] || rest == "ffn_up.weight" && c.FFN%8 != 0 {
+			return false
+		}
+	}
+	_, ok := quant.X8(t, int(dims[0]))
+	return ok
+}
+
+// Repackable lists the matrices of m that RepackableTensor allows, blocks first
+// in order, then the output matrix.
+func (m *Model) Repackable() []*ops.Matrix {
+	var ms []*ops.Matrix
+	add := func(w *ops.Matrix) {
+		if w != nil && !w.X8() && RepackableTensor(&m.Config, w.T.Name, w.T.Type, []int64{int64(w.Cols), int64(w.Rows)}) {
+			ms = append(ms, w)
+		}
+	}
+	for i := range m.Blocks {
+		L := &m.Blocks[i]
+		for _, w := range []*ops.Matrix{L.Wq, L.Wk, L.Wv, L.Wqkv, L.Wo, L.Gate, L.Up, L.GateUp, L.Down} {
+			add(w)
+		}
+	}
+	if !m.Tied {
+		add(m.Output)
+	}
+	return ms
+}
+
+// Repack holds w, one of m.Repackable(), in the X8 layout in dst (exactly
+// len(w.T.Data) bytes): the rows are repacked into dst and products read
+// only dst from then on, so the caller may release w's mapped pages. It
+// is meant for load time, before any forward pass.
+func Repack(w *ops.Matrix, dst []byte) error {
+	k, ok := quant.X8(w.T.Type, w.Cols)
+	if !ok {
+		return fmt.Errorf("model: tensor %q: no X8 kernels for %v rows of %d", w.T.Name, w.T.Type, w.Cols)
+	}
+	if err := quant.RepackX8(w.T.Type, dst, w.T.Data, w.Rows, w.Cols); err != nil {
+		return fmt.Errorf("model: tensor %q: %w", w.T.Name, err)
+	}
+	return w.UseX8(dst, k)
+}

@@ -1,0 +1,174 @@
+package residency
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/mem"
+	"github.com/lowmem/llm/memplan"
+	"github.com/lowmem/llm/quant"
+)
+
+// repackSpec is a model whose matrices the plan may repack: Q4_0, rows of
+// 256 and 512 elements.
+func repackSpec(t *testing.T) testutil.ModelSpec {
+	if _, ok := quant.X8(quant.Q4_0, 256); !ok {
+		t.Skip("no X8 kernels on this CPU or build")
+	}
+	s := testutil.TinyLlama()
+	s.Embd, s.FFN, s.WeightType = 256, 512, quant.Q4_0
+	return s
+}
+
+// TestRepackReleasesMapping: a plan with Repack (under WeightsAuto, with
+// room for everything) holds the Q4_0 matrices repacked and every block
+// pinned (no layer source), and the whole pages of each repacked range are
+// out of the page cache; the logits follow the file's layout within the
+// drift of another kernel's order of float operations, and a decode step
+// allocates nothing.
+func TestRepackReleasesMapping(t *testing.T) {
+	path := testutil.TempModel(t, repackSpec(t))
+	ref := load(t, path, request(memplan.WeightsResident, 1<<40), nil)
+	want := forced(t, ref)
+	ref.close()
+	evicted := evictFile(t, path)
+	r := request(memplan.WeightsAuto, 1<<40)
+	r.Repack = true
+	l := load(t, path, r, nil)
+	p := l.w.Plan()
+	if p.Repacked == 0 || p.Repacked != rangeBytes(l.sh.Repack) {
+		t.Fatalf("plan repacked %d bytes, the shape lists %d", p.Repacked, rangeBytes(l.sh.Repack))
+	}
+	if l.m.Source != nil || l.w.dynamic {
+		t.Fatal("blocks of a repacked model may still move to disk")
+	}
+	got := l.w.Repacked()
+	slices.SortFunc(got, func(a, b mem.Range) int { return cmp.Compare(a.Off, b.Off) })
+	if !slices.Equal(got, l.sh.Repack) {
+		t.Fatalf("repacked %v, the plan lists %v", got, l.sh.Repack)
+	}
+	for _, m := range l.m.Repackable() {
+		t.Errorf("%s left in the file's layout", m.T.Name)
+	}
+	if evicted {
+		waitAhead(t, l)
+		for _, rg := range l.w.Repacked() {
+			// Release keeps the pages a range shares with its neighbours.
+			lo, hi := (rg.Off+4095)&^4095, (rg.Off+rg.Len)&^4095
+			if n, err := l.mp.Resident(lo, hi-lo); err != nil || n != 0 {
+				t.Errorf("repacked range [%d, %d): %d bytes of its whole pages in the page cache (%v)", rg.Off, rg.Off+rg.Len, n, err)
+			}
+		}
+	} else {
+		t.Log("the file's pages could not be dropped (tmpfs?): page cache not checked")
+	}
+	compareForced(t, forced(t, l), want)
+
+	st, err := l.newState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.eval(1, 2, 3); err != nil {
+		t.Fatal(err)
+	}
+	step := func() {
+		if err := st.st.Forward([]int32{5}, 3, st.logits); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := testing.AllocsPerRun(20, step); n != 0 {
+		t.Fatalf("a decode step of a repacked model allocates %.1f times, want 0", n)
+	}
+}
+
+// forced is the logits of a prompt (a small batch), a batch past the GEMM
+// threshold and single tokens, each step's input fixed.
+func forced(t *testing.T, l *loaded) [][]float32 {
+	t.Helper()
+	s, err := l.newState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]float32
+	for _, toks := range [][]int32{{1, 40, 41, 42, 100, 7}, {9}, {200, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}, {55}, {66}} {
+		lg, err := s.eval(toks...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, slices.Clone(lg))
+	}
+	return out
+}
+
+// compareForced checks the logits of each step against the file layout's
+// within 3 % of the largest: a float rounding apart in a sum can move an
+// activation's 8-bit quantization by a step, which the row layout's own
+// AVX2 and AVX-512 kernels differ by too (1 % here). Argmax must agree
+// wherever the reference's top two are further apart than the difference.
+func compareForced(t *testing.T, got, want [][]float32) {
+	t.Helper()
+	for s := range want {
+		var scale, worst float64
+		for i := range want[s] {
+			scale = max(scale, math.Abs(float64(want[s][i])))
+			worst = max(worst, math.Abs(float64(got[s][i]-want[s][i])))
+		}
+		if worst > 0.03*scale {
+			t.Errorf("step %d: logits differ by up to %g (largest %g)", s, worst, scale)
+		}
+		a, b := argmax(got[s]), argmax(want[s])
+		second := math.Inf(-1)
+		for i, v := range want[s] {
+			if i != b {
+				second = max(second, float64(v))
+			}
+		}
+		if a != b && float64(want[s][b])-second > 2*worst {
+			t.Errorf("step %d: argmax %d repacked, %d in the file's layout", s, a, b)
+		}
+	}
+}
+
+// TestRepackOnlyResident: streaming plans and requests without Repack
+// keep the file's layout.
+func TestRepackOnlyResident(t *testing.T) {
+	path := testutil.TempModel(t, repackSpec(t))
+	for _, c := range []struct {
+		w      memplan.WeightsMode
+		repack bool
+	}{{memplan.WeightsStreaming, true}, {memplan.WeightsResident, false}} {
+		r := request(c.w, 1<<40)
+		r.Repack = c.repack
+		l := load(t, path, r, nil)
+		if n := l.w.Plan().Repacked; n != 0 || len(l.w.Repacked()) != 0 {
+			t.Errorf("%v, repack %v: %d bytes repacked", c.w, c.repack, n)
+		}
+		for _, m := range l.m.Repackable() {
+			if m.X8() {
+				t.Errorf("%v, repack %v: %s in the X8 layout", c.w, c.repack, m.T.Name)
+			}
+		}
+		l.close()
+	}
+}
+
+func rangeBytes(rs []mem.Range) int64 {
+	var n int64
+	for _, r := range rs {
+		n += r.Len
+	}
+	return n
+}
+
+func argmax(x []float32) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}
