@@ -15,7 +15,7 @@ import (
 
 // TestRepackOnOff loads Q4_0 models of three layouts (llama; phi3's fused
 // QKV and gate-up, whose halves are bands of one matrix; qwen2's tied
-// output, which stays in place) with the default WithRepack(true) and
+// output, which stays in place), and Q4_K and Q6_K llamas, with the default WithRepack(true) and
 // with false, and compares their logits for a prompt (a small batch), a
 // batch that takes the GEMM path and single tokens, each step's input
 // fixed: within 3 % of the largest logit (a rounding apart in a sum can
@@ -28,9 +28,15 @@ func TestRepackOnOff(t *testing.T) {
 	}
 	llama, phi3, qwen2 := testutil.TinyLlama(), testutil.TinyPhi3(), testutil.TinyQwen2()
 	steps := [][]int32{{1, 40, 41, 42, 100, 7}, {9}, {200, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}, {55}, {66}}
-	for _, spec := range []testutil.ModelSpec{llama, phi3, qwen2} {
-		spec.Embd, spec.FFN, spec.WeightType = 256, 512, quant.Q4_0
-		t.Run(spec.Arch, func(t *testing.T) {
+	llama4K, llama6K := llama, llama
+	llama4K.WeightType, llama6K.WeightType = quant.Q4_K, quant.Q6_K
+	llama.WeightType, phi3.WeightType, qwen2.WeightType = quant.Q4_0, quant.Q4_0, quant.Q4_0
+	for _, spec := range []testutil.ModelSpec{llama, phi3, qwen2, llama4K, llama6K} {
+		spec.Embd, spec.FFN = 256, 512
+		if _, ok := quant.X8(spec.WeightType, 256); !ok {
+			continue
+		}
+		t.Run(spec.Arch+"/"+spec.WeightType.String(), func(t *testing.T) {
 			path := testutil.TempModel(t, spec)
 			opts := []llm.Option{llm.WithThreads(2), llm.WithContextSize(64)}
 			on := load(t, path, opts...)

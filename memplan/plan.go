@@ -197,8 +197,8 @@ type Request struct {
 	// so those components count this many times. 0 means 1.
 	Sessions int
 	// Repack lets a plan whose weights stay resident for the model's whole
-	// life (WeightsResident, chosen or asked for) hold the Q4_0 matrices
-	// in the X8 layout (see Plan.Repacked): one copy, in anonymous memory
+	// life (WeightsResident, chosen or asked for) hold the Q4_0, Q4_K and
+	// Q6_K matrices in the X8 layout (see Plan.Repacked): one copy, in anonymous memory
 	// instead of the page cache. Its blocks then never move to disk.
 	Repack bool
 }
@@ -385,7 +385,7 @@ func (p Plan) repack(s *Shape) Plan {
 	var bytes, anon, released int64
 	for _, r := range s.Repack {
 		bytes += r.Len
-		anon += roundTo(r.Len, mem.DirectAlign)
+		anon += roundTo(r.X8, mem.DirectAlign)
 		start, end := roundTo(r.Off, pageRound), (r.Off+r.Len)&^(pageRound-1)
 		if r.Off+r.Len == s.FileBytes {
 			end = roundTo(s.FileBytes, pageRound)
@@ -395,7 +395,7 @@ func (p Plan) repack(s *Shape) Plan {
 	p.Components[0].Bytes -= released
 	p.Components[0].Note += fmt.Sprintf("; %s of it repacked", FormatBytes(bytes))
 	p.Components = slices.Insert(p.Components, 1, Component{RepackedComponent, anon,
-		fmt.Sprintf("%d Q4_0 matrices, 8 rows interleaved (anonymous memory; their mapped pages released)", len(s.Repack))})
+		fmt.Sprintf("%d matrices, 8 rows interleaved (anonymous memory; their mapped pages released)", len(s.Repack))})
 	p.Total += anon - released
 	p.ResidentWeights += anon - released
 	// Keep Schedule and PeakAt in step with Total.

@@ -31,7 +31,7 @@ func TestPlanRepack(t *testing.T) {
 	var bytes, anon, released int64
 	for _, r := range sh.Repack {
 		bytes += r.Len
-		anon += (r.Len + mem.DirectAlign - 1) / mem.DirectAlign * mem.DirectAlign
+		anon += (r.X8 + mem.DirectAlign - 1) / mem.DirectAlign * mem.DirectAlign
 		end := (r.Off + r.Len) &^ 4095
 		if r.Off+r.Len == sh.FileBytes {
 			end = (sh.FileBytes + 4095) &^ 4095 // the file's last page is the range's own (mem.Mapping.Release)

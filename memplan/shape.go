@@ -42,7 +42,7 @@ type Shape struct {
 	HeapBytes   int64      // vectors the model copies to the heap (model.HeapBytes)
 	// Repack is where the matrices a resident model may hold in the X8
 	// layout lie in the file (model.RepackableTensor), in file order.
-	Repack []mem.Range
+	Repack []RepackRange
 }
 
 // ReadShape reads the header of the GGUF file at path (not its weights)
@@ -130,7 +130,7 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 			return nil, fmt.Errorf("%w: %w", err, model.ErrBadModel)
 		}
 	}
-	slices.SortFunc(s.Repack, func(a, b mem.Range) int { return cmp.Compare(a.Off, b.Off) })
+	slices.SortFunc(s.Repack, func(a, b RepackRange) int { return cmp.Compare(a.Off, b.Off) })
 	if s.Vocab == 0 {
 		return nil, fmt.Errorf("model: token_embd.weight missing: %w", model.ErrBadModel)
 	}
@@ -150,10 +150,19 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 	return s, nil
 }
 
+// RepackRange is a matrix a resident model may hold in the X8 layout: its
+// range in the file and its size repacked (X8, which for Q4_K exceeds
+// Len by 32 bytes a group's super-block).
+type RepackRange struct {
+	mem.Range
+	X8 int64
+}
+
 // addRepack notes t's range when a resident model may repack it.
 func (s *Shape) addRepack(c *model.Config, t gguf.TensorInfo) {
 	if t.Size > 0 && model.RepackableTensor(c, t.Name, t.Type, t.Dims) {
-		s.Repack = append(s.Repack, mem.Range{Off: t.Offset, Len: t.Size})
+		x8 := int64(quant.X8Bytes(t.Type, int(t.Dims[1]), int(t.Dims[0])))
+		s.Repack = append(s.Repack, RepackRange{mem.Range{Off: t.Offset, Len: t.Size}, x8})
 	}
 }
 

@@ -20,15 +20,15 @@ var x8Block = map[string]bool{
 
 // RepackableTensor reports whether the tensor name of type t and ggml dims
 // (dims[0] the row length) may be held in the X8 layout (quant.RepackX8)
-// by a model of configuration c whose weights stay resident: a Q4_0
-// matrix of a block (or the output matrix when it is not the embedding),
+// by a model of configuration c whose weights stay resident: a Q4_0, Q4_K
+// or Q6_K matrix of a block (or the output matrix when it is not the embedding),
 // whose rows and the bands of them the forward pass reads are whole
 // groups of 8, for which this CPU has X8 kernels. Only on Linux, where the
 // mapped rows can be given back once repacked (mem.Mapping.Release): the
 // layout must never make two copies. The memory plan (from the header)
 // and the repacking at load (from the model) decide with it alike.
 func RepackableTensor(c *Config, name string, t quant.Type, dims []int64) bool {
-	if runtime.GOOS != "linux" || t != quant.Q4_0 || len(dims) != 2 || dims[1]%8 != 0 || dims[0] > 1<<30 {
+	if runtime.GOOS != "linux" || quant.X8BlockBytes(t) == 0 || len(dims) != 2 || dims[1]%8 != 0 || dims[0] > 1<<30 {
 		return false
 	}
 	if name != "output.weight" {
@@ -68,8 +68,12 @@ func (m *Model) Repackable() []*ops.Matrix {
 	return ms
 }
 
+// RepackedBytes is the size of w, one of m.Repackable(), in the X8 layout
+// (Q4_K: 32 bytes a group's super-block more than in place).
+func RepackedBytes(w *ops.Matrix) int { return quant.X8Bytes(w.T.Type, w.Rows, w.Cols) }
+
 // Repack holds w, one of m.Repackable(), in the X8 layout in dst (exactly
-// len(w.T.Data) bytes): the rows are repacked into dst and products read
+// RepackedBytes(w) bytes): the rows are repacked into dst and products read
 // only dst from then on, so the caller may release w's mapped pages. It
 // is meant for load time, before any forward pass.
 func Repack(w *ops.Matrix, dst []byte) error {

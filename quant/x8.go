@@ -72,7 +72,7 @@ type X8Kernel struct {
 }
 
 // X8 returns the X8 kernels for weight type t and rows of n elements on
-// this CPU, or false when there are none (the matrix then stays in its
+// this CPU (LLM_KERNELS may name one, as for TileChoice), or false when there are none (the matrix then stays in its
 // row layout): Q4_0, Q4_K and Q6_K, with n a multiple of 256 and at
 // most 32768, in builds with assembly on CPUs with AVX-512 VNNI (and VBMI
 // for the k-quants).
@@ -84,7 +84,19 @@ func X8(t Type, n int) (X8Kernel, bool) {
 	if len(ks) == 0 {
 		return X8Kernel{}, false
 	}
-	return ks[x8Choice(len(ks))], true
+	if name, ok := kernelEnv[t]; ok {
+		for _, k := range ks {
+			if k.Name == name {
+				return k, true
+			}
+		}
+	}
+	// The plain kernel: a group's block columns are one sequential stream,
+	// which the hardware prefetchers follow; on Zen 4 the non-temporal
+	// prefetch that made the row kernels faster slowed these
+	// (BenchmarkX8, 128 MB: Q4_0 23.5 against 20.9 GB/s, Q4_K 26.6
+	// against 23.0, Q6_K 27.4 against 22.6, one thread).
+	return ks[0], true
 }
 
 // x8MaxBlocks bounds n/32: the kernels keep per-block activation factors

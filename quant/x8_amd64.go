@@ -4,37 +4,29 @@ package quant
 
 import "github.com/lowmem/llm/internal/cpu"
 
-// x8Variants lists the X8 kernels of t this CPU runs: decode without and
-// with non-temporal prefetch 4 KB ahead, each with the group's GEMM.
+// x8Variants lists the X8 kernels of t this CPU runs, the one X8 chooses
+// first: decode without and with non-temporal prefetch 4 KB ahead, each
+// with the group's GEMM.
 // The k-quants' GEMM gathers a row's scales with VPERMI2B (AVX-512 VBMI).
 func x8Variants(t Type) []X8Kernel {
 	switch {
 	case t == Q4_0 && cpu.Has(cpu.AVX512VNNI):
 		return []X8Kernel{
-			x8Kernel("avx512vnni", t, rowQ4_0X8VNNI, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI),
-			x8Kernel("avx512vnni-nta", t, rowQ4_0X8VNNINTA4096, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI),
+			x8Kernel("avx512vnni-x8", t, rowQ4_0X8VNNI, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI),
+			x8Kernel("avx512vnni-x8-nta", t, rowQ4_0X8VNNINTA4096, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI),
 		}
 	case t == Q4_K && cpu.Has(cpu.AVX512VBMI):
 		return []X8Kernel{
-			x8Kernel("avx512vbmi", t, rowQ4_KX8VNNI, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI),
-			x8Kernel("avx512vbmi-nta", t, rowQ4_KX8VNNINTA4096, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI),
+			x8Kernel("avx512vbmi-x8", t, rowQ4_KX8VNNI, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI),
+			x8Kernel("avx512vbmi-x8-nta", t, rowQ4_KX8VNNINTA4096, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI),
 		}
 	case t == Q6_K && cpu.Has(cpu.AVX512VBMI):
 		return []X8Kernel{
-			x8Kernel("avx512vbmi", t, rowQ6_KX8VNNI, gemmQ6_KX8R0VNNI, gemmQ6_KX8R4VNNI),
-			x8Kernel("avx512vbmi-nta", t, rowQ6_KX8VNNINTA4096, gemmQ6_KX8R0VNNI, gemmQ6_KX8R4VNNI),
+			x8Kernel("avx512vbmi-x8", t, rowQ6_KX8VNNI, gemmQ6_KX8R0VNNI, gemmQ6_KX8R4VNNI),
+			x8Kernel("avx512vbmi-x8-nta", t, rowQ6_KX8VNNINTA4096, gemmQ6_KX8R0VNNI, gemmQ6_KX8R4VNNI),
 		}
 	}
 	return nil
-}
-
-// x8Choice picks among x8Variants: the prefetching decode on Zen 4, whose
-// row kernels stream fastest so too (tilePrefs), the plain one elsewhere.
-func x8Choice(n int) int {
-	if cpu.CPU().Split512() && n > 1 {
-		return 1
-	}
-	return 0
 }
 
 // x8Kernel wraps the assembly of one X8 layout: decode kernel row, and

@@ -47,7 +47,7 @@ func TestRepackReleasesMapping(t *testing.T) {
 	}
 	got := l.w.Repacked()
 	slices.SortFunc(got, func(a, b mem.Range) int { return cmp.Compare(a.Off, b.Off) })
-	if !slices.Equal(got, l.sh.Repack) {
+	if !slices.Equal(got, ranges(l.sh.Repack)) {
 		t.Fatalf("repacked %v, the plan lists %v", got, l.sh.Repack)
 	}
 	for _, m := range l.m.Repackable() {
@@ -155,12 +155,21 @@ func TestRepackOnlyResident(t *testing.T) {
 	}
 }
 
-func rangeBytes(rs []mem.Range) int64 {
+func rangeBytes(rs []memplan.RepackRange) int64 {
 	var n int64
 	for _, r := range rs {
 		n += r.Len
 	}
 	return n
+}
+
+// ranges is the file ranges of rs.
+func ranges(rs []memplan.RepackRange) []mem.Range {
+	out := make([]mem.Range, len(rs))
+	for i, r := range rs {
+		out[i] = r.Range
+	}
+	return out
 }
 
 func argmax(x []float32) int {

@@ -271,12 +271,13 @@ func (w *Weights) repackOne(m *ops.Matrix) error {
 	if !ok || ti.Size != int64(len(m.T.Data)) {
 		return fmt.Errorf("tensor %q not in the file as built", m.T.Name)
 	}
-	n := (len(m.T.Data) + mem.DirectAlign - 1) &^ (mem.DirectAlign - 1)
+	size := model.RepackedBytes(m)
+	n := (size + mem.DirectAlign - 1) &^ (mem.DirectAlign - 1)
 	bufs, free, err := mem.AllocAligned(1, n)
 	if err != nil {
 		return err
 	}
-	if err := model.Repack(m, bufs[0][:len(m.T.Data)]); err != nil {
+	if err := model.Repack(m, bufs[0][:size]); err != nil {
 		free()
 		return err
 	}

@@ -121,7 +121,7 @@ func (e *Exec) matmulGemm(pt *Part, nTok int) {
 		e.pk = packTask{m: m, xq: xq, t0: t0, nTok: n, p: e.pack, pb: pb}
 		e.For(panels, 1, &e.pk)
 		e.gt.m, e.gt.out, e.gt.outStride = m, out, outStride
-		e.gt.w, e.gt.rows = m.weights()[pt.Row0*m.T.RowBytes():], rowsN
+		e.gt.w, e.gt.rows = m.weights()[pt.Row0*m.rowBytes():], rowsN
 		e.gt.t0, e.gt.nTok, e.gt.p, e.gt.pb = t0, n, e.pack, pb
 		e.gt.chunkRows, e.gt.nChunks = chunk, (rowsN+chunk-1)/chunk
 		e.gt.taken.Store(0)

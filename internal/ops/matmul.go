@@ -34,6 +34,9 @@ type Matrix struct {
 	// products read x8Data and never T.Data.
 	x8     *quant.X8Kernel
 	x8Data []byte
+	// x8RowBytes is a row's share of a group's bytes in the X8 layout
+	// (Q4_K's is 4 bytes a super-block more than in place).
+	x8RowBytes int
 }
 
 // NewMatrix prepares a 2-D weight tensor (Shape[0] inputs, Shape[1] outputs).

@@ -10,12 +10,12 @@ import (
 // at a time in memory of its own, the mapped rows given back: decode
 // multiplies a group of eight rows per block column (X8Kernel.MatVec),
 // prefill through the GEMM panels of the weight type (X8Kernel.Mul). A
-// group takes exactly the bytes of its eight rows in place, so row r's
-// group begins where row r would: work split in whole groups of 8 rows
-// keeps the byte offsets of the row layout.
+// group takes the bytes of its eight rows in place (Q4_K: 32 more a
+// super-block), so row r's group begins at r times a row's share of a
+// group (x8RowBytes).
 
 // UseX8 makes m multiply through k from data, which holds m's rows
-// repacked by quant.RepackX8 (exactly the bytes of m.T.Data). From then on
+// repacked by quant.RepackX8 (quant.X8Bytes of them). From then on
 // products never read m.T.Data, and Part rows of m must start and end on
 // multiples of 8. It is meant for load time, before m is used.
 func (m *Matrix) UseX8(data []byte, k quant.X8Kernel) error {
@@ -24,10 +24,11 @@ func (m *Matrix) UseX8(data []byte, k quant.X8Kernel) error {
 		return fmt.Errorf("ops: tensor %q: X8 kernel %q for %v, the tensor is %v", m.T.Name, k.Name, k.Type, m.T.Type)
 	case m.Rows%8 != 0:
 		return fmt.Errorf("ops: tensor %q: %d rows, the X8 layout needs a multiple of 8", m.T.Name, m.Rows)
-	case len(data) != len(m.T.Data):
-		return fmt.Errorf("ops: tensor %q: %d repacked bytes for %d in place", m.T.Name, len(data), len(m.T.Data))
+	case len(data) != quant.X8Bytes(m.T.Type, m.Rows, m.Cols):
+		return fmt.Errorf("ops: tensor %q: %d repacked bytes, the X8 layout of %d rows of %d takes %d", m.T.Name, len(data), m.Rows, m.Cols, quant.X8Bytes(m.T.Type, m.Rows, m.Cols))
 	}
 	m.x8, m.x8Data = &k, data
+	m.x8RowBytes = quant.X8Bytes(m.T.Type, 8, m.Cols) / 8
 	m.Kernel = k.Name
 	m.tileRows = 8
 	return nil
@@ -45,9 +46,17 @@ func (m *Matrix) RowLayout() Matrix {
 		return c
 	}
 	k, _ := quant.TileChoice(m.T.Type)
-	c.x8, c.x8Data = nil, nil
+	c.x8, c.x8Data, c.x8RowBytes = nil, nil, 0
 	c.Kernel, c.tileRows = k.Name, k.Rows
 	return c
+}
+
+// rowBytes is a row's share of the bytes weights returns.
+func (m *Matrix) rowBytes() int {
+	if m.x8 != nil {
+		return m.x8RowBytes
+	}
+	return m.T.RowBytes()
 }
 
 // weights is the bytes products read: the repacked ones in the X8 layout.
@@ -68,7 +77,7 @@ const x8BatchGroups = 2
 // over the rows for decode, by groups of rows for a small batch.
 func runX8(pt *mmPart, r0, r1, t0, t1 int) {
 	m := pt.M
-	rb := m.T.RowBytes()
+	rb := m.x8RowBytes
 	w := m.x8Data[pt.Row0*rb:]
 	xrb, n, mv := m.XRowBytes, m.Cols, m.x8.MatVec
 	if t1-t0 == 1 {
@@ -87,7 +96,7 @@ func runX8(pt *mmPart, r0, r1, t0, t1 int) {
 // a group of 8 rows times every panel of the group of tokens at a time.
 func (k *gemmTask) mulX8(r0, r1, panels int) {
 	m := k.m
-	rb := m.T.RowBytes()
+	rb := m.x8RowBytes
 	for r := r0; r < r1; r += 8 {
 		for j := 0; j < panels; j++ {
 			t := k.t0 + j*quant.GemmCols

@@ -9,7 +9,7 @@ import (
 	"github.com/lowmem/llm/quant"
 )
 
-// x8Of returns a copy of the Q4_0 matrix m in the X8 layout, or skips the
+// x8Of returns a copy of the matrix m in the X8 layout, or skips the
 // test on a CPU (or build) without X8 kernels.
 func x8Of(t testing.TB, m *Matrix) *Matrix {
 	t.Helper()
@@ -17,7 +17,7 @@ func x8Of(t testing.TB, m *Matrix) *Matrix {
 	if !ok {
 		t.Skipf("no X8 kernels for %v × %d here", m.T.Type, m.Cols)
 	}
-	data := make([]byte, len(m.T.Data))
+	data := make([]byte, quant.X8Bytes(m.T.Type, m.Rows, m.Cols))
 	if err := quant.RepackX8(m.T.Type, data, m.T.Data, m.Rows, m.Cols); err != nil {
 		t.Fatal(err)
 	}
@@ -47,10 +47,16 @@ func near(a, b []float32) (int, bool) {
 // what it computes with the row layout, for decode, a small batch (tiles)
 // and a batch past the GEMM threshold, on 1 and 2 threads.
 func TestX8MatchesRowLayout(t *testing.T) {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q6_K} {
+		t.Run(typ.String(), func(t *testing.T) { testX8MatchesRowLayout(t, typ) })
+	}
+}
+
+func testX8MatchesRowLayout(t *testing.T, typ quant.Type) {
 	r := rand.New(rand.NewPCG(21, 22))
 	const cols = 512
-	a := randMatrix(t, r, quant.Q4_0, 96, cols)
-	b := randMatrix(t, r, quant.Q4_0, 40, cols)
+	a := randMatrix(t, r, typ, 96, cols)
+	b := randMatrix(t, r, typ, 40, cols)
 	q8 := randMatrix(t, r, quant.Q8_0, 96, cols)
 	ax, bx := x8Of(t, a), x8Of(t, b)
 	for _, threads := range []int{1, 2} {
