@@ -277,6 +277,7 @@ func (w *Weights) repackOne(m *ops.Matrix) error {
 	if err != nil {
 		return err
 	}
+	mem.AdviseHugePages(bufs[0]) // advice: a refusal changes nothing but speed
 	if err := model.Repack(m, bufs[0][:size]); err != nil {
 		free()
 		return err
