@@ -73,16 +73,33 @@ func (m *Model) Repackable() []*ops.Matrix {
 func RepackedBytes(w *ops.Matrix) int { return quant.X8Bytes(w.T.Type, w.Rows, w.Cols) }
 
 // Repack holds w, one of m.Repackable(), in the X8 layout in dst (exactly
-// RepackedBytes(w) bytes): the rows are repacked into dst and products read
-// only dst from then on, so the caller may release w's mapped pages. It
-// is meant for load time, before any forward pass.
-func Repack(w *ops.Matrix, dst []byte) error {
+// RepackedBytes(w) bytes): the rows are repacked into dst, about chunk
+// bytes of them at a time (whole groups of 8 rows), and done, when not
+// nil, is told after each piece the range of w's bytes (offset from the
+// tensor's start, length) that will not be read again, so the caller may
+// release those mapped pages while the rest is still to come. Products
+// read only dst from then on. It is meant for load time, before any
+// forward pass.
+func Repack(w *ops.Matrix, dst []byte, chunk int, done func(off, n int64)) error {
 	k, ok := quant.X8(w.T.Type, w.Cols)
 	if !ok {
 		return fmt.Errorf("model: tensor %q: no X8 kernels for %v rows of %d", w.T.Name, w.T.Type, w.Cols)
 	}
-	if err := quant.RepackX8(w.T.Type, dst, w.T.Data, w.Rows, w.Cols); err != nil {
-		return fmt.Errorf("model: tensor %q: %w", w.T.Name, err)
+	groups := w.Rows / 8
+	if w.Rows%8 != 0 || len(dst) != RepackedBytes(w) || len(w.T.Data) < w.Rows*w.T.RowBytes() {
+		return fmt.Errorf("model: tensor %q: %d rows and %d bytes to repack into %d", w.T.Name, w.Rows, len(w.T.Data), len(dst))
+	}
+	src := 8 * w.T.RowBytes() // a group's bytes in the file
+	x8 := len(dst) / max(groups, 1)
+	step := max(1, chunk/src)
+	for g0 := 0; g0 < groups; g0 += step {
+		g1 := min(groups, g0+step)
+		if err := quant.RepackX8(w.T.Type, dst[g0*x8:g1*x8], w.T.Data[g0*src:g1*src], 8*(g1-g0), w.Cols); err != nil {
+			return fmt.Errorf("model: tensor %q: %w", w.T.Name, err)
+		}
+		if done != nil {
+			done(int64(g0*src), int64((g1-g0)*src))
+		}
 	}
 	return w.UseX8(dst, k)
 }
