@@ -4222,7 +4222,8 @@ sums:
 	MOVQ         groups+8(FP), R9
 	MOVQ         out+32(FP), R12
 	MOVL         $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Y15
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
 
 group:
 	MOVQ   BX, DI
@@ -4609,7 +4610,8 @@ sums:
 	MOVQ         groups+8(FP), R9
 	MOVQ         out+32(FP), R12
 	MOVL         $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Y15
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
 
 group:
 	MOVQ   BX, DI

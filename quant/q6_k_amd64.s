@@ -3896,15 +3896,15 @@ sums:
 	ADDQ         $0x40, R8
 	DECQ         CX
 	JNZ          sums
+	MOVL         $0x30303030, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 	MOVQ         w+0(FP), SI
 	MOVQ         groups+8(FP), R9
 	MOVQ         out+32(FP), R12
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
-	MOVL         $0x30303030, AX
-	VMOVD        AX, X14
-	VPBROADCASTD X14, Y14
 
 group:
 	MOVQ   BX, DI
@@ -4477,15 +4477,15 @@ sums:
 	ADDQ         $0x40, R8
 	DECQ         CX
 	JNZ          sums
+	MOVL         $0x30303030, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 	MOVQ         w+0(FP), SI
 	MOVQ         groups+8(FP), R9
 	MOVQ         out+32(FP), R12
 	MOVL         $0x0f0f0f0f, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
-	MOVL         $0x30303030, AX
-	VMOVD        AX, X14
-	VPBROADCASTD X14, Y14
 
 group:
 	MOVQ   BX, DI

@@ -57,69 +57,44 @@ func rowX8Name(t string, pfDist int) string {
 	return "row" + t + "X8VNNI"
 }
 
-// rowQ4_0X8 emits the decode kernel, with non-temporal prefetch pfDist
-// bytes ahead (0: none).
-func rowQ4_0X8(pfDist int) {
-	t := blockQ4_0
-	text(rowX8Name("Q4_0", pfDist), 0, "func(w *byte, groups int, x *byte, nb int, out *float32)")
-	pre := c.AllocLocal(8 * rowMaxBlocks)
+// x8Decoder is what an X8 decode kernel adds to the shape they share:
+// per-block activation factors written to the frame first (pre, from BX,
+// nb blocks in R13, to DX), then per group of eight rows a loop over the
+// blocks (loop: per iteration count blocks, the weights at SI, the
+// activations at DI and the factors at R8, the rows' sums in Y0; it
+// advances SI and DI, the skeleton R8 by preStep), and the eight sums
+// stored. Y15 holds bytes 0x0F.
+type x8Decoder struct {
+	t              string
+	frame          int
+	pre            func()
+	loop           func(pfDist int)
+	preStep, count int
+}
+
+// emit writes the kernel, with non-temporal prefetch pfDist bytes ahead
+// (0: none).
+func (d x8Decoder) emit(pfDist int) {
+	text(rowX8Name(d.t, pfDist), 0, "func(w *byte, groups int, x *byte, nb int, out *float32)")
+	pre := c.AllocLocal(d.frame)
 	loadArgs("x nb", RBX, R13)
 	c.LEAQ(pre, RDX)
-	rowPre(t)
-	// d_x·Σy times the bias, 8, exactly.
-	c.MOVL(U32(0x41000000), EAX)
-	c.VPBROADCASTD(EAX, Y14)
-	c.MOVQ(RDX, R8)
-	c.MOVQ(R13, RCX)
-	label("bias")
-	c.VMULPS(mem(R8, 32), Y14, Y1)
-	c.VMOVUPS(Y1, mem(R8, 32))
-	c.ADDQ(U8(64), R8)
-	c.SUBQ(U8(8), RCX)
-	c.JNZ(ref("bias"))
-
+	d.pre()
 	loadArgs("w groups out", RSI, R9, R12)
-	c.MOVL(U32(0x0F0F0F0F), EAX)
-	c.VPBROADCASTD(EAX, Y15)
+	bcast32(0x0F0F0F0F, Y15)
 	label("group")
 	c.MOVQ(RBX, RDI)
 	c.MOVQ(RDX, R8)
 	c.MOVQ(R13, RCX)
 	zero(Y0)
 	label("loop")
-	for b := 0; b < 8; b++ {
-		if pfDist > 0 {
-			for off := 0; off < x8BlockBytes; off += 64 {
-				c.PREFETCHNTA(mem(RSI, pfDist+off))
-			}
-		}
-		for ch := 0; ch < 4; ch++ {
-			lo, hi, acc := yr(1+ch), yr(5+ch), yr(16+ch)
-			c.VMOVDQU(mem(RSI, 16+32*ch), lo)
-			c.VPSRLW(U8(4), lo, hi)
-			c.VPAND(Y15, lo, lo)
-			c.VPAND(Y15, hi, hi)
-			xl, xh := yr(9+ch%2*2), yr(10+ch%2*2)
-			c.VPBROADCASTD(mem(RDI, t.qx+4*ch), xl)
-			c.VPBROADCASTD(mem(RDI, t.qx+16+4*ch), xh)
-			zero(acc)
-			VPDPBUSD(xl, lo, acc)
-			VPDPBUSD(xh, hi, acc)
-		}
-		c.VPADDD(Y17, Y16, Y16)
-		c.VPADDD(Y19, Y18, Y18)
-		c.VPADDD(Y18, Y16, Y16)
-		c.VCVTDQ2PS(Y16, Y16)
-		c.VBROADCASTSS(mem(R8, 4*b), Y20)
-		c.VBROADCASTSS(mem(R8, 32+4*b), Y21)
-		c.VFMSUB213PS(Y21, Y20, Y16) // (Σc·y)·d_x − 8·d_x·Σy
-		c.VCVTPH2PS(mem(RSI, 0), Y22)
-		c.VFMADD231PS(Y22, Y16, Y0)
-		c.ADDQ(U32(x8BlockBytes), RSI)
-		c.ADDQ(U8(uint8(t.xb)), RDI)
+	d.loop(pfDist)
+	c.ADDQ(U8(uint8(d.preStep)), R8)
+	if d.count == 1 {
+		c.DECQ(RCX)
+	} else {
+		c.SUBQ(U8(uint8(d.count)), RCX)
 	}
-	c.ADDQ(U8(64), R8)
-	c.SUBQ(U8(8), RCX)
 	c.JNZ(ref("loop"))
 	c.VMOVUPS(Y0, mem(R12, 0))
 	c.ADDQ(U8(32), R12)
@@ -128,24 +103,83 @@ func rowQ4_0X8(pfDist int) {
 	retVoid()
 }
 
+// prefetchX8 prefetches, non-temporally, the bytes [from, to) of a block
+// column pfDist ahead, a cache line at a time.
+func prefetchX8(pfDist, from, to int) {
+	if pfDist == 0 {
+		return
+	}
+	for off := from; off < to; off += 64 {
+		c.PREFETCHNTA(mem(RSI, pfDist+off))
+	}
+}
+
+// q40X8 is Q4_0's decode kernel: eight blocks an iteration, the factors
+// d_x and 8·d_x·Σy of each (rowPre's, the second times the bias, 8).
+var q40X8 = x8Decoder{t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
+	pre: func() {
+		rowPre(blockQ4_0)
+		c.MOVL(U32(0x41000000), EAX)
+		c.VPBROADCASTD(EAX, Y14)
+		c.MOVQ(RDX, R8)
+		c.MOVQ(R13, RCX)
+		label("bias")
+		c.VMULPS(mem(R8, 32), Y14, Y1)
+		c.VMOVUPS(Y1, mem(R8, 32))
+		c.ADDQ(U8(64), R8)
+		c.SUBQ(U8(8), RCX)
+		c.JNZ(ref("bias"))
+	},
+	loop: func(pfDist int) {
+		t := blockQ4_0
+		for b := 0; b < 8; b++ {
+			prefetchX8(pfDist, 0, x8BlockBytes)
+			for ch := 0; ch < 4; ch++ {
+				lo, hi, acc := yr(1+ch), yr(5+ch), yr(16+ch)
+				c.VMOVDQU(mem(RSI, 16+32*ch), lo)
+				c.VPSRLW(U8(4), lo, hi)
+				c.VPAND(Y15, lo, lo)
+				c.VPAND(Y15, hi, hi)
+				xl, xh := yr(9+ch%2*2), yr(10+ch%2*2)
+				c.VPBROADCASTD(mem(RDI, t.qx+4*ch), xl)
+				c.VPBROADCASTD(mem(RDI, t.qx+16+4*ch), xh)
+				zero(acc)
+				VPDPBUSD(xl, lo, acc)
+				VPDPBUSD(xh, hi, acc)
+			}
+			c.VPADDD(Y17, Y16, Y16)
+			c.VPADDD(Y19, Y18, Y18)
+			c.VPADDD(Y18, Y16, Y16)
+			c.VCVTDQ2PS(Y16, Y16)
+			c.VBROADCASTSS(mem(R8, 4*b), Y20)
+			c.VBROADCASTSS(mem(R8, 32+4*b), Y21)
+			c.VFMSUB213PS(Y21, Y20, Y16) // (Σc·y)·d_x − 8·d_x·Σy
+			c.VCVTPH2PS(mem(RSI, 0), Y22)
+			c.VFMADD231PS(Y22, Y16, Y0)
+			c.ADDQ(U32(x8BlockBytes), RSI)
+			c.ADDQ(U8(uint8(t.xb)), RDI)
+		}
+	},
+}
+
 // x8Kernels emits Q4_0's X8 kernels: decode with and without prefetch,
 // and the GEMM of rows 0-3 and 4-7 of a group.
 func x8Kernels() {
-	rowQ4_0X8(0)
-	rowQ4_0X8(4096)
+	q40X8.emit(0)
+	q40X8.emit(4096)
 	gemmBlockOf(blockQ4_0, x8Layout(0))
 	gemmBlockOf(blockQ4_0, x8Layout(4))
 }
 
 // x8KKernels emits Q4_K's X8 kernels, as x8Kernels does Q4_0's.
 func x8KKernels() {
-	rowQ4_KX8(0)
-	rowQ4_KX8(4096)
+	q4KX8.emit(0)
+	q4KX8.emit(4096)
 	gemmSuperOf(superQ4_K, x8KLayout(superQ4_K, 0))
 	gemmSuperOf(superQ4_K, x8KLayout(superQ4_K, 4))
 }
 
-// rowQ4_KX8 emits Q4_K's X8 decode kernel:
+// q4KX8 is Q4_K's X8 decode kernel:
 //
 //	rowQ4_KX8VNNI[NTA<d>](w *byte, groups int, x *byte, nb int, out *float32)
 //
@@ -160,110 +194,90 @@ func x8KKernels() {
 // Registers: Y0 the rows' sums, Y1 S, Y2 M, Y3-Y6 the pair's partial sums,
 // Y7/Y8 scratch, Y9-Y13 the factors, Y14 words 1, Y15 the 0x0F mask,
 // Y16-Y23 code chunks, Y24-Y31 activation dwords. General: as Q4_0's.
-func rowQ4_KX8(pfDist int) {
-	text(rowX8Name("Q4_K", pfDist), 0, "func(w *byte, groups int, x *byte, nb int, out *float32)")
-	const xb = 4 + 256 + 32 // a Q8_K block
-	pre := c.AllocLocal(32 * 128)
-	loadArgs("x nb", RBX, R13)
-	c.LEAQ(pre, RDX)
-	c.MOVL(U32(0x00010001), EAX)
-	c.VPBROADCASTD(EAX, Y14)
-	c.MOVQ(RBX, RDI)
-	c.MOVQ(RDX, R8)
-	c.MOVQ(R13, RCX)
-	label("sums")
-	c.VPMADDWD(mem(RDI, 260), Y14, Y1)
-	c.VMOVDQU(Y1, mem(R8, 0))
-	c.ADDQ(U32(xb), RDI)
-	c.ADDQ(U8(32), R8)
-	c.DECQ(RCX)
-	c.JNZ(ref("sums"))
+// q8KBytes is the size of a Q8_K activation block.
+const q8KBytes = 4 + 256 + 32
 
-	loadArgs("w groups out", RSI, R9, R12)
-	c.MOVL(U32(0x0F0F0F0F), EAX)
-	c.VPBROADCASTD(EAX, Y15)
-	label("group")
-	c.MOVQ(RBX, RDI)
-	c.MOVQ(RDX, R8)
-	c.MOVQ(R13, RCX)
-	zero(Y0)
-	label("loop")
-	if pfDist > 0 {
-		for off := 0; off < 160; off += 64 {
-			c.PREFETCHNTA(mem(RSI, pfDist+off))
-		}
-	}
-	zero(Y1)
-	zero(Y2)
-	for p := 0; p < 4; p++ {
-		for _, a := range []Register{Y3, Y4, Y5, Y6} {
-			zero(a)
-		}
-		for g := 0; g < 8; g++ {
-			k := 8*p + g
-			if pfDist > 0 && k%2 == 0 {
-				c.PREFETCHNTA(mem(RSI, pfDist+160+32*k))
+var q4KX8 = x8Decoder{t: "Q4_K", frame: 32 * 128, preStep: 32, count: 1,
+	pre: func() {
+		c.MOVL(U32(0x00010001), EAX)
+		c.VPBROADCASTD(EAX, Y14)
+		c.MOVQ(RBX, RDI)
+		c.MOVQ(RDX, R8)
+		c.MOVQ(R13, RCX)
+		label("sums")
+		c.VPMADDWD(mem(RDI, 260), Y14, Y1)
+		c.VMOVDQU(Y1, mem(R8, 0))
+		c.ADDQ(U32(q8KBytes), RDI)
+		c.ADDQ(U8(32), R8)
+		c.DECQ(RCX)
+		c.JNZ(ref("sums"))
+	},
+	loop: func(pfDist int) {
+		prefetchX8(pfDist, 0, 160)
+		zero(Y1)
+		zero(Y2)
+		for p := 0; p < 4; p++ {
+			for _, a := range []Register{Y3, Y4, Y5, Y6} {
+				zero(a)
 			}
-			lo, hi := yr(16+g%4*2), yr(17+g%4*2)
-			xl, xh := yr(24+g%4*2), yr(25+g%4*2)
-			c.VMOVDQU32(mem(RSI, 160+32*k), lo)
-			c.VPSRLW(U8(4), lo, hi)
-			c.VPANDD(Y15, lo, lo)
-			c.VPANDD(Y15, hi, hi)
-			c.VPBROADCASTD(mem(RDI, 4+32*(2*p)+4*g), xl)
-			c.VPBROADCASTD(mem(RDI, 4+32*(2*p+1)+4*g), xh)
-			VPDPBUSD(xl, lo, yr(3+g%2))
-			VPDPBUSD(xh, hi, yr(5+g%2))
+			for g := 0; g < 8; g++ {
+				k := 8*p + g
+				if pfDist > 0 && k%2 == 0 {
+					c.PREFETCHNTA(mem(RSI, pfDist+160+32*k))
+				}
+				lo, hi := yr(16+g%4*2), yr(17+g%4*2)
+				xl, xh := yr(24+g%4*2), yr(25+g%4*2)
+				c.VMOVDQU32(mem(RSI, 160+32*k), lo)
+				c.VPSRLW(U8(4), lo, hi)
+				c.VPANDD(Y15, lo, lo)
+				c.VPANDD(Y15, hi, hi)
+				c.VPBROADCASTD(mem(RDI, 4+32*(2*p)+4*g), xl)
+				c.VPBROADCASTD(mem(RDI, 4+32*(2*p+1)+4*g), xh)
+				VPDPBUSD(xl, lo, yr(3+g%2))
+				VPDPBUSD(xh, hi, yr(5+g%2))
+			}
+			c.VPADDD(Y4, Y3, Y3)
+			c.VPADDD(Y6, Y5, Y5)
+			for h, s := range []Register{Y3, Y5} {
+				j := 2*p + h
+				c.VPMOVZXBD(mem(RSI, 32+8*j), Y7)
+				c.VPMULLD(s, Y7, Y7)
+				c.VPADDD(Y7, Y1, Y1)
+			}
 		}
-		c.VPADDD(Y4, Y3, Y3)
-		c.VPADDD(Y6, Y5, Y5)
-		for h, s := range []Register{Y3, Y5} {
-			j := 2*p + h
-			c.VPMOVZXBD(mem(RSI, 32+8*j), Y7)
-			c.VPMULLD(s, Y7, Y7)
-			c.VPADDD(Y7, Y1, Y1)
+		for j := 0; j < 8; j++ {
+			c.VPMOVZXBD(mem(RSI, 96+8*j), Y8)
+			c.VPMULLD_BCST(mem(R8, 4*j), Y8, Y8)
+			c.VPADDD(Y8, Y2, Y2)
 		}
-	}
-	for j := 0; j < 8; j++ {
-		c.VPMOVZXBD(mem(RSI, 96+8*j), Y8)
-		c.VPMULLD_BCST(mem(R8, 4*j), Y8, Y8)
-		c.VPADDD(Y8, Y2, Y2)
-	}
-	c.VCVTDQ2PS(Y1, Y1)
-	c.VCVTDQ2PS(Y2, Y2)
-	// d and dmin of the eight rows, from their (d, dmin) pairs.
-	c.VMOVDQU(mem(RSI, 0), Y9)
-	c.VPMOVDW(Y9, X10)
-	c.VPSRLD(U8(16), Y9, Y9)
-	c.VPMOVDW(Y9, X11)
-	c.VCVTPH2PS(X10, Y10)
-	c.VCVTPH2PS(X11, Y11)
-	c.VBROADCASTSS(mem(RDI, 0), Y13)
-	c.VMULPS(Y13, Y10, Y10)
-	c.VMULPS(Y13, Y11, Y11)
-	c.VFMADD231PS(Y10, Y1, Y0)
-	c.VFNMADD231PS(Y11, Y2, Y0)
-	c.ADDQ(U32(x8KBlockBytes), RSI)
-	c.ADDQ(U32(xb), RDI)
-	c.ADDQ(U8(32), R8)
-	c.DECQ(RCX)
-	c.JNZ(ref("loop"))
-	c.VMOVUPS(Y0, mem(R12, 0))
-	c.ADDQ(U8(32), R12)
-	c.DECQ(R9)
-	c.JNZ(ref("group"))
-	retVoid()
+		c.VCVTDQ2PS(Y1, Y1)
+		c.VCVTDQ2PS(Y2, Y2)
+		// d and dmin of the eight rows, from their (d, dmin) pairs.
+		c.VMOVDQU(mem(RSI, 0), Y9)
+		c.VPMOVDW(Y9, X10)
+		c.VPSRLD(U8(16), Y9, Y9)
+		c.VPMOVDW(Y9, X11)
+		c.VCVTPH2PS(X10, Y10)
+		c.VCVTPH2PS(X11, Y11)
+		c.VBROADCASTSS(mem(RDI, 0), Y13)
+		c.VMULPS(Y13, Y10, Y10)
+		c.VMULPS(Y13, Y11, Y11)
+		c.VFMADD231PS(Y10, Y1, Y0)
+		c.VFNMADD231PS(Y11, Y2, Y0)
+		c.ADDQ(U32(x8KBlockBytes), RSI)
+		c.ADDQ(U32(q8KBytes), RDI)
+	},
 }
 
 // x8Q6Kernels emits Q6_K's X8 kernels, as x8Kernels does Q4_0's.
 func x8Q6Kernels() {
-	rowQ6_KX8(0)
-	rowQ6_KX8(4096)
+	q6KX8.emit(0)
+	q6KX8.emit(4096)
 	gemmSuperOf(superQ6_K, x8KLayout(superQ6_K, 0))
 	gemmSuperOf(superQ6_K, x8KLayout(superQ6_K, 4))
 }
 
-// rowQ6_KX8 emits Q6_K's X8 decode kernel:
+// q6KX8 is Q6_K's X8 decode kernel:
 //
 //	rowQ6_KX8VNNI[NTA<d>](w *byte, groups int, x *byte, nb int, out *float32)
 //
@@ -283,101 +297,79 @@ func x8Q6Kernels() {
 // Y7/Y8 low-bit chunks, Y9 the high-bit chunk, Y10-Y13 scratch, Y14 bytes
 // 0x30, Y15 bytes 0x0F, Y16-Y19 the values, Y20-Y23 scratch, Y24-Y27
 // activation dwords. General: as Q4_0's.
-func rowQ6_KX8(pfDist int) {
-	text(rowX8Name("Q6_K", pfDist), 0, "func(w *byte, groups int, x *byte, nb int, out *float32)")
-	const xb = 4 + 256 + 32 // a Q8_K block
-	pre := c.AllocLocal(64 * 128)
-	loadArgs("x nb", RBX, R13)
-	c.LEAQ(pre, RDX)
-	c.MOVQ(RBX, RDI)
-	c.MOVQ(RDX, R8)
-	c.MOVQ(R13, RCX)
-	label("sums")
-	c.VPMOVSXWD(mem(RDI, 260), Z1)
-	c.VPSLLD(U8(5), Z1, Z1)
-	c.VMOVDQU32(Z1, mem(R8, 0))
-	c.ADDQ(U32(xb), RDI)
-	c.ADDQ(U8(64), R8)
-	c.DECQ(RCX)
-	c.JNZ(ref("sums"))
-
-	loadArgs("w groups out", RSI, R9, R12)
-	bcast32(0x0F0F0F0F, Y15)
-	bcast32(0x30303030, Y14)
-	label("group")
-	c.MOVQ(RBX, RDI)
-	c.MOVQ(RDX, R8)
-	c.MOVQ(R13, RCX)
-	zero(Y0)
-	label("loop")
-	if pfDist > 0 {
-		for off := 0; off < 144; off += 64 {
-			c.PREFETCHNTA(mem(RSI, pfDist+off))
-		}
-	}
-	zero(Y1)
-	for h := 0; h < 2; h++ {
-		for lh := 0; lh < 2; lh++ {
-			for _, a := range []Register{Y3, Y4, Y5, Y6} {
-				zero(a)
-			}
-			for g := 4 * lh; g < 4*lh+4; g++ {
-				at := 144 + 96*(8*h+g)
-				if pfDist > 0 {
-					c.PREFETCHNTA(mem(RSI, pfDist+at))
-					if g%2 == 0 {
-						c.PREFETCHNTA(mem(RSI, pfDist+at+64))
+var q6KX8 = x8Decoder{t: "Q6_K", frame: 64 * 128, preStep: 64, count: 1,
+	pre: func() {
+		c.MOVQ(RBX, RDI)
+		c.MOVQ(RDX, R8)
+		c.MOVQ(R13, RCX)
+		label("sums")
+		c.VPMOVSXWD(mem(RDI, 260), Z1)
+		c.VPSLLD(U8(5), Z1, Z1)
+		c.VMOVDQU32(Z1, mem(R8, 0))
+		c.ADDQ(U32(q8KBytes), RDI)
+		c.ADDQ(U8(64), R8)
+		c.DECQ(RCX)
+		c.JNZ(ref("sums"))
+		bcast32(0x30303030, Y14)
+	},
+	loop: func(pfDist int) {
+		prefetchX8(pfDist, 0, 144)
+		zero(Y1)
+		for h := 0; h < 2; h++ {
+			for lh := 0; lh < 2; lh++ {
+				for _, a := range []Register{Y3, Y4, Y5, Y6} {
+					zero(a)
+				}
+				for g := 4 * lh; g < 4*lh+4; g++ {
+					at := 144 + 96*(8*h+g)
+					if pfDist > 0 {
+						c.PREFETCHNTA(mem(RSI, pfDist+at))
+						if g%2 == 0 {
+							c.PREFETCHNTA(mem(RSI, pfDist+at+64))
+						}
+					}
+					c.VMOVDQU(mem(RSI, at), Y7)
+					c.VMOVDQU(mem(RSI, at+32), Y8)
+					c.VMOVDQU(mem(RSI, at+64), Y9)
+					// Bits 4-5 of the values of quarters 0-3.
+					c.VPSLLW(U8(4), Y9, Y10)
+					c.VPSLLW(U8(2), Y9, Y11)
+					c.VPSRLW(U8(2), Y9, Y13)
+					c.VPAND(Y14, Y10, Y10)
+					c.VPAND(Y14, Y11, Y11)
+					c.VPAND(Y14, Y9, Y12)
+					c.VPAND(Y14, Y13, Y13)
+					// Bits 0-3: the low nibbles of the two chunks, then
+					// their high nibbles.
+					c.VPANDD(Y15, Y7, Y16)
+					c.VPANDD(Y15, Y8, Y17)
+					c.VPSRLW(U8(4), Y7, Y18)
+					c.VPSRLW(U8(4), Y8, Y19)
+					c.VPANDD(Y15, Y18, Y18)
+					c.VPANDD(Y15, Y19, Y19)
+					for q := 0; q < 4; q++ {
+						v, x := yr(16+q), yr(24+q)
+						c.VPORD(yr(10+q), v, v)
+						c.VPBROADCASTD(mem(RDI, 4+128*h+32*q+4*g), x)
+						VPDPBUSD(x, v, yr(3+q))
 					}
 				}
-				c.VMOVDQU(mem(RSI, at), Y7)
-				c.VMOVDQU(mem(RSI, at+32), Y8)
-				c.VMOVDQU(mem(RSI, at+64), Y9)
-				// Bits 4-5 of the values of quarters 0-3.
-				c.VPSLLW(U8(4), Y9, Y10)
-				c.VPSLLW(U8(2), Y9, Y11)
-				c.VPSRLW(U8(2), Y9, Y13)
-				c.VPAND(Y14, Y10, Y10)
-				c.VPAND(Y14, Y11, Y11)
-				c.VPAND(Y14, Y9, Y12)
-				c.VPAND(Y14, Y13, Y13)
-				// Bits 0-3: the low nibbles of the two chunks, then
-				// their high nibbles.
-				c.VPANDD(Y15, Y7, Y16)
-				c.VPANDD(Y15, Y8, Y17)
-				c.VPSRLW(U8(4), Y7, Y18)
-				c.VPSRLW(U8(4), Y8, Y19)
-				c.VPANDD(Y15, Y18, Y18)
-				c.VPANDD(Y15, Y19, Y19)
 				for q := 0; q < 4; q++ {
-					v, x := yr(16+q), yr(24+q)
-					c.VPORD(yr(10+q), v, v)
-					c.VPBROADCASTD(mem(RDI, 4+128*h+32*q+4*g), x)
-					VPDPBUSD(x, v, yr(3+q))
+					j := 8*h + 2*q + lh
+					s := yr(3 + q)
+					c.VPSUBD_BCST(mem(R8, 4*j), s, s)
+					c.VPMOVSXBD(mem(RSI, 16+8*j), yr(20+q))
+					c.VPMULLD(s, yr(20+q), yr(20+q))
+					c.VPADDD(yr(20+q), Y1, Y1)
 				}
 			}
-			for q := 0; q < 4; q++ {
-				j := 8*h + 2*q + lh
-				s := yr(3 + q)
-				c.VPSUBD_BCST(mem(R8, 4*j), s, s)
-				c.VPMOVSXBD(mem(RSI, 16+8*j), yr(20+q))
-				c.VPMULLD(s, yr(20+q), yr(20+q))
-				c.VPADDD(yr(20+q), Y1, Y1)
-			}
 		}
-	}
-	c.VCVTDQ2PS(Y1, Y1)
-	c.VCVTPH2PS(mem(RSI, 0), Y10)
-	c.VBROADCASTSS(mem(RDI, 0), Y13)
-	c.VMULPS(Y13, Y10, Y10)
-	c.VFMADD231PS(Y10, Y1, Y0)
-	c.ADDQ(U32(x8Q6BlockBytes), RSI)
-	c.ADDQ(U32(xb), RDI)
-	c.ADDQ(U8(64), R8)
-	c.DECQ(RCX)
-	c.JNZ(ref("loop"))
-	c.VMOVUPS(Y0, mem(R12, 0))
-	c.ADDQ(U8(32), R12)
-	c.DECQ(R9)
-	c.JNZ(ref("group"))
-	retVoid()
+		c.VCVTDQ2PS(Y1, Y1)
+		c.VCVTPH2PS(mem(RSI, 0), Y10)
+		c.VBROADCASTSS(mem(RDI, 0), Y13)
+		c.VMULPS(Y13, Y10, Y10)
+		c.VFMADD231PS(Y10, Y1, Y0)
+		c.ADDQ(U32(x8Q6BlockBytes), RSI)
+		c.ADDQ(U32(q8KBytes), RDI)
+	},
 }
