@@ -19,12 +19,7 @@ import (
 // over the thread's CPU time, which time slices taken by other processes
 // on a busy machine do not inflate.
 func BenchmarkDecode(b *testing.B) {
-	mb := 128
-	if s := os.Getenv("LLM_BENCH_MB"); s != "" {
-		if v, err := strconv.Atoi(s); err == nil && v > 0 {
-			mb = v
-		}
-	}
+	mb := benchMB()
 	const n = 2048
 	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, F16} {
 		nb := n / typ.BlockElems()
@@ -47,20 +42,37 @@ func BenchmarkDecode(b *testing.B) {
 			tiles := append(Tiles(typ)[1:], dotTile("rowdot-"+ks[len(ks)-1].Name, typ, ks[len(ks)-1].Dot))
 			for _, k := range tiles {
 				b.Run(fmt.Sprintf("%v/%s/%s", typ, size.name, k.Name), func(b *testing.B) {
-					runtime.LockOSThread()
-					defer runtime.UnlockOSThread()
-					b.SetBytes(int64(size.rows * rb))
-					t0 := threadCPU()
-					for b.Loop() {
+					benchStream(b, int64(size.rows*rb), func() {
 						for r0 := 0; r0 < size.rows; r0 += 16 {
 							k.Tile(n, mat[r0*rb:], rb, 16, x, xb, 1, out[r0:], rows)
 						}
-					}
-					if t1 := threadCPU(); t0 >= 0 && t1 > t0 {
-						b.ReportMetric(float64(b.N)*float64(size.rows*rb)/float64(t1-t0)*1e3, "cpuMB/s")
-					}
+					})
 				})
 			}
 		}
+	}
+}
+
+// benchMB is the size of a "dram" matrix: LLM_BENCH_MB megabytes, 128 by
+// default.
+func benchMB() int {
+	if v, err := strconv.Atoi(os.Getenv("LLM_BENCH_MB")); err == nil && v > 0 {
+		return v
+	}
+	return 128
+}
+
+// benchStream runs pass, which reads bytes of weights, on one locked
+// thread, and reports cpuMB/s beside the MB/s (see BenchmarkDecode).
+func benchStream(b *testing.B, bytes int64, pass func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.SetBytes(bytes)
+	t0 := threadCPU()
+	for b.Loop() {
+		pass()
+	}
+	if t1 := threadCPU(); t0 >= 0 && t1 > t0 {
+		b.ReportMetric(float64(b.N)*float64(bytes)/float64(t1-t0)*1e3, "cpuMB/s")
 	}
 }

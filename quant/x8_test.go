@@ -3,9 +3,6 @@ package quant
 import (
 	"fmt"
 	"math"
-	"os"
-	"runtime"
-	"strconv"
 	"testing"
 )
 
@@ -127,12 +124,7 @@ func TestRepackX8Refuses(t *testing.T) {
 // one thread; bytes are those of the rows in place, so the MB/s compare
 // with BenchmarkDecode's.
 func BenchmarkX8(b *testing.B) {
-	mb := 128
-	if s := os.Getenv("LLM_BENCH_MB"); s != "" {
-		if v, err := strconv.Atoi(s); err == nil && v > 0 {
-			mb = v
-		}
-	}
+	mb := benchMB()
 	const n = 2048
 	for _, typ := range []Type{Q4_0, Q4_K, Q6_K} {
 		nb := n / typ.BlockElems()
@@ -154,18 +146,11 @@ func BenchmarkX8(b *testing.B) {
 		}{{"dram", rows}, {"l2", min(rows, (256<<10)/rb/16*16)}} {
 			for _, k := range x8Variants(typ) {
 				b.Run(fmt.Sprintf("%v/%s/%s", typ, size.name, k.Name), func(b *testing.B) {
-					runtime.LockOSThread()
-					defer runtime.UnlockOSThread()
-					b.SetBytes(int64(size.rows * rb))
-					t0 := threadCPU()
-					for b.Loop() {
+					benchStream(b, int64(size.rows*rb), func() {
 						for r0 := 0; r0 < size.rows; r0 += 16 {
 							k.MatVec(n, rp[r0*xb:], 2, x, out[r0:])
 						}
-					}
-					if t1 := threadCPU(); t0 >= 0 && t1 > t0 {
-						b.ReportMetric(float64(b.N)*float64(size.rows*rb)/float64(t1-t0)*1e3, "cpuMB/s")
-					}
+					})
 				})
 			}
 		}
