@@ -737,20 +737,20 @@ func (w *Weights) Close() error {
 	w.mu.Unlock()
 	close(w.done)
 	w.moved.Wait()
-	var errExperts error
+	var err error
 	// No pass runs any more: the repacked buffers can go.
 	for _, free := range w.frees {
-		errExperts = errors.Join(errExperts, free())
+		err = errors.Join(err, free())
 	}
 	w.frees = nil
 	if w.experts != nil {
-		errExperts = w.experts.Close()
+		err = errors.Join(err, w.experts.Close())
 	}
 	if rd := w.reader; rd != nil {
 		s := rd.Stats()
 		w.log.Debug("llm: blocks read from disk", "bytes_read", s.BytesRead, "stall", s.Stall,
 			"evictions", w.evictions.Load(), "restores", w.restores.Load())
-		return errors.Join(rd.Close(), errExperts)
+		err = errors.Join(rd.Close(), err)
 	}
-	return errExperts
+	return err
 }
