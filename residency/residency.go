@@ -253,31 +253,35 @@ func (w *Weights) repack() {
 	// the repacked ranges without read-around until each matrix's turn,
 	// when it is read sequentially (readahead runs at most one window
 	// past its end), so memory holds about one matrix twice at the most.
-	ms := w.cfg.Model.Repackable()
 	mp := w.cfg.Mapping
+	type matrix struct {
+		m  *ops.Matrix
+		ti *gguf.TensorInfo
+	}
+	var ms []matrix
+	for _, m := range w.cfg.Model.Repackable() {
+		ti, ok := w.cfg.File.Tensor(m.T.Name)
+		if !ok || ti.Size != int64(len(m.T.Data)) || !mp.Mapped() {
+			w.log.Warn("llm: repacking weights (X8 layout): tensor not in the mapped file as built; it stays in the file's layout", "tensor", m.T.Name)
+			continue
+		}
+		ms = append(ms, matrix{m, ti})
+	}
 	// In the file's order, so that what one matrix reads ahead past its
 	// end is the next one's start, released in its turn.
-	offset := func(m *ops.Matrix) int64 {
-		ti, _ := w.cfg.File.Tensor(m.T.Name)
-		return ti.Offset
-	}
-	slices.SortFunc(ms, func(a, b *ops.Matrix) int { return cmp.Compare(offset(a), offset(b)) })
-	for _, m := range ms {
-		if ti, ok := w.cfg.File.Tensor(m.T.Name); ok && mp.Mapped() {
-			mp.Advise(ti.Offset, ti.Size, mem.Random)
-			mp.Release(ti.Offset, ti.Size)
-		}
+	slices.SortFunc(ms, func(a, b matrix) int { return cmp.Compare(a.ti.Offset, b.ti.Offset) })
+	for _, x := range ms {
+		mp.Advise(x.ti.Offset, x.ti.Size, mem.Random)
+		mp.Release(x.ti.Offset, x.ti.Size)
 	}
 	var done int64
-	for _, m := range ms {
-		if ti, ok := w.cfg.File.Tensor(m.T.Name); ok && mp.Mapped() {
-			mp.Advise(ti.Offset, ti.Size, mem.Sequential)
-		}
-		if err := w.repackOne(m); err != nil {
-			w.log.Warn("llm: repacking weights (X8 layout); the rest stay in the file's layout", "tensor", m.T.Name, "err", err)
+	for _, x := range ms {
+		mp.Advise(x.ti.Offset, x.ti.Size, mem.Sequential)
+		if err := w.repackOne(x.m, x.ti); err != nil {
+			w.log.Warn("llm: repacking weights (X8 layout); the rest stay in the file's layout", "tensor", x.m.T.Name, "err", err)
 			break
 		}
-		done += int64(len(m.T.Data))
+		done += x.ti.Size
 	}
 	// The last pages read ahead past each matrix's pieces.
 	for _, r := range w.repacked {
@@ -295,17 +299,10 @@ func (w *Weights) repack() {
 // cache holds a window or two of a matrix being repacked.
 const repackChunk = 8 << 20
 
-// repackOne repacks m into a buffer of its own and releases its mapped
-// range.
-func (w *Weights) repackOne(m *ops.Matrix) error {
+// repackOne repacks m, the tensor ti of the mapped file, into a buffer of
+// its own and releases its mapped range.
+func (w *Weights) repackOne(m *ops.Matrix, ti *gguf.TensorInfo) error {
 	mp := w.cfg.Mapping
-	if !mp.Mapped() {
-		return errors.New("the file is not mapped")
-	}
-	ti, ok := w.cfg.File.Tensor(m.T.Name)
-	if !ok || ti.Size != int64(len(m.T.Data)) {
-		return fmt.Errorf("tensor %q not in the file as built", m.T.Name)
-	}
 	size := model.RepackedBytes(m)
 	n := (size + mem.DirectAlign - 1) &^ (mem.DirectAlign - 1)
 	bufs, free, err := mem.AllocAligned(1, n)
