@@ -42,28 +42,32 @@ func gemmName(t *blockType) string { return "gemm" + t.name + "VNNI" }
 // gemmBlock emits the GEMM kernel of Q4_0 or Q8_0.
 func gemmBlock(t *blockType) { gemmBlockOf(t, rowLayout(t)) }
 
-// gemmLayout says where a GEMM kernel finds its four weight rows: the
-// 4-byte group g of row r's block (q), its F16 scale (s), how the row
-// pointers start (init) and step to the next block (next).
+// gemmLayout says where a GEMM kernel finds its four weight rows: at(r,
+// off) is the address of what lies at byte off of row r's block in the
+// row layout (a 4-byte group of codes, the fp16 scale d or (d, dmin));
+// scales(r), for the k-quants, leaves row r's sub-block scales in Z18 as
+// dwords (Q4_K: scale and min interleaved, unsigned; Q6_K: signed); init
+// starts the rows, next steps to the next block.
 type gemmLayout struct {
-	name string
-	init func()
-	q    func(r, g int) Mem
-	s    func(r int) Mem
-	next func()
+	name   string
+	init   func()
+	at     func(r, off int) Mem
+	scales func(r int)
+	next   func()
 }
 
-// rowLayout is the row layout: four rows wStride apart, a block after the
-// other.
-func rowLayout(t *blockType) gemmLayout {
+// inPlace is the row layout: four rows wStride apart, a block of wb bytes
+// after the other.
+func inPlace(name string, wb int) gemmLayout {
 	return gemmLayout{
-		name: gemmName(t),
+		name: name,
 		init: tileRows,
-		q:    func(r, g int) Mem { return mem(tileRowRegs[r], t.qw+4*g) },
-		s:    func(r int) Mem { return mem(tileRowRegs[r], 0) },
-		next: func() { nextRows(t.wb) },
+		at:   func(r, off int) Mem { return mem(tileRowRegs[r], off) },
+		next: func() { nextRows(wb) },
 	}
 }
+
+func rowLayout(t *blockType) gemmLayout { return inPlace(gemmName(t), t.wb) }
 
 // x8Layout is rows first..first+3 of a group of Q4_0's X8 layout (quant's
 // x8.go): w is the group, whose block columns hold the eight rows' scales
@@ -72,8 +76,13 @@ func x8Layout(first int) gemmLayout {
 	return gemmLayout{
 		name: fmt.Sprintf("gemmQ4_0X8R%dVNNI", first),
 		init: func() { c.Load(c.Param("w"), RSI) },
-		q:    func(r, g int) Mem { return mem(RSI, 16+32*g+4*(first+r)) },
-		s:    func(r int) Mem { return mem(RSI, 2*(first+r)) },
+		at: func(r, off int) Mem {
+			if off == 0 {
+				return mem(RSI, 2*(first+r))
+			}
+			// Code bytes off-2.. of the block are dword (off-2)/4.
+			return mem(RSI, 16+32*((off-2)/4)+4*(first+r))
+		},
 		next: func() { c.ADDQ(U32(x8BlockBytes), RSI) },
 	}
 }
@@ -103,10 +112,10 @@ func gemmBlockOf(t *blockType, l gemmLayout) {
 			u := zr(19 + g%4)
 			switch {
 			case !t.nibble:
-				c.VPBROADCASTD(l.q(r, g), u)
+				c.VPBROADCASTD(l.at(r, t.qw+4*g), u)
 				c.VPXORD(Z30, u, u)
 			case g < 4:
-				c.VPBROADCASTD(l.q(r, g), u)
+				c.VPBROADCASTD(l.at(r, t.qw+4*g), u)
 				c.VPANDD(Z30, u, Z23)
 				u = Z23
 			default:
@@ -117,7 +126,7 @@ func gemmBlockOf(t *blockType, l gemmLayout) {
 			VPDPBUSD(mem(RDI, 128*g), u, i0)
 			VPDPBUSD(mem(RDI, 128*g+64), u, i1)
 		}
-		c.VPBROADCASTW(l.s(r), Y18)
+		c.VPBROADCASTW(l.at(r, 0), Y18)
 		c.VCVTPH2PS(Y18, Z18)
 		for h := 0; h < 2; h++ {
 			// (d_w·d_x)·s, associated as the dot products do.
@@ -218,47 +227,30 @@ func (p kPanel) bytes() int    { return p.dx() + 128 }
 // gemmSuper emits the GEMM kernel of Q4_K or Q6_K.
 func gemmSuper(t *superType) { gemmSuperOf(t, kRowLayout(t)) }
 
-// kLayout says where a k-quant GEMM kernel finds its four weight rows:
-// at(r, off) is the address of what lies at byte off of row r's
-// super-block in the row layout (a 4-byte group of codes, the fp16 d or
-// (d, dmin)); scales(r) leaves row r's sub-block scales in Z18 as dwords
-// (Q4_K: scale and min interleaved, unsigned; Q6_K: signed); init starts
-// the rows, next steps to the next super-block.
-type kLayout struct {
-	name   string
-	init   func()
-	at     func(r, off int) Mem
-	scales func(r int)
-	next   func()
-}
-
-// kRowLayout is the row layout: four rows wStride apart.
-func kRowLayout(t *superType) kLayout {
-	return kLayout{
-		name: "gemm" + t.name + "VNNI",
-		init: tileRows,
-		at:   func(r, off int) Mem { return mem(tileRowRegs[r], off) },
-		scales: func(r int) {
-			if t.six {
-				c.VPMOVSXBD(mem(tileRowRegs[r], 192), Z18)
-				return
-			}
-			m := func(name string, b byte) Mem { return table(name, uint64(b)*0x0101010101010101) }
-			kScales(tileRowRegs[r], X10, RAX, RDX, R10, R11, m("m3f", 0x3F), m("m03", 0x03), m("m0f", 0x0F))
-			c.VPSRLDQ(U8(8), X10, X11)
-			c.VPUNPCKLBW(X11, X10, X10)
-			c.VPMOVZXBD(X10, Z18)
-		},
-		next: func() { nextRows(t.wb) },
+// kRowLayout is the row layout of a k-quant, whose scales are unpacked
+// from the block.
+func kRowLayout(t *superType) gemmLayout {
+	l := inPlace("gemm"+t.name+"VNNI", t.wb)
+	l.scales = func(r int) {
+		if t.six {
+			c.VPMOVSXBD(mem(tileRowRegs[r], 192), Z18)
+			return
+		}
+		m := func(name string, b byte) Mem { return table(name, uint64(b)*0x0101010101010101) }
+		kScales(tileRowRegs[r], X10, RAX, RDX, R10, R11, m("m3f", 0x3F), m("m03", 0x03), m("m0f", 0x0F))
+		c.VPSRLDQ(U8(8), X10, X11)
+		c.VPUNPCKLBW(X11, X10, X10)
+		c.VPMOVZXBD(X10, Z18)
 	}
+	return l
 }
 
 // x8KLayout is rows first..first+3 of a group of Q4_K's or Q6_K's X8
 // layout (quant's x8.go), w the group: the scales are bytes already, a
 // row's gathered by one VPERMI2B from the block column's tables (Z27,
 // Z10 scratch).
-func x8KLayout(t *superType, first int) kLayout {
-	l := kLayout{
+func x8KLayout(t *superType, first int) gemmLayout {
+	l := gemmLayout{
 		name: fmt.Sprintf("gemm%sX8R%dVNNI", t.name, first),
 		init: func() { c.Load(c.Param("w"), RSI) },
 		next: func() { c.ADDQ(U32(x8SuperBytes(t)), RSI) },
@@ -311,7 +303,7 @@ func x8KLayout(t *superType, first int) kLayout {
 }
 
 // gemmSuperOf emits the GEMM kernel of Q4_K or Q6_K over layout l.
-func gemmSuperOf(t *superType, l kLayout) {
+func gemmSuperOf(t *superType, l gemmLayout) {
 	text(l.name, 0, gemmSig)
 	res := c.AllocLocal(32 * 4 * 4)
 	pan := kPanel{32}
