@@ -27,3 +27,9 @@ func tileIQ4_XSVBMI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *
 
 //go:noescape
 func tileIQ4_XSVBMI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func rowIQ4_XSX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowIQ4_XSX8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)

@@ -24,3 +24,9 @@ func dotQ3_KVBMIAsm(w *byte, x *byte, nb int) float32
 
 //go:noescape
 func tileQ3_KVBMI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func rowQ3_KX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ3_KX8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)

@@ -47,7 +47,7 @@ func X8BlockBytes(t Type) int {
 	case Q6_K:
 		return 8 * q6_KBytes
 	}
-	return 0
+	return x8LowBlockBytes(t)
 }
 
 // X8Bytes is the size of rows (a multiple of 8) of n elements of t in the
@@ -67,15 +67,17 @@ type X8Kernel struct {
 	MatVec func(n int, w []byte, groups int, x []byte, out []float32)
 	// Mul is GemmKernel.Mul over the X8 layout: rows 8·groups, p one panel
 	// packed by the Pack of Gemm(Type), out[c*outStride+r] for c < cols.
-	// It never allocates.
+	// It never allocates. It is nil for a type without a GEMM kernel
+	// (the low-bit types), whose batches go through MatVec a token at a
+	// time.
 	Mul func(n int, w []byte, groups int, p []byte, cols int, out []float32, outStride int)
 }
 
 // X8 returns the X8 kernels for weight type t and rows of n elements on
 // this CPU (LLM_KERNELS may name one, as for TileChoice), or false when there are none (the matrix then stays in its
-// row layout): Q4_0, Q4_K and Q6_K, with n a multiple of 256 and at
-// most 32768, in builds with assembly on CPUs with AVX-512 VNNI (and VBMI
-// for the k-quants).
+// row layout): Q4_0, Q4_K, Q6_K, IQ4_XS, Q3_K and Q2_K, with n a
+// multiple of 256 and at most 32768, in builds with assembly on CPUs with
+// AVX-512 VNNI (and VBMI for Q4_K and Q6_K).
 func X8(t Type, n int) (X8Kernel, bool) {
 	if X8BlockBytes(t) == 0 || n <= 0 || n%(8*QK) != 0 || n/QK > x8MaxBlocks {
 		return X8Kernel{}, false
@@ -109,7 +111,7 @@ const x8MaxBlocks = 1024
 func RepackX8(t Type, dst, src []byte, rows, n int) error {
 	bb := X8BlockBytes(t)
 	if bb == 0 || rows <= 0 || rows%8 != 0 || n <= 0 || n%t.BlockElems() != 0 {
-		return fmt.Errorf("quant: X8 repack of %d rows of %d %v elements: want Q4_0, Q4_K or Q6_K, rows a multiple of 8, whole blocks", rows, n, t)
+		return fmt.Errorf("quant: X8 repack of %d rows of %d %v elements: want a type with an X8 layout, rows a multiple of 8, whole blocks", rows, n, t)
 	}
 	nb := n / t.BlockElems()
 	wb := t.BlockBytes()
@@ -122,6 +124,9 @@ func RepackX8(t Type, dst, src []byte, rows, n int) error {
 			o := dst[(g*nb+b)*bb : (g*nb+b+1)*bb]
 			for r := 0; r < 8; r++ {
 				blk := src[((8*g+r)*nb+b)*wb : ((8*g+r)*nb+b+1)*wb]
+				if repackX8Low(t, o, blk, r) {
+					continue
+				}
 				if t == Q4_0 {
 					o[2*r], o[2*r+1] = blk[0], blk[1]
 					for c := 0; c < 4; c++ {

@@ -9,6 +9,9 @@ import "github.com/lowmem/llm/internal/cpu"
 // with the group's GEMM.
 // The k-quants' GEMM gathers a row's scales with VPERMI2B (AVX-512 VBMI).
 func x8Variants(t Type) []X8Kernel {
+	if ks := x8LowVariants(t); ks != nil {
+		return ks
+	}
 	switch {
 	case t == Q4_0 && cpu.Has(cpu.AVX512VNNI):
 		return []X8Kernel{

@@ -9,7 +9,8 @@ import (
 // A Matrix in the X8 layout (quant.RepackX8) holds its rows repacked eight
 // at a time in memory of its own, the mapped rows given back: decode
 // multiplies a group of eight rows per block column (X8Kernel.MatVec),
-// prefill through the GEMM panels of the weight type (X8Kernel.Mul). A
+// prefill through the GEMM panels of the weight type (X8Kernel.Mul), or,
+// for a type without GEMM kernels, through MatVec a token at a time. A
 // group takes the bytes of its eight rows in place (Q4_K: 32 more a
 // super-block), so row r's group begins at r times a row's share of a
 // group (x8RowBytes).
@@ -20,7 +21,7 @@ import (
 // multiples of 8. It is meant for load time, before m is used.
 func (m *Matrix) UseX8(data []byte, k quant.X8Kernel) error {
 	switch {
-	case k.MatVec == nil || k.Mul == nil || k.Type != m.T.Type:
+	case k.MatVec == nil || k.Mul == nil && m.gemm != nil || k.Type != m.T.Type:
 		return fmt.Errorf("ops: tensor %q: X8 kernel %q for %v, the tensor is %v", m.T.Name, k.Name, k.Type, m.T.Type)
 	case m.Rows%8 != 0:
 		return fmt.Errorf("ops: tensor %q: %d rows, the X8 layout needs a multiple of 8", m.T.Name, m.Rows)

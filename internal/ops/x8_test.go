@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/lowmem/llm/quant"
@@ -33,9 +34,12 @@ func x8Of(t testing.TB, m *Matrix) *Matrix {
 
 // near reports the first index where a and b differ by more than float32
 // rounding of a sum in another order allows.
-func near(a, b []float32) (int, bool) {
+func near(a, b []float32) (int, bool) { return nearTol(a, b, 1e-4) }
+
+// nearTol is near with room tol (relative, past magnitude 1).
+func nearTol(a, b []float32, tol float64) (int, bool) {
 	for i := range a {
-		if d := math.Abs(float64(a[i] - b[i])); d > 1e-4*(1+math.Abs(float64(b[i]))) || math.IsNaN(float64(a[i])) {
+		if d := math.Abs(float64(a[i] - b[i])); d > tol*(1+math.Abs(float64(b[i]))) || math.IsNaN(float64(a[i])) {
 			return i, false
 		}
 	}
@@ -109,7 +113,16 @@ func testX8MatchesRowLayout(t *testing.T, typ quant.Type) {
 				want, got := make([]float32, n), make([]float32, n)
 				c.run(false, want)
 				c.run(true, got)
-				if i, ok := near(got, want); !ok {
+				// A gated product multiplies the gate's rounding
+				// difference by the up product (|u| up to 90 here): ten
+				// times the room where the batch takes no GEMM (the
+				// low-bit types; a fused product equals the unfused one
+				// exactly, TestX8LowbitGatedExact).
+				tol := 1e-4
+				if strings.HasPrefix(c.name, "MatMulGated") {
+					tol = 1e-3
+				}
+				if i, ok := nearTol(got, want, tol); !ok {
 					t.Errorf("%d threads, %d tokens, %s: index %d (token %d, row %d) is %g with X8, %g in rows",
 						threads, nTok, c.name, i, i/200, i%200, got[i], want[i])
 				}

@@ -1,0 +1,270 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The X8 decode kernels of the low-bit types (quant's x8_lowbit.go for
+// the layouts), on the x8Decoder skeleton:
+//
+//	row<T>X8VNNI[NTA<d>](w *byte, groups int, x *byte, nb int, out *float32)
+//
+// over nb super-blocks (at most 128) of Q8_K activations x. Each sums a
+// super-block of a group exactly in the int32 lanes of the eight rows,
+// then adds it times d·d_x to the float lanes, as the Go twin does. The
+// low-bit types have no GEMM kernels; batches over the X8 layout go
+// through these a token at a time.
+
+// The low-bit types' X8 block columns (quant's x8LowBlockBytes).
+const (
+	x8IQ4XSBytes = 16 + 64 + 8*128
+	x8Q2Bytes    = 32 + 128 + 8*64
+	x8Q3Bytes    = 16 + 128 + 8*96
+)
+
+// x8LowKernels emits the decode kernels of d with and without prefetch.
+func x8LowKernels(d x8Decoder) {
+	d.emit(0)
+	d.emit(4096)
+}
+
+// x8Finish adds S (Y1, int32) times d·d_x to Y0: the eight F16 d at SI,
+// d_x the float at DI.
+func x8Finish() {
+	c.VCVTDQ2PS(Y1, Y1)
+	c.VCVTPH2PS(mem(RSI, 0), Y10)
+	c.VBROADCASTSS(mem(RDI, 0), Y13)
+	c.VMULPS(Y13, Y10, Y10)
+	c.VFMADD231PS(Y10, Y1, Y0)
+}
+
+// iq4XSX8 is IQ4_XS's kernel. First, per super-block, 128·Σy_j of the
+// eight sub-blocks (VPMADDWD of the bsums with ones, shifted) go to the
+// frame. Then per super-block and group, per sub-block j: its four chunks
+// split into low and high nibbles, looked up (VPSHUFB) as the IQ4_NL
+// levels plus 128, VPDPBUSD against the activation dwords they face;
+// S += sc_j·(s_j − 128·Σy_j) with VPMULLD (exact: |S| < 2^28).
+//
+// Registers: Y0 the rows' sums, Y1 S, Y3-Y6 the sub-block's partial sums,
+// Y7 scratch, Y10/Y13 the factors, Y14 the level table, Y15 the 0x0F
+// mask, Y16-Y23 code chunks, Y24-Y31 activation dwords.
+var iq4XSX8 = x8Decoder{t: "IQ4_XS", frame: 32 * 128, preStep: 32, count: 1,
+	pre: func() {
+		c.MOVL(U32(0x00010001), EAX)
+		c.VPBROADCASTD(EAX, Y14)
+		c.MOVQ(RBX, RDI)
+		c.MOVQ(RDX, R8)
+		c.MOVQ(R13, RCX)
+		label("sums")
+		c.VPMADDWD(mem(RDI, 260), Y14, Y1)
+		c.VPSLLD(U8(7), Y1, Y1)
+		c.VMOVDQU(Y1, mem(R8, 0))
+		c.ADDQ(U32(q8KBytes), RDI)
+		c.ADDQ(U8(32), R8)
+		c.DECQ(RCX)
+		c.JNZ(ref("sums"))
+		c.VBROADCASTI128(iq4nlTable(true), Y14)
+	},
+	loop: func(pfDist int) {
+		prefetchX8(pfDist, 0, x8IQ4XSBytes)
+		zero(Y1)
+		for j := 0; j < 8; j++ {
+			for _, a := range []Register{Y3, Y4, Y5, Y6} {
+				zero(a)
+			}
+			for k := 0; k < 4; k++ {
+				at := 80 + 32*(4*j+k)
+				lo, hi := yr(16+2*k), yr(17+2*k)
+				xl, xh := yr(24+2*k), yr(25+2*k)
+				c.VMOVDQU32(mem(RSI, at), lo)
+				c.VPSRLW(U8(4), lo, hi)
+				c.VPANDD(Y15, lo, lo)
+				c.VPANDD(Y15, hi, hi)
+				c.VPSHUFB(lo, Y14, lo)
+				c.VPSHUFB(hi, Y14, hi)
+				c.VPBROADCASTD(mem(RDI, 4+32*j+4*k), xl)
+				c.VPBROADCASTD(mem(RDI, 4+32*j+16+4*k), xh)
+				VPDPBUSD(xl, lo, yr(3+k%2))
+				VPDPBUSD(xh, hi, yr(5+k%2))
+			}
+			c.VPADDD(Y4, Y3, Y3)
+			c.VPADDD(Y6, Y5, Y5)
+			c.VPADDD(Y5, Y3, Y3)
+			c.VPSUBD_BCST(mem(R8, 4*j), Y3, Y3)
+			c.VPMOVSXBD(mem(RSI, 16+8*j), Y7)
+			c.VPMULLD(Y3, Y7, Y7)
+			c.VPADDD(Y7, Y1, Y1)
+		}
+		x8Finish()
+		c.ADDQ(U32(x8IQ4XSBytes), RSI)
+		c.ADDQ(U32(q8KBytes), RDI)
+	},
+}
+
+// q2KX8 is Q2_K's kernel. First, per super-block, the sixteen bsums
+// widened to dwords go to the frame. Then per super-block and group, per
+// half h and half lh of its 32-byte rows of codes: four chunks, each
+// holding one group of four elements of the four sub-blocks 8h+2j+lh
+// (j < 4) in its bit pairs, VPDPBUSD against the activation dwords;
+// S += sc_i·s_i and M += m_i·Σy_i with VPMULLD; at the end
+// acc += S·(d·d_x) and acc −= M·(dmin·d_x).
+//
+// Registers: Y0 the rows' sums, Y1 S, Y2 M, Y3-Y6 the four sub-blocks'
+// sums, Y7/Y8 scales and mins, Y9-Y13 the factors, Y14 bytes 0x03, Y15
+// bytes 0x0F, Y16 the chunk, Y20-Y23 its values, Y24-Y27 activation
+// dwords.
+var q2KX8 = x8Decoder{t: "Q2_K", frame: 64 * 128, preStep: 64, count: 1,
+	pre: func() {
+		c.MOVQ(RBX, RDI)
+		c.MOVQ(RDX, R8)
+		c.MOVQ(R13, RCX)
+		label("sums")
+		c.VPMOVSXWD(mem(RDI, 260), Z1)
+		c.VMOVDQU32(Z1, mem(R8, 0))
+		c.ADDQ(U32(q8KBytes), RDI)
+		c.ADDQ(U8(64), R8)
+		c.DECQ(RCX)
+		c.JNZ(ref("sums"))
+		bcast32(0x03030303, Y14)
+	},
+	loop: func(pfDist int) {
+		prefetchX8(pfDist, 0, x8Q2Bytes)
+		zero(Y1)
+		zero(Y2)
+		for h := 0; h < 2; h++ {
+			for lh := 0; lh < 2; lh++ {
+				for _, a := range []Register{Y3, Y4, Y5, Y6} {
+					zero(a)
+				}
+				for g := 0; g < 4; g++ {
+					k := 8*h + 4*lh + g
+					c.VMOVDQU32(mem(RSI, 160+32*k), Y16)
+					for j := 0; j < 4; j++ {
+						v, x := yr(20+j), yr(24+j)
+						if j == 0 {
+							c.VPANDD(Y14, Y16, v)
+						} else {
+							c.VPSRLW(U8(uint8(2*j)), Y16, v)
+							c.VPANDD(Y14, v, v)
+						}
+						c.VPBROADCASTD(mem(RDI, 4+128*h+32*j+16*lh+4*g), x)
+						VPDPBUSD(x, v, yr(3+j))
+					}
+				}
+				for j := 0; j < 4; j++ {
+					i := 8*h + 2*j + lh
+					c.VPMOVZXBD(mem(RSI, 32+8*i), Y7)
+					c.VPSRLD(U8(4), Y7, Y8)
+					c.VPAND(Y15, Y7, Y7)
+					c.VPMULLD(yr(3+j), Y7, Y7)
+					c.VPADDD(Y7, Y1, Y1)
+					c.VPMULLD_BCST(mem(R8, 4*i), Y8, Y8)
+					c.VPADDD(Y8, Y2, Y2)
+				}
+			}
+		}
+		c.VCVTDQ2PS(Y1, Y1)
+		c.VCVTDQ2PS(Y2, Y2)
+		// d and dmin of the eight rows, from their (d, dmin) pairs.
+		c.VMOVDQU(mem(RSI, 0), Y9)
+		c.VPMOVDW(Y9, X10)
+		c.VPSRLD(U8(16), Y9, Y9)
+		c.VPMOVDW(Y9, X11)
+		c.VCVTPH2PS(X10, Y10)
+		c.VCVTPH2PS(X11, Y11)
+		c.VBROADCASTSS(mem(RDI, 0), Y13)
+		c.VMULPS(Y13, Y10, Y10)
+		c.VMULPS(Y13, Y11, Y11)
+		c.VFMADD231PS(Y10, Y1, Y0)
+		c.VFNMADD231PS(Y11, Y2, Y0)
+		c.ADDQ(U32(x8Q2Bytes), RSI)
+		c.ADDQ(U32(q8KBytes), RDI)
+	},
+}
+
+// q3KX8 is Q3_K's kernel. First, per super-block, 4·Σy_i of the sixteen
+// sub-blocks (the bsums widened and shifted) go to the frame. Then per
+// super-block and group, per half lh of the 32-byte rows: four steps m,
+// each reading a chunk of hmask and the two chunks of low bits it
+// completes (one per half h), a group of four elements of the eight
+// sub-blocks 8h+2j+lh; the 3-bit values u (q+4, unsigned) face their
+// activation dwords in VPDPBUSD, and S += sc_i·(s_i − 4·Σy_i) with
+// VPMULLD; at the end acc += S·(d·d_x).
+//
+// Registers: Y0 the rows' sums, Y1 S, Y2-Y9 the eight sub-blocks' sums,
+// Y10/Y11/Y13 scratch and factors, Y12 bytes 0x04, Y14 bytes 0x03, Y16
+// hmask, Y17/Y18 low bits, Y19-Y22 and Y23-Y26 scratch, Y27-Y30
+// activation dwords.
+var q3KX8 = x8Decoder{t: "Q3_K", frame: 64 * 128, preStep: 64, count: 1,
+	pre: func() {
+		c.MOVQ(RBX, RDI)
+		c.MOVQ(RDX, R8)
+		c.MOVQ(R13, RCX)
+		label("sums")
+		c.VPMOVSXWD(mem(RDI, 260), Z1)
+		c.VPSLLD(U8(2), Z1, Z1)
+		c.VMOVDQU32(Z1, mem(R8, 0))
+		c.ADDQ(U32(q8KBytes), RDI)
+		c.ADDQ(U8(64), R8)
+		c.DECQ(RCX)
+		c.JNZ(ref("sums"))
+		bcast32(0x03030303, Y14)
+		bcast32(0x04040404, Y12)
+	},
+	loop: func(pfDist int) {
+		prefetchX8(pfDist, 0, x8Q3Bytes)
+		zero(Y1)
+		for lh := 0; lh < 2; lh++ {
+			for a := 2; a < 10; a++ {
+				zero(yr(a))
+			}
+			for g := 0; g < 4; g++ {
+				m := 4*lh + g
+				at := 144 + 96*m
+				c.VMOVDQU32(mem(RSI, at), Y16)
+				c.VMOVDQU32(mem(RSI, at+32), Y17)
+				c.VMOVDQU32(mem(RSI, at+64), Y18)
+				for h := 0; h < 2; h++ {
+					q := yr(17 + h)
+					for j := 0; j < 4; j++ {
+						lo, hb, x := yr(19+j), yr(23+j), yr(27+j)
+						if j == 0 {
+							c.VPANDD(Y14, q, lo)
+						} else {
+							c.VPSRLW(U8(uint8(2*j)), q, lo)
+							c.VPANDD(Y14, lo, lo)
+						}
+						// Bit 4h+j of the hmask byte to bit 2.
+						switch s := 4*h + j - 2; {
+						case s > 0:
+							c.VPSRLW(U8(uint8(s)), Y16, hb)
+							c.VPANDD(Y12, hb, hb)
+						case s < 0:
+							c.VPSLLW(U8(uint8(-s)), Y16, hb)
+							c.VPANDD(Y12, hb, hb)
+						default:
+							c.VPANDD(Y12, Y16, hb)
+						}
+						c.VPORD(hb, lo, lo)
+						c.VPBROADCASTD(mem(RDI, 4+128*h+32*j+4*m), x)
+						VPDPBUSD(x, lo, yr(2+4*h+j))
+					}
+				}
+			}
+			for h := 0; h < 2; h++ {
+				for j := 0; j < 4; j++ {
+					i := 8*h + 2*j + lh
+					s := yr(2 + 4*h + j)
+					c.VPSUBD_BCST(mem(R8, 4*i), s, s)
+					c.VPMOVSXBD(mem(RSI, 16+8*i), Y10)
+					c.VPMULLD(s, Y10, Y10)
+					c.VPADDD(Y10, Y1, Y1)
+				}
+			}
+		}
+		x8Finish()
+		c.ADDQ(U32(x8Q3Bytes), RSI)
+		c.ADDQ(U32(q8KBytes), RDI)
+	},
+}

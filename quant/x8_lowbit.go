@@ -1,0 +1,171 @@
+package quant
+
+import (
+	"encoding/binary"
+)
+
+// The X8 layouts of the low-bit types (see x8.go for the idea). As for
+// Q4_K, the packed scales are unpacked to one byte per sub-block and row,
+// so the kernels load eight rows' scales with one widening move; a block
+// column is then read front to back, one sequential stream:
+//
+//   - IQ4_XS (1104 bytes, 16 more than the rows' blocks): the eight F16 d
+//     (row r at 2r); the scales ls_j − 32 of the eight sub-blocks as
+//     int8 (sub-block j, row r at 16+8j+r); then 32 chunks of 32 bytes,
+//     chunk k holding bytes 4k..4k+3 of each row's 128 code bytes (row r
+//     at 80+32k+4r).
+//   - Q2_K (672 bytes, the rows' blocks exactly): the eight rows' (d,
+//     dmin) F16 pairs (row r at 4r); the scale bytes of the sixteen
+//     sub-blocks as they are, scale low nibble and min high (sub-block i,
+//     row r at 32+8i+r); then 16 chunks of 32 bytes, chunk k holding
+//     bytes 4k..4k+3 of each row's 64 bytes of 2-bit codes (row r at
+//     160+32k+4r).
+//   - Q3_K (912 bytes, 32 more than the rows' blocks): the eight F16 d
+//     (row r at 2r); the scales s_i − 32 of the sixteen sub-blocks as
+//     int8 (sub-block i, row r at 16+8i+r); then for m = 0..7 the three
+//     chunks the kernel reads together, at 144+96m: dword m of each
+//     row's hmask, dword m of its low-bit bytes qs (the first half's
+//     elements) and dword 8+m (the second half's), 32 bytes each (row r
+//     at 4r).
+
+// x8LowBlockBytes is X8BlockBytes of the low-bit types (0 for others).
+func x8LowBlockBytes(t Type) int {
+	switch t {
+	case IQ4_XS:
+		return 8*iq4_XSBytes + 16
+	case Q2_K:
+		return 8 * q2_KBytes
+	case Q3_K:
+		return 8*q3_KBytes + 32
+	}
+	return 0
+}
+
+// repackX8Low writes row r's block blk of a low-bit type t to its place
+// in the block column o, and reports whether t is one (false: nothing
+// written).
+func repackX8Low(t Type, o, blk []byte, r int) bool {
+	switch t {
+	case IQ4_XS:
+		o[2*r], o[2*r+1] = blk[0], blk[1]
+		b := (*[iq4_XSBytes]byte)(blk)
+		for j := 0; j < 8; j++ {
+			o[16+8*j+r] = byte(int8(iq4XSScale(b, j)))
+		}
+		for k := 0; k < 32; k++ {
+			copy(o[80+32*k+4*r:80+32*k+4*r+4], blk[8+4*k:])
+		}
+	case Q2_K:
+		copy(o[4*r:4*r+4], blk[80:84])
+		for i := 0; i < 16; i++ {
+			o[32+8*i+r] = blk[i]
+		}
+		for k := 0; k < 16; k++ {
+			copy(o[160+32*k+4*r:160+32*k+4*r+4], blk[16+4*k:])
+		}
+	case Q3_K:
+		o[2*r], o[2*r+1] = blk[108], blk[109]
+		s := (*[12]byte)(blk[96:])
+		for i := 0; i < 16; i++ {
+			o[16+8*i+r] = byte(int8(q3KScale(s, i) - 32))
+		}
+		for m := 0; m < 8; m++ {
+			a := 144 + 96*m + 4*r
+			copy(o[a:a+4], blk[4*m:])
+			copy(o[a+32:a+36], blk[32+4*m:])
+			copy(o[a+64:a+68], blk[32+32+4*m:])
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// x8LowCode is the unsigned code of element e (< 256) of row r in a block
+// column gb of the X8 layout of low-bit type t: IQ4_XS's 4-bit index,
+// Q2_K's 2-bit value, Q3_K's 3-bit value plus 4.
+func x8LowCode(t Type, gb []byte, r, e int) int32 {
+	switch t {
+	case IQ4_XS:
+		// Sub-block j's 16 code bytes: element 32j+l (l < 16) in the low
+		// nibble of byte 16j+l, element 32j+16+l in its high nibble.
+		j, l := e/32, e%32
+		o := 16*j + l%16
+		q := gb[80+32*(o/4)+4*r+o%4]
+		if l >= 16 {
+			q >>= 4
+		}
+		return int32(q & 0xF)
+	case Q2_K:
+		// Element 128h+32j+l: bits 2j, 2j+1 of code byte 32h+l.
+		h, j, l := e/128, e%128/32, e%32
+		o := 32*h + l
+		return int32(gb[160+32*(o/4)+4*r+o%4] >> (2 * j) & 3)
+	default:
+		// Q3_K: as Q2_K, plus bit 4h+j of hmask byte l as bit 2.
+		h, j, l := e/128, e%128/32, e%32
+		m := l / 4
+		at := 144 + 96*m + 4*r + l%4
+		lo := gb[at+32+32*h] >> (2 * j) & 3
+		hi := gb[at] >> (4*h + j) & 1
+		return int32(lo | hi<<2)
+	}
+}
+
+// matVecX8LowGo is the pure-Go twin of the low-bit types' X8 decode
+// kernels, in their order of operations. Per super-block, exact in int32:
+// IQ4_XS S = Σ_j sc_j·Σ_l level·y; Q3_K S = Σ_i sc_i·(Σ u·y − 4·Σy_i);
+// Q2_K S = Σ_i sc_i·Σ q·y and M = Σ_i m_i·Σy_i. Then acc += S·(d·d_x)
+// fused, and for Q2_K acc −= M·(dmin·d_x) fused.
+func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32) {
+	nb := n / QKK
+	bb := x8LowBlockBytes(t)
+	for g := 0; g < groups; g++ {
+		var acc [8]float32
+		for b := 0; b < nb; b++ {
+			gb := w[(g*nb+b)*bb : (g*nb+b+1)*bb]
+			xb := x[b*q8_KBytes : (b+1)*q8_KBytes]
+			dx := f32At(xb)
+			y := func(e int) int32 { return int32(int8(xb[4+e])) }
+			bsum := func(i int) int32 { return int32(int16(binary.LittleEndian.Uint16(xb[260+2*i:]))) }
+			for r := 0; r < 8; r++ {
+				var s, m int32
+				switch t {
+				case IQ4_XS:
+					for j := 0; j < 8; j++ {
+						var sj int32
+						for e := 32 * j; e < 32*j+32; e++ {
+							sj += int32(iq4nlValues[x8LowCode(t, gb, r, e)]) * y(e)
+						}
+						s += int32(int8(gb[16+8*j+r])) * sj
+					}
+				case Q2_K:
+					for i := 0; i < 16; i++ {
+						var si int32
+						for e := 16 * i; e < 16*i+16; e++ {
+							si += x8LowCode(t, gb, r, e) * y(e)
+						}
+						sc := gb[32+8*i+r]
+						s += int32(sc&0xF) * si
+						m += int32(sc>>4) * bsum(i)
+					}
+				case Q3_K:
+					for i := 0; i < 16; i++ {
+						si := -4 * bsum(i)
+						for e := 16 * i; e < 16*i+16; e++ {
+							si += x8LowCode(t, gb, r, e) * y(e)
+						}
+						s += int32(int8(gb[16+8*i+r])) * si
+					}
+				}
+				if t == Q2_K {
+					acc[r] = fma32(float32(s), f16At(gb[4*r:])*dx, acc[r])
+					acc[r] = fma32(-float32(m), f16At(gb[4*r+2:])*dx, acc[r])
+					continue
+				}
+				acc[r] = fma32(float32(s), f16At(gb[2*r:])*dx, acc[r])
+			}
+		}
+		copy(out[8*g:8*g+8], acc[:])
+	}
+}

@@ -1,0 +1,178 @@
+package quant
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+var x8LowTypes = []Type{IQ4_XS, Q3_K, Q2_K}
+
+// x8LowRow rebuilds row r's block of the block column gb of the X8 layout
+// of low-bit type t, in the file's layout: the repack's inverse.
+func x8LowRow(t Type, gb []byte, r int) []byte {
+	blk := make([]byte, t.BlockBytes())
+	switch t {
+	case IQ4_XS:
+		blk[0], blk[1] = gb[2*r], gb[2*r+1]
+		var sh uint16
+		for j := 0; j < 8; j++ {
+			u := byte(int8(gb[16+8*j+r]) + 32)
+			blk[4+j/2] |= u & 0xF << (4 * (j % 2))
+			sh |= uint16(u>>4) << (2 * j)
+		}
+		blk[2], blk[3] = byte(sh), byte(sh>>8)
+		for k := 0; k < 32; k++ {
+			copy(blk[8+4*k:8+4*k+4], gb[80+32*k+4*r:])
+		}
+	case Q2_K:
+		copy(blk[80:84], gb[4*r:])
+		for i := 0; i < 16; i++ {
+			blk[i] = gb[32+8*i+r]
+		}
+		for k := 0; k < 16; k++ {
+			copy(blk[16+4*k:16+4*k+4], gb[160+32*k+4*r:])
+		}
+	case Q3_K:
+		blk[108], blk[109] = gb[2*r], gb[2*r+1]
+		for i := 0; i < 16; i++ {
+			u := byte(int8(gb[16+8*i+r]) + 32)
+			blk[96+i%8] |= u & 0xF << (4 * (i / 8))
+			blk[104+i%4] |= u >> 4 << (2 * (i / 4))
+		}
+		for m := 0; m < 8; m++ {
+			a := 144 + 96*m + 4*r
+			copy(blk[4*m:4*m+4], gb[a:])
+			copy(blk[32+4*m:32+4*m+4], gb[a+32:])
+			copy(blk[64+4*m:64+4*m+4], gb[a+64:])
+		}
+	}
+	return blk
+}
+
+// TestX8Lowbit checks the low-bit types' X8 layouts: the repack round
+// trip, the pure-Go twin (so its reading of the codes)
+// against the row layout's dot product within float32 rounding, and every
+// kernel this CPU has against the twin bit for bit.
+func TestX8Lowbit(t *testing.T) {
+	for _, typ := range x8LowTypes {
+		for _, kind := range []blockKind{kindRandom, kindMixed} {
+			for _, n := range []int{256, 2048, 5632} {
+				t.Run(fmt.Sprintf("%v/%d/%d", typ, kind, n), func(t *testing.T) {
+					const rows = 24
+					nb := n / QKK
+					wb := typ.BlockBytes()
+					bb := X8BlockBytes(typ)
+					vt := typ.VecDotType()
+					r := newRand(uint64(n) + uint64(typ)<<32 + uint64(kind)<<40)
+					w := randBlocks(typ, rows*nb, r, kind)
+					rp := make([]byte, X8Bytes(typ, rows, n))
+					if err := RepackX8(typ, rp, w, rows, n); err != nil {
+						t.Fatal(err)
+					}
+					for g := 0; g < rows/8; g++ {
+						for b := 0; b < nb; b++ {
+							gb := rp[(g*nb+b)*bb : (g*nb+b+1)*bb]
+							for i := 0; i < 8; i++ {
+								src := w[((8*g+i)*nb+b)*wb : ((8*g+i)*nb+b+1)*wb]
+								if got := x8LowRow(typ, gb, i); string(got) != string(src) {
+									t.Fatalf("row %d block %d: round trip gives %x, the file has %x", 8*g+i, b, got, src)
+								}
+							}
+						}
+					}
+					x := randBlocks(vt, n/vt.BlockElems(), r, kindRandom)
+					dot, _ := Dot(typ)
+					twin := make([]float32, rows)
+					matVecX8LowGo(typ, n, rp, rows/8, x, twin)
+					for i := range rows {
+						want := dot(n, w[i*nb*wb:(i+1)*nb*wb], x)
+						if math.Abs(float64(twin[i]-want)) > 2e-3*math.Max(1, math.Abs(float64(want))) {
+							t.Errorf("twin row %d: %v, dot product %v", i, twin[i], want)
+						}
+					}
+					for _, k := range x8Variants(typ) {
+						if k.Mul != nil {
+							t.Errorf("%s: a GEMM for a type without one in the row layout", k.Name)
+						}
+						got := make([]float32, rows)
+						k.MatVec(n, rp, rows/8, x, got)
+						for i := range rows {
+							if got[i] != twin[i] && !(math.IsNaN(float64(got[i])) && math.IsNaN(float64(twin[i]))) {
+								t.Errorf("%s row %d: %v, twin %v", k.Name, i, got[i], twin[i])
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestX8LowbitChoice(t *testing.T) {
+	for _, typ := range x8LowTypes {
+		k, ok := X8(typ, 2048)
+		if ok != (len(x8Variants(typ)) > 0) {
+			t.Errorf("X8(%v): ok %v with %d variants", typ, ok, len(x8Variants(typ)))
+		}
+		if _, ok := X8(typ, 2048+32); ok {
+			t.Errorf("X8(%v, 2080): ok", typ)
+		}
+		t.Logf("X8(%v): %q %v", typ, k.Name, ok)
+		for _, c := range []struct{ rows, n, src int }{
+			{7, 256, 7}, {12, 256, 12}, {8, 128, 8}, {16, 256, 8},
+		} {
+			src := make([]byte, c.src*typ.BlockBytes())
+			dst := make([]byte, 2*X8Bytes(typ, 16, 256))
+			if err := RepackX8(typ, dst, src, c.rows, c.n); err == nil {
+				t.Errorf("RepackX8(%v, %d rows, n %d, %d blocks): no error", typ, c.rows, c.n, c.src)
+			}
+		}
+	}
+}
+
+// BenchmarkX8Lowbit is BenchmarkX8 for the low-bit types, with the row
+// layout's kernel (TileChoice) beside the X8 ones; bytes are those of the
+// rows in place.
+func BenchmarkX8Lowbit(b *testing.B) {
+	mb := benchMB()
+	const n = 2048
+	for _, typ := range x8LowTypes {
+		nb := n / QKK
+		rb := nb * typ.BlockBytes()
+		xb := X8Bytes(typ, 8, n) / 8
+		vt := typ.VecDotType()
+		xRow := n / vt.BlockElems() * vt.BlockBytes()
+		r := newRand(3)
+		rows := (mb << 20) / rb / 16 * 16
+		mat := randBlocks(typ, rows*nb, r, kindRandom)
+		rp := make([]byte, X8Bytes(typ, rows, n))
+		if err := RepackX8(typ, rp, mat, rows, n); err != nil {
+			b.Fatal(err)
+		}
+		x := randBlocks(vt, n/vt.BlockElems(), r, kindRandom)
+		out := make([]float32, rows)
+		row, _ := TileChoice(typ)
+		for _, size := range []struct {
+			name string
+			rows int
+		}{{"dram", rows}, {"l2", min(rows, (256<<10)/rb/16*16)}} {
+			b.Run(fmt.Sprintf("%v/%s/row-%s", typ, size.name, row.Name), func(b *testing.B) {
+				benchStream(b, int64(size.rows*rb), func() {
+					for r0 := 0; r0 < size.rows; r0 += row.Rows {
+						row.Tile(n, mat[r0*rb:], rb, min(row.Rows, size.rows-r0), x, xRow, 1, out[r0:], rows)
+					}
+				})
+			})
+			for _, k := range x8Variants(typ) {
+				b.Run(fmt.Sprintf("%v/%s/%s", typ, size.name, k.Name), func(b *testing.B) {
+					benchStream(b, int64(size.rows*rb), func() {
+						for r0 := 0; r0 < size.rows; r0 += 16 {
+							k.MatVec(n, rp[r0*xb:], 2, x, out[r0:])
+						}
+					})
+				})
+			}
+		}
+	}
+}
