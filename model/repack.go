@@ -20,8 +20,8 @@ var x8Block = map[string]bool{
 
 // RepackableTensor reports whether the tensor name of type t and ggml dims
 // (dims[0] the row length) may be held in the X8 layout (quant.RepackX8)
-// by a model of configuration c whose weights stay resident: a Q4_0, Q4_K
-// or Q6_K matrix of a block (or the output matrix when it is not the embedding),
+// by a model of configuration c whose weights stay resident: a matrix of a
+// type with an X8 layout (quant.X8BlockBytes) of a block (or the output matrix when it is not the embedding),
 // whose rows and the bands of them the forward pass reads are whole
 // groups of 8, for which this CPU has X8 kernels. Only on Linux, where the
 // mapped rows can be given back once repacked (mem.Mapping.Release): the
