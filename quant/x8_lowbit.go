@@ -23,10 +23,12 @@ import (
 //   - Q3_K (912 bytes, 32 more than the rows' blocks): the eight F16 d
 //     (row r at 2r); the scales s_i − 32 of the sixteen sub-blocks as
 //     int8 (sub-block i, row r at 16+8i+r); then for m = 0..7 the three
-//     chunks the kernel reads together, at 144+96m: dword m of each
-//     row's hmask, dword m of its low-bit bytes qs (the first half's
-//     elements) and dword 8+m (the second half's), 32 bytes each (row r
-//     at 4r).
+//     chunks B0, B1, B2 of element columns 4m..4m+3, at 144+96m (+32,
+//     +64), row r's dword at 4r. Column l holds the eight 3-bit values
+//     u = q+4 of the elements 128h+32j+l, (h, j) written hj, in its three
+//     bytes (x8Q3Bits): B0 = u00 | u01<<3 | (u12&3)<<6, B1 = u02 | u03<<3
+//     | (u13&3)<<6, B2 = u10 | u11<<3 | (u12>>2)<<6 | (u13>>2)<<7, so
+//     that the kernel takes each value out with one mask, in place.
 
 // x8LowBlockBytes is X8BlockBytes of the low-bit types (0 for others).
 func x8LowBlockBytes(t Type) int {
@@ -69,11 +71,17 @@ func repackX8Low(t Type, o, blk []byte, r int) bool {
 		for i := 0; i < 16; i++ {
 			o[16+8*i+r] = byte(int8(q3KScale(s, i) - 32))
 		}
-		for m := 0; m < 8; m++ {
-			a := 144 + 96*m + 4*r
-			copy(o[a:a+4], blk[4*m:])
-			copy(o[a+32:a+36], blk[32+4*m:])
-			copy(o[a+64:a+68], blk[32+32+4*m:])
+		for l := 0; l < 32; l++ {
+			var u [2][4]byte
+			for h := 0; h < 2; h++ {
+				for j := 0; j < 4; j++ {
+					u[h][j] = blk[32+32*h+l]>>(2*j)&3 | blk[l]>>(4*h+j)&1<<2
+				}
+			}
+			a := 144 + 96*(l/4) + 4*r + l%4
+			o[a] = u[0][0] | u[0][1]<<3 | u[1][2]&3<<6
+			o[a+32] = u[0][2] | u[0][3]<<3 | u[1][3]&3<<6
+			o[a+64] = u[1][0] | u[1][1]<<3 | u[1][2]>>2<<6 | u[1][3]>>2<<7
 		}
 	default:
 		return false
@@ -83,7 +91,7 @@ func repackX8Low(t Type, o, blk []byte, r int) bool {
 
 // x8LowCode is the unsigned code of element e (< 256) of row r in a block
 // column gb of the X8 layout of low-bit type t: IQ4_XS's 4-bit index,
-// Q2_K's 2-bit value, Q3_K's 3-bit value plus 4.
+// Q2_K's 2-bit value, Q3_K's 3-bit value plus 4 (u).
 func x8LowCode(t Type, gb []byte, r, e int) int32 {
 	switch t {
 	case IQ4_XS:
@@ -102,13 +110,30 @@ func x8LowCode(t Type, gb []byte, r, e int) int32 {
 		o := 32*h + l
 		return int32(gb[160+32*(o/4)+4*r+o%4] >> (2 * j) & 3)
 	default:
-		// Q3_K: as Q2_K, plus bit 4h+j of hmask byte l as bit 2.
+		// Q3_K: the bytes of column l of the first half.
 		h, j, l := e/128, e%128/32, e%32
-		m := l / 4
-		at := 144 + 96*m + 4*r + l%4
-		lo := gb[at+32+32*h] >> (2 * j) & 3
-		hi := gb[at] >> (4*h + j) & 1
-		return int32(lo | hi<<2)
+		at := 144 + 96*(l/4) + 4*r + l%4
+		b0, b1, b2 := gb[at], gb[at+32], gb[at+64]
+		var u byte
+		switch 4*h + j {
+		case 0:
+			u = b0
+		case 1:
+			u = b0 >> 3
+		case 2:
+			u = b1
+		case 3:
+			u = b1 >> 3
+		case 4:
+			u = b2
+		case 5:
+			u = b2 >> 3
+		case 6:
+			u = b0>>6 | b2>>6&1<<2
+		case 7:
+			u = b1>>6 | b2>>7<<2
+		}
+		return int32(u & 7)
 	}
 }
 

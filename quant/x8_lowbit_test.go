@@ -40,11 +40,12 @@ func x8LowRow(t Type, gb []byte, r int) []byte {
 			blk[96+i%8] |= u & 0xF << (4 * (i / 8))
 			blk[104+i%4] |= u >> 4 << (2 * (i / 4))
 		}
-		for m := 0; m < 8; m++ {
-			a := 144 + 96*m + 4*r
-			copy(blk[4*m:4*m+4], gb[a:])
-			copy(blk[32+4*m:32+4*m+4], gb[a+32:])
-			copy(blk[64+4*m:64+4*m+4], gb[a+64:])
+		// The codes back from x8LowCode, which the twin reads.
+		for e := 0; e < QKK; e++ {
+			u := byte(x8LowCode(t, gb, r, e))
+			h, j, l := e/128, e%128/32, e%32
+			blk[32+32*h+l] |= u & 3 << (2 * j)
+			blk[l] |= u >> 2 << (4*h + j)
 		}
 	}
 	return blk

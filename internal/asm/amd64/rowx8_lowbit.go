@@ -185,17 +185,20 @@ var q2KX8 = x8Decoder{t: "Q2_K", frame: 64 * 128, preStep: 64, count: 1,
 
 // q3KX8 is Q3_K's kernel. First, per super-block, 4·Σy_i of the sixteen
 // sub-blocks (the bsums widened and shifted) go to the frame. Then per
-// super-block and group, per half lh of the 32-byte rows: four steps m,
-// each reading a chunk of hmask and the two chunks of low bits it
-// completes (one per half h), a group of four elements of the eight
-// sub-blocks 8h+2j+lh; the 3-bit values u (q+4, unsigned) face their
-// activation dwords in VPDPBUSD, and S += sc_i·(s_i − 4·Σy_i) with
-// VPMULLD; at the end acc += S·(d·d_x).
+// super-block and group, per half lh of the 32 element columns l: four
+// steps m, each reading the three bytes of columns 4m..4m+3 that hold
+// the 3-bit values u = q+4 of the eight elements 128h+32j+l (quant's
+// x8_lowbit.go). A value is taken out with one VPAND, in place: it
+// stands multiplied by 1, 8 or 64 (Q3_K's split values, low and high
+// bits apart, by 64 and by 16 or 32), which VPDPBUSD against the
+// activation dwords keeps exact; the sub-block sums are brought back
+// with arithmetic shifts. S += sc_i·(s_i − 4·Σy_i) with VPMULLD; at the
+// end acc += S·(d·d_x).
 //
-// Registers: Y0 the rows' sums, Y1 S, Y2-Y9 the eight sub-blocks' sums,
-// Y10/Y11/Y13 scratch and factors, Y12 bytes 0x04, Y14 bytes 0x03, Y16
-// hmask, Y17/Y18 low bits, Y19-Y22 and Y23-Y26 scratch, Y27-Y30
-// activation dwords.
+// Registers: Y0 the rows' sums, Y1 S, Y2-Y9 the sums of the sub-blocks
+// of (h, j) (Y2+4h+j), Y19/Y20 the high bits' sums of (1, 2) and (1, 3),
+// Y10-Y14 the masks 0x80, 0x40, 0x07, 0x38, 0xC0, Y16-Y18 the bytes,
+// Y21-Y25 values, Y26-Y31 activation dwords.
 var q3KX8 = x8Decoder{t: "Q3_K", frame: 64 * 128, preStep: 64, count: 1,
 	pre: func() {
 		c.MOVQ(RBX, RDI)
@@ -209,61 +212,79 @@ var q3KX8 = x8Decoder{t: "Q3_K", frame: 64 * 128, preStep: 64, count: 1,
 		c.ADDQ(U8(64), R8)
 		c.DECQ(RCX)
 		c.JNZ(ref("sums"))
-		bcast32(0x03030303, Y14)
-		bcast32(0x04040404, Y12)
+		bcast32(0x80808080, Y10)
+		bcast32(0x40404040, Y11)
+		bcast32(0x07070707, Y12)
+		bcast32(0x38383838, Y13)
+		bcast32(0xC0C0C0C0, Y14)
 	},
 	loop: func(pfDist int) {
 		prefetchX8(pfDist, 0, x8Q3Bytes)
 		zero(Y1)
+		// The values of one step: byte (Y16-Y18), mask, element (h, j),
+		// accumulator.
+		type piece struct {
+			b, mask Register
+			h, j    int
+			acc     Register
+		}
+		pieces := []piece{
+			{Y16, Y12, 0, 0, Y2}, {Y16, Y13, 0, 1, Y3}, {Y16, Y14, 1, 2, Y8},
+			{Y17, Y12, 0, 2, Y4}, {Y17, Y13, 0, 3, Y5}, {Y17, Y14, 1, 3, Y9},
+			{Y18, Y12, 1, 0, Y6}, {Y18, Y13, 1, 1, Y7}, {Y18, Y11, 1, 2, Y19}, {Y18, Y10, 1, 3, Y20},
+		}
 		for lh := 0; lh < 2; lh++ {
 			for a := 2; a < 10; a++ {
 				zero(yr(a))
 			}
+			zero(Y19)
+			zero(Y20)
 			for g := 0; g < 4; g++ {
 				m := 4*lh + g
 				at := 144 + 96*m
 				c.VMOVDQU32(mem(RSI, at), Y16)
 				c.VMOVDQU32(mem(RSI, at+32), Y17)
 				c.VMOVDQU32(mem(RSI, at+64), Y18)
-				for h := 0; h < 2; h++ {
-					q := yr(17 + h)
-					for j := 0; j < 4; j++ {
-						lo, hb, x := yr(19+j), yr(23+j), yr(27+j)
-						if j == 0 {
-							c.VPANDD(Y14, q, lo)
-						} else {
-							c.VPSRLW(U8(uint8(2*j)), q, lo)
-							c.VPANDD(Y14, lo, lo)
-						}
-						// Bit 4h+j of the hmask byte to bit 2.
-						switch s := 4*h + j - 2; {
-						case s > 0:
-							c.VPSRLW(U8(uint8(s)), Y16, hb)
-							c.VPANDD(Y12, hb, hb)
-						case s < 0:
-							c.VPSLLW(U8(uint8(-s)), Y16, hb)
-							c.VPANDD(Y12, hb, hb)
-						default:
-							c.VPANDD(Y12, Y16, hb)
-						}
-						c.VPORD(hb, lo, lo)
-						c.VPBROADCASTD(mem(RDI, 4+128*h+32*j+4*m), x)
-						VPDPBUSD(x, lo, yr(2+4*h+j))
+				xs := map[int]Register{}
+				for k, p := range pieces {
+					e := 4*p.h + p.j
+					x, ok := xs[e]
+					if !ok {
+						x = yr(26 + len(xs)%6)
+						xs[e] = x
+						c.VPBROADCASTD(mem(RDI, 4+128*p.h+32*p.j+4*m), x)
 					}
+					v := yr(21 + k%5)
+					c.VPANDD(p.mask, p.b, v)
+					VPDPBUSD(x, v, p.acc)
 				}
 			}
+			// The sums to scale 1.
+			for _, a := range []Register{Y3, Y5, Y7} {
+				c.VPSRAD(U8(3), a, a)
+			}
+			c.VPSRAD(U8(6), Y8, Y8)
+			c.VPSRAD(U8(4), Y19, Y19)
+			c.VPADDD(Y19, Y8, Y8)
+			c.VPSRAD(U8(6), Y9, Y9)
+			c.VPSRAD(U8(5), Y20, Y20)
+			c.VPADDD(Y20, Y9, Y9)
 			for h := 0; h < 2; h++ {
 				for j := 0; j < 4; j++ {
 					i := 8*h + 2*j + lh
 					s := yr(2 + 4*h + j)
 					c.VPSUBD_BCST(mem(R8, 4*i), s, s)
-					c.VPMOVSXBD(mem(RSI, 16+8*i), Y10)
-					c.VPMULLD(s, Y10, Y10)
-					c.VPADDD(Y10, Y1, Y1)
+					c.VPMOVSXBD(mem(RSI, 16+8*i), Y21)
+					c.VPMULLD(s, Y21, Y21)
+					c.VPADDD(Y21, Y1, Y1)
 				}
 			}
 		}
-		x8Finish()
+		c.VCVTDQ2PS(Y1, Y1)
+		c.VCVTPH2PS(mem(RSI, 0), Y21)
+		c.VBROADCASTSS(mem(RDI, 0), Y22)
+		c.VMULPS(Y22, Y21, Y21)
+		c.VFMADD231PS(Y21, Y1, Y0)
 		c.ADDQ(U32(x8Q3Bytes), RSI)
 		c.ADDQ(U32(q8KBytes), RDI)
 	},
