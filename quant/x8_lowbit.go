@@ -16,8 +16,10 @@ import (
 //     at 80+32k+4r).
 //   - Q2_K (672 bytes, the rows' blocks exactly): the eight rows' (d,
 //     dmin) F16 pairs (row r at 4r); the scale bytes of the sixteen
-//     sub-blocks as they are, scale low nibble and min high (sub-block i,
-//     row r at 32+8i+r); then 16 chunks of 32 bytes, chunk k holding
+//     sub-blocks as they are, scale low nibble and min high, in pairs
+//     (i, i+2) that the kernel multiplies as words (x8Q2Scale: pair
+//     p = 4h+2q+lh holds sub-blocks 8h+4q+lh and 8h+4q+lh+2, row r's two
+//     at 32+16p+2r); then 16 chunks of 32 bytes, chunk k holding
 //     bytes 4k..4k+3 of each row's 64 bytes of 2-bit codes (row r at
 //     160+32k+4r).
 //   - Q3_K (912 bytes, 32 more than the rows' blocks): the eight F16 d
@@ -60,7 +62,7 @@ func repackX8Low(t Type, o, blk []byte, r int) bool {
 	case Q2_K:
 		copy(o[4*r:4*r+4], blk[80:84])
 		for i := 0; i < 16; i++ {
-			o[32+8*i+r] = blk[i]
+			o[x8Q2Scale(r, i)] = blk[i]
 		}
 		for k := 0; k < 16; k++ {
 			copy(o[160+32*k+4*r:160+32*k+4*r+4], blk[16+4*k:])
@@ -137,6 +139,13 @@ func x8LowCode(t Type, gb []byte, r, e int) int32 {
 	}
 }
 
+// x8Q2Scale is the offset in a Q2_K X8 block column of row r's scale
+// byte of sub-block i: sub-blocks 8h+2j+lh pair up as j = 2q and 2q+1.
+func x8Q2Scale(r, i int) int {
+	h, q, w, lh := i/8, i%8/4, i%4/2, i%2
+	return 32 + 16*(4*h+2*q+lh) + 2*r + w
+}
+
 // matVecX8LowGo is the pure-Go twin of the low-bit types' X8 decode
 // kernels, in their order of operations. Per super-block, exact in int32:
 // IQ4_XS S = Σ_j sc_j·Σ_l level·y; Q3_K S = Σ_i sc_i·(Σ u·y − 4·Σy_i);
@@ -170,7 +179,7 @@ func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32)
 						for e := 16 * i; e < 16*i+16; e++ {
 							si += x8LowCode(t, gb, r, e) * y(e)
 						}
-						sc := gb[32+8*i+r]
+						sc := gb[x8Q2Scale(r, i)]
 						s += int32(sc&0xF) * si
 						m += int32(sc>>4) * bsum(i)
 					}

@@ -28,7 +28,7 @@ func x8LowRow(t Type, gb []byte, r int) []byte {
 	case Q2_K:
 		copy(blk[80:84], gb[4*r:])
 		for i := 0; i < 16; i++ {
-			blk[i] = gb[32+8*i+r]
+			blk[i] = gb[x8Q2Scale(r, i)]
 		}
 		for k := 0; k < 16; k++ {
 			copy(blk[16+4*k:16+4*k+4], gb[160+32*k+4*r:])

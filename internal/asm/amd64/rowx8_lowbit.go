@@ -102,31 +102,43 @@ var iq4XSX8 = x8Decoder{t: "IQ4_XS", frame: 32 * 128, preStep: 32, count: 1,
 	},
 }
 
-// q2KX8 is Q2_K's kernel. First, per super-block, the sixteen bsums
-// widened to dwords go to the frame. Then per super-block and group, per
-// half h and half lh of its 32-byte rows of codes: four chunks, each
+// q2KX8 is Q2_K's kernel. First, per super-block, the bsums of the
+// sub-block pairs (i, i+2) the scales pair up (quant's x8_lowbit.go) go
+// to the frame as word pairs (VPERMW). Then per super-block and group,
+// per half h and half lh of its 32-byte rows of codes: four chunks, each
 // holding one group of four elements of the four sub-blocks 8h+2j+lh
-// (j < 4) in its bit pairs, VPDPBUSD against the activation dwords;
-// S += sc_i·s_i and M += m_i·Σy_i with VPMULLD; at the end
+// (j < 4) in its bit pairs, each taken out in place with one mask (so
+// standing multiplied by 4^j) and VPDPBUSD against the activation
+// dwords. Per pair of sub-blocks, their sums (|s| < 2^13) go to the
+// words of one dword, brought back to scale 1 by the shifts that place
+// them, and VPDPWSSD adds sc·s to S and m·Σy to M; at the end
 // acc += S·(d·d_x) and acc −= M·(dmin·d_x).
 //
 // Registers: Y0 the rows' sums, Y1 S, Y2 M, Y3-Y6 the four sub-blocks'
-// sums, Y7/Y8 scales and mins, Y9-Y13 the factors, Y14 bytes 0x03, Y15
-// bytes 0x0F, Y16 the chunk, Y20-Y23 its values, Y24-Y27 activation
-// dwords.
-var q2KX8 = x8Decoder{t: "Q2_K", frame: 64 * 128, preStep: 64, count: 1,
+// sums, Y7/Y8 scales and mins, Y9-Y13 bsums and the factors, Y15 bytes
+// 0x0F, Y16-Y19 the chunks, Y20-Y23 values, Y24-Y27 activation dwords,
+// Y28-Y31 the masks 0x03, 0x0C, 0x30, 0xC0.
+var q2KX8 = x8Decoder{t: "Q2_K", frame: 32 * 128, preStep: 32, count: 1,
 	pre: func() {
+		idx := make([]uint16, 16)
+		for p := 0; p < 8; p++ {
+			h, q, lh := p/4, p%4/2, p%2
+			idx[2*p], idx[2*p+1] = uint16(8*h+4*q+lh), uint16(8*h+4*q+lh+2)
+		}
+		c.VMOVDQU(wordsTable("x8Q2Pairs", idx), Y14)
 		c.MOVQ(RBX, RDI)
 		c.MOVQ(RDX, R8)
 		c.MOVQ(R13, RCX)
 		label("sums")
-		c.VPMOVSXWD(mem(RDI, 260), Z1)
-		c.VMOVDQU32(Z1, mem(R8, 0))
+		c.VPERMW(mem(RDI, 260), Y14, Y1)
+		c.VMOVDQU(Y1, mem(R8, 0))
 		c.ADDQ(U32(q8KBytes), RDI)
-		c.ADDQ(U8(64), R8)
+		c.ADDQ(U8(32), R8)
 		c.DECQ(RCX)
 		c.JNZ(ref("sums"))
-		bcast32(0x03030303, Y14)
+		for j := 0; j < 4; j++ {
+			bcast32(0x03030303<<(2*j), yr(28+j))
+		}
 	},
 	loop: func(pfDist int) {
 		prefetchX8(pfDist, 0, x8Q2Bytes)
@@ -139,28 +151,30 @@ var q2KX8 = x8Decoder{t: "Q2_K", frame: 64 * 128, preStep: 64, count: 1,
 				}
 				for g := 0; g < 4; g++ {
 					k := 8*h + 4*lh + g
-					c.VMOVDQU32(mem(RSI, 160+32*k), Y16)
+					q := yr(16 + g)
+					c.VMOVDQU32(mem(RSI, 160+32*k), q)
 					for j := 0; j < 4; j++ {
 						v, x := yr(20+j), yr(24+j)
-						if j == 0 {
-							c.VPANDD(Y14, Y16, v)
-						} else {
-							c.VPSRLW(U8(uint8(2*j)), Y16, v)
-							c.VPANDD(Y14, v, v)
-						}
+						c.VPANDD(yr(28+j), q, v)
 						c.VPBROADCASTD(mem(RDI, 4+128*h+32*j+16*lh+4*g), x)
 						VPDPBUSD(x, v, yr(3+j))
 					}
 				}
-				for j := 0; j < 4; j++ {
-					i := 8*h + 2*j + lh
-					c.VPMOVZXBD(mem(RSI, 32+8*i), Y7)
-					c.VPSRLD(U8(4), Y7, Y8)
+				for q := 0; q < 2; q++ {
+					p := 4*h + 2*q + lh
+					s0, s1 := yr(3+2*q), yr(4+2*q)
+					if q > 0 {
+						c.VPSRAD(U8(4), s0, s0)
+					}
+					// s1 stands times 4^(2q+1): to the high word.
+					c.VPSLLD(U8(uint8(16-2*(2*q+1))), s1, s1)
+					c.VPBLENDW(U8(0xAA), s1, s0, s0)
+					c.VPMOVZXBW(mem(RSI, 32+16*p), Y7)
+					c.VPSRLW(U8(4), Y7, Y8)
 					c.VPAND(Y15, Y7, Y7)
-					c.VPMULLD(yr(3+j), Y7, Y7)
-					c.VPADDD(Y7, Y1, Y1)
-					c.VPMULLD_BCST(mem(R8, 4*i), Y8, Y8)
-					c.VPADDD(Y8, Y2, Y2)
+					VPDPWSSD(Y7, s0, Y1)
+					c.VPBROADCASTD(mem(R8, 4*p), Y9)
+					VPDPWSSD(Y9, Y8, Y2)
 				}
 			}
 		}
