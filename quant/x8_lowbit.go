@@ -17,14 +17,14 @@ import (
 //   - Q2_K (672 bytes, the rows' blocks exactly): the eight rows' (d,
 //     dmin) F16 pairs (row r at 4r); the scale bytes of the sixteen
 //     sub-blocks as they are, scale low nibble and min high, in pairs
-//     (i, i+2) that the kernel multiplies as words (x8Q2Scale: pair
+//     (i, i+2) that the kernel multiplies as words (x8PairScale: pair
 //     p = 4h+2q+lh holds sub-blocks 8h+4q+lh and 8h+4q+lh+2, row r's two
 //     at 32+16p+2r); then 16 chunks of 32 bytes, chunk k holding
 //     bytes 4k..4k+3 of each row's 64 bytes of 2-bit codes (row r at
 //     160+32k+4r).
 //   - Q3_K (912 bytes, 32 more than the rows' blocks): the eight F16 d
 //     (row r at 2r); the scales s_i − 32 of the sixteen sub-blocks as
-//     int8 (sub-block i, row r at 16+8i+r); then for m = 0..7 the three
+//     int8, paired as Q2_K's (x8PairScale, from 16); then for m = 0..7 the three
 //     chunks B0, B1, B2 of element columns 4m..4m+3, at 144+96m (+32,
 //     +64), row r's dword at 4r. Column l holds the eight 3-bit values
 //     u = q+4 of the elements 128h+32j+l, (h, j) written hj, in its three
@@ -62,7 +62,7 @@ func repackX8Low(t Type, o, blk []byte, r int) bool {
 	case Q2_K:
 		copy(o[4*r:4*r+4], blk[80:84])
 		for i := 0; i < 16; i++ {
-			o[x8Q2Scale(r, i)] = blk[i]
+			o[x8PairScale(32, r, i)] = blk[i]
 		}
 		for k := 0; k < 16; k++ {
 			copy(o[160+32*k+4*r:160+32*k+4*r+4], blk[16+4*k:])
@@ -71,7 +71,7 @@ func repackX8Low(t Type, o, blk []byte, r int) bool {
 		o[2*r], o[2*r+1] = blk[108], blk[109]
 		s := (*[12]byte)(blk[96:])
 		for i := 0; i < 16; i++ {
-			o[16+8*i+r] = byte(int8(q3KScale(s, i) - 32))
+			o[x8PairScale(16, r, i)] = byte(int8(q3KScale(s, i) - 32))
 		}
 		for l := 0; l < 32; l++ {
 			var u [2][4]byte
@@ -139,11 +139,12 @@ func x8LowCode(t Type, gb []byte, r, e int) int32 {
 	}
 }
 
-// x8Q2Scale is the offset in a Q2_K X8 block column of row r's scale
-// byte of sub-block i: sub-blocks 8h+2j+lh pair up as j = 2q and 2q+1.
-func x8Q2Scale(r, i int) int {
+// x8PairScale is the offset in a Q2_K or Q3_K X8 block column, whose
+// scales begin at base, of row r's scale byte of sub-block i: the
+// sub-blocks 8h+2j+lh pair up as j = 2q and 2q+1, in pair 4h+2q+lh.
+func x8PairScale(base, r, i int) int {
 	h, q, w, lh := i/8, i%8/4, i%4/2, i%2
-	return 32 + 16*(4*h+2*q+lh) + 2*r + w
+	return base + 16*(4*h+2*q+lh) + 2*r + w
 }
 
 // matVecX8LowGo is the pure-Go twin of the low-bit types' X8 decode
@@ -179,7 +180,7 @@ func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32)
 						for e := 16 * i; e < 16*i+16; e++ {
 							si += x8LowCode(t, gb, r, e) * y(e)
 						}
-						sc := gb[x8Q2Scale(r, i)]
+						sc := gb[x8PairScale(32, r, i)]
 						s += int32(sc&0xF) * si
 						m += int32(sc>>4) * bsum(i)
 					}
@@ -189,7 +190,7 @@ func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32)
 						for e := 16 * i; e < 16*i+16; e++ {
 							si += x8LowCode(t, gb, r, e) * y(e)
 						}
-						s += int32(int8(gb[16+8*i+r])) * si
+						s += int32(int8(gb[x8PairScale(16, r, i)])) * si
 					}
 				}
 				if t == Q2_K {

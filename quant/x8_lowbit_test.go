@@ -29,7 +29,7 @@ func x8LowRow(t Type, gb []byte, r int) []byte {
 	case Q2_K:
 		copy(blk[80:84], gb[4*r:])
 		for i := 0; i < 16; i++ {
-			blk[i] = gb[x8Q2Scale(r, i)]
+			blk[i] = gb[x8PairScale(32, r, i)]
 		}
 		for k := 0; k < 16; k++ {
 			copy(blk[16+4*k:16+4*k+4], gb[160+32*k+4*r:])
@@ -37,7 +37,7 @@ func x8LowRow(t Type, gb []byte, r int) []byte {
 	case Q3_K:
 		blk[108], blk[109] = gb[2*r], gb[2*r+1]
 		for i := 0; i < 16; i++ {
-			u := byte(int8(gb[16+8*i+r]) + 32)
+			u := byte(int8(gb[x8PairScale(16, r, i)]) + 32)
 			blk[96+i%8] |= u & 0xF << (4 * (i / 8))
 			blk[104+i%4] |= u >> 4 << (2 * (i / 4))
 		}

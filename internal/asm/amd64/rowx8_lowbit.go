@@ -102,9 +102,31 @@ var iq4XSX8 = x8Decoder{t: "IQ4_XS", frame: 32 * 128, preStep: 32, count: 1,
 	},
 }
 
-// q2KX8 is Q2_K's kernel. First, per super-block, the bsums of the
-// sub-block pairs (i, i+2) the scales pair up (quant's x8_lowbit.go) go
-// to the frame as word pairs (VPERMW). Then per super-block and group,
+// pairSums writes, per super-block, the bsums of the sub-block pairs
+// (i, i+2) the scales pair up (quant's x8PairScale) to the frame as word
+// pairs (VPERMW), pair p = 4h+2q+lh holding sub-blocks 8h+4q+lh and
+// 8h+4q+lh+2: 32 bytes a super-block. It uses Y1 and Y14.
+func pairSums() {
+	idx := make([]uint16, 16)
+	for p := 0; p < 8; p++ {
+		h, q, lh := p/4, p%4/2, p%2
+		idx[2*p], idx[2*p+1] = uint16(8*h+4*q+lh), uint16(8*h+4*q+lh+2)
+	}
+	c.VMOVDQU(wordsTable("x8Pairs", idx), Y14)
+	c.MOVQ(RBX, RDI)
+	c.MOVQ(RDX, R8)
+	c.MOVQ(R13, RCX)
+	label("sums")
+	c.VPERMW(mem(RDI, 260), Y14, Y1)
+	c.VMOVDQU(Y1, mem(R8, 0))
+	c.ADDQ(U32(q8KBytes), RDI)
+	c.ADDQ(U8(32), R8)
+	c.DECQ(RCX)
+	c.JNZ(ref("sums"))
+}
+
+// q2KX8 is Q2_K's kernel. First the bsums' pairs to the frame
+// (pairSums). Then per super-block and group,
 // per half h and half lh of its 32-byte rows of codes: four chunks, each
 // holding one group of four elements of the four sub-blocks 8h+2j+lh
 // (j < 4) in its bit pairs, each taken out in place with one mask (so
@@ -120,22 +142,7 @@ var iq4XSX8 = x8Decoder{t: "IQ4_XS", frame: 32 * 128, preStep: 32, count: 1,
 // Y28-Y31 the masks 0x03, 0x0C, 0x30, 0xC0.
 var q2KX8 = x8Decoder{t: "Q2_K", frame: 32 * 128, preStep: 32, count: 1,
 	pre: func() {
-		idx := make([]uint16, 16)
-		for p := 0; p < 8; p++ {
-			h, q, lh := p/4, p%4/2, p%2
-			idx[2*p], idx[2*p+1] = uint16(8*h+4*q+lh), uint16(8*h+4*q+lh+2)
-		}
-		c.VMOVDQU(wordsTable("x8Q2Pairs", idx), Y14)
-		c.MOVQ(RBX, RDI)
-		c.MOVQ(RDX, R8)
-		c.MOVQ(R13, RCX)
-		label("sums")
-		c.VPERMW(mem(RDI, 260), Y14, Y1)
-		c.VMOVDQU(Y1, mem(R8, 0))
-		c.ADDQ(U32(q8KBytes), RDI)
-		c.ADDQ(U8(32), R8)
-		c.DECQ(RCX)
-		c.JNZ(ref("sums"))
+		pairSums()
 		for j := 0; j < 4; j++ {
 			bcast32(0x03030303<<(2*j), yr(28+j))
 		}
@@ -197,35 +204,26 @@ var q2KX8 = x8Decoder{t: "Q2_K", frame: 32 * 128, preStep: 32, count: 1,
 	},
 }
 
-// q3KX8 is Q3_K's kernel. First, per super-block, 4·Σy_i of the sixteen
-// sub-blocks (the bsums widened and shifted) go to the frame. Then per
-// super-block and group, per half lh of the 32 element columns l: four
-// steps m, each reading the three bytes of columns 4m..4m+3 that hold
-// the 3-bit values u = q+4 of the eight elements 128h+32j+l (quant's
-// x8_lowbit.go). A value is taken out with one VPAND, in place: it
-// stands multiplied by 1, 8 or 64 (Q3_K's split values, low and high
-// bits apart, by 64 and by 16 or 32), which VPDPBUSD against the
-// activation dwords keeps exact; the sub-block sums are brought back
-// with arithmetic shifts. S += sc_i·(s_i − 4·Σy_i) with VPMULLD; at the
-// end acc += S·(d·d_x).
+// q3KX8 is Q3_K's kernel. First the bsums' pairs to the frame
+// (pairSums). Then per super-block and group, per half lh of the 32
+// element columns l: four steps m, each reading the three bytes of
+// columns 4m..4m+3 that hold the 3-bit values u = q+4 of the eight
+// elements 128h+32j+l (quant's x8_lowbit.go). A value is taken out with
+// one VPAND, in place: it stands multiplied by 1, 8 or 64 (Q3_K's split
+// values, low and high bits apart, by 64 and by 16 or 32), which
+// VPDPBUSD against the activation dwords keeps exact; the sub-block sums
+// (|s| < 2^14) are brought back by arithmetic shifts, or by the shift
+// that puts the second of a pair in the high words. Per pair, VPDPWSSD
+// adds sc·s to S and sc·Σy to T; at the end S −= 4·T and
+// acc += S·(d·d_x).
 //
-// Registers: Y0 the rows' sums, Y1 S, Y2-Y9 the sums of the sub-blocks
-// of (h, j) (Y2+4h+j), Y19/Y20 the high bits' sums of (1, 2) and (1, 3),
-// Y10-Y14 the masks 0x80, 0x40, 0x07, 0x38, 0xC0, Y16-Y18 the bytes,
-// Y21-Y25 values, Y26-Y31 activation dwords.
-var q3KX8 = x8Decoder{t: "Q3_K", frame: 64 * 128, preStep: 64, count: 1,
+// Registers: Y0 the rows' sums, Y1 S, Y15 T, Y2-Y9 the sums of the
+// sub-blocks of (h, j) (Y2+4h+j), Y19/Y20 the high bits' sums of (1, 2)
+// and (1, 3), Y10-Y14 the masks 0x80, 0x40, 0x07, 0x38, 0xC0, Y16-Y18
+// the bytes, Y21-Y25 values and scales, Y26-Y31 activation dwords.
+var q3KX8 = x8Decoder{t: "Q3_K", frame: 32 * 128, preStep: 32, count: 1,
 	pre: func() {
-		c.MOVQ(RBX, RDI)
-		c.MOVQ(RDX, R8)
-		c.MOVQ(R13, RCX)
-		label("sums")
-		c.VPMOVSXWD(mem(RDI, 260), Z1)
-		c.VPSLLD(U8(2), Z1, Z1)
-		c.VMOVDQU32(Z1, mem(R8, 0))
-		c.ADDQ(U32(q8KBytes), RDI)
-		c.ADDQ(U8(64), R8)
-		c.DECQ(RCX)
-		c.JNZ(ref("sums"))
+		pairSums()
 		bcast32(0x80808080, Y10)
 		bcast32(0x40404040, Y11)
 		bcast32(0x07070707, Y12)
@@ -235,6 +233,7 @@ var q3KX8 = x8Decoder{t: "Q3_K", frame: 64 * 128, preStep: 64, count: 1,
 	loop: func(pfDist int) {
 		prefetchX8(pfDist, 0, x8Q3Bytes)
 		zero(Y1)
+		zero(Y15)
 		// The values of one step: byte (Y16-Y18), mask, element (h, j),
 		// accumulator.
 		type piece struct {
@@ -273,10 +272,8 @@ var q3KX8 = x8Decoder{t: "Q3_K", frame: 64 * 128, preStep: 64, count: 1,
 					VPDPBUSD(x, v, p.acc)
 				}
 			}
-			// The sums to scale 1.
-			for _, a := range []Register{Y3, Y5, Y7} {
-				c.VPSRAD(U8(3), a, a)
-			}
+			// The split values' sums to scale 1; Y3, Y5 and Y7 stand
+			// times 8, which the shift to the high words takes off.
 			c.VPSRAD(U8(6), Y8, Y8)
 			c.VPSRAD(U8(4), Y19, Y19)
 			c.VPADDD(Y19, Y8, Y8)
@@ -284,16 +281,24 @@ var q3KX8 = x8Decoder{t: "Q3_K", frame: 64 * 128, preStep: 64, count: 1,
 			c.VPSRAD(U8(5), Y20, Y20)
 			c.VPADDD(Y20, Y9, Y9)
 			for h := 0; h < 2; h++ {
-				for j := 0; j < 4; j++ {
-					i := 8*h + 2*j + lh
-					s := yr(2 + 4*h + j)
-					c.VPSUBD_BCST(mem(R8, 4*i), s, s)
-					c.VPMOVSXBD(mem(RSI, 16+8*i), Y21)
-					c.VPMULLD(s, Y21, Y21)
-					c.VPADDD(Y21, Y1, Y1)
+				for q := 0; q < 2; q++ {
+					p := 4*h + 2*q + lh
+					s0, s1 := yr(2+4*h+2*q), yr(3+4*h+2*q)
+					if s1 == Y9 {
+						c.VPSLLD(U8(16), s1, s1)
+					} else {
+						c.VPSLLD(U8(13), s1, s1)
+					}
+					c.VPBLENDW(U8(0xAA), s1, s0, s0)
+					c.VPMOVSXBW(mem(RSI, 16+16*p), Y21)
+					VPDPWSSD(Y21, s0, Y1)
+					c.VPBROADCASTD(mem(R8, 4*p), Y22)
+					VPDPWSSD(Y22, Y21, Y15)
 				}
 			}
 		}
+		c.VPSLLD(U8(2), Y15, Y15)
+		c.VPSUBD(Y15, Y1, Y1)
 		c.VCVTDQ2PS(Y1, Y1)
 		c.VCVTPH2PS(mem(RSI, 0), Y21)
 		c.VBROADCASTSS(mem(RDI, 0), Y22)
