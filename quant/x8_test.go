@@ -11,7 +11,7 @@ import (
 // same arithmetic at other addresses) bit for bit, and both against the
 // row layout's dot products within float32 rounding.
 func TestX8(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
 		for _, n := range []int{256, 2048, 5632} {
 			t.Run(fmt.Sprintf("%v/%d", typ, n), func(t *testing.T) {
 				const rows, cols = 24, 5
@@ -85,12 +85,12 @@ func TestX8Choice(t *testing.T) {
 		t  Type
 		n  int
 		ok bool
-	}{{Q8_0, 2048, false}, {Q4_0, 2048 + 32, false}, {Q4_0, 65536, false}, {Q5_K, 2048, false}} {
+	}{{Q4_1, 2048, false}, {Q4_0, 2048 + 32, false}, {Q4_0, 65536, false}, {Q5_0, 2048, false}, {Q8_0, 2048 + 32, false}, {Q5_K, 65536, false}} {
 		if _, ok := X8(c.t, c.n); ok != c.ok {
 			t.Errorf("X8(%v, %d): ok %v, want %v", c.t, c.n, ok, c.ok)
 		}
 	}
-	for _, typ := range []Type{Q4_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
 		k, ok := X8(typ, 2048)
 		if ok != (len(x8Variants(typ)) > 0) {
 			t.Errorf("X8(%v): ok %v with %d variants", typ, ok, len(x8Variants(typ)))
@@ -105,7 +105,11 @@ func TestRepackX8Refuses(t *testing.T) {
 		rows, n int
 		src     int
 	}{
-		{Q8_0, 8, 32, 8 * 34},
+		{Q4_1, 8, 32, 8 * 20},
+		{Q8_0, 12, 32, 12 * 34},
+		{Q8_0, 8, 32, 8*34 - 1},
+		{Q5_K, 8, 256, 8*176 - 1},
+		{Q5_K, 4, 256, 4 * 176},
 		{Q4_0, 7, 32, 7 * 18},
 		{Q4_0, 8, 33, 8 * 18},
 		{Q4_0, 16, 32, 8 * 18},
@@ -126,7 +130,7 @@ func TestRepackX8Refuses(t *testing.T) {
 func BenchmarkX8(b *testing.B) {
 	mb := benchMB()
 	const n = 2048
-	for _, typ := range []Type{Q4_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
 		nb := n / typ.BlockElems()
 		rb := nb * typ.BlockBytes()
 		xb := X8Bytes(typ, 8, n) / 8
