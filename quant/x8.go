@@ -109,7 +109,8 @@ func X8(t Type, n int) (X8Kernel, bool) {
 	// which the hardware prefetchers follow; on Zen 4 the non-temporal
 	// prefetch that made the row kernels faster slowed these
 	// (BenchmarkX8, 128 MB, one thread: Q4_0 28.5 against 24.2 GB/s,
-	// Q4_K 29.8 against 25.1, Q6_K 31.8 against 24.4).
+	// Q4_K 29.8 against 25.1, Q6_K 31.8 against 24.4; Q8_0 and Q5_K
+	// alike).
 	return ks[0], true
 }
 
