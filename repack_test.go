@@ -15,7 +15,7 @@ import (
 
 // TestRepackOnOff loads Q4_0 models of three layouts (llama; phi3's fused
 // QKV and gate-up, whose halves are bands of one matrix; qwen2's tied
-// output, which stays in place), and Q4_K and Q6_K llamas, with the default WithRepack(true) and
+// output, which stays in place), and Q8_0, Q4_K, Q5_K and Q6_K llamas, with the default WithRepack(true) and
 // with false, and compares their logits for a prompt (a small batch), a
 // batch that takes the GEMM path and single tokens, each step's input
 // fixed: within 3 % of the largest logit (a rounding apart in a sum can
@@ -28,10 +28,11 @@ func TestRepackOnOff(t *testing.T) {
 	}
 	llama, phi3, qwen2 := testutil.TinyLlama(), testutil.TinyPhi3(), testutil.TinyQwen2()
 	steps := [][]int32{{1, 40, 41, 42, 100, 7}, {9}, {200, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}, {55}, {66}}
-	llama4K, llama6K := llama, llama
+	llama4K, llama6K, llama8, llama5K := llama, llama, llama, llama
 	llama4K.WeightType, llama6K.WeightType = quant.Q4_K, quant.Q6_K
+	llama8.WeightType, llama5K.WeightType = quant.Q8_0, quant.Q5_K
 	llama.WeightType, phi3.WeightType, qwen2.WeightType = quant.Q4_0, quant.Q4_0, quant.Q4_0
-	for _, spec := range []testutil.ModelSpec{llama, phi3, qwen2, llama4K, llama6K} {
+	for _, spec := range []testutil.ModelSpec{llama, phi3, qwen2, llama8, llama4K, llama5K, llama6K} {
 		spec.Embd, spec.FFN = 256, 512
 		if _, ok := quant.X8(spec.WeightType, 256); !ok {
 			continue

@@ -197,8 +197,8 @@ type Request struct {
 	// so those components count this many times. 0 means 1.
 	Sessions int
 	// Repack lets a plan whose weights stay resident for the model's whole
-	// life (WeightsResident, chosen or asked for) hold the Q4_0, Q4_K and
-	// Q6_K matrices in the X8 layout (see Plan.Repacked): one copy, in anonymous memory
+	// life (WeightsResident, chosen or asked for) hold the Q4_0, Q8_0,
+	// Q4_K, Q5_K and Q6_K matrices in the X8 layout (see Plan.Repacked): one copy, in anonymous memory
 	// instead of the page cache. Its blocks then never move to disk.
 	Repack bool
 }
