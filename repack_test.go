@@ -23,9 +23,7 @@ import (
 // AVX2 and AVX-512 kernels differ too), argmax equal where the top two are
 // further apart. A decode step of the repacked model allocates nothing.
 func TestRepackOnOff(t *testing.T) {
-	if _, ok := quant.X8(quant.Q4_0, 256); !ok {
-		t.Skip("no X8 kernels on this CPU or build")
-	}
+	testutil.NeedX8(t)
 	llama, phi3, qwen2 := testutil.TinyLlama(), testutil.TinyPhi3(), testutil.TinyQwen2()
 	steps := [][]int32{{1, 40, 41, 42, 100, 7}, {9}, {200, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}, {55}, {66}}
 	llama4K, llama6K, llama8, llama5K := llama, llama, llama, llama

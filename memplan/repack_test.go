@@ -15,9 +15,7 @@ import (
 // Streaming plans, plans whose Auto chose streaming and requests without
 // Repack repack nothing.
 func TestPlanRepack(t *testing.T) {
-	if _, ok := quant.X8(quant.Q4_0, 256); !ok {
-		t.Skip("no X8 kernels on this CPU or build")
-	}
+	testutil.NeedX8(t)
 	spec := testutil.TinyLlama()
 	spec.Embd, spec.FFN, spec.WeightType = 256, 512, quant.Q4_0
 	sh, err := ReadShape(testutil.TempModel(t, spec))
