@@ -83,15 +83,7 @@ func (s *Session) ChatStream(ctx context.Context, msgs []Message, opts ...Genera
 // chat runs one turn, yielding a Token per generated token; a false from
 // yield stops it without error.
 func (s *Session) chat(ctx context.Context, msgs []Message, opts []GenerateOption, yield func(Token) bool) (Message, error) {
-	g := generation(opts)
-	e := s.m.e
-	tokens, po, err := e.ChatPrompt(msgs, chat.RenderOptions{Tools: g.tools, EnableThinking: g.thinking})
-	if err != nil {
-		return Message{Role: RoleAssistant}, err
-	}
-	p := chat.NewParser(e.Chat.Template.Format(), po)
-	open := true
-	emit := func(id int32, ds []chat.Delta) bool {
+	return s.m.e.ChatTurn(ctx, s.q, msgs, engine.Generation(opts), func(id int32, ds []chat.Delta) bool {
 		t := Token{ID: id}
 		for _, d := range ds {
 			t.Text += d.Content
@@ -100,13 +92,6 @@ func (s *Session) chat(ctx context.Context, msgs []Message, opts []GenerateOptio
 				t.ToolCalls = append(t.ToolCalls, *d.ToolCall)
 			}
 		}
-		open = open && yield(t)
-		return open
-	}
-	g.Preserve = e.Chat.Preserve
-	err = s.q.GenerateFrom(ctx, tokens, g.Generation, func(id int32, text string) bool { return emit(id, p.Push(text)) })
-	if ds := p.Finish(); err == nil && open && len(ds) > 0 {
-		emit(-1, ds)
-	}
-	return p.Message(), err
+		return yield(t)
+	})
 }

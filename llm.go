@@ -2,14 +2,11 @@ package llm
 
 import (
 	"context"
-	"fmt"
 	"runtime/debug"
 	"slices"
 
 	"github.com/lowmem/llm/internal/engine"
-	"github.com/lowmem/llm/internal/seq"
 	"github.com/lowmem/llm/memplan"
-	"github.com/lowmem/llm/ollama"
 	"github.com/lowmem/llm/residency"
 )
 
@@ -22,7 +19,6 @@ import (
 // memory when the caches shrink (Residency reports which).
 type Model struct {
 	e    *engine.Engine
-	set  settings // the defaults of new sessions
 	info Info
 }
 
@@ -79,50 +75,32 @@ func Load(path string, opts ...Option) (*Model, error) {
 // are built, so a slow disk or a huge file can be abandoned.
 func LoadContext(ctx context.Context, path string, opts ...Option) (m *Model, err error) {
 	defer engine.Catch(&err, debug.SetPanicOnFault(true))
-	set, err := loadSettings(opts)
+	o, err := loadOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	if path, err = modelPath(path); err != nil {
-		return nil, err
-	}
-	e, err := engine.Load(ctx, path, engine.Options{Request: set.Request, Logger: set.logger, OnPressure: set.pressure,
-		ChatTemplate: set.chatTemplate, Readers: set.readers})
+	e, err := engine.Load(ctx, path, o)
 	if err != nil {
 		return nil, err
 	}
 	p, mm, ch := e.Plan(), e.Model, e.Chat
-	set.Context, set.KVType, set.Weights = p.Context, p.KVType, p.Weights
-	if err := seq.CheckShift(set.shift, set.keep, set.Context); err != nil {
-		e.Close()
-		return nil, err
-	}
 	info := Info{
 		Architecture: mm.Arch, Name: mm.Name, FileType: e.Shape.FileType.String(),
 		Parameters: e.Shape.Params, FileBytes: e.Shape.FileBytes,
 		ContextLength: mm.Context, Context: p.Context, VocabSize: mm.Vocab,
 		Layers: mm.Config.Layers, Embedding: mm.Embd, Heads: mm.Heads, HeadsKV: mm.HeadsKV,
-		Threads: set.Threads, BOSText: ch.Render.BOSToken, EOSText: ch.Render.EOSToken,
+		Threads: o.Threads, BOSText: ch.Render.BOSToken, EOSText: ch.Render.EOSToken,
 		AddBOS: ch.Render.StripBOS, AddEOS: ch.Render.StripEOS, EOG: ch.EOG,
 		Kernels: e.Kernels(),
 	}
 	if ch.Template != nil {
 		info.ChatTemplate = ch.Template.Source()
 	}
-	return &Model{e: e, set: set, info: info}, nil
+	return &Model{e: e, info: info}, nil
 }
 
-// modelPath resolves an "ollama:" reference to its file.
-func modelPath(path string) (string, error) {
-	file, err := ollama.Path(path)
-	if err != nil {
-		return "", fmt.Errorf("llm: load %s: %w", path, err)
-	}
-	return file, nil
-}
-
-func loadSettings(opts []Option) (settings, error) {
-	return buildSettings(defaultSettings(), func(s *settings) {
+func loadOptions(opts []Option) (engine.Options, error) {
+	return engine.Build(engine.DefaultOptions(), func(s *engine.Settings) {
 		for _, o := range opts {
 			if o != nil {
 				o.applyModel(s)
@@ -138,18 +116,11 @@ func loadSettings(opts []Option) (settings, error) {
 // ErrOutOfMemoryBudget for it.
 func Plan(path string, opts ...Option) (_ MemoryPlan, err error) {
 	defer engine.Catch(&err, debug.SetPanicOnFault(true))
-	set, err := loadSettings(opts)
+	o, err := loadOptions(opts)
 	if err != nil {
 		return MemoryPlan{}, err
 	}
-	if path, err = modelPath(path); err != nil {
-		return MemoryPlan{}, err
-	}
-	sh, err := memplan.ReadShape(path)
-	if err != nil {
-		return MemoryPlan{}, fmt.Errorf("llm: plan %s: %w", path, err)
-	}
-	return memplan.Make(sh, set.Request)
+	return engine.PlanFile(path, o)
 }
 
 // MemoryPlan is the memory a model and one session will use, predicted
@@ -188,20 +159,14 @@ func (m *Model) Residency() ResidencyStats { return m.e.Weights.Stats() }
 // treated as plain text.
 func (m *Model) Tokenize(text string) (_ []int32, err error) {
 	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
-	if err := m.e.Check(); err != nil {
-		return nil, err
-	}
-	return m.e.Tok.Encode(text, true), nil
+	return m.e.Tokenize(text, false)
 }
 
 // TokenizeSpecial is Tokenize, except that special-token text such as
 // "<|im_start|>" in the input becomes the special token (for chat templates).
 func (m *Model) TokenizeSpecial(text string) (_ []int32, err error) {
 	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
-	if err := m.e.Check(); err != nil {
-		return nil, err
-	}
-	return m.e.Tok.EncodeSpecial(text, true), nil
+	return m.e.Tokenize(text, true)
 }
 
 // Detokenize converts token ids back to text. Control tokens (BOS, EOS)
@@ -209,17 +174,7 @@ func (m *Model) TokenizeSpecial(text string) (_ []int32, err error) {
 // ErrBadToken.
 func (m *Model) Detokenize(ids []int32) (_ string, err error) {
 	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
-	if err := m.e.Check(); err != nil {
-		return "", err
-	}
-	// The model's vocabulary is its embedding rows; rows past the
-	// tokenizer's tokens (padding) are valid and have no text.
-	for _, id := range ids {
-		if id < 0 || int(id) >= m.e.Model.Vocab {
-			return "", fmt.Errorf("llm: detokenize: token %d not in vocabulary of %d: %w", id, m.e.Model.Vocab, ErrBadToken)
-		}
-	}
-	return m.e.Tok.Decode(ids), nil
+	return m.e.Detokenize(ids)
 }
 
 // TokenText is the text of one token as it appears in generated output

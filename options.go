@@ -1,16 +1,12 @@
 package llm
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
-	"runtime"
 
-	"github.com/lowmem/llm/internal/seq"
+	"github.com/lowmem/llm/internal/engine"
 	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/memplan"
 	"github.com/lowmem/llm/residency"
-	"github.com/lowmem/llm/sampler"
 )
 
 // KVType is the element type of a session's KV cache.
@@ -42,62 +38,27 @@ const (
 // the model did about it.
 type PressureEvent = residency.PressureEvent
 
-// settings are the values Load and NewSession options set.
-type settings struct {
-	memplan.Request // what the plan is asked for
-	shift           bool
-	keep            int
-	logger          *slog.Logger
-	pressure        func(PressureEvent)
-	readers         int
-	chatTemplate    string
-	errs            []error
-}
-
-func defaultSettings() settings {
-	return settings{Request: memplan.Request{Threads: runtime.GOMAXPROCS(0), Batch: 512, Repack: true}, logger: slog.Default()}
-}
-
-func (s *settings) fail(format string, a ...any) {
-	s.errs = append(s.errs, fmt.Errorf("llm: "+format+": %w", append(a, ErrInvalidOption)...))
-}
-
-// setInt sets *dst to the option value n when it is within [lo, hi].
-func (s *settings) setInt(dst *int, name string, n, lo, hi int) {
-	if n < lo || n > hi {
-		s.fail("%s %d out of range [%d, %d]", name, n, lo, hi)
-		return
-	}
-	*dst = n
-}
-
-func buildSettings(base settings, apply func(*settings)) (settings, error) {
-	base.errs = nil
-	apply(&base)
-	return base, errors.Join(base.errs...)
-}
-
 // Option configures Load. Options that also make sense per session
 // (WithContextSize, WithKVType, WithBatchSize, WithKVPreallocate,
 // WithContextShift) are SessionOptions too: given to Load they set the
 // default for every session of the model.
 type Option interface {
-	applyModel(*settings)
+	applyModel(*engine.Settings)
 }
 
 // SessionOption configures NewSession, overriding what Load was given.
 type SessionOption interface {
-	applySession(*settings)
+	applySession(*engine.Settings)
 }
 
-type bothOption func(*settings)
+type bothOption func(*engine.Settings)
 
-func (f bothOption) applyModel(s *settings)   { f(s) }
-func (f bothOption) applySession(s *settings) { f(s) }
+func (f bothOption) applyModel(s *engine.Settings)   { f(s) }
+func (f bothOption) applySession(s *engine.Settings) { f(s) }
 
-type modelOption func(*settings)
+type modelOption func(*engine.Settings)
 
-func (f modelOption) applyModel(s *settings) { f(s) }
+func (f modelOption) applyModel(s *engine.Settings) { f(s) }
 
 // WithContextSize sets the context length in tokens: the most tokens a
 // session can hold. The default is the model's trained context length. A
@@ -106,7 +67,7 @@ func WithContextSize(n int) interface {
 	Option
 	SessionOption
 } {
-	return bothOption(func(s *settings) { s.setInt(&s.Context, "context size", n, 1, 1<<24) })
+	return bothOption(func(s *engine.Settings) { s.SetInt(&s.Context, "context size", n, 1, 1<<24) })
 }
 
 // WithKVType sets the KV cache element type (KVF16 by default). KVInt4
@@ -116,13 +77,7 @@ func WithKVType(t KVType) interface {
 	Option
 	SessionOption
 } {
-	return bothOption(func(s *settings) {
-		if t != KVF16 && t != KVInt8 && t != KVInt4 {
-			s.fail("KV type %v not supported (KVF16, KVInt8, KVInt4)", t)
-			return
-		}
-		s.KVType = t
-	})
+	return bothOption(func(s *engine.Settings) { s.SetKVType(t) })
 }
 
 // WithBatchSize sets how many prompt tokens are processed per forward pass
@@ -132,7 +87,7 @@ func WithBatchSize(n int) interface {
 	Option
 	SessionOption
 } {
-	return bothOption(func(s *settings) { s.setInt(&s.Batch, "batch size", n, 1, 1<<16) })
+	return bothOption(func(s *engine.Settings) { s.SetInt(&s.Batch, "batch size", n, 1, 1<<16) })
 }
 
 // WithKVPreallocate makes every session reserve its whole context's KV cache
@@ -145,7 +100,7 @@ func WithKVPreallocate() interface {
 	Option
 	SessionOption
 } {
-	return bothOption(func(s *settings) { s.KVPreallocate = true })
+	return bothOption(func(s *engine.Settings) { s.KVPreallocate = true })
 }
 
 // WithContextShift lets sessions continue past a full context instead of
@@ -166,31 +121,19 @@ func WithContextShift(keep int) interface {
 	Option
 	SessionOption
 } {
-	return bothOption(func(s *settings) {
-		if keep < 0 {
-			s.fail("context shift keep %d must not be negative", keep)
-			return
-		}
-		s.shift, s.keep = true, keep
-	})
+	return bothOption(func(s *engine.Settings) { s.SetShift(keep) })
 }
 
 // WithThreads sets how many threads compute (default: GOMAXPROCS, which
 // follows the cgroup CPU quota). The threads are created once, at Load.
 func WithThreads(n int) Option {
-	return modelOption(func(s *settings) { s.setInt(&s.Threads, "threads", n, 1, 1024) })
+	return modelOption(func(s *engine.Settings) { s.SetInt(&s.Threads, "threads", n, 1, 1024) })
 }
 
 // WithMemoryLimit sets the memory budget in bytes that Load plans against.
 // 0 (the default) detects it from the cgroup and /proc/meminfo.
 func WithMemoryLimit(bytes int64) Option {
-	return modelOption(func(s *settings) {
-		if bytes < 0 {
-			s.fail("memory limit %d is negative", bytes)
-			return
-		}
-		s.Limit = bytes
-	})
+	return modelOption(func(s *engine.Settings) { s.SetLimit(bytes) })
 }
 
 // WithWeights chooses how weights are kept in memory (default WeightsAuto:
@@ -199,18 +142,13 @@ func WithMemoryLimit(bytes int64) Option {
 // whole model would fit; WeightsResident never reads blocks from disk and
 // shortens the context instead).
 func WithWeights(w WeightsMode) Option {
-	return modelOption(func(s *settings) {
-		if w < WeightsAuto || w > WeightsStreaming {
-			s.fail("weights mode %d not supported", int(w))
-			return
-		}
-		s.Weights = w
-	})
+	return modelOption(func(s *engine.Settings) { s.SetWeights(w) })
 }
 
-// WithRepack lets the memory plan hold Q4_0, Q4_K and Q6_K weight matrices
-// in a layout repacked at load, eight rows interleaved, which decodes
-// faster on CPUs with AVX-512 VNNI (Q4_0) and VBMI (Q4_K, Q6_K) (default
+// WithRepack lets the memory plan hold Q4_0, Q8_0, Q4_K, Q5_K and Q6_K
+// weight matrices in a layout repacked at load, eight rows interleaved,
+// which decodes faster on CPUs with AVX-512 VNNI (Q4_0, Q8_0) and VBMI
+// (Q4_K, Q5_K, Q6_K) (default
 // true). The plan does so only when every block
 // stays resident at the full context (WeightsResident, asked for or
 // chosen), and never holds two copies: each matrix is repacked into
@@ -221,21 +159,21 @@ func WithWeights(w WeightsMode) Option {
 // longer move them to disk (as with WithWeights(WeightsResident)). Pass
 // false to keep every weight in the file's layout, and movable.
 func WithRepack(on bool) Option {
-	return modelOption(func(s *settings) { s.Repack = on })
+	return modelOption(func(s *engine.Settings) { s.Repack = on })
 }
 
 // WithDiskReads sets how many reads of weight blocks from disk are in
 // flight at once (default 4): more suits disks that serve deep queues
 // (NVMe, network block devices), fewer a slow SD card.
 func WithDiskReads(n int) Option {
-	return modelOption(func(s *settings) { s.setInt(&s.readers, "disk reads", n, 1, 64) })
+	return modelOption(func(s *engine.Settings) { s.SetInt(&s.Readers, "disk reads", n, 1, 64) })
 }
 
 // WithStrictMemory makes Load refuse with ErrOutOfMemoryBudget instead of
 // degrading (INT8 KV, INT4 KV, shorter context, streaming) when the request does not
 // fit the memory limit.
 func WithStrictMemory() Option {
-	return modelOption(func(s *settings) { s.Strict = true })
+	return modelOption(func(s *engine.Settings) { s.Strict = true })
 }
 
 // WithMemoryPressure calls fn when the memory headroom falls below the
@@ -252,7 +190,7 @@ func WithStrictMemory() Option {
 // the model watches only when its memory plan is tight (more than half the
 // limit, or streaming weights).
 func WithMemoryPressure(fn func(PressureEvent)) Option {
-	return modelOption(func(s *settings) { s.pressure = fn })
+	return modelOption(func(s *engine.Settings) { s.OnPressure = fn })
 }
 
 // WithChatTemplate makes Session.Chat render conversations with this chat
@@ -260,7 +198,7 @@ func WithMemoryPressure(fn func(PressureEvent)) Option {
 // for a model that has none or a wrong one. A template that does not
 // parse makes Load fail with ErrInvalidOption.
 func WithChatTemplate(src string) Option {
-	return modelOption(func(s *settings) { s.chatTemplate = src })
+	return modelOption(func(s *engine.Settings) { s.ChatTemplate = src })
 }
 
 // WithSessions plans memory for n sessions running at once (default 1),
@@ -268,15 +206,15 @@ func WithChatTemplate(src string) Option {
 // activations and logits count n times in the plan, and the KV memory
 // sessions share at run time is what the plan leaves for n caches.
 func WithSessions(n int) Option {
-	return modelOption(func(s *settings) { s.setInt(&s.Sessions, "sessions", n, 1, 1024) })
+	return modelOption(func(s *engine.Settings) { s.SetInt(&s.Sessions, "sessions", n, 1, 1024) })
 }
 
 // WithLogger sets where Load and sessions log warnings and decisions
 // (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
-	return modelOption(func(s *settings) {
+	return modelOption(func(s *engine.Settings) {
 		if l != nil {
-			s.logger = l
+			s.Logger = l
 		}
 	})
 }
@@ -285,79 +223,61 @@ func WithLogger(l *slog.Logger) Option {
 // llama.cpp's (sampler.DefaultConfig): temperature 0.8, top-k 40, top-p
 // 0.95, min-p 0.05, no penalties; and 128 tokens. A value out of range
 // makes Generate and Stream fail with an error wrapping ErrInvalidOption.
-type GenerateOption func(*gen)
-
-// gen is what GenerateOptions set: the sampler's configuration (whose
-// defaults and validation are the sampler's own) and when to stop, and
-// for Chat the template's tools and thinking switch.
-type gen struct {
-	seq.Generation
-	tools    []Tool
-	thinking *bool
-}
-
-// generation applies opts to the defaults.
-func generation(opts []GenerateOption) gen {
-	g := gen{Generation: seq.Generation{Config: sampler.DefaultConfig(0xC0FFEE), MaxTokens: 128}}
-	for _, o := range opts {
-		if o != nil {
-			o(&g)
-		}
-	}
-	return g
-}
+type GenerateOption func(*engine.Gen)
 
 // MaxTokens limits how many tokens are generated (default 128; at least 1).
-func MaxTokens(n int) GenerateOption { return func(g *gen) { g.MaxTokens = n } }
+func MaxTokens(n int) GenerateOption { return func(g *engine.Gen) { g.MaxTokens = n } }
 
 // Temperature sets the sampling temperature (>= 0); 0 is greedy decoding
 // (always the most likely token).
-func Temperature(t float32) GenerateOption { return func(g *gen) { g.Temperature = t } }
+func Temperature(t float32) GenerateOption { return func(g *engine.Gen) { g.Temperature = t } }
 
 // TopK keeps only the k most likely tokens; 0 disables the filter.
-func TopK(k int) GenerateOption { return func(g *gen) { g.TopK = k } }
+func TopK(k int) GenerateOption { return func(g *engine.Gen) { g.TopK = k } }
 
 // TopP keeps the smallest set of tokens whose probability adds up to p, in
 // (0, 1]; 1 disables the filter.
-func TopP(p float32) GenerateOption { return func(g *gen) { g.TopP = p } }
+func TopP(p float32) GenerateOption { return func(g *engine.Gen) { g.TopP = p } }
 
 // MinP drops tokens less likely than p (in [0, 1]) times the most likely
 // one; 0 disables the filter.
-func MinP(p float32) GenerateOption { return func(g *gen) { g.MinP = p } }
+func MinP(p float32) GenerateOption { return func(g *engine.Gen) { g.MinP = p } }
 
 // RepeatPenalty divides the logits of recently seen tokens by p (when
 // positive; multiplies when negative); p must be > 0, and 1 disables it.
 // How many recent tokens count is set with PenaltyLastN.
-func RepeatPenalty(p float32) GenerateOption { return func(g *gen) { g.RepeatPenalty = p } }
+func RepeatPenalty(p float32) GenerateOption { return func(g *engine.Gen) { g.RepeatPenalty = p } }
 
 // FrequencyPenalty subtracts p × (times seen) from recent tokens' logits.
-func FrequencyPenalty(p float32) GenerateOption { return func(g *gen) { g.FrequencyPenalty = p } }
+func FrequencyPenalty(p float32) GenerateOption {
+	return func(g *engine.Gen) { g.FrequencyPenalty = p }
+}
 
 // PresencePenalty subtracts p from the logits of tokens seen recently.
-func PresencePenalty(p float32) GenerateOption { return func(g *gen) { g.PresencePenalty = p } }
+func PresencePenalty(p float32) GenerateOption { return func(g *engine.Gen) { g.PresencePenalty = p } }
 
 // PenaltyLastN sets how many recent tokens the penalties look at (default
 // 64; -1 means the whole session).
-func PenaltyLastN(n int) GenerateOption { return func(g *gen) { g.PenaltyLastN = n } }
+func PenaltyLastN(n int) GenerateOption { return func(g *engine.Gen) { g.PenaltyLastN = n } }
 
 // Seed makes sampling reproducible: the same seed, prompt and options give
 // the same text.
-func Seed(seed uint64) GenerateOption { return func(g *gen) { g.Seed = seed } }
+func Seed(seed uint64) GenerateOption { return func(g *engine.Gen) { g.Seed = seed } }
 
 // Stop ends generation when the output contains any of the strings (none
 // empty); the stop string itself is not returned.
 func Stop(stops ...string) GenerateOption {
-	return func(g *gen) { g.Stop = append(g.Stop, stops...) }
+	return func(g *engine.Gen) { g.Stop = append(g.Stop, stops...) }
 }
 
 // WithThinking turns a reasoning model's thinking on or off in Chat: the
 // template reads it as enable_thinking (Qwen3 closes the reasoning block
 // in the prompt when it is false). Templates that do not read it ignore it.
-func WithThinking(on bool) GenerateOption { return func(g *gen) { g.thinking = &on } }
+func WithThinking(on bool) GenerateOption { return func(g *engine.Gen) { g.Thinking = &on } }
 
 // WithTools offers functions the model may call in Chat: they are passed
 // to the chat template, and calls in the reply are parsed into
 // Message.ToolCalls. Answer a call with a RoleTool message naming its ID.
 func WithTools(tools ...Tool) GenerateOption {
-	return func(g *gen) { g.tools = append(g.tools, tools...) }
+	return func(g *engine.Gen) { g.Tools = append(g.Tools, tools...) }
 }

@@ -15,7 +15,7 @@ import (
 
 // TestRepackOnOff loads Q4_0 models of three layouts (llama; phi3's fused
 // QKV and gate-up, whose halves are bands of one matrix; qwen2's tied
-// output, which stays in place), and Q4_K, Q6_K, IQ4_XS, Q3_K and Q2_K llamas, with the default WithRepack(true) and
+// output, which stays in place), and Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K and Q2_K llamas, with the default WithRepack(true) and
 // with false, and compares their logits for a prompt (a small batch), a
 // batch that takes the GEMM path and single tokens, each step's input
 // fixed: within 3 % of the largest logit (a rounding apart in a sum can
@@ -23,22 +23,20 @@ import (
 // AVX2 and AVX-512 kernels differ too), argmax equal where the top two are
 // further apart. A decode step of the repacked model allocates nothing.
 func TestRepackOnOff(t *testing.T) {
-	if _, ok := quant.X8(quant.Q4_0, 256); !ok {
-		t.Skip("no X8 kernels on this CPU or build")
-	}
+	testutil.NeedX8(t)
 	llama, phi3, qwen2 := testutil.TinyLlama(), testutil.TinyPhi3(), testutil.TinyQwen2()
 	steps := [][]int32{{1, 40, 41, 42, 100, 7}, {9}, {200, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}, {55}, {66}}
-	llama4K, llama6K := llama, llama
+	llama4K, llama6K, llama8, llama5K := llama, llama, llama, llama
 	llama4K.WeightType, llama6K.WeightType = quant.Q4_K, quant.Q6_K
-	specs := []testutil.ModelSpec{llama, phi3, qwen2, llama4K, llama6K}
+	llama8.WeightType, llama5K.WeightType = quant.Q8_0, quant.Q5_K
+	llama.WeightType, phi3.WeightType, qwen2.WeightType = quant.Q4_0, quant.Q4_0, quant.Q4_0
+	specs := []testutil.ModelSpec{llama, phi3, qwen2, llama8, llama4K, llama5K, llama6K}
 	// The low-bit types: no GEMM, their batches take the decode kernel.
 	for _, wt := range []quant.Type{quant.IQ4_XS, quant.Q3_K, quant.Q2_K} {
 		s := llama
 		s.WeightType = wt
 		specs = append(specs, s)
 	}
-	llama.WeightType, phi3.WeightType, qwen2.WeightType = quant.Q4_0, quant.Q4_0, quant.Q4_0
-	specs[0], specs[1], specs[2] = llama, phi3, qwen2
 	for _, spec := range specs {
 		spec.Embd, spec.FFN = 256, 512
 		if _, ok := quant.X8(spec.WeightType, 256); !ok {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/lowmem/llm/internal/engine"
-	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/internal/seq"
 )
 
@@ -32,23 +31,12 @@ type KVStats = seq.Stats
 // to Load.
 func (m *Model) NewSession(opts ...SessionOption) (_ *Session, err error) {
 	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
-	if err := m.e.Acquire(); err != nil {
-		return nil, err
-	}
-	defer m.e.Release()
-	set, err := buildSettings(m.set, func(s *settings) {
+	q, err := m.e.NewSeq(func(s *engine.Settings) {
 		for _, o := range opts {
 			if o != nil {
 				o.applySession(s)
 			}
 		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	q, err := seq.New(m.e.Model, ops.NewExec(m.e.Pool), m.e.KVBudget, seq.Config{
-		Context: set.Context, Batch: set.Batch, KVType: set.KVType, Preallocate: set.KVPreallocate,
-		Shift: set.shift, Keep: set.keep, Logger: set.logger, Guard: m.e, Vocab: m.e.Tok,
 	})
 	if err != nil {
 		return nil, err
@@ -169,7 +157,7 @@ func (s *Session) Generate(ctx context.Context, prompt string, opts ...GenerateO
 func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOption) iter.Seq2[Token, error] {
 	return func(yield func(Token, error) bool) {
 		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
-			return s.q.Generate(ctx, prompt, generation(opts).Generation, func(id int32, text string) bool { return emit(Token{ID: id, Text: text}) })
+			return s.q.Generate(ctx, prompt, engine.Generation(opts).Generation, func(id int32, text string) bool { return emit(Token{ID: id, Text: text}) })
 		})
 	}
 }
@@ -185,13 +173,7 @@ func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOpt
 func (s *Session) Complete(ctx context.Context, prompt string, opts ...GenerateOption) iter.Seq2[Token, error] {
 	return func(yield func(Token, error) bool) {
 		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
-			ids, err := s.m.TokenizeSpecial(prompt)
-			if err != nil {
-				return err
-			}
-			g := generation(opts)
-			g.Preserve = s.m.e.Chat.Preserve
-			return s.q.GenerateFrom(ctx, ids, g.Generation, func(id int32, text string) bool { return emit(Token{ID: id, Text: text}) })
+			return s.m.e.Complete(ctx, s.q, prompt, engine.Generation(opts), func(id int32, text string) bool { return emit(Token{ID: id, Text: text}) })
 		})
 	}
 }
@@ -203,11 +185,7 @@ func (s *Session) Complete(ctx context.Context, prompt string, opts ...GenerateO
 // exactly where this one stands.
 func (s *Session) Save(w io.Writer) (err error) {
 	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
-	id, err := s.m.e.Identity()
-	if err != nil {
-		return err
-	}
-	return s.q.Save(w, id)
+	return s.m.e.Save(s.q, w)
 }
 
 // Restore replaces the session's state with one written by Save: tokens,
@@ -223,9 +201,5 @@ func (s *Session) Save(w io.Writer) (err error) {
 // it briefly needs memory for both.
 func (s *Session) Restore(r io.Reader) (err error) {
 	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
-	id, err := s.m.e.Identity()
-	if err != nil {
-		return err
-	}
-	return s.q.Restore(r, id)
+	return s.m.e.Restore(s.q, r)
 }

@@ -15,9 +15,7 @@ import (
 // Streaming plans, plans whose Auto chose streaming and requests without
 // Repack repack nothing.
 func TestPlanRepack(t *testing.T) {
-	if _, ok := quant.X8(quant.Q4_0, 256); !ok {
-		t.Skip("no X8 kernels on this CPU or build")
-	}
+	testutil.NeedX8(t)
 	spec := testutil.TinyLlama()
 	spec.Embd, spec.FFN, spec.WeightType = 256, 512, quant.Q4_0
 	sh, err := ReadShape(testutil.TempModel(t, spec))
@@ -84,5 +82,33 @@ func TestPlanRepack(t *testing.T) {
 		if q.Weights != WeightsStreaming || q.Repacked != 0 || comp(q, RepackedComponent) != -1 {
 			t.Errorf("limit %d, weights %v: %v weights, %d bytes repacked", r.Limit, r.Weights, q.Weights, q.Repacked)
 		}
+	}
+}
+
+// TestShapeRepackBytes: the shape sizes each repackable matrix in the X8
+// layout of its type, which for Q4_K and Q5_K takes 32 bytes a group's
+// super-block more than the file and for Q4_0, Q8_0 and Q6_K the same.
+func TestShapeRepackBytes(t *testing.T) {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q5_K, quant.Q6_K} {
+		if _, ok := quant.X8(typ, 256); !ok {
+			continue
+		}
+		t.Run(typ.String(), func(t *testing.T) {
+			spec := testutil.TinyLlama()
+			spec.Embd, spec.FFN, spec.WeightType = 256, 512, typ
+			sh, err := ReadShape(testutil.TempModel(t, spec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sh.Repack) != 7*spec.Layers+1 {
+				t.Fatalf("%d repackable tensors, want %d", len(sh.Repack), 7*spec.Layers+1)
+			}
+			group := int64(8 * typ.BlockBytes()) // a group's block column in the file
+			for _, r := range sh.Repack {
+				if r.Len%group != 0 || r.X8 != r.Len/group*int64(quant.X8BlockBytes(typ)) {
+					t.Errorf("range %+v: %d bytes repacked, want %d a %d-byte block column of 8 rows", r.Range, r.X8, quant.X8BlockBytes(typ), group)
+				}
+			}
+		})
 	}
 }

@@ -151,8 +151,8 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 }
 
 // RepackRange is a matrix a resident model may hold in the X8 layout: its
-// range in the file and its size repacked (X8, which for Q4_K exceeds
-// Len by 32 bytes a group's super-block).
+// range in the file and its size repacked (X8, which for Q4_K and Q5_K
+// exceeds Len by 32 bytes a group's super-block).
 type RepackRange struct {
 	mem.Range
 	X8 int64

@@ -20,9 +20,9 @@ var x8Block = map[string]bool{
 
 // RepackableTensor reports whether the tensor name of type t and ggml dims
 // (dims[0] the row length) may be held in the X8 layout (quant.RepackX8)
-// by a model of configuration c whose weights stay resident: a matrix of a
-// type with an X8 layout (quant.X8BlockBytes) of a block (or the output matrix when it is not the embedding),
-// whose rows and the bands of them the forward pass reads are whole
+// by a model of configuration c whose weights stay resident: a matrix of
+// a type with an X8 layout (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K,
+// Q2_K) of a block (or the output matrix when it is not the embedding), whose rows and the bands of them the forward pass reads are whole
 // groups of 8, for which this CPU has X8 kernels. Only on Linux, where the
 // mapped rows can be given back once repacked (mem.Mapping.Release): the
 // layout must never make two copies. The memory plan (from the header)
@@ -69,7 +69,7 @@ func (m *Model) Repackable() []*ops.Matrix {
 }
 
 // RepackedBytes is the size of w, one of m.Repackable(), in the X8 layout
-// (Q4_K: 32 bytes a group's super-block more than in place).
+// (Q4_K, Q5_K: 32 bytes a group's super-block more than in place).
 func RepackedBytes(w *ops.Matrix) int { return quant.X8Bytes(w.T.Type, w.Rows, w.Cols) }
 
 // Repack holds w, one of m.Repackable(), in the X8 layout in dst (exactly

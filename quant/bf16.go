@@ -19,20 +19,6 @@ func FP32ToBF16(f float32) uint16 {
 	return uint16((u + 0x7fff + (u>>16)&1) >> 16)
 }
 
-func dequantBF16(dst []float32, src []byte) {
-	src = src[:2*len(dst)]
-	for i := range dst {
-		dst[i] = BF16ToFP32(le16(src[2*i:]))
-	}
-}
-
-func quantBF16(dst []byte, src []float32) {
-	dst = dst[:2*len(src)]
-	for i, v := range src {
-		put16(dst[2*i:], FP32ToBF16(v))
-	}
-}
-
 // dotBF16 multiplies two bfloat16 rows in float32, like ggml_vec_dot_bf16;
 // like dotF16 it agrees with ggml to rounding, not bit for bit.
 func dotBF16(n int, w, x []byte) float32 {

@@ -92,17 +92,19 @@ func FP32ToFP16(f float32) uint16 {
 	return sign | uint16(r)
 }
 
-func dequantF16(dst []float32, src []byte) {
+// dequant16 and quant16 convert rows of 16-bit floats (F16, BF16), each
+// two little-endian bytes, through the type's conversion.
+func dequant16(dst []float32, src []byte, conv func(uint16) float32) {
 	src = src[:2*len(dst)]
 	for i := range dst {
-		dst[i] = f16Table[le16(src[2*i:])]
+		dst[i] = conv(le16(src[2*i:]))
 	}
 }
 
-func quantF16(dst []byte, src []float32) {
+func quant16(dst []byte, src []float32, conv func(float32) uint16) {
 	dst = dst[:2*len(src)]
 	for i, v := range src {
-		put16(dst[2*i:], FP32ToFP16(v))
+		put16(dst[2*i:], conv(v))
 	}
 }
 

@@ -105,7 +105,7 @@ func (p kPanel) mul(t Type, n int, w []byte, wStride, rows int, pp []byte, cols 
 }
 
 // unpack sets the super-block's unsigned quants in element order and its
-// sub-block factors: Q4_K d·sc_j, dmin·m_j; Q6_K d·sc_j.
+// sub-block factors: Q4_K and Q5_K d·sc_j, dmin·m_j; Q6_K d·sc_j.
 func (p kPanel) unpack(t Type, blk []byte, u *[QKK]int32, sc, mn *[16]float32) {
 	if t == Q6_K {
 		b := (*[q6_KBytes]byte)(blk)
@@ -132,11 +132,21 @@ func (p kPanel) unpack(t Type, blk []byte, u *[QKK]int32, sc, mn *[16]float32) {
 		sc[j] = d * float32(a)
 		mn[j] = dmin * float32(m)
 	}
+	// Q5_K: 32 bytes qh before the codes; bit 2j (2j+1) of qh[l] is bit 4
+	// of element 64j+l (64j+32+l).
+	qs, qh := 16, []byte(nil)
+	if t == Q5_K {
+		qs, qh = 48, blk[16:48]
+	}
 	for j := 0; j < 4; j++ {
 		for l := 0; l < 32; l++ {
-			q := b[16+32*j+l]
+			q := blk[qs+32*j+l]
 			u[64*j+l] = int32(q & 0xF)
 			u[64*j+32+l] = int32(q >> 4)
+			if qh != nil {
+				u[64*j+l] |= int32(qh[l]>>(2*j)&1) << 4
+				u[64*j+32+l] |= int32(qh[l]>>(2*j+1)&1) << 4
+			}
 		}
 	}
 }

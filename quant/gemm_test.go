@@ -9,7 +9,7 @@ import (
 // against the generic dot product on random blocks, for row counts around
 // the kernels' four and every column count of a panel.
 func TestGemmsAgree(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
 		ks := Gemms(typ)
 		if len(ks) == 0 || ks[0].Name != "generic" {
 			t.Fatalf("%v: Gemms does not start with the generic kernel: %v", typ, ks)
@@ -42,7 +42,7 @@ func TestGemmsAgree(t *testing.T) {
 }
 
 func TestGemmNoAllocs(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
 		for _, k := range Gemms(typ)[1:] {
 			r := newRand(uint64(typ))
 			c := newTileCase(r, typ, 2048/typ.BlockElems(), 16, GemmCols, 0, 0, 0)

@@ -13,7 +13,7 @@ import (
 // included). cpuGMAC/s counts multiply-adds per second of thread CPU time.
 func BenchmarkPrefill(b *testing.B) {
 	const n, rows, cols = 2048, 1024, 128
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
 		nb := n / typ.BlockElems()
 		rb := nb * typ.BlockBytes()
 		vt := typ.VecDotType()

@@ -9,3 +9,18 @@ func dotQ5_KAVX2Asm(w *byte, x *byte, nb int) float32
 
 //go:noescape
 func dotQ5_KVNNIAsm(w *byte, x *byte, nb int) float32
+
+//go:noescape
+func gemmQ5_KVNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func rowQ5_KX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ5_KX8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func gemmQ5_KX8R0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func gemmQ5_KX8R4VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)

@@ -19,9 +19,9 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 	case F32:
 		dequantF32(dst, src)
 	case F16:
-		dequantF16(dst, src)
+		dequant16(dst, src, FP16ToFP32)
 	case BF16:
-		dequantBF16(dst, src)
+		dequant16(dst, src, BF16ToFP32)
 	case Q4_0:
 		dequantQ4_0(dst, src)
 	case Q4_1:
@@ -82,9 +82,9 @@ func QuantizeRow(t Type, dst []byte, src []float32) error {
 	case F32:
 		quantF32(dst, src)
 	case F16:
-		quantF16(dst, src)
+		quant16(dst, src, FP32ToFP16)
 	case BF16:
-		quantBF16(dst, src)
+		quant16(dst, src, FP32ToBF16)
 	case Q4_0:
 		quantQ4_0(dst, src)
 	case Q4_1:

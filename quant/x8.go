@@ -35,6 +35,16 @@ import (
 //     the kernels read them (a sequential stream): at 144+96(8h+g), the
 //     rows' dwords 16h+g and 16h+8+g of the low-bit bytes ql and dword
 //     8h+g of the high-bit bytes qh, 32 bytes each (row r at 4r).
+//   - Q5_K (1440 bytes, Q4_K's 32 more than the rows' blocks): Q4_K's
+//     160 bytes of (d, dmin), scales and mins; then, for each group of
+//     four elements g (0..7) of the sub-blocks, the five chunks the
+//     kernels read for it, in that order (a sequential stream): at
+//     160+160g, dword g of each row's 32 qh bytes, then at
+//     160+160g+32+32p, dword g of the row's code bytes 32p..32p+31 (the
+//     sub-blocks 2p and 2p+1), 32 bytes each (row r at 4r).
+//   - Q8_0 (272 bytes, the eight rows' blocks exactly): the eight F16
+//     scales (row r at 2r), then eight 32-byte chunks, chunk c holding
+//     codes 4c..4c+3 of each row (row r at 4r).
 
 // X8BlockBytes is the size of one block column of a group in the X8
 // layout of t (0 for a type without one).
@@ -46,6 +56,10 @@ func X8BlockBytes(t Type) int {
 		return 8*q4_KBytes + 32
 	case Q6_K:
 		return 8 * q6_KBytes
+	case Q5_K:
+		return 8*q5_KBytes + 32
+	case Q8_0:
+		return 8 * q8_0Bytes
 	}
 	return x8LowBlockBytes(t)
 }
@@ -75,9 +89,9 @@ type X8Kernel struct {
 
 // X8 returns the X8 kernels for weight type t and rows of n elements on
 // this CPU (LLM_KERNELS may name one, as for TileChoice), or false when there are none (the matrix then stays in its
-// row layout): Q4_0, Q4_K, Q6_K, IQ4_XS, Q3_K and Q2_K, with n a
-// multiple of 256 and at most 32768, in builds with assembly on CPUs with
-// AVX-512 VNNI (and VBMI for Q4_K and Q6_K).
+// row layout): Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K and Q2_K, with
+// n a multiple of 256 and at most 32768, in builds with assembly on CPUs
+// with AVX-512 VNNI (and VBMI for Q4_K, Q5_K and Q6_K).
 func X8(t Type, n int) (X8Kernel, bool) {
 	if X8BlockBytes(t) == 0 || n <= 0 || n%(8*QK) != 0 || n/QK > x8MaxBlocks {
 		return X8Kernel{}, false
@@ -97,7 +111,8 @@ func X8(t Type, n int) (X8Kernel, bool) {
 	// which the hardware prefetchers follow; on Zen 4 the non-temporal
 	// prefetch that made the row kernels faster slowed these
 	// (BenchmarkX8, 128 MB, one thread: Q4_0 28.5 against 24.2 GB/s,
-	// Q4_K 29.8 against 25.1, Q6_K 31.8 against 24.4).
+	// Q4_K 29.8 against 25.1, Q6_K 31.8 against 24.4; Q8_0 and Q5_K
+	// alike).
 	return ks[0], true
 }
 
@@ -111,7 +126,7 @@ const x8MaxBlocks = 1024
 func RepackX8(t Type, dst, src []byte, rows, n int) error {
 	bb := X8BlockBytes(t)
 	if bb == 0 || rows <= 0 || rows%8 != 0 || n <= 0 || n%t.BlockElems() != 0 {
-		return fmt.Errorf("quant: X8 repack of %d rows of %d %v elements: want a type with an X8 layout, rows a multiple of 8, whole blocks", rows, n, t)
+		return fmt.Errorf("quant: X8 repack of %d rows of %d %v elements: want Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K or Q2_K, rows a multiple of 8, whole blocks", rows, n, t)
 	}
 	nb := n / t.BlockElems()
 	wb := t.BlockBytes()
@@ -127,9 +142,9 @@ func RepackX8(t Type, dst, src []byte, rows, n int) error {
 				if repackX8Low(t, o, blk, r) {
 					continue
 				}
-				if t == Q4_0 {
+				if t == Q4_0 || t == Q8_0 {
 					o[2*r], o[2*r+1] = blk[0], blk[1]
-					for c := 0; c < 4; c++ {
+					for c := 0; c < (wb-2)/4; c++ {
 						copy(o[16+32*c+4*r:16+32*c+4*r+4], blk[2+4*c:])
 					}
 					continue
@@ -154,6 +169,15 @@ func RepackX8(t Type, dst, src []byte, rows, n int) error {
 				for j := 0; j < 8; j++ {
 					o[32+8*j+r], o[96+8*j+r] = scaleMinK4(j, s)
 				}
+				if t == Q5_K {
+					for k := 0; k < 8; k++ {
+						copy(o[x8Q5High(r, 4*k):][:4], blk[16+4*k:])
+					}
+					for k := 0; k < 32; k++ {
+						copy(o[x8Q5Low(r, 4*k):][:4], blk[48+4*k:])
+					}
+					continue
+				}
 				for k := 0; k < 32; k++ {
 					copy(o[160+32*k+4*r:160+32*k+4*r+4], blk[16+4*k:])
 				}
@@ -164,11 +188,23 @@ func RepackX8(t Type, dst, src []byte, rows, n int) error {
 }
 
 // x8Code is the unsigned code of element e of row r in a block column gb
-// of the X8 layout of t (e < 32 for Q4_0, < 256 for the k-quants): 4 bits,
-// or Q6_K's 6.
+// of the X8 layout of t (e < 32 for Q4_0 and Q8_0, < 256 for the
+// k-quants): 4 bits, Q5_K's 5, Q6_K's 6, or Q8_0's int8 plus 128.
 func x8Code(t Type, gb []byte, r, e int) int32 {
 	var q byte
 	switch t {
+	case Q8_0:
+		return int32(int8(gb[16+32*(e/4)+4*r+e%4])) + 128
+	case Q5_K:
+		// Element 64p+32h+l: the low (h 0) or high nibble of code byte
+		// 32p+l, and bit 2p+h of qh byte l.
+		p, hh, l := e/64, e%64/32, e%32
+		lo := gb[x8Q5Low(r, 32*p+l)]
+		if hh == 1 {
+			lo >>= 4
+		}
+		hi := gb[x8Q5High(r, l)] >> (2*p + hh) & 1
+		return int32(lo&0xF | hi<<4)
 	case Q6_K:
 		// Element 128h+32q+l: the low (q < 2) or high nibble of ql byte
 		// 64h+32(q%2)+l, and bits 2q, 2q+1 of qh byte 32h+l.
@@ -208,12 +244,21 @@ func x8Q6High(r, o int) int {
 	return 144 + 96*(8*h+g) + 64 + 4*r + o%4
 }
 
+// x8Q5Low and x8Q5High are the offsets in a Q5_K X8 block column of row
+// r's byte o of the codes qs and of qh.
+func x8Q5Low(r, o int) int {
+	return 160 + 160*(o%32/4) + 32 + 32*(o/32) + 4*r + o%4
+}
+
+func x8Q5High(r, o int) int { return 160 + 160*(o/4) + 4*r + o%4 }
+
 // fma32 is float32 a·b+c rounded once, as VFMADD does.
 func fma32(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
 
 // matVecX8Go is the pure-Go twin of the X8 decode kernels, in their order
 // of operations. Q4_0, per block: the integer sum Σc·y, then
-// (Σc·y)·d_x − 8·d_x·Σy fused, then an FMA with d_w. Q4_K, per
+// (Σc·y)·d_x − 8·d_x·Σy fused, then an FMA with d_w. Q8_0, per block:
+// acc += d_w·((Σc·y)·d_x) fused. Q4_K and Q5_K, per
 // super-block: S = Σ_j sc_j·Σc·y and M = Σ_j m_j·Σy_j as integers, then
 // acc += S·(d·d_x) and acc −= M·(dmin·d_x), each fused. Q6_K, per
 // super-block: S = Σ_j sc_j·(s_j − 32·Σy_j) as an integer, then
@@ -225,6 +270,18 @@ func matVecX8Go(t Type, n int, w []byte, groups int, x []byte, out []float32) {
 		var acc [8]float32
 		for b := 0; b < nb; b++ {
 			gb := w[(g*nb+b)*bb : (g*nb+b+1)*bb]
+			if t == Q8_0 {
+				xb := x[b*q8_0Bytes : (b+1)*q8_0Bytes]
+				dx := f16At(xb)
+				for r := 0; r < 8; r++ {
+					var s int32
+					for e := 0; e < QK; e++ {
+						s += (x8Code(t, gb, r, e) - 128) * int32(int8(xb[2+e]))
+					}
+					acc[r] = fma32(f16At(gb[2*r:]), float32(s)*dx, acc[r])
+				}
+				continue
+			}
 			if t == Q4_0 {
 				xb := x[b*q8_0Bytes : (b+1)*q8_0Bytes]
 				dx := f16At(xb)
@@ -281,8 +338,8 @@ func matVecX8Go(t Type, n int, w []byte, groups int, x []byte, out []float32) {
 
 // mulX8Go is the pure-Go twin of the X8 GEMM kernels, in the order of
 // operations of the row layout's assembly GEMM (the X8 GEMM kernels are
-// that assembly with other addresses): Q4_0 per block, row and column
-// acc += (d_w·d_x)·(Σu·y − 8·Σy) fused; Q4_K per sub-block
+// that assembly with other addresses): Q4_0 and Q8_0 per block, row and
+// column acc += (d_w·d_x)·(Σu·y − bias·Σy) fused; Q4_K and Q5_K per sub-block
 // acc += (d·sc)·(d_x·Σu·y) fused, then acc −= (dmin·m)·T fused; Q6_K
 // per sub-block acc += (d·sc)·(d_x·(T + Σu·y)) fused.
 func mulX8Go(t Type, n int, w []byte, groups int, p []byte, cols int, out []float32, outStride int) {
@@ -295,7 +352,7 @@ func mulX8Go(t Type, n int, w []byte, groups int, p []byte, cols int, out []floa
 				var acc float32
 				for b := 0; b < nb; b++ {
 					gb := w[(g*nb+b)*bb : (g*nb+b+1)*bb]
-					if t == Q4_0 {
+					if t == Q4_0 || t == Q8_0 {
 						pb := p[b*gemmPanelBlock : (b+1)*gemmPanelBlock]
 						s := int32(binary.LittleEndian.Uint32(pb[1152+4*c:]))
 						for e := 0; e < QK; e++ {

@@ -23,6 +23,16 @@ func x8Variants(t Type) []X8Kernel {
 			x8Kernel("avx512vbmi-x8", t, rowQ4_KX8VNNI, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI),
 			x8Kernel("avx512vbmi-x8-nta", t, rowQ4_KX8VNNINTA4096, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI),
 		}
+	case t == Q8_0 && cpu.Has(cpu.AVX512VNNI):
+		return []X8Kernel{
+			x8Kernel("avx512vnni-x8", t, rowQ8_0X8VNNI, gemmQ8_0X8R0VNNI, gemmQ8_0X8R4VNNI),
+			x8Kernel("avx512vnni-x8-nta", t, rowQ8_0X8VNNINTA4096, gemmQ8_0X8R0VNNI, gemmQ8_0X8R4VNNI),
+		}
+	case t == Q5_K && cpu.Has(cpu.AVX512VBMI):
+		return []X8Kernel{
+			x8Kernel("avx512vbmi-x8", t, rowQ5_KX8VNNI, gemmQ5_KX8R0VNNI, gemmQ5_KX8R4VNNI),
+			x8Kernel("avx512vbmi-x8-nta", t, rowQ5_KX8VNNINTA4096, gemmQ5_KX8R0VNNI, gemmQ5_KX8R4VNNI),
+		}
 	case t == Q6_K && cpu.Has(cpu.AVX512VBMI):
 		return []X8Kernel{
 			x8Kernel("avx512vbmi-x8", t, rowQ6_KX8VNNI, gemmQ6_KX8R0VNNI, gemmQ6_KX8R4VNNI),

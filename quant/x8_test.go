@@ -11,7 +11,7 @@ import (
 // same arithmetic at other addresses) bit for bit, and both against the
 // row layout's dot products within float32 rounding.
 func TestX8(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
 		for _, n := range []int{256, 2048, 5632} {
 			t.Run(fmt.Sprintf("%v/%d", typ, n), func(t *testing.T) {
 				const rows, cols = 24, 5
@@ -55,8 +55,11 @@ func TestX8(t *testing.T) {
 					}
 				}
 				for i := range twinMul {
-					if !near(twinMul[i], want[i]) || rowGemm != nil && twinMul[i] != rowGemm[i] {
-						t.Errorf("twin Mul column %d row %d: %v, row layout GEMM %v, dot product %v", i/rows, i%rows, twinMul[i], rowGemm[i], want[i])
+					if !near(twinMul[i], want[i]) {
+						t.Errorf("twin Mul column %d row %d: %v, dot product %v", i/rows, i%rows, twinMul[i], want[i])
+					}
+					if rowGemm != nil && twinMul[i] != rowGemm[i] {
+						t.Errorf("twin Mul column %d row %d: %v, row layout GEMM %v", i/rows, i%rows, twinMul[i], rowGemm[i])
 					}
 				}
 				for _, k := range x8Variants(typ) {
@@ -85,12 +88,12 @@ func TestX8Choice(t *testing.T) {
 		t  Type
 		n  int
 		ok bool
-	}{{Q8_0, 2048, false}, {Q4_0, 2048 + 32, false}, {Q4_0, 65536, false}, {Q5_K, 2048, false}} {
+	}{{Q4_1, 2048, false}, {Q4_0, 2048 + 32, false}, {Q4_0, 65536, false}, {Q5_0, 2048, false}, {Q8_0, 2048 + 32, false}, {Q5_K, 65536, false}} {
 		if _, ok := X8(c.t, c.n); ok != c.ok {
 			t.Errorf("X8(%v, %d): ok %v, want %v", c.t, c.n, ok, c.ok)
 		}
 	}
-	for _, typ := range []Type{Q4_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
 		k, ok := X8(typ, 2048)
 		if ok != (len(x8Variants(typ)) > 0) {
 			t.Errorf("X8(%v): ok %v with %d variants", typ, ok, len(x8Variants(typ)))
@@ -105,7 +108,11 @@ func TestRepackX8Refuses(t *testing.T) {
 		rows, n int
 		src     int
 	}{
-		{Q8_0, 8, 32, 8 * 34},
+		{Q4_1, 8, 32, 8 * 20},
+		{Q8_0, 12, 32, 12 * 34},
+		{Q8_0, 8, 32, 8*34 - 1},
+		{Q5_K, 8, 256, 8*176 - 1},
+		{Q5_K, 4, 256, 4 * 176},
 		{Q4_0, 7, 32, 7 * 18},
 		{Q4_0, 8, 33, 8 * 18},
 		{Q4_0, 16, 32, 8 * 18},
@@ -126,7 +133,7 @@ func TestRepackX8Refuses(t *testing.T) {
 func BenchmarkX8(b *testing.B) {
 	mb := benchMB()
 	const n = 2048
-	for _, typ := range []Type{Q4_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
 		nb := n / typ.BlockElems()
 		rb := nb * typ.BlockBytes()
 		xb := X8Bytes(typ, 8, n) / 8
@@ -152,6 +159,84 @@ func BenchmarkX8(b *testing.B) {
 						}
 					})
 				})
+			}
+		}
+	}
+}
+
+// unrepackX8 is RepackX8's inverse: the rows of the groups in src, row
+// after row, to dst.
+func unrepackX8(t Type, dst, src []byte, rows, n int) {
+	nb, wb, bb := n/t.BlockElems(), t.BlockBytes(), X8BlockBytes(t)
+	for g := 0; g < rows/8; g++ {
+		for b := 0; b < nb; b++ {
+			o := src[(g*nb+b)*bb : (g*nb+b+1)*bb]
+			for r := 0; r < 8; r++ {
+				blk := dst[((8*g+r)*nb+b)*wb : ((8*g+r)*nb+b+1)*wb]
+				switch t {
+				case Q4_0, Q8_0:
+					copy(blk, o[2*r:2*r+2])
+					for c := 0; c < (wb-2)/4; c++ {
+						copy(blk[2+4*c:2+4*c+4], o[16+32*c+4*r:])
+					}
+				case Q6_K:
+					copy(blk[208:210], o[2*r:])
+					for j := 0; j < 16; j++ {
+						blk[192+j] = o[16+8*j+r]
+					}
+					for i := 0; i < 128; i++ {
+						blk[i] = o[x8Q6Low(r, i)]
+					}
+					for i := 0; i < 64; i++ {
+						blk[128+i] = o[x8Q6High(r, i)]
+					}
+				default:
+					copy(blk[:4], o[4*r:])
+					// Q4_K's 6-bit packing of the scales and mins.
+					sc := func(j int) byte { return o[32+8*j+r] }
+					mn := func(j int) byte { return o[96+8*j+r] }
+					for j := 0; j < 4; j++ {
+						blk[4+j] = sc(j) | sc(j+4)>>4<<6
+						blk[8+j] = mn(j) | mn(j+4)>>4<<6
+						blk[12+j] = sc(j+4)&0xF | mn(j+4)<<4
+					}
+					if t == Q5_K {
+						for i := 0; i < 32; i++ {
+							blk[16+i] = o[x8Q5High(r, i)]
+						}
+						for i := 0; i < 128; i++ {
+							blk[48+i] = o[x8Q5Low(r, i)]
+						}
+						continue
+					}
+					for i := 0; i < 128; i++ {
+						blk[16+i] = o[160+32*(i/4)+4*r+i%4]
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRepackX8RoundTrip: repacking and unrepacking gives back the rows
+// byte for byte, so the layout holds all of them and nothing else (the
+// random blocks' scale bytes use all 96 bits of the k-quants' packing).
+func TestRepackX8RoundTrip(t *testing.T) {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
+		for _, c := range []struct{ rows, n int }{{8, 256}, {24, 512}, {16, 5632}} {
+			nb := c.n / typ.BlockElems()
+			w := randBlocks(typ, c.rows*nb, newRand(uint64(c.n)^uint64(typ)<<40), kindRandom)
+			rp := make([]byte, X8Bytes(typ, c.rows, c.n))
+			if err := RepackX8(typ, rp, w, c.rows, c.n); err != nil {
+				t.Fatal(err)
+			}
+			back := make([]byte, len(w))
+			unrepackX8(typ, back, rp, c.rows, c.n)
+			for i := range w {
+				if back[i] != w[i] {
+					t.Errorf("%v, %d rows of %d: byte %d (row %d) %#x after the round trip, was %#x", typ, c.rows, c.n, i, i/(nb*typ.BlockBytes()), back[i], w[i])
+					break
+				}
 			}
 		}
 	}

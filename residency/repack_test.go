@@ -15,9 +15,7 @@ import (
 // repackSpec is a model whose matrices the plan may repack: Q4_0, rows of
 // 256 and 512 elements.
 func repackSpec(t *testing.T) testutil.ModelSpec {
-	if _, ok := quant.X8(quant.Q4_0, 256); !ok {
-		t.Skip("no X8 kernels on this CPU or build")
-	}
+	testutil.NeedX8(t)
 	s := testutil.TinyLlama()
 	s.Embd, s.FFN, s.WeightType = 256, 512, quant.Q4_0
 	return s

@@ -17,6 +17,7 @@ import (
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/memplan"
 	"github.com/lowmem/llm/model"
+	"github.com/lowmem/llm/ollama"
 	"github.com/lowmem/llm/residency"
 )
 
@@ -27,6 +28,8 @@ type Options struct {
 	OnPressure      func(residency.PressureEvent) // see residency.Config
 	Readers         int                           // reads of blocks from disk in flight (0: the default)
 	ChatTemplate    string                        // overrides tokenizer.chat_template
+	Shift           bool                          // sessions shift their context when full
+	Keep            int                           // tokens a shift keeps at the start
 }
 
 // Engine is a model loaded to run: its mapped file, weights, tokenizer,
@@ -40,6 +43,7 @@ type Engine struct {
 	Weights  *residency.Weights // where each layer is read from; the plan as it stands
 	KVBudget *memplan.KVBudget  // the KV memory of the sessions
 	Chat     Chat               // the chat template and the vocabulary's end tokens
+	Defaults Options            // of new sessions: Load's, with the plan's context, KV type and weights
 	mapping  *mem.Mapping
 	span     span // the mapping's addresses, to recognise a fault on it
 	log      *slog.Logger
@@ -52,11 +56,13 @@ type Engine struct {
 	closed bool
 }
 
-// Load maps the GGUF file at path, plans its memory, builds the model and
+// Load maps the GGUF file at path (or "ollama:NAME[:TAG]", see
+// ollama.Path), plans its memory, builds the model and
 // its tokenizer, and starts its threads and the residency of its weights.
 // Errors wrap model.ErrBadModel (also for a path that is not a regular
 // file, or an empty one), model.ErrUnsupportedArch,
-// quant.ErrUnsupportedType or memplan.ErrOutOfBudget; once ctx is done,
+// quant.ErrUnsupportedType, memplan.ErrOutOfBudget or
+// seq.ErrInvalidOption (a shift keeping the whole context); once ctx is done,
 // ctx.Err(): it is checked while the header is parsed, the weights built
 // and between the steps.
 func Load(ctx context.Context, path string, o Options) (*Engine, error) {
@@ -68,6 +74,10 @@ func Load(ctx context.Context, path string, o Options) (*Engine, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("llm: load %s: %w", path, err)
+	}
+	path, err := modelPath(path)
+	if err != nil {
+		return nil, err
 	}
 	mp, err := mem.Map(path)
 	if errors.Is(err, mem.ErrNotRegular) || errors.Is(err, mem.ErrEmptyFile) {
@@ -81,7 +91,54 @@ func Load(ctx context.Context, path string, o Options) (*Engine, error) {
 		mp.Close()
 		return nil, fmt.Errorf("llm: load %s: %w", path, err)
 	}
+	p := e.Plan()
+	e.Defaults = o
+	e.Defaults.Context, e.Defaults.KVType, e.Defaults.Weights = p.Context, p.KVType, p.Weights
+	if err := seq.CheckShift(o.Shift, o.Keep, p.Context); err != nil {
+		e.Close()
+		return nil, err
+	}
 	return e, nil
+}
+
+// modelPath resolves an "ollama:" reference to its file.
+func modelPath(path string) (string, error) {
+	file, err := ollama.Path(path)
+	if err != nil {
+		return "", fmt.Errorf("llm: load %s: %w", path, err)
+	}
+	return file, nil
+}
+
+// PlanFile is the plan Load would make for the file at path (or an
+// "ollama:" reference) with o, from its header alone.
+func PlanFile(path string, o Options) (memplan.Plan, error) {
+	path, err := modelPath(path)
+	if err != nil {
+		return memplan.Plan{}, err
+	}
+	sh, err := memplan.ReadShape(path)
+	if err != nil {
+		return memplan.Plan{}, fmt.Errorf("llm: plan %s: %w", path, err)
+	}
+	return memplan.Make(sh, o.Request)
+}
+
+// NewSeq makes a sequence (the body of a session) with the model's
+// defaults changed by apply, which sets a session's options.
+func (e *Engine) NewSeq(apply func(*Settings)) (*seq.Seq, error) {
+	if err := e.Acquire(); err != nil {
+		return nil, err
+	}
+	defer e.Release()
+	o, err := Build(e.Defaults, apply)
+	if err != nil {
+		return nil, err
+	}
+	return seq.New(e.Model, ops.NewExec(e.Pool), e.KVBudget, seq.Config{
+		Context: o.Context, Batch: o.Batch, KVType: o.KVType, Preallocate: o.KVPreallocate,
+		Shift: o.Shift, Keep: o.Keep, Logger: o.Logger, Guard: e, Vocab: e.Tok,
+	})
 }
 
 // loadMapped is load turning a panic into an error: reading the header and

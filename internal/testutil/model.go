@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"testing"
 
 	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/quant"
@@ -553,5 +554,14 @@ func (s ModelSpec) generator(t tensorSpec) func(io.Writer) error {
 			}
 		}
 		return nil
+	}
+}
+
+// NeedX8 skips t where this CPU or build has no X8 (eight rows
+// interleaved) kernels, which a repacked model needs.
+func NeedX8(t testing.TB) {
+	t.Helper()
+	if _, ok := quant.X8(quant.Q4_0, 256); !ok {
+		t.Skip("no X8 kernels on this CPU or build")
 	}
 }

@@ -69,12 +69,13 @@ func inPlace(name string, wb int) gemmLayout {
 
 func rowLayout(t *blockType) gemmLayout { return inPlace(gemmName(t), t.wb) }
 
-// x8Layout is rows first..first+3 of a group of Q4_0's X8 layout (quant's
-// x8.go): w is the group, whose block columns hold the eight rows' scales
-// and then their code bytes in four 32-byte chunks; wStride is unused.
-func x8Layout(first int) gemmLayout {
+// x8Layout is rows first..first+3 of a group of Q4_0's or Q8_0's X8
+// layout (quant's x8.go): w is the group, whose block columns hold the
+// eight rows' scales and then their code bytes in 32-byte chunks (four or
+// eight); wStride is unused.
+func x8Layout(t *blockType, first int) gemmLayout {
 	return gemmLayout{
-		name: fmt.Sprintf("gemmQ4_0X8R%dVNNI", first),
+		name: fmt.Sprintf("gemm%sX8R%dVNNI", t.name, first),
 		init: func() { c.Load(c.Param("w"), RSI) },
 		at: func(r, off int) Mem {
 			if off == 0 {
@@ -83,7 +84,7 @@ func x8Layout(first int) gemmLayout {
 			// Code bytes off-2.. of the block are dword (off-2)/4.
 			return mem(RSI, 16+32*((off-2)/4)+4*(first+r))
 		},
-		next: func() { c.ADDQ(U32(x8BlockBytes), RSI) },
+		next: func() { c.ADDQ(U32(8*t.wb), RSI) },
 	}
 }
 
@@ -191,11 +192,11 @@ func gemmCopyOut(res Mem, size int, move func(src, dst Op)) {
 	c.JNZ(ref("store"))
 }
 
-// GEMM kernels of the k-quants Q4_K and Q6_K, against panels of Q8_K
+// GEMM kernels of the k-quants Q4_K, Q5_K and Q6_K, against panels of Q8_K
 // activations: per super-block, per sub-block j (32 elements for Q4_K, 16
 // for Q6_K) its groups of four elements (128 bytes each, as above) and
 // T_j of the 32 columns, then d_x of the 32 columns (32 floats). T_j is
-// d_x·Σy_j as a float (Q4_K, for the mins), or -32·Σy_j as an int32 that
+// d_x·Σy_j as a float (Q4_K and Q5_K, for the mins), or -32·Σy_j as an int32 that
 // seeds the integer sums (Q6_K, whose 6-bit values the kernel multiplies
 // unsigned).
 //
@@ -213,7 +214,8 @@ func gemmCopyOut(res Mem, size int, move func(src, dst Op)) {
 // sub-blocks in hand (two or four, each two halves), Z16/Z17 d_x, Z18 the
 // row's factors, Z19/Z20 the broadcast factors, Z21/Z22/Z26 broadcast
 // groups, Z23/Z24/Z27/Z29 scratch, Z25 a VPERMPS index, Z28 bytes 0x30,
-// Z30 bytes 0x0F, X10/X11 Q4_K's unpacked scales. General: SI, BX, R8, R9 rows, DI the panel, CX
+// Z30 bytes 0x0F, X10/X11 Q4_K's unpacked scales; for Q5_K, Z28 bytes
+// 0x10 and Z26 the broadcast qh group. General: SI, BX, R8, R9 rows, DI the panel, CX
 // super-blocks left; AX, DX, R10, R11 kScales scratch.
 
 // kPanel is the layout of a k-quant panel: sub-blocks of sub elements.
@@ -224,7 +226,7 @@ func (p kPanel) subBytes() int { return p.groups()*128 + 128 }
 func (p kPanel) dx() int       { return 256 / p.sub * p.subBytes() }
 func (p kPanel) bytes() int    { return p.dx() + 128 }
 
-// gemmSuper emits the GEMM kernel of Q4_K or Q6_K.
+// gemmSuper emits the GEMM kernel of Q4_K, Q5_K or Q6_K.
 func gemmSuper(t *superType) { gemmSuperOf(t, kRowLayout(t)) }
 
 // kRowLayout is the row layout of a k-quant, whose scales are unpacked
@@ -245,8 +247,8 @@ func kRowLayout(t *superType) gemmLayout {
 	return l
 }
 
-// x8KLayout is rows first..first+3 of a group of Q4_K's or Q6_K's X8
-// layout (quant's x8.go), w the group: the scales are bytes already, a
+// x8KLayout is rows first..first+3 of a group of Q4_K's, Q5_K's or
+// Q6_K's X8 layout (quant's x8.go), w the group: the scales are bytes already, a
 // row's gathered by one VPERMI2B from the block column's tables (Z27,
 // Z10 scratch).
 func x8KLayout(t *superType, first int) gemmLayout {
@@ -284,10 +286,18 @@ func x8KLayout(t *superType, first int) gemmLayout {
 		return l
 	}
 	l.at = func(r, off int) Mem {
-		if off == 0 {
+		switch {
+		case off == 0:
 			return mem(RSI, 4*row(r))
+		case !t.hbits:
+			return chunk(160, r, (off-16)/4)
+		case off < t.qs:
+			// Q5_K: qh dword g leads group g's 160 bytes, code dword g
+			// of pair p follows it at 32+32p.
+			return mem(RSI, 160+160*((off-16)/4)+4*row(r))
 		}
-		return chunk(160, r, (off-16)/4)
+		o := off - t.qs
+		return mem(RSI, 160+160*(o%32/4)+32+32*(o/32)+4*row(r))
 	}
 	l.scales = func(r int) {
 		idx := make([]byte, 64)
@@ -302,7 +312,7 @@ func x8KLayout(t *superType, first int) gemmLayout {
 	return l
 }
 
-// gemmSuperOf emits the GEMM kernel of Q4_K or Q6_K over layout l.
+// gemmSuperOf emits the GEMM kernel of Q4_K, Q5_K or Q6_K over layout l.
 func gemmSuperOf(t *superType, l gemmLayout) {
 	text(l.name, 0, gemmSig)
 	res := c.AllocLocal(32 * 4 * 4)
@@ -313,7 +323,11 @@ func gemmSuperOf(t *superType, l gemmLayout) {
 	l.init()
 	loadArgs("p nb", RDI, RCX)
 	bcast32(0x0F0F0F0F, Z30)
-	bcast32(0x30303030, Z28)
+	if t.hbits {
+		bcast32(0x10101010, Z28)
+	} else {
+		bcast32(0x30303030, Z28)
+	}
 	// Index k of the table broadcasts lane k.
 	idx := make([]uint32, 256)
 	for i := range idx {
@@ -399,16 +413,23 @@ func gemmSuperOf(t *superType, l gemmLayout) {
 			continue
 		}
 		// Q4_K: sub-blocks 2jj and 2jj+1 are the low and high nibbles of
-		// the same 32 bytes, so each broadcast group serves both.
+		// the same 32 bytes, so each broadcast group serves both; Q5_K
+		// adds bits 2jj and 2jj+1 of the group's qh bytes as bit 4.
 		for jj := 0; jj < 4; jj++ {
 			for i := 8; i < 12; i++ {
 				c.VPXORD(zr(i), zr(i), zr(i))
 			}
 			for g := 0; g < 8; g++ {
-				c.VPBROADCASTD(l.at(r, 16+32*jj+4*g), Z21)
+				c.VPBROADCASTD(l.at(r, t.qs+32*jj+4*g), Z21)
 				c.VPANDD(Z30, Z21, Z22)
 				c.VPSRLD(U8(4), Z21, Z21)
 				c.VPANDD(Z30, Z21, Z21)
+				if t.hbits {
+					c.VPBROADCASTD(l.at(r, 16+4*g), Z26)
+					for k, v := range []Register{Z22, Z21} {
+						c.VPTERNLOGD(U8(0xF8), Z28, shiftTo4(Z26, 2*jj+k, Z29), v)
+					}
+				}
 				for k, v := range []Register{Z22, Z21} {
 					dots((2*jj+k)*pan.subBytes()+128*g, v, k)
 				}
@@ -450,4 +471,18 @@ func q6Quarter(q int, ql0, ql1, qh Register) Register {
 	c.VPANDD(Z28, Z29, Z27)
 	c.VPTERNLOGD(U8(0xF8), Z30, lo, Z27)
 	return Z27
+}
+
+// shiftTo4 returns src with bit b of each byte moved to bit 4 (the other
+// bits are garbage): src itself when b is 4, else tmp.
+func shiftTo4(src Register, b int, tmp Register) Register {
+	switch s := 4 - b; {
+	case s > 0:
+		c.VPSLLD(U8(s), src, tmp)
+	case s < 0:
+		c.VPSRLD(U8(-s), src, tmp)
+	default:
+		return src
+	}
+	return tmp
 }

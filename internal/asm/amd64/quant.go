@@ -9,6 +9,7 @@ func quantFiles() []outFile {
 		{"q8_0", func() {
 			kernels(blockQ8_0, dotBlock, tileBlock, dots2, tiles3)
 			blockGemm(blockQ8_0)
+			x8Q8Kernels()
 		}},
 		{"q4_0", func() {
 			kernels(blockQ4_0, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {avx2, 2}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})
@@ -23,7 +24,11 @@ func quantFiles() []outFile {
 			gemmQ4_KAVX2()
 			x8KKernels()
 		}},
-		{"q5_k", func() { kernels(superQ5_K, dotSuper, tileSuper, dots2, nil) }},
+		{"q5_k", func() {
+			kernels(superQ5_K, dotSuper, tileSuper, dots2, nil)
+			gemmSuper(superQ5_K)
+			x8Q5Kernels()
+		}},
 		{"q6_k", func() {
 			kernels(superQ6_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ6_K)

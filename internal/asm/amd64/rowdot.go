@@ -175,12 +175,16 @@ func rowBlock(t *blockType, pf rowPrefetch) {
 // of the eight blocks as floats and then d_x·Σy, to DX. The eight sums of
 // the blocks' 32 bytes come from VPDPBUSD against bytes 1 (eight dwords
 // per block) and a VPHADDD tree; VPERM2I128 adds the two lanes.
-func rowPre(t *blockType) {
+func rowPre(t *blockType) { rowPreOf(t, 0x01010101, true) }
+
+// rowPreOf is rowPre with the sums Σk·y, k the bytes of ks, written as
+// d_x·Σk·y (asFloat) or as the int32 Σk·y.
+func rowPreOf(t *blockType, ks uint32, asFloat bool) {
 	c.MOVQ(RBX, RDI)
 	c.MOVQ(RDX, R8)
 	c.MOVQ(R13, RCX)
 	scaleTables(t.xb, Z16, Z17)
-	c.MOVL(U32(0x01010101), EAX)
+	c.MOVL(U32(ks), EAX)
 	c.VPBROADCASTD(EAX, Y15)
 	label("pre")
 	scales8(RDI, t.xb, Y3, Z16, Z17, Z18, Z19)
@@ -198,8 +202,10 @@ func rowPre(t *blockType) {
 	c.VPERM2I128(U8(0x20), Y8, Y4, Y5)
 	c.VPERM2I128(U8(0x31), Y8, Y4, Y6)
 	c.VPADDD(Y6, Y5, Y5)
-	c.VCVTDQ2PS(Y5, Y5)
-	c.VMULPS(Y3, Y5, Y5)
+	if asFloat {
+		c.VCVTDQ2PS(Y5, Y5)
+		c.VMULPS(Y3, Y5, Y5)
+	}
 	c.VMOVUPS(Y5, mem(R8, 32))
 	c.ADDQ(U32(8*t.xb), RDI)
 	c.ADDQ(U8(64), R8)

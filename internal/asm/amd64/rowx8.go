@@ -44,8 +44,11 @@ const (
 
 // x8SuperBytes is the size of a k-quant's X8 block column.
 func x8SuperBytes(t *superType) int {
-	if t.six {
+	switch {
+	case t.six:
 		return x8Q6BlockBytes
+	case t.hbits:
+		return x8Q5BlockBytes
 	}
 	return x8KBlockBytes
 }
@@ -167,8 +170,8 @@ var q40X8 = x8Decoder{t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
 func x8Kernels() {
 	q40X8.emit(0)
 	q40X8.emit(4096)
-	gemmBlockOf(blockQ4_0, x8Layout(0))
-	gemmBlockOf(blockQ4_0, x8Layout(4))
+	gemmBlockOf(blockQ4_0, x8Layout(blockQ4_0, 0))
+	gemmBlockOf(blockQ4_0, x8Layout(blockQ4_0, 4))
 }
 
 // x8KKernels emits Q4_K's X8 kernels, as x8Kernels does Q4_0's.

@@ -1,0 +1,151 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// X8 kernels of Q8_0 and Q5_K (quant's x8.go), on the x8Decoder skeleton
+// and the gemmLayout addressing as Q4_0's and Q4_K's are.
+
+// x8Q5BlockBytes is the size of a Q5_K X8 block column: Q4_K's, plus the
+// eight rows' 32 qh bytes.
+const x8Q5BlockBytes = x8KBlockBytes + 8*32
+
+// x8Q8Kernels emits Q8_0's X8 kernels, as x8Kernels does Q4_0's.
+func x8Q8Kernels() {
+	q80X8.emit(0)
+	q80X8.emit(4096)
+	gemmBlockOf(blockQ8_0, x8Layout(blockQ8_0, 0))
+	gemmBlockOf(blockQ8_0, x8Layout(blockQ8_0, 4))
+}
+
+// q80X8 is Q8_0's X8 decode kernel:
+//
+//	rowQ8_0X8VNNI[NTA<d>](w *byte, groups int, x *byte, nb int, out *float32)
+//
+// over nb blocks (a positive multiple of 8, at most rowMaxBlocks) of Q8_0
+// activations x. First d_x and 128·Σy of every activation block go to the
+// frame (rowPreOf, eight blocks at a time). Then per block and group: the
+// eight 32-byte chunks of codes made unsigned (xor 0x80, folded into the
+// load), VPDPBUSD against the activation dwords they face, 128·Σy
+// subtracted, so the rows' integer sums are exact, converted, times d_x,
+// and an FMA with the rows' eight scales.
+//
+// Registers: Y0 the rows' sums, Y1-Y8 the chunks, Y9-Y12 activation
+// dwords, Y14 bytes 0x80, Y16-Y19 partial sums, Y20 d_x, Y22 the scales.
+// General: as Q4_0's.
+var q80X8 = x8Decoder{t: "Q8_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
+	pre: func() {
+		rowPreOf(blockQ8_0, 0x80808080, false)
+		bcast32(0x80808080, Y14)
+	},
+	loop: func(pfDist int) {
+		t := blockQ8_0
+		for b := 0; b < 8; b++ {
+			prefetchX8(pfDist, 0, 8*t.wb)
+			for _, a := range []Register{Y16, Y17, Y18, Y19} {
+				zero(a)
+			}
+			for ch := 0; ch < 8; ch++ {
+				u, x := yr(1+ch), yr(9+ch%4)
+				c.VPXORD(mem(RSI, 16+32*ch), Y14, u)
+				c.VPBROADCASTD(mem(RDI, t.qx+4*ch), x)
+				VPDPBUSD(x, u, yr(16+ch%4))
+			}
+			c.VPADDD(Y17, Y16, Y16)
+			c.VPADDD(Y19, Y18, Y18)
+			c.VPADDD(Y18, Y16, Y16)
+			c.VPSUBD_BCST(mem(R8, 32+4*b), Y16, Y16)
+			c.VCVTDQ2PS(Y16, Y16)
+			c.VBROADCASTSS(mem(R8, 4*b), Y20)
+			c.VMULPS(Y20, Y16, Y16)
+			c.VCVTPH2PS(mem(RSI, 0), Y22)
+			c.VFMADD231PS(Y22, Y16, Y0)
+			c.ADDQ(U32(8*t.wb), RSI)
+			c.ADDQ(U8(uint8(t.xb)), RDI)
+		}
+	},
+}
+
+// x8Q5Kernels emits Q5_K's X8 kernels, as x8Kernels does Q4_0's.
+func x8Q5Kernels() {
+	q5KX8.emit(0)
+	q5KX8.emit(4096)
+	gemmSuperOf(superQ5_K, x8KLayout(superQ5_K, 0))
+	gemmSuperOf(superQ5_K, x8KLayout(superQ5_K, 4))
+}
+
+// q5KX8 is Q5_K's X8 decode kernel:
+//
+//	rowQ5_KX8VNNI[NTA<d>](w *byte, groups int, x *byte, nb int, out *float32)
+//
+// over nb super-blocks (at most 128) of Q8_K activations x. The frame is
+// Q4_K's (Σy_j of the eight sub-blocks). Then per super-block and group,
+// per group g of four elements (the order of the block column, one
+// sequential stream): the qh chunk and the four code chunks of the
+// sub-block pairs; each pair's low nibbles (sub-block 2p) and high ones
+// (2p+1) get bits 2p and 2p+1 of qh as bit 4 (a shift and a VPTERNLOGD),
+// and VPDPBUSD against the activation dwords they face adds them to the
+// eight sub-blocks' sums; at the end S and M as Q4_K's.
+//
+// Registers: Y0 the rows' sums, Y1 S, Y2 M, Y3-Y10 the sub-blocks' sums,
+// Y11-Y13 the factors, Y14 bytes 0x10, Y15 bytes 0x0F, Y16 the qh chunk,
+// Y17-Y22 and Y23-Y28 a pair's values, shifted qh and activation dwords
+// (two sets, alternating). General: as Q4_0's.
+var q5KX8 = x8Decoder{t: "Q5_K", frame: 32 * 128, preStep: 32, count: 1,
+	pre: func() {
+		q4KX8.pre()
+		bcast32(0x10101010, Y14)
+	},
+	loop: func(pfDist int) {
+		prefetchX8(pfDist, 0, 160)
+		for j := 0; j < 8; j++ {
+			zero(yr(3 + j))
+		}
+		for g := 0; g < 8; g++ {
+			at := 160 + 160*g
+			prefetchX8(pfDist, at, at+160)
+			c.VMOVDQU32(mem(RSI, at), Y16)
+			for p := 0; p < 4; p++ {
+				r := 17 + 6*(p%2)
+				lo, hi, sl, sh, xl, xh := yr(r), yr(r+1), yr(r+2), yr(r+3), yr(r+4), yr(r+5)
+				c.VMOVDQU32(mem(RSI, at+32+32*p), hi)
+				c.VPANDD(Y15, hi, lo)
+				c.VPSRLW(U8(4), hi, hi)
+				c.VPANDD(Y15, hi, hi)
+				c.VPTERNLOGD(U8(0xF8), Y14, shiftTo4(Y16, 2*p, sl), lo)
+				c.VPTERNLOGD(U8(0xF8), Y14, shiftTo4(Y16, 2*p+1, sh), hi)
+				c.VPBROADCASTD(mem(RDI, 4+32*(2*p)+4*g), xl)
+				c.VPBROADCASTD(mem(RDI, 4+32*(2*p+1)+4*g), xh)
+				VPDPBUSD(xl, lo, yr(3+2*p))
+				VPDPBUSD(xh, hi, yr(4+2*p))
+			}
+		}
+		zero(Y1)
+		zero(Y2)
+		for j := 0; j < 8; j++ {
+			c.VPMOVZXBD(mem(RSI, 32+8*j), Y11)
+			c.VPMULLD(yr(3+j), Y11, Y11)
+			c.VPADDD(Y11, Y1, Y1)
+			c.VPMOVZXBD(mem(RSI, 96+8*j), Y12)
+			c.VPMULLD_BCST(mem(R8, 4*j), Y12, Y12)
+			c.VPADDD(Y12, Y2, Y2)
+		}
+		c.VCVTDQ2PS(Y1, Y1)
+		c.VCVTDQ2PS(Y2, Y2)
+		c.VMOVDQU(mem(RSI, 0), Y9)
+		c.VPMOVDW(Y9, X10)
+		c.VPSRLD(U8(16), Y9, Y9)
+		c.VPMOVDW(Y9, X11)
+		c.VCVTPH2PS(X10, Y10)
+		c.VCVTPH2PS(X11, Y11)
+		c.VBROADCASTSS(mem(RDI, 0), Y13)
+		c.VMULPS(Y13, Y10, Y10)
+		c.VMULPS(Y13, Y11, Y11)
+		c.VFMADD231PS(Y10, Y1, Y0)
+		c.VFNMADD231PS(Y11, Y2, Y0)
+		c.ADDQ(U32(x8Q5BlockBytes), RSI)
+		c.ADDQ(U32(q8KBytes), RDI)
+	},
+}

@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/lowmem/llm/chat"
+	"github.com/lowmem/llm/internal/seq"
+	"github.com/lowmem/llm/model"
+	"github.com/lowmem/llm/sampler"
+)
+
+// Gen is what llm's GenerateOptions set: the sampler's configuration
+// (whose defaults and validation are the sampler's own) and when to stop,
+// and for a chat turn the template's tools and thinking switch.
+type Gen struct {
+	seq.Generation
+	Tools    []chat.Tool
+	Thinking *bool
+}
+
+// Generation applies opts to the defaults: llama.cpp's sampling
+// (sampler.DefaultConfig) and 128 tokens.
+func Generation[Option ~func(*Gen)](opts []Option) Gen {
+	g := Gen{Generation: seq.Generation{Config: sampler.DefaultConfig(0xC0FFEE), MaxTokens: 128}}
+	for _, o := range opts {
+		if o != nil {
+			o(&g)
+		}
+	}
+	return g
+}
+
+// ChatTurn runs one chat turn on q: it renders msgs for the assistant's
+// reply (ChatPrompt), makes q hold that prompt, generates, and parses
+// what it generates in the template's format, calling yield with the
+// parsed pieces of each token (id -1: what was held back to the end); a
+// false from yield stops it without error. It returns the reply so far.
+func (e *Engine) ChatTurn(ctx context.Context, q *seq.Seq, msgs []chat.Message, g Gen, yield func(id int32, ds []chat.Delta) bool) (chat.Message, error) {
+	tokens, po, err := e.ChatPrompt(msgs, chat.RenderOptions{Tools: g.Tools, EnableThinking: g.Thinking})
+	if err != nil {
+		return chat.Message{Role: chat.RoleAssistant}, err
+	}
+	p := chat.NewParser(e.Chat.Template.Format(), po)
+	open := true
+	g.Preserve = e.Chat.Preserve
+	err = q.GenerateFrom(ctx, tokens, g.Generation, func(id int32, text string) bool {
+		open = yield(id, p.Push(text))
+		return open
+	})
+	if ds := p.Finish(); err == nil && open && len(ds) > 0 {
+		yield(-1, ds)
+	}
+	return p.Message(), err
+}
+
+// Complete makes q hold exactly prompt, read with its special tokens (a
+// rendered chat), and generates after it, keeping the text of the chat
+// markers (Chat.Preserve) so that the reply can be parsed.
+func (e *Engine) Complete(ctx context.Context, q *seq.Seq, prompt string, g Gen, yield func(id int32, text string) bool) error {
+	ids, err := e.Tokenize(prompt, true)
+	if err != nil {
+		return err
+	}
+	g.Preserve = e.Chat.Preserve
+	return q.GenerateFrom(ctx, ids, g.Generation, yield)
+}
+
+// Tokenize is the tokenizer's Encode (EncodeSpecial when special),
+// adding BOS when the model asks for it; seq.ErrClosed once closed.
+func (e *Engine) Tokenize(text string, special bool) ([]int32, error) {
+	if err := e.Check(); err != nil {
+		return nil, err
+	}
+	if special {
+		return e.Tok.EncodeSpecial(text, true), nil
+	}
+	return e.Tok.Encode(text, true), nil
+}
+
+// Detokenize is the tokenizer's Decode, refusing an id outside the
+// model's vocabulary with model.ErrTokenOutOfRange.
+func (e *Engine) Detokenize(ids []int32) (string, error) {
+	if err := e.Check(); err != nil {
+		return "", err
+	}
+	// The model's vocabulary is its embedding rows; rows past the
+	// tokenizer's tokens (padding) are valid and have no text.
+	for _, id := range ids {
+		if id < 0 || int(id) >= e.Model.Vocab {
+			return "", fmt.Errorf("llm: detokenize: token %d not in vocabulary of %d: %w", id, e.Model.Vocab, model.ErrTokenOutOfRange)
+		}
+	}
+	return e.Tok.Decode(ids), nil
+}
+
+// Save writes q's state with the model's identity (seq.(*Seq).Save).
+func (e *Engine) Save(q *seq.Seq, w io.Writer) error {
+	id, err := e.Identity()
+	if err != nil {
+		return err
+	}
+	return q.Save(w, id)
+}
+
+// Restore reads a state Save wrote into q, checking it was saved by this
+// model (seq.(*Seq).Restore).
+func (e *Engine) Restore(q *seq.Seq, r io.Reader) error {
+	id, err := e.Identity()
+	if err != nil {
+		return err
+	}
+	return q.Restore(r, id)
+}
