@@ -13,15 +13,15 @@ import (
 	"github.com/lowmem/llm/model"
 )
 
+// Sentinel errors; New and Size wrap them with what they found.
 var (
-	// ErrNoExperts is returned by New and Size for a model without
-	// mixture-of-experts blocks.
+	// ErrNoExperts: the model has no mixture-of-experts blocks (New, Size).
 	ErrNoExperts = errors.New("model has no experts")
-	// ErrBudget is returned by New and Size for a budget too small for one
-	// expert of each size.
+	// ErrBudget: the budget is too small for one expert of each size
+	// (New, Size).
 	ErrBudget = errors.New("expert cache budget too small")
-	// ErrBadModel is returned by New when the model's experts do not lie
-	// inside the file, or a block's experts differ in size.
+	// ErrBadModel: the model's experts do not lie inside the file, or a
+	// block's experts differ in size (New).
 	ErrBadModel = errors.New("experts do not match the file")
 )
 

@@ -147,7 +147,7 @@ func (c *Cache) weights(v span, g int, qs []float32, p AttnParams, w []float32) 
 		c.scoresInt4(v, g, qs, w)
 	}
 	for j := range nh {
-		softmax(w[j*n:(j+1)*n], p.Scale, p.Softcap, c.cfg.Type == F16)
+		attnWeights(w[j*n:(j+1)*n], p.Scale, p.Softcap, c.cfg.Type == F16)
 	}
 }
 
@@ -199,11 +199,11 @@ func (c *Cache) scoresInt4(v span, g int, qs, w []float32) {
 	}
 }
 
-// softmax turns raw K·Q products into attention weights in place: s =
+// attnWeights turns raw K·Q products into attention weights in place: s =
 // x·scale, soft-capped when softcap > 0, then the softmax of softmaxGeneric.
 // The soft-cap pass stays in Go (only Gemma 2 uses it); it leaves scaled
 // values, so the kernel's own scaling is by 1, which changes no bits.
-func softmax(s []float32, scale, softcap float32, round16 bool) {
+func attnWeights(s []float32, scale, softcap float32, round16 bool) {
 	if softcap > 0 {
 		inv := 1 / softcap
 		for i, x := range s {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lowmem/llm/internal/cpu"
+	"github.com/lowmem/llm/internal/floatbits"
 	"github.com/lowmem/llm/quant"
 )
 
@@ -16,21 +17,11 @@ import (
 // multiply-adds included, as Go compiles the twins for arm64), so they
 // must agree bit for bit.
 
-func same32(a, b float32) bool {
-	if math.IsNaN(float64(a)) {
-		return math.IsNaN(float64(b))
-	}
-	return math.Float32bits(a) == math.Float32bits(b)
-}
-
 // checkSame32 reports the first element of got whose bits are not want's.
 func checkSame32(t *testing.T, what string, got, want []float32) {
 	t.Helper()
-	for i := range want {
-		if !same32(got[i], want[i]) {
-			t.Errorf("%s[%d] = %g, generic %g", what, i, got[i], want[i])
-			return
-		}
+	if i := floatbits.FirstDiff(got, want); i >= 0 {
+		t.Errorf("%s[%d] = %g, generic %g", what, i, got[i], want[i])
 	}
 }
 
@@ -76,10 +67,10 @@ func TestArmDotAxpyBitExact(t *testing.T) {
 			q := armF32(r, n)
 			k16, k8 := armRowsF16(r, n), armRowsI8(r, n)
 			l16, l8 := armRowsF16(r, n), armRowsI8(r, n)
-			if got, want := dotF16F32(k16, q), dotF16F32Generic(k16, q); !same32(got, want) {
+			if got, want := dotF16F32(k16, q), dotF16F32Generic(k16, q); !floatbits.Same(got, want) {
 				t.Errorf("n=%d: dotF16F32 %g, generic %g", n, got, want)
 			}
-			if got, want := dotI8F32(k8, q), dotI8F32Generic(k8, q); !same32(got, want) {
+			if got, want := dotI8F32(k8, q), dotI8F32Generic(k8, q); !floatbits.Same(got, want) {
 				t.Errorf("n=%d: dotI8F32 %g, generic %g", n, got, want)
 			}
 			a0, a1 := float32(r.NormFloat64()), float32(r.NormFloat64())
@@ -113,10 +104,10 @@ func TestArmScoresBitExact(t *testing.T) {
 			scoresF16(got16[:rows], k16, q)
 			scoresI8(got8[:rows], k8, scales, q)
 			for i := 0; i < rows; i++ {
-				if want := dotF16F32Generic(k16[i*d:(i+1)*d], q); !same32(got16[i], want) {
+				if want := dotF16F32Generic(k16[i*d:(i+1)*d], q); !floatbits.Same(got16[i], want) {
 					t.Errorf("d=%d rows=%d: scoresF16[%d] = %g, generic %g", d, rows, i, got16[i], want)
 				}
-				if want := dotI8F32Generic(k8[i*d:(i+1)*d], q) * scales[i]; !same32(got8[i], want) {
+				if want := dotI8F32Generic(k8[i*d:(i+1)*d], q) * scales[i]; !floatbits.Same(got8[i], want) {
 					t.Errorf("d=%d rows=%d: scoresI8[%d] = %g, generic %g", d, rows, i, got8[i], want)
 				}
 			}

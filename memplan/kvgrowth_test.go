@@ -24,15 +24,6 @@ func TestKVSchedule(t *testing.T) {
 	if got, want := cellBytes(gemma), int64(21*8*512*2); got != want {
 		t.Errorf("gemma-2 cell: %d bytes, want %d", got, want)
 	}
-	checkNextCells(t, []nextCellsCase{
-		{256, 257, 131072, 8192, 512},
-		{256, 300, 200, 8192, 200},
-		{512, 3000, 131072, 8192, 4096},
-		{4096, 4097, 131072, 8192, 12288},
-		{4096, 30000, 131072, 8192, 36864},
-		{12288, 12289, 16000, 8192, 16000},
-		{3000, 3001, 131072, 8192, 4096},
-	})
 }
 
 // TestKVBudget checks the accounting: reservations within the limit, none
@@ -54,26 +45,49 @@ func TestKVBudget(t *testing.T) {
 	}
 }
 
-// A small step caps the doubling too: when the budget leaves little, the
-// cache grows by what is left, not to twice its size.
-func TestNextCellsSmallStep(t *testing.T) {
-	checkNextCells(t, []nextCellsCase{
+// TestNextCells checks the growth schedule: doubling up to DoubleUpTo,
+// then by whole steps, never past the limit. A small step caps the
+// doubling too: when the budget leaves little, the cache grows by what is
+// left, not to twice its size.
+func TestNextCells(t *testing.T) {
+	for _, tc := range []struct{ cur, need, limit, step, want int }{
+		{256, 257, 131072, 8192, 512},
+		{256, 300, 200, 8192, 200},
+		{512, 3000, 131072, 8192, 4096},
+		{4096, 4097, 131072, 8192, 12288},
+		{4096, 30000, 131072, 8192, 36864},
+		{12288, 12289, 16000, 8192, 16000},
+		{3000, 3001, 131072, 8192, 4096},
+		// Small steps.
 		{256, 257, 131072, 256, 512},
 		{2048, 2049, 131072, 256, 2304},
 		{2048, 2600, 131072, 256, 2816},
 		{1024, 1025, 131072, 512, 1536},
 		{4096, 4097, 8192, 256, 4352},
-	})
+	} {
+		if got := NextCells(tc.cur, tc.need, tc.limit, tc.step); got != tc.want {
+			t.Errorf("NextCells(%d, %d, %d, %d) = %d, want %d", tc.cur, tc.need, tc.limit, tc.step, got, tc.want)
+		}
+	}
+}
+
+// GrowTarget's step comes from the bytes left: the whole context when they
+// suffice, else what they buy, at least StepRound cells.
+func TestGrowTarget(t *testing.T) {
 	gemma := (&model.Config{Layers: 42, HeadsKV: 8, HeadDimK: 256, HeadDimV: 256, Window: 4096}).KVConfig(kv.Int4, 8192)
-	if got := GrowTarget(gemma, 4096, 4097, 2<<30); got != 8192 {
-		t.Errorf("GrowTarget with 2 GiB left: %d, want the whole context", got)
-	}
-	// 10 MiB left: 10 MiB / (21 layers × 8 heads × 288 bytes) = 216 cells, at least 256.
-	if got := GrowTarget(gemma, 4096, 4097, 10<<20); got != 4352 {
-		t.Errorf("GrowTarget with 10 MiB left: %d, want 4352", got)
-	}
-	if got := GrowTarget(gemma, 4096, 4097, -5); got != 4352 {
-		t.Errorf("GrowTarget with nothing left: %d, want 4352", got)
+	for _, tc := range []struct {
+		name string
+		left int64
+		want int
+	}{
+		{"2 GiB left", 2 << 30, 8192},
+		// 10 MiB / (21 layers × 8 heads × 288 bytes) = 216 cells, at least 256.
+		{"10 MiB left", 10 << 20, 4352},
+		{"nothing left", -5, 4352},
+	} {
+		if got := GrowTarget(gemma, 4096, 4097, tc.left); got != tc.want {
+			t.Errorf("GrowTarget with %s: %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }
 
@@ -130,18 +144,5 @@ func TestKVBudgetSharesWithWeights(t *testing.T) {
 	}
 	if b.Room() > b.Limit()-b.InUse() {
 		t.Fatal("room beyond the limit")
-	}
-}
-
-// nextCellsCase is one growth: from cur cells, needing need, within limit
-// cells, by steps of step, NextCells must give want.
-type nextCellsCase struct{ cur, need, limit, step, want int }
-
-func checkNextCells(t *testing.T, cases []nextCellsCase) {
-	t.Helper()
-	for _, tc := range cases {
-		if got := NextCells(tc.cur, tc.need, tc.limit, tc.step); got != tc.want {
-			t.Errorf("NextCells(%d, %d, %d, %d) = %d, want %d", tc.cur, tc.need, tc.limit, tc.step, got, tc.want)
-		}
 	}
 }

@@ -1,11 +1,11 @@
 package model
 
 import (
-	"math"
 	"unsafe"
 
 	"github.com/lowmem/llm/arena"
 	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/internal/softmax"
 )
 
 // ExpertSource supplies the experts of mixture-of-experts blocks to forward
@@ -105,20 +105,7 @@ func moeScratchBytes(c *Config, maxX, n int) int {
 // the lower id), and — with norm — their probabilities divided by their
 // sum.
 func route(p []float32, ids []int32, w []float32, norm bool) {
-	mx := float32(math.Inf(-1))
-	for _, v := range p {
-		mx = max(mx, v)
-	}
-	var sum float64
-	for i, v := range p {
-		e := float32(math.Exp(float64(v - mx)))
-		p[i] = e
-		sum += float64(e)
-	}
-	inv := float32(1 / sum)
-	for i := range p {
-		p[i] *= inv
-	}
+	softmax.InPlace(p, 1)
 	for s := range ids {
 		best := -1
 		for i, v := range p {

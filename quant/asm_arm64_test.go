@@ -12,20 +12,12 @@ import (
 	"testing"
 
 	"github.com/lowmem/llm/internal/cpu"
+	"github.com/lowmem/llm/internal/floatbits"
 )
 
 // The arm64 kernels keep their pure-Go twins' order of float32 operations
 // (as the Go compiler builds the twins for arm64, fused multiply-adds
 // included), so they must agree bit for bit, not within a tolerance.
-
-// sameBits reports whether two results are the same float32, any NaN
-// matching any NaN.
-func sameBits(a, b float32) bool {
-	if math.IsNaN(float64(a)) {
-		return math.IsNaN(float64(b))
-	}
-	return math.Float32bits(a) == math.Float32bits(b)
-}
 
 // armTypes are the weight types with arm64 kernels.
 func armTypes() []Type {
@@ -91,7 +83,7 @@ func TestArmKernelsBitExact(t *testing.T) {
 					}
 					want := gen(n, w, x)
 					got := k.Dot(n, unaligned(w, trial), unaligned(x, 7-trial))
-					if !sameBits(got, want) {
+					if !floatbits.Same(got, want) {
 						t.Errorf("%v/%s, %d blocks, trial %d: got %g (%#08x), generic %g (%#08x)",
 							typ, k.Name, nb, trial, got, math.Float32bits(got), want, math.Float32bits(want))
 					}
@@ -136,7 +128,7 @@ func TestArmTilesBitExact(t *testing.T) {
 						for ci := 0; ci < cols; ci++ {
 							for ri := 0; ri < rows; ri++ {
 								want := gen(n, w[ri*wStride:ri*wStride+rb], x[ci*xStride:ci*xStride+xb])
-								if got := out[ci*outStride+ri]; !sameBits(got, want) {
+								if got := out[ci*outStride+ri]; !floatbits.Same(got, want) {
 									t.Errorf("%v/%s %d blocks %d×%d: row %d col %d: got %g, generic %g",
 										typ, k.Name, nb, rows, cols, ri, ci, got, want)
 								}
@@ -163,7 +155,7 @@ func TestArmNoOverread(t *testing.T) {
 		x := randBlocks(vt, n/vt.BlockElems(), r, kindRandom)
 		want := Kernels(typ)[0].Dot(n, w, x)
 		for _, k := range Kernels(typ)[1:] {
-			if got := k.Dot(n, w[:len(w):len(w)], x[:len(x):len(x)]); !sameBits(got, want) {
+			if got := k.Dot(n, w[:len(w):len(w)], x[:len(x):len(x)]); !floatbits.Same(got, want) {
 				t.Errorf("%v/%s: got %g, want %g", typ, k.Name, got, want)
 			}
 		}

@@ -324,64 +324,65 @@ func (e *encoder) zeros(n int64) {
 	}
 }
 
-func (e *encoder) u32(v uint32) { e.raw(binary.LittleEndian.AppendUint32(e.w.AvailableBuffer(), v)) }
-func (e *encoder) u64(v uint64) { e.raw(binary.LittleEndian.AppendUint64(e.w.AvailableBuffer(), v)) }
+func (e *encoder) u32(v uint32) { writeOne(e, v, appendU32) }
+func (e *encoder) u64(v uint64) { writeOne(e, v, appendU64) }
 
 func (e *encoder) str(s string) {
 	e.u64(uint64(len(s)))
 	e.raw(append(e.w.AvailableBuffer(), s...))
 }
 
+// value writes v, of a type typeOf accepts. Single values and arrays
+// share the element encodings below.
 func (e *encoder) value(v any) {
-	le := binary.LittleEndian
 	switch x := v.(type) {
 	case uint8:
-		e.raw([]byte{x})
+		writeOne(e, x, appendU8)
 	case int8:
-		e.raw([]byte{byte(x)})
+		writeOne(e, x, appendI8)
 	case bool:
-		e.raw([]byte{b2u(x)})
+		writeOne(e, x, appendBool)
 	case uint16:
-		e.raw(le.AppendUint16(e.w.AvailableBuffer(), x))
+		writeOne(e, x, appendU16)
 	case int16:
-		e.raw(le.AppendUint16(e.w.AvailableBuffer(), uint16(x)))
+		writeOne(e, x, appendI16)
 	case uint32:
-		e.u32(x)
+		writeOne(e, x, appendU32)
 	case int32:
-		e.u32(uint32(x))
+		writeOne(e, x, appendI32)
 	case float32:
-		e.u32(math.Float32bits(x))
+		writeOne(e, x, appendF32)
 	case uint64:
-		e.u64(x)
+		writeOne(e, x, appendU64)
 	case int64:
-		e.u64(uint64(x))
+		writeOne(e, x, appendI64)
 	case float64:
-		e.u64(math.Float64bits(x))
+		writeOne(e, x, appendF64)
 	case string:
 		e.str(x)
 	case []uint8:
 		e.arrayHeader(typeUint8, len(x))
 		e.raw(x)
 	case []int8:
-		writeArray(e, typeInt8, x, func(b []byte, v int8) []byte { return append(b, byte(v)) })
+		writeArray(e, typeInt8, x, appendI8)
 	case []bool:
-		writeArray(e, typeBool, x, func(b []byte, v bool) []byte { return append(b, b2u(v)) })
+		writeArray(e, typeBool, x, appendBool)
 	case []uint16:
-		writeArray(e, typeUint16, x, le.AppendUint16)
+		writeArray(e, typeUint16, x, appendU16)
 	case []int16:
-		writeArray(e, typeInt16, x, func(b []byte, v int16) []byte { return le.AppendUint16(b, uint16(v)) })
+		writeArray(e, typeInt16, x, appendI16)
 	case []uint32:
-		writeArray(e, typeUint32, x, le.AppendUint32)
+		writeArray(e, typeUint32, x, appendU32)
 	case []int32:
-		writeArray(e, typeInt32, x, func(b []byte, v int32) []byte { return le.AppendUint32(b, uint32(v)) })
+		writeArray(e, typeInt32, x, appendI32)
 	case []float32:
-		writeArray(e, typeFloat32, x, func(b []byte, v float32) []byte { return le.AppendUint32(b, math.Float32bits(v)) })
+		writeArray(e, typeFloat32, x, appendF32)
 	case []uint64:
-		writeArray(e, typeUint64, x, le.AppendUint64)
+		writeArray(e, typeUint64, x, appendU64)
 	case []int64:
-		writeArray(e, typeInt64, x, func(b []byte, v int64) []byte { return le.AppendUint64(b, uint64(v)) })
+		writeArray(e, typeInt64, x, appendI64)
 	case []float64:
-		writeArray(e, typeFloat64, x, func(b []byte, v float64) []byte { return le.AppendUint64(b, math.Float64bits(v)) })
+		writeArray(e, typeFloat64, x, appendF64)
 	case []string:
 		e.arrayHeader(typeString, len(x))
 		for _, s := range x {
@@ -393,6 +394,24 @@ func (e *encoder) value(v any) {
 			e.value(el)
 		}
 	}
+}
+
+// GGUF's little-endian encodings of its fixed-size element types.
+func appendU8(b []byte, v uint8) []byte    { return append(b, v) }
+func appendI8(b []byte, v int8) []byte     { return append(b, byte(v)) }
+func appendBool(b []byte, v bool) []byte   { return append(b, b2u(v)) }
+func appendU16(b []byte, v uint16) []byte  { return binary.LittleEndian.AppendUint16(b, v) }
+func appendI16(b []byte, v int16) []byte   { return appendU16(b, uint16(v)) }
+func appendU32(b []byte, v uint32) []byte  { return binary.LittleEndian.AppendUint32(b, v) }
+func appendI32(b []byte, v int32) []byte   { return appendU32(b, uint32(v)) }
+func appendF32(b []byte, v float32) []byte { return appendU32(b, math.Float32bits(v)) }
+func appendU64(b []byte, v uint64) []byte  { return binary.LittleEndian.AppendUint64(b, v) }
+func appendI64(b []byte, v int64) []byte   { return appendU64(b, uint64(v)) }
+func appendF64(b []byte, v float64) []byte { return appendU64(b, math.Float64bits(v)) }
+
+// writeOne encodes one fixed-size value into the bufio buffer.
+func writeOne[T any](e *encoder, x T, put func([]byte, T) []byte) {
+	e.raw(put(e.w.AvailableBuffer(), x))
 }
 
 func (e *encoder) arrayHeader(t valueType, n int) {
