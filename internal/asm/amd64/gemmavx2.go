@@ -83,7 +83,7 @@ func gemmBlockAVX2(t *blockType) {
 		c.VFMADD231PS(Y9, i, yr(k))
 	}
 	c.ADDQ(U32(t.wb), RSI)
-	gemmEnd(gemmPanelBlock, gemmStoreRow, res)
+	gemmEnd(gemmPanelBlock, gemmStoreRow, res, "")
 }
 
 // gemmStoreRow stores the 32 sums in Y0-Y3 to the frame and copies cols
@@ -92,7 +92,7 @@ func gemmStoreRow(res Mem) {
 	for k := 0; k < 4; k++ {
 		c.VMOVUPS(yr(k), res.Offset(32*k))
 	}
-	gemmCopyOut(res, 4, func(src, dst Op) { c.VMOVSS(src, dst) })
+	gemmCopyOut(res, 4, func(src, dst Op) { c.VMOVSS(src, dst) }, "")
 }
 
 // gemmQ4_KAVX2: per super-block the row's factors d·sc_j and dmin·m_j go
@@ -154,5 +154,5 @@ func gemmQ4_KAVX2() {
 		}
 	}
 	c.ADDQ(U32(t.wb), RSI)
-	gemmEnd(pan.bytes(), gemmStoreRow, res)
+	gemmEnd(pan.bytes(), gemmStoreRow, res, "")
 }
