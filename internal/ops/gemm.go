@@ -12,10 +12,32 @@ import (
 // every panel: four rows at a time, so their weights stay in the L1 cache
 // while the group's panels, which fit in the L2 cache, pass over them.
 
-// gemmMinTokens is the smallest batch that takes the GEMM kernel: a panel
-// computes all its columns, so a batch of a few tokens is cheaper with
-// tiles.
-const gemmMinTokens = 16
+// gemmFrom returns the smallest batch that m multiplies with its GEMM
+// kernel (e.gemmMin instead when set). The kernel computes a panel of 4,
+// 8, 16 or 32 columns, the narrowest that holds the tokens, so its cost
+// grows in steps while the tiles' (the X8 decode kernel's, token by token)
+// grows with every token; per weight type and layout, the batch from
+// which the GEMM was ahead in BenchmarkSmallBatch on a Zen 4 (AVX-512
+// VNNI, two threads). The GEMM's fixed cost per row and block is highest
+// for the k-quants, whose sub-block scales it unpacks and broadcasts once
+// per row and block whatever the columns.
+func (e *Exec) gemmFrom(m *Matrix) int {
+	if e.gemmMin != 0 {
+		return e.gemmMin
+	}
+	switch t := m.T.Type; {
+	case t == quant.Q8_0, t == quant.Q4_0 && m.x8 == nil:
+		return 6
+	case t == quant.Q4_0:
+		return 8
+	case t == quant.Q4_K && m.x8 == nil:
+		return 12
+	}
+	// Q4_K and Q6_K in the X8 layout, whose decode kernel is the
+	// fastest per token, and Q6_K's row layout, whose tiles were as fast
+	// as its GEMM up to 40 tokens; other types as before.
+	return 16
+}
 
 // gemmRows is the rows of one kernel call.
 const gemmRows = 4
