@@ -4789,8 +4789,13 @@ TEXT ·gemmQ4_0AVX2(SB), $128-56
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
+	MOVQ         cols+48(FP), AX
+	CMPQ         AX, $0x08
+	JLE          w8
+	CMPQ         AX, $0x10
+	JLE          w16
 
-loop:
+loop32:
 	VXORPS       Y4, Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
@@ -4904,7 +4909,7 @@ loop:
 	ADDQ         $0x00000012, SI
 	ADDQ         $0x00000500, DI
 	DECQ         CX
-	JNZ          loop
+	JNZ          loop32
 	VMOVUPS      Y0, (SP)
 	VMOVUPS      Y1, 32(SP)
 	VMOVUPS      Y2, 64(SP)
@@ -4915,13 +4920,170 @@ loop:
 	MOVQ         cols+48(FP), CX
 	LEAQ         (SP), AX
 
-store:
+store32:
 	VMOVSS (AX), X0
 	VMOVSS X0, (R12)
 	ADDQ   $0x04, AX
 	ADDQ   R13, R12
 	DECQ   CX
-	JNZ    store
+	JNZ    store32
+	VZEROUPPER
+	RET
+
+w16:
+loop16:
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VPBROADCASTD 2(SI), Y8
+	VPAND        Y15, Y8, Y8
+	VPMADDUBSW   (DI), Y8, Y9
+	VPADDW       Y9, Y4, Y4
+	VPMADDUBSW   32(DI), Y8, Y9
+	VPADDW       Y9, Y5, Y5
+	VPBROADCASTD 6(SI), Y8
+	VPAND        Y15, Y8, Y8
+	VPMADDUBSW   128(DI), Y8, Y9
+	VPADDW       Y9, Y4, Y4
+	VPMADDUBSW   160(DI), Y8, Y9
+	VPADDW       Y9, Y5, Y5
+	VPBROADCASTD 10(SI), Y8
+	VPAND        Y15, Y8, Y8
+	VPMADDUBSW   256(DI), Y8, Y9
+	VPADDW       Y9, Y4, Y4
+	VPMADDUBSW   288(DI), Y8, Y9
+	VPADDW       Y9, Y5, Y5
+	VPBROADCASTD 14(SI), Y8
+	VPAND        Y15, Y8, Y8
+	VPMADDUBSW   384(DI), Y8, Y9
+	VPADDW       Y9, Y4, Y4
+	VPMADDUBSW   416(DI), Y8, Y9
+	VPADDW       Y9, Y5, Y5
+	VPBROADCASTD 2(SI), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y15, Y8, Y8
+	VPMADDUBSW   512(DI), Y8, Y9
+	VPADDW       Y9, Y4, Y4
+	VPMADDUBSW   544(DI), Y8, Y9
+	VPADDW       Y9, Y5, Y5
+	VPBROADCASTD 6(SI), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y15, Y8, Y8
+	VPMADDUBSW   640(DI), Y8, Y9
+	VPADDW       Y9, Y4, Y4
+	VPMADDUBSW   672(DI), Y8, Y9
+	VPADDW       Y9, Y5, Y5
+	VPBROADCASTD 10(SI), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y15, Y8, Y8
+	VPMADDUBSW   768(DI), Y8, Y9
+	VPADDW       Y9, Y4, Y4
+	VPMADDUBSW   800(DI), Y8, Y9
+	VPADDW       Y9, Y5, Y5
+	VPBROADCASTD 14(SI), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y15, Y8, Y8
+	VPMADDUBSW   896(DI), Y8, Y9
+	VPADDW       Y9, Y4, Y4
+	VPMADDUBSW   928(DI), Y8, Y9
+	VPADDW       Y9, Y5, Y5
+	VPBROADCASTW (SI), X14
+	VCVTPH2PS    X14, Y14
+	VPMADDWD     words1<>+0(SB), Y4, Y4
+	VPADDD       1152(DI), Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       1024(DI), Y14, Y9
+	VFMADD231PS  Y9, Y4, Y0
+	VPMADDWD     words1<>+0(SB), Y5, Y5
+	VPADDD       1184(DI), Y5, Y5
+	VCVTDQ2PS    Y5, Y5
+	VMULPS       1056(DI), Y14, Y9
+	VFMADD231PS  Y9, Y5, Y1
+	ADDQ         $0x00000012, SI
+	ADDQ         $0x00000500, DI
+	DECQ         CX
+	JNZ          loop16
+	VMOVUPS      Y0, (SP)
+	VMOVUPS      Y1, 32(SP)
+	MOVQ         out+32(FP), R12
+	MOVQ         outStride+40(FP), R13
+	SHLQ         $0x02, R13
+	MOVQ         cols+48(FP), CX
+	LEAQ         (SP), AX
+
+store16:
+	VMOVSS (AX), X0
+	VMOVSS X0, (R12)
+	ADDQ   $0x04, AX
+	ADDQ   R13, R12
+	DECQ   CX
+	JNZ    store16
+	VZEROUPPER
+	RET
+
+w8:
+loop8:
+	VXORPS       Y4, Y4, Y4
+	VPBROADCASTD 2(SI), Y8
+	VPAND        Y15, Y8, Y8
+	VPMADDUBSW   (DI), Y8, Y9
+	VPADDW       Y9, Y4, Y4
+	VPBROADCASTD 6(SI), Y8
+	VPAND        Y15, Y8, Y8
+	VPMADDUBSW   128(DI), Y8, Y9
+	VPADDW       Y9, Y4, Y4
+	VPBROADCASTD 10(SI), Y8
+	VPAND        Y15, Y8, Y8
+	VPMADDUBSW   256(DI), Y8, Y9
+	VPADDW       Y9, Y4, Y4
+	VPBROADCASTD 14(SI), Y8
+	VPAND        Y15, Y8, Y8
+	VPMADDUBSW   384(DI), Y8, Y9
+	VPADDW       Y9, Y4, Y4
+	VPBROADCASTD 2(SI), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y15, Y8, Y8
+	VPMADDUBSW   512(DI), Y8, Y9
+	VPADDW       Y9, Y4, Y4
+	VPBROADCASTD 6(SI), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y15, Y8, Y8
+	VPMADDUBSW   640(DI), Y8, Y9
+	VPADDW       Y9, Y4, Y4
+	VPBROADCASTD 10(SI), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y15, Y8, Y8
+	VPMADDUBSW   768(DI), Y8, Y9
+	VPADDW       Y9, Y4, Y4
+	VPBROADCASTD 14(SI), Y8
+	VPSRLW       $0x04, Y8, Y8
+	VPAND        Y15, Y8, Y8
+	VPMADDUBSW   896(DI), Y8, Y9
+	VPADDW       Y9, Y4, Y4
+	VPBROADCASTW (SI), X14
+	VCVTPH2PS    X14, Y14
+	VPMADDWD     words1<>+0(SB), Y4, Y4
+	VPADDD       1152(DI), Y4, Y4
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       1024(DI), Y14, Y9
+	VFMADD231PS  Y9, Y4, Y0
+	ADDQ         $0x00000012, SI
+	ADDQ         $0x00000500, DI
+	DECQ         CX
+	JNZ          loop8
+	VMOVUPS      Y0, (SP)
+	MOVQ         out+32(FP), R12
+	MOVQ         outStride+40(FP), R13
+	SHLQ         $0x02, R13
+	MOVQ         cols+48(FP), CX
+	LEAQ         (SP), AX
+
+store8:
+	VMOVSS (AX), X0
+	VMOVSS X0, (R12)
+	ADDQ   $0x04, AX
+	ADDQ   R13, R12
+	DECQ   CX
+	JNZ    store8
 	VZEROUPPER
 	RET
 

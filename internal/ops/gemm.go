@@ -18,7 +18,8 @@ import (
 // grows in steps while the tiles' (the X8 decode kernel's, token by token)
 // grows with every token; per weight type and layout, the batch from
 // which the GEMM was ahead in BenchmarkSmallBatch on a Zen 4 (AVX-512
-// VNNI, two threads). The GEMM's fixed cost per row and block is highest
+// VNNI, two threads; under LLM_CPU=avx2 the AVX2 kernels' thresholds were
+// the same but Q4_0's, 8). The GEMM's fixed cost per row and block is highest
 // for the k-quants, whose sub-block scales it unpacks and broadcasts once
 // per row and block whatever the columns.
 func (e *Exec) gemmFrom(m *Matrix) int {

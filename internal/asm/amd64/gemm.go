@@ -80,12 +80,13 @@ func (w gemmWidth) half(r Register) VecPhysical {
 // sfx names the loop's labels.
 func (w gemmWidth) sfx() string { return fmt.Sprint(int(w)) }
 
-// gemmWidthSwitch jumps to the loop of the narrowest width that holds the
-// cols argument (≥ 1); the 32-column loop follows it.
-func gemmWidthSwitch() {
+// gemmWidthSwitch jumps to the loop of the narrowest of widths (widest
+// first) that holds the cols argument (≥ 1), at label "w<width>"; the
+// widest loop follows it.
+func gemmWidthSwitch(widths []gemmWidth) {
 	c.Load(c.Param("cols"), RAX)
-	for i := len(gemmWidths) - 1; i > 0; i-- {
-		w := gemmWidths[i]
+	for i := len(widths) - 1; i > 0; i-- {
+		w := widths[i]
 		c.CMPQ(RAX, U8(int(w)))
 		c.JLE(ref("w" + w.sfx()))
 	}
@@ -150,7 +151,7 @@ func gemmBlockOf(t *blockType, l gemmLayout) {
 	} else {
 		bcast32(0x80808080, Z30)
 	}
-	gemmWidthSwitch()
+	gemmWidthSwitch(gemmWidths)
 	for _, w := range gemmWidths {
 		gemmBlockLoop(t, l, w, res)
 	}
@@ -380,7 +381,7 @@ func gemmSuperOf(t *superType, l gemmLayout) {
 	loadArgs("p nb", RDI, RCX)
 	bcast32(0x0F0F0F0F, Z30)
 	bcast32(0x30303030, Z28)
-	gemmWidthSwitch()
+	gemmWidthSwitch(gemmWidths)
 	for _, w := range gemmWidths {
 		gemmSuperLoop(t, l, w, res)
 	}
