@@ -16,27 +16,21 @@ import (
 // kernel (e.gemmMin instead when set). The kernel computes a panel of 4,
 // 8, 16 or 32 columns, the narrowest that holds the tokens, so its cost
 // grows in steps while the tiles' (the X8 decode kernel's, token by token)
-// grows with every token; per weight type and layout, the batch from
-// which the GEMM was ahead in BenchmarkSmallBatch on a Zen 4 (AVX-512
-// VNNI, two threads; under LLM_CPU=avx2 the AVX2 kernels' thresholds were
-// the same but Q4_0's, 8). The GEMM's fixed cost per row and block is highest
-// for the k-quants, whose sub-block scales it unpacks and broadcasts once
-// per row and block whatever the columns.
+// grows with every token. The thresholds are where the GEMM was ahead
+// both in BenchmarkSmallBatch (one matrix) and in examples/bench's prompt
+// test on TinyLlama (every product of a forward pass) on a Zen 4 with
+// AVX-512 VNNI, two threads: Q4_0 and Q8_0 from 12 tokens; the k-quants,
+// whose GEMM unpacks and broadcasts a row's sub-block scales per block
+// whatever the columns, from 16, as before (Q4_K's row layout was ahead at
+// 12 in the one but far behind in the other).
 func (e *Exec) gemmFrom(m *Matrix) int {
 	if e.gemmMin != 0 {
 		return e.gemmMin
 	}
-	switch t := m.T.Type; {
-	case t == quant.Q8_0, t == quant.Q4_0 && m.x8 == nil:
-		return 6
-	case t == quant.Q4_0:
-		return 8
-	case t == quant.Q4_K && m.x8 == nil:
+	switch m.T.Type {
+	case quant.Q4_0, quant.Q8_0:
 		return 12
 	}
-	// Q4_K and Q6_K in the X8 layout, whose decode kernel is the
-	// fastest per token, and Q6_K's row layout, whose tiles were as fast
-	// as its GEMM up to 40 tokens; other types as before.
 	return 16
 }
 
