@@ -6,7 +6,8 @@ import "github.com/lowmem/llm/internal/cpu"
 
 // gemmAsm is the signature of the assembly GEMM kernels: h rows (4 with
 // AVX-512, 1 with AVX2) against one packed panel, cols ≤ GemmCols columns
-// stored, over nb ≥ 1 blocks.
+// stored, over nb ≥ 1 blocks. A kernel computes the narrowest of its loop
+// widths (32, 16, 8 and, with AVX-512, 4 columns) that holds cols.
 type gemmAsm func(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
 
 // gemmVariants lists the assembly GEMM kernels, slowest first per type.

@@ -12,9 +12,12 @@ import (
 // row layout's dot products within float32 rounding.
 func TestX8(t *testing.T) {
 	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
-		for _, n := range []int{256, 2048, 5632} {
-			t.Run(fmt.Sprintf("%v/%d", typ, n), func(t *testing.T) {
-				const rows, cols = 24, 5
+		// Column counts of every GEMM loop width (4, 8, 16, 32), full and
+		// partial.
+		for _, tc := range []struct{ n, cols int }{{256, 5}, {256, 32}, {2048, 3}, {2048, 8}, {2048, 12}, {2048, 20}, {5632, 4}, {5632, 16}, {5632, 31}} {
+			n, cols := tc.n, tc.cols
+			t.Run(fmt.Sprintf("%v/%d/%d", typ, n, cols), func(t *testing.T) {
+				const rows = 24
 				nb := n / typ.BlockElems()
 				wb := typ.BlockBytes()
 				vt := typ.VecDotType()

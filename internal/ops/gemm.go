@@ -12,10 +12,27 @@ import (
 // every panel: four rows at a time, so their weights stay in the L1 cache
 // while the group's panels, which fit in the L2 cache, pass over them.
 
-// gemmMinTokens is the smallest batch that takes the GEMM kernel: a panel
-// computes all its columns, so a batch of a few tokens is cheaper with
-// tiles.
-const gemmMinTokens = 16
+// gemmFrom returns the smallest batch that m multiplies with its GEMM
+// kernel (e.gemmMin instead when set). The kernel computes a panel of 4,
+// 8, 16 or 32 columns, the narrowest that holds the tokens, so its cost
+// grows in steps while the tiles' (the X8 decode kernel's, token by token)
+// grows with every token. The thresholds are where the GEMM was ahead
+// both in BenchmarkSmallBatch (one matrix) and in examples/bench's prompt
+// test on TinyLlama (every product of a forward pass) on a Zen 4 with
+// AVX-512 VNNI, two threads: Q4_0 and Q8_0 from 12 tokens; the k-quants,
+// whose GEMM unpacks and broadcasts a row's sub-block scales per block
+// whatever the columns, from 16, as before (Q4_K's row layout was ahead at
+// 12 in the one but far behind in the other).
+func (e *Exec) gemmFrom(m *Matrix) int {
+	if e.gemmMin != 0 {
+		return e.gemmMin
+	}
+	switch m.T.Type {
+	case quant.Q4_0, quant.Q8_0:
+		return 12
+	}
+	return 16
+}
 
 // gemmRows is the rows of one kernel call.
 const gemmRows = 4

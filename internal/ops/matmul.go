@@ -343,6 +343,9 @@ type Exec struct {
 	pk   packTask
 	gt   gemmTask
 	ep   epilogueTask
+	// gemmMin, when not 0, replaces the batch size from which products
+	// take the GEMM (gemmFrom): benchmarks compare the two paths with it.
+	gemmMin int
 
 	labels   bool   // label goroutines with the current phase (see Phase)
 	phase    *Phase // the current phase, nil while labels are off
@@ -433,7 +436,7 @@ func (e *Exec) dispatch() {
 	e.products++
 	k.plan(e.pool.Threads())
 	k.check()
-	if k.nTok >= gemmMinTokens && k.anyGemm() {
+	if e.anyGemm() {
 		e.dispatchGemm()
 		return
 	}
@@ -441,14 +444,21 @@ func (e *Exec) dispatch() {
 	e.For(min(e.pool.Threads(), k.nItems), 1, k)
 }
 
-// anyGemm reports whether a part's matrix has a GEMM kernel.
-func (k *matmulTask) anyGemm() bool {
+// anyGemm reports whether a part of the product in e.mm takes its
+// matrix's GEMM kernel (useGemm).
+func (e *Exec) anyGemm() bool {
+	k := &e.mm
 	for i := range k.np {
-		if k.parts[i].M.gemm != nil {
+		if e.useGemm(k.parts[i].M, k.nTok) {
 			return true
 		}
 	}
 	return false
+}
+
+// useGemm reports whether m multiplies nTok tokens with its GEMM kernel.
+func (e *Exec) useGemm(m *Matrix, nTok int) bool {
+	return m.gemm != nil && nTok > 1 && nTok >= e.gemmFrom(m)
 }
 
 // dispatchGemm runs a planned and checked batch product part by part:
@@ -464,7 +474,7 @@ func (e *Exec) dispatchGemm() {
 	threads := e.pool.Threads()
 	for i := range np {
 		pt := parts[i].Part
-		if pt.M.gemm != nil {
+		if e.useGemm(pt.M, nTok) {
 			e.matmulGemm(&pt, nTok)
 			continue
 		}

@@ -42,8 +42,9 @@ func randMatrix(t testing.TB, r *rand.Rand, typ quant.Type, rows, cols int) *Mat
 }
 
 // TestMatMulMatchesDot checks every output of MatMul against the matrix's
-// dot product, for decode and batches of every tile remainder, with row
-// counts that do not divide into tiles, on one and two threads.
+// dot product, for decode and batches of every tile remainder and on each
+// side of the GEMM thresholds (gemmFrom), with row counts that do not
+// divide into tiles, on one and two threads.
 func TestMatMulMatchesDot(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, threads := range []int{1, 2, 3} {
@@ -53,7 +54,7 @@ func TestMatMulMatchesDot(t *testing.T) {
 			for _, rows := range []int{1, 7, 64, 130} {
 				cols := 512
 				m := randMatrix(t, r, typ, rows, cols)
-				for _, nTok := range []int{1, 2, 3, 4, 5, 9, 17, 40, 70} {
+				for _, nTok := range []int{1, 2, 3, 4, 5, 6, 9, 12, 17, 40, 70} {
 					x := make([]float32, nTok*cols)
 					for i := range x {
 						x[i] = float32(r.NormFloat64())

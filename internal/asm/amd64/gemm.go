@@ -39,6 +39,59 @@ const gemmPanelBlock = 8*128 + 2*128
 
 func gemmName(t *blockType) string { return "gemm" + t.name + "VNNI" }
 
+// A GEMM kernel has one loop per panel width and runs the narrowest that
+// holds cols columns: a prompt of a few tokens, or the last panel of a
+// batch, computes only the columns it has, not 32 (issue 11). Narrow
+// loops read the first width columns of the same panel (a column's bytes
+// sit at 4c in every field of it, so any prefix is a panel of its own)
+// and take half-width registers below 16 columns, which cost half a
+// 512-bit operation on cores that split those; every lane does what it
+// does in the 32-column loop, so the results are the same bits.
+type gemmWidth int
+
+// gemmWidths are the loops' column counts, widest first.
+var gemmWidths = []gemmWidth{32, 16, 8, 4}
+
+// halves is the 16-column halves of the panel the loop reads with one
+// register each.
+func (w gemmWidth) halves() int { return max(1, int(w)/16) }
+
+// v is register r at the loop's width: Z from 16 columns, Y for 8, X for
+// 4.
+func (w gemmWidth) v(r Register) VecPhysical {
+	switch w {
+	case 8:
+		return asY(r)
+	case 4:
+		return asX(r)
+	}
+	return asZ(r)
+}
+
+// half is register r at half the loop's width (at least X): what
+// VCVTPH2PS widens from.
+func (w gemmWidth) half(r Register) VecPhysical {
+	if w >= 16 {
+		return asY(r)
+	}
+	return asX(r)
+}
+
+// sfx names the loop's labels.
+func (w gemmWidth) sfx() string { return fmt.Sprint(int(w)) }
+
+// gemmWidthSwitch jumps to the loop of the narrowest of widths (widest
+// first) that holds the cols argument (≥ 1), at label "w<width>"; the
+// widest loop follows it.
+func gemmWidthSwitch(widths []gemmWidth) {
+	c.Load(c.Param("cols"), RAX)
+	for i := len(widths) - 1; i > 0; i-- {
+		w := widths[i]
+		c.CMPQ(RAX, U8(int(w)))
+		c.JLE(ref("w" + w.sfx()))
+	}
+}
+
 // gemmBlock emits the GEMM kernel of Q4_0 or Q8_0.
 func gemmBlock(t *blockType) { gemmBlockOf(t, rowLayout(t)) }
 
@@ -99,97 +152,115 @@ func gemmBlockOf(t *blockType, l gemmLayout) {
 	} else {
 		bcast32(0x80808080, Z30)
 	}
-	zeroAcc(vnni, 8)
+	gemmWidthSwitch(gemmWidths)
+	for _, w := range gemmWidths {
+		gemmBlockLoop(t, l, w, res)
+	}
+}
 
-	label("loop")
-	c.VMOVUPS(mem(RDI, 1024), Z16)
-	c.VMOVUPS(mem(RDI, 1088), Z17)
+// gemmBlockLoop emits gemmBlockOf's loop and store for panels of width w.
+func gemmBlockLoop(t *blockType, l gemmLayout, w gemmWidth, res Mem) {
+	v := w.v
+	label("w" + w.sfx())
+	zeroAcc(vnni, 8)
+	label("loop" + w.sfx())
+	for h := 0; h < w.halves(); h++ {
+		c.VMOVUPS(mem(RDI, 1024+64*h), v(zr(16+h)))
+	}
 	for r := range tileRowRegs {
 		// The integer sums start at -bias·Σy, exact.
-		i0, i1 := zr(8+2*r), zr(9+2*r)
-		c.VMOVDQU32(mem(RDI, 1152), i0)
-		c.VMOVDQU32(mem(RDI, 1152+64), i1)
+		for h := 0; h < w.halves(); h++ {
+			c.VMOVDQU32(mem(RDI, 1152+64*h), v(zr(8+2*r+h)))
+		}
 		for g := 0; g < 8; g++ {
-			u := zr(19 + g%4)
+			u := v(zr(19 + g%4))
 			switch {
 			case !t.nibble:
 				c.VPBROADCASTD(l.at(r, t.qw+4*g), u)
-				c.VPXORD(Z30, u, u)
+				c.VPXORD(v(Z30), u, u)
 			case g < 4:
 				c.VPBROADCASTD(l.at(r, t.qw+4*g), u)
-				c.VPANDD(Z30, u, Z23)
-				u = Z23
+				c.VPANDD(v(Z30), u, v(Z23))
+				u = v(Z23)
 			default:
 				// The high nibbles of the dword broadcast for group g-4.
 				c.VPSRLD(U8(4), u, u)
-				c.VPANDD(Z30, u, u)
+				c.VPANDD(v(Z30), u, u)
 			}
-			VPDPBUSD(mem(RDI, 128*g), u, i0)
-			VPDPBUSD(mem(RDI, 128*g+64), u, i1)
+			for h := 0; h < w.halves(); h++ {
+				VPDPBUSD(mem(RDI, 128*g+64*h), u, v(zr(8+2*r+h)))
+			}
 		}
-		c.VPBROADCASTW(l.at(r, 0), Y18)
-		c.VCVTPH2PS(Y18, Z18)
-		for h := 0; h < 2; h++ {
+		c.VPBROADCASTW(l.at(r, 0), w.half(Z18))
+		c.VCVTPH2PS(w.half(Z18), v(Z18))
+		for h := 0; h < w.halves(); h++ {
 			// (d_w·d_x)·s, associated as the dot products do.
-			i, f := zr(8+2*r+h), []Register{Z23, Z24}[h]
+			i, f := v(zr(8+2*r+h)), v([]Register{Z23, Z24}[h])
 			c.VCVTDQ2PS(i, i)
-			c.VMULPS(zr(16+h), Z18, f)
-			c.VFMADD231PS(f, i, zr(2*r+h))
+			c.VMULPS(v(zr(16+h)), v(Z18), f)
+			c.VFMADD231PS(f, i, v(zr(2*r+h)))
 		}
 	}
 	l.next()
-	gemmEnd(gemmPanelBlock, gemmStore, res)
+	gemmEnd(gemmPanelBlock, func(res Mem) { gemmStoreWidth(res, w) }, res, w.sfx())
 }
 
-// gemmEnd closes a GEMM kernel's block loop, the panel advancing panel
-// bytes a block, then stores the tile with store and returns.
-func gemmEnd(panel int, store func(Mem), res Mem) {
+// gemmEnd closes a GEMM kernel's block loop (labels named with sfx), the
+// panel advancing panel bytes a block, then stores the tile with store
+// and returns.
+func gemmEnd(panel int, store func(Mem), res Mem, sfx string) {
 	c.ADDQ(U32(panel), RDI)
 	c.DECQ(RCX)
-	c.JNZ(ref("loop"))
+	c.JNZ(ref("loop" + sfx))
 	store(res)
 	retVoid()
 }
 
-// gemmStore transposes the 4×32 tile in Z0-Z7 to the frame, four floats
-// (rows 0-3) per column, and copies cols columns to out.
-func gemmStore(res Mem) {
+// gemmStoreWidth transposes the 4×w tile (row r, half h in Z(2r+h)) to
+// the frame, four floats (rows 0-3) per column, and copies cols columns
+// to out.
+func gemmStoreWidth(res Mem, w gemmWidth) {
+	v := w.v
 	// Per half: unpack rows pairwise, then qwords, so that 128-bit lane
 	// l of Z(20+k) holds column 4l+k's four rows.
-	for h := 0; h < 2; h++ {
-		a, b, cc, d := zr(h), zr(2+h), zr(4+h), zr(6+h)
-		c.VUNPCKLPS(b, a, Z16)
-		c.VUNPCKHPS(b, a, Z17)
-		c.VUNPCKLPS(d, cc, Z18)
-		c.VUNPCKHPS(d, cc, Z19)
-		c.VUNPCKLPD(Z18, Z16, Z20)
-		c.VUNPCKHPD(Z18, Z16, Z21)
-		c.VUNPCKLPD(Z19, Z17, Z22)
-		c.VUNPCKHPD(Z19, Z17, Z23)
+	for h := 0; h < w.halves(); h++ {
+		a, b, cc, d := v(zr(h)), v(zr(2+h)), v(zr(4+h)), v(zr(6+h))
+		c.VUNPCKLPS(b, a, v(Z16))
+		c.VUNPCKHPS(b, a, v(Z17))
+		c.VUNPCKLPS(d, cc, v(Z18))
+		c.VUNPCKHPS(d, cc, v(Z19))
+		c.VUNPCKLPD(v(Z18), v(Z16), v(Z20))
+		c.VUNPCKHPD(v(Z18), v(Z16), v(Z21))
+		c.VUNPCKLPD(v(Z19), v(Z17), v(Z22))
+		c.VUNPCKHPD(v(Z19), v(Z17), v(Z23))
 		for k := 0; k < 4; k++ {
-			for l := 0; l < 4; l++ {
+			for l := 0; l < min(4, int(w)/4); l++ {
 				col := 16*h + 4*l + k
-				c.VEXTRACTF32X4(U8(l), zr(20+k), res.Offset(16*col))
+				if w == 4 {
+					c.VMOVUPS(asX(zr(20+k)), res.Offset(16*col))
+					continue
+				}
+				c.VEXTRACTF32X4(U8(l), v(zr(20+k)), res.Offset(16*col))
 			}
 		}
 	}
-	gemmCopyOut(res, 16, func(src, dst Op) { c.VMOVUPS(src, dst) })
+	gemmCopyOut(res, 16, func(src, dst Op) { c.VMOVUPS(src, dst) }, w.sfx())
 }
 
 // gemmCopyOut copies cols results of size bytes each, packed in the frame
 // at res, to out, outStride floats apart, with move.
-func gemmCopyOut(res Mem, size int, move func(src, dst Op)) {
+func gemmCopyOut(res Mem, size int, move func(src, dst Op), sfx string) {
 	loadArgs("out outStride", R12, R13)
 	c.SHLQ(U8(2), R13)
 	c.Load(c.Param("cols"), RCX)
 	c.LEAQ(res, RAX)
-	label("store")
+	label("store" + sfx)
 	move(mem(RAX, 0), X0)
 	move(X0, mem(R12, 0))
 	c.ADDQ(U8(size), RAX)
 	c.ADDQ(R13, R12)
 	c.DECQ(RCX)
-	c.JNZ(ref("store"))
+	c.JNZ(ref("store" + sfx))
 }
 
 // GEMM kernels of the k-quants Q4_K, Q5_K and Q6_K, against panels of Q8_K
@@ -316,10 +387,6 @@ func x8KLayout(t *superType, first int) gemmLayout {
 func gemmSuperOf(t *superType, l gemmLayout) {
 	text(l.name, 0, gemmSig)
 	res := c.AllocLocal(32 * 4 * 4)
-	pan := kPanel{32}
-	if t.six {
-		pan = kPanel{16}
-	}
 	l.init()
 	loadArgs("p nb", RDI, RCX)
 	bcast32(0x0F0F0F0F, Z30)
@@ -328,12 +395,26 @@ func gemmSuperOf(t *superType, l gemmLayout) {
 	} else {
 		bcast32(0x30303030, Z28)
 	}
+	gemmWidthSwitch(gemmWidths)
+	for _, w := range gemmWidths {
+		gemmSuperLoop(t, l, w, res)
+	}
+}
+
+// gemmSuperLoop emits gemmSuperOf's loop and store for panels of width w.
+func gemmSuperLoop(t *superType, l gemmLayout, w gemmWidth, res Mem) {
+	v := w.v
+	pan := kPanel{32}
+	if t.six {
+		pan = kPanel{16}
+	}
 	// Index k of the table broadcasts lane k.
 	idx := make([]uint32, 256)
 	for i := range idx {
 		idx[i] = uint32(i / 16)
 	}
 	bidx := dwordsTable("bcastLane", idx)
+	label("w" + w.sfx())
 	zeroAcc(vnni, 8)
 	// scaleOf broadcasts the scale in lane i of Z18 to dst.
 	scaleOf := func(i int, dst Register) {
@@ -344,19 +425,20 @@ func gemmSuperOf(t *superType, l gemmLayout) {
 	// halves of columns) as floats times their column's y.d (Z16, Z17)
 	// and the scale in Z19 to row r's accumulators; then more(h).
 	addSums := func(r, k int, more func(h int)) {
-		for h := 0; h < 2; h++ {
-			f := []Register{Z23, Z24}[h]
-			c.VCVTDQ2PS(zr(8+2*k+h), f)
-			c.VMULPS(zr(16+h), f, f)
-			c.VFMADD231PS(Z19, f, zr(2*r+h))
+		for h := 0; h < w.halves(); h++ {
+			f := v([]Register{Z23, Z24}[h])
+			c.VCVTDQ2PS(v(zr(8+2*k+h)), f)
+			c.VMULPS(v(zr(16+h)), f, f)
+			c.VFMADD231PS(v(Z19), f, v(zr(2*r+h)))
 			more(h)
 		}
 	}
-	// dots adds sub-block bytes v times the panel's activations at sb to
+	// dots adds sub-block bytes u times the panel's activations at sb to
 	// the sums Z(8+2k), Z(9+2k).
-	dots := func(sb int, v Register, k int) {
-		VPDPBUSD(mem(RDI, sb), v, zr(8+2*k))
-		VPDPBUSD(mem(RDI, sb+64), v, zr(9+2*k))
+	dots := func(sb int, u Register, k int) {
+		for h := 0; h < w.halves(); h++ {
+			VPDPBUSD(mem(RDI, sb+64*h), v(u), v(zr(8+2*k+h)))
+		}
 	}
 	// halfScales multiplies the scales in Z18 by d (at m, widened from Y23
 	// by bcast).
@@ -366,9 +448,10 @@ func gemmSuperOf(t *superType, l gemmLayout) {
 		c.VMULPS(Z23, Z18, Z18)
 	}
 
-	label("loop")
-	c.VMOVUPS(mem(RDI, pan.dx()), Z16)
-	c.VMOVUPS(mem(RDI, pan.dx()+64), Z17)
+	label("loop" + w.sfx())
+	for h := 0; h < w.halves(); h++ {
+		c.VMOVUPS(mem(RDI, pan.dx()+64*h), v(zr(16+h)))
+	}
 	for r := range tileRowRegs {
 		l.scales(r)
 		c.VCVTDQ2PS(Z18, Z18)
@@ -390,18 +473,19 @@ func gemmSuperOf(t *superType, l gemmLayout) {
 					for q := 0; q < 4; q++ {
 						// Seeds: -32·Σy of each sub-block, exact.
 						tOff := (8*h+2*q+lh)*pan.subBytes() + pan.groups()*128
-						c.VMOVDQU32(mem(RDI, tOff), zr(8+2*q))
-						c.VMOVDQU32(mem(RDI, tOff+64), zr(9+2*q))
+						for hh := 0; hh < w.halves(); hh++ {
+							c.VMOVDQU32(mem(RDI, tOff+64*hh), v(zr(8+2*q+hh)))
+						}
 					}
 					for g := 0; g < 4; g++ {
 						ql := 16*lh + 4*g
-						c.VPBROADCASTD(l.at(r, 64*h+ql), Z21)
-						c.VPBROADCASTD(l.at(r, 64*h+32+ql), Z22)
-						c.VPBROADCASTD(l.at(r, 128+32*h+ql), Z26)
+						c.VPBROADCASTD(l.at(r, 64*h+ql), v(Z21))
+						c.VPBROADCASTD(l.at(r, 64*h+32+ql), v(Z22))
+						c.VPBROADCASTD(l.at(r, 128+32*h+ql), v(Z26))
 						for q := 0; q < 4; q++ {
-							v := q6Quarter(q, Z21, Z22, Z26)
+							u := q6QuarterAt(q, Z21, Z22, Z26, v)
 							j := 8*h + 2*q + lh
-							dots(j*pan.subBytes()+128*g, v, q)
+							dots(j*pan.subBytes()+128*g, u, q)
 						}
 					}
 					for q := 0; q < 4; q++ {
@@ -416,22 +500,25 @@ func gemmSuperOf(t *superType, l gemmLayout) {
 		// the same 32 bytes, so each broadcast group serves both; Q5_K
 		// adds bits 2jj and 2jj+1 of the group's qh bytes as bit 4.
 		for jj := 0; jj < 4; jj++ {
-			for i := 8; i < 12; i++ {
-				c.VPXORD(zr(i), zr(i), zr(i))
+			for k := 0; k < 2; k++ {
+				for h := 0; h < w.halves(); h++ {
+					i := v(zr(8 + 2*k + h))
+					c.VPXORD(i, i, i)
+				}
 			}
 			for g := 0; g < 8; g++ {
-				c.VPBROADCASTD(l.at(r, t.qs+32*jj+4*g), Z21)
-				c.VPANDD(Z30, Z21, Z22)
-				c.VPSRLD(U8(4), Z21, Z21)
-				c.VPANDD(Z30, Z21, Z21)
+				c.VPBROADCASTD(l.at(r, t.qs+32*jj+4*g), v(Z21))
+				c.VPANDD(v(Z30), v(Z21), v(Z22))
+				c.VPSRLD(U8(4), v(Z21), v(Z21))
+				c.VPANDD(v(Z30), v(Z21), v(Z21))
 				if t.hbits {
-					c.VPBROADCASTD(l.at(r, 16+4*g), Z26)
-					for k, v := range []Register{Z22, Z21} {
-						c.VPTERNLOGD(U8(0xF8), Z28, shiftTo4(Z26, 2*jj+k, Z29), v)
+					c.VPBROADCASTD(l.at(r, 16+4*g), v(Z26))
+					for k, u := range []Register{Z22, Z21} {
+						c.VPTERNLOGD(U8(0xF8), v(Z28), shiftTo4(v(Z26), 2*jj+k, v(Z29)), v(u))
 					}
 				}
-				for k, v := range []Register{Z22, Z21} {
-					dots((2*jj+k)*pan.subBytes()+128*g, v, k)
+				for k, u := range []Register{Z22, Z21} {
+					dots((2*jj+k)*pan.subBytes()+128*g, u, k)
 				}
 			}
 			for k := 0; k < 2; k++ {
@@ -441,13 +528,13 @@ func gemmSuperOf(t *superType, l gemmLayout) {
 				scaleOf(2*j+1, Z20)
 				addSums(r, k, func(h int) {
 					// Less dmin·m_j times the sub-block's Σy.
-					c.VFNMADD231PS(mem(RDI, tOff+64*h), Z20, zr(2*r+h))
+					c.VFNMADD231PS(mem(RDI, tOff+64*h), v(Z20), v(zr(2*r+h)))
 				})
 			}
 		}
 	}
 	l.next()
-	gemmEnd(pan.bytes(), gemmStore, res)
+	gemmEnd(pan.bytes(), func(res Mem) { gemmStoreWidth(res, w) }, res, w.sfx())
 }
 
 // q6Quarter leaves in Z27 the unsigned 6-bit values of quarter q of a
@@ -455,21 +542,26 @@ func gemmSuperOf(t *superType, l gemmLayout) {
 // of ql0 (even q) or ql1 (odd q), and bits 2q, 2q+1 of qh moved to bits
 // 4-5 (Z29 scratch).
 func q6Quarter(q int, ql0, ql1, qh Register) Register {
-	lo := []Register{ql0, ql1}[q&1]
+	return q6QuarterAt(q, ql0, ql1, qh, asZ)
+}
+
+// q6QuarterAt is q6Quarter on the registers' views v (Z, Y or X).
+func q6QuarterAt(q int, ql0, ql1, qh Register, v func(Register) VecPhysical) Register {
+	lo := v([]Register{ql0, ql1}[q&1])
 	if q >= 2 {
-		c.VPSRLD(U8(4), lo, Z24)
-		lo = Z24
+		c.VPSRLD(U8(4), lo, v(Z24))
+		lo = v(Z24)
 	}
 	switch s := 4 - 2*q; {
 	case s > 0:
-		c.VPSLLD(U8(s), qh, Z29)
+		c.VPSLLD(U8(s), v(qh), v(Z29))
 	case s < 0:
-		c.VPSRLD(U8(-s), qh, Z29)
+		c.VPSRLD(U8(-s), v(qh), v(Z29))
 	default:
-		c.VMOVDQA32(qh, Z29)
+		c.VMOVDQA32(v(qh), v(Z29))
 	}
-	c.VPANDD(Z28, Z29, Z27)
-	c.VPTERNLOGD(U8(0xF8), Z30, lo, Z27)
+	c.VPANDD(v(Z28), v(Z29), v(Z27))
+	c.VPTERNLOGD(U8(0xF8), v(Z30), lo, v(Z27))
 	return Z27
 }
 

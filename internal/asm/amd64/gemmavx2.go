@@ -19,6 +19,10 @@ import (
 //
 // is gemmSig with one row: out[c*outStride] for c < cols.
 //
+// As the AVX-512 kernels do, each has a loop per panel width (32, 16 or 8
+// columns: four, two or one register of eight) and runs the narrowest that
+// holds cols.
+//
 // Registers: Y0-Y3 accumulators (columns 8k..8k+7 in Yk), Y4-Y7 integer
 // sums, Y8 a broadcast group, Y9 scratch, Y10/Y11 scratch, Y14 d_w (or
 // Q4_K's factors), Y15 bytes 0x0F. General: SI the row, DI the panel, CX
@@ -36,15 +40,31 @@ func gemmAVX2Begin(name string, local int) (res, ones Mem) {
 	loadArgs("w p nb", RSI, RDI, RCX)
 	bcast32(0x0F0F0F0F, Y15)
 	zeroAcc(avx2, 4)
+	gemmWidthSwitch(gemmAVX2Widths)
 	return res, ones
 }
+
+// gemmAVX2Widths are the AVX2 kernels' loop widths: with eight columns a
+// register, a narrower loop would save nothing.
+var gemmAVX2Widths = []gemmWidth{32, 16, 8}
+
+// regs is the Y registers of eight columns the width takes.
+func (w gemmWidth) regs() int { return int(w) / 8 }
 
 // gemmBlockAVX2 emits the AVX2 GEMM kernel of Q4_0 or Q8_0.
 func gemmBlockAVX2(t *blockType) {
 	res, ones := gemmAVX2Begin(t.name, 32*4)
+	for _, w := range gemmAVX2Widths {
+		gemmBlockAVX2Loop(t, w, res, ones)
+	}
+}
 
-	label("loop")
-	for k := 0; k < 4; k++ {
+// gemmBlockAVX2Loop emits gemmBlockAVX2's loop and store for panels of
+// width w.
+func gemmBlockAVX2Loop(t *blockType, w gemmWidth, res, ones Mem) {
+	label("w" + w.sfx())
+	label("loop" + w.sfx())
+	for k := 0; k < w.regs(); k++ {
 		zero(yr(4 + k))
 	}
 	for g := 0; g < 8; g++ {
@@ -54,7 +74,7 @@ func gemmBlockAVX2(t *blockType) {
 				c.VPSRLW(U8(4), Y8, Y8)
 			}
 			c.VPAND(Y15, Y8, Y8)
-			for k := 0; k < 4; k++ {
+			for k := 0; k < w.regs(); k++ {
 				c.VPMADDUBSW(mem(RDI, 128*g+32*k), Y8, Y9)
 				c.VPADDW(Y9, yr(4+k), yr(4+k))
 			}
@@ -62,7 +82,7 @@ func gemmBlockAVX2(t *blockType) {
 		}
 		c.VPBROADCASTD(mem(RSI, t.qw+4*g), Y8)
 		c.VPSIGNB(Y8, Y8, Y10)
-		for k := 0; k < 4; k++ {
+		for k := 0; k < w.regs(); k++ {
 			c.VMOVDQU(mem(RDI, 128*g+32*k), Y9)
 			c.VPSIGNB(Y8, Y9, Y9)
 			c.VPMADDUBSW(Y9, Y10, Y9)
@@ -72,7 +92,7 @@ func gemmBlockAVX2(t *blockType) {
 	}
 	c.VPBROADCASTW(mem(RSI, 0), X14)
 	c.VCVTPH2PS(X14, Y14)
-	for k := 0; k < 4; k++ {
+	for k := 0; k < w.regs(); k++ {
 		i := yr(4 + k)
 		if t.nibble {
 			c.VPMADDWD(ones, i, i)
@@ -83,16 +103,16 @@ func gemmBlockAVX2(t *blockType) {
 		c.VFMADD231PS(Y9, i, yr(k))
 	}
 	c.ADDQ(U32(t.wb), RSI)
-	gemmEnd(gemmPanelBlock, gemmStoreRow, res)
+	gemmEnd(gemmPanelBlock, func(res Mem) { gemmStoreRow(res, w) }, res, w.sfx())
 }
 
-// gemmStoreRow stores the 32 sums in Y0-Y3 to the frame and copies cols
+// gemmStoreRow stores the w sums in Y0-Y3 to the frame and copies cols
 // of them to out, outStride apart.
-func gemmStoreRow(res Mem) {
-	for k := 0; k < 4; k++ {
+func gemmStoreRow(res Mem, w gemmWidth) {
+	for k := 0; k < w.regs(); k++ {
 		c.VMOVUPS(yr(k), res.Offset(32*k))
 	}
-	gemmCopyOut(res, 4, func(src, dst Op) { c.VMOVSS(src, dst) })
+	gemmCopyOut(res, 4, func(src, dst Op) { c.VMOVSS(src, dst) }, w.sfx())
 }
 
 // gemmQ4_KAVX2: per super-block the row's factors d·sc_j and dmin·m_j go
@@ -102,13 +122,21 @@ func gemmStoreRow(res Mem) {
 // registers do not hold, so a chunk's sub-blocks are taken one after the
 // other.
 func gemmQ4_KAVX2() {
+	res, ones := gemmAVX2Begin(superQ4_K.name, 32*4+64)
+	for _, w := range gemmAVX2Widths {
+		gemmQ4_KAVX2Loop(w, res, ones)
+	}
+}
+
+// gemmQ4_KAVX2Loop emits gemmQ4_KAVX2's loop and store for panels of
+// width w.
+func gemmQ4_KAVX2Loop(w gemmWidth, res, ones Mem) {
 	t := superQ4_K
 	pan := kPanel{32}
-	res, ones := gemmAVX2Begin(t.name, 32*4+64)
 	fac := res.Offset(32 * 4)
 	m := func(name string, b byte) Mem { return table(name, uint64(b)*0x0101010101010101) }
-
-	label("loop")
+	label("w" + w.sfx())
+	label("loop" + w.sfx())
 	// Factors: bytes sc_0..7, m_0..7 → floats times d, dmin.
 	kScales(RSI, X8, RAX, RDX, R10, R11, m("m3f", 0x3F), m("m03", 0x03), m("m0f", 0x0F))
 	c.VPMOVZXBD(X8, Y9)
@@ -126,7 +154,7 @@ func gemmQ4_KAVX2() {
 	c.VMOVUPS(Y10, fac.Offset(32))
 	for j := 0; j < 8; j++ {
 		sb := j * pan.subBytes()
-		for k := 0; k < 4; k++ {
+		for k := 0; k < w.regs(); k++ {
 			zero(yr(4 + k))
 		}
 		for g := 0; g < 8; g++ {
@@ -135,7 +163,7 @@ func gemmQ4_KAVX2() {
 				c.VPSRLW(U8(4), Y8, Y8)
 			}
 			c.VPAND(Y15, Y8, Y8)
-			for k := 0; k < 4; k++ {
+			for k := 0; k < w.regs(); k++ {
 				c.VPMADDUBSW(mem(RDI, sb+128*g+32*k), Y8, Y9)
 				c.VPADDW(Y9, yr(4+k), yr(4+k))
 			}
@@ -143,7 +171,7 @@ func gemmQ4_KAVX2() {
 		c.VBROADCASTSS(fac.Offset(4*j), Y14)
 		c.VBROADCASTSS(fac.Offset(32+4*j), Y13)
 		tOff := sb + 8*128
-		for k := 0; k < 4; k++ {
+		for k := 0; k < w.regs(); k++ {
 			i := yr(4 + k)
 			c.VPMADDWD(ones, i, i)
 			c.VCVTDQ2PS(i, i)
@@ -154,5 +182,5 @@ func gemmQ4_KAVX2() {
 		}
 	}
 	c.ADDQ(U32(t.wb), RSI)
-	gemmEnd(pan.bytes(), gemmStoreRow, res)
+	gemmEnd(pan.bytes(), func(res Mem) { gemmStoreRow(res, w) }, res, w.sfx())
 }
