@@ -16,7 +16,7 @@ import (
 // low-bit types have no GEMM kernels; batches over the X8 layout go
 // through these a token at a time.
 
-// The low-bit types' X8 block columns (quant's x8LowBlockBytes).
+// The low-bit types' X8 block columns (quant's X8BlockBytes).
 const (
 	x8IQ4XSBytes = 16 + 64 + 8*128
 	x8Q2Bytes    = 32 + 128 + 8*64
