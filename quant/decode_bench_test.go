@@ -34,10 +34,7 @@ func BenchmarkDecode(b *testing.B) {
 		}
 		x := randBlocks(vt, n/vt.BlockElems(), r, kindRandom)
 		out := make([]float32, rows)
-		for _, size := range []struct {
-			name string
-			rows int
-		}{{"dram", rows}, {"l2", min(rows, (256<<10)/rb/16*16)}} {
+		for _, size := range benchSizes(rows, rb) {
 			ks := Kernels(typ)
 			tiles := append(Tiles(typ)[1:], dotTile("rowdot-"+ks[len(ks)-1].Name, typ, ks[len(ks)-1].Dot))
 			for _, k := range tiles {
@@ -51,6 +48,18 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		}
 	}
+}
+
+// benchSize is a matrix the decode benchmarks stream: "dram", all rows
+// of the LLM_BENCH_MB matrix, or "l2", its first 256 KB of rows.
+type benchSize struct {
+	name string
+	rows int
+}
+
+// benchSizes is the two sizes of a matrix of rows rows of rb bytes.
+func benchSizes(rows, rb int) []benchSize {
+	return []benchSize{{"dram", rows}, {"l2", min(rows, (256<<10)/rb/16*16)}}
 }
 
 // benchMB is the size of a "dram" matrix: LLM_BENCH_MB megabytes, 128 by

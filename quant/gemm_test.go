@@ -6,12 +6,16 @@ import (
 	"testing"
 )
 
+// gemmTypes are the types with GEMM kernels, in the row layout and in
+// the X8 one.
+var gemmTypes = []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K}
+
 // TestGemmsAgree checks every GEMM kernel, the pure-Go one included,
 // against the generic dot product on random blocks, for row counts around
 // the kernels' four and column counts that fill and part-fill each of the
 // assembly's loop widths (4, 8, 16 and 32 columns).
 func TestGemmsAgree(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
+	for _, typ := range gemmTypes {
 		ks := Gemms(typ)
 		if len(ks) == 0 || ks[0].Name != "generic" {
 			t.Fatalf("%v: Gemms does not start with the generic kernel: %v", typ, ks)
@@ -44,7 +48,7 @@ func TestGemmsAgree(t *testing.T) {
 }
 
 func TestGemmNoAllocs(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
+	for _, typ := range gemmTypes {
 		for _, k := range Gemms(typ)[1:] {
 			r := newRand(uint64(typ))
 			c := newTileCase(r, typ, 2048/typ.BlockElems(), 16, GemmCols, 0, 0, 0)

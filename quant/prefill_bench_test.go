@@ -12,54 +12,79 @@ import (
 // and by each GEMM kernel (the columns packed into panels first, packing
 // included). cpuGMAC/s counts multiply-adds per second of thread CPU time.
 func BenchmarkPrefill(b *testing.B) {
-	const n, rows, cols = 2048, 1024, 128
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
-		nb := n / typ.BlockElems()
-		rb := nb * typ.BlockBytes()
-		vt := typ.VecDotType()
-		xb := n / vt.BlockElems() * vt.BlockBytes()
-		r := newRand(uint64(typ))
-		w := randBlocks(typ, nb*rows, r, kindRandom)
-		x := randBlocks(vt, n/vt.BlockElems()*cols, r, kindRandom)
-		out := make([]float32, rows*cols)
-		run := func(b *testing.B, f func()) {
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			t0 := threadCPU()
-			for b.Loop() {
-				f()
-			}
-			if t1 := threadCPU(); t0 >= 0 && t1 > t0 {
-				b.ReportMetric(float64(b.N)*float64(n*rows*cols)/float64(t1-t0), "cpuGMAC/s")
-			}
-		}
-		k, _ := TileChoice(typ)
-		b.Run(fmt.Sprintf("%v/tile-%s-%dx%d", typ, k.Name, k.Rows, k.Cols), func(b *testing.B) {
-			run(b, func() {
-				for r0 := 0; r0 < rows; r0 += k.Rows {
-					for c0 := 0; c0 < cols; c0 += k.Cols {
-						k.Tile(n, w[r0*rb:], rb, k.Rows, x[c0*xb:], xb, k.Cols, out[c0*rows+r0:], rows)
-					}
-				}
-			})
-		})
+	for _, typ := range gemmTypes {
+		p := newPrefillBench(typ)
+		p.tile(b)
+		n, rows, cols, rb, xb, w, x, out := p.n, p.rows, p.cols, p.rb, p.xb, p.w, p.x, p.out
 		for _, g := range Gemms(typ)[1:] {
-			p := make([]byte, cols/GemmCols*g.PanelBytes(n))
+			pk := make([]byte, cols/GemmCols*g.PanelBytes(n))
 			pb := g.PanelBytes(n)
 			b.Run(fmt.Sprintf("%v/gemm-%s", typ, g.Name), func(b *testing.B) {
-				run(b, func() {
+				p.run(b, func() {
 					for c0 := 0; c0 < cols; c0 += GemmCols {
-						g.Pack(n, x[c0*xb:], xb, GemmCols, p[c0/GemmCols*pb:])
+						g.Pack(n, x[c0*xb:], xb, GemmCols, pk[c0/GemmCols*pb:])
 					}
 					for r0 := 0; r0 < rows; r0 += 16 {
 						for c0 := 0; c0 < cols; c0 += GemmCols {
-							g.Mul(n, w[r0*rb:], rb, 16, p[c0/GemmCols*pb:], GemmCols, out[c0*rows+r0:], rows)
+							g.Mul(n, w[r0*rb:], rb, 16, pk[c0/GemmCols*pb:], GemmCols, out[c0*rows+r0:], rows)
 						}
 					}
 				})
 			})
 		}
 	}
+}
+
+// prefillBench is the product BenchmarkPrefill measures for one type:
+// rows of n elements of weights w (rb bytes a row) times cols columns of
+// activations x (xb bytes a column) into out, column by column.
+type prefillBench struct {
+	typ                   Type
+	n, rows, cols, rb, xb int
+	w, x                  []byte
+	out                   []float32
+}
+
+func newPrefillBench(typ Type) *prefillBench {
+	const n, rows, cols = 2048, 1024, 128
+	vt := typ.VecDotType()
+	r := newRand(uint64(typ))
+	return &prefillBench{
+		typ: typ, n: n, rows: rows, cols: cols,
+		rb:  n / typ.BlockElems() * typ.BlockBytes(),
+		xb:  n / vt.BlockElems() * vt.BlockBytes(),
+		w:   randBlocks(typ, n/typ.BlockElems()*rows, r, kindRandom),
+		x:   randBlocks(vt, n/vt.BlockElems()*cols, r, kindRandom),
+		out: make([]float32, rows*cols),
+	}
+}
+
+// run runs pass, the whole product, on one locked thread and reports
+// cpuGMAC/s, multiply-adds per second of thread CPU time.
+func (p *prefillBench) run(b *testing.B, pass func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	t0 := threadCPU()
+	for b.Loop() {
+		pass()
+	}
+	if t1 := threadCPU(); t0 >= 0 && t1 > t0 {
+		b.ReportMetric(float64(b.N)*float64(p.n*p.rows*p.cols)/float64(t1-t0), "cpuGMAC/s")
+	}
+}
+
+// tile measures the product by the type's chosen tile kernel.
+func (p *prefillBench) tile(b *testing.B) {
+	k, _ := TileChoice(p.typ)
+	b.Run(fmt.Sprintf("%v/tile-%s-%dx%d", p.typ, k.Name, k.Rows, k.Cols), func(b *testing.B) {
+		p.run(b, func() {
+			for r0 := 0; r0 < p.rows; r0 += k.Rows {
+				for c0 := 0; c0 < p.cols; c0 += k.Cols {
+					k.Tile(p.n, p.w[r0*p.rb:], p.rb, k.Rows, p.x[c0*p.xb:], p.xb, k.Cols, p.out[c0*p.rows+r0:], p.rows)
+				}
+			}
+		})
+	})
 }
 
 // BenchmarkGemmPack measures packing one panel of 32 columns of 2048

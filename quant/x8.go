@@ -49,19 +49,18 @@ import (
 // X8BlockBytes is the size of one block column of a group in the X8
 // layout of t (0 for a type without one).
 func X8BlockBytes(t Type) int {
-	switch t {
-	case Q4_0:
-		return 8 * q4_0Bytes
-	case Q4_K:
-		return 8*q4_KBytes + 32
-	case Q6_K:
-		return 8 * q6_KBytes
-	case Q5_K:
-		return 8*q5_KBytes + 32
-	case Q8_0:
-		return 8 * q8_0Bytes
+	extra, ok := x8Extra[t]
+	if !ok {
+		return 0
 	}
-	return x8LowBlockBytes(t)
+	return 8*t.BlockBytes() + extra
+}
+
+// x8Extra is, per type with an X8 layout, the bytes a block column holds
+// beyond its eight rows' blocks.
+var x8Extra = map[Type]int{
+	Q4_0: 0, Q8_0: 0, Q4_K: 32, Q5_K: 32, Q6_K: 0,
+	IQ4_XS: 16, Q2_K: 0, Q3_K: 32,
 }
 
 // X8Bytes is the size of rows (a multiple of 8) of n elements of t in the

@@ -14,40 +14,38 @@ func x8Variants(t Type) []X8Kernel {
 	}
 	switch {
 	case t == Q4_0 && cpu.Has(cpu.AVX512VNNI):
-		return []X8Kernel{
-			x8Kernel("avx512vnni-x8", t, rowQ4_0X8VNNI, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI),
-			x8Kernel("avx512vnni-x8-nta", t, rowQ4_0X8VNNINTA4096, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI),
-		}
+		return x8Pair("avx512vnni", t, rowQ4_0X8VNNI, rowQ4_0X8VNNINTA4096, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI)
 	case t == Q4_K && cpu.Has(cpu.AVX512VBMI):
-		return []X8Kernel{
-			x8Kernel("avx512vbmi-x8", t, rowQ4_KX8VNNI, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI),
-			x8Kernel("avx512vbmi-x8-nta", t, rowQ4_KX8VNNINTA4096, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI),
-		}
+		return x8Pair("avx512vbmi", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI)
 	case t == Q8_0 && cpu.Has(cpu.AVX512VNNI):
-		return []X8Kernel{
-			x8Kernel("avx512vnni-x8", t, rowQ8_0X8VNNI, gemmQ8_0X8R0VNNI, gemmQ8_0X8R4VNNI),
-			x8Kernel("avx512vnni-x8-nta", t, rowQ8_0X8VNNINTA4096, gemmQ8_0X8R0VNNI, gemmQ8_0X8R4VNNI),
-		}
+		return x8Pair("avx512vnni", t, rowQ8_0X8VNNI, rowQ8_0X8VNNINTA4096, gemmQ8_0X8R0VNNI, gemmQ8_0X8R4VNNI)
 	case t == Q5_K && cpu.Has(cpu.AVX512VBMI):
-		return []X8Kernel{
-			x8Kernel("avx512vbmi-x8", t, rowQ5_KX8VNNI, gemmQ5_KX8R0VNNI, gemmQ5_KX8R4VNNI),
-			x8Kernel("avx512vbmi-x8-nta", t, rowQ5_KX8VNNINTA4096, gemmQ5_KX8R0VNNI, gemmQ5_KX8R4VNNI),
-		}
+		return x8Pair("avx512vbmi", t, rowQ5_KX8VNNI, rowQ5_KX8VNNINTA4096, gemmQ5_KX8R0VNNI, gemmQ5_KX8R4VNNI)
 	case t == Q6_K && cpu.Has(cpu.AVX512VBMI):
-		return []X8Kernel{
-			x8Kernel("avx512vbmi-x8", t, rowQ6_KX8VNNI, gemmQ6_KX8R0VNNI, gemmQ6_KX8R4VNNI),
-			x8Kernel("avx512vbmi-x8-nta", t, rowQ6_KX8VNNINTA4096, gemmQ6_KX8R0VNNI, gemmQ6_KX8R4VNNI),
-		}
+		return x8Pair("avx512vbmi", t, rowQ6_KX8VNNI, rowQ6_KX8VNNINTA4096, gemmQ6_KX8R0VNNI, gemmQ6_KX8R4VNNI)
 	}
 	return nil
 }
 
+// rowX8Asm is the signature of the X8 decode kernels.
+type rowX8Asm func(w *byte, groups int, x *byte, nb int, out *float32)
+
+// x8Pair is t's two X8 kernels named for the instruction set isa: decode
+// kernel row, and nta, its twin with non-temporal prefetch, each with the
+// GEMM of lo and hi (nil for none).
+func x8Pair(isa string, t Type, row, nta rowX8Asm, lo, hi gemmAsm) []X8Kernel {
+	return []X8Kernel{
+		x8Kernel(isa+"-x8", t, row, lo, hi),
+		x8Kernel(isa+"-x8-nta", t, nta, lo, hi),
+	}
+}
+
 // x8Kernel wraps the assembly of one X8 layout: decode kernel row, and
-// the GEMM of rows 0-3 (lo) and 4-7 (hi) of a group.
-func x8Kernel(name string, t Type, row func(w *byte, groups int, x *byte, nb int, out *float32), lo, hi gemmAsm) X8Kernel {
+// the GEMM of rows 0-3 (lo) and 4-7 (hi) of a group; Mul is nil without
+// them.
+func x8Kernel(name string, t Type, row rowX8Asm, lo, hi gemmAsm) X8Kernel {
 	bb := X8BlockBytes(t)
-	g, _ := Gemm(t)
-	return X8Kernel{
+	k := X8Kernel{
 		Name: name,
 		Type: t,
 		MatVec: func(n int, w []byte, groups int, x []byte, out []float32) {
@@ -61,20 +59,25 @@ func x8Kernel(name string, t Type, row func(w *byte, groups int, x *byte, nb int
 			_ = out[8*groups-1]
 			row(&w[0], groups, &x[0], nb, &out[0])
 		},
-		Mul: func(n int, w []byte, groups int, p []byte, cols int, out []float32, outStride int) {
-			nb := n / t.BlockElems()
-			cols = min(cols, GemmCols)
-			if groups <= 0 || cols <= 0 {
-				return
-			}
-			_ = w[groups*nb*bb-1]
-			_ = p[g.PanelBytes(n)-1]
-			_ = out[(cols-1)*outStride+8*groups-1]
-			for i := 0; i < groups; i++ {
-				gw := &w[i*nb*bb]
-				lo(gw, 0, &p[0], nb, &out[8*i], outStride, cols)
-				hi(gw, 0, &p[0], nb, &out[8*i+4], outStride, cols)
-			}
-		},
 	}
+	if lo == nil {
+		return k
+	}
+	g, _ := Gemm(t)
+	k.Mul = func(n int, w []byte, groups int, p []byte, cols int, out []float32, outStride int) {
+		nb := n / t.BlockElems()
+		cols = min(cols, GemmCols)
+		if groups <= 0 || cols <= 0 {
+			return
+		}
+		_ = w[groups*nb*bb-1]
+		_ = p[g.PanelBytes(n)-1]
+		_ = out[(cols-1)*outStride+8*groups-1]
+		for i := 0; i < groups; i++ {
+			gw := &w[i*nb*bb]
+			lo(gw, 0, &p[0], nb, &out[8*i], outStride, cols)
+			hi(gw, 0, &p[0], nb, &out[8*i+4], outStride, cols)
+		}
+	}
+	return k
 }

@@ -34,19 +34,6 @@ import (
 //     | (u13&3)<<6, B2 = u10 | u11<<3 | (u12>>2)<<6 | (u13>>2)<<7, so
 //     that the kernel takes each value out with one mask, in place.
 
-// x8LowBlockBytes is X8BlockBytes of the low-bit types (0 for others).
-func x8LowBlockBytes(t Type) int {
-	switch t {
-	case IQ4_XS:
-		return 8*iq4_XSBytes + 16
-	case Q2_K:
-		return 8 * q2_KBytes
-	case Q3_K:
-		return 8*q3_KBytes + 32
-	}
-	return 0
-}
-
 // repackX8Low writes row r's block blk of a low-bit type t to its place
 // in the block column o, and reports whether t is one (false: nothing
 // written).
@@ -156,7 +143,7 @@ func x8PairScale(base, r, i int) int {
 // fused, and for Q2_K acc −= M·(dmin·d_x) fused.
 func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32) {
 	nb := n / QKK
-	bb := x8LowBlockBytes(t)
+	bb := X8BlockBytes(t)
 	for g := 0; g < groups; g++ {
 		var acc [8]float32
 		for b := 0; b < nb; b++ {

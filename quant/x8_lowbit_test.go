@@ -3,7 +3,6 @@ package quant
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"testing"
 )
 
@@ -136,93 +135,25 @@ func TestX8LowbitChoice(t *testing.T) {
 // BenchmarkX8Lowbit is BenchmarkX8 for the low-bit types, with the row
 // layout's kernel (TileChoice) beside the X8 ones; bytes are those of the
 // rows in place.
-func BenchmarkX8Lowbit(b *testing.B) {
-	mb := benchMB()
-	const n = 2048
-	for _, typ := range x8LowTypes {
-		nb := n / QKK
-		rb := nb * typ.BlockBytes()
-		xb := X8Bytes(typ, 8, n) / 8
-		vt := typ.VecDotType()
-		xRow := n / vt.BlockElems() * vt.BlockBytes()
-		r := newRand(3)
-		rows := (mb << 20) / rb / 16 * 16
-		mat := randBlocks(typ, rows*nb, r, kindRandom)
-		rp := make([]byte, X8Bytes(typ, rows, n))
-		if err := RepackX8(typ, rp, mat, rows, n); err != nil {
-			b.Fatal(err)
-		}
-		x := randBlocks(vt, n/vt.BlockElems(), r, kindRandom)
-		out := make([]float32, rows)
-		row, _ := TileChoice(typ)
-		for _, size := range []struct {
-			name string
-			rows int
-		}{{"dram", rows}, {"l2", min(rows, (256<<10)/rb/16*16)}} {
-			b.Run(fmt.Sprintf("%v/%s/row-%s", typ, size.name, row.Name), func(b *testing.B) {
-				benchStream(b, int64(size.rows*rb), func() {
-					for r0 := 0; r0 < size.rows; r0 += row.Rows {
-						row.Tile(n, mat[r0*rb:], rb, min(row.Rows, size.rows-r0), x, xRow, 1, out[r0:], rows)
-					}
-				})
-			})
-			for _, k := range x8Variants(typ) {
-				b.Run(fmt.Sprintf("%v/%s/%s", typ, size.name, k.Name), func(b *testing.B) {
-					benchStream(b, int64(size.rows*rb), func() {
-						for r0 := 0; r0 < size.rows; r0 += 16 {
-							k.MatVec(n, rp[r0*xb:], 2, x, out[r0:])
-						}
-					})
-				})
-			}
-		}
-	}
-}
+func BenchmarkX8Lowbit(b *testing.B) { benchX8(b, x8LowTypes, true) }
 
 // BenchmarkX8LowbitPrefill is BenchmarkPrefill for the low-bit types:
 // the row layout's tile kernel against the X8 decode kernel a token at a
 // time over two groups of rows (16 rows, as ops multiplies a batch), one
 // thread.
 func BenchmarkX8LowbitPrefill(b *testing.B) {
-	const n, rows, cols = 2048, 1024, 128
 	for _, typ := range x8LowTypes {
-		nb := n / QKK
-		rb := nb * typ.BlockBytes()
-		vt := typ.VecDotType()
-		xb := n / vt.BlockElems() * vt.BlockBytes()
-		r := newRand(uint64(typ))
-		w := randBlocks(typ, nb*rows, r, kindRandom)
+		p := newPrefillBench(typ)
+		n, rows, cols, xb, x, out := p.n, p.rows, p.cols, p.xb, p.x, p.out
 		rp := make([]byte, X8Bytes(typ, rows, n))
-		if err := RepackX8(typ, rp, w, rows, n); err != nil {
+		if err := RepackX8(typ, rp, p.w, rows, n); err != nil {
 			b.Fatal(err)
 		}
 		gb := X8Bytes(typ, 8, n)
-		x := randBlocks(vt, n/vt.BlockElems()*cols, r, kindRandom)
-		out := make([]float32, rows*cols)
-		run := func(b *testing.B, f func()) {
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			t0 := threadCPU()
-			for b.Loop() {
-				f()
-			}
-			if t1 := threadCPU(); t0 >= 0 && t1 > t0 {
-				b.ReportMetric(float64(b.N)*float64(n*rows*cols)/float64(t1-t0), "cpuGMAC/s")
-			}
-		}
-		k, _ := TileChoice(typ)
-		b.Run(fmt.Sprintf("%v/tile-%s-%dx%d", typ, k.Name, k.Rows, k.Cols), func(b *testing.B) {
-			run(b, func() {
-				for r0 := 0; r0 < rows; r0 += k.Rows {
-					for c0 := 0; c0 < cols; c0 += k.Cols {
-						k.Tile(n, w[r0*rb:], rb, k.Rows, x[c0*xb:], xb, k.Cols, out[c0*rows+r0:], rows)
-					}
-				}
-			})
-		})
+		p.tile(b)
 		for _, kx := range x8Variants(typ)[:min(1, len(x8Variants(typ)))] {
 			b.Run(fmt.Sprintf("%v/%s", typ, kx.Name), func(b *testing.B) {
-				run(b, func() {
+				p.run(b, func() {
 					for g := 0; g < rows/8; g += 2 {
 						for c := 0; c < cols; c++ {
 							kx.MatVec(n, rp[g*gb:], 2, x[c*xb:(c+1)*xb], out[c*rows+8*g:])

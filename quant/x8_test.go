@@ -11,7 +11,7 @@ import (
 // same arithmetic at other addresses) bit for bit, and both against the
 // row layout's dot products within float32 rounding.
 func TestX8(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
+	for _, typ := range gemmTypes {
 		// Column counts of every GEMM loop width (4, 8, 16, 32), full and
 		// partial.
 		for _, tc := range []struct{ n, cols int }{{256, 5}, {256, 32}, {2048, 3}, {2048, 8}, {2048, 12}, {2048, 20}, {5632, 4}, {5632, 16}, {5632, 31}} {
@@ -103,7 +103,7 @@ func TestX8Choice(t *testing.T) {
 			t.Errorf("X8(%v, %d): ok %v, want %v", c.t, c.n, ok, c.ok)
 		}
 	}
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
+	for _, typ := range gemmTypes {
 		k, ok := X8(typ, 2048)
 		if ok != (len(x8Variants(typ)) > 0) {
 			t.Errorf("X8(%v): ok %v with %d variants", typ, ok, len(x8Variants(typ)))
@@ -140,14 +140,19 @@ func TestRepackX8Refuses(t *testing.T) {
 // of LLM_BENCH_MB megabytes ("dram") or of 256 KB ("l2"), 16 rows a call,
 // one thread; bytes are those of the rows in place, so the MB/s compare
 // with BenchmarkDecode's.
-func BenchmarkX8(b *testing.B) {
+func BenchmarkX8(b *testing.B) { benchX8(b, gemmTypes, false) }
+
+// benchX8 runs BenchmarkX8 over types; withRow adds the row layout's
+// kernel (TileChoice) over the rows in place beside the X8 kernels.
+func benchX8(b *testing.B, types []Type, withRow bool) {
 	mb := benchMB()
 	const n = 2048
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
+	for _, typ := range types {
 		nb := n / typ.BlockElems()
 		rb := nb * typ.BlockBytes()
 		xb := X8Bytes(typ, 8, n) / 8
 		vt := typ.VecDotType()
+		xRow := n / vt.BlockElems() * vt.BlockBytes()
 		r := newRand(3)
 		rows := (mb << 20) / rb / 16 * 16
 		mat := randBlocks(typ, rows*nb, r, kindRandom)
@@ -157,10 +162,17 @@ func BenchmarkX8(b *testing.B) {
 		}
 		x := randBlocks(vt, n/vt.BlockElems(), r, kindRandom)
 		out := make([]float32, rows)
-		for _, size := range []struct {
-			name string
-			rows int
-		}{{"dram", rows}, {"l2", min(rows, (256<<10)/rb/16*16)}} {
+		for _, size := range benchSizes(rows, rb) {
+			if withRow {
+				row, _ := TileChoice(typ)
+				b.Run(fmt.Sprintf("%v/%s/row-%s", typ, size.name, row.Name), func(b *testing.B) {
+					benchStream(b, int64(size.rows*rb), func() {
+						for r0 := 0; r0 < size.rows; r0 += row.Rows {
+							row.Tile(n, mat[r0*rb:], rb, min(row.Rows, size.rows-r0), x, xRow, 1, out[r0:], rows)
+						}
+					})
+				})
+			}
 			for _, k := range x8Variants(typ) {
 				b.Run(fmt.Sprintf("%v/%s/%s", typ, size.name, k.Name), func(b *testing.B) {
 					benchStream(b, int64(size.rows*rb), func() {
@@ -232,7 +244,7 @@ func unrepackX8(t Type, dst, src []byte, rows, n int) {
 // byte for byte, so the layout holds all of them and nothing else (the
 // random blocks' scale bytes use all 96 bits of the k-quants' packing).
 func TestRepackX8RoundTrip(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
+	for _, typ := range gemmTypes {
 		for _, c := range []struct{ rows, n int }{{8, 256}, {24, 512}, {16, 5632}} {
 			nb := c.n / typ.BlockElems()
 			w := randBlocks(typ, c.rows*nb, newRand(uint64(c.n)^uint64(typ)<<40), kindRandom)

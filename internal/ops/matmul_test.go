@@ -289,17 +289,26 @@ func TestFusedMatMulsAllocateNothing(t *testing.T) {
 	out := make([]float32, 8*512)
 	acc := make([]float32, 8*256)
 	for _, nTok := range []int{1, 8} {
-		parts := [2]Part{{M: a, X: xq, Out: out, Stride: 320}, {M: b, X: xq, Out: out[256:], Stride: 320}}
-		if n := testing.AllocsPerRun(20, func() { e.MatMulParts(parts[:], nTok) }); n != 0 {
-			t.Errorf("MatMulParts of %d tokens allocates %v times", nTok, n)
-		}
-		g, u := Part{M: a, X: xq, Out: out, Stride: 512}, Part{M: a, X: xq, Out: out[256:], Stride: 512}
-		if n := testing.AllocsPerRun(20, func() { e.MatMulGated(g, u, nTok, SiLUMulFast) }); n != 0 {
-			t.Errorf("MatMulGated of %d tokens allocates %v times", nTok, n)
-		}
-		if n := testing.AllocsPerRun(20, func() { e.MatMulAdd(a, xq, nTok, out, 256, acc, 256) }); n != 0 {
-			t.Errorf("MatMulAdd of %d tokens allocates %v times", nTok, n)
-		}
+		checkFusedAllocs(t, e, a, b, xq, out, acc, nTok, 20)
+	}
+}
+
+// checkFusedAllocs checks that the fused products (MatMulParts of a and
+// b, MatMulGated and MatMulAdd of a) of nTok tokens of xq allocate
+// nothing, over runs runs each. a has 256 rows, b 64; out holds nTok
+// rows of 512, acc of 256.
+func checkFusedAllocs(t *testing.T, e *Exec, a, b *Matrix, xq []byte, out, acc []float32, nTok, runs int) {
+	t.Helper()
+	parts := [2]Part{{M: a, X: xq, Out: out, Stride: 320}, {M: b, X: xq, Out: out[256:], Stride: 320}}
+	if n := testing.AllocsPerRun(runs, func() { e.MatMulParts(parts[:], nTok) }); n != 0 {
+		t.Errorf("MatMulParts of %d tokens allocates %v times", nTok, n)
+	}
+	g, u := Part{M: a, X: xq, Out: out, Stride: 512}, Part{M: a, X: xq, Out: out[256:], Stride: 512}
+	if n := testing.AllocsPerRun(runs, func() { e.MatMulGated(g, u, nTok, SiLUMulFast) }); n != 0 {
+		t.Errorf("MatMulGated of %d tokens allocates %v times", nTok, n)
+	}
+	if n := testing.AllocsPerRun(runs, func() { e.MatMulAdd(a, xq, nTok, out, 256, acc, 256) }); n != 0 {
+		t.Errorf("MatMulAdd of %d tokens allocates %v times", nTok, n)
 	}
 }
 

@@ -155,17 +155,7 @@ func TestX8AllocatesNothing(t *testing.T) {
 		if n := testing.AllocsPerRun(5, func() { e.MatMul(a, xq, nTok, out, 256) }); n != 0 {
 			t.Errorf("MatMul of %d tokens allocates %v times", nTok, n)
 		}
-		parts := [2]Part{{M: a, X: xq, Out: out, Stride: 320}, {M: b, X: xq, Out: out[256:], Stride: 320}}
-		if n := testing.AllocsPerRun(5, func() { e.MatMulParts(parts[:], nTok) }); n != 0 {
-			t.Errorf("MatMulParts of %d tokens allocates %v times", nTok, n)
-		}
-		g, u := Part{M: a, X: xq, Out: out, Stride: 512}, Part{M: a, X: xq, Out: out[256:], Stride: 512}
-		if n := testing.AllocsPerRun(5, func() { e.MatMulGated(g, u, nTok, SiLUMulFast) }); n != 0 {
-			t.Errorf("MatMulGated of %d tokens allocates %v times", nTok, n)
-		}
-		if n := testing.AllocsPerRun(5, func() { e.MatMulAdd(a, xq, nTok, out, 256, acc, 256) }); n != 0 {
-			t.Errorf("MatMulAdd of %d tokens allocates %v times", nTok, n)
-		}
+		checkFusedAllocs(t, e, a, b, xq, out, acc, nTok, 5)
 	}
 }
 

@@ -141,21 +141,31 @@ func x8Layout(t *blockType, first int) gemmLayout {
 	}
 }
 
-// gemmBlockOf emits the GEMM kernel of Q4_0 or Q8_0 over layout l.
-func gemmBlockOf(t *blockType, l gemmLayout) {
+// gemmKernel emits a GEMM kernel over layout l: the frame for the tile
+// (column by column, 4 floats each), the arguments, the constants consts
+// loads, then the dispatch on the panel width and, per width, the loop
+// and store loop emits.
+func gemmKernel(l gemmLayout, consts func(), loop func(w gemmWidth, res Mem)) {
 	text(l.name, 0, gemmSig)
-	res := c.AllocLocal(32 * 4 * 4) // the tile, column by column (4 floats)
+	res := c.AllocLocal(32 * 4 * 4)
 	l.init()
 	loadArgs("p nb", RDI, RCX)
-	if t.nibble {
-		bcast32(0x0F0F0F0F, Z30)
-	} else {
-		bcast32(0x80808080, Z30)
-	}
+	consts()
 	gemmWidthSwitch(gemmWidths)
 	for _, w := range gemmWidths {
-		gemmBlockLoop(t, l, w, res)
+		loop(w, res)
 	}
+}
+
+// gemmBlockOf emits the GEMM kernel of Q4_0 or Q8_0 over layout l. Z30
+// holds the nibble mask, or Q8_0's bytes 0x80 that make codes unsigned.
+func gemmBlockOf(t *blockType, l gemmLayout) {
+	z30 := uint32(0x80808080)
+	if t.nibble {
+		z30 = 0x0F0F0F0F
+	}
+	gemmKernel(l, func() { bcast32(z30, Z30) },
+		func(w gemmWidth, res Mem) { gemmBlockLoop(t, l, w, res) })
 }
 
 // gemmBlockLoop emits gemmBlockOf's loop and store for panels of width w.
@@ -384,21 +394,14 @@ func x8KLayout(t *superType, first int) gemmLayout {
 }
 
 // gemmSuperOf emits the GEMM kernel of Q4_K, Q5_K or Q6_K over layout l.
+// Z30 holds the nibble mask, Z28 Q5_K's fifth bit or Q6_K's high bits.
 func gemmSuperOf(t *superType, l gemmLayout) {
-	text(l.name, 0, gemmSig)
-	res := c.AllocLocal(32 * 4 * 4)
-	l.init()
-	loadArgs("p nb", RDI, RCX)
-	bcast32(0x0F0F0F0F, Z30)
+	z28 := uint32(0x30303030)
 	if t.hbits {
-		bcast32(0x10101010, Z28)
-	} else {
-		bcast32(0x30303030, Z28)
+		z28 = 0x10101010
 	}
-	gemmWidthSwitch(gemmWidths)
-	for _, w := range gemmWidths {
-		gemmSuperLoop(t, l, w, res)
-	}
+	gemmKernel(l, func() { bcast32(0x0F0F0F0F, Z30); bcast32(z28, Z28) },
+		func(w gemmWidth, res Mem) { gemmSuperLoop(t, l, w, res) })
 }
 
 // gemmSuperLoop emits gemmSuperOf's loop and store for panels of width w.

@@ -9,12 +9,12 @@ func quantFiles() []outFile {
 		{"q8_0", func() {
 			kernels(blockQ8_0, dotBlock, tileBlock, dots2, tiles3)
 			blockGemm(blockQ8_0)
-			x8Q8Kernels()
+			x8BlockKernels(q80X8, blockQ8_0)
 		}},
 		{"q4_0", func() {
 			kernels(blockQ4_0, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {avx2, 2}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})
 			blockGemm(blockQ4_0)
-			x8Kernels()
+			x8BlockKernels(q40X8, blockQ4_0)
 		}},
 		{"q4_1", func() { kernels(blockQ4_1, dotBlock, tileBlock, dots2, nil) }},
 		{"q5_0", func() { kernels(blockQ5_0, dotBlock, tileBlock, dots2, nil) }},
@@ -22,28 +22,28 @@ func quantFiles() []outFile {
 			kernels(superQ4_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ4_K)
 			gemmQ4_KAVX2()
-			x8KKernels()
+			x8SuperKernels(q4KX8, superQ4_K)
 		}},
 		{"q5_k", func() {
 			kernels(superQ5_K, dotSuper, tileSuper, dots2, nil)
 			gemmSuper(superQ5_K)
-			x8Q5Kernels()
+			x8SuperKernels(q5KX8, superQ5_K)
 		}},
 		{"q6_k", func() {
 			kernels(superQ6_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ6_K)
-			x8Q6Kernels()
+			x8SuperKernels(q6KX8, superQ6_K)
 		}},
 		{"iq4_nl", func() {
 			kernels(blockIQ4NL, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})
 		}},
 		// The VBMI kernels of the low-bit types follow their family; the
 		// VNNI 4×4 tile is as fast as a VBMI one for Q2_K and Q3_K.
-		{"q2_k", func() { lowFamily(lowQ2_K, tileAt{vbmi, 1}); x8LowKernels(q2KX8) }},
-		{"q3_k", func() { lowFamily(lowQ3_K, tileAt{vbmi, 1}); x8LowKernels(q3KX8) }},
+		{"q2_k", func() { lowFamily(lowQ2_K, tileAt{vbmi, 1}); x8Decoders(q2KX8) }},
+		{"q3_k", func() { lowFamily(lowQ3_K, tileAt{vbmi, 1}); x8Decoders(q3KX8) }},
 		{"iq4_xs", func() {
 			lowFamily(lowIQ4XS, tileAt{vbmi, 1}, tileAt{vbmi, 4})
-			x8LowKernels(iq4XSX8)
+			x8Decoders(iq4XSX8)
 		}},
 		{"iq3_s", func() { lowFamily(lowIQ3S) }},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},

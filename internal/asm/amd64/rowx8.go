@@ -165,21 +165,93 @@ var q40X8 = x8Decoder{t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
 	},
 }
 
-// x8Kernels emits Q4_0's X8 kernels: decode with and without prefetch,
-// and the GEMM of rows 0-3 and 4-7 of a group.
-func x8Kernels() {
-	q40X8.emit(0)
-	q40X8.emit(4096)
-	gemmBlockOf(blockQ4_0, x8Layout(blockQ4_0, 0))
-	gemmBlockOf(blockQ4_0, x8Layout(blockQ4_0, 4))
+// x8Decoders emits d's decode kernels, with and without prefetch.
+func x8Decoders(d x8Decoder) {
+	d.emit(0)
+	d.emit(4096)
 }
 
-// x8KKernels emits Q4_K's X8 kernels, as x8Kernels does Q4_0's.
-func x8KKernels() {
-	q4KX8.emit(0)
-	q4KX8.emit(4096)
-	gemmSuperOf(superQ4_K, x8KLayout(superQ4_K, 0))
-	gemmSuperOf(superQ4_K, x8KLayout(superQ4_K, 4))
+// x8BlockKernels emits the X8 kernels of Q4_0 or Q8_0: d's decode
+// kernels and the GEMM of rows 0-3 and 4-7 of a group.
+func x8BlockKernels(d x8Decoder, t *blockType) {
+	x8Decoders(d)
+	gemmBlockOf(t, x8Layout(t, 0))
+	gemmBlockOf(t, x8Layout(t, 4))
+}
+
+// x8SuperKernels emits the X8 kernels of a k-quant with a GEMM, as
+// x8BlockKernels does a block type's.
+func x8SuperKernels(d x8Decoder, t *superType) {
+	x8Decoders(d)
+	gemmSuperOf(t, x8KLayout(t, 0))
+	gemmSuperOf(t, x8KLayout(t, 4))
+}
+
+// superSums runs body once per super-block of the nb (R13) Q8_K
+// activation blocks at BX, DI at the block and R8 at its step bytes of
+// the frame (from DX): the per-super-block factors a decode kernel's
+// pre writes.
+func superSums(step int, body func()) {
+	c.MOVQ(RBX, RDI)
+	c.MOVQ(RDX, R8)
+	c.MOVQ(R13, RCX)
+	label("sums")
+	body()
+	c.ADDQ(U32(q8KBytes), RDI)
+	c.ADDQ(U8(uint8(step)), R8)
+	c.DECQ(RCX)
+	c.JNZ(ref("sums"))
+}
+
+// subBlockSums writes, per super-block, Σy_j of the eight 32-element
+// sub-blocks (VPMADDWD of the sixteen bsums with words 1, left in Y14)
+// times 2^shift to the frame: 32 bytes a super-block.
+func subBlockSums(shift uint8) {
+	c.MOVL(U32(0x00010001), EAX)
+	c.VPBROADCASTD(EAX, Y14)
+	superSums(32, func() {
+		c.VPMADDWD(mem(RDI, 260), Y14, Y1)
+		if shift > 0 {
+			c.VPSLLD(U8(shift), Y1, Y1)
+		}
+		c.VMOVDQU(Y1, mem(R8, 0))
+	})
+}
+
+// x8Finish adds S (Y1, int32) times d·d_x to Y0: the eight F16 d at SI,
+// d_x the float at DI, through the scratch registers d and dx.
+func x8Finish(d, dx Register) {
+	c.VCVTDQ2PS(Y1, Y1)
+	c.VCVTPH2PS(mem(RSI, 0), d)
+	c.VBROADCASTSS(mem(RDI, 0), dx)
+	c.VMULPS(dx, d, d)
+	c.VFMADD231PS(d, Y1, Y0)
+}
+
+// x8FinishMin adds S (Y1) times d·d_x and subtracts M (Y2) times
+// dmin·d_x, both int32, to Y0: the eight rows' (d, dmin) F16 pairs at
+// SI, d_x the float at DI. It uses Y9-Y11 and Y13.
+func x8FinishMin() {
+	c.VCVTDQ2PS(Y1, Y1)
+	c.VCVTDQ2PS(Y2, Y2)
+	c.VMOVDQU(mem(RSI, 0), Y9)
+	c.VPMOVDW(Y9, X10)
+	c.VPSRLD(U8(16), Y9, Y9)
+	c.VPMOVDW(Y9, X11)
+	c.VCVTPH2PS(X10, Y10)
+	c.VCVTPH2PS(X11, Y11)
+	c.VBROADCASTSS(mem(RDI, 0), Y13)
+	c.VMULPS(Y13, Y10, Y10)
+	c.VMULPS(Y13, Y11, Y11)
+	c.VFMADD231PS(Y10, Y1, Y0)
+	c.VFNMADD231PS(Y11, Y2, Y0)
+}
+
+// nextColumn steps SI past a block column of column bytes and DI past
+// a Q8_K activation block.
+func nextColumn(column int) {
+	c.ADDQ(U32(column), RSI)
+	c.ADDQ(U32(q8KBytes), RDI)
 }
 
 // q4KX8 is Q4_K's X8 decode kernel:
@@ -201,20 +273,7 @@ func x8KKernels() {
 const q8KBytes = 4 + 256 + 32
 
 var q4KX8 = x8Decoder{t: "Q4_K", frame: 32 * 128, preStep: 32, count: 1,
-	pre: func() {
-		c.MOVL(U32(0x00010001), EAX)
-		c.VPBROADCASTD(EAX, Y14)
-		c.MOVQ(RBX, RDI)
-		c.MOVQ(RDX, R8)
-		c.MOVQ(R13, RCX)
-		label("sums")
-		c.VPMADDWD(mem(RDI, 260), Y14, Y1)
-		c.VMOVDQU(Y1, mem(R8, 0))
-		c.ADDQ(U32(q8KBytes), RDI)
-		c.ADDQ(U8(32), R8)
-		c.DECQ(RCX)
-		c.JNZ(ref("sums"))
-	},
+	pre: func() { subBlockSums(0) },
 	loop: func(pfDist int) {
 		prefetchX8(pfDist, 0, 160)
 		zero(Y1)
@@ -253,31 +312,9 @@ var q4KX8 = x8Decoder{t: "Q4_K", frame: 32 * 128, preStep: 32, count: 1,
 			c.VPMULLD_BCST(mem(R8, 4*j), Y8, Y8)
 			c.VPADDD(Y8, Y2, Y2)
 		}
-		c.VCVTDQ2PS(Y1, Y1)
-		c.VCVTDQ2PS(Y2, Y2)
-		// d and dmin of the eight rows, from their (d, dmin) pairs.
-		c.VMOVDQU(mem(RSI, 0), Y9)
-		c.VPMOVDW(Y9, X10)
-		c.VPSRLD(U8(16), Y9, Y9)
-		c.VPMOVDW(Y9, X11)
-		c.VCVTPH2PS(X10, Y10)
-		c.VCVTPH2PS(X11, Y11)
-		c.VBROADCASTSS(mem(RDI, 0), Y13)
-		c.VMULPS(Y13, Y10, Y10)
-		c.VMULPS(Y13, Y11, Y11)
-		c.VFMADD231PS(Y10, Y1, Y0)
-		c.VFNMADD231PS(Y11, Y2, Y0)
-		c.ADDQ(U32(x8KBlockBytes), RSI)
-		c.ADDQ(U32(q8KBytes), RDI)
+		x8FinishMin()
+		nextColumn(x8KBlockBytes)
 	},
-}
-
-// x8Q6Kernels emits Q6_K's X8 kernels, as x8Kernels does Q4_0's.
-func x8Q6Kernels() {
-	q6KX8.emit(0)
-	q6KX8.emit(4096)
-	gemmSuperOf(superQ6_K, x8KLayout(superQ6_K, 0))
-	gemmSuperOf(superQ6_K, x8KLayout(superQ6_K, 4))
 }
 
 // q6KX8 is Q6_K's X8 decode kernel:
@@ -302,17 +339,11 @@ func x8Q6Kernels() {
 // activation dwords. General: as Q4_0's.
 var q6KX8 = x8Decoder{t: "Q6_K", frame: 64 * 128, preStep: 64, count: 1,
 	pre: func() {
-		c.MOVQ(RBX, RDI)
-		c.MOVQ(RDX, R8)
-		c.MOVQ(R13, RCX)
-		label("sums")
-		c.VPMOVSXWD(mem(RDI, 260), Z1)
-		c.VPSLLD(U8(5), Z1, Z1)
-		c.VMOVDQU32(Z1, mem(R8, 0))
-		c.ADDQ(U32(q8KBytes), RDI)
-		c.ADDQ(U8(64), R8)
-		c.DECQ(RCX)
-		c.JNZ(ref("sums"))
+		superSums(64, func() {
+			c.VPMOVSXWD(mem(RDI, 260), Z1)
+			c.VPSLLD(U8(5), Z1, Z1)
+			c.VMOVDQU32(Z1, mem(R8, 0))
+		})
 		bcast32(0x30303030, Y14)
 	},
 	loop: func(pfDist int) {
@@ -367,12 +398,7 @@ var q6KX8 = x8Decoder{t: "Q6_K", frame: 64 * 128, preStep: 64, count: 1,
 				}
 			}
 		}
-		c.VCVTDQ2PS(Y1, Y1)
-		c.VCVTPH2PS(mem(RSI, 0), Y10)
-		c.VBROADCASTSS(mem(RDI, 0), Y13)
-		c.VMULPS(Y13, Y10, Y10)
-		c.VFMADD231PS(Y10, Y1, Y0)
-		c.ADDQ(U32(x8Q6BlockBytes), RSI)
-		c.ADDQ(U32(q8KBytes), RDI)
+		x8Finish(Y10, Y13)
+		nextColumn(x8Q6BlockBytes)
 	},
 }

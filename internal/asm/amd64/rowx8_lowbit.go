@@ -16,28 +16,12 @@ import (
 // low-bit types have no GEMM kernels; batches over the X8 layout go
 // through these a token at a time.
 
-// The low-bit types' X8 block columns (quant's x8LowBlockBytes).
+// The low-bit types' X8 block columns (quant's X8BlockBytes).
 const (
 	x8IQ4XSBytes = 16 + 64 + 8*128
 	x8Q2Bytes    = 32 + 128 + 8*64
 	x8Q3Bytes    = 16 + 128 + 8*96
 )
-
-// x8LowKernels emits the decode kernels of d with and without prefetch.
-func x8LowKernels(d x8Decoder) {
-	d.emit(0)
-	d.emit(4096)
-}
-
-// x8Finish adds S (Y1, int32) times d·d_x to Y0: the eight F16 d at SI,
-// d_x the float at DI.
-func x8Finish() {
-	c.VCVTDQ2PS(Y1, Y1)
-	c.VCVTPH2PS(mem(RSI, 0), Y10)
-	c.VBROADCASTSS(mem(RDI, 0), Y13)
-	c.VMULPS(Y13, Y10, Y10)
-	c.VFMADD231PS(Y10, Y1, Y0)
-}
 
 // iq4XSX8 is IQ4_XS's kernel. First, per super-block, 128·Σy_j of the
 // eight sub-blocks (VPMADDWD of the bsums with ones, shifted) go to the
@@ -51,19 +35,7 @@ func x8Finish() {
 // mask, Y16-Y23 code chunks, Y24-Y31 activation dwords.
 var iq4XSX8 = x8Decoder{t: "IQ4_XS", frame: 32 * 128, preStep: 32, count: 1,
 	pre: func() {
-		c.MOVL(U32(0x00010001), EAX)
-		c.VPBROADCASTD(EAX, Y14)
-		c.MOVQ(RBX, RDI)
-		c.MOVQ(RDX, R8)
-		c.MOVQ(R13, RCX)
-		label("sums")
-		c.VPMADDWD(mem(RDI, 260), Y14, Y1)
-		c.VPSLLD(U8(7), Y1, Y1)
-		c.VMOVDQU(Y1, mem(R8, 0))
-		c.ADDQ(U32(q8KBytes), RDI)
-		c.ADDQ(U8(32), R8)
-		c.DECQ(RCX)
-		c.JNZ(ref("sums"))
+		subBlockSums(7)
 		c.VBROADCASTI128(iq4nlTable(true), Y14)
 	},
 	loop: func(pfDist int) {
@@ -96,9 +68,8 @@ var iq4XSX8 = x8Decoder{t: "IQ4_XS", frame: 32 * 128, preStep: 32, count: 1,
 			c.VPMULLD(Y3, Y7, Y7)
 			c.VPADDD(Y7, Y1, Y1)
 		}
-		x8Finish()
-		c.ADDQ(U32(x8IQ4XSBytes), RSI)
-		c.ADDQ(U32(q8KBytes), RDI)
+		x8Finish(Y10, Y13)
+		nextColumn(x8IQ4XSBytes)
 	},
 }
 
@@ -113,16 +84,10 @@ func pairSums() {
 		idx[2*p], idx[2*p+1] = uint16(8*h+4*q+lh), uint16(8*h+4*q+lh+2)
 	}
 	c.VMOVDQU(wordsTable("x8Pairs", idx), Y14)
-	c.MOVQ(RBX, RDI)
-	c.MOVQ(RDX, R8)
-	c.MOVQ(R13, RCX)
-	label("sums")
-	c.VPERMW(mem(RDI, 260), Y14, Y1)
-	c.VMOVDQU(Y1, mem(R8, 0))
-	c.ADDQ(U32(q8KBytes), RDI)
-	c.ADDQ(U8(32), R8)
-	c.DECQ(RCX)
-	c.JNZ(ref("sums"))
+	superSums(32, func() {
+		c.VPERMW(mem(RDI, 260), Y14, Y1)
+		c.VMOVDQU(Y1, mem(R8, 0))
+	})
 }
 
 // q2KX8 is Q2_K's kernel. First the bsums' pairs to the frame
@@ -185,22 +150,8 @@ var q2KX8 = x8Decoder{t: "Q2_K", frame: 32 * 128, preStep: 32, count: 1,
 				}
 			}
 		}
-		c.VCVTDQ2PS(Y1, Y1)
-		c.VCVTDQ2PS(Y2, Y2)
-		// d and dmin of the eight rows, from their (d, dmin) pairs.
-		c.VMOVDQU(mem(RSI, 0), Y9)
-		c.VPMOVDW(Y9, X10)
-		c.VPSRLD(U8(16), Y9, Y9)
-		c.VPMOVDW(Y9, X11)
-		c.VCVTPH2PS(X10, Y10)
-		c.VCVTPH2PS(X11, Y11)
-		c.VBROADCASTSS(mem(RDI, 0), Y13)
-		c.VMULPS(Y13, Y10, Y10)
-		c.VMULPS(Y13, Y11, Y11)
-		c.VFMADD231PS(Y10, Y1, Y0)
-		c.VFNMADD231PS(Y11, Y2, Y0)
-		c.ADDQ(U32(x8Q2Bytes), RSI)
-		c.ADDQ(U32(q8KBytes), RDI)
+		x8FinishMin()
+		nextColumn(x8Q2Bytes)
 	},
 }
 
@@ -299,12 +250,7 @@ var q3KX8 = x8Decoder{t: "Q3_K", frame: 32 * 128, preStep: 32, count: 1,
 		}
 		c.VPSLLD(U8(2), Y15, Y15)
 		c.VPSUBD(Y15, Y1, Y1)
-		c.VCVTDQ2PS(Y1, Y1)
-		c.VCVTPH2PS(mem(RSI, 0), Y21)
-		c.VBROADCASTSS(mem(RDI, 0), Y22)
-		c.VMULPS(Y22, Y21, Y21)
-		c.VFMADD231PS(Y21, Y1, Y0)
-		c.ADDQ(U32(x8Q3Bytes), RSI)
-		c.ADDQ(U32(q8KBytes), RDI)
+		x8Finish(Y21, Y22)
+		nextColumn(x8Q3Bytes)
 	},
 }

@@ -12,14 +12,6 @@ import (
 // eight rows' 32 qh bytes.
 const x8Q5BlockBytes = x8KBlockBytes + 8*32
 
-// x8Q8Kernels emits Q8_0's X8 kernels, as x8Kernels does Q4_0's.
-func x8Q8Kernels() {
-	q80X8.emit(0)
-	q80X8.emit(4096)
-	gemmBlockOf(blockQ8_0, x8Layout(blockQ8_0, 0))
-	gemmBlockOf(blockQ8_0, x8Layout(blockQ8_0, 4))
-}
-
 // q80X8 is Q8_0's X8 decode kernel:
 //
 //	rowQ8_0X8VNNI[NTA<d>](w *byte, groups int, x *byte, nb int, out *float32)
@@ -66,14 +58,6 @@ var q80X8 = x8Decoder{t: "Q8_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
 			c.ADDQ(U8(uint8(t.xb)), RDI)
 		}
 	},
-}
-
-// x8Q5Kernels emits Q5_K's X8 kernels, as x8Kernels does Q4_0's.
-func x8Q5Kernels() {
-	q5KX8.emit(0)
-	q5KX8.emit(4096)
-	gemmSuperOf(superQ5_K, x8KLayout(superQ5_K, 0))
-	gemmSuperOf(superQ5_K, x8KLayout(superQ5_K, 4))
 }
 
 // q5KX8 is Q5_K's X8 decode kernel:
@@ -132,20 +116,7 @@ var q5KX8 = x8Decoder{t: "Q5_K", frame: 32 * 128, preStep: 32, count: 1,
 			c.VPMULLD_BCST(mem(R8, 4*j), Y12, Y12)
 			c.VPADDD(Y12, Y2, Y2)
 		}
-		c.VCVTDQ2PS(Y1, Y1)
-		c.VCVTDQ2PS(Y2, Y2)
-		c.VMOVDQU(mem(RSI, 0), Y9)
-		c.VPMOVDW(Y9, X10)
-		c.VPSRLD(U8(16), Y9, Y9)
-		c.VPMOVDW(Y9, X11)
-		c.VCVTPH2PS(X10, Y10)
-		c.VCVTPH2PS(X11, Y11)
-		c.VBROADCASTSS(mem(RDI, 0), Y13)
-		c.VMULPS(Y13, Y10, Y10)
-		c.VMULPS(Y13, Y11, Y11)
-		c.VFMADD231PS(Y10, Y1, Y0)
-		c.VFNMADD231PS(Y11, Y2, Y0)
-		c.ADDQ(U32(x8Q5BlockBytes), RSI)
-		c.ADDQ(U32(q8KBytes), RDI)
+		x8FinishMin()
+		nextColumn(x8Q5BlockBytes)
 	},
 }

@@ -72,10 +72,16 @@ func xreg5(r XReg) uint32 {
 
 // --- Three registers of the same type (C4.1.95.28) ---
 
+// threeRegs builds a word of the class from the fields that vary: size
+// is bits 23-22, the element size of the integer forms.
+func threeRegs(name string, u, size, opcode uint32, a Arr, d, n, m VReg) Inst {
+	w := 0x0E200400 | a.q()<<30 | u<<29 | size<<22 | reg5(m)<<16 | opcode<<11 | reg5(n)<<5 | reg5(d)
+	return Inst{w, fmt.Sprintf("%s %s, %s, %s", name, vr(d, a), vr(n, a), vr(m, a))}
+}
+
 func threeSame(name string, u, opcode uint32, a Arr, d, n, m VReg) Inst {
 	check(a != D1, "%s: no 1d form", name)
-	w := 0x0E200400 | a.q()<<30 | u<<29 | a.size()<<22 | reg5(m)<<16 | opcode<<11 | reg5(n)<<5 | reg5(d)
-	return Inst{w, fmt.Sprintf("%s %s, %s, %s", name, vr(d, a), vr(n, a), vr(m, a))}
+	return threeRegs(name, u, a.size(), opcode, a, d, n, m)
 }
 
 func ADD(a Arr, d, n, m VReg) Inst  { return threeSame("add", 0, 0b10000, a, d, n, m) }
@@ -99,8 +105,7 @@ func CMTST(a Arr, d, n, m VReg) Inst { return threeSame("cmtst", 0, 0b10001, a, 
 // only 8b and 16b.
 func logical(name string, u, op uint32, a Arr, d, n, m VReg) Inst {
 	check(a == B8 || a == B16, "%s: byte arrangement only", name)
-	w := 0x0E200400 | a.q()<<30 | u<<29 | op<<22 | reg5(m)<<16 | 0b00011<<11 | reg5(n)<<5 | reg5(d)
-	return Inst{w, fmt.Sprintf("%s %s, %s, %s", name, vr(d, a), vr(n, a), vr(m, a))}
+	return threeRegs(name, u, op, 0b00011, a, d, n, m)
 }
 
 func AND(a Arr, d, n, m VReg) Inst { return logical("and", 0, 0, a, d, n, m) }
@@ -115,8 +120,7 @@ func BIT(a Arr, d, n, m VReg) Inst { return logical("bit", 1, 2, a, d, n, m) }
 func fthreeSame(name string, u, b23, opcode uint32, a Arr, d, n, m VReg) Inst {
 	check(a == S2 || a == S4 || a == D2, "%s: float arrangement only", name)
 	sz := a.size() - 2
-	w := 0x0E200400 | a.q()<<30 | u<<29 | b23<<23 | sz<<22 | reg5(m)<<16 | opcode<<11 | reg5(n)<<5 | reg5(d)
-	return Inst{w, fmt.Sprintf("%s %s, %s, %s", name, vr(d, a), vr(n, a), vr(m, a))}
+	return threeRegs(name, u, b23<<1|sz, opcode, a, d, n, m)
 }
 
 func FADD(a Arr, d, n, m VReg) Inst  { return fthreeSame("fadd", 0, 0, 0b11010, a, d, n, m) }
