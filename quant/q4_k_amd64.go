@@ -36,3 +36,9 @@ func gemmQ4_KX8R0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outSt
 
 //go:noescape
 func gemmQ4_KX8R4VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func rowQ4_KX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ4_KX8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

@@ -84,6 +84,12 @@ type X8Kernel struct {
 	// (the low-bit types), whose batches go through MatVec a token at a
 	// time.
 	Mul func(n int, w []byte, groups int, p []byte, cols int, out []float32, outStride int)
+	// MatVecN is MatVec for tokens activation rows at once, row k at
+	// x[k*xStride:], its results at out[k*outStride:]: each block column
+	// is unpacked once for up to four tokens, and each token's results
+	// equal MatVec's bit for bit. It never allocates. It is nil for the
+	// types without one (callers then call MatVec a token at a time).
+	MatVecN func(n int, w []byte, groups int, x []byte, xStride, tokens int, out []float32, outStride int)
 }
 
 // X8 returns the X8 kernels for weight type t and rows of n elements on

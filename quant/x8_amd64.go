@@ -14,9 +14,9 @@ func x8Variants(t Type) []X8Kernel {
 	}
 	switch {
 	case t == Q4_0 && cpu.Has(cpu.AVX512VNNI):
-		return x8Pair("avx512vnni", t, rowQ4_0X8VNNI, rowQ4_0X8VNNINTA4096, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI)
+		return withMulti(t, x8Pair("avx512vnni", t, rowQ4_0X8VNNI, rowQ4_0X8VNNINTA4096, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI), rowQ4_0X8VNNIT2, rowQ4_0X8VNNIT4)
 	case t == Q4_K && cpu.Has(cpu.AVX512VBMI):
-		return x8Pair("avx512vbmi", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI)
+		return withMulti(t, x8Pair("avx512vbmi", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI), rowQ4_KX8VNNIT2, rowQ4_KX8VNNIT4)
 	case t == Q8_0 && cpu.Has(cpu.AVX512VNNI):
 		return x8Pair("avx512vnni", t, rowQ8_0X8VNNI, rowQ8_0X8VNNINTA4096, gemmQ8_0X8R0VNNI, gemmQ8_0X8R4VNNI)
 	case t == Q5_K && cpu.Has(cpu.AVX512VBMI):
@@ -80,4 +80,44 @@ func x8Kernel(name string, t Type, row rowX8Asm, lo, hi gemmAsm) X8Kernel {
 		}
 	}
 	return k
+}
+
+// rowX8MultiAsm is the signature of the multi-token X8 decode kernels:
+// tokens at x+k·xs, results at out+k·os.
+type rowX8MultiAsm func(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+// withMulti gives each kernel of ks (of type t) a MatVecN over the
+// two- and four-token kernels m2 and m4, a batch taken four tokens at a
+// time, then two, then one (the kernel's own MatVec).
+func withMulti(t Type, ks []X8Kernel, m2, m4 rowX8MultiAsm) []X8Kernel {
+	bb := X8BlockBytes(t)
+	vt := t.VecDotType()
+	for i := range ks {
+		mv := ks[i].MatVec
+		ks[i].MatVecN = func(n int, w []byte, groups int, x []byte, xStride, tokens int, out []float32, outStride int) {
+			if groups <= 0 || tokens <= 0 {
+				return
+			}
+			nb := n / t.BlockElems()
+			xb := n / vt.BlockElems() * vt.BlockBytes()
+			// One bounds check each, so the assembly stays inside the slices.
+			_ = w[groups*nb*bb-1]
+			_ = x[(tokens-1)*xStride+xb-1]
+			_ = out[(tokens-1)*outStride+8*groups-1]
+			for k := 0; k < tokens; {
+				switch left := tokens - k; {
+				case left >= 4:
+					m4(&w[0], groups, &x[k*xStride], nb, &out[k*outStride], xStride, outStride)
+					k += 4
+				case left >= 2:
+					m2(&w[0], groups, &x[k*xStride], nb, &out[k*outStride], xStride, outStride)
+					k += 2
+				default:
+					mv(n, w, groups, x[k*xStride:], out[k*outStride:])
+					k++
+				}
+			}
+		}
+	}
+	return ks
 }

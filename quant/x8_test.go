@@ -263,3 +263,58 @@ func TestRepackX8RoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestX8Multi checks every MatVecN this CPU has against the pure-Go twin
+// of MatVec a token at a time, bit for bit, for batches of 1 to 11 tokens
+// (every mix of the four-, two- and one-token kernels), with strides
+// wider than a row so that a kernel reading or writing another token's
+// place shows.
+func TestX8Multi(t *testing.T) {
+	for _, typ := range gemmTypes {
+		for _, n := range []int{256, 2048, 5632} {
+			const rows = 24
+			nb := n / typ.BlockElems()
+			vt := typ.VecDotType()
+			xRow := n / vt.BlockElems() * vt.BlockBytes()
+			r := newRand(uint64(n) + uint64(typ)<<32 + 7)
+			w := randBlocks(typ, rows*nb, r, kindRandom)
+			rp := make([]byte, X8Bytes(typ, rows, n))
+			if err := RepackX8(typ, rp, w, rows, n); err != nil {
+				t.Fatal(err)
+			}
+			const maxTok = 11
+			xStride, outStride := xRow+vt.BlockBytes(), rows+5
+			xs := randBlocks(vt, maxTok*xStride/vt.BlockBytes(), r, kindRandom)
+			twin := make([]float32, maxTok*rows)
+			for k := 0; k < maxTok; k++ {
+				matVecX8Go(typ, n, rp, rows/8, xs[k*xStride:k*xStride+xRow], twin[k*rows:(k+1)*rows])
+			}
+			for _, k := range x8Variants(typ) {
+				if k.MatVecN == nil {
+					continue
+				}
+				for tokens := 1; tokens <= maxTok; tokens++ {
+					got := make([]float32, tokens*outStride)
+					for i := range got {
+						got[i] = float32(math.NaN())
+					}
+					k.MatVecN(n, rp, rows/8, xs, xStride, tokens, got, outStride)
+					for tk := 0; tk < tokens; tk++ {
+						for i := 0; i < outStride; i++ {
+							g := got[tk*outStride+i]
+							if i >= rows {
+								if !math.IsNaN(float64(g)) {
+									t.Errorf("%v/%d %s MatVecN of %d tokens: wrote %v past token %d's rows", typ, n, k.Name, tokens, g, tk)
+								}
+								continue
+							}
+							if g != twin[tk*rows+i] {
+								t.Errorf("%v/%d %s MatVecN of %d tokens: token %d row %d: %v, twin %v", typ, n, k.Name, tokens, tk, i, g, twin[tk*rows+i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

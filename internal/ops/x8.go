@@ -9,8 +9,10 @@ import (
 // A Matrix in the X8 layout (quant.RepackX8) holds its rows repacked eight
 // at a time in memory of its own, the mapped rows given back: decode
 // multiplies a group of eight rows per block column (X8Kernel.MatVec),
-// prefill through the GEMM panels of the weight type (X8Kernel.Mul), or,
-// for a type without GEMM kernels, through MatVec a token at a time. A
+// batches below the GEMM's threshold through X8Kernel.MatVecN (a token
+// at a time through MatVec for the types without it), prefill through
+// the GEMM panels of the weight type (X8Kernel.Mul), or, for a type
+// without GEMM kernels, through MatVec a token at a time. A
 // group takes the bytes of its eight rows in place (Q4_K: 32 more a
 // super-block), so row r's group begins at r times a row's share of a
 // group (x8RowBytes).
@@ -75,7 +77,9 @@ const x8BatchGroups = 2
 
 // runX8 is matmulTask.run for a matrix in the X8 layout: rows [r0, r1)
 // of the part, multiples of 8, times tokens [t0, t1), one MatVec a token
-// over the rows for decode, by groups of rows for a small batch.
+// over the rows for decode, by groups of rows for a small batch: the
+// tokens together through MatVecN (each block column unpacked once for up
+// to four of them), or, without one, a MatVec a token.
 func runX8(pt *mmPart, r0, r1, t0, t1 int) {
 	m := pt.M
 	rb := m.x8RowBytes
@@ -83,6 +87,13 @@ func runX8(pt *mmPart, r0, r1, t0, t1 int) {
 	xrb, n, mv := m.XRowBytes, m.Cols, m.x8.MatVec
 	if t1-t0 == 1 {
 		mv(n, w[r0*rb:], (r1-r0)/8, pt.X[t0*xrb:(t0+1)*xrb], pt.Out[t0*pt.Stride+r0:])
+		return
+	}
+	if mvn := m.x8.MatVecN; mvn != nil {
+		for r := r0; r < r1; r += 8 * x8BatchGroups {
+			g := min(x8BatchGroups, (r1-r)/8)
+			mvn(n, w[r*rb:], g, pt.X[t0*xrb:t1*xrb], xrb, t1-t0, pt.Out[t0*pt.Stride+r:], pt.Stride)
+		}
 		return
 	}
 	for r := r0; r < r1; r += 8 * x8BatchGroups {

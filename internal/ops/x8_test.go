@@ -196,3 +196,42 @@ func TestX8Refuses(t *testing.T) {
 	}()
 	e.MatMulParts([]Part{{M: m, Row0: 4, X: make([]byte, m.XRowBytes), Out: make([]float32, 16), Stride: 16}}, 1)
 }
+
+// TestX8BatchEqualsDecode: a batch below the GEMM threshold (MatVecN,
+// or MatVec a token at a time) gives each token exactly what decoding it
+// alone gives, on 1 and 2 threads.
+func TestX8BatchEqualsDecode(t *testing.T) {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q6_K, quant.Q8_0} {
+		t.Run(typ.String(), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(25, 26))
+			const cols, rows = 512, 96
+			a := x8Of(t, randMatrix(t, r, typ, rows, cols))
+			for _, threads := range []int{1, 2} {
+				p := NewPool(threads)
+				e := NewExec(p)
+				for nTok := 2; nTok < e.gemmFrom(a); nTok++ {
+					x := make([]float32, nTok*cols)
+					for i := range x {
+						x[i] = r.Float32()*2 - 1
+					}
+					xq, err := e.Quantize(a.VecType, x, cols, nTok, make([]byte, nTok*a.XRowBytes))
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := make([]float32, nTok*100)
+					e.MatMul(a, xq, nTok, got, 100)
+					for tk := 0; tk < nTok; tk++ {
+						want := make([]float32, rows)
+						e.MatMul(a, xq[tk*a.XRowBytes:(tk+1)*a.XRowBytes], 1, want, rows)
+						for i, w := range want {
+							if g := got[tk*100+i]; g != w {
+								t.Errorf("%d threads, %d tokens: token %d row %d is %g, %g decoded alone", threads, nTok, tk, i, g, w)
+							}
+						}
+					}
+				}
+				p.Close()
+			}
+		})
+	}
+}

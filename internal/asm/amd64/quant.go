@@ -15,6 +15,7 @@ func quantFiles() []outFile {
 			kernels(blockQ4_0, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {avx2, 2}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})
 			blockGemm(blockQ4_0)
 			x8BlockKernels(q40X8, blockQ4_0)
+			x8Multis(q40X8Multi)
 		}},
 		{"q4_1", func() { kernels(blockQ4_1, dotBlock, tileBlock, dots2, nil) }},
 		{"q5_0", func() { kernels(blockQ5_0, dotBlock, tileBlock, dots2, nil) }},
@@ -23,6 +24,7 @@ func quantFiles() []outFile {
 			gemmSuper(superQ4_K)
 			gemmQ4_KAVX2()
 			x8SuperKernels(q4KX8, superQ4_K)
+			x8Multis(q4KX8Multi)
 		}},
 		{"q5_k", func() {
 			kernels(superQ5_K, dotSuper, tileSuper, dots2, nil)

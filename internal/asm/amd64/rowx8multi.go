@@ -1,0 +1,204 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// Multi-token X8 decode kernels: a small batch's tokens share each block
+// column's unpacking, so T tokens cost one pass over the weights, not T.
+//
+//	row<T>X8VNNIT<n>(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+//
+// sets out[k·os+8g+r] = row 8g+r · x_k for k < n (2 or 4) tokens, x_k at
+// x+k·xs. Per token the integer sums and the float operations are the
+// single-token kernel's, in its order, so each token's results equal it
+// bit for bit. The frame holds each token's factors (d.pre's) d.frame
+// bytes apart. General registers: as the single-token kernel's, plus R10
+// xs, R14 3·xs, R11 os in bytes.
+
+// x8Multi is the loop of a multi-token kernel: per iteration d.count
+// blocks for tokens accumulators.
+type x8Multi struct {
+	d    x8Decoder
+	loop func(tokens int)
+	acc  func(k int) Register
+}
+
+// xTok is the activations of token k at disp from DI (k < 4).
+func xTok(k, disp int) Mem {
+	switch k {
+	case 0:
+		return mem(RDI, disp)
+	case 1:
+		return memx(RDI, disp, R10, 1)
+	case 2:
+		return memx(RDI, disp, R10, 2)
+	}
+	return memx(RDI, disp, R14, 1)
+}
+
+func (m x8Multi) emit(tokens int) {
+	d := m.d
+	text(fmt.Sprintf("row%sX8VNNIT%d", d.t, tokens), 0, "func(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)")
+	pre := c.AllocLocal(d.frame * tokens)
+	loadArgs("x nb xs", RBX, R13, R10)
+	c.LEAQ(pre, RDX)
+	c.MOVQ(U32(uint32(tokens)), R9)
+	label("tok")
+	d.pre()
+	c.ADDQ(R10, RBX)
+	c.ADDQ(U32(uint32(d.frame)), RDX)
+	c.DECQ(R9)
+	c.JNZ(ref("tok"))
+	loadArgs("x", RBX)
+	c.LEAQ(pre, RDX)
+	c.LEAQ(memx(R10, 0, R10, 2), R14)
+	loadArgs("w groups out os", RSI, R9, R12, R11)
+	c.SHLQ(U8(2), R11)
+	bcast32(0x0F0F0F0F, Y15)
+	label("group")
+	c.MOVQ(RBX, RDI)
+	c.MOVQ(RDX, R8)
+	c.MOVQ(R13, RCX)
+	for k := 0; k < tokens; k++ {
+		zero(m.acc(k))
+	}
+	label("loop")
+	m.loop(tokens)
+	c.ADDQ(U8(uint8(d.preStep)), R8)
+	if d.count == 1 {
+		c.DECQ(RCX)
+	} else {
+		c.SUBQ(U8(uint8(d.count)), RCX)
+	}
+	c.JNZ(ref("loop"))
+	c.MOVQ(R12, RAX)
+	for k := 0; k < tokens; k++ {
+		c.VMOVUPS(m.acc(k), mem(RAX, 0))
+		if k+1 < tokens {
+			c.ADDQ(R11, RAX)
+		}
+	}
+	c.ADDQ(U8(32), R12)
+	c.DECQ(R9)
+	c.JNZ(ref("group"))
+	retVoid()
+}
+
+// x8Multis emits m's kernels for 2 and 4 tokens.
+func x8Multis(m x8Multi) {
+	m.emit(2)
+	m.emit(4)
+}
+
+// q40X8Multi is q40X8 for several tokens: the block's nibbles (Y1-Y8) and
+// scales (Y22) once, then per token its VPDPBUSDs, sum and two FMAs as
+// q40X8 does them. Accumulators: Y0, Y23-Y25.
+var q40X8Multi = x8Multi{d: q40X8,
+	acc: func(k int) Register { return []Register{Y0, Y23, Y24, Y25}[k] },
+	loop: func(tokens int) {
+		t := blockQ4_0
+		for b := 0; b < 8; b++ {
+			for ch := 0; ch < 4; ch++ {
+				lo, hi := yr(1+ch), yr(5+ch)
+				c.VMOVDQU(mem(RSI, 16+32*ch), lo)
+				c.VPSRLW(U8(4), lo, hi)
+				c.VPAND(Y15, lo, lo)
+				c.VPAND(Y15, hi, hi)
+			}
+			c.VCVTPH2PS(mem(RSI, 0), Y22)
+			for k := 0; k < tokens; k++ {
+				for ch := 0; ch < 4; ch++ {
+					lo, hi, acc := yr(1+ch), yr(5+ch), yr(16+ch)
+					xl, xh := yr(9+ch%2*2), yr(10+ch%2*2)
+					c.VPBROADCASTD(xTok(k, t.qx+4*ch), xl)
+					c.VPBROADCASTD(xTok(k, t.qx+16+4*ch), xh)
+					zero(acc)
+					VPDPBUSD(xl, lo, acc)
+					VPDPBUSD(xh, hi, acc)
+				}
+				c.VPADDD(Y17, Y16, Y16)
+				c.VPADDD(Y19, Y18, Y18)
+				c.VPADDD(Y18, Y16, Y16)
+				c.VCVTDQ2PS(Y16, Y16)
+				c.VBROADCASTSS(mem(R8, q40X8.frame*k+4*b), Y20)
+				c.VBROADCASTSS(mem(R8, q40X8.frame*k+32+4*b), Y21)
+				c.VFMSUB213PS(Y21, Y20, Y16) // (Σc·y)·d_x − 8·d_x·Σy
+				c.VFMADD231PS(Y22, Y16, []Register{Y0, Y23, Y24, Y25}[k])
+			}
+			c.ADDQ(U32(x8BlockBytes), RSI)
+			c.ADDQ(U8(uint8(t.xb)), RDI)
+		}
+	},
+}
+
+// q4KX8Multi is q4KX8 for several tokens. Per pair of sub-blocks, each
+// chunk of codes is split into nibbles once (Y24-Y27) and faces every
+// token's activation dwords (Y28-Y31) into the token's two partial sums
+// (Y16+k, Y20+k); S_k (Y4+k) = Σ_j sc_j·s_j. At the end of the column,
+// per token, M = Σ_j m_j·Σy_j (Y10) and acc_k (Y0+k) += S·(d·d_x), −=
+// M·(dmin·d_x), as x8FinishMin does them; d and dmin (Y11, Y12) are
+// converted once. All sums are int32 and exact, so their order is free.
+var q4KX8Multi = x8Multi{d: q4KX8,
+	acc: func(k int) Register { return yr(k) },
+	loop: func(tokens int) {
+		for k := 0; k < tokens; k++ {
+			zero(yr(4 + k))
+		}
+		for p := 0; p < 4; p++ {
+			for k := 0; k < tokens; k++ {
+				zero(yr(16 + k))
+				zero(yr(20 + k))
+			}
+			for g := 0; g < 8; g++ {
+				kk := 8*p + g
+				lo, hi := yr(24+g%2*2), yr(25+g%2*2)
+				c.VMOVDQU32(mem(RSI, 160+32*kk), lo)
+				c.VPSRLW(U8(4), lo, hi)
+				c.VPANDD(Y15, lo, lo)
+				c.VPANDD(Y15, hi, hi)
+				for k := 0; k < tokens; k++ {
+					xl, xh := yr(28+k%2*2), yr(29+k%2*2)
+					c.VPBROADCASTD(xTok(k, 4+32*(2*p)+4*g), xl)
+					c.VPBROADCASTD(xTok(k, 4+32*(2*p+1)+4*g), xh)
+					VPDPBUSD(xl, lo, yr(16+k))
+					VPDPBUSD(xh, hi, yr(20+k))
+				}
+			}
+			for h := 0; h < 2; h++ {
+				j := 2*p + h
+				c.VPMOVZXBD(mem(RSI, 32+8*j), Y8)
+				for k := 0; k < tokens; k++ {
+					c.VPMULLD(yr(16+4*h+k), Y8, Y9)
+					c.VPADDD(Y9, yr(4+k), yr(4+k))
+				}
+			}
+		}
+		c.VMOVDQU(mem(RSI, 0), Y13)
+		c.VPMOVDW(Y13, X11)
+		c.VPSRLD(U8(16), Y13, Y13)
+		c.VPMOVDW(Y13, X12)
+		c.VCVTPH2PS(X11, Y11)
+		c.VCVTPH2PS(X12, Y12)
+		for k := 0; k < tokens; k++ {
+			zero(Y10)
+			for j := 0; j < 8; j++ {
+				c.VPMOVZXBD(mem(RSI, 96+8*j), Y8)
+				c.VPMULLD_BCST(mem(R8, q4KX8.frame*k+4*j), Y8, Y8)
+				c.VPADDD(Y8, Y10, Y10)
+			}
+			s := yr(4 + k)
+			c.VCVTDQ2PS(s, s)
+			c.VCVTDQ2PS(Y10, Y10)
+			c.VBROADCASTSS(xTok(k, 0), Y13)
+			c.VMULPS(Y13, Y11, Y14)
+			c.VMULPS(Y13, Y12, Y9)
+			c.VFMADD231PS(Y14, s, yr(k))
+			c.VFNMADD231PS(Y9, Y10, yr(k))
+		}
+		nextColumn(x8KBlockBytes)
+	},
+}
