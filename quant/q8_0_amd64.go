@@ -51,3 +51,9 @@ func gemmQ8_0X8R0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outSt
 
 //go:noescape
 func gemmQ8_0X8R4VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func rowQ8_0X8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ8_0X8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

@@ -10,6 +10,7 @@ func quantFiles() []outFile {
 			kernels(blockQ8_0, dotBlock, tileBlock, dots2, tiles3)
 			blockGemm(blockQ8_0)
 			x8BlockKernels(q80X8, blockQ8_0)
+			x8Multis(q80X8Multi)
 		}},
 		{"q4_0", func() {
 			kernels(blockQ4_0, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {avx2, 2}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})
@@ -35,6 +36,7 @@ func quantFiles() []outFile {
 			kernels(superQ6_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ6_K)
 			x8SuperKernels(q6KX8, superQ6_K)
+			q6KX8Multi.emit(2)
 		}},
 		{"iq4_nl", func() {
 			kernels(blockIQ4NL, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})

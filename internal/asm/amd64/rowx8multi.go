@@ -202,3 +202,114 @@ var q4KX8Multi = x8Multi{d: q4KX8,
 		nextColumn(x8KBlockBytes)
 	},
 }
+
+// q80X8Multi is q80X8 for several tokens: the block's chunks made
+// unsigned (Y1-Y8) and its scales (Y22) once, then per token its
+// VPDPBUSDs, correction, product and FMA as q80X8 does them.
+// Accumulators: Y0, Y23-Y25.
+var q80X8Multi = x8Multi{d: q80X8,
+	acc: func(k int) Register { return []Register{Y0, Y23, Y24, Y25}[k] },
+	loop: func(tokens int) {
+		t := blockQ8_0
+		for b := 0; b < 8; b++ {
+			for ch := 0; ch < 8; ch++ {
+				c.VPXORD(mem(RSI, 16+32*ch), Y14, yr(1+ch))
+			}
+			c.VCVTPH2PS(mem(RSI, 0), Y22)
+			for k := 0; k < tokens; k++ {
+				for _, a := range []Register{Y16, Y17, Y18, Y19} {
+					zero(a)
+				}
+				for ch := 0; ch < 8; ch++ {
+					x := yr(9 + ch%4)
+					c.VPBROADCASTD(xTok(k, t.qx+4*ch), x)
+					VPDPBUSD(x, yr(1+ch), yr(16+ch%4))
+				}
+				c.VPADDD(Y17, Y16, Y16)
+				c.VPADDD(Y19, Y18, Y18)
+				c.VPADDD(Y18, Y16, Y16)
+				c.VPSUBD_BCST(mem(R8, q80X8.frame*k+32+4*b), Y16, Y16)
+				c.VCVTDQ2PS(Y16, Y16)
+				c.VBROADCASTSS(mem(R8, q80X8.frame*k+4*b), Y20)
+				c.VMULPS(Y20, Y16, Y16)
+				c.VFMADD231PS(Y22, Y16, []Register{Y0, Y23, Y24, Y25}[k])
+			}
+			c.ADDQ(U32(8*t.wb), RSI)
+			c.ADDQ(U8(uint8(t.xb)), RDI)
+		}
+	},
+}
+
+// q6KX8Multi is q6KX8 for two tokens (four would need more registers):
+// each group of four elements' values (Y16-Y19) built once from its
+// chunks, then faced with each token's activation dwords (Y24-Y27) into
+// the token's four sub-block sums (Y3-Y6, Y20-Y23); S_k (Y2, Y28) +=
+// sc_j·(s_j − 32·Σy_j), and at the end acc_k (Y0, Y1) += S·(d·d_x) as
+// x8Finish does it, d (Y29) converted once.
+var q6KX8Multi = x8Multi{d: q6KX8,
+	acc: func(k int) Register { return yr(k) },
+	loop: func(tokens int) {
+		sums := func(k, q int) Register { return yr([]int{3, 20}[k] + q) }
+		sAcc := func(k int) Register { return []Register{Y2, Y28}[k] }
+		for k := 0; k < tokens; k++ {
+			zero(sAcc(k))
+		}
+		for h := 0; h < 2; h++ {
+			for lh := 0; lh < 2; lh++ {
+				for k := 0; k < tokens; k++ {
+					for q := 0; q < 4; q++ {
+						zero(sums(k, q))
+					}
+				}
+				for g := 4 * lh; g < 4*lh+4; g++ {
+					at := 144 + 96*(8*h+g)
+					c.VMOVDQU(mem(RSI, at), Y7)
+					c.VMOVDQU(mem(RSI, at+32), Y8)
+					c.VMOVDQU(mem(RSI, at+64), Y9)
+					c.VPSLLW(U8(4), Y9, Y10)
+					c.VPSLLW(U8(2), Y9, Y11)
+					c.VPSRLW(U8(2), Y9, Y13)
+					c.VPAND(Y14, Y10, Y10)
+					c.VPAND(Y14, Y11, Y11)
+					c.VPAND(Y14, Y9, Y12)
+					c.VPAND(Y14, Y13, Y13)
+					c.VPANDD(Y15, Y7, Y16)
+					c.VPANDD(Y15, Y8, Y17)
+					c.VPSRLW(U8(4), Y7, Y18)
+					c.VPSRLW(U8(4), Y8, Y19)
+					c.VPANDD(Y15, Y18, Y18)
+					c.VPANDD(Y15, Y19, Y19)
+					for q := 0; q < 4; q++ {
+						c.VPORD(yr(10+q), yr(16+q), yr(16+q))
+					}
+					for k := 0; k < tokens; k++ {
+						for q := 0; q < 4; q++ {
+							x := yr(24 + q)
+							c.VPBROADCASTD(xTok(k, 4+128*h+32*q+4*g), x)
+							VPDPBUSD(x, yr(16+q), sums(k, q))
+						}
+					}
+				}
+				for q := 0; q < 4; q++ {
+					j := 8*h + 2*q + lh
+					c.VPMOVSXBD(mem(RSI, 16+8*j), Y29)
+					for k := 0; k < tokens; k++ {
+						s := sums(k, q)
+						c.VPSUBD_BCST(mem(R8, q6KX8.frame*k+4*j), s, s)
+						c.VPMULLD(s, Y29, Y30)
+						c.VPADDD(Y30, sAcc(k), sAcc(k))
+					}
+				}
+			}
+		}
+		c.VCVTPH2PS(mem(RSI, 0), Y29)
+		for k := 0; k < tokens; k++ {
+			s := sAcc(k)
+			c.VCVTDQ2PS(s, s)
+			c.VBROADCASTSS(xTok(k, 0), Y30)
+			c.VMULPS(Y30, Y29, Y31)
+			c.VFMADD231PS(Y31, s, yr(k))
+		}
+		nextColumn(x8Q6BlockBytes)
+	},
+}
