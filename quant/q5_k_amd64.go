@@ -24,3 +24,6 @@ func gemmQ5_KX8R0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outSt
 
 //go:noescape
 func gemmQ5_KX8R4VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func rowQ5_KX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

@@ -201,7 +201,7 @@ func TestX8Refuses(t *testing.T) {
 // or MatVec a token at a time) gives each token exactly what decoding it
 // alone gives, on 1 and 2 threads.
 func TestX8BatchEqualsDecode(t *testing.T) {
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q6_K, quant.Q8_0} {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0} {
 		t.Run(typ.String(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(25, 26))
 			const cols, rows = 512, 96

@@ -31,6 +31,7 @@ func quantFiles() []outFile {
 			kernels(superQ5_K, dotSuper, tileSuper, dots2, nil)
 			gemmSuper(superQ5_K)
 			x8SuperKernels(q5KX8, superQ5_K)
+			q5KX8Multi.emit(2)
 		}},
 		{"q6_k", func() {
 			kernels(superQ6_K, dotSuper, tileSuper, dots2, tiles3)

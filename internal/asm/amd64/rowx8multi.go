@@ -12,7 +12,8 @@ import (
 //
 //	row<T>X8VNNIT<n>(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 //
-// sets out[k·os+8g+r] = row 8g+r · x_k for k < n (2 or 4) tokens, x_k at
+// sets out[k·os+8g+r] = row 8g+r · x_k for k < n (2 or 4; Q5_K and Q6_K
+// only 2, their loops need the registers) tokens, x_k at
 // x+k·xs. Per token the integer sums and the float operations are the
 // single-token kernel's, in its order, so each token's results equal it
 // bit for bit. The frame holds each token's factors (d.pre's) d.frame
@@ -311,5 +312,67 @@ var q6KX8Multi = x8Multi{d: q6KX8,
 			c.VFMADD231PS(Y31, s, yr(k))
 		}
 		nextColumn(x8Q6BlockBytes)
+	},
+}
+
+// q5KX8Multi is q5KX8 for two tokens: each pair's values (Y11, Y12, with
+// qh in Y10) built once and faced with each token's activation dwords
+// (Y25, Y26) into the token's eight sub-block sums (Y2-Y9, Y16-Y23); at
+// the end per token S (Y27) and M (Y29) as q5KX8's and acc_k (Y0, Y1) as
+// x8FinishMin does it, d and dmin (Y11, Y12) converted once.
+var q5KX8Multi = x8Multi{d: q5KX8,
+	acc: func(k int) Register { return yr(k) },
+	loop: func(tokens int) {
+		sums := func(k, j int) Register { return yr([]int{2, 16}[k] + j) }
+		for k := 0; k < tokens; k++ {
+			for j := 0; j < 8; j++ {
+				zero(sums(k, j))
+			}
+		}
+		for g := 0; g < 8; g++ {
+			at := 160 + 160*g
+			c.VMOVDQU32(mem(RSI, at), Y10)
+			for p := 0; p < 4; p++ {
+				lo, hi, sl, sh := Y11, Y12, Y13, Y24
+				c.VMOVDQU32(mem(RSI, at+32+32*p), hi)
+				c.VPANDD(Y15, hi, lo)
+				c.VPSRLW(U8(4), hi, hi)
+				c.VPANDD(Y15, hi, hi)
+				c.VPTERNLOGD(U8(0xF8), Y14, shiftTo4(Y10, 2*p, sl), lo)
+				c.VPTERNLOGD(U8(0xF8), Y14, shiftTo4(Y10, 2*p+1, sh), hi)
+				for k := 0; k < tokens; k++ {
+					c.VPBROADCASTD(xTok(k, 4+32*(2*p)+4*g), Y25)
+					c.VPBROADCASTD(xTok(k, 4+32*(2*p+1)+4*g), Y26)
+					VPDPBUSD(Y25, lo, sums(k, 2*p))
+					VPDPBUSD(Y26, hi, sums(k, 2*p+1))
+				}
+			}
+		}
+		c.VMOVDQU(mem(RSI, 0), Y13)
+		c.VPMOVDW(Y13, X11)
+		c.VPSRLD(U8(16), Y13, Y13)
+		c.VPMOVDW(Y13, X12)
+		c.VCVTPH2PS(X11, Y11)
+		c.VCVTPH2PS(X12, Y12)
+		for k := 0; k < tokens; k++ {
+			zero(Y27)
+			zero(Y29)
+			for j := 0; j < 8; j++ {
+				c.VPMOVZXBD(mem(RSI, 32+8*j), Y28)
+				c.VPMULLD(sums(k, j), Y28, Y28)
+				c.VPADDD(Y28, Y27, Y27)
+				c.VPMOVZXBD(mem(RSI, 96+8*j), Y30)
+				c.VPMULLD_BCST(mem(R8, q5KX8.frame*k+4*j), Y30, Y30)
+				c.VPADDD(Y30, Y29, Y29)
+			}
+			c.VCVTDQ2PS(Y27, Y27)
+			c.VCVTDQ2PS(Y29, Y29)
+			c.VBROADCASTSS(xTok(k, 0), Y13)
+			c.VMULPS(Y13, Y11, Y30)
+			c.VMULPS(Y13, Y12, Y31)
+			c.VFMADD231PS(Y30, Y27, yr(k))
+			c.VFNMADD231PS(Y31, Y29, yr(k))
+		}
+		nextColumn(x8Q5BlockBytes)
 	},
 }
