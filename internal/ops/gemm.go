@@ -23,13 +23,33 @@ import (
 // whose GEMM unpacks and broadcasts a row's sub-block scales per block
 // whatever the columns, from 16, as before (Q4_K's row layout was ahead at
 // 12 in the one but far behind in the other).
+//
+// An X8 matrix whose kernel takes several tokens at once (MatVecN) is
+// cheaper below the GEMM than the tiles are, so its thresholds are higher
+// (examples/bench -p P -n 0 on TinyLlama, the GEMM forced on and off, at
+// 05064d7): Q4_0's GEMM was level at 24 tokens and ahead from 32, Q8_0's
+// level from 16 to 32, and the k-quants' GEMM level only at 64 (MatVecN
+// ahead at 16, 24, 32 and 128 on Q4_K_M).
 func (e *Exec) gemmFrom(m *Matrix) int {
 	if e.gemmMin != 0 {
 		return e.gemmMin
 	}
+	multi := m.x8 != nil && m.x8.MatVecN != nil
 	switch m.T.Type {
-	case quant.Q4_0, quant.Q8_0:
+	case quant.Q4_0:
+		if multi {
+			return 24
+		}
 		return 12
+	case quant.Q8_0:
+		if multi {
+			return 16
+		}
+		return 12
+	case quant.Q4_K, quant.Q5_K, quant.Q6_K:
+		if multi {
+			return 64
+		}
 	}
 	return 16
 }
