@@ -49,18 +49,16 @@ import (
 // X8BlockBytes is the size of one block column of a group in the X8
 // layout of t (0 for a type without one).
 func X8BlockBytes(t Type) int {
-	extra, ok := x8Extra[t]
-	if !ok {
-		return 0
+	// Beyond the eight rows' blocks: the packed scales unpacked to bytes.
+	switch t {
+	case Q4_0, Q8_0, Q6_K, Q2_K:
+		return 8 * t.BlockBytes()
+	case Q4_K, Q5_K, Q3_K:
+		return 8*t.BlockBytes() + 32
+	case IQ4_XS:
+		return 8*t.BlockBytes() + 16
 	}
-	return 8*t.BlockBytes() + extra
-}
-
-// x8Extra is, per type with an X8 layout, the bytes a block column holds
-// beyond its eight rows' blocks.
-var x8Extra = map[Type]int{
-	Q4_0: 0, Q8_0: 0, Q4_K: 32, Q5_K: 32, Q6_K: 0,
-	IQ4_XS: 16, Q2_K: 0, Q3_K: 32,
+	return 0
 }
 
 // X8Bytes is the size of rows (a multiple of 8) of n elements of t in the
