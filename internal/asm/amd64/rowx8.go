@@ -92,13 +92,7 @@ func (d x8Decoder) emit(pfDist int) {
 	zero(Y0)
 	label("loop")
 	d.loop(pfDist)
-	c.ADDQ(U8(uint8(d.preStep)), R8)
-	if d.count == 1 {
-		c.DECQ(RCX)
-	} else {
-		c.SUBQ(U8(uint8(d.count)), RCX)
-	}
-	c.JNZ(ref("loop"))
+	x8LoopEnd(d)
 	c.VMOVUPS(Y0, mem(R12, 0))
 	c.ADDQ(U8(32), R12)
 	c.DECQ(R9)
@@ -362,25 +356,7 @@ var q6KX8 = x8Decoder{t: "Q6_K", frame: 64 * 128, preStep: 64, count: 1,
 							c.PREFETCHNTA(mem(RSI, pfDist+at+64))
 						}
 					}
-					c.VMOVDQU(mem(RSI, at), Y7)
-					c.VMOVDQU(mem(RSI, at+32), Y8)
-					c.VMOVDQU(mem(RSI, at+64), Y9)
-					// Bits 4-5 of the values of quarters 0-3.
-					c.VPSLLW(U8(4), Y9, Y10)
-					c.VPSLLW(U8(2), Y9, Y11)
-					c.VPSRLW(U8(2), Y9, Y13)
-					c.VPAND(Y14, Y10, Y10)
-					c.VPAND(Y14, Y11, Y11)
-					c.VPAND(Y14, Y9, Y12)
-					c.VPAND(Y14, Y13, Y13)
-					// Bits 0-3: the low nibbles of the two chunks, then
-					// their high nibbles.
-					c.VPANDD(Y15, Y7, Y16)
-					c.VPANDD(Y15, Y8, Y17)
-					c.VPSRLW(U8(4), Y7, Y18)
-					c.VPSRLW(U8(4), Y8, Y19)
-					c.VPANDD(Y15, Y18, Y18)
-					c.VPANDD(Y15, Y19, Y19)
+					q6X8Chunks(at)
 					for q := 0; q < 4; q++ {
 						v, x := yr(16+q), yr(24+q)
 						c.VPORD(yr(10+q), v, v)
@@ -401,4 +377,40 @@ var q6KX8 = x8Decoder{t: "Q6_K", frame: 64 * 128, preStep: 64, count: 1,
 		x8Finish(Y10, Y13)
 		nextColumn(x8Q6BlockBytes)
 	},
+}
+
+// x8LoopEnd closes an X8 kernel's block-column loop: the activations'
+// per-block data advanced by d.preStep, d.count blocks fewer to go.
+func x8LoopEnd(d x8Decoder) {
+	c.ADDQ(U8(uint8(d.preStep)), R8)
+	if d.count == 1 {
+		c.DECQ(RCX)
+	} else {
+		c.SUBQ(U8(uint8(d.count)), RCX)
+	}
+	c.JNZ(ref("loop"))
+}
+
+// q6X8Chunks loads the three chunks of a Q6_K X8 group of four elements
+// at at (two of ql, one of qh) and leaves, for quarters q = 0..3, the
+// values' bits 4-5 in Y(10+q) and bits 0-3 in Y(16+q): the low nibbles of
+// the two ql chunks, then their high nibbles (Y14 holds 0x30 bytes, Y15
+// 0x0F bytes).
+func q6X8Chunks(at int) {
+	c.VMOVDQU(mem(RSI, at), Y7)
+	c.VMOVDQU(mem(RSI, at+32), Y8)
+	c.VMOVDQU(mem(RSI, at+64), Y9)
+	c.VPSLLW(U8(4), Y9, Y10)
+	c.VPSLLW(U8(2), Y9, Y11)
+	c.VPSRLW(U8(2), Y9, Y13)
+	c.VPAND(Y14, Y10, Y10)
+	c.VPAND(Y14, Y11, Y11)
+	c.VPAND(Y14, Y9, Y12)
+	c.VPAND(Y14, Y13, Y13)
+	c.VPANDD(Y15, Y7, Y16)
+	c.VPANDD(Y15, Y8, Y17)
+	c.VPSRLW(U8(4), Y7, Y18)
+	c.VPSRLW(U8(4), Y8, Y19)
+	c.VPANDD(Y15, Y18, Y18)
+	c.VPANDD(Y15, Y19, Y19)
 }

@@ -69,13 +69,7 @@ func (m x8Multi) emit(tokens int) {
 	}
 	label("loop")
 	m.loop(tokens)
-	c.ADDQ(U8(uint8(d.preStep)), R8)
-	if d.count == 1 {
-		c.DECQ(RCX)
-	} else {
-		c.SUBQ(U8(uint8(d.count)), RCX)
-	}
-	c.JNZ(ref("loop"))
+	x8LoopEnd(d)
 	c.MOVQ(R12, RAX)
 	for k := 0; k < tokens; k++ {
 		c.VMOVUPS(m.acc(k), mem(RAX, 0))
@@ -264,22 +258,7 @@ var q6KX8Multi = x8Multi{d: q6KX8,
 				}
 				for g := 4 * lh; g < 4*lh+4; g++ {
 					at := 144 + 96*(8*h+g)
-					c.VMOVDQU(mem(RSI, at), Y7)
-					c.VMOVDQU(mem(RSI, at+32), Y8)
-					c.VMOVDQU(mem(RSI, at+64), Y9)
-					c.VPSLLW(U8(4), Y9, Y10)
-					c.VPSLLW(U8(2), Y9, Y11)
-					c.VPSRLW(U8(2), Y9, Y13)
-					c.VPAND(Y14, Y10, Y10)
-					c.VPAND(Y14, Y11, Y11)
-					c.VPAND(Y14, Y9, Y12)
-					c.VPAND(Y14, Y13, Y13)
-					c.VPANDD(Y15, Y7, Y16)
-					c.VPANDD(Y15, Y8, Y17)
-					c.VPSRLW(U8(4), Y7, Y18)
-					c.VPSRLW(U8(4), Y8, Y19)
-					c.VPANDD(Y15, Y18, Y18)
-					c.VPANDD(Y15, Y19, Y19)
+					q6X8Chunks(at)
 					for q := 0; q < 4; q++ {
 						c.VPORD(yr(10+q), yr(16+q), yr(16+q))
 					}
