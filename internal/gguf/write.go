@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 
 	"github.com/lowmem/llm/quant"
 )
@@ -245,56 +246,65 @@ func (t *tensorWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// fixedTypes are the Go types of GGUF's fixed-size values. binary.Write
+// encodes each, and an unnamed slice of each, as GGUF stores it: little
+// endian, a bool as one byte 0 or 1.
+var fixedTypes = map[reflect.Type]valueType{
+	reflect.TypeFor[uint8]():   typeUint8,
+	reflect.TypeFor[int8]():    typeInt8,
+	reflect.TypeFor[uint16]():  typeUint16,
+	reflect.TypeFor[int16]():   typeInt16,
+	reflect.TypeFor[uint32]():  typeUint32,
+	reflect.TypeFor[int32]():   typeInt32,
+	reflect.TypeFor[uint64]():  typeUint64,
+	reflect.TypeFor[int64]():   typeInt64,
+	reflect.TypeFor[float32](): typeFloat32,
+	reflect.TypeFor[float64](): typeFloat64,
+	reflect.TypeFor[bool]():    typeBool,
+}
+
+// fixedArray returns the element type of v when v is an unnamed slice of
+// a fixed-size type ([]uint8 … []float64, []bool).
+func fixedArray(v any) (valueType, bool) {
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Slice || t != reflect.SliceOf(t.Elem()) {
+		return 0, false
+	}
+	et, ok := fixedTypes[t.Elem()]
+	return et, ok
+}
+
 // typeOf returns the GGUF type of a value AddKV accepts; depth counts the
 // arrays enclosing v.
 func typeOf(v any, depth int) (valueType, error) {
+	if t, ok := fixedTypes[reflect.TypeOf(v)]; ok {
+		return t, nil
+	}
+	var elems []any
 	switch x := v.(type) {
-	case uint8:
-		return typeUint8, nil
-	case int8:
-		return typeInt8, nil
-	case uint16:
-		return typeUint16, nil
-	case int16:
-		return typeInt16, nil
-	case uint32:
-		return typeUint32, nil
-	case int32:
-		return typeInt32, nil
-	case uint64:
-		return typeUint64, nil
-	case int64:
-		return typeInt64, nil
-	case float32:
-		return typeFloat32, nil
-	case float64:
-		return typeFloat64, nil
-	case bool:
-		return typeBool, nil
 	case string:
 		return typeString, nil
-	case []uint8, []int8, []uint16, []int16, []uint32, []int32, []uint64, []int64,
-		[]float32, []float64, []bool, []string:
-		if depth >= maxArrayDepth {
-			return 0, fmt.Errorf("arrays nested more than %d deep", maxArrayDepth)
-		}
-		return typeArray, nil
+	case []string:
 	case []any:
-		if depth >= maxArrayDepth {
-			return 0, fmt.Errorf("arrays nested more than %d deep", maxArrayDepth)
+		elems = x
+	default:
+		if _, ok := fixedArray(v); !ok {
+			return 0, fmt.Errorf("GGUF has no type for Go %T", v)
 		}
-		for i, el := range x {
-			t, err := typeOf(el, depth+1)
-			if err != nil {
-				return 0, err
-			}
-			if t != typeArray {
-				return 0, fmt.Errorf("element %d of an array of arrays is a %T, not an array", i, el)
-			}
-		}
-		return typeArray, nil
 	}
-	return 0, fmt.Errorf("GGUF has no type for Go %T", v)
+	if depth >= maxArrayDepth {
+		return 0, fmt.Errorf("arrays nested more than %d deep", maxArrayDepth)
+	}
+	for i, el := range elems {
+		t, err := typeOf(el, depth+1)
+		if err != nil {
+			return 0, err
+		}
+		if t != typeArray {
+			return 0, fmt.Errorf("element %d of an array of arrays is a %T, not an array", i, el)
+		}
+	}
+	return typeArray, nil
 }
 
 // encoder writes little-endian fields and counts bytes; the first error
@@ -324,65 +334,25 @@ func (e *encoder) zeros(n int64) {
 	}
 }
 
-func (e *encoder) u32(v uint32) { writeOne(e, v, appendU32) }
-func (e *encoder) u64(v uint64) { writeOne(e, v, appendU64) }
+func (e *encoder) u32(v uint32) { e.raw(binary.LittleEndian.AppendUint32(e.w.AvailableBuffer(), v)) }
+func (e *encoder) u64(v uint64) { e.raw(binary.LittleEndian.AppendUint64(e.w.AvailableBuffer(), v)) }
+
+// Write lets binary.Write encode into e.
+func (e *encoder) Write(p []byte) (int, error) {
+	e.raw(p)
+	return len(p), e.err
+}
 
 func (e *encoder) str(s string) {
 	e.u64(uint64(len(s)))
 	e.raw(append(e.w.AvailableBuffer(), s...))
 }
 
-// value writes v, of a type typeOf accepts. Single values and arrays
-// share the element encodings below.
+// value writes v, of a type typeOf accepts.
 func (e *encoder) value(v any) {
 	switch x := v.(type) {
-	case uint8:
-		writeOne(e, x, appendU8)
-	case int8:
-		writeOne(e, x, appendI8)
-	case bool:
-		writeOne(e, x, appendBool)
-	case uint16:
-		writeOne(e, x, appendU16)
-	case int16:
-		writeOne(e, x, appendI16)
-	case uint32:
-		writeOne(e, x, appendU32)
-	case int32:
-		writeOne(e, x, appendI32)
-	case float32:
-		writeOne(e, x, appendF32)
-	case uint64:
-		writeOne(e, x, appendU64)
-	case int64:
-		writeOne(e, x, appendI64)
-	case float64:
-		writeOne(e, x, appendF64)
 	case string:
 		e.str(x)
-	case []uint8:
-		e.arrayHeader(typeUint8, len(x))
-		e.raw(x)
-	case []int8:
-		writeArray(e, typeInt8, x, appendI8)
-	case []bool:
-		writeArray(e, typeBool, x, appendBool)
-	case []uint16:
-		writeArray(e, typeUint16, x, appendU16)
-	case []int16:
-		writeArray(e, typeInt16, x, appendI16)
-	case []uint32:
-		writeArray(e, typeUint32, x, appendU32)
-	case []int32:
-		writeArray(e, typeInt32, x, appendI32)
-	case []float32:
-		writeArray(e, typeFloat32, x, appendF32)
-	case []uint64:
-		writeArray(e, typeUint64, x, appendU64)
-	case []int64:
-		writeArray(e, typeInt64, x, appendI64)
-	case []float64:
-		writeArray(e, typeFloat64, x, appendF64)
 	case []string:
 		e.arrayHeader(typeString, len(x))
 		for _, s := range x {
@@ -393,48 +363,17 @@ func (e *encoder) value(v any) {
 		for _, el := range x {
 			e.value(el)
 		}
+	default:
+		if et, ok := fixedArray(v); ok {
+			e.arrayHeader(et, reflect.ValueOf(v).Len())
+		}
+		if e.err == nil {
+			e.err = binary.Write(e, binary.LittleEndian, v)
+		}
 	}
-}
-
-// GGUF's little-endian encodings of its fixed-size element types.
-func appendU8(b []byte, v uint8) []byte    { return append(b, v) }
-func appendI8(b []byte, v int8) []byte     { return append(b, byte(v)) }
-func appendBool(b []byte, v bool) []byte   { return append(b, b2u(v)) }
-func appendU16(b []byte, v uint16) []byte  { return binary.LittleEndian.AppendUint16(b, v) }
-func appendI16(b []byte, v int16) []byte   { return appendU16(b, uint16(v)) }
-func appendU32(b []byte, v uint32) []byte  { return binary.LittleEndian.AppendUint32(b, v) }
-func appendI32(b []byte, v int32) []byte   { return appendU32(b, uint32(v)) }
-func appendF32(b []byte, v float32) []byte { return appendU32(b, math.Float32bits(v)) }
-func appendU64(b []byte, v uint64) []byte  { return binary.LittleEndian.AppendUint64(b, v) }
-func appendI64(b []byte, v int64) []byte   { return appendU64(b, uint64(v)) }
-func appendF64(b []byte, v float64) []byte { return appendU64(b, math.Float64bits(v)) }
-
-// writeOne encodes one fixed-size value into the bufio buffer.
-func writeOne[T any](e *encoder, x T, put func([]byte, T) []byte) {
-	e.raw(put(e.w.AvailableBuffer(), x))
 }
 
 func (e *encoder) arrayHeader(t valueType, n int) {
 	e.u32(uint32(t))
 	e.u64(uint64(n))
-}
-
-// writeArray encodes fixed-size elements into the bufio buffer in batches.
-func writeArray[T any](e *encoder, t valueType, xs []T, put func([]byte, T) []byte) {
-	e.arrayHeader(t, len(xs))
-	const batch = 512
-	for i := 0; i < len(xs); i += batch {
-		b := e.w.AvailableBuffer()
-		for _, v := range xs[i:min(i+batch, len(xs))] {
-			b = put(b, v)
-		}
-		e.raw(b)
-	}
-}
-
-func b2u(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
 }
