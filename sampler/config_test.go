@@ -8,8 +8,6 @@ import (
 )
 
 func TestValidate(t *testing.T) {
-	nan := float32(math.NaN())
-	inf := float32(math.Inf(1))
 	tests := []struct {
 		name   string
 		mutate func(*Config)

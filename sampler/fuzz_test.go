@@ -16,8 +16,6 @@ import (
 // id in [0, len(logits)) — or -1 for empty logits — and, after Reset, the
 // same id again for the same input.
 func FuzzConfig(f *testing.F) {
-	nan := float32(math.NaN())
-	inf := float32(math.Inf(1))
 	d := DefaultConfig(1)
 	add := func(c Config, vocab int, logits []byte, history []byte) {
 		f.Add(c.Temperature, c.TopK, c.TopP, c.MinP, c.RepeatPenalty, c.FrequencyPenalty, c.PresencePenalty,

@@ -7,7 +7,12 @@ import (
 	"testing"
 )
 
-var negInf = float32(math.Inf(-1))
+// Non-finite float32s, for logits and options.
+var (
+	nan    = float32(math.NaN())
+	inf    = float32(math.Inf(1))
+	negInf = float32(math.Inf(-1))
+)
 
 // mustNew is New for configs that are valid by construction.
 func mustNew(t testing.TB, cfg Config, vocab int) *Sampler {
@@ -34,7 +39,6 @@ func logProbs(p ...float64) []float32 {
 }
 
 func TestGreedy(t *testing.T) {
-	nan := float32(math.NaN())
 	tests := []struct {
 		name   string
 		logits []float32
@@ -384,8 +388,6 @@ func TestFilteredTokensNeverDrawn(t *testing.T) {
 }
 
 func TestNonFiniteLogits(t *testing.T) {
-	inf := float32(math.Inf(1))
-	nan := float32(math.NaN())
 	for _, k := range []int{0, 2} {
 		cfg := sampling()
 		cfg.TopK = k
