@@ -144,6 +144,12 @@ func TestRoundTripTensors(t *testing.T) {
 	}
 }
 
+// Named types are not GGUF's: AddKV takes the built-in ones only.
+type (
+	namedU32  uint32
+	namedU32s []uint32
+)
+
 func TestWriterErrors(t *testing.T) {
 	f32 := func(n int) []byte { return make([]byte, 4*n) }
 	tests := []struct {
@@ -153,6 +159,19 @@ func TestWriterErrors(t *testing.T) {
 	}{
 		{"int value", func(w *Writer) error { w.AddKV("k", 5); return nil }, "no type for Go int"},
 		{"scalar in nested array", func(w *Writer) error { w.AddKV("k", []any{uint8(1)}); return nil }, "not an array"},
+		{"named scalar type", func(w *Writer) error { w.AddKV("k", namedU32(1)); return nil }, "no type for Go gguf.namedU32"},
+		{"named slice type", func(w *Writer) error { w.AddKV("k", namedU32s{1}); return nil }, "no type for Go gguf.namedU32s"},
+		{"slice of int", func(w *Writer) error { w.AddKV("k", []int{1}); return nil }, "no type for Go []int"},
+		{"nil value", func(w *Writer) error { w.AddKV("k", nil); return nil }, "no type for Go <nil>"},
+		{"bad element deep in nested array", func(w *Writer) error { w.AddKV("k", []any{[]any{[]int{1}}}); return nil }, "no type for Go []int"},
+		{"arrays nested too deep", func(w *Writer) error {
+			v := any([]int32{1})
+			for range maxArrayDepth {
+				v = []any{v}
+			}
+			w.AddKV("k", v)
+			return nil
+		}, "nested more than 8 deep"},
 		{"bad alignment", func(w *Writer) error { w.SetAlignment(3); return nil }, "not a power of two"},
 		{"alignment of wrong type", func(w *Writer) error { w.AddKV("general.alignment", uint64(64)); return nil }, "general.alignment"},
 		{"short data", func(w *Writer) error { return w.AddTensor("t", quant.F32, []int64{4}, f32(3)) }, "12 bytes of data, want 16"},
@@ -270,5 +289,56 @@ func TestAccessors(t *testing.T) {
 	check("Int32s(ss)", two(f.Int32s("ss")), []any{[]int32(nil), false})
 	if _, ok := f.Tensor("x"); ok {
 		t.Error("Tensor on a file without tensors found one")
+	}
+}
+
+// failAfter accepts limit bytes, then fails every write.
+type failAfter struct {
+	limit int
+	err   error
+}
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.limit {
+		n := f.limit
+		f.limit = 0
+		return n, f.err
+	}
+	f.limit -= len(p)
+	return len(p), nil
+}
+
+// TestWriteToFailingWriter: an output that fails anywhere (in the header,
+// inside a large array, in a tensor written directly or by a function, at
+// the final flush) makes WriteTo return its error.
+func TestWriteToFailingWriter(t *testing.T) {
+	build := func() *Writer {
+		w := NewWriter()
+		w.AddKV("big", make([]float32, 40000)) // larger than the write buffer
+		w.AddKV("s", []string{"a", "b"})
+		if err := w.AddTensor("t", quant.F32, []int64{20000}, make([]byte, 80000)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.AddTensorFunc("u", quant.F32, []int64{4}, func(w io.Writer) error {
+			_, err := w.Write(make([]byte, 16))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	total, err := build().WriteTo(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("disk full")
+	for _, limit := range []int{0, 10, 70000, 160100, int(total) - 1} {
+		n, err := build().WriteTo(&failAfter{limit: limit, err: boom})
+		if !errors.Is(err, boom) {
+			t.Errorf("output failing after %d of %d bytes: error %v, want %v", limit, total, err, boom)
+		}
+		if n > total {
+			t.Errorf("output failing after %d bytes: %d bytes reported written, more than the file's %d", limit, n, total)
+		}
 	}
 }
