@@ -41,11 +41,8 @@ var iq4XSX8Multi = x8Multi{d: iq4XSX8, acc: x8Acc,
 				c.VPSHUFB(lo, Y14, lo)
 				c.VPSHUFB(hi, Y14, hi)
 				for k := 0; k < tokens; k++ {
-					xl, xh := yr(28+k%2*2), yr(29+k%2*2)
-					c.VPBROADCASTD(xTok(k, 4+32*j+4*ch), xl)
-					c.VPBROADCASTD(xTok(k, 4+32*j+16+4*ch), xh)
-					VPDPBUSD(xl, lo, part(k, 0))
-					VPDPBUSD(xh, hi, part(k, 1))
+					VPDPBUSDBcast(xTok(k, 4+32*j+4*ch), lo, part(k, 0))
+					VPDPBUSDBcast(xTok(k, 4+32*j+16+4*ch), hi, part(k, 1))
 				}
 			}
 			c.VPMOVSXBD(mem(RSI, 16+8*j), Y8)
@@ -71,7 +68,7 @@ var iq4XSX8Multi = x8Multi{d: iq4XSX8, acc: x8Acc,
 // two, and each token's VPDPBUSDs add them against the activation dwords
 // at xAt(h, j, lh, g), broadcast to x; then pair(p, sums) folds each
 // token's two sums into its accumulators.
-func lowPairs(tokens int, v, x [2]Register, values func(h, q, lh, g int), xAt func(h, j, lh, g int) int, pair func(p int, sums func(k, i int) Register)) {
+func lowPairs(tokens int, v [2]Register, values func(h, q, lh, g int), xAt func(h, j, lh, g int) int, pair func(p int, sums func(k, i int) Register)) {
 	sums := func(k, i int) Register { return yr(20 + 2*k + i) }
 	for lh := 0; lh < 2; lh++ {
 		for h := 0; h < 2; h++ {
@@ -84,8 +81,7 @@ func lowPairs(tokens int, v, x [2]Register, values func(h, q, lh, g int), xAt fu
 					values(h, q, lh, g)
 					for k := 0; k < tokens; k++ {
 						for i := 0; i < 2; i++ {
-							c.VPBROADCASTD(xTok(k, xAt(h, 2*q+i, lh, g)), x[i])
-							VPDPBUSD(x[i], v[i], sums(k, i))
+							VPDPBUSDBcast(xTok(k, xAt(h, 2*q+i, lh, g)), v[i], sums(k, i))
 						}
 					}
 				}
@@ -126,7 +122,7 @@ var q2KX8Multi = x8Multi{d: q2KX8, acc: x8Acc, setup: highWords,
 			zero(lowS(k))
 			zero(mAcc(k))
 		}
-		lowPairs(tokens, [2]Register{Y8, Y9}, [2]Register{Y10, Y11},
+		lowPairs(tokens, [2]Register{Y8, Y9},
 			func(h, q, lh, g int) {
 				at := 160 + 32*(8*h+4*lh+g)
 				c.VPANDD(mem(RSI, at), yr(28+2*q), Y8)
@@ -181,7 +177,7 @@ var q3KX8Multi = x8Multi{d: q3KX8, acc: x8Acc, setup: highWords,
 			zero(lowS(k))
 			zero(tAcc(k))
 		}
-		lowPairs(tokens, [2]Register{Y28, Y29}, [2]Register{Y30, Y31},
+		lowPairs(tokens, [2]Register{Y28, Y29},
 			func(h, q, lh, g int) {
 				at := 144 + 96*(4*lh+g)
 				if h == 1 && q == 1 {
