@@ -12,13 +12,17 @@ import (
 // exactly in int32, the same integers as the single-token kernel in
 // another order, then do its float operations: so each token's results
 // equal it bit for bit. Per token k, acc_k is Y0+k (x8Acc) and S_k Y4+k.
+// The activation dwords reach the VPDPBUSDs by embedded broadcast
+// (VPDPBUSDBcast), which saves an instruction each and the registers
+// (BenchmarkX8LowbitPrefill, MatVecN: 3-9 % faster than with
+// VPBROADCASTD). Four tokens is what Q2_K's and Q3_K's registers hold.
 
 // lowS is token k's integer sum of the super-block: Y4+k.
 func lowS(k int) Register { return yr(4 + k) }
 
 // iq4XSX8Multi is iq4XSX8 for several tokens: each chunk's levels (low
 // and high nibbles looked up, Y24-Y27) made once and faced with each
-// token's activation dwords (Y28-Y31) into the token's two partial sums
+// token's activation dwords into the token's two partial sums
 // of the sub-block (Y16+2k, Y17+2k); per sub-block S_k += sc_j·(s_j −
 // 128·Σy_j), the scales (Y8) widened once.
 var iq4XSX8Multi = x8Multi{d: iq4XSX8, acc: x8Acc,
@@ -66,7 +70,7 @@ var iq4XSX8Multi = x8Multi{d: iq4XSX8, acc: x8Acc,
 // step g < 4 of the pair, values(h, q, lh, g) leaves the two sub-blocks'
 // values of the step in v, unsigned bytes, each times its own power of
 // two, and each token's VPDPBUSDs add them against the activation dwords
-// at xAt(h, j, lh, g), broadcast to x; then pair(p, sums) folds each
+// at xAt(h, j, lh, g); then pair(p, sums) folds each
 // token's two sums into its accumulators.
 func lowPairs(tokens int, v [2]Register, values func(h, q, lh, g int), xAt func(h, j, lh, g int) int, pair func(p int, sums func(k, i int) Register)) {
 	sums := func(k, i int) Register { return yr(20 + 2*k + i) }
