@@ -141,8 +141,7 @@ var q2KX8Multi = x8Multi{d: q2KX8, acc: x8Acc, setup: highWords,
 				for k := 0; k < tokens; k++ {
 					toWords(sums(k, 0), sums(k, 1), 4*q, 2*(2*q+1))
 					VPDPWSSD(Y12, sums(k, 0), lowS(k))
-					c.VPBROADCASTD(mem(R8, q2KX8.frame*k+4*p), Y14)
-					VPDPWSSD(Y14, Y13, mAcc(k))
+					VPDPWSSDBcast(mem(R8, q2KX8.frame*k+4*p), Y13, mAcc(k))
 				}
 			})
 		c.VMOVDQU(mem(RSI, 0), Y9)
@@ -207,8 +206,7 @@ var q3KX8Multi = x8Multi{d: q3KX8, acc: x8Acc, setup: highWords,
 					}
 					toWords(sums(k, 0), sums(k, 1), a, b)
 					VPDPWSSD(Y8, sums(k, 0), lowS(k))
-					c.VPBROADCASTD(mem(R8, q3KX8.frame*k+4*p), Y9)
-					VPDPWSSD(Y9, Y8, tAcc(k))
+					VPDPWSSDBcast(mem(R8, q3KX8.frame*k+4*p), Y8, tAcc(k))
 				}
 			})
 		for k := 0; k < tokens; k++ {
