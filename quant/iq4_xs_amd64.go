@@ -39,3 +39,6 @@ func rowIQ4_XSX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs in
 
 //go:noescape
 func rowIQ4_XSX8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowIQ4_XSX8VNNIT8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

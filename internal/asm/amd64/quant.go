@@ -50,6 +50,7 @@ func quantFiles() []outFile {
 			lowFamily(lowIQ4XS, tileAt{vbmi, 1}, tileAt{vbmi, 4})
 			x8Decoders(iq4XSX8)
 			x8Multis(iq4XSX8Multi)
+			iq4XSX8Multi.emit(8)
 		}},
 		{"iq3_s", func() { lowFamily(lowIQ3S) }},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},

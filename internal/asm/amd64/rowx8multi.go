@@ -13,8 +13,8 @@ import (
 //	row<T>X8VNNIT<n>(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 //
 // sets out[k·os+8g+r] = row 8g+r · x_k for k < n (2 or 4; Q5_K and Q6_K
-// only 2, their loops need the registers; the low-bit types' are in
-// rowx8multi_lowbit.go) tokens, x_k at
+// only 2, their loops need the registers; IQ4_XS also 8; the low-bit
+// types' are in rowx8multi_lowbit.go) tokens, x_k at
 // x+k·xs. Per token the integer sums and the float operations are the
 // single-token kernel's, in its order, so each token's results equal it
 // bit for bit. The frame holds each token's factors (d.pre's) d.frame
@@ -31,17 +31,23 @@ type x8Multi struct {
 	setup func()
 }
 
-// xTok is the activations of token k at disp from DI (k < 4).
+// xTok is the activations of token k at disp from DI (k < 8; from 4 on
+// from AX, which a kernel of more than four tokens sets to DI+4·xs at
+// the top of its loop).
 func xTok(k, disp int) Mem {
+	base := RDI
+	if k >= 4 {
+		base, k = RAX, k-4
+	}
 	switch k {
 	case 0:
-		return mem(RDI, disp)
+		return mem(base, disp)
 	case 1:
-		return memx(RDI, disp, R10, 1)
+		return memx(base, disp, R10, 1)
 	case 2:
-		return memx(RDI, disp, R10, 2)
+		return memx(base, disp, R10, 2)
 	}
-	return memx(RDI, disp, R14, 1)
+	return memx(base, disp, R14, 1)
 }
 
 func (m x8Multi) emit(tokens int) {
@@ -74,6 +80,9 @@ func (m x8Multi) emit(tokens int) {
 		zero(m.acc(k))
 	}
 	label("loop")
+	if tokens > 4 {
+		c.LEAQ(memx(RDI, 0, R10, 4), RAX)
+	}
 	m.loop(tokens)
 	x8LoopEnd(d)
 	c.MOVQ(R12, RAX)

@@ -21,23 +21,34 @@ import (
 func lowS(k int) Register { return yr(4 + k) }
 
 // iq4XSX8Multi is iq4XSX8 for several tokens: each chunk's levels (low
-// and high nibbles looked up, Y24-Y27) made once and faced with each
-// token's activation dwords into the token's two partial sums
-// of the sub-block (Y16+2k, Y17+2k); per sub-block S_k += sc_j·(s_j −
-// 128·Σy_j), the scales (Y8) widened once.
+// and high nibbles looked up) made once and faced with each token's
+// activation dwords into the token's partial sums of the sub-block; per
+// sub-block S_k += sc_j·(s_j − 128·Σy_j), the scales widened once. Up to
+// four tokens: S_k in Y4+k, two partial sums each (Y16+2k, Y17+2k), the
+// levels in Y24-Y27, the scales in Y8. Eight: S_k in Y16+k, one partial
+// sum each (Y24+k), the levels in Y8-Y11, the scales in Y12.
 var iq4XSX8Multi = x8Multi{d: iq4XSX8, acc: x8Acc,
 	loop: func(tokens int) {
+		wide := tokens > 4
+		sAcc, levels, scales := lowS, 24, Y8
 		part := func(k, h int) Register { return yr(16 + 2*k + h) }
+		if wide {
+			sAcc = func(k int) Register { return yr(16 + k) }
+			levels, scales = 8, Y12
+			part = func(k, _ int) Register { return yr(24 + k) }
+		}
 		for k := 0; k < tokens; k++ {
-			zero(lowS(k))
+			zero(sAcc(k))
 		}
 		for j := 0; j < 8; j++ {
 			for k := 0; k < tokens; k++ {
 				zero(part(k, 0))
-				zero(part(k, 1))
+				if !wide {
+					zero(part(k, 1))
+				}
 			}
 			for ch := 0; ch < 4; ch++ {
-				lo, hi := yr(24+ch%2*2), yr(25+ch%2*2)
+				lo, hi := yr(levels+ch%2*2), yr(levels+1+ch%2*2)
 				c.VMOVDQU32(mem(RSI, 80+32*(4*j+ch)), lo)
 				c.VPSRLW(U8(4), lo, hi)
 				c.VPANDD(Y15, lo, lo)
@@ -49,16 +60,18 @@ var iq4XSX8Multi = x8Multi{d: iq4XSX8, acc: x8Acc,
 					VPDPBUSDBcast(xTok(k, 4+32*j+16+4*ch), hi, part(k, 1))
 				}
 			}
-			c.VPMOVSXBD(mem(RSI, 16+8*j), Y8)
+			c.VPMOVSXBD(mem(RSI, 16+8*j), scales)
 			for k := 0; k < tokens; k++ {
 				p := part(k, 0)
-				c.VPADDD(part(k, 1), p, p)
+				if !wide {
+					c.VPADDD(part(k, 1), p, p)
+				}
 				c.VPSUBD_BCST(mem(R8, iq4XSX8.frame*k+4*j), p, p)
-				c.VPMULLD(p, Y8, p)
-				c.VPADDD(p, lowS(k), lowS(k))
+				c.VPMULLD(p, scales, p)
+				c.VPADDD(p, sAcc(k), sAcc(k))
 			}
 		}
-		x8FinishTokens(tokens, lowS, x8Acc, Y8, Y9, Y10)
+		x8FinishTokens(tokens, sAcc, x8Acc, scales, yr(levels), yr(levels+1))
 		nextColumn(x8IQ4XSBytes)
 	},
 }
