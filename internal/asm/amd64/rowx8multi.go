@@ -19,7 +19,8 @@ import (
 // single-token kernel's, in its order, so each token's results equal it
 // bit for bit. The frame holds each token's factors (d.pre's) d.frame
 // bytes apart. General registers: as the single-token kernel's, plus R10
-// xs, R14 3·xs, R11 os in bytes.
+// xs, R14 3·xs, R11 os in bytes, and with more than four tokens AX
+// DI+4·xs in the loop.
 
 // x8Multi is the loop of a multi-token kernel: per iteration d.count
 // blocks for tokens accumulators; setup, when not nil, sets constants
