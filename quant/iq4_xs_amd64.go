@@ -33,3 +33,12 @@ func rowIQ4_XSX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
 func rowIQ4_XSX8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowIQ4_XSX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowIQ4_XSX8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowIQ4_XSX8VNNIT8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

@@ -30,3 +30,9 @@ func rowQ3_KX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
 func rowQ3_KX8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ3_KX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ3_KX8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

@@ -79,8 +79,7 @@ type X8Kernel struct {
 	// Mul is GemmKernel.Mul over the X8 layout: rows 8·groups, p one panel
 	// packed by the Pack of Gemm(Type), out[c*outStride+r] for c < cols.
 	// It never allocates. It is nil for a type without a GEMM kernel
-	// (the low-bit types), whose batches go through MatVec a token at a
-	// time.
+	// (the low-bit types), whose batches go through MatVecN.
 	Mul func(n int, w []byte, groups int, p []byte, cols int, out []float32, outStride int)
 	// MatVecN is MatVec for tokens activation rows at once, row k at
 	// x[k*xStride:], its results at out[k*outStride:]: each block column

@@ -14,15 +14,15 @@ func x8Variants(t Type) []X8Kernel {
 	}
 	switch {
 	case t == Q4_0 && cpu.Has(cpu.AVX512VNNI):
-		return withMulti(t, x8Pair("avx512vnni", t, rowQ4_0X8VNNI, rowQ4_0X8VNNINTA4096, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI), rowQ4_0X8VNNIT2, rowQ4_0X8VNNIT4)
+		return withMulti(t, x8Pair("avx512vnni", t, rowQ4_0X8VNNI, rowQ4_0X8VNNINTA4096, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI), rowQ4_0X8VNNIT2, rowQ4_0X8VNNIT4, nil)
 	case t == Q4_K && cpu.Has(cpu.AVX512VBMI):
-		return withMulti(t, x8Pair("avx512vbmi", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI), rowQ4_KX8VNNIT2, rowQ4_KX8VNNIT4)
+		return withMulti(t, x8Pair("avx512vbmi", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI), rowQ4_KX8VNNIT2, rowQ4_KX8VNNIT4, nil)
 	case t == Q8_0 && cpu.Has(cpu.AVX512VNNI):
-		return withMulti(t, x8Pair("avx512vnni", t, rowQ8_0X8VNNI, rowQ8_0X8VNNINTA4096, gemmQ8_0X8R0VNNI, gemmQ8_0X8R4VNNI), rowQ8_0X8VNNIT2, rowQ8_0X8VNNIT4)
+		return withMulti(t, x8Pair("avx512vnni", t, rowQ8_0X8VNNI, rowQ8_0X8VNNINTA4096, gemmQ8_0X8R0VNNI, gemmQ8_0X8R4VNNI), rowQ8_0X8VNNIT2, rowQ8_0X8VNNIT4, nil)
 	case t == Q5_K && cpu.Has(cpu.AVX512VBMI):
-		return withMulti(t, x8Pair("avx512vbmi", t, rowQ5_KX8VNNI, rowQ5_KX8VNNINTA4096, gemmQ5_KX8R0VNNI, gemmQ5_KX8R4VNNI), rowQ5_KX8VNNIT2, nil)
+		return withMulti(t, x8Pair("avx512vbmi", t, rowQ5_KX8VNNI, rowQ5_KX8VNNINTA4096, gemmQ5_KX8R0VNNI, gemmQ5_KX8R4VNNI), rowQ5_KX8VNNIT2, nil, nil)
 	case t == Q6_K && cpu.Has(cpu.AVX512VBMI):
-		return withMulti(t, x8Pair("avx512vbmi", t, rowQ6_KX8VNNI, rowQ6_KX8VNNINTA4096, gemmQ6_KX8R0VNNI, gemmQ6_KX8R4VNNI), rowQ6_KX8VNNIT2, nil)
+		return withMulti(t, x8Pair("avx512vbmi", t, rowQ6_KX8VNNI, rowQ6_KX8VNNINTA4096, gemmQ6_KX8R0VNNI, gemmQ6_KX8R4VNNI), rowQ6_KX8VNNIT2, nil, nil)
 	}
 	return nil
 }
@@ -87,9 +87,10 @@ func x8Kernel(name string, t Type, row rowX8Asm, lo, hi gemmAsm) X8Kernel {
 type rowX8MultiAsm func(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 // withMulti gives each kernel of ks (of type t) a MatVecN over the
-// two- and four-token kernels m2 and m4 (nil for none), a batch taken
-// four tokens at a time, then two, then one (the kernel's own MatVec).
-func withMulti(t Type, ks []X8Kernel, m2, m4 rowX8MultiAsm) []X8Kernel {
+// two-, four- and eight-token kernels m2, m4 and m8 (nil for none), a
+// batch taken eight tokens at a time, then four, two, one (the kernel's
+// own MatVec).
+func withMulti(t Type, ks []X8Kernel, m2, m4, m8 rowX8MultiAsm) []X8Kernel {
 	bb := X8BlockBytes(t)
 	vt := t.VecDotType()
 	for i := range ks {
@@ -106,6 +107,9 @@ func withMulti(t Type, ks []X8Kernel, m2, m4 rowX8MultiAsm) []X8Kernel {
 			_ = out[(tokens-1)*outStride+8*groups-1]
 			for k := 0; k < tokens; {
 				switch left := tokens - k; {
+				case left >= 8 && m8 != nil:
+					m8(&w[0], groups, &x[k*xStride], nb, &out[k*outStride], xStride, outStride)
+					k += 8
 				case left >= 4 && m4 != nil:
 					m4(&w[0], groups, &x[k*xStride], nb, &out[k*outStride], xStride, outStride)
 					k += 4

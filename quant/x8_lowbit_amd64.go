@@ -6,19 +6,20 @@ import "github.com/lowmem/llm/internal/cpu"
 
 // x8LowVariants lists the X8 kernels of a low-bit type t this CPU runs,
 // the one X8 chooses first: decode without and with non-temporal
-// prefetch 4 KB ahead. They have no GEMM (Mul nil): the low-bit types
-// have none in the row layout either.
+// prefetch 4 KB ahead, each with a MatVecN over the two- and four-token
+// kernels (and IQ4_XS's eight-token one). They have no GEMM (Mul nil): the low-bit types have none in
+// the row layout either.
 func x8LowVariants(t Type) []X8Kernel {
 	if !cpu.Has(cpu.AVX512VNNI) {
 		return nil
 	}
 	switch t {
 	case IQ4_XS:
-		return x8Pair("avx512vnni", t, rowIQ4_XSX8VNNI, rowIQ4_XSX8VNNINTA4096, nil, nil)
+		return withMulti(t, x8Pair("avx512vnni", t, rowIQ4_XSX8VNNI, rowIQ4_XSX8VNNINTA4096, nil, nil), rowIQ4_XSX8VNNIT2, rowIQ4_XSX8VNNIT4, rowIQ4_XSX8VNNIT8)
 	case Q3_K:
-		return x8Pair("avx512vnni", t, rowQ3_KX8VNNI, rowQ3_KX8VNNINTA4096, nil, nil)
+		return withMulti(t, x8Pair("avx512vnni", t, rowQ3_KX8VNNI, rowQ3_KX8VNNINTA4096, nil, nil), rowQ3_KX8VNNIT2, rowQ3_KX8VNNIT4, nil)
 	case Q2_K:
-		return x8Pair("avx512vnni", t, rowQ2_KX8VNNI, rowQ2_KX8VNNINTA4096, nil, nil)
+		return withMulti(t, x8Pair("avx512vnni", t, rowQ2_KX8VNNI, rowQ2_KX8VNNINTA4096, nil, nil), rowQ2_KX8VNNIT2, rowQ2_KX8VNNIT4, nil)
 	}
 	return nil
 }

@@ -139,8 +139,8 @@ func BenchmarkX8Lowbit(b *testing.B) { benchX8(b, x8LowTypes, true) }
 
 // BenchmarkX8LowbitPrefill is BenchmarkPrefill for the low-bit types:
 // the row layout's tile kernel against the X8 decode kernel a token at a
-// time over two groups of rows (16 rows, as ops multiplies a batch), one
-// thread.
+// time and the multi-token kernel (MatVecN, the batch's path in ops) over
+// two groups of rows (16 rows, as ops multiplies a batch), one thread.
 func BenchmarkX8LowbitPrefill(b *testing.B) {
 	for _, typ := range x8LowTypes {
 		p := newPrefillBench(typ)
@@ -158,6 +158,16 @@ func BenchmarkX8LowbitPrefill(b *testing.B) {
 						for c := 0; c < cols; c++ {
 							kx.MatVec(n, rp[g*gb:], 2, x[c*xb:(c+1)*xb], out[c*rows+8*g:])
 						}
+					}
+				})
+			})
+			if kx.MatVecN == nil {
+				continue
+			}
+			b.Run(fmt.Sprintf("%v/%s-multi", typ, kx.Name), func(b *testing.B) {
+				p.run(b, func() {
+					for g := 0; g < rows/8; g += 2 {
+						kx.MatVecN(n, rp[g*gb:], 2, x, xb, cols, out[8*g:], rows)
 					}
 				})
 			})

@@ -3,6 +3,7 @@ package quant
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -268,9 +269,14 @@ func TestRepackX8RoundTrip(t *testing.T) {
 // of MatVec a token at a time, bit for bit, for batches of 1 to 11 tokens
 // (every mix of the four-, two- and one-token kernels), with strides
 // wider than a row so that a kernel reading or writing another token's
-// place shows.
+// place shows: the types with a GEMM and the low-bit types, whose twin
+// is matVecX8LowGo.
 func TestX8Multi(t *testing.T) {
-	for _, typ := range gemmTypes {
+	for _, typ := range append(append([]Type{}, gemmTypes...), x8LowTypes...) {
+		twinOf := matVecX8Go
+		if slices.Contains(x8LowTypes, typ) {
+			twinOf = matVecX8LowGo
+		}
 		for _, n := range []int{256, 2048, 5632} {
 			const rows = 24
 			nb := n / typ.BlockElems()
@@ -287,7 +293,7 @@ func TestX8Multi(t *testing.T) {
 			xs := randBlocks(vt, maxTok*xStride/vt.BlockBytes(), r, kindRandom)
 			twin := make([]float32, maxTok*rows)
 			for k := 0; k < maxTok; k++ {
-				matVecX8Go(typ, n, rp, rows/8, xs[k*xStride:k*xStride+xRow], twin[k*rows:(k+1)*rows])
+				twinOf(typ, n, rp, rows/8, xs[k*xStride:k*xStride+xRow], twin[k*rows:(k+1)*rows])
 			}
 			for _, k := range x8Variants(typ) {
 				if k.MatVecN == nil {

@@ -12,7 +12,8 @@ import (
 // batches below the GEMM's threshold through X8Kernel.MatVecN (a token
 // at a time through MatVec for the types without it), prefill through
 // the GEMM panels of the weight type (X8Kernel.Mul), or, for a type
-// without GEMM kernels, through MatVec a token at a time. A
+// without GEMM kernels (IQ4_XS, Q3_K, Q2_K), through MatVecN as small
+// batches do. A
 // group takes the bytes of its eight rows in place (Q4_K: 32 more a
 // super-block), so row r's group begins at r times a row's share of a
 // group (x8RowBytes).

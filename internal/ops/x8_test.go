@@ -199,9 +199,10 @@ func TestX8Refuses(t *testing.T) {
 
 // TestX8BatchEqualsDecode: a batch below the GEMM threshold (MatVecN,
 // or MatVec a token at a time) gives each token exactly what decoding it
-// alone gives, on 1 and 2 threads.
+// alone gives, on 1 and 2 threads; the low-bit types, without a GEMM,
+// take MatVecN for every batch.
 func TestX8BatchEqualsDecode(t *testing.T) {
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0} {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0, quant.IQ4_XS, quant.Q3_K, quant.Q2_K} {
 		t.Run(typ.String(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(25, 26))
 			const cols, rows = 512, 96

@@ -44,11 +44,13 @@ func quantFiles() []outFile {
 		}},
 		// The VBMI kernels of the low-bit types follow their family; the
 		// VNNI 4×4 tile is as fast as a VBMI one for Q2_K and Q3_K.
-		{"q2_k", func() { lowFamily(lowQ2_K, tileAt{vbmi, 1}); x8Decoders(q2KX8) }},
-		{"q3_k", func() { lowFamily(lowQ3_K, tileAt{vbmi, 1}); x8Decoders(q3KX8) }},
+		{"q2_k", func() { lowFamily(lowQ2_K, tileAt{vbmi, 1}); x8Decoders(q2KX8); x8Multis(q2KX8Multi) }},
+		{"q3_k", func() { lowFamily(lowQ3_K, tileAt{vbmi, 1}); x8Decoders(q3KX8); x8Multis(q3KX8Multi) }},
 		{"iq4_xs", func() {
 			lowFamily(lowIQ4XS, tileAt{vbmi, 1}, tileAt{vbmi, 4})
 			x8Decoders(iq4XSX8)
+			x8Multis(iq4XSX8Multi)
+			iq4XSX8Multi.emit(8)
 		}},
 		{"iq3_s", func() { lowFamily(lowIQ3S) }},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},

@@ -25,6 +25,28 @@ func VPDPBUSD(s, u, acc Op) {
 	raw("AVX512_VNNI", "VPDPBUSD", []Op{s, u, acc}, []Op{s, u, acc}, []Op{acc})
 }
 
+// VPDPBUSDBcast is VPDPBUSD with the signed bytes s a dword in memory
+// broadcast to every lane (EVEX embedded broadcast): no register and no
+// instruction of its own for the broadcast.
+func VPDPBUSDBcast(s Mem, u, acc Op) { rawBcast("VPDPBUSD", s, u, acc) }
+
+// VPDPWSSDBcast is VPDPWSSD with b a dword in memory broadcast to every
+// lane.
+func VPDPWSSDBcast(b Mem, a, acc Op) { rawBcast("VPDPWSSD", b, a, acc) }
+
+// rawBcast emits a VNNI accumulation (acc += f(s, u)) with s broadcast
+// from memory.
+func rawBcast(opcode string, s Mem, u, acc Op) {
+	c.Instruction(&ir.Instruction{
+		Opcode:   opcode,
+		Suffixes: []string{"BCST"},
+		Operands: []Op{s, u, acc},
+		Inputs:   []Op{s, u, acc},
+		Outputs:  []Op{acc},
+		ISA:      []string{"AVX512_VNNI"},
+	})
+}
+
 // VPDPWSSD adds to each dword of acc the two products of signed words of a
 // and b.
 func VPDPWSSD(b, a, acc Op) {

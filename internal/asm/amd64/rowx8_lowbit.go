@@ -14,7 +14,7 @@ import (
 // super-block of a group exactly in the int32 lanes of the eight rows,
 // then adds it times d·d_x to the float lanes, as the Go twin does. The
 // low-bit types have no GEMM kernels; batches over the X8 layout go
-// through these a token at a time.
+// through their multi-token kernels (rowx8multi_lowbit.go).
 
 // The low-bit types' X8 block columns (quant's X8BlockBytes).
 const (

@@ -13,32 +13,42 @@ import (
 //	row<T>X8VNNIT<n>(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 //
 // sets out[k·os+8g+r] = row 8g+r · x_k for k < n (2 or 4; Q5_K and Q6_K
-// only 2, their loops need the registers) tokens, x_k at
+// only 2, their loops need the registers; IQ4_XS also 8; the low-bit
+// types' are in rowx8multi_lowbit.go) tokens, x_k at
 // x+k·xs. Per token the integer sums and the float operations are the
 // single-token kernel's, in its order, so each token's results equal it
 // bit for bit. The frame holds each token's factors (d.pre's) d.frame
 // bytes apart. General registers: as the single-token kernel's, plus R10
-// xs, R14 3·xs, R11 os in bytes.
+// xs, R14 3·xs, R11 os in bytes, and with more than four tokens AX
+// DI+4·xs in the loop.
 
 // x8Multi is the loop of a multi-token kernel: per iteration d.count
-// blocks for tokens accumulators.
+// blocks for tokens accumulators; setup, when not nil, sets constants
+// the loop needs beyond d.pre's, once, after the frame is written.
 type x8Multi struct {
-	d    x8Decoder
-	loop func(tokens int)
-	acc  func(k int) Register
+	d     x8Decoder
+	loop  func(tokens int)
+	acc   func(k int) Register
+	setup func()
 }
 
-// xTok is the activations of token k at disp from DI (k < 4).
+// xTok is the activations of token k at disp from DI (k < 8; from 4 on
+// from AX, which a kernel of more than four tokens sets to DI+4·xs at
+// the top of its loop).
 func xTok(k, disp int) Mem {
+	base := RDI
+	if k >= 4 {
+		base, k = RAX, k-4
+	}
 	switch k {
 	case 0:
-		return mem(RDI, disp)
+		return mem(base, disp)
 	case 1:
-		return memx(RDI, disp, R10, 1)
+		return memx(base, disp, R10, 1)
 	case 2:
-		return memx(RDI, disp, R10, 2)
+		return memx(base, disp, R10, 2)
 	}
-	return memx(RDI, disp, R14, 1)
+	return memx(base, disp, R14, 1)
 }
 
 func (m x8Multi) emit(tokens int) {
@@ -60,6 +70,9 @@ func (m x8Multi) emit(tokens int) {
 	loadArgs("w groups out os", RSI, R9, R12, R11)
 	c.SHLQ(U8(2), R11)
 	bcast32(0x0F0F0F0F, Y15)
+	if m.setup != nil {
+		m.setup()
+	}
 	label("group")
 	c.MOVQ(RBX, RDI)
 	c.MOVQ(RDX, R8)
@@ -68,6 +81,9 @@ func (m x8Multi) emit(tokens int) {
 		zero(m.acc(k))
 	}
 	label("loop")
+	if tokens > 4 {
+		c.LEAQ(memx(RDI, 0, R10, 4), RAX)
+	}
 	m.loop(tokens)
 	x8LoopEnd(d)
 	c.MOVQ(R12, RAX)
@@ -81,6 +97,21 @@ func (m x8Multi) emit(tokens int) {
 	c.DECQ(R9)
 	c.JNZ(ref("group"))
 	retVoid()
+}
+
+// x8Acc is the usual place of token k's accumulator: Y0+k.
+func x8Acc(k int) Register { return yr(k) }
+
+// x8FinishTokens is x8Finish per token: acc_k += S_k·(d·d_x), the eight
+// F16 d at SI converted once into d, with dx and t scratch.
+func x8FinishTokens(tokens int, s, acc func(k int) Register, d, dx, t Register) {
+	c.VCVTPH2PS(mem(RSI, 0), d)
+	for k := 0; k < tokens; k++ {
+		c.VCVTDQ2PS(s(k), s(k))
+		c.VBROADCASTSS(xTok(k, 0), dx)
+		c.VMULPS(dx, d, t)
+		c.VFMADD231PS(t, s(k), acc(k))
+	}
 }
 
 // x8Multis emits m's kernels for 2 and 4 tokens.
@@ -138,7 +169,7 @@ var q40X8Multi = x8Multi{d: q40X8,
 // M·(dmin·d_x), as x8FinishMin does them; d and dmin (Y11, Y12) are
 // converted once. All sums are int32 and exact, so their order is free.
 var q4KX8Multi = x8Multi{d: q4KX8,
-	acc: func(k int) Register { return yr(k) },
+	acc: x8Acc,
 	loop: func(tokens int) {
 		for k := 0; k < tokens; k++ {
 			zero(yr(4 + k))
@@ -242,7 +273,7 @@ var q80X8Multi = x8Multi{d: q80X8,
 // sc_j·(s_j − 32·Σy_j), and at the end acc_k (Y0, Y1) += S·(d·d_x) as
 // x8Finish does it, d (Y29) converted once.
 var q6KX8Multi = x8Multi{d: q6KX8,
-	acc: func(k int) Register { return yr(k) },
+	acc: x8Acc,
 	loop: func(tokens int) {
 		sums := func(k, q int) Register { return yr([]int{3, 20}[k] + q) }
 		sAcc := func(k int) Register { return []Register{Y2, Y28}[k] }
@@ -282,14 +313,7 @@ var q6KX8Multi = x8Multi{d: q6KX8,
 				}
 			}
 		}
-		c.VCVTPH2PS(mem(RSI, 0), Y29)
-		for k := 0; k < tokens; k++ {
-			s := sAcc(k)
-			c.VCVTDQ2PS(s, s)
-			c.VBROADCASTSS(xTok(k, 0), Y30)
-			c.VMULPS(Y30, Y29, Y31)
-			c.VFMADD231PS(Y31, s, yr(k))
-		}
+		x8FinishTokens(tokens, sAcc, x8Acc, Y29, Y30, Y31)
 		nextColumn(x8Q6BlockBytes)
 	},
 }
@@ -300,7 +324,7 @@ var q6KX8Multi = x8Multi{d: q6KX8,
 // the end per token S (Y27) and M (Y29) as q5KX8's and acc_k (Y0, Y1) as
 // x8FinishMin does it, d and dmin (Y11, Y12) converted once.
 var q5KX8Multi = x8Multi{d: q5KX8,
-	acc: func(k int) Register { return yr(k) },
+	acc: x8Acc,
 	loop: func(tokens int) {
 		sums := func(k, j int) Register { return yr([]int{2, 16}[k] + j) }
 		for k := 0; k < tokens; k++ {
