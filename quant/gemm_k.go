@@ -19,7 +19,19 @@ type kPanel struct{ sub, bias int32 }
 func (p kPanel) groups() int   { return int(p.sub) / 4 }
 func (p kPanel) subBytes() int { return p.groups()*128 + 128 }
 func (p kPanel) dxOff() int    { return QKK / int(p.sub) * p.subBytes() }
-func (p kPanel) block() int    { return p.dxOff() + 128 }
+
+// pairsOff is where Q4_K's panel (bias 1) holds Σy_j of each column as
+// int16 pairs, (Σy_2k, Σy_2k+1) in field k of 128 bytes, column c at 4c:
+// the X8 GEMM computes the mins term as the decode kernels do, in integers
+// (Σ_j m_j·Σy_j) with VPDPWSSD; Q6_K's panel has none.
+func (p kPanel) pairsOff() int { return p.dxOff() + 128 }
+
+func (p kPanel) block() int {
+	if p.bias == 1 {
+		return p.pairsOff() + 4*128
+	}
+	return p.dxOff() + 128
+}
 
 var (
 	panelQ4_K = kPanel{sub: 32, bias: 1}
@@ -44,6 +56,11 @@ func (p kPanel) pack(n int, x []byte, xStride, cols int, out []byte) {
 					}
 				}
 				put(p.dxOff(), 0)
+				if p.bias == 1 {
+					for k := 0; k < 4; k++ {
+						put(p.pairsOff()+128*k, 0)
+					}
+				}
 				continue
 			}
 			xb := (*[q8_KBytes]byte)(x[c*xStride+b*q8_KBytes:])
@@ -64,8 +81,20 @@ func (p kPanel) pack(n int, x []byte, xStride, cols int, out []byte) {
 				}
 			}
 			put(p.dxOff(), math.Float32bits(d))
+			if p.bias == 1 {
+				for k := 0; k < 4; k++ {
+					lo, hi := bsumPair(xb[:], 2*k), bsumPair(xb[:], 2*k+1)
+					put(p.pairsOff()+128*k, uint32(uint16(lo))|uint32(uint16(hi))<<16)
+				}
+			}
 		}
 	}
+}
+
+// bsumPair is Σy of the 32 elements of sub-block j of the Q8_K block xb:
+// its two 16-element block sums added.
+func bsumPair(xb []byte, j int) int16 {
+	return int16(binary.LittleEndian.Uint16(xb[260+4*j:])) + int16(binary.LittleEndian.Uint16(xb[262+4*j:]))
 }
 
 // mul is the pure-Go GEMM kernel of the k-quants, in the assembly's

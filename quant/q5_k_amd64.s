@@ -2532,7 +2532,7 @@ loop32:
 	ADDQ          $0x000000b0, BX
 	ADDQ          $0x000000b0, R8
 	ADDQ          $0x000000b0, R9
-	ADDQ          $0x00002480, DI
+	ADDQ          $0x00002680, DI
 	DECQ          CX
 	JNZ           loop32
 	VUNPCKLPS     Z2, Z0, Z16
@@ -4367,7 +4367,7 @@ loop16:
 	ADDQ          $0x000000b0, BX
 	ADDQ          $0x000000b0, R8
 	ADDQ          $0x000000b0, R9
-	ADDQ          $0x00002480, DI
+	ADDQ          $0x00002680, DI
 	DECQ          CX
 	JNZ           loop16
 	VUNPCKLPS     Z2, Z0, Z16
@@ -6178,7 +6178,7 @@ loop8:
 	ADDQ          $0x000000b0, BX
 	ADDQ          $0x000000b0, R8
 	ADDQ          $0x000000b0, R9
-	ADDQ          $0x00002480, DI
+	ADDQ          $0x00002680, DI
 	DECQ          CX
 	JNZ           loop8
 	VUNPCKLPS     Y2, Y0, Y16
@@ -7981,7 +7981,7 @@ loop4:
 	ADDQ         $0x000000b0, BX
 	ADDQ         $0x000000b0, R8
 	ADDQ         $0x000000b0, R9
-	ADDQ         $0x00002480, DI
+	ADDQ         $0x00002680, DI
 	DECQ         CX
 	JNZ          loop4
 	VUNPCKLPS    X2, X0, X16
@@ -11326,7 +11326,7 @@ loop32:
 	VFMADD231PS   Z19, Z24, Z7
 	VFNMADD231PS  9152(DI), Z20, Z7
 	ADDQ          $0x000005a0, SI
-	ADDQ          $0x00002480, DI
+	ADDQ          $0x00002680, DI
 	DECQ          CX
 	JNZ           loop32
 	VUNPCKLPS     Z2, Z0, Z16
@@ -13102,7 +13102,7 @@ loop16:
 	VFMADD231PS   Z19, Z23, Z6
 	VFNMADD231PS  9088(DI), Z20, Z6
 	ADDQ          $0x000005a0, SI
-	ADDQ          $0x00002480, DI
+	ADDQ          $0x00002680, DI
 	DECQ          CX
 	JNZ           loop16
 	VUNPCKLPS     Z2, Z0, Z16
@@ -14854,7 +14854,7 @@ loop8:
 	VFMADD231PS   Y19, Y23, Y6
 	VFNMADD231PS  9088(DI), Y20, Y6
 	ADDQ          $0x000005a0, SI
-	ADDQ          $0x00002480, DI
+	ADDQ          $0x00002680, DI
 	DECQ          CX
 	JNZ           loop8
 	VUNPCKLPS     Y2, Y0, Y16
@@ -16598,7 +16598,7 @@ loop4:
 	VFMADD231PS  X19, X23, X6
 	VFNMADD231PS 9088(DI), X20, X6
 	ADDQ         $0x000005a0, SI
-	ADDQ         $0x00002480, DI
+	ADDQ         $0x00002680, DI
 	DECQ         CX
 	JNZ          loop4
 	VUNPCKLPS    X2, X0, X16
@@ -18811,7 +18811,7 @@ loop32:
 	VFMADD231PS   Z19, Z24, Z7
 	VFNMADD231PS  9152(DI), Z20, Z7
 	ADDQ          $0x000005a0, SI
-	ADDQ          $0x00002480, DI
+	ADDQ          $0x00002680, DI
 	DECQ          CX
 	JNZ           loop32
 	VUNPCKLPS     Z2, Z0, Z16
@@ -20587,7 +20587,7 @@ loop16:
 	VFMADD231PS   Z19, Z23, Z6
 	VFNMADD231PS  9088(DI), Z20, Z6
 	ADDQ          $0x000005a0, SI
-	ADDQ          $0x00002480, DI
+	ADDQ          $0x00002680, DI
 	DECQ          CX
 	JNZ           loop16
 	VUNPCKLPS     Z2, Z0, Z16
@@ -22339,7 +22339,7 @@ loop8:
 	VFMADD231PS   Y19, Y23, Y6
 	VFNMADD231PS  9088(DI), Y20, Y6
 	ADDQ          $0x000005a0, SI
-	ADDQ          $0x00002480, DI
+	ADDQ          $0x00002680, DI
 	DECQ          CX
 	JNZ           loop8
 	VUNPCKLPS     Y2, Y0, Y16
@@ -24083,7 +24083,7 @@ loop4:
 	VFMADD231PS  X19, X23, X6
 	VFNMADD231PS 9088(DI), X20, X6
 	ADDQ         $0x000005a0, SI
-	ADDQ         $0x00002480, DI
+	ADDQ         $0x00002680, DI
 	DECQ         CX
 	JNZ          loop4
 	VUNPCKLPS    X2, X0, X16

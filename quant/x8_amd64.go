@@ -16,7 +16,7 @@ func x8Variants(t Type) []X8Kernel {
 	case t == Q4_0 && cpu.Has(cpu.AVX512VNNI):
 		return withMulti(t, x8Pair("avx512vnni", t, rowQ4_0X8VNNI, rowQ4_0X8VNNINTA4096, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI), rowQ4_0X8VNNIT2, rowQ4_0X8VNNIT4)
 	case t == Q4_K && cpu.Has(cpu.AVX512VBMI):
-		return withMulti(t, x8Pair("avx512vbmi", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI), rowQ4_KX8VNNIT2, rowQ4_KX8VNNIT4)
+		return withMulti(t, x8Pair("avx512vbmi", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, gemmQ4_KX8GVNNI, nil), rowQ4_KX8VNNIT2, rowQ4_KX8VNNIT4)
 	case t == Q8_0 && cpu.Has(cpu.AVX512VNNI):
 		return withMulti(t, x8Pair("avx512vnni", t, rowQ8_0X8VNNI, rowQ8_0X8VNNINTA4096, gemmQ8_0X8R0VNNI, gemmQ8_0X8R4VNNI), rowQ8_0X8VNNIT2, rowQ8_0X8VNNIT4)
 	case t == Q5_K && cpu.Has(cpu.AVX512VBMI):
@@ -41,8 +41,8 @@ func x8Pair(isa string, t Type, row, nta rowX8Asm, lo, hi gemmAsm) []X8Kernel {
 }
 
 // x8Kernel wraps the assembly of one X8 layout: decode kernel row, and
-// the GEMM of rows 0-3 (lo) and 4-7 (hi) of a group; Mul is nil without
-// them.
+// the GEMM of rows 0-3 (lo) and 4-7 (hi) of a group, or of all eight
+// (lo, hi nil: Q4_K's); Mul is nil without them.
 func x8Kernel(name string, t Type, row rowX8Asm, lo, hi gemmAsm) X8Kernel {
 	bb := X8BlockBytes(t)
 	k := X8Kernel{
@@ -76,7 +76,9 @@ func x8Kernel(name string, t Type, row rowX8Asm, lo, hi gemmAsm) X8Kernel {
 		for i := 0; i < groups; i++ {
 			gw := &w[i*nb*bb]
 			lo(gw, 0, &p[0], nb, &out[8*i], outStride, cols)
-			hi(gw, 0, &p[0], nb, &out[8*i+4], outStride, cols)
+			if hi != nil {
+				hi(gw, 0, &p[0], nb, &out[8*i+4], outStride, cols)
+			}
 		}
 	}
 	return k

@@ -305,7 +305,15 @@ type kPanel struct{ sub int }
 func (p kPanel) groups() int   { return p.sub / 4 }
 func (p kPanel) subBytes() int { return p.groups()*128 + 128 }
 func (p kPanel) dx() int       { return 256 / p.sub * p.subBytes() }
-func (p kPanel) bytes() int    { return p.dx() + 128 }
+
+// bytes is a panel super-block's size: Q4_K's (sub 32) ends with its Σy
+// pairs (gemmx8k.go), four fields of 128 bytes.
+func (p kPanel) bytes() int {
+	if p.sub == 32 {
+		return p.dx() + 128 + 4*128
+	}
+	return p.dx() + 128
+}
 
 // gemmSuper emits the GEMM kernel of Q4_K, Q5_K or Q6_K.
 func gemmSuper(t *superType) { gemmSuperOf(t, kRowLayout(t)) }

@@ -24,7 +24,8 @@ func quantFiles() []outFile {
 			kernels(superQ4_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ4_K)
 			gemmQ4_KAVX2()
-			x8SuperKernels(q4KX8, superQ4_K)
+			x8Decoders(q4KX8)
+			gemmX8K(superQ4_K)
 			x8Multis(q4KX8Multi)
 		}},
 		{"q5_k", func() {

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The GEMM kernel of Q4_K's X8 layout, one group of eight rows against a
+// panel of Q8_K activations (quant's gemm_k.go):
+//
+//	gemmQ4_KX8GVNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+//
+// sets out[c*outStride+r] for r < 8 and c < cols over nb ≥ 1 super-blocks
+// (wStride is unused). The rows' lanes are the vector's: a 32-byte chunk of
+// the block column holds a group of four codes of each of the eight rows,
+// so one VPAND (and a VPSRLD) makes the low- and high-nibble sub-blocks'
+// unsigned bytes for all eight rows, and VPDPBUSD with a column's four
+// activation bytes broadcast from the panel (embedded broadcast) adds them
+// to that column's eight row sums. Each unpacked chunk serves eight
+// columns; a panel of 32 is taken in passes of eight, the super-block's
+// 1184 bytes staying in L1 between passes.
+//
+// The arithmetic is the decode kernel's (matVecX8Go), per row, column and
+// super-block: S = Σ_j sc_j·s_j and M = Σ_j m_j·Σy_j as integers, then
+// acc += S·(d·d_x) and acc −= M·(dmin·d_x), each fused, so a column's
+// results equal MatVec's on that token bit for bit. The scales enter in
+// integer arithmetic without a sum per sub-block: the even (low-nibble)
+// sub-blocks' sums run on in one register, E_k after sub-block 2k, and
+// Σ_k sc_2k·s_2k = Σ_k E_k·(sc_2k − sc_2k+2) (sc_8 = 0), one VPMULLD and
+// one VPADDD per pair of sub-blocks and column; the odd ones likewise.
+// The panel holds Σy_j of the column as int16 pairs (j = 2k, 2k+1), so M
+// is four VPDPWSSD against the rows' (m_2k, m_2k+1) pairs.
+//
+// Frame: the 32 columns' float accumulators (8 floats each), then per
+// super-block the rows' scale differences (even chain, odd chain), min
+// pairs, d and dmin as floats.
+//
+// Registers: Y0-Y7 the columns' even running sums, Y8-Y15 odd (then M
+// and the end's scratch), Y16-Y23 S, Y24 the 0x0F mask, Y25/Y26 a chunk's
+// low and high nibbles, Y27 scratch. General: SI the block column, DI the
+// panel's super-block, CX super-blocks left, R11 the pass's column bytes,
+// R9 their end.
+
+const (
+	x8kAcc   = 0
+	x8kDsc   = x8kAcc + 32*32 // 8 vectors: even chain k, then odd chain k
+	x8kMins  = x8kDsc + 8*32  // 4 vectors of (m_2k, m_2k+1) word pairs
+	x8kD     = x8kMins + 4*32
+	x8kDmin  = x8kD + 32
+	x8kFrame = x8kDmin + 32
+)
+
+// kPanelPairs is the offset in a Q4_K panel super-block of its Σy pairs:
+// 128 bytes per pair k, column c's (Σy_2k, Σy_2k+1) int16 at 4c.
+func kPanelPairs() int { return kPanel{32}.dx() + 128 }
+
+// gemmX8K emits the GEMM kernel of Q4_K's X8 layout.
+func gemmX8K(t *superType) {
+	pan := kPanel{32}
+	name := fmt.Sprintf("gemm%sX8GVNNI", t.name)
+	text(name, 0, gemmSig)
+	frame := c.AllocLocal(x8kFrame)
+	at := func(off int) Mem { return frame.Offset(off) }
+	loadArgs("w p nb cols", RSI, RDI, RCX, R9)
+	// R9: the bytes of the passes' columns, 32 per eight.
+	c.ADDQ(U8(7), R9)
+	c.ANDQ(I8(-8), R9)
+	c.SHLQ(U8(2), R9)
+	bcast32(0x0F0F0F0F, Y24)
+	zero(Y27)
+	for i := 0; i < 32; i++ {
+		c.VMOVDQU32(Y27, at(x8kAcc+32*i))
+	}
+
+	label("super")
+	// The rows' factors of this super-block.
+	for j := 0; j < 8; j++ {
+		c.VPMOVZXBD(mem(RSI, 32+8*j), yr(16+j))
+	}
+	for k := 0; k < 4; k++ {
+		for odd := 0; odd < 2; odd++ {
+			j := 2*k + odd
+			dst := at(x8kDsc + 32*(4*odd+k))
+			if k == 3 {
+				c.VMOVDQU32(yr(16+j), dst)
+				continue
+			}
+			c.VPSUBD(yr(16+j+2), yr(16+j), Y27)
+			c.VMOVDQU32(Y27, dst)
+		}
+	}
+	for k := 0; k < 4; k++ {
+		c.VPMOVZXBD(mem(RSI, 96+8*(2*k)), Y25)
+		c.VPMOVZXBD(mem(RSI, 96+8*(2*k+1)), Y26)
+		c.VPSLLD(U8(16), Y26, Y26)
+		c.VPORD(Y26, Y25, Y25)
+		c.VMOVDQU32(Y25, at(x8kMins+32*k))
+	}
+	// (d, dmin) pairs: the low words are d, the high ones dmin.
+	c.VMOVDQU32(mem(RSI, 0), Y27)
+	c.VPMOVDW(Y27, X25)
+	c.VCVTPH2PS(X25, Y25)
+	c.VMOVUPS(Y25, at(x8kD))
+	c.VPSRLD(U8(16), Y27, Y27)
+	c.VPMOVDW(Y27, X25)
+	c.VCVTPH2PS(X25, Y25)
+	c.VMOVUPS(Y25, at(x8kDmin))
+
+	c.XORQ(R11, R11)
+	label("pass")
+	// col is column c's dword at off of the panel's super-block.
+	col := func(off, cc int) Mem { return memx(RDI, off+4*cc, R11, 1) }
+	for i := 0; i < 24; i++ {
+		zero(yr(i))
+	}
+	for jj := 0; jj < 4; jj++ {
+		for g := 0; g < 8; g++ {
+			chunk := mem(RSI, 160+32*(8*jj+g))
+			c.VPANDD(chunk, Y24, Y25)
+			c.VPSRLD(U8(4), chunk, Y26)
+			c.VPANDD(Y24, Y26, Y26)
+			for cc := 0; cc < 8; cc++ {
+				vpdpbusdBcst(col((2*jj)*pan.subBytes()+128*g, cc), Y25, yr(cc))
+				vpdpbusdBcst(col((2*jj+1)*pan.subBytes()+128*g, cc), Y26, yr(8+cc))
+			}
+		}
+		for cc := 0; cc < 8; cc++ {
+			for odd := 0; odd < 2; odd++ {
+				c.VPMULLD(at(x8kDsc+32*(4*odd+jj)), yr(8*odd+cc), Y27)
+				c.VPADDD(Y27, yr(16+cc), yr(16+cc))
+			}
+		}
+	}
+	// M per column in Y0-Y7, the min pairs in Y8-Y11.
+	for k := 0; k < 4; k++ {
+		c.VMOVDQU32(at(x8kMins+32*k), yr(8+k))
+	}
+	for cc := 0; cc < 8; cc++ {
+		zero(yr(cc))
+		for k := 0; k < 4; k++ {
+			vpdpwssdBcst(col(kPanelPairs()+128*k, cc), yr(8+k), yr(cc))
+		}
+	}
+	c.VMOVUPS(at(x8kD), Y12)
+	c.VMOVUPS(at(x8kDmin), Y13)
+	for cc := 0; cc < 8; cc++ {
+		a := frame.Offset(x8kAcc + 32*cc).Idx(R11, 8)
+		c.VMOVUPS(a, Y27)
+		c.VMULPS_BCST(col(pan.dx(), cc), Y12, Y14)
+		c.VCVTDQ2PS(yr(16+cc), Y15)
+		c.VFMADD231PS(Y14, Y15, Y27)
+		c.VMULPS_BCST(col(pan.dx(), cc), Y13, Y14)
+		c.VCVTDQ2PS(yr(cc), Y15)
+		c.VFNMADD231PS(Y14, Y15, Y27)
+		c.VMOVUPS(Y27, a)
+	}
+	c.ADDQ(U8(32), R11)
+	c.CMPQ(R11, R9)
+	c.JB(ref("pass"))
+
+	c.ADDQ(U32(x8KBlockBytes), RSI)
+	c.ADDQ(U32(pan.bytes()), RDI)
+	c.DECQ(RCX)
+	c.JNZ(ref("super"))
+
+	loadArgs("out outStride cols", R12, R13, RCX)
+	c.SHLQ(U8(2), R13)
+	c.LEAQ(at(x8kAcc), RAX)
+	label("store")
+	c.VMOVUPS(mem(RAX, 0), Y0)
+	c.VMOVUPS(Y0, mem(R12, 0))
+	c.ADDQ(U8(32), RAX)
+	c.ADDQ(R13, R12)
+	c.DECQ(RCX)
+	c.JNZ(ref("store"))
+	retVoid()
+}
+
+// vpdpbusdBcst is VPDPBUSD with the signed dword s broadcast from memory.
+func vpdpbusdBcst(s Mem, u, acc Register) {
+	rawBcst("VPDPBUSD", s, u, acc)
+}
+
+// vpdpwssdBcst is VPDPWSSD with the word pair b broadcast from memory.
+func vpdpwssdBcst(b Mem, a, acc Register) {
+	rawBcst("VPDPWSSD", b, a, acc)
+}
