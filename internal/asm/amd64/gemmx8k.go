@@ -146,7 +146,7 @@ func gemmX8K(t *superType) {
 	c.VMOVUPS(at(x8kD), Y12)
 	c.VMOVUPS(at(x8kDmin), Y13)
 	for cc := 0; cc < 8; cc++ {
-		a := frame.Offset(x8kAcc + 32*cc).Idx(R11, 8)
+		a := frame.Offset(x8kAcc+32*cc).Idx(R11, 8)
 		c.VMOVUPS(a, Y27)
 		c.VMULPS_BCST(col(pan.dx(), cc), Y12, Y14)
 		c.VCVTDQ2PS(yr(16+cc), Y15)
