@@ -176,4 +176,3 @@ func (p kPanel) packRef(n int, x []byte, xStride, cols int, out []byte) {
 		}
 	}
 }
-
