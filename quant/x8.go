@@ -339,14 +339,13 @@ func matVecX8Go(t Type, n int, w []byte, groups int, x []byte, out []float32) {
 	}
 }
 
-// mulX8Go is the pure-Go twin of the X8 GEMM kernels. Q4_K's takes the
-// decode kernels' order (matVecX8Go), so that each column equals MatVec
-// on its token bit for bit. The others take the order of operations of
-// the row layout's assembly GEMM (their X8 GEMM kernels are that assembly
-// with other addresses): Q4_0 and Q8_0 per block, row and column acc +=
-// (d_w·d_x)·(Σu·y − bias·Σy) fused; Q5_K per sub-block acc +=
-// (d·sc)·(d_x·Σu·y) fused, then acc −= (dmin·m)·T fused; Q6_K per
-// sub-block acc += (d·sc)·(d_x·(T + Σu·y)) fused.
+// mulX8Go is the pure-Go twin of the X8 GEMM kernels. Q4_K's and Q5_K's
+// take the decode kernels' order (matVecX8Go), so that each column equals
+// MatVec on its token bit for bit. The others take the order of
+// operations of the row layout's assembly GEMM (their X8 GEMM kernels are
+// that assembly with other addresses): Q4_0 and Q8_0 per block, row and
+// column acc += (d_w·d_x)·(Σu·y − bias·Σy) fused; Q6_K per sub-block
+// acc += (d·sc)·(d_x·(T + Σu·y)) fused.
 func mulX8Go(t Type, n int, w []byte, groups int, p []byte, cols int, out []float32, outStride int) {
 	nb := n / t.BlockElems()
 	bb := X8BlockBytes(t)
@@ -388,7 +387,7 @@ func mulX8Go(t Type, n int, w []byte, groups int, p []byte, cols int, out []floa
 					pb := p[b*pan.block() : (b+1)*pan.block()]
 					dx := f32At(pb[pan.dxOff()+4*c:])
 					d, dmin := f16At(gb[4*r:]), f16At(gb[4*r+2:])
-					if t == Q4_K {
+					if t == Q4_K || t == Q5_K {
 						// The decode kernels' order, from the panel.
 						var s, m int32
 						for j := 0; j < 8; j++ {

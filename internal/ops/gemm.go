@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"os"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/lowmem/llm/quant"
@@ -35,6 +37,9 @@ func (e *Exec) gemmFrom(m *Matrix) int {
 		return e.gemmMin
 	}
 	multi := m.x8 != nil && m.x8.MatVecN != nil
+	if v, err := strconv.Atoi(os.Getenv("LLM_KGEMM_FROM")); err == nil && multi && m.T.Type == quant.Q4_K {
+		return v
+	}
 	switch m.T.Type {
 	case quant.Q4_0:
 		if multi {

@@ -7,10 +7,10 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// The GEMM kernel of Q4_K's X8 layout, one group of eight rows against a
-// panel of Q8_K activations (quant's gemm_k.go):
+// The GEMM kernels of Q4_K's and Q5_K's X8 layouts, one group of eight
+// rows against a panel of Q8_K activations (quant's gemm_k.go):
 //
-//	gemmQ4_KX8GVNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+//	gemm<T>X8GVNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
 //
 // sets out[c*outStride+r] for r < 8 and c < cols over nb ≥ 1 super-blocks
 // (wStride is unused). The rows' lanes are the vector's: a 32-byte chunk of
@@ -37,9 +37,13 @@ import (
 // super-block the rows' scale differences (even chain, odd chain), min
 // pairs, d and dmin as floats.
 //
+// Q5_K's fifth bits come from the group's qh chunk (VPTERNLOGD), read again
+// for each pair of sub-blocks.
+//
 // Registers: Y0-Y7 the columns' even running sums, Y8-Y15 odd (then M
 // and the end's scratch), Y16-Y23 S, Y24 the 0x0F mask, Y25/Y26 a chunk's
-// low and high nibbles, Y27 scratch. General: SI the block column, DI the
+// low and high nibbles, Y27 scratch, Y28 Q5_K's 0x10 mask, Y29 its
+// shifted qh. General: SI the block column, DI the
 // panel's super-block, CX super-blocks left, R11 the pass's column bytes,
 // R9 their end.
 
@@ -56,7 +60,7 @@ const (
 // 128 bytes per pair k, column c's (Σy_2k, Σy_2k+1) int16 at 4c.
 func kPanelPairs() int { return kPanel{32}.dx() + 128 }
 
-// gemmX8K emits the GEMM kernel of Q4_K's X8 layout.
+// gemmX8K emits the GEMM kernel of Q4_K's or Q5_K's X8 layout.
 func gemmX8K(t *superType) {
 	pan := kPanel{32}
 	name := fmt.Sprintf("gemm%sX8GVNNI", t.name)
@@ -69,6 +73,9 @@ func gemmX8K(t *superType) {
 	c.ANDQ(I8(-8), R9)
 	c.SHLQ(U8(2), R9)
 	bcast32(0x0F0F0F0F, Y24)
+	if t.hbits {
+		bcast32(0x10101010, Y28)
+	}
 	zero(Y27)
 	for i := 0; i < 32; i++ {
 		c.VMOVDQU32(Y27, at(x8kAcc+32*i))
@@ -118,9 +125,28 @@ func gemmX8K(t *superType) {
 	for jj := 0; jj < 4; jj++ {
 		for g := 0; g < 8; g++ {
 			chunk := mem(RSI, 160+32*(8*jj+g))
+			if t.hbits {
+				chunk = mem(RSI, 160+160*g+32+32*jj)
+			}
 			c.VPANDD(chunk, Y24, Y25)
 			c.VPSRLD(U8(4), chunk, Y26)
 			c.VPANDD(Y24, Y26, Y26)
+			if t.hbits {
+				// Bits 2jj and 2jj+1 of the qh bytes are bit 4 of the
+				// low and high nibbles' values.
+				qh := mem(RSI, 160+160*g)
+				for k, u := range []Register{Y25, Y26} {
+					switch b := 2*jj + k; {
+					case b < 4:
+						c.VPSLLD(U8(4-b), qh, Y29)
+					case b > 4:
+						c.VPSRLD(U8(b-4), qh, Y29)
+					default:
+						c.VMOVDQU32(qh, Y29)
+					}
+					c.VPTERNLOGD(U8(0xF8), Y28, Y29, u)
+				}
+			}
 			for cc := 0; cc < 8; cc++ {
 				vpdpbusdBcst(col((2*jj)*pan.subBytes()+128*g, cc), Y25, yr(cc))
 				vpdpbusdBcst(col((2*jj+1)*pan.subBytes()+128*g, cc), Y26, yr(8+cc))
@@ -160,7 +186,7 @@ func gemmX8K(t *superType) {
 	c.CMPQ(R11, R9)
 	c.JB(ref("pass"))
 
-	c.ADDQ(U32(x8KBlockBytes), RSI)
+	c.ADDQ(U32(x8SuperBytes(t)), RSI)
 	c.ADDQ(U32(pan.bytes()), RDI)
 	c.DECQ(RCX)
 	c.JNZ(ref("super"))

@@ -31,7 +31,8 @@ func quantFiles() []outFile {
 		{"q5_k", func() {
 			kernels(superQ5_K, dotSuper, tileSuper, dots2, nil)
 			gemmSuper(superQ5_K)
-			x8SuperKernels(q5KX8, superQ5_K)
+			x8Decoders(q5KX8)
+			gemmX8K(superQ5_K)
 			q5KX8Multi.emit(2)
 		}},
 		{"q6_k", func() {
