@@ -22,7 +22,7 @@ func x8Variants(t Type) []X8Kernel {
 	case t == Q5_K && cpu.Has(cpu.AVX512VBMI):
 		return withMulti(t, x8Pair("avx512vbmi", t, rowQ5_KX8VNNI, rowQ5_KX8VNNINTA4096, gemmQ5_KX8GVNNI, nil), rowQ5_KX8VNNIT2, nil)
 	case t == Q6_K && cpu.Has(cpu.AVX512VBMI):
-		return withMulti(t, x8Pair("avx512vbmi", t, rowQ6_KX8VNNI, rowQ6_KX8VNNINTA4096, gemmQ6_KX8R0VNNI, gemmQ6_KX8R4VNNI), rowQ6_KX8VNNIT2, nil)
+		return withMulti(t, x8Pair("avx512vbmi", t, rowQ6_KX8VNNI, rowQ6_KX8VNNINTA4096, gemmQ6_KX8GVNNI, nil), rowQ6_KX8VNNIT2, nil)
 	}
 	return nil
 }

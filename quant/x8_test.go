@@ -109,7 +109,7 @@ func TestX8(t *testing.T) {
 // x8GemmDecodeOrder reports whether t's X8 GEMM computes in the decode
 // kernels' order (each column equals MatVec bit for bit) rather than the
 // row layout GEMM's.
-func x8GemmDecodeOrder(t Type) bool { return t == Q4_K || t == Q5_K }
+func x8GemmDecodeOrder(t Type) bool { return t == Q4_K || t == Q5_K || t == Q6_K }
 
 func TestX8Choice(t *testing.T) {
 	for _, c := range []struct {

@@ -38,7 +38,8 @@ func quantFiles() []outFile {
 		{"q6_k", func() {
 			kernels(superQ6_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ6_K)
-			x8SuperKernels(q6KX8, superQ6_K)
+			x8Decoders(q6KX8)
+			gemmX8Q6(superQ6_K)
 			q6KX8Multi.emit(2)
 		}},
 		{"iq4_nl", func() {
