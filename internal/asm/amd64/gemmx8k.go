@@ -214,23 +214,24 @@ func vpdpwssdBcst(b Mem, a, acc Register) {
 	rawBcst("VPDPWSSD", b, a, acc)
 }
 
-// The GEMM kernel of Q6_K's X8 layout, as gemmX8K's, on four columns per
-// pass (gemmQ6_KX8GVNNI): a group of four elements g of half h is three
-// chunks (ql dwords 16h+g and 16h+8+g, qh dword 8h+g) that make the
-// unsigned 6-bit values of the four quarters q for all eight rows, each
-// facing sub-block j = 8h+2q+g/4 of the panel. Per quarter and column one
-// register runs on over the quarter's sub-blocks 2q, 2q+1, 8+2q, 9+2q
-// (Abel's sum as in gemmX8K, with the scales' differences along that
-// chain); it starts at the panel's T_j = −32·Σy_j and adds the next
+// The GEMM kernel of Q6_K's X8 layout, as gemmX8K's (gemmQ6_KX8GVNNI):
+// a group of four elements g of half h is three chunks (ql dwords 16h+g
+// and 16h+8+g, qh dword 8h+g) that hold the unsigned 6-bit values of the
+// four quarters q for all eight rows, each facing sub-block j = 8h+2q+g/4
+// of the panel. A pass of eight columns takes two rounds: quarters 0 and
+// 2 (the first ql chunk's low and high nibbles), then 1 and 3. Per quarter
+// and column one register runs on over the quarter's sub-blocks 2q, 2q+1,
+// 8+2q, 9+2q (Abel's sum as in gemmX8K, with the scales' differences along
+// that chain); it starts at the panel's T_j = −32·Σy_j and adds the next
 // sub-block's T_j at each step, so that S = Σ_j sc_j·(T_j + Σu·y) is the
 // decode kernels' integer, and acc += S·(d·d_x) fused.
 //
 // Frame: the 32 columns' float accumulators, the chains' 16 scale
 // differences, d as floats.
 //
-// Registers: Y(4q+c) quarter q's running sum of column c, Y16-Y19 S,
-// Y20 0x0F, Y21 0x30, Y22 the qh chunk, Y23-Y26 the quarters' values,
-// Y27 scratch. General as gemmX8K's, R11 stepping 16 bytes a pass.
+// Registers: Y0-Y7 the round's low quarter's running sums, Y8-Y15 the
+// high one's, Y16-Y23 S, Y24 0x0F, Y25 0x30, Y26 the qh chunk, Y27/Y28
+// the quarters' values, Y29 scratch. General as gemmX8K's.
 
 const (
 	x8k6Acc   = 0
@@ -249,15 +250,15 @@ func gemmX8Q6(t *superType) {
 	frame := c.AllocLocal(x8k6Frame)
 	at := func(off int) Mem { return frame.Offset(off) }
 	loadArgs("w p nb cols", RSI, RDI, RCX, R9)
-	// R9: the bytes of the passes' columns, 16 per four.
-	c.ADDQ(U8(3), R9)
-	c.ANDQ(I8(-4), R9)
+	// R9: the bytes of the passes' columns, 32 per eight.
+	c.ADDQ(U8(7), R9)
+	c.ANDQ(I8(-8), R9)
 	c.SHLQ(U8(2), R9)
-	bcast32(0x0F0F0F0F, Y20)
-	bcast32(0x30303030, Y21)
-	zero(Y27)
+	bcast32(0x0F0F0F0F, Y24)
+	bcast32(0x30303030, Y25)
+	zero(Y29)
 	for i := 0; i < 32; i++ {
-		c.VMOVDQU32(Y27, at(x8k6Acc+32*i))
+		c.VMOVDQU32(Y29, at(x8k6Acc+32*i))
 	}
 
 	label("super")
@@ -273,83 +274,84 @@ func gemmX8Q6(t *superType) {
 				c.VMOVDQU32(yr(ch[i]), dst)
 				continue
 			}
-			c.VPSUBD(yr(ch[i+1]), yr(ch[i]), Y27)
-			c.VMOVDQU32(Y27, dst)
+			c.VPSUBD(yr(ch[i+1]), yr(ch[i]), Y29)
+			c.VMOVDQU32(Y29, dst)
 		}
 	}
-	c.VCVTPH2PS(mem(RSI, 0), Y27)
-	c.VMOVUPS(Y27, at(x8k6D))
+	c.VCVTPH2PS(mem(RSI, 0), Y29)
+	c.VMOVUPS(Y29, at(x8k6D))
 
 	c.XORQ(R11, R11)
 	label("pass")
 	col := func(off, cc int) Mem { return memx(RDI, off+4*cc, R11, 1) }
 	tOff := func(j int) int { return j*pan.subBytes() + 128*pan.groups() }
-	for q := 0; q < 4; q++ {
-		for cc := 0; cc < 4; cc++ {
-			c.VPBROADCASTD(col(tOff(q6Chain(q)[0]), cc), yr(4*q+cc))
-		}
-	}
-	for cc := 0; cc < 4; cc++ {
+	for cc := 0; cc < 8; cc++ {
 		zero(yr(16 + cc))
 	}
-	// step folds chain position i of every quarter into S and, unless
-	// it is the last, starts the next sub-block with its T_j.
-	step := func(i int) {
-		for q := 0; q < 4; q++ {
-			for cc := 0; cc < 4; cc++ {
-				r := yr(4*q + cc)
-				c.VPMULLD(at(x8k6Dsc+32*(4*q+i)), r, Y27)
-				c.VPADDD(Y27, yr(16+cc), yr(16+cc))
-				if i < 3 {
-					c.VPADDD_BCST(col(tOff(q6Chain(q)[i+1]), cc), r, r)
+	for round := 0; round < 2; round++ {
+		quarters := [2]int{round, round + 2}
+		for k, q := range quarters {
+			for cc := 0; cc < 8; cc++ {
+				c.VPBROADCASTD(col(tOff(q6Chain(q)[0]), cc), yr(8*k+cc))
+			}
+		}
+		// step folds chain position i of both quarters into S and,
+		// unless it is the last, starts the next sub-block with its T_j.
+		step := func(i int) {
+			for k, q := range quarters {
+				for cc := 0; cc < 8; cc++ {
+					r := yr(8*k + cc)
+					c.VPMULLD(at(x8k6Dsc+32*(4*q+i)), r, Y29)
+					c.VPADDD(Y29, yr(16+cc), yr(16+cc))
+					if i < 3 {
+						c.VPADDD_BCST(col(tOff(q6Chain(q)[i+1]), cc), r, r)
+					}
 				}
 			}
 		}
-	}
-	for h := 0; h < 2; h++ {
-		for g := 0; g < 8; g++ {
-			if g == 4 || (h == 1 && g == 0) {
-				step(2*h + g/4 - 1)
-			}
-			base := 144 + 96*(8*h+g)
-			a, b := mem(RSI, base), mem(RSI, base+32)
-			c.VMOVDQU32(mem(RSI, base+64), Y22)
-			// Quarter 0: A's low nibbles, qh bits 0-1.
-			c.VPANDD(a, Y20, Y23)
-			c.VPSLLD(U8(4), Y22, Y27)
-			c.VPTERNLOGD(U8(0xF8), Y21, Y27, Y23)
-			// Quarter 1: B's low nibbles, qh bits 2-3.
-			c.VPANDD(b, Y20, Y24)
-			c.VPSLLD(U8(2), Y22, Y27)
-			c.VPTERNLOGD(U8(0xF8), Y21, Y27, Y24)
-			// Quarter 2: A's high nibbles, qh bits 4-5.
-			c.VPSRLD(U8(4), a, Y25)
-			c.VPANDD(Y20, Y25, Y25)
-			c.VPTERNLOGD(U8(0xF8), Y21, Y22, Y25)
-			// Quarter 3: B's high nibbles, qh bits 6-7.
-			c.VPSRLD(U8(4), b, Y26)
-			c.VPANDD(Y20, Y26, Y26)
-			c.VPSRLD(U8(2), Y22, Y27)
-			c.VPTERNLOGD(U8(0xF8), Y21, Y27, Y26)
-			for q := 0; q < 4; q++ {
-				j := 8*h + 2*q + g/4
-				for cc := 0; cc < 4; cc++ {
-					vpdpbusdBcst(col(j*pan.subBytes()+128*(g%4), cc), yr(23+q), yr(4*q+cc))
+		for h := 0; h < 2; h++ {
+			for g := 0; g < 8; g++ {
+				if g == 4 || (h == 1 && g == 0) {
+					step(2*h + g/4 - 1)
+				}
+				base := 144 + 96*(8*h+g)
+				ql := mem(RSI, base+32*round)
+				c.VMOVDQU32(mem(RSI, base+64), Y26)
+				// The low quarter: the low nibbles, qh bits 2q..2q+1
+				// moved to bits 4-5.
+				c.VPANDD(ql, Y24, Y27)
+				c.VPSLLD(U8(4-2*round), Y26, Y29)
+				c.VPTERNLOGD(U8(0xF8), Y25, Y29, Y27)
+				// The high quarter (q+2): the high nibbles, qh bits
+				// 4+2q..5+2q.
+				c.VPSRLD(U8(4), ql, Y28)
+				c.VPANDD(Y24, Y28, Y28)
+				hq := Y26
+				if round == 1 {
+					c.VPSRLD(U8(2), Y26, Y29)
+					hq = Y29
+				}
+				c.VPTERNLOGD(U8(0xF8), Y25, hq, Y28)
+				for k, q := range quarters {
+					j := 8*h + 2*q + g/4
+					for cc := 0; cc < 8; cc++ {
+						vpdpbusdBcst(col(j*pan.subBytes()+128*(g%4), cc), yr(27+k), yr(8*k+cc))
+					}
 				}
 			}
 		}
+		step(3)
 	}
-	step(3)
-	c.VMOVUPS(at(x8k6D), Y22)
-	for cc := 0; cc < 4; cc++ {
+	c.VMOVUPS(at(x8k6D), Y26)
+	for cc := 0; cc < 8; cc++ {
 		a := frame.Offset(x8k6Acc+32*cc).Idx(R11, 8)
-		c.VMOVUPS(a, Y27)
-		c.VMULPS_BCST(col(pan.dx(), cc), Y22, Y23)
-		c.VCVTDQ2PS(yr(16+cc), Y24)
-		c.VFMADD231PS(Y23, Y24, Y27)
-		c.VMOVUPS(Y27, a)
+		c.VMOVUPS(a, Y29)
+		c.VMULPS_BCST(col(pan.dx(), cc), Y26, Y27)
+		c.VCVTDQ2PS(yr(16+cc), Y28)
+		c.VFMADD231PS(Y27, Y28, Y29)
+		c.VMOVUPS(Y29, a)
 	}
-	c.ADDQ(U8(16), R11)
+	c.ADDQ(U8(32), R11)
 	c.CMPQ(R11, R9)
 	c.JB(ref("pass"))
 
