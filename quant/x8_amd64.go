@@ -7,7 +7,8 @@ import "github.com/lowmem/llm/internal/cpu"
 // x8Variants lists the X8 kernels of t this CPU runs, the one X8 chooses
 // first: decode without and with non-temporal prefetch 4 KB ahead, each
 // with the group's GEMM.
-// The k-quants' GEMM gathers a row's scales with VPERMI2B (AVX-512 VBMI).
+// The k-quants' kernels ask for AVX-512 VBMI, which their GEMM once took
+// to gather a row's scales (VPERMI2B); none of them uses it now.
 func x8Variants(t Type) []X8Kernel {
 	if ks := x8LowVariants(t); ks != nil {
 		return ks
