@@ -106,7 +106,7 @@ func BenchmarkGemmPack(b *testing.B) {
 	}
 }
 
-// BenchmarkX8Prefill is BenchmarkPrefill over the X8 layout, for 16, 32
+// BenchmarkX8Prefill is BenchmarkPrefill over the X8 layout, for 8, 16, 32
 // and 128 tokens: the GEMM (Mul, packing included) against MatVecN (four
 // tokens at a time), each over two groups of rows (16 rows, as ops
 // multiplies a batch), one thread. ops.gemmFrom chooses between them.
@@ -124,7 +124,7 @@ func BenchmarkX8Prefill(b *testing.B) {
 			b.Fatal(err)
 		}
 		gb := X8Bytes(typ, 8, n)
-		for _, cols := range []int{16, 32, 128} {
+		for _, cols := range []int{8, 16, 32, 128} {
 			p.cols = cols
 			if kx.Mul != nil {
 				g, _ := Gemm(typ)
