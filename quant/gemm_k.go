@@ -12,7 +12,9 @@ import (
 // 32 columns (float32). T_j is d_x·Σy_j, a float32, for Q4_K (the kernel
 // subtracts dmin·m_j·T_j, as the dot product does with the block sums),
 // and -32·Σy_j, an int32, for Q6_K (the kernel multiplies the 6-bit values
-// unsigned, and its integer sums start at T_j, so they are exact).
+// unsigned, and its integer sums start at T_j, so they are exact). Q4_K's
+// panel ends with Σy_j of each column as int16 pairs (pairsOff), which the
+// X8 GEMM takes for the mins as the decode kernels do.
 
 type kPanel struct{ sub, bias int32 }
 
