@@ -12,14 +12,28 @@ import (
 // 32 columns (float32). T_j is d_x·Σy_j, a float32, for Q4_K (the kernel
 // subtracts dmin·m_j·T_j, as the dot product does with the block sums),
 // and -32·Σy_j, an int32, for Q6_K (the kernel multiplies the 6-bit values
-// unsigned, and its integer sums start at T_j, so they are exact).
+// unsigned, and its integer sums start at T_j, so they are exact). Q4_K's
+// panel ends with Σy_j of each column as int16 pairs (pairsOff), which the
+// X8 GEMM takes for the mins as the decode kernels do.
 
 type kPanel struct{ sub, bias int32 }
 
 func (p kPanel) groups() int   { return int(p.sub) / 4 }
 func (p kPanel) subBytes() int { return p.groups()*128 + 128 }
 func (p kPanel) dxOff() int    { return QKK / int(p.sub) * p.subBytes() }
-func (p kPanel) block() int    { return p.dxOff() + 128 }
+
+// pairsOff is where Q4_K's panel (bias 1) holds Σy_j of each column as
+// int16 pairs, (Σy_2k, Σy_2k+1) in field k of 128 bytes, column c at 4c:
+// the X8 GEMM computes the mins term as the decode kernels do, in integers
+// (Σ_j m_j·Σy_j) with VPDPWSSD; Q6_K's panel has none.
+func (p kPanel) pairsOff() int { return p.dxOff() + 128 }
+
+func (p kPanel) block() int {
+	if p.bias == 1 {
+		return p.pairsOff() + 4*128
+	}
+	return p.dxOff() + 128
+}
 
 var (
 	panelQ4_K = kPanel{sub: 32, bias: 1}
@@ -28,44 +42,60 @@ var (
 
 func (p kPanel) panelBytes(n int) int { return n / QKK * p.block() }
 
+// pack lays out the panel column by column, each column's super-block a
+// run of 4-byte stores (BenchmarkGemmPack: the closure per store it had
+// made it a tenth of a k-quant GEMM's time on a 1024-row matrix).
 func (p kPanel) pack(n int, x []byte, xStride, cols int, out []byte) {
 	nb := n / QKK
-	out = out[:nb*p.block()]
+	bl := p.block()
+	out = out[:nb*bl]
 	cols = min(cols, GemmCols)
-	subs := QKK / int(p.sub)
-	for b := 0; b < nb; b++ {
-		blk := out[b*p.block() : (b+1)*p.block()]
-		for c := 0; c < GemmCols; c++ {
-			put := func(off int, v uint32) { binary.LittleEndian.PutUint32(blk[off+4*c:], v) }
-			if c >= cols {
-				for j := 0; j < subs; j++ {
-					for g := 0; g <= p.groups(); g++ {
-						put(j*p.subBytes()+128*g, 0)
-					}
-				}
-				put(p.dxOff(), 0)
-				continue
-			}
-			xb := (*[q8_KBytes]byte)(x[c*xStride+b*q8_KBytes:])
+	if cols < GemmCols {
+		// Columns past cols are zero.
+		clear(out)
+	}
+	sub, groups, sbytes := int(p.sub), p.groups(), p.subBytes()
+	subs := QKK / sub
+	le := binary.LittleEndian
+	for c := 0; c < cols; c++ {
+		col := x[c*xStride : c*xStride+nb*q8_KBytes]
+		for b := 0; b < nb; b++ {
+			xb := (*[q8_KBytes]byte)(col[b*q8_KBytes:])
+			blk := out[b*bl : (b+1)*bl]
 			d := f32At(xb[:])
 			for j := 0; j < subs; j++ {
-				sb := j * p.subBytes()
-				for g := 0; g < p.groups(); g++ {
-					copy(blk[sb+128*g+4*c:sb+128*g+4*c+4], xb[4+int(p.sub)*j+4*g:])
+				sb := blk[j*sbytes+4*c : (j+1)*sbytes]
+				q := xb[4+sub*j : 4+sub*(j+1)]
+				for g := 0; g < groups; g++ {
+					le.PutUint32(sb[128*g:], le.Uint32(q[4*g:]))
 				}
 				var s int32
-				for k := int(p.sub) * j / 16; k < int(p.sub)*(j+1)/16; k++ {
-					s += int32(int16(binary.LittleEndian.Uint16(xb[260+2*k:])))
+				if sub == 32 {
+					s = int32(bsumPair(xb[:], j))
+				} else {
+					s = int32(int16(le.Uint16(xb[260+2*j:])))
 				}
 				if p.bias == 1 {
-					put(sb+128*p.groups(), math.Float32bits(d*float32(s)))
+					le.PutUint32(sb[128*groups:], math.Float32bits(d*float32(s)))
 				} else {
-					put(sb+128*p.groups(), uint32(-p.bias*s))
+					le.PutUint32(sb[128*groups:], uint32(-p.bias*s))
 				}
 			}
-			put(p.dxOff(), math.Float32bits(d))
+			le.PutUint32(blk[p.dxOff()+4*c:], math.Float32bits(d))
+			if p.bias == 1 {
+				for k := 0; k < 4; k++ {
+					lo, hi := bsumPair(xb[:], 2*k), bsumPair(xb[:], 2*k+1)
+					le.PutUint32(blk[p.pairsOff()+128*k+4*c:], uint32(uint16(lo))|uint32(uint16(hi))<<16)
+				}
+			}
 		}
 	}
+}
+
+// bsumPair is Σy of the 32 elements of sub-block j of the Q8_K block xb:
+// its two 16-element block sums added.
+func bsumPair(xb []byte, j int) int16 {
+	return int16(binary.LittleEndian.Uint16(xb[260+4*j:])) + int16(binary.LittleEndian.Uint16(xb[262+4*j:]))
 }
 
 // mul is the pure-Go GEMM kernel of the k-quants, in the assembly's

@@ -1,6 +1,8 @@
 package quant
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"testing"
@@ -94,6 +96,81 @@ func TestGemmNarrowExact(t *testing.T) {
 					if math.Float32bits(narrow[i]) != math.Float32bits(want) {
 						t.Errorf("%v/%s %d columns: row %d col %d: %v, the 32-column loop %v", typ, k.Name, cols, row, col, narrow[i], want)
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestKPanelPack checks the k-quant panels' packer against packRef, the
+// field-by-field statement of the layout, for full and partial panels.
+func TestKPanelPack(t *testing.T) {
+	const n = 512
+	r := newRand(7)
+	xb := n / QKK * q8_KBytes
+	x := randBlocks(Q8_K, GemmCols*n/QKK, r, kindRandom)
+	for _, p := range []kPanel{panelQ4_K, panelQ6_K} {
+		for _, cols := range []int{1, 7, 31, 32} {
+			got, want := make([]byte, p.panelBytes(n)), make([]byte, p.panelBytes(n))
+			for i := range got {
+				got[i] = 0xAA
+			}
+			p.pack(n, x, xb, cols, got)
+			p.packRef(n, x, xb, cols, want)
+			if !bytes.Equal(got, want) {
+				t.Errorf("panel sub %d, %d columns: packed bytes differ from packRef", p.sub, cols)
+			}
+		}
+	}
+}
+
+// packRef is kPanel.pack written field by field, every column of every
+// super-block.
+func (p kPanel) packRef(n int, x []byte, xStride, cols int, out []byte) {
+	nb := n / QKK
+	out = out[:nb*p.block()]
+	cols = min(cols, GemmCols)
+	subs := QKK / int(p.sub)
+	for b := 0; b < nb; b++ {
+		blk := out[b*p.block() : (b+1)*p.block()]
+		for c := 0; c < GemmCols; c++ {
+			put := func(off int, v uint32) { binary.LittleEndian.PutUint32(blk[off+4*c:], v) }
+			if c >= cols {
+				for j := 0; j < subs; j++ {
+					for g := 0; g <= p.groups(); g++ {
+						put(j*p.subBytes()+128*g, 0)
+					}
+				}
+				put(p.dxOff(), 0)
+				if p.bias == 1 {
+					for k := 0; k < 4; k++ {
+						put(p.pairsOff()+128*k, 0)
+					}
+				}
+				continue
+			}
+			xb := (*[q8_KBytes]byte)(x[c*xStride+b*q8_KBytes:])
+			d := f32At(xb[:])
+			for j := 0; j < subs; j++ {
+				sb := j * p.subBytes()
+				for g := 0; g < p.groups(); g++ {
+					copy(blk[sb+128*g+4*c:sb+128*g+4*c+4], xb[4+int(p.sub)*j+4*g:])
+				}
+				var s int32
+				for k := int(p.sub) * j / 16; k < int(p.sub)*(j+1)/16; k++ {
+					s += int32(int16(binary.LittleEndian.Uint16(xb[260+2*k:])))
+				}
+				if p.bias == 1 {
+					put(sb+128*p.groups(), math.Float32bits(d*float32(s)))
+				} else {
+					put(sb+128*p.groups(), uint32(-p.bias*s))
+				}
+			}
+			put(p.dxOff(), math.Float32bits(d))
+			if p.bias == 1 {
+				for k := 0; k < 4; k++ {
+					lo, hi := bsumPair(xb[:], 2*k), bsumPair(xb[:], 2*k+1)
+					put(p.pairsOff()+128*k, uint32(uint16(lo))|uint32(uint16(hi))<<16)
 				}
 			}
 		}

@@ -105,3 +105,54 @@ func BenchmarkGemmPack(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkX8Prefill is BenchmarkPrefill over the X8 layout, for 8, 16, 32
+// and 128 tokens: the GEMM (Mul, packing included) against MatVecN (four
+// tokens at a time), each over two groups of rows (16 rows, as ops
+// multiplies a batch), one thread. ops.gemmFrom chooses between them.
+func BenchmarkX8Prefill(b *testing.B) {
+	for _, typ := range gemmTypes {
+		ks := x8Variants(typ)
+		if len(ks) == 0 {
+			continue
+		}
+		kx := ks[0]
+		p := newPrefillBench(typ)
+		n, rows, xb, x, out := p.n, p.rows, p.xb, p.x, p.out
+		rp := make([]byte, X8Bytes(typ, rows, n))
+		if err := RepackX8(typ, rp, p.w, rows, n); err != nil {
+			b.Fatal(err)
+		}
+		gb := X8Bytes(typ, 8, n)
+		for _, cols := range []int{8, 16, 32, 128} {
+			p.cols = cols
+			if kx.Mul != nil {
+				g, _ := Gemm(typ)
+				pb := g.PanelBytes(n)
+				panels := (cols + GemmCols - 1) / GemmCols
+				pk := make([]byte, panels*pb)
+				b.Run(fmt.Sprintf("%v/%d/gemm-%s", typ, cols, kx.Name), func(b *testing.B) {
+					p.run(b, func() {
+						for c0 := 0; c0 < cols; c0 += GemmCols {
+							g.Pack(n, x[c0*xb:], xb, min(GemmCols, cols-c0), pk[c0/GemmCols*pb:])
+						}
+						for gr := 0; gr < rows/8; gr += 2 {
+							for c0 := 0; c0 < cols; c0 += GemmCols {
+								kx.Mul(n, rp[gr*gb:], 2, pk[c0/GemmCols*pb:], min(GemmCols, cols-c0), out[c0*rows+8*gr:], rows)
+							}
+						}
+					})
+				})
+			}
+			if kx.MatVecN != nil {
+				b.Run(fmt.Sprintf("%v/%d/multi-%s", typ, cols, kx.Name), func(b *testing.B) {
+					p.run(b, func() {
+						for gr := 0; gr < rows/8; gr += 2 {
+							kx.MatVecN(n, rp[gr*gb:], 2, x, xb, cols, out[8*gr:], rows)
+						}
+					})
+				})
+			}
+		}
+	}
+}

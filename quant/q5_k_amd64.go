@@ -20,10 +20,7 @@ func rowQ5_KX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
 func rowQ5_KX8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
-func gemmQ5_KX8R0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
-
-//go:noescape
-func gemmQ5_KX8R4VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+func gemmQ5_KX8GVNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
 
 //go:noescape
 func rowQ5_KX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

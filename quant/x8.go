@@ -338,12 +338,12 @@ func matVecX8Go(t Type, n int, w []byte, groups int, x []byte, out []float32) {
 	}
 }
 
-// mulX8Go is the pure-Go twin of the X8 GEMM kernels, in the order of
-// operations of the row layout's assembly GEMM (the X8 GEMM kernels are
-// that assembly with other addresses): Q4_0 and Q8_0 per block, row and
-// column acc += (d_w·d_x)·(Σu·y − bias·Σy) fused; Q4_K and Q5_K per sub-block
-// acc += (d·sc)·(d_x·Σu·y) fused, then acc −= (dmin·m)·T fused; Q6_K
-// per sub-block acc += (d·sc)·(d_x·(T + Σu·y)) fused.
+// mulX8Go is the pure-Go twin of the X8 GEMM kernels. The k-quants' take
+// the decode kernels' order (matVecX8Go), so that each column equals
+// MatVec on its token bit for bit. Q4_0's and Q8_0's take the order of
+// operations of the row layout's assembly GEMM (their X8 GEMM kernels are
+// that assembly with other addresses): per block, row and column acc +=
+// (d_w·d_x)·(Σu·y − bias·Σy) fused.
 func mulX8Go(t Type, n int, w []byte, groups int, p []byte, cols int, out []float32, outStride int) {
 	nb := n / t.BlockElems()
 	bb := X8BlockBytes(t)
@@ -364,27 +364,43 @@ func mulX8Go(t Type, n int, w []byte, groups int, p []byte, cols int, out []floa
 						continue
 					}
 					if t == Q6_K {
+						// The decode kernels' order, from the panel.
 						pan := panelQ6_K
 						pb := p[b*pan.block() : (b+1)*pan.block()]
 						dx := f32At(pb[pan.dxOff()+4*c:])
-						d := f16At(gb[2*r:])
-						for i := 0; i < 16; i++ {
-							// The assembly's order: per half, sub-blocks
-							// 8h+2q of the quarters, then 8h+2q+1.
-							j := 8*(i/8) + 2*(i%4) + i%8/4
+						var s int32
+						for j := 0; j < 16; j++ {
 							sb := pb[j*pan.subBytes():]
-							s := int32(binary.LittleEndian.Uint32(sb[128*pan.groups()+4*c:]))
+							sj := int32(binary.LittleEndian.Uint32(sb[128*pan.groups()+4*c:]))
 							for e := 0; e < 16; e++ {
-								s += x8Code(t, gb, r, 16*j+e) * int32(int8(sb[128*(e/4)+4*c+e%4]))
+								sj += x8Code(t, gb, r, 16*j+e) * int32(int8(sb[128*(e/4)+4*c+e%4]))
 							}
-							acc = fma32(d*float32(int8(gb[16+8*j+r])), float32(s)*dx, acc)
+							s += int32(int8(gb[16+8*j+r])) * sj
 						}
+						acc = fma32(float32(s), f16At(gb[2*r:])*dx, acc)
 						continue
 					}
 					pan := panelQ4_K
 					pb := p[b*pan.block() : (b+1)*pan.block()]
 					dx := f32At(pb[pan.dxOff()+4*c:])
 					d, dmin := f16At(gb[4*r:]), f16At(gb[4*r+2:])
+					if t == Q4_K || t == Q5_K {
+						// The decode kernels' order, from the panel.
+						var s, m int32
+						for j := 0; j < 8; j++ {
+							sb := pb[j*pan.subBytes():]
+							var sj int32
+							for e := 0; e < 32; e++ {
+								sj += x8Code(t, gb, r, 32*j+e) * int32(int8(sb[128*(e/4)+4*c+e%4]))
+							}
+							yj := int32(int16(binary.LittleEndian.Uint16(pb[pan.pairsOff()+128*(j/2)+4*c+2*(j%2):])))
+							s += int32(gb[32+8*j+r]) * sj
+							m += int32(gb[96+8*j+r]) * yj
+						}
+						acc = fma32(float32(s), d*dx, acc)
+						acc = fma32(-float32(m), dmin*dx, acc)
+						continue
+					}
 					for j := 0; j < 8; j++ {
 						sb := pb[j*pan.subBytes():]
 						var s int32

@@ -7,7 +7,8 @@ import "github.com/lowmem/llm/internal/cpu"
 // x8Variants lists the X8 kernels of t this CPU runs, the one X8 chooses
 // first: decode without and with non-temporal prefetch 4 KB ahead, each
 // with the group's GEMM.
-// The k-quants' GEMM gathers a row's scales with VPERMI2B (AVX-512 VBMI).
+// The k-quants' kernels ask for AVX-512 VBMI, which their GEMM once took
+// to gather a row's scales (VPERMI2B); none of them uses it now.
 func x8Variants(t Type) []X8Kernel {
 	if ks := x8LowVariants(t); ks != nil {
 		return ks
@@ -16,13 +17,13 @@ func x8Variants(t Type) []X8Kernel {
 	case t == Q4_0 && cpu.Has(cpu.AVX512VNNI):
 		return withMulti(t, x8Pair("avx512vnni", t, rowQ4_0X8VNNI, rowQ4_0X8VNNINTA4096, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI), rowQ4_0X8VNNIT2, rowQ4_0X8VNNIT4, nil)
 	case t == Q4_K && cpu.Has(cpu.AVX512VBMI):
-		return withMulti(t, x8Pair("avx512vbmi", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, gemmQ4_KX8R0VNNI, gemmQ4_KX8R4VNNI), rowQ4_KX8VNNIT2, rowQ4_KX8VNNIT4, nil)
+		return withMulti(t, x8Pair("avx512vbmi", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, gemmQ4_KX8GVNNI, nil), rowQ4_KX8VNNIT2, rowQ4_KX8VNNIT4, nil)
 	case t == Q8_0 && cpu.Has(cpu.AVX512VNNI):
 		return withMulti(t, x8Pair("avx512vnni", t, rowQ8_0X8VNNI, rowQ8_0X8VNNINTA4096, gemmQ8_0X8R0VNNI, gemmQ8_0X8R4VNNI), rowQ8_0X8VNNIT2, rowQ8_0X8VNNIT4, nil)
 	case t == Q5_K && cpu.Has(cpu.AVX512VBMI):
-		return withMulti(t, x8Pair("avx512vbmi", t, rowQ5_KX8VNNI, rowQ5_KX8VNNINTA4096, gemmQ5_KX8R0VNNI, gemmQ5_KX8R4VNNI), rowQ5_KX8VNNIT2, nil, nil)
+		return withMulti(t, x8Pair("avx512vbmi", t, rowQ5_KX8VNNI, rowQ5_KX8VNNINTA4096, gemmQ5_KX8GVNNI, nil), rowQ5_KX8VNNIT2, nil, nil)
 	case t == Q6_K && cpu.Has(cpu.AVX512VBMI):
-		return withMulti(t, x8Pair("avx512vbmi", t, rowQ6_KX8VNNI, rowQ6_KX8VNNINTA4096, gemmQ6_KX8R0VNNI, gemmQ6_KX8R4VNNI), rowQ6_KX8VNNIT2, nil, nil)
+		return withMulti(t, x8Pair("avx512vbmi", t, rowQ6_KX8VNNI, rowQ6_KX8VNNINTA4096, gemmQ6_KX8GVNNI, nil), rowQ6_KX8VNNIT2, nil, nil)
 	}
 	return nil
 }
@@ -41,8 +42,8 @@ func x8Pair(isa string, t Type, row, nta rowX8Asm, lo, hi gemmAsm) []X8Kernel {
 }
 
 // x8Kernel wraps the assembly of one X8 layout: decode kernel row, and
-// the GEMM of rows 0-3 (lo) and 4-7 (hi) of a group; Mul is nil without
-// them.
+// the GEMM of rows 0-3 (lo) and 4-7 (hi) of a group, or of all eight
+// (lo, hi nil: Q4_K's); Mul is nil without them.
 func x8Kernel(name string, t Type, row rowX8Asm, lo, hi gemmAsm) X8Kernel {
 	bb := X8BlockBytes(t)
 	k := X8Kernel{
@@ -76,7 +77,9 @@ func x8Kernel(name string, t Type, row rowX8Asm, lo, hi gemmAsm) X8Kernel {
 		for i := 0; i < groups; i++ {
 			gw := &w[i*nb*bb]
 			lo(gw, 0, &p[0], nb, &out[8*i], outStride, cols)
-			hi(gw, 0, &p[0], nb, &out[8*i+4], outStride, cols)
+			if hi != nil {
+				hi(gw, 0, &p[0], nb, &out[8*i+4], outStride, cols)
+			}
 		}
 	}
 	return k

@@ -9,8 +9,10 @@ import (
 
 // TestX8 checks every X8 kernel this CPU has against the pure-Go twins
 // bit for bit, the GEMM also against the row layout's GEMM kernel (the
-// same arithmetic at other addresses) bit for bit, and both against the
-// row layout's dot products within float32 rounding.
+// same arithmetic at other addresses) bit for bit, or, for a type whose
+// X8 GEMM takes the decode kernels' order, against MatVec's twin column by
+// column bit for bit, and both against the row layout's dot products
+// within float32 rounding.
 func TestX8(t *testing.T) {
 	for _, typ := range gemmTypes {
 		// Column counts of every GEMM loop width (4, 8, 16, 32), full and
@@ -69,9 +71,20 @@ func TestX8(t *testing.T) {
 					if !near(twinMul[i], want[i], tol[i]) {
 						t.Errorf("twin Mul column %d row %d: %v, dot product %v", i/rows, i%rows, twinMul[i], want[i])
 					}
-					if rowGemm != nil && twinMul[i] != rowGemm[i] {
+					if !x8GemmDecodeOrder(typ) && rowGemm != nil && twinMul[i] != rowGemm[i] {
 						t.Errorf("twin Mul column %d row %d: %v, row layout GEMM %v", i/rows, i%rows, twinMul[i], rowGemm[i])
 					}
+				}
+				if x8GemmDecodeOrder(typ) {
+					for c := 0; c < cols; c++ {
+						matVecX8Go(typ, n, rp, rows/8, xs[c*xRow:(c+1)*xRow], twinVec)
+						for i := range rows {
+							if twinMul[c*rows+i] != twinVec[i] {
+								t.Errorf("twin Mul column %d row %d: %v, twin MatVec %v", c, i, twinMul[c*rows+i], twinVec[i])
+							}
+						}
+					}
+					matVecX8Go(typ, n, rp, rows/8, xs[:xRow], twinVec)
 				}
 				for _, k := range x8Variants(typ) {
 					got := make([]float32, rows)
@@ -93,6 +106,11 @@ func TestX8(t *testing.T) {
 		}
 	}
 }
+
+// x8GemmDecodeOrder reports whether t's X8 GEMM computes in the decode
+// kernels' order (each column equals MatVec bit for bit) rather than the
+// row layout GEMM's.
+func x8GemmDecodeOrder(t Type) bool { return t == Q4_K || t == Q5_K || t == Q6_K }
 
 func TestX8Choice(t *testing.T) {
 	for _, c := range []struct {

@@ -28,8 +28,18 @@ import (
 // cheaper below the GEMM than the tiles are, so its thresholds are higher
 // (examples/bench -p P -n 0 on TinyLlama, the GEMM forced on and off, at
 // 05064d7): Q4_0's GEMM was level at 24 tokens and ahead from 32, Q8_0's
-// level from 16 to 32, and the k-quants' GEMM level only at 64 (MatVecN
-// ahead at 16, 24, 32 and 128 on Q4_K_M).
+// level from 16 to 32. The k-quants' X8 GEMM computes eight rows per
+// vector, eight columns a pass, in the decode kernels' order (a column's
+// results are MatVec's bit for bit); on one thread (quant's
+// BenchmarkX8Prefill, CPU time, a shared Zen 4) Q4_K's ran level with
+// its four-token MatVecN at 8 to 128 tokens (both about 125 GMAC/s, what
+// VPDPBUSD's throughput leaves), Q5_K's at 1.25-1.4x and Q6_K's at
+// 1.1x their two-token MatVecN from 8 tokens; in the forward pass
+// (examples/bench -profile, matmul CPU time) the GEMM took 0.89 s
+// against 1.02 s on Q4_K_M at 32 tokens and 15.6 against 16.7 at 512,
+// and on Q5_K_M 0.57 against 0.69 at 16, 1.00 against 1.41 at 32. Q4_K
+// takes it from 32, Q5_K and Q6_K from 8 (below, a pass's eight columns
+// are mostly empty).
 func (e *Exec) gemmFrom(m *Matrix) int {
 	if e.gemmMin != 0 {
 		return e.gemmMin
@@ -46,9 +56,13 @@ func (e *Exec) gemmFrom(m *Matrix) int {
 			return 16
 		}
 		return 12
-	case quant.Q4_K, quant.Q5_K, quant.Q6_K:
+	case quant.Q4_K:
 		if multi {
-			return 64
+			return 32
+		}
+	case quant.Q5_K, quant.Q6_K:
+		if multi {
+			return 8
 		}
 	}
 	return 16

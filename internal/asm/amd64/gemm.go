@@ -305,7 +305,15 @@ type kPanel struct{ sub int }
 func (p kPanel) groups() int   { return p.sub / 4 }
 func (p kPanel) subBytes() int { return p.groups()*128 + 128 }
 func (p kPanel) dx() int       { return 256 / p.sub * p.subBytes() }
-func (p kPanel) bytes() int    { return p.dx() + 128 }
+
+// bytes is a panel super-block's size: Q4_K's (sub 32) ends with its Σy
+// pairs (gemmx8k.go), four fields of 128 bytes.
+func (p kPanel) bytes() int {
+	if p.sub == 32 {
+		return p.dx() + 128 + 4*128
+	}
+	return p.dx() + 128
+}
 
 // gemmSuper emits the GEMM kernel of Q4_K, Q5_K or Q6_K.
 func gemmSuper(t *superType) { gemmSuperOf(t, kRowLayout(t)) }
@@ -323,71 +331,6 @@ func kRowLayout(t *superType) gemmLayout {
 		kScales(tileRowRegs[r], X10, RAX, RDX, R10, R11, m("m3f", 0x3F), m("m03", 0x03), m("m0f", 0x0F))
 		c.VPSRLDQ(U8(8), X10, X11)
 		c.VPUNPCKLBW(X11, X10, X10)
-		c.VPMOVZXBD(X10, Z18)
-	}
-	return l
-}
-
-// x8KLayout is rows first..first+3 of a group of Q4_K's, Q5_K's or
-// Q6_K's X8 layout (quant's x8.go), w the group: the scales are bytes already, a
-// row's gathered by one VPERMI2B from the block column's tables (Z27,
-// Z10 scratch).
-func x8KLayout(t *superType, first int) gemmLayout {
-	l := gemmLayout{
-		name: fmt.Sprintf("gemm%sX8R%dVNNI", t.name, first),
-		init: func() { c.Load(c.Param("w"), RSI) },
-		next: func() { c.ADDQ(U32(x8SuperBytes(t)), RSI) },
-	}
-	row := func(r int) int { return first + r }
-	// chunk is the address of row r's dword k of codes in chunks from base.
-	chunk := func(base, r, k int) Mem { return mem(RSI, base+32*k+4*row(r)) }
-	if t.six {
-		l.at = func(r, off int) Mem {
-			// The chunks of group g of half h: ql dwords 16h+g and
-			// 16h+8+g, qh dword 8h+g, at 144+96(8h+g).
-			switch {
-			case off == 208:
-				return mem(RSI, 2*row(r))
-			case off < 128:
-				w := off % 64 / 4
-				return mem(RSI, 144+96*(8*(off/64)+w%8)+32*(w/8)+4*row(r))
-			}
-			return mem(RSI, 144+96*(8*((off-128)/32)+(off-128)%32/4)+64+4*row(r))
-		}
-		l.scales = func(r int) {
-			idx := make([]byte, 64)
-			for j := 0; j < 16; j++ {
-				idx[j] = byte(8*j + row(r))
-			}
-			c.VMOVDQU64(bytesTable(fmt.Sprintf("x8Q6Scales%d", row(r)), idx), Z10)
-			c.VMOVDQU64(mem(RSI, 16), Z27)
-			c.VPERMI2B(mem(RSI, 80), Z27, Z10)
-			c.VPMOVSXBD(X10, Z18)
-		}
-		return l
-	}
-	l.at = func(r, off int) Mem {
-		switch {
-		case off == 0:
-			return mem(RSI, 4*row(r))
-		case !t.hbits:
-			return chunk(160, r, (off-16)/4)
-		case off < t.qs:
-			// Q5_K: qh dword g leads group g's 160 bytes, code dword g
-			// of pair p follows it at 32+32p.
-			return mem(RSI, 160+160*((off-16)/4)+4*row(r))
-		}
-		o := off - t.qs
-		return mem(RSI, 160+160*(o%32/4)+32+32*(o/32)+4*row(r))
-	}
-	l.scales = func(r int) {
-		idx := make([]byte, 64)
-		for j := 0; j < 8; j++ {
-			idx[2*j], idx[2*j+1] = byte(8*j+row(r)), byte(64+8*j+row(r))
-		}
-		c.VMOVDQU64(bytesTable(fmt.Sprintf("x8KScales%d", row(r)), idx), Z10)
-		c.VMOVDQU64(mem(RSI, 32), Z27)
-		c.VPERMI2B(mem(RSI, 96), Z27, Z10)
 		c.VPMOVZXBD(X10, Z18)
 	}
 	return l

@@ -24,19 +24,22 @@ func quantFiles() []outFile {
 			kernels(superQ4_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ4_K)
 			gemmQ4_KAVX2()
-			x8SuperKernels(q4KX8, superQ4_K)
+			x8Decoders(q4KX8)
+			gemmX8K(superQ4_K)
 			x8Multis(q4KX8Multi)
 		}},
 		{"q5_k", func() {
 			kernels(superQ5_K, dotSuper, tileSuper, dots2, nil)
 			gemmSuper(superQ5_K)
-			x8SuperKernels(q5KX8, superQ5_K)
+			x8Decoders(q5KX8)
+			gemmX8K(superQ5_K)
 			q5KX8Multi.emit(2)
 		}},
 		{"q6_k", func() {
 			kernels(superQ6_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ6_K)
-			x8SuperKernels(q6KX8, superQ6_K)
+			x8Decoders(q6KX8)
+			gemmX8Q6(superQ6_K)
 			q6KX8Multi.emit(2)
 		}},
 		{"iq4_nl", func() {

@@ -173,14 +173,6 @@ func x8BlockKernels(d x8Decoder, t *blockType) {
 	gemmBlockOf(t, x8Layout(t, 4))
 }
 
-// x8SuperKernels emits the X8 kernels of a k-quant with a GEMM, as
-// x8BlockKernels does a block type's.
-func x8SuperKernels(d x8Decoder, t *superType) {
-	x8Decoders(d)
-	gemmSuperOf(t, x8KLayout(t, 0))
-	gemmSuperOf(t, x8KLayout(t, 4))
-}
-
 // superSums runs body once per super-block of the nb (R13) Q8_K
 // activation blocks at BX, DI at the block and R8 at its step bytes of
 // the frame (from DX): the per-super-block factors a decode kernel's
