@@ -7,8 +7,8 @@ import "github.com/lowmem/llm/internal/cpu"
 // x8Variants lists the X8 kernels of t this CPU runs, the one X8 chooses
 // first: decode without and with non-temporal prefetch 4 KB ahead, each
 // with the group's GEMM.
-// The k-quants' kernels ask for AVX-512 VBMI, which their GEMM once took
-// to gather a row's scales (VPERMI2B); none of them uses it now.
+// Every one needs AVX-512 VNNI only (no VBMI), so Cascade Lake-class
+// Xeons run them too.
 func x8Variants(t Type) []X8Kernel {
 	if ks := x8LowVariants(t); ks != nil {
 		return ks
@@ -16,14 +16,14 @@ func x8Variants(t Type) []X8Kernel {
 	switch {
 	case t == Q4_0 && cpu.Has(cpu.AVX512VNNI):
 		return withMulti(t, x8Pair("avx512vnni", t, rowQ4_0X8VNNI, rowQ4_0X8VNNINTA4096, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI), rowQ4_0X8VNNIT2, rowQ4_0X8VNNIT4, nil)
-	case t == Q4_K && cpu.Has(cpu.AVX512VBMI):
-		return withMulti(t, x8Pair("avx512vbmi", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, gemmQ4_KX8GVNNI, nil), rowQ4_KX8VNNIT2, rowQ4_KX8VNNIT4, nil)
+	case t == Q4_K && cpu.Has(cpu.AVX512VNNI):
+		return withMulti(t, x8Pair("avx512vnni", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, gemmQ4_KX8GVNNI, nil), rowQ4_KX8VNNIT2, rowQ4_KX8VNNIT4, nil)
 	case t == Q8_0 && cpu.Has(cpu.AVX512VNNI):
 		return withMulti(t, x8Pair("avx512vnni", t, rowQ8_0X8VNNI, rowQ8_0X8VNNINTA4096, gemmQ8_0X8R0VNNI, gemmQ8_0X8R4VNNI), rowQ8_0X8VNNIT2, rowQ8_0X8VNNIT4, nil)
-	case t == Q5_K && cpu.Has(cpu.AVX512VBMI):
-		return withMulti(t, x8Pair("avx512vbmi", t, rowQ5_KX8VNNI, rowQ5_KX8VNNINTA4096, gemmQ5_KX8GVNNI, nil), rowQ5_KX8VNNIT2, nil, nil)
-	case t == Q6_K && cpu.Has(cpu.AVX512VBMI):
-		return withMulti(t, x8Pair("avx512vbmi", t, rowQ6_KX8VNNI, rowQ6_KX8VNNINTA4096, gemmQ6_KX8GVNNI, nil), rowQ6_KX8VNNIT2, nil, nil)
+	case t == Q5_K && cpu.Has(cpu.AVX512VNNI):
+		return withMulti(t, x8Pair("avx512vnni", t, rowQ5_KX8VNNI, rowQ5_KX8VNNINTA4096, gemmQ5_KX8GVNNI, nil), rowQ5_KX8VNNIT2, nil, nil)
+	case t == Q6_K && cpu.Has(cpu.AVX512VNNI):
+		return withMulti(t, x8Pair("avx512vnni", t, rowQ6_KX8VNNI, rowQ6_KX8VNNINTA4096, gemmQ6_KX8GVNNI, nil), rowQ6_KX8VNNIT2, nil, nil)
 	}
 	return nil
 }
