@@ -110,6 +110,9 @@ func X8(t Type, n int) (X8Kernel, bool) {
 			}
 		}
 	}
+	if !x8Pays(ks[0]) {
+		return X8Kernel{}, false
+	}
 	// The plain kernel: a group's block columns are one sequential stream,
 	// which the hardware prefetchers follow; on Zen 4 the non-temporal
 	// prefetch that made the row kernels faster slowed these

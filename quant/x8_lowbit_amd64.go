@@ -14,11 +14,11 @@ func x8LowVariants(t Type) []X8Kernel {
 	}
 	switch t {
 	case IQ4_XS:
-		return x8Pair("avx512vnni", t, rowIQ4_XSX8VNNI, rowIQ4_XSX8VNNINTA4096, nil, nil)
+		return x8Pair("avx512vnni", t, rowIQ4_XSX8VNNI, rowIQ4_XSX8VNNINTA4096, x8Gemm{})
 	case Q3_K:
-		return x8Pair("avx512vnni", t, rowQ3_KX8VNNI, rowQ3_KX8VNNINTA4096, nil, nil)
+		return x8Pair("avx512vnni", t, rowQ3_KX8VNNI, rowQ3_KX8VNNINTA4096, x8Gemm{})
 	case Q2_K:
-		return x8Pair("avx512vnni", t, rowQ2_KX8VNNI, rowQ2_KX8VNNINTA4096, nil, nil)
+		return x8Pair("avx512vnni", t, rowQ2_KX8VNNI, rowQ2_KX8VNNINTA4096, x8Gemm{})
 	}
 	return nil
 }

@@ -11,12 +11,16 @@ func quantFiles() []outFile {
 			blockGemm(blockQ8_0)
 			x8BlockKernels(q80X8, blockQ8_0)
 			x8Multis(q80X8Multi)
+			x8Decoders(q80X8AVX2)
+			gemmBlockX8AVX2(blockQ8_0)
 		}},
 		{"q4_0", func() {
 			kernels(blockQ4_0, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {avx2, 2}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})
 			blockGemm(blockQ4_0)
 			x8BlockKernels(q40X8, blockQ4_0)
 			x8Multis(q40X8Multi)
+			x8Decoders(q40X8AVX2)
+			gemmBlockX8AVX2(blockQ4_0)
 		}},
 		{"q4_1", func() { kernels(blockQ4_1, dotBlock, tileBlock, dots2, nil) }},
 		{"q5_0", func() { kernels(blockQ5_0, dotBlock, tileBlock, dots2, nil) }},
@@ -26,6 +30,8 @@ func quantFiles() []outFile {
 			gemmQ4_KAVX2()
 			x8SuperKernels(q4KX8, superQ4_K)
 			x8Multis(q4KX8Multi)
+			x8Decoders(q4KX8AVX2)
+			gemmQ4_KX8AVX2()
 		}},
 		{"q5_k", func() {
 			kernels(superQ5_K, dotSuper, tileSuper, dots2, nil)
