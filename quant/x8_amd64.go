@@ -48,7 +48,7 @@ func x8Variants(t Type) []X8Kernel {
 // default, on a CPU without AVX-512: only where they beat the AVX2 row
 // layout, so the load-time repack is never paid for a loss.
 func x8AVX2Pays(t Type) bool {
-	return false
+	return t == Q4_0 || t == Q8_0 || t == Q4_K
 }
 
 // x8Pays reports whether X8 takes k, the first of its type's variants,

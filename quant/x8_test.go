@@ -145,7 +145,7 @@ func TestRepackX8Refuses(t *testing.T) {
 // of LLM_BENCH_MB megabytes ("dram") or of 256 KB ("l2"), 16 rows a call,
 // one thread; bytes are those of the rows in place, so the MB/s compare
 // with BenchmarkDecode's.
-func BenchmarkX8(b *testing.B) { benchX8(b, gemmTypes, false) }
+func BenchmarkX8(b *testing.B) { benchX8(b, gemmTypes, true) }
 
 // benchX8 runs BenchmarkX8 over types; withRow adds the row layout's
 // kernel (TileChoice) over the rows in place beside the X8 kernels.
