@@ -3,6 +3,7 @@ package quant
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -81,7 +82,11 @@ func TestX8(t *testing.T) {
 						}
 					}
 					if k.Mul == nil {
-						t.Errorf("%s: no Mul", k.Name)
+						// Only the AVX2 kernels of a type without an AVX2
+						// GEMM in the row layout (Q6_K) have none.
+						if !strings.HasPrefix(k.Name, "avx2-") || typ != Q6_K {
+							t.Errorf("%s: no Mul", k.Name)
+						}
 						continue
 					}
 					gm := make([]float32, cols*rows)

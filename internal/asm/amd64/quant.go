@@ -44,6 +44,7 @@ func quantFiles() []outFile {
 			gemmSuper(superQ6_K)
 			x8SuperKernels(q6KX8, superQ6_K)
 			q6KX8Multi.emit(2)
+			x8Decoders(q6KX8AVX2)
 		}},
 		{"iq4_nl", func() {
 			kernels(blockIQ4NL, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})

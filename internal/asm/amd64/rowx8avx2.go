@@ -226,3 +226,94 @@ func x8FinishMinAVX2() {
 	c.VFMADD231PS(Y10, Y1, Y0)
 	c.VFNMADD231PS(Y11, Y2, Y0)
 }
+
+// q6KX8AVX2 is q6KX8 with AVX2. The frame holds 32·Σy_j of the sixteen
+// sub-blocks as q6KX8's does. Per group of four elements g, its three
+// chunks (Y2-Y4: ql dwords, qh dword) give each quarter q's values one
+// after the other (low bits from a ql chunk, bits 4-5 from qh, as
+// q6X8Chunks takes them), VPMADDUBSW against the activation dwords. A
+// pair of 6-bit values is at most 2·63·128, so two groups add up in
+// words (Y5-Y8, a sub-block each) before VPMADDWD with the sub-block's
+// signed scales as word pairs adds sc_j·s_j to S; at the end S −=
+// Σ_j sc_j·32·Σy_j (VPMULLD) and x8Finish. All sums are exact int32, so
+// S equals q6KX8's.
+//
+// Registers: Y0 the rows' sums, Y1 S, Y2-Y4 the chunks, Y5-Y8 the four
+// sub-blocks' word sums, Y9 a quarter's values, Y10 scratch, Y11
+// activation dwords, Y12/Y13 scales and scratch, Y14 bytes 0x30, Y15
+// bytes 0x0F.
+var q6KX8AVX2 = x8Decoder{w: avx2, t: "Q6_K", frame: 64 * 128, preStep: 64, count: 1,
+	pre: func() {
+		superSums(64, func() {
+			for h := 0; h < 2; h++ {
+				c.VPMOVSXWD(mem(RDI, 260+16*h), Y1)
+				c.VPSLLD(U8(5), Y1, Y1)
+				c.VMOVDQU(Y1, mem(R8, 32*h))
+			}
+		})
+		bcast32(0x30303030, Y14)
+	},
+	loop: func(pfDist int) {
+		prefetchX8(pfDist, 0, 144)
+		zero(Y1)
+		for h := 0; h < 2; h++ {
+			for g := 0; g < 8; g++ {
+				at := 144 + 96*(8*h+g)
+				if pfDist > 0 {
+					c.PREFETCHNTA(mem(RSI, pfDist+at))
+					if g%2 == 0 {
+						c.PREFETCHNTA(mem(RSI, pfDist+at+64))
+					}
+				}
+				c.VMOVDQU(mem(RSI, at), Y2)
+				c.VMOVDQU(mem(RSI, at+32), Y3)
+				c.VMOVDQU(mem(RSI, at+64), Y4)
+				for q := 0; q < 4; q++ {
+					// Bits 0-3: ql chunk q%2, low nibbles for q < 2;
+					// bits 4-5: qh bits 2q, 2q+1.
+					ql := []Register{Y2, Y3}[q%2]
+					if q < 2 {
+						c.VPAND(Y15, ql, Y9)
+					} else {
+						c.VPSRLW(U8(4), ql, Y9)
+						c.VPAND(Y15, Y9, Y9)
+					}
+					switch q {
+					case 0:
+						c.VPSLLW(U8(4), Y4, Y10)
+					case 1:
+						c.VPSLLW(U8(2), Y4, Y10)
+					case 2:
+						c.VMOVDQA(Y4, Y10)
+					case 3:
+						c.VPSRLW(U8(2), Y4, Y10)
+					}
+					c.VPAND(Y14, Y10, Y10)
+					c.VPOR(Y10, Y9, Y9)
+					c.VPBROADCASTD(mem(RDI, 4+128*h+32*q+4*g), Y11)
+					sum := yr(5 + q)
+					if g%2 == 0 {
+						c.VPMADDUBSW(Y11, Y9, sum)
+						continue
+					}
+					c.VPMADDUBSW(Y11, Y9, Y9)
+					c.VPADDW(Y9, sum, sum)
+					j := 8*h + 2*q + g/4
+					c.VMOVQ(mem(RSI, 16+8*j), X12)
+					c.VPUNPCKLBW(X12, X12, X12)
+					c.VPMOVSXBW(X12, Y12)
+					c.VPMADDWD(Y12, sum, sum)
+					c.VPADDD(sum, Y1, Y1)
+				}
+			}
+		}
+		for j := 0; j < 16; j++ {
+			c.VPMOVSXBD(mem(RSI, 16+8*j), Y12)
+			c.VPBROADCASTD(mem(R8, 4*j), Y13)
+			c.VPMULLD(Y13, Y12, Y12)
+			c.VPSUBD(Y12, Y1, Y1)
+		}
+		x8Finish(Y10, Y13)
+		nextColumn(x8Q6BlockBytes)
+	},
+}
