@@ -27,3 +27,9 @@ func gemmQ5_KX8R4VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outSt
 
 //go:noescape
 func rowQ5_KX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ5_KX8AVX2(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ5_KX8AVX2NTA4096(w *byte, groups int, x *byte, nb int, out *float32)

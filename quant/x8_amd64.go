@@ -42,6 +42,8 @@ func x8Variants(t Type) []X8Kernel {
 		ks = append(ks, x8Pair("avx2", t, rowQ4_KX8AVX2, rowQ4_KX8AVX2NTA4096, x8Gemm{one: gemmQ4_KX8AVX2})...)
 	case Q6_K:
 		ks = append(ks, x8Pair("avx2", t, rowQ6_KX8AVX2, rowQ6_KX8AVX2NTA4096, x8Gemm{})...)
+	case Q5_K:
+		ks = append(ks, x8Pair("avx2", t, rowQ5_KX8AVX2, rowQ5_KX8AVX2NTA4096, x8Gemm{})...)
 	}
 	return ks
 }

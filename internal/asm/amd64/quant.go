@@ -38,6 +38,7 @@ func quantFiles() []outFile {
 			gemmSuper(superQ5_K)
 			x8SuperKernels(q5KX8, superQ5_K)
 			q5KX8Multi.emit(2)
+			x8Decoders(q5KX8AVX2)
 		}},
 		{"q6_k", func() {
 			kernels(superQ6_K, dotSuper, tileSuper, dots2, tiles3)

@@ -317,3 +317,72 @@ var q6KX8AVX2 = x8Decoder{w: avx2, t: "Q6_K", frame: 64 * 128, preStep: 64, coun
 		nextColumn(x8Q6BlockBytes)
 	},
 }
+
+// q5KX8AVX2 is q5KX8 with AVX2, a pair of sub-blocks at a time (VEX has
+// sixteen registers, too few for eight sub-blocks' sums): per pair p and
+// group g, the qh chunk and the pair's code chunk (within the block
+// column, which stays in L1) give the low nibbles with qh bit 2p as bit
+// 4 (sub-block 2p) and the high ones with bit 2p+1 (2p+1), VPMADDUBSW
+// against the activation dwords. A pair of 5-bit values is at most
+// 2·31·128, so four groups add up in words (Y3, Y4) before VPMADDWD with
+// the sub-block's scales as word pairs adds sc_j·s_j to S; then M and
+// x8FinishMinAVX2 as q4KX8AVX2's. All sums are exact int32.
+//
+// Registers: Y0 the rows' sums, Y1 S, Y2 M, Y3/Y4 the pair's word sums,
+// Y5 the qh chunk, Y6/Y7 the values, Y8/Y9 activation dwords, Y10-Y13
+// scratch, Y14 bytes 0x10, Y15 bytes 0x0F.
+var q5KX8AVX2 = x8Decoder{w: avx2, t: "Q5_K", frame: 32 * 128, preStep: 32, count: 1,
+	pre: func() {
+		subBlockSums(0)
+		bcast32(0x10101010, Y14)
+	},
+	loop: func(pfDist int) {
+		prefetchX8(pfDist, 0, x8Q5BlockBytes)
+		zero(Y1)
+		for p := 0; p < 4; p++ {
+			for g := 0; g < 8; g++ {
+				at := 160 + 160*g
+				c.VMOVDQU(mem(RSI, at), Y5)
+				c.VMOVDQU(mem(RSI, at+32+32*p), Y7)
+				c.VPAND(Y15, Y7, Y6)
+				c.VPSRLW(U8(4), Y7, Y7)
+				c.VPAND(Y15, Y7, Y7)
+				for h, v := range []Register{Y6, Y7} {
+					b := shiftTo4(Y5, 2*p+h, Y10)
+					c.VPAND(Y14, b, Y10)
+					c.VPOR(Y10, v, v)
+				}
+				c.VPBROADCASTD(mem(RDI, 4+32*(2*p)+4*g), Y8)
+				c.VPBROADCASTD(mem(RDI, 4+32*(2*p+1)+4*g), Y9)
+				if g%4 == 0 {
+					c.VPMADDUBSW(Y8, Y6, Y3)
+					c.VPMADDUBSW(Y9, Y7, Y4)
+					continue
+				}
+				c.VPMADDUBSW(Y8, Y6, Y6)
+				c.VPMADDUBSW(Y9, Y7, Y7)
+				c.VPADDW(Y6, Y3, Y3)
+				c.VPADDW(Y7, Y4, Y4)
+				if g%4 != 3 {
+					continue
+				}
+				for h, s := range []Register{Y3, Y4} {
+					c.VMOVQ(mem(RSI, 32+8*(2*p+h)), X11)
+					c.VPUNPCKLBW(X11, X11, X11)
+					c.VPMOVZXBW(X11, Y11)
+					c.VPMADDWD(Y11, s, s)
+					c.VPADDD(s, Y1, Y1)
+				}
+			}
+		}
+		zero(Y2)
+		for j := 0; j < 8; j++ {
+			c.VPMOVZXBD(mem(RSI, 96+8*j), Y13)
+			c.VPBROADCASTD(mem(R8, 4*j), Y12)
+			c.VPMULLD(Y12, Y13, Y13)
+			c.VPADDD(Y13, Y2, Y2)
+		}
+		x8FinishMinAVX2()
+		nextColumn(x8Q5BlockBytes)
+	},
+}
