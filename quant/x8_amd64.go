@@ -50,9 +50,15 @@ func x8Variants(t Type) []X8Kernel {
 
 // x8AVX2Pays reports whether X8 takes the AVX2 X8 kernels of t by
 // default, on a CPU without AVX-512: only where they beat the AVX2 row
-// layout, so the load-time repack is never paid for a loss.
+// layout, so the load-time repack is never paid for a loss. Measured
+// under LLM_CPU=avx2 on a Zen 4 (BenchmarkX8, 128 MB, one thread, a busy
+// machine): Q4_0 26.6 against 13.3 GB/s, Q4_K 21-23 against 19.5; Q8_0
+// 21-27 against 20-24 and no faster end to end (examples/bench tg32),
+// Q6_K 23 against 23, Q5_K 13 against 20 — those stay in the row layout,
+// whose batches also have tiles where these X8 kernels have only MatVec
+// (no AVX2 GEMM for Q5_K, Q6_K). LLM_KERNELS can still name them.
 func x8AVX2Pays(t Type) bool {
-	return t == Q4_0 || t == Q8_0 || t == Q4_K
+	return t == Q4_0 || t == Q4_K
 }
 
 // x8Pays reports whether X8 takes k, the first of its type's variants,
