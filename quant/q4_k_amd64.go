@@ -50,4 +50,7 @@ func rowQ4_KX8AVX2(w *byte, groups int, x *byte, nb int, out *float32)
 func rowQ4_KX8AVX2NTA4096(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
+func rowQ4_KX8AVX2T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
 func gemmQ4_KX8AVX2(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)

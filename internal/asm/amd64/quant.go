@@ -20,6 +20,7 @@ func quantFiles() []outFile {
 			x8BlockKernels(q40X8, blockQ4_0)
 			x8Multis(q40X8Multi)
 			x8Decoders(q40X8AVX2)
+			x8Multis(q40X8AVX2Multi)
 			gemmBlockX8AVX2(blockQ4_0)
 		}},
 		{"q4_1", func() { kernels(blockQ4_1, dotBlock, tileBlock, dots2, nil) }},
@@ -31,6 +32,7 @@ func quantFiles() []outFile {
 			x8SuperKernels(q4KX8, superQ4_K)
 			x8Multis(q4KX8Multi)
 			x8Decoders(q4KX8AVX2)
+			q4KX8AVX2Multi.emit(2)
 			gemmQ4_KX8AVX2()
 		}},
 		{"q5_k", func() {

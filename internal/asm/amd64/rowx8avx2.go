@@ -386,3 +386,121 @@ var q5KX8AVX2 = x8Decoder{w: avx2, t: "Q5_K", frame: 32 * 128, preStep: 32, coun
 		nextColumn(x8Q5BlockBytes)
 	},
 }
+
+// q40X8AVX2Multi is q40X8AVX2 for several tokens: each chunk's nibbles
+// (Y8, Y9) once, then per token its activation dwords (Y10, Y11), the
+// products added to the token's word sums (Y4-Y7); per block and token
+// q40X8AVX2's words to dwords and float work, the scales (Y8) converted
+// once. Accumulators: Y0-Y3.
+var q40X8AVX2Multi = x8Multi{d: q40X8AVX2,
+	acc: func(k int) Register { return yr(k) },
+	loop: func(tokens int) {
+		t := blockQ4_0
+		for b := 0; b < 8; b++ {
+			for ch := 0; ch < 4; ch++ {
+				c.VMOVDQU(mem(RSI, 16+32*ch), Y8)
+				c.VPSRLW(U8(4), Y8, Y9)
+				c.VPAND(Y15, Y8, Y8)
+				c.VPAND(Y15, Y9, Y9)
+				for k := 0; k < tokens; k++ {
+					c.VPBROADCASTD(xTok(k, t.qx+4*ch), Y10)
+					c.VPBROADCASTD(xTok(k, t.qx+16+4*ch), Y11)
+					c.VPMADDUBSW(Y10, Y8, Y10)
+					c.VPMADDUBSW(Y11, Y9, Y11)
+					if ch == 0 {
+						c.VPADDW(Y11, Y10, yr(4+k))
+						continue
+					}
+					c.VPADDW(Y11, Y10, Y10)
+					c.VPADDW(Y10, yr(4+k), yr(4+k))
+				}
+			}
+			c.VCVTPH2PS(mem(RSI, 0), Y8)
+			for k := 0; k < tokens; k++ {
+				s := yr(4 + k)
+				c.VPMADDWD(Y14, s, s)
+				c.VCVTDQ2PS(s, s)
+				c.VBROADCASTSS(mem(R8, q40X8AVX2.frame*k+4*b), Y10)
+				c.VBROADCASTSS(mem(R8, q40X8AVX2.frame*k+32+4*b), Y11)
+				c.VFMSUB213PS(Y11, Y10, s) // (Σc·y)·d_x − 8·d_x·Σy
+				c.VFMADD231PS(Y8, s, yr(k))
+			}
+			c.ADDQ(U32(x8BlockBytes), RSI)
+			c.ADDQ(U8(uint8(t.xb)), RDI)
+		}
+	},
+}
+
+// q4KX8AVX2Multi is q4KX8AVX2 for two tokens: each chunk's nibbles (Y8,
+// Y9) once, faced with each token's activation dwords (Y10, Y11) into
+// the token's two word sums (Y4/Y5, Y6/Y7); S_k (Y2, Y3) += sc_j·s_j,
+// the scales as word pairs (Y12) made once per sub-block. At the end, d
+// and dmin converted once (Y12, Y13), per token M (Y8) and acc_k (Y0,
+// Y1) as x8FinishMinAVX2 does them.
+var q4KX8AVX2Multi = x8Multi{d: q4KX8AVX2,
+	acc: func(k int) Register { return yr(k) },
+	loop: func(tokens int) {
+		sums := func(k, h int) Register { return yr(4 + 2*k + h) }
+		for k := 0; k < tokens; k++ {
+			zero(yr(2 + k))
+		}
+		for p := 0; p < 4; p++ {
+			for g := 0; g < 8; g++ {
+				c.VMOVDQU(mem(RSI, 160+32*(8*p+g)), Y8)
+				c.VPSRLW(U8(4), Y8, Y9)
+				c.VPAND(Y15, Y8, Y8)
+				c.VPAND(Y15, Y9, Y9)
+				for k := 0; k < tokens; k++ {
+					c.VPBROADCASTD(xTok(k, 4+32*(2*p)+4*g), Y10)
+					c.VPBROADCASTD(xTok(k, 4+32*(2*p+1)+4*g), Y11)
+					if g == 0 {
+						c.VPMADDUBSW(Y10, Y8, sums(k, 0))
+						c.VPMADDUBSW(Y11, Y9, sums(k, 1))
+						continue
+					}
+					c.VPMADDUBSW(Y10, Y8, Y10)
+					c.VPMADDUBSW(Y11, Y9, Y11)
+					c.VPADDW(Y10, sums(k, 0), sums(k, 0))
+					c.VPADDW(Y11, sums(k, 1), sums(k, 1))
+				}
+			}
+			for h := 0; h < 2; h++ {
+				c.VMOVQ(mem(RSI, 32+8*(2*p+h)), X12)
+				c.VPUNPCKLBW(X12, X12, X12)
+				c.VPMOVZXBW(X12, Y12)
+				for k := 0; k < tokens; k++ {
+					s := sums(k, h)
+					c.VPMADDWD(Y12, s, s)
+					c.VPADDD(s, yr(2+k), yr(2+k))
+				}
+			}
+		}
+		c.VMOVDQU(mem(RSI, 0), Y9)
+		c.VPSRLD(U8(16), Y9, Y10)
+		c.VPSLLD(U8(16), Y9, Y9)
+		c.VPSRLD(U8(16), Y9, Y9)
+		c.VPACKUSDW(Y10, Y9, Y9)
+		c.VPERMQ(U8(0xD8), Y9, Y9)
+		c.VCVTPH2PS(X9, Y12)
+		c.VEXTRACTI128(U8(1), Y9, X11)
+		c.VCVTPH2PS(X11, Y13)
+		for k := 0; k < tokens; k++ {
+			zero(Y8)
+			for j := 0; j < 8; j++ {
+				c.VPMOVZXBD(mem(RSI, 96+8*j), Y9)
+				c.VPBROADCASTD(mem(R8, q4KX8AVX2.frame*k+4*j), Y10)
+				c.VPMULLD(Y10, Y9, Y9)
+				c.VPADDD(Y9, Y8, Y8)
+			}
+			s := yr(2 + k)
+			c.VCVTDQ2PS(s, s)
+			c.VCVTDQ2PS(Y8, Y8)
+			c.VBROADCASTSS(xTok(k, 0), Y9)
+			c.VMULPS(Y9, Y12, Y10)
+			c.VMULPS(Y9, Y13, Y11)
+			c.VFMADD231PS(Y10, s, yr(k))
+			c.VFNMADD231PS(Y11, Y8, yr(k))
+		}
+		nextColumn(x8KBlockBytes)
+	},
+}
