@@ -2779,7 +2779,8 @@ TEXT ·rowIQ4_XSX8VNNI(SB), $4096-40
 	MOVQ         nb+24(FP), R13
 	LEAQ         (SP), DX
 	MOVL         $0x00010001, AX
-	VPBROADCASTD AX, Y14
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 	MOVQ         BX, DI
 	MOVQ         DX, R8
 	MOVQ         R13, CX
@@ -3244,7 +3245,8 @@ TEXT ·rowIQ4_XSX8VNNINTA4096(SB), $4096-40
 	MOVQ         nb+24(FP), R13
 	LEAQ         (SP), DX
 	MOVL         $0x00010001, AX
-	VPBROADCASTD AX, Y14
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 	MOVQ         BX, DI
 	MOVQ         DX, R8
 	MOVQ         R13, CX

@@ -281,7 +281,7 @@ DATA kShufZ<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
 GLOBL kShufZ<>(SB), RODATA|NOPTR, $256
 
 // func tileQ4_KAVX24x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
-// Requires: AVX, AVX2, AVX512F, F16C, FMA3, MMX+
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
 TEXT ·tileQ4_KAVX24x1(SB), NOSPLIT, $136-56
 	MOVQ         w+0(FP), SI
 	MOVQ         wStride+8(FP), AX
@@ -292,8 +292,6 @@ TEXT ·tileQ4_KAVX24x1(SB), NOSPLIT, $136-56
 	IMUL3Q       $0x00000090, AX, AX
 	ADDQ         SI, AX
 	MOVQ         AX, 128(SP)
-	MOVL         $0x000000ff, AX
-	KMOVW        AX, K2
 	MOVQ         wStride+8(FP), R13
 	SHLQ         $0x03, R13
 	MOVQ         x+16(FP), DI
@@ -8827,7 +8825,8 @@ TEXT ·rowQ4_KX8VNNI(SB), $4096-40
 	MOVQ         nb+24(FP), R13
 	LEAQ         (SP), DX
 	MOVL         $0x00010001, AX
-	VPBROADCASTD AX, Y14
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 	MOVQ         BX, DI
 	MOVQ         DX, R8
 	MOVQ         R13, CX
@@ -9215,7 +9214,8 @@ TEXT ·rowQ4_KX8VNNINTA4096(SB), $4096-40
 	MOVQ         nb+24(FP), R13
 	LEAQ         (SP), DX
 	MOVL         $0x00010001, AX
-	VPBROADCASTD AX, Y14
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 	MOVQ         BX, DI
 	MOVQ         DX, R8
 	MOVQ         R13, CX
@@ -19732,7 +19732,8 @@ TEXT ·rowQ4_KX8VNNIT2(SB), $8192-56
 
 tok:
 	MOVL         $0x00010001, AX
-	VPBROADCASTD AX, Y14
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 	MOVQ         BX, DI
 	MOVQ         DX, R8
 	MOVQ         R13, CX
@@ -20306,7 +20307,8 @@ TEXT ·rowQ4_KX8VNNIT4(SB), $16384-56
 
 tok:
 	MOVL         $0x00010001, AX
-	VPBROADCASTD AX, Y14
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 	MOVQ         BX, DI
 	MOVQ         DX, R8
 	MOVQ         R13, CX
@@ -21246,13 +21248,14 @@ loop:
 	RET
 
 // func rowQ4_KX8AVX2(w *byte, groups int, x *byte, nb int, out *float32)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX2, F16C, FMA3
 TEXT ·rowQ4_KX8AVX2(SB), $4096-40
 	MOVQ         x+16(FP), BX
 	MOVQ         nb+24(FP), R13
 	LEAQ         (SP), DX
 	MOVL         $0x00010001, AX
-	VPBROADCASTD AX, Y14
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 	MOVQ         BX, DI
 	MOVQ         DX, R8
 	MOVQ         R13, CX
@@ -21693,13 +21696,14 @@ loop:
 	RET
 
 // func rowQ4_KX8AVX2NTA4096(w *byte, groups int, x *byte, nb int, out *float32)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
 TEXT ·rowQ4_KX8AVX2NTA4096(SB), $4096-40
 	MOVQ         x+16(FP), BX
 	MOVQ         nb+24(FP), R13
 	LEAQ         (SP), DX
 	MOVL         $0x00010001, AX
-	VPBROADCASTD AX, Y14
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 	MOVQ         BX, DI
 	MOVQ         DX, R8
 	MOVQ         R13, CX
@@ -22159,7 +22163,7 @@ loop:
 	RET
 
 // func rowQ4_KX8AVX2T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX2, F16C, FMA3
 TEXT ·rowQ4_KX8AVX2T2(SB), $8192-56
 	MOVQ x+16(FP), BX
 	MOVQ nb+24(FP), R13
@@ -22169,7 +22173,8 @@ TEXT ·rowQ4_KX8AVX2T2(SB), $8192-56
 
 tok:
 	MOVL         $0x00010001, AX
-	VPBROADCASTD AX, Y14
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 	MOVQ         BX, DI
 	MOVQ         DX, R8
 	MOVQ         R13, CX

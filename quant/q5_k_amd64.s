@@ -8158,7 +8158,8 @@ TEXT ·rowQ5_KX8VNNI(SB), $4096-40
 	MOVQ         nb+24(FP), R13
 	LEAQ         (SP), DX
 	MOVL         $0x00010001, AX
-	VPBROADCASTD AX, Y14
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 	MOVQ         BX, DI
 	MOVQ         DX, R8
 	MOVQ         R13, CX
@@ -8661,7 +8662,8 @@ TEXT ·rowQ5_KX8VNNINTA4096(SB), $4096-40
 	MOVQ         nb+24(FP), R13
 	LEAQ         (SP), DX
 	MOVL         $0x00010001, AX
-	VPBROADCASTD AX, Y14
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 	MOVQ         BX, DI
 	MOVQ         DX, R8
 	MOVQ         R13, CX
@@ -24165,7 +24167,8 @@ TEXT ·rowQ5_KX8VNNIT2(SB), $8192-56
 
 tok:
 	MOVL         $0x00010001, AX
-	VPBROADCASTD AX, Y14
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 	MOVQ         BX, DI
 	MOVQ         DX, R8
 	MOVQ         R13, CX
@@ -24868,13 +24871,14 @@ loop:
 	RET
 
 // func rowQ5_KX8AVX2(w *byte, groups int, x *byte, nb int, out *float32)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3
+// Requires: AVX, AVX2, F16C, FMA3
 TEXT ·rowQ5_KX8AVX2(SB), $4096-40
 	MOVQ         x+16(FP), BX
 	MOVQ         nb+24(FP), R13
 	LEAQ         (SP), DX
 	MOVL         $0x00010001, AX
-	VPBROADCASTD AX, Y14
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 	MOVQ         BX, DI
 	MOVQ         DX, R8
 	MOVQ         R13, CX
@@ -25566,13 +25570,14 @@ loop:
 	RET
 
 // func rowQ5_KX8AVX2NTA4096(w *byte, groups int, x *byte, nb int, out *float32)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, F16C, FMA3, MMX+
+// Requires: AVX, AVX2, F16C, FMA3, MMX+
 TEXT ·rowQ5_KX8AVX2NTA4096(SB), $4096-40
 	MOVQ         x+16(FP), BX
 	MOVQ         nb+24(FP), R13
 	LEAQ         (SP), DX
 	MOVL         $0x00010001, AX
-	VPBROADCASTD AX, Y14
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 	MOVQ         BX, DI
 	MOVQ         DX, R8
 	MOVQ         R13, CX

@@ -209,8 +209,7 @@ func superSums(step int, body func()) {
 // sub-blocks (VPMADDWD of the sixteen bsums with words 1, left in Y14)
 // times 2^shift to the frame: 32 bytes a super-block.
 func subBlockSums(shift uint8) {
-	c.MOVL(U32(0x00010001), EAX)
-	c.VPBROADCASTD(EAX, Y14)
+	bcast32(0x00010001, Y14)
 	superSums(32, func() {
 		c.VPMADDWD(mem(RDI, 260), Y14, Y1)
 		if shift > 0 {
