@@ -51,14 +51,17 @@ func x8Variants(t Type) []X8Kernel {
 // x8AVX2Pays reports whether X8 takes the AVX2 X8 kernels of t by
 // default, on a CPU without AVX-512: only where they beat the AVX2 row
 // layout, so the load-time repack is never paid for a loss. Measured
-// under LLM_CPU=avx2 on a Zen 4 (BenchmarkX8, 128 MB, one thread, a busy
-// machine): Q4_0 26.6 against 13.3 GB/s, Q4_K 21-23 against 19.5; Q8_0
-// 21-27 against 20-24 and no faster end to end (examples/bench tg32),
-// Q6_K 23 against 23, Q5_K 13 against 20 — those stay in the row layout,
-// whose batches also have tiles where these X8 kernels have only MatVec
-// (no AVX2 GEMM for Q5_K, Q6_K). LLM_KERNELS can still name them.
+// under LLM_CPU=avx2 on a Zen 4 shared with other work (indicative):
+// BenchmarkX8, one thread, 128 MB (256 KB), GB/s X8 against row: Q4_0
+// 16-20 (35-38) against 9-11 (14-15), Q4_K 13-19 (24-26) against 12
+// (13-15), Q8_0 20-22 (43-48) against 21-23 (28-29); end to end
+// (examples/bench, TinyLlama, tg32, 1 thread, 3 alternating rounds)
+// Q4_0 1.6×, Q4_K_M 1.15×, Q8_0 1.25× (and 1.1-1.6× on 2 threads),
+// pp64 within 5 %. Q6_K (19 against 17) and Q5_K (12 against 18) stay
+// in the row layout: their batches would lose the row layout's tiles
+// (no AVX2 GEMM or MatVecN for them). LLM_KERNELS can still name them.
 func x8AVX2Pays(t Type) bool {
-	return t == Q4_0 || t == Q4_K
+	return t == Q4_0 || t == Q4_K || t == Q8_0
 }
 
 // x8Pays reports whether X8 takes k, the first of its type's variants,
