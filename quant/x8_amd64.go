@@ -37,7 +37,7 @@ func x8Variants(t Type) []X8Kernel {
 	case Q4_0:
 		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ4_0X8AVX2, rowQ4_0X8AVX2NTA4096, x8Gemm{one: gemmQ4_0X8AVX2}), rowQ4_0X8AVX2T2, rowQ4_0X8AVX2T4)...)
 	case Q8_0:
-		ks = append(ks, x8Pair("avx2", t, rowQ8_0X8AVX2, rowQ8_0X8AVX2NTA4096, x8Gemm{one: gemmQ8_0X8AVX2})...)
+		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ8_0X8AVX2, rowQ8_0X8AVX2NTA4096, x8Gemm{one: gemmQ8_0X8AVX2}), rowQ8_0X8AVX2T2, rowQ8_0X8AVX2T4)...)
 	case Q4_K:
 		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ4_KX8AVX2, rowQ4_KX8AVX2NTA4096, x8Gemm{one: gemmQ4_KX8AVX2}), rowQ4_KX8AVX2T2, nil)...)
 	case Q6_K:

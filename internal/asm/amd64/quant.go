@@ -12,6 +12,7 @@ func quantFiles() []outFile {
 			x8BlockKernels(q80X8, blockQ8_0)
 			x8Multis(q80X8Multi)
 			x8Decoders(q80X8AVX2)
+			x8Multis(q80X8AVX2Multi)
 			gemmBlockX8AVX2(blockQ8_0)
 		}},
 		{"q4_0", func() {

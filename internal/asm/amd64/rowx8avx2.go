@@ -504,3 +504,42 @@ var q4KX8AVX2Multi = x8Multi{d: q4KX8AVX2,
 		nextColumn(x8KBlockBytes)
 	},
 }
+
+// q80X8AVX2Multi is q80X8AVX2 for several tokens: each chunk's |w| (Y9)
+// and the codes (Y8, for their signs) once, then per token its activation
+// dword given those signs (Y10), the pairs to dwords and added to the
+// token's block sum (Y4-Y7); per block and token q80X8AVX2's float work,
+// the scales (Y8) converted once. Accumulators: Y0-Y3.
+var q80X8AVX2Multi = x8Multi{d: q80X8AVX2,
+	acc: func(k int) Register { return yr(k) },
+	loop: func(tokens int) {
+		t := blockQ8_0
+		for b := 0; b < 8; b++ {
+			for ch := 0; ch < 8; ch++ {
+				c.VMOVDQU(mem(RSI, 16+32*ch), Y8)
+				c.VPABSB(Y8, Y9)
+				for k := 0; k < tokens; k++ {
+					c.VPBROADCASTD(xTok(k, t.qx+4*ch), Y10)
+					c.VPSIGNB(Y8, Y10, Y10)
+					c.VPMADDUBSW(Y10, Y9, Y10)
+					if ch == 0 {
+						c.VPMADDWD(Y14, Y10, yr(4+k))
+						continue
+					}
+					c.VPMADDWD(Y14, Y10, Y10)
+					c.VPADDD(Y10, yr(4+k), yr(4+k))
+				}
+			}
+			c.VCVTPH2PS(mem(RSI, 0), Y8)
+			for k := 0; k < tokens; k++ {
+				s := yr(4 + k)
+				c.VCVTDQ2PS(s, s)
+				c.VBROADCASTSS(mem(R8, q80X8AVX2.frame*k+4*b), Y10)
+				c.VMULPS(Y10, s, s)
+				c.VFMADD231PS(Y8, s, yr(k))
+			}
+			c.ADDQ(U32(8*t.wb), RSI)
+			c.ADDQ(U8(uint8(t.xb)), RDI)
+		}
+	},
+}
