@@ -88,11 +88,6 @@ type X8Kernel struct {
 	// equal MatVec's bit for bit. It never allocates. It is nil for the
 	// types without one (callers then call MatVec a token at a time).
 	MatVecN func(n int, w []byte, groups int, x []byte, xStride, tokens int, out []float32, outStride int)
-	// GemmFrom, when positive, is the batch size from which Mul beats
-	// MatVecN on this kernel, for callers that choose between them (0:
-	// theirs to decide). The AVX2 kernels set it out of reach: their
-	// MatVecN beat their GEMM at every batch measured, up to 512 tokens.
-	GemmFrom int
 }
 
 // X8 returns the X8 kernels for weight type t and rows of n elements on

@@ -3,7 +3,6 @@
 package quant
 
 import (
-	"math"
 	"strings"
 
 	"github.com/lowmem/llm/internal/cpu"
@@ -34,7 +33,6 @@ func x8Variants(t Type) []X8Kernel {
 	if !cpu.Has(cpu.AVX2) {
 		return ks
 	}
-	n := len(ks)
 	switch t {
 	case Q4_0:
 		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ4_0X8AVX2, rowQ4_0X8AVX2NTA4096, x8Gemm{one: gemmQ4_0X8AVX2}), rowQ4_0X8AVX2T2, rowQ4_0X8AVX2T4)...)
@@ -46,16 +44,6 @@ func x8Variants(t Type) []X8Kernel {
 		ks = append(ks, x8Pair("avx2", t, rowQ6_KX8AVX2, rowQ6_KX8AVX2NTA4096, x8Gemm{})...)
 	case Q5_K:
 		ks = append(ks, x8Pair("avx2", t, rowQ5_KX8AVX2, rowQ5_KX8AVX2NTA4096, x8Gemm{})...)
-	}
-	// Batches through MatVecN at any size: on a Zen 4 under LLM_CPU=avx2,
-	// examples/bench pp64 and pp512 on TinyLlama (2 threads) ran 15-33 %
-	// faster that way than through these kernels' GEMM, and ahead of the
-	// row layout's AVX2 GEMM (BenchmarkSmallBatch agrees from 2 to 40
-	// tokens).
-	for i := n; i < len(ks); i++ {
-		if ks[i].MatVecN != nil {
-			ks[i].GemmFrom = math.MaxInt32
-		}
 	}
 	return ks
 }

@@ -29,15 +29,10 @@ import (
 // (examples/bench -p P -n 0 on TinyLlama, the GEMM forced on and off, at
 // 05064d7): Q4_0's GEMM was level at 24 tokens and ahead from 32, Q8_0's
 // level from 16 to 32, and the k-quants' GEMM level only at 64 (MatVecN
-// ahead at 16, 24, 32 and 128 on Q4_K_M). An X8 kernel may set its own
-// (quant.X8Kernel.GemmFrom: the AVX2 ones, whose MatVecN was ahead at
-// every batch measured).
+// ahead at 16, 24, 32 and 128 on Q4_K_M).
 func (e *Exec) gemmFrom(m *Matrix) int {
 	if e.gemmMin != 0 {
 		return e.gemmMin
-	}
-	if m.x8 != nil && m.x8.GemmFrom > 0 {
-		return m.x8.GemmFrom
 	}
 	multi := m.x8 != nil && m.x8.MatVecN != nil
 	switch m.T.Type {
