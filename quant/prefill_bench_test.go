@@ -10,7 +10,7 @@ import (
 // rows of 2048 elements times 128 activation
 // columns, by the chosen tile kernel (16-row tiles times its columns)
 // and by each GEMM kernel (the columns packed into panels first, packing
-// included). cpuGMAC/s counts multiply-adds per second of thread CPU time.
+// included), then by the X8 layout's first GEMM over the rows repacked. cpuGMAC/s counts multiply-adds per second of thread CPU time.
 func BenchmarkPrefill(b *testing.B) {
 	for _, typ := range gemmTypes {
 		p := newPrefillBench(typ)
@@ -27,6 +27,32 @@ func BenchmarkPrefill(b *testing.B) {
 					for r0 := 0; r0 < rows; r0 += 16 {
 						for c0 := 0; c0 < cols; c0 += GemmCols {
 							g.Mul(n, w[r0*rb:], rb, 16, pk[c0/GemmCols*pb:], GemmCols, out[c0*rows+r0:], rows)
+						}
+					}
+				})
+			})
+		}
+		// The X8 layout's GEMM, against panels of the chosen GEMM's packing.
+		g, ok := Gemm(typ)
+		if !ok {
+			continue
+		}
+		rp := make([]byte, X8Bytes(typ, rows, n))
+		if err := RepackX8(typ, rp, w, rows, n); err != nil {
+			b.Fatal(err)
+		}
+		xr := X8Bytes(typ, 8, n) / 8
+		for _, k := range x8Variants(typ)[:min(1, len(x8Variants(typ)))] {
+			pk := make([]byte, cols/GemmCols*g.PanelBytes(n))
+			pb := g.PanelBytes(n)
+			b.Run(fmt.Sprintf("%v/gemm-%s", typ, k.Name), func(b *testing.B) {
+				p.run(b, func() {
+					for c0 := 0; c0 < cols; c0 += GemmCols {
+						g.Pack(n, x[c0*xb:], xb, GemmCols, pk[c0/GemmCols*pb:])
+					}
+					for r0 := 0; r0 < rows; r0 += 16 {
+						for c0 := 0; c0 < cols; c0 += GemmCols {
+							k.Mul(n, rp[r0*xr:], 2, pk[c0/GemmCols*pb:], GemmCols, out[c0*rows+r0:], rows)
 						}
 					}
 				})

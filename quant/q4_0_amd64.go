@@ -66,3 +66,18 @@ func rowQ4_0X8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int,
 
 //go:noescape
 func rowQ4_0X8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ4_0X8AVX2(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ4_0X8AVX2NTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ4_0X8AVX2T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ4_0X8AVX2T4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func gemmQ4_0X8AVX2(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)

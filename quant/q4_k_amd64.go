@@ -39,3 +39,12 @@ func rowQ4_KX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int,
 
 //go:noescape
 func rowQ4_KX8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ4_KX8AVX2(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ4_KX8AVX2NTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ4_KX8AVX2T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

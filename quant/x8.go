@@ -93,7 +93,9 @@ type X8Kernel struct {
 // this CPU (LLM_KERNELS may name one, as for TileChoice), or false when there are none (the matrix then stays in its
 // row layout): Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K and Q2_K, with
 // n a multiple of 256 and at most 32768, in builds with assembly on CPUs
-// with AVX-512 VNNI.
+// with AVX-512 VNNI; on CPUs with AVX2 and no AVX-512, Q4_0, Q4_K and
+// Q8_0 only, the types whose AVX2 X8 kernels beat the row layout
+// (x8AVX2Pays; LLM_KERNELS may still name the others).
 func X8(t Type, n int) (X8Kernel, bool) {
 	if X8BlockBytes(t) == 0 || n <= 0 || n%(8*QK) != 0 || n/QK > x8MaxBlocks {
 		return X8Kernel{}, false
@@ -108,6 +110,9 @@ func X8(t Type, n int) (X8Kernel, bool) {
 				return k, true
 			}
 		}
+	}
+	if !x8Pays(ks[0]) {
+		return X8Kernel{}, false
 	}
 	// The plain kernel: a group's block columns are one sequential stream,
 	// which the hardware prefetchers follow; on Zen 4 the non-temporal

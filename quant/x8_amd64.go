@@ -2,49 +2,96 @@
 
 package quant
 
-import "github.com/lowmem/llm/internal/cpu"
+import (
+	"strings"
+
+	"github.com/lowmem/llm/internal/cpu"
+)
 
 // x8Variants lists the X8 kernels of t this CPU runs, the one X8 chooses
 // first: decode without and with non-temporal prefetch 4 KB ahead, each
-// with the group's GEMM.
-// Every one needs AVX-512 VNNI only (no VBMI), so Cascade Lake-class
-// Xeons run them too.
+// with the group's GEMM; with AVX-512 the VNNI kernels (AVX-512 VNNI
+// only, no VBMI, so Cascade Lake-class Xeons run them too), then the AVX2
+// ones (x8AVX2Pays says whether X8 takes those).
 func x8Variants(t Type) []X8Kernel {
 	if ks := x8LowVariants(t); ks != nil {
 		return ks
 	}
+	var ks []X8Kernel
 	switch {
 	case t == Q4_0 && cpu.Has(cpu.AVX512VNNI):
-		return withMulti(t, x8Pair("avx512vnni", t, rowQ4_0X8VNNI, rowQ4_0X8VNNINTA4096, gemmQ4_0X8R0VNNI, gemmQ4_0X8R4VNNI), rowQ4_0X8VNNIT2, rowQ4_0X8VNNIT4, nil)
+		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ4_0X8VNNI, rowQ4_0X8VNNINTA4096, x8Gemm{lo: gemmQ4_0X8R0VNNI, hi: gemmQ4_0X8R4VNNI}), rowQ4_0X8VNNIT2, rowQ4_0X8VNNIT4, nil)
 	case t == Q4_K && cpu.Has(cpu.AVX512VNNI):
-		return withMulti(t, x8Pair("avx512vnni", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, gemmQ4_KX8GVNNI, nil), rowQ4_KX8VNNIT2, rowQ4_KX8VNNIT4, nil)
+		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, x8Gemm{lo: gemmQ4_KX8GVNNI}), rowQ4_KX8VNNIT2, rowQ4_KX8VNNIT4, nil)
 	case t == Q8_0 && cpu.Has(cpu.AVX512VNNI):
-		return withMulti(t, x8Pair("avx512vnni", t, rowQ8_0X8VNNI, rowQ8_0X8VNNINTA4096, gemmQ8_0X8R0VNNI, gemmQ8_0X8R4VNNI), rowQ8_0X8VNNIT2, rowQ8_0X8VNNIT4, nil)
+		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ8_0X8VNNI, rowQ8_0X8VNNINTA4096, x8Gemm{lo: gemmQ8_0X8R0VNNI, hi: gemmQ8_0X8R4VNNI}), rowQ8_0X8VNNIT2, rowQ8_0X8VNNIT4, nil)
 	case t == Q5_K && cpu.Has(cpu.AVX512VNNI):
-		return withMulti(t, x8Pair("avx512vnni", t, rowQ5_KX8VNNI, rowQ5_KX8VNNINTA4096, gemmQ5_KX8GVNNI, nil), rowQ5_KX8VNNIT2, nil, nil)
+		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ5_KX8VNNI, rowQ5_KX8VNNINTA4096, x8Gemm{lo: gemmQ5_KX8GVNNI}), rowQ5_KX8VNNIT2, nil, nil)
 	case t == Q6_K && cpu.Has(cpu.AVX512VNNI):
-		return withMulti(t, x8Pair("avx512vnni", t, rowQ6_KX8VNNI, rowQ6_KX8VNNINTA4096, gemmQ6_KX8GVNNI, nil), rowQ6_KX8VNNIT2, nil, nil)
+		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ6_KX8VNNI, rowQ6_KX8VNNINTA4096, x8Gemm{lo: gemmQ6_KX8GVNNI}), rowQ6_KX8VNNIT2, nil, nil)
 	}
-	return nil
+	if !cpu.Has(cpu.AVX2) {
+		return ks
+	}
+	switch t {
+	case Q4_0:
+		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ4_0X8AVX2, rowQ4_0X8AVX2NTA4096, x8Gemm{one: gemmQ4_0X8AVX2}), rowQ4_0X8AVX2T2, rowQ4_0X8AVX2T4, nil)...)
+	case Q8_0:
+		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ8_0X8AVX2, rowQ8_0X8AVX2NTA4096, x8Gemm{one: gemmQ8_0X8AVX2}), rowQ8_0X8AVX2T2, rowQ8_0X8AVX2T4, nil)...)
+	case Q4_K:
+		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ4_KX8AVX2, rowQ4_KX8AVX2NTA4096, x8Gemm{}), rowQ4_KX8AVX2T2, nil, nil)...)
+	case Q6_K:
+		ks = append(ks, x8Pair("avx2", t, rowQ6_KX8AVX2, rowQ6_KX8AVX2NTA4096, x8Gemm{})...)
+	case Q5_K:
+		ks = append(ks, x8Pair("avx2", t, rowQ5_KX8AVX2, rowQ5_KX8AVX2NTA4096, x8Gemm{})...)
+	}
+	return ks
+}
+
+// x8AVX2Pays reports whether X8 takes the AVX2 X8 kernels of t by
+// default, on a CPU without AVX-512: only where they beat the AVX2 row
+// layout, so the load-time repack is never paid for a loss. Measured
+// under LLM_CPU=avx2 on a Zen 4 shared with other work (indicative):
+// BenchmarkX8, one thread, 128 MB (256 KB), GB/s X8 against row: Q4_0
+// 16-20 (35-38) against 9-11 (14-15), Q4_K 13-19 (24-26) against 12
+// (13-15), Q8_0 20-22 (43-48) against 21-23 (28-29); end to end
+// (examples/bench, TinyLlama, tg32, 1 thread, 3 alternating rounds)
+// Q4_0 1.6×, Q4_K_M 1.15×, Q8_0 1.25× (and 1.1-1.6× on 2 threads),
+// pp64 within 5 %. Q6_K (19 against 17) and Q5_K (12 against 18) stay
+// in the row layout: their batches would lose the row layout's tiles
+// (no AVX2 GEMM or MatVecN for them). LLM_KERNELS can still name them.
+func x8AVX2Pays(t Type) bool {
+	return t == Q4_0 || t == Q4_K || t == Q8_0
+}
+
+// x8Pays reports whether X8 takes k, the first of its type's variants,
+// by default.
+func x8Pays(k X8Kernel) bool {
+	return !strings.HasPrefix(k.Name, "avx2-") || x8AVX2Pays(k.Type)
 }
 
 // rowX8Asm is the signature of the X8 decode kernels.
 type rowX8Asm func(w *byte, groups int, x *byte, nb int, out *float32)
 
+// x8Gemm is the GEMM of a group of the X8 layout: the four-row kernels
+// of rows 0-3 (lo) and 4-7 (hi), or lo alone taking all eight (the
+// k-quants'), or a one-row kernel (one) that takes its row of the group
+// in the wStride argument; none for a type without.
+type x8Gemm struct{ lo, hi, one gemmAsm }
+
 // x8Pair is t's two X8 kernels named for the instruction set isa: decode
 // kernel row, and nta, its twin with non-temporal prefetch, each with the
-// GEMM of lo and hi (nil for none).
-func x8Pair(isa string, t Type, row, nta rowX8Asm, lo, hi gemmAsm) []X8Kernel {
+// GEMM g.
+func x8Pair(isa string, t Type, row, nta rowX8Asm, g x8Gemm) []X8Kernel {
 	return []X8Kernel{
-		x8Kernel(isa+"-x8", t, row, lo, hi),
-		x8Kernel(isa+"-x8-nta", t, nta, lo, hi),
+		x8Kernel(isa+"-x8", t, row, g),
+		x8Kernel(isa+"-x8-nta", t, nta, g),
 	}
 }
 
 // x8Kernel wraps the assembly of one X8 layout: decode kernel row, and
-// the GEMM of rows 0-3 (lo) and 4-7 (hi) of a group, or of all eight
-// (lo, hi nil: Q4_K's); Mul is nil without them.
-func x8Kernel(name string, t Type, row rowX8Asm, lo, hi gemmAsm) X8Kernel {
+// the GEMM gm; Mul is nil without one.
+func x8Kernel(name string, t Type, row rowX8Asm, gm x8Gemm) X8Kernel {
 	bb := X8BlockBytes(t)
 	k := X8Kernel{
 		Name: name,
@@ -61,7 +108,7 @@ func x8Kernel(name string, t Type, row rowX8Asm, lo, hi gemmAsm) X8Kernel {
 			row(&w[0], groups, &x[0], nb, &out[0])
 		},
 	}
-	if lo == nil {
+	if gm.lo == nil && gm.one == nil {
 		return k
 	}
 	g, _ := Gemm(t)
@@ -76,9 +123,15 @@ func x8Kernel(name string, t Type, row rowX8Asm, lo, hi gemmAsm) X8Kernel {
 		_ = out[(cols-1)*outStride+8*groups-1]
 		for i := 0; i < groups; i++ {
 			gw := &w[i*nb*bb]
-			lo(gw, 0, &p[0], nb, &out[8*i], outStride, cols)
-			if hi != nil {
-				hi(gw, 0, &p[0], nb, &out[8*i+4], outStride, cols)
+			if gm.one != nil {
+				for r := 0; r < 8; r++ {
+					gm.one(gw, r, &p[0], nb, &out[8*i+r], outStride, cols)
+				}
+				continue
+			}
+			gm.lo(gw, 0, &p[0], nb, &out[8*i], outStride, cols)
+			if gm.hi != nil {
+				gm.hi(gw, 0, &p[0], nb, &out[8*i+4], outStride, cols)
 			}
 		}
 	}

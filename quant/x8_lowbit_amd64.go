@@ -15,11 +15,11 @@ func x8LowVariants(t Type) []X8Kernel {
 	}
 	switch t {
 	case IQ4_XS:
-		return withMulti(t, x8Pair("avx512vnni", t, rowIQ4_XSX8VNNI, rowIQ4_XSX8VNNINTA4096, nil, nil), rowIQ4_XSX8VNNIT2, rowIQ4_XSX8VNNIT4, rowIQ4_XSX8VNNIT8)
+		return withMulti(t, x8Pair("avx512vnni", t, rowIQ4_XSX8VNNI, rowIQ4_XSX8VNNINTA4096, x8Gemm{}), rowIQ4_XSX8VNNIT2, rowIQ4_XSX8VNNIT4, rowIQ4_XSX8VNNIT8)
 	case Q3_K:
-		return withMulti(t, x8Pair("avx512vnni", t, rowQ3_KX8VNNI, rowQ3_KX8VNNINTA4096, nil, nil), rowQ3_KX8VNNIT2, rowQ3_KX8VNNIT4, nil)
+		return withMulti(t, x8Pair("avx512vnni", t, rowQ3_KX8VNNI, rowQ3_KX8VNNINTA4096, x8Gemm{}), rowQ3_KX8VNNIT2, rowQ3_KX8VNNIT4, nil)
 	case Q2_K:
-		return withMulti(t, x8Pair("avx512vnni", t, rowQ2_KX8VNNI, rowQ2_KX8VNNINTA4096, nil, nil), rowQ2_KX8VNNIT2, rowQ2_KX8VNNIT4, nil)
+		return withMulti(t, x8Pair("avx512vnni", t, rowQ2_KX8VNNI, rowQ2_KX8VNNINTA4096, x8Gemm{}), rowQ2_KX8VNNIT2, rowQ2_KX8VNNIT4, nil)
 	}
 	return nil
 }

@@ -457,8 +457,10 @@ func (e *Exec) anyGemm() bool {
 }
 
 // useGemm reports whether m multiplies nTok tokens with its GEMM kernel.
+// An X8 matrix whose kernel has no GEMM (AVX2's Q4_K, whose MatVecN beat
+// the GEMM at every batch size) takes MatVecN instead.
 func (e *Exec) useGemm(m *Matrix, nTok int) bool {
-	return m.gemm != nil && nTok > 1 && nTok >= e.gemmFrom(m)
+	return m.gemm != nil && (m.x8 == nil || m.x8.Mul != nil) && nTok > 1 && nTok >= e.gemmFrom(m)
 }
 
 // dispatchGemm runs a planned and checked batch product part by part:

@@ -11,9 +11,9 @@ import (
 // multiplies a group of eight rows per block column (X8Kernel.MatVec),
 // batches below the GEMM's threshold through X8Kernel.MatVecN (a token
 // at a time through MatVec for the types without it), prefill through
-// the GEMM panels of the weight type (X8Kernel.Mul), or, for a type
-// without GEMM kernels (IQ4_XS, Q3_K, Q2_K), through MatVecN as small
-// batches do. A
+// the GEMM panels of the weight type (X8Kernel.Mul), or, for a kernel
+// without a GEMM (IQ4_XS, Q3_K, Q2_K; AVX2's Q4_K, Q5_K, Q6_K), through
+// MatVecN as small batches do. A
 // group takes the bytes of its eight rows in place (Q4_K: 32 more a
 // super-block), so row r's group begins at r times a row's share of a
 // group (x8RowBytes).
@@ -24,7 +24,7 @@ import (
 // multiples of 8. It is meant for load time, before m is used.
 func (m *Matrix) UseX8(data []byte, k quant.X8Kernel) error {
 	switch {
-	case k.MatVec == nil || k.Mul == nil && m.gemm != nil || k.Type != m.T.Type:
+	case k.MatVec == nil || k.Type != m.T.Type:
 		return fmt.Errorf("ops: tensor %q: X8 kernel %q for %v, the tensor is %v", m.T.Name, k.Name, k.Type, m.T.Type)
 	case m.Rows%8 != 0:
 		return fmt.Errorf("ops: tensor %q: %d rows, the X8 layout needs a multiple of 8", m.T.Name, m.Rows)

@@ -30,14 +30,16 @@ import (
 
 func gemmAVX2Name(name string) string { return "gemm" + name + "AVX2" }
 
-// gemmAVX2Begin opens the AVX2 GEMM kernel of type name with local bytes
-// of frame (res) and the table of 16-bit ones: w, p and nb in RSI, RDI and
-// RCX, the low-nibble mask in Y15, the four accumulators zeroed.
-func gemmAVX2Begin(name string, local int) (res, ones Mem) {
-	text(gemmAVX2Name(name), 0, gemmSig)
+// gemmAVX2Begin opens the AVX2 GEMM kernel over layout l (its name and
+// its row from l.init) with local bytes of frame (res) and the table of
+// 16-bit ones: p and nb in RDI and RCX, the low-nibble mask in Y15, the
+// four accumulators zeroed.
+func gemmAVX2Begin(l gemmLayout, local int) (res, ones Mem) {
+	text(l.name, 0, gemmSig)
 	res = c.AllocLocal(local)
 	ones = table("words1", 0x0001000100010001, 0x0001000100010001, 0x0001000100010001, 0x0001000100010001)
-	loadArgs("w p nb", RSI, RDI, RCX)
+	l.init()
+	loadArgs("p nb", RDI, RCX)
 	bcast32(0x0F0F0F0F, Y15)
 	zeroAcc(avx2, 4)
 	gemmWidthSwitch(gemmAVX2Widths)
@@ -53,15 +55,21 @@ func (w gemmWidth) regs() int { return int(w) / 8 }
 
 // gemmBlockAVX2 emits the AVX2 GEMM kernel of Q4_0 or Q8_0.
 func gemmBlockAVX2(t *blockType) {
-	res, ones := gemmAVX2Begin(t.name, 32*4)
+	gemmBlockAVX2Of(t, inPlace(gemmAVX2Name(t.name), t.wb))
+}
+
+// gemmBlockAVX2Of emits the AVX2 GEMM kernel of Q4_0 or Q8_0 over the
+// layout l of its one row (l.at's r is 0).
+func gemmBlockAVX2Of(t *blockType, l gemmLayout) {
+	res, ones := gemmAVX2Begin(l, 32*4)
 	for _, w := range gemmAVX2Widths {
-		gemmBlockAVX2Loop(t, w, res, ones)
+		gemmBlockAVX2Loop(t, l, w, res, ones)
 	}
 }
 
-// gemmBlockAVX2Loop emits gemmBlockAVX2's loop and store for panels of
+// gemmBlockAVX2Loop emits gemmBlockAVX2Of's loop and store for panels of
 // width w.
-func gemmBlockAVX2Loop(t *blockType, w gemmWidth, res, ones Mem) {
+func gemmBlockAVX2Loop(t *blockType, l gemmLayout, w gemmWidth, res, ones Mem) {
 	label("w" + w.sfx())
 	label("loop" + w.sfx())
 	for k := 0; k < w.regs(); k++ {
@@ -69,7 +77,7 @@ func gemmBlockAVX2Loop(t *blockType, w gemmWidth, res, ones Mem) {
 	}
 	for g := 0; g < 8; g++ {
 		if t.nibble {
-			c.VPBROADCASTD(mem(RSI, t.qw+4*(g%4)), Y8)
+			c.VPBROADCASTD(l.at(0, t.qw+4*(g%4)), Y8)
 			if g >= 4 {
 				c.VPSRLW(U8(4), Y8, Y8)
 			}
@@ -80,7 +88,7 @@ func gemmBlockAVX2Loop(t *blockType, w gemmWidth, res, ones Mem) {
 			}
 			continue
 		}
-		c.VPBROADCASTD(mem(RSI, t.qw+4*g), Y8)
+		c.VPBROADCASTD(l.at(0, t.qw+4*g), Y8)
 		c.VPSIGNB(Y8, Y8, Y10)
 		for k := 0; k < w.regs(); k++ {
 			c.VMOVDQU(mem(RDI, 128*g+32*k), Y9)
@@ -90,7 +98,7 @@ func gemmBlockAVX2Loop(t *blockType, w gemmWidth, res, ones Mem) {
 			c.VPADDD(Y9, yr(4+k), yr(4+k))
 		}
 	}
-	c.VPBROADCASTW(mem(RSI, 0), X14)
+	c.VPBROADCASTW(l.at(0, 0), X14)
 	c.VCVTPH2PS(X14, Y14)
 	for k := 0; k < w.regs(); k++ {
 		i := yr(4 + k)
@@ -102,7 +110,7 @@ func gemmBlockAVX2Loop(t *blockType, w gemmWidth, res, ones Mem) {
 		c.VMULPS(mem(RDI, 1024+32*k), Y14, Y9)
 		c.VFMADD231PS(Y9, i, yr(k))
 	}
-	c.ADDQ(U32(t.wb), RSI)
+	l.next()
 	gemmEnd(gemmPanelBlock, func(res Mem) { gemmStoreRow(res, w) }, res, w.sfx())
 }
 
@@ -122,32 +130,42 @@ func gemmStoreRow(res Mem, w gemmWidth) {
 // registers do not hold, so a chunk's sub-blocks are taken one after the
 // other.
 func gemmQ4_KAVX2() {
-	res, ones := gemmAVX2Begin(superQ4_K.name, 32*4+64)
+	t := superQ4_K
+	l := inPlace(gemmAVX2Name(t.name), t.wb)
+	l.scales = func(int) {
+		m := func(name string, b byte) Mem { return table(name, uint64(b)*0x0101010101010101) }
+		kScales(RSI, X8, RAX, RDX, R10, R11, m("m3f", 0x3F), m("m03", 0x03), m("m0f", 0x0F))
+	}
+	gemmQ4_KAVX2Of(l)
+}
+
+// gemmQ4_KAVX2Of emits the AVX2 GEMM kernel of Q4_K over the layout l of
+// its one row, whose scales leave the bytes sc_0..7, m_0..7 in X8.
+func gemmQ4_KAVX2Of(l gemmLayout) {
+	res, ones := gemmAVX2Begin(l, 32*4+64)
 	for _, w := range gemmAVX2Widths {
-		gemmQ4_KAVX2Loop(w, res, ones)
+		gemmQ4_KAVX2Loop(l, w, res, ones)
 	}
 }
 
-// gemmQ4_KAVX2Loop emits gemmQ4_KAVX2's loop and store for panels of
+// gemmQ4_KAVX2Loop emits gemmQ4_KAVX2Of's loop and store for panels of
 // width w.
-func gemmQ4_KAVX2Loop(w gemmWidth, res, ones Mem) {
-	t := superQ4_K
+func gemmQ4_KAVX2Loop(l gemmLayout, w gemmWidth, res, ones Mem) {
 	pan := kPanel{32}
 	fac := res.Offset(32 * 4)
-	m := func(name string, b byte) Mem { return table(name, uint64(b)*0x0101010101010101) }
 	label("w" + w.sfx())
 	label("loop" + w.sfx())
 	// Factors: bytes sc_0..7, m_0..7 → floats times d, dmin.
-	kScales(RSI, X8, RAX, RDX, R10, R11, m("m3f", 0x3F), m("m03", 0x03), m("m0f", 0x0F))
+	l.scales(0)
 	c.VPMOVZXBD(X8, Y9)
 	c.VPSRLDQ(U8(8), X8, X8)
 	c.VPMOVZXBD(X8, Y10)
 	c.VCVTDQ2PS(Y9, Y9)
 	c.VCVTDQ2PS(Y10, Y10)
-	c.VPBROADCASTW(mem(RSI, 0), X11)
+	c.VPBROADCASTW(l.at(0, 0), X11)
 	c.VCVTPH2PS(X11, Y11)
 	c.VMULPS(Y11, Y9, Y9)
-	c.VPBROADCASTW(mem(RSI, 2), X11)
+	c.VPBROADCASTW(l.at(0, 2), X11)
 	c.VCVTPH2PS(X11, Y11)
 	c.VMULPS(Y11, Y10, Y10)
 	c.VMOVUPS(Y9, fac)
@@ -158,7 +176,7 @@ func gemmQ4_KAVX2Loop(w gemmWidth, res, ones Mem) {
 			zero(yr(4 + k))
 		}
 		for g := 0; g < 8; g++ {
-			c.VPBROADCASTD(mem(RSI, 16+32*(j/2)+4*g), Y8)
+			c.VPBROADCASTD(l.at(0, 16+32*(j/2)+4*g), Y8)
 			if j%2 == 1 {
 				c.VPSRLW(U8(4), Y8, Y8)
 			}
@@ -181,6 +199,41 @@ func gemmQ4_KAVX2Loop(w gemmWidth, res, ones Mem) {
 			c.VFNMADD231PS(Y13, Y12, yr(k))
 		}
 	}
-	c.ADDQ(U32(t.wb), RSI)
+	l.next()
 	gemmEnd(pan.bytes(), func(res Mem) { gemmStoreRow(res, w) }, res, w.sfx())
+}
+
+// x8AVX2Layout is one row of a group of Q4_0's or Q8_0's X8
+// layout (quant's x8.go) for the AVX2 GEMM kernels, the row r < 8 given
+// at run time in the wStride argument: SI at the group plus 4r (the
+// row's dword of each 32-byte chunk of codes), BX at the group plus
+// scale·r (the row's F16 scale), both advanced a block column of column
+// bytes at a time. at maps an offset of the row layout's block to SI or
+// BX.
+func x8AVX2Layout(name string, column int, scale uint8, at func(off int) Mem) gemmLayout {
+	return gemmLayout{
+		name: "gemm" + name + "X8AVX2",
+		init: func() {
+			loadArgs("w wStride", RBX, RAX)
+			c.LEAQ(memx(RBX, 0, RAX, 4), RSI)
+			c.LEAQ(memx(RBX, 0, RAX, scale), RBX)
+		},
+		at: func(_, off int) Mem { return at(off) },
+		next: func() {
+			c.ADDQ(U32(column), RSI)
+			c.ADDQ(U32(column), RBX)
+		},
+	}
+}
+
+// gemmBlockX8AVX2 emits the AVX2 GEMM kernel of one row of a Q4_0 or
+// Q8_0 X8 group.
+func gemmBlockX8AVX2(t *blockType) {
+	gemmBlockAVX2Of(t, x8AVX2Layout(t.name, 8*t.wb, 2, func(off int) Mem {
+		if off == 0 {
+			return mem(RBX, 0)
+		}
+		// Code bytes off-2.. of the block are dword (off-2)/4.
+		return mem(RSI, 16+32*((off-2)/4))
+	}))
 }

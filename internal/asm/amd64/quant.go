@@ -11,12 +11,18 @@ func quantFiles() []outFile {
 			blockGemm(blockQ8_0)
 			x8BlockKernels(q80X8, blockQ8_0)
 			x8Multis(q80X8Multi)
+			x8Decoders(q80X8AVX2)
+			x8Multis(q80X8AVX2Multi)
+			gemmBlockX8AVX2(blockQ8_0)
 		}},
 		{"q4_0", func() {
 			kernels(blockQ4_0, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {avx2, 2}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})
 			blockGemm(blockQ4_0)
 			x8BlockKernels(q40X8, blockQ4_0)
 			x8Multis(q40X8Multi)
+			x8Decoders(q40X8AVX2)
+			x8Multis(q40X8AVX2Multi)
+			gemmBlockX8AVX2(blockQ4_0)
 		}},
 		{"q4_1", func() { kernels(blockQ4_1, dotBlock, tileBlock, dots2, nil) }},
 		{"q5_0", func() { kernels(blockQ5_0, dotBlock, tileBlock, dots2, nil) }},
@@ -27,6 +33,8 @@ func quantFiles() []outFile {
 			x8Decoders(q4KX8)
 			gemmX8K(superQ4_K)
 			x8Multis(q4KX8Multi)
+			x8Decoders(q4KX8AVX2)
+			q4KX8AVX2Multi.emit(2)
 		}},
 		{"q5_k", func() {
 			kernels(superQ5_K, dotSuper, tileSuper, dots2, nil)
@@ -34,6 +42,7 @@ func quantFiles() []outFile {
 			x8Decoders(q5KX8)
 			gemmX8K(superQ5_K)
 			q5KX8Multi.emit(2)
+			x8Decoders(q5KX8AVX2)
 		}},
 		{"q6_k", func() {
 			kernels(superQ6_K, dotSuper, tileSuper, dots2, tiles3)
@@ -41,6 +50,7 @@ func quantFiles() []outFile {
 			x8Decoders(q6KX8)
 			gemmX8Q6(superQ6_K)
 			q6KX8Multi.emit(2)
+			x8Decoders(q6KX8AVX2)
 		}},
 		{"iq4_nl", func() {
 			kernels(blockIQ4NL, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})

@@ -53,11 +53,17 @@ func x8SuperBytes(t *superType) int {
 	return x8KBlockBytes
 }
 
-func rowX8Name(t string, pfDist int) string {
-	if pfDist > 0 {
-		return fmt.Sprintf("row%sX8VNNINTA%d", t, pfDist)
+// rowX8Name is the name of an X8 decode kernel of type t at width w
+// (VNNI or AVX2).
+func rowX8Name(t string, w width, pfDist int) string {
+	isa := "VNNI"
+	if w == avx2 {
+		isa = "AVX2"
 	}
-	return "row" + t + "X8VNNI"
+	if pfDist > 0 {
+		return fmt.Sprintf("row%sX8%sNTA%d", t, isa, pfDist)
+	}
+	return "row" + t + "X8" + isa
 }
 
 // x8Decoder is what an X8 decode kernel adds to the shape they share:
@@ -66,9 +72,11 @@ func rowX8Name(t string, pfDist int) string {
 // blocks (loop: per iteration count blocks, the weights at SI, the
 // activations at DI and the factors at R8, the rows' sums in Y0; it
 // advances SI and DI, the skeleton R8 by preStep), and the eight sums
-// stored. Y15 holds bytes 0x0F.
+// stored. Y15 holds bytes 0x0F. w is the instruction set: vnni
+// (AVX-512 VNNI on Y registers) or avx2 (VEX only, Y0-Y15).
 type x8Decoder struct {
 	t              string
+	w              width
 	frame          int
 	pre            func()
 	loop           func(pfDist int)
@@ -78,7 +86,7 @@ type x8Decoder struct {
 // emit writes the kernel, with non-temporal prefetch pfDist bytes ahead
 // (0: none).
 func (d x8Decoder) emit(pfDist int) {
-	text(rowX8Name(d.t, pfDist), 0, "func(w *byte, groups int, x *byte, nb int, out *float32)")
+	text(rowX8Name(d.t, d.w, pfDist), 0, "func(w *byte, groups int, x *byte, nb int, out *float32)")
 	pre := c.AllocLocal(d.frame)
 	loadArgs("x nb", RBX, R13)
 	c.LEAQ(pre, RDX)
@@ -113,7 +121,7 @@ func prefetchX8(pfDist, from, to int) {
 
 // q40X8 is Q4_0's decode kernel: eight blocks an iteration, the factors
 // d_x and 8·d_x·Σy of each (rowPre's, the second times the bias, 8).
-var q40X8 = x8Decoder{t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
+var q40X8 = x8Decoder{w: vnni, t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
 	pre: func() {
 		rowPre(blockQ4_0)
 		c.MOVL(U32(0x41000000), EAX)
@@ -193,8 +201,7 @@ func superSums(step int, body func()) {
 // sub-blocks (VPMADDWD of the sixteen bsums with words 1, left in Y14)
 // times 2^shift to the frame: 32 bytes a super-block.
 func subBlockSums(shift uint8) {
-	c.MOVL(U32(0x00010001), EAX)
-	c.VPBROADCASTD(EAX, Y14)
+	bcast32(0x00010001, Y14)
 	superSums(32, func() {
 		c.VPMADDWD(mem(RDI, 260), Y14, Y1)
 		if shift > 0 {
@@ -258,7 +265,7 @@ func nextColumn(column int) {
 // q8KBytes is the size of a Q8_K activation block.
 const q8KBytes = 4 + 256 + 32
 
-var q4KX8 = x8Decoder{t: "Q4_K", frame: 32 * 128, preStep: 32, count: 1,
+var q4KX8 = x8Decoder{w: vnni, t: "Q4_K", frame: 32 * 128, preStep: 32, count: 1,
 	pre: func() { subBlockSums(0) },
 	loop: func(pfDist int) {
 		prefetchX8(pfDist, 0, 160)
@@ -323,7 +330,7 @@ var q4KX8 = x8Decoder{t: "Q4_K", frame: 32 * 128, preStep: 32, count: 1,
 // Y7/Y8 low-bit chunks, Y9 the high-bit chunk, Y10-Y13 scratch, Y14 bytes
 // 0x30, Y15 bytes 0x0F, Y16-Y19 the values, Y20-Y23 scratch, Y24-Y27
 // activation dwords. General: as Q4_0's.
-var q6KX8 = x8Decoder{t: "Q6_K", frame: 64 * 128, preStep: 64, count: 1,
+var q6KX8 = x8Decoder{w: vnni, t: "Q6_K", frame: 64 * 128, preStep: 64, count: 1,
 	pre: func() {
 		superSums(64, func() {
 			c.VPMOVSXWD(mem(RDI, 260), Z1)

@@ -33,7 +33,7 @@ const (
 // Registers: Y0 the rows' sums, Y1 S, Y3-Y6 the sub-block's partial sums,
 // Y7 scratch, Y10/Y13 the factors, Y14 the level table, Y15 the 0x0F
 // mask, Y16-Y23 code chunks, Y24-Y31 activation dwords.
-var iq4XSX8 = x8Decoder{t: "IQ4_XS", frame: 32 * 128, preStep: 32, count: 1,
+var iq4XSX8 = x8Decoder{w: vnni, t: "IQ4_XS", frame: 32 * 128, preStep: 32, count: 1,
 	pre: func() {
 		subBlockSums(7)
 		c.VBROADCASTI128(iq4nlTable(true), Y14)
@@ -105,7 +105,7 @@ func pairSums() {
 // sums, Y7/Y8 scales and mins, Y9-Y13 bsums and the factors, Y15 bytes
 // 0x0F, Y16-Y19 the chunks, Y20-Y23 values, Y24-Y27 activation dwords,
 // Y28-Y31 the masks 0x03, 0x0C, 0x30, 0xC0.
-var q2KX8 = x8Decoder{t: "Q2_K", frame: 32 * 128, preStep: 32, count: 1,
+var q2KX8 = x8Decoder{w: vnni, t: "Q2_K", frame: 32 * 128, preStep: 32, count: 1,
 	pre: func() {
 		pairSums()
 		for j := 0; j < 4; j++ {
@@ -172,7 +172,7 @@ var q2KX8 = x8Decoder{t: "Q2_K", frame: 32 * 128, preStep: 32, count: 1,
 // sub-blocks of (h, j) (Y2+4h+j), Y19/Y20 the high bits' sums of (1, 2)
 // and (1, 3), Y10-Y14 the masks 0x80, 0x40, 0x07, 0x38, 0xC0, Y16-Y18
 // the bytes, Y21-Y25 values and scales, Y26-Y31 activation dwords.
-var q3KX8 = x8Decoder{t: "Q3_K", frame: 32 * 128, preStep: 32, count: 1,
+var q3KX8 = x8Decoder{w: vnni, t: "Q3_K", frame: 32 * 128, preStep: 32, count: 1,
 	pre: func() {
 		pairSums()
 		bcast32(0x80808080, Y10)

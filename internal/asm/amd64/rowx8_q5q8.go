@@ -27,7 +27,7 @@ const x8Q5BlockBytes = x8KBlockBytes + 8*32
 // Registers: Y0 the rows' sums, Y1-Y8 the chunks, Y9-Y12 activation
 // dwords, Y14 bytes 0x80, Y16-Y19 partial sums, Y20 d_x, Y22 the scales.
 // General: as Q4_0's.
-var q80X8 = x8Decoder{t: "Q8_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
+var q80X8 = x8Decoder{w: vnni, t: "Q8_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
 	pre: func() {
 		rowPreOf(blockQ8_0, 0x80808080, false)
 		bcast32(0x80808080, Y14)
@@ -77,7 +77,7 @@ var q80X8 = x8Decoder{t: "Q8_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
 // Y11-Y13 the factors, Y14 bytes 0x10, Y15 bytes 0x0F, Y16 the qh chunk,
 // Y17-Y22 and Y23-Y28 a pair's values, shifted qh and activation dwords
 // (two sets, alternating). General: as Q4_0's.
-var q5KX8 = x8Decoder{t: "Q5_K", frame: 32 * 128, preStep: 32, count: 1,
+var q5KX8 = x8Decoder{w: vnni, t: "Q5_K", frame: 32 * 128, preStep: 32, count: 1,
 	pre: func() {
 		q4KX8.pre()
 		bcast32(0x10101010, Y14)

@@ -10,11 +10,11 @@ import (
 // Multi-token X8 decode kernels: a small batch's tokens share each block
 // column's unpacking, so T tokens cost one pass over the weights, not T.
 //
-//	row<T>X8VNNIT<n>(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+//	row<T>X8{VNNI,AVX2}T<n>(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 //
-// sets out[k·os+8g+r] = row 8g+r · x_k for k < n (2 or 4; Q5_K and Q6_K
-// only 2, their loops need the registers; IQ4_XS also 8; the low-bit
-// types' are in rowx8multi_lowbit.go) tokens, x_k at
+// sets out[k·os+8g+r] = row 8g+r · x_k for k < n (2 or 4; Q5_K and Q6_K,
+// and Q4_K with AVX2, only 2, their loops need the registers; IQ4_XS also
+// 8; the low-bit types' are in rowx8multi_lowbit.go) tokens, x_k at
 // x+k·xs. Per token the integer sums and the float operations are the
 // single-token kernel's, in its order, so each token's results equal it
 // bit for bit. The frame holds each token's factors (d.pre's) d.frame
@@ -53,7 +53,7 @@ func xTok(k, disp int) Mem {
 
 func (m x8Multi) emit(tokens int) {
 	d := m.d
-	text(fmt.Sprintf("row%sX8VNNIT%d", d.t, tokens), 0, "func(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)")
+	text(fmt.Sprintf("%sT%d", rowX8Name(d.t, d.w, 0), tokens), 0, "func(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)")
 	pre := c.AllocLocal(d.frame * tokens)
 	loadArgs("x nb xs", RBX, R13, R10)
 	c.LEAQ(pre, RDX)

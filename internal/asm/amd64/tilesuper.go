@@ -32,13 +32,14 @@ func tileSuper(t *superType, w width, cols int) {
 	end := stack.Offset(4 * facBytes)
 	tileRows()
 	rowEnd(t.wb, end)
-	if !t.six {
-		// K2: the low eight lanes, where the mins' sums are.
-		kmask(0xFF, K2)
-	}
 	if w == avx2 {
 		tileSuperAVX2(t, stack, end)
 		return
+	}
+	if !t.six {
+		// K2: the low eight lanes, where the mins' sums are (AVX-512
+		// only: a KMOVW in the AVX2 kernel faults on CPUs without it).
+		kmask(0xFF, K2)
 	}
 	dist := R10
 	if cols > 1 {
