@@ -20,6 +20,8 @@ var tileVariants = []struct {
 	{cpu.AVX512VBMI, "avx512vbmi", q32Tile("avx512vbmi", Q4_0, q4_0Bytes, tileQ4_0VNNI4x4, tileQ4_0VBMI4x1)},
 	{cpu.AVX2, "avx2", q32Tile("avx2", Q8_0, q8_0Bytes, nil, tileQ8_0AVX24x1)},
 	{cpu.AVX512VNNI, "avx512vnni", q32Tile("avx512vnni", Q8_0, q8_0Bytes, tileQ8_0VNNI4x4, tileQ8_0VNNI4x1)},
+	{cpu.AVX2, "avx2", q32Tile("avx2", Q5_0, q5_0Bytes, nil, tileQ5_0AVX24x1)},
+	{cpu.AVX512VNNI, "avx512vnni", q32Tile("avx512vnni", Q5_0, q5_0Bytes, tileQ5_0VNNI4x4, tileQ5_0VNNI4x1)},
 	{cpu.AVX2, "avx2", superTile("avx2", Q4_K, q4_KBytes, nil, tileQ4_KAVX24x1)},
 	{cpu.AVX512VNNI, "avx512vnni", superTile("avx512vnni", Q4_K, q4_KBytes, tileQ4_KVNNI4x4, tileQ4_KVNNI4x1)},
 	{cpu.AVX2, "avx2", superTile("avx2", Q6_K, q6_KBytes, nil, tileQ6_KAVX24x1)},
@@ -44,6 +46,8 @@ var tileVariants = []struct {
 	// row by row, with or without software prefetch.
 	{cpu.AVX2, "avx2", rowDotOf(withCols(2, q32Tile("avx2-rowdot", Q4_0, q4_0Bytes, tileQ4_0AVX24x2, tileQ4_0AVX24x1)))},
 	{cpu.AVX2, "avx2", rowDotOf(q32Tile("avx2-rowdot", Q8_0, q8_0Bytes, nil, tileQ8_0AVX24x1))},
+	{cpu.AVX2, "avx2", rowDotOf(q32Tile("avx2-rowdot", Q5_0, q5_0Bytes, nil, tileQ5_0AVX24x1))},
+	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(q32Tile("avx512vnni-rowdot", Q5_0, q5_0Bytes, tileQ5_0VNNI4x4, tileQ5_0VNNI4x1))},
 	{cpu.AVX2, "avx2", rowDotOf(superTile("avx2-rowdot", Q4_K, q4_KBytes, nil, tileQ4_KAVX24x1))},
 	{cpu.AVX2, "avx2", rowDotOf(superTile("avx2-rowdot", Q6_K, q6_KBytes, nil, tileQ6_KAVX24x1))},
 	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(superTile("avx512vnni-rowdot", Q4_K, q4_KBytes, tileQ4_KVNNI4x4, tileQ4_KVNNI4x1))},
@@ -124,7 +128,7 @@ func tilePrefs(t Type) []string {
 	switch t {
 	case Q4_0, Q8_0:
 		return []string{"avx512vnni-row", "avx2-rowdot"}
-	case Q4_K, Q6_K:
+	case Q4_K, Q6_K, Q5_0:
 		return []string{"avx512vnni-rowdot", "avx2-rowdot"}
 	}
 	return nil

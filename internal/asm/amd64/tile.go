@@ -169,9 +169,18 @@ func tileBlock(t *blockType, w width, cols int) {
 	}
 }
 
-// tileWPair loads the weight pair p of row into Z20 as unsigned bytes.
+// tileWPair loads the weight pair p of row into Z20 as unsigned bytes;
+// for Q5_0 the pair's 64 high bits, in element order, become a mask (K2)
+// under which the bias bytes (0x10) are added.
 func tileWPair(t *blockType, row Register, woff int) {
 	weightPair(t, row, woff, Z20, Z28, Z29, Z30)
+	if t.hbits {
+		c.KMOVD(mem(row, woff+2), K2)
+		c.KMOVD(mem(row, woff+t.wb+2), K3)
+		c.KSHIFTLQ(U8(32), K3, K3)
+		c.KORQ(K3, K2, K2)
+		c.VPADDB(Z30, Z20, K2, Z20)
+	}
 }
 
 // tileXPair loads activation pair p of col into xp and -bias·Σ of each
@@ -240,13 +249,20 @@ func tileBlockVNNI(t *blockType, cols int) {
 	for ci := 0; ci < cols; ci++ {
 		scales8(tileColRegs[ci], t.xb, yr(16+ci), Z22, Z22, Z20, Z21)
 	}
+	// Blocks under 32 bytes (Q5_0) need a second window of their own.
+	ownWindows := !oneWindow && 8*t.wb-128 < 4*t.wb
 	if oneWindow {
 		c.VMOVDQU64(scaleIdx(t.wb, 0, 8, 1), Z23)
+	} else if ownWindows {
+		scaleTables(t.wb, Z23, Z24)
 	}
 	for r, row := range tileRowRegs {
-		if oneWindow {
+		switch {
+		case oneWindow:
 			scales8(row, t.wb, Y20, Z23, nil, Z20, nil)
-		} else {
+		case ownWindows:
+			scales8(row, t.wb, Y20, Z23, Z24, Z20, Z21)
+		default:
 			scales8(row, t.wb, Y20, Z22, Z22, Z20, Z21)
 		}
 		for ci := 0; ci < cols; ci++ {
@@ -498,6 +514,16 @@ func tileBlockAVX2(t *blockType, cols int) {
 				c.VPSRLW(U8(4), X6, X7)
 				c.VINSERTI128(U8(1), X7, Y6, Y6)
 				c.VPAND(Y15, Y6, Y6)
+				if t.hbits {
+					// As the dot product: bit j of the dword at 2 adds
+					// 0x10 to byte j.
+					c.VPBROADCASTD(mem(row, b*t.wb+2), Y7)
+					c.VPSHUFB(bytesTable("spread4", spreadBytes()), Y7, Y7)
+					c.VPAND(bits8(), Y7, Y7)
+					c.VPCMPEQB(bits8(), Y7, Y7)
+					c.VPAND(Y14, Y7, Y7)
+					c.VPOR(Y7, Y6, Y6)
+				}
 				c.VPMADDUBSW(Y4, Y6, Y6)
 				c.VPSUBW(Y5, Y6, Y6)
 			} else {
@@ -574,4 +600,10 @@ func tileBlockAVX2x2(t *blockType, stack, woffs, xoffs Mem) {
 	reduce4Y(Y4, Y5, Y6, Y7, X8, false)
 	c.VMOVUPS(X4, memx(R12, 0, R13, 4))
 	retVoid()
+}
+
+// bits8 is the bytes 1, 2, 4 … 0x80 repeated: bit k of byte k mod 8.
+func bits8() Mem {
+	const b = 0x8040201008040201
+	return table("bits8", b, b, b, b)
 }
