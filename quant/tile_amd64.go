@@ -20,6 +20,8 @@ var tileVariants = []struct {
 	{cpu.AVX512VBMI, "avx512vbmi", q32Tile("avx512vbmi", Q4_0, q4_0Bytes, tileQ4_0VNNI4x4, tileQ4_0VBMI4x1)},
 	{cpu.AVX2, "avx2", q32Tile("avx2", Q8_0, q8_0Bytes, nil, tileQ8_0AVX24x1)},
 	{cpu.AVX512VNNI, "avx512vnni", q32Tile("avx512vnni", Q8_0, q8_0Bytes, tileQ8_0VNNI4x4, tileQ8_0VNNI4x1)},
+	{cpu.AVX2, "avx2", q41Tile("avx2", nil, tileQ4_1AVX24x1)},
+	{cpu.AVX512VNNI, "avx512vnni", q41Tile("avx512vnni", tileQ4_1VNNI4x4, tileQ4_1VNNI4x1)},
 	{cpu.AVX2, "avx2", q32Tile("avx2", Q5_0, q5_0Bytes, nil, tileQ5_0AVX24x1)},
 	{cpu.AVX512VNNI, "avx512vnni", q32Tile("avx512vnni", Q5_0, q5_0Bytes, tileQ5_0VNNI4x4, tileQ5_0VNNI4x1)},
 	{cpu.AVX2, "avx2", superTile("avx2", Q4_K, q4_KBytes, nil, tileQ4_KAVX24x1)},
@@ -46,6 +48,10 @@ var tileVariants = []struct {
 	// row by row, with or without software prefetch.
 	{cpu.AVX2, "avx2", rowDotOf(withCols(2, q32Tile("avx2-rowdot", Q4_0, q4_0Bytes, tileQ4_0AVX24x2, tileQ4_0AVX24x1)))},
 	{cpu.AVX2, "avx2", rowDotOf(q32Tile("avx2-rowdot", Q8_0, q8_0Bytes, nil, tileQ8_0AVX24x1))},
+	// Q4_1's AVX2 tile lost to its dot product at every batch
+	// (BenchmarkTile on an AVX-512 machine): the dot product takes all.
+	{cpu.AVX2, "avx2", q41Tile("dot-avx2", nil, nil)},
+	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(q41Tile("avx512vnni-rowdot", tileQ4_1VNNI4x4, tileQ4_1VNNI4x1))},
 	{cpu.AVX2, "avx2", rowDotOf(q32Tile("avx2-rowdot", Q5_0, q5_0Bytes, nil, tileQ5_0AVX24x1))},
 	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(q32Tile("avx512vnni-rowdot", Q5_0, q5_0Bytes, tileQ5_0VNNI4x4, tileQ5_0VNNI4x1))},
 	{cpu.AVX2, "avx2", rowDotOf(superTile("avx2-rowdot", Q4_K, q4_KBytes, nil, tileQ4_KAVX24x1))},
@@ -73,6 +79,13 @@ var tileVariants = []struct {
 func q32Tile(name string, t Type, wb int, big, col tileAsm) tileSpec {
 	return tileSpec{name: name, t: t, be: QK, wb: wb, xb: q8_0Bytes, unit: 8,
 		h: 4, rows: tileRows, cols: 4, big: big, col: col}
+}
+
+// q41Tile is q32Tile for Q4_1, against Q8_1.
+func q41Tile(name string, big, col tileAsm) tileSpec {
+	s := q32Tile(name, Q4_1, q4_1Bytes, big, col)
+	s.xb = q8_1Bytes
+	return s
 }
 
 func superTile(name string, t Type, wb int, big, col tileAsm) tileSpec {
@@ -128,6 +141,8 @@ func tilePrefs(t Type) []string {
 	switch t {
 	case Q4_0, Q8_0:
 		return []string{"avx512vnni-row", "avx2-rowdot"}
+	case Q4_1:
+		return []string{"avx512vnni-rowdot", "dot-avx2"}
 	case Q4_K, Q6_K, Q5_0:
 		return []string{"avx512vnni-rowdot", "avx2-rowdot"}
 	}

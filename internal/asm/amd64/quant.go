@@ -24,7 +24,7 @@ func quantFiles() []outFile {
 			x8Multis(q40X8AVX2Multi)
 			gemmBlockX8AVX2(blockQ4_0)
 		}},
-		{"q4_1", func() { kernels(blockQ4_1, dotBlock, tileBlock, dots2, nil) }},
+		{"q4_1", func() { kernels(blockQ4_1, dotBlock, tileBlock, dots2, tiles3) }},
 		{"q5_0", func() { kernels(blockQ5_0, dotBlock, tileBlock, dots2, tiles3) }},
 		{"q4_k", func() {
 			kernels(superQ4_K, dotSuper, tileSuper, dots2, tiles3)

@@ -189,6 +189,9 @@ func tileXPair(t *blockType, col Register, xoff int, xp, corr Register) {
 	c.VMOVDQU64(mem(col, xoff+t.qx), asY(xp))
 	c.VINSERTI64X4(U8(1), mem(col, xoff+t.xb+t.qx), xp, xp)
 	c.VPXORD(corr, corr, corr)
+	if t.bias == 0 {
+		return // Q4_1: no bias
+	}
 	VPDPBUSD(xp, Z30, corr)
 	c.VPXORD(Z21, Z21, Z21)
 	c.VPSUBD(corr, Z21, corr)
@@ -270,6 +273,9 @@ func tileBlockVNNI(t *blockType, cols int) {
 			c.VMOVUPS(Y21, mem(R13, 64*(cols*r+ci)))
 		}
 	}
+	if t.withMin {
+		tileMinsVNNI(t, cols)
+	}
 	for p := 0; p < 4; p++ {
 		c.VMOVDQU64(pidx.Offset(64*p), Z27)
 		for ci := 0; ci < cols; ci++ {
@@ -287,6 +293,39 @@ func tileBlockVNNI(t *blockType, cols int) {
 	c.SUBQ(U8(8), RCX)
 	c.JNZ(ref("loop"))
 	storeTilesZ(cols)
+}
+
+// tileMinsVNNI adds m·s of the eight blocks (Q4_1) to each row and
+// column's accumulator: the columns' s in Z25-Z27, Z31, each row's m in
+// Y20 in turn (Y registers, so the upper halves of their Z forms are 0).
+func tileMinsVNNI(t *blockType, cols int) {
+	sRegs := []Register{Z25, Z26, Z27, Z31}
+	c.VMOVDQU64(minIdx(t.xb, false), Z22)
+	c.VMOVDQU64(minIdx(t.xb, true), Z23)
+	for ci := 0; ci < cols; ci++ {
+		scales8(tileColRegs[ci], t.xb, asY(sRegs[ci]), Z22, Z23, Z20, Z21)
+	}
+	c.VMOVDQU64(minIdx(t.wb, false), Z22)
+	c.VMOVDQU64(minIdx(t.wb, true), Z23)
+	for r, row := range tileRowRegs {
+		scales8(row, t.wb, Y20, Z22, Z23, Z20, Z21)
+		for ci := 0; ci < cols; ci++ {
+			c.VFMADD231PS(sRegs[ci], Z20, zr(cols*r+ci))
+		}
+	}
+}
+
+// minIdx is the scales8 index table of the fp16 at offset 2 of eight
+// blocks of bb bytes, whose eighth lies past the first 128 bytes: the
+// first window's or (second) the second's.
+func minIdx(bb int, second bool) Mem {
+	if 7*bb+4 <= 128 {
+		panic("minIdx: one window")
+	}
+	if !second {
+		return scaleIdx(bb, 2, 4, 1)
+	}
+	return scaleIdx(bb, 4*bb-min(4*bb, 8*bb-128)+2, 4, 1)
 }
 
 // storeTilesZ sums the four rows of each of cols columns, whose
@@ -427,9 +466,14 @@ func tileBlockVBMI(t *blockType) {
 // floats in Y register dst, with VPGATHERDD of the dwords at the blocks'
 // offsets (in offs); mask is the gather mask register.
 func gatherScales8(base, offs, dst, mask Register) {
+	gatherAt(base, 0, offs, dst, mask)
+}
+
+// gatherAt is gatherScales8 of the fp16 at off in each block.
+func gatherAt(base Register, off int, offs, dst, mask Register) {
 	c.VPCMPEQD(mask, mask, mask)
 	c.VPXOR(dst, dst, dst)
-	c.VPGATHERDD(mask, memx(base, 0, offs, 1), dst)
+	c.VPGATHERDD(mask, memx(base, off, offs, 1), dst)
 	c.VPSHUFB(packLow(), dst, dst)
 	c.VPERMQ(U8(0x08), dst, dst)
 	c.VCVTPH2PS(asX(dst), dst)
@@ -496,9 +540,17 @@ func tileBlockAVX2(t *blockType, cols int) {
 		c.VMULPS(Y9, Y8, Y8)
 		c.VMOVUPS(Y8, stack.Offset(32*r))
 	}
+	if t.withMin {
+		// m·s of the eight blocks straight into the accumulators.
+		gatherAt(RDI, 2, Y11, Y4, Y10)
+		for r, row := range tileRowRegs {
+			gatherAt(row, 2, wIdx, Y8, Y10)
+			c.VFMADD231PS(Y4, Y8, yr(r))
+		}
+	}
 	for b := 0; b < 8; b++ {
 		c.VMOVDQU(mem(RDI, b*t.xb+t.qx), Y4)
-		if t.nibble && !t.lut {
+		if t.nibble && !t.lut && t.bias != 0 {
 			c.VPMADDUBSW(Y4, Y14, Y5)
 		}
 		for r, row := range tileRowRegs {
@@ -525,7 +577,9 @@ func tileBlockAVX2(t *blockType, cols int) {
 					c.VPOR(Y7, Y6, Y6)
 				}
 				c.VPMADDUBSW(Y4, Y6, Y6)
-				c.VPSUBW(Y5, Y6, Y6)
+				if t.bias != 0 {
+					c.VPSUBW(Y5, Y6, Y6)
+				}
 			} else {
 				c.VMOVDQU(mem(row, b*t.wb+t.qw), Y6)
 				c.VPSIGNB(Y6, Y6, Y7)
