@@ -26,6 +26,8 @@ var tileVariants = []struct {
 	{cpu.AVX512VNNI, "avx512vnni", q32Tile("avx512vnni", Q5_0, q5_0Bytes, tileQ5_0VNNI4x4, tileQ5_0VNNI4x1)},
 	{cpu.AVX2, "avx2", superTile("avx2", Q4_K, q4_KBytes, nil, tileQ4_KAVX24x1)},
 	{cpu.AVX512VNNI, "avx512vnni", superTile("avx512vnni", Q4_K, q4_KBytes, tileQ4_KVNNI4x4, tileQ4_KVNNI4x1)},
+	{cpu.AVX2, "avx2", superTile("avx2", Q5_K, q5_KBytes, nil, tileQ5_KAVX24x1)},
+	{cpu.AVX512VNNI, "avx512vnni", superTile("avx512vnni", Q5_K, q5_KBytes, tileQ5_KVNNI4x4, tileQ5_KVNNI4x1)},
 	{cpu.AVX2, "avx2", superTile("avx2", Q6_K, q6_KBytes, nil, tileQ6_KAVX24x1)},
 	{cpu.AVX512VNNI, "avx512vnni", superTile("avx512vnni", Q6_K, q6_KBytes, tileQ6_KVNNI4x4, tileQ6_KVNNI4x1)},
 	{cpu.AVX2, "avx2", q32Tile("avx2", IQ4_NL, iq4_NLBytes, nil, tileIQ4_NLAVX24x1)},
@@ -55,6 +57,8 @@ var tileVariants = []struct {
 	{cpu.AVX2, "avx2", rowDotOf(q32Tile("avx2-rowdot", Q5_0, q5_0Bytes, nil, tileQ5_0AVX24x1))},
 	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(q32Tile("avx512vnni-rowdot", Q5_0, q5_0Bytes, tileQ5_0VNNI4x4, tileQ5_0VNNI4x1))},
 	{cpu.AVX2, "avx2", rowDotOf(superTile("avx2-rowdot", Q4_K, q4_KBytes, nil, tileQ4_KAVX24x1))},
+	{cpu.AVX2, "avx2", rowDotOf(superTile("avx2-rowdot", Q5_K, q5_KBytes, nil, tileQ5_KAVX24x1))},
+	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(superTile("avx512vnni-rowdot", Q5_K, q5_KBytes, tileQ5_KVNNI4x4, tileQ5_KVNNI4x1))},
 	{cpu.AVX2, "avx2", rowDotOf(superTile("avx2-rowdot", Q6_K, q6_KBytes, nil, tileQ6_KAVX24x1))},
 	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(superTile("avx512vnni-rowdot", Q4_K, q4_KBytes, tileQ4_KVNNI4x4, tileQ4_KVNNI4x1))},
 	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(superTile("avx512vnni-rowdot", Q6_K, q6_KBytes, tileQ6_KVNNI4x4, tileQ6_KVNNI4x1))},
@@ -143,7 +147,7 @@ func tilePrefs(t Type) []string {
 		return []string{"avx512vnni-row", "avx2-rowdot"}
 	case Q4_1:
 		return []string{"avx512vnni-rowdot", "dot-avx2"}
-	case Q4_K, Q6_K, Q5_0:
+	case Q4_K, Q5_K, Q6_K, Q5_0:
 		return []string{"avx512vnni-rowdot", "avx2-rowdot"}
 	}
 	return nil

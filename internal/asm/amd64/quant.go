@@ -37,7 +37,7 @@ func quantFiles() []outFile {
 			q4KX8AVX2Multi.emit(2)
 		}},
 		{"q5_k", func() {
-			kernels(superQ5_K, dotSuper, tileSuper, dots2, nil)
+			kernels(superQ5_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ5_K)
 			x8Decoders(q5KX8)
 			gemmX8K(superQ5_K)
