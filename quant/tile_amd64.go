@@ -22,6 +22,8 @@ var tileVariants = []struct {
 	{cpu.AVX512VNNI, "avx512vnni", q32Tile("avx512vnni", Q8_0, q8_0Bytes, tileQ8_0VNNI4x4, tileQ8_0VNNI4x1)},
 	{cpu.AVX2, "avx2", q41Tile("avx2", nil, tileQ4_1AVX24x1)},
 	{cpu.AVX512VNNI, "avx512vnni", q41Tile("avx512vnni", tileQ4_1VNNI4x4, tileQ4_1VNNI4x1)},
+	{cpu.AVX2, "avx2", q51Tile("avx2", nil, tileQ5_1AVX24x1)},
+	{cpu.AVX512VNNI, "avx512vnni", q51Tile("avx512vnni", tileQ5_1VNNI4x4, tileQ5_1VNNI4x1)},
 	{cpu.AVX2, "avx2", q32Tile("avx2", Q5_0, q5_0Bytes, nil, tileQ5_0AVX24x1)},
 	{cpu.AVX512VNNI, "avx512vnni", q32Tile("avx512vnni", Q5_0, q5_0Bytes, tileQ5_0VNNI4x4, tileQ5_0VNNI4x1)},
 	{cpu.AVX2, "avx2", superTile("avx2", Q4_K, q4_KBytes, nil, tileQ4_KAVX24x1)},
@@ -54,6 +56,8 @@ var tileVariants = []struct {
 	// (BenchmarkTile on an AVX-512 machine): the dot product takes all.
 	{cpu.AVX2, "avx2", q41Tile("dot-avx2", nil, nil)},
 	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(q41Tile("avx512vnni-rowdot", tileQ4_1VNNI4x4, tileQ4_1VNNI4x1))},
+	{cpu.AVX2, "avx2", rowDotOf(q51Tile("avx2-rowdot", nil, tileQ5_1AVX24x1))},
+	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(q51Tile("avx512vnni-rowdot", tileQ5_1VNNI4x4, tileQ5_1VNNI4x1))},
 	{cpu.AVX2, "avx2", rowDotOf(q32Tile("avx2-rowdot", Q5_0, q5_0Bytes, nil, tileQ5_0AVX24x1))},
 	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(q32Tile("avx512vnni-rowdot", Q5_0, q5_0Bytes, tileQ5_0VNNI4x4, tileQ5_0VNNI4x1))},
 	{cpu.AVX2, "avx2", rowDotOf(superTile("avx2-rowdot", Q4_K, q4_KBytes, nil, tileQ4_KAVX24x1))},
@@ -88,6 +92,13 @@ func q32Tile(name string, t Type, wb int, big, col tileAsm) tileSpec {
 // q41Tile is q32Tile for Q4_1, against Q8_1.
 func q41Tile(name string, big, col tileAsm) tileSpec {
 	s := q32Tile(name, Q4_1, q4_1Bytes, big, col)
+	s.xb = q8_1Bytes
+	return s
+}
+
+// q51Tile is q32Tile for Q5_1, against Q8_1.
+func q51Tile(name string, big, col tileAsm) tileSpec {
+	s := q32Tile(name, Q5_1, q5_1Bytes, big, col)
 	s.xb = q8_1Bytes
 	return s
 }
@@ -147,7 +158,7 @@ func tilePrefs(t Type) []string {
 		return []string{"avx512vnni-row", "avx2-rowdot"}
 	case Q4_1:
 		return []string{"avx512vnni-rowdot", "dot-avx2"}
-	case Q4_K, Q5_K, Q6_K, Q5_0:
+	case Q4_K, Q5_K, Q6_K, Q5_0, Q5_1:
 		return []string{"avx512vnni-rowdot", "avx2-rowdot"}
 	}
 	return nil

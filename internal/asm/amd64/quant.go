@@ -26,6 +26,7 @@ func quantFiles() []outFile {
 		}},
 		{"q4_1", func() { kernels(blockQ4_1, dotBlock, tileBlock, dots2, tiles3) }},
 		{"q5_0", func() { kernels(blockQ5_0, dotBlock, tileBlock, dots2, tiles3) }},
+		{"q5_1", func() { kernels(blockQ5_1, dotBlock, tileBlock, dots2, tiles3) }},
 		{"q4_k", func() {
 			kernels(superQ4_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ4_K)

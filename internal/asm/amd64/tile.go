@@ -170,13 +170,13 @@ func tileBlock(t *blockType, w width, cols int) {
 }
 
 // tileWPair loads the weight pair p of row into Z20 as unsigned bytes;
-// for Q5_0 the pair's 64 high bits, in element order, become a mask (K2)
-// under which the bias bytes (0x10) are added.
+// for Q5_0 and Q5_1 the pair's 64 high bits, in element order, become a mask (K2)
+// under which the bytes 0x10 in Z30 are added.
 func tileWPair(t *blockType, row Register, woff int) {
 	weightPair(t, row, woff, Z20, Z28, Z29, Z30)
 	if t.hbits {
-		c.KMOVD(mem(row, woff+2), K2)
-		c.KMOVD(mem(row, woff+t.wb+2), K3)
+		c.KMOVD(mem(row, woff+t.qw-4), K2)
+		c.KMOVD(mem(row, woff+t.wb+t.qw-4), K3)
 		c.KSHIFTLQ(U8(32), K3, K3)
 		c.KORQ(K3, K2, K2)
 		c.VPADDB(Z30, Z20, K2, Z20)
@@ -214,7 +214,7 @@ func tileConst(t *blockType) {
 		c.VMOVDQU64(shift0044(), Z28)
 		bcast32(0x0F0F0F0F, Z29)
 	}
-	bcast32(t.bias, Z30)
+	bcast32(addBytes(t), Z30)
 	if t.lut {
 		c.VBROADCASTI32X4(iq4nlTable(true), Z31)
 	}
@@ -521,7 +521,7 @@ func tileBlockAVX2(t *blockType, cols int) {
 		c.VBROADCASTI128(iq4nlTable(false), Y14)
 		bcast32(0x0F0F0F0F, Y15)
 	} else if t.nibble {
-		bcast32(t.bias, Y14)
+		bcast32(addBytes(t), Y14)
 		bcast32(0x0F0F0F0F, Y15)
 	}
 	wIdx := Y11
@@ -569,7 +569,7 @@ func tileBlockAVX2(t *blockType, cols int) {
 				if t.hbits {
 					// As the dot product: bit j of the dword at 2 adds
 					// 0x10 to byte j.
-					c.VPBROADCASTD(mem(row, b*t.wb+2), Y7)
+					c.VPBROADCASTD(mem(row, b*t.wb+t.qw-4), Y7)
 					c.VPSHUFB(bytesTable("spread4", spreadBytes()), Y7, Y7)
 					c.VPAND(bits8(), Y7, Y7)
 					c.VPCMPEQB(bits8(), Y7, Y7)
