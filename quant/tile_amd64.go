@@ -53,13 +53,13 @@ var tileVariants = []struct {
 	{cpu.AVX2, "avx2", rowDotOf(withCols(2, q32Tile("avx2-rowdot", Q4_0, q4_0Bytes, tileQ4_0AVX24x2, tileQ4_0AVX24x1)))},
 	{cpu.AVX2, "avx2", rowDotOf(q32Tile("avx2-rowdot", Q8_0, q8_0Bytes, nil, tileQ8_0AVX24x1))},
 	// Q4_1's and Q5_1's AVX2 tiles lost to their dot products at every
-	// batch (BenchmarkTile on an AVX-512 machine): the dot product takes
-	// all.
+	// batch (BenchmarkTile on an AVX-512 machine), Q5_0's at pp64
+	// (examples/bench under LLM_CPU=avx2): the dot product takes all.
 	{cpu.AVX2, "avx2", q41Tile("dot-avx2", nil, nil)},
 	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(q41Tile("avx512vnni-rowdot", tileQ4_1VNNI4x4, tileQ4_1VNNI4x1))},
 	{cpu.AVX2, "avx2", q51Tile("dot-avx2", nil, nil)},
 	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(q51Tile("avx512vnni-rowdot", tileQ5_1VNNI4x4, tileQ5_1VNNI4x1))},
-	{cpu.AVX2, "avx2", rowDotOf(q32Tile("avx2-rowdot", Q5_0, q5_0Bytes, nil, tileQ5_0AVX24x1))},
+	{cpu.AVX2, "avx2", q32Tile("dot-avx2", Q5_0, q5_0Bytes, nil, nil)},
 	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(q32Tile("avx512vnni-rowdot", Q5_0, q5_0Bytes, tileQ5_0VNNI4x4, tileQ5_0VNNI4x1))},
 	{cpu.AVX2, "avx2", rowDotOf(superTile("avx2-rowdot", Q4_K, q4_KBytes, nil, tileQ4_KAVX24x1))},
 	{cpu.AVX2, "avx2", rowDotOf(superTile("avx2-rowdot", Q5_K, q5_KBytes, nil, tileQ5_KAVX24x1))},
@@ -157,9 +157,9 @@ func tilePrefs(t Type) []string {
 	switch t {
 	case Q4_0, Q8_0:
 		return []string{"avx512vnni-row", "avx2-rowdot"}
-	case Q4_1, Q5_1:
+	case Q4_1, Q5_0, Q5_1:
 		return []string{"avx512vnni-rowdot", "dot-avx2"}
-	case Q4_K, Q5_K, Q6_K, Q5_0:
+	case Q4_K, Q5_K, Q6_K:
 		return []string{"avx512vnni-rowdot", "avx2-rowdot"}
 	}
 	return nil
