@@ -15,7 +15,7 @@ import (
 // so a mistake shared by a Go kernel and an assembly one still shows.
 
 // asmTypes are the weight types that have assembly kernels.
-var asmTypes = []Type{F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S}
+var asmTypes = []Type{F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S}
 
 // asmSignTrick says whether the kernels of t take the sign of a weight to
 // the activation (VPSIGNB, or a masked negation), which is exact for the
@@ -139,7 +139,7 @@ func asmRow(r *rand.Rand, t Type, nb int, f asmFill) []byte {
 					p[j] = byte(0xFF * r.IntN(2)) // nibbles 0 or 15
 				}
 			}
-		case Q4_1:
+		case Q4_1, Q5_1:
 			binary.LittleEndian.PutUint16(p, half())
 			binary.LittleEndian.PutUint16(p[2:], half())
 			if f == fillExtreme {
@@ -285,6 +285,14 @@ func asmRef(t Type, n int, w, x []byte) (dot, mag float64) {
 			d := f16(p) * f16(q)
 			for j := 0; j < QK; j++ {
 				add(d * float64(p[4+j%16]>>(4*(j/16))&15) * i8(q[4+j]))
+			}
+			add(f16(p[2:]) * f16(q[2:]))
+		case Q5_1:
+			d := f16(p) * f16(q)
+			qh := binary.LittleEndian.Uint32(p[4:])
+			for j := 0; j < QK; j++ {
+				v := int(p[8+j%16]>>(4*(j/16))&15) | int(qh>>j&1)<<4
+				add(d * float64(v) * i8(q[4+j]))
 			}
 			add(f16(p[2:]) * f16(q[2:]))
 		case Q4_K, Q5_K:

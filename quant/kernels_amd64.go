@@ -23,6 +23,8 @@ var dotVariants = []dotVariant{
 	{Q4_1, cpu.AVX512VNNI, "avx512vnni", dotQ4_1VNNIAsm},
 	{Q5_0, cpu.AVX2, "avx2", dotQ5_0AVX2Asm},
 	{Q5_0, cpu.AVX512VNNI, "avx512vnni", dotQ5_0VNNIAsm},
+	{Q5_1, cpu.AVX2, "avx2", dotQ5_1AVX2Asm},
+	{Q5_1, cpu.AVX512VNNI, "avx512vnni", dotQ5_1VNNIAsm},
 	{Q4_K, cpu.AVX2, "avx2", dotQ4_KAVX2Asm},
 	{Q4_K, cpu.AVX512VNNI, "avx512vnni", dotQ4_KVNNIAsm},
 	{Q5_K, cpu.AVX2, "avx2", dotQ5_KAVX2Asm},

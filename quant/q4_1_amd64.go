@@ -9,3 +9,12 @@ func dotQ4_1AVX2Asm(w *byte, x *byte, nb int) float32
 
 //go:noescape
 func dotQ4_1VNNIAsm(w *byte, x *byte, nb int) float32
+
+//go:noescape
+func tileQ4_1AVX24x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileQ4_1VNNI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileQ4_1VNNI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)

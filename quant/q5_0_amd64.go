@@ -9,3 +9,12 @@ func dotQ5_0AVX2Asm(w *byte, x *byte, nb int) float32
 
 //go:noescape
 func dotQ5_0VNNIAsm(w *byte, x *byte, nb int) float32
+
+//go:noescape
+func tileQ5_0AVX24x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileQ5_0VNNI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileQ5_0VNNI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)

@@ -11,6 +11,15 @@ func dotQ5_KAVX2Asm(w *byte, x *byte, nb int) float32
 func dotQ5_KVNNIAsm(w *byte, x *byte, nb int) float32
 
 //go:noescape
+func tileQ5_KAVX24x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileQ5_KVNNI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileQ5_KVNNI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
 func gemmQ5_KVNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
 
 //go:noescape

@@ -20,8 +20,16 @@ var tileVariants = []struct {
 	{cpu.AVX512VBMI, "avx512vbmi", q32Tile("avx512vbmi", Q4_0, q4_0Bytes, tileQ4_0VNNI4x4, tileQ4_0VBMI4x1)},
 	{cpu.AVX2, "avx2", q32Tile("avx2", Q8_0, q8_0Bytes, nil, tileQ8_0AVX24x1)},
 	{cpu.AVX512VNNI, "avx512vnni", q32Tile("avx512vnni", Q8_0, q8_0Bytes, tileQ8_0VNNI4x4, tileQ8_0VNNI4x1)},
+	{cpu.AVX2, "avx2", q41Tile("avx2", nil, tileQ4_1AVX24x1)},
+	{cpu.AVX512VNNI, "avx512vnni", q41Tile("avx512vnni", tileQ4_1VNNI4x4, tileQ4_1VNNI4x1)},
+	{cpu.AVX2, "avx2", q51Tile("avx2", nil, tileQ5_1AVX24x1)},
+	{cpu.AVX512VNNI, "avx512vnni", q51Tile("avx512vnni", tileQ5_1VNNI4x4, tileQ5_1VNNI4x1)},
+	{cpu.AVX2, "avx2", q32Tile("avx2", Q5_0, q5_0Bytes, nil, tileQ5_0AVX24x1)},
+	{cpu.AVX512VNNI, "avx512vnni", q32Tile("avx512vnni", Q5_0, q5_0Bytes, tileQ5_0VNNI4x4, tileQ5_0VNNI4x1)},
 	{cpu.AVX2, "avx2", superTile("avx2", Q4_K, q4_KBytes, nil, tileQ4_KAVX24x1)},
 	{cpu.AVX512VNNI, "avx512vnni", superTile("avx512vnni", Q4_K, q4_KBytes, tileQ4_KVNNI4x4, tileQ4_KVNNI4x1)},
+	{cpu.AVX2, "avx2", superTile("avx2", Q5_K, q5_KBytes, nil, tileQ5_KAVX24x1)},
+	{cpu.AVX512VNNI, "avx512vnni", superTile("avx512vnni", Q5_K, q5_KBytes, tileQ5_KVNNI4x4, tileQ5_KVNNI4x1)},
 	{cpu.AVX2, "avx2", superTile("avx2", Q6_K, q6_KBytes, nil, tileQ6_KAVX24x1)},
 	{cpu.AVX512VNNI, "avx512vnni", superTile("avx512vnni", Q6_K, q6_KBytes, tileQ6_KVNNI4x4, tileQ6_KVNNI4x1)},
 	{cpu.AVX2, "avx2", q32Tile("avx2", IQ4_NL, iq4_NLBytes, nil, tileIQ4_NLAVX24x1)},
@@ -44,7 +52,18 @@ var tileVariants = []struct {
 	// row by row, with or without software prefetch.
 	{cpu.AVX2, "avx2", rowDotOf(withCols(2, q32Tile("avx2-rowdot", Q4_0, q4_0Bytes, tileQ4_0AVX24x2, tileQ4_0AVX24x1)))},
 	{cpu.AVX2, "avx2", rowDotOf(q32Tile("avx2-rowdot", Q8_0, q8_0Bytes, nil, tileQ8_0AVX24x1))},
+	// Q4_1's and Q5_1's AVX2 tiles lost to their dot products at every
+	// batch (BenchmarkTile on an AVX-512 machine), Q5_0's at pp64
+	// (examples/bench under LLM_CPU=avx2): the dot product takes all.
+	{cpu.AVX2, "avx2", q41Tile("dot-avx2", nil, nil)},
+	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(q41Tile("avx512vnni-rowdot", tileQ4_1VNNI4x4, tileQ4_1VNNI4x1))},
+	{cpu.AVX2, "avx2", q51Tile("dot-avx2", nil, nil)},
+	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(q51Tile("avx512vnni-rowdot", tileQ5_1VNNI4x4, tileQ5_1VNNI4x1))},
+	{cpu.AVX2, "avx2", q32Tile("dot-avx2", Q5_0, q5_0Bytes, nil, nil)},
+	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(q32Tile("avx512vnni-rowdot", Q5_0, q5_0Bytes, tileQ5_0VNNI4x4, tileQ5_0VNNI4x1))},
 	{cpu.AVX2, "avx2", rowDotOf(superTile("avx2-rowdot", Q4_K, q4_KBytes, nil, tileQ4_KAVX24x1))},
+	{cpu.AVX2, "avx2", rowDotOf(superTile("avx2-rowdot", Q5_K, q5_KBytes, nil, tileQ5_KAVX24x1))},
+	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(superTile("avx512vnni-rowdot", Q5_K, q5_KBytes, tileQ5_KVNNI4x4, tileQ5_KVNNI4x1))},
 	{cpu.AVX2, "avx2", rowDotOf(superTile("avx2-rowdot", Q6_K, q6_KBytes, nil, tileQ6_KAVX24x1))},
 	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(superTile("avx512vnni-rowdot", Q4_K, q4_KBytes, tileQ4_KVNNI4x4, tileQ4_KVNNI4x1))},
 	{cpu.AVX512VNNI, "avx512vnni", rowDotOf(superTile("avx512vnni-rowdot", Q6_K, q6_KBytes, tileQ6_KVNNI4x4, tileQ6_KVNNI4x1))},
@@ -69,6 +88,20 @@ var tileVariants = []struct {
 func q32Tile(name string, t Type, wb int, big, col tileAsm) tileSpec {
 	return tileSpec{name: name, t: t, be: QK, wb: wb, xb: q8_0Bytes, unit: 8,
 		h: 4, rows: tileRows, cols: 4, big: big, col: col}
+}
+
+// q41Tile is q32Tile for Q4_1, against Q8_1.
+func q41Tile(name string, big, col tileAsm) tileSpec {
+	s := q32Tile(name, Q4_1, q4_1Bytes, big, col)
+	s.xb = q8_1Bytes
+	return s
+}
+
+// q51Tile is q32Tile for Q5_1, against Q8_1.
+func q51Tile(name string, big, col tileAsm) tileSpec {
+	s := q32Tile(name, Q5_1, q5_1Bytes, big, col)
+	s.xb = q8_1Bytes
+	return s
 }
 
 func superTile(name string, t Type, wb int, big, col tileAsm) tileSpec {
@@ -124,7 +157,9 @@ func tilePrefs(t Type) []string {
 	switch t {
 	case Q4_0, Q8_0:
 		return []string{"avx512vnni-row", "avx2-rowdot"}
-	case Q4_K, Q6_K:
+	case Q4_1, Q5_0, Q5_1:
+		return []string{"avx512vnni-rowdot", "dot-avx2"}
+	case Q4_K, Q5_K, Q6_K:
 		return []string{"avx512vnni-rowdot", "avx2-rowdot"}
 	}
 	return nil

@@ -39,7 +39,7 @@ type tileSpec struct {
 	h          int // rows of the assembly kernels
 	rows, cols int
 	big        tileAsm // h × cols
-	col        tileAsm // h × 1
+	col        tileAsm // h × 1; nil: the dot product does all
 	dot        DotFunc
 	// Decode (one column) reads rows one after the other: with row, or,
 	// when rowDot is set, with the dot product row by row. Otherwise it
@@ -58,7 +58,7 @@ func (s *tileSpec) tile(n int, w []byte, wStride, rows int, x []byte, xStride, c
 	}
 	nb := n / s.be
 	rb, xrb := nb*s.wb, nb*s.xb
-	if nb <= 0 || wStride < rb || xStride < xrb || (cols > 1 && outStride < rows) || (s.mult > 1 && n%s.mult != 0) {
+	if s.col == nil || nb <= 0 || wStride < rb || xStride < xrb || (cols > 1 && outStride < rows) || (s.mult > 1 && n%s.mult != 0) {
 		// Odd strides are the caller's business and keep the plain order
 		// of evaluation.
 		tileByDot(s.dot, s.layout, n, w, wStride, rows, x, xStride, cols, out, outStride)

@@ -20,7 +20,8 @@ type blockType struct {
 	// or, for Q8_0, the 0x80 that makes signed weights unsigned for
 	// VPDPBUSD; 0 for none (Q4_1, whose offset is the block's m).
 	bias uint32
-	// hbits: bit j of the uint32 at offset 2 is bit 4 of element j (Q5_0).
+	// hbits: bit j of the uint32 qh, just before the quants (at qw-4), is
+	// bit 4 of element j (Q5_0, Q5_1).
 	hbits bool
 	// withMin: the block has an fp16 m after d and the activation an fp16
 	// s = d·Σy after its d; the block adds m·s (Q4_1).
@@ -40,6 +41,7 @@ var (
 	blockQ4_0  = &blockType{name: "Q4_0", wb: 18, xb: 34, qw: 2, qx: 2, nibble: true, bias: 0x08080808, run8: true}
 	blockQ4_1  = &blockType{name: "Q4_1", wb: 20, xb: 36, qw: 4, qx: 4, nibble: true, withMin: true}
 	blockQ5_0  = &blockType{name: "Q5_0", wb: 22, xb: 34, qw: 6, qx: 2, nibble: true, bias: 0x10101010, hbits: true}
+	blockQ5_1  = &blockType{name: "Q5_1", wb: 24, xb: 36, qw: 8, qx: 4, nibble: true, hbits: true, withMin: true}
 	blockIQ4NL = &blockType{name: "IQ4_NL", wb: 18, xb: 34, qw: 2, qx: 2, nibble: true, bias: 0x80808080, run8: true, lut: true}
 )
 
@@ -132,11 +134,12 @@ func blockAVX2Ints(t *blockType, woff, xoff int) {
 	if t.hbits {
 		// The 32 high bits become bytes 0x10 or 0: spread the four bytes
 		// over eight each, test one bit per byte, compare.
-		c.VPBROADCASTD(mem(RSI, woff+2), Y5)
-		c.VPSHUFB(Y9, Y5, Y5)
-		c.VPAND(Y8, Y5, Y5)
-		c.VPCMPEQB(Y8, Y5, Y5)
-		c.VPAND(Y10, Y5, Y5)
+		bits, spread, b10 := hbitsRegs(t)
+		c.VPBROADCASTD(mem(RSI, woff+t.qw-4), Y5)
+		c.VPSHUFB(spread, Y5, Y5)
+		c.VPAND(bits, Y5, Y5)
+		c.VPCMPEQB(bits, Y5, Y5)
+		c.VPAND(b10, Y5, Y5)
 		c.VPOR(Y5, Y0, Y0)
 	}
 	if t.bias == 0 {
@@ -194,10 +197,14 @@ func dotBlockAVX2(t *blockType) {
 		bcast32(t.bias, Y10)
 	}
 	if t.hbits {
+		bits, spread, b10 := hbitsRegs(t)
 		c.MOVQ(U64(0x8040201008040201), RAX)
-		c.VMOVQ(RAX, X8)
-		c.VPBROADCASTQ(X8, Y8)
-		c.VMOVDQU(bytesTable("spread4", spreadBytes()), Y9)
+		c.VMOVQ(RAX, asX(bits))
+		c.VPBROADCASTQ(asX(bits), bits)
+		c.VMOVDQU(bytesTable("spread4", spreadBytes()), spread)
+		if t.bias == 0 {
+			bcast32(0x10101010, b10)
+		}
 	}
 	zero(Y12)
 	zero(Y13)
@@ -257,6 +264,25 @@ func dotBlockAVX2(t *blockType) {
 		c.VADDPS(Y13, Y12, Y0)
 	}
 	retSum()
+}
+
+// hbitsRegs are the AVX2 dot product's registers of the fifth bits: the
+// bit of each byte, the spreading mask, bytes 0x10 (Q5_0's bias); Q5_1's
+// min sums take Y9 and Y10.
+func hbitsRegs(t *blockType) (bits, spread, b10 Register) {
+	if t.withMin {
+		return Y6, Y7, Y15
+	}
+	return Y8, Y9, Y10
+}
+
+// addBytes is t's bias bytes, or for Q5_1 (no bias) the 0x10 the fifth
+// bits add.
+func addBytes(t *blockType) uint32 {
+	if t.bias == 0 && t.hbits {
+		return 0x10101010
+	}
+	return t.bias
 }
 
 // spreadBytes is the VPSHUFB mask that copies byte k of each dword to
@@ -338,8 +364,8 @@ func vnniWeights(t *blockType, woff int) {
 	if t.hbits {
 		// The pair's 64 high bits, in element order, are a byte mask
 		// under which 0x10 is added.
-		c.MOVL(mem(RSI, woff+2), EAX)
-		c.MOVL(mem(RSI, woff+t.wb+2), EBX)
+		c.MOVL(mem(RSI, woff+t.qw-4), EAX)
+		c.MOVL(mem(RSI, woff+t.wb+t.qw-4), EBX)
 		c.SHLQ(U8(32), RBX)
 		c.ORQ(RBX, RAX)
 		c.KMOVQ(RAX, K2)
@@ -415,8 +441,8 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 		underMask(4, Z20, K2, true)
 		bcast32(0x0F0F0F0F, Z22)
 	}
-	if t.bias != 0 {
-		bcast32(t.bias, Z23)
+	if t.bias != 0 || t.hbits {
+		bcast32(addBytes(t), Z23)
 	}
 	if t.lut {
 		// Z31: the biased levels in every 128-bit lane.
@@ -554,7 +580,7 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 			c.VPSHUFB(Y0, Y31, Y0)
 		}
 		if t.hbits {
-			c.MOVL(mem(RSI, 2), EAX)
+			c.MOVL(mem(RSI, t.qw-4), EAX)
 			c.KMOVD(EAX, K2)
 			c.VPADDB(Y23, Y0, K2, Y0)
 		}

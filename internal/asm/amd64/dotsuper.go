@@ -166,13 +166,18 @@ func kShufZ() Mem {
 // scales (words in sc) picked by the kShuf table shuf. lo, hi, t scratch;
 // Y15 bytes 0x0F.
 func kChunkAVX2(t *superType, base, x Register, j int, sc, lo, hi, tmp, acc0, acc1 Register, shuf Mem) {
+	kChunkAVX2Bits(t, base, x, j, sc, lo, hi, tmp, acc0, acc1, shuf, Y8, Y9)
+}
+
+// kChunkAVX2Bits is kChunkAVX2 with the fifth bits in h0 and h1.
+func kChunkAVX2Bits(t *superType, base, x Register, j int, sc, lo, hi, tmp, acc0, acc1 Register, shuf Mem, h0, h1 Register) {
 	c.VMOVDQU(mem(base, t.qs+32*j), lo)
 	c.VPSRLW(U8(4), lo, hi)
 	c.VPAND(Y15, lo, lo)
 	c.VPAND(Y15, hi, hi)
 	if t.hbits {
-		c.VPOR(Y8, lo, lo)
-		c.VPOR(Y9, hi, hi)
+		c.VPOR(h0, lo, lo)
+		c.VPOR(h1, hi, hi)
 	}
 	c.VPMADDUBSW(mem(x, 4+64*j), lo, lo)
 	c.VPMADDUBSW(mem(x, 36+64*j), hi, hi)
@@ -189,16 +194,21 @@ func kChunkAVX2(t *superType, base, x Register, j int, sc, lo, hi, tmp, acc0, ac
 // (2j+1) is shifted to bit 4 by a word shift, whose spill into the
 // neighbouring byte is masked off (Y14: bytes 0x10).
 func kHighBits(j int, dst0, dst1 Register) {
+	kHighBitsOf(j, dst0, dst1, Y4, Y14)
+}
+
+// kHighBitsOf is kHighBits from qh in qh, bytes 0x10 in b10.
+func kHighBitsOf(j int, dst0, dst1, qh, b10 Register) {
 	for i, dst := range []Register{dst0, dst1} {
 		switch s := 4 - (2*j + i); {
 		case s > 0:
-			c.VPSLLW(U8(s), Y4, dst)
-			c.VPAND(Y14, dst, dst)
+			c.VPSLLW(U8(s), qh, dst)
+			c.VPAND(b10, dst, dst)
 		case s == 0:
-			c.VPAND(Y14, Y4, dst)
+			c.VPAND(b10, qh, dst)
 		default:
-			c.VPSRLW(U8(-s), Y4, dst)
-			c.VPAND(Y14, dst, dst)
+			c.VPSRLW(U8(-s), qh, dst)
+			c.VPAND(b10, dst, dst)
 		}
 	}
 }

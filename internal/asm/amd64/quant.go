@@ -24,8 +24,9 @@ func quantFiles() []outFile {
 			x8Multis(q40X8AVX2Multi)
 			gemmBlockX8AVX2(blockQ4_0)
 		}},
-		{"q4_1", func() { kernels(blockQ4_1, dotBlock, tileBlock, dots2, nil) }},
-		{"q5_0", func() { kernels(blockQ5_0, dotBlock, tileBlock, dots2, nil) }},
+		{"q4_1", func() { kernels(blockQ4_1, dotBlock, tileBlock, dots2, tiles3) }},
+		{"q5_0", func() { kernels(blockQ5_0, dotBlock, tileBlock, dots2, tiles3) }},
+		{"q5_1", func() { kernels(blockQ5_1, dotBlock, tileBlock, dots2, tiles3) }},
 		{"q4_k", func() {
 			kernels(superQ4_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ4_K)
@@ -37,7 +38,7 @@ func quantFiles() []outFile {
 			q4KX8AVX2Multi.emit(2)
 		}},
 		{"q5_k", func() {
-			kernels(superQ5_K, dotSuper, tileSuper, dots2, nil)
+			kernels(superQ5_K, dotSuper, tileSuper, dots2, tiles3)
 			gemmSuper(superQ5_K)
 			x8Decoders(q5KX8)
 			gemmX8K(superQ5_K)

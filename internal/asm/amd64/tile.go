@@ -169,9 +169,18 @@ func tileBlock(t *blockType, w width, cols int) {
 	}
 }
 
-// tileWPair loads the weight pair p of row into Z20 as unsigned bytes.
+// tileWPair loads the weight pair p of row into Z20 as unsigned bytes;
+// for Q5_0 and Q5_1 the pair's 64 high bits, in element order, become a mask (K2)
+// under which the bytes 0x10 in Z30 are added.
 func tileWPair(t *blockType, row Register, woff int) {
 	weightPair(t, row, woff, Z20, Z28, Z29, Z30)
+	if t.hbits {
+		c.KMOVD(mem(row, woff+t.qw-4), K2)
+		c.KMOVD(mem(row, woff+t.wb+t.qw-4), K3)
+		c.KSHIFTLQ(U8(32), K3, K3)
+		c.KORQ(K3, K2, K2)
+		c.VPADDB(Z30, Z20, K2, Z20)
+	}
 }
 
 // tileXPair loads activation pair p of col into xp and -bias·Σ of each
@@ -180,6 +189,9 @@ func tileXPair(t *blockType, col Register, xoff int, xp, corr Register) {
 	c.VMOVDQU64(mem(col, xoff+t.qx), asY(xp))
 	c.VINSERTI64X4(U8(1), mem(col, xoff+t.xb+t.qx), xp, xp)
 	c.VPXORD(corr, corr, corr)
+	if t.bias == 0 {
+		return // Q4_1: no bias
+	}
 	VPDPBUSD(xp, Z30, corr)
 	c.VPXORD(Z21, Z21, Z21)
 	c.VPSUBD(corr, Z21, corr)
@@ -202,7 +214,7 @@ func tileConst(t *blockType) {
 		c.VMOVDQU64(shift0044(), Z28)
 		bcast32(0x0F0F0F0F, Z29)
 	}
-	bcast32(t.bias, Z30)
+	bcast32(addBytes(t), Z30)
 	if t.lut {
 		c.VBROADCASTI32X4(iq4nlTable(true), Z31)
 	}
@@ -240,19 +252,29 @@ func tileBlockVNNI(t *blockType, cols int) {
 	for ci := 0; ci < cols; ci++ {
 		scales8(tileColRegs[ci], t.xb, yr(16+ci), Z22, Z22, Z20, Z21)
 	}
+	// Blocks under 32 bytes (Q5_0) need a second window of their own.
+	ownWindows := !oneWindow && 8*t.wb-128 < 4*t.wb
 	if oneWindow {
 		c.VMOVDQU64(scaleIdx(t.wb, 0, 8, 1), Z23)
+	} else if ownWindows {
+		scaleTables(t.wb, Z23, Z24)
 	}
 	for r, row := range tileRowRegs {
-		if oneWindow {
+		switch {
+		case oneWindow:
 			scales8(row, t.wb, Y20, Z23, nil, Z20, nil)
-		} else {
+		case ownWindows:
+			scales8(row, t.wb, Y20, Z23, Z24, Z20, Z21)
+		default:
 			scales8(row, t.wb, Y20, Z22, Z22, Z20, Z21)
 		}
 		for ci := 0; ci < cols; ci++ {
 			c.VMULPS(yr(16+ci), Y20, Y21)
 			c.VMOVUPS(Y21, mem(R13, 64*(cols*r+ci)))
 		}
+	}
+	if t.withMin {
+		tileMinsVNNI(t, cols)
 	}
 	for p := 0; p < 4; p++ {
 		c.VMOVDQU64(pidx.Offset(64*p), Z27)
@@ -271,6 +293,39 @@ func tileBlockVNNI(t *blockType, cols int) {
 	c.SUBQ(U8(8), RCX)
 	c.JNZ(ref("loop"))
 	storeTilesZ(cols)
+}
+
+// tileMinsVNNI adds m·s of the eight blocks (Q4_1) to each row and
+// column's accumulator: the columns' s in Z25-Z27, Z31, each row's m in
+// Y20 in turn (Y registers, so the upper halves of their Z forms are 0).
+func tileMinsVNNI(t *blockType, cols int) {
+	sRegs := []Register{Z25, Z26, Z27, Z31}
+	c.VMOVDQU64(minIdx(t.xb, false), Z22)
+	c.VMOVDQU64(minIdx(t.xb, true), Z23)
+	for ci := 0; ci < cols; ci++ {
+		scales8(tileColRegs[ci], t.xb, asY(sRegs[ci]), Z22, Z23, Z20, Z21)
+	}
+	c.VMOVDQU64(minIdx(t.wb, false), Z22)
+	c.VMOVDQU64(minIdx(t.wb, true), Z23)
+	for r, row := range tileRowRegs {
+		scales8(row, t.wb, Y20, Z22, Z23, Z20, Z21)
+		for ci := 0; ci < cols; ci++ {
+			c.VFMADD231PS(sRegs[ci], Z20, zr(cols*r+ci))
+		}
+	}
+}
+
+// minIdx is the scales8 index table of the fp16 at offset 2 of eight
+// blocks of bb bytes, whose eighth lies past the first 128 bytes: the
+// first window's or (second) the second's.
+func minIdx(bb int, second bool) Mem {
+	if 7*bb+4 <= 128 {
+		panic("minIdx: one window")
+	}
+	if !second {
+		return scaleIdx(bb, 2, 4, 1)
+	}
+	return scaleIdx(bb, 4*bb-min(4*bb, 8*bb-128)+2, 4, 1)
 }
 
 // storeTilesZ sums the four rows of each of cols columns, whose
@@ -411,9 +466,14 @@ func tileBlockVBMI(t *blockType) {
 // floats in Y register dst, with VPGATHERDD of the dwords at the blocks'
 // offsets (in offs); mask is the gather mask register.
 func gatherScales8(base, offs, dst, mask Register) {
+	gatherAt(base, 0, offs, dst, mask)
+}
+
+// gatherAt is gatherScales8 of the fp16 at off in each block.
+func gatherAt(base Register, off int, offs, dst, mask Register) {
 	c.VPCMPEQD(mask, mask, mask)
 	c.VPXOR(dst, dst, dst)
-	c.VPGATHERDD(mask, memx(base, 0, offs, 1), dst)
+	c.VPGATHERDD(mask, memx(base, off, offs, 1), dst)
 	c.VPSHUFB(packLow(), dst, dst)
 	c.VPERMQ(U8(0x08), dst, dst)
 	c.VCVTPH2PS(asX(dst), dst)
@@ -461,7 +521,7 @@ func tileBlockAVX2(t *blockType, cols int) {
 		c.VBROADCASTI128(iq4nlTable(false), Y14)
 		bcast32(0x0F0F0F0F, Y15)
 	} else if t.nibble {
-		bcast32(t.bias, Y14)
+		bcast32(addBytes(t), Y14)
 		bcast32(0x0F0F0F0F, Y15)
 	}
 	wIdx := Y11
@@ -480,9 +540,17 @@ func tileBlockAVX2(t *blockType, cols int) {
 		c.VMULPS(Y9, Y8, Y8)
 		c.VMOVUPS(Y8, stack.Offset(32*r))
 	}
+	if t.withMin {
+		// m·s of the eight blocks straight into the accumulators.
+		gatherAt(RDI, 2, Y11, Y4, Y10)
+		for r, row := range tileRowRegs {
+			gatherAt(row, 2, wIdx, Y8, Y10)
+			c.VFMADD231PS(Y4, Y8, yr(r))
+		}
+	}
 	for b := 0; b < 8; b++ {
 		c.VMOVDQU(mem(RDI, b*t.xb+t.qx), Y4)
-		if t.nibble && !t.lut {
+		if t.nibble && !t.lut && t.bias != 0 {
 			c.VPMADDUBSW(Y4, Y14, Y5)
 		}
 		for r, row := range tileRowRegs {
@@ -498,8 +566,20 @@ func tileBlockAVX2(t *blockType, cols int) {
 				c.VPSRLW(U8(4), X6, X7)
 				c.VINSERTI128(U8(1), X7, Y6, Y6)
 				c.VPAND(Y15, Y6, Y6)
+				if t.hbits {
+					// As the dot product: bit j of the dword at 2 adds
+					// 0x10 to byte j.
+					c.VPBROADCASTD(mem(row, b*t.wb+t.qw-4), Y7)
+					c.VPSHUFB(bytesTable("spread4", spreadBytes()), Y7, Y7)
+					c.VPAND(bits8(), Y7, Y7)
+					c.VPCMPEQB(bits8(), Y7, Y7)
+					c.VPAND(Y14, Y7, Y7)
+					c.VPOR(Y7, Y6, Y6)
+				}
 				c.VPMADDUBSW(Y4, Y6, Y6)
-				c.VPSUBW(Y5, Y6, Y6)
+				if t.bias != 0 {
+					c.VPSUBW(Y5, Y6, Y6)
+				}
 			} else {
 				c.VMOVDQU(mem(row, b*t.wb+t.qw), Y6)
 				c.VPSIGNB(Y6, Y6, Y7)
@@ -574,4 +654,10 @@ func tileBlockAVX2x2(t *blockType, stack, woffs, xoffs Mem) {
 	reduce4Y(Y4, Y5, Y6, Y7, X8, false)
 	c.VMOVUPS(X4, memx(R12, 0, R13, 4))
 	retVoid()
+}
+
+// bits8 is the bytes 1, 2, 4 … 0x80 repeated: bit k of byte k mod 8.
+func bits8() Mem {
+	const b = 0x8040201008040201
+	return table("bits8", b, b, b, b)
 }

@@ -6,7 +6,7 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// tileSuper emits the tile kernel of a k-quant (Q4_K, Q6_K) for a width
+// tileSuper emits the tile kernel of a k-quant (Q4_K, Q5_K, Q6_K) for a width
 // and a number of columns. One super-block per iteration; the loop ends
 // when row 0 reaches its end, kept on the stack.
 //
@@ -21,7 +21,8 @@ import (
 // accumulators (row r, column c in Z(4r+c)), Z25-Z27 scratch. The 4×1
 // kernel keeps its tables and the column in Z4-Z15.
 //
-// AVX2 (4×1): each row's super-block as in the dot product.
+// AVX2 (4×1): each row's super-block as in the dot product; Q5_K's qh
+// in Y4, bytes 0x10 in Y5, a chunk's fifth bits in Y6/Y7.
 func tileSuper(t *superType, w width, cols int) {
 	text(tileName(t.name, w, cols), NOSPLIT, tileSig)
 	facBytes := 32 // per column: (d, dmin) of four rows
@@ -105,7 +106,7 @@ func tileSuper(t *superType, w width, cols int) {
 		if t.six {
 			q6TileRow(row, sc)
 		} else {
-			k4TileRow(row, r, sc, mn, shift, nib)
+			k4TileRow(t, row, r, sc, mn, shift, nib)
 		}
 		for ci := 0; ci < cols; ci++ {
 			if cols > 1 {
@@ -192,18 +193,40 @@ func k4Scales4() {
 // Z20-Z23 (chunk j's in Z(20+j)), its mins as words, each twice, in Y24,
 // its nibbles in Z16-Z19 (chunk j: low nibbles in the lower 256 bits,
 // facing y[64j:64j+32], high ones in the upper).
-func k4TileRow(row Register, r int, sc [4]Op, mn, shift, nib Op) {
+//
+// Q5_K: the fifth bits of chunk j (bit 2j of qh's bytes for the low half,
+// 2j+1 for the high) become a byte mask (K3) under which 0x10 is added;
+// qh in both halves of Z25.
+func k4TileRow(t *superType, row Register, r int, sc [4]Op, mn, shift, nib Op) {
 	c.VSHUFI32X4(U8(0x55*r), Z28, Z28, Z27)
 	for j := 0; j < 4; j++ {
 		c.VPSHUFB(sc[j], Z27, zr(20+j))
 	}
 	c.VPSHUFB(mn, Y27, Y24)
+	if t.hbits {
+		c.VBROADCASTI64X4(mem(row, 16), Z25)
+	}
 	for j := 0; j < 4; j++ {
 		z := zr(16 + j)
-		c.VBROADCASTI64X4(mem(row, 16+32*j), z)
+		c.VBROADCASTI64X4(mem(row, t.qs+32*j), z)
 		c.VPSRLVQ(shift, z, z)
 		c.VPANDD(nib, z, z)
+		if t.hbits {
+			c.VPTESTMB(q5KBits().Offset(64*j), Z25, K3)
+			c.VPADDB(bytes64("bytes10", 0x10), z, K3, z)
+		}
 	}
+}
+
+// q5KBits: per chunk j, 64 bytes: 1<<2j in the low 32, 1<<(2j+1) in the
+// high 32.
+func q5KBits() Mem {
+	b := make([]byte, 256)
+	for i := range b {
+		j, half := i/64, (i%64)/32
+		b[i] = 1 << (2*j + half)
+	}
+	return bytesTable("q5KBits", b)
 }
 
 // q6TileRow prepares a row of a Q6_K tile: its scales as words in Y24 and
@@ -276,6 +299,9 @@ func tileSuperAVX2(t *superType, stack, end Mem) {
 	if t.six {
 		bcast32(0x30303030, Y14)
 	}
+	if t.hbits {
+		bcast32(0x10101010, Y5)
+	}
 	zeroAcc(avx2, 4)
 	var shuf Mem
 	if t.six {
@@ -308,8 +334,14 @@ func tileSuperAVX2(t *superType, stack, end Mem) {
 		c.VPMADDWD(mem(RDI, 260), Y9, Y9)
 		c.VPXOR(Y10, Y10, Y10)
 		c.VPXOR(Y11, Y11, Y11)
+		if t.hbits {
+			c.VMOVDQU(mem(row, 16), Y4)
+		}
 		for j := 0; j < 4; j++ {
-			kChunkAVX2(t, row, RDI, j, Y8, Y12, Y13, Y14, Y10, Y11, shuf)
+			if t.hbits {
+				kHighBitsOf(j, Y6, Y7, Y4, Y5)
+			}
+			kChunkAVX2Bits(t, row, RDI, j, Y8, Y12, Y13, Y14, Y10, Y11, shuf, Y6, Y7)
 		}
 		c.VPADDD(Y11, Y10, Y10)
 		c.VCVTDQ2PS(Y10, Y10)
