@@ -182,6 +182,13 @@ func gemmX8K(t *superType) {
 		c.VFNMADD231PS(Y14, Y15, Y27)
 		c.VMOVUPS(Y27, a)
 	}
+	x8kNext(t, pan, at(x8kAcc))
+}
+
+// x8kNext closes a GEMM X8 kernel's loops: the next eight columns of the
+// pass, the next super-block with its panel, and at the end the column
+// sums in the frame from acc on stored to out.
+func x8kNext(t *superType, pan kPanel, acc Mem) {
 	c.ADDQ(U8(32), R11)
 	c.CMPQ(R11, R9)
 	c.JB(ref("pass"))
@@ -193,7 +200,7 @@ func gemmX8K(t *superType) {
 
 	loadArgs("out outStride cols", R12, R13, RCX)
 	c.SHLQ(U8(2), R13)
-	c.LEAQ(at(x8kAcc), RAX)
+	c.LEAQ(acc, RAX)
 	label("store")
 	c.VMOVUPS(mem(RAX, 0), Y0)
 	c.VMOVUPS(Y0, mem(R12, 0))
@@ -351,24 +358,5 @@ func gemmX8Q6(t *superType) {
 		c.VFMADD231PS(Y27, Y28, Y29)
 		c.VMOVUPS(Y29, a)
 	}
-	c.ADDQ(U8(32), R11)
-	c.CMPQ(R11, R9)
-	c.JB(ref("pass"))
-
-	c.ADDQ(U32(x8SuperBytes(t)), RSI)
-	c.ADDQ(U32(pan.bytes()), RDI)
-	c.DECQ(RCX)
-	c.JNZ(ref("super"))
-
-	loadArgs("out outStride cols", R12, R13, RCX)
-	c.SHLQ(U8(2), R13)
-	c.LEAQ(at(x8k6Acc), RAX)
-	label("store")
-	c.VMOVUPS(mem(RAX, 0), Y0)
-	c.VMOVUPS(Y0, mem(R12, 0))
-	c.ADDQ(U8(32), RAX)
-	c.ADDQ(R13, R12)
-	c.DECQ(RCX)
-	c.JNZ(ref("store"))
-	retVoid()
+	x8kNext(t, pan, at(x8k6Acc))
 }
