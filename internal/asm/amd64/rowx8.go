@@ -152,17 +152,11 @@ var q40X8 = x8Decoder{w: vnni, t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 64, 
 				VPDPBUSD(xl, lo, acc)
 				VPDPBUSD(xh, hi, acc)
 			}
-			c.VPADDD(Y17, Y16, Y16)
-			c.VPADDD(Y19, Y18, Y18)
-			c.VPADDD(Y18, Y16, Y16)
-			c.VCVTDQ2PS(Y16, Y16)
-			c.VBROADCASTSS(mem(R8, 4*b), Y20)
-			c.VBROADCASTSS(mem(R8, 32+4*b), Y21)
-			c.VFMSUB213PS(Y21, Y20, Y16) // (Σc·y)·d_x − 8·d_x·Σy
+			addDwords4(Y16, Y17, Y18, Y19)
+			q40Scale(Y16, 4*b, Y20, Y21)
 			c.VCVTPH2PS(mem(RSI, 0), Y22)
 			c.VFMADD231PS(Y22, Y16, Y0)
-			c.ADDQ(U32(x8BlockBytes), RSI)
-			c.ADDQ(U8(uint8(t.xb)), RDI)
+			x8NextBlock(t)
 		}
 	},
 }
@@ -412,4 +406,29 @@ func q6X8Chunks(at int) {
 	c.VPSRLW(U8(4), Y8, Y19)
 	c.VPANDD(Y15, Y18, Y18)
 	c.VPANDD(Y15, Y19, Y19)
+}
+
+// addDwords4 adds the dword sums b, c and d into a, pairwise so that no
+// add waits on the one before.
+func addDwords4(a, b, cc, d Register) {
+	c.VPADDD(b, a, a)
+	c.VPADDD(d, cc, cc)
+	c.VPADDD(cc, a, a)
+}
+
+// q40Scale turns a Q4_0 block's dword sums s into floats times d_x less
+// 8·d_x·Σy, both from the frame (at disp and disp+32 from R8), through
+// dx and sy: the codes are unsigned, so the −8 is taken out once here.
+func q40Scale(s Register, disp int, dx, sy Register) {
+	c.VCVTDQ2PS(s, s)
+	c.VBROADCASTSS(mem(R8, disp), dx)
+	c.VBROADCASTSS(mem(R8, disp+32), sy)
+	c.VFMSUB213PS(sy, dx, s) // (Σc·y)·d_x − 8·d_x·Σy
+}
+
+// x8NextBlock steps SI to the next X8 block column of t (eight rows'
+// blocks) and DI to the next activation block.
+func x8NextBlock(t *blockType) {
+	c.ADDQ(U32(8*t.wb), RSI)
+	c.ADDQ(U8(uint8(t.xb)), RDI)
 }

@@ -45,17 +45,14 @@ var q80X8 = x8Decoder{w: vnni, t: "Q8_0", frame: 8 * rowMaxBlocks, preStep: 64, 
 				c.VPBROADCASTD(mem(RDI, t.qx+4*ch), x)
 				VPDPBUSD(x, u, yr(16+ch%4))
 			}
-			c.VPADDD(Y17, Y16, Y16)
-			c.VPADDD(Y19, Y18, Y18)
-			c.VPADDD(Y18, Y16, Y16)
+			addDwords4(Y16, Y17, Y18, Y19)
 			c.VPSUBD_BCST(mem(R8, 32+4*b), Y16, Y16)
 			c.VCVTDQ2PS(Y16, Y16)
 			c.VBROADCASTSS(mem(R8, 4*b), Y20)
 			c.VMULPS(Y20, Y16, Y16)
 			c.VCVTPH2PS(mem(RSI, 0), Y22)
 			c.VFMADD231PS(Y22, Y16, Y0)
-			c.ADDQ(U32(8*t.wb), RSI)
-			c.ADDQ(U8(uint8(t.xb)), RDI)
+			x8NextBlock(t)
 		}
 	},
 }

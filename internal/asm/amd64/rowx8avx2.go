@@ -93,14 +93,10 @@ var q40X8AVX2 = x8Decoder{w: avx2, t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 
 			}
 			c.VPADDW(Y10, Y9, Y9)
 			c.VPMADDWD(Y14, Y9, Y9)
-			c.VCVTDQ2PS(Y9, Y9)
-			c.VBROADCASTSS(mem(R8, 4*b), Y11)
-			c.VBROADCASTSS(mem(R8, 32+4*b), Y12)
-			c.VFMSUB213PS(Y12, Y11, Y9) // (Σc·y)·d_x − 8·d_x·Σy
+			q40Scale(Y9, 4*b, Y11, Y12)
 			c.VCVTPH2PS(mem(RSI, 0), Y13)
 			c.VFMADD231PS(Y13, Y9, Y0)
-			c.ADDQ(U32(x8BlockBytes), RSI)
-			c.ADDQ(U8(uint8(t.xb)), RDI)
+			x8NextBlock(t)
 		}
 	},
 }
@@ -131,16 +127,13 @@ var q80X8AVX2 = x8Decoder{w: avx2, t: "Q8_0", frame: 8 * rowMaxBlocks, preStep: 
 				c.VPMADDWD(Y14, w, w)
 				c.VPADDD(w, acc, acc)
 			}
-			c.VPADDD(Y10, Y9, Y9)
-			c.VPADDD(Y12, Y11, Y11)
-			c.VPADDD(Y11, Y9, Y9)
+			addDwords4(Y9, Y10, Y11, Y12)
 			c.VCVTDQ2PS(Y9, Y9)
 			c.VBROADCASTSS(mem(R8, 4*b), Y13)
 			c.VMULPS(Y13, Y9, Y9)
 			c.VCVTPH2PS(mem(RSI, 0), Y13)
 			c.VFMADD231PS(Y13, Y9, Y0)
-			c.ADDQ(U32(8*t.wb), RSI)
-			c.ADDQ(U8(uint8(t.xb)), RDI)
+			x8NextBlock(t)
 		}
 	},
 }
@@ -425,8 +418,7 @@ var q40X8AVX2Multi = x8Multi{d: q40X8AVX2,
 				c.VFMSUB213PS(Y11, Y10, s) // (Σc·y)·d_x − 8·d_x·Σy
 				c.VFMADD231PS(Y8, s, yr(k))
 			}
-			c.ADDQ(U32(x8BlockBytes), RSI)
-			c.ADDQ(U8(uint8(t.xb)), RDI)
+			x8NextBlock(t)
 		}
 	},
 }
@@ -538,8 +530,7 @@ var q80X8AVX2Multi = x8Multi{d: q80X8AVX2,
 				c.VMULPS(Y10, s, s)
 				c.VFMADD231PS(Y8, s, yr(k))
 			}
-			c.ADDQ(U32(8*t.wb), RSI)
-			c.ADDQ(U8(uint8(t.xb)), RDI)
+			x8NextBlock(t)
 		}
 	},
 }

@@ -146,17 +146,11 @@ var q40X8Multi = x8Multi{d: q40X8,
 					VPDPBUSD(xl, lo, acc)
 					VPDPBUSD(xh, hi, acc)
 				}
-				c.VPADDD(Y17, Y16, Y16)
-				c.VPADDD(Y19, Y18, Y18)
-				c.VPADDD(Y18, Y16, Y16)
-				c.VCVTDQ2PS(Y16, Y16)
-				c.VBROADCASTSS(mem(R8, q40X8.frame*k+4*b), Y20)
-				c.VBROADCASTSS(mem(R8, q40X8.frame*k+32+4*b), Y21)
-				c.VFMSUB213PS(Y21, Y20, Y16) // (Σc·y)·d_x − 8·d_x·Σy
+				addDwords4(Y16, Y17, Y18, Y19)
+				q40Scale(Y16, q40X8.frame*k+4*b, Y20, Y21)
 				c.VFMADD231PS(Y22, Y16, []Register{Y0, Y23, Y24, Y25}[k])
 			}
-			c.ADDQ(U32(x8BlockBytes), RSI)
-			c.ADDQ(U8(uint8(t.xb)), RDI)
+			x8NextBlock(t)
 		}
 	},
 }
@@ -251,17 +245,14 @@ var q80X8Multi = x8Multi{d: q80X8,
 					c.VPBROADCASTD(xTok(k, t.qx+4*ch), x)
 					VPDPBUSD(x, yr(1+ch), yr(16+ch%4))
 				}
-				c.VPADDD(Y17, Y16, Y16)
-				c.VPADDD(Y19, Y18, Y18)
-				c.VPADDD(Y18, Y16, Y16)
+				addDwords4(Y16, Y17, Y18, Y19)
 				c.VPSUBD_BCST(mem(R8, q80X8.frame*k+32+4*b), Y16, Y16)
 				c.VCVTDQ2PS(Y16, Y16)
 				c.VBROADCASTSS(mem(R8, q80X8.frame*k+4*b), Y20)
 				c.VMULPS(Y20, Y16, Y16)
 				c.VFMADD231PS(Y22, Y16, []Register{Y0, Y23, Y24, Y25}[k])
 			}
-			c.ADDQ(U32(8*t.wb), RSI)
-			c.ADDQ(U8(uint8(t.xb)), RDI)
+			x8NextBlock(t)
 		}
 	},
 }
