@@ -388,39 +388,53 @@ var q5KX8AVX2 = x8Decoder{w: avx2, t: "Q5_K", frame: 32 * 128, preStep: 32, coun
 var q40X8AVX2Multi = x8Multi{d: q40X8AVX2,
 	acc: func(k int) Register { return yr(k) },
 	loop: func(tokens int) {
-		t := blockQ4_0
-		for b := 0; b < 8; b++ {
-			for ch := 0; ch < 4; ch++ {
-				c.VMOVDQU(mem(RSI, 16+32*ch), Y8)
-				c.VPSRLW(U8(4), Y8, Y9)
-				c.VPAND(Y15, Y8, Y8)
-				c.VPAND(Y15, Y9, Y9)
-				for k := 0; k < tokens; k++ {
-					c.VPBROADCASTD(xTok(k, t.qx+4*ch), Y10)
-					c.VPBROADCASTD(xTok(k, t.qx+16+4*ch), Y11)
-					c.VPMADDUBSW(Y10, Y8, Y10)
-					c.VPMADDUBSW(Y11, Y9, Y11)
-					if ch == 0 {
-						c.VPADDW(Y11, Y10, yr(4+k))
-						continue
-					}
-					c.VPADDW(Y11, Y10, Y10)
-					c.VPADDW(Y10, yr(4+k), yr(4+k))
-				}
-			}
-			c.VCVTPH2PS(mem(RSI, 0), Y8)
-			for k := 0; k < tokens; k++ {
-				s := yr(4 + k)
-				c.VPMADDWD(Y14, s, s)
-				c.VCVTDQ2PS(s, s)
-				c.VBROADCASTSS(mem(R8, q40X8AVX2.frame*k+4*b), Y10)
-				c.VBROADCASTSS(mem(R8, q40X8AVX2.frame*k+32+4*b), Y11)
-				c.VFMSUB213PS(Y11, Y10, s) // (Σc·y)·d_x − 8·d_x·Σy
-				c.VFMADD231PS(Y8, s, yr(k))
-			}
-			x8NextBlock(t)
-		}
+		blocksX8AVX2Multi(blockQ4_0, tokens, 4, func() {
+			c.VPSRLW(U8(4), Y8, Y9)
+			c.VPAND(Y15, Y8, Y8)
+			c.VPAND(Y15, Y9, Y9)
+		}, func(k, ch int, dst Register) {
+			c.VPBROADCASTD(xTok(k, blockQ4_0.qx+4*ch), Y10)
+			c.VPBROADCASTD(xTok(k, blockQ4_0.qx+16+4*ch), Y11)
+			c.VPMADDUBSW(Y10, Y8, Y10)
+			c.VPMADDUBSW(Y11, Y9, Y11)
+			c.VPADDW(Y11, Y10, dst)
+		}, c.VPADDW, func(k, b int, s Register) {
+			c.VPMADDWD(Y14, s, s)
+			q40Scale(s, q40X8AVX2.frame*k+4*b, Y10, Y11)
+		})
 	},
+}
+
+// blocksX8AVX2Multi is the block loop of q40X8AVX2Multi and
+// q80X8AVX2Multi. Per block of t, each of its chunks of codes is loaded
+// to Y8 and readied by prep once; then per token dot(k, ch, dst) leaves
+// the chunk's sum in dst: token k's block sum (Y4-Y7) for the first
+// chunk, else Y10, which add then adds to it. After the chunks the rows'
+// scales (Y8) are converted once, and per token scale(k, b, s) turns its
+// block sum s into floats, which are added times the scales to the
+// token's accumulator (Y0-Y3).
+func blocksX8AVX2Multi(t *blockType, tokens, chunks int, prep func(), dot func(k, ch int, dst Register), add func(...Op), scale func(k, b int, s Register)) {
+	for b := 0; b < 8; b++ {
+		for ch := 0; ch < chunks; ch++ {
+			c.VMOVDQU(mem(RSI, 16+32*ch), Y8)
+			prep()
+			for k := 0; k < tokens; k++ {
+				if ch == 0 {
+					dot(k, ch, yr(4+k))
+					continue
+				}
+				dot(k, ch, Y10)
+				add(Y10, yr(4+k), yr(4+k))
+			}
+		}
+		c.VCVTPH2PS(mem(RSI, 0), Y8)
+		for k := 0; k < tokens; k++ {
+			s := yr(4 + k)
+			scale(k, b, s)
+			c.VFMADD231PS(Y8, s, yr(k))
+		}
+		x8NextBlock(t)
+	}
 }
 
 // q4KX8AVX2Multi is q4KX8AVX2 for two tokens: each chunk's nibbles (Y8,
@@ -505,32 +519,17 @@ var q4KX8AVX2Multi = x8Multi{d: q4KX8AVX2,
 var q80X8AVX2Multi = x8Multi{d: q80X8AVX2,
 	acc: func(k int) Register { return yr(k) },
 	loop: func(tokens int) {
-		t := blockQ8_0
-		for b := 0; b < 8; b++ {
-			for ch := 0; ch < 8; ch++ {
-				c.VMOVDQU(mem(RSI, 16+32*ch), Y8)
-				c.VPABSB(Y8, Y9)
-				for k := 0; k < tokens; k++ {
-					c.VPBROADCASTD(xTok(k, t.qx+4*ch), Y10)
-					c.VPSIGNB(Y8, Y10, Y10)
-					c.VPMADDUBSW(Y10, Y9, Y10)
-					if ch == 0 {
-						c.VPMADDWD(Y14, Y10, yr(4+k))
-						continue
-					}
-					c.VPMADDWD(Y14, Y10, Y10)
-					c.VPADDD(Y10, yr(4+k), yr(4+k))
-				}
-			}
-			c.VCVTPH2PS(mem(RSI, 0), Y8)
-			for k := 0; k < tokens; k++ {
-				s := yr(4 + k)
-				c.VCVTDQ2PS(s, s)
-				c.VBROADCASTSS(mem(R8, q80X8AVX2.frame*k+4*b), Y10)
-				c.VMULPS(Y10, s, s)
-				c.VFMADD231PS(Y8, s, yr(k))
-			}
-			x8NextBlock(t)
-		}
+		blocksX8AVX2Multi(blockQ8_0, tokens, 8, func() {
+			c.VPABSB(Y8, Y9)
+		}, func(k, ch int, dst Register) {
+			c.VPBROADCASTD(xTok(k, blockQ8_0.qx+4*ch), Y10)
+			c.VPSIGNB(Y8, Y10, Y10)
+			c.VPMADDUBSW(Y10, Y9, Y10)
+			c.VPMADDWD(Y14, Y10, dst)
+		}, c.VPADDD, func(k, b int, s Register) {
+			c.VCVTDQ2PS(s, s)
+			c.VBROADCASTSS(mem(R8, q80X8AVX2.frame*k+4*b), Y10)
+			c.VMULPS(Y10, s, s)
+		})
 	},
 }
