@@ -167,35 +167,55 @@ var q4KX8AVX2 = x8Decoder{w: avx2, t: "Q4_K", frame: 32 * 128, preStep: 32, coun
 				c.VPAND(Y15, hi, hi)
 				c.VPBROADCASTD(mem(RDI, 4+32*(2*p)+4*g), xl)
 				c.VPBROADCASTD(mem(RDI, 4+32*(2*p+1)+4*g), xh)
-				if g == 0 {
-					c.VPMADDUBSW(xl, lo, Y3)
-					c.VPMADDUBSW(xh, hi, Y4)
-					continue
-				}
-				c.VPMADDUBSW(xl, lo, lo)
-				c.VPMADDUBSW(xh, hi, hi)
-				c.VPADDW(lo, Y3, Y3)
-				c.VPADDW(hi, Y4, Y4)
+				pairWordSums(g == 0, xl, lo, xh, hi)
 			}
-			for h, s := range []Register{Y3, Y4} {
-				j := 2*p + h
-				c.VMOVQ(mem(RSI, 32+8*j), X13)
-				c.VPUNPCKLBW(X13, X13, X13)
-				c.VPMOVZXBW(X13, Y13)
-				c.VPMADDWD(Y13, s, s)
-				c.VPADDD(s, Y1, Y1)
-			}
+			scalePairSums(p, X13, Y13)
 		}
-		zero(Y2)
-		for j := 0; j < 8; j++ {
-			c.VPMOVZXBD(mem(RSI, 96+8*j), Y13)
-			c.VPBROADCASTD(mem(R8, 4*j), Y14)
-			c.VPMULLD(Y14, Y13, Y13)
-			c.VPADDD(Y13, Y2, Y2)
-		}
-		x8FinishMinAVX2()
-		nextColumn(x8KBlockBytes)
+		x8MinFinishAVX2(Y14, x8KBlockBytes)
 	},
+}
+
+// pairWordSums adds the products of the unsigned codes lo and hi with
+// the signed activation dwords xl and xh, as words, to the pair's word
+// sums Y3 and Y4 (set by the first chunk), the products in lo and hi.
+func pairWordSums(first bool, xl, lo, xh, hi Register) {
+	if first {
+		c.VPMADDUBSW(xl, lo, Y3)
+		c.VPMADDUBSW(xh, hi, Y4)
+		return
+	}
+	c.VPMADDUBSW(xl, lo, lo)
+	c.VPMADDUBSW(xh, hi, hi)
+	c.VPADDW(lo, Y3, Y3)
+	c.VPADDW(hi, Y4, Y4)
+}
+
+// scalePairSums adds sc_j·s_j of sub-blocks 2p and 2p+1 to S (Y1): each
+// word sum (Y3, Y4) VPMADDWD with its sub-block's eight row scales
+// (at SI+32) as word pairs, made in x and y (one register's X and Y).
+func scalePairSums(p int, x, y Register) {
+	for h, s := range []Register{Y3, Y4} {
+		c.VMOVQ(mem(RSI, 32+8*(2*p+h)), x)
+		c.VPUNPCKLBW(x, x, x)
+		c.VPMOVZXBW(x, y)
+		c.VPMADDWD(y, s, s)
+		c.VPADDD(s, Y1, Y1)
+	}
+}
+
+// x8MinFinishAVX2 makes M (Y2) from the mins at SI+96 and the frame's
+// Σy_j (through Y13 and sy), finishes the column with x8FinishMinAVX2 and
+// steps SI past its colBytes.
+func x8MinFinishAVX2(sy Register, colBytes int) {
+	zero(Y2)
+	for j := 0; j < 8; j++ {
+		c.VPMOVZXBD(mem(RSI, 96+8*j), Y13)
+		c.VPBROADCASTD(mem(R8, 4*j), sy)
+		c.VPMULLD(sy, Y13, Y13)
+		c.VPADDD(Y13, Y2, Y2)
+	}
+	x8FinishMinAVX2()
+	nextColumn(colBytes)
 }
 
 // x8FinishMinAVX2 is x8FinishMin with AVX2: the (d, dmin) pairs split by
@@ -347,36 +367,13 @@ var q5KX8AVX2 = x8Decoder{w: avx2, t: "Q5_K", frame: 32 * 128, preStep: 32, coun
 				}
 				c.VPBROADCASTD(mem(RDI, 4+32*(2*p)+4*g), Y8)
 				c.VPBROADCASTD(mem(RDI, 4+32*(2*p+1)+4*g), Y9)
-				if g%4 == 0 {
-					c.VPMADDUBSW(Y8, Y6, Y3)
-					c.VPMADDUBSW(Y9, Y7, Y4)
-					continue
-				}
-				c.VPMADDUBSW(Y8, Y6, Y6)
-				c.VPMADDUBSW(Y9, Y7, Y7)
-				c.VPADDW(Y6, Y3, Y3)
-				c.VPADDW(Y7, Y4, Y4)
-				if g%4 != 3 {
-					continue
-				}
-				for h, s := range []Register{Y3, Y4} {
-					c.VMOVQ(mem(RSI, 32+8*(2*p+h)), X11)
-					c.VPUNPCKLBW(X11, X11, X11)
-					c.VPMOVZXBW(X11, Y11)
-					c.VPMADDWD(Y11, s, s)
-					c.VPADDD(s, Y1, Y1)
+				pairWordSums(g%4 == 0, Y8, Y6, Y9, Y7)
+				if g%4 == 3 {
+					scalePairSums(p, X11, Y11)
 				}
 			}
 		}
-		zero(Y2)
-		for j := 0; j < 8; j++ {
-			c.VPMOVZXBD(mem(RSI, 96+8*j), Y13)
-			c.VPBROADCASTD(mem(R8, 4*j), Y12)
-			c.VPMULLD(Y12, Y13, Y13)
-			c.VPADDD(Y13, Y2, Y2)
-		}
-		x8FinishMinAVX2()
-		nextColumn(x8Q5BlockBytes)
+		x8MinFinishAVX2(Y12, x8Q5BlockBytes)
 	},
 }
 
