@@ -65,21 +65,12 @@ func gemmX8K(t *superType) {
 	pan := kPanel{32}
 	name := fmt.Sprintf("gemm%sX8GVNNI", t.name)
 	text(name, 0, gemmSig)
-	frame := c.AllocLocal(x8kFrame)
-	at := func(off int) Mem { return frame.Offset(off) }
-	loadArgs("w p nb cols", RSI, RDI, RCX, R9)
-	// R9: the bytes of the passes' columns, 32 per eight.
-	c.ADDQ(U8(7), R9)
-	c.ANDQ(I8(-8), R9)
-	c.SHLQ(U8(2), R9)
-	bcast32(0x0F0F0F0F, Y24)
-	if t.hbits {
-		bcast32(0x10101010, Y28)
-	}
-	zero(Y27)
-	for i := 0; i < 32; i++ {
-		c.VMOVDQU32(Y27, at(x8kAcc+32*i))
-	}
+	at := x8kBegin(x8kFrame, x8kAcc, Y27, func() {
+		bcast32(0x0F0F0F0F, Y24)
+		if t.hbits {
+			bcast32(0x10101010, Y28)
+		}
+	})
 
 	label("super")
 	// The rows' factors of this super-block.
@@ -172,7 +163,7 @@ func gemmX8K(t *superType) {
 	c.VMOVUPS(at(x8kD), Y12)
 	c.VMOVUPS(at(x8kDmin), Y13)
 	for cc := 0; cc < 8; cc++ {
-		a := frame.Offset(x8kAcc+32*cc).Idx(R11, 8)
+		a := at(x8kAcc+32*cc).Idx(R11, 8)
 		c.VMOVUPS(a, Y27)
 		c.VMULPS_BCST(col(pan.dx(), cc), Y12, Y14)
 		c.VCVTDQ2PS(yr(16+cc), Y15)
@@ -183,6 +174,25 @@ func gemmX8K(t *superType) {
 		c.VMOVUPS(Y27, a)
 	}
 	x8kNext(t, pan, at(x8kAcc))
+}
+
+// x8kBegin opens a GEMM X8 kernel: its frame of frameBytes (at gives a
+// place in it), the arguments (R9 the bytes of the passes' columns, 32
+// per eight), the constants consts sets, and the 32 column sums from
+// acc on zeroed through z.
+func x8kBegin(frameBytes, acc int, z Register, consts func()) func(off int) Mem {
+	frame := c.AllocLocal(frameBytes)
+	at := func(off int) Mem { return frame.Offset(off) }
+	loadArgs("w p nb cols", RSI, RDI, RCX, R9)
+	c.ADDQ(U8(7), R9)
+	c.ANDQ(I8(-8), R9)
+	c.SHLQ(U8(2), R9)
+	consts()
+	zero(z)
+	for i := 0; i < 32; i++ {
+		c.VMOVDQU32(z, at(acc+32*i))
+	}
+	return at
 }
 
 // x8kNext closes a GEMM X8 kernel's loops: the next eight columns of the
@@ -254,19 +264,10 @@ func q6Chain(q int) [4]int { return [4]int{2 * q, 2*q + 1, 8 + 2*q, 9 + 2*q} }
 func gemmX8Q6(t *superType) {
 	pan := kPanel{16}
 	text(fmt.Sprintf("gemm%sX8GVNNI", t.name), 0, gemmSig)
-	frame := c.AllocLocal(x8k6Frame)
-	at := func(off int) Mem { return frame.Offset(off) }
-	loadArgs("w p nb cols", RSI, RDI, RCX, R9)
-	// R9: the bytes of the passes' columns, 32 per eight.
-	c.ADDQ(U8(7), R9)
-	c.ANDQ(I8(-8), R9)
-	c.SHLQ(U8(2), R9)
-	bcast32(0x0F0F0F0F, Y24)
-	bcast32(0x30303030, Y25)
-	zero(Y29)
-	for i := 0; i < 32; i++ {
-		c.VMOVDQU32(Y29, at(x8k6Acc+32*i))
-	}
+	at := x8kBegin(x8k6Frame, x8k6Acc, Y29, func() {
+		bcast32(0x0F0F0F0F, Y24)
+		bcast32(0x30303030, Y25)
+	})
 
 	label("super")
 	// The chains' scale differences; sc_j in Y0-Y15.
@@ -351,7 +352,7 @@ func gemmX8Q6(t *superType) {
 	}
 	c.VMOVUPS(at(x8k6D), Y26)
 	for cc := 0; cc < 8; cc++ {
-		a := frame.Offset(x8k6Acc+32*cc).Idx(R11, 8)
+		a := at(x8k6Acc+32*cc).Idx(R11, 8)
 		c.VMOVUPS(a, Y29)
 		c.VMULPS_BCST(col(pan.dx(), cc), Y26, Y27)
 		c.VCVTDQ2PS(yr(16+cc), Y28)
