@@ -177,6 +177,28 @@ func rowBlock(t *blockType, pf rowPrefetch) {
 // per block) and a VPHADDD tree; VPERM2I128 adds the two lanes.
 func rowPre(t *blockType) { rowPreOf(t, 0x01010101, true) }
 
+// hsum8Dwords leaves in Y5 the sums of the eight dword vectors Y4-Y11,
+// Y5's dword b the sum of Y(4+b)'s; it uses Y4-Y11.
+func hsum8Dwords() {
+	for i := 0; i < 4; i++ {
+		c.VPHADDD(yr(5+2*i), yr(4+2*i), yr(4+2*i))
+	}
+	c.VPHADDD(Y6, Y4, Y4)
+	c.VPHADDD(Y10, Y8, Y8)
+	c.VPERM2I128(U8(0x20), Y8, Y4, Y5)
+	c.VPERM2I128(U8(0x31), Y8, Y4, Y6)
+	c.VPADDD(Y6, Y5, Y5)
+}
+
+// nextPre steps a rowPre loop to the next eight activation blocks of t
+// and their 64 bytes of the frame.
+func nextPre(t *blockType) {
+	c.ADDQ(U32(8*t.xb), RDI)
+	c.ADDQ(U8(64), R8)
+	c.SUBQ(U8(8), RCX)
+	c.JNZ(ref("pre"))
+}
+
 // rowPreOf is rowPre with the sums Σk·y, k the bytes of ks, written as
 // d_x·Σk·y (asFloat) or as the int32 Σk·y.
 func rowPreOf(t *blockType, ks uint32, asFloat bool) {
@@ -194,23 +216,13 @@ func rowPreOf(t *blockType, ks uint32, asFloat bool) {
 		c.VPXOR(s, s, s)
 		VPDPBUSD(mem(RDI, b*t.xb+t.qx), Y15, s)
 	}
-	for i := 0; i < 4; i++ {
-		c.VPHADDD(yr(5+2*i), yr(4+2*i), yr(4+2*i))
-	}
-	c.VPHADDD(Y6, Y4, Y4)
-	c.VPHADDD(Y10, Y8, Y8)
-	c.VPERM2I128(U8(0x20), Y8, Y4, Y5)
-	c.VPERM2I128(U8(0x31), Y8, Y4, Y6)
-	c.VPADDD(Y6, Y5, Y5)
+	hsum8Dwords()
 	if asFloat {
 		c.VCVTDQ2PS(Y5, Y5)
 		c.VMULPS(Y3, Y5, Y5)
 	}
 	c.VMOVUPS(Y5, mem(R8, 32))
-	c.ADDQ(U32(8*t.xb), RDI)
-	c.ADDQ(U8(64), R8)
-	c.SUBQ(U8(8), RCX)
-	c.JNZ(ref("pre"))
+	nextPre(t)
 }
 
 // rowPrefetches are the prefetch variants generated for each row kernel.

@@ -43,23 +43,13 @@ func rowPreAVX2(t *blockType, bias uint32) {
 			c.VPMADDUBSW(mem(RDI, b*t.xb+t.qx), Y15, s)
 			c.VPMADDWD(Y14, s, s)
 		}
-		for i := 0; i < 4; i++ {
-			c.VPHADDD(yr(5+2*i), yr(4+2*i), yr(4+2*i))
-		}
-		c.VPHADDD(Y6, Y4, Y4)
-		c.VPHADDD(Y10, Y8, Y8)
-		c.VPERM2I128(U8(0x20), Y8, Y4, Y5)
-		c.VPERM2I128(U8(0x31), Y8, Y4, Y6)
-		c.VPADDD(Y6, Y5, Y5)
+		hsum8Dwords()
 		c.VCVTDQ2PS(Y5, Y5)
 		c.VMULPS(Y3, Y5, Y5)
 		c.VMULPS(Y13, Y5, Y5)
 		c.VMOVUPS(Y5, mem(R8, 32))
 	}
-	c.ADDQ(U32(8*t.xb), RDI)
-	c.ADDQ(U8(64), R8)
-	c.SUBQ(U8(8), RCX)
-	c.JNZ(ref("pre"))
+	nextPre(t)
 }
 
 // q40X8AVX2 is q40X8 with AVX2. Per block, per chunk: low and high
