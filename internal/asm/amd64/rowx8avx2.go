@@ -208,21 +208,27 @@ func x8MinFinishAVX2(sy Register, colBytes int) {
 	nextColumn(colBytes)
 }
 
-// x8FinishMinAVX2 is x8FinishMin with AVX2: the (d, dmin) pairs split by
-// VPACKUSDW (per 128-bit lane four d, then four dmin) and VPERMQ. It
-// uses Y9-Y13.
-func x8FinishMinAVX2() {
-	c.VCVTDQ2PS(Y1, Y1)
-	c.VCVTDQ2PS(Y2, Y2)
+// dDminAVX2 converts the eight rows' (d, dmin) F16 pairs at SI to
+// floats in d and dmin: the pairs split by VPACKUSDW (per 128-bit lane
+// four d, then four dmin) and VPERMQ. It uses Y9-Y11.
+func dDminAVX2(d, dmin Register) {
 	c.VMOVDQU(mem(RSI, 0), Y9)
 	c.VPSRLD(U8(16), Y9, Y10)
 	c.VPSLLD(U8(16), Y9, Y9)
 	c.VPSRLD(U8(16), Y9, Y9)
 	c.VPACKUSDW(Y10, Y9, Y9)
 	c.VPERMQ(U8(0xD8), Y9, Y9)
-	c.VCVTPH2PS(X9, Y10)
+	c.VCVTPH2PS(X9, d)
 	c.VEXTRACTI128(U8(1), Y9, X11)
-	c.VCVTPH2PS(X11, Y11)
+	c.VCVTPH2PS(X11, dmin)
+}
+
+// x8FinishMinAVX2 is x8FinishMin with AVX2, the (d, dmin) pairs made
+// floats by dDminAVX2. It uses Y9-Y13.
+func x8FinishMinAVX2() {
+	c.VCVTDQ2PS(Y1, Y1)
+	c.VCVTDQ2PS(Y2, Y2)
+	dDminAVX2(Y10, Y11)
 	c.VBROADCASTSS(mem(RDI, 0), Y13)
 	c.VMULPS(Y13, Y10, Y10)
 	c.VMULPS(Y13, Y11, Y11)
@@ -468,15 +474,7 @@ var q4KX8AVX2Multi = x8Multi{d: q4KX8AVX2,
 				}
 			}
 		}
-		c.VMOVDQU(mem(RSI, 0), Y9)
-		c.VPSRLD(U8(16), Y9, Y10)
-		c.VPSLLD(U8(16), Y9, Y9)
-		c.VPSRLD(U8(16), Y9, Y9)
-		c.VPACKUSDW(Y10, Y9, Y9)
-		c.VPERMQ(U8(0xD8), Y9, Y9)
-		c.VCVTPH2PS(X9, Y12)
-		c.VEXTRACTI128(U8(1), Y9, X11)
-		c.VCVTPH2PS(X11, Y13)
+		dDminAVX2(Y12, Y13)
 		for k := 0; k < tokens; k++ {
 			zero(Y8)
 			for j := 0; j < 8; j++ {
