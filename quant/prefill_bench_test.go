@@ -15,21 +15,9 @@ func BenchmarkPrefill(b *testing.B) {
 	for _, typ := range gemmTypes {
 		p := newPrefillBench(typ)
 		p.tile(b)
-		n, rows, cols, rb, xb, w, x, out := p.n, p.rows, p.cols, p.rb, p.xb, p.w, p.x, p.out
 		for _, g := range Gemms(typ)[1:] {
-			pk := make([]byte, cols/GemmCols*g.PanelBytes(n))
-			pb := g.PanelBytes(n)
-			b.Run(fmt.Sprintf("%v/gemm-%s", typ, g.Name), func(b *testing.B) {
-				p.run(b, func() {
-					for c0 := 0; c0 < cols; c0 += GemmCols {
-						g.Pack(n, x[c0*xb:], xb, GemmCols, pk[c0/GemmCols*pb:])
-					}
-					for r0 := 0; r0 < rows; r0 += 16 {
-						for c0 := 0; c0 < cols; c0 += GemmCols {
-							g.Mul(n, w[r0*rb:], rb, 16, pk[c0/GemmCols*pb:], GemmCols, out[c0*rows+r0:], rows)
-						}
-					}
-				})
+			p.gemm(b, g.Name, g, func(r0 int, panel []byte, out []float32) {
+				g.Mul(p.n, p.w[r0*p.rb:], p.rb, 16, panel, GemmCols, out, p.rows)
 			})
 		}
 		// The X8 layout's GEMM, against panels of the chosen GEMM's packing.
@@ -37,25 +25,14 @@ func BenchmarkPrefill(b *testing.B) {
 		if !ok {
 			continue
 		}
-		rp := make([]byte, X8Bytes(typ, rows, n))
-		if err := RepackX8(typ, rp, w, rows, n); err != nil {
+		rp := make([]byte, X8Bytes(typ, p.rows, p.n))
+		if err := RepackX8(typ, rp, p.w, p.rows, p.n); err != nil {
 			b.Fatal(err)
 		}
-		xr := X8Bytes(typ, 8, n) / 8
+		xr := X8Bytes(typ, 8, p.n) / 8
 		for _, k := range x8Variants(typ)[:min(1, len(x8Variants(typ)))] {
-			pk := make([]byte, cols/GemmCols*g.PanelBytes(n))
-			pb := g.PanelBytes(n)
-			b.Run(fmt.Sprintf("%v/gemm-%s", typ, k.Name), func(b *testing.B) {
-				p.run(b, func() {
-					for c0 := 0; c0 < cols; c0 += GemmCols {
-						g.Pack(n, x[c0*xb:], xb, GemmCols, pk[c0/GemmCols*pb:])
-					}
-					for r0 := 0; r0 < rows; r0 += 16 {
-						for c0 := 0; c0 < cols; c0 += GemmCols {
-							k.Mul(n, rp[r0*xr:], 2, pk[c0/GemmCols*pb:], GemmCols, out[c0*rows+r0:], rows)
-						}
-					}
-				})
+			p.gemm(b, k.Name, g, func(r0 int, panel []byte, out []float32) {
+				k.Mul(p.n, rp[r0*xr:], 2, panel, GemmCols, out, p.rows)
 			})
 		}
 	}
@@ -107,6 +84,26 @@ func (p *prefillBench) tile(b *testing.B) {
 			for r0 := 0; r0 < p.rows; r0 += k.Rows {
 				for c0 := 0; c0 < p.cols; c0 += k.Cols {
 					k.Tile(p.n, p.w[r0*p.rb:], p.rb, k.Rows, p.x[c0*p.xb:], p.xb, k.Cols, p.out[c0*p.rows+r0:], p.rows)
+				}
+			}
+		})
+	})
+}
+
+// gemm measures a GEMM product: the columns packed into panels by g
+// (packing included), then mul of the 16 rows from r0 with each panel
+// into out from that panel's first column.
+func (p *prefillBench) gemm(b *testing.B, name string, g GemmKernel, mul func(r0 int, panel []byte, out []float32)) {
+	pb := g.PanelBytes(p.n)
+	pk := make([]byte, p.cols/GemmCols*pb)
+	b.Run(fmt.Sprintf("%v/gemm-%s", p.typ, name), func(b *testing.B) {
+		p.run(b, func() {
+			for c0 := 0; c0 < p.cols; c0 += GemmCols {
+				g.Pack(p.n, p.x[c0*p.xb:], p.xb, GemmCols, pk[c0/GemmCols*pb:])
+			}
+			for r0 := 0; r0 < p.rows; r0 += 16 {
+				for c0 := 0; c0 < p.cols; c0 += GemmCols {
+					mul(r0, pk[c0/GemmCols*pb:], p.out[c0*p.rows+r0:])
 				}
 			}
 		})
