@@ -215,18 +215,24 @@ func x8Finish(d, dx Register) {
 	c.VFMADD231PS(d, Y1, Y0)
 }
 
-// x8FinishMin adds S (Y1) times d·d_x and subtracts M (Y2) times
-// dmin·d_x, both int32, to Y0: the eight rows' (d, dmin) F16 pairs at
-// SI, d_x the float at DI. It uses Y9-Y11 and Y13.
-func x8FinishMin() {
-	c.VCVTDQ2PS(Y1, Y1)
-	c.VCVTDQ2PS(Y2, Y2)
+// dDmin converts the eight rows' (d, dmin) F16 pairs at SI to floats
+// in Y10 (d) and Y11 (dmin), split by VPMOVDW. It uses Y9.
+func dDmin() {
 	c.VMOVDQU(mem(RSI, 0), Y9)
 	c.VPMOVDW(Y9, X10)
 	c.VPSRLD(U8(16), Y9, Y9)
 	c.VPMOVDW(Y9, X11)
 	c.VCVTPH2PS(X10, Y10)
 	c.VCVTPH2PS(X11, Y11)
+}
+
+// x8FinishMin adds S (Y1) times d·d_x and subtracts M (Y2) times
+// dmin·d_x, both int32, to Y0: the eight rows' (d, dmin) F16 pairs at
+// SI, d_x the float at DI. It uses Y9-Y11 and Y13.
+func x8FinishMin() {
+	c.VCVTDQ2PS(Y1, Y1)
+	c.VCVTDQ2PS(Y2, Y2)
+	dDmin()
 	c.VBROADCASTSS(mem(RDI, 0), Y13)
 	c.VMULPS(Y13, Y10, Y10)
 	c.VMULPS(Y13, Y11, Y11)

@@ -157,12 +157,7 @@ var q2KX8Multi = x8Multi{d: q2KX8, acc: x8Acc, setup: highWords,
 					VPDPWSSDBcast(mem(R8, q2KX8.frame*k+4*p), Y13, mAcc(k))
 				}
 			})
-		c.VMOVDQU(mem(RSI, 0), Y9)
-		c.VPMOVDW(Y9, X10)
-		c.VPSRLD(U8(16), Y9, Y9)
-		c.VPMOVDW(Y9, X11)
-		c.VCVTPH2PS(X10, Y10)
-		c.VCVTPH2PS(X11, Y11)
+		dDmin()
 		for k := 0; k < tokens; k++ {
 			s, m := lowS(k), mAcc(k)
 			c.VCVTDQ2PS(s, s)
