@@ -162,17 +162,7 @@ func gemmX8K(t *superType) {
 	}
 	c.VMOVUPS(at(x8kD), Y12)
 	c.VMOVUPS(at(x8kDmin), Y13)
-	for cc := 0; cc < 8; cc++ {
-		a := at(x8kAcc+32*cc).Idx(R11, 8)
-		c.VMOVUPS(a, Y27)
-		c.VMULPS_BCST(col(pan.dx(), cc), Y12, Y14)
-		c.VCVTDQ2PS(yr(16+cc), Y15)
-		c.VFMADD231PS(Y14, Y15, Y27)
-		c.VMULPS_BCST(col(pan.dx(), cc), Y13, Y14)
-		c.VCVTDQ2PS(yr(cc), Y15)
-		c.VFNMADD231PS(Y14, Y15, Y27)
-		c.VMOVUPS(Y27, a)
-	}
+	x8kAddColumns(at(x8kAcc), pan, Y12, Y13, Y27, Y14, Y15)
 	x8kNext(t, pan, at(x8kAcc))
 }
 
@@ -193,6 +183,27 @@ func x8kBegin(frameBytes, acc int, z Register, consts func()) func(off int) Mem 
 		c.VMOVDQU32(z, at(acc+32*i))
 	}
 	return at
+}
+
+// x8kAddColumns adds to each of the pass's eight columns' float sums
+// (from acc on, at R11) d·d_x times its int32 sums in Y16-Y23 and, where
+// dmin is not nil, less dmin·d_x times those in Y0-Y7; d_x comes from the
+// panel. sum, prod and f are scratch.
+func x8kAddColumns(acc Mem, pan kPanel, d, dmin, sum, prod, f Register) {
+	for cc := 0; cc < 8; cc++ {
+		a := acc.Offset(32*cc).Idx(R11, 8)
+		dx := memx(RDI, pan.dx()+4*cc, R11, 1)
+		c.VMOVUPS(a, sum)
+		c.VMULPS_BCST(dx, d, prod)
+		c.VCVTDQ2PS(yr(16+cc), f)
+		c.VFMADD231PS(prod, f, sum)
+		if dmin != nil {
+			c.VMULPS_BCST(dx, dmin, prod)
+			c.VCVTDQ2PS(yr(cc), f)
+			c.VFNMADD231PS(prod, f, sum)
+		}
+		c.VMOVUPS(sum, a)
+	}
 }
 
 // x8kNext closes a GEMM X8 kernel's loops: the next eight columns of the
@@ -351,13 +362,6 @@ func gemmX8Q6(t *superType) {
 		step(3)
 	}
 	c.VMOVUPS(at(x8k6D), Y26)
-	for cc := 0; cc < 8; cc++ {
-		a := at(x8k6Acc+32*cc).Idx(R11, 8)
-		c.VMOVUPS(a, Y29)
-		c.VMULPS_BCST(col(pan.dx(), cc), Y26, Y27)
-		c.VCVTDQ2PS(yr(16+cc), Y28)
-		c.VFMADD231PS(Y27, Y28, Y29)
-		c.VMOVUPS(Y29, a)
-	}
+	x8kAddColumns(at(x8k6Acc), pan, Y26, nil, Y29, Y27, Y28)
 	x8kNext(t, pan, at(x8k6Acc))
 }
