@@ -154,9 +154,7 @@ var q40X8 = x8Decoder{w: vnni, t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 64, 
 			}
 			addDwords4(Y16, Y17, Y18, Y19)
 			q40Scale(Y16, 4*b, Y20, Y21)
-			c.VCVTPH2PS(mem(RSI, 0), Y22)
-			c.VFMADD231PS(Y22, Y16, Y0)
-			x8NextBlock(t)
+			x8AddBlock(t, Y16, Y22)
 		}
 	},
 }
@@ -430,6 +428,15 @@ func q40Scale(s Register, disp int, dx, sy Register) {
 	c.VBROADCASTSS(mem(R8, disp), dx)
 	c.VBROADCASTSS(mem(R8, disp+32), sy)
 	c.VFMSUB213PS(sy, dx, s) // (Σc·y)·d_x − 8·d_x·Σy
+}
+
+// x8AddBlock adds the block column's float sums s times the eight
+// rows' F16 scales at SI (made floats in d) to Y0, and steps to the next
+// block with x8NextBlock.
+func x8AddBlock(t *blockType, s, d Register) {
+	c.VCVTPH2PS(mem(RSI, 0), d)
+	c.VFMADD231PS(d, s, Y0)
+	x8NextBlock(t)
 }
 
 // x8NextBlock steps SI to the next X8 block column of t (eight rows'

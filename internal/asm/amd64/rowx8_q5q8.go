@@ -50,9 +50,7 @@ var q80X8 = x8Decoder{w: vnni, t: "Q8_0", frame: 8 * rowMaxBlocks, preStep: 64, 
 			c.VCVTDQ2PS(Y16, Y16)
 			c.VBROADCASTSS(mem(R8, 4*b), Y20)
 			c.VMULPS(Y20, Y16, Y16)
-			c.VCVTPH2PS(mem(RSI, 0), Y22)
-			c.VFMADD231PS(Y22, Y16, Y0)
-			x8NextBlock(t)
+			x8AddBlock(t, Y16, Y22)
 		}
 	},
 }

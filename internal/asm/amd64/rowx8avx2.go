@@ -84,9 +84,7 @@ var q40X8AVX2 = x8Decoder{w: avx2, t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 
 			c.VPADDW(Y10, Y9, Y9)
 			c.VPMADDWD(Y14, Y9, Y9)
 			q40Scale(Y9, 4*b, Y11, Y12)
-			c.VCVTPH2PS(mem(RSI, 0), Y13)
-			c.VFMADD231PS(Y13, Y9, Y0)
-			x8NextBlock(t)
+			x8AddBlock(t, Y9, Y13)
 		}
 	},
 }
@@ -121,9 +119,7 @@ var q80X8AVX2 = x8Decoder{w: avx2, t: "Q8_0", frame: 8 * rowMaxBlocks, preStep: 
 			c.VCVTDQ2PS(Y9, Y9)
 			c.VBROADCASTSS(mem(R8, 4*b), Y13)
 			c.VMULPS(Y13, Y9, Y9)
-			c.VCVTPH2PS(mem(RSI, 0), Y13)
-			c.VFMADD231PS(Y13, Y9, Y0)
-			x8NextBlock(t)
+			x8AddBlock(t, Y9, Y13)
 		}
 	},
 }
