@@ -250,3 +250,12 @@ func resetFile() { tables = map[string]Mem{} }
 // function.
 func label(name string)        { c.Label(name) }
 func ref(name string) LabelRef { return LabelRef(name) }
+
+// splitNibbles loads 32 code bytes from src into lo and hi: the low
+// nibbles in lo, the high ones in hi, through the 0x0F byte mask Y15.
+func splitNibbles(src Mem, lo, hi Register) {
+	c.VMOVDQU(src, lo)
+	c.VPSRLW(U8(4), lo, hi)
+	c.VPAND(Y15, lo, lo)
+	c.VPAND(Y15, hi, hi)
+}

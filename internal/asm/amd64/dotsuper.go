@@ -171,10 +171,7 @@ func kChunkAVX2(t *superType, base, x Register, j int, sc, lo, hi, tmp, acc0, ac
 
 // kChunkAVX2Bits is kChunkAVX2 with the fifth bits in h0 and h1.
 func kChunkAVX2Bits(t *superType, base, x Register, j int, sc, lo, hi, tmp, acc0, acc1 Register, shuf Mem, h0, h1 Register) {
-	c.VMOVDQU(mem(base, t.qs+32*j), lo)
-	c.VPSRLW(U8(4), lo, hi)
-	c.VPAND(Y15, lo, lo)
-	c.VPAND(Y15, hi, hi)
+	splitNibbles(mem(base, t.qs+32*j), lo, hi)
 	if t.hbits {
 		c.VPOR(h0, lo, lo)
 		c.VPOR(h1, hi, hi)

@@ -141,10 +141,7 @@ var q40X8 = x8Decoder{w: vnni, t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 64, 
 			prefetchX8(pfDist, 0, x8BlockBytes)
 			for ch := 0; ch < 4; ch++ {
 				lo, hi, acc := yr(1+ch), yr(5+ch), yr(16+ch)
-				c.VMOVDQU(mem(RSI, 16+32*ch), lo)
-				c.VPSRLW(U8(4), lo, hi)
-				c.VPAND(Y15, lo, lo)
-				c.VPAND(Y15, hi, hi)
+				splitNibbles(mem(RSI, 16+32*ch), lo, hi)
 				xl, xh := yr(9+ch%2*2), yr(10+ch%2*2)
 				c.VPBROADCASTD(mem(RDI, t.qx+4*ch), xl)
 				c.VPBROADCASTD(mem(RDI, t.qx+16+4*ch), xh)

@@ -66,10 +66,7 @@ var q40X8AVX2 = x8Decoder{w: avx2, t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 
 			for ch := 0; ch < 4; ch++ {
 				s := 4 * (ch % 2)
 				lo, hi, xl, xh, acc := yr(1+s), yr(2+s), yr(3+s), yr(4+s), yr(9+ch%2)
-				c.VMOVDQU(mem(RSI, 16+32*ch), lo)
-				c.VPSRLW(U8(4), lo, hi)
-				c.VPAND(Y15, lo, lo)
-				c.VPAND(Y15, hi, hi)
+				splitNibbles(mem(RSI, 16+32*ch), lo, hi)
 				c.VPBROADCASTD(mem(RDI, t.qx+4*ch), xl)
 				c.VPBROADCASTD(mem(RDI, t.qx+16+4*ch), xh)
 				c.VPMADDUBSW(xl, lo, lo)
@@ -147,10 +144,7 @@ var q4KX8AVX2 = x8Decoder{w: avx2, t: "Q4_K", frame: 32 * 128, preStep: 32, coun
 				}
 				s := 4 * (g % 2)
 				lo, hi, xl, xh := yr(5+s), yr(6+s), yr(7+s), yr(8+s)
-				c.VMOVDQU(mem(RSI, 160+32*k), lo)
-				c.VPSRLW(U8(4), lo, hi)
-				c.VPAND(Y15, lo, lo)
-				c.VPAND(Y15, hi, hi)
+				splitNibbles(mem(RSI, 160+32*k), lo, hi)
 				c.VPBROADCASTD(mem(RDI, 4+32*(2*p)+4*g), xl)
 				c.VPBROADCASTD(mem(RDI, 4+32*(2*p+1)+4*g), xh)
 				pairWordSums(g == 0, xl, lo, xh, hi)
@@ -441,10 +435,7 @@ var q4KX8AVX2Multi = x8Multi{d: q4KX8AVX2,
 		}
 		for p := 0; p < 4; p++ {
 			for g := 0; g < 8; g++ {
-				c.VMOVDQU(mem(RSI, 160+32*(8*p+g)), Y8)
-				c.VPSRLW(U8(4), Y8, Y9)
-				c.VPAND(Y15, Y8, Y8)
-				c.VPAND(Y15, Y9, Y9)
+				splitNibbles(mem(RSI, 160+32*(8*p+g)), Y8, Y9)
 				for k := 0; k < tokens; k++ {
 					c.VPBROADCASTD(xTok(k, 4+32*(2*p)+4*g), Y10)
 					c.VPBROADCASTD(xTok(k, 4+32*(2*p+1)+4*g), Y11)

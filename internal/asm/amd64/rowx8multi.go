@@ -130,10 +130,7 @@ var q40X8Multi = x8Multi{d: q40X8,
 		for b := 0; b < 8; b++ {
 			for ch := 0; ch < 4; ch++ {
 				lo, hi := yr(1+ch), yr(5+ch)
-				c.VMOVDQU(mem(RSI, 16+32*ch), lo)
-				c.VPSRLW(U8(4), lo, hi)
-				c.VPAND(Y15, lo, lo)
-				c.VPAND(Y15, hi, hi)
+				splitNibbles(mem(RSI, 16+32*ch), lo, hi)
 			}
 			c.VCVTPH2PS(mem(RSI, 0), Y22)
 			for k := 0; k < tokens; k++ {
