@@ -83,7 +83,8 @@ type X8Kernel struct {
 	Mul func(n int, w []byte, groups int, p []byte, cols int, out []float32, outStride int)
 	// MatVecN is MatVec for tokens activation rows at once, row k at
 	// x[k*xStride:], its results at out[k*outStride:]: each block column
-	// is unpacked once for up to four tokens, and each token's results
+	// is unpacked once for up to eight tokens (four or two for most
+	// types), and each token's results
 	// equal MatVec's bit for bit. It never allocates. It is nil for the
 	// types without one (callers then call MatVec a token at a time).
 	MatVecN func(n int, w []byte, groups int, x []byte, xStride, tokens int, out []float32, outStride int)
@@ -389,32 +390,20 @@ func mulX8Go(t Type, n int, w []byte, groups int, p []byte, cols int, out []floa
 					pb := p[b*pan.block() : (b+1)*pan.block()]
 					dx := f32At(pb[pan.dxOff()+4*c:])
 					d, dmin := f16At(gb[4*r:]), f16At(gb[4*r+2:])
-					if t == Q4_K || t == Q5_K {
-						// The decode kernels' order, from the panel.
-						var s, m int32
-						for j := 0; j < 8; j++ {
-							sb := pb[j*pan.subBytes():]
-							var sj int32
-							for e := 0; e < 32; e++ {
-								sj += x8Code(t, gb, r, 32*j+e) * int32(int8(sb[128*(e/4)+4*c+e%4]))
-							}
-							yj := int32(int16(binary.LittleEndian.Uint16(pb[pan.pairsOff()+128*(j/2)+4*c+2*(j%2):])))
-							s += int32(gb[32+8*j+r]) * sj
-							m += int32(gb[96+8*j+r]) * yj
-						}
-						acc = fma32(float32(s), d*dx, acc)
-						acc = fma32(-float32(m), dmin*dx, acc)
-						continue
-					}
+					// Q4_K and Q5_K: the decode kernels' order, from the panel.
+					var s, m int32
 					for j := 0; j < 8; j++ {
 						sb := pb[j*pan.subBytes():]
-						var s int32
+						var sj int32
 						for e := 0; e < 32; e++ {
-							s += x8Code(t, gb, r, 32*j+e) * int32(int8(sb[128*(e/4)+4*c+e%4]))
+							sj += x8Code(t, gb, r, 32*j+e) * int32(int8(sb[128*(e/4)+4*c+e%4]))
 						}
-						acc = fma32(d*float32(gb[32+8*j+r]), float32(s)*dx, acc)
-						acc = fma32(-(dmin * float32(gb[96+8*j+r])), f32At(sb[128*pan.groups()+4*c:]), acc)
+						yj := int32(int16(binary.LittleEndian.Uint16(pb[pan.pairsOff()+128*(j/2)+4*c+2*(j%2):])))
+						s += int32(gb[32+8*j+r]) * sj
+						m += int32(gb[96+8*j+r]) * yj
 					}
+					acc = fma32(float32(s), d*dx, acc)
+					acc = fma32(-float32(m), dmin*dx, acc)
 				}
 				out[c*outStride+8*g+r] = acc
 			}

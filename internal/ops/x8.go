@@ -80,7 +80,7 @@ const x8BatchGroups = 2
 // of the part, multiples of 8, times tokens [t0, t1), one MatVec a token
 // over the rows for decode, by groups of rows for a small batch: the
 // tokens together through MatVecN (each block column unpacked once for up
-// to four of them), or, without one, a MatVec a token.
+// to eight of them), or, without one, a MatVec a token.
 func runX8(pt *mmPart, r0, r1, t0, t1 int) {
 	m := pt.M
 	rb := m.x8RowBytes
