@@ -1,0 +1,107 @@
+package ops
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/lowmem/llm/quant"
+	"github.com/lowmem/llm/tensor"
+)
+
+// BenchmarkDecodeBandwidth is decode's matrix × vector product as a model
+// runs it — two threads of one pool, one token, each type in the row
+// layout and, where this CPU has X8 kernels for it, the repacked layout —
+// over eight matrices of Llama-3.1-8B's FFN shape (14336 × 4096, 150–460
+// MB in all), cycled so that every product reads its weights from memory.
+// Besides MB/s of weights it reports %read: that rate as a share of the
+// read bandwidth ReadBandwidth measures on the same pool and the same
+// bytes just before, so a share near 100 means the kernel is
+// memory-bound, whatever the machine's bandwidth that minute (issue #11
+// asks for 90 %). On a shared VM the bandwidth moves from minute to
+// minute: compare shares, and run with -count to see them spread.
+//
+//	go test -run XXX -bench DecodeBandwidth ./internal/ops/
+func BenchmarkDecodeBandwidth(b *testing.B) {
+	const rows, cols, mats = 14336, 4096, 8
+	types := []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q5_K, quant.Q6_K,
+		quant.Q2_K, quant.Q3_K, quant.IQ4_XS, quant.IQ4_NL, quant.IQ3_S}
+	p := NewPool(2)
+	defer p.Close()
+	e := NewExec(p)
+	r := rand.New(rand.NewPCG(11, 11))
+	x := make([]float32, cols)
+	fill(r, x)
+	out := make([]float32, rows)
+	// The bandwidth is measured on a buffer of its own, as large as the
+	// Q4_0 matrices, not on the weights: the result is the same and the
+	// weights are not held twice.
+	buf := make([]byte, mats*rows*cols*9/16)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	for _, typ := range types {
+		ms := bandwidthMatrices(b, r, typ, rows, cols, mats)
+		layouts := []struct {
+			name string
+			ms   []*Matrix
+		}{{"row", ms}}
+		if _, ok := quant.X8(typ, cols); ok {
+			x8 := make([]*Matrix, mats)
+			for i, m := range ms {
+				x8[i] = x8Of(b, m)
+			}
+			layouts = append(layouts, struct {
+				name string
+				ms   []*Matrix
+			}{"x8", x8})
+		}
+		for _, l := range layouts {
+			bytes := int64(len(l.ms[0].weights()))
+			xq, err := e.Quantize(l.ms[0].VecType, x, cols, 1, make([]byte, l.ms[0].XRowBytes))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("%v/%s", typ, l.name), func(b *testing.B) {
+				read, err := ReadBandwidth(p, buf, 3)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(bytes)
+				i := 0
+				for b.Loop() {
+					e.MatMul(l.ms[i%mats], xq, 1, out, rows)
+					i++
+				}
+				rate := float64(bytes) * float64(b.N) / b.Elapsed().Seconds()
+				b.ReportMetric(100*rate/read, "%read")
+				b.ReportMetric(read/1e6, "readMB/s")
+			})
+		}
+	}
+}
+
+// bandwidthMatrices returns n rows×cols matrices of typ. One matrix's
+// worth of 64 random rows is quantized and copied down all of them: the
+// kernels' speed does not depend on the values, and quantizing 400 MB of
+// IQ3_S would take minutes.
+func bandwidthMatrices(tb testing.TB, r *rand.Rand, typ quant.Type, rows, cols, n int) []*Matrix {
+	tb.Helper()
+	seed := randMatrix(tb, r, typ, 64, cols)
+	rb := len(seed.T.Data) / 64
+	ms := make([]*Matrix, n)
+	for i := range ms {
+		data := make([]byte, rows*rb)
+		for off := 0; off < len(data); off += len(seed.T.Data) {
+			copy(data[off:], seed.T.Data)
+		}
+		t, err := tensor.View("w", typ, []int{cols, rows}, data)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if ms[i], err = NewMatrix(t); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return ms
+}
