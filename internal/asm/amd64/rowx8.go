@@ -211,14 +211,14 @@ func x8Finish(d, dx Register) {
 }
 
 // dDmin converts the eight rows' (d, dmin) F16 pairs at SI to floats
-// in Y10 (d) and Y11 (dmin), split by VPMOVDW. It uses Y9.
-func dDmin() {
-	c.VMOVDQU(mem(RSI, 0), Y9)
-	c.VPMOVDW(Y9, X10)
-	c.VPSRLD(U8(16), Y9, Y9)
-	c.VPMOVDW(Y9, X11)
-	c.VCVTPH2PS(X10, Y10)
-	c.VCVTPH2PS(X11, Y11)
+// in d and dmin, split by VPMOVDW. It uses t.
+func dDmin(t, d, dmin VecPhysical) {
+	c.VMOVDQU(mem(RSI, 0), t)
+	c.VPMOVDW(t, d.AsX())
+	c.VPSRLD(U8(16), t, t)
+	c.VPMOVDW(t, dmin.AsX())
+	c.VCVTPH2PS(d.AsX(), d)
+	c.VCVTPH2PS(dmin.AsX(), dmin)
 }
 
 // x8FinishMin adds S (Y1) times d·d_x and subtracts M (Y2) times
@@ -227,12 +227,26 @@ func dDmin() {
 func x8FinishMin() {
 	c.VCVTDQ2PS(Y1, Y1)
 	c.VCVTDQ2PS(Y2, Y2)
-	dDmin()
+	dDmin(Y9, Y10, Y11)
 	c.VBROADCASTSS(mem(RDI, 0), Y13)
 	c.VMULPS(Y13, Y10, Y10)
 	c.VMULPS(Y13, Y11, Y11)
 	c.VFMADD231PS(Y10, Y1, Y0)
 	c.VFNMADD231PS(Y11, Y2, Y0)
+}
+
+// x8AddMinToken is x8FinishMin for token k of a multi-token kernel, d
+// and dmin converted before: acc_k (Y0+k) += S·(d·d_x) − M·(dmin·d_x),
+// S and M made floats in place, d_x broadcast into bx, the products in
+// pd and pm.
+func x8AddMinToken(k int, s, m, d, dmin, bx, pd, pm Register) {
+	c.VCVTDQ2PS(s, s)
+	c.VCVTDQ2PS(m, m)
+	c.VBROADCASTSS(xTok(k, 0), bx)
+	c.VMULPS(bx, d, pd)
+	c.VMULPS(bx, dmin, pm)
+	c.VFMADD231PS(pd, s, x8Acc(k))
+	c.VFNMADD231PS(pm, m, x8Acc(k))
 }
 
 // nextColumn steps SI past a block column of column bytes and DI past

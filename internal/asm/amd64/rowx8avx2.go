@@ -470,14 +470,7 @@ var q4KX8AVX2Multi = x8Multi{d: q4KX8AVX2,
 				c.VPMULLD(Y10, Y9, Y9)
 				c.VPADDD(Y9, Y8, Y8)
 			}
-			s := yr(2 + k)
-			c.VCVTDQ2PS(s, s)
-			c.VCVTDQ2PS(Y8, Y8)
-			c.VBROADCASTSS(xTok(k, 0), Y9)
-			c.VMULPS(Y9, Y12, Y10)
-			c.VMULPS(Y9, Y13, Y11)
-			c.VFMADD231PS(Y10, s, yr(k))
-			c.VFNMADD231PS(Y11, Y8, yr(k))
+			x8AddMinToken(k, yr(2+k), Y8, Y12, Y13, Y9, Y10, Y11)
 		}
 		nextColumn(x8KBlockBytes)
 	},

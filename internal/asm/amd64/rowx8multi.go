@@ -194,12 +194,7 @@ var q4KX8Multi = x8Multi{d: q4KX8,
 				}
 			}
 		}
-		c.VMOVDQU(mem(RSI, 0), Y13)
-		c.VPMOVDW(Y13, X11)
-		c.VPSRLD(U8(16), Y13, Y13)
-		c.VPMOVDW(Y13, X12)
-		c.VCVTPH2PS(X11, Y11)
-		c.VCVTPH2PS(X12, Y12)
+		dDmin(Y13, Y11, Y12)
 		for k := 0; k < tokens; k++ {
 			zero(Y10)
 			for j := 0; j < 8; j++ {
@@ -207,14 +202,7 @@ var q4KX8Multi = x8Multi{d: q4KX8,
 				c.VPMULLD_BCST(mem(R8, q4KX8.frame*k+4*j), Y8, Y8)
 				c.VPADDD(Y8, Y10, Y10)
 			}
-			s := yr(4 + k)
-			c.VCVTDQ2PS(s, s)
-			c.VCVTDQ2PS(Y10, Y10)
-			c.VBROADCASTSS(xTok(k, 0), Y13)
-			c.VMULPS(Y13, Y11, Y14)
-			c.VMULPS(Y13, Y12, Y9)
-			c.VFMADD231PS(Y14, s, yr(k))
-			c.VFNMADD231PS(Y9, Y10, yr(k))
+			x8AddMinToken(k, yr(4+k), Y10, Y11, Y12, Y13, Y14, Y9)
 		}
 		nextColumn(x8KBlockBytes)
 	},
@@ -339,12 +327,7 @@ var q5KX8Multi = x8Multi{d: q5KX8,
 				}
 			}
 		}
-		c.VMOVDQU(mem(RSI, 0), Y13)
-		c.VPMOVDW(Y13, X11)
-		c.VPSRLD(U8(16), Y13, Y13)
-		c.VPMOVDW(Y13, X12)
-		c.VCVTPH2PS(X11, Y11)
-		c.VCVTPH2PS(X12, Y12)
+		dDmin(Y13, Y11, Y12)
 		for k := 0; k < tokens; k++ {
 			zero(Y27)
 			zero(Y29)
@@ -356,13 +339,7 @@ var q5KX8Multi = x8Multi{d: q5KX8,
 				c.VPMULLD_BCST(mem(R8, q5KX8.frame*k+4*j), Y30, Y30)
 				c.VPADDD(Y30, Y29, Y29)
 			}
-			c.VCVTDQ2PS(Y27, Y27)
-			c.VCVTDQ2PS(Y29, Y29)
-			c.VBROADCASTSS(xTok(k, 0), Y13)
-			c.VMULPS(Y13, Y11, Y30)
-			c.VMULPS(Y13, Y12, Y31)
-			c.VFMADD231PS(Y30, Y27, yr(k))
-			c.VFNMADD231PS(Y31, Y29, yr(k))
+			x8AddMinToken(k, Y27, Y29, Y11, Y12, Y13, Y30, Y31)
 		}
 		nextColumn(x8Q5BlockBytes)
 	},
