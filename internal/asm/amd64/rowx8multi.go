@@ -135,13 +135,7 @@ var q40X8Multi = x8Multi{d: q40X8,
 			c.VCVTPH2PS(mem(RSI, 0), Y22)
 			for k := 0; k < tokens; k++ {
 				for ch := 0; ch < 4; ch++ {
-					lo, hi, acc := yr(1+ch), yr(5+ch), yr(16+ch)
-					xl, xh := yr(9+ch%2*2), yr(10+ch%2*2)
-					c.VPBROADCASTD(xTok(k, t.qx+4*ch), xl)
-					c.VPBROADCASTD(xTok(k, t.qx+16+4*ch), xh)
-					zero(acc)
-					VPDPBUSD(xl, lo, acc)
-					VPDPBUSD(xh, hi, acc)
+					q40ChunkDot(k, ch)
 				}
 				addDwords4(Y16, Y17, Y18, Y19)
 				q40Scale(Y16, q40X8.frame*k+4*b, Y20, Y21)
