@@ -103,8 +103,7 @@ func (d x8Decoder) emit(pfDist int) {
 	x8LoopEnd(d)
 	c.VMOVUPS(Y0, mem(R12, 0))
 	c.ADDQ(U8(32), R12)
-	c.DECQ(R9)
-	c.JNZ(ref("group"))
+	decJNZ(R9, "group")
 	retVoid()
 }
 
@@ -189,8 +188,7 @@ func superSums(step int, body func()) {
 	body()
 	c.ADDQ(U32(q8KBytes), RDI)
 	c.ADDQ(U8(uint8(step)), R8)
-	c.DECQ(RCX)
-	c.JNZ(ref("sums"))
+	decJNZ(RCX, "sums")
 }
 
 // subBlockSums writes, per super-block, Σy_j of the eight 32-element

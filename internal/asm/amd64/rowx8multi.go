@@ -62,8 +62,7 @@ func (m x8Multi) emit(tokens int) {
 	d.pre()
 	c.ADDQ(R10, RBX)
 	c.ADDQ(U32(uint32(d.frame)), RDX)
-	c.DECQ(R9)
-	c.JNZ(ref("tok"))
+	decJNZ(R9, "tok")
 	loadArgs("x", RBX)
 	c.LEAQ(pre, RDX)
 	c.LEAQ(memx(R10, 0, R10, 2), R14)
@@ -94,8 +93,7 @@ func (m x8Multi) emit(tokens int) {
 		}
 	}
 	c.ADDQ(U8(32), R12)
-	c.DECQ(R9)
-	c.JNZ(ref("group"))
+	decJNZ(R9, "group")
 	retVoid()
 }
 
