@@ -305,12 +305,7 @@ var q5KX8Multi = x8Multi{d: q5KX8,
 			c.VMOVDQU32(mem(RSI, at), Y10)
 			for p := 0; p < 4; p++ {
 				lo, hi, sl, sh := Y11, Y12, Y13, Y24
-				c.VMOVDQU32(mem(RSI, at+32+32*p), hi)
-				c.VPANDD(Y15, hi, lo)
-				c.VPSRLW(U8(4), hi, hi)
-				c.VPANDD(Y15, hi, hi)
-				c.VPTERNLOGD(U8(0xF8), Y14, shiftTo4(Y10, 2*p, sl), lo)
-				c.VPTERNLOGD(U8(0xF8), Y14, shiftTo4(Y10, 2*p+1, sh), hi)
+				q5KX8Pair(at, p, Y10, lo, hi, sl, sh)
 				for k := 0; k < tokens; k++ {
 					c.VPBROADCASTD(xTok(k, 4+32*(2*p)+4*g), Y25)
 					c.VPBROADCASTD(xTok(k, 4+32*(2*p+1)+4*g), Y26)
@@ -321,16 +316,7 @@ var q5KX8Multi = x8Multi{d: q5KX8,
 		}
 		dDmin(Y13, Y11, Y12)
 		for k := 0; k < tokens; k++ {
-			zero(Y27)
-			zero(Y29)
-			for j := 0; j < 8; j++ {
-				c.VPMOVZXBD(mem(RSI, 32+8*j), Y28)
-				c.VPMULLD(sums(k, j), Y28, Y28)
-				c.VPADDD(Y28, Y27, Y27)
-				c.VPMOVZXBD(mem(RSI, 96+8*j), Y30)
-				c.VPMULLD_BCST(mem(R8, q5KX8.frame*k+4*j), Y30, Y30)
-				c.VPADDD(Y30, Y29, Y29)
-			}
+			q5KX8SM(func(j int) Register { return sums(k, j) }, q5KX8.frame*k, Y27, Y29, Y28, Y30)
 			x8AddMinToken(k, Y27, Y29, Y11, Y12, Y13, Y30, Y31)
 		}
 		nextColumn(x8Q5BlockBytes)
