@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/lowmem/llm/internal/softmax"
+	"github.com/lowmem/llm/quant"
 )
 
 // Pure-Go inner loops of attention. They are kept small and free of cache
@@ -26,88 +27,66 @@ func init() {
 	}
 }
 
-// dotF16F32Generic returns Σ k[i]·q[i] for an F16 key row and a float32 query,
-// accumulated in float32 like ggml_vec_dot_f16 (four partial sums, the order
-// differs from ggml's SIMD lanes only in float32 rounding). len(q) must be
-// at least len(k).
-func dotF16F32Generic(k []uint16, q []float32) float32 {
+// cacheElem is the element of a cached row: the bits of an F16 value, or an
+// int8 code (before its row's scale).
+type cacheElem interface{ uint16 | int8 }
+
+// widen returns a cached element as a float32: an int8 code through
+// i8Table, F16 bits through quant's table. The test is on the type alone
+// (int8 is the signed one), so the compiler settles it in each
+// instantiation of the kernels below and their loops carry no branch.
+func widen[T cacheElem](v T) float32 {
+	if ^T(0) < 0 {
+		return i8Table[uint8(v)]
+	}
+	return quant.FP16ToFP32(uint16(v))
+}
+
+// dotGeneric returns Σ k[i]·q[i] for a key row and a float32 query,
+// accumulated in float32 like ggml_vec_dot_f16 (four partial sums, the
+// order differs from ggml's SIMD lanes only in float32 rounding); for an
+// int8 row, before its scale. len(q) must be at least len(k).
+func dotGeneric[T cacheElem](k []T, q []float32) float32 {
 	q = q[:len(k)]
 	var s0, s1, s2, s3 float32
 	i := 0
 	for ; i+4 <= len(k); i += 4 {
 		kk := k[i : i+4 : i+4]
 		qq := q[i : i+4 : i+4]
-		s0 += f16(kk[0]) * qq[0]
-		s1 += f16(kk[1]) * qq[1]
-		s2 += f16(kk[2]) * qq[2]
-		s3 += f16(kk[3]) * qq[3]
+		s0 += widen(kk[0]) * qq[0]
+		s1 += widen(kk[1]) * qq[1]
+		s2 += widen(kk[2]) * qq[2]
+		s3 += widen(kk[3]) * qq[3]
 	}
 	for ; i < len(k); i++ {
-		s0 += f16(k[i]) * q[i]
+		s0 += widen(k[i]) * q[i]
 	}
 	return (s0 + s1) + (s2 + s3)
 }
 
-// axpyF16Generic adds a·v to dst for an F16 value row. len(dst) must be at least
-// len(v).
-func axpyF16Generic(dst []float32, a float32, v []uint16) {
+// axpyGeneric adds a·v to dst for a value row; for an int8 row, a already
+// includes the row's scale. len(dst) must be at least len(v).
+func axpyGeneric[T cacheElem](dst []float32, a float32, v []T) {
 	dst = dst[:len(v)]
 	i := 0
 	for ; i+4 <= len(v); i += 4 {
 		vv := v[i : i+4 : i+4]
 		dd := dst[i : i+4 : i+4]
-		dd[0] += a * f16(vv[0])
-		dd[1] += a * f16(vv[1])
-		dd[2] += a * f16(vv[2])
-		dd[3] += a * f16(vv[3])
+		dd[0] += a * widen(vv[0])
+		dd[1] += a * widen(vv[1])
+		dd[2] += a * widen(vv[2])
+		dd[3] += a * widen(vv[3])
 	}
 	for ; i < len(v); i++ {
-		dst[i] += a * f16(v[i])
+		dst[i] += a * widen(v[i])
 	}
 }
 
-// dotI8F32Generic returns Σ k[i]·q[i] for an int8 key row (before its scale) and a
-// float32 query, accumulated in float32. len(q) must be at least len(k).
-func dotI8F32Generic(k []int8, q []float32) float32 {
-	q = q[:len(k)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(k); i += 4 {
-		kk := k[i : i+4 : i+4]
-		qq := q[i : i+4 : i+4]
-		s0 += i8Table[uint8(kk[0])] * qq[0]
-		s1 += i8Table[uint8(kk[1])] * qq[1]
-		s2 += i8Table[uint8(kk[2])] * qq[2]
-		s3 += i8Table[uint8(kk[3])] * qq[3]
-	}
-	for ; i < len(k); i++ {
-		s0 += i8Table[uint8(k[i])] * q[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// axpyI8Generic adds a·v to dst for an int8 value row; a already includes the
-// row's scale. len(dst) must be at least len(v).
-func axpyI8Generic(dst []float32, a float32, v []int8) {
-	dst = dst[:len(v)]
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		vv := v[i : i+4 : i+4]
-		dd := dst[i : i+4 : i+4]
-		dd[0] += a * i8Table[uint8(vv[0])]
-		dd[1] += a * i8Table[uint8(vv[1])]
-		dd[2] += a * i8Table[uint8(vv[2])]
-		dd[3] += a * i8Table[uint8(vv[3])]
-	}
-	for ; i < len(v); i++ {
-		dst[i] += a * i8Table[uint8(v[i])]
-	}
-}
-
-// axpy2F16Generic adds a0·v0 + a1·v1 to dst (the two products summed first).
+// axpy2Generic adds a0·v0 + a1·v1 to dst (the two products summed first).
 // Taking two rows per pass halves the loads and stores of dst. v1 and dst
-// must be at least len(v0) long.
-func axpy2F16Generic(dst []float32, a0, a1 float32, v0, v1 []uint16) {
+// must be at least len(v0) long; for int8 rows, a0 and a1 include the
+// rows' scales.
+func axpy2Generic[T cacheElem](dst []float32, a0, a1 float32, v0, v1 []T) {
 	dst = dst[:len(v0)]
 	v1 = v1[:len(v0)]
 	i := 0
@@ -115,32 +94,13 @@ func axpy2F16Generic(dst []float32, a0, a1 float32, v0, v1 []uint16) {
 		x := v0[i : i+4 : i+4]
 		y := v1[i : i+4 : i+4]
 		dd := dst[i : i+4 : i+4]
-		dd[0] += a0*f16(x[0]) + a1*f16(y[0])
-		dd[1] += a0*f16(x[1]) + a1*f16(y[1])
-		dd[2] += a0*f16(x[2]) + a1*f16(y[2])
-		dd[3] += a0*f16(x[3]) + a1*f16(y[3])
+		dd[0] += a0*widen(x[0]) + a1*widen(y[0])
+		dd[1] += a0*widen(x[1]) + a1*widen(y[1])
+		dd[2] += a0*widen(x[2]) + a1*widen(y[2])
+		dd[3] += a0*widen(x[3]) + a1*widen(y[3])
 	}
 	for ; i < len(v0); i++ {
-		dst[i] += a0*f16(v0[i]) + a1*f16(v1[i])
-	}
-}
-
-// axpy2I8Generic is axpy2F16 for int8 rows; a0 and a1 include the rows' scales.
-func axpy2I8Generic(dst []float32, a0, a1 float32, v0, v1 []int8) {
-	dst = dst[:len(v0)]
-	v1 = v1[:len(v0)]
-	i := 0
-	for ; i+4 <= len(v0); i += 4 {
-		x := v0[i : i+4 : i+4]
-		y := v1[i : i+4 : i+4]
-		dd := dst[i : i+4 : i+4]
-		dd[0] += a0*i8Table[uint8(x[0])] + a1*i8Table[uint8(y[0])]
-		dd[1] += a0*i8Table[uint8(x[1])] + a1*i8Table[uint8(y[1])]
-		dd[2] += a0*i8Table[uint8(x[2])] + a1*i8Table[uint8(y[2])]
-		dd[3] += a0*i8Table[uint8(x[3])] + a1*i8Table[uint8(y[3])]
-	}
-	for ; i < len(v0); i++ {
-		dst[i] += a0*i8Table[uint8(v0[i])] + a1*i8Table[uint8(v1[i])]
+		dst[i] += a0*widen(v0[i]) + a1*widen(v1[i])
 	}
 }
 

@@ -67,10 +67,10 @@ func TestArmDotAxpyBitExact(t *testing.T) {
 			q := armF32(r, n)
 			k16, k8 := armRowsF16(r, n), armRowsI8(r, n)
 			l16, l8 := armRowsF16(r, n), armRowsI8(r, n)
-			if got, want := dotF16F32(k16, q), dotF16F32Generic(k16, q); !floatbits.Same(got, want) {
+			if got, want := dotF16F32(k16, q), dotGeneric(k16, q); !floatbits.Same(got, want) {
 				t.Errorf("n=%d: dotF16F32 %g, generic %g", n, got, want)
 			}
-			if got, want := dotI8F32(k8, q), dotI8F32Generic(k8, q); !floatbits.Same(got, want) {
+			if got, want := dotI8F32(k8, q), dotGeneric(k8, q); !floatbits.Same(got, want) {
 				t.Errorf("n=%d: dotI8F32 %g, generic %g", n, got, want)
 			}
 			a0, a1 := float32(r.NormFloat64()), float32(r.NormFloat64())
@@ -84,10 +84,10 @@ func TestArmDotAxpyBitExact(t *testing.T) {
 					t.Errorf("n=%d: %s wrote past the end", n, name)
 				}
 			}
-			check("axpyF16", func(d []float32) { axpyF16(d, a0, k16) }, func(d []float32) { axpyF16Generic(d, a0, k16) })
-			check("axpyI8", func(d []float32) { axpyI8(d, a0, k8) }, func(d []float32) { axpyI8Generic(d, a0, k8) })
-			check("axpy2F16", func(d []float32) { axpy2F16(d, a0, a1, k16, l16) }, func(d []float32) { axpy2F16Generic(d, a0, a1, k16, l16) })
-			check("axpy2I8", func(d []float32) { axpy2I8(d, a0, a1, k8, l8) }, func(d []float32) { axpy2I8Generic(d, a0, a1, k8, l8) })
+			check("axpyF16", func(d []float32) { axpyF16(d, a0, k16) }, func(d []float32) { axpyGeneric(d, a0, k16) })
+			check("axpyI8", func(d []float32) { axpyI8(d, a0, k8) }, func(d []float32) { axpyGeneric(d, a0, k8) })
+			check("axpy2F16", func(d []float32) { axpy2F16(d, a0, a1, k16, l16) }, func(d []float32) { axpy2Generic(d, a0, a1, k16, l16) })
+			check("axpy2I8", func(d []float32) { axpy2I8(d, a0, a1, k8, l8) }, func(d []float32) { axpy2Generic(d, a0, a1, k8, l8) })
 		}
 	}
 }
@@ -104,10 +104,10 @@ func TestArmScoresBitExact(t *testing.T) {
 			scoresF16(got16[:rows], k16, q)
 			scoresI8(got8[:rows], k8, scales, q)
 			for i := 0; i < rows; i++ {
-				if want := dotF16F32Generic(k16[i*d:(i+1)*d], q); !floatbits.Same(got16[i], want) {
+				if want := dotGeneric(k16[i*d:(i+1)*d], q); !floatbits.Same(got16[i], want) {
 					t.Errorf("d=%d rows=%d: scoresF16[%d] = %g, generic %g", d, rows, i, got16[i], want)
 				}
-				if want := dotI8F32Generic(k8[i*d:(i+1)*d], q) * scales[i]; !floatbits.Same(got8[i], want) {
+				if want := dotGeneric(k8[i*d:(i+1)*d], q) * scales[i]; !floatbits.Same(got8[i], want) {
 					t.Errorf("d=%d rows=%d: scoresI8[%d] = %g, generic %g", d, rows, i, got8[i], want)
 				}
 			}

@@ -118,7 +118,7 @@ func softmaxF32(s []float32, scale float32, round16 bool) {
 
 func dotF16F32At(l cpu.Level, k []uint16, q []float32) float32 {
 	if l < asmLevel || len(k) == 0 {
-		return dotF16F32Generic(k, q)
+		return dotGeneric(k, q)
 	}
 	q = q[:len(k)]
 	return dotF16F32Asm(&k[0], &q[0], len(k))
@@ -126,7 +126,7 @@ func dotF16F32At(l cpu.Level, k []uint16, q []float32) float32 {
 
 func dotI8F32At(l cpu.Level, k []int8, q []float32) float32 {
 	if l < asmLevel || len(k) == 0 {
-		return dotI8F32Generic(k, q)
+		return dotGeneric(k, q)
 	}
 	q = q[:len(k)]
 	return dotI8F32Asm(&k[0], &q[0], len(k))
@@ -134,7 +134,7 @@ func dotI8F32At(l cpu.Level, k []int8, q []float32) float32 {
 
 func axpyF16At(l cpu.Level, dst []float32, a float32, v []uint16) {
 	if l < asmLevel || len(v) == 0 {
-		axpyF16Generic(dst, a, v)
+		axpyGeneric(dst, a, v)
 		return
 	}
 	dst = dst[:len(v)]
@@ -143,7 +143,7 @@ func axpyF16At(l cpu.Level, dst []float32, a float32, v []uint16) {
 
 func axpyI8At(l cpu.Level, dst []float32, a float32, v []int8) {
 	if l < asmLevel || len(v) == 0 {
-		axpyI8Generic(dst, a, v)
+		axpyGeneric(dst, a, v)
 		return
 	}
 	dst = dst[:len(v)]
@@ -152,7 +152,7 @@ func axpyI8At(l cpu.Level, dst []float32, a float32, v []int8) {
 
 func axpy2F16At(l cpu.Level, dst []float32, a0, a1 float32, v0, v1 []uint16) {
 	if l < asmLevel || len(v0) == 0 {
-		axpy2F16Generic(dst, a0, a1, v0, v1)
+		axpy2Generic(dst, a0, a1, v0, v1)
 		return
 	}
 	dst = dst[:len(v0)]
@@ -162,7 +162,7 @@ func axpy2F16At(l cpu.Level, dst []float32, a0, a1 float32, v0, v1 []uint16) {
 
 func axpy2I8At(l cpu.Level, dst []float32, a0, a1 float32, v0, v1 []int8) {
 	if l < asmLevel || len(v0) == 0 {
-		axpy2I8Generic(dst, a0, a1, v0, v1)
+		axpy2Generic(dst, a0, a1, v0, v1)
 		return
 	}
 	dst = dst[:len(v0)]

@@ -7,41 +7,41 @@
 
 package kv
 
-// dotF16F32NEON returns Σ k[i]·q[i] for i < n, as dotF16F32Generic does.
+// dotF16F32NEON returns Σ k[i]·q[i] for i < n, as dotGeneric does.
 //
 //go:noescape
 func dotF16F32NEON(k *uint16, q *float32, n int) float32
 
-// axpyF16NEON adds a·v[i] to dst[i] for i < n, as axpyF16Generic does.
+// axpyF16NEON adds a·v[i] to dst[i] for i < n, as axpyGeneric does.
 //
 //go:noescape
 func axpyF16NEON(dst *float32, a float32, v *uint16, n int)
 
 // axpy2F16NEON adds a0·v0[i] + a1·v1[i] to dst[i] for i < n, as
-// axpy2F16Generic does.
+// axpy2Generic does.
 //
 //go:noescape
 func axpy2F16NEON(dst *float32, a0 float32, a1 float32, v0 *uint16, v1 *uint16, n int)
 
 // scoresF16NEON sets dst[i] to the dot product of row i of k with q, rows
-// of d elements, for rows and d positive multiples of 4, as
-// dotF16F32Generic computes each.
+// of d elements, for rows and d positive multiples of 4, as dotGeneric
+// computes each.
 //
 //go:noescape
 func scoresF16NEON(dst *float32, k *uint16, q *float32, rows int, d int)
 
-// dotI8F32NEON returns Σ k[i]·q[i] for i < n, as dotI8F32Generic does.
+// dotI8F32NEON returns Σ k[i]·q[i] for i < n, as dotGeneric does.
 //
 //go:noescape
 func dotI8F32NEON(k *int8, q *float32, n int) float32
 
-// axpyI8NEON adds a·v[i] to dst[i] for i < n, as axpyI8Generic does.
+// axpyI8NEON adds a·v[i] to dst[i] for i < n, as axpyGeneric does.
 //
 //go:noescape
 func axpyI8NEON(dst *float32, a float32, v *int8, n int)
 
 // axpy2I8NEON adds a0·v0[i] + a1·v1[i] to dst[i] for i < n, as
-// axpy2I8Generic does.
+// axpy2Generic does.
 //
 //go:noescape
 func axpy2I8NEON(dst *float32, a0 float32, a1 float32, v0 *int8, v1 *int8, n int)
@@ -55,7 +55,7 @@ func scoresI8NEON(dst *float32, k *int8, scales *float32, q *float32, rows int, 
 
 // scoresF16x4NEON sets dst[h*stride+i] to the dot product of row i of k
 // with head h of q (d floats each), for h < 4, rows a positive multiple of
-// 4 and d of 4, as dotF16F32Generic computes each.
+// 4 and d of 4, as dotGeneric computes each.
 //
 //go:noescape
 func scoresF16x4NEON(dst *float32, stride int, k *uint16, q *float32, rows int, d int)

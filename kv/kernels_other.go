@@ -7,19 +7,19 @@ package kv
 
 func archKernels(*kernelFamilies) {}
 
-func dotF16F32(k []uint16, q []float32) float32 { return dotF16F32Generic(k, q) }
+func dotF16F32(k []uint16, q []float32) float32 { return dotGeneric(k, q) }
 
-func axpyF16(dst []float32, a float32, v []uint16) { axpyF16Generic(dst, a, v) }
+func axpyF16(dst []float32, a float32, v []uint16) { axpyGeneric(dst, a, v) }
 
 func axpy2F16(dst []float32, a0, a1 float32, v0, v1 []uint16) {
-	axpy2F16Generic(dst, a0, a1, v0, v1)
+	axpy2Generic(dst, a0, a1, v0, v1)
 }
 
-func dotI8F32(k []int8, q []float32) float32 { return dotI8F32Generic(k, q) }
+func dotI8F32(k []int8, q []float32) float32 { return dotGeneric(k, q) }
 
-func axpyI8(dst []float32, a float32, v []int8) { axpyI8Generic(dst, a, v) }
+func axpyI8(dst []float32, a float32, v []int8) { axpyGeneric(dst, a, v) }
 
-func axpy2I8(dst []float32, a0, a1 float32, v0, v1 []int8) { axpy2I8Generic(dst, a0, a1, v0, v1) }
+func axpy2I8(dst []float32, a0, a1 float32, v0, v1 []int8) { axpy2Generic(dst, a0, a1, v0, v1) }
 
 func scoresF16(dst []float32, k []uint16, q []float32) { scoresF16Rows(dst, k, q) }
 

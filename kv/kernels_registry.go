@@ -121,12 +121,12 @@ func init() { kern = newKernelFamilies() }
 func newKernelFamilies() *kernelFamilies {
 	k := &kernelFamilies{}
 	const name, level, mult = "generic", cpu.Generic, 1
-	k.dotF16.add(variant[dotF16Func]{name, level, mult, dotF16F32Generic})
-	k.dotI8.add(variant[dotI8Func]{name, level, mult, dotI8F32Generic})
-	k.axpyF16.add(variant[axpyF16Func]{name, level, mult, axpyF16Generic})
-	k.axpyI8.add(variant[axpyI8Func]{name, level, mult, axpyI8Generic})
-	k.axpy2F16.add(variant[axpy2F16Func]{name, level, mult, axpy2F16Generic})
-	k.axpy2I8.add(variant[axpy2I8Func]{name, level, mult, axpy2I8Generic})
+	k.dotF16.add(variant[dotF16Func]{name, level, mult, dotGeneric[uint16]})
+	k.dotI8.add(variant[dotI8Func]{name, level, mult, dotGeneric[int8]})
+	k.axpyF16.add(variant[axpyF16Func]{name, level, mult, axpyGeneric[uint16]})
+	k.axpyI8.add(variant[axpyI8Func]{name, level, mult, axpyGeneric[int8]})
+	k.axpy2F16.add(variant[axpy2F16Func]{name, level, mult, axpy2Generic[uint16]})
+	k.axpy2I8.add(variant[axpy2I8Func]{name, level, mult, axpy2Generic[int8]})
 	k.scoresF16.add(variant[scoresF16Func]{name, level, mult, scoresF16Rows})
 	k.scoresI8.add(variant[scoresI8Func]{name, level, mult, scoresI8Rows})
 	k.valuesF16.add(variant[valuesF16Func]{name, level, mult, valuesF16Rows})

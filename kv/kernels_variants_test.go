@@ -152,13 +152,13 @@ func testVariantsDot(t *testing.T) {
 			abs8 += math.Abs(float64(k8[i]) * float64(q[i]))
 		}
 		for _, v := range kern.dotF16.all[1:] {
-			got, want := v.f(k16, q), dotF16F32Generic(k16, q)
+			got, want := v.f(k16, q), dotGeneric(k16, q)
 			if math.Abs(float64(got-want)) > dotBound(abs16, n) {
 				t.Errorf("n=%d: dotF16 %s = %v, Go %v", n, v.name, got, want)
 			}
 		}
 		for _, v := range kern.dotI8.all[1:] {
-			got, want := v.f(k8, q), dotI8F32Generic(k8, q)
+			got, want := v.f(k8, q), dotGeneric(k8, q)
 			if math.Abs(float64(got-want)) > dotBound(abs8, n) {
 				t.Errorf("n=%d: dotI8 %s = %v, Go %v", n, v.name, got, want)
 			}
@@ -180,16 +180,16 @@ func testVariantsAxpy(t *testing.T) {
 		}
 		var ks []kernel
 		for _, v := range kern.axpyF16.all[1:] {
-			ks = append(ks, kernel{"axpyF16/" + v.name, func(d []float32) { v.f(d, a0, v0) }, func(d []float32) { axpyF16Generic(d, a0, v0) }})
+			ks = append(ks, kernel{"axpyF16/" + v.name, func(d []float32) { v.f(d, a0, v0) }, func(d []float32) { axpyGeneric(d, a0, v0) }})
 		}
 		for _, v := range kern.axpyI8.all[1:] {
-			ks = append(ks, kernel{"axpyI8/" + v.name, func(d []float32) { v.f(d, a0, w0) }, func(d []float32) { axpyI8Generic(d, a0, w0) }})
+			ks = append(ks, kernel{"axpyI8/" + v.name, func(d []float32) { v.f(d, a0, w0) }, func(d []float32) { axpyGeneric(d, a0, w0) }})
 		}
 		for _, v := range kern.axpy2F16.all[1:] {
-			ks = append(ks, kernel{"axpy2F16/" + v.name, func(d []float32) { v.f(d, a0, a1, v0, v1) }, func(d []float32) { axpy2F16Generic(d, a0, a1, v0, v1) }})
+			ks = append(ks, kernel{"axpy2F16/" + v.name, func(d []float32) { v.f(d, a0, a1, v0, v1) }, func(d []float32) { axpy2Generic(d, a0, a1, v0, v1) }})
 		}
 		for _, v := range kern.axpy2I8.all[1:] {
-			ks = append(ks, kernel{"axpy2I8/" + v.name, func(d []float32) { v.f(d, a0, a1, w0, w1) }, func(d []float32) { axpy2I8Generic(d, a0, a1, w0, w1) }})
+			ks = append(ks, kernel{"axpy2I8/" + v.name, func(d []float32) { v.f(d, a0, a1, w0, w1) }, func(d []float32) { axpy2Generic(d, a0, a1, w0, w1) }})
 		}
 		for _, k := range ks {
 			got, want := append([]float32(nil), dst...), append([]float32(nil), dst...)
@@ -230,19 +230,19 @@ func testVariantsExtremes(t *testing.T) {
 				abs8 += math.Abs(float64(k8[i]) * float64(q[i]))
 			}
 			for _, v := range kern.dotF16.all[1:] {
-				if got, want := v.f(k, q), dotF16F32Generic(k, q); !closeDot(got, want, abs16, n) {
+				if got, want := v.f(k, q), dotGeneric(k, q); !closeDot(got, want, abs16, n) {
 					t.Errorf("n=%d half %#04x: dotF16 %s = %v, Go %v", n, h, v.name, got, want)
 				}
 			}
 			for _, v := range kern.dotI8.all[1:] {
-				if got, want := v.f(k8, q), dotI8F32Generic(k8, q); !closeDot(got, want, abs8, n) {
+				if got, want := v.f(k8, q), dotGeneric(k8, q); !closeDot(got, want, abs8, n) {
 					t.Errorf("n=%d: dotI8 %s = %v, Go %v", n, v.name, got, want)
 				}
 			}
 			for _, v := range kern.axpyF16.all[1:] {
 				got, want := make([]float32, n), make([]float32, n)
 				v.f(got, 0.5, k)
-				axpyF16Generic(want, 0.5, k)
+				axpyGeneric(want, 0.5, k)
 				for i := range n {
 					if !closeF32(got[i], want[i], 0) {
 						t.Errorf("n=%d half %#04x: axpyF16 %s [%d] = %v, Go %v", n, h, v.name, i, got[i], want[i])

@@ -10,11 +10,7 @@ import "github.com/lowmem/llm/internal/cpu"
 // tileVariants lists the assembly tile kernels, slowest first per type.
 // dot names the dot-product variant that takes the blocks and rows the
 // tile kernels leave over.
-var tileVariants = []struct {
-	level cpu.Level
-	dot   string
-	s     tileSpec
-}{
+var tileVariants = []tileVariant{
 	{cpu.AVX2, "avx2", withCols(2, q32Tile("avx2", Q4_0, q4_0Bytes, tileQ4_0AVX24x2, tileQ4_0AVX24x1))},
 	{cpu.AVX512VNNI, "avx512vnni", q32Tile("avx512vnni", Q4_0, q4_0Bytes, tileQ4_0VNNI4x4, tileQ4_0VNNI4x1)},
 	{cpu.AVX512VBMI, "avx512vbmi", q32Tile("avx512vbmi", Q4_0, q4_0Bytes, tileQ4_0VNNI4x4, tileQ4_0VBMI4x1)},

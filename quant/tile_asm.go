@@ -48,6 +48,15 @@ type tileSpec struct {
 	rowDot bool
 }
 
+// tileVariant is one entry of tileVariants: an assembly tile kernel's spec,
+// the CPU level it needs, and the dot-product variant that takes the rows
+// (and blocks) it leaves over.
+type tileVariant struct {
+	level cpu.Level
+	dot   string
+	s     tileSpec
+}
+
 func (s *tileSpec) kernel() TileKernel {
 	return TileKernel{Name: s.name, Type: s.t, Rows: s.rows, Cols: s.cols, Tile: s.tile}
 }

@@ -14,20 +14,27 @@ import "math"
 // e^r comes from its Taylor polynomial to degree 7 (truncation error
 // below 6e-9 relative) and 2^n from the exponent bits.
 func Expf(x float32) float32 {
-	return expf(x)
+	return expScale(expReduce(x))
 }
 
-// expf is Expf's body. The compiler does not inline it (its cost is over
-// the inlining budget), so siluMulFastGo writes it out.
-func expf(x float32) float32 {
+// Expf's body is in two parts, each under the compiler's inlining budget
+// (the whole is over it), so that siluMulFastGo's loop runs it without a
+// call.
+
+const (
+	expLog2e = 1.44269504088896341
+	// Adding 1.5·2^23 rounds a float32 below 2^22 to an integer, which
+	// then sits in the low bits of the sum's mantissa.
+	expShifter = 12582912
+)
+
+// expReduce clamps x and splits it as x = n·ln2 + r: t holds n in its low
+// mantissa bits (see expScale) and r is the remainder, |r| ≤ ln2/2.
+func expReduce(x float32) (t, r float32) {
 	const (
-		log2e = 1.44269504088896341
 		// ln2 split in two so that n·ln2Hi is exact for |n| ≤ 128.
 		ln2Hi = 0.693359375
 		ln2Lo = -2.12194440e-4
-		// Adding 1.5·2^23 rounds a float32 below 2^22 to an integer,
-		// which then sits in the low bits of the sum's mantissa.
-		shifter = 12582912
 	)
 	// Comparisons, not min and max, which cost more for floats (signed
 	// zeros and NaN); a NaN passes through both and comes out NaN.
@@ -37,12 +44,16 @@ func expf(x float32) float32 {
 	if x > 88 {
 		x = 88
 	}
-	t := float32(x*log2e) + shifter
-	n := t - shifter
-	r := x - n*ln2Hi - n*ln2Lo
+	t = float32(x*expLog2e) + expShifter
+	n := t - expShifter
+	return t, x - n*ln2Hi - n*ln2Lo
+}
+
+// expScale returns e^r·2^n for expReduce's t and r.
+func expScale(t, r float32) float32 {
 	p := ((((((r*(1.0/5040)+1.0/720)*r+1.0/120)*r+1.0/24)*r+1.0/6)*r+0.5)*r+1)*r + 1
 	// 2^n: n+127 in the exponent bits. t's low mantissa bits hold n + 2^22.
-	return p * math.Float32frombits((math.Float32bits(t)-math.Float32bits(shifter)+127)<<23)
+	return p * math.Float32frombits((math.Float32bits(t)-math.Float32bits(expShifter)+127)<<23)
 }
 
 // SiLUMulFast writes silu(g)·u into g, silu(x) = x/(1+e^-x), with Expf in
@@ -52,30 +63,11 @@ func expf(x float32) float32 {
 // (siluMulFast in act_fast_<arch>.go), tested against siluMulFastGo.
 func SiLUMulFast(g, u []float32) { siluMulFastGo(g, u) }
 
-// siluMulFastGo is v/(1+Expf(-v))·u element by element, with Expf's body
-// written out, since the compiler does not inline it (TestSiLUMulFast
-// checks the two agree bit for bit).
+// siluMulFastGo is v/(1+Expf(-v))·u element by element (TestSiLUMulFast
+// checks it against Expf bit for bit).
 func siluMulFastGo(g, u []float32) {
-	const (
-		log2e   = 1.44269504088896341
-		ln2Hi   = 0.693359375
-		ln2Lo   = -2.12194440e-4
-		shifter = 12582912
-	)
 	u = u[:len(g)]
 	for i, v := range g {
-		x := -v
-		if x < -87.3 {
-			x = -87.3
-		}
-		if x > 88 {
-			x = 88
-		}
-		t := float32(x*log2e) + shifter
-		n := t - shifter
-		r := x - n*ln2Hi - n*ln2Lo
-		p := ((((((r*(1.0/5040)+1.0/720)*r+1.0/120)*r+1.0/24)*r+1.0/6)*r+0.5)*r+1)*r + 1
-		e := p * math.Float32frombits((math.Float32bits(t)-math.Float32bits(shifter)+127)<<23)
-		g[i] = v / (1 + e) * u[i]
+		g[i] = v / (1 + expScale(expReduce(-v))) * u[i]
 	}
 }

@@ -251,6 +251,13 @@ func resetFile() { tables = map[string]Mem{} }
 func label(name string)        { c.Label(name) }
 func ref(name string) LabelRef { return LabelRef(name) }
 
+// decJNZ ends a counted loop: counter down by one, and back to the label
+// name while it is not zero.
+func decJNZ(counter Op, name string) {
+	c.DECQ(counter)
+	c.JNZ(ref(name))
+}
+
 // splitNibbles loads 32 code bytes from src into lo and hi: the low
 // nibbles in lo, the high ones in hi, through the 0x0F byte mask Y15.
 func splitNibbles(src Mem, lo, hi Register) {

@@ -135,8 +135,7 @@ func dotFloat(e floatElem, w width) {
 	}
 	c.ADDQ(U8(e.size), RSI)
 	c.ADDQ(U8(e.size), RDI)
-	c.DECQ(RCX)
-	c.JNZ(ref("loop1"))
+	decJNZ(RCX, "loop1")
 	label("done")
 	retFloat()
 }

@@ -120,8 +120,7 @@ func kBlockEnd(t *superType, s, s2, d, acc, macc VecPhysical) {
 func nextSuper(wb int) {
 	c.ADDQ(U32(wb), RSI)
 	c.ADDQ(U32(292), RDI)
-	c.DECQ(RCX)
-	c.JNZ(ref("loop"))
+	decJNZ(RCX, "loop")
 }
 
 // kFloats broadcasts d·y.d into dsc and dmin·y.d into msc.

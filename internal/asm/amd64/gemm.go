@@ -220,8 +220,7 @@ func gemmBlockLoop(t *blockType, l gemmLayout, w gemmWidth, res Mem) {
 // and returns.
 func gemmEnd(panel int, store func(Mem), res Mem, sfx string) {
 	c.ADDQ(U32(panel), RDI)
-	c.DECQ(RCX)
-	c.JNZ(ref("loop" + sfx))
+	decJNZ(RCX, "loop"+sfx)
 	store(res)
 	retVoid()
 }
@@ -269,8 +268,7 @@ func gemmCopyOut(res Mem, size int, move func(src, dst Op), sfx string) {
 	move(X0, mem(R12, 0))
 	c.ADDQ(U8(size), RAX)
 	c.ADDQ(R13, R12)
-	c.DECQ(RCX)
-	c.JNZ(ref("store" + sfx))
+	decJNZ(RCX, "store"+sfx)
 }
 
 // GEMM kernels of the k-quants Q4_K, Q5_K and Q6_K, against panels of Q8_K

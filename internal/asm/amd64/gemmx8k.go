@@ -216,8 +216,7 @@ func x8kNext(t *superType, pan kPanel, acc Mem) {
 
 	c.ADDQ(U32(x8SuperBytes(t)), RSI)
 	c.ADDQ(U32(pan.bytes()), RDI)
-	c.DECQ(RCX)
-	c.JNZ(ref("super"))
+	decJNZ(RCX, "super")
 
 	loadArgs("out outStride cols", R12, R13, RCX)
 	c.SHLQ(U8(2), R13)
@@ -227,8 +226,7 @@ func x8kNext(t *superType, pan kPanel, acc Mem) {
 	c.VMOVUPS(Y0, mem(R12, 0))
 	c.ADDQ(U8(32), RAX)
 	c.ADDQ(R13, R12)
-	c.DECQ(RCX)
-	c.JNZ(ref("store"))
+	decJNZ(RCX, "store")
 	retVoid()
 }
 

@@ -166,8 +166,7 @@ func kvQ4Scores(w width, heads int) {
 		},
 		next: func(loop string) {
 			c.ADDQ(U32(128), R9)
-			c.DECQ(RCX)
-			c.JNZ(ref(loop))
+			decJNZ(RCX, loop)
 		},
 	}
 	if heads == 1 {

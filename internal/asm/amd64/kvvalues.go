@@ -127,8 +127,7 @@ func (s valuesKernel) rows1(n int, rowLbl, skip, store string, acc func(h, i int
 	s.row(n, a, acc)
 	label(skip)
 	c.ADDQ(RBX, R8)
-	c.DECQ(RCX)
-	c.JNZ(ref(rowLbl))
+	decJNZ(RCX, rowLbl)
 	label(store)
 }
 

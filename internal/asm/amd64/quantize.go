@@ -37,8 +37,7 @@ func quantKernel(t actType) {
 	}
 	c.ADDQ(U32(4*t.elems), RSI)
 	c.ADDQ(U32(t.bbytes), RDI)
-	c.DECQ(RCX)
-	c.JNZ(ref("block"))
+	decJNZ(RCX, "block")
 	c.VZEROUPPER()
 	c.RET()
 }

@@ -166,8 +166,7 @@ func rowBlock(t *blockType, pf rowPrefetch) {
 	c.VMOVSS(X0, mem(R12, 0))
 	c.ADDQ(U8(4), R12)
 	c.ADDQ(R10, R11)
-	c.DECQ(R9)
-	c.JNZ(ref("row"))
+	decJNZ(R9, "row")
 	retVoid()
 }
 

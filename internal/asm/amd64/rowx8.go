@@ -103,8 +103,7 @@ func (d x8Decoder) emit(pfDist int) {
 	x8LoopEnd(d)
 	c.VMOVUPS(Y0, mem(R12, 0))
 	c.ADDQ(U8(32), R12)
-	c.DECQ(R9)
-	c.JNZ(ref("group"))
+	decJNZ(R9, "group")
 	retVoid()
 }
 
@@ -140,20 +139,27 @@ var q40X8 = x8Decoder{w: vnni, t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 64, 
 		for b := 0; b < 8; b++ {
 			prefetchX8(pfDist, 0, x8BlockBytes)
 			for ch := 0; ch < 4; ch++ {
-				lo, hi, acc := yr(1+ch), yr(5+ch), yr(16+ch)
-				splitNibbles(mem(RSI, 16+32*ch), lo, hi)
-				xl, xh := yr(9+ch%2*2), yr(10+ch%2*2)
-				c.VPBROADCASTD(mem(RDI, t.qx+4*ch), xl)
-				c.VPBROADCASTD(mem(RDI, t.qx+16+4*ch), xh)
-				zero(acc)
-				VPDPBUSD(xl, lo, acc)
-				VPDPBUSD(xh, hi, acc)
+				splitNibbles(mem(RSI, 16+32*ch), yr(1+ch), yr(5+ch))
+				q40ChunkDot(0, ch)
 			}
 			addDwords4(Y16, Y17, Y18, Y19)
 			q40Scale(Y16, 4*b, Y20, Y21)
 			x8AddBlock(t, Y16, Y22)
 		}
 	},
+}
+
+// q40ChunkDot sums chunk ch of a Q4_0 block column, its nibbles split
+// into Y1+ch (low) and Y5+ch (high), against token k's activation dwords
+// into Y16+ch, the dwords broadcast into two of Y9-Y12.
+func q40ChunkDot(k, ch int) {
+	lo, hi, acc := yr(1+ch), yr(5+ch), yr(16+ch)
+	xl, xh := yr(9+ch%2*2), yr(10+ch%2*2)
+	c.VPBROADCASTD(xTok(k, blockQ4_0.qx+4*ch), xl)
+	c.VPBROADCASTD(xTok(k, blockQ4_0.qx+16+4*ch), xh)
+	zero(acc)
+	VPDPBUSD(xl, lo, acc)
+	VPDPBUSD(xh, hi, acc)
 }
 
 // x8Decoders emits d's decode kernels, with and without prefetch.
@@ -182,8 +188,7 @@ func superSums(step int, body func()) {
 	body()
 	c.ADDQ(U32(q8KBytes), RDI)
 	c.ADDQ(U8(uint8(step)), R8)
-	c.DECQ(RCX)
-	c.JNZ(ref("sums"))
+	decJNZ(RCX, "sums")
 }
 
 // subBlockSums writes, per super-block, Σy_j of the eight 32-element
@@ -211,14 +216,14 @@ func x8Finish(d, dx Register) {
 }
 
 // dDmin converts the eight rows' (d, dmin) F16 pairs at SI to floats
-// in Y10 (d) and Y11 (dmin), split by VPMOVDW. It uses Y9.
-func dDmin() {
-	c.VMOVDQU(mem(RSI, 0), Y9)
-	c.VPMOVDW(Y9, X10)
-	c.VPSRLD(U8(16), Y9, Y9)
-	c.VPMOVDW(Y9, X11)
-	c.VCVTPH2PS(X10, Y10)
-	c.VCVTPH2PS(X11, Y11)
+// in d and dmin, split by VPMOVDW. It uses t.
+func dDmin(t, d, dmin VecPhysical) {
+	c.VMOVDQU(mem(RSI, 0), t)
+	c.VPMOVDW(t, d.AsX())
+	c.VPSRLD(U8(16), t, t)
+	c.VPMOVDW(t, dmin.AsX())
+	c.VCVTPH2PS(d.AsX(), d)
+	c.VCVTPH2PS(dmin.AsX(), dmin)
 }
 
 // x8FinishMin adds S (Y1) times d·d_x and subtracts M (Y2) times
@@ -227,12 +232,26 @@ func dDmin() {
 func x8FinishMin() {
 	c.VCVTDQ2PS(Y1, Y1)
 	c.VCVTDQ2PS(Y2, Y2)
-	dDmin()
+	dDmin(Y9, Y10, Y11)
 	c.VBROADCASTSS(mem(RDI, 0), Y13)
 	c.VMULPS(Y13, Y10, Y10)
 	c.VMULPS(Y13, Y11, Y11)
 	c.VFMADD231PS(Y10, Y1, Y0)
 	c.VFNMADD231PS(Y11, Y2, Y0)
+}
+
+// x8AddMinToken is x8FinishMin for token k of a multi-token kernel, d
+// and dmin converted before: acc_k (Y0+k) += S·(d·d_x) − M·(dmin·d_x),
+// S and M made floats in place, d_x broadcast into bx, the products in
+// pd and pm.
+func x8AddMinToken(k int, s, m, d, dmin, bx, pd, pm Register) {
+	c.VCVTDQ2PS(s, s)
+	c.VCVTDQ2PS(m, m)
+	c.VBROADCASTSS(xTok(k, 0), bx)
+	c.VMULPS(bx, d, pd)
+	c.VMULPS(bx, dmin, pm)
+	c.VFMADD231PS(pd, s, x8Acc(k))
+	c.VFNMADD231PS(pm, m, x8Acc(k))
 }
 
 // nextColumn steps SI past a block column of column bytes and DI past

@@ -89,29 +89,44 @@ var q5KX8 = x8Decoder{w: vnni, t: "Q5_K", frame: 32 * 128, preStep: 32, count: 1
 			for p := 0; p < 4; p++ {
 				r := 17 + 6*(p%2)
 				lo, hi, sl, sh, xl, xh := yr(r), yr(r+1), yr(r+2), yr(r+3), yr(r+4), yr(r+5)
-				c.VMOVDQU32(mem(RSI, at+32+32*p), hi)
-				c.VPANDD(Y15, hi, lo)
-				c.VPSRLW(U8(4), hi, hi)
-				c.VPANDD(Y15, hi, hi)
-				c.VPTERNLOGD(U8(0xF8), Y14, shiftTo4(Y16, 2*p, sl), lo)
-				c.VPTERNLOGD(U8(0xF8), Y14, shiftTo4(Y16, 2*p+1, sh), hi)
+				q5KX8Pair(at, p, Y16, lo, hi, sl, sh)
 				c.VPBROADCASTD(mem(RDI, 4+32*(2*p)+4*g), xl)
 				c.VPBROADCASTD(mem(RDI, 4+32*(2*p+1)+4*g), xh)
 				VPDPBUSD(xl, lo, yr(3+2*p))
 				VPDPBUSD(xh, hi, yr(4+2*p))
 			}
 		}
-		zero(Y1)
-		zero(Y2)
-		for j := 0; j < 8; j++ {
-			c.VPMOVZXBD(mem(RSI, 32+8*j), Y11)
-			c.VPMULLD(yr(3+j), Y11, Y11)
-			c.VPADDD(Y11, Y1, Y1)
-			c.VPMOVZXBD(mem(RSI, 96+8*j), Y12)
-			c.VPMULLD_BCST(mem(R8, 4*j), Y12, Y12)
-			c.VPADDD(Y12, Y2, Y2)
-		}
+		q5KX8SM(func(j int) Register { return yr(3 + j) }, 0, Y1, Y2, Y11, Y12)
 		x8FinishMin()
 		nextColumn(x8Q5BlockBytes)
 	},
+}
+
+// q5KX8Pair makes the values of sub-blocks 2p and 2p+1 in group g's
+// column at SI+at: the chunk's low nibbles in lo, its high ones in hi,
+// each with its bit of the qh chunk (in qh; shifted in sl and sh) as
+// bit 4 (Y14 bytes 0x10, Y15 bytes 0x0F).
+func q5KX8Pair(at, p int, qh, lo, hi, sl, sh Register) {
+	c.VMOVDQU32(mem(RSI, at+32+32*p), hi)
+	c.VPANDD(Y15, hi, lo)
+	c.VPSRLW(U8(4), hi, hi)
+	c.VPANDD(Y15, hi, hi)
+	c.VPTERNLOGD(U8(0xF8), Y14, shiftTo4(qh, 2*p, sl), lo)
+	c.VPTERNLOGD(U8(0xF8), Y14, shiftTo4(qh, 2*p+1, sh), hi)
+}
+
+// q5KX8SM sets S (s) = Σ_j sc_j·sum(j), the eight sub-blocks' scales at
+// SI+32, and M (m) = Σ_j m_j·Σy_j, their mins at SI+96 and Σy_j in the
+// frame at R8+off, with t and u scratch.
+func q5KX8SM(sum func(j int) Register, off int, s, m, t, u Register) {
+	zero(s)
+	zero(m)
+	for j := 0; j < 8; j++ {
+		c.VPMOVZXBD(mem(RSI, 32+8*j), t)
+		c.VPMULLD(sum(j), t, t)
+		c.VPADDD(t, s, s)
+		c.VPMOVZXBD(mem(RSI, 96+8*j), u)
+		c.VPMULLD_BCST(mem(R8, off+4*j), u, u)
+		c.VPADDD(u, m, m)
+	}
 }

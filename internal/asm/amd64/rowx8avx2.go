@@ -71,12 +71,7 @@ var q40X8AVX2 = x8Decoder{w: avx2, t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 
 				c.VPBROADCASTD(mem(RDI, t.qx+16+4*ch), xh)
 				c.VPMADDUBSW(xl, lo, lo)
 				c.VPMADDUBSW(xh, hi, hi)
-				if ch < 2 {
-					c.VPADDW(hi, lo, acc)
-					continue
-				}
-				c.VPADDW(hi, lo, lo)
-				c.VPADDW(lo, acc, acc)
+				sumInto(ch < 2, acc, lo, c.VPADDW, func(dst Register) { c.VPADDW(hi, lo, dst) })
 			}
 			c.VPADDW(Y10, Y9, Y9)
 			c.VPMADDWD(Y14, Y9, Y9)
@@ -105,12 +100,7 @@ var q80X8AVX2 = x8Decoder{w: avx2, t: "Q8_0", frame: 8 * rowMaxBlocks, preStep: 
 				c.VPSIGNB(w, x, x)
 				c.VPABSB(w, w)
 				c.VPMADDUBSW(x, w, w)
-				if ch < 4 {
-					c.VPMADDWD(Y14, w, acc)
-					continue
-				}
-				c.VPMADDWD(Y14, w, w)
-				c.VPADDD(w, acc, acc)
+				sumInto(ch < 4, acc, w, c.VPADDD, func(dst Register) { c.VPMADDWD(Y14, w, dst) })
 			}
 			addDwords4(Y9, Y10, Y11, Y12)
 			c.VCVTDQ2PS(Y9, Y9)
@@ -153,6 +143,17 @@ var q4KX8AVX2 = x8Decoder{w: avx2, t: "Q4_K", frame: 32 * 128, preStep: 32, coun
 		}
 		x8MinFinishAVX2(Y14, x8KBlockBytes)
 	},
+}
+
+// sumInto has op write the first term of a sum straight into acc (first)
+// or a later one into t, added to acc with add.
+func sumInto(first bool, acc, t Register, add func(...Op), op func(dst Register)) {
+	if first {
+		op(acc)
+		return
+	}
+	op(t)
+	add(t, acc, acc)
 }
 
 // pairWordSums adds the products of the unsigned codes lo and hi with
@@ -402,12 +403,7 @@ func blocksX8AVX2Multi(t *blockType, tokens, chunks int, prep func(), dot func(k
 			c.VMOVDQU(mem(RSI, 16+32*ch), Y8)
 			prep()
 			for k := 0; k < tokens; k++ {
-				if ch == 0 {
-					dot(k, ch, yr(4+k))
-					continue
-				}
-				dot(k, ch, Y10)
-				add(Y10, yr(4+k), yr(4+k))
+				sumInto(ch == 0, yr(4+k), Y10, add, func(dst Register) { dot(k, ch, dst) })
 			}
 		}
 		c.VCVTPH2PS(mem(RSI, 0), Y8)
@@ -470,14 +466,7 @@ var q4KX8AVX2Multi = x8Multi{d: q4KX8AVX2,
 				c.VPMULLD(Y10, Y9, Y9)
 				c.VPADDD(Y9, Y8, Y8)
 			}
-			s := yr(2 + k)
-			c.VCVTDQ2PS(s, s)
-			c.VCVTDQ2PS(Y8, Y8)
-			c.VBROADCASTSS(xTok(k, 0), Y9)
-			c.VMULPS(Y9, Y12, Y10)
-			c.VMULPS(Y9, Y13, Y11)
-			c.VFMADD231PS(Y10, s, yr(k))
-			c.VFNMADD231PS(Y11, Y8, yr(k))
+			x8AddMinToken(k, yr(2+k), Y8, Y12, Y13, Y9, Y10, Y11)
 		}
 		nextColumn(x8KBlockBytes)
 	},

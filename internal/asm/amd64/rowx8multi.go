@@ -62,8 +62,7 @@ func (m x8Multi) emit(tokens int) {
 	d.pre()
 	c.ADDQ(R10, RBX)
 	c.ADDQ(U32(uint32(d.frame)), RDX)
-	c.DECQ(R9)
-	c.JNZ(ref("tok"))
+	decJNZ(R9, "tok")
 	loadArgs("x", RBX)
 	c.LEAQ(pre, RDX)
 	c.LEAQ(memx(R10, 0, R10, 2), R14)
@@ -94,8 +93,7 @@ func (m x8Multi) emit(tokens int) {
 		}
 	}
 	c.ADDQ(U8(32), R12)
-	c.DECQ(R9)
-	c.JNZ(ref("group"))
+	decJNZ(R9, "group")
 	retVoid()
 }
 
@@ -135,13 +133,7 @@ var q40X8Multi = x8Multi{d: q40X8,
 			c.VCVTPH2PS(mem(RSI, 0), Y22)
 			for k := 0; k < tokens; k++ {
 				for ch := 0; ch < 4; ch++ {
-					lo, hi, acc := yr(1+ch), yr(5+ch), yr(16+ch)
-					xl, xh := yr(9+ch%2*2), yr(10+ch%2*2)
-					c.VPBROADCASTD(xTok(k, t.qx+4*ch), xl)
-					c.VPBROADCASTD(xTok(k, t.qx+16+4*ch), xh)
-					zero(acc)
-					VPDPBUSD(xl, lo, acc)
-					VPDPBUSD(xh, hi, acc)
+					q40ChunkDot(k, ch)
 				}
 				addDwords4(Y16, Y17, Y18, Y19)
 				q40Scale(Y16, q40X8.frame*k+4*b, Y20, Y21)
@@ -194,12 +186,7 @@ var q4KX8Multi = x8Multi{d: q4KX8,
 				}
 			}
 		}
-		c.VMOVDQU(mem(RSI, 0), Y13)
-		c.VPMOVDW(Y13, X11)
-		c.VPSRLD(U8(16), Y13, Y13)
-		c.VPMOVDW(Y13, X12)
-		c.VCVTPH2PS(X11, Y11)
-		c.VCVTPH2PS(X12, Y12)
+		dDmin(Y13, Y11, Y12)
 		for k := 0; k < tokens; k++ {
 			zero(Y10)
 			for j := 0; j < 8; j++ {
@@ -207,14 +194,7 @@ var q4KX8Multi = x8Multi{d: q4KX8,
 				c.VPMULLD_BCST(mem(R8, q4KX8.frame*k+4*j), Y8, Y8)
 				c.VPADDD(Y8, Y10, Y10)
 			}
-			s := yr(4 + k)
-			c.VCVTDQ2PS(s, s)
-			c.VCVTDQ2PS(Y10, Y10)
-			c.VBROADCASTSS(xTok(k, 0), Y13)
-			c.VMULPS(Y13, Y11, Y14)
-			c.VMULPS(Y13, Y12, Y9)
-			c.VFMADD231PS(Y14, s, yr(k))
-			c.VFNMADD231PS(Y9, Y10, yr(k))
+			x8AddMinToken(k, yr(4+k), Y10, Y11, Y12, Y13, Y14, Y9)
 		}
 		nextColumn(x8KBlockBytes)
 	},
@@ -325,12 +305,7 @@ var q5KX8Multi = x8Multi{d: q5KX8,
 			c.VMOVDQU32(mem(RSI, at), Y10)
 			for p := 0; p < 4; p++ {
 				lo, hi, sl, sh := Y11, Y12, Y13, Y24
-				c.VMOVDQU32(mem(RSI, at+32+32*p), hi)
-				c.VPANDD(Y15, hi, lo)
-				c.VPSRLW(U8(4), hi, hi)
-				c.VPANDD(Y15, hi, hi)
-				c.VPTERNLOGD(U8(0xF8), Y14, shiftTo4(Y10, 2*p, sl), lo)
-				c.VPTERNLOGD(U8(0xF8), Y14, shiftTo4(Y10, 2*p+1, sh), hi)
+				q5KX8Pair(at, p, Y10, lo, hi, sl, sh)
 				for k := 0; k < tokens; k++ {
 					c.VPBROADCASTD(xTok(k, 4+32*(2*p)+4*g), Y25)
 					c.VPBROADCASTD(xTok(k, 4+32*(2*p+1)+4*g), Y26)
@@ -339,30 +314,10 @@ var q5KX8Multi = x8Multi{d: q5KX8,
 				}
 			}
 		}
-		c.VMOVDQU(mem(RSI, 0), Y13)
-		c.VPMOVDW(Y13, X11)
-		c.VPSRLD(U8(16), Y13, Y13)
-		c.VPMOVDW(Y13, X12)
-		c.VCVTPH2PS(X11, Y11)
-		c.VCVTPH2PS(X12, Y12)
+		dDmin(Y13, Y11, Y12)
 		for k := 0; k < tokens; k++ {
-			zero(Y27)
-			zero(Y29)
-			for j := 0; j < 8; j++ {
-				c.VPMOVZXBD(mem(RSI, 32+8*j), Y28)
-				c.VPMULLD(sums(k, j), Y28, Y28)
-				c.VPADDD(Y28, Y27, Y27)
-				c.VPMOVZXBD(mem(RSI, 96+8*j), Y30)
-				c.VPMULLD_BCST(mem(R8, q5KX8.frame*k+4*j), Y30, Y30)
-				c.VPADDD(Y30, Y29, Y29)
-			}
-			c.VCVTDQ2PS(Y27, Y27)
-			c.VCVTDQ2PS(Y29, Y29)
-			c.VBROADCASTSS(xTok(k, 0), Y13)
-			c.VMULPS(Y13, Y11, Y30)
-			c.VMULPS(Y13, Y12, Y31)
-			c.VFMADD231PS(Y30, Y27, yr(k))
-			c.VFNMADD231PS(Y31, Y29, yr(k))
+			q5KX8SM(func(j int) Register { return sums(k, j) }, q5KX8.frame*k, Y27, Y29, Y28, Y30)
+			x8AddMinToken(k, Y27, Y29, Y11, Y12, Y13, Y30, Y31)
 		}
 		nextColumn(x8Q5BlockBytes)
 	},

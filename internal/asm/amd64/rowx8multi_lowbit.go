@@ -157,16 +157,9 @@ var q2KX8Multi = x8Multi{d: q2KX8, acc: x8Acc, setup: highWords,
 					VPDPWSSDBcast(mem(R8, q2KX8.frame*k+4*p), Y13, mAcc(k))
 				}
 			})
-		dDmin()
+		dDmin(Y9, Y10, Y11)
 		for k := 0; k < tokens; k++ {
-			s, m := lowS(k), mAcc(k)
-			c.VCVTDQ2PS(s, s)
-			c.VCVTDQ2PS(m, m)
-			c.VBROADCASTSS(xTok(k, 0), Y13)
-			c.VMULPS(Y13, Y10, Y12)
-			c.VMULPS(Y13, Y11, Y14)
-			c.VFMADD231PS(Y12, s, x8Acc(k))
-			c.VFNMADD231PS(Y14, m, x8Acc(k))
+			x8AddMinToken(k, lowS(k), mAcc(k), Y10, Y11, Y13, Y12, Y14)
 		}
 		nextColumn(x8Q2Bytes)
 	},

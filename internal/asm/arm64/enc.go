@@ -42,6 +42,16 @@ func (a Arr) size() uint32 { return uint32(a) / 2 }
 // q is 1 for 128-bit arrangements.
 func (a Arr) q() uint32 { return uint32(a) % 2 }
 
+// upper is the name of an instruction's form for arrangement a: the
+// 128-bit arrangements read or write the upper half of a register, under
+// the name with a "2" (SMULL2, XTN2, SHLL2, …).
+func upper(name string, a Arr) string {
+	if a.q() == 1 {
+		return name + "2"
+	}
+	return name
+}
+
 func (a Arr) String() string {
 	return [...]string{"8b", "16b", "4h", "8h", "2s", "4s", "1d", "2d"}[a]
 }
@@ -141,9 +151,7 @@ func FACGT(a Arr, d, n, m VReg) Inst { return fthreeSame("facgt", 1, 1, 0b11101,
 func threeDiff(name string, u, opcode uint32, src Arr, d, n, m VReg) Inst {
 	check(src.size() < 2, "%s: byte or half sources only", name)
 	dst := Arr((src.size()+1)*2 + 1)
-	if src.q() == 1 {
-		name += "2"
-	}
+	name = upper(name, src)
 	w := 0x0E200000 | src.q()<<30 | u<<29 | src.size()<<22 | reg5(m)<<16 | opcode<<12 | reg5(n)<<5 | reg5(d)
 	return Inst{w, fmt.Sprintf("%s %s, %s, %s", name, vr(d, dst), vr(n, src), vr(m, src))}
 }
@@ -177,9 +185,7 @@ func UADDLP(src Arr, d, n VReg) Inst { return pairLong("uaddlp", 1, 0b00010, src
 func narrow(name string, u, opcode uint32, dst Arr, d, n VReg) Inst {
 	check(dst.size() < 3, "%s: bad destination", name)
 	src := Arr((dst.size()+1)*2 + 1)
-	if dst.q() == 1 {
-		name += "2"
-	}
+	name = upper(name, dst)
 	return Inst{twoMisc(u, dst.size(), opcode, dst.q(), d, n), fmt.Sprintf("%s %s, %s", name, vr(d, dst), vr(n, src))}
 }
 
@@ -187,11 +193,7 @@ func narrow(name string, u, opcode uint32, dst Arr, d, n VReg) Inst {
 // words shifted left by 16: a bfloat16 to its float32.
 func SHLL(src Arr, d, n VReg) Inst {
 	check(src == H4 || src == H8, "shll: half sources only")
-	name := "shll"
-	if src.q() == 1 {
-		name = "shll2"
-	}
-	return Inst{twoMisc(1, 1, 0b10011, src.q(), d, n), fmt.Sprintf("%s %s, %s, #16", name, vr(d, S4), vr(n, src))}
+	return Inst{twoMisc(1, 1, 0b10011, src.q(), d, n), fmt.Sprintf("%s %s, %s, #16", upper("shll", src), vr(d, S4), vr(n, src))}
 }
 
 func XTN(dst Arr, d, n VReg) Inst   { return narrow("xtn", 0, 0b10010, dst, d, n) }
@@ -218,22 +220,14 @@ func FNEG(a Arr, d, n VReg) Inst   { return ftwoMisc("fneg", 1, 1, 0b01111, a, d
 // four of an 8h register (FCVTL2).
 func FCVTL(src Arr, d, n VReg) Inst {
 	check(src == H4 || src == H8, "fcvtl: half sources only")
-	name := "fcvtl"
-	if src.q() == 1 {
-		name = "fcvtl2"
-	}
-	return Inst{twoMisc(0, 0, 0b10111, src.q(), d, n), fmt.Sprintf("%s %s, %s", name, vr(d, S4), vr(n, src))}
+	return Inst{twoMisc(0, 0, 0b10111, src.q(), d, n), fmt.Sprintf("%s %s, %s", upper("fcvtl", src), vr(d, S4), vr(n, src))}
 }
 
 // FCVTN narrows four singles to halves, into the lower (4h) or upper (8h,
 // FCVTN2) half of d.
 func FCVTN(dst Arr, d, n VReg) Inst {
 	check(dst == H4 || dst == H8, "fcvtn: half destinations only")
-	name := "fcvtn"
-	if dst.q() == 1 {
-		name = "fcvtn2"
-	}
-	return Inst{twoMisc(0, 0, 0b10110, dst.q(), d, n), fmt.Sprintf("%s %s, %s", name, vr(d, dst), vr(n, S4))}
+	return Inst{twoMisc(0, 0, 0b10110, dst.q(), d, n), fmt.Sprintf("%s %s, %s", upper("fcvtn", dst), vr(d, dst), vr(n, S4))}
 }
 
 // --- Across lanes (C4.1.95.30) ---
@@ -287,9 +281,7 @@ func shiftLong(name string, u uint32, src Arr, d, n VReg, sh int) Inst {
 	esize := 8 << src.size()
 	check(src.size() < 3 && sh >= 0 && sh < esize, "%s: bad operands", name)
 	dst := Arr((src.size()+1)*2 + 1)
-	if src.q() == 1 {
-		name += "2"
-	}
+	name = upper(name, src)
 	return Inst{shiftImm(u, uint32(esize+sh), 0b10100, src.q(), d, n), fmt.Sprintf("%s %s, %s, #%d", name, vr(d, dst), vr(n, src), sh)}
 }
 
@@ -433,18 +425,20 @@ func MOVIzero(d VReg) Inst {
 
 // --- Dot product and matrix multiply (FEAT_DotProd, FEAT_I8MM) ---
 
-// SDOT adds to each word of d the dot product of the four signed bytes of n
-// and m in the same position (FEAT_DotProd).
-func SDOT(d, n, m VReg) Inst {
-	w := 0x4E809400 | reg5(m)<<16 | reg5(n)<<5 | reg5(d)
-	return Inst{w, fmt.Sprintf("sdot %s, %s, %s", vr(d, S4), vr(n, B16), vr(m, B16))}
+// byteProducts builds the instructions that add products of the bytes of n
+// and m (16b) to the words of d (4s); word is the encoding with all three
+// registers 0.
+func byteProducts(name string, word uint32, d, n, m VReg) Inst {
+	w := word | reg5(m)<<16 | reg5(n)<<5 | reg5(d)
+	return Inst{w, fmt.Sprintf("%s %s, %s, %s", name, vr(d, S4), vr(n, B16), vr(m, B16))}
 }
 
+// SDOT adds to each word of d the dot product of the four signed bytes of n
+// and m in the same position (FEAT_DotProd).
+func SDOT(d, n, m VReg) Inst { return byteProducts("sdot", 0x4E809400, d, n, m) }
+
 // UDOT is SDOT for unsigned bytes.
-func UDOT(d, n, m VReg) Inst {
-	w := 0x6E809400 | reg5(m)<<16 | reg5(n)<<5 | reg5(d)
-	return Inst{w, fmt.Sprintf("udot %s, %s, %s", vr(d, S4), vr(n, B16), vr(m, B16))}
-}
+func UDOT(d, n, m VReg) Inst { return byteProducts("udot", 0x6E809400, d, n, m) }
 
 // SDOTe is SDOT with the four bytes of m's word index for every word of n.
 func SDOTe(d, n, m VReg, index int) Inst {
@@ -457,22 +451,13 @@ func SDOTe(d, n, m VReg, index int) Inst {
 // SMMLA treats n and m as 2×8 matrices of signed bytes (rows in the two
 // halves) and adds n·mᵀ, a 2×2 matrix of words in row order, to d
 // (FEAT_I8MM).
-func SMMLA(d, n, m VReg) Inst {
-	w := 0x4E80A400 | reg5(m)<<16 | reg5(n)<<5 | reg5(d)
-	return Inst{w, fmt.Sprintf("smmla %s, %s, %s", vr(d, S4), vr(n, B16), vr(m, B16))}
-}
+func SMMLA(d, n, m VReg) Inst { return byteProducts("smmla", 0x4E80A400, d, n, m) }
 
 // UMMLA is SMMLA for unsigned bytes.
-func UMMLA(d, n, m VReg) Inst {
-	w := 0x6E80A400 | reg5(m)<<16 | reg5(n)<<5 | reg5(d)
-	return Inst{w, fmt.Sprintf("ummla %s, %s, %s", vr(d, S4), vr(n, B16), vr(m, B16))}
-}
+func UMMLA(d, n, m VReg) Inst { return byteProducts("ummla", 0x6E80A400, d, n, m) }
 
 // USMMLA is SMMLA with unsigned bytes in n and signed bytes in m.
-func USMMLA(d, n, m VReg) Inst {
-	w := 0x4E80AC00 | reg5(m)<<16 | reg5(n)<<5 | reg5(d)
-	return Inst{w, fmt.Sprintf("usmmla %s, %s, %s", vr(d, S4), vr(n, B16), vr(m, B16))}
-}
+func USMMLA(d, n, m VReg) Inst { return byteProducts("usmmla", 0x4E80AC00, d, n, m) }
 
 // --- Vector × element (C4.1.95.33) ---
 

@@ -59,10 +59,10 @@ func (e elemKind) load1(fn *Func, d VReg, p XReg) {
 	fn.Op("SCVTFWS R5, F%d", d)
 }
 
-// genDot writes dot<E>F32NEON(k, q, n): Σ k[i]·q[i] as dotF16F32Generic
-// and dotI8F32Generic compute it.
+// genDot writes dot<E>F32NEON(k, q, n): Σ k[i]·q[i] as dotGeneric
+// computes it.
 func genDot(f *File, e elemKind) {
-	fn := f.NewFunc(fmt.Sprintf("dot%sF32NEON", e.name), fmt.Sprintf("dot%sF32NEON returns Σ k[i]·q[i] for i < n, as dot%sF32Generic does.", e.name, e.name),
+	fn := f.NewFunc(fmt.Sprintf("dot%sF32NEON", e.name), fmt.Sprintf("dot%sF32NEON returns Σ k[i]·q[i] for i < n, as dotGeneric does.", e.name),
 		[]Arg{{"k", "*" + e.gtype}, {"q", "*float32"}, {"n", "int"}}, []Arg{{"ret", "float32"}})
 	rg := newVRegs(fn.Name)
 	fn.Load("k q n", 0, 1, 2)
@@ -119,7 +119,7 @@ func loops16And4(fn *Func, body16, body4 func()) {
 
 // genAxpy writes axpy<E>NEON(dst, a, v, n): dst[i] += a·v[i], fused.
 func genAxpy(f *File, e elemKind) {
-	fn := f.NewFunc(fmt.Sprintf("axpy%sNEON", e.name), fmt.Sprintf("axpy%sNEON adds a·v[i] to dst[i] for i < n, as axpy%sGeneric does.", e.name, e.name),
+	fn := f.NewFunc(fmt.Sprintf("axpy%sNEON", e.name), fmt.Sprintf("axpy%sNEON adds a·v[i] to dst[i] for i < n, as axpyGeneric does.", e.name),
 		[]Arg{{"dst", "*float32"}, {"a", "float32"}, {"v", "*" + e.gtype}, {"n", "int"}}, nil)
 	rg := newVRegs(fn.Name)
 	a := rg.get()
@@ -168,9 +168,9 @@ func axpyLoops(fn *Func, d VReg, add16, add4, add1 func()) {
 }
 
 // genAxpy2 writes axpy2<E>NEON(dst, a0, a1, v0, v1, n): dst[i] +=
-// fma(a0, v0[i], a1·v1[i]), as axpy2F16Generic compiles on arm64.
+// fma(a0, v0[i], a1·v1[i]), as axpy2Generic compiles on arm64.
 func genAxpy2(f *File, e elemKind) {
-	fn := f.NewFunc(fmt.Sprintf("axpy2%sNEON", e.name), fmt.Sprintf("axpy2%sNEON adds a0·v0[i] + a1·v1[i] to dst[i] for i < n, as axpy2%sGeneric does.", e.name, e.name),
+	fn := f.NewFunc(fmt.Sprintf("axpy2%sNEON", e.name), fmt.Sprintf("axpy2%sNEON adds a0·v0[i] + a1·v1[i] to dst[i] for i < n, as axpy2Generic does.", e.name),
 		[]Arg{{"dst", "*float32"}, {"a0", "float32"}, {"a1", "float32"}, {"v0", "*" + e.gtype}, {"v1", "*" + e.gtype}, {"n", "int"}}, nil)
 	rg := newVRegs(fn.Name)
 	a0, a1 := rg.get(), rg.get()
@@ -222,7 +222,7 @@ func (e elemKind) rowBytes(fn *Func, d, dst int) {
 // as one dot<E>F32 call per row.
 func genScores(f *File, e elemKind) {
 	args := e.scoresArgs(Arg{"dst", "*float32"})
-	doc := fmt.Sprintf("scores%sNEON sets dst[i] to the dot product of row i of k with q, rows of d elements, for rows and d positive multiples of 4, as dot%sF32Generic computes each.", e.name, e.name)
+	doc := fmt.Sprintf("scores%sNEON sets dst[i] to the dot product of row i of k with q, rows of d elements, for rows and d positive multiples of 4, as dotGeneric computes each.", e.name)
 	if e.size == 1 {
 		doc = "scoresI8NEON sets dst[i] to the dot product of row i of k with q times scales[i], rows of d elements, for rows and d positive multiples of 4, as scoresI8Rows computes each."
 	}
@@ -287,11 +287,11 @@ func kvFiles() []*File {
 // against the same rows of k, dst[h·stride+i] = row i · head h (times
 // scales[i] for INT8), for rows a positive multiple of 4 and d of 4. Each
 // key row is read once for the four heads; each (head, row) keeps its own
-// four running sums, as dot<E>F32Generic does, so every result is the
+// four running sums, as dotGeneric does, so every result is the
 // one-head kernel's, bit for bit. Sixteen independent chains per pass.
 func genScoresX4(f *File, e elemKind) {
 	args := e.scoresArgs(Arg{"dst", "*float32"}, Arg{"stride", "int"})
-	doc := fmt.Sprintf("scores%sx4NEON sets dst[h*stride+i] to the dot product of row i of k with head h of q (d floats each), for h < 4, rows a positive multiple of 4 and d of 4, as dot%sF32Generic computes each.", e.name, e.name)
+	doc := fmt.Sprintf("scores%sx4NEON sets dst[h*stride+i] to the dot product of row i of k with head h of q (d floats each), for h < 4, rows a positive multiple of 4 and d of 4, as dotGeneric computes each.", e.name)
 	if e.size == 1 {
 		doc = "scoresI8x4NEON sets dst[h*stride+i] to the dot product of row i of k with head h of q (d floats each) times scales[i], for h < 4, rows a positive multiple of 4 and d of 4, as scoresI8Rows computes each."
 	}
