@@ -33,6 +33,9 @@ import (
 //     hj, in its three bytes: B0 = u00 | u01<<3 | (u12&3)<<6, B1 = u02 | u03<<3
 //     | (u13&3)<<6, B2 = u10 | u11<<3 | (u12>>2)<<6 | (u13>>2)<<7, so
 //     that the kernel takes each value out with one mask, in place.
+//   - IQ4_NL (144 bytes, the rows' blocks exactly): Q4_0's layout (the
+//     eight F16 d, then four chunks of the rows' code bytes), whose
+//     nibbles index the levels iq4nlValues.
 
 // repackX8Low writes row r's block blk of a low-bit type t to its place
 // in the block column o, and reports whether t is one (false: nothing
@@ -47,6 +50,11 @@ func repackX8Low(t Type, o, blk []byte, r int) bool {
 		}
 		for k := 0; k < 32; k++ {
 			copy(o[80+32*k+4*r:80+32*k+4*r+4], blk[8+4*k:])
+		}
+	case IQ4_NL:
+		o[2*r], o[2*r+1] = blk[0], blk[1]
+		for c := 0; c < 4; c++ {
+			copy(o[16+32*c+4*r:16+32*c+4*r+4], blk[2+4*c:])
 		}
 	case Q2_K:
 		copy(o[4*r:4*r+4], blk[80:84])
@@ -80,11 +88,18 @@ func repackX8Low(t Type, o, blk []byte, r int) bool {
 	return true
 }
 
-// x8LowCode is the unsigned code of element e (< 256) of row r in a block
-// column gb of the X8 layout of low-bit type t: IQ4_XS's 4-bit index,
-// Q2_K's 2-bit value, Q3_K's 3-bit value plus 4 (u).
+// x8LowCode is the unsigned code of element e (< 256; IQ4_NL's < 32) of
+// row r in a block column gb of the X8 layout of low-bit type t: IQ4_XS's
+// and IQ4_NL's 4-bit index, Q2_K's 2-bit value, Q3_K's 3-bit value plus
+// 4 (u).
 func x8LowCode(t Type, gb []byte, r, e int) int32 {
 	switch t {
+	case IQ4_NL:
+		q := gb[16+32*(e%16/4)+4*r+e%4]
+		if e >= 16 {
+			q >>= 4
+		}
+		return int32(q & 0xF)
 	case IQ4_XS:
 		// Sub-block j's 16 code bytes: element 32j+l (l < 16) in the low
 		// nibble of byte 16j+l, element 32j+16+l in its high nibble.
@@ -138,10 +153,15 @@ func x8PairScale(base, r, i int) int {
 
 // matVecX8LowGo is the pure-Go twin of the low-bit types' X8 decode
 // kernels, in their order of operations. Per super-block, exact in int32:
-// IQ4_XS S = Σ_j sc_j·Σ_l level·y; Q3_K S = Σ_i sc_i·(Σ u·y − 4·Σy_i);
-// Q2_K S = Σ_i sc_i·Σ q·y and M = Σ_i m_i·Σy_i. Then acc += S·(d·d_x)
-// fused, and for Q2_K acc −= M·(dmin·d_x) fused.
+// IQ4_XS S = Σ_j sc_j·Σ_l level·y; Q3_K S = Σ_i sc_i·(Σ u·y −
+// 4·Σy_i); Q2_K S = Σ_i sc_i·Σ q·y and M = Σ_i m_i·Σy_i. Then acc +=
+// S·(d·d_x) fused, and for Q2_K acc −= M·(dmin·d_x) fused. IQ4_NL, per
+// block: s = Σ level·y exactly, then acc += d_w·(s·d_x) fused.
 func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32) {
+	if t == IQ4_NL {
+		matVecX8IQ4NLGo(n, w, groups, x, out)
+		return
+	}
 	nb := n / QKK
 	bb := X8BlockBytes(t)
 	for g := 0; g < groups; g++ {
@@ -188,6 +208,29 @@ func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32)
 					continue
 				}
 				acc[r] = fma32(float32(s), f16At(gb[2*r:])*dx, acc[r])
+			}
+		}
+		copy(out[8*g:8*g+8], acc[:])
+	}
+}
+
+// matVecX8IQ4NLGo is matVecX8LowGo for IQ4_NL: blocks of 32 elements and
+// Q8_0 activations.
+func matVecX8IQ4NLGo(n int, w []byte, groups int, x []byte, out []float32) {
+	nb := n / QK
+	bb := X8BlockBytes(IQ4_NL)
+	for g := 0; g < groups; g++ {
+		var acc [8]float32
+		for b := 0; b < nb; b++ {
+			gb := w[(g*nb+b)*bb : (g*nb+b+1)*bb]
+			xb := x[b*q8_0Bytes : (b+1)*q8_0Bytes]
+			dx := f16At(xb)
+			for r := 0; r < 8; r++ {
+				var s int32
+				for e := 0; e < QK; e++ {
+					s += int32(iq4nlValues[x8LowCode(IQ4_NL, gb, r, e)]) * int32(int8(xb[2+e]))
+				}
+				acc[r] = fma32(f16At(gb[2*r:]), float32(s)*dx, acc[r])
 			}
 		}
 		copy(out[8*g:8*g+8], acc[:])

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-var x8LowTypes = []Type{IQ4_XS, Q3_K, Q2_K}
+var x8LowTypes = []Type{IQ4_XS, Q3_K, Q2_K, IQ4_NL}
 
 // x8LowRow rebuilds row r's block of the block column gb of the X8 layout
 // of low-bit type t, in the file's layout: the repack's inverse.
@@ -24,6 +24,11 @@ func x8LowRow(t Type, gb []byte, r int) []byte {
 		blk[2], blk[3] = byte(sh), byte(sh>>8)
 		for k := 0; k < 32; k++ {
 			copy(blk[8+4*k:8+4*k+4], gb[80+32*k+4*r:])
+		}
+	case IQ4_NL:
+		blk[0], blk[1] = gb[2*r], gb[2*r+1]
+		for c := 0; c < 4; c++ {
+			copy(blk[2+4*c:2+4*c+4], gb[16+32*c+4*r:])
 		}
 	case Q2_K:
 		copy(blk[80:84], gb[4*r:])
@@ -61,7 +66,7 @@ func TestX8Lowbit(t *testing.T) {
 			for _, n := range []int{256, 2048, 5632} {
 				t.Run(fmt.Sprintf("%v/%d/%d", typ, kind, n), func(t *testing.T) {
 					const rows = 24
-					nb := n / QKK
+					nb := n / typ.BlockElems()
 					wb := typ.BlockBytes()
 					bb := X8BlockBytes(typ)
 					vt := typ.VecDotType()
