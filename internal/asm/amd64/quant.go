@@ -69,7 +69,12 @@ func quantFiles() []outFile {
 			x8Multis(iq4XSX8Multi)
 			iq4XSX8Multi.emit(8)
 		}},
-		{"iq3_s", func() { lowFamily(lowIQ3S) }},
+		{"iq3_s", func() {
+			lowFamily(lowIQ3S)
+			x8Decoders(iq3SX8)
+			x8Multis(iq3SX8Multi)
+			iq3SX8Multi.emit(8)
+		}},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
 	}
 }

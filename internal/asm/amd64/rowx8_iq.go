@@ -5,15 +5,40 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// The X8 kernels of IQ4_NL (quant's x8_lowbit.go for the layout),
-// AVX-512 VNNI only:
+// The X8 kernels of IQ4_NL and IQ3_S (quant's x8_lowbit.go for the
+// layouts), AVX-512 VNNI only:
 //
-//	rowIQ4_NLX8VNNI[NTA<d>](w *byte, groups int, x *byte, nb int, out *float32)
-//	rowIQ4_NLX8VNNIT<n>(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+//	row<T>X8VNNI[NTA<d>](w *byte, groups int, x *byte, nb int, out *float32)
+//	row<T>X8VNNIT<n>(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 //
 // IQ4_NL is Q4_0's layout whose nibbles index the non-linear levels, so
 // its kernels are Q4_0's with a VPSHUFB per nibble register and Q8_0's
 // exact integer correction (the levels plus 128 against y, less 128·Σy).
+// IQ3_S's 9-bit grid indexes would need a gather per four elements in
+// the kernel (its row kernel is gather-bound); its repack resolves the
+// grid at load time into IQ4_XS's X8 layout, one 4-bit code per element
+// (three bits of magnitude index, one of sign) and the scales 1+2s as
+// int8, so its kernels are IQ4_XS's with another table.
+
+// iq3sX8Table is IQ3_S's code table for lutX8: code c stands for
+// ±(2(c&7)+1), negative when c&8 is set, plus 128.
+func iq3sX8Table() Mem {
+	b := make([]byte, 16)
+	for i := range b {
+		v := 2*(i&7) + 1
+		if i&8 != 0 {
+			v = -v
+		}
+		b[i] = byte(v + 128)
+	}
+	return bytesTable("iq3sX8Biased", b)
+}
+
+// iq3SX8 and iq3SX8Multi are IQ4_XS's X8 kernels over IQ3_S's levels.
+var (
+	iq3SX8      = lutX8("IQ3_S", iq3sX8Table)
+	iq3SX8Multi = x8Multi{d: iq3SX8, acc: x8Acc, loop: iq4XSX8Multi.loop}
+)
 
 // iq4NLX8 is IQ4_NL's decode kernel: eight blocks an iteration, the
 // frame q80X8's (d_x and 128·Σy of each activation block). Per block and

@@ -29,8 +29,8 @@ const (
 // split into low and high nibbles, looked up (VPSHUFB) as the IQ4_NL
 // levels plus 128, VPDPBUSD against the activation dwords they face (by
 // embedded broadcast: BenchmarkX8Lowbit from the L2 cache 8 % faster
-// than with VPBROADCASTD); S += sc_j·(s_j − 128·Σy_j) with VPMULLD
-// (exact: |S| < 2^28).
+// than with VPBROADCASTD, IQ3_S's 12 %); S += sc_j·(s_j − 128·Σy_j) with
+// VPMULLD (exact: |S| < 2^28).
 //
 // Registers: Y0 the rows' sums, Y1 S, Y3-Y6 the sub-block's partial sums,
 // Y7 scratch, Y10/Y13 the factors, Y14 the level table, Y15 the 0x0F
@@ -39,7 +39,7 @@ var iq4XSX8 = lutX8("IQ4_XS", func() Mem { return iq4nlTable(true) })
 
 // lutX8 is iq4XSX8 for a type t held in IQ4_XS's X8 layout whose 4-bit
 // codes table() turns into levels plus 128 (a 16-byte table): the kernel
-// is the layout's, only the levels differ.
+// is the layout's, only the levels differ (IQ3_S's, rowx8_iq.go).
 func lutX8(t string, table func() Mem) x8Decoder {
 	return x8Decoder{w: vnni, t: t, frame: 32 * 128, preStep: 32, count: 1,
 		pre: func() {
