@@ -145,11 +145,11 @@ func WithWeights(w WeightsMode) Option {
 	return modelOption(func(s *engine.Settings) { s.SetWeights(w) })
 }
 
-// WithRepack lets the memory plan hold Q4_0, Q8_0, Q4_K, Q5_K and Q6_K
-// weight matrices in a layout repacked at load, eight rows interleaved,
-// which decodes faster: Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K and
-// Q2_K on CPUs with AVX-512 VNNI, Q4_0, Q4_K and Q8_0 on CPUs with AVX2
-// only (default true). The plan does so only when every block
+// WithRepack lets the memory plan hold weight matrices in a layout
+// repacked at load, eight rows interleaved, which decodes faster: Q4_0,
+// Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL and IQ3_S on CPUs
+// with AVX-512 VNNI, Q4_0, Q4_K and Q8_0 on CPUs with AVX2 only (default
+// true). The plan does so only when every block
 // stays resident at the full context (WeightsResident, asked for or
 // chosen), and never holds two copies: each matrix is repacked into
 // anonymous memory and its mapped pages are released, so the plan's

@@ -86,10 +86,20 @@ func TestPlanRepack(t *testing.T) {
 }
 
 // TestShapeRepackBytes: the shape sizes each repackable matrix in the X8
-// layout of its type, which for Q4_K and Q5_K takes 32 bytes a group's
-// super-block more than the file and for Q4_0, Q8_0 and Q6_K the same.
+// layout of its type, whose block column of eight rows takes extra bytes
+// more than the file's: Q4_K's, Q5_K's and Q3_K's scales unpacked to
+// bytes, IQ4_XS's too, and IQ3_S held in IQ4_XS's layout (four bits an
+// element against the file's 3.25, and a byte a scale: 1104 bytes for
+// the file's 880).
 func TestShapeRepackBytes(t *testing.T) {
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q5_K, quant.Q6_K} {
+	for _, c := range []struct {
+		typ   quant.Type
+		extra int64
+	}{
+		{quant.Q4_0, 0}, {quant.Q8_0, 0}, {quant.Q4_K, 32}, {quant.Q5_K, 32}, {quant.Q6_K, 0},
+		{quant.IQ4_XS, 16}, {quant.Q3_K, 32}, {quant.Q2_K, 0}, {quant.IQ4_NL, 0}, {quant.IQ3_S, 224},
+	} {
+		typ := c.typ
 		if _, ok := quant.X8(typ, 256); !ok {
 			continue
 		}
@@ -104,9 +114,12 @@ func TestShapeRepackBytes(t *testing.T) {
 				t.Fatalf("%d repackable tensors, want %d", len(sh.Repack), 7*spec.Layers+1)
 			}
 			group := int64(8 * typ.BlockBytes()) // a group's block column in the file
+			if got := int64(quant.X8BlockBytes(typ)); got != group+c.extra {
+				t.Errorf("X8BlockBytes %d, want %d + %d", got, group, c.extra)
+			}
 			for _, r := range sh.Repack {
-				if r.Len%group != 0 || r.X8 != r.Len/group*int64(quant.X8BlockBytes(typ)) {
-					t.Errorf("range %+v: %d bytes repacked, want %d a %d-byte block column of 8 rows", r.Range, r.X8, quant.X8BlockBytes(typ), group)
+				if r.Len%group != 0 || r.X8 != r.Len/group*(group+c.extra) {
+					t.Errorf("range %+v: %d bytes repacked, want %d a %d-byte block column of 8 rows", r.Range, r.X8, group+c.extra, group)
 				}
 			}
 		})

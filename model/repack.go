@@ -22,7 +22,7 @@ var x8Block = map[string]bool{
 // (dims[0] the row length) may be held in the X8 layout (quant.RepackX8)
 // by a model of configuration c whose weights stay resident: a matrix of
 // a type with an X8 layout (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K,
-// Q2_K) of a block (or the output matrix when it is not the embedding), whose rows and the bands of them the forward pass reads are whole
+// Q2_K, IQ4_NL, IQ3_S) of a block (or the output matrix when it is not the embedding), whose rows and the bands of them the forward pass reads are whole
 // groups of 8, for which this CPU has X8 kernels. Only on Linux, where the
 // mapped rows can be given back once repacked (mem.Mapping.Release): the
 // layout must never make two copies. The memory plan (from the header)

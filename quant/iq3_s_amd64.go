@@ -18,3 +18,18 @@ func tileIQ3_SVNNI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *f
 
 //go:noescape
 func tileIQ3_SVNNI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func rowIQ3_SX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowIQ3_SX8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowIQ3_SX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowIQ3_SX8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowIQ3_SX8VNNIT8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

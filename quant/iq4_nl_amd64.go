@@ -24,3 +24,18 @@ func tileIQ4_NLVNNI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *
 
 //go:noescape
 func tileIQ4_NLVBMI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func rowIQ4_NLX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowIQ4_NLX8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowIQ4_NLX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowIQ4_NLX8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowIQ4_NLX8VNNIT8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

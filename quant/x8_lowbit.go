@@ -2,6 +2,7 @@ package quant
 
 import (
 	"encoding/binary"
+	"sync"
 )
 
 // The X8 layouts of the low-bit types (see x8.go for the idea). As for
@@ -33,6 +34,19 @@ import (
 //     hj, in its three bytes: B0 = u00 | u01<<3 | (u12&3)<<6, B1 = u02 | u03<<3
 //     | (u13&3)<<6, B2 = u10 | u11<<3 | (u12>>2)<<6 | (u13>>2)<<7, so
 //     that the kernel takes each value out with one mask, in place.
+//   - IQ4_NL (144 bytes, the rows' blocks exactly): Q4_0's layout (the
+//     eight F16 d, then four chunks of the rows' code bytes), whose
+//     nibbles index the levels iq4nlValues.
+//   - IQ3_S (1104 bytes, 224 more than the rows' blocks): IQ4_XS's
+//     layout, the grid resolved at load time. The eight F16 d (row r at
+//     2r); the sub-blocks' scales 1+2s as int8 (sub-block j, row r at
+//     16+8j+r); then IQ4_XS's chunks of code nibbles, element 32j+l
+//     (l < 16) in the low nibble of row byte 16j+l and element 32j+16+l
+//     in its high one, its code (m−1)/2 | 8·sign for the magnitude m of
+//     its grid entry (odd, 1..15) and its sign bit. So one 16-entry
+//     table (x8Levels) gives an element's level ±m, and the kernels are
+//     IQ4_XS's: the gathers of the row kernel's 9-bit grid indexes, too
+//     slow to keep up with memory, are done once at the repack.
 
 // repackX8Low writes row r's block blk of a low-bit type t to its place
 // in the block column o, and reports whether t is one (false: nothing
@@ -47,6 +61,27 @@ func repackX8Low(t Type, o, blk []byte, r int) bool {
 		}
 		for k := 0; k < 32; k++ {
 			copy(o[80+32*k+4*r:80+32*k+4*r+4], blk[8+4*k:])
+		}
+	case IQ4_NL:
+		o[2*r], o[2*r+1] = blk[0], blk[1]
+		for c := 0; c < 4; c++ {
+			copy(o[16+32*c+4*r:16+32*c+4*r+4], blk[2+4*c:])
+		}
+	case IQ3_S:
+		o[2*r], o[2*r+1] = blk[0], blk[1]
+		codes := iq3sX8Codes()
+		// Group k (elements 4k..4k+3 of sub-block j): its grid index and
+		// its four sign bits.
+		group := func(j, k int) uint32 {
+			i := int(blk[2+8*j+k]) | int(blk[66+j]>>k&1)<<8
+			return codes[i<<4|int(blk[74+4*j+k/2]>>(4*(k%2))&0xF)]
+		}
+		for j := 0; j < 8; j++ {
+			o[16+8*j+r] = 1 + 2*(blk[106+j/2]>>(4*(j%2))&0xF)
+			// Row bytes 16j+4k..+3 hold groups k (low nibbles) and k+4.
+			for k := 0; k < 4; k++ {
+				binary.LittleEndian.PutUint32(o[80+32*(4*j+k)+4*r:], group(j, k)|group(j, k+4)<<4)
+			}
 		}
 	case Q2_K:
 		copy(o[4*r:4*r+4], blk[80:84])
@@ -80,12 +115,19 @@ func repackX8Low(t Type, o, blk []byte, r int) bool {
 	return true
 }
 
-// x8LowCode is the unsigned code of element e (< 256) of row r in a block
-// column gb of the X8 layout of low-bit type t: IQ4_XS's 4-bit index,
-// Q2_K's 2-bit value, Q3_K's 3-bit value plus 4 (u).
+// x8LowCode is the unsigned code of element e (< 256; IQ4_NL's < 32) of
+// row r in a block column gb of the X8 layout of low-bit type t: IQ4_XS's
+// and IQ4_NL's 4-bit index, IQ3_S's 4-bit code (x8Levels), Q2_K's 2-bit
+// value, Q3_K's 3-bit value plus 4 (u).
 func x8LowCode(t Type, gb []byte, r, e int) int32 {
 	switch t {
-	case IQ4_XS:
+	case IQ4_NL:
+		q := gb[16+32*(e%16/4)+4*r+e%4]
+		if e >= 16 {
+			q >>= 4
+		}
+		return int32(q & 0xF)
+	case IQ4_XS, IQ3_S:
 		// Sub-block j's 16 code bytes: element 32j+l (l < 16) in the low
 		// nibble of byte 16j+l, element 32j+16+l in its high nibble.
 		j, l := e/32, e%32
@@ -128,6 +170,46 @@ func x8LowCode(t Type, gb []byte, r, e int) int32 {
 	}
 }
 
+// iq3sX8Levels is the level of each IQ3_S X8 code: ±(2(c&7)+1), negative
+// when c&8 is set.
+var iq3sX8Levels = func() (v [16]int8) {
+	for c := range v {
+		v[c] = int8(2*(c&7) + 1)
+		if c&8 != 0 {
+			v[c] = -v[c]
+		}
+	}
+	return v
+}()
+
+// iq3sX8Codes is, for grid index i and four sign bits s, the X8 codes of
+// the group's four elements, one a byte (element e in byte e), at
+// i<<4|s: what the repack writes for a group, without a lookup an
+// element (which made it seven times slower).
+var iq3sX8Codes = sync.OnceValue(func() *[512 << 4]uint32 {
+	var t [512 << 4]uint32
+	for i, g := range iq3sGrid {
+		for s := 0; s < 16; s++ {
+			var v uint32
+			for e := 0; e < 4; e++ {
+				m := g >> (8 * e) & 0xFF
+				v |= ((m-1)/2 | uint32(s>>e&1)<<3) << (8 * e)
+			}
+			t[i<<4|s] = v
+		}
+	}
+	return &t
+})
+
+// x8Levels is the table of levels the 4-bit codes of IQ4_XS's X8 layout
+// stand for in type t (IQ4_XS or IQ3_S).
+func x8Levels(t Type) *[16]int8 {
+	if t == IQ3_S {
+		return &iq3sX8Levels
+	}
+	return &iq4nlValues
+}
+
 // x8PairScale is the offset in a Q2_K or Q3_K X8 block column, whose
 // scales begin at base, of row r's scale byte of sub-block i: the
 // sub-blocks 8h+2j+lh pair up as j = 2q and 2q+1, in pair 4h+2q+lh.
@@ -138,10 +220,16 @@ func x8PairScale(base, r, i int) int {
 
 // matVecX8LowGo is the pure-Go twin of the low-bit types' X8 decode
 // kernels, in their order of operations. Per super-block, exact in int32:
-// IQ4_XS S = Σ_j sc_j·Σ_l level·y; Q3_K S = Σ_i sc_i·(Σ u·y − 4·Σy_i);
-// Q2_K S = Σ_i sc_i·Σ q·y and M = Σ_i m_i·Σy_i. Then acc += S·(d·d_x)
-// fused, and for Q2_K acc −= M·(dmin·d_x) fused.
+// IQ4_XS and IQ3_S S = Σ_j sc_j·Σ_l level·y; Q3_K
+// S = Σ_i sc_i·(Σ u·y − 4·Σy_i); Q2_K S = Σ_i sc_i·Σ q·y and
+// M = Σ_i m_i·Σy_i. Then acc += S·(d·d_x) fused, and for Q2_K
+// acc −= M·(dmin·d_x) fused. IQ4_NL, per block: s = Σ level·y exactly,
+// then acc += d_w·(s·d_x) fused.
 func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32) {
+	if t == IQ4_NL {
+		matVecX8IQ4NLGo(n, w, groups, x, out)
+		return
+	}
 	nb := n / QKK
 	bb := X8BlockBytes(t)
 	for g := 0; g < groups; g++ {
@@ -155,11 +243,12 @@ func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32)
 			for r := 0; r < 8; r++ {
 				var s, m int32
 				switch t {
-				case IQ4_XS:
+				case IQ4_XS, IQ3_S:
+					lv := x8Levels(t)
 					for j := 0; j < 8; j++ {
 						var sj int32
 						for e := 32 * j; e < 32*j+32; e++ {
-							sj += int32(iq4nlValues[x8LowCode(t, gb, r, e)]) * y(e)
+							sj += int32(lv[x8LowCode(t, gb, r, e)]) * y(e)
 						}
 						s += int32(int8(gb[16+8*j+r])) * sj
 					}
@@ -188,6 +277,29 @@ func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32)
 					continue
 				}
 				acc[r] = fma32(float32(s), f16At(gb[2*r:])*dx, acc[r])
+			}
+		}
+		copy(out[8*g:8*g+8], acc[:])
+	}
+}
+
+// matVecX8IQ4NLGo is matVecX8LowGo for IQ4_NL: blocks of 32 elements and
+// Q8_0 activations.
+func matVecX8IQ4NLGo(n int, w []byte, groups int, x []byte, out []float32) {
+	nb := n / QK
+	bb := X8BlockBytes(IQ4_NL)
+	for g := 0; g < groups; g++ {
+		var acc [8]float32
+		for b := 0; b < nb; b++ {
+			gb := w[(g*nb+b)*bb : (g*nb+b+1)*bb]
+			xb := x[b*q8_0Bytes : (b+1)*q8_0Bytes]
+			dx := f16At(xb)
+			for r := 0; r < 8; r++ {
+				var s int32
+				for e := 0; e < QK; e++ {
+					s += int32(iq4nlValues[x8LowCode(IQ4_NL, gb, r, e)]) * int32(int8(xb[2+e]))
+				}
+				acc[r] = fma32(f16At(gb[2*r:]), float32(s)*dx, acc[r])
 			}
 		}
 		copy(out[8*g:8*g+8], acc[:])

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-var x8LowTypes = []Type{IQ4_XS, Q3_K, Q2_K}
+var x8LowTypes = []Type{IQ4_XS, Q3_K, Q2_K, IQ4_NL, IQ3_S}
 
 // x8LowRow rebuilds row r's block of the block column gb of the X8 layout
 // of low-bit type t, in the file's layout: the repack's inverse.
@@ -24,6 +24,29 @@ func x8LowRow(t Type, gb []byte, r int) []byte {
 		blk[2], blk[3] = byte(sh), byte(sh>>8)
 		for k := 0; k < 32; k++ {
 			copy(blk[8+4*k:8+4*k+4], gb[80+32*k+4*r:])
+		}
+	case IQ4_NL:
+		blk[0], blk[1] = gb[2*r], gb[2*r+1]
+		for c := 0; c < 4; c++ {
+			copy(blk[2+4*c:2+4*c+4], gb[16+32*c+4*r:])
+		}
+	case IQ3_S:
+		blk[0], blk[1] = gb[2*r], gb[2*r+1]
+		for j := 0; j < 8; j++ {
+			blk[106+j/2] |= (gb[16+8*j+r] - 1) / 2 << (4 * (j % 2))
+			for k := 0; k < 8; k++ {
+				// The grid entry from its four magnitudes, the signs as
+				// they are.
+				var u uint16
+				for e := 0; e < 4; e++ {
+					c := x8LowCode(t, gb, r, 32*j+4*k+e)
+					u |= uint16(c&7) << (3 * e)
+					blk[74+4*j+k/2] |= byte(c>>3) << (4*(k%2) + e)
+				}
+				i := iq3sTables().index[u]
+				blk[2+8*j+k] = byte(i)
+				blk[66+j] |= byte(i>>8) << k
+			}
 		}
 	case Q2_K:
 		copy(blk[80:84], gb[4*r:])
@@ -61,7 +84,7 @@ func TestX8Lowbit(t *testing.T) {
 			for _, n := range []int{256, 2048, 5632} {
 				t.Run(fmt.Sprintf("%v/%d/%d", typ, kind, n), func(t *testing.T) {
 					const rows = 24
-					nb := n / QKK
+					nb := n / typ.BlockElems()
 					wb := typ.BlockBytes()
 					bb := X8BlockBytes(typ)
 					vt := typ.VecDotType()

@@ -11,7 +11,7 @@ import (
 // types, which have no GEMM: their batches, past the GEMM threshold too,
 // go through the X8 decode kernel a token at a time.
 func TestX8LowbitMatchesRowLayout(t *testing.T) {
-	for _, typ := range []quant.Type{quant.IQ4_XS, quant.Q3_K, quant.Q2_K} {
+	for _, typ := range []quant.Type{quant.IQ4_XS, quant.Q3_K, quant.Q2_K, quant.IQ4_NL, quant.IQ3_S} {
 		t.Run(typ.String(), func(t *testing.T) { testX8MatchesRowLayout(t, typ) })
 	}
 }
@@ -20,7 +20,7 @@ func TestX8LowbitMatchesRowLayout(t *testing.T) {
 // batches take no GEMM, a gated product is exactly the activation of the
 // two unfused products, for decode and batches.
 func TestX8LowbitGatedExact(t *testing.T) {
-	for _, typ := range []quant.Type{quant.IQ4_XS, quant.Q3_K, quant.Q2_K} {
+	for _, typ := range []quant.Type{quant.IQ4_XS, quant.Q3_K, quant.Q2_K, quant.IQ4_NL, quant.IQ3_S} {
 		t.Run(typ.String(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(27, 28))
 			const cols = 512

@@ -203,7 +203,7 @@ func TestX8Refuses(t *testing.T) {
 // computes in the decode kernels' order, over one and two panels; the
 // low-bit types, without a GEMM, take MatVecN for every batch.
 func TestX8BatchEqualsDecode(t *testing.T) {
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0, quant.IQ4_XS, quant.Q3_K, quant.Q2_K} {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0, quant.IQ4_XS, quant.Q3_K, quant.Q2_K, quant.IQ4_NL, quant.IQ3_S} {
 		t.Run(typ.String(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(25, 26))
 			const cols, rows = 512, 96

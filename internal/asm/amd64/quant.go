@@ -55,6 +55,9 @@ func quantFiles() []outFile {
 		}},
 		{"iq4_nl", func() {
 			kernels(blockIQ4NL, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})
+			x8Decoders(iq4NLX8)
+			x8Multis(iq4NLX8Multi)
+			iq4NLX8Multi.emit(8)
 		}},
 		// The VBMI kernels of the low-bit types follow their family; the
 		// VNNI 4×4 tile is as fast as a VBMI one for Q2_K and Q3_K.
@@ -66,7 +69,12 @@ func quantFiles() []outFile {
 			x8Multis(iq4XSX8Multi)
 			iq4XSX8Multi.emit(8)
 		}},
-		{"iq3_s", func() { lowFamily(lowIQ3S) }},
+		{"iq3_s", func() {
+			lowFamily(lowIQ3S)
+			x8Decoders(iq3SX8)
+			x8Multis(iq3SX8Multi)
+			iq3SX8Multi.emit(8)
+		}},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
 	}
 }

@@ -7,15 +7,16 @@ import (
 
 // The low-bit types' multi-token X8 kernels (rowx8multi.go's skeleton,
 // rowx8_lowbit.go's single-token kernels): four tokens share each block
-// column's unpacking. All three keep the single-token kernel's
-// constants (its pre, run per token) and sum each token's super-block
-// exactly in int32, the same integers as the single-token kernel in
-// another order, then do its float operations: so each token's results
-// equal it bit for bit. Per token k, acc_k is Y0+k (x8Acc) and S_k Y4+k.
-// The activation dwords reach the VPDPBUSDs by embedded broadcast
-// (VPDPBUSDBcast), which saves an instruction each and the registers
-// (BenchmarkX8LowbitPrefill, MatVecN: 3-9 % faster than with
-// VPBROADCASTD). Four tokens is what Q2_K's and Q3_K's registers hold.
+// column's unpacking (IQ4_XS's loop serves IQ3_S too; IQ4_NL's are in
+// rowx8_iq.go). All of them keep the single-token kernel's constants (its
+// pre, run per token) and sum each token's super-block exactly in int32,
+// the same integers as the single-token kernel in another order, then do
+// its float operations: so each token's results equal it bit for bit. Per
+// token k, acc_k is Y0+k (x8Acc) and S_k Y4+k. The activation dwords reach
+// the VPDPBUSDs by embedded broadcast (VPDPBUSDBcast), which saves an
+// instruction each and the registers (BenchmarkX8LowbitPrefill, MatVecN:
+// 3-9 % faster than with VPBROADCASTD). Four tokens is what Q2_K's and
+// Q3_K's registers hold.
 
 // lowS is token k's integer sum of the super-block: Y4+k.
 func lowS(k int) Register { return yr(4 + k) }
