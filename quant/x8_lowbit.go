@@ -230,77 +230,76 @@ func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32)
 		matVecX8IQ4NLGo(n, w, groups, x, out)
 		return
 	}
-	nb := n / QKK
-	bb := X8BlockBytes(t)
-	for g := 0; g < groups; g++ {
-		var acc [8]float32
-		for b := 0; b < nb; b++ {
-			gb := w[(g*nb+b)*bb : (g*nb+b+1)*bb]
-			xb := x[b*q8_KBytes : (b+1)*q8_KBytes]
-			dx := f32At(xb)
-			y := func(e int) int32 { return int32(int8(xb[4+e])) }
-			bsum := func(i int) int32 { return int32(int16(binary.LittleEndian.Uint16(xb[260+2*i:]))) }
-			for r := 0; r < 8; r++ {
-				var s, m int32
-				switch t {
-				case IQ4_XS, IQ3_S:
-					lv := x8Levels(t)
-					for j := 0; j < 8; j++ {
-						var sj int32
-						for e := 32 * j; e < 32*j+32; e++ {
-							sj += int32(lv[x8LowCode(t, gb, r, e)]) * y(e)
-						}
-						s += int32(int8(gb[16+8*j+r])) * sj
+	x8EachBlock(t, n/QKK, w, groups, x, q8_KBytes, out, func(gb, xb []byte, acc *[8]float32) {
+		dx := f32At(xb)
+		y := func(e int) int32 { return int32(int8(xb[4+e])) }
+		bsum := func(i int) int32 { return int32(int16(binary.LittleEndian.Uint16(xb[260+2*i:]))) }
+		for r := 0; r < 8; r++ {
+			var s, m int32
+			switch t {
+			case IQ4_XS, IQ3_S:
+				lv := x8Levels(t)
+				for j := 0; j < 8; j++ {
+					var sj int32
+					for e := 32 * j; e < 32*j+32; e++ {
+						sj += int32(lv[x8LowCode(t, gb, r, e)]) * y(e)
 					}
-				case Q2_K:
-					for i := 0; i < 16; i++ {
-						var si int32
-						for e := 16 * i; e < 16*i+16; e++ {
-							si += x8LowCode(t, gb, r, e) * y(e)
-						}
-						sc := gb[x8PairScale(32, r, i)]
-						s += int32(sc&0xF) * si
-						m += int32(sc>>4) * bsum(i)
-					}
-				case Q3_K:
-					for i := 0; i < 16; i++ {
-						si := -4 * bsum(i)
-						for e := 16 * i; e < 16*i+16; e++ {
-							si += x8LowCode(t, gb, r, e) * y(e)
-						}
-						s += int32(int8(gb[x8PairScale(16, r, i)])) * si
-					}
+					s += int32(int8(gb[16+8*j+r])) * sj
 				}
-				if t == Q2_K {
-					acc[r] = fma32(float32(s), f16At(gb[4*r:])*dx, acc[r])
-					acc[r] = fma32(-float32(m), f16At(gb[4*r+2:])*dx, acc[r])
-					continue
+			case Q2_K:
+				for i := 0; i < 16; i++ {
+					var si int32
+					for e := 16 * i; e < 16*i+16; e++ {
+						si += x8LowCode(t, gb, r, e) * y(e)
+					}
+					sc := gb[x8PairScale(32, r, i)]
+					s += int32(sc&0xF) * si
+					m += int32(sc>>4) * bsum(i)
 				}
-				acc[r] = fma32(float32(s), f16At(gb[2*r:])*dx, acc[r])
+			case Q3_K:
+				for i := 0; i < 16; i++ {
+					si := -4 * bsum(i)
+					for e := 16 * i; e < 16*i+16; e++ {
+						si += x8LowCode(t, gb, r, e) * y(e)
+					}
+					s += int32(int8(gb[x8PairScale(16, r, i)])) * si
+				}
 			}
+			if t == Q2_K {
+				acc[r] = fma32(float32(s), f16At(gb[4*r:])*dx, acc[r])
+				acc[r] = fma32(-float32(m), f16At(gb[4*r+2:])*dx, acc[r])
+				continue
+			}
+			acc[r] = fma32(float32(s), f16At(gb[2*r:])*dx, acc[r])
 		}
-		copy(out[8*g:8*g+8], acc[:])
-	}
+	})
 }
 
 // matVecX8IQ4NLGo is matVecX8LowGo for IQ4_NL: blocks of 32 elements and
 // Q8_0 activations.
 func matVecX8IQ4NLGo(n int, w []byte, groups int, x []byte, out []float32) {
-	nb := n / QK
-	bb := X8BlockBytes(IQ4_NL)
+	x8EachBlock(IQ4_NL, n/QK, w, groups, x, q8_0Bytes, out, func(gb, xb []byte, acc *[8]float32) {
+		dx := f16At(xb)
+		for r := 0; r < 8; r++ {
+			var s int32
+			for e := 0; e < QK; e++ {
+				s += int32(iq4nlValues[x8LowCode(IQ4_NL, gb, r, e)]) * int32(int8(xb[2+e]))
+			}
+			acc[r] = fma32(f16At(gb[2*r:]), float32(s)*dx, acc[r])
+		}
+	})
+}
+
+// x8EachBlock runs block over every block column of groups groups of
+// nb blocks of type t in the X8 layout w, with the activation block it
+// meets (xBytes bytes of x each) and the group's eight running sums,
+// which it then writes to out[8·g:]: the loop the twins share.
+func x8EachBlock(t Type, nb int, w []byte, groups int, x []byte, xBytes int, out []float32, block func(gb, xb []byte, acc *[8]float32)) {
+	bb := X8BlockBytes(t)
 	for g := 0; g < groups; g++ {
 		var acc [8]float32
 		for b := 0; b < nb; b++ {
-			gb := w[(g*nb+b)*bb : (g*nb+b+1)*bb]
-			xb := x[b*q8_0Bytes : (b+1)*q8_0Bytes]
-			dx := f16At(xb)
-			for r := 0; r < 8; r++ {
-				var s int32
-				for e := 0; e < QK; e++ {
-					s += int32(iq4nlValues[x8LowCode(IQ4_NL, gb, r, e)]) * int32(int8(xb[2+e]))
-				}
-				acc[r] = fma32(f16At(gb[2*r:]), float32(s)*dx, acc[r])
-			}
+			block(w[(g*nb+b)*bb:(g*nb+b+1)*bb], x[b*xBytes:(b+1)*xBytes], &acc)
 		}
 		copy(out[8*g:8*g+8], acc[:])
 	}
