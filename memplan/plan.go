@@ -260,13 +260,15 @@ func (s *Shape) others(r Request, ctx int) []Component {
 }
 
 // pageTableBytes is what the kernel's page tables take for the memory
-// the process touches: 8 bytes a 4 KiB page, at most the whole file
-// (mapped, read into buffers or repacked: each weight byte is in one of
-// them) and the anonymous memory beside it. A cgroup charges them with
-// the rest; without them a plan filled to its limit met it at run time
-// (Gemma-2-9B's 6000-token prompt under 6 GiB).
+// the process touches: 8 bytes a 4 KiB page of the file (mapped, read
+// into buffers or repacked) and of 1 GiB of anonymous memory beside it
+// (KV caches, arena, heap). A cgroup charges them with the rest; without
+// them a plan filled to its limit met it at run time (Gemma-2-9B's
+// 6000-token prompt under 6 GiB). It is an estimate, not a bound: KV
+// caches past 1 GiB, or IQ3_S's repacked layout (a quarter more than the
+// file), take 2 MiB of page tables a GiB beyond it.
 func (s *Shape) pageTableBytes() int64 {
-	const anon = 1 << 30 // KV caches, arena and heap: a generous bound
+	const anon = 1 << 30
 	return roundTo((s.FileBytes+anon)/512, pageRound)
 }
 
