@@ -61,15 +61,13 @@ func TestGoldenParityInt8(t *testing.T) {
 				n := len(g.PromptTokens)
 				var kl8, kl16, self, selfMax float64
 				var fails []string
-				confident := 0
 				for i := range n {
 					a, b := z8[i*vocab:(i+1)*vocab], z16[i*vocab:(i+1)*vocab]
-					k := bucketKL(g.Positions[i], a)
-					if g.Positions[i].Margin >= gf.minMargin {
-						if _, err := compare(fmt.Sprintf("position %d", i), g.Positions[i], a, tolerance{meanKL: gf.maxKL}); err != nil {
-							fails = append(fails, err.Error())
-						}
-						confident++
+					// compare checks top-1 from margin 0.5, the least of
+					// goldenInt8's; a file's own margin may be higher.
+					k, err := compare(fmt.Sprintf("position %d", i), g.Positions[i], a, tolerance{meanKL: gf.maxKL})
+					if err != nil && g.Positions[i].Margin >= gf.minMargin {
+						fails = append(fails, err.Error())
 					}
 					kl8 += k
 					kl16 += bucketKL(g.Positions[i], b)
