@@ -17,6 +17,9 @@ import (
 // reach 0.006–0.021 and flip top-1 tokens of margin up to 0.53 (qwen2,
 // gemma2) and 0.82 (gemma3): their bounds are those measurements with
 // about half again as margin, so the test catches a regression.
+// stories260K's P2 runs 1619 positions past its trained context of 128;
+// with the AVX2 kernels (LLM_CPU=avx2) its position 926, margin 0.511,
+// flips by 0.002 of a logit, so its margin is 0.6.
 var goldenInt8 = []struct {
 	file      string
 	maxKL     float64
@@ -26,7 +29,7 @@ var goldenInt8 = []struct {
 	{"tiny-llama-q4_0", 1e-2, 0.5},
 	{"tiny-llama-q4_k_m", 1e-2, 0.5},
 	{"tiny-llama-q6_k", 1e-2, 0.5},
-	{"stories260K-f16", 1e-2, 0.5},
+	{"stories260K-f16", 1e-2, 0.6},
 	{"tiny-qwen2-q4_k_m", 1.5e-2, 0.8},
 	{"tiny-gemma2-q4_k_m", 3e-2, 0.8},
 	{"tiny-qwen3-q4_k_m", 1.2e-2, 0.5},
