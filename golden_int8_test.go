@@ -83,13 +83,7 @@ func TestGoldenParityInt8(t *testing.T) {
 				if mean := kl8 / float64(n); mean > gf.maxKL {
 					t.Errorf("INT8 mean bucketed KL %.3g > %.3g", mean, gf.maxKL)
 				}
-				for i, f := range fails {
-					if i == 10 {
-						t.Errorf("… and %d more", len(fails)-10)
-						break
-					}
-					t.Error(f)
-				}
+				reportFails(t, fails)
 			})
 		}
 	}

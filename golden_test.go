@@ -213,13 +213,7 @@ func checkGolden(t *testing.T, m *llm.Model, g *testutil.Golden, mode string, to
 	if mean > tol.meanKL {
 		t.Errorf("mean bucketed KL %.3g > %.3g", mean, tol.meanKL)
 	}
-	for i, f := range fails {
-		if i == 10 {
-			t.Errorf("… and %d more", len(fails)-10)
-			break
-		}
-		t.Error(f)
-	}
+	reportFails(t, fails)
 
 	// Greedy continuation: equal up to the first step whose reference
 	// margin is below 0.5, where either choice is legitimate.
@@ -239,5 +233,18 @@ func checkGolden(t *testing.T, m *llm.Model, g *testutil.Golden, mode string, to
 		if z, err = s.Eval(ctx, []int32{want}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// reportFails reports the first ten of a golden comparison's failed
+// positions and how many more there were.
+func reportFails(t *testing.T, fails []string) {
+	t.Helper()
+	for i, f := range fails {
+		if i == 10 {
+			t.Errorf("… and %d more", len(fails)-10)
+			return
+		}
+		t.Error(f)
 	}
 }

@@ -1,6 +1,9 @@
 package quant
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // BF16ToFP32 returns the value of the bfloat16 number with bits h. The
 // conversion is exact: a bfloat16 is the top half of a float32.
@@ -21,24 +24,15 @@ func FP32ToBF16(f float32) uint16 {
 
 // dotBF16 multiplies two bfloat16 rows in float32, like ggml_vec_dot_bf16;
 // like dotF16 it agrees with ggml to rounding, not bit for bit.
-func dotBF16(n int, w, x []byte) float32 {
-	w = w[:2*n]
-	x = x[:2*n]
-	var s0, s1, s2, s3 float32
-	for len(w) >= 8 && len(x) >= 8 {
-		a := (*[8]byte)(w)
-		b := (*[8]byte)(x)
-		s0 += math.Float32frombits(uint32(a[0])<<16|uint32(a[1])<<24) * math.Float32frombits(uint32(b[0])<<16|uint32(b[1])<<24)
-		s1 += math.Float32frombits(uint32(a[2])<<16|uint32(a[3])<<24) * math.Float32frombits(uint32(b[2])<<16|uint32(b[3])<<24)
-		s2 += math.Float32frombits(uint32(a[4])<<16|uint32(a[5])<<24) * math.Float32frombits(uint32(b[4])<<16|uint32(b[5])<<24)
-		s3 += math.Float32frombits(uint32(a[6])<<16|uint32(a[7])<<24) * math.Float32frombits(uint32(b[6])<<16|uint32(b[7])<<24)
-		w = w[8:]
-		x = x[8:]
+func dotBF16(n int, w, x []byte) float32 { return dotHalf(n, w, x, bf16Table()) }
+
+// bf16Table maps every bfloat16 bit pattern to its float32 value. A table
+// read is as fast as the shift here and lets dotHalf serve both formats;
+// it is built on first use, so only processes with BF16 weights hold it.
+var bf16Table = sync.OnceValue(func() *[1 << 16]float32 {
+	t := new([1 << 16]float32)
+	for h := range t {
+		t[h] = BF16ToFP32(uint16(h))
 	}
-	for len(w) >= 2 && len(x) >= 2 {
-		s0 += BF16ToFP32(le16(w)) * BF16ToFP32(le16(x))
-		w = w[2:]
-		x = x[2:]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
+	return t
+})
