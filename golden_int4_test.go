@@ -17,29 +17,32 @@ import (
 //
 // Issue 12 asks for a mean bucketed KL below 2e-2 against llama.cpp's
 // F16-cache logits and the same top-1 token wherever llama.cpp's margin is
-// at least 1.0. A q4_0 cache gets there only on the tiny-llama files' long
-// prompt (KL 0.010–0.013, every confident top-1 equal): its 4-bit codes
-// leave about a tenth of each element's RMS as error (kv's
-// TestInt4Accuracy), in keys and values alike, and these random-weight
-// models feel it — KL 0.06–0.44 elsewhere (README, KV cache). The bounds
-// below are those measurements with a margin of about half, so the test
-// catches a regression: maxKL is the mean bucketed KL of P1 and P2 (P3 and
-// P2 for stories), minTop1 the share of the file's positions with margin ≥
-// 1.0 whose top-1 token must agree.
+// at least 1.0. With kv.DefaultRecent (the newest 128 positions and the
+// first 4 also kept in F16) the tiny-llama files and gemma3 meet it on both
+// prompts (KL 0.001–0.011, every confident top-1 equal), and every file
+// does on the short prompt P1. On the 620–690-token P2 a q4_0 cache alone
+// leaves too much: gemma2 0.021, qwen3 0.075, phi3 0.089, qwen2 0.25
+// (whose keys carry a bias, so a large part of every key is the same and
+// the 4-bit scale is spent on it); without the F16 positions it was
+// 0.05–0.44 on every file. The bounds are those measurements with a margin
+// of about half (none above the issue's bar where it is met), so the test
+// catches a regression: maxKL is the mean bucketed KL of P1 and P2,
+// minTop1 the share of the file's positions with margin ≥ 1.0 whose top-1
+// token must agree.
 var goldenInt4 = []struct {
 	file    string
 	maxKL   [2]float64
 	minTop1 float64
 }{
-	{"tiny-llama-q8_0", [2]float64{0.09, 0.016}, 0.95},
-	{"tiny-llama-q4_0", [2]float64{0.1, 0.017}, 0.95},
-	{"tiny-llama-q4_k_m", [2]float64{0.09, 0.018}, 0.95},
-	{"tiny-llama-q6_k", [2]float64{0.11, 0.019}, 0.95},
-	{"tiny-qwen2-q4_k_m", [2]float64{0.27, 0.4}, 0.7},
-	{"tiny-gemma2-q4_k_m", [2]float64{0.6, 0.32}, 0.65},
-	{"tiny-qwen3-q4_k_m", [2]float64{0.15, 0.12}, 0.9},
-	{"tiny-gemma3-q4_k_m", [2]float64{0.62, 0.66}, 0.6},
-	{"tiny-phi3-q4_k_m", [2]float64{0.12, 0.15}, 0.9},
+	{"tiny-llama-q8_0", [2]float64{0.01, 0.015}, 0.98},
+	{"tiny-llama-q4_0", [2]float64{0.01, 0.015}, 0.98},
+	{"tiny-llama-q4_k_m", [2]float64{0.01, 0.016}, 0.98},
+	{"tiny-llama-q6_k", [2]float64{0.01, 0.016}, 0.98},
+	{"tiny-qwen2-q4_k_m", [2]float64{0.01, 0.37}, 0.75},
+	{"tiny-gemma2-q4_k_m", [2]float64{0.03, 0.032}, 0.98},
+	{"tiny-qwen3-q4_k_m", [2]float64{0.01, 0.12}, 0.9},
+	{"tiny-gemma3-q4_k_m", [2]float64{0.016, 0.016}, 0.98},
+	{"tiny-phi3-q4_k_m", [2]float64{0.01, 0.14}, 0.9},
 }
 
 // TestGoldenParityInt4 runs the llama.cpp reference prompts with an INT4 KV

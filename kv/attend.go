@@ -84,7 +84,7 @@ func (c *Cache) Attend(layer, pos int, q, out []float32, p AttnParams, h0, h1 in
 	if len(scratch) < n {
 		return fmt.Errorf("kv: attend: scratch holds %d floats, position %d sees %d: %w", len(scratch), pos, n, ErrScratch)
 	}
-	v := span{l: l, start: l.cell(lo), n: n}
+	v := span{l: l, start: l.cell(lo), n: n, lo: lo}
 	v.n1 = min(n, l.cells-v.start)
 	group := p.Heads / c.cfg.KVHeads
 
@@ -116,6 +116,7 @@ func (c *Cache) Attend(layer, pos int, q, out []float32, p AttnParams, h0, h1 in
 type span struct {
 	l            *layer
 	start, n1, n int
+	lo           int // the first position seen
 }
 
 // weights sets the attention weights over KV head g of the query heads in
@@ -165,9 +166,7 @@ func (c *Cache) mix(v span, g int, w, o []float32) {
 		return
 	}
 	if c.cfg.Type == Int4 {
-		rb := q4RowBytes(dv)
-		valuesQ4Heads(o, w, n, v.n1, l.v4[a*rb:b*rb], dv)
-		valuesQ4Heads(o, w[v.n1:], n, n-v.n1, l.v4[base*rb:wrap*rb], dv)
+		c.mixInt4(v, g, w, o)
 		// The values were rotated before quantizing; the weighted sum is
 		// rotated back (the rotation is its own inverse).
 		hadamard(o, c.rotV)
@@ -183,9 +182,6 @@ func (c *Cache) mix(v span, g int, w, o []float32) {
 func (c *Cache) scoresInt4(v span, g int, qs, w []float32) {
 	l, dk, n := v.l, c.cfg.HeadDimK, v.n
 	rb := q4RowBytes(dk)
-	base := g * l.cells
-	a, b := base+v.start, base+v.start+v.n1
-	wrap := base + v.n - v.n1
 	nh := len(qs) / dk
 	var qbuf [4 * MaxHeadDim]float32
 	for j0 := 0; j0 < nh; j0 += 4 {
@@ -194,8 +190,42 @@ func (c *Cache) scoresInt4(v span, g int, qs, w []float32) {
 		copy(qr, qs[j0*dk:j1*dk])
 		hadamard(qr, c.rotK)
 		wj := w[j0*n : j1*n]
-		scoresQ4Heads(wj, n, v.n1, l.k4[a*rb:b*rb], qr, dk)
-		scoresQ4Heads(wj[v.n1:], n, n-v.n1, l.k4[base*rb:wrap*rb], qr, dk)
+		c.int4Runs(v, g, dk,
+			func(off, row, run int) { scoresQ4Heads(wj[off:], n, run, l.k4[row*rb:(row+run)*rb], qr, dk) },
+			func(off, row, run int) { scoresF16Heads(wj[off:], n, run, l.rec.rk[row*dk:(row+run)*dk], qr, dk) })
+	}
+}
+
+// mixInt4 is mix for an Int4 cache: o gets the weighted sums of the
+// q4_0 rows and of the positions held in F16.
+func (c *Cache) mixInt4(v span, g int, w, o []float32) {
+	l, dv, n := v.l, c.cfg.HeadDimV, v.n
+	rb := q4RowBytes(dv)
+	c.int4Runs(v, g, dv,
+		func(off, row, run int) { valuesQ4Heads(o, w[off:], n, run, l.v4[row*rb:(row+run)*rb], dv) },
+		func(off, row, run int) { valuesF16Heads(o, w[off:], n, run, l.rec.rv[row*dv:(row+run)*dv], dv) })
+}
+
+// int4Runs calls q4 for the runs of KV head g's q4_0 rows the span reads
+// and f16 for those of its F16 slots (see Config.Recent), in position
+// order: off is the run's first position after the span's first, row the
+// run's first row in its array.
+func (c *Cache) int4Runs(v span, g, d int, q4, f16 func(off, row, run int)) {
+	l, pos := v.l, v.lo+v.n-1
+	a, b := c.int4Parts(l, v.lo, pos)
+	slots := len(l.rec.pos)
+	if a > v.lo {
+		f16(0, g*slots+v.lo, a-v.lo)
+	}
+	base := g * l.cells
+	for p := a; p < b; {
+		cell := l.cell(p)
+		run := min(b-p, l.cells-cell)
+		q4(p-v.lo, base+cell, run)
+		p += run
+	}
+	if b <= pos {
+		c.recentRuns(b, pos+1, func(off, slot, run int) { f16(b-v.lo+off, g*slots+slot, run) })
 	}
 }
 

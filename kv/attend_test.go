@@ -24,7 +24,7 @@ func TestAttendMatchesReference(t *testing.T) {
 				for _, batch := range []int{1, 16} {
 					name := fmt.Sprintf("%v/window%d/softcap%v/batch%d", typ, win, softcap, batch)
 					t.Run(name, func(t *testing.T) {
-						testAttendReference(t, typ, win, softcap, batch, heads, kvHeads, dk, dv, cells)
+						testAttendReference(t, typ, win, softcap, batch, heads, kvHeads, dk, dv, cells, 0)
 					})
 				}
 			}
@@ -32,17 +32,24 @@ func TestAttendMatchesReference(t *testing.T) {
 	}
 }
 
-func testAttendReference(t *testing.T, typ Type, win int, softcap float32, batch, heads, kvHeads, dk, dv, cells int) {
+// testAttendReference runs Attend over a two-layer cache and compares every
+// output with refAttend over the rows the cache holds. recent is the Int4
+// cache's Config.Recent: positions then come from F16 (refRecentRow) where
+// the cache still holds them so, which a batch of stores can cut short.
+func testAttendReference(t *testing.T, typ Type, win int, softcap float32, batch, heads, kvHeads, dk, dv, cells, recent int) {
 	// Layer 0 is full; layer 1 uses win (full too when win is 0), so both
 	// kinds share one cache as they do in Gemma 2.
-	c, err := New(Config{Layers: 2, KVHeads: kvHeads, HeadDimK: dk, HeadDimV: dv, Cells: cells, Type: typ, Windows: []int{0, win}, Batch: batch})
+	c, err := New(Config{Layers: 2, KVHeads: kvHeads, HeadDimK: dk, HeadDimV: dv, Cells: cells, Type: typ, Windows: []int{0, win}, Batch: batch, Recent: recent})
 	if err != nil {
 		t.Fatal(err)
 	}
+	recent = c.recent // at most an eighth of the cells
 	r := rand.New(rand.NewPCG(uint64(win), uint64(batch)))
 	p := AttnParams{Heads: heads, Scale: float32(1 / math.Sqrt(float64(dk))), Softcap: softcap}
 	const tol = 1e-5 // float32 accumulation; F16 weight rounding is in the bound
 	toks := make([]refToken, cells)
+	f16s := make([]refToken, cells) // with recent: the rows as F16 slots hold them
+	seen := make([]refToken, cells)
 	qs := make([][]float32, cells)
 	scratch := make([]float32, cells)
 	out := make([]float32, heads*dv)
@@ -51,6 +58,9 @@ func testAttendReference(t *testing.T, typ Type, win int, softcap float32, batch
 		end := min(chunk+batch, cells)
 		for pos := chunk; pos < end; pos++ {
 			toks[pos] = newRefToken(typ, randVec(r, kvHeads*dk, 2), randVec(r, kvHeads*dv, 1), kvHeads)
+			if recent > 0 {
+				f16s[pos] = newRecentRefToken(toks[pos].k, toks[pos].v, kvHeads)
+			}
 			qs[pos] = randVec(r, heads*dk, 2)
 			for l := range 2 {
 				if err := c.Store(l, pos, toks[pos].k, toks[pos].v); err != nil {
@@ -73,8 +83,18 @@ func testAttendReference(t *testing.T, typ Type, win int, softcap float32, batch
 				if err := c.Attend(l, pos, qs[pos], out, p, 0, heads, scratch[:pos-lo+1]); err != nil {
 					t.Fatalf("layer %d pos %d: %v", l, pos, err)
 				}
+				copy(seen, toks)
+				if recent > 0 {
+					// The sinks, and the newest positions whose slots the
+					// chunk's later stores have not taken.
+					for i := lo; i <= pos; i++ {
+						if i < recentSinks || i > pos-recent && i > end-1-recent {
+							seen[i] = f16s[i]
+						}
+					}
+				}
 				for h := range heads {
-					want, bound := refAttend(toks, lo, pos, qs[pos], p, kvHeads, dk, dv, h, typ == F16, typ == F16)
+					want, bound := refAttend(seen, lo, pos, qs[pos], p, kvHeads, dk, dv, h, typ == F16, typ == F16)
 					for j, x := range want {
 						if got := out[h*dv+j]; math.Abs(float64(got)-x) > tol+bound[j] {
 							t.Fatalf("layer %d pos %d head %d out[%d] = %v, want %v ± %v", l, pos, h, j, got, x, tol+bound[j])
@@ -264,7 +284,11 @@ func TestAttendConcurrentHeads(t *testing.T) {
 
 func TestAttendAllocs(t *testing.T) {
 	for _, typ := range []Type{F16, Int8, Int4} {
-		c, err := New(Config{Layers: 1, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Cells: 1024, Type: typ, Windows: []int{16}})
+		cfg := Config{Layers: 1, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Cells: 1024, Type: typ, Windows: []int{16}}
+		if typ == Int4 {
+			cfg.Recent = 8 // the F16 slots' runs are closures
+		}
+		c, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -99,6 +99,15 @@ type Config struct {
 	// cells so that storing a whole chunk does not overwrite keys that the
 	// chunk's first token still sees. Full layers ignore it.
 	Batch int
+
+	// Recent, for an Int4 cache, is how many of each layer's newest
+	// positions are also kept in F16 (with the first four, the attention
+	// sinks), rotated as the q4_0 rows are; attention reads those positions
+	// there. A 4-bit key moves the softmax of every later query, and the
+	// newest keys and the sinks carry most of its weight. 0 keeps none;
+	// model.KVConfig sets DefaultRecent. At most an eighth of Cells is
+	// used. Other types must leave it 0.
+	Recent int
 }
 
 // layer holds one layer's keys and values, each laid out as
@@ -117,6 +126,7 @@ type layer struct {
 	k8, v8   []int8   // Int8
 	ks, vs   []float32
 	k4, v4   []byte // Int4: q4_0 blocks, HeadDim/32 of them a row
+	rec      recent // Int4 with Config.Recent: F16 copies of the newest positions and the sinks
 }
 
 // cell returns the storage cell of position pos.
@@ -144,6 +154,8 @@ type Cache struct {
 	// rotK and rotV are the orders of the Walsh–Hadamard blocks an Int4
 	// cache rotates keys (and queries) and values by; 0 is no rotation.
 	rotK, rotV int
+	// recent is Config.recentLen: the newest positions kept in F16.
+	recent int
 }
 
 // maxBytes bounds the storage New agrees to allocate, so that a config
@@ -168,6 +180,7 @@ func New(cfg Config) (*Cache, error) {
 	if cfg.Initial > 0 {
 		c.cells = min(cfg.Initial, cfg.Cells)
 	}
+	c.recent = cfg.recentLen()
 
 	// Size every layer at full capacity before allocating any, so that a
 	// config too large to hold fails without having allocated part of
@@ -193,6 +206,7 @@ func New(cfg Config) (*Cache, error) {
 	for i := range c.layers {
 		l := &c.layers[i]
 		c.alloc(l, min(l.ring, c.cells))
+		c.allocRecent(l)
 	}
 	c.bytes = Bytes(cfg)
 	return c, nil
@@ -210,7 +224,7 @@ func Bytes(cfg Config) int64 {
 	}
 	var n int64
 	for i := range cfg.Layers {
-		n += cfg.layerBytes(min(cfg.ring(i), cells))
+		n += cfg.layerBytes(min(cfg.ring(i), cells)) + cfg.recentBytes()
 	}
 	return n
 }
@@ -309,6 +323,10 @@ func (cfg *Config) validate() error {
 		return bad("Batch is %d, must not be negative", cfg.Batch)
 	case cfg.Initial < 0:
 		return bad("Initial is %d, must not be negative", cfg.Initial)
+	case cfg.Recent < 0 || cfg.Recent > math.MaxInt32/2:
+		return bad("Recent is %d, must be in 0..%d", cfg.Recent, math.MaxInt32/2)
+	case cfg.Recent > 0 && cfg.Type != Int4:
+		return bad("Recent is %d: only an Int4 cache keeps recent positions in F16", cfg.Recent)
 	}
 	for i, w := range cfg.Windows {
 		if w < 0 {
@@ -362,6 +380,7 @@ func (c *Cache) Truncate(n int) {
 		if l.lo > l.hi {
 			l.lo = n
 		}
+		l.rec.forget(n)
 	}
 }
 
@@ -397,6 +416,7 @@ func (c *Cache) Store(layer, pos int, k, v []float32) error {
 	}
 	cell := l.cell(pos)
 	kb, vb := q4RowBytes(dk), q4RowBytes(dv)
+	var kr, vr [MaxHeadDim]float32
 	for h := range nh {
 		row := h*l.cells + cell
 		ksrc := k[h*dk : (h+1)*dk]
@@ -415,8 +435,16 @@ func (c *Cache) Store(layer, pos int, k, v []float32) error {
 			l.ks[row] = quantizeI8(l.k8[row*dk:(row+1)*dk], ksrc)
 			l.vs[row] = quantizeI8(l.v8[row*dv:(row+1)*dv], vsrc)
 		case Int4:
-			quantizeQ4Rotated(l.k4[row*kb:(row+1)*kb], ksrc, c.rotK)
-			quantizeQ4Rotated(l.v4[row*vb:(row+1)*vb], vsrc, c.rotV)
+			kx, vx := kr[:dk], vr[:dv]
+			copy(kx, ksrc)
+			copy(vx, vsrc)
+			hadamard(kx, c.rotK)
+			hadamard(vx, c.rotV)
+			quantizeQ4(l.k4[row*kb:(row+1)*kb], kx)
+			quantizeQ4(l.v4[row*vb:(row+1)*vb], vx)
+			if len(l.rec.pos) > 0 {
+				c.storeRecent(l, h, pos, kx, vx)
+			}
 		}
 	}
 	if pos > l.hi {

@@ -79,6 +79,8 @@ func (c *Cache) Touch() {
 		zeroPages(l.vs, page/4)
 		zeroPages(l.k4, page)
 		zeroPages(l.v4, page)
+		zeroPages(l.rec.rk, page/2)
+		zeroPages(l.rec.rv, page/2)
 	}
 }
 

@@ -14,20 +14,9 @@ const (
 // q4RowBytes is the storage of a row of d elements (a multiple of q4Block).
 func q4RowBytes(d int) int { return d / q4Block * q4BlockBytes }
 
-// quantizeQ4Rotated stores src, rotated by Walsh–Hadamard blocks of order n
-// (0: not rotated), as q4_0 blocks in dst: the scale maps the element of
-// largest magnitude to −8 and codes are ⌊x/d+8.5⌋ clamped to 15, as
-// quantize_row_q4_0_ref does. src is not modified; len(src) is at most
-// MaxHeadDim and dst holds its blocks. It allocates nothing.
-func quantizeQ4Rotated(dst []byte, src []float32, n int) {
-	var buf [MaxHeadDim]float32
-	x := buf[:len(src)]
-	copy(x, src)
-	hadamard(x, n)
-	quantizeQ4(dst, x)
-}
-
-// quantizeQ4 stores src as q4_0 blocks in dst.
+// quantizeQ4 stores src (rotated already, see Store) as q4_0 blocks in
+// dst: the scale maps the element of largest magnitude to −8 and codes are
+// ⌊x/d+8.5⌋ clamped to 15, as quantize_row_q4_0_ref does.
 func quantizeQ4(dst []byte, src []float32) {
 	// Cannot fail: the cache sizes dst for len(src)/32 blocks.
 	_ = quant.QuantizeRow(quant.Q4_0, dst[:q4RowBytes(len(src))], src)

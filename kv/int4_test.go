@@ -221,11 +221,56 @@ func TestAttendInt4MatchesReference(t *testing.T) {
 				}
 				name := fmt.Sprintf("dims%dx%d/window%d/softcap%v/batch%d", dims[0], dims[1], win, softcap, batch)
 				t.Run(name, func(t *testing.T) {
-					testAttendReference(t, Int4, win, softcap, batch, 8, 2, dims[0], dims[1], cells)
+					testAttendReference(t, Int4, win, softcap, batch, 8, 2, dims[0], dims[1], cells, 0)
 				})
 			}
 		}
 	}
+}
+
+// TestAttendInt4RecentMatchesReference is TestAttendInt4MatchesReference
+// for a cache with Config.Recent: the sinks and the newest positions come
+// from F16 copies of the rotated rows, the others from q4_0 blocks.
+func TestAttendInt4RecentMatchesReference(t *testing.T) {
+	cells := 150
+	if testing.Short() {
+		cells = 70
+	}
+
+	for _, tc := range []struct{ dk, dv, win, batch, recent int }{
+		{64, 64, 0, 1, 16},
+		{64, 64, 0, 16, 16}, // a chunk's stores take slots the chunk's first queries see
+		{128, 64, 64, 1, 8},
+		{96, 32, 64, 16, 40},
+		{64, 64, 0, 1, 1000}, // an eighth of the cells
+	} {
+		name := fmt.Sprintf("dims%dx%d/window%d/batch%d/recent%d", tc.dk, tc.dv, tc.win, tc.batch, tc.recent)
+		t.Run(name, func(t *testing.T) {
+			testAttendReference(t, Int4, tc.win, 0, tc.batch, 8, 2, tc.dk, tc.dv, cells, tc.recent)
+		})
+	}
+}
+
+// newRecentRefToken is a token as an Int4 cache's F16 slots hold it, in the
+// model's basis: each head's row rotated, rounded to F16, rotated back.
+func newRecentRefToken(k, v []float32, kvHeads int) refToken {
+	t := refToken{k: k, v: v}
+	dk, dv := len(k)/kvHeads, len(v)/kvHeads
+	rk, rv := cacheRotationOrders(dk, dv)
+	row := func(x []float32, order int) []float64 {
+		y := slices.Clone(x)
+		hadamard(y, order)
+		f := make([]float64, len(y))
+		for i, e := range y {
+			f[i] = ref16(e)
+		}
+		return refRotate(f, order)
+	}
+	for g := range kvHeads {
+		t.kc = append(t.kc, row(k[g*dk:(g+1)*dk], rk)...)
+		t.vc = append(t.vc, row(v[g*dv:(g+1)*dv], rv)...)
+	}
+	return t
 }
 
 // TestInt4Accuracy bounds what the 4-bit rows cost against exact float64
@@ -350,4 +395,47 @@ func TestTypeHeadDims(t *testing.T) {
 			t.Errorf("%v.HeadDims(%d, %d) = %v, want %v", tc.typ, tc.dk, tc.dv, got, tc.want)
 		}
 	}
+}
+
+// TestInt4RecentParts checks which positions an Int4 cache with
+// Config.Recent reads from F16 as Truncate, Shift and new stores change
+// its slots: the sinks still held (positions lo..a-1) and the newest
+// positions whose slots hold them (b..pos).
+func TestInt4RecentParts(t *testing.T) {
+	c, err := New(Config{Layers: 1, KVHeads: 1, HeadDimK: 32, HeadDimV: 32, Cells: 64, Type: Int4, Recent: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := make([]float32, 32)
+	store := func(from, to int) {
+		for p := from; p < to; p++ {
+			if err := c.Store(0, p, k, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	check := func(what string, pos, wantA, wantB int) {
+		t.Helper()
+		if a, b := c.int4Parts(&c.layers[0], 0, pos); a != wantA || b != wantB {
+			t.Errorf("%s: position %d reads F16 for 0..%d and %d..%d, want 0..%d and %d..%d", what, pos, a-1, b, pos, wantA-1, wantB, pos)
+		}
+	}
+	store(0, 3)
+	check("3 stored", 2, 3, 3)
+	store(3, 20)
+	check("20 stored", 19, 4, 12)
+	check("20 stored, an earlier query", 15, 4, 12) // 12..19 hold the slots
+	c.Truncate(15)
+	check("truncated to 15", 14, 4, 12) // 15..19 forgotten; their slots held 7..11 before
+	store(15, 17)
+	check("16 stored again", 16, 4, 12)
+	if err := c.Shift(2, 5, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("shifted", 11, 2, 12) // moved positions are read from q4_0
+	store(12, 14)
+	check("stored after the shift", 13, 2, 12)
+	c.Truncate(0)
+	store(0, 1)
+	check("emptied", 0, 1, 1)
 }

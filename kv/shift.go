@@ -73,6 +73,14 @@ func (c *Cache) ShiftLayers(keep, drop int, rotateLayer LayerRotateFunc) error {
 		if rotateLayer != nil {
 			rotate = func(rows []float32, delta int) { rotateLayer(i, rows, delta) }
 		}
+		// The F16 copies of moved positions are not re-rotated: attention
+		// reads those positions from their q4_0 rows until they are
+		// stored again.
+		if l.lo == 0 {
+			l.rec.forget(keep)
+		} else {
+			l.rec.forget(0)
+		}
 		if l.lo == 0 {
 			moved := l.hi - (keep + drop) + 1
 			if moved > 0 {

@@ -14,8 +14,13 @@ var ErrBadState = errors.New("kv: bad saved state")
 
 // stateMagic starts the serialized form of a cache. KVC1 saved each run of
 // ring cells as keys then values, so a ring renumbered by Shift came back
-// with keys and values mixed up; KVC2 saves whole arrays in position order.
-const stateMagic = "KVC2"
+// with keys and values mixed up; KVC2 saves whole arrays in position order;
+// KVC3 adds an Int4 cache's Recent and its F16 slots. ReadFrom still reads
+// KVC2 (an Int4 cache's slots then stay empty).
+const (
+	stateMagic   = "KVC3"
+	stateMagicV2 = "KVC2"
+)
 
 // WriteTo writes the stored rows of every layer, and only those: for each
 // layer the positions it holds (lo..hi; for a windowed layer the part of the
@@ -37,6 +42,7 @@ func (c *Cache) WriteTo(w io.Writer) (int64, error) {
 	if c.cfg.Type == Int4 {
 		sw.u32(uint32(c.rotK))
 		sw.u32(uint32(c.rotV))
+		sw.u32(uint32(c.recent))
 	}
 	for i := range c.layers {
 		l := &c.layers[i]
@@ -53,6 +59,13 @@ func (c *Cache) WriteTo(w io.Writer) (int64, error) {
 			for _, p := range parts {
 				l.rows(l.lo, l.hi-l.lo+1, func(cell, run int) { p.write(sw, h*l.cells+cell, run) })
 			}
+		}
+		if len(l.rec.pos) > 0 {
+			for _, p := range l.rec.pos {
+				sw.u32(uint32(p))
+			}
+			sw.u16s(l.rec.rk)
+			sw.u16s(l.rec.rv)
 		}
 	}
 	sw.flush()
@@ -86,7 +99,8 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 	if sr.err != nil {
 		return sr.n, sr.fail()
 	}
-	if string(magic) != stateMagic {
+	v2 := string(magic) == stateMagicV2
+	if string(magic) != stateMagic && !v2 {
 		return sr.n, bad("magic %q, want %q", magic, stateMagic)
 	}
 	var hdr [5]uint32
@@ -110,6 +124,13 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 		}
 		if int64(rk) != int64(c.rotK) || int64(rv) != int64(c.rotV) {
 			return sr.n, bad("saved with Walsh–Hadamard rotation orders %d (keys) and %d (values), this cache uses %d and %d (0: none)", rk, rv, c.rotK, c.rotV)
+		}
+		if !v2 {
+			if rec := sr.u32(); sr.err != nil {
+				return sr.n, sr.fail()
+			} else if int64(rec) != int64(c.recent) {
+				return sr.n, bad("saved with %d recent positions in F16, this cache keeps %d", rec, c.recent)
+			}
 		}
 	}
 	type span struct{ lo, hi, cells, off int }
@@ -175,6 +196,26 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 					if !(x >= 0) || math.IsInf(float64(x), 0) {
 						return sr.n, bad("layer %d has scale %v", i, x)
 					}
+				}
+			}
+		}
+		if len(l.rec.pos) > 0 && !v2 {
+			for i := range l.rec.pos {
+				l.rec.pos[i] = int32(sr.u32())
+			}
+			sr.u16s(l.rec.rk)
+			sr.u16s(l.rec.rv)
+			if sr.err != nil {
+				return sr.n, sr.fail()
+			}
+			for s, p := range l.rec.pos {
+				// A slot holds a position that maps to it, at most the
+				// newest; one the ring here no longer holds is dropped.
+				if p < -1 || int(p) > sp.hi || p >= 0 && c.slot(int(p)) != s {
+					return sr.n, bad("layer %d has recent slot %d holding position %d", i, s, p)
+				}
+				if int(p) < lo {
+					l.rec.pos[s] = -1
 				}
 			}
 		}

@@ -11,7 +11,15 @@ import (
 
 func TestStateRoundTrip(t *testing.T) {
 	const heads = 4
-	for _, typ := range []Type{F16, Int8, Int4} {
+	for _, tv := range []struct {
+		typ    Type
+		recent int
+	}{{F16, 0}, {Int8, 0}, {Int4, 0}, {Int4, 3}} {
+		typ := tv.typ
+		name := typ.String()
+		if tv.recent > 0 {
+			name += "+recent"
+		}
 		for _, tc := range []struct {
 			name    string
 			n       int
@@ -29,9 +37,10 @@ func TestStateRoundTrip(t *testing.T) {
 			{"after shift moving the ring", 23, [2]int{2, 7}, 0},
 			{"moved ring into a smaller cache", 23, [2]int{2, 9}, 2},
 		} {
-			t.Run(typ.String()+"/"+tc.name, func(t *testing.T) {
+			t.Run(name+"/"+tc.name, func(t *testing.T) {
 				cfg := seqCaseFor(typ)
 				cfg.Cells = 1000
+				cfg.Recent = tv.recent
 				toks := randTokens(rand.New(rand.NewPCG(11, 12)), cfg, heads, tc.n+1)
 				src, _ := New(cfg)
 				for pos, tok := range toks[:tc.n] {
@@ -48,14 +57,14 @@ func TestStateRoundTrip(t *testing.T) {
 					t.Fatalf("WriteTo: %d bytes, err %v; buffer has %d", n, err, buf.Len())
 				}
 				// Only stored rows are written: the header (with Int4's two
-				// rotation orders), 28 bytes per layer, and the rows each layer
-				// holds.
+				// rotation orders and its Recent), 28 bytes per layer, and the
+				// rows each layer holds, then an Int4 layer's recent slots.
 				rows := int64(src.Len() + min(src.Len(), 5))
 				hdr := int64(4 + 20)
 				if typ == Int4 {
-					hdr += 8
+					hdr += 12
 				}
-				if want := hdr + 28*2 + rows*int64(cfg.KVHeads)*src.cfg.rowBytes(); n != want {
+				if want := hdr + 28*2 + rows*int64(cfg.KVHeads)*src.cfg.rowBytes() + 2*src.cfg.recentBytes(); n != want {
 					t.Errorf("wrote %d bytes, want %d", n, want)
 				}
 				cfg.Initial = tc.initial
