@@ -22,8 +22,8 @@ import (
 // prompts (KL 0.001–0.011, every confident top-1 equal), and every file
 // does on the short prompt P1. On the 620–690-token P2 a q4_0 cache alone
 // leaves too much: gemma2 0.021, qwen3 0.075, phi3 0.089, qwen2 0.25
-// (whose keys carry a bias, so a large part of every key is the same and
-// the 4-bit scale is spent on it); without the F16 positions it was
+// (the fixture's attn_q is scaled ×3, so every key's error weighs three
+// times in its score); without the F16 positions it was
 // 0.05–0.44 on every file. The bounds are those measurements with a margin
 // of about half (none above the bar where it is met), so the test
 // catches a regression: maxKL is the mean bucketed KL of P1 and P2,

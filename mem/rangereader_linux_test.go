@@ -114,3 +114,35 @@ func smapsRss(b []byte) (int64, error) {
 	}
 	return 0, fmt.Errorf("mapping at %s not in smaps", addr)
 }
+
+// TestAllocSlotsHugePageAligned: buffers of 2 MiB or more together start on
+// a huge-page boundary (and are advised to use huge pages), so an O_DIRECT
+// read into them is not split into small disk requests by scattered 4 KiB
+// pages; smaller ones are page-aligned as O_DIRECT needs.
+func TestAllocSlotsHugePageAligned(t *testing.T) {
+	for _, tc := range []struct{ n, size, align int }{
+		{2, 3<<20 + 4096, hugePage},
+		{1, hugePage, hugePage},
+		{3, 8192, 4096},
+	} {
+		bufs, free, err := allocSlots(tc.n, tc.size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bufs) != tc.n {
+			t.Fatalf("%d buffers, want %d", len(bufs), tc.n)
+		}
+		for i, b := range bufs {
+			if len(b) != tc.size || cap(b) != tc.size {
+				t.Errorf("%d×%d: buffer %d has len %d cap %d", tc.n, tc.size, i, len(b), cap(b))
+			}
+			b[0], b[len(b)-1] = 1, 1 // writable to its ends
+		}
+		if a := uintptr(unsafe.Pointer(&bufs[0][0])); a%uintptr(tc.align) != 0 {
+			t.Errorf("%d×%d: first buffer at %#x, not aligned to %d", tc.n, tc.size, a, tc.align)
+		}
+		if err := free(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
