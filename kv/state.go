@@ -16,7 +16,8 @@ var ErrBadState = errors.New("kv: bad saved state")
 // ring cells as keys then values, so a ring renumbered by Shift came back
 // with keys and values mixed up; KVC2 saves whole arrays in position order;
 // KVC3 adds an Int4 cache's Recent and its F16 slots. ReadFrom still reads
-// KVC2 (an Int4 cache's slots then stay empty).
+// KVC2, and slots saved by a cache keeping another number of positions in
+// F16; its slots then stay empty.
 const (
 	stateMagic   = "KVC3"
 	stateMagicV2 = "KVC2"
@@ -117,6 +118,7 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 	if hdr != want {
 		return sr.n, bad("saved layers/heads/dims %v, this cache has %v", hdr[1:], want[1:])
 	}
+	var savedRecent int64 // Int4: the recent positions the saved cache kept in F16
 	if c.cfg.Type == Int4 {
 		rk, rv := sr.u32(), sr.u32()
 		if sr.err != nil {
@@ -126,10 +128,12 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 			return sr.n, bad("saved with Walsh–Hadamard rotation orders %d (keys) and %d (values), this cache uses %d and %d (0: none)", rk, rv, c.rotK, c.rotV)
 		}
 		if !v2 {
-			if rec := sr.u32(); sr.err != nil {
+			savedRecent = int64(sr.u32())
+			if sr.err != nil {
 				return sr.n, sr.fail()
-			} else if int64(rec) != int64(c.recent) {
-				return sr.n, bad("saved with %d recent positions in F16, this cache keeps %d", rec, c.recent)
+			}
+			if savedRecent > math.MaxInt32/2 {
+				return sr.n, bad("saved with %d recent positions in F16", savedRecent)
 			}
 		}
 	}
@@ -199,7 +203,15 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 				}
 			}
 		}
-		if len(l.rec.pos) > 0 && !v2 {
+		if savedRecent > 0 && savedRecent != int64(c.recent) {
+			// Another plan kept another number of F16 copies: they are
+			// skipped, and attention reads those positions from q4_0.
+			slots := recentSinks + savedRecent
+			sr.discard(4*slots + 2*slots*int64(c.cfg.KVHeads)*int64(c.cfg.HeadDimK+c.cfg.HeadDimV))
+			if sr.err != nil {
+				return sr.n, sr.fail()
+			}
+		} else if len(l.rec.pos) > 0 && !v2 {
 			for i := range l.rec.pos {
 				l.rec.pos[i] = int32(sr.u32())
 			}

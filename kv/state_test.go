@@ -148,3 +148,36 @@ func TestStateErrors(t *testing.T) {
 		t.Errorf("cell offset 200 in 64 cells: err = %v", err)
 	}
 }
+
+// TestStateRecentMismatch: a cache keeping another number of recent
+// positions in F16 (another plan's) reads the rows and skips the slots,
+// which stay empty: attention reads every position from q4_0.
+func TestStateRecentMismatch(t *testing.T) {
+	const heads = 4
+	cfg := seqCaseFor(Int4)
+	cfg.Cells = 1000
+	cfg.Recent = 3
+	toks := randTokens(rand.New(rand.NewPCG(5, 6)), cfg, heads, 11)
+	src, _ := New(cfg)
+	for pos, tok := range toks {
+		step(t, src, tok, pos, heads)
+	}
+	var buf bytes.Buffer
+	if _, err := src.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, recent := range []int{0, 5} {
+		c := cfg
+		c.Recent = recent
+		dst, _ := New(c)
+		if n, err := dst.ReadFrom(bytes.NewReader(buf.Bytes())); err != nil || n != int64(buf.Len()) {
+			t.Fatalf("recent %d: ReadFrom read %d of %d bytes: %v", recent, n, buf.Len(), err)
+		}
+		if dst.Len() != 11 {
+			t.Fatalf("recent %d: Len %d after ReadFrom, want 11", recent, dst.Len())
+		}
+		if a, b := dst.int4Parts(&dst.layers[0], 0, 10); a != 0 || b != 11 {
+			t.Errorf("recent %d: reads F16 for 0..%d and %d..10 after ReadFrom, want none", recent, a-1, b)
+		}
+	}
+}

@@ -97,6 +97,9 @@ type Plan struct {
 	// "repacked weights" component), their mapped pages released. 0 when
 	// the plan keeps every weight in the file's layout.
 	Repacked int64
+	// KVNoRecent: sessions' INT4 caches keep no F16 copies of their newest
+	// positions (Request.KVNoRecent, or Make's choice: see Steps).
+	KVNoRecent bool
 	// Steps lists the degradations applied to the request, in order.
 	Steps []string
 	// Reason says why the plan does not fit and what would, when !Fits.
@@ -192,6 +195,10 @@ type Request struct {
 	// KVPreallocate: sessions reserve their whole KV cache when created
 	// instead of starting small and growing.
 	KVPreallocate bool
+	// KVNoRecent: an INT4 cache keeps no F16 copies of its newest
+	// positions (kv.Config.Recent 0). Make sets it itself when those
+	// copies would move a block of streamed weights to disk.
+	KVNoRecent bool
 	// Sessions is how many sessions run at once (a server's parallel
 	// slots); each has its own KV cache, activations and session memory,
 	// so those components count this many times. 0 means 1.
@@ -294,7 +301,7 @@ func perSession(cs []Component, n int) []Component {
 func (s *Shape) residency(r Request, limit int64, ctx int, kvt kv.Type) Residency {
 	n := len(s.BlockRanges)
 	res := Residency{Pool: limit - total(s.others(r, ctx)) - s.FixedWeights(), Buffers: s.ReadBuffers(),
-		Blocks: make([]int64, n), Order: StreamOrder(n), KV: s.Config.KVConfig(kvt, ctx), Batch: min(r.Batch, ctx)}
+		Blocks: make([]int64, n), Order: StreamOrder(n), KV: s.kvConfig(r, kvt, ctx), Batch: min(r.Batch, ctx)}
 	for il := range n {
 		res.Blocks[il] = s.BlockMemory(il)
 	}
@@ -307,7 +314,7 @@ func (s *Shape) residency(r Request, limit int64, ctx int, kvt kv.Type) Residenc
 // residency and whether the configuration fits its pool.
 func (s *Shape) components(r Request, limit int64, ctx int, kvt kv.Type, w WeightsMode) ([]Component, Residency, bool) {
 	c := &s.Config
-	kvc := c.KVConfig(kvt, ctx)
+	kvc := s.kvConfig(r, kvt, ctx)
 	res := s.residency(r, limit, ctx, kvt)
 	cs := perSession(kvGrowthComponents([]Component{
 		{WeightsComponent, s.ResidentWeights(), "mapped file pages (page cache)"},
@@ -377,17 +384,58 @@ func total(cs []Component) int64 {
 // Make chooses a configuration of the model s describes that fits the
 // request's limit, degrading in the documented order: F16 KV → INT8 KV →
 // INT4 KV → streaming weights (WeightsAuto only: blocks leave memory as
-// the KV cache grows) → shorter context → refuse. A plan that does not fit
+// the KV cache grows; INT4 caches then go without F16 copies of recent
+// positions if those would put a block more on disk at the start) →
+// shorter context → refuse. A plan that does not fit
 // is returned with Fits false, its Reason set, and a nil error; the error
 // is for a limit that cannot be detected.
 func Make(s *Shape, r Request) (Plan, error) {
 	p, err := choose(s, r)
+	if q, ok := p.withoutRecent(s, r); ok {
+		p = q
+	}
 	if err == nil && r.Repack && p.Fits && p.Weights == WeightsResident && len(s.Repack) > 0 {
 		if q := p.repack(s); q.Total <= q.Limit {
 			p = q
 		}
 	}
 	return p, err
+}
+
+// withoutRecent is the plan for r with INT4 caches that keep no F16 copies
+// of their newest positions, when p streams weights and those copies
+// would cost a block at the start: a block read from disk on every token
+// costs more than the copies' accuracy is worth (on the 8B under 3.5 GB
+// the 16.5 MB of copies moved a 12th block to disk, and decoding slowed by
+// 8–15 %).
+func (p Plan) withoutRecent(s *Shape, r Request) (Plan, bool) {
+	if !p.Fits || p.KVType != kv.Int4 || p.Weights != WeightsStreaming || r.KVNoRecent || s.Experts() > 0 ||
+		s.kvConfig(r, kv.Int4, p.Context).Recent == 0 {
+		return p, false
+	}
+	r.KVNoRecent = true
+	q, err := choose(s, r)
+	if err != nil || !q.Fits || q.Context != p.Context || q.KVType != kv.Int4 || q.Weights != WeightsStreaming {
+		return p, false
+	}
+	with, _ := p.Residency.Streamed(p.InitialKV)
+	without, _ := q.Residency.Streamed(q.InitialKV)
+	if without >= with {
+		return p, false
+	}
+	q.Steps = append(q.Steps, fmt.Sprintf("INT4 KV without F16 copies of the newest positions (they would move a block to disk: %d blocks read from disk at the start, not %d)", without, with))
+	return q, true
+}
+
+// kvConfig is the KV cache configuration of a session the request plans
+// for: the model's (model.Config.KVConfig), without INT4's F16 copies of
+// recent positions when the request says so.
+func (s *Shape) kvConfig(r Request, kvt kv.Type, ctx int) kv.Config {
+	c := s.Config.KVConfig(kvt, ctx)
+	if r.KVNoRecent {
+		c.Recent = 0
+	}
+	return c
 }
 
 // repack is the plan p with the matrices s.Repack holds in the X8 layout:
@@ -425,7 +473,7 @@ func choose(s *Shape, r Request) (Plan, error) {
 		ctx = s.Config.Context
 	}
 	p := Plan{Context: ctx, KVType: r.KVType, Weights: r.Weights, Batch: min(r.Batch, ctx),
-		Threads: r.Threads, Sessions: max(r.Sessions, 1), FileBytes: s.FileBytes}
+		Threads: r.Threads, Sessions: max(r.Sessions, 1), FileBytes: s.FileBytes, KVNoRecent: r.KVNoRecent}
 	if r.Limit > 0 {
 		p.Limit, p.LimitSource = r.Limit, "WithMemoryLimit"
 	} else {
@@ -443,7 +491,7 @@ func choose(s *Shape, r Request) (Plan, error) {
 		cs, res, ok := s.components(r, p.Limit, ctx, kvt, w)
 		p.Context, p.KVType, p.Weights, p.Batch = ctx, kvt, w, min(r.Batch, ctx)
 		p.Components, p.Total, p.ResidentWeights, p.Residency = cs, total(cs), cs[0].Bytes, res
-		p.InitialKV = kv.Bytes(initialKV(s.Config.KVConfig(kvt, ctx), r.KVPreallocate))
+		p.InitialKV = kv.Bytes(initialKV(s.kvConfig(r, kvt, ctx), r.KVPreallocate))
 		return ok && p.Total <= p.Limit
 	}
 	if apply(ctx, r.KVType, mode) {

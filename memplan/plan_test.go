@@ -400,3 +400,73 @@ func TestPlanSessions(t *testing.T) {
 		t.Errorf("KV limit %d for three caches of %d; plan:\n%s", three.KVLimit(), kv1, three)
 	}
 }
+
+// TestPlanInt4WithoutRecent: with streaming weights, a plan whose INT4
+// caches' F16 copies of recent positions would move a block to disk at the
+// start goes without them (Plan.KVNoRecent, a step saying so), and then
+// reads fewer blocks from disk; where they cost no block they stay.
+func TestPlanInt4WithoutRecent(t *testing.T) {
+	spec := testutil.TinyLlama()
+	// Blocks large beside the KV cache, as a quantized 8B's are.
+	spec.Context, spec.WeightType, spec.Layers, spec.FFN = 2048, quant.Q8_0, 8, 4096
+	spec.HeadDim = 32
+	sh, err := ReadShape(testutil.TempModel(t, spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Threads: 2, Batch: 64, KVType: kv.Int4}
+	hi := totalOf(sh, req, 2048, kv.Int4, WeightsResident) - 1
+	atStart := func(p Plan) int { n, _ := p.Residency.Streamed(p.InitialKV); return n }
+	// Limits a third of the copies' bytes apart, so that some fall where
+	// the copies decide a block.
+	kc := sh.Config.KVConfig(kv.Int4, 2048)
+	withBytes := kv.Bytes(kc)
+	kc.Recent = 0
+	step := max((withBytes-kv.Bytes(kc))/3, 1)
+	var dropped, kept int
+	for limit := hi; limit > hi-sh.FileBytes; limit -= step {
+		r := req
+		r.Limit = limit
+		p, err := Make(sh, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.Fits || p.Context != 2048 || p.Weights != WeightsStreaming {
+			break
+		}
+		r.KVNoRecent = true
+		without, err := Make(sh, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		with, err := choose(sh, req2(req, limit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.KVNoRecent {
+			dropped++
+			if atStart(p) != atStart(without) || atStart(p) >= atStart(with) || p.Total != without.Total {
+				t.Errorf("limit %d: without F16 copies %d blocks on disk at the start (total %d); asked without them %d (%d), with them %d",
+					limit, atStart(p), p.Total, atStart(without), without.Total, atStart(with))
+			}
+			if last := p.Steps[len(p.Steps)-1]; !strings.Contains(last, "without F16 copies") {
+				t.Errorf("limit %d: last step %q", limit, last)
+			}
+		} else {
+			kept++
+			if atStart(p) > atStart(without) {
+				t.Errorf("limit %d: kept the F16 copies with %d blocks on disk at the start, %d without", limit, atStart(p), atStart(without))
+			}
+		}
+	}
+	t.Logf("%d limits: %d plans without the F16 copies, %d with", dropped+kept, dropped, kept)
+	if dropped == 0 || kept == 0 {
+		t.Errorf("of the limits tried, %d plans dropped the F16 copies and %d kept them; want some of each", dropped, kept)
+	}
+}
+
+// req2 is r with the limit set.
+func req2(r Request, limit int64) Request {
+	r.Limit = limit
+	return r
+}

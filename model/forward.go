@@ -50,6 +50,9 @@ type StateOptions struct {
 	// Initial is how many cells the cache allocates at first (0 = Cells);
 	// Grow enlarges it.
 	Initial int
+	// NoRecent: an Int4 cache keeps no F16 copies of its newest positions
+	// (kv.Config.Recent 0 instead of KVConfig's kv.DefaultRecent).
+	NoRecent bool
 }
 
 // allocAlign is the alignment the arena gives every allocation; ScratchBytes
@@ -112,6 +115,9 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 	}
 	kc := m.KVConfig(o.Cache, o.Cells)
 	kc.Initial = o.Initial
+	if o.NoRecent {
+		kc.Recent = 0
+	}
 	cache, err := kv.New(kc)
 	if err != nil {
 		return nil, err

@@ -94,6 +94,7 @@ func Load(ctx context.Context, path string, o Options) (*Engine, error) {
 	p := e.Plan()
 	e.Defaults = o
 	e.Defaults.Context, e.Defaults.KVType, e.Defaults.Weights = p.Context, p.KVType, p.Weights
+	e.Defaults.KVNoRecent = p.KVNoRecent
 	if err := seq.CheckShift(o.Shift, o.Keep, p.Context); err != nil {
 		e.Close()
 		return nil, err
@@ -136,7 +137,7 @@ func (e *Engine) NewSeq(apply func(*Settings)) (*seq.Seq, error) {
 		return nil, err
 	}
 	return seq.New(e.Model, ops.NewExec(e.Pool), e.KVBudget, seq.Config{
-		Context: o.Context, Batch: o.Batch, KVType: o.KVType, Preallocate: o.KVPreallocate,
+		Context: o.Context, Batch: o.Batch, KVType: o.KVType, NoRecent: o.KVNoRecent, Preallocate: o.KVPreallocate,
 		Shift: o.Shift, Keep: o.Keep, Logger: o.Logger, Guard: e, Vocab: e.Tok,
 	})
 }

@@ -67,6 +67,7 @@ type Config struct {
 	Context     int     // the most tokens the sequence holds
 	Batch       int     // the most tokens one forward pass takes
 	KVType      kv.Type // the cache's element type
+	NoRecent    bool    // an INT4 cache keeps no F16 copies of its newest positions (memplan.Plan.KVNoRecent)
 	Preallocate bool    // reserve and touch the whole context's cache in New
 	Shift       bool    // drop old tokens instead of failing when full
 	Keep        int     // tokens a shift keeps at the start
@@ -138,6 +139,9 @@ func New(m *model.Model, e *ops.Exec, b Budget, c Config) (*Seq, error) {
 		return nil, err
 	}
 	kc := m.KVConfig(c.KVType, c.Context)
+	if c.NoRecent {
+		kc.Recent = 0
+	}
 	kc.Initial = memplan.InitialCells(c.Context, c.Preallocate)
 	kvb := kv.Bytes(kc)
 	if !c.Preallocate {
@@ -147,7 +151,7 @@ func New(m *model.Model, e *ops.Exec, b Budget, c Config) (*Seq, error) {
 			kc.Initial, memplan.FormatBytes(kvb), memplan.FormatBytes(b.Limit()), memplan.FormatBytes(b.InUse()), memplan.ErrOutOfBudget)
 	}
 	st, err := m.NewState(e, model.StateOptions{
-		Batch: min(c.Batch, c.Context), Cache: c.KVType, Cells: c.Context, Initial: kc.Initial,
+		Batch: min(c.Batch, c.Context), Cache: c.KVType, NoRecent: c.NoRecent, Cells: c.Context, Initial: kc.Initial,
 	})
 	if err != nil {
 		b.Release(kvb)
