@@ -3,10 +3,7 @@ package llm_test
 import (
 	"go/ast"
 	"go/parser"
-	"go/token"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,28 +15,7 @@ import (
 func declaredNames(t *testing.T) map[string]map[string]bool {
 	t.Helper()
 	names := map[string]map[string]bool{}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			name := d.Name()
-			if p != "." && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata") {
-				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(p, "go.mod")); p != "." && err == nil {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	err := eachSourceFile(parser.SkipObjectResolution, func(_ string, f *ast.File) {
 		pkg := f.Name.Name
 		if names[pkg] == nil {
 			names[pkg] = map[string]bool{}
@@ -78,7 +54,6 @@ func declaredNames(t *testing.T) map[string]map[string]bool {
 				}
 			}
 		}
-		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

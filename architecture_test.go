@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"bufio"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -73,8 +74,40 @@ func sourceImports(t *testing.T) map[string][]string {
 		return strings.TrimPrefix(p, modulePath+"/")
 	}
 	pkgs := map[string]map[string]bool{}
+	err := eachSourceFile(parser.ImportsOnly, func(p string, f *ast.File) {
+		pkg := short(path.Join(modulePath, filepath.ToSlash(filepath.Dir(p))))
+		if pkgs[pkg] == nil {
+			pkgs[pkg] = map[string]bool{}
+		}
+		for _, imp := range f.Imports {
+			q, _ := strconv.Unquote(imp.Path.Value)
+			if q == modulePath || strings.HasPrefix(q, modulePath+"/") {
+				pkgs[pkg][short(q)] = true
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for pkg, deps := range pkgs {
+		out[pkg] = slices.Sorted(func(yield func(string) bool) {
+			for d := range deps {
+				if !yield(d) {
+					return
+				}
+			}
+		})
+	}
+	return out
+}
+
+// eachSourceFile parses every non-test Go file of this module (every build
+// tag; not nested modules, testdata, or directories starting with "." or
+// "_") with mode and calls f with its path and syntax.
+func eachSourceFile(mode parser.Mode, f func(path string, file *ast.File)) error {
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -91,36 +124,13 @@ func sourceImports(t *testing.T) map[string][]string {
 		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+		file, err := parser.ParseFile(fset, p, nil, mode)
 		if err != nil {
 			return err
 		}
-		pkg := short(path.Join(modulePath, filepath.ToSlash(filepath.Dir(p))))
-		if pkgs[pkg] == nil {
-			pkgs[pkg] = map[string]bool{}
-		}
-		for _, imp := range f.Imports {
-			q, _ := strconv.Unquote(imp.Path.Value)
-			if q == modulePath || strings.HasPrefix(q, modulePath+"/") {
-				pkgs[pkg][short(q)] = true
-			}
-		}
+		f(p, file)
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string][]string{}
-	for pkg, deps := range pkgs {
-		out[pkg] = slices.Sorted(func(yield func(string) bool) {
-			for d := range deps {
-				if !yield(d) {
-					return
-				}
-			}
-		})
-	}
-	return out
 }
 
 // TestArchitectureImports checks that docs/ARCHITECTURE.md's import table

@@ -210,13 +210,7 @@ func TestPlanDegradationOrder(t *testing.T) {
 // TestPlanDegradationOrder covers one whose head size (16) does not, where
 // INT8 goes straight to streaming.
 func TestPlanDegradationInt4(t *testing.T) {
-	spec := testutil.TinyLlama()
-	spec.Context, spec.WeightType, spec.Layers, spec.FFN = 8192, quant.Q8_0, 8, 1024
-	spec.HeadDim = 32
-	sh, err := ReadShape(testutil.TempModel(t, spec))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sh := int4Shape(t, 8192, 1024)
 	req := Request{Threads: 2, Batch: 64}
 	i8 := totalOf(sh, req, 8192, kv.Int8, WeightsResident)
 	i4 := totalOf(sh, req, 8192, kv.Int4, WeightsResident)
@@ -406,14 +400,8 @@ func TestPlanSessions(t *testing.T) {
 // start goes without them (Plan.KVNoRecent, a step saying so), and then
 // reads fewer blocks from disk; where they cost no block they stay.
 func TestPlanInt4WithoutRecent(t *testing.T) {
-	spec := testutil.TinyLlama()
 	// Blocks large beside the KV cache, as a quantized 8B's are.
-	spec.Context, spec.WeightType, spec.Layers, spec.FFN = 2048, quant.Q8_0, 8, 4096
-	spec.HeadDim = 32
-	sh, err := ReadShape(testutil.TempModel(t, spec))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sh := int4Shape(t, 2048, 4096)
 	req := Request{Threads: 2, Batch: 64, KVType: kv.Int4}
 	hi := totalOf(sh, req, 2048, kv.Int4, WeightsResident) - 1
 	atStart := func(p Plan) int { n, _ := p.Residency.Streamed(p.InitialKV); return n }
@@ -463,6 +451,20 @@ func TestPlanInt4WithoutRecent(t *testing.T) {
 	if dropped == 0 || kept == 0 {
 		t.Errorf("of the limits tried, %d plans dropped the F16 copies and %d kept them; want some of each", dropped, kept)
 	}
+}
+
+// int4Shape is the shape of an 8-layer Q8_0 tiny-llama whose head size
+// (32) allows INT4, of the given context and feed-forward width.
+func int4Shape(t *testing.T, ctx, ffn int) *Shape {
+	t.Helper()
+	spec := testutil.TinyLlama()
+	spec.Context, spec.WeightType, spec.Layers, spec.FFN = ctx, quant.Q8_0, 8, ffn
+	spec.HeadDim = 32
+	sh, err := ReadShape(testutil.TempModel(t, spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sh
 }
 
 // req2 is r with the limit set.
