@@ -217,13 +217,11 @@ func (c *Cache) int4Runs(v span, g, d int, q4, f16 func(off, row, run int)) {
 	if a > v.lo {
 		f16(0, g*slots+v.lo, a-v.lo)
 	}
-	base := g * l.cells
-	for p := a; p < b; {
-		cell := l.cell(p)
-		run := min(b-p, l.cells-cell)
-		q4(p-v.lo, base+cell, run)
-		p += run
-	}
+	base, off := g*l.cells, a-v.lo
+	l.rows(a, b-a, func(cell, run int) {
+		q4(off, base+cell, run)
+		off += run
+	})
 	if b <= pos {
 		c.recentRuns(b, pos+1, func(off, slot, run int) { f16(b-v.lo+off, g*slots+slot, run) })
 	}

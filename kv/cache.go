@@ -416,7 +416,6 @@ func (c *Cache) Store(layer, pos int, k, v []float32) error {
 	}
 	cell := l.cell(pos)
 	kb, vb := q4RowBytes(dk), q4RowBytes(dv)
-	var kr, vr [MaxHeadDim]float32
 	for h := range nh {
 		row := h*l.cells + cell
 		ksrc := k[h*dk : (h+1)*dk]
@@ -435,6 +434,7 @@ func (c *Cache) Store(layer, pos int, k, v []float32) error {
 			l.ks[row] = quantizeI8(l.k8[row*dk:(row+1)*dk], ksrc)
 			l.vs[row] = quantizeI8(l.v8[row*dv:(row+1)*dv], vsrc)
 		case Int4:
+			var kr, vr [MaxHeadDim]float32
 			kx, vx := kr[:dk], vr[:dv]
 			copy(kx, ksrc)
 			copy(vx, vsrc)

@@ -78,10 +78,6 @@ func (c *Cache) ShiftLayers(keep, drop int, rotateLayer LayerRotateFunc) error {
 		// stored again.
 		if l.lo == 0 {
 			l.rec.forget(keep)
-		} else {
-			l.rec.forget(0)
-		}
-		if l.lo == 0 {
 			moved := l.hi - (keep + drop) + 1
 			if moved > 0 {
 				c.copyRows(l, l, keep+drop, keep, moved)
@@ -91,6 +87,7 @@ func (c *Cache) ShiftLayers(keep, drop int, rotateLayer LayerRotateFunc) error {
 			continue
 		}
 		// A wrapped ring: renumber in place by moving the cell origin.
+		l.rec.forget(0)
 		lo := max(l.lo-drop, 0)
 		l.off = (l.off + drop) % l.cells
 		l.lo, l.hi = lo, l.hi-drop

@@ -138,21 +138,18 @@ func New(m *model.Model, e *ops.Exec, b Budget, c Config) (*Seq, error) {
 	if err := CheckShift(c.Shift, c.Keep, c.Context); err != nil {
 		return nil, err
 	}
-	kc := m.KVConfig(c.KVType, c.Context)
-	if c.NoRecent {
-		kc.Recent = 0
+	so := model.StateOptions{
+		Batch: min(c.Batch, c.Context), Cache: c.KVType, NoRecent: c.NoRecent, Cells: c.Context,
+		Initial: memplan.InitialCells(c.Context, c.Preallocate),
 	}
-	kc.Initial = memplan.InitialCells(c.Context, c.Preallocate)
-	kvb := kv.Bytes(kc)
+	kvb := kv.Bytes(m.StateKVConfig(so))
 	if !c.Preallocate {
 		b.Force(kvb)
 	} else if !b.Reserve(kvb) {
 		return nil, fmt.Errorf("llm: new session: reserving a KV cache of %d cells (%s) breaks the memory budget (%s for KV caches, %s in use): %w",
-			kc.Initial, memplan.FormatBytes(kvb), memplan.FormatBytes(b.Limit()), memplan.FormatBytes(b.InUse()), memplan.ErrOutOfBudget)
+			so.Initial, memplan.FormatBytes(kvb), memplan.FormatBytes(b.Limit()), memplan.FormatBytes(b.InUse()), memplan.ErrOutOfBudget)
 	}
-	st, err := m.NewState(e, model.StateOptions{
-		Batch: min(c.Batch, c.Context), Cache: c.KVType, NoRecent: c.NoRecent, Cells: c.Context, Initial: kc.Initial,
-	})
+	st, err := m.NewState(e, so)
 	if err != nil {
 		b.Release(kvb)
 		return nil, fmt.Errorf("llm: new session: %w", err)
