@@ -18,17 +18,21 @@ import (
 // Issue 12 asks for a mean bucketed KL below 2e-2 against llama.cpp's
 // F16-cache logits and the same top-1 token wherever llama.cpp's margin is
 // at least 1.0. With kv.DefaultRecent (the newest 128 positions and the
-// first 4 also kept in F16) the tiny-llama files and gemma3 meet it on both
-// prompts (KL 0.001–0.011, every confident top-1 equal), and every file
-// does on the short prompt P1. On the 620–690-token P2 a q4_0 cache alone
-// leaves too much: gemma2 0.021, qwen3 0.075, phi3 0.089, qwen2 0.25
-// (the fixture's attn_q is scaled ×3, so every key's error weighs three
-// times in its score); without the F16 positions it was
-// 0.05–0.44 on every file. The bounds are those measurements with a margin
-// of about half (none above the issue's bar where it is met), so the test
-// catches a regression: maxKL is the mean bucketed KL of P1 and P2,
-// minTop1 the share of the file's positions with margin ≥ 1.0 whose top-1
-// token must agree.
+// first 4 also kept in F16) and the fitted q4_0 scales the tiny-llama
+// files and both gemmas meet it on both prompts (KL 0.001–0.020, every
+// confident top-1 equal), and every file does on the short prompt P1. On
+// the 620–690-token P2 a q4_0 cache leaves too much on three: qwen3 0.062,
+// phi3 0.081, qwen2 0.21 (the fixture's attn_q is scaled ×3, so every key's
+// error weighs three times in its score); without the F16 positions it was
+// 0.05–0.44 on every file. Which half costs it, measured by reading every
+// position's key or value from F16 and the other from q4_0: 4-bit keys
+// alone 0.053 / 0.075 / 0.22, 4-bit values alone 0.034 / 0.027 / 0.071 —
+// so even exact keys would leave these three above 2e-2 with 4-bit values.
+// The bounds are those measurements with a margin of about half (none
+// above the issue's bar where it is met), so the test catches a
+// regression: maxKL is the mean bucketed KL of P1 and P2, minTop1 the
+// share of the file's positions with margin ≥ 1.0 whose top-1 token must
+// agree.
 var goldenInt4 = []struct {
 	file    string
 	maxKL   [2]float64
@@ -38,11 +42,11 @@ var goldenInt4 = []struct {
 	{"tiny-llama-q4_0", [2]float64{0.01, 0.015}, 0.98},
 	{"tiny-llama-q4_k_m", [2]float64{0.01, 0.016}, 0.98},
 	{"tiny-llama-q6_k", [2]float64{0.01, 0.016}, 0.98},
-	{"tiny-qwen2-q4_k_m", [2]float64{0.01, 0.37}, 0.75},
-	{"tiny-gemma2-q4_k_m", [2]float64{0.03, 0.032}, 0.98},
-	{"tiny-qwen3-q4_k_m", [2]float64{0.01, 0.12}, 0.9},
+	{"tiny-qwen2-q4_k_m", [2]float64{0.01, 0.31}, 0.8},
+	{"tiny-gemma2-q4_k_m", [2]float64{0.02, 0.02}, 0.98},
+	{"tiny-qwen3-q4_k_m", [2]float64{0.01, 0.095}, 0.9},
 	{"tiny-gemma3-q4_k_m", [2]float64{0.016, 0.016}, 0.98},
-	{"tiny-phi3-q4_k_m", [2]float64{0.01, 0.14}, 0.9},
+	{"tiny-phi3-q4_k_m", [2]float64{0.01, 0.12}, 0.9},
 }
 
 // TestGoldenParityInt4 runs the llama.cpp reference prompts with an INT4 KV

@@ -11,8 +11,8 @@ const recentSinks = 4
 // DefaultRecent is the Config.Recent model.KVConfig gives an Int4 cache.
 // Against llama.cpp's F16 cache on the golden fixtures (TestGoldenParityInt4)
 // it takes the mean KL of the short prompts from 0.05–0.41 to 0.001–0.018,
-// and of the 620–690-token ones to 0.008–0.021 on tiny-llama and the gemmas
-// (0.075–0.25 on qwen3, phi3 and qwen2, from 0.08–0.27), for 132 F16 rows
+// and of the 620–690-token ones to 0.007–0.020 on tiny-llama and the gemmas
+// (0.062–0.21 on qwen3, phi3 and qwen2, from 0.08–0.27), for 132 F16 rows
 // per layer and KV head — 45 MB for Gemma-2-9B, whose Int4 cache at 8192
 // positions is 790 MB.
 const DefaultRecent = 128

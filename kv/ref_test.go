@@ -241,6 +241,47 @@ func refQ4(x []float32) (codes []int, scales []float64) {
 	return codes, scales
 }
 
+// refQ4Fit is the Int4 cache's q4_0 block (quantizeQ4's documentation): for
+// each candidate step count s of q4Fits, codes ⌊x·(−s/m) + 8.5⌋ clamped to
+// [0, 15], then the least-squares scale d = Σx·l / Σl² (l = c−8) of those
+// codes; the candidate leaving the least squared error Σx² − (Σx·l)²/Σl²
+// wins (the first on ties), d is stored as F16, and the codes are rounded
+// again at the stored d (⌊x·(1/d) + 8.5⌋). Arithmetic in float64.
+func refQ4Fit(x []float32) (codes []int, scales []float64) {
+	code := func(t float64) int { return int(math.Min(15, math.Max(0, math.Floor(t+8.5)))) }
+	for b := 0; b < len(x); b += 32 {
+		blk := x[b : b+32]
+		var m, amax float64
+		for _, v := range blk {
+			if a := math.Abs(float64(v)); a > amax {
+				amax, m = a, float64(v)
+			}
+		}
+		var d, best float64
+		for _, s := range q4Fits {
+			var sxl, sll float64
+			for _, v := range blk {
+				l := float64(code(float64(v)*(-float64(s)/m)) - 8)
+				sxl += float64(v) * l
+				sll += l * l
+			}
+			if sll > 0 && sxl*sxl/sll > best {
+				best, d = sxl*sxl/sll, sxl/sll
+			}
+		}
+		d = ref16(float32(d))
+		for _, v := range blk {
+			c := 8
+			if d != 0 {
+				c = code(float64(v) * (1 / d))
+			}
+			codes = append(codes, c)
+		}
+		scales = append(scales, d)
+	}
+	return codes, scales
+}
+
 // refInt4Row is a row as an Int4 cache holds it, in the model's basis: the
 // row rotated (in float32, by the cache's own transform, which
 // TestHadamardMatchesMatrix checks against refHadamard), quantized to q4_0,
@@ -248,7 +289,7 @@ func refQ4(x []float32) (codes []int, scales []float64) {
 func refInt4Row(row []float32, order int) []float64 {
 	x := slices.Clone(row)
 	hadamard(x, order)
-	codes, scales := refQ4(x)
+	codes, scales := refQ4Fit(x)
 	deq := make([]float64, len(row))
 	for i, c := range codes {
 		deq[i] = float64(c-8) * scales[i/32]
