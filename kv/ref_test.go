@@ -248,34 +248,37 @@ func refQ4(x []float32) (codes []int, scales []float64) {
 // wins (the first on ties), d is stored as F16, and the codes are rounded
 // again at the stored d (⌊x·(1/d) + 8.5⌋). Arithmetic in float64.
 func refQ4Fit(x []float32) (codes []int, scales []float64) {
-	code := func(t float64) int { return int(math.Min(15, math.Max(0, math.Floor(t+8.5)))) }
+	codesAt := func(blk []float32, id float64) []int {
+		cs := make([]int, len(blk))
+		for i, v := range blk {
+			cs[i] = int(math.Min(15, math.Max(0, math.Floor(float64(v)*id+8.5))))
+		}
+		return cs
+	}
 	for b := 0; b < len(x); b += 32 {
 		blk := x[b : b+32]
-		var m, amax float64
-		for _, v := range blk {
-			if a := math.Abs(float64(v)); a > amax {
-				amax, m = a, float64(v)
+		top := 0 // the first element of largest magnitude
+		for i := range blk {
+			if math.Abs(float64(blk[i])) > math.Abs(float64(blk[top])) {
+				top = i
 			}
 		}
 		var d, best float64
 		for _, s := range q4Fits {
 			var sxl, sll float64
-			for _, v := range blk {
-				l := float64(code(float64(v)*(-float64(s)/m)) - 8)
-				sxl += float64(v) * l
-				sll += l * l
+			for i, c := range codesAt(blk, -float64(s)/float64(blk[top])) {
+				sxl += float64(blk[i]) * float64(c-8)
+				sll += float64((c - 8) * (c - 8))
 			}
 			if sll > 0 && sxl*sxl/sll > best {
 				best, d = sxl*sxl/sll, sxl/sll
 			}
 		}
 		d = ref16(float32(d))
-		for _, v := range blk {
-			c := 8
-			if d != 0 {
-				c = code(float64(v) * (1 / d))
-			}
-			codes = append(codes, c)
+		if d == 0 {
+			codes = append(codes, slices.Repeat([]int{8}, 32)...)
+		} else {
+			codes = append(codes, codesAt(blk, 1/d)...)
 		}
 		scales = append(scales, d)
 	}
