@@ -106,7 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.ctx, "c", 0, "context size (0 = max(p+n, 512))")
 	fs.IntVar(&c.batch, "b", 0, "batch size for prompt processing (0 = the library's default, 512)")
 	kv := fs.String("kv", "f16", "KV cache type: f16, int8 or int4")
-	mem := fs.String("mem", "", "memory limit for the planner, e.g. 6G, 512M (default: detected)")
+	mem := fs.String("mem", "", "memory limit for the planner, e.g. 6G, 512M, all of it for the model (default: detected, less what the process already uses)")
 	weights := fs.String("weights", "auto", "weights: auto, resident or streaming")
 	fs.BoolVar(&c.repack, "repack", true, "let the plan repack Q4_0 weights at load (llm.WithRepack); -repack=false keeps the file's layout")
 	fs.IntVar(&c.reads, "disk-reads", 0, "reads of weight blocks from disk in flight (0 = the library's default)")

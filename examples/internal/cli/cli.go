@@ -44,7 +44,7 @@ func (m *ModelFlags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&m.Threads, "t", 0, "threads (0 = GOMAXPROCS)")
 	fs.IntVar(&m.Batch, "b", 0, "prompt tokens per forward pass (0 = 512)")
 	fs.StringVar(&m.KV, "kv", "f16", "KV cache type: f16, int8 or int4")
-	fs.StringVar(&m.Mem, "mem", "", "memory limit, e.g. 6G or 512M (default or 0: detected from the cgroup and MemAvailable)")
+	fs.StringVar(&m.Mem, "mem", "", "memory limit, e.g. 6G or 512M, all of it for the model (default or 0: detected from the cgroup and MemAvailable, less what the process already uses)")
 	fs.StringVar(&m.Weights, "weights", "auto", "weights: auto, resident or streaming")
 	fs.BoolVar(&m.Strict, "strict", false, "refuse instead of degrading when the model does not fit the memory limit")
 	fs.StringVar(&m.Template, "template", "", "file with a Jinja chat template to use instead of the model's")
