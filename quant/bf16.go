@@ -22,6 +22,9 @@ func FP32ToBF16(f float32) uint16 {
 	return uint16((u + 0x7fff + (u>>16)&1) >> 16)
 }
 
+func dequantBF16(dst []float32, src []byte) { dequant16(dst, src, BF16ToFP32) }
+func quantBF16(dst []byte, src []float32)   { quant16(dst, src, FP32ToBF16) }
+
 // dotBF16 multiplies two bfloat16 rows in float32, like ggml_vec_dot_bf16;
 // like dotF16 it agrees with ggml to rounding, not bit for bit.
 func dotBF16(n int, w, x []byte) float32 { return dotHalf(n, w, x, bf16Table()) }

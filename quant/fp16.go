@@ -108,6 +108,9 @@ func quant16(dst []byte, src []float32, conv func(float32) uint16) {
 	}
 }
 
+func dequantF16(dst []float32, src []byte) { dequant16(dst, src, FP16ToFP32) }
+func quantF16(dst []byte, src []float32)   { quant16(dst, src, FP32ToFP16) }
+
 // dotF16 multiplies two rows of halves in float32, like ggml_vec_dot_f16.
 func dotF16(n int, w, x []byte) float32 { return dotHalf(n, w, x, &f16Table) }
 

@@ -21,7 +21,7 @@ type Kernel struct {
 // all against the first.
 func Kernels(t Type) []Kernel {
 	var ks []Kernel
-	if g := genericDot(t); g != nil {
+	if g := opsOf(t).dot; g != nil {
 		ks = append(ks, Kernel{Name: "generic", Type: t, Dot: g})
 	}
 	return append(ks, archKernels(t)...)

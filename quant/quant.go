@@ -12,49 +12,11 @@ import (
 // type without a layout here, and an error naming the sizes when they do not
 // match; it never panics on bad input.
 func Dequantize(t Type, dst []float32, src []byte) error {
-	if err := checkSizes("dequantize", t, len(dst), len(src)); err != nil {
+	dequant := opsOf(t).dequant
+	if err := checkSizes("dequantize", dequant != nil, t, len(dst), len(src)); err != nil {
 		return err
 	}
-	switch t {
-	case F32:
-		dequantF32(dst, src)
-	case F16:
-		dequant16(dst, src, FP16ToFP32)
-	case BF16:
-		dequant16(dst, src, BF16ToFP32)
-	case Q4_0:
-		dequantQ4_0(dst, src)
-	case Q4_1:
-		dequantQ4_1(dst, src)
-	case Q5_0:
-		dequantQ5_0(dst, src)
-	case Q5_1:
-		dequantQ5_1(dst, src)
-	case Q8_0:
-		dequantQ8_0(dst, src)
-	case Q8_1:
-		dequantQ8_1(dst, src)
-	case Q4_K:
-		dequantQ4_K(dst, src)
-	case Q5_K:
-		dequantQ5_K(dst, src)
-	case Q6_K:
-		dequantQ6_K(dst, src)
-	case Q8_K:
-		dequantQ8_K(dst, src)
-	case Q2_K:
-		dequantQ2_K(dst, src)
-	case Q3_K:
-		dequantQ3_K(dst, src)
-	case IQ4_NL:
-		dequantIQ4_NL(dst, src)
-	case IQ4_XS:
-		dequantIQ4_XS(dst, src)
-	case IQ3_S:
-		dequantIQ3_S(dst, src)
-	default:
-		return fmt.Errorf("quant: dequantize %v: %w", t, ErrUnsupportedType)
-	}
+	dequant(dst, src)
 	return nil
 }
 
@@ -75,55 +37,18 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 // QuantizeRow allocates nothing. It returns an error, never panics, when the
 // sizes do not match or t has no encoder.
 func QuantizeRow(t Type, dst []byte, src []float32) error {
-	if err := checkSizes("quantize", t, len(src), len(dst)); err != nil {
+	quant := opsOf(t).quant
+	if err := checkSizes("quantize", quant != nil, t, len(src), len(dst)); err != nil {
 		return err
 	}
-	switch t {
-	case F32:
-		quantF32(dst, src)
-	case F16:
-		quant16(dst, src, FP32ToFP16)
-	case BF16:
-		quant16(dst, src, FP32ToBF16)
-	case Q4_0:
-		quantQ4_0(dst, src)
-	case Q4_1:
-		quantQ4_1(dst, src)
-	case Q5_0:
-		quantQ5_0(dst, src)
-	case Q5_1:
-		quantQ5_1(dst, src)
-	case Q8_0:
-		quantizeQ8_0(dst, src)
-	case Q8_1:
-		quantQ8_1(dst, src)
-	case Q4_K:
-		quantQ4_K(dst, src)
-	case Q5_K:
-		quantQ5_K(dst, src)
-	case Q6_K:
-		quantQ6_K(dst, src)
-	case Q8_K:
-		quantizeQ8_K(dst, src)
-	case Q2_K:
-		quantQ2_K(dst, src)
-	case Q3_K:
-		quantQ3_K(dst, src)
-	case IQ4_NL:
-		quantIQ4_NL(dst, src)
-	case IQ4_XS:
-		quantIQ4_XS(dst, src)
-	case IQ3_S:
-		quantIQ3_S(dst, src)
-	default:
-		return fmt.Errorf("quant: quantize %v: %w", t, ErrUnsupportedType)
-	}
+	quant(dst, src)
 	return nil
 }
 
-// checkSizes validates a conversion of n elements of t held in size bytes.
-func checkSizes(op string, t Type, n, size int) error {
-	if !t.Supported() {
+// checkSizes validates a conversion of n elements of t held in size bytes
+// by an operation t has (has) or lacks.
+func checkSizes(op string, has bool, t Type, n, size int) error {
+	if !has {
 		return fmt.Errorf("quant: %s %v: %w", op, t, ErrUnsupportedType)
 	}
 	want, err := t.RowBytes(int64(n))
@@ -136,44 +61,47 @@ func checkSizes(op string, t Type, n, size int) error {
 	return nil
 }
 
-// genericDot returns the pure-Go dot kernel for rows of type t, or nil when
-// t cannot be a weight type of a dot product.
-func genericDot(t Type) DotFunc {
-	switch t {
-	case F32:
-		return dotF32
-	case F16:
-		return dotF16
-	case BF16:
-		return dotBF16
-	case Q4_0:
-		return dotQ4_0
-	case Q4_1:
-		return dotQ4_1
-	case Q5_0:
-		return dotQ5_0
-	case Q5_1:
-		return dotQ5_1
-	case Q8_0:
-		return dotQ8_0
-	case Q4_K:
-		return dotQ4_K
-	case Q5_K:
-		return dotQ5_K
-	case Q6_K:
-		return dotQ6_K
-	case Q2_K:
-		return dotQ2_K
-	case Q3_K:
-		return dotQ3_K
-	case IQ4_NL:
-		return dotIQ4_NL
-	case IQ4_XS:
-		return dotIQ4_XS
-	case IQ3_S:
-		return dotIQ3_S
+// typeOps are the pure-Go operations on one type, nil where the type has
+// none: dequant and quant convert rows, dot is the DotFunc for rows of the
+// type as weights.
+type typeOps struct {
+	dequant func(dst []float32, src []byte)
+	quant   func(dst []byte, src []float32)
+	dot     DotFunc
+}
+
+// opsByType is the one place that says what this package computes with
+// each type; Supported, Dequantize, QuantizeRow and Kernels read it. Q8_1
+// and Q8_K are only ever activations, so they have no dot product. The
+// SWAR tile kernels are not here: a call through a function value would
+// move their packed columns to the heap (see swarSpec).
+var opsByType = [...]typeOps{
+	F32:    {dequantF32, quantF32, dotF32},
+	F16:    {dequantF16, quantF16, dotF16},
+	BF16:   {dequantBF16, quantBF16, dotBF16},
+	Q4_0:   {dequantQ4_0, quantQ4_0, dotQ4_0},
+	Q4_1:   {dequantQ4_1, quantQ4_1, dotQ4_1},
+	Q5_0:   {dequantQ5_0, quantQ5_0, dotQ5_0},
+	Q5_1:   {dequantQ5_1, quantQ5_1, dotQ5_1},
+	Q8_0:   {dequantQ8_0, quantizeQ8_0, dotQ8_0},
+	Q8_1:   {dequantQ8_1, quantQ8_1, nil},
+	Q2_K:   {dequantQ2_K, quantQ2_K, dotQ2_K},
+	Q3_K:   {dequantQ3_K, quantQ3_K, dotQ3_K},
+	Q4_K:   {dequantQ4_K, quantQ4_K, dotQ4_K},
+	Q5_K:   {dequantQ5_K, quantQ5_K, dotQ5_K},
+	Q6_K:   {dequantQ6_K, quantQ6_K, dotQ6_K},
+	Q8_K:   {dequantQ8_K, quantizeQ8_K, nil},
+	IQ4_NL: {dequantIQ4_NL, quantIQ4_NL, dotIQ4_NL},
+	IQ3_S:  {dequantIQ3_S, quantIQ3_S, dotIQ3_S},
+	IQ4_XS: {dequantIQ4_XS, quantIQ4_XS, dotIQ4_XS},
+}
+
+// opsOf returns t's entry of opsByType, all nil for a type it lacks.
+func opsOf(t Type) typeOps {
+	if int(t) < len(opsByType) {
+		return opsByType[t]
 	}
-	return nil
+	return typeOps{}
 }
 
 // le16 reads a little-endian uint16; b must hold at least 2 bytes.

@@ -105,7 +105,7 @@ func TestInfiniteScale(t *testing.T) {
 func TestDotMatchesReference(t *testing.T) {
 	kinds := []blockKind{kindRandom, kindZero, kindMaxCodes, kindMinCodes, kindNegScale, kindMixed}
 	for _, typ := range dotTypes {
-		dot := genericDot(typ)
+		dot := opsOf(typ).dot
 		vt := typ.VecDotType()
 		for _, kind := range kinds {
 			for _, nb := range []int{1, 3, 7, 64} {

@@ -170,7 +170,7 @@ func swarKernel(t Type) (TileKernel, bool) {
 		return TileKernel{}, false
 	}
 	l := tileLayoutOf(t)
-	s := &swarSpec{t: t, be: l.be, wb: l.wb, xb: l.xbb, dot: genericDot(t)}
+	s := &swarSpec{t: t, be: l.be, wb: l.wb, xb: l.xbb, dot: opsOf(t).dot}
 	return TileKernel{Name: "swar", Type: t, Rows: swarRows, Cols: swarCols, Tile: s.tile}, true
 }
 

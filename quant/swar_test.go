@@ -61,7 +61,7 @@ func TestSwarExactOnIntegers(t *testing.T) {
 			continue
 		}
 		vt := typ.VecDotType()
-		dot := genericDot(typ)
+		dot := opsOf(typ).dot
 		for _, nb := range []int{1, 2, 3, 17, 40} {
 			if typ.BlockElems() == QKK && nb > 5 {
 				nb /= 8

@@ -64,42 +64,40 @@ type traits struct {
 	// vecDot is the type the activation vector is converted to before a dot
 	// product with a row of this type, as llama.cpp does (its vec_dot_type).
 	vecDot Type
-	// known is true when this package implements the layout.
-	known bool
 }
 
 var typeTraits = map[Type]traits{
-	F32:     {"F32", 1, 4, F32, true},
-	F16:     {"F16", 1, 2, F16, true},
-	BF16:    {"BF16", 1, 2, BF16, true},
-	Q4_0:    {"Q4_0", QK, 2 + QK/2, Q8_0, true},
-	Q4_1:    {"Q4_1", QK, 4 + QK/2, Q8_1, true},
-	Q5_0:    {"Q5_0", QK, 2 + 4 + QK/2, Q8_0, true},
-	Q5_1:    {"Q5_1", QK, 4 + 4 + QK/2, Q8_1, true},
-	Q8_0:    {"Q8_0", QK, 2 + QK, Q8_0, true},
-	Q8_1:    {"Q8_1", QK, 4 + QK, Q8_1, true},
-	Q2_K:    {"Q2_K", QKK, q2_KBytes, Q8_K, true},
-	Q3_K:    {"Q3_K", QKK, q3_KBytes, Q8_K, true},
-	Q4_K:    {"Q4_K", QKK, 144, Q8_K, true},
-	Q5_K:    {"Q5_K", QKK, 176, Q8_K, true},
-	Q6_K:    {"Q6_K", QKK, 210, Q8_K, true},
-	Q8_K:    {"Q8_K", QKK, 4 + QKK + 2*QKK/16, Q8_K, true},
-	IQ2_XXS: {"IQ2_XXS", QKK, 66, Q8_K, false},
-	IQ2_XS:  {"IQ2_XS", QKK, 74, Q8_K, false},
-	IQ3_XXS: {"IQ3_XXS", QKK, 98, Q8_K, false},
-	IQ1_S:   {"IQ1_S", QKK, 50, Q8_K, false},
-	IQ4_NL:  {"IQ4_NL", QK, iq4_NLBytes, Q8_0, true},
-	IQ3_S:   {"IQ3_S", QKK, iq3_SBytes, Q8_K, true},
-	IQ2_S:   {"IQ2_S", QKK, 82, Q8_K, false},
-	IQ4_XS:  {"IQ4_XS", QKK, iq4_XSBytes, Q8_K, true},
-	I8:      {"I8", 1, 1, I8, false},
-	I16:     {"I16", 1, 2, I16, false},
-	I32:     {"I32", 1, 4, I32, false},
-	I64:     {"I64", 1, 8, I64, false},
-	F64:     {"F64", 1, 8, F64, false},
-	IQ1_M:   {"IQ1_M", QKK, 56, Q8_K, false},
-	TQ1_0:   {"TQ1_0", QKK, 54, Q8_K, false},
-	TQ2_0:   {"TQ2_0", QKK, 66, Q8_K, false},
+	F32:     {"F32", 1, 4, F32},
+	F16:     {"F16", 1, 2, F16},
+	BF16:    {"BF16", 1, 2, BF16},
+	Q4_0:    {"Q4_0", QK, 2 + QK/2, Q8_0},
+	Q4_1:    {"Q4_1", QK, 4 + QK/2, Q8_1},
+	Q5_0:    {"Q5_0", QK, 2 + 4 + QK/2, Q8_0},
+	Q5_1:    {"Q5_1", QK, 4 + 4 + QK/2, Q8_1},
+	Q8_0:    {"Q8_0", QK, 2 + QK, Q8_0},
+	Q8_1:    {"Q8_1", QK, 4 + QK, Q8_1},
+	Q2_K:    {"Q2_K", QKK, q2_KBytes, Q8_K},
+	Q3_K:    {"Q3_K", QKK, q3_KBytes, Q8_K},
+	Q4_K:    {"Q4_K", QKK, 144, Q8_K},
+	Q5_K:    {"Q5_K", QKK, 176, Q8_K},
+	Q6_K:    {"Q6_K", QKK, 210, Q8_K},
+	Q8_K:    {"Q8_K", QKK, 4 + QKK + 2*QKK/16, Q8_K},
+	IQ2_XXS: {"IQ2_XXS", QKK, 66, Q8_K},
+	IQ2_XS:  {"IQ2_XS", QKK, 74, Q8_K},
+	IQ3_XXS: {"IQ3_XXS", QKK, 98, Q8_K},
+	IQ1_S:   {"IQ1_S", QKK, 50, Q8_K},
+	IQ4_NL:  {"IQ4_NL", QK, iq4_NLBytes, Q8_0},
+	IQ3_S:   {"IQ3_S", QKK, iq3_SBytes, Q8_K},
+	IQ2_S:   {"IQ2_S", QKK, 82, Q8_K},
+	IQ4_XS:  {"IQ4_XS", QKK, iq4_XSBytes, Q8_K},
+	I8:      {"I8", 1, 1, I8},
+	I16:     {"I16", 1, 2, I16},
+	I32:     {"I32", 1, 4, I32},
+	I64:     {"I64", 1, 8, I64},
+	F64:     {"F64", 1, 8, F64},
+	IQ1_M:   {"IQ1_M", QKK, 56, Q8_K},
+	TQ1_0:   {"TQ1_0", QKK, 54, Q8_K},
+	TQ2_0:   {"TQ2_0", QKK, 66, Q8_K},
 }
 
 // String returns the ggml name of the type ("Q4_K"), or "type(N)" for an id
@@ -121,7 +119,7 @@ func (t Type) Known() bool {
 // Supported reports whether this package can dequantize the type and use it
 // in dot products.
 func (t Type) Supported() bool {
-	return typeTraits[t].known
+	return opsOf(t).dequant != nil
 }
 
 // BlockElems is the number of elements in one block (1 for plain types).
