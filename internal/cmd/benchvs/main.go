@@ -1,6 +1,7 @@
 // Command benchvs runs this library's examples/bench and llama.cpp's
 // llama-bench on the same GGUF files, alternating the two engines round by
-// round, and prints both engines' median speeds and their ratio:
+// round, and prints both engines' median speeds, their ratio, and the
+// median of the rounds' own ratios:
 //
 //	go build -o /tmp/bench ./examples/bench
 //	go run ./internal/cmd/benchvs -bench /tmp/bench -llama ../shared/tools/llama-bench \
@@ -9,7 +10,13 @@
 // scripts/bench-vs-llama.sh builds the bench binary and calls this. Each
 // round runs every test once in each engine (each engine warms up on its
 // own, as llama-bench does); odd rounds start with ours, even rounds with
-// llama.cpp, so neither always runs on a warmer machine. The decode bound
+// llama.cpp, so neither always runs on a warmer machine. The two engines
+// of a round run within seconds of each other, so the round's ratio sees
+// one machine, while on a VM whose bandwidth swings between rounds the
+// ratio of the two medians can set one engine's fast rounds against the
+// other's slow ones (seven rounds of which ours led six gave a ratio of
+// medians of 0.95×); the table gives both, and how many rounds ours led.
+// The decode bound
 // is file bytes ÷ read bandwidth: -bw gives the bandwidth in GB/s, or it is
 // measured here with 2 threads over 1 GiB (best of 5), as
 // `go test -bench MemoryRead ./internal/ops/` does.
@@ -84,6 +91,33 @@ func parse(args []string, stderr io.Writer) (config, error) {
 // speeds are one engine's runs of one file.
 type speeds struct{ PP, TG []float64 }
 
+// paired compares the two engines round by round: the median of the
+// rounds' ratios ours ÷ llama.cpp, and in how many of the Rounds ours was
+// faster.
+type paired struct {
+	Ratio  float64 `json:"median_ratio"`
+	Led    int     `json:"rounds_ours_faster"`
+	Rounds int     `json:"rounds"`
+}
+
+// pair pairs ours[i] with llama[i], the runs of round i; rounds where
+// either engine has no figure are left out.
+func pair(ours, llama []float64) paired {
+	var p paired
+	var rs []float64
+	for i := range min(len(ours), len(llama)) {
+		if ours[i] <= 0 || llama[i] <= 0 {
+			continue
+		}
+		rs = append(rs, ours[i]/llama[i])
+		if ours[i] > llama[i] {
+			p.Led++
+		}
+	}
+	p.Ratio, p.Rounds = median(rs), len(rs)
+	return p
+}
+
 // Row is one file's result.
 type Row struct {
 	File       string  `json:"file"`
@@ -93,6 +127,8 @@ type Row struct {
 	TGOurs     float64 `json:"tg_ours"`
 	TGLlama    float64 `json:"tg_llama"`
 	BoundTPS   float64 `json:"tg_bound"` // bandwidth ÷ file bytes
+	PPPaired   paired  `json:"pp_paired"`
+	TGPaired   paired  `json:"tg_paired"`
 	OursRuns   speeds  `json:"ours_runs"`
 	LlamaRuns  speeds  `json:"llama_runs"`
 	LlamaBuild string  `json:"llama_build"`
@@ -146,6 +182,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		row.PPOurs, row.PPLlama = median(row.OursRuns.PP), median(row.LlamaRuns.PP)
 		row.TGOurs, row.TGLlama = median(row.OursRuns.TG), median(row.LlamaRuns.TG)
+		row.PPPaired, row.TGPaired = pair(row.OursRuns.PP, row.LlamaRuns.PP), pair(row.OursRuns.TG, row.LlamaRuns.TG)
 		rep.Rows = append(rep.Rows, row)
 	}
 	if c.json {
@@ -252,7 +289,7 @@ func printTable(w io.Writer, r Report) {
 	if !r.BWMeasured {
 		how = "given"
 	}
-	fmt.Fprintf(w, "%s, %d threads, medians of %d alternating rounds; read bandwidth %.1f GB/s (%s)\n\n",
+	fmt.Fprintf(w, "%s, %d threads, medians of %d alternating rounds (after the ratio of the medians, the median of the rounds' ratios and how many rounds ours led); read bandwidth %.1f GB/s (%s)\n\n",
 		r.CPU, r.Threads, r.Rounds, r.Bandwidth, how)
 	build := ""
 	if len(r.Rows) > 0 {
@@ -263,10 +300,10 @@ func printTable(w io.Writer, r Report) {
 	for _, x := range r.Rows {
 		pp, tg := "-", "-"
 		if r.PP > 0 {
-			pp = fmt.Sprintf("%.1f / %.1f (%s)", x.PPOurs, x.PPLlama, ratio(x.PPOurs, x.PPLlama))
+			pp = fmt.Sprintf("%.1f / %.1f (%s; %s)", x.PPOurs, x.PPLlama, ratio(x.PPOurs, x.PPLlama), x.PPPaired)
 		}
 		if r.TG > 0 {
-			tg = fmt.Sprintf("%.1f / %.1f (%s)", x.TGOurs, x.TGLlama, ratio(x.TGOurs, x.TGLlama))
+			tg = fmt.Sprintf("%.1f / %.1f (%s; %s)", x.TGOurs, x.TGLlama, ratio(x.TGOurs, x.TGLlama), x.TGPaired)
 		}
 		bound := "-"
 		if r.TG > 0 && x.BoundTPS > 0 {
@@ -303,4 +340,12 @@ func cpuModel() string {
 		}
 	}
 	return runtime.GOARCH
+}
+
+// String is how the table shows p: "rounds 1.06×, 6 of 7 ahead".
+func (p paired) String() string {
+	if p.Rounds == 0 {
+		return "no paired rounds"
+	}
+	return fmt.Sprintf("rounds %.2f×, %d of %d ahead", p.Ratio, p.Led, p.Rounds)
 }
