@@ -156,6 +156,10 @@ type Cache struct {
 	rotK, rotV int
 	// recent is Config.recentLen: the newest positions kept in F16.
 	recent int
+
+	// batch is the StoreBatch in progress, kept here so that handing it
+	// to a Runner allocates nothing.
+	batch batchStore
 }
 
 // maxBytes bounds the storage New agrees to allocate, so that a config
@@ -388,68 +392,164 @@ func (c *Cache) Truncate(n int) {
 // k holds KVHeads×HeadDimK floats and v KVHeads×HeadDimV, head after head.
 // F16 rounds to nearest even; Int8 quantizes each head's row with its own
 // scale; Int4 rotates each head's key and value (see Int4) and quantizes
-// them to q4_0 blocks as llama.cpp's quantize_row_q4_0_ref does.
+// them to q4_0 blocks, each block's scale fitted to it (see quantizeQ4).
 //
 // Positions are stored in order: pos may be at most one past the highest
 // position stored in this layer (re-storing an earlier one overwrites it).
 // A pos at or past Cells() returns an error wrapping ErrFull (Grow, if
 // Cells() < MaxCells(), makes room). Store does not allocate.
 func (c *Cache) Store(layer, pos int, k, v []float32) error {
-	if layer < 0 || layer >= len(c.layers) {
-		return fmt.Errorf("kv: store: layer %d out of range [0,%d): %w", layer, len(c.layers), ErrInvalid)
-	}
-	if pos >= c.cells {
-		return fmt.Errorf("kv: store: position %d: capacity is %d tokens (of at most %d): %w", pos, c.cells, c.cfg.Cells, ErrFull)
-	}
-	l := &c.layers[layer]
-	switch {
-	case pos < 0:
-		return fmt.Errorf("kv: store: negative position %d: %w", pos, ErrInvalid)
-	case pos > l.hi+1:
-		return fmt.Errorf("kv: store: layer %d position %d skips positions after %d: %w", layer, pos, l.hi, ErrInvalid)
-	case pos < l.lo:
-		return fmt.Errorf("kv: store: layer %d position %d is older than the window's oldest held position %d: %w", layer, pos, l.lo, ErrInvalid)
+	l, err := c.checkStore("store", layer, pos, 1)
+	if err != nil {
+		return err
 	}
 	dk, dv, nh := c.cfg.HeadDimK, c.cfg.HeadDimV, c.cfg.KVHeads
 	if len(k) != nh*dk || len(v) != nh*dv {
 		return fmt.Errorf("kv: store: got %d key and %d value floats, want %d and %d: %w", len(k), len(v), nh*dk, nh*dv, ErrInvalid)
 	}
-	cell := l.cell(pos)
-	kb, vb := q4RowBytes(dk), q4RowBytes(dv)
 	for h := range nh {
-		row := h*l.cells + cell
-		ksrc := k[h*dk : (h+1)*dk]
-		vsrc := v[h*dv : (h+1)*dv]
-		switch c.cfg.Type {
-		case F16:
-			kdst := l.k16[row*dk : (row+1)*dk]
-			for i, x := range ksrc {
-				kdst[i] = quant.FP32ToFP16(x)
-			}
-			vdst := l.v16[row*dv : (row+1)*dv]
-			for i, x := range vsrc {
-				vdst[i] = quant.FP32ToFP16(x)
-			}
-		case Int8:
-			l.ks[row] = quantizeI8(l.k8[row*dk:(row+1)*dk], ksrc)
-			l.vs[row] = quantizeI8(l.v8[row*dv:(row+1)*dv], vsrc)
-		case Int4:
-			var kr, vr [MaxHeadDim]float32
-			kx, vx := kr[:dk], vr[:dv]
-			copy(kx, ksrc)
-			copy(vx, vsrc)
-			hadamard(kx, c.rotK)
-			hadamard(vx, c.rotV)
-			quantizeQ4(l.k4[row*kb:(row+1)*kb], kx)
-			quantizeQ4(l.v4[row*vb:(row+1)*vb], vx)
-			if len(l.rec.pos) > 0 {
-				c.storeRecent(l, h, pos, kx, vx)
-			}
+		c.storeHead(l, h, pos, k[h*dk:(h+1)*dk], v[h*dv:(h+1)*dv])
+	}
+	c.stored(l, pos, 1)
+	return nil
+}
+
+// A Runner runs t.Do over the units [0, n), split among its threads, and
+// returns when every unit is done; StoreBatch hands it one unit per KV
+// head. The model's thread pool is one (internal/ops.Exec.For).
+type Runner interface {
+	Run(n int, t RangeTask)
+}
+
+// A RangeTask is work a Runner splits: Do(worker, lo, hi) does units lo
+// to hi-1 on the worker numbered worker.
+type RangeTask interface {
+	Do(worker, lo, hi int)
+}
+
+// StoreBatch stores n tokens at positions pos0 … pos0+n-1 of layer, as n
+// calls of Store would, token t's key at k[t·stride:] and value at
+// v[t·stride:] (each KVHeads rows, head after head, as Store takes them):
+// the layout of a batch's fused Q/K/V rows. r runs the heads in parallel
+// (nil: this goroutine stores them all); every head's rows are its own,
+// so the heads need no lock. n may be at most the layer's cells (a
+// sliding-window layer's window), so no two tokens of the batch share a
+// cell. It does not allocate.
+func (c *Cache) StoreBatch(layer, pos0, n int, k, v []float32, stride int, r Runner) error {
+	if n < 1 {
+		return fmt.Errorf("kv: store batch: %d tokens: %w", n, ErrInvalid)
+	}
+	l, err := c.checkStore("store batch", layer, pos0, n)
+	if err != nil {
+		return err
+	}
+	dk, dv, nh := c.cfg.HeadDimK, c.cfg.HeadDimV, c.cfg.KVHeads
+	switch {
+	case n > l.cells:
+		return fmt.Errorf("kv: store batch: %d tokens in layer %d of %d cells: %w", n, layer, l.cells, ErrInvalid)
+	case stride < max(nh*dk, nh*dv) || len(k) < (n-1)*stride+nh*dk || len(v) < (n-1)*stride+nh*dv:
+		return fmt.Errorf("kv: store batch: %d tokens of stride %d in %d key and %d value floats, want rows of %d and %d: %w",
+			n, stride, len(k), len(v), nh*dk, nh*dv, ErrInvalid)
+	}
+	c.batch = batchStore{c: c, l: l, pos0: pos0, n: n, k: k, v: v, stride: stride}
+	if r == nil {
+		c.batch.Do(0, 0, nh)
+	} else {
+		r.Run(nh, &c.batch)
+	}
+	c.batch = batchStore{} // hold no caller's slices
+	c.stored(l, pos0, n)
+	return nil
+}
+
+// batchStore is StoreBatch's work: unit h stores KV head h of every
+// token of the batch.
+type batchStore struct {
+	c       *Cache
+	l       *layer
+	pos0, n int
+	k, v    []float32
+	stride  int
+}
+
+func (b *batchStore) Do(_, lo, hi int) {
+	dk, dv := b.c.cfg.HeadDimK, b.c.cfg.HeadDimV
+	for h := lo; h < hi; h++ {
+		for t := range b.n {
+			ko, vo := t*b.stride+h*dk, t*b.stride+h*dv
+			b.c.storeHead(b.l, h, b.pos0+t, b.k[ko:ko+dk], b.v[vo:vo+dv])
 		}
 	}
-	if pos > l.hi {
-		l.hi = pos
-		l.lo = max(l.lo, pos-l.cells+1)
+}
+
+// checkStore returns layer's state if positions pos0 … pos0+n-1 may be
+// stored there now (see Store); op names the caller in the error.
+func (c *Cache) checkStore(op string, layer, pos0, n int) (*layer, error) {
+	if layer < 0 || layer >= len(c.layers) {
+		return nil, fmt.Errorf("kv: %s: layer %d out of range [0,%d): %w", op, layer, len(c.layers), ErrInvalid)
 	}
-	return nil
+	if last := pos0 + n - 1; last >= c.cells {
+		return nil, fmt.Errorf("kv: %s: position %d: capacity is %d tokens (of at most %d): %w", op, last, c.cells, c.cfg.Cells, ErrFull)
+	}
+	l := &c.layers[layer]
+	switch {
+	case pos0 < 0:
+		return nil, fmt.Errorf("kv: %s: negative position %d: %w", op, pos0, ErrInvalid)
+	case pos0 > l.hi+1:
+		return nil, fmt.Errorf("kv: %s: layer %d position %d skips positions after %d: %w", op, layer, pos0, l.hi, ErrInvalid)
+	case pos0 < l.lo:
+		return nil, fmt.Errorf("kv: %s: layer %d position %d is older than the window's oldest held position %d: %w", op, layer, pos0, l.lo, ErrInvalid)
+	}
+	return l, nil
+}
+
+// storeHead writes KV head h's key ksrc and value vsrc of position pos
+// into l's rows (for Int4 with F16 slots, the slot's rows too, not its
+// position tag: see stored). Calls for different heads touch different
+// memory, so StoreBatch runs them in parallel.
+func (c *Cache) storeHead(l *layer, h, pos int, ksrc, vsrc []float32) {
+	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
+	row := h*l.cells + l.cell(pos)
+	switch c.cfg.Type {
+	case F16:
+		kdst := l.k16[row*dk : (row+1)*dk]
+		for i, x := range ksrc {
+			kdst[i] = quant.FP32ToFP16(x)
+		}
+		vdst := l.v16[row*dv : (row+1)*dv]
+		for i, x := range vsrc {
+			vdst[i] = quant.FP32ToFP16(x)
+		}
+	case Int8:
+		l.ks[row] = quantizeI8(l.k8[row*dk:(row+1)*dk], ksrc)
+		l.vs[row] = quantizeI8(l.v8[row*dv:(row+1)*dv], vsrc)
+	case Int4:
+		var kr, vr [MaxHeadDim]float32
+		kx, vx := kr[:dk], vr[:dv]
+		copy(kx, ksrc)
+		copy(vx, vsrc)
+		hadamard(kx, c.rotK)
+		hadamard(vx, c.rotV)
+		kb, vb := q4RowBytes(dk), q4RowBytes(dv)
+		quantizeQ4(l.k4[row*kb:(row+1)*kb], kx)
+		quantizeQ4(l.v4[row*vb:(row+1)*vb], vx)
+		if len(l.rec.pos) > 0 {
+			c.storeRecent(l, h, pos, kx, vx)
+		}
+	}
+}
+
+// stored marks positions pos0 … pos0+n-1 of l stored, once every head's
+// rows are written: the F16 slots' position tags (in order, so a slot
+// ends up tagged with the newest position it holds) and the window.
+func (c *Cache) stored(l *layer, pos0, n int) {
+	if len(l.rec.pos) > 0 {
+		for p := pos0; p < pos0+n; p++ {
+			l.rec.pos[c.slot(p)] = int32(p)
+		}
+	}
+	if last := pos0 + n - 1; last > l.hi {
+		l.hi = last
+		l.lo = max(l.lo, last-l.cells+1)
+	}
 }

@@ -87,7 +87,8 @@ func (r *recent) forget(from int) {
 }
 
 // storeRecent keeps head h's rotated key kr and value vr of position pos
-// in F16.
+// in F16, in the slot's rows; the slot's tag is Store's to set (stored),
+// once for all heads.
 func (c *Cache) storeRecent(l *layer, h, pos int, kr, vr []float32) {
 	dk, dv, s := c.cfg.HeadDimK, c.cfg.HeadDimV, c.slot(pos)
 	row := h*len(l.rec.pos) + s
@@ -97,7 +98,6 @@ func (c *Cache) storeRecent(l *layer, h, pos int, kr, vr []float32) {
 	for i, x := range vr {
 		l.rec.rv[row*dv+i] = quant.FP32ToFP16(x)
 	}
-	l.rec.pos[s] = int32(pos)
 }
 
 // int4Parts splits the positions lo..pos an Int4 layer's query sees into

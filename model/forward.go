@@ -555,11 +555,25 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out []floa
 		}
 		return nil
 	}
-	for t := 0; t < n; t++ {
-		if err := store(t); err != nil {
-			return err
-		}
+	// The other layers store the whole chunk first, KV heads in parallel
+	// once the chunk is long enough to pay for waking the pool (an Int4
+	// key and value take about 11 ns an element to quantize).
+	var par kv.Runner
+	if n >= storeParallelMin {
+		par = poolRunner{s.e}
+	}
+	if err := s.cache.StoreBatch(il, pos0, n, qkv[qDim:], qkv[qDim+kDim:], stride, par); err != nil {
+		return err
 	}
 	s.attn.pos0 = pos0
 	return run(s.attn.setUnits(n, c.HeadsKV, threads))
 }
+
+// storeParallelMin is the shortest chunk whose keys and values are stored
+// by the thread pool rather than the calling thread.
+const storeParallelMin = 8
+
+// poolRunner runs kv's StoreBatch heads on the state's thread pool.
+type poolRunner struct{ e *ops.Exec }
+
+func (r poolRunner) Run(n int, t kv.RangeTask) { r.e.For(n, 1, t) }
