@@ -15,7 +15,7 @@ type KVType = kv.Type
 // KV cache element types. KVF16 matches llama.cpp's default; KVInt8 halves
 // the cache at a small cost in accuracy; KVInt4 stores llama.cpp's q4_0
 // blocks with its Walsh–Hadamard rotation of keys and values (28% of F16's
-// memory) and keeps each layer's newest 128 positions and first 4 in F16
+// memory) and keeps each layer's newest 128 positions and first 16 in F16
 // too, for models whose head sizes are multiples of 32.
 const (
 	KVF16  KVType = kv.F16

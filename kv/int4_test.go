@@ -369,10 +369,11 @@ func TestStateInt4Errors(t *testing.T) {
 	if _, err := other.ReadFrom(bytes.NewReader(data)); !errors.Is(err, ErrBadState) {
 		t.Errorf("other rotation: err = %v, want ErrBadState", err)
 	}
-	// The first stored block follows the header (4+20+8 bytes) and two
-	// layers' records (28 bytes each); its scale is its first two bytes.
+	// The first stored block follows the header (4+20 bytes, then 16 of
+	// Int4's rotation orders, Recent and sinks) and two layers' records
+	// (28 bytes each); its scale is its first two bytes.
 	bad := slices.Clone(data)
-	bad[4+20+8+56+1] = 0x7e // F16 NaN
+	bad[4+20+16+56+1] = 0x7e // F16 NaN
 	dst, _ := New(cfg)
 	if _, err := dst.ReadFrom(bytes.NewReader(bad)); !errors.Is(err, ErrBadState) || dst.Len() != 0 {
 		t.Errorf("NaN scale: err = %v, Len %d; want ErrBadState and an empty cache", err, dst.Len())
@@ -420,21 +421,22 @@ func TestInt4RecentParts(t *testing.T) {
 			t.Errorf("%s: position %d reads F16 for 0..%d and %d..%d, want 0..%d and %d..%d", what, pos, a-1, b, pos, wantA-1, wantB, pos)
 		}
 	}
+	const S = recentSinks // positions 0..S-1 have slots of their own; 8 share the rest
 	store(0, 3)
 	check("3 stored", 2, 3, 3)
-	store(3, 20)
-	check("20 stored", 19, 4, 12)
-	check("20 stored, an earlier query", 15, 4, 12) // 12..19 hold the slots
-	c.Truncate(15)
-	check("truncated to 15", 14, 4, 12) // 15..19 forgotten; their slots held 7..11 before
-	store(15, 17)
-	check("16 stored again", 16, 4, 12)
+	store(3, S+16)
+	check("S+16 stored", S+15, S, S+8)
+	check("S+16 stored, an earlier query", S+11, S, S+8) // S+8..S+15 hold the slots
+	c.Truncate(S + 11)
+	check("truncated to S+11", S+10, S, S+8) // S+11..S+15 forgotten; their slots held S+3..S+7 before
+	store(S+11, S+13)
+	check("S+12 stored again", S+12, S, S+8)
 	if err := c.Shift(2, 5, nil); err != nil {
 		t.Fatal(err)
 	}
-	check("shifted", 11, 2, 12) // moved positions are read from q4_0
-	store(12, 14)
-	check("stored after the shift", 13, 2, 12)
+	check("shifted", S+7, 2, S+8) // moved positions are read from q4_0
+	store(S+8, S+10)
+	check("stored after the shift", S+9, 2, S+8)
 	c.Truncate(0)
 	store(0, 1)
 	check("emptied", 0, 1, 1)

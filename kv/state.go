@@ -15,13 +15,18 @@ var ErrBadState = errors.New("kv: bad saved state")
 // stateMagic starts the serialized form of a cache. KVC1 saved each run of
 // ring cells as keys then values, so a ring renumbered by Shift came back
 // with keys and values mixed up; KVC2 saves whole arrays in position order;
-// KVC3 adds an Int4 cache's Recent and its F16 slots. ReadFrom still reads
-// KVC2, and slots saved by a cache keeping another number of positions in
-// F16; its slots then stay empty.
+// KVC3 adds an Int4 cache's Recent and its F16 slots; KVC4 the number of
+// sinks among the slots (KVC3's were 4). ReadFrom still reads KVC2 and
+// KVC3, and slots saved by a cache keeping another number of positions in
+// F16 (or none); its slots then stay empty.
 const (
-	stateMagic   = "KVC3"
+	stateMagic   = "KVC4"
+	stateMagicV3 = "KVC3"
 	stateMagicV2 = "KVC2"
 )
+
+// v3Sinks is the number of sinks a KVC3 stream's slots begin with.
+const v3Sinks = 4
 
 // WriteTo writes the stored rows of every layer, and only those: for each
 // layer the positions it holds (lo..hi; for a windowed layer the part of the
@@ -44,6 +49,7 @@ func (c *Cache) WriteTo(w io.Writer) (int64, error) {
 		sw.u32(uint32(c.rotK))
 		sw.u32(uint32(c.rotV))
 		sw.u32(uint32(c.recent))
+		sw.u32(recentSinks)
 	}
 	for i := range c.layers {
 		l := &c.layers[i]
@@ -100,8 +106,8 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 	if sr.err != nil {
 		return sr.n, sr.fail()
 	}
-	v2 := string(magic) == stateMagicV2
-	if string(magic) != stateMagic && !v2 {
+	v2, v3 := string(magic) == stateMagicV2, string(magic) == stateMagicV3
+	if string(magic) != stateMagic && !v2 && !v3 {
 		return sr.n, bad("magic %q, want %q", magic, stateMagic)
 	}
 	var hdr [5]uint32
@@ -118,7 +124,9 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 	if hdr != want {
 		return sr.n, bad("saved layers/heads/dims %v, this cache has %v", hdr[1:], want[1:])
 	}
-	var savedRecent int64 // Int4: the recent positions the saved cache kept in F16
+	// Int4: the recent positions the saved cache kept in F16, and the
+	// sinks before them.
+	var savedRecent, savedSinks int64
 	if c.cfg.Type == Int4 {
 		rk, rv := sr.u32(), sr.u32()
 		if sr.err != nil {
@@ -132,8 +140,15 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 			if sr.err != nil {
 				return sr.n, sr.fail()
 			}
-			if savedRecent > math.MaxInt32/2 {
-				return sr.n, bad("saved with %d recent positions in F16", savedRecent)
+			savedSinks = v3Sinks
+			if !v3 {
+				savedSinks = int64(sr.u32())
+			}
+			if sr.err != nil {
+				return sr.n, sr.fail()
+			}
+			if savedRecent > math.MaxInt32/2 || savedSinks > math.MaxInt32/2 {
+				return sr.n, bad("saved with %d recent positions and %d sinks in F16", savedRecent, savedSinks)
 			}
 		}
 	}
@@ -203,15 +218,19 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 				}
 			}
 		}
-		if savedRecent > 0 && savedRecent != int64(c.recent) {
-			// Another plan kept another number of F16 copies: they are
+		// A saved cache kept slots only when it kept recent positions.
+		slots := int64(0)
+		if savedRecent > 0 {
+			slots = savedSinks + savedRecent
+		}
+		if slots > 0 && (savedRecent != int64(c.recent) || savedSinks != recentSinks) {
+			// Another plan (or build) kept other F16 copies: they are
 			// skipped, and attention reads those positions from q4_0.
-			slots := recentSinks + savedRecent
 			sr.discard(4*slots + 2*slots*int64(c.cfg.KVHeads)*int64(c.cfg.HeadDimK+c.cfg.HeadDimV))
 			if sr.err != nil {
 				return sr.n, sr.fail()
 			}
-		} else if len(l.rec.pos) > 0 && !v2 {
+		} else if slots > 0 {
 			for i := range l.rec.pos {
 				l.rec.pos[i] = int32(sr.u32())
 			}

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -57,12 +58,13 @@ func TestStateRoundTrip(t *testing.T) {
 					t.Fatalf("WriteTo: %d bytes, err %v; buffer has %d", n, err, buf.Len())
 				}
 				// Only stored rows are written: the header (with Int4's two
-				// rotation orders and its Recent), 28 bytes per layer, and the
-				// rows each layer holds, then an Int4 layer's recent slots.
+				// rotation orders, its Recent and its sinks), 28 bytes per
+				// layer, and the rows each layer holds, then an Int4 layer's
+				// recent slots.
 				rows := int64(src.Len() + min(src.Len(), 5))
 				hdr := int64(4 + 20)
 				if typ == Int4 {
-					hdr += 12
+					hdr += 16
 				}
 				if want := hdr + 28*2 + rows*int64(cfg.KVHeads)*src.cfg.rowBytes() + 2*src.cfg.recentBytes(); n != want {
 					t.Errorf("wrote %d bytes, want %d", n, want)
@@ -154,10 +156,51 @@ func TestStateErrors(t *testing.T) {
 // which stay empty: attention reads every position from q4_0.
 func TestStateRecentMismatch(t *testing.T) {
 	const heads = 4
+	for _, saved := range []int{0, 3} {
+		cfg := seqCaseFor(Int4)
+		cfg.Cells = 1000
+		cfg.Recent = saved
+		toks := randTokens(rand.New(rand.NewPCG(5, 6)), cfg, heads, 11)
+		src, _ := New(cfg)
+		for pos, tok := range toks {
+			step(t, src, tok, pos, heads)
+		}
+		var buf bytes.Buffer
+		if _, err := src.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		for _, recent := range []int{0, 3, 5} {
+			if recent == saved {
+				continue
+			}
+			c := cfg
+			c.Recent = recent
+			dst, _ := New(c)
+			if n, err := dst.ReadFrom(bytes.NewReader(buf.Bytes())); err != nil || n != int64(buf.Len()) {
+				t.Fatalf("saved with %d, read with %d: ReadFrom read %d of %d bytes: %v", saved, recent, n, buf.Len(), err)
+			}
+			if dst.Len() != 11 {
+				t.Fatalf("saved with %d, read with %d: Len %d after ReadFrom, want 11", saved, recent, dst.Len())
+			}
+			if a, b := dst.int4Parts(&dst.layers[0], 0, 10); a != 0 || b != 11 {
+				t.Errorf("saved with %d, read with %d: reads F16 for 0..%d and %d..10 after ReadFrom, want none", saved, recent, a-1, b)
+			}
+		}
+	}
+}
+
+// TestStateReadsKVC3: a KVC3 stream (no sink count in its header; its
+// slots, when it has them, begin with 4 sinks) is read, its slots
+// skipped when they are not this build's. The stream is made from a
+// KVC4 one of a cache without slots: the sink count taken out, and for a
+// KVC3 cache with Recent 3, its Recent set and 4+3 empty slots added after
+// each layer's rows (read or skipped, depending on this build's sinks).
+func TestStateReadsKVC3(t *testing.T) {
+	const heads = 4
 	cfg := seqCaseFor(Int4)
 	cfg.Cells = 1000
-	cfg.Recent = 3
-	toks := randTokens(rand.New(rand.NewPCG(5, 6)), cfg, heads, 11)
+	cfg.Recent = 0
+	toks := randTokens(rand.New(rand.NewPCG(7, 8)), cfg, heads, 9)
 	src, _ := New(cfg)
 	for pos, tok := range toks {
 		step(t, src, tok, pos, heads)
@@ -166,18 +209,43 @@ func TestStateRecentMismatch(t *testing.T) {
 	if _, err := src.WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, recent := range []int{0, 5} {
+	v4 := buf.Bytes()
+	const hdr = 4 + 20 + 12 // magic, dims, rotation orders and Recent; then KVC4's sinks
+	if string(v4[:4]) != "KVC4" || binary.LittleEndian.Uint32(v4[hdr:]) != recentSinks {
+		t.Fatalf("stream starts %q, sinks %d", v4[:4], binary.LittleEndian.Uint32(v4[hdr:]))
+	}
+	kvc3 := func(recent int) []byte {
+		out := append([]byte("KVC3"), v4[4:hdr-4]...)
+		out = binary.LittleEndian.AppendUint32(out, uint32(recent))
+		layers := v4[hdr+4 : hdr+4+28*cfg.Layers]
+		out = append(out, layers...)
+		rest := v4[hdr+4+28*cfg.Layers:]
+		for i := range cfg.Layers {
+			l := &src.layers[i]
+			n := int64(l.hi-l.lo+1) * int64(cfg.KVHeads) * cfg.rowBytes()
+			out = append(out, rest[:n]...)
+			rest = rest[n:]
+			if recent > 0 {
+				slots := v3Sinks + recent
+				out = append(out, bytes.Repeat([]byte{0xff}, 4*slots)...) // every tag -1: empty
+				out = append(out, make([]byte, 2*slots*cfg.KVHeads*(cfg.HeadDimK+cfg.HeadDimV))...)
+			}
+		}
+		return append(out, rest...)
+	}
+	for _, tc := range []struct{ saved, recent int }{{0, 0}, {0, 3}, {3, 3}, {3, 0}} {
+		data := kvc3(tc.saved)
 		c := cfg
-		c.Recent = recent
+		c.Recent = tc.recent
 		dst, _ := New(c)
-		if n, err := dst.ReadFrom(bytes.NewReader(buf.Bytes())); err != nil || n != int64(buf.Len()) {
-			t.Fatalf("recent %d: ReadFrom read %d of %d bytes: %v", recent, n, buf.Len(), err)
+		if n, err := dst.ReadFrom(bytes.NewReader(data)); err != nil || n != int64(len(data)) {
+			t.Fatalf("KVC3 with Recent %d into Recent %d: read %d of %d bytes: %v", tc.saved, tc.recent, n, len(data), err)
 		}
-		if dst.Len() != 11 {
-			t.Fatalf("recent %d: Len %d after ReadFrom, want 11", recent, dst.Len())
+		if dst.Len() != 9 {
+			t.Errorf("KVC3 with Recent %d into Recent %d: Len %d, want 9", tc.saved, tc.recent, dst.Len())
 		}
-		if a, b := dst.int4Parts(&dst.layers[0], 0, 10); a != 0 || b != 11 {
-			t.Errorf("recent %d: reads F16 for 0..%d and %d..10 after ReadFrom, want none", recent, a-1, b)
+		if a, b := dst.int4Parts(&dst.layers[0], 0, 8); a != 0 || b != 9 {
+			t.Errorf("KVC3 with Recent %d into Recent %d: reads F16 for 0..%d and %d..8, want none", tc.saved, tc.recent, a-1, b)
 		}
 	}
 }

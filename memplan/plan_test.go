@@ -61,9 +61,9 @@ func TestKVBytesKnownShapes(t *testing.T) {
 		{"llama-3.1-8b int8 8192", llama8B, kv.Int8, 8192, 512<<20 + 32*8*8192*8},
 		{"llama-3.1-8b f16 131072", llama8B, kv.F16, 131072, 16 << 30},
 		// INT4: llama.cpp's q4_0 blocks, 18 bytes per 32 elements of K and of
-		// V, and per layer 132 positions in F16 (kv.DefaultRecent and four
+		// V, and per layer 144 positions in F16 (kv.DefaultRecent and 16
 		// sinks) with a 4-byte position tag each.
-		{"llama-3.1-8b int4 8192", llama8B, kv.Int4, 8192, 32*8*8192*(4+4)*18 + 32*(132*8*256*2+132*4)},
+		{"llama-3.1-8b int4 8192", llama8B, kv.Int4, 8192, 32*8*8192*(4+4)*18 + 32*(144*8*256*2+144*4)},
 		// Gemma-2-9B: 42 layers, half of them windowed to 4096.
 		{"gemma-2-9b f16 8192", model.Config{Layers: 42, HeadsKV: 8, HeadDimK: 256, HeadDimV: 256, Window: 4096},
 			kv.F16, 8192, 21*8*8192*512*2 + 21*8*4096*512*2},

@@ -25,7 +25,7 @@ var ErrBadState = errors.New("llm: bad saved session")
 //
 //	magic        8 bytes "LOWMEMSS"
 //	version      uint32 (2: the KV rows in kv's KVC2 order or later, and
-//	             kv.Int4; kv's own magic says which, KVC3 adds Int4's F16 slots)
+//	             kv.Int4; kv's own magic says which: KVC3 adds Int4's F16 slots, KVC4 their sink count)
 //	model        uint16 length + architecture name; uint32 layers, embedding,
 //	             heads, KV heads, key and value head sizes, vocabulary, rope
 //	             dimensions, sliding window; 32-byte SHA-256 of the GGUF
