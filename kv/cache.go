@@ -472,6 +472,7 @@ type batchStore struct {
 	stride  int
 }
 
+// Do stores KV heads lo … hi-1 of every token (RangeTask's method).
 func (b *batchStore) Do(_, lo, hi int) {
 	dk, dv := b.c.cfg.HeadDimK, b.c.cfg.HeadDimV
 	for h := lo; h < hi; h++ {

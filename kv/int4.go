@@ -44,9 +44,9 @@ func quantizeQ4(dst []byte, src []float32) {
 // best (d = Σx·l / Σl², l = c−8, leaving Σx² − (Σx·l)²/Σl² of squared
 // error); the candidate leaving the least wins (the first on ties), its
 // step is rounded to F16 and the codes are rounded again at that step
-// (x·(1/d), as llama.cpp's q4_0 rounds). The
-// arithmetic is float64 so that the test's reference model (refQ4Fit),
-// written from this description, reaches the same bits.
+// (x·(1/d), as llama.cpp's q4_0 rounds). The arithmetic is float64 so that
+// the test's reference model (refQ4Fit), written from this description,
+// reaches the same bits.
 func quantizeQ4Block(dst []byte, x []float32) {
 	var m, amax float64
 	for _, v := range x {
@@ -96,14 +96,8 @@ func q4Code(t float64) int {
 
 // dequantizeQ4 widens the q4_0 blocks of src into dst (len(dst) elements).
 func dequantizeQ4(dst []float32, src []byte) {
-	for b := 0; b+q4Block <= len(dst); b += q4Block {
-		blk := src[b/q4Block*q4BlockBytes:]
-		d := q4Scale(blk)
-		for j := range q4Block / 2 {
-			dst[b+j] = d * float32(int(blk[2+j]&15)-8)
-			dst[b+j+q4Block/2] = d * float32(int(blk[2+j]>>4)-8)
-		}
-	}
+	// Cannot fail: src holds len(dst)/32 blocks.
+	_ = quant.Dequantize(quant.Q4_0, dst, src[:q4RowBytes(len(dst))])
 }
 
 // q4Scale is the F16 scale at the start of block b.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -152,40 +153,52 @@ func TestStateErrors(t *testing.T) {
 }
 
 // TestStateRecentMismatch: a cache keeping another number of recent
-// positions in F16 (another plan's) reads the rows and skips the slots,
-// which stay empty: attention reads every position from q4_0.
+// positions in F16 (another plan's, or none) reads the rows and skips the
+// slots, which stay empty: attention reads every position from q4_0.
 func TestStateRecentMismatch(t *testing.T) {
-	const heads = 4
 	for _, saved := range []int{0, 3} {
-		cfg := seqCaseFor(Int4)
-		cfg.Cells = 1000
-		cfg.Recent = saved
-		toks := randTokens(rand.New(rand.NewPCG(5, 6)), cfg, heads, 11)
-		src, _ := New(cfg)
-		for pos, tok := range toks {
-			step(t, src, tok, pos, heads)
-		}
-		var buf bytes.Buffer
-		if _, err := src.WriteTo(&buf); err != nil {
-			t.Fatal(err)
-		}
+		src, data := savedInt4(t, saved, 11, 5)
 		for _, recent := range []int{0, 3, 5} {
-			if recent == saved {
-				continue
-			}
-			c := cfg
-			c.Recent = recent
-			dst, _ := New(c)
-			if n, err := dst.ReadFrom(bytes.NewReader(buf.Bytes())); err != nil || n != int64(buf.Len()) {
-				t.Fatalf("saved with %d, read with %d: ReadFrom read %d of %d bytes: %v", saved, recent, n, buf.Len(), err)
-			}
-			if dst.Len() != 11 {
-				t.Fatalf("saved with %d, read with %d: Len %d after ReadFrom, want 11", saved, recent, dst.Len())
-			}
-			if a, b := dst.int4Parts(&dst.layers[0], 0, 10); a != 0 || b != 11 {
-				t.Errorf("saved with %d, read with %d: reads F16 for 0..%d and %d..10 after ReadFrom, want none", saved, recent, a-1, b)
+			if recent != saved {
+				readsNoSlots(t, fmt.Sprintf("saved with %d, read with %d", saved, recent), src.cfg, recent, data, 11)
 			}
 		}
+	}
+}
+
+// savedInt4 is an Int4 cache (seqCaseFor, 1000 cells) with Config.Recent
+// recent holding n random tokens, and its saved state.
+func savedInt4(t *testing.T, recent, n int, seed uint64) (*Cache, []byte) {
+	t.Helper()
+	const heads = 4
+	cfg := seqCaseFor(Int4)
+	cfg.Cells = 1000
+	cfg.Recent = recent
+	src, _ := New(cfg)
+	for pos, tok := range randTokens(rand.New(rand.NewPCG(seed, seed+1)), cfg, heads, n) {
+		step(t, src, tok, pos, heads)
+	}
+	var buf bytes.Buffer
+	if _, err := src.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return src, buf.Bytes()
+}
+
+// readsNoSlots checks that a cache of cfg with Config.Recent recent reads
+// all of data, holds its n positions, and reads none of them from F16.
+func readsNoSlots(t *testing.T, what string, cfg Config, recent int, data []byte, n int) {
+	t.Helper()
+	cfg.Recent = recent
+	dst, _ := New(cfg)
+	if got, err := dst.ReadFrom(bytes.NewReader(data)); err != nil || got != int64(len(data)) {
+		t.Fatalf("%s: ReadFrom read %d of %d bytes: %v", what, got, len(data), err)
+	}
+	if dst.Len() != n {
+		t.Fatalf("%s: Len %d after ReadFrom, want %d", what, dst.Len(), n)
+	}
+	if a, b := dst.int4Parts(&dst.layers[0], 0, n-1); a != 0 || b != n {
+		t.Errorf("%s: reads F16 for 0..%d and %d..%d after ReadFrom, want none", what, a-1, b, n-1)
 	}
 }
 
@@ -196,20 +209,8 @@ func TestStateRecentMismatch(t *testing.T) {
 // KVC3 cache with Recent 3, its Recent set and 4+3 empty slots added after
 // each layer's rows (read or skipped, depending on this build's sinks).
 func TestStateReadsKVC3(t *testing.T) {
-	const heads = 4
-	cfg := seqCaseFor(Int4)
-	cfg.Cells = 1000
-	cfg.Recent = 0
-	toks := randTokens(rand.New(rand.NewPCG(7, 8)), cfg, heads, 9)
-	src, _ := New(cfg)
-	for pos, tok := range toks {
-		step(t, src, tok, pos, heads)
-	}
-	var buf bytes.Buffer
-	if _, err := src.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	v4 := buf.Bytes()
+	src, v4 := savedInt4(t, 0, 9, 7)
+	cfg := src.cfg
 	const hdr = 4 + 20 + 12 // magic, dims, rotation orders and Recent; then KVC4's sinks
 	if string(v4[:4]) != "KVC4" || binary.LittleEndian.Uint32(v4[hdr:]) != recentSinks {
 		t.Fatalf("stream starts %q, sinks %d", v4[:4], binary.LittleEndian.Uint32(v4[hdr:]))
@@ -234,18 +235,6 @@ func TestStateReadsKVC3(t *testing.T) {
 		return append(out, rest...)
 	}
 	for _, tc := range []struct{ saved, recent int }{{0, 0}, {0, 3}, {3, 3}, {3, 0}} {
-		data := kvc3(tc.saved)
-		c := cfg
-		c.Recent = tc.recent
-		dst, _ := New(c)
-		if n, err := dst.ReadFrom(bytes.NewReader(data)); err != nil || n != int64(len(data)) {
-			t.Fatalf("KVC3 with Recent %d into Recent %d: read %d of %d bytes: %v", tc.saved, tc.recent, n, len(data), err)
-		}
-		if dst.Len() != 9 {
-			t.Errorf("KVC3 with Recent %d into Recent %d: Len %d, want 9", tc.saved, tc.recent, dst.Len())
-		}
-		if a, b := dst.int4Parts(&dst.layers[0], 0, 8); a != 0 || b != 9 {
-			t.Errorf("KVC3 with Recent %d into Recent %d: reads F16 for 0..%d and %d..8, want none", tc.saved, tc.recent, a-1, b)
-		}
+		readsNoSlots(t, fmt.Sprintf("KVC3 with Recent %d into Recent %d", tc.saved, tc.recent), cfg, tc.recent, kvc3(tc.saved), 9)
 	}
 }
