@@ -428,14 +428,9 @@ func (p Plan) withoutRecent(s *Shape, r Request) (Plan, bool) {
 }
 
 // kvConfig is the KV cache configuration of a session the request plans
-// for: the model's (model.Config.KVConfig), without INT4's F16 copies of
-// recent positions when the request says so.
+// for: the one the session's State will allocate.
 func (s *Shape) kvConfig(r Request, kvt kv.Type, ctx int) kv.Config {
-	c := s.Config.KVConfig(kvt, ctx)
-	if r.KVNoRecent {
-		c.Recent = 0
-	}
-	return c
+	return s.Config.StateKVConfig(model.StateOptions{Cache: kvt, Cells: ctx, NoRecent: r.KVNoRecent})
 }
 
 // repack is the plan p with the matrices s.Repack holds in the X8 layout:

@@ -108,17 +108,6 @@ func ropeTables(c *Config) int {
 	return 1
 }
 
-// StateKVConfig is the configuration of the KV cache NewState(e, o)
-// allocates, so a caller can size it (kv.Bytes) first.
-func (m *Model) StateKVConfig(o StateOptions) kv.Config {
-	kc := m.KVConfig(o.Cache, o.Cells)
-	kc.Initial = o.Initial
-	if o.NoRecent {
-		kc.Recent = 0
-	}
-	return kc
-}
-
 // NewState makes a State with its own KV cache and arena, running on e.
 func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 	if o.Batch < 1 {

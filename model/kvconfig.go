@@ -25,3 +25,16 @@ func (c *Config) KVConfig(t kv.Type, cells int) kv.Config {
 	}
 	return k
 }
+
+// StateKVConfig is the configuration of the KV cache NewState(e, o)
+// allocates, so a caller can size it (kv.Bytes) first; a memory plan, which
+// has no Model, calls it on the file's Config with the options it plans a
+// session for, so the plan and the session read o.NoRecent alike.
+func (c *Config) StateKVConfig(o StateOptions) kv.Config {
+	kc := c.KVConfig(o.Cache, o.Cells)
+	kc.Initial = o.Initial
+	if o.NoRecent {
+		kc.Recent = 0
+	}
+	return kc
+}
