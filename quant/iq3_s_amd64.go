@@ -26,6 +26,9 @@ func rowIQ3_SX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
 func rowIQ3_SX8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
+func rowIQ3_SX8VNNIPF4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
 func rowIQ3_SX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape

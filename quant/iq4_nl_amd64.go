@@ -32,6 +32,9 @@ func rowIQ4_NLX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
 func rowIQ4_NLX8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
+func rowIQ4_NLX8VNNIPF4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
 func rowIQ4_NLX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape

@@ -35,6 +35,9 @@ func rowIQ4_XSX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
 func rowIQ4_XSX8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
+func rowIQ4_XSX8VNNIPF4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
 func rowIQ4_XSX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape

@@ -32,6 +32,9 @@ func rowQ3_KX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
 func rowQ3_KX8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
+func rowQ3_KX8VNNIPF4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
 func rowQ3_KX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape

@@ -56,6 +56,9 @@ func rowQ4_0X8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
 func rowQ4_0X8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
+func rowQ4_0X8VNNIPF4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
 func gemmQ4_0X8R0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
 
 //go:noescape
@@ -72,6 +75,9 @@ func rowQ4_0X8AVX2(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
 func rowQ4_0X8AVX2NTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ4_0X8AVX2PF4096(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
 func rowQ4_0X8AVX2T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

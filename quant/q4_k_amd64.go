@@ -32,6 +32,9 @@ func rowQ4_KX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
 func rowQ4_KX8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
+func rowQ4_KX8VNNIPF4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
 func gemmQ4_KX8GVNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
 
 //go:noescape
@@ -45,6 +48,9 @@ func rowQ4_KX8AVX2(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
 func rowQ4_KX8AVX2NTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ4_KX8AVX2PF4096(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
 func rowQ4_KX8AVX2T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

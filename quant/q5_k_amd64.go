@@ -29,6 +29,9 @@ func rowQ5_KX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
 func rowQ5_KX8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
+func rowQ5_KX8VNNIPF4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
 func gemmQ5_KX8GVNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
 
 //go:noescape
@@ -39,3 +42,6 @@ func rowQ5_KX8AVX2(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
 func rowQ5_KX8AVX2NTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ5_KX8AVX2PF4096(w *byte, groups int, x *byte, nb int, out *float32)

@@ -118,16 +118,11 @@ func X8(t Type, n int) (X8Kernel, bool) {
 			}
 		}
 	}
-	if !x8Pays(ks[0]) {
+	k := ks[x8Default(ks)]
+	if !x8Pays(k) {
 		return X8Kernel{}, false
 	}
-	// The plain kernel: a group's block columns are one sequential stream,
-	// which the hardware prefetchers follow; on Zen 4 the non-temporal
-	// prefetch that made the row kernels faster slowed these
-	// (BenchmarkX8, 128 MB, one thread: Q4_0 28.5 against 24.2 GB/s,
-	// Q4_K 29.8 against 25.1, Q6_K 31.8 against 24.4; Q8_0 and Q5_K
-	// alike).
-	return ks[0], true
+	return k, true
 }
 
 // x8MaxBlocks bounds n/32: the kernels keep per-block activation factors

@@ -20,30 +20,30 @@ func x8Variants(t Type) []X8Kernel {
 	var ks []X8Kernel
 	switch {
 	case t == Q4_0 && cpu.Has(cpu.AVX512VNNI):
-		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ4_0X8VNNI, rowQ4_0X8VNNINTA4096, x8Gemm{lo: gemmQ4_0X8R0VNNI, hi: gemmQ4_0X8R4VNNI}), rowQ4_0X8VNNIT2, rowQ4_0X8VNNIT4, nil)
+		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ4_0X8VNNI, rowQ4_0X8VNNINTA4096, rowQ4_0X8VNNIPF4096, x8Gemm{lo: gemmQ4_0X8R0VNNI, hi: gemmQ4_0X8R4VNNI}), rowQ4_0X8VNNIT2, rowQ4_0X8VNNIT4, nil)
 	case t == Q4_K && cpu.Has(cpu.AVX512VNNI):
-		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, x8Gemm{lo: gemmQ4_KX8GVNNI}), rowQ4_KX8VNNIT2, rowQ4_KX8VNNIT4, nil)
+		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, rowQ4_KX8VNNIPF4096, x8Gemm{lo: gemmQ4_KX8GVNNI}), rowQ4_KX8VNNIT2, rowQ4_KX8VNNIT4, nil)
 	case t == Q8_0 && cpu.Has(cpu.AVX512VNNI):
-		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ8_0X8VNNI, rowQ8_0X8VNNINTA4096, x8Gemm{lo: gemmQ8_0X8R0VNNI, hi: gemmQ8_0X8R4VNNI}), rowQ8_0X8VNNIT2, rowQ8_0X8VNNIT4, nil)
+		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ8_0X8VNNI, rowQ8_0X8VNNINTA4096, rowQ8_0X8VNNIPF4096, x8Gemm{lo: gemmQ8_0X8R0VNNI, hi: gemmQ8_0X8R4VNNI}), rowQ8_0X8VNNIT2, rowQ8_0X8VNNIT4, nil)
 	case t == Q5_K && cpu.Has(cpu.AVX512VNNI):
-		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ5_KX8VNNI, rowQ5_KX8VNNINTA4096, x8Gemm{lo: gemmQ5_KX8GVNNI}), rowQ5_KX8VNNIT2, nil, nil)
+		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ5_KX8VNNI, rowQ5_KX8VNNINTA4096, rowQ5_KX8VNNIPF4096, x8Gemm{lo: gemmQ5_KX8GVNNI}), rowQ5_KX8VNNIT2, nil, nil)
 	case t == Q6_K && cpu.Has(cpu.AVX512VNNI):
-		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ6_KX8VNNI, rowQ6_KX8VNNINTA4096, x8Gemm{lo: gemmQ6_KX8GVNNI}), rowQ6_KX8VNNIT2, nil, nil)
+		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ6_KX8VNNI, rowQ6_KX8VNNINTA4096, rowQ6_KX8VNNIPF4096, x8Gemm{lo: gemmQ6_KX8GVNNI}), rowQ6_KX8VNNIT2, nil, nil)
 	}
 	if !cpu.Has(cpu.AVX2) {
 		return ks
 	}
 	switch t {
 	case Q4_0:
-		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ4_0X8AVX2, rowQ4_0X8AVX2NTA4096, x8Gemm{one: gemmQ4_0X8AVX2}), rowQ4_0X8AVX2T2, rowQ4_0X8AVX2T4, nil)...)
+		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ4_0X8AVX2, rowQ4_0X8AVX2NTA4096, rowQ4_0X8AVX2PF4096, x8Gemm{one: gemmQ4_0X8AVX2}), rowQ4_0X8AVX2T2, rowQ4_0X8AVX2T4, nil)...)
 	case Q8_0:
-		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ8_0X8AVX2, rowQ8_0X8AVX2NTA4096, x8Gemm{one: gemmQ8_0X8AVX2}), rowQ8_0X8AVX2T2, rowQ8_0X8AVX2T4, nil)...)
+		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ8_0X8AVX2, rowQ8_0X8AVX2NTA4096, rowQ8_0X8AVX2PF4096, x8Gemm{one: gemmQ8_0X8AVX2}), rowQ8_0X8AVX2T2, rowQ8_0X8AVX2T4, nil)...)
 	case Q4_K:
-		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ4_KX8AVX2, rowQ4_KX8AVX2NTA4096, x8Gemm{}), rowQ4_KX8AVX2T2, nil, nil)...)
+		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ4_KX8AVX2, rowQ4_KX8AVX2NTA4096, rowQ4_KX8AVX2PF4096, x8Gemm{}), rowQ4_KX8AVX2T2, nil, nil)...)
 	case Q6_K:
-		ks = append(ks, x8Pair("avx2", t, rowQ6_KX8AVX2, rowQ6_KX8AVX2NTA4096, x8Gemm{})...)
+		ks = append(ks, x8Pair("avx2", t, rowQ6_KX8AVX2, rowQ6_KX8AVX2NTA4096, rowQ6_KX8AVX2PF4096, x8Gemm{})...)
 	case Q5_K:
-		ks = append(ks, x8Pair("avx2", t, rowQ5_KX8AVX2, rowQ5_KX8AVX2NTA4096, x8Gemm{})...)
+		ks = append(ks, x8Pair("avx2", t, rowQ5_KX8AVX2, rowQ5_KX8AVX2NTA4096, rowQ5_KX8AVX2PF4096, x8Gemm{})...)
 	}
 	return ks
 }
@@ -64,10 +64,33 @@ func x8AVX2Pays(t Type) bool {
 	return t == Q4_0 || t == Q4_K || t == Q8_0
 }
 
-// x8Pays reports whether X8 takes k, the first of its type's variants,
-// by default.
+// x8Pays reports whether X8 takes k, its type's default variant
+// (x8Default), by default.
 func x8Pays(k X8Kernel) bool {
 	return !strings.HasPrefix(k.Name, "avx2-") || x8AVX2Pays(k.Type)
+}
+
+// x8Default is the index in ks, x8Variants' list for a type, of the
+// kernel X8 takes by default: the first, whose block columns are one
+// sequential stream the hardware prefetchers follow (on Zen 4 the
+// non-temporal prefetch slowed these: BenchmarkX8, 128 MB, one thread,
+// Q4_0 28.5 against 24.2 GB/s, Q4_K 29.8 against 25.1, Q6_K 31.8 against
+// 24.4), except on Intel's AVX-512 cores, which take its twin prefetching
+// 4 KB ahead into L2. Measured on Emerald Rapids (2 vCPUs): BenchmarkX8,
+// 512 MB, one thread, 8.6 against 10.0-11.2 GB/s for Q4_0, 7.4-8.2 against
+// 10.6-11.4 for Q4_K, 7.1-10.5 against 10.4-13.2 for Q8_0, 7.9-9.8 against
+// 11.4-13.1 for Q6_K; examples/bench tg128 on 2 threads, TinyLlama,
+// alternating rounds: Q4_0 26-30 against 34-41 tok/s, Q4_K_M 24-26
+// against 32-34, Q8_0 15-17 against 20-21.
+func x8Default(ks []X8Kernel) int {
+	if cpu.CPU().IntelAVX512() {
+		for i, k := range ks {
+			if k.Name == ks[0].Name+"-pf" {
+				return i
+			}
+		}
+	}
+	return 0
 }
 
 // rowX8Asm is the signature of the X8 decode kernels.
@@ -79,13 +102,15 @@ type rowX8Asm func(w *byte, groups int, x *byte, nb int, out *float32)
 // in the wStride argument; none for a type without.
 type x8Gemm struct{ lo, hi, one gemmAsm }
 
-// x8Pair is t's two X8 kernels named for the instruction set isa: decode
-// kernel row, and nta, its twin with non-temporal prefetch, each with the
-// GEMM g.
-func x8Pair(isa string, t Type, row, nta rowX8Asm, g x8Gemm) []X8Kernel {
+// x8Pair is t's three X8 kernels named for the instruction set isa:
+// decode kernel row, nta, its twin with non-temporal prefetch, and pf,
+// its twin prefetching into L2, each with the GEMM g (see x8Prefers for
+// which decode takes).
+func x8Pair(isa string, t Type, row, nta, pf rowX8Asm, g x8Gemm) []X8Kernel {
 	return []X8Kernel{
 		x8Kernel(isa+"-x8", t, row, g),
 		x8Kernel(isa+"-x8-nta", t, nta, g),
+		x8Kernel(isa+"-x8-pf", t, pf, g),
 	}
 }
 

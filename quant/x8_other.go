@@ -8,3 +8,6 @@ func x8Variants(Type) []X8Kernel { return nil }
 
 // x8Pays: X8 takes whatever x8Variants lists (nothing).
 func x8Pays(X8Kernel) bool { return true }
+
+// x8Default: the first of x8Variants' list.
+func x8Default([]X8Kernel) int { return 0 }

@@ -60,6 +60,7 @@ func TestDecodeModel(t *testing.T) {
 	}{
 		{"AuthenticAMD", 0x00A10F11, Model{"AuthenticAMD", 0x19, 0x11}}, // EPYC 9004 (Zen 4)
 		{"GenuineIntel", 0x000806F8, Model{"GenuineIntel", 6, 0x8F}},    // Sapphire Rapids
+		{"GenuineIntel", 0x000C06F2, Model{"GenuineIntel", 6, 0xCF}},    // Emerald Rapids
 		{"GenuineIntel", 0x00000F29, Model{"GenuineIntel", 15, 2}},      // family 15, no extended family
 	} {
 		if got := decodeModel(c.vendor, c.eax); got != c.want {
@@ -72,5 +73,11 @@ func TestDecodeModel(t *testing.T) {
 	if (Model{"GenuineIntel", 6, 0x8F}).Split512() {
 		t.Errorf("Sapphire Rapids is Split512")
 	}
-	t.Logf("this CPU: %v (split 512-bit: %v)", CPU(), CPU().Split512())
+	if !(Model{"GenuineIntel", 6, 0xCF}).IntelAVX512() && Detected() >= AVX512 {
+		t.Errorf("Emerald Rapids with AVX-512 is not IntelAVX512")
+	}
+	if (Model{"AuthenticAMD", 0x19, 0x11}).IntelAVX512() {
+		t.Errorf("Zen 4 is IntelAVX512")
+	}
+	t.Logf("this CPU: %v (split 512-bit: %v, Intel AVX-512: %v)", CPU(), CPU().Split512(), CPU().IntelAVX512())
 }

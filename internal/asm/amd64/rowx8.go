@@ -53,15 +53,42 @@ func x8SuperBytes(t *superType) int {
 	return x8KBlockBytes
 }
 
+// x8Prefetch is an X8 decode kernel's software prefetch: none (dist 0),
+// or every cache line of the weights dist bytes ahead, non-temporally
+// (PREFETCHNTA) or into L2 (l2: PREFETCHT1). Which one streams fastest
+// depends on the core: the hardware prefetchers of a Zen 4 keep one
+// sequential stream fed by themselves, while an Intel server core running
+// a kernel that spends many instructions per cache line keeps too few
+// misses in flight without help (quant's x8Prefers).
+type x8Prefetch struct {
+	dist int
+	l2   bool
+}
+
+// x8Prefetches are the variants generated for each X8 decode kernel.
+var x8Prefetches = []x8Prefetch{{}, {dist: 4096}, {dist: 4096, l2: true}}
+
+// line prefetches the cache line at byte off of the weights ahead of SI.
+func (pf x8Prefetch) line(off int) {
+	if pf.l2 {
+		c.PREFETCHT1(mem(RSI, pf.dist+off))
+	} else {
+		c.PREFETCHNTA(mem(RSI, pf.dist+off))
+	}
+}
+
 // rowX8Name is the name of an X8 decode kernel of type t at width w
-// (VNNI or AVX2).
-func rowX8Name(t string, w width, pfDist int) string {
+// (VNNI or AVX2) with prefetch pf: …NTA<dist> or …PF<dist> (into L2).
+func rowX8Name(t string, w width, pf x8Prefetch) string {
 	isa := "VNNI"
 	if w == avx2 {
 		isa = "AVX2"
 	}
-	if pfDist > 0 {
-		return fmt.Sprintf("row%sX8%sNTA%d", t, isa, pfDist)
+	switch {
+	case pf.dist > 0 && pf.l2:
+		return fmt.Sprintf("row%sX8%sPF%d", t, isa, pf.dist)
+	case pf.dist > 0:
+		return fmt.Sprintf("row%sX8%sNTA%d", t, isa, pf.dist)
 	}
 	return "row" + t + "X8" + isa
 }
@@ -79,14 +106,13 @@ type x8Decoder struct {
 	w              width
 	frame          int
 	pre            func()
-	loop           func(pfDist int)
+	loop           func(pf x8Prefetch)
 	preStep, count int
 }
 
-// emit writes the kernel, with non-temporal prefetch pfDist bytes ahead
-// (0: none).
-func (d x8Decoder) emit(pfDist int) {
-	text(rowX8Name(d.t, d.w, pfDist), 0, "func(w *byte, groups int, x *byte, nb int, out *float32)")
+// emit writes the kernel with prefetch pf.
+func (d x8Decoder) emit(pf x8Prefetch) {
+	text(rowX8Name(d.t, d.w, pf), 0, "func(w *byte, groups int, x *byte, nb int, out *float32)")
 	pre := c.AllocLocal(d.frame)
 	loadArgs("x nb", RBX, R13)
 	c.LEAQ(pre, RDX)
@@ -99,7 +125,7 @@ func (d x8Decoder) emit(pfDist int) {
 	c.MOVQ(R13, RCX)
 	zero(Y0)
 	label("loop")
-	d.loop(pfDist)
+	d.loop(pf)
 	x8LoopEnd(d)
 	c.VMOVUPS(Y0, mem(R12, 0))
 	c.ADDQ(U8(32), R12)
@@ -107,14 +133,14 @@ func (d x8Decoder) emit(pfDist int) {
 	retVoid()
 }
 
-// prefetchX8 prefetches, non-temporally, the bytes [from, to) of a block
-// column pfDist ahead, a cache line at a time.
-func prefetchX8(pfDist, from, to int) {
-	if pfDist == 0 {
+// prefetchX8 prefetches the bytes [from, to) of a block column pf.dist
+// ahead, a cache line at a time (nothing without prefetch).
+func prefetchX8(pf x8Prefetch, from, to int) {
+	if pf.dist == 0 {
 		return
 	}
 	for off := from; off < to; off += 64 {
-		c.PREFETCHNTA(mem(RSI, pfDist+off))
+		pf.line(off)
 	}
 }
 
@@ -134,10 +160,10 @@ var q40X8 = x8Decoder{w: vnni, t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 64, 
 		c.SUBQ(U8(8), RCX)
 		c.JNZ(ref("bias"))
 	},
-	loop: func(pfDist int) {
+	loop: func(pf x8Prefetch) {
 		t := blockQ4_0
 		for b := 0; b < 8; b++ {
-			prefetchX8(pfDist, 0, x8BlockBytes)
+			prefetchX8(pf, 0, x8BlockBytes)
 			for ch := 0; ch < 4; ch++ {
 				splitNibbles(mem(RSI, 16+32*ch), yr(1+ch), yr(5+ch))
 				q40ChunkDot(0, ch)
@@ -162,10 +188,11 @@ func q40ChunkDot(k, ch int) {
 	VPDPBUSD(xh, hi, acc)
 }
 
-// x8Decoders emits d's decode kernels, with and without prefetch.
+// x8Decoders emits d's decode kernels, one per x8Prefetches.
 func x8Decoders(d x8Decoder) {
-	d.emit(0)
-	d.emit(4096)
+	for _, pf := range x8Prefetches {
+		d.emit(pf)
+	}
 }
 
 // x8BlockKernels emits the X8 kernels of Q4_0 or Q8_0: d's decode
@@ -281,8 +308,8 @@ const q8KBytes = 4 + 256 + 32
 
 var q4KX8 = x8Decoder{w: vnni, t: "Q4_K", frame: 32 * 128, preStep: 32, count: 1,
 	pre: func() { subBlockSums(0) },
-	loop: func(pfDist int) {
-		prefetchX8(pfDist, 0, 160)
+	loop: func(pf x8Prefetch) {
+		prefetchX8(pf, 0, 160)
 		zero(Y1)
 		zero(Y2)
 		for p := 0; p < 4; p++ {
@@ -291,8 +318,8 @@ var q4KX8 = x8Decoder{w: vnni, t: "Q4_K", frame: 32 * 128, preStep: 32, count: 1
 			}
 			for g := 0; g < 8; g++ {
 				k := 8*p + g
-				if pfDist > 0 && k%2 == 0 {
-					c.PREFETCHNTA(mem(RSI, pfDist+160+32*k))
+				if pf.dist > 0 && k%2 == 0 {
+					pf.line(160+32*k)
 				}
 				lo, hi := yr(16+g%4*2), yr(17+g%4*2)
 				xl, xh := yr(24+g%4*2), yr(25+g%4*2)
@@ -353,8 +380,8 @@ var q6KX8 = x8Decoder{w: vnni, t: "Q6_K", frame: 64 * 128, preStep: 64, count: 1
 		})
 		bcast32(0x30303030, Y14)
 	},
-	loop: func(pfDist int) {
-		prefetchX8(pfDist, 0, 144)
+	loop: func(pf x8Prefetch) {
+		prefetchX8(pf, 0, 144)
 		zero(Y1)
 		for h := 0; h < 2; h++ {
 			for lh := 0; lh < 2; lh++ {
@@ -363,10 +390,10 @@ var q6KX8 = x8Decoder{w: vnni, t: "Q6_K", frame: 64 * 128, preStep: 64, count: 1
 				}
 				for g := 4 * lh; g < 4*lh+4; g++ {
 					at := 144 + 96*(8*h+g)
-					if pfDist > 0 {
-						c.PREFETCHNTA(mem(RSI, pfDist+at))
+					if pf.dist > 0 {
+						pf.line(at)
 						if g%2 == 0 {
-							c.PREFETCHNTA(mem(RSI, pfDist+at+64))
+							pf.line(at+64)
 						}
 					}
 					q6X8Chunks(at)

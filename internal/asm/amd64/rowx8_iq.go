@@ -58,10 +58,10 @@ var iq4NLX8 = x8Decoder{w: vnni, t: "IQ4_NL", frame: 8 * rowMaxBlocks, preStep: 
 		rowPreOf(blockIQ4NL, 0x80808080, false)
 		c.VBROADCASTI128(iq4nlTable(true), Y14)
 	},
-	loop: func(pfDist int) {
+	loop: func(pf x8Prefetch) {
 		t := blockIQ4NL
 		for b := 0; b < 8; b++ {
-			prefetchX8(pfDist, 0, 8*t.wb)
+			prefetchX8(pf, 0, 8*t.wb)
 			for ch := 0; ch < 4; ch++ {
 				lo, hi, acc := yr(1+ch), yr(5+ch), yr(16+ch)
 				iq4NLLevels(16+32*ch, lo, hi)

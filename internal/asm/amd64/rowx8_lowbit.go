@@ -51,8 +51,8 @@ func lutX8(t string, table func() Mem) x8Decoder {
 }
 
 // lutX8Loop is the block-column loop of lutX8's kernels.
-func lutX8Loop(pfDist int) {
-	prefetchX8(pfDist, 0, x8IQ4XSBytes)
+func lutX8Loop(pf x8Prefetch) {
+	prefetchX8(pf, 0, x8IQ4XSBytes)
 	zero(Y1)
 	for j := 0; j < 8; j++ {
 		for _, a := range []Register{Y3, Y4, Y5, Y6} {
@@ -121,8 +121,8 @@ var q2KX8 = x8Decoder{w: vnni, t: "Q2_K", frame: 32 * 128, preStep: 32, count: 1
 			bcast32(0x03030303<<(2*j), yr(28+j))
 		}
 	},
-	loop: func(pfDist int) {
-		prefetchX8(pfDist, 0, x8Q2Bytes)
+	loop: func(pf x8Prefetch) {
+		prefetchX8(pf, 0, x8Q2Bytes)
 		zero(Y1)
 		zero(Y2)
 		for h := 0; h < 2; h++ {
@@ -190,8 +190,8 @@ var q3KX8 = x8Decoder{w: vnni, t: "Q3_K", frame: 32 * 128, preStep: 32, count: 1
 		bcast32(0x38383838, Y13)
 		bcast32(0xC0C0C0C0, Y14)
 	},
-	loop: func(pfDist int) {
-		prefetchX8(pfDist, 0, x8Q3Bytes)
+	loop: func(pf x8Prefetch) {
+		prefetchX8(pf, 0, x8Q3Bytes)
 		zero(Y1)
 		zero(Y15)
 		// The values of one step: byte (Y16-Y18), mask, element (h, j),

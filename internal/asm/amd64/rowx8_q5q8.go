@@ -32,10 +32,10 @@ var q80X8 = x8Decoder{w: vnni, t: "Q8_0", frame: 8 * rowMaxBlocks, preStep: 64, 
 		rowPreOf(blockQ8_0, 0x80808080, false)
 		bcast32(0x80808080, Y14)
 	},
-	loop: func(pfDist int) {
+	loop: func(pf x8Prefetch) {
 		t := blockQ8_0
 		for b := 0; b < 8; b++ {
-			prefetchX8(pfDist, 0, 8*t.wb)
+			prefetchX8(pf, 0, 8*t.wb)
 			for _, a := range []Register{Y16, Y17, Y18, Y19} {
 				zero(a)
 			}
@@ -77,14 +77,14 @@ var q5KX8 = x8Decoder{w: vnni, t: "Q5_K", frame: 32 * 128, preStep: 32, count: 1
 		q4KX8.pre()
 		bcast32(0x10101010, Y14)
 	},
-	loop: func(pfDist int) {
-		prefetchX8(pfDist, 0, 160)
+	loop: func(pf x8Prefetch) {
+		prefetchX8(pf, 0, 160)
 		for j := 0; j < 8; j++ {
 			zero(yr(3 + j))
 		}
 		for g := 0; g < 8; g++ {
 			at := 160 + 160*g
-			prefetchX8(pfDist, at, at+160)
+			prefetchX8(pf, at, at+160)
 			c.VMOVDQU32(mem(RSI, at), Y16)
 			for p := 0; p < 4; p++ {
 				r := 17 + 6*(p%2)

@@ -59,10 +59,10 @@ func rowPreAVX2(t *blockType, bias uint32) {
 // work: Y11 d_x, Y12 8·d_x·Σy, Y13 the scales.
 var q40X8AVX2 = x8Decoder{w: avx2, t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
 	pre: func() { rowPreAVX2(blockQ4_0, 0x41000000) },
-	loop: func(pfDist int) {
+	loop: func(pf x8Prefetch) {
 		t := blockQ4_0
 		for b := 0; b < 8; b++ {
-			prefetchX8(pfDist, 0, x8BlockBytes)
+			prefetchX8(pf, 0, x8BlockBytes)
 			for ch := 0; ch < 4; ch++ {
 				s := 4 * (ch % 2)
 				lo, hi, xl, xh, acc := yr(1+s), yr(2+s), yr(3+s), yr(4+s), yr(9+ch%2)
@@ -89,10 +89,10 @@ var q40X8AVX2 = x8Decoder{w: avx2, t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 
 // Y13 d_x, then the scales.
 var q80X8AVX2 = x8Decoder{w: avx2, t: "Q8_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
 	pre: func() { rowPreAVX2(blockQ8_0, 0) },
-	loop: func(pfDist int) {
+	loop: func(pf x8Prefetch) {
 		t := blockQ8_0
 		for b := 0; b < 8; b++ {
-			prefetchX8(pfDist, 0, 8*t.wb)
+			prefetchX8(pf, 0, 8*t.wb)
 			for ch := 0; ch < 8; ch++ {
 				w, x, acc := yr(1+2*(ch%4)), yr(2+2*(ch%4)), yr(9+ch%4)
 				c.VMOVDQU(mem(RSI, 16+32*ch), w)
@@ -123,14 +123,14 @@ var q80X8AVX2 = x8Decoder{w: avx2, t: "Q8_0", frame: 8 * rowMaxBlocks, preStep: 
 // alternating), Y13/Y14 scratch, Y15 the 0x0F mask.
 var q4KX8AVX2 = x8Decoder{w: avx2, t: "Q4_K", frame: 32 * 128, preStep: 32, count: 1,
 	pre: func() { subBlockSums(0) },
-	loop: func(pfDist int) {
-		prefetchX8(pfDist, 0, 160)
+	loop: func(pf x8Prefetch) {
+		prefetchX8(pf, 0, 160)
 		zero(Y1)
 		for p := 0; p < 4; p++ {
 			for g := 0; g < 8; g++ {
 				k := 8*p + g
-				if pfDist > 0 && k%2 == 0 {
-					c.PREFETCHNTA(mem(RSI, pfDist+160+32*k))
+				if pf.dist > 0 && k%2 == 0 {
+					pf.line(160+32*k)
 				}
 				s := 4 * (g % 2)
 				lo, hi, xl, xh := yr(5+s), yr(6+s), yr(7+s), yr(8+s)
@@ -253,16 +253,16 @@ var q6KX8AVX2 = x8Decoder{w: avx2, t: "Q6_K", frame: 64 * 128, preStep: 64, coun
 		})
 		bcast32(0x30303030, Y14)
 	},
-	loop: func(pfDist int) {
-		prefetchX8(pfDist, 0, 144)
+	loop: func(pf x8Prefetch) {
+		prefetchX8(pf, 0, 144)
 		zero(Y1)
 		for h := 0; h < 2; h++ {
 			for g := 0; g < 8; g++ {
 				at := 144 + 96*(8*h+g)
-				if pfDist > 0 {
-					c.PREFETCHNTA(mem(RSI, pfDist+at))
+				if pf.dist > 0 {
+					pf.line(at)
 					if g%2 == 0 {
-						c.PREFETCHNTA(mem(RSI, pfDist+at+64))
+						pf.line(at+64)
 					}
 				}
 				c.VMOVDQU(mem(RSI, at), Y2)
@@ -336,8 +336,8 @@ var q5KX8AVX2 = x8Decoder{w: avx2, t: "Q5_K", frame: 32 * 128, preStep: 32, coun
 		subBlockSums(0)
 		bcast32(0x10101010, Y14)
 	},
-	loop: func(pfDist int) {
-		prefetchX8(pfDist, 0, x8Q5BlockBytes)
+	loop: func(pf x8Prefetch) {
+		prefetchX8(pf, 0, x8Q5BlockBytes)
 		zero(Y1)
 		for p := 0; p < 4; p++ {
 			for g := 0; g < 8; g++ {

@@ -53,7 +53,7 @@ func xTok(k, disp int) Mem {
 
 func (m x8Multi) emit(tokens int) {
 	d := m.d
-	text(fmt.Sprintf("%sT%d", rowX8Name(d.t, d.w, 0), tokens), 0, "func(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)")
+	text(fmt.Sprintf("%sT%d", rowX8Name(d.t, d.w, x8Prefetch{}), tokens), 0, "func(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)")
 	pre := c.AllocLocal(d.frame * tokens)
 	loadArgs("x nb xs", RBX, R13, R10)
 	c.LEAQ(pre, RDX)
