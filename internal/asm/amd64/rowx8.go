@@ -319,7 +319,7 @@ var q4KX8 = x8Decoder{w: vnni, t: "Q4_K", frame: 32 * 128, preStep: 32, count: 1
 			for g := 0; g < 8; g++ {
 				k := 8*p + g
 				if pf.dist > 0 && k%2 == 0 {
-					pf.line(160+32*k)
+					pf.line(160 + 32*k)
 				}
 				lo, hi := yr(16+g%4*2), yr(17+g%4*2)
 				xl, xh := yr(24+g%4*2), yr(25+g%4*2)
@@ -393,7 +393,7 @@ var q6KX8 = x8Decoder{w: vnni, t: "Q6_K", frame: 64 * 128, preStep: 64, count: 1
 					if pf.dist > 0 {
 						pf.line(at)
 						if g%2 == 0 {
-							pf.line(at+64)
+							pf.line(at + 64)
 						}
 					}
 					q6X8Chunks(at)

@@ -130,7 +130,7 @@ var q4KX8AVX2 = x8Decoder{w: avx2, t: "Q4_K", frame: 32 * 128, preStep: 32, coun
 			for g := 0; g < 8; g++ {
 				k := 8*p + g
 				if pf.dist > 0 && k%2 == 0 {
-					pf.line(160+32*k)
+					pf.line(160 + 32*k)
 				}
 				s := 4 * (g % 2)
 				lo, hi, xl, xh := yr(5+s), yr(6+s), yr(7+s), yr(8+s)
@@ -262,7 +262,7 @@ var q6KX8AVX2 = x8Decoder{w: avx2, t: "Q6_K", frame: 64 * 128, preStep: 64, coun
 				if pf.dist > 0 {
 					pf.line(at)
 					if g%2 == 0 {
-						pf.line(at+64)
+						pf.line(at + 64)
 					}
 				}
 				c.VMOVDQU(mem(RSI, at), Y2)
