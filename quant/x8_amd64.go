@@ -79,7 +79,10 @@ func x8Pays(k X8Kernel) bool {
 // 4 KB ahead into L2. Measured on Emerald Rapids (2 vCPUs): BenchmarkX8,
 // 512 MB, one thread, 8.6 against 10.0-11.2 GB/s for Q4_0, 7.4-8.2 against
 // 10.6-11.4 for Q4_K, 7.1-10.5 against 10.4-13.2 for Q8_0, 7.9-9.8 against
-// 11.4-13.1 for Q6_K; examples/bench tg128 on 2 threads, TinyLlama,
+// 11.4-13.1 for Q6_K, 8.4-8.8 against 11.5-12.4 for Q5_K, and the
+// low-bit types alike (BenchmarkX8Lowbit: IQ4_XS 8.2 against 10.8, Q3_K
+// 7.3 against 11.4, Q2_K 7.8 against 10.8, IQ4_NL 9.1 against 10.5,
+// IQ3_S 6.3 against 8.1); examples/bench tg128 on 2 threads, TinyLlama,
 // alternating rounds: Q4_0 26-30 against 34-41 tok/s, Q4_K_M 24-26
 // against 32-34, Q8_0 15-17 against 20-21.
 func x8Default(ks []X8Kernel) int {
