@@ -243,7 +243,7 @@ func lowAVX2(t *lowType, tile bool) {
 	zeroAcc(avx2, len(rows))
 	label("loop")
 	if tile {
-		prefetchRows(R10, t.wb)
+		prefetchRows(R10, t.wb, 1)
 	}
 	for r, row := range rows {
 		lowBodyAVX2(t, row, RDI, yr(r), stack)
@@ -585,7 +585,7 @@ func lowVNNI(t *lowType, w width, dot bool, cols int) {
 
 	label("loop")
 	if !dot {
-		prefetchRows(dist, t.wb)
+		prefetchRows(dist, t.wb, cols)
 	}
 	// The factors: fp16 d (and dmin) of the rows times each column's y.d.
 	tileFactors(rows, t.dOff, t.withMin(), cols, stack, facBytes)

@@ -65,11 +65,20 @@ func prefetchDist(reg Register, cols int) {
 }
 
 // prefetchRows prefetches the bytes (rounded up to cache lines) one
-// iteration reads of each row, dist further on.
-func prefetchRows(dist Register, bytes int) {
+// iteration reads of each row, dist further on: into L1 for the tiles of
+// batches (cols > 1), into L2 for decode's (cols 1), which the next tile
+// but one reads after two whole rows, tens of KB later. On Emerald
+// Rapids L2 was the faster target (examples/bench -repack=false tg32, 2
+// threads: TinyLlama Q4_K_M 26-29 against 32 tok/s, Gemma-2-9B Q4_K_M
+// 3.2-3.4 against 3.6-3.7), as for the X8 kernels (x8Prefetch).
+func prefetchRows(dist Register, bytes, cols int) {
 	for _, r := range tileRowRegs {
 		for off := 0; off < bytes; off += 64 {
-			c.PREFETCHT0(memx(r, off, dist, 1))
+			if cols == 1 {
+				c.PREFETCHT1(memx(r, off, dist, 1))
+			} else {
+				c.PREFETCHT0(memx(r, off, dist, 1))
+			}
 		}
 	}
 }
@@ -247,7 +256,7 @@ func tileBlockVNNI(t *blockType, cols int) {
 	oneWindow := 7*t.wb+2 <= 128
 
 	label("loop")
-	prefetchRows(dist, 8*t.wb)
+	prefetchRows(dist, 8*t.wb, cols)
 	c.VMOVDQU64(scaleIdx(t.xb, 0, 4, 1), Z22)
 	for ci := 0; ci < cols; ci++ {
 		scales8(tileColRegs[ci], t.xb, yr(16+ci), Z22, Z22, Z20, Z21)
@@ -533,7 +542,7 @@ func tileBlockAVX2(t *blockType, cols int) {
 	zeroAcc(avx2, 4)
 
 	label("loop")
-	prefetchRows(R10, 8*t.wb)
+	prefetchRows(R10, 8*t.wb, cols)
 	gatherScales8(RDI, Y11, Y9, Y10)
 	for r, row := range tileRowRegs {
 		gatherScales8(row, wIdx, Y8, Y10)
@@ -613,7 +622,7 @@ func tileBlockAVX2x2(t *blockType, stack, woffs, xoffs Mem) {
 	}
 
 	label("loop")
-	prefetchRows(R10, 8*t.wb)
+	prefetchRows(R10, 8*t.wb, 2)
 	scales(RDI, xoffs, Y8)
 	scales(RDX, xoffs, Y9)
 	for r, row := range tileRowRegs {

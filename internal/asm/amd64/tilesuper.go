@@ -83,7 +83,7 @@ func tileSuper(t *superType, w width, cols int) {
 	zeroAcc(vnni, 4*cols)
 
 	label("loop")
-	prefetchRows(dist, t.wb)
+	prefetchRows(dist, t.wb, cols)
 	// The fp16 d (Q6_K's read alone as it ends the block), or d and
 	// dmin, of the four rows, times each column's y.d to the stack.
 	if t.six {
@@ -311,7 +311,7 @@ func tileSuperAVX2(t *superType, stack, end Mem) {
 	}
 
 	label("loop")
-	prefetchRows(dist, t.wb)
+	prefetchRows(dist, t.wb, 1)
 	for r, row := range tileRowRegs {
 		acc := yr(r)
 		if t.six {
