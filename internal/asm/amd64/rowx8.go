@@ -59,7 +59,7 @@ func x8SuperBytes(t *superType) int {
 // depends on the core: the hardware prefetchers of a Zen 4 keep one
 // sequential stream fed by themselves, while an Intel server core running
 // a kernel that spends many instructions per cache line keeps too few
-// misses in flight without help (quant's x8Prefers).
+// misses in flight without help (quant's x8Default).
 type x8Prefetch struct {
 	dist int
 	l2   bool
