@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lowmem/llm/internal/cpu"
 )
 
 // tileCase is one tile product laid out in memory with gaps between rows
@@ -287,6 +289,13 @@ func TestTileChoice(t *testing.T) {
 		k2, why2 := TileChoice(typ)
 		if k.Name != k2.Name || why != why2 || why == "" {
 			t.Errorf("%v: TileChoice %s (%s) then %s (%s)", typ, k.Name, why, k2.Name, why2)
+		}
+		// On Intel's AVX-512 cores decode takes the four-row tiles
+		// (tilePrefs).
+		_, named := kernelEnv[typ]
+		if intelTiles := cpu.CPU().IntelAVX512() && cpu.Has(cpu.AVX512VNNI) && !named; intelTiles &&
+			slices.Contains([]Type{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K}, typ) && k.Name != "avx512vnni" {
+			t.Errorf("%v: TileChoice %s on %v, want avx512vnni", typ, k.Name, cpu.CPU())
 		}
 		t.Logf("%v: %s (%s)", typ, k.Name, why)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lowmem/llm/internal/cpu"
 )
 
 // TestX8 checks every X8 kernel this CPU has against the pure-Go twins
@@ -135,8 +137,19 @@ func TestX8Choice(t *testing.T) {
 	for _, typ := range gemmTypes {
 		k, ok := X8(typ, 2048)
 		ks := x8Variants(typ)
-		if ok != (len(ks) > 0 && x8Pays(ks[0])) {
+		if ok != (len(ks) > 0 && x8Pays(ks[x8Default(ks)])) {
 			t.Errorf("X8(%v): ok %v with %d variants", typ, ok, len(x8Variants(typ)))
+		}
+		// The default: the plain kernel, or on Intel's AVX-512 cores its
+		// twin prefetching into L2 (x8Default).
+		if _, named := kernelEnv[typ]; ok && !named {
+			want := ks[0].Name
+			if cpu.CPU().IntelAVX512() {
+				want += "-pf"
+			}
+			if k.Name != want {
+				t.Errorf("X8(%v) = %q, want %q on %v", typ, k.Name, want, cpu.CPU())
+			}
 		}
 		t.Logf("X8(%v): %q %v", typ, k.Name, ok)
 	}
