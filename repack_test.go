@@ -37,6 +37,12 @@ func TestRepackOnOff(t *testing.T) {
 		s.WeightType = wt
 		specs = append(specs, s)
 	}
+	if raceEnabled {
+		// Each model is quantized and loaded twice, ten times slower
+		// under the race detector: the three layouts in Q4_0, Q8_0 and
+		// Q4_K exercise every path repacking runs concurrently.
+		specs = specs[:5]
+	}
 	for _, spec := range specs {
 		spec.Embd, spec.FFN = 256, 512
 		if _, ok := quant.X8(spec.WeightType, 256); !ok {
