@@ -32,7 +32,16 @@ func rowIQ3_SX8VNNIPF4096(w *byte, groups int, x *byte, nb int, out *float32)
 func rowIQ3_SX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape
+func rowIQ3_SX8VNNIPF4096T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
 func rowIQ3_SX8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape
+func rowIQ3_SX8VNNIPF4096T4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
 func rowIQ3_SX8VNNIT8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowIQ3_SX8VNNIPF4096T8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

@@ -38,7 +38,16 @@ func rowIQ4_NLX8VNNIPF4096(w *byte, groups int, x *byte, nb int, out *float32)
 func rowIQ4_NLX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape
+func rowIQ4_NLX8VNNIPF4096T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
 func rowIQ4_NLX8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape
+func rowIQ4_NLX8VNNIPF4096T4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
 func rowIQ4_NLX8VNNIT8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowIQ4_NLX8VNNIPF4096T8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

@@ -41,7 +41,16 @@ func rowIQ4_XSX8VNNIPF4096(w *byte, groups int, x *byte, nb int, out *float32)
 func rowIQ4_XSX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape
+func rowIQ4_XSX8VNNIPF4096T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
 func rowIQ4_XSX8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape
+func rowIQ4_XSX8VNNIPF4096T4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
 func rowIQ4_XSX8VNNIT8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowIQ4_XSX8VNNIPF4096T8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

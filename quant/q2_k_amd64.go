@@ -38,4 +38,10 @@ func rowQ2_KX8VNNIPF4096(w *byte, groups int, x *byte, nb int, out *float32)
 func rowQ2_KX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape
+func rowQ2_KX8VNNIPF4096T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
 func rowQ2_KX8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ2_KX8VNNIPF4096T4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

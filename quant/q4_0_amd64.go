@@ -68,7 +68,13 @@ func gemmQ4_0X8R4VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outSt
 func rowQ4_0X8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape
+func rowQ4_0X8VNNIPF4096T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
 func rowQ4_0X8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ4_0X8VNNIPF4096T4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape
 func rowQ4_0X8AVX2(w *byte, groups int, x *byte, nb int, out *float32)

@@ -41,7 +41,13 @@ func gemmQ4_KX8GVNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStr
 func rowQ4_KX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape
+func rowQ4_KX8VNNIPF4096T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
 func rowQ4_KX8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ4_KX8VNNIPF4096T4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape
 func rowQ4_KX8AVX2(w *byte, groups int, x *byte, nb int, out *float32)

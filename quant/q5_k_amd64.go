@@ -38,6 +38,9 @@ func gemmQ5_KX8GVNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStr
 func rowQ5_KX8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape
+func rowQ5_KX8VNNIPF4096T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
 func rowQ5_KX8AVX2(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape

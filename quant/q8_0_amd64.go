@@ -59,7 +59,13 @@ func gemmQ8_0X8R4VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outSt
 func rowQ8_0X8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape
+func rowQ8_0X8VNNIPF4096T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
 func rowQ8_0X8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ8_0X8VNNIPF4096T4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape
 func rowQ8_0X8AVX2(w *byte, groups int, x *byte, nb int, out *float32)

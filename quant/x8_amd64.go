@@ -20,26 +20,26 @@ func x8Variants(t Type) []X8Kernel {
 	var ks []X8Kernel
 	switch {
 	case t == Q4_0 && cpu.Has(cpu.AVX512VNNI):
-		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ4_0X8VNNI, rowQ4_0X8VNNINTA4096, rowQ4_0X8VNNIPF4096, x8Gemm{lo: gemmQ4_0X8R0VNNI, hi: gemmQ4_0X8R4VNNI}), rowQ4_0X8VNNIT2, rowQ4_0X8VNNIT4, nil)
+		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ4_0X8VNNI, rowQ4_0X8VNNINTA4096, rowQ4_0X8VNNIPF4096, x8Gemm{lo: gemmQ4_0X8R0VNNI, hi: gemmQ4_0X8R4VNNI}), multiAsm{rowQ4_0X8VNNIT2, rowQ4_0X8VNNIT4, nil}, multiAsm{rowQ4_0X8VNNIPF4096T2, rowQ4_0X8VNNIPF4096T4, nil})
 	case t == Q4_K && cpu.Has(cpu.AVX512VNNI):
-		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, rowQ4_KX8VNNIPF4096, x8Gemm{lo: gemmQ4_KX8GVNNI}), rowQ4_KX8VNNIT2, rowQ4_KX8VNNIT4, nil)
+		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ4_KX8VNNI, rowQ4_KX8VNNINTA4096, rowQ4_KX8VNNIPF4096, x8Gemm{lo: gemmQ4_KX8GVNNI}), multiAsm{rowQ4_KX8VNNIT2, rowQ4_KX8VNNIT4, nil}, multiAsm{rowQ4_KX8VNNIPF4096T2, rowQ4_KX8VNNIPF4096T4, nil})
 	case t == Q8_0 && cpu.Has(cpu.AVX512VNNI):
-		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ8_0X8VNNI, rowQ8_0X8VNNINTA4096, rowQ8_0X8VNNIPF4096, x8Gemm{lo: gemmQ8_0X8R0VNNI, hi: gemmQ8_0X8R4VNNI}), rowQ8_0X8VNNIT2, rowQ8_0X8VNNIT4, nil)
+		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ8_0X8VNNI, rowQ8_0X8VNNINTA4096, rowQ8_0X8VNNIPF4096, x8Gemm{lo: gemmQ8_0X8R0VNNI, hi: gemmQ8_0X8R4VNNI}), multiAsm{rowQ8_0X8VNNIT2, rowQ8_0X8VNNIT4, nil}, multiAsm{rowQ8_0X8VNNIPF4096T2, rowQ8_0X8VNNIPF4096T4, nil})
 	case t == Q5_K && cpu.Has(cpu.AVX512VNNI):
-		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ5_KX8VNNI, rowQ5_KX8VNNINTA4096, rowQ5_KX8VNNIPF4096, x8Gemm{lo: gemmQ5_KX8GVNNI}), rowQ5_KX8VNNIT2, nil, nil)
+		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ5_KX8VNNI, rowQ5_KX8VNNINTA4096, rowQ5_KX8VNNIPF4096, x8Gemm{lo: gemmQ5_KX8GVNNI}), multiAsm{rowQ5_KX8VNNIT2, nil, nil}, multiAsm{rowQ5_KX8VNNIPF4096T2, nil, nil})
 	case t == Q6_K && cpu.Has(cpu.AVX512VNNI):
-		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ6_KX8VNNI, rowQ6_KX8VNNINTA4096, rowQ6_KX8VNNIPF4096, x8Gemm{lo: gemmQ6_KX8GVNNI}), rowQ6_KX8VNNIT2, nil, nil)
+		ks = withMulti(t, x8Pair("avx512vnni", t, rowQ6_KX8VNNI, rowQ6_KX8VNNINTA4096, rowQ6_KX8VNNIPF4096, x8Gemm{lo: gemmQ6_KX8GVNNI}), multiAsm{rowQ6_KX8VNNIT2, nil, nil}, multiAsm{rowQ6_KX8VNNIPF4096T2, nil, nil})
 	}
 	if !cpu.Has(cpu.AVX2) {
 		return ks
 	}
 	switch t {
 	case Q4_0:
-		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ4_0X8AVX2, rowQ4_0X8AVX2NTA4096, rowQ4_0X8AVX2PF4096, x8Gemm{one: gemmQ4_0X8AVX2}), rowQ4_0X8AVX2T2, rowQ4_0X8AVX2T4, nil)...)
+		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ4_0X8AVX2, rowQ4_0X8AVX2NTA4096, rowQ4_0X8AVX2PF4096, x8Gemm{one: gemmQ4_0X8AVX2}), multiAsm{rowQ4_0X8AVX2T2, rowQ4_0X8AVX2T4, nil}, multiAsm{})...)
 	case Q8_0:
-		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ8_0X8AVX2, rowQ8_0X8AVX2NTA4096, rowQ8_0X8AVX2PF4096, x8Gemm{one: gemmQ8_0X8AVX2}), rowQ8_0X8AVX2T2, rowQ8_0X8AVX2T4, nil)...)
+		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ8_0X8AVX2, rowQ8_0X8AVX2NTA4096, rowQ8_0X8AVX2PF4096, x8Gemm{one: gemmQ8_0X8AVX2}), multiAsm{rowQ8_0X8AVX2T2, rowQ8_0X8AVX2T4, nil}, multiAsm{})...)
 	case Q4_K:
-		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ4_KX8AVX2, rowQ4_KX8AVX2NTA4096, rowQ4_KX8AVX2PF4096, x8Gemm{}), rowQ4_KX8AVX2T2, nil, nil)...)
+		ks = append(ks, withMulti(t, x8Pair("avx2", t, rowQ4_KX8AVX2, rowQ4_KX8AVX2NTA4096, rowQ4_KX8AVX2PF4096, x8Gemm{}), multiAsm{rowQ4_KX8AVX2T2, nil, nil}, multiAsm{})...)
 	case Q6_K:
 		ks = append(ks, x8Pair("avx2", t, rowQ6_KX8AVX2, rowQ6_KX8AVX2NTA4096, rowQ6_KX8AVX2PF4096, x8Gemm{})...)
 	case Q5_K:
@@ -84,7 +84,17 @@ func x8Pays(k X8Kernel) bool {
 // 7.3 against 11.4, Q2_K 7.8 against 10.8, IQ4_NL 9.1 against 10.5,
 // IQ3_S 6.3 against 8.1); examples/bench tg128 on 2 threads, TinyLlama,
 // alternating rounds: Q4_0 26-30 against 34-41 tok/s, Q4_K_M 24-26
-// against 32-34, Q8_0 15-17 against 20-21.
+// against 32-34, Q8_0 15-17 against 20-21. Its MatVecN takes the
+// multi-token kernels' prefetching twins (withMulti): BenchmarkX8Batch,
+// 512 MB, one thread, two or three runs, GB/s for two tokens and four:
+// Q4_0 6.8-8.2 and 5.3-5.9 against 8.5-9.9 and 7.0-7.7, Q4_K 7.5 and 5.8
+// against 10.0 and 7.2, Q8_0 9.1-11.2 and 8.8-9.2 against 11.6-13.2 and
+// 11.0-11.1 (a first run 9.9 and 8.9 against 8.9 and 8.5), Q6_K 8.4 and
+// 5.8 against 10.6 and 7.3; end to end (examples/bench -p 4 and -p 16
+// -n 0, 2 threads, three alternating rounds, medians) TinyLlama Q4_K_M
+// pp4 63.5 against 77.8 tok/s and pp16 104 against 124, Q4_0 82 against
+// 93 and 115 against 128, Q8_0 55 against 57 and 91 against 94;
+// Llama-3.1-8B Q4_K_M pp8 13.8 against 14.9 (4 of 5 rounds ahead).
 func x8Default(ks []X8Kernel) int {
 	if cpu.CPU().IntelAVX512() {
 		for i, k := range ks {
@@ -107,7 +117,7 @@ type x8Gemm struct{ lo, hi, one gemmAsm }
 
 // x8Pair is t's three X8 kernels named for the instruction set isa:
 // decode kernel row, nta, its twin with non-temporal prefetch, and pf,
-// its twin prefetching into L2, each with the GEMM g (see x8Prefers for
+// its twin prefetching into L2, each with the GEMM g (see x8Default for
 // which decode takes).
 func x8Pair(isa string, t Type, row, nta, pf rowX8Asm, g x8Gemm) []X8Kernel {
 	return []X8Kernel{
@@ -170,14 +180,23 @@ func x8Kernel(name string, t Type, row rowX8Asm, gm x8Gemm) X8Kernel {
 // tokens at x+k·xs, results at out+k·os.
 type rowX8MultiAsm func(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
+// multiAsm is a type's two-, four- and eight-token X8 kernels (nil for
+// none).
+type multiAsm struct{ m2, m4, m8 rowX8MultiAsm }
+
 // withMulti gives each kernel of ks (of type t) a MatVecN over the
-// two-, four- and eight-token kernels m2, m4 and m8 (nil for none), a
-// batch taken eight tokens at a time, then four, two, one (the kernel's
-// own MatVec).
-func withMulti(t Type, ks []X8Kernel, m2, m4, m8 rowX8MultiAsm) []X8Kernel {
+// multi-token kernels, a batch taken eight tokens at a time, then four,
+// two, one (the kernel's own MatVec): the "-pf" kernel, which prefetches
+// into L2, those of pf when it has them (their loops prefetch too), the
+// others those of plain.
+func withMulti(t Type, ks []X8Kernel, plain, pf multiAsm) []X8Kernel {
 	bb := X8BlockBytes(t)
 	vt := t.VecDotType()
 	for i := range ks {
+		m2, m4, m8 := plain.m2, plain.m4, plain.m8
+		if strings.HasSuffix(ks[i].Name, "-pf") && pf.m2 != nil {
+			m2, m4, m8 = pf.m2, pf.m4, pf.m8
+		}
 		mv := ks[i].MatVec
 		ks[i].MatVecN = func(n int, w []byte, groups int, x []byte, xStride, tokens int, out []float32, outStride int) {
 			if groups <= 0 || tokens <= 0 {

@@ -21,15 +21,15 @@ func x8LowVariants(t Type) []X8Kernel {
 	}
 	switch t {
 	case IQ4_XS:
-		return withMulti(t, x8Pair("avx512vnni", t, rowIQ4_XSX8VNNI, rowIQ4_XSX8VNNINTA4096, rowIQ4_XSX8VNNIPF4096, x8Gemm{}), rowIQ4_XSX8VNNIT2, rowIQ4_XSX8VNNIT4, rowIQ4_XSX8VNNIT8)
+		return withMulti(t, x8Pair("avx512vnni", t, rowIQ4_XSX8VNNI, rowIQ4_XSX8VNNINTA4096, rowIQ4_XSX8VNNIPF4096, x8Gemm{}), multiAsm{rowIQ4_XSX8VNNIT2, rowIQ4_XSX8VNNIT4, rowIQ4_XSX8VNNIT8}, multiAsm{rowIQ4_XSX8VNNIPF4096T2, rowIQ4_XSX8VNNIPF4096T4, rowIQ4_XSX8VNNIPF4096T8})
 	case Q3_K:
-		return withMulti(t, x8Pair("avx512vnni", t, rowQ3_KX8VNNI, rowQ3_KX8VNNINTA4096, rowQ3_KX8VNNIPF4096, x8Gemm{}), rowQ3_KX8VNNIT2, rowQ3_KX8VNNIT4, nil)
+		return withMulti(t, x8Pair("avx512vnni", t, rowQ3_KX8VNNI, rowQ3_KX8VNNINTA4096, rowQ3_KX8VNNIPF4096, x8Gemm{}), multiAsm{rowQ3_KX8VNNIT2, rowQ3_KX8VNNIT4, nil}, multiAsm{rowQ3_KX8VNNIPF4096T2, rowQ3_KX8VNNIPF4096T4, nil})
 	case IQ4_NL:
-		return withMulti(t, x8Pair("avx512vnni", t, rowIQ4_NLX8VNNI, rowIQ4_NLX8VNNINTA4096, rowIQ4_NLX8VNNIPF4096, x8Gemm{}), rowIQ4_NLX8VNNIT2, rowIQ4_NLX8VNNIT4, rowIQ4_NLX8VNNIT8)
+		return withMulti(t, x8Pair("avx512vnni", t, rowIQ4_NLX8VNNI, rowIQ4_NLX8VNNINTA4096, rowIQ4_NLX8VNNIPF4096, x8Gemm{}), multiAsm{rowIQ4_NLX8VNNIT2, rowIQ4_NLX8VNNIT4, rowIQ4_NLX8VNNIT8}, multiAsm{rowIQ4_NLX8VNNIPF4096T2, rowIQ4_NLX8VNNIPF4096T4, rowIQ4_NLX8VNNIPF4096T8})
 	case IQ3_S:
-		return withMulti(t, x8Pair("avx512vnni", t, rowIQ3_SX8VNNI, rowIQ3_SX8VNNINTA4096, rowIQ3_SX8VNNIPF4096, x8Gemm{}), rowIQ3_SX8VNNIT2, rowIQ3_SX8VNNIT4, rowIQ3_SX8VNNIT8)
+		return withMulti(t, x8Pair("avx512vnni", t, rowIQ3_SX8VNNI, rowIQ3_SX8VNNINTA4096, rowIQ3_SX8VNNIPF4096, x8Gemm{}), multiAsm{rowIQ3_SX8VNNIT2, rowIQ3_SX8VNNIT4, rowIQ3_SX8VNNIT8}, multiAsm{rowIQ3_SX8VNNIPF4096T2, rowIQ3_SX8VNNIPF4096T4, rowIQ3_SX8VNNIPF4096T8})
 	case Q2_K:
-		return withMulti(t, x8Pair("avx512vnni", t, rowQ2_KX8VNNI, rowQ2_KX8VNNINTA4096, rowQ2_KX8VNNIPF4096, x8Gemm{}), rowQ2_KX8VNNIT2, rowQ2_KX8VNNIT4, nil)
+		return withMulti(t, x8Pair("avx512vnni", t, rowQ2_KX8VNNI, rowQ2_KX8VNNINTA4096, rowQ2_KX8VNNIPF4096, x8Gemm{}), multiAsm{rowQ2_KX8VNNIT2, rowQ2_KX8VNNIT4, nil}, multiAsm{rowQ2_KX8VNNIPF4096T2, rowQ2_KX8VNNIPF4096T4, nil})
 	}
 	return nil
 }

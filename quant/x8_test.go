@@ -373,3 +373,44 @@ func TestX8Multi(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkX8Batch is MatVecN on a small batch (1, 2 and 4 tokens) of
+// every X8 kernel of Q4_0, Q4_K, Q8_0 and Q6_K, one thread, over a
+// matrix of LLM_BENCH_MB megabytes and one the L2 cache holds: MB/s is
+// weight bytes, each read once for the batch. Prompts of a few tokens
+// (a chat turn) run these, so on a core that keeps too few reads in
+// flight they stream the weights as slowly as decode does without
+// software prefetch (see x8Default).
+//
+//	LLM_BENCH_MB=512 go test -run XXX -bench 'X8Batch/.*/dram' ./quant/
+func BenchmarkX8Batch(b *testing.B) {
+	const n = 2048
+	for _, typ := range []Type{Q4_0, Q4_K, Q8_0, Q6_K} {
+		nb := n / typ.BlockElems()
+		rb := nb * typ.BlockBytes()
+		xb := X8Bytes(typ, 8, n) / 8
+		vt := typ.VecDotType()
+		xRow := n / vt.BlockElems() * vt.BlockBytes()
+		r := newRand(3)
+		rows := (benchMB() << 20) / rb / 16 * 16
+		rp := make([]byte, X8Bytes(typ, rows, n))
+		if err := RepackX8(typ, rp, randBlocks(typ, rows*nb, r, kindRandom), rows, n); err != nil {
+			b.Fatal(err)
+		}
+		x := randBlocks(vt, 4*n/vt.BlockElems(), r, kindRandom)
+		out := make([]float32, 4*rows)
+		for _, size := range benchSizes(rows, rb) {
+			for _, k := range x8Variants(typ) {
+				for _, tokens := range []int{1, 2, 4} {
+					b.Run(fmt.Sprintf("%v/%s/%s/T%d", typ, size.name, k.Name, tokens), func(b *testing.B) {
+						benchStream(b, int64(size.rows*rb), func() {
+							for r0 := 0; r0 < size.rows; r0 += 16 {
+								k.MatVecN(n, rp[r0*xb:], 2, x, xRow, tokens, out[r0:], rows)
+							}
+						})
+					})
+				}
+			}
+		}
+	}
+}

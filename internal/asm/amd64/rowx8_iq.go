@@ -37,7 +37,7 @@ func iq3sX8Table() Mem {
 // iq3SX8 and iq3SX8Multi are IQ4_XS's X8 kernels over IQ3_S's levels.
 var (
 	iq3SX8      = lutX8("IQ3_S", iq3sX8Table)
-	iq3SX8Multi = x8Multi{d: iq3SX8, acc: x8Acc, loop: iq4XSX8Multi.loop}
+	iq3SX8Multi = x8Multi{d: iq3SX8, acc: x8Acc, loop: iq4XSX8Multi.loop, step: x8IQ4XSBytes}
 )
 
 // iq4NLX8 is IQ4_NL's decode kernel: eight blocks an iteration, the
@@ -101,7 +101,7 @@ func iq4NLScale(s Register, disp int, dx Register) {
 // does them. Accumulators: Y0 and Y23-Y29; the token's two partial sums
 // Y16+2(k%2), Y17+2(k%2), d_x Y20. The eight blocks of an iteration are
 // addressed from SI and DI (and AX, tokens 4-7) as they stand at its top.
-var iq4NLX8Multi = x8Multi{d: iq4NLX8,
+var iq4NLX8Multi = x8Multi{d: iq4NLX8, step: 8 * 8 * blockIQ4NL.wb,
 	acc: iq4NLAcc,
 	loop: func(tokens int) {
 		t := blockIQ4NL

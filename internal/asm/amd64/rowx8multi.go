@@ -24,12 +24,31 @@ import (
 
 // x8Multi is the loop of a multi-token kernel: per iteration d.count
 // blocks for tokens accumulators; setup, when not nil, sets constants
-// the loop needs beyond d.pre's, once, after the frame is written.
+// the loop needs beyond d.pre's, once, after the frame is written. step,
+// the weight bytes one iteration reads, gives a VNNI kernel its twin
+// that prefetches them (x8MultiPrefetch).
 type x8Multi struct {
 	d     x8Decoder
 	loop  func(tokens int)
 	acc   func(k int) Register
 	setup func()
+	step  int
+}
+
+// x8MultiPrefetch is the prefetch of the multi-token VNNI kernels' twins:
+// the single-token kernel's that Intel's AVX-512 cores take (quant's
+// x8Default), each iteration's lines at its top, 4 KB ahead into L2. A
+// small batch streams the weights as decode does, a few tokens' work per
+// line instead of one.
+var x8MultiPrefetch = x8Prefetch{dist: 4096, l2: true}
+
+// emit writes m's kernel for tokens tokens, and its prefetching twin
+// when it has one.
+func (m x8Multi) emit(tokens int) {
+	m.emitWith(tokens, x8Prefetch{})
+	if m.d.w == vnni && m.step > 0 {
+		m.emitWith(tokens, x8MultiPrefetch)
+	}
 }
 
 // xTok is the activations of token k at disp from DI (k < 8; from 4 on
@@ -51,9 +70,9 @@ func xTok(k, disp int) Mem {
 	return memx(base, disp, R14, 1)
 }
 
-func (m x8Multi) emit(tokens int) {
+func (m x8Multi) emitWith(tokens int, pf x8Prefetch) {
 	d := m.d
-	text(fmt.Sprintf("%sT%d", rowX8Name(d.t, d.w, x8Prefetch{}), tokens), 0, "func(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)")
+	text(fmt.Sprintf("%sT%d", rowX8Name(d.t, d.w, pf), tokens), 0, "func(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)")
 	pre := c.AllocLocal(d.frame * tokens)
 	loadArgs("x nb xs", RBX, R13, R10)
 	c.LEAQ(pre, RDX)
@@ -80,6 +99,7 @@ func (m x8Multi) emit(tokens int) {
 		zero(m.acc(k))
 	}
 	label("loop")
+	prefetchX8(pf, 0, m.step)
 	if tokens > 4 {
 		c.LEAQ(memx(RDI, 0, R10, 4), RAX)
 	}
@@ -121,7 +141,7 @@ func x8Multis(m x8Multi) {
 // q40X8Multi is q40X8 for several tokens: the block's nibbles (Y1-Y8) and
 // scales (Y22) once, then per token its VPDPBUSDs, sum and two FMAs as
 // q40X8 does them. Accumulators: Y0, Y23-Y25.
-var q40X8Multi = x8Multi{d: q40X8,
+var q40X8Multi = x8Multi{d: q40X8, step: 8 * x8BlockBytes,
 	acc: func(k int) Register { return []Register{Y0, Y23, Y24, Y25}[k] },
 	loop: func(tokens int) {
 		t := blockQ4_0
@@ -151,7 +171,7 @@ var q40X8Multi = x8Multi{d: q40X8,
 // per token, M = Σ_j m_j·Σy_j (Y10) and acc_k (Y0+k) += S·(d·d_x), −=
 // M·(dmin·d_x), as x8FinishMin does them; d and dmin (Y11, Y12) are
 // converted once. All sums are int32 and exact, so their order is free.
-var q4KX8Multi = x8Multi{d: q4KX8,
+var q4KX8Multi = x8Multi{d: q4KX8, step: x8KBlockBytes,
 	acc: x8Acc,
 	loop: func(tokens int) {
 		for k := 0; k < tokens; k++ {
@@ -204,7 +224,7 @@ var q4KX8Multi = x8Multi{d: q4KX8,
 // unsigned (Y1-Y8) and its scales (Y22) once, then per token its
 // VPDPBUSDs, correction, product and FMA as q80X8 does them.
 // Accumulators: Y0, Y23-Y25.
-var q80X8Multi = x8Multi{d: q80X8,
+var q80X8Multi = x8Multi{d: q80X8, step: 8 * 8 * blockQ8_0.wb,
 	acc: func(k int) Register { return []Register{Y0, Y23, Y24, Y25}[k] },
 	loop: func(tokens int) {
 		t := blockQ8_0
@@ -240,7 +260,7 @@ var q80X8Multi = x8Multi{d: q80X8,
 // the token's four sub-block sums (Y3-Y6, Y20-Y23); S_k (Y2, Y28) +=
 // sc_j·(s_j − 32·Σy_j), and at the end acc_k (Y0, Y1) += S·(d·d_x) as
 // x8Finish does it, d (Y29) converted once.
-var q6KX8Multi = x8Multi{d: q6KX8,
+var q6KX8Multi = x8Multi{d: q6KX8, step: x8Q6BlockBytes,
 	acc: x8Acc,
 	loop: func(tokens int) {
 		sums := func(k, q int) Register { return yr([]int{3, 20}[k] + q) }
@@ -291,7 +311,7 @@ var q6KX8Multi = x8Multi{d: q6KX8,
 // (Y25, Y26) into the token's eight sub-block sums (Y2-Y9, Y16-Y23); at
 // the end per token S (Y27) and M (Y29) as q5KX8's and acc_k (Y0, Y1) as
 // x8FinishMin does it, d and dmin (Y11, Y12) converted once.
-var q5KX8Multi = x8Multi{d: q5KX8,
+var q5KX8Multi = x8Multi{d: q5KX8, step: x8Q5BlockBytes,
 	acc: x8Acc,
 	loop: func(tokens int) {
 		sums := func(k, j int) Register { return yr([]int{2, 16}[k] + j) }

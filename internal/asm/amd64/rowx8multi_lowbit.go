@@ -28,7 +28,7 @@ func lowS(k int) Register { return yr(4 + k) }
 // four tokens: S_k in Y4+k, two partial sums each (Y16+2k, Y17+2k), the
 // levels in Y24-Y27, the scales in Y8. Eight: S_k in Y16+k, one partial
 // sum each (Y24+k), the levels in Y8-Y11, the scales in Y12.
-var iq4XSX8Multi = x8Multi{d: iq4XSX8, acc: x8Acc,
+var iq4XSX8Multi = x8Multi{d: iq4XSX8, acc: x8Acc, step: x8IQ4XSBytes,
 	loop: func(tokens int) {
 		wide := tokens > 4
 		sAcc, levels, scales := lowS, 24, Y8
@@ -133,7 +133,7 @@ func toWords(s0, s1 Register, a, b int) {
 // (Y13) widened once, and per token VPDPWSSD adds sc·s to S_k and m·Σy
 // to M_k (Y16+k). At the end acc_k += S_k·(d·d_x), −= M_k·(dmin·d_x), as
 // x8FinishMin does it, d and dmin (Y10, Y11) converted once.
-var q2KX8Multi = x8Multi{d: q2KX8, acc: x8Acc, setup: highWords,
+var q2KX8Multi = x8Multi{d: q2KX8, acc: x8Acc, setup: highWords, step: x8Q2Bytes,
 	loop: func(tokens int) {
 		mAcc := func(k int) Register { return yr(16 + k) }
 		for k := 0; k < tokens; k++ {
@@ -175,7 +175,7 @@ var q2KX8Multi = x8Multi{d: q2KX8, acc: x8Acc, setup: highWords,
 // (B1&0xC0)>>1 | B2&0x80. Per pair the scales (Y8) widened once, and per
 // token VPDPWSSD adds sc·s to S_k and sc·Σy to T_k (Y16+k); at the end
 // S_k −= 4·T_k and acc_k += S_k·(d·d_x) (x8FinishTokens).
-var q3KX8Multi = x8Multi{d: q3KX8, acc: x8Acc, setup: highWords,
+var q3KX8Multi = x8Multi{d: q3KX8, acc: x8Acc, setup: highWords, step: x8Q3Bytes,
 	loop: func(tokens int) {
 		tAcc := func(k int) Register { return yr(16 + k) }
 		for k := 0; k < tokens; k++ {
