@@ -192,25 +192,37 @@ func TestRepackX8Refuses(t *testing.T) {
 // with BenchmarkDecode's.
 func BenchmarkX8(b *testing.B) { benchX8(b, gemmTypes, true) }
 
+// x8BenchMatrix is a random matrix of LLM_BENCH_MB megabytes of rows of n
+// elements of a type, in its row layout (mat, rb bytes a row) and the X8
+// layout (rp, xb bytes a row), and activation rows for tokens tokens (x,
+// xRow bytes each).
+type x8BenchMatrix struct {
+	rb, xb, xRow, rows int
+	mat, rp, x         []byte
+}
+
+func newX8BenchMatrix(b *testing.B, typ Type, n, tokens int) x8BenchMatrix {
+	vt := typ.VecDotType()
+	m := x8BenchMatrix{rb: n / typ.BlockElems() * typ.BlockBytes(), xb: X8Bytes(typ, 8, n) / 8,
+		xRow: n / vt.BlockElems() * vt.BlockBytes()}
+	r := newRand(3)
+	m.rows = (benchMB() << 20) / m.rb / 16 * 16
+	m.mat = randBlocks(typ, m.rows*n/typ.BlockElems(), r, kindRandom)
+	m.rp = make([]byte, X8Bytes(typ, m.rows, n))
+	if err := RepackX8(typ, m.rp, m.mat, m.rows, n); err != nil {
+		b.Fatal(err)
+	}
+	m.x = randBlocks(vt, tokens*n/vt.BlockElems(), r, kindRandom)
+	return m
+}
+
 // benchX8 runs BenchmarkX8 over types; withRow adds the row layout's
 // kernel (TileChoice) over the rows in place beside the X8 kernels.
 func benchX8(b *testing.B, types []Type, withRow bool) {
-	mb := benchMB()
 	const n = 2048
 	for _, typ := range types {
-		nb := n / typ.BlockElems()
-		rb := nb * typ.BlockBytes()
-		xb := X8Bytes(typ, 8, n) / 8
-		vt := typ.VecDotType()
-		xRow := n / vt.BlockElems() * vt.BlockBytes()
-		r := newRand(3)
-		rows := (mb << 20) / rb / 16 * 16
-		mat := randBlocks(typ, rows*nb, r, kindRandom)
-		rp := make([]byte, X8Bytes(typ, rows, n))
-		if err := RepackX8(typ, rp, mat, rows, n); err != nil {
-			b.Fatal(err)
-		}
-		x := randBlocks(vt, n/vt.BlockElems(), r, kindRandom)
+		bm := newX8BenchMatrix(b, typ, n, 1)
+		rb, xb, xRow, rows, mat, rp, x := bm.rb, bm.xb, bm.xRow, bm.rows, bm.mat, bm.rp, bm.x
 		out := make([]float32, rows)
 		for _, size := range benchSizes(rows, rb) {
 			if withRow {
@@ -386,18 +398,8 @@ func TestX8Multi(t *testing.T) {
 func BenchmarkX8Batch(b *testing.B) {
 	const n = 2048
 	for _, typ := range []Type{Q4_0, Q4_K, Q8_0, Q6_K} {
-		nb := n / typ.BlockElems()
-		rb := nb * typ.BlockBytes()
-		xb := X8Bytes(typ, 8, n) / 8
-		vt := typ.VecDotType()
-		xRow := n / vt.BlockElems() * vt.BlockBytes()
-		r := newRand(3)
-		rows := (benchMB() << 20) / rb / 16 * 16
-		rp := make([]byte, X8Bytes(typ, rows, n))
-		if err := RepackX8(typ, rp, randBlocks(typ, rows*nb, r, kindRandom), rows, n); err != nil {
-			b.Fatal(err)
-		}
-		x := randBlocks(vt, 4*n/vt.BlockElems(), r, kindRandom)
+		bm := newX8BenchMatrix(b, typ, n, 4)
+		rb, xb, xRow, rows, rp, x := bm.rb, bm.xb, bm.xRow, bm.rows, bm.rp, bm.x
 		out := make([]float32, 4*rows)
 		for _, size := range benchSizes(rows, rb) {
 			for _, k := range x8Variants(typ) {
