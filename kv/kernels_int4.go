@@ -90,25 +90,34 @@ func scoresQ4Rows(dst []float32, k []byte, q []float32) {
 }
 
 // valuesQ4Rows adds Σ w[i]·row i of v to o for q4_0 value rows of len(o)
-// elements. Rows go two at a time; zero weights are skipped, since they
-// add nothing.
+// elements.
 func valuesQ4Rows(o, w []float32, v []byte) {
-	rb := q4RowBytes(len(o))
+	q4Pairs(w, v, q4RowBytes(len(o)),
+		func(a0, a1 float32, r0, r1 []byte) { axpy2Q4Generic(o, a0, a1, r0, r1) },
+		func(a float32, r []byte) { axpyQ4Generic(o, a, r) })
+}
+
+// q4Pairs hands the value rows of rb bytes in v with their weights w to the
+// axpy kernels two rows at a time (two), or one (one) where the other's
+// weight is zero or the rows run out: zero weights are skipped, since they
+// add nothing.
+func q4Pairs(w []float32, v []byte, rb int, two func(a0, a1 float32, r0, r1 []byte), one func(a float32, r []byte)) {
 	v = v[:len(w)*rb]
 	i := 0
 	for ; i+2 <= len(w); i += 2 {
 		a0, a1 := w[i], w[i+1]
+		r0, r1 := v[i*rb:(i+1)*rb], v[(i+1)*rb:(i+2)*rb]
 		switch {
 		case a0 != 0 && a1 != 0:
-			axpy2Q4Generic(o, a0, a1, v[i*rb:(i+1)*rb], v[(i+1)*rb:(i+2)*rb])
+			two(a0, a1, r0, r1)
 		case a0 != 0:
-			axpyQ4Generic(o, a0, v[i*rb:(i+1)*rb])
+			one(a0, r0)
 		case a1 != 0:
-			axpyQ4Generic(o, a1, v[(i+1)*rb:(i+2)*rb])
+			one(a1, r1)
 		}
 	}
 	if i < len(w) && w[i] != 0 {
-		axpyQ4Generic(o, w[i], v[i*rb:(i+1)*rb])
+		one(w[i], v[i*rb:(i+1)*rb])
 	}
 }
 

@@ -87,31 +87,16 @@ func permuteQ4Query4(dst, q []float32, d int) {
 	}
 }
 
-// valuesQ4At goes over the rows as valuesQ4Rows does, two at a time and
-// skipping zero weights, with the NEON axpy kernels.
+// valuesQ4At is valuesQ4Rows with the NEON axpy kernels.
 func valuesQ4At(l cpu.Level, o, w []float32, v []byte) {
 	d := len(o)
 	if l < cpu.NEON || d == 0 || d%q4Block != 0 {
 		valuesQ4Rows(o, w, v)
 		return
 	}
-	rb := q4RowBytes(d)
-	v = v[:len(w)*rb]
-	i := 0
-	for ; i+2 <= len(w); i += 2 {
-		a0, a1 := w[i], w[i+1]
-		switch {
-		case a0 != 0 && a1 != 0:
-			axpy2Q4NEON(&o[0], a0, a1, &v[i*rb], &v[(i+1)*rb], d)
-		case a0 != 0:
-			axpyQ4NEON(&o[0], a0, &v[i*rb], d)
-		case a1 != 0:
-			axpyQ4NEON(&o[0], a1, &v[(i+1)*rb], d)
-		}
-	}
-	if i < len(w) && w[i] != 0 {
-		axpyQ4NEON(&o[0], w[i], &v[i*rb], d)
-	}
+	q4Pairs(w, v, q4RowBytes(d),
+		func(a0, a1 float32, r0, r1 []byte) { axpy2Q4NEON(&o[0], a0, a1, &r0[0], &r1[0], d) },
+		func(a float32, r []byte) { axpyQ4NEON(&o[0], a, &r[0], d) })
 }
 
 // scoresQ4x4At reads each key row once for four heads (and widens its
