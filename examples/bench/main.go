@@ -26,7 +26,8 @@
 // and FILE.tg when both tests run) with the library's phase labels turned
 // on, and prints the CPU time of each phase of the forward pass —
 // matmul:qkv, attention, matmul:gate/up, wait/idle … — per token (with
-// -json, as "pp_phases" and "tg_phases"). The profile adds a little work
+// -json, as "pp_phases" and "tg_phases"; with -pg, of the last run's prompt
+// and generation). The profile adds a little work
 // of its own; the shares are what it is for, not the speed of that run:
 //
 //	go run ./examples/bench -m model.gguf -t 2 -p 0 -n 128 -profile /tmp/tg.prof
@@ -327,6 +328,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("pp%d+tg%d: %w", c.pp, c.tg, err)
 		}
 		res.PP, res.TG = newStats(c.pp, pp), newStats(c.tg, tg)
+		if res.PPPhases, err = b.breakdown("pp", c.pp); err != nil {
+			return err
+		}
+		if res.TGPhases, err = b.breakdown("tg", c.tg); err != nil {
+			return err
+		}
 		if !c.json {
 			printRow(stdout, res, "pp", res.PP)
 			printRow(stdout, res, "tg", res.TG)
@@ -343,7 +350,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if !c.json {
 				printRow(stdout, res, name, st)
 			}
-			phases, err := b.breakdown(name, n)
+			phases, err := b.breakdown(name, n*c.reps)
 			return st, phases, err
 		}
 		if c.pp > 0 {
@@ -452,6 +459,23 @@ func (b *bencher) timed(ctx context.Context, n int, test func(context.Context, i
 	return float64(n) / el.Seconds(), el, nil
 }
 
+// profiled runs run, under a CPU profile written to test's profile file
+// when on and -profile asks for one.
+func (b *bencher) profiled(test string, on bool, run func() error) error {
+	if !on || b.c.profile == "" {
+		return run()
+	}
+	prof, err := startProfile(b.c.profilePath(test))
+	if err != nil {
+		return fmt.Errorf("-profile: %w", err)
+	}
+	err = run()
+	if perr := prof.stop(); err == nil && perr != nil {
+		err = fmt.Errorf("-profile: %w", perr)
+	}
+	return err
+}
+
 // measurePG runs a prompt then generation on top of it, c.reps times
 // (after a warm-up run), and returns the speeds of each part.
 func (b *bencher) measurePG(ctx context.Context) (pp, tg []float64, err error) {
@@ -466,11 +490,21 @@ func (b *bencher) measurePG(ctx context.Context) (pp, tg []float64, err error) {
 	}
 	for r := range b.c.reps {
 		b.s.Reset()
-		p, el, err := b.timed(ctx, b.c.pp, b.prompt, false)
+		// With -profile, the last run's two parts are profiled apart.
+		last := r == b.c.reps-1
+		var p, g float64
+		var el, el2 time.Duration
+		err := b.profiled("pp", last, func() (err error) {
+			p, el, err = b.timed(ctx, b.c.pp, b.prompt, false)
+			return err
+		})
 		if err != nil {
 			return nil, nil, err
 		}
-		g, el2, err := b.timed(ctx, b.c.tg, b.generateOn, true)
+		err = b.profiled("tg", last, func() (err error) {
+			g, el2, err = b.timed(ctx, b.c.tg, b.generateOn, true)
+			return err
+		})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -522,13 +556,13 @@ func (b *bencher) measure(ctx context.Context, name string, n int, test func(con
 	return runs, nil
 }
 
-// breakdown reads the profile of test's measured runs (n tokens each), if
+// breakdown reads the profile of test's measured runs (tokens in all), if
 // one was written.
-func (b *bencher) breakdown(test string, n int) ([]phaseShare, error) {
+func (b *bencher) breakdown(test string, tokens int) ([]phaseShare, error) {
 	if b.c.profile == "" {
 		return nil, nil
 	}
-	ps, err := phaseBreakdown(b.c.profilePath(test), n*b.c.reps)
+	ps, err := phaseBreakdown(b.c.profilePath(test), tokens)
 	if err != nil {
 		return nil, fmt.Errorf("-profile: %w", err)
 	}

@@ -184,20 +184,28 @@ func TestPhaseBreakdown(t *testing.T) {
 	}
 }
 
+// TestRunProfile: -profile writes a pp and a tg profile and prints their
+// breakdowns, for separate tests and for -pg (the last run's two parts).
 func TestRunProfile(t *testing.T) {
 	t.Setenv(profileLabelsEnv, "") // restored after run sets it
 	path := tinyModel(t)
-	prof := filepath.Join(t.TempDir(), "cpu.prof")
-	var out bytes.Buffer
-	if err := run(context.Background(), []string{"-m", path, "-p", "16", "-n", "4", "-r", "1", "-warmup=false", "-profile", prof}, &out, &bytes.Buffer{}); err != nil {
-		t.Fatal(err)
-	}
-	for _, test := range []string{"pp", "tg"} {
-		if _, err := phaseBreakdown(prof+"."+test, 1); err != nil {
-			t.Errorf("%s profile: %v", test, err)
+	for _, args := range [][]string{
+		{"-p", "16", "-n", "4", "-r", "1"},
+		{"-p", "16", "-n", "4", "-r", "2", "-pg"},
+	} {
+		prof := filepath.Join(t.TempDir(), "cpu.prof")
+		var out bytes.Buffer
+		all := append([]string{"-m", path, "-warmup=false", "-profile", prof}, args...)
+		if err := run(context.Background(), all, &out, &bytes.Buffer{}); err != nil {
+			t.Fatalf("%v: %v", args, err)
 		}
-		if !strings.Contains(out.String(), test+" CPU profile "+prof+"."+test) {
-			t.Errorf("no %s breakdown in\n%s", test, out.String())
+		for _, test := range []string{"pp", "tg"} {
+			if _, err := phaseBreakdown(prof+"."+test, 1); err != nil {
+				t.Errorf("%v: %s profile: %v", args, test, err)
+			}
+			if !strings.Contains(out.String(), test+" CPU profile "+prof+"."+test) {
+				t.Errorf("%v: no %s breakdown in\n%s", args, test, out.String())
+			}
 		}
 	}
 }
