@@ -460,7 +460,8 @@ func (b *bencher) timed(ctx context.Context, n int, test func(context.Context, i
 }
 
 // profiled runs run, under a CPU profile written to test's profile file
-// when on and -profile asks for one.
+// when on and -profile asks for one; the profile is stopped whatever run
+// returns.
 func (b *bencher) profiled(test string, on bool, run func() error) error {
 	if !on || b.c.profile == "" {
 		return run()
@@ -526,32 +527,23 @@ func (b *bencher) measure(ctx context.Context, name string, n int, test func(con
 			return nil, err
 		}
 	}
-	var prof *profiler
-	if b.c.profile != "" {
-		var err error
-		if prof, err = startProfile(b.c.profilePath(name)); err != nil {
-			return nil, fmt.Errorf("-profile: %w", err)
-		}
-	}
 	var runs []float64
-	for r := range b.c.reps {
-		b.s.Reset()
-		tps, el, err := b.timed(ctx, n, test, b.tgRead)
-		if err != nil {
-			if prof != nil {
-				prof.stop()
+	err := b.profiled(name, true, func() error {
+		for r := range b.c.reps {
+			b.s.Reset()
+			tps, el, err := b.timed(ctx, n, test, b.tgRead)
+			if err != nil {
+				return err
 			}
-			return nil, err
+			runs = append(runs, tps)
+			if b.c.progress != nil {
+				fmt.Fprintf(b.c.progress, "%s%d run %d: %.3fs, %.2f t/s\n", name, n, r+1, el.Seconds(), tps)
+			}
 		}
-		runs = append(runs, tps)
-		if b.c.progress != nil {
-			fmt.Fprintf(b.c.progress, "%s%d run %d: %.3fs, %.2f t/s\n", name, n, r+1, el.Seconds(), tps)
-		}
-	}
-	if prof != nil {
-		if err := prof.stop(); err != nil {
-			return nil, fmt.Errorf("-profile: %w", err)
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return runs, nil
 }
