@@ -315,43 +315,59 @@ func TestAttendAllocs(t *testing.T) {
 	}
 }
 
-// BenchmarkAttend attends with every head of one layer of an 8B Llama-style
-// model (32 query heads, 8 KV heads, head dim 128) at the last of ctx
-// positions. "min-scratch" passes the ctx floats the contract requires,
-// "group-scratch" room for a KV head's four query heads at once.
+// BenchmarkAttend attends with every head of one layer at the last of ctx
+// positions, in the shapes of an 8B Llama (32 query heads, 8 KV heads,
+// head dim 128: four query heads a KV head) and of Gemma-2-9B (16, 8, 256:
+// two). "min-scratch" passes the ctx floats the contract requires,
+// "group-scratch" room for a KV head's query heads at once. The "-cold"
+// shapes attend with 24 layers in turn, whose caches (0.2 GB and more) do
+// not stay in the CPU's caches between visits, as in a model's decode,
+// where the weights read between two visits evict them.
 func BenchmarkAttend(b *testing.B) {
-	const heads, kvHeads, dim = 32, 8, 128
-	for _, typ := range []Type{F16, Int8, Int4} {
-		for _, ctx := range []int{512, 4096} {
-			c, err := New(Config{Layers: 1, KVHeads: kvHeads, HeadDimK: dim, HeadDimV: dim, Cells: ctx, Type: typ})
-			if err != nil {
-				b.Fatal(err)
-			}
-			r := rand.New(rand.NewPCG(1, 2))
-			k, v := make([]float32, kvHeads*dim), make([]float32, kvHeads*dim)
-			for pos := range ctx {
-				for i := range k {
-					k[i], v[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
-				}
-				if err := c.Store(0, pos, k, v); err != nil {
-					b.Fatal(err)
-				}
-			}
-			q, out := randVec(r, heads*dim, 1), make([]float32, heads*dim)
-			p := AttnParams{Heads: heads, Scale: float32(1 / math.Sqrt(dim))}
-			for _, sc := range []struct {
-				name string
-				n    int
-			}{{"min-scratch", ctx}, {"group-scratch", heads / kvHeads * ctx}} {
-				scratch := make([]float32, sc.n)
-				b.Run(fmt.Sprintf("%v/ctx%d/%s", typ, ctx, sc.name), func(b *testing.B) {
-					for b.Loop() {
-						if err := c.Attend(0, ctx-1, q, out, p, 0, heads, scratch); err != nil {
-							b.Fatal(err)
-						}
-					}
-				})
+	for _, s := range []struct {
+		name                        string
+		layers, heads, kvHeads, dim int
+	}{{"llama8b", 1, 32, 8, 128}, {"llama8b-cold", 24, 32, 8, 128}, {"gemma2", 1, 16, 8, 256}, {"gemma2-cold", 24, 16, 8, 256}} {
+		for _, typ := range []Type{F16, Int8, Int4} {
+			for _, ctx := range []int{512, 4096} {
+				benchAttend(b, s.name, s.layers, s.heads, s.kvHeads, s.dim, typ, ctx)
 			}
 		}
+	}
+}
+
+func benchAttend(b *testing.B, shape string, layers, heads, kvHeads, dim int, typ Type, ctx int) {
+	c, err := New(Config{Layers: layers, KVHeads: kvHeads, HeadDimK: dim, HeadDimV: dim, Cells: ctx, Type: typ})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	k, v := make([]float32, kvHeads*dim), make([]float32, kvHeads*dim)
+	for pos := range ctx {
+		for i := range k {
+			k[i], v[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		for l := range layers {
+			if err := c.Store(l, pos, k, v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	q, out := randVec(r, heads*dim, 1), make([]float32, heads*dim)
+	p := AttnParams{Heads: heads, Scale: float32(1 / math.Sqrt(float64(dim)))}
+	for _, sc := range []struct {
+		name string
+		n    int
+	}{{"min-scratch", ctx}, {"group-scratch", heads / kvHeads * ctx}} {
+		scratch := make([]float32, sc.n)
+		b.Run(fmt.Sprintf("%s/%v/ctx%d/%s", shape, typ, ctx, sc.name), func(b *testing.B) {
+			l := 0
+			for b.Loop() {
+				if err := c.Attend(l, ctx-1, q, out, p, 0, heads, scratch); err != nil {
+					b.Fatal(err)
+				}
+				l = (l + 1) % layers
+			}
+		})
 	}
 }

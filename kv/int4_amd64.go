@@ -17,10 +17,16 @@ func valuesQ4AVX2(o *float32, w *float32, v *byte, rows int, d int)
 func scoresQ4AVX512(dst *float32, k *byte, q *float32, rows int, d int)
 
 //go:noescape
+func scoresQ4x2AVX512(dst *float32, stride int, k *byte, q *float32, rows int, d int)
+
+//go:noescape
 func scoresQ4x4AVX512(dst *float32, stride int, k *byte, q *float32, rows int, d int)
 
 //go:noescape
 func valuesQ4AVX512(o *float32, w *float32, v *byte, rows int, d int)
+
+//go:noescape
+func valuesQ4x2AVX512(o *float32, w *float32, stride int, v *byte, rows int, d int)
 
 //go:noescape
 func valuesQ4x4AVX512(o *float32, w *float32, stride int, v *byte, rows int, d int)

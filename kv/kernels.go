@@ -245,16 +245,17 @@ func softmaxGeneric(s []float32, scale float32, round16 bool) {
 
 // The ...Heads functions run one kernel for several query heads of one KV
 // head: query (or output) h is d floats apart from the next, and its
-// scores (or weights) stride floats apart. The platform's ...x4 functions
-// take the leading heads four at a time, reading each cached row once for
-// the four, and report how many they did; the rest go one by one. Either way
+// scores (or weights) stride floats apart. The platform's ...xN functions
+// take the leading heads four at a time, then (AVX-512) a last two, reading
+// each cached row once for the heads of a call, and report how many they
+// did; the rest go one by one. Either way
 // each head's result is the same bits as a call for that head alone.
 
 // scoresF16Heads sets dst[h·stride+i] to key row i of k times query h of q,
 // for the rows rows of d elements.
 func scoresF16Heads(dst []float32, stride, rows int, k []uint16, q []float32, d int) {
 	k = k[:rows*d]
-	for h := scoresF16x4(dst, stride, rows, k, q, d); h < len(q)/d; h++ {
+	for h := scoresF16xN(dst, stride, rows, k, q, d); h < len(q)/d; h++ {
 		scoresF16(dst[h*stride:h*stride+rows], k, q[h*d:(h+1)*d])
 	}
 }
@@ -262,7 +263,7 @@ func scoresF16Heads(dst []float32, stride, rows int, k []uint16, q []float32, d 
 // scoresI8Heads is scoresF16Heads for int8 rows with per-row scales.
 func scoresI8Heads(dst []float32, stride, rows int, k []int8, scales, q []float32, d int) {
 	k, scales = k[:rows*d], scales[:rows]
-	for h := scoresI8x4(dst, stride, rows, k, scales, q, d); h < len(q)/d; h++ {
+	for h := scoresI8xN(dst, stride, rows, k, scales, q, d); h < len(q)/d; h++ {
 		scoresI8(dst[h*stride:h*stride+rows], k, scales, q[h*d:(h+1)*d])
 	}
 }
@@ -271,7 +272,7 @@ func scoresI8Heads(dst []float32, stride, rows int, k []int8, scales, q []float3
 // rows rows of d elements.
 func valuesF16Heads(o, w []float32, stride, rows int, v []uint16, d int) {
 	v = v[:rows*d]
-	for h := valuesF16x4(o, w, stride, rows, v, d); h < len(o)/d; h++ {
+	for h := valuesF16xN(o, w, stride, rows, v, d); h < len(o)/d; h++ {
 		valuesF16(o[h*d:(h+1)*d], w[h*stride:h*stride+rows], v)
 	}
 }
@@ -279,7 +280,7 @@ func valuesF16Heads(o, w []float32, stride, rows int, v []uint16, d int) {
 // valuesI8Heads is valuesF16Heads for int8 rows with per-row scales.
 func valuesI8Heads(o, w []float32, stride, rows int, v []int8, scales []float32, d int) {
 	v, scales = v[:rows*d], scales[:rows]
-	for h := valuesI8x4(o, w, stride, rows, v, scales, d); h < len(o)/d; h++ {
+	for h := valuesI8xN(o, w, stride, rows, v, scales, d); h < len(o)/d; h++ {
 		valuesI8(o[h*d:(h+1)*d], w[h*stride:h*stride+rows], v, scales)
 	}
 }

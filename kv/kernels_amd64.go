@@ -84,16 +84,16 @@ func scoresI8At(l cpu.Level, dst []float32, k []int8, scales, q []float32) {
 
 // valueRows is how many rows one call of a value kernel of level l takes
 // for heads heads of d columns. The kernels keep as many columns of their
-// outputs in registers as fit (128 or 64 of one head, 64 of each of four
-// with AVX-512) and pass over the rows once per such block of columns;
-// given 64 rows at a time, the later passes find them still in L1. The
-// AVX2 x4 kernels accumulate in memory and pass once.
+// outputs in registers as fit (128 or 64 of one head, 128 of each of two,
+// 64 of each of four with AVX-512) and pass over the rows once per such
+// block of columns; given 64 rows at a time, the later passes find them
+// still in L1. The AVX2 x4 kernels accumulate in memory and pass once.
 func valueRows(l cpu.Level, d, heads int) int {
 	cols := 64
 	switch {
 	case l < cpu.AVX512 && heads == 4:
 		return math.MaxInt
-	case l >= cpu.AVX512 && heads == 1:
+	case l >= cpu.AVX512 && heads <= 2:
 		cols = 128
 	}
 	if d <= cols {
@@ -135,70 +135,91 @@ func valuesI8At(l cpu.Level, o, w []float32, v []int8, scales []float32) {
 	}
 }
 
-func scoresF16x4At(l cpu.Level, dst []float32, stride, rows int, k []uint16, q []float32, d int) int {
-	n := heads4(l, q, dst, stride, rows, d)
+// The xN kernels take the heads four at a time (AVX2, AVX-512) and then,
+// with AVX-512, a last two: each key or value row is read and widened once
+// for the heads of a call. pair is whether level l has the two-head ones.
+func pair(l cpu.Level) bool { return l >= cpu.AVX512 }
+
+func scoresF16xNAt(l cpu.Level, dst []float32, stride, rows int, k []uint16, q []float32, d int) int {
+	n := headsN(l, q, dst, stride, rows, d, pair(l))
 	if n == 0 {
 		return 0
 	}
 	k = k[:rows*d]
 	for h := 0; h < n; h += 4 {
-		if l >= cpu.AVX512 {
+		switch {
+		case n-h == 2:
+			scoresF16x2AVX512(&dst[h*stride], stride, &k[0], &q[h*d], rows, d)
+		case l >= cpu.AVX512:
 			scoresF16x4AVX512(&dst[h*stride], stride, &k[0], &q[h*d], rows, d)
-		} else {
+		default:
 			scoresF16x4AVX2(&dst[h*stride], stride, &k[0], &q[h*d], rows, d)
 		}
 	}
 	return n
 }
 
-func scoresI8x4At(l cpu.Level, dst []float32, stride, rows int, k []int8, scales, q []float32, d int) int {
-	n := heads4(l, q, dst, stride, rows, d)
+func scoresI8xNAt(l cpu.Level, dst []float32, stride, rows int, k []int8, scales, q []float32, d int) int {
+	n := headsN(l, q, dst, stride, rows, d, pair(l))
 	if n == 0 {
 		return 0
 	}
 	k, scales = k[:rows*d], scales[:rows]
 	for h := 0; h < n; h += 4 {
-		if l >= cpu.AVX512 {
+		switch {
+		case n-h == 2:
+			scoresI8x2AVX512(&dst[h*stride], stride, &k[0], &scales[0], &q[h*d], rows, d)
+		case l >= cpu.AVX512:
 			scoresI8x4AVX512(&dst[h*stride], stride, &k[0], &scales[0], &q[h*d], rows, d)
-		} else {
+		default:
 			scoresI8x4AVX2(&dst[h*stride], stride, &k[0], &scales[0], &q[h*d], rows, d)
 		}
 	}
 	return n
 }
 
-func valuesF16x4At(l cpu.Level, o, w []float32, stride, rows int, v []uint16, d int) int {
-	n := heads4(l, o, w, stride, rows, d)
+func valuesF16xNAt(l cpu.Level, o, w []float32, stride, rows int, v []uint16, d int) int {
+	n := headsN(l, o, w, stride, rows, d, pair(l))
 	if n == 0 {
 		return 0
 	}
 	v = v[:rows*d]
-	b := valueRows(l, d, 4)
 	for h := 0; h < n; h += 4 {
+		heads := min(4, n-h)
+		b := valueRows(l, d, heads)
 		for r := 0; r < rows; r += b {
-			if l >= cpu.AVX512 {
-				valuesF16x4AVX512(&o[h*d], &w[h*stride+r], stride, &v[r*d], min(b, rows-r), d)
-			} else {
-				valuesF16x4AVX2(&o[h*d], &w[h*stride+r], stride, &v[r*d], min(b, rows-r), d)
+			op, wp, vp, rs := &o[h*d], &w[h*stride+r], &v[r*d], min(b, rows-r)
+			switch {
+			case heads == 2:
+				valuesF16x2AVX512(op, wp, stride, vp, rs, d)
+			case l >= cpu.AVX512:
+				valuesF16x4AVX512(op, wp, stride, vp, rs, d)
+			default:
+				valuesF16x4AVX2(op, wp, stride, vp, rs, d)
 			}
 		}
 	}
 	return n
 }
 
-func valuesI8x4At(l cpu.Level, o, w []float32, stride, rows int, v []int8, scales []float32, d int) int {
-	n := heads4(l, o, w, stride, rows, d)
+func valuesI8xNAt(l cpu.Level, o, w []float32, stride, rows int, v []int8, scales []float32, d int) int {
+	n := headsN(l, o, w, stride, rows, d, pair(l))
 	if n == 0 {
 		return 0
 	}
 	v, scales = v[:rows*d], scales[:rows]
-	b := valueRows(l, d, 4)
 	for h := 0; h < n; h += 4 {
+		heads := min(4, n-h)
+		b := valueRows(l, d, heads)
 		for r := 0; r < rows; r += b {
-			if l >= cpu.AVX512 {
-				valuesI8x4AVX512(&o[h*d], &w[h*stride+r], stride, &v[r*d], &scales[r], min(b, rows-r), d)
-			} else {
-				valuesI8x4AVX2(&o[h*d], &w[h*stride+r], stride, &v[r*d], &scales[r], min(b, rows-r), d)
+			op, wp, vp, sp, rs := &o[h*d], &w[h*stride+r], &v[r*d], &scales[r], min(b, rows-r)
+			switch {
+			case heads == 2:
+				valuesI8x2AVX512(op, wp, stride, vp, sp, rs, d)
+			case l >= cpu.AVX512:
+				valuesI8x4AVX512(op, wp, stride, vp, sp, rs, d)
+			default:
+				valuesI8x4AVX2(op, wp, stride, vp, sp, rs, d)
 			}
 		}
 	}

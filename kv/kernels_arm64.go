@@ -80,11 +80,11 @@ func valuesI8At(_ cpu.Level, o, w []float32, v []int8, scales []float32) {
 	valuesI8Rows(o, w, v, scales)
 }
 
-// scoresF16x4At reads each key row once for four heads (the NEON x4
+// scoresF16xNAt reads each key row once for four heads (the NEON x4
 // kernel, four rows at a time), the rows past the last multiple of 4 per
 // head as scoresF16At does; every result is the one-head kernel's bits.
-func scoresF16x4At(l cpu.Level, dst []float32, stride, rows int, k []uint16, q []float32, d int) int {
-	n := heads4(l, q, dst, stride, rows, d)
+func scoresF16xNAt(l cpu.Level, dst []float32, stride, rows int, k []uint16, q []float32, d int) int {
+	n := headsN(l, q, dst, stride, rows, d, false)
 	if n == 0 {
 		return 0
 	}
@@ -106,8 +106,8 @@ func scoresF16x4At(l cpu.Level, dst []float32, stride, rows int, k []uint16, q [
 	return n
 }
 
-func scoresI8x4At(l cpu.Level, dst []float32, stride, rows int, k []int8, scales, q []float32, d int) int {
-	n := heads4(l, q, dst, stride, rows, d)
+func scoresI8xNAt(l cpu.Level, dst []float32, stride, rows int, k []int8, scales, q []float32, d int) int {
+	n := headsN(l, q, dst, stride, rows, d, false)
 	if n == 0 {
 		return 0
 	}
@@ -129,16 +129,16 @@ func scoresI8x4At(l cpu.Level, dst []float32, stride, rows int, k []int8, scales
 	return n
 }
 
-func valuesF16x4At(l cpu.Level, o, w []float32, stride, rows int, v []uint16, d int) int {
-	n := heads4(l, o, w, stride, rows, d)
+func valuesF16xNAt(l cpu.Level, o, w []float32, stride, rows int, v []uint16, d int) int {
+	n := headsN(l, o, w, stride, rows, d, false)
 	for h := 0; h < n; h++ {
 		valuesF16At(l, o[h*d:(h+1)*d], w[h*stride:h*stride+rows], v)
 	}
 	return n
 }
 
-func valuesI8x4At(l cpu.Level, o, w []float32, stride, rows int, v []int8, scales []float32, d int) int {
-	n := heads4(l, o, w, stride, rows, d)
+func valuesI8xNAt(l cpu.Level, o, w []float32, stride, rows int, v []int8, scales []float32, d int) int {
+	n := headsN(l, o, w, stride, rows, d, false)
 	for h := 0; h < n; h++ {
 		valuesI8At(l, o[h*d:(h+1)*d], w[h*stride:h*stride+rows], v, scales)
 	}

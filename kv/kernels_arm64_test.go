@@ -202,19 +202,19 @@ func TestArmInt4BitExact(t *testing.T) {
 			for h := 0; h < 4; h++ {
 				valuesQ4Rows(wantV[h*d:(h+1)*d], w[h*st:h*st+rows], k)
 			}
-			for _, v := range kern.scoresQ4x4.all[1:] {
+			for _, v := range kern.scoresQ4xN.all[1:] {
 				got := make([]float32, 4*st)
 				if n := v.f(got, st, rows, k, q, d); n != 4 {
-					t.Fatalf("scoresQ4x4 %s took %d heads", v.name, n)
+					t.Fatalf("scoresQ4xN %s took %d heads", v.name, n)
 				}
-				checkSame32(t, fmt.Sprintf("d=%d rows=%d: scoresQ4x4 %s", d, rows, v.name), got, want)
+				checkSame32(t, fmt.Sprintf("d=%d rows=%d: scoresQ4xN %s", d, rows, v.name), got, want)
 			}
-			for _, v := range kern.valuesQ4x4.all[1:] {
+			for _, v := range kern.valuesQ4xN.all[1:] {
 				got := append([]float32(nil), o0...)
 				if n := v.f(got, w, st, rows, k, d); n != 4 {
-					t.Fatalf("valuesQ4x4 %s took %d heads", v.name, n)
+					t.Fatalf("valuesQ4xN %s took %d heads", v.name, n)
 				}
-				checkSame32(t, fmt.Sprintf("d=%d rows=%d: valuesQ4x4 %s", d, rows, v.name), got, wantV)
+				checkSame32(t, fmt.Sprintf("d=%d rows=%d: valuesQ4xN %s", d, rows, v.name), got, wantV)
 			}
 		}
 	}

@@ -8,7 +8,7 @@ import "github.com/lowmem/llm/internal/cpu"
 // share: the registration of the variants every level with assembly has,
 // the functions attention calls, which pick a level from the registry and
 // call that level's …At function, the …At functions of the one-row
-// families, and heads4.
+// families, and headsN.
 
 // addRowVariants adds the one-row kernels of level lv (they take rows of
 // any length) to the registry under name.
@@ -38,17 +38,17 @@ func addMultiRowVariants(k *kernelFamilies, name string, lv cpu.Level, mult int)
 	k.valuesI8.add(variant[valuesI8Func]{name, lv, mult, func(o, w []float32, v []int8, scales []float32) {
 		valuesI8At(lv, o, w, v, scales)
 	}})
-	k.scoresF16x4.add(variant[scoresF16x4Func]{name, lv, mult, func(dst []float32, stride, rows int, kk []uint16, q []float32, d int) int {
-		return scoresF16x4At(lv, dst, stride, rows, kk, q, d)
+	k.scoresF16xN.add(variant[scoresF16xNFunc]{name, lv, mult, func(dst []float32, stride, rows int, kk []uint16, q []float32, d int) int {
+		return scoresF16xNAt(lv, dst, stride, rows, kk, q, d)
 	}})
-	k.scoresI8x4.add(variant[scoresI8x4Func]{name, lv, mult, func(dst []float32, stride, rows int, kk []int8, scales, q []float32, d int) int {
-		return scoresI8x4At(lv, dst, stride, rows, kk, scales, q, d)
+	k.scoresI8xN.add(variant[scoresI8xNFunc]{name, lv, mult, func(dst []float32, stride, rows int, kk []int8, scales, q []float32, d int) int {
+		return scoresI8xNAt(lv, dst, stride, rows, kk, scales, q, d)
 	}})
-	k.valuesF16x4.add(variant[valuesF16x4Func]{name, lv, mult, func(o, w []float32, stride, rows int, v []uint16, d int) int {
-		return valuesF16x4At(lv, o, w, stride, rows, v, d)
+	k.valuesF16xN.add(variant[valuesF16xNFunc]{name, lv, mult, func(o, w []float32, stride, rows int, v []uint16, d int) int {
+		return valuesF16xNAt(lv, o, w, stride, rows, v, d)
 	}})
-	k.valuesI8x4.add(variant[valuesI8x4Func]{name, lv, mult, func(o, w []float32, stride, rows int, v []int8, scales []float32, d int) int {
-		return valuesI8x4At(lv, o, w, stride, rows, v, scales, d)
+	k.valuesI8xN.add(variant[valuesI8xNFunc]{name, lv, mult, func(o, w []float32, stride, rows int, v []int8, scales []float32, d int) int {
+		return valuesI8xNAt(lv, o, w, stride, rows, v, scales, d)
 	}})
 }
 
@@ -91,20 +91,20 @@ func valuesI8(o, w []float32, v []int8, scales []float32) {
 	valuesI8At(kern.valuesI8.levelFor(len(o)), o, w, v, scales)
 }
 
-func scoresF16x4(dst []float32, stride, rows int, k []uint16, q []float32, d int) int {
-	return scoresF16x4At(kern.scoresF16x4.levelFor(d), dst, stride, rows, k, q, d)
+func scoresF16xN(dst []float32, stride, rows int, k []uint16, q []float32, d int) int {
+	return scoresF16xNAt(kern.scoresF16xN.levelFor(d), dst, stride, rows, k, q, d)
 }
 
-func scoresI8x4(dst []float32, stride, rows int, k []int8, scales, q []float32, d int) int {
-	return scoresI8x4At(kern.scoresI8x4.levelFor(d), dst, stride, rows, k, scales, q, d)
+func scoresI8xN(dst []float32, stride, rows int, k []int8, scales, q []float32, d int) int {
+	return scoresI8xNAt(kern.scoresI8xN.levelFor(d), dst, stride, rows, k, scales, q, d)
 }
 
-func valuesF16x4(o, w []float32, stride, rows int, v []uint16, d int) int {
-	return valuesF16x4At(kern.valuesF16x4.levelFor(d), o, w, stride, rows, v, d)
+func valuesF16xN(o, w []float32, stride, rows int, v []uint16, d int) int {
+	return valuesF16xNAt(kern.valuesF16xN.levelFor(d), o, w, stride, rows, v, d)
 }
 
-func valuesI8x4(o, w []float32, stride, rows int, v []int8, scales []float32, d int) int {
-	return valuesI8x4At(kern.valuesI8x4.levelFor(d), o, w, stride, rows, v, scales, d)
+func valuesI8xN(o, w []float32, stride, rows int, v []int8, scales []float32, d int) int {
+	return valuesI8xNAt(kern.valuesI8xN.levelFor(d), o, w, stride, rows, v, scales, d)
 }
 
 // softmaxF32 is softmaxGeneric.
@@ -170,15 +170,20 @@ func axpy2I8At(l cpu.Level, dst []float32, a0, a1 float32, v0, v1 []int8) {
 	axpy2I8Asm(&dst[0], a0, a1, &v0[0], &v1[0], len(v0))
 }
 
-// heads4 is how many of the heads in q (or o), d floats each, the x4
-// kernels of level l take: whole groups of four, none for the pure-Go
-// level. It checks that the strided slice sw holds them, so that the
-// assembly never reads or writes past its end.
-func heads4(l cpu.Level, qo, sw []float32, stride, rows, d int) int {
+// headsN is how many of the heads in q (or o), d floats each, the xN
+// kernels of level l take: whole groups of four, then, where the level
+// has a two-head kernel (pair), a last two; none for the pure-Go level.
+// It checks that the strided slice sw holds them, so that the assembly
+// never reads or writes past its end.
+func headsN(l cpu.Level, qo, sw []float32, stride, rows, d int, pair bool) int {
 	if l < asmLevel || rows == 0 || d <= 0 {
 		return 0
 	}
-	n := len(qo) / d / 4 * 4
+	heads := len(qo) / d
+	n := heads / 4 * 4
+	if pair && heads-n >= 2 {
+		n += 2
+	}
 	if n > 0 {
 		_ = qo[n*d-1]
 		_ = sw[(n-1)*stride+rows-1]

@@ -125,7 +125,7 @@ func q4Pairs(w []float32, v []byte, rb int, two func(a0, a1 float32, r0, r1 []by
 // row i of k times query h of q, for the rows rows of d elements.
 func scoresQ4Heads(dst []float32, stride, rows int, k []byte, q []float32, d int) {
 	k = k[:rows*q4RowBytes(d)]
-	for h := scoresQ4x4(dst, stride, rows, k, q, d); h < len(q)/d; h++ {
+	for h := scoresQ4xN(dst, stride, rows, k, q, d); h < len(q)/d; h++ {
 		scoresQ4(dst[h*stride:h*stride+rows], k, q[h*d:(h+1)*d])
 	}
 }
@@ -134,7 +134,7 @@ func scoresQ4Heads(dst []float32, stride, rows int, k []byte, q []float32, d int
 // Σ_i w[h·stride+i]·row i of v, for the rows rows of d elements.
 func valuesQ4Heads(o, w []float32, stride, rows int, v []byte, d int) {
 	v = v[:rows*q4RowBytes(d)]
-	for h := valuesQ4x4(o, w, stride, rows, v, d); h < len(o)/d; h++ {
+	for h := valuesQ4xN(o, w, stride, rows, v, d); h < len(o)/d; h++ {
 		valuesQ4(o[h*d:(h+1)*d], w[h*stride:h*stride+rows], v)
 	}
 }

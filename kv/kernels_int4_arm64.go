@@ -19,11 +19,11 @@ func archKernelsQ4(k *kernelFamilies) {
 	const n = cpu.NEON
 	k.scoresQ4.add(variant[scoresQ4Func]{"neon", n, q4Block, func(dst []float32, kk []byte, q []float32) { scoresQ4At(n, dst, kk, q) }})
 	k.valuesQ4.add(variant[valuesQ4Func]{"neon", n, q4Block, func(o, w []float32, v []byte) { valuesQ4At(n, o, w, v) }})
-	k.scoresQ4x4.add(variant[scoresQ4x4Func]{"neon", n, q4Block, func(dst []float32, stride, rows int, kk []byte, q []float32, d int) int {
-		return scoresQ4x4At(n, dst, stride, rows, kk, q, d)
+	k.scoresQ4xN.add(variant[scoresQ4xNFunc]{"neon", n, q4Block, func(dst []float32, stride, rows int, kk []byte, q []float32, d int) int {
+		return scoresQ4xNAt(n, dst, stride, rows, kk, q, d)
 	}})
-	k.valuesQ4x4.add(variant[valuesQ4x4Func]{"neon", n, q4Block, func(o, w []float32, stride, rows int, v []byte, d int) int {
-		return valuesQ4x4At(n, o, w, stride, rows, v, d)
+	k.valuesQ4xN.add(variant[valuesQ4xNFunc]{"neon", n, q4Block, func(o, w []float32, stride, rows int, v []byte, d int) int {
+		return valuesQ4xNAt(n, o, w, stride, rows, v, d)
 	}})
 }
 
@@ -99,13 +99,13 @@ func valuesQ4At(l cpu.Level, o, w []float32, v []byte) {
 		func(a float32, r []byte) { axpyQ4NEON(&o[0], a, &r[0], d) })
 }
 
-// scoresQ4x4At reads each key row once for four heads (and widens its
+// scoresQ4xNAt reads each key row once for four heads (and widens its
 // codes once); every result is the one-head kernel's bits.
-func scoresQ4x4At(l cpu.Level, dst []float32, stride, rows int, k []byte, q []float32, d int) int {
+func scoresQ4xNAt(l cpu.Level, dst []float32, stride, rows int, k []byte, q []float32, d int) int {
 	if d%q4Block != 0 || d > q4PermMax/4 {
 		return 0
 	}
-	n := heads4(l, q, dst, stride, rows, d)
+	n := headsN(l, q, dst, stride, rows, d, false)
 	if n == 0 {
 		return 0
 	}
@@ -118,14 +118,14 @@ func scoresQ4x4At(l cpu.Level, dst []float32, stride, rows int, k []byte, q []fl
 	return n
 }
 
-// valuesQ4x4At takes the heads one at a time (through the NEON axpy
+// valuesQ4xNAt takes the heads one at a time (through the NEON axpy
 // kernels): each head skips its own zero weights, so four heads would not
 // share a row's work the way the scores do.
-func valuesQ4x4At(l cpu.Level, o, w []float32, stride, rows int, v []byte, d int) int {
+func valuesQ4xNAt(l cpu.Level, o, w []float32, stride, rows int, v []byte, d int) int {
 	if d%q4Block != 0 {
 		return 0
 	}
-	n := heads4(l, o, w, stride, rows, d)
+	n := headsN(l, o, w, stride, rows, d, false)
 	for h := 0; h < n; h++ {
 		valuesQ4At(l, o[h*d:(h+1)*d], w[h*stride:h*stride+rows], v)
 	}

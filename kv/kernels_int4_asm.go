@@ -15,13 +15,14 @@ func scoresQ4(dst []float32, k []byte, q []float32) {
 // weights.
 func valuesQ4(o, w []float32, v []byte) { valuesQ4At(kern.valuesQ4.levelFor(len(o)), o, w, v) }
 
-// scoresQ4x4 takes the leading query heads four at a time, reading each
-// key row once for the four, and reports how many it did.
-func scoresQ4x4(dst []float32, stride, rows int, k []byte, q []float32, d int) int {
-	return scoresQ4x4At(kern.scoresQ4x4.levelFor(d), dst, stride, rows, k, q, d)
+// scoresQ4xN takes the leading query heads four (or, with AVX-512, a last
+// two) at a time, reading each key row once for them, and reports how many
+// it did.
+func scoresQ4xN(dst []float32, stride, rows int, k []byte, q []float32, d int) int {
+	return scoresQ4xNAt(kern.scoresQ4xN.levelFor(d), dst, stride, rows, k, q, d)
 }
 
-// valuesQ4x4 is scoresQ4x4's counterpart for the values.
-func valuesQ4x4(o, w []float32, stride, rows int, v []byte, d int) int {
-	return valuesQ4x4At(kern.valuesQ4x4.levelFor(d), o, w, stride, rows, v, d)
+// valuesQ4xN is scoresQ4xN's counterpart for the values.
+func valuesQ4xN(o, w []float32, stride, rows int, v []byte, d int) int {
+	return valuesQ4xNAt(kern.valuesQ4xN.levelFor(d), o, w, stride, rows, v, d)
 }

@@ -12,10 +12,10 @@ func scoresQ4(dst []float32, k []byte, q []float32) { scoresQ4Rows(dst, k, q) }
 // weights.
 func valuesQ4(o, w []float32, v []byte) { valuesQ4Rows(o, w, v) }
 
-// scoresQ4x4 would take the leading query heads four at a time, reading
-// each key row once for the four, and report how many heads it did; without
-// assembly it does none.
-func scoresQ4x4([]float32, int, int, []byte, []float32, int) int { return 0 }
+// scoresQ4xN would take the leading query heads several at a time,
+// reading each key row once for them, and report how many heads it did;
+// without assembly it does none.
+func scoresQ4xN([]float32, int, int, []byte, []float32, int) int { return 0 }
 
-// valuesQ4x4 is scoresQ4x4's counterpart for the values.
-func valuesQ4x4([]float32, []float32, int, int, []byte, int) int { return 0 }
+// valuesQ4xN is scoresQ4xN's counterpart for the values.
+func valuesQ4xN([]float32, []float32, int, int, []byte, int) int { return 0 }

@@ -11,7 +11,7 @@ import (
 
 // The Int4 families' variants against the pure-Go twins (kernels_int4.go):
 // scores within the bound of a reordered float32 dot product; the
-// four-head scores bit for bit against the one-head kernel of the same
+// multi-head scores bit for bit against the one-head kernel of the same
 // level; values bit for bit across every variant past the twin (each
 // element adds (w·d)·(c−8) with one FMA per row, in row order), and within
 // a few roundings of the twin, which adds two rows' products before the
@@ -91,7 +91,7 @@ func testInt4Rows(t *testing.T, r *rand.Rand, rows, d int) {
 		}
 	}
 
-	// Scores: every level against the twin; x4 against its level alone.
+	// Scores: every level against the twin; xN against its level alone.
 	alone := map[string][]float32{}
 	for _, v := range kern.scoresQ4.all[1:] {
 		if d%v.mult != 0 {
@@ -121,20 +121,21 @@ func testInt4Rows(t *testing.T, r *rand.Rand, rows, d int) {
 		}
 		alone[v.name] = one
 	}
-	if rows > 0 {
-		for _, v := range kern.scoresQ4x4.all[1:] {
+	for heads := 2; heads <= 4 && rows > 0; heads++ {
+		for _, v := range kern.scoresQ4xN.all[1:] {
 			one, ok := alone[v.name]
 			if !ok {
-				t.Fatalf("scoresQ4x4 %s has no one-head twin", v.name)
+				t.Fatalf("scoresQ4xN %s has no one-head twin", v.name)
 			}
-			four := make([]float32, 4*st)
-			if n := v.f(four, st, rows, k, q, d); n != 4 {
-				t.Fatalf("scoresQ4x4 %s took %d heads of 4", v.name, n)
+			multi := make([]float32, 4*st)
+			n := v.f(multi, st, rows, k, q[:heads*d], d)
+			if want := xnHeads(v.name, heads); n != want {
+				t.Fatalf("scoresQ4xN %s took %d heads of %d, want %d", v.name, n, heads, want)
 			}
-			for h := range 4 {
+			for h := range n {
 				for i := range rows {
-					if a, b := math.Float32bits(four[h*st+i]), math.Float32bits(one[h*st+i]); a != b {
-						t.Fatalf("scoresQ4x4 %s head %d row %d = %v, alone %v", v.name, h, i, four[h*st+i], one[h*st+i])
+					if a, b := math.Float32bits(multi[h*st+i]), math.Float32bits(one[h*st+i]); a != b {
+						t.Fatalf("scoresQ4xN %s of %d head %d row %d = %v, alone %v", v.name, heads, h, i, multi[h*st+i], one[h*st+i])
 					}
 				}
 			}
@@ -187,13 +188,18 @@ func testInt4Rows(t *testing.T, r *rand.Rand, rows, d int) {
 		}
 		check("valuesQ4 "+v.name, got)
 	}
-	if rows > 0 {
-		for _, v := range kern.valuesQ4x4.all[1:] {
+	for heads := 2; heads <= 4 && rows > 0; heads++ {
+		for _, v := range kern.valuesQ4xN.all[1:] {
 			got := append([]float32(nil), init...)
-			if n := v.f(got, w, st, rows, k, d); n != 4 {
-				t.Fatalf("valuesQ4x4 %s took %d heads of 4", v.name, n)
+			n := v.f(got[:heads*d], w, st, rows, k, d)
+			if want := xnHeads(v.name, heads); n != want {
+				t.Fatalf("valuesQ4xN %s took %d heads of %d, want %d", v.name, n, heads, want)
 			}
-			check("valuesQ4x4 "+v.name, got)
+			// The heads it did not take, as the one-head kernels leave them.
+			for h := n; h < 4; h++ {
+				valuesQ4(got[h*d:(h+1)*d], w[h*st:h*st+rows], k[:rows*rb])
+			}
+			check(fmt.Sprintf("valuesQ4xN %s of %d", v.name, heads), got)
 		}
 	}
 

@@ -31,13 +31,13 @@ func valuesI8(o, w []float32, v []int8, scales []float32) { valuesI8Rows(o, w, v
 
 func softmaxF32(s []float32, scale float32, round16 bool) { softmaxGeneric(s, scale, round16) }
 
-// No head goes four at a time: the ...Heads functions call the kernels above
+// No heads go several at a time: the ...Heads functions call the kernels above
 // once per head.
 
-func scoresF16x4([]float32, int, int, []uint16, []float32, int) int { return 0 }
+func scoresF16xN([]float32, int, int, []uint16, []float32, int) int { return 0 }
 
-func scoresI8x4([]float32, int, int, []int8, []float32, []float32, int) int { return 0 }
+func scoresI8xN([]float32, int, int, []int8, []float32, []float32, int) int { return 0 }
 
-func valuesF16x4([]float32, []float32, int, int, []uint16, int) int { return 0 }
+func valuesF16xN([]float32, []float32, int, int, []uint16, int) int { return 0 }
 
-func valuesI8x4([]float32, []float32, int, int, []int8, []float32, int) int { return 0 }
+func valuesI8xN([]float32, []float32, int, int, []int8, []float32, int) int { return 0 }

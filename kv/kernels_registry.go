@@ -5,7 +5,7 @@ import "github.com/lowmem/llm/internal/cpu"
 //go:generate sh -c "cd ../internal/asm && go run ./amd64 -pkg kv -out ../../kv"
 
 // The attention kernels come in families (a dot product, an axpy, the
-// multi-row scores and values, alone or four heads at once, softmax), and
+// multi-row scores and values, alone or several heads at once, softmax), and
 // each family is a list of variants: the pure-Go twin first, then the
 // architecture's (kernels_amd64.go: AVX2, AVX-512; kernels_arm64.go:
 // NEON), each needing an instruction-set level. A variant is listed only when internal/cpu allows
@@ -73,19 +73,20 @@ type (
 	scoresI8Func  = func(dst []float32, k []int8, scales, q []float32)
 	valuesF16Func = func(o, w []float32, v []uint16)
 	valuesI8Func  = func(o, w []float32, v []int8, scales []float32)
-	// The four-head kernels take the leading heads of q (or o), d floats
-	// each, four at a time, and return how many they did (a multiple of
-	// four; the pure-Go "variant" does none).
-	scoresF16x4Func = func(dst []float32, stride, rows int, k []uint16, q []float32, d int) int
-	scoresI8x4Func  = func(dst []float32, stride, rows int, k []int8, scales, q []float32, d int) int
-	valuesF16x4Func = func(o, w []float32, stride, rows int, v []uint16, d int) int
-	valuesI8x4Func  = func(o, w []float32, stride, rows int, v []int8, scales []float32, d int) int
+	// The multi-head kernels take the leading heads of q (or o), d floats
+	// each, four at a time and, where the level has two-head kernels, a
+	// last two, and return how many they did (the pure-Go "variant" does
+	// none).
+	scoresF16xNFunc = func(dst []float32, stride, rows int, k []uint16, q []float32, d int) int
+	scoresI8xNFunc  = func(dst []float32, stride, rows int, k []int8, scales, q []float32, d int) int
+	valuesF16xNFunc = func(o, w []float32, stride, rows int, v []uint16, d int) int
+	valuesI8xNFunc  = func(o, w []float32, stride, rows int, v []int8, scales []float32, d int) int
 	softmaxFunc     = func(s []float32, scale float32, round16 bool)
-	// Int4 (q4_0) rows: one head, and four at a time.
+	// Int4 (q4_0) rows: one head, and several at a time.
 	scoresQ4Func   = func(dst []float32, k []byte, q []float32)
 	valuesQ4Func   = func(o, w []float32, v []byte)
-	scoresQ4x4Func = func(dst []float32, stride, rows int, k []byte, q []float32, d int) int
-	valuesQ4x4Func = func(o, w []float32, stride, rows int, v []byte, d int) int
+	scoresQ4xNFunc = func(dst []float32, stride, rows int, k []byte, q []float32, d int) int
+	valuesQ4xNFunc = func(o, w []float32, stride, rows int, v []byte, d int) int
 )
 
 // kernelFamilies holds every family.
@@ -100,15 +101,15 @@ type kernelFamilies struct {
 	scoresI8    family[scoresI8Func]
 	valuesF16   family[valuesF16Func]
 	valuesI8    family[valuesI8Func]
-	scoresF16x4 family[scoresF16x4Func]
-	scoresI8x4  family[scoresI8x4Func]
-	valuesF16x4 family[valuesF16x4Func]
-	valuesI8x4  family[valuesI8x4Func]
+	scoresF16xN family[scoresF16xNFunc]
+	scoresI8xN  family[scoresI8xNFunc]
+	valuesF16xN family[valuesF16xNFunc]
+	valuesI8xN  family[valuesI8xNFunc]
 	softmax     family[softmaxFunc]
 	scoresQ4    family[scoresQ4Func]
 	valuesQ4    family[valuesQ4Func]
-	scoresQ4x4  family[scoresQ4x4Func]
-	valuesQ4x4  family[valuesQ4x4Func]
+	scoresQ4xN  family[scoresQ4xNFunc]
+	valuesQ4xN  family[valuesQ4xNFunc]
 }
 
 // kern is the registry, built once at start-up and read-only after. It
@@ -131,20 +132,20 @@ func newKernelFamilies() *kernelFamilies {
 	k.scoresI8.add(variant[scoresI8Func]{name, level, mult, scoresI8Rows})
 	k.valuesF16.add(variant[valuesF16Func]{name, level, mult, valuesF16Rows})
 	k.valuesI8.add(variant[valuesI8Func]{name, level, mult, valuesI8Rows})
-	k.scoresF16x4.add(variant[scoresF16x4Func]{name, level, mult,
+	k.scoresF16xN.add(variant[scoresF16xNFunc]{name, level, mult,
 		func([]float32, int, int, []uint16, []float32, int) int { return 0 }})
-	k.scoresI8x4.add(variant[scoresI8x4Func]{name, level, mult,
+	k.scoresI8xN.add(variant[scoresI8xNFunc]{name, level, mult,
 		func([]float32, int, int, []int8, []float32, []float32, int) int { return 0 }})
-	k.valuesF16x4.add(variant[valuesF16x4Func]{name, level, mult,
+	k.valuesF16xN.add(variant[valuesF16xNFunc]{name, level, mult,
 		func([]float32, []float32, int, int, []uint16, int) int { return 0 }})
-	k.valuesI8x4.add(variant[valuesI8x4Func]{name, level, mult,
+	k.valuesI8xN.add(variant[valuesI8xNFunc]{name, level, mult,
 		func([]float32, []float32, int, int, []int8, []float32, int) int { return 0 }})
 	k.softmax.add(variant[softmaxFunc]{name, level, mult, softmaxGeneric})
 	k.scoresQ4.add(variant[scoresQ4Func]{name, level, mult, scoresQ4Rows})
 	k.valuesQ4.add(variant[valuesQ4Func]{name, level, mult, valuesQ4Rows})
-	k.scoresQ4x4.add(variant[scoresQ4x4Func]{name, level, mult,
+	k.scoresQ4xN.add(variant[scoresQ4xNFunc]{name, level, mult,
 		func([]float32, int, int, []byte, []float32, int) int { return 0 }})
-	k.valuesQ4x4.add(variant[valuesQ4x4Func]{name, level, mult,
+	k.valuesQ4xN.add(variant[valuesQ4xNFunc]{name, level, mult,
 		func([]float32, []float32, int, int, []byte, int) int { return 0 }})
 	archKernels(k)
 	return k

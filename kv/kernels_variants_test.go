@@ -15,7 +15,7 @@ import (
 // and LLM_CPU caps which variants are listed. Float32 sums may be added in
 // another order (and products fused), so dot products are compared within
 // a bound relative to Σ|k·q|, and everything else within a few ulps;
-// kernels that promise the same bits as another (the x4 kernels against
+// kernels that promise the same bits as another (the xN kernels against
 // their level's single-head ones, the value kernels of all levels) are
 // compared bit for bit.
 
@@ -28,10 +28,10 @@ type rowLevel struct {
 	scoresI8    scoresI8Func
 	valuesF16   valuesF16Func
 	valuesI8    valuesI8Func
-	scoresF16x4 scoresF16x4Func
-	scoresI8x4  scoresI8x4Func
-	valuesF16x4 valuesF16x4Func
-	valuesI8x4  valuesI8x4Func
+	scoresF16xN scoresF16xNFunc
+	scoresI8xN  scoresI8xNFunc
+	valuesF16xN valuesF16xNFunc
+	valuesI8xN  valuesI8xNFunc
 }
 
 // rowLevels lists the levels of the multi-row families past the pure-Go
@@ -42,10 +42,10 @@ func rowLevels(t *testing.T) []rowLevel {
 		v := kern.scoresF16.all[i]
 		l := rowLevel{name: v.name, mult: v.mult, scoresF16: v.f,
 			scoresI8: kern.scoresI8.all[i].f, valuesF16: kern.valuesF16.all[i].f, valuesI8: kern.valuesI8.all[i].f,
-			scoresF16x4: kern.scoresF16x4.all[i].f, scoresI8x4: kern.scoresI8x4.all[i].f,
-			valuesF16x4: kern.valuesF16x4.all[i].f, valuesI8x4: kern.valuesI8x4.all[i].f}
+			scoresF16xN: kern.scoresF16xN.all[i].f, scoresI8xN: kern.scoresI8xN.all[i].f,
+			valuesF16xN: kern.valuesF16xN.all[i].f, valuesI8xN: kern.valuesI8xN.all[i].f}
 		for _, n := range []string{kern.scoresI8.all[i].name, kern.valuesF16.all[i].name, kern.valuesI8.all[i].name,
-			kern.scoresF16x4.all[i].name, kern.scoresI8x4.all[i].name, kern.valuesF16x4.all[i].name, kern.valuesI8x4.all[i].name} {
+			kern.scoresF16xN.all[i].name, kern.scoresI8xN.all[i].name, kern.valuesF16xN.all[i].name, kern.valuesI8xN.all[i].name} {
 			if n != v.name {
 				t.Fatalf("the multi-row families disagree on level %d: %s and %s", i, v.name, n)
 			}
@@ -83,7 +83,7 @@ func variantNames() map[string][]string {
 		"scoresF16":  names(len(k.scoresF16.all), func(i int) string { return k.scoresF16.all[i].name }),
 		"softmax":    names(len(k.softmax.all), func(i int) string { return k.softmax.all[i].name }),
 		"scoresQ4":   names(len(k.scoresQ4.all), func(i int) string { return k.scoresQ4.all[i].name }),
-		"valuesQ4x4": names(len(k.valuesQ4x4.all), func(i int) string { return k.valuesQ4x4.all[i].name }),
+		"valuesQ4xN": names(len(k.valuesQ4xN.all), func(i int) string { return k.valuesQ4xN.all[i].name }),
 	}
 }
 
@@ -290,7 +290,7 @@ func newRowsCase(r *rand.Rand, rows, d int) rowsCase {
 	return c
 }
 
-// The multi-row kernels of each width against their Go twins, and the x4
+// The multi-row kernels of each width against their Go twins, and the xN
 // kernels bit for bit against one call per head.
 func testVariantsRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
@@ -348,34 +348,35 @@ func testAsmRows(t *testing.T, x rowLevel, c rowsCase) {
 				t.Fatalf("%v scores wrote past %d rows", typ, rows)
 			}
 		}
-		// The x4 kernel: the same bits as one call per query.
-		if rows > 0 {
-			four := make([]float32, 4*st)
+		// The xN kernels, given two, three or four queries: the same
+		// bits as one call per query for the heads they take.
+		for heads := 2; heads <= 4 && rows > 0; heads++ {
+			multi := make([]float32, 4*st)
+			q := c.q[:heads*d]
 			var n int
 			if typ == F16 {
-				n = x.scoresF16x4(four, st, rows, c.k16, c.q, d)
+				n = x.scoresF16xN(multi, st, rows, c.k16, q, d)
 			} else {
-				n = x.scoresI8x4(four, st, rows, c.k8, c.scales, c.q, d)
+				n = x.scoresI8xN(multi, st, rows, c.k8, c.scales, q, d)
 			}
-			if n != 4 {
-				t.Fatalf("%v scores x4 took %d heads of 4", typ, n)
+			if want := xnHeads(x.name, heads); n != want {
+				t.Fatalf("%v scores xN took %d heads of %d, want %d", typ, n, heads, want)
 			}
-			for h := range 4 {
+			for h := range n {
 				for i := range rows {
-					if a, b := math.Float32bits(four[h*st+i]), math.Float32bits(one[h*st+i]); a != b {
-						t.Fatalf("%v scores x4 head %d row %d = %v, alone %v", typ, h, i, four[h*st+i], one[h*st+i])
+					if a, b := math.Float32bits(multi[h*st+i]), math.Float32bits(one[h*st+i]); a != b {
+						t.Fatalf("%v scores xN of %d head %d row %d = %v, alone %v", typ, heads, h, i, multi[h*st+i], one[h*st+i])
 					}
 				}
 			}
 		}
 
-		// Values: each width alone, and x4, against the Go rows; the
+		// Values: each width alone, and xN, against the Go rows; the
 		// assembly ones bit for bit against each other (every element
 		// sums its rows in order with one FMA each, whatever the width).
 		init := f32Row(rand.New(rand.NewPCG(uint64(rows), uint64(d))), 4*d, 0, 1)
 		want := append([]float32(nil), init...)
 		alone := append([]float32(nil), init...)
-		four := append([]float32(nil), init...)
 		for h := range 4 {
 			o, w := alone[h*d:(h+1)*d], c.w[h*st:h*st+rows]
 			if typ == F16 {
@@ -386,27 +387,45 @@ func testAsmRows(t *testing.T, x rowLevel, c rowsCase) {
 				x.valuesI8(o, w, c.k8[:rows*d], c.scales[:rows])
 			}
 		}
-		if rows > 0 {
+		for heads := 2; heads <= 4 && rows > 0; heads++ {
+			multi := append([]float32(nil), init...)
 			var n int
 			if typ == F16 {
-				n = x.valuesF16x4(four, c.w, st, rows, c.k16, d)
+				n = x.valuesF16xN(multi[:heads*d], c.w, st, rows, c.k16, d)
 			} else {
-				n = x.valuesI8x4(four, c.w, st, rows, c.k8, c.scales, d)
+				n = x.valuesI8xN(multi[:heads*d], c.w, st, rows, c.k8, c.scales, d)
 			}
-			if n != 4 {
-				t.Fatalf("%v values x4 took %d heads of 4", typ, n)
+			if want := xnHeads(x.name, heads); n != want {
+				t.Fatalf("%v values xN took %d heads of %d, want %d", typ, n, heads, want)
+			}
+			for j := range 4 * d {
+				// The heads it took as alone, the others untouched.
+				w := alone[j]
+				if j >= n*d {
+					w = init[j]
+				}
+				if math.Float32bits(multi[j]) != math.Float32bits(w) {
+					t.Fatalf("%v values xN of %d [%d] = %v, want %v", typ, heads, j, multi[j], w)
+				}
 			}
 		}
 		for j := range 4 * d {
-			if math.Float32bits(four[j]) != math.Float32bits(alone[j]) {
-				t.Fatalf("%v values x4 [%d] = %v, alone %v", typ, j, four[j], alone[j])
-			}
 			// Every term is at most 0.5·|v|·|w|, |v| < 5 (F16) or 128·scale.
 			if math.Abs(float64(alone[j]-want[j])) > 0x1p-20*(math.Abs(float64(init[j]))+float64(rows)) {
 				t.Fatalf("%v values [%d] = %v, Go %v", typ, j, alone[j], want[j])
 			}
 		}
 	}
+}
+
+// xnHeads is how many of heads queries the xN kernels of the level named
+// level take: whole fours, then with AVX-512 a last two.
+func xnHeads(level string, heads int) int {
+	n := heads / 4 * 4
+	if level == "avx512" && heads-n >= 2 {
+		n += 2
+	}
+	return n
 }
 
 // The value kernels of every level give the same bits, and so do the
@@ -421,8 +440,8 @@ func testVariantsValuesAgree(t *testing.T) {
 		for _, rows := range []int{1, 2, 3, 64, 65, 130} {
 			c := newRowsCase(r, rows, d)
 			a, b := make([]float32, 4*d), make([]float32, 4*d)
-			ls[0].valuesF16x4(a, c.w, c.stride, rows, c.k16, d)
-			valuesF16x4(b, c.w, c.stride, rows, c.k16, d)
+			ls[0].valuesF16xN(a, c.w, c.stride, rows, c.k16, d)
+			valuesF16xN(b, c.w, c.stride, rows, c.k16, d)
 			for j := range a {
 				if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
 					t.Fatalf("d=%d rows=%d: [%d] %s %v, in use %v", d, rows, j, ls[0].name, a[j], b[j])

@@ -23,6 +23,12 @@ func scoresF16AVX512(dst *float32, k *uint16, q *float32, rows int, d int)
 func scoresI8AVX512(dst *float32, k *int8, scales *float32, q *float32, rows int, d int)
 
 //go:noescape
+func scoresF16x2AVX512(dst *float32, stride int, k *uint16, q *float32, rows int, d int)
+
+//go:noescape
+func scoresI8x2AVX512(dst *float32, stride int, k *int8, scales *float32, q *float32, rows int, d int)
+
+//go:noescape
 func scoresF16x4AVX512(dst *float32, stride int, k *uint16, q *float32, rows int, d int)
 
 //go:noescape

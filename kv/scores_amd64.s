@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func scoresF16AVX2(dst *float32, k *uint16, q *float32, rows int, d int)
-// Requires: AVX, F16C, FMA3
+// Requires: AVX, F16C, FMA3, MMX+
 TEXT ·scoresF16AVX2(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), R10
 	MOVQ k+8(FP), SI
@@ -16,20 +16,33 @@ TEXT ·scoresF16AVX2(SB), NOSPLIT, $0-40
 	LEAQ (BX)(BX*2), DX
 
 block:
-	CMPQ   R11, $0x08
-	JLT    tail
-	MOVQ   SI, R13
-	LEAQ   (SI)(BX*4), R8
-	MOVQ   DI, R9
-	MOVQ   R12, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	CMPQ R11, $0x08
+	JLT  tail
+	MOVQ BX, R9
+	SHLQ $0x04, R9
+	ADDQ SI, R9
+	MOVQ BX, CX
+	SHLQ $0x03, CX
+	SHRQ $0x06, CX
+	INCQ CX
+
+prefetch:
+	PREFETCHT0 (R9)
+	ADDQ       $0x40, R9
+	DECQ       CX
+	JNZ        prefetch
+	MOVQ       SI, R13
+	LEAQ       (SI)(BX*4), R8
+	MOVQ       DI, R9
+	MOVQ       R12, CX
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	VXORPS     Y6, Y6, Y6
+	VXORPS     Y7, Y7, Y7
 
 cols:
 	VMOVUPS     (R9), Y8
@@ -97,7 +110,7 @@ done:
 	RET
 
 // func scoresI8AVX2(dst *float32, k *int8, scales *float32, q *float32, rows int, d int)
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, FMA3, MMX+
 TEXT ·scoresI8AVX2(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), R10
 	MOVQ k+8(FP), SI
@@ -109,20 +122,33 @@ TEXT ·scoresI8AVX2(SB), NOSPLIT, $0-48
 	LEAQ (BX)(BX*2), DX
 
 block:
-	CMPQ   R11, $0x08
-	JLT    tail
-	MOVQ   SI, R13
-	LEAQ   (SI)(BX*4), R8
-	MOVQ   DI, R9
-	MOVQ   R12, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	CMPQ R11, $0x08
+	JLT  tail
+	MOVQ BX, R9
+	SHLQ $0x04, R9
+	ADDQ SI, R9
+	MOVQ BX, CX
+	SHLQ $0x03, CX
+	SHRQ $0x06, CX
+	INCQ CX
+
+prefetch:
+	PREFETCHT0 (R9)
+	ADDQ       $0x40, R9
+	DECQ       CX
+	JNZ        prefetch
+	MOVQ       SI, R13
+	LEAQ       (SI)(BX*4), R8
+	MOVQ       DI, R9
+	MOVQ       R12, CX
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	VXORPS     Y6, Y6, Y6
+	VXORPS     Y7, Y7, Y7
 
 cols:
 	VMOVUPS     (R9), Y8
@@ -203,7 +229,7 @@ done:
 	RET
 
 // func scoresF16x4AVX2(dst *float32, stride int, k *uint16, q *float32, rows int, d int)
-// Requires: AVX, F16C, FMA3
+// Requires: AVX, F16C, FMA3, MMX+
 TEXT ·scoresF16x4AVX2(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), R10
 	MOVQ stride+8(FP), AX
@@ -218,18 +244,31 @@ TEXT ·scoresF16x4AVX2(SB), NOSPLIT, $0-48
 	LEAQ (DX)(DX*2), R13
 
 block:
-	CMPQ   R11, $0x02
-	JLT    single
-	MOVQ   DI, R9
-	MOVQ   R12, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	CMPQ R11, $0x02
+	JLT  single
+	MOVQ BX, R9
+	SHLQ $0x02, R9
+	ADDQ SI, R9
+	MOVQ BX, CX
+	SHLQ $0x01, CX
+	SHRQ $0x06, CX
+	INCQ CX
+
+prefetch:
+	PREFETCHT0 (R9)
+	ADDQ       $0x40, R9
+	DECQ       CX
+	JNZ        prefetch
+	MOVQ       DI, R9
+	MOVQ       R12, CX
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	VXORPS     Y6, Y6, Y6
+	VXORPS     Y7, Y7, Y7
 
 cols:
 	VCVTPH2PS    (SI), Y8
@@ -306,7 +345,7 @@ done:
 	RET
 
 // func scoresI8x4AVX2(dst *float32, stride int, k *int8, scales *float32, q *float32, rows int, d int)
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, FMA3, MMX+
 TEXT ·scoresI8x4AVX2(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), R10
 	MOVQ stride+8(FP), AX
@@ -322,18 +361,31 @@ TEXT ·scoresI8x4AVX2(SB), NOSPLIT, $0-56
 	LEAQ (DX)(DX*2), R13
 
 block:
-	CMPQ   R11, $0x02
-	JLT    single
-	MOVQ   DI, R9
-	MOVQ   R12, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	CMPQ R11, $0x02
+	JLT  single
+	MOVQ BX, R9
+	SHLQ $0x02, R9
+	ADDQ SI, R9
+	MOVQ BX, CX
+	SHLQ $0x01, CX
+	SHRQ $0x06, CX
+	INCQ CX
+
+prefetch:
+	PREFETCHT0 (R9)
+	ADDQ       $0x40, R9
+	DECQ       CX
+	JNZ        prefetch
+	MOVQ       DI, R9
+	MOVQ       R12, CX
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	VXORPS     Y6, Y6, Y6
+	VXORPS     Y7, Y7, Y7
 
 cols:
 	VPMOVSXBD    (SI), Y8
@@ -418,7 +470,7 @@ done:
 	RET
 
 // func scoresF16AVX512(dst *float32, k *uint16, q *float32, rows int, d int)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·scoresF16AVX512(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), R10
 	MOVQ k+8(FP), SI
@@ -429,29 +481,42 @@ TEXT ·scoresF16AVX512(SB), NOSPLIT, $0-40
 	LEAQ (BX)(BX*2), DX
 
 block:
-	CMPQ   R11, $0x10
-	JLT    tail
-	LEAQ   (SI)(BX*4), R8
-	LEAQ   (R8)(BX*4), R13
-	LEAQ   (R13)(BX*4), R14
-	MOVQ   DI, R9
-	MOVQ   R12, CX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	CMPQ R11, $0x10
+	JLT  tail
+	MOVQ BX, R9
+	SHLQ $0x05, R9
+	ADDQ SI, R9
+	MOVQ BX, CX
+	SHLQ $0x04, CX
+	SHRQ $0x06, CX
+	INCQ CX
+
+prefetch:
+	PREFETCHT0 (R9)
+	ADDQ       $0x40, R9
+	DECQ       CX
+	JNZ        prefetch
+	LEAQ       (SI)(BX*4), R8
+	LEAQ       (R8)(BX*4), R13
+	LEAQ       (R13)(BX*4), R14
+	MOVQ       DI, R9
+	MOVQ       R12, CX
+	VPXORD     Z0, Z0, Z0
+	VPXORD     Z1, Z1, Z1
+	VPXORD     Z2, Z2, Z2
+	VPXORD     Z3, Z3, Z3
+	VPXORD     Z4, Z4, Z4
+	VPXORD     Z5, Z5, Z5
+	VPXORD     Z6, Z6, Z6
+	VPXORD     Z7, Z7, Z7
+	VPXORD     Z8, Z8, Z8
+	VPXORD     Z9, Z9, Z9
+	VPXORD     Z10, Z10, Z10
+	VPXORD     Z11, Z11, Z11
+	VPXORD     Z12, Z12, Z12
+	VPXORD     Z13, Z13, Z13
+	VPXORD     Z14, Z14, Z14
+	VPXORD     Z15, Z15, Z15
 
 cols:
 	VMOVUPS     (R9), Z24
@@ -577,7 +642,7 @@ done:
 	RET
 
 // func scoresI8AVX512(dst *float32, k *int8, scales *float32, q *float32, rows int, d int)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·scoresI8AVX512(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), R10
 	MOVQ k+8(FP), SI
@@ -589,29 +654,42 @@ TEXT ·scoresI8AVX512(SB), NOSPLIT, $0-48
 	LEAQ (BX)(BX*2), DX
 
 block:
-	CMPQ   R11, $0x10
-	JLT    tail
-	LEAQ   (SI)(BX*4), R8
-	LEAQ   (R8)(BX*4), R13
-	LEAQ   (R13)(BX*4), R14
-	MOVQ   DI, R9
-	MOVQ   R12, CX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	CMPQ R11, $0x10
+	JLT  tail
+	MOVQ BX, R9
+	SHLQ $0x05, R9
+	ADDQ SI, R9
+	MOVQ BX, CX
+	SHLQ $0x04, CX
+	SHRQ $0x06, CX
+	INCQ CX
+
+prefetch:
+	PREFETCHT0 (R9)
+	ADDQ       $0x40, R9
+	DECQ       CX
+	JNZ        prefetch
+	LEAQ       (SI)(BX*4), R8
+	LEAQ       (R8)(BX*4), R13
+	LEAQ       (R13)(BX*4), R14
+	MOVQ       DI, R9
+	MOVQ       R12, CX
+	VPXORD     Z0, Z0, Z0
+	VPXORD     Z1, Z1, Z1
+	VPXORD     Z2, Z2, Z2
+	VPXORD     Z3, Z3, Z3
+	VPXORD     Z4, Z4, Z4
+	VPXORD     Z5, Z5, Z5
+	VPXORD     Z6, Z6, Z6
+	VPXORD     Z7, Z7, Z7
+	VPXORD     Z8, Z8, Z8
+	VPXORD     Z9, Z9, Z9
+	VPXORD     Z10, Z10, Z10
+	VPXORD     Z11, Z11, Z11
+	VPXORD     Z12, Z12, Z12
+	VPXORD     Z13, Z13, Z13
+	VPXORD     Z14, Z14, Z14
+	VPXORD     Z15, Z15, Z15
 
 cols:
 	VMOVUPS     (R9), Z24
@@ -757,8 +835,381 @@ done:
 	VZEROUPPER
 	RET
 
+// func scoresF16x2AVX512(dst *float32, stride int, k *uint16, q *float32, rows int, d int)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·scoresF16x2AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), R10
+	MOVQ stride+8(FP), AX
+	MOVQ k+16(FP), SI
+	MOVQ q+24(FP), DI
+	MOVQ rows+32(FP), R11
+	MOVQ d+40(FP), R12
+	LEAQ (R12)(R12*1), BX
+	SHLQ $0x02, AX
+	MOVQ R12, DX
+	SHLQ $0x02, DX
+	LEAQ (BX)(BX*2), R14
+
+block:
+	CMPQ R11, $0x08
+	JLT  single
+	MOVQ BX, R9
+	SHLQ $0x04, R9
+	ADDQ SI, R9
+	MOVQ BX, CX
+	SHLQ $0x03, CX
+	SHRQ $0x06, CX
+	INCQ CX
+
+prefetch:
+	PREFETCHT0 (R9)
+	ADDQ       $0x40, R9
+	DECQ       CX
+	JNZ        prefetch
+	LEAQ       (SI)(BX*4), R13
+	MOVQ       DI, R9
+	MOVQ       R12, CX
+	VPXORD     Z0, Z0, Z0
+	VPXORD     Z1, Z1, Z1
+	VPXORD     Z2, Z2, Z2
+	VPXORD     Z3, Z3, Z3
+	VPXORD     Z4, Z4, Z4
+	VPXORD     Z5, Z5, Z5
+	VPXORD     Z6, Z6, Z6
+	VPXORD     Z7, Z7, Z7
+	VPXORD     Z8, Z8, Z8
+	VPXORD     Z9, Z9, Z9
+	VPXORD     Z10, Z10, Z10
+	VPXORD     Z11, Z11, Z11
+	VPXORD     Z12, Z12, Z12
+	VPXORD     Z13, Z13, Z13
+	VPXORD     Z14, Z14, Z14
+	VPXORD     Z15, Z15, Z15
+
+cols:
+	VCVTPH2PS     (SI), Z18
+	VCVTPH2PS     (SI)(BX*1), Z19
+	VCVTPH2PS     (SI)(BX*2), Z20
+	VCVTPH2PS     (SI)(R14*1), Z21
+	VCVTPH2PS     (R13), Z22
+	VCVTPH2PS     (R13)(BX*1), Z23
+	VCVTPH2PS     (R13)(BX*2), Z24
+	VCVTPH2PS     (R13)(R14*1), Z25
+	VMOVUPS       (R9), Z16
+	VMOVUPS       (R9)(DX*1), Z17
+	VFMADD231PS   Z16, Z18, Z0
+	VFMADD231PS   Z16, Z19, Z1
+	VFMADD231PS   Z16, Z20, Z2
+	VFMADD231PS   Z16, Z21, Z3
+	VFMADD231PS   Z16, Z22, Z4
+	VFMADD231PS   Z16, Z23, Z5
+	VFMADD231PS   Z16, Z24, Z6
+	VFMADD231PS   Z16, Z25, Z7
+	VFMADD231PS   Z17, Z18, Z8
+	VFMADD231PS   Z17, Z19, Z9
+	VFMADD231PS   Z17, Z20, Z10
+	VFMADD231PS   Z17, Z21, Z11
+	VFMADD231PS   Z17, Z22, Z12
+	VFMADD231PS   Z17, Z23, Z13
+	VFMADD231PS   Z17, Z24, Z14
+	VFMADD231PS   Z17, Z25, Z15
+	ADDQ          $0x20, SI
+	ADDQ          $0x20, R13
+	ADDQ          $0x40, R9
+	SUBQ          $0x10, CX
+	JNZ           cols
+	VSHUFF32X4    $0x44, Z4, Z0, Z31
+	VSHUFF32X4    $0xee, Z4, Z0, Z0
+	VADDPS        Z0, Z31, Z0
+	VSHUFF32X4    $0x44, Z12, Z8, Z31
+	VSHUFF32X4    $0xee, Z12, Z8, Z8
+	VADDPS        Z8, Z31, Z8
+	VSHUFF32X4    $0x44, Z5, Z1, Z31
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z31, Z1
+	VSHUFF32X4    $0x44, Z13, Z9, Z31
+	VSHUFF32X4    $0xee, Z13, Z9, Z9
+	VADDPS        Z9, Z31, Z9
+	VSHUFF32X4    $0x44, Z6, Z2, Z31
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z31, Z2
+	VSHUFF32X4    $0x44, Z14, Z10, Z31
+	VSHUFF32X4    $0xee, Z14, Z10, Z10
+	VADDPS        Z10, Z31, Z10
+	VSHUFF32X4    $0x44, Z7, Z3, Z31
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z31, Z3
+	VSHUFF32X4    $0x44, Z15, Z11, Z31
+	VSHUFF32X4    $0xee, Z15, Z11, Z11
+	VADDPS        Z11, Z31, Z11
+	VSHUFF32X4    $0x88, Z8, Z0, Z31
+	VSHUFF32X4    $0xdd, Z8, Z0, Z0
+	VADDPS        Z0, Z31, Z0
+	VSHUFF32X4    $0x88, Z9, Z1, Z31
+	VSHUFF32X4    $0xdd, Z9, Z1, Z1
+	VADDPS        Z1, Z31, Z1
+	VSHUFF32X4    $0x88, Z10, Z2, Z31
+	VSHUFF32X4    $0xdd, Z10, Z2, Z2
+	VADDPS        Z2, Z31, Z2
+	VSHUFF32X4    $0x88, Z11, Z3, Z31
+	VSHUFF32X4    $0xdd, Z11, Z3, Z3
+	VADDPS        Z3, Z31, Z3
+	VSHUFPS       $0x44, Z1, Z0, Z31
+	VSHUFPS       $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z31, Z0
+	VSHUFPS       $0x44, Z3, Z2, Z31
+	VSHUFPS       $0xee, Z3, Z2, Z2
+	VADDPS        Z2, Z31, Z2
+	VSHUFPS       $0x88, Z2, Z0, Z31
+	VSHUFPS       $0xdd, Z2, Z0, Z0
+	VADDPS        Z0, Z31, Z0
+	VMOVUPS       Y0, (R10)
+	VEXTRACTF64X4 $0x01, Z0, (R10)(AX*1)
+	ADDQ          $0x20, R10
+	LEAQ          (R13)(R14*1), SI
+	SUBQ          $0x08, R11
+	JMP           block
+
+single:
+	TESTQ  R11, R11
+	JEQ    done
+	MOVQ   DI, R9
+	MOVQ   R12, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z2, Z2, Z2
+
+col1:
+	VCVTPH2PS     (SI), Z8
+	VFMADD231PS   (R9), Z8, Z0
+	VFMADD231PS   (R9)(DX*1), Z8, Z2
+	ADDQ          $0x20, SI
+	ADDQ          $0x40, R9
+	SUBQ          $0x10, CX
+	JNZ           col1
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPS        Y3, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VMOVHLPS      X2, X2, X3
+	VADDPS        X3, X2, X2
+	VMOVSHDUP     X2, X3
+	VADDSS        X3, X2, X2
+	LEAQ          (AX)(AX*2), CX
+	VMOVSS        X0, (R10)
+	VMOVSS        X2, (R10)(AX*1)
+	ADDQ          $0x04, R10
+	DECQ          R11
+	JMP           single
+
+done:
+	VZEROUPPER
+	RET
+
+// func scoresI8x2AVX512(dst *float32, stride int, k *int8, scales *float32, q *float32, rows int, d int)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·scoresI8x2AVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), R10
+	MOVQ stride+8(FP), AX
+	MOVQ k+16(FP), SI
+	MOVQ scales+24(FP), R8
+	MOVQ q+32(FP), DI
+	MOVQ rows+40(FP), R11
+	MOVQ d+48(FP), R12
+	MOVQ R12, BX
+	SHLQ $0x02, AX
+	MOVQ R12, DX
+	SHLQ $0x02, DX
+	LEAQ (BX)(BX*2), R14
+
+block:
+	CMPQ R11, $0x08
+	JLT  single
+	MOVQ BX, R9
+	SHLQ $0x04, R9
+	ADDQ SI, R9
+	MOVQ BX, CX
+	SHLQ $0x03, CX
+	SHRQ $0x06, CX
+	INCQ CX
+
+prefetch:
+	PREFETCHT0 (R9)
+	ADDQ       $0x40, R9
+	DECQ       CX
+	JNZ        prefetch
+	LEAQ       (SI)(BX*4), R13
+	MOVQ       DI, R9
+	MOVQ       R12, CX
+	VPXORD     Z0, Z0, Z0
+	VPXORD     Z1, Z1, Z1
+	VPXORD     Z2, Z2, Z2
+	VPXORD     Z3, Z3, Z3
+	VPXORD     Z4, Z4, Z4
+	VPXORD     Z5, Z5, Z5
+	VPXORD     Z6, Z6, Z6
+	VPXORD     Z7, Z7, Z7
+	VPXORD     Z8, Z8, Z8
+	VPXORD     Z9, Z9, Z9
+	VPXORD     Z10, Z10, Z10
+	VPXORD     Z11, Z11, Z11
+	VPXORD     Z12, Z12, Z12
+	VPXORD     Z13, Z13, Z13
+	VPXORD     Z14, Z14, Z14
+	VPXORD     Z15, Z15, Z15
+
+cols:
+	VPMOVSXBD       (SI), Z18
+	VCVTDQ2PS       Z18, Z18
+	VPMOVSXBD       (SI)(BX*1), Z19
+	VCVTDQ2PS       Z19, Z19
+	VPMOVSXBD       (SI)(BX*2), Z20
+	VCVTDQ2PS       Z20, Z20
+	VPMOVSXBD       (SI)(R14*1), Z21
+	VCVTDQ2PS       Z21, Z21
+	VPMOVSXBD       (R13), Z22
+	VCVTDQ2PS       Z22, Z22
+	VPMOVSXBD       (R13)(BX*1), Z23
+	VCVTDQ2PS       Z23, Z23
+	VPMOVSXBD       (R13)(BX*2), Z24
+	VCVTDQ2PS       Z24, Z24
+	VPMOVSXBD       (R13)(R14*1), Z25
+	VCVTDQ2PS       Z25, Z25
+	VMOVUPS         (R9), Z16
+	VMOVUPS         (R9)(DX*1), Z17
+	VFMADD231PS     Z16, Z18, Z0
+	VFMADD231PS     Z16, Z19, Z1
+	VFMADD231PS     Z16, Z20, Z2
+	VFMADD231PS     Z16, Z21, Z3
+	VFMADD231PS     Z16, Z22, Z4
+	VFMADD231PS     Z16, Z23, Z5
+	VFMADD231PS     Z16, Z24, Z6
+	VFMADD231PS     Z16, Z25, Z7
+	VFMADD231PS     Z17, Z18, Z8
+	VFMADD231PS     Z17, Z19, Z9
+	VFMADD231PS     Z17, Z20, Z10
+	VFMADD231PS     Z17, Z21, Z11
+	VFMADD231PS     Z17, Z22, Z12
+	VFMADD231PS     Z17, Z23, Z13
+	VFMADD231PS     Z17, Z24, Z14
+	VFMADD231PS     Z17, Z25, Z15
+	ADDQ            $0x10, SI
+	ADDQ            $0x10, R13
+	ADDQ            $0x40, R9
+	SUBQ            $0x10, CX
+	JNZ             cols
+	VSHUFF32X4      $0x44, Z4, Z0, Z31
+	VSHUFF32X4      $0xee, Z4, Z0, Z0
+	VADDPS          Z0, Z31, Z0
+	VSHUFF32X4      $0x44, Z12, Z8, Z31
+	VSHUFF32X4      $0xee, Z12, Z8, Z8
+	VADDPS          Z8, Z31, Z8
+	VSHUFF32X4      $0x44, Z5, Z1, Z31
+	VSHUFF32X4      $0xee, Z5, Z1, Z1
+	VADDPS          Z1, Z31, Z1
+	VSHUFF32X4      $0x44, Z13, Z9, Z31
+	VSHUFF32X4      $0xee, Z13, Z9, Z9
+	VADDPS          Z9, Z31, Z9
+	VSHUFF32X4      $0x44, Z6, Z2, Z31
+	VSHUFF32X4      $0xee, Z6, Z2, Z2
+	VADDPS          Z2, Z31, Z2
+	VSHUFF32X4      $0x44, Z14, Z10, Z31
+	VSHUFF32X4      $0xee, Z14, Z10, Z10
+	VADDPS          Z10, Z31, Z10
+	VSHUFF32X4      $0x44, Z7, Z3, Z31
+	VSHUFF32X4      $0xee, Z7, Z3, Z3
+	VADDPS          Z3, Z31, Z3
+	VSHUFF32X4      $0x44, Z15, Z11, Z31
+	VSHUFF32X4      $0xee, Z15, Z11, Z11
+	VADDPS          Z11, Z31, Z11
+	VSHUFF32X4      $0x88, Z8, Z0, Z31
+	VSHUFF32X4      $0xdd, Z8, Z0, Z0
+	VADDPS          Z0, Z31, Z0
+	VSHUFF32X4      $0x88, Z9, Z1, Z31
+	VSHUFF32X4      $0xdd, Z9, Z1, Z1
+	VADDPS          Z1, Z31, Z1
+	VSHUFF32X4      $0x88, Z10, Z2, Z31
+	VSHUFF32X4      $0xdd, Z10, Z2, Z2
+	VADDPS          Z2, Z31, Z2
+	VSHUFF32X4      $0x88, Z11, Z3, Z31
+	VSHUFF32X4      $0xdd, Z11, Z3, Z3
+	VADDPS          Z3, Z31, Z3
+	VSHUFPS         $0x44, Z1, Z0, Z31
+	VSHUFPS         $0xee, Z1, Z0, Z0
+	VADDPS          Z0, Z31, Z0
+	VSHUFPS         $0x44, Z3, Z2, Z31
+	VSHUFPS         $0xee, Z3, Z2, Z2
+	VADDPS          Z2, Z31, Z2
+	VSHUFPS         $0x88, Z2, Z0, Z31
+	VSHUFPS         $0xdd, Z2, Z0, Z0
+	VADDPS          Z0, Z31, Z0
+	VBROADCASTF64X4 (R8), Z31
+	VMULPS          Z31, Z0, Z0
+	ADDQ            $0x20, R8
+	VMOVUPS         Y0, (R10)
+	VEXTRACTF64X4   $0x01, Z0, (R10)(AX*1)
+	ADDQ            $0x20, R10
+	LEAQ            (R13)(R14*1), SI
+	SUBQ            $0x08, R11
+	JMP             block
+
+single:
+	TESTQ  R11, R11
+	JEQ    done
+	MOVQ   DI, R9
+	MOVQ   R12, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z2, Z2, Z2
+
+col1:
+	VPMOVSXBD     (SI), Z8
+	VCVTDQ2PS     Z8, Z8
+	VFMADD231PS   (R9), Z8, Z0
+	VFMADD231PS   (R9)(DX*1), Z8, Z2
+	ADDQ          $0x10, SI
+	ADDQ          $0x40, R9
+	SUBQ          $0x10, CX
+	JNZ           col1
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPS        Y3, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X3
+	VADDPS        X3, X2, X2
+	VMOVHLPS      X2, X2, X3
+	VADDPS        X3, X2, X2
+	VMOVSHDUP     X2, X3
+	VADDSS        X3, X2, X2
+	VMOVSS        (R8), X9
+	VMULSS        X9, X0, X0
+	VMULSS        X9, X2, X2
+	ADDQ          $0x04, R8
+	LEAQ          (AX)(AX*2), CX
+	VMOVSS        X0, (R10)
+	VMOVSS        X2, (R10)(AX*1)
+	ADDQ          $0x04, R10
+	DECQ          R11
+	JMP           single
+
+done:
+	VZEROUPPER
+	RET
+
 // func scoresF16x4AVX512(dst *float32, stride int, k *uint16, q *float32, rows int, d int)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·scoresF16x4AVX512(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), R10
 	MOVQ stride+8(FP), AX
@@ -774,26 +1225,39 @@ TEXT ·scoresF16x4AVX512(SB), NOSPLIT, $0-48
 	LEAQ (BX)(BX*2), R14
 
 block:
-	CMPQ   R11, $0x04
-	JLT    single
-	MOVQ   DI, R9
-	MOVQ   R12, CX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	CMPQ R11, $0x04
+	JLT  single
+	MOVQ BX, R9
+	SHLQ $0x03, R9
+	ADDQ SI, R9
+	MOVQ BX, CX
+	SHLQ $0x02, CX
+	SHRQ $0x06, CX
+	INCQ CX
+
+prefetch:
+	PREFETCHT0 (R9)
+	ADDQ       $0x40, R9
+	DECQ       CX
+	JNZ        prefetch
+	MOVQ       DI, R9
+	MOVQ       R12, CX
+	VPXORD     Z0, Z0, Z0
+	VPXORD     Z1, Z1, Z1
+	VPXORD     Z2, Z2, Z2
+	VPXORD     Z3, Z3, Z3
+	VPXORD     Z4, Z4, Z4
+	VPXORD     Z5, Z5, Z5
+	VPXORD     Z6, Z6, Z6
+	VPXORD     Z7, Z7, Z7
+	VPXORD     Z8, Z8, Z8
+	VPXORD     Z9, Z9, Z9
+	VPXORD     Z10, Z10, Z10
+	VPXORD     Z11, Z11, Z11
+	VPXORD     Z12, Z12, Z12
+	VPXORD     Z13, Z13, Z13
+	VPXORD     Z14, Z14, Z14
+	VPXORD     Z15, Z15, Z15
 
 cols:
 	VCVTPH2PS     (SI), Z20
@@ -945,7 +1409,7 @@ done:
 	RET
 
 // func scoresI8x4AVX512(dst *float32, stride int, k *int8, scales *float32, q *float32, rows int, d int)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·scoresI8x4AVX512(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), R10
 	MOVQ stride+8(FP), AX
@@ -962,26 +1426,39 @@ TEXT ·scoresI8x4AVX512(SB), NOSPLIT, $0-56
 	LEAQ (BX)(BX*2), R14
 
 block:
-	CMPQ   R11, $0x04
-	JLT    single
-	MOVQ   DI, R9
-	MOVQ   R12, CX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	CMPQ R11, $0x04
+	JLT  single
+	MOVQ BX, R9
+	SHLQ $0x03, R9
+	ADDQ SI, R9
+	MOVQ BX, CX
+	SHLQ $0x02, CX
+	SHRQ $0x06, CX
+	INCQ CX
+
+prefetch:
+	PREFETCHT0 (R9)
+	ADDQ       $0x40, R9
+	DECQ       CX
+	JNZ        prefetch
+	MOVQ       DI, R9
+	MOVQ       R12, CX
+	VPXORD     Z0, Z0, Z0
+	VPXORD     Z1, Z1, Z1
+	VPXORD     Z2, Z2, Z2
+	VPXORD     Z3, Z3, Z3
+	VPXORD     Z4, Z4, Z4
+	VPXORD     Z5, Z5, Z5
+	VPXORD     Z6, Z6, Z6
+	VPXORD     Z7, Z7, Z7
+	VPXORD     Z8, Z8, Z8
+	VPXORD     Z9, Z9, Z9
+	VPXORD     Z10, Z10, Z10
+	VPXORD     Z11, Z11, Z11
+	VPXORD     Z12, Z12, Z12
+	VPXORD     Z13, Z13, Z13
+	VPXORD     Z14, Z14, Z14
+	VPXORD     Z15, Z15, Z15
 
 cols:
 	VPMOVSXBD       (SI), Z20

@@ -23,6 +23,12 @@ func valuesF16AVX512(o *float32, w *float32, v *uint16, rows int, d int)
 func valuesI8AVX512(o *float32, w *float32, v *int8, scales *float32, rows int, d int)
 
 //go:noescape
+func valuesF16x2AVX512(o *float32, w *float32, stride int, v *uint16, rows int, d int)
+
+//go:noescape
+func valuesI8x2AVX512(o *float32, w *float32, stride int, v *int8, scales *float32, rows int, d int)
+
+//go:noescape
 func valuesF16x4AVX512(o *float32, w *float32, stride int, v *uint16, rows int, d int)
 
 //go:noescape

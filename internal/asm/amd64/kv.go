@@ -31,16 +31,27 @@ func kvFiles() []outFile {
 	}
 }
 
-// kvFamily emits a multi-row kernel for both widths, one and four heads,
-// and both element types.
+// kvFamily emits a multi-row kernel for both widths, one and four heads
+// (and two with AVX-512), and both element types.
 func kvFamily(gen func(e kvElem, w width, heads int)) {
 	for _, w := range []width{avx2, avx512} {
-		for _, heads := range []int{1, 4} {
+		for _, heads := range kvHeads(w) {
 			for _, e := range []kvElem{kvF16, kvI8} {
 				gen(e, w, heads)
 			}
 		}
 	}
+}
+
+// kvHeads are the query heads the multi-row kernels of a width take at
+// once: four for the grouped-query models of four or more query heads a
+// KV head, and with AVX-512, whose 32 registers hold two heads' queries
+// beside 16 accumulators, two for those of two (Gemma-2, Gemma-3).
+func kvHeads(w width) []int {
+	if w.wide() {
+		return []int{1, 2, 4}
+	}
+	return []int{1, 4}
 }
 
 // kvElem is an element type of the cache: F16 (widened exactly by
@@ -117,10 +128,10 @@ func param(name string) Mem {
 
 func load(name string, r Register) { c.Load(c.Param(name), r) }
 
-// headStride is the register of the four-head kernels' stride argument,
+// headStride is the register of the multi-head kernels' stride argument,
 // AX; with one head there is none.
 func headStride(heads int) Register {
-	if heads == 4 {
+	if heads > 1 {
 		return RAX
 	}
 	return nil
@@ -266,11 +277,11 @@ func stepElem(e kvElem, srcs ...Register) {
 
 // kvName is the name of a multi-row kernel.
 func kvName(kind string, e kvElem, w width, heads int) string {
-	x4 := ""
-	if heads == 4 {
-		x4 = "x4"
+	xn := ""
+	if heads > 1 {
+		xn = "x" + itoa(heads)
 	}
-	return kind + e.name + x4 + w.suffix()
+	return kind + e.name + xn + w.suffix()
 }
 
 // reduceAcc8 leaves in lane i of Y1 the sum of the lanes of accumulator
@@ -319,28 +330,28 @@ func nextQueryCols(lanes int, loop string) {
 }
 
 // kvText opens the kind kernel of e: its arguments are lead, then with
-// four heads the stride between them, then rest (its %s e's Go type), or
+// several heads the stride between them, then rest (its %s e's Go type), or
 // restI8 for the int8 cache, whose rows carry scales.
 func kvText(kind string, e kvElem, w width, heads int, lead, rest, restI8 string) {
 	args := fmt.Sprintf(rest, e.goType)
 	if e.size == 1 {
 		args = restI8
 	}
-	if heads == 4 {
+	if heads > 1 {
 		lead += ", stride int"
 	}
 	text(kvName(kind, e, w, heads), NOSPLIT, "func("+lead+", "+args+")")
 }
 
-// kvScores emits scores<E>[x4]<W>: dst[i] = Σ_j k[i·d+j]·q[j] (times
+// kvScores emits scores<E>[x2|x4]<W>: dst[i] = Σ_j k[i·d+j]·q[j] (times
 // scales[i] for int8) for rows rows of d elements, d a positive multiple
-// of the width's lanes; or, with heads 4, the same for four queries d
-// floats apart, dst[h·stride+i] for query h, reading each key row once for
-// the four.
+// of the width's lanes; or, with heads 2 or 4, the same for that many
+// queries d floats apart, dst[h·stride+i] for query h, reading each key
+// row once for them all.
 //
 // Every (row, query) sum has one accumulator of the width's lanes, and a
-// block of rows (8/16 for one query, 2/4 for four) fills the width's 8
-// or 16 accumulators, reduced together (reduceAcc8, reduceAcc16) to one
+// block of rows (8/16 for one query, 8 for two, 2/4 for four) fills the
+// width's 8 or 16 accumulators, reduced together (reduceAcc8, reduceAcc16) to one
 // vector of sums; rows past the last block are reduced one at a time in
 // the same order, so a row's score depends neither on its neighbours nor
 // on the other queries.
@@ -350,7 +361,7 @@ func kvScores(e kvElem, w width, heads int) {
 	var scales Register
 	if e.size == 1 {
 		scales = RAX
-		if heads == 4 {
+		if heads > 1 {
 			scales = R8
 		}
 	}
@@ -392,10 +403,10 @@ func kvScores(e kvElem, w width, heads int) {
 		return
 	}
 
-	// Four queries: AX the dst stride in bytes, DX the query stride (4·d)
-	// and R13 three of them; R14 (AVX-512) three key rows.
-	rows := s.nacc() / 4
-	queryStrides()
+	// Several queries: AX the dst stride in bytes, DX the query stride
+	// (4·d) and R13 three of them; R14 (AVX-512) three key rows.
+	rows := s.nacc() / heads
+	queryStrides(heads)
 	if w.wide() {
 		c.LEAQ(memx(RBX, 0, RBX, 2), R14)
 	}
@@ -403,19 +414,20 @@ func kvScores(e kvElem, w width, heads int) {
 		return []Mem{mem(R9, 0), memx(R9, 0, RDX, 1), memx(R9, 0, RDX, 2), memx(R9, 0, R13, 1)}[h]
 	}
 	s.block = func(rowMem func(r int) Mem) {
+		// Two queries: Z16-Z17 the queries, Z18-Z25 the eight rows.
 		kts, qts := []Register{Y8, Y9}, regs(ys[10:14])
 		if w.wide() {
-			kts, qts = regs(zs[20:24]), regs(zs[16:20])
+			kts, qts = regs(zs[16+heads:16+heads+rows]), regs(zs[16:16+heads])
 		}
 		var km []Mem
 		for j := 0; j < rows; j++ {
 			km = append(km, rowMem(j))
 		}
 		e.loadRows(false, km, kts)
-		for h := 0; h < 4; h++ {
+		for h := 0; h < heads; h++ {
 			c.VMOVUPS(qm(h), qts[h])
 		}
-		for h := 0; h < 4; h++ {
+		for h := 0; h < heads; h++ {
 			for j := 0; j < rows; j++ {
 				c.VFMADD231PS(qts[h], kts[j], w.vec(rows*h+j))
 			}
@@ -424,7 +436,7 @@ func kvScores(e kvElem, w width, heads int) {
 	s.single = func() {
 		kt := w.vec(8)
 		e.load1(mem(RSI, 0), kt)
-		for h := 0; h < 4; h++ {
+		for h := 0; h < heads; h++ {
 			c.VFMADD231PS(qm(h), kt, w.vec(2*h))
 		}
 	}
@@ -433,15 +445,18 @@ func kvScores(e kvElem, w width, heads int) {
 
 // int8Scales returns the int8 scores kernels' scaleBlock and scaleRow:
 // the reduced scores times their rows' float32 scales at scales, which
-// they step past. With four queries a block's scores hold each query's
-// rows in a lane group of their own (AVX-512 four rows in each 128-bit
-// lane, AVX2 two in each 64-bit one), and the rows' scales are broadcast
-// to every group.
+// they step past. With several queries a block's scores hold each query's
+// rows in a lane group of their own (AVX-512 two queries' eight rows in
+// each 256-bit half, four queries' four in each 128-bit lane, AVX2 two in
+// each 64-bit one), and the rows' scales are broadcast to every group.
 func int8Scales(w width, heads int, scales Register) (block func(v Register, n int), row func()) {
 	block = func(v Register, n int) {
 		switch {
 		case heads == 1:
 			c.VMULPS(mem(scales, 0), v, v)
+		case heads == 2:
+			c.VBROADCASTF64X4(mem(scales, 0), Z31)
+			c.VMULPS(Z31, v, v)
 		case w.wide():
 			c.VBROADCASTF32X4(mem(scales, 0), Z31)
 			c.VMULPS(Z31, v, v)
@@ -456,9 +471,9 @@ func int8Scales(w width, heads int, scales Register) (block func(v Register, n i
 		case heads == 1:
 			c.VMULSS(mem(scales, 0), X0, X0)
 		case w.wide():
-			// The four queries' scores in X0, X2, X4 and X6.
+			// The queries' scores in X0, X2, X4 and X6.
 			c.VMOVSS(mem(scales, 0), X9)
-			for h := 0; h < 4; h++ {
+			for h := 0; h < heads; h++ {
 				c.VMULSS(X9, xs[2*h], xs[2*h])
 			}
 		default:
@@ -473,18 +488,19 @@ func int8Scales(w width, heads int, scales Register) (block func(v Register, n i
 	return block, row
 }
 
-// kvValues emits values<E>[x4]<W>: o[j] += Σ_i w[i]·v[i·d+j] (w[i] times
-// scales[i] for int8), skipping rows whose weight is zero, d a positive
-// multiple of the width's lanes; with heads 4, for four weight vectors
-// stride floats apart and outputs d floats apart, reading each value row
-// once for the four. Every element of an output sums its rows in order
+// kvValues emits values<E>[x2|x4]<W>: o[j] += Σ_i w[i]·v[i·d+j] (w[i]
+// times scales[i] for int8), skipping rows whose weight is zero, d a
+// positive multiple of the width's lanes; with heads 2 or 4, for that many
+// weight vectors stride floats apart and outputs d floats apart, reading
+// each value row once for them all. Every element of an output sums its rows in order
 // with one FMA each, whatever the width or the heads, so the results are
 // the same bits from every one of these kernels.
 //
-// One head, and four with AVX-512: columns go in chunks kept in
-// registers over all rows (AVX2 64/32/8, AVX-512 128/64/16 of one head or
-// 64/32/16 of each of four), so o is loaded and stored once per chunk; the
-// four-head kernel masks each head's FMA by its weight being non-zero.
+// One head, and several with AVX-512: columns go in chunks kept in
+// registers over all rows (AVX2 64/32/8, AVX-512 128/64/16 of one or each
+// of two heads, 64/32/16 of each of four), so o is loaded and stored once
+// per chunk; the multi-head kernels mask each head's FMA by its weight
+// being non-zero.
 // Four heads with AVX2 accumulate in memory, two rows per load and store;
 // a row whose weight is zero for some heads goes alone and leaves those
 // untouched (VBLENDVPS).
@@ -502,8 +518,10 @@ func kvValues(e kvElem, w width, heads int) {
 	loadArgs("o w stride v scales rows d", RDI, R10, headStride(heads), RSI, scales, R11, RDX)
 	e.rowStride(RDX, RBX)
 	chunks := []int{8 * lanes, 4 * lanes, lanes} // 64/32/8 or 128/64/16
-	if heads == 4 {
-		chunks = []int{4 * lanes, 2 * lanes, lanes}
+	if heads > 1 {
+		if heads == 4 {
+			chunks = []int{4 * lanes, 2 * lanes, lanes}
+		}
 		if e.size == 1 {
 			// (R9)(R12*1) is the scale of the row whose weight is at R9.
 			c.SUBQ(R10, R12)
@@ -515,9 +533,9 @@ func kvValues(e kvElem, w width, heads int) {
 		c.JEQ(ref("done"))
 	}
 	s := valuesKernel{w: w, heads: heads, chunks: chunks, scaled: e.size == 1,
-		rowBytes: func(n int) Constant { return U32(n * e.size) }}
-	if heads == 4 {
-		s.headAccs = 4
+		rowBytes: func(n int) int { return n * e.size }}
+	if heads > 1 {
+		s.headAccs = 16 / heads
 	}
 	temps := regs(ys[8:12])
 	if w.wide() {
@@ -540,7 +558,7 @@ func kvValues(e kvElem, w width, heads int) {
 		for i := 0; i < nacc; i++ {
 			e.load1(mem(R13, i*lanes*e.size), zr(20+i))
 		}
-		for h, k := range valuesMasks {
+		for h, k := range valuesMasks[:heads] {
 			for i := 0; i < nacc; i++ {
 				c.VFMADD231PS(zr(16+h), zr(20+i), k, acc(h, i))
 			}

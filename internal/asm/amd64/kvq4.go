@@ -19,7 +19,7 @@ import (
 // nibbles are masked, converted and less 8.0. Scores: a block's products
 // with the query are summed in one vector (a multiply, then FMAs, in
 // element order) and added to the row's accumulator times the block's d
-// (an FMA), rows reduced as kvScores reduces them, so the four-head
+// (an FMA), rows reduced as kvScores reduces them, so the multi-head
 // kernels give each head the bits of the one-head kernel of their width.
 // Values: each element adds (w·d)·(c−8) with one FMA per row, in row
 // order, w·d rounded to float32 as the twin does: the same bits from
@@ -29,10 +29,12 @@ import (
 func kvQ4Files() outFile {
 	return outFile{"int4", func() {
 		for _, w := range []width{avx2, avx512} {
-			kvQ4Scores(w, 1)
-			kvQ4Scores(w, 4)
+			for _, heads := range kvHeads(w) {
+				kvQ4Scores(w, heads)
+			}
 			kvQ4Values(w, 1)
 		}
+		kvQ4Values(avx512, 2)
 		kvQ4Values(avx512, 4)
 	}}
 }
@@ -138,22 +140,23 @@ func q4RowBytes(d, r Register) {
 	c.IMUL3Q(U32(18), r, r)
 }
 
-// kvQ4Scores emits scoresQ4[x4]<W>: dst[i] = Σ_b d_b·Σ_j (c_bj−8)·q_bj for
-// rows rows of d elements (d a positive multiple of 32), or with heads 4
-// for four queries d floats apart, dst[h·stride+i], each key row read and
-// decoded once for the four. Rows go in groups of 8 (AVX2) or 16 (AVX-512)
-// for one query, 2 or 4 for four, each (row, query) with its accumulator,
+// kvQ4Scores emits scoresQ4[x2|x4]<W>: dst[i] = Σ_b d_b·Σ_j (c_bj−8)·q_bj
+// for rows rows of d elements (d a positive multiple of 32), or with heads
+// 2 (AVX-512) or 4 for that many queries d floats apart, dst[h·stride+i],
+// each key row read and decoded once for them all. Rows go in groups of 8
+// (AVX2) or 16 (AVX-512) for one query, 8 for two, 2 or 4 for four, each
+// (row, query) with its accumulator,
 // reduced as kvScores does (reduceAcc8, reduceAcc16); the rows after the
 // last group one at a time, reduced in the same order.
 func kvQ4Scores(w width, heads int) {
 	kvText("scores", kvQ4, w, heads, "dst *float32", "k *%s, q *float32, rows, d int", "")
 	loadArgs("dst stride k q rows d", R10, headStride(heads), RSI, RDI, R11, R12)
 	q4RowBytes(R12, RBX)
-	// AVX-512: the table in Z18 (Z24 for four heads); AVX2: Y14, Y15.
+	// AVX-512: the table in Z18 (Z24 for several heads); AVX2: Y14, Y15.
 	k := q4Regs{mask: Y14, eight: Y15}
 	if w.wide() {
 		k = q4Regs{tab: Z18}
-		if heads == 4 {
+		if heads > 1 {
 			k.tab = Z24
 		}
 	}
@@ -202,11 +205,11 @@ func kvQ4Scores(w width, heads int) {
 		return
 	}
 
-	// Four queries: AX the dst stride in bytes, DX the query stride (4·d)
-	// and R13 three of them; R14 three key rows. Accumulator of head h
-	// and row j: vec(rows·h+j).
-	rows := s.nacc() / 4
-	queryStrides()
+	// Several queries: AX the dst stride in bytes, DX the query stride
+	// (4·d) and R13 three of them; R14 three key rows. Accumulator of head
+	// h and row j: vec(rows·h+j).
+	rows := s.nacc() / heads
+	queryStrides(heads)
 	c.LEAQ(memx(RBX, 0, RBX, 2), R14)
 	query := func(h int) []Op {
 		if h == 2 {
@@ -232,9 +235,9 @@ func kvQ4Scores(w width, heads int) {
 	}
 	s.block = func(rowMem func(r int) Mem) {
 		if w.wide() {
-			// Z16-Z23 the four queries' blocks, Z25-Z27 a row's, Z28-Z31 the
+			// Z16-Z23 the queries' blocks, Z25-Z27 a row's, Z28-Z31 the
 			// heads' block sums.
-			for h := 0; h < 4; h++ {
+			for h := 0; h < heads; h++ {
 				q := query(h)
 				c.VMOVUPS(q[0], zr(16+2*h))
 				c.VMOVUPS(q[1], zr(17+2*h))
@@ -242,7 +245,7 @@ func kvQ4Scores(w width, heads int) {
 		}
 		for j := 0; j < rows; j++ {
 			q4Decode(w, rowMem(j), vs, dsc, k)
-			for h := 0; h < 4; h++ {
+			for h := 0; h < heads; h++ {
 				q := []Op{zr(16 + 2*h), zr(17 + 2*h)}
 				if !w.wide() {
 					q = query(h)
@@ -253,21 +256,21 @@ func kvQ4Scores(w width, heads int) {
 	}
 	s.single = func() {
 		q4Decode(w, mem(RSI, 0), vs, dsc, k)
-		for h := 0; h < 4; h++ {
+		for h := 0; h < heads; h++ {
 			q4Block(w, vs, query(h), dsc, t(h), w.vec(2*h))
 		}
 	}
 	s.emit()
 }
 
-// kvQ4Values emits valuesQ4[x4]<W>: o[j] += Σ_i (w[i]·d_ib)·(c_ij−8),
+// kvQ4Values emits valuesQ4[x2|x4]<W>: o[j] += Σ_i (w[i]·d_ib)·(c_ij−8),
 // skipping rows whose weight is zero, for rows of d elements (d a positive
-// multiple of 32); with heads 4 (AVX-512), for four weight vectors stride
-// floats apart and outputs d floats apart, each row decoded once for the
-// four, each head's FMAs masked by its weight being non-zero. Columns go
-// in chunks of blocks kept in registers over all rows: AVX2 2 and 1
-// blocks (64, 32 columns), AVX-512 4, 2 and 1 of one head, 2 and 1 of
-// each of four.
+// multiple of 32); with heads 2 or 4 (AVX-512), for that many weight
+// vectors stride floats apart and outputs d floats apart, each row decoded
+// once for them all, each head's FMAs masked by its weight being non-zero.
+// Columns go in chunks of blocks kept in registers over all rows: AVX2 2
+// and 1 blocks (64, 32 columns), AVX-512 4, 2 and 1 of one head or of each
+// of two, 2 and 1 of each of four.
 func kvQ4Values(w width, heads int) {
 	kvText("values", kvQ4, w, heads, "o, w *float32", "v *%s, rows, d int", "")
 	loadArgs("o w stride v rows d", RDI, R10, headStride(heads), RSI, R11, RDX)
@@ -284,22 +287,23 @@ func kvQ4Values(w width, heads int) {
 		k = q4Regs{tab: Z30}
 	}
 	k.load()
-	if heads == 4 {
+	if heads > 1 {
 		valuesX4Strides()
 		c.CMPQ(R10, R11)
 		c.JEQ(ref("done"))
 	}
 	s := valuesKernel{w: w, heads: heads, chunks: chunks,
-		rowBytes: func(n int) Constant { return U8(18 * n / 32) }}
+		rowBytes: func(n int) int { return 18 * n / 32 }}
 	s.row = func(n int, a Register, acc func(h, i int) Register) {
 		for b := 0; b < n/32; b++ {
 			switch {
-			case heads == 4:
-				// Z20-Z25 two blocks' codes and d, Z26-Z29 the heads' w·d.
-				t := 20 + 3*b
+			case heads > 1:
+				// Z20-Z25 two blocks' codes and d (in turn, for four
+				// blocks), Z26-Z29 the heads' w·d.
+				t := 20 + 3*(b%2)
 				vs := []Register{zr(t), zr(t + 1)}
 				q4Decode(w, mem(R13, 18*b), vs, zr(t+2), k)
-				for h, m := range valuesMasks {
+				for h, m := range valuesMasks[:heads] {
 					c.VMULPS(zr(16+h), zr(t+2), zr(26+h))
 					for i := 0; i < 2; i++ {
 						c.VFMADD231PS(zr(26+h), vs[i], m, acc(h, 2*b+i))

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"math/bits"
+
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 )
@@ -11,7 +13,7 @@ import (
 // rows and columns, the reductions and the stores they share.
 
 // scoresKernel is one scores kernel's own pieces. Its arguments are loaded
-// (loadArgs): dst in R10, with four queries their stride in AX, the keys
+// (loadArgs): dst in R10, with several queries their stride in AX, the keys
 // in RSI, the query in RDI, the rows in R11, d in R12 and a key row's
 // bytes in RBX.
 type scoresKernel struct {
@@ -23,8 +25,8 @@ type scoresKernel struct {
 	count func()
 	next  func(loop string)
 	// block emits a column step of a block of rows, row r at rowMem(r):
-	// for one query nacc rows into accumulator r; for four nacc/4 rows,
-	// head h's product with row j into accumulator nacc/4·h+j.
+	// for one query nacc rows into accumulator r; for H queries nacc/H
+	// rows, head h's product with row j into accumulator nacc/H·h+j.
 	block func(rowMem func(r int) Mem)
 	// single emits a column step of the row at RSI: into accumulator 0,
 	// or 2h for query h.
@@ -43,9 +45,10 @@ func (s scoresKernel) nacc() int {
 	return 8
 }
 
-// emit lays out the kernel: blocks of rows, nacc for one query, nacc/4
-// for four, then the rows left one at a time. Four queries expect
-// queryStrides, and R14 three key rows where block reads a fourth row.
+// emit lays out the kernel: blocks of rows, nacc/H for H queries, then the
+// rows left one at a time. Several queries expect queryStrides, and R14
+// three key rows where block reads a fourth row; two queries' eight rows
+// are read from two bases, SI and R13 four rows on.
 func (s scoresKernel) emit() {
 	w, nacc := s.w, s.nacc()
 	// bases are stepped past each column step.
@@ -68,13 +71,21 @@ func (s scoresKernel) emit() {
 		}
 		tail = "tail"
 	}
+	if s.heads == 2 {
+		bases = []Register{RSI, R13}
+		rowMem = func(r int) Mem {
+			base := bases[r/4]
+			return []Mem{mem(base, 0), memx(base, 0, RBX, 1), memx(base, 0, RBX, 2), memx(base, 0, R14, 1)}[r%4]
+		}
+	}
 	label("block")
 	c.CMPQ(R11, U8(nacc/s.heads))
 	c.JLT(ref(tail))
-	if s.heads == 1 {
-		if !w.wide() {
-			c.MOVQ(RSI, R13)
-		}
+	kvPrefetchBlock(nacc / s.heads)
+	if s.heads == 1 && !w.wide() {
+		c.MOVQ(RSI, R13)
+	}
+	if s.heads <= 2 {
 		for i := 1; i < len(bases); i++ {
 			c.LEAQ(memx(bases[i-1], 0, RBX, 4), bases[i])
 		}
@@ -97,6 +108,28 @@ func (s scoresKernel) emit() {
 	s.rowScores()
 }
 
+// kvPrefetchBlock asks for the key rows two blocks of rows rows ahead of
+// the block at RSI, a cache line at a time (CX, R9 scratch: the block
+// sets them after). A decode step reads the cache once, from memory, and
+// one core's own reads do not keep enough lines in flight to stream it,
+// as with the weights (rowx8.go); the key rows of a head are contiguous,
+// so the rows ahead are the next ones read. Prefetches of lines past the
+// cache's end do not fault.
+func kvPrefetchBlock(rows int) {
+	shift := uint8(bits.Len(uint(rows)) - 1) // rows is a power of two
+	c.MOVQ(RBX, R9)
+	c.SHLQ(U8(shift+1), R9)
+	c.ADDQ(RSI, R9)
+	c.MOVQ(RBX, RCX)
+	c.SHLQ(U8(shift), RCX)
+	c.SHRQ(U8(6), RCX)
+	c.INCQ(RCX)
+	label("prefetch")
+	c.PREFETCHT0(mem(R9, 0))
+	c.ADDQ(U8(64), R9)
+	decJNZ(RCX, "prefetch")
+}
+
 // singleStep is the loop "col1" over the column steps of the row at RSI.
 func (s scoresKernel) singleStep() {
 	label("col1")
@@ -109,7 +142,7 @@ func (s scoresKernel) singleStep() {
 // query h), scales the sums, stores them as the row's scores and, but
 // after AVX2's four queries (at most one row is left to them), loops to
 // the next row; then "done" returns. The sums of one query or AVX-512's
-// four are in X0 (X2, X4, X6), of AVX2's four in the lanes of X0.
+// several are in X0 (X2, X4, X6), of AVX2's four in the lanes of X0.
 func (s scoresKernel) rowScores() {
 	switch {
 	case s.w.wide():
@@ -138,7 +171,7 @@ func (s scoresKernel) rowScores() {
 		c.VMOVSS(X0, mem(R10, 0))
 	case s.w.wide():
 		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
-		for h, m := range queryScores(RCX) {
+		for h, m := range queryScores(RCX)[:s.heads] {
 			c.VMOVSS(xs[2*h], m)
 		}
 		loop = "single"
@@ -159,27 +192,30 @@ func (s scoresKernel) rowScores() {
 	retVoid()
 }
 
-// queryScores are the four queries' places in dst (R10, AX the stride
+// queryScores are the queries' places in dst (R10, AX the stride
 // between them, three three strides).
 func queryScores(three Register) []Mem {
 	return []Mem{mem(R10, 0), memx(R10, 0, RAX, 1), memx(R10, 0, RAX, 2), memx(R10, 0, three, 1)}
 }
 
 // queryStrides turns AX into the dst stride in bytes, DX into the query
-// stride (4·d, d in R12) and R13 into three of those.
-func queryStrides() {
+// stride (4·d, d in R12) and, for four queries, R13 into three of those.
+func queryStrides(heads int) {
 	c.SHLQ(U8(2), RAX)
 	c.MOVQ(R12, RDX)
 	c.SHLQ(U8(2), RDX)
-	c.LEAQ(memx(RDX, 0, RDX, 2), R13)
+	if heads == 4 {
+		c.LEAQ(memx(RDX, 0, RDX, 2), R13)
+	}
 }
 
 // blockScores reduces the accumulators of a block of rows to their
 // scores, scales and stores them, steps to the next block and loops to
 // "block"; then opens the loop over the rows left one at a time ("tail",
-// or "single" for four queries), R9 walking the queries from RDI. The
-// scores of one query are in Z0 or Y1 in row order; of four, query h's
-// rows in 128-bit lane h of Z0 or 64-bit lane h of Y1.
+// or "single" for several queries), R9 walking the queries from RDI. The
+// scores of one query are in Z0 or Y1 in row order; of two, query h's
+// rows in 256-bit half h of Z0; of four, in 128-bit lane h of Z0 or
+// 64-bit lane h of Y1.
 func (s scoresKernel) blockScores() {
 	w, nacc := s.w, s.nacc()
 	v, n := Register(Y1), 32
@@ -195,6 +231,9 @@ func (s scoresKernel) blockScores() {
 	switch {
 	case s.heads == 1:
 		c.VMOVUPS(v, mem(R10, 0))
+	case s.heads == 2:
+		c.VMOVUPS(Y0, mem(R10, 0))
+		c.VEXTRACTF64X4(U8(1), Z0, memx(R10, 0, RAX, 1))
 	case w.wide():
 		c.LEAQ(memx(RAX, 0, RAX, 2), RCX)
 		for h, m := range queryScores(RCX) {
@@ -209,9 +248,12 @@ func (s scoresKernel) blockScores() {
 		c.VMOVHPS(X2, memx(R10, 0, RCX, 1))
 	}
 	c.ADDQ(U8(n/s.heads), R10)
-	// The next block: one query's rows past the group bases, four
-	// queries' one (AVX2 two, AVX-512 four) rows on.
+	// The next block: one query's rows past the group bases, two
+	// queries' three rows past R13's, four queries' one (AVX2 two,
+	// AVX-512 four) rows on.
 	switch {
+	case s.heads == 2:
+		c.LEAQ(memx(R13, 0, R14, 1), RSI)
 	case s.heads == 4 && w.wide():
 		c.ADDQ(R14, RSI)
 	case s.heads == 4:
@@ -225,7 +267,7 @@ func (s scoresKernel) blockScores() {
 	c.JMP(ref("block"))
 
 	tail := "tail"
-	if s.heads == 4 {
+	if s.heads > 1 {
 		tail = "single"
 	}
 	label(tail)
