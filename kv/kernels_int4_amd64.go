@@ -90,7 +90,7 @@ func valuesQ4xNAt(l cpu.Level, o, w []float32, stride, rows int, v []byte, d int
 	if l < cpu.AVX512 || d%q4Block != 0 {
 		return 0
 	}
-	n := headsN(l, o, w, stride, rows, d, true)
+	n := headsN(l, o, w, stride, rows, d, pair(l))
 	if n == 0 {
 		return 0
 	}

@@ -85,10 +85,8 @@ func (s scoresKernel) emit() {
 	if s.heads == 1 && !w.wide() {
 		c.MOVQ(RSI, R13)
 	}
-	if s.heads <= 2 {
-		for i := 1; i < len(bases); i++ {
-			c.LEAQ(memx(bases[i-1], 0, RBX, 4), bases[i])
-		}
+	for i := 1; i < len(bases); i++ {
+		c.LEAQ(memx(bases[i-1], 0, RBX, 4), bases[i])
 	}
 	c.MOVQ(RDI, R9)
 	s.count()

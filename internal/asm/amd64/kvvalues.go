@@ -181,18 +181,15 @@ func (s valuesKernel) rowsN(n int, rowLbl, skip string, acc func(h, i int) Regis
 const valuesAhead = 4
 
 // prefetchRow asks for the n columns of the value row ahead (rows ahead
-// bytes past row) that the chunk will read, a line at a time and its
-// last byte: a decode step reads the cache once, from memory, and one
+// bytes past row) that the chunk will read, a line at a time and then its
+// last byte, whose line is the one more an unaligned chunk spans: a decode step reads the cache once, from memory, and one
 // core's own reads do not keep enough lines in flight (kvPrefetchBlock).
 func (s valuesKernel) prefetchRow(n int, row, ahead Register) {
 	b := s.rowBytes(n)
 	for off := 0; off < b; off += 64 {
 		c.PREFETCHT0(memx(row, off, ahead, 1))
 	}
-	if b%64 != 0 || b > 64 {
-		// The chunk's last line, unless the start was line-aligned.
-		c.PREFETCHT0(memx(row, b-1, ahead, 1))
-	}
+	c.PREFETCHT0(memx(row, b-1, ahead, 1))
 }
 
 // valuesMasks are the multi-head kernels' masks of the heads whose weight
