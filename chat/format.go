@@ -1,6 +1,10 @@
 package chat
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/lowmem/llm/internal/enum"
+)
 
 // ToolSyntax is how a model writes tool calls.
 type ToolSyntax uint8
@@ -20,9 +24,10 @@ const (
 	ToolsMistral
 )
 
-func (s ToolSyntax) String() string {
-	return [...]string{"none", "llama3", "hermes", "mistral"}[s]
-}
+// String returns "none", "llama3", "hermes" or "mistral".
+func (s ToolSyntax) String() string { return enum.Name(s, toolSyntaxNames[:], "ToolSyntax") }
+
+var toolSyntaxNames = [...]string{ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral"}
 
 // Format is how a model's raw output is structured.
 type Format struct {

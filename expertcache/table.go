@@ -1,8 +1,7 @@
 package expertcache
 
 import (
-	"fmt"
-
+	"github.com/lowmem/llm/internal/enum"
 	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/model"
 	"github.com/lowmem/llm/tensor"
@@ -26,15 +25,10 @@ const (
 	LRU
 )
 
-func (p Policy) String() string {
-	switch p {
-	case LFU:
-		return "lfu"
-	case LRU:
-		return "lru"
-	}
-	return fmt.Sprintf("Policy(%d)", int(p))
-}
+// String returns "lfu" or "lru".
+func (p Policy) String() string { return enum.Name(p, policyNames[:], "Policy") }
+
+var policyNames = [...]string{LFU: "lfu", LRU: "lru"}
 
 // ageSlots sets how often LFU halves its counts: after ageSlots uses per
 // slot of the cache (uses are experts requested). Longer memories do

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/lowmem/llm/internal/enum"
 	"github.com/lowmem/llm/quant"
 )
 
@@ -34,17 +35,9 @@ const (
 )
 
 // String returns "f16", "int8" or "int4".
-func (t Type) String() string {
-	switch t {
-	case F16:
-		return "f16"
-	case Int8:
-		return "int8"
-	case Int4:
-		return "int4"
-	}
-	return fmt.Sprintf("Type(%d)", int(t))
-}
+func (t Type) String() string { return enum.Name(t, typeNames[:], "Type") }
+
+var typeNames = [...]string{F16: "f16", Int8: "int8", Int4: "int4"}
 
 // HeadDims reports whether a cache of type t holds heads of headDimK and
 // headDimV elements (each also in 1..MaxHeadDim): Int4 needs multiples of

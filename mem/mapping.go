@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/lowmem/llm/internal/enum"
 )
 
 // ErrClosed is returned by operations on a Mapping after Close.
@@ -200,12 +201,7 @@ const (
 var adviceNames = [...]string{"Normal", "Sequential", "Random", "WillNeed", "DontNeed", "Cold", "PageOut"}
 
 // String returns the name of the advice, such as "WillNeed".
-func (a Advice) String() string {
-	if a >= 0 && int(a) < len(adviceNames) {
-		return adviceNames[a]
-	}
-	return "Advice(" + strconv.Itoa(int(a)) + ")"
-}
+func (a Advice) String() string { return enum.Name(a, adviceNames[:], "Advice") }
 
 func (a Advice) valid() bool { return a >= Normal && a <= PageOut }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/lowmem/llm/internal/enum"
 	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/model"
@@ -36,17 +37,9 @@ const (
 )
 
 // String returns "auto", "resident" or "streaming".
-func (w WeightsMode) String() string {
-	switch w {
-	case WeightsAuto:
-		return "auto"
-	case WeightsResident:
-		return "resident"
-	case WeightsStreaming:
-		return "streaming"
-	}
-	return fmt.Sprintf("WeightsMode(%d)", int(w))
-}
+func (w WeightsMode) String() string { return enum.Name(w, weightsModeNames[:], "WeightsMode") }
+
+var weightsModeNames = [...]string{WeightsAuto: "auto", WeightsResident: "resident", WeightsStreaming: "streaming"}
 
 // Component is one part of a memory plan.
 type Component struct {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/lowmem/llm/internal/enum"
 )
 
 // Level is an instruction-set level that kernels are written for. The
@@ -43,12 +45,7 @@ func (l Level) arch() string {
 }
 
 // String returns the level's name as LLM_CPU spells it.
-func (l Level) String() string {
-	if l >= 0 && int(l) < len(names) {
-		return names[l]
-	}
-	return fmt.Sprintf("Level(%d)", int(l))
-}
+func (l Level) String() string { return enum.Name(l, names[:], "Level") }
 
 // ParseLevel returns the level named s (as String spells it, any case).
 func ParseLevel(s string) (Level, error) {
