@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -43,39 +44,37 @@ type config struct {
 	newID    func(prefix string) string
 }
 
-// WithParallel sets how many requests generate at once (one session each).
-// Default 1.
-func WithParallel(n int) Option {
+// ErrInvalidOption: an Option given a value out of its range (New).
+var ErrInvalidOption = errors.New("server: invalid option")
+
+// inRange is an Option that sets the field field picks to n when n is in
+// lo..hi, and otherwise makes New fail naming the option and its range.
+func inRange[T int | int64](name string, n, lo, hi T, field func(*config) *T) Option {
 	return func(c *config) error {
-		if n < 1 || n > 1024 {
-			return fmt.Errorf("server: WithParallel(%d): want 1..1024", n)
+		if n < lo || n > hi {
+			return fmt.Errorf("server: %s(%d): want %d..%d: %w", name, n, lo, hi, ErrInvalidOption)
 		}
-		c.parallel = n
+		*field(c) = n
 		return nil
 	}
+}
+
+// WithParallel sets how many requests generate at once (one session each),
+// 1 to 1024. Default 1.
+func WithParallel(n int) Option {
+	return inRange("WithParallel", n, 1, 1024, func(c *config) *int { return &c.parallel })
 }
 
 // WithQueue sets how many requests may wait for a free slot; past that a
 // request gets 429. Default 16; 0 means none wait.
 func WithQueue(n int) Option {
-	return func(c *config) error {
-		if n < 0 {
-			return fmt.Errorf("server: WithQueue(%d): want >= 0", n)
-		}
-		c.queue = n
-		return nil
-	}
+	return inRange("WithQueue", n, 0, math.MaxInt, func(c *config) *int { return &c.queue })
 }
 
-// WithMaxBodyBytes bounds request bodies (413 beyond it). Default 1 MiB.
+// WithMaxBodyBytes bounds request bodies (413 beyond it); at least 1.
+// Default 1 MiB.
 func WithMaxBodyBytes(n int64) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("server: WithMaxBodyBytes(%d): want > 0", n)
-		}
-		c.maxBody = n
-		return nil
-	}
+	return inRange("WithMaxBodyBytes", n, 1, math.MaxInt64, func(c *config) *int64 { return &c.maxBody })
 }
 
 // WithLogger sets where request errors are logged. Default: discarded.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -510,5 +511,22 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not reached in 5s")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestOptionRanges(t *testing.T) {
+	for _, tc := range []struct {
+		opt  Option
+		want string
+	}{
+		{WithParallel(0), "server: WithParallel(0): want 1..1024"},
+		{WithParallel(1025), "server: WithParallel(1025): want 1..1024"},
+		{WithQueue(-1), "server: WithQueue(-1): want 0.."},
+		{WithMaxBodyBytes(0), "server: WithMaxBodyBytes(0): want 1.."},
+	} {
+		_, err := New(newFake(words("x")), tc.opt)
+		if !errors.Is(err, ErrInvalidOption) || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("New: %v, want an error starting %q wrapping ErrInvalidOption", err, tc.want)
+		}
 	}
 }
