@@ -43,7 +43,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -57,16 +56,14 @@ import (
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/examples/internal/cli"
+	"github.com/lowmem/llm/internal/cmdline"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
+	cmdline.Exit("bench", err)
 }
 
 // config is the parsed command line.
@@ -97,8 +94,7 @@ var errUsage = errors.New("bad flags (see -h)")
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var c config
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cmdline.FlagSet("bench", stderr)
 	fs.StringVar(&c.model, "m", "", "GGUF model file (required)")
 	fs.IntVar(&c.threads, "t", 0, "threads (0 = GOMAXPROCS)")
 	fs.IntVar(&c.pp, "p", 512, "prompt tokens for the pp test (0 = skip)")
@@ -615,7 +611,7 @@ func printHeader(w io.Writer) {
 
 func printRow(w io.Writer, r result, test string, s *stats) {
 	fmt.Fprintf(w, "| %-30s | %10s | %10s | %7d | %5s | %8s | %20s |\n",
-		r.Model, humanBytes(r.FileBytes), humanCount(r.Params), r.Threads, r.KVType,
+		r.Model, humanBytes(r.FileBytes), cmdline.Count(r.Params, 2), r.Threads, r.KVType,
 		fmt.Sprintf("%s%d", test, s.N), fmt.Sprintf("%.2f ± %.2f", s.TPS, s.SD))
 }
 
@@ -626,17 +622,6 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
 	}
 	return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
-}
-
-// humanCount formats a parameter count: 8.03 B, 1.44 M.
-func humanCount(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.2f B", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.2f M", float64(n)/1e6)
-	}
-	return fmt.Sprintf("%.2f K", float64(n)/1e3)
 }
 
 // loadAvg reads the 1, 5 and 15 minute load averages (zeros where

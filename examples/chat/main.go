@@ -25,16 +25,14 @@ import (
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/examples/internal/cli"
+	"github.com/lowmem/llm/internal/cmdline"
 )
 
 func main() {
 	// Ctrl-C is ours from the start: it stops an answer, or exits at the prompt.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt)
-	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, sig); err != nil {
-		fmt.Fprintln(os.Stderr, "chat:", err)
-		os.Exit(1)
-	}
+	cmdline.Exit("chat", run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, sig))
 }
 
 type chat struct {

@@ -18,13 +18,11 @@ import (
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/examples/internal/cli"
+	"github.com/lowmem/llm/internal/cmdline"
 )
 
 func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "generate:", err)
-		os.Exit(1)
-	}
+	cmdline.Exit("generate", run())
 }
 
 func run() error {

@@ -23,14 +23,12 @@ import (
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/examples/internal/cli"
+	"github.com/lowmem/llm/internal/cmdline"
 	"github.com/lowmem/llm/memplan"
 )
 
 func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "plan:", err)
-		os.Exit(1)
-	}
+	cmdline.Exit("plan", run())
 }
 
 func run() error {

@@ -30,6 +30,7 @@ import (
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/examples/internal/cli"
+	"github.com/lowmem/llm/internal/cmdline"
 	"github.com/lowmem/llm/memplan"
 	"github.com/lowmem/llm/server"
 )
@@ -37,10 +38,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "server:", err)
-		os.Exit(1)
-	}
+	cmdline.Exit("server", run(ctx, os.Args[1:], os.Stderr))
 }
 
 // run serves until ctx ends, then shuts down gracefully.

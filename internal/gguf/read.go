@@ -107,12 +107,9 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 	f.KV = make([]KV, 0, min(nKV, maxPrealloc))
 	f.kvIndex = make(map[string]int, min(nKV, maxPrealloc))
 	for i := range nKV {
-		key, err := d.str()
+		key, err := d.newName(f.kvIndex, i, "metadata key %d", "key", "key")
 		if err != nil {
-			return nil, wrap(fmt.Sprintf("metadata key %d", i), err)
-		}
-		if _, dup := f.kvIndex[key]; dup {
-			return nil, fmt.Errorf("gguf: key %q: duplicate key: %w", key, ErrBadFile)
+			return nil, err
 		}
 		b, err := d.next(4)
 		if err != nil {
@@ -126,7 +123,7 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 		f.KV = append(f.KV, KV{Key: key, Value: v})
 	}
 	if v, ok := f.Get("general.alignment"); ok {
-		a, ok := toUint(v)
+		a, ok := toInt[uint64](v)
 		if !ok {
 			return nil, fmt.Errorf("gguf: key \"general.alignment\": want an unsigned integer, have %T: %w", v, ErrBadFile)
 		}
@@ -140,12 +137,9 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 	f.tensorIndex = make(map[string]int, min(nTensors, maxPrealloc))
 	rel := make([]uint64, 0, min(nTensors, maxPrealloc)) // offsets relative to the data section
 	for i := range nTensors {
-		name, err := d.str()
+		name, err := d.newName(f.tensorIndex, i, "tensor %d name", "tensor", "tensor name")
 		if err != nil {
-			return nil, wrap(fmt.Sprintf("tensor %d name", i), err)
-		}
-		if _, dup := f.tensorIndex[name]; dup {
-			return nil, fmt.Errorf("gguf: tensor %q: duplicate tensor name: %w", name, ErrBadFile)
+			return nil, err
 		}
 		t, off, err := d.tensorInfo(name)
 		if err != nil {
@@ -265,6 +259,21 @@ func dimsOf(b []byte, n int) []uint64 {
 type ioError struct{ err error }
 
 func (e *ioError) Error() string { return e.err.Error() }
+
+// newName reads the name of the i'th metadata key or tensor, which index
+// (names to positions) must not hold yet. A read error says where with
+// at (a format taking i); a duplicate is "gguf: <kind> "name": duplicate
+// <what>".
+func (d *decoder) newName(index map[string]int, i uint64, at, kind, what string) (string, error) {
+	name, err := d.str()
+	if err != nil {
+		return "", wrap(fmt.Sprintf(at, i), err)
+	}
+	if _, dup := index[name]; dup {
+		return "", fmt.Errorf("gguf: %s %q: duplicate %s: %w", kind, name, what, ErrBadFile)
+	}
+	return name, nil
+}
 
 // wrap adds context to a decoding error and marks it as ErrBadFile unless
 // the reader itself failed.

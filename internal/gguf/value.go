@@ -2,7 +2,6 @@ package gguf
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/lowmem/llm/quant"
 )
@@ -157,35 +156,14 @@ func (f *File) Bool(key string) (bool, bool) {
 // false when the key is missing, is not an integer, or is negative.
 func (f *File) Uint(key string) (uint64, bool) {
 	v, _ := f.Get(key)
-	return toUint(v)
+	return toInt[uint64](v)
 }
 
 // Int returns an integer value of any GGUF integer type as int64. ok is
 // false when the key is missing, is not an integer, or does not fit.
 func (f *File) Int(key string) (int64, bool) {
 	v, _ := f.Get(key)
-	switch x := v.(type) {
-	case uint64:
-		if x > math.MaxInt64 {
-			return 0, false
-		}
-		return int64(x), true
-	case uint8:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case int8:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	}
-	return 0, false
+	return toInt[int64](v)
 }
 
 // Float returns a float32 or float64 value as float64. ok is false when the
@@ -247,56 +225,62 @@ func (f *File) Int32s(key string) ([]int32, bool) {
 	case []uint32:
 		return convertInts(x)
 	case []uint64:
-		out := make([]int32, len(x))
-		for i, e := range x {
-			if e > math.MaxInt32 {
-				return nil, false
-			}
-			out[i] = int32(e)
-		}
-		return out, true
+		return convertInts(x)
 	case []int64:
 		return convertInts(x)
 	}
 	return nil, false
 }
 
-func convertInts[T int8 | uint8 | int16 | uint16 | uint32 | int64](x []T) ([]int32, bool) {
+// integer is the GGUF integer types.
+type integer interface {
+	int8 | uint8 | int16 | uint16 | int32 | uint32 | int64 | uint64
+}
+
+// convert is x as an R; ok is false (and the value 0) if x does not fit.
+func convert[R, T integer](x T) (R, bool) {
+	// x fits if it survives the round trip with its sign: a large
+	// unsigned value can come back from a negative R unchanged.
+	r := R(x)
+	if T(r) != x || (r < 0) != (x < 0) {
+		return 0, false
+	}
+	return r, true
+}
+
+// convertInts converts x to int32s; ok is false if a value does not fit.
+func convertInts[T integer](x []T) ([]int32, bool) {
 	out := make([]int32, len(x))
 	for i, e := range x {
-		if int64(e) < math.MinInt32 || int64(e) > math.MaxInt32 {
+		v, ok := convert[int32](e)
+		if !ok {
 			return nil, false
 		}
-		out[i] = int32(e)
+		out[i] = v
 	}
 	return out, true
 }
 
-func toUint(v any) (uint64, bool) {
+// toInt is an integer value of any GGUF integer type as an R (int64 or
+// uint64); ok is false when v is not an integer or does not fit.
+func toInt[R int64 | uint64](v any) (R, bool) {
 	switch x := v.(type) {
 	case uint8:
-		return uint64(x), true
-	case uint16:
-		return uint64(x), true
-	case uint32:
-		return uint64(x), true
-	case uint64:
-		return x, true
+		return convert[R](x)
 	case int8:
-		return nonNegative(int64(x))
+		return convert[R](x)
+	case uint16:
+		return convert[R](x)
 	case int16:
-		return nonNegative(int64(x))
+		return convert[R](x)
+	case uint32:
+		return convert[R](x)
 	case int32:
-		return nonNegative(int64(x))
+		return convert[R](x)
+	case uint64:
+		return convert[R](x)
 	case int64:
-		return nonNegative(x)
+		return convert[R](x)
 	}
 	return 0, false
-}
-
-func nonNegative(x int64) (uint64, bool) {
-	if x < 0 {
-		return 0, false
-	}
-	return uint64(x), true
 }

@@ -389,16 +389,7 @@ func runFilter(e *eval, name string, in Value, a *callArgs) (Value, error) {
 		if byValue.s == "value" {
 			col = 1
 		}
-		if err := sortValues(e, items, func(v Value) Value {
-			k := v.o.list[col]
-			if !caseSens.truth() && k.k == KindString {
-				return String(strings.ToLower(k.s))
-			}
-			return k
-		}, reverse.truth()); err != nil {
-			return Value{}, err
-		}
-		return List(items...), nil
+		return sortedList(e, items, func(v Value) Value { return v.o.list[col] }, caseSens.truth(), reverse.truth())
 	case "join":
 		return filterJoin(e, in, a)
 	case "map":
@@ -414,18 +405,12 @@ func runFilter(e *eval, name string, in Value, a *callArgs) (Value, error) {
 		reverse, _ := a.arg("reverse", 0)
 		caseSens, _ := a.arg("case_sensitive", 1)
 		attr, hasAttr := a.arg("attribute", 2)
-		if err := sortValues(e, items, func(v Value) Value {
+		return sortedList(e, items, func(v Value) Value {
 			if hasAttr {
-				v = e.lookupPath(v, attr)
-			}
-			if !caseSens.truth() && v.k == KindString {
-				return String(strings.ToLower(v.s))
+				return e.lookupPath(v, attr)
 			}
 			return v
-		}, reverse.truth()); err != nil {
-			return Value{}, err
-		}
-		return List(items...), nil
+		}, caseSens.truth(), reverse.truth())
 	case "reverse":
 		switch in.k {
 		case KindString:
@@ -598,13 +583,23 @@ func iterate(v Value) ([]Value, error) {
 	return nil, fmt.Errorf("a %s is not iterable: %w", v.k, ErrRuntime)
 }
 
-func sortValues(e *eval, items []Value, key func(Value) Value, reverse bool) error {
+// sortedList sorts items in place, stably, by key(item) (dictsort's and
+// sort's order; string keys compared in lower case unless caseSens) and
+// returns them as a list.
+func sortedList(e *eval, items []Value, key func(Value) Value, caseSens, reverse bool) (Value, error) {
 	if err := e.lim.step(int64(len(items)) * 8); err != nil {
-		return err
+		return Value{}, err
+	}
+	fold := func(v Value) Value {
+		k := key(v)
+		if !caseSens && k.k == KindString {
+			return String(strings.ToLower(k.s))
+		}
+		return k
 	}
 	var cmpErr error
 	sort.SliceStable(items, func(i, j int) bool {
-		a, b := key(items[i]), key(items[j])
+		a, b := fold(items[i]), fold(items[j])
 		if reverse {
 			a, b = b, a
 		}
@@ -614,7 +609,10 @@ func sortValues(e *eval, items []Value, key func(Value) Value, reverse bool) err
 		}
 		return ok
 	})
-	return cmpErr
+	if cmpErr != nil {
+		return Value{}, cmpErr
+	}
+	return List(items...), nil
 }
 
 // lookupPath reads attribute "a.b.c" (or an integer index) of v.

@@ -59,10 +59,7 @@ func TestMatMulMatchesDot(t *testing.T) {
 					for i := range x {
 						x[i] = float32(r.NormFloat64())
 					}
-					xq, err := e.Quantize(m.VecType, x, cols, nTok, make([]byte, nTok*m.XRowBytes))
-					if err != nil {
-						t.Fatal(err)
-					}
+					xq := quantized(t, e, m, x, cols, nTok)
 					stride := rows + 3
 					out := make([]float32, nTok*stride)
 					for i := range out {
@@ -114,6 +111,17 @@ func testExec(tb testing.TB) *Exec {
 	return NewExec(p)
 }
 
+// quantized is x (nTok rows of cols) quantized by e for m's activations,
+// in a new buffer; the test fails on an error.
+func quantized(t testing.TB, e *Exec, m *Matrix, x []float32, cols, nTok int) []byte {
+	t.Helper()
+	xq, err := e.Quantize(m.VecType, x, cols, nTok, make([]byte, nTok*m.XRowBytes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return xq
+}
+
 // fill sets x to normal random floats.
 func fill(r *rand.Rand, x []float32) {
 	for i := range x {
@@ -163,10 +171,7 @@ func TestMatMulPartsMatchesMatMul(t *testing.T) {
 			var parts []Part
 			off := 0
 			for i, m := range mats {
-				xq, err := e.Quantize(m.VecType, x, cols, nTok, make([]byte, nTok*m.XRowBytes))
-				if err != nil {
-					t.Fatal(err)
-				}
+				xq := quantized(t, e, m, x, cols, nTok)
 				if i == 3 { // rows 32..95 only
 					full := make([]float32, nTok*m.Rows)
 					e.MatMul(m, xq, nTok, full, m.Rows)
@@ -214,10 +219,7 @@ func TestMatMulGatedMatchesUnfused(t *testing.T) {
 					if fused {
 						g, u = both, both
 					}
-					xq, err := e.Quantize(g.VecType, x, cols, nTok, make([]byte, nTok*g.XRowBytes))
-					if err != nil {
-						t.Fatal(err)
-					}
+					xq := quantized(t, e, g, x, cols, nTok)
 					want := make([]float32, nTok*2*F)
 					if fused {
 						e.MatMul(both, xq, nTok, want, 2*F)
@@ -257,10 +259,7 @@ func TestMatMulAddMatchesUnfused(t *testing.T) {
 		for _, nTok := range []int{1, 4, 7} {
 			x := make([]float32, nTok*cols)
 			fill(r, x)
-			xq, err := e.Quantize(m.VecType, x, cols, nTok, make([]byte, nTok*m.XRowBytes))
-			if err != nil {
-				t.Fatal(err)
-			}
+			xq := quantized(t, e, m, x, cols, nTok)
 			res := make([]float32, nTok*rows)
 			fill(r, res)
 			want := append([]float32(nil), res...)

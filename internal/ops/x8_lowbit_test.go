@@ -31,10 +31,7 @@ func TestX8LowbitGatedExact(t *testing.T) {
 			for _, nTok := range []int{1, 5, 40} {
 				x := make([]float32, nTok*cols)
 				fill(r, x)
-				xq, err := e.Quantize(a.VecType, x, cols, nTok, make([]byte, nTok*a.XRowBytes))
-				if err != nil {
-					t.Fatal(err)
-				}
+				xq := quantized(t, e, a, x, cols, nTok)
 				g, u := make([]float32, nTok*96), make([]float32, nTok*96)
 				e.MatMul(a, xq, nTok, g, 96)
 				e.MatMul(a, xq, nTok, u, 96)

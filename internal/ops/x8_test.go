@@ -69,14 +69,8 @@ func testX8MatchesRowLayout(t *testing.T, typ quant.Type) {
 		for _, nTok := range []int{1, 5, 16, 40} {
 			x := make([]float32, nTok*cols)
 			fill(r, x)
-			xq, err := e.Quantize(a.VecType, x, cols, nTok, make([]byte, nTok*a.XRowBytes))
-			if err != nil {
-				t.Fatal(err)
-			}
-			xq8, err := e.Quantize(q8.VecType, x, cols, nTok, make([]byte, nTok*q8.XRowBytes))
-			if err != nil {
-				t.Fatal(err)
-			}
+			xq := quantized(t, e, a, x, cols, nTok)
+			xq8 := quantized(t, e, q8, x, cols, nTok)
 			res := make([]float32, nTok*96)
 			fill(r, res)
 			// Each case runs with the row layout (x8 false) and the X8 one.
@@ -220,10 +214,7 @@ func TestX8BatchEqualsDecode(t *testing.T) {
 					for i := range x {
 						x[i] = r.Float32()*2 - 1
 					}
-					xq, err := e.Quantize(a.VecType, x, cols, nTok, make([]byte, nTok*a.XRowBytes))
-					if err != nil {
-						t.Fatal(err)
-					}
+					xq := quantized(t, e, a, x, cols, nTok)
 					got := make([]float32, nTok*100)
 					e.MatMul(a, xq, nTok, got, 100)
 					for tk := 0; tk < nTok; tk++ {

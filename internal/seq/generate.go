@@ -119,10 +119,7 @@ func (s *Seq) GenerateFrom(ctx context.Context, prompt []int32, g Generation, yi
 // evalPrompt bring the prompt in (and report it in the usage), and samples
 // after it.
 func (s *Seq) generate(ctx context.Context, g Generation, yield func(id int32, text string) bool, evalPrompt func() error) error {
-	if ctx == nil {
-		return errNilContext
-	}
-	if err := s.enter(); err != nil {
+	if err := s.enterCtx(ctx); err != nil {
 		return err
 	}
 	defer s.leave()

@@ -301,6 +301,15 @@ func (s *Seq) enter() error {
 	return nil
 }
 
+// enterCtx is enter for a call that takes a context, which must not be
+// nil.
+func (s *Seq) enterCtx(ctx context.Context) error {
+	if ctx == nil {
+		return errNilContext
+	}
+	return s.enter()
+}
+
 // leave ends a call, releasing the memory if Close came meanwhile.
 func (s *Seq) leave() {
 	s.mu.Lock()
@@ -336,10 +345,7 @@ func (s *Seq) drop() {
 // wrapping kv.ErrFull, unless the sequence shifts; a failed or cancelled
 // Eval leaves the sequence as it was.
 func (s *Seq) Eval(ctx context.Context, tokens []int32) ([]float32, error) {
-	if ctx == nil {
-		return nil, errNilContext
-	}
-	if err := s.enter(); err != nil {
+	if err := s.enterCtx(ctx); err != nil {
 		return nil, err
 	}
 	defer s.leave()
@@ -352,10 +358,7 @@ func (s *Seq) Eval(ctx context.Context, tokens []int32) ([]float32, error) {
 // EvalAll is Eval returning the logits after every token: len(tokens) rows
 // of vocabulary size, in a new slice.
 func (s *Seq) EvalAll(ctx context.Context, tokens []int32) ([]float32, error) {
-	if ctx == nil {
-		return nil, errNilContext
-	}
-	if err := s.enter(); err != nil {
+	if err := s.enterCtx(ctx); err != nil {
 		return nil, err
 	}
 	defer s.leave()

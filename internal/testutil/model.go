@@ -520,9 +520,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 // random stream is seeded by the spec's seed and the tensor's name only.
 func (s ModelSpec) generator(t tensorSpec) func(io.Writer) error {
 	return func(w io.Writer) error {
-		h := fnv.New64a()
-		h.Write([]byte(t.name))
-		rng := rand.New(rand.NewPCG(s.Seed, h.Sum64()))
+		rng := rand.New(rand.NewPCG(s.Seed, NameHash(t.name)))
 		n := t.dims[0]
 		rows := int64(1)
 		for _, d := range t.dims[1:] {
@@ -555,6 +553,15 @@ func (s ModelSpec) generator(t tensorSpec) func(io.Writer) error {
 		}
 		return nil
 	}
+}
+
+// NameHash is the FNV-1a hash of a tensor's name, which keys the tensor's
+// random stream in the synthetic models (here and in internal/cmd/mkmodel),
+// so that its values do not depend on the order tensors are made in.
+func NameHash(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return h.Sum64()
 }
 
 // NeedX8 skips t where this CPU or build has no X8 (eight rows

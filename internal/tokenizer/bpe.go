@@ -36,13 +36,7 @@ func (t *Tokenizer) mergeWord(s *scratch, word []byte, out []int32) []int32 {
 		rank, ok := t.merges[string(key)]
 		return -float32(rank), ok
 	})
-	for i := int32(0); len(syms) > 0 && i != -1; i = syms[i].next {
-		sym := syms[i]
-		piece := word[sym.start : sym.start+sym.n]
-		if id, ok := t.ids[string(piece)]; ok {
-			out = append(out, id)
-			continue
-		}
+	out = t.emitSymbols(syms, word, out, func(out []int32, piece []byte) []int32 {
 		// llama.cpp looks up each byte of the encoded text on its own;
 		// only ASCII bytes can be tokens, the rest are dropped.
 		for j := range piece {
@@ -50,7 +44,8 @@ func (t *Tokenizer) mergeWord(s *scratch, word []byte, out []int32) []int32 {
 				out = append(out, id)
 			}
 		}
-	}
+		return out
+	})
 	s.syms, s.heap, s.key = syms, h, key
 	return out
 }

@@ -109,6 +109,22 @@ func mergeSymbols(syms []symbol, h []bigram, prio func(a, b symbol) (float32, bo
 	return h
 }
 
+// emitSymbols appends the tokens of the symbols left after merging, in
+// order: each piece's own token, or what spell appends for a piece that
+// is no token.
+func (t *Tokenizer) emitSymbols(syms []symbol, text []byte, out []int32, spell func(out []int32, piece []byte) []int32) []int32 {
+	for i := int32(0); len(syms) > 0 && i != -1; i = syms[i].next {
+		sym := syms[i]
+		piece := text[sym.start : sym.start+sym.n]
+		if id, ok := t.ids[string(piece)]; ok {
+			out = append(out, id)
+			continue
+		}
+		out = spell(out, piece)
+	}
+	return out
+}
+
 // splitSymbols cuts text into one symbol per UTF-8 sequence (judged by the
 // lead byte, clipped at the end) and links them.
 func splitSymbols(syms []symbol, text []byte) []symbol {
@@ -141,13 +157,7 @@ func (t *Tokenizer) encodeSPM(s *scratch, text []byte, out []int32) []int32 {
 		}
 		return t.scores[id], true
 	})
-	for i := int32(0); len(syms) > 0 && i != -1; i = syms[i].next {
-		sym := syms[i]
-		piece := text[sym.start : sym.start+sym.n]
-		if id, ok := t.ids[string(piece)]; ok {
-			out = append(out, id)
-			continue
-		}
+	out = t.emitSymbols(syms, text, out, func(out []int32, piece []byte) []int32 {
 		// Merged symbols are always tokens, so this is a single character
 		// the vocabulary lacks: spell it in bytes.
 		for _, c := range piece {
@@ -157,7 +167,8 @@ func (t *Tokenizer) encodeSPM(s *scratch, text []byte, out []int32) []int32 {
 				out = append(out, t.unk)
 			}
 		}
-	}
+		return out
+	})
 	s.syms, s.heap = syms, h
 	return out
 }

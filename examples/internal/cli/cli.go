@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/cmdline"
 	"github.com/lowmem/llm/internal/testutil"
 )
 
@@ -54,8 +55,7 @@ func (m *ModelFlags) Register(fs *flag.FlagSet) {
 // parse errors, so that its run function can be tested; the model flags
 // are registered in it.
 func (m *ModelFlags) FlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cmdline.FlagSet(name, stderr)
 	m.Register(fs)
 	return fs
 }

@@ -139,8 +139,8 @@ func gemmX8K(t *superType) {
 				}
 			}
 			for cc := 0; cc < 8; cc++ {
-				vpdpbusdBcst(col((2*jj)*pan.subBytes()+128*g, cc), Y25, yr(cc))
-				vpdpbusdBcst(col((2*jj+1)*pan.subBytes()+128*g, cc), Y26, yr(8+cc))
+				VPDPBUSDBcast(col((2*jj)*pan.subBytes()+128*g, cc), Y25, yr(cc))
+				VPDPBUSDBcast(col((2*jj+1)*pan.subBytes()+128*g, cc), Y26, yr(8+cc))
 			}
 		}
 		for cc := 0; cc < 8; cc++ {
@@ -157,7 +157,7 @@ func gemmX8K(t *superType) {
 	for cc := 0; cc < 8; cc++ {
 		zero(yr(cc))
 		for k := 0; k < 4; k++ {
-			vpdpwssdBcst(col(kPanelPairs()+128*k, cc), yr(8+k), yr(cc))
+			VPDPWSSDBcast(col(kPanelPairs()+128*k, cc), yr(8+k), yr(cc))
 		}
 	}
 	c.VMOVUPS(at(x8kD), Y12)
@@ -228,16 +228,6 @@ func x8kNext(t *superType, pan kPanel, acc Mem) {
 	c.ADDQ(R13, R12)
 	decJNZ(RCX, "store")
 	retVoid()
-}
-
-// vpdpbusdBcst is VPDPBUSD with the signed dword s broadcast from memory.
-func vpdpbusdBcst(s Mem, u, acc Register) {
-	rawBcst("VPDPBUSD", s, u, acc)
-}
-
-// vpdpwssdBcst is VPDPWSSD with the word pair b broadcast from memory.
-func vpdpwssdBcst(b Mem, a, acc Register) {
-	rawBcst("VPDPWSSD", b, a, acc)
 }
 
 // The GEMM kernel of Q6_K's X8 layout, as gemmX8K's (gemmQ6_KX8GVNNI):
@@ -352,7 +342,7 @@ func gemmX8Q6(t *superType) {
 				for k, q := range quarters {
 					j := 8*h + 2*q + g/4
 					for cc := 0; cc < 8; cc++ {
-						vpdpbusdBcst(col(j*pan.subBytes()+128*(g%4), cc), yr(27+k), yr(8*k+cc))
+						VPDPBUSDBcast(col(j*pan.subBytes()+128*(g%4), cc), yr(27+k), yr(8*k+cc))
 					}
 				}
 			}

@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/mmcloughlin/avo/ir"
 	. "github.com/mmcloughlin/avo/operand"
-	. "github.com/mmcloughlin/avo/reg"
 )
 
 // avo v0.5.0 has no AVX512_VNNI or GFNI instructions, though the Go
@@ -58,17 +57,4 @@ func VPDPWSSD(b, a, acc Op) {
 // matching qword of m and adds imm: dst = A·x + imm over GF(2).
 func VGF2P8AFFINEQB(imm, m, src, dst Op) {
 	raw("GFNI", "VGF2P8AFFINEQB", []Op{imm, m, src, dst}, []Op{m, src}, []Op{dst})
-}
-
-// rawBcst emits the VNNI instruction opcode with its first source a dword
-// broadcast from memory (embedded broadcast, the Go assembler's .BCST).
-func rawBcst(opcode string, s Mem, a, acc Register) {
-	c.Instruction(&ir.Instruction{
-		Opcode:   opcode,
-		Suffixes: []string{"BCST"},
-		Operands: []Op{s, a, acc},
-		Inputs:   []Op{s, a, acc},
-		Outputs:  []Op{acc},
-		ISA:      []string{"AVX512_VNNI"},
-	})
 }

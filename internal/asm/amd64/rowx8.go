@@ -144,6 +144,29 @@ func prefetchX8(pf x8Prefetch, from, to int) {
 	}
 }
 
+// q6KPre is the pre of the Q6_K decode kernels: superSums with store,
+// which writes a super-block's 32·Σy_j (its bsums widened and shifted) to
+// the frame, then the bytes 0x30 in Y14.
+func q6KPre(store func()) func() {
+	return func() {
+		superSums(64, store)
+		bcast32(0x30303030, Y14)
+	}
+}
+
+// q6KChunk prefetches Q6_K's 96-byte chunk g at byte at of a block
+// column: its first cache line, and for even g the next one too, so that
+// each pair of chunks (192 bytes, three lines) is fetched once.
+func (pf x8Prefetch) q6KChunk(at, g int) {
+	if pf.dist == 0 {
+		return
+	}
+	pf.line(at)
+	if g%2 == 0 {
+		pf.line(at + 64)
+	}
+}
+
 // q40X8 is Q4_0's decode kernel: eight blocks an iteration, the factors
 // d_x and 8·d_x·Σy of each (rowPre's, the second times the bias, 8).
 var q40X8 = x8Decoder{w: vnni, t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
@@ -372,14 +395,11 @@ var q4KX8 = x8Decoder{w: vnni, t: "Q4_K", frame: 32 * 128, preStep: 32, count: 1
 // 0x30, Y15 bytes 0x0F, Y16-Y19 the values, Y20-Y23 scratch, Y24-Y27
 // activation dwords. General: as Q4_0's.
 var q6KX8 = x8Decoder{w: vnni, t: "Q6_K", frame: 64 * 128, preStep: 64, count: 1,
-	pre: func() {
-		superSums(64, func() {
-			c.VPMOVSXWD(mem(RDI, 260), Z1)
-			c.VPSLLD(U8(5), Z1, Z1)
-			c.VMOVDQU32(Z1, mem(R8, 0))
-		})
-		bcast32(0x30303030, Y14)
-	},
+	pre: q6KPre(func() {
+		c.VPMOVSXWD(mem(RDI, 260), Z1)
+		c.VPSLLD(U8(5), Z1, Z1)
+		c.VMOVDQU32(Z1, mem(R8, 0))
+	}),
 	loop: func(pf x8Prefetch) {
 		prefetchX8(pf, 0, 144)
 		zero(Y1)
@@ -390,12 +410,7 @@ var q6KX8 = x8Decoder{w: vnni, t: "Q6_K", frame: 64 * 128, preStep: 64, count: 1
 				}
 				for g := 4 * lh; g < 4*lh+4; g++ {
 					at := 144 + 96*(8*h+g)
-					if pf.dist > 0 {
-						pf.line(at)
-						if g%2 == 0 {
-							pf.line(at + 64)
-						}
-					}
+					pf.q6KChunk(at, g)
 					q6X8Chunks(at)
 					for q := 0; q < 4; q++ {
 						v, x := yr(16+q), yr(24+q)

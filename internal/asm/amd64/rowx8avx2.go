@@ -243,28 +243,20 @@ func x8FinishMinAVX2() {
 // activation dwords, Y12/Y13 scales and scratch, Y14 bytes 0x30, Y15
 // bytes 0x0F.
 var q6KX8AVX2 = x8Decoder{w: avx2, t: "Q6_K", frame: 64 * 128, preStep: 64, count: 1,
-	pre: func() {
-		superSums(64, func() {
-			for h := 0; h < 2; h++ {
-				c.VPMOVSXWD(mem(RDI, 260+16*h), Y1)
-				c.VPSLLD(U8(5), Y1, Y1)
-				c.VMOVDQU(Y1, mem(R8, 32*h))
-			}
-		})
-		bcast32(0x30303030, Y14)
-	},
+	pre: q6KPre(func() {
+		for h := 0; h < 2; h++ {
+			c.VPMOVSXWD(mem(RDI, 260+16*h), Y1)
+			c.VPSLLD(U8(5), Y1, Y1)
+			c.VMOVDQU(Y1, mem(R8, 32*h))
+		}
+	}),
 	loop: func(pf x8Prefetch) {
 		prefetchX8(pf, 0, 144)
 		zero(Y1)
 		for h := 0; h < 2; h++ {
 			for g := 0; g < 8; g++ {
 				at := 144 + 96*(8*h+g)
-				if pf.dist > 0 {
-					pf.line(at)
-					if g%2 == 0 {
-						pf.line(at + 64)
-					}
-				}
+				pf.q6KChunk(at, g)
 				c.VMOVDQU(mem(RSI, at), Y2)
 				c.VMOVDQU(mem(RSI, at+32), Y3)
 				c.VMOVDQU(mem(RSI, at+64), Y4)

@@ -21,6 +21,10 @@ import (
 // lowS is token k's integer sum of the super-block: Y4+k.
 func lowS(k int) Register { return yr(4 + k) }
 
+// lowT is token k's second sum of the super-block in the kernels of
+// lowPairs (Q2_K's M_k, Q3_K's T_k): Y16+k.
+func lowT(k int) Register { return yr(16 + k) }
+
 // iq4XSX8Multi is iq4XSX8 for several tokens: each chunk's levels (low
 // and high nibbles looked up) made once and faced with each token's
 // activation dwords into the token's partial sums of the sub-block; per
@@ -85,8 +89,13 @@ var iq4XSX8Multi = x8Multi{d: iq4XSX8, acc: x8Acc, step: x8IQ4XSBytes,
 // values of the step in v, unsigned bytes, each times its own power of
 // two, and each token's VPDPBUSDs add them against the activation dwords
 // at xAt(h, j, lh, g); then pair(p, sums) folds each
-// token's two sums into its accumulators.
+// token's two sums into its accumulators. Each token's super-block sums
+// (lowS and lowT) start at zero.
 func lowPairs(tokens int, v [2]Register, values func(h, q, lh, g int), xAt func(h, j, lh, g int) int, pair func(p int, sums func(k, i int) Register)) {
+	for k := 0; k < tokens; k++ {
+		zero(lowS(k))
+		zero(lowT(k))
+	}
 	sums := func(k, i int) Register { return yr(20 + 2*k + i) }
 	for lh := 0; lh < 2; lh++ {
 		for h := 0; h < 2; h++ {
@@ -135,11 +144,7 @@ func toWords(s0, s1 Register, a, b int) {
 // x8FinishMin does it, d and dmin (Y10, Y11) converted once.
 var q2KX8Multi = x8Multi{d: q2KX8, acc: x8Acc, setup: highWords, step: x8Q2Bytes,
 	loop: func(tokens int) {
-		mAcc := func(k int) Register { return yr(16 + k) }
-		for k := 0; k < tokens; k++ {
-			zero(lowS(k))
-			zero(mAcc(k))
-		}
+		mAcc := lowT
 		lowPairs(tokens, [2]Register{Y8, Y9},
 			func(h, q, lh, g int) {
 				at := 160 + 32*(8*h+4*lh+g)
@@ -177,11 +182,7 @@ var q2KX8Multi = x8Multi{d: q2KX8, acc: x8Acc, setup: highWords, step: x8Q2Bytes
 // S_k −= 4·T_k and acc_k += S_k·(d·d_x) (x8FinishTokens).
 var q3KX8Multi = x8Multi{d: q3KX8, acc: x8Acc, setup: highWords, step: x8Q3Bytes,
 	loop: func(tokens int) {
-		tAcc := func(k int) Register { return yr(16 + k) }
-		for k := 0; k < tokens; k++ {
-			zero(lowS(k))
-			zero(tAcc(k))
-		}
+		tAcc := lowT
 		lowPairs(tokens, [2]Register{Y28, Y29},
 			func(h, q, lh, g int) {
 				at := 144 + 96*(4*lh+g)

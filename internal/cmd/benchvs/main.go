@@ -27,7 +27,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -40,14 +39,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lowmem/llm/internal/cmdline"
 	"github.com/lowmem/llm/internal/ops"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "benchvs:", err)
-		os.Exit(1)
-	}
+	cmdline.Exit("benchvs", run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 type config struct {
@@ -63,8 +60,7 @@ type config struct {
 
 func parse(args []string, stderr io.Writer) (config, error) {
 	var c config
-	fs := flag.NewFlagSet("benchvs", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cmdline.FlagSet("benchvs", stderr)
 	fs.StringVar(&c.bench, "bench", "", "this library's bench binary (go build -o … ./examples/bench)")
 	fs.StringVar(&c.llama, "llama", "../shared/tools/llama-bench", "llama.cpp's llama-bench")
 	fs.IntVar(&c.threads, "t", 2, "threads, both engines")

@@ -2,20 +2,18 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lowmem/llm/internal/cmdline"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "mkmodel:", err)
-		os.Exit(1)
-	}
+	cmdline.Exit("mkmodel", run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // named is what -shape and -type pick from: shapes and file types.
@@ -45,8 +43,7 @@ func lookup[T named](list []T, kind, name string) (T, error) {
 var errUsage = errors.New("see -h for usage")
 
 func run(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("mkmodel", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cmdline.FlagSet("mkmodel", stderr)
 	shapeName := fs.String("shape", "", "model shape: "+strings.Join(names(shapes), ", "))
 	typeName := fs.String("type", "q4_k_m", "weight type: "+strings.Join(names(fileTypes), ", "))
 	out := fs.String("o", "", "output GGUF file (required)")
@@ -87,7 +84,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	el := time.Since(start)
 	fmt.Fprintf(stderr, "mkmodel: wrote %s: %s %s, %d tensors, %s params, %.2f GiB (%d bytes) in %.1fs (%.0f MiB/s)\n",
-		*out, s.Name, ft.Name, len(m.tensors), humanCount(m.params()), float64(n)/(1<<30), n,
+		*out, s.Name, ft.Name, len(m.tensors), cmdline.Count(m.params(), 1), float64(n)/(1<<30), n,
 		el.Seconds(), float64(n)/(1<<20)/el.Seconds())
 	return nil
 }
@@ -108,15 +105,4 @@ func writeFile(path string, m *model) (n int64, err error) {
 		}
 	}()
 	return m.writeTo(f)
-}
-
-// humanCount formats a count the way model sizes are named: 8.03 B, 135.2 M.
-func humanCount(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.2f B", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f M", float64(n)/1e6)
-	}
-	return fmt.Sprintf("%.1f K", float64(n)/1e3)
 }

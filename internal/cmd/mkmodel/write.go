@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -112,9 +111,7 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 
 // writeTensor writes the data of t.
 func (m *model) writeTensor(w io.Writer, t *tensorPlan) error {
-	h := fnv.New64a()
-	h.Write([]byte(t.Name))
-	stream := m.seed ^ h.Sum64()
+	stream := m.seed ^ testutil.NameHash(t.Name)
 	if len(t.Dims) == 1 {
 		return writeVector(w, t, m.shape, stream)
 	}
