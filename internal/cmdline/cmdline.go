@@ -1,6 +1,3 @@
-// Package cmdline holds what the repository's commands (examples/ and
-// internal/cmd/) share: how a command builds its flag set, how it ends on
-// an error, and how it prints a count.
 package cmdline
 
 import (
