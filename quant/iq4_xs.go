@@ -22,9 +22,9 @@ func iq4XSScale(b *[iq4_XSBytes]byte, ib int) int32 {
 }
 
 func dequantIQ4_XS(dst []float32, src []byte) {
-	for len(dst) >= QKK && len(src) >= iq4_XSBytes {
-		b := (*[iq4_XSBytes]byte)(src)
-		y := (*[QKK]float32)(dst)
+	for y, b := range blocks(dst, QKK, src, iq4_XSBytes) {
+		b := (*[iq4_XSBytes]byte)(b)
+		y := (*[QKK]float32)(y)
 		d := f16At(b[0:])
 		for ib := 0; ib < 8; ib++ {
 			dl := d * float32(iq4XSScale(b, ib))
@@ -35,8 +35,6 @@ func dequantIQ4_XS(dst []float32, src []byte) {
 				yy[j+16] = dl * float32(iq4nlValues[q[j]>>4])
 			}
 		}
-		src = src[iq4_XSBytes:]
-		dst = dst[QKK:]
 	}
 }
 
@@ -48,9 +46,9 @@ func dequantIQ4_XS(dst []float32, src []byte) {
 func quantIQ4_XS(dst []byte, src []float32) {
 	var scales [QKK / 32]float32
 	var l [QKK]uint8
-	for len(src) >= QKK && len(dst) >= iq4_XSBytes {
-		x := (*[QKK]float32)(src)
-		b := (*[iq4_XSBytes]byte)(dst)
+	for x, b := range blocks(src, QKK, dst, iq4_XSBytes) {
+		x := (*[QKK]float32)(x)
+		b := (*[iq4_XSBytes]byte)(b)
 		quantIQ4Blocks(x[:], scales[:], l[:])
 		var maxScale, amaxScale float32
 		for _, s := range scales {
@@ -80,8 +78,6 @@ func quantIQ4_XS(dst []byte, src []float32) {
 		}
 		put16(b[2:], sh)
 		packIQ4Nibbles(b[8:], l[:])
-		src = src[QKK:]
-		dst = dst[iq4_XSBytes:]
 	}
 }
 
@@ -98,13 +94,10 @@ func quantIQ4_XS(dst []byte, src []float32) {
 // multiplied with the Q8_K bytes 32b..32b+31; the sub-block's sum is
 // scaled by its integer code.
 func dotIQ4_XS(n int, w, x []byte) float32 {
-	nb := n / QKK
-	w = w[:nb*iq4_XSBytes]
-	x = x[:nb*q8_KBytes]
 	var sum float32
-	for len(w) >= iq4_XSBytes && len(x) >= q8_KBytes {
-		a := (*[iq4_XSBytes]byte)(w)
-		b := (*[q8_KBytes]byte)(x)
+	for a, b := range dotBlocks(n/QKK, w, iq4_XSBytes, x, q8_KBytes) {
+		a := (*[iq4_XSBytes]byte)(a)
+		b := (*[q8_KBytes]byte)(b)
 		h := le16(a[2:])
 		var isum int32
 		for ib := 0; ib < 8; ib++ {
@@ -112,8 +105,6 @@ func dotIQ4_XS(n int, w, x []byte) float32 {
 			isum += ls * iq4Sum((*[16]byte)(a[8+16*ib:]), (*[QK]byte)(b[4+32*ib:]))
 		}
 		sum += f16At(a[0:]) * f32At(b[0:]) * float32(isum)
-		w = w[iq4_XSBytes:]
-		x = x[q8_KBytes:]
 	}
 	return sum
 }

@@ -5,26 +5,24 @@ package quant
 const q4_0Bytes = 2 + QK/2
 
 func dequantQ4_0(dst []float32, src []byte) {
-	for len(dst) >= QK && len(src) >= q4_0Bytes {
-		b := (*[q4_0Bytes]byte)(src)
-		y := (*[QK]float32)(dst)
+	for y, b := range blocks(dst, QK, src, q4_0Bytes) {
+		b := (*[q4_0Bytes]byte)(b)
+		y := (*[QK]float32)(y)
 		d := f16At(b[0:])
 		for j := 0; j < QK/2; j++ {
 			q := b[2+j]
 			y[j] = float32(int32(q&0xf)-8) * d
 			y[j+QK/2] = float32(int32(q>>4)-8) * d
 		}
-		src = src[q4_0Bytes:]
-		dst = dst[QK:]
 	}
 }
 
 // quantQ4_0 follows quantize_row_q4_0_ref: the scale maps the element of
 // largest magnitude to -8, so the opposite extreme is clipped to 7.
 func quantQ4_0(dst []byte, src []float32) {
-	for len(src) >= QK && len(dst) >= q4_0Bytes {
-		x := (*[QK]float32)(src)
-		b := (*[q4_0Bytes]byte)(dst)
+	for x, b := range blocks(src, QK, dst, q4_0Bytes) {
+		x := (*[QK]float32)(x)
+		b := (*[q4_0Bytes]byte)(b)
 		max, _ := signedAbsMax(x[:])
 		d := max / -8
 		id := invScale(d)
@@ -34,8 +32,6 @@ func quantQ4_0(dst []byte, src []float32) {
 			hi := truncClamp(float32(x[j+QK/2]*id)+8.5, 15)
 			b[2+j] = lo | hi<<4
 		}
-		src = src[QK:]
-		dst = dst[q4_0Bytes:]
 	}
 }
 
@@ -81,13 +77,10 @@ func truncClamp(f float32, hi int32) byte {
 
 // dotQ4_0 is ggml_vec_dot_q4_0_q8_0: Σ_blocks d_w·d_x·Σ(q_w-8)·q_x.
 func dotQ4_0(n int, w, x []byte) float32 {
-	nb := n / QK
-	w = w[:nb*q4_0Bytes]
-	x = x[:nb*q8_0Bytes]
 	var sum float32
-	for len(w) >= q4_0Bytes && len(x) >= q8_0Bytes {
-		a := (*[q4_0Bytes]byte)(w)
-		b := (*[q8_0Bytes]byte)(x)
+	for a, b := range dotBlocks(n/QK, w, q4_0Bytes, x, q8_0Bytes) {
+		a := (*[q4_0Bytes]byte)(a)
+		b := (*[q8_0Bytes]byte)(b)
 		var s0, s1 int32
 		for j := 0; j < QK/2; j++ {
 			q := a[2+j]
@@ -95,8 +88,6 @@ func dotQ4_0(n int, w, x []byte) float32 {
 			s1 += (int32(q>>4) - 8) * int32(int8(b[2+QK/2+j]))
 		}
 		sum += (f16At(a[0:]) * f16At(b[0:])) * float32(s0+s1)
-		w = w[q4_0Bytes:]
-		x = x[q8_0Bytes:]
 	}
 	return sum
 }

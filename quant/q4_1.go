@@ -7,9 +7,9 @@ import "math"
 const q4_1Bytes = 2 + 2 + QK/2
 
 func dequantQ4_1(dst []float32, src []byte) {
-	for len(dst) >= QK && len(src) >= q4_1Bytes {
-		b := (*[q4_1Bytes]byte)(src)
-		y := (*[QK]float32)(dst)
+	for y, b := range blocks(dst, QK, src, q4_1Bytes) {
+		b := (*[q4_1Bytes]byte)(b)
+		y := (*[QK]float32)(y)
 		d := f16At(b[0:])
 		m := f16At(b[2:])
 		for j := 0; j < QK/2; j++ {
@@ -17,17 +17,15 @@ func dequantQ4_1(dst []float32, src []byte) {
 			y[j] = float32(q&0xf)*d + m
 			y[j+QK/2] = float32(q>>4)*d + m
 		}
-		src = src[q4_1Bytes:]
-		dst = dst[QK:]
 	}
 }
 
 // quantQ4_1 follows quantize_row_q4_1_ref: 16 even steps from the block's
 // minimum to its maximum.
 func quantQ4_1(dst []byte, src []float32) {
-	for len(src) >= QK && len(dst) >= q4_1Bytes {
-		x := (*[QK]float32)(src)
-		b := (*[q4_1Bytes]byte)(dst)
+	for x, b := range blocks(src, QK, dst, q4_1Bytes) {
+		x := (*[QK]float32)(x)
+		b := (*[q4_1Bytes]byte)(b)
 		min, max := minMax(x[:])
 		d := (max - min) / 15
 		id := invScale(d)
@@ -38,8 +36,6 @@ func quantQ4_1(dst []byte, src []float32) {
 			hi := truncClamp(float32((x[j+QK/2]-min)*id)+0.5, 15)
 			b[4+j] = lo | hi<<4
 		}
-		src = src[QK:]
-		dst = dst[q4_1Bytes:]
 	}
 }
 
@@ -61,13 +57,10 @@ func minMax(x []float32) (min, max float32) {
 // dotQ4_1 is ggml_vec_dot_q4_1_q8_1: Σ_blocks d_w·d_x·Σq_w·q_x + m_w·s_x,
 // where s_x = d_x·Σq_x comes from the Q8_1 block.
 func dotQ4_1(n int, w, x []byte) float32 {
-	nb := n / QK
-	w = w[:nb*q4_1Bytes]
-	x = x[:nb*q8_1Bytes]
 	var sum float32
-	for len(w) >= q4_1Bytes && len(x) >= q8_1Bytes {
-		a := (*[q4_1Bytes]byte)(w)
-		b := (*[q8_1Bytes]byte)(x)
+	for a, b := range dotBlocks(n/QK, w, q4_1Bytes, x, q8_1Bytes) {
+		a := (*[q4_1Bytes]byte)(a)
+		b := (*[q8_1Bytes]byte)(b)
 		var s0, s1 int32
 		for j := 0; j < QK/2; j++ {
 			q := a[4+j]
@@ -75,8 +68,6 @@ func dotQ4_1(n int, w, x []byte) float32 {
 			s1 += int32(q>>4) * int32(int8(b[4+QK/2+j]))
 		}
 		sum += (f16At(a[0:])*f16At(b[0:]))*float32(s0+s1) + f16At(a[2:])*f16At(b[2:])
-		w = w[q4_1Bytes:]
-		x = x[q8_1Bytes:]
 	}
 	return sum
 }

@@ -8,9 +8,9 @@ package quant
 const q4_KBytes = 2 + 2 + kScaleSize + QKK/2
 
 func dequantQ4_K(dst []float32, src []byte) {
-	for len(dst) >= QKK && len(src) >= q4_KBytes {
-		b := (*[q4_KBytes]byte)(src)
-		y := (*[QKK]float32)(dst)
+	for y, b := range blocks(dst, QKK, src, q4_KBytes) {
+		b := (*[q4_KBytes]byte)(b)
+		y := (*[QKK]float32)(y)
 		d := f16At(b[0:])
 		dmin := f16At(b[2:])
 		s := (*[kScaleSize]byte)(b[4:])
@@ -27,8 +27,6 @@ func dequantQ4_K(dst []float32, src []byte) {
 				y1[l] = d1*float32(q[l]>>4) - n1
 			}
 		}
-		src = src[q4_KBytes:]
-		dst = dst[QKK:]
 	}
 }
 
@@ -37,9 +35,9 @@ func dequantQ4_K(dst []float32, src []byte) {
 // 6-bit scales and mins relative to the largest of each.
 func quantQ4_K(dst []byte, src []float32) {
 	var l [QKK]uint8
-	for len(src) >= QKK && len(dst) >= q4_KBytes {
-		x := (*[QKK]float32)(src)
-		b := (*[q4_KBytes]byte)(dst)
+	for x, b := range blocks(src, QKK, dst, q4_KBytes) {
+		x := (*[QKK]float32)(x)
+		b := (*[q4_KBytes]byte)(b)
 		quantSubBlocksK4(b[:], x, &l, 15, -1, 0.1, 20)
 		for c := 0; c < 4; c++ {
 			q := (*[32]byte)(b[16+32*c:])
@@ -47,8 +45,6 @@ func quantQ4_K(dst []byte, src []float32) {
 				q[i] = l[64*c+i] | l[64*c+32+i]<<4
 			}
 		}
-		src = src[QKK:]
-		dst = dst[q4_KBytes:]
 	}
 }
 
@@ -56,13 +52,10 @@ func quantQ4_K(dst []byte, src []float32) {
 // d_w·d_x·Σ_j sc_j·Σ q_w·q_x  -  dmin_w·d_x·Σ_j m_j·(sum of the Q8_K quants
 // of sub-block j), the last sum taken from the Q8_K bsums.
 func dotQ4_K(n int, w, x []byte) float32 {
-	nb := n / QKK
-	w = w[:nb*q4_KBytes]
-	x = x[:nb*q8_KBytes]
 	var sum float32
-	for len(w) >= q4_KBytes && len(x) >= q8_KBytes {
-		a := (*[q4_KBytes]byte)(w)
-		b := (*[q8_KBytes]byte)(x)
+	for a, b := range dotBlocks(n/QKK, w, q4_KBytes, x, q8_KBytes) {
+		a := (*[q4_KBytes]byte)(a)
+		b := (*[q8_KBytes]byte)(b)
 		s := (*[kScaleSize]byte)(a[4:])
 		bsums := (*[32]byte)(b[4+QKK:])
 		var sumi, summ int32
@@ -83,8 +76,6 @@ func dotQ4_K(n int, w, x []byte) float32 {
 		}
 		dy := f32At(b[0:])
 		sum += f16At(a[0:])*dy*float32(sumi) - f16At(a[2:])*dy*float32(summ)
-		w = w[q4_KBytes:]
-		x = x[q8_KBytes:]
 	}
 	return sum
 }

@@ -8,9 +8,9 @@ import "encoding/binary"
 const q5_0Bytes = 2 + 4 + QK/2
 
 func dequantQ5_0(dst []float32, src []byte) {
-	for len(dst) >= QK && len(src) >= q5_0Bytes {
-		b := (*[q5_0Bytes]byte)(src)
-		y := (*[QK]float32)(dst)
+	for y, b := range blocks(dst, QK, src, q5_0Bytes) {
+		b := (*[q5_0Bytes]byte)(b)
+		y := (*[QK]float32)(y)
 		d := f16At(b[0:])
 		qh := binary.LittleEndian.Uint32(b[2:])
 		for j := 0; j < QK/2; j++ {
@@ -20,17 +20,15 @@ func dequantQ5_0(dst []float32, src []byte) {
 			y[j] = float32(lo-16) * d
 			y[j+QK/2] = float32(hi-16) * d
 		}
-		src = src[q5_0Bytes:]
-		dst = dst[QK:]
 	}
 }
 
 // quantQ5_0 follows quantize_row_q5_0_ref: like Q4_0 with the largest
 // magnitude mapped to -16.
 func quantQ5_0(dst []byte, src []float32) {
-	for len(src) >= QK && len(dst) >= q5_0Bytes {
-		x := (*[QK]float32)(src)
-		b := (*[q5_0Bytes]byte)(dst)
+	for x, b := range blocks(src, QK, dst, q5_0Bytes) {
+		x := (*[QK]float32)(x)
+		b := (*[q5_0Bytes]byte)(b)
 		max, _ := signedAbsMax(x[:])
 		d := max / -16
 		id := invScale(d)
@@ -44,20 +42,15 @@ func quantQ5_0(dst []byte, src []float32) {
 			qh |= uint32(hi>>4) << (j + QK/2)
 		}
 		binary.LittleEndian.PutUint32(b[2:], qh)
-		src = src[QK:]
-		dst = dst[q5_0Bytes:]
 	}
 }
 
 // dotQ5_0 is ggml_vec_dot_q5_0_q8_0: Σ_blocks d_w·d_x·Σ(q_w-16)·q_x.
 func dotQ5_0(n int, w, x []byte) float32 {
-	nb := n / QK
-	w = w[:nb*q5_0Bytes]
-	x = x[:nb*q8_0Bytes]
 	var sum float32
-	for len(w) >= q5_0Bytes && len(x) >= q8_0Bytes {
-		a := (*[q5_0Bytes]byte)(w)
-		b := (*[q8_0Bytes]byte)(x)
+	for a, b := range dotBlocks(n/QK, w, q5_0Bytes, x, q8_0Bytes) {
+		a := (*[q5_0Bytes]byte)(a)
+		b := (*[q8_0Bytes]byte)(b)
 		qh := binary.LittleEndian.Uint32(a[2:])
 		var s0, s1 int32
 		for j := 0; j < QK/2; j++ {
@@ -68,8 +61,6 @@ func dotQ5_0(n int, w, x []byte) float32 {
 			s1 += (hi - 16) * int32(int8(b[2+QK/2+j]))
 		}
 		sum += (f16At(a[0:]) * f16At(b[0:])) * float32(s0+s1)
-		w = w[q5_0Bytes:]
-		x = x[q8_0Bytes:]
 	}
 	return sum
 }

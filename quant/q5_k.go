@@ -8,9 +8,9 @@ package quant
 const q5_KBytes = 2 + 2 + kScaleSize + QKK/8 + QKK/2
 
 func dequantQ5_K(dst []float32, src []byte) {
-	for len(dst) >= QKK && len(src) >= q5_KBytes {
-		b := (*[q5_KBytes]byte)(src)
-		y := (*[QKK]float32)(dst)
+	for y, b := range blocks(dst, QKK, src, q5_KBytes) {
+		b := (*[q5_KBytes]byte)(b)
+		y := (*[QKK]float32)(y)
 		d := f16At(b[0:])
 		dmin := f16At(b[2:])
 		s := (*[kScaleSize]byte)(b[4:])
@@ -30,8 +30,6 @@ func dequantQ5_K(dst []float32, src []byte) {
 				y1[l] = d1*float32(q[l]>>4|(h&2)<<3) - n1
 			}
 		}
-		src = src[q5_KBytes:]
-		dst = dst[QKK:]
 	}
 }
 
@@ -40,9 +38,9 @@ func dequantQ5_K(dst []float32, src []byte) {
 // mins as in Q4_K.
 func quantQ5_K(dst []byte, src []float32) {
 	var l [QKK]uint8
-	for len(src) >= QKK && len(dst) >= q5_KBytes {
-		x := (*[QKK]float32)(src)
-		b := (*[q5_KBytes]byte)(dst)
+	for x, b := range blocks(src, QKK, dst, q5_KBytes) {
+		x := (*[QKK]float32)(x)
+		b := (*[q5_KBytes]byte)(b)
 		quantSubBlocksK4(b[:], x, &l, 31, -0.5, 0.1, 15)
 		qh := (*[32]byte)(b[16:])
 		*qh = [32]byte{}
@@ -54,21 +52,16 @@ func quantQ5_K(dst []byte, src []float32) {
 				q[i] = lo&0xf | (hi&0xf)<<4
 			}
 		}
-		src = src[QKK:]
-		dst = dst[q5_KBytes:]
 	}
 }
 
 // dotQ5_K is ggml_vec_dot_q5_K_q8_K; it differs from dotQ4_K only in the
 // fifth bit of each weight quant.
 func dotQ5_K(n int, w, x []byte) float32 {
-	nb := n / QKK
-	w = w[:nb*q5_KBytes]
-	x = x[:nb*q8_KBytes]
 	var sum float32
-	for len(w) >= q5_KBytes && len(x) >= q8_KBytes {
-		a := (*[q5_KBytes]byte)(w)
-		b := (*[q8_KBytes]byte)(x)
+	for a, b := range dotBlocks(n/QKK, w, q5_KBytes, x, q8_KBytes) {
+		a := (*[q5_KBytes]byte)(a)
+		b := (*[q8_KBytes]byte)(b)
 		s := (*[kScaleSize]byte)(a[4:])
 		qh := (*[32]byte)(a[16:])
 		bsums := (*[32]byte)(b[4+QKK:])
@@ -92,8 +85,6 @@ func dotQ5_K(n int, w, x []byte) float32 {
 		}
 		dy := f32At(b[0:])
 		sum += f16At(a[0:])*dy*float32(sumi) - f16At(a[2:])*dy*float32(summ)
-		w = w[q5_KBytes:]
-		x = x[q8_KBytes:]
 	}
 	return sum
 }

@@ -6,15 +6,13 @@ import "math"
 const q8_0Bytes = 2 + QK
 
 func dequantQ8_0(dst []float32, src []byte) {
-	for len(dst) >= QK && len(src) >= q8_0Bytes {
-		b := (*[q8_0Bytes]byte)(src)
-		y := (*[QK]float32)(dst)
+	for y, b := range blocks(dst, QK, src, q8_0Bytes) {
+		b := (*[q8_0Bytes]byte)(b)
+		y := (*[QK]float32)(y)
 		d := f16At(b[0:])
 		for j := range y {
 			y[j] = float32(int8(b[2+j])) * d
 		}
-		src = src[q8_0Bytes:]
-		dst = dst[QK:]
 	}
 }
 
@@ -24,9 +22,9 @@ func dequantQ8_0(dst []float32, src []byte) {
 // (_mm256_round_ps), where the reference uses roundf, which rounds ties away
 // from zero. The two differ for inputs whose scaled value lands on .5.
 func quantQ8_0(dst []byte, src []float32) {
-	for len(src) >= QK && len(dst) >= q8_0Bytes {
-		x := (*[QK]float32)(src)
-		b := (*[q8_0Bytes]byte)(dst)
+	for x, b := range blocks(src, QK, dst, q8_0Bytes) {
+		x := (*[QK]float32)(x)
+		b := (*[q8_0Bytes]byte)(b)
 		amax := absMax(x[:])
 		d := amax / 127
 		var id float32
@@ -37,8 +35,6 @@ func quantQ8_0(dst []byte, src []float32) {
 		for j, v := range x {
 			b[2+j] = byte(roundSat8(float32(v * id)))
 		}
-		src = src[QK:]
-		dst = dst[q8_0Bytes:]
 	}
 }
 
@@ -82,21 +78,16 @@ func sat8(v int32) int8 {
 // dotQ8_0 is ggml_vec_dot_q8_0_q8_0: per block the integer sum of products,
 // scaled by d_w·d_x.
 func dotQ8_0(n int, w, x []byte) float32 {
-	nb := n / QK
-	w = w[:nb*q8_0Bytes]
-	x = x[:nb*q8_0Bytes]
 	var sum float32
-	for len(w) >= q8_0Bytes && len(x) >= q8_0Bytes {
-		a := (*[q8_0Bytes]byte)(w)
-		b := (*[q8_0Bytes]byte)(x)
+	for a, b := range dotBlocks(n/QK, w, q8_0Bytes, x, q8_0Bytes) {
+		a := (*[q8_0Bytes]byte)(a)
+		b := (*[q8_0Bytes]byte)(b)
 		var s0, s1 int32
 		for j := 2; j < q8_0Bytes; j += 2 {
 			s0 += int32(int8(a[j])) * int32(int8(b[j]))
 			s1 += int32(int8(a[j+1])) * int32(int8(b[j+1]))
 		}
 		sum += float32(s0+s1) * (f16At(a[0:]) * f16At(b[0:]))
-		w = w[q8_0Bytes:]
-		x = x[q8_0Bytes:]
 	}
 	return sum
 }
