@@ -21,14 +21,17 @@ const iq4_NLBytes = 2 + QK/2
 
 func dequantIQ4_NL(dst []float32, src []byte) {
 	for y, b := range blocks(dst, QK, src, iq4_NLBytes) {
-		b := (*[iq4_NLBytes]byte)(b)
-		y := (*[QK]float32)(y)
-		d := f16At(b[0:])
-		for j := 0; j < QK/2; j++ {
-			q := b[2+j]
-			y[j] = d * float32(iq4nlValues[q&0xf])
-			y[j+QK/2] = d * float32(iq4nlValues[q>>4])
-		}
+		dequantIQ4((*[QK]float32)(y), (*[QK / 2]byte)(b[2:]), f16At(b[0:]))
+	}
+}
+
+// dequantIQ4 expands the 32 codes of an IQ4_NL block or IQ4_XS
+// sub-block, in the Q4_0 order, with scale d: element j is
+// d·iq4nlValues[code_j].
+func dequantIQ4(y *[QK]float32, qs *[QK / 2]byte, d float32) {
+	for j, q := range qs {
+		y[j] = d * float32(iq4nlValues[q&0xf])
+		y[j+QK/2] = d * float32(iq4nlValues[q>>4])
 	}
 }
 
@@ -48,7 +51,7 @@ func quantIQ4_NL(dst []byte, src []float32) {
 		for j, v := range x {
 			l[j] = bestIndexIQ4(float32(id * v))
 		}
-		packIQ4Nibbles(b[2:], l[:])
+		packNibbles(b[2:], l[:])
 	}
 }
 
@@ -132,9 +135,9 @@ func bestIndexIQ4(x float32) uint8 {
 	return uint8(hi)
 }
 
-// packIQ4Nibbles stores codes in the IQ4 layout: for each 32 codes, 16
+// packNibbles stores 4-bit codes in the Q4_0 order: for each 32 codes, 16
 // bytes with code j in the low nibble and code j+16 in the high one.
-func packIQ4Nibbles(q []byte, l []uint8) {
+func packNibbles(q []byte, l []uint8) {
 	for i := 0; i < len(l)/32; i++ {
 		for j := 0; j < 16; j++ {
 			q[16*i+j] = l[32*i+j] | l[32*i+16+j]<<4

@@ -27,13 +27,7 @@ func dequantIQ4_XS(dst []float32, src []byte) {
 		y := (*[QKK]float32)(y)
 		d := f16At(b[0:])
 		for ib := 0; ib < 8; ib++ {
-			dl := d * float32(iq4XSScale(b, ib))
-			q := (*[16]byte)(b[8+16*ib:])
-			yy := (*[32]float32)(y[32*ib:])
-			for j := 0; j < 16; j++ {
-				yy[j] = dl * float32(iq4nlValues[q[j]&0xf])
-				yy[j+16] = dl * float32(iq4nlValues[q[j]>>4])
-			}
+			dequantIQ4((*[QK]float32)(y[32*ib:]), (*[QK / 2]byte)(b[8+16*ib:]), d*float32(iq4XSScale(b, ib)))
 		}
 	}
 }
@@ -77,7 +71,7 @@ func quantIQ4_XS(dst []byte, src []float32) {
 			sh |= uint16(u>>4) << (2 * uint(ib))
 		}
 		put16(b[2:], sh)
-		packIQ4Nibbles(b[8:], l[:])
+		packNibbles(b[8:], l[:])
 	}
 }
 

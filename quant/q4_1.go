@@ -23,20 +23,27 @@ func dequantQ4_1(dst []float32, src []byte) {
 // quantQ4_1 follows quantize_row_q4_1_ref: 16 even steps from the block's
 // minimum to its maximum.
 func quantQ4_1(dst []byte, src []float32) {
+	var l [QK]uint8
 	for x, b := range blocks(src, QK, dst, q4_1Bytes) {
-		x := (*[QK]float32)(x)
-		b := (*[q4_1Bytes]byte)(b)
-		min, max := minMax(x[:])
-		d := (max - min) / 15
-		id := invScale(d)
-		put16(b[0:], FP32ToFP16(d))
-		put16(b[2:], FP32ToFP16(min))
-		for j := 0; j < QK/2; j++ {
-			lo := truncClamp(float32((x[j]-min)*id)+0.5, 15)
-			hi := truncClamp(float32((x[j+QK/2]-min)*id)+0.5, 15)
-			b[4+j] = lo | hi<<4
-		}
+		quantMin(b, (*[QK]float32)(x), 15, &l)
+		packNibbles(b[4:], l[:])
 	}
+}
+
+// quantMin is the scale, minimum and levels of quantize_row_q4_1_ref
+// (nmax 15) and quantize_row_q5_1_ref (nmax 31): nmax even steps d from
+// the block's minimum to its maximum; d and the minimum go to the block's
+// head b[0:4] (fp16 each), and element x gets level (x-min)/d in l,
+// rounded from (x-min)/d + 0.5 by truncation and clamped to [0, nmax].
+func quantMin(b []byte, x *[QK]float32, nmax int32, l *[QK]uint8) {
+	min, max := minMax(x[:])
+	d := (max - min) / float32(nmax)
+	id := invScale(d)
+	for j, v := range x {
+		l[j] = truncClamp(float32((v-min)*id)+0.5, nmax)
+	}
+	put16(b[0:], FP32ToFP16(d))
+	put16(b[2:], FP32ToFP16(min))
 }
 
 // minMax returns the smallest and largest element, starting from ±MaxFloat32
@@ -59,15 +66,8 @@ func minMax(x []float32) (min, max float32) {
 func dotQ4_1(n int, w, x []byte) float32 {
 	var sum float32
 	for a, b := range dotBlocks(n/QK, w, q4_1Bytes, x, q8_1Bytes) {
-		a := (*[q4_1Bytes]byte)(a)
-		b := (*[q8_1Bytes]byte)(b)
-		var s0, s1 int32
-		for j := 0; j < QK/2; j++ {
-			q := a[4+j]
-			s0 += int32(q&0xf) * int32(int8(b[4+j]))
-			s1 += int32(q>>4) * int32(int8(b[4+QK/2+j]))
-		}
-		sum += (f16At(a[0:])*f16At(b[0:]))*float32(s0+s1) + f16At(a[2:])*f16At(b[2:])
+		isum := nibbleDot((*[QK / 2]byte)(a[4:]), (*[QK]byte)(b[4:]), 0)
+		sum += (f16At(a[0:])*f16At(b[0:]))*float32(isum) + f16At(a[2:])*f16At(b[2:])
 	}
 	return sum
 }
