@@ -7,12 +7,16 @@ const q8_0Bytes = 2 + QK
 
 func dequantQ8_0(dst []float32, src []byte) {
 	for y, b := range blocks(dst, QK, src, q8_0Bytes) {
-		b := (*[q8_0Bytes]byte)(b)
-		y := (*[QK]float32)(y)
-		d := f16At(b[0:])
-		for j := range y {
-			y[j] = float32(int8(b[2+j])) * d
-		}
+		dequantInt8(y, b[2:], f16At(b[0:]))
+	}
+}
+
+// dequantInt8 expands the int8 quants q with scale d into y: the quants of
+// Q8_0, Q8_1 and Q8_K.
+func dequantInt8(y []float32, q []byte, d float32) {
+	q = q[:len(y)]
+	for j, v := range q {
+		y[j] = float32(int8(v)) * d
 	}
 }
 
@@ -23,19 +27,31 @@ func dequantQ8_0(dst []float32, src []byte) {
 // from zero. The two differ for inputs whose scaled value lands on .5.
 func quantQ8_0(dst []byte, src []float32) {
 	for x, b := range blocks(src, QK, dst, q8_0Bytes) {
-		x := (*[QK]float32)(x)
-		b := (*[q8_0Bytes]byte)(b)
-		amax := absMax(x[:])
-		d := amax / 127
-		var id float32
-		if amax != 0 {
-			id = 127 / amax
-		}
+		d, _ := quantQ8Block((*[QK]float32)(x), (*[QK]byte)(b[2:]))
 		put16(b[0:], FP32ToFP16(d))
-		for j, v := range x {
-			b[2+j] = byte(roundSat8(float32(v * id)))
-		}
 	}
+}
+
+// quantQ8Block quantizes one block of x to int8 quants q as llama.cpp's
+// AVX2 quantize_row_q8_0 and quantize_row_q8_1 do: d = amax/127, and each
+// element times 127/amax converted the way the sequence round (ties to
+// even), cvtps2dq, packssdw, packsswb does (roundInt32, then sat8):
+// in-range values round to nearest even, larger ones saturate, and NaN or
+// values beyond int32 end up as -128. It returns d and the sum of the
+// int32 values before they are packed to bytes, unsaturated (Q8_1's s).
+func quantQ8Block(x *[QK]float32, q *[QK]byte) (d float32, sum int32) {
+	amax := absMax(x[:])
+	d = amax / 127
+	var id float32
+	if amax != 0 {
+		id = 127 / amax
+	}
+	for j, v := range x {
+		r := roundInt32(float32(v * id))
+		sum += r
+		q[j] = byte(sat8(r))
+	}
+	return d, sum
 }
 
 // absMax returns the largest |x|; NaNs are skipped.
@@ -48,12 +64,6 @@ func absMax(x []float32) float32 {
 	}
 	return m
 }
-
-// roundSat8 converts f to int8 the way the AVX2 sequence round (ties to
-// even), cvtps2dq, packssdw, packsswb does: in-range values round to
-// nearest even, larger ones saturate, and NaN or values beyond int32 end up
-// as -128.
-func roundSat8(f float32) int8 { return sat8(roundInt32(f)) }
 
 // roundInt32 is cvtps2dq after a round to nearest even: NaN and values
 // outside int32 become the "integer indefinite" value -2^31.

@@ -12,12 +12,7 @@ const q8_KBytes = 4 + QKK + 2*QKK/16
 
 func dequantQ8_K(dst []float32, src []byte) {
 	for y, b := range blocks(dst, QKK, src, q8_KBytes) {
-		b := (*[q8_KBytes]byte)(b)
-		y := (*[QKK]float32)(y)
-		d := f32At(b[0:])
-		for j := range y {
-			y[j] = d * float32(int8(b[4+j]))
-		}
+		dequantInt8(y, b[4:], f32At(b[0:]))
 	}
 }
 
