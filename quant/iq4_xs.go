@@ -44,13 +44,7 @@ func quantIQ4_XS(dst []byte, src []float32) {
 		x := (*[QKK]float32)(x)
 		b := (*[iq4_XSBytes]byte)(b)
 		quantIQ4Blocks(x[:], scales[:], l[:])
-		var maxScale, amaxScale float32
-		for _, s := range scales {
-			if a := abs32(s); a > amaxScale {
-				amaxScale = a
-				maxScale = s
-			}
-		}
+		maxScale, _ := signedAbsMax(scales[:])
 		d := -maxScale / 32
 		put16(b[0:], FP32ToFP16(d))
 		id := invScale(d)

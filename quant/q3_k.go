@@ -66,14 +66,10 @@ func quantQ3_K(dst []byte, src []float32) {
 	for x, b := range blocks(src, QKK, dst, q3_KBytes) {
 		x := (*[QKK]float32)(x)
 		b := (*[q3_KBytes]byte)(b)
-		var maxScale, amax float32
 		for g := 0; g < QKK/16; g++ {
 			scales[g] = makeQ3Quants(4, x[16*g:16*g+16], l[16*g:16*g+16])
-			if a := abs32(scales[g]); a > amax {
-				amax = a
-				maxScale = scales[g]
-			}
 		}
+		maxScale, _ := signedAbsMax(scales[:])
 		s := (*[12]byte)(b[96:])
 		*s = [12]byte{}
 		if maxScale != 0 {

@@ -42,15 +42,10 @@ func quantQ6_K(dst []byte, src []float32) {
 	for x, b := range blocks(src, QKK, dst, q6_KBytes) {
 		x := (*[QKK]float32)(x)
 		b := (*[q6_KBytes]byte)(b)
-		var maxScale, maxAbsScale float32
 		for ib := 0; ib < QKK/16; ib++ {
-			s := makeQXQuants(32, x[16*ib:16*ib+16], l[16*ib:16*ib+16], nil)
-			scales[ib] = s
-			if a := abs32(s); a > maxAbsScale {
-				maxAbsScale = a
-				maxScale = s
-			}
+			scales[ib] = makeQXQuants(32, x[16*ib:16*ib+16], l[16*ib:16*ib+16], nil)
 		}
+		maxScale, maxAbsScale := signedAbsMax(scales[:])
 		if maxAbsScale < groupMaxEps {
 			*b = [q6_KBytes]byte{}
 			continue
