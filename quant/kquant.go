@@ -33,6 +33,18 @@ func scalesMinsK4(s *[kScaleSize]byte, sc, m *[8]int32) {
 	}
 }
 
+// minSumK4 is the min term of a Q4_K or Q5_K block's dot product with a
+// Q8_K block: Σ_j m[j]·(the sum of the Q8_K quants of sub-block j), from
+// the min codes m (scalesMinsK4) and the Q8_K bsums, two per sub-block.
+// It needs no weight quants.
+func minSumK4(m *[8]int32, bsums *[32]byte) int32 {
+	var s int32
+	for j, mj := range m {
+		s += mj * (bsum(bsums, 2*j) + bsum(bsums, 2*j+1))
+	}
+	return s
+}
+
 // blockSumK4 is a Q4_K or Q5_K block's share of a dot product with a
 // Q8_K block of scale dy: d·dy·sumi - dmin·dy·summ, d and dmin the fp16
 // pair the block starts with.

@@ -57,8 +57,7 @@ func dotQ4_K(n int, w, x []byte) float32 {
 		a := (*[q4_KBytes]byte)(a)
 		b := (*[q8_KBytes]byte)(b)
 		scalesMinsK4((*[kScaleSize]byte)(a[4:]), &sc, &m)
-		bsums := (*[32]byte)(b[4+QKK:])
-		var sumi, summ int32
+		var sumi int32
 		for c := 0; c < 4; c++ {
 			q := (*[32]byte)(a[16+32*c:])
 			y0 := (*[32]byte)(b[4+64*c:])
@@ -69,9 +68,8 @@ func dotQ4_K(n int, w, x []byte) float32 {
 				s1 += int32(q[l]>>4) * int32(int8(y1[l]))
 			}
 			sumi += sc[2*c]*s0 + sc[2*c+1]*s1
-			summ += m[2*c]*(bsum(bsums, 4*c)+bsum(bsums, 4*c+1)) + m[2*c+1]*(bsum(bsums, 4*c+2)+bsum(bsums, 4*c+3))
 		}
-		sum += blockSumK4(a[:], f32At(b[0:]), sumi, summ)
+		sum += blockSumK4(a[:], f32At(b[0:]), sumi, minSumK4(&m, (*[32]byte)(b[4+QKK:])))
 	}
 	return sum
 }

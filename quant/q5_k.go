@@ -64,8 +64,7 @@ func dotQ5_K(n int, w, x []byte) float32 {
 		b := (*[q8_KBytes]byte)(b)
 		scalesMinsK4((*[kScaleSize]byte)(a[4:]), &sc, &m)
 		qh := (*[32]byte)(a[16:])
-		bsums := (*[32]byte)(b[4+QKK:])
-		var sumi, summ int32
+		var sumi int32
 		for c := 0; c < 4; c++ {
 			q := (*[32]byte)(a[48+32*c:])
 			y0 := (*[32]byte)(b[4+64*c:])
@@ -78,9 +77,8 @@ func dotQ5_K(n int, w, x []byte) float32 {
 				s1 += int32(q[l]>>4|(h&2)<<3) * int32(int8(y1[l]))
 			}
 			sumi += sc[2*c]*s0 + sc[2*c+1]*s1
-			summ += m[2*c]*(bsum(bsums, 4*c)+bsum(bsums, 4*c+1)) + m[2*c+1]*(bsum(bsums, 4*c+2)+bsum(bsums, 4*c+3))
 		}
-		sum += blockSumK4(a[:], f32At(b[0:]), sumi, summ)
+		sum += blockSumK4(a[:], f32At(b[0:]), sumi, minSumK4(&m, (*[32]byte)(b[4+QKK:])))
 	}
 	return sum
 }
