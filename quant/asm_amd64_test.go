@@ -139,15 +139,9 @@ func asmRow(r *rand.Rand, t Type, nb int, f asmFill) []byte {
 					p[j] = byte(0xFF * r.IntN(2)) // nibbles 0 or 15
 				}
 			}
-		case Q4_1, Q5_1:
-			binary.LittleEndian.PutUint16(p, half())
-			binary.LittleEndian.PutUint16(p[2:], half())
-			if f == fillExtreme {
-				for j := 4; j < bs; j++ {
-					p[j] = 0xFF
-				}
-			}
-		case Q4_K, Q5_K:
+		case Q4_1, Q5_1, Q4_K, Q5_K:
+			// The same head: fp16 d, then m (K: dmin); past it, at
+			// the extreme, every bit set.
 			binary.LittleEndian.PutUint16(p, half())
 			binary.LittleEndian.PutUint16(p[2:], half())
 			if f == fillExtreme {

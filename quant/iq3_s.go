@@ -39,9 +39,9 @@ var iq3sSignMask = func() (t [256]uint64) {
 }()
 
 func dequantIQ3_S(dst []float32, src []byte) {
-	for len(dst) >= QKK && len(src) >= iq3_SBytes {
-		b := (*[iq3_SBytes]byte)(src)
-		y := (*[QKK]float32)(dst)
+	for y, b := range blocks(dst, QKK, src, iq3_SBytes) {
+		b := (*[iq3_SBytes]byte)(b)
+		y := (*[QKK]float32)(y)
 		d := f16At(b[0:])
 		for ib := 0; ib < 8; ib++ {
 			db := d * float32(1+2*int32(b[106+ib/2]>>(4*uint(ib%2))&0xf))
@@ -58,8 +58,6 @@ func dequantIQ3_S(dst []float32, src []byte) {
 				}
 			}
 		}
-		src = src[iq3_SBytes:]
-		dst = dst[QKK:]
 	}
 }
 
@@ -78,13 +76,10 @@ func dequantIQ3_S(dst []float32, src []byte) {
 // signs are applied to the grid bytes as (g ^ m) + (m & 1) per byte, which
 // cannot carry between bytes because no grid byte is 0.
 func dotIQ3_S(n int, w, x []byte) float32 {
-	nb := n / QKK
-	w = w[:nb*iq3_SBytes]
-	x = x[:nb*q8_KBytes]
 	var sum float32
-	for len(w) >= iq3_SBytes && len(x) >= q8_KBytes {
-		a := (*[iq3_SBytes]byte)(w)
-		b := (*[q8_KBytes]byte)(x)
+	for a, b := range dotBlocks(n/QKK, w, iq3_SBytes, x, q8_KBytes) {
+		a := (*[iq3_SBytes]byte)(a)
+		b := (*[q8_KBytes]byte)(b)
 		qs := (*[64]byte)(a[2:])
 		var isum int32
 		for ib := 0; ib < 8; ib++ {
@@ -103,8 +98,6 @@ func dotIQ3_S(n int, w, x []byte) float32 {
 			isum += ls * s
 		}
 		sum += f16At(a[0:]) * f32At(b[0:]) * float32(isum)
-		w = w[iq3_SBytes:]
-		x = x[q8_KBytes:]
 	}
 	return sum
 }
@@ -243,6 +236,8 @@ func quantIQ3_S(dst []byte, src []float32) {
 		onGrid, onGridAux  [8]bool
 		blockSigns         [4]uint8
 	)
+	// The loop is written out rather than ranging over blocks: this body
+	// is past what the compiler inlines into a range loop.
 	for len(src) >= QKK && len(dst) >= iq3_SBytes {
 		x := (*[QKK]float32)(src)
 		b := (*[iq3_SBytes]byte)(dst)

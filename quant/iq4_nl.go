@@ -20,17 +20,18 @@ var iq4nlValues32 = func() (t [16]int32) {
 const iq4_NLBytes = 2 + QK/2
 
 func dequantIQ4_NL(dst []float32, src []byte) {
-	for len(dst) >= QK && len(src) >= iq4_NLBytes {
-		b := (*[iq4_NLBytes]byte)(src)
-		y := (*[QK]float32)(dst)
-		d := f16At(b[0:])
-		for j := 0; j < QK/2; j++ {
-			q := b[2+j]
-			y[j] = d * float32(iq4nlValues[q&0xf])
-			y[j+QK/2] = d * float32(iq4nlValues[q>>4])
-		}
-		src = src[iq4_NLBytes:]
-		dst = dst[QK:]
+	for y, b := range blocks(dst, QK, src, iq4_NLBytes) {
+		dequantIQ4((*[QK]float32)(y), (*[QK / 2]byte)(b[2:]), f16At(b[0:]))
+	}
+}
+
+// dequantIQ4 expands the 32 codes of an IQ4_NL block or IQ4_XS
+// sub-block, in the Q4_0 order, with scale d: element j is
+// d·iq4nlValues[code_j].
+func dequantIQ4(y *[QK]float32, qs *[QK / 2]byte, d float32) {
+	for j, q := range qs {
+		y[j] = d * float32(iq4nlValues[q&0xf])
+		y[j+QK/2] = d * float32(iq4nlValues[q>>4])
 	}
 }
 
@@ -41,18 +42,16 @@ func dequantIQ4_NL(dst []float32, src []byte) {
 func quantIQ4_NL(dst []byte, src []float32) {
 	var scales [1]float32
 	var l [QK]uint8
-	for len(src) >= QK && len(dst) >= iq4_NLBytes {
-		x := (*[QK]float32)(src)
-		b := (*[iq4_NLBytes]byte)(dst)
+	for x, b := range blocks(src, QK, dst, iq4_NLBytes) {
+		x := (*[QK]float32)(x)
+		b := (*[iq4_NLBytes]byte)(b)
 		quantIQ4Blocks(x[:], scales[:], l[:])
 		put16(b[0:], FP32ToFP16(scales[0]))
 		id := invScale(scales[0])
 		for j, v := range x {
 			l[j] = bestIndexIQ4(float32(id * v))
 		}
-		packIQ4Nibbles(b[2:], l[:])
-		src = src[QK:]
-		dst = dst[iq4_NLBytes:]
+		packNibbles(b[2:], l[:])
 	}
 }
 
@@ -136,9 +135,9 @@ func bestIndexIQ4(x float32) uint8 {
 	return uint8(hi)
 }
 
-// packIQ4Nibbles stores codes in the IQ4 layout: for each 32 codes, 16
+// packNibbles stores 4-bit codes in the Q4_0 order: for each 32 codes, 16
 // bytes with code j in the low nibble and code j+16 in the high one.
-func packIQ4Nibbles(q []byte, l []uint8) {
+func packNibbles(q []byte, l []uint8) {
 	for i := 0; i < len(l)/32; i++ {
 		for j := 0; j < 16; j++ {
 			q[16*i+j] = l[32*i+j] | l[32*i+16+j]<<4
@@ -154,17 +153,12 @@ func packIQ4Nibbles(q []byte, l []uint8) {
 // nibbles 16..31), each looked up in the 16-entry level table (a byte
 // shuffle) and multiplied with the matching activation byte.
 func dotIQ4_NL(n int, w, x []byte) float32 {
-	nb := n / QK
-	w = w[:nb*iq4_NLBytes]
-	x = x[:nb*q8_0Bytes]
 	var sum float32
-	for len(w) >= iq4_NLBytes && len(x) >= q8_0Bytes {
-		a := (*[iq4_NLBytes]byte)(w)
-		b := (*[q8_0Bytes]byte)(x)
+	for a, b := range dotBlocks(n/QK, w, iq4_NLBytes, x, q8_0Bytes) {
+		a := (*[iq4_NLBytes]byte)(a)
+		b := (*[q8_0Bytes]byte)(b)
 		isum := iq4Sum((*[16]byte)(a[2:]), (*[QK]byte)(b[2:]))
 		sum += f16At(b[0:]) * f16At(a[0:]) * float32(isum)
-		w = w[iq4_NLBytes:]
-		x = x[q8_0Bytes:]
 	}
 	return sum
 }

@@ -22,21 +22,13 @@ func iq4XSScale(b *[iq4_XSBytes]byte, ib int) int32 {
 }
 
 func dequantIQ4_XS(dst []float32, src []byte) {
-	for len(dst) >= QKK && len(src) >= iq4_XSBytes {
-		b := (*[iq4_XSBytes]byte)(src)
-		y := (*[QKK]float32)(dst)
+	for y, b := range blocks(dst, QKK, src, iq4_XSBytes) {
+		b := (*[iq4_XSBytes]byte)(b)
+		y := (*[QKK]float32)(y)
 		d := f16At(b[0:])
 		for ib := 0; ib < 8; ib++ {
-			dl := d * float32(iq4XSScale(b, ib))
-			q := (*[16]byte)(b[8+16*ib:])
-			yy := (*[32]float32)(y[32*ib:])
-			for j := 0; j < 16; j++ {
-				yy[j] = dl * float32(iq4nlValues[q[j]&0xf])
-				yy[j+16] = dl * float32(iq4nlValues[q[j]>>4])
-			}
+			dequantIQ4((*[QK]float32)(y[32*ib:]), (*[QK / 2]byte)(b[8+16*ib:]), d*float32(iq4XSScale(b, ib)))
 		}
-		src = src[iq4_XSBytes:]
-		dst = dst[QKK:]
 	}
 }
 
@@ -48,17 +40,11 @@ func dequantIQ4_XS(dst []float32, src []byte) {
 func quantIQ4_XS(dst []byte, src []float32) {
 	var scales [QKK / 32]float32
 	var l [QKK]uint8
-	for len(src) >= QKK && len(dst) >= iq4_XSBytes {
-		x := (*[QKK]float32)(src)
-		b := (*[iq4_XSBytes]byte)(dst)
+	for x, b := range blocks(src, QKK, dst, iq4_XSBytes) {
+		x := (*[QKK]float32)(x)
+		b := (*[iq4_XSBytes]byte)(b)
 		quantIQ4Blocks(x[:], scales[:], l[:])
-		var maxScale, amaxScale float32
-		for _, s := range scales {
-			if a := abs32(s); a > amaxScale {
-				amaxScale = a
-				maxScale = s
-			}
-		}
+		maxScale, _ := signedAbsMax(scales[:])
 		d := -maxScale / 32
 		put16(b[0:], FP32ToFP16(d))
 		id := invScale(d)
@@ -79,9 +65,7 @@ func quantIQ4_XS(dst []byte, src []float32) {
 			sh |= uint16(u>>4) << (2 * uint(ib))
 		}
 		put16(b[2:], sh)
-		packIQ4Nibbles(b[8:], l[:])
-		src = src[QKK:]
-		dst = dst[iq4_XSBytes:]
+		packNibbles(b[8:], l[:])
 	}
 }
 
@@ -98,13 +82,10 @@ func quantIQ4_XS(dst []byte, src []float32) {
 // multiplied with the Q8_K bytes 32b..32b+31; the sub-block's sum is
 // scaled by its integer code.
 func dotIQ4_XS(n int, w, x []byte) float32 {
-	nb := n / QKK
-	w = w[:nb*iq4_XSBytes]
-	x = x[:nb*q8_KBytes]
 	var sum float32
-	for len(w) >= iq4_XSBytes && len(x) >= q8_KBytes {
-		a := (*[iq4_XSBytes]byte)(w)
-		b := (*[q8_KBytes]byte)(x)
+	for a, b := range dotBlocks(n/QKK, w, iq4_XSBytes, x, q8_KBytes) {
+		a := (*[iq4_XSBytes]byte)(a)
+		b := (*[q8_KBytes]byte)(b)
 		h := le16(a[2:])
 		var isum int32
 		for ib := 0; ib < 8; ib++ {
@@ -112,8 +93,6 @@ func dotIQ4_XS(n int, w, x []byte) float32 {
 			isum += ls * iq4Sum((*[16]byte)(a[8+16*ib:]), (*[QK]byte)(b[4+32*ib:]))
 		}
 		sum += f16At(a[0:]) * f32At(b[0:]) * float32(isum)
-		w = w[iq4_XSBytes:]
-		x = x[q8_KBytes:]
 	}
 	return sum
 }

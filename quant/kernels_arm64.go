@@ -50,20 +50,10 @@ var dotVariants = []dotVariant{
 
 // quantizeQ8_0 is quantQ8_0 in NEON assembly, byte for byte.
 func quantizeQ8_0(dst []byte, src []float32) {
-	nb := min(len(src)/QK, len(dst)/q8_0Bytes)
-	if !cpu.Has(cpu.NEON) || nb == 0 {
-		quantQ8_0(dst, src)
-		return
-	}
-	quantQ8_0NEON(&dst[0], &src[0], nb)
+	quantizeBlocks(dst, src, QK, q8_0Bytes, cpu.Has(cpu.NEON), quantQ8_0NEON, quantQ8_0)
 }
 
 // quantizeQ8_K is quantQ8_K in NEON assembly, byte for byte.
 func quantizeQ8_K(dst []byte, src []float32) {
-	nb := min(len(src)/QKK, len(dst)/q8_KBytes)
-	if !cpu.Has(cpu.NEON) || nb == 0 {
-		quantQ8_K(dst, src)
-		return
-	}
-	quantQ8_KNEON(&dst[0], &src[0], nb)
+	quantizeBlocks(dst, src, QKK, q8_KBytes, cpu.Has(cpu.NEON), quantQ8_KNEON, quantQ8_K)
 }

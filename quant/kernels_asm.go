@@ -51,6 +51,19 @@ func blockDot(f asmDot, t Type) DotFunc {
 	}
 }
 
+// quantizeBlocks encodes src into dst, be elements to a block of bb bytes,
+// with the assembly encoder asm when use is true and there is a whole
+// block to encode, else with the pure-Go encoder ref, which asm matches
+// byte for byte: the activation quantizers of kernels_<arch>.go.
+func quantizeBlocks(dst []byte, src []float32, be, bb int, use bool, asm func(dst *byte, src *float32, nb int), ref func(dst []byte, src []float32)) {
+	nb := min(len(src)/be, len(dst)/bb)
+	if !use || nb == 0 {
+		ref(dst, src)
+		return
+	}
+	asm(&dst[0], &src[0], nb)
+}
+
 // archKernels lists the assembly kernels this process can run for t,
 // slowest first.
 func archKernels(t Type) []Kernel {

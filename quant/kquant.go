@@ -22,6 +22,36 @@ func scaleMinK4(j int, s *[kScaleSize]byte) (sc, m uint8) {
 	return s[j+4]&0xf | (s[j-4]>>6)<<4, s[j+4]>>4 | (s[j]>>6)<<4
 }
 
+// scalesMinsK4 unpacks the scale and min codes of all eight sub-blocks
+// of a Q4_K or Q5_K block (see scaleMinK4): element i of sub-block j is
+// d·sc[j]·q_i - dmin·m[j], and its share of a dot product with Q8_K
+// quants y is sc[j]·Σq_i·y_i - m[j]·Σy_i.
+func scalesMinsK4(s *[kScaleSize]byte, sc, m *[8]int32) {
+	for j := range sc {
+		a, b := scaleMinK4(j, s)
+		sc[j], m[j] = int32(a), int32(b)
+	}
+}
+
+// minSumK4 is the min term of a Q4_K or Q5_K block's dot product with a
+// Q8_K block: Σ_j m[j]·(the sum of the Q8_K quants of sub-block j), from
+// the min codes m (scalesMinsK4) and the Q8_K bsums, two per sub-block.
+// It needs no weight quants.
+func minSumK4(m *[8]int32, bsums *[32]byte) int32 {
+	var s int32
+	for j, mj := range m {
+		s += mj * (bsum(bsums, 2*j) + bsum(bsums, 2*j+1))
+	}
+	return s
+}
+
+// blockSumK4 is a Q4_K or Q5_K block's share of a dot product with a
+// Q8_K block of scale dy: d·dy·sumi - dmin·dy·summ, d and dmin the fp16
+// pair the block starts with.
+func blockSumK4(a []byte, dy float32, sumi, summ int32) float32 {
+	return f16At(a[0:])*dy*float32(sumi) - f16At(a[2:])*dy*float32(summ)
+}
+
 // packScaleMinK4 is the inverse of scaleMinK4 for all eight sub-blocks; ls
 // and lm must be at most 63.
 func packScaleMinK4(s *[kScaleSize]byte, ls, lm *[8]uint8) {

@@ -16,9 +16,9 @@ package quant
 const q2_KBytes = QKK/16 + QKK/4 + 2 + 2
 
 func dequantQ2_K(dst []float32, src []byte) {
-	for len(dst) >= QKK && len(src) >= q2_KBytes {
-		b := (*[q2_KBytes]byte)(src)
-		y := (*[QKK]float32)(dst)
+	for y, b := range blocks(dst, QKK, src, q2_KBytes) {
+		b := (*[q2_KBytes]byte)(b)
+		y := (*[QKK]float32)(y)
 		d := f16At(b[80:])
 		dmin := f16At(b[82:])
 		for h := 0; h < 2; h++ {
@@ -36,8 +36,6 @@ func dequantQ2_K(dst []float32, src []byte) {
 				}
 			}
 		}
-		src = src[q2_KBytes:]
-		dst = dst[QKK:]
 	}
 }
 
@@ -52,9 +50,9 @@ func quantQ2_K(dst []byte, src []float32) {
 	var laux [16]uint8
 	var weights [16]float32
 	var scales, mins [QKK / 16]float32
-	for len(src) >= QKK && len(dst) >= q2_KBytes {
-		x := (*[QKK]float32)(src)
-		b := (*[q2_KBytes]byte)(dst)
+	for x, b := range blocks(src, QKK, dst, q2_KBytes) {
+		x := (*[QKK]float32)(x)
+		b := (*[q2_KBytes]byte)(b)
 		var maxScale, maxMin float32
 		for g := 0; g < QKK/16; g++ {
 			xs := x[16*g : 16*g+16]
@@ -102,8 +100,6 @@ func quantQ2_K(dst []byte, src []float32) {
 			}
 		}
 		packQ2Bits((*[64]byte)(b[16:]), &l)
-		src = src[QKK:]
-		dst = dst[q2_KBytes:]
 	}
 }
 
@@ -130,13 +126,10 @@ func packQ2Bits(qs *[64]byte, l *[QKK]uint8) {
 // run have their own scale codes 8h+2j and 8h+2j+1. The min term needs no
 // quants at all: it comes from the Q8_K bsums.
 func dotQ2_K(n int, w, x []byte) float32 {
-	nb := n / QKK
-	w = w[:nb*q2_KBytes]
-	x = x[:nb*q8_KBytes]
 	var sum float32
-	for len(w) >= q2_KBytes && len(x) >= q8_KBytes {
-		a := (*[q2_KBytes]byte)(w)
-		b := (*[q8_KBytes]byte)(x)
+	for a, b := range dotBlocks(n/QKK, w, q2_KBytes, x, q8_KBytes) {
+		a := (*[q2_KBytes]byte)(a)
+		b := (*[q8_KBytes]byte)(b)
 		sc := (*[16]byte)(a[0:])
 		bsums := (*[32]byte)(b[4+QKK:])
 		var summs int32
@@ -163,8 +156,6 @@ func dotQ2_K(n int, w, x []byte) float32 {
 		dall := dy * f16At(a[80:])
 		dmin := dy * f16At(a[82:])
 		sum += dall*float32(isum) - dmin*float32(summs)
-		w = w[q2_KBytes:]
-		x = x[q8_KBytes:]
 	}
 	return sum
 }

@@ -32,9 +32,9 @@ func q3KScales(s *[12]byte, out *[16]int32) {
 
 func dequantQ3_K(dst []float32, src []byte) {
 	var sc [16]int32
-	for len(dst) >= QKK && len(src) >= q3_KBytes {
-		b := (*[q3_KBytes]byte)(src)
-		y := (*[QKK]float32)(dst)
+	for y, b := range blocks(dst, QKK, src, q3_KBytes) {
+		b := (*[q3_KBytes]byte)(b)
+		y := (*[QKK]float32)(y)
 		d := f16At(b[108:])
 		q3KScales((*[12]byte)(b[96:]), &sc)
 		hm := (*[32]byte)(b[0:])
@@ -52,8 +52,6 @@ func dequantQ3_K(dst []float32, src []byte) {
 				}
 			}
 		}
-		src = src[q3_KBytes:]
-		dst = dst[QKK:]
 	}
 }
 
@@ -65,17 +63,13 @@ func dequantQ3_K(dst []float32, src []byte) {
 func quantQ3_K(dst []byte, src []float32) {
 	var l [QKK]uint8
 	var scales [QKK / 16]float32
-	for len(src) >= QKK && len(dst) >= q3_KBytes {
-		x := (*[QKK]float32)(src)
-		b := (*[q3_KBytes]byte)(dst)
-		var maxScale, amax float32
+	for x, b := range blocks(src, QKK, dst, q3_KBytes) {
+		x := (*[QKK]float32)(x)
+		b := (*[q3_KBytes]byte)(b)
 		for g := 0; g < QKK/16; g++ {
 			scales[g] = makeQ3Quants(4, x[16*g:16*g+16], l[16*g:16*g+16])
-			if a := abs32(scales[g]); a > amax {
-				amax = a
-				maxScale = scales[g]
-			}
 		}
+		maxScale, _ := signedAbsMax(scales[:])
 		s := (*[12]byte)(b[96:])
 		*s = [12]byte{}
 		if maxScale != 0 {
@@ -108,8 +102,6 @@ func quantQ3_K(dst []byte, src []float32) {
 			}
 		}
 		packQ2Bits((*[64]byte)(b[32:]), &l)
-		src = src[QKK:]
-		dst = dst[q3_KBytes:]
 	}
 }
 
@@ -187,14 +179,11 @@ func makeQ3Quants(nmax int32, x []float32, l []uint8) float32 {
 // run take scales 8h+2j and 8h+2j+1. (x86 computes maddubs(low2, y) -
 // maddubs(4·!hbit, y), since maddubs wants an unsigned operand.)
 func dotQ3_K(n int, w, x []byte) float32 {
-	nb := n / QKK
-	w = w[:nb*q3_KBytes]
-	x = x[:nb*q8_KBytes]
 	var sc [16]int32
 	var sum float32
-	for len(w) >= q3_KBytes && len(x) >= q8_KBytes {
-		a := (*[q3_KBytes]byte)(w)
-		b := (*[q8_KBytes]byte)(x)
+	for a, b := range dotBlocks(n/QKK, w, q3_KBytes, x, q8_KBytes) {
+		a := (*[q3_KBytes]byte)(a)
+		b := (*[q8_KBytes]byte)(b)
 		q3KScales((*[12]byte)(a[96:]), &sc)
 		hm := le64x4(a[0:])
 		var isum int32
@@ -217,8 +206,6 @@ func dotQ3_K(n int, w, x []byte) float32 {
 			}
 		}
 		sum += f16At(a[108:]) * f32At(b[0:]) * float32(isum)
-		w = w[q3_KBytes:]
-		x = x[q8_KBytes:]
 	}
 	return sum
 }

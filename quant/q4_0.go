@@ -1,42 +1,46 @@
 package quant
 
 // Q4_0 block: fp16 scale d, then 16 bytes of 4-bit quants. Byte j holds
-// element j in its low nibble and element j+16 in its high nibble; x = d·(q-8).
+// element j in its low nibble and element j+16 in its high nibble (the
+// order Q4_1, IQ4_NL, IQ4_XS and the low bits of Q5_0 and Q5_1 share);
+// x = d·(q-8).
 const q4_0Bytes = 2 + QK/2
 
 func dequantQ4_0(dst []float32, src []byte) {
-	for len(dst) >= QK && len(src) >= q4_0Bytes {
-		b := (*[q4_0Bytes]byte)(src)
-		y := (*[QK]float32)(dst)
+	for y, b := range blocks(dst, QK, src, q4_0Bytes) {
+		y := (*[QK]float32)(y)
 		d := f16At(b[0:])
-		for j := 0; j < QK/2; j++ {
-			q := b[2+j]
+		for j, q := range (*[QK / 2]byte)(b[2:]) {
 			y[j] = float32(int32(q&0xf)-8) * d
 			y[j+QK/2] = float32(int32(q>>4)-8) * d
 		}
-		src = src[q4_0Bytes:]
-		dst = dst[QK:]
 	}
 }
 
 // quantQ4_0 follows quantize_row_q4_0_ref: the scale maps the element of
 // largest magnitude to -8, so the opposite extreme is clipped to 7.
 func quantQ4_0(dst []byte, src []float32) {
-	for len(src) >= QK && len(dst) >= q4_0Bytes {
-		x := (*[QK]float32)(src)
-		b := (*[q4_0Bytes]byte)(dst)
-		max, _ := signedAbsMax(x[:])
-		d := max / -8
-		id := invScale(d)
-		put16(b[0:], FP32ToFP16(d))
-		for j := 0; j < QK/2; j++ {
-			lo := truncClamp(float32(x[j]*id)+8.5, 15)
-			hi := truncClamp(float32(x[j+QK/2]*id)+8.5, 15)
-			b[2+j] = lo | hi<<4
-		}
-		src = src[QK:]
-		dst = dst[q4_0Bytes:]
+	var l [QK]uint8
+	for x, b := range blocks(src, QK, dst, q4_0Bytes) {
+		quantCentered(b, (*[QK]float32)(x), 8, &l)
+		packNibbles(b[2:], l[:])
 	}
+}
+
+// quantCentered is the scale and levels of quantize_row_q4_0_ref (nmax
+// 8) and quantize_row_q5_0_ref (nmax 16): d maps the element of largest
+// magnitude to -nmax and goes to the block's head b[0:2] (fp16), and
+// element x gets level x/d + nmax in l, rounded from x/d + nmax + 0.5 by
+// truncation and clamped to [0, 2·nmax-1], so the opposite extreme is
+// clipped to nmax-1.
+func quantCentered(b []byte, x *[QK]float32, nmax int32, l *[QK]uint8) {
+	max, _ := signedAbsMax(x[:])
+	d := max / -float32(nmax)
+	id := invScale(d)
+	for j, v := range x {
+		l[j] = truncClamp(float32(v*id)+(float32(nmax)+0.5), 2*nmax-1)
+	}
+	put16(b[0:], FP32ToFP16(d))
 }
 
 // signedAbsMax returns the element of largest magnitude with its sign, the
@@ -81,24 +85,24 @@ func truncClamp(f float32, hi int32) byte {
 
 // dotQ4_0 is ggml_vec_dot_q4_0_q8_0: Σ_blocks d_w·d_x·Σ(q_w-8)·q_x.
 func dotQ4_0(n int, w, x []byte) float32 {
-	nb := n / QK
-	w = w[:nb*q4_0Bytes]
-	x = x[:nb*q8_0Bytes]
 	var sum float32
-	for len(w) >= q4_0Bytes && len(x) >= q8_0Bytes {
-		a := (*[q4_0Bytes]byte)(w)
-		b := (*[q8_0Bytes]byte)(x)
-		var s0, s1 int32
-		for j := 0; j < QK/2; j++ {
-			q := a[2+j]
-			s0 += (int32(q&0xf) - 8) * int32(int8(b[2+j]))
-			s1 += (int32(q>>4) - 8) * int32(int8(b[2+QK/2+j]))
-		}
-		sum += (f16At(a[0:]) * f16At(b[0:])) * float32(s0+s1)
-		w = w[q4_0Bytes:]
-		x = x[q8_0Bytes:]
+	for a, b := range dotBlocks(n/QK, w, q4_0Bytes, x, q8_0Bytes) {
+		isum := nibbleDot((*[QK / 2]byte)(a[2:]), (*[QK]byte)(b[2:]), 8)
+		sum += (f16At(a[0:]) * f16At(b[0:])) * float32(isum)
 	}
 	return sum
+}
+
+// nibbleDot is Σ(q_j-off)·y_j over the 4-bit quants q of a block (Q4_0
+// order) and the Q8 quants y: the integer sum of dotQ4_0 (off 8) and
+// dotQ4_1 (off 0). It inlines, and with it the constant off.
+func nibbleDot(qs *[QK / 2]byte, y *[QK]byte, off int32) int32 {
+	var s0, s1 int32
+	for j, q := range qs {
+		s0 += (int32(q&0xf) - off) * int32(int8(y[j]))
+		s1 += (int32(q>>4) - off) * int32(int8(y[j+QK/2]))
+	}
+	return s0 + s1
 }
 
 // swarQ4_0 is the pure-Go tile kernel of Q4_0 on four rows (see swar.go):

@@ -7,9 +7,9 @@ import "math"
 const q4_1Bytes = 2 + 2 + QK/2
 
 func dequantQ4_1(dst []float32, src []byte) {
-	for len(dst) >= QK && len(src) >= q4_1Bytes {
-		b := (*[q4_1Bytes]byte)(src)
-		y := (*[QK]float32)(dst)
+	for y, b := range blocks(dst, QK, src, q4_1Bytes) {
+		b := (*[q4_1Bytes]byte)(b)
+		y := (*[QK]float32)(y)
 		d := f16At(b[0:])
 		m := f16At(b[2:])
 		for j := 0; j < QK/2; j++ {
@@ -17,30 +17,33 @@ func dequantQ4_1(dst []float32, src []byte) {
 			y[j] = float32(q&0xf)*d + m
 			y[j+QK/2] = float32(q>>4)*d + m
 		}
-		src = src[q4_1Bytes:]
-		dst = dst[QK:]
 	}
 }
 
 // quantQ4_1 follows quantize_row_q4_1_ref: 16 even steps from the block's
 // minimum to its maximum.
 func quantQ4_1(dst []byte, src []float32) {
-	for len(src) >= QK && len(dst) >= q4_1Bytes {
-		x := (*[QK]float32)(src)
-		b := (*[q4_1Bytes]byte)(dst)
-		min, max := minMax(x[:])
-		d := (max - min) / 15
-		id := invScale(d)
-		put16(b[0:], FP32ToFP16(d))
-		put16(b[2:], FP32ToFP16(min))
-		for j := 0; j < QK/2; j++ {
-			lo := truncClamp(float32((x[j]-min)*id)+0.5, 15)
-			hi := truncClamp(float32((x[j+QK/2]-min)*id)+0.5, 15)
-			b[4+j] = lo | hi<<4
-		}
-		src = src[QK:]
-		dst = dst[q4_1Bytes:]
+	var l [QK]uint8
+	for x, b := range blocks(src, QK, dst, q4_1Bytes) {
+		quantMin(b, (*[QK]float32)(x), 15, &l)
+		packNibbles(b[4:], l[:])
 	}
+}
+
+// quantMin is the scale, minimum and levels of quantize_row_q4_1_ref
+// (nmax 15) and quantize_row_q5_1_ref (nmax 31): nmax even steps d from
+// the block's minimum to its maximum; d and the minimum go to the block's
+// head b[0:4] (fp16 each), and element x gets level (x-min)/d in l,
+// rounded from (x-min)/d + 0.5 by truncation and clamped to [0, nmax].
+func quantMin(b []byte, x *[QK]float32, nmax int32, l *[QK]uint8) {
+	min, max := minMax(x[:])
+	d := (max - min) / float32(nmax)
+	id := invScale(d)
+	for j, v := range x {
+		l[j] = truncClamp(float32((v-min)*id)+0.5, nmax)
+	}
+	put16(b[0:], FP32ToFP16(d))
+	put16(b[2:], FP32ToFP16(min))
 }
 
 // minMax returns the smallest and largest element, starting from ±MaxFloat32
@@ -61,22 +64,10 @@ func minMax(x []float32) (min, max float32) {
 // dotQ4_1 is ggml_vec_dot_q4_1_q8_1: Σ_blocks d_w·d_x·Σq_w·q_x + m_w·s_x,
 // where s_x = d_x·Σq_x comes from the Q8_1 block.
 func dotQ4_1(n int, w, x []byte) float32 {
-	nb := n / QK
-	w = w[:nb*q4_1Bytes]
-	x = x[:nb*q8_1Bytes]
 	var sum float32
-	for len(w) >= q4_1Bytes && len(x) >= q8_1Bytes {
-		a := (*[q4_1Bytes]byte)(w)
-		b := (*[q8_1Bytes]byte)(x)
-		var s0, s1 int32
-		for j := 0; j < QK/2; j++ {
-			q := a[4+j]
-			s0 += int32(q&0xf) * int32(int8(b[4+j]))
-			s1 += int32(q>>4) * int32(int8(b[4+QK/2+j]))
-		}
-		sum += (f16At(a[0:])*f16At(b[0:]))*float32(s0+s1) + f16At(a[2:])*f16At(b[2:])
-		w = w[q4_1Bytes:]
-		x = x[q8_1Bytes:]
+	for a, b := range dotBlocks(n/QK, w, q4_1Bytes, x, q8_1Bytes) {
+		isum := nibbleDot((*[QK / 2]byte)(a[4:]), (*[QK]byte)(b[4:]), 0)
+		sum += (f16At(a[0:])*f16At(b[0:]))*float32(isum) + f16At(a[2:])*f16At(b[2:])
 	}
 	return sum
 }

@@ -8,70 +8,69 @@ import "encoding/binary"
 const q5_0Bytes = 2 + 4 + QK/2
 
 func dequantQ5_0(dst []float32, src []byte) {
-	for len(dst) >= QK && len(src) >= q5_0Bytes {
-		b := (*[q5_0Bytes]byte)(src)
-		y := (*[QK]float32)(dst)
+	for y, b := range blocks(dst, QK, src, q5_0Bytes) {
+		y := (*[QK]float32)(y)
 		d := f16At(b[0:])
 		qh := binary.LittleEndian.Uint32(b[2:])
-		for j := 0; j < QK/2; j++ {
-			q := b[6+j]
-			lo := int32(q&0xf) | int32(qh>>j&1)<<4
-			hi := int32(q>>4) | int32(qh>>(j+QK/2)&1)<<4
+		for j, q := range (*[QK / 2]byte)(b[6:]) {
+			lo, hi := q5Pair(qh, q, j)
 			y[j] = float32(lo-16) * d
 			y[j+QK/2] = float32(hi-16) * d
 		}
-		src = src[q5_0Bytes:]
-		dst = dst[QK:]
 	}
+}
+
+// q5Pair returns the 5-bit quants j and j+16 of a Q5_0 or Q5_1 block from
+// its fifth bits qh and its nibble byte q = qs[j] (the Q4_0 order): bit j
+// of qh is the fifth bit of element j.
+func q5Pair(qh uint32, q byte, j int) (lo, hi int32) {
+	return int32(q&0xf) | int32(qh>>j&1)<<4, int32(q>>4) | int32(qh>>(j+QK/2)&1)<<4
+}
+
+// packQ5 stores 5-bit levels l as q5Pair reads them: the low four bits
+// to qs, the fifth bits in the word it returns.
+func packQ5(qs *[QK / 2]byte, l *[QK]uint8) (qh uint32) {
+	for j := range qs {
+		lo, hi := l[j], l[j+QK/2]
+		qs[j] = lo&0xf | hi<<4
+		qh |= uint32(lo>>4)<<j | uint32(hi>>4)<<(j+QK/2)
+	}
+	return qh
 }
 
 // quantQ5_0 follows quantize_row_q5_0_ref: like Q4_0 with the largest
 // magnitude mapped to -16.
 func quantQ5_0(dst []byte, src []float32) {
-	for len(src) >= QK && len(dst) >= q5_0Bytes {
-		x := (*[QK]float32)(src)
-		b := (*[q5_0Bytes]byte)(dst)
-		max, _ := signedAbsMax(x[:])
-		d := max / -16
-		id := invScale(d)
-		put16(b[0:], FP32ToFP16(d))
-		var qh uint32
-		for j := 0; j < QK/2; j++ {
-			lo := truncClamp(float32(x[j]*id)+16.5, 31)
-			hi := truncClamp(float32(x[j+QK/2]*id)+16.5, 31)
-			b[6+j] = lo&0xf | hi<<4
-			qh |= uint32(lo>>4) << j
-			qh |= uint32(hi>>4) << (j + QK/2)
-		}
-		binary.LittleEndian.PutUint32(b[2:], qh)
-		src = src[QK:]
-		dst = dst[q5_0Bytes:]
+	var l [QK]uint8
+	for x, b := range blocks(src, QK, dst, q5_0Bytes) {
+		quantCentered(b, (*[QK]float32)(x), 16, &l)
+		binary.LittleEndian.PutUint32(b[2:], packQ5((*[QK / 2]byte)(b[6:]), &l))
 	}
 }
 
 // dotQ5_0 is ggml_vec_dot_q5_0_q8_0: Σ_blocks d_w·d_x·Σ(q_w-16)·q_x.
 func dotQ5_0(n int, w, x []byte) float32 {
-	nb := n / QK
-	w = w[:nb*q5_0Bytes]
-	x = x[:nb*q8_0Bytes]
 	var sum float32
-	for len(w) >= q5_0Bytes && len(x) >= q8_0Bytes {
-		a := (*[q5_0Bytes]byte)(w)
-		b := (*[q8_0Bytes]byte)(x)
-		qh := binary.LittleEndian.Uint32(a[2:])
-		var s0, s1 int32
-		for j := 0; j < QK/2; j++ {
-			q := a[6+j]
-			lo := int32(q&0xf) | int32(qh>>j&1)<<4
-			hi := int32(q>>4) | int32(qh>>(j+QK/2)&1)<<4
-			s0 += (lo - 16) * int32(int8(b[2+j]))
-			s1 += (hi - 16) * int32(int8(b[2+QK/2+j]))
-		}
-		sum += (f16At(a[0:]) * f16At(b[0:])) * float32(s0+s1)
-		w = w[q5_0Bytes:]
-		x = x[q8_0Bytes:]
+	for a, b := range dotBlocks(n/QK, w, q5_0Bytes, x, q8_0Bytes) {
+		isum := q5Dot(binary.LittleEndian.Uint32(a[2:]), (*[QK / 2]byte)(a[6:]), (*[QK]byte)(b[2:]), 16)
+		sum += (f16At(a[0:]) * f16At(b[0:])) * float32(isum)
 	}
 	return sum
+}
+
+// q5Dot is Σ(q_j-off)·y_j over the 5-bit quants of a block (nibbles qs,
+// fifth bits qh, see q5Pair) and the Q8 quants y: the integer sum of
+// dotQ5_0 (off 16) and dotQ5_1 (off 0).
+func q5Dot(qh uint32, qs *[QK / 2]byte, y *[QK]byte, off int32) int32 {
+	var s0, s1 int32
+	for j, q := range qs {
+		// q5Pair written out: through it this function is past the
+		// inlining budget.
+		h := qh >> j
+		s0 += (int32(q&0xf|byte(h&1)<<4) - off) * int32(int8(y[j]))
+		s1 += (int32(q>>4|byte(h>>(QK/2)&1)<<4) - off) * int32(int8(y[j+QK/2]))
+	}
+	return s0 + s1
 }
 
 // q5Bits maps a byte of Q5_0/Q5_1 fifth bits to bit 4 of 16-bit lanes:

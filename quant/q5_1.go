@@ -7,70 +7,35 @@ import "encoding/binary"
 const q5_1Bytes = 2 + 2 + 4 + QK/2
 
 func dequantQ5_1(dst []float32, src []byte) {
-	for len(dst) >= QK && len(src) >= q5_1Bytes {
-		b := (*[q5_1Bytes]byte)(src)
-		y := (*[QK]float32)(dst)
+	for y, b := range blocks(dst, QK, src, q5_1Bytes) {
+		y := (*[QK]float32)(y)
 		d := f16At(b[0:])
 		m := f16At(b[2:])
 		qh := binary.LittleEndian.Uint32(b[4:])
-		for j := 0; j < QK/2; j++ {
-			q := b[8+j]
-			lo := uint32(q&0xf) | (qh>>j&1)<<4
-			hi := uint32(q>>4) | (qh>>(j+QK/2)&1)<<4
+		for j, q := range (*[QK / 2]byte)(b[8:]) {
+			lo, hi := q5Pair(qh, q, j)
 			y[j] = float32(lo)*d + m
 			y[j+QK/2] = float32(hi)*d + m
 		}
-		src = src[q5_1Bytes:]
-		dst = dst[QK:]
 	}
 }
 
 // quantQ5_1 follows quantize_row_q5_1_ref: 32 even steps from the block's
 // minimum to its maximum.
 func quantQ5_1(dst []byte, src []float32) {
-	for len(src) >= QK && len(dst) >= q5_1Bytes {
-		x := (*[QK]float32)(src)
-		b := (*[q5_1Bytes]byte)(dst)
-		min, max := minMax(x[:])
-		d := (max - min) / 31
-		id := invScale(d)
-		put16(b[0:], FP32ToFP16(d))
-		put16(b[2:], FP32ToFP16(min))
-		var qh uint32
-		for j := 0; j < QK/2; j++ {
-			lo := truncClamp(float32((x[j]-min)*id)+0.5, 31)
-			hi := truncClamp(float32((x[j+QK/2]-min)*id)+0.5, 31)
-			b[8+j] = lo&0xf | hi<<4
-			qh |= uint32(lo>>4) << j
-			qh |= uint32(hi>>4) << (j + QK/2)
-		}
-		binary.LittleEndian.PutUint32(b[4:], qh)
-		src = src[QK:]
-		dst = dst[q5_1Bytes:]
+	var l [QK]uint8
+	for x, b := range blocks(src, QK, dst, q5_1Bytes) {
+		quantMin(b, (*[QK]float32)(x), 31, &l)
+		binary.LittleEndian.PutUint32(b[4:], packQ5((*[QK / 2]byte)(b[8:]), &l))
 	}
 }
 
 // dotQ5_1 is ggml_vec_dot_q5_1_q8_1: Σ_blocks d_w·d_x·Σq_w·q_x + m_w·s_x.
 func dotQ5_1(n int, w, x []byte) float32 {
-	nb := n / QK
-	w = w[:nb*q5_1Bytes]
-	x = x[:nb*q8_1Bytes]
 	var sum float32
-	for len(w) >= q5_1Bytes && len(x) >= q8_1Bytes {
-		a := (*[q5_1Bytes]byte)(w)
-		b := (*[q8_1Bytes]byte)(x)
-		qh := binary.LittleEndian.Uint32(a[4:])
-		var s0, s1 int32
-		for j := 0; j < QK/2; j++ {
-			q := a[8+j]
-			lo := int32(q&0xf) | int32(qh>>j&1)<<4
-			hi := int32(q>>4) | int32(qh>>(j+QK/2)&1)<<4
-			s0 += lo * int32(int8(b[4+j]))
-			s1 += hi * int32(int8(b[4+QK/2+j]))
-		}
-		sum += (f16At(a[0:])*f16At(b[0:]))*float32(s0+s1) + f16At(a[2:])*f16At(b[2:])
-		w = w[q5_1Bytes:]
-		x = x[q8_1Bytes:]
+	for a, b := range dotBlocks(n/QK, w, q5_1Bytes, x, q8_1Bytes) {
+		isum := q5Dot(binary.LittleEndian.Uint32(a[4:]), (*[QK / 2]byte)(a[8:]), (*[QK]byte)(b[4:]), 0)
+		sum += (f16At(a[0:])*f16At(b[0:]))*float32(isum) + f16At(a[2:])*f16At(b[2:])
 	}
 	return sum
 }

@@ -8,18 +8,17 @@ package quant
 const q5_KBytes = 2 + 2 + kScaleSize + QKK/8 + QKK/2
 
 func dequantQ5_K(dst []float32, src []byte) {
-	for len(dst) >= QKK && len(src) >= q5_KBytes {
-		b := (*[q5_KBytes]byte)(src)
-		y := (*[QKK]float32)(dst)
+	var sc, m [8]int32
+	for y, b := range blocks(dst, QKK, src, q5_KBytes) {
+		b := (*[q5_KBytes]byte)(b)
+		y := (*[QKK]float32)(y)
 		d := f16At(b[0:])
 		dmin := f16At(b[2:])
-		s := (*[kScaleSize]byte)(b[4:])
+		scalesMinsK4((*[kScaleSize]byte)(b[4:]), &sc, &m)
 		qh := (*[32]byte)(b[16:])
 		for c := 0; c < 4; c++ {
-			sc0, m0 := scaleMinK4(2*c, s)
-			sc1, m1 := scaleMinK4(2*c+1, s)
-			d0, n0 := d*float32(sc0), dmin*float32(m0)
-			d1, n1 := d*float32(sc1), dmin*float32(m1)
+			d0, n0 := d*float32(sc[2*c]), dmin*float32(m[2*c])
+			d1, n1 := d*float32(sc[2*c+1]), dmin*float32(m[2*c+1])
 			q := (*[32]byte)(b[48+32*c:])
 			y0 := (*[32]float32)(y[64*c:])
 			y1 := (*[32]float32)(y[64*c+32:])
@@ -30,8 +29,6 @@ func dequantQ5_K(dst []float32, src []byte) {
 				y1[l] = d1*float32(q[l]>>4|(h&2)<<3) - n1
 			}
 		}
-		src = src[q5_KBytes:]
-		dst = dst[QKK:]
 	}
 }
 
@@ -40,9 +37,9 @@ func dequantQ5_K(dst []float32, src []byte) {
 // mins as in Q4_K.
 func quantQ5_K(dst []byte, src []float32) {
 	var l [QKK]uint8
-	for len(src) >= QKK && len(dst) >= q5_KBytes {
-		x := (*[QKK]float32)(src)
-		b := (*[q5_KBytes]byte)(dst)
+	for x, b := range blocks(src, QKK, dst, q5_KBytes) {
+		x := (*[QKK]float32)(x)
+		b := (*[q5_KBytes]byte)(b)
 		quantSubBlocksK4(b[:], x, &l, 31, -0.5, 0.1, 15)
 		qh := (*[32]byte)(b[16:])
 		*qh = [32]byte{}
@@ -54,28 +51,21 @@ func quantQ5_K(dst []byte, src []float32) {
 				q[i] = lo&0xf | (hi&0xf)<<4
 			}
 		}
-		src = src[QKK:]
-		dst = dst[q5_KBytes:]
 	}
 }
 
 // dotQ5_K is ggml_vec_dot_q5_K_q8_K; it differs from dotQ4_K only in the
 // fifth bit of each weight quant.
 func dotQ5_K(n int, w, x []byte) float32 {
-	nb := n / QKK
-	w = w[:nb*q5_KBytes]
-	x = x[:nb*q8_KBytes]
+	var sc, m [8]int32
 	var sum float32
-	for len(w) >= q5_KBytes && len(x) >= q8_KBytes {
-		a := (*[q5_KBytes]byte)(w)
-		b := (*[q8_KBytes]byte)(x)
-		s := (*[kScaleSize]byte)(a[4:])
+	for a, b := range dotBlocks(n/QKK, w, q5_KBytes, x, q8_KBytes) {
+		a := (*[q5_KBytes]byte)(a)
+		b := (*[q8_KBytes]byte)(b)
+		scalesMinsK4((*[kScaleSize]byte)(a[4:]), &sc, &m)
 		qh := (*[32]byte)(a[16:])
-		bsums := (*[32]byte)(b[4+QKK:])
-		var sumi, summ int32
+		var sumi int32
 		for c := 0; c < 4; c++ {
-			sc0, m0 := scaleMinK4(2*c, s)
-			sc1, m1 := scaleMinK4(2*c+1, s)
 			q := (*[32]byte)(a[48+32*c:])
 			y0 := (*[32]byte)(b[4+64*c:])
 			y1 := (*[32]byte)(b[4+64*c+32:])
@@ -86,14 +76,9 @@ func dotQ5_K(n int, w, x []byte) float32 {
 				s0 += int32(q[l]&0xf|(h&1)<<4) * int32(int8(y0[l]))
 				s1 += int32(q[l]>>4|(h&2)<<3) * int32(int8(y1[l]))
 			}
-			sumi += int32(sc0)*s0 + int32(sc1)*s1
-			summ += int32(m0)*(bsum(bsums, 4*c)+bsum(bsums, 4*c+1)) +
-				int32(m1)*(bsum(bsums, 4*c+2)+bsum(bsums, 4*c+3))
+			sumi += sc[2*c]*s0 + sc[2*c+1]*s1
 		}
-		dy := f32At(b[0:])
-		sum += f16At(a[0:])*dy*float32(sumi) - f16At(a[2:])*dy*float32(summ)
-		w = w[q5_KBytes:]
-		x = x[q8_KBytes:]
+		sum += blockSumK4(a[:], f32At(b[0:]), sumi, minSumK4(&m, (*[32]byte)(b[4+QKK:])))
 	}
 	return sum
 }
@@ -127,12 +112,16 @@ func swarQ5_K(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
 					top16((v1>>4&lanes4|(h1>>1&lanes1)<<4)*y[10]+(v1>>12&lanes4|(h1>>9&lanes1)<<4)*y[11]) +
 					top16((v2>>4&lanes4|(h2>>1&lanes1)<<4)*y[12]+(v2>>12&lanes4|(h2>>9&lanes1)<<4)*y[13]) +
 					top16((v3>>4&lanes4|(h3>>1&lanes1)<<4)*y[14]+(v3>>12&lanes4|(h3>>9&lanes1)<<4)*y[15])
+				// The codes are unpacked here, not once per block with
+				// scalesMinsK4 as in dotQ5_K: that call, per row and
+				// block, made this kernel about a quarter slower
+				// (BenchmarkTile, L1).
 				sc0, m0 := scaleMinK4(2*c, s)
 				sc1, m1 := scaleMinK4(2*c+1, s)
 				sumi += int32(sc0)*s0 + int32(sc1)*s1
 				summ += int32(m0)*(b[4*c]+b[4*c+1]) + int32(m1)*(b[4*c+2]+b[4*c+3])
 			}
-			acc[r] += f16At(a[0:])*dy*float32(sumi) - f16At(a[2:])*dy*float32(summ)
+			acc[r] += blockSumK4(a[:], dy, sumi, summ)
 		}
 	}
 }

@@ -9,9 +9,9 @@ package quant
 const q6_KBytes = QKK/2 + QKK/4 + QKK/16 + 2
 
 func dequantQ6_K(dst []float32, src []byte) {
-	for len(dst) >= QKK && len(src) >= q6_KBytes {
-		b := (*[q6_KBytes]byte)(src)
-		y := (*[QKK]float32)(dst)
+	for y, b := range blocks(dst, QKK, src, q6_KBytes) {
+		b := (*[q6_KBytes]byte)(b)
+		y := (*[QKK]float32)(y)
 		d := f16At(b[208:])
 		for h := 0; h < 2; h++ {
 			ql := (*[64]byte)(b[64*h:])
@@ -30,8 +30,6 @@ func dequantQ6_K(dst []float32, src []byte) {
 				yy[l+96] = d * float32(int8(sc[is+6])) * float32(q4)
 			}
 		}
-		src = src[q6_KBytes:]
-		dst = dst[QKK:]
 	}
 }
 
@@ -41,20 +39,13 @@ func dequantQ6_K(dst []float32, src []byte) {
 func quantQ6_K(dst []byte, src []float32) {
 	var l [QKK]int8
 	var scales [QKK / 16]float32
-	for len(src) >= QKK && len(dst) >= q6_KBytes {
-		x := (*[QKK]float32)(src)
-		b := (*[q6_KBytes]byte)(dst)
-		var maxScale, maxAbsScale float32
+	for x, b := range blocks(src, QKK, dst, q6_KBytes) {
+		x := (*[QKK]float32)(x)
+		b := (*[q6_KBytes]byte)(b)
 		for ib := 0; ib < QKK/16; ib++ {
-			s := makeQXQuants(32, x[16*ib:16*ib+16], l[16*ib:16*ib+16], nil)
-			scales[ib] = s
-			if a := abs32(s); a > maxAbsScale {
-				maxAbsScale = a
-				maxScale = s
-			}
+			scales[ib] = makeQXQuants(32, x[16*ib:16*ib+16], l[16*ib:16*ib+16], nil)
 		}
-		src = src[QKK:]
-		dst = dst[q6_KBytes:]
+		maxScale, maxAbsScale := signedAbsMax(scales[:])
 		if maxAbsScale < groupMaxEps {
 			*b = [q6_KBytes]byte{}
 			continue
@@ -91,13 +82,10 @@ func quantQ6_K(dst []byte, src []float32) {
 // dotQ6_K is ggml_vec_dot_q6_K_q8_K: per super-block
 // d_w·d_x·Σ_{16-element groups g} scale_g·Σ (q_w-32)·q_x.
 func dotQ6_K(n int, w, x []byte) float32 {
-	nb := n / QKK
-	w = w[:nb*q6_KBytes]
-	x = x[:nb*q8_KBytes]
 	var sum float32
-	for len(w) >= q6_KBytes && len(x) >= q8_KBytes {
-		a := (*[q6_KBytes]byte)(w)
-		b := (*[q8_KBytes]byte)(x)
+	for a, b := range dotBlocks(n/QKK, w, q6_KBytes, x, q8_KBytes) {
+		a := (*[q6_KBytes]byte)(a)
+		b := (*[q8_KBytes]byte)(b)
 		var sumi int32
 		for h := 0; h < 2; h++ {
 			ql := (*[64]byte)(a[64*h:])
@@ -117,8 +105,6 @@ func dotQ6_K(n int, w, x []byte) float32 {
 			}
 		}
 		sum += f16At(a[208:]) * f32At(b[0:]) * float32(sumi)
-		w = w[q6_KBytes:]
-		x = x[q8_KBytes:]
 	}
 	return sum
 }

@@ -6,15 +6,17 @@ import "math"
 const q8_0Bytes = 2 + QK
 
 func dequantQ8_0(dst []float32, src []byte) {
-	for len(dst) >= QK && len(src) >= q8_0Bytes {
-		b := (*[q8_0Bytes]byte)(src)
-		y := (*[QK]float32)(dst)
-		d := f16At(b[0:])
-		for j := range y {
-			y[j] = float32(int8(b[2+j])) * d
-		}
-		src = src[q8_0Bytes:]
-		dst = dst[QK:]
+	for y, b := range blocks(dst, QK, src, q8_0Bytes) {
+		dequantInt8(y, b[2:], f16At(b[0:]))
+	}
+}
+
+// dequantInt8 expands the int8 quants q with scale d into y: the quants of
+// Q8_0, Q8_1 and Q8_K.
+func dequantInt8(y []float32, q []byte, d float32) {
+	q = q[:len(y)]
+	for j, v := range q {
+		y[j] = float32(int8(v)) * d
 	}
 }
 
@@ -24,22 +26,32 @@ func dequantQ8_0(dst []float32, src []byte) {
 // (_mm256_round_ps), where the reference uses roundf, which rounds ties away
 // from zero. The two differ for inputs whose scaled value lands on .5.
 func quantQ8_0(dst []byte, src []float32) {
-	for len(src) >= QK && len(dst) >= q8_0Bytes {
-		x := (*[QK]float32)(src)
-		b := (*[q8_0Bytes]byte)(dst)
-		amax := absMax(x[:])
-		d := amax / 127
-		var id float32
-		if amax != 0 {
-			id = 127 / amax
-		}
+	for x, b := range blocks(src, QK, dst, q8_0Bytes) {
+		d, _ := quantQ8Block((*[QK]float32)(x), (*[QK]byte)(b[2:]))
 		put16(b[0:], FP32ToFP16(d))
-		for j, v := range x {
-			b[2+j] = byte(roundSat8(float32(v * id)))
-		}
-		src = src[QK:]
-		dst = dst[q8_0Bytes:]
 	}
+}
+
+// quantQ8Block quantizes one block of x to int8 quants q as llama.cpp's
+// AVX2 quantize_row_q8_0 and quantize_row_q8_1 do: d = amax/127, and each
+// element times 127/amax converted the way the sequence round (ties to
+// even), cvtps2dq, packssdw, packsswb does (roundInt32, then sat8):
+// in-range values round to nearest even, larger ones saturate, and NaN or
+// values beyond int32 end up as -128. It returns d and the sum of the
+// int32 values before they are packed to bytes, unsaturated (Q8_1's s).
+func quantQ8Block(x *[QK]float32, q *[QK]byte) (d float32, sum int32) {
+	amax := absMax(x[:])
+	d = amax / 127
+	var id float32
+	if amax != 0 {
+		id = 127 / amax
+	}
+	for j, v := range x {
+		r := roundInt32(float32(v * id))
+		sum += r
+		q[j] = byte(sat8(r))
+	}
+	return d, sum
 }
 
 // absMax returns the largest |x|; NaNs are skipped.
@@ -52,12 +64,6 @@ func absMax(x []float32) float32 {
 	}
 	return m
 }
-
-// roundSat8 converts f to int8 the way the AVX2 sequence round (ties to
-// even), cvtps2dq, packssdw, packsswb does: in-range values round to
-// nearest even, larger ones saturate, and NaN or values beyond int32 end up
-// as -128.
-func roundSat8(f float32) int8 { return sat8(roundInt32(f)) }
 
 // roundInt32 is cvtps2dq after a round to nearest even: NaN and values
 // outside int32 become the "integer indefinite" value -2^31.
@@ -82,21 +88,16 @@ func sat8(v int32) int8 {
 // dotQ8_0 is ggml_vec_dot_q8_0_q8_0: per block the integer sum of products,
 // scaled by d_w·d_x.
 func dotQ8_0(n int, w, x []byte) float32 {
-	nb := n / QK
-	w = w[:nb*q8_0Bytes]
-	x = x[:nb*q8_0Bytes]
 	var sum float32
-	for len(w) >= q8_0Bytes && len(x) >= q8_0Bytes {
-		a := (*[q8_0Bytes]byte)(w)
-		b := (*[q8_0Bytes]byte)(x)
+	for a, b := range dotBlocks(n/QK, w, q8_0Bytes, x, q8_0Bytes) {
+		a := (*[q8_0Bytes]byte)(a)
+		b := (*[q8_0Bytes]byte)(b)
 		var s0, s1 int32
 		for j := 2; j < q8_0Bytes; j += 2 {
 			s0 += int32(int8(a[j])) * int32(int8(b[j]))
 			s1 += int32(int8(a[j+1])) * int32(int8(b[j+1]))
 		}
 		sum += float32(s0+s1) * (f16At(a[0:]) * f16At(b[0:]))
-		w = w[q8_0Bytes:]
-		x = x[q8_0Bytes:]
 	}
 	return sum
 }

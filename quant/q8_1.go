@@ -6,41 +6,17 @@ package quant
 const q8_1Bytes = 2 + 2 + QK
 
 func dequantQ8_1(dst []float32, src []byte) {
-	for len(dst) >= QK && len(src) >= q8_1Bytes {
-		b := (*[q8_1Bytes]byte)(src)
-		y := (*[QK]float32)(dst)
-		d := f16At(b[0:])
-		for j := range y {
-			y[j] = float32(int8(b[4+j])) * d
-		}
-		src = src[q8_1Bytes:]
-		dst = dst[QK:]
+	for y, b := range blocks(dst, QK, src, q8_1Bytes) {
+		dequantInt8(y, b[4:], f16At(b[0:]))
 	}
 }
 
 // quantQ8_1 matches llama.cpp's AVX2 quantize_row_q8_1 for the reasons given
 // at quantQ8_0; s is the fp16 of d times the integer sum of the quants.
 func quantQ8_1(dst []byte, src []float32) {
-	for len(src) >= QK && len(dst) >= q8_1Bytes {
-		x := (*[QK]float32)(src)
-		b := (*[q8_1Bytes]byte)(dst)
-		amax := absMax(x[:])
-		d := amax / 127
-		var id float32
-		if amax != 0 {
-			id = 127 / amax
-		}
-		var sum int32
-		for j, v := range x {
-			// The sum is taken over the int32 results before they are
-			// packed to bytes, so it must see the unsaturated value.
-			q := roundInt32(float32(v * id))
-			sum += q
-			b[4+j] = byte(sat8(q))
-		}
+	for x, b := range blocks(src, QK, dst, q8_1Bytes) {
+		d, sum := quantQ8Block((*[QK]float32)(x), (*[QK]byte)(b[4:]))
 		put16(b[0:], FP32ToFP16(d))
 		put16(b[2:], FP32ToFP16(float32(d*float32(sum))))
-		src = src[QK:]
-		dst = dst[q8_1Bytes:]
 	}
 }

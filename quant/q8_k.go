@@ -11,15 +11,8 @@ import (
 const q8_KBytes = 4 + QKK + 2*QKK/16
 
 func dequantQ8_K(dst []float32, src []byte) {
-	for len(dst) >= QKK && len(src) >= q8_KBytes {
-		b := (*[q8_KBytes]byte)(src)
-		y := (*[QKK]float32)(dst)
-		d := f32At(b[0:])
-		for j := range y {
-			y[j] = d * float32(int8(b[4+j]))
-		}
-		src = src[q8_KBytes:]
-		dst = dst[QKK:]
+	for y, b := range blocks(dst, QKK, src, q8_KBytes) {
+		dequantInt8(y, b[4:], f32At(b[0:]))
 	}
 }
 
@@ -30,11 +23,9 @@ func dequantQ8_K(dst []float32, src []byte) {
 // is negative when that element is positive. An all-zero block gets d = 0
 // and zero quants and sums.
 func quantQ8_K(dst []byte, src []float32) {
-	for len(src) >= QKK && len(dst) >= q8_KBytes {
-		x := (*[QKK]float32)(src)
-		b := (*[q8_KBytes]byte)(dst)
-		src = src[QKK:]
-		dst = dst[q8_KBytes:]
+	for x, b := range blocks(src, QKK, dst, q8_KBytes) {
+		x := (*[QKK]float32)(x)
+		b := (*[q8_KBytes]byte)(b)
 		max, amax := signedAbsMax(x[:])
 		if amax == 0 {
 			*b = [q8_KBytes]byte{}

@@ -12,12 +12,7 @@ import (
 // type without a layout here, and an error naming the sizes when they do not
 // match; it never panics on bad input.
 func Dequantize(t Type, dst []float32, src []byte) error {
-	dequant := opsOf(t).dequant
-	if err := checkSizes("dequantize", dequant != nil, t, len(dst), len(src)); err != nil {
-		return err
-	}
-	dequant(dst, src)
-	return nil
+	return convertRow("dequantize", opsOf(t).dequant, t, dst, src, len(dst), len(src))
 }
 
 // QuantizeRow encodes src as type t into dst, which must be exactly
@@ -37,18 +32,14 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 // QuantizeRow allocates nothing. It returns an error, never panics, when the
 // sizes do not match or t has no encoder.
 func QuantizeRow(t Type, dst []byte, src []float32) error {
-	quant := opsOf(t).quant
-	if err := checkSizes("quantize", quant != nil, t, len(src), len(dst)); err != nil {
-		return err
-	}
-	quant(dst, src)
-	return nil
+	return convertRow("quantize", opsOf(t).quant, t, dst, src, len(src), len(dst))
 }
 
-// checkSizes validates a conversion of n elements of t held in size bytes
-// by an operation t has (has) or lacks.
-func checkSizes(op string, has bool, t Type, n, size int) error {
-	if !has {
+// convertRow runs conv, t's conversion (op) of a row of n elements held
+// in size bytes, from src to dst, after checking that t has one (conv is
+// not nil) and that size is what n elements of t take.
+func convertRow[D, S any](op string, conv func(dst D, src S), t Type, dst D, src S, n, size int) error {
+	if conv == nil {
 		return fmt.Errorf("quant: %s %v: %w", op, t, ErrUnsupportedType)
 	}
 	want, err := t.RowBytes(int64(n))
@@ -58,6 +49,7 @@ func checkSizes(op string, has bool, t Type, n, size int) error {
 	if int64(size) != want {
 		return fmt.Errorf("quant: %s %v: %d elements take %d bytes, buffer has %d", op, t, n, want, size)
 	}
+	conv(dst, src)
 	return nil
 }
 
