@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -112,17 +110,9 @@ func TestRealModel(t *testing.T) {
 
 // TestNodeClientRealModel runs node/client.mjs in its real-model mode.
 func TestNodeClientRealModel(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
-	if _, err := os.Stat(filepath.Join("node", "node_modules", "openai")); err != nil {
-		t.Skip("the openai npm package is not installed: run npm ci --prefix server/openaitest/node")
-	}
+	cmd := nodeClient(t)
 	_, url := realServer(t)
-	cmd := exec.Command(node, "client.mjs")
-	cmd.Dir = "node"
-	cmd.Env = append(os.Environ(), "BASE_URL="+url, "REAL_MODEL=tiny-chat")
+	cmd.Env = append(cmd.Env, "BASE_URL="+url, "REAL_MODEL=tiny-chat")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "real model checks passed") {
 		t.Fatalf("node client: %v\n%s", err, out)

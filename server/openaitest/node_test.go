@@ -16,13 +16,7 @@ import (
 // against the server. It needs node and `npm ci --prefix node` done first;
 // otherwise it skips.
 func TestNodeClient(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
-	if _, err := os.Stat(filepath.Join("node", "node_modules", "openai")); err != nil {
-		t.Skip("the openai npm package is not installed: run npm ci --prefix server/openaitest/node")
-	}
+	cmd := nodeClient(t)
 	tmpl, err := chat.Parse(testutil.HermesTemplate)
 	if err != nil {
 		t.Fatal(err)
@@ -33,12 +27,27 @@ func TestNodeClient(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	defer func() { hs.Close(); srv.Close() }()
-	cmd := exec.Command(node, "client.mjs")
-	cmd.Dir = "node"
-	cmd.Env = append(os.Environ(), "BASE_URL="+hs.URL+"/v1")
+	cmd.Env = append(cmd.Env, "BASE_URL="+hs.URL+"/v1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node client: %v\n%s", err, out)
 	}
 	t.Logf("%s", out)
+}
+
+// nodeClient is the command that runs node/client.mjs; it skips the test
+// when node or the openai npm package is not installed.
+func nodeClient(t *testing.T) *exec.Cmd {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	if _, err := os.Stat(filepath.Join("node", "node_modules", "openai")); err != nil {
+		t.Skip("the openai npm package is not installed: run npm ci --prefix server/openaitest/node")
+	}
+	cmd := exec.Command(node, "client.mjs")
+	cmd.Dir = "node"
+	cmd.Env = os.Environ()
+	return cmd
 }
