@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/lowmem/llm/internal/enum"
 )
 
 // Kind is the type of a Value.
@@ -28,7 +30,7 @@ const (
 
 var kindNames = [...]string{"undefined", "none", "boolean", "integer", "float", "string", "list", "dict", "function"}
 
-func (k Kind) String() string { return kindNames[k] }
+func (k Kind) String() string { return enum.Name(k, kindNames[:], "Kind") }
 
 // Value is a template value. The zero Value is undefined. Lists and dicts
 // are references: copies of a Value share them, as in Jinja.
