@@ -153,44 +153,47 @@ func RepackX8(t Type, dst, src []byte, rows, n int) error {
 				if repackX8Low(t, o, blk, r) {
 					continue
 				}
+				r4 := 4 * (r & 7)
 				if t == Q4_0 || t == Q8_0 {
 					o[2*r], o[2*r+1] = blk[0], blk[1]
-					for c := 0; c < (wb-2)/4; c++ {
-						copy(o[16+32*c+4*r:16+32*c+4*r+4], blk[2+4*c:])
+					nc := (wb - 2) / 4
+					codes, q := o[16:16+32*nc], blk[2:2+4*nc]
+					for c := range nc {
+						*(*[4]byte)(codes[32*c+r4:]) = *(*[4]byte)(q[4*c:])
 					}
 					continue
 				}
 				if t == Q6_K {
-					o[2*r], o[2*r+1] = blk[208], blk[209]
-					for j := 0; j < 16; j++ {
-						o[16+8*j+r] = blk[192+j]
+					ob, q := (*[8 * 210]byte)(o), (*[210]byte)(blk)
+					ob[2*r], ob[2*r+1] = q[208], q[209]
+					for j := range 16 {
+						ob[16+8*j+r] = q[192+j]
 					}
-					for k := 0; k < 32; k++ {
-						a := x8Q6Low(r, 4*k)
-						copy(o[a:a+4], blk[4*k:])
+					for k := range 32 {
+						*(*[4]byte)(ob[x8Q6Low(r&7, 4*k):]) = *(*[4]byte)(q[4*k:])
 					}
-					for k := 0; k < 16; k++ {
-						a := x8Q6High(r, 4*k)
-						copy(o[a:a+4], blk[128+4*k:])
+					for k := range 16 {
+						*(*[4]byte)(ob[x8Q6High(r&7, 4*k):]) = *(*[4]byte)(q[128+4*k:])
 					}
 					continue
 				}
-				copy(o[4*r:4*r+4], blk[:4])
+				put4(o[r4:], blk[:4])
 				s := (*[kScaleSize]byte)(blk[4:])
 				for j := 0; j < 8; j++ {
 					o[32+8*j+r], o[96+8*j+r] = scaleMinK4(j, s)
 				}
 				if t == Q5_K {
 					for k := 0; k < 8; k++ {
-						copy(o[x8Q5High(r, 4*k):][:4], blk[16+4*k:])
+						put4(o[x8Q5High(r, 4*k):], blk[16+4*k:])
 					}
 					for k := 0; k < 32; k++ {
-						copy(o[x8Q5Low(r, 4*k):][:4], blk[48+4*k:])
+						put4(o[x8Q5Low(r, 4*k):], blk[48+4*k:])
 					}
 					continue
 				}
-				for k := 0; k < 32; k++ {
-					copy(o[160+32*k+4*r:160+32*k+4*r+4], blk[16+4*k:])
+				codes, q := (*[1024]byte)(o[160:]), (*[128]byte)(blk[16:])
+				for k := range 32 {
+					*(*[4]byte)(codes[32*k+r4:]) = *(*[4]byte)(q[4*k:])
 				}
 			}
 		}
@@ -413,3 +416,9 @@ func mulX8Go(t Type, n int, w []byte, groups int, p []byte, cols int, out []floa
 		}
 	}
 }
+
+// put4 copies the first 4 bytes of src to dst as one 32-bit move: copy of
+// two slices calls memmove, and the repacks' 4-byte pieces made that a
+// third of loading a Q4_K model. Both hold at least 4 bytes (RepackX8
+// checks the sizes first).
+func put4(dst, src []byte) { *(*[4]byte)(dst) = *(*[4]byte)(src) }

@@ -60,12 +60,12 @@ func repackX8Low(t Type, o, blk []byte, r int) bool {
 			o[16+8*j+r] = byte(int8(iq4XSScale(b, j)))
 		}
 		for k := 0; k < 32; k++ {
-			copy(o[80+32*k+4*r:80+32*k+4*r+4], blk[8+4*k:])
+			put4(o[80+32*k+4*r:], blk[8+4*k:])
 		}
 	case IQ4_NL:
 		o[2*r], o[2*r+1] = blk[0], blk[1]
 		for c := 0; c < 4; c++ {
-			copy(o[16+32*c+4*r:16+32*c+4*r+4], blk[2+4*c:])
+			put4(o[16+32*c+4*r:], blk[2+4*c:])
 		}
 	case IQ3_S:
 		o[2*r], o[2*r+1] = blk[0], blk[1]
@@ -84,12 +84,12 @@ func repackX8Low(t Type, o, blk []byte, r int) bool {
 			}
 		}
 	case Q2_K:
-		copy(o[4*r:4*r+4], blk[80:84])
+		put4(o[4*r:], blk[80:84])
 		for i := 0; i < 16; i++ {
 			o[x8PairScale(32, r, i)] = blk[i]
 		}
 		for k := 0; k < 16; k++ {
-			copy(o[160+32*k+4*r:160+32*k+4*r+4], blk[16+4*k:])
+			put4(o[160+32*k+4*r:], blk[16+4*k:])
 		}
 	case Q3_K:
 		o[2*r], o[2*r+1] = blk[108], blk[109]

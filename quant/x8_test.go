@@ -416,3 +416,21 @@ func BenchmarkX8Batch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRepackX8 measures the repack at load, per type, over a
+// 4096 × 4096 matrix that is already in memory (bytes: the file's).
+func BenchmarkRepackX8(b *testing.B) {
+	const rows, n = 4096, 4096
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
+		src := randBlocks(typ, rows*n/typ.BlockElems(), newRand(uint64(typ)), kindRandom)
+		dst := make([]byte, X8Bytes(typ, rows, n))
+		b.Run(typ.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(src)))
+			for b.Loop() {
+				if err := RepackX8(typ, dst, src, rows, n); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
