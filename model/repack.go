@@ -1,9 +1,12 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/quant"
@@ -74,13 +77,14 @@ func RepackedBytes(w *ops.Matrix) int { return quant.X8Bytes(w.T.Type, w.Rows, w
 
 // Repack holds w, one of m.Repackable(), in the X8 layout in dst (exactly
 // RepackedBytes(w) bytes): the rows are repacked into dst, about chunk
-// bytes of them at a time (whole groups of 8 rows), and done, when not
-// nil, is told after each piece the range of w's bytes (offset from the
-// tensor's start, length) that will not be read again, so the caller may
-// release those mapped pages while the rest is still to come. Products
-// read only dst from then on. It is meant for load time, before any
-// forward pass.
-func Repack(w *ops.Matrix, dst []byte, chunk int, done func(off, n int64)) error {
+// bytes of them at a time (whole groups of 8 rows), by the threads of pool
+// (nil: the calling goroutine alone), and done, when not nil, is told
+// after each piece the range of w's bytes (offset from the tensor's start,
+// length) that will not be read again, so the caller may release those
+// mapped pages while the rest is still to come; with a pool it is called
+// from several goroutines at once. Products read only dst from then on.
+// It is meant for load time, before any forward pass.
+func Repack(w *ops.Matrix, dst []byte, chunk int, pool *ops.Pool, done func(off, n int64)) error {
 	k, ok := quant.X8(w.T.Type, w.Cols)
 	if !ok {
 		return fmt.Errorf("model: tensor %q: no X8 kernels for %v rows of %d", w.T.Name, w.T.Type, w.Cols)
@@ -89,17 +93,49 @@ func Repack(w *ops.Matrix, dst []byte, chunk int, done func(off, n int64)) error
 	if w.Rows%8 != 0 || len(dst) != RepackedBytes(w) || len(w.T.Data) < w.Rows*w.T.RowBytes() {
 		return fmt.Errorf("model: tensor %q: %d rows and %d bytes to repack into %d", w.T.Name, w.Rows, len(w.T.Data), len(dst))
 	}
-	src := 8 * w.T.RowBytes() // a group's bytes in the file
-	x8 := len(dst) / max(groups, 1)
-	step := max(1, chunk/src)
-	for g0 := 0; g0 < groups; g0 += step {
-		g1 := min(groups, g0+step)
-		if err := quant.RepackX8(w.T.Type, dst[g0*x8:g1*x8], w.T.Data[g0*src:g1*src], 8*(g1-g0), w.Cols); err != nil {
-			return fmt.Errorf("model: tensor %q: %w", w.T.Name, err)
-		}
-		if done != nil {
-			done(int64(g0*src), int64((g1-g0)*src))
-		}
+	t := &repackTask{w: w, dst: dst, done: done, groups: groups, src: 8 * w.T.RowBytes(), x8: len(dst) / max(groups, 1)}
+	t.step = max(1, chunk/t.src)
+	if pool == nil || groups <= t.step {
+		t.Do(0, 0, 1)
+	} else {
+		// One range a thread: each takes the next piece in the file's
+		// order until none is left, so the pieces in flight are
+		// neighbours and the file is still read as one stream.
+		pool.For(pool.Threads(), 1, t)
+	}
+	if err := t.err; err != nil {
+		return fmt.Errorf("model: tensor %q: %w", w.T.Name, err)
 	}
 	return w.UseX8(dst, k)
+}
+
+// repackTask is Repack's work: pieces of step groups of 8 rows, taken in
+// order from next by every thread that runs Do.
+type repackTask struct {
+	w                     *ops.Matrix
+	dst                   []byte
+	done                  func(off, n int64)
+	groups, step, src, x8 int
+	next                  atomic.Int64
+	mu                    sync.Mutex
+	err                   error // the first piece's error
+}
+
+func (t *repackTask) Do(_, _, _ int) {
+	for {
+		g0 := int(t.next.Add(int64(t.step))) - t.step
+		if g0 >= t.groups {
+			return
+		}
+		g1 := min(t.groups, g0+t.step)
+		if err := quant.RepackX8(t.w.T.Type, t.dst[g0*t.x8:g1*t.x8], t.w.T.Data[g0*t.src:g1*t.src], 8*(g1-g0), t.w.Cols); err != nil {
+			t.mu.Lock()
+			t.err = cmp.Or(t.err, err)
+			t.mu.Unlock()
+			return
+		}
+		if t.done != nil {
+			t.done(int64(g0*t.src), int64((g1-g0)*t.src))
+		}
+	}
 }

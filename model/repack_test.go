@@ -2,10 +2,15 @@ package model
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
+	"slices"
+	"sync"
 	"testing"
 
+	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/quant"
+	"github.com/lowmem/llm/tensor"
 )
 
 // TestRepackableTensor: every type with an X8 layout and kernels on this
@@ -42,4 +47,90 @@ func TestRepackableTensor(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestRepackPieces: Repack in small pieces, shared by a pool's threads,
+// writes what one RepackX8 call writes and tells done of every byte of
+// the tensor exactly once, whatever order the pieces finish in.
+func TestRepackPieces(t *testing.T) {
+	const rows, cols = 8 * 37, 512
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q5_K, quant.Q6_K} {
+		if _, ok := quant.X8(typ, cols); !ok {
+			continue
+		}
+		for _, threads := range []int{0, 1, 2, 3} {
+			t.Run(fmt.Sprintf("%v/threads%d", typ, threads), func(t *testing.T) {
+				w := repackMatrix(t, typ, rows, cols)
+				want := make([]byte, RepackedBytes(w))
+				if err := quant.RepackX8(typ, want, w.T.Data, rows, cols); err != nil {
+					t.Fatal(err)
+				}
+				var pool *ops.Pool
+				if threads > 0 {
+					pool = ops.NewPool(threads)
+					defer pool.Close()
+				}
+				var mu sync.Mutex
+				seen := make([]int, len(w.T.Data))
+				got := make([]byte, len(want))
+				chunk := 3 * 8 * w.T.RowBytes() // three groups a piece: 13 pieces
+				if err := Repack(w, got, chunk, pool, func(off, n int64) {
+					mu.Lock()
+					defer mu.Unlock()
+					for i := off; i < off+n; i++ {
+						seen[i]++
+					}
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if i := slices.IndexFunc(seen, func(c int) bool { return c != 1 }); i >= 0 {
+					t.Fatalf("byte %d of the tensor reported done %d times, want once", i, seen[i])
+				}
+				if i := firstDiff(got, want); i >= 0 {
+					t.Fatalf("byte %d of the X8 layout: %d, one RepackX8 call writes %d", i, got[i], want[i])
+				}
+				if !w.X8() {
+					t.Error("the matrix does not use the X8 layout after Repack")
+				}
+			})
+		}
+	}
+}
+
+// repackMatrix is a rows × cols matrix of type typ with random bytes
+// whose scales are finite (quant's own Q8_0/F16 rounding of random
+// floats).
+func repackMatrix(t *testing.T, typ quant.Type, rows, cols int) *ops.Matrix {
+	t.Helper()
+	tt, err := tensor.New("blk.0.ffn_up.weight", typ, []int{cols, rows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(uint64(typ), 7))
+	x := make([]float32, cols)
+	for i := range rows {
+		for j := range x {
+			x[j] = float32(r.NormFloat64())
+		}
+		if err := quant.QuantizeRow(typ, tt.Data[i*tt.RowBytes():(i+1)*tt.RowBytes()], x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := ops.NewMatrix(tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	return -1
 }

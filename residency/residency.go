@@ -41,6 +41,8 @@ type Config struct {
 	// watcher's goroutine. Setting it also starts the watcher.
 	OnPressure func(PressureEvent)
 	Logger     *slog.Logger // nil: slog.Default()
+	// Pool, if not nil, shares the repacking at load among its threads.
+	Pool *ops.Pool
 }
 
 // PressureEvent reports memory running short, or recovering, while a model
@@ -313,7 +315,7 @@ func (w *Weights) repackOne(m *ops.Matrix, ti *gguf.TensorInfo) error {
 	// The file's pages go as soon as each piece is repacked: a large
 	// matrix (Llama-3.1-8B's output, 431 MB) is never held twice whole.
 	release := func(off, n int64) { mp.Release(ti.Offset+off, n) }
-	if err := model.Repack(m, bufs[0][:size], repackChunk, release); err != nil {
+	if err := model.Repack(m, bufs[0][:size], repackChunk, w.cfg.Pool, release); err != nil {
 		free()
 		return err
 	}

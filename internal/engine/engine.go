@@ -228,7 +228,7 @@ func load(ctx context.Context, mp *mem.Mapping, o Options) (*Engine, error) {
 	}
 	e := &Engine{Model: mm, Tok: tok, Chat: ch, Pool: ops.NewPool(o.Threads), Shape: sh, mapping: mp, span: spanOf(data), log: o.Logger}
 	e.Weights, err = residency.Start(residency.Config{Mapping: mp, Model: mm, File: f, Shape: sh, Plan: plan,
-		Auto: o.Weights == memplan.WeightsAuto, Budget: o.Limit, Readers: o.Readers, OnPressure: o.OnPressure, Logger: o.Logger})
+		Auto: o.Weights == memplan.WeightsAuto, Budget: o.Limit, Readers: o.Readers, OnPressure: o.OnPressure, Logger: o.Logger, Pool: e.Pool})
 	if err != nil {
 		e.Pool.Close()
 		return nil, err
