@@ -95,6 +95,11 @@ func Repack(w *ops.Matrix, dst []byte, chunk int, pool *ops.Pool, done func(off,
 	}
 	t := &repackTask{w: w, dst: dst, done: done, groups: groups, src: 8 * w.T.RowBytes(), x8: len(dst) / max(groups, 1)}
 	t.step = max(1, chunk/t.src)
+	if pool != nil {
+		// Pieces enough for every thread, even of a matrix smaller than
+		// chunk (TinyLlama's are 2–7 MB).
+		t.step = max(1, min(t.step, groups/(4*pool.Threads())))
+	}
 	if pool == nil || groups <= t.step {
 		t.Do(0, 0, 1)
 	} else {

@@ -154,11 +154,18 @@ func RepackX8(t Type, dst, src []byte, rows, n int) error {
 					continue
 				}
 				r4 := 4 * (r & 7)
-				if t == Q4_0 || t == Q8_0 {
+				switch t {
+				case Q4_0:
 					o[2*r], o[2*r+1] = blk[0], blk[1]
-					nc := (wb - 2) / 4
-					codes, q := o[16:16+32*nc], blk[2:2+4*nc]
-					for c := range nc {
+					codes, q := (*[128]byte)(o[16:]), (*[16]byte)(blk[2:])
+					for c := range 4 {
+						*(*[4]byte)(codes[32*c+r4:]) = *(*[4]byte)(q[4*c:])
+					}
+					continue
+				case Q8_0:
+					o[2*r], o[2*r+1] = blk[0], blk[1]
+					codes, q := (*[256]byte)(o[16:]), (*[32]byte)(blk[2:])
+					for c := range 8 {
 						*(*[4]byte)(codes[32*c+r4:]) = *(*[4]byte)(q[4*c:])
 					}
 					continue
