@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/quant"
 	"github.com/lowmem/llm/tensor"
 )
@@ -86,7 +87,7 @@ func TestRepackPieces(t *testing.T) {
 				if i := slices.IndexFunc(seen, func(c int) bool { return c != 1 }); i >= 0 {
 					t.Fatalf("byte %d of the tensor reported done %d times, want once", i, seen[i])
 				}
-				if i := firstDiff(got, want); i >= 0 {
+				if i := testutil.FirstDiff(got, want); i >= 0 {
 					t.Fatalf("byte %d of the X8 layout: %d, one RepackX8 call writes %d", i, got[i], want[i])
 				}
 				if !w.X8() {
@@ -97,40 +98,25 @@ func TestRepackPieces(t *testing.T) {
 	}
 }
 
-// repackMatrix is a rows × cols matrix of type typ with random bytes
-// whose scales are finite (quant's own Q8_0/F16 rounding of random
-// floats).
+// repackMatrix is a rows × cols matrix of type typ quantized from
+// normal random values.
 func repackMatrix(t *testing.T, typ quant.Type, rows, cols int) *ops.Matrix {
 	t.Helper()
-	tt, err := tensor.New("blk.0.ffn_up.weight", typ, []int{cols, rows})
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := rand.New(rand.NewPCG(uint64(typ), 7))
-	x := make([]float32, cols)
-	for i := range rows {
-		for j := range x {
-			x[j] = float32(r.NormFloat64())
-		}
-		if err := quant.QuantizeRow(typ, tt.Data[i*tt.RowBytes():(i+1)*tt.RowBytes()], x); err != nil {
-			t.Fatal(err)
-		}
+	x := make([]float32, rows*cols)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
 	}
-	m, err := ops.NewMatrix(tt)
+	tt, err := tensor.New("blk.0.ffn_up.weight", typ, []int{cols, rows})
+	if err == nil {
+		err = quant.QuantizeRow(typ, tt.Data, x) // whole rows of whole blocks: row by row alike
+	}
+	var m *ops.Matrix
+	if err == nil {
+		m, err = ops.NewMatrix(tt)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
-}
-
-func firstDiff(a, b []byte) int {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	if len(a) != len(b) {
-		return min(len(a), len(b))
-	}
-	return -1
 }

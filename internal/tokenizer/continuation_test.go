@@ -4,6 +4,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/lowmem/llm/internal/testutil"
 )
 
 // continuationText is real prose with the joins a chat or a streaming
@@ -69,7 +71,7 @@ func TestEncodeContinuationSplits(t *testing.T) {
 					last = pre[len(pre)-1]
 				}
 				got := slices.Concat(pre, tok.EncodeContinuation(last, text[i:]))
-				if j := firstDiff(got, whole); j >= 0 {
+				if j := testutil.FirstDiff(got, whole); j >= 0 {
 					t.Errorf("split %q | %q: ids differ from position %d: got %v, want %v",
 						text[max(0, i-12):i], text[i:min(len(text), i+12)], j,
 						got[j:min(j+4, len(got))], whole[j:min(j+4, len(whole))])
@@ -80,19 +82,6 @@ func TestEncodeContinuationSplits(t *testing.T) {
 			}
 		})
 	}
-}
-
-// firstDiff returns the first position where a and b differ, or -1.
-func firstDiff(a, b []int32) int {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	if len(a) != len(b) {
-		return min(len(a), len(b))
-	}
-	return -1
 }
 
 // TestEncodeContinuationIssue13 is the defect of issue 13: " world" after
@@ -153,7 +142,7 @@ func TestEncodeContinuationAfterSpecial(t *testing.T) {
 			}
 			pre := tok.EncodeSpecial(tc.text[:i], true)
 			got := slices.Concat(pre, tok.EncodeSpecialContinuation(pre[len(pre)-1], tc.text[i:]))
-			if j := firstDiff(got, whole); j >= 0 {
+			if j := testutil.FirstDiff(got, whole); j >= 0 {
 				t.Errorf("%s: split %q | %q differs at %d: got %v, want %v", tc.vocab, tc.text[:i], tc.text[i:], j, got, whole)
 			}
 		}

@@ -3,6 +3,8 @@ package tokenizer
 import (
 	"slices"
 	"testing"
+
+	"github.com/lowmem/llm/internal/testutil"
 )
 
 // TestEncodeSpecialChat checks EncodeSpecial (parse_special = true) on
@@ -53,7 +55,7 @@ func TestEncodeSpecialChat(t *testing.T) {
 				want = append(want, p.id)
 			}
 			got := tok.EncodeSpecial(tc.text, true)
-			if j := firstDiff(got, want); j >= 0 {
+			if j := testutil.FirstDiff(got, want); j >= 0 {
 				t.Errorf("EncodeSpecial differs at position %d\n got %v\nwant %v", j, got, want)
 			}
 			// Without parse_special the markers are plain text.
