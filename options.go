@@ -282,3 +282,13 @@ func WithThinking(on bool) GenerateOption { return func(g *engine.Gen) { g.Think
 func WithTools(tools ...Tool) GenerateOption {
 	return func(g *engine.Gen) { g.Tools = append(g.Tools, tools...) }
 }
+
+// WithJSON makes the output one JSON object: at each step only tokens
+// that keep the text the start of a JSON object (RFC 8259) may be sampled,
+// and generation ends when the object closes. Whitespace between JSON
+// tokens is limited to runs of 32 bytes with one line feed, and nesting to
+// 64 levels, so a model cannot idle in it; MaxTokens still bounds the output, and a
+// generation cut short by it is an unfinished object (FinishLength). The
+// constraint covers everything generated, so a reasoning model answers
+// without thinking first.
+func WithJSON() GenerateOption { return func(g *engine.Gen) { g.JSON = true } }

@@ -97,18 +97,71 @@ func (s *Sampler) grow(n int) {
 // Sample allocates nothing as long as len(logits) is at most the vocab size
 // given to New.
 func (s *Sampler) Sample(logits []float32, history []int32) int32 {
-	n := len(logits)
-	if n == 0 {
+	if !s.penalize(logits, history) {
 		return -1
 	}
-	s.grow(n)
+	return s.pick(logits)
+}
+
+// penalize makes the buffers fit logits and applies the penalties to
+// them; it is false for empty logits.
+func (s *Sampler) penalize(logits []float32, history []int32) bool {
+	if len(logits) == 0 {
+		return false
+	}
+	s.grow(len(logits))
 	if s.penal {
 		s.applyPenalties(logits, history)
 	}
+	return true
+}
+
+// Allower says which tokens may come next: a constraint on the output,
+// such as jsonprefix.Filter's JSON.
+type Allower interface {
+	Allowed(id int32) bool
+}
+
+// SampleAllowed is Sample restricted to the tokens a allows. As llama.cpp
+// applies a grammar, it samples as Sample does and keeps the token when a
+// allows it; otherwise it sets the logit of every token a refuses to -Inf
+// and samples again, so the second draw's top-k, top-p and min-p see only
+// allowed tokens. Penalties are applied once. If no allowed token has a
+// logit above -Inf the choice is the lowest allowed id; SampleAllowed
+// returns -1 when a allows no token at all (or logits is empty).
+//
+// It changes logits as Sample does, and sets refused tokens' logits to
+// -Inf; it allocates nothing under the same condition as Sample.
+func (s *Sampler) SampleAllowed(logits []float32, history []int32, a Allower) int32 {
+	if !s.penalize(logits, history) {
+		return -1
+	}
+	if id := s.pick(logits); a.Allowed(id) {
+		return id
+	}
+	lowest, live := int32(-1), false
+	ninf := float32(math.Inf(-1))
+	for i, l := range logits {
+		if !a.Allowed(int32(i)) {
+			logits[i] = ninf
+			continue
+		}
+		if lowest < 0 {
+			lowest = int32(i)
+		}
+		live = live || l > ninf // false for NaN
+	}
+	if !live {
+		return lowest
+	}
+	return s.pick(logits)
+}
+
+// pick chooses a token from logits that penalties have been applied to.
+func (s *Sampler) pick(logits []float32) int32 {
 	if s.cfg.Temperature == 0 {
 		return argmax(logits)
 	}
-
 	c, maxl, ok := s.survivors(logits)
 	if !ok {
 		// Probabilities are undefined (all -Inf) or degenerate (+Inf).

@@ -239,8 +239,16 @@ func (c *commonRequest) params() (Params, *apiError) {
 	if lp := bytes.TrimSpace(c.Logprobs); len(lp) > 0 && !bytes.Equal(lp, []byte("false")) && !bytes.Equal(lp, []byte("null")) {
 		return p, unsupported("logprobs", "logprobs are not supported")
 	}
-	if rf := c.ResponseFormat; rf != nil && rf.Type != "" && rf.Type != "text" {
-		return p, unsupported("response_format", "response_format %q is not supported: this server has no constrained decoding; ask for JSON in the prompt instead", rf.Type)
+	if rf := c.ResponseFormat; rf != nil {
+		switch rf.Type {
+		case "", "text":
+		case "json_object":
+			p.JSON = true
+		case "json_schema":
+			return p, unsupported("response_format", `response_format "json_schema" is not supported: this server constrains output to a JSON object ({"type": "json_object"}), not to a schema; describe the schema in the prompt`)
+		default:
+			return p, badRequest("response_format.type", "response_format.type %q is not one of text, json_object, json_schema", rf.Type)
+		}
 	}
 	p.Temperature, p.TopP, p.Seed = c.Temperature, c.TopP, c.Seed
 	p.PresencePenalty, p.FrequencyPenalty = c.PresencePenalty, c.FrequencyPenalty

@@ -54,6 +54,10 @@ type Params struct {
 	Seed             *int64
 	PresencePenalty  *float64
 	FrequencyPenalty *float64
+	// JSON asks for one JSON object (response_format json_object): the
+	// Backend samples only tokens that keep the text the start of one, and
+	// stops when it is complete (llm.WithJSON).
+	JSON bool
 }
 
 // Result reports one generation.

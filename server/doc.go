@@ -19,10 +19,14 @@
 // deltas), and a request may pass chat_template_kwargs (for example
 // {"enable_thinking": false}) to the chat template.
 //
+// response_format {"type": "json_object"} constrains the output to one
+// JSON object (llm.WithJSON), on both endpoints.
+//
 // What is not built, and answers 400 with a message saying so:
-// response_format json_object/json_schema (no constrained decoding),
-// tool_choice "required" or a named function (same reason), n > 1, logprobs,
-// best_of > 1 and echo on /v1/completions, and non-text content parts.
+// response_format json_schema (the constraint is JSON, not a schema),
+// tool_choice "required" or a named function (no constraint to force a
+// call), n > 1, logprobs, best_of > 1 and echo on /v1/completions, and
+// non-text content parts.
 //
 // The model side is the Backend interface: FromModel makes one of a loaded
 // llm.Model (each slot a Session; load it with llm.WithSessions(n) so that

@@ -91,6 +91,9 @@ func (ms modelSession) Generate(ctx context.Context, prompt string, p Params, yi
 	if p.FrequencyPenalty != nil {
 		opts = append(opts, llm.FrequencyPenalty(float32(*p.FrequencyPenalty)))
 	}
+	if p.JSON {
+		opts = append(opts, llm.WithJSON())
+	}
 	var err error
 	for tok, e := range s.Complete(ctx, prompt, opts...) {
 		if err = e; err != nil {

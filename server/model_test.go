@@ -92,6 +92,30 @@ func TestModelChat(t *testing.T) {
 	}
 }
 
+// TestModelJSON: response_format json_object gives what llm.WithJSON
+// gives the same model, the start of a JSON object or a whole one.
+func TestModelJSON(t *testing.T) {
+	m, _, hs := startModel(t, 1, nil)
+	msgs := []llm.Message{{Role: "user", Content: "Answer in JSON."}}
+	want, u := llmtest.ChatReply(t, m, msgs, llm.WithJSON(), llm.MaxTokens(24), llm.Temperature(0))
+	if !strings.HasPrefix(strings.TrimLeft(want, " \t\r\n"), "{") {
+		t.Fatalf("llm.WithJSON gave %q", want)
+	}
+	resp, body := post(t, hs.URL+"/v1/chat/completions",
+		`{"messages":[{"role":"user","content":"Answer in JSON."}],"max_tokens":24,"temperature":0,"response_format":{"type":"json_object"}}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	var got chatResponse
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	finish := map[llm.Finish]string{llm.FinishEnd: "stop", llm.FinishLength: "length"}[u.Finish]
+	if c := got.Choices[0]; *c.Message.Content != want || c.FinishReason != finish {
+		t.Errorf("reply %q (%s), want %q (%s)", *c.Message.Content, c.FinishReason, want, finish)
+	}
+}
+
 // TestModelMultiTurn: a conversation continued on its slot evaluates only
 // the new turn (the prompt tokens the session reused are those it shares).
 func TestModelMultiTurn(t *testing.T) {

@@ -125,8 +125,33 @@ func TestChatNonStream(t *testing.T) {
 		t.Errorf("prompt %q\nwant   %q", b.prompts[0], wantPrompt)
 	}
 	p := b.params[0]
-	if p.MaxTokens != 50 || *p.Temperature != 0.2 || *p.Seed != 7 || *p.TopP != 0.9 {
+	if p.MaxTokens != 50 || *p.Temperature != 0.2 || *p.Seed != 7 || *p.TopP != 0.9 || p.JSON {
 		t.Errorf("params %+v", p)
+	}
+}
+
+// TestResponseFormat: json_object reaches the Backend as Params.JSON on
+// both endpoints; text and an absent or empty type leave it off.
+func TestResponseFormat(t *testing.T) {
+	cases := []struct {
+		path, body string
+		json       bool
+	}{
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}}`, true},
+		{"/v1/completions", `{"prompt":"x","response_format":{"type":"json_object"}}`, true},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"text"}}`, false},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{}}`, false},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`, false},
+	}
+	for _, c := range cases {
+		b := newFake(words("{}"))
+		_, hs := start(t, b)
+		if resp, body := post(t, hs.URL+c.path, c.body); resp.StatusCode != 200 {
+			t.Fatalf("%s %s: status %d: %s", c.path, c.body, resp.StatusCode, body)
+		}
+		if got := b.params[0].JSON; got != c.json {
+			t.Errorf("%s %s: Params.JSON %v, want %v", c.path, c.body, got, c.json)
+		}
 	}
 }
 
@@ -299,7 +324,8 @@ func TestBadRequests(t *testing.T) {
 		{"negative max_tokens", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"max_tokens":-1}`, 400, "max_tokens", "at least 1"},
 		{"temperature", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"temperature":3}`, 400, "temperature", "between 0 and 2"},
 		{"n", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"n":2}`, 400, "n", "n > 1"},
-		{"json mode", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}}`, 400, "response_format", "not supported"},
+		{"json schema", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{}}}}`, 400, "response_format", "not supported"},
+		{"response_format type", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"yaml"}}`, 400, "response_format.type", "not one of"},
 		{"tool_choice required", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"tool_choice":"required"}`, 400, "tool_choice", "not supported"},
 		{"stop type", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"stop":5}`, 400, "", "stop must be"},
 		{"oversized", "/v1/chat/completions", `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 5000) + `"}]}`, 413, "", "larger"},

@@ -37,6 +37,7 @@ func run() error {
 	repeat := flag.Float64("repeat-penalty", 1, "repeat penalty (1 = off)")
 	seed := flag.Uint64("seed", 1, "sampling seed")
 	showIDs := flag.Bool("ids", false, "print token ids after the text")
+	jsonOut := flag.Bool("json", false, "generate one JSON object (llm.WithJSON)")
 	flag.Parse()
 
 	m, done, err := mf.Load(os.Stderr)
@@ -70,9 +71,13 @@ func run() error {
 
 	var ids []int32
 	genStart := time.Now()
-	for tok, err := range s.Stream(ctx, "", llm.MaxTokens(*n), llm.Temperature(float32(*temp)),
+	opts := []llm.GenerateOption{llm.MaxTokens(*n), llm.Temperature(float32(*temp)),
 		llm.TopK(*topK), llm.TopP(float32(*topP)), llm.MinP(float32(*minP)),
-		llm.RepeatPenalty(float32(*repeat)), llm.Seed(*seed)) {
+		llm.RepeatPenalty(float32(*repeat)), llm.Seed(*seed)}
+	if *jsonOut {
+		opts = append(opts, llm.WithJSON())
+	}
+	for tok, err := range s.Stream(ctx, "", opts...) {
 		if err != nil {
 			if errors.Is(err, llm.ErrContextFull) {
 				fmt.Fprintln(os.Stderr, "\n[context full]")

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lowmem/llm/internal/jsonprefix"
 	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/sampler"
 )
@@ -21,6 +22,10 @@ type Generation struct {
 	// markers a chat reply is parsed by (plain output leaves control
 	// tokens out).
 	Preserve []int32
+	// JSON restricts sampling to the tokens that keep the output the start
+	// of one JSON object (jsonprefix.Filter), and ends the generation
+	// (FinishEnd) when the object is complete.
+	JSON bool
 }
 
 // Finish says why a generation ended.
@@ -199,8 +204,15 @@ type tally struct {
 }
 
 func (s *Seq) loop(ctx context.Context, smp *sampler.Sampler, g Generation, yield func(id int32, text string) bool, t *tally) error {
+	var jf *jsonprefix.Filter
+	if g.JSON {
+		jf = jsonprefix.NewFilter(s.cfg.Vocab, len(s.logits))
+	}
+	// Sampling changes the logits it is given when it applies penalties
+	// or a constraint; Logits must not see that.
+	private := smp.Penalized() || jf != nil
 	logits := s.logits
-	if smp.Penalized() {
+	if private {
 		if len(s.scratch) != len(s.logits) {
 			s.scratch = make([]float32, len(s.logits))
 		}
@@ -211,10 +223,18 @@ func (s *Seq) loop(ctx context.Context, smp *sampler.Sampler, g Generation, yiel
 		if s.closed.Load() {
 			return ErrClosed
 		}
-		if smp.Penalized() {
+		if private {
 			copy(logits, s.logits)
 		}
-		id := smp.Sample(logits, s.history)
+		var id int32
+		if jf != nil {
+			if id = smp.SampleAllowed(logits, s.history, jf); id < 0 {
+				return fmt.Errorf("llm: JSON output: no token of the vocabulary continues it after %d tokens: %w", t.yielded, ErrInvalidOption)
+			}
+			jf.Accept(id)
+		} else {
+			id = smp.Sample(logits, s.history)
+		}
 		if s.cfg.Vocab.IsEOG(id) {
 			t.finish = FinishEnd
 			break
@@ -246,6 +266,10 @@ func (s *Seq) loop(ctx context.Context, smp *sampler.Sampler, g Generation, yiel
 		}
 		t.pending = -1
 		t.evaluated++
+		if jf != nil && jf.Done() {
+			t.finish = FinishEnd
+			break
+		}
 	}
 	if t.finish == FinishNone {
 		t.finish = FinishLength

@@ -1,9 +1,11 @@
 package seq
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lowmem/llm/internal/ops"
@@ -217,5 +219,34 @@ func TestGeneratePreserve(t *testing.T) {
 	shown, _ := run(v, g)
 	if shown != all || hidden == all || len(hidden) != len(all)-len(tok.OutputPiece(marker)) {
 		t.Errorf("output %q; with token %d as control %q, preserved %q", all, marker, hidden, shown)
+	}
+}
+
+// braceless hides the text of every token that holds an opening brace,
+// so no token can begin a JSON object.
+type braceless struct{ *tokenizer.Tokenizer }
+
+func (v braceless) OutputPiece(id int32) []byte {
+	if p := v.Tokenizer.OutputPiece(id); !bytes.Contains(p, []byte("{")) {
+		return p
+	}
+	return nil
+}
+
+// TestGenerateJSONNoToken: JSON output from a vocabulary that cannot
+// write it fails with ErrInvalidOption before yielding anything, and the
+// sequence holds the prompt.
+func TestGenerateJSONNoToken(t *testing.T) {
+	m, tok, pool := synthetic(t, testutil.TinyLlama())
+	s, err := New(m, ops.NewExec(pool), memplan.NewKVBudget(1<<30, nil), Config{Context: 64, Batch: 8, Vocab: braceless{tok}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	g := Generation{Config: sampler.DefaultConfig(1), MaxTokens: 4, JSON: true}
+	yielded := 0
+	err = s.GenerateFrom(context.Background(), ids(5, 1), g, func(int32, string) bool { yielded++; return true })
+	if !errors.Is(err, ErrInvalidOption) || !strings.Contains(err.Error(), "JSON") || yielded != 0 || s.Len() != 5 {
+		t.Fatalf("err %v, %d yielded, holds %d tokens; want ErrInvalidOption naming JSON, none, 5", err, yielded, s.Len())
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/lowmem/llm/server"
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
+	"github.com/openai/openai-go/shared"
 )
 
 // The tests below run the official clients against server.FromModel over
@@ -69,6 +70,17 @@ func TestRealModel(t *testing.T) {
 	acc := accumulate(t, client.Chat.Completions.NewStreaming(ctx, params))
 	if acc.Choices[0].Message.Content != want || acc.Usage.CompletionTokens != int64(u.GeneratedTokens) {
 		t.Errorf("streamed %q (usage %+v), want %q", acc.Choices[0].Message.Content, acc.Usage, want)
+	}
+
+	// JSON mode: what llm.WithJSON gives.
+	want, _ = llmtest.ChatReply(t, m, msgs, llm.MaxTokens(12), llm.Temperature(0), llm.WithJSON())
+	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{}
+	params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}
+	if resp, err = client.Chat.Completions.New(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Choices[0].Message.Content; got != want || !strings.HasPrefix(got, "{") {
+		t.Errorf("JSON mode: reply %q; Session.Chat with WithJSON said %q", got, want)
 	}
 
 	// A tool call and its result go back to the model with the tools.

@@ -1,0 +1,103 @@
+package jsonprefix
+
+import "unicode/utf8"
+
+// Pieces is the vocabulary as a Filter reads it: the text each token adds
+// to the output, none for control tokens (tokenizer.Tokenizer.OutputPiece).
+type Pieces interface {
+	OutputPiece(id int32) []byte
+}
+
+// Filter says which tokens may come next so that the output stays the
+// start of one JSON object, and follows the tokens chosen. It implements
+// sampler.Allower. A Filter is for one generation, and not safe for
+// concurrent use.
+type Filter struct {
+	v Pieces
+	m Machine
+
+	// What a sweep over the whole vocabulary reads instead of each
+	// token's text: most tokens are settled by their first byte, and in a
+	// string by being plain text.
+	first []byte   // each token's first byte; 0, which no state takes, for no text
+	plain []uint64 // bit id: the token's text may stand anywhere inside a string
+
+	ready   bool      // firstOK and inText are those of m
+	inText  bool      // m is inside a string, between characters
+	firstOK [256]bool // the bytes m takes next
+}
+
+// NewFilter returns a Filter for output that has not begun, over the
+// tokens 0 to size-1 of v. It reads each token's text once, here, so
+// that sweeping the vocabulary later is cheap.
+func NewFilter(v Pieces, size int) *Filter {
+	f := &Filter{v: v, first: make([]byte, size), plain: make([]uint64, (size+63)/64)}
+	for id := range size {
+		p := v.OutputPiece(int32(id))
+		if len(p) == 0 {
+			continue
+		}
+		f.first[id] = p[0]
+		if plainText(p) {
+			f.plain[id/64] |= 1 << (id % 64)
+		}
+	}
+	return f
+}
+
+// plainText reports whether p is whole UTF-8 characters with no control
+// character, quote or backslash: text a string takes as it is.
+func plainText(p []byte) bool {
+	for _, b := range p {
+		if b < 0x20 || b == '"' || b == '\\' {
+			return false
+		}
+	}
+	return utf8.Valid(p)
+}
+
+// Allowed reports whether token id may come next: it adds text, and the
+// output with that text is still the start of a JSON object. A token that
+// adds no text (a control token, end of generation included) is never
+// allowed: the output ends where the object is complete (Done).
+func (f *Filter) Allowed(id int32) bool {
+	if !f.ready {
+		f.prepare()
+	}
+	if uint(id) < uint(len(f.first)) {
+		if !f.firstOK[f.first[id]] {
+			return false
+		}
+		if f.inText && f.plain[id/64]>>(id%64)&1 == 1 {
+			return true
+		}
+	}
+	p := f.v.OutputPiece(id)
+	m := f.m
+	return len(p) > 0 && m.Write(p)
+}
+
+// prepare settles which first bytes the machine takes where it stands.
+func (f *Filter) prepare() {
+	for b := range f.firstOK {
+		m := f.m
+		f.firstOK[b] = m.Step(byte(b))
+	}
+	f.inText = f.m.st == stString && f.m.need == 0
+	f.ready = true
+}
+
+// Accept moves past token id and reports whether it was allowed; a token
+// that was not leaves the Filter where it was.
+func (f *Filter) Accept(id int32) bool {
+	p := f.v.OutputPiece(id)
+	m := f.m
+	if len(p) == 0 || !m.Write(p) {
+		return false
+	}
+	f.m, f.ready = m, false
+	return true
+}
+
+// Done reports whether the output is a complete JSON object.
+func (f *Filter) Done() bool { return f.m.Done() }

@@ -1,0 +1,157 @@
+package jsonprefix
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/internal/tokenizer"
+)
+
+// pieces is a vocabulary given by its tokens' text; "" is a control token.
+type pieces []string
+
+func (p pieces) OutputPiece(id int32) []byte { return []byte(p[id]) }
+
+// TestFilter walks a small vocabulary through an object token by token
+// and checks which tokens are allowed at each step.
+func TestFilter(t *testing.T) {
+	vocab := pieces{"", "{", "}", `"`, "a", `{"`, `":`, "1}", " ", "}x", "\n\n", ","}
+	inValue := []int32{1, 2, 3, 4, 5, 7, 8, 9, 11}  // in a string value: all with text but `":` and raw line feeds
+	inKey := []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 11} // in a key, `":` ends it
+	steps := []struct {
+		accept  int32   // the token taken before the check (-1: none)
+		allowed []int32 // then allowed
+	}{
+		{-1, []int32{1, 5}},            // the start: the opening brace
+		{5, inKey},                     // in a key
+		{4, inKey},                     // still in it
+		{6, []int32{1, 3, 5, 6, 7, 8}}, // a value: `":` opens a string, "1}" is a number and closes the object
+		{8, []int32{1, 3, 5, 6, 7, 8}}, // a value after a space
+		{3, inValue},                   // in a string value
+	}
+	f := NewFilter(vocab, len(vocab))
+	for i, st := range steps {
+		if st.accept >= 0 && !f.Accept(st.accept) {
+			t.Fatalf("step %d: token %d (%q) refused", i, st.accept, vocab[st.accept])
+		}
+		var got []int32
+		for id := range int32(len(vocab)) {
+			if f.Allowed(id) {
+				got = append(got, id)
+			}
+		}
+		if !slices.Equal(got, st.allowed) {
+			t.Fatalf("step %d: allowed %v, want %v", i, got, st.allowed)
+		}
+	}
+	// Close the string, then the object: done, and nothing is allowed.
+	for _, id := range []int32{3, 2} {
+		if !f.Accept(id) {
+			t.Fatalf("token %d (%q) refused", id, vocab[id])
+		}
+	}
+	if !f.Done() {
+		t.Fatal("the object is closed but Done is false")
+	}
+	for id := range int32(len(vocab)) {
+		if f.Allowed(id) || f.Accept(id) {
+			t.Fatalf("token %d (%q) allowed after the object", id, vocab[id])
+		}
+	}
+}
+
+// TestFilterAcceptRefused: a refused token leaves the filter where it was.
+func TestFilterAcceptRefused(t *testing.T) {
+	f := NewFilter(pieces{"", "{", "}x", `"`}, 4)
+	f.Accept(1)
+	before := f.m
+	for _, id := range []int32{0, 2} {
+		if f.Accept(id) {
+			t.Fatalf("token %d accepted", id)
+		}
+		if f.m != before {
+			t.Fatalf("refusing token %d moved the filter", id)
+		}
+	}
+}
+
+// realVocab is a tokenizer from the test data, or a skip.
+func realVocab(tb testing.TB, name string) *tokenizer.Tokenizer {
+	tb.Helper()
+	tok, err := tokenizer.FromGGUF(testutil.ReadHeader(tb, testutil.Testdata(tb, "vocab/"+name)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tok
+}
+
+// states are texts that leave the machine in the places a generation
+// spends its time, for the filter's cost over a whole vocabulary.
+var states = []struct{ name, text string }{
+	{"start", ``},
+	{"key", `{"na`},
+	{"value", `{"name": `},
+	{"string", `{"name": "Ada `},
+	{"after", `{"name": "Ada"`},
+	{"number", `{"n": 12`},
+}
+
+// TestFilterRealVocabs: over real vocabularies, in every state, Allowed
+// (which settles most tokens from tables) agrees with feeding each
+// token's text to the machine, and some token is allowed.
+func TestFilterRealVocabs(t *testing.T) {
+	extra := []struct{ name, text string }{
+		{"mid character", "{\"a\": \"\xE2\x82"},
+		{"escape", `{"a": "\`},
+		{"unicode escape", `{"a": "\u00`},
+		{"literal", `{"a": tr`},
+		{"exponent", `{"a": 1e`},
+		{"array", `{"a": [`},
+		{"space run", "{\"a\":\n" + strings.Repeat(" ", MaxSpace-2)},
+	}
+	for _, name := range []string{"ggml-vocab-llama3_1.gguf", "ggml-vocab-qwen3.gguf", "ggml-vocab-gemma3.gguf", "ggml-vocab-llama-spm.gguf"} {
+		tok := realVocab(t, name)
+		for _, st := range append(slices.Clone(states), extra...) {
+			f := NewFilter(tok, tok.Size())
+			if !f.m.Write([]byte(st.text)) {
+				t.Fatalf("%s: state %q refused", name, st.text)
+			}
+			n := 0
+			for id := range int32(tok.Size()) {
+				p := tok.OutputPiece(id)
+				m := f.m
+				want := len(p) > 0 && m.Write(p)
+				if got := f.Allowed(id); got != want {
+					t.Fatalf("%s, after %q: token %d (%q): Allowed %v, the machine says %v", name, st.text, id, p, got, want)
+				}
+				if want {
+					n++
+				}
+			}
+			if n == 0 {
+				t.Errorf("%s: no token allowed after %q", name, st.text)
+			}
+		}
+	}
+}
+
+func BenchmarkFilterVocab(b *testing.B) {
+	for _, name := range []string{"ggml-vocab-llama3_1.gguf", "ggml-vocab-qwen3.gguf"} {
+		tok := realVocab(b, name)
+		for _, st := range states {
+			b.Run(fmt.Sprintf("%s/%s", name, st.name), func(b *testing.B) {
+				f := NewFilter(tok, tok.Size())
+				f.m.Write([]byte(st.text))
+				n := int32(tok.Size())
+				for b.Loop() {
+					for id := range n {
+						f.Allowed(id)
+					}
+				}
+			})
+		}
+	}
+}
