@@ -1,6 +1,9 @@
 package jsonprefix
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 // Pieces is the vocabulary as a Filter reads it: the text each token adds
 // to the output, none for control tokens (tokenizer.Tokenizer.OutputPiece).
@@ -20,10 +23,12 @@ type Filter struct {
 	// token's text: most tokens are settled by their first byte, and in a
 	// string by being plain text.
 	first []byte   // each token's first byte; 0, which no state takes, for no text
+	lead  []byte   // its first byte that is not whitespace; ' ' for all whitespace
 	plain []uint64 // bit id: the token's text may stand anywhere inside a string
 
-	ready   bool      // firstOK and inText are those of m
+	ready   bool      // firstOK, inText and between are those of m
 	inText  bool      // m is inside a string, between characters
+	between bool      // m is between JSON tokens, where whitespace changes nothing but its count
 	firstOK [256]bool // the bytes m takes next
 }
 
@@ -31,13 +36,17 @@ type Filter struct {
 // tokens 0 to size-1 of v. It reads each token's text once, here, so
 // that sweeping the vocabulary later is cheap.
 func NewFilter(v Pieces, size int) *Filter {
-	f := &Filter{v: v, first: make([]byte, size), plain: make([]uint64, (size+63)/64)}
+	f := &Filter{v: v, first: make([]byte, size), lead: make([]byte, size), plain: make([]uint64, (size+63)/64)}
 	for id := range size {
 		p := v.OutputPiece(int32(id))
 		if len(p) == 0 {
 			continue
 		}
 		f.first[id] = p[0]
+		f.lead[id] = ' '
+		if i := bytes.IndexFunc(p, func(r rune) bool { return !isSpace(r) }); i >= 0 {
+			f.lead[id] = p[i]
+		}
 		if plainText(p) {
 			f.plain[id/64] |= 1 << (id % 64)
 		}
@@ -65,7 +74,11 @@ func (f *Filter) Allowed(id int32) bool {
 		f.prepare()
 	}
 	if uint(id) < uint(len(f.first)) {
-		if !f.firstOK[f.first[id]] {
+		b := f.first[id]
+		if f.between {
+			b = f.lead[id]
+		}
+		if !f.firstOK[b] {
 			return false
 		}
 		if f.inText && f.plain[id/64]>>(id%64)&1 == 1 {
@@ -84,6 +97,14 @@ func (f *Filter) prepare() {
 		f.firstOK[b] = m.Step(byte(b))
 	}
 	f.inText = f.m.st == stString && f.m.need == 0
+	// Between JSON tokens a token's leading whitespace only counts towards
+	// the run: its first other byte meets the state m is in now.
+	switch f.m.st {
+	case stObjOpen, stKey, stColon, stValue, stArrOpen, stAfter:
+		f.between = true
+	default:
+		f.between = false
+	}
 	f.ready = true
 }
 
@@ -101,3 +122,5 @@ func (f *Filter) Accept(id int32) bool {
 
 // Done reports whether the output is a complete JSON object.
 func (f *Filter) Done() bool { return f.m.Done() }
+
+func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
