@@ -3,6 +3,7 @@ package llm_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -93,5 +94,125 @@ func TestChatJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkJSON(t, reply.Content, s.Usage().Finish)
+	}
+}
+
+// recipe is a schema in OpenAI's strict style, with an enum, an integer,
+// a bounded array and an optional field.
+const recipe = `{"type": "object", "properties": {
+	"dish": {"type": "string"},
+	"serves": {"type": "integer"},
+	"course": {"enum": ["starter", "main", "dessert"]},
+	"steps": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3},
+	"vegan": {"anyOf": [{"type": "boolean"}, {"type": "null"}]}},
+	"required": ["dish", "serves", "course", "steps", "vegan"], "additionalProperties": false}`
+
+// recipeValid checks an object against recipe by hand.
+func recipeValid(text string) bool {
+	var r struct {
+		Dish   *string  `json:"dish"`
+		Serves *int64   `json:"serves"`
+		Course *string  `json:"course"`
+		Steps  []string `json:"steps"`
+		Vegan  *bool    `json:"vegan"`
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&r) != nil || r.Dish == nil || r.Serves == nil || r.Course == nil || len(r.Steps) < 1 || len(r.Steps) > 3 {
+		return false
+	}
+	var raw map[string]json.RawMessage
+	return json.Unmarshal([]byte(text), &raw) == nil && len(raw) == 5 &&
+		slices.Contains([]string{"starter", "main", "dessert"}, *r.Course)
+}
+
+// choice is a schema whose objects are short by construction: every
+// key and value is an enum, a boolean or null, so with whitespace runs
+// bounded a generation must end within a few hundred tokens.
+const choice = `{"type": "object", "properties": {
+	"course": {"enum": ["starter", "main", "dessert"]},
+	"vegan": {"anyOf": [{"type": "boolean"}, {"type": "null"}]},
+	"tags": {"type": "array", "items": {"enum": ["hot", "cold"]}, "maxItems": 2}},
+	"required": ["course", "vegan"], "additionalProperties": false}`
+
+// choiceValid checks an object against choice by hand.
+func choiceValid(text string) bool {
+	var c struct {
+		Course *string  `json:"course"`
+		Vegan  *bool    `json:"vegan"`
+		Tags   []string `json:"tags"`
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&c) != nil || c.Course == nil || !slices.Contains([]string{"starter", "main", "dessert"}, *c.Course) || len(c.Tags) > 2 {
+		return false
+	}
+	for _, tag := range c.Tags {
+		if tag != "hot" && tag != "cold" {
+			return false
+		}
+	}
+	var raw map[string]json.RawMessage
+	return json.Unmarshal([]byte(text), &raw) == nil && raw["vegan"] != nil && string(raw["tags"]) != "null"
+}
+
+// TestGenerateJSONSchema: under WithJSONSchema the output always stays a
+// prefix the schema allows, and when it ends it satisfies the schema;
+// with choice, every generation ends.
+func TestGenerateJSONSchema(t *testing.T) {
+	ctx := context.Background()
+	schemas := []struct {
+		text  string
+		valid func(string) bool
+		ends  bool // every generation must end within its tokens
+		max   int
+	}{{recipe, recipeValid, false, 120}, {choice, choiceValid, true, 600}}
+	for _, file := range []string{"stories260K-f32.gguf", "tiny-llama-q4_k_m.gguf", "tiny-qwen3-q4_k_m.gguf"} {
+		m := load(t, testutil.Testdata(t, "models/"+file), llm.WithThreads(2), llm.WithContextSize(1024))
+		s := session(t, m)
+		for _, sc := range schemas {
+			schema, err := jsonprefix.Compile([]byte(sc.text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for seed := range uint64(3) {
+				s.Reset()
+				out, err := s.Generate(ctx, "A recipe:", llm.WithJSONSchema(json.RawMessage(sc.text)), llm.MaxTokens(sc.max),
+					llm.Temperature(float32(min(seed, 1))), llm.Seed(seed))
+				if err != nil {
+					t.Fatalf("%s: %v", file, err)
+				}
+				sm := jsonprefix.NewSchemaMachine(schema)
+				if !sm.Write([]byte(out)) {
+					t.Fatalf("%s: output %q is not the start of an object the schema allows", file, out)
+				}
+				t.Logf("%s: %d tokens, %s", file, s.Usage().GeneratedTokens, s.Usage().Finish)
+				switch u := s.Usage(); {
+				case u.Finish == llm.FinishEnd:
+					if !sm.Done() || !sc.valid(out) {
+						t.Fatalf("%s: finished output %q does not satisfy the schema", file, out)
+					}
+				case sc.ends || u.Finish != llm.FinishLength || sm.Done():
+					t.Fatalf("%s: finish %q with output %q", file, u.Finish, out)
+				}
+			}
+		}
+	}
+}
+
+// TestJSONSchemaErrors: a schema the library cannot enforce fails the
+// call with ErrInvalidOption naming the keyword, before any token.
+func TestJSONSchemaErrors(t *testing.T) {
+	m := loadStories(t)
+	s := session(t, m)
+	for _, tc := range []struct{ schema, says string }{
+		{`{"type":"object","properties":{"a":{"type":"string","pattern":"x"}}}`, `keyword "pattern"`},
+		{`{"type":"array"}`, "must allow an object"},
+		{`{"type":`, "not valid JSON"},
+	} {
+		out, err := s.Generate(context.Background(), "Once", llm.WithJSONSchema(json.RawMessage(tc.schema)))
+		if !errors.Is(err, llm.ErrInvalidOption) || !strings.Contains(err.Error(), tc.says) || out != "" || s.Usage().GeneratedTokens != 0 {
+			t.Errorf("schema %s: %q, %v; want ErrInvalidOption saying %q and nothing generated", tc.schema, out, err, tc.says)
+		}
 	}
 }

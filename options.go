@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"encoding/json"
 	"log/slog"
 
 	"github.com/lowmem/llm/internal/engine"
@@ -285,10 +286,27 @@ func WithTools(tools ...Tool) GenerateOption {
 
 // WithJSON makes the output one JSON object: at each step only tokens
 // that keep the text the start of a JSON object (RFC 8259) may be sampled,
-// and generation ends when the object closes. Whitespace between JSON
-// tokens is limited to runs of 32 bytes with one line feed, and nesting to
-// 64 levels, so a model cannot idle in it; MaxTokens still bounds the output, and a
-// generation cut short by it is an unfinished object (FinishLength). The
-// constraint covers everything generated, so a reasoning model answers
-// without thinking first.
+// and generation ends when the object closes. The text begins with '{';
+// whitespace between JSON tokens is limited to runs of 24 bytes with one
+// line feed and no carriage return, and nesting to 64 levels, so a model
+// cannot idle in it. MaxTokens still bounds the output, and a generation
+// cut short by it is an unfinished object (FinishLength). The constraint
+// covers everything generated, so a reasoning model answers without
+// thinking first.
 func WithJSON() GenerateOption { return func(g *engine.Gen) { g.JSON = true } }
+
+// WithJSONSchema is WithJSON for an object that satisfies a JSON schema,
+// as OpenAI's structured outputs: keys are the schema's properties (others
+// only where additionalProperties allows them), values have their types,
+// required properties come before the object closes, strings of an enum
+// are its values. The schema's subset: type, properties, required,
+// additionalProperties (true or false), items, minItems, maxItems, enum
+// and const of strings and null, anyOf/oneOf whose branches begin
+// differently (a type or null), and local $ref with $defs, recursion
+// included; annotations such as title and description are ignored. Any
+// other keyword (pattern, minimum, format …) makes Generate fail with an
+// error wrapping ErrInvalidOption that names it and where it stands,
+// rather than be dropped silently.
+func WithJSONSchema(schema json.RawMessage) GenerateOption {
+	return func(g *engine.Gen) { g.JSONSchema = schema }
+}

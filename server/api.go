@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/lowmem/llm/chat"
+	"github.com/lowmem/llm/internal/jsonprefix"
 )
 
 // apiError is an error in OpenAI's shape, with the HTTP status to send.
@@ -146,7 +147,15 @@ type commonRequest struct {
 	FrequencyPenalty    *float64        `json:"frequency_penalty"`
 	Logprobs            json.RawMessage `json:"logprobs"`
 	ResponseFormat      *struct {
-		Type string `json:"type"`
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+			Strict *bool           `json:"strict"`
+		} `json:"json_schema"`
+		// Schema is llama.cpp's server's form: {"type": "json_object",
+		// "schema": {…}}.
+		Schema json.RawMessage `json:"schema"`
 	} `json:"response_format"`
 }
 
@@ -244,10 +253,22 @@ func (c *commonRequest) params() (Params, *apiError) {
 		case "", "text":
 		case "json_object":
 			p.JSON = true
+			if len(rf.Schema) > 0 && !bytes.Equal(bytes.TrimSpace(rf.Schema), []byte("null")) {
+				p.JSONSchema = rf.Schema
+			}
 		case "json_schema":
-			return p, unsupported("response_format", `response_format "json_schema" is not supported: this server constrains output to a JSON object ({"type": "json_object"}), not to a schema; describe the schema in the prompt`)
+			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
+				return p, badRequest("response_format.json_schema.schema", "response_format json_schema needs json_schema.schema")
+			}
+			p.JSON, p.JSONSchema = true, rf.JSONSchema.Schema
 		default:
 			return p, badRequest("response_format.type", "response_format.type %q is not one of text, json_object, json_schema", rf.Type)
+		}
+	}
+	if len(p.JSONSchema) > 0 {
+		// Refused here, with the field named, rather than by the Backend.
+		if _, err := jsonprefix.Compile(p.JSONSchema); err != nil {
+			return p, badRequest("response_format", "response_format: %v", err)
 		}
 	}
 	p.Temperature, p.TopP, p.Seed = c.Temperature, c.TopP, c.Seed

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/lowmem/llm/chat"
 )
@@ -58,6 +59,10 @@ type Params struct {
 	// Backend samples only tokens that keep the text the start of one, and
 	// stops when it is complete (llm.WithJSON).
 	JSON bool
+	// JSONSchema, when not empty, is the JSON schema that object must
+	// satisfy (response_format json_schema; llm.WithJSONSchema). A schema
+	// the Backend cannot enforce is an error wrapping ErrBadPrompt.
+	JSONSchema json.RawMessage
 }
 
 // Result reports one generation.

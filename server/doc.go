@@ -20,13 +20,16 @@
 // {"enable_thinking": false}) to the chat template.
 //
 // response_format {"type": "json_object"} constrains the output to one
-// JSON object (llm.WithJSON), on both endpoints.
+// JSON object (llm.WithJSON), and {"type": "json_schema", "json_schema":
+// {"schema": …}} (or llama.cpp's server's {"type": "json_object",
+// "schema": …}) to one that satisfies the schema (llm.WithJSONSchema), on
+// both endpoints; a schema with keywords that cannot be enforced is a 400
+// that names them.
 //
 // What is not built, and answers 400 with a message saying so:
-// response_format json_schema (the constraint is JSON, not a schema),
-// tool_choice "required" or a named function (no constraint to force a
-// call), n > 1, logprobs, best_of > 1 and echo on /v1/completions, and
-// non-text content parts.
+// tool_choice "required" or a named function (nothing forces a call),
+// n > 1, logprobs, best_of > 1 and echo on /v1/completions, and non-text
+// content parts.
 //
 // The model side is the Backend interface: FromModel makes one of a loaded
 // llm.Model (each slot a Session; load it with llm.WithSessions(n) so that

@@ -91,7 +91,10 @@ func (ms modelSession) Generate(ctx context.Context, prompt string, p Params, yi
 	if p.FrequencyPenalty != nil {
 		opts = append(opts, llm.FrequencyPenalty(float32(*p.FrequencyPenalty)))
 	}
-	if p.JSON {
+	switch {
+	case len(p.JSONSchema) > 0:
+		opts = append(opts, llm.WithJSONSchema(p.JSONSchema))
+	case p.JSON:
 		opts = append(opts, llm.WithJSON())
 	}
 	var err error

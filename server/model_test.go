@@ -93,7 +93,8 @@ func TestModelChat(t *testing.T) {
 }
 
 // TestModelJSON: response_format json_object gives what llm.WithJSON
-// gives the same model, the start of a JSON object or a whole one.
+// gives the same model, the start of a JSON object or a whole one, and
+// json_schema what llm.WithJSONSchema gives.
 func TestModelJSON(t *testing.T) {
 	m, _, hs := startModel(t, 1, nil)
 	msgs := []llm.Message{{Role: "user", Content: "Answer in JSON."}}
@@ -113,6 +114,29 @@ func TestModelJSON(t *testing.T) {
 	finish := map[llm.Finish]string{llm.FinishEnd: "stop", llm.FinishLength: "length"}[u.Finish]
 	if c := got.Choices[0]; *c.Message.Content != want || c.FinishReason != finish {
 		t.Errorf("reply %q (%s), want %q (%s)", *c.Message.Content, c.FinishReason, want, finish)
+	}
+
+	// json_schema: what llm.WithJSONSchema gives, an object of the schema.
+	schema := `{"type":"object","properties":{"ok":{"type":"boolean"},"size":{"enum":["s","m"]}},"required":["ok","size"],"additionalProperties":false}`
+	want, u = llmtest.ChatReply(t, m, msgs, llm.WithJSONSchema(json.RawMessage(schema)), llm.MaxTokens(200), llm.Temperature(0))
+	var v struct {
+		OK   *bool
+		Size string
+	}
+	if u.Finish != llm.FinishEnd || json.Unmarshal([]byte(want), &v) != nil || v.OK == nil || (v.Size != "s" && v.Size != "m") {
+		t.Fatalf("llm.WithJSONSchema gave %q (%s)", want, u.Finish)
+	}
+	resp, body = post(t, hs.URL+"/v1/chat/completions",
+		`{"messages":[{"role":"user","content":"Answer in JSON."}],"max_tokens":200,"temperature":0,"response_format":{"type":"json_schema","json_schema":{"name":"answer","strict":true,"schema":`+schema+`}}}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	got = chatResponse{}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if c := got.Choices[0]; *c.Message.Content != want || c.FinishReason != "stop" {
+		t.Errorf("json_schema reply %q (%s), want %q (stop)", *c.Message.Content, c.FinishReason, want)
 	}
 }
 

@@ -131,17 +131,23 @@ func TestChatNonStream(t *testing.T) {
 }
 
 // TestResponseFormat: json_object reaches the Backend as Params.JSON on
-// both endpoints; text and an absent or empty type leave it off.
+// both endpoints, json_schema (and llama.cpp's json_object with a schema)
+// as Params.JSONSchema too; text and an absent or empty type leave them
+// off.
 func TestResponseFormat(t *testing.T) {
+	const schema = `{"type":"object","properties":{"a":{"type":"integer"}}}`
 	cases := []struct {
 		path, body string
 		json       bool
+		schema     string
 	}{
-		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}}`, true},
-		{"/v1/completions", `{"prompt":"x","response_format":{"type":"json_object"}}`, true},
-		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"text"}}`, false},
-		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{}}`, false},
-		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`, false},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}}`, true, ""},
+		{"/v1/completions", `{"prompt":"x","response_format":{"type":"json_object"}}`, true, ""},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"a","strict":true,"schema":` + schema + `}}}`, true, schema},
+		{"/v1/completions", `{"prompt":"x","response_format":{"type":"json_object","schema":` + schema + `}}`, true, schema}, // llama.cpp's form
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"text"}}`, false, ""},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{}}`, false, ""},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`, false, ""},
 	}
 	for _, c := range cases {
 		b := newFake(words("{}"))
@@ -149,8 +155,8 @@ func TestResponseFormat(t *testing.T) {
 		if resp, body := post(t, hs.URL+c.path, c.body); resp.StatusCode != 200 {
 			t.Fatalf("%s %s: status %d: %s", c.path, c.body, resp.StatusCode, body)
 		}
-		if got := b.params[0].JSON; got != c.json {
-			t.Errorf("%s %s: Params.JSON %v, want %v", c.path, c.body, got, c.json)
+		if p := b.params[0]; p.JSON != c.json || string(p.JSONSchema) != c.schema {
+			t.Errorf("%s %s: Params.JSON %v, JSONSchema %s; want %v, %s", c.path, c.body, p.JSON, p.JSONSchema, c.json, c.schema)
 		}
 	}
 }
@@ -324,7 +330,9 @@ func TestBadRequests(t *testing.T) {
 		{"negative max_tokens", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"max_tokens":-1}`, 400, "max_tokens", "at least 1"},
 		{"temperature", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"temperature":3}`, 400, "temperature", "between 0 and 2"},
 		{"n", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"n":2}`, 400, "n", "n > 1"},
-		{"json schema", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{}}}}`, 400, "response_format", "not supported"},
+		{"json schema keyword", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object","properties":{"a":{"type":"string","format":"date"}}}}}}`, 400, "response_format", `keyword "format" is not supported`},
+		{"json schema missing", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"x"}}}`, 400, "response_format.json_schema.schema", "needs json_schema.schema"},
+		{"json schema not an object", "/v1/completions", `{"prompt":"x","response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"string"}}}}`, 400, "response_format", "must allow an object"},
 		{"response_format type", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"yaml"}}`, 400, "response_format.type", "not one of"},
 		{"tool_choice required", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"tool_choice":"required"}`, 400, "tool_choice", "not supported"},
 		{"stop type", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"stop":5}`, 400, "", "stop must be"},

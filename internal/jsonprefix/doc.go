@@ -6,7 +6,8 @@
 //
 // The recognizer is stricter than JSON in two bounded ways, so that a
 // model cannot stall inside the constraint: a run of whitespace between
-// tokens of JSON is at most MaxSpace bytes with one line feed, and objects
+// tokens of JSON is at most MaxSpace bytes with one line feed (and no
+// carriage return), and objects
 // and arrays nest at most MaxDepth deep. The text begins with the opening brace, and nothing may
 // follow the closing one: the object is complete there and generation
 // ends.

@@ -12,12 +12,13 @@ type Pieces interface {
 }
 
 // Filter says which tokens may come next so that the output stays the
-// start of one JSON object, and follows the tokens chosen. It implements
-// sampler.Allower. A Filter is for one generation, and not safe for
-// concurrent use.
+// start of one JSON object (that a Schema allows, when it has one), and
+// follows the tokens chosen. It implements sampler.Allower. A Filter is
+// for one generation, and not safe for concurrent use.
 type Filter struct {
-	v Pieces
-	m Machine
+	v     Pieces
+	m     SchemaMachine
+	trial SchemaMachine // where tokens are tried
 
 	// What a sweep over the whole vocabulary reads instead of each
 	// token's text: most tokens are settled by their first byte, and in a
@@ -33,10 +34,11 @@ type Filter struct {
 }
 
 // NewFilter returns a Filter for output that has not begun, over the
-// tokens 0 to size-1 of v. It reads each token's text once, here, so
-// that sweeping the vocabulary later is cheap.
-func NewFilter(v Pieces, size int) *Filter {
-	f := &Filter{v: v, first: make([]byte, size), lead: make([]byte, size), plain: make([]uint64, (size+63)/64)}
+// tokens 0 to size-1 of v, for any JSON object (s nil) or one that s
+// allows. It reads each token's text once, here, so that sweeping the
+// vocabulary later is cheap.
+func NewFilter(v Pieces, size int, s *Schema) *Filter {
+	f := &Filter{v: v, m: NewSchemaMachine(s), first: make([]byte, size), lead: make([]byte, size), plain: make([]uint64, (size+63)/64)}
 	for id := range size {
 		p := v.OutputPiece(int32(id))
 		if len(p) == 0 {
@@ -86,20 +88,24 @@ func (f *Filter) Allowed(id int32) bool {
 		}
 	}
 	p := f.v.OutputPiece(id)
-	m := f.m
-	return len(p) > 0 && m.Write(p)
+	if len(p) == 0 {
+		return false
+	}
+	f.trial.CopyFrom(&f.m)
+	return f.trial.Write(p)
 }
 
 // prepare settles which first bytes the machine takes where it stands.
 func (f *Filter) prepare() {
 	for b := range f.firstOK {
-		m := f.m
-		f.firstOK[b] = m.Step(byte(b))
+		f.trial.CopyFrom(&f.m)
+		f.firstOK[b] = f.trial.Step(byte(b))
 	}
-	f.inText = f.m.st == stString && f.m.need == 0
+	f.inText = f.m.freeText()
 	// Between JSON tokens a token's leading whitespace only counts towards
-	// the run: its first other byte meets the state m is in now.
-	switch f.m.st {
+	// the run (and the schema has nothing to say of it): its first other
+	// byte meets the state m is in now.
+	switch f.m.syn.st {
 	case stObjOpen, stKey, stColon, stValue, stArrOpen, stAfter:
 		f.between = true
 	default:
@@ -112,15 +118,19 @@ func (f *Filter) prepare() {
 // that was not leaves the Filter where it was.
 func (f *Filter) Accept(id int32) bool {
 	p := f.v.OutputPiece(id)
-	m := f.m
-	if len(p) == 0 || !m.Write(p) {
+	if len(p) == 0 {
 		return false
 	}
-	f.m, f.ready = m, false
+	f.trial.CopyFrom(&f.m)
+	if !f.trial.Write(p) {
+		return false
+	}
+	f.m.CopyFrom(&f.trial)
+	f.ready = false
 	return true
 }
 
 // Done reports whether the output is a complete JSON object.
 func (f *Filter) Done() bool { return f.m.Done() }
 
-func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
+func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' }

@@ -32,7 +32,7 @@ func TestFilter(t *testing.T) {
 		{8, []int32{1, 3, 5, 6, 7, 8}}, // a value after a space
 		{3, inValue},                   // in a string value
 	}
-	f := NewFilter(vocab, len(vocab))
+	f := NewFilter(vocab, len(vocab), nil)
 	for i, st := range steps {
 		if st.accept >= 0 && !f.Accept(st.accept) {
 			t.Fatalf("step %d: token %d (%q) refused", i, st.accept, vocab[st.accept])
@@ -65,14 +65,14 @@ func TestFilter(t *testing.T) {
 
 // TestFilterAcceptRefused: a refused token leaves the filter where it was.
 func TestFilterAcceptRefused(t *testing.T) {
-	f := NewFilter(pieces{"", "{", "}x", `"`}, 4)
+	f := NewFilter(pieces{"", "{", "}x", `"`}, 4, nil)
 	f.Accept(1)
-	before := f.m
+	before := f.m.cursor
 	for _, id := range []int32{0, 2} {
 		if f.Accept(id) {
 			t.Fatalf("token %d accepted", id)
 		}
-		if f.m != before {
+		if f.m.cursor != before {
 			t.Fatalf("refusing token %d moved the filter", id)
 		}
 	}
@@ -99,33 +99,61 @@ var states = []struct{ name, text string }{
 	{"number", `{"n": 12`},
 }
 
-// TestFilterRealVocabs: over real vocabularies, in every state, Allowed
-// (which settles most tokens from tables) agrees with feeding each
-// token's text to the machine, and some token is allowed.
+// TestFilterRealVocabs: over real vocabularies, in every state, with and
+// without a schema, Allowed (which settles most tokens from tables)
+// agrees with feeding each token's text to the machine, and some token is
+// allowed.
 func TestFilterRealVocabs(t *testing.T) {
-	extra := []struct{ name, text string }{
-		{"mid character", "{\"a\": \"\xE2\x82"},
-		{"escape", `{"a": "\`},
-		{"unicode escape", `{"a": "\u00`},
-		{"literal", `{"a": tr`},
-		{"exponent", `{"a": 1e`},
-		{"array", `{"a": [`},
-		{"space run", "{\"a\":\n" + strings.Repeat(" ", MaxSpace-2)},
+	type state struct {
+		name, text string
+		schema     string // "" for none
 	}
-	for _, name := range []string{"ggml-vocab-llama3_1.gguf", "ggml-vocab-qwen3.gguf", "ggml-vocab-gemma3.gguf", "ggml-vocab-llama-spm.gguf"} {
+	var cases []state
+	for _, st := range states {
+		cases = append(cases, state{st.name, st.text, ""})
+	}
+	cases = append(cases,
+		state{"mid character", "{\"a\": \"\xE2\x82", ""},
+		state{"escape", `{"a": "\`, ""},
+		state{"unicode escape", `{"a": "\u00`, ""},
+		state{"literal", `{"a": tr`, ""},
+		state{"exponent", `{"a": 1e`, ""},
+		state{"array", `{"a": [`, ""},
+		state{"space run", "{\"a\":\n" + strings.Repeat(" ", MaxSpace-2), ""},
+		state{"schema start", ``, person},
+		state{"schema key", `{"`, person},
+		state{"schema key begun", `{"na`, person},
+		state{"schema string", `{"name": "A`, person},
+		state{"schema integer", `{"name":"A","age": 1`, person},
+		state{"schema enum", `{"name":"A","age":1,"kind":"c`, person},
+		state{"schema array", `{"name":"A","age":1,"tags":[`, person},
+		state{"schema after", `{"name":"A","age":1`, person},
+		state{"schema optional", `{"v":1,"note":`, tree},
+		state{"schema other property", `{"v":1,"xy`, tree},
+	)
+	vocabs := []string{"ggml-vocab-llama3_1.gguf", "ggml-vocab-llama-spm.gguf", "ggml-vocab-qwen3.gguf", "ggml-vocab-gemma3.gguf"}
+	if testing.Short() {
+		vocabs = vocabs[:2] // one BPE, one SentencePiece
+	}
+	for _, name := range vocabs {
 		tok := realVocab(t, name)
-		for _, st := range append(slices.Clone(states), extra...) {
-			f := NewFilter(tok, tok.Size())
+		for _, st := range cases {
+			var s *Schema
+			if st.schema != "" {
+				s = mustCompile(t, st.schema)
+			}
+			f := NewFilter(tok, tok.Size(), s)
 			if !f.m.Write([]byte(st.text)) {
 				t.Fatalf("%s: state %q refused", name, st.text)
 			}
 			n := 0
+			var m SchemaMachine
 			for id := range int32(tok.Size()) {
 				p := tok.OutputPiece(id)
-				m := f.m
+				m.CopyFrom(&f.m)
 				want := len(p) > 0 && m.Write(p)
 				if got := f.Allowed(id); got != want {
-					t.Fatalf("%s, after %q: token %d (%q): Allowed %v, the machine says %v", name, st.text, id, p, got, want)
+					t.Fatalf("%s, %s after %q: token %d (%q): Allowed %v, the machine says %v", name, st.name, st.text, id, p, got, want)
 				}
 				if want {
 					n++
@@ -138,20 +166,35 @@ func TestFilterRealVocabs(t *testing.T) {
 	}
 }
 
+// BenchmarkFilterVocab times a sweep of a whole vocabulary, without a
+// schema and under person's.
 func BenchmarkFilterVocab(b *testing.B) {
+	schemaStates := []struct{ name, text string }{
+		{"key", `{"na`},
+		{"string", `{"name": "Ada `},
+		{"enum", `{"name":"A","age":1,"kind":"c`},
+		{"after", `{"name": "Ada"`},
+	}
+	ps := mustCompile(b, person)
 	for _, name := range []string{"ggml-vocab-llama3_1.gguf", "ggml-vocab-qwen3.gguf"} {
 		tok := realVocab(b, name)
-		for _, st := range states {
-			b.Run(fmt.Sprintf("%s/%s", name, st.name), func(b *testing.B) {
-				f := NewFilter(tok, tok.Size())
-				f.m.Write([]byte(st.text))
-				n := int32(tok.Size())
-				for b.Loop() {
-					for id := range n {
-						f.Allowed(id)
+		for _, s := range []*Schema{nil, ps} {
+			sts, kind := states, "json"
+			if s != nil {
+				sts, kind = schemaStates, "schema"
+			}
+			for _, st := range sts {
+				b.Run(fmt.Sprintf("%s/%s/%s", name, kind, st.name), func(b *testing.B) {
+					f := NewFilter(tok, tok.Size(), s)
+					f.m.Write([]byte(st.text))
+					n := int32(tok.Size())
+					for b.Loop() {
+						for id := range n {
+							f.Allowed(id)
+						}
 					}
-				}
-			})
+				})
+			}
 		}
 	}
 }

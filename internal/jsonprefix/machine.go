@@ -5,10 +5,11 @@ package jsonprefix
 const MaxDepth = 64
 
 // MaxSpace is the longest run of whitespace allowed between the tokens of
-// the JSON text, and a run holds at most one line feed: room for a line
-// break and the indentation of pretty-printed JSON, none for a model to
-// idle in. Inside strings whitespace is text and not counted.
-const MaxSpace = 32
+// the JSON text. A run holds at most one line feed and no carriage
+// return, as in llama.cpp's JSON grammar: room for a line break and the
+// indentation of pretty-printed JSON, none for a model to idle in. Inside
+// strings whitespace is text and not counted.
+const MaxSpace = 24
 
 // newline marks, in Machine.space, a run that holds its line feed.
 const newline = 0x80
@@ -77,7 +78,10 @@ func (m *Machine) Done() bool { return m.st == stDone }
 // Write feeds p and reports whether the text so far is still the start of
 // a JSON object. On false the machine is left where the offending byte
 // found it, partway through p.
-func (m *Machine) Write(p []byte) bool {
+func (m *Machine) Write(p []byte) bool { return feed(m, p) }
+
+// feed steps m through p until a byte is refused.
+func feed[M interface{ Step(byte) bool }](m M, p []byte) bool {
 	for _, b := range p {
 		if !m.Step(b) {
 			return false
@@ -144,7 +148,7 @@ func (m *Machine) Step(b byte) bool {
 		}
 		return m.open(true)
 	}
-	if b == ' ' || b == '\t' || b == '\n' || b == '\r' {
+	if b == ' ' || b == '\t' || b == '\n' {
 		if m.space&^newline == MaxSpace || b == '\n' && m.space&newline != 0 {
 			return false
 		}

@@ -26,6 +26,9 @@ type Generation struct {
 	// of one JSON object (jsonprefix.Filter), and ends the generation
 	// (FinishEnd) when the object is complete.
 	JSON bool
+	// JSONSchema, when not empty, is a JSON schema the object must satisfy
+	// (jsonprefix.Compile says which keywords); it implies JSON.
+	JSONSchema []byte
 }
 
 // Finish says why a generation ended.
@@ -128,14 +131,14 @@ func (s *Seq) generate(ctx context.Context, g Generation, yield func(id int32, t
 		return err
 	}
 	defer s.leave()
-	smp, err := s.begin(g)
+	smp, jf, err := s.begin(g)
 	if err != nil {
 		return err
 	}
 	if err := evalPrompt(); err != nil {
 		return err
 	}
-	return s.sample(ctx, smp, g, yield)
+	return s.sample(ctx, smp, jf, g, yield)
 }
 
 // setUsage changes the usage report under the lock its readers take.
@@ -146,19 +149,30 @@ func (s *Seq) setUsage(f func(u *Usage)) {
 }
 
 // begin checks a generation's settings and starts its usage report.
-func (s *Seq) begin(g Generation) (*sampler.Sampler, error) {
+func (s *Seq) begin(g Generation) (*sampler.Sampler, *jsonprefix.Filter, error) {
 	s.setUsage(func(u *Usage) { *u = Usage{} })
 	if g.MaxTokens < 1 {
-		return nil, fmt.Errorf("llm: max tokens %d must be at least 1: %w", g.MaxTokens, ErrInvalidOption)
+		return nil, nil, fmt.Errorf("llm: max tokens %d must be at least 1: %w", g.MaxTokens, ErrInvalidOption)
 	}
 	if slices.Contains(g.Stop, "") {
-		return nil, fmt.Errorf("llm: empty stop string: %w", ErrInvalidOption)
+		return nil, nil, fmt.Errorf("llm: empty stop string: %w", ErrInvalidOption)
 	}
 	smp, err := sampler.New(g.Config, s.m.Vocab)
 	if err != nil {
-		return nil, optionError{err}
+		return nil, nil, optionError{err}
 	}
-	return smp, nil
+	var jf *jsonprefix.Filter
+	switch {
+	case len(g.JSONSchema) > 0:
+		schema, err := jsonprefix.Compile(g.JSONSchema)
+		if err != nil {
+			return nil, nil, fmt.Errorf("llm: %w: %w", err, ErrInvalidOption)
+		}
+		jf = jsonprefix.NewFilter(s.cfg.Vocab, s.m.Vocab, schema)
+	case g.JSON:
+		jf = jsonprefix.NewFilter(s.cfg.Vocab, s.m.Vocab, nil)
+	}
+	return smp, jf, nil
 }
 
 // piece is the text token id adds to the output: its output text, or for a
@@ -173,10 +187,10 @@ func (s *Seq) piece(id int32, preserve []int32) []byte {
 
 // sample generates after the tokens held, whose logits are current, then
 // settles the sequence on the text yielded (see Generate).
-func (s *Seq) sample(ctx context.Context, smp *sampler.Sampler, g Generation, yield func(id int32, text string) bool) error {
+func (s *Seq) sample(ctx context.Context, smp *sampler.Sampler, jf *jsonprefix.Filter, g Generation, yield func(id int32, text string) bool) error {
 	start := time.Now()
 	t := tally{pending: -1}
-	err := s.loop(ctx, smp, g, yield, &t)
+	err := s.loop(ctx, smp, jf, g, yield, &t)
 	if err == nil || !errors.Is(err, ErrClosed) {
 		// After a cancelled context the text yielded is settled all the
 		// same: the last token costs one more step.
@@ -203,11 +217,9 @@ type tally struct {
 	finish    Finish // why sampling ended
 }
 
-func (s *Seq) loop(ctx context.Context, smp *sampler.Sampler, g Generation, yield func(id int32, text string) bool, t *tally) error {
-	var jf *jsonprefix.Filter
-	if g.JSON {
-		jf = jsonprefix.NewFilter(s.cfg.Vocab, len(s.logits))
-	}
+// loop samples and evaluates tokens until generation ends; jf, when not
+// nil, holds the output to JSON.
+func (s *Seq) loop(ctx context.Context, smp *sampler.Sampler, jf *jsonprefix.Filter, g Generation, yield func(id int32, text string) bool, t *tally) error {
 	// Sampling changes the logits it is given when it applies penalties
 	// or a constraint; Logits must not see that.
 	private := smp.Penalized() || jf != nil

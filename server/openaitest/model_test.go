@@ -83,6 +83,23 @@ func TestRealModel(t *testing.T) {
 		t.Errorf("JSON mode: reply %q; Session.Chat with WithJSON said %q", got, want)
 	}
 
+	// Structured output: a strict JSON schema.
+	schema := map[string]any{"type": "object", "additionalProperties": false, "required": []string{"ok"},
+		"properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}
+	raw, _ := json.Marshal(schema)
+	want, _ = llmtest.ChatReply(t, m, msgs, llm.MaxTokens(200), llm.Temperature(0), llm.WithJSONSchema(raw))
+	params.MaxTokens = openai.Int(200)
+	params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+		JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "answer", Strict: openai.Bool(true), Schema: schema}}}
+	if resp, err = client.Chat.Completions.New(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+	var answer struct{ OK *bool }
+	if got := resp.Choices[0].Message.Content; got != want || json.Unmarshal([]byte(got), &answer) != nil || answer.OK == nil {
+		t.Errorf("json_schema: reply %q; Session.Chat with WithJSONSchema said %q", got, want)
+	}
+	params.MaxTokens = openai.Int(12)
+
 	// A tool call and its result go back to the model with the tools.
 	tools := []openai.ChatCompletionToolParam{weatherTool}
 	call := openai.ChatCompletionMessageToolCallParam{ID: "call_1", Function: openai.ChatCompletionMessageToolCallFunctionParam{
