@@ -53,6 +53,7 @@ func run(args []string, in io.Reader, out, stderr io.Writer, sig <-chan os.Signa
 	seed := fs.Uint64("seed", 1, "sampling seed")
 	think := fs.Bool("think", true, "let reasoning models think before answering (enable_thinking)")
 	jsonOut := fs.Bool("json", false, "answer with one JSON object (llm.WithJSON)")
+	schemaFile := fs.String("json-schema", "", "a file holding a JSON schema the output must satisfy (llm.WithJSONSchema)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -73,6 +74,13 @@ func run(args []string, in io.Reader, out, stderr io.Writer, sig <-chan os.Signa
 		llm.Seed(*seed), llm.WithThinking(*think)}}
 	if *jsonOut {
 		c.gen = append(c.gen, llm.WithJSON())
+	}
+	if *schemaFile != "" {
+		schema, err := os.ReadFile(*schemaFile)
+		if err != nil {
+			return err
+		}
+		c.gen = append(c.gen, llm.WithJSONSchema(schema))
 	}
 	if f, ok := out.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {

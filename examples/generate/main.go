@@ -38,6 +38,7 @@ func run() error {
 	seed := flag.Uint64("seed", 1, "sampling seed")
 	showIDs := flag.Bool("ids", false, "print token ids after the text")
 	jsonOut := flag.Bool("json", false, "generate one JSON object (llm.WithJSON)")
+	schemaFile := flag.String("json-schema", "", "a file holding a JSON schema the output must satisfy (llm.WithJSONSchema)")
 	flag.Parse()
 
 	m, done, err := mf.Load(os.Stderr)
@@ -76,6 +77,13 @@ func run() error {
 		llm.RepeatPenalty(float32(*repeat)), llm.Seed(*seed)}
 	if *jsonOut {
 		opts = append(opts, llm.WithJSON())
+	}
+	if *schemaFile != "" {
+		schema, err := os.ReadFile(*schemaFile)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, llm.WithJSONSchema(schema))
 	}
 	for tok, err := range s.Stream(ctx, "", opts...) {
 		if err != nil {
