@@ -9,10 +9,12 @@ import (
 	"text/tabwriter"
 
 	"github.com/lowmem/llm/internal/enum"
+	"github.com/lowmem/llm/internal/jsonprefix"
 	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/model"
 	"github.com/lowmem/llm/quant"
+	"github.com/lowmem/llm/sampler"
 )
 
 // ErrOutOfBudget: the model cannot run within the memory limit even after
@@ -245,14 +247,16 @@ func (s *Shape) others(r Request, ctx int) []Component {
 	heap += s.HeapBytes // norms, biases and other vectors copied to float32
 	// Each worker scores a whole GQA group of query heads at once.
 	group := int64(c.Heads / max(c.HeadsKV, 1))
-	// Logits, and their copy a penalised sampler works on.
-	session := 2*int64(s.Vocab)*4 + int64(ctx)*4 + int64(r.Threads)*int64(ctx)*4*group
+	// Logits, and their copy a penalised or constrained sampler works on;
+	// the sampler's buffers and a JSON filter's tables.
+	session := 2*int64(s.Vocab)*4 + sampler.Bytes(s.Vocab) + jsonprefix.FilterBytes(s.Vocab)
+	session += int64(ctx)*4 + int64(r.Threads)*int64(ctx)*4*group
 	// Prefill's packed activation panels (ops, quant.GemmScratchBytes).
 	session += int64(quant.GemmScratchBytes(s.MaxXRow))
 	batch := min(r.Batch, ctx)
 	return perSession([]Component{
 		{"activations", int64(model.ScratchBytes(c, s.MaxXRow, batch)), fmt.Sprintf("arena for a %d-token batch", batch)},
-		{"session", session, "logits (twice), token history, attention scores, packed prefill panels"},
+		{"session", session, "logits (twice), sampler, JSON filter, token history, attention scores, packed prefill panels"},
 		{"model heap", heap, "tokenizer, norms"},
 		{"runtime", runtimeBytes, "Go runtime, binary, stacks"},
 		{"page tables", s.pageTableBytes(), "the kernel's map of the file and the heap, charged to the cgroup"},

@@ -27,6 +27,11 @@ type Sampler struct {
 	counts  []int32   // per-token occurrence counts, all zero between calls
 }
 
+// Bytes is the most memory New allocates for a vocabulary of vocab
+// entries: a candidate (8 bytes), a weight and a penalty count (4 each)
+// per entry. The memory planner counts it for every session.
+func Bytes(vocab int) int64 { return int64(vocab) * (8 + 4 + 4) }
+
 // New returns a Sampler for logits of vocab entries. It validates cfg and
 // preallocates every buffer Sample needs, about 12 bytes per vocabulary
 // entry (8 when top-k is on and no penalties are set).

@@ -33,6 +33,11 @@ type Filter struct {
 	firstOK [256]bool // the bytes m takes next
 }
 
+// FilterBytes is what NewFilter allocates for a vocabulary of size tokens
+// beyond the Filter itself: two bytes a token and a bit. The memory
+// planner counts it for every session.
+func FilterBytes(size int) int64 { return 2*int64(size) + 8*int64((size+63)/64) }
+
 // NewFilter returns a Filter for output that has not begun, over the
 // tokens 0 to size-1 of v, for any JSON object (s nil) or one that s
 // allows. It reads each token's text once, here, so that sweeping the
