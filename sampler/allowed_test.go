@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -98,5 +99,21 @@ func TestSampleAllowedNoAllocations(t *testing.T) {
 		if allocs != 0 {
 			t.Errorf("%s: %v allocations per SampleAllowed, want 0", name, allocs)
 		}
+	}
+}
+
+// TestBytesCoversNew: Bytes covers what New allocates, which the memory
+// plan counts, by no more than the allocator's rounding.
+func TestBytesCoversNew(t *testing.T) {
+	const vocab = 100000
+	cfg := sampling()
+	cfg.RepeatPenalty = 1.1 // every buffer at its full size
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s := mustNew(t, cfg, vocab)
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(s)
+	if got := int64(after.TotalAlloc - before.TotalAlloc); got > Bytes(vocab) || got < Bytes(vocab)-3*8192 {
+		t.Errorf("New allocated %d bytes for %d entries; Bytes says %d", got, vocab, Bytes(vocab))
 	}
 }

@@ -29,8 +29,9 @@ type Sampler struct {
 
 // Bytes is the most memory New allocates for a vocabulary of vocab
 // entries: a candidate (8 bytes), a weight and a penalty count (4 each)
-// per entry. The memory planner counts it for every session.
-func Bytes(vocab int) int64 { return int64(vocab) * (8 + 4 + 4) }
+// per entry, and for each of the three buffers a page of the allocator's
+// rounding. The memory planner counts it for every session.
+func Bytes(vocab int) int64 { return int64(vocab)*(8+4+4) + 3*8192 }
 
 // New returns a Sampler for logits of vocab entries. It validates cfg and
 // preallocates every buffer Sample needs, about 12 bytes per vocabulary

@@ -3,6 +3,7 @@ package jsonprefix
 import (
 	"bytes"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Pieces is the vocabulary as a Filter reads it: the text each token adds
@@ -33,10 +34,13 @@ type Filter struct {
 	firstOK [256]bool // the bytes m takes next
 }
 
-// FilterBytes is what NewFilter allocates for a vocabulary of size tokens
-// beyond the Filter itself: two bytes a token and a bit. The memory
-// planner counts it for every session.
-func FilterBytes(size int) int64 { return 2*int64(size) + 8*int64((size+63)/64) }
+// FilterBytes is what NewFilter allocates for a vocabulary of size tokens:
+// the Filter, two bytes a token and a bit, and for each of its three
+// tables a page of the allocator's rounding. The memory planner counts it
+// for every session.
+func FilterBytes(size int) int64 {
+	return int64(unsafe.Sizeof(Filter{})) + 2*int64(size) + 8*int64((size+63)/64) + 3*8192
+}
 
 // NewFilter returns a Filter for output that has not begun, over the
 // tokens 0 to size-1 of v, for any JSON object (s nil) or one that s

@@ -2,6 +2,7 @@ package jsonprefix
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -198,3 +199,23 @@ func BenchmarkFilterVocab(b *testing.B) {
 		}
 	}
 }
+
+// TestFilterBytes: FilterBytes covers what NewFilter allocates, which the
+// memory plan counts, by no more than the allocator's rounding.
+func TestFilterBytes(t *testing.T) {
+	for _, size := range []int{1, 1000, 100003} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f := NewFilter(sameText("x"), size, nil)
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(f)
+		if got := int64(after.TotalAlloc - before.TotalAlloc); got > FilterBytes(size) || got < FilterBytes(size)-3*8192 {
+			t.Errorf("NewFilter allocated %d bytes for %d tokens; FilterBytes says %d", got, size, FilterBytes(size))
+		}
+	}
+}
+
+// sameText is a vocabulary whose every token has the same text.
+type sameText []byte
+
+func (s sameText) OutputPiece(int32) []byte { return s }
