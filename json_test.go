@@ -83,17 +83,30 @@ func TestGenerateJSON(t *testing.T) {
 	}
 }
 
-// TestChatJSON: a chat reply under WithJSON is JSON in Content.
+// TestChatJSON: a chat reply under WithJSON is JSON in Content, also
+// after a template whose prompt opens a reasoning block (as DeepSeek-R1's
+// does), where the parser would otherwise take the output for thinking.
 func TestChatJSON(t *testing.T) {
-	m := load(t, testutil.TempModel(t, testutil.TinyChat()), llm.WithThreads(1))
-	s := session(t, m)
-	msgs := []llm.Message{{Role: llm.RoleUser, Content: "Reply with a JSON object."}}
-	for _, temp := range []float32{0, 1} {
-		reply, err := s.Chat(context.Background(), msgs, llm.WithJSON(), llm.MaxTokens(40), llm.Temperature(temp))
-		if err != nil {
-			t.Fatal(err)
+	thinking := strings.Replace(testutil.HermesTemplate, "{%- if add_generation_prompt %}<|im_start|>assistant\n",
+		"{%- if add_generation_prompt %}<|im_start|>assistant\n<think>\n", 1)
+	if thinking == testutil.HermesTemplate {
+		t.Fatal("the template's generation prompt was not found")
+	}
+	path := testutil.TempModel(t, testutil.TinyChat())
+	for _, opts := range [][]llm.Option{nil, {llm.WithChatTemplate(thinking)}} {
+		m := load(t, path, append(opts, llm.WithThreads(1))...)
+		s := session(t, m)
+		msgs := []llm.Message{{Role: llm.RoleUser, Content: "Reply with a JSON object."}}
+		for _, temp := range []float32{0, 1} {
+			reply, err := s.Chat(context.Background(), msgs, llm.WithJSON(), llm.MaxTokens(40), llm.Temperature(temp))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reply.Thinking != "" || reply.Content == "" {
+				t.Fatalf("reply %+v: want JSON in Content, no thinking", reply)
+			}
+			checkJSON(t, reply.Content, s.Usage().Finish)
 		}
-		checkJSON(t, reply.Content, s.Usage().Finish)
 	}
 }
 

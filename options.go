@@ -292,7 +292,8 @@ func WithTools(tools ...Tool) GenerateOption {
 // cannot idle in it. MaxTokens still bounds the output, and a generation
 // cut short by it is an unfinished object (FinishLength). The constraint
 // covers everything generated, so a reasoning model answers without
-// thinking first.
+// thinking first, and Chat puts the object in Content even when the
+// template's prompt opened a reasoning block.
 func WithJSON() GenerateOption { return func(g *engine.Gen) { g.JSON = true } }
 
 // WithJSONSchema is WithJSON for an object that satisfies a JSON schema,

@@ -345,3 +345,36 @@ func TestModelParallelQueueDisconnect(t *testing.T) {
 		t.Errorf("after a disconnect: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestModelJSONAfterThinking: after a prompt that opens a reasoning block
+// (as DeepSeek-R1's template writes), JSON output is the answer, not
+// reasoning_content.
+func TestModelJSONAfterThinking(t *testing.T) {
+	spec := testutil.TinyChat()
+	spec.ChatTemplate = strings.Replace(spec.ChatTemplate, "{%- if add_generation_prompt %}<|im_start|>assistant\n",
+		"{%- if add_generation_prompt %}<|im_start|>assistant\n<think>\n", 1)
+	m, err := llm.Load(testutil.TempModel(t, spec), llm.WithThreads(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	b, err := FromModel(m, "thinker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close() })
+	resp, body := post(t, hs.URL+"/v1/chat/completions",
+		`{"messages":[{"role":"user","content":"JSON please"}],"max_tokens":30,"temperature":0,"response_format":{"type":"json_object"}}`)
+	var got chatResponse
+	if resp.StatusCode != 200 || json.Unmarshal(body, &got) != nil {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	if msg := got.Choices[0].Message; msg.Content == nil || !strings.HasPrefix(*msg.Content, "{") || msg.ReasoningContent != "" {
+		t.Errorf("message %s: want the JSON in content, no reasoning_content", body)
+	}
+}

@@ -417,7 +417,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 		return badRequest("messages", "the chat template cannot render these messages: %v", err)
 	}
 	parser := chat.NewParser(s.info.Template.Format(), chat.ParseOptions{
-		ThinkingOpen: chat.PromptOpensThinking(prompt),
+		// JSON output is the answer even after a prompt that opened a
+		// reasoning block: the constraint leaves no room to close it.
+		ThinkingOpen: chat.PromptOpensThinking(prompt) && !in.params.JSON,
 		Tools:        len(in.tools) > 0,
 		NewID:        func() string { return s.newID("call_") },
 	})

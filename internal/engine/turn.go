@@ -42,6 +42,11 @@ func (e *Engine) ChatTurn(ctx context.Context, q *seq.Seq, msgs []chat.Message, 
 	if err != nil {
 		return chat.Message{Role: chat.RoleAssistant}, err
 	}
+	if g.JSON || len(g.JSONSchema) > 0 {
+		// JSON output is the answer, even after a prompt that opened a
+		// reasoning block: the constraint leaves no room to close it.
+		po.ThinkingOpen = false
+	}
 	p := chat.NewParser(e.Chat.Template.Format(), po)
 	open := true
 	g.Preserve = e.Chat.Preserve
