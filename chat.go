@@ -83,8 +83,9 @@ func (s *Session) ChatStream(ctx context.Context, msgs []Message, opts ...Genera
 // chat runs one turn, yielding a Token per generated token; a false from
 // yield stops it without error.
 func (s *Session) chat(ctx context.Context, msgs []Message, opts []GenerateOption, yield func(Token) bool) (Message, error) {
-	return s.m.e.ChatTurn(ctx, s.q, msgs, engine.Generation(opts), func(id int32, ds []chat.Delta) bool {
-		t := Token{ID: id}
+	g := engine.Generation(opts)
+	return s.m.e.ChatTurn(ctx, s.q, msgs, g, func(id int32, ds []chat.Delta) bool {
+		t := s.token(&g, id, "")
 		for _, d := range ds {
 			t.Text += d.Content
 			t.Thinking += d.Thinking

@@ -296,6 +296,15 @@ func WithTools(tools ...Tool) GenerateOption {
 // template's prompt opened a reasoning block.
 func WithJSON() GenerateOption { return func(g *engine.Gen) { g.JSON = true } }
 
+// WithLogprobs asks for each generated token's log-probability
+// (Token.Logprob) and those of the top (0 to 20) most likely tokens at its
+// step (Token.TopLogprobs), as OpenAI's logprobs and top_logprobs. They
+// cost a pass over the vocabulary a token; a top outside [0, 20] makes the
+// call fail with ErrInvalidOption.
+func WithLogprobs(top int) GenerateOption {
+	return func(g *engine.Gen) { g.Logprobs, g.TopLogprobs = true, top }
+}
+
 // WithJSONSchema is WithJSON for an object that satisfies a JSON schema,
 // as OpenAI's structured outputs: keys are the schema's properties (others
 // only where additionalProperties allows them), values have their types,

@@ -99,11 +99,32 @@ func (s *Session) Logits() []float32 { defer s.engine().Absorb(); return s.q.Log
 // of a stop string; the held-back text arrives with a later token (ID -1
 // at the end). From ChatStream, Text is answer text only: reasoning comes
 // in Thinking and tool calls, once complete, in ToolCalls.
+//
+// With WithLogprobs, Logprob is the token's log-probability under the
+// model at its step and TopLogprobs the most likely tokens there, most
+// likely first (see TokenLogprob); for ID -1 they are zero and nil.
 type Token struct {
-	ID        int32
-	Text      string
-	Thinking  string
-	ToolCalls []ToolCall
+	ID          int32
+	Text        string
+	Thinking    string
+	ToolCalls   []ToolCall
+	Logprob     float32
+	TopLogprobs []TokenLogprob
+}
+
+// TokenLogprob is a token, the text it adds and its log-probability
+// (natural logarithm) under the model: the softmax of the raw logits,
+// before penalties, temperature, top-k/p/min-p or a JSON constraint.
+type TokenLogprob = seq.TokenLogprob
+
+// token is the Token of generated id and text, with its
+// log-probabilities when g asked for them.
+func (s *Session) token(g *engine.Gen, id int32, text string) Token {
+	t := Token{ID: id, Text: text}
+	if g.Logprobs && id >= 0 {
+		t.Logprob, t.TopLogprobs = s.q.Logprobs()
+	}
+	return t
 }
 
 // Usage reports what a session's last Generate, Stream, Chat, ChatStream
@@ -157,7 +178,8 @@ func (s *Session) Generate(ctx context.Context, prompt string, opts ...GenerateO
 func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOption) iter.Seq2[Token, error] {
 	return func(yield func(Token, error) bool) {
 		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
-			return s.q.Generate(ctx, prompt, engine.Generation(opts).Generation, func(id int32, text string) bool { return emit(Token{ID: id, Text: text}) })
+			g := engine.Generation(opts)
+			return s.q.Generate(ctx, prompt, g.Generation, func(id int32, text string) bool { return emit(s.token(&g, id, text)) })
 		})
 	}
 }
@@ -173,7 +195,8 @@ func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOpt
 func (s *Session) Complete(ctx context.Context, prompt string, opts ...GenerateOption) iter.Seq2[Token, error] {
 	return func(yield func(Token, error) bool) {
 		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
-			return s.m.e.Complete(ctx, s.q, prompt, engine.Generation(opts), func(id int32, text string) bool { return emit(Token{ID: id, Text: text}) })
+			g := engine.Generation(opts)
+			return s.m.e.Complete(ctx, s.q, prompt, g, func(id int32, text string) bool { return emit(s.token(&g, id, text)) })
 		})
 	}
 }

@@ -29,6 +29,11 @@ type Generation struct {
 	// JSONSchema, when not empty, is a JSON schema the object must satisfy
 	// (jsonprefix.Compile says which keywords); it implies JSON.
 	JSONSchema []byte
+	// Logprobs computes each yielded token's log-probability, and those
+	// of the TopLogprobs (0 to MaxTopLogprobs) most likely tokens at its
+	// step, for Seq.Logprobs.
+	Logprobs    bool
+	TopLogprobs int
 }
 
 // Finish says why a generation ended.
@@ -157,6 +162,12 @@ func (s *Seq) begin(g Generation) (*sampler.Sampler, *jsonprefix.Filter, error) 
 	if slices.Contains(g.Stop, "") {
 		return nil, nil, fmt.Errorf("llm: empty stop string: %w", ErrInvalidOption)
 	}
+	if g.TopLogprobs < 0 || g.TopLogprobs > MaxTopLogprobs {
+		return nil, nil, fmt.Errorf("llm: top logprobs %d outside [0, %d]: %w", g.TopLogprobs, MaxTopLogprobs, ErrInvalidOption)
+	}
+	s.mu.Lock()
+	s.logprob, s.top = 0, nil
+	s.mu.Unlock()
 	smp, err := sampler.New(g.Config, s.m.Vocab)
 	if err != nil {
 		return nil, nil, optionError{err}
@@ -256,6 +267,9 @@ func (s *Seq) loop(ctx context.Context, smp *sampler.Sampler, jf *jsonprefix.Fil
 			return fmt.Errorf("llm: generation reached the context size %d: %w", s.cfg.Context, kv.ErrFull)
 		}
 		piece := s.piece(id, g.Preserve)
+		if g.Logprobs {
+			s.setLogprobs(id, g.TopLogprobs, g.Preserve)
+		}
 		t.total += len(piece)
 		t.yielded++
 		t.pending = id

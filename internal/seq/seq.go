@@ -110,6 +110,9 @@ type Seq struct {
 	shifts  int
 	usage   Usage // of the last generation
 
+	logprob float32        // of the token yielded last, with Generation.Logprobs
+	top     []TokenLogprob // the most likely tokens at its step
+
 	// mu guards what a call changes and the accessors read from other
 	// goroutines: the length of history, the cache's size, the counters,
 	// usage; and busy and freed. The running call reads them without it.
