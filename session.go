@@ -112,9 +112,10 @@ type Token struct {
 	TopLogprobs []TokenLogprob
 }
 
-// TokenLogprob is a token, the text it adds and its log-probability
-// (natural logarithm) under the model: the softmax of the raw logits,
-// before penalties, temperature, top-k/p/min-p or a JSON constraint.
+// TokenLogprob is a token, its text (a control token's own, such as
+// "<|im_end|>") and its log-probability (natural logarithm) under the
+// model: the softmax of the raw logits, before penalties, temperature,
+// top-k/p/min-p or a JSON constraint.
 type TokenLogprob = seq.TokenLogprob
 
 // token is the Token of generated id and text, with its

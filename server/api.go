@@ -168,6 +168,7 @@ type chatRequest struct {
 	// ChatTemplateKwargs are extra template variables, as llama.cpp's
 	// server takes them (for example {"enable_thinking": false}).
 	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
+	TopLogprobs        *int           `json:"top_logprobs"`
 }
 
 type completionRequest struct {
@@ -245,9 +246,6 @@ func (c *commonRequest) params() (Params, *apiError) {
 			return p, badRequest("stop", "stop sequences must not be empty")
 		}
 	}
-	if lp := bytes.TrimSpace(c.Logprobs); len(lp) > 0 && !bytes.Equal(lp, []byte("false")) && !bytes.Equal(lp, []byte("null")) {
-		return p, unsupported("logprobs", "logprobs are not supported")
-	}
 	if rf := c.ResponseFormat; rf != nil {
 		switch rf.Type {
 		case "", "text":
@@ -290,6 +288,21 @@ func (r *chatRequest) validate() (*chatInput, *apiError) {
 	p, err := r.params()
 	if err != nil {
 		return nil, err
+	}
+	// Chat's logprobs is a switch and top_logprobs a count (0 to 20).
+	if lp := bytes.TrimSpace(r.Logprobs); len(lp) > 0 && !bytes.Equal(lp, []byte("null")) {
+		if json.Unmarshal(lp, &p.Logprobs) != nil {
+			return nil, badRequest("logprobs", "logprobs must be true or false")
+		}
+	}
+	if n := r.TopLogprobs; n != nil {
+		switch {
+		case *n < 0 || *n > maxTopLogprobs:
+			return nil, badRequest("top_logprobs", "top_logprobs must be between 0 and %d, got %d", maxTopLogprobs, *n)
+		case !p.Logprobs:
+			return nil, badRequest("top_logprobs", "top_logprobs needs logprobs: true")
+		}
+		p.TopLogprobs = *n
 	}
 	if len(r.Messages) == 0 {
 		return nil, badRequest("messages", "messages must be a non-empty array")
@@ -366,6 +379,14 @@ func (r *completionRequest) validate() (string, Params, *apiError) {
 	if r.Echo {
 		return "", p, unsupported("echo", "echo is not supported")
 	}
+	// The legacy endpoint's logprobs is a count (0 to 5) of alternatives.
+	if lp := bytes.TrimSpace(r.Logprobs); len(lp) > 0 && !bytes.Equal(lp, []byte("null")) {
+		var n int
+		if json.Unmarshal(lp, &n) != nil || n < 0 || n > maxCompletionLogprobs {
+			return "", p, badRequest("logprobs", "logprobs must be a whole number from 0 to %d", maxCompletionLogprobs)
+		}
+		p.Logprobs, p.TopLogprobs = true, n
+	}
 	if r.BestOf != nil && *r.BestOf != 1 {
 		return "", p, unsupported("best_of", "best_of other than 1 is not supported")
 	}
@@ -411,10 +432,92 @@ type respMessage struct {
 }
 
 type chatChoice struct {
-	Index        int         `json:"index"`
-	Message      respMessage `json:"message"`
-	Logprobs     *struct{}   `json:"logprobs"`
-	FinishReason string      `json:"finish_reason"`
+	Index        int           `json:"index"`
+	Message      respMessage   `json:"message"`
+	Logprobs     *chatLogprobs `json:"logprobs"`
+	FinishReason string        `json:"finish_reason"`
+}
+
+// OpenAI's bounds on the alternatives a token's logprobs list.
+const (
+	maxTopLogprobs        = 20 // chat's top_logprobs
+	maxCompletionLogprobs = 5  // the legacy endpoint's logprobs
+)
+
+// minLogprob stands for a log-probability of -Inf, which JSON cannot
+// carry, as OpenAI's API writes it.
+const minLogprob = -9999.0
+
+func finite(lp float64) float64 { return max(lp, minLogprob) }
+
+// byteList is text as the list of its bytes' values (JSON would write a
+// []byte in base64).
+func byteList(text string) []int {
+	b := make([]int, len(text))
+	for i := range len(text) {
+		b[i] = int(text[i])
+	}
+	return b
+}
+
+// chatLogprobs is a chat choice's (or chunk's) logprobs: an entry a token.
+type chatLogprobs struct {
+	Content []logprobJSON `json:"content"`
+}
+
+type logprobJSON struct {
+	Token       string           `json:"token"`
+	Logprob     float64          `json:"logprob"`
+	Bytes       []int            `json:"bytes"`
+	TopLogprobs []topLogprobJSON `json:"top_logprobs"`
+}
+
+type topLogprobJSON struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes"`
+}
+
+// chatLogprobsOf is the chat form of tokens' logprobs.
+func chatLogprobsOf(lps []TokenLogprobs) *chatLogprobs {
+	out := &chatLogprobs{Content: make([]logprobJSON, 0, len(lps))}
+	for _, lp := range lps {
+		e := logprobJSON{Token: lp.Token, Logprob: finite(lp.Logprob), Bytes: byteList(lp.Token), TopLogprobs: []topLogprobJSON{}}
+		for _, t := range lp.Top {
+			e.TopLogprobs = append(e.TopLogprobs, topLogprobJSON{Token: t.Token, Logprob: finite(t.Logprob), Bytes: byteList(t.Token)})
+		}
+		out.Content = append(out.Content, e)
+	}
+	return out
+}
+
+// completionLogprobs is the legacy endpoint's logprobs: lists a token,
+// the alternatives as a map, and each token's offset in the text.
+type completionLogprobs struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []float64            `json:"token_logprobs"`
+	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+	TextOffset    []int                `json:"text_offset"`
+}
+
+// completionLogprobsOf is the legacy form of tokens' logprobs, whose text
+// begins at offset bytes into the completion.
+func completionLogprobsOf(lps []TokenLogprobs, offset int) *completionLogprobs {
+	out := &completionLogprobs{Tokens: []string{}, TokenLogprobs: []float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}}
+	for _, lp := range lps {
+		top := make(map[string]float64, len(lp.Top))
+		for _, t := range lp.Top {
+			if _, dup := top[t.Token]; !dup { // tokens of the same text: the likelier
+				top[t.Token] = finite(t.Logprob)
+			}
+		}
+		out.Tokens = append(out.Tokens, lp.Token)
+		out.TokenLogprobs = append(out.TokenLogprobs, finite(lp.Logprob))
+		out.TopLogprobs = append(out.TopLogprobs, top)
+		out.TextOffset = append(out.TextOffset, offset)
+		offset += len(lp.Token)
+	}
+	return out
 }
 
 // response is the body of every OpenAI reply, whole or streamed; only the
@@ -449,15 +552,15 @@ type deltaJSON struct {
 }
 
 type chunkChoice struct {
-	Index        int       `json:"index"`
-	Delta        deltaJSON `json:"delta"`
-	Logprobs     *struct{} `json:"logprobs"`
-	FinishReason *string   `json:"finish_reason"`
+	Index        int           `json:"index"`
+	Delta        deltaJSON     `json:"delta"`
+	Logprobs     *chatLogprobs `json:"logprobs"`
+	FinishReason *string       `json:"finish_reason"`
 }
 
 type completionChoice struct {
-	Text         string    `json:"text"`
-	Index        int       `json:"index"`
-	Logprobs     *struct{} `json:"logprobs"`
-	FinishReason *string   `json:"finish_reason"`
+	Text         string              `json:"text"`
+	Index        int                 `json:"index"`
+	Logprobs     *completionLogprobs `json:"logprobs"`
+	FinishReason *string             `json:"finish_reason"`
 }

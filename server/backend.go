@@ -45,6 +45,39 @@ type Session interface {
 	Close() error
 }
 
+// LogprobSession is a Session that can report log-probabilities: its
+// GenerateLogprobs is Generate handing yield each token's Piece, with the
+// token's TokenLogprobs when p.Logprobs is set. The server asks for it
+// when a request wants logprobs, and answers 400 when the Session is not
+// one. FromModel's sessions are.
+type LogprobSession interface {
+	Session
+	GenerateLogprobs(ctx context.Context, prompt string, p Params, yield func(Piece) bool) (Result, error)
+}
+
+// Piece is one generated token as a LogprobSession hands it over: the
+// text it releases (empty while text is held back) and, with
+// Params.Logprobs, its log-probabilities (nil for text released at the
+// end without a token).
+type Piece struct {
+	Text     string
+	Logprobs *TokenLogprobs
+}
+
+// TokenLogprobs is one generated token's log-probability (natural
+// logarithm) and the most likely tokens at its step, most likely first.
+type TokenLogprobs struct {
+	Token   string // the token's own text
+	Logprob float64
+	Top     []TopLogprob
+}
+
+// TopLogprob is one of the most likely tokens at a step.
+type TopLogprob struct {
+	Token   string
+	Logprob float64
+}
+
 // Params are the sampling settings of one request. Nil pointers mean the
 // backend's defaults.
 type Params struct {
@@ -63,6 +96,10 @@ type Params struct {
 	// satisfy (response_format json_schema; llm.WithJSONSchema). A schema
 	// the Backend cannot enforce is an error wrapping ErrBadPrompt.
 	JSONSchema json.RawMessage
+	// Logprobs asks a LogprobSession for each token's log-probability and
+	// those of the TopLogprobs (0 to 20) most likely tokens at its step.
+	Logprobs    bool
+	TopLogprobs int
 }
 
 // Result reports one generation.

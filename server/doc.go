@@ -24,12 +24,15 @@
 // {"schema": …}} (or llama.cpp's server's {"type": "json_object",
 // "schema": …}) to one that satisfies the schema (llm.WithJSONSchema), on
 // both endpoints; a schema with keywords that cannot be enforced is a 400
-// that names them.
+// that names them. Chat's logprobs and top_logprobs (0 to 20), and the
+// legacy endpoint's logprobs (0 to 5), report each token's
+// log-probability (llm.WithLogprobs) from a Backend whose sessions are
+// LogprobSessions, as FromModel's are.
 //
 // What is not built, and answers 400 with a message saying so:
 // tool_choice "required" or a named function (nothing forces a call),
-// n > 1, logprobs, best_of > 1 and echo on /v1/completions, and non-text
-// content parts.
+// n > 1, best_of > 1 and echo on /v1/completions, and non-text content
+// parts.
 //
 // The model side is the Backend interface: FromModel makes one of a loaded
 // llm.Model (each slot a Session; load it with llm.WithSessions(n) so that

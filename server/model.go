@@ -58,17 +58,25 @@ func (b *Model) NewSession() (Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return modelSession{s}, nil
+	return modelSession{s, b.m}, nil
 }
 
-type modelSession struct{ s *llm.Session }
+type modelSession struct {
+	s *llm.Session
+	m *llm.Model
+}
 
 func (ms modelSession) Close() error { return ms.s.Close() }
 
-// Generate implements Session: the sampler defaults are the library's
-// (llm.GenerateOption), except that a request without a seed gets a
-// random one, as OpenAI's API samples differently each time.
+// Generate implements Session (see GenerateLogprobs).
 func (ms modelSession) Generate(ctx context.Context, prompt string, p Params, yield func(string) bool) (Result, error) {
+	return ms.GenerateLogprobs(ctx, prompt, p, func(pc Piece) bool { return pc.Text == "" || yield(pc.Text) })
+}
+
+// GenerateLogprobs implements LogprobSession: the sampler defaults are the
+// library's (llm.GenerateOption), except that a request without a seed
+// gets a random one, as OpenAI's API samples differently each time.
+func (ms modelSession) GenerateLogprobs(ctx context.Context, prompt string, p Params, yield func(Piece) bool) (Result, error) {
 	s := ms.s
 	maxTokens := p.MaxTokens
 	if maxTokens <= 0 {
@@ -97,12 +105,22 @@ func (ms modelSession) Generate(ctx context.Context, prompt string, p Params, yi
 	case p.JSON:
 		opts = append(opts, llm.WithJSON())
 	}
+	if p.Logprobs {
+		opts = append(opts, llm.WithLogprobs(p.TopLogprobs))
+	}
 	var err error
 	for tok, e := range s.Complete(ctx, prompt, opts...) {
 		if err = e; err != nil {
 			break
 		}
-		if tok.Text != "" && !yield(tok.Text) {
+		pc := Piece{Text: tok.Text}
+		if p.Logprobs && tok.ID >= 0 {
+			pc.Logprobs = &TokenLogprobs{Token: ms.m.TokenText(tok.ID), Logprob: float64(tok.Logprob)}
+			for _, t := range tok.TopLogprobs {
+				pc.Logprobs.Top = append(pc.Logprobs.Top, TopLogprob{Token: t.Text, Logprob: float64(t.Logprob)})
+			}
+		}
+		if (pc.Text != "" || pc.Logprobs != nil) && !yield(pc) {
 			break
 		}
 	}

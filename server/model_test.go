@@ -378,3 +378,87 @@ func TestModelJSONAfterThinking(t *testing.T) {
 		t.Errorf("message %s: want the JSON in content, no reasoning_content", body)
 	}
 }
+
+// TestModelLogprobs: logprobs through the server are the library's
+// (llm.WithLogprobs), whole or streamed, in chat's form and the legacy
+// endpoint's.
+func TestModelLogprobs(t *testing.T) {
+	m, _, hs := startModel(t, 1, nil)
+	msgs := []llm.Message{{Role: "user", Content: "Once upon a time"}}
+	s, err := m.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var want []llm.Token
+	for tok, err := range s.ChatStream(context.Background(), msgs, llm.MaxTokens(10), llm.Temperature(0), llm.WithLogprobs(2)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok.ID >= 0 {
+			want = append(want, tok)
+		}
+	}
+	check := func(what string, got []logprobJSON) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d entries, want one for each of %d tokens", what, len(got), len(want))
+		}
+		for i, e := range got {
+			w := want[i]
+			// A token that is part of a UTF-8 character reads as U+FFFD in
+			// JSON; its bytes are exact.
+			if string(bytesOf(e.Bytes)) != m.TokenText(w.ID) || e.Logprob != finite(float64(w.Logprob)) || len(e.TopLogprobs) != 2 ||
+				e.TopLogprobs[0].Token != e.Token || e.TopLogprobs[0].Logprob != e.Logprob {
+				t.Fatalf("%s: entry %d %+v; the library gave %+v", what, i, e, w)
+			}
+		}
+	}
+	req := `{"messages":[{"role":"user","content":"Once upon a time"}],"max_tokens":10,"temperature":0,"logprobs":true,"top_logprobs":2`
+	resp, body := post(t, hs.URL+"/v1/chat/completions", req+"}")
+	var got chatResponse
+	if resp.StatusCode != 200 || json.Unmarshal(body, &got) != nil || got.Choices[0].Logprobs == nil {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	check("chat", got.Choices[0].Logprobs.Content)
+
+	_, chunks := stream[chunkChoice](t, hs.URL+"/v1/chat/completions", req+`,"stream":true}`)
+	var streamed []logprobJSON
+	for _, ch := range chunks {
+		for _, c := range ch.Choices {
+			if c.Logprobs != nil {
+				streamed = append(streamed, c.Logprobs.Content...)
+			}
+		}
+	}
+	check("streamed chat", streamed)
+
+	resp, body = post(t, hs.URL+"/v1/completions", `{"prompt":"Once upon a time","max_tokens":6,"temperature":0,"logprobs":3}`)
+	var comp struct {
+		Choices []completionChoice `json:"choices"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(body, &comp) != nil || comp.Choices[0].Logprobs == nil {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	lp := comp.Choices[0].Logprobs
+	n := len(lp.Tokens)
+	if n == 0 || len(lp.TokenLogprobs) != n || len(lp.TopLogprobs) != n || len(lp.TextOffset) != n || lp.TextOffset[0] != 0 {
+		t.Fatalf("completion logprobs %+v", lp)
+	}
+	for i := range n {
+		// Offsets count the tokens' bytes, and a token that is part of a
+		// UTF-8 character reads as U+FFFD here: they only grow.
+		if len(lp.TopLogprobs[i]) == 0 || len(lp.TopLogprobs[i]) > 3 || lp.TokenLogprobs[i] > 0 ||
+			i > 0 && lp.TextOffset[i] <= lp.TextOffset[i-1] {
+			t.Fatalf("completion logprobs entry %d of %+v", i, lp)
+		}
+	}
+}
+
+func bytesOf(b []int) []byte {
+	out := make([]byte, len(b))
+	for i, x := range b {
+		out[i] = byte(x)
+	}
+	return out
+}

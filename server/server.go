@@ -327,7 +327,10 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 // started, when not nil, runs once a slot is held, before generation: a
 // stream sends its first chunk there, so that a request refused before it
 // (429, 503) still gets a proper HTTP status.
-func (s *Server) generate(r *http.Request, prompt string, p Params, stop []string, started func(), yield func(text string) bool) (Result, *apiError) {
+//
+// yield gets the text released and, with p.Logprobs, the log-probabilities
+// of the tokens generated since its last call.
+func (s *Server) generate(r *http.Request, prompt string, p Params, stop []string, started func(), yield func(text string, lps []TokenLogprobs) bool) (Result, *apiError) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(s.base, cancel)()
@@ -343,6 +346,10 @@ func (s *Server) generate(r *http.Request, prompt string, p Params, stop []strin
 		return Result{}, &apiError{Status: 499, Type: "invalid_request_error", Message: "request cancelled while queued"}
 	}
 	defer s.slots.release(sl)
+	ls, hasLogprobs := sl.session.(LogprobSession)
+	if p.Logprobs && !hasLogprobs {
+		return Result{}, unsupported("logprobs", "logprobs are not supported by this server's backend")
+	}
 	sl.prompt = prompt
 	if started != nil {
 		started()
@@ -350,21 +357,36 @@ func (s *Server) generate(r *http.Request, prompt string, p Params, stop []strin
 
 	m := newStopMatcher(stop)
 	stopped := false
-	start := time.Now()
-	res, gerr := sl.session.Generate(ctx, prompt, p, func(text string) bool {
-		out, hit := m.push(text)
-		if out != "" && !yield(out) {
-			return false
+	var pending []TokenLogprobs // of tokens whose text is held back
+	piece := func(pc Piece) bool {
+		if pc.Logprobs != nil {
+			pending = append(pending, *pc.Logprobs)
+		}
+		out, hit := m.push(pc.Text)
+		if out != "" {
+			lps := pending
+			pending = nil
+			if !yield(out, lps) {
+				return false
+			}
 		}
 		if hit {
 			stopped = true
 			return false
 		}
 		return true
-	})
-	if !stopped && gerr == nil {
-		if rest := m.flush(); rest != "" {
-			yield(rest)
+	}
+	start := time.Now()
+	var res Result
+	var gerr error
+	if hasLogprobs {
+		res, gerr = ls.GenerateLogprobs(ctx, prompt, p, piece)
+	} else {
+		res, gerr = sl.session.Generate(ctx, prompt, p, func(text string) bool { return piece(Piece{Text: text}) })
+	}
+	if gerr == nil && !stopped {
+		if rest := m.flush(); rest != "" || len(pending) > 0 {
+			yield(rest, pending)
 		}
 	}
 	if stopped {
@@ -425,9 +447,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 	})
 	id := s.newID("chatcmpl-")
 	created := s.now().Unix()
+	var lps []TokenLogprobs // not yet sent
 	if !req.Stream {
-		res, aerr := s.generate(r, prompt, in.params, req.Stop, nil, func(text string) bool {
+		res, aerr := s.generate(r, prompt, in.params, req.Stop, nil, func(text string, more []TokenLogprobs) bool {
 			parser.Push(text)
+			lps = append(lps, more...)
 			return true
 		})
 		if aerr != nil {
@@ -444,15 +468,25 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 			rm.ToolCalls = append(rm.ToolCalls, toolCallOut(tc, -1))
 			finish = "tool_calls"
 		}
+		choice := chatChoice{Message: rm, FinishReason: finish}
+		if in.params.Logprobs {
+			choice.Logprobs = chatLogprobsOf(lps)
+		}
 		writeJSON(w, chatResponse{ID: id, Object: "chat.completion", Created: created, Model: s.info.ID,
-			SystemFingerprint: "lowmem", Choices: []chatChoice{{Message: rm, FinishReason: finish}}, Usage: usageOf(res)})
+			SystemFingerprint: "lowmem", Choices: []chatChoice{choice}, Usage: usageOf(res)})
 		return nil
 	}
 
 	sse := newSSE(w)
+	// A chunk carries the logprobs of the tokens since the last one: the
+	// parser may hold a token's text back (a tool call being read).
 	chunk := func(d deltaJSON, finish *string) bool {
+		c := chunkChoice{Delta: d, FinishReason: finish}
+		if len(lps) > 0 {
+			c.Logprobs, lps = chatLogprobsOf(lps), nil
+		}
 		return sse.send(chatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: s.info.ID,
-			SystemFingerprint: "lowmem", Choices: []chunkChoice{{Delta: d, FinishReason: finish}}})
+			SystemFingerprint: "lowmem", Choices: []chunkChoice{c}})
 	}
 	ok := true
 	calls := 0
@@ -471,7 +505,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 		return ok
 	}
 	started := func() { ok = chunk(deltaJSON{Role: "assistant", Content: strp("")}, nil) }
-	res, aerr := s.generate(r, prompt, in.params, req.Stop, started, func(text string) bool {
+	res, aerr := s.generate(r, prompt, in.params, req.Stop, started, func(text string, more []TokenLogprobs) bool {
+		lps = append(lps, more...)
 		return send(parser.Push(text))
 	})
 	if aerr != nil {
@@ -515,34 +550,48 @@ func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) *apiEr
 	created := s.now().Unix()
 	if !req.Stream {
 		var b strings.Builder
-		res, aerr := s.generate(r, prompt, p, req.Stop, nil, func(text string) bool {
+		var lps []TokenLogprobs
+		res, aerr := s.generate(r, prompt, p, req.Stop, nil, func(text string, more []TokenLogprobs) bool {
 			b.WriteString(text)
+			lps = append(lps, more...)
 			return true
 		})
 		if aerr != nil {
 			return aerr
 		}
+		choice := completionChoice{Text: b.String(), FinishReason: &res.Finish}
+		if p.Logprobs {
+			choice.Logprobs = completionLogprobsOf(lps, 0)
+		}
 		writeJSON(w, completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.info.ID,
-			SystemFingerprint: "lowmem", Choices: []completionChoice{{Text: b.String(), FinishReason: &res.Finish}}, Usage: usageOf(res)})
+			SystemFingerprint: "lowmem", Choices: []completionChoice{choice}, Usage: usageOf(res)})
 		return nil
 	}
 	sse := newSSE(w)
-	chunk := func(text string, finish *string, u *usageJSON) bool {
-		choices := []completionChoice{{Text: text, FinishReason: finish}}
+	offset := 0 // of the next token's text in the completion
+	chunk := func(text string, lps []TokenLogprobs, finish *string, u *usageJSON) bool {
+		c := completionChoice{Text: text, FinishReason: finish}
+		if p.Logprobs && len(lps) > 0 {
+			c.Logprobs = completionLogprobsOf(lps, offset)
+			for _, lp := range lps {
+				offset += len(lp.Token)
+			}
+		}
+		choices := []completionChoice{c}
 		if u != nil {
 			choices = []completionChoice{}
 		}
 		return sse.send(completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.info.ID,
 			SystemFingerprint: "lowmem", Choices: choices, Usage: u})
 	}
-	res, aerr := s.generate(r, prompt, p, req.Stop, nil, func(text string) bool { return chunk(text, nil, nil) })
+	res, aerr := s.generate(r, prompt, p, req.Stop, nil, func(text string, lps []TokenLogprobs) bool { return chunk(text, lps, nil, nil) })
 	if aerr != nil {
 		sse.fail(aerr)
 		return aerr
 	}
-	chunk("", &res.Finish, nil)
+	chunk("", nil, &res.Finish, nil)
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		chunk("", nil, usageOf(res))
+		chunk("", nil, nil, usageOf(res))
 	}
 	sse.done()
 	return nil

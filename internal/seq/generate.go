@@ -268,7 +268,7 @@ func (s *Seq) loop(ctx context.Context, smp *sampler.Sampler, jf *jsonprefix.Fil
 		}
 		piece := s.piece(id, g.Preserve)
 		if g.Logprobs {
-			s.setLogprobs(id, g.TopLogprobs, g.Preserve)
+			s.setLogprobs(id, g.TopLogprobs)
 		}
 		t.total += len(piece)
 		t.yielded++

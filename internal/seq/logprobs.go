@@ -6,10 +6,10 @@ import "math"
 // for, OpenAI's bound.
 const MaxTopLogprobs = 20
 
-// TokenLogprob is a token, the text it adds to the output, and its
-// log-probability (natural logarithm) under the model at one step: the
-// softmax of the raw logits, before penalties, temperature, top-k, top-p,
-// min-p or a JSON constraint.
+// TokenLogprob is a token, its text (a control token's own, such as
+// "<|im_end|>"), and its log-probability (natural logarithm) under the
+// model at one step: the softmax of the raw logits, before penalties,
+// temperature, top-k, top-p, min-p or a JSON constraint.
 type TokenLogprob struct {
 	ID      int32
 	Text    string
@@ -29,10 +29,10 @@ func (s *Seq) Logprobs() (float32, []TokenLogprob) {
 
 // setLogprobs computes the log-probabilities of token id, sampled from the
 // current logits, and of the n most likely tokens.
-func (s *Seq) setLogprobs(id int32, n int, preserve []int32) {
+func (s *Seq) setLogprobs(id int32, n int) {
 	lp, top := logprobs(s.logits, id, n)
 	for i := range top {
-		top[i].Text = string(s.piece(top[i].ID, preserve))
+		top[i].Text = string(s.cfg.Vocab.Piece(top[i].ID))
 	}
 	s.mu.Lock()
 	s.logprob, s.top = lp, top

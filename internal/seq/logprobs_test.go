@@ -82,7 +82,7 @@ func TestGenerateLogprobs(t *testing.T) {
 					t.Fatalf("top out of order: %v", top)
 				}
 			}
-			if temp == 0 && (top[0].ID != id || top[0].Logprob != lp || top[0].Text != string(tok.OutputPiece(id))) {
+			if temp == 0 && (top[0].ID != id || top[0].Logprob != lp || top[0].Text != string(tok.Piece(id))) {
 				t.Fatalf("greedy token %d (logprob %g): top %v", id, lp, top)
 			}
 			return true

@@ -14,6 +14,7 @@ import (
 	"github.com/lowmem/llm/server"
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
+	"github.com/openai/openai-go/packages/param"
 	"github.com/openai/openai-go/shared"
 )
 
@@ -71,6 +72,36 @@ func TestRealModel(t *testing.T) {
 	if acc.Choices[0].Message.Content != want || acc.Usage.CompletionTokens != int64(u.GeneratedTokens) {
 		t.Errorf("streamed %q (usage %+v), want %q", acc.Choices[0].Message.Content, acc.Usage, want)
 	}
+
+	// Log-probabilities, as the library gives them.
+	ls, err := m.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ls.Close()
+	var lps []llm.Token
+	for tok, err := range ls.ChatStream(ctx, msgs, llm.MaxTokens(12), llm.Temperature(0), llm.WithLogprobs(2)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok.ID >= 0 {
+			lps = append(lps, tok)
+		}
+	}
+	params.Logprobs, params.TopLogprobs = openai.Bool(true), openai.Int(2)
+	if resp, err = client.Chat.Completions.New(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+	content := resp.Choices[0].Logprobs.Content
+	if len(content) != len(lps) {
+		t.Fatalf("logprobs: %d entries for %d tokens", len(content), len(lps))
+	}
+	for i, e := range content {
+		if float32(e.Logprob) != lps[i].Logprob || len(e.TopLogprobs) != 2 || e.TopLogprobs[0].Logprob != e.Logprob {
+			t.Fatalf("logprobs entry %d %+v; the library gave %+v", i, e, lps[i])
+		}
+	}
+	params.Logprobs, params.TopLogprobs = param.Opt[bool]{}, param.Opt[int64]{}
 
 	// JSON mode: what llm.WithJSON gives.
 	want, _ = llmtest.ChatReply(t, m, msgs, llm.MaxTokens(12), llm.Temperature(0), llm.WithJSON())
