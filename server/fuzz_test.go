@@ -17,6 +17,9 @@ func FuzzChatRequest(f *testing.F) {
 		`{"messages":[{"role":"user","content":"x"}],"tool_choice":{"type":"function","function":{"name":"f"}}}`,
 		`{"messages":[{"role":"user","content":"x"}],"temperature":1e400}`,
 		`{"messages":[{"role":"user","content":"x"}],"chat_template_kwargs":{"enable_thinking":false}}`,
+		`{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"a","schema":{"type":"object","properties":{"a":{"enum":["x"]}}}}}}`,
+		`{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object","schema":{"$ref":"#/$defs/a","$defs":{"a":{"type":"object"}}}}}`,
+		`{"messages":[{"role":"user","content":"x"}],"logprobs":true,"top_logprobs":3}`,
 	} {
 		f.Add(s)
 	}
