@@ -3,6 +3,7 @@ package seq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -94,5 +95,21 @@ func TestGenerateLogprobs(t *testing.T) {
 	g := Generation{Config: sampler.DefaultConfig(3), MaxTokens: 2, TopLogprobs: MaxTopLogprobs + 1}
 	if err := s.GenerateFrom(context.Background(), ids(5, 1), g, func(int32, string) bool { return true }); !errors.Is(err, ErrInvalidOption) {
 		t.Errorf("top logprobs %d: %v, want ErrInvalidOption", g.TopLogprobs, err)
+	}
+}
+
+// BenchmarkLogprobs is the cost WithLogprobs adds a token, over Llama 3's
+// vocabulary.
+func BenchmarkLogprobs(b *testing.B) {
+	logits := make([]float32, 128256)
+	for i := range logits {
+		logits[i] = float32(math.Sin(float64(i))) * 10
+	}
+	for _, n := range []int{0, 5, 20} {
+		b.Run(fmt.Sprintf("top%d", n), func(b *testing.B) {
+			for b.Loop() {
+				logprobs(logits, 7, n)
+			}
+		})
 	}
 }
