@@ -52,9 +52,13 @@ func run(args []string, in io.Reader, out, stderr io.Writer, sig <-chan os.Signa
 	temp := fs.Float64("temp", 0.8, "sampling temperature (0 = greedy)")
 	seed := fs.Uint64("seed", 1, "sampling seed")
 	think := fs.Bool("think", true, "let reasoning models think before answering (enable_thinking)")
-	jsonOut := fs.Bool("json", false, "answer with one JSON object (llm.WithJSON)")
-	schemaFile := fs.String("json-schema", "", "a file holding a JSON schema the output must satisfy (llm.WithJSONSchema)")
+	var jf cli.JSONFlags
+	jf.Register(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	jsonOpts, err := jf.Options()
+	if err != nil {
 		return err
 	}
 	m, done, err := mf.Load(stderr)
@@ -72,16 +76,7 @@ func run(args []string, in io.Reader, out, stderr io.Writer, sig <-chan os.Signa
 		info.Architecture, info.FileType, info.Context)
 	c := &chat{s: s, out: out, gen: []llm.GenerateOption{llm.MaxTokens(*n), llm.Temperature(float32(*temp)),
 		llm.Seed(*seed), llm.WithThinking(*think)}}
-	if *jsonOut {
-		c.gen = append(c.gen, llm.WithJSON())
-	}
-	if *schemaFile != "" {
-		schema, err := os.ReadFile(*schemaFile)
-		if err != nil {
-			return err
-		}
-		c.gen = append(c.gen, llm.WithJSONSchema(schema))
-	}
+	c.gen = append(c.gen, jsonOpts...)
 	if f, ok := out.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			c.dim = true

@@ -37,8 +37,8 @@ func run() error {
 	repeat := flag.Float64("repeat-penalty", 1, "repeat penalty (1 = off)")
 	seed := flag.Uint64("seed", 1, "sampling seed")
 	showIDs := flag.Bool("ids", false, "print token ids after the text")
-	jsonOut := flag.Bool("json", false, "generate one JSON object (llm.WithJSON)")
-	schemaFile := flag.String("json-schema", "", "a file holding a JSON schema the output must satisfy (llm.WithJSONSchema)")
+	var jf cli.JSONFlags
+	jf.Register(flag.CommandLine)
 	flag.Parse()
 
 	m, done, err := mf.Load(os.Stderr)
@@ -75,16 +75,11 @@ func run() error {
 	opts := []llm.GenerateOption{llm.MaxTokens(*n), llm.Temperature(float32(*temp)),
 		llm.TopK(*topK), llm.TopP(float32(*topP)), llm.MinP(float32(*minP)),
 		llm.RepeatPenalty(float32(*repeat)), llm.Seed(*seed)}
-	if *jsonOut {
-		opts = append(opts, llm.WithJSON())
+	jsonOpts, err := jf.Options()
+	if err != nil {
+		return err
 	}
-	if *schemaFile != "" {
-		schema, err := os.ReadFile(*schemaFile)
-		if err != nil {
-			return err
-		}
-		opts = append(opts, llm.WithJSONSchema(schema))
-	}
+	opts = append(opts, jsonOpts...)
 	for tok, err := range s.Stream(ctx, "", opts...) {
 		if err != nil {
 			if errors.Is(err, llm.ErrContextFull) {

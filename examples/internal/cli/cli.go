@@ -1,6 +1,7 @@
 // Package cli holds what the example commands share: the flags that load a
 // model (-m as a path or ollama:NAME[:TAG], context, threads, KV type,
-// memory), and the small synthetic model they fall back to without -m.
+// memory), the flags that ask for JSON output (-json, -json-schema), and
+// the small synthetic model they fall back to without -m.
 //
 //	var mf cli.ModelFlags
 //	mf.Register(flag.CommandLine)

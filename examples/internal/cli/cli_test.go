@@ -1,6 +1,11 @@
 package cli
 
-import "testing"
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestParseBytes(t *testing.T) {
 	tests := []struct {
@@ -24,6 +29,35 @@ func TestParseBytes(t *testing.T) {
 	for _, bad := range []string{"", "G", "-1G", "6X", "0", "1e30T"} {
 		if _, err := ParseBytes(bad); err == nil {
 			t.Errorf("ParseBytes(%q) accepted", bad)
+		}
+	}
+}
+
+func TestJSONFlags(t *testing.T) {
+	schema := filepath.Join(t.TempDir(), "schema.json")
+	if err := os.WriteFile(schema, []byte(`{"type":"object"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		opts int
+		err  bool
+	}{
+		{nil, 0, false},
+		{[]string{"-json"}, 1, false},
+		{[]string{"-json-schema", schema}, 1, false},
+		{[]string{"-json", "-json-schema", schema}, 1, false},
+		{[]string{"-json-schema", schema + ".missing"}, 0, true},
+	} {
+		var jf JSONFlags
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		jf.Register(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		opts, err := jf.Options()
+		if len(opts) != tc.opts || (err != nil) != tc.err {
+			t.Errorf("%v: %d options, %v; want %d, error %v", tc.args, len(opts), err, tc.opts, tc.err)
 		}
 	}
 }
