@@ -207,14 +207,23 @@ func decodeJSON(r io.Reader, v any) *apiError {
 	return nil
 }
 
+// maxChoices bounds n: the choices of a request are generated one after
+// the other, each reusing the cached prompt.
+const maxChoices = 16
+
+// choices is the number of choices the request asks for (n, default 1).
+func (c *commonRequest) choices() int {
+	if c.N == nil {
+		return 1
+	}
+	return *c.N
+}
+
 // params validates the shared sampling fields.
 func (c *commonRequest) params() (Params, *apiError) {
 	var p Params
-	if c.N != nil && *c.N != 1 {
-		if *c.N < 1 {
-			return p, badRequest("n", "n must be at least 1")
-		}
-		return p, unsupported("n", "n > 1 is not supported: ask for one choice per request")
+	if c.N != nil && (*c.N < 1 || *c.N > maxChoices) {
+		return p, badRequest("n", "n must be between 1 and %d, got %d", maxChoices, *c.N)
 	}
 	maxTok := c.MaxTokens
 	param := "max_tokens"

@@ -102,10 +102,30 @@ type Params struct {
 	TopLogprobs int
 }
 
+// choice is p for the i-th choice of a request: a seed asked for moves
+// on by i, so that the choices differ and the request stays reproducible.
+func (p Params) choice(i int) Params {
+	if p.Seed != nil && i > 0 {
+		seed := *p.Seed + int64(i)
+		p.Seed = &seed
+	}
+	return p
+}
+
 // Result reports one generation.
 type Result struct {
 	PromptTokens     int
 	CompletionTokens int
 	// Finish is "stop" or "length".
 	Finish string
+}
+
+// add sums the choices of one request: the prompt once, the completions'
+// tokens all.
+func (r Result) add(c Result) Result {
+	if r.PromptTokens == 0 {
+		r.PromptTokens = c.PromptTokens
+	}
+	r.CompletionTokens += c.CompletionTokens
+	return r
 }

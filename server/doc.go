@@ -29,10 +29,14 @@
 // log-probability (llm.WithLogprobs) from a Backend whose sessions are
 // LogprobSessions, as FromModel's are.
 //
+// n (1 to 16) choices are generated one after the other, each on the
+// free slot whose cache holds the most of the prompt (so, usually, the
+// one that generated the choice before); a seed moves on by the choice's
+// index, and streamed choices come in order.
+//
 // What is not built, and answers 400 with a message saying so:
 // tool_choice "required" or a named function (nothing forces a call),
-// n > 1, best_of > 1 and echo on /v1/completions, and non-text content
-// parts.
+// best_of > 1 and echo on /v1/completions, and non-text content parts.
 //
 // The model side is the Backend interface: FromModel makes one of a loaded
 // llm.Model (each slot a Session; load it with llm.WithSessions(n) so that

@@ -415,6 +415,19 @@ func (s *Server) generate(r *http.Request, prompt string, p Params, stop []strin
 	return res, nil
 }
 
+// whole generates one choice to its end: its text, and its tokens'
+// logprobs when p asks for them.
+func (s *Server) whole(r *http.Request, prompt string, p Params, stop []string) (string, []TokenLogprobs, Result, *apiError) {
+	var b strings.Builder
+	var lps []TokenLogprobs
+	res, aerr := s.generate(r, prompt, p, stop, nil, func(text string, more []TokenLogprobs) bool {
+		b.WriteString(text)
+		lps = append(lps, more...)
+		return true
+	})
+	return b.String(), lps, res, aerr
+}
+
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 	var req chatRequest
 	if err := readBody(r, &req); err != nil {
@@ -438,90 +451,99 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 	if err != nil {
 		return badRequest("messages", "the chat template cannot render these messages: %v", err)
 	}
-	parser := chat.NewParser(s.info.Template.Format(), chat.ParseOptions{
+	popts := chat.ParseOptions{
 		// JSON output is the answer even after a prompt that opened a
 		// reasoning block: the constraint leaves no room to close it.
 		ThinkingOpen: chat.PromptOpensThinking(prompt) && !in.params.JSON,
 		Tools:        len(in.tools) > 0,
 		NewID:        func() string { return s.newID("call_") },
-	})
+	}
 	id := s.newID("chatcmpl-")
 	created := s.now().Unix()
-	var lps []TokenLogprobs // not yet sent
+	n := req.choices()
+	var total Result // of all choices
 	if !req.Stream {
-		res, aerr := s.generate(r, prompt, in.params, req.Stop, nil, func(text string, more []TokenLogprobs) bool {
+		choices := make([]chatChoice, 0, n)
+		for i := range n {
+			text, lps, res, aerr := s.whole(r, prompt, in.params.choice(i), req.Stop)
+			if aerr != nil {
+				return aerr
+			}
+			total = total.add(res)
+			parser := chat.NewParser(s.info.Template.Format(), popts)
 			parser.Push(text)
-			lps = append(lps, more...)
-			return true
-		})
-		if aerr != nil {
-			return aerr
-		}
-		parser.Finish()
-		msg := parser.Message()
-		rm := respMessage{Role: "assistant", ReasoningContent: msg.Thinking}
-		if msg.Content != "" || len(msg.ToolCalls) == 0 {
-			rm.Content = strp(msg.Content)
-		}
-		finish := res.Finish
-		for _, tc := range msg.ToolCalls {
-			rm.ToolCalls = append(rm.ToolCalls, toolCallOut(tc, -1))
-			finish = "tool_calls"
-		}
-		choice := chatChoice{Message: rm, FinishReason: finish}
-		if in.params.Logprobs {
-			choice.Logprobs = chatLogprobsOf(lps)
+			parser.Finish()
+			msg := parser.Message()
+			rm := respMessage{Role: "assistant", ReasoningContent: msg.Thinking}
+			if msg.Content != "" || len(msg.ToolCalls) == 0 {
+				rm.Content = strp(msg.Content)
+			}
+			choice := chatChoice{Index: i, Message: rm, FinishReason: res.Finish}
+			for _, tc := range msg.ToolCalls {
+				rm.ToolCalls = append(rm.ToolCalls, toolCallOut(tc, -1))
+				choice.Message, choice.FinishReason = rm, "tool_calls"
+			}
+			if in.params.Logprobs {
+				choice.Logprobs = chatLogprobsOf(lps)
+			}
+			choices = append(choices, choice)
 		}
 		writeJSON(w, chatResponse{ID: id, Object: "chat.completion", Created: created, Model: s.info.ID,
-			SystemFingerprint: "lowmem", Choices: []chatChoice{choice}, Usage: usageOf(res)})
+			SystemFingerprint: "lowmem", Choices: choices, Usage: usageOf(total)})
 		return nil
 	}
 
+	// Choices stream one after the other, each told by its index.
 	sse := newSSE(w)
-	// A chunk carries the logprobs of the tokens since the last one: the
-	// parser may hold a token's text back (a tool call being read).
-	chunk := func(d deltaJSON, finish *string) bool {
-		c := chunkChoice{Delta: d, FinishReason: finish}
-		if len(lps) > 0 {
-			c.Logprobs, lps = chatLogprobsOf(lps), nil
-		}
-		return sse.send(chatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: s.info.ID,
-			SystemFingerprint: "lowmem", Choices: []chunkChoice{c}})
-	}
-	ok := true
-	calls := 0
-	send := func(ds []chat.Delta) bool {
-		for _, d := range ds {
-			switch {
-			case d.ToolCall != nil:
-				ok = ok && chunk(deltaJSON{ToolCalls: []toolCallJSON{toolCallOut(*d.ToolCall, calls)}}, nil)
-				calls++
-			case d.Thinking != "":
-				ok = ok && chunk(deltaJSON{ReasoningContent: d.Thinking}, nil)
-			case d.Content != "":
-				ok = ok && chunk(deltaJSON{Content: strp(d.Content)}, nil)
+	for i := range n {
+		parser := chat.NewParser(s.info.Template.Format(), popts)
+		var lps []TokenLogprobs // not yet sent
+		// A chunk carries the logprobs of the tokens since the last one:
+		// the parser may hold a token's text back (a tool call being read).
+		chunk := func(d deltaJSON, finish *string) bool {
+			c := chunkChoice{Index: i, Delta: d, FinishReason: finish}
+			if len(lps) > 0 {
+				c.Logprobs, lps = chatLogprobsOf(lps), nil
 			}
+			return sse.send(chatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: s.info.ID,
+				SystemFingerprint: "lowmem", Choices: []chunkChoice{c}})
 		}
-		return ok
+		ok := true
+		calls := 0
+		send := func(ds []chat.Delta) bool {
+			for _, d := range ds {
+				switch {
+				case d.ToolCall != nil:
+					ok = ok && chunk(deltaJSON{ToolCalls: []toolCallJSON{toolCallOut(*d.ToolCall, calls)}}, nil)
+					calls++
+				case d.Thinking != "":
+					ok = ok && chunk(deltaJSON{ReasoningContent: d.Thinking}, nil)
+				case d.Content != "":
+					ok = ok && chunk(deltaJSON{Content: strp(d.Content)}, nil)
+				}
+			}
+			return ok
+		}
+		started := func() { ok = chunk(deltaJSON{Role: "assistant", Content: strp("")}, nil) }
+		res, aerr := s.generate(r, prompt, in.params.choice(i), req.Stop, started, func(text string, more []TokenLogprobs) bool {
+			lps = append(lps, more...)
+			return send(parser.Push(text))
+		})
+		if aerr != nil {
+			sse.fail(aerr)
+			return aerr
+		}
+		total = total.add(res)
+		send(parser.Finish())
+		finish := res.Finish
+		if calls > 0 {
+			finish = "tool_calls"
+		}
+		chunk(deltaJSON{}, &finish)
 	}
-	started := func() { ok = chunk(deltaJSON{Role: "assistant", Content: strp("")}, nil) }
-	res, aerr := s.generate(r, prompt, in.params, req.Stop, started, func(text string, more []TokenLogprobs) bool {
-		lps = append(lps, more...)
-		return send(parser.Push(text))
-	})
-	if aerr != nil {
-		sse.fail(aerr)
-		return aerr
-	}
-	send(parser.Finish())
-	finish := res.Finish
-	if calls > 0 {
-		finish = "tool_calls"
-	}
-	chunk(deltaJSON{}, &finish)
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 		sse.send(chatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: s.info.ID,
-			SystemFingerprint: "lowmem", Choices: []chunkChoice{}, Usage: usageOf(res)})
+			SystemFingerprint: "lowmem", Choices: []chunkChoice{}, Usage: usageOf(total)})
 	}
 	sse.done()
 	return nil
@@ -548,50 +570,52 @@ func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) *apiEr
 	}
 	id := s.newID("cmpl-")
 	created := s.now().Unix()
+	n := req.choices()
+	var total Result // of all choices
 	if !req.Stream {
-		var b strings.Builder
-		var lps []TokenLogprobs
-		res, aerr := s.generate(r, prompt, p, req.Stop, nil, func(text string, more []TokenLogprobs) bool {
-			b.WriteString(text)
-			lps = append(lps, more...)
-			return true
-		})
-		if aerr != nil {
-			return aerr
-		}
-		choice := completionChoice{Text: b.String(), FinishReason: &res.Finish}
-		if p.Logprobs {
-			choice.Logprobs = completionLogprobsOf(lps, 0)
+		choices := make([]completionChoice, 0, n)
+		for i := range n {
+			text, lps, res, aerr := s.whole(r, prompt, p.choice(i), req.Stop)
+			if aerr != nil {
+				return aerr
+			}
+			total = total.add(res)
+			choice := completionChoice{Index: i, Text: text, FinishReason: &res.Finish}
+			if p.Logprobs {
+				choice.Logprobs = completionLogprobsOf(lps, 0)
+			}
+			choices = append(choices, choice)
 		}
 		writeJSON(w, completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.info.ID,
-			SystemFingerprint: "lowmem", Choices: []completionChoice{choice}, Usage: usageOf(res)})
+			SystemFingerprint: "lowmem", Choices: choices, Usage: usageOf(total)})
 		return nil
 	}
+	// Choices stream one after the other, each told by its index.
 	sse := newSSE(w)
-	offset := 0 // of the next token's text in the completion
-	chunk := func(text string, lps []TokenLogprobs, finish *string, u *usageJSON) bool {
-		c := completionChoice{Text: text, FinishReason: finish}
-		if p.Logprobs && len(lps) > 0 {
-			c.Logprobs = completionLogprobsOf(lps, offset)
-			for _, lp := range lps {
-				offset += len(lp.Token)
+	for i := range n {
+		offset := 0 // of the next token's text in the completion
+		chunk := func(text string, lps []TokenLogprobs, finish *string) bool {
+			c := completionChoice{Index: i, Text: text, FinishReason: finish}
+			if p.Logprobs && len(lps) > 0 {
+				c.Logprobs = completionLogprobsOf(lps, offset)
+				for _, lp := range lps {
+					offset += len(lp.Token)
+				}
 			}
+			return sse.send(completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.info.ID,
+				SystemFingerprint: "lowmem", Choices: []completionChoice{c}})
 		}
-		choices := []completionChoice{c}
-		if u != nil {
-			choices = []completionChoice{}
+		res, aerr := s.generate(r, prompt, p.choice(i), req.Stop, nil, func(text string, lps []TokenLogprobs) bool { return chunk(text, lps, nil) })
+		if aerr != nil {
+			sse.fail(aerr)
+			return aerr
 		}
-		return sse.send(completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.info.ID,
-			SystemFingerprint: "lowmem", Choices: choices, Usage: u})
+		total = total.add(res)
+		chunk("", nil, &res.Finish)
 	}
-	res, aerr := s.generate(r, prompt, p, req.Stop, nil, func(text string, lps []TokenLogprobs) bool { return chunk(text, lps, nil, nil) })
-	if aerr != nil {
-		sse.fail(aerr)
-		return aerr
-	}
-	chunk("", nil, &res.Finish, nil)
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		chunk("", nil, nil, usageOf(res))
+		sse.send(completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.info.ID,
+			SystemFingerprint: "lowmem", Choices: []completionChoice{}, Usage: usageOf(total)})
 	}
 	sse.done()
 	return nil

@@ -329,7 +329,8 @@ func TestBadRequests(t *testing.T) {
 		{"image part", "/v1/chat/completions", `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, 400, "", "only text parts"},
 		{"negative max_tokens", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"max_tokens":-1}`, 400, "max_tokens", "at least 1"},
 		{"temperature", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"temperature":3}`, 400, "temperature", "between 0 and 2"},
-		{"n", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"n":2}`, 400, "n", "n > 1"},
+		{"n", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"n":17}`, 400, "n", "between 1 and 16"},
+		{"n zero", "/v1/completions", `{"prompt":"x","n":0}`, 400, "n", "between 1 and 16"},
 		{"json schema keyword", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object","properties":{"a":{"type":"string","format":"date"}}}}}}`, 400, "response_format", `keyword "format" is not supported`},
 		{"json schema missing", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"x"}}}`, 400, "response_format.json_schema.schema", "needs json_schema.schema"},
 		{"json schema not an object", "/v1/completions", `{"prompt":"x","response_format":{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"string"}}}}`, 400, "response_format", "must allow an object"},
@@ -567,5 +568,57 @@ func TestOptionRanges(t *testing.T) {
 		if !errors.Is(err, ErrInvalidOption) || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("New: %v, want an error starting %q wrapping ErrInvalidOption", err, tc.want)
 		}
+	}
+}
+
+// TestChoices: n choices come in order, each generated with its own seed
+// (the request's moved on by the choice's index), with usage counting the
+// prompt once; streamed, each choice's chunks carry its index and end with
+// its finish reason.
+func TestChoices(t *testing.T) {
+	b := newFake(words("a b"))
+	_, hs := start(t, b)
+	resp, body := post(t, hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"n":3,"seed":7}`)
+	var got chatResponse
+	if resp.StatusCode != 200 || json.Unmarshal(body, &got) != nil || len(got.Choices) != 3 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	for i, c := range got.Choices {
+		if c.Index != i || *c.Message.Content != "a b" || c.FinishReason != "stop" || *b.params[i].Seed != int64(7+i) {
+			t.Errorf("choice %d: %+v, seed %d", i, c, *b.params[i].Seed)
+		}
+	}
+	if u := got.Usage; u.CompletionTokens != 6 || u.TotalTokens != u.PromptTokens+6 || u.PromptTokens == 0 {
+		t.Errorf("usage %+v: want the prompt once and 6 completion tokens", u)
+	}
+
+	_, chunks := stream[chunkChoice](t, hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"n":2,"stream":true}`)
+	text := map[int]string{}
+	finished := map[int]bool{}
+	last := 0
+	for _, ch := range chunks {
+		for _, c := range ch.Choices {
+			if c.Index < last {
+				t.Fatalf("choice %d after choice %d", c.Index, last)
+			}
+			last = c.Index
+			if c.Delta.Content != nil {
+				text[c.Index] += *c.Delta.Content
+			}
+			if c.FinishReason != nil {
+				finished[c.Index] = true
+			}
+		}
+	}
+	if text[0] != "a b" || text[1] != "a b" || !finished[0] || !finished[1] {
+		t.Errorf("streamed %v, finished %v", text, finished)
+	}
+
+	resp, body = post(t, hs.URL+"/v1/completions", `{"prompt":"x","n":2}`)
+	var comp struct {
+		Choices []completionChoice `json:"choices"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(body, &comp) != nil || len(comp.Choices) != 2 || comp.Choices[1].Index != 1 || comp.Choices[1].Text != "a b" {
+		t.Fatalf("completions: status %d: %s", resp.StatusCode, body)
 	}
 }

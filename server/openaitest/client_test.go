@@ -229,10 +229,10 @@ func TestErrors(t *testing.T) {
 	_, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
 		Model:    "tiny",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hi")},
-		N:        openai.Int(2),
+		N:        openai.Int(17),
 	})
 	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "n" || !strings.Contains(apiErr.Message, "n > 1") {
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "n" || !strings.Contains(apiErr.Message, "between 1 and 16") {
 		t.Fatalf("error %v", err)
 	}
 	models, err := client.Models.List(context.Background())

@@ -73,6 +73,16 @@ func TestRealModel(t *testing.T) {
 		t.Errorf("streamed %q (usage %+v), want %q", acc.Choices[0].Message.Content, acc.Usage, want)
 	}
 
+	// Two choices, each generated with its own seed.
+	params.N, params.Seed, params.Temperature = openai.Int(2), openai.Int(5), openai.Float(1)
+	if resp, err = client.Chat.Completions.New(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Choices) != 2 || resp.Choices[1].Index != 1 || resp.Usage.PromptTokens != int64(u.PromptTokens) {
+		t.Fatalf("n=2: %d choices, usage %+v", len(resp.Choices), resp.Usage)
+	}
+	params.N, params.Seed, params.Temperature = param.Opt[int64]{}, param.Opt[int64]{}, openai.Float(0)
+
 	// Log-probabilities, as the library gives them.
 	ls, err := m.NewSession()
 	if err != nil {

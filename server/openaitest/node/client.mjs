@@ -80,7 +80,7 @@ assert.equal(final.choices[0].message.content, "It is sunny in Paris.");
 
 // Errors arrive as APIError with OpenAI's fields.
 await assert.rejects(
-  client.chat.completions.create({ model: "tiny", messages: [{ role: "user", content: "Hi" }], n: 2 }),
+  client.chat.completions.create({ model: "tiny", messages: [{ role: "user", content: "Hi" }], n: 17 }),
   (err) => err instanceof OpenAI.APIError && err.status === 400 && err.param === "n",
 );
 console.log("node openai client: all checks passed");
