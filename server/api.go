@@ -350,14 +350,14 @@ func (r *chatRequest) validate() (*chatInput, *apiError) {
 	if tc := bytes.TrimSpace(r.ToolChoice); len(tc) > 0 && !bytes.Equal(tc, []byte("null")) {
 		var s string
 		if json.Unmarshal(tc, &s) != nil {
-			return nil, unsupported("tool_choice", "tool_choice naming a function is not supported: this server has no constrained decoding; use \"auto\"")
+			return nil, unsupported("tool_choice", "tool_choice naming a function is not supported: this server does not force tool calls; use \"auto\"")
 		}
 		switch s {
 		case "auto":
 		case "none":
 			toolsOn = false
 		case "required":
-			return nil, unsupported("tool_choice", "tool_choice \"required\" is not supported: this server has no constrained decoding; use \"auto\"")
+			return nil, unsupported("tool_choice", "tool_choice \"required\" is not supported: this server does not force tool calls; use \"auto\"")
 		default:
 			return nil, badRequest("tool_choice", "tool_choice must be \"none\", \"auto\" or \"required\", got %q", s)
 		}
