@@ -108,29 +108,33 @@ func TestFilterRealVocabs(t *testing.T) {
 	type state struct {
 		name, text string
 		schema     string // "" for none
+		framed     bool   // between <tool_call> and </tool_call>
 	}
 	var cases []state
 	for _, st := range states {
-		cases = append(cases, state{st.name, st.text, ""})
+		cases = append(cases, state{name: st.name, text: st.text})
 	}
 	cases = append(cases,
-		state{"mid character", "{\"a\": \"\xE2\x82", ""},
-		state{"escape", `{"a": "\`, ""},
-		state{"unicode escape", `{"a": "\u00`, ""},
-		state{"literal", `{"a": tr`, ""},
-		state{"exponent", `{"a": 1e`, ""},
-		state{"array", `{"a": [`, ""},
-		state{"space run", "{\"a\":\n" + strings.Repeat(" ", MaxSpace-2), ""},
-		state{"schema start", ``, person},
-		state{"schema key", `{"`, person},
-		state{"schema key begun", `{"na`, person},
-		state{"schema string", `{"name": "A`, person},
-		state{"schema integer", `{"name":"A","age": 1`, person},
-		state{"schema enum", `{"name":"A","age":1,"kind":"c`, person},
-		state{"schema array", `{"name":"A","age":1,"tags":[`, person},
-		state{"schema after", `{"name":"A","age":1`, person},
-		state{"schema optional", `{"v":1,"note":`, tree},
-		state{"schema other property", `{"v":1,"xy`, tree},
+		state{name: "mid character", text: "{\"a\": \"\xE2\x82"},
+		state{name: "escape", text: `{"a": "\`},
+		state{name: "unicode escape", text: `{"a": "\u00`},
+		state{name: "literal", text: `{"a": tr`},
+		state{name: "exponent", text: `{"a": 1e`},
+		state{name: "array", text: `{"a": [`},
+		state{name: "space run", text: "{\"a\":\n" + strings.Repeat(" ", MaxSpace-2)},
+		state{name: "schema start", text: ``, schema: person},
+		state{name: "schema key", text: `{"`, schema: person},
+		state{name: "schema key begun", text: `{"na`, schema: person},
+		state{name: "schema string", text: `{"name": "A`, schema: person},
+		state{name: "schema integer", text: `{"name":"A","age": 1`, schema: person},
+		state{name: "schema enum", text: `{"name":"A","age":1,"kind":"c`, schema: person},
+		state{name: "schema array", text: `{"name":"A","age":1,"tags":[`, schema: person},
+		state{name: "schema after", text: `{"name":"A","age":1`, schema: person},
+		state{name: "schema optional", text: `{"v":1,"note":`, schema: tree},
+		state{name: "schema other property", text: `{"v":1,"xy`, schema: tree},
+		state{name: "framed start", text: ``, schema: person, framed: true},
+		state{name: "framed prefix", text: `<tool`, schema: person, framed: true},
+		state{name: "framed before suffix", text: "<tool_call>\n{\"name\":\"A\",\"age\":1}", schema: person, framed: true},
 	)
 	vocabs := []string{"ggml-vocab-llama3_1.gguf", "ggml-vocab-llama-spm.gguf", "ggml-vocab-qwen3.gguf", "ggml-vocab-gemma3.gguf"}
 	if testing.Short() {
@@ -142,6 +146,9 @@ func TestFilterRealVocabs(t *testing.T) {
 			var s *Schema
 			if st.schema != "" {
 				s = mustCompile(t, st.schema)
+			}
+			if st.framed {
+				s = s.Framed("<tool_call>", "</tool_call>")
 			}
 			f := NewFilter(tok, tok.Size(), s)
 			if !f.m.Write([]byte(st.text)) {

@@ -149,14 +149,7 @@ func (m *Machine) Step(b byte) bool {
 		return m.open(true)
 	}
 	if b == ' ' || b == '\t' || b == '\n' {
-		if m.space&^newline == MaxSpace || b == '\n' && m.space&newline != 0 {
-			return false
-		}
-		m.space++
-		if b == '\n' {
-			m.space |= newline
-		}
-		return true
+		return spaceByte(&m.space, b)
 	}
 	switch m.st {
 	case stObjOpen:

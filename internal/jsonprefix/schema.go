@@ -109,7 +109,23 @@ func (n *node) pick(t types) *node {
 // hold the output to. It is immutable and may be shared.
 type Schema struct {
 	root *node
+	// Framed: a text before the object and one after it (a tool call's
+	// markers), each apart from the object by at most a run of whitespace.
+	prefix, suffix string
 }
+
+// Framed returns s with the object between prefix and suffix, such as a
+// chat format's tool-call markers: the output is prefix, at most a run of
+// whitespace, the object, at most a run of whitespace, suffix. Either may
+// be empty.
+func (s *Schema) Framed(prefix, suffix string) *Schema {
+	f := *s
+	f.prefix, f.suffix = prefix, suffix
+	return &f
+}
+
+// Frame reports the texts around the object (see Framed).
+func (s *Schema) Frame() (prefix, suffix string) { return s.prefix, s.suffix }
 
 // ignored are the keywords that describe rather than constrain.
 var ignored = map[string]bool{

@@ -28,6 +28,11 @@ type cursor struct {
 	intOnly bool   // the number being read must be an integer
 
 	depth int
+
+	// A framed schema's texts: bytes of its prefix and suffix read, and
+	// the whitespace between them and the object.
+	pre, post         int
+	spaceIn, spaceOut uint8 // as Machine.space
 }
 
 // frame is an open object or array and its schema.
@@ -55,7 +60,9 @@ func (m *SchemaMachine) CopyFrom(o *SchemaMachine) {
 }
 
 // Done reports whether the object is complete.
-func (m *SchemaMachine) Done() bool { return m.syn.Done() }
+func (m *SchemaMachine) Done() bool {
+	return m.syn.Done() && (m.s == nil || m.post == len(m.s.suffix))
+}
 
 // Write feeds p and reports whether the text so far can still become an
 // object the schema allows. On false the machine is left where the
@@ -65,8 +72,26 @@ func (m *SchemaMachine) Write(p []byte) bool { return feed(m, p) }
 // Step feeds one byte and reports whether the text can still become an
 // object the schema allows; on false the machine has not moved.
 func (m *SchemaMachine) Step(b byte) bool {
-	if m.s == nil {
+	switch {
+	case m.s == nil:
 		return m.syn.Step(b)
+	case m.pre < len(m.s.prefix):
+		if b != m.s.prefix[m.pre] {
+			return false
+		}
+		m.pre++
+		return true
+	case m.syn.st == stStart && m.s.prefix != "" && isSpace(rune(b)):
+		return spaceByte(&m.spaceIn, b)
+	case m.syn.Done():
+		if m.post == 0 && m.s.suffix != "" && isSpace(rune(b)) {
+			return spaceByte(&m.spaceOut, b)
+		}
+		if m.post < len(m.s.suffix) && b == m.s.suffix[m.post] {
+			m.post++
+			return true
+		}
+		return false
 	}
 	saved := m.cursor
 	var top frame
@@ -286,4 +311,17 @@ func all(n int) uint64 {
 // characters, where any plain text is allowed.
 func (m *SchemaMachine) freeText() bool {
 	return m.syn.st == stString && m.syn.need == 0 && (m.s == nil || m.match == nil || m.unknown)
+}
+
+// spaceByte counts whitespace byte b into a run, as Machine counts its
+// runs: at most MaxSpace bytes and one line feed.
+func spaceByte(run *uint8, b byte) bool {
+	if *run&^newline == MaxSpace || b == '\n' && *run&newline != 0 {
+		return false
+	}
+	*run++
+	if b == '\n' {
+		*run |= newline
+	}
+	return true
 }

@@ -236,3 +236,41 @@ func FuzzCompile(f *testing.F) {
 		m.Write(text)
 	})
 }
+
+// TestFramed: a framed schema takes its prefix, at most a run of
+// whitespace, the object, at most a run of whitespace and its suffix, and
+// is done only after the suffix.
+func TestFramed(t *testing.T) {
+	s := mustCompile(t, `{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"],"additionalProperties":false}`).Framed("<call>", "</call>")
+	tests := []struct {
+		ok   string
+		bad  byte
+		done bool
+	}{
+		{"<call>\n{\"a\":1}\n</call>", 0, true},
+		{"<call>{\"a\":1}</call>", 0, true},
+		{"<call>{\"a\":1}", 0, false},
+		{"<call>{\"a\":1}</ca", 0, false},
+		{"", ' ', false},
+		{"<ca", 'x', false},
+		{"<call>", '"', false},
+		{"<call>\n", '\n', false}, // one line feed a run
+		{"<call>{\"a\":1}\n</call>", ' ', true},
+		{"<call>{\"a\":1} </", ' ', false},
+	}
+	for _, tc := range tests {
+		m := NewSchemaMachine(s)
+		if !m.Write([]byte(tc.ok)) {
+			t.Fatalf("%q refused", tc.ok)
+		}
+		if m.Done() != tc.done {
+			t.Errorf("%q: Done() = %v, want %v", tc.ok, m.Done(), tc.done)
+		}
+		if tc.bad != 0 && m.Step(tc.bad) {
+			t.Errorf("%q accepted after %q", tc.bad, tc.ok)
+		}
+	}
+	if p, q := s.Frame(); p != "<call>" || q != "</call>" {
+		t.Errorf("Frame() = %q, %q", p, q)
+	}
+}
