@@ -152,7 +152,15 @@ var ignored = map[string]bool{
 // error that names it and where it stands, rather than a constraint
 // silently dropped. An object without additionalProperties allows other
 // properties, as JSON Schema says; OpenAI's strict mode sets it false.
-func Compile(schema []byte) (*Schema, error) {
+func Compile(schema []byte) (*Schema, error) { return compile(schema, false) }
+
+// CompileLoose is Compile for a schema the output should follow where it
+// can, such as a tool's parameters (which the model also reads in its
+// prompt): a part of the schema below the top that Compile would refuse
+// allows any value there instead. The top must still allow an object.
+func CompileLoose(schema []byte) (*Schema, error) { return compile(schema, true) }
+
+func compile(schema []byte, loose bool) (*Schema, error) {
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(schema))
 	dec.UseNumber()
@@ -162,7 +170,7 @@ func Compile(schema []byte) (*Schema, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("%w: extra data after the schema", ErrSchema)
 	}
-	c := compiler{doc: doc, refs: map[string]*node{}}
+	c := compiler{doc: doc, refs: map[string]*node{}, loose: loose}
 	root, err := c.node(doc, "#")
 	if err != nil {
 		return nil, err
@@ -177,6 +185,21 @@ type compiler struct {
 	doc   any
 	refs  map[string]*node // nodes of the $refs met, filled or being filled
 	steps int              // schemas compiled, bounded against hostile input
+	loose bool             // CompileLoose: a refused part below the top allows any value
+}
+
+// settle is what compiling the schema at at into n came to: in a loose
+// compile, a refused part below the top becomes a node that allows any
+// value (n too, which references may share already).
+func (c *compiler) settle(n *node, at string, err error) (*node, error) {
+	if err == nil || !c.loose || at == "#" || c.steps > maxSchemas {
+		return n, err
+	}
+	if n != nil {
+		*n = *anyValue
+		return n, nil
+	}
+	return anyValue, nil
 }
 
 // maxSchemas bounds the schema objects one Compile reads.
@@ -194,17 +217,18 @@ func (c *compiler) node(v any, at string) (*node, error) {
 	switch v := v.(type) {
 	case bool:
 		if !v {
-			return nil, c.errorf(at, "the schema false allows nothing")
+			return c.settle(nil, at, c.errorf(at, "the schema false allows nothing"))
 		}
 		return anyValue, nil
 	case map[string]any:
 		if ref, ok := v["$ref"]; ok {
-			return c.ref(v, ref, at)
+			n, err := c.ref(v, ref, at)
+			return c.settle(n, at, err)
 		}
 		n := &node{}
-		return n, c.fill(n, v, at)
+		return c.settle(n, at, c.fill(n, v, at))
 	}
-	return nil, c.errorf(at, "a schema must be an object or a boolean")
+	return c.settle(nil, at, c.errorf(at, "a schema must be an object or a boolean"))
 }
 
 // ref compiles {"$ref": …}: the node of the schema it points to, shared by

@@ -274,3 +274,31 @@ func TestFramed(t *testing.T) {
 		t.Errorf("Frame() = %q, %q", p, q)
 	}
 }
+
+// TestCompileLoose: below the top, a part Compile refuses allows any value
+// instead; what it can enforce still holds.
+func TestCompileLoose(t *testing.T) {
+	schema := `{"type":"object","additionalProperties":false,"required":["n"],"properties":{
+		"d":{"type":"string","format":"date"},
+		"e":{"enum":[1,2]},
+		"r":{"$ref":"#/$defs/missing"},
+		"n":{"type":"integer"}}}`
+	if _, err := Compile([]byte(schema)); err == nil {
+		t.Fatal("Compile took a schema with format, a numeric enum and a missing $ref")
+	}
+	s, err := CompileLoose([]byte(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewSchemaMachine(s)
+	if !m.Write([]byte(`{"d":5,"e":"x","r":[null],"n":1}`)) || !m.Done() {
+		t.Error("the loose parts did not take any value")
+	}
+	m, m2 := NewSchemaMachine(s), NewSchemaMachine(s)
+	if m.Write([]byte(`{"n":1.5}`)) || m2.Write([]byte(`{"x"`)) {
+		t.Error("what the loose schema can enforce was not enforced")
+	}
+	if _, err := CompileLoose([]byte(`{"type":"object","pattern":"x"}`)); err == nil {
+		t.Error("CompileLoose took a refused keyword at the top")
+	}
+}
