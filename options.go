@@ -296,6 +296,16 @@ func WithTools(tools ...Tool) GenerateOption {
 // template's prompt opened a reasoning block.
 func WithJSON() GenerateOption { return func(g *engine.Gen) { g.JSON = true } }
 
+// WithToolChoice is OpenAI's tool_choice for the tools of WithTools:
+// "auto" (default), "none" (not offered), "required" (the reply is one
+// call of one of them) or a tool's name (one call of it), held token by
+// token to the template's syntax (Llama 3, Hermes/Qwen; not Mistral) with
+// arguments following the tool's parameters where WithJSONSchema's subset
+// can. A choice that cannot be forced fails with ErrInvalidOption.
+func WithToolChoice(choice string) GenerateOption {
+	return func(g *engine.Gen) { g.ToolChoice = choice }
+}
+
 // WithLogprobs asks for each generated token's log-probability
 // (Token.Logprob) and those of the top (0 to 20) most likely tokens at its
 // step (Token.TopLogprobs), as OpenAI's logprobs and top_logprobs. They
@@ -306,17 +316,11 @@ func WithLogprobs(top int) GenerateOption {
 }
 
 // WithJSONSchema is WithJSON for an object that satisfies a JSON schema,
-// as OpenAI's structured outputs: keys are the schema's properties (others
-// only where additionalProperties allows them), values have their types,
-// required properties come before the object closes, strings of an enum
-// are its values. The schema's subset: type, properties, required,
-// additionalProperties (true or false), items, minItems, maxItems, enum
-// and const of strings and null, anyOf/oneOf whose branches begin
-// differently (a type or null), and local $ref with $defs, recursion
-// included; annotations such as title and description are ignored. Any
-// other keyword (pattern, minimum, format …) makes Generate fail with an
-// error wrapping ErrInvalidOption that names it and where it stands,
-// rather than be dropped silently.
+// as OpenAI's structured outputs. The subset enforced: type, properties,
+// required, additionalProperties (true or false), items, minItems,
+// maxItems, enum and const of strings and null, anyOf/oneOf whose branches
+// begin differently, and local $ref; annotations are ignored. Any other
+// keyword fails the call with ErrInvalidOption, naming it.
 func WithJSONSchema(schema json.RawMessage) GenerateOption {
 	return func(g *engine.Gen) { g.JSONSchema = schema }
 }

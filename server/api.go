@@ -349,17 +349,27 @@ func (r *chatRequest) validate() (*chatInput, *apiError) {
 	toolsOn := true
 	if tc := bytes.TrimSpace(r.ToolChoice); len(tc) > 0 && !bytes.Equal(tc, []byte("null")) {
 		var s string
-		if json.Unmarshal(tc, &s) != nil {
-			return nil, unsupported("tool_choice", "tool_choice naming a function is not supported: this server does not force tool calls; use \"auto\"")
+		var named struct {
+			Type     string `json:"type"`
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
 		}
-		switch s {
-		case "auto":
-		case "none":
-			toolsOn = false
-		case "required":
-			return nil, unsupported("tool_choice", "tool_choice \"required\" is not supported: this server does not force tool calls; use \"auto\"")
+		switch {
+		case json.Unmarshal(tc, &s) == nil:
+			switch s {
+			case "auto":
+			case "none":
+				toolsOn = false
+			case "required":
+				in.params.ToolChoice = s
+			default:
+				return nil, badRequest("tool_choice", "tool_choice must be \"none\", \"auto\" or \"required\", got %q", s)
+			}
+		case json.Unmarshal(tc, &named) == nil && named.Type == "function" && named.Function.Name != "":
+			in.params.ToolChoice = named.Function.Name
 		default:
-			return nil, badRequest("tool_choice", "tool_choice must be \"none\", \"auto\" or \"required\", got %q", s)
+			return nil, badRequest("tool_choice", `tool_choice must be "none", "auto", "required" or {"type": "function", "function": {"name": …}}`)
 		}
 	}
 	for i, t := range r.Tools {
@@ -377,6 +387,7 @@ func (r *chatRequest) validate() (*chatInput, *apiError) {
 			in.tools = append(in.tools, chat.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
 		}
 	}
+	in.params.Tools = in.tools
 	return in, nil
 }
 

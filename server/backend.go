@@ -100,6 +100,11 @@ type Params struct {
 	// those of the TopLogprobs (0 to 20) most likely tokens at its step.
 	Logprobs    bool
 	TopLogprobs int
+	// Tools are a chat request's tools, which the prompt offers already,
+	// and ToolChoice, when not empty, forces a call of them: "required"
+	// or a tool's name (llm.WithToolChoice).
+	Tools      []chat.Tool
+	ToolChoice string
 }
 
 // choice is p for the i-th choice of a request: a seed asked for moves

@@ -34,9 +34,14 @@
 // one that generated the choice before); a seed moves on by the choice's
 // index, and streamed choices come in order.
 //
-// What is not built, and answers 400 with a message saying so:
-// tool_choice "required" or a named function (nothing forces a call),
-// best_of > 1 and echo on /v1/completions, and non-text content parts.
+// tool_choice "required" or {"type": "function", "function": {"name": …}}
+// makes the reply one call, held to the template's tool-call syntax (Llama
+// 3's, Hermes/Qwen's) with a known tool's name and arguments that follow
+// its parameters where they can be enforced (llm.WithToolChoice); Mistral's
+// syntax, or a template without one, is a 400.
+//
+// What is not built, and answers 400 with a message saying so: best_of > 1
+// and echo on /v1/completions, and non-text content parts.
 //
 // The model side is the Backend interface: FromModel makes one of a loaded
 // llm.Model (each slot a Session; load it with llm.WithSessions(n) so that

@@ -108,6 +108,9 @@ func (ms modelSession) GenerateLogprobs(ctx context.Context, prompt string, p Pa
 	if p.Logprobs {
 		opts = append(opts, llm.WithLogprobs(p.TopLogprobs))
 	}
+	if p.ToolChoice != "" {
+		opts = append(opts, llm.WithTools(p.Tools...), llm.WithToolChoice(p.ToolChoice))
+	}
 	var err error
 	for tok, e := range s.Complete(ctx, prompt, opts...) {
 		if err = e; err != nil {

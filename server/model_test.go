@@ -462,3 +462,38 @@ func bytesOf(b []int) []byte {
 	}
 	return out
 }
+
+// TestModelToolChoice: tool_choice "required" makes the reply a call of
+// the tool, whole and streamed, as llm.WithToolChoice does.
+func TestModelToolChoice(t *testing.T) {
+	_, _, hs := startModel(t, 1, nil)
+	req := `{"messages":[{"role":"user","content":"weather?"}],"max_tokens":400,"temperature":0,` +
+		`"tools":[{"type":"function","function":{"name":"weather","parameters":{"type":"object","properties":{"unit":{"enum":["c","f"]}},"required":["unit"],"additionalProperties":false}}}],` +
+		`"tool_choice":"required"`
+	resp, body := post(t, hs.URL+"/v1/chat/completions", req+"}")
+	var got chatResponse
+	if resp.StatusCode != 200 || json.Unmarshal(body, &got) != nil {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	c := got.Choices[0]
+	if len(c.Message.ToolCalls) != 1 || c.Message.ToolCalls[0].Function.Name != "weather" || c.FinishReason != "tool_calls" {
+		t.Fatalf("reply %s: want one call of weather", body)
+	}
+	var args struct{ Unit string }
+	if json.Unmarshal([]byte(c.Message.ToolCalls[0].Function.Arguments), &args) != nil || (args.Unit != "c" && args.Unit != "f") {
+		t.Errorf("arguments %q", c.Message.ToolCalls[0].Function.Arguments)
+	}
+	_, chunks := stream[chunkChoice](t, hs.URL+"/v1/chat/completions", req+`,"stream":true}`)
+	calls, finish := 0, ""
+	for _, ch := range chunks {
+		for _, c := range ch.Choices {
+			calls += len(c.Delta.ToolCalls)
+			if c.FinishReason != nil {
+				finish = *c.FinishReason
+			}
+		}
+	}
+	if calls != 1 || finish != "tool_calls" {
+		t.Errorf("streamed %d calls, finish %q", calls, finish)
+	}
+}

@@ -451,10 +451,21 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 	if err != nil {
 		return badRequest("messages", "the chat template cannot render these messages: %v", err)
 	}
+	if in.params.ToolChoice != "" {
+		// Refused here, with the field named, rather than by the Backend.
+		name := in.params.ToolChoice
+		if name == "required" {
+			name = ""
+		}
+		if _, _, _, err := s.info.Template.Format().CallSchema(in.tools, name); err != nil {
+			return badRequest("tool_choice", "%v", err)
+		}
+	}
 	popts := chat.ParseOptions{
-		// JSON output is the answer even after a prompt that opened a
-		// reasoning block: the constraint leaves no room to close it.
-		ThinkingOpen: chat.PromptOpensThinking(prompt) && !in.params.JSON,
+		// JSON output (a forced tool call too) is the answer even after a
+		// prompt that opened a reasoning block: the constraint leaves no
+		// room to close it.
+		ThinkingOpen: chat.PromptOpensThinking(prompt) && !in.params.JSON && in.params.ToolChoice == "",
 		Tools:        len(in.tools) > 0,
 		NewID:        func() string { return s.newID("call_") },
 	}

@@ -340,7 +340,9 @@ func TestBadRequests(t *testing.T) {
 		{"top_logprobs range", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"logprobs":true,"top_logprobs":21}`, 400, "top_logprobs", "between 0 and 20"},
 		{"completion logprobs range", "/v1/completions", `{"prompt":"x","logprobs":6}`, 400, "logprobs", "from 0 to 5"},
 		{"logprobs from a backend without them", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"logprobs":true}`, 400, "logprobs", "not supported by this server's backend"},
-		{"tool_choice required", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"tool_choice":"required"}`, 400, "tool_choice", "not supported"},
+		{"tool_choice required without tools", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"tool_choice":"required"}`, 400, "tool_choice", "no tools are given"},
+		{"tool_choice unknown function", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"g"}}}`, 400, "tool_choice", "no tool is called \"g\""},
+		{"tool_choice shape", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"tool_choice":{"type":"function"}}`, 400, "tool_choice", "must be"},
 		{"stop type", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"stop":5}`, 400, "", "stop must be"},
 		{"oversized", "/v1/chat/completions", `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 5000) + `"}]}`, 413, "", "larger"},
 		{"token prompt", "/v1/completions", `{"prompt":[1,2,3]}`, 400, "prompt", "token arrays"},
@@ -620,5 +622,25 @@ func TestChoices(t *testing.T) {
 	}
 	if resp.StatusCode != 200 || json.Unmarshal(body, &comp) != nil || len(comp.Choices) != 2 || comp.Choices[1].Index != 1 || comp.Choices[1].Text != "a b" {
 		t.Fatalf("completions: status %d: %s", resp.StatusCode, body)
+	}
+}
+
+// TestToolChoiceParams: a forcing tool_choice reaches the Backend with the
+// request's tools; "auto" does not force.
+func TestToolChoiceParams(t *testing.T) {
+	tools := `"tools":[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":"g"}}]`
+	for _, tc := range []struct{ choice, want string }{
+		{`"required"`, "required"},
+		{`{"type":"function","function":{"name":"g"}}`, "g"},
+		{`"auto"`, ""},
+	} {
+		b := newFake(words("ok"))
+		_, hs := start(t, b)
+		if resp, body := post(t, hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],`+tools+`,"tool_choice":`+tc.choice+`}`); resp.StatusCode != 200 {
+			t.Fatalf("%s: status %d: %s", tc.choice, resp.StatusCode, body)
+		}
+		if p := b.params[0]; p.ToolChoice != tc.want || len(p.Tools) != 2 {
+			t.Errorf("%s: Params.ToolChoice %q with %d tools, want %q with 2", tc.choice, p.ToolChoice, len(p.Tools), tc.want)
+		}
 	}
 }

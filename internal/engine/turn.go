@@ -18,6 +18,33 @@ type Gen struct {
 	seq.Generation
 	Tools    []chat.Tool
 	Thinking *bool
+	// ToolChoice is OpenAI's: "" or "auto" (the model may call a tool),
+	// "none" (the tools are not offered), "required" (the reply is a call
+	// of one of them) or a tool's name (a call of that tool).
+	ToolChoice string
+}
+
+// forceCall makes g generate exactly one tool call in the chat format's
+// syntax when its ToolChoice forces one ("required" or a tool's name),
+// its arguments following the tool's parameters where the schema can
+// enforce them (chat.Format.CallSchema, jsonprefix.CompileLoose).
+func (e *Engine) forceCall(g *Gen) error {
+	name := g.ToolChoice
+	switch name {
+	case "", "auto", "none":
+		return nil
+	case "required":
+		name = ""
+	}
+	if e.Chat.Template == nil {
+		return fmt.Errorf("llm: tool choice %q needs a chat template, whose tool-call syntax it follows: %w", g.ToolChoice, seq.ErrInvalidOption)
+	}
+	prefix, suffix, schema, err := e.Chat.Template.Format().CallSchema(g.Tools, name)
+	if err != nil {
+		return fmt.Errorf("llm: %w: %w", err, seq.ErrInvalidOption)
+	}
+	g.JSONSchema, g.JSONLoose, g.JSONPrefix, g.JSONSuffix = schema, true, prefix, suffix
+	return nil
 }
 
 // Generation applies opts to the defaults: llama.cpp's sampling
@@ -38,13 +65,20 @@ func Generation[Option ~func(*Gen)](opts []Option) Gen {
 // parsed pieces of each token (id -1: what was held back to the end); a
 // false from yield stops it without error. It returns the reply so far.
 func (e *Engine) ChatTurn(ctx context.Context, q *seq.Seq, msgs []chat.Message, g Gen, yield func(id int32, ds []chat.Delta) bool) (chat.Message, error) {
+	if g.ToolChoice == "none" {
+		g.Tools = nil
+	}
 	tokens, po, err := e.ChatPrompt(msgs, chat.RenderOptions{Tools: g.Tools, EnableThinking: g.Thinking})
+	if err == nil {
+		err = e.forceCall(&g)
+	}
 	if err != nil {
 		return chat.Message{Role: chat.RoleAssistant}, err
 	}
 	if g.JSON || len(g.JSONSchema) > 0 {
-		// JSON output is the answer, even after a prompt that opened a
-		// reasoning block: the constraint leaves no room to close it.
+		// JSON output (a forced tool call too) is the answer, even after a
+		// prompt that opened a reasoning block: the constraint leaves no
+		// room to close it.
 		po.ThinkingOpen = false
 	}
 	p := chat.NewParser(e.Chat.Template.Format(), po)
@@ -65,6 +99,9 @@ func (e *Engine) ChatTurn(ctx context.Context, q *seq.Seq, msgs []chat.Message, 
 // markers (Chat.Preserve) so that the reply can be parsed.
 func (e *Engine) Complete(ctx context.Context, q *seq.Seq, prompt string, g Gen, yield func(id int32, text string) bool) error {
 	ids, err := e.Tokenize(prompt, true)
+	if err == nil {
+		err = e.forceCall(&g)
+	}
 	if err != nil {
 		return err
 	}

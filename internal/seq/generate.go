@@ -27,8 +27,13 @@ type Generation struct {
 	// (FinishEnd) when the object is complete.
 	JSON bool
 	// JSONSchema, when not empty, is a JSON schema the object must satisfy
-	// (jsonprefix.Compile says which keywords); it implies JSON.
-	JSONSchema []byte
+	// (jsonprefix.Compile says which keywords); it implies JSON. With
+	// JSONLoose it is compiled by jsonprefix.CompileLoose (a forced tool
+	// call's arguments), and JSONPrefix and JSONSuffix frame the object
+	// (a tool call's markers, which may be control tokens in Preserve).
+	JSONSchema             []byte
+	JSONLoose              bool
+	JSONPrefix, JSONSuffix string
 	// Logprobs computes each yielded token's log-probability, and those
 	// of the TopLogprobs (0 to MaxTopLogprobs) most likely tokens at its
 	// step, for Seq.Logprobs.
@@ -175,16 +180,34 @@ func (s *Seq) begin(g Generation) (*sampler.Sampler, *jsonprefix.Filter, error) 
 	var jf *jsonprefix.Filter
 	switch {
 	case len(g.JSONSchema) > 0:
-		schema, err := jsonprefix.Compile(g.JSONSchema)
+		compile := jsonprefix.Compile
+		if g.JSONLoose {
+			compile = jsonprefix.CompileLoose
+		}
+		schema, err := compile(g.JSONSchema)
 		if err != nil {
 			return nil, nil, fmt.Errorf("llm: %w: %w", err, ErrInvalidOption)
 		}
-		jf = jsonprefix.NewFilter(s.cfg.Vocab, s.m.Vocab, schema)
+		var v jsonprefix.Pieces = s.cfg.Vocab
+		if g.JSONPrefix != "" || g.JSONSuffix != "" {
+			schema = schema.Framed(g.JSONPrefix, g.JSONSuffix)
+			v = preserved{s, g.Preserve} // the markers may be control tokens
+		}
+		jf = jsonprefix.NewFilter(v, s.m.Vocab, schema)
 	case g.JSON:
 		jf = jsonprefix.NewFilter(s.cfg.Vocab, s.m.Vocab, nil)
 	}
 	return smp, jf, nil
 }
+
+// preserved is the vocabulary as output reads with Generation.Preserve:
+// the control tokens listed keep their text.
+type preserved struct {
+	s   *Seq
+	ids []int32
+}
+
+func (p preserved) OutputPiece(id int32) []byte { return p.s.piece(id, p.ids) }
 
 // piece is the text token id adds to the output: its output text, or for a
 // control token listed in preserve its own text.

@@ -83,6 +83,21 @@ func TestRealModel(t *testing.T) {
 	}
 	params.N, params.Seed, params.Temperature = param.Opt[int64]{}, param.Opt[int64]{}, openai.Float(0)
 
+	// A forced call (tool_choice "required") of a tool whose arguments are
+	// an enum, so that the random model's call ends.
+	unit := openai.ChatCompletionToolParam{Function: openai.FunctionDefinitionParam{Name: "unit",
+		Parameters: openai.FunctionParameters{"type": "object", "additionalProperties": false, "required": []string{"u"},
+			"properties": map[string]any{"u": map[string]any{"enum": []string{"c", "f"}}}}}}
+	forced := params
+	forced.Tools, forced.MaxTokens = []openai.ChatCompletionToolParam{unit}, openai.Int(400)
+	forced.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("required")}
+	if resp, err = client.Chat.Completions.New(ctx, forced); err != nil {
+		t.Fatal(err)
+	}
+	if c := resp.Choices[0]; len(c.Message.ToolCalls) != 1 || c.Message.ToolCalls[0].Function.Name != "unit" || c.FinishReason != "tool_calls" {
+		t.Errorf("tool_choice required: %+v", c)
+	}
+
 	// Log-probabilities, as the library gives them.
 	ls, err := m.NewSession()
 	if err != nil {
