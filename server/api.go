@@ -498,8 +498,11 @@ type topLogprobJSON struct {
 	Bytes   []int   `json:"bytes"`
 }
 
-// chatLogprobsOf is the chat form of tokens' logprobs.
+// chatLogprobsOf is the chat form of tokens' logprobs; nil for nil.
 func chatLogprobsOf(lps []TokenLogprobs) *chatLogprobs {
+	if lps == nil {
+		return nil
+	}
 	out := &chatLogprobs{Content: make([]logprobJSON, 0, len(lps))}
 	for _, lp := range lps {
 		e := logprobJSON{Token: lp.Token, Logprob: finite(lp.Logprob), Bytes: byteList(lp.Token), TopLogprobs: []topLogprobJSON{}}
@@ -521,8 +524,11 @@ type completionLogprobs struct {
 }
 
 // completionLogprobsOf is the legacy form of tokens' logprobs, whose text
-// begins at offset bytes into the completion.
+// begins at offset bytes into the completion; nil for nil.
 func completionLogprobsOf(lps []TokenLogprobs, offset int) *completionLogprobs {
+	if lps == nil {
+		return nil
+	}
 	out := &completionLogprobs{Tokens: []string{}, TokenLogprobs: []float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}}
 	for _, lp := range lps {
 		top := make(map[string]float64, len(lp.Top))

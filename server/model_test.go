@@ -408,7 +408,7 @@ func TestModelLogprobs(t *testing.T) {
 			w := want[i]
 			// A token that is part of a UTF-8 character reads as U+FFFD in
 			// JSON; its bytes are exact.
-			if string(bytesOf(e.Bytes)) != m.TokenText(w.ID) || e.Logprob != finite(float64(w.Logprob)) || len(e.TopLogprobs) != 2 ||
+			if !sameBytes(e.Bytes, m.TokenText(w.ID)) || e.Logprob != finite(float64(w.Logprob)) || len(e.TopLogprobs) != 2 ||
 				e.TopLogprobs[0].Token != e.Token || e.TopLogprobs[0].Logprob != e.Logprob {
 				t.Fatalf("%s: entry %d %+v; the library gave %+v", what, i, e, w)
 			}
@@ -455,12 +455,17 @@ func TestModelLogprobs(t *testing.T) {
 	}
 }
 
-func bytesOf(b []int) []byte {
-	out := make([]byte, len(b))
-	for i, x := range b {
-		out[i] = byte(x)
+// sameBytes reports whether a JSON byte list holds text's bytes.
+func sameBytes(b []int, text string) bool {
+	if len(b) != len(text) {
+		return false
 	}
-	return out
+	for i := range b {
+		if b[i] != int(text[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // TestModelToolChoice: tool_choice "required" makes the reply a call of

@@ -415,17 +415,33 @@ func (s *Server) generate(r *http.Request, prompt string, p Params, stop []strin
 	return res, nil
 }
 
-// whole generates one choice to its end: its text, and its tokens'
-// logprobs when p asks for them.
-func (s *Server) whole(r *http.Request, prompt string, p Params, stop []string) (string, []TokenLogprobs, Result, *apiError) {
-	var b strings.Builder
-	var lps []TokenLogprobs
-	res, aerr := s.generate(r, prompt, p, stop, nil, func(text string, more []TokenLogprobs) bool {
-		b.WriteString(text)
-		lps = append(lps, more...)
-		return true
-	})
-	return b.String(), lps, res, aerr
+// whole answers a request whose n choices come whole: it generates them
+// one after the other, makes each into a C from its text, its tokens'
+// logprobs (nil unless p asks for them) and its result, and writes the
+// response that respond makes of them and their total usage.
+func whole[C any](s *Server, w http.ResponseWriter, r *http.Request, prompt string, p Params, stop []string, n int,
+	choice func(i int, text string, lps []TokenLogprobs, res Result) C, respond func([]C, *usageJSON) any) *apiError {
+	out := make([]C, 0, n)
+	var total Result
+	for i := range n {
+		var b strings.Builder
+		var lps []TokenLogprobs
+		if p.Logprobs {
+			lps = []TokenLogprobs{}
+		}
+		res, aerr := s.generate(r, prompt, p.choice(i), stop, nil, func(text string, more []TokenLogprobs) bool {
+			b.WriteString(text)
+			lps = append(lps, more...)
+			return true
+		})
+		if aerr != nil {
+			return aerr
+		}
+		total = total.add(res)
+		out = append(out, choice(i, b.String(), lps, res))
+	}
+	writeJSON(w, respond(out, usageOf(total)))
+	return nil
 }
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
@@ -474,13 +490,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 	n := req.choices()
 	var total Result // of all choices
 	if !req.Stream {
-		choices := make([]chatChoice, 0, n)
-		for i := range n {
-			text, lps, res, aerr := s.whole(r, prompt, in.params.choice(i), req.Stop)
-			if aerr != nil {
-				return aerr
-			}
-			total = total.add(res)
+		return whole(s, w, r, prompt, in.params, req.Stop, n, func(i int, text string, lps []TokenLogprobs, res Result) chatChoice {
 			parser := chat.NewParser(s.info.Template.Format(), popts)
 			parser.Push(text)
 			parser.Finish()
@@ -489,19 +499,16 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 			if msg.Content != "" || len(msg.ToolCalls) == 0 {
 				rm.Content = strp(msg.Content)
 			}
-			choice := chatChoice{Index: i, Message: rm, FinishReason: res.Finish}
+			choice := chatChoice{Index: i, Message: rm, FinishReason: res.Finish, Logprobs: chatLogprobsOf(lps)}
 			for _, tc := range msg.ToolCalls {
 				rm.ToolCalls = append(rm.ToolCalls, toolCallOut(tc, -1))
 				choice.Message, choice.FinishReason = rm, "tool_calls"
 			}
-			if in.params.Logprobs {
-				choice.Logprobs = chatLogprobsOf(lps)
-			}
-			choices = append(choices, choice)
-		}
-		writeJSON(w, chatResponse{ID: id, Object: "chat.completion", Created: created, Model: s.info.ID,
-			SystemFingerprint: "lowmem", Choices: choices, Usage: usageOf(total)})
-		return nil
+			return choice
+		}, func(choices []chatChoice, u *usageJSON) any {
+			return chatResponse{ID: id, Object: "chat.completion", Created: created, Model: s.info.ID,
+				SystemFingerprint: "lowmem", Choices: choices, Usage: u}
+		})
 	}
 
 	// Choices stream one after the other, each told by its index.
@@ -584,22 +591,12 @@ func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) *apiEr
 	n := req.choices()
 	var total Result // of all choices
 	if !req.Stream {
-		choices := make([]completionChoice, 0, n)
-		for i := range n {
-			text, lps, res, aerr := s.whole(r, prompt, p.choice(i), req.Stop)
-			if aerr != nil {
-				return aerr
-			}
-			total = total.add(res)
-			choice := completionChoice{Index: i, Text: text, FinishReason: &res.Finish}
-			if p.Logprobs {
-				choice.Logprobs = completionLogprobsOf(lps, 0)
-			}
-			choices = append(choices, choice)
-		}
-		writeJSON(w, completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.info.ID,
-			SystemFingerprint: "lowmem", Choices: choices, Usage: usageOf(total)})
-		return nil
+		return whole(s, w, r, prompt, p, req.Stop, n, func(i int, text string, lps []TokenLogprobs, res Result) completionChoice {
+			return completionChoice{Index: i, Text: text, FinishReason: &res.Finish, Logprobs: completionLogprobsOf(lps, 0)}
+		}, func(choices []completionChoice, u *usageJSON) any {
+			return completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.info.ID,
+				SystemFingerprint: "lowmem", Choices: choices, Usage: u}
+		})
 	}
 	// Choices stream one after the other, each told by its index.
 	sse := newSSE(w)
