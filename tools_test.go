@@ -23,14 +23,13 @@ func TestToolChoice(t *testing.T) {
 		`{"type":"object","properties":{"unit":{"enum":["c","f"]}},"required":["unit"],"additionalProperties":false}`)}
 	clock := llm.Tool{Name: "clock", Parameters: json.RawMessage(`{"type":"object","additionalProperties":false}`)}
 	msgs := []llm.Message{{Role: llm.RoleUser, Content: "What is the weather?"}}
-	// With several tools "required" leaves the arguments free (any
-	// object), which a random model need not end: one tool here.
 	for _, tc := range []struct {
 		choice string
 		tools  []llm.Tool
 		names  []string
 	}{
 		{"required", []llm.Tool{weather}, []string{"weather"}},
+		{"required", []llm.Tool{weather, clock}, []string{"weather", "clock"}},
 		{"weather", []llm.Tool{weather, clock}, []string{"weather"}},
 		{"clock", []llm.Tool{weather, clock}, []string{"clock"}},
 	} {

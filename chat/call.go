@@ -16,8 +16,8 @@ var ErrToolChoice = errors.New("chat: tool choice")
 // before the call's JSON object and the text after it, and a JSON schema
 // of the object — the name of one of tools (of the tool called name, when
 // name is not empty) and its arguments, which follow that tool's
-// Parameters when a single tool can be called, and are any object
-// otherwise. Llama 3's calls are the bare object with "parameters";
+// Parameters (with several tools, a union told apart by the name, which
+// the call writes first). Llama 3's calls are the bare object with "parameters";
 // Hermes/Qwen's are wrapped in <tool_call> and </tool_call> with
 // "arguments". Mistral's calls (a list after [TOOL_CALLS]) and templates
 // without a tool syntax cannot be forced: ErrToolChoice.
@@ -43,21 +43,29 @@ func (f Format) CallSchema(tools []Tool, name string) (prefix, suffix string, sc
 	case len(names) == 0:
 		return "", "", nil, fmt.Errorf("%w: no tool is called %q", ErrToolChoice, name)
 	}
-	params := json.RawMessage(`{"type": "object"}`)
-	if len(names) == 1 {
-		i := slices.IndexFunc(tools, func(t Tool) bool { return t.Name == names[0] })
+	// One object schema a tool; several are a union told apart by the
+	// name, which the call then writes first.
+	var calls []any
+	for _, name := range names {
+		params := json.RawMessage(`{"type": "object"}`)
+		i := slices.IndexFunc(tools, func(t Tool) bool { return t.Name == name })
 		if p := tools[i].Parameters; len(p) > 0 {
 			params = p
 		}
+		calls = append(calls, map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"name": map[string]any{"const": name},
+				args:   params,
+			},
+			"required":             []string{"name", args},
+			"additionalProperties": false,
+		})
 	}
-	schema, err = json.Marshal(map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"name": map[string]any{"enum": names},
-			args:   params,
-		},
-		"required":             []string{"name", args},
-		"additionalProperties": false,
-	})
+	if len(calls) == 1 {
+		schema, err = json.Marshal(calls[0])
+	} else {
+		schema, err = json.Marshal(map[string]any{"anyOf": calls})
+	}
 	return prefix, suffix, schema, err
 }

@@ -132,6 +132,8 @@ func TestFilterRealVocabs(t *testing.T) {
 		state{name: "schema after", text: `{"name":"A","age":1`, schema: person},
 		state{name: "schema optional", text: `{"v":1,"note":`, schema: tree},
 		state{name: "schema other property", text: `{"v":1,"xy`, schema: tree},
+		state{name: "discriminator", text: `{"kind":"c`, schema: pets},
+		state{name: "after the discriminator", text: `{"kind":"cat",`, schema: pets},
 		state{name: "framed start", text: ``, schema: person, framed: true},
 		state{name: "framed prefix", text: `<tool`, schema: person, framed: true},
 		state{name: "framed before suffix", text: "<tool_call>\n{\"name\":\"A\",\"age\":1}", schema: person, framed: true},

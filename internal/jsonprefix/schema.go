@@ -76,6 +76,13 @@ type node struct {
 	maxItems int // -1: no bound
 
 	enum []string // string: the values allowed; nil for any string
+
+	// A discriminated union of objects (anyOf/oneOf branches told apart by
+	// one property's constant string): the object's first key must be
+	// that property, and its value, a string that selects, chooses which
+	// of variants the rest of the object follows.
+	variants []*node
+	selects  bool
 }
 
 type prop struct {
@@ -143,7 +150,9 @@ var ignored = map[string]bool{
 //   - items (one schema), minItems, maxItems;
 //   - enum of strings (and null), const string;
 //   - anyOf and oneOf, when their branches begin with different
-//     characters (say an object or null), as optional fields are written;
+//     characters (say an object or null), as optional fields are written,
+//     or are objects told apart by one property's constant string (a
+//     discriminated union: the output writes that property first);
 //   - $ref to "#", "#/$defs/NAME" or "#/definitions/NAME", recursion
 //     included.
 //
@@ -529,6 +538,7 @@ func (c *compiler) union(n *node, v map[string]any, alt any, at string) error {
 	if !ok || len(list) == 0 {
 		return c.errorf(at, "must be a non-empty list of schemas")
 	}
+	var leaves, objects []*node
 	for i, s := range list {
 		b, err := c.node(s, fmt.Sprintf("%s/%d", at, i))
 		if err != nil {
@@ -537,20 +547,61 @@ func (c *compiler) union(n *node, v map[string]any, alt any, at string) error {
 		if b.types == 0 {
 			return c.errorf(at, "a reference to a schema being read, directly in anyOf/oneOf, is not supported")
 		}
-		leaves := b.branches // a union in a union: its branches
-		if leaves == nil {
-			leaves = []*node{b}
+		inner := b.branches // a union in a union: its branches
+		if inner == nil {
+			inner = []*node{b}
 		}
-		for _, leaf := range leaves {
-			starts := leaf.types
-			if starts&tInteger != 0 {
-				starts |= tNumber
+		for _, leaf := range inner {
+			if leaf.types == tObject && leaf.variants == nil {
+				objects = append(objects, leaf)
+			} else {
+				leaves = append(leaves, leaf)
 			}
-			if n.types&starts != 0 {
-				return c.errorf(at, "branches that begin alike (two of the same type) are not supported")
+		}
+	}
+	if len(objects) > 1 {
+		d := discriminated(objects)
+		if d == nil {
+			return c.errorf(at, "object branches must share a property whose value is one constant string in each, told apart by it (a discriminator)")
+		}
+		objects = []*node{d}
+	}
+	for _, leaf := range append(leaves, objects...) {
+		starts := leaf.types
+		if starts&tInteger != 0 {
+			starts |= tNumber
+		}
+		if n.types&starts != 0 {
+			return c.errorf(at, "branches that begin alike (two of the same type) are not supported")
+		}
+		n.types |= starts
+		n.branches = append(n.branches, leaf)
+	}
+	return nil
+}
+
+// discriminated joins object schemas that each fix one and the same
+// property to a different constant string (pydantic's discriminated
+// unions, a tool call's name) into one node whose first key is that
+// property; nil when they have no such property.
+func discriminated(objects []*node) *node {
+	for _, p := range objects[0].props {
+		values := make([]string, 0, len(objects))
+		for _, o := range objects {
+			i := slices.Index(o.names, p.name)
+			if i < 0 {
+				break
 			}
-			n.types |= starts
-			n.branches = append(n.branches, leaf)
+			v := o.props[i].n
+			if v.branches != nil || v.types != tString || len(v.enum) != 1 || slices.Contains(values, v.enum[0]) {
+				break
+			}
+			values = append(values, v.enum[0])
+		}
+		if len(values) == len(objects) && len(values) <= MaxEnum {
+			sel := &node{types: tString, enum: values, selects: true, maxItems: -1}
+			return &node{types: tObject, props: []prop{{p.name, sel}}, names: []string{p.name},
+				required: 1, variants: objects, maxItems: -1}
 		}
 	}
 	return nil

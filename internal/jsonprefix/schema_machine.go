@@ -1,6 +1,9 @@
 package jsonprefix
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // SchemaMachine recognizes the prefixes of one JSON object that a Schema
 // allows, a byte at a time: Machine's syntax, and at each value, key and
@@ -276,8 +279,16 @@ func (m *SchemaMachine) valueByte(prev state, b byte) bool {
 	}
 	if b == '"' {
 		for c := m.cands; c != 0; c &= c - 1 {
-			if len(n.enum[bits.TrailingZeros64(c)]) == m.at {
+			if i := bits.TrailingZeros64(c); len(n.enum[i]) == m.at {
 				m.match = nil
+				if n.selects {
+					// The discriminator chooses the variant the rest of
+					// the object follows; its property is given.
+					f := m.top()
+					key := f.n.names[0]
+					f.n = f.n.variants[i]
+					f.seen = 1 << slices.Index(f.n.names, key)
+				}
 				return true
 			}
 		}

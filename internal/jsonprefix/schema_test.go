@@ -51,6 +51,31 @@ func mustCompile(t testing.TB, schema string) *Schema {
 	return s
 }
 
+// feedCase feeds ok to a machine of s, byte by byte, and checks that all
+// of it is taken, that the machine is done or not, and that bad (when not
+// 0) is then refused without moving it.
+func feedCase(t *testing.T, s *Schema, ok string, bad byte, done bool) {
+	t.Helper()
+	m := NewSchemaMachine(s)
+	for i := 0; i < len(ok); i++ {
+		if !m.Step(ok[i]) {
+			t.Fatalf("byte %d (%q) of %q refused", i, ok[i], ok)
+		}
+	}
+	if m.Done() != done {
+		t.Errorf("%q: Done() = %v, want %v", ok, m.Done(), done)
+	}
+	if bad == 0 {
+		return
+	}
+	before := m
+	if m.Step(bad) {
+		t.Errorf("%q accepted after %q", bad, ok)
+	} else if m.cursor != before.cursor || m.depth > 0 && m.frames[m.depth-1] != before.frames[m.depth-1] {
+		t.Errorf("refusing %q after %q moved the machine", bad, ok)
+	}
+}
+
 // TestSchemaMachine feeds texts against schemas: ok is accepted whole,
 // then bad (when not 0) is refused; done says whether ok is a complete
 // object.
@@ -109,26 +134,7 @@ func TestSchemaMachine(t *testing.T) {
 		if tc.bad != 0 {
 			name += " then " + string(tc.bad)
 		}
-		t.Run(name, func(t *testing.T) {
-			m := NewSchemaMachine(mustCompile(t, tc.schema))
-			for i := 0; i < len(tc.ok); i++ {
-				if !m.Step(tc.ok[i]) {
-					t.Fatalf("byte %d (%q) of %s refused", i, tc.ok[i], tc.ok)
-				}
-			}
-			if m.Done() != tc.done {
-				t.Errorf("Done() = %v, want %v", m.Done(), tc.done)
-			}
-			if tc.bad != 0 {
-				before := m
-				if m.Step(tc.bad) {
-					t.Fatalf("%q accepted after %s", tc.bad, tc.ok)
-				}
-				if m.cursor != before.cursor || m.depth > 0 && m.frames[m.depth-1] != before.frames[m.depth-1] {
-					t.Fatal("refusing a byte moved the machine")
-				}
-			}
-		})
+		t.Run(name, func(t *testing.T) { feedCase(t, mustCompile(t, tc.schema), tc.ok, tc.bad, tc.done) })
 	}
 }
 
@@ -259,16 +265,7 @@ func TestFramed(t *testing.T) {
 		{"<call>{\"a\":1} </", ' ', false},
 	}
 	for _, tc := range tests {
-		m := NewSchemaMachine(s)
-		if !m.Write([]byte(tc.ok)) {
-			t.Fatalf("%q refused", tc.ok)
-		}
-		if m.Done() != tc.done {
-			t.Errorf("%q: Done() = %v, want %v", tc.ok, m.Done(), tc.done)
-		}
-		if tc.bad != 0 && m.Step(tc.bad) {
-			t.Errorf("%q accepted after %q", tc.bad, tc.ok)
-		}
+		feedCase(t, s, tc.ok, tc.bad, tc.done)
 	}
 	if p, q := s.Frame(); p != "<call>" || q != "</call>" {
 		t.Errorf("Frame() = %q, %q", p, q)
@@ -300,5 +297,46 @@ func TestCompileLoose(t *testing.T) {
 	}
 	if _, err := CompileLoose([]byte(`{"type":"object","pattern":"x"}`)); err == nil {
 		t.Error("CompileLoose took a refused keyword at the top")
+	}
+}
+
+// pets is a discriminated union, as pydantic writes one: objects told
+// apart by the constant value of "kind".
+const pets = `{"anyOf": [
+	{"type": "object", "properties": {"kind": {"const": "cat"}, "lives": {"type": "integer"}}, "required": ["kind", "lives"], "additionalProperties": false},
+	{"type": "object", "properties": {"kind": {"enum": ["dog"]}, "good": {"type": "boolean"}}, "required": ["kind"], "additionalProperties": false}]}`
+
+// TestDiscriminated: the discriminator comes first and chooses the branch
+// the rest of the object follows.
+func TestDiscriminated(t *testing.T) {
+	inner := `{"type":"object","properties":{"pet":{"anyOf":[` + pets[len(`{"anyOf": [`):len(pets)-2] + `,{"type":"null"}]}}}`
+	tests := []struct {
+		schema, ok string
+		bad        byte
+		done       bool
+	}{
+		{pets, `{"kind":"cat","lives":9}`, 0, true},
+		{pets, `{"kind": "dog", "good": true}`, 0, true},
+		{pets, `{"kind":"dog"}`, 0, true},
+		{pets, `{"`, 'l', false},            // the discriminator first
+		{pets, `{`, '}', false},             // and it is required
+		{pets, `{"kind":"cat"`, '}', false}, // lives is required for a cat
+		{pets, `{"kind":"cat","`, 'g', false},
+		{pets, `{"kind":"c`, 'o', false},
+		{pets, `{"kind":"dog","good":true`, ',', false}, // nothing left to give
+		{inner, `{"pet":{"kind":"dog"}}`, 0, true},
+		{inner, `{"pet":null}`, 0, true},
+		{inner, `{"pet":{"kind":"cat","lives":`, '"', false},
+	}
+	for _, tc := range tests {
+		feedCase(t, mustCompile(t, tc.schema), tc.ok, tc.bad, tc.done)
+	}
+	for _, bad := range []string{
+		`{"anyOf":[{"type":"object","properties":{"a":{"type":"string"}}},{"type":"object","properties":{"b":{"type":"string"}}}]}`,
+		`{"anyOf":[{"type":"object","properties":{"k":{"const":"x"}}},{"type":"object","properties":{"k":{"const":"x"}}}]}`,
+	} {
+		if _, err := Compile([]byte(bad)); err == nil || !strings.Contains(err.Error(), "discriminator") {
+			t.Errorf("Compile(%s): %v, want an error naming the discriminator", bad, err)
+		}
 	}
 }
