@@ -227,7 +227,7 @@ func FuzzSchemaMachine(f *testing.F) {
 // FuzzCompile: any input compiles or fails with ErrSchema, and a machine
 // of what compiles takes text without panicking.
 func FuzzCompile(f *testing.F) {
-	for _, s := range []string{person, tree, `true`, `{"anyOf":[{"type":"object"},{"type":"null"}]}`, `{"$ref":"#"}`} {
+	for _, s := range []string{person, tree, pets, `true`, `{"anyOf":[{"type":"object"},{"type":"null"}]}`, `{"$ref":"#"}`} {
 		f.Add([]byte(s), []byte(`{"name":"A","v":1,"kids":[{"v":2}],"x":[true,null]}`))
 	}
 	f.Fuzz(func(t *testing.T, schema, text []byte) {
