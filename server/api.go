@@ -464,8 +464,8 @@ const (
 	maxCompletionLogprobs = 5  // the legacy endpoint's logprobs
 )
 
-// minLogprob stands for a log-probability of -Inf, which JSON cannot
-// carry, as OpenAI's API writes it.
+// minLogprob is the floor of the log-probabilities written: JSON cannot
+// carry -Inf.
 const minLogprob = -9999.0
 
 func finite(lp float64) float64 { return max(lp, minLogprob) }
