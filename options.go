@@ -319,8 +319,9 @@ func WithLogprobs(top int) GenerateOption {
 // as OpenAI's structured outputs. The subset enforced: type, properties,
 // required, additionalProperties (true or false), items, minItems,
 // maxItems, enum and const of strings and null, anyOf/oneOf whose branches
-// begin differently, and local $ref; annotations are ignored. Any other
-// keyword fails the call with ErrInvalidOption, naming it.
+// begin differently or are objects told apart by one constant-string
+// property, and local $ref; annotations are ignored. Any other keyword
+// fails the call with ErrInvalidOption, naming it.
 func WithJSONSchema(schema json.RawMessage) GenerateOption {
 	return func(g *engine.Gen) { g.JSONSchema = schema }
 }
