@@ -299,7 +299,7 @@ func WithJSON() GenerateOption { return func(g *engine.Gen) { g.JSON = true } }
 // WithToolChoice is OpenAI's tool_choice for the tools of WithTools:
 // "auto" (default), "none" (not offered), "required" (the reply is one
 // call of one of them) or a tool's name (one call of it), held token by
-// token to the template's syntax (Llama 3, Hermes/Qwen; not Mistral) with
+// token to the template's syntax (Llama 3, Hermes/Qwen, Mistral) with
 // arguments following the tool's parameters where WithJSONSchema's subset
 // can. A choice that cannot be forced fails with ErrInvalidOption.
 func WithToolChoice(choice string) GenerateOption {

@@ -68,3 +68,37 @@ func TestToolChoice(t *testing.T) {
 		t.Errorf("tool choice none: prompt of %d tokens, with the tools offered %d", none, with)
 	}
 }
+
+// TestToolChoiceMistral: forced calls in both of Mistral's syntaxes, a
+// list after [TOOL_CALLS] and the newer name[ARGS]{…}.
+func TestToolChoiceMistral(t *testing.T) {
+	weather := llm.Tool{Name: "weather", Parameters: json.RawMessage(
+		`{"type":"object","properties":{"unit":{"enum":["c","f"]}},"required":["unit"],"additionalProperties":false}`)}
+	clock := llm.Tool{Name: "clock", Parameters: json.RawMessage(`{"type":"object","additionalProperties":false}`)}
+	msgs := []llm.Message{{Role: llm.RoleUser, Content: "What is the weather?"}}
+	for _, syntax := range []string{"[TOOL_CALLS]", "[TOOL_CALLS]name[ARGS]"} {
+		spec := testutil.TinyChat()
+		// The format is told from the template's source: a comment names
+		// the markers.
+		spec.ChatTemplate = `{%- for m in messages %}{% if m.role == 'user' %}[INST]{{ m.content }}[/INST]{% endif %}{%- endfor %}{# ` + syntax + ` #}`
+		spec.ChatTokens = []string{"[INST]", "[/INST]", "[TOOL_CALLS]", "[ARGS]"}
+		m := load(t, testutil.TempModel(t, spec), llm.WithThreads(1))
+		s := session(t, m)
+		for _, temp := range []float32{0, 1} {
+			reply, err := s.Chat(context.Background(), msgs, llm.WithTools(weather, clock), llm.WithToolChoice("weather"),
+				llm.MaxTokens(400), llm.Temperature(temp))
+			if err != nil {
+				t.Fatalf("%s: %v", syntax, err)
+			}
+			var args struct{ Unit string }
+			if len(reply.ToolCalls) != 1 || reply.ToolCalls[0].Name != "weather" ||
+				json.Unmarshal([]byte(reply.ToolCalls[0].Arguments), &args) != nil || (args.Unit != "c" && args.Unit != "f") {
+				t.Fatalf("%s, temperature %g: reply %+v (%s), want one call of weather", syntax, temp, reply, s.Usage().Finish)
+			}
+		}
+		_, err := s.Chat(context.Background(), msgs, llm.WithTools(weather, clock), llm.WithToolChoice("required"), llm.MaxTokens(400))
+		if newer := syntax != "[TOOL_CALLS]"; newer != errors.Is(err, llm.ErrInvalidOption) {
+			t.Errorf("%s, required with two tools: %v", syntax, err)
+		}
+	}
+}

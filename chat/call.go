@@ -19,44 +19,38 @@ var ErrToolChoice = errors.New("chat: tool choice")
 // Parameters (with several tools, a union told apart by the name, which
 // the call writes first). Llama 3's calls are the bare object with "parameters";
 // Hermes/Qwen's are wrapped in <tool_call> and </tool_call> with
-// "arguments". Mistral's calls (a list after [TOOL_CALLS]) and templates
-// without a tool syntax cannot be forced: ErrToolChoice.
+// "arguments"; Mistral's are a list of the one object after [TOOL_CALLS],
+// or in its newer syntax [TOOL_CALLS]name[ARGS] and the arguments alone,
+// which needs the name known (a named tool, or a single one). Templates
+// without a tool syntax cannot force a call: ErrToolChoice.
 func (f Format) CallSchema(tools []Tool, name string) (prefix, suffix string, schema []byte, err error) {
 	args := "arguments"
-	switch f.Tools {
-	case ToolsLlama3:
+	switch {
+	case f.Tools == ToolsLlama3:
 		args = "parameters"
-	case ToolsHermes:
+	case f.Tools == ToolsHermes:
 		prefix, suffix = hermesOpen, hermesClose
+	case f.Tools == ToolsMistral && !f.MistralArgs:
+		prefix, suffix = mistralCalls+"[", "]"
+	case f.Tools == ToolsMistral:
+		return mistralArgsCall(tools, name)
 	default:
 		return "", "", nil, fmt.Errorf("%w: forcing a call is not supported for the %s tool syntax", ErrToolChoice, f.Tools)
 	}
-	var names []string
-	for _, t := range tools {
-		if name == "" || t.Name == name {
-			names = append(names, t.Name)
-		}
+	names, err := callable(tools, name)
+	if err != nil {
+		return "", "", nil, err
 	}
-	switch {
-	case len(tools) == 0:
-		return "", "", nil, fmt.Errorf("%w: a call is forced but no tools are given", ErrToolChoice)
-	case len(names) == 0:
-		return "", "", nil, fmt.Errorf("%w: no tool is called %q", ErrToolChoice, name)
-	}
+
 	// One object schema a tool; several are a union told apart by the
 	// name, which the call then writes first.
 	var calls []any
 	for _, name := range names {
-		params := json.RawMessage(`{"type": "object"}`)
-		i := slices.IndexFunc(tools, func(t Tool) bool { return t.Name == name })
-		if p := tools[i].Parameters; len(p) > 0 {
-			params = p
-		}
 		calls = append(calls, map[string]any{
 			"type": "object",
 			"properties": map[string]any{
 				"name": map[string]any{"const": name},
-				args:   params,
+				args:   parameters(tools, name),
 			},
 			"required":             []string{"name", args},
 			"additionalProperties": false,
@@ -68,4 +62,45 @@ func (f Format) CallSchema(tools []Tool, name string) (prefix, suffix string, sc
 		schema, err = json.Marshal(map[string]any{"anyOf": calls})
 	}
 	return prefix, suffix, schema, err
+}
+
+// callable are the names of the tools a call may name: all of them, or
+// the one called name.
+func callable(tools []Tool, name string) ([]string, error) {
+	var names []string
+	for _, t := range tools {
+		if name == "" || t.Name == name {
+			names = append(names, t.Name)
+		}
+	}
+	switch {
+	case len(tools) == 0:
+		return nil, fmt.Errorf("%w: a call is forced but no tools are given", ErrToolChoice)
+	case len(names) == 0:
+		return nil, fmt.Errorf("%w: no tool is called %q", ErrToolChoice, name)
+	}
+	return names, nil
+}
+
+// parameters is the schema of the arguments of the tool called name: its
+// Parameters, or any object.
+func parameters(tools []Tool, name string) json.RawMessage {
+	i := slices.IndexFunc(tools, func(t Tool) bool { return t.Name == name })
+	if p := tools[i].Parameters; len(p) > 0 {
+		return p
+	}
+	return json.RawMessage(`{"type": "object"}`)
+}
+
+// mistralArgsCall is CallSchema for Mistral's newer syntax, where the
+// name stands before [ARGS] as plain text: the call is framed by it.
+func mistralArgsCall(tools []Tool, name string) (prefix, suffix string, schema []byte, err error) {
+	names, err := callable(tools, name)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if len(names) > 1 {
+		return "", "", nil, fmt.Errorf("%w: Mistral's name[ARGS] syntax needs the tool named (tool_choice a function, or a single tool)", ErrToolChoice)
+	}
+	return mistralCalls + names[0] + mistralArgs, "", parameters(tools, names[0]), nil
 }

@@ -34,6 +34,9 @@ type Format struct {
 	Tools ToolSyntax
 	// Thinking: the model writes its reasoning between <think> and </think>.
 	Thinking bool
+	// MistralArgs: Mistral's newer calls, name[ARGS]{…} after
+	// [TOOL_CALLS], rather than a JSON list.
+	MistralArgs bool
 }
 
 // DetectFormat tells the output format from a chat template's source, by the
@@ -43,6 +46,7 @@ func DetectFormat(template string) Format {
 	switch {
 	case strings.Contains(template, "[TOOL_CALLS]"):
 		f.Tools = ToolsMistral
+		f.MistralArgs = strings.Contains(template, mistralArgs)
 	case strings.Contains(template, "<tool_call>"):
 		f.Tools = ToolsHermes
 	case strings.Contains(template, "<|start_header_id|>ipython<|end_header_id|>") ||

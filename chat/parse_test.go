@@ -122,6 +122,7 @@ func TestDetectFormat(t *testing.T) {
 		"{{ '<tool_call>' }}{{ '<think>' }}":          {Tools: ToolsHermes, Thinking: true},
 		"<|start_header_id|>ipython<|end_header_id|>": {Tools: ToolsLlama3},
 		"[TOOL_CALLS]":                      {Tools: ToolsMistral},
+		"[TOOL_CALLS]{{ name }}[ARGS]":      {Tools: ToolsMistral, MistralArgs: true},
 		strings.Repeat("{{ messages }}", 2): {},
 	} {
 		if got := DetectFormat(src); got != want {

@@ -36,9 +36,10 @@
 //
 // tool_choice "required" or {"type": "function", "function": {"name": …}}
 // makes the reply one call, held to the template's tool-call syntax (Llama
-// 3's, Hermes/Qwen's) with a known tool's name and arguments that follow
-// its parameters where they can be enforced (llm.WithToolChoice); Mistral's
-// syntax, or a template without one, is a 400.
+// 3's, Hermes/Qwen's, Mistral's) with a known tool's name and arguments
+// that follow its parameters where they can be enforced
+// (llm.WithToolChoice); a template without a tool syntax, or "required"
+// with several tools in Mistral's name[ARGS] syntax, is a 400.
 //
 // What is not built, and answers 400 with a message saying so: best_of > 1
 // and echo on /v1/completions, and non-text content parts.
