@@ -11,11 +11,15 @@ import (
 // the format or the tools cannot give.
 var ErrToolChoice = errors.New("chat: tool choice")
 
-// CallSchema describes the one tool call that format f writes when a call
-// is forced (OpenAI's tool_choice "required", or a tool's name): the text
-// before the call's JSON object and the text after it, and a JSON schema
-// of the object — the name of one of tools (of the tool called name, when
-// name is not empty) and its arguments, which follow that tool's
+// Forces reports whether an OpenAI tool_choice forces a call: "required"
+// or a tool's name do; "", "auto" and "none" do not.
+func Forces(choice string) bool { return choice != "" && choice != "auto" && choice != "none" }
+
+// CallSchema describes the one tool call that format f writes for a tool
+// choice that Forces one ("required", or a tool's name): the text before
+// the call's JSON object and the text after it, and a JSON schema of the
+// object — the name of one of tools (of the tool chosen by name) and its
+// arguments, which follow that tool's
 // Parameters (with several tools, a union told apart by the name, which
 // the call writes first). Llama 3's calls are the bare object with "parameters";
 // Hermes/Qwen's are wrapped in <tool_call> and </tool_call> with
@@ -23,7 +27,7 @@ var ErrToolChoice = errors.New("chat: tool choice")
 // or in its newer syntax [TOOL_CALLS]name[ARGS] and the arguments alone,
 // which needs the name known (a named tool, or a single one). Templates
 // without a tool syntax cannot force a call: ErrToolChoice.
-func (f Format) CallSchema(tools []Tool, name string) (prefix, suffix string, schema []byte, err error) {
+func (f Format) CallSchema(tools []Tool, choice string) (prefix, suffix string, schema []byte, err error) {
 	args := "arguments"
 	switch {
 	case f.Tools == ToolsLlama3:
@@ -33,11 +37,11 @@ func (f Format) CallSchema(tools []Tool, name string) (prefix, suffix string, sc
 	case f.Tools == ToolsMistral && !f.MistralArgs:
 		prefix, suffix = mistralCalls+"[", "]"
 	case f.Tools == ToolsMistral:
-		return mistralArgsCall(tools, name)
+		return mistralArgsCall(tools, choice)
 	default:
 		return "", "", nil, fmt.Errorf("%w: forcing a call is not supported for the %s tool syntax", ErrToolChoice, f.Tools)
 	}
-	names, err := callable(tools, name)
+	names, err := callable(tools, choice)
 	if err != nil {
 		return "", "", nil, err
 	}
@@ -64,12 +68,12 @@ func (f Format) CallSchema(tools []Tool, name string) (prefix, suffix string, sc
 	return prefix, suffix, schema, err
 }
 
-// callable are the names of the tools a call may name: all of them, or
-// the one called name.
-func callable(tools []Tool, name string) ([]string, error) {
+// callable are the names of the tools a call may name: all of them for
+// "required", else the one chosen by name.
+func callable(tools []Tool, choice string) ([]string, error) {
 	var names []string
 	for _, t := range tools {
-		if name == "" || t.Name == name {
+		if choice == "required" || t.Name == choice {
 			names = append(names, t.Name)
 		}
 	}
@@ -77,7 +81,7 @@ func callable(tools []Tool, name string) ([]string, error) {
 	case len(tools) == 0:
 		return nil, fmt.Errorf("%w: a call is forced but no tools are given", ErrToolChoice)
 	case len(names) == 0:
-		return nil, fmt.Errorf("%w: no tool is called %q", ErrToolChoice, name)
+		return nil, fmt.Errorf("%w: no tool is called %q", ErrToolChoice, choice)
 	}
 	return names, nil
 }
@@ -94,8 +98,8 @@ func parameters(tools []Tool, name string) json.RawMessage {
 
 // mistralArgsCall is CallSchema for Mistral's newer syntax, where the
 // name stands before [ARGS] as plain text: the call is framed by it.
-func mistralArgsCall(tools []Tool, name string) (prefix, suffix string, schema []byte, err error) {
-	names, err := callable(tools, name)
+func mistralArgsCall(tools []Tool, choice string) (prefix, suffix string, schema []byte, err error) {
+	names, err := callable(tools, choice)
 	if err != nil {
 		return "", "", nil, err
 	}

@@ -21,16 +21,16 @@ func TestCallSchema(t *testing.T) {
 		schema         string
 		err            bool
 	}{
-		{"llama3, any tool", Format{Tools: ToolsLlama3}, []Tool{weather, clock}, "", "", "",
+		{"llama3, any tool", Format{Tools: ToolsLlama3}, []Tool{weather, clock}, "required", "", "",
 			`{"anyOf":[` + call("parameters", "weather", string(weather.Parameters)) + `,` + call("parameters", "clock", `{"type":"object"}`) + `]}`, false},
 		{"hermes, named", Format{Tools: ToolsHermes}, []Tool{weather, clock}, "weather", "<tool_call>", "</tool_call>", call("arguments", "weather", string(weather.Parameters)), false},
-		{"hermes, one tool without parameters", Format{Tools: ToolsHermes}, []Tool{clock}, "", "<tool_call>", "</tool_call>", call("arguments", "clock", `{"type":"object"}`), false},
-		{"mistral", Format{Tools: ToolsMistral}, []Tool{weather}, "", "[TOOL_CALLS][", "]", call("arguments", "weather", string(weather.Parameters)), false},
+		{"hermes, one tool without parameters", Format{Tools: ToolsHermes}, []Tool{clock}, "required", "<tool_call>", "</tool_call>", call("arguments", "clock", `{"type":"object"}`), false},
+		{"mistral", Format{Tools: ToolsMistral}, []Tool{weather}, "required", "[TOOL_CALLS][", "]", call("arguments", "weather", string(weather.Parameters)), false},
 		{"mistral [ARGS], named", Format{Tools: ToolsMistral, MistralArgs: true}, []Tool{weather, clock}, "weather", "[TOOL_CALLS]weather[ARGS]", "", string(weather.Parameters), false},
-		{"mistral [ARGS], one tool", Format{Tools: ToolsMistral, MistralArgs: true}, []Tool{clock}, "", "[TOOL_CALLS]clock[ARGS]", "", `{"type":"object"}`, false},
-		{"mistral [ARGS], several", Format{Tools: ToolsMistral, MistralArgs: true}, []Tool{weather, clock}, "", "", "", "", true},
-		{"no syntax", Format{}, []Tool{weather}, "", "", "", "", true},
-		{"no tools", Format{Tools: ToolsHermes}, nil, "", "", "", "", true},
+		{"mistral [ARGS], one tool", Format{Tools: ToolsMistral, MistralArgs: true}, []Tool{clock}, "required", "[TOOL_CALLS]clock[ARGS]", "", `{"type":"object"}`, false},
+		{"mistral [ARGS], several", Format{Tools: ToolsMistral, MistralArgs: true}, []Tool{weather, clock}, "required", "", "", "", true},
+		{"no syntax", Format{}, []Tool{weather}, "required", "", "", "", true},
+		{"no tools", Format{Tools: ToolsHermes}, nil, "required", "", "", "", true},
 		{"unknown name", Format{Tools: ToolsHermes}, []Tool{weather}, "news", "", "", "", true},
 	}
 	for _, tc := range tests {
@@ -57,4 +57,12 @@ func normal(b []byte) string {
 	}
 	out, _ := json.Marshal(v)
 	return string(out)
+}
+
+func TestForces(t *testing.T) {
+	for choice, want := range map[string]bool{"": false, "auto": false, "none": false, "required": true, "weather": true} {
+		if Forces(choice) != want {
+			t.Errorf("Forces(%q) = %v, want %v", choice, !want, want)
+		}
+	}
 }

@@ -467,13 +467,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 	if err != nil {
 		return badRequest("messages", "the chat template cannot render these messages: %v", err)
 	}
-	if in.params.ToolChoice != "" {
+	if chat.Forces(in.params.ToolChoice) {
 		// Refused here, with the field named, rather than by the Backend.
-		name := in.params.ToolChoice
-		if name == "required" {
-			name = ""
-		}
-		if _, _, _, err := s.info.Template.Format().CallSchema(in.tools, name); err != nil {
+		if _, _, _, err := s.info.Template.Format().CallSchema(in.tools, in.params.ToolChoice); err != nil {
 			return badRequest("tool_choice", "%v", err)
 		}
 	}

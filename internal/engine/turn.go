@@ -29,17 +29,13 @@ type Gen struct {
 // its arguments following the tool's parameters where the schema can
 // enforce them (chat.Format.CallSchema, jsonprefix.CompileLoose).
 func (e *Engine) forceCall(g *Gen) error {
-	name := g.ToolChoice
-	switch name {
-	case "", "auto", "none":
+	if !chat.Forces(g.ToolChoice) {
 		return nil
-	case "required":
-		name = ""
 	}
 	if e.Chat.Template == nil {
 		return fmt.Errorf("llm: tool choice %q needs a chat template, whose tool-call syntax it follows: %w", g.ToolChoice, seq.ErrInvalidOption)
 	}
-	prefix, suffix, schema, err := e.Chat.Template.Format().CallSchema(g.Tools, name)
+	prefix, suffix, schema, err := e.Chat.Template.Format().CallSchema(g.Tools, g.ToolChoice)
 	if err != nil {
 		return fmt.Errorf("llm: %w: %w", err, seq.ErrInvalidOption)
 	}
