@@ -22,7 +22,7 @@ var (
 	// ErrUnsupportedArch: a valid GGUF file of an architecture (or rope
 	// scaling, layer kind, or tokenizer) this library does not run.
 	ErrUnsupportedArch = model.ErrUnsupportedArch
-	// ErrUnsupportedType: a tensor type (e.g. IQ2_XXS) this library has no
+	// ErrUnsupportedType: a tensor type (e.g. TQ1_0) this library has no
 	// kernels for.
 	ErrUnsupportedType = quant.ErrUnsupportedType
 	// ErrContextFull: the tokens do not fit in the session's context.

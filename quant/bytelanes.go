@@ -6,6 +6,9 @@ import "encoding/binary"
 // uint64 so that unpacking bit fields costs a few operations per eight
 // elements rather than per element.
 
+// le32 reads a little-endian uint32; b must hold at least 4 bytes.
+func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
+
 // le64 reads a little-endian uint64; b must hold at least 8 bytes.
 func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 

@@ -5,12 +5,15 @@
 // elements), IQ4_XS and IQ3_S (256). For each it can expand a row to float32
 // (Dequantize), encode float32s (QuantizeRow), and take the dot
 // product of a weight row with an activation vector without expanding
-// either (Dot).
+// either (Dot). The lattice types IQ3_XXS, IQ2_S, IQ2_XS, IQ2_XXS, IQ1_M
+// and IQ1_S (256 elements) are decoded and multiplied but not encoded:
+// llama-quantize makes them only with an importance matrix, and
+// QuantizeRow returns ErrUnsupportedType for them.
 //
 // A matrix-vector product works as in llama.cpp: the activation vector is
 // quantized once to the weight type's VecDotType (Q8_0 for Q4_0, Q5_0, Q8_0
-// and IQ4_NL; Q8_1 for Q4_1 and Q5_1; Q8_K for the K-quants, IQ4_XS and
-// IQ3_S; the weight type itself for F32, F16 and BF16), and each weight row is then multiplied
+// and IQ4_NL; Q8_1 for Q4_1 and Q5_1; Q8_K for the K-quants and the
+// 256-element IQ types; the weight type itself for F32, F16 and BF16), and each weight row is then multiplied
 // with it block by block in integer arithmetic, scaled once per block.
 //
 // Results are meant to match llama.cpp's x86-64 CPU backend. QuantizeRow

@@ -86,6 +86,14 @@ var opsByType = [...]typeOps{
 	IQ4_NL: {dequantIQ4_NL, quantIQ4_NL, dotIQ4_NL},
 	IQ3_S:  {dequantIQ3_S, quantIQ3_S, dotIQ3_S},
 	IQ4_XS: {dequantIQ4_XS, quantIQ4_XS, dotIQ4_XS},
+	// The lowest-bit types, which llama-quantize makes only with an
+	// importance matrix, are decoded and multiplied but not encoded.
+	IQ2_XXS: {dequantIQ2_XXS, nil, dotIQ2_XXS},
+	IQ2_XS:  {dequantIQ2_XS, nil, dotIQ2_XS},
+	IQ2_S:   {dequantIQ2_S, nil, dotIQ2_S},
+	IQ3_XXS: {dequantIQ3_XXS, nil, dotIQ3_XXS},
+	IQ1_S:   {dequantIQ1_S, nil, dotIQ1_S},
+	IQ1_M:   {dequantIQ1_M, nil, dotIQ1_M},
 }
 
 // opsOf returns t's entry of opsByType, all nil for a type it lacks.

@@ -107,6 +107,12 @@ func refElem(t Type, b []byte, i int) (v, mag float64) {
 		return refElemIQ4_XS(blk, j)
 	case IQ3_S:
 		return refElemIQ3_S(blk, j)
+	case IQ2_XXS, IQ2_XS, IQ2_S:
+		return refElemIQ2(t, blk, j)
+	case IQ3_XXS:
+		return refElemIQ3_XXS(blk, j)
+	case IQ1_S, IQ1_M:
+		return refElemIQ1(t, blk, j)
 	}
 	panic("refElem: no reference for " + t.String())
 }
@@ -319,6 +325,20 @@ func fillBlock(t Type, b []byte, r *rand.Rand, kind blockKind) {
 		fillIQ4_XS(b, kind, scale, setCodes)
 	case IQ3_S:
 		fillIQ3_S(b, kind, scale, setCodes)
+	case IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S:
+		// d first, then codes, scales and signs in any bytes.
+		scale(0)
+		setCodes(2, len(b))
+	case IQ1_M:
+		setCodes(0, len(b))
+		scale(0) // d lives in the scales' top nibbles: spread it there
+		h := binary.LittleEndian.Uint16(b)
+		for i := 0; i < 4; i++ {
+			b[49+2*i] = b[49+2*i]&0x0f | byte(h>>(4*i))<<4
+		}
+		if kind != kindMaxCodes && kind != kindMinCodes {
+			b[0], b[1] = byte(r.Uint32()), byte(r.Uint32())
+		}
 	default:
 		panic("fillBlock: " + t.String())
 	}
@@ -326,11 +346,14 @@ func fillBlock(t Type, b []byte, r *rand.Rand, kind blockKind) {
 
 // supportedTypes is every type with a layout in the package.
 var supportedTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q4_K, Q5_K, Q6_K, Q8_K,
-	Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S}
+	Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M}
 
 // dotTypes is every weight type with a dot kernel.
 var dotTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K,
-	Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S}
+	Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M}
+
+// decodeOnly are the types QuantizeRow cannot encode.
+var decodeOnly = []Type{IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M}
 
 // unaligned returns a copy of b starting off bytes into a larger buffer, so
 // kernels see data at every alignment.
@@ -338,4 +361,96 @@ func unaligned(b []byte, off int) []byte {
 	buf := make([]byte, len(b)+off+8)
 	copy(buf[off:], b)
 	return buf[off : off+len(b) : off+len(b)]
+}
+
+// refSigned8 is element e of a group of eight: the grid byte negated where
+// the group's sign bit e is set.
+func refSigned8(grid uint64, signs uint8, e int) float64 {
+	v := float64(grid >> (8 * e) & 0xff)
+	if signs>>e&1 != 0 {
+		v = -v
+	}
+	return v
+}
+
+// refSigns7 expands seven stored sign bits with the parity bit ggml's
+// ksigns_iq2xs adds: the count of minus signs is even.
+func refSigns7(s uint32) uint8 {
+	s &= 127
+	n := 0
+	for i := 0; i < 7; i++ {
+		n += int(s >> i & 1)
+	}
+	return uint8(s) | uint8(n%2)<<7
+}
+
+// refElemIQ2 decodes element j of an IQ2_XXS, IQ2_XS or IQ2_S block.
+func refElemIQ2(t Type, blk []byte, j int) (v, mag float64) {
+	d := float64(FP16ToFP32(binary.LittleEndian.Uint16(blk)))
+	ib, g, e := j/32, j%32/8, j%8
+	var s int
+	var grid uint64
+	var signs uint8
+	switch t {
+	case IQ2_XXS:
+		aux := binary.LittleEndian.Uint32(blk[2+8*ib+4:])
+		s = int(aux >> 28)
+		grid = iq2xxsGrid[blk[2+8*ib+g]]
+		signs = refSigns7(aux >> (7 * g))
+	case IQ2_XS:
+		q := binary.LittleEndian.Uint16(blk[2+8*ib+2*g:])
+		s = int(blk[66+ib]>>(4*(g/2))) & 15
+		grid = iq2xsGrid[q&511]
+		signs = refSigns7(uint32(q >> 9))
+	case IQ2_S:
+		s = int(blk[74+ib]>>(4*(g/2))) & 15
+		grid = iq2sGrid[int(blk[2+4*ib+g])+256*int(blk[66+ib]>>(2*g)&3)]
+		signs = blk[34+4*ib+g]
+	}
+	v = d * (0.5 + float64(s)) / 4 * refSigned8(grid, signs, e)
+	return v, math.Abs(v)
+}
+
+// refElemIQ3_XXS decodes element j of an IQ3_XXS block.
+func refElemIQ3_XXS(blk []byte, j int) (v, mag float64) {
+	d := float64(FP16ToFP32(binary.LittleEndian.Uint16(blk)))
+	ib, r := j/32, j%32
+	aux := binary.LittleEndian.Uint32(blk[66+4*ib:])
+	g := float64(iq3xxsGrid[blk[2+8*ib+r/4]] >> (8 * (r % 4)) & 0xff)
+	if refSigns7(aux>>(7*(r/8)))>>(r%8)&1 != 0 {
+		g = -g
+	}
+	v = d * (0.5 + float64(aux>>28)) / 2 * g
+	return v, math.Abs(v)
+}
+
+// refElemIQ1 decodes element j of an IQ1_S or IQ1_M block.
+func refElemIQ1(t Type, blk []byte, j int) (v, mag float64) {
+	ib, g, e := j/32, j%32/8, j%8
+	var d float64
+	var s, idx int
+	var neg bool
+	switch t {
+	case IQ1_S:
+		d = float64(FP16ToFP32(binary.LittleEndian.Uint16(blk)))
+		qh := int(binary.LittleEndian.Uint16(blk[34+2*ib:]))
+		s, neg = qh>>12&7, qh&0x8000 != 0
+		idx = int(blk[2+4*ib+g]) + 256*(qh>>(3*g)&7)
+	case IQ1_M:
+		var h uint16
+		for i := 0; i < 4; i++ {
+			h |= uint16(blk[49+2*i]>>4) << (4 * i)
+		}
+		d = float64(FP16ToFP32(h))
+		sc := int(binary.LittleEndian.Uint16(blk[48+2*(ib/2):]))
+		s = sc >> (6*(ib%2) + 3*(g/2)) & 7
+		q := int(blk[32+2*ib+g/2]) >> (4 * (g % 2))
+		idx, neg = int(blk[4*ib+g])+256*(q&7), q&8 != 0
+	}
+	delta := 0.125
+	if neg {
+		delta = -delta
+	}
+	v = d * float64(2*s+1) * (float64(int8(iq1sGrid[idx]>>(8*e))) + delta)
+	return v, math.Abs(v)
 }

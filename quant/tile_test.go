@@ -214,11 +214,11 @@ func TestTileEmpty(t *testing.T) {
 }
 
 func TestTileUnsupported(t *testing.T) {
-	if f, _, _ := Tile(IQ2_XXS); f != nil {
-		t.Errorf("Tile(IQ2_XXS) is not nil")
+	if f, _, _ := Tile(TQ1_0); f != nil {
+		t.Errorf("Tile(TQ1_0) is not nil")
 	}
-	if ts := Tiles(IQ2_XXS); len(ts) != 0 {
-		t.Errorf("Tiles(IQ2_XXS) = %v", ts)
+	if ts := Tiles(TQ1_0); len(ts) != 0 {
+		t.Errorf("Tiles(TQ1_0) = %v", ts)
 	}
 }
 

@@ -67,7 +67,7 @@ func ReadFile(path string) (*File, error) {
 //
 // Tensors whose data regions overlap are refused, as ggml refuses them.
 // Tensors of types ggml defines but package quant cannot compute with (such
-// as IQ2_XXS) are accepted here; callers check TensorInfo.Type.Supported.
+// as TQ1_0) are accepted here; callers check TensorInfo.Type.Supported.
 func Read(r io.ReaderAt, size int64) (*File, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("gguf: negative file size %d: %w", size, ErrBadFile)

@@ -34,8 +34,10 @@ type ModelSpec struct {
 	// WeightType is the type of the 2-D weights (norms and biases stay
 	// F32); its zero value is F32. Row lengths (Embd, FFN, Heads*HeadDim)
 	// must be multiples of its block size: 32 for Q8_0 and Q4_0, 256 for
-	// the K-quants. A type quant can name but not encode (IQ2_XXS …) is
-	// filled with random bytes, for testing that loaders reject it.
+	// the K-quants. A type quant can name but not encode is filled with
+	// random bytes: for those it decodes (IQ2_XXS …) with each block's
+	// scale set for the spread a quantized weight would have; for those it
+	// cannot (TQ1_0 …), for testing that loaders reject them.
 	WeightType quant.Type
 	// OutputType is the type of output.weight, or of token_embd.weight
 	// when the output is tied. Its zero value (F32) means WeightType, so
@@ -532,8 +534,9 @@ func (s ModelSpec) generator(t tensorSpec) func(io.Writer) error {
 		}
 		vals := make([]float32, n)
 		out := make([]byte, rowBytes)
+		encodable := quant.QuantizeRow(t.typ, nil, nil) == nil
 		for range rows {
-			if t.typ.Supported() {
+			if encodable {
 				for i := range vals {
 					vals[i] = float32(t.dist.mean + t.dist.std*rng.NormFloat64())
 				}
@@ -546,12 +549,42 @@ func (s ModelSpec) generator(t tensorSpec) func(io.Writer) error {
 					binary.LittleEndian.PutUint64(b[:], rng.Uint64())
 					copy(out[i:], b[:])
 				}
+				setScales(t.typ, out, t.dist.std)
 			}
 			if _, err := w.Write(out); err != nil {
 				return err
 			}
 		}
 		return nil
+	}
+}
+
+// setScales overwrites the super-block scale of each block of a row of
+// random bytes of a type quant decodes but cannot encode, so that the
+// weights' spread is about std instead of whatever a random fp16 says
+// (possibly Inf or NaN). Other types keep their random bytes.
+func setScales(t quant.Type, row []byte, std float64) {
+	// The typical |element| a unit scale gives: the grid magnitudes times
+	// the mean sub-block scale factor.
+	unit := map[quant.Type]float64{
+		quant.IQ2_XXS: 25 * 8 / 4, quant.IQ2_XS: 25 * 8 / 4, quant.IQ2_S: 25 * 8 / 4,
+		quant.IQ3_XXS: 30 * 8 / 2, quant.IQ1_S: 0.6 * 8, quant.IQ1_M: 0.6 * 8,
+	}[t]
+	if unit == 0 {
+		return
+	}
+	d := quant.FP32ToFP16(float32(std / unit))
+	bb := t.BlockBytes()
+	for b := 0; b+bb <= len(row); b += bb {
+		blk := row[b : b+bb]
+		if t == quant.IQ1_M {
+			// d is the top nibbles of the four scale words at 48..55.
+			for i := 0; i < 4; i++ {
+				blk[49+2*i] = blk[49+2*i]&0x0f | byte(d>>(4*i))<<4
+			}
+			continue
+		}
+		binary.LittleEndian.PutUint16(blk, d)
 	}
 }
 

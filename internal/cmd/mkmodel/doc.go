@@ -22,5 +22,12 @@
 //	-type   f16, q8_0, q4_0, q4_k_m, q3_k_m, q2_k, iq4_xs, iq4_nl or iq3_s
 //	-o      output file (required)
 //	-seed   random seed (default 1)
+//	-imatrix also write an importance matrix of ones for the shape's
+//	        matrices (llama.cpp's legacy format), with which llama-quantize
+//	        makes the types it refuses to make without one:
+//
+//	go run ./internal/cmd/mkmodel -shape tinyllama-1.1b -type f16 -o tl-f16.gguf -imatrix tl.imatrix
+//	llama-quantize --imatrix tl.imatrix tl-f16.gguf tl-iq2_xxs.gguf IQ2_XXS
+//
 //	-list   print the shapes and exit
 package main

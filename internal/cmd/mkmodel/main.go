@@ -49,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "output GGUF file (required)")
 	seed := fs.Uint64("seed", 1, "random seed; the same seed gives the same file")
 	list := fs.Bool("list", false, "list the shapes and exit")
+	imatrix := fs.String("imatrix", "", "also write an importance matrix of ones for the shape's matrices to this file, for llama-quantize --imatrix (IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M need one)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -86,11 +87,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "mkmodel: wrote %s: %s %s, %d tensors, %s params, %.2f GiB (%d bytes) in %.1fs (%.0f MiB/s)\n",
 		*out, s.Name, ft.Name, len(m.tensors), cmdline.Count(m.params(), 1), float64(n)/(1<<30), n,
 		el.Seconds(), float64(n)/(1<<20)/el.Seconds())
+	if *imatrix != "" {
+		if _, err := create(*imatrix, m.writeImatrix); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "mkmodel: wrote %s: an importance matrix of ones\n", *imatrix)
+	}
 	return nil
 }
 
 // writeFile writes m to path, removing the partial file on failure.
-func writeFile(path string, m *model) (n int64, err error) {
+func writeFile(path string, m *model) (int64, error) { return create(path, m.writeTo) }
+
+// create writes a new file at path with write, removing the partial file
+// on failure.
+func create(path string, write func(io.Writer) (int64, error)) (n int64, err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return 0, err
@@ -104,5 +115,5 @@ func writeFile(path string, m *model) (n int64, err error) {
 			err = fmt.Errorf("write %s: %w", path, err)
 		}
 	}()
-	return m.writeTo(f)
+	return write(f)
 }

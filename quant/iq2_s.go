@@ -1,0 +1,59 @@
+package quant
+
+// IQ2_S super-block of 256 elements, 82 bytes:
+//
+//	[0:2)   d (fp16)
+//	[2:34)  the low eight bits of 32 iq2sGrid indexes, one a group of
+//	        eight elements
+//	[34:66) signs: byte k covers group k, bit e element e (1 = negative)
+//	[66:74) qh: bits 2j, 2j+1 of byte b are the ninth and tenth index
+//	        bits of group j of sub-block b
+//	[74:82) scales: sub-block b has s = the low nibble of byte b for its
+//	        groups 0 and 1, the high nibble for groups 2 and 3
+//
+// Element e of a group is d·(0.5 + s)/4 · byte e of its grid point,
+// negated where its sign bit is set. Any bytes form a valid block.
+const iq2_SBytes = 2 + QKK/4 + QKK/16
+
+func dequantIQ2_S(dst []float32, src []byte) {
+	for y, b := range blocks(dst, QKK, src, iq2_SBytes) {
+		b := (*[iq2_SBytes]byte)(b)
+		y := (*[QKK]float32)(y)
+		d := f16At(b[0:])
+		for ib := 0; ib < 8; ib++ {
+			sc := b[74+ib]
+			db := [2]float32{
+				float32(d*(0.5+float32(sc&15))) * 0.25,
+				float32(d*(0.5+float32(sc>>4))) * 0.25,
+			}
+			for g := 0; g < 4; g++ {
+				decodeSigned8(y[32*ib+8*g:], db[g/2], iq2sGrid[iq2SIndex(b, ib, g)], b[34+4*ib+g])
+			}
+		}
+	}
+}
+
+// iq2SIndex is the grid index of group g of sub-block ib.
+func iq2SIndex(b *[iq2_SBytes]byte, ib, g int) int {
+	return int(b[2+4*ib+g]) | int(b[66+ib]>>(2*uint(g))&3)<<8
+}
+
+// dotIQ2_S is ggml_vec_dot_iq2_s_q8_K, in the order of dotIQ2_XS.
+func dotIQ2_S(n int, w, x []byte) float32 {
+	var sum float32
+	for a, b := range dotBlocks(n/QKK, w, iq2_SBytes, x, q8_KBytes) {
+		a := (*[iq2_SBytes]byte)(a)
+		b := (*[q8_KBytes]byte)(b)
+		var bsum int32
+		for ib := 0; ib < 8; ib++ {
+			var s [2]int32
+			for g := 0; g < 4; g++ {
+				s[g/2] += dotSigned8(iq2sGrid[iq2SIndex(a, ib, g)&1023], a[34+4*ib+g], le64(b[4+32*ib+8*g:]))
+			}
+			sc := int32(a[74+ib])
+			bsum += s[0]*(2*(sc&15)+1) + s[1]*(2*(sc>>4)+1)
+		}
+		sum += float32(f16At(a[0:])*f32At(b[0:])) * float32(bsum)
+	}
+	return 0.125 * sum
+}

@@ -1,0 +1,57 @@
+package quant
+
+// IQ2_XS super-block of 256 elements, 74 bytes:
+//
+//	[2:66)  32 little-endian uint16, one a group of eight elements: bits
+//	        0..8 an iq2xsGrid index, bits 9..15 the group's signs
+//	        (iq2Signs)
+//	[66:74) scales: sub-block b (elements 32b..32b+31) has s = the low
+//	        nibble of byte b for its groups 0 and 1, the high nibble for
+//	        groups 2 and 3
+//
+// after d (fp16) at [0:2). Element e of a group is
+// d·(0.5 + s)/4 · byte e of its grid point, negated where its sign bit is
+// set. Any bytes form a valid block.
+const iq2_XSBytes = 2 + QKK/4 + QKK/32
+
+func dequantIQ2_XS(dst []float32, src []byte) {
+	for y, b := range blocks(dst, QKK, src, iq2_XSBytes) {
+		b := (*[iq2_XSBytes]byte)(b)
+		y := (*[QKK]float32)(y)
+		d := f16At(b[0:])
+		for ib := 0; ib < 8; ib++ {
+			sc := b[66+ib]
+			db := [2]float32{
+				float32(d*(0.5+float32(sc&15))) * 0.25,
+				float32(d*(0.5+float32(sc>>4))) * 0.25,
+			}
+			for g := 0; g < 4; g++ {
+				q := uint32(le16(b[2+8*ib+2*g:]))
+				decodeSigned8(y[32*ib+8*g:], db[g/2], iq2xsGrid[q&511], iq2Signs(q>>9))
+			}
+		}
+	}
+}
+
+// dotIQ2_XS is ggml_vec_dot_iq2_xs_q8_K: per sub-block the two halves'
+// exact sums times their scales 2s+1, per super-block times d·d_x, and
+// the total times 1/8.
+func dotIQ2_XS(n int, w, x []byte) float32 {
+	var sum float32
+	for a, b := range dotBlocks(n/QKK, w, iq2_XSBytes, x, q8_KBytes) {
+		a := (*[iq2_XSBytes]byte)(a)
+		b := (*[q8_KBytes]byte)(b)
+		var bsum int32
+		for ib := 0; ib < 8; ib++ {
+			var s [2]int32
+			for g := 0; g < 4; g++ {
+				q := uint32(le16(a[2+8*ib+2*g:]))
+				s[g/2] += dotSigned8(iq2xsGrid[q&511], iq2Signs(q>>9), le64(b[4+32*ib+8*g:]))
+			}
+			sc := int32(a[66+ib])
+			bsum += s[0]*(2*(sc&15)+1) + s[1]*(2*(sc>>4)+1)
+		}
+		sum += float32(f16At(a[0:])*f32At(b[0:])) * float32(bsum)
+	}
+	return 0.125 * sum
+}
