@@ -99,6 +99,8 @@ func newBlockParams(t quant.Type, std float64) (*blockParams, error) {
 		rms = rmsIQ4_XS
 	case quant.IQ3_S:
 		rms = rmsIQ3_S
+	case quant.IQ3_XXS, quant.IQ2_S, quant.IQ2_XS, quant.IQ2_XXS, quant.IQ1_M, quant.IQ1_S:
+		rms = latticeRMS(t)
 	default:
 		return nil, fmt.Errorf("no random block generator for type %v", t)
 	}
@@ -145,6 +147,8 @@ func fillBlocks(t quant.Type, dst []byte, r *rand.PCG, p *blockParams) {
 		fillIQ4_XS(dst, r, p)
 	case quant.IQ3_S:
 		fillIQ3_S(dst, r, p)
+	case quant.IQ3_XXS, quant.IQ2_S, quant.IQ2_XS, quant.IQ2_XXS, quant.IQ1_M, quant.IQ1_S:
+		fillLattice(t, dst, r, p)
 	}
 }
 
@@ -436,4 +440,48 @@ func packScalesMinsK4(s *[12]byte, sc, m *[8]byte) {
 		s[j+4] = m[j] | (m[j+4]>>4)<<6
 		s[j+8] = sc[j+4]&15 | (m[j+4]&15)<<4
 	}
+}
+
+// fillLattice fills blocks of the lattice types (IQ3_XXS, IQ2_S, IQ2_XS,
+// IQ2_XXS, IQ1_M, IQ1_S) with random bytes, every one of which is a valid
+// index, sign or sub-block scale, and then sets the super-block scale:
+// the fp16 at offset 0, or, in IQ1_M, the top nibbles of its four scale
+// words (bytes 48..55). Random signs (IQ1: offsets of random sign) give
+// a mean near zero.
+func fillLattice(t quant.Type, dst []byte, r *rand.PCG, p *blockParams) {
+	bs := t.BlockBytes()
+	for ; len(dst) >= bs; dst = dst[bs:] {
+		fillRandom(dst[:bs], r, nil)
+		d := p.d[r.Uint64()%scaleSteps]
+		if t == quant.IQ1_M {
+			for i := range 4 {
+				dst[49+2*i] = dst[49+2*i]&0x0f | byte(d>>(4*i))<<4
+			}
+			continue
+		}
+		le.PutUint16(dst, d)
+	}
+}
+
+// latticeRMS is the RMS of the weights fillLattice draws for type t with
+// a block scale of 1, measured on 256 blocks: the lattices' magnitudes
+// are tables in package quant, so the constant is measured, not written
+// down.
+func latticeRMS(t quant.Type) float64 {
+	one := &blockParams{}
+	for k := range one.d {
+		one.d[k] = quant.FP32ToFP16(1)
+	}
+	const nb = 256
+	buf := make([]byte, nb*t.BlockBytes())
+	fillLattice(t, buf, rand.NewPCG(7, uint64(t)), one)
+	vals := make([]float32, nb*t.BlockElems())
+	if err := quant.Dequantize(t, vals, buf); err != nil {
+		return math.NaN()
+	}
+	var sq float64
+	for _, v := range vals {
+		sq += float64(v) * float64(v)
+	}
+	return math.Sqrt(sq / float64(len(vals)))
 }

@@ -7,8 +7,10 @@
 // The file has the real model's hyper-parameters, tensor names, ggml
 // dimension order and (for the quantized -types) llama.cpp's per-tensor
 // mix of quantization types, as llama-quantize picks them without an
-// importance matrix, so it is as large and as slow to run as the real one. Its tokenizer is a synthetic SentencePiece vocabulary of the
-// real size, and its output is gibberish.
+// importance matrix (with one for the lattice types iq3_xxs … iq1_s), so
+// it is as large and as slow to run as the real one. Its tokenizer is a
+// synthetic SentencePiece vocabulary of the real size, and its output is
+// gibberish.
 //
 // Quantized blocks are drawn directly (random codes, scales chosen so the
 // dequantized weights have a standard deviation of about 1/sqrt(fan-in))
@@ -19,7 +21,10 @@
 // Flags:
 //
 //	-shape  tiny, tinyllama-1.1b, llama-3.1-8b, qwen2.5-7b or gemma-2-9b
-//	-type   f16, q8_0, q4_0, q4_k_m, q3_k_m, q2_k, iq4_xs, iq4_nl or iq3_s
+//	-type   f16, q8_0, q4_0, q4_k_m, q3_k_m, q2_k, iq4_xs, iq4_nl, iq3_s,
+//	        or the lattice types iq3_xxs, iq2_m, iq2_s, iq2_xs, iq2_xxs,
+//	        iq1_m, iq1_s (their mixes are llama-quantize's with an
+//	        importance matrix, which it needs for them)
 //	-o      output file (required)
 //	-seed   random seed (default 1)
 //	-imatrix also write an importance matrix of ones for the shape's

@@ -26,6 +26,16 @@ var fileTypes = []fileType{
 	{"iq4_xs", 30, quant.IQ4_XS},
 	{"iq4_nl", 25, quant.IQ4_NL},
 	{"iq3_s", 26, quant.IQ3_S},
+	// The lattice types, which llama-quantize makes only with an
+	// importance matrix (IQ3_XXS can do without one but is made with one;
+	// its mix here is the one with): see latticeType.
+	{"iq3_xxs", 23, quant.IQ3_XXS},
+	{"iq2_m", 29, quant.IQ2_S},
+	{"iq2_s", 28, quant.IQ2_XS},
+	{"iq2_xs", 20, quant.IQ2_XS},
+	{"iq2_xxs", 19, quant.IQ2_XXS},
+	{"iq1_m", 31, quant.IQ1_M},
+	{"iq1_s", 24, quant.IQ1_S},
 }
 
 // The llama_ftype values whose tensor mixes differ from their base type.
@@ -36,7 +46,25 @@ const (
 	ftypeIQ4_NL = 25
 	ftypeIQ3_S  = 26
 	ftypeIQ4_XS = 30
+	// The lattice file types.
+	ftypeIQ2_XXS = 19
+	ftypeIQ2_XS  = 20
+	ftypeIQ3_XXS = 23
+	ftypeIQ1_S   = 24
+	ftypeIQ2_S   = 28
+	ftypeIQ2_M   = 29
+	ftypeIQ1_M   = 31
 )
+
+// lattice reports whether ft is one of the file types built on the IQ
+// lattice types (IQ3_XXS and below).
+func (ft fileType) lattice() bool {
+	switch ft.Ftype {
+	case ftypeIQ2_XXS, ftypeIQ2_XS, ftypeIQ3_XXS, ftypeIQ1_S, ftypeIQ2_S, ftypeIQ2_M, ftypeIQ1_M:
+		return true
+	}
+	return false
+}
 
 // tensorKind says how a tensor's values are drawn.
 type tensorKind int
@@ -174,9 +202,13 @@ func assignTypes(ts []tensorPlan, ft fileType, s shape) error {
 			switch {
 			case t.Dims[0]%int64(typ.BlockElems()) != 0:
 				typ = quant.Q8_0
+			case ft.lattice():
+				typ = quant.Q5_K
 			case typ != quant.Q8_0:
 				typ = quant.Q6_K
 			}
+		case ft.lattice():
+			typ = latticeType(ft, t.Name, s, &iAttnV, &iFFNDown, nFFNDown)
 		case t.Name == "token_embd.weight":
 			// Every -type keeps the default type.
 		case isAttnV(t.Name):
@@ -200,6 +232,94 @@ func assignTypes(ts []tensorPlan, ft fileType, s shape) error {
 		t.Type = fb
 	}
 	return nil
+}
+
+// latticeType is the type llama.cpp's llama_tensor_get_type gives a
+// tensor (not the output) of a lattice file type, with an importance
+// matrix. The token embedding takes Q2_K, or IQ3_S for IQ2_S, IQ2_M and
+// IQ3_XXS. For the IQ2 and IQ1 types: attn_v Q4_K with 4 or more query
+// heads per KV head or 4 or more experts, else Q2_K (IQ3_S for IQ2_S and
+// IQ2_M); attn_k Q4_K with exactly 8 experts; the first eighth of the
+// ffn_down tensors Q2_K (IQ3_S for IQ2_S and IQ2_M); attn_output Q5_K
+// with 8 experts, else IQ2_XXS for IQ1_S and IQ1_M, IQ3_S for IQ2_S and
+// IQ2_M. For IQ3_XXS: attn_v Q4_K with 4 or more query heads per KV head
+// (Q8_0 with 8 experts), else IQ3_XXS; attn_q and attn_k IQ2_S (attn_k
+// Q8_0 with 8 experts); attn_output IQ3_S (Q5_K with 8 experts); and a
+// 70B's attn_v Q5_K where the rule says Q4_K. iAttnV and iFFNDown are
+// the layer counters, advanced here in file order.
+func latticeType(ft fileType, name string, s shape, iAttnV, iFFNDown *int, nFFNDown int) quant.Type {
+	gqa := 1
+	if s.HeadsKV > 0 {
+		gqa = s.Heads / s.HeadsKV
+	}
+	typ := ft.Base
+	wide := ft.Ftype == ftypeIQ2_S || ft.Ftype == ftypeIQ2_M // IQ3_S where the others take Q2_K
+	if name == "token_embd.weight" {
+		if wide || ft.Ftype == ftypeIQ3_XXS {
+			return quant.IQ3_S
+		}
+		return quant.Q2_K
+	}
+	if ft.Ftype == ftypeIQ3_XXS {
+		switch {
+		case isAttnV(name):
+			*iAttnV++
+			typ = quant.IQ3_XXS
+			if gqa >= 4 {
+				typ = quant.Q4_K
+			}
+			if s.Arch == "llama" && s.Layers == 80 && s.Heads != s.HeadsKV && typ == quant.Q4_K {
+				typ = quant.Q5_K
+			}
+			if s.Experts == 8 {
+				typ = quant.Q8_0
+			}
+		case strings.Contains(name, "attn_k.weight"):
+			typ = quant.IQ2_S
+			if s.Experts == 8 {
+				typ = quant.Q8_0
+			}
+		case strings.Contains(name, "attn_q.weight"):
+			typ = quant.IQ2_S
+		case strings.Contains(name, "ffn_down"):
+			*iFFNDown++
+		case strings.Contains(name, "attn_output.weight"):
+			typ = quant.IQ3_S
+			if s.Experts == 8 {
+				typ = quant.Q5_K
+			}
+		}
+		return typ
+	}
+	low := quant.Q2_K
+	if wide {
+		low = quant.IQ3_S
+	}
+	switch {
+	case isAttnV(name):
+		*iAttnV++
+		typ = low
+		if gqa >= 4 || s.Experts >= 4 {
+			typ = quant.Q4_K
+		}
+	case s.Experts == 8 && strings.Contains(name, "attn_k.weight"):
+		typ = quant.Q4_K
+	case strings.Contains(name, "ffn_down"):
+		if *iFFNDown < nFFNDown/8 {
+			typ = low
+		}
+		*iFFNDown++
+	case strings.Contains(name, "attn_output.weight"):
+		switch {
+		case s.Experts == 8:
+			typ = quant.Q5_K
+		case ft.Ftype == ftypeIQ1_S || ft.Ftype == ftypeIQ1_M:
+			typ = quant.IQ2_XXS
+		case wide:
+			typ = quant.IQ3_S
+		}
+	}
+	return typ
 }
 
 // isAttnV reports whether llama.cpp's quantizer treats the tensor as an
@@ -298,7 +418,7 @@ func fallback(t quant.Type, n int64) (quant.Type, error) {
 		fb = quant.Q5_1
 	case quant.Q6_K:
 		fb = quant.Q8_0
-	case quant.IQ4_XS, quant.IQ3_S:
+	case quant.IQ4_XS, quant.IQ3_S, quant.IQ3_XXS, quant.IQ2_S, quant.IQ2_XS, quant.IQ2_XXS, quant.IQ1_M, quant.IQ1_S:
 		fb = quant.IQ4_NL
 	default:
 		return 0, fmt.Errorf("row length %d is not a multiple of the %s block of %d and llama.cpp has no fallback for it", n, t, t.BlockElems())

@@ -302,7 +302,8 @@ func TestBlockStatistics(t *testing.T) {
 	const fanIn, rows = 4096, 64
 	std := 1 / math.Sqrt(fanIn)
 	for _, typ := range []quant.Type{quant.F16, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K,
-		quant.Q2_K, quant.Q3_K, quant.Q5_K, quant.Q5_1, quant.IQ4_NL, quant.IQ4_XS, quant.IQ3_S} {
+		quant.Q2_K, quant.Q3_K, quant.Q5_K, quant.Q5_1, quant.IQ4_NL, quant.IQ4_XS, quant.IQ3_S,
+		quant.IQ3_XXS, quant.IQ2_S, quant.IQ2_XS, quant.IQ2_XXS, quant.IQ1_M, quant.IQ1_S} {
 		t.Run(typ.String(), func(t *testing.T) {
 			p, err := newBlockParams(typ, std)
 			if err != nil {
@@ -332,6 +333,12 @@ func TestBlockStatistics(t *testing.T) {
 			for off := int64(0); off < int64(len(buf)); off += int64(typ.BlockBytes()) {
 				for _, at := range scaleOffsets(typ) {
 					h := uint16(buf[off+int64(at)]) | uint16(buf[off+int64(at)+1])<<8
+					if typ == quant.IQ1_M {
+						h = 0
+						for i := range 4 {
+							h |= uint16(buf[off+49+2*int64(i)]>>4) << (4 * i)
+						}
+					}
 					if typ == quant.IQ4_NL {
 						h &^= 0x8000 // its sign is part of the weights
 					}
@@ -347,8 +354,9 @@ func TestBlockStatistics(t *testing.T) {
 // scaleOffsets are the offsets of the fp16 scales within a block.
 func scaleOffsets(t quant.Type) []int {
 	switch t {
-	case quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q5_1, quant.IQ4_NL, quant.IQ4_XS, quant.IQ3_S:
-		return []int{0}
+	case quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q5_1, quant.IQ4_NL, quant.IQ4_XS, quant.IQ3_S,
+		quant.IQ3_XXS, quant.IQ2_S, quant.IQ2_XS, quant.IQ2_XXS, quant.IQ1_S, quant.IQ1_M:
+		return []int{0} // IQ1_M: the scale assembled from its nibbles
 	case quant.Q4_K, quant.Q5_K:
 		return []int{0, 2}
 	case quant.Q6_K:
@@ -532,6 +540,8 @@ func TestQ4_K_MMixMatchesLlamaQuantize(t *testing.T) {
 func TestLowBitMixes(t *testing.T) {
 	F32, Q2, Q3, Q4, Q5, Q6 := quant.F32, quant.Q2_K, quant.Q3_K, quant.Q4_K, quant.Q5_K, quant.Q6_K
 	XS, NL, S3 := quant.IQ4_XS, quant.IQ4_NL, quant.IQ3_S
+	X3, S2, X2, XX2, M1, S1 := quant.IQ3_XXS, quant.IQ2_S, quant.IQ2_XS, quant.IQ2_XXS, quant.IQ1_M, quant.IQ1_S
+	tiny, tl := mustShape(t, "tiny"), mustShape(t, "tinyllama-1.1b")
 	l70 := mustShape(t, "tiny")
 	l70.Name, l70.Layers, l70.Heads, l70.HeadsKV = "llama-70b-like", 80, 32, 4
 	// A Qwen2 with 28 query heads over a 896-wide embedding: rows of 896
@@ -567,6 +577,22 @@ func TestLowBitMixes(t *testing.T) {
 		{q896, "q3_k_m", map[quant.Type]int{F32: 141, quant.Q4_0: 113, quant.Q5_0: 54, quant.Q5_1: 2, quant.Q8_0: 1, Q4: 27, Q5: 1}},
 		{q896, "iq4_xs", map[quant.Type]int{F32: 141, quant.Q5_1: 28, quant.Q8_0: 1, Q5: 3, NL: 141, XS: 25}},
 		{q896, "iq3_s", map[quant.Type]int{F32: 141, quant.Q5_0: 28, quant.Q8_0: 1, NL: 141, S3: 28}},
+		// The lattice types, with an importance matrix, as llama.cpp
+		// d32676d77's llama-quantize made them with -imatrix's matrix of
+		// ones (compared tensor for tensor: all seven on the tiny shape,
+		// 2 query heads per KV head; IQ2_XXS on TinyLlama, 8 per KV head).
+		{tiny, "iq3_xxs", map[quant.Type]int{F32: 5, Q5: 1, X3: 8, S3: 3, S2: 4}},
+		{tiny, "iq2_m", map[quant.Type]int{F32: 5, Q5: 1, S3: 5, S2: 10}},
+		{tiny, "iq2_s", map[quant.Type]int{F32: 5, Q5: 1, X2: 10, S3: 5}},
+		{tiny, "iq2_xs", map[quant.Type]int{F32: 5, Q2: 3, Q5: 1, X2: 12}},
+		{tiny, "iq2_xxs", map[quant.Type]int{F32: 5, Q2: 3, Q5: 1, XX2: 12}},
+		{tiny, "iq1_m", map[quant.Type]int{F32: 5, Q2: 3, Q5: 1, XX2: 2, M1: 10}},
+		{tiny, "iq1_s", map[quant.Type]int{F32: 5, Q2: 3, Q5: 1, XX2: 2, S1: 10}},
+		{tl, "iq3_xxs", map[quant.Type]int{F32: 45, Q4: 22, Q5: 1, X3: 66, S3: 23, S2: 44}},
+		{tl, "iq2_xxs", map[quant.Type]int{F32: 45, Q2: 3, Q4: 22, Q5: 1, XX2: 130}},
+		{tl, "iq1_s", map[quant.Type]int{F32: 45, Q2: 3, Q4: 22, Q5: 1, XX2: 22, S1: 108}},
+		// 128 experts: attn_v takes Q4_K.
+		{mustShape(t, "qwen3-30b-a3b"), "iq2_xxs", map[quant.Type]int{F32: 241, Q2: 7, Q4: 48, Q5: 1, XX2: 282}},
 	}
 	for _, tt := range tests {
 		ts, err := plan(tt.shape, mustType(t, tt.typ))
@@ -596,6 +622,16 @@ func TestLowBitMixes(t *testing.T) {
 		{"iq4_xs", "blk.0.ffn_down.weight", XS},
 		{"iq4_xs", "token_embd.weight", XS},
 		{"iq4_nl", "blk.1.attn_v.weight", NL},
+		{"iq2_xxs", "token_embd.weight", Q2},
+		{"iq2_xxs", "blk.0.attn_v.weight", Q2},
+		{"iq2_xxs", "blk.0.ffn_down.weight", XX2}, // two layers: no first eighth
+		{"iq2_m", "blk.1.attn_output.weight", S3},
+		{"iq1_s", "blk.1.attn_output.weight", XX2},
+		{"iq3_xxs", "blk.0.attn_q.weight", S2},
+		{"iq3_xxs", "blk.0.attn_k.weight", S2},
+		{"iq3_xxs", "blk.0.attn_v.weight", X3},
+		{"iq3_xxs", "token_embd.weight", S3},
+		{"iq3_xxs", "output.weight", Q5},
 	}
 	for _, r := range rules {
 		ts, err := plan(mustShape(t, "tiny"), mustType(t, r.typ))
