@@ -15,13 +15,20 @@ import (
 // so a mistake shared by a Go kernel and an assembly one still shows.
 
 // asmTypes are the weight types that have assembly kernels.
-var asmTypes = []Type{F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S}
+var asmTypes = []Type{F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S,
+	IQ2_XXS, IQ2_XS, IQ2_S}
 
 // asmSignTrick says whether the kernels of t take the sign of a weight to
 // the activation (VPSIGNB, or a masked negation), which is exact for the
 // activations ggml's and this package's quantizers produce, [-127, 127],
 // but not for -128.
-func asmSignTrick(t Type) bool { return t == Q8_0 || t == IQ4_NL || t == IQ4_XS || t == IQ3_S }
+func asmSignTrick(t Type) bool {
+	switch t {
+	case Q8_0, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S:
+		return true
+	}
+	return false
+}
 
 // asmFill says how asmRow fills a row.
 type asmFill int
@@ -174,12 +181,18 @@ func asmRow(r *rand.Rand, t Type, nb int, f asmFill) []byte {
 					p[j] = byte(0xFF * r.IntN(2)) // quants 3 or -4
 				}
 			}
-		case IQ4_NL, IQ4_XS, IQ3_S:
+		case IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S:
 			binary.LittleEndian.PutUint16(p, half())
 			if f == fillExtreme {
-				first := map[Type]int{IQ4_NL: 2, IQ4_XS: 8, IQ3_S: 2}[t]
+				first := 2
+				if t == IQ4_XS {
+					first = 8
+				}
 				for j := first; j < bs; j++ {
-					p[j] = byte(0xFF * r.IntN(2)) // levels -127 or 113; IQ3_S: the last grid points, negated or not
+					// IQ4: levels -127 or 113. The lattice types: the
+					// first or the last grid points, every sign and
+					// scale bit of a byte set or clear.
+					p[j] = byte(0xFF * r.IntN(2))
 				}
 			}
 		case Q8_1:
@@ -319,7 +332,7 @@ func asmRef(t Type, n int, w, x []byte) (dot, mag float64) {
 				v := int(ql|qh<<4) - 32
 				add(d * i8(p[192+i/16]) * float64(v) * i8(q[4+i]))
 			}
-		case Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S:
+		case Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S:
 			// ref_test.go's element decoders, as independent of the Go
 			// kernels as the cases above.
 			d, m := refDot(t, t.BlockElems(), p, q)

@@ -45,6 +45,12 @@ var dotVariants = []dotVariant{
 	{IQ4_XS, cpu.AVX512VBMI, "avx512vbmi", dotIQ4_XSVBMIAsm},
 	{IQ3_S, cpu.AVX2, "avx2", dotIQ3_SAVX2Asm},
 	{IQ3_S, cpu.AVX512VNNI, "avx512vnni", dotIQ3_SVNNIAsm},
+	{IQ2_XXS, cpu.AVX2, "avx2", dotIQ2_XXSAVX2Asm},
+	{IQ2_XXS, cpu.AVX512VNNI, "avx512vnni", dotIQ2_XXSVNNIAsm},
+	{IQ2_XS, cpu.AVX2, "avx2", dotIQ2_XSAVX2Asm},
+	{IQ2_XS, cpu.AVX512VNNI, "avx512vnni", dotIQ2_XSVNNIAsm},
+	{IQ2_S, cpu.AVX2, "avx2", dotIQ2_SAVX2Asm},
+	{IQ2_S, cpu.AVX512VNNI, "avx512vnni", dotIQ2_SVNNIAsm},
 }
 
 // quantizeQ8_0 is quantQ8_0, with AVX-512 when the CPU has it.
