@@ -1,0 +1,382 @@
+package main
+
+import (
+	"math/bits"
+
+	. "github.com/mmcloughlin/avo/attr"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The lattice types IQ3_XXS, IQ1_S and IQ1_M against Q8_K (292 bytes:
+// float32 d at 0, qs[256] at 4, int16 bsums[16] at 260), 256 elements a
+// block, eight sub-blocks of 32:
+//
+//	IQ3_XXS (98 B) fp16 d at 0; qs[64] at 2, one index into the
+//	               [256]uint32 iq3xxsGrid a four elements; at 66 a
+//	               uint32 a sub-block: four 7-bit sign fields (ggml's
+//	               ksigns adds the parity bit), the scale in bits 28-31
+//	IQ1_S   (50 B) fp16 d at 0; qs[32] at 2, the low eight bits of an
+//	               index into the [2048]uint64 iq1sGrid a group of eight;
+//	               at 34 a uint16 a sub-block: bits 3g..3g+2 the index's
+//	               top bits of group g, bits 12-14 the scale, bit 15 the
+//	               sign of the offset δ = ±1/8
+//	IQ1_M   (56 B) qs[32] at 0 as IQ1_S's; qh[16] at 32: per group a
+//	               nibble, the index's top three bits and the sign of its
+//	               δ; sc[4] uint16 at 48: a 3-bit scale per half
+//	               sub-block (16 elements), fp16 d in the top nibbles
+//
+// The grids are package quant's own tables, read in place by gathers
+// (·iq3xxsGrid, ·iq1sGrid): a group's point is one entry, so one gather
+// fetches a sub-block's worth (eight dwords, or four qwords). IQ3_XXS's
+// points are magnitudes 4..62, met with VPMADDUBSW as unsigned bytes;
+// IQ1's are −1, 0 or 1, and VPSIGNB by them is the product itself. Every
+// sign goes to the activations with VPSIGNB, exact because Q8_K never
+// holds −128.
+//
+// As in the Go twins the sums are exact int32 per super-block; IQ1 sums
+// 8·Σ ls·Σ grid·y + Σ ls·±Σ y (the offset's eighth taken out, so the
+// whole stays an integer) and multiplies the total by 1/8 at the end,
+// IQ3_XXS its total by 1/4: a power of two, the same rounding as the
+// twins' factor inside.
+type latticeType struct {
+	name string
+	wb   int // bytes per super-block
+}
+
+var (
+	latIQ3XXS = &latticeType{name: "IQ3_XXS", wb: 98}
+	latIQ1S   = &latticeType{name: "IQ1_S", wb: 50}
+	latIQ1M   = &latticeType{name: "IQ1_M", wb: 56}
+)
+
+// dotLattice emits dot<T><W>Asm(w, x *byte, nb int) float32.
+func dotLattice(t *latticeType, w width) {
+	text("dot"+t.name+w.suffix()+"Asm", NOSPLIT, "func(w, x *byte, nb int) float32")
+	switch t {
+	case latIQ3XXS:
+		iq3xxsAVX2()
+	case latIQ1S:
+		iq1sAVX2()
+	case latIQ1M:
+		iq1mAVX2()
+	}
+}
+
+// quantVar is the address of package quant's variable name, a grid the
+// kernels gather from: one copy of it, filled at init.
+func quantVar(name string) Mem { return NewDataAddr(Symbol{Name: "·" + name}, 0) }
+
+// latTable returns the named constant of the lattice kernels, 32 bytes.
+func latTable(name string) Mem {
+	rep := func(w uint64) Mem { return table("lat"+name, w, w, w, w) }
+	switch name {
+	case "D01":
+		return rep(0x0000000100000001)
+	case "D7F":
+		return rep(0x0000007F0000007F)
+	case "D700":
+		return rep(0x0000070000000700)
+	case "W01":
+		return rep(0x0001000100010001)
+	case "W07":
+		return rep(0x0007000700070007)
+	case "Cnt7":
+		// dword shifts that bring IQ3_XXS's sign field k to bit 0.
+		return dwordsTable("latCnt7", []uint32{0, 7, 14, 21, 0, 0, 0, 0})
+	case "Cnt3":
+		// dword shifts that bring the index bits of group g of IQ1_S's
+		// sub-block 2p+h (qh word h of the dword) to bit 0.
+		return dwordsTable("latCnt3", []uint32{0, 3, 6, 9, 16, 19, 22, 25})
+	case "Cnt4":
+		// dword shifts that bring IQ1_M's nibble j to bit 0.
+		return dwordsTable("latCnt4", []uint32{0, 4, 8, 12, 16, 20, 24, 28})
+	case "CntSc":
+		// dword shifts of the four 3-bit scales of an IQ1_M scale word.
+		return dwordsTable("latCntSc", []uint32{0, 3, 6, 9, 0, 3, 6, 9})
+	case "DupB0":
+		// VPSHUFB: byte 0 of each dword into all four of its bytes.
+		return bytesTable("latDupB0", shufPattern(func(_, i int) int { return i &^ 3 }))
+	case "DupW0":
+		// VPSHUFB: word 0 of each dword into both its words.
+		return bytesTable("latDupW0", shufPattern(func(_, i int) int { return i&^3 | i&1 }))
+	case "ScA", "ScB":
+		// VPSHUFB from IQ1_M's four scale words (in each 128-bit lane):
+		// the word of lane l (ScA: words 0, 1; ScB: 2, 3), zero-extended,
+		// into each dword of the lane.
+		first := 0
+		if name == "ScB" {
+			first = 2
+		}
+		return bytesTable("lat"+name, shufPattern(func(lane, i int) int {
+			if i%4 >= 2 {
+				return 0x80
+			}
+			return 2*(first+lane) + i%2
+		}))
+	case "NegBit":
+		// IQ1_M's δ sign of group g (the qword g of a sub-block) in the
+		// word of its two qh bytes: bit 3+4g, in every word of qword g.
+		var w [4]uint64
+		for g := range w {
+			w[g] = 0x0001000100010001 << (3 + 4*g)
+		}
+		return table("latNegBit", w[:]...)
+	case "Nib16":
+		// VPMADDWD weights that put IQ1_M's four d nibbles together.
+		return wordsTable("latNib16", []uint16{1, 16, 256, 4096, 0, 0, 0, 0})
+	}
+	panic("latTable: " + name)
+}
+
+// shufPattern is a 32-byte VPSHUFB pattern: byte i of 128-bit lane l
+// takes byte src(l, i) of the lane.
+func shufPattern(src func(lane, i int) int) []byte {
+	b := make([]byte, 32)
+	for i := range b {
+		b[i] = byte(src(i/16, i%16))
+	}
+	return b
+}
+
+// latFloat is a one-float32 table: the final power-of-two factor.
+func latFloat(name string, bits uint32) Mem { return table32("lat"+name, bits) }
+
+// iq3xxsSigns is ksigns as VPSIGNB operands: entry s (8 bytes) for the
+// 7-bit field s, byte e −1 where bit e of s, with bit 7 the parity of s
+// (the eighth sign makes the count of minus signs even), is set, else 1.
+func iq3xxsSigns() Mem {
+	b := make([]byte, 128*8)
+	for s := 0; s < 128; s++ {
+		full := s | (bits.OnesCount(uint(s))&1)<<7
+		for e := 0; e < 8; e++ {
+			b[8*s+e] = 1
+			if full>>e&1 != 0 {
+				b[8*s+e] = 0xFF
+			}
+		}
+	}
+	return bytesTable("iq3xxsSigns", b)
+}
+
+// latFactor leaves d·y.d in all lanes of Y register dst, the block's
+// fp16 d in the low word of X register h (t scratch).
+func latFactor(h, dst Register) {
+	x := asX(dst)
+	c.VCVTPH2PS(h, x)
+	c.VMULSS(mem(RDI, 0), x, x)
+	c.VBROADCASTSS(x, dst)
+}
+
+// latLoad loads the fp16 d at row+off into the low word of X register h.
+func latLoad(off int, h Register) {
+	c.MOVWLZX(mem(RSI, off), EAX)
+	c.VMOVD(EAX, h)
+}
+
+// latEnd closes the super-block loop: the exact sum isum (dwords) times
+// d·y.d into Y0, the next blocks; after the loop, Y0's sum times the
+// final factor (fbits, float32) is the result.
+func latEnd(t *latticeType, isum Register, fname string, fbits uint32) {
+	c.VCVTDQ2PS(isum, isum)
+	c.VFMADD231PS(Y10, isum, Y0)
+	nextSuper(t.wb)
+	hsum(Y0, X1)
+	c.VMULSS(latFloat(fname, fbits), X0, X0)
+	retFloat()
+}
+
+// ---------------------------------------------------------------------
+// AVX2: one super-block at a time, a sub-block a register. RSI the
+// weights, RDI the activations, RCX the count; Y0 the float sums; R13 the
+// grid.
+
+// iq3xxsAVX2: per sub-block the grid's eight dwords (VPGATHERDD), the four
+// sign fields' ksigns entries (VPGATHERDQ from iq3xxsSigns, R12) applied
+// to the activations, VPMADDUBSW, and VPMADDWD with the scale 2s+1 as a
+// word pair, broadcast from the eight parked on the stack. Two int32
+// accumulators (Y1, Y2) alternate so that neighbouring sub-blocks do not
+// wait for each other; X14, X15 the field mask and shifts.
+func iq3xxsAVX2() {
+	stack := c.AllocLocal(32)
+	loadArgs("w x nb", RSI, RDI, RCX)
+	c.LEAQ(quantVar("iq3xxsGrid"), R13)
+	c.LEAQ(iq3xxsSigns(), R12)
+	c.VMOVDQU(latTable("Cnt7").Offset(0), X15)
+	c.VMOVDQU(latTable("D7F").Offset(0), X14)
+	zero(Y0)
+	label("loop")
+	c.VMOVDQU(mem(RSI, 66), Y4)
+	c.VPSRLD(U8(28), Y4, Y4)
+	c.VPADDD(Y4, Y4, Y4)
+	c.VPOR(latTable("D01"), Y4, Y4)
+	c.VPSHUFB(latTable("DupW0"), Y4, Y4)
+	c.VMOVDQU(Y4, stack)
+	zero(Y1)
+	zero(Y2)
+	for b := 0; b < 8; b++ {
+		isum := []Register{Y1, Y2}[b%2]
+		c.VPMOVZXBD(mem(RSI, 2+8*b), Y10)
+		c.VPCMPEQD(Y12, Y12, Y12)
+		c.VPGATHERDD(Y12, memx(R13, 0, Y10, 4), Y11)
+		c.VPBROADCASTD(mem(RSI, 66+4*b), X10)
+		c.VPSRLVD(X15, X10, X10)
+		c.VPAND(X14, X10, X10)
+		c.VPCMPEQD(Y13, Y13, Y13)
+		c.VPGATHERDQ(Y13, memx(R12, 0, X10, 8), Y9)
+		c.VMOVDQU(mem(RDI, 4+32*b), Y8)
+		c.VPSIGNB(Y9, Y8, Y8)
+		c.VPMADDUBSW(Y8, Y11, Y11)
+		c.VPBROADCASTD(stack.Offset(4*b), Y12)
+		c.VPMADDWD(Y12, Y11, Y11)
+		c.VPADDD(Y11, isum, isum)
+	}
+	c.VPADDD(Y2, Y1, Y1)
+	latLoad(0, X4)
+	latFactor(X4, Y10)
+	latEnd(latIQ3XXS, Y1, "Quarter", 0x3E800000)
+}
+
+// iq1Indexes leaves the grid indexes of sub-blocks 2p and 2p+1 (four
+// groups each) in X10 and X11: the qs bytes at row+qs, the top bits from
+// the dword at row+qh, shifted to bit 0 by cnt and masked to bits 8-10.
+func iq1Indexes(qs, qh int, cnt Op) {
+	c.VPMOVZXBD(mem(RSI, qs), Y10)
+	c.VPBROADCASTD(mem(RSI, qh), Y11)
+	c.VPSRLVD(cnt, Y11, Y11)
+	c.VPSLLD(U8(8), Y11, Y11)
+	c.VPAND(latTable("D700"), Y11, Y11)
+	c.VPOR(Y11, Y10, Y10)
+	c.VEXTRACTI128(U8(1), Y10, X11)
+}
+
+// iq1Gather leaves the four grid points of index register ix in Y9 and
+// the activations times them (VPSIGNB) in Y8, for sub-block b.
+func iq1Gather(ix Register, b int) {
+	c.VPCMPEQD(Y12, Y12, Y12)
+	c.VPGATHERDQ(Y12, memx(R13, 0, ix, 8), Y9)
+	c.VMOVDQU(mem(RDI, 4+32*b), Y8)
+	c.VPSIGNB(Y9, Y8, Y8)
+}
+
+// iq1sAVX2: per sub-block the four grid points (VPGATHERDQ) sign the
+// activations, and VPMADDUBSW with the scale ls = 2s+1 as unsigned bytes
+// (broadcast from the stack) sums them in word pairs. At most 2·15·127 a
+// word a sub-block, 30480 over eight: the words add up in Y1 unsaturated,
+// and one VPMADDWD a super-block widens them. The offset's sum comes from
+// the block sums: VPMADDWD of bsums with ±ls per sub-block (Y3).
+func iq1sAVX2() {
+	stack := c.AllocLocal(32)
+	loadArgs("w x nb", RSI, RDI, RCX)
+	c.LEAQ(quantVar("iq1sGrid"), R13)
+	c.VMOVDQU(latTable("Cnt3"), Y15)
+	c.VMOVDQU(latTable("DupW0"), Y14)
+	zero(Y0)
+	label("loop")
+	// ls as words in X5, ±ls in X7 (the sign of δ: bit 15).
+	c.VMOVDQU(mem(RSI, 34), X4)
+	c.VPSRLW(U8(12), X4, X5)
+	c.VPAND(latTable("W07").Offset(0), X5, X5)
+	c.VPADDW(X5, X5, X5)
+	c.VPOR(latTable("W01").Offset(0), X5, X5)
+	c.VPSRAW(U8(15), X4, X6)
+	c.VPXOR(X6, X5, X7)
+	c.VPSUBW(X6, X7, X7)
+	c.VPMOVZXWD(X7, Y7)
+	c.VPSHUFB(Y14, Y7, Y7)
+	c.VPMADDWD(mem(RDI, 260), Y7, Y3)
+	c.VPMOVZXWD(X5, Y5)
+	c.VPSHUFB(latTable("DupB0"), Y5, Y5)
+	c.VMOVDQU(Y5, stack)
+	zero(Y1)
+	for p := 0; p < 4; p++ {
+		iq1Indexes(2+8*p, 34+4*p, Y15)
+		for h, ix := range []Register{X10, X11} {
+			b := 2*p + h
+			iq1Gather(ix, b)
+			c.VPBROADCASTD(stack.Offset(4*b), Y12)
+			c.VPMADDUBSW(Y8, Y12, Y8)
+			c.VPADDW(Y8, Y1, Y1)
+		}
+	}
+	c.VPMADDWD(latTable("W01"), Y1, Y1)
+	c.VPSLLD(U8(3), Y1, Y1)
+	c.VPADDD(Y3, Y1, Y1)
+	latLoad(0, X4)
+	latFactor(X4, Y10)
+	latEnd(latIQ1S, Y1, "Eighth", 0x3E000000)
+}
+
+// iq1mAVX2 is iq1sAVX2 with a scale per half sub-block (the 128-bit
+// lanes) and a δ sign per group. The sixteen ls = 2s+1 are words in half
+// order for the block sums (Σ ls·Σ y, as if every δ were +1/8) and bytes
+// in both lanes of Y14, from which VPSHUFB takes a sub-block's pair. The
+// groups whose δ is −1/8 (a word compare against Y15, NegBit) mask the
+// activations into a second word sum, Y2, taken twice off the first.
+func iq1mAVX2() {
+	loadArgs("w x nb", RSI, RDI, RCX)
+	c.LEAQ(quantVar("iq1sGrid"), R13)
+	c.VMOVDQU(latTable("NegBit"), Y15)
+	zero(Y0)
+	label("loop")
+	// Scale s of half h: bits 3(h%4) of word h/4. Dwords: halves 0-7 in
+	// Y5, 8-15 in Y6, packed to words in half order.
+	c.VPBROADCASTQ(mem(RSI, 48), Y4)
+	c.VPSHUFB(latTable("ScA"), Y4, Y5)
+	c.VPSHUFB(latTable("ScB"), Y4, Y6)
+	c.VPSRLVD(latTable("CntSc"), Y5, Y5)
+	c.VPSRLVD(latTable("CntSc"), Y6, Y6)
+	c.VPACKUSDW(Y6, Y5, Y5)
+	c.VPERMQ(U8(0xD8), Y5, Y5)
+	c.VPAND(latTable("W07"), Y5, Y5)
+	c.VPADDW(Y5, Y5, Y5)
+	c.VPOR(latTable("W01"), Y5, Y5)
+	c.VPMADDWD(mem(RDI, 260), Y5, Y3)
+	c.VEXTRACTI128(U8(1), Y5, X6)
+	c.VPACKUSWB(X6, X5, X14)
+	c.VPERMQ(U8(0x44), Y14, Y14)
+	zero(Y1)
+	zero(Y2)
+	for p := 0; p < 4; p++ {
+		iq1Indexes(8*p, 32+4*p, latTable("Cnt4"))
+		for h, ix := range []Register{X10, X11} {
+			b := 2*p + h
+			iq1Gather(ix, b)
+			c.VPBROADCASTW(mem(RSI, 32+2*b), Y13)
+			c.VPAND(Y15, Y13, Y13)
+			c.VPCMPEQW(Y15, Y13, Y13)
+			c.VPAND(mem(RDI, 4+32*b), Y13, Y13)
+			c.VPSHUFB(iq1mLsIdx().Offset(32*b), Y14, Y12)
+			c.VPMADDUBSW(Y8, Y12, Y8)
+			c.VPADDW(Y8, Y1, Y1)
+			c.VPMADDUBSW(Y13, Y12, Y13)
+			c.VPADDW(Y13, Y2, Y2)
+		}
+	}
+	c.VMOVDQU(latTable("W01"), Y4)
+	c.VPMADDWD(Y4, Y1, Y1)
+	c.VPSLLD(U8(3), Y1, Y1)
+	c.VPADDD(Y3, Y1, Y1)
+	c.VPMADDWD(Y4, Y2, Y2)
+	c.VPADDD(Y2, Y2, Y2)
+	c.VPSUBD(Y2, Y1, Y1)
+	// d: the top nibbles of the scale words, put together as fp16 bits.
+	c.VMOVQ(mem(RSI, 48), X4)
+	c.VPSRLW(U8(12), X4, X4)
+	c.VPMADDWD(latTable("Nib16").Offset(0), X4, X4)
+	c.VPSHUFD(U8(1), X4, X5)
+	c.VPADDD(X5, X4, X4)
+	latFactor(X4, Y10)
+	latEnd(latIQ1M, Y1, "Eighth", 0x3E000000)
+}
+
+// iq1mLsIdx is the VPSHUFB pattern per sub-block b that takes half 2b's
+// scale byte into the low lane and 2b+1's into the high one.
+func iq1mLsIdx() Mem {
+	b := make([]byte, 8*32)
+	for i := range b {
+		sb, lane := i/32, i%32/16
+		b[i] = byte(2*sb + lane)
+	}
+	return bytesTable("iq1mLsIdx", b)
+}
