@@ -6,301 +6,234 @@
 
 // func dotIQ3_XXSAVX2Asm(w *byte, x *byte, nb int) float32
 // Requires: AVX, AVX2, F16C, FMA3, SSE
-TEXT ·dotIQ3_XXSAVX2Asm(SB), NOSPLIT, $32-28
+TEXT ·dotIQ3_XXSAVX2Asm(SB), NOSPLIT, $64-28
 	MOVQ    w+0(FP), SI
 	MOVQ    x+8(FP), DI
 	MOVQ    nb+16(FP), CX
 	LEAQ    ·iq3xxsGrid+0(SB), R13
-	LEAQ    iq3xxsSigns<>+0(SB), R12
-	VMOVDQU latCnt7<>+0(SB), X15
-	VMOVDQU latD7F<>+0(SB), X14
+	VMOVDQU lowBitsel<>+0(SB), Y15
+	VMOVDQU spread4<>+0(SB), Y14
 	VXORPS  Y0, Y0, Y0
 
 loop:
-	VMOVDQU      66(SI), Y4
-	VPSRLD       $0x1c, Y4, Y4
-	VPADDD       Y4, Y4, Y4
-	VPOR         latD01<>+0(SB), Y4, Y4
-	VPSHUFB      latDupW0<>+0(SB), Y4, Y4
-	VMOVDQU      Y4, (SP)
-	VXORPS       Y1, Y1, Y1
-	VXORPS       Y2, Y2, Y2
-	VPMOVZXBD    2(SI), Y10
-	VPCMPEQD     Y12, Y12, Y12
-	VPGATHERDD   Y12, (R13)(Y10*4), Y11
-	VPBROADCASTD 66(SI), X10
-	VPSRLVD      X15, X10, X10
-	VPAND        X14, X10, X10
-	VPCMPEQD     Y13, Y13, Y13
-	VPGATHERDQ   Y13, (R12)(X10*8), Y9
-	VMOVDQU      4(DI), Y8
-	VPSIGNB      Y9, Y8, Y8
-	VPMADDUBSW   Y8, Y11, Y11
-	VPBROADCASTD (SP), Y12
-	VPMADDWD     Y12, Y11, Y11
-	VPADDD       Y11, Y1, Y1
-	VPMOVZXBD    10(SI), Y10
-	VPCMPEQD     Y12, Y12, Y12
-	VPGATHERDD   Y12, (R13)(Y10*4), Y11
-	VPBROADCASTD 70(SI), X10
-	VPSRLVD      X15, X10, X10
-	VPAND        X14, X10, X10
-	VPCMPEQD     Y13, Y13, Y13
-	VPGATHERDQ   Y13, (R12)(X10*8), Y9
-	VMOVDQU      36(DI), Y8
-	VPSIGNB      Y9, Y8, Y8
-	VPMADDUBSW   Y8, Y11, Y11
-	VPBROADCASTD 4(SP), Y12
-	VPMADDWD     Y12, Y11, Y11
-	VPADDD       Y11, Y2, Y2
-	VPMOVZXBD    18(SI), Y10
-	VPCMPEQD     Y12, Y12, Y12
-	VPGATHERDD   Y12, (R13)(Y10*4), Y11
-	VPBROADCASTD 74(SI), X10
-	VPSRLVD      X15, X10, X10
-	VPAND        X14, X10, X10
-	VPCMPEQD     Y13, Y13, Y13
-	VPGATHERDQ   Y13, (R12)(X10*8), Y9
-	VMOVDQU      68(DI), Y8
-	VPSIGNB      Y9, Y8, Y8
-	VPMADDUBSW   Y8, Y11, Y11
-	VPBROADCASTD 8(SP), Y12
-	VPMADDWD     Y12, Y11, Y11
-	VPADDD       Y11, Y1, Y1
-	VPMOVZXBD    26(SI), Y10
-	VPCMPEQD     Y12, Y12, Y12
-	VPGATHERDD   Y12, (R13)(Y10*4), Y11
-	VPBROADCASTD 78(SI), X10
-	VPSRLVD      X15, X10, X10
-	VPAND        X14, X10, X10
-	VPCMPEQD     Y13, Y13, Y13
-	VPGATHERDQ   Y13, (R12)(X10*8), Y9
-	VMOVDQU      100(DI), Y8
-	VPSIGNB      Y9, Y8, Y8
-	VPMADDUBSW   Y8, Y11, Y11
-	VPBROADCASTD 12(SP), Y12
-	VPMADDWD     Y12, Y11, Y11
-	VPADDD       Y11, Y2, Y2
-	VPMOVZXBD    34(SI), Y10
-	VPCMPEQD     Y12, Y12, Y12
-	VPGATHERDD   Y12, (R13)(Y10*4), Y11
-	VPBROADCASTD 82(SI), X10
-	VPSRLVD      X15, X10, X10
-	VPAND        X14, X10, X10
-	VPCMPEQD     Y13, Y13, Y13
-	VPGATHERDQ   Y13, (R12)(X10*8), Y9
-	VMOVDQU      132(DI), Y8
-	VPSIGNB      Y9, Y8, Y8
-	VPMADDUBSW   Y8, Y11, Y11
-	VPBROADCASTD 16(SP), Y12
-	VPMADDWD     Y12, Y11, Y11
-	VPADDD       Y11, Y1, Y1
-	VPMOVZXBD    42(SI), Y10
-	VPCMPEQD     Y12, Y12, Y12
-	VPGATHERDD   Y12, (R13)(Y10*4), Y11
-	VPBROADCASTD 86(SI), X10
-	VPSRLVD      X15, X10, X10
-	VPAND        X14, X10, X10
-	VPCMPEQD     Y13, Y13, Y13
-	VPGATHERDQ   Y13, (R12)(X10*8), Y9
-	VMOVDQU      164(DI), Y8
-	VPSIGNB      Y9, Y8, Y8
-	VPMADDUBSW   Y8, Y11, Y11
-	VPBROADCASTD 20(SP), Y12
-	VPMADDWD     Y12, Y11, Y11
-	VPADDD       Y11, Y2, Y2
-	VPMOVZXBD    50(SI), Y10
-	VPCMPEQD     Y12, Y12, Y12
-	VPGATHERDD   Y12, (R13)(Y10*4), Y11
-	VPBROADCASTD 90(SI), X10
-	VPSRLVD      X15, X10, X10
-	VPAND        X14, X10, X10
-	VPCMPEQD     Y13, Y13, Y13
-	VPGATHERDQ   Y13, (R12)(X10*8), Y9
-	VMOVDQU      196(DI), Y8
-	VPSIGNB      Y9, Y8, Y8
-	VPMADDUBSW   Y8, Y11, Y11
-	VPBROADCASTD 24(SP), Y12
-	VPMADDWD     Y12, Y11, Y11
-	VPADDD       Y11, Y1, Y1
-	VPMOVZXBD    58(SI), Y10
-	VPCMPEQD     Y12, Y12, Y12
-	VPGATHERDD   Y12, (R13)(Y10*4), Y11
-	VPBROADCASTD 94(SI), X10
-	VPSRLVD      X15, X10, X10
-	VPAND        X14, X10, X10
-	VPCMPEQD     Y13, Y13, Y13
-	VPGATHERDQ   Y13, (R12)(X10*8), Y9
-	VMOVDQU      228(DI), Y8
-	VPSIGNB      Y9, Y8, Y8
-	VPMADDUBSW   Y8, Y11, Y11
-	VPBROADCASTD 28(SP), Y12
-	VPMADDWD     Y12, Y11, Y11
-	VPADDD       Y11, Y2, Y2
-	VPADDD       Y2, Y1, Y1
-	MOVWLZX      (SI), AX
-	VMOVD        AX, X4
-	VCVTPH2PS    X4, X10
-	VMULSS       (DI), X10, X10
-	VBROADCASTSS X10, Y10
-	VCVTDQ2PS    Y1, Y1
-	VFMADD231PS  Y10, Y1, Y0
-	ADDQ         $0x00000062, SI
-	ADDQ         $0x00000124, DI
-	DECQ         CX
-	JNZ          loop
-	VEXTRACTF128 $0x01, Y0, X1
-	VADDPS       X1, X0, X0
-	VMOVHLPS     X0, X0, X1
-	VADDPS       X1, X0, X0
-	VMOVSHDUP    X0, X1
-	VADDSS       X1, X0, X0
-	VMULSS       latQuarter<>+0(SB), X0, X0
+	VMOVDQU        66(SI), Y4
+	VPAND          latF0<>+0(SB), Y4, Y5
+	VPSLLD         $0x01, Y4, Y6
+	VPAND          latF1<>+0(SB), Y6, Y6
+	VPOR           Y6, Y5, Y5
+	VPSLLD         $0x02, Y4, Y6
+	VPAND          latF2<>+0(SB), Y6, Y6
+	VPOR           Y6, Y5, Y5
+	VPSLLD         $0x03, Y4, Y6
+	VPAND          latF3<>+0(SB), Y6, Y6
+	VPOR           Y6, Y5, Y5
+	VPSRLW         $0x04, Y5, Y6
+	VPAND          lowB0F<>+0(SB), Y6, Y6
+	VPAND          lowB0F<>+0(SB), Y5, Y7
+	VBROADCASTI128 latParity<>+0(SB), Y4
+	VPSHUFB        Y6, Y4, Y6
+	VPSHUFB        Y7, Y4, Y7
+	VPXOR          Y7, Y6, Y6
+	VPOR           Y6, Y5, Y5
+	VMOVDQU        Y5, 32(SP)
+	VMOVDQU        66(SI), Y4
+	VPSRLD         $0x1c, Y4, Y4
+	VPADDD         Y4, Y4, Y4
+	VPOR           latD01<>+0(SB), Y4, Y4
+	VPSHUFB        latDupW0<>+0(SB), Y4, Y4
+	VMOVDQU        Y4, (SP)
+	VXORPS         Y1, Y1, Y1
+	VXORPS         Y2, Y2, Y2
+	VPMOVZXBD      2(SI), Y10
+	VPCMPEQD       Y12, Y12, Y12
+	VPGATHERDD     Y12, (R13)(Y10*4), Y11
+	VPBROADCASTD   32(SP), Y9
+	VPSHUFB        Y14, Y9, Y9
+	VPAND          Y15, Y9, Y9
+	VPCMPEQB       Y15, Y9, Y9
+	VPOR           lowB01<>+0(SB), Y9, Y9
+	VMOVDQU        4(DI), Y8
+	VPSIGNB        Y9, Y8, Y8
+	VPMADDUBSW     Y8, Y11, Y11
+	VPBROADCASTD   (SP), Y12
+	VPMADDWD       Y12, Y11, Y11
+	VPADDD         Y11, Y1, Y1
+	VPMOVZXBD      10(SI), Y10
+	VPCMPEQD       Y12, Y12, Y12
+	VPGATHERDD     Y12, (R13)(Y10*4), Y11
+	VPBROADCASTD   36(SP), Y9
+	VPSHUFB        Y14, Y9, Y9
+	VPAND          Y15, Y9, Y9
+	VPCMPEQB       Y15, Y9, Y9
+	VPOR           lowB01<>+0(SB), Y9, Y9
+	VMOVDQU        36(DI), Y8
+	VPSIGNB        Y9, Y8, Y8
+	VPMADDUBSW     Y8, Y11, Y11
+	VPBROADCASTD   4(SP), Y12
+	VPMADDWD       Y12, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VPMOVZXBD      18(SI), Y10
+	VPCMPEQD       Y12, Y12, Y12
+	VPGATHERDD     Y12, (R13)(Y10*4), Y11
+	VPBROADCASTD   40(SP), Y9
+	VPSHUFB        Y14, Y9, Y9
+	VPAND          Y15, Y9, Y9
+	VPCMPEQB       Y15, Y9, Y9
+	VPOR           lowB01<>+0(SB), Y9, Y9
+	VMOVDQU        68(DI), Y8
+	VPSIGNB        Y9, Y8, Y8
+	VPMADDUBSW     Y8, Y11, Y11
+	VPBROADCASTD   8(SP), Y12
+	VPMADDWD       Y12, Y11, Y11
+	VPADDD         Y11, Y1, Y1
+	VPMOVZXBD      26(SI), Y10
+	VPCMPEQD       Y12, Y12, Y12
+	VPGATHERDD     Y12, (R13)(Y10*4), Y11
+	VPBROADCASTD   44(SP), Y9
+	VPSHUFB        Y14, Y9, Y9
+	VPAND          Y15, Y9, Y9
+	VPCMPEQB       Y15, Y9, Y9
+	VPOR           lowB01<>+0(SB), Y9, Y9
+	VMOVDQU        100(DI), Y8
+	VPSIGNB        Y9, Y8, Y8
+	VPMADDUBSW     Y8, Y11, Y11
+	VPBROADCASTD   12(SP), Y12
+	VPMADDWD       Y12, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VPMOVZXBD      34(SI), Y10
+	VPCMPEQD       Y12, Y12, Y12
+	VPGATHERDD     Y12, (R13)(Y10*4), Y11
+	VPBROADCASTD   48(SP), Y9
+	VPSHUFB        Y14, Y9, Y9
+	VPAND          Y15, Y9, Y9
+	VPCMPEQB       Y15, Y9, Y9
+	VPOR           lowB01<>+0(SB), Y9, Y9
+	VMOVDQU        132(DI), Y8
+	VPSIGNB        Y9, Y8, Y8
+	VPMADDUBSW     Y8, Y11, Y11
+	VPBROADCASTD   16(SP), Y12
+	VPMADDWD       Y12, Y11, Y11
+	VPADDD         Y11, Y1, Y1
+	VPMOVZXBD      42(SI), Y10
+	VPCMPEQD       Y12, Y12, Y12
+	VPGATHERDD     Y12, (R13)(Y10*4), Y11
+	VPBROADCASTD   52(SP), Y9
+	VPSHUFB        Y14, Y9, Y9
+	VPAND          Y15, Y9, Y9
+	VPCMPEQB       Y15, Y9, Y9
+	VPOR           lowB01<>+0(SB), Y9, Y9
+	VMOVDQU        164(DI), Y8
+	VPSIGNB        Y9, Y8, Y8
+	VPMADDUBSW     Y8, Y11, Y11
+	VPBROADCASTD   20(SP), Y12
+	VPMADDWD       Y12, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VPMOVZXBD      50(SI), Y10
+	VPCMPEQD       Y12, Y12, Y12
+	VPGATHERDD     Y12, (R13)(Y10*4), Y11
+	VPBROADCASTD   56(SP), Y9
+	VPSHUFB        Y14, Y9, Y9
+	VPAND          Y15, Y9, Y9
+	VPCMPEQB       Y15, Y9, Y9
+	VPOR           lowB01<>+0(SB), Y9, Y9
+	VMOVDQU        196(DI), Y8
+	VPSIGNB        Y9, Y8, Y8
+	VPMADDUBSW     Y8, Y11, Y11
+	VPBROADCASTD   24(SP), Y12
+	VPMADDWD       Y12, Y11, Y11
+	VPADDD         Y11, Y1, Y1
+	VPMOVZXBD      58(SI), Y10
+	VPCMPEQD       Y12, Y12, Y12
+	VPGATHERDD     Y12, (R13)(Y10*4), Y11
+	VPBROADCASTD   60(SP), Y9
+	VPSHUFB        Y14, Y9, Y9
+	VPAND          Y15, Y9, Y9
+	VPCMPEQB       Y15, Y9, Y9
+	VPOR           lowB01<>+0(SB), Y9, Y9
+	VMOVDQU        228(DI), Y8
+	VPSIGNB        Y9, Y8, Y8
+	VPMADDUBSW     Y8, Y11, Y11
+	VPBROADCASTD   28(SP), Y12
+	VPMADDWD       Y12, Y11, Y11
+	VPADDD         Y11, Y2, Y2
+	VPADDD         Y2, Y1, Y1
+	MOVWLZX        (SI), AX
+	VMOVD          AX, X4
+	VCVTPH2PS      X4, X10
+	VMULSS         (DI), X10, X10
+	VBROADCASTSS   X10, Y10
+	VCVTDQ2PS      Y1, Y1
+	VFMADD231PS    Y10, Y1, Y0
+	ADDQ           $0x00000062, SI
+	ADDQ           $0x00000124, DI
+	DECQ           CX
+	JNZ            loop
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X1, X0, X0
+	VMOVHLPS       X0, X0, X1
+	VADDPS         X1, X0, X0
+	VMOVSHDUP      X0, X1
+	VADDSS         X1, X0, X0
+	VMULSS         latQuarter<>+0(SB), X0, X0
 	VZEROUPPER
-	MOVSS        X0, ret+24(FP)
+	MOVSS          X0, ret+24(FP)
 	RET
 
-DATA iq3xxsSigns<>+0(SB)/8, $0x0101010101010101
-DATA iq3xxsSigns<>+8(SB)/8, $0xff010101010101ff
-DATA iq3xxsSigns<>+16(SB)/8, $0xff0101010101ff01
-DATA iq3xxsSigns<>+24(SB)/8, $0x010101010101ffff
-DATA iq3xxsSigns<>+32(SB)/8, $0xff01010101ff0101
-DATA iq3xxsSigns<>+40(SB)/8, $0x0101010101ff01ff
-DATA iq3xxsSigns<>+48(SB)/8, $0x0101010101ffff01
-DATA iq3xxsSigns<>+56(SB)/8, $0xff01010101ffffff
-DATA iq3xxsSigns<>+64(SB)/8, $0xff010101ff010101
-DATA iq3xxsSigns<>+72(SB)/8, $0x01010101ff0101ff
-DATA iq3xxsSigns<>+80(SB)/8, $0x01010101ff01ff01
-DATA iq3xxsSigns<>+88(SB)/8, $0xff010101ff01ffff
-DATA iq3xxsSigns<>+96(SB)/8, $0x01010101ffff0101
-DATA iq3xxsSigns<>+104(SB)/8, $0xff010101ffff01ff
-DATA iq3xxsSigns<>+112(SB)/8, $0xff010101ffffff01
-DATA iq3xxsSigns<>+120(SB)/8, $0x01010101ffffffff
-DATA iq3xxsSigns<>+128(SB)/8, $0xff0101ff01010101
-DATA iq3xxsSigns<>+136(SB)/8, $0x010101ff010101ff
-DATA iq3xxsSigns<>+144(SB)/8, $0x010101ff0101ff01
-DATA iq3xxsSigns<>+152(SB)/8, $0xff0101ff0101ffff
-DATA iq3xxsSigns<>+160(SB)/8, $0x010101ff01ff0101
-DATA iq3xxsSigns<>+168(SB)/8, $0xff0101ff01ff01ff
-DATA iq3xxsSigns<>+176(SB)/8, $0xff0101ff01ffff01
-DATA iq3xxsSigns<>+184(SB)/8, $0x010101ff01ffffff
-DATA iq3xxsSigns<>+192(SB)/8, $0x010101ffff010101
-DATA iq3xxsSigns<>+200(SB)/8, $0xff0101ffff0101ff
-DATA iq3xxsSigns<>+208(SB)/8, $0xff0101ffff01ff01
-DATA iq3xxsSigns<>+216(SB)/8, $0x010101ffff01ffff
-DATA iq3xxsSigns<>+224(SB)/8, $0xff0101ffffff0101
-DATA iq3xxsSigns<>+232(SB)/8, $0x010101ffffff01ff
-DATA iq3xxsSigns<>+240(SB)/8, $0x010101ffffffff01
-DATA iq3xxsSigns<>+248(SB)/8, $0xff0101ffffffffff
-DATA iq3xxsSigns<>+256(SB)/8, $0xff01ff0101010101
-DATA iq3xxsSigns<>+264(SB)/8, $0x0101ff01010101ff
-DATA iq3xxsSigns<>+272(SB)/8, $0x0101ff010101ff01
-DATA iq3xxsSigns<>+280(SB)/8, $0xff01ff010101ffff
-DATA iq3xxsSigns<>+288(SB)/8, $0x0101ff0101ff0101
-DATA iq3xxsSigns<>+296(SB)/8, $0xff01ff0101ff01ff
-DATA iq3xxsSigns<>+304(SB)/8, $0xff01ff0101ffff01
-DATA iq3xxsSigns<>+312(SB)/8, $0x0101ff0101ffffff
-DATA iq3xxsSigns<>+320(SB)/8, $0x0101ff01ff010101
-DATA iq3xxsSigns<>+328(SB)/8, $0xff01ff01ff0101ff
-DATA iq3xxsSigns<>+336(SB)/8, $0xff01ff01ff01ff01
-DATA iq3xxsSigns<>+344(SB)/8, $0x0101ff01ff01ffff
-DATA iq3xxsSigns<>+352(SB)/8, $0xff01ff01ffff0101
-DATA iq3xxsSigns<>+360(SB)/8, $0x0101ff01ffff01ff
-DATA iq3xxsSigns<>+368(SB)/8, $0x0101ff01ffffff01
-DATA iq3xxsSigns<>+376(SB)/8, $0xff01ff01ffffffff
-DATA iq3xxsSigns<>+384(SB)/8, $0x0101ffff01010101
-DATA iq3xxsSigns<>+392(SB)/8, $0xff01ffff010101ff
-DATA iq3xxsSigns<>+400(SB)/8, $0xff01ffff0101ff01
-DATA iq3xxsSigns<>+408(SB)/8, $0x0101ffff0101ffff
-DATA iq3xxsSigns<>+416(SB)/8, $0xff01ffff01ff0101
-DATA iq3xxsSigns<>+424(SB)/8, $0x0101ffff01ff01ff
-DATA iq3xxsSigns<>+432(SB)/8, $0x0101ffff01ffff01
-DATA iq3xxsSigns<>+440(SB)/8, $0xff01ffff01ffffff
-DATA iq3xxsSigns<>+448(SB)/8, $0xff01ffffff010101
-DATA iq3xxsSigns<>+456(SB)/8, $0x0101ffffff0101ff
-DATA iq3xxsSigns<>+464(SB)/8, $0x0101ffffff01ff01
-DATA iq3xxsSigns<>+472(SB)/8, $0xff01ffffff01ffff
-DATA iq3xxsSigns<>+480(SB)/8, $0x0101ffffffff0101
-DATA iq3xxsSigns<>+488(SB)/8, $0xff01ffffffff01ff
-DATA iq3xxsSigns<>+496(SB)/8, $0xff01ffffffffff01
-DATA iq3xxsSigns<>+504(SB)/8, $0x0101ffffffffffff
-DATA iq3xxsSigns<>+512(SB)/8, $0xffff010101010101
-DATA iq3xxsSigns<>+520(SB)/8, $0x01ff0101010101ff
-DATA iq3xxsSigns<>+528(SB)/8, $0x01ff01010101ff01
-DATA iq3xxsSigns<>+536(SB)/8, $0xffff01010101ffff
-DATA iq3xxsSigns<>+544(SB)/8, $0x01ff010101ff0101
-DATA iq3xxsSigns<>+552(SB)/8, $0xffff010101ff01ff
-DATA iq3xxsSigns<>+560(SB)/8, $0xffff010101ffff01
-DATA iq3xxsSigns<>+568(SB)/8, $0x01ff010101ffffff
-DATA iq3xxsSigns<>+576(SB)/8, $0x01ff0101ff010101
-DATA iq3xxsSigns<>+584(SB)/8, $0xffff0101ff0101ff
-DATA iq3xxsSigns<>+592(SB)/8, $0xffff0101ff01ff01
-DATA iq3xxsSigns<>+600(SB)/8, $0x01ff0101ff01ffff
-DATA iq3xxsSigns<>+608(SB)/8, $0xffff0101ffff0101
-DATA iq3xxsSigns<>+616(SB)/8, $0x01ff0101ffff01ff
-DATA iq3xxsSigns<>+624(SB)/8, $0x01ff0101ffffff01
-DATA iq3xxsSigns<>+632(SB)/8, $0xffff0101ffffffff
-DATA iq3xxsSigns<>+640(SB)/8, $0x01ff01ff01010101
-DATA iq3xxsSigns<>+648(SB)/8, $0xffff01ff010101ff
-DATA iq3xxsSigns<>+656(SB)/8, $0xffff01ff0101ff01
-DATA iq3xxsSigns<>+664(SB)/8, $0x01ff01ff0101ffff
-DATA iq3xxsSigns<>+672(SB)/8, $0xffff01ff01ff0101
-DATA iq3xxsSigns<>+680(SB)/8, $0x01ff01ff01ff01ff
-DATA iq3xxsSigns<>+688(SB)/8, $0x01ff01ff01ffff01
-DATA iq3xxsSigns<>+696(SB)/8, $0xffff01ff01ffffff
-DATA iq3xxsSigns<>+704(SB)/8, $0xffff01ffff010101
-DATA iq3xxsSigns<>+712(SB)/8, $0x01ff01ffff0101ff
-DATA iq3xxsSigns<>+720(SB)/8, $0x01ff01ffff01ff01
-DATA iq3xxsSigns<>+728(SB)/8, $0xffff01ffff01ffff
-DATA iq3xxsSigns<>+736(SB)/8, $0x01ff01ffffff0101
-DATA iq3xxsSigns<>+744(SB)/8, $0xffff01ffffff01ff
-DATA iq3xxsSigns<>+752(SB)/8, $0xffff01ffffffff01
-DATA iq3xxsSigns<>+760(SB)/8, $0x01ff01ffffffffff
-DATA iq3xxsSigns<>+768(SB)/8, $0x01ffff0101010101
-DATA iq3xxsSigns<>+776(SB)/8, $0xffffff01010101ff
-DATA iq3xxsSigns<>+784(SB)/8, $0xffffff010101ff01
-DATA iq3xxsSigns<>+792(SB)/8, $0x01ffff010101ffff
-DATA iq3xxsSigns<>+800(SB)/8, $0xffffff0101ff0101
-DATA iq3xxsSigns<>+808(SB)/8, $0x01ffff0101ff01ff
-DATA iq3xxsSigns<>+816(SB)/8, $0x01ffff0101ffff01
-DATA iq3xxsSigns<>+824(SB)/8, $0xffffff0101ffffff
-DATA iq3xxsSigns<>+832(SB)/8, $0xffffff01ff010101
-DATA iq3xxsSigns<>+840(SB)/8, $0x01ffff01ff0101ff
-DATA iq3xxsSigns<>+848(SB)/8, $0x01ffff01ff01ff01
-DATA iq3xxsSigns<>+856(SB)/8, $0xffffff01ff01ffff
-DATA iq3xxsSigns<>+864(SB)/8, $0x01ffff01ffff0101
-DATA iq3xxsSigns<>+872(SB)/8, $0xffffff01ffff01ff
-DATA iq3xxsSigns<>+880(SB)/8, $0xffffff01ffffff01
-DATA iq3xxsSigns<>+888(SB)/8, $0x01ffff01ffffffff
-DATA iq3xxsSigns<>+896(SB)/8, $0xffffffff01010101
-DATA iq3xxsSigns<>+904(SB)/8, $0x01ffffff010101ff
-DATA iq3xxsSigns<>+912(SB)/8, $0x01ffffff0101ff01
-DATA iq3xxsSigns<>+920(SB)/8, $0xffffffff0101ffff
-DATA iq3xxsSigns<>+928(SB)/8, $0x01ffffff01ff0101
-DATA iq3xxsSigns<>+936(SB)/8, $0xffffffff01ff01ff
-DATA iq3xxsSigns<>+944(SB)/8, $0xffffffff01ffff01
-DATA iq3xxsSigns<>+952(SB)/8, $0x01ffffff01ffffff
-DATA iq3xxsSigns<>+960(SB)/8, $0x01ffffffff010101
-DATA iq3xxsSigns<>+968(SB)/8, $0xffffffffff0101ff
-DATA iq3xxsSigns<>+976(SB)/8, $0xffffffffff01ff01
-DATA iq3xxsSigns<>+984(SB)/8, $0x01ffffffff01ffff
-DATA iq3xxsSigns<>+992(SB)/8, $0xffffffffffff0101
-DATA iq3xxsSigns<>+1000(SB)/8, $0x01ffffffffff01ff
-DATA iq3xxsSigns<>+1008(SB)/8, $0x01ffffffffffff01
-DATA iq3xxsSigns<>+1016(SB)/8, $0xffffffffffffffff
-GLOBL iq3xxsSigns<>(SB), RODATA|NOPTR, $1024
+DATA lowBitsel<>+0(SB)/8, $0x8040201008040201
+DATA lowBitsel<>+8(SB)/8, $0x8040201008040201
+DATA lowBitsel<>+16(SB)/8, $0x8040201008040201
+DATA lowBitsel<>+24(SB)/8, $0x8040201008040201
+DATA lowBitsel<>+32(SB)/8, $0x8040201008040201
+DATA lowBitsel<>+40(SB)/8, $0x8040201008040201
+DATA lowBitsel<>+48(SB)/8, $0x8040201008040201
+DATA lowBitsel<>+56(SB)/8, $0x8040201008040201
+GLOBL lowBitsel<>(SB), RODATA|NOPTR, $64
 
-DATA latCnt7<>+0(SB)/8, $0x0000000700000000
-DATA latCnt7<>+8(SB)/8, $0x000000150000000e
-DATA latCnt7<>+16(SB)/8, $0x0000000000000000
-DATA latCnt7<>+24(SB)/8, $0x0000000000000000
-GLOBL latCnt7<>(SB), RODATA|NOPTR, $32
+DATA spread4<>+0(SB)/8, $0x0000000000000000
+DATA spread4<>+8(SB)/8, $0x0101010101010101
+DATA spread4<>+16(SB)/8, $0x0202020202020202
+DATA spread4<>+24(SB)/8, $0x0303030303030303
+GLOBL spread4<>(SB), RODATA|NOPTR, $32
 
-DATA latD7F<>+0(SB)/8, $0x0000007f0000007f
-DATA latD7F<>+8(SB)/8, $0x0000007f0000007f
-DATA latD7F<>+16(SB)/8, $0x0000007f0000007f
-DATA latD7F<>+24(SB)/8, $0x0000007f0000007f
-GLOBL latD7F<>(SB), RODATA|NOPTR, $32
+DATA latF0<>+0(SB)/8, $0x0000007f0000007f
+DATA latF0<>+8(SB)/8, $0x0000007f0000007f
+DATA latF0<>+16(SB)/8, $0x0000007f0000007f
+DATA latF0<>+24(SB)/8, $0x0000007f0000007f
+GLOBL latF0<>(SB), RODATA|NOPTR, $32
+
+DATA latF1<>+0(SB)/8, $0x00007f0000007f00
+DATA latF1<>+8(SB)/8, $0x00007f0000007f00
+DATA latF1<>+16(SB)/8, $0x00007f0000007f00
+DATA latF1<>+24(SB)/8, $0x00007f0000007f00
+GLOBL latF1<>(SB), RODATA|NOPTR, $32
+
+DATA latF2<>+0(SB)/8, $0x007f0000007f0000
+DATA latF2<>+8(SB)/8, $0x007f0000007f0000
+DATA latF2<>+16(SB)/8, $0x007f0000007f0000
+DATA latF2<>+24(SB)/8, $0x007f0000007f0000
+GLOBL latF2<>(SB), RODATA|NOPTR, $32
+
+DATA latF3<>+0(SB)/8, $0x7f0000007f000000
+DATA latF3<>+8(SB)/8, $0x7f0000007f000000
+DATA latF3<>+16(SB)/8, $0x7f0000007f000000
+DATA latF3<>+24(SB)/8, $0x7f0000007f000000
+GLOBL latF3<>(SB), RODATA|NOPTR, $32
+
+DATA lowB0F<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lowB0F<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lowB0F<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lowB0F<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lowB0F<>+32(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lowB0F<>+40(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lowB0F<>+48(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA lowB0F<>+56(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL lowB0F<>(SB), RODATA|NOPTR, $64
+
+DATA latParity<>+0(SB)/8, $0x8000008000808000
+DATA latParity<>+8(SB)/8, $0x0080800080000080
+DATA latParity<>+16(SB)/8, $0x8000008000808000
+DATA latParity<>+24(SB)/8, $0x0080800080000080
+GLOBL latParity<>(SB), RODATA|NOPTR, $32
 
 DATA latD01<>+0(SB)/8, $0x0000000100000001
 DATA latD01<>+8(SB)/8, $0x0000000100000001
@@ -313,6 +246,16 @@ DATA latDupW0<>+8(SB)/8, $0x0d0c0d0c09080908
 DATA latDupW0<>+16(SB)/8, $0x0504050401000100
 DATA latDupW0<>+24(SB)/8, $0x0d0c0d0c09080908
 GLOBL latDupW0<>(SB), RODATA|NOPTR, $32
+
+DATA lowB01<>+0(SB)/8, $0x0101010101010101
+DATA lowB01<>+8(SB)/8, $0x0101010101010101
+DATA lowB01<>+16(SB)/8, $0x0101010101010101
+DATA lowB01<>+24(SB)/8, $0x0101010101010101
+DATA lowB01<>+32(SB)/8, $0x0101010101010101
+DATA lowB01<>+40(SB)/8, $0x0101010101010101
+DATA lowB01<>+48(SB)/8, $0x0101010101010101
+DATA lowB01<>+56(SB)/8, $0x0101010101010101
+GLOBL lowB01<>(SB), RODATA|NOPTR, $64
 
 DATA latQuarter<>+0(SB)/4, $0x3e800000
 GLOBL latQuarter<>(SB), RODATA|NOPTR, $4

@@ -73,17 +73,23 @@ func latTable(name string) Mem {
 	switch name {
 	case "D01":
 		return rep(0x0000000100000001)
-	case "D7F":
-		return rep(0x0000007F0000007F)
 	case "D700":
 		return rep(0x0000070000000700)
+	case "F0", "F1", "F2", "F3":
+		// IQ3_XXS's sign field k, shifted left by k, is byte k.
+		k := name[1] - '0'
+		return rep(0x7F << (8 * k) * 0x0000000100000001)
+	case "Parity":
+		// VPSHUFB: 0x80 for the nibbles of odd parity.
+		b := make([]byte, 32)
+		for i := range b {
+			b[i] = byte(bits.OnesCount(uint(i%16))&1) << 7
+		}
+		return bytesTable("latParity", b)
 	case "W01":
 		return rep(0x0001000100010001)
 	case "W07":
 		return rep(0x0007000700070007)
-	case "Cnt7":
-		// dword shifts that bring IQ3_XXS's sign field k to bit 0.
-		return dwordsTable("latCnt7", []uint32{0, 7, 14, 21, 0, 0, 0, 0})
 	case "Cnt3":
 		// dword shifts that bring the index bits of group g of IQ1_S's
 		// sub-block 2p+h (qh word h of the dword) to bit 0.
@@ -142,23 +148,6 @@ func shufPattern(src func(lane, i int) int) []byte {
 // latFloat is a one-float32 table: the final power-of-two factor.
 func latFloat(name string, bits uint32) Mem { return table32("lat"+name, bits) }
 
-// iq3xxsSigns is ksigns as VPSIGNB operands: entry s (8 bytes) for the
-// 7-bit field s, byte e −1 where bit e of s, with bit 7 the parity of s
-// (the eighth sign makes the count of minus signs even), is set, else 1.
-func iq3xxsSigns() Mem {
-	b := make([]byte, 128*8)
-	for s := 0; s < 128; s++ {
-		full := s | (bits.OnesCount(uint(s))&1)<<7
-		for e := 0; e < 8; e++ {
-			b[8*s+e] = 1
-			if full>>e&1 != 0 {
-				b[8*s+e] = 0xFF
-			}
-		}
-	}
-	return bytesTable("iq3xxsSigns", b)
-}
-
 // latFactor leaves d·y.d in all lanes of Y register dst, the block's
 // fp16 d in the low word of X register h (t scratch).
 func latFactor(h, dst Register) {
@@ -191,22 +180,25 @@ func latEnd(t *latticeType, isum Register, fname string, fbits uint32) {
 // weights, RDI the activations, RCX the count; Y0 the float sums; R13 the
 // grid.
 
-// iq3xxsAVX2: per sub-block the grid's eight dwords (VPGATHERDD), the four
-// sign fields' ksigns entries (VPGATHERDQ from iq3xxsSigns, R12) applied
-// to the activations, VPMADDUBSW, and VPMADDWD with the scale 2s+1 as a
-// word pair, broadcast from the eight parked on the stack. Two int32
-// accumulators (Y1, Y2) alternate so that neighbouring sub-blocks do not
-// wait for each other; X14, X15 the field mask and shifts.
+// iq3xxsAVX2: per sub-block the grid's eight dwords (VPGATHERDD), the
+// four sign bytes spread to the activations with VPSIGNB, VPMADDUBSW,
+// and VPMADDWD with the scale 2s+1 as a word pair. The scales and the 32
+// sign bytes of a super-block are made at once and parked on the stack,
+// to be broadcast a sub-block at a time. Two int32 accumulators (Y1, Y2)
+// alternate so that neighbouring sub-blocks do not wait for each other.
+// (A second gather per sub-block, of ksigns as byte masks, in place of
+// the sign bytes made in registers, measured 5% slower.)
 func iq3xxsAVX2() {
-	stack := c.AllocLocal(32)
+	stack := c.AllocLocal(64)
+	signs := stack.Offset(32)
 	loadArgs("w x nb", RSI, RDI, RCX)
 	c.LEAQ(quantVar("iq3xxsGrid"), R13)
-	c.LEAQ(iq3xxsSigns(), R12)
-	c.VMOVDQU(latTable("Cnt7").Offset(0), X15)
-	c.VMOVDQU(latTable("D7F").Offset(0), X14)
+	c.VMOVDQU(lowTable("bitsel"), Y15)
+	c.VMOVDQU(bytesTable("spread4", spreadBytes()), Y14)
 	zero(Y0)
 	label("loop")
 	c.VMOVDQU(mem(RSI, 66), Y4)
+	iq3xxsSignBytes(Y4, signs)
 	c.VPSRLD(U8(28), Y4, Y4)
 	c.VPADDD(Y4, Y4, Y4)
 	c.VPOR(latTable("D01"), Y4, Y4)
@@ -219,11 +211,11 @@ func iq3xxsAVX2() {
 		c.VPMOVZXBD(mem(RSI, 2+8*b), Y10)
 		c.VPCMPEQD(Y12, Y12, Y12)
 		c.VPGATHERDD(Y12, memx(R13, 0, Y10, 4), Y11)
-		c.VPBROADCASTD(mem(RSI, 66+4*b), X10)
-		c.VPSRLVD(X15, X10, X10)
-		c.VPAND(X14, X10, X10)
-		c.VPCMPEQD(Y13, Y13, Y13)
-		c.VPGATHERDQ(Y13, memx(R12, 0, X10, 8), Y9)
+		c.VPBROADCASTD(signs.Offset(4*b), Y9)
+		c.VPSHUFB(Y14, Y9, Y9)
+		c.VPAND(Y15, Y9, Y9)
+		c.VPCMPEQB(Y15, Y9, Y9)
+		c.VPOR(lowTable("b01"), Y9, Y9)
 		c.VMOVDQU(mem(RDI, 4+32*b), Y8)
 		c.VPSIGNB(Y9, Y8, Y8)
 		c.VPMADDUBSW(Y8, Y11, Y11)
@@ -235,6 +227,30 @@ func iq3xxsAVX2() {
 	latLoad(0, X4)
 	latFactor(X4, Y10)
 	latEnd(latIQ3XXS, Y1, "Quarter", 0x3E800000)
+}
+
+// iq3xxsSignBytes stores at dst the 32 sign bytes (ksigns) of the
+// super-block whose eight sign-and-scale words are in aux: field k of
+// word b, bits 7k..7k+6, shifted to byte k, and bit 7 set to its parity
+// (VPSHUFB of a nibble parity table, low and high nibble). Y5-Y7
+// scratch.
+func iq3xxsSignBytes(aux Register, dst Mem) {
+	c.VPAND(latTable("F0"), aux, Y5)
+	for k := 1; k < 4; k++ {
+		c.VPSLLD(U8(k), aux, Y6)
+		c.VPAND(latTable([]string{"", "F1", "F2", "F3"}[k]), Y6, Y6)
+		c.VPOR(Y6, Y5, Y5)
+	}
+	c.VPSRLW(U8(4), Y5, Y6)
+	c.VPAND(lowTable("b0f"), Y6, Y6)
+	c.VPAND(lowTable("b0f"), Y5, Y7)
+	c.VBROADCASTI128(latTable("Parity"), Y4)
+	c.VPSHUFB(Y6, Y4, Y6)
+	c.VPSHUFB(Y7, Y4, Y7)
+	c.VPXOR(Y7, Y6, Y6)
+	c.VPOR(Y6, Y5, Y5)
+	c.VMOVDQU(Y5, dst)
+	c.VMOVDQU(mem(RSI, 66), aux)
 }
 
 // iq1Indexes leaves the grid indexes of sub-blocks 2p and 2p+1 (four
