@@ -6,3 +6,6 @@ package quant
 
 //go:noescape
 func dotIQ1_MAVX2Asm(w *byte, x *byte, nb int) float32
+
+//go:noescape
+func dotIQ1_MVNNIAsm(w *byte, x *byte, nb int) float32

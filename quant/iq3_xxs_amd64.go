@@ -6,3 +6,6 @@ package quant
 
 //go:noescape
 func dotIQ3_XXSAVX2Asm(w *byte, x *byte, nb int) float32
+
+//go:noescape
+func dotIQ3_XXSVNNIAsm(w *byte, x *byte, nb int) float32

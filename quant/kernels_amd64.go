@@ -46,8 +46,11 @@ var dotVariants = []dotVariant{
 	{IQ3_S, cpu.AVX2, "avx2", dotIQ3_SAVX2Asm},
 	{IQ3_S, cpu.AVX512VNNI, "avx512vnni", dotIQ3_SVNNIAsm},
 	{IQ3_XXS, cpu.AVX2, "avx2", dotIQ3_XXSAVX2Asm},
+	{IQ3_XXS, cpu.AVX512VNNI, "avx512vnni", dotIQ3_XXSVNNIAsm},
 	{IQ1_S, cpu.AVX2, "avx2", dotIQ1_SAVX2Asm},
+	{IQ1_S, cpu.AVX512VNNI, "avx512vnni", dotIQ1_SVNNIAsm},
 	{IQ1_M, cpu.AVX2, "avx2", dotIQ1_MAVX2Asm},
+	{IQ1_M, cpu.AVX512VNNI, "avx512vnni", dotIQ1_MVNNIAsm},
 }
 
 // quantizeQ8_0 is quantQ8_0, with AVX-512 when the CPU has it.

@@ -53,12 +53,14 @@ var (
 // dotLattice emits dot<T><W>Asm(w, x *byte, nb int) float32.
 func dotLattice(t *latticeType, w width) {
 	text("dot"+t.name+w.suffix()+"Asm", NOSPLIT, "func(w, x *byte, nb int) float32")
-	switch t {
-	case latIQ3XXS:
+	switch {
+	case w != avx2:
+		latVNNI(t)
+	case t == latIQ3XXS:
 		iq3xxsAVX2()
-	case latIQ1S:
+	case t == latIQ1S:
 		iq1sAVX2()
-	case latIQ1M:
+	case t == latIQ1M:
 		iq1mAVX2()
 	}
 }
@@ -90,6 +92,22 @@ func latTable(name string) Mem {
 		return rep(0x0001000100010001)
 	case "W07":
 		return rep(0x0007000700070007)
+	case "Rot3":
+		// VPROLVD counts that take the index bits of IQ1_S's group g
+		// of sub-block 2p+h to bits 8-10: rotate by 8−16h−3g.
+		return dwordsTable("latRot3", rotCounts(func(i int) int { return 16*(i/4) + 3*(i%4) }))
+	case "Rot4":
+		// The same for IQ1_M's nibble i: 8−4i.
+		return dwordsTable("latRot4", rotCounts(func(i int) int { return 4 * i }))
+	case "NegBitD":
+		// VPTESTMD bits of IQ1_M's δ signs: the sign of group q (bit
+		// 3+4q of the chunk's qh dword) in dwords 2q and 2q+1, the
+		// lanes of its eight bytes.
+		d := make([]uint32, 16)
+		for i := range d {
+			d[i] = 1 << (3 + 4*(i/2))
+		}
+		return dwordsTable("latNegBitD", d)
 	case "Cnt3":
 		// dword shifts that bring the index bits of group g of IQ1_S's
 		// sub-block 2p+h (qh word h of the dword) to bit 0.
@@ -133,6 +151,15 @@ func latTable(name string) Mem {
 		return wordsTable("latNib16", []uint16{1, 16, 256, 4096, 0, 0, 0, 0})
 	}
 	panic("latTable: " + name)
+}
+
+// rotCounts is eight VPROLVD counts taking bit at(i) of dword i to bit 8.
+func rotCounts(at func(i int) int) []uint32 {
+	d := make([]uint32, 8)
+	for i := range d {
+		d[i] = uint32(8-at(i)) & 31
+	}
+	return d
 }
 
 // shufPattern is a 32-byte VPSHUFB pattern: byte i of 128-bit lane l
@@ -335,18 +362,7 @@ func iq1mAVX2() {
 	c.VMOVDQU(latTable("NegBit"), Y15)
 	zero(Y0)
 	label("loop")
-	// Scale s of half h: bits 3(h%4) of word h/4. Dwords: halves 0-7 in
-	// Y5, 8-15 in Y6, packed to words in half order.
-	c.VPBROADCASTQ(mem(RSI, 48), Y4)
-	c.VPSHUFB(latTable("ScA"), Y4, Y5)
-	c.VPSHUFB(latTable("ScB"), Y4, Y6)
-	c.VPSRLVD(latTable("CntSc"), Y5, Y5)
-	c.VPSRLVD(latTable("CntSc"), Y6, Y6)
-	c.VPACKUSDW(Y6, Y5, Y5)
-	c.VPERMQ(U8(0xD8), Y5, Y5)
-	c.VPAND(latTable("W07"), Y5, Y5)
-	c.VPADDW(Y5, Y5, Y5)
-	c.VPOR(latTable("W01"), Y5, Y5)
+	iq1mScales()
 	c.VPMADDWD(mem(RDI, 260), Y5, Y3)
 	c.VEXTRACTI128(U8(1), Y5, X6)
 	c.VPACKUSWB(X6, X5, X14)
@@ -376,14 +392,36 @@ func iq1mAVX2() {
 	c.VPMADDWD(Y4, Y2, Y2)
 	c.VPADDD(Y2, Y2, Y2)
 	c.VPSUBD(Y2, Y1, Y1)
-	// d: the top nibbles of the scale words, put together as fp16 bits.
-	c.VMOVQ(mem(RSI, 48), X4)
-	c.VPSRLW(U8(12), X4, X4)
-	c.VPMADDWD(latTable("Nib16").Offset(0), X4, X4)
-	c.VPSHUFD(U8(1), X4, X5)
-	c.VPADDD(X5, X4, X4)
+	iq1mScale(X4)
 	latFactor(X4, Y10)
 	latEnd(latIQ1M, Y1, "Eighth", 0x3E000000)
+}
+
+// iq1mScales leaves the sixteen half sub-block scales ls = 2s+1 of the
+// IQ1_M super-block as words in Y5, in half order (Y4, Y6 scratch): s of
+// half h is bits 3(h%4) of scale word h/4; halves 0-7 go to the dwords
+// of Y5, 8-15 to Y6, and are packed together.
+func iq1mScales() {
+	c.VPBROADCASTQ(mem(RSI, 48), Y4)
+	c.VPSHUFB(latTable("ScA"), Y4, Y5)
+	c.VPSHUFB(latTable("ScB"), Y4, Y6)
+	c.VPSRLVD(latTable("CntSc"), Y5, Y5)
+	c.VPSRLVD(latTable("CntSc"), Y6, Y6)
+	c.VPACKUSDW(Y6, Y5, Y5)
+	c.VPERMQ(U8(0xD8), Y5, Y5)
+	c.VPAND(latTable("W07"), Y5, Y5)
+	c.VPADDW(Y5, Y5, Y5)
+	c.VPOR(latTable("W01"), Y5, Y5)
+}
+
+// iq1mScale leaves IQ1_M's fp16 d in the low word of X register h: the
+// top nibbles of the scale words (through X5), put together.
+func iq1mScale(h Register) {
+	c.VMOVQ(mem(RSI, 48), h)
+	c.VPSRLW(U8(12), h, h)
+	c.VPMADDWD(latTable("Nib16").Offset(0), h, h)
+	c.VPSHUFD(U8(1), h, X5)
+	c.VPADDD(X5, h, h)
 }
 
 // iq1mLsIdx is the VPSHUFB pattern per sub-block b that takes half 2b's
@@ -395,4 +433,201 @@ func iq1mLsIdx() Mem {
 		b[i] = byte(2*sb + lane)
 	}
 	return bytesTable("iq1mLsIdx", b)
+}
+
+// ---------------------------------------------------------------------
+// AVX-512 VNNI: a Z register is a chunk of 64 elements, sub-blocks 2j and
+// 2j+1 (IQ1_M: half sub-blocks 4j..4j+3 in its 128-bit lanes), one gather
+// per chunk (sixteen dwords, or eight qwords). Z0 (IQ3_XXS) or Y0 (IQ1)
+// the float sums, Z12-Z15 the VPERMD indexes that spread chunk j's
+// scales over its lanes, Z26 and Z27 the int32 sums of a super-block,
+// Z29-Z31 constants, K2 the gathers' mask (from K3, which nothing writes:
+// KXNORW of it is all ones).
+//
+// VNNI has no VPSIGNB, so the signs go another way. IQ3_XXS's become a
+// mask register, its bits the ksigns bytes as the AVX2 kernel makes them,
+// for a masked VPSUBB from zero. IQ1's grid bytes g are mapped by VPSHUFB
+// to the unsigned ls·(g+1) (−1, 0x_FF, indexes nothing and gives 0; 0 and
+// 1 take the scale and twice the scale from the chunk's table), which
+// VPDPBUSD meets with the activations as they are; the ls·Σ y that the
+// +1 adds is taken off through the block sums (IQ1_S's coefficient
+// ls·(σ−8) folds it in with the offset). IQ1_M's offsets are Σ ls·Σ y
+// (the block sums) less twice the sums of the groups whose δ is −1/8, a
+// VPDPBUSD of the scales masked to their dwords.
+
+func latVNNI(t *latticeType) {
+	stack := c.AllocLocal(64)
+	loadArgs("w x nb", RSI, RDI, RCX)
+	grid := "iq1sGrid"
+	idx := dwordsTable("latIdxSub", spreadIdx[uint32](64, 16, 2, 8))
+	switch t {
+	case latIQ3XXS:
+		grid = "iq3xxsGrid"
+		zero(Z31)
+	case latIQ1M:
+		idx = dwordsTable("latIdxHalf", spreadIdx[uint32](64, 16, 4, 4))
+		c.VMOVDQU64(latTable("Rot4"), Y29)
+		zero(Z31)
+	default:
+		c.VMOVDQU64(latTable("Rot3"), Y29)
+	}
+	c.LEAQ(quantVar(grid), R13)
+	for j := 0; j < 4; j++ {
+		c.VMOVDQU64(idx.Offset(64*j), zr(12+j))
+	}
+	c.VMOVDQU64(latTable("D700"), Y30)
+	zero(Z0)
+	label("loop")
+	switch t {
+	case latIQ3XXS:
+		iq3xxsVNNI(stack)
+	case latIQ1S:
+		iq1sVNNI()
+	case latIQ1M:
+		iq1mVNNI()
+	}
+	nextSuper(t.wb)
+	fold512(Z0, Y1)
+	hsum(Y0, X1)
+	c.VMULSS(latFloat(map[bool]string{true: "Quarter", false: "Eighth"}[t == latIQ3XXS],
+		map[bool]uint32{true: 0x3E800000, false: 0x3E000000}[t == latIQ3XXS]), X0, X0)
+	retFloat()
+}
+
+// iq3xxsVNNI adds an IQ3_XXS super-block to Z0: per chunk the gathered
+// magnitudes, the activations negated under the chunk's 64 sign bits
+// (K1, from the sign bytes parked at stack+32), VPMADDUBSW, and
+// VPDPWSSD with the two sub-blocks' 2s+1 as word pairs.
+func iq3xxsVNNI(stack Mem) {
+	signs := stack.Offset(32)
+	c.VMOVDQU(mem(RSI, 66), Y4)
+	iq3xxsSignBytes(Y4, signs)
+	c.VPSRLD(U8(28), Y4, Y4)
+	c.VPADDD(Y4, Y4, Y4)
+	c.VPOR(latTable("D01"), Y4, Y4)
+	c.VPSHUFB(latTable("DupW0"), Y4, Y4)
+	for j := 0; j < 4; j++ {
+		c.VPMOVZXBD(mem(RSI, 2+16*j), Z8)
+		c.KXNORW(K3, K3, K2)
+		c.VPGATHERDD(memx(R13, 0, Z8, 4), K2, Z9)
+		c.KMOVQ(signs.Offset(8*j), K1)
+		c.VMOVDQU64(mem(RDI, 4+64*j), Z10)
+		c.VPSUBB(Z10, Z31, K1, Z10)
+		c.VPMADDUBSW(Z10, Z9, Z10)
+		c.VPERMD(Z4, zr(12+j), Z11)
+		if j == 0 {
+			c.VPMADDWD(Z11, Z10, Z26)
+		} else {
+			VPDPWSSD(Z11, Z10, Z26)
+		}
+	}
+	c.VCVTDQ2PS(Z26, Z26)
+	latLoad(0, X5)
+	c.VCVTPH2PS(X5, X5)
+	c.VMULSS(mem(RDI, 0), X5, X5)
+	c.VBROADCASTSS(X5, Z5)
+	c.VFMADD231PS(Z5, Z26, Z0)
+}
+
+// iq1VNNIIndexes leaves chunk j's eight grid indexes in Y9: the qs bytes
+// at row+qs, the top bits from the dword qh (a register or memory),
+// rotated by Y29 to bits 8-10 and merged (VPTERNLOGD: qs | rot & 0x700,
+// Y30).
+func iq1VNNIIndexes(qs int, qh Op) {
+	c.VPMOVZXBD(mem(RSI, qs), Y8)
+	if m, ok := qh.(Mem); ok {
+		c.VPBROADCASTD(m, Y9)
+		qh = Y9
+	}
+	c.VPROLVD(Y29, qh, Y9)
+	c.VPTERNLOGD(U8(0xEC), Y30, Y8, Y9)
+}
+
+// iq1VNNIChunk gathers chunk j's grid points (indexes in Y9) into Z10,
+// maps them through the chunk's table (its scale dwords spread from Z5)
+// to ls·(g+1) in Z11, and adds their products with the activations to
+// Z26.
+func iq1VNNIChunk(j int) {
+	c.KXNORW(K3, K3, K2)
+	c.VPGATHERDQ(memx(R13, 0, Y9, 8), K2, Z10)
+	c.VPERMD(Z5, zr(12+j), Z16)
+	c.VPSHUFB(Z10, Z16, Z11)
+	VPDPBUSD(mem(RDI, 4+64*j), Z11, Z26)
+}
+
+// iq1Table turns the scales ls (dwords in v) into the VPSHUFB table
+// ls | 2ls<<8 (t scratch).
+func iq1Table(v, t Register) {
+	c.VPSLLD(U8(9), v, t)
+	c.VPORD(t, v, v)
+}
+
+// iq1Total adds Z26 (its two halves) and the block-sum terms in Y3 as
+// floats times d·y.d (Y5) to Y0.
+func iq1Total() {
+	c.VEXTRACTI64X4(U8(1), Z26, Y6)
+	c.VPADDD(Y6, Y26, Y26)
+	c.VPADDD(Y3, Y26, Y26)
+	c.VCVTDQ2PS(Y26, Y26)
+	c.VFMADD231PS(Y5, Y26, Y0)
+}
+
+// iq1sVNNI adds an IQ1_S super-block to Y0. Y3: per sub-block b,
+// ls·(σ−8)·Σ y (the block sums against the coefficient words).
+func iq1sVNNI() {
+	c.VMOVDQU(mem(RSI, 34), X4)
+	c.VPSRLW(U8(12), X4, X5)
+	c.VPAND(latTable("W07").Offset(0), X5, X5)
+	c.VPADDW(X5, X5, X5)
+	c.VPOR(latTable("W01").Offset(0), X5, X5)
+	// σ−8: −7, or −9 where bit 15 is set.
+	c.VPSRAW(U8(15), X4, X6)
+	c.VPADDW(X6, X6, X6)
+	c.VPSUBW(latTable("W07").Offset(0), X6, X6)
+	c.VPMULLW(X5, X6, X6)
+	c.VPMOVZXWD(X6, Y6)
+	c.VPSHUFB(latTable("DupW0"), Y6, Y6)
+	c.VPMADDWD(mem(RDI, 260), Y6, Y3)
+	c.VPMOVZXWD(X5, Y5)
+	iq1Table(Y5, Y6)
+	for j := 0; j < 4; j++ {
+		iq1VNNIIndexes(2+8*j, mem(RSI, 34+4*j))
+		if j == 0 {
+			zero(Z26)
+		}
+		iq1VNNIChunk(j)
+	}
+	c.VPSLLD(U8(3), Z26, Z26)
+	latLoad(0, X4)
+	latFactor(X4, Y5)
+	iq1Total()
+}
+
+// iq1mVNNI adds an IQ1_M super-block to Y0: the sixteen half scales as in
+// the AVX2 kernel, as dwords in Z5 for the tables; Y3 −7·Σ ls·Σ y; the
+// negative offsets' sums in Z27 (K1 from VPTESTMD of the chunk's qh
+// dword against NegBitD).
+func iq1mVNNI() {
+	iq1mScales()
+	c.VPMADDWD(mem(RDI, 260), Y5, Y3)
+	c.VPSLLD(U8(3), Y3, Y4)
+	c.VPSUBD(Y4, Y3, Y3)
+	c.VPMOVZXWD(Y5, Z5)
+	iq1Table(Z5, Z6)
+	zero(Z26)
+	zero(Z27)
+	for j := 0; j < 4; j++ {
+		c.VPBROADCASTD(mem(RSI, 32+4*j), Z17)
+		c.VPTESTMD(latTable("NegBitD"), Z17, K1)
+		iq1VNNIIndexes(8*j, Y17)
+		iq1VNNIChunk(j)
+		c.VPSHUFB(Z31, Z16, Z18)
+		VPDPBUSDMask(mem(RDI, 4+64*j), Z18, K1, Z27)
+	}
+	c.VPSLLD(U8(3), Z26, Z26)
+	c.VPADDD(Z27, Z27, Z27)
+	c.VPSUBD(Z27, Z26, Z26)
+	iq1mScale(X4)
+	latFactor(X4, Y5)
+	iq1Total()
 }
