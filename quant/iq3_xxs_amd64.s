@@ -30,13 +30,12 @@ loop:
 	VPSRLW         $0x04, Y5, Y6
 	VPAND          lowB0F<>+0(SB), Y6, Y6
 	VPAND          lowB0F<>+0(SB), Y5, Y7
-	VBROADCASTI128 latParity<>+0(SB), Y4
-	VPSHUFB        Y6, Y4, Y6
-	VPSHUFB        Y7, Y4, Y7
+	VBROADCASTI128 latParity<>+0(SB), Y8
+	VPSHUFB        Y6, Y8, Y6
+	VPSHUFB        Y7, Y8, Y7
 	VPXOR          Y7, Y6, Y6
 	VPOR           Y6, Y5, Y5
 	VMOVDQU        Y5, 32(SP)
-	VMOVDQU        66(SI), Y4
 	VPSRLD         $0x1c, Y4, Y4
 	VPADDD         Y4, Y4, Y4
 	VPOR           latD01<>+0(SB), Y4, Y4
@@ -290,13 +289,12 @@ loop:
 	VPSRLW         $0x04, Y5, Y6
 	VPAND          lowB0F<>+0(SB), Y6, Y6
 	VPAND          lowB0F<>+0(SB), Y5, Y7
-	VBROADCASTI128 latParity<>+0(SB), Y4
-	VPSHUFB        Y6, Y4, Y6
-	VPSHUFB        Y7, Y4, Y7
+	VBROADCASTI128 latParity<>+0(SB), Y8
+	VPSHUFB        Y6, Y8, Y6
+	VPSHUFB        Y7, Y8, Y7
 	VPXOR          Y7, Y6, Y6
 	VPOR           Y6, Y5, Y5
 	VMOVDQU        Y5, 32(SP)
-	VMOVDQU        66(SI), Y4
 	VPSRLD         $0x1c, Y4, Y4
 	VPADDD         Y4, Y4, Y4
 	VPOR           latD01<>+0(SB), Y4, Y4

@@ -12,15 +12,15 @@ import (
 // float32 d at 0, qs[256] at 4, int16 bsums[16] at 260), 256 elements a
 // block, eight sub-blocks of 32:
 //
-//	IQ3_XXS (98 B) fp16 d at 0; qs[64] at 2, one index into the
-//	               [256]uint32 iq3xxsGrid a four elements; at 66 a
-//	               uint32 a sub-block: four 7-bit sign fields (ggml's
+//	IQ3_XXS (98 B) fp16 d at 0; qs[64] at 2, an index into the
+//	               [256]uint32 iq3xxsGrid per four elements; at 66 a
+//	               uint32 per sub-block: four 7-bit sign fields (ggml's
 //	               ksigns adds the parity bit), the scale in bits 28-31
 //	IQ1_S   (50 B) fp16 d at 0; qs[32] at 2, the low eight bits of an
-//	               index into the [2048]uint64 iq1sGrid a group of eight;
-//	               at 34 a uint16 a sub-block: bits 3g..3g+2 the index's
-//	               top bits of group g, bits 12-14 the scale, bit 15 the
-//	               sign of the offset δ = ±1/8
+//	               index into the [2048]uint64 iq1sGrid per group of
+//	               eight; at 34 a uint16 per sub-block: bits 3g..3g+2 the
+//	               index's top bits of group g, bits 12-14 the scale,
+//	               bit 15 the sign of the offset δ = ±1/8
 //	IQ1_M   (56 B) qs[32] at 0 as IQ1_S's; qh[16] at 32: per group a
 //	               nibble, the index's top three bits and the sign of its
 //	               δ; sc[4] uint16 at 48: a 3-bit scale per half
@@ -28,17 +28,20 @@ import (
 //
 // The grids are package quant's own tables, read in place by gathers
 // (·iq3xxsGrid, ·iq1sGrid): a group's point is one entry, so one gather
-// fetches a sub-block's worth (eight dwords, or four qwords). IQ3_XXS's
-// points are magnitudes 4..62, met with VPMADDUBSW as unsigned bytes;
-// IQ1's are −1, 0 or 1, and VPSIGNB by them is the product itself. Every
-// sign goes to the activations with VPSIGNB, exact because Q8_K never
-// holds −128.
+// fetches a register's worth of points (AVX2 a sub-block, AVX-512 two).
+// The grids are too large for any register lookup, and on Intel the
+// gathers cost about half of each kernel's time. IQ3_XXS's points are
+// magnitudes 4..62, met with VPMADDUBSW as unsigned bytes, its signs
+// applied to the activations (VPSIGNB, or a masked VPSUBB from zero),
+// which is exact because Q8_K never holds −128. IQ1's points are −1, 0
+// or 1: AVX2 signs the activations by them (VPSIGNB is the product
+// itself), AVX-512 maps them to unsigned bytes (latVNNI).
 //
 // As in the Go twins the sums are exact int32 per super-block; IQ1 sums
 // 8·Σ ls·Σ grid·y + Σ ls·±Σ y (the offset's eighth taken out, so the
-// whole stays an integer) and multiplies the total by 1/8 at the end,
-// IQ3_XXS its total by 1/4: a power of two, the same rounding as the
-// twins' factor inside.
+// whole stays an integer) and multiplies the row's total by 1/8 at the
+// end, IQ3_XXS its total by 1/4 as the twin does: powers of two, which
+// round nothing short of overflow or subnormals.
 type latticeType struct {
 	name string
 	wb   int // bytes per super-block
@@ -172,11 +175,17 @@ func shufPattern(src func(lane, i int) int) []byte {
 	return b
 }
 
-// latFloat is a one-float32 table: the final power-of-two factor.
-func latFloat(name string, bits uint32) Mem { return table32("lat"+name, bits) }
+// final is the factor of the row's total: IQ3_XXS's 1/4, IQ1's 1/8 (a
+// one-float32 table).
+func (t *latticeType) final() Mem {
+	if t == latIQ3XXS {
+		return table32("latQuarter", 0x3E800000)
+	}
+	return table32("latEighth", 0x3E000000)
+}
 
 // latFactor leaves d·y.d in all lanes of Y register dst, the block's
-// fp16 d in the low word of X register h (t scratch).
+// fp16 d in the low word of X register h.
 func latFactor(h, dst Register) {
 	x := asX(dst)
 	c.VCVTPH2PS(h, x)
@@ -184,21 +193,22 @@ func latFactor(h, dst Register) {
 	c.VBROADCASTSS(x, dst)
 }
 
-// latLoad loads the fp16 d at row+off into the low word of X register h.
-func latLoad(off int, h Register) {
-	c.MOVWLZX(mem(RSI, off), EAX)
+// latLoad loads the fp16 d at the start of the block (IQ3_XXS, IQ1_S)
+// into the low word of X register h.
+func latLoad(h Register) {
+	c.MOVWLZX(mem(RSI, 0), EAX)
 	c.VMOVD(EAX, h)
 }
 
 // latEnd closes the super-block loop: the exact sum isum (dwords) times
-// d·y.d into Y0, the next blocks; after the loop, Y0's sum times the
-// final factor (fbits, float32) is the result.
-func latEnd(t *latticeType, isum Register, fname string, fbits uint32) {
+// d·y.d (Y10) into Y0, the next blocks; after the loop, Y0's sum times
+// the final factor is the result.
+func latEnd(t *latticeType, isum Register) {
 	c.VCVTDQ2PS(isum, isum)
 	c.VFMADD231PS(Y10, isum, Y0)
 	nextSuper(t.wb)
 	hsum(Y0, X1)
-	c.VMULSS(latFloat(fname, fbits), X0, X0)
+	c.VMULSS(t.final(), X0, X0)
 	retFloat()
 }
 
@@ -251,15 +261,15 @@ func iq3xxsAVX2() {
 		c.VPADDD(Y11, isum, isum)
 	}
 	c.VPADDD(Y2, Y1, Y1)
-	latLoad(0, X4)
+	latLoad(X4)
 	latFactor(X4, Y10)
-	latEnd(latIQ3XXS, Y1, "Quarter", 0x3E800000)
+	latEnd(latIQ3XXS, Y1)
 }
 
 // iq3xxsSignBytes stores at dst the 32 sign bytes (ksigns) of the
 // super-block whose eight sign-and-scale words are in aux: field k of
 // word b, bits 7k..7k+6, shifted to byte k, and bit 7 set to its parity
-// (VPSHUFB of a nibble parity table, low and high nibble). Y5-Y7
+// (VPSHUFB of a nibble parity table, low and high nibble). Y5-Y8
 // scratch.
 func iq3xxsSignBytes(aux Register, dst Mem) {
 	c.VPAND(latTable("F0"), aux, Y5)
@@ -271,13 +281,12 @@ func iq3xxsSignBytes(aux Register, dst Mem) {
 	c.VPSRLW(U8(4), Y5, Y6)
 	c.VPAND(lowTable("b0f"), Y6, Y6)
 	c.VPAND(lowTable("b0f"), Y5, Y7)
-	c.VBROADCASTI128(latTable("Parity"), Y4)
-	c.VPSHUFB(Y6, Y4, Y6)
-	c.VPSHUFB(Y7, Y4, Y7)
+	c.VBROADCASTI128(latTable("Parity"), Y8)
+	c.VPSHUFB(Y6, Y8, Y6)
+	c.VPSHUFB(Y7, Y8, Y7)
 	c.VPXOR(Y7, Y6, Y6)
 	c.VPOR(Y6, Y5, Y5)
 	c.VMOVDQU(Y5, dst)
-	c.VMOVDQU(mem(RSI, 66), aux)
 }
 
 // iq1Indexes leaves the grid indexes of sub-blocks 2p and 2p+1 (four
@@ -345,9 +354,9 @@ func iq1sAVX2() {
 	c.VPMADDWD(latTable("W01"), Y1, Y1)
 	c.VPSLLD(U8(3), Y1, Y1)
 	c.VPADDD(Y3, Y1, Y1)
-	latLoad(0, X4)
+	latLoad(X4)
 	latFactor(X4, Y10)
-	latEnd(latIQ1S, Y1, "Eighth", 0x3E000000)
+	latEnd(latIQ1S, Y1)
 }
 
 // iq1mAVX2 is iq1sAVX2 with a scale per half sub-block (the 128-bit
@@ -394,7 +403,7 @@ func iq1mAVX2() {
 	c.VPSUBD(Y2, Y1, Y1)
 	iq1mScale(X4)
 	latFactor(X4, Y10)
-	latEnd(latIQ1M, Y1, "Eighth", 0x3E000000)
+	latEnd(latIQ1M, Y1)
 }
 
 // iq1mScales leaves the sixteen half sub-block scales ls = 2s+1 of the
@@ -447,14 +456,17 @@ func iq1mLsIdx() Mem {
 // VNNI has no VPSIGNB, so the signs go another way. IQ3_XXS's become a
 // mask register, its bits the ksigns bytes as the AVX2 kernel makes them,
 // for a masked VPSUBB from zero. IQ1's grid bytes g are mapped by VPSHUFB
-// to the unsigned ls·(g+1) (−1, 0x_FF, indexes nothing and gives 0; 0 and
-// 1 take the scale and twice the scale from the chunk's table), which
+// to the unsigned ls·(g+1) (−1, byte 0xFF, has the top bit that makes
+// VPSHUFB give 0; 0 and 1 take the scale and twice it from the chunk's
+// table), which
 // VPDPBUSD meets with the activations as they are; the ls·Σ y that the
 // +1 adds is taken off through the block sums (IQ1_S's coefficient
 // ls·(σ−8) folds it in with the offset). IQ1_M's offsets are Σ ls·Σ y
 // (the block sums) less twice the sums of the groups whose δ is −1/8, a
 // VPDPBUSD of the scales masked to their dwords.
 
+// latVNNI emits the body of t's VNNI dot product: the constants, then per
+// super-block the type's part (which adds it to Z0 or Y0), then the sum.
 func latVNNI(t *latticeType) {
 	stack := c.AllocLocal(64)
 	loadArgs("w x nb", RSI, RDI, RCX)
@@ -489,8 +501,7 @@ func latVNNI(t *latticeType) {
 	nextSuper(t.wb)
 	fold512(Z0, Y1)
 	hsum(Y0, X1)
-	c.VMULSS(latFloat(map[bool]string{true: "Quarter", false: "Eighth"}[t == latIQ3XXS],
-		map[bool]uint32{true: 0x3E800000, false: 0x3E000000}[t == latIQ3XXS]), X0, X0)
+	c.VMULSS(t.final(), X0, X0)
 	retFloat()
 }
 
@@ -522,7 +533,7 @@ func iq3xxsVNNI(stack Mem) {
 		}
 	}
 	c.VCVTDQ2PS(Z26, Z26)
-	latLoad(0, X5)
+	latLoad(X5)
 	c.VCVTPH2PS(X5, X5)
 	c.VMULSS(mem(RDI, 0), X5, X5)
 	c.VBROADCASTSS(X5, Z5)
@@ -598,7 +609,7 @@ func iq1sVNNI() {
 		iq1VNNIChunk(j)
 	}
 	c.VPSLLD(U8(3), Z26, Z26)
-	latLoad(0, X4)
+	latLoad(X4)
 	latFactor(X4, Y5)
 	iq1Total()
 }
