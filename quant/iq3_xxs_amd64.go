@@ -9,3 +9,6 @@ func dotIQ3_XXSAVX2Asm(w *byte, x *byte, nb int) float32
 
 //go:noescape
 func dotIQ3_XXSVNNIAsm(w *byte, x *byte, nb int) float32
+
+//go:noescape
+func dotIQ3_XXSVBMIAsm(w *byte, x *byte, nb int) float32

@@ -398,3 +398,100 @@ DATA latD700<>+8(SB)/8, $0x0000070000000700
 DATA latD700<>+16(SB)/8, $0x0000070000000700
 DATA latD700<>+24(SB)/8, $0x0000070000000700
 GLOBL latD700<>(SB), RODATA|NOPTR, $32
+
+// func dotIQ3_XXSVBMIAsm(w *byte, x *byte, nb int) float32
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, AVX512_VNNI, F16C, GFNI, SSE
+TEXT ·dotIQ3_XXSVBMIAsm(SB), NOSPLIT, $64-28
+	MOVQ      w+0(FP), SI
+	MOVQ      x+8(FP), DI
+	MOVQ      nb+16(FP), CX
+	VPXORD    Z31, Z31, Z31
+	VMOVDQU64 latFields<>+0(SB), Y28
+	LEAQ      ·iq3xxsGrid+0(SB), R13
+	VMOVDQU64 latIdxSub<>+0(SB), Z12
+	VMOVDQU64 latIdxSub<>+64(SB), Z13
+	VMOVDQU64 latIdxSub<>+128(SB), Z14
+	VMOVDQU64 latIdxSub<>+192(SB), Z15
+	VMOVDQU64 latD700<>+0(SB), Y30
+	VPXORD    Z0, Z0, Z0
+
+loop:
+	VMOVDQU        66(SI), Y4
+	VPMULTISHIFTQB Y4, Y28, Y5
+	VGF2P8AFFINEQB $0x00, latKsigns<>+0(SB), Y5, Y5
+	VMOVDQU        Y5, 32(SP)
+	VPSRLD         $0x1c, Y4, Y4
+	VPADDD         Y4, Y4, Y4
+	VPOR           latD01<>+0(SB), Y4, Y4
+	VPSHUFB        latDupW0<>+0(SB), Y4, Y4
+	VPMOVZXBD      2(SI), Z8
+	KXNORW         K3, K3, K2
+	VPGATHERDD     (R13)(Z8*4), K2, Z9
+	KMOVQ          32(SP), K1
+	VMOVDQU64      4(DI), Z10
+	VPSUBB         Z10, Z31, K1, Z10
+	VPMADDUBSW     Z10, Z9, Z10
+	VPERMD         Z4, Z12, Z11
+	VPMADDWD       Z11, Z10, Z26
+	VPMOVZXBD      18(SI), Z8
+	KXNORW         K3, K3, K2
+	VPGATHERDD     (R13)(Z8*4), K2, Z9
+	KMOVQ          40(SP), K1
+	VMOVDQU64      68(DI), Z10
+	VPSUBB         Z10, Z31, K1, Z10
+	VPMADDUBSW     Z10, Z9, Z10
+	VPERMD         Z4, Z13, Z11
+	VPDPWSSD       Z11, Z10, Z26
+	VPMOVZXBD      34(SI), Z8
+	KXNORW         K3, K3, K2
+	VPGATHERDD     (R13)(Z8*4), K2, Z9
+	KMOVQ          48(SP), K1
+	VMOVDQU64      132(DI), Z10
+	VPSUBB         Z10, Z31, K1, Z10
+	VPMADDUBSW     Z10, Z9, Z10
+	VPERMD         Z4, Z14, Z11
+	VPDPWSSD       Z11, Z10, Z26
+	VPMOVZXBD      50(SI), Z8
+	KXNORW         K3, K3, K2
+	VPGATHERDD     (R13)(Z8*4), K2, Z9
+	KMOVQ          56(SP), K1
+	VMOVDQU64      196(DI), Z10
+	VPSUBB         Z10, Z31, K1, Z10
+	VPMADDUBSW     Z10, Z9, Z10
+	VPERMD         Z4, Z15, Z11
+	VPDPWSSD       Z11, Z10, Z26
+	VCVTDQ2PS      Z26, Z26
+	MOVWLZX        (SI), AX
+	VMOVD          AX, X5
+	VCVTPH2PS      X5, X5
+	VMULSS         (DI), X5, X5
+	VBROADCASTSS   X5, Z5
+	VFMADD231PS    Z5, Z26, Z0
+	ADDQ           $0x00000062, SI
+	ADDQ           $0x00000124, DI
+	DECQ           CX
+	JNZ            loop
+	VEXTRACTF64X4  $0x01, Z0, Y1
+	VADDPS         Y1, Y0, Y0
+	VEXTRACTF128   $0x01, Y0, X1
+	VADDPS         X1, X0, X0
+	VMOVHLPS       X0, X0, X1
+	VADDPS         X1, X0, X0
+	VMOVSHDUP      X0, X1
+	VADDSS         X1, X0, X0
+	VMULSS         latQuarter<>+0(SB), X0, X0
+	VZEROUPPER
+	MOVSS          X0, ret+24(FP)
+	RET
+
+DATA latFields<>+0(SB)/8, $0x352e2720150e0700
+DATA latFields<>+8(SB)/8, $0x352e2720150e0700
+DATA latFields<>+16(SB)/8, $0x352e2720150e0700
+DATA latFields<>+24(SB)/8, $0x352e2720150e0700
+GLOBL latFields<>(SB), RODATA|NOPTR, $32
+
+DATA latKsigns<>+0(SB)/8, $0x010204081020407f
+DATA latKsigns<>+8(SB)/8, $0x010204081020407f
+DATA latKsigns<>+16(SB)/8, $0x010204081020407f
+DATA latKsigns<>+24(SB)/8, $0x010204081020407f
+GLOBL latKsigns<>(SB), RODATA|NOPTR, $32

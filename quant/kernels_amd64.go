@@ -47,6 +47,7 @@ var dotVariants = []dotVariant{
 	{IQ3_S, cpu.AVX512VNNI, "avx512vnni", dotIQ3_SVNNIAsm},
 	{IQ3_XXS, cpu.AVX2, "avx2", dotIQ3_XXSAVX2Asm},
 	{IQ3_XXS, cpu.AVX512VNNI, "avx512vnni", dotIQ3_XXSVNNIAsm},
+	{IQ3_XXS, cpu.AVX512VBMI, "avx512vbmi", dotIQ3_XXSVBMIAsm},
 	{IQ1_S, cpu.AVX2, "avx2", dotIQ1_SAVX2Asm},
 	{IQ1_S, cpu.AVX512VNNI, "avx512vnni", dotIQ1_SVNNIAsm},
 	{IQ1_M, cpu.AVX2, "avx2", dotIQ1_MAVX2Asm},

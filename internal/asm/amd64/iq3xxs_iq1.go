@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"math/bits"
 
 	. "github.com/mmcloughlin/avo/attr"
@@ -58,7 +59,7 @@ func dotLattice(t *latticeType, w width) {
 	text("dot"+t.name+w.suffix()+"Asm", NOSPLIT, "func(w, x *byte, nb int) float32")
 	switch {
 	case w != avx2:
-		latVNNI(t)
+		latVNNI(t, w)
 	case t == latIQ3XXS:
 		iq3xxsAVX2()
 	case t == latIQ1S:
@@ -91,6 +92,18 @@ func latTable(name string) Mem {
 			b[i] = byte(bits.OnesCount(uint(i%16))&1) << 7
 		}
 		return bytesTable("latParity", b)
+	case "Fields":
+		// VPMULTISHIFTQB controls: byte k of a dword pair takes bits
+		// 7k.. of its low dword, byte 4+k bits 32+7k.. of the high one.
+		return bytesTable("latFields", bytes.Repeat([]byte{0, 7, 14, 21, 32, 39, 46, 53}, 4))
+	case "Ksigns":
+		// GF(2) matrix (row of output bit i in byte 7−i): bits 0-6
+		// kept, bit 7 the parity of bits 0-6.
+		m := uint64(0x7F)
+		for i := 0; i < 7; i++ {
+			m |= 1 << i << (8 * (7 - i))
+		}
+		return rep(m)
 	case "W01":
 		return rep(0x0001000100010001)
 	case "W07":
@@ -467,7 +480,7 @@ func iq1mLsIdx() Mem {
 
 // latVNNI emits the body of t's VNNI dot product: the constants, then per
 // super-block the type's part (which adds it to Z0 or Y0), then the sum.
-func latVNNI(t *latticeType) {
+func latVNNI(t *latticeType, w width) {
 	stack := c.AllocLocal(64)
 	loadArgs("w x nb", RSI, RDI, RCX)
 	grid := "iq1sGrid"
@@ -476,6 +489,9 @@ func latVNNI(t *latticeType) {
 	case latIQ3XXS:
 		grid = "iq3xxsGrid"
 		zero(Z31)
+		if w == vbmi {
+			c.VMOVDQU64(latTable("Fields"), Y28)
+		}
 	case latIQ1M:
 		idx = dwordsTable("latIdxHalf", spreadIdx[uint32](64, 16, 4, 4))
 		c.VMOVDQU64(latTable("Rot4"), Y29)
@@ -492,7 +508,7 @@ func latVNNI(t *latticeType) {
 	label("loop")
 	switch t {
 	case latIQ3XXS:
-		iq3xxsVNNI(stack)
+		iq3xxsVNNI(stack, w)
 	case latIQ1S:
 		iq1sVNNI()
 	case latIQ1M:
@@ -508,11 +524,20 @@ func latVNNI(t *latticeType) {
 // iq3xxsVNNI adds an IQ3_XXS super-block to Z0: per chunk the gathered
 // magnitudes, the activations negated under the chunk's 64 sign bits
 // (K1, from the sign bytes parked at stack+32), VPMADDUBSW, and
-// VPDPWSSD with the two sub-blocks' 2s+1 as word pairs.
-func iq3xxsVNNI(stack Mem) {
+// VPDPWSSD with the two sub-blocks' 2s+1 as word pairs. With VBMI (and
+// GFNI) the sign bytes take two instructions.
+func iq3xxsVNNI(stack Mem, w width) {
 	signs := stack.Offset(32)
 	c.VMOVDQU(mem(RSI, 66), Y4)
-	iq3xxsSignBytes(Y4, signs)
+	if w == vbmi {
+		// Each sign field to a byte of its own (VPMULTISHIFTQB, Y28
+		// Fields), then bit 7 its parity, one GF(2) affine map.
+		c.VPMULTISHIFTQB(Y4, Y28, Y5)
+		VGF2P8AFFINEQB(U8(0), latTable("Ksigns"), Y5, Y5)
+		c.VMOVDQU(Y5, signs)
+	} else {
+		iq3xxsSignBytes(Y4, signs)
+	}
 	c.VPSRLD(U8(28), Y4, Y4)
 	c.VPADDD(Y4, Y4, Y4)
 	c.VPOR(latTable("D01"), Y4, Y4)

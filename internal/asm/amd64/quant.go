@@ -75,7 +75,7 @@ func quantFiles() []outFile {
 			x8Multis(iq3SX8Multi)
 			iq3SX8Multi.emit(8)
 		}},
-		{"iq3_xxs", func() { dotLattice(latIQ3XXS, avx2); dotLattice(latIQ3XXS, vnni) }},
+		{"iq3_xxs", func() { dotLattice(latIQ3XXS, avx2); dotLattice(latIQ3XXS, vnni); dotLattice(latIQ3XXS, vbmi) }},
 		{"iq1_s", func() { dotLattice(latIQ1S, avx2); dotLattice(latIQ1S, vnni) }},
 		{"iq1_m", func() { dotLattice(latIQ1M, avx2); dotLattice(latIQ1M, vnni) }},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
