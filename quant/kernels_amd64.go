@@ -51,6 +51,13 @@ var dotVariants = []dotVariant{
 	{IQ2_XS, cpu.AVX512VNNI, "avx512vnni", dotIQ2_XSVNNIAsm},
 	{IQ2_S, cpu.AVX2, "avx2", dotIQ2_SAVX2Asm},
 	{IQ2_S, cpu.AVX512VNNI, "avx512vnni", dotIQ2_SVNNIAsm},
+	{IQ3_XXS, cpu.AVX2, "avx2", dotIQ3_XXSAVX2Asm},
+	{IQ3_XXS, cpu.AVX512VNNI, "avx512vnni", dotIQ3_XXSVNNIAsm},
+	{IQ3_XXS, cpu.AVX512VBMI, "avx512vbmi", dotIQ3_XXSVBMIAsm},
+	{IQ1_S, cpu.AVX2, "avx2", dotIQ1_SAVX2Asm},
+	{IQ1_S, cpu.AVX512VNNI, "avx512vnni", dotIQ1_SVNNIAsm},
+	{IQ1_M, cpu.AVX2, "avx2", dotIQ1_MAVX2Asm},
+	{IQ1_M, cpu.AVX512VNNI, "avx512vnni", dotIQ1_MVNNIAsm},
 }
 
 // quantizeQ8_0 is quantQ8_0, with AVX-512 when the CPU has it.

@@ -78,6 +78,9 @@ func quantFiles() []outFile {
 		{"iq2_xxs", func() { dotIQ2(iq2XXS, avx2); dotIQ2(iq2XXS, vnni) }},
 		{"iq2_xs", func() { dotIQ2(iq2XS, avx2); dotIQ2(iq2XS, vnni) }},
 		{"iq2_s", func() { dotIQ2(iq2S, avx2); dotIQ2(iq2S, vnni) }},
+		{"iq3_xxs", func() { dotLattice(latIQ3XXS, avx2); dotLattice(latIQ3XXS, vnni); dotLattice(latIQ3XXS, vbmi) }},
+		{"iq1_s", func() { dotLattice(latIQ1S, avx2); dotLattice(latIQ1S, vnni) }},
+		{"iq1_m", func() { dotLattice(latIQ1M, avx2); dotLattice(latIQ1M, vnni) }},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
 	}
 }

@@ -25,6 +25,11 @@ func VPDPBUSD(s, u, acc Op) {
 	raw("AVX512_VNNI", "VPDPBUSD", []Op{s, u, acc}, []Op{s, u, acc}, []Op{acc})
 }
 
+// VPDPBUSDMask is VPDPBUSD into the dwords of acc that mask k selects.
+func VPDPBUSDMask(s, u, k, acc Op) {
+	raw("AVX512_VNNI", "VPDPBUSD", []Op{s, u, k, acc}, []Op{s, u, k, acc}, []Op{acc})
+}
+
 // VPDPBUSDBcast is VPDPBUSD with the signed bytes s a dword in memory
 // broadcast to every lane (EVEX embedded broadcast): no register and no
 // instruction of its own for the broadcast.

@@ -25,6 +25,7 @@ func TestRawInstructions(t *testing.T) {
 		VPDPBUSD(Y1, Y0, Y2)
 		VPDPBUSD(mem(RDI, 2), Y0, Y2)
 		VPDPBUSD(mem(RDI, 0), Z23, Z3)
+		VPDPBUSDMask(mem(RDI, 4), Z18, K1, Z27)
 		VPDPBUSDBcast(mem(RDI, 4), Y24, Y16)
 		VPDPWSSDBcast(mem(R8, 8), Y13, Y17)
 		VPDPWSSD(Z9, Z7, Z12)
@@ -48,7 +49,7 @@ func TestRawInstructions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"VPDPBUSD Z1, Z0, Z2", "VPDPBUSD 2(DI), Y0, Y2", "VPDPBUSD.BCST 4(DI), Y24, Y16", "VPDPWSSD.BCST 8(R8), Y13, Y17", "VPDPWSSD Z9, Z7, Z12", "VGF2P8AFFINEQB $0x00, Z19, Z0, Z0"} {
+	for _, want := range []string{"VPDPBUSD Z1, Z0, Z2", "VPDPBUSD 2(DI), Y0, Y2", "VPDPBUSD 4(DI), Z18, K1, Z27", "VPDPBUSD.BCST 4(DI), Y24, Y16", "VPDPWSSD.BCST 8(R8), Y13, Y17", "VPDPWSSD Z9, Z7, Z12", "VGF2P8AFFINEQB $0x00, Z19, Z0, Z0"} {
 		if !strings.Contains(strings.Join(strings.Fields(string(asm)), " "), want) {
 			t.Errorf("generated assembly lacks %q:\n%s", want, asm)
 		}
