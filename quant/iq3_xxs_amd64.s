@@ -30,7 +30,7 @@ loop:
 	VPSRLW         $0x04, Y5, Y6
 	VPAND          lowB0F<>+0(SB), Y6, Y6
 	VPAND          lowB0F<>+0(SB), Y5, Y7
-	VBROADCASTI128 latParity<>+0(SB), Y8
+	VBROADCASTI128 iq2Parity<>+0(SB), Y8
 	VPSHUFB        Y6, Y8, Y6
 	VPSHUFB        Y7, Y8, Y7
 	VPXOR          Y7, Y6, Y6
@@ -228,11 +228,11 @@ DATA lowB0F<>+48(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA lowB0F<>+56(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL lowB0F<>(SB), RODATA|NOPTR, $64
 
-DATA latParity<>+0(SB)/8, $0x8000008000808000
-DATA latParity<>+8(SB)/8, $0x0080800080000080
-DATA latParity<>+16(SB)/8, $0x8000008000808000
-DATA latParity<>+24(SB)/8, $0x0080800080000080
-GLOBL latParity<>(SB), RODATA|NOPTR, $32
+DATA iq2Parity<>+0(SB)/8, $0x8000008000808000
+DATA iq2Parity<>+8(SB)/8, $0x0080800080000080
+DATA iq2Parity<>+16(SB)/8, $0x8000008000808000
+DATA iq2Parity<>+24(SB)/8, $0x0080800080000080
+GLOBL iq2Parity<>(SB), RODATA|NOPTR, $32
 
 DATA latD01<>+0(SB)/8, $0x0000000100000001
 DATA latD01<>+8(SB)/8, $0x0000000100000001
@@ -289,7 +289,7 @@ loop:
 	VPSRLW         $0x04, Y5, Y6
 	VPAND          lowB0F<>+0(SB), Y6, Y6
 	VPAND          lowB0F<>+0(SB), Y5, Y7
-	VBROADCASTI128 latParity<>+0(SB), Y8
+	VBROADCASTI128 iq2Parity<>+0(SB), Y8
 	VPSHUFB        Y6, Y8, Y6
 	VPSHUFB        Y7, Y8, Y7
 	VPXOR          Y7, Y6, Y6

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"math/bits"
 
 	. "github.com/mmcloughlin/avo/attr"
 	. "github.com/mmcloughlin/avo/operand"
@@ -86,12 +85,8 @@ func latTable(name string) Mem {
 		k := name[1] - '0'
 		return rep(0x7F << (8 * k) * 0x0000000100000001)
 	case "Parity":
-		// VPSHUFB: 0x80 for the nibbles of odd parity.
-		b := make([]byte, 32)
-		for i := range b {
-			b[i] = byte(bits.OnesCount(uint(i%16))&1) << 7
-		}
-		return bytesTable("latParity", b)
+		// VPSHUFB: 0x80 for the nibbles of odd parity; the IQ2 kernels'.
+		return iq2Table("iq2Parity")
 	case "Fields":
 		// VPMULTISHIFTQB controls: byte k of a dword pair takes bits
 		// 7k.. of its low dword, byte 4+k bits 32+7k.. of the high one.
