@@ -899,7 +899,15 @@ func TestLoadCloseHygiene(t *testing.T) {
 	if after.goroutines != before.goroutines || after.fds != before.fds {
 		t.Errorf("goroutines %d → %d, open files %d → %d", before.goroutines, after.goroutines, before.fds, after.fds)
 	}
-	if after.maps > before.maps+4 {
+	// A leak maps something every round; the runtime maps a few areas as
+	// the heap grows, and under the race detector its shadow memory too
+	// (+3 to +5 over 40 rounds at 5873f2f, already), far fewer than the
+	// rounds.
+	slack := 4
+	if raceEnabled {
+		slack = 12
+	}
+	if after.maps > before.maps+slack {
 		t.Errorf("mappings %d → %d", before.maps, after.maps)
 	}
 	if grew := after.rss - before.rss; grew > 16<<20 {
