@@ -580,7 +580,8 @@ func TestLowBitMixes(t *testing.T) {
 		// The lattice types, with an importance matrix, as llama.cpp
 		// d32676d77's llama-quantize made them with -imatrix's matrix of
 		// ones (compared tensor for tensor: all seven on the tiny shape,
-		// 2 query heads per KV head; IQ2_XXS and IQ3_XXS on TinyLlama, 8).
+		// 2 query heads per KV head; IQ2_XXS, IQ2_S, IQ3_XXS and IQ1_S on
+		// TinyLlama, 8).
 		{tiny, "iq3_xxs", map[quant.Type]int{F32: 5, Q5: 1, X3: 8, S3: 3, S2: 4}},
 		{tiny, "iq2_m", map[quant.Type]int{F32: 5, Q5: 1, S3: 5, S2: 10}},
 		{tiny, "iq2_s", map[quant.Type]int{F32: 5, Q5: 1, X2: 10, S3: 5}},
@@ -590,6 +591,7 @@ func TestLowBitMixes(t *testing.T) {
 		{tiny, "iq1_s", map[quant.Type]int{F32: 5, Q2: 3, Q5: 1, XX2: 2, S1: 10}},
 		{tl, "iq3_xxs", map[quant.Type]int{F32: 45, Q4: 22, Q5: 1, X3: 66, S3: 23, S2: 44}},
 		{tl, "iq2_xxs", map[quant.Type]int{F32: 45, Q2: 3, Q4: 22, Q5: 1, XX2: 130}},
+		{tl, "iq2_s", map[quant.Type]int{F32: 45, Q4: 22, Q5: 1, X2: 108, S3: 25}},
 		{tl, "iq1_s", map[quant.Type]int{F32: 45, Q2: 3, Q4: 22, Q5: 1, XX2: 22, S1: 108}},
 		// 128 experts: attn_v takes Q4_K.
 		{mustShape(t, "qwen3-30b-a3b"), "iq2_xxs", map[quant.Type]int{F32: 241, Q2: 7, Q4: 48, Q5: 1, XX2: 282}},
