@@ -34,24 +34,20 @@ func iq1MGroup(b *[iq1_MBytes]byte, ib, g int) (idx uint32, neg bool) {
 	return uint32(b[4*ib+g]) | (h&7)<<8, h&8 != 0
 }
 
-func dequantIQ1_M(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QKK, src, iq1_MBytes) {
-		b := (*[iq1_MBytes]byte)(b)
-		y := (*[QKK]float32)(y)
-		d, sc := iq1MScale(b)
-		for ib := 0; ib < 8; ib++ {
-			s := sc[ib/2] >> (6 * uint(ib%2))
-			dl := [2]float32{d * float32(2*(s&7)+1), d * float32(2*(s>>3&7)+1)}
-			for g := 0; g < 4; g++ {
-				idx, neg := iq1MGroup(b, ib, g)
-				delta := float32(iq1Delta)
-				if neg {
-					delta = -iq1Delta
-				}
-				decodeIQ1(y[32*ib+8*g:], dl[g/2], delta, iq1sGrid[idx])
-			}
-		}
-	}
+// iq1MDequantGroup reads group g (0..31) of an IQ1_M block: its grid
+// point, its half sub-block's scale code s and the sign of its offset.
+func iq1MDequantGroup(b []byte, g int) (grid uint64, s uint32, neg bool) {
+	blk := (*[iq1_MBytes]byte)(b)
+	_, sc := iq1MScale(blk)
+	ib := g / 4
+	idx, neg := iq1MGroup(blk, ib, g%4)
+	return iq1sGrid[idx&2047], sc[ib/2] >> (6*uint(ib%2) + 3*uint(g%4/2)) & 7, neg
+}
+
+// iq1MD is IQ1_M's super-block scale.
+func iq1MD(b []byte) float32 {
+	d, _ := iq1MScale((*[iq1_MBytes]byte)(b))
+	return d
 }
 
 // dotIQ1_M is ggml_vec_dot_iq1_m_q8_K: per super-block, exactly in

@@ -18,24 +18,11 @@ const iq1_SBytes = 2 + QKK/8 + QKK/16
 // every IQ1 lattice element.
 const iq1Delta = 0.125
 
-func dequantIQ1_S(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QKK, src, iq1_SBytes) {
-		b := (*[iq1_SBytes]byte)(b)
-		y := (*[QKK]float32)(y)
-		d := f16At(b[0:])
-		for ib := 0; ib < 8; ib++ {
-			qh := uint32(le16(b[34+2*ib:]))
-			dl := d * float32(2*(qh>>12&7)+1)
-			delta := float32(iq1Delta)
-			if qh&0x8000 != 0 {
-				delta = -iq1Delta
-			}
-			for g := 0; g < 4; g++ {
-				idx := uint32(b[2+4*ib+g]) | (qh>>(3*uint(g))&7)<<8
-				decodeIQ1(y[32*ib+8*g:], dl, delta, iq1sGrid[idx])
-			}
-		}
-	}
+// iq1SGroup reads group g (0..31) of an IQ1_S block: its grid point, its
+// sub-block's scale code s and the sign of its offset (true for −δ).
+func iq1SGroup(b []byte, g int) (grid uint64, s uint32, neg bool) {
+	qh := uint32(le16(b[34+2*(g/4):]))
+	return iq1sGrid[uint32(b[2+g])|(qh>>(3*uint(g%4))&7)<<8], qh >> 12 & 7, qh&0x8000 != 0
 }
 
 // decodeIQ1 writes the eight elements scale·(int8(byte e of grid) +

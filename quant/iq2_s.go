@@ -15,22 +15,11 @@ package quant
 // negated where its sign bit is set. Any bytes form a valid block.
 const iq2_SBytes = 2 + QKK/4 + QKK/16
 
-func dequantIQ2_S(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QKK, src, iq2_SBytes) {
-		b := (*[iq2_SBytes]byte)(b)
-		y := (*[QKK]float32)(y)
-		d := f16At(b[0:])
-		for ib := 0; ib < 8; ib++ {
-			sc := b[74+ib]
-			db := [2]float32{
-				float32(d*(0.5+float32(sc&15))) * 0.25,
-				float32(d*(0.5+float32(sc>>4))) * 0.25,
-			}
-			for g := 0; g < 4; g++ {
-				decodeSigned8(y[32*ib+8*g:], db[g/2], iq2sGrid[iq2SIndex(b, ib, g)], b[34+4*ib+g])
-			}
-		}
-	}
+// iq2SGroup reads group g (0..31) of an IQ2_S block: its grid point, its
+// signs and its half sub-block's scale code s.
+func iq2SGroup(b []byte, g int) (grid uint64, signs uint8, s uint32) {
+	blk := (*[iq2_SBytes]byte)(b)
+	return iq2sGrid[iq2SIndex(blk, g/4, g%4)&1023], blk[34+g], uint32(blk[74+g/4]>>(4*uint(g%4/2))) & 15
 }
 
 // iq2SIndex is the grid index of group g of sub-block ib.

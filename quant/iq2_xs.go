@@ -14,23 +14,11 @@ package quant
 // set. Any bytes form a valid block.
 const iq2_XSBytes = 2 + QKK/4 + QKK/32
 
-func dequantIQ2_XS(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QKK, src, iq2_XSBytes) {
-		b := (*[iq2_XSBytes]byte)(b)
-		y := (*[QKK]float32)(y)
-		d := f16At(b[0:])
-		for ib := 0; ib < 8; ib++ {
-			sc := b[66+ib]
-			db := [2]float32{
-				float32(d*(0.5+float32(sc&15))) * 0.25,
-				float32(d*(0.5+float32(sc>>4))) * 0.25,
-			}
-			for g := 0; g < 4; g++ {
-				q := uint32(le16(b[2+8*ib+2*g:]))
-				decodeSigned8(y[32*ib+8*g:], db[g/2], iq2xsGrid[q&511], iq2Signs(q>>9))
-			}
-		}
-	}
+// iq2XSGroup reads group g (0..31) of an IQ2_XS block: its grid point, its
+// signs and its half sub-block's scale code s.
+func iq2XSGroup(b []byte, g int) (grid uint64, signs uint8, s uint32) {
+	q := uint32(le16(b[2+2*g:]))
+	return iq2xsGrid[q&511], iq2Signs(q >> 9), uint32(b[66+g/4]>>(4*uint(g%4/2))) & 15
 }
 
 // dotIQ2_XS is ggml_vec_dot_iq2_xs_q8_K: per sub-block the two halves'

@@ -15,20 +15,12 @@ package quant
 // Any bytes form a valid block.
 const iq2_XXSBytes = 2 + QKK/4
 
-func dequantIQ2_XXS(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QKK, src, iq2_XXSBytes) {
-		b := (*[iq2_XXSBytes]byte)(b)
-		y := (*[QKK]float32)(y)
-		d := f16At(b[0:])
-		for ib := 0; ib < 8; ib++ {
-			q := b[2+8*ib:]
-			aux := le32(q[4:])
-			db := float32(d*(0.5+float32(aux>>28))) * 0.25
-			for g := 0; g < 4; g++ {
-				decodeSigned8(y[32*ib+8*g:], db, iq2xxsGrid[q[g]], iq2Signs(aux>>(7*uint(g))))
-			}
-		}
-	}
+// iq2XXSGroup reads group g (0..31) of an IQ2_XXS block: its grid point,
+// its signs and its sub-block's scale code s.
+func iq2XXSGroup(b []byte, g int) (grid uint64, signs uint8, s uint32) {
+	q := b[2+8*(g/4) : 2+8*(g/4)+8]
+	aux := le32(q[4:])
+	return iq2xxsGrid[q[g%4]], iq2Signs(aux >> (7 * uint(g%4))), aux >> 28
 }
 
 // decodeSigned8 writes the eight elements scale·(byte e of grid),

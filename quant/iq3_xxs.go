@@ -13,19 +13,12 @@ package quant
 // form a valid block.
 const iq3_XXSBytes = 2 + 3*QKK/8
 
-func dequantIQ3_XXS(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QKK, src, iq3_XXSBytes) {
-		b := (*[iq3_XXSBytes]byte)(b)
-		y := (*[QKK]float32)(y)
-		d := f16At(b[0:])
-		for ib := 0; ib < 8; ib++ {
-			aux := le32(b[66+4*ib:])
-			db := float32(d*(0.5+float32(aux>>28))) * 0.5
-			for k := 0; k < 4; k++ {
-				decodeSigned8(y[32*ib+8*k:], db, iq3xxsPair(b, ib, k), iq2Signs(aux>>(7*uint(k))))
-			}
-		}
-	}
+// iq3XXSGroup reads elements 8k..8k+7 (k = 0..31) of an IQ3_XXS block:
+// their two grid points, their signs and their sub-block's scale code s.
+func iq3XXSGroup(b []byte, k int) (grid uint64, signs uint8, s uint32) {
+	blk := (*[iq3_XXSBytes]byte)(b)
+	aux := le32(blk[66+4*(k/4):])
+	return iq3xxsPair(blk, k/4, k%4), iq2Signs(aux >> (7 * uint(k%4))), aux >> 28
 }
 
 // iq3xxsPair is the eight magnitudes of elements 8k..8k+7 of sub-block

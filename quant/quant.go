@@ -88,12 +88,12 @@ var opsByType = [...]typeOps{
 	IQ4_XS: {dequantIQ4_XS, quantIQ4_XS, dotIQ4_XS},
 	// The lowest-bit types, which llama-quantize makes only with an
 	// importance matrix, are decoded and multiplied but not encoded.
-	IQ2_XXS: {dequantIQ2_XXS, nil, dotIQ2_XXS},
-	IQ2_XS:  {dequantIQ2_XS, nil, dotIQ2_XS},
-	IQ2_S:   {dequantIQ2_S, nil, dotIQ2_S},
-	IQ3_XXS: {dequantIQ3_XXS, nil, dotIQ3_XXS},
-	IQ1_S:   {dequantIQ1_S, nil, dotIQ1_S},
-	IQ1_M:   {dequantIQ1_M, nil, dotIQ1_M},
+	IQ2_XXS: {dequantSigned(iq2_XXSBytes, 0.25, iq2XXSGroup), nil, dotIQ2_XXS},
+	IQ2_XS:  {dequantSigned(iq2_XSBytes, 0.25, iq2XSGroup), nil, dotIQ2_XS},
+	IQ2_S:   {dequantSigned(iq2_SBytes, 0.25, iq2SGroup), nil, dotIQ2_S},
+	IQ3_XXS: {dequantSigned(iq3_XXSBytes, 0.5, iq3XXSGroup), nil, dotIQ3_XXS},
+	IQ1_S:   {dequantIQ1(iq1_SBytes, f16At, iq1SGroup), nil, dotIQ1_S},
+	IQ1_M:   {dequantIQ1(iq1_MBytes, iq1MD, iq1MDequantGroup), nil, dotIQ1_M},
 }
 
 // opsOf returns t's entry of opsByType, all nil for a type it lacks.
