@@ -46,6 +46,12 @@ var dotVariants = []dotVariant{
 	{IQ4_XS, cpu.DotProd, "dotprod", dotIQ4_XSDotprod},
 	{IQ3_S, cpu.NEON, "neon", dotIQ3_SNEON},
 	{IQ3_S, cpu.DotProd, "dotprod", dotIQ3_SDotprod},
+	{IQ2_XXS, cpu.NEON, "neon", dotIQ2_XXSNEON},
+	{IQ2_XXS, cpu.DotProd, "dotprod", dotIQ2_XXSDotprod},
+	{IQ2_XS, cpu.NEON, "neon", dotIQ2_XSNEON},
+	{IQ2_XS, cpu.DotProd, "dotprod", dotIQ2_XSDotprod},
+	{IQ2_S, cpu.NEON, "neon", dotIQ2_SNEON},
+	{IQ2_S, cpu.DotProd, "dotprod", dotIQ2_SDotprod},
 }
 
 // quantizeQ8_0 is quantQ8_0 in NEON assembly, byte for byte.

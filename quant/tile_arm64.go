@@ -41,6 +41,9 @@ var tileVariants = slices.Concat(
 	superTiles(Q3_K, q3_KBytes, tileQ3_KNEON4x1, tileQ3_KDotprod4x1),
 	superTiles(IQ4_XS, iq4_XSBytes, tileIQ4_XSNEON4x1, tileIQ4_XSDotprod4x1),
 	superTiles(IQ3_S, iq3_SBytes, tileIQ3_SNEON4x1, tileIQ3_SDotprod4x1),
+	superTiles(IQ2_XXS, iq2_XXSBytes, tileIQ2_XXSNEON4x1, tileIQ2_XXSDotprod4x1),
+	superTiles(IQ2_XS, iq2_XSBytes, tileIQ2_XSNEON4x1, tileIQ2_XSDotprod4x1),
+	superTiles(IQ2_S, iq2_SBytes, tileIQ2_SNEON4x1, tileIQ2_SDotprod4x1),
 )
 
 // q32Tiles lists a 32-element type's 4×4 and 4×1 kernels: NEON's, the

@@ -199,6 +199,12 @@ func SHLL(src Arr, d, n VReg) Inst {
 func XTN(dst Arr, d, n VReg) Inst   { return narrow("xtn", 0, 0b10010, dst, d, n) }
 func SQXTN(dst Arr, d, n VReg) Inst { return narrow("sqxtn", 0, 0b10100, dst, d, n) }
 
+// CNT sets each byte of d to the number of set bits in that byte of n.
+func CNT(a Arr, d, n VReg) Inst {
+	check(a == B8 || a == B16, "cnt: byte arrangement only")
+	return Inst{twoMisc(0, 0, 0b00101, a.q(), d, n), fmt.Sprintf("cnt %s, %s", vr(d, a), vr(n, a))}
+}
+
 func NOT(a Arr, d, n VReg) Inst {
 	check(a == B8 || a == B16, "not: byte arrangement only")
 	return Inst{twoMisc(1, 0, 0b00101, a.q(), d, n), fmt.Sprintf("mvn %s, %s", vr(d, a), vr(n, a))}

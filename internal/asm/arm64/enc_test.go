@@ -75,6 +75,8 @@ func TestEncodings(t *testing.T) {
 		{FABS(S4, 1, 2), "fabs v1.4s, v2.4s", 0x4ea0f841},
 		{FNEG(S4, 1, 2), "fneg v1.4s, v2.4s", 0x6ea0f841},
 		{NOT(B16, 1, 2), "mvn v1.16b, v2.16b", 0x6e205841},
+		{CNT(B16, 1, 2), "cnt v1.16b, v2.16b", 0x4e205841},
+		{CNT(B8, 3, 4), "cnt v3.8b, v4.8b", 0x0e205883},
 		{ADDV(S4, 1, 2), "addv s1, v2.4s", 0x4eb1b841},
 		{SADDLV(H8, 1, 2), "saddlv s1, v2.8h", 0x4e703841},
 		{FMAXV(1, 2), "fmaxv s1, v2.4s", 0x6e30f841},

@@ -75,6 +75,7 @@ type superType struct {
 	bytes      int  // bytes per block
 	dOff       int  // offset of the fp16 d (dmin follows it when mins)
 	mins       bool // a second sum, Σ m·bsums, scaled by dmin (Q2_K)
+	eighth     bool // the twin returns 0.125·sum (the IQ2 types)
 	doc        string
 	consts     func(k *kfn) []VReg
 	// row emits one row's block (p at its start, rXq at the activation
@@ -86,8 +87,11 @@ type superType struct {
 // genSuper writes the dot kernel (h 1) or 4×1 tile (h 4) of t. The float
 // step per block and lane follows the twins as Go compiles them for arm64:
 //
-//	sum = fma(d·dy, float32(isum), sum)                       (Q3_K, IQ4_XS, IQ3_S)
+//	sum = fma(d·dy, float32(isum), sum)                       (Q3_K, IQ4_XS, IQ3_S, IQ2_*)
 //	sum += ((d·dy)·float32(isum) − fused (dmin·dy)·float32(summ)) (Q2_K, as Q4_K)
+//
+// and the IQ2 types (eighth) return 0.125·sum, one multiplication after
+// the loop.
 func genSuper(f *File, t superType, lvl level, h int) {
 	k := newKernel(f, lvl, kernelName(t.name, lvl, h, 1), h, 1)
 	c := t.consts(k)
@@ -144,6 +148,12 @@ func genSuper(f *File, t superType, lvl level, h int) {
 	}
 	k.Op("ADD $292, R%d, R%d", xp, xp)
 	k.loopEnd()
+	if t.eighth {
+		// 0.125 is 0x3e000000.
+		e := k.rg.get()
+		k.I(MOVI(S4, e, 0x3e, 24), FMUL(S4, acc, acc, e))
+		k.rg.put(e)
+	}
 	k.finish([]VReg{acc})
 }
 
@@ -393,7 +403,7 @@ var iq3S = superType{
 
 func lowbitFiles() []*File {
 	var files []*File
-	for _, t := range []superType{q2K, q3K, iq4XS, iq3S} {
+	for _, t := range []superType{q2K, q3K, iq4XS, iq3S, iq2XXS, iq2XS, iq2S} {
 		f := &File{Pkg: "quant", Name: t.file,
 			Doc: fmt.Sprintf("Dot product and tile kernels for %s weights against Q8_K activations, for ARMv8.0 NEON and FEAT_DotProd.", t.name)}
 		for _, lvl := range []level{neon, dotprod} {
