@@ -204,6 +204,12 @@ func NOT(a Arr, d, n VReg) Inst {
 	return Inst{twoMisc(1, 0, 0b00101, a.q(), d, n), fmt.Sprintf("mvn %s, %s", vr(d, a), vr(n, a))}
 }
 
+// CNT counts the set bits of each byte of n.
+func CNT(a Arr, d, n VReg) Inst {
+	check(a == B8 || a == B16, "cnt: byte arrangement only")
+	return Inst{twoMisc(0, 0, 0b00101, a.q(), d, n), fmt.Sprintf("cnt %s, %s", vr(d, a), vr(n, a))}
+}
+
 // float two-register misc: b23 is part of the opcode, bit 22 the precision.
 func ftwoMisc(name string, u, b23, opcode uint32, a Arr, d, n VReg) Inst {
 	check(a == S2 || a == S4 || a == D2, "%s: float arrangement only", name)
