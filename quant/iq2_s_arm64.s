@@ -38,268 +38,271 @@ TEXT ·dotIQ2_SNEON(SB), NOSPLIT, $0-28
 	MOVD $0xfafcfe00fafcfe00, R15
 	WORD $0x4e080de8 // dup v8.2d, x15
 	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
+	MOVD $0x3e00000000000000, R15
+	WORD $0x4e080dea // dup v10.2d, x15
+	MOVD $0x0000000000000000, R15
+	WORD $0x4e181dea // mov v10.d[1], x15
 loop:
 	ADD $4, R11, R12
 	ADD $2, R7, R15
-	WORD $0x4cdf21ea // ld1 { v10.16b, v11.16b, v12.16b, v13.16b }, [x15], #64
-	WORD $0x4c4071ee // ld1 { v14.16b }, [x15]
-	WORD $0x4e0601cf // tbl v15.16b, { v14.16b }, v6.16b
-	WORD $0x6e2845ef // ushl v15.16b, v15.16b, v8.16b
-	WORD $0x4e251def // and v15.16b, v15.16b, v5.16b
-	WORD $0x4e0f3950 // zip1 v16.16b, v10.16b, v15.16b
-	WORD $0x4e0f7951 // zip2 v17.16b, v10.16b, v15.16b
-	WORD $0x4e0701cf // tbl v15.16b, { v14.16b }, v7.16b
-	WORD $0x6e2845ef // ushl v15.16b, v15.16b, v8.16b
-	WORD $0x4e251def // and v15.16b, v15.16b, v5.16b
-	WORD $0x4e0f3972 // zip1 v18.16b, v11.16b, v15.16b
-	WORD $0x4e0f7973 // zip2 v19.16b, v11.16b, v15.16b
-	WORD $0x6f0c05ca // ushr v10.16b, v14.16b, #4
-	WORD $0x4e231dce // and v14.16b, v14.16b, v3.16b
-	WORD $0x4e0a79ce // zip2 v14.16b, v14.16b, v10.16b
-	WORD $0x4f0955ce // shl v14.16b, v14.16b, #1
-	WORD $0x4ea41dce // orr v14.16b, v14.16b, v4.16b
-	WORD $0x0f08a5d5 // sshll v21.8h, v14.8b, #0
-	WORD $0x0f10a6aa // sshll v10.4s, v21.4h, #0
-	WORD $0x4f10a6ab // sshll2 v11.4s, v21.8h, #0
-	WORD $0x4f08a5d5 // sshll2 v21.8h, v14.16b, #0
-	WORD $0x0f10a6af // sshll v15.4s, v21.4h, #0
-	WORD $0x4f10a6b4 // sshll2 v20.4s, v21.8h, #0
-	WORD $0x6f00e40e // movi v14.2d, #0000000000000000
-	WORD $0x0e023e00 // umov w0, v16.h[0]
-	FMOVD (R17)(R0<<3), F21
-	WORD $0x0e063e01 // umov w1, v16.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c35 // mov v21.d[1], x1
-	WORD $0x0e0a3e02 // umov w2, v16.h[2]
-	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e0e3e03 // umov w3, v16.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x4e010197 // tbl v23.16b, { v12.16b }, v1.16b
-	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
-	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
-	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
-	WORD $0x4e020197 // tbl v23.16b, { v12.16b }, v2.16b
-	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
-	WORD $0x6e371ed6 // eor v22.16b, v22.16b, v23.16b
-	WORD $0x6e3786d6 // sub v22.16b, v22.16b, v23.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
-	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6f8a032e // mla v14.4s, v25.4s, v10.s[0]
-	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
-	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6faa032e // mla v14.4s, v25.4s, v10.s[1]
-	WORD $0x0e123e05 // umov w5, v16.h[4]
-	FMOVD (R17)(R5<<3), F21
-	WORD $0x0e163e06 // umov w6, v16.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd5 // mov v21.d[1], x6
-	WORD $0x0e1a3e00 // umov w0, v16.h[6]
+	WORD $0x4cdf21eb // ld1 { v11.16b, v12.16b, v13.16b, v14.16b }, [x15], #64
+	WORD $0x4c4071ef // ld1 { v15.16b }, [x15]
+	WORD $0x4e0601f0 // tbl v16.16b, { v15.16b }, v6.16b
+	WORD $0x6e284610 // ushl v16.16b, v16.16b, v8.16b
+	WORD $0x4e251e10 // and v16.16b, v16.16b, v5.16b
+	WORD $0x4e103971 // zip1 v17.16b, v11.16b, v16.16b
+	WORD $0x4e107972 // zip2 v18.16b, v11.16b, v16.16b
+	WORD $0x4e0701f0 // tbl v16.16b, { v15.16b }, v7.16b
+	WORD $0x6e284610 // ushl v16.16b, v16.16b, v8.16b
+	WORD $0x4e251e10 // and v16.16b, v16.16b, v5.16b
+	WORD $0x4e103993 // zip1 v19.16b, v12.16b, v16.16b
+	WORD $0x4e107994 // zip2 v20.16b, v12.16b, v16.16b
+	WORD $0x6f0c05eb // ushr v11.16b, v15.16b, #4
+	WORD $0x4e231def // and v15.16b, v15.16b, v3.16b
+	WORD $0x4e0b79ef // zip2 v15.16b, v15.16b, v11.16b
+	WORD $0x4f0955ef // shl v15.16b, v15.16b, #1
+	WORD $0x4ea41def // orr v15.16b, v15.16b, v4.16b
+	WORD $0x0f08a5f6 // sshll v22.8h, v15.8b, #0
+	WORD $0x0f10a6cb // sshll v11.4s, v22.4h, #0
+	WORD $0x4f10a6cc // sshll2 v12.4s, v22.8h, #0
+	WORD $0x4f08a5f6 // sshll2 v22.8h, v15.16b, #0
+	WORD $0x0f10a6d0 // sshll v16.4s, v22.4h, #0
+	WORD $0x4f10a6d5 // sshll2 v21.4s, v22.8h, #0
+	WORD $0x6f00e40f // movi v15.2d, #0000000000000000
+	WORD $0x0e023e20 // umov w0, v17.h[0]
 	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e1e3e01 // umov w1, v16.h[7]
+	WORD $0x0e063e21 // umov w1, v17.h[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x6e0c2197 // ext v23.16b, v12.16b, v12.16b, #4
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x0e0a3e22 // umov w2, v17.h[2]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e0e3e23 // umov w3, v17.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x4e0101b8 // tbl v24.16b, { v13.16b }, v1.16b
 	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
 	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
 	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
-	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6f8a0b2e // mla v14.4s, v25.4s, v10.s[2]
-	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
-	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6faa0b2e // mla v14.4s, v25.4s, v10.s[3]
-	WORD $0x0e023e22 // umov w2, v17.h[0]
-	FMOVD (R17)(R2<<3), F21
-	WORD $0x0e063e23 // umov w3, v17.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c75 // mov v21.d[1], x3
-	WORD $0x0e0a3e25 // umov w5, v17.h[2]
+	WORD $0x4e0201b8 // tbl v24.16b, { v13.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ef7 // eor v23.16b, v23.16b, v24.16b
+	WORD $0x6e3886f7 // sub v23.16b, v23.16b, v24.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
+	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6f8b034f // mla v15.4s, v26.4s, v11.s[0]
+	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
+	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6fab034f // mla v15.4s, v26.4s, v11.s[1]
+	WORD $0x0e123e25 // umov w5, v17.h[4]
 	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e0e3e26 // umov w6, v17.h[3]
+	WORD $0x0e163e26 // umov w6, v17.h[5]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x6e0c4197 // ext v23.16b, v12.16b, v12.16b, #8
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
-	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6f8b032e // mla v14.4s, v25.4s, v11.s[0]
-	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
-	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6fab032e // mla v14.4s, v25.4s, v11.s[1]
-	WORD $0x0e123e20 // umov w0, v17.h[4]
-	FMOVD (R17)(R0<<3), F21
-	WORD $0x0e163e21 // umov w1, v17.h[5]
+	WORD $0x0e1a3e20 // umov w0, v17.h[6]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e1e3e21 // umov w1, v17.h[7]
 	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c35 // mov v21.d[1], x1
-	WORD $0x0e1a3e22 // umov w2, v17.h[6]
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x6e0d21b8 // ext v24.16b, v13.16b, v13.16b, #4
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
+	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6f8b0b4f // mla v15.4s, v26.4s, v11.s[2]
+	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
+	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6fab0b4f // mla v15.4s, v26.4s, v11.s[3]
+	WORD $0x0e023e42 // umov w2, v18.h[0]
 	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e1e3e23 // umov w3, v17.h[7]
+	WORD $0x0e063e43 // umov w3, v18.h[1]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x6e0c6197 // ext v23.16b, v12.16b, v12.16b, #12
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
-	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6f8b0b2e // mla v14.4s, v25.4s, v11.s[2]
-	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
-	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6fab0b2e // mla v14.4s, v25.4s, v11.s[3]
-	WORD $0x0e023e45 // umov w5, v18.h[0]
-	FMOVD (R17)(R5<<3), F21
-	WORD $0x0e063e46 // umov w6, v18.h[1]
+	WORD $0x0e0a3e45 // umov w5, v18.h[2]
+	FMOVD (R17)(R5<<3), F23
+	WORD $0x0e0e3e46 // umov w6, v18.h[3]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd5 // mov v21.d[1], x6
-	WORD $0x0e0a3e40 // umov w0, v18.h[2]
+	WORD $0x4e181cd7 // mov v23.d[1], x6
+	WORD $0x6e0d41b8 // ext v24.16b, v13.16b, v13.16b, #8
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
+	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6f8c034f // mla v15.4s, v26.4s, v12.s[0]
+	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
+	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6fac034f // mla v15.4s, v26.4s, v12.s[1]
+	WORD $0x0e123e40 // umov w0, v18.h[4]
 	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e0e3e41 // umov w1, v18.h[3]
+	WORD $0x0e163e41 // umov w1, v18.h[5]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x4e0101b7 // tbl v23.16b, { v13.16b }, v1.16b
-	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
-	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
-	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
-	WORD $0x4e0201b7 // tbl v23.16b, { v13.16b }, v2.16b
-	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
-	WORD $0x6e371ed6 // eor v22.16b, v22.16b, v23.16b
-	WORD $0x6e3786d6 // sub v22.16b, v22.16b, v23.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
-	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6f8f032e // mla v14.4s, v25.4s, v15.s[0]
-	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
-	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6faf032e // mla v14.4s, v25.4s, v15.s[1]
-	WORD $0x0e123e42 // umov w2, v18.h[4]
-	FMOVD (R17)(R2<<3), F21
-	WORD $0x0e163e43 // umov w3, v18.h[5]
+	WORD $0x0e1a3e42 // umov w2, v18.h[6]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e1e3e43 // umov w3, v18.h[7]
 	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c75 // mov v21.d[1], x3
-	WORD $0x0e1a3e45 // umov w5, v18.h[6]
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x6e0d61b8 // ext v24.16b, v13.16b, v13.16b, #12
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
+	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6f8c0b4f // mla v15.4s, v26.4s, v12.s[2]
+	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
+	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6fac0b4f // mla v15.4s, v26.4s, v12.s[3]
+	WORD $0x0e023e65 // umov w5, v19.h[0]
 	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e1e3e46 // umov w6, v18.h[7]
+	WORD $0x0e063e66 // umov w6, v19.h[1]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x6e0d21b7 // ext v23.16b, v13.16b, v13.16b, #4
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x0e0a3e60 // umov w0, v19.h[2]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e0e3e61 // umov w1, v19.h[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x4e0101d8 // tbl v24.16b, { v14.16b }, v1.16b
 	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
 	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
 	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
-	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6f8f0b2e // mla v14.4s, v25.4s, v15.s[2]
-	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
-	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6faf0b2e // mla v14.4s, v25.4s, v15.s[3]
-	WORD $0x0e023e60 // umov w0, v19.h[0]
-	FMOVD (R17)(R0<<3), F21
-	WORD $0x0e063e61 // umov w1, v19.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c35 // mov v21.d[1], x1
-	WORD $0x0e0a3e62 // umov w2, v19.h[2]
+	WORD $0x4e0201d8 // tbl v24.16b, { v14.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ef7 // eor v23.16b, v23.16b, v24.16b
+	WORD $0x6e3886f7 // sub v23.16b, v23.16b, v24.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
+	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6f90034f // mla v15.4s, v26.4s, v16.s[0]
+	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
+	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6fb0034f // mla v15.4s, v26.4s, v16.s[1]
+	WORD $0x0e123e62 // umov w2, v19.h[4]
 	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e0e3e63 // umov w3, v19.h[3]
+	WORD $0x0e163e63 // umov w3, v19.h[5]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x6e0d41b7 // ext v23.16b, v13.16b, v13.16b, #8
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
-	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6f94032e // mla v14.4s, v25.4s, v20.s[0]
-	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
-	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6fb4032e // mla v14.4s, v25.4s, v20.s[1]
-	WORD $0x0e123e65 // umov w5, v19.h[4]
-	FMOVD (R17)(R5<<3), F21
-	WORD $0x0e163e66 // umov w6, v19.h[5]
+	WORD $0x0e1a3e65 // umov w5, v19.h[6]
+	FMOVD (R17)(R5<<3), F23
+	WORD $0x0e1e3e66 // umov w6, v19.h[7]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd5 // mov v21.d[1], x6
-	WORD $0x0e1a3e60 // umov w0, v19.h[6]
+	WORD $0x4e181cd7 // mov v23.d[1], x6
+	WORD $0x6e0e21d8 // ext v24.16b, v14.16b, v14.16b, #4
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
+	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6f900b4f // mla v15.4s, v26.4s, v16.s[2]
+	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
+	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6fb00b4f // mla v15.4s, v26.4s, v16.s[3]
+	WORD $0x0e023e80 // umov w0, v20.h[0]
 	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e1e3e61 // umov w1, v19.h[7]
+	WORD $0x0e063e81 // umov w1, v20.h[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x6e0d61b7 // ext v23.16b, v13.16b, v13.16b, #12
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
-	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6f940b2e // mla v14.4s, v25.4s, v20.s[2]
-	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
-	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6fb40b2e // mla v14.4s, v25.4s, v20.s[3]
-	WORD $0x4eb1b9ce // addv s14, v14.4s
-	WORD $0x4d40c96b // ld1r { v11.4s }, [x11]
-	WORD $0x0d4040ea // ld1 { v10.h }[0], [x7]
-	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
-	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
-	WORD $0x6e2bdd4a // fmul v10.4s, v10.4s, v11.4s
-	WORD $0x4e2acdc9 // fmla v9.4s, v14.4s, v10.4s
+	WORD $0x0e0a3e82 // umov w2, v20.h[2]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e0e3e83 // umov w3, v20.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x6e0e41d8 // ext v24.16b, v14.16b, v14.16b, #8
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
+	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6f95034f // mla v15.4s, v26.4s, v21.s[0]
+	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
+	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6fb5034f // mla v15.4s, v26.4s, v21.s[1]
+	WORD $0x0e123e85 // umov w5, v20.h[4]
+	FMOVD (R17)(R5<<3), F22
+	WORD $0x0e163e86 // umov w6, v20.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd6 // mov v22.d[1], x6
+	WORD $0x0e1a3e80 // umov w0, v20.h[6]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e1e3e81 // umov w1, v20.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x6e0e61d8 // ext v24.16b, v14.16b, v14.16b, #12
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
+	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6f950b4f // mla v15.4s, v26.4s, v21.s[2]
+	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
+	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6fb50b4f // mla v15.4s, v26.4s, v21.s[3]
+	WORD $0x4eb1b9ef // addv s15, v15.4s
+	WORD $0x4d40c96c // ld1r { v12.4s }, [x11]
+	WORD $0x0d4040eb // ld1 { v11.h }[0], [x7]
+	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
+	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	WORD $0x6e2cdd6b // fmul v11.4s, v11.4s, v12.4s
+	WORD $0x4e2bcde9 // fmla v9.4s, v15.4s, v11.4s
 	ADD $82, R7, R7
 	ADD $292, R11, R11
 	SUBS $1, R4, R4
 	BNE loop
-	WORD $0x4f0167ca // movi v10.4s, #62, lsl #24
-	WORD $0x6e2add29 // fmul v9.4s, v9.4s, v10.4s
+	WORD $0x4faa9129 // fmul v9.4s, v9.4s, v10.s[1]
 	FMOVS F9, ret+24(FP)
 	RET
 done:
@@ -342,774 +345,281 @@ TEXT ·tileIQ2_SNEON4x1(SB), NOSPLIT, $0-56
 	MOVD $0xfafcfe00fafcfe00, R15
 	WORD $0x4e080de8 // dup v8.2d, x15
 	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
+	MOVD $0x3e00000000000000, R15
+	WORD $0x4e080dea // dup v10.2d, x15
+	MOVD $0x0000000000000000, R15
+	WORD $0x4e181dea // mov v10.d[1], x15
 loop:
 	ADD $4, R11, R12
 	ADD $2, R7, R15
-	WORD $0x4cdf21ea // ld1 { v10.16b, v11.16b, v12.16b, v13.16b }, [x15], #64
-	WORD $0x4c4071ee // ld1 { v14.16b }, [x15]
-	WORD $0x4e0601cf // tbl v15.16b, { v14.16b }, v6.16b
-	WORD $0x6e2845ef // ushl v15.16b, v15.16b, v8.16b
-	WORD $0x4e251def // and v15.16b, v15.16b, v5.16b
-	WORD $0x4e0f3950 // zip1 v16.16b, v10.16b, v15.16b
-	WORD $0x4e0f7951 // zip2 v17.16b, v10.16b, v15.16b
-	WORD $0x4e0701cf // tbl v15.16b, { v14.16b }, v7.16b
-	WORD $0x6e2845ef // ushl v15.16b, v15.16b, v8.16b
-	WORD $0x4e251def // and v15.16b, v15.16b, v5.16b
-	WORD $0x4e0f3972 // zip1 v18.16b, v11.16b, v15.16b
-	WORD $0x4e0f7973 // zip2 v19.16b, v11.16b, v15.16b
-	WORD $0x6f0c05ca // ushr v10.16b, v14.16b, #4
-	WORD $0x4e231dce // and v14.16b, v14.16b, v3.16b
-	WORD $0x4e0a79ce // zip2 v14.16b, v14.16b, v10.16b
-	WORD $0x4f0955ce // shl v14.16b, v14.16b, #1
-	WORD $0x4ea41dce // orr v14.16b, v14.16b, v4.16b
-	WORD $0x0f08a5d5 // sshll v21.8h, v14.8b, #0
-	WORD $0x0f10a6aa // sshll v10.4s, v21.4h, #0
-	WORD $0x4f10a6ab // sshll2 v11.4s, v21.8h, #0
-	WORD $0x4f08a5d5 // sshll2 v21.8h, v14.16b, #0
-	WORD $0x0f10a6af // sshll v15.4s, v21.4h, #0
-	WORD $0x4f10a6b4 // sshll2 v20.4s, v21.8h, #0
-	WORD $0x6f00e40e // movi v14.2d, #0000000000000000
-	WORD $0x0e023e00 // umov w0, v16.h[0]
-	FMOVD (R17)(R0<<3), F21
-	WORD $0x0e063e01 // umov w1, v16.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c35 // mov v21.d[1], x1
-	WORD $0x0e0a3e02 // umov w2, v16.h[2]
-	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e0e3e03 // umov w3, v16.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x4e010197 // tbl v23.16b, { v12.16b }, v1.16b
-	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
-	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
-	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
-	WORD $0x4e020197 // tbl v23.16b, { v12.16b }, v2.16b
-	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
-	WORD $0x6e371ed6 // eor v22.16b, v22.16b, v23.16b
-	WORD $0x6e3786d6 // sub v22.16b, v22.16b, v23.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
-	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6f8a032e // mla v14.4s, v25.4s, v10.s[0]
-	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
-	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6faa032e // mla v14.4s, v25.4s, v10.s[1]
-	WORD $0x0e123e05 // umov w5, v16.h[4]
-	FMOVD (R17)(R5<<3), F21
-	WORD $0x0e163e06 // umov w6, v16.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd5 // mov v21.d[1], x6
-	WORD $0x0e1a3e00 // umov w0, v16.h[6]
+	WORD $0x4cdf21eb // ld1 { v11.16b, v12.16b, v13.16b, v14.16b }, [x15], #64
+	WORD $0x4c4071ef // ld1 { v15.16b }, [x15]
+	WORD $0x4e0601f0 // tbl v16.16b, { v15.16b }, v6.16b
+	WORD $0x6e284610 // ushl v16.16b, v16.16b, v8.16b
+	WORD $0x4e251e10 // and v16.16b, v16.16b, v5.16b
+	WORD $0x4e103971 // zip1 v17.16b, v11.16b, v16.16b
+	WORD $0x4e107972 // zip2 v18.16b, v11.16b, v16.16b
+	WORD $0x4e0701f0 // tbl v16.16b, { v15.16b }, v7.16b
+	WORD $0x6e284610 // ushl v16.16b, v16.16b, v8.16b
+	WORD $0x4e251e10 // and v16.16b, v16.16b, v5.16b
+	WORD $0x4e103993 // zip1 v19.16b, v12.16b, v16.16b
+	WORD $0x4e107994 // zip2 v20.16b, v12.16b, v16.16b
+	WORD $0x6f0c05eb // ushr v11.16b, v15.16b, #4
+	WORD $0x4e231def // and v15.16b, v15.16b, v3.16b
+	WORD $0x4e0b79ef // zip2 v15.16b, v15.16b, v11.16b
+	WORD $0x4f0955ef // shl v15.16b, v15.16b, #1
+	WORD $0x4ea41def // orr v15.16b, v15.16b, v4.16b
+	WORD $0x0f08a5f6 // sshll v22.8h, v15.8b, #0
+	WORD $0x0f10a6cb // sshll v11.4s, v22.4h, #0
+	WORD $0x4f10a6cc // sshll2 v12.4s, v22.8h, #0
+	WORD $0x4f08a5f6 // sshll2 v22.8h, v15.16b, #0
+	WORD $0x0f10a6d0 // sshll v16.4s, v22.4h, #0
+	WORD $0x4f10a6d5 // sshll2 v21.4s, v22.8h, #0
+	WORD $0x6f00e40f // movi v15.2d, #0000000000000000
+	WORD $0x0e023e20 // umov w0, v17.h[0]
 	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e1e3e01 // umov w1, v16.h[7]
+	WORD $0x0e063e21 // umov w1, v17.h[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x6e0c2197 // ext v23.16b, v12.16b, v12.16b, #4
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x0e0a3e22 // umov w2, v17.h[2]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e0e3e23 // umov w3, v17.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x4e0101b8 // tbl v24.16b, { v13.16b }, v1.16b
 	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
 	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
 	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
-	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6f8a0b2e // mla v14.4s, v25.4s, v10.s[2]
-	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
-	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6faa0b2e // mla v14.4s, v25.4s, v10.s[3]
-	WORD $0x0e023e22 // umov w2, v17.h[0]
-	FMOVD (R17)(R2<<3), F21
-	WORD $0x0e063e23 // umov w3, v17.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c75 // mov v21.d[1], x3
-	WORD $0x0e0a3e25 // umov w5, v17.h[2]
+	WORD $0x4e0201b8 // tbl v24.16b, { v13.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ef7 // eor v23.16b, v23.16b, v24.16b
+	WORD $0x6e3886f7 // sub v23.16b, v23.16b, v24.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
+	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6f8b034f // mla v15.4s, v26.4s, v11.s[0]
+	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
+	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6fab034f // mla v15.4s, v26.4s, v11.s[1]
+	WORD $0x0e123e25 // umov w5, v17.h[4]
 	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e0e3e26 // umov w6, v17.h[3]
+	WORD $0x0e163e26 // umov w6, v17.h[5]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x6e0c4197 // ext v23.16b, v12.16b, v12.16b, #8
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
-	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6f8b032e // mla v14.4s, v25.4s, v11.s[0]
-	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
-	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6fab032e // mla v14.4s, v25.4s, v11.s[1]
-	WORD $0x0e123e20 // umov w0, v17.h[4]
-	FMOVD (R17)(R0<<3), F21
-	WORD $0x0e163e21 // umov w1, v17.h[5]
+	WORD $0x0e1a3e20 // umov w0, v17.h[6]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e1e3e21 // umov w1, v17.h[7]
 	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c35 // mov v21.d[1], x1
-	WORD $0x0e1a3e22 // umov w2, v17.h[6]
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x6e0d21b8 // ext v24.16b, v13.16b, v13.16b, #4
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
+	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6f8b0b4f // mla v15.4s, v26.4s, v11.s[2]
+	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
+	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6fab0b4f // mla v15.4s, v26.4s, v11.s[3]
+	WORD $0x0e023e42 // umov w2, v18.h[0]
 	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e1e3e23 // umov w3, v17.h[7]
+	WORD $0x0e063e43 // umov w3, v18.h[1]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x6e0c6197 // ext v23.16b, v12.16b, v12.16b, #12
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
-	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6f8b0b2e // mla v14.4s, v25.4s, v11.s[2]
-	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
-	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6fab0b2e // mla v14.4s, v25.4s, v11.s[3]
-	WORD $0x0e023e45 // umov w5, v18.h[0]
-	FMOVD (R17)(R5<<3), F21
-	WORD $0x0e063e46 // umov w6, v18.h[1]
+	WORD $0x0e0a3e45 // umov w5, v18.h[2]
+	FMOVD (R17)(R5<<3), F23
+	WORD $0x0e0e3e46 // umov w6, v18.h[3]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd5 // mov v21.d[1], x6
-	WORD $0x0e0a3e40 // umov w0, v18.h[2]
+	WORD $0x4e181cd7 // mov v23.d[1], x6
+	WORD $0x6e0d41b8 // ext v24.16b, v13.16b, v13.16b, #8
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
+	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6f8c034f // mla v15.4s, v26.4s, v12.s[0]
+	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
+	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6fac034f // mla v15.4s, v26.4s, v12.s[1]
+	WORD $0x0e123e40 // umov w0, v18.h[4]
 	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e0e3e41 // umov w1, v18.h[3]
+	WORD $0x0e163e41 // umov w1, v18.h[5]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x4e0101b7 // tbl v23.16b, { v13.16b }, v1.16b
-	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
-	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
-	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
-	WORD $0x4e0201b7 // tbl v23.16b, { v13.16b }, v2.16b
-	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
-	WORD $0x6e371ed6 // eor v22.16b, v22.16b, v23.16b
-	WORD $0x6e3786d6 // sub v22.16b, v22.16b, v23.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
-	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6f8f032e // mla v14.4s, v25.4s, v15.s[0]
-	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
-	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6faf032e // mla v14.4s, v25.4s, v15.s[1]
-	WORD $0x0e123e42 // umov w2, v18.h[4]
-	FMOVD (R17)(R2<<3), F21
-	WORD $0x0e163e43 // umov w3, v18.h[5]
+	WORD $0x0e1a3e42 // umov w2, v18.h[6]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e1e3e43 // umov w3, v18.h[7]
 	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c75 // mov v21.d[1], x3
-	WORD $0x0e1a3e45 // umov w5, v18.h[6]
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x6e0d61b8 // ext v24.16b, v13.16b, v13.16b, #12
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
+	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6f8c0b4f // mla v15.4s, v26.4s, v12.s[2]
+	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
+	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6fac0b4f // mla v15.4s, v26.4s, v12.s[3]
+	WORD $0x0e023e65 // umov w5, v19.h[0]
 	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e1e3e46 // umov w6, v18.h[7]
+	WORD $0x0e063e66 // umov w6, v19.h[1]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x6e0d21b7 // ext v23.16b, v13.16b, v13.16b, #4
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x0e0a3e60 // umov w0, v19.h[2]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e0e3e61 // umov w1, v19.h[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x4e0101d8 // tbl v24.16b, { v14.16b }, v1.16b
 	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
 	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
 	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
-	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6f8f0b2e // mla v14.4s, v25.4s, v15.s[2]
-	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
-	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6faf0b2e // mla v14.4s, v25.4s, v15.s[3]
-	WORD $0x0e023e60 // umov w0, v19.h[0]
-	FMOVD (R17)(R0<<3), F21
-	WORD $0x0e063e61 // umov w1, v19.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c35 // mov v21.d[1], x1
-	WORD $0x0e0a3e62 // umov w2, v19.h[2]
+	WORD $0x4e0201d8 // tbl v24.16b, { v14.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ef7 // eor v23.16b, v23.16b, v24.16b
+	WORD $0x6e3886f7 // sub v23.16b, v23.16b, v24.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
+	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6f90034f // mla v15.4s, v26.4s, v16.s[0]
+	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
+	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6fb0034f // mla v15.4s, v26.4s, v16.s[1]
+	WORD $0x0e123e62 // umov w2, v19.h[4]
 	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e0e3e63 // umov w3, v19.h[3]
+	WORD $0x0e163e63 // umov w3, v19.h[5]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x6e0d41b7 // ext v23.16b, v13.16b, v13.16b, #8
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
-	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6f94032e // mla v14.4s, v25.4s, v20.s[0]
-	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
-	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6fb4032e // mla v14.4s, v25.4s, v20.s[1]
-	WORD $0x0e123e65 // umov w5, v19.h[4]
-	FMOVD (R17)(R5<<3), F21
-	WORD $0x0e163e66 // umov w6, v19.h[5]
+	WORD $0x0e1a3e65 // umov w5, v19.h[6]
+	FMOVD (R17)(R5<<3), F23
+	WORD $0x0e1e3e66 // umov w6, v19.h[7]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd5 // mov v21.d[1], x6
-	WORD $0x0e1a3e60 // umov w0, v19.h[6]
+	WORD $0x4e181cd7 // mov v23.d[1], x6
+	WORD $0x6e0e21d8 // ext v24.16b, v14.16b, v14.16b, #4
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
+	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6f900b4f // mla v15.4s, v26.4s, v16.s[2]
+	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
+	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6fb00b4f // mla v15.4s, v26.4s, v16.s[3]
+	WORD $0x0e023e80 // umov w0, v20.h[0]
 	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e1e3e61 // umov w1, v19.h[7]
+	WORD $0x0e063e81 // umov w1, v20.h[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x6e0d61b7 // ext v23.16b, v13.16b, v13.16b, #12
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
-	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6f940b2e // mla v14.4s, v25.4s, v20.s[2]
-	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
-	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
-	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
-	WORD $0x6fb40b2e // mla v14.4s, v25.4s, v20.s[3]
+	WORD $0x0e0a3e82 // umov w2, v20.h[2]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e0e3e83 // umov w3, v20.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x6e0e41d8 // ext v24.16b, v14.16b, v14.16b, #8
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
+	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6f95034f // mla v15.4s, v26.4s, v21.s[0]
+	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
+	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6fb5034f // mla v15.4s, v26.4s, v21.s[1]
+	WORD $0x0e123e85 // umov w5, v20.h[4]
+	FMOVD (R17)(R5<<3), F22
+	WORD $0x0e163e86 // umov w6, v20.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd6 // mov v22.d[1], x6
+	WORD $0x0e1a3e80 // umov w0, v20.h[6]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e1e3e81 // umov w1, v20.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x6e0e61d8 // ext v24.16b, v14.16b, v14.16b, #12
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
+	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6f950b4f // mla v15.4s, v26.4s, v21.s[2]
+	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
+	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
+	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
+	WORD $0x6fb50b4f // mla v15.4s, v26.4s, v21.s[3]
 	ADD $4, R11, R12
 	ADD $2, R8, R15
-	WORD $0x4cdf21ea // ld1 { v10.16b, v11.16b, v12.16b, v13.16b }, [x15], #64
-	WORD $0x4c4071ef // ld1 { v15.16b }, [x15]
-	WORD $0x4e0601f0 // tbl v16.16b, { v15.16b }, v6.16b
-	WORD $0x6e284610 // ushl v16.16b, v16.16b, v8.16b
-	WORD $0x4e251e10 // and v16.16b, v16.16b, v5.16b
-	WORD $0x4e103951 // zip1 v17.16b, v10.16b, v16.16b
-	WORD $0x4e107952 // zip2 v18.16b, v10.16b, v16.16b
-	WORD $0x4e0701f0 // tbl v16.16b, { v15.16b }, v7.16b
-	WORD $0x6e284610 // ushl v16.16b, v16.16b, v8.16b
-	WORD $0x4e251e10 // and v16.16b, v16.16b, v5.16b
-	WORD $0x4e103973 // zip1 v19.16b, v11.16b, v16.16b
-	WORD $0x4e107974 // zip2 v20.16b, v11.16b, v16.16b
-	WORD $0x6f0c05ea // ushr v10.16b, v15.16b, #4
-	WORD $0x4e231def // and v15.16b, v15.16b, v3.16b
-	WORD $0x4e0a79ef // zip2 v15.16b, v15.16b, v10.16b
-	WORD $0x4f0955ef // shl v15.16b, v15.16b, #1
-	WORD $0x4ea41def // orr v15.16b, v15.16b, v4.16b
-	WORD $0x0f08a5f6 // sshll v22.8h, v15.8b, #0
-	WORD $0x0f10a6ca // sshll v10.4s, v22.4h, #0
-	WORD $0x4f10a6cb // sshll2 v11.4s, v22.8h, #0
-	WORD $0x4f08a5f6 // sshll2 v22.8h, v15.16b, #0
-	WORD $0x0f10a6d0 // sshll v16.4s, v22.4h, #0
-	WORD $0x4f10a6d5 // sshll2 v21.4s, v22.8h, #0
-	WORD $0x6f00e40f // movi v15.2d, #0000000000000000
-	WORD $0x0e023e20 // umov w0, v17.h[0]
-	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e063e21 // umov w1, v17.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x0e0a3e22 // umov w2, v17.h[2]
-	FMOVD (R17)(R2<<3), F23
-	WORD $0x0e0e3e23 // umov w3, v17.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c77 // mov v23.d[1], x3
-	WORD $0x4e010198 // tbl v24.16b, { v12.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4e020198 // tbl v24.16b, { v12.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ef7 // eor v23.16b, v23.16b, v24.16b
-	WORD $0x6e3886f7 // sub v23.16b, v23.16b, v24.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
-	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6f8a034f // mla v15.4s, v26.4s, v10.s[0]
-	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
-	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6faa034f // mla v15.4s, v26.4s, v10.s[1]
-	WORD $0x0e123e25 // umov w5, v17.h[4]
-	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e163e26 // umov w6, v17.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x0e1a3e20 // umov w0, v17.h[6]
-	FMOVD (R17)(R0<<3), F23
-	WORD $0x0e1e3e21 // umov w1, v17.h[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c37 // mov v23.d[1], x1
-	WORD $0x6e0c2198 // ext v24.16b, v12.16b, v12.16b, #4
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
-	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6f8a0b4f // mla v15.4s, v26.4s, v10.s[2]
-	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
-	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6faa0b4f // mla v15.4s, v26.4s, v10.s[3]
-	WORD $0x0e023e42 // umov w2, v18.h[0]
-	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e063e43 // umov w3, v18.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x0e0a3e45 // umov w5, v18.h[2]
-	FMOVD (R17)(R5<<3), F23
-	WORD $0x0e0e3e46 // umov w6, v18.h[3]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd7 // mov v23.d[1], x6
-	WORD $0x6e0c4198 // ext v24.16b, v12.16b, v12.16b, #8
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
-	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6f8b034f // mla v15.4s, v26.4s, v11.s[0]
-	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
-	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6fab034f // mla v15.4s, v26.4s, v11.s[1]
-	WORD $0x0e123e40 // umov w0, v18.h[4]
-	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e163e41 // umov w1, v18.h[5]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x0e1a3e42 // umov w2, v18.h[6]
-	FMOVD (R17)(R2<<3), F23
-	WORD $0x0e1e3e43 // umov w3, v18.h[7]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c77 // mov v23.d[1], x3
-	WORD $0x6e0c6198 // ext v24.16b, v12.16b, v12.16b, #12
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
-	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6f8b0b4f // mla v15.4s, v26.4s, v11.s[2]
-	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
-	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6fab0b4f // mla v15.4s, v26.4s, v11.s[3]
-	WORD $0x0e023e65 // umov w5, v19.h[0]
-	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e063e66 // umov w6, v19.h[1]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x0e0a3e60 // umov w0, v19.h[2]
-	FMOVD (R17)(R0<<3), F23
-	WORD $0x0e0e3e61 // umov w1, v19.h[3]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c37 // mov v23.d[1], x1
-	WORD $0x4e0101b8 // tbl v24.16b, { v13.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4e0201b8 // tbl v24.16b, { v13.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ef7 // eor v23.16b, v23.16b, v24.16b
-	WORD $0x6e3886f7 // sub v23.16b, v23.16b, v24.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
-	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6f90034f // mla v15.4s, v26.4s, v16.s[0]
-	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
-	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6fb0034f // mla v15.4s, v26.4s, v16.s[1]
-	WORD $0x0e123e62 // umov w2, v19.h[4]
-	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e163e63 // umov w3, v19.h[5]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x0e1a3e65 // umov w5, v19.h[6]
-	FMOVD (R17)(R5<<3), F23
-	WORD $0x0e1e3e66 // umov w6, v19.h[7]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd7 // mov v23.d[1], x6
-	WORD $0x6e0d21b8 // ext v24.16b, v13.16b, v13.16b, #4
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
-	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6f900b4f // mla v15.4s, v26.4s, v16.s[2]
-	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
-	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6fb00b4f // mla v15.4s, v26.4s, v16.s[3]
-	WORD $0x0e023e80 // umov w0, v20.h[0]
-	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e063e81 // umov w1, v20.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x0e0a3e82 // umov w2, v20.h[2]
-	FMOVD (R17)(R2<<3), F23
-	WORD $0x0e0e3e83 // umov w3, v20.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c77 // mov v23.d[1], x3
-	WORD $0x6e0d41b8 // ext v24.16b, v13.16b, v13.16b, #8
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
-	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6f95034f // mla v15.4s, v26.4s, v21.s[0]
-	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
-	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6fb5034f // mla v15.4s, v26.4s, v21.s[1]
-	WORD $0x0e123e85 // umov w5, v20.h[4]
-	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e163e86 // umov w6, v20.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x0e1a3e80 // umov w0, v20.h[6]
-	FMOVD (R17)(R0<<3), F23
-	WORD $0x0e1e3e81 // umov w1, v20.h[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c37 // mov v23.d[1], x1
-	WORD $0x6e0d61b8 // ext v24.16b, v13.16b, v13.16b, #12
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
-	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6f950b4f // mla v15.4s, v26.4s, v21.s[2]
-	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
-	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6fb50b4f // mla v15.4s, v26.4s, v21.s[3]
-	WORD $0x4eafbdce // addp v14.4s, v14.4s, v15.4s
-	ADD $4, R11, R12
-	ADD $2, R9, R15
-	WORD $0x4cdf21ea // ld1 { v10.16b, v11.16b, v12.16b, v13.16b }, [x15], #64
-	WORD $0x4c4071ef // ld1 { v15.16b }, [x15]
-	WORD $0x4e0601f0 // tbl v16.16b, { v15.16b }, v6.16b
-	WORD $0x6e284610 // ushl v16.16b, v16.16b, v8.16b
-	WORD $0x4e251e10 // and v16.16b, v16.16b, v5.16b
-	WORD $0x4e103951 // zip1 v17.16b, v10.16b, v16.16b
-	WORD $0x4e107952 // zip2 v18.16b, v10.16b, v16.16b
-	WORD $0x4e0701f0 // tbl v16.16b, { v15.16b }, v7.16b
-	WORD $0x6e284610 // ushl v16.16b, v16.16b, v8.16b
-	WORD $0x4e251e10 // and v16.16b, v16.16b, v5.16b
-	WORD $0x4e103973 // zip1 v19.16b, v11.16b, v16.16b
-	WORD $0x4e107974 // zip2 v20.16b, v11.16b, v16.16b
-	WORD $0x6f0c05ea // ushr v10.16b, v15.16b, #4
-	WORD $0x4e231def // and v15.16b, v15.16b, v3.16b
-	WORD $0x4e0a79ef // zip2 v15.16b, v15.16b, v10.16b
-	WORD $0x4f0955ef // shl v15.16b, v15.16b, #1
-	WORD $0x4ea41def // orr v15.16b, v15.16b, v4.16b
-	WORD $0x0f08a5f6 // sshll v22.8h, v15.8b, #0
-	WORD $0x0f10a6ca // sshll v10.4s, v22.4h, #0
-	WORD $0x4f10a6cb // sshll2 v11.4s, v22.8h, #0
-	WORD $0x4f08a5f6 // sshll2 v22.8h, v15.16b, #0
-	WORD $0x0f10a6d0 // sshll v16.4s, v22.4h, #0
-	WORD $0x4f10a6d5 // sshll2 v21.4s, v22.8h, #0
-	WORD $0x6f00e40f // movi v15.2d, #0000000000000000
-	WORD $0x0e023e20 // umov w0, v17.h[0]
-	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e063e21 // umov w1, v17.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x0e0a3e22 // umov w2, v17.h[2]
-	FMOVD (R17)(R2<<3), F23
-	WORD $0x0e0e3e23 // umov w3, v17.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c77 // mov v23.d[1], x3
-	WORD $0x4e010198 // tbl v24.16b, { v12.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4e020198 // tbl v24.16b, { v12.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ef7 // eor v23.16b, v23.16b, v24.16b
-	WORD $0x6e3886f7 // sub v23.16b, v23.16b, v24.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
-	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6f8a034f // mla v15.4s, v26.4s, v10.s[0]
-	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
-	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6faa034f // mla v15.4s, v26.4s, v10.s[1]
-	WORD $0x0e123e25 // umov w5, v17.h[4]
-	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e163e26 // umov w6, v17.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x0e1a3e20 // umov w0, v17.h[6]
-	FMOVD (R17)(R0<<3), F23
-	WORD $0x0e1e3e21 // umov w1, v17.h[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c37 // mov v23.d[1], x1
-	WORD $0x6e0c2198 // ext v24.16b, v12.16b, v12.16b, #4
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
-	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6f8a0b4f // mla v15.4s, v26.4s, v10.s[2]
-	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
-	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6faa0b4f // mla v15.4s, v26.4s, v10.s[3]
-	WORD $0x0e023e42 // umov w2, v18.h[0]
-	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e063e43 // umov w3, v18.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x0e0a3e45 // umov w5, v18.h[2]
-	FMOVD (R17)(R5<<3), F23
-	WORD $0x0e0e3e46 // umov w6, v18.h[3]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd7 // mov v23.d[1], x6
-	WORD $0x6e0c4198 // ext v24.16b, v12.16b, v12.16b, #8
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
-	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6f8b034f // mla v15.4s, v26.4s, v11.s[0]
-	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
-	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6fab034f // mla v15.4s, v26.4s, v11.s[1]
-	WORD $0x0e123e40 // umov w0, v18.h[4]
-	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e163e41 // umov w1, v18.h[5]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x0e1a3e42 // umov w2, v18.h[6]
-	FMOVD (R17)(R2<<3), F23
-	WORD $0x0e1e3e43 // umov w3, v18.h[7]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c77 // mov v23.d[1], x3
-	WORD $0x6e0c6198 // ext v24.16b, v12.16b, v12.16b, #12
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
-	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6f8b0b4f // mla v15.4s, v26.4s, v11.s[2]
-	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
-	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6fab0b4f // mla v15.4s, v26.4s, v11.s[3]
-	WORD $0x0e023e65 // umov w5, v19.h[0]
-	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e063e66 // umov w6, v19.h[1]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x0e0a3e60 // umov w0, v19.h[2]
-	FMOVD (R17)(R0<<3), F23
-	WORD $0x0e0e3e61 // umov w1, v19.h[3]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c37 // mov v23.d[1], x1
-	WORD $0x4e0101b8 // tbl v24.16b, { v13.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4e0201b8 // tbl v24.16b, { v13.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ef7 // eor v23.16b, v23.16b, v24.16b
-	WORD $0x6e3886f7 // sub v23.16b, v23.16b, v24.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
-	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6f90034f // mla v15.4s, v26.4s, v16.s[0]
-	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
-	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6fb0034f // mla v15.4s, v26.4s, v16.s[1]
-	WORD $0x0e123e62 // umov w2, v19.h[4]
-	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e163e63 // umov w3, v19.h[5]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x0e1a3e65 // umov w5, v19.h[6]
-	FMOVD (R17)(R5<<3), F23
-	WORD $0x0e1e3e66 // umov w6, v19.h[7]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd7 // mov v23.d[1], x6
-	WORD $0x6e0d21b8 // ext v24.16b, v13.16b, v13.16b, #4
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
-	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6f900b4f // mla v15.4s, v26.4s, v16.s[2]
-	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
-	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6fb00b4f // mla v15.4s, v26.4s, v16.s[3]
-	WORD $0x0e023e80 // umov w0, v20.h[0]
-	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e063e81 // umov w1, v20.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x0e0a3e82 // umov w2, v20.h[2]
-	FMOVD (R17)(R2<<3), F23
-	WORD $0x0e0e3e83 // umov w3, v20.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c77 // mov v23.d[1], x3
-	WORD $0x6e0d41b8 // ext v24.16b, v13.16b, v13.16b, #8
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
-	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6f95034f // mla v15.4s, v26.4s, v21.s[0]
-	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
-	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6fb5034f // mla v15.4s, v26.4s, v21.s[1]
-	WORD $0x0e123e85 // umov w5, v20.h[4]
-	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e163e86 // umov w6, v20.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x0e1a3e80 // umov w0, v20.h[6]
-	FMOVD (R17)(R0<<3), F23
-	WORD $0x0e1e3e81 // umov w1, v20.h[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c37 // mov v23.d[1], x1
-	WORD $0x6e0d61b8 // ext v24.16b, v13.16b, v13.16b, #12
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x0e38c2db // smull v27.8h, v22.8b, v24.8b
-	WORD $0x4e3882db // smlal2 v27.8h, v22.16b, v24.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6f950b4f // mla v15.4s, v26.4s, v21.s[2]
-	WORD $0x0e39c2fb // smull v27.8h, v23.8b, v25.8b
-	WORD $0x4e3982fb // smlal2 v27.8h, v23.16b, v25.16b
-	WORD $0x4e602b7a // saddlp v26.4s, v27.8h
-	WORD $0x6fb50b4f // mla v15.4s, v26.4s, v21.s[3]
-	ADD $4, R11, R12
-	ADD $2, R10, R15
-	WORD $0x4cdf21ea // ld1 { v10.16b, v11.16b, v12.16b, v13.16b }, [x15], #64
+	WORD $0x4cdf21eb // ld1 { v11.16b, v12.16b, v13.16b, v14.16b }, [x15], #64
 	WORD $0x4c4071f0 // ld1 { v16.16b }, [x15]
 	WORD $0x4e060211 // tbl v17.16b, { v16.16b }, v6.16b
 	WORD $0x6e284631 // ushl v17.16b, v17.16b, v8.16b
 	WORD $0x4e251e31 // and v17.16b, v17.16b, v5.16b
-	WORD $0x4e113952 // zip1 v18.16b, v10.16b, v17.16b
-	WORD $0x4e117953 // zip2 v19.16b, v10.16b, v17.16b
+	WORD $0x4e113972 // zip1 v18.16b, v11.16b, v17.16b
+	WORD $0x4e117973 // zip2 v19.16b, v11.16b, v17.16b
 	WORD $0x4e070211 // tbl v17.16b, { v16.16b }, v7.16b
 	WORD $0x6e284631 // ushl v17.16b, v17.16b, v8.16b
 	WORD $0x4e251e31 // and v17.16b, v17.16b, v5.16b
-	WORD $0x4e113974 // zip1 v20.16b, v11.16b, v17.16b
-	WORD $0x4e117975 // zip2 v21.16b, v11.16b, v17.16b
-	WORD $0x6f0c060a // ushr v10.16b, v16.16b, #4
+	WORD $0x4e113994 // zip1 v20.16b, v12.16b, v17.16b
+	WORD $0x4e117995 // zip2 v21.16b, v12.16b, v17.16b
+	WORD $0x6f0c060b // ushr v11.16b, v16.16b, #4
 	WORD $0x4e231e10 // and v16.16b, v16.16b, v3.16b
-	WORD $0x4e0a7a10 // zip2 v16.16b, v16.16b, v10.16b
+	WORD $0x4e0b7a10 // zip2 v16.16b, v16.16b, v11.16b
 	WORD $0x4f095610 // shl v16.16b, v16.16b, #1
 	WORD $0x4ea41e10 // orr v16.16b, v16.16b, v4.16b
 	WORD $0x0f08a617 // sshll v23.8h, v16.8b, #0
-	WORD $0x0f10a6ea // sshll v10.4s, v23.4h, #0
-	WORD $0x4f10a6eb // sshll2 v11.4s, v23.8h, #0
+	WORD $0x0f10a6eb // sshll v11.4s, v23.4h, #0
+	WORD $0x4f10a6ec // sshll2 v12.4s, v23.8h, #0
 	WORD $0x4f08a617 // sshll2 v23.8h, v16.16b, #0
 	WORD $0x0f10a6f1 // sshll v17.4s, v23.4h, #0
 	WORD $0x4f10a6f6 // sshll2 v22.4s, v23.8h, #0
@@ -1124,11 +634,11 @@ loop:
 	WORD $0x0e0e3e43 // umov w3, v18.h[3]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c78 // mov v24.d[1], x3
-	WORD $0x4e010199 // tbl v25.16b, { v12.16b }, v1.16b
+	WORD $0x4e0101b9 // tbl v25.16b, { v13.16b }, v1.16b
 	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
 	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
 	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4e020199 // tbl v25.16b, { v12.16b }, v2.16b
+	WORD $0x4e0201b9 // tbl v25.16b, { v13.16b }, v2.16b
 	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
 	WORD $0x6e391f18 // eor v24.16b, v24.16b, v25.16b
 	WORD $0x6e398718 // sub v24.16b, v24.16b, v25.16b
@@ -1136,11 +646,11 @@ loop:
 	WORD $0x0e39c2fc // smull v28.8h, v23.8b, v25.8b
 	WORD $0x4e3982fc // smlal2 v28.8h, v23.16b, v25.16b
 	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
-	WORD $0x6f8a0370 // mla v16.4s, v27.4s, v10.s[0]
+	WORD $0x6f8b0370 // mla v16.4s, v27.4s, v11.s[0]
 	WORD $0x0e3ac31c // smull v28.8h, v24.8b, v26.8b
 	WORD $0x4e3a831c // smlal2 v28.8h, v24.16b, v26.16b
 	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
-	WORD $0x6faa0370 // mla v16.4s, v27.4s, v10.s[1]
+	WORD $0x6fab0370 // mla v16.4s, v27.4s, v11.s[1]
 	WORD $0x0e123e45 // umov w5, v18.h[4]
 	FMOVD (R17)(R5<<3), F23
 	WORD $0x0e163e46 // umov w6, v18.h[5]
@@ -1151,63 +661,7 @@ loop:
 	WORD $0x0e1e3e41 // umov w1, v18.h[7]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c38 // mov v24.d[1], x1
-	WORD $0x6e0c2199 // ext v25.16b, v12.16b, v12.16b, #4
-	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
-	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
-	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
-	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
-	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
-	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
-	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
-	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
-	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
-	WORD $0x0e39c2fc // smull v28.8h, v23.8b, v25.8b
-	WORD $0x4e3982fc // smlal2 v28.8h, v23.16b, v25.16b
-	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
-	WORD $0x6f8a0b70 // mla v16.4s, v27.4s, v10.s[2]
-	WORD $0x0e3ac31c // smull v28.8h, v24.8b, v26.8b
-	WORD $0x4e3a831c // smlal2 v28.8h, v24.16b, v26.16b
-	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
-	WORD $0x6faa0b70 // mla v16.4s, v27.4s, v10.s[3]
-	WORD $0x0e023e62 // umov w2, v19.h[0]
-	FMOVD (R17)(R2<<3), F23
-	WORD $0x0e063e63 // umov w3, v19.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c77 // mov v23.d[1], x3
-	WORD $0x0e0a3e65 // umov w5, v19.h[2]
-	FMOVD (R17)(R5<<3), F24
-	WORD $0x0e0e3e66 // umov w6, v19.h[3]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd8 // mov v24.d[1], x6
-	WORD $0x6e0c4199 // ext v25.16b, v12.16b, v12.16b, #8
-	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
-	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
-	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
-	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
-	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
-	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
-	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
-	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
-	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
-	WORD $0x0e39c2fc // smull v28.8h, v23.8b, v25.8b
-	WORD $0x4e3982fc // smlal2 v28.8h, v23.16b, v25.16b
-	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
-	WORD $0x6f8b0370 // mla v16.4s, v27.4s, v11.s[0]
-	WORD $0x0e3ac31c // smull v28.8h, v24.8b, v26.8b
-	WORD $0x4e3a831c // smlal2 v28.8h, v24.16b, v26.16b
-	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
-	WORD $0x6fab0370 // mla v16.4s, v27.4s, v11.s[1]
-	WORD $0x0e123e60 // umov w0, v19.h[4]
-	FMOVD (R17)(R0<<3), F23
-	WORD $0x0e163e61 // umov w1, v19.h[5]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c37 // mov v23.d[1], x1
-	WORD $0x0e1a3e62 // umov w2, v19.h[6]
-	FMOVD (R17)(R2<<3), F24
-	WORD $0x0e1e3e63 // umov w3, v19.h[7]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c78 // mov v24.d[1], x3
-	WORD $0x6e0c6199 // ext v25.16b, v12.16b, v12.16b, #12
+	WORD $0x6e0d21b9 // ext v25.16b, v13.16b, v13.16b, #4
 	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
 	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
 	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
@@ -1225,6 +679,62 @@ loop:
 	WORD $0x4e3a831c // smlal2 v28.8h, v24.16b, v26.16b
 	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
 	WORD $0x6fab0b70 // mla v16.4s, v27.4s, v11.s[3]
+	WORD $0x0e023e62 // umov w2, v19.h[0]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e063e63 // umov w3, v19.h[1]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x0e0a3e65 // umov w5, v19.h[2]
+	FMOVD (R17)(R5<<3), F24
+	WORD $0x0e0e3e66 // umov w6, v19.h[3]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd8 // mov v24.d[1], x6
+	WORD $0x6e0d41b9 // ext v25.16b, v13.16b, v13.16b, #8
+	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
+	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
+	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x0e39c2fc // smull v28.8h, v23.8b, v25.8b
+	WORD $0x4e3982fc // smlal2 v28.8h, v23.16b, v25.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6f8c0370 // mla v16.4s, v27.4s, v12.s[0]
+	WORD $0x0e3ac31c // smull v28.8h, v24.8b, v26.8b
+	WORD $0x4e3a831c // smlal2 v28.8h, v24.16b, v26.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6fac0370 // mla v16.4s, v27.4s, v12.s[1]
+	WORD $0x0e123e60 // umov w0, v19.h[4]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e163e61 // umov w1, v19.h[5]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x0e1a3e62 // umov w2, v19.h[6]
+	FMOVD (R17)(R2<<3), F24
+	WORD $0x0e1e3e63 // umov w3, v19.h[7]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c78 // mov v24.d[1], x3
+	WORD $0x6e0d61b9 // ext v25.16b, v13.16b, v13.16b, #12
+	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
+	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
+	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x0e39c2fc // smull v28.8h, v23.8b, v25.8b
+	WORD $0x4e3982fc // smlal2 v28.8h, v23.16b, v25.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6f8c0b70 // mla v16.4s, v27.4s, v12.s[2]
+	WORD $0x0e3ac31c // smull v28.8h, v24.8b, v26.8b
+	WORD $0x4e3a831c // smlal2 v28.8h, v24.16b, v26.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6fac0b70 // mla v16.4s, v27.4s, v12.s[3]
 	WORD $0x0e023e85 // umov w5, v20.h[0]
 	FMOVD (R17)(R5<<3), F23
 	WORD $0x0e063e86 // umov w6, v20.h[1]
@@ -1235,11 +745,11 @@ loop:
 	WORD $0x0e0e3e81 // umov w1, v20.h[3]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c38 // mov v24.d[1], x1
-	WORD $0x4e0101b9 // tbl v25.16b, { v13.16b }, v1.16b
+	WORD $0x4e0101d9 // tbl v25.16b, { v14.16b }, v1.16b
 	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
 	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
 	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4e0201b9 // tbl v25.16b, { v13.16b }, v2.16b
+	WORD $0x4e0201d9 // tbl v25.16b, { v14.16b }, v2.16b
 	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
 	WORD $0x6e391f18 // eor v24.16b, v24.16b, v25.16b
 	WORD $0x6e398718 // sub v24.16b, v24.16b, v25.16b
@@ -1262,7 +772,7 @@ loop:
 	WORD $0x0e1e3e86 // umov w6, v20.h[7]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd8 // mov v24.d[1], x6
-	WORD $0x6e0d21b9 // ext v25.16b, v13.16b, v13.16b, #4
+	WORD $0x6e0e21d9 // ext v25.16b, v14.16b, v14.16b, #4
 	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
 	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
 	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
@@ -1290,7 +800,7 @@ loop:
 	WORD $0x0e0e3ea3 // umov w3, v21.h[3]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c78 // mov v24.d[1], x3
-	WORD $0x6e0d41b9 // ext v25.16b, v13.16b, v13.16b, #8
+	WORD $0x6e0e41d9 // ext v25.16b, v14.16b, v14.16b, #8
 	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
 	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
 	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
@@ -1318,7 +828,7 @@ loop:
 	WORD $0x0e1e3ea1 // umov w1, v21.h[7]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c38 // mov v24.d[1], x1
-	WORD $0x6e0d61b9 // ext v25.16b, v13.16b, v13.16b, #12
+	WORD $0x6e0e61d9 // ext v25.16b, v14.16b, v14.16b, #12
 	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
 	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
 	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
@@ -1337,16 +847,513 @@ loop:
 	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
 	WORD $0x6fb60b70 // mla v16.4s, v27.4s, v22.s[3]
 	WORD $0x4eb0bdef // addp v15.4s, v15.4s, v16.4s
-	WORD $0x4eafbdce // addp v14.4s, v14.4s, v15.4s
-	WORD $0x4d40c96b // ld1r { v11.4s }, [x11]
-	WORD $0x0d4040ea // ld1 { v10.h }[0], [x7]
-	WORD $0x0d40490a // ld1 { v10.h }[1], [x8]
-	WORD $0x0d40512a // ld1 { v10.h }[2], [x9]
-	WORD $0x0d40594a // ld1 { v10.h }[3], [x10]
-	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
-	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
-	WORD $0x6e2bdd4a // fmul v10.4s, v10.4s, v11.4s
-	WORD $0x4e2acdc9 // fmla v9.4s, v14.4s, v10.4s
+	ADD $4, R11, R12
+	ADD $2, R9, R15
+	WORD $0x4cdf21eb // ld1 { v11.16b, v12.16b, v13.16b, v14.16b }, [x15], #64
+	WORD $0x4c4071f0 // ld1 { v16.16b }, [x15]
+	WORD $0x4e060211 // tbl v17.16b, { v16.16b }, v6.16b
+	WORD $0x6e284631 // ushl v17.16b, v17.16b, v8.16b
+	WORD $0x4e251e31 // and v17.16b, v17.16b, v5.16b
+	WORD $0x4e113972 // zip1 v18.16b, v11.16b, v17.16b
+	WORD $0x4e117973 // zip2 v19.16b, v11.16b, v17.16b
+	WORD $0x4e070211 // tbl v17.16b, { v16.16b }, v7.16b
+	WORD $0x6e284631 // ushl v17.16b, v17.16b, v8.16b
+	WORD $0x4e251e31 // and v17.16b, v17.16b, v5.16b
+	WORD $0x4e113994 // zip1 v20.16b, v12.16b, v17.16b
+	WORD $0x4e117995 // zip2 v21.16b, v12.16b, v17.16b
+	WORD $0x6f0c060b // ushr v11.16b, v16.16b, #4
+	WORD $0x4e231e10 // and v16.16b, v16.16b, v3.16b
+	WORD $0x4e0b7a10 // zip2 v16.16b, v16.16b, v11.16b
+	WORD $0x4f095610 // shl v16.16b, v16.16b, #1
+	WORD $0x4ea41e10 // orr v16.16b, v16.16b, v4.16b
+	WORD $0x0f08a617 // sshll v23.8h, v16.8b, #0
+	WORD $0x0f10a6eb // sshll v11.4s, v23.4h, #0
+	WORD $0x4f10a6ec // sshll2 v12.4s, v23.8h, #0
+	WORD $0x4f08a617 // sshll2 v23.8h, v16.16b, #0
+	WORD $0x0f10a6f1 // sshll v17.4s, v23.4h, #0
+	WORD $0x4f10a6f6 // sshll2 v22.4s, v23.8h, #0
+	WORD $0x6f00e410 // movi v16.2d, #0000000000000000
+	WORD $0x0e023e40 // umov w0, v18.h[0]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e063e41 // umov w1, v18.h[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x0e0a3e42 // umov w2, v18.h[2]
+	FMOVD (R17)(R2<<3), F24
+	WORD $0x0e0e3e43 // umov w3, v18.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c78 // mov v24.d[1], x3
+	WORD $0x4e0101b9 // tbl v25.16b, { v13.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4e0201b9 // tbl v25.16b, { v13.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391f18 // eor v24.16b, v24.16b, v25.16b
+	WORD $0x6e398718 // sub v24.16b, v24.16b, v25.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x0e39c2fc // smull v28.8h, v23.8b, v25.8b
+	WORD $0x4e3982fc // smlal2 v28.8h, v23.16b, v25.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6f8b0370 // mla v16.4s, v27.4s, v11.s[0]
+	WORD $0x0e3ac31c // smull v28.8h, v24.8b, v26.8b
+	WORD $0x4e3a831c // smlal2 v28.8h, v24.16b, v26.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6fab0370 // mla v16.4s, v27.4s, v11.s[1]
+	WORD $0x0e123e45 // umov w5, v18.h[4]
+	FMOVD (R17)(R5<<3), F23
+	WORD $0x0e163e46 // umov w6, v18.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd7 // mov v23.d[1], x6
+	WORD $0x0e1a3e40 // umov w0, v18.h[6]
+	FMOVD (R17)(R0<<3), F24
+	WORD $0x0e1e3e41 // umov w1, v18.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c38 // mov v24.d[1], x1
+	WORD $0x6e0d21b9 // ext v25.16b, v13.16b, v13.16b, #4
+	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
+	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
+	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x0e39c2fc // smull v28.8h, v23.8b, v25.8b
+	WORD $0x4e3982fc // smlal2 v28.8h, v23.16b, v25.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6f8b0b70 // mla v16.4s, v27.4s, v11.s[2]
+	WORD $0x0e3ac31c // smull v28.8h, v24.8b, v26.8b
+	WORD $0x4e3a831c // smlal2 v28.8h, v24.16b, v26.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6fab0b70 // mla v16.4s, v27.4s, v11.s[3]
+	WORD $0x0e023e62 // umov w2, v19.h[0]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e063e63 // umov w3, v19.h[1]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x0e0a3e65 // umov w5, v19.h[2]
+	FMOVD (R17)(R5<<3), F24
+	WORD $0x0e0e3e66 // umov w6, v19.h[3]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd8 // mov v24.d[1], x6
+	WORD $0x6e0d41b9 // ext v25.16b, v13.16b, v13.16b, #8
+	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
+	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
+	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x0e39c2fc // smull v28.8h, v23.8b, v25.8b
+	WORD $0x4e3982fc // smlal2 v28.8h, v23.16b, v25.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6f8c0370 // mla v16.4s, v27.4s, v12.s[0]
+	WORD $0x0e3ac31c // smull v28.8h, v24.8b, v26.8b
+	WORD $0x4e3a831c // smlal2 v28.8h, v24.16b, v26.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6fac0370 // mla v16.4s, v27.4s, v12.s[1]
+	WORD $0x0e123e60 // umov w0, v19.h[4]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e163e61 // umov w1, v19.h[5]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x0e1a3e62 // umov w2, v19.h[6]
+	FMOVD (R17)(R2<<3), F24
+	WORD $0x0e1e3e63 // umov w3, v19.h[7]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c78 // mov v24.d[1], x3
+	WORD $0x6e0d61b9 // ext v25.16b, v13.16b, v13.16b, #12
+	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
+	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
+	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x0e39c2fc // smull v28.8h, v23.8b, v25.8b
+	WORD $0x4e3982fc // smlal2 v28.8h, v23.16b, v25.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6f8c0b70 // mla v16.4s, v27.4s, v12.s[2]
+	WORD $0x0e3ac31c // smull v28.8h, v24.8b, v26.8b
+	WORD $0x4e3a831c // smlal2 v28.8h, v24.16b, v26.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6fac0b70 // mla v16.4s, v27.4s, v12.s[3]
+	WORD $0x0e023e85 // umov w5, v20.h[0]
+	FMOVD (R17)(R5<<3), F23
+	WORD $0x0e063e86 // umov w6, v20.h[1]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd7 // mov v23.d[1], x6
+	WORD $0x0e0a3e80 // umov w0, v20.h[2]
+	FMOVD (R17)(R0<<3), F24
+	WORD $0x0e0e3e81 // umov w1, v20.h[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c38 // mov v24.d[1], x1
+	WORD $0x4e0101d9 // tbl v25.16b, { v14.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4e0201d9 // tbl v25.16b, { v14.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391f18 // eor v24.16b, v24.16b, v25.16b
+	WORD $0x6e398718 // sub v24.16b, v24.16b, v25.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x0e39c2fc // smull v28.8h, v23.8b, v25.8b
+	WORD $0x4e3982fc // smlal2 v28.8h, v23.16b, v25.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6f910370 // mla v16.4s, v27.4s, v17.s[0]
+	WORD $0x0e3ac31c // smull v28.8h, v24.8b, v26.8b
+	WORD $0x4e3a831c // smlal2 v28.8h, v24.16b, v26.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6fb10370 // mla v16.4s, v27.4s, v17.s[1]
+	WORD $0x0e123e82 // umov w2, v20.h[4]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e163e83 // umov w3, v20.h[5]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x0e1a3e85 // umov w5, v20.h[6]
+	FMOVD (R17)(R5<<3), F24
+	WORD $0x0e1e3e86 // umov w6, v20.h[7]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd8 // mov v24.d[1], x6
+	WORD $0x6e0e21d9 // ext v25.16b, v14.16b, v14.16b, #4
+	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
+	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
+	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x0e39c2fc // smull v28.8h, v23.8b, v25.8b
+	WORD $0x4e3982fc // smlal2 v28.8h, v23.16b, v25.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6f910b70 // mla v16.4s, v27.4s, v17.s[2]
+	WORD $0x0e3ac31c // smull v28.8h, v24.8b, v26.8b
+	WORD $0x4e3a831c // smlal2 v28.8h, v24.16b, v26.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6fb10b70 // mla v16.4s, v27.4s, v17.s[3]
+	WORD $0x0e023ea0 // umov w0, v21.h[0]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e063ea1 // umov w1, v21.h[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x0e0a3ea2 // umov w2, v21.h[2]
+	FMOVD (R17)(R2<<3), F24
+	WORD $0x0e0e3ea3 // umov w3, v21.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c78 // mov v24.d[1], x3
+	WORD $0x6e0e41d9 // ext v25.16b, v14.16b, v14.16b, #8
+	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
+	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
+	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x0e39c2fc // smull v28.8h, v23.8b, v25.8b
+	WORD $0x4e3982fc // smlal2 v28.8h, v23.16b, v25.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6f960370 // mla v16.4s, v27.4s, v22.s[0]
+	WORD $0x0e3ac31c // smull v28.8h, v24.8b, v26.8b
+	WORD $0x4e3a831c // smlal2 v28.8h, v24.16b, v26.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6fb60370 // mla v16.4s, v27.4s, v22.s[1]
+	WORD $0x0e123ea5 // umov w5, v21.h[4]
+	FMOVD (R17)(R5<<3), F23
+	WORD $0x0e163ea6 // umov w6, v21.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd7 // mov v23.d[1], x6
+	WORD $0x0e1a3ea0 // umov w0, v21.h[6]
+	FMOVD (R17)(R0<<3), F24
+	WORD $0x0e1e3ea1 // umov w1, v21.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c38 // mov v24.d[1], x1
+	WORD $0x6e0e61d9 // ext v25.16b, v14.16b, v14.16b, #12
+	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
+	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
+	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x0e39c2fc // smull v28.8h, v23.8b, v25.8b
+	WORD $0x4e3982fc // smlal2 v28.8h, v23.16b, v25.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6f960b70 // mla v16.4s, v27.4s, v22.s[2]
+	WORD $0x0e3ac31c // smull v28.8h, v24.8b, v26.8b
+	WORD $0x4e3a831c // smlal2 v28.8h, v24.16b, v26.16b
+	WORD $0x4e602b9b // saddlp v27.4s, v28.8h
+	WORD $0x6fb60b70 // mla v16.4s, v27.4s, v22.s[3]
+	ADD $4, R11, R12
+	ADD $2, R10, R15
+	WORD $0x4cdf21eb // ld1 { v11.16b, v12.16b, v13.16b, v14.16b }, [x15], #64
+	WORD $0x4c4071f1 // ld1 { v17.16b }, [x15]
+	WORD $0x4e060232 // tbl v18.16b, { v17.16b }, v6.16b
+	WORD $0x6e284652 // ushl v18.16b, v18.16b, v8.16b
+	WORD $0x4e251e52 // and v18.16b, v18.16b, v5.16b
+	WORD $0x4e123973 // zip1 v19.16b, v11.16b, v18.16b
+	WORD $0x4e127974 // zip2 v20.16b, v11.16b, v18.16b
+	WORD $0x4e070232 // tbl v18.16b, { v17.16b }, v7.16b
+	WORD $0x6e284652 // ushl v18.16b, v18.16b, v8.16b
+	WORD $0x4e251e52 // and v18.16b, v18.16b, v5.16b
+	WORD $0x4e123995 // zip1 v21.16b, v12.16b, v18.16b
+	WORD $0x4e127996 // zip2 v22.16b, v12.16b, v18.16b
+	WORD $0x6f0c062b // ushr v11.16b, v17.16b, #4
+	WORD $0x4e231e31 // and v17.16b, v17.16b, v3.16b
+	WORD $0x4e0b7a31 // zip2 v17.16b, v17.16b, v11.16b
+	WORD $0x4f095631 // shl v17.16b, v17.16b, #1
+	WORD $0x4ea41e31 // orr v17.16b, v17.16b, v4.16b
+	WORD $0x0f08a638 // sshll v24.8h, v17.8b, #0
+	WORD $0x0f10a70b // sshll v11.4s, v24.4h, #0
+	WORD $0x4f10a70c // sshll2 v12.4s, v24.8h, #0
+	WORD $0x4f08a638 // sshll2 v24.8h, v17.16b, #0
+	WORD $0x0f10a712 // sshll v18.4s, v24.4h, #0
+	WORD $0x4f10a717 // sshll2 v23.4s, v24.8h, #0
+	WORD $0x6f00e411 // movi v17.2d, #0000000000000000
+	WORD $0x0e023e60 // umov w0, v19.h[0]
+	FMOVD (R17)(R0<<3), F24
+	WORD $0x0e063e61 // umov w1, v19.h[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c38 // mov v24.d[1], x1
+	WORD $0x0e0a3e62 // umov w2, v19.h[2]
+	FMOVD (R17)(R2<<3), F25
+	WORD $0x0e0e3e63 // umov w3, v19.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c79 // mov v25.d[1], x3
+	WORD $0x4e0101ba // tbl v26.16b, { v13.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4e0201ba // tbl v26.16b, { v13.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f39 // eor v25.16b, v25.16b, v26.16b
+	WORD $0x6e3a8739 // sub v25.16b, v25.16b, v26.16b
+	WORD $0x4cdfa19a // ld1 { v26.16b, v27.16b }, [x12], #32
+	WORD $0x0e3ac31d // smull v29.8h, v24.8b, v26.8b
+	WORD $0x4e3a831d // smlal2 v29.8h, v24.16b, v26.16b
+	WORD $0x4e602bbc // saddlp v28.4s, v29.8h
+	WORD $0x6f8b0391 // mla v17.4s, v28.4s, v11.s[0]
+	WORD $0x0e3bc33d // smull v29.8h, v25.8b, v27.8b
+	WORD $0x4e3b833d // smlal2 v29.8h, v25.16b, v27.16b
+	WORD $0x4e602bbc // saddlp v28.4s, v29.8h
+	WORD $0x6fab0391 // mla v17.4s, v28.4s, v11.s[1]
+	WORD $0x0e123e65 // umov w5, v19.h[4]
+	FMOVD (R17)(R5<<3), F24
+	WORD $0x0e163e66 // umov w6, v19.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd8 // mov v24.d[1], x6
+	WORD $0x0e1a3e60 // umov w0, v19.h[6]
+	FMOVD (R17)(R0<<3), F25
+	WORD $0x0e1e3e61 // umov w1, v19.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c39 // mov v25.d[1], x1
+	WORD $0x6e0d21ba // ext v26.16b, v13.16b, v13.16b, #4
+	WORD $0x4e01035b // tbl v27.16b, { v26.16b }, v1.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f18 // eor v24.16b, v24.16b, v27.16b
+	WORD $0x6e3b8718 // sub v24.16b, v24.16b, v27.16b
+	WORD $0x4e02035b // tbl v27.16b, { v26.16b }, v2.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f39 // eor v25.16b, v25.16b, v27.16b
+	WORD $0x6e3b8739 // sub v25.16b, v25.16b, v27.16b
+	WORD $0x4cdfa19a // ld1 { v26.16b, v27.16b }, [x12], #32
+	WORD $0x0e3ac31d // smull v29.8h, v24.8b, v26.8b
+	WORD $0x4e3a831d // smlal2 v29.8h, v24.16b, v26.16b
+	WORD $0x4e602bbc // saddlp v28.4s, v29.8h
+	WORD $0x6f8b0b91 // mla v17.4s, v28.4s, v11.s[2]
+	WORD $0x0e3bc33d // smull v29.8h, v25.8b, v27.8b
+	WORD $0x4e3b833d // smlal2 v29.8h, v25.16b, v27.16b
+	WORD $0x4e602bbc // saddlp v28.4s, v29.8h
+	WORD $0x6fab0b91 // mla v17.4s, v28.4s, v11.s[3]
+	WORD $0x0e023e82 // umov w2, v20.h[0]
+	FMOVD (R17)(R2<<3), F24
+	WORD $0x0e063e83 // umov w3, v20.h[1]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c78 // mov v24.d[1], x3
+	WORD $0x0e0a3e85 // umov w5, v20.h[2]
+	FMOVD (R17)(R5<<3), F25
+	WORD $0x0e0e3e86 // umov w6, v20.h[3]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd9 // mov v25.d[1], x6
+	WORD $0x6e0d41ba // ext v26.16b, v13.16b, v13.16b, #8
+	WORD $0x4e01035b // tbl v27.16b, { v26.16b }, v1.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f18 // eor v24.16b, v24.16b, v27.16b
+	WORD $0x6e3b8718 // sub v24.16b, v24.16b, v27.16b
+	WORD $0x4e02035b // tbl v27.16b, { v26.16b }, v2.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f39 // eor v25.16b, v25.16b, v27.16b
+	WORD $0x6e3b8739 // sub v25.16b, v25.16b, v27.16b
+	WORD $0x4cdfa19a // ld1 { v26.16b, v27.16b }, [x12], #32
+	WORD $0x0e3ac31d // smull v29.8h, v24.8b, v26.8b
+	WORD $0x4e3a831d // smlal2 v29.8h, v24.16b, v26.16b
+	WORD $0x4e602bbc // saddlp v28.4s, v29.8h
+	WORD $0x6f8c0391 // mla v17.4s, v28.4s, v12.s[0]
+	WORD $0x0e3bc33d // smull v29.8h, v25.8b, v27.8b
+	WORD $0x4e3b833d // smlal2 v29.8h, v25.16b, v27.16b
+	WORD $0x4e602bbc // saddlp v28.4s, v29.8h
+	WORD $0x6fac0391 // mla v17.4s, v28.4s, v12.s[1]
+	WORD $0x0e123e80 // umov w0, v20.h[4]
+	FMOVD (R17)(R0<<3), F24
+	WORD $0x0e163e81 // umov w1, v20.h[5]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c38 // mov v24.d[1], x1
+	WORD $0x0e1a3e82 // umov w2, v20.h[6]
+	FMOVD (R17)(R2<<3), F25
+	WORD $0x0e1e3e83 // umov w3, v20.h[7]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c79 // mov v25.d[1], x3
+	WORD $0x6e0d61ba // ext v26.16b, v13.16b, v13.16b, #12
+	WORD $0x4e01035b // tbl v27.16b, { v26.16b }, v1.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f18 // eor v24.16b, v24.16b, v27.16b
+	WORD $0x6e3b8718 // sub v24.16b, v24.16b, v27.16b
+	WORD $0x4e02035b // tbl v27.16b, { v26.16b }, v2.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f39 // eor v25.16b, v25.16b, v27.16b
+	WORD $0x6e3b8739 // sub v25.16b, v25.16b, v27.16b
+	WORD $0x4cdfa19a // ld1 { v26.16b, v27.16b }, [x12], #32
+	WORD $0x0e3ac31d // smull v29.8h, v24.8b, v26.8b
+	WORD $0x4e3a831d // smlal2 v29.8h, v24.16b, v26.16b
+	WORD $0x4e602bbc // saddlp v28.4s, v29.8h
+	WORD $0x6f8c0b91 // mla v17.4s, v28.4s, v12.s[2]
+	WORD $0x0e3bc33d // smull v29.8h, v25.8b, v27.8b
+	WORD $0x4e3b833d // smlal2 v29.8h, v25.16b, v27.16b
+	WORD $0x4e602bbc // saddlp v28.4s, v29.8h
+	WORD $0x6fac0b91 // mla v17.4s, v28.4s, v12.s[3]
+	WORD $0x0e023ea5 // umov w5, v21.h[0]
+	FMOVD (R17)(R5<<3), F24
+	WORD $0x0e063ea6 // umov w6, v21.h[1]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd8 // mov v24.d[1], x6
+	WORD $0x0e0a3ea0 // umov w0, v21.h[2]
+	FMOVD (R17)(R0<<3), F25
+	WORD $0x0e0e3ea1 // umov w1, v21.h[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c39 // mov v25.d[1], x1
+	WORD $0x4e0101da // tbl v26.16b, { v14.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4e0201da // tbl v26.16b, { v14.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f39 // eor v25.16b, v25.16b, v26.16b
+	WORD $0x6e3a8739 // sub v25.16b, v25.16b, v26.16b
+	WORD $0x4cdfa19a // ld1 { v26.16b, v27.16b }, [x12], #32
+	WORD $0x0e3ac31d // smull v29.8h, v24.8b, v26.8b
+	WORD $0x4e3a831d // smlal2 v29.8h, v24.16b, v26.16b
+	WORD $0x4e602bbc // saddlp v28.4s, v29.8h
+	WORD $0x6f920391 // mla v17.4s, v28.4s, v18.s[0]
+	WORD $0x0e3bc33d // smull v29.8h, v25.8b, v27.8b
+	WORD $0x4e3b833d // smlal2 v29.8h, v25.16b, v27.16b
+	WORD $0x4e602bbc // saddlp v28.4s, v29.8h
+	WORD $0x6fb20391 // mla v17.4s, v28.4s, v18.s[1]
+	WORD $0x0e123ea2 // umov w2, v21.h[4]
+	FMOVD (R17)(R2<<3), F24
+	WORD $0x0e163ea3 // umov w3, v21.h[5]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c78 // mov v24.d[1], x3
+	WORD $0x0e1a3ea5 // umov w5, v21.h[6]
+	FMOVD (R17)(R5<<3), F25
+	WORD $0x0e1e3ea6 // umov w6, v21.h[7]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd9 // mov v25.d[1], x6
+	WORD $0x6e0e21da // ext v26.16b, v14.16b, v14.16b, #4
+	WORD $0x4e01035b // tbl v27.16b, { v26.16b }, v1.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f18 // eor v24.16b, v24.16b, v27.16b
+	WORD $0x6e3b8718 // sub v24.16b, v24.16b, v27.16b
+	WORD $0x4e02035b // tbl v27.16b, { v26.16b }, v2.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f39 // eor v25.16b, v25.16b, v27.16b
+	WORD $0x6e3b8739 // sub v25.16b, v25.16b, v27.16b
+	WORD $0x4cdfa19a // ld1 { v26.16b, v27.16b }, [x12], #32
+	WORD $0x0e3ac31d // smull v29.8h, v24.8b, v26.8b
+	WORD $0x4e3a831d // smlal2 v29.8h, v24.16b, v26.16b
+	WORD $0x4e602bbc // saddlp v28.4s, v29.8h
+	WORD $0x6f920b91 // mla v17.4s, v28.4s, v18.s[2]
+	WORD $0x0e3bc33d // smull v29.8h, v25.8b, v27.8b
+	WORD $0x4e3b833d // smlal2 v29.8h, v25.16b, v27.16b
+	WORD $0x4e602bbc // saddlp v28.4s, v29.8h
+	WORD $0x6fb20b91 // mla v17.4s, v28.4s, v18.s[3]
+	WORD $0x0e023ec0 // umov w0, v22.h[0]
+	FMOVD (R17)(R0<<3), F24
+	WORD $0x0e063ec1 // umov w1, v22.h[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c38 // mov v24.d[1], x1
+	WORD $0x0e0a3ec2 // umov w2, v22.h[2]
+	FMOVD (R17)(R2<<3), F25
+	WORD $0x0e0e3ec3 // umov w3, v22.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c79 // mov v25.d[1], x3
+	WORD $0x6e0e41da // ext v26.16b, v14.16b, v14.16b, #8
+	WORD $0x4e01035b // tbl v27.16b, { v26.16b }, v1.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f18 // eor v24.16b, v24.16b, v27.16b
+	WORD $0x6e3b8718 // sub v24.16b, v24.16b, v27.16b
+	WORD $0x4e02035b // tbl v27.16b, { v26.16b }, v2.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f39 // eor v25.16b, v25.16b, v27.16b
+	WORD $0x6e3b8739 // sub v25.16b, v25.16b, v27.16b
+	WORD $0x4cdfa19a // ld1 { v26.16b, v27.16b }, [x12], #32
+	WORD $0x0e3ac31d // smull v29.8h, v24.8b, v26.8b
+	WORD $0x4e3a831d // smlal2 v29.8h, v24.16b, v26.16b
+	WORD $0x4e602bbc // saddlp v28.4s, v29.8h
+	WORD $0x6f970391 // mla v17.4s, v28.4s, v23.s[0]
+	WORD $0x0e3bc33d // smull v29.8h, v25.8b, v27.8b
+	WORD $0x4e3b833d // smlal2 v29.8h, v25.16b, v27.16b
+	WORD $0x4e602bbc // saddlp v28.4s, v29.8h
+	WORD $0x6fb70391 // mla v17.4s, v28.4s, v23.s[1]
+	WORD $0x0e123ec5 // umov w5, v22.h[4]
+	FMOVD (R17)(R5<<3), F24
+	WORD $0x0e163ec6 // umov w6, v22.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd8 // mov v24.d[1], x6
+	WORD $0x0e1a3ec0 // umov w0, v22.h[6]
+	FMOVD (R17)(R0<<3), F25
+	WORD $0x0e1e3ec1 // umov w1, v22.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c39 // mov v25.d[1], x1
+	WORD $0x6e0e61da // ext v26.16b, v14.16b, v14.16b, #12
+	WORD $0x4e01035b // tbl v27.16b, { v26.16b }, v1.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f18 // eor v24.16b, v24.16b, v27.16b
+	WORD $0x6e3b8718 // sub v24.16b, v24.16b, v27.16b
+	WORD $0x4e02035b // tbl v27.16b, { v26.16b }, v2.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f39 // eor v25.16b, v25.16b, v27.16b
+	WORD $0x6e3b8739 // sub v25.16b, v25.16b, v27.16b
+	WORD $0x4cdfa19a // ld1 { v26.16b, v27.16b }, [x12], #32
+	WORD $0x0e3ac31d // smull v29.8h, v24.8b, v26.8b
+	WORD $0x4e3a831d // smlal2 v29.8h, v24.16b, v26.16b
+	WORD $0x4e602bbc // saddlp v28.4s, v29.8h
+	WORD $0x6f970b91 // mla v17.4s, v28.4s, v23.s[2]
+	WORD $0x0e3bc33d // smull v29.8h, v25.8b, v27.8b
+	WORD $0x4e3b833d // smlal2 v29.8h, v25.16b, v27.16b
+	WORD $0x4e602bbc // saddlp v28.4s, v29.8h
+	WORD $0x6fb70b91 // mla v17.4s, v28.4s, v23.s[3]
+	WORD $0x4eb1be10 // addp v16.4s, v16.4s, v17.4s
+	WORD $0x4eb0bdef // addp v15.4s, v15.4s, v16.4s
+	WORD $0x4d40c96c // ld1r { v12.4s }, [x11]
+	WORD $0x0d4040eb // ld1 { v11.h }[0], [x7]
+	WORD $0x0d40490b // ld1 { v11.h }[1], [x8]
+	WORD $0x0d40512b // ld1 { v11.h }[2], [x9]
+	WORD $0x0d40594b // ld1 { v11.h }[3], [x10]
+	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
+	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	WORD $0x6e2cdd6b // fmul v11.4s, v11.4s, v12.4s
+	WORD $0x4e2bcde9 // fmla v9.4s, v15.4s, v11.4s
 	ADD $82, R7, R7
 	ADD $82, R8, R8
 	ADD $82, R9, R9
@@ -1354,8 +1361,7 @@ loop:
 	ADD $292, R11, R11
 	SUBS $1, R4, R4
 	BNE loop
-	WORD $0x4f0167ca // movi v10.4s, #62, lsl #24
-	WORD $0x6e2add29 // fmul v9.4s, v9.4s, v10.4s
+	WORD $0x4faa9129 // fmul v9.4s, v9.4s, v10.s[1]
 	MOVD out+40(FP), R5
 	MOVD outStride+48(FP), R6
 	LSL $2, R6, R6
@@ -1394,252 +1400,255 @@ TEXT ·dotIQ2_SDotprod(SB), NOSPLIT, $0-28
 	MOVD $0xfafcfe00fafcfe00, R15
 	WORD $0x4e080de8 // dup v8.2d, x15
 	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
+	MOVD $0x3e00000000000000, R15
+	WORD $0x4e080dea // dup v10.2d, x15
+	MOVD $0x0000000000000000, R15
+	WORD $0x4e181dea // mov v10.d[1], x15
 loop:
 	ADD $4, R11, R12
 	ADD $2, R7, R15
-	WORD $0x4cdf21ea // ld1 { v10.16b, v11.16b, v12.16b, v13.16b }, [x15], #64
-	WORD $0x4c4071ee // ld1 { v14.16b }, [x15]
-	WORD $0x4e0601cf // tbl v15.16b, { v14.16b }, v6.16b
-	WORD $0x6e2845ef // ushl v15.16b, v15.16b, v8.16b
-	WORD $0x4e251def // and v15.16b, v15.16b, v5.16b
-	WORD $0x4e0f3950 // zip1 v16.16b, v10.16b, v15.16b
-	WORD $0x4e0f7951 // zip2 v17.16b, v10.16b, v15.16b
-	WORD $0x4e0701cf // tbl v15.16b, { v14.16b }, v7.16b
-	WORD $0x6e2845ef // ushl v15.16b, v15.16b, v8.16b
-	WORD $0x4e251def // and v15.16b, v15.16b, v5.16b
-	WORD $0x4e0f3972 // zip1 v18.16b, v11.16b, v15.16b
-	WORD $0x4e0f7973 // zip2 v19.16b, v11.16b, v15.16b
-	WORD $0x6f0c05ca // ushr v10.16b, v14.16b, #4
-	WORD $0x4e231dce // and v14.16b, v14.16b, v3.16b
-	WORD $0x4e0a79ce // zip2 v14.16b, v14.16b, v10.16b
-	WORD $0x4f0955ce // shl v14.16b, v14.16b, #1
-	WORD $0x4ea41dce // orr v14.16b, v14.16b, v4.16b
-	WORD $0x0f08a5d5 // sshll v21.8h, v14.8b, #0
-	WORD $0x0f10a6aa // sshll v10.4s, v21.4h, #0
-	WORD $0x4f10a6ab // sshll2 v11.4s, v21.8h, #0
-	WORD $0x4f08a5d5 // sshll2 v21.8h, v14.16b, #0
-	WORD $0x0f10a6af // sshll v15.4s, v21.4h, #0
-	WORD $0x4f10a6b4 // sshll2 v20.4s, v21.8h, #0
-	WORD $0x6f00e40e // movi v14.2d, #0000000000000000
-	WORD $0x0e023e00 // umov w0, v16.h[0]
-	FMOVD (R17)(R0<<3), F21
-	WORD $0x0e063e01 // umov w1, v16.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c35 // mov v21.d[1], x1
-	WORD $0x0e0a3e02 // umov w2, v16.h[2]
-	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e0e3e03 // umov w3, v16.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x4e010197 // tbl v23.16b, { v12.16b }, v1.16b
-	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
-	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
-	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
-	WORD $0x4e020197 // tbl v23.16b, { v12.16b }, v2.16b
-	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
-	WORD $0x6e371ed6 // eor v22.16b, v22.16b, v23.16b
-	WORD $0x6e3786d6 // sub v22.16b, v22.16b, v23.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
-	WORD $0x6f8a032e // mla v14.4s, v25.4s, v10.s[0]
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
-	WORD $0x6faa032e // mla v14.4s, v25.4s, v10.s[1]
-	WORD $0x0e123e05 // umov w5, v16.h[4]
-	FMOVD (R17)(R5<<3), F21
-	WORD $0x0e163e06 // umov w6, v16.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd5 // mov v21.d[1], x6
-	WORD $0x0e1a3e00 // umov w0, v16.h[6]
+	WORD $0x4cdf21eb // ld1 { v11.16b, v12.16b, v13.16b, v14.16b }, [x15], #64
+	WORD $0x4c4071ef // ld1 { v15.16b }, [x15]
+	WORD $0x4e0601f0 // tbl v16.16b, { v15.16b }, v6.16b
+	WORD $0x6e284610 // ushl v16.16b, v16.16b, v8.16b
+	WORD $0x4e251e10 // and v16.16b, v16.16b, v5.16b
+	WORD $0x4e103971 // zip1 v17.16b, v11.16b, v16.16b
+	WORD $0x4e107972 // zip2 v18.16b, v11.16b, v16.16b
+	WORD $0x4e0701f0 // tbl v16.16b, { v15.16b }, v7.16b
+	WORD $0x6e284610 // ushl v16.16b, v16.16b, v8.16b
+	WORD $0x4e251e10 // and v16.16b, v16.16b, v5.16b
+	WORD $0x4e103993 // zip1 v19.16b, v12.16b, v16.16b
+	WORD $0x4e107994 // zip2 v20.16b, v12.16b, v16.16b
+	WORD $0x6f0c05eb // ushr v11.16b, v15.16b, #4
+	WORD $0x4e231def // and v15.16b, v15.16b, v3.16b
+	WORD $0x4e0b79ef // zip2 v15.16b, v15.16b, v11.16b
+	WORD $0x4f0955ef // shl v15.16b, v15.16b, #1
+	WORD $0x4ea41def // orr v15.16b, v15.16b, v4.16b
+	WORD $0x0f08a5f6 // sshll v22.8h, v15.8b, #0
+	WORD $0x0f10a6cb // sshll v11.4s, v22.4h, #0
+	WORD $0x4f10a6cc // sshll2 v12.4s, v22.8h, #0
+	WORD $0x4f08a5f6 // sshll2 v22.8h, v15.16b, #0
+	WORD $0x0f10a6d0 // sshll v16.4s, v22.4h, #0
+	WORD $0x4f10a6d5 // sshll2 v21.4s, v22.8h, #0
+	WORD $0x6f00e40f // movi v15.2d, #0000000000000000
+	WORD $0x0e023e20 // umov w0, v17.h[0]
 	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e1e3e01 // umov w1, v16.h[7]
+	WORD $0x0e063e21 // umov w1, v17.h[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x6e0c2197 // ext v23.16b, v12.16b, v12.16b, #4
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x0e0a3e22 // umov w2, v17.h[2]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e0e3e23 // umov w3, v17.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x4e0101b8 // tbl v24.16b, { v13.16b }, v1.16b
 	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
 	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
 	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
-	WORD $0x6f8a0b2e // mla v14.4s, v25.4s, v10.s[2]
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
-	WORD $0x6faa0b2e // mla v14.4s, v25.4s, v10.s[3]
-	WORD $0x0e023e22 // umov w2, v17.h[0]
-	FMOVD (R17)(R2<<3), F21
-	WORD $0x0e063e23 // umov w3, v17.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c75 // mov v21.d[1], x3
-	WORD $0x0e0a3e25 // umov w5, v17.h[2]
+	WORD $0x4e0201b8 // tbl v24.16b, { v13.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ef7 // eor v23.16b, v23.16b, v24.16b
+	WORD $0x6e3886f7 // sub v23.16b, v23.16b, v24.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
+	WORD $0x6f8b034f // mla v15.4s, v26.4s, v11.s[0]
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
+	WORD $0x6fab034f // mla v15.4s, v26.4s, v11.s[1]
+	WORD $0x0e123e25 // umov w5, v17.h[4]
 	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e0e3e26 // umov w6, v17.h[3]
+	WORD $0x0e163e26 // umov w6, v17.h[5]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x6e0c4197 // ext v23.16b, v12.16b, v12.16b, #8
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
-	WORD $0x6f8b032e // mla v14.4s, v25.4s, v11.s[0]
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
-	WORD $0x6fab032e // mla v14.4s, v25.4s, v11.s[1]
-	WORD $0x0e123e20 // umov w0, v17.h[4]
-	FMOVD (R17)(R0<<3), F21
-	WORD $0x0e163e21 // umov w1, v17.h[5]
+	WORD $0x0e1a3e20 // umov w0, v17.h[6]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e1e3e21 // umov w1, v17.h[7]
 	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c35 // mov v21.d[1], x1
-	WORD $0x0e1a3e22 // umov w2, v17.h[6]
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x6e0d21b8 // ext v24.16b, v13.16b, v13.16b, #4
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
+	WORD $0x6f8b0b4f // mla v15.4s, v26.4s, v11.s[2]
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
+	WORD $0x6fab0b4f // mla v15.4s, v26.4s, v11.s[3]
+	WORD $0x0e023e42 // umov w2, v18.h[0]
 	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e1e3e23 // umov w3, v17.h[7]
+	WORD $0x0e063e43 // umov w3, v18.h[1]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x6e0c6197 // ext v23.16b, v12.16b, v12.16b, #12
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
-	WORD $0x6f8b0b2e // mla v14.4s, v25.4s, v11.s[2]
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
-	WORD $0x6fab0b2e // mla v14.4s, v25.4s, v11.s[3]
-	WORD $0x0e023e45 // umov w5, v18.h[0]
-	FMOVD (R17)(R5<<3), F21
-	WORD $0x0e063e46 // umov w6, v18.h[1]
+	WORD $0x0e0a3e45 // umov w5, v18.h[2]
+	FMOVD (R17)(R5<<3), F23
+	WORD $0x0e0e3e46 // umov w6, v18.h[3]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd5 // mov v21.d[1], x6
-	WORD $0x0e0a3e40 // umov w0, v18.h[2]
+	WORD $0x4e181cd7 // mov v23.d[1], x6
+	WORD $0x6e0d41b8 // ext v24.16b, v13.16b, v13.16b, #8
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
+	WORD $0x6f8c034f // mla v15.4s, v26.4s, v12.s[0]
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
+	WORD $0x6fac034f // mla v15.4s, v26.4s, v12.s[1]
+	WORD $0x0e123e40 // umov w0, v18.h[4]
 	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e0e3e41 // umov w1, v18.h[3]
+	WORD $0x0e163e41 // umov w1, v18.h[5]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x4e0101b7 // tbl v23.16b, { v13.16b }, v1.16b
-	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
-	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
-	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
-	WORD $0x4e0201b7 // tbl v23.16b, { v13.16b }, v2.16b
-	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
-	WORD $0x6e371ed6 // eor v22.16b, v22.16b, v23.16b
-	WORD $0x6e3786d6 // sub v22.16b, v22.16b, v23.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
-	WORD $0x6f8f032e // mla v14.4s, v25.4s, v15.s[0]
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
-	WORD $0x6faf032e // mla v14.4s, v25.4s, v15.s[1]
-	WORD $0x0e123e42 // umov w2, v18.h[4]
-	FMOVD (R17)(R2<<3), F21
-	WORD $0x0e163e43 // umov w3, v18.h[5]
+	WORD $0x0e1a3e42 // umov w2, v18.h[6]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e1e3e43 // umov w3, v18.h[7]
 	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c75 // mov v21.d[1], x3
-	WORD $0x0e1a3e45 // umov w5, v18.h[6]
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x6e0d61b8 // ext v24.16b, v13.16b, v13.16b, #12
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
+	WORD $0x6f8c0b4f // mla v15.4s, v26.4s, v12.s[2]
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
+	WORD $0x6fac0b4f // mla v15.4s, v26.4s, v12.s[3]
+	WORD $0x0e023e65 // umov w5, v19.h[0]
 	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e1e3e46 // umov w6, v18.h[7]
+	WORD $0x0e063e66 // umov w6, v19.h[1]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x6e0d21b7 // ext v23.16b, v13.16b, v13.16b, #4
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x0e0a3e60 // umov w0, v19.h[2]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e0e3e61 // umov w1, v19.h[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x4e0101d8 // tbl v24.16b, { v14.16b }, v1.16b
 	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
 	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
 	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
-	WORD $0x6f8f0b2e // mla v14.4s, v25.4s, v15.s[2]
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
-	WORD $0x6faf0b2e // mla v14.4s, v25.4s, v15.s[3]
-	WORD $0x0e023e60 // umov w0, v19.h[0]
-	FMOVD (R17)(R0<<3), F21
-	WORD $0x0e063e61 // umov w1, v19.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c35 // mov v21.d[1], x1
-	WORD $0x0e0a3e62 // umov w2, v19.h[2]
+	WORD $0x4e0201d8 // tbl v24.16b, { v14.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ef7 // eor v23.16b, v23.16b, v24.16b
+	WORD $0x6e3886f7 // sub v23.16b, v23.16b, v24.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
+	WORD $0x6f90034f // mla v15.4s, v26.4s, v16.s[0]
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
+	WORD $0x6fb0034f // mla v15.4s, v26.4s, v16.s[1]
+	WORD $0x0e123e62 // umov w2, v19.h[4]
 	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e0e3e63 // umov w3, v19.h[3]
+	WORD $0x0e163e63 // umov w3, v19.h[5]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x6e0d41b7 // ext v23.16b, v13.16b, v13.16b, #8
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
-	WORD $0x6f94032e // mla v14.4s, v25.4s, v20.s[0]
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
-	WORD $0x6fb4032e // mla v14.4s, v25.4s, v20.s[1]
-	WORD $0x0e123e65 // umov w5, v19.h[4]
-	FMOVD (R17)(R5<<3), F21
-	WORD $0x0e163e66 // umov w6, v19.h[5]
+	WORD $0x0e1a3e65 // umov w5, v19.h[6]
+	FMOVD (R17)(R5<<3), F23
+	WORD $0x0e1e3e66 // umov w6, v19.h[7]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd5 // mov v21.d[1], x6
-	WORD $0x0e1a3e60 // umov w0, v19.h[6]
+	WORD $0x4e181cd7 // mov v23.d[1], x6
+	WORD $0x6e0e21d8 // ext v24.16b, v14.16b, v14.16b, #4
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
+	WORD $0x6f900b4f // mla v15.4s, v26.4s, v16.s[2]
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
+	WORD $0x6fb00b4f // mla v15.4s, v26.4s, v16.s[3]
+	WORD $0x0e023e80 // umov w0, v20.h[0]
 	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e1e3e61 // umov w1, v19.h[7]
+	WORD $0x0e063e81 // umov w1, v20.h[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x6e0d61b7 // ext v23.16b, v13.16b, v13.16b, #12
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
-	WORD $0x6f940b2e // mla v14.4s, v25.4s, v20.s[2]
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
-	WORD $0x6fb40b2e // mla v14.4s, v25.4s, v20.s[3]
-	WORD $0x4eb1b9ce // addv s14, v14.4s
-	WORD $0x4d40c96b // ld1r { v11.4s }, [x11]
-	WORD $0x0d4040ea // ld1 { v10.h }[0], [x7]
-	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
-	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
-	WORD $0x6e2bdd4a // fmul v10.4s, v10.4s, v11.4s
-	WORD $0x4e2acdc9 // fmla v9.4s, v14.4s, v10.4s
+	WORD $0x0e0a3e82 // umov w2, v20.h[2]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e0e3e83 // umov w3, v20.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x6e0e41d8 // ext v24.16b, v14.16b, v14.16b, #8
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
+	WORD $0x6f95034f // mla v15.4s, v26.4s, v21.s[0]
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
+	WORD $0x6fb5034f // mla v15.4s, v26.4s, v21.s[1]
+	WORD $0x0e123e85 // umov w5, v20.h[4]
+	FMOVD (R17)(R5<<3), F22
+	WORD $0x0e163e86 // umov w6, v20.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd6 // mov v22.d[1], x6
+	WORD $0x0e1a3e80 // umov w0, v20.h[6]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e1e3e81 // umov w1, v20.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x6e0e61d8 // ext v24.16b, v14.16b, v14.16b, #12
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
+	WORD $0x6f950b4f // mla v15.4s, v26.4s, v21.s[2]
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
+	WORD $0x6fb50b4f // mla v15.4s, v26.4s, v21.s[3]
+	WORD $0x4eb1b9ef // addv s15, v15.4s
+	WORD $0x4d40c96c // ld1r { v12.4s }, [x11]
+	WORD $0x0d4040eb // ld1 { v11.h }[0], [x7]
+	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
+	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	WORD $0x6e2cdd6b // fmul v11.4s, v11.4s, v12.4s
+	WORD $0x4e2bcde9 // fmla v9.4s, v15.4s, v11.4s
 	ADD $82, R7, R7
 	ADD $292, R11, R11
 	SUBS $1, R4, R4
 	BNE loop
-	WORD $0x4f0167ca // movi v10.4s, #62, lsl #24
-	WORD $0x6e2add29 // fmul v9.4s, v9.4s, v10.4s
+	WORD $0x4faa9129 // fmul v9.4s, v9.4s, v10.s[1]
 	FMOVS F9, ret+24(FP)
 	RET
 done:
@@ -1682,726 +1691,265 @@ TEXT ·tileIQ2_SDotprod4x1(SB), NOSPLIT, $0-56
 	MOVD $0xfafcfe00fafcfe00, R15
 	WORD $0x4e080de8 // dup v8.2d, x15
 	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
+	MOVD $0x3e00000000000000, R15
+	WORD $0x4e080dea // dup v10.2d, x15
+	MOVD $0x0000000000000000, R15
+	WORD $0x4e181dea // mov v10.d[1], x15
 loop:
 	ADD $4, R11, R12
 	ADD $2, R7, R15
-	WORD $0x4cdf21ea // ld1 { v10.16b, v11.16b, v12.16b, v13.16b }, [x15], #64
-	WORD $0x4c4071ee // ld1 { v14.16b }, [x15]
-	WORD $0x4e0601cf // tbl v15.16b, { v14.16b }, v6.16b
-	WORD $0x6e2845ef // ushl v15.16b, v15.16b, v8.16b
-	WORD $0x4e251def // and v15.16b, v15.16b, v5.16b
-	WORD $0x4e0f3950 // zip1 v16.16b, v10.16b, v15.16b
-	WORD $0x4e0f7951 // zip2 v17.16b, v10.16b, v15.16b
-	WORD $0x4e0701cf // tbl v15.16b, { v14.16b }, v7.16b
-	WORD $0x6e2845ef // ushl v15.16b, v15.16b, v8.16b
-	WORD $0x4e251def // and v15.16b, v15.16b, v5.16b
-	WORD $0x4e0f3972 // zip1 v18.16b, v11.16b, v15.16b
-	WORD $0x4e0f7973 // zip2 v19.16b, v11.16b, v15.16b
-	WORD $0x6f0c05ca // ushr v10.16b, v14.16b, #4
-	WORD $0x4e231dce // and v14.16b, v14.16b, v3.16b
-	WORD $0x4e0a79ce // zip2 v14.16b, v14.16b, v10.16b
-	WORD $0x4f0955ce // shl v14.16b, v14.16b, #1
-	WORD $0x4ea41dce // orr v14.16b, v14.16b, v4.16b
-	WORD $0x0f08a5d5 // sshll v21.8h, v14.8b, #0
-	WORD $0x0f10a6aa // sshll v10.4s, v21.4h, #0
-	WORD $0x4f10a6ab // sshll2 v11.4s, v21.8h, #0
-	WORD $0x4f08a5d5 // sshll2 v21.8h, v14.16b, #0
-	WORD $0x0f10a6af // sshll v15.4s, v21.4h, #0
-	WORD $0x4f10a6b4 // sshll2 v20.4s, v21.8h, #0
-	WORD $0x6f00e40e // movi v14.2d, #0000000000000000
-	WORD $0x0e023e00 // umov w0, v16.h[0]
-	FMOVD (R17)(R0<<3), F21
-	WORD $0x0e063e01 // umov w1, v16.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c35 // mov v21.d[1], x1
-	WORD $0x0e0a3e02 // umov w2, v16.h[2]
-	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e0e3e03 // umov w3, v16.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x4e010197 // tbl v23.16b, { v12.16b }, v1.16b
-	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
-	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
-	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
-	WORD $0x4e020197 // tbl v23.16b, { v12.16b }, v2.16b
-	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
-	WORD $0x6e371ed6 // eor v22.16b, v22.16b, v23.16b
-	WORD $0x6e3786d6 // sub v22.16b, v22.16b, v23.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
-	WORD $0x6f8a032e // mla v14.4s, v25.4s, v10.s[0]
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
-	WORD $0x6faa032e // mla v14.4s, v25.4s, v10.s[1]
-	WORD $0x0e123e05 // umov w5, v16.h[4]
-	FMOVD (R17)(R5<<3), F21
-	WORD $0x0e163e06 // umov w6, v16.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd5 // mov v21.d[1], x6
-	WORD $0x0e1a3e00 // umov w0, v16.h[6]
+	WORD $0x4cdf21eb // ld1 { v11.16b, v12.16b, v13.16b, v14.16b }, [x15], #64
+	WORD $0x4c4071ef // ld1 { v15.16b }, [x15]
+	WORD $0x4e0601f0 // tbl v16.16b, { v15.16b }, v6.16b
+	WORD $0x6e284610 // ushl v16.16b, v16.16b, v8.16b
+	WORD $0x4e251e10 // and v16.16b, v16.16b, v5.16b
+	WORD $0x4e103971 // zip1 v17.16b, v11.16b, v16.16b
+	WORD $0x4e107972 // zip2 v18.16b, v11.16b, v16.16b
+	WORD $0x4e0701f0 // tbl v16.16b, { v15.16b }, v7.16b
+	WORD $0x6e284610 // ushl v16.16b, v16.16b, v8.16b
+	WORD $0x4e251e10 // and v16.16b, v16.16b, v5.16b
+	WORD $0x4e103993 // zip1 v19.16b, v12.16b, v16.16b
+	WORD $0x4e107994 // zip2 v20.16b, v12.16b, v16.16b
+	WORD $0x6f0c05eb // ushr v11.16b, v15.16b, #4
+	WORD $0x4e231def // and v15.16b, v15.16b, v3.16b
+	WORD $0x4e0b79ef // zip2 v15.16b, v15.16b, v11.16b
+	WORD $0x4f0955ef // shl v15.16b, v15.16b, #1
+	WORD $0x4ea41def // orr v15.16b, v15.16b, v4.16b
+	WORD $0x0f08a5f6 // sshll v22.8h, v15.8b, #0
+	WORD $0x0f10a6cb // sshll v11.4s, v22.4h, #0
+	WORD $0x4f10a6cc // sshll2 v12.4s, v22.8h, #0
+	WORD $0x4f08a5f6 // sshll2 v22.8h, v15.16b, #0
+	WORD $0x0f10a6d0 // sshll v16.4s, v22.4h, #0
+	WORD $0x4f10a6d5 // sshll2 v21.4s, v22.8h, #0
+	WORD $0x6f00e40f // movi v15.2d, #0000000000000000
+	WORD $0x0e023e20 // umov w0, v17.h[0]
 	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e1e3e01 // umov w1, v16.h[7]
+	WORD $0x0e063e21 // umov w1, v17.h[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x6e0c2197 // ext v23.16b, v12.16b, v12.16b, #4
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x0e0a3e22 // umov w2, v17.h[2]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e0e3e23 // umov w3, v17.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x4e0101b8 // tbl v24.16b, { v13.16b }, v1.16b
 	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
 	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
 	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
-	WORD $0x6f8a0b2e // mla v14.4s, v25.4s, v10.s[2]
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
-	WORD $0x6faa0b2e // mla v14.4s, v25.4s, v10.s[3]
-	WORD $0x0e023e22 // umov w2, v17.h[0]
-	FMOVD (R17)(R2<<3), F21
-	WORD $0x0e063e23 // umov w3, v17.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c75 // mov v21.d[1], x3
-	WORD $0x0e0a3e25 // umov w5, v17.h[2]
+	WORD $0x4e0201b8 // tbl v24.16b, { v13.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ef7 // eor v23.16b, v23.16b, v24.16b
+	WORD $0x6e3886f7 // sub v23.16b, v23.16b, v24.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
+	WORD $0x6f8b034f // mla v15.4s, v26.4s, v11.s[0]
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
+	WORD $0x6fab034f // mla v15.4s, v26.4s, v11.s[1]
+	WORD $0x0e123e25 // umov w5, v17.h[4]
 	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e0e3e26 // umov w6, v17.h[3]
+	WORD $0x0e163e26 // umov w6, v17.h[5]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x6e0c4197 // ext v23.16b, v12.16b, v12.16b, #8
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
-	WORD $0x6f8b032e // mla v14.4s, v25.4s, v11.s[0]
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
-	WORD $0x6fab032e // mla v14.4s, v25.4s, v11.s[1]
-	WORD $0x0e123e20 // umov w0, v17.h[4]
-	FMOVD (R17)(R0<<3), F21
-	WORD $0x0e163e21 // umov w1, v17.h[5]
+	WORD $0x0e1a3e20 // umov w0, v17.h[6]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e1e3e21 // umov w1, v17.h[7]
 	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c35 // mov v21.d[1], x1
-	WORD $0x0e1a3e22 // umov w2, v17.h[6]
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x6e0d21b8 // ext v24.16b, v13.16b, v13.16b, #4
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
+	WORD $0x6f8b0b4f // mla v15.4s, v26.4s, v11.s[2]
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
+	WORD $0x6fab0b4f // mla v15.4s, v26.4s, v11.s[3]
+	WORD $0x0e023e42 // umov w2, v18.h[0]
 	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e1e3e23 // umov w3, v17.h[7]
+	WORD $0x0e063e43 // umov w3, v18.h[1]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x6e0c6197 // ext v23.16b, v12.16b, v12.16b, #12
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
-	WORD $0x6f8b0b2e // mla v14.4s, v25.4s, v11.s[2]
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
-	WORD $0x6fab0b2e // mla v14.4s, v25.4s, v11.s[3]
-	WORD $0x0e023e45 // umov w5, v18.h[0]
-	FMOVD (R17)(R5<<3), F21
-	WORD $0x0e063e46 // umov w6, v18.h[1]
+	WORD $0x0e0a3e45 // umov w5, v18.h[2]
+	FMOVD (R17)(R5<<3), F23
+	WORD $0x0e0e3e46 // umov w6, v18.h[3]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd5 // mov v21.d[1], x6
-	WORD $0x0e0a3e40 // umov w0, v18.h[2]
+	WORD $0x4e181cd7 // mov v23.d[1], x6
+	WORD $0x6e0d41b8 // ext v24.16b, v13.16b, v13.16b, #8
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
+	WORD $0x6f8c034f // mla v15.4s, v26.4s, v12.s[0]
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
+	WORD $0x6fac034f // mla v15.4s, v26.4s, v12.s[1]
+	WORD $0x0e123e40 // umov w0, v18.h[4]
 	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e0e3e41 // umov w1, v18.h[3]
+	WORD $0x0e163e41 // umov w1, v18.h[5]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x4e0101b7 // tbl v23.16b, { v13.16b }, v1.16b
-	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
-	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
-	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
-	WORD $0x4e0201b7 // tbl v23.16b, { v13.16b }, v2.16b
-	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
-	WORD $0x6e371ed6 // eor v22.16b, v22.16b, v23.16b
-	WORD $0x6e3786d6 // sub v22.16b, v22.16b, v23.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
-	WORD $0x6f8f032e // mla v14.4s, v25.4s, v15.s[0]
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
-	WORD $0x6faf032e // mla v14.4s, v25.4s, v15.s[1]
-	WORD $0x0e123e42 // umov w2, v18.h[4]
-	FMOVD (R17)(R2<<3), F21
-	WORD $0x0e163e43 // umov w3, v18.h[5]
+	WORD $0x0e1a3e42 // umov w2, v18.h[6]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e1e3e43 // umov w3, v18.h[7]
 	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c75 // mov v21.d[1], x3
-	WORD $0x0e1a3e45 // umov w5, v18.h[6]
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x6e0d61b8 // ext v24.16b, v13.16b, v13.16b, #12
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
+	WORD $0x6f8c0b4f // mla v15.4s, v26.4s, v12.s[2]
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
+	WORD $0x6fac0b4f // mla v15.4s, v26.4s, v12.s[3]
+	WORD $0x0e023e65 // umov w5, v19.h[0]
 	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e1e3e46 // umov w6, v18.h[7]
+	WORD $0x0e063e66 // umov w6, v19.h[1]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x6e0d21b7 // ext v23.16b, v13.16b, v13.16b, #4
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x0e0a3e60 // umov w0, v19.h[2]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e0e3e61 // umov w1, v19.h[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x4e0101d8 // tbl v24.16b, { v14.16b }, v1.16b
 	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
 	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
 	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
-	WORD $0x6f8f0b2e // mla v14.4s, v25.4s, v15.s[2]
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
-	WORD $0x6faf0b2e // mla v14.4s, v25.4s, v15.s[3]
-	WORD $0x0e023e60 // umov w0, v19.h[0]
-	FMOVD (R17)(R0<<3), F21
-	WORD $0x0e063e61 // umov w1, v19.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c35 // mov v21.d[1], x1
-	WORD $0x0e0a3e62 // umov w2, v19.h[2]
+	WORD $0x4e0201d8 // tbl v24.16b, { v14.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ef7 // eor v23.16b, v23.16b, v24.16b
+	WORD $0x6e3886f7 // sub v23.16b, v23.16b, v24.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
+	WORD $0x6f90034f // mla v15.4s, v26.4s, v16.s[0]
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
+	WORD $0x6fb0034f // mla v15.4s, v26.4s, v16.s[1]
+	WORD $0x0e123e62 // umov w2, v19.h[4]
 	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e0e3e63 // umov w3, v19.h[3]
+	WORD $0x0e163e63 // umov w3, v19.h[5]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x6e0d41b7 // ext v23.16b, v13.16b, v13.16b, #8
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
-	WORD $0x6f94032e // mla v14.4s, v25.4s, v20.s[0]
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
-	WORD $0x6fb4032e // mla v14.4s, v25.4s, v20.s[1]
-	WORD $0x0e123e65 // umov w5, v19.h[4]
-	FMOVD (R17)(R5<<3), F21
-	WORD $0x0e163e66 // umov w6, v19.h[5]
+	WORD $0x0e1a3e65 // umov w5, v19.h[6]
+	FMOVD (R17)(R5<<3), F23
+	WORD $0x0e1e3e66 // umov w6, v19.h[7]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd5 // mov v21.d[1], x6
-	WORD $0x0e1a3e60 // umov w0, v19.h[6]
+	WORD $0x4e181cd7 // mov v23.d[1], x6
+	WORD $0x6e0e21d8 // ext v24.16b, v14.16b, v14.16b, #4
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
+	WORD $0x6f900b4f // mla v15.4s, v26.4s, v16.s[2]
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
+	WORD $0x6fb00b4f // mla v15.4s, v26.4s, v16.s[3]
+	WORD $0x0e023e80 // umov w0, v20.h[0]
 	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e1e3e61 // umov w1, v19.h[7]
+	WORD $0x0e063e81 // umov w1, v20.h[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x6e0d61b7 // ext v23.16b, v13.16b, v13.16b, #12
-	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
-	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
-	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
-	WORD $0x6f940b2e // mla v14.4s, v25.4s, v20.s[2]
-	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
-	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
-	WORD $0x6fb40b2e // mla v14.4s, v25.4s, v20.s[3]
+	WORD $0x0e0a3e82 // umov w2, v20.h[2]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e0e3e83 // umov w3, v20.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x6e0e41d8 // ext v24.16b, v14.16b, v14.16b, #8
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
+	WORD $0x6f95034f // mla v15.4s, v26.4s, v21.s[0]
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
+	WORD $0x6fb5034f // mla v15.4s, v26.4s, v21.s[1]
+	WORD $0x0e123e85 // umov w5, v20.h[4]
+	FMOVD (R17)(R5<<3), F22
+	WORD $0x0e163e86 // umov w6, v20.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd6 // mov v22.d[1], x6
+	WORD $0x0e1a3e80 // umov w0, v20.h[6]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e1e3e81 // umov w1, v20.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x6e0e61d8 // ext v24.16b, v14.16b, v14.16b, #12
+	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
+	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
+	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
+	WORD $0x6f950b4f // mla v15.4s, v26.4s, v21.s[2]
+	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
+	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
+	WORD $0x6fb50b4f // mla v15.4s, v26.4s, v21.s[3]
 	ADD $4, R11, R12
 	ADD $2, R8, R15
-	WORD $0x4cdf21ea // ld1 { v10.16b, v11.16b, v12.16b, v13.16b }, [x15], #64
-	WORD $0x4c4071ef // ld1 { v15.16b }, [x15]
-	WORD $0x4e0601f0 // tbl v16.16b, { v15.16b }, v6.16b
-	WORD $0x6e284610 // ushl v16.16b, v16.16b, v8.16b
-	WORD $0x4e251e10 // and v16.16b, v16.16b, v5.16b
-	WORD $0x4e103951 // zip1 v17.16b, v10.16b, v16.16b
-	WORD $0x4e107952 // zip2 v18.16b, v10.16b, v16.16b
-	WORD $0x4e0701f0 // tbl v16.16b, { v15.16b }, v7.16b
-	WORD $0x6e284610 // ushl v16.16b, v16.16b, v8.16b
-	WORD $0x4e251e10 // and v16.16b, v16.16b, v5.16b
-	WORD $0x4e103973 // zip1 v19.16b, v11.16b, v16.16b
-	WORD $0x4e107974 // zip2 v20.16b, v11.16b, v16.16b
-	WORD $0x6f0c05ea // ushr v10.16b, v15.16b, #4
-	WORD $0x4e231def // and v15.16b, v15.16b, v3.16b
-	WORD $0x4e0a79ef // zip2 v15.16b, v15.16b, v10.16b
-	WORD $0x4f0955ef // shl v15.16b, v15.16b, #1
-	WORD $0x4ea41def // orr v15.16b, v15.16b, v4.16b
-	WORD $0x0f08a5f6 // sshll v22.8h, v15.8b, #0
-	WORD $0x0f10a6ca // sshll v10.4s, v22.4h, #0
-	WORD $0x4f10a6cb // sshll2 v11.4s, v22.8h, #0
-	WORD $0x4f08a5f6 // sshll2 v22.8h, v15.16b, #0
-	WORD $0x0f10a6d0 // sshll v16.4s, v22.4h, #0
-	WORD $0x4f10a6d5 // sshll2 v21.4s, v22.8h, #0
-	WORD $0x6f00e40f // movi v15.2d, #0000000000000000
-	WORD $0x0e023e20 // umov w0, v17.h[0]
-	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e063e21 // umov w1, v17.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x0e0a3e22 // umov w2, v17.h[2]
-	FMOVD (R17)(R2<<3), F23
-	WORD $0x0e0e3e23 // umov w3, v17.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c77 // mov v23.d[1], x3
-	WORD $0x4e010198 // tbl v24.16b, { v12.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4e020198 // tbl v24.16b, { v12.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ef7 // eor v23.16b, v23.16b, v24.16b
-	WORD $0x6e3886f7 // sub v23.16b, v23.16b, v24.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
-	WORD $0x6f8a034f // mla v15.4s, v26.4s, v10.s[0]
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
-	WORD $0x6faa034f // mla v15.4s, v26.4s, v10.s[1]
-	WORD $0x0e123e25 // umov w5, v17.h[4]
-	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e163e26 // umov w6, v17.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x0e1a3e20 // umov w0, v17.h[6]
-	FMOVD (R17)(R0<<3), F23
-	WORD $0x0e1e3e21 // umov w1, v17.h[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c37 // mov v23.d[1], x1
-	WORD $0x6e0c2198 // ext v24.16b, v12.16b, v12.16b, #4
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
-	WORD $0x6f8a0b4f // mla v15.4s, v26.4s, v10.s[2]
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
-	WORD $0x6faa0b4f // mla v15.4s, v26.4s, v10.s[3]
-	WORD $0x0e023e42 // umov w2, v18.h[0]
-	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e063e43 // umov w3, v18.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x0e0a3e45 // umov w5, v18.h[2]
-	FMOVD (R17)(R5<<3), F23
-	WORD $0x0e0e3e46 // umov w6, v18.h[3]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd7 // mov v23.d[1], x6
-	WORD $0x6e0c4198 // ext v24.16b, v12.16b, v12.16b, #8
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
-	WORD $0x6f8b034f // mla v15.4s, v26.4s, v11.s[0]
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
-	WORD $0x6fab034f // mla v15.4s, v26.4s, v11.s[1]
-	WORD $0x0e123e40 // umov w0, v18.h[4]
-	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e163e41 // umov w1, v18.h[5]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x0e1a3e42 // umov w2, v18.h[6]
-	FMOVD (R17)(R2<<3), F23
-	WORD $0x0e1e3e43 // umov w3, v18.h[7]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c77 // mov v23.d[1], x3
-	WORD $0x6e0c6198 // ext v24.16b, v12.16b, v12.16b, #12
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
-	WORD $0x6f8b0b4f // mla v15.4s, v26.4s, v11.s[2]
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
-	WORD $0x6fab0b4f // mla v15.4s, v26.4s, v11.s[3]
-	WORD $0x0e023e65 // umov w5, v19.h[0]
-	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e063e66 // umov w6, v19.h[1]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x0e0a3e60 // umov w0, v19.h[2]
-	FMOVD (R17)(R0<<3), F23
-	WORD $0x0e0e3e61 // umov w1, v19.h[3]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c37 // mov v23.d[1], x1
-	WORD $0x4e0101b8 // tbl v24.16b, { v13.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4e0201b8 // tbl v24.16b, { v13.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ef7 // eor v23.16b, v23.16b, v24.16b
-	WORD $0x6e3886f7 // sub v23.16b, v23.16b, v24.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
-	WORD $0x6f90034f // mla v15.4s, v26.4s, v16.s[0]
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
-	WORD $0x6fb0034f // mla v15.4s, v26.4s, v16.s[1]
-	WORD $0x0e123e62 // umov w2, v19.h[4]
-	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e163e63 // umov w3, v19.h[5]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x0e1a3e65 // umov w5, v19.h[6]
-	FMOVD (R17)(R5<<3), F23
-	WORD $0x0e1e3e66 // umov w6, v19.h[7]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd7 // mov v23.d[1], x6
-	WORD $0x6e0d21b8 // ext v24.16b, v13.16b, v13.16b, #4
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
-	WORD $0x6f900b4f // mla v15.4s, v26.4s, v16.s[2]
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
-	WORD $0x6fb00b4f // mla v15.4s, v26.4s, v16.s[3]
-	WORD $0x0e023e80 // umov w0, v20.h[0]
-	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e063e81 // umov w1, v20.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x0e0a3e82 // umov w2, v20.h[2]
-	FMOVD (R17)(R2<<3), F23
-	WORD $0x0e0e3e83 // umov w3, v20.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c77 // mov v23.d[1], x3
-	WORD $0x6e0d41b8 // ext v24.16b, v13.16b, v13.16b, #8
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
-	WORD $0x6f95034f // mla v15.4s, v26.4s, v21.s[0]
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
-	WORD $0x6fb5034f // mla v15.4s, v26.4s, v21.s[1]
-	WORD $0x0e123e85 // umov w5, v20.h[4]
-	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e163e86 // umov w6, v20.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x0e1a3e80 // umov w0, v20.h[6]
-	FMOVD (R17)(R0<<3), F23
-	WORD $0x0e1e3e81 // umov w1, v20.h[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c37 // mov v23.d[1], x1
-	WORD $0x6e0d61b8 // ext v24.16b, v13.16b, v13.16b, #12
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
-	WORD $0x6f950b4f // mla v15.4s, v26.4s, v21.s[2]
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
-	WORD $0x6fb50b4f // mla v15.4s, v26.4s, v21.s[3]
-	WORD $0x4eafbdce // addp v14.4s, v14.4s, v15.4s
-	ADD $4, R11, R12
-	ADD $2, R9, R15
-	WORD $0x4cdf21ea // ld1 { v10.16b, v11.16b, v12.16b, v13.16b }, [x15], #64
-	WORD $0x4c4071ef // ld1 { v15.16b }, [x15]
-	WORD $0x4e0601f0 // tbl v16.16b, { v15.16b }, v6.16b
-	WORD $0x6e284610 // ushl v16.16b, v16.16b, v8.16b
-	WORD $0x4e251e10 // and v16.16b, v16.16b, v5.16b
-	WORD $0x4e103951 // zip1 v17.16b, v10.16b, v16.16b
-	WORD $0x4e107952 // zip2 v18.16b, v10.16b, v16.16b
-	WORD $0x4e0701f0 // tbl v16.16b, { v15.16b }, v7.16b
-	WORD $0x6e284610 // ushl v16.16b, v16.16b, v8.16b
-	WORD $0x4e251e10 // and v16.16b, v16.16b, v5.16b
-	WORD $0x4e103973 // zip1 v19.16b, v11.16b, v16.16b
-	WORD $0x4e107974 // zip2 v20.16b, v11.16b, v16.16b
-	WORD $0x6f0c05ea // ushr v10.16b, v15.16b, #4
-	WORD $0x4e231def // and v15.16b, v15.16b, v3.16b
-	WORD $0x4e0a79ef // zip2 v15.16b, v15.16b, v10.16b
-	WORD $0x4f0955ef // shl v15.16b, v15.16b, #1
-	WORD $0x4ea41def // orr v15.16b, v15.16b, v4.16b
-	WORD $0x0f08a5f6 // sshll v22.8h, v15.8b, #0
-	WORD $0x0f10a6ca // sshll v10.4s, v22.4h, #0
-	WORD $0x4f10a6cb // sshll2 v11.4s, v22.8h, #0
-	WORD $0x4f08a5f6 // sshll2 v22.8h, v15.16b, #0
-	WORD $0x0f10a6d0 // sshll v16.4s, v22.4h, #0
-	WORD $0x4f10a6d5 // sshll2 v21.4s, v22.8h, #0
-	WORD $0x6f00e40f // movi v15.2d, #0000000000000000
-	WORD $0x0e023e20 // umov w0, v17.h[0]
-	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e063e21 // umov w1, v17.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x0e0a3e22 // umov w2, v17.h[2]
-	FMOVD (R17)(R2<<3), F23
-	WORD $0x0e0e3e23 // umov w3, v17.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c77 // mov v23.d[1], x3
-	WORD $0x4e010198 // tbl v24.16b, { v12.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4e020198 // tbl v24.16b, { v12.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ef7 // eor v23.16b, v23.16b, v24.16b
-	WORD $0x6e3886f7 // sub v23.16b, v23.16b, v24.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
-	WORD $0x6f8a034f // mla v15.4s, v26.4s, v10.s[0]
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
-	WORD $0x6faa034f // mla v15.4s, v26.4s, v10.s[1]
-	WORD $0x0e123e25 // umov w5, v17.h[4]
-	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e163e26 // umov w6, v17.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x0e1a3e20 // umov w0, v17.h[6]
-	FMOVD (R17)(R0<<3), F23
-	WORD $0x0e1e3e21 // umov w1, v17.h[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c37 // mov v23.d[1], x1
-	WORD $0x6e0c2198 // ext v24.16b, v12.16b, v12.16b, #4
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
-	WORD $0x6f8a0b4f // mla v15.4s, v26.4s, v10.s[2]
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
-	WORD $0x6faa0b4f // mla v15.4s, v26.4s, v10.s[3]
-	WORD $0x0e023e42 // umov w2, v18.h[0]
-	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e063e43 // umov w3, v18.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x0e0a3e45 // umov w5, v18.h[2]
-	FMOVD (R17)(R5<<3), F23
-	WORD $0x0e0e3e46 // umov w6, v18.h[3]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd7 // mov v23.d[1], x6
-	WORD $0x6e0c4198 // ext v24.16b, v12.16b, v12.16b, #8
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
-	WORD $0x6f8b034f // mla v15.4s, v26.4s, v11.s[0]
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
-	WORD $0x6fab034f // mla v15.4s, v26.4s, v11.s[1]
-	WORD $0x0e123e40 // umov w0, v18.h[4]
-	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e163e41 // umov w1, v18.h[5]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x0e1a3e42 // umov w2, v18.h[6]
-	FMOVD (R17)(R2<<3), F23
-	WORD $0x0e1e3e43 // umov w3, v18.h[7]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c77 // mov v23.d[1], x3
-	WORD $0x6e0c6198 // ext v24.16b, v12.16b, v12.16b, #12
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
-	WORD $0x6f8b0b4f // mla v15.4s, v26.4s, v11.s[2]
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
-	WORD $0x6fab0b4f // mla v15.4s, v26.4s, v11.s[3]
-	WORD $0x0e023e65 // umov w5, v19.h[0]
-	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e063e66 // umov w6, v19.h[1]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x0e0a3e60 // umov w0, v19.h[2]
-	FMOVD (R17)(R0<<3), F23
-	WORD $0x0e0e3e61 // umov w1, v19.h[3]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c37 // mov v23.d[1], x1
-	WORD $0x4e0101b8 // tbl v24.16b, { v13.16b }, v1.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
-	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
-	WORD $0x4e0201b8 // tbl v24.16b, { v13.16b }, v2.16b
-	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
-	WORD $0x6e381ef7 // eor v23.16b, v23.16b, v24.16b
-	WORD $0x6e3886f7 // sub v23.16b, v23.16b, v24.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
-	WORD $0x6f90034f // mla v15.4s, v26.4s, v16.s[0]
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
-	WORD $0x6fb0034f // mla v15.4s, v26.4s, v16.s[1]
-	WORD $0x0e123e62 // umov w2, v19.h[4]
-	FMOVD (R17)(R2<<3), F22
-	WORD $0x0e163e63 // umov w3, v19.h[5]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c76 // mov v22.d[1], x3
-	WORD $0x0e1a3e65 // umov w5, v19.h[6]
-	FMOVD (R17)(R5<<3), F23
-	WORD $0x0e1e3e66 // umov w6, v19.h[7]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd7 // mov v23.d[1], x6
-	WORD $0x6e0d21b8 // ext v24.16b, v13.16b, v13.16b, #4
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
-	WORD $0x6f900b4f // mla v15.4s, v26.4s, v16.s[2]
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
-	WORD $0x6fb00b4f // mla v15.4s, v26.4s, v16.s[3]
-	WORD $0x0e023e80 // umov w0, v20.h[0]
-	FMOVD (R17)(R0<<3), F22
-	WORD $0x0e063e81 // umov w1, v20.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c36 // mov v22.d[1], x1
-	WORD $0x0e0a3e82 // umov w2, v20.h[2]
-	FMOVD (R17)(R2<<3), F23
-	WORD $0x0e0e3e83 // umov w3, v20.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c77 // mov v23.d[1], x3
-	WORD $0x6e0d41b8 // ext v24.16b, v13.16b, v13.16b, #8
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
-	WORD $0x6f95034f // mla v15.4s, v26.4s, v21.s[0]
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
-	WORD $0x6fb5034f // mla v15.4s, v26.4s, v21.s[1]
-	WORD $0x0e123e85 // umov w5, v20.h[4]
-	FMOVD (R17)(R5<<3), F22
-	WORD $0x0e163e86 // umov w6, v20.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd6 // mov v22.d[1], x6
-	WORD $0x0e1a3e80 // umov w0, v20.h[6]
-	FMOVD (R17)(R0<<3), F23
-	WORD $0x0e1e3e81 // umov w1, v20.h[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c37 // mov v23.d[1], x1
-	WORD $0x6e0d61b8 // ext v24.16b, v13.16b, v13.16b, #12
-	WORD $0x4e010319 // tbl v25.16b, { v24.16b }, v1.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ed6 // eor v22.16b, v22.16b, v25.16b
-	WORD $0x6e3986d6 // sub v22.16b, v22.16b, v25.16b
-	WORD $0x4e020319 // tbl v25.16b, { v24.16b }, v2.16b
-	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
-	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
-	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4cdfa198 // ld1 { v24.16b, v25.16b }, [x12], #32
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9896da // sdot v26.4s, v22.16b, v24.16b
-	WORD $0x6f950b4f // mla v15.4s, v26.4s, v21.s[2]
-	WORD $0x6f00e41a // movi v26.2d, #0000000000000000
-	WORD $0x4e9996fa // sdot v26.4s, v23.16b, v25.16b
-	WORD $0x6fb50b4f // mla v15.4s, v26.4s, v21.s[3]
-	ADD $4, R11, R12
-	ADD $2, R10, R15
-	WORD $0x4cdf21ea // ld1 { v10.16b, v11.16b, v12.16b, v13.16b }, [x15], #64
+	WORD $0x4cdf21eb // ld1 { v11.16b, v12.16b, v13.16b, v14.16b }, [x15], #64
 	WORD $0x4c4071f0 // ld1 { v16.16b }, [x15]
 	WORD $0x4e060211 // tbl v17.16b, { v16.16b }, v6.16b
 	WORD $0x6e284631 // ushl v17.16b, v17.16b, v8.16b
 	WORD $0x4e251e31 // and v17.16b, v17.16b, v5.16b
-	WORD $0x4e113952 // zip1 v18.16b, v10.16b, v17.16b
-	WORD $0x4e117953 // zip2 v19.16b, v10.16b, v17.16b
+	WORD $0x4e113972 // zip1 v18.16b, v11.16b, v17.16b
+	WORD $0x4e117973 // zip2 v19.16b, v11.16b, v17.16b
 	WORD $0x4e070211 // tbl v17.16b, { v16.16b }, v7.16b
 	WORD $0x6e284631 // ushl v17.16b, v17.16b, v8.16b
 	WORD $0x4e251e31 // and v17.16b, v17.16b, v5.16b
-	WORD $0x4e113974 // zip1 v20.16b, v11.16b, v17.16b
-	WORD $0x4e117975 // zip2 v21.16b, v11.16b, v17.16b
-	WORD $0x6f0c060a // ushr v10.16b, v16.16b, #4
+	WORD $0x4e113994 // zip1 v20.16b, v12.16b, v17.16b
+	WORD $0x4e117995 // zip2 v21.16b, v12.16b, v17.16b
+	WORD $0x6f0c060b // ushr v11.16b, v16.16b, #4
 	WORD $0x4e231e10 // and v16.16b, v16.16b, v3.16b
-	WORD $0x4e0a7a10 // zip2 v16.16b, v16.16b, v10.16b
+	WORD $0x4e0b7a10 // zip2 v16.16b, v16.16b, v11.16b
 	WORD $0x4f095610 // shl v16.16b, v16.16b, #1
 	WORD $0x4ea41e10 // orr v16.16b, v16.16b, v4.16b
 	WORD $0x0f08a617 // sshll v23.8h, v16.8b, #0
-	WORD $0x0f10a6ea // sshll v10.4s, v23.4h, #0
-	WORD $0x4f10a6eb // sshll2 v11.4s, v23.8h, #0
+	WORD $0x0f10a6eb // sshll v11.4s, v23.4h, #0
+	WORD $0x4f10a6ec // sshll2 v12.4s, v23.8h, #0
 	WORD $0x4f08a617 // sshll2 v23.8h, v16.16b, #0
 	WORD $0x0f10a6f1 // sshll v17.4s, v23.4h, #0
 	WORD $0x4f10a6f6 // sshll2 v22.4s, v23.8h, #0
@@ -2416,21 +1964,21 @@ loop:
 	WORD $0x0e0e3e43 // umov w3, v18.h[3]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c78 // mov v24.d[1], x3
-	WORD $0x4e010199 // tbl v25.16b, { v12.16b }, v1.16b
+	WORD $0x4e0101b9 // tbl v25.16b, { v13.16b }, v1.16b
 	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
 	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
 	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4e020199 // tbl v25.16b, { v12.16b }, v2.16b
+	WORD $0x4e0201b9 // tbl v25.16b, { v13.16b }, v2.16b
 	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
 	WORD $0x6e391f18 // eor v24.16b, v24.16b, v25.16b
 	WORD $0x6e398718 // sub v24.16b, v24.16b, v25.16b
 	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
 	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
 	WORD $0x4e9996fb // sdot v27.4s, v23.16b, v25.16b
-	WORD $0x6f8a0370 // mla v16.4s, v27.4s, v10.s[0]
+	WORD $0x6f8b0370 // mla v16.4s, v27.4s, v11.s[0]
 	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
 	WORD $0x4e9a971b // sdot v27.4s, v24.16b, v26.16b
-	WORD $0x6faa0370 // mla v16.4s, v27.4s, v10.s[1]
+	WORD $0x6fab0370 // mla v16.4s, v27.4s, v11.s[1]
 	WORD $0x0e123e45 // umov w5, v18.h[4]
 	FMOVD (R17)(R5<<3), F23
 	WORD $0x0e163e46 // umov w6, v18.h[5]
@@ -2441,59 +1989,7 @@ loop:
 	WORD $0x0e1e3e41 // umov w1, v18.h[7]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c38 // mov v24.d[1], x1
-	WORD $0x6e0c2199 // ext v25.16b, v12.16b, v12.16b, #4
-	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
-	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
-	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
-	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
-	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
-	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
-	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
-	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
-	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
-	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
-	WORD $0x4e9996fb // sdot v27.4s, v23.16b, v25.16b
-	WORD $0x6f8a0b70 // mla v16.4s, v27.4s, v10.s[2]
-	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
-	WORD $0x4e9a971b // sdot v27.4s, v24.16b, v26.16b
-	WORD $0x6faa0b70 // mla v16.4s, v27.4s, v10.s[3]
-	WORD $0x0e023e62 // umov w2, v19.h[0]
-	FMOVD (R17)(R2<<3), F23
-	WORD $0x0e063e63 // umov w3, v19.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c77 // mov v23.d[1], x3
-	WORD $0x0e0a3e65 // umov w5, v19.h[2]
-	FMOVD (R17)(R5<<3), F24
-	WORD $0x0e0e3e66 // umov w6, v19.h[3]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd8 // mov v24.d[1], x6
-	WORD $0x6e0c4199 // ext v25.16b, v12.16b, v12.16b, #8
-	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
-	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
-	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
-	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
-	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
-	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
-	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
-	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
-	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
-	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
-	WORD $0x4e9996fb // sdot v27.4s, v23.16b, v25.16b
-	WORD $0x6f8b0370 // mla v16.4s, v27.4s, v11.s[0]
-	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
-	WORD $0x4e9a971b // sdot v27.4s, v24.16b, v26.16b
-	WORD $0x6fab0370 // mla v16.4s, v27.4s, v11.s[1]
-	WORD $0x0e123e60 // umov w0, v19.h[4]
-	FMOVD (R17)(R0<<3), F23
-	WORD $0x0e163e61 // umov w1, v19.h[5]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c37 // mov v23.d[1], x1
-	WORD $0x0e1a3e62 // umov w2, v19.h[6]
-	FMOVD (R17)(R2<<3), F24
-	WORD $0x0e1e3e63 // umov w3, v19.h[7]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c78 // mov v24.d[1], x3
-	WORD $0x6e0c6199 // ext v25.16b, v12.16b, v12.16b, #12
+	WORD $0x6e0d21b9 // ext v25.16b, v13.16b, v13.16b, #4
 	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
 	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
 	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
@@ -2509,6 +2005,58 @@ loop:
 	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
 	WORD $0x4e9a971b // sdot v27.4s, v24.16b, v26.16b
 	WORD $0x6fab0b70 // mla v16.4s, v27.4s, v11.s[3]
+	WORD $0x0e023e62 // umov w2, v19.h[0]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e063e63 // umov w3, v19.h[1]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x0e0a3e65 // umov w5, v19.h[2]
+	FMOVD (R17)(R5<<3), F24
+	WORD $0x0e0e3e66 // umov w6, v19.h[3]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd8 // mov v24.d[1], x6
+	WORD $0x6e0d41b9 // ext v25.16b, v13.16b, v13.16b, #8
+	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
+	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
+	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9996fb // sdot v27.4s, v23.16b, v25.16b
+	WORD $0x6f8c0370 // mla v16.4s, v27.4s, v12.s[0]
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9a971b // sdot v27.4s, v24.16b, v26.16b
+	WORD $0x6fac0370 // mla v16.4s, v27.4s, v12.s[1]
+	WORD $0x0e123e60 // umov w0, v19.h[4]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e163e61 // umov w1, v19.h[5]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x0e1a3e62 // umov w2, v19.h[6]
+	FMOVD (R17)(R2<<3), F24
+	WORD $0x0e1e3e63 // umov w3, v19.h[7]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c78 // mov v24.d[1], x3
+	WORD $0x6e0d61b9 // ext v25.16b, v13.16b, v13.16b, #12
+	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
+	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
+	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9996fb // sdot v27.4s, v23.16b, v25.16b
+	WORD $0x6f8c0b70 // mla v16.4s, v27.4s, v12.s[2]
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9a971b // sdot v27.4s, v24.16b, v26.16b
+	WORD $0x6fac0b70 // mla v16.4s, v27.4s, v12.s[3]
 	WORD $0x0e023e85 // umov w5, v20.h[0]
 	FMOVD (R17)(R5<<3), F23
 	WORD $0x0e063e86 // umov w6, v20.h[1]
@@ -2519,11 +2067,11 @@ loop:
 	WORD $0x0e0e3e81 // umov w1, v20.h[3]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c38 // mov v24.d[1], x1
-	WORD $0x4e0101b9 // tbl v25.16b, { v13.16b }, v1.16b
+	WORD $0x4e0101d9 // tbl v25.16b, { v14.16b }, v1.16b
 	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
 	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
 	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
-	WORD $0x4e0201b9 // tbl v25.16b, { v13.16b }, v2.16b
+	WORD $0x4e0201d9 // tbl v25.16b, { v14.16b }, v2.16b
 	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
 	WORD $0x6e391f18 // eor v24.16b, v24.16b, v25.16b
 	WORD $0x6e398718 // sub v24.16b, v24.16b, v25.16b
@@ -2544,7 +2092,7 @@ loop:
 	WORD $0x0e1e3e86 // umov w6, v20.h[7]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd8 // mov v24.d[1], x6
-	WORD $0x6e0d21b9 // ext v25.16b, v13.16b, v13.16b, #4
+	WORD $0x6e0e21d9 // ext v25.16b, v14.16b, v14.16b, #4
 	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
 	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
 	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
@@ -2570,7 +2118,7 @@ loop:
 	WORD $0x0e0e3ea3 // umov w3, v21.h[3]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c78 // mov v24.d[1], x3
-	WORD $0x6e0d41b9 // ext v25.16b, v13.16b, v13.16b, #8
+	WORD $0x6e0e41d9 // ext v25.16b, v14.16b, v14.16b, #8
 	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
 	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
 	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
@@ -2596,7 +2144,7 @@ loop:
 	WORD $0x0e1e3ea1 // umov w1, v21.h[7]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c38 // mov v24.d[1], x1
-	WORD $0x6e0d61b9 // ext v25.16b, v13.16b, v13.16b, #12
+	WORD $0x6e0e61d9 // ext v25.16b, v14.16b, v14.16b, #12
 	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
 	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
 	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
@@ -2613,16 +2161,481 @@ loop:
 	WORD $0x4e9a971b // sdot v27.4s, v24.16b, v26.16b
 	WORD $0x6fb60b70 // mla v16.4s, v27.4s, v22.s[3]
 	WORD $0x4eb0bdef // addp v15.4s, v15.4s, v16.4s
-	WORD $0x4eafbdce // addp v14.4s, v14.4s, v15.4s
-	WORD $0x4d40c96b // ld1r { v11.4s }, [x11]
-	WORD $0x0d4040ea // ld1 { v10.h }[0], [x7]
-	WORD $0x0d40490a // ld1 { v10.h }[1], [x8]
-	WORD $0x0d40512a // ld1 { v10.h }[2], [x9]
-	WORD $0x0d40594a // ld1 { v10.h }[3], [x10]
-	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
-	WORD $0x0e21794a // fcvtl v10.4s, v10.4h
-	WORD $0x6e2bdd4a // fmul v10.4s, v10.4s, v11.4s
-	WORD $0x4e2acdc9 // fmla v9.4s, v14.4s, v10.4s
+	ADD $4, R11, R12
+	ADD $2, R9, R15
+	WORD $0x4cdf21eb // ld1 { v11.16b, v12.16b, v13.16b, v14.16b }, [x15], #64
+	WORD $0x4c4071f0 // ld1 { v16.16b }, [x15]
+	WORD $0x4e060211 // tbl v17.16b, { v16.16b }, v6.16b
+	WORD $0x6e284631 // ushl v17.16b, v17.16b, v8.16b
+	WORD $0x4e251e31 // and v17.16b, v17.16b, v5.16b
+	WORD $0x4e113972 // zip1 v18.16b, v11.16b, v17.16b
+	WORD $0x4e117973 // zip2 v19.16b, v11.16b, v17.16b
+	WORD $0x4e070211 // tbl v17.16b, { v16.16b }, v7.16b
+	WORD $0x6e284631 // ushl v17.16b, v17.16b, v8.16b
+	WORD $0x4e251e31 // and v17.16b, v17.16b, v5.16b
+	WORD $0x4e113994 // zip1 v20.16b, v12.16b, v17.16b
+	WORD $0x4e117995 // zip2 v21.16b, v12.16b, v17.16b
+	WORD $0x6f0c060b // ushr v11.16b, v16.16b, #4
+	WORD $0x4e231e10 // and v16.16b, v16.16b, v3.16b
+	WORD $0x4e0b7a10 // zip2 v16.16b, v16.16b, v11.16b
+	WORD $0x4f095610 // shl v16.16b, v16.16b, #1
+	WORD $0x4ea41e10 // orr v16.16b, v16.16b, v4.16b
+	WORD $0x0f08a617 // sshll v23.8h, v16.8b, #0
+	WORD $0x0f10a6eb // sshll v11.4s, v23.4h, #0
+	WORD $0x4f10a6ec // sshll2 v12.4s, v23.8h, #0
+	WORD $0x4f08a617 // sshll2 v23.8h, v16.16b, #0
+	WORD $0x0f10a6f1 // sshll v17.4s, v23.4h, #0
+	WORD $0x4f10a6f6 // sshll2 v22.4s, v23.8h, #0
+	WORD $0x6f00e410 // movi v16.2d, #0000000000000000
+	WORD $0x0e023e40 // umov w0, v18.h[0]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e063e41 // umov w1, v18.h[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x0e0a3e42 // umov w2, v18.h[2]
+	FMOVD (R17)(R2<<3), F24
+	WORD $0x0e0e3e43 // umov w3, v18.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c78 // mov v24.d[1], x3
+	WORD $0x4e0101b9 // tbl v25.16b, { v13.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4e0201b9 // tbl v25.16b, { v13.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391f18 // eor v24.16b, v24.16b, v25.16b
+	WORD $0x6e398718 // sub v24.16b, v24.16b, v25.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9996fb // sdot v27.4s, v23.16b, v25.16b
+	WORD $0x6f8b0370 // mla v16.4s, v27.4s, v11.s[0]
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9a971b // sdot v27.4s, v24.16b, v26.16b
+	WORD $0x6fab0370 // mla v16.4s, v27.4s, v11.s[1]
+	WORD $0x0e123e45 // umov w5, v18.h[4]
+	FMOVD (R17)(R5<<3), F23
+	WORD $0x0e163e46 // umov w6, v18.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd7 // mov v23.d[1], x6
+	WORD $0x0e1a3e40 // umov w0, v18.h[6]
+	FMOVD (R17)(R0<<3), F24
+	WORD $0x0e1e3e41 // umov w1, v18.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c38 // mov v24.d[1], x1
+	WORD $0x6e0d21b9 // ext v25.16b, v13.16b, v13.16b, #4
+	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
+	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
+	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9996fb // sdot v27.4s, v23.16b, v25.16b
+	WORD $0x6f8b0b70 // mla v16.4s, v27.4s, v11.s[2]
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9a971b // sdot v27.4s, v24.16b, v26.16b
+	WORD $0x6fab0b70 // mla v16.4s, v27.4s, v11.s[3]
+	WORD $0x0e023e62 // umov w2, v19.h[0]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e063e63 // umov w3, v19.h[1]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x0e0a3e65 // umov w5, v19.h[2]
+	FMOVD (R17)(R5<<3), F24
+	WORD $0x0e0e3e66 // umov w6, v19.h[3]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd8 // mov v24.d[1], x6
+	WORD $0x6e0d41b9 // ext v25.16b, v13.16b, v13.16b, #8
+	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
+	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
+	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9996fb // sdot v27.4s, v23.16b, v25.16b
+	WORD $0x6f8c0370 // mla v16.4s, v27.4s, v12.s[0]
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9a971b // sdot v27.4s, v24.16b, v26.16b
+	WORD $0x6fac0370 // mla v16.4s, v27.4s, v12.s[1]
+	WORD $0x0e123e60 // umov w0, v19.h[4]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e163e61 // umov w1, v19.h[5]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x0e1a3e62 // umov w2, v19.h[6]
+	FMOVD (R17)(R2<<3), F24
+	WORD $0x0e1e3e63 // umov w3, v19.h[7]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c78 // mov v24.d[1], x3
+	WORD $0x6e0d61b9 // ext v25.16b, v13.16b, v13.16b, #12
+	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
+	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
+	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9996fb // sdot v27.4s, v23.16b, v25.16b
+	WORD $0x6f8c0b70 // mla v16.4s, v27.4s, v12.s[2]
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9a971b // sdot v27.4s, v24.16b, v26.16b
+	WORD $0x6fac0b70 // mla v16.4s, v27.4s, v12.s[3]
+	WORD $0x0e023e85 // umov w5, v20.h[0]
+	FMOVD (R17)(R5<<3), F23
+	WORD $0x0e063e86 // umov w6, v20.h[1]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd7 // mov v23.d[1], x6
+	WORD $0x0e0a3e80 // umov w0, v20.h[2]
+	FMOVD (R17)(R0<<3), F24
+	WORD $0x0e0e3e81 // umov w1, v20.h[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c38 // mov v24.d[1], x1
+	WORD $0x4e0101d9 // tbl v25.16b, { v14.16b }, v1.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391ef7 // eor v23.16b, v23.16b, v25.16b
+	WORD $0x6e3986f7 // sub v23.16b, v23.16b, v25.16b
+	WORD $0x4e0201d9 // tbl v25.16b, { v14.16b }, v2.16b
+	WORD $0x4e208f39 // cmtst v25.16b, v25.16b, v0.16b
+	WORD $0x6e391f18 // eor v24.16b, v24.16b, v25.16b
+	WORD $0x6e398718 // sub v24.16b, v24.16b, v25.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9996fb // sdot v27.4s, v23.16b, v25.16b
+	WORD $0x6f910370 // mla v16.4s, v27.4s, v17.s[0]
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9a971b // sdot v27.4s, v24.16b, v26.16b
+	WORD $0x6fb10370 // mla v16.4s, v27.4s, v17.s[1]
+	WORD $0x0e123e82 // umov w2, v20.h[4]
+	FMOVD (R17)(R2<<3), F23
+	WORD $0x0e163e83 // umov w3, v20.h[5]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c77 // mov v23.d[1], x3
+	WORD $0x0e1a3e85 // umov w5, v20.h[6]
+	FMOVD (R17)(R5<<3), F24
+	WORD $0x0e1e3e86 // umov w6, v20.h[7]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd8 // mov v24.d[1], x6
+	WORD $0x6e0e21d9 // ext v25.16b, v14.16b, v14.16b, #4
+	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
+	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
+	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9996fb // sdot v27.4s, v23.16b, v25.16b
+	WORD $0x6f910b70 // mla v16.4s, v27.4s, v17.s[2]
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9a971b // sdot v27.4s, v24.16b, v26.16b
+	WORD $0x6fb10b70 // mla v16.4s, v27.4s, v17.s[3]
+	WORD $0x0e023ea0 // umov w0, v21.h[0]
+	FMOVD (R17)(R0<<3), F23
+	WORD $0x0e063ea1 // umov w1, v21.h[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c37 // mov v23.d[1], x1
+	WORD $0x0e0a3ea2 // umov w2, v21.h[2]
+	FMOVD (R17)(R2<<3), F24
+	WORD $0x0e0e3ea3 // umov w3, v21.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c78 // mov v24.d[1], x3
+	WORD $0x6e0e41d9 // ext v25.16b, v14.16b, v14.16b, #8
+	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
+	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
+	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9996fb // sdot v27.4s, v23.16b, v25.16b
+	WORD $0x6f960370 // mla v16.4s, v27.4s, v22.s[0]
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9a971b // sdot v27.4s, v24.16b, v26.16b
+	WORD $0x6fb60370 // mla v16.4s, v27.4s, v22.s[1]
+	WORD $0x0e123ea5 // umov w5, v21.h[4]
+	FMOVD (R17)(R5<<3), F23
+	WORD $0x0e163ea6 // umov w6, v21.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd7 // mov v23.d[1], x6
+	WORD $0x0e1a3ea0 // umov w0, v21.h[6]
+	FMOVD (R17)(R0<<3), F24
+	WORD $0x0e1e3ea1 // umov w1, v21.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c38 // mov v24.d[1], x1
+	WORD $0x6e0e61d9 // ext v25.16b, v14.16b, v14.16b, #12
+	WORD $0x4e01033a // tbl v26.16b, { v25.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1ef7 // eor v23.16b, v23.16b, v26.16b
+	WORD $0x6e3a86f7 // sub v23.16b, v23.16b, v26.16b
+	WORD $0x4e02033a // tbl v26.16b, { v25.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4cdfa199 // ld1 { v25.16b, v26.16b }, [x12], #32
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9996fb // sdot v27.4s, v23.16b, v25.16b
+	WORD $0x6f960b70 // mla v16.4s, v27.4s, v22.s[2]
+	WORD $0x6f00e41b // movi v27.2d, #0000000000000000
+	WORD $0x4e9a971b // sdot v27.4s, v24.16b, v26.16b
+	WORD $0x6fb60b70 // mla v16.4s, v27.4s, v22.s[3]
+	ADD $4, R11, R12
+	ADD $2, R10, R15
+	WORD $0x4cdf21eb // ld1 { v11.16b, v12.16b, v13.16b, v14.16b }, [x15], #64
+	WORD $0x4c4071f1 // ld1 { v17.16b }, [x15]
+	WORD $0x4e060232 // tbl v18.16b, { v17.16b }, v6.16b
+	WORD $0x6e284652 // ushl v18.16b, v18.16b, v8.16b
+	WORD $0x4e251e52 // and v18.16b, v18.16b, v5.16b
+	WORD $0x4e123973 // zip1 v19.16b, v11.16b, v18.16b
+	WORD $0x4e127974 // zip2 v20.16b, v11.16b, v18.16b
+	WORD $0x4e070232 // tbl v18.16b, { v17.16b }, v7.16b
+	WORD $0x6e284652 // ushl v18.16b, v18.16b, v8.16b
+	WORD $0x4e251e52 // and v18.16b, v18.16b, v5.16b
+	WORD $0x4e123995 // zip1 v21.16b, v12.16b, v18.16b
+	WORD $0x4e127996 // zip2 v22.16b, v12.16b, v18.16b
+	WORD $0x6f0c062b // ushr v11.16b, v17.16b, #4
+	WORD $0x4e231e31 // and v17.16b, v17.16b, v3.16b
+	WORD $0x4e0b7a31 // zip2 v17.16b, v17.16b, v11.16b
+	WORD $0x4f095631 // shl v17.16b, v17.16b, #1
+	WORD $0x4ea41e31 // orr v17.16b, v17.16b, v4.16b
+	WORD $0x0f08a638 // sshll v24.8h, v17.8b, #0
+	WORD $0x0f10a70b // sshll v11.4s, v24.4h, #0
+	WORD $0x4f10a70c // sshll2 v12.4s, v24.8h, #0
+	WORD $0x4f08a638 // sshll2 v24.8h, v17.16b, #0
+	WORD $0x0f10a712 // sshll v18.4s, v24.4h, #0
+	WORD $0x4f10a717 // sshll2 v23.4s, v24.8h, #0
+	WORD $0x6f00e411 // movi v17.2d, #0000000000000000
+	WORD $0x0e023e60 // umov w0, v19.h[0]
+	FMOVD (R17)(R0<<3), F24
+	WORD $0x0e063e61 // umov w1, v19.h[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c38 // mov v24.d[1], x1
+	WORD $0x0e0a3e62 // umov w2, v19.h[2]
+	FMOVD (R17)(R2<<3), F25
+	WORD $0x0e0e3e63 // umov w3, v19.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c79 // mov v25.d[1], x3
+	WORD $0x4e0101ba // tbl v26.16b, { v13.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4e0201ba // tbl v26.16b, { v13.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f39 // eor v25.16b, v25.16b, v26.16b
+	WORD $0x6e3a8739 // sub v25.16b, v25.16b, v26.16b
+	WORD $0x4cdfa19a // ld1 { v26.16b, v27.16b }, [x12], #32
+	WORD $0x6f00e41c // movi v28.2d, #0000000000000000
+	WORD $0x4e9a971c // sdot v28.4s, v24.16b, v26.16b
+	WORD $0x6f8b0391 // mla v17.4s, v28.4s, v11.s[0]
+	WORD $0x6f00e41c // movi v28.2d, #0000000000000000
+	WORD $0x4e9b973c // sdot v28.4s, v25.16b, v27.16b
+	WORD $0x6fab0391 // mla v17.4s, v28.4s, v11.s[1]
+	WORD $0x0e123e65 // umov w5, v19.h[4]
+	FMOVD (R17)(R5<<3), F24
+	WORD $0x0e163e66 // umov w6, v19.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd8 // mov v24.d[1], x6
+	WORD $0x0e1a3e60 // umov w0, v19.h[6]
+	FMOVD (R17)(R0<<3), F25
+	WORD $0x0e1e3e61 // umov w1, v19.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c39 // mov v25.d[1], x1
+	WORD $0x6e0d21ba // ext v26.16b, v13.16b, v13.16b, #4
+	WORD $0x4e01035b // tbl v27.16b, { v26.16b }, v1.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f18 // eor v24.16b, v24.16b, v27.16b
+	WORD $0x6e3b8718 // sub v24.16b, v24.16b, v27.16b
+	WORD $0x4e02035b // tbl v27.16b, { v26.16b }, v2.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f39 // eor v25.16b, v25.16b, v27.16b
+	WORD $0x6e3b8739 // sub v25.16b, v25.16b, v27.16b
+	WORD $0x4cdfa19a // ld1 { v26.16b, v27.16b }, [x12], #32
+	WORD $0x6f00e41c // movi v28.2d, #0000000000000000
+	WORD $0x4e9a971c // sdot v28.4s, v24.16b, v26.16b
+	WORD $0x6f8b0b91 // mla v17.4s, v28.4s, v11.s[2]
+	WORD $0x6f00e41c // movi v28.2d, #0000000000000000
+	WORD $0x4e9b973c // sdot v28.4s, v25.16b, v27.16b
+	WORD $0x6fab0b91 // mla v17.4s, v28.4s, v11.s[3]
+	WORD $0x0e023e82 // umov w2, v20.h[0]
+	FMOVD (R17)(R2<<3), F24
+	WORD $0x0e063e83 // umov w3, v20.h[1]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c78 // mov v24.d[1], x3
+	WORD $0x0e0a3e85 // umov w5, v20.h[2]
+	FMOVD (R17)(R5<<3), F25
+	WORD $0x0e0e3e86 // umov w6, v20.h[3]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd9 // mov v25.d[1], x6
+	WORD $0x6e0d41ba // ext v26.16b, v13.16b, v13.16b, #8
+	WORD $0x4e01035b // tbl v27.16b, { v26.16b }, v1.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f18 // eor v24.16b, v24.16b, v27.16b
+	WORD $0x6e3b8718 // sub v24.16b, v24.16b, v27.16b
+	WORD $0x4e02035b // tbl v27.16b, { v26.16b }, v2.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f39 // eor v25.16b, v25.16b, v27.16b
+	WORD $0x6e3b8739 // sub v25.16b, v25.16b, v27.16b
+	WORD $0x4cdfa19a // ld1 { v26.16b, v27.16b }, [x12], #32
+	WORD $0x6f00e41c // movi v28.2d, #0000000000000000
+	WORD $0x4e9a971c // sdot v28.4s, v24.16b, v26.16b
+	WORD $0x6f8c0391 // mla v17.4s, v28.4s, v12.s[0]
+	WORD $0x6f00e41c // movi v28.2d, #0000000000000000
+	WORD $0x4e9b973c // sdot v28.4s, v25.16b, v27.16b
+	WORD $0x6fac0391 // mla v17.4s, v28.4s, v12.s[1]
+	WORD $0x0e123e80 // umov w0, v20.h[4]
+	FMOVD (R17)(R0<<3), F24
+	WORD $0x0e163e81 // umov w1, v20.h[5]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c38 // mov v24.d[1], x1
+	WORD $0x0e1a3e82 // umov w2, v20.h[6]
+	FMOVD (R17)(R2<<3), F25
+	WORD $0x0e1e3e83 // umov w3, v20.h[7]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c79 // mov v25.d[1], x3
+	WORD $0x6e0d61ba // ext v26.16b, v13.16b, v13.16b, #12
+	WORD $0x4e01035b // tbl v27.16b, { v26.16b }, v1.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f18 // eor v24.16b, v24.16b, v27.16b
+	WORD $0x6e3b8718 // sub v24.16b, v24.16b, v27.16b
+	WORD $0x4e02035b // tbl v27.16b, { v26.16b }, v2.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f39 // eor v25.16b, v25.16b, v27.16b
+	WORD $0x6e3b8739 // sub v25.16b, v25.16b, v27.16b
+	WORD $0x4cdfa19a // ld1 { v26.16b, v27.16b }, [x12], #32
+	WORD $0x6f00e41c // movi v28.2d, #0000000000000000
+	WORD $0x4e9a971c // sdot v28.4s, v24.16b, v26.16b
+	WORD $0x6f8c0b91 // mla v17.4s, v28.4s, v12.s[2]
+	WORD $0x6f00e41c // movi v28.2d, #0000000000000000
+	WORD $0x4e9b973c // sdot v28.4s, v25.16b, v27.16b
+	WORD $0x6fac0b91 // mla v17.4s, v28.4s, v12.s[3]
+	WORD $0x0e023ea5 // umov w5, v21.h[0]
+	FMOVD (R17)(R5<<3), F24
+	WORD $0x0e063ea6 // umov w6, v21.h[1]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd8 // mov v24.d[1], x6
+	WORD $0x0e0a3ea0 // umov w0, v21.h[2]
+	FMOVD (R17)(R0<<3), F25
+	WORD $0x0e0e3ea1 // umov w1, v21.h[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c39 // mov v25.d[1], x1
+	WORD $0x4e0101da // tbl v26.16b, { v14.16b }, v1.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f18 // eor v24.16b, v24.16b, v26.16b
+	WORD $0x6e3a8718 // sub v24.16b, v24.16b, v26.16b
+	WORD $0x4e0201da // tbl v26.16b, { v14.16b }, v2.16b
+	WORD $0x4e208f5a // cmtst v26.16b, v26.16b, v0.16b
+	WORD $0x6e3a1f39 // eor v25.16b, v25.16b, v26.16b
+	WORD $0x6e3a8739 // sub v25.16b, v25.16b, v26.16b
+	WORD $0x4cdfa19a // ld1 { v26.16b, v27.16b }, [x12], #32
+	WORD $0x6f00e41c // movi v28.2d, #0000000000000000
+	WORD $0x4e9a971c // sdot v28.4s, v24.16b, v26.16b
+	WORD $0x6f920391 // mla v17.4s, v28.4s, v18.s[0]
+	WORD $0x6f00e41c // movi v28.2d, #0000000000000000
+	WORD $0x4e9b973c // sdot v28.4s, v25.16b, v27.16b
+	WORD $0x6fb20391 // mla v17.4s, v28.4s, v18.s[1]
+	WORD $0x0e123ea2 // umov w2, v21.h[4]
+	FMOVD (R17)(R2<<3), F24
+	WORD $0x0e163ea3 // umov w3, v21.h[5]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c78 // mov v24.d[1], x3
+	WORD $0x0e1a3ea5 // umov w5, v21.h[6]
+	FMOVD (R17)(R5<<3), F25
+	WORD $0x0e1e3ea6 // umov w6, v21.h[7]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd9 // mov v25.d[1], x6
+	WORD $0x6e0e21da // ext v26.16b, v14.16b, v14.16b, #4
+	WORD $0x4e01035b // tbl v27.16b, { v26.16b }, v1.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f18 // eor v24.16b, v24.16b, v27.16b
+	WORD $0x6e3b8718 // sub v24.16b, v24.16b, v27.16b
+	WORD $0x4e02035b // tbl v27.16b, { v26.16b }, v2.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f39 // eor v25.16b, v25.16b, v27.16b
+	WORD $0x6e3b8739 // sub v25.16b, v25.16b, v27.16b
+	WORD $0x4cdfa19a // ld1 { v26.16b, v27.16b }, [x12], #32
+	WORD $0x6f00e41c // movi v28.2d, #0000000000000000
+	WORD $0x4e9a971c // sdot v28.4s, v24.16b, v26.16b
+	WORD $0x6f920b91 // mla v17.4s, v28.4s, v18.s[2]
+	WORD $0x6f00e41c // movi v28.2d, #0000000000000000
+	WORD $0x4e9b973c // sdot v28.4s, v25.16b, v27.16b
+	WORD $0x6fb20b91 // mla v17.4s, v28.4s, v18.s[3]
+	WORD $0x0e023ec0 // umov w0, v22.h[0]
+	FMOVD (R17)(R0<<3), F24
+	WORD $0x0e063ec1 // umov w1, v22.h[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c38 // mov v24.d[1], x1
+	WORD $0x0e0a3ec2 // umov w2, v22.h[2]
+	FMOVD (R17)(R2<<3), F25
+	WORD $0x0e0e3ec3 // umov w3, v22.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c79 // mov v25.d[1], x3
+	WORD $0x6e0e41da // ext v26.16b, v14.16b, v14.16b, #8
+	WORD $0x4e01035b // tbl v27.16b, { v26.16b }, v1.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f18 // eor v24.16b, v24.16b, v27.16b
+	WORD $0x6e3b8718 // sub v24.16b, v24.16b, v27.16b
+	WORD $0x4e02035b // tbl v27.16b, { v26.16b }, v2.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f39 // eor v25.16b, v25.16b, v27.16b
+	WORD $0x6e3b8739 // sub v25.16b, v25.16b, v27.16b
+	WORD $0x4cdfa19a // ld1 { v26.16b, v27.16b }, [x12], #32
+	WORD $0x6f00e41c // movi v28.2d, #0000000000000000
+	WORD $0x4e9a971c // sdot v28.4s, v24.16b, v26.16b
+	WORD $0x6f970391 // mla v17.4s, v28.4s, v23.s[0]
+	WORD $0x6f00e41c // movi v28.2d, #0000000000000000
+	WORD $0x4e9b973c // sdot v28.4s, v25.16b, v27.16b
+	WORD $0x6fb70391 // mla v17.4s, v28.4s, v23.s[1]
+	WORD $0x0e123ec5 // umov w5, v22.h[4]
+	FMOVD (R17)(R5<<3), F24
+	WORD $0x0e163ec6 // umov w6, v22.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd8 // mov v24.d[1], x6
+	WORD $0x0e1a3ec0 // umov w0, v22.h[6]
+	FMOVD (R17)(R0<<3), F25
+	WORD $0x0e1e3ec1 // umov w1, v22.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c39 // mov v25.d[1], x1
+	WORD $0x6e0e61da // ext v26.16b, v14.16b, v14.16b, #12
+	WORD $0x4e01035b // tbl v27.16b, { v26.16b }, v1.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f18 // eor v24.16b, v24.16b, v27.16b
+	WORD $0x6e3b8718 // sub v24.16b, v24.16b, v27.16b
+	WORD $0x4e02035b // tbl v27.16b, { v26.16b }, v2.16b
+	WORD $0x4e208f7b // cmtst v27.16b, v27.16b, v0.16b
+	WORD $0x6e3b1f39 // eor v25.16b, v25.16b, v27.16b
+	WORD $0x6e3b8739 // sub v25.16b, v25.16b, v27.16b
+	WORD $0x4cdfa19a // ld1 { v26.16b, v27.16b }, [x12], #32
+	WORD $0x6f00e41c // movi v28.2d, #0000000000000000
+	WORD $0x4e9a971c // sdot v28.4s, v24.16b, v26.16b
+	WORD $0x6f970b91 // mla v17.4s, v28.4s, v23.s[2]
+	WORD $0x6f00e41c // movi v28.2d, #0000000000000000
+	WORD $0x4e9b973c // sdot v28.4s, v25.16b, v27.16b
+	WORD $0x6fb70b91 // mla v17.4s, v28.4s, v23.s[3]
+	WORD $0x4eb1be10 // addp v16.4s, v16.4s, v17.4s
+	WORD $0x4eb0bdef // addp v15.4s, v15.4s, v16.4s
+	WORD $0x4d40c96c // ld1r { v12.4s }, [x11]
+	WORD $0x0d4040eb // ld1 { v11.h }[0], [x7]
+	WORD $0x0d40490b // ld1 { v11.h }[1], [x8]
+	WORD $0x0d40512b // ld1 { v11.h }[2], [x9]
+	WORD $0x0d40594b // ld1 { v11.h }[3], [x10]
+	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
+	WORD $0x0e21796b // fcvtl v11.4s, v11.4h
+	WORD $0x6e2cdd6b // fmul v11.4s, v11.4s, v12.4s
+	WORD $0x4e2bcde9 // fmla v9.4s, v15.4s, v11.4s
 	ADD $82, R7, R7
 	ADD $82, R8, R8
 	ADD $82, R9, R9
@@ -2630,8 +2643,7 @@ loop:
 	ADD $292, R11, R11
 	SUBS $1, R4, R4
 	BNE loop
-	WORD $0x4f0167ca // movi v10.4s, #62, lsl #24
-	WORD $0x6e2add29 // fmul v9.4s, v9.4s, v10.4s
+	WORD $0x4faa9129 // fmul v9.4s, v9.4s, v10.s[1]
 	MOVD out+40(FP), R5
 	MOVD outStride+48(FP), R6
 	LSL $2, R6, R6

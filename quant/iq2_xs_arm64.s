@@ -28,272 +28,275 @@ TEXT ·dotIQ2_XSNEON(SB), NOSPLIT, $0-28
 	WORD $0x4f00e5e4 // movi v4.16b, #15
 	WORD $0x4f00e425 // movi v5.16b, #1
 	WORD $0x6f00e406 // movi v6.2d, #0000000000000000
+	MOVD $0x3e00000000000000, R15
+	WORD $0x4e080de7 // dup v7.2d, x15
+	MOVD $0x0000000000000000, R15
+	WORD $0x4e181de7 // mov v7.d[1], x15
 loop:
 	ADD $4, R11, R12
 	ADD $2, R7, R15
-	WORD $0x4cdf25e7 // ld1 { v7.8h, v8.8h, v9.8h, v10.8h }, [x15], #64
-	WORD $0x4e0858eb // uzp2 v11.16b, v7.16b, v8.16b
-	WORD $0x6f0f056b // ushr v11.16b, v11.16b, #1
-	WORD $0x4e20596c // cnt v12.16b, v11.16b
-	WORD $0x4f0f558c // shl v12.16b, v12.16b, #7
-	WORD $0x4eac1d6b // orr v11.16b, v11.16b, v12.16b
-	WORD $0x4e0a592c // uzp2 v12.16b, v9.16b, v10.16b
+	WORD $0x4cdf25e8 // ld1 { v8.8h, v9.8h, v10.8h, v11.8h }, [x15], #64
+	WORD $0x4e09590c // uzp2 v12.16b, v8.16b, v9.16b
 	WORD $0x6f0f058c // ushr v12.16b, v12.16b, #1
 	WORD $0x4e20598d // cnt v13.16b, v12.16b
 	WORD $0x4f0f55ad // shl v13.16b, v13.16b, #7
 	WORD $0x4ead1d8c // orr v12.16b, v12.16b, v13.16b
-	WORD $0x4e631ced // bic v13.16b, v7.16b, v3.16b
+	WORD $0x4e0b594d // uzp2 v13.16b, v10.16b, v11.16b
+	WORD $0x6f0f05ad // ushr v13.16b, v13.16b, #1
+	WORD $0x4e2059ae // cnt v14.16b, v13.16b
+	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
+	WORD $0x4eae1dad // orr v13.16b, v13.16b, v14.16b
 	WORD $0x4e631d0e // bic v14.16b, v8.16b, v3.16b
 	WORD $0x4e631d2f // bic v15.16b, v9.16b, v3.16b
 	WORD $0x4e631d50 // bic v16.16b, v10.16b, v3.16b
-	WORD $0x0c4071e7 // ld1 { v7.8b }, [x15]
-	WORD $0x6f0c04e8 // ushr v8.16b, v7.16b, #4
-	WORD $0x4e241ce7 // and v7.16b, v7.16b, v4.16b
-	WORD $0x4e0838e7 // zip1 v7.16b, v7.16b, v8.16b
-	WORD $0x4f0954e7 // shl v7.16b, v7.16b, #1
-	WORD $0x4ea51ce7 // orr v7.16b, v7.16b, v5.16b
-	WORD $0x0f08a4f2 // sshll v18.8h, v7.8b, #0
-	WORD $0x0f10a648 // sshll v8.4s, v18.4h, #0
-	WORD $0x4f10a649 // sshll2 v9.4s, v18.8h, #0
-	WORD $0x4f08a4f2 // sshll2 v18.8h, v7.16b, #0
-	WORD $0x0f10a64a // sshll v10.4s, v18.4h, #0
-	WORD $0x4f10a651 // sshll2 v17.4s, v18.8h, #0
-	WORD $0x6f00e407 // movi v7.2d, #0000000000000000
-	WORD $0x0e023da0 // umov w0, v13.h[0]
-	FMOVD (R17)(R0<<3), F18
-	WORD $0x0e063da1 // umov w1, v13.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c32 // mov v18.d[1], x1
-	WORD $0x0e0a3da2 // umov w2, v13.h[2]
-	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e0e3da3 // umov w3, v13.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x4e010174 // tbl v20.16b, { v11.16b }, v1.16b
-	WORD $0x4e208e94 // cmtst v20.16b, v20.16b, v0.16b
-	WORD $0x6e341e52 // eor v18.16b, v18.16b, v20.16b
-	WORD $0x6e348652 // sub v18.16b, v18.16b, v20.16b
-	WORD $0x4e020174 // tbl v20.16b, { v11.16b }, v2.16b
-	WORD $0x4e208e94 // cmtst v20.16b, v20.16b, v0.16b
-	WORD $0x6e341e73 // eor v19.16b, v19.16b, v20.16b
-	WORD $0x6e348673 // sub v19.16b, v19.16b, v20.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x0e34c257 // smull v23.8h, v18.8b, v20.8b
-	WORD $0x4e348257 // smlal2 v23.8h, v18.16b, v20.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6f8802c7 // mla v7.4s, v22.4s, v8.s[0]
-	WORD $0x0e35c277 // smull v23.8h, v19.8b, v21.8b
-	WORD $0x4e358277 // smlal2 v23.8h, v19.16b, v21.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6fa802c7 // mla v7.4s, v22.4s, v8.s[1]
-	WORD $0x0e123da5 // umov w5, v13.h[4]
-	FMOVD (R17)(R5<<3), F18
-	WORD $0x0e163da6 // umov w6, v13.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd2 // mov v18.d[1], x6
-	WORD $0x0e1a3da0 // umov w0, v13.h[6]
+	WORD $0x4e631d71 // bic v17.16b, v11.16b, v3.16b
+	WORD $0x0c4071e8 // ld1 { v8.8b }, [x15]
+	WORD $0x6f0c0509 // ushr v9.16b, v8.16b, #4
+	WORD $0x4e241d08 // and v8.16b, v8.16b, v4.16b
+	WORD $0x4e093908 // zip1 v8.16b, v8.16b, v9.16b
+	WORD $0x4f095508 // shl v8.16b, v8.16b, #1
+	WORD $0x4ea51d08 // orr v8.16b, v8.16b, v5.16b
+	WORD $0x0f08a513 // sshll v19.8h, v8.8b, #0
+	WORD $0x0f10a669 // sshll v9.4s, v19.4h, #0
+	WORD $0x4f10a66a // sshll2 v10.4s, v19.8h, #0
+	WORD $0x4f08a513 // sshll2 v19.8h, v8.16b, #0
+	WORD $0x0f10a66b // sshll v11.4s, v19.4h, #0
+	WORD $0x4f10a672 // sshll2 v18.4s, v19.8h, #0
+	WORD $0x6f00e408 // movi v8.2d, #0000000000000000
+	WORD $0x0e023dc0 // umov w0, v14.h[0]
 	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e1e3da1 // umov w1, v13.h[7]
+	WORD $0x0e063dc1 // umov w1, v14.h[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x6e0b2174 // ext v20.16b, v11.16b, v11.16b, #4
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
+	WORD $0x0e0a3dc2 // umov w2, v14.h[2]
+	FMOVD (R17)(R2<<3), F20
+	WORD $0x0e0e3dc3 // umov w3, v14.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c74 // mov v20.d[1], x3
+	WORD $0x4e010195 // tbl v21.16b, { v12.16b }, v1.16b
 	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
 	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
 	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x0e34c257 // smull v23.8h, v18.8b, v20.8b
-	WORD $0x4e348257 // smlal2 v23.8h, v18.16b, v20.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6f880ac7 // mla v7.4s, v22.4s, v8.s[2]
-	WORD $0x0e35c277 // smull v23.8h, v19.8b, v21.8b
-	WORD $0x4e358277 // smlal2 v23.8h, v19.16b, v21.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6fa80ac7 // mla v7.4s, v22.4s, v8.s[3]
-	WORD $0x0e023dc2 // umov w2, v14.h[0]
-	FMOVD (R17)(R2<<3), F18
-	WORD $0x0e063dc3 // umov w3, v14.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c72 // mov v18.d[1], x3
-	WORD $0x0e0a3dc5 // umov w5, v14.h[2]
+	WORD $0x4e020195 // tbl v21.16b, { v12.16b }, v2.16b
+	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
+	WORD $0x6e351e94 // eor v20.16b, v20.16b, v21.16b
+	WORD $0x6e358694 // sub v20.16b, v20.16b, v21.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
+	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6f8902e8 // mla v8.4s, v23.4s, v9.s[0]
+	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
+	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6fa902e8 // mla v8.4s, v23.4s, v9.s[1]
+	WORD $0x0e123dc5 // umov w5, v14.h[4]
 	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e0e3dc6 // umov w6, v14.h[3]
+	WORD $0x0e163dc6 // umov w6, v14.h[5]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x6e0b4174 // ext v20.16b, v11.16b, v11.16b, #8
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x0e34c257 // smull v23.8h, v18.8b, v20.8b
-	WORD $0x4e348257 // smlal2 v23.8h, v18.16b, v20.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6f8902c7 // mla v7.4s, v22.4s, v9.s[0]
-	WORD $0x0e35c277 // smull v23.8h, v19.8b, v21.8b
-	WORD $0x4e358277 // smlal2 v23.8h, v19.16b, v21.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6fa902c7 // mla v7.4s, v22.4s, v9.s[1]
-	WORD $0x0e123dc0 // umov w0, v14.h[4]
-	FMOVD (R17)(R0<<3), F18
-	WORD $0x0e163dc1 // umov w1, v14.h[5]
+	WORD $0x0e1a3dc0 // umov w0, v14.h[6]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e1e3dc1 // umov w1, v14.h[7]
 	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c32 // mov v18.d[1], x1
-	WORD $0x0e1a3dc2 // umov w2, v14.h[6]
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x6e0c2195 // ext v21.16b, v12.16b, v12.16b, #4
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
+	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6f890ae8 // mla v8.4s, v23.4s, v9.s[2]
+	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
+	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6fa90ae8 // mla v8.4s, v23.4s, v9.s[3]
+	WORD $0x0e023de2 // umov w2, v15.h[0]
 	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e1e3dc3 // umov w3, v14.h[7]
+	WORD $0x0e063de3 // umov w3, v15.h[1]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x6e0b6174 // ext v20.16b, v11.16b, v11.16b, #12
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x0e34c257 // smull v23.8h, v18.8b, v20.8b
-	WORD $0x4e348257 // smlal2 v23.8h, v18.16b, v20.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6f890ac7 // mla v7.4s, v22.4s, v9.s[2]
-	WORD $0x0e35c277 // smull v23.8h, v19.8b, v21.8b
-	WORD $0x4e358277 // smlal2 v23.8h, v19.16b, v21.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6fa90ac7 // mla v7.4s, v22.4s, v9.s[3]
-	WORD $0x0e023de5 // umov w5, v15.h[0]
-	FMOVD (R17)(R5<<3), F18
-	WORD $0x0e063de6 // umov w6, v15.h[1]
+	WORD $0x0e0a3de5 // umov w5, v15.h[2]
+	FMOVD (R17)(R5<<3), F20
+	WORD $0x0e0e3de6 // umov w6, v15.h[3]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd2 // mov v18.d[1], x6
-	WORD $0x0e0a3de0 // umov w0, v15.h[2]
+	WORD $0x4e181cd4 // mov v20.d[1], x6
+	WORD $0x6e0c4195 // ext v21.16b, v12.16b, v12.16b, #8
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
+	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6f8a02e8 // mla v8.4s, v23.4s, v10.s[0]
+	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
+	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6faa02e8 // mla v8.4s, v23.4s, v10.s[1]
+	WORD $0x0e123de0 // umov w0, v15.h[4]
 	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e0e3de1 // umov w1, v15.h[3]
+	WORD $0x0e163de1 // umov w1, v15.h[5]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x4e010194 // tbl v20.16b, { v12.16b }, v1.16b
-	WORD $0x4e208e94 // cmtst v20.16b, v20.16b, v0.16b
-	WORD $0x6e341e52 // eor v18.16b, v18.16b, v20.16b
-	WORD $0x6e348652 // sub v18.16b, v18.16b, v20.16b
-	WORD $0x4e020194 // tbl v20.16b, { v12.16b }, v2.16b
-	WORD $0x4e208e94 // cmtst v20.16b, v20.16b, v0.16b
-	WORD $0x6e341e73 // eor v19.16b, v19.16b, v20.16b
-	WORD $0x6e348673 // sub v19.16b, v19.16b, v20.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x0e34c257 // smull v23.8h, v18.8b, v20.8b
-	WORD $0x4e348257 // smlal2 v23.8h, v18.16b, v20.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6f8a02c7 // mla v7.4s, v22.4s, v10.s[0]
-	WORD $0x0e35c277 // smull v23.8h, v19.8b, v21.8b
-	WORD $0x4e358277 // smlal2 v23.8h, v19.16b, v21.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6faa02c7 // mla v7.4s, v22.4s, v10.s[1]
-	WORD $0x0e123de2 // umov w2, v15.h[4]
-	FMOVD (R17)(R2<<3), F18
-	WORD $0x0e163de3 // umov w3, v15.h[5]
+	WORD $0x0e1a3de2 // umov w2, v15.h[6]
+	FMOVD (R17)(R2<<3), F20
+	WORD $0x0e1e3de3 // umov w3, v15.h[7]
 	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c72 // mov v18.d[1], x3
-	WORD $0x0e1a3de5 // umov w5, v15.h[6]
+	WORD $0x4e181c74 // mov v20.d[1], x3
+	WORD $0x6e0c6195 // ext v21.16b, v12.16b, v12.16b, #12
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
+	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6f8a0ae8 // mla v8.4s, v23.4s, v10.s[2]
+	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
+	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6faa0ae8 // mla v8.4s, v23.4s, v10.s[3]
+	WORD $0x0e023e05 // umov w5, v16.h[0]
 	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e1e3de6 // umov w6, v15.h[7]
+	WORD $0x0e063e06 // umov w6, v16.h[1]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x6e0c2194 // ext v20.16b, v12.16b, v12.16b, #4
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
+	WORD $0x0e0a3e00 // umov w0, v16.h[2]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e0e3e01 // umov w1, v16.h[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x4e0101b5 // tbl v21.16b, { v13.16b }, v1.16b
 	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
 	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
 	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x0e34c257 // smull v23.8h, v18.8b, v20.8b
-	WORD $0x4e348257 // smlal2 v23.8h, v18.16b, v20.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6f8a0ac7 // mla v7.4s, v22.4s, v10.s[2]
-	WORD $0x0e35c277 // smull v23.8h, v19.8b, v21.8b
-	WORD $0x4e358277 // smlal2 v23.8h, v19.16b, v21.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6faa0ac7 // mla v7.4s, v22.4s, v10.s[3]
-	WORD $0x0e023e00 // umov w0, v16.h[0]
-	FMOVD (R17)(R0<<3), F18
-	WORD $0x0e063e01 // umov w1, v16.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c32 // mov v18.d[1], x1
-	WORD $0x0e0a3e02 // umov w2, v16.h[2]
+	WORD $0x4e0201b5 // tbl v21.16b, { v13.16b }, v2.16b
+	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
+	WORD $0x6e351e94 // eor v20.16b, v20.16b, v21.16b
+	WORD $0x6e358694 // sub v20.16b, v20.16b, v21.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
+	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6f8b02e8 // mla v8.4s, v23.4s, v11.s[0]
+	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
+	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6fab02e8 // mla v8.4s, v23.4s, v11.s[1]
+	WORD $0x0e123e02 // umov w2, v16.h[4]
 	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e0e3e03 // umov w3, v16.h[3]
+	WORD $0x0e163e03 // umov w3, v16.h[5]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x6e0c4194 // ext v20.16b, v12.16b, v12.16b, #8
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x0e34c257 // smull v23.8h, v18.8b, v20.8b
-	WORD $0x4e348257 // smlal2 v23.8h, v18.16b, v20.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6f9102c7 // mla v7.4s, v22.4s, v17.s[0]
-	WORD $0x0e35c277 // smull v23.8h, v19.8b, v21.8b
-	WORD $0x4e358277 // smlal2 v23.8h, v19.16b, v21.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6fb102c7 // mla v7.4s, v22.4s, v17.s[1]
-	WORD $0x0e123e05 // umov w5, v16.h[4]
-	FMOVD (R17)(R5<<3), F18
-	WORD $0x0e163e06 // umov w6, v16.h[5]
+	WORD $0x0e1a3e05 // umov w5, v16.h[6]
+	FMOVD (R17)(R5<<3), F20
+	WORD $0x0e1e3e06 // umov w6, v16.h[7]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd2 // mov v18.d[1], x6
-	WORD $0x0e1a3e00 // umov w0, v16.h[6]
+	WORD $0x4e181cd4 // mov v20.d[1], x6
+	WORD $0x6e0d21b5 // ext v21.16b, v13.16b, v13.16b, #4
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
+	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6f8b0ae8 // mla v8.4s, v23.4s, v11.s[2]
+	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
+	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6fab0ae8 // mla v8.4s, v23.4s, v11.s[3]
+	WORD $0x0e023e20 // umov w0, v17.h[0]
 	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e1e3e01 // umov w1, v16.h[7]
+	WORD $0x0e063e21 // umov w1, v17.h[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x6e0c6194 // ext v20.16b, v12.16b, v12.16b, #12
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x0e34c257 // smull v23.8h, v18.8b, v20.8b
-	WORD $0x4e348257 // smlal2 v23.8h, v18.16b, v20.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6f910ac7 // mla v7.4s, v22.4s, v17.s[2]
-	WORD $0x0e35c277 // smull v23.8h, v19.8b, v21.8b
-	WORD $0x4e358277 // smlal2 v23.8h, v19.16b, v21.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6fb10ac7 // mla v7.4s, v22.4s, v17.s[3]
-	WORD $0x4eb1b8e7 // addv s7, v7.4s
-	WORD $0x4d40c969 // ld1r { v9.4s }, [x11]
-	WORD $0x0d4040e8 // ld1 { v8.h }[0], [x7]
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
-	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
-	WORD $0x6e29dd08 // fmul v8.4s, v8.4s, v9.4s
-	WORD $0x4e28cce6 // fmla v6.4s, v7.4s, v8.4s
+	WORD $0x0e0a3e22 // umov w2, v17.h[2]
+	FMOVD (R17)(R2<<3), F20
+	WORD $0x0e0e3e23 // umov w3, v17.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c74 // mov v20.d[1], x3
+	WORD $0x6e0d41b5 // ext v21.16b, v13.16b, v13.16b, #8
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
+	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6f9202e8 // mla v8.4s, v23.4s, v18.s[0]
+	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
+	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6fb202e8 // mla v8.4s, v23.4s, v18.s[1]
+	WORD $0x0e123e25 // umov w5, v17.h[4]
+	FMOVD (R17)(R5<<3), F19
+	WORD $0x0e163e26 // umov w6, v17.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd3 // mov v19.d[1], x6
+	WORD $0x0e1a3e20 // umov w0, v17.h[6]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e1e3e21 // umov w1, v17.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x6e0d61b5 // ext v21.16b, v13.16b, v13.16b, #12
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
+	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6f920ae8 // mla v8.4s, v23.4s, v18.s[2]
+	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
+	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6fb20ae8 // mla v8.4s, v23.4s, v18.s[3]
+	WORD $0x4eb1b908 // addv s8, v8.4s
+	WORD $0x4d40c96a // ld1r { v10.4s }, [x11]
+	WORD $0x0d4040e9 // ld1 { v9.h }[0], [x7]
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x0e217929 // fcvtl v9.4s, v9.4h
+	WORD $0x6e2add29 // fmul v9.4s, v9.4s, v10.4s
+	WORD $0x4e29cd06 // fmla v6.4s, v8.4s, v9.4s
 	ADD $74, R7, R7
 	ADD $292, R11, R11
 	SUBS $1, R4, R4
 	BNE loop
-	WORD $0x4f0167c7 // movi v7.4s, #62, lsl #24
-	WORD $0x6e27dcc6 // fmul v6.4s, v6.4s, v7.4s
+	WORD $0x4fa790c6 // fmul v6.4s, v6.4s, v7.s[1]
 	FMOVS F6, ret+24(FP)
 	RET
 done:
@@ -326,766 +329,265 @@ TEXT ·tileIQ2_XSNEON4x1(SB), NOSPLIT, $0-56
 	WORD $0x4f00e5e4 // movi v4.16b, #15
 	WORD $0x4f00e425 // movi v5.16b, #1
 	WORD $0x6f00e406 // movi v6.2d, #0000000000000000
+	MOVD $0x3e00000000000000, R15
+	WORD $0x4e080de7 // dup v7.2d, x15
+	MOVD $0x0000000000000000, R15
+	WORD $0x4e181de7 // mov v7.d[1], x15
 loop:
 	ADD $4, R11, R12
 	ADD $2, R7, R15
-	WORD $0x4cdf25e7 // ld1 { v7.8h, v8.8h, v9.8h, v10.8h }, [x15], #64
-	WORD $0x4e0858eb // uzp2 v11.16b, v7.16b, v8.16b
-	WORD $0x6f0f056b // ushr v11.16b, v11.16b, #1
-	WORD $0x4e20596c // cnt v12.16b, v11.16b
-	WORD $0x4f0f558c // shl v12.16b, v12.16b, #7
-	WORD $0x4eac1d6b // orr v11.16b, v11.16b, v12.16b
-	WORD $0x4e0a592c // uzp2 v12.16b, v9.16b, v10.16b
+	WORD $0x4cdf25e8 // ld1 { v8.8h, v9.8h, v10.8h, v11.8h }, [x15], #64
+	WORD $0x4e09590c // uzp2 v12.16b, v8.16b, v9.16b
 	WORD $0x6f0f058c // ushr v12.16b, v12.16b, #1
 	WORD $0x4e20598d // cnt v13.16b, v12.16b
 	WORD $0x4f0f55ad // shl v13.16b, v13.16b, #7
 	WORD $0x4ead1d8c // orr v12.16b, v12.16b, v13.16b
-	WORD $0x4e631ced // bic v13.16b, v7.16b, v3.16b
+	WORD $0x4e0b594d // uzp2 v13.16b, v10.16b, v11.16b
+	WORD $0x6f0f05ad // ushr v13.16b, v13.16b, #1
+	WORD $0x4e2059ae // cnt v14.16b, v13.16b
+	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
+	WORD $0x4eae1dad // orr v13.16b, v13.16b, v14.16b
 	WORD $0x4e631d0e // bic v14.16b, v8.16b, v3.16b
 	WORD $0x4e631d2f // bic v15.16b, v9.16b, v3.16b
 	WORD $0x4e631d50 // bic v16.16b, v10.16b, v3.16b
-	WORD $0x0c4071e7 // ld1 { v7.8b }, [x15]
-	WORD $0x6f0c04e8 // ushr v8.16b, v7.16b, #4
-	WORD $0x4e241ce7 // and v7.16b, v7.16b, v4.16b
-	WORD $0x4e0838e7 // zip1 v7.16b, v7.16b, v8.16b
-	WORD $0x4f0954e7 // shl v7.16b, v7.16b, #1
-	WORD $0x4ea51ce7 // orr v7.16b, v7.16b, v5.16b
-	WORD $0x0f08a4f2 // sshll v18.8h, v7.8b, #0
-	WORD $0x0f10a648 // sshll v8.4s, v18.4h, #0
-	WORD $0x4f10a649 // sshll2 v9.4s, v18.8h, #0
-	WORD $0x4f08a4f2 // sshll2 v18.8h, v7.16b, #0
-	WORD $0x0f10a64a // sshll v10.4s, v18.4h, #0
-	WORD $0x4f10a651 // sshll2 v17.4s, v18.8h, #0
-	WORD $0x6f00e407 // movi v7.2d, #0000000000000000
-	WORD $0x0e023da0 // umov w0, v13.h[0]
-	FMOVD (R17)(R0<<3), F18
-	WORD $0x0e063da1 // umov w1, v13.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c32 // mov v18.d[1], x1
-	WORD $0x0e0a3da2 // umov w2, v13.h[2]
-	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e0e3da3 // umov w3, v13.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x4e010174 // tbl v20.16b, { v11.16b }, v1.16b
-	WORD $0x4e208e94 // cmtst v20.16b, v20.16b, v0.16b
-	WORD $0x6e341e52 // eor v18.16b, v18.16b, v20.16b
-	WORD $0x6e348652 // sub v18.16b, v18.16b, v20.16b
-	WORD $0x4e020174 // tbl v20.16b, { v11.16b }, v2.16b
-	WORD $0x4e208e94 // cmtst v20.16b, v20.16b, v0.16b
-	WORD $0x6e341e73 // eor v19.16b, v19.16b, v20.16b
-	WORD $0x6e348673 // sub v19.16b, v19.16b, v20.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x0e34c257 // smull v23.8h, v18.8b, v20.8b
-	WORD $0x4e348257 // smlal2 v23.8h, v18.16b, v20.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6f8802c7 // mla v7.4s, v22.4s, v8.s[0]
-	WORD $0x0e35c277 // smull v23.8h, v19.8b, v21.8b
-	WORD $0x4e358277 // smlal2 v23.8h, v19.16b, v21.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6fa802c7 // mla v7.4s, v22.4s, v8.s[1]
-	WORD $0x0e123da5 // umov w5, v13.h[4]
-	FMOVD (R17)(R5<<3), F18
-	WORD $0x0e163da6 // umov w6, v13.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd2 // mov v18.d[1], x6
-	WORD $0x0e1a3da0 // umov w0, v13.h[6]
+	WORD $0x4e631d71 // bic v17.16b, v11.16b, v3.16b
+	WORD $0x0c4071e8 // ld1 { v8.8b }, [x15]
+	WORD $0x6f0c0509 // ushr v9.16b, v8.16b, #4
+	WORD $0x4e241d08 // and v8.16b, v8.16b, v4.16b
+	WORD $0x4e093908 // zip1 v8.16b, v8.16b, v9.16b
+	WORD $0x4f095508 // shl v8.16b, v8.16b, #1
+	WORD $0x4ea51d08 // orr v8.16b, v8.16b, v5.16b
+	WORD $0x0f08a513 // sshll v19.8h, v8.8b, #0
+	WORD $0x0f10a669 // sshll v9.4s, v19.4h, #0
+	WORD $0x4f10a66a // sshll2 v10.4s, v19.8h, #0
+	WORD $0x4f08a513 // sshll2 v19.8h, v8.16b, #0
+	WORD $0x0f10a66b // sshll v11.4s, v19.4h, #0
+	WORD $0x4f10a672 // sshll2 v18.4s, v19.8h, #0
+	WORD $0x6f00e408 // movi v8.2d, #0000000000000000
+	WORD $0x0e023dc0 // umov w0, v14.h[0]
 	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e1e3da1 // umov w1, v13.h[7]
+	WORD $0x0e063dc1 // umov w1, v14.h[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x6e0b2174 // ext v20.16b, v11.16b, v11.16b, #4
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
+	WORD $0x0e0a3dc2 // umov w2, v14.h[2]
+	FMOVD (R17)(R2<<3), F20
+	WORD $0x0e0e3dc3 // umov w3, v14.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c74 // mov v20.d[1], x3
+	WORD $0x4e010195 // tbl v21.16b, { v12.16b }, v1.16b
 	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
 	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
 	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x0e34c257 // smull v23.8h, v18.8b, v20.8b
-	WORD $0x4e348257 // smlal2 v23.8h, v18.16b, v20.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6f880ac7 // mla v7.4s, v22.4s, v8.s[2]
-	WORD $0x0e35c277 // smull v23.8h, v19.8b, v21.8b
-	WORD $0x4e358277 // smlal2 v23.8h, v19.16b, v21.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6fa80ac7 // mla v7.4s, v22.4s, v8.s[3]
-	WORD $0x0e023dc2 // umov w2, v14.h[0]
-	FMOVD (R17)(R2<<3), F18
-	WORD $0x0e063dc3 // umov w3, v14.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c72 // mov v18.d[1], x3
-	WORD $0x0e0a3dc5 // umov w5, v14.h[2]
+	WORD $0x4e020195 // tbl v21.16b, { v12.16b }, v2.16b
+	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
+	WORD $0x6e351e94 // eor v20.16b, v20.16b, v21.16b
+	WORD $0x6e358694 // sub v20.16b, v20.16b, v21.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
+	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6f8902e8 // mla v8.4s, v23.4s, v9.s[0]
+	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
+	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6fa902e8 // mla v8.4s, v23.4s, v9.s[1]
+	WORD $0x0e123dc5 // umov w5, v14.h[4]
 	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e0e3dc6 // umov w6, v14.h[3]
+	WORD $0x0e163dc6 // umov w6, v14.h[5]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x6e0b4174 // ext v20.16b, v11.16b, v11.16b, #8
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x0e34c257 // smull v23.8h, v18.8b, v20.8b
-	WORD $0x4e348257 // smlal2 v23.8h, v18.16b, v20.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6f8902c7 // mla v7.4s, v22.4s, v9.s[0]
-	WORD $0x0e35c277 // smull v23.8h, v19.8b, v21.8b
-	WORD $0x4e358277 // smlal2 v23.8h, v19.16b, v21.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6fa902c7 // mla v7.4s, v22.4s, v9.s[1]
-	WORD $0x0e123dc0 // umov w0, v14.h[4]
-	FMOVD (R17)(R0<<3), F18
-	WORD $0x0e163dc1 // umov w1, v14.h[5]
+	WORD $0x0e1a3dc0 // umov w0, v14.h[6]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e1e3dc1 // umov w1, v14.h[7]
 	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c32 // mov v18.d[1], x1
-	WORD $0x0e1a3dc2 // umov w2, v14.h[6]
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x6e0c2195 // ext v21.16b, v12.16b, v12.16b, #4
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
+	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6f890ae8 // mla v8.4s, v23.4s, v9.s[2]
+	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
+	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6fa90ae8 // mla v8.4s, v23.4s, v9.s[3]
+	WORD $0x0e023de2 // umov w2, v15.h[0]
 	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e1e3dc3 // umov w3, v14.h[7]
+	WORD $0x0e063de3 // umov w3, v15.h[1]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x6e0b6174 // ext v20.16b, v11.16b, v11.16b, #12
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x0e34c257 // smull v23.8h, v18.8b, v20.8b
-	WORD $0x4e348257 // smlal2 v23.8h, v18.16b, v20.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6f890ac7 // mla v7.4s, v22.4s, v9.s[2]
-	WORD $0x0e35c277 // smull v23.8h, v19.8b, v21.8b
-	WORD $0x4e358277 // smlal2 v23.8h, v19.16b, v21.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6fa90ac7 // mla v7.4s, v22.4s, v9.s[3]
-	WORD $0x0e023de5 // umov w5, v15.h[0]
-	FMOVD (R17)(R5<<3), F18
-	WORD $0x0e063de6 // umov w6, v15.h[1]
+	WORD $0x0e0a3de5 // umov w5, v15.h[2]
+	FMOVD (R17)(R5<<3), F20
+	WORD $0x0e0e3de6 // umov w6, v15.h[3]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd2 // mov v18.d[1], x6
-	WORD $0x0e0a3de0 // umov w0, v15.h[2]
+	WORD $0x4e181cd4 // mov v20.d[1], x6
+	WORD $0x6e0c4195 // ext v21.16b, v12.16b, v12.16b, #8
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
+	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6f8a02e8 // mla v8.4s, v23.4s, v10.s[0]
+	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
+	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6faa02e8 // mla v8.4s, v23.4s, v10.s[1]
+	WORD $0x0e123de0 // umov w0, v15.h[4]
 	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e0e3de1 // umov w1, v15.h[3]
+	WORD $0x0e163de1 // umov w1, v15.h[5]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x4e010194 // tbl v20.16b, { v12.16b }, v1.16b
-	WORD $0x4e208e94 // cmtst v20.16b, v20.16b, v0.16b
-	WORD $0x6e341e52 // eor v18.16b, v18.16b, v20.16b
-	WORD $0x6e348652 // sub v18.16b, v18.16b, v20.16b
-	WORD $0x4e020194 // tbl v20.16b, { v12.16b }, v2.16b
-	WORD $0x4e208e94 // cmtst v20.16b, v20.16b, v0.16b
-	WORD $0x6e341e73 // eor v19.16b, v19.16b, v20.16b
-	WORD $0x6e348673 // sub v19.16b, v19.16b, v20.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x0e34c257 // smull v23.8h, v18.8b, v20.8b
-	WORD $0x4e348257 // smlal2 v23.8h, v18.16b, v20.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6f8a02c7 // mla v7.4s, v22.4s, v10.s[0]
-	WORD $0x0e35c277 // smull v23.8h, v19.8b, v21.8b
-	WORD $0x4e358277 // smlal2 v23.8h, v19.16b, v21.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6faa02c7 // mla v7.4s, v22.4s, v10.s[1]
-	WORD $0x0e123de2 // umov w2, v15.h[4]
-	FMOVD (R17)(R2<<3), F18
-	WORD $0x0e163de3 // umov w3, v15.h[5]
+	WORD $0x0e1a3de2 // umov w2, v15.h[6]
+	FMOVD (R17)(R2<<3), F20
+	WORD $0x0e1e3de3 // umov w3, v15.h[7]
 	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c72 // mov v18.d[1], x3
-	WORD $0x0e1a3de5 // umov w5, v15.h[6]
+	WORD $0x4e181c74 // mov v20.d[1], x3
+	WORD $0x6e0c6195 // ext v21.16b, v12.16b, v12.16b, #12
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
+	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6f8a0ae8 // mla v8.4s, v23.4s, v10.s[2]
+	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
+	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6faa0ae8 // mla v8.4s, v23.4s, v10.s[3]
+	WORD $0x0e023e05 // umov w5, v16.h[0]
 	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e1e3de6 // umov w6, v15.h[7]
+	WORD $0x0e063e06 // umov w6, v16.h[1]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x6e0c2194 // ext v20.16b, v12.16b, v12.16b, #4
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
+	WORD $0x0e0a3e00 // umov w0, v16.h[2]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e0e3e01 // umov w1, v16.h[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x4e0101b5 // tbl v21.16b, { v13.16b }, v1.16b
 	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
 	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
 	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x0e34c257 // smull v23.8h, v18.8b, v20.8b
-	WORD $0x4e348257 // smlal2 v23.8h, v18.16b, v20.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6f8a0ac7 // mla v7.4s, v22.4s, v10.s[2]
-	WORD $0x0e35c277 // smull v23.8h, v19.8b, v21.8b
-	WORD $0x4e358277 // smlal2 v23.8h, v19.16b, v21.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6faa0ac7 // mla v7.4s, v22.4s, v10.s[3]
-	WORD $0x0e023e00 // umov w0, v16.h[0]
-	FMOVD (R17)(R0<<3), F18
-	WORD $0x0e063e01 // umov w1, v16.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c32 // mov v18.d[1], x1
-	WORD $0x0e0a3e02 // umov w2, v16.h[2]
+	WORD $0x4e0201b5 // tbl v21.16b, { v13.16b }, v2.16b
+	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
+	WORD $0x6e351e94 // eor v20.16b, v20.16b, v21.16b
+	WORD $0x6e358694 // sub v20.16b, v20.16b, v21.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
+	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6f8b02e8 // mla v8.4s, v23.4s, v11.s[0]
+	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
+	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6fab02e8 // mla v8.4s, v23.4s, v11.s[1]
+	WORD $0x0e123e02 // umov w2, v16.h[4]
 	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e0e3e03 // umov w3, v16.h[3]
+	WORD $0x0e163e03 // umov w3, v16.h[5]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x6e0c4194 // ext v20.16b, v12.16b, v12.16b, #8
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x0e34c257 // smull v23.8h, v18.8b, v20.8b
-	WORD $0x4e348257 // smlal2 v23.8h, v18.16b, v20.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6f9102c7 // mla v7.4s, v22.4s, v17.s[0]
-	WORD $0x0e35c277 // smull v23.8h, v19.8b, v21.8b
-	WORD $0x4e358277 // smlal2 v23.8h, v19.16b, v21.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6fb102c7 // mla v7.4s, v22.4s, v17.s[1]
-	WORD $0x0e123e05 // umov w5, v16.h[4]
-	FMOVD (R17)(R5<<3), F18
-	WORD $0x0e163e06 // umov w6, v16.h[5]
+	WORD $0x0e1a3e05 // umov w5, v16.h[6]
+	FMOVD (R17)(R5<<3), F20
+	WORD $0x0e1e3e06 // umov w6, v16.h[7]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd2 // mov v18.d[1], x6
-	WORD $0x0e1a3e00 // umov w0, v16.h[6]
+	WORD $0x4e181cd4 // mov v20.d[1], x6
+	WORD $0x6e0d21b5 // ext v21.16b, v13.16b, v13.16b, #4
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
+	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6f8b0ae8 // mla v8.4s, v23.4s, v11.s[2]
+	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
+	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6fab0ae8 // mla v8.4s, v23.4s, v11.s[3]
+	WORD $0x0e023e20 // umov w0, v17.h[0]
 	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e1e3e01 // umov w1, v16.h[7]
+	WORD $0x0e063e21 // umov w1, v17.h[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x6e0c6194 // ext v20.16b, v12.16b, v12.16b, #12
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x0e34c257 // smull v23.8h, v18.8b, v20.8b
-	WORD $0x4e348257 // smlal2 v23.8h, v18.16b, v20.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6f910ac7 // mla v7.4s, v22.4s, v17.s[2]
-	WORD $0x0e35c277 // smull v23.8h, v19.8b, v21.8b
-	WORD $0x4e358277 // smlal2 v23.8h, v19.16b, v21.16b
-	WORD $0x4e602af6 // saddlp v22.4s, v23.8h
-	WORD $0x6fb10ac7 // mla v7.4s, v22.4s, v17.s[3]
+	WORD $0x0e0a3e22 // umov w2, v17.h[2]
+	FMOVD (R17)(R2<<3), F20
+	WORD $0x0e0e3e23 // umov w3, v17.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c74 // mov v20.d[1], x3
+	WORD $0x6e0d41b5 // ext v21.16b, v13.16b, v13.16b, #8
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
+	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6f9202e8 // mla v8.4s, v23.4s, v18.s[0]
+	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
+	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6fb202e8 // mla v8.4s, v23.4s, v18.s[1]
+	WORD $0x0e123e25 // umov w5, v17.h[4]
+	FMOVD (R17)(R5<<3), F19
+	WORD $0x0e163e26 // umov w6, v17.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd3 // mov v19.d[1], x6
+	WORD $0x0e1a3e20 // umov w0, v17.h[6]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e1e3e21 // umov w1, v17.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x6e0d61b5 // ext v21.16b, v13.16b, v13.16b, #12
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
+	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6f920ae8 // mla v8.4s, v23.4s, v18.s[2]
+	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
+	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
+	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
+	WORD $0x6fb20ae8 // mla v8.4s, v23.4s, v18.s[3]
 	ADD $4, R11, R12
 	ADD $2, R8, R15
-	WORD $0x4cdf25e8 // ld1 { v8.8h, v9.8h, v10.8h, v11.8h }, [x15], #64
-	WORD $0x4e09590c // uzp2 v12.16b, v8.16b, v9.16b
-	WORD $0x6f0f058c // ushr v12.16b, v12.16b, #1
-	WORD $0x4e20598d // cnt v13.16b, v12.16b
-	WORD $0x4f0f55ad // shl v13.16b, v13.16b, #7
-	WORD $0x4ead1d8c // orr v12.16b, v12.16b, v13.16b
-	WORD $0x4e0b594d // uzp2 v13.16b, v10.16b, v11.16b
-	WORD $0x6f0f05ad // ushr v13.16b, v13.16b, #1
-	WORD $0x4e2059ae // cnt v14.16b, v13.16b
-	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
-	WORD $0x4eae1dad // orr v13.16b, v13.16b, v14.16b
-	WORD $0x4e631d0e // bic v14.16b, v8.16b, v3.16b
-	WORD $0x4e631d2f // bic v15.16b, v9.16b, v3.16b
-	WORD $0x4e631d50 // bic v16.16b, v10.16b, v3.16b
-	WORD $0x4e631d71 // bic v17.16b, v11.16b, v3.16b
-	WORD $0x0c4071e8 // ld1 { v8.8b }, [x15]
-	WORD $0x6f0c0509 // ushr v9.16b, v8.16b, #4
-	WORD $0x4e241d08 // and v8.16b, v8.16b, v4.16b
-	WORD $0x4e093908 // zip1 v8.16b, v8.16b, v9.16b
-	WORD $0x4f095508 // shl v8.16b, v8.16b, #1
-	WORD $0x4ea51d08 // orr v8.16b, v8.16b, v5.16b
-	WORD $0x0f08a513 // sshll v19.8h, v8.8b, #0
-	WORD $0x0f10a669 // sshll v9.4s, v19.4h, #0
-	WORD $0x4f10a66a // sshll2 v10.4s, v19.8h, #0
-	WORD $0x4f08a513 // sshll2 v19.8h, v8.16b, #0
-	WORD $0x0f10a66b // sshll v11.4s, v19.4h, #0
-	WORD $0x4f10a672 // sshll2 v18.4s, v19.8h, #0
-	WORD $0x6f00e408 // movi v8.2d, #0000000000000000
-	WORD $0x0e023dc0 // umov w0, v14.h[0]
-	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e063dc1 // umov w1, v14.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x0e0a3dc2 // umov w2, v14.h[2]
-	FMOVD (R17)(R2<<3), F20
-	WORD $0x0e0e3dc3 // umov w3, v14.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c74 // mov v20.d[1], x3
-	WORD $0x4e010195 // tbl v21.16b, { v12.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4e020195 // tbl v21.16b, { v12.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e94 // eor v20.16b, v20.16b, v21.16b
-	WORD $0x6e358694 // sub v20.16b, v20.16b, v21.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
-	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6f8902e8 // mla v8.4s, v23.4s, v9.s[0]
-	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
-	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6fa902e8 // mla v8.4s, v23.4s, v9.s[1]
-	WORD $0x0e123dc5 // umov w5, v14.h[4]
-	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e163dc6 // umov w6, v14.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x0e1a3dc0 // umov w0, v14.h[6]
-	FMOVD (R17)(R0<<3), F20
-	WORD $0x0e1e3dc1 // umov w1, v14.h[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c34 // mov v20.d[1], x1
-	WORD $0x6e0c2195 // ext v21.16b, v12.16b, v12.16b, #4
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
-	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6f890ae8 // mla v8.4s, v23.4s, v9.s[2]
-	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
-	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6fa90ae8 // mla v8.4s, v23.4s, v9.s[3]
-	WORD $0x0e023de2 // umov w2, v15.h[0]
-	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e063de3 // umov w3, v15.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x0e0a3de5 // umov w5, v15.h[2]
-	FMOVD (R17)(R5<<3), F20
-	WORD $0x0e0e3de6 // umov w6, v15.h[3]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd4 // mov v20.d[1], x6
-	WORD $0x6e0c4195 // ext v21.16b, v12.16b, v12.16b, #8
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
-	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6f8a02e8 // mla v8.4s, v23.4s, v10.s[0]
-	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
-	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6faa02e8 // mla v8.4s, v23.4s, v10.s[1]
-	WORD $0x0e123de0 // umov w0, v15.h[4]
-	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e163de1 // umov w1, v15.h[5]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x0e1a3de2 // umov w2, v15.h[6]
-	FMOVD (R17)(R2<<3), F20
-	WORD $0x0e1e3de3 // umov w3, v15.h[7]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c74 // mov v20.d[1], x3
-	WORD $0x6e0c6195 // ext v21.16b, v12.16b, v12.16b, #12
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
-	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6f8a0ae8 // mla v8.4s, v23.4s, v10.s[2]
-	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
-	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6faa0ae8 // mla v8.4s, v23.4s, v10.s[3]
-	WORD $0x0e023e05 // umov w5, v16.h[0]
-	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e063e06 // umov w6, v16.h[1]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x0e0a3e00 // umov w0, v16.h[2]
-	FMOVD (R17)(R0<<3), F20
-	WORD $0x0e0e3e01 // umov w1, v16.h[3]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c34 // mov v20.d[1], x1
-	WORD $0x4e0101b5 // tbl v21.16b, { v13.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4e0201b5 // tbl v21.16b, { v13.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e94 // eor v20.16b, v20.16b, v21.16b
-	WORD $0x6e358694 // sub v20.16b, v20.16b, v21.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
-	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6f8b02e8 // mla v8.4s, v23.4s, v11.s[0]
-	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
-	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6fab02e8 // mla v8.4s, v23.4s, v11.s[1]
-	WORD $0x0e123e02 // umov w2, v16.h[4]
-	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e163e03 // umov w3, v16.h[5]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x0e1a3e05 // umov w5, v16.h[6]
-	FMOVD (R17)(R5<<3), F20
-	WORD $0x0e1e3e06 // umov w6, v16.h[7]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd4 // mov v20.d[1], x6
-	WORD $0x6e0d21b5 // ext v21.16b, v13.16b, v13.16b, #4
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
-	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6f8b0ae8 // mla v8.4s, v23.4s, v11.s[2]
-	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
-	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6fab0ae8 // mla v8.4s, v23.4s, v11.s[3]
-	WORD $0x0e023e20 // umov w0, v17.h[0]
-	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e063e21 // umov w1, v17.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x0e0a3e22 // umov w2, v17.h[2]
-	FMOVD (R17)(R2<<3), F20
-	WORD $0x0e0e3e23 // umov w3, v17.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c74 // mov v20.d[1], x3
-	WORD $0x6e0d41b5 // ext v21.16b, v13.16b, v13.16b, #8
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
-	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6f9202e8 // mla v8.4s, v23.4s, v18.s[0]
-	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
-	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6fb202e8 // mla v8.4s, v23.4s, v18.s[1]
-	WORD $0x0e123e25 // umov w5, v17.h[4]
-	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e163e26 // umov w6, v17.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x0e1a3e20 // umov w0, v17.h[6]
-	FMOVD (R17)(R0<<3), F20
-	WORD $0x0e1e3e21 // umov w1, v17.h[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c34 // mov v20.d[1], x1
-	WORD $0x6e0d61b5 // ext v21.16b, v13.16b, v13.16b, #12
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
-	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6f920ae8 // mla v8.4s, v23.4s, v18.s[2]
-	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
-	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6fb20ae8 // mla v8.4s, v23.4s, v18.s[3]
-	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
-	ADD $4, R11, R12
-	ADD $2, R9, R15
-	WORD $0x4cdf25e8 // ld1 { v8.8h, v9.8h, v10.8h, v11.8h }, [x15], #64
-	WORD $0x4e09590c // uzp2 v12.16b, v8.16b, v9.16b
-	WORD $0x6f0f058c // ushr v12.16b, v12.16b, #1
-	WORD $0x4e20598d // cnt v13.16b, v12.16b
-	WORD $0x4f0f55ad // shl v13.16b, v13.16b, #7
-	WORD $0x4ead1d8c // orr v12.16b, v12.16b, v13.16b
-	WORD $0x4e0b594d // uzp2 v13.16b, v10.16b, v11.16b
-	WORD $0x6f0f05ad // ushr v13.16b, v13.16b, #1
-	WORD $0x4e2059ae // cnt v14.16b, v13.16b
-	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
-	WORD $0x4eae1dad // orr v13.16b, v13.16b, v14.16b
-	WORD $0x4e631d0e // bic v14.16b, v8.16b, v3.16b
-	WORD $0x4e631d2f // bic v15.16b, v9.16b, v3.16b
-	WORD $0x4e631d50 // bic v16.16b, v10.16b, v3.16b
-	WORD $0x4e631d71 // bic v17.16b, v11.16b, v3.16b
-	WORD $0x0c4071e8 // ld1 { v8.8b }, [x15]
-	WORD $0x6f0c0509 // ushr v9.16b, v8.16b, #4
-	WORD $0x4e241d08 // and v8.16b, v8.16b, v4.16b
-	WORD $0x4e093908 // zip1 v8.16b, v8.16b, v9.16b
-	WORD $0x4f095508 // shl v8.16b, v8.16b, #1
-	WORD $0x4ea51d08 // orr v8.16b, v8.16b, v5.16b
-	WORD $0x0f08a513 // sshll v19.8h, v8.8b, #0
-	WORD $0x0f10a669 // sshll v9.4s, v19.4h, #0
-	WORD $0x4f10a66a // sshll2 v10.4s, v19.8h, #0
-	WORD $0x4f08a513 // sshll2 v19.8h, v8.16b, #0
-	WORD $0x0f10a66b // sshll v11.4s, v19.4h, #0
-	WORD $0x4f10a672 // sshll2 v18.4s, v19.8h, #0
-	WORD $0x6f00e408 // movi v8.2d, #0000000000000000
-	WORD $0x0e023dc0 // umov w0, v14.h[0]
-	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e063dc1 // umov w1, v14.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x0e0a3dc2 // umov w2, v14.h[2]
-	FMOVD (R17)(R2<<3), F20
-	WORD $0x0e0e3dc3 // umov w3, v14.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c74 // mov v20.d[1], x3
-	WORD $0x4e010195 // tbl v21.16b, { v12.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4e020195 // tbl v21.16b, { v12.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e94 // eor v20.16b, v20.16b, v21.16b
-	WORD $0x6e358694 // sub v20.16b, v20.16b, v21.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
-	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6f8902e8 // mla v8.4s, v23.4s, v9.s[0]
-	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
-	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6fa902e8 // mla v8.4s, v23.4s, v9.s[1]
-	WORD $0x0e123dc5 // umov w5, v14.h[4]
-	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e163dc6 // umov w6, v14.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x0e1a3dc0 // umov w0, v14.h[6]
-	FMOVD (R17)(R0<<3), F20
-	WORD $0x0e1e3dc1 // umov w1, v14.h[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c34 // mov v20.d[1], x1
-	WORD $0x6e0c2195 // ext v21.16b, v12.16b, v12.16b, #4
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
-	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6f890ae8 // mla v8.4s, v23.4s, v9.s[2]
-	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
-	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6fa90ae8 // mla v8.4s, v23.4s, v9.s[3]
-	WORD $0x0e023de2 // umov w2, v15.h[0]
-	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e063de3 // umov w3, v15.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x0e0a3de5 // umov w5, v15.h[2]
-	FMOVD (R17)(R5<<3), F20
-	WORD $0x0e0e3de6 // umov w6, v15.h[3]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd4 // mov v20.d[1], x6
-	WORD $0x6e0c4195 // ext v21.16b, v12.16b, v12.16b, #8
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
-	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6f8a02e8 // mla v8.4s, v23.4s, v10.s[0]
-	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
-	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6faa02e8 // mla v8.4s, v23.4s, v10.s[1]
-	WORD $0x0e123de0 // umov w0, v15.h[4]
-	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e163de1 // umov w1, v15.h[5]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x0e1a3de2 // umov w2, v15.h[6]
-	FMOVD (R17)(R2<<3), F20
-	WORD $0x0e1e3de3 // umov w3, v15.h[7]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c74 // mov v20.d[1], x3
-	WORD $0x6e0c6195 // ext v21.16b, v12.16b, v12.16b, #12
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
-	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6f8a0ae8 // mla v8.4s, v23.4s, v10.s[2]
-	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
-	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6faa0ae8 // mla v8.4s, v23.4s, v10.s[3]
-	WORD $0x0e023e05 // umov w5, v16.h[0]
-	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e063e06 // umov w6, v16.h[1]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x0e0a3e00 // umov w0, v16.h[2]
-	FMOVD (R17)(R0<<3), F20
-	WORD $0x0e0e3e01 // umov w1, v16.h[3]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c34 // mov v20.d[1], x1
-	WORD $0x4e0101b5 // tbl v21.16b, { v13.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4e0201b5 // tbl v21.16b, { v13.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e94 // eor v20.16b, v20.16b, v21.16b
-	WORD $0x6e358694 // sub v20.16b, v20.16b, v21.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
-	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6f8b02e8 // mla v8.4s, v23.4s, v11.s[0]
-	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
-	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6fab02e8 // mla v8.4s, v23.4s, v11.s[1]
-	WORD $0x0e123e02 // umov w2, v16.h[4]
-	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e163e03 // umov w3, v16.h[5]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x0e1a3e05 // umov w5, v16.h[6]
-	FMOVD (R17)(R5<<3), F20
-	WORD $0x0e1e3e06 // umov w6, v16.h[7]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd4 // mov v20.d[1], x6
-	WORD $0x6e0d21b5 // ext v21.16b, v13.16b, v13.16b, #4
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
-	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6f8b0ae8 // mla v8.4s, v23.4s, v11.s[2]
-	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
-	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6fab0ae8 // mla v8.4s, v23.4s, v11.s[3]
-	WORD $0x0e023e20 // umov w0, v17.h[0]
-	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e063e21 // umov w1, v17.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x0e0a3e22 // umov w2, v17.h[2]
-	FMOVD (R17)(R2<<3), F20
-	WORD $0x0e0e3e23 // umov w3, v17.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c74 // mov v20.d[1], x3
-	WORD $0x6e0d41b5 // ext v21.16b, v13.16b, v13.16b, #8
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
-	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6f9202e8 // mla v8.4s, v23.4s, v18.s[0]
-	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
-	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6fb202e8 // mla v8.4s, v23.4s, v18.s[1]
-	WORD $0x0e123e25 // umov w5, v17.h[4]
-	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e163e26 // umov w6, v17.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x0e1a3e20 // umov w0, v17.h[6]
-	FMOVD (R17)(R0<<3), F20
-	WORD $0x0e1e3e21 // umov w1, v17.h[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c34 // mov v20.d[1], x1
-	WORD $0x6e0d61b5 // ext v21.16b, v13.16b, v13.16b, #12
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x0e35c278 // smull v24.8h, v19.8b, v21.8b
-	WORD $0x4e358278 // smlal2 v24.8h, v19.16b, v21.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6f920ae8 // mla v8.4s, v23.4s, v18.s[2]
-	WORD $0x0e36c298 // smull v24.8h, v20.8b, v22.8b
-	WORD $0x4e368298 // smlal2 v24.8h, v20.16b, v22.16b
-	WORD $0x4e602b17 // saddlp v23.4s, v24.8h
-	WORD $0x6fb20ae8 // mla v8.4s, v23.4s, v18.s[3]
-	ADD $4, R11, R12
-	ADD $2, R10, R15
 	WORD $0x4cdf25e9 // ld1 { v9.8h, v10.8h, v11.8h, v12.8h }, [x15], #64
 	WORD $0x4e0a592d // uzp2 v13.16b, v9.16b, v10.16b
 	WORD $0x6f0f05ad // ushr v13.16b, v13.16b, #1
@@ -1337,16 +839,521 @@ loop:
 	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
 	WORD $0x6fb30b09 // mla v9.4s, v24.4s, v19.s[3]
 	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
-	WORD $0x4d40c969 // ld1r { v9.4s }, [x11]
-	WORD $0x0d4040e8 // ld1 { v8.h }[0], [x7]
-	WORD $0x0d404908 // ld1 { v8.h }[1], [x8]
-	WORD $0x0d405128 // ld1 { v8.h }[2], [x9]
-	WORD $0x0d405948 // ld1 { v8.h }[3], [x10]
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
-	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
-	WORD $0x6e29dd08 // fmul v8.4s, v8.4s, v9.4s
-	WORD $0x4e28cce6 // fmla v6.4s, v7.4s, v8.4s
+	ADD $4, R11, R12
+	ADD $2, R9, R15
+	WORD $0x4cdf25e9 // ld1 { v9.8h, v10.8h, v11.8h, v12.8h }, [x15], #64
+	WORD $0x4e0a592d // uzp2 v13.16b, v9.16b, v10.16b
+	WORD $0x6f0f05ad // ushr v13.16b, v13.16b, #1
+	WORD $0x4e2059ae // cnt v14.16b, v13.16b
+	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
+	WORD $0x4eae1dad // orr v13.16b, v13.16b, v14.16b
+	WORD $0x4e0c596e // uzp2 v14.16b, v11.16b, v12.16b
+	WORD $0x6f0f05ce // ushr v14.16b, v14.16b, #1
+	WORD $0x4e2059cf // cnt v15.16b, v14.16b
+	WORD $0x4f0f55ef // shl v15.16b, v15.16b, #7
+	WORD $0x4eaf1dce // orr v14.16b, v14.16b, v15.16b
+	WORD $0x4e631d2f // bic v15.16b, v9.16b, v3.16b
+	WORD $0x4e631d50 // bic v16.16b, v10.16b, v3.16b
+	WORD $0x4e631d71 // bic v17.16b, v11.16b, v3.16b
+	WORD $0x4e631d92 // bic v18.16b, v12.16b, v3.16b
+	WORD $0x0c4071e9 // ld1 { v9.8b }, [x15]
+	WORD $0x6f0c052a // ushr v10.16b, v9.16b, #4
+	WORD $0x4e241d29 // and v9.16b, v9.16b, v4.16b
+	WORD $0x4e0a3929 // zip1 v9.16b, v9.16b, v10.16b
+	WORD $0x4f095529 // shl v9.16b, v9.16b, #1
+	WORD $0x4ea51d29 // orr v9.16b, v9.16b, v5.16b
+	WORD $0x0f08a534 // sshll v20.8h, v9.8b, #0
+	WORD $0x0f10a68a // sshll v10.4s, v20.4h, #0
+	WORD $0x4f10a68b // sshll2 v11.4s, v20.8h, #0
+	WORD $0x4f08a534 // sshll2 v20.8h, v9.16b, #0
+	WORD $0x0f10a68c // sshll v12.4s, v20.4h, #0
+	WORD $0x4f10a693 // sshll2 v19.4s, v20.8h, #0
+	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
+	WORD $0x0e023de0 // umov w0, v15.h[0]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e063de1 // umov w1, v15.h[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x0e0a3de2 // umov w2, v15.h[2]
+	FMOVD (R17)(R2<<3), F21
+	WORD $0x0e0e3de3 // umov w3, v15.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c75 // mov v21.d[1], x3
+	WORD $0x4e0101b6 // tbl v22.16b, { v13.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4e0201b6 // tbl v22.16b, { v13.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361eb5 // eor v21.16b, v21.16b, v22.16b
+	WORD $0x6e3686b5 // sub v21.16b, v21.16b, v22.16b
+	WORD $0x4cdfa196 // ld1 { v22.16b, v23.16b }, [x12], #32
+	WORD $0x0e36c299 // smull v25.8h, v20.8b, v22.8b
+	WORD $0x4e368299 // smlal2 v25.8h, v20.16b, v22.16b
+	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
+	WORD $0x6f8a0309 // mla v9.4s, v24.4s, v10.s[0]
+	WORD $0x0e37c2b9 // smull v25.8h, v21.8b, v23.8b
+	WORD $0x4e3782b9 // smlal2 v25.8h, v21.16b, v23.16b
+	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
+	WORD $0x6faa0309 // mla v9.4s, v24.4s, v10.s[1]
+	WORD $0x0e123de5 // umov w5, v15.h[4]
+	FMOVD (R17)(R5<<3), F20
+	WORD $0x0e163de6 // umov w6, v15.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd4 // mov v20.d[1], x6
+	WORD $0x0e1a3de0 // umov w0, v15.h[6]
+	FMOVD (R17)(R0<<3), F21
+	WORD $0x0e1e3de1 // umov w1, v15.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c35 // mov v21.d[1], x1
+	WORD $0x6e0d21b6 // ext v22.16b, v13.16b, v13.16b, #4
+	WORD $0x4e0102d7 // tbl v23.16b, { v22.16b }, v1.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371e94 // eor v20.16b, v20.16b, v23.16b
+	WORD $0x6e378694 // sub v20.16b, v20.16b, v23.16b
+	WORD $0x4e0202d7 // tbl v23.16b, { v22.16b }, v2.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
+	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
+	WORD $0x4cdfa196 // ld1 { v22.16b, v23.16b }, [x12], #32
+	WORD $0x0e36c299 // smull v25.8h, v20.8b, v22.8b
+	WORD $0x4e368299 // smlal2 v25.8h, v20.16b, v22.16b
+	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
+	WORD $0x6f8a0b09 // mla v9.4s, v24.4s, v10.s[2]
+	WORD $0x0e37c2b9 // smull v25.8h, v21.8b, v23.8b
+	WORD $0x4e3782b9 // smlal2 v25.8h, v21.16b, v23.16b
+	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
+	WORD $0x6faa0b09 // mla v9.4s, v24.4s, v10.s[3]
+	WORD $0x0e023e02 // umov w2, v16.h[0]
+	FMOVD (R17)(R2<<3), F20
+	WORD $0x0e063e03 // umov w3, v16.h[1]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c74 // mov v20.d[1], x3
+	WORD $0x0e0a3e05 // umov w5, v16.h[2]
+	FMOVD (R17)(R5<<3), F21
+	WORD $0x0e0e3e06 // umov w6, v16.h[3]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd5 // mov v21.d[1], x6
+	WORD $0x6e0d41b6 // ext v22.16b, v13.16b, v13.16b, #8
+	WORD $0x4e0102d7 // tbl v23.16b, { v22.16b }, v1.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371e94 // eor v20.16b, v20.16b, v23.16b
+	WORD $0x6e378694 // sub v20.16b, v20.16b, v23.16b
+	WORD $0x4e0202d7 // tbl v23.16b, { v22.16b }, v2.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
+	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
+	WORD $0x4cdfa196 // ld1 { v22.16b, v23.16b }, [x12], #32
+	WORD $0x0e36c299 // smull v25.8h, v20.8b, v22.8b
+	WORD $0x4e368299 // smlal2 v25.8h, v20.16b, v22.16b
+	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
+	WORD $0x6f8b0309 // mla v9.4s, v24.4s, v11.s[0]
+	WORD $0x0e37c2b9 // smull v25.8h, v21.8b, v23.8b
+	WORD $0x4e3782b9 // smlal2 v25.8h, v21.16b, v23.16b
+	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
+	WORD $0x6fab0309 // mla v9.4s, v24.4s, v11.s[1]
+	WORD $0x0e123e00 // umov w0, v16.h[4]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e163e01 // umov w1, v16.h[5]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x0e1a3e02 // umov w2, v16.h[6]
+	FMOVD (R17)(R2<<3), F21
+	WORD $0x0e1e3e03 // umov w3, v16.h[7]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c75 // mov v21.d[1], x3
+	WORD $0x6e0d61b6 // ext v22.16b, v13.16b, v13.16b, #12
+	WORD $0x4e0102d7 // tbl v23.16b, { v22.16b }, v1.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371e94 // eor v20.16b, v20.16b, v23.16b
+	WORD $0x6e378694 // sub v20.16b, v20.16b, v23.16b
+	WORD $0x4e0202d7 // tbl v23.16b, { v22.16b }, v2.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
+	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
+	WORD $0x4cdfa196 // ld1 { v22.16b, v23.16b }, [x12], #32
+	WORD $0x0e36c299 // smull v25.8h, v20.8b, v22.8b
+	WORD $0x4e368299 // smlal2 v25.8h, v20.16b, v22.16b
+	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
+	WORD $0x6f8b0b09 // mla v9.4s, v24.4s, v11.s[2]
+	WORD $0x0e37c2b9 // smull v25.8h, v21.8b, v23.8b
+	WORD $0x4e3782b9 // smlal2 v25.8h, v21.16b, v23.16b
+	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
+	WORD $0x6fab0b09 // mla v9.4s, v24.4s, v11.s[3]
+	WORD $0x0e023e25 // umov w5, v17.h[0]
+	FMOVD (R17)(R5<<3), F20
+	WORD $0x0e063e26 // umov w6, v17.h[1]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd4 // mov v20.d[1], x6
+	WORD $0x0e0a3e20 // umov w0, v17.h[2]
+	FMOVD (R17)(R0<<3), F21
+	WORD $0x0e0e3e21 // umov w1, v17.h[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c35 // mov v21.d[1], x1
+	WORD $0x4e0101d6 // tbl v22.16b, { v14.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4e0201d6 // tbl v22.16b, { v14.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361eb5 // eor v21.16b, v21.16b, v22.16b
+	WORD $0x6e3686b5 // sub v21.16b, v21.16b, v22.16b
+	WORD $0x4cdfa196 // ld1 { v22.16b, v23.16b }, [x12], #32
+	WORD $0x0e36c299 // smull v25.8h, v20.8b, v22.8b
+	WORD $0x4e368299 // smlal2 v25.8h, v20.16b, v22.16b
+	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
+	WORD $0x6f8c0309 // mla v9.4s, v24.4s, v12.s[0]
+	WORD $0x0e37c2b9 // smull v25.8h, v21.8b, v23.8b
+	WORD $0x4e3782b9 // smlal2 v25.8h, v21.16b, v23.16b
+	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
+	WORD $0x6fac0309 // mla v9.4s, v24.4s, v12.s[1]
+	WORD $0x0e123e22 // umov w2, v17.h[4]
+	FMOVD (R17)(R2<<3), F20
+	WORD $0x0e163e23 // umov w3, v17.h[5]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c74 // mov v20.d[1], x3
+	WORD $0x0e1a3e25 // umov w5, v17.h[6]
+	FMOVD (R17)(R5<<3), F21
+	WORD $0x0e1e3e26 // umov w6, v17.h[7]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd5 // mov v21.d[1], x6
+	WORD $0x6e0e21d6 // ext v22.16b, v14.16b, v14.16b, #4
+	WORD $0x4e0102d7 // tbl v23.16b, { v22.16b }, v1.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371e94 // eor v20.16b, v20.16b, v23.16b
+	WORD $0x6e378694 // sub v20.16b, v20.16b, v23.16b
+	WORD $0x4e0202d7 // tbl v23.16b, { v22.16b }, v2.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
+	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
+	WORD $0x4cdfa196 // ld1 { v22.16b, v23.16b }, [x12], #32
+	WORD $0x0e36c299 // smull v25.8h, v20.8b, v22.8b
+	WORD $0x4e368299 // smlal2 v25.8h, v20.16b, v22.16b
+	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
+	WORD $0x6f8c0b09 // mla v9.4s, v24.4s, v12.s[2]
+	WORD $0x0e37c2b9 // smull v25.8h, v21.8b, v23.8b
+	WORD $0x4e3782b9 // smlal2 v25.8h, v21.16b, v23.16b
+	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
+	WORD $0x6fac0b09 // mla v9.4s, v24.4s, v12.s[3]
+	WORD $0x0e023e40 // umov w0, v18.h[0]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e063e41 // umov w1, v18.h[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x0e0a3e42 // umov w2, v18.h[2]
+	FMOVD (R17)(R2<<3), F21
+	WORD $0x0e0e3e43 // umov w3, v18.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c75 // mov v21.d[1], x3
+	WORD $0x6e0e41d6 // ext v22.16b, v14.16b, v14.16b, #8
+	WORD $0x4e0102d7 // tbl v23.16b, { v22.16b }, v1.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371e94 // eor v20.16b, v20.16b, v23.16b
+	WORD $0x6e378694 // sub v20.16b, v20.16b, v23.16b
+	WORD $0x4e0202d7 // tbl v23.16b, { v22.16b }, v2.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
+	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
+	WORD $0x4cdfa196 // ld1 { v22.16b, v23.16b }, [x12], #32
+	WORD $0x0e36c299 // smull v25.8h, v20.8b, v22.8b
+	WORD $0x4e368299 // smlal2 v25.8h, v20.16b, v22.16b
+	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
+	WORD $0x6f930309 // mla v9.4s, v24.4s, v19.s[0]
+	WORD $0x0e37c2b9 // smull v25.8h, v21.8b, v23.8b
+	WORD $0x4e3782b9 // smlal2 v25.8h, v21.16b, v23.16b
+	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
+	WORD $0x6fb30309 // mla v9.4s, v24.4s, v19.s[1]
+	WORD $0x0e123e45 // umov w5, v18.h[4]
+	FMOVD (R17)(R5<<3), F20
+	WORD $0x0e163e46 // umov w6, v18.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd4 // mov v20.d[1], x6
+	WORD $0x0e1a3e40 // umov w0, v18.h[6]
+	FMOVD (R17)(R0<<3), F21
+	WORD $0x0e1e3e41 // umov w1, v18.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c35 // mov v21.d[1], x1
+	WORD $0x6e0e61d6 // ext v22.16b, v14.16b, v14.16b, #12
+	WORD $0x4e0102d7 // tbl v23.16b, { v22.16b }, v1.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371e94 // eor v20.16b, v20.16b, v23.16b
+	WORD $0x6e378694 // sub v20.16b, v20.16b, v23.16b
+	WORD $0x4e0202d7 // tbl v23.16b, { v22.16b }, v2.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
+	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
+	WORD $0x4cdfa196 // ld1 { v22.16b, v23.16b }, [x12], #32
+	WORD $0x0e36c299 // smull v25.8h, v20.8b, v22.8b
+	WORD $0x4e368299 // smlal2 v25.8h, v20.16b, v22.16b
+	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
+	WORD $0x6f930b09 // mla v9.4s, v24.4s, v19.s[2]
+	WORD $0x0e37c2b9 // smull v25.8h, v21.8b, v23.8b
+	WORD $0x4e3782b9 // smlal2 v25.8h, v21.16b, v23.16b
+	WORD $0x4e602b38 // saddlp v24.4s, v25.8h
+	WORD $0x6fb30b09 // mla v9.4s, v24.4s, v19.s[3]
+	ADD $4, R11, R12
+	ADD $2, R10, R15
+	WORD $0x4cdf25ea // ld1 { v10.8h, v11.8h, v12.8h, v13.8h }, [x15], #64
+	WORD $0x4e0b594e // uzp2 v14.16b, v10.16b, v11.16b
+	WORD $0x6f0f05ce // ushr v14.16b, v14.16b, #1
+	WORD $0x4e2059cf // cnt v15.16b, v14.16b
+	WORD $0x4f0f55ef // shl v15.16b, v15.16b, #7
+	WORD $0x4eaf1dce // orr v14.16b, v14.16b, v15.16b
+	WORD $0x4e0d598f // uzp2 v15.16b, v12.16b, v13.16b
+	WORD $0x6f0f05ef // ushr v15.16b, v15.16b, #1
+	WORD $0x4e2059f0 // cnt v16.16b, v15.16b
+	WORD $0x4f0f5610 // shl v16.16b, v16.16b, #7
+	WORD $0x4eb01def // orr v15.16b, v15.16b, v16.16b
+	WORD $0x4e631d50 // bic v16.16b, v10.16b, v3.16b
+	WORD $0x4e631d71 // bic v17.16b, v11.16b, v3.16b
+	WORD $0x4e631d92 // bic v18.16b, v12.16b, v3.16b
+	WORD $0x4e631db3 // bic v19.16b, v13.16b, v3.16b
+	WORD $0x0c4071ea // ld1 { v10.8b }, [x15]
+	WORD $0x6f0c054b // ushr v11.16b, v10.16b, #4
+	WORD $0x4e241d4a // and v10.16b, v10.16b, v4.16b
+	WORD $0x4e0b394a // zip1 v10.16b, v10.16b, v11.16b
+	WORD $0x4f09554a // shl v10.16b, v10.16b, #1
+	WORD $0x4ea51d4a // orr v10.16b, v10.16b, v5.16b
+	WORD $0x0f08a555 // sshll v21.8h, v10.8b, #0
+	WORD $0x0f10a6ab // sshll v11.4s, v21.4h, #0
+	WORD $0x4f10a6ac // sshll2 v12.4s, v21.8h, #0
+	WORD $0x4f08a555 // sshll2 v21.8h, v10.16b, #0
+	WORD $0x0f10a6ad // sshll v13.4s, v21.4h, #0
+	WORD $0x4f10a6b4 // sshll2 v20.4s, v21.8h, #0
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x0e023e00 // umov w0, v16.h[0]
+	FMOVD (R17)(R0<<3), F21
+	WORD $0x0e063e01 // umov w1, v16.h[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c35 // mov v21.d[1], x1
+	WORD $0x0e0a3e02 // umov w2, v16.h[2]
+	FMOVD (R17)(R2<<3), F22
+	WORD $0x0e0e3e03 // umov w3, v16.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c76 // mov v22.d[1], x3
+	WORD $0x4e0101d7 // tbl v23.16b, { v14.16b }, v1.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
+	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
+	WORD $0x4e0201d7 // tbl v23.16b, { v14.16b }, v2.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371ed6 // eor v22.16b, v22.16b, v23.16b
+	WORD $0x6e3786d6 // sub v22.16b, v22.16b, v23.16b
+	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
+	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
+	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
+	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
+	WORD $0x6f8b032a // mla v10.4s, v25.4s, v11.s[0]
+	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
+	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
+	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
+	WORD $0x6fab032a // mla v10.4s, v25.4s, v11.s[1]
+	WORD $0x0e123e05 // umov w5, v16.h[4]
+	FMOVD (R17)(R5<<3), F21
+	WORD $0x0e163e06 // umov w6, v16.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd5 // mov v21.d[1], x6
+	WORD $0x0e1a3e00 // umov w0, v16.h[6]
+	FMOVD (R17)(R0<<3), F22
+	WORD $0x0e1e3e01 // umov w1, v16.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c36 // mov v22.d[1], x1
+	WORD $0x6e0e21d7 // ext v23.16b, v14.16b, v14.16b, #4
+	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
+	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
+	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
+	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
+	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
+	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
+	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
+	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
+	WORD $0x6f8b0b2a // mla v10.4s, v25.4s, v11.s[2]
+	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
+	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
+	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
+	WORD $0x6fab0b2a // mla v10.4s, v25.4s, v11.s[3]
+	WORD $0x0e023e22 // umov w2, v17.h[0]
+	FMOVD (R17)(R2<<3), F21
+	WORD $0x0e063e23 // umov w3, v17.h[1]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c75 // mov v21.d[1], x3
+	WORD $0x0e0a3e25 // umov w5, v17.h[2]
+	FMOVD (R17)(R5<<3), F22
+	WORD $0x0e0e3e26 // umov w6, v17.h[3]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd6 // mov v22.d[1], x6
+	WORD $0x6e0e41d7 // ext v23.16b, v14.16b, v14.16b, #8
+	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
+	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
+	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
+	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
+	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
+	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
+	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
+	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
+	WORD $0x6f8c032a // mla v10.4s, v25.4s, v12.s[0]
+	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
+	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
+	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
+	WORD $0x6fac032a // mla v10.4s, v25.4s, v12.s[1]
+	WORD $0x0e123e20 // umov w0, v17.h[4]
+	FMOVD (R17)(R0<<3), F21
+	WORD $0x0e163e21 // umov w1, v17.h[5]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c35 // mov v21.d[1], x1
+	WORD $0x0e1a3e22 // umov w2, v17.h[6]
+	FMOVD (R17)(R2<<3), F22
+	WORD $0x0e1e3e23 // umov w3, v17.h[7]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c76 // mov v22.d[1], x3
+	WORD $0x6e0e61d7 // ext v23.16b, v14.16b, v14.16b, #12
+	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
+	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
+	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
+	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
+	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
+	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
+	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
+	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
+	WORD $0x6f8c0b2a // mla v10.4s, v25.4s, v12.s[2]
+	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
+	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
+	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
+	WORD $0x6fac0b2a // mla v10.4s, v25.4s, v12.s[3]
+	WORD $0x0e023e45 // umov w5, v18.h[0]
+	FMOVD (R17)(R5<<3), F21
+	WORD $0x0e063e46 // umov w6, v18.h[1]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd5 // mov v21.d[1], x6
+	WORD $0x0e0a3e40 // umov w0, v18.h[2]
+	FMOVD (R17)(R0<<3), F22
+	WORD $0x0e0e3e41 // umov w1, v18.h[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c36 // mov v22.d[1], x1
+	WORD $0x4e0101f7 // tbl v23.16b, { v15.16b }, v1.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
+	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
+	WORD $0x4e0201f7 // tbl v23.16b, { v15.16b }, v2.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371ed6 // eor v22.16b, v22.16b, v23.16b
+	WORD $0x6e3786d6 // sub v22.16b, v22.16b, v23.16b
+	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
+	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
+	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
+	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
+	WORD $0x6f8d032a // mla v10.4s, v25.4s, v13.s[0]
+	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
+	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
+	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
+	WORD $0x6fad032a // mla v10.4s, v25.4s, v13.s[1]
+	WORD $0x0e123e42 // umov w2, v18.h[4]
+	FMOVD (R17)(R2<<3), F21
+	WORD $0x0e163e43 // umov w3, v18.h[5]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c75 // mov v21.d[1], x3
+	WORD $0x0e1a3e45 // umov w5, v18.h[6]
+	FMOVD (R17)(R5<<3), F22
+	WORD $0x0e1e3e46 // umov w6, v18.h[7]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd6 // mov v22.d[1], x6
+	WORD $0x6e0f21f7 // ext v23.16b, v15.16b, v15.16b, #4
+	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
+	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
+	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
+	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
+	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
+	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
+	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
+	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
+	WORD $0x6f8d0b2a // mla v10.4s, v25.4s, v13.s[2]
+	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
+	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
+	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
+	WORD $0x6fad0b2a // mla v10.4s, v25.4s, v13.s[3]
+	WORD $0x0e023e60 // umov w0, v19.h[0]
+	FMOVD (R17)(R0<<3), F21
+	WORD $0x0e063e61 // umov w1, v19.h[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c35 // mov v21.d[1], x1
+	WORD $0x0e0a3e62 // umov w2, v19.h[2]
+	FMOVD (R17)(R2<<3), F22
+	WORD $0x0e0e3e63 // umov w3, v19.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c76 // mov v22.d[1], x3
+	WORD $0x6e0f41f7 // ext v23.16b, v15.16b, v15.16b, #8
+	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
+	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
+	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
+	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
+	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
+	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
+	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
+	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
+	WORD $0x6f94032a // mla v10.4s, v25.4s, v20.s[0]
+	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
+	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
+	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
+	WORD $0x6fb4032a // mla v10.4s, v25.4s, v20.s[1]
+	WORD $0x0e123e65 // umov w5, v19.h[4]
+	FMOVD (R17)(R5<<3), F21
+	WORD $0x0e163e66 // umov w6, v19.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd5 // mov v21.d[1], x6
+	WORD $0x0e1a3e60 // umov w0, v19.h[6]
+	FMOVD (R17)(R0<<3), F22
+	WORD $0x0e1e3e61 // umov w1, v19.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c36 // mov v22.d[1], x1
+	WORD $0x6e0f61f7 // ext v23.16b, v15.16b, v15.16b, #12
+	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
+	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
+	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
+	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
+	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
+	WORD $0x0e37c2ba // smull v26.8h, v21.8b, v23.8b
+	WORD $0x4e3782ba // smlal2 v26.8h, v21.16b, v23.16b
+	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
+	WORD $0x6f940b2a // mla v10.4s, v25.4s, v20.s[2]
+	WORD $0x0e38c2da // smull v26.8h, v22.8b, v24.8b
+	WORD $0x4e3882da // smlal2 v26.8h, v22.16b, v24.16b
+	WORD $0x4e602b59 // saddlp v25.4s, v26.8h
+	WORD $0x6fb40b2a // mla v10.4s, v25.4s, v20.s[3]
+	WORD $0x4eaabd29 // addp v9.4s, v9.4s, v10.4s
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x4d40c96a // ld1r { v10.4s }, [x11]
+	WORD $0x0d4040e9 // ld1 { v9.h }[0], [x7]
+	WORD $0x0d404909 // ld1 { v9.h }[1], [x8]
+	WORD $0x0d405129 // ld1 { v9.h }[2], [x9]
+	WORD $0x0d405949 // ld1 { v9.h }[3], [x10]
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x0e217929 // fcvtl v9.4s, v9.4h
+	WORD $0x6e2add29 // fmul v9.4s, v9.4s, v10.4s
+	WORD $0x4e29cd06 // fmla v6.4s, v8.4s, v9.4s
 	ADD $74, R7, R7
 	ADD $74, R8, R8
 	ADD $74, R9, R9
@@ -1354,8 +1361,7 @@ loop:
 	ADD $292, R11, R11
 	SUBS $1, R4, R4
 	BNE loop
-	WORD $0x4f0167c7 // movi v7.4s, #62, lsl #24
-	WORD $0x6e27dcc6 // fmul v6.4s, v6.4s, v7.4s
+	WORD $0x4fa790c6 // fmul v6.4s, v6.4s, v7.s[1]
 	MOVD out+40(FP), R5
 	MOVD outStride+48(FP), R6
 	LSL $2, R6, R6
@@ -1384,256 +1390,259 @@ TEXT ·dotIQ2_XSDotprod(SB), NOSPLIT, $0-28
 	WORD $0x4f00e5e4 // movi v4.16b, #15
 	WORD $0x4f00e425 // movi v5.16b, #1
 	WORD $0x6f00e406 // movi v6.2d, #0000000000000000
+	MOVD $0x3e00000000000000, R15
+	WORD $0x4e080de7 // dup v7.2d, x15
+	MOVD $0x0000000000000000, R15
+	WORD $0x4e181de7 // mov v7.d[1], x15
 loop:
 	ADD $4, R11, R12
 	ADD $2, R7, R15
-	WORD $0x4cdf25e7 // ld1 { v7.8h, v8.8h, v9.8h, v10.8h }, [x15], #64
-	WORD $0x4e0858eb // uzp2 v11.16b, v7.16b, v8.16b
-	WORD $0x6f0f056b // ushr v11.16b, v11.16b, #1
-	WORD $0x4e20596c // cnt v12.16b, v11.16b
-	WORD $0x4f0f558c // shl v12.16b, v12.16b, #7
-	WORD $0x4eac1d6b // orr v11.16b, v11.16b, v12.16b
-	WORD $0x4e0a592c // uzp2 v12.16b, v9.16b, v10.16b
+	WORD $0x4cdf25e8 // ld1 { v8.8h, v9.8h, v10.8h, v11.8h }, [x15], #64
+	WORD $0x4e09590c // uzp2 v12.16b, v8.16b, v9.16b
 	WORD $0x6f0f058c // ushr v12.16b, v12.16b, #1
 	WORD $0x4e20598d // cnt v13.16b, v12.16b
 	WORD $0x4f0f55ad // shl v13.16b, v13.16b, #7
 	WORD $0x4ead1d8c // orr v12.16b, v12.16b, v13.16b
-	WORD $0x4e631ced // bic v13.16b, v7.16b, v3.16b
+	WORD $0x4e0b594d // uzp2 v13.16b, v10.16b, v11.16b
+	WORD $0x6f0f05ad // ushr v13.16b, v13.16b, #1
+	WORD $0x4e2059ae // cnt v14.16b, v13.16b
+	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
+	WORD $0x4eae1dad // orr v13.16b, v13.16b, v14.16b
 	WORD $0x4e631d0e // bic v14.16b, v8.16b, v3.16b
 	WORD $0x4e631d2f // bic v15.16b, v9.16b, v3.16b
 	WORD $0x4e631d50 // bic v16.16b, v10.16b, v3.16b
-	WORD $0x0c4071e7 // ld1 { v7.8b }, [x15]
-	WORD $0x6f0c04e8 // ushr v8.16b, v7.16b, #4
-	WORD $0x4e241ce7 // and v7.16b, v7.16b, v4.16b
-	WORD $0x4e0838e7 // zip1 v7.16b, v7.16b, v8.16b
-	WORD $0x4f0954e7 // shl v7.16b, v7.16b, #1
-	WORD $0x4ea51ce7 // orr v7.16b, v7.16b, v5.16b
-	WORD $0x0f08a4f2 // sshll v18.8h, v7.8b, #0
-	WORD $0x0f10a648 // sshll v8.4s, v18.4h, #0
-	WORD $0x4f10a649 // sshll2 v9.4s, v18.8h, #0
-	WORD $0x4f08a4f2 // sshll2 v18.8h, v7.16b, #0
-	WORD $0x0f10a64a // sshll v10.4s, v18.4h, #0
-	WORD $0x4f10a651 // sshll2 v17.4s, v18.8h, #0
-	WORD $0x6f00e407 // movi v7.2d, #0000000000000000
-	WORD $0x0e023da0 // umov w0, v13.h[0]
-	FMOVD (R17)(R0<<3), F18
-	WORD $0x0e063da1 // umov w1, v13.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c32 // mov v18.d[1], x1
-	WORD $0x0e0a3da2 // umov w2, v13.h[2]
-	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e0e3da3 // umov w3, v13.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x4e010174 // tbl v20.16b, { v11.16b }, v1.16b
-	WORD $0x4e208e94 // cmtst v20.16b, v20.16b, v0.16b
-	WORD $0x6e341e52 // eor v18.16b, v18.16b, v20.16b
-	WORD $0x6e348652 // sub v18.16b, v18.16b, v20.16b
-	WORD $0x4e020174 // tbl v20.16b, { v11.16b }, v2.16b
-	WORD $0x4e208e94 // cmtst v20.16b, v20.16b, v0.16b
-	WORD $0x6e341e73 // eor v19.16b, v19.16b, v20.16b
-	WORD $0x6e348673 // sub v19.16b, v19.16b, v20.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e949656 // sdot v22.4s, v18.16b, v20.16b
-	WORD $0x6f8802c7 // mla v7.4s, v22.4s, v8.s[0]
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e959676 // sdot v22.4s, v19.16b, v21.16b
-	WORD $0x6fa802c7 // mla v7.4s, v22.4s, v8.s[1]
-	WORD $0x0e123da5 // umov w5, v13.h[4]
-	FMOVD (R17)(R5<<3), F18
-	WORD $0x0e163da6 // umov w6, v13.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd2 // mov v18.d[1], x6
-	WORD $0x0e1a3da0 // umov w0, v13.h[6]
+	WORD $0x4e631d71 // bic v17.16b, v11.16b, v3.16b
+	WORD $0x0c4071e8 // ld1 { v8.8b }, [x15]
+	WORD $0x6f0c0509 // ushr v9.16b, v8.16b, #4
+	WORD $0x4e241d08 // and v8.16b, v8.16b, v4.16b
+	WORD $0x4e093908 // zip1 v8.16b, v8.16b, v9.16b
+	WORD $0x4f095508 // shl v8.16b, v8.16b, #1
+	WORD $0x4ea51d08 // orr v8.16b, v8.16b, v5.16b
+	WORD $0x0f08a513 // sshll v19.8h, v8.8b, #0
+	WORD $0x0f10a669 // sshll v9.4s, v19.4h, #0
+	WORD $0x4f10a66a // sshll2 v10.4s, v19.8h, #0
+	WORD $0x4f08a513 // sshll2 v19.8h, v8.16b, #0
+	WORD $0x0f10a66b // sshll v11.4s, v19.4h, #0
+	WORD $0x4f10a672 // sshll2 v18.4s, v19.8h, #0
+	WORD $0x6f00e408 // movi v8.2d, #0000000000000000
+	WORD $0x0e023dc0 // umov w0, v14.h[0]
 	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e1e3da1 // umov w1, v13.h[7]
+	WORD $0x0e063dc1 // umov w1, v14.h[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x6e0b2174 // ext v20.16b, v11.16b, v11.16b, #4
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
+	WORD $0x0e0a3dc2 // umov w2, v14.h[2]
+	FMOVD (R17)(R2<<3), F20
+	WORD $0x0e0e3dc3 // umov w3, v14.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c74 // mov v20.d[1], x3
+	WORD $0x4e010195 // tbl v21.16b, { v12.16b }, v1.16b
 	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
 	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
 	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e949656 // sdot v22.4s, v18.16b, v20.16b
-	WORD $0x6f880ac7 // mla v7.4s, v22.4s, v8.s[2]
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e959676 // sdot v22.4s, v19.16b, v21.16b
-	WORD $0x6fa80ac7 // mla v7.4s, v22.4s, v8.s[3]
-	WORD $0x0e023dc2 // umov w2, v14.h[0]
-	FMOVD (R17)(R2<<3), F18
-	WORD $0x0e063dc3 // umov w3, v14.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c72 // mov v18.d[1], x3
-	WORD $0x0e0a3dc5 // umov w5, v14.h[2]
+	WORD $0x4e020195 // tbl v21.16b, { v12.16b }, v2.16b
+	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
+	WORD $0x6e351e94 // eor v20.16b, v20.16b, v21.16b
+	WORD $0x6e358694 // sub v20.16b, v20.16b, v21.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
+	WORD $0x6f8902e8 // mla v8.4s, v23.4s, v9.s[0]
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
+	WORD $0x6fa902e8 // mla v8.4s, v23.4s, v9.s[1]
+	WORD $0x0e123dc5 // umov w5, v14.h[4]
 	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e0e3dc6 // umov w6, v14.h[3]
+	WORD $0x0e163dc6 // umov w6, v14.h[5]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x6e0b4174 // ext v20.16b, v11.16b, v11.16b, #8
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e949656 // sdot v22.4s, v18.16b, v20.16b
-	WORD $0x6f8902c7 // mla v7.4s, v22.4s, v9.s[0]
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e959676 // sdot v22.4s, v19.16b, v21.16b
-	WORD $0x6fa902c7 // mla v7.4s, v22.4s, v9.s[1]
-	WORD $0x0e123dc0 // umov w0, v14.h[4]
-	FMOVD (R17)(R0<<3), F18
-	WORD $0x0e163dc1 // umov w1, v14.h[5]
+	WORD $0x0e1a3dc0 // umov w0, v14.h[6]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e1e3dc1 // umov w1, v14.h[7]
 	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c32 // mov v18.d[1], x1
-	WORD $0x0e1a3dc2 // umov w2, v14.h[6]
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x6e0c2195 // ext v21.16b, v12.16b, v12.16b, #4
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
+	WORD $0x6f890ae8 // mla v8.4s, v23.4s, v9.s[2]
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
+	WORD $0x6fa90ae8 // mla v8.4s, v23.4s, v9.s[3]
+	WORD $0x0e023de2 // umov w2, v15.h[0]
 	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e1e3dc3 // umov w3, v14.h[7]
+	WORD $0x0e063de3 // umov w3, v15.h[1]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x6e0b6174 // ext v20.16b, v11.16b, v11.16b, #12
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e949656 // sdot v22.4s, v18.16b, v20.16b
-	WORD $0x6f890ac7 // mla v7.4s, v22.4s, v9.s[2]
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e959676 // sdot v22.4s, v19.16b, v21.16b
-	WORD $0x6fa90ac7 // mla v7.4s, v22.4s, v9.s[3]
-	WORD $0x0e023de5 // umov w5, v15.h[0]
-	FMOVD (R17)(R5<<3), F18
-	WORD $0x0e063de6 // umov w6, v15.h[1]
+	WORD $0x0e0a3de5 // umov w5, v15.h[2]
+	FMOVD (R17)(R5<<3), F20
+	WORD $0x0e0e3de6 // umov w6, v15.h[3]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd2 // mov v18.d[1], x6
-	WORD $0x0e0a3de0 // umov w0, v15.h[2]
+	WORD $0x4e181cd4 // mov v20.d[1], x6
+	WORD $0x6e0c4195 // ext v21.16b, v12.16b, v12.16b, #8
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
+	WORD $0x6f8a02e8 // mla v8.4s, v23.4s, v10.s[0]
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
+	WORD $0x6faa02e8 // mla v8.4s, v23.4s, v10.s[1]
+	WORD $0x0e123de0 // umov w0, v15.h[4]
 	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e0e3de1 // umov w1, v15.h[3]
+	WORD $0x0e163de1 // umov w1, v15.h[5]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x4e010194 // tbl v20.16b, { v12.16b }, v1.16b
-	WORD $0x4e208e94 // cmtst v20.16b, v20.16b, v0.16b
-	WORD $0x6e341e52 // eor v18.16b, v18.16b, v20.16b
-	WORD $0x6e348652 // sub v18.16b, v18.16b, v20.16b
-	WORD $0x4e020194 // tbl v20.16b, { v12.16b }, v2.16b
-	WORD $0x4e208e94 // cmtst v20.16b, v20.16b, v0.16b
-	WORD $0x6e341e73 // eor v19.16b, v19.16b, v20.16b
-	WORD $0x6e348673 // sub v19.16b, v19.16b, v20.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e949656 // sdot v22.4s, v18.16b, v20.16b
-	WORD $0x6f8a02c7 // mla v7.4s, v22.4s, v10.s[0]
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e959676 // sdot v22.4s, v19.16b, v21.16b
-	WORD $0x6faa02c7 // mla v7.4s, v22.4s, v10.s[1]
-	WORD $0x0e123de2 // umov w2, v15.h[4]
-	FMOVD (R17)(R2<<3), F18
-	WORD $0x0e163de3 // umov w3, v15.h[5]
+	WORD $0x0e1a3de2 // umov w2, v15.h[6]
+	FMOVD (R17)(R2<<3), F20
+	WORD $0x0e1e3de3 // umov w3, v15.h[7]
 	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c72 // mov v18.d[1], x3
-	WORD $0x0e1a3de5 // umov w5, v15.h[6]
+	WORD $0x4e181c74 // mov v20.d[1], x3
+	WORD $0x6e0c6195 // ext v21.16b, v12.16b, v12.16b, #12
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
+	WORD $0x6f8a0ae8 // mla v8.4s, v23.4s, v10.s[2]
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
+	WORD $0x6faa0ae8 // mla v8.4s, v23.4s, v10.s[3]
+	WORD $0x0e023e05 // umov w5, v16.h[0]
 	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e1e3de6 // umov w6, v15.h[7]
+	WORD $0x0e063e06 // umov w6, v16.h[1]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x6e0c2194 // ext v20.16b, v12.16b, v12.16b, #4
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
+	WORD $0x0e0a3e00 // umov w0, v16.h[2]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e0e3e01 // umov w1, v16.h[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x4e0101b5 // tbl v21.16b, { v13.16b }, v1.16b
 	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
 	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
 	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e949656 // sdot v22.4s, v18.16b, v20.16b
-	WORD $0x6f8a0ac7 // mla v7.4s, v22.4s, v10.s[2]
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e959676 // sdot v22.4s, v19.16b, v21.16b
-	WORD $0x6faa0ac7 // mla v7.4s, v22.4s, v10.s[3]
-	WORD $0x0e023e00 // umov w0, v16.h[0]
-	FMOVD (R17)(R0<<3), F18
-	WORD $0x0e063e01 // umov w1, v16.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c32 // mov v18.d[1], x1
-	WORD $0x0e0a3e02 // umov w2, v16.h[2]
+	WORD $0x4e0201b5 // tbl v21.16b, { v13.16b }, v2.16b
+	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
+	WORD $0x6e351e94 // eor v20.16b, v20.16b, v21.16b
+	WORD $0x6e358694 // sub v20.16b, v20.16b, v21.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
+	WORD $0x6f8b02e8 // mla v8.4s, v23.4s, v11.s[0]
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
+	WORD $0x6fab02e8 // mla v8.4s, v23.4s, v11.s[1]
+	WORD $0x0e123e02 // umov w2, v16.h[4]
 	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e0e3e03 // umov w3, v16.h[3]
+	WORD $0x0e163e03 // umov w3, v16.h[5]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x6e0c4194 // ext v20.16b, v12.16b, v12.16b, #8
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e949656 // sdot v22.4s, v18.16b, v20.16b
-	WORD $0x6f9102c7 // mla v7.4s, v22.4s, v17.s[0]
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e959676 // sdot v22.4s, v19.16b, v21.16b
-	WORD $0x6fb102c7 // mla v7.4s, v22.4s, v17.s[1]
-	WORD $0x0e123e05 // umov w5, v16.h[4]
-	FMOVD (R17)(R5<<3), F18
-	WORD $0x0e163e06 // umov w6, v16.h[5]
+	WORD $0x0e1a3e05 // umov w5, v16.h[6]
+	FMOVD (R17)(R5<<3), F20
+	WORD $0x0e1e3e06 // umov w6, v16.h[7]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd2 // mov v18.d[1], x6
-	WORD $0x0e1a3e00 // umov w0, v16.h[6]
+	WORD $0x4e181cd4 // mov v20.d[1], x6
+	WORD $0x6e0d21b5 // ext v21.16b, v13.16b, v13.16b, #4
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
+	WORD $0x6f8b0ae8 // mla v8.4s, v23.4s, v11.s[2]
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
+	WORD $0x6fab0ae8 // mla v8.4s, v23.4s, v11.s[3]
+	WORD $0x0e023e20 // umov w0, v17.h[0]
 	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e1e3e01 // umov w1, v16.h[7]
+	WORD $0x0e063e21 // umov w1, v17.h[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x6e0c6194 // ext v20.16b, v12.16b, v12.16b, #12
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e949656 // sdot v22.4s, v18.16b, v20.16b
-	WORD $0x6f910ac7 // mla v7.4s, v22.4s, v17.s[2]
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e959676 // sdot v22.4s, v19.16b, v21.16b
-	WORD $0x6fb10ac7 // mla v7.4s, v22.4s, v17.s[3]
-	WORD $0x4eb1b8e7 // addv s7, v7.4s
-	WORD $0x4d40c969 // ld1r { v9.4s }, [x11]
-	WORD $0x0d4040e8 // ld1 { v8.h }[0], [x7]
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
-	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
-	WORD $0x6e29dd08 // fmul v8.4s, v8.4s, v9.4s
-	WORD $0x4e28cce6 // fmla v6.4s, v7.4s, v8.4s
+	WORD $0x0e0a3e22 // umov w2, v17.h[2]
+	FMOVD (R17)(R2<<3), F20
+	WORD $0x0e0e3e23 // umov w3, v17.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c74 // mov v20.d[1], x3
+	WORD $0x6e0d41b5 // ext v21.16b, v13.16b, v13.16b, #8
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
+	WORD $0x6f9202e8 // mla v8.4s, v23.4s, v18.s[0]
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
+	WORD $0x6fb202e8 // mla v8.4s, v23.4s, v18.s[1]
+	WORD $0x0e123e25 // umov w5, v17.h[4]
+	FMOVD (R17)(R5<<3), F19
+	WORD $0x0e163e26 // umov w6, v17.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd3 // mov v19.d[1], x6
+	WORD $0x0e1a3e20 // umov w0, v17.h[6]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e1e3e21 // umov w1, v17.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x6e0d61b5 // ext v21.16b, v13.16b, v13.16b, #12
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
+	WORD $0x6f920ae8 // mla v8.4s, v23.4s, v18.s[2]
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
+	WORD $0x6fb20ae8 // mla v8.4s, v23.4s, v18.s[3]
+	WORD $0x4eb1b908 // addv s8, v8.4s
+	WORD $0x4d40c96a // ld1r { v10.4s }, [x11]
+	WORD $0x0d4040e9 // ld1 { v9.h }[0], [x7]
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x0e217929 // fcvtl v9.4s, v9.4h
+	WORD $0x6e2add29 // fmul v9.4s, v9.4s, v10.4s
+	WORD $0x4e29cd06 // fmla v6.4s, v8.4s, v9.4s
 	ADD $74, R7, R7
 	ADD $292, R11, R11
 	SUBS $1, R4, R4
 	BNE loop
-	WORD $0x4f0167c7 // movi v7.4s, #62, lsl #24
-	WORD $0x6e27dcc6 // fmul v6.4s, v6.4s, v7.4s
+	WORD $0x4fa790c6 // fmul v6.4s, v6.4s, v7.s[1]
 	FMOVS F6, ret+24(FP)
 	RET
 done:
@@ -1666,718 +1675,249 @@ TEXT ·tileIQ2_XSDotprod4x1(SB), NOSPLIT, $0-56
 	WORD $0x4f00e5e4 // movi v4.16b, #15
 	WORD $0x4f00e425 // movi v5.16b, #1
 	WORD $0x6f00e406 // movi v6.2d, #0000000000000000
+	MOVD $0x3e00000000000000, R15
+	WORD $0x4e080de7 // dup v7.2d, x15
+	MOVD $0x0000000000000000, R15
+	WORD $0x4e181de7 // mov v7.d[1], x15
 loop:
 	ADD $4, R11, R12
 	ADD $2, R7, R15
-	WORD $0x4cdf25e7 // ld1 { v7.8h, v8.8h, v9.8h, v10.8h }, [x15], #64
-	WORD $0x4e0858eb // uzp2 v11.16b, v7.16b, v8.16b
-	WORD $0x6f0f056b // ushr v11.16b, v11.16b, #1
-	WORD $0x4e20596c // cnt v12.16b, v11.16b
-	WORD $0x4f0f558c // shl v12.16b, v12.16b, #7
-	WORD $0x4eac1d6b // orr v11.16b, v11.16b, v12.16b
-	WORD $0x4e0a592c // uzp2 v12.16b, v9.16b, v10.16b
+	WORD $0x4cdf25e8 // ld1 { v8.8h, v9.8h, v10.8h, v11.8h }, [x15], #64
+	WORD $0x4e09590c // uzp2 v12.16b, v8.16b, v9.16b
 	WORD $0x6f0f058c // ushr v12.16b, v12.16b, #1
 	WORD $0x4e20598d // cnt v13.16b, v12.16b
 	WORD $0x4f0f55ad // shl v13.16b, v13.16b, #7
 	WORD $0x4ead1d8c // orr v12.16b, v12.16b, v13.16b
-	WORD $0x4e631ced // bic v13.16b, v7.16b, v3.16b
+	WORD $0x4e0b594d // uzp2 v13.16b, v10.16b, v11.16b
+	WORD $0x6f0f05ad // ushr v13.16b, v13.16b, #1
+	WORD $0x4e2059ae // cnt v14.16b, v13.16b
+	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
+	WORD $0x4eae1dad // orr v13.16b, v13.16b, v14.16b
 	WORD $0x4e631d0e // bic v14.16b, v8.16b, v3.16b
 	WORD $0x4e631d2f // bic v15.16b, v9.16b, v3.16b
 	WORD $0x4e631d50 // bic v16.16b, v10.16b, v3.16b
-	WORD $0x0c4071e7 // ld1 { v7.8b }, [x15]
-	WORD $0x6f0c04e8 // ushr v8.16b, v7.16b, #4
-	WORD $0x4e241ce7 // and v7.16b, v7.16b, v4.16b
-	WORD $0x4e0838e7 // zip1 v7.16b, v7.16b, v8.16b
-	WORD $0x4f0954e7 // shl v7.16b, v7.16b, #1
-	WORD $0x4ea51ce7 // orr v7.16b, v7.16b, v5.16b
-	WORD $0x0f08a4f2 // sshll v18.8h, v7.8b, #0
-	WORD $0x0f10a648 // sshll v8.4s, v18.4h, #0
-	WORD $0x4f10a649 // sshll2 v9.4s, v18.8h, #0
-	WORD $0x4f08a4f2 // sshll2 v18.8h, v7.16b, #0
-	WORD $0x0f10a64a // sshll v10.4s, v18.4h, #0
-	WORD $0x4f10a651 // sshll2 v17.4s, v18.8h, #0
-	WORD $0x6f00e407 // movi v7.2d, #0000000000000000
-	WORD $0x0e023da0 // umov w0, v13.h[0]
-	FMOVD (R17)(R0<<3), F18
-	WORD $0x0e063da1 // umov w1, v13.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c32 // mov v18.d[1], x1
-	WORD $0x0e0a3da2 // umov w2, v13.h[2]
-	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e0e3da3 // umov w3, v13.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x4e010174 // tbl v20.16b, { v11.16b }, v1.16b
-	WORD $0x4e208e94 // cmtst v20.16b, v20.16b, v0.16b
-	WORD $0x6e341e52 // eor v18.16b, v18.16b, v20.16b
-	WORD $0x6e348652 // sub v18.16b, v18.16b, v20.16b
-	WORD $0x4e020174 // tbl v20.16b, { v11.16b }, v2.16b
-	WORD $0x4e208e94 // cmtst v20.16b, v20.16b, v0.16b
-	WORD $0x6e341e73 // eor v19.16b, v19.16b, v20.16b
-	WORD $0x6e348673 // sub v19.16b, v19.16b, v20.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e949656 // sdot v22.4s, v18.16b, v20.16b
-	WORD $0x6f8802c7 // mla v7.4s, v22.4s, v8.s[0]
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e959676 // sdot v22.4s, v19.16b, v21.16b
-	WORD $0x6fa802c7 // mla v7.4s, v22.4s, v8.s[1]
-	WORD $0x0e123da5 // umov w5, v13.h[4]
-	FMOVD (R17)(R5<<3), F18
-	WORD $0x0e163da6 // umov w6, v13.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd2 // mov v18.d[1], x6
-	WORD $0x0e1a3da0 // umov w0, v13.h[6]
+	WORD $0x4e631d71 // bic v17.16b, v11.16b, v3.16b
+	WORD $0x0c4071e8 // ld1 { v8.8b }, [x15]
+	WORD $0x6f0c0509 // ushr v9.16b, v8.16b, #4
+	WORD $0x4e241d08 // and v8.16b, v8.16b, v4.16b
+	WORD $0x4e093908 // zip1 v8.16b, v8.16b, v9.16b
+	WORD $0x4f095508 // shl v8.16b, v8.16b, #1
+	WORD $0x4ea51d08 // orr v8.16b, v8.16b, v5.16b
+	WORD $0x0f08a513 // sshll v19.8h, v8.8b, #0
+	WORD $0x0f10a669 // sshll v9.4s, v19.4h, #0
+	WORD $0x4f10a66a // sshll2 v10.4s, v19.8h, #0
+	WORD $0x4f08a513 // sshll2 v19.8h, v8.16b, #0
+	WORD $0x0f10a66b // sshll v11.4s, v19.4h, #0
+	WORD $0x4f10a672 // sshll2 v18.4s, v19.8h, #0
+	WORD $0x6f00e408 // movi v8.2d, #0000000000000000
+	WORD $0x0e023dc0 // umov w0, v14.h[0]
 	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e1e3da1 // umov w1, v13.h[7]
+	WORD $0x0e063dc1 // umov w1, v14.h[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x6e0b2174 // ext v20.16b, v11.16b, v11.16b, #4
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
+	WORD $0x0e0a3dc2 // umov w2, v14.h[2]
+	FMOVD (R17)(R2<<3), F20
+	WORD $0x0e0e3dc3 // umov w3, v14.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c74 // mov v20.d[1], x3
+	WORD $0x4e010195 // tbl v21.16b, { v12.16b }, v1.16b
 	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
 	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
 	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e949656 // sdot v22.4s, v18.16b, v20.16b
-	WORD $0x6f880ac7 // mla v7.4s, v22.4s, v8.s[2]
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e959676 // sdot v22.4s, v19.16b, v21.16b
-	WORD $0x6fa80ac7 // mla v7.4s, v22.4s, v8.s[3]
-	WORD $0x0e023dc2 // umov w2, v14.h[0]
-	FMOVD (R17)(R2<<3), F18
-	WORD $0x0e063dc3 // umov w3, v14.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c72 // mov v18.d[1], x3
-	WORD $0x0e0a3dc5 // umov w5, v14.h[2]
+	WORD $0x4e020195 // tbl v21.16b, { v12.16b }, v2.16b
+	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
+	WORD $0x6e351e94 // eor v20.16b, v20.16b, v21.16b
+	WORD $0x6e358694 // sub v20.16b, v20.16b, v21.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
+	WORD $0x6f8902e8 // mla v8.4s, v23.4s, v9.s[0]
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
+	WORD $0x6fa902e8 // mla v8.4s, v23.4s, v9.s[1]
+	WORD $0x0e123dc5 // umov w5, v14.h[4]
 	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e0e3dc6 // umov w6, v14.h[3]
+	WORD $0x0e163dc6 // umov w6, v14.h[5]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x6e0b4174 // ext v20.16b, v11.16b, v11.16b, #8
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e949656 // sdot v22.4s, v18.16b, v20.16b
-	WORD $0x6f8902c7 // mla v7.4s, v22.4s, v9.s[0]
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e959676 // sdot v22.4s, v19.16b, v21.16b
-	WORD $0x6fa902c7 // mla v7.4s, v22.4s, v9.s[1]
-	WORD $0x0e123dc0 // umov w0, v14.h[4]
-	FMOVD (R17)(R0<<3), F18
-	WORD $0x0e163dc1 // umov w1, v14.h[5]
+	WORD $0x0e1a3dc0 // umov w0, v14.h[6]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e1e3dc1 // umov w1, v14.h[7]
 	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c32 // mov v18.d[1], x1
-	WORD $0x0e1a3dc2 // umov w2, v14.h[6]
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x6e0c2195 // ext v21.16b, v12.16b, v12.16b, #4
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
+	WORD $0x6f890ae8 // mla v8.4s, v23.4s, v9.s[2]
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
+	WORD $0x6fa90ae8 // mla v8.4s, v23.4s, v9.s[3]
+	WORD $0x0e023de2 // umov w2, v15.h[0]
 	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e1e3dc3 // umov w3, v14.h[7]
+	WORD $0x0e063de3 // umov w3, v15.h[1]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x6e0b6174 // ext v20.16b, v11.16b, v11.16b, #12
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e949656 // sdot v22.4s, v18.16b, v20.16b
-	WORD $0x6f890ac7 // mla v7.4s, v22.4s, v9.s[2]
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e959676 // sdot v22.4s, v19.16b, v21.16b
-	WORD $0x6fa90ac7 // mla v7.4s, v22.4s, v9.s[3]
-	WORD $0x0e023de5 // umov w5, v15.h[0]
-	FMOVD (R17)(R5<<3), F18
-	WORD $0x0e063de6 // umov w6, v15.h[1]
+	WORD $0x0e0a3de5 // umov w5, v15.h[2]
+	FMOVD (R17)(R5<<3), F20
+	WORD $0x0e0e3de6 // umov w6, v15.h[3]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd2 // mov v18.d[1], x6
-	WORD $0x0e0a3de0 // umov w0, v15.h[2]
+	WORD $0x4e181cd4 // mov v20.d[1], x6
+	WORD $0x6e0c4195 // ext v21.16b, v12.16b, v12.16b, #8
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
+	WORD $0x6f8a02e8 // mla v8.4s, v23.4s, v10.s[0]
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
+	WORD $0x6faa02e8 // mla v8.4s, v23.4s, v10.s[1]
+	WORD $0x0e123de0 // umov w0, v15.h[4]
 	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e0e3de1 // umov w1, v15.h[3]
+	WORD $0x0e163de1 // umov w1, v15.h[5]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x4e010194 // tbl v20.16b, { v12.16b }, v1.16b
-	WORD $0x4e208e94 // cmtst v20.16b, v20.16b, v0.16b
-	WORD $0x6e341e52 // eor v18.16b, v18.16b, v20.16b
-	WORD $0x6e348652 // sub v18.16b, v18.16b, v20.16b
-	WORD $0x4e020194 // tbl v20.16b, { v12.16b }, v2.16b
-	WORD $0x4e208e94 // cmtst v20.16b, v20.16b, v0.16b
-	WORD $0x6e341e73 // eor v19.16b, v19.16b, v20.16b
-	WORD $0x6e348673 // sub v19.16b, v19.16b, v20.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e949656 // sdot v22.4s, v18.16b, v20.16b
-	WORD $0x6f8a02c7 // mla v7.4s, v22.4s, v10.s[0]
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e959676 // sdot v22.4s, v19.16b, v21.16b
-	WORD $0x6faa02c7 // mla v7.4s, v22.4s, v10.s[1]
-	WORD $0x0e123de2 // umov w2, v15.h[4]
-	FMOVD (R17)(R2<<3), F18
-	WORD $0x0e163de3 // umov w3, v15.h[5]
+	WORD $0x0e1a3de2 // umov w2, v15.h[6]
+	FMOVD (R17)(R2<<3), F20
+	WORD $0x0e1e3de3 // umov w3, v15.h[7]
 	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c72 // mov v18.d[1], x3
-	WORD $0x0e1a3de5 // umov w5, v15.h[6]
+	WORD $0x4e181c74 // mov v20.d[1], x3
+	WORD $0x6e0c6195 // ext v21.16b, v12.16b, v12.16b, #12
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
+	WORD $0x6f8a0ae8 // mla v8.4s, v23.4s, v10.s[2]
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
+	WORD $0x6faa0ae8 // mla v8.4s, v23.4s, v10.s[3]
+	WORD $0x0e023e05 // umov w5, v16.h[0]
 	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e1e3de6 // umov w6, v15.h[7]
+	WORD $0x0e063e06 // umov w6, v16.h[1]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x6e0c2194 // ext v20.16b, v12.16b, v12.16b, #4
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
+	WORD $0x0e0a3e00 // umov w0, v16.h[2]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e0e3e01 // umov w1, v16.h[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x4e0101b5 // tbl v21.16b, { v13.16b }, v1.16b
 	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
 	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
 	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e949656 // sdot v22.4s, v18.16b, v20.16b
-	WORD $0x6f8a0ac7 // mla v7.4s, v22.4s, v10.s[2]
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e959676 // sdot v22.4s, v19.16b, v21.16b
-	WORD $0x6faa0ac7 // mla v7.4s, v22.4s, v10.s[3]
-	WORD $0x0e023e00 // umov w0, v16.h[0]
-	FMOVD (R17)(R0<<3), F18
-	WORD $0x0e063e01 // umov w1, v16.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c32 // mov v18.d[1], x1
-	WORD $0x0e0a3e02 // umov w2, v16.h[2]
+	WORD $0x4e0201b5 // tbl v21.16b, { v13.16b }, v2.16b
+	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
+	WORD $0x6e351e94 // eor v20.16b, v20.16b, v21.16b
+	WORD $0x6e358694 // sub v20.16b, v20.16b, v21.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
+	WORD $0x6f8b02e8 // mla v8.4s, v23.4s, v11.s[0]
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
+	WORD $0x6fab02e8 // mla v8.4s, v23.4s, v11.s[1]
+	WORD $0x0e123e02 // umov w2, v16.h[4]
 	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e0e3e03 // umov w3, v16.h[3]
+	WORD $0x0e163e03 // umov w3, v16.h[5]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x6e0c4194 // ext v20.16b, v12.16b, v12.16b, #8
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e949656 // sdot v22.4s, v18.16b, v20.16b
-	WORD $0x6f9102c7 // mla v7.4s, v22.4s, v17.s[0]
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e959676 // sdot v22.4s, v19.16b, v21.16b
-	WORD $0x6fb102c7 // mla v7.4s, v22.4s, v17.s[1]
-	WORD $0x0e123e05 // umov w5, v16.h[4]
-	FMOVD (R17)(R5<<3), F18
-	WORD $0x0e163e06 // umov w6, v16.h[5]
+	WORD $0x0e1a3e05 // umov w5, v16.h[6]
+	FMOVD (R17)(R5<<3), F20
+	WORD $0x0e1e3e06 // umov w6, v16.h[7]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd2 // mov v18.d[1], x6
-	WORD $0x0e1a3e00 // umov w0, v16.h[6]
+	WORD $0x4e181cd4 // mov v20.d[1], x6
+	WORD $0x6e0d21b5 // ext v21.16b, v13.16b, v13.16b, #4
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
+	WORD $0x6f8b0ae8 // mla v8.4s, v23.4s, v11.s[2]
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
+	WORD $0x6fab0ae8 // mla v8.4s, v23.4s, v11.s[3]
+	WORD $0x0e023e20 // umov w0, v17.h[0]
 	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e1e3e01 // umov w1, v16.h[7]
+	WORD $0x0e063e21 // umov w1, v17.h[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x6e0c6194 // ext v20.16b, v12.16b, v12.16b, #12
-	WORD $0x4e010295 // tbl v21.16b, { v20.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e52 // eor v18.16b, v18.16b, v21.16b
-	WORD $0x6e358652 // sub v18.16b, v18.16b, v21.16b
-	WORD $0x4e020295 // tbl v21.16b, { v20.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4cdfa194 // ld1 { v20.16b, v21.16b }, [x12], #32
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e949656 // sdot v22.4s, v18.16b, v20.16b
-	WORD $0x6f910ac7 // mla v7.4s, v22.4s, v17.s[2]
-	WORD $0x6f00e416 // movi v22.2d, #0000000000000000
-	WORD $0x4e959676 // sdot v22.4s, v19.16b, v21.16b
-	WORD $0x6fb10ac7 // mla v7.4s, v22.4s, v17.s[3]
+	WORD $0x0e0a3e22 // umov w2, v17.h[2]
+	FMOVD (R17)(R2<<3), F20
+	WORD $0x0e0e3e23 // umov w3, v17.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c74 // mov v20.d[1], x3
+	WORD $0x6e0d41b5 // ext v21.16b, v13.16b, v13.16b, #8
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
+	WORD $0x6f9202e8 // mla v8.4s, v23.4s, v18.s[0]
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
+	WORD $0x6fb202e8 // mla v8.4s, v23.4s, v18.s[1]
+	WORD $0x0e123e25 // umov w5, v17.h[4]
+	FMOVD (R17)(R5<<3), F19
+	WORD $0x0e163e26 // umov w6, v17.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd3 // mov v19.d[1], x6
+	WORD $0x0e1a3e20 // umov w0, v17.h[6]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e1e3e21 // umov w1, v17.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x6e0d61b5 // ext v21.16b, v13.16b, v13.16b, #12
+	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
+	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
+	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
+	WORD $0x6f920ae8 // mla v8.4s, v23.4s, v18.s[2]
+	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
+	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
+	WORD $0x6fb20ae8 // mla v8.4s, v23.4s, v18.s[3]
 	ADD $4, R11, R12
 	ADD $2, R8, R15
-	WORD $0x4cdf25e8 // ld1 { v8.8h, v9.8h, v10.8h, v11.8h }, [x15], #64
-	WORD $0x4e09590c // uzp2 v12.16b, v8.16b, v9.16b
-	WORD $0x6f0f058c // ushr v12.16b, v12.16b, #1
-	WORD $0x4e20598d // cnt v13.16b, v12.16b
-	WORD $0x4f0f55ad // shl v13.16b, v13.16b, #7
-	WORD $0x4ead1d8c // orr v12.16b, v12.16b, v13.16b
-	WORD $0x4e0b594d // uzp2 v13.16b, v10.16b, v11.16b
-	WORD $0x6f0f05ad // ushr v13.16b, v13.16b, #1
-	WORD $0x4e2059ae // cnt v14.16b, v13.16b
-	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
-	WORD $0x4eae1dad // orr v13.16b, v13.16b, v14.16b
-	WORD $0x4e631d0e // bic v14.16b, v8.16b, v3.16b
-	WORD $0x4e631d2f // bic v15.16b, v9.16b, v3.16b
-	WORD $0x4e631d50 // bic v16.16b, v10.16b, v3.16b
-	WORD $0x4e631d71 // bic v17.16b, v11.16b, v3.16b
-	WORD $0x0c4071e8 // ld1 { v8.8b }, [x15]
-	WORD $0x6f0c0509 // ushr v9.16b, v8.16b, #4
-	WORD $0x4e241d08 // and v8.16b, v8.16b, v4.16b
-	WORD $0x4e093908 // zip1 v8.16b, v8.16b, v9.16b
-	WORD $0x4f095508 // shl v8.16b, v8.16b, #1
-	WORD $0x4ea51d08 // orr v8.16b, v8.16b, v5.16b
-	WORD $0x0f08a513 // sshll v19.8h, v8.8b, #0
-	WORD $0x0f10a669 // sshll v9.4s, v19.4h, #0
-	WORD $0x4f10a66a // sshll2 v10.4s, v19.8h, #0
-	WORD $0x4f08a513 // sshll2 v19.8h, v8.16b, #0
-	WORD $0x0f10a66b // sshll v11.4s, v19.4h, #0
-	WORD $0x4f10a672 // sshll2 v18.4s, v19.8h, #0
-	WORD $0x6f00e408 // movi v8.2d, #0000000000000000
-	WORD $0x0e023dc0 // umov w0, v14.h[0]
-	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e063dc1 // umov w1, v14.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x0e0a3dc2 // umov w2, v14.h[2]
-	FMOVD (R17)(R2<<3), F20
-	WORD $0x0e0e3dc3 // umov w3, v14.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c74 // mov v20.d[1], x3
-	WORD $0x4e010195 // tbl v21.16b, { v12.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4e020195 // tbl v21.16b, { v12.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e94 // eor v20.16b, v20.16b, v21.16b
-	WORD $0x6e358694 // sub v20.16b, v20.16b, v21.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
-	WORD $0x6f8902e8 // mla v8.4s, v23.4s, v9.s[0]
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
-	WORD $0x6fa902e8 // mla v8.4s, v23.4s, v9.s[1]
-	WORD $0x0e123dc5 // umov w5, v14.h[4]
-	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e163dc6 // umov w6, v14.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x0e1a3dc0 // umov w0, v14.h[6]
-	FMOVD (R17)(R0<<3), F20
-	WORD $0x0e1e3dc1 // umov w1, v14.h[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c34 // mov v20.d[1], x1
-	WORD $0x6e0c2195 // ext v21.16b, v12.16b, v12.16b, #4
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
-	WORD $0x6f890ae8 // mla v8.4s, v23.4s, v9.s[2]
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
-	WORD $0x6fa90ae8 // mla v8.4s, v23.4s, v9.s[3]
-	WORD $0x0e023de2 // umov w2, v15.h[0]
-	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e063de3 // umov w3, v15.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x0e0a3de5 // umov w5, v15.h[2]
-	FMOVD (R17)(R5<<3), F20
-	WORD $0x0e0e3de6 // umov w6, v15.h[3]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd4 // mov v20.d[1], x6
-	WORD $0x6e0c4195 // ext v21.16b, v12.16b, v12.16b, #8
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
-	WORD $0x6f8a02e8 // mla v8.4s, v23.4s, v10.s[0]
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
-	WORD $0x6faa02e8 // mla v8.4s, v23.4s, v10.s[1]
-	WORD $0x0e123de0 // umov w0, v15.h[4]
-	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e163de1 // umov w1, v15.h[5]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x0e1a3de2 // umov w2, v15.h[6]
-	FMOVD (R17)(R2<<3), F20
-	WORD $0x0e1e3de3 // umov w3, v15.h[7]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c74 // mov v20.d[1], x3
-	WORD $0x6e0c6195 // ext v21.16b, v12.16b, v12.16b, #12
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
-	WORD $0x6f8a0ae8 // mla v8.4s, v23.4s, v10.s[2]
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
-	WORD $0x6faa0ae8 // mla v8.4s, v23.4s, v10.s[3]
-	WORD $0x0e023e05 // umov w5, v16.h[0]
-	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e063e06 // umov w6, v16.h[1]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x0e0a3e00 // umov w0, v16.h[2]
-	FMOVD (R17)(R0<<3), F20
-	WORD $0x0e0e3e01 // umov w1, v16.h[3]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c34 // mov v20.d[1], x1
-	WORD $0x4e0101b5 // tbl v21.16b, { v13.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4e0201b5 // tbl v21.16b, { v13.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e94 // eor v20.16b, v20.16b, v21.16b
-	WORD $0x6e358694 // sub v20.16b, v20.16b, v21.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
-	WORD $0x6f8b02e8 // mla v8.4s, v23.4s, v11.s[0]
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
-	WORD $0x6fab02e8 // mla v8.4s, v23.4s, v11.s[1]
-	WORD $0x0e123e02 // umov w2, v16.h[4]
-	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e163e03 // umov w3, v16.h[5]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x0e1a3e05 // umov w5, v16.h[6]
-	FMOVD (R17)(R5<<3), F20
-	WORD $0x0e1e3e06 // umov w6, v16.h[7]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd4 // mov v20.d[1], x6
-	WORD $0x6e0d21b5 // ext v21.16b, v13.16b, v13.16b, #4
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
-	WORD $0x6f8b0ae8 // mla v8.4s, v23.4s, v11.s[2]
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
-	WORD $0x6fab0ae8 // mla v8.4s, v23.4s, v11.s[3]
-	WORD $0x0e023e20 // umov w0, v17.h[0]
-	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e063e21 // umov w1, v17.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x0e0a3e22 // umov w2, v17.h[2]
-	FMOVD (R17)(R2<<3), F20
-	WORD $0x0e0e3e23 // umov w3, v17.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c74 // mov v20.d[1], x3
-	WORD $0x6e0d41b5 // ext v21.16b, v13.16b, v13.16b, #8
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
-	WORD $0x6f9202e8 // mla v8.4s, v23.4s, v18.s[0]
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
-	WORD $0x6fb202e8 // mla v8.4s, v23.4s, v18.s[1]
-	WORD $0x0e123e25 // umov w5, v17.h[4]
-	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e163e26 // umov w6, v17.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x0e1a3e20 // umov w0, v17.h[6]
-	FMOVD (R17)(R0<<3), F20
-	WORD $0x0e1e3e21 // umov w1, v17.h[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c34 // mov v20.d[1], x1
-	WORD $0x6e0d61b5 // ext v21.16b, v13.16b, v13.16b, #12
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
-	WORD $0x6f920ae8 // mla v8.4s, v23.4s, v18.s[2]
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
-	WORD $0x6fb20ae8 // mla v8.4s, v23.4s, v18.s[3]
-	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
-	ADD $4, R11, R12
-	ADD $2, R9, R15
-	WORD $0x4cdf25e8 // ld1 { v8.8h, v9.8h, v10.8h, v11.8h }, [x15], #64
-	WORD $0x4e09590c // uzp2 v12.16b, v8.16b, v9.16b
-	WORD $0x6f0f058c // ushr v12.16b, v12.16b, #1
-	WORD $0x4e20598d // cnt v13.16b, v12.16b
-	WORD $0x4f0f55ad // shl v13.16b, v13.16b, #7
-	WORD $0x4ead1d8c // orr v12.16b, v12.16b, v13.16b
-	WORD $0x4e0b594d // uzp2 v13.16b, v10.16b, v11.16b
-	WORD $0x6f0f05ad // ushr v13.16b, v13.16b, #1
-	WORD $0x4e2059ae // cnt v14.16b, v13.16b
-	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
-	WORD $0x4eae1dad // orr v13.16b, v13.16b, v14.16b
-	WORD $0x4e631d0e // bic v14.16b, v8.16b, v3.16b
-	WORD $0x4e631d2f // bic v15.16b, v9.16b, v3.16b
-	WORD $0x4e631d50 // bic v16.16b, v10.16b, v3.16b
-	WORD $0x4e631d71 // bic v17.16b, v11.16b, v3.16b
-	WORD $0x0c4071e8 // ld1 { v8.8b }, [x15]
-	WORD $0x6f0c0509 // ushr v9.16b, v8.16b, #4
-	WORD $0x4e241d08 // and v8.16b, v8.16b, v4.16b
-	WORD $0x4e093908 // zip1 v8.16b, v8.16b, v9.16b
-	WORD $0x4f095508 // shl v8.16b, v8.16b, #1
-	WORD $0x4ea51d08 // orr v8.16b, v8.16b, v5.16b
-	WORD $0x0f08a513 // sshll v19.8h, v8.8b, #0
-	WORD $0x0f10a669 // sshll v9.4s, v19.4h, #0
-	WORD $0x4f10a66a // sshll2 v10.4s, v19.8h, #0
-	WORD $0x4f08a513 // sshll2 v19.8h, v8.16b, #0
-	WORD $0x0f10a66b // sshll v11.4s, v19.4h, #0
-	WORD $0x4f10a672 // sshll2 v18.4s, v19.8h, #0
-	WORD $0x6f00e408 // movi v8.2d, #0000000000000000
-	WORD $0x0e023dc0 // umov w0, v14.h[0]
-	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e063dc1 // umov w1, v14.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x0e0a3dc2 // umov w2, v14.h[2]
-	FMOVD (R17)(R2<<3), F20
-	WORD $0x0e0e3dc3 // umov w3, v14.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c74 // mov v20.d[1], x3
-	WORD $0x4e010195 // tbl v21.16b, { v12.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4e020195 // tbl v21.16b, { v12.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e94 // eor v20.16b, v20.16b, v21.16b
-	WORD $0x6e358694 // sub v20.16b, v20.16b, v21.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
-	WORD $0x6f8902e8 // mla v8.4s, v23.4s, v9.s[0]
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
-	WORD $0x6fa902e8 // mla v8.4s, v23.4s, v9.s[1]
-	WORD $0x0e123dc5 // umov w5, v14.h[4]
-	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e163dc6 // umov w6, v14.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x0e1a3dc0 // umov w0, v14.h[6]
-	FMOVD (R17)(R0<<3), F20
-	WORD $0x0e1e3dc1 // umov w1, v14.h[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c34 // mov v20.d[1], x1
-	WORD $0x6e0c2195 // ext v21.16b, v12.16b, v12.16b, #4
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
-	WORD $0x6f890ae8 // mla v8.4s, v23.4s, v9.s[2]
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
-	WORD $0x6fa90ae8 // mla v8.4s, v23.4s, v9.s[3]
-	WORD $0x0e023de2 // umov w2, v15.h[0]
-	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e063de3 // umov w3, v15.h[1]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x0e0a3de5 // umov w5, v15.h[2]
-	FMOVD (R17)(R5<<3), F20
-	WORD $0x0e0e3de6 // umov w6, v15.h[3]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd4 // mov v20.d[1], x6
-	WORD $0x6e0c4195 // ext v21.16b, v12.16b, v12.16b, #8
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
-	WORD $0x6f8a02e8 // mla v8.4s, v23.4s, v10.s[0]
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
-	WORD $0x6faa02e8 // mla v8.4s, v23.4s, v10.s[1]
-	WORD $0x0e123de0 // umov w0, v15.h[4]
-	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e163de1 // umov w1, v15.h[5]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x0e1a3de2 // umov w2, v15.h[6]
-	FMOVD (R17)(R2<<3), F20
-	WORD $0x0e1e3de3 // umov w3, v15.h[7]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c74 // mov v20.d[1], x3
-	WORD $0x6e0c6195 // ext v21.16b, v12.16b, v12.16b, #12
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
-	WORD $0x6f8a0ae8 // mla v8.4s, v23.4s, v10.s[2]
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
-	WORD $0x6faa0ae8 // mla v8.4s, v23.4s, v10.s[3]
-	WORD $0x0e023e05 // umov w5, v16.h[0]
-	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e063e06 // umov w6, v16.h[1]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x0e0a3e00 // umov w0, v16.h[2]
-	FMOVD (R17)(R0<<3), F20
-	WORD $0x0e0e3e01 // umov w1, v16.h[3]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c34 // mov v20.d[1], x1
-	WORD $0x4e0101b5 // tbl v21.16b, { v13.16b }, v1.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e73 // eor v19.16b, v19.16b, v21.16b
-	WORD $0x6e358673 // sub v19.16b, v19.16b, v21.16b
-	WORD $0x4e0201b5 // tbl v21.16b, { v13.16b }, v2.16b
-	WORD $0x4e208eb5 // cmtst v21.16b, v21.16b, v0.16b
-	WORD $0x6e351e94 // eor v20.16b, v20.16b, v21.16b
-	WORD $0x6e358694 // sub v20.16b, v20.16b, v21.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
-	WORD $0x6f8b02e8 // mla v8.4s, v23.4s, v11.s[0]
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
-	WORD $0x6fab02e8 // mla v8.4s, v23.4s, v11.s[1]
-	WORD $0x0e123e02 // umov w2, v16.h[4]
-	FMOVD (R17)(R2<<3), F19
-	WORD $0x0e163e03 // umov w3, v16.h[5]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c73 // mov v19.d[1], x3
-	WORD $0x0e1a3e05 // umov w5, v16.h[6]
-	FMOVD (R17)(R5<<3), F20
-	WORD $0x0e1e3e06 // umov w6, v16.h[7]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd4 // mov v20.d[1], x6
-	WORD $0x6e0d21b5 // ext v21.16b, v13.16b, v13.16b, #4
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
-	WORD $0x6f8b0ae8 // mla v8.4s, v23.4s, v11.s[2]
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
-	WORD $0x6fab0ae8 // mla v8.4s, v23.4s, v11.s[3]
-	WORD $0x0e023e20 // umov w0, v17.h[0]
-	FMOVD (R17)(R0<<3), F19
-	WORD $0x0e063e21 // umov w1, v17.h[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c33 // mov v19.d[1], x1
-	WORD $0x0e0a3e22 // umov w2, v17.h[2]
-	FMOVD (R17)(R2<<3), F20
-	WORD $0x0e0e3e23 // umov w3, v17.h[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c74 // mov v20.d[1], x3
-	WORD $0x6e0d41b5 // ext v21.16b, v13.16b, v13.16b, #8
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
-	WORD $0x6f9202e8 // mla v8.4s, v23.4s, v18.s[0]
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
-	WORD $0x6fb202e8 // mla v8.4s, v23.4s, v18.s[1]
-	WORD $0x0e123e25 // umov w5, v17.h[4]
-	FMOVD (R17)(R5<<3), F19
-	WORD $0x0e163e26 // umov w6, v17.h[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cd3 // mov v19.d[1], x6
-	WORD $0x0e1a3e20 // umov w0, v17.h[6]
-	FMOVD (R17)(R0<<3), F20
-	WORD $0x0e1e3e21 // umov w1, v17.h[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c34 // mov v20.d[1], x1
-	WORD $0x6e0d61b5 // ext v21.16b, v13.16b, v13.16b, #12
-	WORD $0x4e0102b6 // tbl v22.16b, { v21.16b }, v1.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e73 // eor v19.16b, v19.16b, v22.16b
-	WORD $0x6e368673 // sub v19.16b, v19.16b, v22.16b
-	WORD $0x4e0202b6 // tbl v22.16b, { v21.16b }, v2.16b
-	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
-	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
-	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
-	WORD $0x4cdfa195 // ld1 { v21.16b, v22.16b }, [x12], #32
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e959677 // sdot v23.4s, v19.16b, v21.16b
-	WORD $0x6f920ae8 // mla v8.4s, v23.4s, v18.s[2]
-	WORD $0x6f00e417 // movi v23.2d, #0000000000000000
-	WORD $0x4e969697 // sdot v23.4s, v20.16b, v22.16b
-	WORD $0x6fb20ae8 // mla v8.4s, v23.4s, v18.s[3]
-	ADD $4, R11, R12
-	ADD $2, R10, R15
 	WORD $0x4cdf25e9 // ld1 { v9.8h, v10.8h, v11.8h, v12.8h }, [x15], #64
 	WORD $0x4e0a592d // uzp2 v13.16b, v9.16b, v10.16b
 	WORD $0x6f0f05ad // ushr v13.16b, v13.16b, #1
@@ -2613,16 +2153,489 @@ loop:
 	WORD $0x4e9796b8 // sdot v24.4s, v21.16b, v23.16b
 	WORD $0x6fb30b09 // mla v9.4s, v24.4s, v19.s[3]
 	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
-	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
-	WORD $0x4d40c969 // ld1r { v9.4s }, [x11]
-	WORD $0x0d4040e8 // ld1 { v8.h }[0], [x7]
-	WORD $0x0d404908 // ld1 { v8.h }[1], [x8]
-	WORD $0x0d405128 // ld1 { v8.h }[2], [x9]
-	WORD $0x0d405948 // ld1 { v8.h }[3], [x10]
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
-	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
-	WORD $0x6e29dd08 // fmul v8.4s, v8.4s, v9.4s
-	WORD $0x4e28cce6 // fmla v6.4s, v7.4s, v8.4s
+	ADD $4, R11, R12
+	ADD $2, R9, R15
+	WORD $0x4cdf25e9 // ld1 { v9.8h, v10.8h, v11.8h, v12.8h }, [x15], #64
+	WORD $0x4e0a592d // uzp2 v13.16b, v9.16b, v10.16b
+	WORD $0x6f0f05ad // ushr v13.16b, v13.16b, #1
+	WORD $0x4e2059ae // cnt v14.16b, v13.16b
+	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
+	WORD $0x4eae1dad // orr v13.16b, v13.16b, v14.16b
+	WORD $0x4e0c596e // uzp2 v14.16b, v11.16b, v12.16b
+	WORD $0x6f0f05ce // ushr v14.16b, v14.16b, #1
+	WORD $0x4e2059cf // cnt v15.16b, v14.16b
+	WORD $0x4f0f55ef // shl v15.16b, v15.16b, #7
+	WORD $0x4eaf1dce // orr v14.16b, v14.16b, v15.16b
+	WORD $0x4e631d2f // bic v15.16b, v9.16b, v3.16b
+	WORD $0x4e631d50 // bic v16.16b, v10.16b, v3.16b
+	WORD $0x4e631d71 // bic v17.16b, v11.16b, v3.16b
+	WORD $0x4e631d92 // bic v18.16b, v12.16b, v3.16b
+	WORD $0x0c4071e9 // ld1 { v9.8b }, [x15]
+	WORD $0x6f0c052a // ushr v10.16b, v9.16b, #4
+	WORD $0x4e241d29 // and v9.16b, v9.16b, v4.16b
+	WORD $0x4e0a3929 // zip1 v9.16b, v9.16b, v10.16b
+	WORD $0x4f095529 // shl v9.16b, v9.16b, #1
+	WORD $0x4ea51d29 // orr v9.16b, v9.16b, v5.16b
+	WORD $0x0f08a534 // sshll v20.8h, v9.8b, #0
+	WORD $0x0f10a68a // sshll v10.4s, v20.4h, #0
+	WORD $0x4f10a68b // sshll2 v11.4s, v20.8h, #0
+	WORD $0x4f08a534 // sshll2 v20.8h, v9.16b, #0
+	WORD $0x0f10a68c // sshll v12.4s, v20.4h, #0
+	WORD $0x4f10a693 // sshll2 v19.4s, v20.8h, #0
+	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
+	WORD $0x0e023de0 // umov w0, v15.h[0]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e063de1 // umov w1, v15.h[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x0e0a3de2 // umov w2, v15.h[2]
+	FMOVD (R17)(R2<<3), F21
+	WORD $0x0e0e3de3 // umov w3, v15.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c75 // mov v21.d[1], x3
+	WORD $0x4e0101b6 // tbl v22.16b, { v13.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4e0201b6 // tbl v22.16b, { v13.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361eb5 // eor v21.16b, v21.16b, v22.16b
+	WORD $0x6e3686b5 // sub v21.16b, v21.16b, v22.16b
+	WORD $0x4cdfa196 // ld1 { v22.16b, v23.16b }, [x12], #32
+	WORD $0x6f00e418 // movi v24.2d, #0000000000000000
+	WORD $0x4e969698 // sdot v24.4s, v20.16b, v22.16b
+	WORD $0x6f8a0309 // mla v9.4s, v24.4s, v10.s[0]
+	WORD $0x6f00e418 // movi v24.2d, #0000000000000000
+	WORD $0x4e9796b8 // sdot v24.4s, v21.16b, v23.16b
+	WORD $0x6faa0309 // mla v9.4s, v24.4s, v10.s[1]
+	WORD $0x0e123de5 // umov w5, v15.h[4]
+	FMOVD (R17)(R5<<3), F20
+	WORD $0x0e163de6 // umov w6, v15.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd4 // mov v20.d[1], x6
+	WORD $0x0e1a3de0 // umov w0, v15.h[6]
+	FMOVD (R17)(R0<<3), F21
+	WORD $0x0e1e3de1 // umov w1, v15.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c35 // mov v21.d[1], x1
+	WORD $0x6e0d21b6 // ext v22.16b, v13.16b, v13.16b, #4
+	WORD $0x4e0102d7 // tbl v23.16b, { v22.16b }, v1.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371e94 // eor v20.16b, v20.16b, v23.16b
+	WORD $0x6e378694 // sub v20.16b, v20.16b, v23.16b
+	WORD $0x4e0202d7 // tbl v23.16b, { v22.16b }, v2.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
+	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
+	WORD $0x4cdfa196 // ld1 { v22.16b, v23.16b }, [x12], #32
+	WORD $0x6f00e418 // movi v24.2d, #0000000000000000
+	WORD $0x4e969698 // sdot v24.4s, v20.16b, v22.16b
+	WORD $0x6f8a0b09 // mla v9.4s, v24.4s, v10.s[2]
+	WORD $0x6f00e418 // movi v24.2d, #0000000000000000
+	WORD $0x4e9796b8 // sdot v24.4s, v21.16b, v23.16b
+	WORD $0x6faa0b09 // mla v9.4s, v24.4s, v10.s[3]
+	WORD $0x0e023e02 // umov w2, v16.h[0]
+	FMOVD (R17)(R2<<3), F20
+	WORD $0x0e063e03 // umov w3, v16.h[1]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c74 // mov v20.d[1], x3
+	WORD $0x0e0a3e05 // umov w5, v16.h[2]
+	FMOVD (R17)(R5<<3), F21
+	WORD $0x0e0e3e06 // umov w6, v16.h[3]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd5 // mov v21.d[1], x6
+	WORD $0x6e0d41b6 // ext v22.16b, v13.16b, v13.16b, #8
+	WORD $0x4e0102d7 // tbl v23.16b, { v22.16b }, v1.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371e94 // eor v20.16b, v20.16b, v23.16b
+	WORD $0x6e378694 // sub v20.16b, v20.16b, v23.16b
+	WORD $0x4e0202d7 // tbl v23.16b, { v22.16b }, v2.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
+	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
+	WORD $0x4cdfa196 // ld1 { v22.16b, v23.16b }, [x12], #32
+	WORD $0x6f00e418 // movi v24.2d, #0000000000000000
+	WORD $0x4e969698 // sdot v24.4s, v20.16b, v22.16b
+	WORD $0x6f8b0309 // mla v9.4s, v24.4s, v11.s[0]
+	WORD $0x6f00e418 // movi v24.2d, #0000000000000000
+	WORD $0x4e9796b8 // sdot v24.4s, v21.16b, v23.16b
+	WORD $0x6fab0309 // mla v9.4s, v24.4s, v11.s[1]
+	WORD $0x0e123e00 // umov w0, v16.h[4]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e163e01 // umov w1, v16.h[5]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x0e1a3e02 // umov w2, v16.h[6]
+	FMOVD (R17)(R2<<3), F21
+	WORD $0x0e1e3e03 // umov w3, v16.h[7]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c75 // mov v21.d[1], x3
+	WORD $0x6e0d61b6 // ext v22.16b, v13.16b, v13.16b, #12
+	WORD $0x4e0102d7 // tbl v23.16b, { v22.16b }, v1.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371e94 // eor v20.16b, v20.16b, v23.16b
+	WORD $0x6e378694 // sub v20.16b, v20.16b, v23.16b
+	WORD $0x4e0202d7 // tbl v23.16b, { v22.16b }, v2.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
+	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
+	WORD $0x4cdfa196 // ld1 { v22.16b, v23.16b }, [x12], #32
+	WORD $0x6f00e418 // movi v24.2d, #0000000000000000
+	WORD $0x4e969698 // sdot v24.4s, v20.16b, v22.16b
+	WORD $0x6f8b0b09 // mla v9.4s, v24.4s, v11.s[2]
+	WORD $0x6f00e418 // movi v24.2d, #0000000000000000
+	WORD $0x4e9796b8 // sdot v24.4s, v21.16b, v23.16b
+	WORD $0x6fab0b09 // mla v9.4s, v24.4s, v11.s[3]
+	WORD $0x0e023e25 // umov w5, v17.h[0]
+	FMOVD (R17)(R5<<3), F20
+	WORD $0x0e063e26 // umov w6, v17.h[1]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd4 // mov v20.d[1], x6
+	WORD $0x0e0a3e20 // umov w0, v17.h[2]
+	FMOVD (R17)(R0<<3), F21
+	WORD $0x0e0e3e21 // umov w1, v17.h[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c35 // mov v21.d[1], x1
+	WORD $0x4e0101d6 // tbl v22.16b, { v14.16b }, v1.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361e94 // eor v20.16b, v20.16b, v22.16b
+	WORD $0x6e368694 // sub v20.16b, v20.16b, v22.16b
+	WORD $0x4e0201d6 // tbl v22.16b, { v14.16b }, v2.16b
+	WORD $0x4e208ed6 // cmtst v22.16b, v22.16b, v0.16b
+	WORD $0x6e361eb5 // eor v21.16b, v21.16b, v22.16b
+	WORD $0x6e3686b5 // sub v21.16b, v21.16b, v22.16b
+	WORD $0x4cdfa196 // ld1 { v22.16b, v23.16b }, [x12], #32
+	WORD $0x6f00e418 // movi v24.2d, #0000000000000000
+	WORD $0x4e969698 // sdot v24.4s, v20.16b, v22.16b
+	WORD $0x6f8c0309 // mla v9.4s, v24.4s, v12.s[0]
+	WORD $0x6f00e418 // movi v24.2d, #0000000000000000
+	WORD $0x4e9796b8 // sdot v24.4s, v21.16b, v23.16b
+	WORD $0x6fac0309 // mla v9.4s, v24.4s, v12.s[1]
+	WORD $0x0e123e22 // umov w2, v17.h[4]
+	FMOVD (R17)(R2<<3), F20
+	WORD $0x0e163e23 // umov w3, v17.h[5]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c74 // mov v20.d[1], x3
+	WORD $0x0e1a3e25 // umov w5, v17.h[6]
+	FMOVD (R17)(R5<<3), F21
+	WORD $0x0e1e3e26 // umov w6, v17.h[7]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd5 // mov v21.d[1], x6
+	WORD $0x6e0e21d6 // ext v22.16b, v14.16b, v14.16b, #4
+	WORD $0x4e0102d7 // tbl v23.16b, { v22.16b }, v1.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371e94 // eor v20.16b, v20.16b, v23.16b
+	WORD $0x6e378694 // sub v20.16b, v20.16b, v23.16b
+	WORD $0x4e0202d7 // tbl v23.16b, { v22.16b }, v2.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
+	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
+	WORD $0x4cdfa196 // ld1 { v22.16b, v23.16b }, [x12], #32
+	WORD $0x6f00e418 // movi v24.2d, #0000000000000000
+	WORD $0x4e969698 // sdot v24.4s, v20.16b, v22.16b
+	WORD $0x6f8c0b09 // mla v9.4s, v24.4s, v12.s[2]
+	WORD $0x6f00e418 // movi v24.2d, #0000000000000000
+	WORD $0x4e9796b8 // sdot v24.4s, v21.16b, v23.16b
+	WORD $0x6fac0b09 // mla v9.4s, v24.4s, v12.s[3]
+	WORD $0x0e023e40 // umov w0, v18.h[0]
+	FMOVD (R17)(R0<<3), F20
+	WORD $0x0e063e41 // umov w1, v18.h[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c34 // mov v20.d[1], x1
+	WORD $0x0e0a3e42 // umov w2, v18.h[2]
+	FMOVD (R17)(R2<<3), F21
+	WORD $0x0e0e3e43 // umov w3, v18.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c75 // mov v21.d[1], x3
+	WORD $0x6e0e41d6 // ext v22.16b, v14.16b, v14.16b, #8
+	WORD $0x4e0102d7 // tbl v23.16b, { v22.16b }, v1.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371e94 // eor v20.16b, v20.16b, v23.16b
+	WORD $0x6e378694 // sub v20.16b, v20.16b, v23.16b
+	WORD $0x4e0202d7 // tbl v23.16b, { v22.16b }, v2.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
+	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
+	WORD $0x4cdfa196 // ld1 { v22.16b, v23.16b }, [x12], #32
+	WORD $0x6f00e418 // movi v24.2d, #0000000000000000
+	WORD $0x4e969698 // sdot v24.4s, v20.16b, v22.16b
+	WORD $0x6f930309 // mla v9.4s, v24.4s, v19.s[0]
+	WORD $0x6f00e418 // movi v24.2d, #0000000000000000
+	WORD $0x4e9796b8 // sdot v24.4s, v21.16b, v23.16b
+	WORD $0x6fb30309 // mla v9.4s, v24.4s, v19.s[1]
+	WORD $0x0e123e45 // umov w5, v18.h[4]
+	FMOVD (R17)(R5<<3), F20
+	WORD $0x0e163e46 // umov w6, v18.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd4 // mov v20.d[1], x6
+	WORD $0x0e1a3e40 // umov w0, v18.h[6]
+	FMOVD (R17)(R0<<3), F21
+	WORD $0x0e1e3e41 // umov w1, v18.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c35 // mov v21.d[1], x1
+	WORD $0x6e0e61d6 // ext v22.16b, v14.16b, v14.16b, #12
+	WORD $0x4e0102d7 // tbl v23.16b, { v22.16b }, v1.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371e94 // eor v20.16b, v20.16b, v23.16b
+	WORD $0x6e378694 // sub v20.16b, v20.16b, v23.16b
+	WORD $0x4e0202d7 // tbl v23.16b, { v22.16b }, v2.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
+	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
+	WORD $0x4cdfa196 // ld1 { v22.16b, v23.16b }, [x12], #32
+	WORD $0x6f00e418 // movi v24.2d, #0000000000000000
+	WORD $0x4e969698 // sdot v24.4s, v20.16b, v22.16b
+	WORD $0x6f930b09 // mla v9.4s, v24.4s, v19.s[2]
+	WORD $0x6f00e418 // movi v24.2d, #0000000000000000
+	WORD $0x4e9796b8 // sdot v24.4s, v21.16b, v23.16b
+	WORD $0x6fb30b09 // mla v9.4s, v24.4s, v19.s[3]
+	ADD $4, R11, R12
+	ADD $2, R10, R15
+	WORD $0x4cdf25ea // ld1 { v10.8h, v11.8h, v12.8h, v13.8h }, [x15], #64
+	WORD $0x4e0b594e // uzp2 v14.16b, v10.16b, v11.16b
+	WORD $0x6f0f05ce // ushr v14.16b, v14.16b, #1
+	WORD $0x4e2059cf // cnt v15.16b, v14.16b
+	WORD $0x4f0f55ef // shl v15.16b, v15.16b, #7
+	WORD $0x4eaf1dce // orr v14.16b, v14.16b, v15.16b
+	WORD $0x4e0d598f // uzp2 v15.16b, v12.16b, v13.16b
+	WORD $0x6f0f05ef // ushr v15.16b, v15.16b, #1
+	WORD $0x4e2059f0 // cnt v16.16b, v15.16b
+	WORD $0x4f0f5610 // shl v16.16b, v16.16b, #7
+	WORD $0x4eb01def // orr v15.16b, v15.16b, v16.16b
+	WORD $0x4e631d50 // bic v16.16b, v10.16b, v3.16b
+	WORD $0x4e631d71 // bic v17.16b, v11.16b, v3.16b
+	WORD $0x4e631d92 // bic v18.16b, v12.16b, v3.16b
+	WORD $0x4e631db3 // bic v19.16b, v13.16b, v3.16b
+	WORD $0x0c4071ea // ld1 { v10.8b }, [x15]
+	WORD $0x6f0c054b // ushr v11.16b, v10.16b, #4
+	WORD $0x4e241d4a // and v10.16b, v10.16b, v4.16b
+	WORD $0x4e0b394a // zip1 v10.16b, v10.16b, v11.16b
+	WORD $0x4f09554a // shl v10.16b, v10.16b, #1
+	WORD $0x4ea51d4a // orr v10.16b, v10.16b, v5.16b
+	WORD $0x0f08a555 // sshll v21.8h, v10.8b, #0
+	WORD $0x0f10a6ab // sshll v11.4s, v21.4h, #0
+	WORD $0x4f10a6ac // sshll2 v12.4s, v21.8h, #0
+	WORD $0x4f08a555 // sshll2 v21.8h, v10.16b, #0
+	WORD $0x0f10a6ad // sshll v13.4s, v21.4h, #0
+	WORD $0x4f10a6b4 // sshll2 v20.4s, v21.8h, #0
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x0e023e00 // umov w0, v16.h[0]
+	FMOVD (R17)(R0<<3), F21
+	WORD $0x0e063e01 // umov w1, v16.h[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c35 // mov v21.d[1], x1
+	WORD $0x0e0a3e02 // umov w2, v16.h[2]
+	FMOVD (R17)(R2<<3), F22
+	WORD $0x0e0e3e03 // umov w3, v16.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c76 // mov v22.d[1], x3
+	WORD $0x4e0101d7 // tbl v23.16b, { v14.16b }, v1.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
+	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
+	WORD $0x4e0201d7 // tbl v23.16b, { v14.16b }, v2.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371ed6 // eor v22.16b, v22.16b, v23.16b
+	WORD $0x6e3786d6 // sub v22.16b, v22.16b, v23.16b
+	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
+	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
+	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
+	WORD $0x6f8b032a // mla v10.4s, v25.4s, v11.s[0]
+	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
+	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
+	WORD $0x6fab032a // mla v10.4s, v25.4s, v11.s[1]
+	WORD $0x0e123e05 // umov w5, v16.h[4]
+	FMOVD (R17)(R5<<3), F21
+	WORD $0x0e163e06 // umov w6, v16.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd5 // mov v21.d[1], x6
+	WORD $0x0e1a3e00 // umov w0, v16.h[6]
+	FMOVD (R17)(R0<<3), F22
+	WORD $0x0e1e3e01 // umov w1, v16.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c36 // mov v22.d[1], x1
+	WORD $0x6e0e21d7 // ext v23.16b, v14.16b, v14.16b, #4
+	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
+	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
+	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
+	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
+	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
+	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
+	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
+	WORD $0x6f8b0b2a // mla v10.4s, v25.4s, v11.s[2]
+	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
+	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
+	WORD $0x6fab0b2a // mla v10.4s, v25.4s, v11.s[3]
+	WORD $0x0e023e22 // umov w2, v17.h[0]
+	FMOVD (R17)(R2<<3), F21
+	WORD $0x0e063e23 // umov w3, v17.h[1]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c75 // mov v21.d[1], x3
+	WORD $0x0e0a3e25 // umov w5, v17.h[2]
+	FMOVD (R17)(R5<<3), F22
+	WORD $0x0e0e3e26 // umov w6, v17.h[3]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd6 // mov v22.d[1], x6
+	WORD $0x6e0e41d7 // ext v23.16b, v14.16b, v14.16b, #8
+	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
+	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
+	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
+	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
+	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
+	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
+	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
+	WORD $0x6f8c032a // mla v10.4s, v25.4s, v12.s[0]
+	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
+	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
+	WORD $0x6fac032a // mla v10.4s, v25.4s, v12.s[1]
+	WORD $0x0e123e20 // umov w0, v17.h[4]
+	FMOVD (R17)(R0<<3), F21
+	WORD $0x0e163e21 // umov w1, v17.h[5]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c35 // mov v21.d[1], x1
+	WORD $0x0e1a3e22 // umov w2, v17.h[6]
+	FMOVD (R17)(R2<<3), F22
+	WORD $0x0e1e3e23 // umov w3, v17.h[7]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c76 // mov v22.d[1], x3
+	WORD $0x6e0e61d7 // ext v23.16b, v14.16b, v14.16b, #12
+	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
+	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
+	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
+	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
+	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
+	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
+	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
+	WORD $0x6f8c0b2a // mla v10.4s, v25.4s, v12.s[2]
+	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
+	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
+	WORD $0x6fac0b2a // mla v10.4s, v25.4s, v12.s[3]
+	WORD $0x0e023e45 // umov w5, v18.h[0]
+	FMOVD (R17)(R5<<3), F21
+	WORD $0x0e063e46 // umov w6, v18.h[1]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd5 // mov v21.d[1], x6
+	WORD $0x0e0a3e40 // umov w0, v18.h[2]
+	FMOVD (R17)(R0<<3), F22
+	WORD $0x0e0e3e41 // umov w1, v18.h[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c36 // mov v22.d[1], x1
+	WORD $0x4e0101f7 // tbl v23.16b, { v15.16b }, v1.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371eb5 // eor v21.16b, v21.16b, v23.16b
+	WORD $0x6e3786b5 // sub v21.16b, v21.16b, v23.16b
+	WORD $0x4e0201f7 // tbl v23.16b, { v15.16b }, v2.16b
+	WORD $0x4e208ef7 // cmtst v23.16b, v23.16b, v0.16b
+	WORD $0x6e371ed6 // eor v22.16b, v22.16b, v23.16b
+	WORD $0x6e3786d6 // sub v22.16b, v22.16b, v23.16b
+	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
+	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
+	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
+	WORD $0x6f8d032a // mla v10.4s, v25.4s, v13.s[0]
+	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
+	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
+	WORD $0x6fad032a // mla v10.4s, v25.4s, v13.s[1]
+	WORD $0x0e123e42 // umov w2, v18.h[4]
+	FMOVD (R17)(R2<<3), F21
+	WORD $0x0e163e43 // umov w3, v18.h[5]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c75 // mov v21.d[1], x3
+	WORD $0x0e1a3e45 // umov w5, v18.h[6]
+	FMOVD (R17)(R5<<3), F22
+	WORD $0x0e1e3e46 // umov w6, v18.h[7]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd6 // mov v22.d[1], x6
+	WORD $0x6e0f21f7 // ext v23.16b, v15.16b, v15.16b, #4
+	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
+	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
+	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
+	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
+	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
+	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
+	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
+	WORD $0x6f8d0b2a // mla v10.4s, v25.4s, v13.s[2]
+	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
+	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
+	WORD $0x6fad0b2a // mla v10.4s, v25.4s, v13.s[3]
+	WORD $0x0e023e60 // umov w0, v19.h[0]
+	FMOVD (R17)(R0<<3), F21
+	WORD $0x0e063e61 // umov w1, v19.h[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c35 // mov v21.d[1], x1
+	WORD $0x0e0a3e62 // umov w2, v19.h[2]
+	FMOVD (R17)(R2<<3), F22
+	WORD $0x0e0e3e63 // umov w3, v19.h[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c76 // mov v22.d[1], x3
+	WORD $0x6e0f41f7 // ext v23.16b, v15.16b, v15.16b, #8
+	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
+	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
+	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
+	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
+	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
+	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
+	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
+	WORD $0x6f94032a // mla v10.4s, v25.4s, v20.s[0]
+	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
+	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
+	WORD $0x6fb4032a // mla v10.4s, v25.4s, v20.s[1]
+	WORD $0x0e123e65 // umov w5, v19.h[4]
+	FMOVD (R17)(R5<<3), F21
+	WORD $0x0e163e66 // umov w6, v19.h[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cd5 // mov v21.d[1], x6
+	WORD $0x0e1a3e60 // umov w0, v19.h[6]
+	FMOVD (R17)(R0<<3), F22
+	WORD $0x0e1e3e61 // umov w1, v19.h[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c36 // mov v22.d[1], x1
+	WORD $0x6e0f61f7 // ext v23.16b, v15.16b, v15.16b, #12
+	WORD $0x4e0102f8 // tbl v24.16b, { v23.16b }, v1.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381eb5 // eor v21.16b, v21.16b, v24.16b
+	WORD $0x6e3886b5 // sub v21.16b, v21.16b, v24.16b
+	WORD $0x4e0202f8 // tbl v24.16b, { v23.16b }, v2.16b
+	WORD $0x4e208f18 // cmtst v24.16b, v24.16b, v0.16b
+	WORD $0x6e381ed6 // eor v22.16b, v22.16b, v24.16b
+	WORD $0x6e3886d6 // sub v22.16b, v22.16b, v24.16b
+	WORD $0x4cdfa197 // ld1 { v23.16b, v24.16b }, [x12], #32
+	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
+	WORD $0x4e9796b9 // sdot v25.4s, v21.16b, v23.16b
+	WORD $0x6f940b2a // mla v10.4s, v25.4s, v20.s[2]
+	WORD $0x6f00e419 // movi v25.2d, #0000000000000000
+	WORD $0x4e9896d9 // sdot v25.4s, v22.16b, v24.16b
+	WORD $0x6fb40b2a // mla v10.4s, v25.4s, v20.s[3]
+	WORD $0x4eaabd29 // addp v9.4s, v9.4s, v10.4s
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x4d40c96a // ld1r { v10.4s }, [x11]
+	WORD $0x0d4040e9 // ld1 { v9.h }[0], [x7]
+	WORD $0x0d404909 // ld1 { v9.h }[1], [x8]
+	WORD $0x0d405129 // ld1 { v9.h }[2], [x9]
+	WORD $0x0d405949 // ld1 { v9.h }[3], [x10]
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x0e217929 // fcvtl v9.4s, v9.4h
+	WORD $0x6e2add29 // fmul v9.4s, v9.4s, v10.4s
+	WORD $0x4e29cd06 // fmla v6.4s, v8.4s, v9.4s
 	ADD $74, R7, R7
 	ADD $74, R8, R8
 	ADD $74, R9, R9
@@ -2630,8 +2643,7 @@ loop:
 	ADD $292, R11, R11
 	SUBS $1, R4, R4
 	BNE loop
-	WORD $0x4f0167c7 // movi v7.4s, #62, lsl #24
-	WORD $0x6e27dcc6 // fmul v6.4s, v6.4s, v7.4s
+	WORD $0x4fa790c6 // fmul v6.4s, v6.4s, v7.s[1]
 	MOVD out+40(FP), R5
 	MOVD outStride+48(FP), R6
 	LSL $2, R6, R6

@@ -27,266 +27,269 @@ TEXT ·dotIQ2_XXSNEON(SB), NOSPLIT, $0-28
 	WORD $0x4f03e7e3 // movi v3.16b, #127
 	WORD $0x4f000424 // movi v4.4s, #1
 	WORD $0x6f00e405 // movi v5.2d, #0000000000000000
+	MOVD $0x3e00000000000000, R15
+	WORD $0x4e080de6 // dup v6.2d, x15
+	MOVD $0x0000000000000000, R15
+	WORD $0x4e181de6 // mov v6.d[1], x15
 loop:
 	ADD $4, R11, R12
 	ADD $2, R7, R15
-	WORD $0x4c4021e6 // ld1 { v6.16b, v7.16b, v8.16b, v9.16b }, [x15]
-	WORD $0x4e8718ca // uzp1 v10.4s, v6.4s, v7.4s
-	WORD $0x4e8758cb // uzp2 v11.4s, v6.4s, v7.4s
-	WORD $0x6f25056c // ushr v12.4s, v11.4s, #27
-	WORD $0x4ea41d8c // orr v12.16b, v12.16b, v4.16b
-	WORD $0x6f39056d // ushr v13.4s, v11.4s, #7
-	WORD $0x6f32056e // ushr v14.4s, v11.4s, #14
-	WORD $0x6f2b056f // ushr v15.4s, v11.4s, #21
-	WORD $0x4e0d196b // uzp1 v11.16b, v11.16b, v13.16b
-	WORD $0x4e0f19ce // uzp1 v14.16b, v14.16b, v15.16b
-	WORD $0x4e0e196b // uzp1 v11.16b, v11.16b, v14.16b
-	WORD $0x4e231d6b // and v11.16b, v11.16b, v3.16b
-	WORD $0x4e20596d // cnt v13.16b, v11.16b
-	WORD $0x4f0f55ad // shl v13.16b, v13.16b, #7
-	WORD $0x4ead1d6b // orr v11.16b, v11.16b, v13.16b
-	WORD $0x4e89190d // uzp1 v13.4s, v8.4s, v9.4s
-	WORD $0x4e89590e // uzp2 v14.4s, v8.4s, v9.4s
-	WORD $0x6f2505cf // ushr v15.4s, v14.4s, #27
-	WORD $0x4ea41def // orr v15.16b, v15.16b, v4.16b
-	WORD $0x6f3905d0 // ushr v16.4s, v14.4s, #7
-	WORD $0x6f3205d1 // ushr v17.4s, v14.4s, #14
-	WORD $0x6f2b05d2 // ushr v18.4s, v14.4s, #21
-	WORD $0x4e1019ce // uzp1 v14.16b, v14.16b, v16.16b
-	WORD $0x4e121a31 // uzp1 v17.16b, v17.16b, v18.16b
-	WORD $0x4e1119ce // uzp1 v14.16b, v14.16b, v17.16b
-	WORD $0x4e231dce // and v14.16b, v14.16b, v3.16b
-	WORD $0x4e2059d0 // cnt v16.16b, v14.16b
-	WORD $0x4f0f5610 // shl v16.16b, v16.16b, #7
-	WORD $0x4eb01dce // orr v14.16b, v14.16b, v16.16b
-	WORD $0x6f00e406 // movi v6.2d, #0000000000000000
-	WORD $0x0e013d40 // umov w0, v10.b[0]
-	FMOVD (R17)(R0<<3), F7
-	WORD $0x0e033d41 // umov w1, v10.b[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c27 // mov v7.d[1], x1
-	WORD $0x0e053d42 // umov w2, v10.b[2]
-	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e073d43 // umov w3, v10.b[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x4e010169 // tbl v9.16b, { v11.16b }, v1.16b
-	WORD $0x4e208d29 // cmtst v9.16b, v9.16b, v0.16b
-	WORD $0x6e291ce7 // eor v7.16b, v7.16b, v9.16b
-	WORD $0x6e2984e7 // sub v7.16b, v7.16b, v9.16b
-	WORD $0x4e020169 // tbl v9.16b, { v11.16b }, v2.16b
-	WORD $0x4e208d29 // cmtst v9.16b, v9.16b, v0.16b
-	WORD $0x6e291d08 // eor v8.16b, v8.16b, v9.16b
-	WORD $0x6e298508 // sub v8.16b, v8.16b, v9.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x0e30c0f2 // smull v18.8h, v7.8b, v16.8b
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x4e3080f2 // smlal2 v18.8h, v7.16b, v16.16b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e602a49 // saddlp v9.4s, v18.8h
-	WORD $0x4e606a69 // sadalp v9.4s, v19.8h
-	WORD $0x6f8c0126 // mla v6.4s, v9.4s, v12.s[0]
-	WORD $0x0e093d45 // umov w5, v10.b[4]
-	FMOVD (R17)(R5<<3), F7
-	WORD $0x0e0b3d46 // umov w6, v10.b[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc7 // mov v7.d[1], x6
-	WORD $0x0e0d3d40 // umov w0, v10.b[6]
+	WORD $0x4c4021e7 // ld1 { v7.16b, v8.16b, v9.16b, v10.16b }, [x15]
+	WORD $0x4e8818eb // uzp1 v11.4s, v7.4s, v8.4s
+	WORD $0x4e8858ec // uzp2 v12.4s, v7.4s, v8.4s
+	WORD $0x6f25058d // ushr v13.4s, v12.4s, #27
+	WORD $0x4ea41dad // orr v13.16b, v13.16b, v4.16b
+	WORD $0x6f39058e // ushr v14.4s, v12.4s, #7
+	WORD $0x6f32058f // ushr v15.4s, v12.4s, #14
+	WORD $0x6f2b0590 // ushr v16.4s, v12.4s, #21
+	WORD $0x4e0e198c // uzp1 v12.16b, v12.16b, v14.16b
+	WORD $0x4e1019ef // uzp1 v15.16b, v15.16b, v16.16b
+	WORD $0x4e0f198c // uzp1 v12.16b, v12.16b, v15.16b
+	WORD $0x4e231d8c // and v12.16b, v12.16b, v3.16b
+	WORD $0x4e20598e // cnt v14.16b, v12.16b
+	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
+	WORD $0x4eae1d8c // orr v12.16b, v12.16b, v14.16b
+	WORD $0x4e8a192e // uzp1 v14.4s, v9.4s, v10.4s
+	WORD $0x4e8a592f // uzp2 v15.4s, v9.4s, v10.4s
+	WORD $0x6f2505f0 // ushr v16.4s, v15.4s, #27
+	WORD $0x4ea41e10 // orr v16.16b, v16.16b, v4.16b
+	WORD $0x6f3905f1 // ushr v17.4s, v15.4s, #7
+	WORD $0x6f3205f2 // ushr v18.4s, v15.4s, #14
+	WORD $0x6f2b05f3 // ushr v19.4s, v15.4s, #21
+	WORD $0x4e1119ef // uzp1 v15.16b, v15.16b, v17.16b
+	WORD $0x4e131a52 // uzp1 v18.16b, v18.16b, v19.16b
+	WORD $0x4e1219ef // uzp1 v15.16b, v15.16b, v18.16b
+	WORD $0x4e231def // and v15.16b, v15.16b, v3.16b
+	WORD $0x4e2059f1 // cnt v17.16b, v15.16b
+	WORD $0x4f0f5631 // shl v17.16b, v17.16b, #7
+	WORD $0x4eb11def // orr v15.16b, v15.16b, v17.16b
+	WORD $0x6f00e407 // movi v7.2d, #0000000000000000
+	WORD $0x0e013d60 // umov w0, v11.b[0]
 	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e0f3d41 // umov w1, v10.b[7]
+	WORD $0x0e033d61 // umov w1, v11.b[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x6e0b0969 // ext v9.16b, v11.16b, v11.16b, #1
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x0e30c0f2 // smull v18.8h, v7.8b, v16.8b
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x4e3080f2 // smlal2 v18.8h, v7.16b, v16.16b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e602a49 // saddlp v9.4s, v18.8h
-	WORD $0x4e606a69 // sadalp v9.4s, v19.8h
-	WORD $0x6fac0126 // mla v6.4s, v9.4s, v12.s[1]
-	WORD $0x0e113d42 // umov w2, v10.b[8]
-	FMOVD (R17)(R2<<3), F7
-	WORD $0x0e133d43 // umov w3, v10.b[9]
+	WORD $0x0e053d62 // umov w2, v11.b[2]
+	FMOVD (R17)(R2<<3), F9
+	WORD $0x0e073d63 // umov w3, v11.b[3]
 	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c67 // mov v7.d[1], x3
-	WORD $0x0e153d45 // umov w5, v10.b[10]
+	WORD $0x4e181c69 // mov v9.d[1], x3
+	WORD $0x4e01018a // tbl v10.16b, { v12.16b }, v1.16b
+	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
+	WORD $0x6e2a1d08 // eor v8.16b, v8.16b, v10.16b
+	WORD $0x6e2a8508 // sub v8.16b, v8.16b, v10.16b
+	WORD $0x4e02018a // tbl v10.16b, { v12.16b }, v2.16b
+	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
+	WORD $0x6e2a1d29 // eor v9.16b, v9.16b, v10.16b
+	WORD $0x6e2a8529 // sub v9.16b, v9.16b, v10.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
+	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
+	WORD $0x6f8d0147 // mla v7.4s, v10.4s, v13.s[0]
+	WORD $0x0e093d65 // umov w5, v11.b[4]
 	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e173d46 // umov w6, v10.b[11]
+	WORD $0x0e0b3d66 // umov w6, v11.b[5]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x6e0b1169 // ext v9.16b, v11.16b, v11.16b, #2
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x0e30c0f2 // smull v18.8h, v7.8b, v16.8b
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x4e3080f2 // smlal2 v18.8h, v7.16b, v16.16b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e602a49 // saddlp v9.4s, v18.8h
-	WORD $0x4e606a69 // sadalp v9.4s, v19.8h
-	WORD $0x6f8c0926 // mla v6.4s, v9.4s, v12.s[2]
-	WORD $0x0e193d40 // umov w0, v10.b[12]
-	FMOVD (R17)(R0<<3), F7
-	WORD $0x0e1b3d41 // umov w1, v10.b[13]
+	WORD $0x0e0d3d60 // umov w0, v11.b[6]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e0f3d61 // umov w1, v11.b[7]
 	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c27 // mov v7.d[1], x1
-	WORD $0x0e1d3d42 // umov w2, v10.b[14]
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x6e0c098a // ext v10.16b, v12.16b, v12.16b, #1
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
+	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
+	WORD $0x6fad0147 // mla v7.4s, v10.4s, v13.s[1]
+	WORD $0x0e113d62 // umov w2, v11.b[8]
 	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e1f3d43 // umov w3, v10.b[15]
+	WORD $0x0e133d63 // umov w3, v11.b[9]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x6e0b1969 // ext v9.16b, v11.16b, v11.16b, #3
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x0e30c0f2 // smull v18.8h, v7.8b, v16.8b
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x4e3080f2 // smlal2 v18.8h, v7.16b, v16.16b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e602a49 // saddlp v9.4s, v18.8h
-	WORD $0x4e606a69 // sadalp v9.4s, v19.8h
-	WORD $0x6fac0926 // mla v6.4s, v9.4s, v12.s[3]
-	WORD $0x0e013da5 // umov w5, v13.b[0]
-	FMOVD (R17)(R5<<3), F7
-	WORD $0x0e033da6 // umov w6, v13.b[1]
+	WORD $0x0e153d65 // umov w5, v11.b[10]
+	FMOVD (R17)(R5<<3), F9
+	WORD $0x0e173d66 // umov w6, v11.b[11]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc7 // mov v7.d[1], x6
-	WORD $0x0e053da0 // umov w0, v13.b[2]
+	WORD $0x4e181cc9 // mov v9.d[1], x6
+	WORD $0x6e0c118a // ext v10.16b, v12.16b, v12.16b, #2
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
+	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
+	WORD $0x6f8d0947 // mla v7.4s, v10.4s, v13.s[2]
+	WORD $0x0e193d60 // umov w0, v11.b[12]
 	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e073da1 // umov w1, v13.b[3]
+	WORD $0x0e1b3d61 // umov w1, v11.b[13]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x4e0101c9 // tbl v9.16b, { v14.16b }, v1.16b
-	WORD $0x4e208d29 // cmtst v9.16b, v9.16b, v0.16b
-	WORD $0x6e291ce7 // eor v7.16b, v7.16b, v9.16b
-	WORD $0x6e2984e7 // sub v7.16b, v7.16b, v9.16b
-	WORD $0x4e0201c9 // tbl v9.16b, { v14.16b }, v2.16b
-	WORD $0x4e208d29 // cmtst v9.16b, v9.16b, v0.16b
-	WORD $0x6e291d08 // eor v8.16b, v8.16b, v9.16b
-	WORD $0x6e298508 // sub v8.16b, v8.16b, v9.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x0e30c0f2 // smull v18.8h, v7.8b, v16.8b
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x4e3080f2 // smlal2 v18.8h, v7.16b, v16.16b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e602a49 // saddlp v9.4s, v18.8h
-	WORD $0x4e606a69 // sadalp v9.4s, v19.8h
-	WORD $0x6f8f0126 // mla v6.4s, v9.4s, v15.s[0]
-	WORD $0x0e093da2 // umov w2, v13.b[4]
-	FMOVD (R17)(R2<<3), F7
-	WORD $0x0e0b3da3 // umov w3, v13.b[5]
+	WORD $0x0e1d3d62 // umov w2, v11.b[14]
+	FMOVD (R17)(R2<<3), F9
+	WORD $0x0e1f3d63 // umov w3, v11.b[15]
 	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c67 // mov v7.d[1], x3
-	WORD $0x0e0d3da5 // umov w5, v13.b[6]
+	WORD $0x4e181c69 // mov v9.d[1], x3
+	WORD $0x6e0c198a // ext v10.16b, v12.16b, v12.16b, #3
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
+	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
+	WORD $0x6fad0947 // mla v7.4s, v10.4s, v13.s[3]
+	WORD $0x0e013dc5 // umov w5, v14.b[0]
 	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e0f3da6 // umov w6, v13.b[7]
+	WORD $0x0e033dc6 // umov w6, v14.b[1]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x6e0e09c9 // ext v9.16b, v14.16b, v14.16b, #1
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x0e30c0f2 // smull v18.8h, v7.8b, v16.8b
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x4e3080f2 // smlal2 v18.8h, v7.16b, v16.16b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e602a49 // saddlp v9.4s, v18.8h
-	WORD $0x4e606a69 // sadalp v9.4s, v19.8h
-	WORD $0x6faf0126 // mla v6.4s, v9.4s, v15.s[1]
-	WORD $0x0e113da0 // umov w0, v13.b[8]
-	FMOVD (R17)(R0<<3), F7
-	WORD $0x0e133da1 // umov w1, v13.b[9]
+	WORD $0x0e053dc0 // umov w0, v14.b[2]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e073dc1 // umov w1, v14.b[3]
 	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c27 // mov v7.d[1], x1
-	WORD $0x0e153da2 // umov w2, v13.b[10]
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x4e0101ea // tbl v10.16b, { v15.16b }, v1.16b
+	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
+	WORD $0x6e2a1d08 // eor v8.16b, v8.16b, v10.16b
+	WORD $0x6e2a8508 // sub v8.16b, v8.16b, v10.16b
+	WORD $0x4e0201ea // tbl v10.16b, { v15.16b }, v2.16b
+	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
+	WORD $0x6e2a1d29 // eor v9.16b, v9.16b, v10.16b
+	WORD $0x6e2a8529 // sub v9.16b, v9.16b, v10.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
+	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
+	WORD $0x6f900147 // mla v7.4s, v10.4s, v16.s[0]
+	WORD $0x0e093dc2 // umov w2, v14.b[4]
 	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e173da3 // umov w3, v13.b[11]
+	WORD $0x0e0b3dc3 // umov w3, v14.b[5]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x6e0e11c9 // ext v9.16b, v14.16b, v14.16b, #2
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x0e30c0f2 // smull v18.8h, v7.8b, v16.8b
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x4e3080f2 // smlal2 v18.8h, v7.16b, v16.16b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e602a49 // saddlp v9.4s, v18.8h
-	WORD $0x4e606a69 // sadalp v9.4s, v19.8h
-	WORD $0x6f8f0926 // mla v6.4s, v9.4s, v15.s[2]
-	WORD $0x0e193da5 // umov w5, v13.b[12]
-	FMOVD (R17)(R5<<3), F7
-	WORD $0x0e1b3da6 // umov w6, v13.b[13]
+	WORD $0x0e0d3dc5 // umov w5, v14.b[6]
+	FMOVD (R17)(R5<<3), F9
+	WORD $0x0e0f3dc6 // umov w6, v14.b[7]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc7 // mov v7.d[1], x6
-	WORD $0x0e1d3da0 // umov w0, v13.b[14]
+	WORD $0x4e181cc9 // mov v9.d[1], x6
+	WORD $0x6e0f09ea // ext v10.16b, v15.16b, v15.16b, #1
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
+	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
+	WORD $0x6fb00147 // mla v7.4s, v10.4s, v16.s[1]
+	WORD $0x0e113dc0 // umov w0, v14.b[8]
 	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e1f3da1 // umov w1, v13.b[15]
+	WORD $0x0e133dc1 // umov w1, v14.b[9]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x6e0e19c9 // ext v9.16b, v14.16b, v14.16b, #3
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x0e30c0f2 // smull v18.8h, v7.8b, v16.8b
+	WORD $0x0e153dc2 // umov w2, v14.b[10]
+	FMOVD (R17)(R2<<3), F9
+	WORD $0x0e173dc3 // umov w3, v14.b[11]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c69 // mov v9.d[1], x3
+	WORD $0x6e0f11ea // ext v10.16b, v15.16b, v15.16b, #2
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
 	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x4e3080f2 // smlal2 v18.8h, v7.16b, v16.16b
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
 	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e602a49 // saddlp v9.4s, v18.8h
-	WORD $0x4e606a69 // sadalp v9.4s, v19.8h
-	WORD $0x6faf0926 // mla v6.4s, v9.4s, v15.s[3]
-	WORD $0x4eb1b8c6 // addv s6, v6.4s
-	WORD $0x4d40c968 // ld1r { v8.4s }, [x11]
-	WORD $0x0d4040e7 // ld1 { v7.h }[0], [x7]
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
-	WORD $0x0e2178e7 // fcvtl v7.4s, v7.4h
-	WORD $0x6e28dce7 // fmul v7.4s, v7.4s, v8.4s
-	WORD $0x4e27ccc5 // fmla v5.4s, v6.4s, v7.4s
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
+	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
+	WORD $0x6f900947 // mla v7.4s, v10.4s, v16.s[2]
+	WORD $0x0e193dc5 // umov w5, v14.b[12]
+	FMOVD (R17)(R5<<3), F8
+	WORD $0x0e1b3dc6 // umov w6, v14.b[13]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cc8 // mov v8.d[1], x6
+	WORD $0x0e1d3dc0 // umov w0, v14.b[14]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e1f3dc1 // umov w1, v14.b[15]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x6e0f19ea // ext v10.16b, v15.16b, v15.16b, #3
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
+	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
+	WORD $0x6fb00947 // mla v7.4s, v10.4s, v16.s[3]
+	WORD $0x4eb1b8e7 // addv s7, v7.4s
+	WORD $0x4d40c969 // ld1r { v9.4s }, [x11]
+	WORD $0x0d4040e8 // ld1 { v8.h }[0], [x7]
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
+	WORD $0x6e29dd08 // fmul v8.4s, v8.4s, v9.4s
+	WORD $0x4e28cce5 // fmla v5.4s, v7.4s, v8.4s
 	ADD $66, R7, R7
 	ADD $292, R11, R11
 	SUBS $1, R4, R4
 	BNE loop
-	WORD $0x4f0167c6 // movi v6.4s, #62, lsl #24
-	WORD $0x6e26dca5 // fmul v5.4s, v5.4s, v6.4s
+	WORD $0x4fa690a5 // fmul v5.4s, v5.4s, v6.s[1]
 	FMOVS F5, ret+24(FP)
 	RET
 done:
@@ -318,748 +321,259 @@ TEXT ·tileIQ2_XXSNEON4x1(SB), NOSPLIT, $0-56
 	WORD $0x4f03e7e3 // movi v3.16b, #127
 	WORD $0x4f000424 // movi v4.4s, #1
 	WORD $0x6f00e405 // movi v5.2d, #0000000000000000
+	MOVD $0x3e00000000000000, R15
+	WORD $0x4e080de6 // dup v6.2d, x15
+	MOVD $0x0000000000000000, R15
+	WORD $0x4e181de6 // mov v6.d[1], x15
 loop:
 	ADD $4, R11, R12
 	ADD $2, R7, R15
-	WORD $0x4c4021e6 // ld1 { v6.16b, v7.16b, v8.16b, v9.16b }, [x15]
-	WORD $0x4e8718ca // uzp1 v10.4s, v6.4s, v7.4s
-	WORD $0x4e8758cb // uzp2 v11.4s, v6.4s, v7.4s
-	WORD $0x6f25056c // ushr v12.4s, v11.4s, #27
-	WORD $0x4ea41d8c // orr v12.16b, v12.16b, v4.16b
-	WORD $0x6f39056d // ushr v13.4s, v11.4s, #7
-	WORD $0x6f32056e // ushr v14.4s, v11.4s, #14
-	WORD $0x6f2b056f // ushr v15.4s, v11.4s, #21
-	WORD $0x4e0d196b // uzp1 v11.16b, v11.16b, v13.16b
-	WORD $0x4e0f19ce // uzp1 v14.16b, v14.16b, v15.16b
-	WORD $0x4e0e196b // uzp1 v11.16b, v11.16b, v14.16b
-	WORD $0x4e231d6b // and v11.16b, v11.16b, v3.16b
-	WORD $0x4e20596d // cnt v13.16b, v11.16b
-	WORD $0x4f0f55ad // shl v13.16b, v13.16b, #7
-	WORD $0x4ead1d6b // orr v11.16b, v11.16b, v13.16b
-	WORD $0x4e89190d // uzp1 v13.4s, v8.4s, v9.4s
-	WORD $0x4e89590e // uzp2 v14.4s, v8.4s, v9.4s
-	WORD $0x6f2505cf // ushr v15.4s, v14.4s, #27
-	WORD $0x4ea41def // orr v15.16b, v15.16b, v4.16b
-	WORD $0x6f3905d0 // ushr v16.4s, v14.4s, #7
-	WORD $0x6f3205d1 // ushr v17.4s, v14.4s, #14
-	WORD $0x6f2b05d2 // ushr v18.4s, v14.4s, #21
-	WORD $0x4e1019ce // uzp1 v14.16b, v14.16b, v16.16b
-	WORD $0x4e121a31 // uzp1 v17.16b, v17.16b, v18.16b
-	WORD $0x4e1119ce // uzp1 v14.16b, v14.16b, v17.16b
-	WORD $0x4e231dce // and v14.16b, v14.16b, v3.16b
-	WORD $0x4e2059d0 // cnt v16.16b, v14.16b
-	WORD $0x4f0f5610 // shl v16.16b, v16.16b, #7
-	WORD $0x4eb01dce // orr v14.16b, v14.16b, v16.16b
-	WORD $0x6f00e406 // movi v6.2d, #0000000000000000
-	WORD $0x0e013d40 // umov w0, v10.b[0]
-	FMOVD (R17)(R0<<3), F7
-	WORD $0x0e033d41 // umov w1, v10.b[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c27 // mov v7.d[1], x1
-	WORD $0x0e053d42 // umov w2, v10.b[2]
-	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e073d43 // umov w3, v10.b[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x4e010169 // tbl v9.16b, { v11.16b }, v1.16b
-	WORD $0x4e208d29 // cmtst v9.16b, v9.16b, v0.16b
-	WORD $0x6e291ce7 // eor v7.16b, v7.16b, v9.16b
-	WORD $0x6e2984e7 // sub v7.16b, v7.16b, v9.16b
-	WORD $0x4e020169 // tbl v9.16b, { v11.16b }, v2.16b
-	WORD $0x4e208d29 // cmtst v9.16b, v9.16b, v0.16b
-	WORD $0x6e291d08 // eor v8.16b, v8.16b, v9.16b
-	WORD $0x6e298508 // sub v8.16b, v8.16b, v9.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x0e30c0f2 // smull v18.8h, v7.8b, v16.8b
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x4e3080f2 // smlal2 v18.8h, v7.16b, v16.16b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e602a49 // saddlp v9.4s, v18.8h
-	WORD $0x4e606a69 // sadalp v9.4s, v19.8h
-	WORD $0x6f8c0126 // mla v6.4s, v9.4s, v12.s[0]
-	WORD $0x0e093d45 // umov w5, v10.b[4]
-	FMOVD (R17)(R5<<3), F7
-	WORD $0x0e0b3d46 // umov w6, v10.b[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc7 // mov v7.d[1], x6
-	WORD $0x0e0d3d40 // umov w0, v10.b[6]
+	WORD $0x4c4021e7 // ld1 { v7.16b, v8.16b, v9.16b, v10.16b }, [x15]
+	WORD $0x4e8818eb // uzp1 v11.4s, v7.4s, v8.4s
+	WORD $0x4e8858ec // uzp2 v12.4s, v7.4s, v8.4s
+	WORD $0x6f25058d // ushr v13.4s, v12.4s, #27
+	WORD $0x4ea41dad // orr v13.16b, v13.16b, v4.16b
+	WORD $0x6f39058e // ushr v14.4s, v12.4s, #7
+	WORD $0x6f32058f // ushr v15.4s, v12.4s, #14
+	WORD $0x6f2b0590 // ushr v16.4s, v12.4s, #21
+	WORD $0x4e0e198c // uzp1 v12.16b, v12.16b, v14.16b
+	WORD $0x4e1019ef // uzp1 v15.16b, v15.16b, v16.16b
+	WORD $0x4e0f198c // uzp1 v12.16b, v12.16b, v15.16b
+	WORD $0x4e231d8c // and v12.16b, v12.16b, v3.16b
+	WORD $0x4e20598e // cnt v14.16b, v12.16b
+	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
+	WORD $0x4eae1d8c // orr v12.16b, v12.16b, v14.16b
+	WORD $0x4e8a192e // uzp1 v14.4s, v9.4s, v10.4s
+	WORD $0x4e8a592f // uzp2 v15.4s, v9.4s, v10.4s
+	WORD $0x6f2505f0 // ushr v16.4s, v15.4s, #27
+	WORD $0x4ea41e10 // orr v16.16b, v16.16b, v4.16b
+	WORD $0x6f3905f1 // ushr v17.4s, v15.4s, #7
+	WORD $0x6f3205f2 // ushr v18.4s, v15.4s, #14
+	WORD $0x6f2b05f3 // ushr v19.4s, v15.4s, #21
+	WORD $0x4e1119ef // uzp1 v15.16b, v15.16b, v17.16b
+	WORD $0x4e131a52 // uzp1 v18.16b, v18.16b, v19.16b
+	WORD $0x4e1219ef // uzp1 v15.16b, v15.16b, v18.16b
+	WORD $0x4e231def // and v15.16b, v15.16b, v3.16b
+	WORD $0x4e2059f1 // cnt v17.16b, v15.16b
+	WORD $0x4f0f5631 // shl v17.16b, v17.16b, #7
+	WORD $0x4eb11def // orr v15.16b, v15.16b, v17.16b
+	WORD $0x6f00e407 // movi v7.2d, #0000000000000000
+	WORD $0x0e013d60 // umov w0, v11.b[0]
 	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e0f3d41 // umov w1, v10.b[7]
+	WORD $0x0e033d61 // umov w1, v11.b[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x6e0b0969 // ext v9.16b, v11.16b, v11.16b, #1
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x0e30c0f2 // smull v18.8h, v7.8b, v16.8b
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x4e3080f2 // smlal2 v18.8h, v7.16b, v16.16b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e602a49 // saddlp v9.4s, v18.8h
-	WORD $0x4e606a69 // sadalp v9.4s, v19.8h
-	WORD $0x6fac0126 // mla v6.4s, v9.4s, v12.s[1]
-	WORD $0x0e113d42 // umov w2, v10.b[8]
-	FMOVD (R17)(R2<<3), F7
-	WORD $0x0e133d43 // umov w3, v10.b[9]
+	WORD $0x0e053d62 // umov w2, v11.b[2]
+	FMOVD (R17)(R2<<3), F9
+	WORD $0x0e073d63 // umov w3, v11.b[3]
 	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c67 // mov v7.d[1], x3
-	WORD $0x0e153d45 // umov w5, v10.b[10]
+	WORD $0x4e181c69 // mov v9.d[1], x3
+	WORD $0x4e01018a // tbl v10.16b, { v12.16b }, v1.16b
+	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
+	WORD $0x6e2a1d08 // eor v8.16b, v8.16b, v10.16b
+	WORD $0x6e2a8508 // sub v8.16b, v8.16b, v10.16b
+	WORD $0x4e02018a // tbl v10.16b, { v12.16b }, v2.16b
+	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
+	WORD $0x6e2a1d29 // eor v9.16b, v9.16b, v10.16b
+	WORD $0x6e2a8529 // sub v9.16b, v9.16b, v10.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
+	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
+	WORD $0x6f8d0147 // mla v7.4s, v10.4s, v13.s[0]
+	WORD $0x0e093d65 // umov w5, v11.b[4]
 	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e173d46 // umov w6, v10.b[11]
+	WORD $0x0e0b3d66 // umov w6, v11.b[5]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x6e0b1169 // ext v9.16b, v11.16b, v11.16b, #2
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x0e30c0f2 // smull v18.8h, v7.8b, v16.8b
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x4e3080f2 // smlal2 v18.8h, v7.16b, v16.16b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e602a49 // saddlp v9.4s, v18.8h
-	WORD $0x4e606a69 // sadalp v9.4s, v19.8h
-	WORD $0x6f8c0926 // mla v6.4s, v9.4s, v12.s[2]
-	WORD $0x0e193d40 // umov w0, v10.b[12]
-	FMOVD (R17)(R0<<3), F7
-	WORD $0x0e1b3d41 // umov w1, v10.b[13]
+	WORD $0x0e0d3d60 // umov w0, v11.b[6]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e0f3d61 // umov w1, v11.b[7]
 	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c27 // mov v7.d[1], x1
-	WORD $0x0e1d3d42 // umov w2, v10.b[14]
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x6e0c098a // ext v10.16b, v12.16b, v12.16b, #1
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
+	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
+	WORD $0x6fad0147 // mla v7.4s, v10.4s, v13.s[1]
+	WORD $0x0e113d62 // umov w2, v11.b[8]
 	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e1f3d43 // umov w3, v10.b[15]
+	WORD $0x0e133d63 // umov w3, v11.b[9]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x6e0b1969 // ext v9.16b, v11.16b, v11.16b, #3
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x0e30c0f2 // smull v18.8h, v7.8b, v16.8b
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x4e3080f2 // smlal2 v18.8h, v7.16b, v16.16b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e602a49 // saddlp v9.4s, v18.8h
-	WORD $0x4e606a69 // sadalp v9.4s, v19.8h
-	WORD $0x6fac0926 // mla v6.4s, v9.4s, v12.s[3]
-	WORD $0x0e013da5 // umov w5, v13.b[0]
-	FMOVD (R17)(R5<<3), F7
-	WORD $0x0e033da6 // umov w6, v13.b[1]
+	WORD $0x0e153d65 // umov w5, v11.b[10]
+	FMOVD (R17)(R5<<3), F9
+	WORD $0x0e173d66 // umov w6, v11.b[11]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc7 // mov v7.d[1], x6
-	WORD $0x0e053da0 // umov w0, v13.b[2]
+	WORD $0x4e181cc9 // mov v9.d[1], x6
+	WORD $0x6e0c118a // ext v10.16b, v12.16b, v12.16b, #2
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
+	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
+	WORD $0x6f8d0947 // mla v7.4s, v10.4s, v13.s[2]
+	WORD $0x0e193d60 // umov w0, v11.b[12]
 	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e073da1 // umov w1, v13.b[3]
+	WORD $0x0e1b3d61 // umov w1, v11.b[13]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x4e0101c9 // tbl v9.16b, { v14.16b }, v1.16b
-	WORD $0x4e208d29 // cmtst v9.16b, v9.16b, v0.16b
-	WORD $0x6e291ce7 // eor v7.16b, v7.16b, v9.16b
-	WORD $0x6e2984e7 // sub v7.16b, v7.16b, v9.16b
-	WORD $0x4e0201c9 // tbl v9.16b, { v14.16b }, v2.16b
-	WORD $0x4e208d29 // cmtst v9.16b, v9.16b, v0.16b
-	WORD $0x6e291d08 // eor v8.16b, v8.16b, v9.16b
-	WORD $0x6e298508 // sub v8.16b, v8.16b, v9.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x0e30c0f2 // smull v18.8h, v7.8b, v16.8b
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x4e3080f2 // smlal2 v18.8h, v7.16b, v16.16b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e602a49 // saddlp v9.4s, v18.8h
-	WORD $0x4e606a69 // sadalp v9.4s, v19.8h
-	WORD $0x6f8f0126 // mla v6.4s, v9.4s, v15.s[0]
-	WORD $0x0e093da2 // umov w2, v13.b[4]
-	FMOVD (R17)(R2<<3), F7
-	WORD $0x0e0b3da3 // umov w3, v13.b[5]
+	WORD $0x0e1d3d62 // umov w2, v11.b[14]
+	FMOVD (R17)(R2<<3), F9
+	WORD $0x0e1f3d63 // umov w3, v11.b[15]
 	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c67 // mov v7.d[1], x3
-	WORD $0x0e0d3da5 // umov w5, v13.b[6]
+	WORD $0x4e181c69 // mov v9.d[1], x3
+	WORD $0x6e0c198a // ext v10.16b, v12.16b, v12.16b, #3
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
+	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
+	WORD $0x6fad0947 // mla v7.4s, v10.4s, v13.s[3]
+	WORD $0x0e013dc5 // umov w5, v14.b[0]
 	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e0f3da6 // umov w6, v13.b[7]
+	WORD $0x0e033dc6 // umov w6, v14.b[1]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x6e0e09c9 // ext v9.16b, v14.16b, v14.16b, #1
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x0e30c0f2 // smull v18.8h, v7.8b, v16.8b
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x4e3080f2 // smlal2 v18.8h, v7.16b, v16.16b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e602a49 // saddlp v9.4s, v18.8h
-	WORD $0x4e606a69 // sadalp v9.4s, v19.8h
-	WORD $0x6faf0126 // mla v6.4s, v9.4s, v15.s[1]
-	WORD $0x0e113da0 // umov w0, v13.b[8]
-	FMOVD (R17)(R0<<3), F7
-	WORD $0x0e133da1 // umov w1, v13.b[9]
+	WORD $0x0e053dc0 // umov w0, v14.b[2]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e073dc1 // umov w1, v14.b[3]
 	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c27 // mov v7.d[1], x1
-	WORD $0x0e153da2 // umov w2, v13.b[10]
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x4e0101ea // tbl v10.16b, { v15.16b }, v1.16b
+	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
+	WORD $0x6e2a1d08 // eor v8.16b, v8.16b, v10.16b
+	WORD $0x6e2a8508 // sub v8.16b, v8.16b, v10.16b
+	WORD $0x4e0201ea // tbl v10.16b, { v15.16b }, v2.16b
+	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
+	WORD $0x6e2a1d29 // eor v9.16b, v9.16b, v10.16b
+	WORD $0x6e2a8529 // sub v9.16b, v9.16b, v10.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
+	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
+	WORD $0x6f900147 // mla v7.4s, v10.4s, v16.s[0]
+	WORD $0x0e093dc2 // umov w2, v14.b[4]
 	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e173da3 // umov w3, v13.b[11]
+	WORD $0x0e0b3dc3 // umov w3, v14.b[5]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x6e0e11c9 // ext v9.16b, v14.16b, v14.16b, #2
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x0e30c0f2 // smull v18.8h, v7.8b, v16.8b
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x4e3080f2 // smlal2 v18.8h, v7.16b, v16.16b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e602a49 // saddlp v9.4s, v18.8h
-	WORD $0x4e606a69 // sadalp v9.4s, v19.8h
-	WORD $0x6f8f0926 // mla v6.4s, v9.4s, v15.s[2]
-	WORD $0x0e193da5 // umov w5, v13.b[12]
-	FMOVD (R17)(R5<<3), F7
-	WORD $0x0e1b3da6 // umov w6, v13.b[13]
+	WORD $0x0e0d3dc5 // umov w5, v14.b[6]
+	FMOVD (R17)(R5<<3), F9
+	WORD $0x0e0f3dc6 // umov w6, v14.b[7]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc7 // mov v7.d[1], x6
-	WORD $0x0e1d3da0 // umov w0, v13.b[14]
+	WORD $0x4e181cc9 // mov v9.d[1], x6
+	WORD $0x6e0f09ea // ext v10.16b, v15.16b, v15.16b, #1
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
+	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
+	WORD $0x6fb00147 // mla v7.4s, v10.4s, v16.s[1]
+	WORD $0x0e113dc0 // umov w0, v14.b[8]
 	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e1f3da1 // umov w1, v13.b[15]
+	WORD $0x0e133dc1 // umov w1, v14.b[9]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x6e0e19c9 // ext v9.16b, v14.16b, v14.16b, #3
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x0e30c0f2 // smull v18.8h, v7.8b, v16.8b
+	WORD $0x0e153dc2 // umov w2, v14.b[10]
+	FMOVD (R17)(R2<<3), F9
+	WORD $0x0e173dc3 // umov w3, v14.b[11]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c69 // mov v9.d[1], x3
+	WORD $0x6e0f11ea // ext v10.16b, v15.16b, v15.16b, #2
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
 	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x4e3080f2 // smlal2 v18.8h, v7.16b, v16.16b
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
 	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e602a49 // saddlp v9.4s, v18.8h
-	WORD $0x4e606a69 // sadalp v9.4s, v19.8h
-	WORD $0x6faf0926 // mla v6.4s, v9.4s, v15.s[3]
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
+	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
+	WORD $0x6f900947 // mla v7.4s, v10.4s, v16.s[2]
+	WORD $0x0e193dc5 // umov w5, v14.b[12]
+	FMOVD (R17)(R5<<3), F8
+	WORD $0x0e1b3dc6 // umov w6, v14.b[13]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cc8 // mov v8.d[1], x6
+	WORD $0x0e1d3dc0 // umov w0, v14.b[14]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e1f3dc1 // umov w1, v14.b[15]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x6e0f19ea // ext v10.16b, v15.16b, v15.16b, #3
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
+	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
+	WORD $0x6fb00947 // mla v7.4s, v10.4s, v16.s[3]
 	ADD $4, R11, R12
 	ADD $2, R8, R15
-	WORD $0x4c4021e7 // ld1 { v7.16b, v8.16b, v9.16b, v10.16b }, [x15]
-	WORD $0x4e8818eb // uzp1 v11.4s, v7.4s, v8.4s
-	WORD $0x4e8858ec // uzp2 v12.4s, v7.4s, v8.4s
-	WORD $0x6f25058d // ushr v13.4s, v12.4s, #27
-	WORD $0x4ea41dad // orr v13.16b, v13.16b, v4.16b
-	WORD $0x6f39058e // ushr v14.4s, v12.4s, #7
-	WORD $0x6f32058f // ushr v15.4s, v12.4s, #14
-	WORD $0x6f2b0590 // ushr v16.4s, v12.4s, #21
-	WORD $0x4e0e198c // uzp1 v12.16b, v12.16b, v14.16b
-	WORD $0x4e1019ef // uzp1 v15.16b, v15.16b, v16.16b
-	WORD $0x4e0f198c // uzp1 v12.16b, v12.16b, v15.16b
-	WORD $0x4e231d8c // and v12.16b, v12.16b, v3.16b
-	WORD $0x4e20598e // cnt v14.16b, v12.16b
-	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
-	WORD $0x4eae1d8c // orr v12.16b, v12.16b, v14.16b
-	WORD $0x4e8a192e // uzp1 v14.4s, v9.4s, v10.4s
-	WORD $0x4e8a592f // uzp2 v15.4s, v9.4s, v10.4s
-	WORD $0x6f2505f0 // ushr v16.4s, v15.4s, #27
-	WORD $0x4ea41e10 // orr v16.16b, v16.16b, v4.16b
-	WORD $0x6f3905f1 // ushr v17.4s, v15.4s, #7
-	WORD $0x6f3205f2 // ushr v18.4s, v15.4s, #14
-	WORD $0x6f2b05f3 // ushr v19.4s, v15.4s, #21
-	WORD $0x4e1119ef // uzp1 v15.16b, v15.16b, v17.16b
-	WORD $0x4e131a52 // uzp1 v18.16b, v18.16b, v19.16b
-	WORD $0x4e1219ef // uzp1 v15.16b, v15.16b, v18.16b
-	WORD $0x4e231def // and v15.16b, v15.16b, v3.16b
-	WORD $0x4e2059f1 // cnt v17.16b, v15.16b
-	WORD $0x4f0f5631 // shl v17.16b, v17.16b, #7
-	WORD $0x4eb11def // orr v15.16b, v15.16b, v17.16b
-	WORD $0x6f00e407 // movi v7.2d, #0000000000000000
-	WORD $0x0e013d60 // umov w0, v11.b[0]
-	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e033d61 // umov w1, v11.b[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x0e053d62 // umov w2, v11.b[2]
-	FMOVD (R17)(R2<<3), F9
-	WORD $0x0e073d63 // umov w3, v11.b[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c69 // mov v9.d[1], x3
-	WORD $0x4e01018a // tbl v10.16b, { v12.16b }, v1.16b
-	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
-	WORD $0x6e2a1d08 // eor v8.16b, v8.16b, v10.16b
-	WORD $0x6e2a8508 // sub v8.16b, v8.16b, v10.16b
-	WORD $0x4e02018a // tbl v10.16b, { v12.16b }, v2.16b
-	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
-	WORD $0x6e2a1d29 // eor v9.16b, v9.16b, v10.16b
-	WORD $0x6e2a8529 // sub v9.16b, v9.16b, v10.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
-	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
-	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
-	WORD $0x6f8d0147 // mla v7.4s, v10.4s, v13.s[0]
-	WORD $0x0e093d65 // umov w5, v11.b[4]
-	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e0b3d66 // umov w6, v11.b[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x0e0d3d60 // umov w0, v11.b[6]
-	FMOVD (R17)(R0<<3), F9
-	WORD $0x0e0f3d61 // umov w1, v11.b[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c29 // mov v9.d[1], x1
-	WORD $0x6e0c098a // ext v10.16b, v12.16b, v12.16b, #1
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
-	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
-	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
-	WORD $0x6fad0147 // mla v7.4s, v10.4s, v13.s[1]
-	WORD $0x0e113d62 // umov w2, v11.b[8]
-	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e133d63 // umov w3, v11.b[9]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x0e153d65 // umov w5, v11.b[10]
-	FMOVD (R17)(R5<<3), F9
-	WORD $0x0e173d66 // umov w6, v11.b[11]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc9 // mov v9.d[1], x6
-	WORD $0x6e0c118a // ext v10.16b, v12.16b, v12.16b, #2
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
-	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
-	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
-	WORD $0x6f8d0947 // mla v7.4s, v10.4s, v13.s[2]
-	WORD $0x0e193d60 // umov w0, v11.b[12]
-	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e1b3d61 // umov w1, v11.b[13]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x0e1d3d62 // umov w2, v11.b[14]
-	FMOVD (R17)(R2<<3), F9
-	WORD $0x0e1f3d63 // umov w3, v11.b[15]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c69 // mov v9.d[1], x3
-	WORD $0x6e0c198a // ext v10.16b, v12.16b, v12.16b, #3
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
-	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
-	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
-	WORD $0x6fad0947 // mla v7.4s, v10.4s, v13.s[3]
-	WORD $0x0e013dc5 // umov w5, v14.b[0]
-	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e033dc6 // umov w6, v14.b[1]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x0e053dc0 // umov w0, v14.b[2]
-	FMOVD (R17)(R0<<3), F9
-	WORD $0x0e073dc1 // umov w1, v14.b[3]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c29 // mov v9.d[1], x1
-	WORD $0x4e0101ea // tbl v10.16b, { v15.16b }, v1.16b
-	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
-	WORD $0x6e2a1d08 // eor v8.16b, v8.16b, v10.16b
-	WORD $0x6e2a8508 // sub v8.16b, v8.16b, v10.16b
-	WORD $0x4e0201ea // tbl v10.16b, { v15.16b }, v2.16b
-	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
-	WORD $0x6e2a1d29 // eor v9.16b, v9.16b, v10.16b
-	WORD $0x6e2a8529 // sub v9.16b, v9.16b, v10.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
-	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
-	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
-	WORD $0x6f900147 // mla v7.4s, v10.4s, v16.s[0]
-	WORD $0x0e093dc2 // umov w2, v14.b[4]
-	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e0b3dc3 // umov w3, v14.b[5]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x0e0d3dc5 // umov w5, v14.b[6]
-	FMOVD (R17)(R5<<3), F9
-	WORD $0x0e0f3dc6 // umov w6, v14.b[7]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc9 // mov v9.d[1], x6
-	WORD $0x6e0f09ea // ext v10.16b, v15.16b, v15.16b, #1
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
-	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
-	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
-	WORD $0x6fb00147 // mla v7.4s, v10.4s, v16.s[1]
-	WORD $0x0e113dc0 // umov w0, v14.b[8]
-	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e133dc1 // umov w1, v14.b[9]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x0e153dc2 // umov w2, v14.b[10]
-	FMOVD (R17)(R2<<3), F9
-	WORD $0x0e173dc3 // umov w3, v14.b[11]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c69 // mov v9.d[1], x3
-	WORD $0x6e0f11ea // ext v10.16b, v15.16b, v15.16b, #2
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
-	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
-	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
-	WORD $0x6f900947 // mla v7.4s, v10.4s, v16.s[2]
-	WORD $0x0e193dc5 // umov w5, v14.b[12]
-	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e1b3dc6 // umov w6, v14.b[13]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x0e1d3dc0 // umov w0, v14.b[14]
-	FMOVD (R17)(R0<<3), F9
-	WORD $0x0e1f3dc1 // umov w1, v14.b[15]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c29 // mov v9.d[1], x1
-	WORD $0x6e0f19ea // ext v10.16b, v15.16b, v15.16b, #3
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
-	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
-	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
-	WORD $0x6fb00947 // mla v7.4s, v10.4s, v16.s[3]
-	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
-	ADD $4, R11, R12
-	ADD $2, R9, R15
-	WORD $0x4c4021e7 // ld1 { v7.16b, v8.16b, v9.16b, v10.16b }, [x15]
-	WORD $0x4e8818eb // uzp1 v11.4s, v7.4s, v8.4s
-	WORD $0x4e8858ec // uzp2 v12.4s, v7.4s, v8.4s
-	WORD $0x6f25058d // ushr v13.4s, v12.4s, #27
-	WORD $0x4ea41dad // orr v13.16b, v13.16b, v4.16b
-	WORD $0x6f39058e // ushr v14.4s, v12.4s, #7
-	WORD $0x6f32058f // ushr v15.4s, v12.4s, #14
-	WORD $0x6f2b0590 // ushr v16.4s, v12.4s, #21
-	WORD $0x4e0e198c // uzp1 v12.16b, v12.16b, v14.16b
-	WORD $0x4e1019ef // uzp1 v15.16b, v15.16b, v16.16b
-	WORD $0x4e0f198c // uzp1 v12.16b, v12.16b, v15.16b
-	WORD $0x4e231d8c // and v12.16b, v12.16b, v3.16b
-	WORD $0x4e20598e // cnt v14.16b, v12.16b
-	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
-	WORD $0x4eae1d8c // orr v12.16b, v12.16b, v14.16b
-	WORD $0x4e8a192e // uzp1 v14.4s, v9.4s, v10.4s
-	WORD $0x4e8a592f // uzp2 v15.4s, v9.4s, v10.4s
-	WORD $0x6f2505f0 // ushr v16.4s, v15.4s, #27
-	WORD $0x4ea41e10 // orr v16.16b, v16.16b, v4.16b
-	WORD $0x6f3905f1 // ushr v17.4s, v15.4s, #7
-	WORD $0x6f3205f2 // ushr v18.4s, v15.4s, #14
-	WORD $0x6f2b05f3 // ushr v19.4s, v15.4s, #21
-	WORD $0x4e1119ef // uzp1 v15.16b, v15.16b, v17.16b
-	WORD $0x4e131a52 // uzp1 v18.16b, v18.16b, v19.16b
-	WORD $0x4e1219ef // uzp1 v15.16b, v15.16b, v18.16b
-	WORD $0x4e231def // and v15.16b, v15.16b, v3.16b
-	WORD $0x4e2059f1 // cnt v17.16b, v15.16b
-	WORD $0x4f0f5631 // shl v17.16b, v17.16b, #7
-	WORD $0x4eb11def // orr v15.16b, v15.16b, v17.16b
-	WORD $0x6f00e407 // movi v7.2d, #0000000000000000
-	WORD $0x0e013d60 // umov w0, v11.b[0]
-	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e033d61 // umov w1, v11.b[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x0e053d62 // umov w2, v11.b[2]
-	FMOVD (R17)(R2<<3), F9
-	WORD $0x0e073d63 // umov w3, v11.b[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c69 // mov v9.d[1], x3
-	WORD $0x4e01018a // tbl v10.16b, { v12.16b }, v1.16b
-	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
-	WORD $0x6e2a1d08 // eor v8.16b, v8.16b, v10.16b
-	WORD $0x6e2a8508 // sub v8.16b, v8.16b, v10.16b
-	WORD $0x4e02018a // tbl v10.16b, { v12.16b }, v2.16b
-	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
-	WORD $0x6e2a1d29 // eor v9.16b, v9.16b, v10.16b
-	WORD $0x6e2a8529 // sub v9.16b, v9.16b, v10.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
-	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
-	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
-	WORD $0x6f8d0147 // mla v7.4s, v10.4s, v13.s[0]
-	WORD $0x0e093d65 // umov w5, v11.b[4]
-	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e0b3d66 // umov w6, v11.b[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x0e0d3d60 // umov w0, v11.b[6]
-	FMOVD (R17)(R0<<3), F9
-	WORD $0x0e0f3d61 // umov w1, v11.b[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c29 // mov v9.d[1], x1
-	WORD $0x6e0c098a // ext v10.16b, v12.16b, v12.16b, #1
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
-	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
-	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
-	WORD $0x6fad0147 // mla v7.4s, v10.4s, v13.s[1]
-	WORD $0x0e113d62 // umov w2, v11.b[8]
-	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e133d63 // umov w3, v11.b[9]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x0e153d65 // umov w5, v11.b[10]
-	FMOVD (R17)(R5<<3), F9
-	WORD $0x0e173d66 // umov w6, v11.b[11]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc9 // mov v9.d[1], x6
-	WORD $0x6e0c118a // ext v10.16b, v12.16b, v12.16b, #2
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
-	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
-	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
-	WORD $0x6f8d0947 // mla v7.4s, v10.4s, v13.s[2]
-	WORD $0x0e193d60 // umov w0, v11.b[12]
-	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e1b3d61 // umov w1, v11.b[13]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x0e1d3d62 // umov w2, v11.b[14]
-	FMOVD (R17)(R2<<3), F9
-	WORD $0x0e1f3d63 // umov w3, v11.b[15]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c69 // mov v9.d[1], x3
-	WORD $0x6e0c198a // ext v10.16b, v12.16b, v12.16b, #3
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
-	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
-	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
-	WORD $0x6fad0947 // mla v7.4s, v10.4s, v13.s[3]
-	WORD $0x0e013dc5 // umov w5, v14.b[0]
-	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e033dc6 // umov w6, v14.b[1]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x0e053dc0 // umov w0, v14.b[2]
-	FMOVD (R17)(R0<<3), F9
-	WORD $0x0e073dc1 // umov w1, v14.b[3]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c29 // mov v9.d[1], x1
-	WORD $0x4e0101ea // tbl v10.16b, { v15.16b }, v1.16b
-	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
-	WORD $0x6e2a1d08 // eor v8.16b, v8.16b, v10.16b
-	WORD $0x6e2a8508 // sub v8.16b, v8.16b, v10.16b
-	WORD $0x4e0201ea // tbl v10.16b, { v15.16b }, v2.16b
-	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
-	WORD $0x6e2a1d29 // eor v9.16b, v9.16b, v10.16b
-	WORD $0x6e2a8529 // sub v9.16b, v9.16b, v10.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
-	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
-	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
-	WORD $0x6f900147 // mla v7.4s, v10.4s, v16.s[0]
-	WORD $0x0e093dc2 // umov w2, v14.b[4]
-	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e0b3dc3 // umov w3, v14.b[5]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x0e0d3dc5 // umov w5, v14.b[6]
-	FMOVD (R17)(R5<<3), F9
-	WORD $0x0e0f3dc6 // umov w6, v14.b[7]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc9 // mov v9.d[1], x6
-	WORD $0x6e0f09ea // ext v10.16b, v15.16b, v15.16b, #1
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
-	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
-	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
-	WORD $0x6fb00147 // mla v7.4s, v10.4s, v16.s[1]
-	WORD $0x0e113dc0 // umov w0, v14.b[8]
-	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e133dc1 // umov w1, v14.b[9]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x0e153dc2 // umov w2, v14.b[10]
-	FMOVD (R17)(R2<<3), F9
-	WORD $0x0e173dc3 // umov w3, v14.b[11]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c69 // mov v9.d[1], x3
-	WORD $0x6e0f11ea // ext v10.16b, v15.16b, v15.16b, #2
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
-	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
-	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
-	WORD $0x6f900947 // mla v7.4s, v10.4s, v16.s[2]
-	WORD $0x0e193dc5 // umov w5, v14.b[12]
-	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e1b3dc6 // umov w6, v14.b[13]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x0e1d3dc0 // umov w0, v14.b[14]
-	FMOVD (R17)(R0<<3), F9
-	WORD $0x0e1f3dc1 // umov w1, v14.b[15]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c29 // mov v9.d[1], x1
-	WORD $0x6e0f19ea // ext v10.16b, v15.16b, v15.16b, #3
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x0e31c113 // smull v19.8h, v8.8b, v17.8b
-	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
-	WORD $0x4e318113 // smlal2 v19.8h, v8.16b, v17.16b
-	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
-	WORD $0x4e602a6a // saddlp v10.4s, v19.8h
-	WORD $0x4e606a8a // sadalp v10.4s, v20.8h
-	WORD $0x6fb00947 // mla v7.4s, v10.4s, v16.s[3]
-	ADD $4, R11, R12
-	ADD $2, R10, R15
 	WORD $0x4c4021e8 // ld1 { v8.16b, v9.16b, v10.16b, v11.16b }, [x15]
 	WORD $0x4e89190c // uzp1 v12.4s, v8.4s, v9.4s
 	WORD $0x4e89590d // uzp2 v13.4s, v8.4s, v9.4s
@@ -1305,16 +819,509 @@ loop:
 	WORD $0x4e606aab // sadalp v11.4s, v21.8h
 	WORD $0x6fb10968 // mla v8.4s, v11.4s, v17.s[3]
 	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
-	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
-	WORD $0x4d40c968 // ld1r { v8.4s }, [x11]
-	WORD $0x0d4040e7 // ld1 { v7.h }[0], [x7]
-	WORD $0x0d404907 // ld1 { v7.h }[1], [x8]
-	WORD $0x0d405127 // ld1 { v7.h }[2], [x9]
-	WORD $0x0d405947 // ld1 { v7.h }[3], [x10]
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
-	WORD $0x0e2178e7 // fcvtl v7.4s, v7.4h
-	WORD $0x6e28dce7 // fmul v7.4s, v7.4s, v8.4s
-	WORD $0x4e27ccc5 // fmla v5.4s, v6.4s, v7.4s
+	ADD $4, R11, R12
+	ADD $2, R9, R15
+	WORD $0x4c4021e8 // ld1 { v8.16b, v9.16b, v10.16b, v11.16b }, [x15]
+	WORD $0x4e89190c // uzp1 v12.4s, v8.4s, v9.4s
+	WORD $0x4e89590d // uzp2 v13.4s, v8.4s, v9.4s
+	WORD $0x6f2505ae // ushr v14.4s, v13.4s, #27
+	WORD $0x4ea41dce // orr v14.16b, v14.16b, v4.16b
+	WORD $0x6f3905af // ushr v15.4s, v13.4s, #7
+	WORD $0x6f3205b0 // ushr v16.4s, v13.4s, #14
+	WORD $0x6f2b05b1 // ushr v17.4s, v13.4s, #21
+	WORD $0x4e0f19ad // uzp1 v13.16b, v13.16b, v15.16b
+	WORD $0x4e111a10 // uzp1 v16.16b, v16.16b, v17.16b
+	WORD $0x4e1019ad // uzp1 v13.16b, v13.16b, v16.16b
+	WORD $0x4e231dad // and v13.16b, v13.16b, v3.16b
+	WORD $0x4e2059af // cnt v15.16b, v13.16b
+	WORD $0x4f0f55ef // shl v15.16b, v15.16b, #7
+	WORD $0x4eaf1dad // orr v13.16b, v13.16b, v15.16b
+	WORD $0x4e8b194f // uzp1 v15.4s, v10.4s, v11.4s
+	WORD $0x4e8b5950 // uzp2 v16.4s, v10.4s, v11.4s
+	WORD $0x6f250611 // ushr v17.4s, v16.4s, #27
+	WORD $0x4ea41e31 // orr v17.16b, v17.16b, v4.16b
+	WORD $0x6f390612 // ushr v18.4s, v16.4s, #7
+	WORD $0x6f320613 // ushr v19.4s, v16.4s, #14
+	WORD $0x6f2b0614 // ushr v20.4s, v16.4s, #21
+	WORD $0x4e121a10 // uzp1 v16.16b, v16.16b, v18.16b
+	WORD $0x4e141a73 // uzp1 v19.16b, v19.16b, v20.16b
+	WORD $0x4e131a10 // uzp1 v16.16b, v16.16b, v19.16b
+	WORD $0x4e231e10 // and v16.16b, v16.16b, v3.16b
+	WORD $0x4e205a12 // cnt v18.16b, v16.16b
+	WORD $0x4f0f5652 // shl v18.16b, v18.16b, #7
+	WORD $0x4eb21e10 // orr v16.16b, v16.16b, v18.16b
+	WORD $0x6f00e408 // movi v8.2d, #0000000000000000
+	WORD $0x0e013d80 // umov w0, v12.b[0]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e033d81 // umov w1, v12.b[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x0e053d82 // umov w2, v12.b[2]
+	FMOVD (R17)(R2<<3), F10
+	WORD $0x0e073d83 // umov w3, v12.b[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c6a // mov v10.d[1], x3
+	WORD $0x4e0101ab // tbl v11.16b, { v13.16b }, v1.16b
+	WORD $0x4e208d6b // cmtst v11.16b, v11.16b, v0.16b
+	WORD $0x6e2b1d29 // eor v9.16b, v9.16b, v11.16b
+	WORD $0x6e2b8529 // sub v9.16b, v9.16b, v11.16b
+	WORD $0x4e0201ab // tbl v11.16b, { v13.16b }, v2.16b
+	WORD $0x4e208d6b // cmtst v11.16b, v11.16b, v0.16b
+	WORD $0x6e2b1d4a // eor v10.16b, v10.16b, v11.16b
+	WORD $0x6e2b854a // sub v10.16b, v10.16b, v11.16b
+	WORD $0x4cdfa192 // ld1 { v18.16b, v19.16b }, [x12], #32
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x0e33c155 // smull v21.8h, v10.8b, v19.8b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e338155 // smlal2 v21.8h, v10.16b, v19.16b
+	WORD $0x4e602a8b // saddlp v11.4s, v20.8h
+	WORD $0x4e606aab // sadalp v11.4s, v21.8h
+	WORD $0x6f8e0168 // mla v8.4s, v11.4s, v14.s[0]
+	WORD $0x0e093d85 // umov w5, v12.b[4]
+	FMOVD (R17)(R5<<3), F9
+	WORD $0x0e0b3d86 // umov w6, v12.b[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cc9 // mov v9.d[1], x6
+	WORD $0x0e0d3d80 // umov w0, v12.b[6]
+	FMOVD (R17)(R0<<3), F10
+	WORD $0x0e0f3d81 // umov w1, v12.b[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2a // mov v10.d[1], x1
+	WORD $0x6e0d09ab // ext v11.16b, v13.16b, v13.16b, #1
+	WORD $0x4e010172 // tbl v18.16b, { v11.16b }, v1.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d29 // eor v9.16b, v9.16b, v18.16b
+	WORD $0x6e328529 // sub v9.16b, v9.16b, v18.16b
+	WORD $0x4e020172 // tbl v18.16b, { v11.16b }, v2.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d4a // eor v10.16b, v10.16b, v18.16b
+	WORD $0x6e32854a // sub v10.16b, v10.16b, v18.16b
+	WORD $0x4cdfa192 // ld1 { v18.16b, v19.16b }, [x12], #32
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x0e33c155 // smull v21.8h, v10.8b, v19.8b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e338155 // smlal2 v21.8h, v10.16b, v19.16b
+	WORD $0x4e602a8b // saddlp v11.4s, v20.8h
+	WORD $0x4e606aab // sadalp v11.4s, v21.8h
+	WORD $0x6fae0168 // mla v8.4s, v11.4s, v14.s[1]
+	WORD $0x0e113d82 // umov w2, v12.b[8]
+	FMOVD (R17)(R2<<3), F9
+	WORD $0x0e133d83 // umov w3, v12.b[9]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c69 // mov v9.d[1], x3
+	WORD $0x0e153d85 // umov w5, v12.b[10]
+	FMOVD (R17)(R5<<3), F10
+	WORD $0x0e173d86 // umov w6, v12.b[11]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cca // mov v10.d[1], x6
+	WORD $0x6e0d11ab // ext v11.16b, v13.16b, v13.16b, #2
+	WORD $0x4e010172 // tbl v18.16b, { v11.16b }, v1.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d29 // eor v9.16b, v9.16b, v18.16b
+	WORD $0x6e328529 // sub v9.16b, v9.16b, v18.16b
+	WORD $0x4e020172 // tbl v18.16b, { v11.16b }, v2.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d4a // eor v10.16b, v10.16b, v18.16b
+	WORD $0x6e32854a // sub v10.16b, v10.16b, v18.16b
+	WORD $0x4cdfa192 // ld1 { v18.16b, v19.16b }, [x12], #32
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x0e33c155 // smull v21.8h, v10.8b, v19.8b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e338155 // smlal2 v21.8h, v10.16b, v19.16b
+	WORD $0x4e602a8b // saddlp v11.4s, v20.8h
+	WORD $0x4e606aab // sadalp v11.4s, v21.8h
+	WORD $0x6f8e0968 // mla v8.4s, v11.4s, v14.s[2]
+	WORD $0x0e193d80 // umov w0, v12.b[12]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e1b3d81 // umov w1, v12.b[13]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x0e1d3d82 // umov w2, v12.b[14]
+	FMOVD (R17)(R2<<3), F10
+	WORD $0x0e1f3d83 // umov w3, v12.b[15]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c6a // mov v10.d[1], x3
+	WORD $0x6e0d19ab // ext v11.16b, v13.16b, v13.16b, #3
+	WORD $0x4e010172 // tbl v18.16b, { v11.16b }, v1.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d29 // eor v9.16b, v9.16b, v18.16b
+	WORD $0x6e328529 // sub v9.16b, v9.16b, v18.16b
+	WORD $0x4e020172 // tbl v18.16b, { v11.16b }, v2.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d4a // eor v10.16b, v10.16b, v18.16b
+	WORD $0x6e32854a // sub v10.16b, v10.16b, v18.16b
+	WORD $0x4cdfa192 // ld1 { v18.16b, v19.16b }, [x12], #32
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x0e33c155 // smull v21.8h, v10.8b, v19.8b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e338155 // smlal2 v21.8h, v10.16b, v19.16b
+	WORD $0x4e602a8b // saddlp v11.4s, v20.8h
+	WORD $0x4e606aab // sadalp v11.4s, v21.8h
+	WORD $0x6fae0968 // mla v8.4s, v11.4s, v14.s[3]
+	WORD $0x0e013de5 // umov w5, v15.b[0]
+	FMOVD (R17)(R5<<3), F9
+	WORD $0x0e033de6 // umov w6, v15.b[1]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cc9 // mov v9.d[1], x6
+	WORD $0x0e053de0 // umov w0, v15.b[2]
+	FMOVD (R17)(R0<<3), F10
+	WORD $0x0e073de1 // umov w1, v15.b[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2a // mov v10.d[1], x1
+	WORD $0x4e01020b // tbl v11.16b, { v16.16b }, v1.16b
+	WORD $0x4e208d6b // cmtst v11.16b, v11.16b, v0.16b
+	WORD $0x6e2b1d29 // eor v9.16b, v9.16b, v11.16b
+	WORD $0x6e2b8529 // sub v9.16b, v9.16b, v11.16b
+	WORD $0x4e02020b // tbl v11.16b, { v16.16b }, v2.16b
+	WORD $0x4e208d6b // cmtst v11.16b, v11.16b, v0.16b
+	WORD $0x6e2b1d4a // eor v10.16b, v10.16b, v11.16b
+	WORD $0x6e2b854a // sub v10.16b, v10.16b, v11.16b
+	WORD $0x4cdfa192 // ld1 { v18.16b, v19.16b }, [x12], #32
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x0e33c155 // smull v21.8h, v10.8b, v19.8b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e338155 // smlal2 v21.8h, v10.16b, v19.16b
+	WORD $0x4e602a8b // saddlp v11.4s, v20.8h
+	WORD $0x4e606aab // sadalp v11.4s, v21.8h
+	WORD $0x6f910168 // mla v8.4s, v11.4s, v17.s[0]
+	WORD $0x0e093de2 // umov w2, v15.b[4]
+	FMOVD (R17)(R2<<3), F9
+	WORD $0x0e0b3de3 // umov w3, v15.b[5]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c69 // mov v9.d[1], x3
+	WORD $0x0e0d3de5 // umov w5, v15.b[6]
+	FMOVD (R17)(R5<<3), F10
+	WORD $0x0e0f3de6 // umov w6, v15.b[7]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cca // mov v10.d[1], x6
+	WORD $0x6e100a0b // ext v11.16b, v16.16b, v16.16b, #1
+	WORD $0x4e010172 // tbl v18.16b, { v11.16b }, v1.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d29 // eor v9.16b, v9.16b, v18.16b
+	WORD $0x6e328529 // sub v9.16b, v9.16b, v18.16b
+	WORD $0x4e020172 // tbl v18.16b, { v11.16b }, v2.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d4a // eor v10.16b, v10.16b, v18.16b
+	WORD $0x6e32854a // sub v10.16b, v10.16b, v18.16b
+	WORD $0x4cdfa192 // ld1 { v18.16b, v19.16b }, [x12], #32
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x0e33c155 // smull v21.8h, v10.8b, v19.8b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e338155 // smlal2 v21.8h, v10.16b, v19.16b
+	WORD $0x4e602a8b // saddlp v11.4s, v20.8h
+	WORD $0x4e606aab // sadalp v11.4s, v21.8h
+	WORD $0x6fb10168 // mla v8.4s, v11.4s, v17.s[1]
+	WORD $0x0e113de0 // umov w0, v15.b[8]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e133de1 // umov w1, v15.b[9]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x0e153de2 // umov w2, v15.b[10]
+	FMOVD (R17)(R2<<3), F10
+	WORD $0x0e173de3 // umov w3, v15.b[11]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c6a // mov v10.d[1], x3
+	WORD $0x6e10120b // ext v11.16b, v16.16b, v16.16b, #2
+	WORD $0x4e010172 // tbl v18.16b, { v11.16b }, v1.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d29 // eor v9.16b, v9.16b, v18.16b
+	WORD $0x6e328529 // sub v9.16b, v9.16b, v18.16b
+	WORD $0x4e020172 // tbl v18.16b, { v11.16b }, v2.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d4a // eor v10.16b, v10.16b, v18.16b
+	WORD $0x6e32854a // sub v10.16b, v10.16b, v18.16b
+	WORD $0x4cdfa192 // ld1 { v18.16b, v19.16b }, [x12], #32
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x0e33c155 // smull v21.8h, v10.8b, v19.8b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e338155 // smlal2 v21.8h, v10.16b, v19.16b
+	WORD $0x4e602a8b // saddlp v11.4s, v20.8h
+	WORD $0x4e606aab // sadalp v11.4s, v21.8h
+	WORD $0x6f910968 // mla v8.4s, v11.4s, v17.s[2]
+	WORD $0x0e193de5 // umov w5, v15.b[12]
+	FMOVD (R17)(R5<<3), F9
+	WORD $0x0e1b3de6 // umov w6, v15.b[13]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cc9 // mov v9.d[1], x6
+	WORD $0x0e1d3de0 // umov w0, v15.b[14]
+	FMOVD (R17)(R0<<3), F10
+	WORD $0x0e1f3de1 // umov w1, v15.b[15]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2a // mov v10.d[1], x1
+	WORD $0x6e101a0b // ext v11.16b, v16.16b, v16.16b, #3
+	WORD $0x4e010172 // tbl v18.16b, { v11.16b }, v1.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d29 // eor v9.16b, v9.16b, v18.16b
+	WORD $0x6e328529 // sub v9.16b, v9.16b, v18.16b
+	WORD $0x4e020172 // tbl v18.16b, { v11.16b }, v2.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d4a // eor v10.16b, v10.16b, v18.16b
+	WORD $0x6e32854a // sub v10.16b, v10.16b, v18.16b
+	WORD $0x4cdfa192 // ld1 { v18.16b, v19.16b }, [x12], #32
+	WORD $0x0e32c134 // smull v20.8h, v9.8b, v18.8b
+	WORD $0x0e33c155 // smull v21.8h, v10.8b, v19.8b
+	WORD $0x4e328134 // smlal2 v20.8h, v9.16b, v18.16b
+	WORD $0x4e338155 // smlal2 v21.8h, v10.16b, v19.16b
+	WORD $0x4e602a8b // saddlp v11.4s, v20.8h
+	WORD $0x4e606aab // sadalp v11.4s, v21.8h
+	WORD $0x6fb10968 // mla v8.4s, v11.4s, v17.s[3]
+	ADD $4, R11, R12
+	ADD $2, R10, R15
+	WORD $0x4c4021e9 // ld1 { v9.16b, v10.16b, v11.16b, v12.16b }, [x15]
+	WORD $0x4e8a192d // uzp1 v13.4s, v9.4s, v10.4s
+	WORD $0x4e8a592e // uzp2 v14.4s, v9.4s, v10.4s
+	WORD $0x6f2505cf // ushr v15.4s, v14.4s, #27
+	WORD $0x4ea41def // orr v15.16b, v15.16b, v4.16b
+	WORD $0x6f3905d0 // ushr v16.4s, v14.4s, #7
+	WORD $0x6f3205d1 // ushr v17.4s, v14.4s, #14
+	WORD $0x6f2b05d2 // ushr v18.4s, v14.4s, #21
+	WORD $0x4e1019ce // uzp1 v14.16b, v14.16b, v16.16b
+	WORD $0x4e121a31 // uzp1 v17.16b, v17.16b, v18.16b
+	WORD $0x4e1119ce // uzp1 v14.16b, v14.16b, v17.16b
+	WORD $0x4e231dce // and v14.16b, v14.16b, v3.16b
+	WORD $0x4e2059d0 // cnt v16.16b, v14.16b
+	WORD $0x4f0f5610 // shl v16.16b, v16.16b, #7
+	WORD $0x4eb01dce // orr v14.16b, v14.16b, v16.16b
+	WORD $0x4e8c1970 // uzp1 v16.4s, v11.4s, v12.4s
+	WORD $0x4e8c5971 // uzp2 v17.4s, v11.4s, v12.4s
+	WORD $0x6f250632 // ushr v18.4s, v17.4s, #27
+	WORD $0x4ea41e52 // orr v18.16b, v18.16b, v4.16b
+	WORD $0x6f390633 // ushr v19.4s, v17.4s, #7
+	WORD $0x6f320634 // ushr v20.4s, v17.4s, #14
+	WORD $0x6f2b0635 // ushr v21.4s, v17.4s, #21
+	WORD $0x4e131a31 // uzp1 v17.16b, v17.16b, v19.16b
+	WORD $0x4e151a94 // uzp1 v20.16b, v20.16b, v21.16b
+	WORD $0x4e141a31 // uzp1 v17.16b, v17.16b, v20.16b
+	WORD $0x4e231e31 // and v17.16b, v17.16b, v3.16b
+	WORD $0x4e205a33 // cnt v19.16b, v17.16b
+	WORD $0x4f0f5673 // shl v19.16b, v19.16b, #7
+	WORD $0x4eb31e31 // orr v17.16b, v17.16b, v19.16b
+	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
+	WORD $0x0e013da0 // umov w0, v13.b[0]
+	FMOVD (R17)(R0<<3), F10
+	WORD $0x0e033da1 // umov w1, v13.b[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2a // mov v10.d[1], x1
+	WORD $0x0e053da2 // umov w2, v13.b[2]
+	FMOVD (R17)(R2<<3), F11
+	WORD $0x0e073da3 // umov w3, v13.b[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c6b // mov v11.d[1], x3
+	WORD $0x4e0101cc // tbl v12.16b, { v14.16b }, v1.16b
+	WORD $0x4e208d8c // cmtst v12.16b, v12.16b, v0.16b
+	WORD $0x6e2c1d4a // eor v10.16b, v10.16b, v12.16b
+	WORD $0x6e2c854a // sub v10.16b, v10.16b, v12.16b
+	WORD $0x4e0201cc // tbl v12.16b, { v14.16b }, v2.16b
+	WORD $0x4e208d8c // cmtst v12.16b, v12.16b, v0.16b
+	WORD $0x6e2c1d6b // eor v11.16b, v11.16b, v12.16b
+	WORD $0x6e2c856b // sub v11.16b, v11.16b, v12.16b
+	WORD $0x4cdfa193 // ld1 { v19.16b, v20.16b }, [x12], #32
+	WORD $0x0e33c155 // smull v21.8h, v10.8b, v19.8b
+	WORD $0x0e34c176 // smull v22.8h, v11.8b, v20.8b
+	WORD $0x4e338155 // smlal2 v21.8h, v10.16b, v19.16b
+	WORD $0x4e348176 // smlal2 v22.8h, v11.16b, v20.16b
+	WORD $0x4e602aac // saddlp v12.4s, v21.8h
+	WORD $0x4e606acc // sadalp v12.4s, v22.8h
+	WORD $0x6f8f0189 // mla v9.4s, v12.4s, v15.s[0]
+	WORD $0x0e093da5 // umov w5, v13.b[4]
+	FMOVD (R17)(R5<<3), F10
+	WORD $0x0e0b3da6 // umov w6, v13.b[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cca // mov v10.d[1], x6
+	WORD $0x0e0d3da0 // umov w0, v13.b[6]
+	FMOVD (R17)(R0<<3), F11
+	WORD $0x0e0f3da1 // umov w1, v13.b[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2b // mov v11.d[1], x1
+	WORD $0x6e0e09cc // ext v12.16b, v14.16b, v14.16b, #1
+	WORD $0x4e010193 // tbl v19.16b, { v12.16b }, v1.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d4a // eor v10.16b, v10.16b, v19.16b
+	WORD $0x6e33854a // sub v10.16b, v10.16b, v19.16b
+	WORD $0x4e020193 // tbl v19.16b, { v12.16b }, v2.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d6b // eor v11.16b, v11.16b, v19.16b
+	WORD $0x6e33856b // sub v11.16b, v11.16b, v19.16b
+	WORD $0x4cdfa193 // ld1 { v19.16b, v20.16b }, [x12], #32
+	WORD $0x0e33c155 // smull v21.8h, v10.8b, v19.8b
+	WORD $0x0e34c176 // smull v22.8h, v11.8b, v20.8b
+	WORD $0x4e338155 // smlal2 v21.8h, v10.16b, v19.16b
+	WORD $0x4e348176 // smlal2 v22.8h, v11.16b, v20.16b
+	WORD $0x4e602aac // saddlp v12.4s, v21.8h
+	WORD $0x4e606acc // sadalp v12.4s, v22.8h
+	WORD $0x6faf0189 // mla v9.4s, v12.4s, v15.s[1]
+	WORD $0x0e113da2 // umov w2, v13.b[8]
+	FMOVD (R17)(R2<<3), F10
+	WORD $0x0e133da3 // umov w3, v13.b[9]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c6a // mov v10.d[1], x3
+	WORD $0x0e153da5 // umov w5, v13.b[10]
+	FMOVD (R17)(R5<<3), F11
+	WORD $0x0e173da6 // umov w6, v13.b[11]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181ccb // mov v11.d[1], x6
+	WORD $0x6e0e11cc // ext v12.16b, v14.16b, v14.16b, #2
+	WORD $0x4e010193 // tbl v19.16b, { v12.16b }, v1.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d4a // eor v10.16b, v10.16b, v19.16b
+	WORD $0x6e33854a // sub v10.16b, v10.16b, v19.16b
+	WORD $0x4e020193 // tbl v19.16b, { v12.16b }, v2.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d6b // eor v11.16b, v11.16b, v19.16b
+	WORD $0x6e33856b // sub v11.16b, v11.16b, v19.16b
+	WORD $0x4cdfa193 // ld1 { v19.16b, v20.16b }, [x12], #32
+	WORD $0x0e33c155 // smull v21.8h, v10.8b, v19.8b
+	WORD $0x0e34c176 // smull v22.8h, v11.8b, v20.8b
+	WORD $0x4e338155 // smlal2 v21.8h, v10.16b, v19.16b
+	WORD $0x4e348176 // smlal2 v22.8h, v11.16b, v20.16b
+	WORD $0x4e602aac // saddlp v12.4s, v21.8h
+	WORD $0x4e606acc // sadalp v12.4s, v22.8h
+	WORD $0x6f8f0989 // mla v9.4s, v12.4s, v15.s[2]
+	WORD $0x0e193da0 // umov w0, v13.b[12]
+	FMOVD (R17)(R0<<3), F10
+	WORD $0x0e1b3da1 // umov w1, v13.b[13]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2a // mov v10.d[1], x1
+	WORD $0x0e1d3da2 // umov w2, v13.b[14]
+	FMOVD (R17)(R2<<3), F11
+	WORD $0x0e1f3da3 // umov w3, v13.b[15]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c6b // mov v11.d[1], x3
+	WORD $0x6e0e19cc // ext v12.16b, v14.16b, v14.16b, #3
+	WORD $0x4e010193 // tbl v19.16b, { v12.16b }, v1.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d4a // eor v10.16b, v10.16b, v19.16b
+	WORD $0x6e33854a // sub v10.16b, v10.16b, v19.16b
+	WORD $0x4e020193 // tbl v19.16b, { v12.16b }, v2.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d6b // eor v11.16b, v11.16b, v19.16b
+	WORD $0x6e33856b // sub v11.16b, v11.16b, v19.16b
+	WORD $0x4cdfa193 // ld1 { v19.16b, v20.16b }, [x12], #32
+	WORD $0x0e33c155 // smull v21.8h, v10.8b, v19.8b
+	WORD $0x0e34c176 // smull v22.8h, v11.8b, v20.8b
+	WORD $0x4e338155 // smlal2 v21.8h, v10.16b, v19.16b
+	WORD $0x4e348176 // smlal2 v22.8h, v11.16b, v20.16b
+	WORD $0x4e602aac // saddlp v12.4s, v21.8h
+	WORD $0x4e606acc // sadalp v12.4s, v22.8h
+	WORD $0x6faf0989 // mla v9.4s, v12.4s, v15.s[3]
+	WORD $0x0e013e05 // umov w5, v16.b[0]
+	FMOVD (R17)(R5<<3), F10
+	WORD $0x0e033e06 // umov w6, v16.b[1]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cca // mov v10.d[1], x6
+	WORD $0x0e053e00 // umov w0, v16.b[2]
+	FMOVD (R17)(R0<<3), F11
+	WORD $0x0e073e01 // umov w1, v16.b[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2b // mov v11.d[1], x1
+	WORD $0x4e01022c // tbl v12.16b, { v17.16b }, v1.16b
+	WORD $0x4e208d8c // cmtst v12.16b, v12.16b, v0.16b
+	WORD $0x6e2c1d4a // eor v10.16b, v10.16b, v12.16b
+	WORD $0x6e2c854a // sub v10.16b, v10.16b, v12.16b
+	WORD $0x4e02022c // tbl v12.16b, { v17.16b }, v2.16b
+	WORD $0x4e208d8c // cmtst v12.16b, v12.16b, v0.16b
+	WORD $0x6e2c1d6b // eor v11.16b, v11.16b, v12.16b
+	WORD $0x6e2c856b // sub v11.16b, v11.16b, v12.16b
+	WORD $0x4cdfa193 // ld1 { v19.16b, v20.16b }, [x12], #32
+	WORD $0x0e33c155 // smull v21.8h, v10.8b, v19.8b
+	WORD $0x0e34c176 // smull v22.8h, v11.8b, v20.8b
+	WORD $0x4e338155 // smlal2 v21.8h, v10.16b, v19.16b
+	WORD $0x4e348176 // smlal2 v22.8h, v11.16b, v20.16b
+	WORD $0x4e602aac // saddlp v12.4s, v21.8h
+	WORD $0x4e606acc // sadalp v12.4s, v22.8h
+	WORD $0x6f920189 // mla v9.4s, v12.4s, v18.s[0]
+	WORD $0x0e093e02 // umov w2, v16.b[4]
+	FMOVD (R17)(R2<<3), F10
+	WORD $0x0e0b3e03 // umov w3, v16.b[5]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c6a // mov v10.d[1], x3
+	WORD $0x0e0d3e05 // umov w5, v16.b[6]
+	FMOVD (R17)(R5<<3), F11
+	WORD $0x0e0f3e06 // umov w6, v16.b[7]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181ccb // mov v11.d[1], x6
+	WORD $0x6e110a2c // ext v12.16b, v17.16b, v17.16b, #1
+	WORD $0x4e010193 // tbl v19.16b, { v12.16b }, v1.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d4a // eor v10.16b, v10.16b, v19.16b
+	WORD $0x6e33854a // sub v10.16b, v10.16b, v19.16b
+	WORD $0x4e020193 // tbl v19.16b, { v12.16b }, v2.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d6b // eor v11.16b, v11.16b, v19.16b
+	WORD $0x6e33856b // sub v11.16b, v11.16b, v19.16b
+	WORD $0x4cdfa193 // ld1 { v19.16b, v20.16b }, [x12], #32
+	WORD $0x0e33c155 // smull v21.8h, v10.8b, v19.8b
+	WORD $0x0e34c176 // smull v22.8h, v11.8b, v20.8b
+	WORD $0x4e338155 // smlal2 v21.8h, v10.16b, v19.16b
+	WORD $0x4e348176 // smlal2 v22.8h, v11.16b, v20.16b
+	WORD $0x4e602aac // saddlp v12.4s, v21.8h
+	WORD $0x4e606acc // sadalp v12.4s, v22.8h
+	WORD $0x6fb20189 // mla v9.4s, v12.4s, v18.s[1]
+	WORD $0x0e113e00 // umov w0, v16.b[8]
+	FMOVD (R17)(R0<<3), F10
+	WORD $0x0e133e01 // umov w1, v16.b[9]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2a // mov v10.d[1], x1
+	WORD $0x0e153e02 // umov w2, v16.b[10]
+	FMOVD (R17)(R2<<3), F11
+	WORD $0x0e173e03 // umov w3, v16.b[11]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c6b // mov v11.d[1], x3
+	WORD $0x6e11122c // ext v12.16b, v17.16b, v17.16b, #2
+	WORD $0x4e010193 // tbl v19.16b, { v12.16b }, v1.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d4a // eor v10.16b, v10.16b, v19.16b
+	WORD $0x6e33854a // sub v10.16b, v10.16b, v19.16b
+	WORD $0x4e020193 // tbl v19.16b, { v12.16b }, v2.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d6b // eor v11.16b, v11.16b, v19.16b
+	WORD $0x6e33856b // sub v11.16b, v11.16b, v19.16b
+	WORD $0x4cdfa193 // ld1 { v19.16b, v20.16b }, [x12], #32
+	WORD $0x0e33c155 // smull v21.8h, v10.8b, v19.8b
+	WORD $0x0e34c176 // smull v22.8h, v11.8b, v20.8b
+	WORD $0x4e338155 // smlal2 v21.8h, v10.16b, v19.16b
+	WORD $0x4e348176 // smlal2 v22.8h, v11.16b, v20.16b
+	WORD $0x4e602aac // saddlp v12.4s, v21.8h
+	WORD $0x4e606acc // sadalp v12.4s, v22.8h
+	WORD $0x6f920989 // mla v9.4s, v12.4s, v18.s[2]
+	WORD $0x0e193e05 // umov w5, v16.b[12]
+	FMOVD (R17)(R5<<3), F10
+	WORD $0x0e1b3e06 // umov w6, v16.b[13]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cca // mov v10.d[1], x6
+	WORD $0x0e1d3e00 // umov w0, v16.b[14]
+	FMOVD (R17)(R0<<3), F11
+	WORD $0x0e1f3e01 // umov w1, v16.b[15]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2b // mov v11.d[1], x1
+	WORD $0x6e111a2c // ext v12.16b, v17.16b, v17.16b, #3
+	WORD $0x4e010193 // tbl v19.16b, { v12.16b }, v1.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d4a // eor v10.16b, v10.16b, v19.16b
+	WORD $0x6e33854a // sub v10.16b, v10.16b, v19.16b
+	WORD $0x4e020193 // tbl v19.16b, { v12.16b }, v2.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d6b // eor v11.16b, v11.16b, v19.16b
+	WORD $0x6e33856b // sub v11.16b, v11.16b, v19.16b
+	WORD $0x4cdfa193 // ld1 { v19.16b, v20.16b }, [x12], #32
+	WORD $0x0e33c155 // smull v21.8h, v10.8b, v19.8b
+	WORD $0x0e34c176 // smull v22.8h, v11.8b, v20.8b
+	WORD $0x4e338155 // smlal2 v21.8h, v10.16b, v19.16b
+	WORD $0x4e348176 // smlal2 v22.8h, v11.16b, v20.16b
+	WORD $0x4e602aac // saddlp v12.4s, v21.8h
+	WORD $0x4e606acc // sadalp v12.4s, v22.8h
+	WORD $0x6fb20989 // mla v9.4s, v12.4s, v18.s[3]
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4d40c969 // ld1r { v9.4s }, [x11]
+	WORD $0x0d4040e8 // ld1 { v8.h }[0], [x7]
+	WORD $0x0d404908 // ld1 { v8.h }[1], [x8]
+	WORD $0x0d405128 // ld1 { v8.h }[2], [x9]
+	WORD $0x0d405948 // ld1 { v8.h }[3], [x10]
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
+	WORD $0x6e29dd08 // fmul v8.4s, v8.4s, v9.4s
+	WORD $0x4e28cce5 // fmla v5.4s, v7.4s, v8.4s
 	ADD $66, R7, R7
 	ADD $66, R8, R8
 	ADD $66, R9, R9
@@ -1322,8 +1329,7 @@ loop:
 	ADD $292, R11, R11
 	SUBS $1, R4, R4
 	BNE loop
-	WORD $0x4f0167c6 // movi v6.4s, #62, lsl #24
-	WORD $0x6e26dca5 // fmul v5.4s, v5.4s, v6.4s
+	WORD $0x4fa690a5 // fmul v5.4s, v5.4s, v6.s[1]
 	MOVD out+40(FP), R5
 	MOVD outStride+48(FP), R6
 	LSL $2, R6, R6
@@ -1351,242 +1357,245 @@ TEXT ·dotIQ2_XXSDotprod(SB), NOSPLIT, $0-28
 	WORD $0x4f03e7e3 // movi v3.16b, #127
 	WORD $0x4f000424 // movi v4.4s, #1
 	WORD $0x6f00e405 // movi v5.2d, #0000000000000000
+	MOVD $0x3e00000000000000, R15
+	WORD $0x4e080de6 // dup v6.2d, x15
+	MOVD $0x0000000000000000, R15
+	WORD $0x4e181de6 // mov v6.d[1], x15
 loop:
 	ADD $4, R11, R12
 	ADD $2, R7, R15
-	WORD $0x4c4021e6 // ld1 { v6.16b, v7.16b, v8.16b, v9.16b }, [x15]
-	WORD $0x4e8718ca // uzp1 v10.4s, v6.4s, v7.4s
-	WORD $0x4e8758cb // uzp2 v11.4s, v6.4s, v7.4s
-	WORD $0x6f25056c // ushr v12.4s, v11.4s, #27
-	WORD $0x4ea41d8c // orr v12.16b, v12.16b, v4.16b
-	WORD $0x6f39056d // ushr v13.4s, v11.4s, #7
-	WORD $0x6f32056e // ushr v14.4s, v11.4s, #14
-	WORD $0x6f2b056f // ushr v15.4s, v11.4s, #21
-	WORD $0x4e0d196b // uzp1 v11.16b, v11.16b, v13.16b
-	WORD $0x4e0f19ce // uzp1 v14.16b, v14.16b, v15.16b
-	WORD $0x4e0e196b // uzp1 v11.16b, v11.16b, v14.16b
-	WORD $0x4e231d6b // and v11.16b, v11.16b, v3.16b
-	WORD $0x4e20596d // cnt v13.16b, v11.16b
-	WORD $0x4f0f55ad // shl v13.16b, v13.16b, #7
-	WORD $0x4ead1d6b // orr v11.16b, v11.16b, v13.16b
-	WORD $0x4e89190d // uzp1 v13.4s, v8.4s, v9.4s
-	WORD $0x4e89590e // uzp2 v14.4s, v8.4s, v9.4s
-	WORD $0x6f2505cf // ushr v15.4s, v14.4s, #27
-	WORD $0x4ea41def // orr v15.16b, v15.16b, v4.16b
-	WORD $0x6f3905d0 // ushr v16.4s, v14.4s, #7
-	WORD $0x6f3205d1 // ushr v17.4s, v14.4s, #14
-	WORD $0x6f2b05d2 // ushr v18.4s, v14.4s, #21
-	WORD $0x4e1019ce // uzp1 v14.16b, v14.16b, v16.16b
-	WORD $0x4e121a31 // uzp1 v17.16b, v17.16b, v18.16b
-	WORD $0x4e1119ce // uzp1 v14.16b, v14.16b, v17.16b
-	WORD $0x4e231dce // and v14.16b, v14.16b, v3.16b
-	WORD $0x4e2059d0 // cnt v16.16b, v14.16b
-	WORD $0x4f0f5610 // shl v16.16b, v16.16b, #7
-	WORD $0x4eb01dce // orr v14.16b, v14.16b, v16.16b
-	WORD $0x6f00e406 // movi v6.2d, #0000000000000000
-	WORD $0x0e013d40 // umov w0, v10.b[0]
-	FMOVD (R17)(R0<<3), F7
-	WORD $0x0e033d41 // umov w1, v10.b[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c27 // mov v7.d[1], x1
-	WORD $0x0e053d42 // umov w2, v10.b[2]
-	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e073d43 // umov w3, v10.b[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x4e010169 // tbl v9.16b, { v11.16b }, v1.16b
-	WORD $0x4e208d29 // cmtst v9.16b, v9.16b, v0.16b
-	WORD $0x6e291ce7 // eor v7.16b, v7.16b, v9.16b
-	WORD $0x6e2984e7 // sub v7.16b, v7.16b, v9.16b
-	WORD $0x4e020169 // tbl v9.16b, { v11.16b }, v2.16b
-	WORD $0x4e208d29 // cmtst v9.16b, v9.16b, v0.16b
-	WORD $0x6e291d08 // eor v8.16b, v8.16b, v9.16b
-	WORD $0x6e298508 // sub v8.16b, v8.16b, v9.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
-	WORD $0x4e9094e9 // sdot v9.4s, v7.16b, v16.16b
-	WORD $0x4e919509 // sdot v9.4s, v8.16b, v17.16b
-	WORD $0x6f8c0126 // mla v6.4s, v9.4s, v12.s[0]
-	WORD $0x0e093d45 // umov w5, v10.b[4]
-	FMOVD (R17)(R5<<3), F7
-	WORD $0x0e0b3d46 // umov w6, v10.b[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc7 // mov v7.d[1], x6
-	WORD $0x0e0d3d40 // umov w0, v10.b[6]
+	WORD $0x4c4021e7 // ld1 { v7.16b, v8.16b, v9.16b, v10.16b }, [x15]
+	WORD $0x4e8818eb // uzp1 v11.4s, v7.4s, v8.4s
+	WORD $0x4e8858ec // uzp2 v12.4s, v7.4s, v8.4s
+	WORD $0x6f25058d // ushr v13.4s, v12.4s, #27
+	WORD $0x4ea41dad // orr v13.16b, v13.16b, v4.16b
+	WORD $0x6f39058e // ushr v14.4s, v12.4s, #7
+	WORD $0x6f32058f // ushr v15.4s, v12.4s, #14
+	WORD $0x6f2b0590 // ushr v16.4s, v12.4s, #21
+	WORD $0x4e0e198c // uzp1 v12.16b, v12.16b, v14.16b
+	WORD $0x4e1019ef // uzp1 v15.16b, v15.16b, v16.16b
+	WORD $0x4e0f198c // uzp1 v12.16b, v12.16b, v15.16b
+	WORD $0x4e231d8c // and v12.16b, v12.16b, v3.16b
+	WORD $0x4e20598e // cnt v14.16b, v12.16b
+	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
+	WORD $0x4eae1d8c // orr v12.16b, v12.16b, v14.16b
+	WORD $0x4e8a192e // uzp1 v14.4s, v9.4s, v10.4s
+	WORD $0x4e8a592f // uzp2 v15.4s, v9.4s, v10.4s
+	WORD $0x6f2505f0 // ushr v16.4s, v15.4s, #27
+	WORD $0x4ea41e10 // orr v16.16b, v16.16b, v4.16b
+	WORD $0x6f3905f1 // ushr v17.4s, v15.4s, #7
+	WORD $0x6f3205f2 // ushr v18.4s, v15.4s, #14
+	WORD $0x6f2b05f3 // ushr v19.4s, v15.4s, #21
+	WORD $0x4e1119ef // uzp1 v15.16b, v15.16b, v17.16b
+	WORD $0x4e131a52 // uzp1 v18.16b, v18.16b, v19.16b
+	WORD $0x4e1219ef // uzp1 v15.16b, v15.16b, v18.16b
+	WORD $0x4e231def // and v15.16b, v15.16b, v3.16b
+	WORD $0x4e2059f1 // cnt v17.16b, v15.16b
+	WORD $0x4f0f5631 // shl v17.16b, v17.16b, #7
+	WORD $0x4eb11def // orr v15.16b, v15.16b, v17.16b
+	WORD $0x6f00e407 // movi v7.2d, #0000000000000000
+	WORD $0x0e013d60 // umov w0, v11.b[0]
 	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e0f3d41 // umov w1, v10.b[7]
+	WORD $0x0e033d61 // umov w1, v11.b[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x6e0b0969 // ext v9.16b, v11.16b, v11.16b, #1
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
-	WORD $0x4e9094e9 // sdot v9.4s, v7.16b, v16.16b
-	WORD $0x4e919509 // sdot v9.4s, v8.16b, v17.16b
-	WORD $0x6fac0126 // mla v6.4s, v9.4s, v12.s[1]
-	WORD $0x0e113d42 // umov w2, v10.b[8]
-	FMOVD (R17)(R2<<3), F7
-	WORD $0x0e133d43 // umov w3, v10.b[9]
+	WORD $0x0e053d62 // umov w2, v11.b[2]
+	FMOVD (R17)(R2<<3), F9
+	WORD $0x0e073d63 // umov w3, v11.b[3]
 	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c67 // mov v7.d[1], x3
-	WORD $0x0e153d45 // umov w5, v10.b[10]
+	WORD $0x4e181c69 // mov v9.d[1], x3
+	WORD $0x4e01018a // tbl v10.16b, { v12.16b }, v1.16b
+	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
+	WORD $0x6e2a1d08 // eor v8.16b, v8.16b, v10.16b
+	WORD $0x6e2a8508 // sub v8.16b, v8.16b, v10.16b
+	WORD $0x4e02018a // tbl v10.16b, { v12.16b }, v2.16b
+	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
+	WORD $0x6e2a1d29 // eor v9.16b, v9.16b, v10.16b
+	WORD $0x6e2a8529 // sub v9.16b, v9.16b, v10.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
+	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
+	WORD $0x6f8d0147 // mla v7.4s, v10.4s, v13.s[0]
+	WORD $0x0e093d65 // umov w5, v11.b[4]
 	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e173d46 // umov w6, v10.b[11]
+	WORD $0x0e0b3d66 // umov w6, v11.b[5]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x6e0b1169 // ext v9.16b, v11.16b, v11.16b, #2
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
-	WORD $0x4e9094e9 // sdot v9.4s, v7.16b, v16.16b
-	WORD $0x4e919509 // sdot v9.4s, v8.16b, v17.16b
-	WORD $0x6f8c0926 // mla v6.4s, v9.4s, v12.s[2]
-	WORD $0x0e193d40 // umov w0, v10.b[12]
-	FMOVD (R17)(R0<<3), F7
-	WORD $0x0e1b3d41 // umov w1, v10.b[13]
+	WORD $0x0e0d3d60 // umov w0, v11.b[6]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e0f3d61 // umov w1, v11.b[7]
 	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c27 // mov v7.d[1], x1
-	WORD $0x0e1d3d42 // umov w2, v10.b[14]
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x6e0c098a // ext v10.16b, v12.16b, v12.16b, #1
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
+	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
+	WORD $0x6fad0147 // mla v7.4s, v10.4s, v13.s[1]
+	WORD $0x0e113d62 // umov w2, v11.b[8]
 	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e1f3d43 // umov w3, v10.b[15]
+	WORD $0x0e133d63 // umov w3, v11.b[9]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x6e0b1969 // ext v9.16b, v11.16b, v11.16b, #3
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
-	WORD $0x4e9094e9 // sdot v9.4s, v7.16b, v16.16b
-	WORD $0x4e919509 // sdot v9.4s, v8.16b, v17.16b
-	WORD $0x6fac0926 // mla v6.4s, v9.4s, v12.s[3]
-	WORD $0x0e013da5 // umov w5, v13.b[0]
-	FMOVD (R17)(R5<<3), F7
-	WORD $0x0e033da6 // umov w6, v13.b[1]
+	WORD $0x0e153d65 // umov w5, v11.b[10]
+	FMOVD (R17)(R5<<3), F9
+	WORD $0x0e173d66 // umov w6, v11.b[11]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc7 // mov v7.d[1], x6
-	WORD $0x0e053da0 // umov w0, v13.b[2]
+	WORD $0x4e181cc9 // mov v9.d[1], x6
+	WORD $0x6e0c118a // ext v10.16b, v12.16b, v12.16b, #2
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
+	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
+	WORD $0x6f8d0947 // mla v7.4s, v10.4s, v13.s[2]
+	WORD $0x0e193d60 // umov w0, v11.b[12]
 	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e073da1 // umov w1, v13.b[3]
+	WORD $0x0e1b3d61 // umov w1, v11.b[13]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x4e0101c9 // tbl v9.16b, { v14.16b }, v1.16b
-	WORD $0x4e208d29 // cmtst v9.16b, v9.16b, v0.16b
-	WORD $0x6e291ce7 // eor v7.16b, v7.16b, v9.16b
-	WORD $0x6e2984e7 // sub v7.16b, v7.16b, v9.16b
-	WORD $0x4e0201c9 // tbl v9.16b, { v14.16b }, v2.16b
-	WORD $0x4e208d29 // cmtst v9.16b, v9.16b, v0.16b
-	WORD $0x6e291d08 // eor v8.16b, v8.16b, v9.16b
-	WORD $0x6e298508 // sub v8.16b, v8.16b, v9.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
-	WORD $0x4e9094e9 // sdot v9.4s, v7.16b, v16.16b
-	WORD $0x4e919509 // sdot v9.4s, v8.16b, v17.16b
-	WORD $0x6f8f0126 // mla v6.4s, v9.4s, v15.s[0]
-	WORD $0x0e093da2 // umov w2, v13.b[4]
-	FMOVD (R17)(R2<<3), F7
-	WORD $0x0e0b3da3 // umov w3, v13.b[5]
+	WORD $0x0e1d3d62 // umov w2, v11.b[14]
+	FMOVD (R17)(R2<<3), F9
+	WORD $0x0e1f3d63 // umov w3, v11.b[15]
 	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c67 // mov v7.d[1], x3
-	WORD $0x0e0d3da5 // umov w5, v13.b[6]
+	WORD $0x4e181c69 // mov v9.d[1], x3
+	WORD $0x6e0c198a // ext v10.16b, v12.16b, v12.16b, #3
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
+	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
+	WORD $0x6fad0947 // mla v7.4s, v10.4s, v13.s[3]
+	WORD $0x0e013dc5 // umov w5, v14.b[0]
 	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e0f3da6 // umov w6, v13.b[7]
+	WORD $0x0e033dc6 // umov w6, v14.b[1]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x6e0e09c9 // ext v9.16b, v14.16b, v14.16b, #1
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
-	WORD $0x4e9094e9 // sdot v9.4s, v7.16b, v16.16b
-	WORD $0x4e919509 // sdot v9.4s, v8.16b, v17.16b
-	WORD $0x6faf0126 // mla v6.4s, v9.4s, v15.s[1]
-	WORD $0x0e113da0 // umov w0, v13.b[8]
-	FMOVD (R17)(R0<<3), F7
-	WORD $0x0e133da1 // umov w1, v13.b[9]
+	WORD $0x0e053dc0 // umov w0, v14.b[2]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e073dc1 // umov w1, v14.b[3]
 	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c27 // mov v7.d[1], x1
-	WORD $0x0e153da2 // umov w2, v13.b[10]
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x4e0101ea // tbl v10.16b, { v15.16b }, v1.16b
+	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
+	WORD $0x6e2a1d08 // eor v8.16b, v8.16b, v10.16b
+	WORD $0x6e2a8508 // sub v8.16b, v8.16b, v10.16b
+	WORD $0x4e0201ea // tbl v10.16b, { v15.16b }, v2.16b
+	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
+	WORD $0x6e2a1d29 // eor v9.16b, v9.16b, v10.16b
+	WORD $0x6e2a8529 // sub v9.16b, v9.16b, v10.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
+	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
+	WORD $0x6f900147 // mla v7.4s, v10.4s, v16.s[0]
+	WORD $0x0e093dc2 // umov w2, v14.b[4]
 	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e173da3 // umov w3, v13.b[11]
+	WORD $0x0e0b3dc3 // umov w3, v14.b[5]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x6e0e11c9 // ext v9.16b, v14.16b, v14.16b, #2
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
-	WORD $0x4e9094e9 // sdot v9.4s, v7.16b, v16.16b
-	WORD $0x4e919509 // sdot v9.4s, v8.16b, v17.16b
-	WORD $0x6f8f0926 // mla v6.4s, v9.4s, v15.s[2]
-	WORD $0x0e193da5 // umov w5, v13.b[12]
-	FMOVD (R17)(R5<<3), F7
-	WORD $0x0e1b3da6 // umov w6, v13.b[13]
+	WORD $0x0e0d3dc5 // umov w5, v14.b[6]
+	FMOVD (R17)(R5<<3), F9
+	WORD $0x0e0f3dc6 // umov w6, v14.b[7]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc7 // mov v7.d[1], x6
-	WORD $0x0e1d3da0 // umov w0, v13.b[14]
+	WORD $0x4e181cc9 // mov v9.d[1], x6
+	WORD $0x6e0f09ea // ext v10.16b, v15.16b, v15.16b, #1
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
+	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
+	WORD $0x6fb00147 // mla v7.4s, v10.4s, v16.s[1]
+	WORD $0x0e113dc0 // umov w0, v14.b[8]
 	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e1f3da1 // umov w1, v13.b[15]
+	WORD $0x0e133dc1 // umov w1, v14.b[9]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x6e0e19c9 // ext v9.16b, v14.16b, v14.16b, #3
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
-	WORD $0x4e9094e9 // sdot v9.4s, v7.16b, v16.16b
-	WORD $0x4e919509 // sdot v9.4s, v8.16b, v17.16b
-	WORD $0x6faf0926 // mla v6.4s, v9.4s, v15.s[3]
-	WORD $0x4eb1b8c6 // addv s6, v6.4s
-	WORD $0x4d40c968 // ld1r { v8.4s }, [x11]
-	WORD $0x0d4040e7 // ld1 { v7.h }[0], [x7]
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
-	WORD $0x0e2178e7 // fcvtl v7.4s, v7.4h
-	WORD $0x6e28dce7 // fmul v7.4s, v7.4s, v8.4s
-	WORD $0x4e27ccc5 // fmla v5.4s, v6.4s, v7.4s
+	WORD $0x0e153dc2 // umov w2, v14.b[10]
+	FMOVD (R17)(R2<<3), F9
+	WORD $0x0e173dc3 // umov w3, v14.b[11]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c69 // mov v9.d[1], x3
+	WORD $0x6e0f11ea // ext v10.16b, v15.16b, v15.16b, #2
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
+	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
+	WORD $0x6f900947 // mla v7.4s, v10.4s, v16.s[2]
+	WORD $0x0e193dc5 // umov w5, v14.b[12]
+	FMOVD (R17)(R5<<3), F8
+	WORD $0x0e1b3dc6 // umov w6, v14.b[13]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cc8 // mov v8.d[1], x6
+	WORD $0x0e1d3dc0 // umov w0, v14.b[14]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e1f3dc1 // umov w1, v14.b[15]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x6e0f19ea // ext v10.16b, v15.16b, v15.16b, #3
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
+	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
+	WORD $0x6fb00947 // mla v7.4s, v10.4s, v16.s[3]
+	WORD $0x4eb1b8e7 // addv s7, v7.4s
+	WORD $0x4d40c969 // ld1r { v9.4s }, [x11]
+	WORD $0x0d4040e8 // ld1 { v8.h }[0], [x7]
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
+	WORD $0x6e29dd08 // fmul v8.4s, v8.4s, v9.4s
+	WORD $0x4e28cce5 // fmla v5.4s, v7.4s, v8.4s
 	ADD $66, R7, R7
 	ADD $292, R11, R11
 	SUBS $1, R4, R4
 	BNE loop
-	WORD $0x4f0167c6 // movi v6.4s, #62, lsl #24
-	WORD $0x6e26dca5 // fmul v5.4s, v5.4s, v6.4s
+	WORD $0x4fa690a5 // fmul v5.4s, v5.4s, v6.s[1]
 	FMOVS F5, ret+24(FP)
 	RET
 done:
@@ -1618,676 +1627,235 @@ TEXT ·tileIQ2_XXSDotprod4x1(SB), NOSPLIT, $0-56
 	WORD $0x4f03e7e3 // movi v3.16b, #127
 	WORD $0x4f000424 // movi v4.4s, #1
 	WORD $0x6f00e405 // movi v5.2d, #0000000000000000
+	MOVD $0x3e00000000000000, R15
+	WORD $0x4e080de6 // dup v6.2d, x15
+	MOVD $0x0000000000000000, R15
+	WORD $0x4e181de6 // mov v6.d[1], x15
 loop:
 	ADD $4, R11, R12
 	ADD $2, R7, R15
-	WORD $0x4c4021e6 // ld1 { v6.16b, v7.16b, v8.16b, v9.16b }, [x15]
-	WORD $0x4e8718ca // uzp1 v10.4s, v6.4s, v7.4s
-	WORD $0x4e8758cb // uzp2 v11.4s, v6.4s, v7.4s
-	WORD $0x6f25056c // ushr v12.4s, v11.4s, #27
-	WORD $0x4ea41d8c // orr v12.16b, v12.16b, v4.16b
-	WORD $0x6f39056d // ushr v13.4s, v11.4s, #7
-	WORD $0x6f32056e // ushr v14.4s, v11.4s, #14
-	WORD $0x6f2b056f // ushr v15.4s, v11.4s, #21
-	WORD $0x4e0d196b // uzp1 v11.16b, v11.16b, v13.16b
-	WORD $0x4e0f19ce // uzp1 v14.16b, v14.16b, v15.16b
-	WORD $0x4e0e196b // uzp1 v11.16b, v11.16b, v14.16b
-	WORD $0x4e231d6b // and v11.16b, v11.16b, v3.16b
-	WORD $0x4e20596d // cnt v13.16b, v11.16b
-	WORD $0x4f0f55ad // shl v13.16b, v13.16b, #7
-	WORD $0x4ead1d6b // orr v11.16b, v11.16b, v13.16b
-	WORD $0x4e89190d // uzp1 v13.4s, v8.4s, v9.4s
-	WORD $0x4e89590e // uzp2 v14.4s, v8.4s, v9.4s
-	WORD $0x6f2505cf // ushr v15.4s, v14.4s, #27
-	WORD $0x4ea41def // orr v15.16b, v15.16b, v4.16b
-	WORD $0x6f3905d0 // ushr v16.4s, v14.4s, #7
-	WORD $0x6f3205d1 // ushr v17.4s, v14.4s, #14
-	WORD $0x6f2b05d2 // ushr v18.4s, v14.4s, #21
-	WORD $0x4e1019ce // uzp1 v14.16b, v14.16b, v16.16b
-	WORD $0x4e121a31 // uzp1 v17.16b, v17.16b, v18.16b
-	WORD $0x4e1119ce // uzp1 v14.16b, v14.16b, v17.16b
-	WORD $0x4e231dce // and v14.16b, v14.16b, v3.16b
-	WORD $0x4e2059d0 // cnt v16.16b, v14.16b
-	WORD $0x4f0f5610 // shl v16.16b, v16.16b, #7
-	WORD $0x4eb01dce // orr v14.16b, v14.16b, v16.16b
-	WORD $0x6f00e406 // movi v6.2d, #0000000000000000
-	WORD $0x0e013d40 // umov w0, v10.b[0]
-	FMOVD (R17)(R0<<3), F7
-	WORD $0x0e033d41 // umov w1, v10.b[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c27 // mov v7.d[1], x1
-	WORD $0x0e053d42 // umov w2, v10.b[2]
-	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e073d43 // umov w3, v10.b[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x4e010169 // tbl v9.16b, { v11.16b }, v1.16b
-	WORD $0x4e208d29 // cmtst v9.16b, v9.16b, v0.16b
-	WORD $0x6e291ce7 // eor v7.16b, v7.16b, v9.16b
-	WORD $0x6e2984e7 // sub v7.16b, v7.16b, v9.16b
-	WORD $0x4e020169 // tbl v9.16b, { v11.16b }, v2.16b
-	WORD $0x4e208d29 // cmtst v9.16b, v9.16b, v0.16b
-	WORD $0x6e291d08 // eor v8.16b, v8.16b, v9.16b
-	WORD $0x6e298508 // sub v8.16b, v8.16b, v9.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
-	WORD $0x4e9094e9 // sdot v9.4s, v7.16b, v16.16b
-	WORD $0x4e919509 // sdot v9.4s, v8.16b, v17.16b
-	WORD $0x6f8c0126 // mla v6.4s, v9.4s, v12.s[0]
-	WORD $0x0e093d45 // umov w5, v10.b[4]
-	FMOVD (R17)(R5<<3), F7
-	WORD $0x0e0b3d46 // umov w6, v10.b[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc7 // mov v7.d[1], x6
-	WORD $0x0e0d3d40 // umov w0, v10.b[6]
+	WORD $0x4c4021e7 // ld1 { v7.16b, v8.16b, v9.16b, v10.16b }, [x15]
+	WORD $0x4e8818eb // uzp1 v11.4s, v7.4s, v8.4s
+	WORD $0x4e8858ec // uzp2 v12.4s, v7.4s, v8.4s
+	WORD $0x6f25058d // ushr v13.4s, v12.4s, #27
+	WORD $0x4ea41dad // orr v13.16b, v13.16b, v4.16b
+	WORD $0x6f39058e // ushr v14.4s, v12.4s, #7
+	WORD $0x6f32058f // ushr v15.4s, v12.4s, #14
+	WORD $0x6f2b0590 // ushr v16.4s, v12.4s, #21
+	WORD $0x4e0e198c // uzp1 v12.16b, v12.16b, v14.16b
+	WORD $0x4e1019ef // uzp1 v15.16b, v15.16b, v16.16b
+	WORD $0x4e0f198c // uzp1 v12.16b, v12.16b, v15.16b
+	WORD $0x4e231d8c // and v12.16b, v12.16b, v3.16b
+	WORD $0x4e20598e // cnt v14.16b, v12.16b
+	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
+	WORD $0x4eae1d8c // orr v12.16b, v12.16b, v14.16b
+	WORD $0x4e8a192e // uzp1 v14.4s, v9.4s, v10.4s
+	WORD $0x4e8a592f // uzp2 v15.4s, v9.4s, v10.4s
+	WORD $0x6f2505f0 // ushr v16.4s, v15.4s, #27
+	WORD $0x4ea41e10 // orr v16.16b, v16.16b, v4.16b
+	WORD $0x6f3905f1 // ushr v17.4s, v15.4s, #7
+	WORD $0x6f3205f2 // ushr v18.4s, v15.4s, #14
+	WORD $0x6f2b05f3 // ushr v19.4s, v15.4s, #21
+	WORD $0x4e1119ef // uzp1 v15.16b, v15.16b, v17.16b
+	WORD $0x4e131a52 // uzp1 v18.16b, v18.16b, v19.16b
+	WORD $0x4e1219ef // uzp1 v15.16b, v15.16b, v18.16b
+	WORD $0x4e231def // and v15.16b, v15.16b, v3.16b
+	WORD $0x4e2059f1 // cnt v17.16b, v15.16b
+	WORD $0x4f0f5631 // shl v17.16b, v17.16b, #7
+	WORD $0x4eb11def // orr v15.16b, v15.16b, v17.16b
+	WORD $0x6f00e407 // movi v7.2d, #0000000000000000
+	WORD $0x0e013d60 // umov w0, v11.b[0]
 	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e0f3d41 // umov w1, v10.b[7]
+	WORD $0x0e033d61 // umov w1, v11.b[1]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x6e0b0969 // ext v9.16b, v11.16b, v11.16b, #1
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
-	WORD $0x4e9094e9 // sdot v9.4s, v7.16b, v16.16b
-	WORD $0x4e919509 // sdot v9.4s, v8.16b, v17.16b
-	WORD $0x6fac0126 // mla v6.4s, v9.4s, v12.s[1]
-	WORD $0x0e113d42 // umov w2, v10.b[8]
-	FMOVD (R17)(R2<<3), F7
-	WORD $0x0e133d43 // umov w3, v10.b[9]
+	WORD $0x0e053d62 // umov w2, v11.b[2]
+	FMOVD (R17)(R2<<3), F9
+	WORD $0x0e073d63 // umov w3, v11.b[3]
 	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c67 // mov v7.d[1], x3
-	WORD $0x0e153d45 // umov w5, v10.b[10]
+	WORD $0x4e181c69 // mov v9.d[1], x3
+	WORD $0x4e01018a // tbl v10.16b, { v12.16b }, v1.16b
+	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
+	WORD $0x6e2a1d08 // eor v8.16b, v8.16b, v10.16b
+	WORD $0x6e2a8508 // sub v8.16b, v8.16b, v10.16b
+	WORD $0x4e02018a // tbl v10.16b, { v12.16b }, v2.16b
+	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
+	WORD $0x6e2a1d29 // eor v9.16b, v9.16b, v10.16b
+	WORD $0x6e2a8529 // sub v9.16b, v9.16b, v10.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
+	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
+	WORD $0x6f8d0147 // mla v7.4s, v10.4s, v13.s[0]
+	WORD $0x0e093d65 // umov w5, v11.b[4]
 	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e173d46 // umov w6, v10.b[11]
+	WORD $0x0e0b3d66 // umov w6, v11.b[5]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x6e0b1169 // ext v9.16b, v11.16b, v11.16b, #2
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
-	WORD $0x4e9094e9 // sdot v9.4s, v7.16b, v16.16b
-	WORD $0x4e919509 // sdot v9.4s, v8.16b, v17.16b
-	WORD $0x6f8c0926 // mla v6.4s, v9.4s, v12.s[2]
-	WORD $0x0e193d40 // umov w0, v10.b[12]
-	FMOVD (R17)(R0<<3), F7
-	WORD $0x0e1b3d41 // umov w1, v10.b[13]
+	WORD $0x0e0d3d60 // umov w0, v11.b[6]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e0f3d61 // umov w1, v11.b[7]
 	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c27 // mov v7.d[1], x1
-	WORD $0x0e1d3d42 // umov w2, v10.b[14]
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x6e0c098a // ext v10.16b, v12.16b, v12.16b, #1
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
+	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
+	WORD $0x6fad0147 // mla v7.4s, v10.4s, v13.s[1]
+	WORD $0x0e113d62 // umov w2, v11.b[8]
 	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e1f3d43 // umov w3, v10.b[15]
+	WORD $0x0e133d63 // umov w3, v11.b[9]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x6e0b1969 // ext v9.16b, v11.16b, v11.16b, #3
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
-	WORD $0x4e9094e9 // sdot v9.4s, v7.16b, v16.16b
-	WORD $0x4e919509 // sdot v9.4s, v8.16b, v17.16b
-	WORD $0x6fac0926 // mla v6.4s, v9.4s, v12.s[3]
-	WORD $0x0e013da5 // umov w5, v13.b[0]
-	FMOVD (R17)(R5<<3), F7
-	WORD $0x0e033da6 // umov w6, v13.b[1]
+	WORD $0x0e153d65 // umov w5, v11.b[10]
+	FMOVD (R17)(R5<<3), F9
+	WORD $0x0e173d66 // umov w6, v11.b[11]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc7 // mov v7.d[1], x6
-	WORD $0x0e053da0 // umov w0, v13.b[2]
+	WORD $0x4e181cc9 // mov v9.d[1], x6
+	WORD $0x6e0c118a // ext v10.16b, v12.16b, v12.16b, #2
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
+	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
+	WORD $0x6f8d0947 // mla v7.4s, v10.4s, v13.s[2]
+	WORD $0x0e193d60 // umov w0, v11.b[12]
 	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e073da1 // umov w1, v13.b[3]
+	WORD $0x0e1b3d61 // umov w1, v11.b[13]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x4e0101c9 // tbl v9.16b, { v14.16b }, v1.16b
-	WORD $0x4e208d29 // cmtst v9.16b, v9.16b, v0.16b
-	WORD $0x6e291ce7 // eor v7.16b, v7.16b, v9.16b
-	WORD $0x6e2984e7 // sub v7.16b, v7.16b, v9.16b
-	WORD $0x4e0201c9 // tbl v9.16b, { v14.16b }, v2.16b
-	WORD $0x4e208d29 // cmtst v9.16b, v9.16b, v0.16b
-	WORD $0x6e291d08 // eor v8.16b, v8.16b, v9.16b
-	WORD $0x6e298508 // sub v8.16b, v8.16b, v9.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
-	WORD $0x4e9094e9 // sdot v9.4s, v7.16b, v16.16b
-	WORD $0x4e919509 // sdot v9.4s, v8.16b, v17.16b
-	WORD $0x6f8f0126 // mla v6.4s, v9.4s, v15.s[0]
-	WORD $0x0e093da2 // umov w2, v13.b[4]
-	FMOVD (R17)(R2<<3), F7
-	WORD $0x0e0b3da3 // umov w3, v13.b[5]
+	WORD $0x0e1d3d62 // umov w2, v11.b[14]
+	FMOVD (R17)(R2<<3), F9
+	WORD $0x0e1f3d63 // umov w3, v11.b[15]
 	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c67 // mov v7.d[1], x3
-	WORD $0x0e0d3da5 // umov w5, v13.b[6]
+	WORD $0x4e181c69 // mov v9.d[1], x3
+	WORD $0x6e0c198a // ext v10.16b, v12.16b, v12.16b, #3
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
+	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
+	WORD $0x6fad0947 // mla v7.4s, v10.4s, v13.s[3]
+	WORD $0x0e013dc5 // umov w5, v14.b[0]
 	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e0f3da6 // umov w6, v13.b[7]
+	WORD $0x0e033dc6 // umov w6, v14.b[1]
 	MOVD (R17)(R6<<3), R6
 	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x6e0e09c9 // ext v9.16b, v14.16b, v14.16b, #1
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
-	WORD $0x4e9094e9 // sdot v9.4s, v7.16b, v16.16b
-	WORD $0x4e919509 // sdot v9.4s, v8.16b, v17.16b
-	WORD $0x6faf0126 // mla v6.4s, v9.4s, v15.s[1]
-	WORD $0x0e113da0 // umov w0, v13.b[8]
-	FMOVD (R17)(R0<<3), F7
-	WORD $0x0e133da1 // umov w1, v13.b[9]
+	WORD $0x0e053dc0 // umov w0, v14.b[2]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e073dc1 // umov w1, v14.b[3]
 	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c27 // mov v7.d[1], x1
-	WORD $0x0e153da2 // umov w2, v13.b[10]
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x4e0101ea // tbl v10.16b, { v15.16b }, v1.16b
+	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
+	WORD $0x6e2a1d08 // eor v8.16b, v8.16b, v10.16b
+	WORD $0x6e2a8508 // sub v8.16b, v8.16b, v10.16b
+	WORD $0x4e0201ea // tbl v10.16b, { v15.16b }, v2.16b
+	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
+	WORD $0x6e2a1d29 // eor v9.16b, v9.16b, v10.16b
+	WORD $0x6e2a8529 // sub v9.16b, v9.16b, v10.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
+	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
+	WORD $0x6f900147 // mla v7.4s, v10.4s, v16.s[0]
+	WORD $0x0e093dc2 // umov w2, v14.b[4]
 	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e173da3 // umov w3, v13.b[11]
+	WORD $0x0e0b3dc3 // umov w3, v14.b[5]
 	MOVD (R17)(R3<<3), R3
 	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x6e0e11c9 // ext v9.16b, v14.16b, v14.16b, #2
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
-	WORD $0x4e9094e9 // sdot v9.4s, v7.16b, v16.16b
-	WORD $0x4e919509 // sdot v9.4s, v8.16b, v17.16b
-	WORD $0x6f8f0926 // mla v6.4s, v9.4s, v15.s[2]
-	WORD $0x0e193da5 // umov w5, v13.b[12]
-	FMOVD (R17)(R5<<3), F7
-	WORD $0x0e1b3da6 // umov w6, v13.b[13]
+	WORD $0x0e0d3dc5 // umov w5, v14.b[6]
+	FMOVD (R17)(R5<<3), F9
+	WORD $0x0e0f3dc6 // umov w6, v14.b[7]
 	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc7 // mov v7.d[1], x6
-	WORD $0x0e1d3da0 // umov w0, v13.b[14]
+	WORD $0x4e181cc9 // mov v9.d[1], x6
+	WORD $0x6e0f09ea // ext v10.16b, v15.16b, v15.16b, #1
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
+	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
+	WORD $0x6fb00147 // mla v7.4s, v10.4s, v16.s[1]
+	WORD $0x0e113dc0 // umov w0, v14.b[8]
 	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e1f3da1 // umov w1, v13.b[15]
+	WORD $0x0e133dc1 // umov w1, v14.b[9]
 	MOVD (R17)(R1<<3), R1
 	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x6e0e19c9 // ext v9.16b, v14.16b, v14.16b, #3
-	WORD $0x4e010130 // tbl v16.16b, { v9.16b }, v1.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301ce7 // eor v7.16b, v7.16b, v16.16b
-	WORD $0x6e3084e7 // sub v7.16b, v7.16b, v16.16b
-	WORD $0x4e020130 // tbl v16.16b, { v9.16b }, v2.16b
-	WORD $0x4e208e10 // cmtst v16.16b, v16.16b, v0.16b
-	WORD $0x6e301d08 // eor v8.16b, v8.16b, v16.16b
-	WORD $0x6e308508 // sub v8.16b, v8.16b, v16.16b
-	WORD $0x4cdfa190 // ld1 { v16.16b, v17.16b }, [x12], #32
-	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
-	WORD $0x4e9094e9 // sdot v9.4s, v7.16b, v16.16b
-	WORD $0x4e919509 // sdot v9.4s, v8.16b, v17.16b
-	WORD $0x6faf0926 // mla v6.4s, v9.4s, v15.s[3]
+	WORD $0x0e153dc2 // umov w2, v14.b[10]
+	FMOVD (R17)(R2<<3), F9
+	WORD $0x0e173dc3 // umov w3, v14.b[11]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c69 // mov v9.d[1], x3
+	WORD $0x6e0f11ea // ext v10.16b, v15.16b, v15.16b, #2
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
+	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
+	WORD $0x6f900947 // mla v7.4s, v10.4s, v16.s[2]
+	WORD $0x0e193dc5 // umov w5, v14.b[12]
+	FMOVD (R17)(R5<<3), F8
+	WORD $0x0e1b3dc6 // umov w6, v14.b[13]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cc8 // mov v8.d[1], x6
+	WORD $0x0e1d3dc0 // umov w0, v14.b[14]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e1f3dc1 // umov w1, v14.b[15]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x6e0f19ea // ext v10.16b, v15.16b, v15.16b, #3
+	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
+	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
+	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
+	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
+	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
+	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
+	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
+	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
+	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
+	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
+	WORD $0x6fb00947 // mla v7.4s, v10.4s, v16.s[3]
 	ADD $4, R11, R12
 	ADD $2, R8, R15
-	WORD $0x4c4021e7 // ld1 { v7.16b, v8.16b, v9.16b, v10.16b }, [x15]
-	WORD $0x4e8818eb // uzp1 v11.4s, v7.4s, v8.4s
-	WORD $0x4e8858ec // uzp2 v12.4s, v7.4s, v8.4s
-	WORD $0x6f25058d // ushr v13.4s, v12.4s, #27
-	WORD $0x4ea41dad // orr v13.16b, v13.16b, v4.16b
-	WORD $0x6f39058e // ushr v14.4s, v12.4s, #7
-	WORD $0x6f32058f // ushr v15.4s, v12.4s, #14
-	WORD $0x6f2b0590 // ushr v16.4s, v12.4s, #21
-	WORD $0x4e0e198c // uzp1 v12.16b, v12.16b, v14.16b
-	WORD $0x4e1019ef // uzp1 v15.16b, v15.16b, v16.16b
-	WORD $0x4e0f198c // uzp1 v12.16b, v12.16b, v15.16b
-	WORD $0x4e231d8c // and v12.16b, v12.16b, v3.16b
-	WORD $0x4e20598e // cnt v14.16b, v12.16b
-	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
-	WORD $0x4eae1d8c // orr v12.16b, v12.16b, v14.16b
-	WORD $0x4e8a192e // uzp1 v14.4s, v9.4s, v10.4s
-	WORD $0x4e8a592f // uzp2 v15.4s, v9.4s, v10.4s
-	WORD $0x6f2505f0 // ushr v16.4s, v15.4s, #27
-	WORD $0x4ea41e10 // orr v16.16b, v16.16b, v4.16b
-	WORD $0x6f3905f1 // ushr v17.4s, v15.4s, #7
-	WORD $0x6f3205f2 // ushr v18.4s, v15.4s, #14
-	WORD $0x6f2b05f3 // ushr v19.4s, v15.4s, #21
-	WORD $0x4e1119ef // uzp1 v15.16b, v15.16b, v17.16b
-	WORD $0x4e131a52 // uzp1 v18.16b, v18.16b, v19.16b
-	WORD $0x4e1219ef // uzp1 v15.16b, v15.16b, v18.16b
-	WORD $0x4e231def // and v15.16b, v15.16b, v3.16b
-	WORD $0x4e2059f1 // cnt v17.16b, v15.16b
-	WORD $0x4f0f5631 // shl v17.16b, v17.16b, #7
-	WORD $0x4eb11def // orr v15.16b, v15.16b, v17.16b
-	WORD $0x6f00e407 // movi v7.2d, #0000000000000000
-	WORD $0x0e013d60 // umov w0, v11.b[0]
-	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e033d61 // umov w1, v11.b[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x0e053d62 // umov w2, v11.b[2]
-	FMOVD (R17)(R2<<3), F9
-	WORD $0x0e073d63 // umov w3, v11.b[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c69 // mov v9.d[1], x3
-	WORD $0x4e01018a // tbl v10.16b, { v12.16b }, v1.16b
-	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
-	WORD $0x6e2a1d08 // eor v8.16b, v8.16b, v10.16b
-	WORD $0x6e2a8508 // sub v8.16b, v8.16b, v10.16b
-	WORD $0x4e02018a // tbl v10.16b, { v12.16b }, v2.16b
-	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
-	WORD $0x6e2a1d29 // eor v9.16b, v9.16b, v10.16b
-	WORD $0x6e2a8529 // sub v9.16b, v9.16b, v10.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
-	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
-	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
-	WORD $0x6f8d0147 // mla v7.4s, v10.4s, v13.s[0]
-	WORD $0x0e093d65 // umov w5, v11.b[4]
-	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e0b3d66 // umov w6, v11.b[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x0e0d3d60 // umov w0, v11.b[6]
-	FMOVD (R17)(R0<<3), F9
-	WORD $0x0e0f3d61 // umov w1, v11.b[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c29 // mov v9.d[1], x1
-	WORD $0x6e0c098a // ext v10.16b, v12.16b, v12.16b, #1
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
-	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
-	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
-	WORD $0x6fad0147 // mla v7.4s, v10.4s, v13.s[1]
-	WORD $0x0e113d62 // umov w2, v11.b[8]
-	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e133d63 // umov w3, v11.b[9]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x0e153d65 // umov w5, v11.b[10]
-	FMOVD (R17)(R5<<3), F9
-	WORD $0x0e173d66 // umov w6, v11.b[11]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc9 // mov v9.d[1], x6
-	WORD $0x6e0c118a // ext v10.16b, v12.16b, v12.16b, #2
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
-	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
-	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
-	WORD $0x6f8d0947 // mla v7.4s, v10.4s, v13.s[2]
-	WORD $0x0e193d60 // umov w0, v11.b[12]
-	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e1b3d61 // umov w1, v11.b[13]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x0e1d3d62 // umov w2, v11.b[14]
-	FMOVD (R17)(R2<<3), F9
-	WORD $0x0e1f3d63 // umov w3, v11.b[15]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c69 // mov v9.d[1], x3
-	WORD $0x6e0c198a // ext v10.16b, v12.16b, v12.16b, #3
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
-	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
-	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
-	WORD $0x6fad0947 // mla v7.4s, v10.4s, v13.s[3]
-	WORD $0x0e013dc5 // umov w5, v14.b[0]
-	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e033dc6 // umov w6, v14.b[1]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x0e053dc0 // umov w0, v14.b[2]
-	FMOVD (R17)(R0<<3), F9
-	WORD $0x0e073dc1 // umov w1, v14.b[3]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c29 // mov v9.d[1], x1
-	WORD $0x4e0101ea // tbl v10.16b, { v15.16b }, v1.16b
-	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
-	WORD $0x6e2a1d08 // eor v8.16b, v8.16b, v10.16b
-	WORD $0x6e2a8508 // sub v8.16b, v8.16b, v10.16b
-	WORD $0x4e0201ea // tbl v10.16b, { v15.16b }, v2.16b
-	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
-	WORD $0x6e2a1d29 // eor v9.16b, v9.16b, v10.16b
-	WORD $0x6e2a8529 // sub v9.16b, v9.16b, v10.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
-	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
-	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
-	WORD $0x6f900147 // mla v7.4s, v10.4s, v16.s[0]
-	WORD $0x0e093dc2 // umov w2, v14.b[4]
-	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e0b3dc3 // umov w3, v14.b[5]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x0e0d3dc5 // umov w5, v14.b[6]
-	FMOVD (R17)(R5<<3), F9
-	WORD $0x0e0f3dc6 // umov w6, v14.b[7]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc9 // mov v9.d[1], x6
-	WORD $0x6e0f09ea // ext v10.16b, v15.16b, v15.16b, #1
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
-	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
-	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
-	WORD $0x6fb00147 // mla v7.4s, v10.4s, v16.s[1]
-	WORD $0x0e113dc0 // umov w0, v14.b[8]
-	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e133dc1 // umov w1, v14.b[9]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x0e153dc2 // umov w2, v14.b[10]
-	FMOVD (R17)(R2<<3), F9
-	WORD $0x0e173dc3 // umov w3, v14.b[11]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c69 // mov v9.d[1], x3
-	WORD $0x6e0f11ea // ext v10.16b, v15.16b, v15.16b, #2
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
-	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
-	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
-	WORD $0x6f900947 // mla v7.4s, v10.4s, v16.s[2]
-	WORD $0x0e193dc5 // umov w5, v14.b[12]
-	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e1b3dc6 // umov w6, v14.b[13]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x0e1d3dc0 // umov w0, v14.b[14]
-	FMOVD (R17)(R0<<3), F9
-	WORD $0x0e1f3dc1 // umov w1, v14.b[15]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c29 // mov v9.d[1], x1
-	WORD $0x6e0f19ea // ext v10.16b, v15.16b, v15.16b, #3
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
-	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
-	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
-	WORD $0x6fb00947 // mla v7.4s, v10.4s, v16.s[3]
-	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
-	ADD $4, R11, R12
-	ADD $2, R9, R15
-	WORD $0x4c4021e7 // ld1 { v7.16b, v8.16b, v9.16b, v10.16b }, [x15]
-	WORD $0x4e8818eb // uzp1 v11.4s, v7.4s, v8.4s
-	WORD $0x4e8858ec // uzp2 v12.4s, v7.4s, v8.4s
-	WORD $0x6f25058d // ushr v13.4s, v12.4s, #27
-	WORD $0x4ea41dad // orr v13.16b, v13.16b, v4.16b
-	WORD $0x6f39058e // ushr v14.4s, v12.4s, #7
-	WORD $0x6f32058f // ushr v15.4s, v12.4s, #14
-	WORD $0x6f2b0590 // ushr v16.4s, v12.4s, #21
-	WORD $0x4e0e198c // uzp1 v12.16b, v12.16b, v14.16b
-	WORD $0x4e1019ef // uzp1 v15.16b, v15.16b, v16.16b
-	WORD $0x4e0f198c // uzp1 v12.16b, v12.16b, v15.16b
-	WORD $0x4e231d8c // and v12.16b, v12.16b, v3.16b
-	WORD $0x4e20598e // cnt v14.16b, v12.16b
-	WORD $0x4f0f55ce // shl v14.16b, v14.16b, #7
-	WORD $0x4eae1d8c // orr v12.16b, v12.16b, v14.16b
-	WORD $0x4e8a192e // uzp1 v14.4s, v9.4s, v10.4s
-	WORD $0x4e8a592f // uzp2 v15.4s, v9.4s, v10.4s
-	WORD $0x6f2505f0 // ushr v16.4s, v15.4s, #27
-	WORD $0x4ea41e10 // orr v16.16b, v16.16b, v4.16b
-	WORD $0x6f3905f1 // ushr v17.4s, v15.4s, #7
-	WORD $0x6f3205f2 // ushr v18.4s, v15.4s, #14
-	WORD $0x6f2b05f3 // ushr v19.4s, v15.4s, #21
-	WORD $0x4e1119ef // uzp1 v15.16b, v15.16b, v17.16b
-	WORD $0x4e131a52 // uzp1 v18.16b, v18.16b, v19.16b
-	WORD $0x4e1219ef // uzp1 v15.16b, v15.16b, v18.16b
-	WORD $0x4e231def // and v15.16b, v15.16b, v3.16b
-	WORD $0x4e2059f1 // cnt v17.16b, v15.16b
-	WORD $0x4f0f5631 // shl v17.16b, v17.16b, #7
-	WORD $0x4eb11def // orr v15.16b, v15.16b, v17.16b
-	WORD $0x6f00e407 // movi v7.2d, #0000000000000000
-	WORD $0x0e013d60 // umov w0, v11.b[0]
-	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e033d61 // umov w1, v11.b[1]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x0e053d62 // umov w2, v11.b[2]
-	FMOVD (R17)(R2<<3), F9
-	WORD $0x0e073d63 // umov w3, v11.b[3]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c69 // mov v9.d[1], x3
-	WORD $0x4e01018a // tbl v10.16b, { v12.16b }, v1.16b
-	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
-	WORD $0x6e2a1d08 // eor v8.16b, v8.16b, v10.16b
-	WORD $0x6e2a8508 // sub v8.16b, v8.16b, v10.16b
-	WORD $0x4e02018a // tbl v10.16b, { v12.16b }, v2.16b
-	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
-	WORD $0x6e2a1d29 // eor v9.16b, v9.16b, v10.16b
-	WORD $0x6e2a8529 // sub v9.16b, v9.16b, v10.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
-	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
-	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
-	WORD $0x6f8d0147 // mla v7.4s, v10.4s, v13.s[0]
-	WORD $0x0e093d65 // umov w5, v11.b[4]
-	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e0b3d66 // umov w6, v11.b[5]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x0e0d3d60 // umov w0, v11.b[6]
-	FMOVD (R17)(R0<<3), F9
-	WORD $0x0e0f3d61 // umov w1, v11.b[7]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c29 // mov v9.d[1], x1
-	WORD $0x6e0c098a // ext v10.16b, v12.16b, v12.16b, #1
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
-	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
-	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
-	WORD $0x6fad0147 // mla v7.4s, v10.4s, v13.s[1]
-	WORD $0x0e113d62 // umov w2, v11.b[8]
-	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e133d63 // umov w3, v11.b[9]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x0e153d65 // umov w5, v11.b[10]
-	FMOVD (R17)(R5<<3), F9
-	WORD $0x0e173d66 // umov w6, v11.b[11]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc9 // mov v9.d[1], x6
-	WORD $0x6e0c118a // ext v10.16b, v12.16b, v12.16b, #2
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
-	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
-	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
-	WORD $0x6f8d0947 // mla v7.4s, v10.4s, v13.s[2]
-	WORD $0x0e193d60 // umov w0, v11.b[12]
-	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e1b3d61 // umov w1, v11.b[13]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x0e1d3d62 // umov w2, v11.b[14]
-	FMOVD (R17)(R2<<3), F9
-	WORD $0x0e1f3d63 // umov w3, v11.b[15]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c69 // mov v9.d[1], x3
-	WORD $0x6e0c198a // ext v10.16b, v12.16b, v12.16b, #3
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
-	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
-	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
-	WORD $0x6fad0947 // mla v7.4s, v10.4s, v13.s[3]
-	WORD $0x0e013dc5 // umov w5, v14.b[0]
-	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e033dc6 // umov w6, v14.b[1]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x0e053dc0 // umov w0, v14.b[2]
-	FMOVD (R17)(R0<<3), F9
-	WORD $0x0e073dc1 // umov w1, v14.b[3]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c29 // mov v9.d[1], x1
-	WORD $0x4e0101ea // tbl v10.16b, { v15.16b }, v1.16b
-	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
-	WORD $0x6e2a1d08 // eor v8.16b, v8.16b, v10.16b
-	WORD $0x6e2a8508 // sub v8.16b, v8.16b, v10.16b
-	WORD $0x4e0201ea // tbl v10.16b, { v15.16b }, v2.16b
-	WORD $0x4e208d4a // cmtst v10.16b, v10.16b, v0.16b
-	WORD $0x6e2a1d29 // eor v9.16b, v9.16b, v10.16b
-	WORD $0x6e2a8529 // sub v9.16b, v9.16b, v10.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
-	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
-	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
-	WORD $0x6f900147 // mla v7.4s, v10.4s, v16.s[0]
-	WORD $0x0e093dc2 // umov w2, v14.b[4]
-	FMOVD (R17)(R2<<3), F8
-	WORD $0x0e0b3dc3 // umov w3, v14.b[5]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c68 // mov v8.d[1], x3
-	WORD $0x0e0d3dc5 // umov w5, v14.b[6]
-	FMOVD (R17)(R5<<3), F9
-	WORD $0x0e0f3dc6 // umov w6, v14.b[7]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc9 // mov v9.d[1], x6
-	WORD $0x6e0f09ea // ext v10.16b, v15.16b, v15.16b, #1
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
-	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
-	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
-	WORD $0x6fb00147 // mla v7.4s, v10.4s, v16.s[1]
-	WORD $0x0e113dc0 // umov w0, v14.b[8]
-	FMOVD (R17)(R0<<3), F8
-	WORD $0x0e133dc1 // umov w1, v14.b[9]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c28 // mov v8.d[1], x1
-	WORD $0x0e153dc2 // umov w2, v14.b[10]
-	FMOVD (R17)(R2<<3), F9
-	WORD $0x0e173dc3 // umov w3, v14.b[11]
-	MOVD (R17)(R3<<3), R3
-	WORD $0x4e181c69 // mov v9.d[1], x3
-	WORD $0x6e0f11ea // ext v10.16b, v15.16b, v15.16b, #2
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
-	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
-	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
-	WORD $0x6f900947 // mla v7.4s, v10.4s, v16.s[2]
-	WORD $0x0e193dc5 // umov w5, v14.b[12]
-	FMOVD (R17)(R5<<3), F8
-	WORD $0x0e1b3dc6 // umov w6, v14.b[13]
-	MOVD (R17)(R6<<3), R6
-	WORD $0x4e181cc8 // mov v8.d[1], x6
-	WORD $0x0e1d3dc0 // umov w0, v14.b[14]
-	FMOVD (R17)(R0<<3), F9
-	WORD $0x0e1f3dc1 // umov w1, v14.b[15]
-	MOVD (R17)(R1<<3), R1
-	WORD $0x4e181c29 // mov v9.d[1], x1
-	WORD $0x6e0f19ea // ext v10.16b, v15.16b, v15.16b, #3
-	WORD $0x4e010151 // tbl v17.16b, { v10.16b }, v1.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d08 // eor v8.16b, v8.16b, v17.16b
-	WORD $0x6e318508 // sub v8.16b, v8.16b, v17.16b
-	WORD $0x4e020151 // tbl v17.16b, { v10.16b }, v2.16b
-	WORD $0x4e208e31 // cmtst v17.16b, v17.16b, v0.16b
-	WORD $0x6e311d29 // eor v9.16b, v9.16b, v17.16b
-	WORD $0x6e318529 // sub v9.16b, v9.16b, v17.16b
-	WORD $0x4cdfa191 // ld1 { v17.16b, v18.16b }, [x12], #32
-	WORD $0x6f00e40a // movi v10.2d, #0000000000000000
-	WORD $0x4e91950a // sdot v10.4s, v8.16b, v17.16b
-	WORD $0x4e92952a // sdot v10.4s, v9.16b, v18.16b
-	WORD $0x6fb00947 // mla v7.4s, v10.4s, v16.s[3]
-	ADD $4, R11, R12
-	ADD $2, R10, R15
 	WORD $0x4c4021e8 // ld1 { v8.16b, v9.16b, v10.16b, v11.16b }, [x15]
 	WORD $0x4e89190c // uzp1 v12.4s, v8.4s, v9.4s
 	WORD $0x4e89590d // uzp2 v13.4s, v8.4s, v9.4s
@@ -2509,16 +2077,461 @@ loop:
 	WORD $0x4e93954b // sdot v11.4s, v10.16b, v19.16b
 	WORD $0x6fb10968 // mla v8.4s, v11.4s, v17.s[3]
 	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
-	WORD $0x4ea7bcc6 // addp v6.4s, v6.4s, v7.4s
-	WORD $0x4d40c968 // ld1r { v8.4s }, [x11]
-	WORD $0x0d4040e7 // ld1 { v7.h }[0], [x7]
-	WORD $0x0d404907 // ld1 { v7.h }[1], [x8]
-	WORD $0x0d405127 // ld1 { v7.h }[2], [x9]
-	WORD $0x0d405947 // ld1 { v7.h }[3], [x10]
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
-	WORD $0x0e2178e7 // fcvtl v7.4s, v7.4h
-	WORD $0x6e28dce7 // fmul v7.4s, v7.4s, v8.4s
-	WORD $0x4e27ccc5 // fmla v5.4s, v6.4s, v7.4s
+	ADD $4, R11, R12
+	ADD $2, R9, R15
+	WORD $0x4c4021e8 // ld1 { v8.16b, v9.16b, v10.16b, v11.16b }, [x15]
+	WORD $0x4e89190c // uzp1 v12.4s, v8.4s, v9.4s
+	WORD $0x4e89590d // uzp2 v13.4s, v8.4s, v9.4s
+	WORD $0x6f2505ae // ushr v14.4s, v13.4s, #27
+	WORD $0x4ea41dce // orr v14.16b, v14.16b, v4.16b
+	WORD $0x6f3905af // ushr v15.4s, v13.4s, #7
+	WORD $0x6f3205b0 // ushr v16.4s, v13.4s, #14
+	WORD $0x6f2b05b1 // ushr v17.4s, v13.4s, #21
+	WORD $0x4e0f19ad // uzp1 v13.16b, v13.16b, v15.16b
+	WORD $0x4e111a10 // uzp1 v16.16b, v16.16b, v17.16b
+	WORD $0x4e1019ad // uzp1 v13.16b, v13.16b, v16.16b
+	WORD $0x4e231dad // and v13.16b, v13.16b, v3.16b
+	WORD $0x4e2059af // cnt v15.16b, v13.16b
+	WORD $0x4f0f55ef // shl v15.16b, v15.16b, #7
+	WORD $0x4eaf1dad // orr v13.16b, v13.16b, v15.16b
+	WORD $0x4e8b194f // uzp1 v15.4s, v10.4s, v11.4s
+	WORD $0x4e8b5950 // uzp2 v16.4s, v10.4s, v11.4s
+	WORD $0x6f250611 // ushr v17.4s, v16.4s, #27
+	WORD $0x4ea41e31 // orr v17.16b, v17.16b, v4.16b
+	WORD $0x6f390612 // ushr v18.4s, v16.4s, #7
+	WORD $0x6f320613 // ushr v19.4s, v16.4s, #14
+	WORD $0x6f2b0614 // ushr v20.4s, v16.4s, #21
+	WORD $0x4e121a10 // uzp1 v16.16b, v16.16b, v18.16b
+	WORD $0x4e141a73 // uzp1 v19.16b, v19.16b, v20.16b
+	WORD $0x4e131a10 // uzp1 v16.16b, v16.16b, v19.16b
+	WORD $0x4e231e10 // and v16.16b, v16.16b, v3.16b
+	WORD $0x4e205a12 // cnt v18.16b, v16.16b
+	WORD $0x4f0f5652 // shl v18.16b, v18.16b, #7
+	WORD $0x4eb21e10 // orr v16.16b, v16.16b, v18.16b
+	WORD $0x6f00e408 // movi v8.2d, #0000000000000000
+	WORD $0x0e013d80 // umov w0, v12.b[0]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e033d81 // umov w1, v12.b[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x0e053d82 // umov w2, v12.b[2]
+	FMOVD (R17)(R2<<3), F10
+	WORD $0x0e073d83 // umov w3, v12.b[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c6a // mov v10.d[1], x3
+	WORD $0x4e0101ab // tbl v11.16b, { v13.16b }, v1.16b
+	WORD $0x4e208d6b // cmtst v11.16b, v11.16b, v0.16b
+	WORD $0x6e2b1d29 // eor v9.16b, v9.16b, v11.16b
+	WORD $0x6e2b8529 // sub v9.16b, v9.16b, v11.16b
+	WORD $0x4e0201ab // tbl v11.16b, { v13.16b }, v2.16b
+	WORD $0x4e208d6b // cmtst v11.16b, v11.16b, v0.16b
+	WORD $0x6e2b1d4a // eor v10.16b, v10.16b, v11.16b
+	WORD $0x6e2b854a // sub v10.16b, v10.16b, v11.16b
+	WORD $0x4cdfa192 // ld1 { v18.16b, v19.16b }, [x12], #32
+	WORD $0x6f00e40b // movi v11.2d, #0000000000000000
+	WORD $0x4e92952b // sdot v11.4s, v9.16b, v18.16b
+	WORD $0x4e93954b // sdot v11.4s, v10.16b, v19.16b
+	WORD $0x6f8e0168 // mla v8.4s, v11.4s, v14.s[0]
+	WORD $0x0e093d85 // umov w5, v12.b[4]
+	FMOVD (R17)(R5<<3), F9
+	WORD $0x0e0b3d86 // umov w6, v12.b[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cc9 // mov v9.d[1], x6
+	WORD $0x0e0d3d80 // umov w0, v12.b[6]
+	FMOVD (R17)(R0<<3), F10
+	WORD $0x0e0f3d81 // umov w1, v12.b[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2a // mov v10.d[1], x1
+	WORD $0x6e0d09ab // ext v11.16b, v13.16b, v13.16b, #1
+	WORD $0x4e010172 // tbl v18.16b, { v11.16b }, v1.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d29 // eor v9.16b, v9.16b, v18.16b
+	WORD $0x6e328529 // sub v9.16b, v9.16b, v18.16b
+	WORD $0x4e020172 // tbl v18.16b, { v11.16b }, v2.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d4a // eor v10.16b, v10.16b, v18.16b
+	WORD $0x6e32854a // sub v10.16b, v10.16b, v18.16b
+	WORD $0x4cdfa192 // ld1 { v18.16b, v19.16b }, [x12], #32
+	WORD $0x6f00e40b // movi v11.2d, #0000000000000000
+	WORD $0x4e92952b // sdot v11.4s, v9.16b, v18.16b
+	WORD $0x4e93954b // sdot v11.4s, v10.16b, v19.16b
+	WORD $0x6fae0168 // mla v8.4s, v11.4s, v14.s[1]
+	WORD $0x0e113d82 // umov w2, v12.b[8]
+	FMOVD (R17)(R2<<3), F9
+	WORD $0x0e133d83 // umov w3, v12.b[9]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c69 // mov v9.d[1], x3
+	WORD $0x0e153d85 // umov w5, v12.b[10]
+	FMOVD (R17)(R5<<3), F10
+	WORD $0x0e173d86 // umov w6, v12.b[11]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cca // mov v10.d[1], x6
+	WORD $0x6e0d11ab // ext v11.16b, v13.16b, v13.16b, #2
+	WORD $0x4e010172 // tbl v18.16b, { v11.16b }, v1.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d29 // eor v9.16b, v9.16b, v18.16b
+	WORD $0x6e328529 // sub v9.16b, v9.16b, v18.16b
+	WORD $0x4e020172 // tbl v18.16b, { v11.16b }, v2.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d4a // eor v10.16b, v10.16b, v18.16b
+	WORD $0x6e32854a // sub v10.16b, v10.16b, v18.16b
+	WORD $0x4cdfa192 // ld1 { v18.16b, v19.16b }, [x12], #32
+	WORD $0x6f00e40b // movi v11.2d, #0000000000000000
+	WORD $0x4e92952b // sdot v11.4s, v9.16b, v18.16b
+	WORD $0x4e93954b // sdot v11.4s, v10.16b, v19.16b
+	WORD $0x6f8e0968 // mla v8.4s, v11.4s, v14.s[2]
+	WORD $0x0e193d80 // umov w0, v12.b[12]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e1b3d81 // umov w1, v12.b[13]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x0e1d3d82 // umov w2, v12.b[14]
+	FMOVD (R17)(R2<<3), F10
+	WORD $0x0e1f3d83 // umov w3, v12.b[15]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c6a // mov v10.d[1], x3
+	WORD $0x6e0d19ab // ext v11.16b, v13.16b, v13.16b, #3
+	WORD $0x4e010172 // tbl v18.16b, { v11.16b }, v1.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d29 // eor v9.16b, v9.16b, v18.16b
+	WORD $0x6e328529 // sub v9.16b, v9.16b, v18.16b
+	WORD $0x4e020172 // tbl v18.16b, { v11.16b }, v2.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d4a // eor v10.16b, v10.16b, v18.16b
+	WORD $0x6e32854a // sub v10.16b, v10.16b, v18.16b
+	WORD $0x4cdfa192 // ld1 { v18.16b, v19.16b }, [x12], #32
+	WORD $0x6f00e40b // movi v11.2d, #0000000000000000
+	WORD $0x4e92952b // sdot v11.4s, v9.16b, v18.16b
+	WORD $0x4e93954b // sdot v11.4s, v10.16b, v19.16b
+	WORD $0x6fae0968 // mla v8.4s, v11.4s, v14.s[3]
+	WORD $0x0e013de5 // umov w5, v15.b[0]
+	FMOVD (R17)(R5<<3), F9
+	WORD $0x0e033de6 // umov w6, v15.b[1]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cc9 // mov v9.d[1], x6
+	WORD $0x0e053de0 // umov w0, v15.b[2]
+	FMOVD (R17)(R0<<3), F10
+	WORD $0x0e073de1 // umov w1, v15.b[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2a // mov v10.d[1], x1
+	WORD $0x4e01020b // tbl v11.16b, { v16.16b }, v1.16b
+	WORD $0x4e208d6b // cmtst v11.16b, v11.16b, v0.16b
+	WORD $0x6e2b1d29 // eor v9.16b, v9.16b, v11.16b
+	WORD $0x6e2b8529 // sub v9.16b, v9.16b, v11.16b
+	WORD $0x4e02020b // tbl v11.16b, { v16.16b }, v2.16b
+	WORD $0x4e208d6b // cmtst v11.16b, v11.16b, v0.16b
+	WORD $0x6e2b1d4a // eor v10.16b, v10.16b, v11.16b
+	WORD $0x6e2b854a // sub v10.16b, v10.16b, v11.16b
+	WORD $0x4cdfa192 // ld1 { v18.16b, v19.16b }, [x12], #32
+	WORD $0x6f00e40b // movi v11.2d, #0000000000000000
+	WORD $0x4e92952b // sdot v11.4s, v9.16b, v18.16b
+	WORD $0x4e93954b // sdot v11.4s, v10.16b, v19.16b
+	WORD $0x6f910168 // mla v8.4s, v11.4s, v17.s[0]
+	WORD $0x0e093de2 // umov w2, v15.b[4]
+	FMOVD (R17)(R2<<3), F9
+	WORD $0x0e0b3de3 // umov w3, v15.b[5]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c69 // mov v9.d[1], x3
+	WORD $0x0e0d3de5 // umov w5, v15.b[6]
+	FMOVD (R17)(R5<<3), F10
+	WORD $0x0e0f3de6 // umov w6, v15.b[7]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cca // mov v10.d[1], x6
+	WORD $0x6e100a0b // ext v11.16b, v16.16b, v16.16b, #1
+	WORD $0x4e010172 // tbl v18.16b, { v11.16b }, v1.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d29 // eor v9.16b, v9.16b, v18.16b
+	WORD $0x6e328529 // sub v9.16b, v9.16b, v18.16b
+	WORD $0x4e020172 // tbl v18.16b, { v11.16b }, v2.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d4a // eor v10.16b, v10.16b, v18.16b
+	WORD $0x6e32854a // sub v10.16b, v10.16b, v18.16b
+	WORD $0x4cdfa192 // ld1 { v18.16b, v19.16b }, [x12], #32
+	WORD $0x6f00e40b // movi v11.2d, #0000000000000000
+	WORD $0x4e92952b // sdot v11.4s, v9.16b, v18.16b
+	WORD $0x4e93954b // sdot v11.4s, v10.16b, v19.16b
+	WORD $0x6fb10168 // mla v8.4s, v11.4s, v17.s[1]
+	WORD $0x0e113de0 // umov w0, v15.b[8]
+	FMOVD (R17)(R0<<3), F9
+	WORD $0x0e133de1 // umov w1, v15.b[9]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c29 // mov v9.d[1], x1
+	WORD $0x0e153de2 // umov w2, v15.b[10]
+	FMOVD (R17)(R2<<3), F10
+	WORD $0x0e173de3 // umov w3, v15.b[11]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c6a // mov v10.d[1], x3
+	WORD $0x6e10120b // ext v11.16b, v16.16b, v16.16b, #2
+	WORD $0x4e010172 // tbl v18.16b, { v11.16b }, v1.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d29 // eor v9.16b, v9.16b, v18.16b
+	WORD $0x6e328529 // sub v9.16b, v9.16b, v18.16b
+	WORD $0x4e020172 // tbl v18.16b, { v11.16b }, v2.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d4a // eor v10.16b, v10.16b, v18.16b
+	WORD $0x6e32854a // sub v10.16b, v10.16b, v18.16b
+	WORD $0x4cdfa192 // ld1 { v18.16b, v19.16b }, [x12], #32
+	WORD $0x6f00e40b // movi v11.2d, #0000000000000000
+	WORD $0x4e92952b // sdot v11.4s, v9.16b, v18.16b
+	WORD $0x4e93954b // sdot v11.4s, v10.16b, v19.16b
+	WORD $0x6f910968 // mla v8.4s, v11.4s, v17.s[2]
+	WORD $0x0e193de5 // umov w5, v15.b[12]
+	FMOVD (R17)(R5<<3), F9
+	WORD $0x0e1b3de6 // umov w6, v15.b[13]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cc9 // mov v9.d[1], x6
+	WORD $0x0e1d3de0 // umov w0, v15.b[14]
+	FMOVD (R17)(R0<<3), F10
+	WORD $0x0e1f3de1 // umov w1, v15.b[15]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2a // mov v10.d[1], x1
+	WORD $0x6e101a0b // ext v11.16b, v16.16b, v16.16b, #3
+	WORD $0x4e010172 // tbl v18.16b, { v11.16b }, v1.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d29 // eor v9.16b, v9.16b, v18.16b
+	WORD $0x6e328529 // sub v9.16b, v9.16b, v18.16b
+	WORD $0x4e020172 // tbl v18.16b, { v11.16b }, v2.16b
+	WORD $0x4e208e52 // cmtst v18.16b, v18.16b, v0.16b
+	WORD $0x6e321d4a // eor v10.16b, v10.16b, v18.16b
+	WORD $0x6e32854a // sub v10.16b, v10.16b, v18.16b
+	WORD $0x4cdfa192 // ld1 { v18.16b, v19.16b }, [x12], #32
+	WORD $0x6f00e40b // movi v11.2d, #0000000000000000
+	WORD $0x4e92952b // sdot v11.4s, v9.16b, v18.16b
+	WORD $0x4e93954b // sdot v11.4s, v10.16b, v19.16b
+	WORD $0x6fb10968 // mla v8.4s, v11.4s, v17.s[3]
+	ADD $4, R11, R12
+	ADD $2, R10, R15
+	WORD $0x4c4021e9 // ld1 { v9.16b, v10.16b, v11.16b, v12.16b }, [x15]
+	WORD $0x4e8a192d // uzp1 v13.4s, v9.4s, v10.4s
+	WORD $0x4e8a592e // uzp2 v14.4s, v9.4s, v10.4s
+	WORD $0x6f2505cf // ushr v15.4s, v14.4s, #27
+	WORD $0x4ea41def // orr v15.16b, v15.16b, v4.16b
+	WORD $0x6f3905d0 // ushr v16.4s, v14.4s, #7
+	WORD $0x6f3205d1 // ushr v17.4s, v14.4s, #14
+	WORD $0x6f2b05d2 // ushr v18.4s, v14.4s, #21
+	WORD $0x4e1019ce // uzp1 v14.16b, v14.16b, v16.16b
+	WORD $0x4e121a31 // uzp1 v17.16b, v17.16b, v18.16b
+	WORD $0x4e1119ce // uzp1 v14.16b, v14.16b, v17.16b
+	WORD $0x4e231dce // and v14.16b, v14.16b, v3.16b
+	WORD $0x4e2059d0 // cnt v16.16b, v14.16b
+	WORD $0x4f0f5610 // shl v16.16b, v16.16b, #7
+	WORD $0x4eb01dce // orr v14.16b, v14.16b, v16.16b
+	WORD $0x4e8c1970 // uzp1 v16.4s, v11.4s, v12.4s
+	WORD $0x4e8c5971 // uzp2 v17.4s, v11.4s, v12.4s
+	WORD $0x6f250632 // ushr v18.4s, v17.4s, #27
+	WORD $0x4ea41e52 // orr v18.16b, v18.16b, v4.16b
+	WORD $0x6f390633 // ushr v19.4s, v17.4s, #7
+	WORD $0x6f320634 // ushr v20.4s, v17.4s, #14
+	WORD $0x6f2b0635 // ushr v21.4s, v17.4s, #21
+	WORD $0x4e131a31 // uzp1 v17.16b, v17.16b, v19.16b
+	WORD $0x4e151a94 // uzp1 v20.16b, v20.16b, v21.16b
+	WORD $0x4e141a31 // uzp1 v17.16b, v17.16b, v20.16b
+	WORD $0x4e231e31 // and v17.16b, v17.16b, v3.16b
+	WORD $0x4e205a33 // cnt v19.16b, v17.16b
+	WORD $0x4f0f5673 // shl v19.16b, v19.16b, #7
+	WORD $0x4eb31e31 // orr v17.16b, v17.16b, v19.16b
+	WORD $0x6f00e409 // movi v9.2d, #0000000000000000
+	WORD $0x0e013da0 // umov w0, v13.b[0]
+	FMOVD (R17)(R0<<3), F10
+	WORD $0x0e033da1 // umov w1, v13.b[1]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2a // mov v10.d[1], x1
+	WORD $0x0e053da2 // umov w2, v13.b[2]
+	FMOVD (R17)(R2<<3), F11
+	WORD $0x0e073da3 // umov w3, v13.b[3]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c6b // mov v11.d[1], x3
+	WORD $0x4e0101cc // tbl v12.16b, { v14.16b }, v1.16b
+	WORD $0x4e208d8c // cmtst v12.16b, v12.16b, v0.16b
+	WORD $0x6e2c1d4a // eor v10.16b, v10.16b, v12.16b
+	WORD $0x6e2c854a // sub v10.16b, v10.16b, v12.16b
+	WORD $0x4e0201cc // tbl v12.16b, { v14.16b }, v2.16b
+	WORD $0x4e208d8c // cmtst v12.16b, v12.16b, v0.16b
+	WORD $0x6e2c1d6b // eor v11.16b, v11.16b, v12.16b
+	WORD $0x6e2c856b // sub v11.16b, v11.16b, v12.16b
+	WORD $0x4cdfa193 // ld1 { v19.16b, v20.16b }, [x12], #32
+	WORD $0x6f00e40c // movi v12.2d, #0000000000000000
+	WORD $0x4e93954c // sdot v12.4s, v10.16b, v19.16b
+	WORD $0x4e94956c // sdot v12.4s, v11.16b, v20.16b
+	WORD $0x6f8f0189 // mla v9.4s, v12.4s, v15.s[0]
+	WORD $0x0e093da5 // umov w5, v13.b[4]
+	FMOVD (R17)(R5<<3), F10
+	WORD $0x0e0b3da6 // umov w6, v13.b[5]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cca // mov v10.d[1], x6
+	WORD $0x0e0d3da0 // umov w0, v13.b[6]
+	FMOVD (R17)(R0<<3), F11
+	WORD $0x0e0f3da1 // umov w1, v13.b[7]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2b // mov v11.d[1], x1
+	WORD $0x6e0e09cc // ext v12.16b, v14.16b, v14.16b, #1
+	WORD $0x4e010193 // tbl v19.16b, { v12.16b }, v1.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d4a // eor v10.16b, v10.16b, v19.16b
+	WORD $0x6e33854a // sub v10.16b, v10.16b, v19.16b
+	WORD $0x4e020193 // tbl v19.16b, { v12.16b }, v2.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d6b // eor v11.16b, v11.16b, v19.16b
+	WORD $0x6e33856b // sub v11.16b, v11.16b, v19.16b
+	WORD $0x4cdfa193 // ld1 { v19.16b, v20.16b }, [x12], #32
+	WORD $0x6f00e40c // movi v12.2d, #0000000000000000
+	WORD $0x4e93954c // sdot v12.4s, v10.16b, v19.16b
+	WORD $0x4e94956c // sdot v12.4s, v11.16b, v20.16b
+	WORD $0x6faf0189 // mla v9.4s, v12.4s, v15.s[1]
+	WORD $0x0e113da2 // umov w2, v13.b[8]
+	FMOVD (R17)(R2<<3), F10
+	WORD $0x0e133da3 // umov w3, v13.b[9]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c6a // mov v10.d[1], x3
+	WORD $0x0e153da5 // umov w5, v13.b[10]
+	FMOVD (R17)(R5<<3), F11
+	WORD $0x0e173da6 // umov w6, v13.b[11]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181ccb // mov v11.d[1], x6
+	WORD $0x6e0e11cc // ext v12.16b, v14.16b, v14.16b, #2
+	WORD $0x4e010193 // tbl v19.16b, { v12.16b }, v1.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d4a // eor v10.16b, v10.16b, v19.16b
+	WORD $0x6e33854a // sub v10.16b, v10.16b, v19.16b
+	WORD $0x4e020193 // tbl v19.16b, { v12.16b }, v2.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d6b // eor v11.16b, v11.16b, v19.16b
+	WORD $0x6e33856b // sub v11.16b, v11.16b, v19.16b
+	WORD $0x4cdfa193 // ld1 { v19.16b, v20.16b }, [x12], #32
+	WORD $0x6f00e40c // movi v12.2d, #0000000000000000
+	WORD $0x4e93954c // sdot v12.4s, v10.16b, v19.16b
+	WORD $0x4e94956c // sdot v12.4s, v11.16b, v20.16b
+	WORD $0x6f8f0989 // mla v9.4s, v12.4s, v15.s[2]
+	WORD $0x0e193da0 // umov w0, v13.b[12]
+	FMOVD (R17)(R0<<3), F10
+	WORD $0x0e1b3da1 // umov w1, v13.b[13]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2a // mov v10.d[1], x1
+	WORD $0x0e1d3da2 // umov w2, v13.b[14]
+	FMOVD (R17)(R2<<3), F11
+	WORD $0x0e1f3da3 // umov w3, v13.b[15]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c6b // mov v11.d[1], x3
+	WORD $0x6e0e19cc // ext v12.16b, v14.16b, v14.16b, #3
+	WORD $0x4e010193 // tbl v19.16b, { v12.16b }, v1.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d4a // eor v10.16b, v10.16b, v19.16b
+	WORD $0x6e33854a // sub v10.16b, v10.16b, v19.16b
+	WORD $0x4e020193 // tbl v19.16b, { v12.16b }, v2.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d6b // eor v11.16b, v11.16b, v19.16b
+	WORD $0x6e33856b // sub v11.16b, v11.16b, v19.16b
+	WORD $0x4cdfa193 // ld1 { v19.16b, v20.16b }, [x12], #32
+	WORD $0x6f00e40c // movi v12.2d, #0000000000000000
+	WORD $0x4e93954c // sdot v12.4s, v10.16b, v19.16b
+	WORD $0x4e94956c // sdot v12.4s, v11.16b, v20.16b
+	WORD $0x6faf0989 // mla v9.4s, v12.4s, v15.s[3]
+	WORD $0x0e013e05 // umov w5, v16.b[0]
+	FMOVD (R17)(R5<<3), F10
+	WORD $0x0e033e06 // umov w6, v16.b[1]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cca // mov v10.d[1], x6
+	WORD $0x0e053e00 // umov w0, v16.b[2]
+	FMOVD (R17)(R0<<3), F11
+	WORD $0x0e073e01 // umov w1, v16.b[3]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2b // mov v11.d[1], x1
+	WORD $0x4e01022c // tbl v12.16b, { v17.16b }, v1.16b
+	WORD $0x4e208d8c // cmtst v12.16b, v12.16b, v0.16b
+	WORD $0x6e2c1d4a // eor v10.16b, v10.16b, v12.16b
+	WORD $0x6e2c854a // sub v10.16b, v10.16b, v12.16b
+	WORD $0x4e02022c // tbl v12.16b, { v17.16b }, v2.16b
+	WORD $0x4e208d8c // cmtst v12.16b, v12.16b, v0.16b
+	WORD $0x6e2c1d6b // eor v11.16b, v11.16b, v12.16b
+	WORD $0x6e2c856b // sub v11.16b, v11.16b, v12.16b
+	WORD $0x4cdfa193 // ld1 { v19.16b, v20.16b }, [x12], #32
+	WORD $0x6f00e40c // movi v12.2d, #0000000000000000
+	WORD $0x4e93954c // sdot v12.4s, v10.16b, v19.16b
+	WORD $0x4e94956c // sdot v12.4s, v11.16b, v20.16b
+	WORD $0x6f920189 // mla v9.4s, v12.4s, v18.s[0]
+	WORD $0x0e093e02 // umov w2, v16.b[4]
+	FMOVD (R17)(R2<<3), F10
+	WORD $0x0e0b3e03 // umov w3, v16.b[5]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c6a // mov v10.d[1], x3
+	WORD $0x0e0d3e05 // umov w5, v16.b[6]
+	FMOVD (R17)(R5<<3), F11
+	WORD $0x0e0f3e06 // umov w6, v16.b[7]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181ccb // mov v11.d[1], x6
+	WORD $0x6e110a2c // ext v12.16b, v17.16b, v17.16b, #1
+	WORD $0x4e010193 // tbl v19.16b, { v12.16b }, v1.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d4a // eor v10.16b, v10.16b, v19.16b
+	WORD $0x6e33854a // sub v10.16b, v10.16b, v19.16b
+	WORD $0x4e020193 // tbl v19.16b, { v12.16b }, v2.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d6b // eor v11.16b, v11.16b, v19.16b
+	WORD $0x6e33856b // sub v11.16b, v11.16b, v19.16b
+	WORD $0x4cdfa193 // ld1 { v19.16b, v20.16b }, [x12], #32
+	WORD $0x6f00e40c // movi v12.2d, #0000000000000000
+	WORD $0x4e93954c // sdot v12.4s, v10.16b, v19.16b
+	WORD $0x4e94956c // sdot v12.4s, v11.16b, v20.16b
+	WORD $0x6fb20189 // mla v9.4s, v12.4s, v18.s[1]
+	WORD $0x0e113e00 // umov w0, v16.b[8]
+	FMOVD (R17)(R0<<3), F10
+	WORD $0x0e133e01 // umov w1, v16.b[9]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2a // mov v10.d[1], x1
+	WORD $0x0e153e02 // umov w2, v16.b[10]
+	FMOVD (R17)(R2<<3), F11
+	WORD $0x0e173e03 // umov w3, v16.b[11]
+	MOVD (R17)(R3<<3), R3
+	WORD $0x4e181c6b // mov v11.d[1], x3
+	WORD $0x6e11122c // ext v12.16b, v17.16b, v17.16b, #2
+	WORD $0x4e010193 // tbl v19.16b, { v12.16b }, v1.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d4a // eor v10.16b, v10.16b, v19.16b
+	WORD $0x6e33854a // sub v10.16b, v10.16b, v19.16b
+	WORD $0x4e020193 // tbl v19.16b, { v12.16b }, v2.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d6b // eor v11.16b, v11.16b, v19.16b
+	WORD $0x6e33856b // sub v11.16b, v11.16b, v19.16b
+	WORD $0x4cdfa193 // ld1 { v19.16b, v20.16b }, [x12], #32
+	WORD $0x6f00e40c // movi v12.2d, #0000000000000000
+	WORD $0x4e93954c // sdot v12.4s, v10.16b, v19.16b
+	WORD $0x4e94956c // sdot v12.4s, v11.16b, v20.16b
+	WORD $0x6f920989 // mla v9.4s, v12.4s, v18.s[2]
+	WORD $0x0e193e05 // umov w5, v16.b[12]
+	FMOVD (R17)(R5<<3), F10
+	WORD $0x0e1b3e06 // umov w6, v16.b[13]
+	MOVD (R17)(R6<<3), R6
+	WORD $0x4e181cca // mov v10.d[1], x6
+	WORD $0x0e1d3e00 // umov w0, v16.b[14]
+	FMOVD (R17)(R0<<3), F11
+	WORD $0x0e1f3e01 // umov w1, v16.b[15]
+	MOVD (R17)(R1<<3), R1
+	WORD $0x4e181c2b // mov v11.d[1], x1
+	WORD $0x6e111a2c // ext v12.16b, v17.16b, v17.16b, #3
+	WORD $0x4e010193 // tbl v19.16b, { v12.16b }, v1.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d4a // eor v10.16b, v10.16b, v19.16b
+	WORD $0x6e33854a // sub v10.16b, v10.16b, v19.16b
+	WORD $0x4e020193 // tbl v19.16b, { v12.16b }, v2.16b
+	WORD $0x4e208e73 // cmtst v19.16b, v19.16b, v0.16b
+	WORD $0x6e331d6b // eor v11.16b, v11.16b, v19.16b
+	WORD $0x6e33856b // sub v11.16b, v11.16b, v19.16b
+	WORD $0x4cdfa193 // ld1 { v19.16b, v20.16b }, [x12], #32
+	WORD $0x6f00e40c // movi v12.2d, #0000000000000000
+	WORD $0x4e93954c // sdot v12.4s, v10.16b, v19.16b
+	WORD $0x4e94956c // sdot v12.4s, v11.16b, v20.16b
+	WORD $0x6fb20989 // mla v9.4s, v12.4s, v18.s[3]
+	WORD $0x4ea9bd08 // addp v8.4s, v8.4s, v9.4s
+	WORD $0x4ea8bce7 // addp v7.4s, v7.4s, v8.4s
+	WORD $0x4d40c969 // ld1r { v9.4s }, [x11]
+	WORD $0x0d4040e8 // ld1 { v8.h }[0], [x7]
+	WORD $0x0d404908 // ld1 { v8.h }[1], [x8]
+	WORD $0x0d405128 // ld1 { v8.h }[2], [x9]
+	WORD $0x0d405948 // ld1 { v8.h }[3], [x10]
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x0e217908 // fcvtl v8.4s, v8.4h
+	WORD $0x6e29dd08 // fmul v8.4s, v8.4s, v9.4s
+	WORD $0x4e28cce5 // fmla v5.4s, v7.4s, v8.4s
 	ADD $66, R7, R7
 	ADD $66, R8, R8
 	ADD $66, R9, R9
@@ -2526,8 +2539,7 @@ loop:
 	ADD $292, R11, R11
 	SUBS $1, R4, R4
 	BNE loop
-	WORD $0x4f0167c6 // movi v6.4s, #62, lsl #24
-	WORD $0x6e26dca5 // fmul v5.4s, v5.4s, v6.4s
+	WORD $0x4fa690a5 // fmul v5.4s, v5.4s, v6.s[1]
 	MOVD out+40(FP), R5
 	MOVD outStride+48(FP), R6
 	LSL $2, R6, R6

@@ -52,6 +52,12 @@ var dotVariants = []dotVariant{
 	{IQ2_XS, cpu.DotProd, "dotprod", dotIQ2_XSDotprod},
 	{IQ2_S, cpu.NEON, "neon", dotIQ2_SNEON},
 	{IQ2_S, cpu.DotProd, "dotprod", dotIQ2_SDotprod},
+	{IQ3_XXS, cpu.NEON, "neon", dotIQ3_XXSNEON},
+	{IQ3_XXS, cpu.DotProd, "dotprod", dotIQ3_XXSDotprod},
+	{IQ1_S, cpu.NEON, "neon", dotIQ1_SNEON},
+	{IQ1_S, cpu.DotProd, "dotprod", dotIQ1_SDotprod},
+	{IQ1_M, cpu.NEON, "neon", dotIQ1_MNEON},
+	{IQ1_M, cpu.DotProd, "dotprod", dotIQ1_MDotprod},
 }
 
 // quantizeQ8_0 is quantQ8_0 in NEON assembly, byte for byte.

@@ -127,7 +127,7 @@ func (k *kfn) nibbleScales(v VReg, hi bool, k0f, k01 VReg) []VReg {
 // IQ2_XXS: d, then per sub-block four index bytes and a word of four
 // 7-bit sign fields and the 4-bit scale at bit 28.
 var iq2XXS = superType{
-	name: "IQ2_XXS", file: "iq2_xxs", bytes: 66, dOff: 0, eighth: true,
+	name: "IQ2_XXS", file: "iq2_xxs", bytes: 66, dOff: 0, final: 0.125,
 	consts: func(k *kfn) []VReg {
 		c := k.iq2Common(4, "iq2xxsGrid")
 		k7f, kw1 := k.rg.get(), k.rg.get()
@@ -169,7 +169,7 @@ var iq2XXS = superType{
 // IQ2_XS: d, 32 halfwords (nine index bits, seven sign bits), then eight
 // scale bytes at 66.
 var iq2XS = superType{
-	name: "IQ2_XS", file: "iq2_xs", bytes: 74, dOff: 0, eighth: true,
+	name: "IQ2_XS", file: "iq2_xs", bytes: 74, dOff: 0, final: 0.125,
 	consts: func(k *kfn) []VReg {
 		c := k.iq2Common(1, "iq2xsGrid")
 		kfe00, k0f, k01 := k.rg.get(), k.rg.get(), k.rg.get()
@@ -207,7 +207,7 @@ var iq2XS = superType{
 // IQ2_S: d, the index low bytes at 2, the sign bytes at 34, the index
 // high bits at 66 (two a group), the scale nibbles at 74.
 var iq2S = superType{
-	name: "IQ2_S", file: "iq2_s", bytes: 82, dOff: 0, eighth: true,
+	name: "IQ2_S", file: "iq2_s", bytes: 82, dOff: 0, final: 0.125,
 	consts: func(k *kfn) []VReg {
 		c := k.iq2Common(1, "iq2sGrid")
 		more := k.rg.many(6)

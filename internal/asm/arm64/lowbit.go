@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // The low-bit super-block types against Q8_K activations: Q2_K, Q3_K,
 // IQ4_XS and IQ3_S (IQ4_NL, a 32-element type against Q8_0, is a q32Type
@@ -75,27 +78,41 @@ type superType struct {
 	bytes      int  // bytes per block
 	dOff       int  // offset of the fp16 d (dmin follows it when mins)
 	mins       bool // a second sum, Σ m·bsums, scaled by dmin (Q2_K)
-	eighth     bool // the twin returns 0.125·sum (the IQ2 types)
 	doc        string
 	consts     func(k *kfn) []VReg
 	// row emits one row's block (p at its start, rXq at the activation
 	// quants) and returns its integer sums as 4-lane vectors: isum, and
 	// for mins the min sum (bs holds the activations' bsums as 16 halves).
 	row func(k *kfn, p XReg, c []VReg, bs VReg) (isum, summ VReg)
+	// dBits, unless nil, sets halfword lane r of dd (its other lanes free
+	// to change) to the fp16 bits of row r's d, p at the row's block, in
+	// place of the load from dOff (IQ1_M).
+	dBits func(k *kfn, c []VReg, dd VReg, r int, p XReg)
+	// isumScale, unless 0, multiplies the block's float32(isum) (exactly:
+	// a power of two) before the fused multiply-add (the IQ1 types, whose
+	// isum is 8× the twin's integer sum plus its 1/8-weighted one); final,
+	// unless 0, multiplies the total (IQ3_XXS's 1/4).
+	isumScale, final float32
 }
 
 // genSuper writes the dot kernel (h 1) or 4×1 tile (h 4) of t. The float
 // step per block and lane follows the twins as Go compiles them for arm64:
 //
-//	sum = fma(d·dy, float32(isum), sum)                       (Q3_K, IQ4_XS, IQ3_S, IQ2_*)
+//	sum = fma(d·dy, float32(isum), sum)                       (Q3_K, IQ4_XS, IQ3_S, IQ3_XXS, IQ2_*)
+//	sum = fma(d·dy, float32(isum)·isumScale, sum)             (IQ1_S, IQ1_M: see iq.go)
 //	sum += ((d·dy)·float32(isum) − fused (dmin·dy)·float32(summ)) (Q2_K, as Q4_K)
 //
-// and the IQ2 types (eighth) return 0.125·sum, one multiplication after
-// the loop.
+// and the types whose twin scales its total (final: IQ3_XXS 0.25, the IQ2
+// types 0.125) multiply once after the loop.
 func genSuper(f *File, t superType, lvl level, h int) {
 	k := newKernel(f, lvl, kernelName(t.name, lvl, h, 1), h, 1)
 	c := t.consts(k)
 	acc := k.zeroAcc(1)[0]
+	fc := VReg(255) // isumScale in lane 0, final in lane 1
+	if t.isumScale != 0 || t.final != 0 {
+		fc = k.rg.get()
+		k.vconst(fc, uint64(math.Float32bits(t.isumScale))|uint64(math.Float32bits(t.final))<<32, 0)
+	}
 	xp := k.col(0)
 	k.Loop("loop", h, fmt.Sprintf("%d×1 blocks of 256", h))
 	bs := VReg(255)
@@ -125,13 +142,18 @@ func genSuper(f *File, t superType, lvl level, h int) {
 			k.Op("ADD $%d, R%d, R%d", t.dOff, p, rTmp)
 			p = rTmp
 		}
-		if t.mins {
+		if t.dBits != nil {
+			t.dBits(k, c, dd, r, k.row(r))
+		} else if t.mins {
 			k.I(LD1L(S2, dd, r, p, 0))
 		} else {
 			k.I(LD1L(H4, dd, r, p, 0))
 		}
 	}
 	k.I(SCVTF(S4, si, si))
+	if t.isumScale != 0 {
+		k.I(FMULe(S4, si, si, fc, 0))
+	}
 	if t.mins {
 		sm := k.finishRowSums(summ)
 		dm := k.rg.get()
@@ -148,11 +170,8 @@ func genSuper(f *File, t superType, lvl level, h int) {
 	}
 	k.Op("ADD $292, R%d, R%d", xp, xp)
 	k.loopEnd()
-	if t.eighth {
-		// 0.125 is 0x3e000000.
-		e := k.rg.get()
-		k.I(MOVI(S4, e, 0x3e, 24), FMUL(S4, acc, acc, e))
-		k.rg.put(e)
+	if t.final != 0 {
+		k.I(FMULe(S4, acc, acc, fc, 1))
 	}
 	k.finish([]VReg{acc})
 }

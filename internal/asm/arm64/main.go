@@ -73,6 +73,7 @@ func quantFiles() []*File {
 		files = append(files, f)
 	}
 	files = append(files, lowbitFiles()...)
+	files = append(files, iqFiles()...)
 	for _, five := range []bool{false, true} {
 		name, file := "Q4_K", "q4_k"
 		if five {
