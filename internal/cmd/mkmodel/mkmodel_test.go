@@ -580,8 +580,7 @@ func TestLowBitMixes(t *testing.T) {
 		// The lattice types, with an importance matrix, as llama.cpp
 		// d32676d77's llama-quantize made them with -imatrix's matrix of
 		// ones (compared tensor for tensor: all seven on the tiny shape,
-		// 2 query heads per KV head; IQ2_XXS, IQ2_S, IQ3_XXS and IQ1_S on
-		// TinyLlama, 8).
+		// 2 query heads per KV head; the six but IQ2_M on TinyLlama, 8).
 		{tiny, "iq3_xxs", map[quant.Type]int{F32: 5, Q5: 1, X3: 8, S3: 3, S2: 4}},
 		{tiny, "iq2_m", map[quant.Type]int{F32: 5, Q5: 1, S3: 5, S2: 10}},
 		{tiny, "iq2_s", map[quant.Type]int{F32: 5, Q5: 1, X2: 10, S3: 5}},
@@ -593,6 +592,8 @@ func TestLowBitMixes(t *testing.T) {
 		{tl, "iq2_xxs", map[quant.Type]int{F32: 45, Q2: 3, Q4: 22, Q5: 1, XX2: 130}},
 		{tl, "iq2_s", map[quant.Type]int{F32: 45, Q4: 22, Q5: 1, X2: 108, S3: 25}},
 		{tl, "iq1_s", map[quant.Type]int{F32: 45, Q2: 3, Q4: 22, Q5: 1, XX2: 22, S1: 108}},
+		{tl, "iq2_xs", map[quant.Type]int{F32: 45, Q2: 3, Q4: 22, Q5: 1, X2: 130}},
+		{tl, "iq1_m", map[quant.Type]int{F32: 45, Q2: 3, Q4: 22, Q5: 1, XX2: 22, M1: 108}},
 		// 128 experts: attn_v takes Q4_K.
 		{mustShape(t, "qwen3-30b-a3b"), "iq2_xxs", map[quant.Type]int{F32: 241, Q2: 7, Q4: 48, Q5: 1, XX2: 282}},
 	}
