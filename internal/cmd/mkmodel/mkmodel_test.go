@@ -580,7 +580,7 @@ func TestLowBitMixes(t *testing.T) {
 		// The lattice types, with an importance matrix, as llama.cpp
 		// d32676d77's llama-quantize made them with -imatrix's matrix of
 		// ones (compared tensor for tensor: all seven on the tiny shape,
-		// 2 query heads per KV head; the six but IQ2_M on TinyLlama, 8).
+		// 2 query heads per KV head; all but IQ2_M on TinyLlama, 8).
 		{tiny, "iq3_xxs", map[quant.Type]int{F32: 5, Q5: 1, X3: 8, S3: 3, S2: 4}},
 		{tiny, "iq2_m", map[quant.Type]int{F32: 5, Q5: 1, S3: 5, S2: 10}},
 		{tiny, "iq2_s", map[quant.Type]int{F32: 5, Q5: 1, X2: 10, S3: 5}},
