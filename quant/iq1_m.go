@@ -38,10 +38,9 @@ func iq1MGroup(b *[iq1_MBytes]byte, ib, g int) (idx uint32, neg bool) {
 // point, its half sub-block's scale code s and the sign of its offset.
 func iq1MDequantGroup(b []byte, g int) (grid uint64, s uint32, neg bool) {
 	blk := (*[iq1_MBytes]byte)(b)
-	_, sc := iq1MScale(blk)
 	ib := g / 4
 	idx, neg := iq1MGroup(blk, ib, g%4)
-	return iq1sGrid[idx&2047], sc[ib/2] >> (6*uint(ib%2) + 3*uint(g%4/2)) & 7, neg
+	return iq1sGrid[idx&2047], uint32(le16(blk[48+2*(ib/2):])) >> (6*uint(ib%2) + 3*uint(g%4/2)) & 7, neg
 }
 
 // iq1MD is IQ1_M's super-block scale.

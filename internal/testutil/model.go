@@ -576,16 +576,22 @@ func setScales(t quant.Type, row []byte, std float64) {
 	d := quant.FP32ToFP16(float32(std / unit))
 	bb := t.BlockBytes()
 	for b := 0; b+bb <= len(row); b += bb {
-		blk := row[b : b+bb]
-		if t == quant.IQ1_M {
-			// d is the top nibbles of the four scale words at 48..55.
-			for i := 0; i < 4; i++ {
-				blk[49+2*i] = blk[49+2*i]&0x0f | byte(d>>(4*i))<<4
-			}
-			continue
-		}
-		binary.LittleEndian.PutUint16(blk, d)
+		PutLatticeScale(t, row[b:b+bb], d)
 	}
+}
+
+// PutLatticeScale writes the fp16 super-block scale d into blk, one block
+// of a lattice type (IQ3_XXS, IQ2_S, IQ2_XS, IQ2_XXS, IQ1_S, IQ1_M): at
+// offset 0, or, for IQ1_M, which has no scale field of its own, into the
+// top nibbles of its four scale words (bytes 48..55), low nibble first.
+func PutLatticeScale(t quant.Type, blk []byte, d uint16) {
+	if t == quant.IQ1_M {
+		for i := 0; i < 4; i++ {
+			blk[49+2*i] = blk[49+2*i]&0x0f | byte(d>>(4*i))<<4
+		}
+		return
+	}
+	binary.LittleEndian.PutUint16(blk, d)
 }
 
 // NameHash is the FNV-1a hash of a tensor's name, which keys the tensor's

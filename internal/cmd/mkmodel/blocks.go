@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/quant"
 )
 
@@ -452,14 +453,7 @@ func fillLattice(t quant.Type, dst []byte, r *rand.PCG, p *blockParams) {
 	bs := t.BlockBytes()
 	for ; len(dst) >= bs; dst = dst[bs:] {
 		fillRandom(dst[:bs], r, nil)
-		d := p.d[r.Uint64()%scaleSteps]
-		if t == quant.IQ1_M {
-			for i := range 4 {
-				dst[49+2*i] = dst[49+2*i]&0x0f | byte(d>>(4*i))<<4
-			}
-			continue
-		}
-		le.PutUint16(dst, d)
+		testutil.PutLatticeScale(t, dst[:bs], p.d[r.Uint64()%scaleSteps])
 	}
 }
 
