@@ -123,6 +123,43 @@ func TestBatchMatchesSingle(t *testing.T) {
 	}
 }
 
+// Hidden writes what Forward's output matrix multiplies: the logits of
+// the output matrix times Hidden's rows (and the final soft cap) are
+// Forward's logits to the bit, for every architecture and token.
+func TestHiddenIsWhatTheOutputMultiplies(t *testing.T) {
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	for _, spec := range tinySpecs() {
+		t.Run(spec.Arch, func(t *testing.T) {
+			m, _, _ := loadSpec(t, spec)
+			toks := prompt(24)
+			n := len(toks)
+			want := forwardAll(t, m, pool, toks, n, 64)
+			st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: n, Cache: kv.F16, Cells: 64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hidden := make([]float32, n*m.Embd)
+			if err := st.Hidden(toks, 0, hidden); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Hidden(toks, 0, hidden[1:]); err == nil {
+				t.Error("Hidden took a buffer of the wrong size")
+			}
+			got := make([]float32, n*m.Vocab)
+			if err := st.mul(m.Output, st.acts(hidden, m.Embd, n), got, m.Vocab); err != nil {
+				t.Fatal(err)
+			}
+			if m.FinalSoftcap != 0 {
+				ops.Softcap(got, m.FinalSoftcap)
+			}
+			if i, ok := sameLogitBits(got, want); !ok {
+				t.Errorf("token %d, logit %d: %v from the hidden state, %v from Forward", i/m.Vocab, i%m.Vocab, got[i], want[i])
+			}
+		})
+	}
+}
+
 // checkScratchBytes runs toks as one batch and checks that the arena's high
 // water is what ScratchBytes promised for that batch.
 func checkScratchBytes(t *testing.T, m *Model, pool *ops.Pool, toks []int32) {

@@ -77,6 +77,10 @@ type Config struct {
 	ExpertsUsed int  // expert_used_count: experts per token
 	ExpertFFN   int  // expert_feed_forward_length: width of one expert
 	ExpertNorm  bool // renormalise the chosen experts' weights to sum to 1
+
+	// Pooling is the file's pooling_type: how an embedding model makes one
+	// vector of a text (PoolingNone for a generative model).
+	Pooling Pooling
 }
 
 // WindowedLayer reports whether layer il uses the sliding window. It needs
@@ -343,6 +347,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c.RopeBase = m.positive("rope.freq_base", 10000)
 	c.RopeAttnFactor = m.positive("rope.scaling.attn_factor", 1)
 	c.RopeOrigContext = m.num("rope.scaling.original_context_length", maxCount, c.Context, false)
+	c.Pooling = m.poolingType()
 	if m.err != nil {
 		return c, m.err
 	}

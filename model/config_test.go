@@ -86,6 +86,8 @@ func TestConfigErrors(t *testing.T) {
 		{"odd rope dim", func(m map[string]any) { m["llama.rope.dimension_count"] = uint32(63) }, ErrBadModel},
 		{"yarn", func(m map[string]any) { m["llama.rope.scaling.type"] = "yarn" }, ErrUnsupportedArch},
 		{"nan eps", func(m map[string]any) { m["llama.attention.layer_norm_rms_epsilon"] = float32(math.NaN()) }, ErrBadModel},
+		{"pooling past rank", func(m map[string]any) { m["llama.pooling_type"] = uint32(5) }, ErrBadModel},
+		{"pooling a string", func(m map[string]any) { m["llama.pooling_type"] = "mean" }, ErrBadModel},
 	}
 	for _, c := range cases {
 		m := base("llama")
@@ -93,6 +95,26 @@ func TestConfigErrors(t *testing.T) {
 		if _, err := ConfigFromGGUF(parse(t, m)); !errors.Is(err, c.want) {
 			t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
 		}
+	}
+}
+
+// pooling_type is read as llama.cpp numbers it; absent is none.
+func TestConfigPooling(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want Pooling
+	}{{nil, PoolingNone}, {uint32(0), PoolingNone}, {uint32(1), PoolingMean}, {uint32(2), PoolingCLS}, {uint32(3), PoolingLast}, {uint32(4), PoolingRank}} {
+		m := base("qwen3")
+		if tc.v != nil {
+			m["qwen3.pooling_type"] = tc.v
+		}
+		c, err := ConfigFromGGUF(parse(t, m))
+		if err != nil || c.Pooling != tc.want {
+			t.Errorf("pooling_type %v: %v, %v; want %v", tc.v, c.Pooling, err, tc.want)
+		}
+	}
+	if s := Pooling(9).String(); s != "Pooling(9)" {
+		t.Errorf("Pooling(9) prints %q", s)
 	}
 }
 

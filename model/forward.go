@@ -291,18 +291,66 @@ func (s *State) workerErr() error {
 // (len(out) == len(tokens)×Vocab). len(tokens) must be between 1 and Batch.
 func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 	m := s.m
-	c := &m.Config
 	n := len(tokens)
-	if n == 0 || n > s.batch {
-		return fmt.Errorf("model: forward of %d tokens (batch limit %d)", n, s.batch)
-	}
 	all := len(out) == n*m.Vocab && n > 1
 	if !all && len(out) != m.Vocab {
 		return fmt.Errorf("model: logits buffer of %d floats for %d tokens of vocabulary %d", len(out), n, m.Vocab)
 	}
+	defer s.e.EndPhases()
+	x, xn, err := s.blocks(tokens, pos0)
+	if err != nil {
+		return err
+	}
+	E := m.Embd
+	first := 0
+	if !all {
+		first = n - 1
+	}
+	rows := n - first
+	s.e.Phase(phOutput)
+	s.norm(xn, x[first*E:], m.OutNorm, rows)
+	if err := s.mul(m.Output, s.acts(xn, E, rows), out, m.Vocab); err != nil {
+		return err
+	}
+	if m.FinalSoftcap != 0 {
+		ops.Softcap(out, m.FinalSoftcap)
+	}
+	return nil
+}
+
+// Hidden is Forward writing, instead of logits, every token's hidden state
+// after the final norm — what the output matrix would multiply, and what
+// embeddings are pooled from: len(out) == len(tokens)×Embd, row after row.
+func (s *State) Hidden(tokens []int32, pos0 int, out []float32) error {
+	m := s.m
+	n := len(tokens)
+	if len(out) != n*m.Embd {
+		return fmt.Errorf("model: hidden-state buffer of %d floats for %d tokens of width %d", len(out), n, m.Embd)
+	}
+	defer s.e.EndPhases()
+	x, _, err := s.blocks(tokens, pos0)
+	if err != nil {
+		return err
+	}
+	s.e.Phase(phOutput)
+	s.norm(out, x, m.OutNorm, n)
+	return nil
+}
+
+// blocks runs tokens through the embedding and every block, appending
+// their keys and values to the cache, and returns the residual stream
+// (len(tokens) rows of Embd) and a scratch buffer of the same size, both
+// in the arena.
+func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
+	m := s.m
+	c := &m.Config
+	n := len(tokens)
+	if n == 0 || n > s.batch {
+		return nil, nil, fmt.Errorf("model: forward of %d tokens (batch limit %d)", n, s.batch)
+	}
 	for _, t := range tokens {
 		if t < 0 || int(t) >= m.Vocab {
-			return fmt.Errorf("model: token %d not in vocabulary of %d: %w", t, m.Vocab, ErrTokenOutOfRange)
+			return nil, nil, fmt.Errorf("model: token %d not in vocabulary of %d: %w", t, m.Vocab, ErrTokenOutOfRange)
 		}
 	}
 	ar := s.ar
@@ -311,8 +359,8 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 	stride := qDim + kDim + vDim // one token's q, k and v, side by side
 	oDim := c.Heads * c.HeadDimV
 	E := c.Embd
-	x := ar.Float32s(n * E)
-	xn := ar.Float32s(n * E)
+	x = ar.Float32s(n * E)
+	xn = ar.Float32s(n * E)
 	tmp := ar.Float32s(n * E)
 	qkv := ar.Float32s(n * stride)
 	att := ar.Float32s(n * oDim)
@@ -333,11 +381,10 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 	}
 
 	s.e.Phase(phEmbed)
-	defer s.e.EndPhases()
 	er := m.Embed
 	for t, tok := range tokens {
 		if err := quant.Dequantize(er.Type, x[t*E:(t+1)*E], er.Row(int(tok))); err != nil {
-			return fmt.Errorf("model: embedding of token %d: %w", tok, err)
+			return nil, nil, fmt.Errorf("model: embedding of token %d: %w", tok, err)
 		}
 	}
 	if c.EmbedScale != 0 {
@@ -375,7 +422,7 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		a := s.acts(xn, E, n)
 		s.e.Phase(phQKV)
 		if err := s.mulShared(a, L.qkvInputs(c, &shared), qkv, stride); err != nil {
-			return err
+			return nil, nil, err
 		}
 		s.e.Phase(phRope)
 		rope, ang := &s.rope, cs
@@ -403,11 +450,11 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		}
 		s.e.Phase(phAttention)
 		if err := s.attention(il, pos0, n, qkv, stride, att); err != nil {
-			return err
+			return nil, nil, err
 		}
 		s.e.Phase(phO)
 		if err := s.residual(L.Wo, s.acts(att, oDim, n), tmp, x, L.PostAttnNorm); err != nil {
-			return err
+			return nil, nil, err
 		}
 
 		s.e.Phase(phNorm)
@@ -416,32 +463,18 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		if L.Router != nil {
 			s.e.Phase(phMoE)
 			if err := s.experts(il, L, a, tmp); err != nil {
-				return err
+				return nil, nil, err
 			}
 			s.e.Phase(phNorm)
 			s.addNormed(x, tmp, L.PostFFNNorm, n)
 		} else if err := s.ffn(L, a, gu, tmp, x); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if lsrc != nil {
 			lsrc.Done(il)
 		}
 	}
-
-	first := 0
-	if !all {
-		first = n - 1
-	}
-	rows := n - first
-	s.e.Phase(phOutput)
-	s.norm(xn, x[first*E:], m.OutNorm, rows)
-	if err := s.mul(m.Output, s.acts(xn, E, rows), out, m.Vocab); err != nil {
-		return err
-	}
-	if c.FinalSoftcap != 0 {
-		ops.Softcap(out, c.FinalSoftcap)
-	}
-	return nil
+	return x, xn, nil
 }
 
 // headNorm applies RMSNorm with weight w to each head of x (len(w) floats

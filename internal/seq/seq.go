@@ -417,7 +417,7 @@ func (s *Seq) eval(ctx context.Context, tokens []int32, all []float32) error {
 		if all != nil && len(chunk) > 1 {
 			out = all[i*vocab : (i+len(chunk))*vocab]
 		}
-		if err := s.forward(chunk, out, &start); err != nil {
+		if err := s.forward(chunk, out, false, &start); err != nil {
 			s.truncate(start)
 			return err
 		}
@@ -432,10 +432,11 @@ func (s *Seq) eval(ctx context.Context, tokens []int32, all []float32) error {
 }
 
 // forward makes room for chunk and runs it through the model, holding the
-// model open for the step. A panic (a fault reading a mapped file that
+// model open for the step, writing logits to out (model.State.Forward) or,
+// when hidden, every token's hidden state (model.State.Hidden). A panic (a fault reading a mapped file that
 // shrank, or a bug) rewinds the sequence to *start before it goes on up,
 // so that the sequence stays usable.
-func (s *Seq) forward(chunk []int32, out []float32, start *int) error {
+func (s *Seq) forward(chunk []int32, out []float32, hidden bool, start *int) error {
 	if err := s.acquire(); err != nil {
 		return err
 	}
@@ -449,7 +450,11 @@ func (s *Seq) forward(chunk []int32, out []float32, start *int) error {
 	if err := s.makeRoom(len(chunk), start); err != nil {
 		return err
 	}
-	if err := s.st.Forward(chunk, len(s.history), out); err != nil {
+	run := s.st.Forward
+	if hidden {
+		run = s.st.Hidden
+	}
+	if err := run(chunk, len(s.history), out); err != nil {
 		return fmt.Errorf("llm: eval: %w", err)
 	}
 	s.mu.Lock()

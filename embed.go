@@ -1,0 +1,85 @@
+package llm
+
+import (
+	"context"
+	"runtime/debug"
+
+	"github.com/lowmem/llm/internal/engine"
+	"github.com/lowmem/llm/model"
+)
+
+// Pooling is how Embed makes one vector of a text's hidden states (each
+// token's output of the final norm): PoolingMean, PoolingCLS (the first
+// token's) or PoolingLast. Without WithPooling, Embed pools as the file's
+// pooling_type says, and takes the last token's when it says nothing.
+type Pooling = model.Pooling
+
+// Pooling types for WithPooling.
+const (
+	PoolingMean = model.PoolingMean
+	PoolingCLS  = model.PoolingCLS
+	PoolingLast = model.PoolingLast
+)
+
+// EmbedOption changes how Embed makes a vector. By default it pools as the
+// file says and normalises the vector to unit length (as llama-server's
+// /v1/embeddings and Ollama's /api/embed), and a text longer than the
+// context fails with ErrContextFull.
+type EmbedOption func(*engine.Embedding)
+
+// WithPooling overrides the file's pooling.
+func WithPooling(p Pooling) EmbedOption { return func(o *engine.Embedding) { o.Pooling = p } }
+
+// WithNormalize(false) returns the pooled vector as it is, not scaled to
+// unit length.
+func WithNormalize(on bool) EmbedOption { return func(o *engine.Embedding) { o.Raw = !on } }
+
+// WithTruncate(true) embeds the first tokens of a text longer than the
+// context (keeping the end-of-sequence token the vocabulary appends)
+// instead of failing, as Ollama's truncate.
+func WithTruncate(on bool) EmbedOption { return func(o *engine.Embedding) { o.Truncate = on } }
+
+// WithDimensions keeps the first n elements of the vector (then
+// normalises), for models trained to be cut short (Matryoshka), as
+// OpenAI's dimensions; n from 1 to the model's width (Info().Embedding).
+func WithDimensions(n int) EmbedOption { return func(o *engine.Embedding) { o.Dimensions = n } }
+
+func embedding(opts []EmbedOption) engine.Embedding {
+	var o engine.Embedding
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	return o
+}
+
+// Embed returns a vector for each text (an embedding model's, such as
+// Qwen3-Embedding's; any model's hidden states can be pooled), evaluated
+// one after the other in a session of their own, made for the call within
+// the memory plan and closed after it. Texts are tokenized as llama-server
+// does (special tokens parsed, BOS and EOS added when the vocabulary asks).
+func (m *Model) Embed(ctx context.Context, texts []string, opts ...EmbedOption) (_ [][]float32, err error) {
+	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
+	vs, _, err := m.e.Embed(ctx, texts, embedding(opts))
+	return vs, err
+}
+
+// Embed is Model.Embed of one text in this session, which it resets
+// first and leaves empty: the session's context bounds the text.
+func (s *Session) Embed(ctx context.Context, text string, opts ...EmbedOption) (_ []float32, err error) {
+	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
+	ids, err := s.m.e.Tokenize(text, true)
+	if err != nil {
+		return nil, err
+	}
+	v, _, err := s.m.e.EmbedTokens(ctx, s.q, ids, embedding(opts))
+	return v, err
+}
+
+// EmbedTokens is Embed of tokens as given (nothing added).
+func (s *Session) EmbedTokens(ctx context.Context, ids []int32, opts ...EmbedOption) (_ []float32, err error) {
+	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
+	v, _, err := s.m.e.EmbedTokens(ctx, s.q, ids, embedding(opts))
+	return v, err
+}

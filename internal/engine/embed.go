@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/lowmem/llm/internal/seq"
+	"github.com/lowmem/llm/kv"
+	"github.com/lowmem/llm/model"
+)
+
+// Embedding is how Embed makes a vector; llm's EmbedOptions set it. The
+// zero value pools as the file says (the last token's state when it says
+// nothing) and normalises to unit length, as llama-server's
+// /v1/embeddings and Ollama do.
+type Embedding struct {
+	Pooling    model.Pooling // PoolingNone: the file's
+	Raw        bool          // leave the vector as pooled, not normalised
+	Truncate   bool          // keep the tokens that fit the context instead of failing
+	Dimensions int           // keep the first Dimensions (then normalise); 0: all
+}
+
+// pooling is the pooling o asks for, or the file's: PoolingLast when the
+// file names none (a generative model: the last token's state is the one
+// that has seen the whole text, which is what Ollama takes).
+func (e *Engine) pooling(o Embedding) (model.Pooling, error) {
+	p := o.Pooling
+	if p == model.PoolingNone {
+		p = e.Model.Pooling
+	}
+	switch p {
+	case model.PoolingNone:
+		return model.PoolingLast, nil
+	case model.PoolingRank:
+		return p, fmt.Errorf("llm: embed: the file's pooling is rank (a reranker's classification head), which is not supported: %w", model.ErrUnsupportedArch)
+	case model.PoolingMean, model.PoolingCLS, model.PoolingLast:
+		return p, nil
+	}
+	return p, fmt.Errorf("llm: embed: pooling %v (mean, cls or last): %w", p, seq.ErrInvalidOption)
+}
+
+// EmbedTokens is the embedding of ids, evaluated in q from its start (q is
+// empty afterwards, seq.(*Seq).Embed), and the number of tokens evaluated.
+// ids longer than q's context fail with kv.ErrFull, or with o.Truncate keep
+// the first ones that fit — and the end-of-sequence token the tokenizer
+// appends, when it does, since last-token pooling is trained on it.
+func (e *Engine) EmbedTokens(ctx context.Context, q *seq.Seq, ids []int32, o Embedding) ([]float32, int, error) {
+	p, err := e.pooling(o)
+	if err != nil {
+		return nil, 0, err
+	}
+	E := e.Model.Embd
+	if o.Dimensions < 0 || o.Dimensions > E {
+		return nil, 0, fmt.Errorf("llm: embed: %d dimensions of a model of width %d: %w", o.Dimensions, E, seq.ErrInvalidOption)
+	}
+	if n := q.Context(); len(ids) > n {
+		if !o.Truncate {
+			return nil, 0, fmt.Errorf("llm: embed: %d tokens do not fit in a context of %d (truncate to embed the first %d): %w", len(ids), n, n, kv.ErrFull)
+		}
+		last := ids[len(ids)-1]
+		ids = ids[:n:n]
+		if e.Tok.AddEOS() && last == e.Tok.EOS() {
+			ids[n-1] = last
+		}
+	}
+	v := make([]float32, E)
+	if err := q.Embed(ctx, ids, p, v); err != nil {
+		return nil, 0, err
+	}
+	if o.Dimensions > 0 {
+		v = v[:o.Dimensions:o.Dimensions]
+	}
+	if !o.Raw {
+		if err := normalize(v); err != nil {
+			return nil, 0, err
+		}
+	}
+	return v, len(ids), nil
+}
+
+// Embed is EmbedTokens of each text, tokenized as llama-server and Ollama
+// do (special tokens parsed; BOS and EOS added when the vocabulary asks),
+// in a sequence of its own just long enough for the longest (at most the
+// model's context), made and closed within the call; tokens, the number
+// evaluated in all.
+func (e *Engine) Embed(ctx context.Context, texts []string, o Embedding) (vs [][]float32, tokens int, err error) {
+	if len(texts) == 0 {
+		return nil, 0, fmt.Errorf("llm: embed: no texts: %w", seq.ErrInvalidOption)
+	}
+	if _, err := e.pooling(o); err != nil {
+		return nil, 0, err
+	}
+	ids := make([][]int32, len(texts))
+	longest := 0
+	for i, t := range texts {
+		if ids[i], err = e.Tokenize(t, true); err != nil {
+			return nil, 0, err
+		}
+		if len(ids[i]) == 0 {
+			return nil, 0, fmt.Errorf("llm: embed: text %d has no tokens: %w", i, seq.ErrInvalidOption)
+		}
+		longest = max(longest, len(ids[i]))
+	}
+	q, err := e.NewSeq(func(s *Settings) {
+		s.Context = min(longest, s.Context)
+		s.Shift, s.KVPreallocate = false, false
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer q.Close()
+	vs = make([][]float32, len(texts))
+	for i := range ids {
+		var n int
+		if vs[i], n, err = e.EmbedTokens(ctx, q, ids[i], o); err != nil {
+			if len(texts) > 1 {
+				err = fmt.Errorf("%w (text %d of %d)", err, i, len(texts))
+			}
+			return nil, 0, err
+		}
+		tokens += n
+	}
+	return vs, tokens, nil
+}
+
+// normalize scales v to unit length (Euclidean). A vector holding NaN or
+// ±Inf has no direction: that is the model's weights overflowing.
+func normalize(v []float32) error {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	if math.IsNaN(ss) || math.IsInf(ss, 0) {
+		return fmt.Errorf("llm: embed: the vector holds NaN or Inf (the model's activations overflow): %w", model.ErrBadModel)
+	}
+	s := 1 / max(math.Sqrt(ss), 1e-12)
+	for i, x := range v {
+		v[i] = float32(float64(x) * s)
+	}
+	return nil
+}
