@@ -70,6 +70,12 @@ type ModelSpec struct {
 
 	// ChatTemplate is written as tokenizer.chat_template when not empty.
 	ChatTemplate string
+	// Pooling is written as <arch>.pooling_type when not 0 (llama.cpp's
+	// numbering: 1 mean, 2 cls, 3 last, 4 rank), as embedding models have.
+	Pooling uint32
+	// AddEOS makes the vocabulary ask for EOS after every text
+	// (tokenizer.ggml.add_eos_token), as embedding models' do.
+	AddEOS bool
 	// ChatTokens are control tokens (e.g. "<|im_start|>", "<|im_end|>")
 	// that take the last ids of the vocabulary, in order, so that a chat
 	// template's markers are single tokens; the vocabulary size stays Vocab.
@@ -410,6 +416,12 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"rope.scaling.attn_factor", r.AttnFactor)
 	}
 	vocab.AddTo(g)
+	if s.AddEOS {
+		g.AddKV("tokenizer.ggml.add_eos_token", true)
+	}
+	if s.Pooling != 0 {
+		g.AddKV(a+"pooling_type", s.Pooling)
+	}
 	if s.ChatTemplate != "" {
 		g.AddKV("tokenizer.chat_template", s.ChatTemplate)
 	}
