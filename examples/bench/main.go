@@ -10,6 +10,10 @@
 // per second, mean ± sample standard deviation over the runs. Peak RSS is
 // the process's high-water mark, mapped weights included.
 //
+// With -embd the pp test embeds its tokens (Session.EmbedTokens: the
+// hidden states pooled as the file says, no output matrix), as
+// llama-bench -embd 1 does; it takes -n 0.
+//
 // With -pg the tg test runs on top of the pp test's prompt, in the same
 // session (a prompt, then its reply): -p 6000 -n 64 -pg measures
 // generation with 6000 tokens in the context, the cache grown to hold them.
@@ -87,6 +91,7 @@ type config struct {
 	verbose  bool
 	progress io.Writer // per-run lines with -v
 	profile  string    // CPU profile of the measured runs, by phase
+	embd     bool      // the pp test embeds (pooled hidden states, no logits)
 }
 
 // errUsage reports bad flags; the flag package has already printed why.
@@ -113,6 +118,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.warmup, "warmup", true, "run each test once before measuring")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the random prompt tokens")
 	fs.BoolVar(&c.verbose, "v", false, "print each run's time on stderr")
+	fs.BoolVar(&c.embd, "embd", false, "the pp test computes an embedding (Session.EmbedTokens) instead of logits, as llama-bench -embd 1; needs -n 0")
 	fs.StringVar(&c.profile, "profile", "", "write a CPU profile of the measured runs to `FILE` (FILE.pp and FILE.tg when both tests run) and print CPU time by phase of the forward pass")
 	if err := fs.Parse(args); err != nil {
 		return c, errUsage
@@ -135,6 +141,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, fmt.Errorf("-c %d -b %d -disk-reads %d: want 0 or more", c.ctx, c.batch, c.reads)
 	case c.pg && (c.pp == 0 || c.tg == 0):
 		return c, errors.New("-pg needs both -p and -n")
+	case c.embd && (c.tg > 0 || c.pp == 0):
+		return c, errors.New("-embd measures the pp test only: give -p and -n 0")
 	}
 	if c.ctx == 0 {
 		c.ctx = max(c.pp+c.tg, 512)
@@ -572,6 +580,10 @@ func (b *bencher) prompt(ctx context.Context, n int) error {
 	b.toks = b.toks[:0]
 	for range n {
 		b.toks = append(b.toks, b.token())
+	}
+	if b.c.embd {
+		_, err := b.s.EmbedTokens(ctx, b.toks)
+		return err
 	}
 	_, err := b.s.Eval(ctx, b.toks)
 	return err

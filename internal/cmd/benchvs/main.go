@@ -55,6 +55,7 @@ type config struct {
 	bw           float64 // GB/s; 0 = measure
 	json         bool
 	extra        []string // more flags for our bench
+	llamaExtra   []string // more flags for llama-bench
 	files        []string
 }
 
@@ -70,11 +71,13 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&c.bw, "bw", 0, "read bandwidth in GB/s for the decode bound (0 = measure)")
 	fs.BoolVar(&c.json, "json", false, "print JSON instead of a table")
 	extra := fs.String("bench-flags", "", "extra flags for our bench, space-separated (e.g. \"-kv int8\")")
+	llamaExtra := fs.String("llama-flags", "", "extra flags for llama-bench, space-separated (e.g. \"-embd 1\" beside -bench-flags -embd)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	c.files = fs.Args()
 	c.extra = strings.Fields(*extra)
+	c.llamaExtra = strings.Fields(*llamaExtra)
 	switch {
 	case c.bench == "":
 		return c, errors.New("-bench is required")
@@ -216,8 +219,9 @@ func (c *config) runOurs(file string, s *speeds) error {
 }
 
 func (c *config) runLlama(file string, s *speeds, build *string) error {
-	out, err := command(c.llama, "-m", file, "-t", strconv.Itoa(c.threads), "-p", strconv.Itoa(c.pp),
-		"-n", strconv.Itoa(c.tg), "-r", "1", "-o", "json")
+	args := append([]string{"-m", file, "-t", strconv.Itoa(c.threads), "-p", strconv.Itoa(c.pp),
+		"-n", strconv.Itoa(c.tg), "-r", "1", "-o", "json"}, c.llamaExtra...)
+	out, err := command(c.llama, args...)
 	if err != nil {
 		return err
 	}

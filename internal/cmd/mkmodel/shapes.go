@@ -39,6 +39,11 @@ type shape struct {
 
 	// qwen3moe: expert_count, expert_used_count, expert_feed_forward_length.
 	Experts, ExpertsUsed, ExpertFFN int
+
+	// Embedding models: pooling_type (llama.cpp's numbering; 0 = none
+	// written) and an EOS appended to every text (add_eos_token).
+	Pooling uint32
+	AddEOS  bool
 }
 
 // longRope is the LongRoPE part of a Phi-3/Phi-4 config.json.
@@ -114,6 +119,14 @@ var shapes = []shape{
 		Name: "qwen3-8b", Arch: "qwen3", Vocab: 151936, Embd: 4096, Layers: 36,
 		Heads: 32, HeadsKV: 8, HeadDim: 128, FFN: 12288, Context: 40960,
 		RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true,
+	},
+	{
+		// Qwen3-Embedding-0.6B: last-token pooling over the EOS its
+		// vocabulary appends, tied embeddings.
+		Name: "qwen3-embedding-0.6b", Arch: "qwen3", Vocab: 151669, Embd: 1024, Layers: 28,
+		Heads: 16, HeadsKV: 8, HeadDim: 128, FFN: 3072, Context: 32768,
+		RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true, TiedOutput: true,
+		Pooling: 3, AddEOS: true,
 	},
 	{
 		// The text model of gemma-3-12b: local layers window 1024 with RoPE

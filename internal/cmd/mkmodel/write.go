@@ -107,6 +107,12 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV("general.quantization_version", uint32(2))
 	}
 	vocab.AddTo(g)
+	if s.Pooling != 0 {
+		g.AddKV(a+"pooling_type", s.Pooling)
+	}
+	if s.AddEOS {
+		g.AddKV("tokenizer.ggml.add_eos_token", true)
+	}
 }
 
 // writeTensor writes the data of t.
