@@ -56,12 +56,13 @@ func (b *fakeBackend) NewSession() (Session, error) {
 }
 
 // enter counts a generation or embedding running, until the returned
-// function is called.
-func (b *fakeBackend) enter() func() {
+// function is called; record, run under b.mu, logs what it was asked.
+func (b *fakeBackend) enter(record func()) func() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.active++
 	b.peak = max(b.peak, b.active)
+	record()
 	return func() {
 		b.mu.Lock()
 		b.active--
@@ -121,14 +122,34 @@ func fakeEmbedding(ids []int32, dims int) []float32 {
 	return out
 }
 
+type fakeSession struct{ b *fakeBackend }
+
+func (s *fakeSession) Close() error { return nil }
+
+func (s *fakeSession) Generate(ctx context.Context, prompt string, p Params, yield func(string) bool) (Result, error) {
+	b := s.b
+	defer b.enter(func() { b.prompts, b.params = append(b.prompts, prompt), append(b.params, p) })()
+	res := Result{PromptTokens: len(strings.Fields(prompt)), Finish: "stop"}
+	for _, piece := range b.reply(prompt) {
+		if !b.step(ctx) {
+			return res, ctx.Err()
+		}
+		if p.MaxTokens > 0 && res.CompletionTokens == p.MaxTokens {
+			res.Finish = "length"
+			return res, nil
+		}
+		res.CompletionTokens++
+		if !yield(piece) {
+			return res, nil
+		}
+	}
+	return res, nil
+}
+
 // Embed implements EmbedSession: one step an input.
 func (s *fakeSession) Embed(ctx context.Context, in EmbedInput, dims int) ([]float32, int, error) {
 	b := s.b
-	defer b.enter()()
-	b.mu.Lock()
-	b.embeds = append(b.embeds, in)
-	b.dims = append(b.dims, dims)
-	b.mu.Unlock()
+	defer b.enter(func() { b.embeds, b.dims = append(b.embeds, in), append(b.dims, dims) })()
 	if !b.step(ctx) {
 		return nil, 0, ctx.Err()
 	}
@@ -145,32 +166,4 @@ func (s *fakeSession) Embed(ctx context.Context, in EmbedInput, dims int) ([]flo
 		}
 	}
 	return fakeEmbedding(ids, dims), len(ids), nil
-}
-
-type fakeSession struct{ b *fakeBackend }
-
-func (s *fakeSession) Close() error { return nil }
-
-func (s *fakeSession) Generate(ctx context.Context, prompt string, p Params, yield func(string) bool) (Result, error) {
-	b := s.b
-	defer b.enter()()
-	b.mu.Lock()
-	b.prompts = append(b.prompts, prompt)
-	b.params = append(b.params, p)
-	b.mu.Unlock()
-	res := Result{PromptTokens: len(strings.Fields(prompt)), Finish: "stop"}
-	for _, piece := range b.reply(prompt) {
-		if !b.step(ctx) {
-			return res, ctx.Err()
-		}
-		if p.MaxTokens > 0 && res.CompletionTokens == p.MaxTokens {
-			res.Finish = "length"
-			return res, nil
-		}
-		res.CompletionTokens++
-		if !yield(piece) {
-			return res, nil
-		}
-	}
-	return res, nil
 }
