@@ -23,6 +23,10 @@ type ModelInfo struct {
 	ID string
 	// ContextLength is the context the sessions were made with (tokens).
 	ContextLength int
+	// EmbeddingLength is the width of the model's embeddings, the bound of
+	// an embedding request's dimensions; 0 leaves that check to the
+	// EmbedSession.
+	EmbeddingLength int
 	// Template is the chat template; nil makes /v1/chat/completions answer
 	// that the model has no chat template (/v1/completions still works).
 	Template *chat.Template
@@ -53,6 +57,30 @@ type Session interface {
 type LogprobSession interface {
 	Session
 	GenerateLogprobs(ctx context.Context, prompt string, p Params, yield func(Piece) bool) (Result, error)
+}
+
+// EmbedSession is a Session that can embed: POST /v1/embeddings asks for
+// it, and answers 501 when the Backend's sessions are not EmbedSessions.
+// FromModel's are.
+type EmbedSession interface {
+	Session
+	// Embed returns the embedding of in — pooled, cut to its first dims
+	// elements when dims > 0, and normalised to unit length — and the
+	// number of tokens it evaluated. It evaluates in from an empty session
+	// and leaves the session empty: the prefix a slot had cached for its
+	// next generation is gone. Errors wrap ErrContextLength (more tokens
+	// than the context), ErrBadPrompt (no tokens, a token id outside the
+	// vocabulary, dims above the width) or ErrNoEmbeddings (a model that
+	// cannot embed); when ctx is done it returns ctx.Err().
+	Embed(ctx context.Context, in EmbedInput, dims int) ([]float32, int, error)
+}
+
+// EmbedInput is one input of an embedding request: Text, tokenized as the
+// model's vocabulary asks (special tokens parsed, BOS and EOS added when
+// it says so), or, when Tokens is not nil, token ids embedded as given.
+type EmbedInput struct {
+	Text   string
+	Tokens []int32
 }
 
 // Piece is one generated token as a LogprobSession hands it over: the

@@ -3,10 +3,10 @@
 // libraries among them) can use it.
 //
 // Routes: POST /v1/chat/completions and POST /v1/completions (streamed as
-// server-sent events or not), GET /v1/models, GET /health and GET /metrics
-// (Prometheus text format).
+// server-sent events or not), POST /v1/embeddings, GET /v1/models, GET
+// /health and GET /metrics (Prometheus text format).
 //
-// The server runs at most N generations at once, one per slot (each slot
+// The server runs at most N requests at once, one per slot (each slot
 // holds one Session of the Backend, with its own KV cache); further requests
 // wait in a bounded queue and past it get 429. A request whose client goes
 // away is cancelled within one decode step. Request bodies are bounded and
@@ -40,6 +40,23 @@
 // that follow its parameters where they can be enforced
 // (llm.WithToolChoice); a template without a tool syntax, or "required"
 // with several tools in Mistral's name[ARGS] syntax, is a 400.
+//
+// POST /v1/embeddings takes OpenAI's input forms — a string, an array of
+// strings, an array of token ids or an array of such arrays (tokens are
+// embedded as given, text is tokenized as llm.Session.Embed does), at most
+// 2048 inputs — and answers a vector each, in order: pooled as the file
+// says, unit length, encoding_format "float" (the default) or "base64"
+// (little-endian float32s), dimensions keeping the first n elements before
+// normalising (1 to the model's width). usage counts the tokens embedded.
+// An empty input, an unknown encoding_format, dimensions out of range and
+// a token id outside the vocabulary are 400s naming the field; a text
+// longer than the context is a 400 context_length_exceeded. A request's
+// inputs are embedded one after the other on one slot, queued like a
+// generation, and the slot's session is emptied: the prefix it had cached
+// for its next generation is gone (the free slot caching the least is
+// taken). A Backend whose sessions are not EmbedSessions, or a model that
+// cannot embed (a reranker), answers 501, as llama.cpp's server does
+// without --embeddings.
 //
 // What is not built, and answers 400 with a message saying so: best_of > 1
 // and echo on /v1/completions, and non-text content parts.

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,7 +24,16 @@ type fakeBackend struct {
 	cancelled atomic.Int64
 	prompts   []string
 	params    []Params
+	noEmbed   bool // sessions are not EmbedSessions
+	embeds    []EmbedInput
+	dims      []int
 }
+
+// The fake's embeddings: a text's tokens are its bytes.
+const (
+	fakeWidth = 8
+	fakeVocab = 256
+)
 
 func newFake(reply func(prompt string) []string) *fakeBackend {
 	t, err := chat.Parse(testutil.HermesTemplate)
@@ -34,10 +45,82 @@ func newFake(reply func(prompt string) []string) *fakeBackend {
 
 func (b *fakeBackend) Info() ModelInfo {
 	return ModelInfo{ID: "fake-model", ContextLength: 4096, Template: b.tmpl,
-		Render: chat.RenderOptions{BOSToken: "<s>", EOSToken: "</s>"}}
+		Render: chat.RenderOptions{BOSToken: "<s>", EOSToken: "</s>"}, EmbeddingLength: fakeWidth}
 }
 
-func (b *fakeBackend) NewSession() (Session, error) { return &fakeSession{b: b}, nil }
+func (b *fakeBackend) NewSession() (Session, error) {
+	if b.noEmbed {
+		return struct{ Session }{&fakeSession{b: b}}, nil // Session's methods only
+	}
+	return &fakeSession{b: b}, nil
+}
+
+// enter counts a generation or embedding running, until the returned
+// function is called; record, run under b.mu, logs what it was asked.
+func (b *fakeBackend) enter(record func()) func() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.active++
+	b.peak = max(b.peak, b.active)
+	record()
+	return func() {
+		b.mu.Lock()
+		b.active--
+		b.mu.Unlock()
+	}
+}
+
+// step is one "decode step": it waits for the gate when there is one,
+// and reports whether ctx let it run.
+func (b *fakeBackend) step(ctx context.Context) bool {
+	if b.gate != nil {
+		select {
+		case <-b.gate:
+		case <-ctx.Done():
+		}
+	}
+	if ctx.Err() != nil {
+		b.cancelled.Add(1)
+		return false
+	}
+	b.steps.Add(1)
+	return true
+}
+
+// fakeTokens are in's tokens as the fake sees them: a text's bytes.
+func fakeTokens(in EmbedInput) []int32 {
+	if in.Tokens != nil {
+		return in.Tokens
+	}
+	ids := make([]int32, len(in.Text))
+	for i := range len(in.Text) {
+		ids[i] = int32(in.Text[i])
+	}
+	return ids
+}
+
+// fakeEmbedding is the fake's vector of ids, cut to dims (0: all) and
+// normalised: every token and its place move every element.
+func fakeEmbedding(ids []int32, dims int) []float32 {
+	v := make([]float64, fakeWidth)
+	for k, id := range ids {
+		for j := range v {
+			v[j] += float64(id+1) * float64((k+j)%5+1) * math.Pow(-1, float64(j))
+		}
+	}
+	if dims > 0 {
+		v = v[:dims]
+	}
+	var ss float64
+	for _, x := range v {
+		ss += x * x
+	}
+	out := make([]float32, len(v))
+	for j, x := range v {
+		out[j] = float32(x / math.Sqrt(ss))
+	}
+	return out
+}
 
 type fakeSession struct{ b *fakeBackend }
 
@@ -45,30 +128,12 @@ func (s *fakeSession) Close() error { return nil }
 
 func (s *fakeSession) Generate(ctx context.Context, prompt string, p Params, yield func(string) bool) (Result, error) {
 	b := s.b
-	b.mu.Lock()
-	b.active++
-	b.peak = max(b.peak, b.active)
-	b.prompts = append(b.prompts, prompt)
-	b.params = append(b.params, p)
-	b.mu.Unlock()
-	defer func() {
-		b.mu.Lock()
-		b.active--
-		b.mu.Unlock()
-	}()
+	defer b.enter(func() { b.prompts, b.params = append(b.prompts, prompt), append(b.params, p) })()
 	res := Result{PromptTokens: len(strings.Fields(prompt)), Finish: "stop"}
 	for _, piece := range b.reply(prompt) {
-		if b.gate != nil {
-			select {
-			case <-b.gate:
-			case <-ctx.Done():
-			}
-		}
-		if ctx.Err() != nil {
-			b.cancelled.Add(1)
+		if !b.step(ctx) {
 			return res, ctx.Err()
 		}
-		b.steps.Add(1)
 		if p.MaxTokens > 0 && res.CompletionTokens == p.MaxTokens {
 			res.Finish = "length"
 			return res, nil
@@ -79,4 +144,26 @@ func (s *fakeSession) Generate(ctx context.Context, prompt string, p Params, yie
 		}
 	}
 	return res, nil
+}
+
+// Embed implements EmbedSession: one step an input.
+func (s *fakeSession) Embed(ctx context.Context, in EmbedInput, dims int) ([]float32, int, error) {
+	b := s.b
+	defer b.enter(func() { b.embeds, b.dims = append(b.embeds, in), append(b.dims, dims) })()
+	if !b.step(ctx) {
+		return nil, 0, ctx.Err()
+	}
+	ids := fakeTokens(in)
+	switch {
+	case dims > fakeWidth:
+		return nil, 0, fmt.Errorf("%w: %d dimensions of %d", ErrBadPrompt, dims, fakeWidth)
+	case len(ids) > b.Info().ContextLength:
+		return nil, 0, fmt.Errorf("%w: %d tokens", ErrContextLength, len(ids))
+	}
+	for _, id := range ids {
+		if id < 0 || id >= fakeVocab {
+			return nil, 0, fmt.Errorf("%w: token %d not in the vocabulary of %d", ErrBadPrompt, id, fakeVocab)
+		}
+	}
+	return fakeEmbedding(ids, dims), len(ids), nil
 }

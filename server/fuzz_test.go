@@ -35,23 +35,73 @@ func FuzzChatRequest(f *testing.F) {
 			if stream {
 				body = strings.Replace(body, "{", `{"stream":true,`, 1)
 			}
-			rec := httptest.NewRecorder()
-			req := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body))
-			srv.ServeHTTP(rec, req)
-			switch {
-			case rec.Code == 200:
-			case rec.Code == 400 || rec.Code == 413:
-				var e struct {
-					Error *apiError `json:"error"`
-				}
-				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == nil || e.Error.Message == "" {
-					t.Fatalf("status %d without error JSON: %s", rec.Code, rec.Body)
-				}
-			default:
-				t.Fatalf("status %d: %s", rec.Code, rec.Body)
-			}
+			rec := fuzzPost(t, srv, "/v1/chat/completions", body)
 			if rec.Code == 200 && !stream && !json.Valid(rec.Body.Bytes()) {
 				t.Fatalf("invalid JSON response: %s", rec.Body)
+			}
+		}
+	})
+}
+
+// fuzzPost posts body to path and fails unless the reply is a 200 or a
+// 400 or 413 with OpenAI's error JSON.
+func fuzzPost(t *testing.T, srv *Server, path, body string) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, httptest.NewRequest("POST", path, strings.NewReader(body)))
+	switch {
+	case rec.Code == 200:
+	case rec.Code == 400 || rec.Code == 413:
+		var e struct {
+			Error *apiError `json:"error"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == nil || e.Error.Message == "" {
+			t.Fatalf("status %d without error JSON: %s", rec.Code, rec.Body)
+		}
+	default:
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	return rec
+}
+
+// FuzzEmbeddingsRequest: any body to /v1/embeddings gets 200 with a list
+// of as many vectors as inputs, or a 4xx with OpenAI's error JSON;
+// nothing panics.
+func FuzzEmbeddingsRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"input":"hello","model":"m"}`,
+		`{"input":["a","b"],"encoding_format":"base64","dimensions":4}`,
+		`{"input":[1,2,3],"encoding_format":"float","user":"u"}`,
+		`{"input":[[1,2],[255]],"dimensions":8}`,
+		`{"input":[[],[1]]}`,
+		`{"input":[300]}`,
+		`{"input":"x","dimensions":0}`,
+		`{"input":["a",null,[1]]}`,
+		`{"input":[-1e40]}`,
+	} {
+		f.Add(s)
+	}
+	srv, err := New(newFake(words("x")), WithQueue(0), WithMaxBodyBytes(64<<10))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		rec := fuzzPost(t, srv, "/v1/embeddings", body)
+		if rec.Code != 200 {
+			return
+		}
+		var got struct {
+			Data []struct {
+				Index     int             `json:"index"`
+				Embedding json.RawMessage `json:"embedding"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || len(got.Data) == 0 {
+			t.Fatalf("response %s: %v", rec.Body, err)
+		}
+		for i, d := range got.Data {
+			if d.Index != i || len(d.Embedding) == 0 {
+				t.Fatalf("data[%d] of %s", i, rec.Body)
 			}
 		}
 	})

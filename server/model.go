@@ -10,8 +10,8 @@ import (
 	"github.com/lowmem/llm/chat"
 )
 
-// Errors a Backend's Generate wraps so that the server answers 400
-// rather than 500.
+// Errors a Backend's Generate or Embed wraps so that the server answers
+// 400 (or 501) rather than 500.
 var (
 	// ErrContextLength: the prompt does not fit the session's context
 	// (OpenAI's code context_length_exceeded).
@@ -19,6 +19,9 @@ var (
 	// ErrBadPrompt: the prompt or its settings cannot be used (for
 	// example an empty prompt for a model that adds no BOS).
 	ErrBadPrompt = errors.New("server: the prompt cannot be used")
+	// ErrNoEmbeddings: the model cannot embed (for example a reranker,
+	// whose file pools by rank); /v1/embeddings answers 501.
+	ErrNoEmbeddings = errors.New("server: the model does not make embeddings")
 )
 
 // Model is the Backend of a loaded model: each slot is one of its
@@ -37,7 +40,7 @@ type Model struct {
 // chat template still serves /v1/completions.
 func FromModel(m *llm.Model, id string, opts ...llm.SessionOption) (*Model, error) {
 	info := m.Info()
-	mi := ModelInfo{ID: id, ContextLength: info.Context, Render: chat.RenderOptions{
+	mi := ModelInfo{ID: id, ContextLength: info.Context, EmbeddingLength: info.Embedding, Render: chat.RenderOptions{
 		BOSToken: info.BOSText, EOSToken: info.EOSText, StripBOS: info.AddBOS, StripEOS: info.AddEOS}}
 	if info.ChatTemplate != "" {
 		t, err := chat.Parse(info.ChatTemplate)
@@ -135,10 +138,45 @@ func (ms modelSession) GenerateLogprobs(ctx context.Context, prompt string, p Pa
 		res.Finish = "length"
 	case errors.Is(err, llm.ErrContextFull) && prompted:
 		res.Finish, err = "length", nil
-	case errors.Is(err, llm.ErrContextFull):
-		err = fmt.Errorf("%w: %w", ErrContextLength, err)
-	case errors.Is(err, llm.ErrInvalidOption):
-		err = fmt.Errorf("%w: %w", ErrBadPrompt, err)
+	default:
+		err = backendError(err)
 	}
 	return res, err
+}
+
+// Embed implements EmbedSession with Session.EmbedTokens (Session.Embed
+// tokenizes the same way, but does not say how many tokens it made, which
+// usage reports). The session's cached prompt is gone afterwards.
+func (ms modelSession) Embed(ctx context.Context, in EmbedInput, dims int) ([]float32, int, error) {
+	ids := in.Tokens
+	if ids == nil {
+		var err error
+		if ids, err = ms.m.TokenizeSpecial(in.Text); err != nil {
+			return nil, 0, backendError(err)
+		}
+	}
+	var opts []llm.EmbedOption
+	if dims > 0 {
+		opts = append(opts, llm.WithDimensions(dims))
+	}
+	v, err := ms.s.EmbedTokens(ctx, ids, opts...)
+	switch {
+	case errors.Is(err, llm.ErrUnsupportedArch): // the file pools by rank
+		return nil, 0, fmt.Errorf("%w: %w", ErrNoEmbeddings, err)
+	case err != nil:
+		return nil, 0, backendError(err)
+	}
+	return v, len(ids), nil
+}
+
+// backendError wraps the library's errors that a request causes in the
+// errors the server answers 400 to.
+func backendError(err error) error {
+	switch {
+	case errors.Is(err, llm.ErrContextFull):
+		return fmt.Errorf("%w: %w", ErrContextLength, err)
+	case errors.Is(err, llm.ErrInvalidOption), errors.Is(err, llm.ErrBadToken):
+		return fmt.Errorf("%w: %w", ErrBadPrompt, err)
+	}
+	return err
 }

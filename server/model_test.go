@@ -31,8 +31,17 @@ func startModel(t *testing.T, parallel int, wrap func(Backend) Backend, opts ...
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
+	srv, hs := serveModel(t, m, "tiny-chat", parallel, wrap, opts...)
+	return m, srv, hs
+}
+
+// serveModel serves m, loaded with llm.WithSessions(parallel), as id over
+// HTTP until the test ends; wrap is startModel's.
+func serveModel(t *testing.T, m *llm.Model, id string, parallel int, wrap func(Backend) Backend, opts ...Option) (*Server, *httptest.Server) {
+	t.Helper()
 	var b Backend
-	if b, err = FromModel(m, "tiny-chat"); err != nil {
+	b, err := FromModel(m, id)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if wrap != nil {
@@ -44,7 +53,7 @@ func startModel(t *testing.T, parallel int, wrap func(Backend) Backend, opts ...
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { hs.Close(); srv.Close() })
-	return m, srv, hs
+	return srv, hs
 }
 
 func TestModelChat(t *testing.T) {
@@ -358,16 +367,7 @@ func TestModelJSONAfterThinking(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	b, err := FromModel(m, "thinker")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() { hs.Close(); srv.Close() })
+	_, hs := serveModel(t, m, "thinker", 1, nil)
 	resp, body := post(t, hs.URL+"/v1/chat/completions",
 		`{"messages":[{"role":"user","content":"JSON please"}],"max_tokens":30,"temperature":0,"response_format":{"type":"json_object"}}`)
 	var got chatResponse

@@ -29,6 +29,7 @@ type Server struct {
 	now     func() time.Time
 	newID   func(prefix string) string
 	gate    gate
+	embeds  bool            // every slot's session is an EmbedSession
 	base    context.Context // cancelled when Shutdown gives up waiting
 	cancel  context.CancelFunc
 }
@@ -112,11 +113,17 @@ func New(b Backend, opts ...Option) (*Server, error) {
 		}
 		s.all = append(s.all, &slot{id: i, session: sess})
 	}
+	s.embeds = true
+	for _, sl := range s.all {
+		_, ok := sl.session.(EmbedSession)
+		s.embeds = s.embeds && ok
+	}
 	s.slots = newSlots(s.all, c.queue)
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /v1/chat/completions", s.counted("/v1/chat/completions", s.handleChat))
 	s.mux.HandleFunc("POST /v1/completions", s.counted("/v1/completions", s.handleCompletion))
+	s.mux.HandleFunc("POST /v1/embeddings", s.counted("/v1/embeddings", s.handleEmbeddings))
 	s.mux.HandleFunc("GET /v1/models", s.counted("/v1/models", s.handleModels))
 	s.mux.HandleFunc("GET /v1/models/{id}", s.counted("/v1/models", s.handleModel))
 	s.mux.HandleFunc("GET /health", s.handleHealth)
@@ -322,6 +329,51 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]string{"status": "ok"})
 }
 
+// acquire waits for a slot for r (429 past the queue; prompt picks the
+// slot whose cache holds the most of it) and returns it, the context to
+// run it under, which ends when the client goes away or Shutdown gives up
+// waiting, and release, which gives the slot back.
+func (s *Server) acquire(r *http.Request, prompt string) (ctx context.Context, sl *slot, release func(), aerr *apiError) {
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(s.base, cancel)
+	sl, err := s.slots.acquire(ctx, prompt)
+	if err != nil {
+		stop()
+		cancel()
+	}
+	switch {
+	case errors.Is(err, errQueueFull):
+		return nil, nil, nil, &apiError{Status: 429, Type: "requests", Code: strp("rate_limit_exceeded"),
+			Message: "all slots are busy and the queue is full; retry later"}
+	case err != nil && s.base.Err() != nil:
+		return nil, nil, nil, &apiError{Status: 503, Type: "server_error", Message: "the server shut down before the request could start"}
+	case err != nil:
+		return nil, nil, nil, &apiError{Status: 499, Type: "invalid_request_error", Message: "request cancelled while queued"}
+	}
+	return ctx, sl, func() { s.slots.release(sl); stop(); cancel() }, nil
+}
+
+// failed is the reply to a Backend's error err during what ("generation",
+// "embedding") under ctx: 503 when the server shut down, 499 when the
+// client went away, 400 for a request the Backend refused (naming
+// lengthParam when it does not fit the context, promptParam otherwise),
+// else 500.
+func (s *Server) failed(ctx context.Context, err error, what, lengthParam, promptParam string) *apiError {
+	switch {
+	case s.base.Err() != nil:
+		return &apiError{Status: 503, Type: "server_error", Message: "the server shut down during " + what}
+	case ctx.Err() != nil:
+		return &apiError{Status: 499, Type: "invalid_request_error", Message: "request cancelled"}
+	case errors.Is(err, ErrContextLength):
+		e := badRequest(lengthParam, "%v", err)
+		e.Code = strp("context_length_exceeded")
+		return e
+	case errors.Is(err, ErrBadPrompt):
+		return badRequest(promptParam, "%v", err)
+	}
+	return &apiError{Status: 500, Type: "server_error", Message: what + " failed: " + err.Error()}
+}
+
 // generation runs one request on a slot: acquire, generate with stop
 // strings applied, release, count.
 // started, when not nil, runs once a slot is held, before generation: a
@@ -331,21 +383,11 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 // yield gets the text released and, with p.Logprobs, the log-probabilities
 // of the tokens generated since its last call.
 func (s *Server) generate(r *http.Request, prompt string, p Params, stop []string, started func(), yield func(text string, lps []TokenLogprobs) bool) (Result, *apiError) {
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	defer context.AfterFunc(s.base, cancel)()
-
-	sl, err := s.slots.acquire(ctx, prompt)
-	switch {
-	case errors.Is(err, errQueueFull):
-		return Result{}, &apiError{Status: 429, Type: "requests", Code: strp("rate_limit_exceeded"),
-			Message: "all slots are busy and the queue is full; retry later"}
-	case err != nil && s.base.Err() != nil:
-		return Result{}, &apiError{Status: 503, Type: "server_error", Message: "the server shut down before the request could start"}
-	case err != nil:
-		return Result{}, &apiError{Status: 499, Type: "invalid_request_error", Message: "request cancelled while queued"}
+	ctx, sl, release, aerr := s.acquire(r, prompt)
+	if aerr != nil {
+		return Result{}, aerr
 	}
-	defer s.slots.release(sl)
+	defer release()
 	ls, hasLogprobs := sl.session.(LogprobSession)
 	if p.Logprobs && !hasLogprobs {
 		return Result{}, unsupported("logprobs", "logprobs are not supported by this server's backend")
@@ -394,20 +436,7 @@ func (s *Server) generate(r *http.Request, prompt string, p Params, stop []strin
 	}
 	s.metrics.generation(res, time.Since(start))
 	if gerr != nil {
-		if s.base.Err() != nil {
-			return res, &apiError{Status: 503, Type: "server_error", Message: "the server shut down during generation"}
-		}
-		switch {
-		case ctx.Err() != nil:
-			return res, &apiError{Status: 499, Type: "invalid_request_error", Message: "request cancelled"}
-		case errors.Is(gerr, ErrContextLength):
-			e := badRequest("messages", "%v", gerr)
-			e.Code = strp("context_length_exceeded")
-			return res, e
-		case errors.Is(gerr, ErrBadPrompt):
-			return res, badRequest("", "%v", gerr)
-		}
-		return res, &apiError{Status: 500, Type: "server_error", Message: "generation failed: " + gerr.Error()}
+		return res, s.failed(ctx, gerr, "generation", "messages", "")
 	}
 	if res.Finish == "" {
 		res.Finish = "stop"

@@ -347,7 +347,7 @@ func TestBadRequests(t *testing.T) {
 		{"oversized", "/v1/chat/completions", `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 5000) + `"}]}`, 413, "", "larger"},
 		{"token prompt", "/v1/completions", `{"prompt":[1,2,3]}`, 400, "prompt", "token arrays"},
 		{"no prompt", "/v1/completions", `{}`, 400, "prompt", "missing"},
-		{"unknown route", "/v1/embeddings", `{}`, 404, "", "unknown route"},
+		{"unknown route", "/v1/images/generations", `{}`, 404, "", "unknown route"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -17,7 +17,8 @@ type slot struct {
 
 // slots hands out sessions: a free one at once (preferring the one whose
 // last prompt shares the longest prefix with the new one, whose KV cache it
-// can reuse), else a place in a bounded FIFO queue, else errQueueFull.
+// can reuse, and of those the one caching the least), else a place in a
+// bounded FIFO queue, else errQueueFull.
 type slots struct {
 	mu       sync.Mutex
 	free     []*slot
@@ -34,9 +35,12 @@ func newSlots(list []*slot, maxQueue int) *slots {
 func (s *slots) acquire(ctx context.Context, prompt string) (*slot, error) {
 	s.mu.Lock()
 	if len(s.free) > 0 {
+		// Of equals, the slot caching the least: what it drops is worth
+		// least (an embedding, prompt "", takes an emptied slot first).
 		best, bestLen := 0, -1
 		for i, sl := range s.free {
-			if n := commonPrefix(sl.prompt, prompt); n > bestLen {
+			n := commonPrefix(sl.prompt, prompt)
+			if n > bestLen || n == bestLen && len(sl.prompt) < len(s.free[best].prompt) {
 				best, bestLen = i, n
 			}
 		}

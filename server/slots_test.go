@@ -27,6 +27,13 @@ func TestSlotsPreferCachedPrefix(t *testing.T) {
 	if sl.id != 1 {
 		t.Errorf("got slot %d, want 1 (longest common prefix)", sl.id)
 	}
+	// Of slots sharing as much (none), the one caching least.
+	if sl, _ = s.acquire(context.Background(), ""); sl.id != 2 {
+		t.Errorf("got slot %d, want 2 (caching nothing)", sl.id)
+	}
+	if sl, _ = s.acquire(context.Background(), "other"); sl.id != 0 {
+		t.Errorf("got slot %d, want the last", sl.id)
+	}
 }
 
 func TestSlotsQueueFIFOAndFull(t *testing.T) {

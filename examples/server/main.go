@@ -1,10 +1,11 @@
 // Command server serves a GGUF model over HTTP with OpenAI's API
 // (POST /v1/chat/completions and /v1/completions, streamed or not;
-// GET /v1/models, /health, /metrics), so that unmodified OpenAI clients
-// can use it.
+// POST /v1/embeddings; GET /v1/models, /health, /metrics), so that
+// unmodified OpenAI clients can use it.
 //
 //	go run ./examples/server -m model.gguf -addr 127.0.0.1:8080 -parallel 2
 //	curl http://127.0.0.1:8080/v1/chat/completions -d '{"messages":[{"role":"user","content":"Hi"}]}'
+//	curl http://127.0.0.1:8080/v1/embeddings -d '{"input":["a cat","a dog"]}'
 //
 // -m is a GGUF file or ollama:NAME[:TAG]; without it the server runs a tiny
 // random-weight model, to try the API. -parallel N serves N requests at once,

@@ -239,4 +239,11 @@ func TestErrors(t *testing.T) {
 	if err != nil || len(models.Data) != 1 || models.Data[0].ID != "tiny" {
 		t.Fatalf("models %+v, %v", models, err)
 	}
+	// The scripted sessions cannot embed: 501, as llama-server's without
+	// --embeddings.
+	_, err = client.Embeddings.New(context.Background(), openai.EmbeddingNewParams{Model: "tiny",
+		Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("Hi")}})
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 501 || !strings.Contains(apiErr.Message, "does not support embeddings") {
+		t.Fatalf("embeddings: %v", err)
+	}
 }

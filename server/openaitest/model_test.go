@@ -2,7 +2,12 @@ package openaitest
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -203,4 +208,119 @@ func TestNodeClientRealModel(t *testing.T) {
 		t.Fatalf("node client: %v\n%s", err, out)
 	}
 	t.Logf("%s", out)
+}
+
+// TestRealModelEmbeddings: client.Embeddings.New over a real model gives
+// Session.Embed's vectors of the same texts, from a string, an array of
+// strings, token arrays, and base64 — which openai-go v1.12.0 does not
+// decode: Embedding stays empty and the string is in the raw JSON.
+func TestRealModelEmbeddings(t *testing.T) {
+	m, url := realServer(t)
+	client := openai.NewClient(option.WithBaseURL(url+"/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+	ctx := context.Background()
+	s, err := m.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	texts := []string{"Once upon a time", "the cat sat on the mat"}
+	want := make([][]float32, len(texts))
+	var ids [][]int64
+	tokens := 0
+	for i, text := range texts {
+		if want[i], err = s.Embed(ctx, text); err != nil {
+			t.Fatal(err)
+		}
+		tok, err := m.TokenizeSpecial(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, make([]int64, len(tok)))
+		for j, id := range tok {
+			ids[i][j] = int64(id)
+		}
+		tokens += len(tok)
+	}
+	same := func(what string, got []float64, want []float32) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d elements, want %d", what, len(got), len(want))
+		}
+		for j := range got {
+			if float32(got[j]) != want[j] {
+				t.Fatalf("%s: element %d is %g, Session.Embed's %g", what, j, got[j], want[j])
+			}
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		input openai.EmbeddingNewParamsInputUnion
+		want  [][]float32
+	}{
+		{"string", openai.EmbeddingNewParamsInputUnion{OfString: openai.String(texts[0])}, want[:1]},
+		{"strings", openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts}, want},
+		{"tokens", openai.EmbeddingNewParamsInputUnion{OfArrayOfTokens: ids[1]}, want[1:]},
+		{"token arrays", openai.EmbeddingNewParamsInputUnion{OfArrayOfTokenArrays: ids}, want},
+	} {
+		resp, err := client.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: "tiny-chat", Input: c.input})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(resp.Data) != len(c.want) || resp.Model != "tiny-chat" || resp.Usage.PromptTokens == 0 ||
+			resp.Usage.TotalTokens != resp.Usage.PromptTokens {
+			t.Fatalf("%s: %d vectors, model %q, usage %+v", c.name, len(resp.Data), resp.Model, resp.Usage)
+		}
+		for i, d := range resp.Data {
+			if d.Index != int64(i) {
+				t.Errorf("%s: data[%d] has index %d", c.name, i, d.Index)
+			}
+			same(fmt.Sprintf("%s %d", c.name, i), d.Embedding, c.want[i])
+		}
+	}
+
+	resp, err := client.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: "tiny-chat",
+		Input:          openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
+		EncodingFormat: openai.EmbeddingNewParamsEncodingFormatBase64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Usage.PromptTokens != int64(tokens) {
+		t.Errorf("base64: usage %+v, want %d tokens", resp.Usage, tokens)
+	}
+	for i, d := range resp.Data {
+		var b64 string
+		if err := json.Unmarshal([]byte(d.JSON.Embedding.Raw()), &b64); err != nil || len(d.Embedding) != 0 {
+			t.Fatalf("base64 %d: raw %s, decoded %d floats: the client decodes base64 now", i, d.JSON.Embedding.Raw(), len(d.Embedding))
+		}
+		raw, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float64, len(raw)/4)
+		for j := range got {
+			got[j] = float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:])))
+		}
+		same(fmt.Sprintf("base64 %d", i), got, want[i])
+	}
+
+	// dimensions: Session.Embed's with WithDimensions.
+	n := m.Info().Embedding / 4
+	cut, err := s.Embed(ctx, texts[0], llm.WithDimensions(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = client.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: "tiny-chat",
+		Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String(texts[0])}, Dimensions: openai.Int(int64(n))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("dimensions", resp.Data[0].Embedding, cut)
+
+	// An empty string is the client's error, as OpenAI's would be.
+	_, err = client.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: "tiny-chat",
+		Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: []string{"a", ""}}})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "input" {
+		t.Errorf("empty string: %v", err)
+	}
 }

@@ -30,6 +30,20 @@ if (process.env.REAL_MODEL) {
   assert.ok(round.usage.prompt_tokens > whole.usage.prompt_tokens);
   const comp = await client.completions.create({ model, prompt: "Once upon a time", max_tokens: 5 });
   assert.ok(comp.usage.completion_tokens > 0);
+  // Embeddings: without encoding_format the client asks for base64 and
+  // decodes it; that must give the floats asked for explicitly.
+  const input = ["Once upon a time", "the cat sat on the mat"];
+  const b64 = await client.embeddings.create({ model, input });
+  const floats = await client.embeddings.create({ model, input, encoding_format: "float" });
+  assert.equal(b64.data.length, 2);
+  assert.ok(b64.usage.prompt_tokens > 0 && b64.usage.total_tokens === b64.usage.prompt_tokens);
+  for (const [i, d] of b64.data.entries()) {
+    assert.equal(d.index, i);
+    // The JSON floats are float32s' shortest decimals.
+    assert.deepEqual(Array.from(d.embedding), floats.data[i].embedding.map(Math.fround));
+    const norm = Math.sqrt(d.embedding.reduce((s, x) => s + x * x, 0));
+    assert.ok(Math.abs(norm - 1) < 1e-5, `embedding ${i} has length ${norm}`);
+  }
   console.log("node openai client: real model checks passed");
   process.exit(0);
 }

@@ -1,0 +1,211 @@
+package server
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"time"
+)
+
+// maxEmbedInputs bounds the inputs of one embedding request, as OpenAI
+// does: they are embedded one after the other on one slot, which no other
+// request can use meanwhile.
+const maxEmbedInputs = 2048
+
+type embeddingRequest struct {
+	Input          json.RawMessage `json:"input"`
+	Model          string          `json:"model"`
+	EncodingFormat string          `json:"encoding_format"`
+	Dimensions     *int            `json:"dimensions"`
+	User           string          `json:"user"`
+}
+
+// embedInputs is a validated embedding request.
+type embedInputs struct {
+	inputs []EmbedInput
+	dims   int // 0: all
+	base64 bool
+}
+
+// validate checks r against a model whose embeddings are width wide (0:
+// unknown, which leaves the bound of dimensions to the Backend).
+func (r *embeddingRequest) validate(width int) (*embedInputs, *apiError) {
+	out := &embedInputs{}
+	switch r.EncodingFormat {
+	case "", "float":
+	case "base64":
+		out.base64 = true
+	default:
+		return nil, badRequest("encoding_format", "encoding_format %q is not one of float, base64", r.EncodingFormat)
+	}
+	if d := r.Dimensions; d != nil {
+		switch {
+		case width > 0 && (*d < 1 || *d > width):
+			return nil, badRequest("dimensions", "dimensions must be between 1 and %d (the model's width), got %d", width, *d)
+		case *d < 1:
+			return nil, badRequest("dimensions", "dimensions must be at least 1, got %d", *d)
+		}
+		out.dims = *d
+	}
+	raw := bytes.TrimSpace(r.Input)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, badRequest("input", "input is missing")
+	}
+	// OpenAI's four forms; token arrays are embedded as given.
+	var (
+		text   string
+		texts  []string
+		tokens []int32
+		lists  [][]int32
+		many   bool // an array of inputs, whose errors name the input's index
+	)
+	switch {
+	case json.Unmarshal(raw, &text) == nil:
+		out.inputs = []EmbedInput{{Text: text}}
+	case json.Unmarshal(raw, &texts) == nil:
+		many = true
+		for _, t := range texts {
+			out.inputs = append(out.inputs, EmbedInput{Text: t})
+		}
+	case json.Unmarshal(raw, &tokens) == nil:
+		out.inputs = []EmbedInput{{Tokens: tokens}}
+	case json.Unmarshal(raw, &lists) == nil:
+		many = true
+		for _, l := range lists {
+			// A null (or empty) list is refused below, not taken for text.
+			out.inputs = append(out.inputs, EmbedInput{Tokens: append([]int32{}, l...)})
+		}
+	default:
+		return nil, badRequest("input", "input must be a string, an array of strings, an array of token ids (int32) or an array of arrays of token ids")
+	}
+	switch n := len(out.inputs); {
+	case n == 0:
+		return nil, badRequest("input", "input must not be an empty array")
+	case n > maxEmbedInputs:
+		return nil, badRequest("input", "at most %d inputs in one request, got %d", maxEmbedInputs, n)
+	}
+	for i, in := range out.inputs {
+		what := "input"
+		if many {
+			what = fmt.Sprintf("input[%d]", i)
+		}
+		switch {
+		case in.Tokens == nil && in.Text == "":
+			return nil, badRequest("input", "%s is an empty string", what)
+		case in.Tokens != nil && len(in.Tokens) == 0:
+			return nil, badRequest("input", "%s is an empty array of tokens", what)
+		}
+		for _, t := range in.Tokens {
+			if t < 0 {
+				return nil, badRequest("input", "%s holds token id %d: ids are not negative", what, t)
+			}
+		}
+	}
+	return out, nil
+}
+
+type embeddingJSON struct {
+	Object    string `json:"object"`
+	Index     int    `json:"index"`
+	Embedding any    `json:"embedding"` // []float32, or a base64 string
+}
+
+type embeddingsUsage struct {
+	PromptTokens int `json:"prompt_tokens"`
+	TotalTokens  int `json:"total_tokens"`
+}
+
+type embeddingsResponse struct {
+	Object string          `json:"object"`
+	Data   []embeddingJSON `json:"data"`
+	Model  string          `json:"model"`
+	Usage  embeddingsUsage `json:"usage"`
+}
+
+// base64Floats is v as OpenAI's encoding_format "base64" writes it: the
+// float32s' little-endian bytes in standard base64 (about half the size
+// of the decimal text, which is why the official Python and Node clients
+// ask for it by default).
+func base64Floats(v []float32) string {
+	b := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) *apiError {
+	if !s.embeds {
+		return notEmbedding("its backend's sessions cannot embed")
+	}
+	var req embeddingRequest
+	if err := readBody(r, &req); err != nil {
+		return err
+	}
+	in, aerr := req.validate(s.info.EmbeddingLength)
+	if aerr != nil {
+		return aerr
+	}
+	vs, tokens, aerr := s.embed(r, in.inputs, in.dims)
+	if aerr != nil {
+		return aerr
+	}
+	resp := embeddingsResponse{Object: "list", Data: make([]embeddingJSON, len(vs)), Model: s.info.ID,
+		Usage: embeddingsUsage{PromptTokens: tokens, TotalTokens: tokens}}
+	for i, v := range vs {
+		resp.Data[i] = embeddingJSON{Object: "embedding", Index: i, Embedding: v}
+		if in.base64 {
+			resp.Data[i].Embedding = base64Floats(v)
+		}
+	}
+	writeJSON(w, resp)
+	return nil
+}
+
+// notEmbedding is the 501 of a server that cannot embed, as llama-server
+// answers when embeddings are off.
+func notEmbedding(why string) *apiError {
+	return &apiError{Status: 501, Type: "not_supported_error", Message: "this server does not support embeddings: " + why}
+}
+
+// embed embeds inputs one after the other on one slot (whose cached
+// prompt is gone afterwards) and returns their vectors and how many tokens
+// they took.
+func (s *Server) embed(r *http.Request, inputs []EmbedInput, dims int) ([][]float32, int, *apiError) {
+	// "" takes the free slot that caches the least, whose loss costs least.
+	ctx, sl, release, aerr := s.acquire(r, "")
+	if aerr != nil {
+		return nil, 0, aerr
+	}
+	defer release()
+	es, ok := sl.session.(EmbedSession)
+	if !ok {
+		return nil, 0, notEmbedding("its backend's sessions cannot embed")
+	}
+	sl.prompt = ""
+	start := time.Now()
+	vs := make([][]float32, 0, len(inputs))
+	tokens := 0
+	defer func() { s.metrics.generation(Result{PromptTokens: tokens}, time.Since(start)) }()
+	for i, in := range inputs {
+		v, n, err := es.Embed(ctx, in, dims)
+		if errors.Is(err, ErrNoEmbeddings) {
+			return nil, 0, notEmbedding(err.Error())
+		}
+		if err != nil {
+			e := s.failed(ctx, err, "embedding", "input", "input")
+			if len(inputs) > 1 && (e.Status == 400 || e.Status == 500) {
+				e.Message = fmt.Sprintf("input[%d]: %s", i, e.Message)
+			}
+			return nil, 0, e
+		}
+		vs = append(vs, v)
+		tokens += n
+	}
+	return vs, tokens, nil
+}
