@@ -9,3 +9,12 @@ func dotF16AVX2Asm(w *byte, x *byte, n int) float32
 
 //go:noescape
 func dotF16AVX512Asm(w *byte, x *byte, n int) float32
+
+//go:noescape
+func tileF16AVX5124x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileF16AVX5124x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func quantF16AVX2Asm(dst *byte, src *float32, n int)

@@ -9,3 +9,9 @@ func dotF32AVX2Asm(w *byte, x *byte, n int) float32
 
 //go:noescape
 func dotF32AVX512Asm(w *byte, x *byte, n int) float32
+
+//go:noescape
+func tileF32AVX5124x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileF32AVX5124x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)

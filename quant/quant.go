@@ -69,7 +69,7 @@ type typeOps struct {
 // move their packed columns to the heap (see swarSpec).
 var opsByType = [...]typeOps{
 	F32:    {dequantF32, quantF32, dotF32},
-	F16:    {dequantF16, quantF16, dotF16},
+	F16:    {dequantF16, quantizeF16, dotF16},
 	BF16:   {dequantBF16, quantBF16, dotBF16},
 	Q4_0:   {dequantQ4_0, quantQ4_0, dotQ4_0},
 	Q4_1:   {dequantQ4_1, quantQ4_1, dotQ4_1},

@@ -30,6 +30,7 @@ func quantInputs(n int) [][]float32 {
 	add(func(int) float32 { return float32(r.NormFloat64() * 1e-30) })
 	add(func(int) float32 { return float32(r.NormFloat64() * 1e30) })
 	add(func(int) float32 { return float32(r.NormFloat64() * 1e-40) }) // subnormal
+	add(func(int) float32 { return float32(r.NormFloat64() * 3e-6) })  // subnormal as a half
 	add(func(int) float32 { return 0 })
 	add(func(i int) float32 { return float32(i%7) - 3 })
 	add(func(i int) float32 { return 3 - float32(i%7) })

@@ -22,8 +22,13 @@ func TestQuantizeAVX512MatchesGo(t *testing.T) {
 	}{
 		{Q8_0, quantizeQ8_0, quantQ8_0},
 		{Q8_K, quantizeQ8_K, quantQ8_K},
+		{F16, quantizeF16, quantF16},
 	} {
-		for _, n := range []int{256, 512, 4096} {
+		ns := []int{256, 512, 4096}
+		if tc.typ == F16 {
+			ns = append(ns, 1, 7, 8, 31, 33, 100) // the 32-, 8- and 1-float steps
+		}
+		for _, n := range ns {
 			for i, row := range quantInputs(n) {
 				size, _ := tc.typ.RowBytes(int64(n))
 				want := make([]byte, size)

@@ -76,6 +76,15 @@ var tileVariants = []tileVariant{
 	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row-nta", rowQ8_0VNNINTA4096)},
 	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row2", rowQ8_0VNNI2)},
 	{cpu.AVX512VNNI, "avx512vnni", q80Row("avx512vnni-row2-nta", rowQ8_0VNNI2NTA4096)},
+
+	// F16 and F32: 4×4 tiles for batches, which load each row and column
+	// once for 16 FMAs instead of once for every FMA, and the 4×1 tile for
+	// one token. Both compute each (row, column) with the same operations
+	// in the same order, so a token's logits are the same bits in a batch
+	// and alone — as with the dot product row by row before, which float
+	// sums in another order would not give.
+	{cpu.AVX512, "avx512", floatTile(F16, tileF16AVX5124x4, tileF16AVX5124x1)},
+	{cpu.AVX512, "avx512", floatTile(F32, tileF32AVX5124x4, tileF32AVX5124x1)},
 }
 
 // q32Tile is the spec of a 32-element type's 4×4 and 4×1 kernels against
@@ -102,6 +111,15 @@ func q51Tile(name string, big, col tileAsm) tileSpec {
 
 func superTile(name string, t Type, wb int, big, col tileAsm) tileSpec {
 	return tileSpec{name: name, t: t, be: QKK, wb: wb, xb: q8_KBytes, unit: 1,
+		h: 4, rows: tileRows, cols: 4, big: big, col: col}
+}
+
+// floatTile is the spec of the AVX-512 tiles of F16 or F32 weights
+// against activations of the same type, in steps of 16 elements (rows of
+// other lengths take the dot product).
+func floatTile(t Type, big, col tileAsm) tileSpec {
+	b := 16 * t.BlockBytes()
+	return tileSpec{name: "avx512", t: t, be: 16, wb: b, xb: b, unit: 1, mult: 16,
 		h: 4, rows: tileRows, cols: 4, big: big, col: col}
 }
 

@@ -170,3 +170,118 @@ func nextChunk(a Register, as Op, b Register, bs Op, n int, loop string) {
 	c.CMPQ(RCX, U8(n))
 	c.JGE(ref(loop))
 }
+
+// tileFloat emits tile<E>AVX5124x<cols>(w *byte, wStride int, x *byte,
+// xStride int, nb int, out *float32, outStride int): out[c·outStride+r] =
+// row r of w · column c of x for 4 rows and cols columns, over nb blocks
+// of 16 elements (strides in bytes, outStride in floats). Per block each
+// row and column is loaded (F16 widened by VCVTPH2PS) once and meets the
+// others in 4·cols FMAs, where the dot product row by row loads both for
+// every FMA: prefill of F16 and F32 weights was bound by those loads and
+// conversions. Each (column, row) keeps one accumulator of 16 lanes; at
+// the end a column's four rows are folded together and stored as one
+// vector (the rows are adjacent in out). The sums agree with the dot
+// product to rounding: the lanes are added in another order.
+func tileFloat(e floatElem, cols int) {
+	name := "tile" + e.name + "AVX5124x" + itoa(cols)
+	text(name, NOSPLIT, "func(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)")
+	loadArgs("w wStride x xStride nb out outStride", RSI, R8, RDI, R9, RCX, RDX, R10)
+	c.LEAQ(Mem{Base: R8, Index: R8, Scale: 2}, R11) // 3·wStride
+	c.LEAQ(Mem{Base: R9, Index: R9, Scale: 2}, R12) // 3·xStride
+	c.SHLQ(U8(2), R10)                              // outStride in bytes
+	c.LEAQ(Mem{Base: R10, Index: R10, Scale: 2}, R13)
+	at := func(base, stride, stride3 Register, i int) Mem {
+		switch i {
+		case 0:
+			return mem(base, 0)
+		case 1:
+			return Mem{Base: base, Index: stride, Scale: 1}
+		case 2:
+			return Mem{Base: base, Index: stride, Scale: 2}
+		}
+		return Mem{Base: base, Index: stride3, Scale: 1}
+	}
+	acc := func(col, row int) VecPhysical { return zr(4*col + row) }
+	for i := 0; i < 4*cols; i++ {
+		zero(zr(i))
+	}
+	load := func(m Mem, dst VecPhysical) {
+		if e.size == 4 {
+			c.VMOVUPS(m, dst)
+		} else {
+			c.VCVTPH2PS(m, dst)
+		}
+	}
+	label("loop")
+	for r := 0; r < 4; r++ {
+		load(at(RSI, R8, R11, r), zr(16+r))
+	}
+	for col := 0; col < cols; col++ {
+		load(at(RDI, R9, R12, col), zr(20+col))
+	}
+	for col := 0; col < cols; col++ {
+		for r := 0; r < 4; r++ {
+			c.VFMADD231PS(zr(20+col), zr(16+r), acc(col, r))
+		}
+	}
+	c.ADDQ(U32(16*e.size), RSI)
+	c.ADDQ(U32(16*e.size), RDI)
+	decJNZ(RCX, "loop")
+
+	for col := 0; col < cols; col++ {
+		for r := 0; r < 4; r++ {
+			fold512(acc(col, r), yr(16))
+			c.VEXTRACTF32X4(U8(1), asY(acc(col, r)), xs[16]) // EVEX: X16 has no VEX encoding
+			c.VADDPS(xs[16], asX(acc(col, r)), asX(acc(col, r)))
+		}
+		a, b, cc, d := asX(acc(col, 0)), asX(acc(col, 1)), asX(acc(col, 2)), asX(acc(col, 3))
+		c.VHADDPS(b, a, a)
+		c.VHADDPS(d, cc, cc)
+		c.VHADDPS(cc, a, a)
+		c.VMOVUPS(a, at(RDX, R10, R13, col))
+	}
+	c.VZEROUPPER()
+	c.RET()
+}
+
+// quantF16 emits quantF16AVX2Asm(dst *byte, src *float32, n int): the n
+// floats at src rounded to halves at dst, nearest even (VCVTPS2PH with
+// rounding 0, whatever MXCSR says), 32 a step and then 8, the last n%8
+// one at a time: F16 weights' activations, which the Go encoder converted
+// at some 2.5 ms a token for a 0.6B model's prefill.
+func quantF16() {
+	text("quantF16AVX2Asm", NOSPLIT, "func(dst *byte, src *float32, n int)")
+	loadArgs("dst src n", RDI, RSI, RCX)
+	c.CMPQ(RCX, U8(32))
+	c.JLT(ref("loop8"))
+	label("loop32")
+	for j := 0; j < 4; j++ {
+		c.VMOVUPS(mem(RSI, 32*j), yr(j))
+	}
+	for j := 0; j < 4; j++ {
+		c.VCVTPS2PH(U8(0), yr(j), mem(RDI, 16*j))
+	}
+	nextChunk(RSI, U32(128), RDI, U32(64), 32, "loop32")
+	label("loop8")
+	c.CMPQ(RCX, U8(8))
+	c.JLT(ref("tail"))
+	c.VMOVUPS(mem(RSI, 0), Y0)
+	c.VCVTPS2PH(U8(0), Y0, mem(RDI, 0))
+	c.ADDQ(U8(32), RSI)
+	c.ADDQ(U8(16), RDI)
+	c.SUBQ(U8(8), RCX)
+	c.JMP(ref("loop8"))
+	label("tail")
+	c.TESTQ(RCX, RCX)
+	c.JEQ(ref("done"))
+	label("loop1")
+	c.VMOVSS(mem(RSI, 0), X0)
+	c.VCVTPS2PH(U8(0), X0, X0)
+	c.VPEXTRW(U8(0), X0, mem(RDI, 0))
+	c.ADDQ(U8(4), RSI)
+	c.ADDQ(U8(2), RDI)
+	decJNZ(RCX, "loop1")
+	label("done")
+	c.VZEROUPPER()
+	c.RET()
+}

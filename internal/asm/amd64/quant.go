@@ -4,8 +4,19 @@ package main
 // products (and tile kernels), then the activation quantizers.
 func quantFiles() []outFile {
 	return []outFile{
-		{"f32", func() { dotFloat(elemF32, avx2); dotFloat(elemF32, avx512) }},
-		{"f16", func() { dotFloat(elemF16, avx2); dotFloat(elemF16, avx512) }},
+		{"f32", func() {
+			dotFloat(elemF32, avx2)
+			dotFloat(elemF32, avx512)
+			tileFloat(elemF32, 4)
+			tileFloat(elemF32, 1)
+		}},
+		{"f16", func() {
+			dotFloat(elemF16, avx2)
+			dotFloat(elemF16, avx512)
+			tileFloat(elemF16, 4)
+			tileFloat(elemF16, 1)
+			quantF16()
+		}},
 		{"q8_0", func() {
 			kernels(blockQ8_0, dotBlock, tileBlock, dots2, tiles3)
 			blockGemm(blockQ8_0)
