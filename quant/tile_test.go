@@ -316,3 +316,31 @@ func TestTileChoice(t *testing.T) {
 // sweep) and has nothing to find in these single-goroutine comparisons;
 // the plain runs of CI (go test ./..., -tags purego) run them whole.
 func sampled(sparse bool, key, i, every int) bool { return !sparse || (i+key)%every == 0 }
+
+// A token's products are the same bits in a batch and alone for the float
+// types: sessions promise that evaluating tokens in one batch or one at a
+// time gives the same logits for F16 and F32 weights (every column of the
+// 4×4 tiles is computed as the 4×1 tile computes it, and the rows and
+// elements left over take the dot product in both).
+func TestFloatTileColumnsAlone(t *testing.T) {
+	for _, typ := range []Type{F16, F32} {
+		f, _, _ := Tile(typ)
+		for _, n := range []int{16, 64, 1024, 100} {
+			for _, rows := range []int{4, 16, 7} {
+				r := newRand(uint64(typ)<<20 | uint64(n)<<8 | uint64(rows))
+				c := newTileCase(r, typ, n, rows, 4, 0, 0, 0)
+				batch := make([]float32, 4*c.outStride)
+				f(c.n, c.w, c.wStride, rows, c.x, c.xStride, 4, batch, c.outStride)
+				for col := 0; col < 4; col++ {
+					alone := make([]float32, rows)
+					f(c.n, c.w, c.wStride, rows, c.x[col*c.xStride:], c.xStride, 1, alone, 1)
+					for row, v := range alone {
+						if b := batch[col*c.outStride+row]; math.Float32bits(b) != math.Float32bits(v) {
+							t.Errorf("%v n=%d rows=%d: column %d row %d is %v in a batch, %v alone", typ, n, rows, col, row, b, v)
+						}
+					}
+				}
+			}
+		}
+	}
+}
