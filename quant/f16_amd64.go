@@ -11,6 +11,12 @@ func dotF16AVX2Asm(w *byte, x *byte, n int) float32
 func dotF16AVX512Asm(w *byte, x *byte, n int) float32
 
 //go:noescape
+func tileF16AVX24x2(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileF16AVX24x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
 func tileF16AVX5124x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
 
 //go:noescape

@@ -11,6 +11,12 @@ func dotF32AVX2Asm(w *byte, x *byte, n int) float32
 func dotF32AVX512Asm(w *byte, x *byte, n int) float32
 
 //go:noescape
+func tileF32AVX24x2(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func tileF32AVX24x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
 func tileF32AVX5124x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
 
 //go:noescape

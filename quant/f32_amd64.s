@@ -149,6 +149,123 @@ reduce:
 	MOVSS         X0, ret+24(FP)
 	RET
 
+// func tileF32AVX24x2(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+// Requires: AVX, FMA3
+TEXT ·tileF32AVX24x2(SB), NOSPLIT, $0-56
+	MOVQ   w+0(FP), SI
+	MOVQ   wStride+8(FP), R8
+	MOVQ   x+16(FP), DI
+	MOVQ   xStride+24(FP), R9
+	MOVQ   nb+32(FP), CX
+	MOVQ   out+40(FP), DX
+	MOVQ   outStride+48(FP), R10
+	LEAQ   (R8)(R8*2), R11
+	LEAQ   (R9)(R9*2), R12
+	SHLQ   $0x02, R10
+	LEAQ   (R10)(R10*2), R13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+loop:
+	VMOVUPS      (SI), Y8
+	VMOVUPS      (SI)(R8*1), Y9
+	VMOVUPS      (SI)(R8*2), Y10
+	VMOVUPS      (SI)(R11*1), Y11
+	VMOVUPS      (DI), Y12
+	VMOVUPS      (DI)(R9*1), Y13
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y12, Y9, Y1
+	VFMADD231PS  Y12, Y10, Y2
+	VFMADD231PS  Y12, Y11, Y3
+	VFMADD231PS  Y13, Y8, Y4
+	VFMADD231PS  Y13, Y9, Y5
+	VFMADD231PS  Y13, Y10, Y6
+	VFMADD231PS  Y13, Y11, Y7
+	ADDQ         $0x00000020, SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNZ          loop
+	VEXTRACTF128 $0x01, Y0, X14
+	VADDPS       X14, X0, X0
+	VEXTRACTF128 $0x01, Y1, X14
+	VADDPS       X14, X1, X1
+	VEXTRACTF128 $0x01, Y2, X14
+	VADDPS       X14, X2, X2
+	VEXTRACTF128 $0x01, Y3, X14
+	VADDPS       X14, X3, X3
+	VHADDPS      X1, X0, X0
+	VHADDPS      X3, X2, X2
+	VHADDPS      X2, X0, X0
+	VMOVUPS      X0, (DX)
+	VEXTRACTF128 $0x01, Y4, X14
+	VADDPS       X14, X4, X4
+	VEXTRACTF128 $0x01, Y5, X14
+	VADDPS       X14, X5, X5
+	VEXTRACTF128 $0x01, Y6, X14
+	VADDPS       X14, X6, X6
+	VEXTRACTF128 $0x01, Y7, X14
+	VADDPS       X14, X7, X7
+	VHADDPS      X5, X4, X4
+	VHADDPS      X7, X6, X6
+	VHADDPS      X6, X4, X4
+	VMOVUPS      X4, (DX)(R10*1)
+	VZEROUPPER
+	RET
+
+// func tileF32AVX24x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+// Requires: AVX, FMA3
+TEXT ·tileF32AVX24x1(SB), NOSPLIT, $0-56
+	MOVQ   w+0(FP), SI
+	MOVQ   wStride+8(FP), R8
+	MOVQ   x+16(FP), DI
+	MOVQ   xStride+24(FP), R9
+	MOVQ   nb+32(FP), CX
+	MOVQ   out+40(FP), DX
+	MOVQ   outStride+48(FP), R10
+	LEAQ   (R8)(R8*2), R11
+	LEAQ   (R9)(R9*2), R12
+	SHLQ   $0x02, R10
+	LEAQ   (R10)(R10*2), R13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loop:
+	VMOVUPS      (SI), Y4
+	VMOVUPS      (SI)(R8*1), Y5
+	VMOVUPS      (SI)(R8*2), Y6
+	VMOVUPS      (SI)(R11*1), Y7
+	VMOVUPS      (DI), Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x00000020, SI
+	ADDQ         $0x00000020, DI
+	DECQ         CX
+	JNZ          loop
+	VEXTRACTF128 $0x01, Y0, X9
+	VADDPS       X9, X0, X0
+	VEXTRACTF128 $0x01, Y1, X9
+	VADDPS       X9, X1, X1
+	VEXTRACTF128 $0x01, Y2, X9
+	VADDPS       X9, X2, X2
+	VEXTRACTF128 $0x01, Y3, X9
+	VADDPS       X9, X3, X3
+	VHADDPS      X1, X0, X0
+	VHADDPS      X3, X2, X2
+	VHADDPS      X2, X0, X0
+	VMOVUPS      X0, (DX)
+	VZEROUPPER
+	RET
+
 // func tileF32AVX5124x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·tileF32AVX5124x4(SB), NOSPLIT, $0-56

@@ -83,8 +83,10 @@ var tileVariants = []tileVariant{
 	// in the same order, so a token's logits are the same bits in a batch
 	// and alone — as with the dot product row by row before, which float
 	// sums in another order would not give.
-	{cpu.AVX512, "avx512", floatTile(F16, tileF16AVX5124x4, tileF16AVX5124x1)},
-	{cpu.AVX512, "avx512", floatTile(F32, tileF32AVX5124x4, tileF32AVX5124x1)},
+	{cpu.AVX2, "avx2", floatTile("avx2", F16, 8, 2, tileF16AVX24x2, tileF16AVX24x1)},
+	{cpu.AVX2, "avx2", floatTile("avx2", F32, 8, 2, tileF32AVX24x2, tileF32AVX24x1)},
+	{cpu.AVX512, "avx512", floatTile("avx512", F16, 16, 4, tileF16AVX5124x4, tileF16AVX5124x1)},
+	{cpu.AVX512, "avx512", floatTile("avx512", F32, 16, 4, tileF32AVX5124x4, tileF32AVX5124x1)},
 }
 
 // q32Tile is the spec of a 32-element type's 4×4 and 4×1 kernels against
@@ -114,13 +116,13 @@ func superTile(name string, t Type, wb int, big, col tileAsm) tileSpec {
 		h: 4, rows: tileRows, cols: 4, big: big, col: col}
 }
 
-// floatTile is the spec of the AVX-512 tiles of F16 or F32 weights
-// against activations of the same type, in steps of 16 elements (rows of
-// other lengths take the dot product).
-func floatTile(t Type, big, col tileAsm) tileSpec {
-	b := 16 * t.BlockBytes()
-	return tileSpec{name: "avx512", t: t, be: 16, wb: b, xb: b, unit: 1, mult: 16,
-		h: 4, rows: tileRows, cols: 4, big: big, col: col}
+// floatTile is the spec of the tiles of F16 or F32 weights against
+// activations of the same type (4×cols and 4×1), in steps of one vector
+// of lanes elements; rows of other lengths take the dot product.
+func floatTile(name string, t Type, lanes, cols int, big, col tileAsm) tileSpec {
+	b := lanes * t.BlockBytes()
+	return tileSpec{name: name, t: t, be: lanes, wb: b, xb: b, unit: 1, mult: lanes,
+		h: 4, rows: tileRows, cols: cols, big: big, col: col}
 }
 
 // withCols narrows a spec's big tile to cols columns.

@@ -171,19 +171,21 @@ func nextChunk(a Register, as Op, b Register, bs Op, n int, loop string) {
 	c.JGE(ref(loop))
 }
 
-// tileFloat emits tile<E>AVX5124x<cols>(w *byte, wStride int, x *byte,
+// tileFloat emits tile<E><W>4x<cols>(w *byte, wStride int, x *byte,
 // xStride int, nb int, out *float32, outStride int): out[c·outStride+r] =
 // row r of w · column c of x for 4 rows and cols columns, over nb blocks
-// of 16 elements (strides in bytes, outStride in floats). Per block each
-// row and column is loaded (F16 widened by VCVTPH2PS) once and meets the
-// others in 4·cols FMAs, where the dot product row by row loads both for
-// every FMA: prefill of F16 and F32 weights was bound by those loads and
-// conversions. Each (column, row) keeps one accumulator of 16 lanes; at
-// the end a column's four rows are folded together and stored as one
-// vector (the rows are adjacent in out). The sums agree with the dot
-// product to rounding: the lanes are added in another order.
-func tileFloat(e floatElem, cols int) {
-	name := "tile" + e.name + "AVX5124x" + itoa(cols)
+// of one vector (16 elements with AVX-512, 8 with AVX2; strides in bytes,
+// outStride in floats). Per block each row and column is loaded (F16
+// widened by VCVTPH2PS) once and meets the others in 4·cols FMAs, where
+// the dot product row by row loads both for every FMA: prefill of F16 and
+// F32 weights was bound by those loads and conversions. Each (column, row)
+// keeps one accumulator; at the end a column's four rows are folded
+// together and stored as one vector (the rows are adjacent in out). Every
+// column is computed exactly as the 4×1 kernel computes it, so a token's
+// products are the same bits in a batch and alone; they agree with the
+// dot product to rounding (the lanes are added in another order).
+func tileFloat(e floatElem, w width, cols int) {
+	name := "tile" + e.name + w.suffix() + "4x" + itoa(cols)
 	text(name, NOSPLIT, "func(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)")
 	loadArgs("w wStride x xStride nb out outStride", RSI, R8, RDI, R9, RCX, RDX, R10)
 	c.LEAQ(Mem{Base: R8, Index: R8, Scale: 2}, R11) // 3·wStride
@@ -201,9 +203,19 @@ func tileFloat(e floatElem, cols int) {
 		}
 		return Mem{Base: base, Index: stride3, Scale: 1}
 	}
-	acc := func(col, row int) VecPhysical { return zr(4*col + row) }
+	// Accumulators first (the folds below use VHADDPS, which has no
+	// encoding for registers past 15), then the rows, then the columns.
+	acc := func(col, row int) VecPhysical { return w.vec(4*col + row) }
+	wr := func(row int) VecPhysical { return w.vec(4*cols + row) }
+	xr := func(col int) VecPhysical { return w.vec(4*cols + 4 + col) }
+	tmp := w.vec(4*cols + 4 + cols)
+	if w.wide() {
+		wr = func(row int) VecPhysical { return zr(16 + row) }
+		xr = func(col int) VecPhysical { return zr(20 + col) }
+		tmp = zr(16)
+	}
 	for i := 0; i < 4*cols; i++ {
-		zero(zr(i))
+		zero(w.vec(i))
 	}
 	load := func(m Mem, dst VecPhysical) {
 		if e.size == 4 {
@@ -212,27 +224,34 @@ func tileFloat(e floatElem, cols int) {
 			c.VCVTPH2PS(m, dst)
 		}
 	}
+	step := w.lanes() * e.size
 	label("loop")
 	for r := 0; r < 4; r++ {
-		load(at(RSI, R8, R11, r), zr(16+r))
+		load(at(RSI, R8, R11, r), wr(r))
 	}
 	for col := 0; col < cols; col++ {
-		load(at(RDI, R9, R12, col), zr(20+col))
+		load(at(RDI, R9, R12, col), xr(col))
 	}
 	for col := 0; col < cols; col++ {
 		for r := 0; r < 4; r++ {
-			c.VFMADD231PS(zr(20+col), zr(16+r), acc(col, r))
+			c.VFMADD231PS(xr(col), wr(r), acc(col, r))
 		}
 	}
-	c.ADDQ(U32(16*e.size), RSI)
-	c.ADDQ(U32(16*e.size), RDI)
+	c.ADDQ(U32(step), RSI)
+	c.ADDQ(U32(step), RDI)
 	decJNZ(RCX, "loop")
 
 	for col := 0; col < cols; col++ {
 		for r := 0; r < 4; r++ {
-			fold512(acc(col, r), yr(16))
-			c.VEXTRACTF32X4(U8(1), asY(acc(col, r)), xs[16]) // EVEX: X16 has no VEX encoding
-			c.VADDPS(xs[16], asX(acc(col, r)), asX(acc(col, r)))
+			a := acc(col, r)
+			if w.wide() {
+				fold512(a, asY(tmp))
+				// EVEX: the temporary is past the VEX registers.
+				c.VEXTRACTF32X4(U8(1), asY(a), asX(tmp))
+			} else {
+				c.VEXTRACTF128(U8(1), a, asX(tmp))
+			}
+			c.VADDPS(asX(tmp), asX(a), asX(a))
 		}
 		a, b, cc, d := asX(acc(col, 0)), asX(acc(col, 1)), asX(acc(col, 2)), asX(acc(col, 3))
 		c.VHADDPS(b, a, a)

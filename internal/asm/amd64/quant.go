@@ -7,14 +7,18 @@ func quantFiles() []outFile {
 		{"f32", func() {
 			dotFloat(elemF32, avx2)
 			dotFloat(elemF32, avx512)
-			tileFloat(elemF32, 4)
-			tileFloat(elemF32, 1)
+			tileFloat(elemF32, avx2, 2)
+			tileFloat(elemF32, avx2, 1)
+			tileFloat(elemF32, avx512, 4)
+			tileFloat(elemF32, avx512, 1)
 		}},
 		{"f16", func() {
 			dotFloat(elemF16, avx2)
 			dotFloat(elemF16, avx512)
-			tileFloat(elemF16, 4)
-			tileFloat(elemF16, 1)
+			tileFloat(elemF16, avx2, 2)
+			tileFloat(elemF16, avx2, 1)
+			tileFloat(elemF16, avx512, 4)
+			tileFloat(elemF16, avx512, 1)
 			quantF16()
 		}},
 		{"q8_0", func() {
