@@ -81,6 +81,18 @@ type Config struct {
 	// Pooling is the file's pooling_type: how an embedding model makes one
 	// vector of a text (PoolingNone for a generative model).
 	Pooling Pooling
+
+	// Encoder: a BERT-style encoder (Arch.Encoder): embeddings only, no
+	// logits.
+	Encoder bool
+	// NonCausal: every token attends to every token of its text, the ones
+	// after it too, so a text is one forward pass from position 0.
+	NonCausal bool
+	// AbsPositions: learned position embeddings, Context rows of them, and
+	// no RoPE (bert).
+	AbsPositions bool
+	// NormEps is an encoder's LayerNorm epsilon.
+	NormEps float32
 }
 
 // WindowedLayer reports whether layer il uses the sliding window. It needs
@@ -195,6 +207,22 @@ func (m *meta) real(k string, def float32) float32 {
 	return float32(v)
 }
 
+// flag reads a bool; present values must be bools.
+func (m *meta) flag(k string, def bool) bool {
+	if m.err != nil {
+		return def
+	}
+	raw, present := m.f.Get(m.key(k))
+	if !present {
+		return def
+	}
+	v, ok := m.f.Bool(m.key(k))
+	if !ok {
+		m.fail("%s is %s, want a bool", m.key(k), describe(raw))
+	}
+	return v
+}
+
 // positive reads a float that must be finite and above 0.
 func (m *meta) positive(k string, def float32) float32 {
 	v := m.real(k, def)
@@ -283,6 +311,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	}
 	c.RopeNeox = a.Neox
 	c.QKVBias, c.QKNorm, c.PostNorms, c.GELU = a.QKVBias, a.QKNorm, a.PostNorms, a.GELU
+	c.Encoder, c.AbsPositions = a.Encoder, a.AbsPositions
 	c.Name, _ = f.String("general.name")
 	if ft, ok := f.Uint("general.file_type"); ok {
 		c.FileType = uint32(ft)
