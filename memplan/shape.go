@@ -191,9 +191,9 @@ func scanLayer(name string, il *int) bool {
 
 // ResidentWeights is the page cache a resident model fills: the whole file
 // except the embedding rows no token touches (when the embedding is not
-// also the output matrix).
+// also the output matrix, or there is none: an encoder).
 func (s *Shape) ResidentWeights() int64 {
-	if s.OutBytes == 0 {
+	if s.OutBytes == 0 && !s.Config.Encoder {
 		return s.FileBytes
 	}
 	touched := min(s.EmbedBytes, int64(embedRowsPerRun)*roundTo(s.EmbedRow, pageRound))

@@ -112,6 +112,16 @@ func (c *Config) WindowedLayer(il int) bool {
 	return il%p < p-1
 }
 
+// PositionLimit is the most positions one sequence may take: the trained
+// context of a model of learned positions (AbsPositions: position_embd has
+// no row past it), else 0, no limit.
+func (c *Config) PositionLimit() int {
+	if c.AbsPositions {
+		return c.Context
+	}
+	return 0
+}
+
 // Bounds on metadata values. They are far above any released model; what
 // they guard against is a file whose sizes overflow the products computed
 // from them (KV cache, scratch) or ask for absurd allocations.
