@@ -202,33 +202,30 @@ func (m *meta) num(k string, limit, def int, perLayer bool) int {
 
 // real reads a float; present values must be numbers.
 func (m *meta) real(k string, def float32) float32 {
-	if m.err != nil {
-		return 0
-	}
-	raw, present := m.f.Get(m.key(k))
-	if !present {
-		return def
-	}
-	v, ok := m.f.Float(m.key(k))
-	if !ok {
-		m.fail("%s is %s, want a number", m.key(k), describe(raw))
-		return 0
-	}
-	return float32(v)
+	return float32(metaValue(m, k, float64(def), m.f.Float, "a number"))
 }
 
 // flag reads a bool; present values must be bools.
 func (m *meta) flag(k string, def bool) bool {
+	return metaValue(m, k, def, m.f.Bool, "a bool")
+}
+
+// metaValue reads key k with get: def when the file lacks it; a value get
+// cannot read fails the model (want names what it should be) and gives the
+// zero value, as does a reader that has already failed.
+func metaValue[T any](m *meta, k string, def T, get func(key string) (T, bool), want string) T {
+	var zero T
 	if m.err != nil {
-		return def
+		return zero
 	}
 	raw, present := m.f.Get(m.key(k))
 	if !present {
 		return def
 	}
-	v, ok := m.f.Bool(m.key(k))
+	v, ok := get(m.key(k))
 	if !ok {
-		m.fail("%s is %s, want a bool", m.key(k), describe(raw))
+		m.fail("%s is %s, want %s", m.key(k), describe(raw), want)
+		return zero
 	}
 	return v
 }
