@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/quant"
 )
 
@@ -96,10 +97,10 @@ func (s *State) encode(tokens []int32, pos0 int) ([]float32, error) {
 	m := s.m
 	c := &m.Config
 	if c.NonCausal && pos0 != 0 {
-		return nil, fmt.Errorf("model: %s attends over the whole text, which must come in one pass from position 0 (not from %d)", m.Arch, pos0)
+		return nil, fmt.Errorf("model: %s attends over the whole text, which must come in one pass from position 0 (not from %d): %w", m.Arch, pos0, kv.ErrInvalid)
 	}
 	if c.AbsPositions && pos0+len(tokens) > m.PosEmbed.Rows() {
-		return nil, fmt.Errorf("model: position %d: position_embd has %d rows (the trained context)", pos0+len(tokens)-1, m.PosEmbed.Rows())
+		return nil, fmt.Errorf("model: position %d: position_embd has %d rows (the trained context): %w", pos0+len(tokens)-1, m.PosEmbed.Rows(), kv.ErrFull)
 	}
 	p, err := s.begin(tokens, pos0)
 	if err != nil {
