@@ -408,6 +408,42 @@ func hostileCases() []hostileCase {
 			want: bad, mention: []string{"attention.sliding_window"}, plan: true},
 		{name: "gemma2 post norm missing", spec: testutil.TinyGemma2(), edit: func(h *hmodel) { h.drop("blk.0.post_ffw_norm.weight") },
 			want: bad, mention: []string{"blk.0.post_ffw_norm.weight"}, plan: true},
+		{name: "bert token_embd_norm.bias missing", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.drop("token_embd_norm.bias") },
+			want: bad, mention: []string{"token_embd_norm.bias"}, plan: true},
+		{name: "bert position_embd shorter than the context", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.put("position_embd.weight", quant.F32, 64, 100) },
+			want: bad, mention: []string{"position_embd.weight"}, plan: true},
+		{name: "bert position_embd missing", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.drop("position_embd.weight") },
+			want: bad, mention: []string{"position_embd.weight"}, plan: true},
+		{name: "bert attn_output_norm.bias missing", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.drop("blk.1.attn_output_norm.bias") },
+			want: bad, mention: []string{"blk.1.attn_output_norm.bias"}, plan: true},
+		{name: "bert layer_output_norm.weight missing", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.drop("blk.0.layer_output_norm.weight") },
+			want: bad, mention: []string{"blk.0.layer_output_norm.weight"}, plan: true},
+		{name: "bert attn_q.bias of the wrong size", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 32) },
+			want: bad, mention: []string{"blk.0.attn_q.bias"}, plan: true},
+		{name: "bert ffn_up.bias of the wrong size", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.put("blk.1.ffn_up.bias", quant.F32, 64) },
+			want: bad, mention: []string{"blk.1.ffn_up.bias"}, plan: true},
+		{name: "bert layer_norm_epsilon missing", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.del(".attention.layer_norm_epsilon") },
+			want: bad, mention: []string{"bert.attention.layer_norm_epsilon"}, plan: true},
+		{name: "bert causal a string", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.set(".attention.causal", "no") },
+			want: bad, mention: []string{"bert.attention.causal"}, plan: true},
+		{name: "bert token_type_count missing", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.del("tokenizer.ggml.token_type_count") },
+			want: bad, mention: []string{"token_types.weight", "tokenizer.ggml.token_type_count"}, plan: true},
+		{name: "bert token_types of the wrong count", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.put("token_types.weight", quant.F32, 64, 3) },
+			want: bad, mention: []string{"token_types.weight"}, plan: true},
+		// llama.cpp takes the biases as optional: without them (as without
+		// token_types) the model loads and embeds.
+		{name: "bert without biases or token types", spec: testutil.TinyBert(), edit: func(h *hmodel) {
+			for _, n := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias", "ffn_up.bias", "ffn_down.bias"} {
+				h.drop("blk.0." + n)
+			}
+			h.drop("token_types.weight")
+		}},
+		{name: "nomic-bert ffn_gate missing", spec: testutil.TinyNomicBert(), edit: func(h *hmodel) { h.drop("blk.1.ffn_gate.weight") },
+			want: bad, mention: []string{"blk.1.ffn_gate.weight"}, plan: true},
+		{name: "nomic-bert attn_qkv narrow", spec: testutil.TinyNomicBert(), edit: func(h *hmodel) { h.put("blk.0.attn_qkv.weight", quant.Q8_0, 64, 128) },
+			want: bad, mention: []string{"blk.0.attn_qkv.weight"}, plan: true},
+		{name: "nomic-bert pooling_type missing", spec: testutil.TinyNomicBert(), edit: func(h *hmodel) { h.del(".pooling_type") },
+			want: bad, mention: []string{"nomic-bert.pooling_type"}, plan: true},
 		// NaN weights are data, not metadata: the model loads and runs, and
 		// its logits are NaN. Sampling from NaN logits picks some token;
 		// nothing panics.
@@ -479,9 +515,15 @@ func checkHostile(t *testing.T, path string, c hostileCase) {
 }
 
 // runHostile exercises a model that loaded: a session, two tokens, a short
-// generation.
+// generation; for an encoder, an embedding.
 func runHostile(t *testing.T, m *llm.Model) {
 	t.Helper()
+	if a := m.Info().Architecture; a == "bert" || a == "nomic-bert" {
+		if _, err := m.Embed(context.Background(), []string{"the cat"}); err != nil {
+			t.Fatalf("Embed: %v", err)
+		}
+		return
+	}
 	s, err := m.NewSession(llm.WithContextSize(64))
 	if err != nil {
 		t.Fatalf("NewSession: %v", err)

@@ -22,7 +22,10 @@ type AttnParams struct {
 // the positions it sees, which are 0..pos, or the last W of them in a layer
 // with window W. Those positions must have been stored; with chunked
 // prefill the whole chunk may be stored first, since Attend never looks
-// past pos.
+// past pos. pos is only the bound of what the query sees, not where the
+// query itself sits (its RoPE is applied before): attending at a batch's
+// last position gives every token of the batch all of it, the tokens
+// after it too — non-causal attention, as BERT-style encoders have.
 //
 // q holds the token's query, HeadDimK floats per head (at least h1 heads),
 // and out receives HeadDimV floats per head; only heads [h0,h1) of either

@@ -371,3 +371,55 @@ func benchAttend(b *testing.B, shape string, layers, heads, kvHeads, dim int, ty
 		})
 	}
 }
+
+// Attend's bound need not be the query's own position: a token of a
+// stored batch attending at the batch's last position sees every token of
+// it, those after it too — the non-causal attention of model's encoders,
+// which is only this choice of pos. Each query gets the reference's
+// attention over the whole batch, the first token's as the last's.
+func TestAttendWholeBatch(t *testing.T) {
+	const heads, kvHeads, dk, dv, n = 4, 2, 32, 32, 13
+	for _, typ := range []Type{F16, Int8, Int4} {
+		t.Run(typ.String(), func(t *testing.T) {
+			c, err := New(Config{Layers: 1, KVHeads: kvHeads, HeadDimK: dk, HeadDimV: dv, Cells: 16, Type: typ})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(5, uint64(typ)))
+			stride := kvHeads * (dk + dv) // one token's k then v, side by side
+			rows := make([]float32, n*stride)
+			toks := make([]refToken, n)
+			qs := make([][]float32, n)
+			for i := range n {
+				k, v := randVec(r, kvHeads*dk, 2), randVec(r, kvHeads*dv, 1)
+				copy(rows[i*stride:], k)
+				copy(rows[i*stride+kvHeads*dk:], v)
+				toks[i] = newRefToken(typ, k, v, kvHeads)
+				qs[i] = randVec(r, heads*dk, 2)
+			}
+			if err := c.StoreBatch(0, 0, n, rows, rows[kvHeads*dk:], stride, nil); err != nil {
+				t.Fatal(err)
+			}
+			p := AttnParams{Heads: heads, Scale: float32(1 / math.Sqrt(dk))}
+			out := make([]float32, heads*dv)
+			scratch := make([]float32, heads*n)
+			tol := 1e-5
+			if typ == Int4 {
+				tol = 1e-4 // the rotation's float32 sums
+			}
+			for i := range n {
+				if err := c.Attend(0, n-1, qs[i], out, p, 0, heads, scratch); err != nil {
+					t.Fatal(err)
+				}
+				for h := range heads {
+					want, bound := refAttend(toks, 0, n-1, qs[i], p, kvHeads, dk, dv, h, typ == F16, typ == F16)
+					for j, x := range want {
+						if got := out[h*dv+j]; math.Abs(float64(got)-x) > tol+bound[j] {
+							t.Fatalf("token %d head %d out[%d] = %v, want %v ± %v", i, h, j, got, x, tol+bound[j])
+						}
+					}
+				}
+			}
+		})
+	}
+}

@@ -66,10 +66,10 @@ type Plan struct {
 	Fits        bool
 	Limit       int64       // bytes planned against
 	LimitSource string      // where the limit came from
-	Context     int         // chosen context size
+	Context     int         // chosen context size (at most the trained context of learned positions: bert)
 	KVType      kv.Type     // chosen KV type
 	Weights     WeightsMode // chosen weights mode (never WeightsAuto)
-	Batch       int         // prompt tokens per forward pass
+	Batch       int         // prompt tokens per forward pass (a non-causal encoder's whole context)
 	Threads     int         // compute threads
 	Sessions    int         // sessions planned for at once (Request.Sessions, at least 1)
 	// ResidentWeights is the part of the weights kept in memory; with
@@ -250,17 +250,35 @@ func (s *Shape) others(r Request, ctx int) []Component {
 	// Logits, and their copy a penalised or constrained sampler works on;
 	// the sampler's buffers and a JSON filter's tables.
 	session := 2*int64(s.Vocab)*4 + sampler.Bytes(s.Vocab) + jsonprefix.FilterBytes(s.Vocab)
+	note := "logits (twice), sampler, JSON filter, token history, attention scores, packed prefill panels"
+	if c.Encoder {
+		// No generation: no sampler, no JSON filter, no copy of the
+		// logits a sequence keeps (unused).
+		session = int64(s.Vocab) * 4
+		note = "logits slice, token history, attention scores, packed prefill panels"
+	}
 	session += int64(ctx)*4 + int64(r.Threads)*int64(ctx)*4*group
 	// Prefill's packed activation panels (ops, quant.GemmScratchBytes).
 	session += int64(quant.GemmScratchBytes(s.MaxXRow))
-	batch := min(r.Batch, ctx)
+	batch := s.batch(r, ctx)
 	return perSession([]Component{
 		{"activations", int64(model.ScratchBytes(c, s.MaxXRow, batch)), fmt.Sprintf("arena for a %d-token batch", batch)},
-		{"session", session, "logits (twice), sampler, JSON filter, token history, attention scores, packed prefill panels"},
+		{"session", session, note},
 		{"model heap", heap, "tokenizer, norms"},
 		{"runtime", runtimeBytes, "Go runtime, binary, stacks"},
 		{"page tables", s.pageTableBytes(), "the kernel's map of the file and the heap, charged to the cgroup"},
 	}, r.Sessions)
+}
+
+// batch is the tokens of one forward pass a session of the request takes
+// at context ctx: the request's batch, or the whole context for a model
+// whose attention is not causal (model.Config.NonCausal), which evaluates
+// a text in one pass (internal/engine gives its sessions that batch).
+func (s *Shape) batch(r Request, ctx int) int {
+	if s.Config.NonCausal {
+		return ctx
+	}
+	return min(r.Batch, ctx)
 }
 
 // pageTableBytes is what the kernel's page tables take for the memory
@@ -298,7 +316,7 @@ func perSession(cs []Component, n int) []Component {
 func (s *Shape) residency(r Request, limit int64, ctx int, kvt kv.Type) Residency {
 	n := len(s.BlockRanges)
 	res := Residency{Pool: limit - total(s.others(r, ctx)) - s.FixedWeights(), Buffers: s.ReadBuffers(),
-		Blocks: make([]int64, n), Order: StreamOrder(n), KV: s.kvConfig(r, kvt, ctx), Batch: min(r.Batch, ctx)}
+		Blocks: make([]int64, n), Order: StreamOrder(n), KV: s.kvConfig(r, kvt, ctx), Batch: s.batch(r, ctx)}
 	for il := range n {
 		res.Blocks[il] = s.BlockMemory(il)
 	}
@@ -464,7 +482,10 @@ func choose(s *Shape, r Request) (Plan, error) {
 	if ctx == 0 {
 		ctx = s.Config.Context
 	}
-	p := Plan{Context: ctx, KVType: r.KVType, Weights: r.Weights, Batch: min(r.Batch, ctx),
+	if lim := s.Config.PositionLimit(); lim > 0 {
+		ctx = min(ctx, lim)
+	}
+	p := Plan{Context: ctx, KVType: r.KVType, Weights: r.Weights, Batch: s.batch(r, ctx),
 		Threads: r.Threads, Sessions: max(r.Sessions, 1), FileBytes: s.FileBytes, KVNoRecent: r.KVNoRecent}
 	if r.Limit > 0 {
 		p.Limit, p.LimitSource = r.Limit, "WithMemoryLimit"
@@ -481,7 +502,7 @@ func choose(s *Shape, r Request) (Plan, error) {
 	}
 	apply := func(ctx int, kvt kv.Type, w WeightsMode) bool {
 		cs, res, ok := s.components(r, p.Limit, ctx, kvt, w)
-		p.Context, p.KVType, p.Weights, p.Batch = ctx, kvt, w, min(r.Batch, ctx)
+		p.Context, p.KVType, p.Weights, p.Batch = ctx, kvt, w, s.batch(r, ctx)
 		p.Components, p.Total, p.ResidentWeights, p.Residency = cs, total(cs), cs[0].Bytes, res
 		p.InitialKV = kv.Bytes(initialKV(s.kvConfig(r, kvt, ctx), r.KVPreallocate))
 		return ok && p.Total <= p.Limit

@@ -81,7 +81,8 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
 	for _, spec := range []testutil.ModelSpec{testutil.TinyLlama(), testutil.TinyQwen2(), testutil.TinyGemma2(),
-		testutil.TinyQwen3(), testutil.TinyGemma3(), testutil.TinyPhi3(), testutil.TinyQwen3MoE()} {
+		testutil.TinyQwen3(), testutil.TinyGemma3(), testutil.TinyPhi3(), testutil.TinyQwen3MoE(),
+		testutil.TinyBert(), testutil.TinyNomicBert()} {
 		path := testutil.TempModel(t, spec)
 		sh, err := ReadShape(path)
 		if err != nil {
@@ -107,7 +108,11 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 		if got, want := byName["kv cache"], st.Cache().Bytes(); got != want {
 			t.Errorf("%s: kv planned %d, allocated %d", spec.Arch, got, want)
 		}
-		if got, want := byName["activations"], int64(m.ScratchBytes(32)); got != want {
+		// An encoder's text is one forward pass: its batch is the context.
+		if want := map[bool]int{false: 32, true: 200}[m.NonCausal]; p.Batch != want {
+			t.Errorf("%s: batch %d, want %d", spec.Arch, p.Batch, want)
+		}
+		if got, want := byName["activations"], int64(m.ScratchBytes(p.Batch)); got != want {
 			t.Errorf("%s: activations planned %d, model needs %d", spec.Arch, got, want)
 		}
 		if got, want := byName["activations"], int64(st.Arena().Cap()); got != want {
@@ -471,4 +476,33 @@ func int4Shape(t *testing.T, ctx, ffn int) *Shape {
 func req2(r Request, limit int64) Request {
 	r.Limit = limit
 	return r
+}
+
+// bert's learned positions end at its trained context: a plan asking for
+// more stops there. An encoder has no output matrix: only the rows of its
+// embedding the tokens read count as resident, as for an untied one.
+func TestPlanEncoder(t *testing.T) {
+	spec := testutil.TinyBert()
+	spec.WeightType = quant.F32 // an embedding of several pages
+	sh, err := ReadShape(testutil.TempModel(t, spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Make(sh, Request{Limit: 1 << 30, Context: 4096, Batch: 32, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Context != spec.Context || p.Batch != spec.Context || len(p.Steps) != 0 {
+		t.Errorf("context %d, batch %d, steps %q: want both %d, no degradation", p.Context, p.Batch, p.Steps, spec.Context)
+	}
+	// A real embedding (nomic-embed-text's, Q8_0) is larger than the rows
+	// a session is assumed to touch.
+	big := &Shape{Config: model.Config{Encoder: true}, FileBytes: 150 << 20, EmbedBytes: 24 << 20, EmbedRow: 816}
+	if got, want := big.ResidentWeights(), int64(150<<20-24<<20+embedRowsPerRun*4096); got != want {
+		t.Errorf("an encoder's resident weights %d, want %d: the embedding's untouched rows stay out", got, want)
+	}
+	big.Config.Encoder = false
+	if got := big.ResidentWeights(); got != big.FileBytes {
+		t.Errorf("a tied decoder's resident weights %d, want the whole file", got)
+	}
 }

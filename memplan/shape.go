@@ -91,7 +91,9 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 		s.Params += p
 		if len(t.Dims) >= 2 { // matrices, and the 3-D tensors of experts
 			matrixBytes[t.Type] += t.Size
-			if rb, err := t.Type.VecDotType().RowBytes(t.Dims[0]); err == nil {
+			// bert's position and token-type embeddings (F32) are rows
+			// added to the input, multiplied by nothing.
+			if rb, err := t.Type.VecDotType().RowBytes(t.Dims[0]); err == nil && !addedRows[t.Name] {
 				s.MaxXRow = max(s.MaxXRow, int(rb))
 			}
 		}
@@ -150,6 +152,10 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 	return s, nil
 }
 
+// addedRows names the 2-D tensors whose rows the forward pass adds to the
+// embeddings instead of multiplying activations with them.
+var addedRows = map[string]bool{"position_embd.weight": true, "token_types.weight": true}
+
 // RepackRange is a matrix a resident model may hold in the X8 layout: its
 // range in the file and its size repacked (X8, which for Q4_K and Q5_K
 // exceeds Len by 32 bytes a group's super-block).
@@ -191,9 +197,9 @@ func scanLayer(name string, il *int) bool {
 
 // ResidentWeights is the page cache a resident model fills: the whole file
 // except the embedding rows no token touches (when the embedding is not
-// also the output matrix).
+// also the output matrix, or there is none: an encoder).
 func (s *Shape) ResidentWeights() int64 {
-	if s.OutBytes == 0 {
+	if s.OutBytes == 0 && !s.Config.Encoder {
 		return s.FileBytes
 	}
 	touched := min(s.EmbedBytes, int64(embedRowsPerRun)*roundTo(s.EmbedRow, pageRound))

@@ -27,6 +27,17 @@ type Arch struct {
 	EmbedScale bool
 	// RopeFactors loads LongRoPE's rope_factors_long/short (phi3).
 	RopeFactors bool
+	// Encoder marks a BERT-style encoder (bert, nomic-bert), which makes
+	// embeddings, not text: no output head; LayerNorms with bias
+	// (token_embd_norm on the embeddings, then attn_output_norm and
+	// layer_output_norm after each block's two residual sums: post-norm);
+	// optional biases on the attention projections; and attention over
+	// the whole text unless the file says attention.causal. Forward
+	// refuses it; Hidden runs it (encode).
+	Encoder bool
+	// AbsPositions adds a learned row of position_embd per position to the
+	// token embeddings (bert) instead of rotating Q and K.
+	AbsPositions bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -58,6 +69,9 @@ const (
 	// expert_count experts per token, whose gate, up and down matrices are
 	// the slices of the 3-D ffn_gate_exps, ffn_up_exps and ffn_down_exps.
 	FFNExperts
+	// FFNSequential: down(GELU(up·x + b_up)) + b_down, no gate (bert); the
+	// biases ffn_up.bias and ffn_down.bias are applied when present.
+	FFNSequential
 )
 
 // registry lists the architectures this package runs, in the order
@@ -70,6 +84,8 @@ var registry = []*Arch{
 	{Name: "gemma2", Neox: true, PostNorms: true, GELU: true, EmbedScale: true, hparams: gemma2Hparams},
 	{Name: "gemma3", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, hparams: gemma3Hparams},
 	{Name: "phi3", Neox: true, QKV: QKVFusedOrSeparate, FFN: FFNFusedGateUp, RopeFactors: true, hparams: phi3Hparams},
+	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
+	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},
 }
 
 // Supported lists the architectures this package can run.
@@ -167,6 +183,33 @@ func qwen3moeHparams(c *Config, m *meta) {
 	}
 	c.ExpertFFN = m.num("expert_feed_forward_length", maxCount, def, false)
 	c.ExpertNorm = true
+}
+
+// encoderHparams: the LayerNorm epsilon (attention.layer_norm_epsilon,
+// required, as llama.cpp requires it) and whether attention is causal
+// (attention.causal; the converter writes false: every token sees the
+// whole text).
+func encoderHparams(c *Config, m *meta) {
+	k := "attention.layer_norm_epsilon"
+	if !m.has(k) {
+		m.fail("%s missing", m.key(k))
+		return
+	}
+	c.NormEps = m.real(k, 0)
+	if m.err == nil && !(c.NormEps >= 0 && c.NormEps < 1) {
+		m.fail("%s = %v, want a number in [0, 1)", m.key(k), c.NormEps)
+	}
+	c.NonCausal = !m.flag("attention.causal", false)
+}
+
+// nomicBertHparams: an encoder whose file must name its pooling, as
+// llama.cpp requires for nomic-bert; its Q and K are rotated (NEOX RoPE)
+// where bert adds learned positions.
+func nomicBertHparams(c *Config, m *meta) {
+	encoderHparams(c, m)
+	if m.err == nil && !m.has("pooling_type") {
+		m.fail("%s missing (nomic-bert files name their pooling)", m.key("pooling_type"))
+	}
 }
 
 // invSqrt is 1/sqrt(n) in float32.

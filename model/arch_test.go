@@ -24,6 +24,7 @@ func tinySpecs() []testutil.ModelSpec {
 	return []testutil.ModelSpec{
 		testutil.TinyLlama(), testutil.TinyQwen2(), testutil.TinyQwen3(), testutil.TinyQwen3MoE(),
 		testutil.TinyGemma2(), testutil.TinyGemma3(), testutil.TinyPhi3(),
+		testutil.TinyBert(), testutil.TinyNomicBert(),
 	}
 }
 
@@ -59,11 +60,20 @@ func forwardAll(t *testing.T, m *Model, pool *ops.Pool, tokens []int32, batch, c
 	return all
 }
 
-// runChunks is forwardAll for goroutines other than the test's.
+// runChunks is forwardAll for goroutines other than the test's. An
+// encoder has no logits: it returns the hidden states of the whole text,
+// one pass (its attention sees the whole text).
 func runChunks(m *Model, pool *ops.Pool, tokens []int32, batch, cells int) ([]float32, error) {
+	if m.Encoder {
+		batch = len(tokens)
+	}
 	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: batch, Cache: kv.F16, Cells: cells})
 	if err != nil {
 		return nil, err
+	}
+	if m.Encoder {
+		hidden := make([]float32, len(tokens)*m.Embd)
+		return hidden, st.Hidden(tokens, 0, hidden)
 	}
 	all := make([]float32, 0, len(tokens)*m.Vocab)
 	for i := 0; i < len(tokens); i += batch {
@@ -98,6 +108,10 @@ func TestBatchMatchesSingle(t *testing.T) {
 		t.Run(spec.Arch, func(t *testing.T) {
 			m, _, _ := loadSpec(t, spec)
 			toks := prompt(40)
+			if m.Encoder {
+				checkScratchBytes(t, m, pool, toks)
+				t.Skip("an encoder's attention sees the whole text: one token at a time is another computation (TestEncoderMatchesReference checks its batches)")
+			}
 			batch := forwardAll(t, m, pool, toks, 40, 64)
 			single := forwardAll(t, m, pool, toks, 1, 64)
 			var worst float64
@@ -132,6 +146,9 @@ func TestHiddenIsWhatTheOutputMultiplies(t *testing.T) {
 	for _, spec := range tinySpecs() {
 		t.Run(spec.Arch, func(t *testing.T) {
 			m, _, _ := loadSpec(t, spec)
+			if m.Encoder {
+				t.Skip("an encoder has no output matrix: its hidden state is its last block's output (TestEncoderMatchesReference)")
+			}
 			toks := prompt(24)
 			n := len(toks)
 			want := forwardAll(t, m, pool, toks, n, 64)
@@ -168,7 +185,12 @@ func checkScratchBytes(t *testing.T, m *Model, pool *ops.Pool, toks []int32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Forward(toks, 0, make([]float32, m.Vocab)); err != nil {
+	if m.Encoder {
+		err = st.Hidden(toks, 0, make([]float32, len(toks)*m.Embd))
+	} else {
+		err = st.Forward(toks, 0, make([]float32, m.Vocab))
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	if hw, want := st.Arena().HighWater(), m.ScratchBytes(len(toks)); hw != want {
@@ -176,7 +198,8 @@ func checkScratchBytes(t *testing.T, m *Model, pool *ops.Pool, toks []int32) {
 	}
 }
 
-// A decode step allocates nothing, for every architecture.
+// A decode step allocates nothing, for every architecture; an encoder's
+// pass over a whole text neither.
 func TestDecodeAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector")
@@ -201,6 +224,14 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 					}
 					pos++
 				}
+				if m.Encoder {
+					toks, hidden := prompt(8), make([]float32, 8*m.Embd)
+					step = func() {
+						if err := st.Hidden(toks, 0, hidden); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
 				step()
 				if n := testing.AllocsPerRun(50, step); n != 0 {
 					t.Errorf("labels %v: a decode step allocates %.1f times, want 0", labels, n)
@@ -214,9 +245,11 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 // per block Q/K/V (one product), the output projection with its residual
 // add, gate/up with the activation, and down with its residual add — or,
 // with experts, the router and a gated product and a down product per
-// chosen expert — plus the output matrix. (Counted as products, not as
-// the pool's jobs: whether a small product runs on the caller alone
-// depends on the kernels' tile sizes, which differ between builds.)
+// chosen expert — plus the output matrix. An encoder's one-token pass
+// makes the same four per block (up or gate/up, down) and no output.
+// (Counted as products, not as the pool's jobs: whether a small product
+// runs on the caller alone depends on the kernels' tile sizes, which
+// differ between builds.)
 func TestDecodeDispatches(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
@@ -229,11 +262,16 @@ func TestDecodeDispatches(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := make([]float32, m.Vocab)
-			if err := st.Forward([]int32{5}, 0, out); err != nil {
+			step := st.Forward
+			pos, outputs := 1, 1
+			if m.Encoder {
+				out, step, pos, outputs = out[:m.Embd], st.Hidden, 0, 0
+			}
+			if err := step([]int32{5}, 0, out); err != nil {
 				t.Fatal(err)
 			}
 			before := e.Products()
-			if err := st.Forward([]int32{6}, 1, out); err != nil {
+			if err := step([]int32{6}, pos, out); err != nil {
 				t.Fatal(err)
 			}
 			got := e.Products() - before
@@ -242,7 +280,7 @@ func TestDecodeDispatches(t *testing.T) {
 			if c.Experts > 0 {
 				perBlock = 3 + 2*c.ExpertsUsed // Q/K/V, output projection, router, each expert's gate/up and down
 			}
-			if want := uint64(c.Layers*perBlock + 1); got != want {
+			if want := uint64(c.Layers*perBlock + outputs); got != want {
 				t.Errorf("a decode step made %d products, want %d (%d per block and the output)", got, want, perBlock)
 			}
 		})
@@ -255,9 +293,10 @@ func TestHeapBytes(t *testing.T) {
 	for _, spec := range tinySpecs() {
 		t.Run(spec.Arch, func(t *testing.T) {
 			m, f, _ := loadSpec(t, spec)
-			n := len(m.OutNorm) + len(m.RopeFreqs) + len(m.RopeLong) + len(m.RopeShort)
+			n := len(m.OutNorm) + len(m.RopeFreqs) + len(m.RopeLong) + len(m.RopeShort) + len(m.EmbedNorm) + len(m.EmbedNormB) + len(m.TypeEmbed)
 			for _, L := range m.Blocks {
-				for _, v := range [][]float32{L.AttnNorm, L.Bq, L.Bk, L.Bv, L.QNorm, L.KNorm, L.PostAttnNorm, L.FFNNorm, L.PostFFNNorm} {
+				for _, v := range [][]float32{L.AttnNorm, L.Bq, L.Bk, L.Bv, L.QNorm, L.KNorm, L.PostAttnNorm, L.FFNNorm, L.PostFFNNorm,
+					L.Bqkv, L.Bo, L.BUp, L.BDown, L.AttnOutNorm, L.AttnOutNormB, L.LayerOutNorm, L.LayerOutNormB} {
 					n += len(v)
 				}
 			}
@@ -701,7 +740,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 bert nomic-bert]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

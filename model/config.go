@@ -81,6 +81,18 @@ type Config struct {
 	// Pooling is the file's pooling_type: how an embedding model makes one
 	// vector of a text (PoolingNone for a generative model).
 	Pooling Pooling
+
+	// Encoder: a BERT-style encoder (Arch.Encoder): embeddings only, no
+	// logits.
+	Encoder bool
+	// NonCausal: every token attends to every token of its text, the ones
+	// after it too, so a text is one forward pass from position 0.
+	NonCausal bool
+	// AbsPositions: learned position embeddings, Context rows of them, and
+	// no RoPE (bert).
+	AbsPositions bool
+	// NormEps is an encoder's LayerNorm epsilon.
+	NormEps float32
 }
 
 // WindowedLayer reports whether layer il uses the sliding window. It needs
@@ -98,6 +110,16 @@ func (c *Config) WindowedLayer(il int) bool {
 		p = 2
 	}
 	return il%p < p-1
+}
+
+// PositionLimit is the most positions one sequence may take: the trained
+// context of a model of learned positions (AbsPositions: position_embd has
+// no row past it), else 0, no limit.
+func (c *Config) PositionLimit() int {
+	if c.AbsPositions {
+		return c.Context
+	}
+	return 0
 }
 
 // Bounds on metadata values. They are far above any released model; what
@@ -180,19 +202,32 @@ func (m *meta) num(k string, limit, def int, perLayer bool) int {
 
 // real reads a float; present values must be numbers.
 func (m *meta) real(k string, def float32) float32 {
+	return float32(metaValue(m, k, float64(def), m.f.Float, "a number"))
+}
+
+// flag reads a bool; present values must be bools.
+func (m *meta) flag(k string, def bool) bool {
+	return metaValue(m, k, def, m.f.Bool, "a bool")
+}
+
+// metaValue reads key k with get: def when the file lacks it; a value get
+// cannot read fails the model (want names what it should be) and gives the
+// zero value, as does a reader that has already failed.
+func metaValue[T any](m *meta, k string, def T, get func(key string) (T, bool), want string) T {
+	var zero T
 	if m.err != nil {
-		return 0
+		return zero
 	}
 	raw, present := m.f.Get(m.key(k))
 	if !present {
 		return def
 	}
-	v, ok := m.f.Float(m.key(k))
+	v, ok := get(m.key(k))
 	if !ok {
-		m.fail("%s is %s, want a number", m.key(k), describe(raw))
-		return 0
+		m.fail("%s is %s, want %s", m.key(k), describe(raw), want)
+		return zero
 	}
-	return float32(v)
+	return v
 }
 
 // positive reads a float that must be finite and above 0.
@@ -283,6 +318,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	}
 	c.RopeNeox = a.Neox
 	c.QKVBias, c.QKNorm, c.PostNorms, c.GELU = a.QKVBias, a.QKNorm, a.PostNorms, a.GELU
+	c.Encoder, c.AbsPositions = a.Encoder, a.AbsPositions
 	c.Name, _ = f.String("general.name")
 	if ft, ok := f.Uint("general.file_type"); ok {
 		c.FileType = uint32(ft)

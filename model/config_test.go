@@ -302,3 +302,47 @@ func TestConfigNewArchErrors(t *testing.T) {
 		}
 	}
 }
+
+// The encoders' keys: the LayerNorm epsilon is required, attention.causal
+// says whether attention sees the tokens after (the converter writes
+// false), and nomic-bert must name its pooling.
+func TestConfigEncoders(t *testing.T) {
+	enc := func(arch string, edit func(m map[string]any)) map[string]any {
+		m := base(arch)
+		delete(m, arch+".attention.layer_norm_rms_epsilon")
+		m[arch+".attention.layer_norm_epsilon"] = float32(1e-12)
+		m[arch+".attention.causal"] = false
+		m[arch+".pooling_type"] = uint32(1)
+		edit(m)
+		return m
+	}
+	keep := func(map[string]any) {}
+	for _, arch := range []string{"bert", "nomic-bert"} {
+		c, err := ConfigFromGGUF(parse(t, enc(arch, keep)))
+		if err != nil {
+			t.Fatalf("%s: %v", arch, err)
+		}
+		if !c.Encoder || !c.NonCausal || c.NormEps != 1e-12 || c.Pooling != PoolingMean || c.AbsPositions != (arch == "bert") || c.RopeNeox != (arch == "nomic-bert") {
+			t.Errorf("%s: %+v", arch, c)
+		}
+		c, err = ConfigFromGGUF(parse(t, enc(arch, func(m map[string]any) { m[arch+".attention.causal"] = true })))
+		if err != nil || c.NonCausal {
+			t.Errorf("%s with causal attention: non-causal %v, %v", arch, c.NonCausal, err)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		kv      map[string]any
+		mention string
+	}{
+		{"no epsilon", enc("bert", func(m map[string]any) { delete(m, "bert.attention.layer_norm_epsilon") }), "bert.attention.layer_norm_epsilon"},
+		{"NaN epsilon", enc("bert", func(m map[string]any) { m["bert.attention.layer_norm_epsilon"] = float32(math.NaN()) }), "layer_norm_epsilon"},
+		{"causal a number", enc("bert", func(m map[string]any) { m["bert.attention.causal"] = uint32(0) }), "bert.attention.causal"},
+		{"nomic-bert without pooling", enc("nomic-bert", func(m map[string]any) { delete(m, "nomic-bert.pooling_type") }), "nomic-bert.pooling_type"},
+	} {
+		_, err := ConfigFromGGUF(parse(t, tc.kv))
+		if !errors.Is(err, ErrBadModel) || !strings.Contains(fmt.Sprint(err), tc.mention) {
+			t.Errorf("%s: err = %v, want ErrBadModel mentioning %q", tc.name, err, tc.mention)
+		}
+	}
+}

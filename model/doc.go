@@ -1,8 +1,9 @@
 // Package model holds the transformer architectures lowmem/llm runs —
 // llama (Llama 2/3/3.1, Mistral, TinyLlama, SmolLM), qwen2, qwen3,
 // qwen3moe (mixture of experts), gemma2, gemma3 and phi3 (Phi-3, Phi-3.5,
-// Phi-4-mini) — as one forward pass configured entirely from GGUF
-// metadata: nothing is hard-coded per model file.
+// Phi-4-mini), and the embedding encoders bert and nomic-bert — as one
+// forward pass (the encoders' post-norm variant of it) configured entirely
+// from GGUF metadata: nothing is hard-coded per model file.
 //
 // Each architecture is a description in a registry (Arch, Supported):
 // its RoPE pairing, norms, activation, how its Q/K/V and feed-forward
@@ -19,6 +20,9 @@
 //	st, err := m.NewState(ops.NewExec(pool), model.StateOptions{Batch: 512, Cells: 4096})
 //	logits := make([]float32, m.Vocab)
 //	err = st.Forward(tokens, 0, logits) // logits of the last token
+//
+// An encoder (Config.Encoder) computes no logits: State.Hidden gives its
+// last block's output, every token's, for embeddings.
 //
 // For weights larger than memory, Model.Source supplies the blocks during
 // a pass instead of Blocks: StreamSource serves some blocks from the

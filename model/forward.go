@@ -229,6 +229,10 @@ type attnTask struct {
 	p       kv.AttnParams
 	group   int // query heads per KV head
 	parts   int // each KV head's query heads go in this many units
+	// whole: every token attends to the call's last position, so to every
+	// token of the batch, not only those before it (non-causal attention;
+	// the batch is then the whole text).
+	whole bool
 }
 
 // setUnits prepares the task for n tokens and returns its unit count: one
@@ -258,7 +262,11 @@ func (k *attnTask) Do(w, lo, hi int) {
 		h0 := g*k.group + part*k.group/k.parts
 		h1 := g*k.group + (part+1)*k.group/k.parts
 		q := k.q[t*k.qStride : t*k.qStride+qDim]
-		err := k.s.cache.Attend(k.layer, k.pos0+t, q, k.out[t*k.oDim:(t+1)*k.oDim], k.p, h0, h1, sc)
+		pos := k.pos0 + t
+		if k.whole {
+			pos = k.pos0 + k.tokens - 1
+		}
+		err := k.s.cache.Attend(k.layer, pos, q, k.out[t*k.oDim:(t+1)*k.oDim], k.p, h0, h1, sc)
 		if err != nil && k.s.errs[w] == nil {
 			k.s.errs[w] = err
 		}
@@ -289,8 +297,12 @@ func (s *State) workerErr() error {
 // appending their keys and values to the cache, and writes logits to out:
 // the last token's (len(out) == Vocab) or every token's, row after row
 // (len(out) == len(tokens)×Vocab). len(tokens) must be between 1 and Batch.
+// An encoder has no output head: its Forward fails (Generative).
 func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 	m := s.m
+	if err := m.Generative(); err != nil {
+		return err
+	}
 	n := len(tokens)
 	all := len(out) == n*m.Vocab && n > 1
 	if !all && len(out) != m.Vocab {
@@ -318,9 +330,21 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 	return nil
 }
 
+// Generative is nil for a model that computes logits, and for an encoder
+// (embeddings only) an error wrapping ErrUnsupportedArch that says so.
+func (m *Model) Generative() error {
+	if m.Output == nil {
+		return fmt.Errorf("model: %s is an embedding model (no output head, no logits, no generation): use Embed: %w", m.Arch, ErrUnsupportedArch)
+	}
+	return nil
+}
+
 // Hidden is Forward writing, instead of logits, every token's hidden state
 // after the final norm — what the output matrix would multiply, and what
 // embeddings are pooled from: len(out) == len(tokens)×Embd, row after row.
+// An encoder's hidden states are its last block's output (it has no final
+// norm); when its attention is not causal (NonCausal) the text must come
+// whole, in one call from position 0.
 func (s *State) Hidden(tokens []int32, pos0 int, out []float32) error {
 	m := s.m
 	n := len(tokens)
@@ -328,6 +352,14 @@ func (s *State) Hidden(tokens []int32, pos0 int, out []float32) error {
 		return fmt.Errorf("model: hidden-state buffer of %d floats for %d tokens of width %d", len(out), n, m.Embd)
 	}
 	defer s.e.EndPhases()
+	if m.Encoder {
+		x, err := s.encode(tokens, pos0)
+		if err != nil {
+			return err
+		}
+		copy(out, x)
+		return nil
+	}
 	x, _, err := s.blocks(tokens, pos0)
 	if err != nil {
 		return err
@@ -337,44 +369,47 @@ func (s *State) Hidden(tokens []int32, pos0 int, out []float32) error {
 	return nil
 }
 
-// blocks runs tokens through the embedding and every block, appending
-// their keys and values to the cache, and returns the residual stream
-// (len(tokens) rows of Embd) and a scratch buffer of the same size, both
-// in the arena.
-func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
+// pass holds the arena buffers of one forward pass of n tokens: what
+// ScratchBytes counts, taken in the same order by the decoder's blocks
+// and the encoder's encode.
+type pass struct {
+	n                    int
+	x, xn, tmp, qkv, att []float32
+	gu                   []float32 // dense feed-forward: gate then up, 2×FFN a token
+	cs, csSWA            []float32 // RoPE angles of the full and windowed layers
+}
+
+// begin checks tokens, resets the arena and takes a pass's buffers, and
+// writes the tokens' embeddings into x (scaled as the architecture says)
+// and their RoPE angles into cs and csSWA.
+func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	m := s.m
 	c := &m.Config
 	n := len(tokens)
 	if n == 0 || n > s.batch {
-		return nil, nil, fmt.Errorf("model: forward of %d tokens (batch limit %d)", n, s.batch)
+		return pass{}, fmt.Errorf("model: forward of %d tokens (batch limit %d)", n, s.batch)
 	}
 	for _, t := range tokens {
 		if t < 0 || int(t) >= m.Vocab {
-			return nil, nil, fmt.Errorf("model: token %d not in vocabulary of %d: %w", t, m.Vocab, ErrTokenOutOfRange)
+			return pass{}, fmt.Errorf("model: token %d not in vocabulary of %d: %w", t, m.Vocab, ErrTokenOutOfRange)
 		}
 	}
 	ar := s.ar
 	ar.Reset()
-	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
-	stride := qDim + kDim + vDim // one token's q, k and v, side by side
-	oDim := c.Heads * c.HeadDimV
+	qkv := c.Heads*c.HeadDimK + c.HeadsKV*c.HeadDimK + c.HeadsKV*c.HeadDimV
 	E := c.Embd
-	x = ar.Float32s(n * E)
-	xn = ar.Float32s(n * E)
-	tmp := ar.Float32s(n * E)
-	qkv := ar.Float32s(n * stride)
-	att := ar.Float32s(n * oDim)
-	var gu []float32
+	p := pass{n: n, x: ar.Float32s(n * E), xn: ar.Float32s(n * E), tmp: ar.Float32s(n * E),
+		qkv: ar.Float32s(n * qkv), att: ar.Float32s(n * c.Heads * c.HeadDimV)}
 	if c.Experts == 0 {
-		gu = ar.Float32s(n * 2 * c.FFN)
+		p.gu = ar.Float32s(n * 2 * c.FFN)
 	}
 	for i := range s.q {
 		s.q[i] = qslot{buf: ar.Bytes(n * m.maxXRowBytes())}
 	}
-	cs := ar.Float32s(n * c.RopeDim)
-	csSWA := cs
+	p.cs = ar.Float32s(n * c.RopeDim)
+	p.csSWA = p.cs
 	if s.twoRopes {
-		csSWA = ar.Float32s(n * c.RopeDim)
+		p.csSWA = ar.Float32s(n * c.RopeDim)
 	}
 	if c.Experts > 0 {
 		s.moe.take(ar, c, m.maxXRowBytes(), n)
@@ -383,26 +418,49 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 	s.e.Phase(phEmbed)
 	er := m.Embed
 	for t, tok := range tokens {
-		if err := quant.Dequantize(er.Type, x[t*E:(t+1)*E], er.Row(int(tok))); err != nil {
-			return nil, nil, fmt.Errorf("model: embedding of token %d: %w", tok, err)
+		if err := quant.Dequantize(er.Type, p.x[t*E:(t+1)*E], er.Row(int(tok))); err != nil {
+			return pass{}, fmt.Errorf("model: embedding of token %d: %w", tok, err)
 		}
 	}
 	if c.EmbedScale != 0 {
-		ops.Scale(x, c.EmbedScale)
+		ops.Scale(p.x, c.EmbedScale)
 	}
-	angles := func(r *ops.Rope, cs []float32) {
-		for t := 0; t < n; t++ {
-			a := cs[t*c.RopeDim : (t+1)*c.RopeDim]
-			r.Angles(pos0+t, a)
-			if c.RopeAttnFactor != 1 {
-				ops.Scale(a, c.RopeAttnFactor) // ggml's mscale multiplies cos and sin
-			}
+	s.angles(&s.rope, p.cs, pos0, n)
+	if s.twoRopes {
+		s.angles(&s.ropeSWA, p.csSWA, pos0, n)
+	}
+	return p, nil
+}
+
+// angles writes the RoPE cos/sin pairs of positions pos0..pos0+n-1 into cs.
+func (s *State) angles(r *ops.Rope, cs []float32, pos0, n int) {
+	c := &s.m.Config
+	for t := 0; t < n; t++ {
+		a := cs[t*c.RopeDim : (t+1)*c.RopeDim]
+		r.Angles(pos0+t, a)
+		if c.RopeAttnFactor != 1 {
+			ops.Scale(a, c.RopeAttnFactor) // ggml's mscale multiplies cos and sin
 		}
 	}
-	angles(&s.rope, cs)
-	if s.twoRopes {
-		angles(&s.ropeSWA, csSWA)
+}
+
+// blocks runs tokens through the embedding and every block, appending
+// their keys and values to the cache, and returns the residual stream
+// (len(tokens) rows of Embd) and a scratch buffer of the same size, both
+// in the arena.
+func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
+	m := s.m
+	c := &m.Config
+	p, err := s.begin(tokens, pos0)
+	if err != nil {
+		return nil, nil, err
 	}
+	n := p.n
+	x, xn = p.x, p.xn
+	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
+	stride := qDim + kDim + vDim // one token's q, k and v, side by side
+	oDim := c.Heads * c.HeadDimV
+	E := c.Embd
 
 	var shared [maxShared]projection
 	lsrc := m.Source // read once: the whole pass uses one source
@@ -419,55 +477,29 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 		}
 		s.e.Phase(phNorm)
 		s.norm(xn, x, L.AttnNorm, n)
-		a := s.acts(xn, E, n)
-		s.e.Phase(phQKV)
-		if err := s.mulShared(a, L.qkvInputs(c, &shared), qkv, stride); err != nil {
+		if err := s.qkv(il, L, s.acts(xn, E, n), &p, &shared); err != nil {
 			return nil, nil, err
 		}
-		s.e.Phase(phRope)
-		rope, ang := &s.rope, cs
-		if s.twoRopes && c.WindowedLayer(il) {
-			rope, ang = &s.ropeSWA, csSWA
-		}
-		for t := 0; t < n; t++ {
-			row := qkv[t*stride : (t+1)*stride]
-			qt, kt, vt := row[:qDim], row[qDim:qDim+kDim], row[qDim+kDim:]
-			if L.Bq != nil {
-				ops.Add(qt, L.Bq)
-				ops.Add(kt, L.Bk)
-				ops.Add(vt, L.Bv)
-			}
-			if L.QNorm != nil {
-				headNorm(qt, L.QNorm, c.HeadDimK, c.RMSEps)
-				headNorm(kt, L.KNorm, c.HeadDimK, c.RMSEps)
-			}
-			at := ang[t*c.RopeDim : (t+1)*c.RopeDim]
-			rope.Apply(qt, c.Heads, c.HeadDimK, at)
-			rope.Apply(kt, c.HeadsKV, c.HeadDimK, at)
-			if c.QueryScale != 0 {
-				ops.Scale(qt, c.QueryScale)
-			}
-		}
 		s.e.Phase(phAttention)
-		if err := s.attention(il, pos0, n, qkv, stride, att); err != nil {
+		if err := s.attention(il, pos0, n, p.qkv, stride, p.att); err != nil {
 			return nil, nil, err
 		}
 		s.e.Phase(phO)
-		if err := s.residual(L.Wo, s.acts(att, oDim, n), tmp, x, L.PostAttnNorm); err != nil {
+		if err := s.residual(L.Wo, s.acts(p.att, oDim, n), nil, p.tmp, x, L.PostAttnNorm); err != nil {
 			return nil, nil, err
 		}
 
 		s.e.Phase(phNorm)
 		s.norm(xn, x, L.FFNNorm, n)
-		a = s.acts(xn, E, n)
+		a := s.acts(xn, E, n)
 		if L.Router != nil {
 			s.e.Phase(phMoE)
-			if err := s.experts(il, L, a, tmp); err != nil {
+			if err := s.experts(il, L, a, p.tmp); err != nil {
 				return nil, nil, err
 			}
 			s.e.Phase(phNorm)
-			s.addNormed(x, tmp, L.PostFFNNorm, n)
-		} else if err := s.ffn(L, a, gu, tmp, x); err != nil {
+			s.addNormed(x, p.tmp, L.PostFFNNorm, n)
+		} else if err := s.ffn(L, a, p.gu, p.tmp, x); err != nil {
 			return nil, nil, err
 		}
 		if lsrc != nil {
@@ -475,6 +507,54 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 		}
 	}
 	return x, xn, nil
+}
+
+// qkv computes block il's queries, keys and values of a into p.qkv (one
+// token's q, k and v side by side) and prepares them for attention: the
+// biases, per-head norms, RoPE (none with learned positions) and the
+// query scale the architecture has.
+func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projection) error {
+	c := &s.m.Config
+	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
+	stride := qDim + kDim + vDim
+	s.e.Phase(phQKV)
+	if err := s.mulShared(a, L.qkvInputs(c, shared), p.qkv, stride); err != nil {
+		return err
+	}
+	s.e.Phase(phRope)
+	rope, ang := &s.rope, p.cs
+	if s.twoRopes && c.WindowedLayer(il) {
+		rope, ang = &s.ropeSWA, p.csSWA
+	}
+	for t := 0; t < p.n; t++ {
+		row := p.qkv[t*stride : (t+1)*stride]
+		qt, kt, vt := row[:qDim], row[qDim:qDim+kDim], row[qDim+kDim:]
+		if L.Bqkv != nil {
+			ops.Add(row, L.Bqkv)
+		}
+		if L.Bq != nil {
+			ops.Add(qt, L.Bq)
+		}
+		if L.Bk != nil {
+			ops.Add(kt, L.Bk)
+		}
+		if L.Bv != nil {
+			ops.Add(vt, L.Bv)
+		}
+		if L.QNorm != nil {
+			headNorm(qt, L.QNorm, c.HeadDimK, c.RMSEps)
+			headNorm(kt, L.KNorm, c.HeadDimK, c.RMSEps)
+		}
+		if !c.AbsPositions {
+			at := ang[t*c.RopeDim : (t+1)*c.RopeDim]
+			rope.Apply(qt, c.Heads, c.HeadDimK, at)
+			rope.Apply(kt, c.HeadsKV, c.HeadDimK, at)
+		}
+		if c.QueryScale != 0 {
+			ops.Scale(qt, c.QueryScale)
+		}
+	}
+	return nil
 }
 
 // headNorm applies RMSNorm with weight w to each head of x (len(w) floats
@@ -505,41 +585,64 @@ func (s *State) addNormed(x, y, post []float32, rows int) {
 }
 
 // residual computes a block's last product w·a into out (Embd floats per
-// token) and adds it to the residual stream x: within the product's own
-// dispatch, or after normalising it when the block has a norm there
-// (post, gemma's post-attention and post-feed-forward norms).
-func (s *State) residual(w *ops.Matrix, a acts, out, x, post []float32) error {
+// token), adds its bias (an encoder's, when not nil) and adds it to the
+// residual stream x: within the product's own dispatch, or after
+// normalising it when the block has a norm there (post, gemma's
+// post-attention and post-feed-forward norms).
+func (s *State) residual(w *ops.Matrix, a acts, bias, out, x, post []float32) error {
 	E := s.m.Embd
-	if post == nil {
+	if post == nil && bias == nil {
 		return s.mulAdd(w, a, out, E, x, E)
 	}
 	if err := s.mul(w, a, out, E); err != nil {
 		return err
 	}
+	addRows(out, bias, a.n)
 	s.e.Phase(phNorm)
 	s.addNormed(x, out, post, a.n)
 	return nil
 }
 
+// addRows adds bias (nil: nothing) to each of the first n rows of x.
+func addRows(x, bias []float32, n int) {
+	if bias == nil {
+		return
+	}
+	for t := range n {
+		ops.Add(x[t*len(bias):(t+1)*len(bias)], bias)
+	}
+}
+
 // ffn is the dense feed-forward block: down(act(gate·a) ⊙ up·a) into out,
 // then added to the residual stream x. gu holds n rows of gate then up
 // (2×FFN floats each); gate, up and the activation take one dispatch, the
-// down projection and the residual add another.
+// down projection and the residual add another. A block without a gate
+// (FFNSequential, bert) computes down(GELU(up·a + b_up)) + b_down.
 func (s *State) ffn(L *Layer, a acts, gu, out, x []float32) error {
 	c := &s.m.Config
 	F, n := c.FFN, a.n
 	s.e.Phase(phGateUp)
-	gate, up := L.gateUpInputs(c)
-	if err := s.mulGated(a, gate, up, gu, 2*F); err != nil {
-		return err
-	}
-	// Pack the activated rows into the first n×F floats: row t goes to
-	// [t·F, (t+1)·F), which is never past its own gate half.
-	for t := 1; t < n; t++ {
-		copy(gu[t*F:(t+1)*F], gu[2*t*F:2*t*F+F])
+	if L.Gate == nil && L.GateUp == nil {
+		// The bias comes before the activation, so the two cannot run in
+		// the product's dispatch as the gated activations do.
+		if err := s.mul(L.Up, a, gu, F); err != nil {
+			return err
+		}
+		addRows(gu, L.BUp, n)
+		ops.GELU(gu[:n*F])
+	} else {
+		gate, up := L.gateUpInputs(c)
+		if err := s.mulGated(a, gate, up, gu, 2*F); err != nil {
+			return err
+		}
+		// Pack the activated rows into the first n×F floats: row t goes to
+		// [t·F, (t+1)·F), which is never past its own gate half.
+		for t := 1; t < n; t++ {
+			copy(gu[t*F:(t+1)*F], gu[2*t*F:2*t*F+F])
+		}
 	}
 	s.e.Phase(phDown)
-	return s.residual(L.Down, s.acts(gu, F, n), out, x, L.PostFFNNorm)
+	return s.residual(L.Down, s.acts(gu, F, n), L.BDown, out, x, L.PostFFNNorm)
 }
 
 // attention stores the chunk's keys and values (in qkv, stride floats per
@@ -550,7 +653,7 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out []floa
 	oDim := c.Heads * c.HeadDimV
 	s.attn = attnTask{s: s, layer: il, q: qkv, qStride: stride, out: out, oDim: oDim,
 		p:     kv.AttnParams{Heads: c.Heads, Scale: c.KQScale, Softcap: c.AttnSoftcap},
-		group: c.Heads / c.HeadsKV}
+		group: c.Heads / c.HeadsKV, whole: c.NonCausal}
 	threads := s.e.Pool().Threads()
 	defer func() { s.attn = attnTask{} }()
 	store := func(t int) error {

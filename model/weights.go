@@ -28,6 +28,16 @@ type Layer struct {
 	Down         *ops.Matrix
 	PostFFNNorm  []float32 // gemma
 
+	// An encoder's (bert, nomic-bert): the fused projection's bias, the
+	// output projection's and the feed-forward's biases (each nil when the
+	// file has none), and the LayerNorms after the attention's residual sum
+	// (attn_output_norm) and after the feed-forward's (layer_output_norm),
+	// weight and bias.
+	Bqkv                        []float32
+	Bo, BUp, BDown              []float32
+	AttnOutNorm, AttnOutNormB   []float32
+	LayerOutNorm, LayerOutNormB []float32
+
 	// Router (ffn_gate_inp: Embd → Experts) and the experts of a
 	// mixture-of-experts block; Gate, Up, GateUp and Down are nil then.
 	Router  *ops.Matrix
@@ -73,6 +83,14 @@ type Model struct {
 	RopeLong, RopeShort []float32
 	Blocks              []Layer // one per transformer block
 	Tied                bool
+
+	// An encoder's embeddings (Config.Encoder): token_embd_norm's weight
+	// and bias, row 0 of token_types (nil when the file has none: every
+	// token is of type 0, "sentence A", as in llama.cpp), and bert's
+	// position_embd, a row per position; OutNorm and Output are nil.
+	EmbedNorm, EmbedNormB []float32
+	TypeEmbed             []float32
+	PosEmbed              *tensor.Tensor
 
 	// Source, when set, supplies each block's weights during a forward pass
 	// (streaming weights from disk); nil uses Blocks, read in place from the
@@ -173,6 +191,12 @@ func (l *loader) vector(name string, n int) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
+	return l.firstRow(name, t, n)
+}
+
+// firstRow copies the first row of t (n elements; all of a vector) into
+// the model's slab of vectors as float32.
+func (l *loader) firstRow(name string, t *tensor.Tensor, n int) ([]float32, error) {
 	l.floats += n
 	if l.dry {
 		return nil, nil
@@ -182,7 +206,7 @@ func (l *loader) vector(name string, n int) ([]float32, error) {
 	}
 	out := l.slab[:n:n]
 	l.slab = l.slab[n:]
-	if err := quant.Dequantize(t.Type, out, t.Data); err != nil {
+	if err := quant.Dequantize(t.Type, out, t.Row(0)); err != nil {
 		return nil, fmt.Errorf("model: tensor %q: %w", name, err)
 	}
 	return out, nil
@@ -320,23 +344,16 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 	if m.Embed, err = l.tensor("token_embd.weight", cfg.Embd, m.Vocab); err != nil {
 		return nil, err
 	}
-	if m.OutNorm, err = l.vector("output_norm.weight", cfg.Embd); err != nil {
-		return nil, err
-	}
-	switch {
-	case l.has("output.weight"):
-		m.Output, err = l.matrix("output.weight", cfg.Embd, m.Vocab)
-	case dry:
-		m.Tied = true
-		err = l.checkMatrixType("token_embd.weight")
-	default:
-		m.Tied = true
-		m.Output, err = ops.NewMatrix(m.Embed)
+	if arch.Encoder {
+		err = l.encoderEmbeddings(m)
+	} else {
+		err = l.output(m, dry)
 	}
 	if err != nil {
 		return nil, err
 	}
 	ropeVec := func(name string) ([]float32, error) {
+
 		if !l.has(name) {
 			return nil, nil
 		}
@@ -399,6 +416,25 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		m.maxX = max(m.maxX, m.Output.XRowBytes)
 	}
 	return &built{m: m, floats: l.floats}, nil
+}
+
+// output loads a decoder's final norm and output matrix: output.weight,
+// or the embedding when the file has none (tied).
+func (l *loader) output(m *Model, dry bool) (err error) {
+	if m.OutNorm, err = l.vector("output_norm.weight", m.Embd); err != nil {
+		return err
+	}
+	switch {
+	case l.has("output.weight"):
+		m.Output, err = l.matrix("output.weight", m.Embd, m.Vocab)
+	case dry:
+		m.Tied = true
+		err = l.checkMatrixType("token_embd.weight")
+	default:
+		m.Tied = true
+		m.Output, err = ops.NewMatrix(m.Embed)
+	}
+	return err
 }
 
 // checkVocab checks that the vocabulary the metadata declares has exactly
@@ -464,65 +500,88 @@ func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
 	return err
 }
 
+// vecTensor and matTensor describe a block's 1-D and 2-D tensors.
+func vecTensor(name string, n int, f func(L *Layer) *[]float32) blockTensor {
+	return blockTensor{name: name, dims: []int{n}, vec: f}
+}
+
+func matTensor(name string, cols, rows int, f func(L *Layer) **ops.Matrix) blockTensor {
+	return blockTensor{name: name, dims: []int{cols, rows}, mat: f}
+}
+
 // blockTensors lists the tensors every block of architecture a must have,
 // in the order they are checked; has says whether the block has a tensor
-// (to choose between a fused and a separate layout).
+// (to choose between a fused and a separate layout, and to take an
+// encoder's optional biases).
 func blockTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor {
+	if a.Encoder {
+		return encoderTensors(a, c, has)
+	}
 	e := c.Embd
 	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
-	vec := func(name string, n int, f func(L *Layer) *[]float32) blockTensor {
-		return blockTensor{name: name, dims: []int{n}, vec: f}
-	}
-	mat := func(name string, cols, rows int, f func(L *Layer) **ops.Matrix) blockTensor {
-		return blockTensor{name: name, dims: []int{cols, rows}, mat: f}
-	}
-	ts := []blockTensor{vec("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm })}
-	if a.QKV == QKVFusedOrSeparate && has("attn_qkv.weight") {
-		ts = append(ts, mat("attn_qkv.weight", e, q+kv+vv, func(L *Layer) **ops.Matrix { return &L.Wqkv }))
-	} else {
-		ts = append(ts,
-			mat("attn_q.weight", e, q, func(L *Layer) **ops.Matrix { return &L.Wq }),
-			mat("attn_k.weight", e, kv, func(L *Layer) **ops.Matrix { return &L.Wk }),
-			mat("attn_v.weight", e, vv, func(L *Layer) **ops.Matrix { return &L.Wv }))
-	}
-	ts = append(ts, mat("attn_output.weight", c.Heads*c.HeadDimV, e, func(L *Layer) **ops.Matrix { return &L.Wo }))
+	ts := []blockTensor{vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm })}
+	ts = append(ts, qkvTensors(a, c, has)...)
+	ts = append(ts, matTensor("attn_output.weight", c.Heads*c.HeadDimV, e, func(L *Layer) **ops.Matrix { return &L.Wo }))
 	if a.QKVBias {
 		ts = append(ts,
-			vec("attn_q.bias", q, func(L *Layer) *[]float32 { return &L.Bq }),
-			vec("attn_k.bias", kv, func(L *Layer) *[]float32 { return &L.Bk }),
-			vec("attn_v.bias", vv, func(L *Layer) *[]float32 { return &L.Bv }))
+			vecTensor("attn_q.bias", q, func(L *Layer) *[]float32 { return &L.Bq }),
+			vecTensor("attn_k.bias", kv, func(L *Layer) *[]float32 { return &L.Bk }),
+			vecTensor("attn_v.bias", vv, func(L *Layer) *[]float32 { return &L.Bv }))
 	}
 	if a.QKNorm {
 		ts = append(ts,
-			vec("attn_q_norm.weight", c.HeadDimK, func(L *Layer) *[]float32 { return &L.QNorm }),
-			vec("attn_k_norm.weight", c.HeadDimK, func(L *Layer) *[]float32 { return &L.KNorm }))
+			vecTensor("attn_q_norm.weight", c.HeadDimK, func(L *Layer) *[]float32 { return &L.QNorm }),
+			vecTensor("attn_k_norm.weight", c.HeadDimK, func(L *Layer) *[]float32 { return &L.KNorm }))
 	}
 	if a.PostNorms {
-		ts = append(ts, vec("post_attention_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostAttnNorm }))
+		ts = append(ts, vecTensor("post_attention_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostAttnNorm }))
 	}
-	ts = append(ts, vec("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }))
-	switch a.FFN {
-	case FFNGated:
-		ts = append(ts,
-			mat("ffn_gate.weight", e, c.FFN, func(L *Layer) **ops.Matrix { return &L.Gate }),
-			mat("ffn_up.weight", e, c.FFN, func(L *Layer) **ops.Matrix { return &L.Up }),
-			mat("ffn_down.weight", c.FFN, e, func(L *Layer) **ops.Matrix { return &L.Down }))
-	case FFNFusedGateUp:
-		ts = append(ts,
-			mat("ffn_up.weight", e, 2*c.FFN, func(L *Layer) **ops.Matrix { return &L.GateUp }),
-			mat("ffn_down.weight", c.FFN, e, func(L *Layer) **ops.Matrix { return &L.Down }))
-	case FFNExperts:
-		f, n := c.ExpertFFN, c.Experts
-		ts = append(ts,
-			mat("ffn_gate_inp.weight", e, n, func(L *Layer) **ops.Matrix { return &L.Router }),
-			blockTensor{name: "ffn_gate_exps.weight", dims: []int{e, f, n}, exp: 1},
-			blockTensor{name: "ffn_up_exps.weight", dims: []int{e, f, n}, exp: 2},
-			blockTensor{name: "ffn_down_exps.weight", dims: []int{f, e, n}, exp: 3})
-	}
+	ts = append(ts, vecTensor("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }))
+	ts = append(ts, ffnTensors(a, c)...)
 	if a.PostNorms {
-		ts = append(ts, vec("post_ffw_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))
+		ts = append(ts, vecTensor("post_ffw_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))
 	}
 	return ts
+}
+
+// qkvTensors lists the query, key and value projections: the fused
+// attn_qkv when the layout allows it and the block has it, else the three.
+func qkvTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor {
+	e := c.Embd
+	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
+	if a.QKV == QKVFusedOrSeparate && has("attn_qkv.weight") {
+		return []blockTensor{matTensor("attn_qkv.weight", e, q+kv+vv, func(L *Layer) **ops.Matrix { return &L.Wqkv })}
+	}
+	return []blockTensor{
+		matTensor("attn_q.weight", e, q, func(L *Layer) **ops.Matrix { return &L.Wq }),
+		matTensor("attn_k.weight", e, kv, func(L *Layer) **ops.Matrix { return &L.Wk }),
+		matTensor("attn_v.weight", e, vv, func(L *Layer) **ops.Matrix { return &L.Wv })}
+}
+
+// ffnTensors lists the feed-forward weights of layout a.FFN.
+func ffnTensors(a *Arch, c *Config) []blockTensor {
+	e := c.Embd
+	switch a.FFN {
+	case FFNFusedGateUp:
+		return []blockTensor{
+			matTensor("ffn_up.weight", e, 2*c.FFN, func(L *Layer) **ops.Matrix { return &L.GateUp }),
+			matTensor("ffn_down.weight", c.FFN, e, func(L *Layer) **ops.Matrix { return &L.Down })}
+	case FFNExperts:
+		f, n := c.ExpertFFN, c.Experts
+		return []blockTensor{
+			matTensor("ffn_gate_inp.weight", e, n, func(L *Layer) **ops.Matrix { return &L.Router }),
+			{name: "ffn_gate_exps.weight", dims: []int{e, f, n}, exp: 1},
+			{name: "ffn_up_exps.weight", dims: []int{e, f, n}, exp: 2},
+			{name: "ffn_down_exps.weight", dims: []int{f, e, n}, exp: 3}}
+	case FFNSequential:
+		return []blockTensor{
+			matTensor("ffn_up.weight", e, c.FFN, func(L *Layer) **ops.Matrix { return &L.Up }),
+			matTensor("ffn_down.weight", c.FFN, e, func(L *Layer) **ops.Matrix { return &L.Down })}
+	}
+	return []blockTensor{
+		matTensor("ffn_gate.weight", e, c.FFN, func(L *Layer) **ops.Matrix { return &L.Gate }),
+		matTensor("ffn_up.weight", e, c.FFN, func(L *Layer) **ops.Matrix { return &L.Up }),
+		matTensor("ffn_down.weight", c.FFN, e, func(L *Layer) **ops.Matrix { return &L.Down })}
 }
 
 // layerRanges returns, for each of n blocks, the smallest byte range

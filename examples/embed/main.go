@@ -31,7 +31,7 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var mf cli.ModelFlags
 	fs := mf.FlagSet("embed", stderr)
-	pooling := fs.String("pooling", "", "mean, cls or last (default: the file's, else last)")
+	pooling := fs.String("pooling", "", "mean, cls or last (default: the file's, else last; mean for an encoder such as bert)")
 	dims := fs.Int("dims", 0, "keep the first n dimensions (0 = all)")
 	truncate := fs.Bool("truncate", false, "embed the start of a text longer than the context instead of failing")
 	raw := fs.Bool("raw", false, "do not normalise the vectors to unit length")

@@ -21,9 +21,11 @@ type Embedding struct {
 	Dimensions int           // keep the first Dimensions (then normalise); 0: all
 }
 
-// pooling is the pooling o asks for, or the file's: PoolingLast when the
-// file names none (a generative model: the last token's state is the one
-// that has seen the whole text, which is what Ollama takes).
+// pooling is the pooling o asks for, or the file's; when the file names
+// none, PoolingLast for a generative model (the last token's state is the
+// one that has seen the whole text, which is what Ollama takes) and
+// PoolingMean for an encoder (every state has seen the whole text; the
+// mean is what most BERT embedders are trained with).
 func (e *Engine) pooling(o Embedding) (model.Pooling, error) {
 	p := o.Pooling
 	if p == model.PoolingNone {
@@ -31,6 +33,9 @@ func (e *Engine) pooling(o Embedding) (model.Pooling, error) {
 	}
 	switch p {
 	case model.PoolingNone:
+		if e.Model.Encoder {
+			return model.PoolingMean, nil
+		}
 		return model.PoolingLast, nil
 	case model.PoolingRank:
 		return p, fmt.Errorf("llm: embed: the file's pooling is rank (a reranker's classification head), which is not supported: %w", model.ErrUnsupportedArch)
@@ -43,8 +48,9 @@ func (e *Engine) pooling(o Embedding) (model.Pooling, error) {
 // EmbedTokens is the embedding of ids, evaluated in q from its start (q is
 // empty afterwards, seq.(*Seq).Embed), and the number of tokens evaluated.
 // ids longer than q's context fail with kv.ErrFull, or with o.Truncate keep
-// the first ones that fit — and the end-of-sequence token the tokenizer
-// appends, when it does, since last-token pooling is trained on it.
+// the first ones that fit — and the token the tokenizer appends (EOS, a
+// WordPiece [SEP]), when it does, since the model is trained on texts
+// that end with it (last-token pooling on the EOS).
 func (e *Engine) EmbedTokens(ctx context.Context, q *seq.Seq, ids []int32, o Embedding) ([]float32, int, error) {
 	p, err := e.pooling(o)
 	if err != nil {
@@ -54,13 +60,17 @@ func (e *Engine) EmbedTokens(ctx context.Context, q *seq.Seq, ids []int32, o Emb
 	if o.Dimensions < 0 || o.Dimensions > E {
 		return nil, 0, fmt.Errorf("llm: embed: %d dimensions of a model of width %d: %w", o.Dimensions, E, seq.ErrInvalidOption)
 	}
-	if n := q.Context(); len(ids) > n {
+	n := q.Context()
+	if lim := e.Model.PositionLimit(); lim > 0 {
+		n = min(n, lim)
+	}
+	if len(ids) > n {
 		if !o.Truncate {
 			return nil, 0, fmt.Errorf("llm: embed: %d tokens do not fit in a context of %d (truncate to embed the first %d): %w", len(ids), n, n, kv.ErrFull)
 		}
 		last := ids[len(ids)-1]
 		ids = ids[:n:n]
-		if e.Tok.AddEOS() && last == e.Tok.EOS() {
+		if end := e.Tok.End(); end >= 0 && last == end {
 			ids[n-1] = last
 		}
 	}

@@ -126,7 +126,8 @@ func PlanFile(path string, o Options) (memplan.Plan, error) {
 }
 
 // NewSeq makes a sequence (the body of a session) with the model's
-// defaults changed by apply, which sets a session's options.
+// defaults changed by apply, which sets a session's options; a model whose
+// attention is not causal gets a batch as large as the context.
 func (e *Engine) NewSeq(apply func(*Settings)) (*seq.Seq, error) {
 	if err := e.Acquire(); err != nil {
 		return nil, err
@@ -135,6 +136,11 @@ func (e *Engine) NewSeq(apply func(*Settings)) (*seq.Seq, error) {
 	o, err := Build(e.Defaults, apply)
 	if err != nil {
 		return nil, err
+	}
+	if e.Model.NonCausal {
+		// Its attention sees the whole text: one forward pass, however
+		// long (the memory plan counts the batch so, memplan.Shape).
+		o.Batch = o.Context
 	}
 	return seq.New(e.Model, ops.NewExec(e.Pool), e.KVBudget, seq.Config{
 		Context: o.Context, Batch: o.Batch, KVType: o.KVType, NoRecent: o.KVNoRecent, Preallocate: o.KVPreallocate,

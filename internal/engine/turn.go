@@ -61,6 +61,9 @@ func Generation[Option ~func(*Gen)](opts []Option) Gen {
 // parsed pieces of each token (id -1: what was held back to the end); a
 // false from yield stops it without error. It returns the reply so far.
 func (e *Engine) ChatTurn(ctx context.Context, q *seq.Seq, msgs []chat.Message, g Gen, yield func(id int32, ds []chat.Delta) bool) (chat.Message, error) {
+	if err := e.Model.Generative(); err != nil {
+		return chat.Message{Role: chat.RoleAssistant}, fmt.Errorf("llm: %w", err)
+	}
 	if g.ToolChoice == "none" {
 		g.Tools = nil
 	}

@@ -19,6 +19,32 @@ func RMSNorm(out, x, w []float32, eps float32) {
 	}
 }
 
+// LayerNorm writes (x − mean(x)) / sqrt(var(x) + eps) · w + b to out (which
+// may be x): BERT's normalisation, where RMSNorm has no mean and no bias.
+// The order is ggml_norm's, then build_norm's multiply and add: the mean
+// is a float64 sum rounded to float32 before the division, the variance a
+// float64 sum of float32 squares of the centred values, and the scale
+// 1/sqrtf(var + eps) multiplies each centred value before w and b.
+func LayerNorm(out, x, w, b []float32, eps float32) {
+	var sum float64
+	for _, v := range x {
+		sum += float64(v)
+	}
+	mean := float32(sum) / float32(len(x))
+	var sq float64
+	for _, v := range x {
+		d := v - mean
+		sq += float64(d * d)
+	}
+	variance := float32(sq / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(variance+eps)))
+	w, b = w[:len(x)], b[:len(x)]
+	out = out[:len(x)]
+	for i, v := range x {
+		out[i] = (v-mean)*scale*w[i] + b[i]
+	}
+}
+
 // Add adds b to a element-wise.
 func Add(a, b []float32) {
 	b = b[:len(a)]

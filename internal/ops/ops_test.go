@@ -81,3 +81,52 @@ func TestActivations(t *testing.T) {
 		}
 	}
 }
+
+// LayerNorm against the textbook formula in float64, in place too.
+func TestLayerNorm(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	x := make([]float32, 173)
+	w := make([]float32, len(x))
+	b := make([]float32, len(x))
+	for i := range x {
+		x[i] = float32(5 + r.NormFloat64()*3) // an offset the mean must remove
+		w[i] = float32(1 + r.NormFloat64()*0.1)
+		b[i] = float32(r.NormFloat64() * 0.1)
+	}
+	var mean, v float64
+	for _, e := range x {
+		mean += float64(e)
+	}
+	mean /= float64(len(x))
+	for _, e := range x {
+		v += (float64(e) - mean) * (float64(e) - mean)
+	}
+	scale := 1 / math.Sqrt(v/float64(len(x))+1e-12)
+	out := make([]float32, len(x))
+	LayerNorm(out, x, w, b, 1e-12)
+	for i := range x {
+		want := (float64(x[i])-mean)*scale*float64(w[i]) + float64(b[i])
+		if math.Abs(float64(out[i])-want) > 1e-5*math.Abs(want)+1e-6 {
+			t.Fatalf("element %d: %v, want %v", i, out[i], want)
+		}
+	}
+	LayerNorm(x, x, w, b, 1e-12)
+	for i := range out {
+		if out[i] != x[i] {
+			t.Fatalf("element %d: %v in place, %v into another slice", i, x[i], out[i])
+		}
+	}
+}
+
+func TestGELU(t *testing.T) {
+	x := []float32{-20, -1, 0, 0.5, 3, 20}
+	g := append([]float32(nil), x...)
+	GELU(g)
+	m := append([]float32(nil), x...)
+	GELUMul(m, []float32{1, 1, 1, 1, 1, 1})
+	for i := range x {
+		if g[i] != m[i] {
+			t.Errorf("gelu(%v) = %v, GELUMul by 1 gives %v", x[i], g[i], m[i])
+		}
+	}
+}

@@ -14,7 +14,10 @@ import (
 // token's vector, the first's (PoolingCLS) or the last's. The sequence is
 // empty afterwards: an embedding leaves no logits to go on from. Tokens
 // beyond the context are an error wrapping kv.ErrFull: a context shift
-// would drop tokens the pooled vector must see.
+// would drop tokens the pooled vector must see. A model whose attention is
+// not causal (model.Config.NonCausal: bert, nomic-bert) sees the whole
+// text in one forward pass, so tokens beyond the batch are an error
+// wrapping ErrInvalidOption, never a vector of a text cut in pieces.
 func (s *Seq) Embed(ctx context.Context, tokens []int32, p model.Pooling, dst []float32) error {
 	if err := s.enterCtx(ctx); err != nil {
 		return err
@@ -30,6 +33,11 @@ func (s *Seq) Embed(ctx context.Context, tokens []int32, p model.Pooling, dst []
 		return fmt.Errorf("llm: embed: no tokens: %w", ErrInvalidOption)
 	case len(tokens) > s.cfg.Context:
 		return fmt.Errorf("llm: embed: %d tokens do not fit in a context of %d: %w", len(tokens), s.cfg.Context, kv.ErrFull)
+	case s.m.PositionLimit() > 0 && len(tokens) > s.m.PositionLimit():
+		return fmt.Errorf("llm: embed: %d tokens: %s's learned positions end at %d: %w", len(tokens), s.m.Arch, s.m.PositionLimit(), kv.ErrFull)
+	case s.m.NonCausal && len(tokens) > s.st.Batch():
+		return fmt.Errorf("llm: embed: %d tokens in a batch of %d: %s attends over the whole text, which must be one forward pass (a batch of at least %d): %w",
+			len(tokens), s.st.Batch(), s.m.Arch, len(tokens), ErrInvalidOption)
 	}
 	for _, t := range tokens {
 		if t < 0 || int(t) >= s.m.Vocab {
@@ -63,8 +71,8 @@ func (s *Seq) Embed(ctx context.Context, tokens []int32, p model.Pooling, dst []
 				}
 			}
 		case p == model.PoolingCLS:
-			// Attention is causal: the first token's state is final
-			// after the first chunk, whatever follows.
+			// Attention is causal, or the chunk is the whole text: the
+			// first token's state is final after the first chunk.
 			copy(dst, rows[:E])
 			return nil
 		case p == model.PoolingLast && i+len(chunk) == len(tokens):

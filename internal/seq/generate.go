@@ -141,6 +141,9 @@ func (s *Seq) generate(ctx context.Context, g Generation, yield func(id int32, t
 		return err
 	}
 	defer s.leave()
+	if err := s.m.Generative(); err != nil {
+		return fmt.Errorf("llm: %w", err)
+	}
 	smp, jf, err := s.begin(g)
 	if err != nil {
 		return err

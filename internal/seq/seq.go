@@ -389,6 +389,9 @@ const maxEvalAll = 1 << 28
 // always make room for one), making room in the cache before each; all,
 // when not nil, receives every token's logits. It runs within a call.
 func (s *Seq) eval(ctx context.Context, tokens []int32, all []float32) error {
+	if err := s.m.Generative(); err != nil {
+		return fmt.Errorf("llm: %w", err)
+	}
 	if len(tokens) == 0 {
 		return fmt.Errorf("llm: eval of no tokens: %w", ErrInvalidOption)
 	}

@@ -18,7 +18,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3" or "phi3"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -28,8 +28,14 @@ type ModelSpec struct {
 	FFN     int
 	Context int // 0 = 2048
 
-	RopeBase float32 // 0 = 10000
+	RopeBase float32 // 0 = 10000 (bert has no RoPE: not written)
 	RMSEps   float32 // 0 = 1e-5 for llama, 1e-6 for qwen2 and gemma2
+	// NormEps is an encoder's (bert, nomic-bert) LayerNorm epsilon; 0 =
+	// 1e-12, BERT's.
+	NormEps float32
+	// TokenTypes is the rows of an encoder's token_types (and the
+	// vocabulary's token_type_count); 0 = 2, BERT's.
+	TokenTypes int
 
 	// WeightType is the type of the 2-D weights (norms and biases stay
 	// F32); its zero value is F32. Row lengths (Embd, FFN, Heads*HeadDim)
@@ -76,6 +82,10 @@ type ModelSpec struct {
 	// AddEOS makes the vocabulary ask for EOS after every text
 	// (tokenizer.ggml.add_eos_token), as embedding models' do.
 	AddEOS bool
+	// Biases gives an encoder every bias llama.cpp applies: bert's have
+	// them anyway; nomic-bert's converted files have none, and this adds
+	// attn_qkv.bias and attn_output.bias.
+	Biases bool
 	// ChatTokens are control tokens (e.g. "<|im_start|>", "<|im_end|>")
 	// that take the last ids of the vocabulary, in order, so that a chat
 	// template's markers are single tokens; the vocabulary size stays Vocab.
@@ -189,6 +199,34 @@ func TinyQwen3MoE() ModelSpec {
 	}
 }
 
+// TinyBert is a 2-layer bert (learned positions, q/k/v and every other
+// projection with a bias, GELU feed-forward, LayerNorms after the residual
+// sums, attention over the whole text) with a WordPiece vocabulary, mean
+// pooling and Q8_0 weights.
+func TinyBert() ModelSpec {
+	return ModelSpec{
+		Arch: "bert", Vocab: 320, Embd: 64, Layers: 2, Heads: 4,
+		FFN: 128, Context: 256, NormEps: 1e-12, Pooling: 1,
+		WeightType: quant.Q8_0, Seed: 8,
+	}
+}
+
+// TinyNomicBert is a 2-layer nomic-bert (fused attn_qkv without biases,
+// NEOX RoPE of base 1000, SwiGLU feed-forward, LayerNorms after the
+// residual sums, attention over the whole text) with a WordPiece
+// vocabulary, mean pooling and Q8_0 weights.
+func TinyNomicBert() ModelSpec {
+	return ModelSpec{
+		Arch: "nomic-bert", Vocab: 320, Embd: 64, Layers: 2, Heads: 4,
+		FFN: 128, Context: 256, RopeBase: 1000, NormEps: 1e-12, Pooling: 1,
+		WeightType: quant.Q8_0, Seed: 9,
+	}
+}
+
+// Encoder reports whether s is an encoder (bert, nomic-bert), which makes
+// embeddings and no logits.
+func (s ModelSpec) Encoder() bool { return s.Arch == "bert" || s.Arch == "nomic-bert" }
+
 // ModelBytes returns the GGUF file of s.
 func ModelBytes(s ModelSpec) ([]byte, error) {
 	var buf bytes.Buffer
@@ -223,7 +261,12 @@ func WriteModel(w io.Writer, s ModelSpec) error {
 	if err != nil {
 		return err
 	}
-	vocab, err := SPMVocab(s.Vocab)
+	var vocab *Vocab
+	if s.Encoder() {
+		vocab, err = WPMVocabOf(s.Vocab)
+	} else {
+		vocab, err = SPMVocab(s.Vocab)
+	}
 	if err != nil {
 		return err
 	}
@@ -250,13 +293,20 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	}
 	switch s.Arch {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3":
+	case "bert", "nomic-bert":
+		if s.NormEps == 0 {
+			s.NormEps = 1e-12
+		}
+		if s.TokenTypes == 0 {
+			s.TokenTypes = 2
+		}
 	case "qwen3moe":
 		if s.Experts <= 0 || s.ExpertsUsed <= 0 || s.ExpertsUsed > s.Experts || s.ExpertFFN <= 0 {
 			return s, fmt.Errorf("testutil: qwen3moe needs 0 < ExpertsUsed (%d) <= Experts (%d) and ExpertFFN (%d) > 0",
 				s.ExpertsUsed, s.Experts, s.ExpertFFN)
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3 or phi3)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -280,7 +330,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	if s.Context == 0 {
 		s.Context = 2048
 	}
-	if s.RopeBase == 0 {
+	if s.RopeBase == 0 && s.Arch != "bert" {
 		s.RopeBase = 10000
 	}
 	if s.RMSEps == 0 {
@@ -363,9 +413,13 @@ func fileType(t quant.Type) uint32 {
 }
 
 // Hparams are the hyperparameters every architecture's loader reads.
+// NormEps, when not 0, makes them an encoder's (bert, nomic-bert), as the
+// converter writes them: attention.layer_norm_epsilon and
+// attention.causal = false instead of head_count_kv and the RMS epsilon.
+// RopeBase 0 writes no rope.freq_base (bert).
 type Hparams struct {
 	Context, Embd, Layers, FFN, Heads, HeadsKV int
-	RMSEps, RopeBase                           float32
+	RMSEps, RopeBase, NormEps                  float32
 }
 
 // AddHparams writes h under arch's key prefix, so the test models and
@@ -377,18 +431,31 @@ func AddHparams(g *gguf.Writer, arch string, h Hparams) {
 	g.AddKV(a+"block_count", uint32(h.Layers))
 	g.AddKV(a+"feed_forward_length", uint32(h.FFN))
 	g.AddKV(a+"attention.head_count", uint32(h.Heads))
-	g.AddKV(a+"attention.head_count_kv", uint32(h.HeadsKV))
-	g.AddKV(a+"attention.layer_norm_rms_epsilon", h.RMSEps)
-	g.AddKV(a+"rope.freq_base", h.RopeBase)
+	if h.NormEps != 0 {
+		g.AddKV(a+"attention.layer_norm_epsilon", h.NormEps)
+		g.AddKV(a+"attention.causal", false)
+	} else {
+		g.AddKV(a+"attention.head_count_kv", uint32(h.HeadsKV))
+		g.AddKV(a+"attention.layer_norm_rms_epsilon", h.RMSEps)
+	}
+	if h.RopeBase != 0 {
+		g.AddKV(a+"rope.freq_base", h.RopeBase)
+	}
 }
 
 func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	a := s.Arch + "."
 	g.AddKV("general.architecture", s.Arch)
 	g.AddKV("general.name", "synthetic-"+s.Arch)
-	AddHparams(g, s.Arch, Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers, FFN: s.FFN,
-		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase})
-	g.AddKV(a+"rope.dimension_count", uint32(s.HeadDim))
+	h := Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers, FFN: s.FFN,
+		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase}
+	if s.Encoder() {
+		h.NormEps = s.NormEps
+	}
+	AddHparams(g, s.Arch, h)
+	if !s.Encoder() {
+		g.AddKV(a+"rope.dimension_count", uint32(s.HeadDim))
+	}
 	if s.HeadDim*s.Heads != s.Embd || s.Arch == "gemma2" || s.Arch == "gemma3" {
 		g.AddKV(a+"attention.key_length", uint32(s.HeadDim))
 		g.AddKV(a+"attention.value_length", uint32(s.HeadDim))
@@ -415,7 +482,11 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"rope.scaling.original_context_length", uint32(r.OrigContext))
 		g.AddKV(a+"rope.scaling.attn_factor", r.AttnFactor)
 	}
-	vocab.AddTo(g)
+	if s.Encoder() {
+		vocab.AddWPMTo(g, s.TokenTypes)
+	} else {
+		vocab.AddTo(g)
+	}
 	if s.AddEOS {
 		g.AddKV("tokenizer.ggml.add_eos_token", true)
 	}
@@ -453,6 +524,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 	embType := s.WeightType
 	if s.TiedOutput {
 		embType = s.OutputType
+	}
+	if s.Encoder() {
+		return s.encoderTensors()
 	}
 	ts := []tensorSpec{
 		{"token_embd.weight", embType, []int64{e, v}, dist{0, 1}},
@@ -526,6 +600,68 @@ func (s ModelSpec) tensors() []tensorSpec {
 		if gemma {
 			ts = append(ts, tensorSpec{p + "post_ffw_norm.weight", quant.F32, []int64{e}, norm})
 		}
+	}
+	return ts
+}
+
+// encoderTensors lists the tensors of a bert or nomic-bert s, with the
+// names, dims and types (token_types and position_embd in F32) of
+// llama.cpp's converter.
+func (s ModelSpec) encoderTensors() []tensorSpec {
+	e, v, f := int64(s.Embd), int64(s.Vocab), int64(s.FFN)
+	q, kv := int64(s.Heads*s.HeadDim), int64(s.HeadsKV*s.HeadDim)
+	norm, bias := dist{1, 0.1}, dist{0, 0.1}
+	proj := func(in int64) dist { return dist{0, 1 / math.Sqrt(float64(in))} }
+	w := s.WeightType
+	ts := []tensorSpec{
+		{"token_embd.weight", w, []int64{e, v}, dist{0, 1}},
+		{"token_types.weight", quant.F32, []int64{e, int64(s.TokenTypes)}, dist{0, 0.5}},
+	}
+	bert := s.Arch == "bert"
+	if bert {
+		ts = append(ts, tensorSpec{"position_embd.weight", quant.F32, []int64{e, int64(s.Context)}, dist{0, 0.5}})
+	}
+	ts = append(ts,
+		tensorSpec{"token_embd_norm.weight", quant.F32, []int64{e}, norm},
+		tensorSpec{"token_embd_norm.bias", quant.F32, []int64{e}, bias})
+	for l := range s.Layers {
+		p := fmt.Sprintf("blk.%d.", l)
+		if bert {
+			ts = append(ts,
+				tensorSpec{p + "attn_q.weight", w, []int64{e, q}, proj(e)},
+				tensorSpec{p + "attn_q.bias", quant.F32, []int64{q}, bias},
+				tensorSpec{p + "attn_k.weight", w, []int64{e, kv}, proj(e)},
+				tensorSpec{p + "attn_k.bias", quant.F32, []int64{kv}, bias},
+				tensorSpec{p + "attn_v.weight", w, []int64{e, kv}, proj(e)},
+				tensorSpec{p + "attn_v.bias", quant.F32, []int64{kv}, bias})
+		} else {
+			ts = append(ts, tensorSpec{p + "attn_qkv.weight", w, []int64{e, q + 2*kv}, proj(e)})
+			if s.Biases {
+				ts = append(ts, tensorSpec{p + "attn_qkv.bias", quant.F32, []int64{q + 2*kv}, bias})
+			}
+		}
+		ts = append(ts, tensorSpec{p + "attn_output.weight", w, []int64{q, e}, proj(q)})
+		if bert || s.Biases {
+			ts = append(ts, tensorSpec{p + "attn_output.bias", quant.F32, []int64{e}, bias})
+		}
+		ts = append(ts,
+			tensorSpec{p + "attn_output_norm.weight", quant.F32, []int64{e}, norm},
+			tensorSpec{p + "attn_output_norm.bias", quant.F32, []int64{e}, bias})
+		if bert {
+			ts = append(ts,
+				tensorSpec{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
+				tensorSpec{p + "ffn_up.bias", quant.F32, []int64{f}, bias},
+				tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)},
+				tensorSpec{p + "ffn_down.bias", quant.F32, []int64{e}, bias})
+		} else {
+			ts = append(ts,
+				tensorSpec{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
+				tensorSpec{p + "ffn_gate.weight", w, []int64{e, f}, proj(e)},
+				tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)})
+		}
+		ts = append(ts,
+			tensorSpec{p + "layer_output_norm.weight", quant.F32, []int64{e}, norm},
+			tensorSpec{p + "layer_output_norm.bias", quant.F32, []int64{e}, bias})
 	}
 	return ts
 }

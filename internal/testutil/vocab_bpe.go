@@ -1,6 +1,10 @@
 package testutil
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/lowmem/llm/internal/gguf"
+)
 
 // Special token ids of a BPE vocabulary from BPEVocab and of a WordPiece
 // vocabulary from WPMVocab.
@@ -142,6 +146,40 @@ func WPMVocab() *Vocab {
 		add(s, TokenNormal)
 	}
 	return v
+}
+
+// WPMVocabOf is WPMVocab padded to size tokens with "[unused<i>]" control
+// tokens at the end, as BERT vocabularies reserve them, for a model whose
+// embedding has size rows.
+func WPMVocabOf(size int) (*Vocab, error) {
+	v := WPMVocab()
+	if size < len(v.Tokens) {
+		return nil, fmt.Errorf("testutil: WordPiece vocabulary of %d tokens is smaller than its %d pieces", size, len(v.Tokens))
+	}
+	for i := 0; len(v.Tokens) < size; i++ {
+		v.Tokens = append(v.Tokens, fmt.Sprintf("[unused%d]", i))
+		v.Types = append(v.Types, TokenControl)
+	}
+	return v, nil
+}
+
+// AddWPMTo writes the tokenizer.ggml.* keys of a WordPiece vocabulary as
+// llama.cpp's converter does for BERT: model "bert", tokens, token types,
+// the count of token types the model's token_types rows embed (BERT's 2:
+// "sentence A" and "B"), and the special ids — [CLS] doubling as
+// BOS, which llama.cpp adds before a text and [SEP] after it.
+func (v *Vocab) AddWPMTo(w *gguf.Writer, types int) {
+	w.AddKV("tokenizer.ggml.model", "bert")
+	w.AddKV("tokenizer.ggml.pre", "default")
+	w.AddKV("tokenizer.ggml.tokens", v.Tokens)
+	w.AddKV("tokenizer.ggml.token_type", v.Types)
+	w.AddKV("tokenizer.ggml.token_type_count", uint32(types))
+	w.AddKV("tokenizer.ggml.bos_token_id", uint32(WPMCLS))
+	w.AddKV("tokenizer.ggml.unknown_token_id", uint32(WPMUnk))
+	w.AddKV("tokenizer.ggml.seperator_token_id", uint32(WPMSEP))
+	w.AddKV("tokenizer.ggml.padding_token_id", uint32(WPMPad))
+	w.AddKV("tokenizer.ggml.cls_token_id", uint32(WPMCLS))
+	w.AddKV("tokenizer.ggml.mask_token_id", uint32(WPMMask))
 }
 
 func lower(s string) string {

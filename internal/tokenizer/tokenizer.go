@@ -466,6 +466,18 @@ func (t *Tokenizer) AddBOS() bool { return t.addBOS }
 // AddEOS reports whether Encode with addSpecial puts EOS last.
 func (t *Tokenizer) AddEOS() bool { return t.addEOS }
 
+// End is the token Encode(…, true) appends after a text: EOS when the
+// vocabulary adds it, a WordPiece vocabulary's [SEP]; -1 for none.
+func (t *Tokenizer) End() int32 {
+	switch {
+	case t.kind == kindWPM:
+		return t.sep
+	case t.addEOS:
+		return t.eos
+	}
+	return -1
+}
+
 // IsEOG reports whether generation should stop after id: EOS, EOT, EOM and
 // the other end-of-generation tokens llama.cpp recognises (see EOG).
 func (t *Tokenizer) IsEOG(id int32) bool {

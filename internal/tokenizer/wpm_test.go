@@ -3,6 +3,8 @@ package tokenizer
 import (
 	"slices"
 	"testing"
+
+	"github.com/lowmem/llm/internal/testutil"
 )
 
 // wpmVocab is a small WordPiece vocabulary in llama.cpp's GGUF spelling:
@@ -107,6 +109,36 @@ func TestWPMRealVocab(t *testing.T) {
 	}
 	if p := string(tok.Piece(7592)); p != " hello" {
 		t.Errorf("Piece(7592) = %q", p)
+	}
+	if e := tok.End(); e != 102 {
+		t.Errorf("End() = %d, want [SEP] (102)", e)
+	}
+}
+
+// End is the token Encode(…, true) puts last: a WordPiece vocabulary's
+// [SEP], the EOS of a vocabulary that adds it, else none.
+func TestEnd(t *testing.T) {
+	toks, err := synthetic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := testutil.SPMVocab(300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Vocab{Model: "llama", Tokens: sv.Tokens, Scores: sv.Scores, Types: sv.Types, AddBOS: true, AddEOS: true, AddSpacePrefix: true}
+	v.ClearSpecial()
+	v.BOS, v.EOS, v.UNK = testutil.BOSID, testutil.EOSID, testutil.UnkID
+	spm, err := New(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tok := range []*Tokenizer{toks[0], toks[1], toks[2], spm} {
+		ids := tok.Encode("the cat", true)
+		end := tok.End()
+		if (end >= 0) != (ids[len(ids)-1] == end) || end >= 0 && i < 2 {
+			t.Errorf("tokenizer %d: End() = %d, Encode(…, true) = %v", i, end, ids)
+		}
 	}
 }
 

@@ -9,8 +9,8 @@
 // mix of quantization types, as llama-quantize picks them without an
 // importance matrix (with one for the lattice types iq3_xxs … iq1_s), so
 // it is as large and as slow to run as the real one. Its tokenizer is a
-// synthetic SentencePiece vocabulary of the real size, and its output is
-// gibberish.
+// synthetic SentencePiece vocabulary of the real size (WordPiece for the
+// embedding models), and its output is gibberish.
 //
 // Quantized blocks are drawn directly (random codes, scales chosen so the
 // dequantized weights have a standard deviation of about 1/sqrt(fan-in))
@@ -20,7 +20,11 @@
 //
 // Flags:
 //
-//	-shape  tiny, tinyllama-1.1b, llama-3.1-8b, qwen2.5-7b or gemma-2-9b
+//	-shape  tiny, tinyllama-1.1b, llama-3.1-8b, qwen2.5-7b, gemma-2-9b,
+//	        qwen3-8b, gemma-3-12b, phi-4-mini, qwen3-30b-a3b, or the
+//	        embedding models nomic-embed-text-v1.5 (nomic-bert),
+//	        bge-small-en-v1.5 and all-minilm-l6-v2 (bert), whose mixes
+//	        agree with llama-quantize's too (-list prints them)
 //	-type   f16, q8_0, q4_0, q4_k_m, q3_k_m, q2_k, iq4_xs, iq4_nl, iq3_s,
 //	        or the lattice types iq3_xxs, iq2_m, iq2_s, iq2_xs, iq2_xxs,
 //	        iq1_m, iq1_s (their mixes are llama-quantize's with an

@@ -55,7 +55,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if *list {
 		for _, s := range shapes {
-			fmt.Fprintf(stdout, "%-15s %-8s vocab %6d  embd %4d  layers %2d  heads %2d/%d  head dim %3d  ffn %5d  ctx %d\n",
+			fmt.Fprintf(stdout, "%-21s %-10s vocab %6d  embd %4d  layers %2d  heads %2d/%d  head dim %3d  ffn %5d  ctx %d\n",
 				s.Name, s.Arch, s.Vocab, s.Embd, s.Layers, s.Heads, s.HeadsKV, s.headDim(), s.FFN, s.Context)
 		}
 		return nil

@@ -77,6 +77,7 @@ const (
 	kindRopeLong                    // 1-D, LongRoPE long factors
 	kindRopeShort                   // 1-D, LongRoPE short factors
 	kindRouter                      // 2-D expert router, F32 in every file type
+	kindF32                         // 2-D, F32 in every file type: BERT's position and token-type embeddings
 )
 
 // tensorPlan is one tensor of the file: its name, type and ggml dims
@@ -92,12 +93,75 @@ type tensorPlan struct {
 // the type llama.cpp's quantizer would give it for file type ft. No data
 // is made.
 func plan(s shape, ft fileType) ([]tensorPlan, error) {
-	e, v, f := int64(s.Embd), int64(s.Vocab), int64(s.FFN)
-	q, kv := int64(s.Heads*s.headDim()), int64(s.HeadsKV*s.headDim())
 	var ts []tensorPlan
 	add := func(name string, kind tensorKind, dims ...int64) {
 		ts = append(ts, tensorPlan{Name: name, Dims: dims, Kind: kind})
 	}
+	if s.encoder() {
+		encoderPlan(s, add)
+	} else {
+		decoderPlan(s, add)
+	}
+	if err := assignTypes(ts, ft, s); err != nil {
+		return nil, err
+	}
+	return ts, nil
+}
+
+// encoderPlan lists a bert or nomic-bert's tensors in the order llama.cpp's
+// converter writes them (Hugging Face's): the embeddings and their norm,
+// then per block the attention (bert: q, k, v and their biases; nomic-bert:
+// the fused qkv), its output projection and norm, the feed-forward and the
+// block's output norm.
+func encoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64)) {
+	e, v, f := int64(s.Embd), int64(s.Vocab), int64(s.FFN)
+	q, kv := int64(s.Heads*s.headDim()), int64(s.HeadsKV*s.headDim())
+	bert := s.Arch == "bert"
+	add("token_embd.weight", kindWeight, e, v)
+	if bert {
+		add("position_embd.weight", kindF32, e, int64(s.Context))
+	}
+	add("token_types.weight", kindF32, e, 2)
+	add("token_embd_norm.weight", kindNorm, e)
+	add("token_embd_norm.bias", kindBias, e)
+	for l := range s.Layers {
+		p := fmt.Sprintf("blk.%d.", l)
+		if bert {
+			for _, x := range []struct {
+				n    string
+				rows int64
+			}{{"attn_q", q}, {"attn_k", kv}, {"attn_v", kv}} {
+				add(p+x.n+".weight", kindWeight, e, x.rows)
+				add(p+x.n+".bias", kindBias, x.rows)
+			}
+		} else {
+			add(p+"attn_qkv.weight", kindWeight, e, q+2*kv)
+		}
+		add(p+"attn_output.weight", kindWeight, q, e)
+		if bert {
+			add(p+"attn_output.bias", kindBias, e)
+		}
+		add(p+"attn_output_norm.weight", kindNorm, e)
+		add(p+"attn_output_norm.bias", kindBias, e)
+		add(p+"ffn_up.weight", kindWeight, e, f)
+		if bert {
+			add(p+"ffn_up.bias", kindBias, f)
+		} else {
+			add(p+"ffn_gate.weight", kindWeight, e, f)
+		}
+		add(p+"ffn_down.weight", kindWeight, f, e)
+		if bert {
+			add(p+"ffn_down.bias", kindBias, e)
+		}
+		add(p+"layer_output_norm.weight", kindNorm, e)
+		add(p+"layer_output_norm.bias", kindBias, e)
+	}
+}
+
+// decoderPlan lists a decoder's tensors in file order.
+func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64)) {
+	e, v, f := int64(s.Embd), int64(s.Vocab), int64(s.FFN)
+	q, kv := int64(s.Heads*s.headDim()), int64(s.HeadsKV*s.headDim())
 	if s.Llama3Rope != nil {
 		add("rope_freqs.weight", kindRopeFreqs, int64(s.headDim()/2))
 	}
@@ -159,10 +223,6 @@ func plan(s shape, ft fileType) ([]tensorPlan, error) {
 	if !s.TiedOutput {
 		add("output.weight", kindWeight, e, v)
 	}
-	if err := assignTypes(ts, ft, s); err != nil {
-		return nil, err
-	}
-	return ts, nil
 }
 
 // assignTypes sets the type of each tensor as llama.cpp's
@@ -179,6 +239,7 @@ func assignTypes(ts []tensorPlan, ft fileType, s shape) error {
 	var nAttnV, nFFNDown int
 	for _, t := range ts {
 		switch {
+		case len(t.Dims) < 2: // bert's ffn_down.bias is no ffn_down to the counters
 		case isAttnV(t.Name):
 			nAttnV++
 		case strings.Contains(t.Name, "ffn_down"):
@@ -188,8 +249,8 @@ func assignTypes(ts []tensorPlan, ft fileType, s shape) error {
 	var iAttnV, iFFNDown int
 	for i := range ts {
 		t := &ts[i]
-		if len(t.Dims) < 2 || t.Kind == kindRouter {
-			t.Type = quant.F32 // llama-quantize leaves vectors and routers in F32
+		if len(t.Dims) < 2 || t.Kind == kindRouter || t.Kind == kindF32 {
+			t.Type = quant.F32 // llama-quantize leaves vectors, routers and BERT's position and type embeddings in F32
 			continue
 		}
 		if ft.Base == quant.F16 || ft.Base == quant.F32 || ft.Base == quant.BF16 {

@@ -46,7 +46,8 @@ func build(t *testing.T, s shape, ft fileType) string {
 }
 
 // evalSteps loads path and evaluates a short prompt and a few single
-// tokens, checking that every logit is finite.
+// tokens, checking that every logit is finite; an encoder embeds a text
+// instead.
 func evalSteps(t *testing.T, path string) {
 	t.Helper()
 	m, err := llm.Load(path, llm.WithThreads(2), llm.WithContextSize(64))
@@ -54,6 +55,18 @@ func evalSteps(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer m.Close()
+	if a := m.Info().Architecture; a == "bert" || a == "nomic-bert" {
+		vs, err := m.Embed(context.Background(), []string{"the quick brown fox jumps over the lazy dog"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, x := range vs[0] {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				t.Fatalf("element %d of the embedding is %v", j, x)
+			}
+		}
+		return
+	}
 	s, err := m.NewSession()
 	if err != nil {
 		t.Fatal(err)
@@ -111,9 +124,12 @@ func TestTinyEveryType(t *testing.T) {
 func miniature(s shape) shape {
 	s.Name += "-mini"
 	s.Vocab, s.Embd, s.Layers, s.FFN, s.Context = 512, 256, 3, 512, 512
-	if s.HeadDim != 0 {
+	switch {
+	case s.encoder(): // no grouped KV heads: the converter writes no head_count_kv
+		s.Heads, s.HeadsKV = 4, 4
+	case s.HeadDim != 0:
 		s.Heads, s.HeadsKV, s.HeadDim = 2, 1, 256
-	} else {
+	default:
 		s.Heads, s.HeadsKV = 4, 2
 	}
 	if s.Window != 0 {
@@ -144,8 +160,14 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("rope_freqs.weight"); ok != (s.Llama3Rope != nil) {
 					t.Errorf("rope_freqs.weight present = %v", ok)
 				}
-				if _, ok := f.Tensor("output.weight"); ok == s.TiedOutput {
+				if _, ok := f.Tensor("output.weight"); ok == (s.TiedOutput || s.encoder()) {
 					t.Errorf("output.weight present = %v with tied output %v", ok, s.TiedOutput)
+				}
+				if _, ok := f.Tensor("position_embd.weight"); ok != (s.Arch == "bert") {
+					t.Errorf("position_embd.weight present = %v", ok)
+				}
+				if ti, ok := f.Tensor("token_types.weight"); ok != s.encoder() || ok && ti.Type != quant.F32 {
+					t.Errorf("token_types.weight present = %v (F32 when present)", ok)
 				}
 				if _, ok := f.Tensor("blk.0.attn_q.bias"); ok != s.QKVBias {
 					t.Errorf("attn_q.bias present = %v", ok)
@@ -153,7 +175,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.0.attn_q_norm.weight"); ok != s.QKNorm {
 					t.Errorf("attn_q_norm.weight present = %v", ok)
 				}
-				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3") {
+				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert") {
 					t.Errorf("attn_qkv.weight present = %v", ok)
 				}
 				if _, ok := f.Tensor("rope_factors_long.weight"); ok != (s.LongRope != nil) {
@@ -596,6 +618,17 @@ func TestLowBitMixes(t *testing.T) {
 		{tl, "iq1_m", map[quant.Type]int{F32: 45, Q2: 3, Q4: 22, Q5: 1, XX2: 22, M1: 108}},
 		// 128 experts: attn_v takes Q4_K.
 		{mustShape(t, "qwen3-30b-a3b"), "iq2_xxs", map[quant.Type]int{F32: 241, Q2: 7, Q4: 48, Q5: 1, XX2: 282}},
+		// The encoders, from their F16 files (compared tensor for tensor,
+		// with q8_0, q4_0, q2_k, iq4_nl and iq3_s too, and all-minilm-l6-v2
+		// alike): token_embd takes the output's rule (there is none), the
+		// fused attn_qkv attn_v's, position_embd and token_types stay F32,
+		// bert's ffn_down.bias is no ffn_down, and rows of 384 fall back.
+		{mustShape(t, "nomic-embed-text-v1.5"), "q4_k_m", map[quant.Type]int{F32: 51, Q4: 48, Q6: 13}},
+		{mustShape(t, "nomic-embed-text-v1.5"), "q3_k_m", map[quant.Type]int{F32: 51, Q3: 24, Q4: 34, Q5: 2, Q6: 1}},
+		{mustShape(t, "nomic-embed-text-v1.5"), "iq4_xs", map[quant.Type]int{F32: 51, XS: 59, Q5: 1, Q6: 1}},
+		{mustShape(t, "bge-small-en-v1.5"), "q4_k_m", map[quant.Type]int{F32: 124, Q4: 6, quant.Q5_0: 54, Q6: 6, quant.Q8_0: 7}},
+		{mustShape(t, "bge-small-en-v1.5"), "q3_k_m", map[quant.Type]int{F32: 124, quant.Q4_0: 36, Q4: 12, quant.Q5_0: 22, quant.Q5_1: 2, quant.Q8_0: 1}},
+		{mustShape(t, "bge-small-en-v1.5"), "iq4_xs", map[quant.Type]int{F32: 124, NL: 60, XS: 11, Q5: 1, quant.Q8_0: 1}},
 	}
 	for _, tt := range tests {
 		ts, err := plan(tt.shape, mustType(t, tt.typ))

@@ -6,7 +6,7 @@ import "math"
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3 or phi3
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -40,11 +40,18 @@ type shape struct {
 	// qwen3moe: expert_count, expert_used_count, expert_feed_forward_length.
 	Experts, ExpertsUsed, ExpertFFN int
 
-	// Embedding models: pooling_type (llama.cpp's numbering; 0 = none
-	// written) and an EOS appended to every text (add_eos_token).
+	// Embedding models: pooling_type (llama.cpp's numbering: 1 mean, 2
+	// CLS, 3 last; 0 = none written) and an EOS appended to every text
+	// (add_eos_token); bert, nomic-bert: the LayerNorm epsilon (set only
+	// for an encoder).
 	Pooling uint32
 	AddEOS  bool
+	NormEps float32
 }
+
+// encoder reports whether s is a BERT-style embedding model: a WordPiece
+// vocabulary, LayerNorms with biases, no output head.
+func (s shape) encoder() bool { return s.NormEps != 0 }
 
 // longRope is the LongRoPE part of a Phi-3/Phi-4 config.json.
 type longRope struct {
@@ -150,6 +157,27 @@ var shapes = []shape{
 		Heads: 32, HeadsKV: 4, HeadDim: 128, FFN: 6144, Context: 40960,
 		RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true,
 		Experts: 128, ExpertsUsed: 8, ExpertFFN: 768,
+	},
+	{
+		// nomic-embed-text-v1.5 (Ollama's nomic-embed-text): fused QKV
+		// without biases, NEOX RoPE of base 1000, SwiGLU, mean pooling;
+		// the converter sets its context to the 2048 it was trained at.
+		Name: "nomic-embed-text-v1.5", Arch: "nomic-bert", Vocab: 30522, Embd: 768, Layers: 12,
+		Heads: 12, HeadsKV: 12, FFN: 3072, Context: 2048,
+		RopeBase: 1000, NormEps: 1e-12, Pooling: 1,
+	},
+	{
+		// bge-small-en-v1.5: BERT with learned positions and every bias,
+		// GELU feed-forward, CLS pooling.
+		Name: "bge-small-en-v1.5", Arch: "bert", Vocab: 30522, Embd: 384, Layers: 12,
+		Heads: 12, HeadsKV: 12, FFN: 1536, Context: 512,
+		NormEps: 1e-12, Pooling: 2, QKVBias: true,
+	},
+	{
+		// all-MiniLM-L6-v2: bge-small's shape in 6 layers, mean pooling.
+		Name: "all-minilm-l6-v2", Arch: "bert", Vocab: 30522, Embd: 384, Layers: 6,
+		Heads: 12, HeadsKV: 12, FFN: 1536, Context: 512,
+		NormEps: 1e-12, Pooling: 1, QKVBias: true,
 	},
 }
 

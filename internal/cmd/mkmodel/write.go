@@ -50,7 +50,11 @@ func (m *model) params() int64 {
 
 // writeTo writes the GGUF file to w and returns its size.
 func (m *model) writeTo(w io.Writer) (int64, error) {
-	vocab, err := testutil.SPMVocab(m.shape.Vocab)
+	newVocab := testutil.SPMVocab
+	if m.shape.encoder() {
+		newVocab = testutil.WPMVocabOf
+	}
+	vocab, err := newVocab(m.shape.Vocab)
 	if err != nil {
 		return 0, err
 	}
@@ -74,13 +78,16 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	g.AddKV("general.name", fmt.Sprintf("%s %s (mkmodel, random weights, seed %d)", s.Name, m.ft.Name, m.seed))
 	g.AddKV(a+"vocab_size", uint32(s.Vocab))
 	testutil.AddHparams(g, s.Arch, testutil.Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers, FFN: s.FFN,
-		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase})
+		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase, NormEps: s.NormEps})
 	if s.HeadDim != 0 {
 		g.AddKV(a+"attention.key_length", uint32(s.headDim()))
 		g.AddKV(a+"attention.value_length", uint32(s.headDim()))
 	}
-	if s.Arch != "gemma2" {
+	if s.Arch != "gemma2" && !s.encoder() {
 		g.AddKV(a+"rope.dimension_count", uint32(s.ropeDim()))
+	}
+	if s.Pooling != 0 {
+		g.AddKV(a+"pooling_type", s.Pooling)
 	}
 	if s.RopeLin != 0 {
 		g.AddKV(a+"rope.scaling.type", "linear")
@@ -106,9 +113,10 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	if m.ft.Base != quant.F16 {
 		g.AddKV("general.quantization_version", uint32(2))
 	}
-	vocab.AddTo(g)
-	if s.Pooling != 0 {
-		g.AddKV(a+"pooling_type", s.Pooling)
+	if s.encoder() {
+		vocab.AddWPMTo(g, 2)
+	} else {
+		vocab.AddTo(g)
 	}
 	if s.AddEOS {
 		g.AddKV("tokenizer.ggml.add_eos_token", true)

@@ -1,0 +1,176 @@
+package llm_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/quant"
+)
+
+// encoderModel writes the encoder spec with F32 weights and the given
+// pooling_type (0: none written) and loads it.
+func encoderModel(t *testing.T, spec testutil.ModelSpec, pooling uint32, opts ...llm.Option) *llm.Model {
+	t.Helper()
+	spec.WeightType, spec.Pooling = quant.F32, pooling
+	path := filepath.Join(t.TempDir(), spec.Arch+".gguf")
+	if err := testutil.WriteModelFile(path, spec); err != nil {
+		t.Fatal(err)
+	}
+	return load(t, path, opts...)
+}
+
+// bert and nomic-bert embed through the public API: text tokenized as
+// [CLS] … [SEP], the file's pooling (mean, CLS; mean when it names none,
+// every state having seen the whole text), one forward pass whatever the
+// session's batch size, and the vectors Model.Embed and Session.Embed
+// make agree. (model's TestEncoderMatchesReference checks the states
+// themselves against the math.)
+func TestEmbedEncoders(t *testing.T) {
+	ctx := context.Background()
+	raw := llm.WithNormalize(false)
+	text := "the quick brown fox jumps over the lazy dog"
+	for _, spec := range []testutil.ModelSpec{testutil.TinyBert(), testutil.TinyNomicBert()} {
+		t.Run(spec.Arch, func(t *testing.T) {
+			m := encoderModel(t, spec, 1)
+			if got := m.Info().Architecture; got != spec.Arch {
+				t.Fatalf("architecture %q", got)
+			}
+			ids, err := m.TokenizeSpecial(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids[0] != testutil.WPMCLS || ids[len(ids)-1] != testutil.WPMSEP || len(ids) != 11 {
+				t.Fatalf("%q is %v: want [CLS], 9 words, [SEP]", text, ids)
+			}
+			s := session(t, m, llm.WithBatchSize(4)) // the batch of an encoder's session is its context
+			mean := embedTokens(t, s, ids, raw, llm.WithPooling(llm.PoolingMean))
+			cls := embedTokens(t, s, ids, raw, llm.WithPooling(llm.PoolingCLS))
+			closeVectors(t, "the file's pooling (mean)", embedTokens(t, s, ids, raw), mean, 0)
+			vs, err := m.Embed(ctx, []string{text, "a cat"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			closeVectors(t, "Model.Embed", vs[0], unit(mean), 1e-6)
+			one, err := s.Embed(ctx, "a cat")
+			if err != nil {
+				t.Fatal(err)
+			}
+			closeVectors(t, "Session.Embed", vs[1], one, 0)
+			// The first state has seen the whole text: CLS is not the
+			// embedding of [CLS] alone, as it would be with causal
+			// attention.
+			alone := embedTokens(t, s, ids[:1], raw)
+			if d := maxDiff(alone, cls); d < 1e-3 {
+				t.Errorf("CLS of the text equals [CLS] alone (within %g): attention is causal", d)
+			}
+
+			closeVectors(t, "the file's pooling (cls)", embedTokens(t, session(t, encoderModel(t, spec, 2)), ids, raw), cls, 0)
+			if spec.Arch == "bert" { // nomic-bert files must name their pooling
+				closeVectors(t, "no pooling in the file: mean", embedTokens(t, session(t, encoderModel(t, spec, 0)), ids, raw), mean, 0)
+			}
+		})
+	}
+}
+
+// errOf is the error of a call that returns a value too.
+func errOf[T any](_ T, err error) error { return err }
+
+// A text longer than bert's trained context (its learned positions) is
+// ErrContextFull, or with WithTruncate its first tokens and the [SEP]
+// that ends it; the plan's context stops there too.
+func TestEmbedEncoderTruncate(t *testing.T) {
+	ctx := context.Background()
+	spec := testutil.TinyBert()
+	spec.Context = 16
+	m := encoderModel(t, spec, 1, llm.WithContextSize(64))
+	if c := m.Info().Context; c != 16 {
+		t.Errorf("context %d: bert's learned positions end at 16", c)
+	}
+	long := strings.Repeat("the cat ", 12)
+	ids, err := m.TokenizeSpecial(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := session(t, m, llm.WithContextSize(64)) // a session asking for more still stops at 16
+	if _, err := s.Embed(ctx, long); !errors.Is(err, llm.ErrContextFull) {
+		t.Errorf("too long: %v, want ErrContextFull", err)
+	}
+	if _, err := m.Embed(ctx, []string{long}); !errors.Is(err, llm.ErrContextFull) {
+		t.Errorf("Model.Embed too long: %v, want ErrContextFull", err)
+	}
+	want := append(append([]int32(nil), ids[:15]...), testutil.WPMSEP)
+	got, err := s.Embed(ctx, long, llm.WithTruncate(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeVectors(t, "truncated, ending with [SEP]", got, embedTokens(t, s, want), 0)
+}
+
+// An encoder computes no logits: every generation call fails with
+// ErrUnsupportedArch saying to use Embed, and nothing panics.
+func TestEncoderDoesNotGenerate(t *testing.T) {
+	ctx := context.Background()
+	m := encoderModel(t, testutil.TinyNomicBert(), 1)
+	s := session(t, m)
+	for name, err := range map[string]error{
+		"Eval":     errOf(s.Eval(ctx, []int32{2, 40, 3})),
+		"EvalAll":  errOf(s.EvalAll(ctx, []int32{2, 40, 3})),
+		"Generate": errOf(s.Generate(ctx, "the cat")),
+		"Chat":     errOf(s.Chat(ctx, []llm.Message{{Role: "user", Content: "hi"}})),
+		"Complete": func() error {
+			for _, err := range s.Complete(ctx, "the cat") {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}(),
+	} {
+		if !errors.Is(err, llm.ErrUnsupportedArch) || !strings.Contains(err.Error(), "use Embed") {
+			t.Errorf("%s: %v, want ErrUnsupportedArch saying to use Embed", name, err)
+		}
+	}
+	if _, err := s.Embed(ctx, "the cat"); err != nil {
+		t.Errorf("Embed after the refusals: %v", err)
+	}
+}
+
+// The memory plan of an encoder: its weights (no output matrix, the
+// embedding rows of the tokens seen), a KV cache of the context, an arena
+// for a batch of the whole context (one forward pass), and no sampler;
+// the model then runs within it.
+func TestPlanEncoder(t *testing.T) {
+	spec := testutil.TinyNomicBert()
+	path := filepath.Join(t.TempDir(), "nomic.gguf")
+	if err := testutil.WriteModelFile(path, spec); err != nil {
+		t.Fatal(err)
+	}
+	p, err := llm.Plan(path, llm.WithMemoryLimit(1<<30), llm.WithBatchSize(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Fits || p.Context != spec.Context || p.Batch != spec.Context {
+		t.Fatalf("plan: fits %v, context %d, batch %d; want the trained context %d as the batch", p.Fits, p.Context, p.Batch, spec.Context)
+	}
+	for _, c := range p.Components {
+		switch c.Name {
+		case "activations":
+			if !strings.Contains(c.Note, "256-token batch") {
+				t.Errorf("activations %q: not a batch of the context", c.Note)
+			}
+		case "session":
+			if c.Bytes > 1<<20 {
+				t.Errorf("session %d bytes: an encoder has no sampler or JSON filter", c.Bytes)
+			}
+		}
+	}
+	m := load(t, path, llm.WithMemoryLimit(1<<30), llm.WithBatchSize(8))
+	if _, err := m.Embed(context.Background(), []string{strings.Repeat("the cat ", 100)}); err != nil {
+		t.Fatalf("a text of 200 words in one pass: %v", err)
+	}
+}

@@ -1,0 +1,171 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/kv"
+	"github.com/lowmem/llm/quant"
+)
+
+// This file is the encoder architectures' own (Arch.Encoder: bert,
+// nomic-bert), as llama.cpp's llm_build_bert runs them: the embeddings
+// (token, type 0, and bert's learned position) go through LayerNorm, and
+// each block adds its attention and its feed-forward to the residual
+// stream and normalises after each sum (post-norm), where a decoder
+// normalises before. The projections, attention and feed-forward are the
+// decoder's (State.qkv, attention, residual, ffn).
+
+// encoderEmbeddings loads an encoder's embedding tensors besides
+// token_embd: token_embd_norm's weight and bias, row 0 of token_types (the
+// only type llama.cpp feeds; its row count must be the vocabulary's
+// tokenizer.ggml.token_type_count) and bert's position_embd, one row per
+// trained position.
+func (l *loader) encoderEmbeddings(m *Model) (err error) {
+	E := m.Embd
+	if m.EmbedNorm, err = l.vector("token_embd_norm.weight", E); err != nil {
+		return err
+	}
+	if m.EmbedNormB, err = l.vector("token_embd_norm.bias", E); err != nil {
+		return err
+	}
+	if l.has("token_types.weight") {
+		const key = "tokenizer.ggml.token_type_count"
+		types, ok := l.f.Uint(key)
+		if !ok || types == 0 || types > maxCount {
+			v, _ := l.f.Get(key)
+			return fmt.Errorf("model: tensor %q needs %s, a count of token types from 1 to %d (have %v): %w", "token_types.weight", key, maxCount, v, ErrBadModel)
+		}
+		t, err := l.tensor("token_types.weight", E, int(types))
+		if err != nil {
+			return err
+		}
+		if m.TypeEmbed, err = l.firstRow("token_types.weight", t, E); err != nil {
+			return err
+		}
+	}
+	if m.AbsPositions {
+		m.PosEmbed, err = l.tensor("position_embd.weight", E, m.Context)
+	}
+	return err
+}
+
+// encoderTensors lists the tensors of an encoder's block: Q, K and V
+// (fused or not) and the output projection, each with its bias when the
+// file has one (llama.cpp takes them as optional), the LayerNorms after
+// the two residual sums, and the feed-forward weights (bert's ffn_up and
+// ffn_down with their optional biases; nomic-bert's gated three, whose
+// biases llama.cpp does not apply).
+func encoderTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor {
+	e := c.Embd
+	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
+	ts := qkvTensors(a, c, has)
+	optional := func(bt blockTensor) {
+		if has(bt.name) {
+			ts = append(ts, bt)
+		}
+	}
+	if len(ts) == 1 {
+		optional(vecTensor("attn_qkv.bias", q+kv+vv, func(L *Layer) *[]float32 { return &L.Bqkv }))
+	} else {
+		optional(vecTensor("attn_q.bias", q, func(L *Layer) *[]float32 { return &L.Bq }))
+		optional(vecTensor("attn_k.bias", kv, func(L *Layer) *[]float32 { return &L.Bk }))
+		optional(vecTensor("attn_v.bias", vv, func(L *Layer) *[]float32 { return &L.Bv }))
+	}
+	ts = append(ts, matTensor("attn_output.weight", c.Heads*c.HeadDimV, e, func(L *Layer) **ops.Matrix { return &L.Wo }))
+	optional(vecTensor("attn_output.bias", e, func(L *Layer) *[]float32 { return &L.Bo }))
+	ts = append(ts,
+		vecTensor("attn_output_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnOutNorm }),
+		vecTensor("attn_output_norm.bias", e, func(L *Layer) *[]float32 { return &L.AttnOutNormB }))
+	ts = append(ts, ffnTensors(a, c)...)
+	if a.FFN == FFNSequential {
+		optional(vecTensor("ffn_up.bias", c.FFN, func(L *Layer) *[]float32 { return &L.BUp }))
+		optional(vecTensor("ffn_down.bias", e, func(L *Layer) *[]float32 { return &L.BDown }))
+	}
+	return append(ts,
+		vecTensor("layer_output_norm.weight", e, func(L *Layer) *[]float32 { return &L.LayerOutNorm }),
+		vecTensor("layer_output_norm.bias", e, func(L *Layer) *[]float32 { return &L.LayerOutNormB }))
+}
+
+// encode runs tokens at positions pos0… through an encoder and returns
+// its last block's output (len(tokens) rows of Embd, in the arena): the
+// hidden states embeddings are pooled from. Keys and values go through
+// the KV cache, which attention reads; with non-causal attention every
+// token sees the whole batch, which must then be the whole text from
+// position 0 — a later batch would be seen by none of the earlier tokens.
+func (s *State) encode(tokens []int32, pos0 int) ([]float32, error) {
+	m := s.m
+	c := &m.Config
+	if c.NonCausal && pos0 != 0 {
+		return nil, fmt.Errorf("model: %s attends over the whole text, which must come in one pass from position 0 (not from %d): %w", m.Arch, pos0, kv.ErrInvalid)
+	}
+	if c.AbsPositions && pos0+len(tokens) > m.PosEmbed.Rows() {
+		return nil, fmt.Errorf("model: position %d: position_embd has %d rows (the trained context): %w", pos0+len(tokens)-1, m.PosEmbed.Rows(), kv.ErrFull)
+	}
+	p, err := s.begin(tokens, pos0)
+	if err != nil {
+		return nil, err
+	}
+	n, x, E := p.n, p.x, c.Embd
+	for t := range n {
+		row := x[t*E : (t+1)*E]
+		if m.TypeEmbed != nil {
+			ops.Add(row, m.TypeEmbed)
+		}
+		if pe := m.PosEmbed; pe != nil {
+			pos := p.xn[t*E : (t+1)*E]
+			if err := quant.Dequantize(pe.Type, pos, pe.Row(pos0+t)); err != nil {
+				return nil, fmt.Errorf("model: position embedding %d: %w", pos0+t, err)
+			}
+			ops.Add(row, pos)
+		}
+	}
+	s.e.Phase(phNorm)
+	s.layerNorm(x, x, m.EmbedNorm, m.EmbedNormB, n)
+
+	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
+	oDim := c.Heads * c.HeadDimV
+	var shared [maxShared]projection
+	lsrc := m.Source // read once: the whole pass uses one source
+	if lsrc != nil {
+		lsrc.Begin()
+		defer lsrc.End()
+	}
+	for il := range m.Blocks {
+		L := &m.Blocks[il]
+		if lsrc != nil {
+			L = lsrc.Layer(il)
+		}
+		if err := s.qkv(il, L, s.acts(x, E, n), &p, &shared); err != nil {
+			return nil, err
+		}
+		s.e.Phase(phAttention)
+		if err := s.attention(il, pos0, n, p.qkv, qDim+kDim+vDim, p.att); err != nil {
+			return nil, err
+		}
+		s.e.Phase(phO)
+		if err := s.residual(L.Wo, s.acts(p.att, oDim, n), L.Bo, p.tmp, x, nil); err != nil {
+			return nil, err
+		}
+		s.e.Phase(phNorm)
+		s.layerNorm(x, x, L.AttnOutNorm, L.AttnOutNormB, n)
+		if err := s.ffn(L, s.acts(x, E, n), p.gu, p.tmp, x); err != nil {
+			return nil, err
+		}
+		s.e.Phase(phNorm)
+		s.layerNorm(x, x, L.LayerOutNorm, L.LayerOutNormB, n)
+		if lsrc != nil {
+			lsrc.Done(il)
+		}
+	}
+	return x, nil
+}
+
+// layerNorm writes LayerNorm(src)·w + b of rows rows of Embd floats to dst
+// (which may be src).
+func (s *State) layerNorm(dst, src, w, b []float32, rows int) {
+	E := s.m.Embd
+	for t := 0; t < rows; t++ {
+		ops.LayerNorm(dst[t*E:(t+1)*E], src[t*E:(t+1)*E], w, b, s.m.NormEps)
+	}
+}

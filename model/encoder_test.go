@@ -1,0 +1,344 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/kv"
+	"github.com/lowmem/llm/quant"
+)
+
+// refEncoder is an encoder's forward pass written from the math of
+// llama.cpp's llm_build_bert, in float64, reading the weights from the
+// file: nothing of the package's forward code. round16 rounds where the
+// computation this package does (and llama.cpp's, with its F16 GELU table
+// and F16 keys and values) rounds to F16: GELU's input and output, the
+// query, keys and values, and the attention weights; without it, the
+// pure math.
+type refEncoder struct {
+	t       *testing.T
+	f       *gguf.File
+	data    []byte
+	c       *Config
+	round16 bool
+}
+
+// tensor is the named tensor's values, row after row.
+func (r *refEncoder) tensor(name string) []float64 {
+	r.t.Helper()
+	ti, ok := r.f.Tensor(name)
+	if !ok {
+		return nil
+	}
+	n := 1
+	for _, d := range ti.Dims {
+		n *= int(d)
+	}
+	out := make([]float32, n)
+	if err := quant.Dequantize(ti.Type, out, r.data[ti.Offset:ti.Offset+ti.Size]); err != nil {
+		r.t.Fatal(err)
+	}
+	v := make([]float64, n)
+	for i, x := range out {
+		v[i] = float64(x)
+	}
+	return v
+}
+
+// linear is w·x (+ b): w has rows of len(x).
+func linear(w, b, x []float64) []float64 {
+	out := make([]float64, len(w)/len(x))
+	for r := range out {
+		var s float64
+		for i, xi := range x {
+			s += w[r*len(x)+i] * xi
+		}
+		if b != nil {
+			s += b[r]
+		}
+		out[r] = s
+	}
+	return out
+}
+
+func layerNorm64(x, w, b []float64, eps float64) []float64 {
+	var mean, v float64
+	for _, e := range x {
+		mean += e
+	}
+	mean /= float64(len(x))
+	for _, e := range x {
+		v += (e - mean) * (e - mean)
+	}
+	s := 1 / math.Sqrt(v/float64(len(x))+eps)
+	out := make([]float64, len(x))
+	for i, e := range x {
+		out[i] = (e-mean)*s*w[i] + b[i]
+	}
+	return out
+}
+
+func (r *refEncoder) r16(x float64) float64 {
+	if !r.round16 {
+		return x
+	}
+	return float64(quant.FP16ToFP32(quant.FP32ToFP16(float32(x))))
+}
+
+func (r *refEncoder) gelu(x float64) float64 {
+	if r.round16 && (x <= -10 || x >= 10) {
+		return max(x, 0)
+	}
+	x = r.r16(x)
+	return r.r16(0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*x*(1+0.044715*x*x))))
+}
+
+// rope rotates each head of v (NEOX pairs (i, i+d/2)) by pos·base^(-2i/d).
+func rope(v []float64, heads, d int, pos int, base float64) {
+	for h := range heads {
+		x := v[h*d : (h+1)*d]
+		for i := range d / 2 {
+			th := float64(pos) * math.Pow(base, -2*float64(i)/float64(d))
+			a, b := x[i], x[i+d/2]
+			x[i] = a*math.Cos(th) - b*math.Sin(th)
+			x[i+d/2] = a*math.Sin(th) + b*math.Cos(th)
+		}
+	}
+}
+
+// hidden is every token's last-block output.
+func (r *refEncoder) hidden(tokens []int32) [][]float64 {
+	c := r.c
+	E, n, hd := c.Embd, len(tokens), c.HeadDimK
+	emb, types, pos := r.tensor("token_embd.weight"), r.tensor("token_types.weight"), r.tensor("position_embd.weight")
+	x := make([][]float64, n)
+	for t, tok := range tokens {
+		x[t] = make([]float64, E)
+		for i := range E {
+			x[t][i] = emb[int(tok)*E+i] + types[i]
+			if pos != nil {
+				x[t][i] += pos[t*E+i]
+			}
+		}
+		x[t] = layerNorm64(x[t], r.tensor("token_embd_norm.weight"), r.tensor("token_embd_norm.bias"), float64(c.NormEps))
+	}
+	for il := range c.Layers {
+		p := func(s string) []float64 { return r.tensor(fmt.Sprintf("blk.%d.%s", il, s)) }
+		qs, ks, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n)
+		for t := range n {
+			if w := p("attn_qkv.weight"); w != nil {
+				all := linear(w, p("attn_qkv.bias"), x[t])
+				qs[t], ks[t], vs[t] = all[:E], all[E:2*E], all[2*E:]
+			} else {
+				qs[t] = linear(p("attn_q.weight"), p("attn_q.bias"), x[t])
+				ks[t] = linear(p("attn_k.weight"), p("attn_k.bias"), x[t])
+				vs[t] = linear(p("attn_v.weight"), p("attn_v.bias"), x[t])
+			}
+			if !c.AbsPositions {
+				rope(qs[t], c.Heads, hd, t, float64(c.RopeBase))
+				rope(ks[t], c.Heads, hd, t, float64(c.RopeBase))
+			}
+			for i := range qs[t] {
+				qs[t][i], ks[t][i], vs[t][i] = r.r16(qs[t][i]), r.r16(ks[t][i]), r.r16(vs[t][i])
+			}
+		}
+		for t := range n {
+			att := make([]float64, E)
+			for h := range c.Heads {
+				// Every token sees every token: no causal mask.
+				w := make([]float64, n)
+				mx := math.Inf(-1)
+				for s := range n {
+					var d float64
+					for i := range hd {
+						d += qs[t][h*hd+i] * ks[s][h*hd+i]
+					}
+					w[s] = d / math.Sqrt(float64(hd))
+					mx = max(mx, w[s])
+				}
+				var sum float64
+				for s := range w {
+					w[s] = math.Exp(w[s] - mx)
+					sum += w[s]
+				}
+				for s := range n {
+					a := r.r16(w[s] / sum)
+					for i := range hd {
+						att[h*hd+i] += a * vs[s][h*hd+i]
+					}
+				}
+			}
+			o := linear(p("attn_output.weight"), p("attn_output.bias"), att)
+			for i := range o {
+				o[i] += x[t][i]
+			}
+			y := layerNorm64(o, p("attn_output_norm.weight"), p("attn_output_norm.bias"), float64(c.NormEps))
+			up := linear(p("ffn_up.weight"), p("ffn_up.bias"), y)
+			if g := p("ffn_gate.weight"); g != nil {
+				gate := linear(g, nil, y)
+				for i := range up {
+					up[i] *= gate[i] / (1 + math.Exp(-gate[i]))
+				}
+			} else {
+				for i := range up {
+					up[i] = r.gelu(up[i])
+				}
+			}
+			f := linear(p("ffn_down.weight"), p("ffn_down.bias"), up)
+			for i := range f {
+				f[i] += y[i]
+			}
+			x[t] = layerNorm64(f, p("layer_output_norm.weight"), p("layer_output_norm.bias"), float64(c.NormEps))
+		}
+	}
+	return x
+}
+
+// encoderSpecs are the encoders of tinySpecs with F32 weights, so that
+// only the arithmetic differs from the reference, and nomic-bert once
+// more with every bias.
+func encoderSpecs() []testutil.ModelSpec {
+	var out []testutil.ModelSpec
+	for _, s := range tinySpecs() {
+		if s.Encoder() {
+			s.WeightType = quant.F32
+			out = append(out, s)
+		}
+	}
+	nb := testutil.TinyNomicBert()
+	nb.WeightType, nb.Biases = quant.F32, true
+	return append(out, nb)
+}
+
+// An encoder's hidden states are those of the reference written from the
+// math, within float32 rounding when the reference rounds as the cache and
+// GELU do (nomic-bert's within 1e-6, bert's within an F16 step of a GELU
+// output), and within what that F16 rounding adds when it does not. A
+// causal pass, a missing bias or type embedding, a norm before instead of
+// after the sum would be off by tenths: the states are of order 1.
+func TestEncoderMatchesReference(t *testing.T) {
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	for _, spec := range encoderSpecs() {
+		name := spec.Arch
+		if spec.Biases {
+			name += "/biases"
+		}
+		t.Run(name, func(t *testing.T) {
+			m, f, data := loadSpec(t, spec)
+			toks := prompt(19)
+			st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: len(toks), Cache: kv.F16, Cells: 32})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float32, len(toks)*m.Embd)
+			if err := st.Hidden(toks, 0, got); err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range []struct {
+				round16 bool
+				tol     float64
+			}{
+				// GELU's F16 table makes an input a float32 ulp away from
+				// the reference's land on the next F16 value now and then:
+				// an F16 ulp of the activation, 5e-4 in bert's states.
+				{true, 1e-3},
+				// The F16 rounding itself: about 1e-3.
+				{false, 5e-3},
+			} {
+				ref := &refEncoder{t: t, f: f, data: data, c: &m.Config, round16: tc.round16}
+				want := ref.hidden(toks)
+				var worst float64
+				for tk := range toks {
+					for i, w := range want[tk] {
+						worst = max(worst, math.Abs(float64(got[tk*m.Embd+i])-w))
+					}
+				}
+				if !(worst <= tc.tol) {
+					t.Errorf("rounding as F16 %v: hidden states differ from the reference by up to %g (tolerance %g)", tc.round16, worst, tc.tol)
+				}
+				t.Logf("rounding as F16 %v: worst difference %.3g", tc.round16, worst)
+			}
+		})
+	}
+}
+
+// A non-causal encoder takes a text in one pass from position 0, and an
+// encoder has no logits.
+func TestEncoderRefusals(t *testing.T) {
+	pool := ops.NewPool(1)
+	defer pool.Close()
+	m, _, _ := loadSpec(t, testutil.TinyBert())
+	if !m.Encoder || !m.NonCausal || m.Output != nil {
+		t.Fatalf("bert: encoder %v, non-causal %v, output %v", m.Encoder, m.NonCausal, m.Output != nil)
+	}
+	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 8, Cache: kv.F16, Cells: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.Forward(prompt(4), 0, make([]float32, m.Vocab))
+	if !errors.Is(err, ErrUnsupportedArch) || !strings.Contains(err.Error(), "use Embed") {
+		t.Errorf("Forward on an encoder: %v", err)
+	}
+	hidden := make([]float32, 4*m.Embd)
+	if err := st.Hidden(prompt(4), 0, hidden); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Hidden(prompt(4), 4, hidden); !errors.Is(err, kv.ErrInvalid) || !strings.Contains(err.Error(), "one pass from position 0") {
+		t.Errorf("a second chunk of a non-causal text: %v", err)
+	}
+	big, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 8, Cache: kv.F16, Cells: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Past bert's trained context, position_embd has no row.
+	m.NonCausal = false
+	defer func() { m.NonCausal = true }()
+	for pos := 0; pos < m.Context; pos += 8 {
+		if err := big.Hidden(prompt(8), pos, make([]float32, 8*m.Embd)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := big.Hidden(prompt(8), m.Context, make([]float32, 8*m.Embd)); !errors.Is(err, kv.ErrFull) || !strings.Contains(err.Error(), "position_embd has") {
+		t.Errorf("positions past the trained context: %v", err)
+	}
+}
+
+// Streamed blocks give an encoder exactly the resident hidden states.
+func TestEncoderStreamSource(t *testing.T) {
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	spec := testutil.TinyBert()
+	ref, _, _ := loadSpec(t, spec)
+	want, err := runChunks(ref, pool, prompt(12), 12, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, f, data := loadSpec(t, spec)
+	r := newMemReader(append([]byte(nil), data...), m, 2)
+	src, err := NewStreamSource(m, f, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamed := []int{0, len(m.Blocks) - 1}
+	src.Switch(streamed, nil)
+	for _, il := range streamed {
+		for i := m.Blocks[il].Start; i < m.Blocks[il].End; i++ {
+			data[i] = 0xAA
+		}
+	}
+	m.Source = src
+	got, err := runChunks(m, pool, prompt(12), 12, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i, ok := sameLogitBits(got, want); !ok {
+		t.Errorf("element %d: %v streamed, %v resident", i, got[i], want[i])
+	}
+}
