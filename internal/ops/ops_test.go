@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/lowmem/llm/quant"
 )
 
 func TestRMSNorm(t *testing.T) {
@@ -127,6 +129,37 @@ func TestGELU(t *testing.T) {
 	for i := range x {
 		if g[i] != m[i] {
 			t.Errorf("gelu(%v) = %v, GELUMul by 1 gives %v", x[i], g[i], m[i])
+		}
+	}
+}
+
+// The GELU table gives, for every input, the bits the direct computation
+// did: the input rounded to a half, the tanh approximation, the result
+// rounded to a half (and 0 or the input outside (-10, 10)).
+func TestGELUTableIsDirect(t *testing.T) {
+	tab := geluTable()
+	direct := func(v float32) float32 {
+		switch {
+		case v <= -10:
+			return 0
+		case v >= 10:
+			return v
+		}
+		h := quant.FP16ToFP32(quant.FP32ToFP16(v))
+		return quant.FP16ToFP32(quant.FP32ToFP16(geluF32(h)))
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	inputs := []float32{-10, 10, -9.999, 9.999, 0, float32(math.Copysign(0, -1)), 65504, -65504, float32(math.Inf(1)), float32(math.NaN())}
+	for h := 0; h < 1<<16; h++ {
+		inputs = append(inputs, quant.FP16ToFP32(uint16(h)))
+	}
+	for range 100000 {
+		inputs = append(inputs, float32(r.NormFloat64()*4))
+	}
+	for _, v := range inputs {
+		got, want := gelu16(v, tab), direct(v)
+		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+			t.Fatalf("gelu(%v) = %v from the table, %v computed", v, got, want)
 		}
 	}
 }
