@@ -108,6 +108,17 @@ func quant16(dst []byte, src []float32, conv func(float32) uint16) {
 	}
 }
 
+// FP32ToFP16Row converts src to halves in dst, which must hold len(src):
+// FP32ToFP16 of every element, with F16C on amd64. It never allocates.
+func FP32ToFP16Row(dst []uint16, src []float32) { toHalves(dst, src) }
+
+func toHalvesGo(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = FP32ToFP16(v)
+	}
+}
+
 func dequantF16(dst []float32, src []byte) { dequant16(dst, src, FP16ToFP32) }
 func quantF16(dst []byte, src []float32)   { quant16(dst, src, FP32ToFP16) }
 

@@ -2,6 +2,7 @@ package quant
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -207,6 +208,40 @@ func TestBF16(t *testing.T) {
 		}
 		if got := FP32ToBF16(BF16ToFP32(h)); got != want {
 			t.Fatalf("FP32ToBF16(BF16ToFP32(%#04x)) = %#04x, want %#04x", h, got, want)
+		}
+	}
+}
+
+// FP32ToFP16Row (F16C on amd64) gives FP32ToFP16's bits for every float,
+// NaNs, infinities and half subnormals included, at every length.
+func TestFP32ToFP16Row(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		65504, 65520, -65536, 6e-8, 3e-8, 2.98e-8, 1e-40, 0.1, -1.0009765625}
+	for _, n := range []int{1, 7, 8, 9, 31, 32, 33, 256, 1000} {
+		var rows [][]float32
+		for _, scale := range []float64{1, 1e-6, 1e5, 1e-30} {
+			row := make([]float32, n)
+			for i := range row {
+				row[i] = float32(r.NormFloat64() * scale)
+				if i%5 == 0 {
+					row[i] = special[(i/5)%len(special)]
+				}
+			}
+			rows = append(rows, row)
+		}
+		for ri, row := range rows {
+			got := make([]uint16, n+1)
+			got[n] = 0xBEEF
+			FP32ToFP16Row(got, row)
+			for i, v := range row {
+				if want := FP32ToFP16(v); got[i] != want {
+					t.Fatalf("n=%d row %d: element %d (%v) is %#04x, want %#04x", n, ri, i, v, got[i], want)
+				}
+			}
+			if got[n] != 0xBEEF {
+				t.Fatalf("n=%d: wrote past the row", n)
+			}
 		}
 	}
 }

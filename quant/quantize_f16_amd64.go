@@ -2,7 +2,11 @@
 
 package quant
 
-import "github.com/lowmem/llm/internal/cpu"
+import (
+	"unsafe"
+
+	"github.com/lowmem/llm/internal/cpu"
+)
 
 // quantizeF16 is quantF16 with F16C (every amd64 level with assembly has
 // it): the same halves, rounded to nearest even.
@@ -13,4 +17,14 @@ func quantizeF16(dst []byte, src []float32) {
 	}
 	dst = dst[:2*len(src)]
 	quantF16AVX2Asm(&dst[0], &src[0], len(src))
+}
+
+// toHalves is FP32ToFP16Row's body (with F16C).
+func toHalves(dst []uint16, src []float32) {
+	if !cpu.Has(cpu.AVX2) || len(src) == 0 {
+		toHalvesGo(dst, src)
+		return
+	}
+	dst = dst[:len(src)]
+	quantF16AVX2Asm((*byte)(unsafe.Pointer(&dst[0])), &src[0], len(src))
 }

@@ -23,18 +23,29 @@ func geluF32(x float32) float32 {
 	return 0.5 * x * (1 + float32(math.Tanh(float64(sqrt2pi*x*(1+c*x*x)))))
 }
 
-// gelu16 is GELU as ggml's CPU backend computes it with its lookup table:
-// inside (-10, 10) the input is rounded to F16 and the result to F16,
-// because parity with llama.cpp depends on it; outside, 0 or the input.
-// tab is geluTable(), looked up once per slice by the callers.
-func gelu16(v float32, tab *[1 << 16]float32) float32 {
-	switch {
-	case v <= -10:
-		return 0
-	case v >= 10:
-		return v
+// geluRun passes gelu(x[i]) to set as ggml's CPU backend computes it with
+// its lookup table — inside (-10, 10) the input rounded to a half, the
+// result a half, because parity with llama.cpp depends on it; outside, 0
+// or the input — converting x to halves a chunk at a time with the quant
+// package's encoder (F16C on amd64: the Go conversion of one float cost
+// more than the table lookup).
+func geluRun(x []float32, set func(i int, y float32)) {
+	tab := geluTable()
+	var h [256]uint16
+	for i0 := 0; i0 < len(x); i0 += len(h) {
+		chunk := x[i0:min(len(x), i0+len(h))]
+		quant.FP32ToFP16Row(h[:], chunk)
+		for j, v := range chunk {
+			y := tab[h[j]]
+			switch {
+			case v <= -10:
+				y = 0
+			case v >= 10:
+				y = v
+			}
+			set(i0+j, y)
+		}
 	}
-	return tab[quant.FP32ToFP16(v)]
 }
 
 // geluTable holds, for every half h, gelu(h) rounded to a half: ggml's
@@ -54,17 +65,11 @@ var geluTable = sync.OnceValue(func() *[1 << 16]float32 {
 // it.
 func GELUMul(g, u []float32) {
 	u = u[:len(g)]
-	tab := geluTable()
-	for i, v := range g {
-		g[i] = gelu16(v, tab) * u[i]
-	}
+	geluRun(g, func(i int, y float32) { g[i] = y * u[i] })
 }
 
 // GELU replaces x with gelu(x) in place (BERT's feed-forward activation),
 // rounded through F16 inside (-10, 10) as ggml's table does.
 func GELU(x []float32) {
-	tab := geluTable()
-	for i, v := range x {
-		x[i] = gelu16(v, tab)
-	}
+	geluRun(x, func(i int, y float32) { x[i] = y })
 }
