@@ -72,23 +72,10 @@ func (c *Cache) Attend(layer, pos int, q, out []float32, p AttnParams, h0, h1 in
 	if h1 > len(q)/dk || h1 > len(out)/dv {
 		return fmt.Errorf("kv: attend: q has %d and out %d floats, heads up to %d need %d and %d: %w", len(q), len(out), h1, h1*dk, h1*dv, ErrInvalid)
 	}
-	l := &c.layers[layer]
-	if pos < 0 || pos > l.hi {
-		return fmt.Errorf("kv: attend: layer %d position %d not stored (stored up to %d): %w", layer, pos, l.hi, ErrInvalid)
+	v, err := c.seen(layer, pos, len(scratch))
+	if err != nil {
+		return err
 	}
-	lo := 0
-	if l.window > 0 {
-		lo = max(0, pos-l.window+1)
-	}
-	if lo < l.lo {
-		return fmt.Errorf("kv: attend: layer %d position %d needs position %d, already overwritten in the window's ring (store at most Config.Batch positions ahead): %w", layer, pos, lo, ErrInvalid)
-	}
-	n := pos - lo + 1
-	if len(scratch) < n {
-		return fmt.Errorf("kv: attend: scratch holds %d floats, position %d sees %d: %w", len(scratch), pos, n, ErrScratch)
-	}
-	v := span{l: l, start: l.cell(lo), n: n, lo: lo}
-	v.n1 = min(n, l.cells-v.start)
 	group := p.Heads / c.cfg.KVHeads
 
 	// Heads sharing a KV head go together: with room in scratch for all of
@@ -99,19 +86,84 @@ func (c *Cache) Attend(layer, pos int, q, out []float32, p AttnParams, h0, h1 in
 	for ha := h0; ha < h1; {
 		g := ha / group
 		hb := min(h1, (g+1)*group)
-		if len(scratch) >= (hb-ha)*n {
-			w := scratch[:(hb-ha)*n]
-			c.weights(v, g, q[ha*dk:hb*dk], p, w)
-			c.mix(v, g, w, out[ha*dv:hb*dv])
-		} else {
-			for h := ha; h < hb; h++ {
-				c.weights(v, g, q[h*dk:(h+1)*dk], p, scratch[:n])
-				c.mix(v, g, scratch[:n], out[h*dv:(h+1)*dv])
-			}
-		}
+		c.attendGroup(v, g, q[ha*dk:hb*dk], out[ha*dv:hb*dv], p, scratch)
 		ha = hb
 	}
 	return nil
+}
+
+// seen is the span of layer's cells a query at pos sees, after checking
+// that they are stored and that scratch (floats) holds one weight each.
+func (c *Cache) seen(layer, pos, scratch int) (span, error) {
+	l := &c.layers[layer]
+	if pos < 0 || pos > l.hi {
+		return span{}, fmt.Errorf("kv: attend: layer %d position %d not stored (stored up to %d): %w", layer, pos, l.hi, ErrInvalid)
+	}
+	lo := 0
+	if l.window > 0 {
+		lo = max(0, pos-l.window+1)
+	}
+	if lo < l.lo {
+		return span{}, fmt.Errorf("kv: attend: layer %d position %d needs position %d, already overwritten in the window's ring (store at most Config.Batch positions ahead): %w", layer, pos, lo, ErrInvalid)
+	}
+	n := pos - lo + 1
+	if scratch < n {
+		return span{}, fmt.Errorf("kv: attend: scratch holds %d floats, position %d sees %d: %w", scratch, pos, n, ErrScratch)
+	}
+	v := span{l: l, start: l.cell(lo), n: n, lo: lo}
+	v.n1 = min(n, l.cells-v.start)
+	return v, nil
+}
+
+// AttendQueries is Attend for queries that all see KV head g up to
+// position pos: qs holds HeadDimK floats per query and out receives
+// HeadDimV per query. They may be the heads that share g, or one head of
+// several tokens of a non-causal pass (every token of the batch sees all
+// of it), which then share each pass over the KV head's keys and values —
+// up to four queries a pass — as a GQA group's heads do in Attend. Each
+// query's result is the same bits as Attend of it alone. scratch holds
+// (as in Attend) a weight per position seen, for each query to go
+// together; with less, they go one at a time.
+func (c *Cache) AttendQueries(layer, pos, g int, qs, out []float32, p AttnParams, scratch []float32) error {
+	if layer < 0 || layer >= len(c.layers) {
+		return fmt.Errorf("kv: attend: layer %d out of range [0,%d): %w", layer, len(c.layers), ErrInvalid)
+	}
+	if g < 0 || g >= c.cfg.KVHeads {
+		return fmt.Errorf("kv: attend: KV head %d out of range [0,%d): %w", g, c.cfg.KVHeads, ErrInvalid)
+	}
+	if !(p.Softcap >= 0) {
+		return fmt.Errorf("kv: attend: softcap %v is negative: %w", p.Softcap, ErrInvalid)
+	}
+	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
+	nq := len(qs) / dk
+	if len(qs) != nq*dk || len(out) != nq*dv {
+		return fmt.Errorf("kv: attend: %d query and %d output floats are not whole queries of %d and %d: %w", len(qs), len(out), dk, dv, ErrInvalid)
+	}
+	v, err := c.seen(layer, pos, len(scratch))
+	if err != nil {
+		return err
+	}
+	c.attendGroup(v, g, qs, out, p, scratch)
+	return nil
+}
+
+// attendGroup attends queries qs that share KV head g over span v into
+// out: together when scratch holds all of their weights, else one at a
+// time (the same bits: every kernel computes each query as it would
+// alone).
+func (c *Cache) attendGroup(v span, g int, qs, out []float32, p AttnParams, scratch []float32) {
+	dk, dv, n := c.cfg.HeadDimK, c.cfg.HeadDimV, v.n
+	nq := len(qs) / dk
+	if len(scratch) >= nq*n {
+		w := scratch[:nq*n]
+		c.weights(v, g, qs, p, w)
+		c.mix(v, g, w, out)
+		return
+	}
+	for j := range nq {
+		c.weights(v, g, qs[j*dk:(j+1)*dk], p, scratch[:n])
+		c.mix(v, g, scratch[:n], out[j*dv:(j+1)*dv])
+	}
 }
 
 // span is the stretch of a layer's cells one query sees: n positions in

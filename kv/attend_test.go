@@ -420,6 +420,45 @@ func TestAttendWholeBatch(t *testing.T) {
 					}
 				}
 			}
+
+			// AttendQueries of one head's queries of several tokens gives
+			// each the bits Attend gives it alone, with room for all of
+			// them together or for one at a time.
+			for _, room := range []int{5 * n, n} {
+				for h := range heads {
+					g := h / (heads / kvHeads)
+					for t0 := 0; t0 < n; t0 += 5 {
+						t1 := min(n, t0+5)
+						q := make([]float32, 0, (t1-t0)*dk)
+						for i := t0; i < t1; i++ {
+							q = append(q, qs[i][h*dk:(h+1)*dk]...)
+						}
+						got := make([]float32, (t1-t0)*dv)
+						if err := c.AttendQueries(0, n-1, g, q, got, p, make([]float32, room)); err != nil {
+							t.Fatal(err)
+						}
+						for i := t0; i < t1; i++ {
+							if err := c.Attend(0, n-1, qs[i], out, p, 0, heads, scratch); err != nil {
+								t.Fatal(err)
+							}
+							for j := range dv {
+								if a, b := got[(i-t0)*dv+j], out[h*dv+j]; math.Float32bits(a) != math.Float32bits(b) {
+									t.Fatalf("room %d: token %d head %d out[%d]: %v together, %v alone", room, i, h, j, a, b)
+								}
+							}
+						}
+					}
+				}
+			}
+			for _, bad := range []struct {
+				g      int
+				q, out []float32
+			}{{-1, make([]float32, dk), make([]float32, dv)}, {kvHeads, make([]float32, dk), make([]float32, dv)},
+				{0, make([]float32, dk+1), make([]float32, dv)}, {0, make([]float32, 2*dk), make([]float32, dv)}} {
+				if err := c.AttendQueries(0, n-1, bad.g, bad.q, bad.out, p, scratch); !errors.Is(err, ErrInvalid) {
+					t.Errorf("KV head %d, %d query and %d output floats: %v, want ErrInvalid", bad.g, len(bad.q), len(bad.out), err)
+				}
+			}
 		})
 	}
 }

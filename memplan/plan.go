@@ -245,8 +245,6 @@ func (s *Shape) others(r Request, ctx int) []Component {
 	c := &s.Config
 	heap := int64(s.Vocab)*perTokenBytes + s.VocabBytes + int64(s.Merges)*perMergeBytes
 	heap += s.HeapBytes // norms, biases and other vectors copied to float32
-	// Each worker scores a whole GQA group of query heads at once.
-	group := int64(c.Heads / max(c.HeadsKV, 1))
 	// Logits, and their copy a penalised or constrained sampler works on;
 	// the sampler's buffers and a JSON filter's tables.
 	session := 2*int64(s.Vocab)*4 + sampler.Bytes(s.Vocab) + jsonprefix.FilterBytes(s.Vocab)
@@ -257,7 +255,7 @@ func (s *Shape) others(r Request, ctx int) []Component {
 		session = int64(s.Vocab) * 4
 		note = "logits slice, token history, attention scores, packed prefill panels"
 	}
-	session += int64(ctx)*4 + int64(r.Threads)*int64(ctx)*4*group
+	session += int64(ctx)*4 + int64(r.Threads)*4*int64(model.AttnScratchFloats(c, ctx))
 	// Prefill's packed activation panels (ops, quant.GemmScratchBytes).
 	session += int64(quant.GemmScratchBytes(s.MaxXRow))
 	batch := s.batch(r, ctx)

@@ -231,8 +231,11 @@ type attnTask struct {
 	parts   int // each KV head's query heads go in this many units
 	// whole: every token attends to the call's last position, so to every
 	// token of the batch, not only those before it (non-causal attention;
-	// the batch is then the whole text).
-	whole bool
+	// the batch is then the whole text). A unit is then one query head of
+	// up to wholeQueries tokens (blocks of them per head), which share each
+	// pass over the KV head's keys and values.
+	whole  bool
+	blocks int
 }
 
 // setUnits prepares the task for n tokens and returns its unit count: one
@@ -240,6 +243,10 @@ type attnTask struct {
 // heads when there would otherwise be fewer units than threads.
 func (k *attnTask) setUnits(n, kvHeads, threads int) int {
 	k.tokens, k.parts = n, 1
+	if k.whole {
+		k.blocks = (n + wholeQueries - 1) / wholeQueries
+		return k.blocks * k.p.Heads
+	}
 	if u := n * kvHeads; u < threads {
 		k.parts = min(k.group, (threads+u-1)/u)
 	}
@@ -254,6 +261,10 @@ func (k *attnTask) setUnits(n, kvHeads, threads int) int {
 // keeps its first error in its own slot, so no error is lost and no two
 // workers write the same memory.
 func (k *attnTask) Do(w, lo, hi int) {
+	if k.whole {
+		k.doWhole(w, lo, hi)
+		return
+	}
 	sc := k.s.scratch[w]
 	qDim := k.p.Heads * k.s.m.HeadDimK
 	for u := lo; u < hi; u++ {
@@ -269,6 +280,39 @@ func (k *attnTask) Do(w, lo, hi int) {
 		err := k.s.cache.Attend(k.layer, pos, q, k.out[t*k.oDim:(t+1)*k.oDim], k.p, h0, h1, sc)
 		if err != nil && k.s.errs[w] == nil {
 			k.s.errs[w] = err
+		}
+	}
+}
+
+// doWhole attends units [lo,hi) of a non-causal pass: unit u is query
+// head u/blocks of the tokens of block u%blocks, whose queries are
+// gathered next to each other for kv.(*Cache).AttendQueries and whose
+// outputs are put back in their rows — the same bits as each token's
+// Attend, with each key and value row read once for the block.
+func (k *attnTask) doWhole(w, lo, hi int) {
+	m := k.s.m
+	dk, dv := m.HeadDimK, m.HeadDimV
+	sc := k.s.scratch[w]
+	qb := sc[len(sc)-wholeQueries*(dk+dv) : len(sc)-wholeQueries*dv]
+	ob := sc[len(sc)-wholeQueries*dv:]
+	sc = sc[:len(sc)-wholeQueries*(dk+dv)]
+	pos := k.pos0 + k.tokens - 1
+	for u := lo; u < hi; u++ {
+		h, b := u/k.blocks, u%k.blocks
+		t0, t1 := b*wholeQueries, min(k.tokens, (b+1)*wholeQueries)
+		for t := t0; t < t1; t++ {
+			copy(qb[(t-t0)*dk:(t-t0+1)*dk], k.q[t*k.qStride+h*dk:])
+		}
+		nq := t1 - t0
+		err := k.s.cache.AttendQueries(k.layer, pos, h/k.group, qb[:nq*dk], ob[:nq*dv], k.p, sc)
+		if err != nil {
+			if k.s.errs[w] == nil {
+				k.s.errs[w] = err
+			}
+			continue
+		}
+		for t := t0; t < t1; t++ {
+			copy(k.out[t*k.oDim+h*dv:t*k.oDim+(h+1)*dv], ob[(t-t0)*dv:])
 		}
 	}
 }

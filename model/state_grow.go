@@ -20,18 +20,33 @@ func (s *State) Grow(cells int) error {
 	return nil
 }
 
-// fitScratch makes every worker's attention scratch hold the weights of a
-// whole group of query heads (those sharing a KV head) over as many
-// positions as the cache has cells, the most one query can see, so that
-// Attend serves the group in one pass over the KV head.
+// fitScratch makes every worker's attention scratch hold what
+// AttnScratchFloats says for as many positions as the cache has cells, the
+// most one query can see, so that Attend serves a GQA group (or a
+// non-causal pass several tokens) in one pass over the KV head.
 func (s *State) fitScratch() {
-	n := s.cache.Cells() * (s.m.Heads / s.m.HeadsKV)
+	n := AttnScratchFloats(&s.m.Config, s.cache.Cells())
 	for i := range s.scratch {
 		if len(s.scratch[i]) < n {
 			s.scratch[i] = nil // let the old one go before the new one is made
 			s.scratch[i] = make([]float32, n)
 		}
 	}
+}
+
+// wholeQueries is how many tokens of a non-causal pass attend together:
+// the most queries the attention kernels take in one pass over a KV head.
+const wholeQueries = 4
+
+// AttnScratchFloats is one worker's attention scratch for a cache of cells
+// positions: the weights of a GQA group's query heads, or, for non-causal
+// attention, of wholeQueries tokens' queries, with room for those queries
+// and their outputs. memplan counts it per thread.
+func AttnScratchFloats(c *Config, cells int) int {
+	if c.NonCausal {
+		return wholeQueries * (cells + c.HeadDimK + c.HeadDimV)
+	}
+	return cells * (c.Heads / c.HeadsKV)
 }
 
 // Shift forgets positions keep..keep+drop-1 of the cache and renumbers the
