@@ -1,8 +1,11 @@
 package llm_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -173,4 +176,47 @@ func TestPlanEncoder(t *testing.T) {
 	if _, err := m.Embed(context.Background(), []string{strings.Repeat("the cat ", 100)}); err != nil {
 		t.Fatalf("a text of 200 words in one pass: %v", err)
 	}
+}
+
+// FuzzEncoder: an encoder file with any bytes changed (metadata, tensor
+// data, the vocabulary) loads or fails with a documented error, and what
+// loads embeds a text or fails with one: never a panic or a hang.
+func FuzzEncoder(f *testing.F) {
+	bases := [][]byte{modelBytes(f, testutil.TinyBert()), modelBytes(f, testutil.TinyNomicBert())}
+	for i := range bases {
+		f.Add(uint8(i), []byte(nil))
+		f.Add(uint8(i), []byte{0x10, 0, 0x00, 0x40, 0, 0xff, 0x00, 0x01, 0x7f}) // header bytes
+	}
+	path := filepath.Join(f.TempDir(), "fuzz.gguf")
+	f.Fuzz(func(t *testing.T, which uint8, patch []byte) {
+		file := bytes.Clone(bases[int(which)%len(bases)])
+		// Three bytes a change: a 16-bit offset (the header is the first few
+		// KB, where most of a short patch lands) and the new byte.
+		for i := 0; i+3 <= len(patch); i += 3 {
+			file[int(binary.LittleEndian.Uint16(patch[i:]))%len(file)] = patch[i+2]
+		}
+		if err := os.WriteFile(path, file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		documented := func(err error) bool {
+			for _, want := range []error{llm.ErrBadModel, llm.ErrUnsupportedArch, llm.ErrUnsupportedType, llm.ErrOutOfMemoryBudget,
+				llm.ErrContextFull, llm.ErrInvalidOption, llm.ErrBadToken} {
+				if errors.Is(err, want) {
+					return true
+				}
+			}
+			return false
+		}
+		m, err := llm.Load(path, llm.WithMemoryLimit(256<<20), llm.WithThreads(1), llm.WithLogger(quietLogger()))
+		if err != nil {
+			if len(patch) == 0 || !documented(err) {
+				t.Fatalf("Load: %v", err)
+			}
+			return
+		}
+		defer m.Close()
+		if _, err := m.Embed(context.Background(), []string{"the quick brown fox", ""}); err != nil && !documented(err) {
+			t.Fatalf("Embed: %v", err)
+		}
+	})
 }
