@@ -4,23 +4,8 @@ package main
 // products (and tile kernels), then the activation quantizers.
 func quantFiles() []outFile {
 	return []outFile{
-		{"f32", func() {
-			dotFloat(elemF32, avx2)
-			dotFloat(elemF32, avx512)
-			tileFloat(elemF32, avx2, 2)
-			tileFloat(elemF32, avx2, 1)
-			tileFloat(elemF32, avx512, 4)
-			tileFloat(elemF32, avx512, 1)
-		}},
-		{"f16", func() {
-			dotFloat(elemF16, avx2)
-			dotFloat(elemF16, avx512)
-			tileFloat(elemF16, avx2, 2)
-			tileFloat(elemF16, avx2, 1)
-			tileFloat(elemF16, avx512, 4)
-			tileFloat(elemF16, avx512, 1)
-			quantF16()
-		}},
+		{"f32", func() { floatKernels(elemF32) }},
+		{"f16", func() { floatKernels(elemF16); quantF16() }},
 		{"q8_0", func() {
 			kernels(blockQ8_0, dotBlock, tileBlock, dots2, tiles3)
 			blockGemm(blockQ8_0)
@@ -143,4 +128,14 @@ func lowFamily(t *lowType, vbmiTiles ...tileAt) {
 	if len(vbmiTiles) > 0 {
 		kernels(t, dotLow, tileLow, []width{vbmi}, vbmiTiles)
 	}
+}
+
+// floatKernels emits a float element type's dot products and tiles.
+func floatKernels(e floatElem) {
+	dotFloat(e, avx2)
+	dotFloat(e, avx512)
+	tileFloat(e, avx2, 2)
+	tileFloat(e, avx2, 1)
+	tileFloat(e, avx512, 4)
+	tileFloat(e, avx512, 1)
 }
