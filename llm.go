@@ -52,6 +52,10 @@ type Info struct {
 	// EOG lists every end-of-generation token (EOS, end of turn, end of
 	// message …), ascending: generation stops at any of them.
 	EOG []int32
+	// EmbeddingOnly: the model has no output head (a BERT-style encoder),
+	// so it only embeds; Eval, Generate, Chat and Complete fail with
+	// ErrUnsupportedArch.
+	EmbeddingOnly bool
 	// Kernels names, per weight type of the model's matrices, the kernel
 	// variant chosen for this CPU at start-up, e.g. "Q4_0=avx512vnni-row-nta
 	// Q6_K=avx512vnni-rowdot" (types in ascending order). LLM_KERNELS
@@ -91,7 +95,7 @@ func LoadContext(ctx context.Context, path string, opts ...Option) (m *Model, er
 		Layers: mm.Config.Layers, Embedding: mm.Embd, Heads: mm.Heads, HeadsKV: mm.HeadsKV,
 		Threads: o.Threads, BOSText: ch.Render.BOSToken, EOSText: ch.Render.EOSToken,
 		AddBOS: ch.Render.StripBOS, AddEOS: ch.Render.StripEOS, EOG: ch.EOG,
-		Kernels: e.Kernels(),
+		Kernels: e.Kernels(), EmbeddingOnly: mm.Generative() != nil,
 	}
 	if ch.Template != nil {
 		info.ChatTemplate = ch.Template.Source()

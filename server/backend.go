@@ -27,6 +27,9 @@ type ModelInfo struct {
 	// an embedding request's dimensions; 0 leaves that check to the
 	// EmbedSession.
 	EmbeddingLength int
+	// EmbeddingOnly: the model only embeds (an encoder); the generation
+	// endpoints answer 501, as llama-server's do when it only embeds.
+	EmbeddingOnly bool
 	// Template is the chat template; nil makes /v1/chat/completions answer
 	// that the model has no chat template (/v1/completions still works).
 	Template *chat.Template

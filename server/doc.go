@@ -56,7 +56,8 @@
 // for its next generation is gone (the free slot caching the least is
 // taken). A Backend whose sessions are not EmbedSessions, or a model that
 // cannot embed (a reranker), answers 501, as llama.cpp's server does
-// without --embeddings.
+// without --embeddings; a model that only embeds (ModelInfo.EmbeddingOnly:
+// an encoder) answers 501 on the generation endpoints.
 //
 // What is not built, and answers 400 with a message saying so: best_of > 1
 // and echo on /v1/completions, and non-text content parts.

@@ -167,6 +167,13 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) *apiEr
 	return nil
 }
 
+// notGenerating is the 501 of the generation endpoints when the model only
+// embeds, as llama-server answers when it serves embeddings only.
+func notGenerating(what string) *apiError {
+	return &apiError{Status: 501, Type: "not_supported_error",
+		Message: "this server does not support " + what + ": the model is an embedding model; use /v1/embeddings"}
+}
+
 // notEmbedding is the 501 of a server that cannot embed, as llama-server
 // answers when embeddings are off.
 func notEmbedding(why string) *apiError {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -310,6 +311,35 @@ func TestModelEmbeddingsQwen3(t *testing.T) {
 	t.Cleanup(func() { m.Close() })
 	_, hs := serveModel(t, m, "tiny-qwen3", 1, nil)
 	checkModelEmbeddings(t, m, hs.URL)
+}
+
+// TestModelEmbeddingsEncoder: an encoder (a synthetic bert) embeds as the
+// library does, and its generation endpoints answer 501 naming the
+// embeddings endpoint, as llama-server's do when it only embeds.
+func TestModelEmbeddingsEncoder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bert.gguf")
+	if err := testutil.WriteModelFile(path, testutil.TinyBert()); err != nil {
+		t.Fatal(err)
+	}
+	m, err := llm.Load(path, llm.WithThreads(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if !m.Info().EmbeddingOnly {
+		t.Fatal("Info().EmbeddingOnly is false for a bert")
+	}
+	_, hs := serveModel(t, m, "tiny-bert", 1, nil)
+	checkModelEmbeddings(t, m, hs.URL)
+	for _, c := range []struct{ path, body string }{
+		{"/v1/completions", `{"prompt":"Hi"}`},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"}]}`},
+	} {
+		resp, body := post(t, hs.URL+c.path, c.body)
+		if e := errorJSON(t, resp, body, 501); e.Type != "not_supported_error" || !strings.Contains(e.Message, "/v1/embeddings") {
+			t.Errorf("%s: %+v", c.path, e)
+		}
+	}
 }
 
 // checkModelEmbeddings checks a server of m against the library: each

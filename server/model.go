@@ -40,7 +40,7 @@ type Model struct {
 // chat template still serves /v1/completions.
 func FromModel(m *llm.Model, id string, opts ...llm.SessionOption) (*Model, error) {
 	info := m.Info()
-	mi := ModelInfo{ID: id, ContextLength: info.Context, EmbeddingLength: info.Embedding, Render: chat.RenderOptions{
+	mi := ModelInfo{ID: id, ContextLength: info.Context, EmbeddingLength: info.Embedding, EmbeddingOnly: info.EmbeddingOnly, Render: chat.RenderOptions{
 		BOSToken: info.BOSText, EOSToken: info.EOSText, StripBOS: info.AddBOS, StripEOS: info.AddEOS}}
 	if info.ChatTemplate != "" {
 		t, err := chat.Parse(info.ChatTemplate)

@@ -482,6 +482,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 	if aerr != nil {
 		return aerr
 	}
+	if s.info.EmbeddingOnly {
+		return notGenerating("chat completions")
+	}
 	if s.info.Template == nil {
 		return &apiError{Status: 400, Type: "invalid_request_error", Message: "the model has no chat template; use /v1/completions or start the server with a chat template"}
 	}
@@ -610,6 +613,9 @@ func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) *apiEr
 	prompt, p, aerr := req.validate()
 	if aerr != nil {
 		return aerr
+	}
+	if s.info.EmbeddingOnly {
+		return notGenerating("completions")
 	}
 	id := s.newID("cmpl-")
 	created := s.now().Unix()
