@@ -44,16 +44,6 @@ func WithTruncate(on bool) EmbedOption { return func(o *engine.Embedding) { o.Tr
 // OpenAI's dimensions; n from 1 to the model's width (Info().Embedding).
 func WithDimensions(n int) EmbedOption { return func(o *engine.Embedding) { o.Dimensions = n } }
 
-func embedding(opts []EmbedOption) engine.Embedding {
-	var o engine.Embedding
-	for _, f := range opts {
-		if f != nil {
-			f(&o)
-		}
-	}
-	return o
-}
-
 // Embed returns a vector for each text (an embedding model's, such as
 // Qwen3-Embedding's; any model's hidden states can be pooled), evaluated
 // one after the other in a session of their own, made for the call within
@@ -61,7 +51,7 @@ func embedding(opts []EmbedOption) engine.Embedding {
 // does (special tokens parsed, BOS and EOS added when the vocabulary asks).
 func (m *Model) Embed(ctx context.Context, texts []string, opts ...EmbedOption) (_ [][]float32, err error) {
 	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
-	vs, _, err := m.e.Embed(ctx, texts, embedding(opts))
+	vs, _, err := m.e.Embed(ctx, texts, engine.Embeddings(opts))
 	return vs, err
 }
 
@@ -73,13 +63,13 @@ func (s *Session) Embed(ctx context.Context, text string, opts ...EmbedOption) (
 	if err != nil {
 		return nil, err
 	}
-	v, _, err := s.m.e.EmbedTokens(ctx, s.q, ids, embedding(opts))
+	v, _, err := s.m.e.EmbedTokens(ctx, s.q, ids, engine.Embeddings(opts))
 	return v, err
 }
 
 // EmbedTokens is Embed of tokens as given (nothing added).
 func (s *Session) EmbedTokens(ctx context.Context, ids []int32, opts ...EmbedOption) (_ []float32, err error) {
 	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
-	v, _, err := s.m.e.EmbedTokens(ctx, s.q, ids, embedding(opts))
+	v, _, err := s.m.e.EmbedTokens(ctx, s.q, ids, engine.Embeddings(opts))
 	return v, err
 }

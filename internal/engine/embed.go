@@ -21,6 +21,17 @@ type Embedding struct {
 	Dimensions int           // keep the first Dimensions (then normalise); 0: all
 }
 
+// Embeddings applies opts (llm's EmbedOptions) to the zero Embedding.
+func Embeddings[Option ~func(*Embedding)](opts []Option) Embedding {
+	var o Embedding
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	return o
+}
+
 // pooling is the pooling o asks for, or the file's; when the file names
 // none, PoolingLast for a generative model (the last token's state is the
 // one that has seen the whole text, which is what Ollama takes) and
