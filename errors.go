@@ -20,7 +20,8 @@ var (
 	// inconsistent metadata, missing tensors).
 	ErrBadModel = model.ErrBadModel
 	// ErrUnsupportedArch: a valid GGUF file of an architecture (or rope
-	// scaling, layer kind, or tokenizer) this library does not run.
+	// scaling, layer kind, or tokenizer) this library does not run; also
+	// generation on an embedding-only model (Info.EmbeddingOnly).
 	ErrUnsupportedArch = model.ErrUnsupportedArch
 	// ErrUnsupportedType: a tensor type (e.g. TQ1_0) this library has no
 	// kernels for.
