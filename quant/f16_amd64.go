@@ -20,6 +20,9 @@ func tileF16AVX24x1(w *byte, wStride int, x *byte, xStride int, nb int, out *flo
 func tileF16AVX5124x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
 
 //go:noescape
+func tileF16AVX5124x6(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
 func tileF16AVX5124x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
 
 //go:noescape

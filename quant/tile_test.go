@@ -324,14 +324,14 @@ func sampled(sparse bool, key, i, every int) bool { return !sparse || (i+key)%ev
 // elements left over take the dot product in both).
 func TestFloatTileColumnsAlone(t *testing.T) {
 	for _, typ := range []Type{F16, F32} {
-		f, _, _ := Tile(typ)
+		f, _, maxCols := Tile(typ)
 		for _, n := range []int{16, 64, 1024, 100} {
 			for _, rows := range []int{4, 16, 7} {
 				r := newRand(uint64(typ)<<20 | uint64(n)<<8 | uint64(rows))
-				c := newTileCase(r, typ, n, rows, 4, 0, 0, 0)
-				batch := make([]float32, 4*c.outStride)
-				f(c.n, c.w, c.wStride, rows, c.x, c.xStride, 4, batch, c.outStride)
-				for col := 0; col < 4; col++ {
+				c := newTileCase(r, typ, n, rows, maxCols, 0, 0, 0)
+				batch := make([]float32, maxCols*c.outStride)
+				f(c.n, c.w, c.wStride, rows, c.x, c.xStride, maxCols, batch, c.outStride)
+				for col := 0; col < maxCols; col++ {
 					alone := make([]float32, rows)
 					f(c.n, c.w, c.wStride, rows, c.x[col*c.xStride:], c.xStride, 1, alone, 1)
 					for row, v := range alone {

@@ -205,14 +205,38 @@ func tileFloat(e floatElem, w width, cols int) {
 	}
 	// Accumulators first (the folds below use VHADDPS, which has no
 	// encoding for registers past 15), then the rows, then the columns.
+	// Past four columns (AVX-512 only) the columns' pointers and outputs
+	// continue from RBX and RAX, each column is loaded just before its
+	// FMAs (two registers in turn), and accumulators past Z15 move down
+	// to Z0-Z3, free by then, to be folded.
 	acc := func(col, row int) VecPhysical { return w.vec(4*col + row) }
 	wr := func(row int) VecPhysical { return w.vec(4*cols + row) }
 	xr := func(col int) VecPhysical { return w.vec(4*cols + 4 + col) }
-	tmp := w.vec(4*cols + 4 + cols)
-	if w.wide() {
+	var tmp VecPhysical
+	streamed := cols > 4
+	switch {
+	case !w.wide():
+		tmp = w.vec(4*cols + 4 + cols)
+	case streamed:
+		wr = func(row int) VecPhysical { return zr(4*cols + row) }
+		xr = func(col int) VecPhysical { return zr(4*cols + 4 + col%2) }
+		tmp = zr(4*cols + 6)
+	case w.wide():
 		wr = func(row int) VecPhysical { return zr(16 + row) }
 		xr = func(col int) VecPhysical { return zr(20 + col) }
 		tmp = zr(16)
+	}
+	xAt := func(col int) Mem {
+		if col < 4 {
+			return at(RDI, R9, R12, col)
+		}
+		return at(RBX, R9, R12, col-4)
+	}
+	outAt := func(col int) Mem {
+		if col < 4 {
+			return at(RDX, R10, R13, col)
+		}
+		return at(RAX, R10, R13, col-4)
 	}
 	for i := 0; i < 4*cols; i++ {
 		zero(w.vec(i))
@@ -229,21 +253,41 @@ func tileFloat(e floatElem, w width, cols int) {
 	for r := 0; r < 4; r++ {
 		load(at(RSI, R8, R11, r), wr(r))
 	}
-	for col := 0; col < cols; col++ {
-		load(at(RDI, R9, R12, col), xr(col))
-	}
-	for col := 0; col < cols; col++ {
-		for r := 0; r < 4; r++ {
-			c.VFMADD231PS(xr(col), wr(r), acc(col, r))
+	if streamed {
+		c.LEAQ(Mem{Base: RDI, Index: R9, Scale: 4}, RBX)
+		for col := 0; col < cols; col++ {
+			load(xAt(col), xr(col))
+			for r := 0; r < 4; r++ {
+				c.VFMADD231PS(xr(col), wr(r), acc(col, r))
+			}
+		}
+	} else {
+		for col := 0; col < cols; col++ {
+			load(xAt(col), xr(col))
+		}
+		for col := 0; col < cols; col++ {
+			for r := 0; r < 4; r++ {
+				c.VFMADD231PS(xr(col), wr(r), acc(col, r))
+			}
 		}
 	}
 	c.ADDQ(U32(step), RSI)
 	c.ADDQ(U32(step), RDI)
 	decJNZ(RCX, "loop")
 
+	if streamed {
+		c.LEAQ(Mem{Base: RDX, Index: R10, Scale: 4}, RAX)
+	}
 	for col := 0; col < cols; col++ {
+		low := func(r int) VecPhysical { return acc(col, r) }
+		if 4*col+3 > 15 {
+			for r := 0; r < 4; r++ {
+				c.VMOVAPS(acc(col, r), zr(r))
+			}
+			low = func(r int) VecPhysical { return zr(r) }
+		}
 		for r := 0; r < 4; r++ {
-			a := acc(col, r)
+			a := low(r)
 			if w.wide() {
 				fold512(a, asY(tmp))
 				// EVEX: the temporary is past the VEX registers.
@@ -253,11 +297,11 @@ func tileFloat(e floatElem, w width, cols int) {
 			}
 			c.VADDPS(asX(tmp), asX(a), asX(a))
 		}
-		a, b, cc, d := asX(acc(col, 0)), asX(acc(col, 1)), asX(acc(col, 2)), asX(acc(col, 3))
+		a, b, cc, d := asX(low(0)), asX(low(1)), asX(low(2)), asX(low(3))
 		c.VHADDPS(b, a, a)
 		c.VHADDPS(d, cc, cc)
 		c.VHADDPS(cc, a, a)
-		c.VMOVUPS(a, at(RDX, R10, R13, col))
+		c.VMOVUPS(a, outAt(col))
 	}
 	c.VZEROUPPER()
 	c.RET()
