@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -174,6 +175,12 @@ func TestEmbedTruncate(t *testing.T) {
 			t.Fatal(err)
 		}
 		closeVectors(t, "truncated", got, embedTokens(t, s, want), 0)
+		// Truncating tokens given by the caller leaves them as they were.
+		given := slices.Clone(ids)
+		closeVectors(t, "truncated tokens", embedTokens(t, s, given, llm.WithTruncate(true)), got, 0)
+		if !slices.Equal(given, ids) {
+			t.Errorf("EmbedTokens with truncation changed the caller's tokens: %v, was %v", given, ids)
+		}
 		if _, err := m.Embed(ctx, []string{long}, llm.WithTruncate(true)); err != nil {
 			t.Errorf("Model.Embed with truncation: %v", err)
 		}

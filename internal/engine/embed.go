@@ -79,10 +79,12 @@ func (e *Engine) EmbedTokens(ctx context.Context, q *seq.Seq, ids []int32, o Emb
 		if !o.Truncate {
 			return nil, 0, fmt.Errorf("llm: embed: %d tokens do not fit in a context of %d (truncate to embed the first %d): %w", len(ids), n, n, kv.ErrFull)
 		}
-		last := ids[len(ids)-1]
-		ids = ids[:n:n]
-		if end := e.Tok.End(); end >= 0 && last == end {
-			ids[n-1] = last
+		// The caller's slice is left as it is: a cut ending in the end
+		// token is a new one.
+		if end := e.Tok.End(); end >= 0 && ids[len(ids)-1] == end {
+			ids = append(ids[:n-1:n-1], end)
+		} else {
+			ids = ids[:n]
 		}
 	}
 	v := make([]float32, E)
