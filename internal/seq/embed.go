@@ -39,10 +39,8 @@ func (s *Seq) Embed(ctx context.Context, tokens []int32, p model.Pooling, dst []
 		return fmt.Errorf("llm: embed: %d tokens in a batch of %d: %s attends over the whole text, which must be one forward pass (a batch of at least %d): %w",
 			len(tokens), s.st.Batch(), s.m.Arch, len(tokens), ErrInvalidOption)
 	}
-	for _, t := range tokens {
-		if t < 0 || int(t) >= s.m.Vocab {
-			return fmt.Errorf("llm: embed: token %d not in vocabulary of %d: %w", t, s.m.Vocab, model.ErrTokenOutOfRange)
-		}
+	if err := s.checkTokens(tokens); err != nil {
+		return fmt.Errorf("llm: embed: %w", err)
 	}
 	s.truncate(0)
 	defer s.truncate(0)

@@ -399,12 +399,10 @@ func (s *Seq) eval(ctx context.Context, tokens []int32, all []float32) error {
 		return fmt.Errorf("llm: %d tokens after %d do not fit in a context of %d: %w",
 			len(tokens), len(s.history), s.cfg.Context, kv.ErrFull)
 	}
-	vocab := s.m.Vocab
-	for _, t := range tokens {
-		if t < 0 || int(t) >= vocab {
-			return fmt.Errorf("llm: token %d not in vocabulary of %d: %w", t, vocab, model.ErrTokenOutOfRange)
-		}
+	if err := s.checkTokens(tokens); err != nil {
+		return fmt.Errorf("llm: %w", err)
 	}
+	vocab := s.m.Vocab
 	step := s.st.Batch()
 	if s.cfg.Shift {
 		step = max(1, min(step, s.cfg.Context-s.cfg.Keep))
@@ -429,6 +427,17 @@ func (s *Seq) eval(ctx context.Context, tokens []int32, all []float32) error {
 				copy(all[i*vocab:], out)
 			}
 			copy(s.logits, all[(i+len(chunk)-1)*vocab:])
+		}
+	}
+	return nil
+}
+
+// checkTokens refuses a token outside the model's vocabulary before any
+// work is done, so that a failed call changes nothing.
+func (s *Seq) checkTokens(tokens []int32) error {
+	for _, t := range tokens {
+		if t < 0 || int(t) >= s.m.Vocab {
+			return fmt.Errorf("token %d not in vocabulary of %d: %w", t, s.m.Vocab, model.ErrTokenOutOfRange)
 		}
 	}
 	return nil
