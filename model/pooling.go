@@ -23,13 +23,9 @@ func (p Pooling) String() string { return enum.Name(p, poolingNames[:], "Pooling
 // poolingType reads "<arch>.pooling_type": absent is PoolingNone, a value
 // past PoolingRank makes the file bad.
 func (m *meta) poolingType() Pooling {
-	if m.err != nil || !m.has("pooling_type") {
-		return PoolingNone
-	}
-	v, ok := m.f.Uint(m.key("pooling_type"))
-	if !ok || v > uint64(PoolingRank) {
-		raw, _ := m.f.Get(m.key("pooling_type"))
-		m.fail("%s is %s, want 0 to %d (none, mean, cls, last, rank)", m.key("pooling_type"), describe(raw), PoolingRank)
+	v := metaValue(m, "pooling_type", 0, m.f.Uint, "a pooling type (0 none, 1 mean, 2 cls, 3 last, 4 rank)")
+	if v > uint64(PoolingRank) {
+		m.fail("%s = %d, want 0 to %d (none, mean, cls, last, rank)", m.key("pooling_type"), v, PoolingRank)
 		return PoolingNone
 	}
 	return Pooling(v)
