@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 
 	"github.com/lowmem/llm/internal/engine"
+	"github.com/lowmem/llm/internal/seq"
 	"github.com/lowmem/llm/model"
 )
 
@@ -44,11 +45,19 @@ func WithTruncate(on bool) EmbedOption { return func(o *engine.Embedding) { o.Tr
 // OpenAI's dimensions; n from 1 to the model's width (Info().Embedding).
 func WithDimensions(n int) EmbedOption { return func(o *engine.Embedding) { o.Dimensions = n } }
 
+// TextError is the error of one text of several given to Embed or
+// EmbedBatch: Index (from 0) of Of says which; it wraps the reason, so
+// errors.Is sees ErrContextFull, ErrBadToken … through it.
+type TextError = seq.TextError
+
 // Embed returns a vector for each text (an embedding model's, such as
-// Qwen3-Embedding's; any model's hidden states can be pooled), evaluated
-// one after the other in a session of their own, made for the call within
-// the memory plan and closed after it. Texts are tokenized as llama-server
-// does (special tokens parsed, BOS and EOS added when the vocabulary asks).
+// Qwen3-Embedding's; any model's hidden states can be pooled), in a
+// session of their own, made for the call within the memory plan and
+// closed after it. Short texts share forward passes, each evaluated as if
+// alone (its own positions, attention to its own tokens only), so a list
+// of sentences takes a few passes at a batch's speed. Texts are tokenized
+// as llama-server does (special tokens parsed, BOS and EOS added when the
+// vocabulary asks). An error of one text is a *TextError.
 func (m *Model) Embed(ctx context.Context, texts []string, opts ...EmbedOption) (_ [][]float32, err error) {
 	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
 	vs, _, err := m.e.Embed(ctx, texts, engine.Embeddings(opts))
@@ -72,4 +81,14 @@ func (s *Session) EmbedTokens(ctx context.Context, ids []int32, opts ...EmbedOpt
 	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	v, _, err := s.m.e.EmbedTokens(ctx, s.q, ids, engine.Embeddings(opts))
 	return v, err
+}
+
+// EmbedBatch is EmbedTokens of several token lists, the short ones
+// sharing forward passes as in Model.Embed, in this session (reset first,
+// left empty; its context bounds each list). An error of one list is a
+// *TextError.
+func (s *Session) EmbedBatch(ctx context.Context, ids [][]int32, opts ...EmbedOption) (_ [][]float32, err error) {
+	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
+	vs, _, err := s.m.e.EmbedAll(ctx, s.q, ids, engine.Embeddings(opts))
+	return vs, err
 }

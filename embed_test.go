@@ -121,7 +121,9 @@ func TestEmbedPooling(t *testing.T) {
 }
 
 // Model.Embed makes the same vectors as a session's Embed, in order, and
-// text is tokenized as TokenizeSpecial does.
+// text is tokenized as TokenizeSpecial does; so does Session.EmbedBatch
+// of the tokens. Both pack the texts into shared passes (F32 weights
+// round alike in any batch, so the bits agree).
 func TestModelEmbed(t *testing.T) {
 	ctx := context.Background()
 	m := embedModel(t, 1, false)
@@ -131,7 +133,20 @@ func TestModelEmbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var lists [][]int32
+	for _, text := range texts {
+		ids, err := m.TokenizeSpecial(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lists = append(lists, ids)
+	}
+	batch, err := s.EmbedBatch(ctx, lists)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i, text := range texts {
+		closeVectors(t, text+" by EmbedBatch", batch[i], vs[i], 0)
 		one, err := s.Embed(ctx, text)
 		if err != nil {
 			t.Fatal(err)
@@ -235,5 +250,19 @@ func TestEmbedErrors(t *testing.T) {
 	var nilCtx context.Context
 	if _, err := s.Embed(nilCtx, "hi"); err == nil {
 		t.Error("a nil context was taken")
+	}
+
+	// Of several texts, the one refused is named.
+	var te *llm.TextError
+	_, err := m.Embed(ctx, []string{"hi", "there", strings.Repeat("word ", 400)})
+	if !errors.As(err, &te) || te.Index != 2 || te.Of != 3 || !errors.Is(err, llm.ErrContextFull) || !strings.Contains(err.Error(), "(text 2 of 3)") {
+		t.Errorf("text 2 too long: %v", err)
+	}
+	_, err = s.EmbedBatch(ctx, [][]int32{{1, 2}, {1, 100000}})
+	if !errors.As(err, &te) || te.Index != 1 || !errors.Is(err, llm.ErrBadToken) {
+		t.Errorf("a bad token in list 1: %v", err)
+	}
+	if _, err := s.EmbedBatch(ctx, nil); !errors.Is(err, llm.ErrInvalidOption) {
+		t.Errorf("no lists: %v", err)
 	}
 }

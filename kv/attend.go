@@ -5,7 +5,8 @@ import (
 	"math"
 )
 
-// AttnParams are the per-model constants of attention.
+// AttnParams are the constants of attention: the model's, and where the
+// query's own text starts in the cache.
 type AttnParams struct {
 	// Heads is the number of query heads; a multiple of KVHeads. Query head
 	// h reads KV head h/(Heads/KVHeads).
@@ -15,12 +16,17 @@ type AttnParams struct {
 	// Softcap, when positive, squashes each scaled score s to
 	// Softcap·tanh(s/Softcap) (Gemma 2). 0 means none.
 	Softcap float32
+	// From is the first position the query sees; 0, the cache's start,
+	// for one text. Several short texts packed into one pass, one after
+	// another in the cache, each see only their own positions: a query
+	// then gives its own text's first position.
+	From int
 }
 
 // Attend computes attention for query heads [h0,h1) of the token at pos in
 // layer: each head's output is the softmax-weighted sum of the values of
-// the positions it sees, which are 0..pos, or the last W of them in a layer
-// with window W. Those positions must have been stored; with chunked
+// the positions it sees, which are p.From..pos, or the last W of them in a
+// layer with window W. Those positions must have been stored; with chunked
 // prefill the whole chunk may be stored first, since Attend never looks
 // past pos. pos is only the bound of what the query sees, not where the
 // query itself sits (its RoPE is applied before): attending at a batch's
@@ -65,14 +71,14 @@ func (c *Cache) Attend(layer, pos int, q, out []float32, p AttnParams, h0, h1 in
 	if h0 < 0 || h0 > h1 || h1 > p.Heads {
 		return fmt.Errorf("kv: attend: head range [%d,%d) not within [0,%d): %w", h0, h1, p.Heads, ErrInvalid)
 	}
-	if !(p.Softcap >= 0) {
-		return fmt.Errorf("kv: attend: softcap %v is negative: %w", p.Softcap, ErrInvalid)
+	if err := p.check(); err != nil {
+		return err
 	}
 	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
 	if h1 > len(q)/dk || h1 > len(out)/dv {
 		return fmt.Errorf("kv: attend: q has %d and out %d floats, heads up to %d need %d and %d: %w", len(q), len(out), h1, h1*dk, h1*dv, ErrInvalid)
 	}
-	v, err := c.seen(layer, pos, len(scratch))
+	v, err := c.seen(layer, pos, p.From, len(scratch))
 	if err != nil {
 		return err
 	}
@@ -92,16 +98,31 @@ func (c *Cache) Attend(layer, pos int, q, out []float32, p AttnParams, h0, h1 in
 	return nil
 }
 
-// seen is the span of layer's cells a query at pos sees, after checking
-// that they are stored and that scratch (floats) holds one weight each.
-func (c *Cache) seen(layer, pos, scratch int) (span, error) {
+// check reports parameters no query can attend with.
+func (p *AttnParams) check() error {
+	if !(p.Softcap >= 0) {
+		return fmt.Errorf("kv: attend: softcap %v is negative: %w", p.Softcap, ErrInvalid)
+	}
+	if p.From < 0 {
+		return fmt.Errorf("kv: attend: first position %d is negative: %w", p.From, ErrInvalid)
+	}
+	return nil
+}
+
+// seen is the span of layer's cells a query at pos whose text starts at
+// from sees, after checking that they are stored and that scratch
+// (floats) holds one weight each.
+func (c *Cache) seen(layer, pos, from, scratch int) (span, error) {
 	l := &c.layers[layer]
 	if pos < 0 || pos > l.hi {
 		return span{}, fmt.Errorf("kv: attend: layer %d position %d not stored (stored up to %d): %w", layer, pos, l.hi, ErrInvalid)
 	}
-	lo := 0
+	if from > pos {
+		return span{}, fmt.Errorf("kv: attend: layer %d: a query at position %d whose text starts after it, at %d: %w", layer, pos, from, ErrInvalid)
+	}
+	lo := from
 	if l.window > 0 {
-		lo = max(0, pos-l.window+1)
+		lo = max(lo, pos-l.window+1)
 	}
 	if lo < l.lo {
 		return span{}, fmt.Errorf("kv: attend: layer %d position %d needs position %d, already overwritten in the window's ring (store at most Config.Batch positions ahead): %w", layer, pos, lo, ErrInvalid)
@@ -131,15 +152,15 @@ func (c *Cache) AttendQueries(layer, pos, g int, qs, out []float32, p AttnParams
 	if g < 0 || g >= c.cfg.KVHeads {
 		return fmt.Errorf("kv: attend: KV head %d out of range [0,%d): %w", g, c.cfg.KVHeads, ErrInvalid)
 	}
-	if !(p.Softcap >= 0) {
-		return fmt.Errorf("kv: attend: softcap %v is negative: %w", p.Softcap, ErrInvalid)
+	if err := p.check(); err != nil {
+		return err
 	}
 	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
 	nq := len(qs) / dk
 	if len(qs) != nq*dk || len(out) != nq*dv {
 		return fmt.Errorf("kv: attend: %d query and %d output floats are not whole queries of %d and %d: %w", len(qs), len(out), dk, dv, ErrInvalid)
 	}
-	v, err := c.seen(layer, pos, len(scratch))
+	v, err := c.seen(layer, pos, p.From, len(scratch))
 	if err != nil {
 		return err
 	}

@@ -99,8 +99,8 @@ func (s *State) encode(tokens []int32, pos0 int) ([]float32, error) {
 	if c.NonCausal && pos0 != 0 {
 		return nil, fmt.Errorf("model: %s attends over the whole text, which must come in one pass from position 0 (not from %d): %w", m.Arch, pos0, kv.ErrInvalid)
 	}
-	if c.AbsPositions && pos0+len(tokens) > m.PosEmbed.Rows() {
-		return nil, fmt.Errorf("model: position %d: position_embd has %d rows (the trained context): %w", pos0+len(tokens)-1, m.PosEmbed.Rows(), kv.ErrFull)
+	if last := s.lastPosition(pos0, len(tokens)); c.AbsPositions && last >= m.PosEmbed.Rows() {
+		return nil, fmt.Errorf("model: position %d: position_embd has %d rows (the trained context): %w", last, m.PosEmbed.Rows(), kv.ErrFull)
 	}
 	p, err := s.begin(tokens, pos0)
 	if err != nil {
@@ -114,8 +114,9 @@ func (s *State) encode(tokens []int32, pos0 int) ([]float32, error) {
 		}
 		if pe := m.PosEmbed; pe != nil {
 			pos := p.xn[t*E : (t+1)*E]
-			if err := quant.Dequantize(pe.Type, pos, pe.Row(pos0+t)); err != nil {
-				return nil, fmt.Errorf("model: position embedding %d: %w", pos0+t, err)
+			at := s.position(pos0, t)
+			if err := quant.Dequantize(pe.Type, pos, pe.Row(at)); err != nil {
+				return nil, fmt.Errorf("model: position embedding %d: %w", at, err)
 			}
 			ops.Add(row, pos)
 		}

@@ -40,6 +40,14 @@ type State struct {
 	qLR int // index of the slot used least recently
 	xs  ExpertSource
 	moe moeScratch
+
+	// texts, during a pass of several texts (HiddenPacked), holds the span
+	// of the pass's tokens each token's text takes (nil otherwise); textBuf
+	// keeps its memory from one such pass to the next.
+	texts, textBuf []textSpan
+	// wholeStarts, in a non-causal pass, holds the first token of each block
+	// of tokens that attend together, then the pass's length.
+	wholeStarts []int32
 }
 
 // StateOptions size a State.
@@ -141,6 +149,9 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 	}
 	s.ropeSWA = s.rope
 	s.ropeSWA.Base, s.ropeSWA.FreqScale = m.RopeBaseSWA, 1/m.RopeScaleSWA
+	if m.NonCausal {
+		s.wholeStarts = make([]int32, 0, o.Batch+1)
+	}
 	s.scratch = make([][]float32, e.Pool().Threads())
 	s.errs = make([]error, e.Pool().Threads())
 	s.fitScratch()
@@ -221,7 +232,8 @@ func (s *State) mul(w *ops.Matrix, a acts, out []float32, stride int) error {
 type attnTask struct {
 	s       *State
 	layer   int
-	pos0    int
+	pos0    int // the pass's first position
+	first   int // the pass's token that is this call's token 0
 	tokens  int // tokens of this call; unit u is token u%tokens
 	q, out  []float32
 	qStride int // floats from one token's query to the next
@@ -244,7 +256,7 @@ type attnTask struct {
 func (k *attnTask) setUnits(n, kvHeads, threads int) int {
 	k.tokens, k.parts = n, 1
 	if k.whole {
-		k.blocks = (n + wholeQueries - 1) / wholeQueries
+		k.blocks = k.s.wholeBlocks(n)
 		return k.blocks * k.p.Heads
 	}
 	if u := n * kvHeads; u < threads {
@@ -267,17 +279,16 @@ func (k *attnTask) Do(w, lo, hi int) {
 	}
 	sc := k.s.scratch[w]
 	qDim := k.p.Heads * k.s.m.HeadDimK
+	p := k.p
 	for u := lo; u < hi; u++ {
 		t, gp := u%k.tokens, u/k.tokens
 		g, part := gp/k.parts, gp%k.parts
 		h0 := g*k.group + part*k.group/k.parts
 		h1 := g*k.group + (part+1)*k.group/k.parts
 		q := k.q[t*k.qStride : t*k.qStride+qDim]
-		pos := k.pos0 + t
-		if k.whole {
-			pos = k.pos0 + k.tokens - 1
-		}
-		err := k.s.cache.Attend(k.layer, pos, q, k.out[t*k.oDim:(t+1)*k.oDim], k.p, h0, h1, sc)
+		var pos int
+		p.From, pos = k.s.sees(k.pos0, k.first+t)
+		err := k.s.cache.Attend(k.layer, pos, q, k.out[t*k.oDim:(t+1)*k.oDim], p, h0, h1, sc)
 		if err != nil && k.s.errs[w] == nil {
 			k.s.errs[w] = err
 		}
@@ -296,15 +307,17 @@ func (k *attnTask) doWhole(w, lo, hi int) {
 	qb := sc[len(sc)-wholeQueries*(dk+dv) : len(sc)-wholeQueries*dv]
 	ob := sc[len(sc)-wholeQueries*dv:]
 	sc = sc[:len(sc)-wholeQueries*(dk+dv)]
-	pos := k.pos0 + k.tokens - 1
+	p := k.p
 	for u := lo; u < hi; u++ {
 		h, b := u/k.blocks, u%k.blocks
-		t0, t1 := b*wholeQueries, min(k.tokens, (b+1)*wholeQueries)
+		t0, t1 := int(k.s.wholeStarts[b]), int(k.s.wholeStarts[b+1])
 		for t := t0; t < t1; t++ {
 			copy(qb[(t-t0)*dk:(t-t0+1)*dk], k.q[t*k.qStride+h*dk:])
 		}
 		nq := t1 - t0
-		err := k.s.cache.AttendQueries(k.layer, pos, h/k.group, qb[:nq*dk], ob[:nq*dv], k.p, sc)
+		var pos int
+		p.From, pos = k.s.seesWhole(k.pos0, k.tokens, t0)
+		err := k.s.cache.AttendQueries(k.layer, pos, h/k.group, qb[:nq*dk], ob[:nq*dv], p, sc)
 		if err != nil {
 			if k.s.errs[w] == nil {
 				k.s.errs[w] = err
@@ -476,12 +489,13 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	return p, nil
 }
 
-// angles writes the RoPE cos/sin pairs of positions pos0..pos0+n-1 into cs.
+// angles writes the RoPE cos/sin pairs of the n tokens of a pass from
+// pos0 into cs, each at its position in its text (State.position).
 func (s *State) angles(r *ops.Rope, cs []float32, pos0, n int) {
 	c := &s.m.Config
 	for t := 0; t < n; t++ {
 		a := cs[t*c.RopeDim : (t+1)*c.RopeDim]
-		r.Angles(pos0+t, a)
+		r.Angles(s.position(pos0, t), a)
 		if c.RopeAttnFactor != 1 {
 			ops.Scale(a, c.RopeAttnFactor) // ggml's mscale multiplies cos and sin
 		}
@@ -716,7 +730,7 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out []floa
 			if err := store(t); err != nil {
 				return err
 			}
-			s.attn.pos0 = pos0 + t
+			s.attn.pos0, s.attn.first = pos0, t
 			s.attn.q, s.attn.out = qkv[t*stride:], out[t*oDim:(t+1)*oDim]
 			if err := run(s.attn.setUnits(1, c.HeadsKV, threads)); err != nil {
 				return err

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/lowmem/llm/chat"
 )
@@ -67,16 +68,28 @@ type LogprobSession interface {
 // FromModel's are.
 type EmbedSession interface {
 	Session
-	// Embed returns the embedding of in — pooled, cut to its first dims
-	// elements when dims > 0, and normalised to unit length — and the
-	// number of tokens it evaluated. It evaluates in from an empty session
-	// and leaves the session empty: the prefix a slot had cached for its
-	// next generation is gone. Errors wrap ErrContextLength (more tokens
-	// than the context), ErrBadPrompt (no tokens, a token id outside the
-	// vocabulary, dims above the width) or ErrNoEmbeddings (a model that
-	// cannot embed); when ctx is done it returns ctx.Err().
-	Embed(ctx context.Context, in EmbedInput, dims int) ([]float32, int, error)
+	// Embed returns the embedding of each input — pooled, cut to its
+	// first dims elements when dims > 0, and normalised to unit length —
+	// and the number of tokens it evaluated in all. It evaluates them from
+	// an empty session and leaves the session empty: the prefix a slot
+	// had cached for its next generation is gone. Errors wrap
+	// ErrContextLength (more tokens than the context), ErrBadPrompt (no
+	// tokens, a token id outside the vocabulary, dims above the width) or
+	// ErrNoEmbeddings (a model that cannot embed), in an *InputError when
+	// one input is the cause; when ctx is done it returns ctx.Err().
+	Embed(ctx context.Context, in []EmbedInput, dims int) ([][]float32, int, error)
 }
+
+// InputError is an EmbedSession's error caused by one input of a request:
+// the answer names it (input[Index]).
+type InputError struct {
+	Index int
+	Err   error
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("input[%d]: %v", e.Index, e.Err) }
+
+func (e *InputError) Unwrap() error { return e.Err }
 
 // EmbedInput is one input of an embedding request: Text, tokenized as the
 // model's vocabulary asks (special tokens parsed, BOS and EOS added when

@@ -196,23 +196,26 @@ func (s *Server) embed(r *http.Request, inputs []EmbedInput, dims int) ([][]floa
 	}
 	sl.prompt = ""
 	start := time.Now()
-	vs := make([][]float32, 0, len(inputs))
 	tokens := 0
 	defer func() { s.metrics.generation(Result{PromptTokens: tokens}, time.Since(start)) }()
-	for i, in := range inputs {
-		v, n, err := es.Embed(ctx, in, dims)
-		if errors.Is(err, ErrNoEmbeddings) {
-			return nil, 0, notEmbedding(err.Error())
-		}
-		if err != nil {
-			e := s.failed(ctx, err, "embedding", "input", "input")
-			if len(inputs) > 1 && (e.Status == 400 || e.Status == 500) {
-				e.Message = fmt.Sprintf("input[%d]: %s", i, e.Message)
-			}
-			return nil, 0, e
-		}
-		vs = append(vs, v)
-		tokens += n
+	vs, n, err := es.Embed(ctx, inputs, dims)
+	if errors.Is(err, ErrNoEmbeddings) {
+		return nil, 0, notEmbedding(err.Error())
 	}
+	if err != nil {
+		var ie *InputError
+		if errors.As(err, &ie) {
+			err = ie.Err
+		}
+		e := s.failed(ctx, err, "embedding", "input", "input")
+		if ie != nil && len(inputs) > 1 && (e.Status == 400 || e.Status == 500) {
+			e.Message = fmt.Sprintf("input[%d]: %s", ie.Index, e.Message)
+		}
+		return nil, 0, e
+	}
+	if len(vs) != len(inputs) {
+		return nil, 0, s.failed(ctx, fmt.Errorf("server: the backend made %d embeddings of %d inputs", len(vs), len(inputs)), "embedding", "input", "input")
+	}
+	tokens = n
 	return vs, tokens, nil
 }

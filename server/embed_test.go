@@ -357,16 +357,9 @@ func checkModelEmbeddings(t *testing.T, m *llm.Model, url string) {
 	defer s.Close()
 	texts := []string{"The quick brown fox jumps over the lazy dog.", "Once upon a time", "a"}
 	input, _ := json.Marshal(texts)
-	want := make([][]float32, len(texts))
 	tokens := 0
 	var ids [][]int32
-	for i, text := range texts {
-		if want[i], err = s.Embed(ctx, text); err != nil {
-			t.Fatal(err)
-		}
-		if norm := math.Sqrt(dot(want[i], want[i])); math.Abs(norm-1) > 1e-5 {
-			t.Fatalf("Session.Embed(%q) has length %g", text, norm)
-		}
+	for _, text := range texts {
 		tok, err := m.TokenizeSpecial(text)
 		if err != nil {
 			t.Fatal(err)
@@ -374,12 +367,31 @@ func checkModelEmbeddings(t *testing.T, m *llm.Model, url string) {
 		ids = append(ids, tok)
 		tokens += len(tok)
 	}
+	// The request's inputs share forward passes as Session.EmbedBatch
+	// packs them: its vectors to the bit, and within a batch kernel's
+	// rounding of each text's Session.Embed alone.
+	want, err := s.EmbedBatch(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range texts {
+		alone, err := s.Embed(ctx, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if norm := math.Sqrt(dot(alone, alone)); math.Abs(norm-1) > 1e-5 {
+			t.Fatalf("Session.Embed(%q) has length %g", text, norm)
+		}
+		if c := dot(alone, want[i]); c < 1-1e-4 {
+			t.Errorf("%q: cosine %v between Session.Embed and EmbedBatch", text, c)
+		}
+	}
 	for _, b64 := range []bool{false, true} {
 		format := map[bool]string{false: "float", true: "base64"}[b64]
 		got := postEmbeddings(t, url, fmt.Sprintf(`{"input":%s,"encoding_format":%q}`, input, format), b64)
 		for i := range texts {
 			if !slices.Equal(got.Data[i].vector, want[i]) {
-				t.Errorf("%s: vector of %q differs from Session.Embed's", format, texts[i])
+				t.Errorf("%s: vector of %q differs from Session.EmbedBatch's", format, texts[i])
 			}
 		}
 		if got.Usage["prompt_tokens"] != tokens || got.Usage["total_tokens"] != tokens {
@@ -392,7 +404,7 @@ func checkModelEmbeddings(t *testing.T, m *llm.Model, url string) {
 	got := postEmbeddings(t, url, fmt.Sprintf(`{"input":%s}`, tokInput), false)
 	for i := range texts {
 		if !slices.Equal(got.Data[i].vector, want[i]) {
-			t.Errorf("tokens of %q: vector differs from Session.Embed's of the text", texts[i])
+			t.Errorf("tokens of %q: vector differs from Session.EmbedBatch's of the text", texts[i])
 		}
 	}
 
@@ -407,7 +419,11 @@ func checkModelEmbeddings(t *testing.T, m *llm.Model, url string) {
 	if len(v) != n || !slices.Equal(v, cut) {
 		t.Fatalf("dimensions %d: %d elements, want Session.Embed's with WithDimensions", n, len(v))
 	}
-	head := want[0][:n]
+	full, err := s.Embed(ctx, texts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := full[:n]
 	scale := 1 / math.Sqrt(dot(head, head))
 	for j := range v {
 		if math.Abs(float64(v[j])-float64(head[j])*scale) > 1e-6 {

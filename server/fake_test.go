@@ -147,7 +147,24 @@ func (s *fakeSession) Generate(ctx context.Context, prompt string, p Params, yie
 }
 
 // Embed implements EmbedSession: one step an input.
-func (s *fakeSession) Embed(ctx context.Context, in EmbedInput, dims int) ([]float32, int, error) {
+func (s *fakeSession) Embed(ctx context.Context, in []EmbedInput, dims int) ([][]float32, int, error) {
+	vs := make([][]float32, len(in))
+	tokens := 0
+	for i, x := range in {
+		v, n, err := s.embedOne(ctx, x, dims)
+		if err != nil {
+			if ctx.Err() == nil {
+				err = &InputError{Index: i, Err: err}
+			}
+			return nil, 0, err
+		}
+		vs[i] = v
+		tokens += n
+	}
+	return vs, tokens, nil
+}
+
+func (s *fakeSession) embedOne(ctx context.Context, in EmbedInput, dims int) ([]float32, int, error) {
 	b := s.b
 	defer b.enter(func() { b.embeds, b.dims = append(b.embeds, in), append(b.dims, dims) })()
 	if !b.step(ctx) {

@@ -144,29 +144,38 @@ func (ms modelSession) GenerateLogprobs(ctx context.Context, prompt string, p Pa
 	return res, err
 }
 
-// Embed implements EmbedSession with Session.EmbedTokens (Session.Embed
-// tokenizes the same way, but does not say how many tokens it made, which
-// usage reports). The session's cached prompt is gone afterwards.
-func (ms modelSession) Embed(ctx context.Context, in EmbedInput, dims int) ([]float32, int, error) {
-	ids := in.Tokens
-	if ids == nil {
-		var err error
-		if ids, err = ms.m.TokenizeSpecial(in.Text); err != nil {
-			return nil, 0, backendError(err)
+// Embed implements EmbedSession with Session.EmbedBatch, which packs
+// short inputs into shared forward passes (Session.Embed tokenizes as
+// this does, but does not say how many tokens it made, which usage
+// reports). The session's cached prompt is gone afterwards.
+func (ms modelSession) Embed(ctx context.Context, in []EmbedInput, dims int) ([][]float32, int, error) {
+	ids := make([][]int32, len(in))
+	tokens := 0
+	for i, x := range in {
+		ids[i] = x.Tokens
+		if ids[i] == nil {
+			var err error
+			if ids[i], err = ms.m.TokenizeSpecial(x.Text); err != nil {
+				return nil, 0, &InputError{Index: i, Err: backendError(err)}
+			}
 		}
+		tokens += len(ids[i])
 	}
 	var opts []llm.EmbedOption
 	if dims > 0 {
 		opts = append(opts, llm.WithDimensions(dims))
 	}
-	v, err := ms.s.EmbedTokens(ctx, ids, opts...)
+	vs, err := ms.s.EmbedBatch(ctx, ids, opts...)
+	var te *llm.TextError
 	switch {
 	case errors.Is(err, llm.ErrUnsupportedArch): // the file pools by rank
 		return nil, 0, fmt.Errorf("%w: %w", ErrNoEmbeddings, err)
+	case errors.As(err, &te):
+		return nil, 0, &InputError{Index: te.Index, Err: backendError(te.Err)}
 	case err != nil:
 		return nil, 0, backendError(err)
 	}
-	return v, len(ids), nil
+	return vs, tokens, nil
 }
 
 // backendError wraps the library's errors that a request causes in the

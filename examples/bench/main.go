@@ -12,7 +12,10 @@
 //
 // With -embd the pp test embeds its tokens (Session.EmbedTokens: the
 // hidden states pooled as the file says, no output matrix), as
-// llama-bench -embd 1 does; it takes -n 0.
+// llama-bench -embd 1 does; it takes -n 0. -texts K splits them into K
+// texts of p/K tokens embedded in one Session.EmbedBatch call, which packs
+// them into shared forward passes (-pack=false: one EmbedTokens call a
+// text, the way short texts were embedded before EmbedBatch).
 //
 // With -pg the tg test runs on top of the pp test's prompt, in the same
 // session (a prompt, then its reply): -p 6000 -n 64 -pg measures
@@ -92,6 +95,8 @@ type config struct {
 	progress io.Writer // per-run lines with -v
 	profile  string    // CPU profile of the measured runs, by phase
 	embd     bool      // the pp test embeds (pooled hidden states, no logits)
+	texts    int       // -embd: the pp test's tokens are this many texts
+	pack     bool      // -texts: one EmbedBatch call (else an EmbedTokens call a text)
 }
 
 // errUsage reports bad flags; the flag package has already printed why.
@@ -119,6 +124,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the random prompt tokens")
 	fs.BoolVar(&c.verbose, "v", false, "print each run's time on stderr")
 	fs.BoolVar(&c.embd, "embd", false, "the pp test computes an embedding (Session.EmbedTokens) instead of logits, as llama-bench -embd 1; needs -n 0")
+	fs.IntVar(&c.texts, "texts", 1, "with -embd: the pp test's tokens are this many texts of p/texts tokens, embedded together")
+	fs.BoolVar(&c.pack, "pack", true, "with -texts: embed the texts in one Session.EmbedBatch call, packed into shared passes (false: an EmbedTokens call a text)")
 	fs.StringVar(&c.profile, "profile", "", "write a CPU profile of the measured runs to `FILE` (FILE.pp and FILE.tg when both tests run) and print CPU time by phase of the forward pass")
 	if err := fs.Parse(args); err != nil {
 		return c, errUsage
@@ -143,6 +150,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("-pg needs both -p and -n")
 	case c.embd && (c.tg > 0 || c.pp == 0):
 		return c, errors.New("-embd measures the pp test only: give -p and -n 0")
+	case c.texts < 1 || c.texts > 1 && (!c.embd || c.pp%c.texts != 0):
+		return c, fmt.Errorf("-texts %d: want 1, or with -embd a divisor of -p %d", c.texts, c.pp)
 	}
 	if c.ctx == 0 {
 		c.ctx = max(c.pp+c.tg, 512)
@@ -581,7 +590,24 @@ func (b *bencher) prompt(ctx context.Context, n int) error {
 	for range n {
 		b.toks = append(b.toks, b.token())
 	}
-	if b.c.embd {
+	switch {
+	case b.c.embd && b.c.texts > 1:
+		k := len(b.toks) / b.c.texts
+		lists := make([][]int32, b.c.texts)
+		for i := range lists {
+			lists[i] = b.toks[i*k : (i+1)*k]
+		}
+		if b.c.pack {
+			_, err := b.s.EmbedBatch(ctx, lists)
+			return err
+		}
+		for _, l := range lists {
+			if _, err := b.s.EmbedTokens(ctx, l); err != nil {
+				return err
+			}
+		}
+		return nil
+	case b.c.embd:
 		_, err := b.s.EmbedTokens(ctx, b.toks)
 		return err
 	}

@@ -40,6 +40,9 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-m", "x", "-p", "600", "-c", "512"}, "-c 512 is smaller"},
 		{[]string{"-m", "x", "-t", "-1"}, "-t -1"},
 		{[]string{"-m", "x", "extra"}, `unexpected argument "extra"`},
+		{[]string{"-m", "x", "-p", "64", "-n", "0", "-texts", "4"}, "-texts 4"},
+		{[]string{"-m", "x", "-p", "64", "-n", "0", "-embd", "-texts", "5"}, "a divisor of -p 64"},
+		{[]string{"-m", "x", "-p", "64", "-n", "0", "-embd", "-texts", "0"}, "-texts 0"},
 	}
 	for _, tt := range tests {
 		_, err := parseFlags(tt.args, &bytes.Buffer{})
@@ -244,5 +247,24 @@ func TestRunPromptThenGenerate(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"-m", "x", "-p", "0", "-pg"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "-pg") {
 		t.Errorf("-pg without -p: err = %v", err)
+	}
+}
+
+// -embd -texts embeds the pp test's tokens as several texts, packed in
+// one EmbedBatch call or one call a text.
+func TestRunEmbedTexts(t *testing.T) {
+	path := tinyModel(t)
+	for _, pack := range []string{"-pack=true", "-pack=false"} {
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{"-m", path, "-p", "32", "-n", "0", "-r", "1", "-embd", "-texts", "8", pack, "-json"}, &out, &bytes.Buffer{}); err != nil {
+			t.Fatalf("%s: %v", pack, err)
+		}
+		var res map[string]any
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatalf("%s: output %q: %v", pack, out.String(), err)
+		}
+		if pp, _ := res["pp"].(map[string]any); pp["n"] != 32.0 {
+			t.Errorf("%s: pp = %v", pack, res["pp"])
+		}
 	}
 }

@@ -63,6 +63,20 @@ func (e *Engine) pooling(o Embedding) (model.Pooling, error) {
 // WordPiece [SEP]), when it does, since the model is trained on texts
 // that end with it (last-token pooling on the EOS).
 func (e *Engine) EmbedTokens(ctx context.Context, q *seq.Seq, ids []int32, o Embedding) ([]float32, int, error) {
+	vs, n, err := e.EmbedAll(ctx, q, [][]int32{ids}, o)
+	if err != nil {
+		return nil, 0, err
+	}
+	return vs[0], n, nil
+}
+
+// EmbedAll is EmbedTokens of every token list of ids, the short ones
+// sharing forward passes (seq.(*Seq).EmbedAll), and the number of tokens
+// evaluated in all. A text's error is a *seq.TextError naming it.
+func (e *Engine) EmbedAll(ctx context.Context, q *seq.Seq, ids [][]int32, o Embedding) ([][]float32, int, error) {
+	if len(ids) == 0 {
+		return nil, 0, fmt.Errorf("llm: embed: no texts: %w", seq.ErrInvalidOption)
+	}
 	p, err := e.pooling(o)
 	if err != nil {
 		return nil, 0, err
@@ -75,38 +89,58 @@ func (e *Engine) EmbedTokens(ctx context.Context, q *seq.Seq, ids []int32, o Emb
 	if lim := e.Model.PositionLimit(); lim > 0 {
 		n = min(n, lim)
 	}
-	if len(ids) > n {
-		if !o.Truncate {
-			return nil, 0, fmt.Errorf("llm: embed: %d tokens do not fit in a context of %d (truncate to embed the first %d): %w", len(ids), n, n, kv.ErrFull)
+	cut := make([][]int32, len(ids))
+	tokens := 0
+	for i, t := range ids {
+		if cut[i], err = e.fit(t, n, o.Truncate); err != nil {
+			return nil, 0, &seq.TextError{Index: i, Of: len(ids), Err: err}
 		}
-		// The caller's slice is left as it is: a cut ending in the end
-		// token is a new one.
-		if end := e.Tok.End(); end >= 0 && ids[len(ids)-1] == end {
-			ids = append(ids[:n-1:n-1], end)
-		} else {
-			ids = ids[:n]
-		}
+		tokens += len(cut[i])
 	}
-	v := make([]float32, E)
-	if err := q.Embed(ctx, ids, p, v); err != nil {
+	vs := make([][]float32, len(ids))
+	all := make([]float32, len(ids)*E)
+	for i := range vs {
+		vs[i] = all[i*E : (i+1)*E : (i+1)*E]
+	}
+	if err := q.EmbedAll(ctx, cut, p, vs); err != nil {
 		return nil, 0, err
 	}
-	if o.Dimensions > 0 {
-		v = v[:o.Dimensions:o.Dimensions]
-	}
-	if !o.Raw {
-		if err := normalize(v); err != nil {
-			return nil, 0, err
+	for i, v := range vs {
+		if o.Dimensions > 0 {
+			v = v[:o.Dimensions:o.Dimensions]
+			vs[i] = v
+		}
+		if !o.Raw {
+			if err := normalize(v); err != nil {
+				return nil, 0, &seq.TextError{Index: i, Of: len(ids), Err: err}
+			}
 		}
 	}
-	return v, len(ids), nil
+	return vs, tokens, nil
 }
 
-// Embed is EmbedTokens of each text, tokenized as llama-server and Ollama
-// do (special tokens parsed; BOS and EOS added when the vocabulary asks),
-// in a sequence of its own just long enough for the longest (at most the
-// model's context), made and closed within the call; tokens, the number
-// evaluated in all.
+// fit returns ids if they fit n positions, else with truncate the first
+// ones that do, keeping the end token the tokenizer appends.
+func (e *Engine) fit(ids []int32, n int, truncate bool) ([]int32, error) {
+	if len(ids) <= n {
+		return ids, nil
+	}
+	if !truncate {
+		return nil, fmt.Errorf("llm: embed: %d tokens do not fit in a context of %d (truncate to embed the first %d): %w", len(ids), n, n, kv.ErrFull)
+	}
+	// The caller's slice is left as it is: a cut ending in the end token
+	// is a new one.
+	if end := e.Tok.End(); end >= 0 && ids[len(ids)-1] == end {
+		return append(ids[:n-1:n-1], end), nil
+	}
+	return ids[:n], nil
+}
+
+// Embed is EmbedAll of each text, tokenized as llama-server and Ollama do
+// (special tokens parsed; BOS and EOS added when the vocabulary asks), in
+// a sequence of its own made and closed within the call, whose context
+// holds the longest text and, when they fit the model's context, as many
+// texts as a batch does; tokens, the number evaluated in all.
 func (e *Engine) Embed(ctx context.Context, texts []string, o Embedding) (vs [][]float32, tokens int, err error) {
 	if len(texts) == 0 {
 		return nil, 0, fmt.Errorf("llm: embed: no texts: %w", seq.ErrInvalidOption)
@@ -115,36 +149,26 @@ func (e *Engine) Embed(ctx context.Context, texts []string, o Embedding) (vs [][
 		return nil, 0, err
 	}
 	ids := make([][]int32, len(texts))
-	longest := 0
+	longest, total := 0, 0
 	for i, t := range texts {
 		if ids[i], err = e.Tokenize(t, true); err != nil {
-			return nil, 0, err
+			return nil, 0, &seq.TextError{Index: i, Of: len(texts), Err: err}
 		}
 		if len(ids[i]) == 0 {
-			return nil, 0, fmt.Errorf("llm: embed: text %d has no tokens: %w", i, seq.ErrInvalidOption)
+			return nil, 0, &seq.TextError{Index: i, Of: len(texts), Err: fmt.Errorf("llm: embed: a text with no tokens: %w", seq.ErrInvalidOption)}
 		}
 		longest = max(longest, len(ids[i]))
+		total += len(ids[i])
 	}
 	q, err := e.NewSeq(func(s *Settings) {
-		s.Context = min(longest, s.Context)
+		s.Context = min(max(longest, min(total, s.Batch)), s.Context)
 		s.Shift, s.KVPreallocate = false, false
 	})
 	if err != nil {
 		return nil, 0, err
 	}
 	defer q.Close()
-	vs = make([][]float32, len(texts))
-	for i := range ids {
-		var n int
-		if vs[i], n, err = e.EmbedTokens(ctx, q, ids[i], o); err != nil {
-			if len(texts) > 1 {
-				err = fmt.Errorf("%w (text %d of %d)", err, i, len(texts))
-			}
-			return nil, 0, err
-		}
-		tokens += n
-	}
-	return vs, tokens, nil
+	return e.EmbedAll(ctx, q, ids, o)
 }
 
 // normalize scales v to unit length (Euclidean). A vector holding NaN or

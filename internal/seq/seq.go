@@ -418,7 +418,7 @@ func (s *Seq) eval(ctx context.Context, tokens []int32, all []float32) error {
 		if all != nil && len(chunk) > 1 {
 			out = all[i*vocab : (i+len(chunk))*vocab]
 		}
-		if err := s.forward(chunk, out, false, &start); err != nil {
+		if err := s.forward(chunk, nil, out, false, &start); err != nil {
 			s.truncate(start)
 			return err
 		}
@@ -445,10 +445,12 @@ func (s *Seq) checkTokens(tokens []int32) error {
 
 // forward makes room for chunk and runs it through the model, holding the
 // model open for the step, writing logits to out (model.State.Forward) or,
-// when hidden, every token's hidden state (model.State.Hidden). A panic (a fault reading a mapped file that
-// shrank, or a bug) rewinds the sequence to *start before it goes on up,
-// so that the sequence stays usable.
-func (s *Seq) forward(chunk []int32, out []float32, hidden bool, start *int) error {
+// when hidden, every token's hidden state (model.State.Hidden), or, when
+// lens is not nil, those of the texts of lens's lengths packed in chunk
+// (model.State.HiddenPacked; the sequence must be empty). A panic (a
+// fault reading a mapped file that shrank, or a bug) rewinds the sequence
+// to *start before it goes on up, so that the sequence stays usable.
+func (s *Seq) forward(chunk []int32, lens []int, out []float32, hidden bool, start *int) error {
 	if err := s.acquire(); err != nil {
 		return err
 	}
@@ -462,11 +464,16 @@ func (s *Seq) forward(chunk []int32, out []float32, hidden bool, start *int) err
 	if err := s.makeRoom(len(chunk), start); err != nil {
 		return err
 	}
-	run := s.st.Forward
-	if hidden {
-		run = s.st.Hidden
+	var err error
+	switch {
+	case lens != nil:
+		err = s.st.HiddenPacked(chunk, lens, out)
+	case hidden:
+		err = s.st.Hidden(chunk, len(s.history), out)
+	default:
+		err = s.st.Forward(chunk, len(s.history), out)
 	}
-	if err := run(chunk, len(s.history), out); err != nil {
+	if err != nil {
 		return fmt.Errorf("llm: eval: %w", err)
 	}
 	s.mu.Lock()

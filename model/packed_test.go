@@ -1,0 +1,106 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/kv"
+	"github.com/lowmem/llm/quant"
+)
+
+// TestHiddenPackedMatchesAlone packs texts of several lengths — one
+// longer than TinyGemma3's window, one of a single token — into one pass,
+// and checks every row against Hidden of its text alone, for every
+// architecture and the F16 and Int8 caches: bit for bit with F32
+// weights, whose assembly kernels compute a token's row alike in any
+// batch; with Q8_0 weights a batch of one takes other kernels than a
+// batch of 36 (as in TestBatchMatchesSingle), and so do the pure-Go
+// twins of the F32 ones, so there within 1e-3 (a hidden state's elements
+// are of order 1).
+func TestHiddenPackedMatchesAlone(t *testing.T) {
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	lens := []int{20, 1, 7, 3, 5}
+	for _, spec := range tinySpecs() {
+		for _, cs := range []struct {
+			weights quant.Type
+			cache   kv.Type
+			tol     float64
+		}{{quant.F32, kv.F16, 0}, {quant.F32, kv.Int8, 0}, {quant.Q8_0, kv.F16, 1e-3}} {
+			spec.WeightType = cs.weights
+			typ := cs.cache
+			if puregoBuild {
+				cs.tol = 1e-3
+			}
+			t.Run(fmt.Sprintf("%s/%v/%v", spec.Arch, cs.weights, typ), func(t *testing.T) {
+				m, _, _ := loadSpec(t, spec)
+				E := m.Embd
+				all := prompt(64)
+				var tokens []int32
+				for i, l := range lens {
+					tokens = append(tokens, all[i*3:i*3+l]...)
+				}
+				st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: len(tokens), Cache: typ, Cells: len(tokens)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := make([]float32, len(tokens)*E)
+				if err := st.HiddenPacked(tokens, lens, got); err != nil {
+					t.Fatal(err)
+				}
+				from := 0
+				for i, l := range lens {
+					st.Cache().Truncate(0)
+					want := make([]float32, l*E)
+					if err := st.Hidden(tokens[from:from+l], 0, want); err != nil {
+						t.Fatal(err)
+					}
+					for j, w := range want {
+						if g := got[from*E+j]; math.Float32bits(g) != math.Float32bits(w) && math.Abs(float64(g-w)) > cs.tol {
+							t.Fatalf("text %d (%d tokens), token %d, element %d: %v packed, %v alone (differ by %g)", i, l, j/E, j%E, g, w, g-w)
+						}
+					}
+					from += l
+				}
+			})
+		}
+	}
+}
+
+func TestHiddenPackedRefusals(t *testing.T) {
+	pool := ops.NewPool(1)
+	defer pool.Close()
+	m, _, _ := loadSpec(t, tinySpecs()[0])
+	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 8, Cache: kv.F16, Cells: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := prompt(8)
+	out := make([]float32, len(toks)*m.Embd)
+	for _, tc := range []struct {
+		name string
+		lens []int
+	}{
+		{"short of the tokens", []int{3, 4}},
+		{"past the tokens", []int{3, 6}},
+		{"an empty text", []int{4, 0, 4}},
+		{"a negative length", []int{10, -2}},
+		{"no texts", nil},
+	} {
+		if err := st.HiddenPacked(toks, tc.lens, out); !errors.Is(err, kv.ErrInvalid) {
+			t.Errorf("%s %v: %v, want kv.ErrInvalid", tc.name, tc.lens, err)
+		}
+	}
+	if err := st.HiddenPacked(prompt(9), []int{9}, make([]float32, 9*m.Embd)); err == nil {
+		t.Error("a pass past the batch was taken")
+	}
+	if err := st.Hidden(toks[:2], 0, out[:2*m.Embd]); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.HiddenPacked(toks, []int{8}, out); !errors.Is(err, kv.ErrInvalid) {
+		t.Errorf("a cache holding 2 positions: %v, want kv.ErrInvalid", err)
+	}
+}
