@@ -50,8 +50,10 @@
 // normalising (1 to the model's width). usage counts the tokens embedded.
 // An empty input, an unknown encoding_format, dimensions out of range and
 // a token id outside the vocabulary are 400s naming the field; a text
-// longer than the context is a 400 context_length_exceeded. A request's
-// inputs are embedded one after the other on one slot, queued like a
+// longer than the context is a 400 context_length_exceeded (of several
+// inputs, the message names the one: input[i]). A request's inputs are
+// embedded together on one slot (FromModel's sessions pack short ones into
+// shared forward passes, llm.Session.EmbedBatch), queued like a
 // generation, and the slot's session is emptied: the prefix it had cached
 // for its next generation is gone (the free slot caching the least is
 // taken). A Backend whose sessions are not EmbedSessions, or a model that
