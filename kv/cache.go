@@ -506,14 +506,10 @@ func (c *Cache) storeHead(l *layer, h, pos int, ksrc, vsrc []float32) {
 	row := h*l.cells + l.cell(pos)
 	switch c.cfg.Type {
 	case F16:
-		kdst := l.k16[row*dk : (row+1)*dk]
-		for i, x := range ksrc {
-			kdst[i] = quant.FP32ToFP16(x)
-		}
-		vdst := l.v16[row*dv : (row+1)*dv]
-		for i, x := range vsrc {
-			vdst[i] = quant.FP32ToFP16(x)
-		}
+		// F16C where the CPU has it: the Go conversion of one element
+		// cost an encoder's pass 3 % of its time.
+		quant.FP32ToFP16Row(l.k16[row*dk:(row+1)*dk], ksrc[:dk])
+		quant.FP32ToFP16Row(l.v16[row*dv:(row+1)*dv], vsrc[:dv])
 	case Int8:
 		l.ks[row] = quantizeI8(l.k8[row*dk:(row+1)*dk], ksrc)
 		l.vs[row] = quantizeI8(l.v8[row*dv:(row+1)*dv], vsrc)
