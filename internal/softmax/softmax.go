@@ -15,7 +15,7 @@ func Exp(s []float32, scale float32) (inv float32) {
 	}
 	var sum float64
 	for i, x := range s {
-		e := float32(math.Exp(float64(x - mx)))
+		e := Expf(x - mx)
 		s[i] = e
 		sum += float64(e)
 	}

@@ -725,73 +725,62 @@ func nextOuts(step int, loop string) {
 	c.JMP(ref("pair"))
 }
 
-// expConsts is the table of the float64 exponential, four copies of each
-// constant (a Y register's worth): the clamp -110, log2(e), 1.5·2⁵², ln2
-// in two parts, the Taylor coefficients 1/13! … 1/0!, and the exponent
-// bias 1023.
-func expConsts() Mem {
-	cs := []uint64{
-		0xc05b800000000000, // -110
-		0x3ff71547652b82fe, // log2(e)
-		0x4338000000000000, // 1.5·2⁵²
-		0x3fe62e42fee00000, // ln2, high part
-		0x3dea39ef35793c76, // ln2, low part
-		0x3de6124613a86d09, // 1/13!
-		0x3e21eed8eff8d898,
-		0x3e5ae64567f544e4,
-		0x3e927e4fb7789f5c,
-		0x3ec71de3a556c734,
-		0x3efa01a01a01a01a,
-		0x3f2a01a01a01a01a,
-		0x3f56c16c16c16c17,
-		0x3f81111111111111,
-		0x3fa5555555555555,
-		0x3fc5555555555555,
-		0x3fe0000000000000,
-		0x3ff0000000000000, // 1/1!
-		0x3ff0000000000000, // 1/0!
-		0x00000000000003ff, // bias
+// expfConsts is the table of the float32 exponential (softmax.Expf, whose
+// constants these are, bit for bit), eight copies of each (a Y register's
+// worth, which the AVX2 forms read whole and the AVX-512 ones broadcast):
+// the floor ln(2⁻¹²⁶), log2(e), ln2 in two parts, 1/7! … 1/0!, and the
+// exponent bias 127.
+func expfConsts() Mem {
+	cs := []uint32{
+		0xc2aeac4f, // -87.33654, softmax.ExpfFloor
+		0x3fb8aa3b, // log2(e)
+		0x3f318000, // ln2, high part: 0.693359375
+		0xb95e8083, // ln2, low part: -2.12194440e-4
+		0x39500d01, // 1/7!
+		0x3ab60b61, // 1/6!
+		0x3c088889, // 1/5!
+		0x3d2aaaab, // 1/4!
+		0x3e2aaaab, // 1/3!
+		0x3f000000, // 1/2!
+		0x3f800000, // 1/1!
+		0x3f800000, // 1/0!
+		127,        // bias
 	}
-	var w []uint64
+	var w []uint32
 	for _, x := range cs {
-		w = append(w, x, x, x, x)
+		for range 8 {
+			w = append(w, x)
+		}
 	}
-	return table("expC", w...)
+	return table32("expfC", w...)
 }
 
-// Offsets in expConsts.
+// Offsets in expfConsts.
 const (
-	expClamp = 32 * iota
-	expLog2e
-	expMagic
-	expLn2Hi
-	expLn2Lo
-	expC13
-	expOne  = expC13 + 32*13 // 1/0!, also the 1 of 1/sum
-	expBias = expOne + 32
+	expfFloor = 32 * iota
+	expfLog2e
+	expfLn2Hi
+	expfLn2Lo
+	expfC7
+	expfBias = expfC7 + 32*8
 )
 
-// expPD sets ps[i] to exp(xs[i]) for float64 lanes x <= 0 (NaN stays
-// NaN), the chains interleaved: the polynomial is a long dependent
-// sequence, and independent work next to it keeps the FMA units busy. It
-// clobbers xs and ts and expects clamp (the register) = -110, below which
-// the float32 result is 0 anyway (the clamp keeps 2^k a normal float64;
-// its operand order keeps NaN). x = k·ln2 + r with k an integer and |r| <=
-// ln2/2: k comes from adding 1.5·2⁵², which leaves k in the low bits of t
-// for building 2^k; exp(r) is its Taylor polynomial to degree 13, whose
-// truncation error is below 2⁻⁵⁵ relative, so after rounding to float32
-// the result is that of float32(math.Exp(x)) but when exp(x) lies within a
-// few float64 ulps of a float32 rounding boundary. With AVX-512 the
-// constants are broadcast from the table's first copies.
-func expPD(xs, ts, ps []Register, clamp Register, wide bool) {
-	k := expConsts()
+// expPS sets ps[i] to softmax.Expf(xs[i]) lane by lane, in its order of
+// float32 operations (no fused multiply-add, which the Go twin cannot
+// round alike): clamp to the floor (x second, so NaN stays NaN), n =
+// x·log2e rounded to even, r = (x − n·ln2hi) − n·ln2lo, the polynomial by
+// Horner's rule, times 2ⁿ built in the exponent bits; lanes below the
+// floor become 0. The chains are interleaved, as the polynomial is a long
+// dependent sequence. ts and ms are scratch (ms the masks: K registers
+// for AVX-512's Z registers, vectors otherwise); floor holds the floor in
+// every lane. xs is clobbered.
+func expPS(xs, ts, ms, ps []Register, floor Register, wide bool) {
+	k := expfConsts()
 	each := func(f func(i int)) {
 		for i := range xs {
 			f(i)
 		}
 	}
-	// op is the instruction taking a constant of the table: the AVX2 form
-	// reads the constant's copies, the AVX-512 one broadcasts the first.
 	op := func(narrow, bcst func(...Op)) func(off int, ops ...Op) {
 		f := narrow
 		if wide {
@@ -799,25 +788,41 @@ func expPD(xs, ts, ps []Register, clamp Register, wide bool) {
 		}
 		return func(off int, ops ...Op) { f(append([]Op{k.Offset(off)}, ops...)...) }
 	}
-	bcast := op(c.VMOVUPD, c.VBROADCASTSD)
-	fma231 := op(c.VFMADD231PD, c.VFMADD231PD_BCST)
-	fnma231 := op(c.VFNMADD231PD, c.VFNMADD231PD_BCST)
-	fma213 := op(c.VFMADD213PD, c.VFMADD213PD_BCST)
-	sub := op(c.VSUBPD, c.VSUBPD_BCST)
-	addq := op(c.VPADDQ, c.VPADDQ_BCST)
-	each(func(i int) { c.VMAXPD(xs[i], clamp, xs[i]) })
-	each(func(i int) { bcast(expMagic, ts[i]) })
-	each(func(i int) { fma231(expLog2e, xs[i], ts[i]) })
-	each(func(i int) { sub(expMagic, ts[i], ps[i]) })
-	each(func(i int) { fnma231(expLn2Hi, ps[i], xs[i]) })
-	each(func(i int) { fnma231(expLn2Lo, ps[i], xs[i]) })
-	each(func(i int) { bcast(expC13, ps[i]) })
-	for off := expC13 + 32; off <= expOne; off += 32 {
-		each(func(i int) { fma213(off, xs[i], ps[i]) })
+	mul := op(c.VMULPS, c.VMULPS_BCST)
+	add := op(c.VADDPS, c.VADDPS_BCST)
+	addd := op(c.VPADDD, c.VPADDD_BCST)
+	if wide {
+		each(func(i int) { c.VCMPPS(U8(5), floor, xs[i], ms[i]) }) // not x < floor: NaN too
+	} else {
+		each(func(i int) { c.VCMPPS(U8(1), floor, xs[i], ms[i]) }) // x < floor
 	}
-	each(func(i int) { addq(expBias, ts[i], ts[i]) })
-	each(func(i int) { c.VPSLLQ(U8(52), ts[i], ts[i]) })
-	each(func(i int) { c.VMULPD(ts[i], ps[i], ps[i]) })
+	each(func(i int) { c.VMAXPS(xs[i], floor, xs[i]) })
+	each(func(i int) { mul(expfLog2e, xs[i], ts[i]) })
+	if wide {
+		each(func(i int) { c.VRNDSCALEPS(U8(0), ts[i], ts[i]) })
+	} else {
+		each(func(i int) { c.VROUNDPS(U8(0), ts[i], ts[i]) })
+	}
+	each(func(i int) { mul(expfLn2Hi, ts[i], ps[i]) })
+	each(func(i int) { c.VSUBPS(ps[i], xs[i], xs[i]) })
+	each(func(i int) { mul(expfLn2Lo, ts[i], ps[i]) })
+	each(func(i int) { c.VSUBPS(ps[i], xs[i], xs[i]) })
+	each(func(i int) { mul(expfC7, xs[i], ps[i]) })
+	for j := 1; j < 8; j++ {
+		if j > 1 {
+			each(func(i int) { c.VMULPS(xs[i], ps[i], ps[i]) })
+		}
+		each(func(i int) { add(expfC7+32*j, ps[i], ps[i]) })
+	}
+	each(func(i int) { c.VCVTPS2DQ(ts[i], ts[i]) })
+	each(func(i int) { addd(expfBias, ts[i], ts[i]) })
+	each(func(i int) { c.VPSLLD(U8(23), ts[i], ts[i]) })
+	if wide {
+		each(func(i int) { c.VMULPS_Z(ts[i], ps[i], ms[i], ps[i]) })
+		return
+	}
+	each(func(i int) { c.VMULPS(ts[i], ps[i], ps[i]) })
+	each(func(i int) { c.VANDNPS(ps[i], ms[i], ps[i]) })
 }
 
 // kvSoftmax emits softmax<W>(s *float32, n int, scale float32, round16
@@ -875,43 +880,38 @@ func kvSoftmax(w width) {
 	})
 
 	label("exp")
-	k := expConsts()
+	k := expfConsts()
 	c.VBROADCASTSS(X0, Y14)
-	c.VMOVUPD(k.Offset(expClamp), Y13)
+	c.VMOVUPS(k.Offset(expfFloor), Y13)
 	c.VXORPD(Y12, Y12, Y12)
 	c.VXORPD(Y15, Y15, Y15)
 	c.MOVQ(RSI, RDI)
 	c.MOVQ(RCX, RDX)
+	// The exponentials are stored as float32 and summed in float64, in
+	// groups of 4 (AVX2) or 8 (AVX-512) into two accumulators by turns,
+	// the order of the float64 kernel this replaced.
 	if w.wide() {
-		c.VBROADCASTSS(X0, Y17)
-		c.VBROADCASTSD(k.Offset(expClamp), Z16)
+		c.VBROADCASTSS(X0, Z17)
+		c.VBROADCASTSS(k.Offset(expfFloor), Z16)
 		c.VPXORQ(Z30, Z30, Z30)
 		c.VPXORQ(Z31, Z31, Z31)
 		chunkLoop("zexp", "zexpdone", 32, func() {
-			xz := zs[18:22]
+			xz, pz := regs(zs[18:20]), regs(zs[24:26])
 			for i, z := range xz {
-				c.VMOVUPS(mem(RDI, 32*i), asY(z))
+				c.VMOVUPS(mem(RDI, 64*i), z)
+				c.VSUBPS(Z17, z, z)
 			}
-			for _, z := range xz {
-				c.VSUBPS(Y17, asY(z), asY(z))
-			}
-			for _, z := range xz {
-				c.VCVTPS2PD(asY(z), z)
-			}
-			pz := zs[26:30]
-			expPD(regs(xz), regs(zs[22:26]), regs(pz), Z16, true)
-			for _, z := range pz {
-				c.VCVTPD2PS(z, asY(z))
+			expPS(xz, regs(zs[20:22]), []Register{K1, K2}, pz, Z16, true)
+			for i, z := range pz {
+				c.VMOVUPS(z, mem(RDI, 64*i))
 			}
 			for i, z := range pz {
-				c.VMOVUPS(asY(z), mem(RDI, 32*i))
-			}
-			for _, z := range pz {
-				c.VCVTPS2PD(asY(z), z)
-			}
-			for i, z := range pz {
-				acc := []Register{Z30, Z31}[i%2]
-				c.VADDPD(z, acc, acc)
+				lo, hi := zs[26+2*i], zs[27+2*i]
+				c.VCVTPS2PD(asY(z), lo)
+				c.VEXTRACTF32X8(U8(1), z, asY(hi))
+				c.VCVTPS2PD(asY(hi), hi)
+				c.VADDPD(lo, Z30, Z30)
+				c.VADDPD(hi, Z31, Z31)
 			}
 		})
 		label("zexpdone")
@@ -920,51 +920,42 @@ func kvSoftmax(w width) {
 		c.VADDPD(Y31, Y30, Y12)
 	}
 	chunkLoop("exp16", "exp4", 16, func() {
-		for i := 0; i < 4; i++ {
-			c.VMOVUPS(mem(RDI, 16*i), xs[i])
+		xy, py := regs(ys[0:2]), regs(ys[6:8])
+		for i, y := range xy {
+			c.VMOVUPS(mem(RDI, 32*i), y)
+			c.VSUBPS(Y14, y, y)
 		}
-		for i := 0; i < 4; i++ {
-			c.VSUBPS(X14, xs[i], xs[i])
+		expPS(xy, regs(ys[2:4]), regs(ys[4:6]), py, Y13, false)
+		for i, y := range py {
+			c.VMOVUPS(y, mem(RDI, 32*i))
 		}
-		for i := 0; i < 4; i++ {
-			c.VCVTPS2PD(xs[i], ys[i])
-		}
-		expPD(regs(ys[0:4]), regs(ys[4:8]), regs(ys[8:12]), Y13, false)
-		for i := 8; i < 12; i++ {
-			c.VCVTPD2PSY(ys[i], xs[i])
-		}
-		for i := 8; i < 12; i++ {
-			c.VMOVUPS(xs[i], mem(RDI, 16*(i-8)))
-		}
-		for i := 8; i < 12; i++ {
-			c.VCVTPS2PD(xs[i], ys[i])
-		}
-		for i := 8; i < 12; i++ {
-			acc := []Register{Y12, Y15}[i%2]
-			c.VADDPD(ys[i], acc, acc)
+		for i, y := range py {
+			lo, hi := ys[8+2*i], ys[9+2*i]
+			c.VEXTRACTF128(U8(1), y, asX(hi))
+			c.VCVTPS2PD(asX(y), lo)
+			c.VCVTPS2PD(asX(hi), hi)
+			c.VADDPD(lo, Y12, Y12)
+			c.VADDPD(hi, Y15, Y15)
 		}
 	})
 
 	label("exp4")
 	c.VADDPD(Y15, Y12, Y12)
 	c.VXORPD(X15, X15, X15)
-	chunkLoop("exp4loop", "exp1", 4, func() {
-		c.VMOVUPS(mem(RDI, 0), X0)
+	// Four at a time, then one: the same operations on X registers.
+	tail := func(load, store func(x Register)) {
+		load(X0)
 		c.VSUBPS(X14, X0, X0)
-		c.VCVTPS2PD(X0, Y0)
-		expPD([]Register{Y0}, []Register{Y4}, []Register{Y8}, Y13, false)
-		c.VCVTPD2PSY(Y8, X8)
-		c.VMOVUPS(X8, mem(RDI, 0))
+		expPS([]Register{X0}, []Register{X2}, []Register{X4}, []Register{X8}, X13, false)
+		store(X8)
+	}
+	chunkLoop("exp4loop", "exp1", 4, func() {
+		tail(func(x Register) { c.VMOVUPS(mem(RDI, 0), x) }, func(x Register) { c.VMOVUPS(x, mem(RDI, 0)) })
 		c.VCVTPS2PD(X8, Y8)
 		c.VADDPD(Y8, Y12, Y12)
 	})
 	chunkLoop("exp1", "sum", 1, func() {
-		c.VMOVSS(mem(RDI, 0), X0)
-		c.VSUBSS(X14, X0, X0)
-		c.VCVTSS2SD(X0, X0, X0)
-		expPD([]Register{Y0}, []Register{Y4}, []Register{Y8}, Y13, false)
-		c.VCVTSD2SS(X8, X8, X8)
-		c.VMOVSS(X8, mem(RDI, 0))
+		tail(func(x Register) { c.VMOVSS(mem(RDI, 0), x) }, func(x Register) { c.VMOVSS(x, mem(RDI, 0)) })
 		c.VCVTSS2SD(X8, X8, X8)
 		c.VADDSD(X8, X15, X15)
 	})
@@ -975,7 +966,7 @@ func kvSoftmax(w width) {
 	c.VPERMILPD(U8(1), X9, X10)
 	c.VADDSD(X10, X9, X9)
 	c.VADDSD(X15, X9, X9)
-	c.VMOVSD(k.Offset(expOne), X10)
+	c.VMOVSD(table("one64", 0x3ff0000000000000), X10)
 	c.VDIVSD(X9, X10, X10)
 	c.VCVTSD2SS(X10, X10, X10)
 	c.VBROADCASTSS(X10, Y15)
