@@ -23,28 +23,31 @@ func geluF32(x float32) float32 {
 	return 0.5 * x * (1 + float32(math.Tanh(float64(sqrt2pi*x*(1+c*x*x)))))
 }
 
-// geluRun passes gelu(x[i]) to set as ggml's CPU backend computes it with
-// its lookup table — inside (-10, 10) the input rounded to a half, the
-// result a half, because parity with llama.cpp depends on it; outside, 0
-// or the input — converting x to halves a chunk at a time with the quant
-// package's encoder (F16C on amd64: the Go conversion of one float cost
-// more than the table lookup).
-func geluRun(x []float32, set func(i int, y float32)) {
+// geluChunk is how many elements gelus converts to halves at a time.
+const geluChunk = 256
+
+// gelus writes to y (len(x) <= geluChunk floats) gelu of each x as ggml's
+// CPU backend computes it with its lookup table — inside (-10, 10) the
+// input rounded to a half, the result a half, because parity with
+// llama.cpp depends on it; outside, 0 or the input — converting x to
+// halves with the quant package's encoder (F16C on amd64: the Go
+// conversion of one float cost more than the table lookup). GELU and
+// GELUMul call it a chunk at a time, with their own loops after it rather
+// than a function value per element, which cost them a call each.
+func gelus(y, x []float32) {
 	tab := geluTable()
-	var h [256]uint16
-	for i0 := 0; i0 < len(x); i0 += len(h) {
-		chunk := x[i0:min(len(x), i0+len(h))]
-		quant.FP32ToFP16Row(h[:], chunk)
-		for j, v := range chunk {
-			y := tab[h[j]]
-			switch {
-			case v <= -10:
-				y = 0
-			case v >= 10:
-				y = v
-			}
-			set(i0+j, y)
+	var h [geluChunk]uint16
+	quant.FP32ToFP16Row(h[:len(x)], x)
+	y = y[:len(x)]
+	for j, v := range x {
+		g := tab[h[j]]
+		switch {
+		case v <= -10:
+			g = 0
+		case v >= 10:
+			g = v
 		}
+		y[j] = g
 	}
 }
 
@@ -65,11 +68,24 @@ var geluTable = sync.OnceValue(func() *[1 << 16]float32 {
 // it.
 func GELUMul(g, u []float32) {
 	u = u[:len(g)]
-	geluRun(g, func(i int, y float32) { g[i] = y * u[i] })
+	var y [geluChunk]float32
+	for i0 := 0; i0 < len(g); i0 += geluChunk {
+		gs := g[i0:min(len(g), i0+geluChunk)]
+		us := u[i0 : i0+len(gs)]
+		gelus(y[:len(gs)], gs)
+		for j, v := range y[:len(gs)] {
+			gs[j] = v * us[j]
+		}
+	}
 }
 
 // GELU replaces x with gelu(x) in place (BERT's feed-forward activation),
 // rounded through F16 inside (-10, 10) as ggml's table does.
 func GELU(x []float32) {
-	geluRun(x, func(i int, y float32) { x[i] = y })
+	var y [geluChunk]float32
+	for i0 := 0; i0 < len(x); i0 += geluChunk {
+		xs := x[i0:min(len(x), i0+geluChunk)]
+		gelus(y[:len(xs)], xs)
+		copy(xs, y[:len(xs)])
+	}
 }
