@@ -13,7 +13,8 @@ import (
 // a decode step of the mixture-of-experts model allocates nothing.
 func TestNewArchitecturesDecode(t *testing.T) {
 	dir := t.TempDir()
-	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3(), testutil.TinyGemma3(), testutil.TinyPhi3(), testutil.TinyQwen3MoE()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3(), testutil.TinyGemma3(), testutil.TinyPhi3(), testutil.TinyQwen3MoE(),
+		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3()} {
 		t.Run(spec.Arch, func(t *testing.T) {
 			path := filepath.Join(dir, spec.Arch+".gguf")
 			if err := testutil.WriteModelFile(path, spec); err != nil {

@@ -1,6 +1,9 @@
 package model
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // An Arch describes one architecture as data: the choices the shared
 // forward pass makes (RoPE pairing, which norms, activation, how Q/K/V and
@@ -84,6 +87,9 @@ var registry = []*Arch{
 	{Name: "gemma2", Neox: true, PostNorms: true, GELU: true, EmbedScale: true, hparams: gemma2Hparams},
 	{Name: "gemma3", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, hparams: gemma3Hparams},
 	{Name: "phi3", Neox: true, QKV: QKVFusedOrSeparate, FFN: FFNFusedGateUp, RopeFactors: true, hparams: phi3Hparams},
+	{Name: "granite", hparams: graniteHparams},
+	{Name: "granitemoe", FFN: FFNExperts, hparams: granitemoeHparams},
+	{Name: "smollm3", hparams: smollm3Hparams},
 	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
 	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},
 }
@@ -183,6 +189,53 @@ func qwen3moeHparams(c *Config, m *meta) {
 	}
 	c.ExpertFFN = m.num("expert_feed_forward_length", maxCount, def, false)
 	c.ExpertNorm = true
+}
+
+// graniteHparams: Granite 3's four multipliers, all required as llama.cpp
+// requires them — embedding_scale multiplies the token embeddings,
+// residual_scale each block's attention and feed-forward outputs before
+// they join the residual stream, attention.scale replaces 1/sqrt(head
+// size) in the softmax (0 keeps it), and logit_scale divides the logits —
+// and rope.scaling.finetuned, which Granite uses as a switch: false turns
+// RoPE off in every layer (default true).
+func graniteHparams(c *Config, m *meta) {
+	for _, k := range []string{"embedding_scale", "residual_scale", "attention.scale", "logit_scale"} {
+		if !m.has(k) {
+			m.fail("%s missing (Granite's multipliers are required)", m.key(k))
+			return
+		}
+	}
+	c.EmbedScale = m.finite("embedding_scale", 0)
+	c.ResidualScale = m.finite("residual_scale", 0)
+	if s := m.finite("attention.scale", 0); s != 0 {
+		c.KQScale = s
+	}
+	c.LogitScale = m.finite("logit_scale", 0)
+	if m.err == nil && c.LogitScale == 0 {
+		m.fail("%s = 0: the logits are divided by it", m.key("logit_scale"))
+	}
+	if !m.flag("rope.scaling.finetuned", true) {
+		c.NoRopeEvery = 1
+	}
+}
+
+// granitemoeHparams: Granite's multipliers and qwen3moe's experts (a
+// softmax router, the chosen weights renormalised, as llama.cpp's granite
+// graph asks of build_moe_ffn). Shared experts (GraniteMoeShared,
+// expert_shared_feed_forward_length) are not run.
+func granitemoeHparams(c *Config, m *meta) {
+	graniteHparams(c, m)
+	qwen3moeHparams(c, m)
+	if k := "expert_shared_feed_forward_length"; m.err == nil && m.num(k, maxCount, 0, false) > 0 {
+		m.err = fmt.Errorf("model: %s is set: Granite MoE with shared experts is not supported: %w", m.key(k), ErrUnsupportedArch)
+	}
+}
+
+// smollm3Hparams: llama's graph with every fourth layer unrotated (NoPE:
+// layers 3, 7, 11 …), a step llama.cpp fixes at 4 for SmolLM3 rather
+// than reading it from the file.
+func smollm3Hparams(c *Config, m *meta) {
+	c.NoRopeEvery = 4
 }
 
 // encoderHparams: the LayerNorm epsilon (attention.layer_norm_epsilon,

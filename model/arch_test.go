@@ -24,6 +24,7 @@ func tinySpecs() []testutil.ModelSpec {
 	return []testutil.ModelSpec{
 		testutil.TinyLlama(), testutil.TinyQwen2(), testutil.TinyQwen3(), testutil.TinyQwen3MoE(),
 		testutil.TinyGemma2(), testutil.TinyGemma3(), testutil.TinyPhi3(),
+		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(),
 		testutil.TinyBert(), testutil.TinyNomicBert(),
 	}
 }
@@ -167,9 +168,7 @@ func TestHiddenIsWhatTheOutputMultiplies(t *testing.T) {
 			if err := st.mul(m.Output, st.acts(hidden, m.Embd, n), got, m.Vocab); err != nil {
 				t.Fatal(err)
 			}
-			if m.FinalSoftcap != 0 {
-				ops.Softcap(got, m.FinalSoftcap)
-			}
+			m.finishLogits(got)
 			if i, ok := sameLogitBits(got, want); !ok {
 				t.Errorf("token %d, logit %d: %v from the hidden state, %v from Forward", i/m.Vocab, i%m.Vocab, got[i], want[i])
 			}
@@ -740,7 +739,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 bert nomic-bert]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe smollm3 bert nomic-bert]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

@@ -64,13 +64,22 @@ type Config struct {
 	Window     int
 	FullEvery  int
 	SWALayers  []bool
-	EmbedScale float32 // multiply embeddings by this (gemma: sqrt(Embd)); 0 = none
-	QueryScale float32 // scale Q after RoPE, before K·Q (gemma, phi3); 0 = none
-	KQScale    float32 // scale of K·Q inside the softmax
-	PostNorms  bool    // post_attention_norm and post_ffw_norm (gemma)
-	GELU       bool    // GeGLU (gemma) instead of SwiGLU
-	QKVBias    bool    // qwen2: q/k/v projections have biases
-	QKNorm     bool    // qwen3, gemma3: per-head RMSNorm of Q and K before RoPE
+	EmbedScale float32 // multiply embeddings by this (gemma: sqrt(Embd); granite: embedding_scale); 0 = none
+	// ResidualScale multiplies each block's attention and feed-forward
+	// outputs before they join the residual stream (granite); 0 = none.
+	ResidualScale float32
+	// LogitScale divides the logits (granite: logit_scale); 0 = none.
+	LogitScale float32
+	// NoRopeEvery, when positive, leaves every NoRopeEvery-th layer
+	// unrotated (il+1 a multiple of it: smollm3's NoPE layers; 1 is
+	// granite without RoPE).
+	NoRopeEvery int
+	QueryScale  float32 // scale Q after RoPE, before K·Q (gemma, phi3); 0 = none
+	KQScale     float32 // scale of K·Q inside the softmax
+	PostNorms   bool    // post_attention_norm and post_ffw_norm (gemma)
+	GELU        bool    // GeGLU (gemma) instead of SwiGLU
+	QKVBias     bool    // qwen2: q/k/v projections have biases
+	QKNorm      bool    // qwen3, gemma3: per-head RMSNorm of Q and K before RoPE
 
 	// Mixture of experts (qwen3moe); Experts is 0 for a dense model.
 	Experts     int  // expert_count
@@ -110,6 +119,12 @@ func (c *Config) WindowedLayer(il int) bool {
 		p = 2
 	}
 	return il%p < p-1
+}
+
+// RopeLayer reports whether layer il rotates its queries and keys: not
+// with learned positions (AbsPositions), nor in the NoRopeEvery-th layers.
+func (c *Config) RopeLayer(il int) bool {
+	return !c.AbsPositions && (c.NoRopeEvery <= 0 || (il+1)%c.NoRopeEvery != 0)
 }
 
 // PositionLimit is the most positions one sequence may take: the trained
@@ -230,6 +245,15 @@ func metaValue[T any](m *meta, k string, def T, get func(key string) (T, bool), 
 	return v
 }
 
+// finite reads a float that must be finite.
+func (m *meta) finite(k string, def float32) float32 {
+	v := m.real(k, def)
+	if m.err == nil && (math.IsNaN(float64(v)) || math.IsInf(float64(v), 0)) {
+		m.fail("%s = %v, want a finite number", m.key(k), v)
+	}
+	return v
+}
+
 // positive reads a float that must be finite and above 0.
 func (m *meta) positive(k string, def float32) float32 {
 	v := m.real(k, def)
@@ -341,7 +365,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		return c, m.err
 	}
 	if n, ok := f.Uint(key("expert_count")); ok && n > 0 && a.FFN != FFNExperts {
-		return c, fmt.Errorf("model: %s = %d: mixture-of-experts %s models are not supported (qwen3moe is): %w", key("expert_count"), n, arch, ErrUnsupportedArch)
+		return c, fmt.Errorf("model: %s = %d: mixture-of-experts %s models are not supported (qwen3moe and granitemoe are): %w", key("expert_count"), n, arch, ErrUnsupportedArch)
 	}
 	if c.Heads%c.HeadsKV != 0 {
 		return c, fmt.Errorf("model: %s = %d does not divide %s = %d: %w",

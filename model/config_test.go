@@ -346,3 +346,65 @@ func TestConfigEncoders(t *testing.T) {
 		}
 	}
 }
+
+// Granite's multipliers land in the Config, rope.scaling.finetuned false
+// turns RoPE off in every layer, and smollm3 leaves every fourth layer
+// unrotated, as llama.cpp's graphs do.
+func TestConfigGraniteSmolLM3(t *testing.T) {
+	granite := func(arch string) map[string]any {
+		m := base(arch)
+		m[arch+".embedding_scale"] = float32(12)
+		m[arch+".residual_scale"] = float32(0.22)
+		m[arch+".attention.scale"] = float32(0.0078125)
+		m[arch+".logit_scale"] = float32(8)
+		return m
+	}
+	unrotated := func(c Config) []int {
+		var ls []int
+		for il := range c.Layers {
+			if !c.RopeLayer(il) {
+				ls = append(ls, il)
+			}
+		}
+		return ls
+	}
+	noRope := granite("granite")
+	noRope["granite.rope.scaling.finetuned"] = false
+	moe := granite("granitemoe")
+	moe["granitemoe.expert_count"], moe["granitemoe.expert_used_count"], moe["granitemoe.expert_feed_forward_length"] = uint32(32), uint32(8), uint32(512)
+	for _, tc := range []struct {
+		name      string
+		kv        map[string]any
+		unrotated string
+		check     func(c Config) bool
+	}{
+		{"granite", granite("granite"), "[]", func(c Config) bool {
+			return c.EmbedScale == 12 && c.ResidualScale == 0.22 && c.KQScale == 0.0078125 && c.LogitScale == 8 && c.Experts == 0
+		}},
+		{"granite without RoPE", noRope, fmt.Sprint(func() []int {
+			ls := make([]int, 26)
+			for i := range ls {
+				ls[i] = i
+			}
+			return ls
+		}()), func(c Config) bool { return c.LogitScale == 8 }},
+		{"granitemoe", moe, "[]", func(c Config) bool {
+			return c.Experts == 32 && c.ExpertsUsed == 8 && c.ExpertFFN == 512 && c.ExpertNorm && c.ResidualScale == 0.22
+		}},
+		{"smollm3", base("smollm3"), "[3 7 11 15 19 23]", func(c Config) bool {
+			return !c.RopeNeox && c.KQScale == invSqrt(64) && c.EmbedScale == 0 && c.LogitScale == 0
+		}},
+	} {
+		c, err := ConfigFromGGUF(parse(t, tc.kv))
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if got := fmt.Sprint(unrotated(c)); got != tc.unrotated {
+			t.Errorf("%s: unrotated layers %s, want %s", tc.name, got, tc.unrotated)
+		}
+		if !tc.check(c) {
+			t.Errorf("%s: %+v", tc.name, c)
+		}
+	}
+}

@@ -112,6 +112,35 @@ func rope(v []float64, heads, d int, pos int, base float64) {
 	}
 }
 
+// attendHead64 adds to out one query head's attention over keys ks and
+// values vs (each row's head at offset off, len(q) wide): the softmax of
+// the products times scale, each weight rounded by r16, weighting the
+// values.
+func attendHead64(out, q []float64, ks, vs [][]float64, off int, scale float64, r16 func(float64) float64) {
+	hd := len(q)
+	w := make([]float64, len(ks))
+	mx := math.Inf(-1)
+	for s := range ks {
+		var d float64
+		for i := range hd {
+			d += q[i] * ks[s][off+i]
+		}
+		w[s] = d * scale
+		mx = max(mx, w[s])
+	}
+	var sum float64
+	for s := range w {
+		w[s] = math.Exp(w[s] - mx)
+		sum += w[s]
+	}
+	for s := range w {
+		a := r16(w[s] / sum)
+		for i := range hd {
+			out[i] += a * vs[s][off+i]
+		}
+	}
+}
+
 // hidden is every token's last-block output.
 func (r *refEncoder) hidden(tokens []int32) [][]float64 {
 	c := r.c
@@ -152,27 +181,7 @@ func (r *refEncoder) hidden(tokens []int32) [][]float64 {
 			att := make([]float64, E)
 			for h := range c.Heads {
 				// Every token sees every token: no causal mask.
-				w := make([]float64, n)
-				mx := math.Inf(-1)
-				for s := range n {
-					var d float64
-					for i := range hd {
-						d += qs[t][h*hd+i] * ks[s][h*hd+i]
-					}
-					w[s] = d / math.Sqrt(float64(hd))
-					mx = max(mx, w[s])
-				}
-				var sum float64
-				for s := range w {
-					w[s] = math.Exp(w[s] - mx)
-					sum += w[s]
-				}
-				for s := range n {
-					a := r.r16(w[s] / sum)
-					for i := range hd {
-						att[h*hd+i] += a * vs[s][h*hd+i]
-					}
-				}
+				attendHead64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks, vs, h*hd, 1/math.Sqrt(float64(hd)), r.r16)
 			}
 			o := linear(p("attn_output.weight"), p("attn_output.bias"), att)
 			for i := range o {

@@ -381,10 +381,20 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 	if err := s.mul(m.Output, s.acts(xn, E, rows), out, m.Vocab); err != nil {
 		return err
 	}
+	m.finishLogits(out)
+	return nil
+}
+
+// finishLogits applies what the architecture does to the output matrix's
+// product: granite's division by logit_scale (a multiplication by its
+// float32 reciprocal, as ggml_scale by 1/f_logit_scale), gemma's soft cap.
+func (m *Model) finishLogits(out []float32) {
+	if m.LogitScale != 0 {
+		ops.Scale(out, 1/m.LogitScale)
+	}
 	if m.FinalSoftcap != 0 {
 		ops.Softcap(out, m.FinalSoftcap)
 	}
-	return nil
 }
 
 // Generative is nil for a model that computes logits, and for an encoder
@@ -603,7 +613,7 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 			headNorm(qt, L.QNorm, c.HeadDimK, c.RMSEps)
 			headNorm(kt, L.KNorm, c.HeadDimK, c.RMSEps)
 		}
-		if !c.AbsPositions {
+		if c.RopeLayer(il) {
 			at := ang[t*c.RopeDim : (t+1)*c.RopeDim]
 			rope.Apply(qt, c.Heads, c.HeadDimK, at)
 			rope.Apply(kt, c.HeadsKV, c.HeadDimK, at)
@@ -632,13 +642,17 @@ func (s *State) norm(dst, src, w []float32, rows int) {
 	}
 }
 
-// addNormed adds y — normalised by post first, unless post is nil — to the
-// residual stream x, for rows rows.
+// addNormed adds y — normalised by post first, unless post is nil, and
+// scaled by the architecture's ResidualScale (granite) — to the residual
+// stream x, for rows rows.
 func (s *State) addNormed(x, y, post []float32, rows int) {
 	if post != nil {
 		s.norm(y, y, post, rows)
 	}
 	E := s.m.Embd
+	if rs := s.m.ResidualScale; rs != 0 {
+		ops.Scale(y[:rows*E], rs)
+	}
 	ops.Add(x[:rows*E], y[:rows*E])
 }
 
@@ -649,7 +663,7 @@ func (s *State) addNormed(x, y, post []float32, rows int) {
 // post-attention and post-feed-forward norms).
 func (s *State) residual(w *ops.Matrix, a acts, bias, out, x, post []float32) error {
 	E := s.m.Embd
-	if post == nil && bias == nil {
+	if post == nil && bias == nil && s.m.ResidualScale == 0 {
 		return s.mulAdd(w, a, out, E, x, E)
 	}
 	if err := s.mul(w, a, out, E); err != nil {

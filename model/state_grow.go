@@ -58,6 +58,9 @@ func AttnScratchFloats(c *Config, cells int) int {
 func (s *State) Shift(keep, drop int) error {
 	hd := s.m.HeadDimK
 	return s.cache.ShiftLayers(keep, drop, func(il int, rows []float32, delta int) {
+		if !s.m.RopeLayer(il) {
+			return // a NoPE layer's keys do not depend on their position
+		}
 		r := &s.rope
 		if s.twoRopes && s.m.WindowedLayer(il) {
 			r = &s.ropeSWA

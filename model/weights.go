@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/lowmem/llm/internal/gguf"
@@ -398,7 +399,11 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 				p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.Arch, ErrUnsupportedArch)
 		}
 		L := &m.Blocks[i]
-		for _, bt := range blockTensors(arch, &cfg, func(name string) bool { return l.has(p + name) }) {
+		bts := blockTensors(arch, &cfg, func(name string) bool { return l.has(p + name) })
+		if err := refuseBiases(l, p, arch, bts); err != nil {
+			return nil, err
+		}
+		for _, bt := range bts {
 			if err := bt.load(l, p, L); err != nil {
 				return nil, err
 			}
@@ -416,6 +421,26 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		m.maxX = max(m.maxX, m.Output.XRowBytes)
 	}
 	return &built{m: m, floats: l.floats}, nil
+}
+
+// decoderBiases are the biases llama.cpp takes as optional on the
+// projections of several decoders (llama, granite): a decoder that does
+// not load one must refuse a file that has it, not run without it.
+var decoderBiases = []string{"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias", "ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"}
+
+// refuseBiases fails when block p of a decoder holds a bias of
+// decoderBiases that bts, the tensors it loads, do not include.
+func refuseBiases(l *loader, p string, arch *Arch, bts []blockTensor) error {
+	if arch.Encoder {
+		return nil
+	}
+	for _, name := range decoderBiases {
+		if !l.has(p+name) || slices.ContainsFunc(bts, func(bt blockTensor) bool { return bt.name == name }) {
+			continue
+		}
+		return fmt.Errorf("model: tensor %q: %s models with biases on that projection are not supported: %w", p+name, arch.Name, ErrUnsupportedArch)
+	}
+	return nil
 }
 
 // output loads a decoder's final norm and output matrix: output.weight,

@@ -18,7 +18,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "smollm3", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -67,9 +67,13 @@ type ModelSpec struct {
 	// rope_factors_short tensors and its metadata.
 	LongRope *LongRope
 
-	// Experts of a qwen3moe model: expert_count, expert_used_count and
-	// expert_feed_forward_length (required for qwen3moe).
+	// Experts of a qwen3moe or granitemoe model: expert_count,
+	// expert_used_count and expert_feed_forward_length (required there).
 	Experts, ExpertsUsed, ExpertFFN int
+	// Granite's multipliers (granite, granitemoe): embedding_scale,
+	// residual_scale, attention.scale and logit_scale; all zero writes
+	// Granite 3.3's (12, 0.22, 1/128, 8).
+	EmbeddingScale, ResidualScale, AttentionScale, LogitScale float32
 	// RouterGain multiplies the router weights' spread (0 = 1); a large
 	// gain makes the routing decisive.
 	RouterGain float64
@@ -223,6 +227,39 @@ func TinyNomicBert() ModelSpec {
 	}
 }
 
+// TinyGranite is a 2-layer granite (llama's tensors, Granite 3.3's four
+// multipliers) with Q8_0 weights.
+func TinyGranite() ModelSpec {
+	return ModelSpec{
+		Arch: "granite", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
+		FFN: 128, Context: 256, RopeBase: 10000, RMSEps: 1e-5,
+		WeightType: quant.Q8_0, TiedOutput: true, Seed: 10,
+	}
+}
+
+// TinyGraniteMoE is a 2-layer granitemoe: Granite's multipliers and 8
+// experts of width 32, 2 per token, with Q8_0 weights.
+func TinyGraniteMoE() ModelSpec {
+	return ModelSpec{
+		Arch: "granitemoe", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
+		FFN: 128, Context: 256, RopeBase: 10000, RMSEps: 1e-6,
+		WeightType: quant.Q8_0, TiedOutput: true, Seed: 11, Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
+	}
+}
+
+// TinySmolLM3 is a 4-layer smollm3 (llama's graph; layer 3 has no RoPE)
+// with Q8_0 weights.
+func TinySmolLM3() ModelSpec {
+	return ModelSpec{
+		Arch: "smollm3", Vocab: 320, Embd: 64, Layers: 4, Heads: 4, HeadsKV: 2,
+		FFN: 128, Context: 256, RopeBase: 5000000, RMSEps: 1e-6,
+		WeightType: quant.Q8_0, TiedOutput: true, Seed: 12,
+	}
+}
+
+// moe reports whether s has experts (qwen3moe, granitemoe).
+func (s ModelSpec) moe() bool { return s.Arch == "qwen3moe" || s.Arch == "granitemoe" }
+
 // Encoder reports whether s is an encoder (bert, nomic-bert), which makes
 // embeddings and no logits.
 func (s ModelSpec) Encoder() bool { return s.Arch == "bert" || s.Arch == "nomic-bert" }
@@ -292,7 +329,9 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		s.Arch = "llama"
 	}
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3":
+	case "granite":
+		s = s.withGraniteScales()
 	case "bert", "nomic-bert":
 		if s.NormEps == 0 {
 			s.NormEps = 1e-12
@@ -300,13 +339,16 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s.TokenTypes == 0 {
 			s.TokenTypes = 2
 		}
-	case "qwen3moe":
+	case "qwen3moe", "granitemoe":
 		if s.Experts <= 0 || s.ExpertsUsed <= 0 || s.ExpertsUsed > s.Experts || s.ExpertFFN <= 0 {
-			return s, fmt.Errorf("testutil: qwen3moe needs 0 < ExpertsUsed (%d) <= Experts (%d) and ExpertFFN (%d) > 0",
-				s.ExpertsUsed, s.Experts, s.ExpertFFN)
+			return s, fmt.Errorf("testutil: %s needs 0 < ExpertsUsed (%d) <= Experts (%d) and ExpertFFN (%d) > 0",
+				s.Arch, s.ExpertsUsed, s.Experts, s.ExpertFFN)
+		}
+		if s.Arch == "granitemoe" {
+			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -473,10 +515,17 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		if s.RopeBaseSWA > 0 {
 			g.AddKV(a+"rope.freq_base_swa", s.RopeBaseSWA)
 		}
-	case "qwen3moe":
+	}
+	if s.moe() {
 		g.AddKV(a+"expert_count", uint32(s.Experts))
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
 		g.AddKV(a+"expert_feed_forward_length", uint32(s.ExpertFFN))
+	}
+	if s.Arch == "granite" || s.Arch == "granitemoe" {
+		g.AddKV(a+"embedding_scale", s.EmbeddingScale)
+		g.AddKV(a+"residual_scale", s.ResidualScale)
+		g.AddKV(a+"attention.scale", s.AttentionScale)
+		g.AddKV(a+"logit_scale", s.LogitScale)
 	}
 	if r := s.LongRope; r != nil {
 		g.AddKV(a+"rope.scaling.original_context_length", uint32(r.OrigContext))
@@ -580,7 +629,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(ts,
 				tensorSpec{p + "ffn_up.weight", w, []int64{e, 2 * f}, proj(e)},
 				tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)})
-		case "qwen3moe":
+		case "qwen3moe", "granitemoe":
 			x, fe := int64(s.Experts), int64(s.ExpertFFN)
 			gain := s.RouterGain
 			if gain == 0 {
@@ -758,4 +807,13 @@ func NeedX8(t testing.TB) {
 	if _, ok := quant.X8(quant.Q4_0, 256); !ok {
 		t.Skip("no X8 kernels on this CPU or build")
 	}
+}
+
+// withGraniteScales gives a Granite spec without multipliers Granite
+// 3.3's.
+func (s ModelSpec) withGraniteScales() ModelSpec {
+	if s.EmbeddingScale == 0 && s.ResidualScale == 0 && s.AttentionScale == 0 && s.LogitScale == 0 {
+		s.EmbeddingScale, s.ResidualScale, s.AttentionScale, s.LogitScale = 12, 0.22, 1.0/128, 8
+	}
+	return s
 }

@@ -57,7 +57,7 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 		case "phi3":
 			m[p+"ffn_up.weight"] = []int64{e, 2 * f}
 			m[p+"ffn_down.weight"] = []int64{f, e}
-		case "qwen3moe":
+		case "qwen3moe", "granitemoe":
 			x, fe := int64(s.Experts), int64(s.ExpertFFN)
 			m[p+"ffn_gate_inp.weight"] = []int64{e, x}
 			m[p+"ffn_gate_exps.weight"] = []int64{e, fe, x}
@@ -112,6 +112,9 @@ func TestWriteModel(t *testing.T) {
 		{"gemma3 Q8_0", TinyGemma3(), 7},
 		{"phi3 Q8_0", TinyPhi3(), 7},
 		{"qwen3moe Q8_0", TinyQwen3MoE(), 7},
+		{"granite Q8_0", TinyGranite(), 7},
+		{"granitemoe Q8_0", TinyGraniteMoE(), 7},
+		{"smollm3 Q8_0", TinySmolLM3(), 7},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

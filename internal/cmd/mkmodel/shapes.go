@@ -6,7 +6,7 @@ import "math"
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -37,8 +37,14 @@ type shape struct {
 	AttnSoftcap  float32
 	FinalSoftcap float32
 
-	// qwen3moe: expert_count, expert_used_count, expert_feed_forward_length.
+	// qwen3moe, granitemoe: expert_count, expert_used_count,
+	// expert_feed_forward_length.
 	Experts, ExpertsUsed, ExpertFFN int
+
+	// granite, granitemoe: embedding_scale, residual_scale,
+	// attention.scale and logit_scale (config.json's embedding_multiplier,
+	// residual_multiplier, attention_multiplier and logits_scaling).
+	Granite *graniteScales
 
 	// Embedding models: pooling_type (llama.cpp's numbering: 1 mean, 2
 	// CLS, 3 last; 0 = none written) and an EOS appended to every text
@@ -52,6 +58,9 @@ type shape struct {
 // encoder reports whether s is a BERT-style embedding model: a WordPiece
 // vocabulary, LayerNorms with biases, no output head.
 func (s shape) encoder() bool { return s.NormEps != 0 }
+
+// graniteScales are Granite's four multipliers.
+type graniteScales struct{ Embedding, Residual, Attention, Logit float32 }
 
 // longRope is the LongRoPE part of a Phi-3/Phi-4 config.json.
 type longRope struct {
@@ -150,6 +159,28 @@ var shapes = []shape{
 		Heads: 24, HeadsKV: 8, FFN: 8192, Context: 131072,
 		RopeBase: 10000, RopeDim: 96, RMSEps: 1e-5, TiedOutput: true,
 		LongRope: &longRope{OrigContext: 4096},
+	},
+	{
+		// Granite 3.3 2B (and 3.1 2B): 40 layers of 32 heads of 64, 8 KV
+		// heads, tied output.
+		Name: "granite-3.3-2b", Arch: "granite", Vocab: 49159, Embd: 2048, Layers: 40,
+		Heads: 32, HeadsKV: 8, FFN: 8192, Context: 131072,
+		RopeBase: 10000000, RMSEps: 1e-5, TiedOutput: true,
+		Granite: &graniteScales{Embedding: 12, Residual: 0.22, Attention: 0.015625, Logit: 8},
+	},
+	{
+		// Granite 3.1 1B-A400M: 32 experts of width 512, 8 per token.
+		Name: "granite-3.1-1b-a400m", Arch: "granitemoe", Vocab: 49155, Embd: 1024, Layers: 24,
+		Heads: 16, HeadsKV: 8, FFN: 512, Context: 131072,
+		RopeBase: 10000000, RMSEps: 1e-6, TiedOutput: true,
+		Experts: 32, ExpertsUsed: 8, ExpertFFN: 512,
+		Granite: &graniteScales{Embedding: 12, Residual: 0.22, Attention: 0.015625, Logit: 6},
+	},
+	{
+		// SmolLM3 3B: llama's graph, every fourth layer without RoPE.
+		Name: "smollm3-3b", Arch: "smollm3", Vocab: 128256, Embd: 2048, Layers: 36,
+		Heads: 16, HeadsKV: 4, FFN: 11008, Context: 65536,
+		RopeBase: 5000000, RMSEps: 1e-6, TiedOutput: true,
 	},
 	{
 		// Qwen3-30B-A3B: 128 experts of width 768, 8 per token.

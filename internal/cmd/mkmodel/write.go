@@ -104,6 +104,12 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"rope.scaling.original_context_length", uint32(r.OrigContext))
 		g.AddKV(a+"rope.scaling.attn_factor", r.attnFactor(s.Context))
 	}
+	if gs := s.Granite; gs != nil {
+		g.AddKV(a+"embedding_scale", gs.Embedding)
+		g.AddKV(a+"residual_scale", gs.Residual)
+		g.AddKV(a+"attention.scale", gs.Attention)
+		g.AddKV(a+"logit_scale", gs.Logit)
+	}
 	if s.Experts > 0 {
 		g.AddKV(a+"expert_count", uint32(s.Experts))
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
