@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/lowmem/llm/chat"
@@ -73,11 +74,22 @@ type ollamaPart struct {
 	logprobs          []logprobJSON
 }
 
-func (p *ollamaPart) add(q ollamaPart) {
-	p.content += q.content
-	p.thinking += q.thinking
-	p.calls = append(p.calls, q.calls...)
-	p.logprobs = append(p.logprobs, q.logprobs...)
+// ollamaWhole gathers the parts of a reply that is not streamed.
+type ollamaWhole struct {
+	content, thinking strings.Builder
+	calls             []ollamaToolCall
+	logprobs          []logprobJSON
+}
+
+func (w *ollamaWhole) add(p ollamaPart) {
+	w.content.WriteString(p.content)
+	w.thinking.WriteString(p.thinking)
+	w.calls = append(w.calls, p.calls...)
+	w.logprobs = append(w.logprobs, p.logprobs...)
+}
+
+func (w *ollamaWhole) part() ollamaPart {
+	return ollamaPart{content: w.content.String(), thinking: w.thinking.String(), calls: w.calls, logprobs: w.logprobs}
 }
 
 // ollamaEnd is how a reply ended: its last line's done_reason and metrics.
@@ -210,7 +222,7 @@ func (s *Server) ollamaReply(w http.ResponseWriter, r *http.Request, t ollamaTur
 	if t.stream {
 		out = newNDJSON(w)
 	}
-	var whole ollamaPart     // when not streaming
+	var whole ollamaWhole    // when not streaming
 	var held []TokenLogprobs // of tokens whose text the parser holds
 	calls := 0
 	emit := func(p ollamaPart) bool {
@@ -266,6 +278,6 @@ func (s *Server) ollamaReply(w http.ResponseWriter, r *http.Request, t ollamaTur
 		return nil
 	}
 	whole.add(last)
-	writeJSON(w, line(whole, end))
+	writeJSON(w, line(whole.part(), end))
 	return nil
 }

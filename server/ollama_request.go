@@ -291,26 +291,19 @@ func (v optionValues) params() (Params, []string, *apiError) {
 	temperature, topP, minP, topK := 0.8, 0.9, 0.0, 40
 	p := Params{Temperature: &temperature, TopP: &topP, MinP: &minP, TopK: &topK}
 	for _, name := range slices.Sorted(maps.Keys(v.floats)) {
-		f, param := v.floats[name], "options."+name
+		f := v.floats[name]
+		// Out of range, temperature, top_p and min_p are clamped, as
+		// Ollama's sampler does.
 		switch name {
 		case "temperature":
-			if f < 0 {
-				return p, nil, badRequest(param, "%s must be at least 0 (0 always takes the likeliest token), got %g", param, f)
-			}
-			temperature = f
+			temperature = max(f, 0)
 		case "top_p":
-			if f <= 0 {
-				return p, nil, badRequest(param, "%s must be greater than 0 (1 or more turns it off), got %g", param, f)
-			}
 			topP = min(f, 1)
 		case "min_p":
-			if f < 0 || f > 1 {
-				return p, nil, badRequest(param, "%s must be between 0 and 1 (0 turns it off), got %g", param, f)
-			}
-			minP = f
+			minP = min(max(f, 0), 1)
 		case "repeat_penalty":
 			if f <= 0 {
-				return p, nil, badRequest(param, "%s must be greater than 0 (1 turns it off), got %g", param, f)
+				return p, nil, badRequest("options."+name, "options.%s must be greater than 0 (1 turns it off), got %g", name, f)
 			}
 			p.RepeatPenalty = &f
 		case "presence_penalty":
@@ -338,6 +331,9 @@ func (v optionValues) params() (Params, []string, *apiError) {
 			last := int(min(n, math.MaxInt32))
 			p.RepeatLastN = &last
 		}
+	}
+	if topP <= 0 { // Ollama keeps the likeliest token alone
+		topP, topK = 1, 1
 	}
 	if len(v.stop) > maxOllamaStops {
 		return p, nil, badRequest("options.stop", "at most %d stop sequences, got %d", maxOllamaStops, len(v.stop))

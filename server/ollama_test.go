@@ -373,6 +373,10 @@ func TestOllamaOptions(t *testing.T) {
 		{`{"temperature":0,"seed":42}`, with(func(p *Params) { p.Temperature, p.Seed = f(0), i64(42) }), "one two three four", "stop"},
 		{`{"seed":-1,"top_k":0,"top_p":1.5,"min_p":0.05}`, with(func(p *Params) { p.TopK, p.TopP, p.MinP = i(0), f(1), f(0.05) }), "one two three four", "stop"},
 		{`{"top_k":-3}`, with(func(p *Params) { p.TopK = i(0) }), "one two three four", "stop"},
+		// Clamped as Ollama's sampler clamps them; top_p 0 keeps the likeliest token.
+		{`{"temperature":-1,"min_p":2}`, with(func(p *Params) { p.Temperature, p.MinP = f(0), f(1) }), "one two three four", "stop"},
+		{`{"top_p":0,"top_k":5}`, with(func(p *Params) { p.TopP, p.TopK = f(1), i(1) }), "one two three four", "stop"},
+		{`{"min_p":-0.5}`, with(func(p *Params) { p.MinP = f(0) }), "one two three four", "stop"},
 		{`{"repeat_penalty":1.1,"repeat_last_n":-1,"presence_penalty":0.5,"frequency_penalty":-0.5}`,
 			with(func(p *Params) {
 				p.RepeatPenalty, p.RepeatLastN, p.PresencePenalty, p.FrequencyPenalty = f(1.1), i(-1), f(0.5), f(-0.5)
@@ -539,9 +543,6 @@ func TestOllamaBadRequests(t *testing.T) {
 		{"stop type", hs.URL, "/api/generate", `{"prompt":"x","options":{"stop":"x"}}`, 400, `option "stop" must be an array of strings`},
 		{"bool option type", hs.URL, "/api/generate", `{"prompt":"x","options":{"use_mmap":1}}`, 400, `option "use_mmap" must be of type boolean`},
 		{"empty stop", hs.URL, "/api/generate", `{"prompt":"x","options":{"stop":["a",""]}}`, 400, "must not be empty"},
-		{"negative temperature", hs.URL, "/api/chat", `{` + chatMsg + `,"options":{"temperature":-1}}`, 400, "options.temperature must be at least 0"},
-		{"top_p zero", hs.URL, "/api/chat", `{` + chatMsg + `,"options":{"top_p":0}}`, 400, "options.top_p must be greater than 0"},
-		{"min_p", hs.URL, "/api/chat", `{` + chatMsg + `,"options":{"min_p":2}}`, 400, "options.min_p must be between 0 and 1"},
 		{"repeat_penalty", hs.URL, "/api/chat", `{` + chatMsg + `,"options":{"repeat_penalty":0}}`, 400, "options.repeat_penalty must be greater than 0"},
 		{"repeat_last_n", hs.URL, "/api/chat", `{` + chatMsg + `,"options":{"repeat_last_n":-2}}`, 400, "options.repeat_last_n must be at least -1"},
 		{"images in a message", hs.URL, "/api/chat", `{"messages":[{"role":"user","content":"x","images":["aGk="]}]}`, 400, "images are not supported"},
