@@ -193,7 +193,8 @@ func decodeJSON(r io.Reader, v any) *apiError {
 		case errors.As(err, &te) && te.Field == "":
 			return badRequest("", "the request body must be a JSON object, got JSON %s", te.Value)
 		case errors.As(err, &te):
-			field := strings.TrimPrefix(te.Field, "commonRequest.")
+			// Fields of an embedded struct carry its name first.
+			field := strings.TrimPrefix(strings.TrimPrefix(te.Field, "commonRequest."), "ollamaCommon.")
 			return badRequest(field, "%s: wrong type: expected %s, got JSON %s", field, te.Type, te.Value)
 		case errors.Is(err, io.EOF):
 			return badRequest("", "the request body is empty; expected a JSON object")
@@ -291,6 +292,7 @@ type chatInput struct {
 	tools    []chat.Tool
 	params   Params
 	kwargs   map[string]any
+	thinking *bool // the template's enable_thinking; nil: its default
 }
 
 func (r *chatRequest) validate() (*chatInput, *apiError) {
@@ -372,7 +374,22 @@ func (r *chatRequest) validate() (*chatInput, *apiError) {
 			return nil, badRequest("tool_choice", `tool_choice must be "none", "auto", "required" or {"type": "function", "function": {"name": …}}`)
 		}
 	}
-	for i, t := range r.Tools {
+	tools, aerr := toolsOf(r.Tools)
+	if aerr != nil {
+		return nil, aerr
+	}
+	if toolsOn {
+		in.tools = tools
+	}
+	in.params.Tools = in.tools
+	return in, nil
+}
+
+// toolsOf checks a request's tools (OpenAI's and Ollama's have one shape)
+// and returns them as the template takes them.
+func toolsOf(list []toolJSON) ([]chat.Tool, *apiError) {
+	var tools []chat.Tool
+	for i, t := range list {
 		param := fmt.Sprintf("tools[%d]", i)
 		if t.Type != "function" {
 			return nil, badRequest(param+".type", "%s.type must be \"function\", got %q", param, t.Type)
@@ -383,12 +400,9 @@ func (r *chatRequest) validate() (*chatInput, *apiError) {
 		if len(t.Function.Parameters) > 0 && !json.Valid(t.Function.Parameters) {
 			return nil, badRequest(param+".function.parameters", "%s.function.parameters is not JSON", param)
 		}
-		if toolsOn {
-			in.tools = append(in.tools, chat.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
-		}
+		tools = append(tools, chat.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
 	}
-	in.params.Tools = in.tools
-	return in, nil
+	return tools, nil
 }
 
 func (r *completionRequest) validate() (string, Params, *apiError) {

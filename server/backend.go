@@ -37,6 +37,19 @@ type ModelInfo struct {
 	// Render carries the template inputs that come from the vocabulary:
 	// BOSToken, EOSToken, StripBOS, StripEOS. The server fills in the rest.
 	Render chat.RenderOptions
+
+	// What Ollama's /api/tags, /api/ps and /api/show describe a model by;
+	// zero values when the Backend cannot say.
+
+	// Family is the model's architecture (general.architecture, e.g.
+	// "llama").
+	Family string
+	// Parameters is the number of weights.
+	Parameters int64
+	// Quantization names the weights' dominant type, e.g. "Q4_K".
+	Quantization string
+	// Size is the model file's size in bytes.
+	Size int64
 }
 
 // Session generates text; one request uses it at a time.
@@ -63,21 +76,39 @@ type LogprobSession interface {
 	GenerateLogprobs(ctx context.Context, prompt string, p Params, yield func(Piece) bool) (Result, error)
 }
 
-// EmbedSession is a Session that can embed: POST /v1/embeddings asks for
-// it, and answers 501 when the Backend's sessions are not EmbedSessions.
-// FromModel's are.
+// EmbedSession is a Session that can embed: the embedding endpoints ask
+// for it, and answer 501 when the Backend's sessions are not
+// EmbedSessions. FromModel's are.
 type EmbedSession interface {
 	Session
 	// Embed returns the embedding of each input — pooled, cut to its
-	// first dims elements when dims > 0, and normalised to unit length —
-	// and the number of tokens it evaluated in all. It evaluates them from
-	// an empty session and leaves the session empty: the prefix a slot
-	// had cached for its next generation is gone. Errors wrap
-	// ErrContextLength (more tokens than the context), ErrBadPrompt (no
-	// tokens, a token id outside the vocabulary, dims above the width) or
-	// ErrNoEmbeddings (a model that cannot embed), in an *InputError when
-	// one input is the cause; when ctx is done it returns ctx.Err().
-	Embed(ctx context.Context, in []EmbedInput, dims int) ([][]float32, int, error)
+	// first o.Dimensions elements when that is above 0, and normalised to
+	// unit length unless o.Raw — and the number of tokens it evaluated in
+	// all. It evaluates them from an empty session and leaves the session
+	// empty: the prefix a slot had cached for its next generation is gone.
+	// Errors wrap ErrContextLength (more tokens than the context, unless
+	// o.Truncate), ErrBadPrompt (no tokens, a token id outside the
+	// vocabulary, dimensions above the width) or ErrNoEmbeddings (a model
+	// that cannot embed), in an *InputError when one input is the cause;
+	// when ctx is done it returns ctx.Err().
+	Embed(ctx context.Context, in []EmbedInput, o EmbedOptions) ([][]float32, int, error)
+}
+
+// EmbedOptions are how an EmbedSession makes a request's vectors. The
+// zero value is OpenAI's /v1/embeddings: whole, unit length, and an input
+// longer than the context refused.
+type EmbedOptions struct {
+	// Dimensions keeps the first n elements of each vector (before
+	// normalising, for models trained to be cut short); 0 keeps them all.
+	Dimensions int
+	// Truncate embeds the first tokens of an input longer than the
+	// context (the end token the vocabulary appends kept) instead of
+	// failing, as Ollama's /api/embed does by default (llm.WithTruncate).
+	Truncate bool
+	// Raw leaves the pooled vectors as they are rather than scaling them
+	// to unit length, as Ollama's legacy /api/embeddings answers
+	// (llm.WithNormalize(false)).
+	Raw bool
 }
 
 // InputError is an EmbedSession's error caused by one input of a request:
@@ -132,6 +163,16 @@ type Params struct {
 	Seed             *int64
 	PresencePenalty  *float64
 	FrequencyPenalty *float64
+	// TopK keeps the k most likely tokens (0: no filter), MinP drops
+	// tokens less likely than p times the most likely one (0: no
+	// filter), and RepeatPenalty divides the logits of the tokens among
+	// the last RepeatLastN (-1: all the session holds) by itself (1: no
+	// penalty): Ollama's options, as llm.TopK, MinP, RepeatPenalty and
+	// PenaltyLastN take them.
+	TopK          *int
+	MinP          *float64
+	RepeatPenalty *float64
+	RepeatLastN   *int
 	// JSON asks for one JSON object (response_format json_object): the
 	// Backend samples only tokens that keep the text the start of one, and
 	// stops when it is complete (llm.WithJSON).

@@ -1,6 +1,7 @@
-// Package server serves a language model over HTTP with OpenAI's API, so
-// that unmodified OpenAI clients (the official Python, Node and Go
-// libraries among them) can use it.
+// Package server serves a language model over HTTP with OpenAI's API and
+// Ollama's, so that unmodified OpenAI clients (the official Python, Node
+// and Go libraries among them) and Ollama clients (its Go package and
+// CLI, ollama-python, ollama-js, langchaingo, Open WebUI) can use it.
 //
 // Routes: POST /v1/chat/completions and POST /v1/completions (streamed as
 // server-sent events or not), POST /v1/embeddings, GET /v1/models, GET
@@ -10,7 +11,7 @@
 // holds one Session of the Backend, with its own KV cache); further requests
 // wait in a bounded queue and past it get 429. A request whose client goes
 // away is cancelled within one decode step. Request bodies are bounded and
-// validated; every error is OpenAI's error JSON. Shutdown drains: it stops
+// validated; every error is its API's error JSON. Shutdown drains: it stops
 // taking requests, lets running ones finish, and cancels what is still
 // running when its context ends.
 //
@@ -57,12 +58,40 @@
 // generation, and the slot's session is emptied: the prefix it had cached
 // for its next generation is gone (the free slot caching the least is
 // taken). A Backend whose sessions are not EmbedSessions, or a model that
-// cannot embed (a reranker), answers 501, as llama.cpp's server does
-// without --embeddings; a model that only embeds (ModelInfo.EmbeddingOnly:
-// an encoder) answers 501 on the generation endpoints.
+// cannot embed (a reranker), answers 501 (on Ollama's routes too), as
+// llama.cpp's server does without --embeddings; a model that only embeds
+// (ModelInfo.EmbeddingOnly: an encoder) answers 501 on the generation
+// endpoints.
 //
 // What is not built, and answers 400 with a message saying so: best_of > 1
 // and echo on /v1/completions, and non-text content parts.
+//
+// Ollama's REST API (as of Ollama 0.17.4, what GET /api/version answers)
+// runs beside it on the same slots, queue and metrics: GET / ("Ollama is
+// running"), GET /api/version, /api/tags and /api/ps (the one model, its
+// details from ModelInfo), POST /api/show (details, model_info, the chat
+// template's source, capabilities), POST /api/chat and /api/generate, and
+// POST /api/embed and the legacy /api/embeddings. Any model name is the
+// served model, echoed in replies (Ollama's clients send the names they
+// know; the OpenAI endpoints ignore "model" too). Chat and generate stream
+// NDJSON by default (one object with "stream": false); the last line is
+// done, with done_reason and Ollama's counts and durations in
+// nanoseconds. They render and parse as /v1/chat/completions does (a
+// generate prompt is a user turn after its system message, or with raw
+// the prompt as given); tool calls carry their arguments as an object;
+// format "json" or a schema is Params.JSON or JSONSchema; think false is
+// the template's enable_thinking false. options map to Params over
+// Ollama's sampler defaults (temperature 0.8, top_k 40, top_p 0.9, min_p
+// 0; repeat_penalty only when given, as in Ollama's current engine);
+// num_predict -1 or -2 runs to a full context; options about loading
+// (num_ctx, num_gpu …) are type-checked and ignored, unknown ones ignored.
+// /api/embed truncates a text longer than the context by default
+// (EmbedOptions.Truncate), and the legacy route answers the pooled vector
+// not normalised (EmbedOptions.Raw), as Ollama's do. Errors are
+// {"error": "…"}; images, suffix, template, context, think levels and raw
+// with system are 400s saying they are not supported, chat and generate of
+// an embedding-only model 501s, and model management (pull, create …)
+// unknown routes.
 //
 // The model side is the Backend interface: FromModel makes one of a loaded
 // llm.Model (each slot a Session; load it with llm.WithSessions(n) so that

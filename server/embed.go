@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -139,19 +140,25 @@ func base64Floats(v []float32) string {
 	return base64.StdEncoding.EncodeToString(b)
 }
 
-func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) *apiError {
+// readEmbedding reads an embedding request into v, after refusing (501)
+// when the Backend's sessions cannot embed.
+func (s *Server) readEmbedding(r *http.Request, v any) *apiError {
 	if !s.embeds {
 		return notEmbedding("its backend's sessions cannot embed")
 	}
+	return readBody(r, v)
+}
+
+func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) *apiError {
 	var req embeddingRequest
-	if err := readBody(r, &req); err != nil {
+	if err := s.readEmbedding(r, &req); err != nil {
 		return err
 	}
 	in, aerr := req.validate(s.info.EmbeddingLength)
 	if aerr != nil {
 		return aerr
 	}
-	vs, tokens, aerr := s.embed(r, in.inputs, in.dims)
+	vs, tokens, _, aerr := s.embed(r, in.inputs, EmbedOptions{Dimensions: in.dims})
 	if aerr != nil {
 		return aerr
 	}
@@ -180,25 +187,30 @@ func notEmbedding(why string) *apiError {
 	return &apiError{Status: 501, Type: "not_supported_error", Message: "this server does not support embeddings: " + why}
 }
 
-// embed embeds inputs one after the other on one slot (whose cached
-// prompt is gone afterwards) and returns their vectors and how many tokens
-// they took.
-func (s *Server) embed(r *http.Request, inputs []EmbedInput, dims int) ([][]float32, int, *apiError) {
+// embed embeds inputs together on one slot (whose cached prompt is gone
+// afterwards) and returns their vectors, how many tokens they took and
+// when the slot was had.
+func (s *Server) embed(r *http.Request, inputs []EmbedInput, o EmbedOptions) ([][]float32, int, time.Time, *apiError) {
 	// "" takes the free slot that caches the least, whose loss costs least.
 	ctx, sl, release, aerr := s.acquire(r, "")
 	if aerr != nil {
-		return nil, 0, aerr
+		return nil, 0, time.Time{}, aerr
 	}
 	defer release()
+	start := time.Now()
+	vs, n, aerr := s.embedOn(ctx, sl, inputs, o)
+	s.metrics.generation(Result{PromptTokens: n}, time.Since(start))
+	return vs, n, start, aerr
+}
+
+// embedOn is embed on the slot it holds.
+func (s *Server) embedOn(ctx context.Context, sl *slot, inputs []EmbedInput, o EmbedOptions) ([][]float32, int, *apiError) {
 	es, ok := sl.session.(EmbedSession)
 	if !ok {
 		return nil, 0, notEmbedding("its backend's sessions cannot embed")
 	}
 	sl.prompt = ""
-	start := time.Now()
-	tokens := 0
-	defer func() { s.metrics.generation(Result{PromptTokens: tokens}, time.Since(start)) }()
-	vs, n, err := es.Embed(ctx, inputs, dims)
+	vs, n, err := es.Embed(ctx, inputs, o)
 	if errors.Is(err, ErrNoEmbeddings) {
 		return nil, 0, notEmbedding(err.Error())
 	}
@@ -216,6 +228,5 @@ func (s *Server) embed(r *http.Request, inputs []EmbedInput, dims int) ([][]floa
 	if len(vs) != len(inputs) {
 		return nil, 0, s.failed(ctx, fmt.Errorf("server: the backend made %d embeddings of %d inputs", len(vs), len(inputs)), "embedding", "input", "input")
 	}
-	tokens = n
-	return vs, tokens, nil
+	return vs, n, nil
 }

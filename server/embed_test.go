@@ -111,11 +111,12 @@ func TestEmbeddings(t *testing.T) {
 			for i, in := range c.want {
 				ids := fakeTokens(in)
 				tokens += len(ids)
-				if want := fakeEmbedding(ids, c.dims); !slices.Equal(got.Data[i].vector, want) {
+				o := EmbedOptions{Dimensions: c.dims}
+				if want := fakeEmbedding(ids, o); !slices.Equal(got.Data[i].vector, want) {
 					t.Errorf("%s: vector %d %v, want %v", body, i, got.Data[i].vector, want)
 				}
-				if !slices.Equal(b.embeds[i].Tokens, in.Tokens) || b.embeds[i].Text != in.Text || b.dims[i] != c.dims {
-					t.Errorf("%s: the Backend got %+v (dims %d), want %+v (dims %d)", body, b.embeds[i], b.dims[i], in, c.dims)
+				if !slices.Equal(b.embeds[i].Tokens, in.Tokens) || b.embeds[i].Text != in.Text || b.embedOpts[i] != o {
+					t.Errorf("%s: the Backend got %+v (%+v), want %+v (%+v)", body, b.embeds[i], b.embedOpts[i], in, o)
 				}
 			}
 			if u := got.Usage; len(u) != 2 || u["prompt_tokens"] != tokens || u["total_tokens"] != tokens {
@@ -317,15 +318,7 @@ func TestModelEmbeddingsQwen3(t *testing.T) {
 // library does, and its generation endpoints answer 501 naming the
 // embeddings endpoint, as llama-server's do when it only embeds.
 func TestModelEmbeddingsEncoder(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "bert.gguf")
-	if err := testutil.WriteModelFile(path, testutil.TinyBert()); err != nil {
-		t.Fatal(err)
-	}
-	m, err := llm.Load(path, llm.WithThreads(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := loadTinyBert(t)
 	if !m.Info().EmbeddingOnly {
 		t.Fatal("Info().EmbeddingOnly is false for a bert")
 	}
@@ -342,6 +335,32 @@ func TestModelEmbeddingsEncoder(t *testing.T) {
 	}
 }
 
+// newSession is a session of m, closed when the test ends.
+func newSession(t *testing.T, m *llm.Model) *llm.Session {
+	t.Helper()
+	s, err := m.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// loadTinyBert loads a synthetic bert, an encoder, until the test ends.
+func loadTinyBert(t *testing.T) *llm.Model {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "bert.gguf")
+	if err := testutil.WriteModelFile(path, testutil.TinyBert()); err != nil {
+		t.Fatal(err)
+	}
+	m, err := llm.Load(path, llm.WithThreads(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
 // checkModelEmbeddings checks a server of m against the library: each
 // vector is Session.Embed's of the same text, of unit length, whole or in
 // base64; dimensions gives the first n elements renormalised; a token
@@ -350,11 +369,7 @@ func TestModelEmbeddingsEncoder(t *testing.T) {
 func checkModelEmbeddings(t *testing.T, m *llm.Model, url string) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := newSession(t, m)
 	texts := []string{"The quick brown fox jumps over the lazy dog.", "Once upon a time", "a"}
 	input, _ := json.Marshal(texts)
 	tokens := 0

@@ -26,7 +26,7 @@ type fakeBackend struct {
 	params    []Params
 	noEmbed   bool // sessions are not EmbedSessions
 	embeds    []EmbedInput
-	dims      []int
+	embedOpts []EmbedOptions // of each input embedded
 }
 
 // The fake's embeddings: a text's tokens are its bytes.
@@ -45,7 +45,8 @@ func newFake(reply func(prompt string) []string) *fakeBackend {
 
 func (b *fakeBackend) Info() ModelInfo {
 	return ModelInfo{ID: "fake-model", ContextLength: 4096, Template: b.tmpl,
-		Render: chat.RenderOptions{BOSToken: "<s>", EOSToken: "</s>"}, EmbeddingLength: fakeWidth}
+		Render: chat.RenderOptions{BOSToken: "<s>", EOSToken: "</s>"}, EmbeddingLength: fakeWidth,
+		Family: "llama", Parameters: 1_236_000_000, Quantization: "Q4_K", Size: 770_000_000}
 }
 
 func (b *fakeBackend) NewSession() (Session, error) {
@@ -99,25 +100,30 @@ func fakeTokens(in EmbedInput) []int32 {
 	return ids
 }
 
-// fakeEmbedding is the fake's vector of ids, cut to dims (0: all) and
-// normalised: every token and its place move every element.
-func fakeEmbedding(ids []int32, dims int) []float32 {
+// fakeEmbedding is the fake's vector of ids, cut to o.Dimensions (0: all)
+// and, unless o.Raw, normalised: every token and its place move every
+// element.
+func fakeEmbedding(ids []int32, o EmbedOptions) []float32 {
 	v := make([]float64, fakeWidth)
 	for k, id := range ids {
 		for j := range v {
 			v[j] += float64(id+1) * float64((k+j)%5+1) * math.Pow(-1, float64(j))
 		}
 	}
-	if dims > 0 {
-		v = v[:dims]
+	if o.Dimensions > 0 {
+		v = v[:o.Dimensions]
 	}
-	var ss float64
-	for _, x := range v {
-		ss += x * x
+	norm := 1.0
+	if !o.Raw {
+		var ss float64
+		for _, x := range v {
+			ss += x * x
+		}
+		norm = math.Sqrt(ss)
 	}
 	out := make([]float32, len(v))
 	for j, x := range v {
-		out[j] = float32(x / math.Sqrt(ss))
+		out[j] = float32(x / norm)
 	}
 	return out
 }
@@ -147,11 +153,11 @@ func (s *fakeSession) Generate(ctx context.Context, prompt string, p Params, yie
 }
 
 // Embed implements EmbedSession: one step an input.
-func (s *fakeSession) Embed(ctx context.Context, in []EmbedInput, dims int) ([][]float32, int, error) {
+func (s *fakeSession) Embed(ctx context.Context, in []EmbedInput, o EmbedOptions) ([][]float32, int, error) {
 	vs := make([][]float32, len(in))
 	tokens := 0
 	for i, x := range in {
-		v, n, err := s.embedOne(ctx, x, dims)
+		v, n, err := s.embedOne(ctx, x, o)
 		if err != nil {
 			if ctx.Err() == nil {
 				err = &InputError{Index: i, Err: err}
@@ -164,17 +170,20 @@ func (s *fakeSession) Embed(ctx context.Context, in []EmbedInput, dims int) ([][
 	return vs, tokens, nil
 }
 
-func (s *fakeSession) embedOne(ctx context.Context, in EmbedInput, dims int) ([]float32, int, error) {
+func (s *fakeSession) embedOne(ctx context.Context, in EmbedInput, o EmbedOptions) ([]float32, int, error) {
 	b := s.b
-	defer b.enter(func() { b.embeds, b.dims = append(b.embeds, in), append(b.dims, dims) })()
+	defer b.enter(func() { b.embeds, b.embedOpts = append(b.embeds, in), append(b.embedOpts, o) })()
 	if !b.step(ctx) {
 		return nil, 0, ctx.Err()
 	}
 	ids := fakeTokens(in)
+	n := b.Info().ContextLength
 	switch {
-	case dims > fakeWidth:
-		return nil, 0, fmt.Errorf("%w: %d dimensions of %d", ErrBadPrompt, dims, fakeWidth)
-	case len(ids) > b.Info().ContextLength:
+	case o.Dimensions > fakeWidth:
+		return nil, 0, fmt.Errorf("%w: %d dimensions of %d", ErrBadPrompt, o.Dimensions, fakeWidth)
+	case len(ids) > n && o.Truncate:
+		ids = ids[:n]
+	case len(ids) > n:
 		return nil, 0, fmt.Errorf("%w: %d tokens", ErrContextLength, len(ids))
 	}
 	for _, id := range ids {
@@ -182,5 +191,5 @@ func (s *fakeSession) embedOne(ctx context.Context, in EmbedInput, dims int) ([]
 			return nil, 0, fmt.Errorf("%w: token %d not in the vocabulary of %d", ErrBadPrompt, id, fakeVocab)
 		}
 	}
-	return fakeEmbedding(ids, dims), len(ids), nil
+	return fakeEmbedding(ids, o), len(ids), nil
 }

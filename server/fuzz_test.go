@@ -106,3 +106,58 @@ func FuzzEmbeddingsRequest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOllamaRequest: any body to Ollama's generation and embedding routes
+// gets 200 with NDJSON lines (one when not streamed), each a JSON object,
+// or a 400 or 413 with Ollama's error JSON; nothing panics.
+func FuzzOllamaRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":false,"options":{"temperature":0,"num_predict":2,"stop":["k"],"top_k":-1,"seed":-1}}`,
+		`{"messages":[{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f","arguments":{"a":1}}}]},{"role":"tool","content":"r","tool_name":"f"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]}`,
+		`{"messages":[{"role":"user","content":"x"}],"format":{"type":"object","properties":{"a":{"enum":["x"]}}},"think":false}`,
+		`{"messages":[{"role":"user","content":"x"}],"format":"json","think":"high","logprobs":true,"top_logprobs":3}`,
+		`{"prompt":"x","system":"s","options":{"num_ctx":1e400}}`,
+		`{"prompt":"x","raw":true,"images":["aGk="],"context":[1]}`,
+		`{"input":["a","b"],"truncate":false,"dimensions":4}`,
+		`{"input":"a","options":{"mirostat":2}}`,
+		`{"prompt":"hello","keep_alive":"5m"}`,
+	} {
+		f.Add(s)
+	}
+	b := newFake(func(p string) []string {
+		return []string{"ok ", "<tool_call>{\"name\":\"f\",\"arguments\":{}}</tool_call>"}
+	})
+	srv, err := New(b, WithQueue(0), WithMaxBodyBytes(64<<10))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, path := range []string{"/api/chat", "/api/generate", "/api/embed", "/api/embeddings", "/api/show"} {
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, httptest.NewRequest("POST", path, strings.NewReader(body)))
+			switch rec.Code {
+			case 200:
+				out := rec.Body.Bytes()
+				if len(out) == 0 || out[len(out)-1] != '\n' {
+					t.Fatalf("%s: reply %q does not end a line", path, out)
+				}
+				for _, line := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+					var v map[string]any
+					if err := json.Unmarshal([]byte(line), &v); err != nil {
+						t.Fatalf("%s: line %q: %v", path, line, err)
+					}
+				}
+			case 400, 413:
+				var e struct {
+					Error *string `json:"error"`
+				}
+				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == nil || *e.Error == "" {
+					t.Fatalf("%s: status %d without Ollama's error JSON: %s", path, rec.Code, rec.Body)
+				}
+			default:
+				t.Fatalf("%s: status %d: %s", path, rec.Code, rec.Body)
+			}
+		}
+	})
+}

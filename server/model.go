@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/lowmem/llm"
@@ -41,7 +42,8 @@ type Model struct {
 func FromModel(m *llm.Model, id string, opts ...llm.SessionOption) (*Model, error) {
 	info := m.Info()
 	mi := ModelInfo{ID: id, ContextLength: info.Context, EmbeddingLength: info.Embedding, EmbeddingOnly: info.EmbeddingOnly, Render: chat.RenderOptions{
-		BOSToken: info.BOSText, EOSToken: info.EOSText, StripBOS: info.AddBOS, StripEOS: info.AddEOS}}
+		BOSToken: info.BOSText, EOSToken: info.EOSText, StripBOS: info.AddBOS, StripEOS: info.AddEOS},
+		Family: info.Architecture, Parameters: info.Parameters, Quantization: info.FileType, Size: info.FileBytes}
 	if info.ChatTemplate != "" {
 		t, err := chat.Parse(info.ChatTemplate)
 		if err != nil {
@@ -102,6 +104,18 @@ func (ms modelSession) GenerateLogprobs(ctx context.Context, prompt string, p Pa
 	if p.FrequencyPenalty != nil {
 		opts = append(opts, llm.FrequencyPenalty(float32(*p.FrequencyPenalty)))
 	}
+	if p.TopK != nil {
+		opts = append(opts, llm.TopK(*p.TopK))
+	}
+	if p.MinP != nil {
+		opts = append(opts, llm.MinP(float32(*p.MinP)))
+	}
+	if p.RepeatPenalty != nil {
+		opts = append(opts, llm.RepeatPenalty(float32(*p.RepeatPenalty)))
+	}
+	if p.RepeatLastN != nil {
+		opts = append(opts, llm.PenaltyLastN(*p.RepeatLastN))
+	}
 	switch {
 	case len(p.JSONSchema) > 0:
 		opts = append(opts, llm.WithJSONSchema(p.JSONSchema))
@@ -148,9 +162,15 @@ func (ms modelSession) GenerateLogprobs(ctx context.Context, prompt string, p Pa
 // short inputs into shared forward passes (Session.Embed tokenizes as
 // this does, but does not say how many tokens it made, which usage
 // reports). The session's cached prompt is gone afterwards.
-func (ms modelSession) Embed(ctx context.Context, in []EmbedInput, dims int) ([][]float32, int, error) {
+func (ms modelSession) Embed(ctx context.Context, in []EmbedInput, o EmbedOptions) ([][]float32, int, error) {
 	ids := make([][]int32, len(in))
 	tokens := 0
+	// A truncated input counts the tokens that fit, the ones evaluated
+	// (the session's context is already within the model's positions).
+	limit := math.MaxInt
+	if o.Truncate {
+		limit = ms.s.Context()
+	}
 	for i, x := range in {
 		ids[i] = x.Tokens
 		if ids[i] == nil {
@@ -159,11 +179,11 @@ func (ms modelSession) Embed(ctx context.Context, in []EmbedInput, dims int) ([]
 				return nil, 0, &InputError{Index: i, Err: backendError(err)}
 			}
 		}
-		tokens += len(ids[i])
+		tokens += min(len(ids[i]), limit)
 	}
-	var opts []llm.EmbedOption
-	if dims > 0 {
-		opts = append(opts, llm.WithDimensions(dims))
+	opts := []llm.EmbedOption{llm.WithTruncate(o.Truncate), llm.WithNormalize(!o.Raw)}
+	if o.Dimensions > 0 {
+		opts = append(opts, llm.WithDimensions(o.Dimensions))
 	}
 	vs, err := ms.s.EmbedBatch(ctx, ids, opts...)
 	var te *llm.TextError

@@ -16,7 +16,8 @@ import (
 	"github.com/lowmem/llm/chat"
 )
 
-// Server is an http.Handler speaking OpenAI's API. Make one with New.
+// Server is an http.Handler speaking OpenAI's API and Ollama's. Make one
+// with New.
 type Server struct {
 	backend Backend
 	info    ModelInfo
@@ -30,6 +31,7 @@ type Server struct {
 	newID   func(prefix string) string
 	gate    gate
 	embeds  bool            // every slot's session is an EmbedSession
+	started time.Time       // when New made the server
 	base    context.Context // cancelled when Shutdown gives up waiting
 	cancel  context.CancelFunc
 }
@@ -99,7 +101,7 @@ func New(b Backend, opts ...Option) (*Server, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{backend: b, info: b.Info(), maxBody: c.maxBody, log: c.log, now: time.Now, newID: c.newID}
+	s := &Server{backend: b, info: b.Info(), maxBody: c.maxBody, log: c.log, now: time.Now, newID: c.newID, started: time.Now()}
 	if s.info.ID == "" {
 		s.info.ID = "model"
 	}
@@ -128,9 +130,18 @@ func New(b Backend, opts ...Option) (*Server, error) {
 	s.mux.HandleFunc("GET /v1/models/{id}", s.counted("/v1/models", s.handleModel))
 	s.mux.HandleFunc("GET /health", s.handleHealth)
 	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
-	s.mux.HandleFunc("/", s.counted("other", func(w http.ResponseWriter, r *http.Request) *apiError {
+	s.ollamaRoutes()
+	unknown := func(w http.ResponseWriter, r *http.Request) *apiError {
 		return &apiError{Status: 404, Type: "invalid_request_error", Message: fmt.Sprintf("unknown route %s %s", r.Method, r.URL.Path)}
-	}))
+	}
+	openAI, ollama := s.counted("other", unknown), s.wrap("other", writeOllamaError, unknown)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if isOllamaPath(r.URL.Path) {
+			ollama(w, r)
+			return
+		}
+		openAI(w, r)
+	})
 	return s, nil
 }
 
@@ -139,7 +150,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil && v != http.ErrAbortHandler {
 			s.log.Error("server: panic in handler (a bug)", "panic", v)
-			writeError(w, &apiError{Status: 500, Type: "server_error", Message: "internal error"})
+			e := &apiError{Status: 500, Type: "server_error", Message: "internal error"}
+			if isOllamaPath(r.URL.Path) {
+				writeOllamaError(w, e)
+				return
+			}
+			writeError(w, e)
 		}
 	}()
 	s.mux.ServeHTTP(w, r)
@@ -226,8 +242,15 @@ func (g *gate) close() <-chan struct{} {
 	return g.idle
 }
 
-// counted wraps a handler: draining check, body bound, error JSON, metrics.
+// counted wraps a handler of OpenAI's API: draining check, body bound,
+// error JSON, metrics.
 func (s *Server) counted(endpoint string, h func(http.ResponseWriter, *http.Request) *apiError) http.HandlerFunc {
+	return s.wrap(endpoint, writeError, h)
+}
+
+// wrap is counted with the errors written by writeErr, in the JSON of the
+// API the endpoint belongs to.
+func (s *Server) wrap(endpoint string, writeErr func(http.ResponseWriter, *apiError), h func(http.ResponseWriter, *http.Request) *apiError) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w}
 		var err *apiError
@@ -243,7 +266,7 @@ func (s *Server) counted(endpoint string, h func(http.ResponseWriter, *http.Requ
 				s.log.Error("request failed", "path", r.URL.Path, "err", err.Message)
 			}
 			if !sw.wrote {
-				writeError(sw, err)
+				writeErr(sw, err)
 			}
 		}
 		status := sw.status
@@ -374,7 +397,14 @@ func (s *Server) failed(ctx context.Context, err error, what, lengthParam, promp
 	return &apiError{Status: 500, Type: "server_error", Message: what + " failed: " + err.Error()}
 }
 
-// generation runs one request on a slot: acquire, generate with stop
+// timing is when a generation passed its stages: a slot held (the wait
+// before it is Ollama's load_duration), the first token out (the prompt
+// evaluated) and the end.
+type timing struct {
+	acquired, first, end time.Time
+}
+
+// generate runs one request on a slot: acquire, generate with stop
 // strings applied, release, count.
 // started, when not nil, runs once a slot is held, before generation: a
 // stream sends its first chunk there, so that a request refused before it
@@ -382,15 +412,17 @@ func (s *Server) failed(ctx context.Context, err error, what, lengthParam, promp
 //
 // yield gets the text released and, with p.Logprobs, the log-probabilities
 // of the tokens generated since its last call.
-func (s *Server) generate(r *http.Request, prompt string, p Params, stop []string, started func(), yield func(text string, lps []TokenLogprobs) bool) (Result, *apiError) {
+func (s *Server) generate(r *http.Request, prompt string, p Params, stop []string, started func(), yield func(text string, lps []TokenLogprobs) bool) (Result, timing, *apiError) {
+	var t timing
 	ctx, sl, release, aerr := s.acquire(r, prompt)
 	if aerr != nil {
-		return Result{}, aerr
+		return Result{}, t, aerr
 	}
 	defer release()
+	t.acquired = time.Now()
 	ls, hasLogprobs := sl.session.(LogprobSession)
 	if p.Logprobs && !hasLogprobs {
-		return Result{}, unsupported("logprobs", "logprobs are not supported by this server's backend")
+		return Result{}, t, unsupported("logprobs", "logprobs are not supported by this server's backend")
 	}
 	sl.prompt = prompt
 	if started != nil {
@@ -401,6 +433,9 @@ func (s *Server) generate(r *http.Request, prompt string, p Params, stop []strin
 	stopped := false
 	var pending []TokenLogprobs // of tokens whose text is held back
 	piece := func(pc Piece) bool {
+		if t.first.IsZero() {
+			t.first = time.Now()
+		}
 		if pc.Logprobs != nil {
 			pending = append(pending, *pc.Logprobs)
 		}
@@ -418,7 +453,6 @@ func (s *Server) generate(r *http.Request, prompt string, p Params, stop []strin
 		}
 		return true
 	}
-	start := time.Now()
 	var res Result
 	var gerr error
 	if hasLogprobs {
@@ -434,14 +468,36 @@ func (s *Server) generate(r *http.Request, prompt string, p Params, stop []strin
 	if stopped {
 		res.Finish = "stop"
 	}
-	s.metrics.generation(res, time.Since(start))
+	t.end = time.Now()
+	if t.first.IsZero() { // nothing generated: it was all the prompt's
+		t.first = t.end
+	}
+	s.metrics.generation(res, t.end.Sub(t.acquired))
 	if gerr != nil {
-		return res, s.failed(ctx, gerr, "generation", "messages", "")
+		return res, t, s.failed(ctx, gerr, "generation", "messages", "")
 	}
 	if res.Finish == "" {
 		res.Finish = "stop"
 	}
-	return res, nil
+	return res, t, nil
+}
+
+// generateParsed is generate with the text split by parser into answer
+// text, reasoning and tool calls (all answer text when parser is nil):
+// send gets the deltas each piece completes and the log-probabilities of
+// the tokens since its last call, and at the end what the parser held.
+func (s *Server) generateParsed(r *http.Request, prompt string, p Params, stop []string, parser *chat.Parser, started func(),
+	send func(ds []chat.Delta, lps []TokenLogprobs) bool) (Result, timing, *apiError) {
+	res, t, aerr := s.generate(r, prompt, p, stop, started, func(text string, lps []TokenLogprobs) bool {
+		if parser == nil {
+			return send([]chat.Delta{{Content: text}}, lps)
+		}
+		return send(parser.Push(text), lps)
+	})
+	if aerr == nil && parser != nil {
+		send(parser.Finish(), nil)
+	}
+	return res, t, aerr
 }
 
 // whole answers a request whose n choices come whole: it generates them
@@ -458,7 +514,7 @@ func whole[C any](s *Server, w http.ResponseWriter, r *http.Request, prompt stri
 		if p.Logprobs {
 			lps = []TokenLogprobs{}
 		}
-		res, aerr := s.generate(r, prompt, p.choice(i), stop, nil, func(text string, more []TokenLogprobs) bool {
+		res, _, aerr := s.generate(r, prompt, p.choice(i), stop, nil, func(text string, more []TokenLogprobs) bool {
 			b.WriteString(text)
 			lps = append(lps, more...)
 			return true
@@ -485,33 +541,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 	if s.info.EmbeddingOnly {
 		return notGenerating("chat completions")
 	}
-	if s.info.Template == nil {
-		return &apiError{Status: 400, Type: "invalid_request_error", Message: "the model has no chat template; use /v1/completions or start the server with a chat template"}
-	}
-	opts := s.info.Render
-	opts.AddGenerationPrompt = true
-	opts.Tools = in.tools
-	opts.Now = s.now()
-	if len(in.kwargs) > 0 {
-		opts.Kwargs = in.kwargs
-	}
-	prompt, err := s.info.Template.Render(in.messages, opts)
-	if err != nil {
-		return badRequest("messages", "the chat template cannot render these messages: %v", err)
-	}
-	if chat.Forces(in.params.ToolChoice) {
-		// Refused here, with the field named, rather than by the Backend.
-		if _, _, _, err := s.info.Template.Format().CallSchema(in.tools, in.params.ToolChoice); err != nil {
-			return badRequest("tool_choice", "%v", err)
-		}
-	}
-	popts := chat.ParseOptions{
-		// JSON output (a forced tool call too) is the answer even after a
-		// prompt that opened a reasoning block: the constraint leaves no
-		// room to close it.
-		ThinkingOpen: chat.PromptOpensThinking(prompt) && !in.params.JSON && in.params.ToolChoice == "",
-		Tools:        len(in.tools) > 0,
-		NewID:        func() string { return s.newID("call_") },
+	prompt, popts, aerr := s.chatPrompt(in, "the model has no chat template; use /v1/completions or start the server with a chat template")
+	if aerr != nil {
+		return aerr
 	}
 	id := s.newID("chatcmpl-")
 	created := s.now().Unix()
@@ -542,7 +574,6 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 	// Choices stream one after the other, each told by its index.
 	sse := newSSE(w)
 	for i := range n {
-		parser := chat.NewParser(s.info.Template.Format(), popts)
 		var lps []TokenLogprobs // not yet sent
 		// A chunk carries the logprobs of the tokens since the last one:
 		// the parser may hold a token's text back (a tool call being read).
@@ -556,7 +587,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 		}
 		ok := true
 		calls := 0
-		send := func(ds []chat.Delta) bool {
+		send := func(ds []chat.Delta, more []TokenLogprobs) bool {
+			lps = append(lps, more...)
 			for _, d := range ds {
 				switch {
 				case d.ToolCall != nil:
@@ -571,16 +603,13 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 			return ok
 		}
 		started := func() { ok = chunk(deltaJSON{Role: "assistant", Content: strp("")}, nil) }
-		res, aerr := s.generate(r, prompt, in.params.choice(i), req.Stop, started, func(text string, more []TokenLogprobs) bool {
-			lps = append(lps, more...)
-			return send(parser.Push(text))
-		})
+		parser := chat.NewParser(s.info.Template.Format(), popts)
+		res, _, aerr := s.generateParsed(r, prompt, in.params.choice(i), req.Stop, parser, started, send)
 		if aerr != nil {
 			sse.fail(aerr)
 			return aerr
 		}
 		total = total.add(res)
-		send(parser.Finish())
 		finish := res.Finish
 		if calls > 0 {
 			finish = "tool_calls"
@@ -593,6 +622,41 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 	}
 	sse.done()
 	return nil
+}
+
+// chatPrompt renders in's conversation with the model's chat template
+// (refusing with noTemplate when it has none) and returns the prompt and
+// how to parse the reply.
+func (s *Server) chatPrompt(in *chatInput, noTemplate string) (string, chat.ParseOptions, *apiError) {
+	if s.info.Template == nil {
+		return "", chat.ParseOptions{}, &apiError{Status: 400, Type: "invalid_request_error", Message: noTemplate}
+	}
+	opts := s.info.Render
+	opts.AddGenerationPrompt = true
+	opts.Tools = in.tools
+	opts.Now = s.now()
+	opts.EnableThinking = in.thinking
+	if len(in.kwargs) > 0 {
+		opts.Kwargs = in.kwargs
+	}
+	prompt, err := s.info.Template.Render(in.messages, opts)
+	if err != nil {
+		return "", chat.ParseOptions{}, badRequest("messages", "the chat template cannot render these messages: %v", err)
+	}
+	if chat.Forces(in.params.ToolChoice) {
+		// Refused here, with the field named, rather than by the Backend.
+		if _, _, _, err := s.info.Template.Format().CallSchema(in.tools, in.params.ToolChoice); err != nil {
+			return "", chat.ParseOptions{}, badRequest("tool_choice", "%v", err)
+		}
+	}
+	return prompt, chat.ParseOptions{
+		// JSON output (a forced tool call too) is the answer even after a
+		// prompt that opened a reasoning block: the constraint leaves no
+		// room to close it.
+		ThinkingOpen: chat.PromptOpensThinking(prompt) && !in.params.JSON && in.params.ToolChoice == "",
+		Tools:        len(in.tools) > 0,
+		NewID:        func() string { return s.newID("call_") },
+	}, nil
 }
 
 func toolCallOut(tc chat.ToolCall, index int) toolCallJSON {
@@ -644,7 +708,7 @@ func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) *apiEr
 			return sse.send(completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.info.ID,
 				SystemFingerprint: "lowmem", Choices: []completionChoice{c}})
 		}
-		res, aerr := s.generate(r, prompt, p.choice(i), req.Stop, nil, func(text string, lps []TokenLogprobs) bool { return chunk(text, lps, nil) })
+		res, _, aerr := s.generate(r, prompt, p.choice(i), req.Stop, nil, func(text string, lps []TokenLogprobs) bool { return chunk(text, lps, nil) })
 		if aerr != nil {
 			sse.fail(aerr)
 			return aerr
@@ -660,35 +724,48 @@ func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) *apiEr
 	return nil
 }
 
-// sse writes server-sent events as OpenAI frames them: "data: {json}\n\n",
-// ending with "data: [DONE]\n\n".
-type sse struct {
+// eventStream writes a streamed reply: server-sent events as OpenAI frames
+// them ("data: {json}\n\n", ending with "data: [DONE]\n\n"), or, for
+// Ollama's API, NDJSON (one JSON object a line). Each event is flushed as
+// it is written.
+type eventStream struct {
 	w       http.ResponseWriter
+	ndjson  bool
 	started bool
 	broken  bool
 }
 
-func newSSE(w http.ResponseWriter) *sse { return &sse{w: w} }
+func newSSE(w http.ResponseWriter) *eventStream { return &eventStream{w: w} }
 
-func (e *sse) start() {
+func newNDJSON(w http.ResponseWriter) *eventStream { return &eventStream{w: w, ndjson: true} }
+
+func (e *eventStream) start() {
 	if e.started {
 		return
 	}
 	e.started = true
 	h := e.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
+	if e.ndjson {
+		h.Set("Content-Type", "application/x-ndjson")
+	} else {
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("Connection", "keep-alive")
+	}
 	h.Set("X-Accel-Buffering", "no")
 	e.w.WriteHeader(200)
 }
 
-func (e *sse) write(data []byte) bool {
+func (e *eventStream) write(data []byte) bool {
 	if e.broken {
 		return false
 	}
 	e.start()
-	if _, err := fmt.Fprintf(e.w, "data: %s\n\n", data); err != nil {
+	format := "data: %s\n\n"
+	if e.ndjson {
+		format = "%s\n"
+	}
+	if _, err := fmt.Fprintf(e.w, format, data); err != nil {
 		e.broken = true
 		return false
 	}
@@ -698,7 +775,7 @@ func (e *sse) write(data []byte) bool {
 	return true
 }
 
-func (e *sse) send(v any) bool {
+func (e *eventStream) send(v any) bool {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return false
@@ -706,12 +783,17 @@ func (e *sse) send(v any) bool {
 	return e.write(b)
 }
 
-func (e *sse) done() { e.write([]byte("[DONE]")) }
+func (e *eventStream) done() { e.write([]byte("[DONE]")) }
 
 // fail reports an error: as the response when nothing was sent yet (the
-// caller writes it), else as an error event in the stream.
-func (e *sse) fail(err *apiError) {
+// caller writes it), else as an error event in the stream, in the API's
+// error JSON.
+func (e *eventStream) fail(err *apiError) {
 	if !e.started {
+		return
+	}
+	if e.ndjson {
+		e.send(ollamaError{Error: err.Message})
 		return
 	}
 	e.send(struct {

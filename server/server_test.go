@@ -442,18 +442,25 @@ func TestClientDisconnect(t *testing.T) {
 	if _, err := br.ReadString('\n'); err != nil { // the role chunk
 		t.Fatal(err)
 	}
-	cancel()
-	resp.Body.Close()
-	waitFor(t, func() bool { return b.cancelled.Load() == 1 })
-	if steps := b.steps.Load(); steps > 2 {
-		t.Errorf("%d steps ran; the cancel should stop it within one", steps)
-	}
-	waitFor(t, func() bool { _, busy := srv.slots.load(); return busy == 0 })
+	leave(t, srv, b, cancel, resp.Body)
 	b.gate = nil
 	b.reply = words("ok")
 	if resp, body := post(t, hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`); resp.StatusCode != 200 {
 		t.Fatalf("after disconnect: %d %s", resp.StatusCode, body)
 	}
+}
+
+// leave is a client going away mid-stream (cancel, then close the body):
+// b's generation must stop within one step, and its slot come back.
+func leave(t *testing.T, srv *Server, b *fakeBackend, cancel context.CancelFunc, body io.Closer) {
+	t.Helper()
+	cancel()
+	body.Close()
+	waitFor(t, func() bool { return b.cancelled.Load() == 1 })
+	if steps := b.steps.Load(); steps > 2 {
+		t.Errorf("%d steps ran; the disconnect should stop it within one", steps)
+	}
+	waitFor(t, func() bool { _, busy := srv.slots.load(); return busy == 0 })
 }
 
 // TestShutdown: draining refuses new requests, lets a running one finish,
@@ -536,13 +543,19 @@ func TestModelsHealthMetrics(t *testing.T) {
 
 func get(t *testing.T, url string) (*http.Response, string) {
 	t.Helper()
+	resp, b := getBytes(t, url)
+	return resp, string(b)
+}
+
+func getBytes(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return resp, b
 }
 
 func waitFor(t *testing.T, cond func() bool) {

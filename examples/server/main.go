@@ -1,11 +1,14 @@
 // Command server serves a GGUF model over HTTP with OpenAI's API
 // (POST /v1/chat/completions and /v1/completions, streamed or not;
-// POST /v1/embeddings; GET /v1/models, /health, /metrics), so that
-// unmodified OpenAI clients can use it.
+// POST /v1/embeddings; GET /v1/models, /health, /metrics) and Ollama's
+// (/api/chat, /api/generate, /api/embed, /api/embeddings, /api/show,
+// /api/tags, /api/ps, /api/version), so that unmodified OpenAI and Ollama
+// clients can use it.
 //
 //	go run ./examples/server -m model.gguf -addr 127.0.0.1:8080 -parallel 2
 //	curl http://127.0.0.1:8080/v1/chat/completions -d '{"messages":[{"role":"user","content":"Hi"}]}'
 //	curl http://127.0.0.1:8080/v1/embeddings -d '{"input":["a cat","a dog"]}'
+//	curl http://127.0.0.1:8080/api/chat -d '{"model":"m","stream":false,"messages":[{"role":"user","content":"Hi"}]}'
 //
 // -m is a GGUF file or ollama:NAME[:TAG]; without it the server runs a tiny
 // random-weight model, to try the API. -parallel N serves N requests at once,
@@ -87,7 +90,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer srv.Close()
 	if b.Info().Template == nil {
-		log.Warn("the model has no chat template: /v1/chat/completions answers 400; give one with -template")
+		log.Warn("the model has no chat template: /v1/chat/completions and /api/chat answer 400; give one with -template")
 	}
 
 	ln, err := net.Listen("tcp", *addr)
