@@ -92,30 +92,17 @@ func (ms modelSession) GenerateLogprobs(ctx context.Context, prompt string, p Pa
 		seed = uint64(*p.Seed)
 	}
 	opts := []llm.GenerateOption{llm.MaxTokens(maxTokens), llm.Seed(seed)}
-	if p.Temperature != nil {
-		opts = append(opts, llm.Temperature(float32(*p.Temperature)))
+	f32 := func(o func(float32) llm.GenerateOption) func(float64) llm.GenerateOption {
+		return func(v float64) llm.GenerateOption { return o(float32(v)) }
 	}
-	if p.TopP != nil {
-		opts = append(opts, llm.TopP(float32(*p.TopP)))
-	}
-	if p.PresencePenalty != nil {
-		opts = append(opts, llm.PresencePenalty(float32(*p.PresencePenalty)))
-	}
-	if p.FrequencyPenalty != nil {
-		opts = append(opts, llm.FrequencyPenalty(float32(*p.FrequencyPenalty)))
-	}
-	if p.TopK != nil {
-		opts = append(opts, llm.TopK(*p.TopK))
-	}
-	if p.MinP != nil {
-		opts = append(opts, llm.MinP(float32(*p.MinP)))
-	}
-	if p.RepeatPenalty != nil {
-		opts = append(opts, llm.RepeatPenalty(float32(*p.RepeatPenalty)))
-	}
-	if p.RepeatLastN != nil {
-		opts = append(opts, llm.PenaltyLastN(*p.RepeatLastN))
-	}
+	opts = given(opts, p.Temperature, f32(llm.Temperature))
+	opts = given(opts, p.TopP, f32(llm.TopP))
+	opts = given(opts, p.PresencePenalty, f32(llm.PresencePenalty))
+	opts = given(opts, p.FrequencyPenalty, f32(llm.FrequencyPenalty))
+	opts = given(opts, p.TopK, llm.TopK)
+	opts = given(opts, p.MinP, f32(llm.MinP))
+	opts = given(opts, p.RepeatPenalty, f32(llm.RepeatPenalty))
+	opts = given(opts, p.RepeatLastN, llm.PenaltyLastN)
 	switch {
 	case len(p.JSONSchema) > 0:
 		opts = append(opts, llm.WithJSONSchema(p.JSONSchema))
@@ -196,6 +183,15 @@ func (ms modelSession) Embed(ctx context.Context, in []EmbedInput, o EmbedOption
 		return nil, 0, backendError(err)
 	}
 	return vs, tokens, nil
+}
+
+// given appends option(*v) to opts when the request set v (nil: the
+// library's default).
+func given[T any](opts []llm.GenerateOption, v *T, option func(T) llm.GenerateOption) []llm.GenerateOption {
+	if v == nil {
+		return opts
+	}
+	return append(opts, option(*v))
 }
 
 // backendError wraps the library's errors that a request causes in the
