@@ -127,9 +127,12 @@ func (r *refDecoder) logits(tokens []int32) [][]float64 {
 // multipliers, smollm3's unrotated fourth layer — against the reference
 // written from llama.cpp's graphs, and llama itself as the control. F32
 // weights, so only the arithmetic differs: the logits (of order 1 to 4)
-// agree within 1e-4 (2e-6 to 3e-5 measured). Dropping any multiplier, or
-// rotating smollm3's layer 3, moves the reference by more than 1e-2: the
-// test checks that too, so it cannot pass by being blind to them.
+// agree within 1e-3 (2e-6 to 3e-5 measured with the assembly kernels; the
+// pure-Go ones sum in another order, and an attention weight a float32 ulp
+// away lands on the next F16 value now and then: 2.5e-4 on llama's). Dropping
+// any multiplier, or rotating smollm3's layer 3, moves the reference by
+// more than 1e-2: the test checks that too, so it cannot pass by being
+// blind to them.
 func TestDecoderMatchesReference(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
@@ -147,7 +150,7 @@ func TestDecoderMatchesReference(t *testing.T) {
 					worst = max(worst, math.Abs(float64(got[tk*m.Vocab+i])-w))
 				}
 			}
-			if !(worst <= 1e-4) {
+			if !(worst <= 1e-3) {
 				t.Errorf("logits differ from the reference by up to %g", worst)
 			}
 			t.Logf("worst difference %.3g", worst)
