@@ -220,3 +220,52 @@ func FuzzEncoder(f *testing.F) {
 		}
 	})
 }
+
+// EmbeddingGemma (gemma-embedding) through the public API: an
+// embedding-only model (Info, and generation refused saying to embed),
+// whose plan has no sampler and a batch of the whole context, and whose
+// texts embed together as they do alone, to unit vectors of its width
+// (model's TestGemmaEmbeddingMatchesReference checks the states and the
+// dense projection against the math).
+func TestEmbedGemmaEmbedding(t *testing.T) {
+	ctx := context.Background()
+	spec := testutil.TinyGemmaEmbedding()
+	spec.WeightType = quant.F32
+	path := filepath.Join(t.TempDir(), "gemma-embedding.gguf")
+	if err := testutil.WriteModelFile(path, spec); err != nil {
+		t.Fatal(err)
+	}
+	p, err := llm.Plan(path, llm.WithMemoryLimit(1<<30), llm.WithBatchSize(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Fits || p.Batch != spec.Context {
+		t.Fatalf("plan: fits %v, batch %d; want the context %d as the batch", p.Fits, p.Batch, spec.Context)
+	}
+	m := load(t, path, llm.WithMemoryLimit(1<<30))
+	if info := m.Info(); !info.EmbeddingOnly || info.Embedding != spec.Embd {
+		t.Fatalf("Info: embedding only %v, width %d", info.EmbeddingOnly, info.Embedding)
+	}
+	s := session(t, m)
+	if _, err := s.Generate(ctx, "the cat"); !errors.Is(err, llm.ErrUnsupportedArch) || !strings.Contains(err.Error(), "use Embed") {
+		t.Errorf("Generate: %v, want ErrUnsupportedArch saying to use Embed", err)
+	}
+	texts := []string{"the quick brown fox jumps over the lazy dog and runs", "a cat"}
+	vs, err := m.Embed(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range texts {
+		one, err := s.Embed(ctx, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeVectors(t, text, vs[i], one, 1e-6)
+		if len(one) != spec.Embd {
+			t.Fatalf("%d elements, want %d", len(one), spec.Embd)
+		}
+	}
+	if d := maxDiff(vs[0], vs[1]); d < 1e-3 {
+		t.Errorf("two texts embed within %g of each other", d)
+	}
+}

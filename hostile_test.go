@@ -419,6 +419,20 @@ func hostileCases() []hostileCase {
 			want: arch, mention: []string{"granitemoe.expert_shared_feed_forward_length"}, plan: true},
 		{name: "granitemoe expert_count missing", spec: testutil.TinyGraniteMoE(), edit: func(h *hmodel) { h.del(".expert_count") },
 			want: bad, mention: []string{"granitemoe.expert_count"}, plan: true},
+		{name: "gemma-embedding sliding_window missing", spec: testutil.TinyGemmaEmbedding(), edit: func(h *hmodel) { h.del(".attention.sliding_window") },
+			want: bad, mention: []string{"gemma-embedding.attention.sliding_window"}, plan: true},
+		{name: "gemma-embedding pooling_type missing", spec: testutil.TinyGemmaEmbedding(), edit: func(h *hmodel) { h.del(".pooling_type") },
+			want: bad, mention: []string{"gemma-embedding.pooling_type"}, plan: true},
+		{name: "gemma-embedding dense_3 missing", spec: testutil.TinyGemmaEmbedding(), edit: func(h *hmodel) { h.drop("dense_3.weight") },
+			want: bad, mention: []string{"dense_3.weight"}},
+		{name: "gemma-embedding dense_3 of the wrong shape", spec: testutil.TinyGemmaEmbedding(), edit: func(h *hmodel) { h.put("dense_3.weight", quant.F32, 96, 32) },
+			want: bad, mention: []string{"dense_3.weight"}},
+		{name: "gemma-embedding without dense", spec: testutil.TinyGemmaEmbedding(), edit: func(h *hmodel) {
+			h.drop("dense_2.weight")
+			h.drop("dense_3.weight")
+		}},
+		{name: "gemma-embedding dense_2_feat_out disagrees", spec: testutil.TinyGemmaEmbedding(), edit: func(h *hmodel) { h.set(".dense_2_feat_out", uint32(95)) },
+			want: bad, mention: []string{"gemma-embedding.dense_2_feat_out"}},
 		{name: "qwen2 bias missing", spec: testutil.TinyQwen2(), edit: func(h *hmodel) { h.drop("blk.1.attn_k.bias") },
 			want: bad, mention: []string{"blk.1.attn_k.bias"}, plan: true},
 		{name: "gemma2 softcap NaN", spec: testutil.TinyGemma2(), edit: setF(".attn_logit_softcapping", nan),
@@ -536,10 +550,10 @@ func checkHostile(t *testing.T, path string, c hostileCase) {
 }
 
 // runHostile exercises a model that loaded: a session, two tokens, a short
-// generation; for an encoder, an embedding.
+// generation; for an embedding model, an embedding.
 func runHostile(t *testing.T, m *llm.Model) {
 	t.Helper()
-	if a := m.Info().Architecture; a == "bert" || a == "nomic-bert" {
+	if m.Info().EmbeddingOnly {
 		if _, err := m.Embed(context.Background(), []string{"the cat"}); err != nil {
 			t.Fatalf("Embed: %v", err)
 		}

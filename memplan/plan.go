@@ -249,7 +249,7 @@ func (s *Shape) others(r Request, ctx int) []Component {
 	// the sampler's buffers and a JSON filter's tables.
 	session := 2*int64(s.Vocab)*4 + sampler.Bytes(s.Vocab) + jsonprefix.FilterBytes(s.Vocab)
 	note := "logits (twice), sampler, JSON filter, token history, attention scores, packed prefill panels"
-	if c.Encoder {
+	if c.EmbeddingOnly() {
 		// No generation: no sampler, no JSON filter, no copy of the
 		// logits a sequence keeps (unused).
 		session = int64(s.Vocab) * 4

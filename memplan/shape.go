@@ -92,7 +92,7 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 		if len(t.Dims) >= 2 { // matrices, and the 3-D tensors of experts
 			matrixBytes[t.Type] += t.Size
 			// bert's position and token-type embeddings (F32) are rows
-			// added to the input, multiplied by nothing.
+			// added to the input, multiplied by nothing (addedRows).
 			if rb, err := t.Type.VecDotType().RowBytes(t.Dims[0]); err == nil && !addedRows[t.Name] {
 				s.MaxXRow = max(s.MaxXRow, int(rb))
 			}
@@ -152,9 +152,12 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 	return s, nil
 }
 
-// addedRows names the 2-D tensors whose rows the forward pass adds to the
-// embeddings instead of multiplying activations with them.
-var addedRows = map[string]bool{"position_embd.weight": true, "token_types.weight": true}
+// addedRows names the 2-D tensors the forward pass multiplies no
+// activations with: rows it adds to the embeddings (bert's position and
+// token-type embeddings), and the dense projection an embedding model
+// applies to its pooled vector apart from the pass (model.Project).
+var addedRows = map[string]bool{"position_embd.weight": true, "token_types.weight": true,
+	"dense_2.weight": true, "dense_3.weight": true}
 
 // RepackRange is a matrix a resident model may hold in the X8 layout: its
 // range in the file and its size repacked (X8, which for Q4_K and Q5_K
@@ -199,7 +202,7 @@ func scanLayer(name string, il *int) bool {
 // except the embedding rows no token touches (when the embedding is not
 // also the output matrix, or there is none: an encoder).
 func (s *Shape) ResidentWeights() int64 {
-	if s.OutBytes == 0 && !s.Config.Encoder {
+	if s.OutBytes == 0 && !s.Config.EmbeddingOnly() {
 		return s.FileBytes
 	}
 	touched := min(s.EmbedBytes, int64(embedRowsPerRun)*roundTo(s.EmbedRow, pageRound))

@@ -41,6 +41,10 @@ type Arch struct {
 	// AbsPositions adds a learned row of position_embd per position to the
 	// token embeddings (bert) instead of rotating Q and K.
 	AbsPositions bool
+	// NoHead marks a decoder-style stack that makes embeddings only
+	// (gemma-embedding): its final norm is loaded, no output matrix, so
+	// Forward refuses it as it refuses an encoder.
+	NoHead bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -90,6 +94,7 @@ var registry = []*Arch{
 	{Name: "granite", hparams: graniteHparams},
 	{Name: "granitemoe", FFN: FFNExperts, hparams: granitemoeHparams},
 	{Name: "smollm3", hparams: smollm3Hparams},
+	{Name: "gemma-embedding", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, NoHead: true, hparams: gemmaEmbeddingHparams},
 	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
 	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},
 }
@@ -236,6 +241,25 @@ func granitemoeHparams(c *Config, m *meta) {
 // than reading it from the file.
 func smollm3Hparams(c *Config, m *meta) {
 	c.NoRopeEvery = 4
+}
+
+// gemmaEmbeddingHparams: EmbeddingGemma, Gemma 3's layers made an
+// embedder as llama.cpp's gemma-embedding graph runs them: attention over
+// the whole text (NonCausal), the windowed layers (every layer but each
+// sixth) seeing the tokens within half the window on either side
+// (llama.cpp's symmetric window), their RoPE base 10000 unscaled; the
+// query scaled by 1/sqrt(head size) before an unscaled softmax; pooling
+// required, as llama.cpp requires it. attention.sliding_window is
+// required too.
+func gemmaEmbeddingHparams(c *Config, m *meta) {
+	c.Window = m.num("attention.sliding_window", maxCount, -1, false)
+	c.FullEvery = 6
+	c.RopeBaseSWA, c.RopeScaleSWA = 10000, 1
+	c.NonCausal, c.NoHead = true, true
+	c.QueryScale, c.KQScale = invSqrt(c.HeadDimK), 1
+	if m.err == nil && !m.has("pooling_type") {
+		m.fail("%s missing (gemma-embedding files name their pooling)", m.key("pooling_type"))
+	}
 }
 
 // encoderHparams: the LayerNorm epsilon (attention.layer_norm_epsilon,

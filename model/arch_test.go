@@ -24,7 +24,7 @@ func tinySpecs() []testutil.ModelSpec {
 	return []testutil.ModelSpec{
 		testutil.TinyLlama(), testutil.TinyQwen2(), testutil.TinyQwen3(), testutil.TinyQwen3MoE(),
 		testutil.TinyGemma2(), testutil.TinyGemma3(), testutil.TinyPhi3(),
-		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(),
+		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyGemmaEmbedding(),
 		testutil.TinyBert(), testutil.TinyNomicBert(),
 	}
 }
@@ -65,14 +65,14 @@ func forwardAll(t *testing.T, m *Model, pool *ops.Pool, tokens []int32, batch, c
 // encoder has no logits: it returns the hidden states of the whole text,
 // one pass (its attention sees the whole text).
 func runChunks(m *Model, pool *ops.Pool, tokens []int32, batch, cells int) ([]float32, error) {
-	if m.Encoder {
+	if m.NonCausal {
 		batch = len(tokens)
 	}
 	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: batch, Cache: kv.F16, Cells: cells})
 	if err != nil {
 		return nil, err
 	}
-	if m.Encoder {
+	if m.EmbeddingOnly() {
 		hidden := make([]float32, len(tokens)*m.Embd)
 		return hidden, st.Hidden(tokens, 0, hidden)
 	}
@@ -109,9 +109,9 @@ func TestBatchMatchesSingle(t *testing.T) {
 		t.Run(spec.Arch, func(t *testing.T) {
 			m, _, _ := loadSpec(t, spec)
 			toks := prompt(40)
-			if m.Encoder {
+			if m.NonCausal {
 				checkScratchBytes(t, m, pool, toks)
-				t.Skip("an encoder's attention sees the whole text: one token at a time is another computation (TestEncoderMatchesReference checks its batches)")
+				t.Skip("an embedder's attention sees the whole text: one token at a time is another computation (TestEncoderMatchesReference checks its batches)")
 			}
 			batch := forwardAll(t, m, pool, toks, 40, 64)
 			single := forwardAll(t, m, pool, toks, 1, 64)
@@ -147,8 +147,8 @@ func TestHiddenIsWhatTheOutputMultiplies(t *testing.T) {
 	for _, spec := range tinySpecs() {
 		t.Run(spec.Arch, func(t *testing.T) {
 			m, _, _ := loadSpec(t, spec)
-			if m.Encoder {
-				t.Skip("an encoder has no output matrix: its hidden state is its last block's output (TestEncoderMatchesReference)")
+			if m.EmbeddingOnly() {
+				t.Skip("an embedding model has no output matrix (TestEncoderMatchesReference, TestDecoderMatchesReference check its hidden states)")
 			}
 			toks := prompt(24)
 			n := len(toks)
@@ -184,7 +184,7 @@ func checkScratchBytes(t *testing.T, m *Model, pool *ops.Pool, toks []int32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Encoder {
+	if m.EmbeddingOnly() {
 		err = st.Hidden(toks, 0, make([]float32, len(toks)*m.Embd))
 	} else {
 		err = st.Forward(toks, 0, make([]float32, m.Vocab))
@@ -223,7 +223,7 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 					}
 					pos++
 				}
-				if m.Encoder {
+				if m.EmbeddingOnly() {
 					toks, hidden := prompt(8), make([]float32, 8*m.Embd)
 					step = func() {
 						if err := st.Hidden(toks, 0, hidden); err != nil {
@@ -263,7 +263,7 @@ func TestDecodeDispatches(t *testing.T) {
 			out := make([]float32, m.Vocab)
 			step := st.Forward
 			pos, outputs := 1, 1
-			if m.Encoder {
+			if m.EmbeddingOnly() {
 				out, step, pos, outputs = out[:m.Embd], st.Hidden, 0, 0
 			}
 			if err := step([]int32{5}, 0, out); err != nil {
@@ -739,7 +739,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe smollm3 bert nomic-bert]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe smollm3 gemma-embedding bert nomic-bert]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

@@ -95,8 +95,15 @@ type Config struct {
 	// logits.
 	Encoder bool
 	// NonCausal: every token attends to every token of its text, the ones
-	// after it too, so a text is one forward pass from position 0.
+	// after it too, so a text is one forward pass from position 0. With a
+	// Window, the windowed layers' tokens see those of their text within
+	// Window/2 positions on either side (gemma-embedding), and the KV
+	// cache keeps whole layers (the pass stores the text before any token
+	// attends).
 	NonCausal bool
+	// NoHead: a decoder-style stack without an output matrix (Arch.NoHead):
+	// embeddings only.
+	NoHead bool
 	// AbsPositions: learned position embeddings, Context rows of them, and
 	// no RoPE (bert).
 	AbsPositions bool
@@ -120,6 +127,10 @@ func (c *Config) WindowedLayer(il int) bool {
 	}
 	return il%p < p-1
 }
+
+// EmbeddingOnly reports whether the model makes embeddings and no logits:
+// an encoder, or a decoder-style stack without an output matrix.
+func (c *Config) EmbeddingOnly() bool { return c.Encoder || c.NoHead }
 
 // RopeLayer reports whether layer il rotates its queries and keys: not
 // with learned positions (AbsPositions), nor in the NoRopeEvery-th layers.

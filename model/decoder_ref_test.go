@@ -7,6 +7,7 @@ import (
 
 	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/quant"
 )
 
@@ -47,8 +48,24 @@ func ropeNorm(v []float64, heads, d, pos int, base float64) {
 	}
 }
 
-// logits is every token's logits, the tokens at positions 0, 1, ….
-func (r *refDecoder) logits(tokens []int32) [][]float64 {
+// ropeNeox rotates each head of v in NEOX pairing (i, i+d/2).
+func ropeNeox(v []float64, heads, d, pos int, base float64) { rope(v, heads, d, pos, base) }
+
+// headNorm64 RMS-normalises each head of v (d wide) by w.
+func headNorm64(v, w []float64, d int, eps float64) {
+	for h := 0; h < len(v); h += d {
+		copy(v[h:h+d], rmsNorm64(v[h:h+d], w, eps))
+	}
+}
+
+// hidden is every token's output of the final norm, the tokens at
+// positions 0, 1, …: llama's graph and, from the Config, granite's
+// multipliers, smollm3's unrotated layers and gemma-embedding's Gemma
+// layers (embeddings scaled, per-head Q/K norms, NEOX RoPE with the
+// windowed layers' own base, the query scaled, norms after attention and
+// feed-forward, GeGLU through GELU's F16 table) over the whole text, its
+// windowed layers seeing Window/2 on either side.
+func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	c := r.c
 	E, n, hd, group := c.Embd, len(tokens), c.HeadDimK, c.Heads/c.HeadsKV
 	emb := r.tensor("token_embd.weight")
@@ -67,14 +84,28 @@ func (r *refDecoder) logits(tokens []int32) [][]float64 {
 	eps := float64(c.RMSEps)
 	for il := range c.Layers {
 		p := func(s string) []float64 { return r.tensor(fmt.Sprintf("blk.%d.%s", il, s)) }
+		windowed := c.WindowedLayer(il)
+		base := float64(c.RopeBase)
+		if windowed {
+			base = float64(c.RopeBaseSWA)
+		}
 		qs, ks, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n)
 		for t := range n {
 			h := rmsNorm64(x[t], p("attn_norm.weight"), eps)
 			qs[t], ks[t], vs[t] = linear(p("attn_q.weight"), nil, h), linear(p("attn_k.weight"), nil, h), linear(p("attn_v.weight"), nil, h)
-			if c.RopeLayer(il) {
-				ropeNorm(qs[t], c.Heads, hd, t, float64(c.RopeBase))
-				ropeNorm(ks[t], c.HeadsKV, hd, t, float64(c.RopeBase))
+			if c.QKNorm {
+				headNorm64(qs[t], p("attn_q_norm.weight"), hd, eps)
+				headNorm64(ks[t], p("attn_k_norm.weight"), hd, eps)
 			}
+			if c.RopeLayer(il) {
+				rot := ropeNorm
+				if c.RopeNeox {
+					rot = ropeNeox
+				}
+				rot(qs[t], c.Heads, hd, t, base)
+				rot(ks[t], c.HeadsKV, hd, t, base)
+			}
+			scale(qs[t], c.QueryScale)
 			for i := range qs[t] {
 				qs[t][i] = r.r16(qs[t][i])
 			}
@@ -82,14 +113,26 @@ func (r *refDecoder) logits(tokens []int32) [][]float64 {
 				ks[t][i], vs[t][i] = r.r16(ks[t][i]), r.r16(vs[t][i])
 			}
 		}
+		next := make([][]float64, n)
 		for t := range n {
+			// Causal: token t sees tokens 0 … t; non-causal, every token,
+			// or in a windowed layer those at most Window/2 away.
+			lo, hi := 0, t+1
+			if c.NonCausal {
+				hi = n
+				if windowed {
+					lo, hi = max(0, t-c.Window/2), min(n, t+c.Window/2+1)
+				}
+			}
 			att := make([]float64, c.Heads*hd)
 			for h := range c.Heads {
-				// Causal: token t sees tokens 0 … t.
 				g := h / group
-				attendHead64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks[:t+1], vs[:t+1], g*hd, float64(c.KQScale), r.r16)
+				attendHead64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks[lo:hi], vs[lo:hi], g*hd, float64(c.KQScale), r.r16)
 			}
 			o := linear(p("attn_output.weight"), nil, att)
+			if c.PostNorms {
+				o = rmsNorm64(o, p("post_attention_norm.weight"), eps)
+			}
 			scale(o, c.ResidualScale)
 			for i := range o {
 				o[i] += x[t][i]
@@ -97,23 +140,40 @@ func (r *refDecoder) logits(tokens []int32) [][]float64 {
 			y := rmsNorm64(o, p("ffn_norm.weight"), eps)
 			gate, up := linear(p("ffn_gate.weight"), nil, y), linear(p("ffn_up.weight"), nil, y)
 			for i := range up {
-				up[i] *= gate[i] / (1 + math.Exp(-gate[i]))
+				if c.GELU {
+					up[i] *= r.gelu(gate[i])
+				} else {
+					up[i] *= gate[i] / (1 + math.Exp(-gate[i]))
+				}
 			}
 			f := linear(p("ffn_down.weight"), nil, up)
+			if c.PostNorms {
+				f = rmsNorm64(f, p("post_ffw_norm.weight"), eps)
+			}
 			scale(f, c.ResidualScale)
 			for i := range f {
 				f[i] += o[i]
 			}
-			x[t] = f
+			next[t] = f
 		}
+		x = next
 	}
+	for t := range n {
+		x[t] = rmsNorm64(x[t], r.tensor("output_norm.weight"), eps)
+	}
+	return x
+}
+
+// logits is every token's logits, the tokens at positions 0, 1, ….
+func (r *refDecoder) logits(tokens []int32) [][]float64 {
+	c := r.c
 	out := r.tensor("output.weight")
 	if out == nil {
-		out = emb
+		out = r.tensor("token_embd.weight")
 	}
-	logits := make([][]float64, n)
-	for t := range n {
-		logits[t] = linear(out, nil, rmsNorm64(x[t], r.tensor("output_norm.weight"), eps))
+	logits := r.hidden(tokens)
+	for t, h := range logits {
+		logits[t] = linear(out, nil, h)
 		if c.LogitScale != 0 {
 			for i := range logits[t] {
 				logits[t][i] /= float64(c.LogitScale)
@@ -144,12 +204,7 @@ func TestDecoderMatchesReference(t *testing.T) {
 			toks := prompt(13)
 			want := (&refDecoder{refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true}}).logits(toks)
 			got := forwardAll(t, m, pool, toks, len(toks), 32)
-			var worst float64
-			for tk := range toks {
-				for i, w := range want[tk] {
-					worst = max(worst, math.Abs(float64(got[tk*m.Vocab+i])-w))
-				}
-			}
+			worst := refDiff(got, want)
 			if !(worst <= 1e-3) {
 				t.Errorf("logits differ from the reference by up to %g", worst)
 			}
@@ -171,16 +226,106 @@ func TestDecoderMatchesReference(t *testing.T) {
 					continue // nothing to perturb in this architecture
 				}
 				other := (&refDecoder{refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).logits(toks)
-				var d float64
-				for tk := range toks {
-					for i := range other[tk] {
-						d = max(d, math.Abs(other[tk][i]-want[tk][i]))
-					}
-				}
-				if d < 1e-2 {
-					t.Errorf("%s: the reference moves by only %g: the comparison cannot see it", name, d)
-				}
+				mustMove(t, name, other, want, 1e-2)
 			}
 		})
+	}
+}
+
+// EmbeddingGemma's hidden states (Gemma 3's layers over the whole text,
+// a symmetric window of 8 on five of six layers) against the reference,
+// within an F16 step of a GELU output as bert's (the reference rounds as
+// the cache and GELU's table do), for a text longer than the window; and
+// its dense projection against a float64 product. Attention causal, or
+// the window one-sided, or the global layer windowed, would be off by
+// tenths.
+func TestGemmaEmbeddingMatchesReference(t *testing.T) {
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	spec := testutil.TinyGemmaEmbedding()
+	spec.WeightType = quant.F32
+	m, f, data := loadSpec(t, spec)
+	if !m.NonCausal || !m.NoHead || m.Window != 8 || !m.WindowedLayer(0) || m.WindowedLayer(5) || m.Dense2 == nil {
+		t.Fatalf("config: non-causal %v, no head %v, window %d, dense %v", m.NonCausal, m.NoHead, m.Window, m.Dense2 != nil)
+	}
+	toks := prompt(19)
+	got := hiddenOf(t, m, pool, toks)
+	ref := &refDecoder{refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true}}
+	want := ref.hidden(toks)
+	worst := refDiff(got, want)
+	if !(worst <= 2e-3) {
+		t.Errorf("hidden states differ from the reference by up to %g", worst)
+	}
+	t.Logf("worst difference %.3g", worst)
+	for name, perturb := range map[string]func(c *Config){
+		"causal":        func(c *Config) { c.NonCausal = false },
+		"no window":     func(c *Config) { c.Window = 0 },
+		"one RoPE base": func(c *Config) { c.RopeBaseSWA = c.RopeBase },
+	} {
+		c := m.Config
+		perturb(&c)
+		other := (&refDecoder{refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).hidden(toks)
+		mustMove(t, name, other, want, 2e-2)
+	}
+
+	v := append([]float32(nil), got[:m.Embd]...)
+	d2, d3 := ref.tensor("dense_2.weight"), ref.tensor("dense_3.weight")
+	in := make([]float64, m.Embd)
+	for i, x := range v {
+		in[i] = float64(x)
+	}
+	wantV := linear(d3, nil, linear(d2, nil, in))
+	if err := m.Project(v); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range wantV {
+		if math.Abs(float64(v[i])-w) > 1e-5 {
+			t.Fatalf("projection element %d: %v, want %v", i, v[i], w)
+		}
+	}
+	if err := m.Project(v[1:]); err == nil {
+		t.Error("Project took a vector of the wrong width")
+	}
+}
+
+// hiddenOf is Hidden of toks in one pass of a fresh state.
+func hiddenOf(t *testing.T, m *Model, pool *ops.Pool, toks []int32) []float32 {
+	t.Helper()
+	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: len(toks), Cache: kv.F16, Cells: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, len(toks)*m.Embd)
+	if err := st.Hidden(toks, 0, got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// refDiff is the largest difference between got (the rows of want, one
+// after another) and want.
+func refDiff(got []float32, want [][]float64) float64 {
+	var worst float64
+	for tk, row := range want {
+		for i, w := range row {
+			worst = max(worst, math.Abs(float64(got[tk*len(row)+i])-w))
+		}
+	}
+	return worst
+}
+
+// mustMove fails unless the reference of a perturbed Config (other)
+// differs from the true one (want) by at least least somewhere; a
+// comparison blind to the perturbation would pass either way.
+func mustMove(t *testing.T, name string, other, want [][]float64, least float64) {
+	t.Helper()
+	var d float64
+	for tk := range want {
+		for i := range want[tk] {
+			d = max(d, math.Abs(other[tk][i]-want[tk][i]))
+		}
+	}
+	if d < least {
+		t.Errorf("%s: the reference moves by only %g: the comparison cannot see it", name, d)
 	}
 }

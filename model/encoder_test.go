@@ -242,14 +242,7 @@ func TestEncoderMatchesReference(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m, f, data := loadSpec(t, spec)
 			toks := prompt(19)
-			st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: len(toks), Cache: kv.F16, Cells: 32})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := make([]float32, len(toks)*m.Embd)
-			if err := st.Hidden(toks, 0, got); err != nil {
-				t.Fatal(err)
-			}
+			got := hiddenOf(t, m, pool, toks)
 			for _, tc := range []struct {
 				round16 bool
 				tol     float64
@@ -262,13 +255,7 @@ func TestEncoderMatchesReference(t *testing.T) {
 				{false, 5e-3},
 			} {
 				ref := &refEncoder{t: t, f: f, data: data, c: &m.Config, round16: tc.round16}
-				want := ref.hidden(toks)
-				var worst float64
-				for tk := range toks {
-					for i, w := range want[tk] {
-						worst = max(worst, math.Abs(float64(got[tk*m.Embd+i])-w))
-					}
-				}
+				worst := refDiff(got, ref.hidden(toks))
 				if !(worst <= tc.tol) {
 					t.Errorf("rounding as F16 %v: hidden states differ from the reference by up to %g (tolerance %g)", tc.round16, worst, tc.tol)
 				}

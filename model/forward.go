@@ -241,6 +241,9 @@ type attnTask struct {
 	p       kv.AttnParams
 	group   int // query heads per KV head
 	parts   int // each KV head's query heads go in this many units
+	// half, when positive, is a non-causal layer's symmetric window: a
+	// token sees the positions of its text at most half away.
+	half int
 	// whole: every token attends to the call's last position, so to every
 	// token of the batch, not only those before it (non-causal attention;
 	// the batch is then the whole text). A unit is then one query head of
@@ -287,7 +290,11 @@ func (k *attnTask) Do(w, lo, hi int) {
 		h1 := g*k.group + (part+1)*k.group/k.parts
 		q := k.q[t*k.qStride : t*k.qStride+qDim]
 		var pos int
-		p.From, pos = k.s.sees(k.pos0, k.first+t)
+		if k.half > 0 {
+			p.From, pos = k.s.seesWithin(k.pos0, k.tokens, t, k.half)
+		} else {
+			p.From, pos = k.s.sees(k.pos0, k.first+t)
+		}
 		err := k.s.cache.Attend(k.layer, pos, q, k.out[t*k.oDim:(t+1)*k.oDim], p, h0, h1, sc)
 		if err != nil && k.s.errs[w] == nil {
 			k.s.errs[w] = err
@@ -400,7 +407,7 @@ func (m *Model) finishLogits(out []float32) {
 // Generative is nil for a model that computes logits, and for an encoder
 // (embeddings only) an error wrapping ErrUnsupportedArch that says so.
 func (m *Model) Generative() error {
-	if m.Output == nil {
+	if m.EmbeddingOnly() {
 		return fmt.Errorf("model: %s is an embedding model (no output head, no logits, no generation): use Embed: %w", m.Arch, ErrUnsupportedArch)
 	}
 	return nil
@@ -519,6 +526,9 @@ func (s *State) angles(r *ops.Rope, cs []float32, pos0, n int) {
 func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 	m := s.m
 	c := &m.Config
+	if c.NonCausal && pos0 != 0 {
+		return nil, nil, fmt.Errorf("model: %s attends over the whole text, which must come in one pass from position 0 (not from %d): %w", m.Arch, pos0, kv.ErrInvalid)
+	}
 	p, err := s.begin(tokens, pos0)
 	if err != nil {
 		return nil, nil, err
@@ -737,7 +747,7 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out []floa
 		s.e.For(units, 1, &s.attn)
 		return s.workerErr()
 	}
-	if c.WindowedLayer(il) {
+	if c.WindowedLayer(il) && !c.NonCausal {
 		// A windowed layer keeps only its last Window positions, so a token
 		// must attend before later tokens of the chunk overwrite its keys.
 		for t := 0; t < n; t++ {
@@ -763,6 +773,11 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out []floa
 		return err
 	}
 	s.attn.pos0 = pos0
+	if c.NonCausal && c.WindowedLayer(il) {
+		// A symmetric window: each token sees its own stretch of the text,
+		// so tokens attend one by one, not in blocks sharing a span.
+		s.attn.whole, s.attn.half = false, c.Window/2
+	}
 	return run(s.attn.setUnits(n, c.HeadsKV, threads))
 }
 

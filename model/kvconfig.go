@@ -15,7 +15,7 @@ func (c *Config) KVConfig(t kv.Type, cells int) kv.Config {
 	if t == kv.Int4 {
 		k.Recent = kv.DefaultRecent
 	}
-	if c.Window > 0 {
+	if c.Window > 0 && !c.NonCausal {
 		k.Windows = make([]int, c.Layers)
 		for il := range k.Windows {
 			if c.WindowedLayer(il) {

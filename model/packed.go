@@ -94,6 +94,15 @@ func (s *State) seesWhole(pos0, n, t int) (from, pos int) {
 	return 0, pos0 + n - 1
 }
 
+// seesWithin is seesWhole cut to the positions at most half from token t
+// (a non-causal layer's symmetric window, llama.cpp's
+// LLAMA_SWA_TYPE_SYMMETRIC).
+func (s *State) seesWithin(pos0, n, t, half int) (from, pos int) {
+	from, pos = s.seesWhole(pos0, n, t)
+	at := pos0 + t
+	return max(from, at-half), min(pos, at+half)
+}
+
 // wholeBlocks splits a non-causal pass of n tokens into the blocks whose
 // queries attend together (up to wholeQueries tokens, never two texts in
 // one) into s.wholeStarts and returns their number.

@@ -1,6 +1,11 @@
 package model
 
-import "github.com/lowmem/llm/internal/enum"
+import (
+	"fmt"
+
+	"github.com/lowmem/llm/internal/enum"
+	"github.com/lowmem/llm/quant"
+)
 
 // Pooling is how an embedding is made of a text's hidden states (the
 // output of the final norm, one vector a token), numbered as llama.cpp's
@@ -29,4 +34,39 @@ func (m *meta) poolingType() Pooling {
 		return PoolingNone
 	}
 	return Pooling(v)
+}
+
+// Project applies the model's projection of a pooled vector (Dense2 then
+// Dense3, as llama.cpp's build_dense_out: two products, no activation) to
+// v in place; without one it does nothing. v has Embd elements.
+func (m *Model) Project(v []float32) error {
+	if m.Dense2 == nil {
+		return nil
+	}
+	if len(v) != m.Embd {
+		return fmt.Errorf("model: projecting a vector of %d floats for a model of width %d", len(v), m.Embd)
+	}
+	mid := m.Dense2.Rows()
+	inner := make([]float32, mid)
+	row := make([]float32, max(mid, m.Embd))
+	product := func(out, in []float32, w interface {
+		Row(int) []byte
+	}, typ quant.Type) error {
+		for r := range out {
+			x := row[:len(in)]
+			if err := quant.Dequantize(typ, x, w.Row(r)); err != nil {
+				return fmt.Errorf("model: dense projection row %d: %w", r, err)
+			}
+			var sum float64
+			for i, a := range x {
+				sum += float64(a) * float64(in[i])
+			}
+			out[r] = float32(sum)
+		}
+		return nil
+	}
+	if err := product(inner, v, m.Dense2, m.Dense2.Type); err != nil {
+		return err
+	}
+	return product(v, inner, m.Dense3, m.Dense3.Type)
 }

@@ -93,6 +93,10 @@ type Model struct {
 	TypeEmbed             []float32
 	PosEmbed              *tensor.Tensor
 
+	// Dense2 and Dense3, when not nil, project an embedding model's pooled
+	// vector (Project): Embd to an inner size, then back to Embd.
+	Dense2, Dense3 *tensor.Tensor
+
 	// Source, when set, supplies each block's weights during a forward pass
 	// (streaming weights from disk); nil uses Blocks, read in place from the
 	// mapped file.
@@ -345,9 +349,15 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 	if m.Embed, err = l.tensor("token_embd.weight", cfg.Embd, m.Vocab); err != nil {
 		return nil, err
 	}
-	if arch.Encoder {
+	switch {
+	case arch.Encoder:
 		err = l.encoderEmbeddings(m)
-	} else {
+	case arch.NoHead:
+		m.OutNorm, err = l.vector("output_norm.weight", m.Embd)
+		if err == nil {
+			err = l.dense(m)
+		}
+	default:
 		err = l.output(m, dry)
 	}
 	if err != nil {
@@ -441,6 +451,44 @@ func refuseBiases(l *loader, p string, arch *Arch, bts []blockTensor) error {
 		return fmt.Errorf("model: tensor %q: %s models with biases on that projection are not supported: %w", p+name, arch.Name, ErrUnsupportedArch)
 	}
 	return nil
+}
+
+// dense loads the projection an embedding model may apply to its pooled
+// vector (sentence-transformers' Dense modules, which llama.cpp's
+// converter writes as dense_2 and dense_3): both or neither, dense_2 from
+// the width to some size, dense_3 back to the width.
+func (l *loader) dense(m *Model) error {
+	has2, has3 := l.has("dense_2.weight"), l.has("dense_3.weight")
+	if !has2 && !has3 {
+		return nil
+	}
+	if has2 != has3 {
+		return fmt.Errorf("model: dense_2.weight and dense_3.weight come together (the file has only one): %w", ErrBadModel)
+	}
+	ti, _ := l.f.Tensor("dense_2.weight")
+	if len(ti.Dims) != 2 || ti.Dims[1] < 1 || ti.Dims[1] > maxCount {
+		return fmt.Errorf("model: tensor %q has shape %v, want [%d, n]: %w", "dense_2.weight", ti.Dims, m.Embd, ErrBadModel)
+	}
+	mid := int(ti.Dims[1])
+	// The converter states the sizes too (llama.cpp sizes the tensors by
+	// them): when it does, they must agree.
+	for _, k := range []struct {
+		key  string
+		want int
+	}{{"dense_2_feat_in", m.Embd}, {"dense_2_feat_out", mid}, {"dense_3_feat_in", mid}, {"dense_3_feat_out", m.Embd}} {
+		name := m.Arch + "." + k.key
+		if v, ok := l.f.Get(name); ok {
+			if n, ok := l.f.Uint(name); !ok || n != uint64(k.want) {
+				return fmt.Errorf("model: %s = %v, but dense_2.weight is %v: %w", name, v, ti.Dims, ErrBadModel)
+			}
+		}
+	}
+	var err error
+	if m.Dense2, err = l.tensor("dense_2.weight", m.Embd, mid); err != nil {
+		return err
+	}
+	m.Dense3, err = l.tensor("dense_3.weight", mid, m.Embd)
+	return err
 }
 
 // output loads a decoder's final norm and output matrix: output.weight,

@@ -44,7 +44,7 @@ func (e *Engine) pooling(o Embedding) (model.Pooling, error) {
 	}
 	switch p {
 	case model.PoolingNone:
-		if e.Model.Encoder {
+		if e.Model.NonCausal {
 			return model.PoolingMean, nil
 		}
 		return model.PoolingLast, nil

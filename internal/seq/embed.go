@@ -115,7 +115,17 @@ func (s *Seq) EmbedAll(ctx context.Context, texts [][]int32, p model.Pooling, ds
 		packed = append(packed, tokens...)
 		lens, which = append(lens, len(tokens)), append(which, i)
 	}
-	return flush()
+	if err := flush(); err != nil {
+		return err
+	}
+	// The model's projection of pooled vectors (EmbeddingGemma's dense
+	// layers), when it has one.
+	for _, v := range dst {
+		if err := s.m.Project(v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // embeddable refuses a token list Embed cannot pool into dst.

@@ -18,7 +18,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "smollm3", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "smollm3", "gemma-embedding", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -86,6 +86,10 @@ type ModelSpec struct {
 	// AddEOS makes the vocabulary ask for EOS after every text
 	// (tokenizer.ggml.add_eos_token), as embedding models' do.
 	AddEOS bool
+	// Dense, for gemma-embedding, writes the pooled vector's projection
+	// (dense_2.weight, Embd to Dense, and dense_3.weight back, F32); 0
+	// writes none.
+	Dense int
 	// Biases gives an encoder every bias llama.cpp applies: bert's have
 	// them anyway; nomic-bert's converted files have none, and this adds
 	// attn_qkv.bias and attn_output.bias.
@@ -257,6 +261,24 @@ func TinySmolLM3() ModelSpec {
 	}
 }
 
+// TinyGemmaEmbedding is a 6-layer gemma-embedding (Gemma 3's layers,
+// attention over the whole text, a symmetric window of 8 on layers 0–4,
+// layer 5 global; mean pooling; a dense projection through 96) with
+// Q8_0 weights.
+func TinyGemmaEmbedding() ModelSpec {
+	return ModelSpec{
+		Arch: "gemma-embedding", Vocab: 320, Embd: 64, Layers: 6, Heads: 4, HeadsKV: 2,
+		HeadDim: 32, FFN: 128, Context: 256, RopeBase: 1000000, RMSEps: 1e-6,
+		WeightType: quant.Q8_0, TiedOutput: true, Seed: 14, SlidingWindow: 8, Pooling: 1, Dense: 96,
+	}
+}
+
+// gemma reports whether s has Gemma's layers (gemma2, gemma3,
+// gemma-embedding): post-norms, GeGLU, scaled embeddings.
+func (s ModelSpec) gemma() bool {
+	return s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma-embedding"
+}
+
 // moe reports whether s has experts (qwen3moe, granitemoe).
 func (s ModelSpec) moe() bool { return s.Arch == "qwen3moe" || s.Arch == "granitemoe" }
 
@@ -329,7 +351,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		s.Arch = "llama"
 	}
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "gemma-embedding":
 	case "granite":
 		s = s.withGraniteScales()
 	case "bert", "nomic-bert":
@@ -348,7 +370,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, gemma-embedding, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -498,7 +520,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if !s.Encoder() {
 		g.AddKV(a+"rope.dimension_count", uint32(s.HeadDim))
 	}
-	if s.HeadDim*s.Heads != s.Embd || s.Arch == "gemma2" || s.Arch == "gemma3" {
+	if s.HeadDim*s.Heads != s.Embd || s.gemma() {
 		g.AddKV(a+"attention.key_length", uint32(s.HeadDim))
 		g.AddKV(a+"attention.value_length", uint32(s.HeadDim))
 	}
@@ -507,6 +529,14 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"attn_logit_softcapping", float32(50))
 		g.AddKV(a+"final_logit_softcapping", float32(30))
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
+	case "gemma-embedding":
+		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
+		if s.Dense > 0 {
+			g.AddKV(a+"dense_2_feat_in", uint32(s.Embd))
+			g.AddKV(a+"dense_2_feat_out", uint32(s.Dense))
+			g.AddKV(a+"dense_3_feat_in", uint32(s.Dense))
+			g.AddKV(a+"dense_3_feat_out", uint32(s.Embd))
+		}
 	case "gemma3":
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
 		if s.SWAPattern > 0 {
@@ -593,8 +623,14 @@ func (s ModelSpec) tensors() []tensorSpec {
 			tensorSpec{"rope_factors_short.weight", quant.F32, []int64{r}, dist{1, 0.05}})
 	}
 	w := s.WeightType
-	gemma := s.Arch == "gemma2" || s.Arch == "gemma3"
-	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3"
+	gemma := s.gemma()
+	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3" || s.Arch == "gemma-embedding"
+	if s.Dense > 0 {
+		d := int64(s.Dense)
+		ts = append(ts,
+			tensorSpec{"dense_2.weight", quant.F32, []int64{e, d}, proj(e)},
+			tensorSpec{"dense_3.weight", quant.F32, []int64{d, e}, proj(d)})
+	}
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
 		ts = append(ts, tensorSpec{p + "attn_norm.weight", quant.F32, []int64{e}, norm})

@@ -36,6 +36,10 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 	if !s.TiedOutput {
 		m["output.weight"] = []int64{e, v}
 	}
+	if s.Dense > 0 {
+		m["dense_2.weight"] = []int64{e, int64(s.Dense)}
+		m["dense_3.weight"] = []int64{int64(s.Dense), e}
+	}
 	if s.LongRope != nil {
 		m["rope_factors_long.weight"] = []int64{hd / 2}
 		m["rope_factors_short.weight"] = []int64{hd / 2}
@@ -73,12 +77,12 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 			m[p+"attn_q.bias"] = []int64{q}
 			m[p+"attn_k.bias"] = []int64{kv}
 			m[p+"attn_v.bias"] = []int64{kv}
-		case "gemma2", "gemma3":
+		case "gemma2", "gemma3", "gemma-embedding":
 			m[p+"post_attention_norm.weight"] = []int64{e}
 			m[p+"post_ffw_norm.weight"] = []int64{e}
 		}
 		switch s.Arch {
-		case "qwen3", "qwen3moe", "gemma3":
+		case "qwen3", "qwen3moe", "gemma3", "gemma-embedding":
 			m[p+"attn_q_norm.weight"] = []int64{hd}
 			m[p+"attn_k_norm.weight"] = []int64{hd}
 		}
@@ -115,6 +119,7 @@ func TestWriteModel(t *testing.T) {
 		{"granite Q8_0", TinyGranite(), 7},
 		{"granitemoe Q8_0", TinyGraniteMoE(), 7},
 		{"smollm3 Q8_0", TinySmolLM3(), 7},
+		{"gemma-embedding Q8_0", TinyGemmaEmbedding(), 7},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,7 +144,7 @@ func TestWriteModel(t *testing.T) {
 				}
 				typ := s.WeightType
 				switch {
-				case len(dims) == 1 || strings.Contains(ti.Name, "ffn_gate_inp"):
+				case len(dims) == 1 || strings.Contains(ti.Name, "ffn_gate_inp") || strings.HasPrefix(ti.Name, "dense_"):
 					typ = quant.F32
 				case ti.Name == "output.weight" || ti.Name == "token_embd.weight" && s.TiedOutput:
 					typ = outType

@@ -23,7 +23,8 @@
 //	-shape  tiny, tinyllama-1.1b, llama-3.1-8b, qwen2.5-7b, gemma-2-9b,
 //	        qwen3-8b, gemma-3-12b, phi-4-mini, granite-3.3-2b,
 //	        granite-3.1-1b-a400m, smollm3-3b, qwen3-30b-a3b, or the
-//	        embedding models nomic-embed-text-v1.5 (nomic-bert),
+//	        embedding models embeddinggemma-300m (gemma-embedding),
+//	        nomic-embed-text-v1.5 (nomic-bert),
 //	        bge-small-en-v1.5 and all-minilm-l6-v2 (bert), whose mixes
 //	        agree with llama-quantize's too (-list prints them)
 //	-type   f16, q8_0, q4_0, q4_k_m, q3_k_m, q2_k, iq4_xs, iq4_nl, iq3_s,

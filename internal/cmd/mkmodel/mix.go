@@ -170,8 +170,12 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		add("rope_factors_short.weight", kindRopeShort, int64(s.ropeDim()/2))
 	}
 	add("token_embd.weight", kindWeight, e, v)
+	if s.Dense > 0 {
+		add("dense_2.weight", kindF32, e, int64(s.Dense))
+		add("dense_3.weight", kindF32, int64(s.Dense), e)
+	}
 	hd := int64(s.headDim())
-	gemma := s.Arch == "gemma2" || s.Arch == "gemma3"
+	gemma := s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma-embedding"
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
 		add(p+"attn_norm.weight", kindNorm, e)

@@ -55,7 +55,7 @@ func evalSteps(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if a := m.Info().Architecture; a == "bert" || a == "nomic-bert" {
+	if m.Info().EmbeddingOnly {
 		vs, err := m.Embed(context.Background(), []string{"the quick brown fox jumps over the lazy dog"})
 		if err != nil {
 			t.Fatal(err)

@@ -6,7 +6,7 @@ import "math"
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -53,6 +53,9 @@ type shape struct {
 	Pooling uint32
 	AddEOS  bool
 	NormEps float32
+	// Dense is the inner size of an embedding model's projection of its
+	// pooled vector (gemma-embedding: dense_2 and dense_3, F32); 0 = none.
+	Dense int
 }
 
 // encoder reports whether s is a BERT-style embedding model: a WordPiece
@@ -188,6 +191,15 @@ var shapes = []shape{
 		Heads: 32, HeadsKV: 4, HeadDim: 128, FFN: 6144, Context: 40960,
 		RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true,
 		Experts: 128, ExpertsUsed: 8, ExpertFFN: 768,
+	},
+	{
+		// EmbeddingGemma 300M (Ollama's embeddinggemma): Gemma 3's layers
+		// over the whole text, a symmetric window of 512 on five layers of
+		// six, mean pooling, a dense projection through 3072.
+		Name: "embeddinggemma-300m", Arch: "gemma-embedding", Vocab: 262144, Embd: 768, Layers: 24,
+		Heads: 3, HeadsKV: 1, HeadDim: 256, FFN: 1152, Context: 2048,
+		RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true, TiedOutput: true,
+		Window: 512, Pooling: 1, Dense: 3072,
 	},
 	{
 		// nomic-embed-text-v1.5 (Ollama's nomic-embed-text): fused QKV

@@ -104,6 +104,13 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"rope.scaling.original_context_length", uint32(r.OrigContext))
 		g.AddKV(a+"rope.scaling.attn_factor", r.attnFactor(s.Context))
 	}
+	if s.Dense > 0 {
+		// llama.cpp sizes dense_2 and dense_3 by these keys.
+		g.AddKV(a+"dense_2_feat_in", uint32(s.Embd))
+		g.AddKV(a+"dense_2_feat_out", uint32(s.Dense))
+		g.AddKV(a+"dense_3_feat_in", uint32(s.Dense))
+		g.AddKV(a+"dense_3_feat_out", uint32(s.Embd))
+	}
 	if gs := s.Granite; gs != nil {
 		g.AddKV(a+"embedding_scale", gs.Embedding)
 		g.AddKV(a+"residual_scale", gs.Residual)
