@@ -41,6 +41,9 @@ type Arch struct {
 	// AbsPositions adds a learned row of position_embd per position to the
 	// token embeddings (bert) instead of rotating Q and K.
 	AbsPositions bool
+	// NoPreNorm: no attn_norm or ffn_norm before attention and the
+	// feed-forward (olmo2, which normalises their outputs instead).
+	NoPreNorm bool
 	// NoHead marks a decoder-style stack that makes embeddings only
 	// (gemma-embedding): its final norm is loaded, no output matrix, so
 	// Forward refuses it as it refuses an encoder.
@@ -94,6 +97,7 @@ var registry = []*Arch{
 	{Name: "granite", hparams: graniteHparams},
 	{Name: "granitemoe", FFN: FFNExperts, hparams: granitemoeHparams},
 	{Name: "smollm3", hparams: smollm3Hparams},
+	{Name: "olmo2", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: olmo2Hparams},
 	{Name: "gemma-embedding", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, NoHead: true, hparams: gemmaEmbeddingHparams},
 	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
 	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},
@@ -241,6 +245,18 @@ func granitemoeHparams(c *Config, m *meta) {
 // than reading it from the file.
 func smollm3Hparams(c *Config, m *meta) {
 	c.NoRopeEvery = 4
+}
+
+// olmo2Hparams: OLMo 2's Q and K norms span every head at once; with
+// attention.sliding_window (OLMo 3), three layers of four are windowed
+// and rotate unscaled.
+func olmo2Hparams(c *Config, m *meta) {
+	c.QKNormFull = true
+	c.Window = m.num("attention.sliding_window", maxCount, 0, false)
+	if c.Window > 0 {
+		c.FullEvery = 4
+		c.RopeScaleSWA = 1
+	}
 }
 
 // gemmaEmbeddingHparams: EmbeddingGemma, Gemma 3's layers made an

@@ -80,6 +80,12 @@ type Config struct {
 	GELU        bool    // GeGLU (gemma) instead of SwiGLU
 	QKVBias     bool    // qwen2: q/k/v projections have biases
 	QKNorm      bool    // qwen3, gemma3: per-head RMSNorm of Q and K before RoPE
+	// QKNormFull: the Q and K norms span all heads at once (olmo2), not
+	// each head.
+	QKNormFull bool
+	// NoPreNorm: blocks have no attn_norm or ffn_norm; attention and the
+	// feed-forward read the residual stream itself (olmo2).
+	NoPreNorm bool
 
 	// Mixture of experts (qwen3moe); Experts is 0 for a dense model.
 	Experts     int  // expert_count
@@ -354,6 +360,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c.RopeNeox = a.Neox
 	c.QKVBias, c.QKNorm, c.PostNorms, c.GELU = a.QKVBias, a.QKNorm, a.PostNorms, a.GELU
 	c.Encoder, c.AbsPositions = a.Encoder, a.AbsPositions
+	c.NoPreNorm = a.NoPreNorm
 	c.Name, _ = f.String("general.name")
 	if ft, ok := f.Uint("general.file_type"); ok {
 		c.FileType = uint32(ft)

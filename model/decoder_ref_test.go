@@ -91,9 +91,16 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		}
 		qs, ks, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n)
 		for t := range n {
-			h := rmsNorm64(x[t], p("attn_norm.weight"), eps)
+			h := x[t] // olmo2: no pre-norm
+			if w := p("attn_norm.weight"); w != nil {
+				h = rmsNorm64(x[t], w, eps)
+			}
 			qs[t], ks[t], vs[t] = linear(p("attn_q.weight"), nil, h), linear(p("attn_k.weight"), nil, h), linear(p("attn_v.weight"), nil, h)
-			if c.QKNorm {
+			switch {
+			case c.QKNormFull:
+				qs[t] = rmsNorm64(qs[t], p("attn_q_norm.weight"), eps)
+				ks[t] = rmsNorm64(ks[t], p("attn_k_norm.weight"), eps)
+			case c.QKNorm:
 				headNorm64(qs[t], p("attn_q_norm.weight"), hd, eps)
 				headNorm64(ks[t], p("attn_k_norm.weight"), hd, eps)
 			}
@@ -137,7 +144,10 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			for i := range o {
 				o[i] += x[t][i]
 			}
-			y := rmsNorm64(o, p("ffn_norm.weight"), eps)
+			y := o
+			if w := p("ffn_norm.weight"); w != nil {
+				y = rmsNorm64(o, w, eps)
+			}
 			gate, up := linear(p("ffn_gate.weight"), nil, y), linear(p("ffn_up.weight"), nil, y)
 			for i := range up {
 				if c.GELU {
@@ -196,7 +206,7 @@ func (r *refDecoder) logits(tokens []int32) [][]float64 {
 func TestDecoderMatchesReference(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
-	specs := []testutil.ModelSpec{testutil.TinyLlama(), testutil.TinyGranite(), testutil.TinySmolLM3()}
+	specs := []testutil.ModelSpec{testutil.TinyLlama(), testutil.TinyGranite(), testutil.TinySmolLM3(), testutil.TinyOlmo2()}
 	for _, spec := range specs {
 		spec.WeightType = quant.F32
 		t.Run(spec.Arch, func(t *testing.T) {
@@ -218,11 +228,12 @@ func TestDecoderMatchesReference(t *testing.T) {
 				"default kq scale":   func(c *Config) { c.KQScale = invSqrt(c.HeadDimK) },
 				"no logit scale":     func(c *Config) { c.LogitScale = 0 },
 				"every layer roped":  func(c *Config) { c.NoRopeEvery = 0 },
+				"per-head Q/K norms": func(c *Config) { c.QKNormFull = false },
 			} {
 				c := m.Config
 				perturb(&c)
 				if c.EmbedScale == m.EmbedScale && c.ResidualScale == m.ResidualScale && c.KQScale == m.KQScale &&
-					c.LogitScale == m.LogitScale && c.NoRopeEvery == m.NoRopeEvery {
+					c.LogitScale == m.LogitScale && c.NoRopeEvery == m.NoRopeEvery && c.QKNormFull == m.QKNormFull {
 					continue // nothing to perturb in this architecture
 				}
 				other := (&refDecoder{refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).logits(toks)

@@ -619,7 +619,10 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 		if L.Bv != nil {
 			ops.Add(vt, L.Bv)
 		}
-		if L.QNorm != nil {
+		if L.QNorm != nil && c.QKNormFull {
+			ops.RMSNorm(qt, qt, L.QNorm, c.RMSEps)
+			ops.RMSNorm(kt, kt, L.KNorm, c.RMSEps)
+		} else if L.QNorm != nil {
 			headNorm(qt, L.QNorm, c.HeadDimK, c.RMSEps)
 			headNorm(kt, L.KNorm, c.HeadDimK, c.RMSEps)
 		}
@@ -647,6 +650,11 @@ func headNorm(x, w []float32, headDim int, eps float32) {
 // norm writes RMSNorm(src)·w of rows rows of Embd floats to dst.
 func (s *State) norm(dst, src, w []float32, rows int) {
 	E := s.m.Embd
+	if w == nil {
+		// A block without pre-norms (olmo2) takes the stream as it is.
+		copy(dst[:rows*E], src[:rows*E])
+		return
+	}
 	for t := 0; t < rows; t++ {
 		ops.RMSNorm(dst[t*E:(t+1)*E], src[t*E:(t+1)*E], w, s.m.RMSEps)
 	}

@@ -592,7 +592,10 @@ func blockTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor 
 	}
 	e := c.Embd
 	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
-	ts := []blockTensor{vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm })}
+	var ts []blockTensor
+	if !a.NoPreNorm {
+		ts = append(ts, vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }))
+	}
 	ts = append(ts, qkvTensors(a, c, has)...)
 	ts = append(ts, matTensor("attn_output.weight", c.Heads*c.HeadDimV, e, func(L *Layer) **ops.Matrix { return &L.Wo }))
 	if a.QKVBias {
@@ -602,14 +605,20 @@ func blockTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor 
 			vecTensor("attn_v.bias", vv, func(L *Layer) *[]float32 { return &L.Bv }))
 	}
 	if a.QKNorm {
+		qn, kn := c.HeadDimK, c.HeadDimK
+		if c.QKNormFull {
+			qn, kn = q, kv
+		}
 		ts = append(ts,
-			vecTensor("attn_q_norm.weight", c.HeadDimK, func(L *Layer) *[]float32 { return &L.QNorm }),
-			vecTensor("attn_k_norm.weight", c.HeadDimK, func(L *Layer) *[]float32 { return &L.KNorm }))
+			vecTensor("attn_q_norm.weight", qn, func(L *Layer) *[]float32 { return &L.QNorm }),
+			vecTensor("attn_k_norm.weight", kn, func(L *Layer) *[]float32 { return &L.KNorm }))
 	}
 	if a.PostNorms {
 		ts = append(ts, vecTensor("post_attention_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostAttnNorm }))
 	}
-	ts = append(ts, vecTensor("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }))
+	if !a.NoPreNorm {
+		ts = append(ts, vecTensor("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }))
+	}
 	ts = append(ts, ffnTensors(a, c)...)
 	if a.PostNorms {
 		ts = append(ts, vecTensor("post_ffw_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))

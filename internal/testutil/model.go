@@ -18,7 +18,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "smollm3", "gemma-embedding", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "smollm3", "olmo2", "gemma-embedding", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -273,6 +273,16 @@ func TinyGemmaEmbedding() ModelSpec {
 	}
 }
 
+// TinyOlmo2 is a 2-layer olmo2 (no pre-norms; Q and K norms across all
+// heads; norms after attention and the feed-forward) with Q8_0 weights.
+func TinyOlmo2() ModelSpec {
+	return ModelSpec{
+		Arch: "olmo2", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
+		FFN: 128, Context: 256, RopeBase: 500000, RMSEps: 1e-6,
+		WeightType: quant.Q8_0, Seed: 15,
+	}
+}
+
 // gemma reports whether s has Gemma's layers (gemma2, gemma3,
 // gemma-embedding): post-norms, GeGLU, scaled embeddings.
 func (s ModelSpec) gemma() bool {
@@ -351,7 +361,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		s.Arch = "llama"
 	}
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "gemma-embedding":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "gemma-embedding":
 	case "granite":
 		s = s.withGraniteScales()
 	case "bert", "nomic-bert":
@@ -370,7 +380,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, gemma-embedding, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, olmo2, gemma-embedding, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -625,6 +635,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	w := s.WeightType
 	gemma := s.gemma()
 	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3" || s.Arch == "gemma-embedding"
+	olmo := s.Arch == "olmo2" // no pre-norms, Q/K norms across heads, post-norms
 	if s.Dense > 0 {
 		d := int64(s.Dense)
 		ts = append(ts,
@@ -633,7 +644,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 	}
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
-		ts = append(ts, tensorSpec{p + "attn_norm.weight", quant.F32, []int64{e}, norm})
+		if !olmo {
+			ts = append(ts, tensorSpec{p + "attn_norm.weight", quant.F32, []int64{e}, norm})
+		}
 		if s.Arch == "phi3" {
 			ts = append(ts, tensorSpec{p + "attn_qkv.weight", w, []int64{e, q + 2*kv}, proj(e)})
 		} else {
@@ -650,16 +663,23 @@ func (s ModelSpec) tensors() []tensorSpec {
 				ts = append(ts, tensorSpec{p + "attn_v.bias", quant.F32, []int64{kv}, dist{0, 0.1}})
 			}
 		}
-		if qkNorm {
+		switch {
+		case qkNorm:
 			ts = append(ts,
 				tensorSpec{p + "attn_q_norm.weight", quant.F32, []int64{int64(s.HeadDim)}, norm},
 				tensorSpec{p + "attn_k_norm.weight", quant.F32, []int64{int64(s.HeadDim)}, norm})
+		case olmo:
+			ts = append(ts,
+				tensorSpec{p + "attn_q_norm.weight", quant.F32, []int64{q}, norm},
+				tensorSpec{p + "attn_k_norm.weight", quant.F32, []int64{kv}, norm})
 		}
 		ts = append(ts, tensorSpec{p + "attn_output.weight", w, []int64{q, e}, proj(q)})
-		if gemma {
+		if gemma || olmo {
 			ts = append(ts, tensorSpec{p + "post_attention_norm.weight", quant.F32, []int64{e}, norm})
 		}
-		ts = append(ts, tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
+		if !olmo {
+			ts = append(ts, tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
+		}
 		switch s.Arch {
 		case "phi3":
 			ts = append(ts,
@@ -682,7 +702,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 				tensorSpec{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
 				tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)})
 		}
-		if gemma {
+		if gemma || olmo {
 			ts = append(ts, tensorSpec{p + "post_ffw_norm.weight", quant.F32, []int64{e}, norm})
 		}
 	}

@@ -46,9 +46,11 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 	}
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
-		m[p+"attn_norm.weight"] = []int64{e}
 		m[p+"attn_output.weight"] = []int64{q, e}
-		m[p+"ffn_norm.weight"] = []int64{e}
+		if s.Arch != "olmo2" {
+			m[p+"attn_norm.weight"] = []int64{e}
+			m[p+"ffn_norm.weight"] = []int64{e}
+		}
 		switch s.Arch {
 		case "phi3":
 			m[p+"attn_qkv.weight"] = []int64{e, q + 2*kv}
@@ -77,7 +79,7 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 			m[p+"attn_q.bias"] = []int64{q}
 			m[p+"attn_k.bias"] = []int64{kv}
 			m[p+"attn_v.bias"] = []int64{kv}
-		case "gemma2", "gemma3", "gemma-embedding":
+		case "gemma2", "gemma3", "gemma-embedding", "olmo2":
 			m[p+"post_attention_norm.weight"] = []int64{e}
 			m[p+"post_ffw_norm.weight"] = []int64{e}
 		}
@@ -85,6 +87,9 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 		case "qwen3", "qwen3moe", "gemma3", "gemma-embedding":
 			m[p+"attn_q_norm.weight"] = []int64{hd}
 			m[p+"attn_k_norm.weight"] = []int64{hd}
+		case "olmo2":
+			m[p+"attn_q_norm.weight"] = []int64{q}
+			m[p+"attn_k_norm.weight"] = []int64{kv}
 		}
 	}
 	return m
@@ -120,6 +125,7 @@ func TestWriteModel(t *testing.T) {
 		{"granitemoe Q8_0", TinyGraniteMoE(), 7},
 		{"smollm3 Q8_0", TinySmolLM3(), 7},
 		{"gemma-embedding Q8_0", TinyGemmaEmbedding(), 7},
+		{"olmo2 Q8_0", TinyOlmo2(), 7},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

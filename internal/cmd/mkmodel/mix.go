@@ -176,9 +176,12 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	}
 	hd := int64(s.headDim())
 	gemma := s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma-embedding"
+	olmo := s.Arch == "olmo2" // no pre-norms, Q/K norms across heads, post-norms
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
-		add(p+"attn_norm.weight", kindNorm, e)
+		if !olmo {
+			add(p+"attn_norm.weight", kindNorm, e)
+		}
 		if s.Arch == "phi3" {
 			add(p+"attn_qkv.weight", kindWeight, e, q+2*kv)
 		} else {
@@ -195,15 +198,21 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 				add(p+"attn_v.bias", kindBias, kv)
 			}
 		}
+		if olmo {
+			add(p+"attn_q_norm.weight", kindNorm, q)
+			add(p+"attn_k_norm.weight", kindNorm, kv)
+		}
 		if s.QKNorm {
 			add(p+"attn_q_norm.weight", kindNorm, hd)
 			add(p+"attn_k_norm.weight", kindNorm, hd)
 		}
 		add(p+"attn_output.weight", kindWeight, q, e)
-		if gemma {
+		if gemma || olmo {
 			add(p+"post_attention_norm.weight", kindNorm, e)
 		}
-		add(p+"ffn_norm.weight", kindNorm, e)
+		if !olmo {
+			add(p+"ffn_norm.weight", kindNorm, e)
+		}
 		switch {
 		case s.Arch == "phi3":
 			add(p+"ffn_up.weight", kindWeight, e, 2*f)
@@ -219,7 +228,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"ffn_up.weight", kindWeight, e, f)
 			add(p+"ffn_down.weight", kindWeight, f, e)
 		}
-		if gemma {
+		if gemma || olmo {
 			add(p+"post_ffw_norm.weight", kindNorm, e)
 		}
 	}

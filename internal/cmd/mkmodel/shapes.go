@@ -6,7 +6,7 @@ import "math"
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, olmo2, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -178,6 +178,13 @@ var shapes = []shape{
 		RopeBase: 10000000, RMSEps: 1e-6, TiedOutput: true,
 		Experts: 32, ExpertsUsed: 8, ExpertFFN: 512,
 		Granite: &graniteScales{Embedding: 12, Residual: 0.22, Attention: 0.015625, Logit: 6},
+	},
+	{
+		// OLMo 2 1B (0425): no pre-norms, Q/K norms across the heads,
+		// norms after attention and the feed-forward.
+		Name: "olmo-2-1b", Arch: "olmo2", Vocab: 100352, Embd: 2048, Layers: 16,
+		Heads: 16, HeadsKV: 16, FFN: 8192, Context: 4096,
+		RopeBase: 500000, RMSEps: 1e-6,
 	},
 	{
 		// SmolLM3 3B: llama's graph, every fourth layer without RoPE.
