@@ -347,10 +347,22 @@ func hostileCases() []hostileCase {
 		{name: "rope base 0", edit: setF(".rope.freq_base", 0), want: bad, mention: []string{"rope.freq_base"}, plan: true},
 		{name: "rope base NaN", edit: setF(".rope.freq_base", nan), want: bad, mention: []string{"rope.freq_base"}, plan: true},
 		{name: "rope base inf", edit: setF(".rope.freq_base", inf), want: bad, mention: []string{"rope.freq_base"}, plan: true},
+		// YaRN runs (a Qwen3 made long); DeepSeek's log multiplier does not.
 		{name: "rope scaling yarn", edit: func(h *hmodel) {
 			h.set(".rope.scaling.type", "yarn")
 			h.set(".rope.scaling.factor", float32(4))
-		}, want: arch, mention: []string{"yarn"}, plan: true},
+		}},
+		{name: "rope scaling yarn with a log multiplier", edit: func(h *hmodel) {
+			h.set(".rope.scaling.type", "yarn")
+			h.set(".rope.scaling.factor", float32(4))
+			h.set(".rope.scaling.yarn_log_multiplier", float32(0.1))
+		}, want: arch, mention: []string{"yarn_log_multiplier"}, plan: true},
+		{name: "rope scaling yarn beta NaN", edit: func(h *hmodel) {
+			h.set(".rope.scaling.type", "yarn")
+			h.set(".rope.scaling.yarn_beta_slow", nan)
+		}, want: bad, mention: []string{"yarn_beta_slow"}, plan: true},
+		{name: "rope scaling unknown", edit: func(h *hmodel) { h.set(".rope.scaling.type", "dynamic") },
+			want: arch, mention: []string{"dynamic"}, plan: true},
 		{name: "rope scaling linear factor NaN", edit: func(h *hmodel) {
 			h.set(".rope.scaling.type", "linear")
 			h.set(".rope.scaling.factor", nan)

@@ -52,8 +52,13 @@ type Config struct {
 	RopeAttnFactor float32
 	// RopeOrigContext is rope.scaling.original_context_length (default
 	// Context): a session whose context exceeds it rotates with LongRoPE's
-	// long factors, others with the short ones, as llama.cpp chooses.
+	// long factors, others with the short ones, as llama.cpp chooses; YaRN
+	// places its correction dims by it.
 	RopeOrigContext int
+	// YaRN (rope.scaling.type "yarn"): the extrapolation mix
+	// (rope.scaling.yarn_ext_factor, default 1; 0 for other scalings) and
+	// the correction dims' bounds (yarn_beta_fast 32, yarn_beta_slow 1).
+	YarnExt, YarnBetaFast, YarnBetaSlow float32
 
 	AttnSoftcap  float32 // gemma2: cap·tanh(kq/cap) before softmax; 0 = none
 	FinalSoftcap float32 // applied to the logits (gemma2; gemma3 without a window); 0 = none
@@ -262,6 +267,47 @@ func metaValue[T any](m *meta, k string, def T, get func(key string) (T, bool), 
 	return v
 }
 
+// yarn reads YaRN's keys into c, with llama.cpp's defaults: the
+// extrapolation mix (yarn_ext_factor; unset, 1) and the correction dims'
+// bounds (yarn_beta_fast 32, yarn_beta_slow 1). DeepSeek's
+// yarn_log_multiplier, which changes the attention factor, is refused.
+func (m *meta) yarn(c *Config) error {
+	if k := "rope.scaling.yarn_log_multiplier"; m.has(k) && m.real(k, 0) != 0 {
+		if m.err != nil {
+			return m.err
+		}
+		return fmt.Errorf("model: %s is set: YaRN with a log multiplier (DeepSeek) is not supported: %w", m.key(k), ErrUnsupportedArch)
+	}
+	c.YarnExt = m.real("rope.scaling.yarn_ext_factor", -1)
+	if c.YarnExt < 0 {
+		c.YarnExt = 1
+	}
+	c.YarnBetaFast = m.positive("rope.scaling.yarn_beta_fast", 32)
+	c.YarnBetaSlow = m.positive("rope.scaling.yarn_beta_slow", 1)
+	if m.err == nil && !(c.YarnExt <= 1) {
+		m.fail("%s = %v, want a number from 0 to 1", m.key("rope.scaling.yarn_ext_factor"), c.YarnExt)
+	}
+	return m.err
+}
+
+// RopeMScale is what multiplies the RoPE cosines and sines of the full
+// layers, as llama.cpp's context computes its attn_factor: LongRoPE's
+// attention factor (rope.scaling.attn_factor); with YaRN also
+// get_mscale(factor) = 1 + 0.1·ln(factor), divided by the 1 + 0.1·ln(factor)
+// ggml's rope multiplies by again (llama.cpp's cancellation), in float32
+// in llama.cpp's order.
+func (c *Config) RopeMScale() float32 {
+	ms := float32(1)
+	if c.YarnExt != 0 {
+		factor := 1 / (1 / c.RopeScale) // llama.cpp: 1/freq_scale, freq_scale = 1/factor
+		if factor > 1 {
+			ms = 0.1*float32(math.Log(float64(factor))) + 1
+		}
+		ms *= 1 / (1 + 0.1*float32(math.Log(float64(factor))))
+	}
+	return ms * c.RopeAttnFactor
+}
+
 // finite reads a float that must be finite.
 func (m *meta) finite(k string, def float32) float32 {
 	v := m.real(k, def)
@@ -441,7 +487,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	}
 	switch scaling {
 	case "none", "":
-	case "linear", "longrope":
+	case "linear", "longrope", "yarn":
 		factorKey := "rope.scaling.factor"
 		if !m.has(factorKey) {
 			factorKey = "rope.scale_linear"
@@ -456,8 +502,13 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 			}
 			c.RopeScale = factor
 		}
+		if scaling == "yarn" {
+			if err := m.yarn(&c); err != nil {
+				return c, err
+			}
+		}
 	default:
-		return c, fmt.Errorf("model: %s %q is not supported (linear and longrope only): %w", key("rope.scaling.type"), scaling, ErrUnsupportedArch)
+		return c, fmt.Errorf("model: %s %q is not supported (linear, longrope and yarn only): %w", key("rope.scaling.type"), scaling, ErrUnsupportedArch)
 	}
 	c.RopeBaseSWA, c.RopeScaleSWA = c.RopeBase, c.RopeScale
 	c.KQScale = invSqrt(c.HeadDimK)

@@ -84,7 +84,16 @@ func TestConfigErrors(t *testing.T) {
 		{"kv heads not dividing", func(m map[string]any) { m["llama.attention.head_count_kv"] = uint32(3) }, ErrBadModel},
 		{"per-layer heads", func(m map[string]any) { m["llama.attention.head_count"] = []int32{4, 4} }, ErrBadModel},
 		{"odd rope dim", func(m map[string]any) { m["llama.rope.dimension_count"] = uint32(63) }, ErrBadModel},
-		{"yarn", func(m map[string]any) { m["llama.rope.scaling.type"] = "yarn" }, ErrUnsupportedArch},
+		{"su scaling", func(m map[string]any) { m["llama.rope.scaling.type"] = "su" }, ErrUnsupportedArch},
+		{"yarn log multiplier", func(m map[string]any) {
+			m["llama.rope.scaling.type"], m["llama.rope.scaling.yarn_log_multiplier"] = "yarn", float32(0.1)
+		}, ErrUnsupportedArch},
+		{"yarn ext factor past 1", func(m map[string]any) {
+			m["llama.rope.scaling.type"], m["llama.rope.scaling.yarn_ext_factor"] = "yarn", float32(2)
+		}, ErrBadModel},
+		{"yarn beta a string", func(m map[string]any) {
+			m["llama.rope.scaling.type"], m["llama.rope.scaling.yarn_beta_fast"] = "yarn", "32"
+		}, ErrBadModel},
 		{"nan eps", func(m map[string]any) { m["llama.attention.layer_norm_rms_epsilon"] = float32(math.NaN()) }, ErrBadModel},
 		{"pooling past rank", func(m map[string]any) { m["llama.pooling_type"] = uint32(5) }, ErrBadModel},
 		{"pooling a string", func(m map[string]any) { m["llama.pooling_type"] = "mean" }, ErrBadModel},
@@ -406,5 +415,32 @@ func TestConfigGraniteSmolLM3(t *testing.T) {
 		if !tc.check(c) {
 			t.Errorf("%s: %+v", tc.name, c)
 		}
+	}
+}
+
+// YaRN's keys and llama.cpp's defaults land in the Config, and its
+// attention factor is llama.cpp's: get_mscale(factor) over the 1 +
+// 0.1·ln(factor) ggml multiplies by again, times LongRoPE's factor.
+func TestConfigYarn(t *testing.T) {
+	m := base("qwen3")
+	m["qwen3.rope.scaling.type"] = "yarn"
+	m["qwen3.rope.scaling.factor"] = float32(4)
+	m["qwen3.rope.scaling.original_context_length"] = uint32(32768)
+	c, err := ConfigFromGGUF(parse(t, m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RopeScale != 4 || c.YarnExt != 1 || c.YarnBetaFast != 32 || c.YarnBetaSlow != 1 || c.RopeOrigContext != 32768 {
+		t.Fatalf("%+v", c)
+	}
+	f := float32(4)
+	want := (0.1*float32(math.Log(float64(f))) + 1) * (1 / (1 + 0.1*float32(math.Log(float64(f)))))
+	if got := c.RopeMScale(); got != want || math.Abs(float64(got)-1) > 1e-6 {
+		t.Errorf("RopeMScale %v, want %v (about 1)", got, want)
+	}
+	m["qwen3.rope.scaling.yarn_ext_factor"] = float32(0.5)
+	m["qwen3.rope.scaling.yarn_beta_fast"] = float32(8)
+	if c, err = ConfigFromGGUF(parse(t, m)); err != nil || c.YarnExt != 0.5 || c.YarnBetaFast != 8 {
+		t.Errorf("ext %v, beta fast %v: %v", c.YarnExt, c.YarnBetaFast, err)
 	}
 }

@@ -140,15 +140,24 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 		m: m, e: e, cache: cache, batch: o.Batch,
 		ar: arena.New(m.ScratchBytes(o.Batch)),
 		rope: ops.Rope{Dim: m.RopeDim, Neox: m.RopeNeox, Base: m.RopeBase,
-			FreqScale: 1 / m.RopeScale, Factors: factors},
+			FreqScale: 1 / m.RopeScale, Factors: factors, MScale: m.RopeMScale()},
 		twoRopes: ropeTables(&m.Config) == 2,
 	}
 	s.act = ops.SiLUMulFast
 	if m.GELU {
 		s.act = ops.GELUMul
 	}
+	if m.YarnExt != 0 {
+		s.rope.Ext = m.YarnExt
+		s.rope.Corr = ops.YarnCorrDims(m.RopeDim, m.RopeOrigContext, m.RopeBase, m.YarnBetaFast, m.YarnBetaSlow)
+	}
 	s.ropeSWA = s.rope
 	s.ropeSWA.Base, s.ropeSWA.FreqScale = m.RopeBaseSWA, 1/m.RopeScaleSWA
+	if m.YarnExt != 0 {
+		// Windowed layers rotate without YaRN (OLMo 3, as llama.cpp's
+		// olmo2 graph passes them no scaling).
+		s.ropeSWA.Ext, s.ropeSWA.MScale = 0, 1
+	}
 	if m.NonCausal {
 		s.wholeStarts = make([]int32, 0, o.Batch+1)
 	}
@@ -511,11 +520,7 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 func (s *State) angles(r *ops.Rope, cs []float32, pos0, n int) {
 	c := &s.m.Config
 	for t := 0; t < n; t++ {
-		a := cs[t*c.RopeDim : (t+1)*c.RopeDim]
-		r.Angles(s.position(pos0, t), a)
-		if c.RopeAttnFactor != 1 {
-			ops.Scale(a, c.RopeAttnFactor) // ggml's mscale multiplies cos and sin
-		}
+		r.Angles(s.position(pos0, t), cs[t*c.RopeDim:(t+1)*c.RopeDim])
 	}
 }
 

@@ -5,13 +5,14 @@ package ops
 // back) to len(x)/headDim consecutive vectors of headDim floats, with the
 // same pairs, frequencies and factors as Angles and Apply. Rotations
 // compose by adding angles, so this equals rotating for p+delta from the
-// start, up to float32 rounding. A context shift uses it to renumber
-// cached keys without recomputing them.
+// start, up to float32 rounding. The magnitude (MScale, YaRN's) is not
+// applied again: the cached keys were scaled once. A context shift uses it
+// to renumber cached keys without recomputing them.
 func (r *Rope) Rotate(x []float32, headDim, delta int) {
 	if r.Dim == 0 || headDim <= 0 {
 		return
 	}
 	cs := make([]float32, r.Dim)
-	r.Angles(delta, cs)
+	r.angles(delta, cs, false)
 	r.Apply(x, len(x)/headDim, headDim, cs)
 }

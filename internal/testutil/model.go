@@ -66,6 +66,9 @@ type ModelSpec struct {
 	// LongRope, for phi3, writes LongRoPE's rope_factors_long and
 	// rope_factors_short tensors and its metadata.
 	LongRope *LongRope
+	// Yarn writes rope.scaling.type "yarn" with this factor and original
+	// context (a Qwen3 made long, as its 128K GGUF files are).
+	Yarn *Yarn
 
 	// Experts of a qwen3moe or granitemoe model: expert_count,
 	// expert_used_count and expert_feed_forward_length (required there).
@@ -127,6 +130,12 @@ func TinyChat() ModelSpec {
 	s.ChatTemplate = HermesTemplate
 	s.ChatTokens = []string{"<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"}
 	return s
+}
+
+// Yarn is the YaRN part of a configuration.
+type Yarn struct {
+	Factor      float32 // rope.scaling.factor
+	OrigContext int     // rope.scaling.original_context_length
 }
 
 // LongRope is the LongRoPE part of a Phi-3 (128k) configuration.
@@ -566,6 +575,11 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"residual_scale", s.ResidualScale)
 		g.AddKV(a+"attention.scale", s.AttentionScale)
 		g.AddKV(a+"logit_scale", s.LogitScale)
+	}
+	if y := s.Yarn; y != nil {
+		g.AddKV(a+"rope.scaling.type", "yarn")
+		g.AddKV(a+"rope.scaling.factor", y.Factor)
+		g.AddKV(a+"rope.scaling.original_context_length", uint32(y.OrigContext))
 	}
 	if r := s.LongRope; r != nil {
 		g.AddKV(a+"rope.scaling.original_context_length", uint32(r.OrigContext))
