@@ -401,6 +401,7 @@ func hostileCases() []hostileCase {
 			want: bad, mention: []string{"tokenizer.ggml.merges"}},
 		{name: "gpt2 pre-tokenizer unknown", edit: func(h *hmodel) { gpt2Vocab(h, 320, nil); h.set("tokenizer.ggml.pre", "nonesuch") },
 			want: arch, mention: []string{"nonesuch"}},
+		{name: "gpt2 pre-tokenizer tekken", edit: func(h *hmodel) { gpt2Vocab(h, 320, nil); h.set("tokenizer.ggml.pre", "tekken") }},
 		{name: "architecture unknown", edit: func(h *hmodel) { h.set("general.architecture", "mamba") }, want: arch, mention: []string{"mamba"}, plan: true},
 		{name: "architecture missing", edit: func(h *hmodel) { h.del("general.architecture") }, want: bad, mention: []string{"general.architecture"}, plan: true},
 		{name: "architecture not a string", edit: func(h *hmodel) { h.set("general.architecture", uint32(1)) }, want: bad, mention: []string{"general.architecture"}, plan: true},

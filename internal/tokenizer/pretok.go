@@ -132,6 +132,9 @@ func newPreTokenizer(name string) (*preTokenizer, error) {
 	case "viking":
 		p.stages = []stage{matchStage(matchPoro), matchStage(oneNumber)}
 		p.cleanSpaces = false
+	case "tekken":
+		p.stages = []stage{matchStage(matchTekken)}
+		p.ignoreMerges, p.cleanSpaces = true, false
 	default:
 		return nil, fmt.Errorf("%w: pre-tokenizer %q", ErrUnsupported, name)
 	}
@@ -265,6 +268,69 @@ func matchQwen2(x *ptext, p, e int) int {
 		return n
 	}
 	return matchSpaces(x, p, e)
+}
+
+// matchTekken is Mistral's Tekken expression as llama.cpp runs it on the
+// collapsed text, where letter case is ASCII's alone (its \p{Lu}… classes
+// become "a letter but not a-z" and "a letter but not A-Z"):
+//
+//	[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|
+//	[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|
+//	\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// A letter other than a-z is "upper" and one other than A-Z "lower", so a
+// non-ASCII letter is both; a run of capitals then lower case ("HELLOworld",
+// "Hello") is one word, as is a run of capitals alone ("ABC"), and a
+// lower-case run stops at a capital ("hello|World").
+func matchTekken(x *ptext, p, e int) int {
+	upper := func(i int) bool { return i < e && x.letter(i) && !(x.cps[i] >= 'a' && x.cps[i] <= 'z') }
+	lower := func(i int) bool { return i < e && x.letter(i) && !(x.cps[i] >= 'A' && x.cps[i] <= 'Z') }
+	run := func(in func(int) bool, i int) int {
+		n := 0
+		for in(i + n) {
+			n++
+		}
+		return n
+	}
+	// upper* lower+, backtracking the greedy upper* until a lower follows;
+	// and upper+ lower*.
+	upperLower := func(s int) int {
+		for k := run(upper, s); k >= 0; k-- {
+			if lower(s + k) {
+				return k + run(lower, s+k)
+			}
+		}
+		return 0
+	}
+	upperThenLower := func(s int) int {
+		if u := run(upper, s); u > 0 {
+			return u + run(lower, s+u)
+		}
+		return 0
+	}
+	c := x.cps[p]
+	prefix := c != '\r' && c != '\n' && !x.letter(p) && !x.number(p)
+	for _, word := range []func(int) int{upperLower, upperThenLower} {
+		if prefix {
+			if n := word(p + 1); n > 0 {
+				return n + 1
+			}
+		}
+		if n := word(p); n > 0 {
+			return n
+		}
+	}
+	if x.number(p) {
+		return 1
+	}
+	// ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+	if n := otherRun(x, p, e, false); n > 0 {
+		for p+n < e && (x.cps[p+n] == '\r' || x.cps[p+n] == '\n' || x.cps[p+n] == '/') {
+			n++
+		}
+		return n
+	}
+	return max(1, matchSpaces(x, p, e))
 }
 
 // contraction is the length of the English contraction ('s 't 're 've 'm

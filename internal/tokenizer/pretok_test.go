@@ -60,21 +60,28 @@ func TestPreTokenizerSplits(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range tc.cases {
-			s := new(scratch)
-			x := p.split(s, c.in)
-			var got []string
-			for _, sp := range s.spans {
-				var w []byte
-				for _, r := range x.cps[sp.start:sp.end] {
-					w = appendRune(w, r)
-				}
-				got = append(got, string(w))
-			}
+			got, _, _ := splitWords(p, c.in)
 			if !slices.Equal(got, c.want) {
 				t.Errorf("%s: split(%q)\n got %q\nwant %q", tc.pre, c.in, got, c.want)
 			}
 		}
 	}
+}
+
+// splitWords splits in with p and returns the words, their spans and the
+// decoded text.
+func splitWords(p *preTokenizer, in string) ([]string, []span, *ptext) {
+	s := new(scratch)
+	x := p.split(s, in)
+	var words []string
+	for _, sp := range s.spans {
+		var w []byte
+		for _, r := range x.cps[sp.start:sp.end] {
+			w = appendRune(w, r)
+		}
+		words = append(words, string(w))
+	}
+	return words, slices.Clone(s.spans), x
 }
 
 // TestDecodeRune checks llama.cpp's lenient UTF-8 decoding: invalid bytes
