@@ -355,8 +355,14 @@ func hostileCases() []hostileCase {
 		{name: "rope scaling yarn with a log multiplier", edit: func(h *hmodel) {
 			h.set(".rope.scaling.type", "yarn")
 			h.set(".rope.scaling.factor", float32(4))
-			h.set(".rope.scaling.yarn_log_multiplier", float32(0.1))
-		}, want: arch, mention: []string{"yarn_log_multiplier"}, plan: true},
+			h.set(".rope.scaling.yarn_log_multiplier", float32(1))
+		}},
+		{name: "rope scaling yarn log multiplier inf", edit: func(h *hmodel) {
+			h.set(".rope.scaling.type", "yarn")
+			h.set(".rope.scaling.yarn_log_multiplier", inf)
+		}, want: bad, mention: []string{"yarn_log_multiplier"}, plan: true},
+		{name: "mistral3 temperature scale NaN", spec: testutil.TinyMistral3(), edit: func(h *hmodel) { h.set(".attention.temperature_scale", nan) },
+			want: bad, mention: []string{"mistral3.attention.temperature_scale"}, plan: true},
 		{name: "rope scaling yarn beta NaN", edit: func(h *hmodel) {
 			h.set(".rope.scaling.type", "yarn")
 			h.set(".rope.scaling.yarn_beta_slow", nan)

@@ -97,6 +97,7 @@ var registry = []*Arch{
 	{Name: "granite", hparams: graniteHparams},
 	{Name: "granitemoe", FFN: FFNExperts, hparams: granitemoeHparams},
 	{Name: "smollm3", hparams: smollm3Hparams},
+	{Name: "mistral3", hparams: mistral3Hparams},
 	{Name: "olmo2", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: olmo2Hparams},
 	{Name: "gemma-embedding", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, NoHead: true, hparams: gemmaEmbeddingHparams},
 	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
@@ -245,6 +246,14 @@ func granitemoeHparams(c *Config, m *meta) {
 // than reading it from the file.
 func smollm3Hparams(c *Config, m *meta) {
 	c.NoRopeEvery = 4
+}
+
+// mistral3Hparams: Ministral 3, llama's layers with YaRN and, when
+// attention.temperature_scale is set, Llama 4's attention temperature
+// (each query scaled by log(floor(pos/n)+1)·scale + 1, n the original
+// context YaRN was stretched from).
+func mistral3Hparams(c *Config, m *meta) {
+	c.AttnTempScale = m.finite("attention.temperature_scale", 0)
 }
 
 // olmo2Hparams: OLMo 2's Q and K norms span every head at once; with

@@ -56,9 +56,15 @@ type Config struct {
 	// places its correction dims by it.
 	RopeOrigContext int
 	// YaRN (rope.scaling.type "yarn"): the extrapolation mix
-	// (rope.scaling.yarn_ext_factor, default 1; 0 for other scalings) and
-	// the correction dims' bounds (yarn_beta_fast 32, yarn_beta_slow 1).
-	YarnExt, YarnBetaFast, YarnBetaSlow float32
+	// (rope.scaling.yarn_ext_factor, default 1; 0 for other scalings), the
+	// correction dims' bounds (yarn_beta_fast 32, yarn_beta_slow 1) and
+	// yarn_log_multiplier (the mscale_all_dim of the attention factor; 0
+	// none).
+	YarnExt, YarnBetaFast, YarnBetaSlow, YarnLogMul float32
+	// AttnTempScale, when not 0, multiplies each query after RoPE by
+	// log(floor(pos/RopeOrigContext) + 1)·AttnTempScale + 1 (Llama 4's
+	// attention temperature, mistral3: attention.temperature_scale).
+	AttnTempScale float32
 
 	AttnSoftcap  float32 // gemma2: cap·tanh(kq/cap) before softmax; 0 = none
 	FinalSoftcap float32 // applied to the logits (gemma2; gemma3 without a window); 0 = none
@@ -268,16 +274,13 @@ func metaValue[T any](m *meta, k string, def T, get func(key string) (T, bool), 
 }
 
 // yarn reads YaRN's keys into c, with llama.cpp's defaults: the
-// extrapolation mix (yarn_ext_factor; unset, 1) and the correction dims'
-// bounds (yarn_beta_fast 32, yarn_beta_slow 1). DeepSeek's
-// yarn_log_multiplier, which changes the attention factor, is refused.
+// extrapolation mix (yarn_ext_factor; unset, 1), the correction dims'
+// bounds (yarn_beta_fast 32, yarn_beta_slow 1) and yarn_log_multiplier,
+// which Mistral's converter writes as mscale_all_dim itself (DeepSeek's
+// writes a tenth of it, which llama.cpp undoes for deepseek2 alone, an
+// architecture not run here).
 func (m *meta) yarn(c *Config) error {
-	if k := "rope.scaling.yarn_log_multiplier"; m.has(k) && m.real(k, 0) != 0 {
-		if m.err != nil {
-			return m.err
-		}
-		return fmt.Errorf("model: %s is set: YaRN with a log multiplier (DeepSeek) is not supported: %w", m.key(k), ErrUnsupportedArch)
-	}
+	c.YarnLogMul = m.finite("rope.scaling.yarn_log_multiplier", 0)
 	c.YarnExt = m.real("rope.scaling.yarn_ext_factor", -1)
 	if c.YarnExt < 0 {
 		c.YarnExt = 1
@@ -300,12 +303,25 @@ func (c *Config) RopeMScale() float32 {
 	ms := float32(1)
 	if c.YarnExt != 0 {
 		factor := 1 / (1 / c.RopeScale) // llama.cpp: 1/freq_scale, freq_scale = 1/factor
-		if factor > 1 {
-			ms = 0.1*float32(math.Log(float64(factor))) + 1
+		mscale := func(m float32) float32 {
+			if factor <= 1 {
+				return 1
+			}
+			return 0.1*m*float32(math.Log(float64(factor))) + 1
+		}
+		ms = mscale(1)
+		if c.YarnLogMul != 0 {
+			ms = mscale(1) / mscale(c.YarnLogMul)
 		}
 		ms *= 1 / (1 + 0.1*float32(math.Log(float64(factor))))
 	}
 	return ms * c.RopeAttnFactor
+}
+
+// AttnTemp is the factor AttnTempScale multiplies a query at position pos
+// by, as llama.cpp computes it (in float64, then float32).
+func (c *Config) AttnTemp(pos int) float32 {
+	return float32(math.Log(math.Floor(float64(pos)/float64(c.RopeOrigContext))+1)*float64(c.AttnTempScale) + 1)
 }
 
 // finite reads a float that must be finite.

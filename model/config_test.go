@@ -85,9 +85,9 @@ func TestConfigErrors(t *testing.T) {
 		{"per-layer heads", func(m map[string]any) { m["llama.attention.head_count"] = []int32{4, 4} }, ErrBadModel},
 		{"odd rope dim", func(m map[string]any) { m["llama.rope.dimension_count"] = uint32(63) }, ErrBadModel},
 		{"su scaling", func(m map[string]any) { m["llama.rope.scaling.type"] = "su" }, ErrUnsupportedArch},
-		{"yarn log multiplier", func(m map[string]any) {
-			m["llama.rope.scaling.type"], m["llama.rope.scaling.yarn_log_multiplier"] = "yarn", float32(0.1)
-		}, ErrUnsupportedArch},
+		{"yarn log multiplier NaN", func(m map[string]any) {
+			m["llama.rope.scaling.type"], m["llama.rope.scaling.yarn_log_multiplier"] = "yarn", float32(math.NaN())
+		}, ErrBadModel},
 		{"yarn ext factor past 1", func(m map[string]any) {
 			m["llama.rope.scaling.type"], m["llama.rope.scaling.yarn_ext_factor"] = "yarn", float32(2)
 		}, ErrBadModel},
@@ -438,6 +438,16 @@ func TestConfigYarn(t *testing.T) {
 	if got := c.RopeMScale(); got != want || math.Abs(float64(got)-1) > 1e-6 {
 		t.Errorf("RopeMScale %v, want %v (about 1)", got, want)
 	}
+	// Mistral's log multiplier (mscale_all_dim): get_mscale(f, 1) over
+	// get_mscale(f, 1), then the cancellation.
+	m["qwen3.rope.scaling.yarn_log_multiplier"] = float32(1)
+	if c, err = ConfigFromGGUF(parse(t, m)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.RopeMScale(), (1+0.1*float32(math.Log(4)))/(1+0.1*float32(math.Log(4)))*(1/(1+0.1*float32(math.Log(4)))); got != want {
+		t.Errorf("with a log multiplier: RopeMScale %v, want %v", got, want)
+	}
+	delete(m, "qwen3.rope.scaling.yarn_log_multiplier")
 	m["qwen3.rope.scaling.yarn_ext_factor"] = float32(0.5)
 	m["qwen3.rope.scaling.yarn_beta_fast"] = float32(8)
 	if c, err = ConfigFromGGUF(parse(t, m)); err != nil || c.YarnExt != 0.5 || c.YarnBetaFast != 8 {

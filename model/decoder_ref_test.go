@@ -145,6 +145,13 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				refRope(qs[t], c.Heads, hd, t, base, c, yarn)
 				refRope(ks[t], c.HeadsKV, hd, t, base, c, yarn)
 			}
+			if c.AttnTempScale != 0 {
+				// Llama 4's temperature, as llama.cpp's attn_temp input.
+				temp := math.Log(math.Floor(float64(t)/float64(c.RopeOrigContext))+1)*float64(c.AttnTempScale) + 1
+				for i := range qs[t] {
+					qs[t][i] *= temp
+				}
+			}
 			scale(qs[t], c.QueryScale)
 			for i := range qs[t] {
 				qs[t][i] = r.r16(qs[t][i])
@@ -250,7 +257,10 @@ func TestDecoderMatchesReference(t *testing.T) {
 		spec testutil.ModelSpec
 		tol  float64
 	}{{testutil.TinyLlama(), 1e-3}, {testutil.TinyGranite(), 1e-3}, {testutil.TinySmolLM3(), 1e-3}, {testutil.TinyOlmo2(), 1e-3},
-		{yarn, 1e-3}, {yarnNeox, 1e-2}} {
+		// mistral3's temperature (up to ×1.14 on the queries here) sharpens
+		// the scores the same way: 1.0e-3 with a scale of 0.1, 2.9e-6 with
+		// 0.01, so the difference is F16 rounding flips, not the formula.
+		{yarn, 1e-3}, {yarnNeox, 1e-2}, {testutil.TinyMistral3(), 5e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
 		name := spec.Arch
@@ -278,11 +288,14 @@ func TestDecoderMatchesReference(t *testing.T) {
 				"every layer roped":  func(c *Config) { c.NoRopeEvery = 0 },
 				"per-head Q/K norms": func(c *Config) { c.QKNormFull = false },
 				"linear, not YaRN":   func(c *Config) { c.YarnExt = 0 },
+				"no temperature":     func(c *Config) { c.AttnTempScale = 0 },
+				"no log multiplier":  func(c *Config) { c.YarnLogMul = 0 },
 			} {
 				c := m.Config
 				perturb(&c)
 				if c.EmbedScale == m.EmbedScale && c.ResidualScale == m.ResidualScale && c.KQScale == m.KQScale &&
-					c.LogitScale == m.LogitScale && c.NoRopeEvery == m.NoRopeEvery && c.QKNormFull == m.QKNormFull && c.YarnExt == m.YarnExt {
+					c.LogitScale == m.LogitScale && c.NoRopeEvery == m.NoRopeEvery && c.QKNormFull == m.QKNormFull && c.YarnExt == m.YarnExt &&
+					c.AttnTempScale == m.AttnTempScale && c.YarnLogMul == m.YarnLogMul {
 					continue // nothing to perturb in this architecture
 				}
 				other := (&refDecoder{refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).logits(toks)

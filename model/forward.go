@@ -456,7 +456,7 @@ func (s *State) Hidden(tokens []int32, pos0 int, out []float32) error {
 // ScratchBytes counts, taken in the same order by the decoder's blocks
 // and the encoder's encode.
 type pass struct {
-	n                    int
+	n, pos0              int
 	x, xn, tmp, qkv, att []float32
 	gu                   []float32 // dense feed-forward: gate then up, 2×FFN a token
 	cs, csSWA            []float32 // RoPE angles of the full and windowed layers
@@ -481,7 +481,7 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	ar.Reset()
 	qkv := c.Heads*c.HeadDimK + c.HeadsKV*c.HeadDimK + c.HeadsKV*c.HeadDimV
 	E := c.Embd
-	p := pass{n: n, x: ar.Float32s(n * E), xn: ar.Float32s(n * E), tmp: ar.Float32s(n * E),
+	p := pass{n: n, pos0: pos0, x: ar.Float32s(n * E), xn: ar.Float32s(n * E), tmp: ar.Float32s(n * E),
 		qkv: ar.Float32s(n * qkv), att: ar.Float32s(n * c.Heads * c.HeadDimV)}
 	if c.Experts == 0 {
 		p.gu = ar.Float32s(n * 2 * c.FFN)
@@ -635,6 +635,9 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 			at := ang[t*c.RopeDim : (t+1)*c.RopeDim]
 			rope.Apply(qt, c.Heads, c.HeadDimK, at)
 			rope.Apply(kt, c.HeadsKV, c.HeadDimK, at)
+		}
+		if c.AttnTempScale != 0 {
+			ops.Scale(qt, c.AttnTemp(s.position(p.pos0, t)))
 		}
 		if c.QueryScale != 0 {
 			ops.Scale(qt, c.QueryScale)

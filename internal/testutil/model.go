@@ -18,7 +18,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "smollm3", "olmo2", "gemma-embedding", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "smollm3", "mistral3", "olmo2", "gemma-embedding", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -136,6 +136,9 @@ func TinyChat() ModelSpec {
 type Yarn struct {
 	Factor      float32 // rope.scaling.factor
 	OrigContext int     // rope.scaling.original_context_length
+	LogMul      float32 // rope.scaling.yarn_log_multiplier; 0 writes none
+	// TempScale is mistral3's attention.temperature_scale; 0 writes none.
+	TempScale float32
 }
 
 // LongRope is the LongRoPE part of a Phi-3 (128k) configuration.
@@ -282,6 +285,17 @@ func TinyGemmaEmbedding() ModelSpec {
 	}
 }
 
+// TinyMistral3 is a 2-layer mistral3 (Ministral 3: llama's layers, YaRN
+// with Mistral's log multiplier, Llama 4's attention temperature past
+// position 4) with Q8_0 weights.
+func TinyMistral3() ModelSpec {
+	return ModelSpec{
+		Arch: "mistral3", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
+		FFN: 128, Context: 256, RopeBase: 1000000, RMSEps: 1e-5,
+		WeightType: quant.Q8_0, Seed: 16, Yarn: &Yarn{Factor: 16, OrigContext: 4, LogMul: 1, TempScale: 0.1},
+	}
+}
+
 // TinyOlmo2 is a 2-layer olmo2 (no pre-norms; Q and K norms across all
 // heads; norms after attention and the feed-forward) with Q8_0 weights.
 func TinyOlmo2() ModelSpec {
@@ -370,7 +384,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		s.Arch = "llama"
 	}
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "olmo2", "gemma-embedding":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "gemma-embedding":
 	case "granite":
 		s = s.withGraniteScales()
 	case "bert", "nomic-bert":
@@ -389,7 +403,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, olmo2, gemma-embedding, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, mistral3, olmo2, gemma-embedding, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -580,6 +594,12 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"rope.scaling.type", "yarn")
 		g.AddKV(a+"rope.scaling.factor", y.Factor)
 		g.AddKV(a+"rope.scaling.original_context_length", uint32(y.OrigContext))
+		if y.LogMul != 0 {
+			g.AddKV(a+"rope.scaling.yarn_log_multiplier", y.LogMul)
+		}
+		if y.TempScale != 0 {
+			g.AddKV(a+"attention.temperature_scale", y.TempScale)
+		}
 	}
 	if r := s.LongRope; r != nil {
 		g.AddKV(a+"rope.scaling.original_context_length", uint32(r.OrigContext))

@@ -126,6 +126,7 @@ func TestWriteModel(t *testing.T) {
 		{"smollm3 Q8_0", TinySmolLM3(), 7},
 		{"gemma-embedding Q8_0", TinyGemmaEmbedding(), 7},
 		{"olmo2 Q8_0", TinyOlmo2(), 7},
+		{"mistral3 Q8_0", TinyMistral3(), 7},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
