@@ -34,23 +34,6 @@ func rmsNorm64(x, w []float64, eps float64) []float64 {
 	return out
 }
 
-// ropeNorm rotates each head of v in llama.cpp's normal pairing (2i, 2i+1)
-// by pos·base^(-2i/d).
-func ropeNorm(v []float64, heads, d, pos int, base float64) {
-	for h := range heads {
-		x := v[h*d : (h+1)*d]
-		for i := 0; i < d; i += 2 {
-			th := float64(pos) * math.Pow(base, -float64(i)/float64(d))
-			a, b := x[i], x[i+1]
-			x[i] = a*math.Cos(th) - b*math.Sin(th)
-			x[i+1] = a*math.Sin(th) + b*math.Cos(th)
-		}
-	}
-}
-
-// ropeNeox rotates each head of v in NEOX pairing (i, i+d/2).
-func ropeNeox(v []float64, heads, d, pos int, base float64) { rope(v, heads, d, pos, base) }
-
 // refRope rotates each head of v by position pos as ggml's rope does:
 // NORM or NEOX pairs; with yarn, YaRN's mix of the interpolated
 // (c.RopeScale) and extrapolated angle over the correction dims, and the

@@ -24,10 +24,6 @@ const (
 // expCoef are 1/7! … 1/0!, highest degree first (Horner's order).
 var expCoef = [8]float32{1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1, 1}
 
-// ExpCoef returns the polynomial's coefficients, highest degree first,
-// for the SIMD twins' tables.
-func ExpCoef() [8]float32 { return expCoef }
-
 // Expf returns e^x for x <= 0 within 2 float32 ulps of the exact value
 // (TestExpfAccuracy), 0 below ExpfFloor (where e^x is not a normal float32)
 // and NaN for NaN. It reduces x = n·ln2 + r with n = round-to-even(x·log2e),
