@@ -3,6 +3,8 @@ package kv
 import (
 	"fmt"
 	"math"
+
+	"github.com/lowmem/llm/internal/softmax"
 )
 
 // AttnParams are the constants of attention: the model's, and where the
@@ -21,6 +23,13 @@ type AttnParams struct {
 	// another in the cache, each see only their own positions: a query
 	// then gives its own text's first position.
 	From int
+	// Sinks, when not nil, holds one logit per query head (Heads of them)
+	// that joins the head's softmax as a position without a value
+	// (gpt-oss's attention sinks): it takes part in the maximum and the
+	// sum, so the weights of the positions seen add up to less than 1.
+	// Like Softcap's result it is not scaled. Only Attend takes sinks;
+	// AttendQueries, which serves non-causal passes, refuses them.
+	Sinks []float32
 }
 
 // Attend computes attention for query heads [h0,h1) of the token at pos in
@@ -89,10 +98,13 @@ func (c *Cache) Attend(layer, pos int, q, out []float32, p AttnParams, h0, h1 in
 	// KV head's keys and then its values, reading each row once for all of
 	// them rather than once per query head. The bits come out the same
 	// either way: every kernel computes each head as it would alone.
+	if p.Sinks != nil && len(p.Sinks) != p.Heads {
+		return fmt.Errorf("kv: attend: %d sinks for %d query heads: %w", len(p.Sinks), p.Heads, ErrInvalid)
+	}
 	for ha := h0; ha < h1; {
 		g := ha / group
 		hb := min(h1, (g+1)*group)
-		c.attendGroup(v, g, q[ha*dk:hb*dk], out[ha*dv:hb*dv], p, scratch)
+		c.attendGroup(v, g, q[ha*dk:hb*dk], out[ha*dv:hb*dv], p, ha, scratch)
 		ha = hb
 	}
 	return nil
@@ -102,6 +114,11 @@ func (c *Cache) Attend(layer, pos int, q, out []float32, p AttnParams, h0, h1 in
 func (p *AttnParams) check() error {
 	if !(p.Softcap >= 0) {
 		return fmt.Errorf("kv: attend: softcap %v is negative: %w", p.Softcap, ErrInvalid)
+	}
+	for h, x := range p.Sinks {
+		if x != x || x > math.MaxFloat32 || x < -math.MaxFloat32 {
+			return fmt.Errorf("kv: attend: sink of head %d is %v, not a finite number: %w", h, x, ErrInvalid)
+		}
 	}
 	if p.From < 0 {
 		return fmt.Errorf("kv: attend: first position %d is negative: %w", p.From, ErrInvalid)
@@ -155,6 +172,9 @@ func (c *Cache) AttendQueries(layer, pos, g int, qs, out []float32, p AttnParams
 	if err := p.check(); err != nil {
 		return err
 	}
+	if p.Sinks != nil {
+		return fmt.Errorf("kv: attend: attention sinks in a pass of several queries per head (non-causal): %w", ErrInvalid)
+	}
 	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
 	nq := len(qs) / dk
 	if len(qs) != nq*dk || len(out) != nq*dv {
@@ -164,25 +184,25 @@ func (c *Cache) AttendQueries(layer, pos, g int, qs, out []float32, p AttnParams
 	if err != nil {
 		return err
 	}
-	c.attendGroup(v, g, qs, out, p, scratch)
+	c.attendGroup(v, g, qs, out, p, 0, scratch)
 	return nil
 }
 
 // attendGroup attends queries qs that share KV head g over span v into
 // out: together when scratch holds all of their weights, else one at a
 // time (the same bits: every kernel computes each query as it would
-// alone).
-func (c *Cache) attendGroup(v span, g int, qs, out []float32, p AttnParams, scratch []float32) {
+// alone). h is the query head of qs[0], which picks its sink.
+func (c *Cache) attendGroup(v span, g int, qs, out []float32, p AttnParams, h int, scratch []float32) {
 	dk, dv, n := c.cfg.HeadDimK, c.cfg.HeadDimV, v.n
 	nq := len(qs) / dk
 	if len(scratch) >= nq*n {
 		w := scratch[:nq*n]
-		c.weights(v, g, qs, p, w)
+		c.weights(v, g, qs, p, h, w)
 		c.mix(v, g, w, out)
 		return
 	}
 	for j := range nq {
-		c.weights(v, g, qs[j*dk:(j+1)*dk], p, scratch[:n])
+		c.weights(v, g, qs[j*dk:(j+1)*dk], p, h+j, scratch[:n])
 		c.mix(v, g, scratch[:n], out[j*dv:(j+1)*dv])
 	}
 }
@@ -196,8 +216,9 @@ type span struct {
 }
 
 // weights sets the attention weights over KV head g of the query heads in
-// qs (HeadDimK floats each): head j's n weights go to w[j·n:(j+1)·n].
-func (c *Cache) weights(v span, g int, qs []float32, p AttnParams, w []float32) {
+// qs (HeadDimK floats each), the first of which is query head h: head j's
+// n weights go to w[j·n:(j+1)·n].
+func (c *Cache) weights(v span, g int, qs []float32, p AttnParams, h int, w []float32) {
 	l, dk, n := v.l, c.cfg.HeadDimK, v.n
 	base := g * l.cells // row of cell 0 for this KV head
 	a, b := base+v.start, base+v.start+v.n1
@@ -224,6 +245,10 @@ func (c *Cache) weights(v span, g int, qs []float32, p AttnParams, w []float32) 
 		c.scoresInt4(v, g, qs, w)
 	}
 	for j := range nh {
+		if p.Sinks != nil {
+			sinkWeights(w[j*n:(j+1)*n], p.Scale, p.Sinks[h+j], c.cfg.Type == F16)
+			continue
+		}
 		attnWeights(w[j*n:(j+1)*n], p.Scale, p.Softcap, c.cfg.Type == F16)
 	}
 }
@@ -316,4 +341,19 @@ func attnWeights(s []float32, scale, softcap float32, round16 bool) {
 		scale = 1
 	}
 	softmaxF32(s, scale, round16)
+}
+
+// sinkWeights is attnWeights with an attention sink and no soft-cap, in
+// ggml_soft_max's order with sinks: the sink joins the maximum, and its
+// exponential is added to the float64 sum after the positions'. It stays
+// in Go: only gpt-oss has sinks, and its windowed layers see few positions.
+func sinkWeights(s []float32, scale, sink float32, round16 bool) {
+	inv := softmax.ExpSink(s, scale, sink)
+	for i, e := range s {
+		if round16 {
+			s[i] = roundFP16(e * inv)
+		} else {
+			s[i] = e * inv
+		}
+	}
 }

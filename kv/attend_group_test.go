@@ -68,7 +68,7 @@ func TestAttendReferenceWide(t *testing.T) {
 	for _, typ := range []Type{F16, Int8, Int4} {
 		for _, dim := range []int{128, 256} {
 			t.Run(fmt.Sprintf("%v/dim%d", typ, dim), func(t *testing.T) {
-				testAttendReference(t, typ, 40, 0, 4, 8, 2, dim, dim, 150, 0)
+				testAttendReference(t, typ, 40, AttnParams{}, 4, 8, 2, dim, dim, 150, 0)
 			})
 		}
 	}

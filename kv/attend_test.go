@@ -18,13 +18,18 @@ func TestAttendMatchesReference(t *testing.T) {
 		cells   = 301
 		window  = 64
 	)
+	// gpt-oss's sinks: below, around and above the scores (of order 1).
+	sinks := []float32{-3, 0.5, 4, -0.25, 1, 2, -1, 6}
 	for _, typ := range []Type{F16, Int8} {
 		for _, win := range []int{0, window} {
-			for _, softcap := range []float32{0, 2} {
+			for _, extra := range []struct {
+				name string
+				p    AttnParams
+			}{{"plain", AttnParams{}}, {"softcap2", AttnParams{Softcap: 2}}, {"sinks", AttnParams{Sinks: sinks}}} {
 				for _, batch := range []int{1, 16} {
-					name := fmt.Sprintf("%v/window%d/softcap%v/batch%d", typ, win, softcap, batch)
+					name := fmt.Sprintf("%v/window%d/%s/batch%d", typ, win, extra.name, batch)
 					t.Run(name, func(t *testing.T) {
-						testAttendReference(t, typ, win, softcap, batch, heads, kvHeads, dk, dv, cells, 0)
+						testAttendReference(t, typ, win, extra.p, batch, heads, kvHeads, dk, dv, cells, 0)
 					})
 				}
 			}
@@ -36,7 +41,9 @@ func TestAttendMatchesReference(t *testing.T) {
 // output with refAttend over the rows the cache holds. recent is the Int4
 // cache's Config.Recent: positions then come from F16 (refRecentRow) where
 // the cache still holds them so, which a batch of stores can cut short.
-func testAttendReference(t *testing.T, typ Type, win int, softcap float32, batch, heads, kvHeads, dk, dv, cells, recent int) {
+// p gives the soft-cap or the sinks; testAttendReference sets its heads
+// and scale.
+func testAttendReference(t *testing.T, typ Type, win int, p AttnParams, batch, heads, kvHeads, dk, dv, cells, recent int) {
 	// Layer 0 is full; layer 1 uses win (full too when win is 0), so both
 	// kinds share one cache as they do in Gemma 2.
 	c, err := New(Config{Layers: 2, KVHeads: kvHeads, HeadDimK: dk, HeadDimV: dv, Cells: cells, Type: typ, Windows: []int{0, win}, Batch: batch, Recent: recent})
@@ -45,7 +52,7 @@ func testAttendReference(t *testing.T, typ Type, win int, softcap float32, batch
 	}
 	recent = c.recent // at most an eighth of the cells
 	r := rand.New(rand.NewPCG(uint64(win), uint64(batch)))
-	p := AttnParams{Heads: heads, Scale: float32(1 / math.Sqrt(float64(dk))), Softcap: softcap}
+	p.Heads, p.Scale = heads, float32(1/math.Sqrt(float64(dk)))
 	const tol = 1e-5 // float32 accumulation; F16 weight rounding is in the bound
 	toks := make([]refToken, cells)
 	f16s := make([]refToken, cells) // with recent: the rows as F16 slots hold them
@@ -233,6 +240,10 @@ func TestAttendErrors(t *testing.T) {
 		{name: "from", stored: 5, pos: 4, h1: 4, p: AttnParams{Heads: 4, Scale: 1, From: 2}, q: q, out: out, scratch: scratch[:3]},
 		{name: "from at pos", stored: 5, pos: 4, h1: 4, p: AttnParams{Heads: 4, Scale: 1, From: 4}, q: q, out: out, scratch: scratch[:1]},
 		{name: "from past pos", stored: 5, pos: 3, h1: 4, p: AttnParams{Heads: 4, Scale: 1, From: 4}, q: q, out: out, scratch: scratch, want: ErrInvalid},
+		{name: "sinks", stored: 5, pos: 4, h1: 4, p: AttnParams{Heads: 4, Scale: 1, Sinks: []float32{1, 2, 3, 4}}, q: q, out: out, scratch: scratch},
+		{name: "sinks short", stored: 5, pos: 4, h1: 4, p: AttnParams{Heads: 4, Scale: 1, Sinks: []float32{1, 2, 3}}, q: q, out: out, scratch: scratch, want: ErrInvalid},
+		{name: "sink NaN", stored: 5, pos: 4, h1: 4, p: AttnParams{Heads: 4, Scale: 1, Sinks: []float32{1, float32(math.NaN()), 3, 4}}, q: q, out: out, scratch: scratch, want: ErrInvalid},
+		{name: "sink infinite", stored: 5, pos: 4, h1: 4, p: AttnParams{Heads: 4, Scale: 1, Sinks: []float32{1, 2, float32(math.Inf(1)), 4}}, q: q, out: out, scratch: scratch, want: ErrInvalid},
 		{name: "negative from", stored: 5, pos: 4, h1: 4, p: AttnParams{Heads: 4, Scale: 1, From: -1}, q: q, out: out, scratch: scratch, want: ErrInvalid},
 		// Ring of 4 cells holds 6..9; position 5 would need 2..5.
 		{name: "overwritten", win: 4, batch: 1, stored: 10, pos: 5, h1: 4, p: p, q: q, out: out, scratch: scratch, want: ErrInvalid},
@@ -462,6 +473,11 @@ func TestAttendWholeBatch(t *testing.T) {
 				if err := c.AttendQueries(0, n-1, bad.g, bad.q, bad.out, p, scratch); !errors.Is(err, ErrInvalid) {
 					t.Errorf("KV head %d, %d query and %d output floats: %v, want ErrInvalid", bad.g, len(bad.q), len(bad.out), err)
 				}
+			}
+			ps := p
+			ps.Sinks = make([]float32, p.Heads)
+			if err := c.AttendQueries(0, n-1, 0, make([]float32, dk), make([]float32, dv), ps, scratch); !errors.Is(err, ErrInvalid) {
+				t.Errorf("sinks in a non-causal pass: %v, want ErrInvalid", err)
 			}
 		})
 	}

@@ -221,7 +221,7 @@ func TestAttendInt4MatchesReference(t *testing.T) {
 				}
 				name := fmt.Sprintf("dims%dx%d/window%d/softcap%v/batch%d", dims[0], dims[1], win, softcap, batch)
 				t.Run(name, func(t *testing.T) {
-					testAttendReference(t, Int4, win, softcap, batch, 8, 2, dims[0], dims[1], cells, 0)
+					testAttendReference(t, Int4, win, AttnParams{Softcap: softcap}, batch, 8, 2, dims[0], dims[1], cells, 0)
 				})
 			}
 		}
@@ -246,7 +246,7 @@ func TestAttendInt4RecentMatchesReference(t *testing.T) {
 	} {
 		name := fmt.Sprintf("dims%dx%d/window%d/batch%d/recent%d", tc.dk, tc.dv, tc.win, tc.batch, tc.recent)
 		t.Run(name, func(t *testing.T) {
-			testAttendReference(t, Int4, tc.win, 0, tc.batch, 8, 2, tc.dk, tc.dv, cells, tc.recent)
+			testAttendReference(t, Int4, tc.win, AttnParams{}, tc.batch, 8, 2, tc.dk, tc.dv, cells, tc.recent)
 		})
 	}
 }

@@ -128,10 +128,17 @@ func refAttend(toks []refToken, lo, pos int, q []float32, p AttnParams, kvHeads,
 		s[i] = d
 		mx = max(mx, d)
 	}
+	if p.Sinks != nil {
+		mx = max(mx, float64(p.Sinks[h]))
+	}
 	var sum float64
 	for i := range s {
 		s[i] = math.Exp(s[i] - mx)
 		sum += s[i]
+	}
+	if p.Sinks != nil {
+		// A sink is a position with a score and no value.
+		sum += math.Exp(float64(p.Sinks[h]) - mx)
 	}
 	out = make([]float64, dv)
 	bound = make([]float64, dv)

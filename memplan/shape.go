@@ -177,9 +177,11 @@ func (s *Shape) addRepack(c *model.Config, t gguf.TensorInfo) {
 
 // IsExpertTensor reports whether the tensor named name holds the experts
 // of a mixture-of-experts block (blk.N.ffn_gate_exps.weight and the like),
-// which an expert cache reads instead of the mapping.
+// which an expert cache reads instead of the mapping. Their biases
+// (gpt-oss's ffn_gate_exps.bias …) are not: the model copies them at load,
+// as it does every vector.
 func IsExpertTensor(name string) bool {
-	return strings.HasPrefix(name, "blk.") && strings.Contains(name, "_exps.")
+	return strings.HasPrefix(name, "blk.") && strings.Contains(name, "_exps.") && strings.HasSuffix(name, ".weight")
 }
 
 // Experts is the bytes of every block's expert tensors: 0 for a dense

@@ -48,6 +48,19 @@ type Arch struct {
 	// (gemma-embedding): its final norm is loaded, no output matrix, so
 	// Forward refuses it as it refuses an encoder.
 	NoHead bool
+	// Sinks loads attn_sinks: a learned logit per query head that joins
+	// each softmax as a position without a value (gpt-oss).
+	Sinks bool
+	// OutBias loads attn_output.bias, added to the attention's output
+	// projection (gpt-oss).
+	OutBias bool
+	// FFNNorm names the norm before the feed-forward when it is not
+	// ffn_norm.weight (gpt-oss calls it post_attention_norm.weight).
+	FFNNorm string
+	// ExpertBiases loads the router's bias (ffn_gate_inp.bias) and each
+	// expert's gate, up and down biases (ffn_{gate,up,down}_exps.bias, one
+	// row per expert) of a mixture-of-experts block (gpt-oss).
+	ExpertBiases bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -99,6 +112,7 @@ var registry = []*Arch{
 	{Name: "smollm3", hparams: smollm3Hparams},
 	{Name: "mistral3", hparams: mistral3Hparams},
 	{Name: "olmo2", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: olmo2Hparams},
+	{Name: "gpt-oss", Neox: true, QKVBias: true, FFN: FFNExperts, Sinks: true, OutBias: true, FFNNorm: "post_attention_norm.weight", ExpertBiases: true, hparams: gptossHparams},
 	{Name: "gemma-embedding", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, NoHead: true, hparams: gemmaEmbeddingHparams},
 	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
 	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},
@@ -268,6 +282,25 @@ func olmo2Hparams(c *Config, m *meta) {
 	}
 }
 
+// gptossHparams: gpt-oss as llama.cpp's openai-moe graph runs it — a
+// sliding window (attention.sliding_window, required) on the even layers,
+// every layer rotated alike (YaRN when the file says so, as the released
+// files do); expert_count experts, expert_used_count a token, chosen by
+// the router's logits and weighted by the softmax of the chosen ones
+// alone; the experts' activation the clamped SwiGLU (SwiGLUOAI).
+func gptossHparams(c *Config, m *meta) {
+	c.Window = m.num("attention.sliding_window", maxCount, -1, false)
+	c.FullEvery = 2
+	c.Experts = m.num("expert_count", maxExperts, -1, false)
+	c.ExpertsUsed = m.num("expert_used_count", maxExperts, -1, false)
+	c.ExpertFFN = m.num("expert_feed_forward_length", maxCount, -1, false)
+	if m.err == nil && c.ExpertsUsed > c.Experts {
+		m.fail("%s = %d is more than %s = %d", m.key("expert_used_count"), c.ExpertsUsed, m.key("expert_count"), c.Experts)
+	}
+	c.ExpertSoftmaxChosen = true
+	c.SwiGLUOAI = true
+}
+
 // gemmaEmbeddingHparams: EmbeddingGemma, Gemma 3's layers made an
 // embedder as llama.cpp's gemma-embedding graph runs them: attention over
 // the whole text (NonCausal), the windowed layers (every layer but each
@@ -316,3 +349,14 @@ func nomicBertHparams(c *Config, m *meta) {
 
 // invSqrt is 1/sqrt(n) in float32.
 func invSqrt(n int) float32 { return 1 / float32(math.Sqrt(float64(n))) }
+
+// expertArchs lists the mixture-of-experts architectures this package runs.
+func expertArchs() []string {
+	var names []string
+	for _, a := range registry {
+		if a.FFN == FFNExperts {
+			names = append(names, a.Name)
+		}
+	}
+	return names
+}

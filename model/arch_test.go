@@ -25,6 +25,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyLlama(), testutil.TinyQwen2(), testutil.TinyQwen3(), testutil.TinyQwen3MoE(),
 		testutil.TinyGemma2(), testutil.TinyGemma3(), testutil.TinyPhi3(),
 		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyMistral3(), testutil.TinyOlmo2(), testutil.TinyGemmaEmbedding(),
+		testutil.TinyGptOss(),
 		testutil.TinyBert(), testutil.TinyNomicBert(),
 	}
 }
@@ -277,7 +278,11 @@ func TestDecodeDispatches(t *testing.T) {
 			c := &m.Config
 			perBlock := 4 // Q/K/V, output projection, gate/up, down
 			if c.Experts > 0 {
-				perBlock = 3 + 2*c.ExpertsUsed // Q/K/V, output projection, router, each expert's gate/up and down
+				perExpert := 2 // gate/up with the activation, down
+				if c.ExpertBiases {
+					perExpert = 3 // gate and up apart: their biases come before the activation
+				}
+				perBlock = 3 + perExpert*c.ExpertsUsed // Q/K/V, output projection, router, each expert's
 			}
 			if want := uint64(c.Layers*perBlock + outputs); got != want {
 				t.Errorf("a decode step made %d products, want %d (%d per block and the output)", got, want, perBlock)
@@ -295,7 +300,8 @@ func TestHeapBytes(t *testing.T) {
 			n := len(m.OutNorm) + len(m.RopeFreqs) + len(m.RopeLong) + len(m.RopeShort) + len(m.EmbedNorm) + len(m.EmbedNormB) + len(m.TypeEmbed)
 			for _, L := range m.Blocks {
 				for _, v := range [][]float32{L.AttnNorm, L.Bq, L.Bk, L.Bv, L.QNorm, L.KNorm, L.PostAttnNorm, L.FFNNorm, L.PostFFNNorm,
-					L.Bqkv, L.Bo, L.BUp, L.BDown, L.AttnOutNorm, L.AttnOutNormB, L.LayerOutNorm, L.LayerOutNormB} {
+					L.Bqkv, L.Bo, L.BUp, L.BDown, L.AttnOutNorm, L.AttnOutNormB, L.LayerOutNorm, L.LayerOutNormB,
+					L.Sinks, L.BRouter, L.BGateExps, L.BUpExps, L.BDownExps} {
 					n += len(v)
 				}
 			}
@@ -739,7 +745,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe smollm3 mistral3 olmo2 gemma-embedding bert nomic-bert]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe smollm3 mistral3 olmo2 gpt-oss gemma-embedding bert nomic-bert]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

@@ -103,6 +103,19 @@ type Config struct {
 	ExpertsUsed int  // expert_used_count: experts per token
 	ExpertFFN   int  // expert_feed_forward_length: width of one expert
 	ExpertNorm  bool // renormalise the chosen experts' weights to sum to 1
+	// ExpertSoftmaxChosen: the router's logits choose the experts as they
+	// are, and the chosen ones' weights are the softmax of their logits
+	// alone (llama.cpp's SOFTMAX_WEIGHT gating, gpt-oss), not their share
+	// of a softmax over all experts.
+	ExpertSoftmaxChosen bool
+	// ExpertBiases: the router and each expert's gate, up and down have
+	// biases (gpt-oss).
+	ExpertBiases bool
+	// SwiGLUOAI: the feed-forward activation is gpt-oss's clamped SwiGLU
+	// (ops.SwiGLUOAIMul), not SwiGLU or GeGLU.
+	SwiGLUOAI bool
+	// Sinks: each attention head has a learned sink logit (attn_sinks).
+	Sinks bool
 
 	// Pooling is the file's pooling_type: how an embedding model makes one
 	// vector of a text (PoolingNone for a generative model).
@@ -423,6 +436,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c.QKVBias, c.QKNorm, c.PostNorms, c.GELU = a.QKVBias, a.QKNorm, a.PostNorms, a.GELU
 	c.Encoder, c.AbsPositions = a.Encoder, a.AbsPositions
 	c.NoPreNorm = a.NoPreNorm
+	c.Sinks, c.ExpertBiases = a.Sinks, a.ExpertBiases
 	c.Name, _ = f.String("general.name")
 	if ft, ok := f.Uint("general.file_type"); ok {
 		c.FileType = uint32(ft)
@@ -445,7 +459,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		return c, m.err
 	}
 	if n, ok := f.Uint(key("expert_count")); ok && n > 0 && a.FFN != FFNExperts {
-		return c, fmt.Errorf("model: %s = %d: mixture-of-experts %s models are not supported (qwen3moe and granitemoe are): %w", key("expert_count"), n, arch, ErrUnsupportedArch)
+		return c, fmt.Errorf("model: %s = %d: mixture-of-experts %s models are not supported (%s are): %w", key("expert_count"), n, arch, strings.Join(expertArchs(), ", "), ErrUnsupportedArch)
 	}
 	if c.Heads%c.HeadsKV != 0 {
 		return c, fmt.Errorf("model: %s = %d does not divide %s = %d: %w",

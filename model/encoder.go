@@ -40,7 +40,7 @@ func (l *loader) encoderEmbeddings(m *Model) (err error) {
 		if err != nil {
 			return err
 		}
-		if m.TypeEmbed, err = l.firstRow("token_types.weight", t, E); err != nil {
+		if m.TypeEmbed, err = l.copyRows("token_types.weight", t, E, 1); err != nil {
 			return err
 		}
 	}
@@ -141,7 +141,7 @@ func (s *State) encode(tokens []int32, pos0 int) ([]float32, error) {
 			return nil, err
 		}
 		s.e.Phase(phAttention)
-		if err := s.attention(il, pos0, n, p.qkv, qDim+kDim+vDim, p.att); err != nil {
+		if err := s.attention(il, pos0, n, p.qkv, qDim+kDim+vDim, p.att, nil); err != nil {
 			return nil, err
 		}
 		s.e.Phase(phO)

@@ -116,10 +116,15 @@ func rope(v []float64, heads, d int, pos int, base float64) {
 // values vs (each row's head at offset off, len(q) wide): the softmax of
 // the products times scale, each weight rounded by r16, weighting the
 // values.
-func attendHead64(out, q []float64, ks, vs [][]float64, off int, scale float64, r16 func(float64) float64) {
+// sink, when not nil, is gpt-oss's attention sink: a score without a
+// value that joins the maximum and the sum.
+func attendHead64(out, q []float64, ks, vs [][]float64, off int, scale float64, sink *float64, r16 func(float64) float64) {
 	hd := len(q)
 	w := make([]float64, len(ks))
 	mx := math.Inf(-1)
+	if sink != nil {
+		mx = *sink
+	}
 	for s := range ks {
 		var d float64
 		for i := range hd {
@@ -132,6 +137,9 @@ func attendHead64(out, q []float64, ks, vs [][]float64, off int, scale float64, 
 	for s := range w {
 		w[s] = math.Exp(w[s] - mx)
 		sum += w[s]
+	}
+	if sink != nil {
+		sum += math.Exp(*sink - mx)
 	}
 	for s := range w {
 		a := r16(w[s] / sum)
@@ -181,7 +189,7 @@ func (r *refEncoder) hidden(tokens []int32) [][]float64 {
 			att := make([]float64, E)
 			for h := range c.Heads {
 				// Every token sees every token: no causal mask.
-				attendHead64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks, vs, h*hd, 1/math.Sqrt(float64(hd)), r.r16)
+				attendHead64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks, vs, h*hd, 1/math.Sqrt(float64(hd)), nil, r.r16)
 			}
 			o := linear(p("attn_output.weight"), p("attn_output.bias"), att)
 			for i := range o {

@@ -144,8 +144,11 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 		twoRopes: ropeTables(&m.Config) == 2,
 	}
 	s.act = ops.SiLUMulFast
-	if m.GELU {
+	switch {
+	case m.GELU:
 		s.act = ops.GELUMul
+	case m.SwiGLUOAI:
+		s.act = ops.SwiGLUOAIMul
 	}
 	if m.YarnExt != 0 {
 		s.rope.Ext = m.YarnExt
@@ -564,11 +567,11 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 			return nil, nil, err
 		}
 		s.e.Phase(phAttention)
-		if err := s.attention(il, pos0, n, p.qkv, stride, p.att); err != nil {
+		if err := s.attention(il, pos0, n, p.qkv, stride, p.att, L.Sinks); err != nil {
 			return nil, nil, err
 		}
 		s.e.Phase(phO)
-		if err := s.residual(L.Wo, s.acts(p.att, oDim, n), nil, p.tmp, x, L.PostAttnNorm); err != nil {
+		if err := s.residual(L.Wo, s.acts(p.att, oDim, n), L.Bo, p.tmp, x, L.PostAttnNorm); err != nil {
 			return nil, nil, err
 		}
 
@@ -744,13 +747,14 @@ func (s *State) ffn(L *Layer, a acts, gu, out, x []float32) error {
 }
 
 // attention stores the chunk's keys and values (in qkv, stride floats per
-// token: query, key, value) and computes every token's attention output.
-func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out []float32) error {
+// token: query, key, value) and computes every token's attention output,
+// with the layer's attention sinks when it has them (nil: none).
+func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks []float32) error {
 	c := &s.m.Config
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	oDim := c.Heads * c.HeadDimV
 	s.attn = attnTask{s: s, layer: il, q: qkv, qStride: stride, out: out, oDim: oDim,
-		p:     kv.AttnParams{Heads: c.Heads, Scale: c.KQScale, Softcap: c.AttnSoftcap},
+		p:     kv.AttnParams{Heads: c.Heads, Scale: c.KQScale, Softcap: c.AttnSoftcap, Sinks: sinks},
 		group: c.Heads / c.HeadsKV, whole: c.NonCausal}
 	threads := s.e.Pool().Threads()
 	defer func() { s.attn = attnTask{} }()

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"unsafe"
 
 	"github.com/lowmem/llm/arena"
@@ -136,9 +137,31 @@ func route(p []float32, ids []int32, w []float32, norm bool) {
 	}
 }
 
+// routeChosen is route for llama.cpp's SOFTMAX_WEIGHT gating (gpt-oss):
+// the k largest logits of p (ties to the lower id, NaN last) choose the
+// experts, best first, and their weights are the softmax of those k
+// logits alone. p is not changed.
+func routeChosen(p []float32, ids []int32, w []float32) {
+	for s := range ids {
+		best := -1
+		for i, v := range p {
+			if slices.Contains(ids[:s], int32(i)) {
+				continue
+			}
+			if best < 0 || v > p[best] || p[best] != p[best] && v == v {
+				best = i
+			}
+		}
+		ids[s], w[s] = int32(best), p[best]
+	}
+	softmax.InPlace(w, 1)
+}
+
 // experts is the mixture-of-experts feed-forward block: each token's
 // ExpertsUsed experts, chosen by the router, each computing
-// down(silu(gate·a) ⊙ up·a), summed with the routing weights into out.
+// down(act(gate·a) ⊙ up·a), summed with the routing weights into out;
+// with ExpertBiases, the router's logits and each product have their bias
+// added first (gpt-oss).
 // Tokens are grouped by expert, so each expert's weights are read once per
 // pass however many tokens chose it; every token then sums its experts'
 // outputs in its own order of preference, as llama.cpp does, so a batch
@@ -150,8 +173,14 @@ func (s *State) experts(il int, L *Layer, a acts, out []float32) error {
 	if err := s.mul(L.Router, a, ms.logits, nx); err != nil {
 		return err
 	}
+	addRows(ms.logits, L.BRouter, n)
 	for t := 0; t < n; t++ {
-		route(ms.logits[t*nx:(t+1)*nx], ms.ids[t*k:(t+1)*k], ms.wts[t*k:(t+1)*k], c.ExpertNorm)
+		p, ids, w := ms.logits[t*nx:(t+1)*nx], ms.ids[t*k:(t+1)*k], ms.wts[t*k:(t+1)*k]
+		if c.ExpertSoftmaxChosen {
+			routeChosen(p, ids, w)
+		} else {
+			route(p, ids, w, c.ExpertNorm)
+		}
 	}
 	// Group the (token, slot) pairs by expert: a counting sort.
 	counts := ms.counts
@@ -202,7 +231,7 @@ func (s *State) experts(il int, L *Layer, a acts, out []float32) error {
 			}
 			return ms.gather[:m*rb], nil
 		}
-		if ex.Gate.VecType == ex.Up.VecType {
+		if ex.Gate.VecType == ex.Up.VecType && L.BGateExps == nil {
 			xq, err := input(ex.Gate)
 			if err != nil {
 				return err
@@ -219,12 +248,21 @@ func (s *State) experts(il int, L *Layer, a acts, out []float32) error {
 				}
 				s.e.MatMul(h.w, xq, m, h.out, F)
 			}
+			if L.BGateExps != nil {
+				// The biases come before the activation, so the two cannot
+				// run in the products' dispatch.
+				addRows(ms.g, L.BGateExps[int(e)*F:(int(e)+1)*F], m)
+				addRows(ms.u, L.BUpExps[int(e)*F:(int(e)+1)*F], m)
+			}
 			for j := range m {
 				s.act(ms.g[j*F:(j+1)*F], ms.u[j*F:(j+1)*F])
 			}
 		}
 		if err := s.mul(ex.Down, s.acts(ms.g, F, m), ms.y, E); err != nil {
 			return err
+		}
+		if L.BDownExps != nil {
+			addRows(ms.y, L.BDownExps[int(e)*E:(int(e)+1)*E], m)
 		}
 		for j, p := range pairs {
 			copy(ms.ys[int(p)*E:(int(p)+1)*E], ms.y[j*E:(j+1)*E])

@@ -43,6 +43,13 @@ type Layer struct {
 	// mixture-of-experts block; Gate, Up, GateUp and Down are nil then.
 	Router  *ops.Matrix
 	Experts []Expert
+	// gpt-oss's (Config.ExpertBiases): the router's bias (Experts floats)
+	// and the experts' gate, up and down biases, one row per expert
+	// (ExpertFFN, ExpertFFN and Embd floats): kept with the layer, not the
+	// expert, so an expert read from disk needs only its matrices.
+	BRouter, BGateExps, BUpExps, BDownExps []float32
+	// Sinks are the attention sinks, one logit per query head (gpt-oss).
+	Sinks []float32
 
 	// Start and End bound the layer's tensor bytes in the file, for
 	// residency advice and streaming.
@@ -196,12 +203,23 @@ func (l *loader) vector(name string, n int) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.firstRow(name, t, n)
+	return l.copyRows(name, t, n, 1)
 }
 
-// firstRow copies the first row of t (n elements; all of a vector) into
-// the model's slab of vectors as float32.
-func (l *loader) firstRow(name string, t *tensor.Tensor, n int) ([]float32, error) {
+// rows reads a 2-D tensor of rows rows of cols elements as float32, row
+// after row, copied into the model's slab of vectors.
+func (l *loader) rows(name string, cols, rows int) ([]float32, error) {
+	t, err := l.tensor(name, cols, rows)
+	if err != nil {
+		return nil, err
+	}
+	return l.copyRows(name, t, cols, rows)
+}
+
+// copyRows copies the first rows rows of t (cols elements each; all of a
+// vector is one row) into the model's slab of vectors as float32.
+func (l *loader) copyRows(name string, t *tensor.Tensor, cols, rows int) ([]float32, error) {
+	n := cols * rows
 	l.floats += n
 	if l.dry {
 		return nil, nil
@@ -211,8 +229,10 @@ func (l *loader) firstRow(name string, t *tensor.Tensor, n int) ([]float32, erro
 	}
 	out := l.slab[:n:n]
 	l.slab = l.slab[n:]
-	if err := quant.Dequantize(t.Type, out, t.Row(0)); err != nil {
-		return nil, fmt.Errorf("model: tensor %q: %w", name, err)
+	for r := range rows {
+		if err := quant.Dequantize(t.Type, out[r*cols:(r+1)*cols], t.Row(r)); err != nil {
+			return nil, fmt.Errorf("model: tensor %q: %w", name, err)
+		}
 	}
 	return out, nil
 }
@@ -552,7 +572,7 @@ func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
 type blockTensor struct {
 	name string
 	dims []int
-	vec  func(L *Layer) *[]float32   // 1-D, copied
+	vec  func(L *Layer) *[]float32   // 1-D, or 2-D rows one after another; copied
 	mat  func(L *Layer) **ops.Matrix // 2-D, a view
 	exp  int                         // 3-D experts: 1 gate, 2 up, 3 down
 }
@@ -560,6 +580,8 @@ type blockTensor struct {
 func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
 	name := prefix + bt.name
 	switch {
+	case bt.vec != nil && len(bt.dims) == 2:
+		*bt.vec(L), err = l.rows(name, bt.dims[0], bt.dims[1])
 	case bt.vec != nil:
 		*bt.vec(L), err = l.vector(name, bt.dims[0])
 	case bt.mat != nil:
@@ -576,6 +598,12 @@ func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
 // vecTensor and matTensor describe a block's 1-D and 2-D tensors.
 func vecTensor(name string, n int, f func(L *Layer) *[]float32) blockTensor {
 	return blockTensor{name: name, dims: []int{n}, vec: f}
+}
+
+// rowsTensor describes a block's 2-D tensor copied whole to float32, rows
+// rows of cols (the experts' biases).
+func rowsTensor(name string, cols, rows int, f func(L *Layer) *[]float32) blockTensor {
+	return blockTensor{name: name, dims: []int{cols, rows}, vec: f}
 }
 
 func matTensor(name string, cols, rows int, f func(L *Layer) **ops.Matrix) blockTensor {
@@ -598,6 +626,12 @@ func blockTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor 
 	}
 	ts = append(ts, qkvTensors(a, c, has)...)
 	ts = append(ts, matTensor("attn_output.weight", c.Heads*c.HeadDimV, e, func(L *Layer) **ops.Matrix { return &L.Wo }))
+	if a.OutBias {
+		ts = append(ts, vecTensor("attn_output.bias", e, func(L *Layer) *[]float32 { return &L.Bo }))
+	}
+	if a.Sinks {
+		ts = append(ts, vecTensor("attn_sinks.weight", c.Heads, func(L *Layer) *[]float32 { return &L.Sinks }))
+	}
 	if a.QKVBias {
 		ts = append(ts,
 			vecTensor("attn_q.bias", q, func(L *Layer) *[]float32 { return &L.Bq }),
@@ -617,7 +651,11 @@ func blockTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor 
 		ts = append(ts, vecTensor("post_attention_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostAttnNorm }))
 	}
 	if !a.NoPreNorm {
-		ts = append(ts, vecTensor("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }))
+		name := "ffn_norm.weight"
+		if a.FFNNorm != "" {
+			name = a.FFNNorm
+		}
+		ts = append(ts, vecTensor(name, e, func(L *Layer) *[]float32 { return &L.FFNNorm }))
 	}
 	ts = append(ts, ffnTensors(a, c)...)
 	if a.PostNorms {
@@ -650,11 +688,19 @@ func ffnTensors(a *Arch, c *Config) []blockTensor {
 			matTensor("ffn_down.weight", c.FFN, e, func(L *Layer) **ops.Matrix { return &L.Down })}
 	case FFNExperts:
 		f, n := c.ExpertFFN, c.Experts
-		return []blockTensor{
+		ts := []blockTensor{
 			matTensor("ffn_gate_inp.weight", e, n, func(L *Layer) **ops.Matrix { return &L.Router }),
 			{name: "ffn_gate_exps.weight", dims: []int{e, f, n}, exp: 1},
 			{name: "ffn_up_exps.weight", dims: []int{e, f, n}, exp: 2},
 			{name: "ffn_down_exps.weight", dims: []int{f, e, n}, exp: 3}}
+		if a.ExpertBiases {
+			ts = append(ts,
+				vecTensor("ffn_gate_inp.bias", n, func(L *Layer) *[]float32 { return &L.BRouter }),
+				rowsTensor("ffn_gate_exps.bias", f, n, func(L *Layer) *[]float32 { return &L.BGateExps }),
+				rowsTensor("ffn_up_exps.bias", f, n, func(L *Layer) *[]float32 { return &L.BUpExps }),
+				rowsTensor("ffn_down_exps.bias", e, n, func(L *Layer) *[]float32 { return &L.BDownExps }))
+		}
+		return ts
 	case FFNSequential:
 		return []blockTensor{
 			matTensor("ffn_up.weight", e, c.FFN, func(L *Layer) **ops.Matrix { return &L.Up }),

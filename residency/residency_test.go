@@ -689,61 +689,65 @@ func TestPressureMovesBlocks(t *testing.T) {
 // tensors' pages are out of the page cache, and the logits are the
 // resident model's.
 func TestExpertsFromDisk(t *testing.T) {
-	spec := testutil.TinyQwen3MoE()
-	spec.Layers = 4
-	path := testutil.TempModel(t, spec)
-	// The streaming model goes first: a resident one reads the whole file
-	// ahead, in the background, even after it is closed.
-	evicted := evictFile(t, path)
-	sh, err := memplan.ReadShape(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := request(memplan.WeightsAuto, 0)
-	r.Limit = 1 << 40
-	p, err := memplan.Make(sh, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A third of the experts' bytes beside everything else.
-	r.Limit = p.Total - sh.Experts()*2/3
-	l := load(t, path, r, nil)
-	res := l.w.Plan().Residency
-	if l.w.experts == nil || res.Experts <= 0 || res.Experts >= sh.Experts() || l.m.ExpertSource == nil {
-		t.Fatalf("expert cache installed %v, budget %d of %d", l.w.experts != nil, res.Experts, sh.Experts())
-	}
-	if sz := l.w.experts.Sizing(); sz.Bytes() > res.Experts {
-		t.Fatalf("cache of %d bytes for a budget of %d", sz.Bytes(), res.Experts)
-	}
-	// In a file this small (read_ahead_kb is often several MiB) the
-	// readahead around any fault reaches the experts; the mover's sweep
-	// drops them within a second or two.
-	if evicted {
-		waitAhead(t, l)
-		f, _ := testutil.ReadModel(t, path)
-		var err error
-		for range 300 {
-			if err = expertsUncached(l, f); err == nil {
-				break
+	// gpt-oss: its experts' biases stay with the block, copied at load.
+	qwen := testutil.TinyQwen3MoE()
+	qwen.Layers = 4
+	for _, spec := range []testutil.ModelSpec{qwen, testutil.TinyGptOss()} {
+		t.Run(spec.Arch, func(t *testing.T) {
+			path := testutil.TempModel(t, spec)
+			// The streaming model goes first: a resident one reads the whole file
+			// ahead, in the background, even after it is closed.
+			evicted := evictFile(t, path)
+			sh, err := memplan.ReadShape(path)
+			if err != nil {
+				t.Fatal(err)
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+			r := request(memplan.WeightsAuto, 0)
+			r.Limit = 1 << 40
+			p, err := memplan.Make(sh, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A third of the experts' bytes beside everything else.
+			r.Limit = p.Total - sh.Experts()*2/3
+			l := load(t, path, r, nil)
+			res := l.w.Plan().Residency
+			if l.w.experts == nil || res.Experts <= 0 || res.Experts >= sh.Experts() || l.m.ExpertSource == nil {
+				t.Fatalf("expert cache installed %v, budget %d of %d", l.w.experts != nil, res.Experts, sh.Experts())
+			}
+			if sz := l.w.experts.Sizing(); sz.Bytes() > res.Experts {
+				t.Fatalf("cache of %d bytes for a budget of %d", sz.Bytes(), res.Experts)
+			}
+			// In a file this small (read_ahead_kb is often several MiB) the
+			// readahead around any fault reaches the experts; the mover's sweep
+			// drops them within a second or two.
+			if evicted {
+				waitAhead(t, l)
+				f, _ := testutil.ReadModel(t, path)
+				var err error
+				for range 300 {
+					if err = expertsUncached(l, f); err == nil {
+						break
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := greedyRun(l, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := compareSteps(got, reference(t, path)); err != nil {
+				t.Fatal(err)
+			}
+			st := l.w.Stats()
+			if st.Streamed != 0 || st.Experts.Requests == 0 || st.Experts.Misses == 0 || st.BytesRead == 0 {
+				t.Fatalf("stats %+v", st)
+			}
+		})
 	}
-	got, err := greedyRun(l, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := compareSteps(got, reference(t, path)); err != nil {
-		t.Fatal(err)
-	}
-	st := l.w.Stats()
-	if st.Streamed != 0 || st.Experts.Requests == 0 || st.Experts.Misses == 0 || st.BytesRead == 0 {
-		t.Fatalf("stats %+v", st)
-	}
-
 }
 
 // expertsUncached reports whether the expert tensors' pages are out of

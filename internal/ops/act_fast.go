@@ -71,3 +71,22 @@ func siluMulFastGo(g, u []float32) {
 		g[i] = v / (1 + expScale(expReduce(-v))) * u[i]
 	}
 }
+
+// OAI SwiGLU's constants, fixed in llama.cpp's graph for gpt-oss.
+const (
+	oaiAlpha = 1.702
+	oaiLimit = 7
+)
+
+// SwiGLUOAIMul writes gpt-oss's clamped SwiGLU into g: with x = min(g, 7)
+// and y = u clamped to [-7, 7], x·σ(1.702·x)·(y + 1), in ggml_swiglu_oai's
+// order of operations (x / (1 + e^(1.702·(−x))), then the product), with
+// Expf for the exponential.
+func SwiGLUOAIMul(g, u []float32) {
+	u = u[:len(g)]
+	for i, v := range g {
+		x := min(v, oaiLimit)
+		y := max(min(u[i], oaiLimit), -oaiLimit)
+		g[i] = x / (1 + Expf(oaiAlpha*(-x))) * (y + 1)
+	}
+}

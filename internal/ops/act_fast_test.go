@@ -62,34 +62,13 @@ func TestExpf(t *testing.T) {
 // TestSiLUMulFast compares it with SiLUMul (math.Exp): within 4 ulp of
 // the exact product wherever SiLUMul is, and the same limits far out.
 func TestSiLUMulFast(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	const n = 1 << 16
-	g, u := make([]float32, n), make([]float32, n)
-	for i := range g {
-		g[i] = float32(r.NormFloat64() * 6)
-		u[i] = float32(r.NormFloat64())
-	}
+	g, u := randomPair(5, 1<<16, 6, 1)
 	g[0], g[1], g[2], g[3] = -200, 200, 0, -90
 	g1 := append([]float32(nil), g...)
 	g2 := append([]float32(nil), g...)
 	SiLUMul(g1, u)
 	SiLUMulFast(g2, u)
-	worst := 0.0
-	for i := range g {
-		x := float64(g[i])
-		want := x / (1 + math.Exp(-x)) * float64(u[i])
-		if want == 0 || math.Abs(want) < 1e-30 {
-			if math.Abs(float64(g2[i])) > 1e-30 {
-				t.Errorf("silu(%v)·%v = %v, want 0", g[i], u[i], g2[i])
-			}
-			continue
-		}
-		worst = max(worst, ulps(g2[i], want))
-	}
-	t.Logf("worst %.2f ulp", worst)
-	if worst > 4 {
-		t.Errorf("SiLUMulFast is %.2f ulp from exact", worst)
-	}
+	checkULPs(t, "silu", g, u, g2, 4, func(g, u float64) float64 { return g / (1 + math.Exp(-g)) * u })
 	// The loop's written-out exp is Expf.
 	for i := range g {
 		if want := g[i] / (1 + Expf(-g[i])) * u[i]; math.Float32bits(g2[i]) != math.Float32bits(want) {
@@ -123,5 +102,56 @@ func BenchmarkSiLUMul(b *testing.B) {
 				f.fn(g, u)
 			}
 		})
+	}
+}
+
+// SwiGLUOAIMul against float64 of ggml's formula, clamps included: the
+// gate is capped at 7 above only, the up input clamped on both sides.
+// Within Expf's ulps once the float32 exponent is the same.
+func TestSwiGLUOAIMul(t *testing.T) {
+	g, u := randomPair(7, 1<<14, 6, 6)
+	g[0], u[0] = 50, 50   // both clamped at 7: 7·σ(11.9)·8
+	g[1], u[1] = -50, -50 // gate not clamped below; up at -7
+	g[2], u[2] = 3, -1    // (y + 1) = 0
+	got := append([]float32(nil), g...)
+	SwiGLUOAIMul(got, u)
+	checkULPs(t, "swiglu_oai", g, u, got, 4, func(g, u float64) float64 {
+		x, y := math.Min(g, 7), math.Max(math.Min(u, 7), -7)
+		// The exponent rounded to float32 first, as ggml computes it: a
+		// large one amplifies that rounding in e^a.
+		a := float64(float32(1.702) * float32(-x))
+		return x / (1 + math.Exp(a)) * (y + 1)
+	})
+}
+
+// randomPair is n gate and n up inputs of spreads gs and us, from seed.
+func randomPair(seed uint64, n int, gs, us float64) (g, u []float32) {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	g, u = make([]float32, n), make([]float32, n)
+	for i := range g {
+		g[i] = float32(r.NormFloat64() * gs)
+		u[i] = float32(r.NormFloat64() * us)
+	}
+	return g, u
+}
+
+// checkULPs fails unless each got[i] is within limit ulps of exact(g[i],
+// u[i]) computed in float64, or about 0 where that is.
+func checkULPs(t *testing.T, name string, g, u, got []float32, limit float64, exact func(g, u float64) float64) {
+	t.Helper()
+	worst := 0.0
+	for i := range g {
+		want := exact(float64(g[i]), float64(u[i]))
+		if math.Abs(want) < 1e-30 {
+			if math.Abs(float64(got[i])) > 1e-30 {
+				t.Errorf("%s(%v, %v) = %v, want 0", name, g[i], u[i], got[i])
+			}
+			continue
+		}
+		worst = max(worst, ulps(got[i], want))
+	}
+	t.Logf("worst %.2f ulp", worst)
+	if worst > limit {
+		t.Errorf("%s is %.2f ulp from exact", name, worst)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "smollm3", "mistral3", "olmo2", "gemma-embedding", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "smollm3", "mistral3", "olmo2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -70,7 +70,7 @@ type ModelSpec struct {
 	// context (a Qwen3 made long, as its 128K GGUF files are).
 	Yarn *Yarn
 
-	// Experts of a qwen3moe or granitemoe model: expert_count,
+	// Experts of a qwen3moe, granitemoe or gpt-oss model: expert_count,
 	// expert_used_count and expert_feed_forward_length (required there).
 	Experts, ExpertsUsed, ExpertFFN int
 	// Granite's multipliers (granite, granitemoe): embedding_scale,
@@ -306,6 +306,21 @@ func TinyOlmo2() ModelSpec {
 	}
 }
 
+// TinyGptOss is a 4-layer gpt-oss: biases on every projection, the
+// router and each expert; attention sinks; a window of 8 on layers 0 and
+// 2; 8 experts of width 64, 2 per token, weighted by the softmax of the
+// chosen logits, through the clamped SwiGLU; YaRN (factor 4 over 16
+// positions); Q8_0 weights.
+func TinyGptOss() ModelSpec {
+	return ModelSpec{
+		Arch: "gpt-oss", Vocab: 320, Embd: 64, Layers: 4, Heads: 4, HeadsKV: 2,
+		HeadDim: 32, FFN: 128, Context: 256, RopeBase: 150000, RMSEps: 1e-5,
+		WeightType: quant.Q8_0, Seed: 17, SlidingWindow: 8,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 64, RouterGain: 4,
+		Yarn: &Yarn{Factor: 4, OrigContext: 16},
+	}
+}
+
 // gemma reports whether s has Gemma's layers (gemma2, gemma3,
 // gemma-embedding): post-norms, GeGLU, scaled embeddings.
 func (s ModelSpec) gemma() bool {
@@ -313,7 +328,9 @@ func (s ModelSpec) gemma() bool {
 }
 
 // moe reports whether s has experts (qwen3moe, granitemoe).
-func (s ModelSpec) moe() bool { return s.Arch == "qwen3moe" || s.Arch == "granitemoe" }
+func (s ModelSpec) moe() bool {
+	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss"
+}
 
 // Encoder reports whether s is an encoder (bert, nomic-bert), which makes
 // embeddings and no logits.
@@ -394,7 +411,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s.TokenTypes == 0 {
 			s.TokenTypes = 2
 		}
-	case "qwen3moe", "granitemoe":
+	case "qwen3moe", "granitemoe", "gpt-oss":
 		if s.Experts <= 0 || s.ExpertsUsed <= 0 || s.ExpertsUsed > s.Experts || s.ExpertFFN <= 0 {
 			return s, fmt.Errorf("testutil: %s needs 0 < ExpertsUsed (%d) <= Experts (%d) and ExpertFFN (%d) > 0",
 				s.Arch, s.ExpertsUsed, s.Experts, s.ExpertFFN)
@@ -403,7 +420,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, mistral3, olmo2, gemma-embedding, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, mistral3, olmo2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -562,6 +579,8 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"attn_logit_softcapping", float32(50))
 		g.AddKV(a+"final_logit_softcapping", float32(30))
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
+	case "gpt-oss":
+		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
 	case "gemma-embedding":
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
 		if s.Dense > 0 {
@@ -669,7 +688,10 @@ func (s ModelSpec) tensors() []tensorSpec {
 	w := s.WeightType
 	gemma := s.gemma()
 	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3" || s.Arch == "gemma-embedding"
-	olmo := s.Arch == "olmo2" // no pre-norms, Q/K norms across heads, post-norms
+	olmo := s.Arch == "olmo2"  // no pre-norms, Q/K norms across heads, post-norms
+	oss := s.Arch == "gpt-oss" // biases everywhere, sinks, post_attention_norm before the experts
+	qkvBias := s.Arch == "qwen2" || oss
+	bias := func(name string, n int64) tensorSpec { return tensorSpec{name, quant.F32, []int64{n}, dist{0, 0.1}} }
 	if s.Dense > 0 {
 		d := int64(s.Dense)
 		ts = append(ts,
@@ -685,16 +707,16 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(ts, tensorSpec{p + "attn_qkv.weight", w, []int64{e, q + 2*kv}, proj(e)})
 		} else {
 			ts = append(ts, tensorSpec{p + "attn_q.weight", w, []int64{e, q}, proj(e)})
-			if s.Arch == "qwen2" {
-				ts = append(ts, tensorSpec{p + "attn_q.bias", quant.F32, []int64{q}, dist{0, 0.1}})
+			if qkvBias {
+				ts = append(ts, bias(p+"attn_q.bias", q))
 			}
 			ts = append(ts, tensorSpec{p + "attn_k.weight", w, []int64{e, kv}, proj(e)})
-			if s.Arch == "qwen2" {
-				ts = append(ts, tensorSpec{p + "attn_k.bias", quant.F32, []int64{kv}, dist{0, 0.1}})
+			if qkvBias {
+				ts = append(ts, bias(p+"attn_k.bias", kv))
 			}
 			ts = append(ts, tensorSpec{p + "attn_v.weight", w, []int64{e, kv}, proj(e)})
-			if s.Arch == "qwen2" {
-				ts = append(ts, tensorSpec{p + "attn_v.bias", quant.F32, []int64{kv}, dist{0, 0.1}})
+			if qkvBias {
+				ts = append(ts, bias(p+"attn_v.bias", kv))
 			}
 		}
 		switch {
@@ -708,10 +730,15 @@ func (s ModelSpec) tensors() []tensorSpec {
 				tensorSpec{p + "attn_k_norm.weight", quant.F32, []int64{kv}, norm})
 		}
 		ts = append(ts, tensorSpec{p + "attn_output.weight", w, []int64{q, e}, proj(q)})
-		if gemma || olmo {
+		if oss {
+			// Sinks around the scores' size, so that they matter.
+			ts = append(ts, bias(p+"attn_output.bias", e),
+				tensorSpec{p + "attn_sinks.weight", quant.F32, []int64{int64(s.Heads)}, dist{0, 1}})
+		}
+		if gemma || olmo || oss {
 			ts = append(ts, tensorSpec{p + "post_attention_norm.weight", quant.F32, []int64{e}, norm})
 		}
-		if !olmo {
+		if !olmo && !oss {
 			ts = append(ts, tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
 		}
 		switch s.Arch {
@@ -719,7 +746,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(ts,
 				tensorSpec{p + "ffn_up.weight", w, []int64{e, 2 * f}, proj(e)},
 				tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)})
-		case "qwen3moe", "granitemoe":
+		case "qwen3moe", "granitemoe", "gpt-oss":
 			x, fe := int64(s.Experts), int64(s.ExpertFFN)
 			gain := s.RouterGain
 			if gain == 0 {
@@ -730,6 +757,12 @@ func (s ModelSpec) tensors() []tensorSpec {
 				tensorSpec{p + "ffn_gate_exps.weight", w, []int64{e, fe, x}, proj(e)},
 				tensorSpec{p + "ffn_up_exps.weight", w, []int64{e, fe, x}, proj(e)},
 				tensorSpec{p + "ffn_down_exps.weight", w, []int64{fe, e, x}, proj(fe)})
+			if oss {
+				ts = append(ts, bias(p+"ffn_gate_inp.bias", x),
+					tensorSpec{p + "ffn_gate_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},
+					tensorSpec{p + "ffn_up_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},
+					tensorSpec{p + "ffn_down_exps.bias", quant.F32, []int64{e, x}, dist{0, 0.1}})
+			}
 		default:
 			ts = append(ts,
 				tensorSpec{p + "ffn_gate.weight", w, []int64{e, f}, proj(e)},

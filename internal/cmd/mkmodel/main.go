@@ -49,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "output GGUF file (required)")
 	seed := fs.Uint64("seed", 1, "random seed; the same seed gives the same file")
 	list := fs.Bool("list", false, "list the shapes and exit")
+	layers := fs.Int("layers", 0, "keep only the shape's first N blocks (0: all): its widths in a file the disk can hold (gpt-oss-20b is 42 GB in F16), for checking that llama.cpp loads a layout or comparing speed per block")
 	imatrix := fs.String("imatrix", "", "also write an importance matrix of ones for the shape's matrices to this file, for llama-quantize --imatrix (IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M need one)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -73,6 +74,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 	ft, err := lookup(fileTypes, "type", *typeName)
 	if err != nil {
 		return err
+	}
+	switch {
+	case *layers < 0:
+		return fmt.Errorf("-layers %d is negative", *layers)
+	case *layers > s.Layers:
+		return fmt.Errorf("-layers %d: %s has %d", *layers, s.Name, s.Layers)
+	case *layers > 0:
+		s.Layers = *layers
+		s.Name = fmt.Sprintf("%s, first %d blocks", s.Name, *layers)
 	}
 	m, err := newModel(s, ft, *seed)
 	if err != nil {

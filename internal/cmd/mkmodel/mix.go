@@ -176,7 +176,8 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	}
 	hd := int64(s.headDim())
 	gemma := s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma-embedding"
-	olmo := s.Arch == "olmo2" // no pre-norms, Q/K norms across heads, post-norms
+	olmo := s.Arch == "olmo2"  // no pre-norms, Q/K norms across heads, post-norms
+	oss := s.Arch == "gpt-oss" // biases everywhere, sinks, post_attention_norm before the experts
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
 		if !olmo {
@@ -207,10 +208,14 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"attn_k_norm.weight", kindNorm, hd)
 		}
 		add(p+"attn_output.weight", kindWeight, q, e)
-		if gemma || olmo {
+		if oss {
+			add(p+"attn_output.bias", kindBias, e)
+			add(p+"attn_sinks.weight", kindBias, int64(s.Heads))
+		}
+		if gemma || olmo || oss {
 			add(p+"post_attention_norm.weight", kindNorm, e)
 		}
-		if !olmo {
+		if !olmo && !oss {
 			add(p+"ffn_norm.weight", kindNorm, e)
 		}
 		switch {
@@ -220,9 +225,17 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		case s.Experts > 0:
 			x, fe := int64(s.Experts), int64(s.ExpertFFN)
 			add(p+"ffn_gate_inp.weight", kindRouter, e, x)
+			if oss {
+				add(p+"ffn_gate_inp.bias", kindBias, x)
+			}
 			add(p+"ffn_gate_exps.weight", kindWeight, e, fe, x)
 			add(p+"ffn_down_exps.weight", kindWeight, fe, e, x)
 			add(p+"ffn_up_exps.weight", kindWeight, e, fe, x)
+			if oss { // one bias row per expert, F32 as the converter writes them
+				add(p+"ffn_gate_exps.bias", kindF32, fe, x)
+				add(p+"ffn_down_exps.bias", kindF32, e, x)
+				add(p+"ffn_up_exps.bias", kindF32, fe, x)
+			}
 		default:
 			add(p+"ffn_gate.weight", kindWeight, e, f)
 			add(p+"ffn_up.weight", kindWeight, e, f)

@@ -187,6 +187,13 @@ func TestMiniatureShapes(t *testing.T) {
 				if ti, ok := f.Tensor("blk.0.ffn_gate_inp.weight"); ok && ti.Type != quant.F32 {
 					t.Errorf("router of type %v, want F32", ti.Type)
 				}
+				oss := s.Arch == "gpt-oss"
+				if _, ok := f.Tensor("blk.0.attn_sinks.weight"); ok != oss {
+					t.Errorf("attn_sinks.weight present = %v", ok)
+				}
+				if ti, ok := f.Tensor("blk.0.ffn_up_exps.bias"); ok != oss || ok && (ti.Type != quant.F32 || len(ti.Dims) != 2) {
+					t.Errorf("ffn_up_exps.bias present = %v (2-D F32 when present)", ok)
+				}
 				evalSteps(t, path)
 			})
 		}

@@ -2,11 +2,17 @@ package main
 
 import "math"
 
+// yarnScaling is YaRN's part of a shape's metadata.
+type yarnScaling struct {
+	Factor      float32
+	OrigContext int
+}
+
 // shape holds the hyper-parameters of a model, as its GGUF metadata
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, olmo2, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, olmo2, gpt-oss, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -37,9 +43,12 @@ type shape struct {
 	AttnSoftcap  float32
 	FinalSoftcap float32
 
-	// qwen3moe, granitemoe: expert_count, expert_used_count,
+	// qwen3moe, granitemoe, gpt-oss: expert_count, expert_used_count,
 	// expert_feed_forward_length.
 	Experts, ExpertsUsed, ExpertFFN int
+	// YaRN rope scaling (gpt-oss): rope.scaling.type "yarn", its factor
+	// and original context.
+	Yarn *yarnScaling
 
 	// granite, granitemoe: embedding_scale, residual_scale,
 	// attention.scale and logit_scale (config.json's embedding_multiplier,
@@ -198,6 +207,16 @@ var shapes = []shape{
 		Heads: 32, HeadsKV: 4, HeadDim: 128, FFN: 6144, Context: 40960,
 		RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true,
 		Experts: 128, ExpertsUsed: 8, ExpertFFN: 768,
+	},
+	{
+		// gpt-oss-20b: biases on every projection, the router and each
+		// expert; attention sinks; a window of 128 on the even layers;
+		// 32 experts, 4 a token; YaRN ×32 over 4096 positions.
+		Name: "gpt-oss-20b", Arch: "gpt-oss", Vocab: 201088, Embd: 2880, Layers: 24,
+		Heads: 64, HeadsKV: 8, HeadDim: 64, FFN: 2880, Context: 131072,
+		RopeBase: 150000, RMSEps: 1e-5, QKVBias: true,
+		Window: 128, Experts: 32, ExpertsUsed: 4, ExpertFFN: 2880,
+		Yarn: &yarnScaling{Factor: 32, OrigContext: 4096},
 	},
 	{
 		// EmbeddingGemma 300M (Ollama's embeddinggemma): Gemma 3's layers

@@ -117,6 +117,11 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"attention.scale", gs.Attention)
 		g.AddKV(a+"logit_scale", gs.Logit)
 	}
+	if y := s.Yarn; y != nil {
+		g.AddKV(a+"rope.scaling.type", "yarn")
+		g.AddKV(a+"rope.scaling.factor", y.Factor)
+		g.AddKV(a+"rope.scaling.original_context_length", uint32(y.OrigContext))
+	}
 	if s.Experts > 0 {
 		g.AddKV(a+"expert_count", uint32(s.Experts))
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
