@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -66,5 +67,34 @@ func TestChatHarmony(t *testing.T) {
 		if !errors.Is(err, llm.ErrInvalidOption) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("effort %q: %v, want ErrInvalidOption saying %q", c.level, err, c.want)
 		}
+	}
+}
+
+// TestChatHarmonyForcedCall: a forced call is written as gpt-oss writes
+// one, its header then arguments following the tool's parameters (enums
+// only, so that it ends within its tokens), and parsed into the reply's
+// call; "required" with two tools cannot frame the name, and is refused.
+func TestChatHarmonyForcedCall(t *testing.T) {
+	m := load(t, testutil.TempModel(t, testutil.TinyHarmony()), llm.WithThreads(1))
+	s := session(t, m)
+	weather := llm.Tool{Name: "weather", Parameters: []byte(
+		`{"type":"object","properties":{"unit":{"enum":["c","f"]}},"required":["unit"],"additionalProperties":false}`)}
+	clock := llm.Tool{Name: "clock", Parameters: []byte(`{"type":"object","additionalProperties":false}`)}
+	msgs := []llm.Message{{Role: llm.RoleUser, Content: "What is the weather?"}}
+	for _, temp := range []float32{0, 1} {
+		reply, err := s.Chat(context.Background(), msgs, llm.WithTools(weather, clock), llm.WithToolChoice("weather"),
+			llm.MaxTokens(400), llm.Temperature(temp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var args struct{ Unit string }
+		if len(reply.ToolCalls) != 1 || reply.ToolCalls[0].Name != "weather" || reply.Content != "" ||
+			json.Unmarshal([]byte(reply.ToolCalls[0].Arguments), &args) != nil || (args.Unit != "c" && args.Unit != "f") {
+			t.Fatalf("temperature %g: reply %+v (%s), want one call of weather", temp, reply, s.Usage().Finish)
+		}
+	}
+	_, err := s.Chat(context.Background(), msgs, llm.WithTools(weather, clock), llm.WithToolChoice("required"), llm.MaxTokens(400))
+	if !errors.Is(err, llm.ErrInvalidOption) || !strings.Contains(err.Error(), "harmony's to=functions.NAME syntax needs the tool named") {
+		t.Errorf("required with two tools: %v", err)
 	}
 }
