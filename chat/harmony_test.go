@@ -169,6 +169,7 @@ func TestParseHarmony(t *testing.T) {
 		{"call with broken arguments is content", "<|channel|>commentary to=functions.ping <|constrain|>json<|message|>{oops", tools,
 			Message{Content: "{oops"}},
 		{"plain text is content", "Hello <|end|> there", ParseOptions{}, Message{Content: "Hello <|end|> there"}},
+		{"JSON output (WithJSON) is content", `{"a": [1, "<|end|>"]}`, ParseOptions{}, Message{Content: `{"a": [1, "<|end|>"]}`}},
 		{"unicode split anywhere", "<|channel|>final<|message|>Grüße 😀", ParseOptions{}, Message{Content: "Grüße 😀"}},
 		{"unfinished header says nothing", "<|channel|>final", ParseOptions{}, Message{}},
 	} {
