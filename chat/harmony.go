@@ -53,13 +53,13 @@ const (
 // what follows "to=". It returns ok false for text that cannot start a
 // header.
 func harmonyHeader(h string) (channel, recipient string, ok bool) {
-	h = strings.TrimPrefix(strings.TrimLeftFunc(h, unicode.IsSpace), harmonyStart)
-	h = strings.TrimPrefix(h, RoleAssistant)
-	if !strings.HasPrefix(h, harmonyChannel) && !strings.HasPrefix(strings.TrimLeft(h, " "), "to=") {
+	h, _ = harmonyRole(h)
+	if !strings.HasPrefix(h, harmonyChannel) && !strings.HasPrefix(h, "to=") {
 		return "", "", false
 	}
 	word := func(s string) string {
-		if i := strings.IndexFunc(s, func(r rune) bool { return r == ' ' || r == '<' || unicode.IsSpace(r) }); i >= 0 {
+		s = strings.TrimLeftFunc(s, unicode.IsSpace)
+		if i := strings.IndexFunc(s, func(r rune) bool { return r == '<' || unicode.IsSpace(r) }); i >= 0 {
 			return s[:i]
 		}
 		return s
@@ -73,21 +73,30 @@ func harmonyHeader(h string) (channel, recipient string, ok bool) {
 	return channel, recipient, true
 }
 
-// harmonyHeaderStart reports whether s may still grow into a header.
-func harmonyHeaderStart(s string) bool {
-	rest := strings.TrimLeftFunc(s, unicode.IsSpace)
+// harmonyRole skips what may open a header, <|start|> and the role
+// assistant, and the whitespace around them (a SentencePiece vocabulary
+// shows a space after a marker); partial says h ends inside one of them.
+func harmonyRole(h string) (rest string, partial bool) {
+	rest = strings.TrimLeftFunc(h, unicode.IsSpace)
 	for _, p := range []string{harmonyStart, RoleAssistant} {
 		switch {
 		case strings.HasPrefix(rest, p):
-			rest = rest[len(p):]
+			rest = strings.TrimLeftFunc(rest[len(p):], unicode.IsSpace)
 		case strings.HasPrefix(p, rest):
-			return true
+			return "", true
 		}
 	}
-	trimmed := strings.TrimLeft(rest, " ")
+	return rest, false
+}
+
+// harmonyHeaderStart reports whether s may still grow into a header.
+func harmonyHeaderStart(s string) bool {
+	rest, partial := harmonyRole(s)
+	if partial {
+		return true
+	}
 	for _, p := range []string{harmonyChannel, "to="} {
-		if strings.HasPrefix(rest, p) || strings.HasPrefix(p, rest) ||
-			(trimmed != rest && (strings.HasPrefix(trimmed, p) || strings.HasPrefix(p, trimmed))) {
+		if strings.HasPrefix(rest, p) || strings.HasPrefix(p, rest) {
 			return true
 		}
 	}

@@ -143,6 +143,8 @@ func TestParseHarmony(t *testing.T) {
 		{"analysis then final", "<|channel|>analysis<|message|>The user greets.<|end|><|start|>assistant<|channel|>final<|message|>Hello!", ParseOptions{},
 			Message{Thinking: "The user greets.", Content: "Hello!"}},
 		{"final only", "<|channel|>final<|message|>Hello!", ParseOptions{}, Message{Content: "Hello!"}},
+		{"space after markers (SentencePiece)", "<|channel|> analysis<|message|> Hm.<|end|><|start|> assistant<|channel|> final<|message|> Hi", ParseOptions{},
+			Message{Thinking: "Hm.", Content: " Hi"}},
 		{"final ended by <|return|> in the text", "<|channel|>final<|message|>Hello!<|return|>", ParseOptions{}, Message{Content: "Hello!"}},
 		{"final ended by <|end|>", "<|channel|>final<|message|>Hello! <|end|>", ParseOptions{}, Message{Content: "Hello!"}},
 		{"unfinished analysis", "<|channel|>analysis<|message|>Thinking about", ParseOptions{}, Message{Thinking: "Thinking about"}},
