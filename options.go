@@ -277,6 +277,17 @@ func Stop(stops ...string) GenerateOption {
 // in the prompt when it is false). Templates that do not read it ignore it.
 func WithThinking(on bool) GenerateOption { return func(g *engine.Gen) { g.Thinking = &on } }
 
+// WithReasoningEffort sets how hard a gpt-oss model reasons in Chat:
+// "low", "medium" or "high", which its harmony-format template writes into
+// the system message as reasoning_effort ("" leaves the template's
+// default, medium). A model whose template is in another format refuses
+// a level, as Ollama does: Chat fails with ErrInvalidOption naming it.
+// (WithThinking(false) does not stop gpt-oss reasoning: its template does
+// not read enable_thinking.)
+func WithReasoningEffort(level string) GenerateOption {
+	return func(g *engine.Gen) { g.ReasoningEffort = level }
+}
+
 // WithTools offers functions the model may call in Chat: they are passed
 // to the chat template, and calls in the reply are parsed into
 // Message.ToolCalls. Answer a call with a RoleTool message naming its ID.

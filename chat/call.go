@@ -25,7 +25,10 @@ func Forces(choice string) bool { return choice != "" && choice != "auto" && cho
 // Hermes/Qwen's are wrapped in <tool_call> and </tool_call> with
 // "arguments"; Mistral's are a list of the one object after [TOOL_CALLS],
 // or in its newer syntax [TOOL_CALLS]name[ARGS] and the arguments alone,
-// which needs the name known (a named tool, or a single one). Templates
+// which needs the name known (a named tool, or a single one), as does
+// harmony's (gpt-oss: <|channel|>commentary to=functions.NAME
+// <|constrain|>json<|message|> and the arguments, the call's header as the
+// model writes it, skipping its analysis). Templates
 // without a tool syntax cannot force a call: ErrToolChoice.
 func (f Format) CallSchema(tools []Tool, choice string) (prefix, suffix string, schema []byte, err error) {
 	args := "arguments"
@@ -37,7 +40,11 @@ func (f Format) CallSchema(tools []Tool, choice string) (prefix, suffix string, 
 	case f.Tools == ToolsMistral && !f.MistralArgs:
 		prefix, suffix = mistralCalls+"[", "]"
 	case f.Tools == ToolsMistral:
-		return mistralArgsCall(tools, choice)
+		return namedCall(tools, choice, "Mistral's name[ARGS]", func(name string) string { return mistralCalls + name + mistralArgs })
+	case f.Tools == ToolsHarmony:
+		return namedCall(tools, choice, "harmony's to=functions.NAME", func(name string) string {
+			return harmonyChannel + "commentary to=functions." + name + " " + harmonyConstrain + "json" + harmonyMessage
+		})
 	default:
 		return "", "", nil, fmt.Errorf("%w: forcing a call is not supported for the %s tool syntax", ErrToolChoice, f.Tools)
 	}
@@ -96,15 +103,16 @@ func parameters(tools []Tool, name string) json.RawMessage {
 	return json.RawMessage(`{"type": "object"}`)
 }
 
-// mistralArgsCall is CallSchema for Mistral's newer syntax, where the
-// name stands before [ARGS] as plain text: the call is framed by it.
-func mistralArgsCall(tools []Tool, choice string) (prefix, suffix string, schema []byte, err error) {
+// namedCall is CallSchema for the syntaxes that write the name as plain
+// text before the arguments (syntax names one in errors): the call is
+// framed by prefix(name), so the name must be known.
+func namedCall(tools []Tool, choice, syntax string, prefix func(name string) string) (string, string, []byte, error) {
 	names, err := callable(tools, choice)
 	if err != nil {
 		return "", "", nil, err
 	}
 	if len(names) > 1 {
-		return "", "", nil, fmt.Errorf("%w: Mistral's name[ARGS] syntax needs the tool named (tool_choice a function, or a single tool)", ErrToolChoice)
+		return "", "", nil, fmt.Errorf("%w: %s syntax needs the tool named (tool_choice a function, or a single tool)", ErrToolChoice, syntax)
 	}
-	return mistralCalls + names[0] + mistralArgs, "", parameters(tools, names[0]), nil
+	return prefix(names[0]), "", parameters(tools, names[0]), nil
 }

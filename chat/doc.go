@@ -13,8 +13,11 @@
 // Parse and Parser go the other way: they split raw model output into the
 // answer, the reasoning text (Qwen3-style <think>…</think>) and tool calls in
 // the formats of Llama 3.x (JSON, optionally after <|python_tag|>),
-// Qwen/Hermes (<tool_call>…</tool_call>) and Mistral ([TOOL_CALLS][…]).
-// DetectFormat picks the format from the template source, as llama.cpp does.
+// Qwen/Hermes (<tool_call>…</tool_call>), Mistral ([TOOL_CALLS][…]) and
+// gpt-oss's harmony format (<|channel|>analysis for reasoning, final for
+// the answer, a message to=functions.NAME for a call), whose templates
+// alone take a reasoning effort (Format.CheckEffort). DetectFormat picks
+// the format from the template source, as llama.cpp does.
 //
 // The root package re-exports the pieces a Go caller needs
 // (llm.Message = chat.Message, llm.RenderChat = chat.Render …).

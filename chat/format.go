@@ -1,6 +1,8 @@
 package chat
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/lowmem/llm/internal/enum"
@@ -22,17 +24,23 @@ const (
 	ToolsHermes
 	// ToolsMistral: Mistral writes [TOOL_CALLS][{"name": …, "arguments": {…}}, …].
 	ToolsMistral
+	// ToolsHarmony: gpt-oss writes OpenAI's harmony format, messages on
+	// channels (<|channel|>analysis<|message|>… its reasoning, final the
+	// answer), and a call as a message to=functions.NAME whose body is the
+	// JSON arguments, ended by <|call|>.
+	ToolsHarmony
 )
 
-// String returns "none", "llama3", "hermes" or "mistral".
+// String returns "none", "llama3", "hermes", "mistral" or "harmony".
 func (s ToolSyntax) String() string { return enum.Name(s, toolSyntaxNames[:], "ToolSyntax") }
 
-var toolSyntaxNames = [...]string{ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral"}
+var toolSyntaxNames = [...]string{ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral", ToolsHarmony: "harmony"}
 
 // Format is how a model's raw output is structured.
 type Format struct {
 	Tools ToolSyntax
 	// Thinking: the model writes its reasoning between <think> and </think>.
+	// (Harmony's reasoning is a channel of its own: see Reasons.)
 	Thinking bool
 	// MistralArgs: Mistral's newer calls, name[ARGS]{…} after
 	// [TOOL_CALLS], rather than a JSON list.
@@ -44,6 +52,9 @@ type Format struct {
 func DetectFormat(template string) Format {
 	var f Format
 	switch {
+	case strings.Contains(template, harmonyChannel): // llama.cpp's test for gpt-oss
+		f.Tools = ToolsHarmony
+		return f
 	case strings.Contains(template, "[TOOL_CALLS]"):
 		f.Tools = ToolsMistral
 		f.MistralArgs = strings.Contains(template, mistralArgs)
@@ -74,6 +85,32 @@ func (f Format) Markers() []string {
 		m = append(m, hermesOpen, hermesClose)
 	case ToolsMistral:
 		m = append(m, mistralCalls, mistralArgs)
+	case ToolsHarmony:
+		m = append(m, harmonyMarkers...)
 	}
 	return m
+}
+
+// Reasons reports whether the model writes its reasoning apart from its
+// answer: in <think> blocks, or on harmony's analysis channel.
+func (f Format) Reasons() bool { return f.Thinking || f.Tools == ToolsHarmony }
+
+// ErrReasoningEffort is what CheckEffort's errors wrap.
+var ErrReasoningEffort = errors.New("chat: reasoning effort")
+
+// CheckEffort says whether a template in format f takes the reasoning
+// effort level: "" (the template's default) always, "low", "medium" and
+// "high" in the harmony format alone (gpt-oss's templates read them as
+// reasoning_effort; Ollama refuses levels for every other model, and so
+// does this).
+func (f Format) CheckEffort(level string) error {
+	switch {
+	case level == "":
+		return nil
+	case level != "low" && level != "medium" && level != "high":
+		return fmt.Errorf("%w %q: want \"low\", \"medium\" or \"high\"", ErrReasoningEffort, level)
+	case f.Tools != ToolsHarmony:
+		return fmt.Errorf("%w %q: the template's output format (%s) takes no levels; only gpt-oss's harmony format does", ErrReasoningEffort, level, f.Tools)
+	}
+	return nil
 }

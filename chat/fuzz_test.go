@@ -39,8 +39,10 @@ func FuzzParseOutput(f *testing.F) {
 	f.Add("<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>", uint8(1), uint8(5))
 	f.Add(`{"name": "f", "parameters": {"a": 1}}`, uint8(2), uint8(2))
 	f.Add(`[TOOL_CALLS][{"name": "f", "arguments": {}}]`, uint8(3), uint8(7))
+	f.Add("<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>final<|message|>ok", uint8(4), uint8(2))
+	f.Add("<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\": 1}", uint8(24), uint8(3))
 	f.Fuzz(func(t *testing.T, out string, syntax, size uint8) {
-		fm := Format{Tools: ToolSyntax(syntax % 4), Thinking: syntax&4 != 0}
+		fm := Format{Tools: ToolSyntax(syntax % 5), Thinking: syntax&4 != 0}
 		opts := ParseOptions{Tools: syntax&8 != 0, ThinkingOpen: syntax&16 != 0}
 		opts.NewID = seqIDs()
 		whole := ParseOutput(out, fm, opts)

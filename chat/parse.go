@@ -66,6 +66,9 @@ const (
 	modeHermes // inside <tool_call>
 	modeRest   // the rest of the output is tool calls (Mistral, python tag)
 	modeLlamaJSON
+	modeHarmonyHeader // harmony: before a message's <|message|>
+	modeHarmonyBody   // harmony: a message's body, of kind hKind
+	modeRaw           // the rest of the output is content as it is
 )
 
 // Parser splits streamed model output into content, reasoning and tool
@@ -82,11 +85,18 @@ type Parser struct {
 	wsHold     string // whitespace held back at the end of reasoning/content
 	msg        Message
 	markers    []string
+	hKind      harmonyKind // what the harmony message being read is
+	hName      string      // its tool's name, for a call
+	hBody      string      // a call's body so far
 }
 
 // NewParser returns a parser for output in format f.
 func NewParser(f Format, opts ParseOptions) *Parser {
 	p := &Parser{f: f, opts: opts, msg: Message{Role: RoleAssistant}}
+	if f.Tools == ToolsHarmony {
+		p.mode = modeHarmonyHeader
+		return p
+	}
 	if f.Thinking {
 		p.markers = append(p.markers, thinkOpen)
 		if opts.ThinkingOpen {
@@ -122,6 +132,15 @@ func (p *Parser) Push(text string) []Delta {
 			progressed = p.stepThinking(&out)
 		case modeHermes:
 			progressed = p.stepHermes(&out)
+		case modeHarmonyHeader:
+			progressed = p.stepHarmonyHeader(&out)
+		case modeHarmonyBody:
+			progressed = p.stepHarmonyBody(&out)
+		case modeRaw:
+			hold := partialRune(p.pending)
+			p.emitContent(&out, p.pending[:len(p.pending)-hold], false)
+			p.pending = p.pending[len(p.pending)-hold:]
+			return out
 		case modeRest, modeLlamaJSON:
 			return out // everything waits for Finish
 		}
@@ -135,8 +154,22 @@ func (p *Parser) Push(text string) []Delta {
 func (p *Parser) Finish() []Delta {
 	var out []Delta
 	switch p.mode {
-	case modeContent:
+	case modeContent, modeRaw:
 		p.emitContent(&out, p.pending, true)
+	case modeHarmonyHeader:
+		// An unfinished header says nothing; text that is none is content.
+		if _, _, ok := harmonyHeader(p.pending); !ok {
+			p.emitContent(&out, p.pending, true)
+		}
+	case modeHarmonyBody:
+		switch p.hKind {
+		case harmonyContent:
+			p.emitContent(&out, p.pending, true)
+		case harmonyThinking:
+			p.emitThinking(&out, p.pending, true)
+		case harmonyToolCall:
+			p.emitHarmony(&out, p.pending, true)
+		}
 	case modeThinking:
 		p.emitThinking(&out, p.pending, true)
 	case modeHermes:

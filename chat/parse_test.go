@@ -12,6 +12,28 @@ func seqIDs() func() string {
 	return func() string { n++; return fmt.Sprintf("call_%d", n) }
 }
 
+// streamed parses out pushed in pieces of size bytes (with call IDs
+// from seqIDs): the sum of the deltas, and the parser's message.
+func streamed(out string, f Format, opts ParseOptions, size int) (sum, msg Message) {
+	opts.NewID = seqIDs()
+	p := NewParser(f, opts)
+	sum.Role = RoleAssistant
+	add := func(ds []Delta) {
+		for _, d := range ds {
+			sum.Content += d.Content
+			sum.Thinking += d.Thinking
+			if d.ToolCall != nil {
+				sum.ToolCalls = append(sum.ToolCalls, *d.ToolCall)
+			}
+		}
+	}
+	for i := 0; i < len(out); i += size {
+		add(p.Push(out[i:min(len(out), i+size)]))
+	}
+	add(p.Finish())
+	return sum, p.Message()
+}
+
 func TestParseOutput(t *testing.T) {
 	hermes := Format{Tools: ToolsHermes, Thinking: true}
 	cases := []struct {
@@ -66,26 +88,9 @@ func TestParseOutput(t *testing.T) {
 			// Streaming in pieces of every size gives the same message, and
 			// the deltas add up to it.
 			for size := 1; size <= 7; size++ {
-				opts := c.opts
-				opts.NewID = seqIDs()
-				p := NewParser(c.f, opts)
-				var sum Message
-				sum.Role = RoleAssistant
-				add := func(ds []Delta) {
-					for _, d := range ds {
-						sum.Content += d.Content
-						sum.Thinking += d.Thinking
-						if d.ToolCall != nil {
-							sum.ToolCalls = append(sum.ToolCalls, *d.ToolCall)
-						}
-					}
-				}
-				for i := 0; i < len(c.out); i += size {
-					add(p.Push(c.out[i:min(len(c.out), i+size)]))
-				}
-				add(p.Finish())
-				if !reflect.DeepEqual(sum, c.want) || !reflect.DeepEqual(p.Message(), c.want) {
-					t.Fatalf("streamed in %d-byte pieces: deltas %+v, message %+v\nwant %+v", size, sum, p.Message(), c.want)
+				sum, msg := streamed(c.out, c.f, c.opts, size)
+				if !reflect.DeepEqual(sum, c.want) || !reflect.DeepEqual(msg, c.want) {
+					t.Fatalf("streamed in %d-byte pieces: deltas %+v, message %+v\nwant %+v", size, sum, msg, c.want)
 				}
 			}
 		})
@@ -121,9 +126,10 @@ func TestDetectFormat(t *testing.T) {
 	for src, want := range map[string]Format{
 		"{{ '<tool_call>' }}{{ '<think>' }}":          {Tools: ToolsHermes, Thinking: true},
 		"<|start_header_id|>ipython<|end_header_id|>": {Tools: ToolsLlama3},
-		"[TOOL_CALLS]":                      {Tools: ToolsMistral},
-		"[TOOL_CALLS]{{ name }}[ARGS]":      {Tools: ToolsMistral, MistralArgs: true},
-		strings.Repeat("{{ messages }}", 2): {},
+		"[TOOL_CALLS]": {Tools: ToolsMistral},
+		"<|start|>assistant<|channel|>final<|message|>{{ m.content }}<|end|>": {Tools: ToolsHarmony},
+		"[TOOL_CALLS]{{ name }}[ARGS]":                                        {Tools: ToolsMistral, MistralArgs: true},
+		strings.Repeat("{{ messages }}", 2):                                   {},
 	} {
 		if got := DetectFormat(src); got != want {
 			t.Errorf("%q: %+v, want %+v", src, got, want)

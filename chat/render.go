@@ -89,6 +89,11 @@ type RenderOptions struct {
 	// vocabulary's add_bos is set). StripEOS does the same for a trailing
 	// EOSToken when the tokenizer adds EOS.
 	StripBOS, StripEOS bool
+	// ReasoningEffort is passed as reasoning_effort when not empty: "low",
+	// "medium" or "high", which gpt-oss's templates put in their system
+	// message (Format.CheckEffort says which templates take it; Render
+	// passes any value on).
+	ReasoningEffort string
 	// Kwargs are further template variables (llama.cpp's
 	// chat_template_kwargs); they override the ones above. Values must
 	// encode to JSON.
@@ -187,17 +192,20 @@ func (t *Template) Render(msgs []Message, opts RenderOptions) (string, error) {
 	if opts.StripEOS && opts.EOSToken != "" {
 		out = strings.TrimSuffix(out, opts.EOSToken)
 	}
+	if t.format.Tools == ToolsHarmony && !opts.AddGenerationPrompt {
+		out = harmonyContinue(out)
+	}
 	return out, nil
 }
 
 // vars builds the template's global variables in llama.cpp's order: messages,
 // bos_token, eos_token, enable_thinking, tools, date_string and datetime,
-// the caller's kwargs, add_generation_prompt.
+// reasoning_effort, the caller's kwargs, add_generation_prompt.
 func (t *Template) vars(msgs []Message, opts RenderOptions) (map[string]jinja.Value, error) {
 	msgs = t.adjust(msgs)
 	list := make([]jinja.Value, len(msgs))
 	for i, m := range msgs {
-		v, err := messageValue(m, t.caps)
+		v, err := messageValue(m, t.caps, t.format.Tools == ToolsHarmony)
 		if err != nil {
 			return nil, fmt.Errorf("%w: message %d: %w", ErrBadMessage, i, err)
 		}
@@ -230,6 +238,9 @@ func (t *Template) vars(msgs []Message, opts RenderOptions) (map[string]jinja.Va
 	}
 	vars["date_string"] = jinja.String(jinja.Strftime(now, "%d %b %Y"))
 	vars["datetime"] = jinja.String(jinja.Strftime(now, "%b %d %Y"))
+	if opts.ReasoningEffort != "" {
+		vars["reasoning_effort"] = jinja.String(opts.ReasoningEffort)
+	}
 	for k, v := range opts.Kwargs {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -251,6 +262,9 @@ func (t *Template) vars(msgs []Message, opts RenderOptions) (map[string]jinja.Va
 func (t *Template) adjust(msgs []Message) []Message {
 	out := make([]Message, len(msgs))
 	copy(out, msgs)
+	if t.format.Tools == ToolsHarmony {
+		out = harmonyMessages(out)
+	}
 	if !strings.Contains(t.src, "<|channel|>") {
 		for i := range out {
 			if out[i].Role == "developer" {
@@ -269,8 +283,9 @@ func (t *Template) adjust(msgs []Message) []Message {
 
 // messageValue builds a message's template value with the keys llama.cpp
 // sets, in its order: role, content, reasoning_content, name, tool_call_id,
-// tool_calls (each: type, function {name, arguments}, id).
-func messageValue(m Message, caps Caps) (jinja.Value, error) {
+// tool_calls (each: type, function {name, arguments}, id), and for a
+// harmony template the reasoning again as thinking, which it reads.
+func messageValue(m Message, caps Caps, harmony bool) (jinja.Value, error) {
 	d := jinja.NewDict()
 	d.Set("role", jinja.String(m.Role))
 	if caps.TypedContent && !caps.StringContent {
@@ -317,6 +332,9 @@ func messageValue(m Message, caps Caps) (jinja.Value, error) {
 			calls[i] = c
 		}
 		d.Set("tool_calls", jinja.List(calls...))
+	}
+	if harmony && m.Thinking != "" {
+		d.Set("thinking", jinja.String(m.Thinking))
 	}
 	return d, nil
 }

@@ -169,6 +169,11 @@ type chatRequest struct {
 	// server takes them (for example {"enable_thinking": false}).
 	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs"`
 	TopLogprobs        *int           `json:"top_logprobs"`
+	// ReasoningEffort is OpenAI's: "low", "medium" or "high" reach a
+	// harmony-format (gpt-oss) template as reasoning_effort and are
+	// refused for the others; "none" turns thinking off, as in Ollama's
+	// OpenAI API.
+	ReasoningEffort *string `json:"reasoning_effort"`
 }
 
 type completionRequest struct {
@@ -292,7 +297,8 @@ type chatInput struct {
 	tools    []chat.Tool
 	params   Params
 	kwargs   map[string]any
-	thinking *bool // the template's enable_thinking; nil: its default
+	thinking *bool  // the template's enable_thinking; nil: its default
+	effort   string // the template's reasoning_effort; "": its default
 }
 
 func (r *chatRequest) validate() (*chatInput, *apiError) {
@@ -319,6 +325,17 @@ func (r *chatRequest) validate() (*chatInput, *apiError) {
 		return nil, badRequest("messages", "messages must be a non-empty array")
 	}
 	in := &chatInput{params: p, kwargs: r.ChatTemplateKwargs}
+	if e := r.ReasoningEffort; e != nil {
+		switch *e {
+		case "none":
+			off := false
+			in.thinking = &off
+		case "low", "medium", "high":
+			in.effort = *e
+		default:
+			return nil, badRequest("reasoning_effort", `reasoning_effort %q is not one of "low", "medium", "high" or "none"`, *e)
+		}
+	}
 	for i, m := range r.Messages {
 		param := fmt.Sprintf("messages[%d]", i)
 		if m.Role == "" {

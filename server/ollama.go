@@ -224,9 +224,9 @@ func (s *Server) ollamaCapabilities() []string {
 	return caps
 }
 
-// thinks says whether the model's template has a reasoning block, whose
-// text the reply carries apart.
-func (s *Server) thinks() bool { return s.info.Template != nil && s.info.Template.Format().Thinking }
+// thinks says whether the model's template has a reasoning block (or
+// harmony's analysis channel), whose text the reply carries apart.
+func (s *Server) thinks() bool { return s.info.Template != nil && s.info.Template.Format().Reasons() }
 
 // callsTools says whether the model's template has a tool-call syntax the
 // server can read calls in.

@@ -154,7 +154,7 @@ func (s *Server) handleOllamaChat(w http.ResponseWriter, r *http.Request) *apiEr
 		writeJSON(w, line(ollamaPart{}, &ollamaEnd{reason: ollamaLoaded}))
 		return nil
 	}
-	in.params, in.thinking = set.params, set.thinking
+	in.params, in.thinking, in.effort = set.params, set.thinking, set.effort
 	in.params.Tools = in.tools
 	prompt, popts, aerr := s.chatPrompt(in, "the model has no chat template; use /api/generate with raw: true, or start the server with a chat template")
 	if aerr != nil {
@@ -197,7 +197,7 @@ func (s *Server) handleOllamaGenerate(w http.ResponseWriter, r *http.Request) *a
 	case s.info.Template != nil:
 		// As Ollama does: the prompt is a user turn, after the system
 		// message when there is one.
-		in := &chatInput{params: set.params, thinking: set.thinking}
+		in := &chatInput{params: set.params, thinking: set.thinking, effort: set.effort}
 		if req.System != "" {
 			in.messages = append(in.messages, chat.Message{Role: chat.RoleSystem, Content: req.System})
 		}

@@ -82,7 +82,8 @@ func (c *ollamaCommon) common() *ollamaCommon { return c }
 type ollamaSettings struct {
 	params   Params
 	stop     []string
-	thinking *bool // the template's enable_thinking; nil: its default
+	thinking *bool  // the template's enable_thinking; nil: its default
+	effort   string // the template's reasoning_effort, from a think level
 	stream   bool
 }
 
@@ -100,7 +101,7 @@ func (c *ollamaCommon) settings(s *Server, model string) (ollamaSettings, *apiEr
 	if aerr = ollamaFormat(c.Format, &out.params); aerr != nil {
 		return out, aerr
 	}
-	if out.thinking, aerr = ollamaThink(c.Think, model, s.thinks()); aerr != nil {
+	if out.thinking, out.effort, aerr = s.ollamaThink(c.Think, model); aerr != nil {
 		return out, aerr
 	}
 	if c.TopLogprobs < 0 || c.TopLogprobs > maxTopLogprobs {
@@ -114,29 +115,35 @@ func (c *ollamaCommon) settings(s *Server, model string) (ollamaSettings, *apiEr
 }
 
 // ollamaThink reads think: true, false, or a level ("high", "medium",
-// "low") that only gpt-oss's format takes in Ollama, so it refuses them
-// for every model, as Ollama does for the others. true for a model whose
-// template does not think is a 400, as in Ollama.
-func ollamaThink(raw json.RawMessage, model string, thinks bool) (*bool, *apiError) {
+// "low"), which only gpt-oss's harmony format takes: it reaches its
+// template as reasoning_effort, and is refused for every other model, as
+// Ollama does. true for a model whose template does not think is a 400,
+// as in Ollama; false for gpt-oss is passed on as enable_thinking, which
+// its template does not read, so it reasons all the same and the reply
+// carries its analysis as thinking (as Ollama's harmony parser does).
+func (s *Server) ollamaThink(raw json.RawMessage, model string) (*bool, string, *apiError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return nil, nil
+		return nil, "", nil
 	}
 	var on bool
 	var level string
 	switch {
 	case json.Unmarshal(raw, &on) == nil:
-		if on && !thinks {
-			return nil, badRequest("think", "%q does not support thinking", model)
+		if on && !s.thinks() {
+			return nil, "", badRequest("think", "%q does not support thinking", model)
 		}
-		return &on, nil
+		return &on, "", nil
 	case json.Unmarshal(raw, &level) == nil:
-		if level == "high" || level == "medium" || level == "low" {
-			return nil, badRequest("think", "think value %q is not supported for this model", level)
+		if level != "high" && level != "medium" && level != "low" {
+			return nil, "", badRequest("think", `invalid think value: %q (must be "high", "medium", "low", true, or false)`, level)
 		}
-		return nil, badRequest("think", `invalid think value: %q (must be "high", "medium", "low", true, or false)`, level)
+		if s.info.Template == nil || s.info.Template.Format().CheckEffort(level) != nil {
+			return nil, "", badRequest("think", "think value %q is not supported for this model", level)
+		}
+		return nil, level, nil
 	}
-	return nil, badRequest("think", `think must be a boolean or string ("high", "medium", "low", true, or false)`)
+	return nil, "", badRequest("think", `think must be a boolean or string ("high", "medium", "low", true, or false)`)
 }
 
 // ollamaFormat reads format into p: "json" (one JSON object) or a JSON

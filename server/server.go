@@ -636,6 +636,10 @@ func (s *Server) chatPrompt(in *chatInput, noTemplate string) (string, chat.Pars
 	opts.Tools = in.tools
 	opts.Now = s.now()
 	opts.EnableThinking = in.thinking
+	if err := s.info.Template.Format().CheckEffort(in.effort); err != nil {
+		return "", chat.ParseOptions{}, badRequest("reasoning_effort", "%v", err)
+	}
+	opts.ReasoningEffort = in.effort
 	if len(in.kwargs) > 0 {
 		opts.Kwargs = in.kwargs
 	}

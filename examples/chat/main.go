@@ -52,6 +52,7 @@ func run(args []string, in io.Reader, out, stderr io.Writer, sig <-chan os.Signa
 	temp := fs.Float64("temp", 0.8, "sampling temperature (0 = greedy)")
 	seed := fs.Uint64("seed", 1, "sampling seed")
 	think := fs.Bool("think", true, "let reasoning models think before answering (enable_thinking)")
+	effort := fs.String("effort", "", "gpt-oss's reasoning effort: low, medium or high (its template's reasoning_effort)")
 	var jf cli.JSONFlags
 	jf.Register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -75,7 +76,7 @@ func run(args []string, in io.Reader, out, stderr io.Writer, sig <-chan os.Signa
 	fmt.Fprintf(stderr, "model: %s %s, context %d. Ctrl-C stops an answer; Ctrl-D or a second Ctrl-C at the prompt exits; /help.\n",
 		info.Architecture, info.FileType, info.Context)
 	c := &chat{s: s, out: out, gen: []llm.GenerateOption{llm.MaxTokens(*n), llm.Temperature(float32(*temp)),
-		llm.Seed(*seed), llm.WithThinking(*think)}}
+		llm.Seed(*seed), llm.WithThinking(*think), llm.WithReasoningEffort(*effort)}}
 	c.gen = append(c.gen, jsonOpts...)
 	if f, ok := out.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {

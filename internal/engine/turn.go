@@ -18,6 +18,11 @@ type Gen struct {
 	seq.Generation
 	Tools    []chat.Tool
 	Thinking *bool
+	// ReasoningEffort is passed to the template as reasoning_effort:
+	// "low", "medium" or "high" for a harmony-format template (gpt-oss),
+	// refused for the others (chat.Format.CheckEffort); "" is the
+	// template's default.
+	ReasoningEffort string
 	// ToolChoice is OpenAI's: "" or "auto" (the model may call a tool),
 	// "none" (the tools are not offered), "required" (the reply is a call
 	// of one of them) or a tool's name (a call of that tool).
@@ -40,6 +45,18 @@ func (e *Engine) forceCall(g *Gen) error {
 		return fmt.Errorf("llm: %w: %w", err, seq.ErrInvalidOption)
 	}
 	g.JSONSchema, g.JSONLoose, g.JSONPrefix, g.JSONSuffix = schema, true, prefix, suffix
+	return nil
+}
+
+// checkEffort refuses a reasoning effort the model's template does not
+// take. (Without a template, ChatPrompt says there is none.)
+func (e *Engine) checkEffort(level string) error {
+	if e.Chat.Template == nil {
+		return nil
+	}
+	if err := e.Chat.Template.Format().CheckEffort(level); err != nil {
+		return fmt.Errorf("llm: %w: %w", err, seq.ErrInvalidOption)
+	}
 	return nil
 }
 
@@ -67,7 +84,12 @@ func (e *Engine) ChatTurn(ctx context.Context, q *seq.Seq, msgs []chat.Message, 
 	if g.ToolChoice == "none" {
 		g.Tools = nil
 	}
-	tokens, po, err := e.ChatPrompt(msgs, chat.RenderOptions{Tools: g.Tools, EnableThinking: g.Thinking})
+	err := e.checkEffort(g.ReasoningEffort)
+	var tokens []int32
+	var po chat.ParseOptions
+	if err == nil {
+		tokens, po, err = e.ChatPrompt(msgs, chat.RenderOptions{Tools: g.Tools, EnableThinking: g.Thinking, ReasoningEffort: g.ReasoningEffort})
+	}
 	if err == nil {
 		err = e.forceCall(&g)
 	}

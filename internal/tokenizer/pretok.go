@@ -133,8 +133,11 @@ func newPreTokenizer(name string) (*preTokenizer, error) {
 		p.stages = []stage{matchStage(matchPoro), matchStage(oneNumber)}
 		p.cleanSpaces = false
 	case "tekken":
-		p.stages = []stage{matchStage(matchTekken)}
+		p.stages = []stage{matchStage(casedWords(1, false))}
 		p.ignoreMerges, p.cleanSpaces = true, false
+	case "gpt-4o", "llama4", "minimax-m2":
+		p.stages = []stage{matchStage(casedWords(3, true))}
+		p.cleanSpaces = false
 	default:
 		return nil, fmt.Errorf("%w: pre-tokenizer %q", ErrUnsupported, name)
 	}
@@ -218,12 +221,8 @@ func matchLlama3(x *ptext, p, e int) int {
 		}
 		return q - p
 	}
-	if x.number(p) { // \p{N}{1,3}: a longer run is cut every three digits
-		q := p + 1
-		for q < e && q-p < 3 && x.number(q) {
-			q++
-		}
-		return q - p
+	if x.number(p) {
+		return numberUpTo(x, p, e, 3)
 	}
 	// llama.cpp tests the character after the optional space, but
 	// requires the one at p to exist, which it always does here.
@@ -270,67 +269,94 @@ func matchQwen2(x *ptext, p, e int) int {
 	return matchSpaces(x, p, e)
 }
 
-// matchTekken is Mistral's Tekken expression as llama.cpp runs it on the
-// collapsed text, where letter case is ASCII's alone (its \p{Lu}… classes
-// become "a letter but not a-z" and "a letter but not A-Z"):
+// casedWords is the expression Mistral's Tekken and OpenAI's GPT-4o
+// (o200k) share, as llama.cpp runs it on the collapsed text, where letter
+// case is ASCII's alone (its \p{Lu}… classes become "a letter but not a-z"
+// and "a letter but not A-Z"):
 //
-//	[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|
-//	[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|
-//	\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//	[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+C|
+//	[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*C|
+//	\p{N}{1,D}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// Tekken has D = 1 and no C; GPT-4o has D = 3 and C =
+// (?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?, a contraction
+// in either case kept with the word before it.
 //
 // A letter other than a-z is "upper" and one other than A-Z "lower", so a
 // non-ASCII letter is both; a run of capitals then lower case ("HELLOworld",
 // "Hello") is one word, as is a run of capitals alone ("ABC"), and a
 // lower-case run stops at a capital ("hello|World").
-func matchTekken(x *ptext, p, e int) int {
-	upper := func(i int) bool { return i < e && x.letter(i) && !(x.cps[i] >= 'a' && x.cps[i] <= 'z') }
-	lower := func(i int) bool { return i < e && x.letter(i) && !(x.cps[i] >= 'A' && x.cps[i] <= 'Z') }
-	run := func(in func(int) bool, i int) int {
-		n := 0
-		for in(i + n) {
-			n++
-		}
-		return n
-	}
-	// upper* lower+, backtracking the greedy upper* until a lower follows;
-	// and upper+ lower*.
-	upperLower := func(s int) int {
-		for k := run(upper, s); k >= 0; k-- {
-			if lower(s + k) {
-				return k + run(lower, s+k)
+func casedWords(digits int, contractions bool) matcher {
+	return func(x *ptext, p, e int) int {
+		upper := func(i int) bool { return i < e && x.letter(i) && !(x.cps[i] >= 'a' && x.cps[i] <= 'z') }
+		lower := func(i int) bool { return i < e && x.letter(i) && !(x.cps[i] >= 'A' && x.cps[i] <= 'Z') }
+		run := func(in func(int) bool, i int) int {
+			n := 0
+			for in(i + n) {
+				n++
 			}
-		}
-		return 0
-	}
-	upperThenLower := func(s int) int {
-		if u := run(upper, s); u > 0 {
-			return u + run(lower, s+u)
-		}
-		return 0
-	}
-	c := x.cps[p]
-	prefix := c != '\r' && c != '\n' && !x.letter(p) && !x.number(p)
-	for _, word := range []func(int) int{upperLower, upperThenLower} {
-		if prefix {
-			if n := word(p + 1); n > 0 {
-				return n + 1
-			}
-		}
-		if n := word(p); n > 0 {
 			return n
 		}
-	}
-	if x.number(p) {
-		return 1
-	}
-	// ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
-	if n := otherRun(x, p, e, false); n > 0 {
-		for p+n < e && (x.cps[p+n] == '\r' || x.cps[p+n] == '\n' || x.cps[p+n] == '/') {
-			n++
+		// The optional contraction never fails, so it only extends the
+		// first way the word matches.
+		suffix := func(end int) int {
+			if contractions && end < e {
+				return contraction(x, end, e, true)
+			}
+			return 0
 		}
-		return n
+		// upper* lower+, backtracking the greedy upper* until a lower
+		// follows; and upper+ lower*.
+		upperLower := func(s int) int {
+			for k := run(upper, s); k >= 0; k-- {
+				if lower(s + k) {
+					n := k + run(lower, s+k)
+					return n + suffix(s+n)
+				}
+			}
+			return 0
+		}
+		upperThenLower := func(s int) int {
+			if u := run(upper, s); u > 0 {
+				n := u + run(lower, s+u)
+				return n + suffix(s+n)
+			}
+			return 0
+		}
+		c := x.cps[p]
+		prefix := c != '\r' && c != '\n' && !x.letter(p) && !x.number(p)
+		for _, word := range []func(int) int{upperLower, upperThenLower} {
+			if prefix {
+				if n := word(p + 1); n > 0 {
+					return n + 1
+				}
+			}
+			if n := word(p); n > 0 {
+				return n
+			}
+		}
+		if x.number(p) {
+			return numberUpTo(x, p, e, digits)
+		}
+		// ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+		if n := otherRun(x, p, e, false); n > 0 {
+			for p+n < e && (x.cps[p+n] == '\r' || x.cps[p+n] == '\n' || x.cps[p+n] == '/') {
+				n++
+			}
+			return n
+		}
+		return max(1, matchSpaces(x, p, e))
 	}
-	return max(1, matchSpaces(x, p, e))
+}
+
+// numberUpTo is \p{N}{1,limit} at p, which holds a number: a longer run is
+// cut every limit digits.
+func numberUpTo(x *ptext, p, e, limit int) int {
+	q := p + 1
+	for q < e && q-p < limit && x.number(q) {
+		q++
+	}
+	return q - p
 }
 
 // contraction is the length of the English contraction ('s 't 're 've 'm

@@ -297,7 +297,7 @@ func TestNewErrors(t *testing.T) {
 		{"bos out of range", func(v *Vocab) { v.BOS = 4 }, ErrBadVocab},
 		{"eos negative", func(v *Vocab) { v.EOS = -2 }, ErrBadVocab},
 		{"model", func(v *Vocab) { v.Model = "t5" }, ErrUnsupported},
-		{"pre", func(v *Vocab) { v.Model, v.Pre = "gpt2", "gpt-4o" }, ErrUnsupported},
+		{"pre", func(v *Vocab) { v.Model, v.Pre = "gpt2", "kimi-k2" }, ErrUnsupported},
 	}
 	for _, tc := range tests {
 		v := base()

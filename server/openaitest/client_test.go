@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/lowmem/llm/chat"
@@ -14,6 +15,7 @@ import (
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
 	"github.com/openai/openai-go/packages/ssestream"
+	"github.com/openai/openai-go/shared"
 )
 
 // accumulate reads a streamed chat reply to its end, as a client
@@ -245,5 +247,83 @@ func TestErrors(t *testing.T) {
 		Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("Hi")}})
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 501 || !strings.Contains(apiErr.Message, "does not support embeddings") {
 		t.Fatalf("embeddings: %v", err)
+	}
+}
+
+// harmonyBackend is a scripted gpt-oss: a template in the harmony format,
+// replies of an analysis and a final message, and the prompts it got.
+type harmonyBackend struct {
+	tmpl    *chat.Template
+	mu      sync.Mutex
+	prompts []string
+}
+
+func (b *harmonyBackend) Info() server.ModelInfo {
+	return server.ModelInfo{ID: "gpt-oss", ContextLength: 2048, Template: b.tmpl}
+}
+
+func (b *harmonyBackend) NewSession() (server.Session, error) { return harmonySession{b}, nil }
+
+type harmonySession struct{ b *harmonyBackend }
+
+func (harmonySession) Close() error { return nil }
+
+func (s harmonySession) Generate(ctx context.Context, prompt string, p server.Params, yield func(string) bool) (server.Result, error) {
+	s.b.mu.Lock()
+	s.b.prompts = append(s.b.prompts, prompt)
+	s.b.mu.Unlock()
+	pieces := []string{"<|channel|>analysis<|message|>", "A greeting.", "<|end|>", "<|start|>assistant<|channel|>final<|message|>", "Hello", "!"}
+	res := server.Result{PromptTokens: len(strings.Fields(prompt)), Finish: "stop"}
+	for _, piece := range pieces {
+		res.CompletionTokens++
+		if !yield(piece) {
+			break
+		}
+	}
+	return res, nil
+}
+
+// TestReasoningEffort: openai-go's reasoning_effort reaches a harmony
+// template, the reply's final message is the content (its analysis the
+// reasoning_content, a field the client keeps as extra JSON), and a level
+// for a model in another format is a 400 the client reads.
+func TestReasoningEffort(t *testing.T) {
+	tmpl, err := chat.Parse(testutil.HarmonyTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &harmonyBackend{tmpl: tmpl}
+	srv, err := server.New(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close() })
+	client := openai.NewClient(option.WithBaseURL(hs.URL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+	resp, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+		Model:           "gpt-oss",
+		Messages:        []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hi")},
+		ReasoningEffort: shared.ReasoningEffortHigh,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := resp.Choices[0].Message
+	if msg.Content != "Hello!" || msg.JSON.ExtraFields["reasoning_content"].Raw() != `"A greeting."` {
+		t.Errorf("message %s", msg.RawJSON())
+	}
+	if len(b.prompts) != 1 || !strings.Contains(b.prompts[0], "Reasoning: high\n") {
+		t.Errorf("prompts %q", b.prompts)
+	}
+
+	hermes := newClient(t)
+	_, err = hermes.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+		Model:           "tiny",
+		Messages:        []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hi")},
+		ReasoningEffort: shared.ReasoningEffortLow,
+	})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "reasoning_effort" || !strings.Contains(apiErr.Message, "takes no levels") {
+		t.Errorf("a level for a Hermes model: %v", err)
 	}
 }
