@@ -86,6 +86,7 @@ var opsByType = [...]typeOps{
 	IQ4_NL: {dequantIQ4_NL, quantIQ4_NL, dotIQ4_NL},
 	IQ3_S:  {dequantIQ3_S, quantIQ3_S, dotIQ3_S},
 	IQ4_XS: {dequantIQ4_XS, quantIQ4_XS, dotIQ4_XS},
+	MXFP4:  {dequantMXFP4, quantMXFP4, dotMXFP4},
 	// The lowest-bit types, which llama-quantize makes only with an
 	// importance matrix, are decoded and multiplied but not encoded.
 	IQ2_XXS: {dequantSigned(iq2_XXSBytes, 0.25, iq2XXSGroup), nil, dotIQ2_XXS},
