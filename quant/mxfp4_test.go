@@ -138,6 +138,8 @@ func TestMXFP4KnownBlocks(t *testing.T) {
 	}
 }
 
+func TestMXFP4KnownBytes(t *testing.T) { checkKnownBytes(t, MXFP4) }
+
 // TestMXFP4ExactGrid: every level times a power of two, with ±12 (the
 // element of largest magnitude, which fixes e) in every block, survives a
 // round trip.
