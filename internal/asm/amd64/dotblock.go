@@ -52,10 +52,8 @@ var (
 	blockQ5_1  = &blockType{name: "Q5_1", wb: 24, xb: 36, qw: 8, qx: 4, nibble: true, hbits: true, withMin: true}
 	blockIQ4NL = &blockType{name: "IQ4_NL", wb: 18, xb: 34, qw: 2, qx: 2, nibble: true, bias: 0x80808080, run8: true,
 		lut: true, levels: &iq4nlLevels, lutName: "iq4nl"}
-	// MXFP4 is IQ4_NL with other levels and an E8M0 scale; its AVX2 dot
-	// product converts each block's scale alone (no run8: the fp16
-	// gathering does not apply).
-	blockMXFP4 = &blockType{name: "MXFP4", wb: 17, xb: 34, qw: 1, qx: 2, nibble: true, bias: 0x80808080,
+	// MXFP4 is IQ4_NL with other levels and an E8M0 scale.
+	blockMXFP4 = &blockType{name: "MXFP4", wb: 17, xb: 34, qw: 1, qx: 2, nibble: true, bias: 0x80808080, run8: true,
 		lut: true, levels: &mxfp4Levels, lutName: "mxfp4", e8m0: true}
 )
 
@@ -240,16 +238,24 @@ func dotBlockAVX2(t *blockType) {
 		zero(Y9)
 	}
 	if t.run8 {
+		if t.e8m0 {
+			c.VMOVDQU(blockOffsets(t.wb), Y6)
+		}
 		c.CMPQ(RCX, U8(8))
 		c.JLT(ref("loop2"))
 		label("loop8")
 		// The sixteen fp16 scales through general registers into two
-		// VCVTPH2PS; the eight products to the stack.
-		gather4(RSI, 0, t.wb, RAX, RBX)
-		gather4(RSI, 4*t.wb, t.wb, RDX, R8)
-		c.VMOVQ(RAX, X4)
-		c.VPINSRQ(U8(1), RDX, X4, X4)
-		c.VCVTPH2PS(X4, Y4)
+		// VCVTPH2PS (E8M0 ones by VPGATHERDD at the offsets in Y6); the
+		// eight products to the stack.
+		if t.e8m0 {
+			gatherE8M0(RSI, Y6, Y4, Y7)
+		} else {
+			gather4(RSI, 0, t.wb, RAX, RBX)
+			gather4(RSI, 4*t.wb, t.wb, RDX, R8)
+			c.VMOVQ(RAX, X4)
+			c.VPINSRQ(U8(1), RDX, X4, X4)
+			c.VCVTPH2PS(X4, Y4)
+		}
 		gather4(RDI, 0, t.xb, R9, R10)
 		gather4(RDI, 4*t.xb, t.xb, R11, R12)
 		c.VMOVQ(R9, X5)
