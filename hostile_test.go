@@ -324,6 +324,22 @@ func hostileCases() []hostileCase {
 			want: typ, mention: []string{"blk.1.ffn_down.weight", "TQ1_0"}, plan: true},
 		{name: "TQ1_0 model", spec: testutil.ModelSpec{Vocab: 320, Embd: 256, Layers: 1, Heads: 4, FFN: 256, Context: 128, WeightType: quant.TQ1_0, OutputType: quant.Q8_0},
 			want: typ, mention: []string{"TQ1_0"}, plan: true},
+		// gpt-oss's expert type with the exponent byte the OCP format
+		// calls NaN in every block: ggml computes with it (2^127), and so
+		// does the model here, overflowing but never failing.
+		{name: "MXFP4 experts with exponents 0xFF", spec: func() testutil.ModelSpec {
+			s := testutil.TinyQwen3MoE()
+			s.ExpertType = quant.MXFP4
+			return s
+		}(), edit: func(h *hmodel) {
+			for i := range h.tensors {
+				if t := &h.tensors[i]; t.typ == quant.MXFP4 {
+					for k := 0; k < len(t.data); k += quant.MXFP4.BlockBytes() {
+						t.data[k] = 0xFF
+					}
+				}
+			}
+		}},
 		{name: "norm of type I32", edit: func(h *hmodel) { h.put("blk.0.attn_norm.weight", quant.I32, 64) }, want: typ, mention: []string{"blk.0.attn_norm.weight"}, plan: true},
 		{name: "output_norm missing", edit: func(h *hmodel) { h.drop("output_norm.weight") }, want: bad, mention: []string{"output_norm.weight"}, plan: true},
 		{name: "ffn_down missing", edit: func(h *hmodel) { h.drop("blk.1.ffn_down.weight") }, want: bad, mention: []string{"blk.1.ffn_down.weight"}, plan: true},

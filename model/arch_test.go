@@ -424,10 +424,20 @@ func matvec(rows [][]float64, x []float64) []float64 {
 // The expert block against a straightforward reference, in float64 from
 // the dequantized weights: the router's softmax and top-k pick the same
 // experts, and the weighted sum of the chosen experts' SwiGLU outputs is
-// the block's output.
+// the block's output. With F32 experts the activations stay F32;
+// MXFP4 experts (gpt-oss's) take Q8_0 activations, which the reference
+// quantizes too (the input, and the SwiGLU output before the down
+// projection). Either way the reference is exact up to float32.
 func TestExpertsMatchReference(t *testing.T) {
+	for _, experts := range []quant.Type{quant.F32, quant.MXFP4} {
+		t.Run(experts.String(), func(t *testing.T) { checkExperts(t, experts) })
+	}
+}
+
+func checkExperts(t *testing.T, experts quant.Type) {
 	spec := testutil.TinyQwen3MoE()
-	spec.WeightType = quant.F32 // F32 activations: the reference is exact up to float32
+	spec.WeightType = quant.F32
+	spec.ExpertType = experts
 	spec.Experts, spec.ExpertsUsed = 16, 4
 	pool := ops.NewPool(2)
 	defer pool.Close()
@@ -442,6 +452,29 @@ func TestExpertsMatchReference(t *testing.T) {
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 	}
+	// act is what the expert matrices see of an activation: itself, or
+	// its Q8_0 round trip.
+	act := func(v []float64) []float64 {
+		if experts == quant.F32 {
+			return v
+		}
+		f := make([]float32, len(v))
+		for i := range v {
+			f[i] = float32(v[i])
+		}
+		q := make([]byte, len(v)/quant.QK*quant.Q8_0.BlockBytes())
+		if err := quant.QuantizeRow(quant.Q8_0, q, f); err != nil {
+			t.Fatal(err)
+		}
+		if err := quant.Dequantize(quant.Q8_0, f, q); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float64, len(v))
+		for i := range f {
+			out[i] = float64(f[i])
+		}
+		return out
+	}
 	// The pass's scratch, as Forward sets it up.
 	st.ar.Reset()
 	for i := range st.q {
@@ -451,6 +484,9 @@ func TestExpertsMatchReference(t *testing.T) {
 	out := make([]float32, n*m.Embd)
 	for il := range m.Blocks {
 		L := &m.Blocks[il]
+		if got := L.Experts[0].Gate.T.Type; got != experts {
+			t.Fatalf("layer %d: experts of type %v, want %v", il, got, experts)
+		}
 		if err := st.experts(il, L, st.acts(x, m.Embd, n), out); err != nil {
 			t.Fatal(err)
 		}
@@ -471,21 +507,22 @@ func TestExpertsMatchReference(t *testing.T) {
 				t.Fatalf("layer %d token %d: routed to %v, reference %v", il, tk, got, ids)
 			}
 			want := make([]float64, m.Embd)
+			xq := act(xt)
 			for s, e := range ids {
 				ex := &L.Experts[e]
-				g := matvec(dequantRows(t, ex.Gate), xt)
-				u := matvec(dequantRows(t, ex.Up), xt)
+				g := matvec(dequantRows(t, ex.Gate), xq)
+				u := matvec(dequantRows(t, ex.Up), xq)
 				for i := range g {
 					g[i] = g[i] / (1 + math.Exp(-g[i])) * u[i]
 				}
-				y := matvec(dequantRows(t, ex.Down), g)
+				y := matvec(dequantRows(t, ex.Down), act(g))
 				for i := range want {
 					want[i] += w[s] * y[i]
 				}
 			}
 			for i := range want {
 				if d := math.Abs(float64(out[tk*m.Embd+i]) - want[i]); d > 1e-4*(1+math.Abs(want[i])) {
-					t.Fatalf("layer %d token %d output %d = %v, reference %v", il, tk, i, out[tk*m.Embd+i], want[i])
+					t.Fatalf("layer %d token %d output %d = %v, reference %v (off by %.3g)", il, tk, i, out[tk*m.Embd+i], want[i], d)
 				}
 			}
 		}

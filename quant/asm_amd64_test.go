@@ -16,7 +16,7 @@ import (
 
 // asmTypes are the weight types that have assembly kernels.
 var asmTypes = []Type{F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S,
-	IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M}
+	IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M, MXFP4}
 
 // asmSignTrick says whether the kernels of t take the sign of a weight to
 // the activation (VPSIGNB, or a masked negation), which is exact for the
@@ -24,7 +24,7 @@ var asmTypes = []Type{F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, 
 // but not for -128.
 func asmSignTrick(t Type) bool {
 	switch t {
-	case Q8_0, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M:
+	case Q8_0, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M, MXFP4:
 		return true
 	}
 	return false
@@ -202,6 +202,17 @@ func asmRow(r *rand.Rand, t Type, nb int, f asmFill) []byte {
 					p[j] = byte(0xFF * r.IntN(2)) // the last grid points or the first; scales 15 or 0 (IQ1_S: 7 or 0), signs all set or none
 				}
 			}
+		case MXFP4:
+			// Exponents whose products stay finite in float32.
+			p[0] = byte(100 + r.IntN(50))
+			if f == fillMaxScale {
+				p[0] = 160
+			}
+			if f == fillExtreme {
+				for j := 1; j < bs; j++ {
+					p[j] = byte(0x77 | 0x88*r.IntN(2)) // levels 12 or -12
+				}
+			}
 		case IQ1_M:
 			// No d field: its fp16 bits are the top nibbles of the four
 			// scale words at 48.
@@ -351,7 +362,7 @@ func asmRef(t Type, n int, w, x []byte) (dot, mag float64) {
 				v := int(ql|qh<<4) - 32
 				add(d * i8(p[192+i/16]) * float64(v) * i8(q[4+i]))
 			}
-		case Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M:
+		case Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M, MXFP4:
 			// ref_test.go's element decoders, as independent of the Go
 			// kernels as the cases above.
 			d, m := refDot(t, t.BlockElems(), p, q)

@@ -1,8 +1,10 @@
 // Package quant implements the ggml tensor element formats that GGUF models
 // are stored in: plain F32, F16 and BF16, the 32-element block formats
 // Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q8_1, the 256-element K-quant formats
-// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and Q8_K, and the non-linear IQ4_NL (32
-// elements), IQ4_XS and IQ3_S (256). For each it can expand a row to float32
+// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and Q8_K, the non-linear IQ4_NL (32
+// elements), IQ4_XS and IQ3_S (256), and MXFP4 (32 elements: an E8M0
+// power of two and 4-bit E2M1 codes, gpt-oss's expert weights). For each
+// it can expand a row to float32
 // (Dequantize), encode float32s (QuantizeRow), and take the dot
 // product of a weight row with an activation vector without expanding
 // either (Dot). The lattice types IQ3_XXS, IQ2_S, IQ2_XS, IQ2_XXS, IQ1_M
@@ -11,8 +13,8 @@
 // QuantizeRow returns ErrUnsupportedType for them.
 //
 // A matrix-vector product works as in llama.cpp: the activation vector is
-// quantized once to the weight type's VecDotType (Q8_0 for Q4_0, Q5_0, Q8_0
-// and IQ4_NL; Q8_1 for Q4_1 and Q5_1; Q8_K for the K-quants and the
+// quantized once to the weight type's VecDotType (Q8_0 for Q4_0, Q5_0, Q8_0,
+// IQ4_NL and MXFP4; Q8_1 for Q4_1 and Q5_1; Q8_K for the K-quants and the
 // 256-element IQ types; the weight type itself for F32, F16 and BF16), and each weight row is then multiplied
 // with it block by block in integer arithmetic, scaled once per block.
 //

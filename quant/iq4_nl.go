@@ -157,17 +157,17 @@ func dotIQ4_NL(n int, w, x []byte) float32 {
 	for a, b := range dotBlocks(n/QK, w, iq4_NLBytes, x, q8_0Bytes) {
 		a := (*[iq4_NLBytes]byte)(a)
 		b := (*[q8_0Bytes]byte)(b)
-		isum := iq4Sum((*[16]byte)(a[2:]), (*[QK]byte)(b[2:]))
+		isum := lutSum(&iq4nlValues32, (*[16]byte)(a[2:]), (*[QK]byte)(b[2:]))
 		sum += f16At(b[0:]) * f16At(a[0:]) * float32(isum)
 	}
 	return sum
 }
 
-// iq4Sum is Σ iq4nlValues[code_i]·y_i over one 32-element block of IQ4
-// codes q (low nibbles elements 0..15, high nibbles 16..31) and Q8 bytes
-// y, exact in int32: the inner loop of dotIQ4_NL and dotIQ4_XS.
-func iq4Sum(q *[16]byte, y *[QK]byte) int32 {
-	tab := &iq4nlValues32
+// lutSum is Σ tab[code_i]·y_i over one 32-element block of 4-bit codes q
+// (low nibbles elements 0..15, high nibbles 16..31) and Q8 bytes y, exact
+// in int32: the inner loop of dotIQ4_NL, dotIQ4_XS (tab the IQ4 levels)
+// and dotMXFP4 (the doubled E2M1 values).
+func lutSum(tab *[16]int32, q *[16]byte, y *[QK]byte) int32 {
 	var s0, s1 int32
 	for j := 0; j < 16; j++ {
 		s0 += tab[q[j]&0xf] * int32(int8(y[j]))

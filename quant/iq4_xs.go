@@ -90,7 +90,7 @@ func dotIQ4_XS(n int, w, x []byte) float32 {
 		var isum int32
 		for ib := 0; ib < 8; ib++ {
 			ls := int32(a[4+ib/2]>>(4*uint(ib%2))&0xf|byte(h>>(2*uint(ib))&3)<<4) - 32
-			isum += ls * iq4Sum((*[16]byte)(a[8+16*ib:]), (*[QK]byte)(b[4+32*ib:]))
+			isum += ls * lutSum(&iq4nlValues32, (*[16]byte)(a[8+16*ib:]), (*[QK]byte)(b[4+32*ib:]))
 		}
 		sum += f16At(a[0:]) * f32At(b[0:]) * float32(isum)
 	}

@@ -38,6 +38,8 @@ var dotVariants = []dotVariant{
 	{Q6_K, cpu.DotProd, "dotprod", dotQ6_KDotprod},
 	{IQ4_NL, cpu.NEON, "neon", dotIQ4_NLNEON},
 	{IQ4_NL, cpu.DotProd, "dotprod", dotIQ4_NLDotprod},
+	{MXFP4, cpu.NEON, "neon", dotMXFP4NEON},
+	{MXFP4, cpu.DotProd, "dotprod", dotMXFP4Dotprod},
 	{Q2_K, cpu.NEON, "neon", dotQ2_KNEON},
 	{Q2_K, cpu.DotProd, "dotprod", dotQ2_KDotprod},
 	{Q3_K, cpu.NEON, "neon", dotQ3_KNEON},

@@ -10,13 +10,16 @@ import (
 // llama.cpp's llama-quantize (d32676d77, no importance matrix) wrote for
 // knownInput(256·256) stored as a 256×256 F32 tensor (blk.0.attn_q.weight
 // of a tiny llama, quantized with the file types Q2_K, Q3_K_M, IQ4_XS,
-// IQ4_NL and IQ3_S, all of which keep attn_q at their base type).
+// IQ4_NL and IQ3_S, all of which keep attn_q at their base type); for
+// MXFP4, those it wrote for blk.0.ffn_gate_exps.weight, [256, 32, 8], of a
+// tiny qwen3moe holding the same values, with the file type MXFP4_MOE.
 var knownBytesSHA256 = map[Type]string{
 	Q2_K:   "d3100bc0b6e94b8c3fcf7feaff927f6f73631f0695a17ceac8c5adac67570b56",
 	Q3_K:   "a0dc5a06f8f9b41937c6fb6c702e480bb66b349d8e2f25a42b637bb4e94f44f6",
 	IQ4_XS: "1a88cb937e2e30bbb8e7959c81e17ff49b099487d656ec60429c1acf5224deca",
 	IQ4_NL: "17daf9339f57a26221d7ce9210450acb2aebeefc49dcd27d5d7f4116111d4f4b",
 	IQ3_S:  "6afad393feded17f45d28c45be6a7e9e640236b5bfb05a8bae1bb0adbdae08df",
+	MXFP4:  "2c73d1beaaa13825c8e781c2a742813326426673c17c52a14ec58cfb7872a403",
 }
 
 // knownInput returns n deterministic test values, 256-element blocks of

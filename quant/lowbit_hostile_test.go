@@ -15,7 +15,7 @@ func TestLowBitHostileFloats(t *testing.T) {
 		"mixed": func(i int) float32 { return []float32{nan, inf, -inf, 0, 1, -3e38, 3e38, 1e-40}[i%8] },
 		"huge":  func(i int) float32 { return 3e38 * float32(1-2*(i%3)) },
 	}
-	for _, typ := range []Type{Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S} {
+	for _, typ := range []Type{Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, MXFP4} {
 		for name, f := range fills {
 			t.Run(typ.String()+"/"+name, func(t *testing.T) {
 				x := make([]float32, 2*QKK)

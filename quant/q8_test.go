@@ -120,10 +120,7 @@ func TestQuantizeQ8_KBytes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			x := make([]float32, QKK)
-			for i, v := range tc.x {
-				x[i] = v
-			}
+			x := sparseFloats(QKK, tc.x)
 			want := make([]byte, q8_KBytes)
 			binary.LittleEndian.PutUint32(want, math.Float32bits(tc.d))
 			for i, v := range tc.q {

@@ -23,8 +23,8 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 // documentation), so dot products can be compared with llama.cpp bit for
 // bit. For the weight types Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K it
 // follows ggml's reference quantizers (no importance matrix), and for Q2_K,
-// Q3_K, IQ4_NL, IQ4_XS and IQ3_S the quantizers llama-quantize runs without
-// an importance matrix, byte for byte; use it to make test models, not to
+// Q3_K, IQ4_NL, IQ4_XS, IQ3_S and MXFP4 the quantizers llama-quantize runs
+// without an importance matrix, byte for byte (MXFP4's takes none); use it to make test models, not to
 // requantize real ones. The first IQ3_S call builds a search table
 // (about 60 KB, a few tens of milliseconds) that later calls share. F32, F16 and BF16 are converted
 // element by element with round-to-nearest-even.
@@ -86,6 +86,7 @@ var opsByType = [...]typeOps{
 	IQ4_NL: {dequantIQ4_NL, quantIQ4_NL, dotIQ4_NL},
 	IQ3_S:  {dequantIQ3_S, quantIQ3_S, dotIQ3_S},
 	IQ4_XS: {dequantIQ4_XS, quantIQ4_XS, dotIQ4_XS},
+	MXFP4:  {dequantMXFP4, quantMXFP4, dotMXFP4},
 	// The lowest-bit types, which llama-quantize makes only with an
 	// importance matrix, are decoded and multiplied but not encoded.
 	IQ2_XXS: {dequantSigned(iq2_XXSBytes, 0.25, iq2XXSGroup), nil, dotIQ2_XXS},

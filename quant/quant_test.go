@@ -333,6 +333,9 @@ func TestQuantizeRoundTrip(t *testing.T) {
 		{IQ4_NL, 0.09, 0},
 		{IQ4_XS, 0.09, 0},
 		{IQ3_S, 0.21, 0},
+		// Levels 0 … 12 in units of d = 2^⌊log2 amax⌋/8: at worst amax just
+		// below 16d clips to 12d.
+		{MXFP4, 0.11, 0.25},
 	}
 	for _, tc := range types {
 		for _, sh := range shapes {

@@ -103,6 +103,8 @@ func refElem(t Type, b []byte, i int) (v, mag float64) {
 		return refElemQ3_K(blk, j)
 	case IQ4_NL:
 		return refElemIQ4_NL(blk, j)
+	case MXFP4:
+		return refElemMXFP4(blk, j)
 	case IQ4_XS:
 		return refElemIQ4_XS(blk, j)
 	case IQ3_S:
@@ -321,6 +323,9 @@ func fillBlock(t Type, b []byte, r *rand.Rand, kind blockKind) {
 	case IQ4_NL:
 		scale(0)
 		setCodes(2, len(b))
+	case MXFP4:
+		fillMXFP4(b, r, kind)
+		setCodes(1, len(b))
 	case IQ4_XS:
 		fillIQ4_XS(b, kind, scale, setCodes)
 	case IQ3_S:
@@ -346,11 +351,11 @@ func fillBlock(t Type, b []byte, r *rand.Rand, kind blockKind) {
 
 // supportedTypes is every type with a layout in the package.
 var supportedTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q4_K, Q5_K, Q6_K, Q8_K,
-	Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M}
+	Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M, MXFP4}
 
 // dotTypes is every weight type with a dot kernel.
 var dotTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K,
-	Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M}
+	Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M, MXFP4}
 
 // decodeOnly are the types QuantizeRow cannot encode.
 var decodeOnly = []Type{IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M}

@@ -37,6 +37,7 @@ var tileVariants = slices.Concat(
 	superTiles(Q5_K, q5_KBytes, tileQ5_KNEON4x1, tileQ5_KDotprod4x1),
 	superTiles(Q6_K, q6_KBytes, tileQ6_KNEON4x1, tileQ6_KDotprod4x1),
 	q32Tiles(IQ4_NL, iq4_NLBytes, q8_0Bytes, tileIQ4_NLNEON4x4, tileIQ4_NLNEON4x1, tileIQ4_NLDotprod4x4, tileIQ4_NLDotprod4x1, tileIQ4_NLI8MM4x4),
+	q32Tiles(MXFP4, mxfp4Bytes, q8_0Bytes, tileMXFP4NEON4x4, tileMXFP4NEON4x1, tileMXFP4Dotprod4x4, tileMXFP4Dotprod4x1, tileMXFP4I8MM4x4),
 	superTiles(Q2_K, q2_KBytes, tileQ2_KNEON4x1, tileQ2_KDotprod4x1),
 	superTiles(Q3_K, q3_KBytes, tileQ3_KNEON4x1, tileQ3_KDotprod4x1),
 	superTiles(IQ4_XS, iq4_XSBytes, tileIQ4_XSNEON4x1, tileIQ4_XSDotprod4x1),

@@ -243,7 +243,7 @@ func TestTileNoAllocs(t *testing.T) {
 // bytes.
 func BenchmarkTile(b *testing.B) {
 	const n = 2048
-	for _, typ := range []Type{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, F16, F32} {
+	for _, typ := range []Type{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, MXFP4, F16, F32} {
 		nb := n / typ.BlockElems()
 		rb := nb * typ.BlockBytes()
 		vt := typ.VecDotType()

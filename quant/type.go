@@ -44,6 +44,7 @@ const (
 	BF16    Type = 30
 	TQ1_0   Type = 34
 	TQ2_0   Type = 35
+	MXFP4   Type = 39
 )
 
 // QK is the element count of the 32-wide block formats; QKK of the
@@ -98,6 +99,7 @@ var typeTraits = map[Type]traits{
 	IQ1_M:   {"IQ1_M", QKK, iq1_MBytes, Q8_K},
 	TQ1_0:   {"TQ1_0", QKK, 54, Q8_K},
 	TQ2_0:   {"TQ2_0", QKK, 66, Q8_K},
+	MXFP4:   {"MXFP4", QK, mxfp4Bytes, Q8_0},
 }
 
 // String returns the ggml name of the type ("Q4_K"), or "type(N)" for an id

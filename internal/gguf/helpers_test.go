@@ -22,6 +22,7 @@ var sampleTensors = []struct {
 	{"blk.0.attn_k.weight", quant.F16, []int64{64, 4}},
 	{"blk.0.ffn_up.weight", quant.Q4_K, []int64{256, 2}},
 	{"blk.0.cube.weight", quant.F32, []int64{4, 3, 2}},
+	{"blk.0.ffn_up_exps.weight", quant.MXFP4, []int64{64, 3, 2}}, // 17-byte blocks: offsets not a multiple of 2
 	{"output_norm.weight", quant.F32, []int64{64}},
 }
 

@@ -73,6 +73,10 @@ type ModelSpec struct {
 	// Experts of a qwen3moe, granitemoe or gpt-oss model: expert_count,
 	// expert_used_count and expert_feed_forward_length (required there).
 	Experts, ExpertsUsed, ExpertFFN int
+	// ExpertType is the type of the expert tensors (ffn_*_exps); its zero
+	// value (F32) means WeightType. MXFP4 with WeightType Q8_0 is
+	// llama-quantize's MXFP4_MOE mix (general.file_type 38).
+	ExpertType quant.Type
 	// Granite's multipliers (granite, granitemoe): embedding_scale,
 	// residual_scale, attention.scale and logit_scale; all zero writes
 	// Granite 3.3's (12, 0.22, 1/128, 8).
@@ -522,6 +526,8 @@ func fileType(t quant.Type) uint32 {
 		return 36
 	case quant.TQ2_0:
 		return 37
+	case quant.MXFP4:
+		return 38 // MXFP4_MOE
 	}
 	return 0
 }
@@ -642,7 +648,11 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.WeightType != quant.F32 && s.WeightType != quant.F16 && s.WeightType != quant.BF16 {
 		g.AddKV("general.quantization_version", uint32(2))
 	}
-	g.AddKV("general.file_type", fileType(s.WeightType))
+	ft := fileType(s.WeightType)
+	if s.ExpertType == quant.MXFP4 {
+		ft = fileType(s.ExpertType)
+	}
+	g.AddKV("general.file_type", ft)
 }
 
 // dist is the distribution a tensor's values are drawn from:
@@ -748,15 +758,19 @@ func (s ModelSpec) tensors() []tensorSpec {
 				tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)})
 		case "qwen3moe", "granitemoe", "gpt-oss":
 			x, fe := int64(s.Experts), int64(s.ExpertFFN)
+			xw := s.ExpertType
+			if xw == quant.F32 {
+				xw = w
+			}
 			gain := s.RouterGain
 			if gain == 0 {
 				gain = 1
 			}
 			ts = append(ts,
 				tensorSpec{p + "ffn_gate_inp.weight", quant.F32, []int64{e, x}, dist{0, gain / math.Sqrt(float64(e))}},
-				tensorSpec{p + "ffn_gate_exps.weight", w, []int64{e, fe, x}, proj(e)},
-				tensorSpec{p + "ffn_up_exps.weight", w, []int64{e, fe, x}, proj(e)},
-				tensorSpec{p + "ffn_down_exps.weight", w, []int64{fe, e, x}, proj(fe)})
+				tensorSpec{p + "ffn_gate_exps.weight", xw, []int64{e, fe, x}, proj(e)},
+				tensorSpec{p + "ffn_up_exps.weight", xw, []int64{e, fe, x}, proj(e)},
+				tensorSpec{p + "ffn_down_exps.weight", xw, []int64{fe, e, x}, proj(fe)})
 			if oss {
 				ts = append(ts, bias(p+"ffn_gate_inp.bias", x),
 					tensorSpec{p + "ffn_gate_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},

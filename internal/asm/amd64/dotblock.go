@@ -29,11 +29,19 @@ type blockType struct {
 	// run8: the AVX2 kernel takes runs of eight blocks whose scales are
 	// converted together and parked on the stack (Q4_0).
 	run8 bool
-	// lut: a nibble is an index into iq4nlValues (IQ4_NL). With VNNI the
-	// table holds the levels plus 128 (bias 0x80, taken off as 128·Σy);
-	// AVX2, whose VPMADDUBSW would saturate on those, looks up the signed
-	// levels and multiplies as Q8_0 does, |w| by y with w's sign.
-	lut bool
+	// lut: a nibble is an index into levels (IQ4_NL's iq4nlValues,
+	// MXFP4's doubled E2M1 values), tables named after lutName. With VNNI
+	// the table holds the levels plus 128 (bias 0x80, taken off as
+	// 128·Σy); AVX2, whose VPMADDUBSW would saturate on those, looks up
+	// the signed levels and multiplies as Q8_0 does, |w| by y with w's
+	// sign.
+	lut     bool
+	levels  *[16]int8
+	lutName string
+	// e8m0: the weight block's scale is one E8M0 byte at offset 0
+	// (MXFP4), 2^(e−128) as ggml's ggml_e8m0_to_fp32_half makes it (see
+	// e8m0Float), instead of an fp16.
+	e8m0 bool
 }
 
 var (
@@ -42,36 +50,53 @@ var (
 	blockQ4_1  = &blockType{name: "Q4_1", wb: 20, xb: 36, qw: 4, qx: 4, nibble: true, withMin: true}
 	blockQ5_0  = &blockType{name: "Q5_0", wb: 22, xb: 34, qw: 6, qx: 2, nibble: true, bias: 0x10101010, hbits: true}
 	blockQ5_1  = &blockType{name: "Q5_1", wb: 24, xb: 36, qw: 8, qx: 4, nibble: true, hbits: true, withMin: true}
-	blockIQ4NL = &blockType{name: "IQ4_NL", wb: 18, xb: 34, qw: 2, qx: 2, nibble: true, bias: 0x80808080, run8: true, lut: true}
+	blockIQ4NL = &blockType{name: "IQ4_NL", wb: 18, xb: 34, qw: 2, qx: 2, nibble: true, bias: 0x80808080, run8: true,
+		lut: true, levels: &iq4nlLevels, lutName: "iq4nl"}
+	// MXFP4 is IQ4_NL with other levels and an E8M0 scale.
+	blockMXFP4 = &blockType{name: "MXFP4", wb: 17, xb: 34, qw: 1, qx: 2, nibble: true, bias: 0x80808080, run8: true,
+		lut: true, levels: &mxfp4Levels, lutName: "mxfp4", e8m0: true}
 )
+
+// mxfp4Levels is ggml's kvalues_mxfp4, the E2M1 values doubled.
+var mxfp4Levels = [16]int8{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
 
 // iq4nlLevels is ggml's kvalues_iq4nl, the level of each 4-bit code.
 var iq4nlLevels = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
 
-// iq4nlTable is a 16-byte VPSHUFB table of the levels, signed or plus
-// 128 (biased).
-func iq4nlTable(biased bool) Mem {
+// iq4nlTable is a 16-byte VPSHUFB table of IQ4_NL's levels, signed or
+// plus 128 (biased).
+func iq4nlTable(biased bool) Mem { return levelTable("iq4nl", &iq4nlLevels, biased) }
+
+// lutTable is levelTable of t's levels.
+func (t *blockType) lutTable(biased bool) Mem { return levelTable(t.lutName, t.levels, biased) }
+
+// levelTable is a 16-byte VPSHUFB table of sixteen levels, signed or plus
+// 128 (biased), named after name.
+func levelTable(name string, levels *[16]int8, biased bool) Mem {
 	b := make([]byte, 16)
-	name := "iq4nlSigned"
+	kind := "Signed"
 	if biased {
-		name = "iq4nlBiased"
+		kind = "Biased"
 	}
-	for i, v := range iq4nlLevels {
+	for i, v := range levels {
 		b[i] = byte(v)
 		if biased {
 			b[i] = byte(int(v) + 128)
 		}
 	}
-	return bytesTable(name, b)
+	return bytesTable(name+kind, b)
 }
 
-// iq4nlBiased64 is the biased levels as a 64-byte VPERMB table.
-func iq4nlBiased64() Mem {
+// iq4nlBiased64 is IQ4_NL's biased levels as a 64-byte VPERMB table.
+func iq4nlBiased64() Mem { return blockIQ4NL.lutBiased64() }
+
+// lutBiased64 is t's biased levels as a 64-byte VPERMB table.
+func (t *blockType) lutBiased64() Mem {
 	b := make([]byte, 64)
 	for i := range b {
-		b[i] = byte(int(iq4nlLevels[i%16]) + 128)
+		b[i] = byte(int(t.levels[i%16]) + 128)
 	}
-	return bytesTable("iq4nlBiased64", b)
+	return bytesTable(t.lutName+"Biased64", b)
 }
 
 // signedMul leaves in dst the word sums of pairs of products of the
@@ -173,7 +198,7 @@ func blockAVX2(t *blockType, woff, xoff int, acc, macc Register, scale Op) {
 		c.VINSERTPS(U8(0x5D), X3, X3, X5)
 		c.VADDPS(Y5, macc, macc)
 	default:
-		c.VCVTPH2PS(mem(RSI, woff), X3)
+		wScale(t, mem(RSI, woff), X3, X4)
 		c.VCVTPH2PS(mem(RDI, xoff), X4)
 		c.VMULSS(X4, X3, X3)
 		c.VBROADCASTSS(X3, Y3)
@@ -192,7 +217,7 @@ func dotBlockAVX2(t *blockType) {
 		bcast32(0x0F0F0F0F, Y11)
 	}
 	if t.lut {
-		c.VBROADCASTI128(iq4nlTable(false), Y10)
+		c.VBROADCASTI128(t.lutTable(false), Y10)
 	} else if t.bias != 0 && t.nibble {
 		bcast32(t.bias, Y10)
 	}
@@ -213,16 +238,24 @@ func dotBlockAVX2(t *blockType) {
 		zero(Y9)
 	}
 	if t.run8 {
+		if t.e8m0 {
+			c.VMOVDQU(blockOffsets(t.wb), Y6)
+		}
 		c.CMPQ(RCX, U8(8))
 		c.JLT(ref("loop2"))
 		label("loop8")
 		// The sixteen fp16 scales through general registers into two
-		// VCVTPH2PS; the eight products to the stack.
-		gather4(RSI, 0, t.wb, RAX, RBX)
-		gather4(RSI, 4*t.wb, t.wb, RDX, R8)
-		c.VMOVQ(RAX, X4)
-		c.VPINSRQ(U8(1), RDX, X4, X4)
-		c.VCVTPH2PS(X4, Y4)
+		// VCVTPH2PS (E8M0 ones by VPGATHERDD at the offsets in Y6); the
+		// eight products to the stack.
+		if t.e8m0 {
+			gatherE8M0(RSI, Y6, Y4, Y7)
+		} else {
+			gather4(RSI, 0, t.wb, RAX, RBX)
+			gather4(RSI, 4*t.wb, t.wb, RDX, R8)
+			c.VMOVQ(RAX, X4)
+			c.VPINSRQ(U8(1), RDX, X4, X4)
+			c.VCVTPH2PS(X4, Y4)
+		}
 		gather4(RDI, 0, t.xb, R9, R10)
 		gather4(RDI, 4*t.xb, t.xb, R11, R12)
 		c.VMOVQ(R9, X5)
@@ -446,7 +479,7 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 	}
 	if t.lut {
 		// Z31: the biased levels in every 128-bit lane.
-		c.VBROADCASTI32X4(iq4nlTable(true), Z31)
+		c.VBROADCASTI32X4(t.lutTable(true), Z31)
 	}
 	if t.withMin {
 		// Z24: dword 0 in lanes 0-7, 2 in lanes 8-15; Z25: 4 and 6 (the
@@ -505,7 +538,7 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 		}
 	} else {
 		wz := Z29
-		scales8(RSI, t.wb, Y6, wz, Z28, Z6, Z8)
+		wScales8(t, RSI, Y6, wz, Z28, Z6, Z8)
 		xz, xz2 := Z29, Z28
 		if t.xb != t.wb {
 			xz, xz2 = Z30, Z30
@@ -544,8 +577,8 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 	c.CMPQ(RCX, U8(2))
 	c.JLT(ref("single"))
 	vnniPair(t, 0, 0)
-	c.VCVTPH2PS(mem(RSI, 0), X4)
-	c.VCVTPH2PS(mem(RSI, t.wb), X5)
+	wScale(t, mem(RSI, 0), X4, X6)
+	wScale(t, mem(RSI, t.wb), X5, X6)
 	c.VCVTPH2PS(mem(RDI, 0), X6)
 	c.VCVTPH2PS(mem(RDI, t.xb), X7)
 	if t.withMin {
@@ -589,7 +622,7 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 		c.VPXORD(Y23, Y0, Y0)
 	}
 	vnniInts(t, Y0, nil, mem(RDI, t.qx))
-	c.VCVTPH2PS(mem(RSI, 0), X4)
+	wScale(t, mem(RSI, 0), X4, X6)
 	c.VCVTPH2PS(mem(RDI, 0), X6)
 	if t.withMin {
 		c.VMULPS(X6, X4, X4)

@@ -59,6 +59,9 @@ func quantFiles() []outFile {
 			x8Multis(iq4NLX8Multi)
 			iq4NLX8Multi.emit(8)
 		}},
+		{"mxfp4", func() {
+			kernels(blockMXFP4, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})
+		}},
 		// The VBMI kernels of the low-bit types follow their family; the
 		// VNNI 4×4 tile is as fast as a VBMI one for Q2_K and Q3_K.
 		{"q2_k", func() { lowFamily(lowQ2_K, tileAt{vbmi, 1}); x8Decoders(q2KX8); x8Multis(q2KX8Multi) }},

@@ -225,7 +225,7 @@ func tileConst(t *blockType) {
 	}
 	bcast32(addBytes(t), Z30)
 	if t.lut {
-		c.VBROADCASTI32X4(iq4nlTable(true), Z31)
+		c.VBROADCASTI32X4(t.lutTable(true), Z31)
 	}
 }
 
@@ -271,7 +271,7 @@ func tileBlockVNNI(t *blockType, cols int) {
 	for r, row := range tileRowRegs {
 		switch {
 		case oneWindow:
-			scales8(row, t.wb, Y20, Z23, nil, Z20, nil)
+			wScales8(t, row, Y20, Z23, nil, Z20, Z21)
 		case ownWindows:
 			scales8(row, t.wb, Y20, Z23, Z24, Z20, Z21)
 		default:
@@ -433,7 +433,7 @@ func tileBlockVBMI(t *blockType) {
 		c.VMOVDQU64(mem(row, third), cc)
 		c.VMOVDQA64(a, prod)
 		c.VPERMT2W(bb, Z22, prod)
-		c.VCVTPH2PS(asX(prod), asY(prod))
+		halvesToFloats(t, 0, asX(prod), asY(prod), Y20)
 		c.VMULPS(Y21, asY(prod), asY(prod))
 	}
 	for _, row := range tileRowRegs {
@@ -453,7 +453,7 @@ func tileBlockVBMI(t *blockType) {
 			c.VPERMT2B(t2, ix, Z20)
 			VGF2P8AFFINEQB(U8(0), Z25, Z20, Z20)
 			if t.lut {
-				c.VPERMB(iq4nlBiased64(), Z20, Z20)
+				c.VPERMB(t.lutBiased64(), Z20, Z20)
 			}
 			c.VMOVDQA32(Z24, Z21)
 			VPDPBUSD(Z23, Z20, Z21)
@@ -527,7 +527,7 @@ func tileBlockAVX2(t *blockType, cols int) {
 	}
 	bcast32(0x00010001, Y13)
 	if t.lut {
-		c.VBROADCASTI128(iq4nlTable(false), Y14)
+		c.VBROADCASTI128(t.lutTable(false), Y14)
 		bcast32(0x0F0F0F0F, Y15)
 	} else if t.nibble {
 		bcast32(addBytes(t), Y14)
@@ -545,7 +545,11 @@ func tileBlockAVX2(t *blockType, cols int) {
 	prefetchRows(R10, 8*t.wb, cols)
 	gatherScales8(RDI, Y11, Y9, Y10)
 	for r, row := range tileRowRegs {
-		gatherScales8(row, wIdx, Y8, Y10)
+		if t.e8m0 {
+			gatherE8M0(row, wIdx, Y8, Y10)
+		} else {
+			gatherScales8(row, wIdx, Y8, Y10)
+		}
 		c.VMULPS(Y9, Y8, Y8)
 		c.VMOVUPS(Y8, stack.Offset(32*r))
 	}

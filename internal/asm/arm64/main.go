@@ -54,7 +54,7 @@ var packages = map[string]func() []*File{
 
 func quantFiles() []*File {
 	files := floatFiles()
-	for _, t := range []q32Type{q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl} {
+	for _, t := range []q32Type{q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, mxfp4} {
 		mm := t.name != "Q5_0" && t.name != "Q5_1" // no registers left for their constants
 		levels := "ARMv8.0 NEON and FEAT_DotProd"
 		if mm {

@@ -182,6 +182,10 @@ type q32Type struct {
 	// min: the weights carry an fp16 min m after d, the activations
 	// (Q8_1) s = d·Σq after theirs, and the block adds m·s (Q4_1).
 	min bool
+	// e8m0: the weight scale is one E8M0 byte e (MXFP4), 2^(e−128) as
+	// ggml's ggml_e8m0_to_fp32_half makes it (see e8m0Floats), not an
+	// fp16.
+	e8m0 bool
 	// unpack loads the quants of one block of row r (its pointer at the
 	// quants) as 32 signed bytes and advances the pointer past them.
 	unpack func(k *kfn, p XReg, consts []VReg) [2]VReg
@@ -277,20 +281,36 @@ func q5Unpack(signed bool) func(k *kfn, p XReg, c []VReg) [2]VReg {
 
 // IQ4_NL: Q4_0's nibbles, each looked up in the sixteen non-uniform levels
 // (TBL) instead of offset by 8.
-var iq4_nl = q32Type{
-	name: "IQ4_NL", file: "iq4_nl", small: true,
-	consts: func(k *kfn) []VReg {
-		m, tab := k.rg.get(), k.rg.get()
-		k.I(MOVI(B16, m, 0x0f, 0))
-		k.iq4Table(tab)
-		return []VReg{m, tab}
-	},
-	unpack: func(k *kfn, p XReg, c []VReg) [2]VReg {
-		lo, hi := k.rg.get(), k.rg.get()
-		k.I(LD1(B16, hi, 1, p, 16), AND(B16, lo, hi, c[0]), USHR(B16, hi, hi, 4),
-			TBL(B16, lo, c[1], 1, lo), TBL(B16, hi, c[1], 1, hi))
-		return [2]VReg{lo, hi}
-	},
+var iq4_nl = lutType("IQ4_NL", "iq4_nl", (*kfn).iq4Table)
+
+// MXFP4: IQ4_NL's layout with the doubled E2M1 values (ggml's
+// kvalues_mxfp4) for levels and a one-byte E8M0 scale.
+var mxfp4 = func() q32Type {
+	t := lutType("MXFP4", "mxfp4", func(k *kfn, d VReg) {
+		k.vconst(d, bytesConst(0, 1, 2, 3, 4, 6, 8, 12), bytesConst(0, -1, -2, -3, -4, -6, -8, -12))
+	})
+	t.e8m0 = true
+	return t
+}()
+
+// lutType is a 32-element type whose nibbles (Q4_0's order) index a table
+// of sixteen signed levels, which table loads into a register.
+func lutType(name, file string, table func(k *kfn, d VReg)) q32Type {
+	return q32Type{
+		name: name, file: file, small: true,
+		consts: func(k *kfn) []VReg {
+			m, tab := k.rg.get(), k.rg.get()
+			k.I(MOVI(B16, m, 0x0f, 0))
+			table(k, tab)
+			return []VReg{m, tab}
+		},
+		unpack: func(k *kfn, p XReg, c []VReg) [2]VReg {
+			lo, hi := k.rg.get(), k.rg.get()
+			k.I(LD1(B16, hi, 1, p, 16), AND(B16, lo, hi, c[0]), USHR(B16, hi, hi, 4),
+				TBL(B16, lo, c[1], 1, lo), TBL(B16, hi, c[1], 1, hi))
+			return [2]VReg{lo, hi}
+		},
+	}
 }
 
 var q8_0 = q32Type{
@@ -355,6 +375,19 @@ func genQ32(f *File, t q32Type, lvl level, h, cols int) {
 // with mins m_w into mw and s_x into sx alike. The row and column pointers
 // then sit at the quants.
 func (k *kfn) loadScales(t q32Type, dw, dx VReg) (mw, sx VReg) {
+	if t.e8m0 {
+		// Each exponent byte into the low byte of its row's word.
+		k.I(MOVIzero(dw))
+		for r := 0; r < k.h; r++ {
+			k.I(LD1L(B16, dw, 4*r, k.row(r), 1))
+		}
+		for c := 0; c < k.cols; c++ {
+			k.I(LD1L(H4, dx, c, k.col(c), 2))
+		}
+		k.I(FCVTL(H4, dx, dx))
+		k.e8m0Floats(dw)
+		return 255, 255
+	}
 	if !t.min {
 		for r := 0; r < k.h; r++ {
 			k.I(LD1L(H4, dw, r, k.row(r), 2))
@@ -375,6 +408,17 @@ func (k *kfn) loadScales(t q32Type, dw, dx VReg) (mw, sx VReg) {
 	k.I(UZP2(H8, mw, dw, dw), UZP1(H8, dw, dw, dw), UZP2(H8, sx, dx, dx), UZP1(H8, dx, dx, dx),
 		FCVTL(H4, dw, dw), FCVTL(H4, dx, dx), FCVTL(H4, mw, mw), FCVTL(H4, sx, sx))
 	return mw, sx
+}
+
+// e8m0Floats turns the E8M0 exponents e (0..255) in the words of e into
+// ggml's ggml_e8m0_to_fp32_half, 2^(e−128), in place: the signed maximum
+// of (e−1)<<23 (the float's bits for e ≥ 2) and (e+1)<<21 (the subnormal
+// 0x00200000<<e for e < 2), the first the larger exactly when e ≥ 2.
+func (k *kfn) e8m0Floats(e VReg) {
+	one, lo := k.rg.get(), k.rg.get()
+	k.I(MOVI(S4, one, 1, 0), ADD(S4, lo, e, one), SHL(S4, lo, lo, 21),
+		SUB(S4, e, e, one), SHL(S4, e, e, 23), SMAX(S4, e, e, lo))
+	k.rg.put(one, lo)
 }
 
 func (k *kfn) putScales(t q32Type, dw, dx, mw, sx VReg) {

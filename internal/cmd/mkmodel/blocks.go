@@ -55,7 +55,15 @@ const (
 	// IQ3_S: lattice magnitudes (odd, 1…15) with random signs times the
 	// sub-block factors 1+2·s, s=4…11.
 	rmsIQ3_S = 126.4 // sqrt(mean(g²) · mean((1+2s)², s=4…11)), mean(g²) = 57.67 over iq3s_grid
+	// MXFP4: the sixteen doubled E2M1 values (0, ±1 … ±12, symmetric)
+	// times a power of two, 2^(e−128).
+	rmsMXFP4 = 5.852 // sqrt(mean(v²)) over kvalues_mxfp4: sqrt(548/16)
 )
+
+// mxfp4Steps is how many exponents an MXFP4 tensor's blocks draw from:
+// its scale is a power of two, so the target spread is met on average by
+// mixing two neighbouring exponents, in steps of 1/mxfp4Steps.
+const mxfp4Steps = 64
 
 // scaleSteps is how many jittered values a block scale takes.
 const scaleSteps = 8
@@ -65,6 +73,7 @@ type blockParams struct {
 	d    [scaleSteps]uint16 // fp16 block scales
 	dmin [scaleSteps]uint16 // fp16 Q4_K minimum scales, 5·d
 	f16  *[1 << 16]uint16   // F16: normal quantiles times the target std
+	e8m0 [mxfp4Steps]uint8  // MXFP4 block exponents
 }
 
 // newBlockParams returns the scales for weights of type t with standard
@@ -102,6 +111,8 @@ func newBlockParams(t quant.Type, std float64) (*blockParams, error) {
 		rms = rmsIQ3_S
 	case quant.IQ3_XXS, quant.IQ2_S, quant.IQ2_XS, quant.IQ2_XXS, quant.IQ1_M, quant.IQ1_S:
 		rms = latticeRMS(t)
+	case quant.MXFP4:
+		return p, mxfp4Exponents(&p.e8m0, std)
 	default:
 		return nil, fmt.Errorf("no random block generator for type %v", t)
 	}
@@ -116,6 +127,26 @@ func newBlockParams(t quant.Type, std float64) (*blockParams, error) {
 		}
 	}
 	return p, nil
+}
+
+// mxfp4Exponents fills e with MXFP4 block exponents whose weights have a
+// mean square of std² on average: e0, with 2^(e0−128)·rmsMXFP4 ≤ std, and
+// e0+1 (four times the mean square) in the share that makes up the rest.
+func mxfp4Exponents(e *[mxfp4Steps]uint8, std float64) error {
+	d := std / rmsMXFP4
+	e0 := math.Floor(math.Log2(d)) + 128
+	if !(e0 >= 1 && e0 <= 253) {
+		return fmt.Errorf("standard deviation %g needs the MXFP4 exponent %g", std, e0)
+	}
+	v0 := math.Pow(math.Ldexp(rmsMXFP4, int(e0)-128), 2)
+	hi := int(math.Round(mxfp4Steps * (std*std - v0) / (3 * v0)))
+	for k := range e {
+		e[k] = uint8(e0)
+		if k < hi {
+			e[k]++
+		}
+	}
+	return nil
 }
 
 // fillBlocks fills dst, a whole number of blocks of type t, with random
@@ -150,6 +181,8 @@ func fillBlocks(t quant.Type, dst []byte, r *rand.PCG, p *blockParams) {
 		fillIQ3_S(dst, r, p)
 	case quant.IQ3_XXS, quant.IQ2_S, quant.IQ2_XS, quant.IQ2_XXS, quant.IQ1_M, quant.IQ1_S:
 		fillLattice(t, dst, r, p)
+	case quant.MXFP4:
+		fillMXFP4(dst, r, p)
 	}
 }
 
@@ -391,6 +424,15 @@ func fillIQ4_NL(dst []byte, r *rand.PCG, p *blockParams) {
 		u := r.Uint64()
 		le.PutUint16(dst, p.d[u%scaleSteps]|uint16(u>>8&1)<<15)
 		fillRandom(dst[2:bs], r, nil)
+	}
+}
+
+// MXFP4 block: the E8M0 exponent, 16 bytes of 4-bit E2M1 codes.
+func fillMXFP4(dst []byte, r *rand.PCG, p *blockParams) {
+	const bs = 1 + 16
+	for ; len(dst) >= bs; dst = dst[bs:] {
+		dst[0] = p.e8m0[r.Uint64()%mxfp4Steps]
+		fillRandom(dst[1:bs], r, nil)
 	}
 }
 

@@ -28,6 +28,7 @@
 //	        bge-small-en-v1.5 and all-minilm-l6-v2 (bert), whose mixes
 //	        agree with llama-quantize's too (-list prints them)
 //	-type   f16, q8_0, q4_0, q4_k_m, q3_k_m, q2_k, iq4_xs, iq4_nl, iq3_s,
+//	        mxfp4_moe (gpt-oss's mix: the experts MXFP4, the rest Q8_0),
 //	        or the lattice types iq3_xxs, iq2_m, iq2_s, iq2_xs, iq2_xxs,
 //	        iq1_m, iq1_s (their mixes are llama-quantize's with an
 //	        importance matrix, which it needs for them)

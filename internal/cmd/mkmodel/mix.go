@@ -26,6 +26,8 @@ var fileTypes = []fileType{
 	{"iq4_xs", 30, quant.IQ4_XS},
 	{"iq4_nl", 25, quant.IQ4_NL},
 	{"iq3_s", 26, quant.IQ3_S},
+	// gpt-oss's mix: the expert tensors MXFP4, every other matrix Q8_0.
+	{"mxfp4_moe", 38, quant.Q8_0},
 	// The lattice types, which llama-quantize makes only with an
 	// importance matrix (IQ3_XXS can do without one but is made with one;
 	// its mix here is the one with): see latticeType.
@@ -46,6 +48,7 @@ const (
 	ftypeIQ4_NL = 25
 	ftypeIQ3_S  = 26
 	ftypeIQ4_XS = 30
+	ftypeMXFP4  = 38 // MXFP4_MOE
 	// The lattice file types.
 	ftypeIQ2_XXS = 19
 	ftypeIQ2_XS  = 20
@@ -293,6 +296,12 @@ func assignTypes(ts []tensorPlan, ft fileType, s shape) error {
 				typ = quant.Q5_K
 			case typ != quant.Q8_0:
 				typ = quant.Q6_K
+			}
+		case ft.Ftype == ftypeMXFP4:
+			// llama-quantize's rule is by shape: a tensor of more than
+			// one matrix (ne[2] > 1, the experts) is MXFP4.
+			if len(t.Dims) > 2 && t.Dims[2] > 1 {
+				typ = quant.MXFP4
 			}
 		case ft.lattice():
 			typ = latticeType(ft, t.Name, s, &iAttnV, &iFFNDown, nFFNDown)

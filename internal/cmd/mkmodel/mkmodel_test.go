@@ -147,6 +147,20 @@ func miniature(s shape) shape {
 	return s
 }
 
+// TestMXFP4MoE writes a miniature qwen3-30b-a3b as MXFP4_MOE (the mix
+// llama-quantize gives a qwen3moe file: checked on one from
+// internal/testutil) and runs it.
+func TestMXFP4MoE(t *testing.T) {
+	path := build(t, miniature(mustShape(t, "qwen3-30b-a3b")), mustType(t, "mxfp4_moe"))
+	f := testutil.ReadHeader(t, path)
+	for name, want := range map[string]quant.Type{"blk.1.ffn_up_exps.weight": quant.MXFP4, "blk.2.attn_q.weight": quant.Q8_0} {
+		if ti, _ := f.Tensor(name); ti.Type != want {
+			t.Errorf("%s: %v, want %v", name, ti.Type, want)
+		}
+	}
+	evalSteps(t, path)
+}
+
 func TestMiniatureShapes(t *testing.T) {
 	for _, s := range shapes {
 		if s.Name == "tiny" {
@@ -285,6 +299,15 @@ func TestTypeRules(t *testing.T) {
 		{"gemma-2-9b", "q8_0", "token_embd.weight", quant.Q8_0},
 		{"qwen2.5-7b", "q4_k_m", "output.weight", quant.Q6_K},
 		{"qwen2.5-7b", "q4_k_m", "blk.0.attn_q.bias", quant.F32},
+		// MXFP4_MOE: the experts MXFP4, every other matrix Q8_0 (the
+		// output and the embedding too), the router F32.
+		{"qwen3-30b-a3b", "mxfp4_moe", "blk.0.ffn_down_exps.weight", quant.MXFP4},
+		{"qwen3-30b-a3b", "mxfp4_moe", "blk.0.ffn_gate_exps.weight", quant.MXFP4},
+		{"qwen3-30b-a3b", "mxfp4_moe", "blk.0.attn_v.weight", quant.Q8_0},
+		{"qwen3-30b-a3b", "mxfp4_moe", "output.weight", quant.Q8_0},
+		{"qwen3-30b-a3b", "mxfp4_moe", "token_embd.weight", quant.Q8_0},
+		{"qwen3-30b-a3b", "mxfp4_moe", "blk.0.ffn_gate_inp.weight", quant.F32},
+		{"tinyllama-1.1b", "mxfp4_moe", "blk.0.ffn_down.weight", quant.Q8_0},
 	}
 	for _, tt := range tests {
 		ts, err := plan(mustShape(t, tt.shape), mustType(t, tt.typ))
@@ -332,7 +355,7 @@ func TestBlockStatistics(t *testing.T) {
 	std := 1 / math.Sqrt(fanIn)
 	for _, typ := range []quant.Type{quant.F16, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K,
 		quant.Q2_K, quant.Q3_K, quant.Q5_K, quant.Q5_1, quant.IQ4_NL, quant.IQ4_XS, quant.IQ3_S,
-		quant.IQ3_XXS, quant.IQ2_S, quant.IQ2_XS, quant.IQ2_XXS, quant.IQ1_M, quant.IQ1_S} {
+		quant.IQ3_XXS, quant.IQ2_S, quant.IQ2_XS, quant.IQ2_XXS, quant.IQ1_M, quant.IQ1_S, quant.MXFP4} {
 		t.Run(typ.String(), func(t *testing.T) {
 			p, err := newBlockParams(typ, std)
 			if err != nil {
@@ -623,6 +646,8 @@ func TestLowBitMixes(t *testing.T) {
 		{tl, "iq1_s", map[quant.Type]int{F32: 45, Q2: 3, Q4: 22, Q5: 1, XX2: 22, S1: 108}},
 		{tl, "iq2_xs", map[quant.Type]int{F32: 45, Q2: 3, Q4: 22, Q5: 1, X2: 130}},
 		{tl, "iq1_m", map[quant.Type]int{F32: 45, Q2: 3, Q4: 22, Q5: 1, XX2: 22, M1: 108}},
+		// 48 layers of three expert tensors, four attention matrices.
+		{mustShape(t, "qwen3-30b-a3b"), "mxfp4_moe", map[quant.Type]int{F32: 241, quant.Q8_0: 194, quant.MXFP4: 144}},
 		// 128 experts: attn_v takes Q4_K.
 		{mustShape(t, "qwen3-30b-a3b"), "iq2_xxs", map[quant.Type]int{F32: 241, Q2: 7, Q4: 48, Q5: 1, XX2: 282}},
 		// The encoders, from their F16 files (compared tensor for tensor,
