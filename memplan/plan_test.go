@@ -82,7 +82,7 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 	defer pool.Close()
 	for _, spec := range []testutil.ModelSpec{testutil.TinyLlama(), testutil.TinyQwen2(), testutil.TinyGemma2(),
 		testutil.TinyQwen3(), testutil.TinyGemma3(), testutil.TinyPhi3(), testutil.TinyQwen3MoE(),
-		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyOlmo2(), testutil.TinyMistral3(), testutil.TinyGemmaEmbedding(),
+		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyOlmo2(), testutil.TinyMistral3(), testutil.TinyGemmaEmbedding(), testutil.TinyLFM2(),
 		testutil.TinyBert(), testutil.TinyNomicBert()} {
 		path := testutil.TempModel(t, spec)
 		sh, err := ReadShape(path)

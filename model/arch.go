@@ -48,6 +48,13 @@ type Arch struct {
 	// (gemma-embedding): its final norm is loaded, no output matrix, so
 	// Forward refuses it as it refuses an encoder.
 	NoHead bool
+	// ShortConv: a hybrid whose layers with attention.head_count_kv 0 are
+	// gated short convolutions instead of attention (lfm2; Config.ConvLayers).
+	ShortConv bool
+	// OutputNorm names the final norm's tensor when it is not
+	// output_norm.weight (lfm2's converter writes token_embd_norm.weight,
+	// llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2).
+	OutputNorm string
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -99,6 +106,7 @@ var registry = []*Arch{
 	{Name: "smollm3", hparams: smollm3Hparams},
 	{Name: "mistral3", hparams: mistral3Hparams},
 	{Name: "olmo2", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: olmo2Hparams},
+	{Name: "lfm2", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight"},
 	{Name: "gemma-embedding", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, NoHead: true, hparams: gemmaEmbeddingHparams},
 	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
 	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},

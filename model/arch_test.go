@@ -25,6 +25,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyLlama(), testutil.TinyQwen2(), testutil.TinyQwen3(), testutil.TinyQwen3MoE(),
 		testutil.TinyGemma2(), testutil.TinyGemma3(), testutil.TinyPhi3(),
 		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyMistral3(), testutil.TinyOlmo2(), testutil.TinyGemmaEmbedding(),
+		testutil.TinyLFM2(),
 		testutil.TinyBert(), testutil.TinyNomicBert(),
 	}
 }
@@ -295,7 +296,7 @@ func TestHeapBytes(t *testing.T) {
 			n := len(m.OutNorm) + len(m.RopeFreqs) + len(m.RopeLong) + len(m.RopeShort) + len(m.EmbedNorm) + len(m.EmbedNormB) + len(m.TypeEmbed)
 			for _, L := range m.Blocks {
 				for _, v := range [][]float32{L.AttnNorm, L.Bq, L.Bk, L.Bv, L.QNorm, L.KNorm, L.PostAttnNorm, L.FFNNorm, L.PostFFNNorm,
-					L.Bqkv, L.Bo, L.BUp, L.BDown, L.AttnOutNorm, L.AttnOutNormB, L.LayerOutNorm, L.LayerOutNormB} {
+					L.Bqkv, L.Bo, L.BUp, L.BDown, L.AttnOutNorm, L.AttnOutNormB, L.LayerOutNorm, L.LayerOutNormB, L.ConvW} {
 					n += len(v)
 				}
 			}
@@ -739,7 +740,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe smollm3 mistral3 olmo2 gemma-embedding bert nomic-bert]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe smollm3 mistral3 olmo2 lfm2 gemma-embedding bert nomic-bert]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

@@ -29,6 +29,12 @@ type Layer struct {
 	Down         *ops.Matrix
 	PostFFNNorm  []float32 // gemma
 
+	// A short-convolution layer's (lfm2; Config.ConvLayer): in_proj (Embd
+	// → B, C and x, Embd each), the depthwise kernel (ConvKernel taps per
+	// channel, channel after channel, oldest tap first) and out_proj.
+	ConvIn, ConvOut *ops.Matrix
+	ConvW           []float32
+
 	// An encoder's (bert, nomic-bert): the fused projection's bias, the
 	// output projection's and the feed-forward's biases (each nil when the
 	// file has none), and the LayerNorms after the attention's residual sum
@@ -202,16 +208,26 @@ func (l *loader) vector(name string, n int) ([]float32, error) {
 // firstRow copies the first row of t (n elements; all of a vector) into
 // the model's slab of vectors as float32.
 func (l *loader) firstRow(name string, t *tensor.Tensor, n int) ([]float32, error) {
+	return l.floatsOf(name, t, n, false)
+}
+
+// floatsOf copies the first n elements of t (its first row, or with whole
+// the whole tensor) into the model's slab of vectors as float32.
+func (l *loader) floatsOf(name string, t *tensor.Tensor, n int, whole bool) ([]float32, error) {
 	l.floats += n
 	if l.dry {
 		return nil, nil
+	}
+	src := t.Data
+	if !whole {
+		src = t.Row(0)
 	}
 	if len(l.slab) < n {
 		return nil, fmt.Errorf("model: tensor %q: vector slab exhausted (loader bug): %w", name, ErrBadModel)
 	}
 	out := l.slab[:n:n]
 	l.slab = l.slab[n:]
-	if err := quant.Dequantize(t.Type, out, t.Row(0)); err != nil {
+	if err := quant.Dequantize(t.Type, out, src); err != nil {
 		return nil, fmt.Errorf("model: tensor %q: %w", name, err)
 	}
 	return out, nil
@@ -409,7 +425,12 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 				p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.Arch, ErrUnsupportedArch)
 		}
 		L := &m.Blocks[i]
-		bts := blockTensors(arch, &cfg, func(name string) bool { return l.has(p + name) })
+		var bts []blockTensor
+		if cfg.ConvLayer(i) {
+			bts = convTensors(&cfg)
+		} else {
+			bts = blockTensors(arch, &cfg, func(name string) bool { return l.has(p + name) })
+		}
 		if err := refuseBiases(l, p, arch, bts); err != nil {
 			return nil, err
 		}
@@ -494,7 +515,11 @@ func (l *loader) dense(m *Model) error {
 // output loads a decoder's final norm and output matrix: output.weight,
 // or the embedding when the file has none (tied).
 func (l *loader) output(m *Model, dry bool) (err error) {
-	if m.OutNorm, err = l.vector("output_norm.weight", m.Embd); err != nil {
+	norm := "output_norm.weight"
+	if a := LookupArch(m.Arch); a.OutputNorm != "" {
+		norm = a.OutputNorm
+	}
+	if m.OutNorm, err = l.vector(norm, m.Embd); err != nil {
 		return err
 	}
 	switch {
@@ -533,7 +558,7 @@ func checkVocab(f *gguf.File, c *Config, rows int) error {
 // included; k is the expert's matrix index (0 gate, 1 up, 2 down) for
 // expert matrices and -1 for the others.
 func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
-	for _, w := range []*ops.Matrix{L.Wq, L.Wk, L.Wv, L.Wqkv, L.Wo, L.Gate, L.Up, L.GateUp, L.Down, L.Router} {
+	for _, w := range []*ops.Matrix{L.Wq, L.Wk, L.Wv, L.Wqkv, L.Wo, L.Gate, L.Up, L.GateUp, L.Down, L.Router, L.ConvIn, L.ConvOut} {
 		if w != nil {
 			fn(w, -1)
 		}
@@ -553,6 +578,7 @@ type blockTensor struct {
 	name string
 	dims []int
 	vec  func(L *Layer) *[]float32   // 1-D, copied
+	flat func(L *Layer) *[]float32   // 2-D, copied whole (a conv kernel)
 	mat  func(L *Layer) **ops.Matrix // 2-D, a view
 	exp  int                         // 3-D experts: 1 gate, 2 up, 3 down
 }
@@ -562,6 +588,11 @@ func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
 	switch {
 	case bt.vec != nil:
 		*bt.vec(L), err = l.vector(name, bt.dims[0])
+	case bt.flat != nil:
+		var t *tensor.Tensor
+		if t, err = l.tensor(name, bt.dims...); err == nil {
+			*bt.flat(L), err = l.floatsOf(name, t, bt.dims[0]*bt.dims[1], true)
+		}
 	case bt.mat != nil:
 		*bt.mat(L), err = l.matrix(name, bt.dims[0], bt.dims[1])
 	default:
@@ -624,6 +655,21 @@ func blockTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor 
 		ts = append(ts, vecTensor("post_ffw_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))
 	}
 	return ts
+}
+
+// convTensors lists the tensors of a short-convolution block (lfm2), as
+// llama.cpp's loader takes them: the operator norm, shortconv.in_proj,
+// the kernel shortconv.conv ([ConvKernel, Embd]) and out_proj, then the
+// dense feed-forward.
+func convTensors(c *Config) []blockTensor {
+	e := c.Embd
+	return append([]blockTensor{
+		vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }),
+		matTensor("shortconv.in_proj.weight", e, 3*e, func(L *Layer) **ops.Matrix { return &L.ConvIn }),
+		{name: "shortconv.conv.weight", dims: []int{c.ConvKernel, e}, flat: func(L *Layer) *[]float32 { return &L.ConvW }},
+		matTensor("shortconv.out_proj.weight", e, e, func(L *Layer) **ops.Matrix { return &L.ConvOut }),
+		vecTensor("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }),
+	}, ffnTensors(&Arch{}, c)...)
 }
 
 // qkvTensors lists the query, key and value projections: the fused
