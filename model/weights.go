@@ -558,9 +558,9 @@ func checkVocab(f *gguf.File, c *Config, rows int) error {
 // included; k is the expert's matrix index (0 gate, 1 up, 2 down) for
 // expert matrices and -1 for the others.
 func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
-	for _, w := range []*ops.Matrix{L.Wq, L.Wk, L.Wv, L.Wqkv, L.Wo, L.Gate, L.Up, L.GateUp, L.Down, L.Router, L.ConvIn, L.ConvOut} {
-		if w != nil {
-			fn(w, -1)
+	for _, p := range L.matrices() {
+		if *p != nil {
+			fn(*p, -1)
 		}
 	}
 	for e := range L.Experts {
@@ -570,6 +570,12 @@ func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
 			}
 		}
 	}
+}
+
+// matrices lists the fields of the layer's matrices (experts aside), set
+// or not.
+func (L *Layer) matrices() [12]**ops.Matrix {
+	return [12]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut}
 }
 
 // blockTensor is one tensor of a block: its name after "blk.<i>.", its
