@@ -47,7 +47,11 @@ func ConvStateFloats(c *Config) int {
 // ConvStateBytes is the memory a State's conv state and its checkpoints
 // take, which the memory plan counts with each session.
 func ConvStateBytes(c *Config) int64 {
-	return 4 * int64(1+maxCheckpoints) * int64(ConvStateFloats(c))
+	n := int64(ConvStateFloats(c))
+	if n == 0 {
+		return 0
+	}
+	return 4*(1+maxCheckpoints)*n + 8*maxCheckpoints // floats, then Marks
 }
 
 // newConvState allocates the state of config c: zeros (the state before

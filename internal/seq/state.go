@@ -79,7 +79,7 @@ func (s *Seq) Restore(r io.Reader, id snapshot.Model) error {
 	defer s.mu.Unlock()
 	if err == nil {
 		if err = s.st.Restore(c, conv); err != nil {
-			err = fmt.Errorf("llm: restore: %w", err)
+			err = fmt.Errorf("llm: restore: %w: %w", err, snapshot.ErrBadState)
 		}
 	}
 	if err != nil {
