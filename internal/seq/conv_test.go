@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lowmem/llm/internal/ops"
@@ -12,6 +13,7 @@ import (
 	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/memplan"
 	"github.com/lowmem/llm/model"
+	"github.com/lowmem/llm/sampler"
 )
 
 // lfm2Seqs returns TinyLFM2 and a maker of its sequences.
@@ -155,4 +157,53 @@ func TestConvGrowAndShift(t *testing.T) {
 	}
 	sh.Truncate(sh.Len() - 3)
 	evalOK(t, sh, []int32{4, 5, 6})
+}
+
+// A generation that a stop string ends settles by rewinding: the LFM2
+// session then holds the text yielded, and its conv state follows those
+// tokens, so what it evaluates next gives a fresh session's logits.
+func TestConvSettleAfterStop(t *testing.T) {
+	m, tok, pool := synthetic(t, testutil.TinyLFM2())
+	budget := memplan.NewKVBudget(1<<30, nil)
+	ctx := context.Background()
+	open := func() *Seq {
+		s, err := New(m, ops.NewExec(pool), budget, Config{Context: 128, Batch: 8, Vocab: tok})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return s
+	}
+	g := Generation{Config: sampler.DefaultConfig(1), MaxTokens: 16}
+	g.Temperature = 0
+	gen := func(s *Seq) string {
+		var text strings.Builder
+		if err := s.GenerateFrom(ctx, ids(9, 1), g, func(_ int32, piece string) bool {
+			text.WriteString(piece)
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return text.String()
+	}
+	full := gen(open())
+	if len(full) < 8 {
+		t.Fatalf("generated %q: too short to cut", full)
+	}
+	g.Stop = []string{full[len(full)/2 : len(full)/2+2]}
+	s := open()
+	cut := gen(s)
+	if !strings.HasPrefix(full, cut) || len(cut) >= len(full) {
+		t.Fatalf("stopped text %q is not a cut of %q", cut, full)
+	}
+	held := s.Tokens()
+	t.Logf("held %d tokens after generating %q, cut to %q", len(held), full, cut)
+	if len(held) >= 9+16 {
+		t.Fatalf("held %d tokens: nothing was rewound", len(held))
+	}
+	got := evalOK(t, s, []int32{5})
+	want := evalOK(t, open(), append(held, 5))
+	if !slices.Equal(got, want) {
+		t.Fatal("after settling, the logits differ from a fresh session's")
+	}
 }
