@@ -52,8 +52,10 @@ type Arch struct {
 	// gated short convolutions instead of attention (lfm2; Config.ConvLayers).
 	ShortConv bool
 	// OutputNorm names the final norm's tensor when it is not
-	// output_norm.weight (lfm2's converter writes token_embd_norm.weight,
-	// llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2).
+	// output_norm.weight (llama.cpp's converter writes lfm2's as
+	// token_embd_norm.weight, LLM_TENSOR_OUTPUT_NORM_LFM2; a file with
+	// output_norm.weight instead, as Ollama's converter writes, is taken
+	// too).
 	OutputNorm string
 
 	// hparams reads the keys only this architecture has, after the common

@@ -249,7 +249,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		x = next
 	}
 	outNorm := "output_norm.weight"
-	if a := LookupArch(c.Arch); a.OutputNorm != "" {
+	if a := LookupArch(c.Arch); a.OutputNorm != "" && r.tensor(a.OutputNorm) != nil {
 		outNorm = a.OutputNorm // lfm2's token_embd_norm
 	}
 	for t := range n {
@@ -477,6 +477,15 @@ func TestLFM2MatchesReference(t *testing.T) {
 			t.Errorf("batch %d: logits differ from the reference by up to %g", batch, worst)
 		}
 		t.Logf("batch %d: worst difference %.3g", batch, worst)
+	}
+	// Ollama's converter names the final norm output_norm: a file so
+	// named runs with it.
+	spec := testutil.TinyLFM2()
+	spec.OutputNorm = "output_norm.weight"
+	_, om, of, odata := loadF32(t, spec)
+	oref := refDecoder{refEncoder: refEncoder{t: t, f: of, data: odata, c: &m.Config, round16: true}}
+	if worst := refDiff(forwardAll(t, om, pool, toks, 4, 32), oref.logits(toks)); !(worst <= 1e-3) {
+		t.Errorf("with the final norm named output_norm: logits differ from the reference by up to %g", worst)
 	}
 	mustMove(t, "no conv state", ref(refDecoder{convNoState: true}), want, 1e-2)
 	mustMove(t, "taps reversed", ref(refDecoder{convReversed: true}), want, 1e-2)

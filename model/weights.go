@@ -516,7 +516,9 @@ func (l *loader) dense(m *Model) error {
 // or the embedding when the file has none (tied).
 func (l *loader) output(m *Model, dry bool) (err error) {
 	norm := "output_norm.weight"
-	if a := LookupArch(m.Arch); a.OutputNorm != "" {
+	if a := LookupArch(m.Arch); a.OutputNorm != "" && (l.has(a.OutputNorm) || !l.has(norm)) {
+		// llama.cpp's converter writes lfm2's final norm as
+		// token_embd_norm, Ollama's as output_norm: either is taken.
 		norm = a.OutputNorm
 	}
 	if m.OutNorm, err = l.vector(norm, m.Embd); err != nil {

@@ -102,6 +102,10 @@ type ModelSpec struct {
 	// attend); ConvKernel is their kernel length, shortconv.l_cache (0 = 3).
 	ConvLayers []int
 	ConvKernel int
+	// OutputNorm names the final norm's tensor instead of the
+	// architecture's usual one (lfm2: output_norm.weight, as Ollama's
+	// converter writes it, for token_embd_norm.weight).
+	OutputNorm string
 	// ChatTokens are control tokens (e.g. "<|im_start|>", "<|im_end|>")
 	// that take the last ids of the vocabulary, in order, so that a chat
 	// template's markers are single tokens; the vocabulary size stays Vocab.
@@ -698,6 +702,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 	outNorm := "output_norm.weight"
 	if s.Arch == "lfm2" {
 		outNorm = "token_embd_norm.weight" // llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2
+	}
+	if s.OutputNorm != "" {
+		outNorm = s.OutputNorm
 	}
 	ts := []tensorSpec{
 		{"token_embd.weight", embType, []int64{e, v}, dist{0, 1}},
