@@ -258,6 +258,11 @@ func (s *Shape) others(r Request, ctx int) []Component {
 	session += int64(ctx)*4 + int64(r.Threads)*4*int64(model.AttnScratchFloats(c, ctx))
 	// Prefill's packed activation panels (ops, quant.GemmScratchBytes).
 	session += int64(quant.GemmScratchBytes(s.MaxXRow))
+	if cb := model.ConvStateBytes(c); cb > 0 {
+		// lfm2's conv layers: their state and its rewind checkpoints.
+		session += cb
+		note += ", conv state and checkpoints"
+	}
 	batch := s.batch(r, ctx)
 	return perSession([]Component{
 		{"activations", int64(model.ScratchBytes(c, s.MaxXRow, batch)), fmt.Sprintf("arena for a %d-token batch", batch)},

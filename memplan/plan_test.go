@@ -82,17 +82,9 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 	defer pool.Close()
 	for _, spec := range []testutil.ModelSpec{testutil.TinyLlama(), testutil.TinyQwen2(), testutil.TinyGemma2(),
 		testutil.TinyQwen3(), testutil.TinyGemma3(), testutil.TinyPhi3(), testutil.TinyQwen3MoE(),
-		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyOlmo2(), testutil.TinyMistral3(), testutil.TinyGemmaEmbedding(),
+		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyOlmo2(), testutil.TinyMistral3(), testutil.TinyGemmaEmbedding(), testutil.TinyLFM2(),
 		testutil.TinyGptOss(), testutil.TinyBert(), testutil.TinyNomicBert()} {
-		path := testutil.TempModel(t, spec)
-		sh, err := ReadShape(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := Make(sh, Request{Limit: 1 << 30, Context: 200, Batch: 32, Threads: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
+		path, _, p := tinyPlan(t, spec)
 		m, err := model.New(testutil.ReadModel(t, path))
 		if err != nil {
 			t.Fatal(err)
@@ -506,4 +498,36 @@ func TestPlanEncoder(t *testing.T) {
 	if got := big.ResidentWeights(); got != big.FileBytes {
 		t.Errorf("a tied decoder's resident weights %d, want the whole file", got)
 	}
+}
+
+// An lfm2 session's conv state and its checkpoints are planned with the
+// session: exactly what a State allocates for them.
+func TestPlanCountsConvState(t *testing.T) {
+	_, sh, p := tinyPlan(t, testutil.TinyLFM2())
+	cb := model.ConvStateBytes(&sh.Config)
+	// 3 conv layers × 2 rows × 64 floats, 17 copies, and 16 positions.
+	if cb != 4*17*3*2*64+8*16 {
+		t.Fatalf("ConvStateBytes %d", cb)
+	}
+	for _, c := range p.Components {
+		if c.Name == "session" && (c.Bytes < cb || !strings.Contains(c.Note, "conv state")) {
+			t.Errorf("session component %d bytes (%s) without the conv state's %d", c.Bytes, c.Note, cb)
+		}
+	}
+}
+
+// tinyPlan writes spec to a file and plans it: a context of 200 in 1 GiB,
+// batches of 32 on 2 threads.
+func tinyPlan(t *testing.T, spec testutil.ModelSpec) (string, *Shape, Plan) {
+	t.Helper()
+	path := testutil.TempModel(t, spec)
+	sh, err := ReadShape(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Make(sh, Request{Limit: 1 << 30, Context: 200, Batch: 32, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, sh, p
 }

@@ -61,6 +61,15 @@ type Arch struct {
 	// expert's gate, up and down biases (ffn_{gate,up,down}_exps.bias, one
 	// row per expert) of a mixture-of-experts block (gpt-oss).
 	ExpertBiases bool
+	// ShortConv: a hybrid whose layers with attention.head_count_kv 0 are
+	// gated short convolutions instead of attention (lfm2; Config.ConvLayers).
+	ShortConv bool
+	// OutputNorm names the final norm's tensor when it is not
+	// output_norm.weight (llama.cpp's converter writes lfm2's as
+	// token_embd_norm.weight, LLM_TENSOR_OUTPUT_NORM_LFM2; a file with
+	// output_norm.weight instead, as Ollama's converter writes, is taken
+	// too).
+	OutputNorm string
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -113,6 +122,7 @@ var registry = []*Arch{
 	{Name: "mistral3", hparams: mistral3Hparams},
 	{Name: "olmo2", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: olmo2Hparams},
 	{Name: "gpt-oss", Neox: true, QKVBias: true, FFN: FFNExperts, Sinks: true, OutBias: true, FFNNorm: "post_attention_norm.weight", ExpertBiases: true, hparams: gptossHparams},
+	{Name: "lfm2", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight"},
 	{Name: "gemma-embedding", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, NoHead: true, hparams: gemmaEmbeddingHparams},
 	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
 	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},

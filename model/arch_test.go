@@ -26,6 +26,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyGemma2(), testutil.TinyGemma3(), testutil.TinyPhi3(),
 		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyMistral3(), testutil.TinyOlmo2(), testutil.TinyGemmaEmbedding(),
 		testutil.TinyGptOss(),
+		testutil.TinyLFM2(),
 		testutil.TinyBert(), testutil.TinyNomicBert(),
 	}
 }
@@ -301,7 +302,7 @@ func TestHeapBytes(t *testing.T) {
 			for _, L := range m.Blocks {
 				for _, v := range [][]float32{L.AttnNorm, L.Bq, L.Bk, L.Bv, L.QNorm, L.KNorm, L.PostAttnNorm, L.FFNNorm, L.PostFFNNorm,
 					L.Bqkv, L.Bo, L.BUp, L.BDown, L.AttnOutNorm, L.AttnOutNormB, L.LayerOutNorm, L.LayerOutNormB,
-					L.Sinks, L.BRouter, L.BGateExps, L.BUpExps, L.BDownExps} {
+					L.Sinks, L.BRouter, L.BGateExps, L.BUpExps, L.BDownExps, L.ConvW} {
 					n += len(v)
 				}
 			}
@@ -782,7 +783,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe smollm3 mistral3 olmo2 gpt-oss gemma-embedding bert nomic-bert]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe smollm3 mistral3 olmo2 gpt-oss lfm2 gemma-embedding bert nomic-bert]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

@@ -139,6 +139,57 @@ type Config struct {
 	AbsPositions bool
 	// NormEps is an encoder's LayerNorm epsilon.
 	NormEps float32
+
+	// ConvLayers marks the gated short-convolution layers (lfm2: the
+	// layers whose attention.head_count_kv is 0), which have no attention
+	// and keep no keys or values; nil when every layer attends.
+	ConvLayers []bool
+	// ConvKernel is their kernel length (shortconv.l_cache): each conv
+	// layer carries its last ConvKernel-1 positions' inputs from one pass
+	// to the next (the conv state).
+	ConvKernel int
+}
+
+// ConvLayer reports whether layer il is a short-convolution layer.
+func (c *Config) ConvLayer(il int) bool { return il < len(c.ConvLayers) && c.ConvLayers[il] }
+
+// KVLayer is layer il's index in the KV cache, which holds the attention
+// layers only: il itself unless some layers are convolutions.
+func (c *Config) KVLayer(il int) int {
+	n := 0
+	for i := range min(il, len(c.ConvLayers)) {
+		if c.ConvLayers[i] {
+			n++
+		}
+	}
+	return il - n
+}
+
+// KVLayers is how many layers the KV cache holds: those that attend.
+func (c *Config) KVLayers() int { return c.Layers - c.convCount() }
+
+// modelLayer is the layer whose KV cache index is kl (KVLayer's inverse).
+func (c *Config) modelLayer(kl int) int {
+	for il := range c.Layers {
+		if !c.ConvLayer(il) {
+			if kl == 0 {
+				return il
+			}
+			kl--
+		}
+	}
+	return -1
+}
+
+// convCount is the number of short-convolution layers.
+func (c *Config) convCount() int {
+	n := 0
+	for _, conv := range c.ConvLayers {
+		if conv {
+			n++
+		}
+	}
+	return n
 }
 
 // WindowedLayer reports whether layer il uses the sliding window. It needs
@@ -454,7 +505,11 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c.FFN = m.num("feed_forward_length", maxCount, ffnDef, true)
 	c.Heads = m.num("attention.head_count", maxCount, -1, true)
 	c.Context = m.num("context_length", maxCount, 2048, false)
-	c.HeadsKV = m.num("attention.head_count_kv", maxCount, c.Heads, true)
+	if a.ShortConv {
+		m.convLayers(&c)
+	} else {
+		c.HeadsKV = m.num("attention.head_count_kv", maxCount, c.Heads, true)
+	}
 	if m.err != nil {
 		return c, m.err
 	}
@@ -552,6 +607,48 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// maxConvKernel bounds shortconv.l_cache: the forward pass keeps a
+// channel's window on the stack (LFM2's is 3).
+const maxConvKernel = 16
+
+// convLayers reads a hybrid model's attention.head_count_kv, one value per
+// layer as llama.cpp's converter writes it for LFM2: 0 marks a
+// short-convolution layer, and the attention layers must agree on one
+// count (c.HeadsKV); and shortconv.l_cache, the kernel length (required,
+// at least 2, as llama.cpp asserts).
+func (m *meta) convLayers(c *Config) {
+	name := m.key("attention.head_count_kv")
+	xs, ok := m.f.Int32s(name)
+	if !ok || len(xs) != c.Layers {
+		raw, _ := m.f.Get(name)
+		m.fail("%s is %s, want one count per layer (0 for a convolution layer) for %d layers", name, describe(raw), c.Layers)
+		return
+	}
+	c.ConvLayers = make([]bool, c.Layers)
+	for il, x := range xs {
+		switch {
+		case x < 0 || x > maxCount:
+			m.fail("%s[%d] = %d out of range [0, %d]", name, il, x, maxCount)
+			return
+		case x == 0:
+			c.ConvLayers[il] = true
+		case c.HeadsKV != 0 && int(x) != c.HeadsKV:
+			m.err = fmt.Errorf("model: %s differs between attention layers (%d and %d): %w", name, c.HeadsKV, x, ErrUnsupportedArch)
+			return
+		default:
+			c.HeadsKV = int(x)
+		}
+	}
+	if c.HeadsKV == 0 {
+		m.fail("%s is 0 in every layer: no layer attends", name)
+		return
+	}
+	c.ConvKernel = m.num("shortconv.l_cache", maxConvKernel, -1, false)
+	if m.err == nil && c.ConvKernel < 2 {
+		m.fail("%s = %d, want at least 2", m.key("shortconv.l_cache"), c.ConvKernel)
+	}
 }
 
 // positive reports whether x is finite and above 0.

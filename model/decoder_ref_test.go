@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/kv"
@@ -21,6 +22,52 @@ import (
 // rounds Q, K, V and the attention weights to F16 as the F16 cache does.
 type refDecoder struct {
 	refEncoder // tensor reading and F16 rounding
+	// Perturbations of lfm2's short convolution, which no Config field
+	// names: every conv tap but the newest dropped (no state), the taps
+	// in reverse order, the B and C chunks swapped.
+	convNoState, convReversed, convSwapBC bool
+}
+
+// shortConv is an lfm2 conv layer's output before out_proj for every
+// token of x (the residual stream from position 0), as llama.cpp's
+// build_shortconv_block: in_proj of the operator norm gives B, C and x;
+// y_t = C_t · Σ_j w_j·(B·x)_{t-(K-1)+j}, positions before 0 zero.
+func (r *refDecoder) shortConv(p func(string) []float64, x [][]float64, eps float64) [][]float64 {
+	c := r.c
+	E, K := c.Embd, c.ConvKernel
+	in, w := p("shortconv.in_proj.weight"), p("shortconv.conv.weight")
+	bx, cs := make([][]float64, len(x)), make([][]float64, len(x))
+	for t := range x {
+		bcx := linear(in, nil, rmsNorm64(x[t], p("attn_norm.weight"), eps))
+		b, cc := bcx[:E], bcx[E:2*E]
+		if r.convSwapBC {
+			b, cc = cc, b
+		}
+		bx[t], cs[t] = make([]float64, E), cc
+		for i := range E {
+			bx[t][i] = b[i] * bcx[2*E+i]
+		}
+	}
+	ys := make([][]float64, len(x))
+	for t := range x {
+		ys[t] = make([]float64, E)
+		for i := range E {
+			var sum float64
+			for j := range K {
+				src := t - (K - 1) + j
+				if src < 0 || (r.convNoState && j < K-1) {
+					continue
+				}
+				tap := j
+				if r.convReversed {
+					tap = K - 1 - j
+				}
+				sum += w[i*K+tap] * bx[src][i]
+			}
+			ys[t][i] = cs[t][i] * sum
+		}
+	}
+	return ys
 }
 
 func rmsNorm64(x, w []float64, eps float64) []float64 {
@@ -111,7 +158,12 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			base = float64(c.RopeBaseSWA)
 		}
 		qs, ks, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n)
-		for t := range n {
+		conv, attending := c.ConvLayer(il), n
+		var ys [][]float64
+		if conv {
+			ys, attending = r.shortConv(p, x, eps), 0
+		}
+		for t := range attending {
 			h := x[t] // olmo2: no pre-norm
 			if w := p("attn_norm.weight"); w != nil {
 				h = rmsNorm64(x[t], w, eps)
@@ -161,17 +213,22 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			} else if windowed {
 				lo = max(0, t-c.Window+1)
 			}
-			sinks := p("attn_sinks.weight")
-			att := make([]float64, c.Heads*hd)
-			for h := range c.Heads {
-				g := h / group
-				var sink *float64
-				if sinks != nil && c.Sinks {
-					sink = &sinks[h]
+			var o []float64
+			if conv {
+				o = linear(p("shortconv.out_proj.weight"), nil, ys[t])
+			} else {
+				sinks := p("attn_sinks.weight")
+				att := make([]float64, c.Heads*hd)
+				for h := range c.Heads {
+					g := h / group
+					var sink *float64
+					if sinks != nil && c.Sinks {
+						sink = &sinks[h]
+					}
+					attendHead64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks[lo:hi], vs[lo:hi], g*hd, float64(c.KQScale), sink, r.r16)
 				}
-				attendHead64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks[lo:hi], vs[lo:hi], g*hd, float64(c.KQScale), sink, r.r16)
+				o = linear(p("attn_output.weight"), p("attn_output.bias"), att)
 			}
-			o := linear(p("attn_output.weight"), p("attn_output.bias"), att)
 			if c.PostNorms {
 				o = rmsNorm64(o, p("post_attention_norm.weight"), eps)
 			}
@@ -202,8 +259,12 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		}
 		x = next
 	}
+	outNorm := "output_norm.weight"
+	if a := LookupArch(c.Arch); a.OutputNorm != "" && r.tensor(a.OutputNorm) != nil {
+		outNorm = a.OutputNorm // lfm2's token_embd_norm
+	}
 	for t := range n {
-		x[t] = rmsNorm64(x[t], r.tensor("output_norm.weight"), eps)
+		x[t] = rmsNorm64(x[t], r.tensor(outNorm), eps)
 	}
 	return x
 }
@@ -365,7 +426,7 @@ func TestDecoderMatchesReference(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m, f, data := loadSpec(t, spec)
 			toks := prompt(13)
-			want := (&refDecoder{refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true}}).logits(toks)
+			want := (&refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true}}).logits(toks)
 			got := forwardAll(t, m, pool, toks, len(toks), 32)
 			worst := refDiff(got, want)
 			if !(worst <= tc.tol) {
@@ -395,7 +456,7 @@ func TestDecoderMatchesReference(t *testing.T) {
 				if reflect.DeepEqual(c, m.Config) {
 					continue // nothing to perturb in this architecture
 				}
-				other := (&refDecoder{refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).logits(toks)
+				other := (&refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).logits(toks)
 				mustMove(t, name, other, want, 1e-2)
 			}
 		})
@@ -410,17 +471,13 @@ func TestDecoderMatchesReference(t *testing.T) {
 // the window one-sided, or the global layer windowed, would be off by
 // tenths.
 func TestGemmaEmbeddingMatchesReference(t *testing.T) {
-	pool := ops.NewPool(2)
-	defer pool.Close()
-	spec := testutil.TinyGemmaEmbedding()
-	spec.WeightType = quant.F32
-	m, f, data := loadSpec(t, spec)
+	pool, m, f, data := loadF32(t, testutil.TinyGemmaEmbedding())
 	if !m.NonCausal || !m.NoHead || m.Window != 8 || !m.WindowedLayer(0) || m.WindowedLayer(5) || m.Dense2 == nil {
 		t.Fatalf("config: non-causal %v, no head %v, window %d, dense %v", m.NonCausal, m.NoHead, m.Window, m.Dense2 != nil)
 	}
 	toks := prompt(19)
 	got := hiddenOf(t, m, pool, toks)
-	ref := &refDecoder{refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true}}
+	ref := &refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true}}
 	want := ref.hidden(toks)
 	worst := refDiff(got, want)
 	if !(worst <= 2e-3) {
@@ -434,7 +491,7 @@ func TestGemmaEmbeddingMatchesReference(t *testing.T) {
 	} {
 		c := m.Config
 		perturb(&c)
-		other := (&refDecoder{refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).hidden(toks)
+		other := (&refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).hidden(toks)
 		mustMove(t, name, other, want, 2e-2)
 	}
 
@@ -456,6 +513,16 @@ func TestGemmaEmbeddingMatchesReference(t *testing.T) {
 	if err := m.Project(v[1:]); err == nil {
 		t.Error("Project took a vector of the wrong width")
 	}
+}
+
+// loadF32 loads spec with F32 weights, for a reference comparison, and a
+// pool of two threads closed with the test.
+func loadF32(t *testing.T, spec testutil.ModelSpec) (*ops.Pool, *Model, *gguf.File, []byte) {
+	pool := ops.NewPool(2)
+	t.Cleanup(pool.Close)
+	spec.WeightType = quant.F32
+	m, f, data := loadSpec(t, spec)
+	return pool, m, f, data
 }
 
 // hiddenOf is Hidden of toks in one pass of a fresh state.
@@ -498,4 +565,43 @@ func mustMove(t *testing.T, name string, other, want [][]float64, least float64)
 	if d < least {
 		t.Errorf("%s: the reference moves by only %g: the comparison cannot see it", name, d)
 	}
+}
+
+// LFM2 against the reference written from llama.cpp's lfm2 graph: the
+// whole prompt in one pass, in chunks of 4 (the conv state carried from
+// one Forward to the next through a chunk boundary inside the kernel's
+// reach), and token by token; within 1e-3. Dropping the conv state,
+// reversing the taps or swapping the B and C chunks moves the reference by
+// more than 1e-2, so the comparison sees each.
+func TestLFM2MatchesReference(t *testing.T) {
+	pool, m, f, data := loadF32(t, testutil.TinyLFM2())
+	if !m.ConvLayer(0) || m.ConvLayer(2) || m.ConvKernel != 3 || m.KVLayers() != 1 || !m.Tied {
+		t.Fatalf("config: conv layers %v, kernel %d, KV layers %d, tied %v", m.ConvLayers, m.ConvKernel, m.KVLayers(), m.Tied)
+	}
+	toks := prompt(13)
+	ref := func(r refDecoder) [][]float64 {
+		r.refEncoder = refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true}
+		return r.logits(toks)
+	}
+	want := ref(refDecoder{})
+	for _, batch := range []int{len(toks), 4, 1} {
+		got := forwardAll(t, m, pool, toks, batch, 32)
+		worst := refDiff(got, want)
+		if !(worst <= 1e-3) {
+			t.Errorf("batch %d: logits differ from the reference by up to %g", batch, worst)
+		}
+		t.Logf("batch %d: worst difference %.3g", batch, worst)
+	}
+	// Ollama's converter names the final norm output_norm: a file so
+	// named runs with it.
+	spec := testutil.TinyLFM2()
+	spec.OutputNorm = "output_norm.weight"
+	_, om, of, odata := loadF32(t, spec)
+	oref := refDecoder{refEncoder: refEncoder{t: t, f: of, data: odata, c: &m.Config, round16: true}}
+	if worst := refDiff(forwardAll(t, om, pool, toks, 4, 32), oref.logits(toks)); !(worst <= 1e-3) {
+		t.Errorf("with the final norm named output_norm: logits differ from the reference by up to %g", worst)
+	}
+	mustMove(t, "no conv state", ref(refDecoder{convNoState: true}), want, 1e-2)
+	mustMove(t, "taps reversed", ref(refDecoder{convReversed: true}), want, 1e-2)
+	mustMove(t, "B and C swapped", ref(refDecoder{convSwapBC: true}), want, 1e-2)
 }

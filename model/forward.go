@@ -48,6 +48,11 @@ type State struct {
 	// wholeStarts, in a non-causal pass, holds the first token of each block
 	// of tokens that attend together, then the pass's length.
 	wholeStarts []int32
+
+	// conv is the short-convolution layers' state and its checkpoints
+	// (empty without conv layers); ct the task that convolves a pass.
+	conv ConvState
+	ct   convTask
 }
 
 // StateOptions size a State.
@@ -87,11 +92,10 @@ func (m *Model) maxXRowBytes() int { return m.maxX }
 func ScratchBytes(c *Config, maxXRowBytes, batch int) int {
 	f := func(n int) int { return roundUp(4*n, allocAlign) }
 	b := func(n int) int { return roundUp(n, allocAlign) }
-	qkv := c.Heads*c.HeadDimK + c.HeadsKV*c.HeadDimK + c.HeadsKV*c.HeadDimV
 	n := 0
-	n += 3 * f(batch*c.Embd)             // x, xn, tmp
-	n += f(batch * qkv)                  // q, k, v
-	n += f(batch * c.Heads * c.HeadDimV) // attention output
+	n += 3 * f(batch*c.Embd)        // x, xn, tmp
+	n += f(batch * qkvWidth(c))     // q, k, v (a conv layer's B, C, x)
+	n += f(batch * attnOutWidth(c)) // attention output (a conv layer's y)
 	if c.Experts == 0 {
 		n += f(batch * 2 * c.FFN) // gate, up
 	}
@@ -101,6 +105,26 @@ func ScratchBytes(c *Config, maxXRowBytes, batch int) int {
 		n += moeScratchBytes(c, maxXRowBytes, batch)
 	}
 	return n
+}
+
+// qkvWidth is the floats a token's q, k and v take in a pass, or a conv
+// layer's B, C and x when wider.
+func qkvWidth(c *Config) int {
+	w := c.Heads*c.HeadDimK + c.HeadsKV*c.HeadDimK + c.HeadsKV*c.HeadDimV
+	if c.ConvLayers != nil {
+		w = max(w, 3*c.Embd)
+	}
+	return w
+}
+
+// attnOutWidth is the floats a token's attention output takes in a pass,
+// or a conv layer's output when wider.
+func attnOutWidth(c *Config) int {
+	w := c.Heads * c.HeadDimV
+	if c.ConvLayers != nil {
+		w = max(w, c.Embd)
+	}
+	return w
 }
 
 // ropeTables is how many RoPE angle tables a pass computes: two when the
@@ -142,6 +166,7 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 		rope: ops.Rope{Dim: m.RopeDim, Neox: m.RopeNeox, Base: m.RopeBase,
 			FreqScale: 1 / m.RopeScale, Factors: factors, MScale: m.RopeMScale()},
 		twoRopes: ropeTables(&m.Config) == 2,
+		conv:     newConvState(&m.Config),
 	}
 	s.act = ops.SiLUMulFast
 	switch {
@@ -482,10 +507,9 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	}
 	ar := s.ar
 	ar.Reset()
-	qkv := c.Heads*c.HeadDimK + c.HeadsKV*c.HeadDimK + c.HeadsKV*c.HeadDimV
 	E := c.Embd
 	p := pass{n: n, pos0: pos0, x: ar.Float32s(n * E), xn: ar.Float32s(n * E), tmp: ar.Float32s(n * E),
-		qkv: ar.Float32s(n * qkv), att: ar.Float32s(n * c.Heads * c.HeadDimV)}
+		qkv: ar.Float32s(n * qkvWidth(c)), att: ar.Float32s(n * attnOutWidth(c))}
 	if c.Experts == 0 {
 		p.gu = ar.Float32s(n * 2 * c.FFN)
 	}
@@ -537,11 +561,19 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 	if c.NonCausal && pos0 != 0 {
 		return nil, nil, fmt.Errorf("model: %s attends over the whole text, which must come in one pass from position 0 (not from %d): %w", m.Arch, pos0, kv.ErrInvalid)
 	}
+	if s.conv.Cur != nil && pos0 != s.conv.At {
+		return nil, nil, fmt.Errorf("model: a pass from position %d, but the conv state follows %d tokens (rewind with Truncate): %w", pos0, s.conv.At, kv.ErrInvalid)
+	}
 	p, err := s.begin(tokens, pos0)
 	if err != nil {
 		return nil, nil, err
 	}
 	n := p.n
+	if s.conv.Cur != nil {
+		// Until the pass ends the conv state is neither before nor after
+		// it: Truncate restores a checkpoint.
+		s.conv.At = -1
+	}
 	x, xn = p.x, p.xn
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	stride := qDim + kDim + vDim // one token's q, k and v, side by side
@@ -563,15 +595,23 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 		}
 		s.e.Phase(phNorm)
 		s.norm(xn, x, L.AttnNorm, n)
-		if err := s.qkv(il, L, s.acts(xn, E, n), &p, &shared); err != nil {
-			return nil, nil, err
-		}
-		s.e.Phase(phAttention)
-		if err := s.attention(il, pos0, n, p.qkv, stride, p.att, L.Sinks); err != nil {
-			return nil, nil, err
+		wo, oCols := L.Wo, oDim
+		if c.ConvLayer(il) {
+			if err := s.shortConv(il, L, s.acts(xn, E, n), &p); err != nil {
+				return nil, nil, err
+			}
+			wo, oCols = L.ConvOut, E
+		} else {
+			if err := s.qkv(il, L, s.acts(xn, E, n), &p, &shared); err != nil {
+				return nil, nil, err
+			}
+			s.e.Phase(phAttention)
+			if err := s.attention(il, pos0, n, p.qkv, stride, p.att, L.Sinks); err != nil {
+				return nil, nil, err
+			}
 		}
 		s.e.Phase(phO)
-		if err := s.residual(L.Wo, s.acts(p.att, oDim, n), L.Bo, p.tmp, x, L.PostAttnNorm); err != nil {
+		if err := s.residual(wo, s.acts(p.att, oCols, n), L.Bo, p.tmp, x, L.PostAttnNorm); err != nil {
 			return nil, nil, err
 		}
 
@@ -591,6 +631,10 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 		if lsrc != nil {
 			lsrc.Done(il)
 		}
+	}
+	if s.conv.Cur != nil {
+		s.conv.At = pos0 + n
+		s.conv.checkpoint(s.conv.At)
 	}
 	return x, xn, nil
 }
@@ -753,14 +797,15 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks
 	c := &s.m.Config
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	oDim := c.Heads * c.HeadDimV
-	s.attn = attnTask{s: s, layer: il, q: qkv, qStride: stride, out: out, oDim: oDim,
+	kl := c.KVLayer(il) // the cache holds the attention layers only
+	s.attn = attnTask{s: s, layer: kl, q: qkv, qStride: stride, out: out, oDim: oDim,
 		p:     kv.AttnParams{Heads: c.Heads, Scale: c.KQScale, Softcap: c.AttnSoftcap, Sinks: sinks},
 		group: c.Heads / c.HeadsKV, whole: c.NonCausal}
 	threads := s.e.Pool().Threads()
 	defer func() { s.attn = attnTask{} }()
 	store := func(t int) error {
 		row := qkv[t*stride : (t+1)*stride]
-		return s.cache.Store(il, pos0+t, row[qDim:qDim+kDim], row[qDim+kDim:qDim+kDim+vDim])
+		return s.cache.Store(kl, pos0+t, row[qDim:qDim+kDim], row[qDim+kDim:qDim+kDim+vDim])
 	}
 	run := func(units int) error {
 		clear(s.errs)
@@ -789,7 +834,7 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks
 	if n >= storeParallelMin {
 		par = poolRunner{s.e}
 	}
-	if err := s.cache.StoreBatch(il, pos0, n, qkv[qDim:], qkv[qDim+kDim:], stride, par); err != nil {
+	if err := s.cache.StoreBatch(kl, pos0, n, qkv[qDim:], qkv[qDim+kDim:], stride, par); err != nil {
 		return err
 	}
 	s.attn.pos0 = pos0

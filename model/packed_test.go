@@ -53,7 +53,7 @@ func TestHiddenPackedMatchesAlone(t *testing.T) {
 				}
 				from := 0
 				for i, l := range lens {
-					st.Cache().Truncate(0)
+					st.Truncate(0)
 					want := make([]float32, l*E)
 					if err := st.Hidden(tokens[from:from+l], 0, want); err != nil {
 						t.Fatal(err)

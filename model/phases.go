@@ -11,6 +11,7 @@ var (
 	phQKV       = ops.NewPhase("matmul:qkv")
 	phRope      = ops.NewPhase("rope") // biases, Q/K norms, RoPE, query scale
 	phAttention = ops.NewPhase("attention")
+	phConv      = ops.NewPhase("conv") // short convolution (lfm2)
 	phO         = ops.NewPhase("matmul:o")
 	phGateUp    = ops.NewPhase("matmul:gate/up")
 	phDown      = ops.NewPhase("matmul:down")

@@ -19,6 +19,7 @@ import (
 var x8Block = map[string]bool{
 	"attn_q.weight": true, "attn_k.weight": true, "attn_v.weight": true, "attn_qkv.weight": true,
 	"attn_output.weight": true, "ffn_gate.weight": true, "ffn_up.weight": true, "ffn_down.weight": true,
+	"shortconv.in_proj.weight": true, "shortconv.out_proj.weight": true, // lfm2
 }
 
 // RepackableTensor reports whether the tensor name of type t and ggml dims
@@ -61,8 +62,8 @@ func (m *Model) Repackable() []*ops.Matrix {
 	}
 	for i := range m.Blocks {
 		L := &m.Blocks[i]
-		for _, w := range []*ops.Matrix{L.Wq, L.Wk, L.Wv, L.Wqkv, L.Wo, L.Gate, L.Up, L.GateUp, L.Down} {
-			add(w)
+		for _, w := range L.matrices() {
+			add(*w) // the router is no x8Block matrix
 		}
 	}
 	if !m.Tied {

@@ -53,11 +53,13 @@ func AttnScratchFloats(c *Config, cells int) int {
 // later ones (kv.Cache.ShiftLayers), re-rotating their keys with the RoPE
 // each layer was rotated with (pair layout, base, frequencies, factors and
 // rotated dimensions), so that the next Forward continues at position
-// Len()-drop. The rotation is exact: LongRoPE's attention factor, which
+// Len()-drop. The conv state carries on (a convolution sees no positions);
+// its checkpoints are renumbered. The rotation is exact: LongRoPE's attention factor, which
 // scaled the keys once when they were stored, is not applied again.
 func (s *State) Shift(keep, drop int) error {
 	hd := s.m.HeadDimK
-	return s.cache.ShiftLayers(keep, drop, func(il int, rows []float32, delta int) {
+	err := s.cache.ShiftLayers(keep, drop, func(kl int, rows []float32, delta int) {
+		il := s.m.modelLayer(kl)
 		if !s.m.RopeLayer(il) {
 			return // a NoPE layer's keys do not depend on their position
 		}
@@ -67,6 +69,10 @@ func (s *State) Shift(keep, drop int) error {
 		}
 		r.Rotate(rows, hd, delta)
 	})
+	if err == nil {
+		s.conv.shift(keep, drop)
+	}
+	return err
 }
 
 // NewCache makes an empty cache configured like the state's, with cells

@@ -125,7 +125,7 @@ func NewStreamSource(m *Model, f *gguf.File, r SlotReader, onError func(error)) 
 // which holds the file bytes [src.Start, src.End). Vectors are shared.
 func viewLayer(f *gguf.File, src *Layer, buf []byte) (Layer, error) {
 	L := *src
-	for _, p := range []**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router} {
+	for _, p := range L.matrices() {
 		if *p == nil {
 			continue
 		}

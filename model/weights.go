@@ -29,6 +29,12 @@ type Layer struct {
 	Down         *ops.Matrix
 	PostFFNNorm  []float32 // gemma
 
+	// A short-convolution layer's (lfm2; Config.ConvLayer): in_proj (Embd
+	// → B, C and x, Embd each), the depthwise kernel (ConvKernel taps per
+	// channel, channel after channel, oldest tap first) and out_proj.
+	ConvIn, ConvOut *ops.Matrix
+	ConvW           []float32
+
 	// An encoder's (bert, nomic-bert): the fused projection's bias, the
 	// output projection's and the feed-forward's biases (each nil when the
 	// file has none), and the LayerNorms after the attention's residual sum
@@ -429,7 +435,12 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 				p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.Arch, ErrUnsupportedArch)
 		}
 		L := &m.Blocks[i]
-		bts := blockTensors(arch, &cfg, func(name string) bool { return l.has(p + name) })
+		var bts []blockTensor
+		if cfg.ConvLayer(i) {
+			bts = convTensors(&cfg)
+		} else {
+			bts = blockTensors(arch, &cfg, func(name string) bool { return l.has(p + name) })
+		}
 		if err := refuseBiases(l, p, arch, bts); err != nil {
 			return nil, err
 		}
@@ -514,7 +525,13 @@ func (l *loader) dense(m *Model) error {
 // output loads a decoder's final norm and output matrix: output.weight,
 // or the embedding when the file has none (tied).
 func (l *loader) output(m *Model, dry bool) (err error) {
-	if m.OutNorm, err = l.vector("output_norm.weight", m.Embd); err != nil {
+	norm := "output_norm.weight"
+	if a := LookupArch(m.Arch); a.OutputNorm != "" && (l.has(a.OutputNorm) || !l.has(norm)) {
+		// llama.cpp's converter writes lfm2's final norm as
+		// token_embd_norm, Ollama's as output_norm: either is taken.
+		norm = a.OutputNorm
+	}
+	if m.OutNorm, err = l.vector(norm, m.Embd); err != nil {
 		return err
 	}
 	switch {
@@ -553,9 +570,9 @@ func checkVocab(f *gguf.File, c *Config, rows int) error {
 // included; k is the expert's matrix index (0 gate, 1 up, 2 down) for
 // expert matrices and -1 for the others.
 func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
-	for _, w := range []*ops.Matrix{L.Wq, L.Wk, L.Wv, L.Wqkv, L.Wo, L.Gate, L.Up, L.GateUp, L.Down, L.Router} {
-		if w != nil {
-			fn(w, -1)
+	for _, p := range L.matrices() {
+		if *p != nil {
+			fn(*p, -1)
 		}
 	}
 	for e := range L.Experts {
@@ -565,6 +582,12 @@ func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
 			}
 		}
 	}
+}
+
+// matrices lists the fields of the layer's matrices (experts aside), set
+// or not.
+func (L *Layer) matrices() [12]**ops.Matrix {
+	return [12]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut}
 }
 
 // blockTensor is one tensor of a block: its name after "blk.<i>.", its
@@ -601,7 +624,7 @@ func vecTensor(name string, n int, f func(L *Layer) *[]float32) blockTensor {
 }
 
 // rowsTensor describes a block's 2-D tensor copied whole to float32, rows
-// rows of cols (the experts' biases).
+// rows of cols (the experts' biases, a conv kernel).
 func rowsTensor(name string, cols, rows int, f func(L *Layer) *[]float32) blockTensor {
 	return blockTensor{name: name, dims: []int{cols, rows}, vec: f}
 }
@@ -662,6 +685,21 @@ func blockTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor 
 		ts = append(ts, vecTensor("post_ffw_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))
 	}
 	return ts
+}
+
+// convTensors lists the tensors of a short-convolution block (lfm2), as
+// llama.cpp's loader takes them: the operator norm, shortconv.in_proj,
+// the kernel shortconv.conv ([ConvKernel, Embd]) and out_proj, then the
+// dense feed-forward.
+func convTensors(c *Config) []blockTensor {
+	e := c.Embd
+	return append([]blockTensor{
+		vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }),
+		matTensor("shortconv.in_proj.weight", e, 3*e, func(L *Layer) **ops.Matrix { return &L.ConvIn }),
+		rowsTensor("shortconv.conv.weight", c.ConvKernel, e, func(L *Layer) *[]float32 { return &L.ConvW }),
+		matTensor("shortconv.out_proj.weight", e, e, func(L *Layer) **ops.Matrix { return &L.ConvOut }),
+		vecTensor("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }),
+	}, ffnTensors(&Arch{}, c)...)
 }
 
 // qkvTensors lists the query, key and value projections: the fused

@@ -179,3 +179,26 @@ func argmax(x []float32) int {
 	}
 	return best
 }
+
+// TestRepackLFM2: lfm2's in_proj and out_proj are repacked with the other
+// block matrices, and the logits follow the file's layout as llama's do.
+func TestRepackLFM2(t *testing.T) {
+	testutil.NeedX8(t)
+	s := testutil.TinyLFM2()
+	s.Embd, s.FFN, s.WeightType, s.TiedOutput = 256, 512, quant.Q4_0, false
+	path := testutil.TempModel(t, s)
+	ref := load(t, path, request(memplan.WeightsResident, 1<<40), nil)
+	want := forced(t, ref)
+	ref.close()
+	r := request(memplan.WeightsAuto, 1<<40)
+	r.Repack = true
+	l := load(t, path, r, nil)
+	defer l.close()
+	if in := l.m.Blocks[0].ConvIn; in == nil || !in.X8() || !l.m.Blocks[0].ConvOut.X8() {
+		t.Fatal("the conv layer's in_proj and out_proj are not repacked")
+	}
+	for _, m := range l.m.Repackable() {
+		t.Errorf("%s left in the file's layout", m.T.Name)
+	}
+	compareForced(t, forced(t, l), want)
+}

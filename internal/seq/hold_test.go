@@ -66,6 +66,11 @@ func TestHold(t *testing.T) {
 		{"window kept", gemma, [][]int32{ids(40, 1), append(ids(39, 1), ids(4, 2)...)}, []int{0, 39}},
 		{"window lost at the edge", gemma, [][]int32{ids(40, 1), append(ids(38, 1), ids(4, 2)...)}, []int{0, 0}},
 		{"window lost", gemma, [][]int32{ids(40, 1), append(ids(10, 1), ids(4, 2)...), ids(3, 4)}, []int{0, 0, 0}},
+		// lfm2's conv layers rewind to a checkpoint (each pass's end, 4
+		// tokens apart) and evaluate the rest of the prefix again: 13 from
+		// 12, 5 from 4.
+		{"lfm2 grow", testutil.TinyLFM2(), [][]int32{ids(10, 1), append(ids(10, 1), ids(7, 2)...), append(ids(10, 1), ids(7, 2)...)}, []int{0, 10, 16}},
+		{"lfm2 edit", testutil.TinyLFM2(), [][]int32{ids(18, 1), append(ids(13, 1), ids(5, 3)...), ids(6, 1)}, []int{0, 13, 5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _, pool := synthetic(t, tc.spec)

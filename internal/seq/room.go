@@ -54,6 +54,7 @@ func (s *Seq) shift(n, limit int, start *int) error {
 	}
 	s.mu.Lock()
 	s.history = append(s.history[:keep], s.history[keep+drop:]...)
+	s.at = len(s.history)
 	s.shifts++
 	s.mu.Unlock()
 	switch {

@@ -102,6 +102,11 @@ type Seq struct {
 	budget  Budget
 	cfg     Config
 	history []int32
+	// at is how many of history the model's state has evaluated: all of
+	// them, except after a rewind that a model with conv layers could only
+	// take back to an earlier checkpoint (model.(*State).Truncate); the
+	// next step evaluates history[at:] again first (replay).
+	at      int
 	logits  []float32 // after the last evaluated token
 	scratch []float32 // a copy of logits for a sampler that changes them
 	one     [1]int32  // the token of a decode step, without allocating
@@ -223,7 +228,23 @@ func (s *Seq) truncate(n int) {
 	defer s.mu.Unlock()
 	n = min(max(n, 0), len(s.history))
 	s.history = s.history[:n]
-	s.st.Cache().Truncate(n)
+	s.at = s.st.Truncate(min(n, s.at))
+}
+
+// replay evaluates again the tokens a rewind left unevaluated
+// (history[at:]), so that the model's state follows the whole history
+// before a step adds to it. It writes the logits after them. When it fails
+// the history is cut to what the state follows.
+func (s *Seq) replay() error {
+	for s.at < len(s.history) {
+		end := min(len(s.history), s.at+s.st.Batch())
+		if err := s.st.Forward(s.history[s.at:end], s.at, s.logits); err != nil {
+			s.truncate(s.at)
+			return fmt.Errorf("llm: evaluating the tokens after a rewind again: %w", err)
+		}
+		s.at = end
+	}
+	return nil
 }
 
 // Reset forgets every token and gives back the memory the KV cache grew
@@ -461,6 +482,9 @@ func (s *Seq) forward(chunk []int32, lens []int, out []float32, hidden bool, sta
 			panic(ops.Caught(r))
 		}
 	}()
+	if err := s.replay(); err != nil {
+		return err
+	}
 	if err := s.makeRoom(len(chunk), start); err != nil {
 		return err
 	}
@@ -478,6 +502,7 @@ func (s *Seq) forward(chunk []int32, lens []int, out []float32, hidden bool, sta
 	}
 	s.mu.Lock()
 	s.history = append(s.history, chunk...)
+	s.at = len(s.history)
 	s.mu.Unlock()
 	return nil
 }

@@ -7,10 +7,13 @@ import (
 	"github.com/lowmem/llm/internal/snapshot"
 	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/memplan"
+	"github.com/lowmem/llm/model"
 )
 
 // Save writes the sequence to w as a snapshot of model id: its tokens, the
-// logits after the last one and the KV cache rows in use.
+// logits after the last one, the KV cache rows in use and the conv state
+// with its checkpoints (evaluating again first what a rewind left to
+// evaluate).
 func (s *Seq) Save(w io.Writer, id snapshot.Model) error {
 	if w == nil {
 		return fmt.Errorf("llm: save to a nil writer: %w", ErrInvalidOption)
@@ -19,7 +22,18 @@ func (s *Seq) Save(w io.Writer, id snapshot.Model) error {
 		return err
 	}
 	defer s.leave()
-	return snapshot.Write(w, id, s.cfg.KVType, s.history, s.logits, s.st.Cache())
+	if s.at < len(s.history) {
+		// The conv state saved must follow every token saved.
+		if err := s.acquire(); err != nil {
+			return err
+		}
+		err := s.replay()
+		s.drop()
+		if err != nil {
+			return err
+		}
+	}
+	return snapshot.Write(w, id, s.cfg.KVType, s.history, s.logits, s.st.Cache(), s.st.Conv())
 }
 
 // Restore replaces the sequence's tokens, logits and KV cache with a
@@ -59,12 +73,13 @@ func (s *Seq) Restore(r io.Reader, id snapshot.Model) error {
 		}
 		return c, nil
 	}
-	tokens, logits, c, err := snapshot.Read(r, snapshot.Expect{Model: id, KVType: s.cfg.KVType, MaxTokens: s.cfg.Context}, newCache)
+	want := snapshot.Expect{Model: id, KVType: s.cfg.KVType, MaxTokens: s.cfg.Context, ConvFloats: model.ConvStateFloats(&s.m.Config)}
+	tokens, logits, c, conv, err := snapshot.Read(r, want, newCache)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err == nil {
-		if err = s.st.SetCache(c); err != nil {
-			err = fmt.Errorf("llm: restore: %w", err)
+		if err = s.st.Restore(c, conv); err != nil {
+			err = fmt.Errorf("llm: restore: %w: %w", err, snapshot.ErrBadState)
 		}
 	}
 	if err != nil {
@@ -74,6 +89,7 @@ func (s *Seq) Restore(r io.Reader, id snapshot.Model) error {
 	s.budget.Release(s.bytes)
 	s.bytes = reserved
 	s.history = append(s.history[:0], tokens...)
+	s.at = len(s.history)
 	copy(s.logits, logits)
 	return nil
 }

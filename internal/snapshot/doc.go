@@ -1,12 +1,13 @@
 // Package snapshot is the format of a saved session (llm.Session.Save and
 // Restore): a versioned, checksummed stream of the model's identity, the
-// KV type, the tokens, the logits after the last one and the KV cache rows
-// in use. Identify fingerprints a model file so that a snapshot is only
+// KV type, the tokens, the logits after the last one, the KV cache rows
+// in use and the conv state of a model with short-convolution layers
+// (lfm2) with its checkpoints. Identify fingerprints a model file so that a snapshot is only
 // restored into the model that wrote it.
 //
 //	id, err := snapshot.Identify(m, fileBytes)
-//	err = snapshot.Write(w, id, kv.F16, tokens, logits, cache)
-//	tokens, logits, cache, err := snapshot.Read(r, snapshot.Expect{Model: id, KVType: kv.F16, MaxTokens: 4096},
+//	err = snapshot.Write(w, id, kv.F16, tokens, logits, cache, state.Conv())
+//	tokens, logits, cache, conv, err := snapshot.Read(r, snapshot.Expect{Model: id, KVType: kv.F16, MaxTokens: 4096},
 //		func(n int) (*kv.Cache, error) { return kv.New(cfg) }) // an empty cache for n tokens
 //
 // Errors wrap ErrBadState (llm.ErrBadState): a stream that is not a

@@ -34,11 +34,22 @@ var ErrBadState = errors.New("llm: bad saved session")
 //	tokens       uint32 count, then int32 ids
 //	logits       vocabulary × float32: the logits after the last token
 //	kv cache     what kv.Cache.WriteTo writes: the stored rows only
+//	conv state   (version 3) uint32 floats n of one state (0 without conv
+//	             layers), uint32 checkpoints k; n float32: the state after
+//	             the tokens; k × uint32 checkpoint positions, ascending;
+//	             k × n float32: their states (model.ConvState)
 //	checksum     uint32 CRC-32C (Castagnoli) of every byte before it
+//
+// Version 2 is version 3 without the conv state, written before models
+// with conv layers ran; Read reads both.
 const (
 	magic   = "LOWMEMSS"
-	version = 2
+	version = 3
 )
+
+// maxCheckpoints bounds a saved conv state's checkpoints before anything
+// is allocated for them; the model refuses more than it keeps.
+const maxCheckpoints = 1 << 10
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -78,8 +89,10 @@ func (id Model) String() string {
 }
 
 // Write writes a snapshot of a session of model id: its KV type, tokens,
-// the logits after the last token and the rows the cache holds.
-func Write(w io.Writer, id Model, kvt kv.Type, tokens []int32, logits []float32, c *kv.Cache) error {
+// the logits after the last token, the rows the cache holds and the conv
+// state with its checkpoints (empty for a model without conv layers), which
+// must follow all of tokens.
+func Write(w io.Writer, id Model, kvt kv.Type, tokens []int32, logits []float32, c *kv.Cache, conv *model.ConvState) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	crc := crc32.New(castagnoli)
 	out := io.MultiWriter(bw, crc)
@@ -99,13 +112,22 @@ func Write(w io.Writer, id Model, kvt kv.Type, tokens []int32, logits []float32,
 	for _, t := range tokens {
 		b = le.AppendUint32(b, uint32(t))
 	}
-	for _, x := range logits {
-		b = le.AppendUint32(b, math.Float32bits(x))
-	}
+	b = appendFloats(b, logits)
 	if _, err := out.Write(b); err != nil {
 		return fmt.Errorf("llm: save: %w", err)
 	}
 	if _, err := c.WriteTo(out); err != nil {
+		return fmt.Errorf("llm: save: %w", err)
+	}
+	b = b[:0]
+	b = le.AppendUint32(b, uint32(len(conv.Cur)))
+	b = le.AppendUint32(b, uint32(len(conv.Marks)))
+	b = appendFloats(b, conv.Cur)
+	for _, p := range conv.Marks {
+		b = le.AppendUint32(b, uint32(p))
+	}
+	b = appendFloats(b, conv.Saved)
+	if _, err := out.Write(b); err != nil {
 		return fmt.Errorf("llm: save: %w", err)
 	}
 	if _, err := bw.Write(le.AppendUint32(nil, crc.Sum32())); err != nil {
@@ -117,11 +139,22 @@ func Write(w io.Writer, id Model, kvt kv.Type, tokens []int32, logits []float32,
 	return nil
 }
 
+// appendFloats appends xs to b, little-endian.
+func appendFloats(b []byte, xs []float32) []byte {
+	for _, x := range xs {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+	}
+	return b
+}
+
 // Expect is what Read checks a snapshot against.
 type Expect struct {
 	Model     Model   // the model it must come from
 	KVType    kv.Type // the cache type it must hold
 	MaxTokens int     // the context it must fit
+	// ConvFloats is the size of the model's conv state
+	// (model.ConvStateFloats): 0 for a model without conv layers.
+	ConvFloats int
 }
 
 // Read decodes a snapshot that Write wrote, reading exactly its bytes. Once
@@ -129,8 +162,9 @@ type Expect struct {
 // to hold the given number of tokens, which Read fills. Errors wrap
 // ErrBadState (another model or KV type, a damaged or truncated stream;
 // with kv.ErrFull too when it holds more tokens than want.MaxTokens), or
-// are newCache's.
-func Read(r io.Reader, want Expect, newCache func(tokens int) (*kv.Cache, error)) (tokens []int32, logits []float32, c *kv.Cache, err error) {
+// are newCache's. conv is the conv state, which follows all of tokens
+// (from a version 2 stream, empty).
+func Read(r io.Reader, want Expect, newCache func(tokens int) (*kv.Cache, error)) (tokens []int32, logits []float32, c *kv.Cache, conv *model.ConvState, err error) {
 	crc := crc32.New(castagnoli)
 	br := bufio.NewReaderSize(r, 64<<10)
 	in := &input{r: io.TeeReader(br, crc)}
@@ -139,10 +173,11 @@ func Read(r io.Reader, want Expect, newCache func(tokens int) (*kv.Cache, error)
 	}
 
 	if m := string(in.bytes(len(magic))); in.err == nil && m != magic {
-		return nil, nil, nil, bad("not a saved session (starts with %q)", m)
+		return nil, nil, nil, nil, bad("not a saved session (starts with %q)", m)
 	}
-	if v := in.u32(); in.err == nil && v != version {
-		return nil, nil, nil, bad("format version %d, this library reads version %d", v, version)
+	v := in.u32()
+	if in.err == nil && v != version && v != 2 {
+		return nil, nil, nil, nil, bad("format version %d, this library reads versions 2 and %d", v, version)
 	}
 	var got Model
 	got.Arch = string(in.bytes(int(in.u16())))
@@ -151,64 +186,104 @@ func Read(r io.Reader, want Expect, newCache func(tokens int) (*kv.Cache, error)
 	}
 	copy(got.Sum[:], in.bytes(32))
 	if in.err != nil {
-		return nil, nil, nil, in.fail()
+		return nil, nil, nil, nil, in.fail()
 	}
 	if got.Arch != want.Model.Arch || got.Dims != want.Model.Dims {
-		return nil, nil, nil, bad("saved by a %v model, this session's model is %v", got, want.Model)
+		return nil, nil, nil, nil, bad("saved by a %v model, this session's model is %v", got, want.Model)
 	}
 	if got.Sum != want.Model.Sum {
-		return nil, nil, nil, bad("saved by another model file of the same shape (fingerprint %x, this model %x)", got.Sum[:6], want.Model.Sum[:6])
+		return nil, nil, nil, nil, bad("saved by another model file of the same shape (fingerprint %x, this model %x)", got.Sum[:6], want.Model.Sum[:6])
 	}
 	if t := kv.Type(in.u8()); in.err == nil && t != want.KVType {
-		return nil, nil, nil, bad("saved with a %v KV cache, this session's is %v", t, want.KVType)
+		return nil, nil, nil, nil, bad("saved with a %v KV cache, this session's is %v", t, want.KVType)
 	}
 	n := int(in.u32())
 	if in.err != nil {
-		return nil, nil, nil, in.fail()
+		return nil, nil, nil, nil, in.fail()
 	}
 	if n > want.MaxTokens {
-		return nil, nil, nil, fmt.Errorf("llm: restore: the saved session holds %d tokens, more than this session's context of %d (or the stream is damaged): %w: %w",
+		return nil, nil, nil, nil, fmt.Errorf("llm: restore: the saved session holds %d tokens, more than this session's context of %d (or the stream is damaged): %w: %w",
 			n, want.MaxTokens, kv.ErrFull, ErrBadState)
 	}
 	vocab := int(want.Model.Dims[6])
 	raw := in.bytes(4 * n)
 	if in.err != nil {
-		return nil, nil, nil, in.fail()
+		return nil, nil, nil, nil, in.fail()
 	}
 	tokens = make([]int32, n)
 	for i := range tokens {
 		tokens[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
 		if tokens[i] < 0 || int(tokens[i]) >= vocab {
-			return nil, nil, nil, bad("token %d at %d is not in the vocabulary of %d", tokens[i], i, vocab)
+			return nil, nil, nil, nil, bad("token %d at %d is not in the vocabulary of %d", tokens[i], i, vocab)
 		}
 	}
-	raw = in.bytes(4 * vocab)
-	if in.err != nil {
-		return nil, nil, nil, in.fail()
-	}
-	logits = make([]float32, vocab)
-	for i := range logits {
-		logits[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	if logits = in.floats(vocab); in.err != nil {
+		return nil, nil, nil, nil, in.fail()
 	}
 
 	if c, err = newCache(n); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if _, err := c.ReadFrom(in.r); err != nil {
-		return nil, nil, nil, fmt.Errorf("llm: restore: %w: %w", err, ErrBadState)
+		return nil, nil, nil, nil, fmt.Errorf("llm: restore: %w: %w", err, ErrBadState)
 	}
 	if c.Len() != n {
-		return nil, nil, nil, bad("the KV cache holds %d positions for %d tokens", c.Len(), n)
+		return nil, nil, nil, nil, bad("the KV cache holds %d positions for %d tokens", c.Len(), n)
+	}
+	conv = &model.ConvState{At: n}
+	if v >= 3 {
+		if conv, err = in.conv(n, want.ConvFloats); err != nil {
+			return nil, nil, nil, nil, err
+		}
+	} else if want.ConvFloats != 0 {
+		return nil, nil, nil, nil, bad("a version %d stream has no conv state for this model's conv layers", v)
 	}
 	sum := crc.Sum32()
 	var tail [4]byte
 	if _, err := io.ReadFull(br, tail[:]); err != nil {
-		return nil, nil, nil, bad("checksum missing: %v", err)
+		return nil, nil, nil, nil, bad("checksum missing: %v", err)
 	}
 	if stored := binary.LittleEndian.Uint32(tail[:]); stored != sum {
-		return nil, nil, nil, bad("checksum %08x, the data sums to %08x: the stream is damaged", stored, sum)
+		return nil, nil, nil, nil, bad("checksum %08x, the data sums to %08x: the stream is damaged", stored, sum)
 	}
-	return tokens, logits, c, nil
+	return tokens, logits, c, conv, nil
+}
+
+// conv reads a version 3 stream's conv state, which must have the size
+// want and follow all n tokens: its checkpoints ascend and none is past n.
+func (s *input) conv(n, want int) (*model.ConvState, error) {
+	size, k := int(s.u32()), int(s.u32())
+	if s.err != nil {
+		return nil, s.fail()
+	}
+	if size != want || k > maxCheckpoints || (size == 0 && k != 0) {
+		return nil, fmt.Errorf("llm: restore: a conv state of %d floats with %d checkpoints, this model's is %d floats: %w", size, k, want, ErrBadState)
+	}
+	cs := &model.ConvState{At: n, Cur: s.floats(size), Marks: make([]int, k)}
+	for i := range cs.Marks {
+		cs.Marks[i] = int(s.u32())
+		if s.err == nil && (cs.Marks[i] > n || (i > 0 && cs.Marks[i] <= cs.Marks[i-1])) {
+			return nil, fmt.Errorf("llm: restore: conv checkpoint %d at position %d (of %d tokens): %w", i, cs.Marks[i], n, ErrBadState)
+		}
+	}
+	cs.Saved = s.floats(k * size)
+	if s.err != nil {
+		return nil, s.fail()
+	}
+	return cs, nil
+}
+
+// floats reads n little-endian float32s.
+func (s *input) floats(n int) []float32 {
+	raw := s.bytes(4 * n)
+	if s.err != nil {
+		return nil
+	}
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return xs
 }
 
 // input decodes little-endian values and remembers the first error.

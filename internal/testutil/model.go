@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/lowmem/llm/internal/gguf"
@@ -18,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "smollm3", "mistral3", "olmo2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "smollm3", "mistral3", "olmo2", "lfm2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -101,6 +102,14 @@ type ModelSpec struct {
 	// them anyway; nomic-bert's converted files have none, and this adds
 	// attn_qkv.bias and attn_output.bias.
 	Biases bool
+	// ConvLayers lists an lfm2's short-convolution layers (the others
+	// attend); ConvKernel is their kernel length, shortconv.l_cache (0 = 3).
+	ConvLayers []int
+	ConvKernel int
+	// OutputNorm names the final norm's tensor instead of the
+	// architecture's usual one (lfm2: output_norm.weight, as Ollama's
+	// converter writes it, for token_embd_norm.weight).
+	OutputNorm string
 	// ChatTokens are control tokens (e.g. "<|im_start|>", "<|im_end|>")
 	// that take the last ids of the vocabulary, in order, so that a chat
 	// template's markers are single tokens; the vocabulary size stays Vocab.
@@ -325,6 +334,34 @@ func TinyGptOss() ModelSpec {
 	}
 }
 
+// TinyLFM2 is a 4-layer lfm2 (layers 0, 1 and 3 short convolutions of
+// kernel 3, layer 2 attention with per-head Q/K norms; the final norm
+// named token_embd_norm; tied output) with Q8_0 weights.
+func TinyLFM2() ModelSpec {
+	return ModelSpec{
+		Arch: "lfm2", Vocab: 320, Embd: 64, Layers: 4, Heads: 4, HeadsKV: 2,
+		FFN: 128, Context: 256, RopeBase: 1000000, RMSEps: 1e-5,
+		WeightType: quant.Q8_0, Seed: 17, TiedOutput: true, ConvLayers: []int{0, 1, 3},
+	}
+}
+
+// convLayer reports whether layer l of s is a short convolution.
+func (s ModelSpec) convLayer(l int) bool { return slices.Contains(s.ConvLayers, l) }
+
+// AddConvLayers writes a hybrid's per-layer attention.head_count_kv (0 for
+// the short-convolution layers conv marks, headsKV for the others), as
+// llama.cpp's converter writes LFM2's, and shortconv.l_cache.
+func AddConvLayers(g *gguf.Writer, arch string, headsKV int, conv []bool, kernel int) {
+	kvs := make([]int32, len(conv))
+	for l, c := range conv {
+		if !c {
+			kvs[l] = int32(headsKV)
+		}
+	}
+	g.AddKV(arch+".attention.head_count_kv", kvs)
+	g.AddKV(arch+".shortconv.l_cache", uint32(kernel))
+}
+
 // gemma reports whether s has Gemma's layers (gemma2, gemma3,
 // gemma-embedding): post-norms, GeGLU, scaled embeddings.
 func (s ModelSpec) gemma() bool {
@@ -406,6 +443,10 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	}
 	switch s.Arch {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "gemma-embedding":
+	case "lfm2":
+		if s.ConvKernel == 0 {
+			s.ConvKernel = 3
+		}
 	case "granite":
 		s = s.withGraniteScales()
 	case "bert", "nomic-bert":
@@ -424,7 +465,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, mistral3, olmo2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, mistral3, olmo2, lfm2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -604,6 +645,13 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 			g.AddKV(a+"rope.freq_base_swa", s.RopeBaseSWA)
 		}
 	}
+	if s.Arch == "lfm2" {
+		conv := make([]bool, s.Layers)
+		for l := range conv {
+			conv[l] = s.convLayer(l)
+		}
+		AddConvLayers(g, s.Arch, s.HeadsKV, conv, s.ConvKernel)
+	}
 	if s.moe() {
 		g.AddKV(a+"expert_count", uint32(s.Experts))
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
@@ -680,9 +728,16 @@ func (s ModelSpec) tensors() []tensorSpec {
 	if s.Encoder() {
 		return s.encoderTensors()
 	}
+	outNorm := "output_norm.weight"
+	if s.Arch == "lfm2" {
+		outNorm = "token_embd_norm.weight" // llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2
+	}
+	if s.OutputNorm != "" {
+		outNorm = s.OutputNorm
+	}
 	ts := []tensorSpec{
 		{"token_embd.weight", embType, []int64{e, v}, dist{0, 1}},
-		{"output_norm.weight", quant.F32, []int64{e}, norm},
+		{outNorm, quant.F32, []int64{e}, norm},
 	}
 	if !s.TiedOutput {
 		ts = append(ts, tensorSpec{"output.weight", s.OutputType, []int64{e, v}, dist{0, 4 / math.Sqrt(float64(e))}})
@@ -697,7 +752,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	}
 	w := s.WeightType
 	gemma := s.gemma()
-	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3" || s.Arch == "gemma-embedding"
+	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3" || s.Arch == "gemma-embedding" || s.Arch == "lfm2"
 	olmo := s.Arch == "olmo2"  // no pre-norms, Q/K norms across heads, post-norms
 	oss := s.Arch == "gpt-oss" // biases everywhere, sinks, post_attention_norm before the experts
 	qkvBias := s.Arch == "qwen2" || oss
@@ -712,6 +767,18 @@ func (s ModelSpec) tensors() []tensorSpec {
 		p := fmt.Sprintf("blk.%d.", l)
 		if !olmo {
 			ts = append(ts, tensorSpec{p + "attn_norm.weight", quant.F32, []int64{e}, norm})
+		}
+		if s.convLayer(l) {
+			k := int64(s.ConvKernel)
+			ts = append(ts,
+				tensorSpec{p + "shortconv.in_proj.weight", w, []int64{e, 3 * e}, proj(e)},
+				tensorSpec{p + "shortconv.conv.weight", quant.F32, []int64{k, e}, dist{0, 1 / math.Sqrt(float64(k))}},
+				tensorSpec{p + "shortconv.out_proj.weight", w, []int64{e, e}, proj(e)},
+				tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm},
+				tensorSpec{p + "ffn_gate.weight", w, []int64{e, f}, proj(e)},
+				tensorSpec{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
+				tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)})
+			continue
 		}
 		if s.Arch == "phi3" {
 			ts = append(ts, tensorSpec{p + "attn_qkv.weight", w, []int64{e, q + 2*kv}, proj(e)})

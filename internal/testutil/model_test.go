@@ -370,3 +370,41 @@ func TestSpecErrors(t *testing.T) {
 		t.Error("WriteModelFile into a missing directory succeeded")
 	}
 }
+
+// TinyLFM2's file as llama.cpp's converter lays out LFM2: per-layer KV
+// head counts with 0 for the conv layers, shortconv.l_cache, the conv
+// layers' three shortconv tensors (the kernel F32, [l_cache, Embd]) in place
+// of attention, per-head Q/K norms on the attention layer, the final norm
+// named token_embd_norm and no output matrix.
+func TestTinyLFM2Layout(t *testing.T) {
+	s := TinyLFM2()
+	f, _ := readModel(t, s)
+	if kvs, ok := f.Int32s("lfm2.attention.head_count_kv"); !ok || !reflect.DeepEqual(kvs, []int32{0, 0, 2, 0}) {
+		t.Errorf("head_count_kv %v, %v; want [0 0 2 0]", kvs, ok)
+	}
+	if k, ok := f.Uint("lfm2.shortconv.l_cache"); !ok || k != 3 {
+		t.Errorf("shortconv.l_cache %d, %v; want 3", k, ok)
+	}
+	want := map[string]struct {
+		typ  quant.Type
+		dims []int64
+	}{
+		"token_embd_norm.weight":          {quant.F32, []int64{64}},
+		"blk.0.shortconv.in_proj.weight":  {quant.Q8_0, []int64{64, 192}},
+		"blk.0.shortconv.conv.weight":     {quant.F32, []int64{3, 64}},
+		"blk.0.shortconv.out_proj.weight": {quant.Q8_0, []int64{64, 64}},
+		"blk.2.attn_q_norm.weight":        {quant.F32, []int64{16}},
+		"blk.2.attn_k.weight":             {quant.Q8_0, []int64{64, 32}},
+	}
+	for name, w := range want {
+		ti, ok := f.Tensor(name)
+		if !ok || ti.Type != w.typ || !reflect.DeepEqual(ti.Dims, w.dims) {
+			t.Errorf("%s: %v %v (present %v), want %v %v", name, ti.Type, ti.Dims, ok, w.typ, w.dims)
+		}
+	}
+	for _, absent := range []string{"output.weight", "output_norm.weight", "blk.0.attn_q.weight", "blk.2.shortconv.conv.weight"} {
+		if _, ok := f.Tensor(absent); ok {
+			t.Errorf("%s present", absent)
+		}
+	}
+}

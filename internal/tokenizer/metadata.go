@@ -138,7 +138,7 @@ func vocabFromMetadata(m metadata) (Vocab, error) {
 		}
 		v.BOS, v.EOS = 11, 11
 		switch v.Pre {
-		case "llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral", "tekken":
+		case "llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral", "lfm2", "tekken":
 			v.AddBOS = true
 		case "chatglm-bpe":
 			v.BOS = -1

@@ -93,7 +93,7 @@ func newPreTokenizer(name string) (*preTokenizer, error) {
 	switch name {
 	case "", "default":
 		p.stages = []stage{matchStage(punctRun("$+<=>^~|")), gpt2, matchStage(numberRun), matchStage(threeDigits)}
-	case "llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral":
+	case "llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral", "lfm2":
 		p.stages = []stage{matchStage(matchLlama3)}
 		p.ignoreMerges = true
 	case "dbrx", "smaug-bpe":

@@ -114,3 +114,23 @@ func TestDecodeRune(t *testing.T) {
 		}
 	}
 }
+
+// LFM2's files name their pre-tokenizer "lfm2", which llama.cpp runs as
+// LLAMA3 (llama-vocab.cpp): the same splits, merges ignored, BOS added.
+func TestLFM2PreTokenizerIsLlama3(t *testing.T) {
+	lfm, err := newPreTokenizer("lfm2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l3, _ := newPreTokenizer("llama3")
+	if lfm.ignoreMerges != l3.ignoreMerges || lfm.cleanSpaces != l3.cleanSpaces || len(lfm.stages) != len(l3.stages) {
+		t.Fatalf("lfm2 %+v, llama3 %+v", lfm, l3)
+	}
+	for _, in := range []string{"Hello world!", "  x = 12345;\n\n\tÉtude's", "日本語 text 3.14"} {
+		a, _, _ := splitWords(lfm, in)
+		b, _, _ := splitWords(l3, in)
+		if !slices.Equal(a, b) {
+			t.Errorf("split(%q): lfm2 %q, llama3 %q", in, a, b)
+		}
+	}
+}

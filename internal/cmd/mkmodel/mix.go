@@ -186,6 +186,18 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		if !olmo {
 			add(p+"attn_norm.weight", kindNorm, e)
 		}
+		if s.convLayer(l) {
+			// lfm2's short convolution: the kernel stays F32 (llama-quantize
+			// leaves shortconv.conv alone; ggml_ssm_conv takes F32).
+			add(p+"shortconv.in_proj.weight", kindWeight, e, 3*e)
+			add(p+"shortconv.conv.weight", kindF32, int64(s.ConvKernel), e)
+			add(p+"shortconv.out_proj.weight", kindWeight, e, e)
+			add(p+"ffn_norm.weight", kindNorm, e)
+			add(p+"ffn_gate.weight", kindWeight, e, f)
+			add(p+"ffn_up.weight", kindWeight, e, f)
+			add(p+"ffn_down.weight", kindWeight, f, e)
+			continue
+		}
 		if s.Arch == "phi3" {
 			add(p+"attn_qkv.weight", kindWeight, e, q+2*kv)
 		} else {
@@ -248,7 +260,11 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"post_ffw_norm.weight", kindNorm, e)
 		}
 	}
-	add("output_norm.weight", kindNorm, e)
+	if s.ConvLayers != nil {
+		add("token_embd_norm.weight", kindNorm, e) // llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2
+	} else {
+		add("output_norm.weight", kindNorm, e)
+	}
 	if !s.TiedOutput {
 		add("output.weight", kindWeight, e, v)
 	}

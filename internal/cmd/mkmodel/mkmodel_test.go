@@ -186,8 +186,11 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.0.attn_q.bias"); ok != s.QKVBias {
 					t.Errorf("attn_q.bias present = %v", ok)
 				}
-				if _, ok := f.Tensor("blk.0.attn_q_norm.weight"); ok != (s.QKNorm || s.Arch == "olmo2") {
+				if _, ok := f.Tensor("blk.0.attn_q_norm.weight"); ok != (s.QKNorm && !s.convLayer(0) || s.Arch == "olmo2") {
 					t.Errorf("attn_q_norm.weight present = %v", ok)
+				}
+				if ti, ok := f.Tensor("blk.0.shortconv.conv.weight"); ok != s.convLayer(0) || ok && ti.Type != quant.F32 {
+					t.Errorf("shortconv.conv.weight present = %v (F32 when present)", ok)
 				}
 				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert") {
 					t.Errorf("attn_qkv.weight present = %v", ok)

@@ -1,6 +1,9 @@
 package main
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // yarnScaling is YaRN's part of a shape's metadata.
 type yarnScaling struct {
@@ -12,7 +15,7 @@ type yarnScaling struct {
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, olmo2, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, olmo2, lfm2, gpt-oss, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -65,7 +68,15 @@ type shape struct {
 	// Dense is the inner size of an embedding model's projection of its
 	// pooled vector (gemma-embedding: dense_2 and dense_3, F32); 0 = none.
 	Dense int
+	// ConvLayers lists lfm2's short-convolution layers (config.json's
+	// "conv" layer_types; the others attend) and ConvKernel their kernel
+	// length (conv_L_cache).
+	ConvLayers []int
+	ConvKernel int
 }
+
+// convLayer reports whether layer l is a short convolution.
+func (s shape) convLayer(l int) bool { return slices.Contains(s.ConvLayers, l) }
 
 // encoder reports whether s is a BERT-style embedding model: a WordPiece
 // vocabulary, LayerNorms with biases, no output head.
@@ -194,6 +205,16 @@ var shapes = []shape{
 		Name: "olmo-2-1b", Arch: "olmo2", Vocab: 100352, Embd: 2048, Layers: 16,
 		Heads: 16, HeadsKV: 16, FFN: 8192, Context: 4096,
 		RopeBase: 500000, RMSEps: 1e-6,
+	},
+	{
+		// LFM2-1.2B: 10 gated short-convolution layers (kernel 3) and 6
+		// GQA layers (2, 5, 8, 10, 12, 14) with per-head Q/K norms;
+		// block_ff_dim 12288 auto-adjusted to 8192 as the converter
+		// writes it; tied output.
+		Name: "lfm2-1.2b", Arch: "lfm2", Vocab: 65536, Embd: 2048, Layers: 16,
+		Heads: 32, HeadsKV: 8, FFN: 8192, Context: 128000,
+		RopeBase: 1000000, RMSEps: 1e-5, QKNorm: true, TiedOutput: true,
+		ConvLayers: []int{0, 1, 3, 4, 6, 7, 9, 11, 13, 15}, ConvKernel: 3,
 	},
 	{
 		// SmolLM3 3B: llama's graph, every fourth layer without RoPE.

@@ -79,6 +79,13 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	g.AddKV(a+"vocab_size", uint32(s.Vocab))
 	testutil.AddHparams(g, s.Arch, testutil.Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers, FFN: s.FFN,
 		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase, NormEps: s.NormEps})
+	if s.ConvLayers != nil {
+		conv := make([]bool, s.Layers)
+		for l := range conv {
+			conv[l] = s.convLayer(l)
+		}
+		testutil.AddConvLayers(g, s.Arch, s.HeadsKV, conv, s.ConvKernel)
+	}
 	if s.HeadDim != 0 {
 		g.AddKV(a+"attention.key_length", uint32(s.headDim()))
 		g.AddKV(a+"attention.value_length", uint32(s.headDim()))

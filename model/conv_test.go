@@ -1,0 +1,125 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/kv"
+)
+
+// lfm2Meta is an lfm2 header's keys: 4 layers, layer 2 attending.
+func lfm2Meta(edit func(m map[string]any)) map[string]any {
+	m := base("lfm2")
+	m["lfm2.block_count"] = uint32(4)
+	m["lfm2.attention.head_count_kv"] = []int32{0, 0, 2, 0}
+	m["lfm2.shortconv.l_cache"] = uint32(3)
+	edit(m)
+	return m
+}
+
+// The per-layer head_count_kv marks the conv layers; everything else an
+// lfm2 header can get wrong is refused, naming the key.
+func TestConfigLFM2(t *testing.T) {
+	c, err := ConfigFromGGUF(parse(t, lfm2Meta(func(map[string]any) {})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.ConvLayers, []bool{true, true, false, true}) || c.HeadsKV != 2 || c.ConvKernel != 3 ||
+		c.KVLayers() != 1 || c.KVLayer(2) != 0 || c.KVLayer(3) != 1 || c.modelLayer(0) != 2 || !c.RopeNeox || !c.QKNorm {
+		t.Fatalf("config %+v", c)
+	}
+	for _, tc := range []struct {
+		name    string
+		edit    func(m map[string]any)
+		want    error
+		mention string
+	}{
+		{"one count", func(m map[string]any) { m["lfm2.attention.head_count_kv"] = uint32(2) }, ErrBadModel, "head_count_kv"},
+		{"too few counts", func(m map[string]any) { m["lfm2.attention.head_count_kv"] = []int32{0, 2} }, ErrBadModel, "head_count_kv"},
+		{"no attention", func(m map[string]any) { m["lfm2.attention.head_count_kv"] = []int32{0, 0, 0, 0} }, ErrBadModel, "no layer attends"},
+		{"negative", func(m map[string]any) { m["lfm2.attention.head_count_kv"] = []int32{0, -2, 2, 0} }, ErrBadModel, "head_count_kv[1]"},
+		{"counts differ", func(m map[string]any) { m["lfm2.attention.head_count_kv"] = []int32{4, 0, 2, 0} }, ErrUnsupportedArch, "differs"},
+		{"count not dividing heads", func(m map[string]any) { m["lfm2.attention.head_count_kv"] = []int32{0, 0, 3, 0} }, ErrBadModel, "head_count_kv"},
+		{"no l_cache", func(m map[string]any) { delete(m, "lfm2.shortconv.l_cache") }, ErrBadModel, "shortconv.l_cache"},
+		{"l_cache 1", func(m map[string]any) { m["lfm2.shortconv.l_cache"] = uint32(1) }, ErrBadModel, "shortconv.l_cache"},
+		{"l_cache huge", func(m map[string]any) { m["lfm2.shortconv.l_cache"] = uint32(1 << 20) }, ErrBadModel, "shortconv.l_cache"},
+	} {
+		_, err := ConfigFromGGUF(parse(t, lfm2Meta(tc.edit)))
+		if !errors.Is(err, tc.want) || !strings.Contains(fmt.Sprint(err), tc.mention) {
+			t.Errorf("%s: err = %v, want %v mentioning %q", tc.name, err, tc.want, tc.mention)
+		}
+	}
+}
+
+// A State's conv state takes what ConvStateBytes plans, and nothing for a
+// model without conv layers.
+func TestConvStateBytesIsAllocation(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyLlama()} {
+		m, st := smallState(t, spec)
+		cs := st.Conv()
+		got := 4*int64(cap(cs.Cur)+cap(cs.Saved)) + 8*int64(cap(cs.Marks))
+		if want := ConvStateBytes(&m.Config); got != want {
+			t.Errorf("%s: conv state of %d bytes, planned %d", spec.Arch, got, want)
+		}
+	}
+}
+
+// Restore takes a saved conv state only when it fits the model, its
+// checkpoints ascend and none lies past the tokens, and then changes
+// nothing on refusal.
+func TestConvRestoreRefusals(t *testing.T) {
+	m, st := smallState(t, testutil.TinyLFM2())
+	out := make([]float32, m.Vocab)
+	if err := st.Forward([]int32{1, 2, 3}, 0, out); err != nil {
+		t.Fatal(err)
+	}
+	n := ConvStateFloats(&m.Config)
+	ok := func() *ConvState {
+		return &ConvState{At: 3, Cur: make([]float32, n), Marks: []int{1, 3}, Saved: make([]float32, 2*n)}
+	}
+	for name, edit := range map[string]func(cs *ConvState){
+		"short state":        func(cs *ConvState) { cs.Cur = cs.Cur[1:] },
+		"short checkpoints":  func(cs *ConvState) { cs.Saved = cs.Saved[1:] },
+		"marks descend":      func(cs *ConvState) { cs.Marks = []int{3, 1} },
+		"mark past the end":  func(cs *ConvState) { cs.Marks = []int{1, 4} },
+		"negative position":  func(cs *ConvState) { cs.At = -1 },
+		"too many marks":     func(cs *ConvState) { cs.Marks = make([]int, 17); cs.Saved = make([]float32, 17*n) },
+		"negative mark":      func(cs *ConvState) { cs.Marks = []int{-1, 3} },
+		"repeated mark":      func(cs *ConvState) { cs.Marks = []int{3, 3} },
+		"checkpoint of none": func(cs *ConvState) { cs.Cur, cs.Saved, cs.Marks = nil, nil, nil },
+	} {
+		cs := ok()
+		edit(cs)
+		before := st.Conv().At
+		c, _ := st.NewCache(16)
+		if err := st.Restore(c, cs); !errors.Is(err, kv.ErrBadState) {
+			t.Errorf("%s: err = %v, want kv.ErrBadState", name, err)
+		}
+		if st.Conv().At != before || st.Cache() == c {
+			t.Errorf("%s: a refused restore changed the state", name)
+		}
+	}
+	// A pass from anywhere but where the state is refuses.
+	if err := st.Forward([]int32{4}, 5, out); !errors.Is(err, kv.ErrInvalid) {
+		t.Errorf("a pass from 5 with the state at 3: err = %v", err)
+	}
+}
+
+// smallState loads spec and makes a State of batch 4 and 16 cells on a
+// pool of one thread closed with the test.
+func smallState(t *testing.T, spec testutil.ModelSpec) (*Model, *State) {
+	t.Helper()
+	pool := ops.NewPool(1)
+	t.Cleanup(pool.Close)
+	m, _, _ := loadSpec(t, spec)
+	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 4, Cache: kv.F16, Cells: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, st
+}
