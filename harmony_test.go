@@ -10,6 +10,7 @@ import (
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/quant"
 )
 
 // TestChatHarmony: a chat turn with a harmony-format (gpt-oss) model
@@ -96,5 +97,37 @@ func TestChatHarmonyForcedCall(t *testing.T) {
 	_, err := s.Chat(context.Background(), msgs, llm.WithTools(weather, clock), llm.WithToolChoice("required"), llm.MaxTokens(400))
 	if !errors.Is(err, llm.ErrInvalidOption) || !strings.Contains(err.Error(), "harmony's to=functions.NAME syntax needs the tool named") {
 		t.Errorf("required with two tools: %v", err)
+	}
+}
+
+// TestGptOssAsShipped: gpt-oss as its files come — the gpt-oss
+// architecture with MXFP4 experts beside Q8_0 weights (llama-quantize's
+// MXFP4_MOE mix) and a harmony template — loads, answers a chat turn at
+// each reasoning effort through the public API, and decodes without
+// allocating.
+func TestGptOssAsShipped(t *testing.T) {
+	spec := testutil.TinyGptOss()
+	spec.ExpertType = quant.MXFP4
+	spec.Context = 1024
+	spec.ChatTemplate, spec.ChatTokens = testutil.HarmonyTemplate, testutil.HarmonyTokens
+	path := testutil.TempModel(t, spec)
+	if _, err := llm.Plan(path, llm.WithContextSize(512)); err != nil {
+		t.Fatal(err)
+	}
+	m := load(t, path, llm.WithThreads(2), llm.WithContextSize(512))
+	if got := m.Info().Architecture; got != "gpt-oss" {
+		t.Fatalf("architecture %q", got)
+	}
+	ctx := context.Background()
+	msgs := []llm.Message{{Role: llm.RoleUser, Content: "the quick brown fox"}}
+	for _, level := range []string{"low", "high"} {
+		s := session(t, m)
+		if _, err := s.Chat(ctx, msgs, llm.WithReasoningEffort(level), llm.MaxTokens(8), llm.Temperature(0)); err != nil {
+			t.Fatalf("effort %q: %v", level, err)
+		}
+		if raceEnabled {
+			continue // allocation counts are not meaningful under the race detector
+		}
+		checkDecodeAllocs(t, s, 20, "gpt-oss decode step")
 	}
 }
