@@ -658,21 +658,10 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"expert_feed_forward_length", uint32(s.ExpertFFN))
 	}
 	if s.Arch == "granite" || s.Arch == "granitemoe" {
-		g.AddKV(a+"embedding_scale", s.EmbeddingScale)
-		g.AddKV(a+"residual_scale", s.ResidualScale)
-		g.AddKV(a+"attention.scale", s.AttentionScale)
-		g.AddKV(a+"logit_scale", s.LogitScale)
+		AddGraniteScales(g, s.Arch, s.EmbeddingScale, s.ResidualScale, s.AttentionScale, s.LogitScale)
 	}
 	if y := s.Yarn; y != nil {
-		g.AddKV(a+"rope.scaling.type", "yarn")
-		g.AddKV(a+"rope.scaling.factor", y.Factor)
-		g.AddKV(a+"rope.scaling.original_context_length", uint32(y.OrigContext))
-		if y.LogMul != 0 {
-			g.AddKV(a+"rope.scaling.yarn_log_multiplier", y.LogMul)
-		}
-		if y.TempScale != 0 {
-			g.AddKV(a+"attention.temperature_scale", y.TempScale)
-		}
+		y.AddTo(g, s.Arch)
 	}
 	if r := s.LongRope; r != nil {
 		g.AddKV(a+"rope.scaling.original_context_length", uint32(r.OrigContext))
@@ -701,6 +690,32 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		ft = fileType(s.ExpertType)
 	}
 	g.AddKV("general.file_type", ft)
+}
+
+// AddGraniteScales writes Granite's four multipliers under arch's key
+// prefix, as the test models and mkmodel's files carry them.
+func AddGraniteScales(g *gguf.Writer, arch string, embedding, residual, attention, logit float32) {
+	a := arch + "."
+	g.AddKV(a+"embedding_scale", embedding)
+	g.AddKV(a+"residual_scale", residual)
+	g.AddKV(a+"attention.scale", attention)
+	g.AddKV(a+"logit_scale", logit)
+}
+
+// AddTo writes y under arch's key prefix: rope.scaling.type "yarn", the
+// factor and original context, and the log multiplier and temperature
+// scale when set.
+func (y *Yarn) AddTo(g *gguf.Writer, arch string) {
+	a := arch + "."
+	g.AddKV(a+"rope.scaling.type", "yarn")
+	g.AddKV(a+"rope.scaling.factor", y.Factor)
+	g.AddKV(a+"rope.scaling.original_context_length", uint32(y.OrigContext))
+	if y.LogMul != 0 {
+		g.AddKV(a+"rope.scaling.yarn_log_multiplier", y.LogMul)
+	}
+	if y.TempScale != 0 {
+		g.AddKV(a+"attention.temperature_scale", y.TempScale)
+	}
 }
 
 // dist is the distribution a tensor's values are drawn from:

@@ -3,13 +3,9 @@ package main
 import (
 	"math"
 	"slices"
-)
 
-// yarnScaling is YaRN's part of a shape's metadata.
-type yarnScaling struct {
-	Factor      float32
-	OrigContext int
-}
+	"github.com/lowmem/llm/internal/testutil"
+)
 
 // shape holds the hyper-parameters of a model, as its GGUF metadata
 // states them.
@@ -51,7 +47,7 @@ type shape struct {
 	Experts, ExpertsUsed, ExpertFFN int
 	// YaRN rope scaling (gpt-oss): rope.scaling.type "yarn", its factor
 	// and original context.
-	Yarn *yarnScaling
+	Yarn *testutil.Yarn
 
 	// granite, granitemoe: embedding_scale, residual_scale,
 	// attention.scale and logit_scale (config.json's embedding_multiplier,
@@ -237,7 +233,7 @@ var shapes = []shape{
 		Heads: 64, HeadsKV: 8, HeadDim: 64, FFN: 2880, Context: 131072,
 		RopeBase: 150000, RMSEps: 1e-5, QKVBias: true,
 		Window: 128, Experts: 32, ExpertsUsed: 4, ExpertFFN: 2880,
-		Yarn: &yarnScaling{Factor: 32, OrigContext: 4096},
+		Yarn: &testutil.Yarn{Factor: 32, OrigContext: 4096},
 	},
 	{
 		// EmbeddingGemma 300M (Ollama's embeddinggemma): Gemma 3's layers

@@ -119,15 +119,10 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"dense_3_feat_out", uint32(s.Embd))
 	}
 	if gs := s.Granite; gs != nil {
-		g.AddKV(a+"embedding_scale", gs.Embedding)
-		g.AddKV(a+"residual_scale", gs.Residual)
-		g.AddKV(a+"attention.scale", gs.Attention)
-		g.AddKV(a+"logit_scale", gs.Logit)
+		testutil.AddGraniteScales(g, s.Arch, gs.Embedding, gs.Residual, gs.Attention, gs.Logit)
 	}
 	if y := s.Yarn; y != nil {
-		g.AddKV(a+"rope.scaling.type", "yarn")
-		g.AddKV(a+"rope.scaling.factor", y.Factor)
-		g.AddKV(a+"rope.scaling.original_context_length", uint32(y.OrigContext))
+		y.AddTo(g, s.Arch)
 	}
 	if s.Experts > 0 {
 		g.AddKV(a+"expert_count", uint32(s.Experts))
