@@ -780,7 +780,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 		return s.encoderTensors()
 	}
 	outNorm := "output_norm.weight"
-	if s.Arch == "lfm2" {
+	if s.hybrid() {
 		outNorm = "token_embd_norm.weight" // llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2
 	}
 	if s.OutputNorm != "" {
