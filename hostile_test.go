@@ -340,6 +340,25 @@ func hostileCases() []hostileCase {
 				}
 			}
 		}},
+		// lfm2moe: its gating function, its leading dense layers and the
+		// tensors each kind of layer must have; a selection bias of NaNs
+		// chooses experts all the same (NaN last), as it never fails.
+		{name: "lfm2moe gating 9", spec: testutil.TinyLFM2MoE(), edit: setU(".expert_gating_func", 9),
+			want: arch, mention: []string{"lfm2moe.expert_gating_func = 9"}, plan: true},
+		{name: "lfm2moe dense lead past the blocks", spec: testutil.TinyLFM2MoE(), edit: setU(".leading_dense_block_count", 5),
+			want: bad, mention: []string{"leading_dense_block_count"}, plan: true},
+		{name: "lfm2moe dense layer without ffn_gate", spec: testutil.TinyLFM2MoE(), edit: func(h *hmodel) { h.drop("blk.0.ffn_gate.weight") },
+			want: bad, mention: []string{"blk.0.ffn_gate.weight"}, plan: true},
+		{name: "lfm2moe dense lead covering an expert layer", spec: testutil.TinyLFM2MoE(), edit: setU(".leading_dense_block_count", 2),
+			want: bad, mention: []string{"blk.1.ffn_gate.weight"}, plan: true},
+		{name: "lfm2moe without a selection bias", spec: testutil.TinyLFM2MoE(), edit: func(h *hmodel) { h.drop("blk.3.exp_probs_b.bias") },
+			want: bad, mention: []string{"blk.3.exp_probs_b.bias"}, plan: true},
+		{name: "lfm2moe selection bias of NaNs", spec: testutil.TinyLFM2MoE(), edit: func(h *hmodel) {
+			t := h.tensor("blk.1.exp_probs_b.bias")
+			for k := 0; k < len(t.data); k += 4 {
+				binary.LittleEndian.PutUint32(t.data[k:], math.Float32bits(float32(math.NaN())))
+			}
+		}},
 		{name: "norm of type I32", edit: func(h *hmodel) { h.put("blk.0.attn_norm.weight", quant.I32, 64) }, want: typ, mention: []string{"blk.0.attn_norm.weight"}, plan: true},
 		{name: "output_norm missing", edit: func(h *hmodel) { h.drop("output_norm.weight") }, want: bad, mention: []string{"output_norm.weight"}, plan: true},
 		{name: "ffn_down missing", edit: func(h *hmodel) { h.drop("blk.1.ffn_down.weight") }, want: bad, mention: []string{"blk.1.ffn_down.weight"}, plan: true},

@@ -61,6 +61,9 @@ type Arch struct {
 	// expert's gate, up and down biases (ffn_{gate,up,down}_exps.bias, one
 	// row per expert) of a mixture-of-experts block (gpt-oss).
 	ExpertBiases bool
+	// ExpertSelBias loads the router's selection bias (exp_probs_b.bias,
+	// one per expert) of a mixture-of-experts block (lfm2moe).
+	ExpertSelBias bool
 	// ShortConv: a hybrid whose layers with attention.head_count_kv 0 are
 	// gated short convolutions instead of attention (lfm2; Config.ConvLayers).
 	ShortConv bool
@@ -123,6 +126,7 @@ var registry = []*Arch{
 	{Name: "olmo2", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: olmo2Hparams},
 	{Name: "gpt-oss", Neox: true, QKVBias: true, FFN: FFNExperts, Sinks: true, OutBias: true, FFNNorm: "post_attention_norm.weight", ExpertBiases: true, hparams: gptossHparams},
 	{Name: "lfm2", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight"},
+	{Name: "lfm2moe", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight", FFN: FFNExperts, ExpertSelBias: true, hparams: lfm2moeHparams},
 	{Name: "gemma-embedding", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, NoHead: true, hparams: gemmaEmbeddingHparams},
 	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
 	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},
@@ -307,8 +311,62 @@ func gptossHparams(c *Config, m *meta) {
 	if m.err == nil && c.ExpertsUsed > c.Experts {
 		m.fail("%s = %d is more than %s = %d", m.key("expert_used_count"), c.ExpertsUsed, m.key("expert_count"), c.Experts)
 	}
-	c.ExpertSoftmaxChosen = true
+	c.ExpertGating = GatingSoftmaxWeight
 	c.SwiGLUOAI = true
+}
+
+// lfm2moeHparams: LFM2's layers whose feed-forwards, after the first
+// leading_dense_block_count (dense, of width feed_forward_length), are
+// expert_count experts of width expert_feed_forward_length,
+// expert_used_count a token, all required as llama.cpp requires them;
+// the experts chosen by the gating function expert_gating_func (sigmoid
+// in LFM2-8B-A1B) plus the selection bias exp_probs_b, weighted by the
+// unbiased probabilities renormalised to sum to 1.
+func lfm2moeHparams(c *Config, m *meta) {
+	c.Experts = m.num("expert_count", maxExperts, -1, false)
+	c.ExpertsUsed = m.num("expert_used_count", maxExperts, -1, false)
+	c.ExpertFFN = m.num("expert_feed_forward_length", maxCount, -1, false)
+	if m.err == nil && c.ExpertsUsed > c.Experts {
+		m.fail("%s = %d is more than %s = %d", m.key("expert_used_count"), c.ExpertsUsed, m.key("expert_count"), c.Experts)
+	}
+	k := "leading_dense_block_count"
+	if m.err == nil && !m.has(k) {
+		m.fail("%s missing", m.key(k))
+	}
+	if v, ok := m.f.Uint(m.key(k)); m.err == nil && (!ok || v > uint64(c.Layers)) {
+		raw, _ := m.f.Get(m.key(k))
+		m.fail("%s is %s, want a count of layers from 0 to %s = %d", m.key(k), describe(raw), m.key("block_count"), c.Layers)
+	} else if m.err == nil {
+		c.DenseLead = int(v)
+	}
+	if m.err == nil && c.DenseLead > 0 && c.FFN == 0 {
+		m.fail("%s missing: the %d leading dense layers need it", m.key("feed_forward_length"), c.DenseLead)
+	}
+	m.gating(c)
+	c.ExpertNorm = true
+}
+
+// gating reads expert_gating_func (required) into c.ExpertGating:
+// llama.cpp's numbering, 1 softmax, 2 sigmoid, 3 softmax of the chosen.
+func (m *meta) gating(c *Config) {
+	k := m.key("expert_gating_func")
+	if m.err != nil {
+		return
+	}
+	raw, present := m.f.Get(k)
+	if !present {
+		m.fail("%s missing", k)
+		return
+	}
+	v, ok := m.f.Uint(k)
+	switch {
+	case !ok:
+		m.fail("%s is %s, want 1 (softmax), 2 (sigmoid) or 3 (softmax of the chosen)", k, describe(raw))
+	case v < uint64(GatingSoftmax) || v > uint64(GatingSoftmaxWeight):
+		m.err = fmt.Errorf("model: %s = %d is not a gating function this package runs (1 softmax, 2 sigmoid, 3 softmax of the chosen): %w", k, v, ErrUnsupportedArch)
+	default:
+		c.ExpertGating = Gating(v)
+	}
 }
 
 // gemmaEmbeddingHparams: EmbeddingGemma, Gemma 3's layers made an

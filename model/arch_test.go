@@ -26,7 +26,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyGemma2(), testutil.TinyGemma3(), testutil.TinyPhi3(),
 		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyMistral3(), testutil.TinyOlmo2(), testutil.TinyGemmaEmbedding(),
 		testutil.TinyGptOss(),
-		testutil.TinyLFM2(),
+		testutil.TinyLFM2(), testutil.TinyLFM2MoE(),
 		testutil.TinyBert(), testutil.TinyNomicBert(),
 	}
 }
@@ -277,16 +277,24 @@ func TestDecodeDispatches(t *testing.T) {
 			}
 			got := e.Products() - before
 			c := &m.Config
-			perBlock := 4 // Q/K/V, output projection, gate/up, down
+			dense, experts := 4, 0 // Q/K/V, output projection, gate/up, down
 			if c.Experts > 0 {
 				perExpert := 2 // gate/up with the activation, down
 				if c.ExpertBiases {
 					perExpert = 3 // gate and up apart: their biases come before the activation
 				}
-				perBlock = 3 + perExpert*c.ExpertsUsed // Q/K/V, output projection, router, each expert's
+				experts = 3 + perExpert*c.ExpertsUsed // Q/K/V, output projection, router, each expert's
 			}
-			if want := uint64(c.Layers*perBlock + outputs); got != want {
-				t.Errorf("a decode step made %d products, want %d (%d per block and the output)", got, want, perBlock)
+			want := uint64(outputs)
+			for il := range c.Layers {
+				if c.ExpertLayer(il) {
+					want += uint64(experts)
+				} else {
+					want += uint64(dense)
+				}
+			}
+			if got != want {
+				t.Errorf("a decode step made %d products, want %d (%d per dense block, %d per expert block and the output)", got, want, dense, experts)
 			}
 		})
 	}
@@ -302,14 +310,16 @@ func TestHeapBytes(t *testing.T) {
 			for _, L := range m.Blocks {
 				for _, v := range [][]float32{L.AttnNorm, L.Bq, L.Bk, L.Bv, L.QNorm, L.KNorm, L.PostAttnNorm, L.FFNNorm, L.PostFFNNorm,
 					L.Bqkv, L.Bo, L.BUp, L.BDown, L.AttnOutNorm, L.AttnOutNormB, L.LayerOutNorm, L.LayerOutNormB,
-					L.Sinks, L.BRouter, L.BGateExps, L.BUpExps, L.BDownExps, L.ConvW} {
+					L.Sinks, L.BRouter, L.BGateExps, L.BUpExps, L.BDownExps, L.ExpProbsB, L.ConvW} {
 					n += len(v)
 				}
 			}
 			want := int64(4 * n)
-			if m.Experts > 0 { // one Expert, and a Matrix and a Tensor for each of its three matrices
-				headers := unsafe.Sizeof(Expert{}) + 3*(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{}))
-				want += int64(m.Layers*m.Experts) * int64(headers)
+			// One Expert, and a Matrix and a Tensor for each of its three
+			// matrices, for every expert loaded.
+			headers := unsafe.Sizeof(Expert{}) + 3*(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{}))
+			for _, L := range m.Blocks {
+				want += int64(len(L.Experts)) * int64(headers)
 			}
 			got, err := HeapBytes(f)
 			if err != nil {
@@ -322,13 +332,16 @@ func TestHeapBytes(t *testing.T) {
 	}
 }
 
-// refRoute is route the obvious way, in float64: softmax, sort, take k.
-func refRoute(logits []float32, k int, norm bool) ([]int32, []float64) {
+// refRoute is route the obvious way, in float64: softmax or sigmoid,
+// sort by probability plus bias (the key in float32, as route adds it),
+// take k.
+func refRoute(logits, bias []float32, k int, g Gating, norm bool) ([]int32, []float64) {
 	mx := math.Inf(-1)
 	for _, v := range logits {
 		mx = math.Max(mx, float64(v))
 	}
 	p := make([]float64, len(logits))
+	key := make([]float64, len(logits))
 	var sum float64
 	for i, v := range logits {
 		p[i] = math.Exp(float64(v) - mx)
@@ -337,9 +350,15 @@ func refRoute(logits []float32, k int, norm bool) ([]int32, []float64) {
 	idx := make([]int, len(p))
 	for i := range idx {
 		idx[i] = i
-		p[i] /= sum
+		if g == GatingSigmoid {
+			p[i] = 1 / (1 + math.Exp(-float64(logits[i])))
+			key[i] = float64(float32(p[i]) + bias[i])
+		} else {
+			p[i] /= sum
+			key[i] = p[i]
+		}
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return p[idx[a]] > p[idx[b]] })
+	sort.SliceStable(idx, func(a, b int) bool { return key[idx[a]] > key[idx[b]] })
 	ids := make([]int32, k)
 	w := make([]float64, k)
 	var tot float64
@@ -355,25 +374,37 @@ func refRoute(logits []float32, k int, norm bool) ([]int32, []float64) {
 	return ids, w
 }
 
+// TestRoute: softmax routing, and sigmoid routing with a selection bias
+// (lfm2moe) that reorders the choice, against refRoute.
 func TestRoute(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for trial := range 200 {
+	for trial := range 400 {
 		nx := 1 + r.IntN(130)
 		k := 1 + r.IntN(min(nx, 9))
 		logits := make([]float32, nx)
 		for i := range logits {
 			logits[i] = float32(r.NormFloat64() * 3)
 		}
+		g, bias := GatingSoftmax, []float32(nil)
+		if trial >= 200 {
+			g, bias = GatingSigmoid, make([]float32, nx)
+			for i := range bias {
+				bias[i] = float32(r.NormFloat64() * 0.3)
+			}
+		}
 		if trial%5 == 0 && nx > 2 { // ties go to the lower id
 			logits[nx-1] = logits[0]
+			if bias != nil {
+				bias[nx-1] = bias[0]
+			}
 		}
 		norm := trial%2 == 0
-		wantIDs, wantW := refRoute(logits, k, norm)
+		wantIDs, wantW := refRoute(logits, bias, k, g, norm)
 		p := append([]float32(nil), logits...)
 		ids, w := make([]int32, k), make([]float32, k)
-		route(p, ids, w, norm)
+		route(p, bias, ids, w, g, norm)
 		if !slices.Equal(ids, wantIDs) {
-			t.Fatalf("trial %d (%d experts, top %d): ids %v, want %v", trial, nx, k, ids, wantIDs)
+			t.Fatalf("trial %d (%d experts, top %d, gating %d): ids %v, want %v", trial, nx, k, g, ids, wantIDs)
 		}
 		var sum float64
 		for s := range k {
@@ -387,11 +418,22 @@ func TestRoute(t *testing.T) {
 		}
 	}
 	// NaN logits choose some experts rather than fail.
-	p := []float32{float32(math.NaN()), float32(math.NaN()), float32(math.NaN())}
+	for _, g := range []Gating{GatingSoftmax, GatingSigmoid, GatingSoftmaxWeight} {
+		p := []float32{float32(math.NaN()), float32(math.NaN()), float32(math.NaN())}
+		ids, w := make([]int32, 2), make([]float32, 2)
+		route(p, nil, ids, w, g, true)
+		if ids[0] == ids[1] || ids[0] < 0 || ids[1] < 0 {
+			t.Errorf("gating %d: NaN logits routed to %v", g, ids)
+		}
+	}
+	// Sigmoid probabilities all 0 in float32: a tie, to the lower ids;
+	// the sum is clamped as llama.cpp clamps it, so the weights stay
+	// finite.
+	p := []float32{-200, -300, -250}
 	ids, w := make([]int32, 2), make([]float32, 2)
-	route(p, ids, w, true)
-	if ids[0] == ids[1] || ids[0] < 0 || ids[1] < 0 {
-		t.Errorf("NaN logits routed to %v", ids)
+	route(p, nil, ids, w, GatingSigmoid, true)
+	if ids[0] != 0 || ids[1] != 1 || w[0] != 0 || w[1] != 0 {
+		t.Errorf("vanishing sigmoid probabilities: ids %v weights %v, want [0 1] [0 0]", ids, w)
 	}
 }
 
@@ -502,7 +544,7 @@ func checkExperts(t *testing.T, experts quant.Type) {
 			for i, v := range logits {
 				lf[i] = float32(v)
 			}
-			ids, w := refRoute(lf, m.ExpertsUsed, true)
+			ids, w := refRoute(lf, nil, m.ExpertsUsed, GatingSoftmax, true)
 			got := st.moe.ids[tk*m.ExpertsUsed : (tk+1)*m.ExpertsUsed]
 			if !slices.Equal(got, ids) {
 				t.Fatalf("layer %d token %d: routed to %v, reference %v", il, tk, got, ids)
@@ -783,7 +825,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe smollm3 mistral3 olmo2 gpt-oss lfm2 gemma-embedding bert nomic-bert]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe smollm3 mistral3 olmo2 gpt-oss lfm2 lfm2moe gemma-embedding bert nomic-bert]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

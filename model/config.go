@@ -103,11 +103,18 @@ type Config struct {
 	ExpertsUsed int  // expert_used_count: experts per token
 	ExpertFFN   int  // expert_feed_forward_length: width of one expert
 	ExpertNorm  bool // renormalise the chosen experts' weights to sum to 1
-	// ExpertSoftmaxChosen: the router's logits choose the experts as they
-	// are, and the chosen ones' weights are the softmax of their logits
-	// alone (llama.cpp's SOFTMAX_WEIGHT gating, gpt-oss), not their share
-	// of a softmax over all experts.
-	ExpertSoftmaxChosen bool
+	// ExpertGating is how the router's logits become the probabilities
+	// that choose and weight the experts (llama.cpp's
+	// expert_gating_func); the zero value is GatingSoftmax.
+	ExpertGating Gating
+	// ExpertSelBias: the router's selection bias exp_probs_b.bias is added
+	// to the probabilities to choose the experts, not to weight them
+	// (lfm2moe, as DeepSeek V3).
+	ExpertSelBias bool
+	// DenseLead is the number of leading layers whose feed-forward is
+	// dense (gate, up, down of width FFN) in a model whose other layers
+	// have experts (lfm2moe: leading_dense_block_count).
+	DenseLead int
 	// ExpertBiases: the router and each expert's gate, up and down have
 	// biases (gpt-oss).
 	ExpertBiases bool
@@ -148,6 +155,38 @@ type Config struct {
 	// layer carries its last ConvKernel-1 positions' inputs from one pass
 	// to the next (the conv state).
 	ConvKernel int
+}
+
+// Gating is the function that turns a router's logits into expert
+// probabilities, numbered as llama.cpp's llama_expert_gating_func_type.
+type Gating uint8
+
+const (
+	// GatingSoftmax: the softmax over all experts; the k most probable
+	// are chosen and weighted by their probability.
+	GatingSoftmax Gating = 1
+	// GatingSigmoid: each expert's sigmoid, independently of the others
+	// (lfm2moe).
+	GatingSigmoid Gating = 2
+	// GatingSoftmaxWeight: the logits choose as they are, and the chosen
+	// ones' weights are the softmax of their logits alone (gpt-oss), not
+	// their share of a softmax over all experts.
+	GatingSoftmaxWeight Gating = 3
+)
+
+// ExpertLayer reports whether layer il's feed-forward is a mixture of
+// experts: in an expert model, every layer after the DenseLead dense ones.
+func (c *Config) ExpertLayer(il int) bool { return c.Experts > 0 && il >= c.DenseLead }
+
+// denseLayers reports whether some layer's feed-forward is dense.
+func (c *Config) denseLayers() bool { return c.Experts == 0 || c.DenseLead > 0 }
+
+// expertLayers is the number of layers with experts.
+func (c *Config) expertLayers() int {
+	if c.Experts == 0 {
+		return 0
+	}
+	return max(c.Layers-c.DenseLead, 0)
 }
 
 // ConvLayer reports whether layer il is a short-convolution layer.
@@ -487,7 +526,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c.QKVBias, c.QKNorm, c.PostNorms, c.GELU = a.QKVBias, a.QKNorm, a.PostNorms, a.GELU
 	c.Encoder, c.AbsPositions = a.Encoder, a.AbsPositions
 	c.NoPreNorm = a.NoPreNorm
-	c.Sinks, c.ExpertBiases = a.Sinks, a.ExpertBiases
+	c.Sinks, c.ExpertBiases, c.ExpertSelBias = a.Sinks, a.ExpertBiases, a.ExpertSelBias
 	c.Name, _ = f.String("general.name")
 	if ft, ok := f.Uint("general.file_type"); ok {
 		c.FileType = uint32(ft)

@@ -13,13 +13,90 @@ import (
 )
 
 // lfm2Meta is an lfm2 header's keys: 4 layers, layer 2 attending.
-func lfm2Meta(edit func(m map[string]any)) map[string]any {
-	m := base("lfm2")
-	m["lfm2.block_count"] = uint32(4)
-	m["lfm2.attention.head_count_kv"] = []int32{0, 0, 2, 0}
-	m["lfm2.shortconv.l_cache"] = uint32(3)
+func lfm2Meta(edit func(m map[string]any)) map[string]any { return hybridMeta("lfm2", edit) }
+
+// hybridMeta is lfm2Meta for architecture arch (lfm2 or lfm2moe).
+func hybridMeta(arch string, edit func(m map[string]any)) map[string]any {
+	m := base(arch)
+	m[arch+".block_count"] = uint32(4)
+	m[arch+".attention.head_count_kv"] = []int32{0, 0, 2, 0}
+	m[arch+".shortconv.l_cache"] = uint32(3)
 	edit(m)
 	return m
+}
+
+// lfm2moeMeta is an lfm2moe header's keys: lfm2Meta's layers, the first
+// dense, the others 8 experts of width 64, 2 a token, sigmoid-gated.
+func lfm2moeMeta(edit func(m map[string]any)) map[string]any {
+	return hybridMeta("lfm2moe", func(m map[string]any) {
+		m["lfm2moe.expert_count"] = uint32(8)
+		m["lfm2moe.expert_used_count"] = uint32(2)
+		m["lfm2moe.expert_feed_forward_length"] = uint32(64)
+		m["lfm2moe.leading_dense_block_count"] = uint32(1)
+		m["lfm2moe.expert_gating_func"] = uint32(2)
+		edit(m)
+	})
+}
+
+// headerCase is a header edited (edit) to be refused with want, the error
+// naming mention.
+type headerCase struct {
+	name    string
+	edit    func(m map[string]any)
+	want    error
+	mention string
+}
+
+// refuseHeaders checks that each case's header, meta with its edit, is
+// refused as it says.
+func refuseHeaders(t *testing.T, cases []headerCase, meta func(edit func(m map[string]any)) map[string]any) {
+	t.Helper()
+	for _, tc := range cases {
+		_, err := ConfigFromGGUF(parse(t, meta(tc.edit)))
+		if !errors.Is(err, tc.want) || !strings.Contains(fmt.Sprint(err), tc.mention) {
+			t.Errorf("%s: err = %v, want %v mentioning %q", tc.name, err, tc.want, tc.mention)
+		}
+	}
+}
+
+// An lfm2moe header: LFM2's layers, leading dense layers, the gating
+// function; each key it can get wrong is refused, naming it.
+func TestConfigLFM2MoE(t *testing.T) {
+	c, err := ConfigFromGGUF(parse(t, lfm2moeMeta(func(map[string]any) {})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.ConvLayers, []bool{true, true, false, true}) || c.Experts != 8 || c.ExpertsUsed != 2 || c.ExpertFFN != 64 ||
+		c.DenseLead != 1 || c.ExpertGating != GatingSigmoid || !c.ExpertSelBias || !c.ExpertNorm || c.FFN != 768 ||
+		c.ExpertLayer(0) || !c.ExpertLayer(1) || !c.ExpertLayer(3) {
+		t.Fatalf("config %+v", c)
+	}
+	refuseHeaders(t, []headerCase{
+		{"gating 0", func(m map[string]any) { m["lfm2moe.expert_gating_func"] = uint32(0) }, ErrUnsupportedArch, "expert_gating_func = 0"},
+		{"gating 4", func(m map[string]any) { m["lfm2moe.expert_gating_func"] = uint32(4) }, ErrUnsupportedArch, "expert_gating_func = 4"},
+		{"gating a string", func(m map[string]any) { m["lfm2moe.expert_gating_func"] = "sigmoid" }, ErrBadModel, "expert_gating_func"},
+		{"no gating", func(m map[string]any) { delete(m, "lfm2moe.expert_gating_func") }, ErrBadModel, "expert_gating_func missing"},
+		{"dense lead past the layers", func(m map[string]any) { m["lfm2moe.leading_dense_block_count"] = uint32(5) }, ErrBadModel, "leading_dense_block_count"},
+		{"dense lead negative", func(m map[string]any) { m["lfm2moe.leading_dense_block_count"] = int32(-1) }, ErrBadModel, "leading_dense_block_count"},
+		{"no dense lead", func(m map[string]any) { delete(m, "lfm2moe.leading_dense_block_count") }, ErrBadModel, "leading_dense_block_count missing"},
+		{"dense layers without a width", func(m map[string]any) { delete(m, "lfm2moe.feed_forward_length") }, ErrBadModel, "feed_forward_length"},
+		{"no experts", func(m map[string]any) { delete(m, "lfm2moe.expert_count") }, ErrBadModel, "expert_count"},
+		{"no expert width", func(m map[string]any) { delete(m, "lfm2moe.expert_feed_forward_length") }, ErrBadModel, "expert_feed_forward_length"},
+		{"more used than experts", func(m map[string]any) { m["lfm2moe.expert_used_count"] = uint32(9) }, ErrBadModel, "expert_used_count"},
+	}, lfm2moeMeta)
+	// Every layer dense is a header llama.cpp takes (it runs no experts);
+	// so do these, and a model with no dense layer needs no FFN width.
+	for name, edit := range map[string]func(m map[string]any){
+		"all dense": func(m map[string]any) { m["lfm2moe.leading_dense_block_count"] = uint32(4) },
+		"none dense": func(m map[string]any) {
+			m["lfm2moe.leading_dense_block_count"] = uint32(0)
+			delete(m, "lfm2moe.feed_forward_length")
+		},
+	} {
+		if _, err := ConfigFromGGUF(parse(t, lfm2moeMeta(edit))); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 }
 
 // The per-layer head_count_kv marks the conv layers; everything else an
@@ -33,12 +110,7 @@ func TestConfigLFM2(t *testing.T) {
 		c.KVLayers() != 1 || c.KVLayer(2) != 0 || c.KVLayer(3) != 1 || c.modelLayer(0) != 2 || !c.RopeNeox || !c.QKNorm {
 		t.Fatalf("config %+v", c)
 	}
-	for _, tc := range []struct {
-		name    string
-		edit    func(m map[string]any)
-		want    error
-		mention string
-	}{
+	refuseHeaders(t, []headerCase{
 		{"one count", func(m map[string]any) { m["lfm2.attention.head_count_kv"] = uint32(2) }, ErrBadModel, "head_count_kv"},
 		{"too few counts", func(m map[string]any) { m["lfm2.attention.head_count_kv"] = []int32{0, 2} }, ErrBadModel, "head_count_kv"},
 		{"no attention", func(m map[string]any) { m["lfm2.attention.head_count_kv"] = []int32{0, 0, 0, 0} }, ErrBadModel, "no layer attends"},
@@ -48,18 +120,13 @@ func TestConfigLFM2(t *testing.T) {
 		{"no l_cache", func(m map[string]any) { delete(m, "lfm2.shortconv.l_cache") }, ErrBadModel, "shortconv.l_cache"},
 		{"l_cache 1", func(m map[string]any) { m["lfm2.shortconv.l_cache"] = uint32(1) }, ErrBadModel, "shortconv.l_cache"},
 		{"l_cache huge", func(m map[string]any) { m["lfm2.shortconv.l_cache"] = uint32(1 << 20) }, ErrBadModel, "shortconv.l_cache"},
-	} {
-		_, err := ConfigFromGGUF(parse(t, lfm2Meta(tc.edit)))
-		if !errors.Is(err, tc.want) || !strings.Contains(fmt.Sprint(err), tc.mention) {
-			t.Errorf("%s: err = %v, want %v mentioning %q", tc.name, err, tc.want, tc.mention)
-		}
-	}
+	}, lfm2Meta)
 }
 
 // A State's conv state takes what ConvStateBytes plans, and nothing for a
 // model without conv layers.
 func TestConvStateBytesIsAllocation(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyLlama()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyLlama()} {
 		m, st := smallState(t, spec)
 		cs := st.Conv()
 		got := 4*int64(cap(cs.Cur)+cap(cs.Saved)) + 8*int64(cap(cs.Marks))

@@ -243,7 +243,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				y = rmsNorm64(o, w, eps) // gpt-oss's name for it
 			}
 			var f []float64
-			if c.Experts > 0 {
+			if c.ExpertLayer(il) {
 				f = r.experts(p, y)
 			} else {
 				f = r.ffn(linear(p("ffn_gate.weight"), nil, y), linear(p("ffn_up.weight"), nil, y), p("ffn_down.weight"), nil)
@@ -289,24 +289,38 @@ func (r *refDecoder) ffn(gate, up, down, b []float64) []float64 {
 }
 
 // experts is a mixture-of-experts block's output for y: the router's
-// logits (with its bias when the file has one), the ExpertsUsed best —
-// weighted by their share of the softmax over all (renormalised with
-// ExpertNorm) or, with ExpertSoftmaxChosen, by the softmax of their
-// logits alone — each computing ffn with its slices of the 3-D tensors
-// and their biases.
+// logits (with its bias when the file has one) made probabilities by the
+// gating function (a softmax over all, each one's sigmoid, or the logits
+// as they are for GatingSoftmaxWeight); the ExpertsUsed best — by
+// probability plus the selection bias exp_probs_b with ExpertSelBias —
+// weighted by their unbiased probabilities (for GatingSoftmaxWeight the
+// softmax of the chosen logits), renormalised with ExpertNorm; each
+// computing ffn with its slices of the 3-D tensors and their biases.
 func (r *refDecoder) experts(p func(string) []float64, y []float64) []float64 {
 	c := r.c
 	E, F, k := c.Embd, c.ExpertFFN, c.ExpertsUsed
 	logits := linear(p("ffn_gate_inp.weight"), p("ffn_gate_inp.bias"), y)
 	probs := append([]float64(nil), logits...)
-	if !c.ExpertSoftmaxChosen {
+	switch c.ExpertGating {
+	case GatingSigmoid:
+		for i, v := range probs {
+			probs[i] = 1 / (1 + math.Exp(-v))
+		}
+	case GatingSoftmaxWeight:
+	default:
 		softmax64(probs)
+	}
+	sel := append([]float64(nil), probs...)
+	if b := p("exp_probs_b.bias"); c.ExpertSelBias {
+		for i := range sel {
+			sel[i] += b[i]
+		}
 	}
 	ids := make([]int, 0, k)
 	for range k {
 		best := -1
-		for i, v := range probs {
-			if !slices.Contains(ids, i) && (best < 0 || v > probs[best]) {
+		for i, v := range sel {
+			if !slices.Contains(ids, i) && (best < 0 || v > sel[best]) {
 				best = i
 			}
 		}
@@ -316,16 +330,16 @@ func (r *refDecoder) experts(p func(string) []float64, y []float64) []float64 {
 	for s, e := range ids {
 		w[s] = probs[e]
 	}
-	switch {
-	case c.ExpertSoftmaxChosen:
+	if c.ExpertGating == GatingSoftmaxWeight {
 		softmax64(w)
-	case c.ExpertNorm:
+	}
+	if c.ExpertNorm {
 		var sum float64
 		for _, v := range w {
 			sum += v
 		}
 		for s := range w {
-			w[s] /= sum
+			w[s] /= max(sum, 6.103515625e-5)
 		}
 	}
 	gate, up, down := p("ffn_gate_exps.weight"), p("ffn_up_exps.weight"), p("ffn_down_exps.weight")
@@ -416,7 +430,10 @@ func TestDecoderMatchesReference(t *testing.T) {
 		// thousand) moves them by up to 1.6e-3 from there on; before the
 		// first such flip they agree within 5e-6, as they do everywhere
 		// with the sinks left out, on four seeds.
-		{testutil.TinyGptOss(), 5e-3}} {
+		{testutil.TinyGptOss(), 5e-3},
+		// lfm2moe: conv and attention layers, a dense layer 0, sigmoid
+		// routing with a selection bias.
+		{testutil.TinyLFM2MoE(), 1e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
 		name := spec.Arch
@@ -448,7 +465,13 @@ func TestDecoderMatchesReference(t *testing.T) {
 				"no log multiplier":  func(c *Config) { c.YarnLogMul = 0 },
 				"no sinks":           func(c *Config) { c.Sinks = false },
 				"plain SwiGLU":       func(c *Config) { c.SwiGLUOAI = false },
-				"softmax of all":     func(c *Config) { c.ExpertSoftmaxChosen = false },
+				"softmax of all": func(c *Config) {
+					if c.ExpertGating != 0 {
+						c.ExpertGating = GatingSoftmax
+					}
+				},
+				"no selection bias":  func(c *Config) { c.ExpertSelBias = false },
+				"no renormalisation": func(c *Config) { c.ExpertNorm = false },
 				"no window":          func(c *Config) { c.Window = 0 },
 			} {
 				c := m.Config

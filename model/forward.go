@@ -96,7 +96,7 @@ func ScratchBytes(c *Config, maxXRowBytes, batch int) int {
 	n += 3 * f(batch*c.Embd)        // x, xn, tmp
 	n += f(batch * qkvWidth(c))     // q, k, v (a conv layer's B, C, x)
 	n += f(batch * attnOutWidth(c)) // attention output (a conv layer's y)
-	if c.Experts == 0 {
+	if c.denseLayers() {
 		n += f(batch * 2 * c.FFN) // gate, up
 	}
 	n += 2 * b(batch*maxXRowBytes) // quantized activations
@@ -510,7 +510,7 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	E := c.Embd
 	p := pass{n: n, pos0: pos0, x: ar.Float32s(n * E), xn: ar.Float32s(n * E), tmp: ar.Float32s(n * E),
 		qkv: ar.Float32s(n * qkvWidth(c)), att: ar.Float32s(n * attnOutWidth(c))}
-	if c.Experts == 0 {
+	if c.denseLayers() {
 		p.gu = ar.Float32s(n * 2 * c.FFN)
 	}
 	for i := range s.q {

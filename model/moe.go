@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"slices"
 	"unsafe"
 
@@ -100,68 +101,62 @@ func moeScratchBytes(c *Config, maxX, n int) int {
 		roundUp(n*maxX, allocAlign) + 2*f(n*c.ExpertFFN) + f(n*c.Embd) + f(n*k*c.Embd)
 }
 
-// route turns one token's router logits into its experts and their
-// weights, as llama.cpp's build_moe_ffn does with softmax gating: the
-// softmax over all experts (in place in p), the k most probable (ties to
-// the lower id), and — with norm — their probabilities divided by their
-// sum.
-func route(p []float32, ids []int32, w []float32, norm bool) {
-	softmax.InPlace(p, 1)
-	for s := range ids {
-		best := -1
+// route turns one token's router logits p into its experts and their
+// weights, as llama.cpp's build_moe_ffn does: the gating function g makes
+// the logits probabilities (in place in p: a softmax over all experts, or
+// each one's sigmoid; kept as they are for GatingSoftmaxWeight); the k
+// best probabilities — each with its selection bias added when bias is
+// not nil — choose the experts, best first (ties to the lower id, NaN
+// last); their weights are their unbiased probabilities (for
+// GatingSoftmaxWeight the softmax of the chosen logits alone), divided,
+// with norm, by their sum (at least 2⁻¹⁴, the clamp llama.cpp puts
+// against a sum of 0).
+func route(p, bias []float32, ids []int32, w []float32, g Gating, norm bool) {
+	switch g {
+	case GatingSigmoid:
 		for i, v := range p {
-			if v >= 0 && (best < 0 || v > p[best]) {
-				best = i
-			}
+			p[i] = float32(1 / (1 + math.Exp(float64(-v))))
 		}
-		if best < 0 { // NaN logits: take the lowest id not yet taken
-			for i, v := range p {
-				if v != -1 {
-					best = i
-					break
-				}
+	case GatingSoftmaxWeight:
+	default:
+		softmax.InPlace(p, 1)
+	}
+	for s := range ids {
+		best, bv := -1, float32(0)
+		for i, v := range p {
+			if slices.Contains(ids[:s], int32(i)) {
+				continue
+			}
+			if bias != nil {
+				v += bias[i]
+			}
+			if best < 0 || v > bv || bv != bv && v == v {
+				best, bv = i, v
 			}
 		}
 		ids[s], w[s] = int32(best), p[best]
-		p[best] = -1 // taken: probabilities are never negative
+	}
+	if g == GatingSoftmaxWeight {
+		softmax.InPlace(w, 1)
 	}
 	if norm {
 		var total float64
 		for _, v := range w {
 			total += float64(v)
 		}
-		t := float32(total)
+		t := max(float32(total), 6.103515625e-5)
 		for s := range w {
 			w[s] /= t
 		}
 	}
 }
 
-// routeChosen is route for llama.cpp's SOFTMAX_WEIGHT gating (gpt-oss):
-// the k largest logits of p (ties to the lower id, NaN last) choose the
-// experts, best first, and their weights are the softmax of those k
-// logits alone. p is not changed.
-func routeChosen(p []float32, ids []int32, w []float32) {
-	for s := range ids {
-		best := -1
-		for i, v := range p {
-			if slices.Contains(ids[:s], int32(i)) {
-				continue
-			}
-			if best < 0 || v > p[best] || p[best] != p[best] && v == v {
-				best = i
-			}
-		}
-		ids[s], w[s] = int32(best), p[best]
-	}
-	softmax.InPlace(w, 1)
-}
-
 // experts is the mixture-of-experts feed-forward block: each token's
 // ExpertsUsed experts, chosen by the router, each computing
 // down(act(gate·a) ⊙ up·a), summed with the routing weights into out;
 // with ExpertBiases, the router's logits and each product have their bias
-// added first (gpt-oss).
+// added first (gpt-oss); with ExpertSelBias, the router's selection bias
+// joins the probabilities that choose (lfm2moe).
 // Tokens are grouped by expert, so each expert's weights are read once per
 // pass however many tokens chose it; every token then sums its experts'
 // outputs in its own order of preference, as llama.cpp does, so a batch
@@ -176,11 +171,7 @@ func (s *State) experts(il int, L *Layer, a acts, out []float32) error {
 	addRows(ms.logits, L.BRouter, n)
 	for t := 0; t < n; t++ {
 		p, ids, w := ms.logits[t*nx:(t+1)*nx], ms.ids[t*k:(t+1)*k], ms.wts[t*k:(t+1)*k]
-		if c.ExpertSoftmaxChosen {
-			routeChosen(p, ids, w)
-		} else {
-			route(p, ids, w, c.ExpertNorm)
-		}
+		route(p, L.ExpProbsB, ids, w, c.ExpertGating, c.ExpertNorm)
 	}
 	// Group the (token, slot) pairs by expert: a counting sort.
 	counts := ms.counts

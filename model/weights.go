@@ -54,6 +54,10 @@ type Layer struct {
 	// (ExpertFFN, ExpertFFN and Embd floats): kept with the layer, not the
 	// expert, so an expert read from disk needs only its matrices.
 	BRouter, BGateExps, BUpExps, BDownExps []float32
+	// ExpProbsB is the router's selection bias, one per expert, added to
+	// the probabilities that choose the experts but not to their weights
+	// (lfm2moe's exp_probs_b; Config.ExpertSelBias).
+	ExpProbsB []float32
 	// Sinks are the attention sinks, one logit per query head (gpt-oss).
 	Sinks []float32
 
@@ -340,7 +344,7 @@ func HeapBytes(f *gguf.File) (int64, error) {
 	n := 4 * int64(p.floats)
 	if c.Experts > 0 {
 		perExpert := int64(unsafe.Sizeof(Expert{})) + 3*int64(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{}))
-		n += int64(c.Layers) * int64(c.Experts) * perExpert
+		n += int64(c.expertLayers()) * int64(c.Experts) * perExpert
 	}
 	return n, nil
 }
@@ -437,9 +441,9 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		L := &m.Blocks[i]
 		var bts []blockTensor
 		if cfg.ConvLayer(i) {
-			bts = convTensors(&cfg)
+			bts = convTensors(arch, &cfg, i)
 		} else {
-			bts = blockTensors(arch, &cfg, func(name string) bool { return l.has(p + name) })
+			bts = blockTensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
 		}
 		if err := refuseBiases(l, p, arch, bts); err != nil {
 			return nil, err
@@ -637,7 +641,7 @@ func matTensor(name string, cols, rows int, f func(L *Layer) **ops.Matrix) block
 // in the order they are checked; has says whether the block has a tensor
 // (to choose between a fused and a separate layout, and to take an
 // encoder's optional biases).
-func blockTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor {
+func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
 	if a.Encoder {
 		return encoderTensors(a, c, has)
 	}
@@ -680,7 +684,7 @@ func blockTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor 
 		}
 		ts = append(ts, vecTensor(name, e, func(L *Layer) *[]float32 { return &L.FFNNorm }))
 	}
-	ts = append(ts, ffnTensors(a, c)...)
+	ts = append(ts, ffnTensors(a, c, il)...)
 	if a.PostNorms {
 		ts = append(ts, vecTensor("post_ffw_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))
 	}
@@ -690,8 +694,8 @@ func blockTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor 
 // convTensors lists the tensors of a short-convolution block (lfm2), as
 // llama.cpp's loader takes them: the operator norm, shortconv.in_proj,
 // the kernel shortconv.conv ([ConvKernel, Embd]) and out_proj, then the
-// dense feed-forward.
-func convTensors(c *Config) []blockTensor {
+// feed-forward (dense, or layer il's experts in lfm2moe).
+func convTensors(a *Arch, c *Config, il int) []blockTensor {
 	e := c.Embd
 	return append([]blockTensor{
 		vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }),
@@ -699,7 +703,7 @@ func convTensors(c *Config) []blockTensor {
 		rowsTensor("shortconv.conv.weight", c.ConvKernel, e, func(L *Layer) *[]float32 { return &L.ConvW }),
 		matTensor("shortconv.out_proj.weight", e, e, func(L *Layer) **ops.Matrix { return &L.ConvOut }),
 		vecTensor("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }),
-	}, ffnTensors(&Arch{}, c)...)
+	}, ffnTensors(a, c, il)...)
 }
 
 // qkvTensors lists the query, key and value projections: the fused
@@ -716,10 +720,16 @@ func qkvTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor {
 		matTensor("attn_v.weight", e, vv, func(L *Layer) **ops.Matrix { return &L.Wv })}
 }
 
-// ffnTensors lists the feed-forward weights of layout a.FFN.
-func ffnTensors(a *Arch, c *Config) []blockTensor {
+// ffnTensors lists the feed-forward weights of layer il in layout a.FFN:
+// an expert architecture's leading dense layers (Config.DenseLead) have
+// the gated layout.
+func ffnTensors(a *Arch, c *Config, il int) []blockTensor {
 	e := c.Embd
-	switch a.FFN {
+	layout := a.FFN
+	if layout == FFNExperts && !c.ExpertLayer(il) {
+		layout = FFNGated
+	}
+	switch layout {
 	case FFNFusedGateUp:
 		return []blockTensor{
 			matTensor("ffn_up.weight", e, 2*c.FFN, func(L *Layer) **ops.Matrix { return &L.GateUp }),
@@ -737,6 +747,9 @@ func ffnTensors(a *Arch, c *Config) []blockTensor {
 				rowsTensor("ffn_gate_exps.bias", f, n, func(L *Layer) *[]float32 { return &L.BGateExps }),
 				rowsTensor("ffn_up_exps.bias", f, n, func(L *Layer) *[]float32 { return &L.BUpExps }),
 				rowsTensor("ffn_down_exps.bias", e, n, func(L *Layer) *[]float32 { return &L.BDownExps }))
+		}
+		if a.ExpertSelBias {
+			ts = append(ts, vecTensor("exp_probs_b.bias", n, func(L *Layer) *[]float32 { return &L.ExpProbsB }))
 		}
 		return ts
 	case FFNSequential:

@@ -689,10 +689,11 @@ func TestPressureMovesBlocks(t *testing.T) {
 // tensors' pages are out of the page cache, and the logits are the
 // resident model's.
 func TestExpertsFromDisk(t *testing.T) {
-	// gpt-oss: its experts' biases stay with the block, copied at load.
+	// gpt-oss: its experts' biases stay with the block, copied at load;
+	// lfm2moe: its layer 0 has no experts, the others a selection bias.
 	qwen := testutil.TinyQwen3MoE()
 	qwen.Layers = 4
-	for _, spec := range []testutil.ModelSpec{qwen, testutil.TinyGptOss()} {
+	for _, spec := range []testutil.ModelSpec{qwen, testutil.TinyGptOss(), testutil.TinyLFM2MoE()} {
 		t.Run(spec.Arch, func(t *testing.T) {
 			path := testutil.TempModel(t, spec)
 			// The streaming model goes first: a resident one reads the whole file

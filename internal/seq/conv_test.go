@@ -19,7 +19,14 @@ import (
 // lfm2Seqs returns TinyLFM2 and a maker of its sequences.
 func lfm2Seqs(t *testing.T, cfg Config) (*model.Model, func() *Seq) {
 	t.Helper()
-	m, _, pool := synthetic(t, testutil.TinyLFM2())
+	return hybridSeqs(t, testutil.TinyLFM2(), cfg)
+}
+
+// hybridSeqs returns the model of spec (lfm2 or lfm2moe) and a maker of
+// its sequences.
+func hybridSeqs(t *testing.T, spec testutil.ModelSpec, cfg Config) (*model.Model, func() *Seq) {
+	t.Helper()
+	m, _, pool := synthetic(t, spec)
 	budget := memplan.NewKVBudget(1<<30, nil)
 	return m, func() *Seq {
 		s, err := New(m, ops.NewExec(pool), budget, cfg)
@@ -45,9 +52,16 @@ func evalOK(t *testing.T, s *Seq, tokens []int32) []float32 {
 // A rewound LFM2 session continues as a fresh one fed the same tokens, bit
 // for bit: to a checkpoint (a pass's end), between checkpoints (the state
 // goes back to the one before and the tokens after it are evaluated
-// again), into the prompt after decoding, to 0, and after a failed call.
+// again), into the prompt after decoding, to 0, and after a failed call;
+// LFM2-MoE's too, its experts adding the same numbers whatever the batch.
 func TestConvRewindMatchesFresh(t *testing.T) {
-	_, open := lfm2Seqs(t, Config{Context: 128, Batch: 4})
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyLFM2MoE()} {
+		t.Run(spec.Arch, func(t *testing.T) { convRewind(t, spec) })
+	}
+}
+
+func convRewind(t *testing.T, spec testutil.ModelSpec) {
+	_, open := hybridSeqs(t, spec, Config{Context: 128, Batch: 4})
 	prompt, more := ids(22, 1), ids(9, 2)
 	for _, n := range []int{22, 20, 13, 6, 1, 0, 25, 30} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {

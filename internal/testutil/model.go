@@ -19,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "smollm3", "mistral3", "olmo2", "lfm2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "smollm3", "mistral3", "olmo2", "lfm2", "lfm2moe", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -71,9 +71,21 @@ type ModelSpec struct {
 	// context (a Qwen3 made long, as its 128K GGUF files are).
 	Yarn *Yarn
 
-	// Experts of a qwen3moe, granitemoe or gpt-oss model: expert_count,
-	// expert_used_count and expert_feed_forward_length (required there).
+	// Experts of a qwen3moe, granitemoe, gpt-oss or lfm2moe model:
+	// expert_count, expert_used_count and expert_feed_forward_length
+	// (required there).
 	Experts, ExpertsUsed, ExpertFFN int
+	// DenseLead is an lfm2moe's leading_dense_block_count: its first
+	// layers have a dense feed-forward (ffn_gate, ffn_up, ffn_down of FFN),
+	// the others experts.
+	DenseLead int
+	// Gating is an lfm2moe's expert_gating_func (llama.cpp's numbering: 1
+	// softmax, 2 sigmoid, 3 softmax of the chosen); 0 writes 2, LFM2's.
+	Gating uint32
+	// SelBiasGain is the spread of an lfm2moe's selection bias
+	// (exp_probs_b.bias, one per expert); 0 = 0.5, against sigmoid
+	// probabilities in (0, 1), enough to change which experts are chosen.
+	SelBiasGain float64
 	// ExpertType is the type of the expert tensors (ffn_*_exps); its zero
 	// value (F32) means WeightType. MXFP4 with WeightType Q8_0 is
 	// llama-quantize's MXFP4_MOE mix (general.file_type 38).
@@ -345,6 +357,18 @@ func TinyLFM2() ModelSpec {
 	}
 }
 
+// TinyLFM2MoE is TinyLFM2's layers (0, 1 and 3 short convolutions,
+// 2 attention) with layer 0's feed-forward dense and the others' 8
+// experts of width 32, 2 a token, chosen by their sigmoid plus a
+// selection bias and weighted by the sigmoid renormalised; Q8_0 weights.
+func TinyLFM2MoE() ModelSpec {
+	s := TinyLFM2()
+	s.Arch, s.Seed = "lfm2moe", 19
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.DenseLead = 8, 2, 32, 1
+	s.RouterGain = 4
+	return s
+}
+
 // convLayer reports whether layer l of s is a short convolution.
 func (s ModelSpec) convLayer(l int) bool { return slices.Contains(s.ConvLayers, l) }
 
@@ -368,10 +392,14 @@ func (s ModelSpec) gemma() bool {
 	return s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma-embedding"
 }
 
-// moe reports whether s has experts (qwen3moe, granitemoe).
+// moe reports whether s has experts (qwen3moe, granitemoe, gpt-oss,
+// lfm2moe).
 func (s ModelSpec) moe() bool {
-	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss"
+	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe"
 }
+
+// hybrid reports whether s has LFM2's short-convolution layers.
+func (s ModelSpec) hybrid() bool { return s.Arch == "lfm2" || s.Arch == "lfm2moe" }
 
 // Encoder reports whether s is an encoder (bert, nomic-bert), which makes
 // embeddings and no logits.
@@ -437,15 +465,35 @@ func WriteModel(w io.Writer, s ModelSpec) error {
 }
 
 // withDefaults fills zero fields and checks the spec.
+// checkExperts checks an expert model's counts.
+func (s ModelSpec) checkExperts() error {
+	if s.Experts <= 0 || s.ExpertsUsed <= 0 || s.ExpertsUsed > s.Experts || s.ExpertFFN <= 0 {
+		return fmt.Errorf("testutil: %s needs 0 < ExpertsUsed (%d) <= Experts (%d) and ExpertFFN (%d) > 0",
+			s.Arch, s.ExpertsUsed, s.Experts, s.ExpertFFN)
+	}
+	return nil
+}
+
 func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	if s.Arch == "" {
 		s.Arch = "llama"
 	}
 	switch s.Arch {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "gemma-embedding":
-	case "lfm2":
+	case "lfm2", "lfm2moe":
 		if s.ConvKernel == 0 {
 			s.ConvKernel = 3
+		}
+		if s.Arch == "lfm2moe" {
+			if s.Gating == 0 {
+				s.Gating = 2
+			}
+			if s.SelBiasGain == 0 {
+				s.SelBiasGain = 0.5
+			}
+			if err := s.checkExperts(); err != nil {
+				return s, err
+			}
 		}
 	case "granite":
 		s = s.withGraniteScales()
@@ -457,15 +505,14 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s.TokenTypes = 2
 		}
 	case "qwen3moe", "granitemoe", "gpt-oss":
-		if s.Experts <= 0 || s.ExpertsUsed <= 0 || s.ExpertsUsed > s.Experts || s.ExpertFFN <= 0 {
-			return s, fmt.Errorf("testutil: %s needs 0 < ExpertsUsed (%d) <= Experts (%d) and ExpertFFN (%d) > 0",
-				s.Arch, s.ExpertsUsed, s.Experts, s.ExpertFFN)
+		if err := s.checkExperts(); err != nil {
+			return s, err
 		}
 		if s.Arch == "granitemoe" {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, mistral3, olmo2, lfm2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, mistral3, olmo2, lfm2, lfm2moe, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -645,7 +692,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 			g.AddKV(a+"rope.freq_base_swa", s.RopeBaseSWA)
 		}
 	}
-	if s.Arch == "lfm2" {
+	if s.hybrid() {
 		conv := make([]bool, s.Layers)
 		for l := range conv {
 			conv[l] = s.convLayer(l)
@@ -656,6 +703,10 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"expert_count", uint32(s.Experts))
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
 		g.AddKV(a+"expert_feed_forward_length", uint32(s.ExpertFFN))
+	}
+	if s.Arch == "lfm2moe" {
+		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
+		g.AddKV(a+"expert_gating_func", s.Gating)
 	}
 	if s.Arch == "granite" || s.Arch == "granitemoe" {
 		AddGraniteScales(g, s.Arch, s.EmbeddingScale, s.ResidualScale, s.AttentionScale, s.LogitScale)
@@ -744,7 +795,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 		return s.encoderTensors()
 	}
 	outNorm := "output_norm.weight"
-	if s.Arch == "lfm2" {
+	if s.hybrid() {
 		outNorm = "token_embd_norm.weight" // llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2
 	}
 	if s.OutputNorm != "" {
@@ -767,7 +818,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	}
 	w := s.WeightType
 	gemma := s.gemma()
-	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3" || s.Arch == "gemma-embedding" || s.Arch == "lfm2"
+	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3" || s.Arch == "gemma-embedding" || s.hybrid()
 	olmo := s.Arch == "olmo2"  // no pre-norms, Q/K norms across heads, post-norms
 	oss := s.Arch == "gpt-oss" // biases everywhere, sinks, post_attention_norm before the experts
 	qkvBias := s.Arch == "qwen2" || oss
@@ -777,6 +828,45 @@ func (s ModelSpec) tensors() []tensorSpec {
 		ts = append(ts,
 			tensorSpec{"dense_2.weight", quant.F32, []int64{e, d}, proj(e)},
 			tensorSpec{"dense_3.weight", quant.F32, []int64{d, e}, proj(d)})
+	}
+	// ffn is layer l's feed-forward: phi3's fused gate and up, experts
+	// (after an lfm2moe's leading dense layers), or gate, up and down.
+	ffn := func(p string, l int) []tensorSpec {
+		switch {
+		case s.Arch == "phi3":
+			return []tensorSpec{
+				{p + "ffn_up.weight", w, []int64{e, 2 * f}, proj(e)},
+				{p + "ffn_down.weight", w, []int64{f, e}, proj(f)}}
+		case s.moe() && l >= s.DenseLead:
+			x, fe := int64(s.Experts), int64(s.ExpertFFN)
+			xw := s.ExpertType
+			if xw == quant.F32 {
+				xw = w
+			}
+			gain := s.RouterGain
+			if gain == 0 {
+				gain = 1
+			}
+			ts := []tensorSpec{
+				{p + "ffn_gate_inp.weight", quant.F32, []int64{e, x}, dist{0, gain / math.Sqrt(float64(e))}},
+				{p + "ffn_gate_exps.weight", xw, []int64{e, fe, x}, proj(e)},
+				{p + "ffn_up_exps.weight", xw, []int64{e, fe, x}, proj(e)},
+				{p + "ffn_down_exps.weight", xw, []int64{fe, e, x}, proj(fe)}}
+			if oss {
+				ts = append(ts, bias(p+"ffn_gate_inp.bias", x),
+					tensorSpec{p + "ffn_gate_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},
+					tensorSpec{p + "ffn_up_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},
+					tensorSpec{p + "ffn_down_exps.bias", quant.F32, []int64{e, x}, dist{0, 0.1}})
+			}
+			if s.Arch == "lfm2moe" {
+				ts = append(ts, tensorSpec{p + "exp_probs_b.bias", quant.F32, []int64{x}, dist{0, s.SelBiasGain}})
+			}
+			return ts
+		}
+		return []tensorSpec{
+			{p + "ffn_gate.weight", w, []int64{e, f}, proj(e)},
+			{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
+			{p + "ffn_down.weight", w, []int64{f, e}, proj(f)}}
 	}
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
@@ -789,10 +879,8 @@ func (s ModelSpec) tensors() []tensorSpec {
 				tensorSpec{p + "shortconv.in_proj.weight", w, []int64{e, 3 * e}, proj(e)},
 				tensorSpec{p + "shortconv.conv.weight", quant.F32, []int64{k, e}, dist{0, 1 / math.Sqrt(float64(k))}},
 				tensorSpec{p + "shortconv.out_proj.weight", w, []int64{e, e}, proj(e)},
-				tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm},
-				tensorSpec{p + "ffn_gate.weight", w, []int64{e, f}, proj(e)},
-				tensorSpec{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
-				tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)})
+				tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
+			ts = append(ts, ffn(p, l)...)
 			continue
 		}
 		if s.Arch == "phi3" {
@@ -833,38 +921,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 		if !olmo && !oss {
 			ts = append(ts, tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
 		}
-		switch s.Arch {
-		case "phi3":
-			ts = append(ts,
-				tensorSpec{p + "ffn_up.weight", w, []int64{e, 2 * f}, proj(e)},
-				tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)})
-		case "qwen3moe", "granitemoe", "gpt-oss":
-			x, fe := int64(s.Experts), int64(s.ExpertFFN)
-			xw := s.ExpertType
-			if xw == quant.F32 {
-				xw = w
-			}
-			gain := s.RouterGain
-			if gain == 0 {
-				gain = 1
-			}
-			ts = append(ts,
-				tensorSpec{p + "ffn_gate_inp.weight", quant.F32, []int64{e, x}, dist{0, gain / math.Sqrt(float64(e))}},
-				tensorSpec{p + "ffn_gate_exps.weight", xw, []int64{e, fe, x}, proj(e)},
-				tensorSpec{p + "ffn_up_exps.weight", xw, []int64{e, fe, x}, proj(e)},
-				tensorSpec{p + "ffn_down_exps.weight", xw, []int64{fe, e, x}, proj(fe)})
-			if oss {
-				ts = append(ts, bias(p+"ffn_gate_inp.bias", x),
-					tensorSpec{p + "ffn_gate_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},
-					tensorSpec{p + "ffn_up_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},
-					tensorSpec{p + "ffn_down_exps.bias", quant.F32, []int64{e, x}, dist{0, 0.1}})
-			}
-		default:
-			ts = append(ts,
-				tensorSpec{p + "ffn_gate.weight", w, []int64{e, f}, proj(e)},
-				tensorSpec{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
-				tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)})
-		}
+		ts = append(ts, ffn(p, l)...)
 		if gemma || olmo {
 			ts = append(ts, tensorSpec{p + "post_ffw_norm.weight", quant.F32, []int64{e}, norm})
 		}

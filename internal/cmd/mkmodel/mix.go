@@ -181,6 +181,36 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	gemma := s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma-embedding"
 	olmo := s.Arch == "olmo2"  // no pre-norms, Q/K norms across heads, post-norms
 	oss := s.Arch == "gpt-oss" // biases everywhere, sinks, post_attention_norm before the experts
+	// ffn adds layer l's feed-forward: phi3's fused gate and up, experts
+	// (after lfm2moe's leading dense layers), or gate, up and down.
+	ffn := func(p string, l int) {
+		switch {
+		case s.Arch == "phi3":
+			add(p+"ffn_up.weight", kindWeight, e, 2*f)
+			add(p+"ffn_down.weight", kindWeight, f, e)
+		case s.Experts > 0 && l >= s.DenseLead:
+			x, fe := int64(s.Experts), int64(s.ExpertFFN)
+			add(p+"ffn_gate_inp.weight", kindRouter, e, x)
+			if oss {
+				add(p+"ffn_gate_inp.bias", kindBias, x)
+			}
+			add(p+"ffn_gate_exps.weight", kindWeight, e, fe, x)
+			add(p+"ffn_down_exps.weight", kindWeight, fe, e, x)
+			add(p+"ffn_up_exps.weight", kindWeight, e, fe, x)
+			if oss { // one bias row per expert, F32 as the converter writes them
+				add(p+"ffn_gate_exps.bias", kindF32, fe, x)
+				add(p+"ffn_down_exps.bias", kindF32, e, x)
+				add(p+"ffn_up_exps.bias", kindF32, fe, x)
+			}
+			if s.Arch == "lfm2moe" {
+				add(p+"exp_probs_b.bias", kindBias, x) // the selection bias
+			}
+		default:
+			add(p+"ffn_gate.weight", kindWeight, e, f)
+			add(p+"ffn_up.weight", kindWeight, e, f)
+			add(p+"ffn_down.weight", kindWeight, f, e)
+		}
+	}
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
 		if !olmo {
@@ -193,9 +223,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"shortconv.conv.weight", kindF32, int64(s.ConvKernel), e)
 			add(p+"shortconv.out_proj.weight", kindWeight, e, e)
 			add(p+"ffn_norm.weight", kindNorm, e)
-			add(p+"ffn_gate.weight", kindWeight, e, f)
-			add(p+"ffn_up.weight", kindWeight, e, f)
-			add(p+"ffn_down.weight", kindWeight, f, e)
+			ffn(p, l)
 			continue
 		}
 		if s.Arch == "phi3" {
@@ -233,35 +261,15 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		if !olmo && !oss {
 			add(p+"ffn_norm.weight", kindNorm, e)
 		}
-		switch {
-		case s.Arch == "phi3":
-			add(p+"ffn_up.weight", kindWeight, e, 2*f)
-			add(p+"ffn_down.weight", kindWeight, f, e)
-		case s.Experts > 0:
-			x, fe := int64(s.Experts), int64(s.ExpertFFN)
-			add(p+"ffn_gate_inp.weight", kindRouter, e, x)
-			if oss {
-				add(p+"ffn_gate_inp.bias", kindBias, x)
-			}
-			add(p+"ffn_gate_exps.weight", kindWeight, e, fe, x)
-			add(p+"ffn_down_exps.weight", kindWeight, fe, e, x)
-			add(p+"ffn_up_exps.weight", kindWeight, e, fe, x)
-			if oss { // one bias row per expert, F32 as the converter writes them
-				add(p+"ffn_gate_exps.bias", kindF32, fe, x)
-				add(p+"ffn_down_exps.bias", kindF32, e, x)
-				add(p+"ffn_up_exps.bias", kindF32, fe, x)
-			}
-		default:
-			add(p+"ffn_gate.weight", kindWeight, e, f)
-			add(p+"ffn_up.weight", kindWeight, e, f)
-			add(p+"ffn_down.weight", kindWeight, f, e)
-		}
+		ffn(p, l)
 		if gemma || olmo {
 			add(p+"post_ffw_norm.weight", kindNorm, e)
 		}
 	}
 	if s.ConvLayers != nil {
-		add("token_embd_norm.weight", kindNorm, e) // llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2
+		// llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2 (lfm2moe's too: llama-bench
+		// d32676d77 asks for token_embd_norm.weight in either).
+		add("token_embd_norm.weight", kindNorm, e)
 	} else {
 		add("output_norm.weight", kindNorm, e)
 	}

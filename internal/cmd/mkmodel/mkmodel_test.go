@@ -201,6 +201,13 @@ func TestMiniatureShapes(t *testing.T) {
 				if ti, ok := f.Tensor("blk.2.ffn_down_exps.weight"); ok != (s.Experts > 0) || ok && len(ti.Dims) != 3 {
 					t.Errorf("ffn_down_exps.weight present = %v", ok)
 				}
+				// lfm2moe: layer 0 dense, layer 2's experts with their selection bias.
+				if _, ok := f.Tensor("blk.0.ffn_gate.weight"); s.Experts > 0 && ok != (s.DenseLead > 0) {
+					t.Errorf("blk.0.ffn_gate.weight present = %v", ok)
+				}
+				if ti, ok := f.Tensor("blk.2.exp_probs_b.bias"); ok != (s.Arch == "lfm2moe") || ok && ti.Type != quant.F32 {
+					t.Errorf("exp_probs_b.bias present = %v (F32 when present)", ok)
+				}
 				if ti, ok := f.Tensor("blk.0.ffn_gate_inp.weight"); ok && ti.Type != quant.F32 {
 					t.Errorf("router of type %v, want F32", ti.Type)
 				}

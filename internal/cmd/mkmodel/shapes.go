@@ -11,7 +11,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, olmo2, lfm2, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, olmo2, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -42,9 +42,13 @@ type shape struct {
 	AttnSoftcap  float32
 	FinalSoftcap float32
 
-	// qwen3moe, granitemoe, gpt-oss: expert_count, expert_used_count,
-	// expert_feed_forward_length.
+	// qwen3moe, granitemoe, gpt-oss, lfm2moe: expert_count,
+	// expert_used_count, expert_feed_forward_length.
 	Experts, ExpertsUsed, ExpertFFN int
+	// DenseLead is lfm2moe's leading_dense_block_count (config.json's
+	// num_dense_layers): its first layers' feed-forwards are dense, of
+	// width FFN; its experts are sigmoid-gated (expert_gating_func 2).
+	DenseLead int
 	// YaRN rope scaling (gpt-oss): rope.scaling.type "yarn", its factor
 	// and original context.
 	Yarn *testutil.Yarn
@@ -211,6 +215,19 @@ var shapes = []shape{
 		Heads: 32, HeadsKV: 8, FFN: 8192, Context: 128000,
 		RopeBase: 1000000, RMSEps: 1e-5, QKNorm: true, TiedOutput: true,
 		ConvLayers: []int{0, 1, 3, 4, 6, 7, 9, 11, 13, 15}, ConvKernel: 3,
+	},
+	{
+		// LFM2-8B-A1B: LFM2's layout at 24 layers (attention at 2, 6, 10,
+		// 14, 18 and 21, the others short convolutions of kernel 3); the
+		// first 2 feed-forwards dense (7168 wide), the others 32 experts
+		// of width 1792, 4 a token, sigmoid-gated with a selection bias;
+		// tied output. -layers 4 keeps a dense conv layer, the attention
+		// layer 2 with experts and the conv layer 3 with experts.
+		Name: "lfm2-8b-a1b", Arch: "lfm2moe", Vocab: 65536, Embd: 2048, Layers: 24,
+		Heads: 32, HeadsKV: 8, FFN: 7168, Context: 128000,
+		RopeBase: 1000000, RMSEps: 1e-5, QKNorm: true, TiedOutput: true,
+		ConvLayers: []int{0, 1, 3, 4, 5, 7, 8, 9, 11, 12, 13, 15, 16, 17, 19, 20, 22, 23}, ConvKernel: 3,
+		Experts: 32, ExpertsUsed: 4, ExpertFFN: 1792, DenseLead: 2,
 	},
 	{
 		// SmolLM3 3B: llama's graph, every fourth layer without RoPE.

@@ -129,6 +129,10 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
 		g.AddKV(a+"expert_feed_forward_length", uint32(s.ExpertFFN))
 	}
+	if s.Arch == "lfm2moe" {
+		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
+		g.AddKV(a+"expert_gating_func", uint32(2)) // sigmoid
+	}
 	g.AddKV("general.file_type", m.ft.Ftype)
 	if m.ft.Base != quant.F16 {
 		g.AddKV("general.quantization_version", uint32(2))
