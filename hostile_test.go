@@ -350,7 +350,9 @@ func hostileCases() []hostileCase {
 		{name: "lfm2moe dense layer without ffn_gate", spec: testutil.TinyLFM2MoE(), edit: func(h *hmodel) { h.drop("blk.0.ffn_gate.weight") },
 			want: bad, mention: []string{"blk.0.ffn_gate.weight"}, plan: true},
 		{name: "lfm2moe dense lead covering an expert layer", spec: testutil.TinyLFM2MoE(), edit: setU(".leading_dense_block_count", 2),
-			want: bad, mention: []string{"blk.1.ffn_gate.weight"}, plan: true},
+			want: bad, mention: []string{"blk.1.ffn_gate_inp.weight", "leading_dense_block_count = 2"}, plan: true},
+		{name: "lfm2moe router in a dense layer", spec: testutil.TinyLFM2MoE(), edit: func(h *hmodel) { h.put("blk.0.ffn_gate_inp.weight", quant.F32, 64, 8) },
+			want: bad, mention: []string{"blk.0.ffn_gate_inp.weight"}, plan: true},
 		{name: "lfm2moe without a selection bias", spec: testutil.TinyLFM2MoE(), edit: func(h *hmodel) { h.drop("blk.3.exp_probs_b.bias") },
 			want: bad, mention: []string{"blk.3.exp_probs_b.bias"}, plan: true},
 		{name: "lfm2moe selection bias of NaNs", spec: testutil.TinyLFM2MoE(), edit: func(h *hmodel) {

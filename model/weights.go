@@ -434,7 +434,11 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		if !present[i] {
 			return nil, fmt.Errorf("model: %s.block_count = %d, but the file has no tensors for layer %d (%s*): %w", cfg.Arch, cfg.Layers, i, p, ErrBadModel)
 		}
-		if arch.FFN != FFNExperts && l.has(p+"ffn_gate_inp.weight") {
+		if !cfg.ExpertLayer(i) && l.has(p+"ffn_gate_inp.weight") {
+			if arch.FFN == FFNExperts {
+				return nil, fmt.Errorf("model: tensor %q: layer %d has a router, but %s.leading_dense_block_count = %d makes it dense: %w",
+					p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.DenseLead, ErrBadModel)
+			}
 			return nil, fmt.Errorf("model: tensor %q: layer %d of this %s model is mixture-of-experts, which is not supported for %s: %w",
 				p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.Arch, ErrUnsupportedArch)
 		}
