@@ -277,13 +277,10 @@ func Stop(stops ...string) GenerateOption {
 // in the prompt when it is false). Templates that do not read it ignore it.
 func WithThinking(on bool) GenerateOption { return func(g *engine.Gen) { g.Thinking = &on } }
 
-// WithReasoningEffort sets how hard a gpt-oss model reasons in Chat:
-// "low", "medium" or "high", which its harmony-format template writes into
-// the system message as reasoning_effort ("" leaves the template's
-// default, medium). A model whose template is in another format refuses
-// a level, as Ollama does: Chat fails with ErrInvalidOption naming it.
-// (WithThinking(false) does not stop gpt-oss reasoning: its template does
-// not read enable_thinking.)
+// WithReasoningEffort sets how hard a gpt-oss model reasons in Chat: "low",
+// "medium" or "high" (its harmony template's reasoning_effort; "" keeps the
+// default, medium; WithThinking(false) does not stop it). A model of another
+// template format refuses a level, as Ollama does: ErrInvalidOption names it.
 func WithReasoningEffort(level string) GenerateOption {
 	return func(g *engine.Gen) { g.ReasoningEffort = level }
 }
