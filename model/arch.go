@@ -212,6 +212,16 @@ func phi3Hparams(c *Config, m *meta) {
 // feed_forward_length / expert_used_count, as llama.cpp); the routing
 // weights of the chosen experts are renormalised to sum to 1.
 func qwen3moeHparams(c *Config, m *meta) {
+	m.experts(c, true)
+	c.ExpertNorm = true
+}
+
+// experts reads the counts every mixture-of-experts architecture has:
+// expert_count and expert_used_count (required; no more used than there
+// are) and expert_feed_forward_length — required, unless widthDefault
+// gives it llama.cpp's qwen3moe default, feed_forward_length /
+// expert_used_count.
+func (m *meta) experts(c *Config, widthDefault bool) {
 	c.Experts = m.num("expert_count", maxExperts, -1, false)
 	c.ExpertsUsed = m.num("expert_used_count", maxExperts, -1, false)
 	if m.err != nil {
@@ -222,11 +232,10 @@ func qwen3moeHparams(c *Config, m *meta) {
 		return
 	}
 	def := -1
-	if c.FFN > 0 {
+	if widthDefault && c.FFN > 0 {
 		def = max(c.FFN/c.ExpertsUsed, 1)
 	}
 	c.ExpertFFN = m.num("expert_feed_forward_length", maxCount, def, false)
-	c.ExpertNorm = true
 }
 
 // graniteHparams: Granite 3's four multipliers, all required as llama.cpp
@@ -305,12 +314,7 @@ func olmo2Hparams(c *Config, m *meta) {
 func gptossHparams(c *Config, m *meta) {
 	c.Window = m.num("attention.sliding_window", maxCount, -1, false)
 	c.FullEvery = 2
-	c.Experts = m.num("expert_count", maxExperts, -1, false)
-	c.ExpertsUsed = m.num("expert_used_count", maxExperts, -1, false)
-	c.ExpertFFN = m.num("expert_feed_forward_length", maxCount, -1, false)
-	if m.err == nil && c.ExpertsUsed > c.Experts {
-		m.fail("%s = %d is more than %s = %d", m.key("expert_used_count"), c.ExpertsUsed, m.key("expert_count"), c.Experts)
-	}
+	m.experts(c, false)
 	c.ExpertGating = GatingSoftmaxWeight
 	c.SwiGLUOAI = true
 }
@@ -323,12 +327,7 @@ func gptossHparams(c *Config, m *meta) {
 // in LFM2-8B-A1B) plus the selection bias exp_probs_b, weighted by the
 // unbiased probabilities renormalised to sum to 1.
 func lfm2moeHparams(c *Config, m *meta) {
-	c.Experts = m.num("expert_count", maxExperts, -1, false)
-	c.ExpertsUsed = m.num("expert_used_count", maxExperts, -1, false)
-	c.ExpertFFN = m.num("expert_feed_forward_length", maxCount, -1, false)
-	if m.err == nil && c.ExpertsUsed > c.Experts {
-		m.fail("%s = %d is more than %s = %d", m.key("expert_used_count"), c.ExpertsUsed, m.key("expert_count"), c.Experts)
-	}
+	m.experts(c, false)
 	k := "leading_dense_block_count"
 	if m.err == nil && !m.has(k) {
 		m.fail("%s missing", m.key(k))
