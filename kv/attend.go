@@ -348,12 +348,5 @@ func attnWeights(s []float32, scale, softcap float32, round16 bool) {
 // exponential is added to the float64 sum after the positions'. It stays
 // in Go: only gpt-oss has sinks, and its windowed layers see few positions.
 func sinkWeights(s []float32, scale, sink float32, round16 bool) {
-	inv := softmax.ExpSink(s, scale, sink)
-	for i, e := range s {
-		if round16 {
-			s[i] = roundFP16(e * inv)
-		} else {
-			s[i] = e * inv
-		}
-	}
+	normalize(s, softmax.ExpSink(s, scale, sink), round16)
 }

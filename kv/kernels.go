@@ -231,7 +231,12 @@ func valuesI8Rows(o, w []float32, v []int8, scales []float32) {
 // softmax). round16 rounds the weights to F16, the precision llama.cpp
 // multiplies them with V in.
 func softmaxGeneric(s []float32, scale float32, round16 bool) {
-	inv := softmax.Exp(s, scale)
+	normalize(s, softmax.Exp(s, scale), round16)
+}
+
+// normalize multiplies the exponentials s by the reciprocal of their sum,
+// rounding the weights to F16 with round16.
+func normalize(s []float32, inv float32, round16 bool) {
 	if round16 {
 		for i, e := range s {
 			s[i] = roundFP16(e * inv)
