@@ -21,17 +21,17 @@ const iq4_NLBytes = 2 + QK/2
 
 func dequantIQ4_NL(dst []float32, src []byte) {
 	for y, b := range blocks(dst, QK, src, iq4_NLBytes) {
-		dequantIQ4((*[QK]float32)(y), (*[QK / 2]byte)(b[2:]), f16At(b[0:]))
+		dequantLUT((*[QK]float32)(y), (*[QK / 2]byte)(b[2:]), f16At(b[0:]), &iq4nlValues)
 	}
 }
 
-// dequantIQ4 expands the 32 codes of an IQ4_NL block or IQ4_XS
-// sub-block, in the Q4_0 order, with scale d: element j is
-// d·iq4nlValues[code_j].
-func dequantIQ4(y *[QK]float32, qs *[QK / 2]byte, d float32) {
+// dequantLUT expands the 32 codes of a block of 4-bit table codes in the
+// Q4_0 order (an IQ4_NL block, an IQ4_XS sub-block, an MXFP4 block) with
+// scale d: element j is d·tab[code_j].
+func dequantLUT(y *[QK]float32, qs *[QK / 2]byte, d float32, tab *[16]int8) {
 	for j, q := range qs {
-		y[j] = d * float32(iq4nlValues[q&0xf])
-		y[j+QK/2] = d * float32(iq4nlValues[q>>4])
+		y[j] = d * float32(tab[q&0xf])
+		y[j+QK/2] = d * float32(tab[q>>4])
 	}
 }
 

@@ -27,7 +27,7 @@ func dequantIQ4_XS(dst []float32, src []byte) {
 		y := (*[QKK]float32)(y)
 		d := f16At(b[0:])
 		for ib := 0; ib < 8; ib++ {
-			dequantIQ4((*[QK]float32)(y[32*ib:]), (*[QK / 2]byte)(b[8+16*ib:]), d*float32(iq4XSScale(b, ib)))
+			dequantLUT((*[QK]float32)(y[32*ib:]), (*[QK / 2]byte)(b[8+16*ib:]), d*float32(iq4XSScale(b, ib)), &iq4nlValues)
 		}
 	}
 }

@@ -36,12 +36,7 @@ func e8m0Half(e byte) float32 {
 
 func dequantMXFP4(dst []float32, src []byte) {
 	for y, b := range blocks(dst, QK, src, mxfp4Bytes) {
-		y := (*[QK]float32)(y)
-		d := e8m0Half(b[0])
-		for j, q := range b[1:mxfp4Bytes] {
-			y[j] = float32(mxfp4Values[q&0xf]) * d
-			y[j+QK/2] = float32(mxfp4Values[q>>4]) * d
-		}
+		dequantLUT((*[QK]float32)(y), (*[QK / 2]byte)(b[1:]), e8m0Half(b[0]), &mxfp4Values)
 	}
 }
 
