@@ -63,6 +63,17 @@ func forwardAll(t *testing.T, m *Model, pool *ops.Pool, tokens []int32, batch, c
 	return all
 }
 
+// newState is m's state with an F16 cache of cells positions, for batches
+// of up to batch tokens, on pool.
+func newState(t *testing.T, m *Model, pool *ops.Pool, batch, cells int) *State {
+	t.Helper()
+	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: batch, Cache: kv.F16, Cells: cells})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // runChunks is forwardAll for goroutines other than the test's. An
 // encoder has no logits: it returns the hidden states of the whole text,
 // one pass (its attention sees the whole text).
@@ -155,10 +166,7 @@ func TestHiddenIsWhatTheOutputMultiplies(t *testing.T) {
 			toks := prompt(24)
 			n := len(toks)
 			want := forwardAll(t, m, pool, toks, n, 64)
-			st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: n, Cache: kv.F16, Cells: 64})
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := newState(t, m, pool, n, 64)
 			hidden := make([]float32, n*m.Embd)
 			if err := st.Hidden(toks, 0, hidden); err != nil {
 				t.Fatal(err)
@@ -486,10 +494,7 @@ func checkExperts(t *testing.T, experts quant.Type) {
 	defer pool.Close()
 	m, _, _ := loadSpec(t, spec)
 	const n = 12
-	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: n, Cache: kv.F16, Cells: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newState(t, m, pool, n, 64)
 	r := rand.New(rand.NewPCG(3, 4))
 	x := make([]float32, n*m.Embd)
 	for i := range x {
@@ -678,14 +683,11 @@ func TestAttentionErrorsAllReported(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
 	m, _, _ := loadSpec(t, testutil.TinyLlama())
-	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 8, Cache: kv.F16, Cells: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newState(t, m, pool, 8, 64)
 	for i := range st.scratch {
 		st.scratch[i] = st.scratch[i][:0] // too small for any attention
 	}
-	err = st.Forward(prompt(8), 0, make([]float32, m.Vocab))
+	err := st.Forward(prompt(8), 0, make([]float32, m.Vocab))
 	if !errors.Is(err, kv.ErrScratch) {
 		t.Fatalf("error %v, want kv.ErrScratch", err)
 	}
@@ -714,10 +716,7 @@ func TestQuantizedActivationsNeverStale(t *testing.T) {
 	pool := ops.NewPool(1)
 	defer pool.Close()
 	m, _, _ := loadSpec(t, testutil.TinyLlama())
-	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 2, Cache: kv.F16, Cells: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newState(t, m, pool, 2, 16)
 	st.ar.Reset()
 	for i := range st.q {
 		st.q[i] = qslot{buf: st.ar.Bytes(2 * m.maxXRowBytes())}
@@ -797,10 +796,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 	toks := prompt(12)
 	const keep, drop = 2, 5
 	next := int32(77)
-	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 12, Cache: kv.F16, Cells: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newState(t, m, pool, 12, 64)
 	out := make([]float32, m.Vocab)
 	if err := st.Forward(toks, 0, out); err != nil {
 		t.Fatal(err)

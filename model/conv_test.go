@@ -184,9 +184,6 @@ func smallState(t *testing.T, spec testutil.ModelSpec) (*Model, *State) {
 	pool := ops.NewPool(1)
 	t.Cleanup(pool.Close)
 	m, _, _ := loadSpec(t, spec)
-	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 4, Cache: kv.F16, Cells: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newState(t, m, pool, 4, 16)
 	return m, st
 }

@@ -282,11 +282,8 @@ func TestEncoderRefusals(t *testing.T) {
 	if !m.Encoder || !m.NonCausal || m.Output != nil {
 		t.Fatalf("bert: encoder %v, non-causal %v, output %v", m.Encoder, m.NonCausal, m.Output != nil)
 	}
-	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 8, Cache: kv.F16, Cells: 32})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = st.Forward(prompt(4), 0, make([]float32, m.Vocab))
+	st := newState(t, m, pool, 8, 32)
+	err := st.Forward(prompt(4), 0, make([]float32, m.Vocab))
 	if !errors.Is(err, ErrUnsupportedArch) || !strings.Contains(err.Error(), "use Embed") {
 		t.Errorf("Forward on an encoder: %v", err)
 	}
@@ -297,10 +294,7 @@ func TestEncoderRefusals(t *testing.T) {
 	if err := st.Hidden(prompt(4), 4, hidden); !errors.Is(err, kv.ErrInvalid) || !strings.Contains(err.Error(), "one pass from position 0") {
 		t.Errorf("a second chunk of a non-causal text: %v", err)
 	}
-	big, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 8, Cache: kv.F16, Cells: 512})
-	if err != nil {
-		t.Fatal(err)
-	}
+	big := newState(t, m, pool, 8, 512)
 	// Past bert's trained context, position_embd has no row.
 	m.NonCausal = false
 	defer func() { m.NonCausal = true }()

@@ -74,10 +74,7 @@ func TestHiddenPackedRefusals(t *testing.T) {
 	pool := ops.NewPool(1)
 	defer pool.Close()
 	m, _, _ := loadSpec(t, tinySpecs()[0])
-	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 8, Cache: kv.F16, Cells: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newState(t, m, pool, 8, 16)
 	toks := prompt(8)
 	out := make([]float32, len(toks)*m.Embd)
 	for _, tc := range []struct {

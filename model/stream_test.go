@@ -9,7 +9,6 @@ import (
 	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/internal/testutil"
-	"github.com/lowmem/llm/kv"
 )
 
 // memReader is a SlotReader over an in-memory file: Load notes the
@@ -99,10 +98,7 @@ func residentLogits(t *testing.T, layers, threads, n int) (testutil.ModelSpec, *
 
 func greedyLogits(t *testing.T, m *Model, pool *ops.Pool, n int) [][]float32 {
 	t.Helper()
-	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 8, Cache: kv.F16, Cells: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newState(t, m, pool, 8, 64)
 	prompt := []int32{1, 17, 42, 99, 7}
 	out := make([]float32, m.Vocab)
 	if err := st.Forward(prompt, 0, out); err != nil {
@@ -193,10 +189,7 @@ func TestStreamSourceSwitches(t *testing.T) {
 	}
 	m.Source = src
 	sets := [][]int{nil, {2}, {2, 4}, {1, 2, 4}, {0, 1, 2, 3, 4, 5}, {1, 2, 4}, {4}, nil, {5}, {0, 5}, {}, {3}}
-	st, err := m.NewState(ops.NewExec(pool), StateOptions{Batch: 8, Cache: kv.F16, Cells: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newState(t, m, pool, 8, 64)
 	out := make([]float32, m.Vocab)
 	var during int
 	for step := range want {

@@ -45,14 +45,7 @@ const harmonyTools = `"tools":[{"type":"function","function":{"name":"get_weathe
 func TestHarmonyOpenAI(t *testing.T) {
 	b := newHarmonyFake(harmonyReply)
 	_, hs := start(t, b)
-	resp, body := post(t, hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"Weather in Paris?"}],"reasoning_effort":"low",`+harmonyTools+`}`)
-	if resp.StatusCode != 200 {
-		t.Fatalf("status %d: %s", resp.StatusCode, body)
-	}
-	var got chatResponse
-	if err := json.Unmarshal(body, &got); err != nil {
-		t.Fatal(err)
-	}
+	got, body := postChat(t, hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"Weather in Paris?"}],"reasoning_effort":"low",`+harmonyTools+`}`)
 	c := got.Choices[0]
 	if c.FinishReason != "tool_calls" || c.Message.Content != nil || c.Message.ReasoningContent != "The user wants the weather." || len(c.Message.ToolCalls) != 1 {
 		t.Fatalf("choice %s", body)

@@ -62,14 +62,7 @@ func TestModelChat(t *testing.T) {
 	want, u := llmtest.ChatReply(t, m, msgs, llm.MaxTokens(12), llm.Temperature(0))
 	req := `{"model":"tiny-chat","messages":[{"role":"system","content":"You tell stories."},{"role":"user","content":"Once upon a time"}],"max_tokens":12,"temperature":0`
 
-	resp, body := post(t, hs.URL+"/v1/chat/completions", req+"}")
-	if resp.StatusCode != 200 {
-		t.Fatalf("status %d: %s", resp.StatusCode, body)
-	}
-	var got chatResponse
-	if err := json.Unmarshal(body, &got); err != nil {
-		t.Fatal(err)
-	}
+	got, _ := postChat(t, hs.URL+"/v1/chat/completions", req+"}")
 	c := got.Choices[0]
 	finish := map[llm.Finish]string{llm.FinishEnd: "stop", llm.FinishLength: "length"}[u.Finish]
 	if *c.Message.Content != want || c.FinishReason != finish || got.Model != "tiny-chat" {
@@ -111,15 +104,8 @@ func TestModelJSON(t *testing.T) {
 	if !strings.HasPrefix(strings.TrimLeft(want, " \t\r\n"), "{") {
 		t.Fatalf("llm.WithJSON gave %q", want)
 	}
-	resp, body := post(t, hs.URL+"/v1/chat/completions",
+	got, _ := postChat(t, hs.URL+"/v1/chat/completions",
 		`{"messages":[{"role":"user","content":"Answer in JSON."}],"max_tokens":24,"temperature":0,"response_format":{"type":"json_object"}}`)
-	if resp.StatusCode != 200 {
-		t.Fatalf("status %d: %s", resp.StatusCode, body)
-	}
-	var got chatResponse
-	if err := json.Unmarshal(body, &got); err != nil {
-		t.Fatal(err)
-	}
 	finish := map[llm.Finish]string{llm.FinishEnd: "stop", llm.FinishLength: "length"}[u.Finish]
 	if c := got.Choices[0]; *c.Message.Content != want || c.FinishReason != finish {
 		t.Errorf("reply %q (%s), want %q (%s)", *c.Message.Content, c.FinishReason, want, finish)
@@ -135,15 +121,8 @@ func TestModelJSON(t *testing.T) {
 	if u.Finish != llm.FinishEnd || json.Unmarshal([]byte(want), &v) != nil || v.OK == nil || (v.Size != "s" && v.Size != "m") {
 		t.Fatalf("llm.WithJSONSchema gave %q (%s)", want, u.Finish)
 	}
-	resp, body = post(t, hs.URL+"/v1/chat/completions",
+	got, _ = postChat(t, hs.URL+"/v1/chat/completions",
 		`{"messages":[{"role":"user","content":"Answer in JSON."}],"max_tokens":200,"temperature":0,"response_format":{"type":"json_schema","json_schema":{"name":"answer","strict":true,"schema":`+schema+`}}}`)
-	if resp.StatusCode != 200 {
-		t.Fatalf("status %d: %s", resp.StatusCode, body)
-	}
-	got = chatResponse{}
-	if err := json.Unmarshal(body, &got); err != nil {
-		t.Fatal(err)
-	}
 	if c := got.Choices[0]; *c.Message.Content != want || c.FinishReason != "stop" {
 		t.Errorf("json_schema reply %q (%s), want %q (stop)", *c.Message.Content, c.FinishReason, want)
 	}
@@ -182,14 +161,7 @@ func TestModelToolRoundTrip(t *testing.T) {
 		{"role":"tool","tool_call_id":"call_1","content":"sunny"}],
 		"tools":[{"type":"function","function":{"name":"get_weather","description":"Weather at a place","parameters":` + params + `}}],
 		"max_tokens":3,"temperature":0}`
-	resp, body := post(t, hs.URL+"/v1/chat/completions", req)
-	if resp.StatusCode != 200 {
-		t.Fatalf("%d %s", resp.StatusCode, body)
-	}
-	var got chatResponse
-	if err := json.Unmarshal(body, &got); err != nil {
-		t.Fatal(err)
-	}
+	got, _ := postChat(t, hs.URL+"/v1/chat/completions", req)
 	msgs := []llm.Message{{Role: "user", Content: "weather in Paris?"},
 		{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"location":"Paris"}`}}},
 		{Role: "tool", ToolCallID: "call_1", Content: "sunny"}}
@@ -368,12 +340,8 @@ func TestModelJSONAfterThinking(t *testing.T) {
 	}
 	t.Cleanup(func() { m.Close() })
 	_, hs := serveModel(t, m, "thinker", 1, nil)
-	resp, body := post(t, hs.URL+"/v1/chat/completions",
+	got, body := postChat(t, hs.URL+"/v1/chat/completions",
 		`{"messages":[{"role":"user","content":"JSON please"}],"max_tokens":30,"temperature":0,"response_format":{"type":"json_object"}}`)
-	var got chatResponse
-	if resp.StatusCode != 200 || json.Unmarshal(body, &got) != nil {
-		t.Fatalf("status %d: %s", resp.StatusCode, body)
-	}
 	if msg := got.Choices[0].Message; msg.Content == nil || !strings.HasPrefix(*msg.Content, "{") || msg.ReasoningContent != "" {
 		t.Errorf("message %s: want the JSON in content, no reasoning_content", body)
 	}
@@ -415,10 +383,9 @@ func TestModelLogprobs(t *testing.T) {
 		}
 	}
 	req := `{"messages":[{"role":"user","content":"Once upon a time"}],"max_tokens":10,"temperature":0,"logprobs":true,"top_logprobs":2`
-	resp, body := post(t, hs.URL+"/v1/chat/completions", req+"}")
-	var got chatResponse
-	if resp.StatusCode != 200 || json.Unmarshal(body, &got) != nil || got.Choices[0].Logprobs == nil {
-		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	got, body := postChat(t, hs.URL+"/v1/chat/completions", req+"}")
+	if got.Choices[0].Logprobs == nil {
+		t.Fatalf("no logprobs: %s", body)
 	}
 	check("chat", got.Choices[0].Logprobs.Content)
 
@@ -433,7 +400,7 @@ func TestModelLogprobs(t *testing.T) {
 	}
 	check("streamed chat", streamed)
 
-	resp, body = post(t, hs.URL+"/v1/completions", `{"prompt":"Once upon a time","max_tokens":6,"temperature":0,"logprobs":3}`)
+	resp, body := post(t, hs.URL+"/v1/completions", `{"prompt":"Once upon a time","max_tokens":6,"temperature":0,"logprobs":3}`)
 	var comp struct {
 		Choices []completionChoice `json:"choices"`
 	}
@@ -475,11 +442,7 @@ func TestModelToolChoice(t *testing.T) {
 	req := `{"messages":[{"role":"user","content":"weather?"}],"max_tokens":400,"temperature":0,` +
 		`"tools":[{"type":"function","function":{"name":"weather","parameters":{"type":"object","properties":{"unit":{"enum":["c","f"]}},"required":["unit"],"additionalProperties":false}}}],` +
 		`"tool_choice":"required"`
-	resp, body := post(t, hs.URL+"/v1/chat/completions", req+"}")
-	var got chatResponse
-	if resp.StatusCode != 200 || json.Unmarshal(body, &got) != nil {
-		t.Fatalf("status %d: %s", resp.StatusCode, body)
-	}
+	got, body := postChat(t, hs.URL+"/v1/chat/completions", req+"}")
 	c := got.Choices[0]
 	if len(c.Message.ToolCalls) != 1 || c.Message.ToolCalls[0].Function.Name != "weather" || c.FinishReason != "tool_calls" {
 		t.Fatalf("reply %s: want one call of weather", body)

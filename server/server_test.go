@@ -52,6 +52,18 @@ func post(t *testing.T, url, body string) (*http.Response, []byte) {
 	return resp, b
 }
 
+// postChat posts a chat completion request and decodes the reply,
+// failing the test unless it is a 200 with a chat completion.
+func postChat(t *testing.T, url, body string) (chatResponse, []byte) {
+	t.Helper()
+	resp, b := post(t, url, body)
+	var got chatResponse
+	if resp.StatusCode != 200 || json.Unmarshal(b, &got) != nil {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	return got, b
+}
+
 // stream posts body to url and decodes the SSE reply: each event before
 // the closing [DONE] is one chunk.
 func stream[C choice](t *testing.T, url, body string) (http.Header, []response[C]) {
@@ -101,15 +113,8 @@ func sseEvents(t *testing.T, r io.Reader) []string {
 func TestChatNonStream(t *testing.T) {
 	b := newFake(words("Paris is the capital."))
 	_, hs := start(t, b)
-	resp, body := post(t, hs.URL+"/v1/chat/completions",
+	got, body := postChat(t, hs.URL+"/v1/chat/completions",
 		`{"model":"x","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Capital of France?"}],"max_tokens":50,"temperature":0.2,"seed":7,"top_p":0.9}`)
-	if resp.StatusCode != 200 {
-		t.Fatalf("status %d: %s", resp.StatusCode, body)
-	}
-	var got chatResponse
-	if err := json.Unmarshal(body, &got); err != nil {
-		t.Fatal(err)
-	}
 	if got.Object != "chat.completion" || got.Model != "fake-model" || got.ID != "chatcmpl-1" || len(got.Choices) != 1 {
 		t.Fatalf("response %s", body)
 	}
