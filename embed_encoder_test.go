@@ -20,10 +20,7 @@ import (
 func encoderModel(t *testing.T, spec testutil.ModelSpec, pooling uint32, opts ...llm.Option) *llm.Model {
 	t.Helper()
 	spec.WeightType, spec.Pooling = quant.F32, pooling
-	path := filepath.Join(t.TempDir(), spec.Arch+".gguf")
-	if err := testutil.WriteModelFile(path, spec); err != nil {
-		t.Fatal(err)
-	}
+	path := testutil.TempModel(t, spec)
 	return load(t, path, opts...)
 }
 
@@ -149,10 +146,7 @@ func TestEncoderDoesNotGenerate(t *testing.T) {
 // the model then runs within it.
 func TestPlanEncoder(t *testing.T) {
 	spec := testutil.TinyNomicBert()
-	path := filepath.Join(t.TempDir(), "nomic.gguf")
-	if err := testutil.WriteModelFile(path, spec); err != nil {
-		t.Fatal(err)
-	}
+	path := testutil.TempModel(t, spec)
 	p, err := llm.Plan(path, llm.WithMemoryLimit(1<<30), llm.WithBatchSize(8))
 	if err != nil {
 		t.Fatal(err)
@@ -231,10 +225,7 @@ func TestEmbedGemmaEmbedding(t *testing.T) {
 	ctx := context.Background()
 	spec := testutil.TinyGemmaEmbedding()
 	spec.WeightType = quant.F32
-	path := filepath.Join(t.TempDir(), "gemma-embedding.gguf")
-	if err := testutil.WriteModelFile(path, spec); err != nil {
-		t.Fatal(err)
-	}
+	path := testutil.TempModel(t, spec)
 	p, err := llm.Plan(path, llm.WithMemoryLimit(1<<30), llm.WithBatchSize(8))
 	if err != nil {
 		t.Fatal(err)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/llmtest"
 	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/quant"
 )
@@ -22,10 +22,7 @@ func embedModel(t *testing.T, pooling uint32, addEOS bool, opts ...llm.Option) *
 	spec := testutil.TinyQwen3()
 	spec.WeightType = quant.F32
 	spec.Pooling, spec.AddEOS = pooling, addEOS
-	path := filepath.Join(t.TempDir(), "embed.gguf")
-	if err := testutil.WriteModelFile(path, spec); err != nil {
-		t.Fatal(err)
-	}
+	path := testutil.TempModel(t, spec)
 	return load(t, path, opts...)
 }
 
@@ -133,14 +130,7 @@ func TestModelEmbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lists [][]int32
-	for _, text := range texts {
-		ids, err := m.TokenizeSpecial(text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lists = append(lists, ids)
-	}
+	lists, _ := llmtest.TokenizeAll(t, m, texts...)
 	batch, err := s.EmbedBatch(ctx, lists)
 	if err != nil {
 		t.Fatal(err)
@@ -152,11 +142,7 @@ func TestModelEmbed(t *testing.T) {
 			t.Fatal(err)
 		}
 		closeVectors(t, text, vs[i], one, 0)
-		ids, err := m.TokenizeSpecial(text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		closeVectors(t, text+" as tokens", vs[i], embedTokens(t, s, ids), 0)
+		closeVectors(t, text+" as tokens", vs[i], embedTokens(t, s, lists[i]), 0)
 	}
 }
 

@@ -640,10 +640,7 @@ func runHostile(t *testing.T, m *llm.Model) {
 // a normal model: the planner must shrink it to the memory limit (or
 // refuse) rather than allocate it, and quickly.
 func TestHostileContextSize(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "tiny.gguf")
-	if err := testutil.WriteModelFile(path, testutil.TinyLlama()); err != nil {
-		t.Fatal(err)
-	}
+	path := testutil.TempModel(t, testutil.TinyLlama())
 	for _, limit := range []int64{64 << 20, 1 << 30} {
 		t.Run(fmt.Sprint(limit>>20, "MiB"), func(t *testing.T) {
 			opts := []llm.Option{llm.WithMemoryLimit(limit), llm.WithContextSize(1 << 24), llm.WithLogger(quietLogger())}

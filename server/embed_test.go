@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/llmtest"
 	"github.com/lowmem/llm/internal/testutil"
 )
 
@@ -372,16 +373,7 @@ func checkModelEmbeddings(t *testing.T, m *llm.Model, url string) {
 	s := newSession(t, m)
 	texts := []string{"The quick brown fox jumps over the lazy dog.", "Once upon a time", "a"}
 	input, _ := json.Marshal(texts)
-	tokens := 0
-	var ids [][]int32
-	for _, text := range texts {
-		tok, err := m.TokenizeSpecial(text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, tok)
-		tokens += len(tok)
-	}
+	ids, tokens := llmtest.TokenizeAll(t, m, texts...)
 	// The request's inputs share forward passes as Session.EmbedBatch
 	// packs them: its vectors to the bit, and within a batch kernel's
 	// rounding of each text's Session.Embed alone.

@@ -123,15 +123,7 @@ func checkOllamaEmbed(t *testing.T, m *llm.Model, url string) {
 	ctx := context.Background()
 	s := newSession(t, m)
 	texts := []string{"The quick brown fox jumps over the lazy dog.", "a"}
-	var ids [][]int32
-	tokens := 0
-	for _, text := range texts {
-		tok, err := m.TokenizeSpecial(text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids, tokens = append(ids, tok), tokens+len(tok)
-	}
+	ids, tokens := llmtest.TokenizeAll(t, m, texts...)
 	want, err := s.EmbedBatch(ctx, ids)
 	if err != nil {
 		t.Fatal(err)

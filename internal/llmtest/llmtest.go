@@ -45,6 +45,20 @@ func ChatReply(t testing.TB, m *llm.Model, msgs []llm.Message, opts ...llm.Gener
 	return text, s.Usage()
 }
 
+// TokenizeAll is m.TokenizeSpecial of each text, as Embed and the
+// embedding endpoints tokenize, and their total length.
+func TokenizeAll(t testing.TB, m *llm.Model, texts ...string) (ids [][]int32, tokens int) {
+	t.Helper()
+	for _, text := range texts {
+		tok, err := m.TokenizeSpecial(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, tokens = append(ids, tok), tokens+len(tok)
+	}
+	return ids, tokens
+}
+
 // Open loads the model at path and opens a session on it; both close when
 // the test ends.
 func Open(t testing.TB, path string, opts ...llm.Option) (*llm.Model, *llm.Session) {
