@@ -93,11 +93,7 @@ func TestRangeReaderLoadsAhead(t *testing.T) {
 	smallChunks(t)
 	data := pattern(300_000)
 	ranges := randomRanges(rand.New(rand.NewPCG(3, 4)), 6, int64(len(data)), 50000)
-	s, err := NewRangeReader(writeFile(t, data), ranges, 3, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openReader(t, writeFile(t, data), ranges, 3, 4)
 	for k := 0; k < 30; k += 3 {
 		idx := [3]int{k % 6, (k + 1) % 6, (k + 5) % 6}
 		for slot, i := range idx {
@@ -145,11 +141,7 @@ func TestRangeReaderRejectsBadArguments(t *testing.T) {
 	if _, err := NewRangeReader(path+".missing", []Range{{0, 1}}, 1, 0); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: err = %v, want ErrNotExist", err)
 	}
-	s, err := NewRangeReader(path, []Range{{0, 10}}, 1, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openReader(t, path, []Range{{0, 10}}, 1, 0)
 	for _, c := range [][2]int{{-1, 0}, {1, 0}, {0, 1}, {0, -1}} {
 		if err := s.Load(c[0], c[1]); err == nil {
 			t.Errorf("Load(%d, %d) of 1 range and 1 slot succeeded", c[0], c[1])
@@ -168,11 +160,7 @@ func TestRangeReaderTruncatedFile(t *testing.T) {
 	data := pattern(100_000)
 	path := writeFile(t, data)
 	ranges := []Range{{0, 30000}, {30000, 30000}, {60000, 40000}}
-	s, err := NewRangeReader(path, ranges, 1, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openReader(t, path, ranges, 1, 2)
 	load(t, s, data, ranges, 0, 0)
 	if err := os.Truncate(path, 50000); err != nil {
 		t.Fatal(err)
@@ -226,11 +214,7 @@ func TestRangeReaderAllocatesNothing(t *testing.T) {
 	smallChunks(t)
 	data := pattern(300_000)
 	ranges := randomRanges(rand.New(rand.NewPCG(5, 6)), 6, int64(len(data)), 50000)
-	s, err := NewRangeReader(writeFile(t, data), ranges, 2, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openReader(t, writeFile(t, data), ranges, 2, 2)
 	cycle := func() {
 		for i := range ranges {
 			if err := s.Load(i, i%2); err != nil {
@@ -255,11 +239,7 @@ func TestRangeReaderDiscard(t *testing.T) {
 	smallChunks(t)
 	data := pattern(200_000)
 	ranges := []Range{{0, 90000}, {90000, 100000}}
-	s, err := NewRangeReader(writeFile(t, data), ranges, 2, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openReader(t, writeFile(t, data), ranges, 2, 2)
 	s.Load(0, 0)
 	s.Load(1, 1)
 	if err := s.Discard(); err != nil {
@@ -290,4 +270,15 @@ func TestRangeReaderBuffersAreAligned(t *testing.T) {
 			t.Errorf("buffer %d at %#x, %d bytes: want %d-aligned, %d bytes", i, p, len(b), rangeAlign, 3*rangeAlign)
 		}
 	}
+}
+
+// openReader is NewRangeReader's reader, closed when the test ends.
+func openReader(t *testing.T, path string, ranges []Range, slots, readers int) *RangeReader {
+	t.Helper()
+	s, err := NewRangeReader(path, ranges, slots, readers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
