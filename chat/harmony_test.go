@@ -7,15 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/internal/templates"
 )
 
-// The system message testutil.HarmonyTemplate writes, with the date of
+// The system message templates.Harmony writes, with the date of
 // harmonyNow and a reasoning effort.
 func harmonySystem(effort string, tools bool) string {
-	s := "<|start|>system<|message|>Test assistant.\nToday: 2026-11-29\n\nReasoning: " + effort + "\n\n# Channels: analysis, commentary, final."
+	s := "<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\nKnowledge cutoff: 2024-06\nCurrent date: 2026-11-29\n\nReasoning: " + effort +
+		"\n\n# Valid channels: analysis, commentary, final. Channel must be included for every message."
 	if tools {
-		s += "\nTool calls go to the commentary channel."
+		s += "\nCalls to these tools must go to the commentary channel: 'functions'."
 	}
 	return s + "<|end|>"
 }
@@ -23,13 +24,14 @@ func harmonySystem(effort string, tools bool) string {
 var harmonyNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 // TestRenderHarmony renders a harmony-format template (the repository's
-// own, testutil.HarmonyTemplate, which uses the Jinja features and
-// markers of gpt-oss's) as llama.cpp does for gpt-oss: reasoning passed
+// own, templates.Harmony, which a gpt-oss file without a template gets;
+// it uses the Jinja features and markers of gpt-oss's) as llama.cpp
+// does for gpt-oss: reasoning passed
 // as thinking, kept before a call no answer follows, dropped from
 // answered turns; reasoning_effort in the system message; a prompt
 // without a generation prompt ending at <|end|>, not <|return|>.
 func TestRenderHarmony(t *testing.T) {
-	tmpl, err := Parse(testutil.HarmonyTemplate)
+	tmpl, err := Parse(templates.Harmony)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +40,7 @@ func TestRenderHarmony(t *testing.T) {
 	}
 	weather := Tool{Name: "get_weather", Description: "Current weather",
 		Parameters: []byte(`{"type":"object","properties":{"city":{"type":"string","description":"City name"},"unit":{"type":"string","enum":["c","f"],"default":"c"},"days":{"type":["integer","null"]},"tags":{"type":"array","items":{"type":"string"}}},"required":["city"]}`)}
-	const weatherNS = "<|start|>developer<|message|># Tools\n\nnamespace functions {\n// Current weather\ntype get_weather = (_: {\n// City name\ncity: string,\nunit?: \"c\" | \"f\", // default: \"c\",\ndays?: integer | null,\ntags?: string[],\n}) => any;\n} // namespace functions<|end|>"
+	const weatherNS = "<|start|>developer<|message|># Tools\n\n## functions\n\nnamespace functions {\n\n// Current weather\ntype get_weather = (_: {\n// City name\ncity: string,\nunit?: \"c\" | \"f\", // default: \"c\",\ndays?: integer | null,\ntags?: string[],\n}) => any;\n\n} // namespace functions<|end|>"
 	call := ToolCall{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}
 	user := Message{Role: RoleUser, Content: "Weather in Paris?"}
 	const userTurn = "<|start|>user<|message|>Weather in Paris?<|end|>"

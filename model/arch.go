@@ -20,7 +20,7 @@ type Arch struct {
 
 	Neox      bool      // RoPE rotates (i, i+d/2) pairs, llama.cpp's LLAMA_ROPE_TYPE_NEOX
 	QKV       QKVLayout // separate attn_q/k/v, or fused attn_qkv
-	QKVBias   bool      // attn_q/k/v.bias (qwen2)
+	QKVBias   bool      // attn_q/k/v.bias (qwen2), or attn_qkv.bias beside a fused attn_qkv
 	QKNorm    bool      // per-head RMSNorm of Q and K before RoPE (attn_q_norm, attn_k_norm)
 	PostNorms bool      // post_attention_norm and post_ffw_norm (gemma2, gemma3)
 	FFN       FFNLayout
@@ -124,7 +124,7 @@ var registry = []*Arch{
 	{Name: "smollm3", hparams: smollm3Hparams},
 	{Name: "mistral3", hparams: mistral3Hparams},
 	{Name: "olmo2", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: olmo2Hparams},
-	{Name: "gpt-oss", Neox: true, QKVBias: true, FFN: FFNExperts, Sinks: true, OutBias: true, FFNNorm: "post_attention_norm.weight", ExpertBiases: true, hparams: gptossHparams},
+	{Name: "gpt-oss", Neox: true, QKV: QKVFusedOrSeparate, QKVBias: true, FFN: FFNExperts, Sinks: true, OutBias: true, FFNNorm: "post_attention_norm.weight", ExpertBiases: true, hparams: gptossHparams},
 	{Name: "lfm2", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight"},
 	{Name: "lfm2moe", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight", FFN: FFNExperts, ExpertSelBias: true, hparams: lfm2moeHparams},
 	{Name: "gemma-embedding", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, NoHead: true, hparams: gemmaEmbeddingHparams},

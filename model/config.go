@@ -506,9 +506,14 @@ func (m *meta) swaPattern(c *Config) {
 // Errors wrap ErrBadModel and name the key at fault, or ErrUnsupportedArch
 // for a valid configuration this package does not run (an architecture
 // not in Supported(), rope scaling other than linear, per-layer sizes,
-// experts in a dense architecture).
+// experts in a dense architecture). A file in Ollama's dialect of a model
+// llama.cpp names otherwise (its gptoss for gpt-oss) is first rewritten in
+// place into llama.cpp's names (see dialect.go).
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	var c Config
+	if err := translate(f); err != nil {
+		return c, err
+	}
 	archV, ok := f.Get("general.architecture")
 	if !ok {
 		return c, fmt.Errorf("model: general.architecture missing: %w", ErrBadModel)

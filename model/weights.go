@@ -663,7 +663,9 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	if a.Sinks {
 		ts = append(ts, vecTensor("attn_sinks.weight", c.Heads, func(L *Layer) *[]float32 { return &L.Sinks }))
 	}
-	if a.QKVBias {
+	if a.QKVBias && fusedQKV(a, has) {
+		ts = append(ts, vecTensor("attn_qkv.bias", q+kv+vv, func(L *Layer) *[]float32 { return &L.Bqkv }))
+	} else if a.QKVBias {
 		ts = append(ts,
 			vecTensor("attn_q.bias", q, func(L *Layer) *[]float32 { return &L.Bq }),
 			vecTensor("attn_k.bias", kv, func(L *Layer) *[]float32 { return &L.Bk }),
@@ -715,13 +717,19 @@ func convTensors(a *Arch, c *Config, il int) []blockTensor {
 func qkvTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor {
 	e := c.Embd
 	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
-	if a.QKV == QKVFusedOrSeparate && has("attn_qkv.weight") {
+	if fusedQKV(a, has) {
 		return []blockTensor{matTensor("attn_qkv.weight", e, q+kv+vv, func(L *Layer) **ops.Matrix { return &L.Wqkv })}
 	}
 	return []blockTensor{
 		matTensor("attn_q.weight", e, q, func(L *Layer) **ops.Matrix { return &L.Wq }),
 		matTensor("attn_k.weight", e, kv, func(L *Layer) **ops.Matrix { return &L.Wk }),
 		matTensor("attn_v.weight", e, vv, func(L *Layer) **ops.Matrix { return &L.Wv })}
+}
+
+// fusedQKV reports whether a block of layout a holds its query, key and
+// value projections (and their biases) fused in attn_qkv.
+func fusedQKV(a *Arch, has func(name string) bool) bool {
+	return a.QKV == QKVFusedOrSeparate && has("attn_qkv.weight")
 }
 
 // ffnTensors lists the feed-forward weights of layer il in layout a.FFN:

@@ -7,14 +7,15 @@ import (
 	"github.com/lowmem/llm/chat"
 	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/seq"
+	"github.com/lowmem/llm/internal/templates"
 	"github.com/lowmem/llm/internal/tokenizer"
 )
 
 // Chat is what a chat turn needs from the model, settled at Load.
 type Chat struct {
 	// Template is the chat template (Options.ChatTemplate, else the file's
-	// tokenizer.chat_template), parsed once; nil when there is none that
-	// parses, and Err says why.
+	// tokenizer.chat_template, else for gpt-oss templates.Harmony), parsed
+	// once; nil when there is none that parses, and Err says why.
 	Template *chat.Template
 	Err      error
 	// Render holds the template inputs the vocabulary decides: the texts
@@ -45,6 +46,12 @@ func loadChat(f *gguf.File, tok *tokenizer.Tokenizer, override string, log *slog
 	if src == "" {
 		src, _ = f.String("tokenizer.chat_template")
 		from = "the model's tokenizer.chat_template"
+	}
+	if src == "" && f.Arch() == "gpt-oss" {
+		// Ollama keeps gpt-oss's template outside the GGUF; the format is
+		// fixed by the architecture, so the built-in one serves.
+		src, from = templates.Harmony, "the built-in harmony template"
+		log.Info("llm: the model has no chat template; chat uses the built-in harmony template")
 	}
 	if src == "" {
 		c.Err = fmt.Errorf("llm: the model has no chat template (tokenizer.chat_template); give one with WithChatTemplate: %w", chat.ErrNoTemplate)

@@ -97,36 +97,20 @@ type File struct {
 
 // Get returns the value of a metadata key.
 func (f *File) Get(key string) (any, bool) {
-	if f.kvIndex != nil {
-		i, ok := f.kvIndex[key]
-		if !ok {
-			return nil, false
-		}
-		return f.KV[i].Value, true
+	i, ok := f.kvAt(key)
+	if !ok {
+		return nil, false
 	}
-	for i := range f.KV {
-		if f.KV[i].Key == key {
-			return f.KV[i].Value, true
-		}
-	}
-	return nil, false
+	return f.KV[i].Value, true
 }
 
 // Tensor returns the descriptor of the named tensor.
 func (f *File) Tensor(name string) (*TensorInfo, bool) {
-	if f.tensorIndex != nil {
-		i, ok := f.tensorIndex[name]
-		if !ok {
-			return nil, false
-		}
-		return &f.Tensors[i], true
+	i, ok := f.tensorAt(name)
+	if !ok {
+		return nil, false
 	}
-	for i := range f.Tensors {
-		if f.Tensors[i].Name == name {
-			return &f.Tensors[i], true
-		}
-	}
-	return nil, false
+	return &f.Tensors[i], true
 }
 
 // Arch returns general.architecture ("llama", "qwen2", …), or "" when the

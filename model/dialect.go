@@ -1,0 +1,77 @@
+package model
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/lowmem/llm/internal/gguf"
+)
+
+// Ollama's converter writes some models under names of its own where
+// llama.cpp's converter, whose names this package reads, has others.
+// ConfigFromGGUF first rewrites such a header in place into llama.cpp's
+// names (gguf.File's edits: the tensors' data stay where they are), so
+// that everything after it — the tensor list, the plan, the tokenizer,
+// the chat format — meets one dialect.
+
+// ollamaGptOss renames the tensors of a block that Ollama's gptoss files
+// name otherwise: the attention's output projection, the norm before the
+// feed-forward, and the sinks (a bare name in files converted from
+// Hugging Face's checkpoint).
+var ollamaGptOss = map[string]string{
+	"attn_out.weight": "attn_output.weight",
+	"attn_out.bias":   "attn_output.bias",
+	"ffn_norm.weight": "post_attention_norm.weight",
+	"attn_sinks":      "attn_sinks.weight",
+}
+
+var blockPrefix = regexp.MustCompile(`^blk\.[0-9]+\.`)
+
+// translate rewrites f in place when it is in a dialect of another
+// converter; otherwise it does nothing.
+func translate(f *gguf.File) error {
+	if f.Arch() == "gptoss" {
+		return translateGptOss(f)
+	}
+	return nil
+}
+
+// translateGptOss makes an Ollama gptoss file (ollama pull gpt-oss) read as
+// llama.cpp's gpt-oss: the architecture and its keys renamed; YaRN, which
+// Ollama's runtime applies whenever the file gives a scaling factor, stated
+// as llama.cpp's files state it; the o200k pre-tokenizer, which Ollama's
+// runtime has built in (its converter writes "default"); and the tensors
+// of ollamaGptOss renamed.
+func translateGptOss(f *gguf.File) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("model: Ollama gptoss file: "+format+": %w", append(args, ErrBadModel)...)
+	}
+	for i := range f.KV {
+		k := f.KV[i].Key
+		if rest, ok := strings.CutPrefix(k, "gptoss."); ok && !f.RenameKey(k, "gpt-oss."+rest) {
+			return bad("it has both %s and gpt-oss.%s", k, rest)
+		}
+	}
+	f.Set("general.architecture", "gpt-oss")
+	if _, ok := f.Get("gpt-oss.rope.scaling.type"); !ok {
+		if _, ok := f.Get("gpt-oss.rope.scaling.factor"); ok {
+			f.Set("gpt-oss.rope.scaling.type", "yarn")
+		}
+	}
+	if pre, _ := f.String("tokenizer.ggml.pre"); pre == "" || pre == "default" {
+		f.Set("tokenizer.ggml.pre", "gpt-4o")
+	}
+	for i := range f.Tensors {
+		name := f.Tensors[i].Name
+		p := blockPrefix.FindString(name)
+		to, ok := ollamaGptOss[name[len(p):]]
+		if p == "" || !ok {
+			continue
+		}
+		if !f.RenameTensor(name, p+to) {
+			return bad("it has both %s and %s", name, p+to)
+		}
+	}
+	return nil
+}
