@@ -33,6 +33,10 @@ type Model struct {
 	m    *llm.Model
 	info ModelInfo
 	opts []llm.SessionOption
+	// What Tokenize needs of the vocabulary: its size, and whether the
+	// tokenizer adds BOS and EOS itself.
+	vocab          int
+	addBOS, addEOS bool
 }
 
 // FromModel serves m under the name id (what /v1/models lists and
@@ -51,7 +55,36 @@ func FromModel(m *llm.Model, id string, opts ...llm.SessionOption) (*Model, erro
 		}
 		mi.Template = t
 	}
-	return &Model{m: m, info: mi, opts: opts}, nil
+	return &Model{m: m, info: mi, opts: opts, vocab: info.VocabSize, addBOS: info.AddBOS, addEOS: info.AddEOS}, nil
+}
+
+// Tokenize implements Vocabulary: llm.Model.Tokenize, or TokenizeSpecial
+// with parseSpecial, without the BOS and EOS the tokenizer adds unless
+// addSpecial.
+func (b *Model) Tokenize(text string, addSpecial, parseSpecial bool) ([]int32, error) {
+	tokenize := b.m.Tokenize
+	if parseSpecial {
+		tokenize = b.m.TokenizeSpecial
+	}
+	ids, err := tokenize(text)
+	if err != nil || addSpecial {
+		return ids, err
+	}
+	if b.addBOS && len(ids) > 0 && ids[0] == b.m.BOS() {
+		ids = ids[1:]
+	}
+	if b.addEOS && len(ids) > 0 && ids[len(ids)-1] == b.m.EOS() {
+		ids = ids[:len(ids)-1]
+	}
+	return ids, nil
+}
+
+// Piece implements Vocabulary with llm.Model.TokenText.
+func (b *Model) Piece(id int32) (string, bool) {
+	if id < 0 || int(id) >= b.vocab {
+		return "", false
+	}
+	return b.m.TokenText(id), true
 }
 
 // Info implements Backend.

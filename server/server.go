@@ -128,6 +128,10 @@ func New(b Backend, opts ...Option) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/embeddings", s.counted("/v1/embeddings", s.handleEmbeddings))
 	s.mux.HandleFunc("GET /v1/models", s.counted("/v1/models", s.handleModels))
 	s.mux.HandleFunc("GET /v1/models/{id}", s.counted("/v1/models", s.handleModel))
+	s.mux.HandleFunc("POST /tokenize", s.counted("/tokenize", s.handleTokenize))
+	s.mux.HandleFunc("POST /detokenize", s.counted("/detokenize", s.handleDetokenize))
+	s.mux.HandleFunc("POST /apply-template", s.counted("/apply-template", s.handleApplyTemplate))
+	s.mux.HandleFunc("GET /props", s.counted("/props", s.handleProps))
 	s.mux.HandleFunc("GET /health", s.handleHealth)
 	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
 	s.ollamaRoutes()
@@ -529,12 +533,18 @@ func whole[C any](s *Server, w http.ResponseWriter, r *http.Request, prompt stri
 	return nil
 }
 
-func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
+// readChat reads and checks a chat completion request.
+func readChat(r *http.Request) (*chatRequest, *chatInput, *apiError) {
 	var req chatRequest
 	if err := readBody(r, &req); err != nil {
-		return err
+		return nil, nil, err
 	}
 	in, aerr := req.validate()
+	return &req, in, aerr
+}
+
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
+	req, in, aerr := readChat(r)
 	if aerr != nil {
 		return aerr
 	}
