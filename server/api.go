@@ -146,17 +146,21 @@ type commonRequest struct {
 	PresencePenalty     *float64        `json:"presence_penalty"`
 	FrequencyPenalty    *float64        `json:"frequency_penalty"`
 	Logprobs            json.RawMessage `json:"logprobs"`
-	ResponseFormat      *struct {
-		Type       string `json:"type"`
-		JSONSchema *struct {
-			Name   string          `json:"name"`
-			Schema json.RawMessage `json:"schema"`
-			Strict *bool           `json:"strict"`
-		} `json:"json_schema"`
-		// Schema is llama.cpp's server's form: {"type": "json_object",
-		// "schema": {…}}.
-		Schema json.RawMessage `json:"schema"`
-	} `json:"response_format"`
+	ResponseFormat      *responseFormat `json:"response_format"`
+}
+
+type responseFormat struct {
+	Type       string            `json:"type"`
+	JSONSchema *jsonSchemaFormat `json:"json_schema"`
+	// Schema is llama.cpp's server's form: {"type": "json_object",
+	// "schema": {…}}.
+	Schema json.RawMessage `json:"schema"`
+}
+
+type jsonSchemaFormat struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict *bool           `json:"strict"`
 }
 
 type chatRequest struct {

@@ -23,6 +23,13 @@ func FuzzChatRequest(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	fuzzGeneration(f, "/v1/chat/completions")
+}
+
+// fuzzGeneration fuzzes bodies to a generation endpoint at path, each
+// whole and streamed, against a backend that answers with text and a tool
+// call.
+func fuzzGeneration(f *testing.F, path string) {
 	b := newFake(func(p string) []string {
 		return []string{"ok ", "<tool_call>{\"name\":\"f\",\"arguments\":{}}</tool_call>"}
 	})
@@ -35,12 +42,31 @@ func FuzzChatRequest(f *testing.F) {
 			if stream {
 				body = strings.Replace(body, "{", `{"stream":true,`, 1)
 			}
-			rec := fuzzPost(t, srv, "/v1/chat/completions", body)
+			rec := fuzzPost(t, srv, path, body)
 			if rec.Code == 200 && !stream && !json.Valid(rec.Body.Bytes()) {
 				t.Fatalf("invalid JSON response: %s", rec.Body)
 			}
 		}
 	})
+}
+
+// FuzzResponsesRequest: any body to /v1/responses gets 200 with a
+// response (or its events) or a 4xx with OpenAI's error JSON; nothing
+// panics.
+func FuzzResponsesRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"input":"hi"}`,
+		`{"input":"hi","instructions":"be brief","max_output_tokens":2,"text":{"format":{"type":"json_object"}}}`,
+		`{"input":[{"role":"user","content":"w"},{"type":"function_call","call_id":"1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"1","output":"r"}],"tools":[{"type":"function","name":"f","parameters":{"type":"object"}}]}`,
+		`{"input":[{"type":"reasoning","summary":[{"type":"summary_text","text":"t"}]},{"role":"assistant","content":[{"type":"output_text","text":"a"}]},{"role":"user","content":[{"type":"input_text","text":"b"}]}]}`,
+		`{"input":"x","tool_choice":{"type":"function","name":"f"},"tools":[{"type":"function","name":"f"}]}`,
+		`{"input":"x","text":{"format":{"type":"json_schema","name":"a","schema":{"type":"object"}}},"reasoning":{"effort":"minimal"}}`,
+		`{"input":[{"role":"user","content":[{"type":"input_image","image_url":"x"}]}]}`,
+		`{"input":"x","previous_response_id":"resp_1"}`,
+	} {
+		f.Add(s)
+	}
+	fuzzGeneration(f, "/v1/responses")
 }
 
 // fuzzPost posts body to path and fails unless the reply is a 200 or a

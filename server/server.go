@@ -125,6 +125,7 @@ func New(b Backend, opts ...Option) (*Server, error) {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /v1/chat/completions", s.counted("/v1/chat/completions", s.handleChat))
 	s.mux.HandleFunc("POST /v1/completions", s.counted("/v1/completions", s.handleCompletion))
+	s.mux.HandleFunc("POST /v1/responses", s.counted("/v1/responses", s.handleResponses))
 	s.mux.HandleFunc("POST /v1/embeddings", s.counted("/v1/embeddings", s.handleEmbeddings))
 	s.mux.HandleFunc("GET /v1/models", s.counted("/v1/models", s.handleModels))
 	s.mux.HandleFunc("GET /v1/models/{id}", s.counted("/v1/models", s.handleModel))
@@ -548,10 +549,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 	if aerr != nil {
 		return aerr
 	}
-	if s.info.EmbeddingOnly {
-		return notGenerating("chat completions")
-	}
-	prompt, popts, aerr := s.chatPrompt(in, "the model has no chat template; use /v1/completions or start the server with a chat template")
+	prompt, popts, aerr := s.openAIPrompt(in, "chat completions")
 	if aerr != nil {
 		return aerr
 	}
@@ -632,6 +630,15 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 	}
 	sse.done()
 	return nil
+}
+
+// openAIPrompt is chatPrompt for the OpenAI endpoint what, which an
+// embedding-only model or one without a chat template does not serve.
+func (s *Server) openAIPrompt(in *chatInput, what string) (string, chat.ParseOptions, *apiError) {
+	if s.info.EmbeddingOnly {
+		return "", chat.ParseOptions{}, notGenerating(what)
+	}
+	return s.chatPrompt(in, "the model has no chat template; use /v1/completions or start the server with a chat template")
 }
 
 // chatPrompt renders in's conversation with the model's chat template
@@ -798,6 +805,21 @@ func (e *eventStream) send(v any) bool {
 }
 
 func (e *eventStream) done() { e.write([]byte("[DONE]")) }
+
+// sendEvent sends v as a server-sent event named name (the Responses
+// API's framing: "event: NAME" before the data).
+func (e *eventStream) sendEvent(name string, v any) bool {
+	b, err := json.Marshal(v)
+	if err != nil || e.broken {
+		return false
+	}
+	e.start()
+	if _, err := fmt.Fprintf(e.w, "event: %s\n", name); err != nil {
+		e.broken = true
+		return false
+	}
+	return e.write(b)
+}
 
 // fail reports an error: as the response when nothing was sent yet (the
 // caller writes it), else as an error event in the stream, in the API's

@@ -250,6 +250,24 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// harmonyClient is a client of a server of a harmonyBackend, and the
+// backend.
+func harmonyClient(t *testing.T) (openai.Client, *harmonyBackend) {
+	t.Helper()
+	tmpl, err := chat.Parse(testutil.HarmonyTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &harmonyBackend{tmpl: tmpl}
+	srv, err := server.New(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close() })
+	return openai.NewClient(option.WithBaseURL(hs.URL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0)), b
+}
+
 // harmonyBackend is a scripted gpt-oss: a template in the harmony format,
 // replies of an analysis and a final message, and the prompts it got.
 type harmonyBackend struct {
@@ -288,18 +306,7 @@ func (s harmonySession) Generate(ctx context.Context, prompt string, p server.Pa
 // reasoning_content, a field the client keeps as extra JSON), and a level
 // for a model in another format is a 400 the client reads.
 func TestReasoningEffort(t *testing.T) {
-	tmpl, err := chat.Parse(testutil.HarmonyTemplate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &harmonyBackend{tmpl: tmpl}
-	srv, err := server.New(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() { hs.Close(); srv.Close() })
-	client := openai.NewClient(option.WithBaseURL(hs.URL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+	client, b := harmonyClient(t)
 	resp, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
 		Model:           "gpt-oss",
 		Messages:        []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hi")},
