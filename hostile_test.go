@@ -365,7 +365,14 @@ func hostileCases() []hostileCase {
 		// the tensors only it has; the shared_kv_layers float32 of early
 		// conversions is taken when it holds a count.
 		{name: "gemma3n per-layer width wrong", spec: testutil.TinyGemma3n(), edit: setU(".embedding_length_per_layer_input", 16),
-			want: bad, mention: []string{"per_layer_token_embd.weight"}, plan: true},
+			want: bad, mention: []string{"per_layer_token_embd.weight", "embedding_length_per_layer_input = 16"}, plan: true},
+		// llama.cpp's text model leaves the vision and audio towers'
+		// tensors alone (its converter writes them to another file).
+		{name: "gemma3n with vision and audio tensors", spec: testutil.TinyGemma3n(), edit: func(h *hmodel) {
+			h.put("v.patch_embd.weight", quant.F16, 64, 64)
+			h.put("a.blk.0.attn_q.weight", quant.F16, 64, 64)
+			h.put("mm.input_projection.weight", quant.F32, 64, 64)
+		}},
 		{name: "gemma3n altup inputs 0", spec: testutil.TinyGemma3n(), edit: setU(".altup.num_inputs", 0),
 			want: bad, mention: []string{"gemma3n.altup.num_inputs = 0"}, plan: true},
 		{name: "gemma3n altup inputs 1", spec: testutil.TinyGemma3n(), edit: setU(".altup.num_inputs", 1),

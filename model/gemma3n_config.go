@@ -144,7 +144,12 @@ func gemma3nTensors(c *Config) []blockTensor {
 func (l *loader) gemma3nGlobals(m *Model) (err error) {
 	c := &m.Config
 	w := c.Layers * c.PerLayerEmbd
-	if m.PerLayerEmbed, err = l.tensor("per_layer_token_embd.weight", w, m.Vocab); err != nil {
+	const name = "per_layer_token_embd.weight"
+	if ti, ok := l.f.Tensor(name); ok && len(ti.Dims) == 2 && ti.Dims[0] != int64(w) {
+		return fmt.Errorf("model: tensor %q has rows of %d, but %s.block_count = %d × %s.embedding_length_per_layer_input = %d make %d: %w",
+			name, ti.Dims[0], c.Arch, c.Layers, c.Arch, c.PerLayerEmbd, w, ErrBadModel)
+	}
+	if m.PerLayerEmbed, err = l.tensor(name, w, m.Vocab); err != nil {
 		return err
 	}
 	if m.PerLayerProj, err = l.matrix("per_layer_model_proj.weight", c.Embd, w); err != nil {
