@@ -361,6 +361,49 @@ func hostileCases() []hostileCase {
 				binary.LittleEndian.PutUint32(t.data[k:], math.Float32bits(float32(math.NaN())))
 			}
 		}},
+		// gemma3n: its AltUp, per-layer, shared-KV and sparsity keys, and
+		// the tensors only it has; the shared_kv_layers float32 of early
+		// conversions is taken when it holds a count.
+		{name: "gemma3n per-layer width wrong", spec: testutil.TinyGemma3n(), edit: setU(".embedding_length_per_layer_input", 16),
+			want: bad, mention: []string{"per_layer_token_embd.weight", "embedding_length_per_layer_input = 16"}, plan: true},
+		// llama.cpp's text model leaves the vision and audio towers'
+		// tensors alone (its converter writes them to another file).
+		{name: "gemma3n with vision and audio tensors", spec: testutil.TinyGemma3n(), edit: func(h *hmodel) {
+			h.put("v.patch_embd.weight", quant.F16, 64, 64)
+			h.put("a.blk.0.attn_q.weight", quant.F16, 64, 64)
+			h.put("mm.input_projection.weight", quant.F32, 64, 64)
+		}},
+		{name: "gemma3n altup inputs 0", spec: testutil.TinyGemma3n(), edit: setU(".altup.num_inputs", 0),
+			want: bad, mention: []string{"gemma3n.altup.num_inputs = 0"}, plan: true},
+		{name: "gemma3n altup inputs 1", spec: testutil.TinyGemma3n(), edit: setU(".altup.num_inputs", 1),
+			want: bad, mention: []string{"gemma3n.altup.num_inputs = 1"}, plan: true},
+		{name: "gemma3n altup inputs disagree with altup_proj", spec: testutil.TinyGemma3n(), edit: setU(".altup.num_inputs", 3),
+			want: bad, mention: []string{"altup_proj.weight"}, plan: true},
+		{name: "gemma3n active stream out of range", spec: testutil.TinyGemma3n(), edit: setU(".altup.active_idx", 4),
+			want: bad, mention: []string{"gemma3n.altup.active_idx = 4"}, plan: true},
+		{name: "gemma3n shared KV beyond the layers", spec: testutil.TinyGemma3n(), edit: setU(".attention.shared_kv_layers", 9),
+			want: bad, mention: []string{"gemma3n.attention.shared_kv_layers = 9"}, plan: true},
+		{name: "gemma3n shared KV of the wrong kind", spec: testutil.TinyGemma3n(), edit: setU(".attention.shared_kv_layers", 1),
+			want: bad, mention: []string{"gemma3n.attention.shared_kv_layers = 1", "windowed"}, plan: true},
+		{name: "gemma3n shared KV as float32", spec: testutil.TinyGemma3n(), edit: func(h *hmodel) { h.set(".attention.shared_kv_layers", float32(2)) }},
+		{name: "gemma3n shared KV fractional", spec: testutil.TinyGemma3n(), edit: func(h *hmodel) { h.set(".attention.shared_kv_layers", float32(1.5)) },
+			want: bad, mention: []string{"shared_kv_layers"}, plan: true},
+		{name: "gemma3n sparsity scales of another length", spec: testutil.TinyGemma3n(), edit: func(h *hmodel) { h.set(".activation_sparsity_scale", []float32{1, 2}) },
+			want: bad, mention: []string{"activation_sparsity_scale"}, plan: true},
+		{name: "gemma3n without a window", spec: testutil.TinyGemma3n(), edit: func(h *hmodel) { h.del(".attention.sliding_window") },
+			want: bad, mention: []string{"gemma3n.attention.sliding_window"}, plan: true},
+		{name: "gemma3n without laurel_l", spec: testutil.TinyGemma3n(), edit: func(h *hmodel) { h.drop("blk.2.laurel_l.weight") },
+			want: bad, mention: []string{"blk.2.laurel_l.weight"}, plan: true},
+		{name: "gemma3n without the first laurel_l", spec: testutil.TinyGemma3n(), edit: func(h *hmodel) { h.drop("blk.0.laurel_l.weight") },
+			want: bad, mention: []string{"blk.0.laurel_l.weight"}, plan: true},
+		{name: "gemma3n without per_layer_token_embd", spec: testutil.TinyGemma3n(), edit: func(h *hmodel) { h.drop("per_layer_token_embd.weight") },
+			want: bad, mention: []string{"per_layer_token_embd.weight"}, plan: true},
+		{name: "gemma3n without altup_unembd_proj", spec: testutil.TinyGemma3n(), edit: func(h *hmodel) { h.drop("altup_unembd_proj.weight") },
+			want: bad, mention: []string{"altup_unembd_proj.weight"}, plan: true},
+		{name: "gemma3n without a router", spec: testutil.TinyGemma3n(), edit: func(h *hmodel) { h.drop("blk.3.altup_router.weight") },
+			want: bad, mention: []string{"blk.3.altup_router.weight"}, plan: true},
+		{name: "gemma3n without a shared layer's attn_k", spec: testutil.TinyGemma3n(), edit: func(h *hmodel) { h.drop("blk.3.attn_k.weight") },
+			want: bad, mention: []string{"blk.3.attn_k.weight"}, plan: true},
 		{name: "norm of type I32", edit: func(h *hmodel) { h.put("blk.0.attn_norm.weight", quant.I32, 64) }, want: typ, mention: []string{"blk.0.attn_norm.weight"}, plan: true},
 		{name: "output_norm missing", edit: func(h *hmodel) { h.drop("output_norm.weight") }, want: bad, mention: []string{"output_norm.weight"}, plan: true},
 		{name: "ffn_down missing", edit: func(h *hmodel) { h.drop("blk.1.ffn_down.weight") }, want: bad, mention: []string{"blk.1.ffn_down.weight"}, plan: true},

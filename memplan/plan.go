@@ -448,7 +448,7 @@ func (p Plan) withoutRecent(s *Shape, r Request) (Plan, bool) {
 // kvConfig is the KV cache configuration of a session the request plans
 // for: the one the session's State will allocate.
 func (s *Shape) kvConfig(r Request, kvt kv.Type, ctx int) kv.Config {
-	return s.Config.StateKVConfig(model.StateOptions{Cache: kvt, Cells: ctx, NoRecent: r.KVNoRecent})
+	return s.Config.StateKVConfig(model.StateOptions{Batch: s.batch(r, ctx), Cache: kvt, Cells: ctx, NoRecent: r.KVNoRecent})
 }
 
 // repack is the plan p with the matrices s.Repack holds in the X8 layout:

@@ -83,7 +83,7 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyLlama(), testutil.TinyQwen2(), testutil.TinyGemma2(),
 		testutil.TinyQwen3(), testutil.TinyGemma3(), testutil.TinyPhi3(), testutil.TinyQwen3MoE(),
 		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyOlmo2(), testutil.TinyMistral3(), testutil.TinyGemmaEmbedding(), testutil.TinyLFM2(),
-		testutil.TinyLFM2MoE(), testutil.TinyGptOss(), testutil.TinyBert(), testutil.TinyNomicBert()} {
+		testutil.TinyLFM2MoE(), testutil.TinyGptOss(), testutil.TinyGemma3n(), testutil.TinyBert(), testutil.TinyNomicBert()} {
 		path, _, p := tinyPlan(t, spec)
 		m, err := model.New(testutil.ReadModel(t, path))
 		if err != nil {
@@ -497,6 +497,35 @@ func TestPlanEncoder(t *testing.T) {
 	big.Config.Encoder = false
 	if got := big.ResidentWeights(); got != big.FileBytes {
 		t.Errorf("a tied decoder's resident weights %d, want the whole file", got)
+	}
+}
+
+// Gemma 3n's per-layer embeddings are read a token's row at a time, as an
+// untied embedding is: only the rows of the tokens seen count as resident
+// (the table is most of E2B's file: 262400 rows of 7680 weights), so a
+// budget that holds the rest plans the model resident. Its token
+// embedding is the output matrix too: all of it counts.
+func TestPlanPerLayerEmbeddings(t *testing.T) {
+	sh, err := ReadShape(testutil.TempModel(t, testutil.TinyGemma3n()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh.PerLayerBytes == 0 || sh.PerLayerRow != sh.PerLayerBytes/int64(sh.Vocab) {
+		t.Fatalf("per-layer embeddings %d bytes, row %d", sh.PerLayerBytes, sh.PerLayerRow)
+	}
+	// E2B's sizes, its per-layer rows in Q8_0 (8160 bytes: two pages).
+	row := int64(7680 / 32 * 34)
+	e2b := &Shape{Config: sh.Config, FileBytes: 4_500_000_000, PerLayerBytes: 262400 * row, PerLayerRow: row, EmbedBytes: 500 << 20, EmbedRow: 2048}
+	want := e2b.FileBytes - e2b.PerLayerBytes + embedRowsPerRun*2*4096
+	if got := e2b.ResidentWeights(); got != want {
+		t.Errorf("resident weights %d, want %d: the untouched per-layer rows stay out, the tied embedding in", got, want)
+	}
+	p, err := Make(e2b, Request{Limit: 3 << 30, Context: 512, Batch: 32, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Fits || p.Weights != WeightsResident {
+		t.Errorf("a 3 GiB limit for a 4.5 GB file whose per-layer rows are 2.1 GB: fits %v, weights %v; want resident", p.Fits, p.Weights)
 	}
 }
 

@@ -30,16 +30,21 @@ type Shape struct {
 	// ExpertFloor is the least budget an expert cache of the model's
 	// experts runs in (expertcache.Sizing.MinBudget), 0 for a dense model.
 	ExpertFloor int64
-	EmbedBytes  int64      // token_embd
-	EmbedRow    int64      // bytes of one token_embd row
-	OutBytes    int64      // output.weight (0 when tied to token_embd)
-	OtherBytes  int64      // every other tensor (norms, rope_freqs)
-	MaxXRow     int        // widest quantized activation row
-	VocabBytes  int64      // bytes of token strings
-	Merges      int        // BPE merges
-	Params      int64      // number of weights
-	FileType    quant.Type // the type holding the most bytes among matrices
-	HeapBytes   int64      // vectors the model copies to the heap (model.HeapBytes)
+	EmbedBytes  int64 // token_embd
+	EmbedRow    int64 // bytes of one token_embd row
+	OutBytes    int64 // output.weight (0 when tied to token_embd)
+	// PerLayerBytes and PerLayerRow are Gemma 3n's per_layer_token_embd
+	// and one row of it (0 for other models): read a token's row at a
+	// time, as an untied token_embd is, so only the rows of the tokens
+	// seen count as resident.
+	PerLayerBytes, PerLayerRow int64
+	OtherBytes                 int64      // every other tensor (norms, rope_freqs)
+	MaxXRow                    int        // widest quantized activation row
+	VocabBytes                 int64      // bytes of token strings
+	Merges                     int        // BPE merges
+	Params                     int64      // number of weights
+	FileType                   quant.Type // the type holding the most bytes among matrices
+	HeapBytes                  int64      // vectors the model copies to the heap (model.HeapBytes)
 	// Repack is where the matrices a resident model may hold in the X8
 	// layout lie in the file (model.RepackableTensor), in file order.
 	Repack []RepackRange
@@ -93,7 +98,7 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 			matrixBytes[t.Type] += t.Size
 			// bert's position and token-type embeddings (F32) are rows
 			// added to the input, multiplied by nothing (addedRows).
-			if rb, err := t.Type.VecDotType().RowBytes(t.Dims[0]); err == nil && !addedRows[t.Name] {
+			if rb, err := t.Type.VecDotType().RowBytes(t.Dims[0]); err == nil && !addedRows[t.Name] && !copiedBlockRows(t.Name) {
 				s.MaxXRow = max(s.MaxXRow, int(rb))
 			}
 		}
@@ -104,6 +109,11 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 			if len(t.Dims) == 2 && t.Dims[1] > 0 {
 				s.Vocab = int(t.Dims[1])
 				s.EmbedRow = t.Size / t.Dims[1]
+			}
+		case t.Name == "per_layer_token_embd.weight":
+			s.PerLayerBytes = t.Size
+			if len(t.Dims) == 2 && t.Dims[1] > 0 {
+				s.PerLayerRow = t.Size / t.Dims[1]
 			}
 		case t.Name == "output.weight":
 			s.OutBytes = t.Size
@@ -154,10 +164,23 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 
 // addedRows names the 2-D tensors the forward pass multiplies no
 // activations with: rows it adds to the embeddings (bert's position and
-// token-type embeddings), and the dense projection an embedding model
+// token-type embeddings, Gemma 3n's per-layer token embeddings), and the dense projection an embedding model
 // applies to its pooled vector apart from the pass (model.Project).
 var addedRows = map[string]bool{"position_embd.weight": true, "token_types.weight": true,
-	"dense_2.weight": true, "dense_3.weight": true}
+	"dense_2.weight": true, "dense_3.weight": true, "per_layer_token_embd.weight": true}
+
+// copiedBlockRows reports whether name is a block's 2-D tensor the model
+// copies to float32 and computes with in Go rather than through the
+// matrix kernels (Gemma 3n's AltUp router and coefficients), so that no
+// activation row is quantized for it.
+func copiedBlockRows(name string) bool {
+	for _, s := range []string{".altup_router.weight", ".altup_predict_coef.weight", ".altup_correct_coef.weight"} {
+		if strings.HasPrefix(name, "blk.") && strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
 
 // RepackRange is a matrix a resident model may hold in the X8 layout: its
 // range in the file and its size repacked (X8, which for Q4_K and Q5_K
@@ -202,13 +225,19 @@ func scanLayer(name string, il *int) bool {
 
 // ResidentWeights is the page cache a resident model fills: the whole file
 // except the embedding rows no token touches (when the embedding is not
-// also the output matrix, or there is none: an encoder).
+// also the output matrix, or there is none: an encoder) and the rows of
+// Gemma 3n's per-layer embeddings no token touches (most of its file).
+// A session is assumed to touch embedRowsPerRun distinct tokens, each row
+// in whole pages.
 func (s *Shape) ResidentWeights() int64 {
-	if s.OutBytes == 0 && !s.Config.EmbeddingOnly() {
-		return s.FileBytes
+	untouched := func(bytes, row int64) int64 {
+		return bytes - min(bytes, int64(embedRowsPerRun)*roundTo(row, pageRound))
 	}
-	touched := min(s.EmbedBytes, int64(embedRowsPerRun)*roundTo(s.EmbedRow, pageRound))
-	return s.FileBytes - s.EmbedBytes + touched
+	n := s.FileBytes - untouched(s.PerLayerBytes, s.PerLayerRow)
+	if s.OutBytes == 0 && !s.Config.EmbeddingOnly() {
+		return n
+	}
+	return n - untouched(s.EmbedBytes, s.EmbedRow)
 }
 
 func roundTo(n, a int64) int64 { return (n + a - 1) / a * a }

@@ -155,6 +155,25 @@ type Config struct {
 	// layer carries its last ConvKernel-1 positions' inputs from one pass
 	// to the next (the conv state).
 	ConvKernel int
+
+	// Gemma 3n (gemma3n.go): AltUp keeps AltUp streams of the residual
+	// (altup.num_inputs), of which AltUpActive (altup.active_idx) runs the
+	// block; PerLayerEmbd is the width of each layer's slice of the
+	// per-layer embeddings (embedding_length_per_layer_input); LaurelRank
+	// the inner width of LAuReL's two matrices (from laurel_l's shape).
+	// AltUp is 0 in every other architecture.
+	AltUp, AltUpActive, PerLayerEmbd, LaurelRank int
+	// KVFrom, when positive, is the first layer that keeps no keys or
+	// values: layers from it on attend over those of an earlier layer of
+	// the same kind (KVSource); 0 means every layer keeps its own.
+	KVFrom int
+	// SparseLayers is how many leading layers cut their feed-forward gate
+	// at its mean plus SparseStd standard deviations (Gemma 3n's
+	// activation sparsity); 0 for none.
+	SparseLayers int
+	SparseStd    float32
+	// VNorm: the values are RMS-normalised per head, without a weight.
+	VNorm bool
 }
 
 // Gating is the function that turns a router's logits into expert
@@ -193,8 +212,12 @@ func (c *Config) expertLayers() int {
 func (c *Config) ConvLayer(il int) bool { return il < len(c.ConvLayers) && c.ConvLayers[il] }
 
 // KVLayer is layer il's index in the KV cache, which holds the attention
-// layers only: il itself unless some layers are convolutions.
+// layers that keep keys and values only: il itself unless some layers are
+// convolutions, or the index of the layer whose cache il shares.
 func (c *Config) KVLayer(il int) int {
+	if !c.OwnsKV(il) {
+		il = c.KVSource(il)
+	}
 	n := 0
 	for i := range min(il, len(c.ConvLayers)) {
 		if c.ConvLayers[i] {
@@ -205,7 +228,26 @@ func (c *Config) KVLayer(il int) int {
 }
 
 // KVLayers is how many layers the KV cache holds: those that attend.
-func (c *Config) KVLayers() int { return c.Layers - c.convCount() }
+func (c *Config) KVLayers() int {
+	if c.KVFrom > 0 {
+		return c.KVFrom
+	}
+	return c.Layers - c.convCount()
+}
+
+// OwnsKV reports whether layer il stores its own keys and values.
+func (c *Config) OwnsKV(il int) bool { return c.KVFrom <= 0 || il < c.KVFrom }
+
+// KVSource is the layer whose keys and values a layer from KVFrom on
+// attends over: the last one before KVFrom of its kind, which llama.cpp
+// places at KVFrom-1 for a global layer and KVFrom-2 for a windowed one
+// (the config checks that those layers are of that kind).
+func (c *Config) KVSource(il int) int {
+	if c.WindowedLayer(il) {
+		return c.KVFrom - 2
+	}
+	return c.KVFrom - 1
+}
 
 // modelLayer is the layer whose KV cache index is kl (KVLayer's inverse).
 func (c *Config) modelLayer(kl int) int {

@@ -26,6 +26,8 @@ type refDecoder struct {
 	// names: every conv tap but the newest dropped (no state), the taps
 	// in reverse order, the B and C chunks swapped.
 	convNoState, convReversed, convSwapBC bool
+	// gemma3n's structural perturbations (gemma3n_ref_test.go).
+	gemma3n gemma3nPerturb
 }
 
 // shortConv is an lfm2 conv layer's output before out_proj for every
@@ -135,6 +137,9 @@ func headNorm64(v, w []float64, d int, eps float64) {
 // windowed layers seeing Window/2 on either side.
 func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	c := r.c
+	if c.AltUp > 0 {
+		return r.gemma3nHidden(tokens)
+	}
 	E, n, hd, group := c.Embd, len(tokens), c.HeadDimK, c.Heads/c.HeadsKV
 	emb := r.tensor("token_embd.weight")
 	scale := func(v []float64, s float32) {
@@ -393,6 +398,11 @@ func (r *refDecoder) logits(tokens []int32) [][]float64 {
 				logits[t][i] /= float64(c.LogitScale)
 			}
 		}
+		if cp := float64(c.FinalSoftcap); cp != 0 {
+			for i := range logits[t] {
+				logits[t][i] = cp * math.Tanh(logits[t][i]/cp)
+			}
+		}
 	}
 	return logits
 }
@@ -433,7 +443,11 @@ func TestDecoderMatchesReference(t *testing.T) {
 		{testutil.TinyGptOss(), 5e-3},
 		// lfm2moe: conv and attention layers, a dense layer 0, sigmoid
 		// routing with a selection bias.
-		{testutil.TinyLFM2MoE(), 1e-3}} {
+		{testutil.TinyLFM2MoE(), 1e-3},
+		// gemma3n: AltUp, LAuReL, per-layer inputs, a shared KV cache,
+		// activation sparsity, local and global layers
+		// (TestGemma3nMatchesReference runs it in chunks too).
+		{testutil.TinyGemma3n(), 1e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
 		name := spec.Arch
@@ -473,6 +487,9 @@ func TestDecoderMatchesReference(t *testing.T) {
 				"no selection bias":  func(c *Config) { c.ExpertSelBias = false },
 				"no renormalisation": func(c *Config) { c.ExpertNorm = false },
 				"no window":          func(c *Config) { c.Window = 0 },
+				"no sparsity":        func(c *Config) { c.SparseLayers = 0 },
+				"no KV sharing":      func(c *Config) { c.KVFrom = 0 },
+				"no V norm":          func(c *Config) { c.VNorm = false },
 			} {
 				c := m.Config
 				perturb(&c)

@@ -127,37 +127,29 @@ func (s *State) encode(tokens []int32, pos0 int) ([]float32, error) {
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	oDim := c.Heads * c.HeadDimV
 	var shared [maxShared]projection
-	lsrc := m.Source // read once: the whole pass uses one source
-	if lsrc != nil {
-		lsrc.Begin()
-		defer lsrc.End()
-	}
-	for il := range m.Blocks {
-		L := &m.Blocks[il]
-		if lsrc != nil {
-			L = lsrc.Layer(il)
-		}
+	err = s.forLayers(func(il int, L *Layer) error {
 		if err := s.qkv(il, L, s.acts(x, E, n), &p, &shared); err != nil {
-			return nil, err
+			return err
 		}
 		s.e.Phase(phAttention)
 		if err := s.attention(il, pos0, n, p.qkv, qDim+kDim+vDim, p.att, nil); err != nil {
-			return nil, err
+			return err
 		}
 		s.e.Phase(phO)
 		if err := s.residual(L.Wo, s.acts(p.att, oDim, n), L.Bo, p.tmp, x, nil); err != nil {
-			return nil, err
+			return err
 		}
 		s.e.Phase(phNorm)
 		s.layerNorm(x, x, L.AttnOutNorm, L.AttnOutNormB, n)
-		if err := s.ffn(L, s.acts(x, E, n), p.gu, p.tmp, x); err != nil {
-			return nil, err
+		if err := s.ffn(L, s.acts(x, E, n), p.gu, p.tmp, x, false); err != nil {
+			return err
 		}
 		s.e.Phase(phNorm)
 		s.layerNorm(x, x, L.LayerOutNorm, L.LayerOutNormB, n)
-		if lsrc != nil {
-			lsrc.Done(il)
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return x, nil
 }

@@ -67,15 +67,20 @@ func linear(w, b, x []float64) []float64 {
 	return out
 }
 
-func layerNorm64(x, w, b []float64, eps float64) []float64 {
-	var mean, v float64
+// meanDev64 is x's mean and the sum of its squared deviations from it.
+func meanDev64(x []float64) (mean, ss float64) {
 	for _, e := range x {
 		mean += e
 	}
 	mean /= float64(len(x))
 	for _, e := range x {
-		v += (e - mean) * (e - mean)
+		ss += (e - mean) * (e - mean)
 	}
+	return mean, ss
+}
+
+func layerNorm64(x, w, b []float64, eps float64) []float64 {
+	mean, v := meanDev64(x)
 	s := 1 / math.Sqrt(v/float64(len(x))+eps)
 	out := make([]float64, len(x))
 	for i, e := range x {

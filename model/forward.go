@@ -53,6 +53,9 @@ type State struct {
 	// (empty without conv layers); ct the task that convolves a pass.
 	conv ConvState
 	ct   convTask
+	// gp holds a sparse feed-forward's gate and up projections for
+	// mulShared (a field, so that the slice of it does not escape).
+	gp [maxShared]projection
 }
 
 // StateOptions size a State.
@@ -103,6 +106,9 @@ func ScratchBytes(c *Config, maxXRowBytes, batch int) int {
 	n += ropeTables(c) * f(batch*c.RopeDim)
 	if c.Experts > 0 {
 		n += moeScratchBytes(c, maxXRowBytes, batch)
+	}
+	if c.AltUp > 0 {
+		n += altupScratchBytes(c, batch)
 	}
 	return n
 }
@@ -488,6 +494,7 @@ type pass struct {
 	x, xn, tmp, qkv, att []float32
 	gu                   []float32 // dense feed-forward: gate then up, 2×FFN a token
 	cs, csSWA            []float32 // RoPE angles of the full and windowed layers
+	alt                  altupPass // Gemma 3n's streams and per-layer inputs
 }
 
 // begin checks tokens, resets the arena and takes a pass's buffers, and
@@ -523,6 +530,9 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	}
 	if c.Experts > 0 {
 		s.moe.take(ar, c, m.maxXRowBytes(), n)
+	}
+	if c.AltUp > 0 {
+		p.alt = takeAltup(ar, c, n)
 	}
 
 	s.e.Phase(phEmbed)
@@ -567,6 +577,9 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 	p, err := s.begin(tokens, pos0)
 	if err != nil {
 		return nil, nil, err
+	}
+	if c.AltUp > 0 {
+		return s.altupBlocks(tokens, &p)
 	}
 	n := p.n
 	if s.conv.Cur != nil {
@@ -625,7 +638,7 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 			}
 			s.e.Phase(phNorm)
 			s.addNormed(x, p.tmp, L.PostFFNNorm, n)
-		} else if err := s.ffn(L, a, p.gu, p.tmp, x); err != nil {
+		} else if err := s.ffn(L, a, p.gu, p.tmp, x, false); err != nil {
 			return nil, nil, err
 		}
 		if lsrc != nil {
@@ -648,7 +661,12 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	stride := qDim + kDim + vDim
 	s.e.Phase(phQKV)
-	if err := s.mulShared(a, L.qkvInputs(c, shared), p.qkv, stride); err != nil {
+	own := c.OwnsKV(il)
+	ps := L.qkvInputs(c, shared)
+	if !own {
+		ps = ps[:1] // the query alone: the keys and values are another layer's
+	}
+	if err := s.mulShared(a, ps, p.qkv, stride); err != nil {
 		return err
 	}
 	s.e.Phase(phRope)
@@ -676,12 +694,19 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 			ops.RMSNorm(kt, kt, L.KNorm, c.RMSEps)
 		} else if L.QNorm != nil {
 			headNorm(qt, L.QNorm, c.HeadDimK, c.RMSEps)
-			headNorm(kt, L.KNorm, c.HeadDimK, c.RMSEps)
+			if own {
+				headNorm(kt, L.KNorm, c.HeadDimK, c.RMSEps)
+			}
+		}
+		if c.VNorm && own {
+			headNorm(vt, nil, c.HeadDimV, c.RMSEps)
 		}
 		if c.RopeLayer(il) {
 			at := ang[t*c.RopeDim : (t+1)*c.RopeDim]
 			rope.Apply(qt, c.Heads, c.HeadDimK, at)
-			rope.Apply(kt, c.HeadsKV, c.HeadDimK, at)
+			if own {
+				rope.Apply(kt, c.HeadsKV, c.HeadDimK, at)
+			}
 		}
 		if c.AttnTempScale != 0 {
 			ops.Scale(qt, c.AttnTemp(s.position(p.pos0, t)))
@@ -693,8 +718,8 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 	return nil
 }
 
-// headNorm applies RMSNorm with weight w to each head of x (len(w) floats
-// each), in place.
+// headNorm applies RMSNorm with weight w (nil: none) to each head of x
+// (headDim floats each), in place.
 func headNorm(x, w []float32, headDim int, eps float32) {
 	for h := 0; h+headDim <= len(x); h += headDim {
 		v := x[h : h+headDim]
@@ -762,8 +787,9 @@ func addRows(x, bias []float32, n int) {
 // then added to the residual stream x. gu holds n rows of gate then up
 // (2×FFN floats each); gate, up and the activation take one dispatch, the
 // down projection and the residual add another. A block without a gate
-// (FFNSequential, bert) computes down(GELU(up·a + b_up)) + b_down.
-func (s *State) ffn(L *Layer, a acts, gu, out, x []float32) error {
+// (FFNSequential, bert) computes down(GELU(up·a + b_up)) + b_down. With
+// sparse (Gemma 3n's first layers) the gate is cut first (sparsify).
+func (s *State) ffn(L *Layer, a acts, gu, out, x []float32, sparse bool) error {
 	c := &s.m.Config
 	F, n := c.FFN, a.n
 	s.e.Phase(phGateUp)
@@ -777,7 +803,7 @@ func (s *State) ffn(L *Layer, a acts, gu, out, x []float32) error {
 		ops.GELU(gu[:n*F])
 	} else {
 		gate, up := L.gateUpInputs(c)
-		if err := s.mulGated(a, gate, up, gu, 2*F); err != nil {
+		if err := s.gatedProducts(a, gate, up, gu, 2*F, sparse); err != nil {
 			return err
 		}
 		// Pack the activated rows into the first n×F floats: row t goes to
@@ -797,7 +823,7 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks
 	c := &s.m.Config
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	oDim := c.Heads * c.HeadDimV
-	kl := c.KVLayer(il) // the cache holds the attention layers only
+	kl := c.KVLayer(il) // the cache holds the attention layers that own keys and values only
 	s.attn = attnTask{s: s, layer: kl, q: qkv, qStride: stride, out: out, oDim: oDim,
 		p:     kv.AttnParams{Heads: c.Heads, Scale: c.KQScale, Softcap: c.AttnSoftcap, Sinks: sinks},
 		group: c.Heads / c.HeadsKV, whole: c.NonCausal}
@@ -812,7 +838,12 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks
 		s.e.For(units, 1, &s.attn)
 		return s.workerErr()
 	}
-	if c.WindowedLayer(il) && !c.NonCausal {
+	if !c.OwnsKV(il) {
+		// Another layer stored this pass's keys and values already.
+		s.attn.pos0 = pos0
+		return run(s.attn.setUnits(n, c.HeadsKV, threads))
+	}
+	if c.WindowedLayer(il) && !c.NonCausal && c.KVFrom == 0 {
 		// A windowed layer keeps only its last Window positions, so a token
 		// must attend before later tokens of the chunk overwrite its keys.
 		for t := 0; t < n; t++ {
@@ -827,7 +858,8 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks
 		}
 		return nil
 	}
-	// The other layers store the whole chunk first, KV heads in parallel
+	// The other layers store the whole chunk first (a windowed layer whose
+	// cache a later layer shares keeps room for it: StateKVConfig), KV heads in parallel
 	// once the chunk is long enough to pay for waking the pool (an Int4
 	// key and value take about 11 ns an element to quantize).
 	var par kv.Runner

@@ -3,8 +3,9 @@ package model
 import "github.com/lowmem/llm/kv"
 
 // KVConfig is the KV cache configuration for a model of this config at
-// cells positions: one layer per attention block (a short-convolution
-// layer keeps no keys or values), sliding-window layers marked, and
+// cells positions: one layer per attention block that keeps keys and
+// values (a short-convolution layer keeps none, nor does a Gemma 3n layer
+// that shares an earlier layer's), sliding-window layers marked, and
 // an Int4 cache's newest positions kept in F16 (kv.DefaultRecent). It
 // needs no weights, so a memory plan sizes the cache (kv.Bytes) from the
 // same configuration a State allocates.
@@ -34,6 +35,12 @@ func (c *Config) KVConfig(t kv.Type, cells int) kv.Config {
 func (c *Config) StateKVConfig(o StateOptions) kv.Config {
 	kc := c.KVConfig(o.Cache, o.Cells)
 	kc.Initial = o.Initial
+	if c.KVFrom > 0 && len(kc.Windows) > 0 {
+		// A windowed layer whose cache a later layer reads keeps a whole
+		// pass beside its window: it stores the pass before any of its
+		// tokens attend, since the sharing layer attends after it.
+		kc.Batch = max(o.Batch, 1)
+	}
 	if o.NoRecent {
 		kc.Recent = 0
 	}

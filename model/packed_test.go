@@ -35,6 +35,11 @@ func TestHiddenPackedMatchesAlone(t *testing.T) {
 			if puregoBuild {
 				cs.tol = 1e-3
 			}
+			if spec.AltUp > 0 && cs.tol != 0 {
+				// Gemma 3n's streams pass each layer's rounding on through
+				// four more products a layer: 2e-3 measured.
+				cs.tol = 5e-3
+			}
 			t.Run(fmt.Sprintf("%s/%v/%v", spec.Arch, cs.weights, typ), func(t *testing.T) {
 				m, _, _ := loadSpec(t, spec)
 				E := m.Embd

@@ -373,3 +373,28 @@ func (s *StreamSource) End() {
 	}
 	s.gate.Unlock()
 }
+
+// forLayers runs fn on each block in order, with the weights the model's
+// layer source gives (read once: the whole pass uses one source), or the
+// Blocks themselves without one; the first error stops it.
+func (s *State) forLayers(fn func(il int, L *Layer) error) error {
+	m := s.m
+	lsrc := m.Source
+	if lsrc != nil {
+		lsrc.Begin()
+		defer lsrc.End()
+	}
+	for il := range m.Blocks {
+		L := &m.Blocks[il]
+		if lsrc != nil {
+			L = lsrc.Layer(il)
+		}
+		if err := fn(il, L); err != nil {
+			return err
+		}
+		if lsrc != nil {
+			lsrc.Done(il)
+		}
+	}
+	return nil
+}

@@ -282,28 +282,32 @@ func TestStreamSourceAllocatesNothing(t *testing.T) {
 
 // lfm2's conv layers stream like any block: with a conv layer and the
 // attention layer read from slots (their mapped bytes wrecked), the greedy
-// logits are the resident ones.
+// logits are the resident ones; so do Gemma 3n's blocks, LAuReL, AltUp
+// and per-layer matrices and all.
 func TestStreamSourceLFM2(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
-	spec := testutil.TinyLFM2()
-	ref, _, _ := loadSpec(t, spec)
-	want := greedyLogits(t, ref, pool, 6)
-	m, f, data := loadSpec(t, spec)
-	r := newMemReader(append([]byte(nil), data...), m, 2)
-	src, err := NewStreamSource(m, f, r, nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGemma3n()} {
+		t.Run(spec.Arch, func(t *testing.T) {
+			ref, _, _ := loadSpec(t, spec)
+			want := greedyLogits(t, ref, pool, 6)
+			m, f, data := loadSpec(t, spec)
+			r := newMemReader(append([]byte(nil), data...), m, 2)
+			src, err := NewStreamSource(m, f, r, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			streamed := []int{1, 2}
+			if err := src.Switch(streamed, nil); err != nil {
+				t.Fatal(err)
+			}
+			for _, il := range streamed {
+				for i := m.Blocks[il].Start; i < m.Blocks[il].End; i++ {
+					data[i] = 0xAA
+				}
+			}
+			m.Source = src
+			sameLogits(t, "streamed", greedyLogits(t, m, pool, 6), want)
+		})
 	}
-	streamed := []int{1, 2}
-	if err := src.Switch(streamed, nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, il := range streamed {
-		for i := m.Blocks[il].Start; i < m.Blocks[il].End; i++ {
-			data[i] = 0xAA
-		}
-	}
-	m.Source = src
-	sameLogits(t, "streamed", greedyLogits(t, m, pool, 6), want)
 }

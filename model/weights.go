@@ -61,6 +61,16 @@ type Layer struct {
 	// Sinks are the attention sinks, one logit per query head (gpt-oss).
 	Sinks []float32
 
+	// Gemma 3n's (gemma3n_config.go): the per-layer input's gate (Embd →
+	// PerLayerEmbd), projection back and norm; LAuReL's low-rank pair and
+	// norm; AltUp's router (AltUp rows of Embd) and its norm, prediction
+	// coefficients (AltUp² rows of AltUp), correction coefficients (AltUp
+	// rows of AltUp) and correction scale (Embd).
+	InpGate, PLProj, LaurelL, LaurelR    *ops.Matrix
+	PLNorm, LaurelNorm                   []float32
+	AltRouter, AltRouterNorm, AltPredict []float32
+	AltCorrect, AltCorrectScale          []float32
+
 	// Start and End bound the layer's tensor bytes in the file, for
 	// residency advice and streaming.
 	Start, End int64
@@ -109,6 +119,15 @@ type Model struct {
 	EmbedNorm, EmbedNormB []float32
 	TypeEmbed             []float32
 	PosEmbed              *tensor.Tensor
+
+	// Gemma 3n's (Config.AltUp): per_layer_token_embd (a row of
+	// Layers×PerLayerEmbd a token, read in place like Embed), its
+	// projection from the scaled token embedding and that projection's
+	// norm; AltUp's projections into and out of streams 1 … AltUp-1.
+	PerLayerEmbed          *tensor.Tensor
+	PerLayerProj           *ops.Matrix
+	PerLayerProjNorm       []float32
+	AltUpProj, AltUpUnembd []*ops.Matrix
 
 	// Dense2 and Dense3, when not nil, project an embedding model's pooled
 	// vector (Project): Embd to an inner size, then back to Embd.
@@ -333,7 +352,7 @@ func Check(f *gguf.File) (Config, error) {
 // HeapBytes is the Go heap a Model of the file holds besides its Layer
 // headers: every vector New copies to float32 (norms, q/k norms, biases,
 // RoPE factors) — in one allocation of exactly 4 bytes an element — and
-// the matrix headers of every expert. A memory plan adds it to the model's
+// the matrix headers of every expert and of Gemma 3n's AltUp projections. A memory plan adds it to the model's
 // heap.
 func HeapBytes(f *gguf.File) (int64, error) {
 	p, err := build(context.Background(), f, nil, true, nil)
@@ -345,6 +364,10 @@ func HeapBytes(f *gguf.File) (int64, error) {
 	if c.Experts > 0 {
 		perExpert := int64(unsafe.Sizeof(Expert{})) + 3*int64(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{}))
 		n += int64(c.expertLayers()) * int64(c.Experts) * perExpert
+	}
+	if c.AltUp > 0 {
+		// AltUp's projections in and out (Model.AltUpProj, AltUpUnembd).
+		n += 2 * int64(c.AltUp-1) * int64(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{})+unsafe.Sizeof(&ops.Matrix{}))
 	}
 	return n, nil
 }
@@ -389,6 +412,12 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		}
 	default:
 		err = l.output(m, dry)
+	}
+	if err == nil && cfg.AltUp > 0 {
+		if err = l.laurelRank(&cfg); err == nil {
+			m.LaurelRank = cfg.LaurelRank
+			err = l.gemma3nGlobals(m)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -466,8 +495,10 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		L := &m.Blocks[i]
 		L.eachMatrix(func(w *ops.Matrix, _ int) { m.maxX = max(m.maxX, w.XRowBytes) })
 	}
-	if m.Output != nil {
-		m.maxX = max(m.maxX, m.Output.XRowBytes)
+	for _, w := range append(append([]*ops.Matrix{m.Output, m.PerLayerProj}, m.AltUpProj...), m.AltUpUnembd...) {
+		if w != nil {
+			m.maxX = max(m.maxX, w.XRowBytes)
+		}
 	}
 	return &built{m: m, floats: l.floats}, nil
 }
@@ -594,8 +625,9 @@ func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
 
 // matrices lists the fields of the layer's matrices (experts aside), set
 // or not.
-func (L *Layer) matrices() [12]**ops.Matrix {
-	return [12]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut}
+func (L *Layer) matrices() [16]**ops.Matrix {
+	return [16]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
+		&L.InpGate, &L.PLProj, &L.LaurelL, &L.LaurelR}
 }
 
 // blockTensor is one tensor of a block: its name after "blk.<i>.", its
@@ -693,6 +725,9 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	ts = append(ts, ffnTensors(a, c, il)...)
 	if a.PostNorms {
 		ts = append(ts, vecTensor("post_ffw_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))
+	}
+	if c.AltUp > 0 {
+		ts = append(ts, gemma3nTensors(c)...)
 	}
 	return ts
 }

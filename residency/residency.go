@@ -335,16 +335,20 @@ func (w *Weights) Repacked() []mem.Range { return slices.Clone(w.repacked) }
 
 // advise tells the kernel which parts of the file to read ahead (the
 // resident ones, in the background) and which not (the embedding rows of
-// an untied embedding, the blocks read from disk).
+// an untied embedding and of Gemma 3n's per-layer embeddings, the blocks
+// read from disk).
 func (w *Weights) advise() {
 	mm, mp := w.cfg.Model, w.cfg.Mapping
 	// Without a tied output only the rows of the tokens seen are read:
 	// readahead around each row would fill the page cache with the rest.
+	// Gemma 3n's per-layer embeddings are always read so, a row a token.
 	var skip []mem.Range // not to be read ahead
-	if ti, ok := w.cfg.File.Tensor("token_embd.weight"); ok && !mm.Tied {
-		mp.Advise(ti.Offset, ti.Size, mem.Random)
-		if ti.Size > 0 {
-			skip = append(skip, mem.Range{Off: ti.Offset, Len: ti.Size})
+	for _, name := range []string{"token_embd.weight", "per_layer_token_embd.weight"} {
+		if ti, ok := w.cfg.File.Tensor(name); ok && (name != "token_embd.weight" || !mm.Tied) {
+			mp.Advise(ti.Offset, ti.Size, mem.Random)
+			if ti.Size > 0 {
+				skip = append(skip, mem.Range{Off: ti.Offset, Len: ti.Size})
+			}
 		}
 	}
 	// Repacked matrices are read from their buffers, never the mapping.

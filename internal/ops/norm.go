@@ -2,7 +2,7 @@ package ops
 
 import "math"
 
-// RMSNorm writes x / sqrt(mean(x²) + eps) · w to out. The sum of squares is
+// RMSNorm writes x / sqrt(mean(x²) + eps) · w (w nil: 1) to out. The sum of squares is
 // accumulated in float64 and the scale rounded to float32, the order ggml
 // uses, so that results agree with llama.cpp to the last bit where possible.
 func RMSNorm(out, x, w []float32, eps float32) {
@@ -12,8 +12,15 @@ func RMSNorm(out, x, w []float32, eps float32) {
 	}
 	mean := sum / float64(len(x))
 	scale := 1 / float32(math.Sqrt(float64(float32(mean+float64(eps)))))
-	w = w[:len(x)]
 	out = out[:len(x)]
+	if w == nil {
+		// ggml_rms_norm alone (Gemma 3n's values).
+		for i, v := range x {
+			out[i] = v * scale
+		}
+		return
+	}
+	w = w[:len(x)]
 	for i, v := range x {
 		out[i] = (v * scale) * w[i]
 	}

@@ -93,7 +93,7 @@ func TestEmbedEncoder(t *testing.T) {
 // pooling), and the sequence is empty afterwards. A refused text is named
 // by a TextError, before anything is evaluated.
 func TestEmbedAllMatchesEmbed(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyLlama(), testutil.TinyBert()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLlama(), testutil.TinyGemma3n(), testutil.TinyBert()} {
 		spec.WeightType = quant.F32
 		t.Run(spec.Arch, func(t *testing.T) {
 			m, tok, pool := synthetic(t, spec)

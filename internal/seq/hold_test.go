@@ -71,6 +71,9 @@ func TestHold(t *testing.T) {
 		// 12, 5 from 4.
 		{"lfm2 grow", testutil.TinyLFM2(), [][]int32{ids(10, 1), append(ids(10, 1), ids(7, 2)...), append(ids(10, 1), ids(7, 2)...)}, []int{0, 10, 16}},
 		{"lfm2 edit", testutil.TinyLFM2(), [][]int32{ids(18, 1), append(ids(13, 1), ids(5, 3)...), ids(6, 1)}, []int{0, 13, 5}},
+		// gemma3n: layers that read other layers' caches, windows of 4
+		// whose rings hold a pass of 4 beside them.
+		{"gemma3n grow", testutil.TinyGemma3n(), [][]int32{ids(10, 1), append(ids(10, 1), ids(7, 2)...), append(ids(10, 1), ids(7, 2)...)}, []int{0, 10, 16}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _, pool := synthetic(t, tc.spec)

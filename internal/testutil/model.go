@@ -122,6 +122,14 @@ type ModelSpec struct {
 	// architecture's usual one (lfm2: output_norm.weight, as Ollama's
 	// converter writes it, for token_embd_norm.weight).
 	OutputNorm string
+	// Gemma 3n's (gemma3n): AltUp streams (altup.num_inputs; 0 = 4), the
+	// per-layer input width (embedding_length_per_layer_input; 0 = 32),
+	// LAuReL's rank (laurel_l's rows; 0 = 32), the trailing layers that
+	// share an earlier layer's KV cache (attention.shared_kv_layers), and
+	// which layers are windowed (attention.sliding_window_pattern, one flag
+	// a layer; nil: four of five).
+	AltUp, PerLayerEmbd, LaurelRank, SharedKV int
+	SWALayers                                 []bool
 	// ChatTokens are control tokens (e.g. "<|im_start|>", "<|im_end|>")
 	// that take the last ids of the vocabulary, in order, so that a chat
 	// template's markers are single tokens; the vocabulary size stays Vocab.
@@ -389,7 +397,7 @@ func AddConvLayers(g *gguf.Writer, arch string, headsKV int, conv []bool, kernel
 // gemma reports whether s has Gemma's layers (gemma2, gemma3,
 // gemma-embedding): post-norms, GeGLU, scaled embeddings.
 func (s ModelSpec) gemma() bool {
-	return s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma-embedding"
+	return s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding"
 }
 
 // moe reports whether s has experts (qwen3moe, granitemoe, gpt-oss,
@@ -480,6 +488,8 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	}
 	switch s.Arch {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "gemma-embedding":
+	case "gemma3n":
+		s = s.withGemma3nDefaults()
 	case "lfm2", "lfm2moe":
 		if s.ConvKernel == 0 {
 			s.ConvKernel = 3
@@ -512,7 +522,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, mistral3, olmo2, lfm2, lfm2moe, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, smollm3, mistral3, olmo2, lfm2, lfm2moe, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -691,6 +701,8 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		if s.RopeBaseSWA > 0 {
 			g.AddKV(a+"rope.freq_base_swa", s.RopeBaseSWA)
 		}
+	case "gemma3n":
+		s.addGemma3nKV(g)
 	}
 	if s.hybrid() {
 		conv := make([]bool, s.Layers)
@@ -818,11 +830,14 @@ func (s ModelSpec) tensors() []tensorSpec {
 	}
 	w := s.WeightType
 	gemma := s.gemma()
-	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3" || s.Arch == "gemma-embedding" || s.hybrid()
+	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding" || s.hybrid()
 	olmo := s.Arch == "olmo2"  // no pre-norms, Q/K norms across heads, post-norms
 	oss := s.Arch == "gpt-oss" // biases everywhere, sinks, post_attention_norm before the experts
 	qkvBias := s.Arch == "qwen2" || oss
 	bias := func(name string, n int64) tensorSpec { return tensorSpec{name, quant.F32, []int64{n}, dist{0, 0.1}} }
+	if s.Arch == "gemma3n" {
+		ts = append(ts, s.gemma3nGlobals()...)
+	}
 	if s.Dense > 0 {
 		d := int64(s.Dense)
 		ts = append(ts,
@@ -924,6 +939,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 		ts = append(ts, ffn(p, l)...)
 		if gemma || olmo {
 			ts = append(ts, tensorSpec{p + "post_ffw_norm.weight", quant.F32, []int64{e}, norm})
+		}
+		if s.Arch == "gemma3n" {
+			ts = append(ts, s.gemma3nBlock(p)...)
 		}
 	}
 	return ts

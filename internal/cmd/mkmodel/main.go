@@ -81,8 +81,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case *layers > s.Layers:
 		return fmt.Errorf("-layers %d: %s has %d", *layers, s.Name, s.Layers)
 	case *layers > 0:
-		s.Layers = *layers
-		s.DenseLead = min(s.DenseLead, s.Layers) // a count past block_count is refused
+		s = s.keepLayers(*layers)
 		s.Name = fmt.Sprintf("%s, first %d blocks", s.Name, *layers)
 	}
 	m, err := newModel(s, ft, *seed)

@@ -81,6 +81,7 @@ const (
 	kindRopeShort                   // 1-D, LongRoPE short factors
 	kindRouter                      // 2-D expert router, F32 in every file type
 	kindF32                         // 2-D, F32 in every file type: BERT's position and token-type embeddings
+	kindKeep                        // 2-D, left as the converter wrote it (F16): Gemma 3n's AltUp, LAuReL and per-layer projection
 )
 
 // tensorPlan is one tensor of the file: its name, type and ggml dims
@@ -173,12 +174,20 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		add("rope_factors_short.weight", kindRopeShort, int64(s.ropeDim()/2))
 	}
 	add("token_embd.weight", kindWeight, e, v)
+	if g := s.Gemma3n; g != nil {
+		pl := int64(s.Layers * g.PerLayer)
+		add("per_layer_token_embd.weight", kindWeight, pl, v)
+		add("per_layer_model_proj.weight", kindKeep, e, pl)
+		add("per_layer_proj_norm.weight", kindNorm, int64(g.PerLayer))
+		add("altup_proj.weight", kindKeep, e, e, int64(g.AltUp-1))
+		add("altup_unembd_proj.weight", kindKeep, e, e, int64(g.AltUp-1))
+	}
 	if s.Dense > 0 {
 		add("dense_2.weight", kindF32, e, int64(s.Dense))
 		add("dense_3.weight", kindF32, int64(s.Dense), e)
 	}
 	hd := int64(s.headDim())
-	gemma := s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma-embedding"
+	gemma := s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding"
 	olmo := s.Arch == "olmo2"  // no pre-norms, Q/K norms across heads, post-norms
 	oss := s.Arch == "gpt-oss" // biases everywhere, sinks, post_attention_norm before the experts
 	// ffn adds layer l's feed-forward: phi3's fused gate and up, experts
@@ -265,6 +274,20 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		if gemma || olmo {
 			add(p+"post_ffw_norm.weight", kindNorm, e)
 		}
+		if g := s.Gemma3n; g != nil {
+			k, a, r := int64(g.AltUp), int64(g.PerLayer), int64(g.LaurelRank)
+			add(p+"inp_gate.weight", kindWeight, e, a)
+			add(p+"proj.weight", kindWeight, a, e)
+			add(p+"post_norm.weight", kindNorm, e)
+			add(p+"altup_correct_coef.weight", kindF32, k, k)
+			add(p+"altup_correct_scale.weight", kindNorm, e)
+			add(p+"altup_predict_coef.weight", kindF32, k, k*k)
+			add(p+"altup_router.weight", kindF32, e, k)
+			add(p+"altup_router_norm.weight", kindNorm, e)
+			add(p+"laurel_l.weight", kindKeep, e, r)
+			add(p+"laurel_r.weight", kindKeep, r, e)
+			add(p+"laurel_post_norm.weight", kindNorm, e)
+		}
 	}
 	if s.ConvLayers != nil {
 		// llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2 (lfm2moe's too: llama-bench
@@ -310,6 +333,10 @@ func assignTypes(ts []tensorPlan, ft fileType, s shape) error {
 			t.Type = ft.Base
 			continue
 		}
+		if t.Kind == kindKeep {
+			t.Type = quant.F16 // llama-quantize leaves "altup", "laurel" and per_layer_model_proj as they are
+			continue
+		}
 		typ := ft.Base
 		switch {
 		case t.Name == "output.weight" || (!hasOutput && t.Name == "token_embd.weight"):
@@ -329,7 +356,7 @@ func assignTypes(ts []tensorPlan, ft fileType, s shape) error {
 			}
 		case ft.lattice():
 			typ = latticeType(ft, t.Name, s, &iAttnV, &iFFNDown, nFFNDown)
-		case t.Name == "token_embd.weight":
+		case t.Name == "token_embd.weight" || t.Name == "per_layer_token_embd.weight":
 			// Every -type keeps the default type.
 		case isAttnV(t.Name):
 			typ = attnVType(ft, typ, iAttnV, nAttnV, s)
@@ -374,7 +401,7 @@ func latticeType(ft fileType, name string, s shape, iAttnV, iFFNDown *int, nFFND
 	}
 	typ := ft.Base
 	wide := ft.Ftype == ftypeIQ2_S || ft.Ftype == ftypeIQ2_M // IQ3_S where the others take Q2_K
-	if name == "token_embd.weight" {
+	if name == "token_embd.weight" || name == "per_layer_token_embd.weight" {
 		if wide || ft.Ftype == ftypeIQ3_XXS {
 			return quant.IQ3_S
 		}

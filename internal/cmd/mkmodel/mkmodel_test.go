@@ -144,6 +144,11 @@ func miniature(s shape) shape {
 	if s.Experts != 0 {
 		s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, 2, 256
 	}
+	if g := s.Gemma3n; g != nil {
+		// Seven layers, the last two sharing the caches of layers 3 and 4.
+		s.Layers = 7
+		s.Gemma3n = &gemma3nShape{AltUp: g.AltUp, PerLayer: g.PerLayer, LaurelRank: g.LaurelRank, SharedKV: 2}
+	}
 	return s
 }
 
@@ -719,5 +724,19 @@ func TestLowBitMixes(t *testing.T) {
 		if got := typeOf(t, ts, r.tensor); got != r.want {
 			t.Errorf("tiny %s %s: %v, want %v", r.typ, r.tensor, got, r.want)
 		}
+	}
+}
+
+// Gemma 3n cut to its first blocks keeps the first shared layer where the
+// full model has it (llama.cpp fixes it at 20): none shared before.
+func TestKeepLayersGemma3n(t *testing.T) {
+	s := mustShape(t, "gemma-3n-e2b")
+	for _, tc := range []struct{ layers, shared int }{{4, 0}, {20, 0}, {25, 5}, {30, 10}} {
+		if got := s.keepLayers(tc.layers).Gemma3n.SharedKV; got != tc.shared {
+			t.Errorf("-layers %d: %d shared KV layers, want %d", tc.layers, got, tc.shared)
+		}
+	}
+	if s.Gemma3n.SharedKV != 10 {
+		t.Error("keepLayers changed the shape it was given")
 	}
 }

@@ -11,7 +11,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, olmo2, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, smollm3, olmo2, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -73,6 +73,29 @@ type shape struct {
 	// length (conv_L_cache).
 	ConvLayers []int
 	ConvKernel int
+	// Gemma3n holds Gemma 3n's own hyper-parameters.
+	Gemma3n *gemma3nShape
+}
+
+// gemma3nShape is the part of a Gemma 3n config.json's text_config only
+// it has: altup_num_inputs, hidden_size_per_layer_input, laurel_rank and
+// num_kv_shared_layers.
+type gemma3nShape struct {
+	AltUp, PerLayer, LaurelRank, SharedKV int
+}
+
+// keepLayers is s cut to its first n blocks: the shared KV layers are
+// those past the first KVFrom (20 in both released models, where
+// llama.cpp fixes it), none when n does not reach them.
+func (s shape) keepLayers(n int) shape {
+	if g := s.Gemma3n; g != nil {
+		c := *g
+		c.SharedKV = max(0, n-(s.Layers-g.SharedKV))
+		s.Gemma3n = &c
+	}
+	s.Layers = n
+	s.DenseLead = min(s.DenseLead, n) // a count past block_count is refused
+	return s
 }
 
 // convLayer reports whether layer l is a short convolution.
@@ -251,6 +274,26 @@ var shapes = []shape{
 		RopeBase: 150000, RMSEps: 1e-5, QKVBias: true,
 		Window: 128, Experts: 32, ExpertsUsed: 4, ExpertFFN: 2880,
 		Yarn: &testutil.Yarn{Factor: 32, OrigContext: 4096},
+	},
+	{
+		// Gemma 3n E2B's text decoder (Ollama's gemma3n:e2b): 30 layers
+		// of 8 heads of 256, 2 KV heads; four of five layers windowed
+		// (512, RoPE base 10000), the others global (base 1e6); the
+		// last 10 reading the KV caches of layers 18 and 19; 4 AltUp
+		// streams, per-layer inputs of 256, LAuReL of rank 64; the
+		// vocabulary padded to 262400 for the vision and audio tokens.
+		Name: "gemma-3n-e2b", Arch: "gemma3n", Vocab: 262400, Embd: 2048, Layers: 30,
+		Heads: 8, HeadsKV: 2, HeadDim: 256, FFN: 8192, Context: 32768,
+		RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true, TiedOutput: true,
+		Window: 512, Gemma3n: &gemma3nShape{AltUp: 4, PerLayer: 256, LaurelRank: 64, SharedKV: 10},
+	},
+	{
+		// Gemma 3n E4B: E2B's widths at 35 layers, the feed-forward
+		// 16384 wide, the last 15 layers sharing KV caches.
+		Name: "gemma-3n-e4b", Arch: "gemma3n", Vocab: 262400, Embd: 2048, Layers: 35,
+		Heads: 8, HeadsKV: 2, HeadDim: 256, FFN: 16384, Context: 32768,
+		RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true, TiedOutput: true,
+		Window: 512, Gemma3n: &gemma3nShape{AltUp: 4, PerLayer: 256, LaurelRank: 64, SharedKV: 15},
 	},
 	{
 		// EmbeddingGemma 300M (Ollama's embeddinggemma): Gemma 3's layers

@@ -100,7 +100,7 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"rope.scaling.type", "linear")
 		g.AddKV(a+"rope.scaling.factor", s.RopeLin)
 	}
-	if s.Window != 0 {
+	if s.Window != 0 && s.Gemma3n == nil { // AddGemma3nKV writes it
 		g.AddKV(a+"attention.sliding_window", uint32(s.Window))
 	}
 	if s.Arch == "gemma2" {
@@ -128,6 +128,10 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"expert_count", uint32(s.Experts))
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
 		g.AddKV(a+"expert_feed_forward_length", uint32(s.ExpertFFN))
+	}
+	if n := s.Gemma3n; n != nil {
+		testutil.AddGemma3nKV(g, s.Layers, s.Window, n.AltUp, n.PerLayer, n.SharedKV, testutil.Gemma3nPattern(s.Layers))
+		g.AddKV(a+"rope.freq_base_swa", float32(10000))
 	}
 	if s.Arch == "lfm2moe" {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
