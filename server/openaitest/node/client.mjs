@@ -28,6 +28,11 @@ if (process.env.REAL_MODEL) {
     { role: "tool", tool_call_id: "call_1", content: "sunny" },
   ] });
   assert.ok(round.usage.prompt_tokens > whole.usage.prompt_tokens);
+  const rreq = { model, input: "Once upon a time", max_output_tokens: 12, temperature: 0 };
+  const rwhole = await client.responses.create(rreq);
+  const rstream = await client.responses.stream(rreq).finalResponse();
+  assert.equal(rstream.output_text, rwhole.output_text);
+  assert.ok(rwhole.usage.input_tokens > 0 && rwhole.usage.output_tokens > 0);
   const comp = await client.completions.create({ model, prompt: "Once upon a time", max_tokens: 5 });
   assert.ok(comp.usage.completion_tokens > 0);
   // Embeddings: without encoding_format the client asks for base64 and
@@ -91,6 +96,30 @@ messages.push(call.choices[0].message, { role: "tool", tool_call_id: tc.id, cont
 const runner = client.chat.completions.stream({ model: "tiny", messages, tools });
 const final = await runner.finalChatCompletion();
 assert.equal(final.choices[0].message.content, "It is sunny in Paris.");
+
+// Responses API, whole and streamed: the stream helper rebuilds the
+// response from the events and refuses ones out of order.
+const rtools = [{ type: "function", name: "get_weather", strict: false,
+  parameters: { type: "object", properties: { location: { type: "string" } }, required: ["location"] } }];
+const r1 = await client.responses.create({ model: "tiny", instructions: "Be nice.", input: "Hi" });
+assert.equal(r1.output_text, "Hello, world!");
+assert.equal(r1.status, "completed");
+assert.equal(r1.usage.output_tokens, 4);
+let deltas = "";
+const rs = client.responses.stream({ model: "tiny", input: "Hi" });
+rs.on("response.output_text.delta", (e) => { deltas += e.delta; });
+const r2 = await rs.finalResponse();
+assert.equal(r2.output_text, "Hello, world!");
+assert.equal(deltas, "Hello, world!");
+const r3 = await client.responses.stream({ model: "tiny", input: "What is the weather in Paris?", tools: rtools }).finalResponse();
+const fc = r3.output[0];
+assert.equal(fc.type, "function_call");
+assert.equal(fc.name, "get_weather");
+assert.deepEqual(JSON.parse(fc.arguments), { location: "Paris" });
+const r4 = await client.responses.create({ model: "tiny", tools: rtools, input: [
+  { role: "user", content: "What is the weather in Paris?" }, fc,
+  { type: "function_call_output", call_id: fc.call_id, output: "sunny" }] });
+assert.equal(r4.output_text, "It is sunny in Paris.");
 
 // Errors arrive as APIError with OpenAI's fields.
 await assert.rejects(
