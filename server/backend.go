@@ -208,6 +208,9 @@ type Result struct {
 	CompletionTokens int
 	// Finish is "stop" or "length".
 	Finish string
+	// stopWord is the stop sequence that ended the generation (the server
+	// sets it; a Backend cannot).
+	stopWord string
 }
 
 // add sums the choices of one request: the prompt once, the completions'

@@ -26,6 +26,22 @@ func FuzzChatRequest(f *testing.F) {
 	fuzzGeneration(f, "/v1/chat/completions")
 }
 
+// FuzzAnthropicRequest: any body to /v1/messages gets 200 with a
+// message (or its events) or a 4xx with an error JSON; nothing panics.
+func FuzzAnthropicRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`,
+		`{"max_tokens":8,"system":[{"type":"text","text":"s"}],"stop_sequences":["x"],"top_k":3,"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}]}`,
+		`{"max_tokens":8,"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"any"},"messages":[{"role":"user","content":"w"},{"role":"assistant","content":[{"type":"tool_use","id":"1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"1","content":"r"}]}]}`,
+		`{"max_tokens":8,"thinking":{"type":"enabled","budget_tokens":100},"messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"t"},{"type":"redacted_thinking","data":"x"}]},{"role":"user","content":"b"}]}`,
+		`{"max_tokens":8,"tool_choice":{"type":"tool","name":"f"},"tools":[{"name":"f"}],"messages":[{"role":"user","content":"x"}]}`,
+		`{"max_tokens":8,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64"}}]}]}`,
+	} {
+		f.Add(s)
+	}
+	fuzzGeneration(f, "/v1/messages")
+}
+
 // fuzzGeneration fuzzes bodies to a generation endpoint at path, each
 // whole and streamed, against a backend that answers with text and a tool
 // call.

@@ -269,8 +269,9 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) *apiErr
 	if rw.sse == nil {
 		started = nil
 	}
+	seg := &segmenter{sink: rw}
 	res, _, aerr := s.generateParsed(r, prompt, in.params, nil, parser, started, func(ds []chat.Delta, _ []TokenLogprobs) bool {
-		return rw.deltas(ds)
+		return seg.push(ds)
 	})
 	if aerr != nil {
 		if rw.sse != nil && rw.sse.started {
@@ -279,11 +280,8 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) *apiErr
 		return aerr
 	}
 	incomplete := res.Finish == "length"
-	rw.close(incomplete)
-	if len(rw.items) == 0 { // nothing generated: an empty message, as chat answers ""
-		rw.open("message")
-		rw.close(incomplete)
-	}
+	rw.cut = incomplete
+	seg.finish()
 	status, event := "completed", "response.completed"
 	if incomplete {
 		status, event = "incomplete", "response.incomplete"
@@ -307,8 +305,7 @@ type responseWriter struct {
 	id      string
 	created int64
 	items   []map[string]any
-	kind    string // of the open item: "reasoning", "message" or ""
-	text    strings.Builder
+	cut     bool // the output ran into max_output_tokens: the last item is incomplete
 }
 
 func (rw *responseWriter) event(typ string, fields map[string]any) bool {
@@ -320,37 +317,25 @@ func (rw *responseWriter) event(typ string, fields map[string]any) bool {
 	return rw.sse.sendEvent(typ, fields)
 }
 
-// deltas adds what the parser released, opening and closing items as the
-// kind of text changes.
-func (rw *responseWriter) deltas(ds []chat.Delta) bool {
-	ok := true
-	for _, d := range ds {
-		switch {
-		case d.ToolCall != nil:
-			rw.close(false)
-			tc := d.ToolCall
-			item := map[string]any{"type": "function_call", "id": rw.s.newID("fc_"), "call_id": tc.ID, "name": tc.Name, "arguments": "", "status": "in_progress"}
-			idx := len(rw.items)
-			rw.items = append(rw.items, item)
-			ok = rw.event("response.output_item.added", map[string]any{"output_index": idx, "item": item}) &&
-				rw.event("response.function_call_arguments.delta", map[string]any{"item_id": item["id"], "output_index": idx, "delta": tc.Arguments}) &&
-				rw.event("response.function_call_arguments.done", map[string]any{"item_id": item["id"], "output_index": idx, "arguments": tc.Arguments, "name": tc.Name})
-			item["arguments"], item["status"] = tc.Arguments, "completed"
-			ok = ok && rw.event("response.output_item.done", map[string]any{"output_index": idx, "item": item})
-		case d.Thinking != "":
-			rw.open("reasoning")
-			rw.text.WriteString(d.Thinking)
-			ok = rw.event("response.reasoning_text.delta", rw.at(map[string]any{"delta": d.Thinking}))
-		case d.Content != "":
-			rw.open("message")
-			rw.text.WriteString(d.Content)
-			ok = rw.event("response.output_text.delta", rw.at(map[string]any{"delta": d.Content, "logprobs": []any{}}))
-		}
-		if !ok {
-			return false
-		}
+// toolCall implements blockSink: a function_call item, its arguments
+// events, and its done event.
+func (rw *responseWriter) toolCall(tc *chat.ToolCall) bool {
+	item := map[string]any{"type": "function_call", "id": rw.s.newID("fc_"), "call_id": tc.ID, "name": tc.Name, "arguments": "", "status": "in_progress"}
+	idx := len(rw.items)
+	rw.items = append(rw.items, item)
+	ok := rw.event("response.output_item.added", map[string]any{"output_index": idx, "item": item}) &&
+		rw.event("response.function_call_arguments.delta", map[string]any{"item_id": item["id"], "output_index": idx, "delta": tc.Arguments}) &&
+		rw.event("response.function_call_arguments.done", map[string]any{"item_id": item["id"], "output_index": idx, "arguments": tc.Arguments, "name": tc.Name})
+	item["arguments"], item["status"] = tc.Arguments, "completed"
+	return ok && rw.event("response.output_item.done", map[string]any{"output_index": idx, "item": item})
+}
+
+// textDelta implements blockSink.
+func (rw *responseWriter) textDelta(kind blockKind, text string) bool {
+	if kind == reasoningBlock {
+		return rw.event("response.reasoning_text.delta", rw.at(map[string]any{"delta": text}))
 	}
-	return true
+	return rw.event("response.output_text.delta", rw.at(map[string]any{"delta": text, "logprobs": []any{}}))
 }
 
 // at adds the open item's place to an event's fields.
@@ -360,36 +345,25 @@ func (rw *responseWriter) at(fields map[string]any) map[string]any {
 	return fields
 }
 
-// open starts an item of kind unless one is open already.
-func (rw *responseWriter) open(kind string) {
-	if rw.kind == kind {
-		return
-	}
-	rw.close(false)
-	var item map[string]any
-	if kind == "reasoning" {
+// openBlock implements blockSink: a reasoning or message item.
+func (rw *responseWriter) openBlock(kind blockKind) {
+	item := map[string]any{"type": "message", "id": rw.s.newID("msg_"), "role": "assistant", "content": []any{}, "status": "in_progress"}
+	if kind == reasoningBlock {
 		item = map[string]any{"type": "reasoning", "id": rw.s.newID("rs_"), "summary": []any{}, "content": []any{}, "status": "in_progress"}
-	} else {
-		item = map[string]any{"type": "message", "id": rw.s.newID("msg_"), "role": "assistant", "content": []any{}, "status": "in_progress"}
 	}
-	rw.kind = kind
 	rw.items = append(rw.items, item)
 	rw.event("response.output_item.added", map[string]any{"output_index": len(rw.items) - 1, "item": item})
-	if kind == "message" {
+	if kind == answerBlock {
 		rw.event("response.content_part.added", rw.at(map[string]any{"part": outputText("")}))
 	}
 }
 
-// close finishes the open item, if any; cut marks it incomplete (the
-// output ran into max_output_tokens).
-func (rw *responseWriter) close(cut bool) {
-	if rw.kind == "" {
-		return
-	}
+// closeBlock implements blockSink: the item gets its text and its done
+// events; the last one is incomplete when the output was cut short.
+func (rw *responseWriter) closeBlock(kind blockKind, text string) {
 	idx := len(rw.items) - 1
 	item := rw.items[idx]
-	text := rw.text.String()
-	if rw.kind == "reasoning" {
+	if kind == reasoningBlock {
 		item["content"] = []any{map[string]any{"type": "reasoning_text", "text": text}}
 		rw.event("response.reasoning_text.done", rw.at(map[string]any{"text": text}))
 	} else {
@@ -399,12 +373,10 @@ func (rw *responseWriter) close(cut bool) {
 		rw.event("response.content_part.done", rw.at(map[string]any{"part": part}))
 	}
 	item["status"] = "completed"
-	if cut {
+	if rw.cut {
 		item["status"] = "incomplete"
 	}
 	rw.event("response.output_item.done", map[string]any{"output_index": idx, "item": item})
-	rw.kind = ""
-	rw.text.Reset()
 }
 
 func outputText(text string) map[string]any {

@@ -126,6 +126,8 @@ func New(b Backend, opts ...Option) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/chat/completions", s.counted("/v1/chat/completions", s.handleChat))
 	s.mux.HandleFunc("POST /v1/completions", s.counted("/v1/completions", s.handleCompletion))
 	s.mux.HandleFunc("POST /v1/responses", s.counted("/v1/responses", s.handleResponses))
+	s.mux.HandleFunc("POST /v1/messages", s.wrap("/v1/messages", writeAnthropicError, s.handleAnthropicMessages))
+	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.wrap("/v1/messages/count_tokens", writeAnthropicError, s.handleAnthropicCountTokens))
 	s.mux.HandleFunc("POST /v1/embeddings", s.counted("/v1/embeddings", s.handleEmbeddings))
 	s.mux.HandleFunc("GET /v1/models", s.counted("/v1/models", s.handleModels))
 	s.mux.HandleFunc("GET /v1/models/{id}", s.counted("/v1/models", s.handleModel))
@@ -471,7 +473,7 @@ func (s *Server) generate(r *http.Request, prompt string, p Params, stop []strin
 		}
 	}
 	if stopped {
-		res.Finish = "stop"
+		res.Finish, res.stopWord = "stop", m.hit
 	}
 	t.end = time.Now()
 	if t.first.IsZero() { // nothing generated: it was all the prompt's

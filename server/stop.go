@@ -7,6 +7,7 @@ import "strings"
 type stopMatcher struct {
 	stops []string
 	held  string
+	hit   string // the stop sequence reached, if any
 }
 
 func newStopMatcher(stops []string) *stopMatcher { return &stopMatcher{stops: stops} }
@@ -21,7 +22,7 @@ func (m *stopMatcher) push(text string) (string, bool) {
 	first := -1
 	for _, stop := range m.stops {
 		if i := strings.Index(s, stop); i >= 0 && (first < 0 || i < first) {
-			first = i
+			first, m.hit = i, stop
 		}
 	}
 	if first >= 0 {
