@@ -167,6 +167,14 @@ var shapes = []shape{
 		Llama3Rope: &llama3Rope{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
 	},
 	{
+		// Qwen2.5-0.5B: rows of 896 (28 blocks of 32), which the X8
+		// layout takes since it runs the last blocks one at a time, and
+		// which llama-quantize's K mixes fall back from (Q5_0, Q8_0).
+		Name: "qwen2.5-0.5b", Arch: "qwen2", Vocab: 151936, Embd: 896, Layers: 24,
+		Heads: 14, HeadsKV: 2, FFN: 4864, Context: 32768,
+		RopeBase: 1000000, RMSEps: 1e-6, QKVBias: true, TiedOutput: true,
+	},
+	{
 		Name: "qwen2.5-7b", Arch: "qwen2", Vocab: 152064, Embd: 3584, Layers: 28,
 		Heads: 28, HeadsKV: 4, FFN: 18944, Context: 32768,
 		RopeBase: 1000000, RMSEps: 1e-6, QKVBias: true,
