@@ -92,3 +92,26 @@ func (s *Session) EmbedBatch(ctx context.Context, ids [][]int32, opts ...EmbedOp
 	vs, _, err := s.m.e.EmbedAll(ctx, s.q, ids, engine.Embeddings(opts))
 	return vs, err
 }
+
+// Rerank scores how relevant each document is to query with a reranker:
+// a file whose pooling_type is rank (a BERT cross-encoder such as
+// ms-marco-MiniLM, or Qwen3-Reranker, whose score is the probability of
+// "yes"). Each pair is laid out as llama-server lays it out (the file's
+// rerank template, or query and document between the vocabulary's
+// markers) and the pairs share forward passes as Embed's texts do, in a
+// session of their own; higher scores are more relevant. Any other model
+// fails with ErrUnsupportedArch; a document's error is a *TextError.
+func (m *Model) Rerank(ctx context.Context, query string, documents []string) (_ []float32, err error) {
+	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
+	scores, _, err := m.e.Rerank(ctx, nil, query, documents)
+	return scores, err
+}
+
+// Rerank is Model.Rerank in this session, which it resets first and
+// leaves empty: the session's context bounds each pair, and Usage then
+// counts the pairs' tokens (PromptTokens).
+func (s *Session) Rerank(ctx context.Context, query string, documents []string) (_ []float32, err error) {
+	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
+	scores, _, err := s.m.e.Rerank(ctx, s.q, query, documents)
+	return scores, err
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/lowmem/llm/internal/enum"
 	"github.com/lowmem/llm/quant"
+	"github.com/lowmem/llm/tensor"
 )
 
 // Pooling is how an embedding is made of a text's hidden states (the
@@ -18,7 +19,7 @@ const (
 	PoolingMean                // the mean of every token's vector
 	PoolingCLS                 // the first token's vector
 	PoolingLast                // the last token's vector (Qwen3-Embedding and other decoder embedders)
-	PoolingRank                // a reranker's classification head over the first token (not run here)
+	PoolingRank                // a reranker's classification head (RankHead) over the first token (Qwen3: the last)
 )
 
 var poolingNames = [...]string{PoolingNone: "none", PoolingMean: "mean", PoolingCLS: "cls", PoolingLast: "last", PoolingRank: "rank"}
@@ -46,27 +47,27 @@ func (m *Model) Project(v []float32) error {
 	if len(v) != m.Embd {
 		return fmt.Errorf("model: projecting a vector of %d floats for a model of width %d", len(v), m.Embd)
 	}
-	mid := m.Dense2.Rows()
-	inner := make([]float32, mid)
-	row := make([]float32, max(mid, m.Embd))
-	product := func(out, in []float32, w interface {
-		Row(int) []byte
-	}, typ quant.Type) error {
-		for r := range out {
-			x := row[:len(in)]
-			if err := quant.Dequantize(typ, x, w.Row(r)); err != nil {
-				return fmt.Errorf("model: dense projection row %d: %w", r, err)
-			}
-			var sum float64
-			for i, a := range x {
-				sum += float64(a) * float64(in[i])
-			}
-			out[r] = float32(sum)
-		}
-		return nil
-	}
-	if err := product(inner, v, m.Dense2, m.Dense2.Type); err != nil {
+	inner := make([]float32, m.Dense2.Rows())
+	if err := denseProduct(inner, v, m.Dense2); err != nil {
 		return err
 	}
-	return product(v, inner, m.Dense3, m.Dense3.Type)
+	return denseProduct(v, inner, m.Dense3)
+}
+
+// denseProduct sets out to w·in, w's rows dequantized one at a time and
+// the sums taken in float64: for the few products made once per text
+// (a pooled vector's projection, a reranker's head), not the forward pass.
+func denseProduct(out, in []float32, w *tensor.Tensor) error {
+	x := make([]float32, len(in))
+	for r := range out {
+		if err := quant.Dequantize(w.Type, x, w.Row(r)); err != nil {
+			return fmt.Errorf("model: dense product, row %d: %w", r, err)
+		}
+		var sum float64
+		for i, a := range x {
+			sum += float64(a) * float64(in[i])
+		}
+		out[r] = float32(sum)
+	}
+	return nil
 }

@@ -133,6 +133,10 @@ type Model struct {
 	// vector (Project): Embd to an inner size, then back to Embd.
 	Dense2, Dense3 *tensor.Tensor
 
+	// Rank is a reranker's classification head (pooling_type rank); nil
+	// for other models.
+	Rank *RankHead
+
 	// Source, when set, supplies each block's weights during a forward pass
 	// (streaming weights from disk); nil uses Blocks, read in place from the
 	// mapped file.
@@ -412,6 +416,9 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		}
 	default:
 		err = l.output(m, dry)
+	}
+	if err == nil && cfg.Pooling == PoolingRank {
+		m.Rank, err = l.rankHead(&cfg)
 	}
 	if err == nil && cfg.AltUp > 0 {
 		if err = l.laurelRank(&cfg); err == nil {

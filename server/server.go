@@ -129,6 +129,9 @@ func New(b Backend, opts ...Option) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/messages", s.wrap("/v1/messages", writeAnthropicError, s.handleAnthropicMessages))
 	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.wrap("/v1/messages/count_tokens", writeAnthropicError, s.handleAnthropicCountTokens))
 	s.mux.HandleFunc("POST /v1/embeddings", s.counted("/v1/embeddings", s.handleEmbeddings))
+	for _, path := range []string{"/v1/rerank", "/rerank", "/v1/reranking", "/reranking"} {
+		s.mux.HandleFunc("POST "+path, s.counted("/v1/rerank", s.handleRerank))
+	}
 	s.mux.HandleFunc("GET /v1/models", s.counted("/v1/models", s.handleModels))
 	s.mux.HandleFunc("GET /v1/models/{id}", s.counted("/v1/models", s.handleModel))
 	s.mux.HandleFunc("POST /tokenize", s.counted("/tokenize", s.handleTokenize))

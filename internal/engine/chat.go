@@ -28,6 +28,10 @@ type Chat struct {
 	// EOG lists every end-of-generation token of the vocabulary
 	// (tokenizer.EOG, the set IsEOG stops generation at), ascending.
 	EOG []int32
+	// RerankTemplate is a reranker's tokenizer.chat_template.rerank: the
+	// text of a query and document pair, "{query}" and "{document}" in it
+	// (Rerank).
+	RerankTemplate string
 }
 
 // loadChat settles the chat template and the vocabulary facts around it.
@@ -42,6 +46,7 @@ func loadChat(f *gguf.File, tok *tokenizer.Tokenizer, override string, log *slog
 		c.Render.EOSToken = string(tok.Piece(id))
 	}
 	c.EOG = tok.EOG()
+	c.RerankTemplate, _ = f.String("tokenizer.chat_template.rerank")
 	src, from := override, "WithChatTemplate"
 	if src == "" {
 		src, _ = f.String("tokenizer.chat_template")

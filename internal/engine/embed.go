@@ -49,7 +49,7 @@ func (e *Engine) pooling(o Embedding) (model.Pooling, error) {
 		}
 		return model.PoolingLast, nil
 	case model.PoolingRank:
-		return p, fmt.Errorf("llm: embed: the file's pooling is rank (a reranker's classification head), which is not supported: %w", model.ErrUnsupportedArch)
+		return p, fmt.Errorf("llm: embed: the file's pooling is rank: a reranker scores pairs (Rerank) rather than embedding texts: %w", model.ErrUnsupportedArch)
 	case model.PoolingMean, model.PoolingCLS, model.PoolingLast:
 		return p, nil
 	}
@@ -160,6 +160,13 @@ func (e *Engine) Embed(ctx context.Context, texts []string, o Embedding) (vs [][
 		longest = max(longest, len(ids[i]))
 		total += len(ids[i])
 	}
+	return e.embedOwn(ctx, ids, longest, total, o)
+}
+
+// embedOwn is EmbedAll in a sequence made for the call, whose context
+// holds the longest token list and, when they fit the model's context,
+// as many tokens as a batch does.
+func (e *Engine) embedOwn(ctx context.Context, ids [][]int32, longest, total int, o Embedding) ([][]float32, int, error) {
 	q, err := e.NewSeq(func(s *Settings) {
 		s.Context = min(max(longest, min(total, s.Batch)), s.Context)
 		s.Shift, s.KVPreallocate = false, false

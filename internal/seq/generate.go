@@ -64,11 +64,20 @@ type Usage struct {
 	GenerateTime    time.Duration // sampling and evaluating the generated tokens
 }
 
-// Usage reports the last Generate or GenerateFrom call.
+// Usage reports the last Generate or GenerateFrom call, or the tokens of
+// the last call Scored records.
 func (s *Seq) Usage() Usage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.usage
+}
+
+// Scored records a call that evaluated tokens without generating (a
+// reranking) as the sequence's usage: PromptTokens, nothing else.
+func (s *Seq) Scored(tokens int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.usage = Usage{PromptTokens: tokens}
 }
 
 // Generate evaluates prompt after the sequence's tokens and samples a

@@ -106,6 +106,14 @@ type ModelSpec struct {
 	// AddEOS makes the vocabulary ask for EOS after every text
 	// (tokenizer.ggml.add_eos_token), as embedding models' do.
 	AddEOS bool
+	// RankLabels, with Pooling 4, makes a reranker's classification head:
+	// cls.weight and cls.bias (Embd to Embd) for an encoder, and
+	// cls.output.weight and .bias to one score a label, the labels written
+	// as <arch>.classifier.output_labels when there are more than one.
+	RankLabels []string
+	// RerankTemplate is written as tokenizer.chat_template.rerank when not
+	// empty.
+	RerankTemplate string
 	// Dense, for gemma-embedding, writes the pooled vector's projection
 	// (dense_2.weight, Embd to Dense, and dense_3.weight back, F32); 0
 	// writes none.
@@ -741,6 +749,12 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Pooling != 0 {
 		g.AddKV(a+"pooling_type", s.Pooling)
 	}
+	if len(s.RankLabels) > 1 {
+		g.AddKV(a+"classifier.output_labels", s.RankLabels)
+	}
+	if s.RerankTemplate != "" {
+		g.AddKV("tokenizer.chat_template.rerank", s.RerankTemplate)
+	}
 	if s.ChatTemplate != "" {
 		g.AddKV("tokenizer.chat_template", s.ChatTemplate)
 	}
@@ -804,7 +818,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 		embType = s.OutputType
 	}
 	if s.Encoder() {
-		return s.encoderTensors()
+		return append(s.encoderTensors(), s.rankTensors()...)
 	}
 	outNorm := "output_norm.weight"
 	if s.hybrid() {
@@ -838,6 +852,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	if s.Arch == "gemma3n" {
 		ts = append(ts, s.gemma3nGlobals()...)
 	}
+	ts = append(ts, s.rankTensors()...)
 	if s.Dense > 0 {
 		d := int64(s.Dense)
 		ts = append(ts,
@@ -950,6 +965,22 @@ func (s ModelSpec) tensors() []tensorSpec {
 // encoderTensors lists the tensors of a bert or nomic-bert s, with the
 // names, dims and types (token_types and position_embd in F32) of
 // llama.cpp's converter.
+// rankTensors is a reranker's head (RankLabels): an encoder's cls.weight
+// and cls.bias, then cls.output.weight and .bias, F32.
+func (s ModelSpec) rankTensors() []tensorSpec {
+	n := int64(len(s.RankLabels))
+	if n == 0 {
+		return nil
+	}
+	e := int64(s.Embd)
+	proj := dist{0, 1 / math.Sqrt(float64(e))}
+	var ts []tensorSpec
+	if s.Encoder() {
+		ts = append(ts, tensorSpec{"cls.weight", quant.F32, []int64{e, e}, proj}, tensorSpec{"cls.bias", quant.F32, []int64{e}, dist{0, 0.1}})
+	}
+	return append(ts, tensorSpec{"cls.output.weight", quant.F32, []int64{e, n}, proj}, tensorSpec{"cls.output.bias", quant.F32, []int64{n}, dist{0, 0.1}})
+}
+
 func (s ModelSpec) encoderTensors() []tensorSpec {
 	e, v, f := int64(s.Embd), int64(s.Vocab), int64(s.FFN)
 	q, kv := int64(s.Heads*s.HeadDim), int64(s.HeadsKV*s.HeadDim)

@@ -126,7 +126,7 @@ type Tokenizer struct {
 	ids    map[string]int32
 
 	bos, eos, unk, eot, sep int32
-	addBOS, addEOS          bool
+	addBOS, addEOS, addSEP  bool
 	addSpacePrefix          bool
 	cleanSpaces             bool // llama.cpp's clean-up of " ." " 's" … in Decode
 
@@ -200,6 +200,7 @@ func New(v Vocab) (*Tokenizer, error) {
 		sep:            v.SEP,
 		addBOS:         v.AddBOS,
 		addEOS:         v.AddEOS,
+		addSEP:         v.AddSEP,
 		addSpacePrefix: v.AddSpacePrefix,
 		warnings:       slices.Clone(v.Warnings),
 	}
@@ -465,6 +466,14 @@ func (t *Tokenizer) AddBOS() bool { return t.addBOS }
 
 // AddEOS reports whether Encode with addSpecial puts EOS last.
 func (t *Tokenizer) AddEOS() bool { return t.addEOS }
+
+// SEP returns the separator token ([SEP], </s>), or -1 if there is none.
+func (t *Tokenizer) SEP() int32 { return t.sep }
+
+// AddSEP reports whether the vocabulary asks for SEP between the two
+// texts of a pair (tokenizer.ggml.add_sep_token; WordPiece's default), as
+// a reranker's query and document are joined.
+func (t *Tokenizer) AddSEP() bool { return t.addSEP }
 
 // End is the token Encode(…, true) appends after a text: EOS when the
 // vocabulary adds it, a WordPiece vocabulary's [SEP]; -1 for none.
