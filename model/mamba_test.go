@@ -142,3 +142,24 @@ func TestCheckpointsBoundedByMemory(t *testing.T) {
 		}
 	}
 }
+
+// Tensor dims match a shape with trailing 1s aside, as ggml compares
+// them (llama-quantize writes a one-group ssm_norm as [d_inner]).
+func TestSameDims(t *testing.T) {
+	for _, tc := range []struct {
+		dims  []int64
+		shape []int
+		want  bool
+	}{
+		{[]int64{4096}, []int{4096, 1}, true},
+		{[]int64{4096, 1}, []int{4096}, true},
+		{[]int64{64, 2}, []int{64, 2}, true},
+		{[]int64{128}, []int{64, 2}, false},
+		{[]int64{64, 2}, []int{64}, false},
+		{[]int64{1, 8}, []int{8}, false},
+	} {
+		if got := sameDims(tc.dims, tc.shape); got != tc.want {
+			t.Errorf("sameDims(%v, %v) = %v, want %v", tc.dims, tc.shape, got, tc.want)
+		}
+	}
+}

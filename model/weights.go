@@ -170,13 +170,8 @@ func (l *loader) tensor(name string, shape ...int) (*tensor.Tensor, error) {
 	if !ok {
 		return nil, fmt.Errorf("model: tensor %q missing: %w", name, ErrBadModel)
 	}
-	if len(ti.Dims) != len(shape) {
+	if !sameDims(ti.Dims, shape) {
 		return nil, fmt.Errorf("model: tensor %q has shape %v, want %v: %w", name, ti.Dims, shape, ErrBadModel)
-	}
-	for i, d := range ti.Dims {
-		if d != int64(shape[i]) {
-			return nil, fmt.Errorf("model: tensor %q has shape %v, want %v: %w", name, ti.Dims, shape, ErrBadModel)
-		}
 	}
 	if !ti.Type.Supported() {
 		return nil, fmt.Errorf("model: tensor %q has type %v, which this library cannot compute with: %w", name, ti.Type, quant.ErrUnsupportedType)
@@ -192,6 +187,26 @@ func (l *loader) tensor(name string, shape ...int) (*tensor.Tensor, error) {
 		return nil, fmt.Errorf("model: %w: %w", err, ErrBadModel)
 	}
 	return t, nil
+}
+
+// sameDims reports whether a tensor's dims are shape, trailing dims of 1
+// aside on either side, as ggml (whose tensors always have four, padded
+// with 1s) compares them: llama-quantize writes Granite 4.0-H's one-group
+// ssm_norm, [d_inner, 1] to the converter, as [d_inner].
+func sameDims(dims []int64, shape []int) bool {
+	for i := range max(len(dims), len(shape)) {
+		d, s := int64(1), int64(1)
+		if i < len(dims) {
+			d = dims[i]
+		}
+		if i < len(shape) {
+			s = int64(shape[i])
+		}
+		if d != s {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *loader) matrix(name string, cols, rows int) (*ops.Matrix, error) {
