@@ -143,8 +143,9 @@ func TestCheckpointsBoundedByMemory(t *testing.T) {
 	}
 }
 
-// Tensor dims match a shape with trailing 1s aside, as ggml compares
-// them (llama-quantize writes a one-group ssm_norm as [d_inner]).
+// Tensor dims match a shape, or the shape without trailing 1s, as ggml
+// writes them (llama-quantize writes a one-group ssm_norm as [d_inner]);
+// not with extra dims of their own.
 func TestSameDims(t *testing.T) {
 	for _, tc := range []struct {
 		dims  []int64
@@ -152,7 +153,8 @@ func TestSameDims(t *testing.T) {
 		want  bool
 	}{
 		{[]int64{4096}, []int{4096, 1}, true},
-		{[]int64{4096, 1}, []int{4096}, true},
+		{[]int64{4096, 1}, []int{4096}, false},
+		{[]int64{64, 64, 1}, []int{64, 64}, false},
 		{[]int64{64, 2}, []int{64, 2}, true},
 		{[]int64{128}, []int{64, 2}, false},
 		{[]int64{64, 2}, []int{64}, false},

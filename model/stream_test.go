@@ -289,11 +289,17 @@ func TestStreamSourceAllocatesNothing(t *testing.T) {
 
 // lfm2's conv layers stream like any block: with a conv layer and the
 // attention layer read from slots (their mapped bytes wrecked), the greedy
-// logits are the resident ones.
+// logits are the resident ones; granitehybrid's Mamba-2 layers too, with
+// their experts and shared expert.
 func TestStreamSourceLFM2(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybridMoE()} {
+		t.Run(spec.Arch, func(t *testing.T) { streamHybrid(t, spec) })
+	}
+}
+
+func streamHybrid(t *testing.T, spec testutil.ModelSpec) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
-	spec := testutil.TinyLFM2()
 	ref, _, _ := loadSpec(t, spec)
 	want := greedyLogits(t, ref, pool, 6)
 	m, f, data := loadSpec(t, spec)

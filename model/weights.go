@@ -189,20 +189,21 @@ func (l *loader) tensor(name string, shape ...int) (*tensor.Tensor, error) {
 	return t, nil
 }
 
-// sameDims reports whether a tensor's dims are shape, trailing dims of 1
-// aside on either side, as ggml (whose tensors always have four, padded
-// with 1s) compares them: llama-quantize writes Granite 4.0-H's one-group
-// ssm_norm, [d_inner, 1] to the converter, as [d_inner].
+// sameDims reports whether a tensor's dims are shape, or shape without
+// some of its trailing dims of 1, as ggml (whose tensors always have
+// four, padded with 1s) writes them: llama-quantize writes Granite
+// 4.0-H's one-group ssm_norm, [d_inner, 1] to the converter, as
+// [d_inner]. A file's extra dims are refused, even of 1.
 func sameDims(dims []int64, shape []int) bool {
-	for i := range max(len(dims), len(shape)) {
-		d, s := int64(1), int64(1)
+	if len(dims) > len(shape) {
+		return false
+	}
+	for i, s := range shape {
+		d := int64(1)
 		if i < len(dims) {
 			d = dims[i]
 		}
-		if i < len(shape) {
-			s = int64(shape[i])
-		}
-		if d != s {
+		if d != int64(s) {
 			return false
 		}
 	}
