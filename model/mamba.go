@@ -71,9 +71,9 @@ type ssmScanTask struct {
 	state  []float32 // the layer's scan state: heads × head size × SSMState
 }
 
-// Do scans heads [lo,hi). Every product and sum is rounded to float32 in
-// ggml's scalar order (the state's decay, then its input; the output's
-// sum over the state in order), so no platform fuses them differently.
+// Do scans heads [lo,hi), a channel at a time (scanRow). Every product
+// and sum is rounded to float32 (the state's decay, then its input, as
+// ggml), so no platform fuses them differently.
 func (k *ssmScanTask) Do(_, lo, hi int) {
 	c := &k.s.m.Config
 	H, N, I := c.SSMHeads, c.SSMState, c.SSMInner
@@ -96,18 +96,38 @@ func (k *ssmScanTask) Do(_, lo, hi int) {
 			dA := float32(math.Exp(float64(dt * a)))
 			y := k.y[t*I+h*P : t*I+(h+1)*P]
 			for p, xv := range x {
-				xdt := xv * dt
-				s := st[p*N : (p+1)*N]
-				var sum float32
-				for i, b := range B[:N] {
-					v := float32(s[i]*dA) + float32(b*xdt)
-					sum += float32(v * C[i])
-					s[i] = v
-				}
-				y[p] = sum + float32(xv*d)
+				y[p] = scanRow(st[p*N:(p+1)*N], B, C, dA, xv*dt) + float32(xv*d)
 			}
 		}
 	}
+}
+
+// scanRow advances one channel's state s by a token, s·dA + B·xdt, and
+// returns its sum against C. The sum runs in four interleaved partial sums
+// (i mod 4), added in order at the end: a fixed order, the same for every
+// pass and platform, every product and sum rounded to float32.
+func scanRow(s, B, C []float32, dA, xdt float32) float32 {
+	n := len(s)
+	B, C = B[:n], C[:n]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		v0 := float32(s[i]*dA) + float32(B[i]*xdt)
+		v1 := float32(s[i+1]*dA) + float32(B[i+1]*xdt)
+		v2 := float32(s[i+2]*dA) + float32(B[i+2]*xdt)
+		v3 := float32(s[i+3]*dA) + float32(B[i+3]*xdt)
+		s0 += float32(v0 * C[i])
+		s1 += float32(v1 * C[i+1])
+		s2 += float32(v2 * C[i+2])
+		s3 += float32(v3 * C[i+3])
+		s[i], s[i+1], s[i+2], s[i+3] = v0, v1, v2, v3
+	}
+	for ; i < n; i++ {
+		v := float32(s[i]*dA) + float32(B[i]*xdt)
+		s0 += float32(v * C[i])
+		s[i] = v
+	}
+	return s0 + s1 + s2 + s3
 }
 
 // softplus is ggml's: log(1+e^x), and x itself above 20.
