@@ -164,6 +164,7 @@ func (s *State) mamba2(il int, L *Layer, a acts, p *pass) error {
 		s.sc.Do(0, 0, c.ssmConvWidth())
 	}
 	s.sc = ssmConvTask{}
+	s.e.Phase(phScan)
 	s.ss = ssmScanTask{s: s, L: L, n: a.n, rows: p.qkv, stride: w, y: p.att, state: layer[convRows:]}
 	if a.n*c.SSMHeads >= ssmParallelMin {
 		s.e.For(c.SSMHeads, 1, &s.ss)
