@@ -715,6 +715,8 @@ func fuzzBases(tb testing.TB) []fuzzBase {
 		{Arch: "llama", Vocab: testutil.MinVocab + 32, Embd: 32, Layers: 1, Heads: 2, HeadsKV: 1, FFN: 64, Context: 64, WeightType: quant.Q8_0, Seed: 1},
 		{Arch: "qwen2", Vocab: testutil.MinVocab + 32, Embd: 32, Layers: 1, Heads: 2, HeadsKV: 1, FFN: 64, Context: 64, WeightType: quant.Q4_0, TiedOutput: true, Seed: 2},
 		{Arch: "gemma2", Vocab: testutil.MinVocab + 32, Embd: 32, Layers: 2, Heads: 2, HeadsKV: 1, HeadDim: 16, FFN: 64, Context: 64, WeightType: quant.F16, TiedOutput: true, SlidingWindow: 8, Seed: 3},
+		{Arch: "granitehybrid", Vocab: testutil.MinVocab + 32, Embd: 32, Layers: 2, Heads: 2, HeadsKV: 1, FFN: 64, Context: 64, WeightType: quant.Q8_0, TiedOutput: true,
+			ConvLayers: []int{0}, SSMState: 8, SSMHeads: 4, SSMGroups: 2, Seed: 4},
 	}
 	var bases []fuzzBase
 	for _, s := range specs {
