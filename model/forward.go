@@ -49,7 +49,8 @@ type State struct {
 	// of tokens that attend together, then the pass's length.
 	wholeStarts []int32
 
-	// conv is the short-convolution layers' state and its checkpoints
+	// conv is the recurrent layers' state (lfm2's short convolutions,
+	// granitehybrid's Mamba-2 layers) and its checkpoints
 	// (empty without conv layers); ct the task that convolves a pass.
 	conv ConvState
 	ct   convTask
