@@ -497,6 +497,11 @@ func hostileCases() []hostileCase {
 		{name: "granitehybrid shared expert missing", spec: testutil.TinyGraniteHybridMoE(), edit: func(h *hmodel) { h.drop("blk.2.ffn_down_shexp.weight") },
 			want: bad, mention: []string{"blk.2.ffn_down_shexp.weight"}, plan: true},
 		{name: "granitehybrid NaN time-step bias", spec: testutil.TinyGraniteHybrid(), edit: func(h *hmodel) { h.tensor("blk.0.ssm_dt.bias").data = nanData(8) }},
+		// llama.cpp sizes granitemoe's experts by feed_forward_length, and
+		// its converter writes no expert_feed_forward_length.
+		{name: "granitemoe without expert_feed_forward_length", spec: testutil.TinyGraniteMoE(), edit: func(h *hmodel) { h.del(".expert_feed_forward_length") }},
+		{name: "granitemoe feed_forward_length missing", spec: testutil.TinyGraniteMoE(), edit: func(h *hmodel) { h.del(".feed_forward_length") },
+			want: bad, mention: []string{"granitemoe.feed_forward_length"}, plan: true},
 		{name: "granitemoe expert_count missing", spec: testutil.TinyGraniteMoE(), edit: func(h *hmodel) { h.del(".expert_count") },
 			want: bad, mention: []string{"granitemoe.expert_count"}, plan: true},
 		{name: "gemma-embedding sliding_window missing", spec: testutil.TinyGemmaEmbedding(), edit: func(h *hmodel) { h.del(".attention.sliding_window") },

@@ -276,11 +276,18 @@ func graniteHparams(c *Config, m *meta) {
 
 // granitemoeHparams: Granite's multipliers and qwen3moe's experts (a
 // softmax router, the chosen weights renormalised, as llama.cpp's granite
-// graph asks of build_moe_ffn), and GraniteMoeShared's shared expert of
-// width expert_shared_feed_forward_length when it is set.
+// graph asks of build_moe_ffn), each of width feed_forward_length
+// (required: llama.cpp sizes granitemoe's experts by n_ff, whatever
+// expert_feed_forward_length says, and the converter writes none), and
+// GraniteMoeShared's shared expert of width
+// expert_shared_feed_forward_length when it is set.
 func granitemoeHparams(c *Config, m *meta) {
 	graniteHparams(c, m)
 	qwen3moeHparams(c, m)
+	if m.err == nil && c.FFN == 0 {
+		m.fail("%s missing (llama.cpp sizes granitemoe's experts by it)", m.key("feed_forward_length"))
+	}
+	c.ExpertFFN = c.FFN
 	c.SharedFFN = m.num("expert_shared_feed_forward_length", maxCount, 0, false)
 }
 

@@ -287,11 +287,12 @@ func TinyGranite() ModelSpec {
 }
 
 // TinyGraniteMoE is a 2-layer granitemoe: Granite's multipliers and 8
-// experts of width 32, 2 per token, with Q8_0 weights.
+// experts of width 32 (feed_forward_length, as llama.cpp sizes
+// granitemoe's experts), 2 per token, with Q8_0 weights.
 func TinyGraniteMoE() ModelSpec {
 	return ModelSpec{
 		Arch: "granitemoe", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
-		FFN: 128, Context: 256, RopeBase: 10000, RMSEps: 1e-6,
+		FFN: 32, Context: 256, RopeBase: 10000, RMSEps: 1e-6,
 		WeightType: quant.Q8_0, TiedOutput: true, Seed: 11, Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
 	}
 }

@@ -143,6 +143,9 @@ func miniature(s shape) shape {
 	}
 	if s.Experts != 0 {
 		s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, 2, 256
+		if s.Arch == "granitemoe" {
+			s.FFN = s.ExpertFFN // llama.cpp sizes granitemoe's experts by feed_forward_length
+		}
 	}
 	if s.SSM != nil {
 		s.SSM = &testutil.SSM{Conv: s.SSM.Conv, Inner: 2 * s.Embd, State: 16, Heads: 8, Groups: 2}
