@@ -212,8 +212,10 @@ func TestEmbedErrors(t *testing.T) {
 			_, err := m.Embed(ctx, []string{"hi", strings.Repeat("word ", 400)})
 			return err
 		}(), llm.ErrContextFull},
-		{"rank pooling", func() error {
-			_, err := embedModel(t, 4, false).Embed(ctx, []string{"hi"})
+		{"rank pooling without a head", func() error {
+			spec := testutil.TinyLlama()
+			spec.Pooling = 4 // a reranker's Embed is TestRerankRefusals'
+			_, err := llm.Load(testutil.TempModel(t, spec))
 			return err
 		}(), llm.ErrUnsupportedArch},
 		{"closed session", func() error {

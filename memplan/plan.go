@@ -259,7 +259,8 @@ func (s *Shape) others(r Request, ctx int) []Component {
 	// Prefill's packed activation panels (ops, quant.GemmScratchBytes).
 	session += int64(quant.GemmScratchBytes(s.MaxXRow))
 	if cb := model.ConvStateBytes(c); cb > 0 {
-		// lfm2's conv layers: their state and its rewind checkpoints.
+		// lfm2's conv layers, granitehybrid's Mamba-2 layers: their state
+		// and its rewind checkpoints.
 		session += cb
 		note += ", conv state and checkpoints"
 	}

@@ -98,7 +98,7 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 			matrixBytes[t.Type] += t.Size
 			// bert's position and token-type embeddings (F32) are rows
 			// added to the input, multiplied by nothing (addedRows).
-			if rb, err := t.Type.VecDotType().RowBytes(t.Dims[0]); err == nil && !addedRows[t.Name] && !copiedBlockRows(t.Name) {
+			if rb, err := t.Type.VecDotType().RowBytes(t.Dims[0]); err == nil && !addedRows[t.Name] && !copiedRows(t.Name) {
 				s.MaxXRow = max(s.MaxXRow, int(rb))
 			}
 		}
@@ -169,13 +169,16 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 var addedRows = map[string]bool{"position_embd.weight": true, "token_types.weight": true,
 	"dense_2.weight": true, "dense_3.weight": true, "per_layer_token_embd.weight": true}
 
-// copiedBlockRows reports whether name is a block's 2-D tensor the model
-// copies to float32 and computes with in Go rather than through the
-// matrix kernels (Gemma 3n's AltUp router and coefficients), so that no
-// activation row is quantized for it.
-func copiedBlockRows(name string) bool {
-	for _, s := range []string{".altup_router.weight", ".altup_predict_coef.weight", ".altup_correct_coef.weight"} {
-		if strings.HasPrefix(name, "blk.") && strings.HasSuffix(name, s) {
+// copiedRows reports whether name is a block's 2-D tensor the loader
+// copies to float32 rows rather than multiplying activations with: a
+// convolution kernel (lfm2's shortconv.conv, granitehybrid's ssm_conv1d),
+// Mamba-2's A, D and grouped norm weights, the experts' biases
+// (gpt-oss), and Gemma 3n's AltUp router and coefficients, computed with
+// in Go: no activation row is quantized for them.
+func copiedRows(name string) bool {
+	for _, s := range []string{".shortconv.conv.weight", ".ssm_conv1d.weight", ".ssm_a", ".ssm_d", ".ssm_norm.weight", ".bias",
+		".altup_router.weight", ".altup_predict_coef.weight", ".altup_correct_coef.weight"} {
+		if strings.HasSuffix(name, s) {
 			return true
 		}
 	}

@@ -380,6 +380,9 @@ func TestConfigGraniteSmolLM3(t *testing.T) {
 	noRope := granite("granite")
 	noRope["granite.rope.scaling.finetuned"] = false
 	moe := granite("granitemoe")
+	// expert_feed_forward_length, which the converter does not write, is
+	// not what sizes the experts: feed_forward_length (768) is, as in
+	// llama.cpp.
 	moe["granitemoe.expert_count"], moe["granitemoe.expert_used_count"], moe["granitemoe.expert_feed_forward_length"] = uint32(32), uint32(8), uint32(512)
 	for _, tc := range []struct {
 		name      string
@@ -398,7 +401,7 @@ func TestConfigGraniteSmolLM3(t *testing.T) {
 			return ls
 		}()), func(c Config) bool { return c.LogitScale == 8 }},
 		{"granitemoe", moe, "[]", func(c Config) bool {
-			return c.Experts == 32 && c.ExpertsUsed == 8 && c.ExpertFFN == 512 && c.ExpertNorm && c.ResidualScale == 0.22
+			return c.Experts == 32 && c.ExpertsUsed == 8 && c.ExpertFFN == 768 && c.ExpertNorm && c.ResidualScale == 0.22
 		}},
 		{"smollm3", base("smollm3"), "[3 7 11 15 19 23]", func(c Config) bool {
 			return !c.RopeNeox && c.KQScale == invSqrt(64) && c.EmbedScale == 0 && c.LogitScale == 0

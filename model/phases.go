@@ -11,7 +11,8 @@ var (
 	phQKV       = ops.NewPhase("matmul:qkv")
 	phRope      = ops.NewPhase("rope") // biases, Q/K norms, RoPE, query scale
 	phAttention = ops.NewPhase("attention")
-	phConv      = ops.NewPhase("conv") // short convolution (lfm2)
+	phConv      = ops.NewPhase("conv") // short convolution (lfm2), Mamba-2's convolution
+	phScan      = ops.NewPhase("scan") // Mamba-2's scan, gate and grouped norm (granitehybrid)
 	phO         = ops.NewPhase("matmul:o")
 	phGateUp    = ops.NewPhase("matmul:gate/up")
 	phDown      = ops.NewPhase("matmul:down")

@@ -20,6 +20,8 @@ var x8Block = map[string]bool{
 	"attn_q.weight": true, "attn_k.weight": true, "attn_v.weight": true, "attn_qkv.weight": true,
 	"attn_output.weight": true, "ffn_gate.weight": true, "ffn_up.weight": true, "ffn_down.weight": true,
 	"shortconv.in_proj.weight": true, "shortconv.out_proj.weight": true, // lfm2
+	"ssm_in.weight": true, "ssm_out.weight": true, // granitehybrid
+	"ffn_gate_shexp.weight": true, "ffn_up_shexp.weight": true, "ffn_down_shexp.weight": true, // shared experts
 }
 
 // RepackableTensor reports whether the tensor name of type t and ggml dims

@@ -282,32 +282,35 @@ func TestStreamSourceAllocatesNothing(t *testing.T) {
 
 // lfm2's conv layers stream like any block: with a conv layer and the
 // attention layer read from slots (their mapped bytes wrecked), the greedy
-// logits are the resident ones; so do Gemma 3n's blocks, LAuReL, AltUp
+// logits are the resident ones; granitehybrid's Mamba-2 layers too, with
+// their experts and shared expert, and Gemma 3n's blocks, LAuReL, AltUp
 // and per-layer matrices and all.
 func TestStreamSourceLFM2(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybridMoE(), testutil.TinyGemma3n()} {
+		t.Run(spec.Arch, func(t *testing.T) { streamHybrid(t, spec) })
+	}
+}
+
+func streamHybrid(t *testing.T, spec testutil.ModelSpec) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
-	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGemma3n()} {
-		t.Run(spec.Arch, func(t *testing.T) {
-			ref, _, _ := loadSpec(t, spec)
-			want := greedyLogits(t, ref, pool, 6)
-			m, f, data := loadSpec(t, spec)
-			r := newMemReader(append([]byte(nil), data...), m, 2)
-			src, err := NewStreamSource(m, f, r, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			streamed := []int{1, 2}
-			if err := src.Switch(streamed, nil); err != nil {
-				t.Fatal(err)
-			}
-			for _, il := range streamed {
-				for i := m.Blocks[il].Start; i < m.Blocks[il].End; i++ {
-					data[i] = 0xAA
-				}
-			}
-			m.Source = src
-			sameLogits(t, "streamed", greedyLogits(t, m, pool, 6), want)
-		})
+	ref, _, _ := loadSpec(t, spec)
+	want := greedyLogits(t, ref, pool, 6)
+	m, f, data := loadSpec(t, spec)
+	r := newMemReader(append([]byte(nil), data...), m, 2)
+	src, err := NewStreamSource(m, f, r, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	streamed := []int{1, 2}
+	if err := src.Switch(streamed, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, il := range streamed {
+		for i := m.Blocks[il].Start; i < m.Blocks[il].End; i++ {
+			data[i] = 0xAA
+		}
+	}
+	m.Source = src
+	sameLogits(t, "streamed", greedyLogits(t, m, pool, 6), want)
 }

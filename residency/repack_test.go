@@ -181,10 +181,16 @@ func argmax(x []float32) int {
 }
 
 // TestRepackLFM2: lfm2's in_proj and out_proj are repacked with the other
-// block matrices, and the logits follow the file's layout as llama's do.
+// block matrices, and the logits follow the file's layout as llama's do;
+// granitehybrid's ssm_in and ssm_out too.
 func TestRepackLFM2(t *testing.T) {
 	testutil.NeedX8(t)
-	s := testutil.TinyLFM2()
+	for _, s := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid()} {
+		t.Run(s.Arch, func(t *testing.T) { repackHybrid(t, s) })
+	}
+}
+
+func repackHybrid(t *testing.T, s testutil.ModelSpec) {
 	s.Embd, s.FFN, s.WeightType, s.TiedOutput = 256, 512, quant.Q4_0, false
 	path := testutil.TempModel(t, s)
 	ref := load(t, path, request(memplan.WeightsResident, 1<<40), nil)

@@ -1,8 +1,8 @@
 // Package snapshot is the format of a saved session (llm.Session.Save and
 // Restore): a versioned, checksummed stream of the model's identity, the
 // KV type, the tokens, the logits after the last one, the KV cache rows
-// in use and the conv state of a model with short-convolution layers
-// (lfm2) with its checkpoints. Identify fingerprints a model file so that a snapshot is only
+// in use and the recurrent state of a model with short-convolution layers
+// (lfm2) or Mamba-2 layers (granitehybrid) with its checkpoints. Identify fingerprints a model file so that a snapshot is only
 // restored into the model that wrote it.
 //
 //	id, err := snapshot.Identify(m, fileBytes)

@@ -41,7 +41,9 @@ var ErrBadState = errors.New("llm: bad saved session")
 //	checksum     uint32 CRC-32C (Castagnoli) of every byte before it
 //
 // Version 2 is version 3 without the conv state, written before models
-// with conv layers ran; Read reads both.
+// with conv layers ran; Read reads both. A Mamba-2 model's state
+// (granitehybrid) is the same record, only longer: its layout did not
+// change the format.
 const (
 	magic   = "LOWMEMSS"
 	version = 3

@@ -83,6 +83,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case *layers > 0:
 		s = s.keepLayers(*layers)
 		s.Name = fmt.Sprintf("%s, first %d blocks", s.Name, *layers)
+		s = s.keepAttention()
 	}
 	m, err := newModel(s, ft, *seed)
 	if err != nil {
