@@ -23,13 +23,18 @@ import (
 // DI+4·xs in the loop.
 
 // x8Multi is the loop of a multi-token kernel: per iteration d.count
-// blocks for tokens accumulators; setup, when not nil, sets constants
-// the loop needs beyond d.pre's, once, after the frame is written. step,
-// the weight bytes one iteration reads, gives a VNNI kernel its twin
-// that prefetches them (x8MultiPrefetch).
+// blocks for tokens accumulators (loop), or for a type of 32-element
+// blocks blk x8BlockLoops' over block (block b of the frame's eight, at
+// blocks past SI and DI as they stand at the iteration's top, which the
+// skeleton then advances); setup, when not nil, sets constants the loop
+// needs beyond d.pre's, once, after the frame is written. step, the
+// weight bytes one iteration reads (of eight blocks for blk), gives a
+// VNNI kernel its twin that prefetches them (x8MultiPrefetch).
 type x8Multi struct {
 	d     x8Decoder
 	loop  func(tokens int)
+	blk   *blockType
+	block func(tokens, b, at int)
 	acc   func(k int) Register
 	setup func()
 	step  int
@@ -94,17 +99,29 @@ func (m x8Multi) emitWith(tokens int, pf x8Prefetch) {
 	label("group")
 	c.MOVQ(RBX, RDI)
 	c.MOVQ(RDX, R8)
-	c.MOVQ(R13, RCX)
+	if m.block == nil {
+		c.MOVQ(R13, RCX)
+	}
 	for k := 0; k < tokens; k++ {
 		zero(m.acc(k))
 	}
-	label("loop")
-	prefetchX8(pf, 0, m.step)
-	if tokens > 4 {
-		c.LEAQ(memx(RDI, 0, R10, 4), RAX)
+	top := func(blocks int) {
+		prefetchX8(pf, 0, m.step*blocks/8)
+		if tokens > 4 {
+			c.LEAQ(memx(RDI, 0, R10, 4), RAX)
+		}
 	}
-	m.loop(tokens)
-	x8LoopEnd(d)
+	if m.block != nil {
+		x8BlockLoops(top, func(b, at int) { m.block(tokens, b, at) }, func(blocks int) {
+			c.ADDQ(U32(uint32(blocks*8*m.blk.wb)), RSI)
+			c.ADDQ(U32(uint32(blocks*m.blk.xb)), RDI)
+		})
+	} else {
+		label("loop")
+		top(8)
+		m.loop(tokens)
+		x8LoopEnd(d)
+	}
 	c.MOVQ(R12, RAX)
 	for k := 0; k < tokens; k++ {
 		c.VMOVUPS(m.acc(k), mem(RAX, 0))
@@ -141,25 +158,22 @@ func x8Multis(m x8Multi) {
 // q40X8Multi is q40X8 for several tokens: the block's nibbles (Y1-Y8) and
 // scales (Y22) once, then per token its VPDPBUSDs, sum and two FMAs as
 // q40X8 does them. Accumulators: Y0, Y23-Y25.
-var q40X8Multi = x8Multi{d: q40X8, step: 8 * x8BlockBytes,
+var q40X8Multi = x8Multi{d: q40X8, step: 8 * x8BlockBytes, blk: blockQ4_0,
 	acc: func(k int) Register { return []Register{Y0, Y23, Y24, Y25}[k] },
-	loop: func(tokens int) {
-		t := blockQ4_0
-		for b := 0; b < 8; b++ {
+	block: func(tokens, b, at int) {
+		w, x := at*x8BlockBytes, at*blockQ4_0.xb
+		for ch := 0; ch < 4; ch++ {
+			lo, hi := yr(1+ch), yr(5+ch)
+			splitNibbles(mem(RSI, w+16+32*ch), lo, hi)
+		}
+		c.VCVTPH2PS(mem(RSI, w), Y22)
+		for k := 0; k < tokens; k++ {
 			for ch := 0; ch < 4; ch++ {
-				lo, hi := yr(1+ch), yr(5+ch)
-				splitNibbles(mem(RSI, 16+32*ch), lo, hi)
+				q40ChunkDot(k, x, ch)
 			}
-			c.VCVTPH2PS(mem(RSI, 0), Y22)
-			for k := 0; k < tokens; k++ {
-				for ch := 0; ch < 4; ch++ {
-					q40ChunkDot(k, ch)
-				}
-				addDwords4(Y16, Y17, Y18, Y19)
-				q40Scale(Y16, q40X8.frame*k+4*b, Y20, Y21)
-				c.VFMADD231PS(Y22, Y16, []Register{Y0, Y23, Y24, Y25}[k])
-			}
-			x8NextBlock(t)
+			addDwords4(Y16, Y17, Y18, Y19)
+			q40Scale(Y16, q40X8.frame*k+4*b, Y20, Y21)
+			c.VFMADD231PS(Y22, Y16, []Register{Y0, Y23, Y24, Y25}[k])
 		}
 	},
 }
@@ -224,32 +238,30 @@ var q4KX8Multi = x8Multi{d: q4KX8, step: x8KBlockBytes,
 // unsigned (Y1-Y8) and its scales (Y22) once, then per token its
 // VPDPBUSDs, correction, product and FMA as q80X8 does them.
 // Accumulators: Y0, Y23-Y25.
-var q80X8Multi = x8Multi{d: q80X8, step: 8 * 8 * blockQ8_0.wb,
+var q80X8Multi = x8Multi{d: q80X8, step: 8 * 8 * blockQ8_0.wb, blk: blockQ8_0,
 	acc: func(k int) Register { return []Register{Y0, Y23, Y24, Y25}[k] },
-	loop: func(tokens int) {
+	block: func(tokens, b, at int) {
 		t := blockQ8_0
-		for b := 0; b < 8; b++ {
+		w, x := at*8*t.wb, at*t.xb
+		for ch := 0; ch < 8; ch++ {
+			c.VPXORD(mem(RSI, w+16+32*ch), Y14, yr(1+ch))
+		}
+		c.VCVTPH2PS(mem(RSI, w), Y22)
+		for k := 0; k < tokens; k++ {
+			for _, a := range []Register{Y16, Y17, Y18, Y19} {
+				zero(a)
+			}
 			for ch := 0; ch < 8; ch++ {
-				c.VPXORD(mem(RSI, 16+32*ch), Y14, yr(1+ch))
+				xr := yr(9 + ch%4)
+				c.VPBROADCASTD(xTok(k, x+t.qx+4*ch), xr)
+				VPDPBUSD(xr, yr(1+ch), yr(16+ch%4))
 			}
-			c.VCVTPH2PS(mem(RSI, 0), Y22)
-			for k := 0; k < tokens; k++ {
-				for _, a := range []Register{Y16, Y17, Y18, Y19} {
-					zero(a)
-				}
-				for ch := 0; ch < 8; ch++ {
-					x := yr(9 + ch%4)
-					c.VPBROADCASTD(xTok(k, t.qx+4*ch), x)
-					VPDPBUSD(x, yr(1+ch), yr(16+ch%4))
-				}
-				addDwords4(Y16, Y17, Y18, Y19)
-				c.VPSUBD_BCST(mem(R8, q80X8.frame*k+32+4*b), Y16, Y16)
-				c.VCVTDQ2PS(Y16, Y16)
-				c.VBROADCASTSS(mem(R8, q80X8.frame*k+4*b), Y20)
-				c.VMULPS(Y20, Y16, Y16)
-				c.VFMADD231PS(Y22, Y16, []Register{Y0, Y23, Y24, Y25}[k])
-			}
-			x8NextBlock(t)
+			addDwords4(Y16, Y17, Y18, Y19)
+			c.VPSUBD_BCST(mem(R8, q80X8.frame*k+32+4*b), Y16, Y16)
+			c.VCVTDQ2PS(Y16, Y16)
+			c.VBROADCASTSS(mem(R8, q80X8.frame*k+4*b), Y20)
+			c.VMULPS(Y20, Y16, Y16)
+			c.VFMADD231PS(Y22, Y16, []Register{Y0, Y23, Y24, Y25}[k])
 		}
 	},
 }
