@@ -20,7 +20,8 @@ import (
 // output, which stays in place), and Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K
 // and Q2_K llamas, and Q4_0, Q8_0 and IQ4_NL llamas whose rows are not a
 // multiple of 256 (widths 96 and 160, FFN 288: blocks past the last eight,
-// as gpt-oss's 2880 or Gemma 3 1B's 1152 have, every matrix repacked),
+// as gpt-oss's 2880 or Gemma 3 1B's 1152 have, every matrix repacked) and
+// a Q8_0 gpt-oss of width 96,
 // with the default WithRepack(true) and
 // with false, and compares their logits for a prompt (a small batch), a
 // batch that takes the GEMM path and single tokens, each step's input
@@ -60,6 +61,11 @@ func TestRepackOnOff(t *testing.T) {
 		s.WeightType, s.Embd, s.FFN = c.wt, c.embd, c.ffn
 		specs = append(specs, s)
 	}
+	// gpt-oss's Q8_0 attention and output at a width of three blocks (its
+	// 2880 is 90); its experts stay in the file's layout.
+	gptOss := testutil.TinyGptOss()
+	gptOss.Embd = 96
+	specs = append(specs, gptOss)
 	for _, spec := range specs {
 		if _, ok := quant.X8(spec.WeightType, 256); !ok {
 			continue
@@ -76,7 +82,9 @@ func TestRepackOnOff(t *testing.T) {
 			if !slices.ContainsFunc(p.Components, func(c memplan.Component) bool { return c.Name == memplan.RepackedComponent }) {
 				t.Errorf("the plan has no %q component:\n%s", memplan.RepackedComponent, p)
 			}
-			if !strings.Contains(on.Info().Kernels, "x8") || strings.Contains(off.Info().Kernels, "x8") {
+			// Info().Kernels names one kernel a type: gpt-oss's Q8_0
+			// experts, in the file's layout, name Q8_0's.
+			if !strings.Contains(on.Info().Kernels, "x8") && spec.Experts == 0 || strings.Contains(off.Info().Kernels, "x8") {
 				t.Errorf("kernels %q repacked, %q not", on.Info().Kernels, off.Info().Kernels)
 			}
 			if spec.Embd%256 != 0 {
@@ -131,12 +139,17 @@ func TestRepackOnOff(t *testing.T) {
 }
 
 // checkRepackedAll checks that the plan p of the model at path (of spec,
-// a llama) repacks every matrix of its blocks and its output, the file's
-// bytes of each, into exactly as many bytes of the "repacked weights"
-// component as the X8 layout takes (the file's: no padding), each
-// rounded up to a direct-I/O buffer as the repack allocates it.
+// a llama or a gpt-oss) repacks every matrix of its blocks (gpt-oss's
+// four attention matrices: not its router or experts) and its output,
+// the file's bytes of each, into exactly as many bytes of the "repacked
+// weights" component as the X8 layout takes (the file's: no padding),
+// each rounded up to a direct-I/O buffer as the repack allocates it.
 func checkRepackedAll(t *testing.T, path string, spec testutil.ModelSpec, p llm.MemoryPlan) {
 	t.Helper()
+	want := 7*spec.Layers + 1
+	if spec.Arch == "gpt-oss" {
+		want = 4*spec.Layers + 1
+	}
 	sh, err := memplan.ReadShape(path)
 	if err != nil {
 		t.Fatal(err)
@@ -149,8 +162,8 @@ func checkRepackedAll(t *testing.T, path string, spec testutil.ModelSpec, p llm.
 		file += r.Len
 		anon += (r.X8 + mem.DirectAlign - 1) / mem.DirectAlign * mem.DirectAlign
 	}
-	if len(sh.Repack) != 7*spec.Layers+1 || p.Repacked != file {
-		t.Errorf("%d matrices repacked (%d bytes, the plan's %d), want %d", len(sh.Repack), file, p.Repacked, 7*spec.Layers+1)
+	if len(sh.Repack) != want || p.Repacked != file {
+		t.Errorf("%d matrices repacked (%d bytes, the plan's %d), want %d", len(sh.Repack), file, p.Repacked, want)
 	}
 	for _, c := range p.Components {
 		if c.Name == memplan.RepackedComponent && c.Bytes != anon {
