@@ -199,7 +199,7 @@ var q40X8 = x8Decoder{w: vnni, t: "Q4_0", frame: 8 * rowMaxBlocks,
 		prefetchX8(pf, 0, x8BlockBytes)
 		for ch := 0; ch < 4; ch++ {
 			splitNibbles(mem(RSI, 16+32*ch), yr(1+ch), yr(5+ch))
-			q40ChunkDot(0, 0, ch)
+			q40ChunkDot(0, ch)
 		}
 		addDwords4(Y16, Y17, Y18, Y19)
 		q40Scale(Y16, 4*b, Y20, Y21)
@@ -209,13 +209,12 @@ var q40X8 = x8Decoder{w: vnni, t: "Q4_0", frame: 8 * rowMaxBlocks,
 
 // q40ChunkDot sums chunk ch of a Q4_0 block column, its nibbles split
 // into Y1+ch (low) and Y5+ch (high), against token k's activation dwords
-// of the block x bytes past DI into Y16+ch, the dwords broadcast into two
-// of Y9-Y12.
-func q40ChunkDot(k, x, ch int) {
+// into Y16+ch, the dwords broadcast into two of Y9-Y12.
+func q40ChunkDot(k, ch int) {
 	lo, hi, acc := yr(1+ch), yr(5+ch), yr(16+ch)
 	xl, xh := yr(9+ch%2*2), yr(10+ch%2*2)
-	c.VPBROADCASTD(xTok(k, x+blockQ4_0.qx+4*ch), xl)
-	c.VPBROADCASTD(xTok(k, x+blockQ4_0.qx+16+4*ch), xh)
+	c.VPBROADCASTD(xTok(k, blockQ4_0.qx+4*ch), xl)
+	c.VPBROADCASTD(xTok(k, blockQ4_0.qx+16+4*ch), xh)
 	zero(acc)
 	VPDPBUSD(xl, lo, acc)
 	VPDPBUSD(xh, hi, acc)

@@ -367,16 +367,16 @@ var q5KX8AVX2 = x8Decoder{w: avx2, t: "Q5_K", frame: 32 * 128, preStep: 32, coun
 // products added to the token's word sums (Y4-Y7); per block and token
 // q40X8AVX2's words to dwords and float work, the scales (Y8) converted
 // once. Accumulators: Y0-Y3.
-var q40X8AVX2Multi = x8Multi{d: q40X8AVX2, blk: blockQ4_0,
+var q40X8AVX2Multi = x8Multi{d: q40X8AVX2,
 	acc: func(k int) Register { return yr(k) },
-	block: func(tokens, b, at int) {
-		blockX8AVX2Multi(blockQ4_0, tokens, b, at, 4, func() {
+	block: func(tokens, b, _ int) {
+		blockX8AVX2Multi(blockQ4_0, tokens, b, 4, func() {
 			c.VPSRLW(U8(4), Y8, Y9)
 			c.VPAND(Y15, Y8, Y8)
 			c.VPAND(Y15, Y9, Y9)
-		}, func(k, x, ch int, dst Register) {
-			c.VPBROADCASTD(xTok(k, x+blockQ4_0.qx+4*ch), Y10)
-			c.VPBROADCASTD(xTok(k, x+blockQ4_0.qx+16+4*ch), Y11)
+		}, func(k, ch int, dst Register) {
+			c.VPBROADCASTD(xTok(k, blockQ4_0.qx+4*ch), Y10)
+			c.VPBROADCASTD(xTok(k, blockQ4_0.qx+16+4*ch), Y11)
 			c.VPMADDUBSW(Y10, Y8, Y10)
 			c.VPMADDUBSW(Y11, Y9, Y11)
 			c.VPADDW(Y11, Y10, dst)
@@ -387,30 +387,29 @@ var q40X8AVX2Multi = x8Multi{d: q40X8AVX2, blk: blockQ4_0,
 	},
 }
 
-// blockX8AVX2Multi is a block of q40X8AVX2Multi and q80X8AVX2Multi:
-// block b of the frame's eight, at blocks of t past SI and DI. Each of
-// its chunks of codes is loaded to Y8 and readied by prep once; then per
-// token dot(k, x, ch, dst) leaves the chunk's sum in dst, the block's
-// activations x bytes past DI: token k's block sum (Y4-Y7) for the first
-// chunk, else Y10, which add then adds to it. After the chunks the rows'
-// scales (Y8) are converted once, and per token scale(k, b, s) turns its
-// block sum s into floats, which are added times the scales to the
-// token's accumulator (Y0-Y3).
-func blockX8AVX2Multi(t *blockType, tokens, b, at, chunks int, prep func(), dot func(k, x, ch int, dst Register), add func(...Op), scale func(k, b int, s Register)) {
-	w, x := at*8*t.wb, at*t.xb
+// blockX8AVX2Multi is a block of q40X8AVX2Multi and q80X8AVX2Multi,
+// block b of the frame's eight. Each of its chunks of codes is loaded to
+// Y8 and readied by prep once; then per token dot(k, ch, dst) leaves the
+// chunk's sum in dst: token k's block sum (Y4-Y7) for the first chunk,
+// else Y10, which add then adds to it. After the chunks the rows' scales
+// (Y8) are converted once, and per token scale(k, b, s) turns its block
+// sum s into floats, which are added times the scales to the token's
+// accumulator (Y0-Y3); then SI and DI step to the next block of t.
+func blockX8AVX2Multi(t *blockType, tokens, b, chunks int, prep func(), dot func(k, ch int, dst Register), add func(...Op), scale func(k, b int, s Register)) {
 	for ch := 0; ch < chunks; ch++ {
-		c.VMOVDQU(mem(RSI, w+16+32*ch), Y8)
+		c.VMOVDQU(mem(RSI, 16+32*ch), Y8)
 		prep()
 		for k := 0; k < tokens; k++ {
-			sumInto(ch == 0, yr(4+k), Y10, add, func(dst Register) { dot(k, x, ch, dst) })
+			sumInto(ch == 0, yr(4+k), Y10, add, func(dst Register) { dot(k, ch, dst) })
 		}
 	}
-	c.VCVTPH2PS(mem(RSI, w), Y8)
+	c.VCVTPH2PS(mem(RSI, 0), Y8)
 	for k := 0; k < tokens; k++ {
 		s := yr(4 + k)
 		scale(k, b, s)
 		c.VFMADD231PS(Y8, s, yr(k))
 	}
+	x8NextBlock(t)
 }
 
 // q4KX8AVX2Multi is q4KX8AVX2 for two tokens: each chunk's nibbles (Y8,
@@ -474,13 +473,13 @@ var q4KX8AVX2Multi = x8Multi{d: q4KX8AVX2,
 // dword given those signs (Y10), the pairs to dwords and added to the
 // token's block sum (Y4-Y7); per block and token q80X8AVX2's float work,
 // the scales (Y8) converted once. Accumulators: Y0-Y3.
-var q80X8AVX2Multi = x8Multi{d: q80X8AVX2, blk: blockQ8_0,
+var q80X8AVX2Multi = x8Multi{d: q80X8AVX2,
 	acc: func(k int) Register { return yr(k) },
-	block: func(tokens, b, at int) {
-		blockX8AVX2Multi(blockQ8_0, tokens, b, at, 8, func() {
+	block: func(tokens, b, _ int) {
+		blockX8AVX2Multi(blockQ8_0, tokens, b, 8, func() {
 			c.VPABSB(Y8, Y9)
-		}, func(k, x, ch int, dst Register) {
-			c.VPBROADCASTD(xTok(k, x+blockQ8_0.qx+4*ch), Y10)
+		}, func(k, ch int, dst Register) {
+			c.VPBROADCASTD(xTok(k, blockQ8_0.qx+4*ch), Y10)
 			c.VPSIGNB(Y8, Y10, Y10)
 			c.VPMADDUBSW(Y10, Y9, Y10)
 			c.VPMADDWD(Y14, Y10, dst)

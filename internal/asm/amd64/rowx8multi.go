@@ -23,13 +23,16 @@ import (
 // DI+4·xs in the loop.
 
 // x8Multi is the loop of a multi-token kernel: per iteration d.count
-// blocks for tokens accumulators (loop), or for a type of 32-element
-// blocks blk x8BlockLoops' over block (block b of the frame's eight, at
-// blocks past SI and DI as they stand at the iteration's top, which the
-// skeleton then advances); setup, when not nil, sets constants the loop
-// needs beyond d.pre's, once, after the frame is written. step, the
-// weight bytes one iteration reads (of eight blocks for blk), gives a
-// VNNI kernel its twin that prefetches them (x8MultiPrefetch).
+// blocks for tokens accumulators (loop), or, for a type of 32-element
+// blocks, x8BlockLoops' over block (block b of the frame's eight). A
+// block steps SI and DI past itself, or, when blk is set, addresses its
+// block at blocks past them as they stand at the iteration's top, and
+// the skeleton steps them past the iteration's blocks of blk (a kernel of
+// more than four tokens needs this: AX is set at the top). setup, when
+// not nil, sets constants the loop needs beyond d.pre's, once, after the
+// frame is written. step, the weight bytes one iteration reads (of eight
+// blocks for block), gives a VNNI kernel its twin that prefetches them
+// (x8MultiPrefetch).
 type x8Multi struct {
 	d     x8Decoder
 	loop  func(tokens int)
@@ -113,8 +116,10 @@ func (m x8Multi) emitWith(tokens int, pf x8Prefetch) {
 	}
 	if m.block != nil {
 		x8BlockLoops(top, func(b, at int) { m.block(tokens, b, at) }, func(blocks int) {
-			c.ADDQ(U32(uint32(blocks*8*m.blk.wb)), RSI)
-			c.ADDQ(U32(uint32(blocks*m.blk.xb)), RDI)
+			if m.blk != nil {
+				c.ADDQ(U32(uint32(blocks*8*m.blk.wb)), RSI)
+				c.ADDQ(U32(uint32(blocks*m.blk.xb)), RDI)
+			}
 		})
 	} else {
 		label("loop")
@@ -158,23 +163,23 @@ func x8Multis(m x8Multi) {
 // q40X8Multi is q40X8 for several tokens: the block's nibbles (Y1-Y8) and
 // scales (Y22) once, then per token its VPDPBUSDs, sum and two FMAs as
 // q40X8 does them. Accumulators: Y0, Y23-Y25.
-var q40X8Multi = x8Multi{d: q40X8, step: 8 * x8BlockBytes, blk: blockQ4_0,
+var q40X8Multi = x8Multi{d: q40X8, step: 8 * x8BlockBytes,
 	acc: func(k int) Register { return []Register{Y0, Y23, Y24, Y25}[k] },
-	block: func(tokens, b, at int) {
-		w, x := at*x8BlockBytes, at*blockQ4_0.xb
+	block: func(tokens, b, _ int) {
 		for ch := 0; ch < 4; ch++ {
 			lo, hi := yr(1+ch), yr(5+ch)
-			splitNibbles(mem(RSI, w+16+32*ch), lo, hi)
+			splitNibbles(mem(RSI, 16+32*ch), lo, hi)
 		}
-		c.VCVTPH2PS(mem(RSI, w), Y22)
+		c.VCVTPH2PS(mem(RSI, 0), Y22)
 		for k := 0; k < tokens; k++ {
 			for ch := 0; ch < 4; ch++ {
-				q40ChunkDot(k, x, ch)
+				q40ChunkDot(k, ch)
 			}
 			addDwords4(Y16, Y17, Y18, Y19)
 			q40Scale(Y16, q40X8.frame*k+4*b, Y20, Y21)
 			c.VFMADD231PS(Y22, Y16, []Register{Y0, Y23, Y24, Y25}[k])
 		}
+		x8NextBlock(blockQ4_0)
 	},
 }
 
@@ -238,23 +243,22 @@ var q4KX8Multi = x8Multi{d: q4KX8, step: x8KBlockBytes,
 // unsigned (Y1-Y8) and its scales (Y22) once, then per token its
 // VPDPBUSDs, correction, product and FMA as q80X8 does them.
 // Accumulators: Y0, Y23-Y25.
-var q80X8Multi = x8Multi{d: q80X8, step: 8 * 8 * blockQ8_0.wb, blk: blockQ8_0,
+var q80X8Multi = x8Multi{d: q80X8, step: 8 * 8 * blockQ8_0.wb,
 	acc: func(k int) Register { return []Register{Y0, Y23, Y24, Y25}[k] },
-	block: func(tokens, b, at int) {
+	block: func(tokens, b, _ int) {
 		t := blockQ8_0
-		w, x := at*8*t.wb, at*t.xb
 		for ch := 0; ch < 8; ch++ {
-			c.VPXORD(mem(RSI, w+16+32*ch), Y14, yr(1+ch))
+			c.VPXORD(mem(RSI, 16+32*ch), Y14, yr(1+ch))
 		}
-		c.VCVTPH2PS(mem(RSI, w), Y22)
+		c.VCVTPH2PS(mem(RSI, 0), Y22)
 		for k := 0; k < tokens; k++ {
 			for _, a := range []Register{Y16, Y17, Y18, Y19} {
 				zero(a)
 			}
 			for ch := 0; ch < 8; ch++ {
-				xr := yr(9 + ch%4)
-				c.VPBROADCASTD(xTok(k, x+t.qx+4*ch), xr)
-				VPDPBUSD(xr, yr(1+ch), yr(16+ch%4))
+				x := yr(9 + ch%4)
+				c.VPBROADCASTD(xTok(k, t.qx+4*ch), x)
+				VPDPBUSD(x, yr(1+ch), yr(16+ch%4))
 			}
 			addDwords4(Y16, Y17, Y18, Y19)
 			c.VPSUBD_BCST(mem(R8, q80X8.frame*k+32+4*b), Y16, Y16)
@@ -263,6 +267,7 @@ var q80X8Multi = x8Multi{d: q80X8, step: 8 * 8 * blockQ8_0.wb, blk: blockQ8_0,
 			c.VMULPS(Y20, Y16, Y16)
 			c.VFMADD231PS(Y22, Y16, []Register{Y0, Y23, Y24, Y25}[k])
 		}
+		x8NextBlock(t)
 	},
 }
 
