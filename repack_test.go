@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -9,13 +10,19 @@ import (
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/memplan"
 	"github.com/lowmem/llm/quant"
 )
 
 // TestRepackOnOff loads Q4_0 models of three layouts (llama; phi3's fused
 // QKV and gate-up, whose halves are bands of one matrix; qwen2's tied
-// output, which stays in place), and Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K and Q2_K llamas, with the default WithRepack(true) and
+// output, which stays in place), and Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K
+// and Q2_K llamas, and Q4_0, Q8_0 and IQ4_NL llamas whose rows are not a
+// multiple of 256 (widths 96 and 160, FFN 288: blocks past the last eight,
+// as gpt-oss's 2880 or Gemma 3 1B's 1152 have, every matrix repacked) and
+// a Q8_0 gpt-oss of width 96,
+// with the default WithRepack(true) and
 // with false, and compares their logits for a prompt (a small batch), a
 // batch that takes the GEMM path and single tokens, each step's input
 // fixed: within 3 % of the largest logit (a rounding apart in a sum can
@@ -37,18 +44,33 @@ func TestRepackOnOff(t *testing.T) {
 		s.WeightType = wt
 		specs = append(specs, s)
 	}
+	for i := range specs {
+		specs[i].Embd, specs[i].FFN = 256, 512
+	}
 	if raceEnabled {
 		// Each model is quantized and loaded twice, ten times slower
 		// under the race detector: the three layouts in Q4_0, Q8_0 and
 		// Q4_K exercise every path repacking runs concurrently.
 		specs = specs[:5]
 	}
+	for _, c := range []struct {
+		wt        quant.Type
+		embd, ffn int
+	}{{quant.Q8_0, 160, 288}, {quant.Q4_0, 96, 288}, {quant.IQ4_NL, 160, 288}} {
+		s := llama
+		s.WeightType, s.Embd, s.FFN = c.wt, c.embd, c.ffn
+		specs = append(specs, s)
+	}
+	// gpt-oss's Q8_0 attention and output at a width of three blocks (its
+	// 2880 is 90); its experts stay in the file's layout.
+	gptOss := testutil.TinyGptOss()
+	gptOss.Embd = 96
+	specs = append(specs, gptOss)
 	for _, spec := range specs {
-		spec.Embd, spec.FFN = 256, 512
 		if _, ok := quant.X8(spec.WeightType, 256); !ok {
 			continue
 		}
-		t.Run(spec.Arch+"/"+spec.WeightType.String(), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%v/%d", spec.Arch, spec.WeightType, spec.Embd), func(t *testing.T) {
 			path := testutil.TempModel(t, spec)
 			opts := []llm.Option{llm.WithThreads(2), llm.WithContextSize(64)}
 			on := load(t, path, opts...)
@@ -60,8 +82,13 @@ func TestRepackOnOff(t *testing.T) {
 			if !slices.ContainsFunc(p.Components, func(c memplan.Component) bool { return c.Name == memplan.RepackedComponent }) {
 				t.Errorf("the plan has no %q component:\n%s", memplan.RepackedComponent, p)
 			}
-			if !strings.Contains(on.Info().Kernels, "x8") || strings.Contains(off.Info().Kernels, "x8") {
+			// Info().Kernels names one kernel a type: gpt-oss's Q8_0
+			// experts, in the file's layout, name Q8_0's.
+			if !strings.Contains(on.Info().Kernels, "x8") && spec.Experts == 0 || strings.Contains(off.Info().Kernels, "x8") {
 				t.Errorf("kernels %q repacked, %q not", on.Info().Kernels, off.Info().Kernels)
+			}
+			if spec.Embd%256 != 0 {
+				checkRepackedAll(t, path, spec, p)
 			}
 			son, soff := session(t, on), session(t, off)
 			ctx := context.Background()
@@ -108,5 +135,39 @@ func TestRepackOnOff(t *testing.T) {
 				t.Errorf("a decode step of the repacked model allocates %.1f times, want 0", n)
 			}
 		})
+	}
+}
+
+// checkRepackedAll checks that the plan p of the model at path (of spec,
+// a llama or a gpt-oss) repacks every matrix of its blocks (gpt-oss's
+// four attention matrices: not its router or experts) and its output,
+// the file's bytes of each, into exactly as many bytes of the "repacked
+// weights" component as the X8 layout takes (the file's: no padding),
+// each rounded up to a direct-I/O buffer as the repack allocates it.
+func checkRepackedAll(t *testing.T, path string, spec testutil.ModelSpec, p llm.MemoryPlan) {
+	t.Helper()
+	want := 7*spec.Layers + 1
+	if spec.Arch == "gpt-oss" {
+		want = 4*spec.Layers + 1
+	}
+	sh, err := memplan.ReadShape(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file, anon int64
+	for _, r := range sh.Repack {
+		if r.X8 != r.Len {
+			t.Errorf("range %+v: %d bytes in the X8 layout, the file's %d", r.Range, r.X8, r.Len)
+		}
+		file += r.Len
+		anon += (r.X8 + mem.DirectAlign - 1) / mem.DirectAlign * mem.DirectAlign
+	}
+	if len(sh.Repack) != want || p.Repacked != file {
+		t.Errorf("%d matrices repacked (%d bytes, the plan's %d), want %d", len(sh.Repack), file, p.Repacked, want)
+	}
+	for _, c := range p.Components {
+		if c.Name == memplan.RepackedComponent && c.Bytes != anon {
+			t.Errorf("%q %d bytes, want %d", c.Name, c.Bytes, anon)
+		}
 	}
 }

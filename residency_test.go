@@ -14,13 +14,16 @@ import (
 // small KV cache: a session starts with every block resident, its cache
 // takes memory from blocks as it grows (they are read from disk from then
 // on), and Reset brings them back, the logits matching a resident model's
-// bit for bit throughout.
+// bit for bit throughout. The resident model keeps the file's layout, as
+// a streaming one does: repacked (WithRepack, its default), its X8
+// kernels would sum in another order (TestRepackOnOff compares those
+// within rounding).
 func TestDynamicResidency(t *testing.T) {
 	spec := testutil.TinyLlama()
 	spec.Layers, spec.Embd, spec.FFN, spec.Context = 8, 128, 1024, 1024
 	path := testutil.TempModel(t, spec)
 	opts := []llm.Option{llm.WithContextSize(1024), llm.WithThreads(2), llm.WithBatchSize(128)}
-	ref := load(t, path, append(opts, llm.WithWeights(llm.WeightsResident), llm.WithMemoryLimit(1<<40))...)
+	ref := load(t, path, append(opts, llm.WithWeights(llm.WeightsResident), llm.WithMemoryLimit(1<<40), llm.WithRepack(false))...)
 	rs := session(t, ref)
 
 	p, err := llm.Plan(path, append(opts, llm.WithWeights(llm.WeightsStreaming), llm.WithMemoryLimit(1<<40))...)

@@ -1,6 +1,7 @@
 package memplan
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/lowmem/llm/internal/testutil"
@@ -90,7 +91,9 @@ func TestPlanRepack(t *testing.T) {
 // more than the file's: Q4_K's, Q5_K's and Q3_K's scales unpacked to
 // bytes, IQ4_XS's too, and IQ3_S held in IQ4_XS's layout (four bits an
 // element against the file's 3.25, and a byte a scale: 1104 bytes for
-// the file's 880).
+// the file's 880). The types of 32-element blocks also at widths that
+// are not a multiple of 256 (160, FFN 288), which their layout takes
+// without padding.
 func TestShapeRepackBytes(t *testing.T) {
 	for _, c := range []struct {
 		typ   quant.Type
@@ -109,25 +112,31 @@ func TestShapeRepackBytes(t *testing.T) {
 			// write the models take half a minute.
 			continue
 		}
-		t.Run(typ.String(), func(t *testing.T) {
-			spec := testutil.TinyLlama()
-			spec.Embd, spec.FFN, spec.WeightType = 256, 512, typ
-			sh, err := ReadShape(testutil.TempModel(t, spec))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(sh.Repack) != 7*spec.Layers+1 {
-				t.Fatalf("%d repackable tensors, want %d", len(sh.Repack), 7*spec.Layers+1)
-			}
-			group := int64(8 * typ.BlockBytes()) // a group's block column in the file
-			if got := int64(quant.X8BlockBytes(typ)); got != group+c.extra {
-				t.Errorf("X8BlockBytes %d, want %d + %d", got, group, c.extra)
-			}
-			for _, r := range sh.Repack {
-				if r.Len%group != 0 || r.X8 != r.Len/group*(group+c.extra) {
-					t.Errorf("range %+v: %d bytes repacked, want %d a %d-byte block column of 8 rows", r.Range, r.X8, group+c.extra, group)
+		widths := [][2]int{{256, 512}}
+		if typ.BlockElems() == quant.QK {
+			widths = append(widths, [2]int{160, 288})
+		}
+		for _, wd := range widths {
+			t.Run(fmt.Sprintf("%v/%d", typ, wd[0]), func(t *testing.T) {
+				spec := testutil.TinyLlama()
+				spec.Embd, spec.FFN, spec.WeightType = wd[0], wd[1], typ
+				sh, err := ReadShape(testutil.TempModel(t, spec))
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
+				if len(sh.Repack) != 7*spec.Layers+1 {
+					t.Fatalf("%d repackable tensors, want %d", len(sh.Repack), 7*spec.Layers+1)
+				}
+				group := int64(8 * typ.BlockBytes()) // a group's block column in the file
+				if got := int64(quant.X8BlockBytes(typ)); got != group+c.extra {
+					t.Errorf("X8BlockBytes %d, want %d + %d", got, group, c.extra)
+				}
+				for _, r := range sh.Repack {
+					if r.Len%group != 0 || r.X8 != r.Len/group*(group+c.extra) {
+						t.Errorf("range %+v: %d bytes repacked, want %d a %d-byte block column of 8 rows", r.Range, r.X8, group+c.extra, group)
+					}
+				}
+			})
+		}
 	}
 }

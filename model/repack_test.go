@@ -18,12 +18,14 @@ import (
 // CPU is repackable in a block's matrices and the output (a Q4_K_M
 // file's Q5_K, Q6_K and Q8_0 tensors as much as its Q4_K ones), and
 // never with rows that are not whole groups of 8, row lengths the kernels
-// do not take, or other tensors.
+// do not take (Q4_0's and Q8_0's any whole number of blocks, gpt-oss's
+// 2880 among them; the k-quants' whole super-blocks), or other tensors.
 func TestRepackableTensor(t *testing.T) {
 	c := &Config{FFN: 512}
 	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q4_1, quant.F16} {
 		_, x8 := quant.X8(typ, 512)
 		x8 = x8 && runtime.GOOS == "linux"
+		x8Blocks := x8 && typ.BlockElems() == quant.QK
 		for _, tc := range []struct {
 			name string
 			dims []int64
@@ -35,7 +37,10 @@ func TestRepackableTensor(t *testing.T) {
 			{"blk.0.attn_k.weight", []int64{512, 12}, false},
 			{"blk.0.attn_k.weight", []int64{512, 36}, false},
 			{"blk.0.attn_q.weight", []int64{512 + 256, 512}, x8},
-			{"blk.0.attn_q.weight", []int64{512 + 32, 512}, false},
+			{"blk.0.attn_q.weight", []int64{512 + 32, 512}, x8Blocks},
+			{"blk.0.attn_q.weight", []int64{2880, 4096}, x8Blocks},
+			{"output.weight", []int64{2880, 201088}, x8Blocks},
+			{"blk.0.attn_q.weight", []int64{512 + 16, 512}, false},
 			{"blk.0.attn_q.weight", []int64{1 << 16, 512}, false},
 			{"token_embd.weight", []int64{512, 1000}, false},
 			{"blk.0.ffn_gate_exps.weight", []int64{512, 512}, false},

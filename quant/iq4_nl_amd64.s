@@ -2509,45 +2509,74 @@ TEXT ·rowIQ4_NLX8VNNI(SB), $8192-40
 	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z17
 	MOVL         $0x80808080, AX
 	VPBROADCASTD AX, Y15
+	MOVQ         R13, CX
+	ANDQ         $-8, CX
+	JZ           pretail
 
 pre:
-	VMOVDQU64      (DI), Z18
-	VPERMT2W       64(DI), Z16, Z18
-	VMOVDQU64      136(DI), Z19
-	VPERMT2W       200(DI), Z17, Z19
-	VPUNPCKLQDQ    X19, X18, X18
-	VCVTPH2PS      X18, Y3
-	VMOVUPS        Y3, (R8)
-	VPXOR          Y4, Y4, Y4
-	VPDPBUSD       2(DI), Y15, Y4
-	VPXOR          Y5, Y5, Y5
-	VPDPBUSD       36(DI), Y15, Y5
-	VPXOR          Y6, Y6, Y6
-	VPDPBUSD       70(DI), Y15, Y6
-	VPXOR          Y7, Y7, Y7
-	VPDPBUSD       104(DI), Y15, Y7
-	VPXOR          Y8, Y8, Y8
-	VPDPBUSD       138(DI), Y15, Y8
-	VPXOR          Y9, Y9, Y9
-	VPDPBUSD       172(DI), Y15, Y9
-	VPXOR          Y10, Y10, Y10
-	VPDPBUSD       206(DI), Y15, Y10
-	VPXOR          Y11, Y11, Y11
-	VPDPBUSD       240(DI), Y15, Y11
-	VPHADDD        Y5, Y4, Y4
-	VPHADDD        Y7, Y6, Y6
-	VPHADDD        Y9, Y8, Y8
-	VPHADDD        Y11, Y10, Y10
-	VPHADDD        Y6, Y4, Y4
-	VPHADDD        Y10, Y8, Y8
-	VPERM2I128     $0x20, Y8, Y4, Y5
-	VPERM2I128     $0x31, Y8, Y4, Y6
-	VPADDD         Y6, Y5, Y5
-	VMOVUPS        Y5, 32(R8)
-	ADDQ           $0x00000110, DI
-	ADDQ           $0x40, R8
-	SUBQ           $0x08, CX
-	JNZ            pre
+	VMOVDQU64   (DI), Z18
+	VPERMT2W    64(DI), Z16, Z18
+	VMOVDQU64   136(DI), Z19
+	VPERMT2W    200(DI), Z17, Z19
+	VPUNPCKLQDQ X19, X18, X18
+	VCVTPH2PS   X18, Y3
+	VMOVUPS     Y3, (R8)
+	VPXOR       Y4, Y4, Y4
+	VPDPBUSD    2(DI), Y15, Y4
+	VPXOR       Y5, Y5, Y5
+	VPDPBUSD    36(DI), Y15, Y5
+	VPXOR       Y6, Y6, Y6
+	VPDPBUSD    70(DI), Y15, Y6
+	VPXOR       Y7, Y7, Y7
+	VPDPBUSD    104(DI), Y15, Y7
+	VPXOR       Y8, Y8, Y8
+	VPDPBUSD    138(DI), Y15, Y8
+	VPXOR       Y9, Y9, Y9
+	VPDPBUSD    172(DI), Y15, Y9
+	VPXOR       Y10, Y10, Y10
+	VPDPBUSD    206(DI), Y15, Y10
+	VPXOR       Y11, Y11, Y11
+	VPDPBUSD    240(DI), Y15, Y11
+	VPHADDD     Y5, Y4, Y4
+	VPHADDD     Y7, Y6, Y6
+	VPHADDD     Y9, Y8, Y8
+	VPHADDD     Y11, Y10, Y10
+	VPHADDD     Y6, Y4, Y4
+	VPHADDD     Y10, Y8, Y8
+	VPERM2I128  $0x20, Y8, Y4, Y5
+	VPERM2I128  $0x31, Y8, Y4, Y6
+	VPADDD      Y6, Y5, Y5
+	VMOVUPS     Y5, 32(R8)
+	ADDQ        $0x00000110, DI
+	ADDQ        $0x40, R8
+	SUBQ        $0x08, CX
+	JNZ         pre
+
+pretail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   predone
+
+preone:
+	MOVWLZX      (DI), AX
+	VMOVD        AX, X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, (R8)
+	VXORPS       Y4, Y4, Y4
+	VPDPBUSD     2(DI), Y15, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VPADDD       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSS       X4, 32(R8)
+	ADDQ         $0x22, DI
+	ADDQ         $0x04, R8
+	DECQ         CX
+	JNZ          preone
+
+predone:
 	VBROADCASTI128 iq4nlBiased<>+0(SB), Y14
 	MOVQ           w+0(FP), SI
 	MOVQ           groups+8(FP), R9
@@ -2559,8 +2588,10 @@ pre:
 group:
 	MOVQ   BX, DI
 	MOVQ   DX, R8
-	MOVQ   R13, CX
 	VXORPS Y0, Y0, Y0
+	MOVQ   R13, CX
+	ANDQ   $-8, CX
+	JZ     tail
 
 loop:
 	VMOVDQU       16(SI), Y1
@@ -2942,10 +2973,69 @@ loop:
 	ADDQ          $0x40, R8
 	SUBQ          $0x08, CX
 	JNZ           loop
-	VMOVUPS       Y0, (R12)
-	ADDQ          $0x20, R12
-	DECQ          R9
-	JNZ           group
+
+tail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   done
+
+one:
+	VMOVDQU       16(SI), Y1
+	VPSRLW        $0x04, Y1, Y5
+	VPAND         Y15, Y1, Y1
+	VPAND         Y15, Y5, Y5
+	VPSHUFB       Y1, Y14, Y1
+	VPSHUFB       Y5, Y14, Y5
+	VPXORD        Y16, Y16, Y16
+	VPDPBUSD.BCST 2(DI), Y1, Y16
+	VPDPBUSD.BCST 18(DI), Y5, Y16
+	VMOVDQU       48(SI), Y2
+	VPSRLW        $0x04, Y2, Y6
+	VPAND         Y15, Y2, Y2
+	VPAND         Y15, Y6, Y6
+	VPSHUFB       Y2, Y14, Y2
+	VPSHUFB       Y6, Y14, Y6
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 6(DI), Y2, Y17
+	VPDPBUSD.BCST 22(DI), Y6, Y17
+	VMOVDQU       80(SI), Y3
+	VPSRLW        $0x04, Y3, Y7
+	VPAND         Y15, Y3, Y3
+	VPAND         Y15, Y7, Y7
+	VPSHUFB       Y3, Y14, Y3
+	VPSHUFB       Y7, Y14, Y7
+	VPXORD        Y18, Y18, Y18
+	VPDPBUSD.BCST 10(DI), Y3, Y18
+	VPDPBUSD.BCST 26(DI), Y7, Y18
+	VMOVDQU       112(SI), Y4
+	VPSRLW        $0x04, Y4, Y8
+	VPAND         Y15, Y4, Y4
+	VPAND         Y15, Y8, Y8
+	VPSHUFB       Y4, Y14, Y4
+	VPSHUFB       Y8, Y14, Y8
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 14(DI), Y4, Y19
+	VPDPBUSD.BCST 30(DI), Y8, Y19
+	VPADDD        Y17, Y16, Y16
+	VPADDD        Y19, Y18, Y18
+	VPADDD        Y18, Y16, Y16
+	VPSUBD.BCST   32(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  (R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VCVTPH2PS     (SI), Y22
+	VFMADD231PS   Y22, Y16, Y0
+	ADDQ          $0x00000090, SI
+	ADDQ          $0x22, DI
+	ADDQ          $0x04, R8
+	DECQ          CX
+	JNZ           one
+
+done:
+	VMOVUPS Y0, (R12)
+	ADDQ    $0x20, R12
+	DECQ    R9
+	JNZ     group
 	VZEROUPPER
 	RET
 
@@ -2962,45 +3052,74 @@ TEXT ·rowIQ4_NLX8VNNINTA4096(SB), $8192-40
 	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z17
 	MOVL         $0x80808080, AX
 	VPBROADCASTD AX, Y15
+	MOVQ         R13, CX
+	ANDQ         $-8, CX
+	JZ           pretail
 
 pre:
-	VMOVDQU64      (DI), Z18
-	VPERMT2W       64(DI), Z16, Z18
-	VMOVDQU64      136(DI), Z19
-	VPERMT2W       200(DI), Z17, Z19
-	VPUNPCKLQDQ    X19, X18, X18
-	VCVTPH2PS      X18, Y3
-	VMOVUPS        Y3, (R8)
-	VPXOR          Y4, Y4, Y4
-	VPDPBUSD       2(DI), Y15, Y4
-	VPXOR          Y5, Y5, Y5
-	VPDPBUSD       36(DI), Y15, Y5
-	VPXOR          Y6, Y6, Y6
-	VPDPBUSD       70(DI), Y15, Y6
-	VPXOR          Y7, Y7, Y7
-	VPDPBUSD       104(DI), Y15, Y7
-	VPXOR          Y8, Y8, Y8
-	VPDPBUSD       138(DI), Y15, Y8
-	VPXOR          Y9, Y9, Y9
-	VPDPBUSD       172(DI), Y15, Y9
-	VPXOR          Y10, Y10, Y10
-	VPDPBUSD       206(DI), Y15, Y10
-	VPXOR          Y11, Y11, Y11
-	VPDPBUSD       240(DI), Y15, Y11
-	VPHADDD        Y5, Y4, Y4
-	VPHADDD        Y7, Y6, Y6
-	VPHADDD        Y9, Y8, Y8
-	VPHADDD        Y11, Y10, Y10
-	VPHADDD        Y6, Y4, Y4
-	VPHADDD        Y10, Y8, Y8
-	VPERM2I128     $0x20, Y8, Y4, Y5
-	VPERM2I128     $0x31, Y8, Y4, Y6
-	VPADDD         Y6, Y5, Y5
-	VMOVUPS        Y5, 32(R8)
-	ADDQ           $0x00000110, DI
-	ADDQ           $0x40, R8
-	SUBQ           $0x08, CX
-	JNZ            pre
+	VMOVDQU64   (DI), Z18
+	VPERMT2W    64(DI), Z16, Z18
+	VMOVDQU64   136(DI), Z19
+	VPERMT2W    200(DI), Z17, Z19
+	VPUNPCKLQDQ X19, X18, X18
+	VCVTPH2PS   X18, Y3
+	VMOVUPS     Y3, (R8)
+	VPXOR       Y4, Y4, Y4
+	VPDPBUSD    2(DI), Y15, Y4
+	VPXOR       Y5, Y5, Y5
+	VPDPBUSD    36(DI), Y15, Y5
+	VPXOR       Y6, Y6, Y6
+	VPDPBUSD    70(DI), Y15, Y6
+	VPXOR       Y7, Y7, Y7
+	VPDPBUSD    104(DI), Y15, Y7
+	VPXOR       Y8, Y8, Y8
+	VPDPBUSD    138(DI), Y15, Y8
+	VPXOR       Y9, Y9, Y9
+	VPDPBUSD    172(DI), Y15, Y9
+	VPXOR       Y10, Y10, Y10
+	VPDPBUSD    206(DI), Y15, Y10
+	VPXOR       Y11, Y11, Y11
+	VPDPBUSD    240(DI), Y15, Y11
+	VPHADDD     Y5, Y4, Y4
+	VPHADDD     Y7, Y6, Y6
+	VPHADDD     Y9, Y8, Y8
+	VPHADDD     Y11, Y10, Y10
+	VPHADDD     Y6, Y4, Y4
+	VPHADDD     Y10, Y8, Y8
+	VPERM2I128  $0x20, Y8, Y4, Y5
+	VPERM2I128  $0x31, Y8, Y4, Y6
+	VPADDD      Y6, Y5, Y5
+	VMOVUPS     Y5, 32(R8)
+	ADDQ        $0x00000110, DI
+	ADDQ        $0x40, R8
+	SUBQ        $0x08, CX
+	JNZ         pre
+
+pretail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   predone
+
+preone:
+	MOVWLZX      (DI), AX
+	VMOVD        AX, X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, (R8)
+	VXORPS       Y4, Y4, Y4
+	VPDPBUSD     2(DI), Y15, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VPADDD       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSS       X4, 32(R8)
+	ADDQ         $0x22, DI
+	ADDQ         $0x04, R8
+	DECQ         CX
+	JNZ          preone
+
+predone:
 	VBROADCASTI128 iq4nlBiased<>+0(SB), Y14
 	MOVQ           w+0(FP), SI
 	MOVQ           groups+8(FP), R9
@@ -3012,8 +3131,10 @@ pre:
 group:
 	MOVQ   BX, DI
 	MOVQ   DX, R8
-	MOVQ   R13, CX
 	VXORPS Y0, Y0, Y0
+	MOVQ   R13, CX
+	ANDQ   $-8, CX
+	JZ     tail
 
 loop:
 	PREFETCHNTA   4096(SI)
@@ -3419,10 +3540,72 @@ loop:
 	ADDQ          $0x40, R8
 	SUBQ          $0x08, CX
 	JNZ           loop
-	VMOVUPS       Y0, (R12)
-	ADDQ          $0x20, R12
-	DECQ          R9
-	JNZ           group
+
+tail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   done
+
+one:
+	PREFETCHNTA   4096(SI)
+	PREFETCHNTA   4160(SI)
+	PREFETCHNTA   4224(SI)
+	VMOVDQU       16(SI), Y1
+	VPSRLW        $0x04, Y1, Y5
+	VPAND         Y15, Y1, Y1
+	VPAND         Y15, Y5, Y5
+	VPSHUFB       Y1, Y14, Y1
+	VPSHUFB       Y5, Y14, Y5
+	VPXORD        Y16, Y16, Y16
+	VPDPBUSD.BCST 2(DI), Y1, Y16
+	VPDPBUSD.BCST 18(DI), Y5, Y16
+	VMOVDQU       48(SI), Y2
+	VPSRLW        $0x04, Y2, Y6
+	VPAND         Y15, Y2, Y2
+	VPAND         Y15, Y6, Y6
+	VPSHUFB       Y2, Y14, Y2
+	VPSHUFB       Y6, Y14, Y6
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 6(DI), Y2, Y17
+	VPDPBUSD.BCST 22(DI), Y6, Y17
+	VMOVDQU       80(SI), Y3
+	VPSRLW        $0x04, Y3, Y7
+	VPAND         Y15, Y3, Y3
+	VPAND         Y15, Y7, Y7
+	VPSHUFB       Y3, Y14, Y3
+	VPSHUFB       Y7, Y14, Y7
+	VPXORD        Y18, Y18, Y18
+	VPDPBUSD.BCST 10(DI), Y3, Y18
+	VPDPBUSD.BCST 26(DI), Y7, Y18
+	VMOVDQU       112(SI), Y4
+	VPSRLW        $0x04, Y4, Y8
+	VPAND         Y15, Y4, Y4
+	VPAND         Y15, Y8, Y8
+	VPSHUFB       Y4, Y14, Y4
+	VPSHUFB       Y8, Y14, Y8
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 14(DI), Y4, Y19
+	VPDPBUSD.BCST 30(DI), Y8, Y19
+	VPADDD        Y17, Y16, Y16
+	VPADDD        Y19, Y18, Y18
+	VPADDD        Y18, Y16, Y16
+	VPSUBD.BCST   32(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  (R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VCVTPH2PS     (SI), Y22
+	VFMADD231PS   Y22, Y16, Y0
+	ADDQ          $0x00000090, SI
+	ADDQ          $0x22, DI
+	ADDQ          $0x04, R8
+	DECQ          CX
+	JNZ           one
+
+done:
+	VMOVUPS Y0, (R12)
+	ADDQ    $0x20, R12
+	DECQ    R9
+	JNZ     group
 	VZEROUPPER
 	RET
 
@@ -3439,45 +3622,74 @@ TEXT ·rowIQ4_NLX8VNNIPF4096(SB), $8192-40
 	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z17
 	MOVL         $0x80808080, AX
 	VPBROADCASTD AX, Y15
+	MOVQ         R13, CX
+	ANDQ         $-8, CX
+	JZ           pretail
 
 pre:
-	VMOVDQU64      (DI), Z18
-	VPERMT2W       64(DI), Z16, Z18
-	VMOVDQU64      136(DI), Z19
-	VPERMT2W       200(DI), Z17, Z19
-	VPUNPCKLQDQ    X19, X18, X18
-	VCVTPH2PS      X18, Y3
-	VMOVUPS        Y3, (R8)
-	VPXOR          Y4, Y4, Y4
-	VPDPBUSD       2(DI), Y15, Y4
-	VPXOR          Y5, Y5, Y5
-	VPDPBUSD       36(DI), Y15, Y5
-	VPXOR          Y6, Y6, Y6
-	VPDPBUSD       70(DI), Y15, Y6
-	VPXOR          Y7, Y7, Y7
-	VPDPBUSD       104(DI), Y15, Y7
-	VPXOR          Y8, Y8, Y8
-	VPDPBUSD       138(DI), Y15, Y8
-	VPXOR          Y9, Y9, Y9
-	VPDPBUSD       172(DI), Y15, Y9
-	VPXOR          Y10, Y10, Y10
-	VPDPBUSD       206(DI), Y15, Y10
-	VPXOR          Y11, Y11, Y11
-	VPDPBUSD       240(DI), Y15, Y11
-	VPHADDD        Y5, Y4, Y4
-	VPHADDD        Y7, Y6, Y6
-	VPHADDD        Y9, Y8, Y8
-	VPHADDD        Y11, Y10, Y10
-	VPHADDD        Y6, Y4, Y4
-	VPHADDD        Y10, Y8, Y8
-	VPERM2I128     $0x20, Y8, Y4, Y5
-	VPERM2I128     $0x31, Y8, Y4, Y6
-	VPADDD         Y6, Y5, Y5
-	VMOVUPS        Y5, 32(R8)
-	ADDQ           $0x00000110, DI
-	ADDQ           $0x40, R8
-	SUBQ           $0x08, CX
-	JNZ            pre
+	VMOVDQU64   (DI), Z18
+	VPERMT2W    64(DI), Z16, Z18
+	VMOVDQU64   136(DI), Z19
+	VPERMT2W    200(DI), Z17, Z19
+	VPUNPCKLQDQ X19, X18, X18
+	VCVTPH2PS   X18, Y3
+	VMOVUPS     Y3, (R8)
+	VPXOR       Y4, Y4, Y4
+	VPDPBUSD    2(DI), Y15, Y4
+	VPXOR       Y5, Y5, Y5
+	VPDPBUSD    36(DI), Y15, Y5
+	VPXOR       Y6, Y6, Y6
+	VPDPBUSD    70(DI), Y15, Y6
+	VPXOR       Y7, Y7, Y7
+	VPDPBUSD    104(DI), Y15, Y7
+	VPXOR       Y8, Y8, Y8
+	VPDPBUSD    138(DI), Y15, Y8
+	VPXOR       Y9, Y9, Y9
+	VPDPBUSD    172(DI), Y15, Y9
+	VPXOR       Y10, Y10, Y10
+	VPDPBUSD    206(DI), Y15, Y10
+	VPXOR       Y11, Y11, Y11
+	VPDPBUSD    240(DI), Y15, Y11
+	VPHADDD     Y5, Y4, Y4
+	VPHADDD     Y7, Y6, Y6
+	VPHADDD     Y9, Y8, Y8
+	VPHADDD     Y11, Y10, Y10
+	VPHADDD     Y6, Y4, Y4
+	VPHADDD     Y10, Y8, Y8
+	VPERM2I128  $0x20, Y8, Y4, Y5
+	VPERM2I128  $0x31, Y8, Y4, Y6
+	VPADDD      Y6, Y5, Y5
+	VMOVUPS     Y5, 32(R8)
+	ADDQ        $0x00000110, DI
+	ADDQ        $0x40, R8
+	SUBQ        $0x08, CX
+	JNZ         pre
+
+pretail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   predone
+
+preone:
+	MOVWLZX      (DI), AX
+	VMOVD        AX, X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, (R8)
+	VXORPS       Y4, Y4, Y4
+	VPDPBUSD     2(DI), Y15, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VPADDD       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSS       X4, 32(R8)
+	ADDQ         $0x22, DI
+	ADDQ         $0x04, R8
+	DECQ         CX
+	JNZ          preone
+
+predone:
 	VBROADCASTI128 iq4nlBiased<>+0(SB), Y14
 	MOVQ           w+0(FP), SI
 	MOVQ           groups+8(FP), R9
@@ -3489,8 +3701,10 @@ pre:
 group:
 	MOVQ   BX, DI
 	MOVQ   DX, R8
-	MOVQ   R13, CX
 	VXORPS Y0, Y0, Y0
+	MOVQ   R13, CX
+	ANDQ   $-8, CX
+	JZ     tail
 
 loop:
 	PREFETCHT1    4096(SI)
@@ -3896,10 +4110,72 @@ loop:
 	ADDQ          $0x40, R8
 	SUBQ          $0x08, CX
 	JNZ           loop
-	VMOVUPS       Y0, (R12)
-	ADDQ          $0x20, R12
-	DECQ          R9
-	JNZ           group
+
+tail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   done
+
+one:
+	PREFETCHT1    4096(SI)
+	PREFETCHT1    4160(SI)
+	PREFETCHT1    4224(SI)
+	VMOVDQU       16(SI), Y1
+	VPSRLW        $0x04, Y1, Y5
+	VPAND         Y15, Y1, Y1
+	VPAND         Y15, Y5, Y5
+	VPSHUFB       Y1, Y14, Y1
+	VPSHUFB       Y5, Y14, Y5
+	VPXORD        Y16, Y16, Y16
+	VPDPBUSD.BCST 2(DI), Y1, Y16
+	VPDPBUSD.BCST 18(DI), Y5, Y16
+	VMOVDQU       48(SI), Y2
+	VPSRLW        $0x04, Y2, Y6
+	VPAND         Y15, Y2, Y2
+	VPAND         Y15, Y6, Y6
+	VPSHUFB       Y2, Y14, Y2
+	VPSHUFB       Y6, Y14, Y6
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 6(DI), Y2, Y17
+	VPDPBUSD.BCST 22(DI), Y6, Y17
+	VMOVDQU       80(SI), Y3
+	VPSRLW        $0x04, Y3, Y7
+	VPAND         Y15, Y3, Y3
+	VPAND         Y15, Y7, Y7
+	VPSHUFB       Y3, Y14, Y3
+	VPSHUFB       Y7, Y14, Y7
+	VPXORD        Y18, Y18, Y18
+	VPDPBUSD.BCST 10(DI), Y3, Y18
+	VPDPBUSD.BCST 26(DI), Y7, Y18
+	VMOVDQU       112(SI), Y4
+	VPSRLW        $0x04, Y4, Y8
+	VPAND         Y15, Y4, Y4
+	VPAND         Y15, Y8, Y8
+	VPSHUFB       Y4, Y14, Y4
+	VPSHUFB       Y8, Y14, Y8
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 14(DI), Y4, Y19
+	VPDPBUSD.BCST 30(DI), Y8, Y19
+	VPADDD        Y17, Y16, Y16
+	VPADDD        Y19, Y18, Y18
+	VPADDD        Y18, Y16, Y16
+	VPSUBD.BCST   32(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  (R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VCVTPH2PS     (SI), Y22
+	VFMADD231PS   Y22, Y16, Y0
+	ADDQ          $0x00000090, SI
+	ADDQ          $0x22, DI
+	ADDQ          $0x04, R8
+	DECQ          CX
+	JNZ           one
+
+done:
+	VMOVUPS Y0, (R12)
+	ADDQ    $0x20, R12
+	DECQ    R9
+	JNZ     group
 	VZEROUPPER
 	RET
 
@@ -3920,45 +4196,74 @@ tok:
 	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z17
 	MOVL         $0x80808080, AX
 	VPBROADCASTD AX, Y15
+	MOVQ         R13, CX
+	ANDQ         $-8, CX
+	JZ           pretail
 
 pre:
-	VMOVDQU64      (DI), Z18
-	VPERMT2W       64(DI), Z16, Z18
-	VMOVDQU64      136(DI), Z19
-	VPERMT2W       200(DI), Z17, Z19
-	VPUNPCKLQDQ    X19, X18, X18
-	VCVTPH2PS      X18, Y3
-	VMOVUPS        Y3, (R8)
-	VPXOR          Y4, Y4, Y4
-	VPDPBUSD       2(DI), Y15, Y4
-	VPXOR          Y5, Y5, Y5
-	VPDPBUSD       36(DI), Y15, Y5
-	VPXOR          Y6, Y6, Y6
-	VPDPBUSD       70(DI), Y15, Y6
-	VPXOR          Y7, Y7, Y7
-	VPDPBUSD       104(DI), Y15, Y7
-	VPXOR          Y8, Y8, Y8
-	VPDPBUSD       138(DI), Y15, Y8
-	VPXOR          Y9, Y9, Y9
-	VPDPBUSD       172(DI), Y15, Y9
-	VPXOR          Y10, Y10, Y10
-	VPDPBUSD       206(DI), Y15, Y10
-	VPXOR          Y11, Y11, Y11
-	VPDPBUSD       240(DI), Y15, Y11
-	VPHADDD        Y5, Y4, Y4
-	VPHADDD        Y7, Y6, Y6
-	VPHADDD        Y9, Y8, Y8
-	VPHADDD        Y11, Y10, Y10
-	VPHADDD        Y6, Y4, Y4
-	VPHADDD        Y10, Y8, Y8
-	VPERM2I128     $0x20, Y8, Y4, Y5
-	VPERM2I128     $0x31, Y8, Y4, Y6
-	VPADDD         Y6, Y5, Y5
-	VMOVUPS        Y5, 32(R8)
-	ADDQ           $0x00000110, DI
-	ADDQ           $0x40, R8
-	SUBQ           $0x08, CX
-	JNZ            pre
+	VMOVDQU64   (DI), Z18
+	VPERMT2W    64(DI), Z16, Z18
+	VMOVDQU64   136(DI), Z19
+	VPERMT2W    200(DI), Z17, Z19
+	VPUNPCKLQDQ X19, X18, X18
+	VCVTPH2PS   X18, Y3
+	VMOVUPS     Y3, (R8)
+	VPXOR       Y4, Y4, Y4
+	VPDPBUSD    2(DI), Y15, Y4
+	VPXOR       Y5, Y5, Y5
+	VPDPBUSD    36(DI), Y15, Y5
+	VPXOR       Y6, Y6, Y6
+	VPDPBUSD    70(DI), Y15, Y6
+	VPXOR       Y7, Y7, Y7
+	VPDPBUSD    104(DI), Y15, Y7
+	VPXOR       Y8, Y8, Y8
+	VPDPBUSD    138(DI), Y15, Y8
+	VPXOR       Y9, Y9, Y9
+	VPDPBUSD    172(DI), Y15, Y9
+	VPXOR       Y10, Y10, Y10
+	VPDPBUSD    206(DI), Y15, Y10
+	VPXOR       Y11, Y11, Y11
+	VPDPBUSD    240(DI), Y15, Y11
+	VPHADDD     Y5, Y4, Y4
+	VPHADDD     Y7, Y6, Y6
+	VPHADDD     Y9, Y8, Y8
+	VPHADDD     Y11, Y10, Y10
+	VPHADDD     Y6, Y4, Y4
+	VPHADDD     Y10, Y8, Y8
+	VPERM2I128  $0x20, Y8, Y4, Y5
+	VPERM2I128  $0x31, Y8, Y4, Y6
+	VPADDD      Y6, Y5, Y5
+	VMOVUPS     Y5, 32(R8)
+	ADDQ        $0x00000110, DI
+	ADDQ        $0x40, R8
+	SUBQ        $0x08, CX
+	JNZ         pre
+
+pretail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   predone
+
+preone:
+	MOVWLZX      (DI), AX
+	VMOVD        AX, X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, (R8)
+	VXORPS       Y4, Y4, Y4
+	VPDPBUSD     2(DI), Y15, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VPADDD       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSS       X4, 32(R8)
+	ADDQ         $0x22, DI
+	ADDQ         $0x04, R8
+	DECQ         CX
+	JNZ          preone
+
+predone:
 	VBROADCASTI128 iq4nlBiased<>+0(SB), Y14
 	ADDQ           R10, BX
 	ADDQ           $0x00002000, DX
@@ -3979,9 +4284,11 @@ pre:
 group:
 	MOVQ   BX, DI
 	MOVQ   DX, R8
-	MOVQ   R13, CX
 	VXORPS Y0, Y0, Y0
 	VPXORD Y23, Y23, Y23
+	MOVQ   R13, CX
+	ANDQ   $-8, CX
+	JZ     tail
 
 loop:
 	VMOVDQU       16(SI), Y1
@@ -4445,13 +4752,84 @@ loop:
 	ADDQ          $0x40, R8
 	SUBQ          $0x08, CX
 	JNZ           loop
-	MOVQ          R12, AX
-	VMOVUPS       Y0, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y23, (AX)
-	ADDQ          $0x20, R12
-	DECQ          R9
-	JNZ           group
+
+tail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   done
+
+one:
+	VMOVDQU       16(SI), Y1
+	VPSRLW        $0x04, Y1, Y5
+	VPAND         Y15, Y1, Y1
+	VPAND         Y15, Y5, Y5
+	VPSHUFB       Y1, Y14, Y1
+	VPSHUFB       Y5, Y14, Y5
+	VMOVDQU       48(SI), Y2
+	VPSRLW        $0x04, Y2, Y6
+	VPAND         Y15, Y2, Y2
+	VPAND         Y15, Y6, Y6
+	VPSHUFB       Y2, Y14, Y2
+	VPSHUFB       Y6, Y14, Y6
+	VMOVDQU       80(SI), Y3
+	VPSRLW        $0x04, Y3, Y7
+	VPAND         Y15, Y3, Y3
+	VPAND         Y15, Y7, Y7
+	VPSHUFB       Y3, Y14, Y3
+	VPSHUFB       Y7, Y14, Y7
+	VMOVDQU       112(SI), Y4
+	VPSRLW        $0x04, Y4, Y8
+	VPAND         Y15, Y4, Y4
+	VPAND         Y15, Y8, Y8
+	VPSHUFB       Y4, Y14, Y4
+	VPSHUFB       Y8, Y14, Y8
+	VCVTPH2PS     (SI), Y22
+	VPXORD        Y16, Y16, Y16
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 2(DI), Y1, Y16
+	VPDPBUSD.BCST 18(DI), Y5, Y16
+	VPDPBUSD.BCST 6(DI), Y2, Y17
+	VPDPBUSD.BCST 22(DI), Y6, Y17
+	VPDPBUSD.BCST 10(DI), Y3, Y16
+	VPDPBUSD.BCST 26(DI), Y7, Y16
+	VPDPBUSD.BCST 14(DI), Y4, Y17
+	VPDPBUSD.BCST 30(DI), Y8, Y17
+	VPADDD        Y17, Y16, Y16
+	VPSUBD.BCST   32(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  (R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VFMADD231PS   Y22, Y16, Y0
+	VPXORD        Y18, Y18, Y18
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 2(DI)(R10*1), Y1, Y18
+	VPDPBUSD.BCST 18(DI)(R10*1), Y5, Y18
+	VPDPBUSD.BCST 6(DI)(R10*1), Y2, Y19
+	VPDPBUSD.BCST 22(DI)(R10*1), Y6, Y19
+	VPDPBUSD.BCST 10(DI)(R10*1), Y3, Y18
+	VPDPBUSD.BCST 26(DI)(R10*1), Y7, Y18
+	VPDPBUSD.BCST 14(DI)(R10*1), Y4, Y19
+	VPDPBUSD.BCST 30(DI)(R10*1), Y8, Y19
+	VPADDD        Y19, Y18, Y18
+	VPSUBD.BCST   8224(R8), Y18, Y18
+	VCVTDQ2PS     Y18, Y18
+	VBROADCASTSS  8192(R8), Y20
+	VMULPS        Y20, Y18, Y18
+	VFMADD231PS   Y22, Y18, Y23
+	ADDQ          $0x00000090, SI
+	ADDQ          $0x00000022, DI
+	ADDQ          $0x04, R8
+	DECQ          CX
+	JNZ           one
+
+done:
+	MOVQ    R12, AX
+	VMOVUPS Y0, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y23, (AX)
+	ADDQ    $0x20, R12
+	DECQ    R9
+	JNZ     group
 	VZEROUPPER
 	RET
 
@@ -4472,45 +4850,74 @@ tok:
 	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z17
 	MOVL         $0x80808080, AX
 	VPBROADCASTD AX, Y15
+	MOVQ         R13, CX
+	ANDQ         $-8, CX
+	JZ           pretail
 
 pre:
-	VMOVDQU64      (DI), Z18
-	VPERMT2W       64(DI), Z16, Z18
-	VMOVDQU64      136(DI), Z19
-	VPERMT2W       200(DI), Z17, Z19
-	VPUNPCKLQDQ    X19, X18, X18
-	VCVTPH2PS      X18, Y3
-	VMOVUPS        Y3, (R8)
-	VPXOR          Y4, Y4, Y4
-	VPDPBUSD       2(DI), Y15, Y4
-	VPXOR          Y5, Y5, Y5
-	VPDPBUSD       36(DI), Y15, Y5
-	VPXOR          Y6, Y6, Y6
-	VPDPBUSD       70(DI), Y15, Y6
-	VPXOR          Y7, Y7, Y7
-	VPDPBUSD       104(DI), Y15, Y7
-	VPXOR          Y8, Y8, Y8
-	VPDPBUSD       138(DI), Y15, Y8
-	VPXOR          Y9, Y9, Y9
-	VPDPBUSD       172(DI), Y15, Y9
-	VPXOR          Y10, Y10, Y10
-	VPDPBUSD       206(DI), Y15, Y10
-	VPXOR          Y11, Y11, Y11
-	VPDPBUSD       240(DI), Y15, Y11
-	VPHADDD        Y5, Y4, Y4
-	VPHADDD        Y7, Y6, Y6
-	VPHADDD        Y9, Y8, Y8
-	VPHADDD        Y11, Y10, Y10
-	VPHADDD        Y6, Y4, Y4
-	VPHADDD        Y10, Y8, Y8
-	VPERM2I128     $0x20, Y8, Y4, Y5
-	VPERM2I128     $0x31, Y8, Y4, Y6
-	VPADDD         Y6, Y5, Y5
-	VMOVUPS        Y5, 32(R8)
-	ADDQ           $0x00000110, DI
-	ADDQ           $0x40, R8
-	SUBQ           $0x08, CX
-	JNZ            pre
+	VMOVDQU64   (DI), Z18
+	VPERMT2W    64(DI), Z16, Z18
+	VMOVDQU64   136(DI), Z19
+	VPERMT2W    200(DI), Z17, Z19
+	VPUNPCKLQDQ X19, X18, X18
+	VCVTPH2PS   X18, Y3
+	VMOVUPS     Y3, (R8)
+	VPXOR       Y4, Y4, Y4
+	VPDPBUSD    2(DI), Y15, Y4
+	VPXOR       Y5, Y5, Y5
+	VPDPBUSD    36(DI), Y15, Y5
+	VPXOR       Y6, Y6, Y6
+	VPDPBUSD    70(DI), Y15, Y6
+	VPXOR       Y7, Y7, Y7
+	VPDPBUSD    104(DI), Y15, Y7
+	VPXOR       Y8, Y8, Y8
+	VPDPBUSD    138(DI), Y15, Y8
+	VPXOR       Y9, Y9, Y9
+	VPDPBUSD    172(DI), Y15, Y9
+	VPXOR       Y10, Y10, Y10
+	VPDPBUSD    206(DI), Y15, Y10
+	VPXOR       Y11, Y11, Y11
+	VPDPBUSD    240(DI), Y15, Y11
+	VPHADDD     Y5, Y4, Y4
+	VPHADDD     Y7, Y6, Y6
+	VPHADDD     Y9, Y8, Y8
+	VPHADDD     Y11, Y10, Y10
+	VPHADDD     Y6, Y4, Y4
+	VPHADDD     Y10, Y8, Y8
+	VPERM2I128  $0x20, Y8, Y4, Y5
+	VPERM2I128  $0x31, Y8, Y4, Y6
+	VPADDD      Y6, Y5, Y5
+	VMOVUPS     Y5, 32(R8)
+	ADDQ        $0x00000110, DI
+	ADDQ        $0x40, R8
+	SUBQ        $0x08, CX
+	JNZ         pre
+
+pretail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   predone
+
+preone:
+	MOVWLZX      (DI), AX
+	VMOVD        AX, X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, (R8)
+	VXORPS       Y4, Y4, Y4
+	VPDPBUSD     2(DI), Y15, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VPADDD       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSS       X4, 32(R8)
+	ADDQ         $0x22, DI
+	ADDQ         $0x04, R8
+	DECQ         CX
+	JNZ          preone
+
+predone:
 	VBROADCASTI128 iq4nlBiased<>+0(SB), Y14
 	ADDQ           R10, BX
 	ADDQ           $0x00002000, DX
@@ -4531,9 +4938,11 @@ pre:
 group:
 	MOVQ   BX, DI
 	MOVQ   DX, R8
-	MOVQ   R13, CX
 	VXORPS Y0, Y0, Y0
 	VPXORD Y23, Y23, Y23
+	MOVQ   R13, CX
+	ANDQ   $-8, CX
+	JZ     tail
 
 loop:
 	PREFETCHT1    4096(SI)
@@ -5015,13 +5424,87 @@ loop:
 	ADDQ          $0x40, R8
 	SUBQ          $0x08, CX
 	JNZ           loop
-	MOVQ          R12, AX
-	VMOVUPS       Y0, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y23, (AX)
-	ADDQ          $0x20, R12
-	DECQ          R9
-	JNZ           group
+
+tail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   done
+
+one:
+	PREFETCHT1    4096(SI)
+	PREFETCHT1    4160(SI)
+	PREFETCHT1    4224(SI)
+	VMOVDQU       16(SI), Y1
+	VPSRLW        $0x04, Y1, Y5
+	VPAND         Y15, Y1, Y1
+	VPAND         Y15, Y5, Y5
+	VPSHUFB       Y1, Y14, Y1
+	VPSHUFB       Y5, Y14, Y5
+	VMOVDQU       48(SI), Y2
+	VPSRLW        $0x04, Y2, Y6
+	VPAND         Y15, Y2, Y2
+	VPAND         Y15, Y6, Y6
+	VPSHUFB       Y2, Y14, Y2
+	VPSHUFB       Y6, Y14, Y6
+	VMOVDQU       80(SI), Y3
+	VPSRLW        $0x04, Y3, Y7
+	VPAND         Y15, Y3, Y3
+	VPAND         Y15, Y7, Y7
+	VPSHUFB       Y3, Y14, Y3
+	VPSHUFB       Y7, Y14, Y7
+	VMOVDQU       112(SI), Y4
+	VPSRLW        $0x04, Y4, Y8
+	VPAND         Y15, Y4, Y4
+	VPAND         Y15, Y8, Y8
+	VPSHUFB       Y4, Y14, Y4
+	VPSHUFB       Y8, Y14, Y8
+	VCVTPH2PS     (SI), Y22
+	VPXORD        Y16, Y16, Y16
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 2(DI), Y1, Y16
+	VPDPBUSD.BCST 18(DI), Y5, Y16
+	VPDPBUSD.BCST 6(DI), Y2, Y17
+	VPDPBUSD.BCST 22(DI), Y6, Y17
+	VPDPBUSD.BCST 10(DI), Y3, Y16
+	VPDPBUSD.BCST 26(DI), Y7, Y16
+	VPDPBUSD.BCST 14(DI), Y4, Y17
+	VPDPBUSD.BCST 30(DI), Y8, Y17
+	VPADDD        Y17, Y16, Y16
+	VPSUBD.BCST   32(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  (R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VFMADD231PS   Y22, Y16, Y0
+	VPXORD        Y18, Y18, Y18
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 2(DI)(R10*1), Y1, Y18
+	VPDPBUSD.BCST 18(DI)(R10*1), Y5, Y18
+	VPDPBUSD.BCST 6(DI)(R10*1), Y2, Y19
+	VPDPBUSD.BCST 22(DI)(R10*1), Y6, Y19
+	VPDPBUSD.BCST 10(DI)(R10*1), Y3, Y18
+	VPDPBUSD.BCST 26(DI)(R10*1), Y7, Y18
+	VPDPBUSD.BCST 14(DI)(R10*1), Y4, Y19
+	VPDPBUSD.BCST 30(DI)(R10*1), Y8, Y19
+	VPADDD        Y19, Y18, Y18
+	VPSUBD.BCST   8224(R8), Y18, Y18
+	VCVTDQ2PS     Y18, Y18
+	VBROADCASTSS  8192(R8), Y20
+	VMULPS        Y20, Y18, Y18
+	VFMADD231PS   Y22, Y18, Y23
+	ADDQ          $0x00000090, SI
+	ADDQ          $0x00000022, DI
+	ADDQ          $0x04, R8
+	DECQ          CX
+	JNZ           one
+
+done:
+	MOVQ    R12, AX
+	VMOVUPS Y0, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y23, (AX)
+	ADDQ    $0x20, R12
+	DECQ    R9
+	JNZ     group
 	VZEROUPPER
 	RET
 
@@ -5042,45 +5525,74 @@ tok:
 	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z17
 	MOVL         $0x80808080, AX
 	VPBROADCASTD AX, Y15
+	MOVQ         R13, CX
+	ANDQ         $-8, CX
+	JZ           pretail
 
 pre:
-	VMOVDQU64      (DI), Z18
-	VPERMT2W       64(DI), Z16, Z18
-	VMOVDQU64      136(DI), Z19
-	VPERMT2W       200(DI), Z17, Z19
-	VPUNPCKLQDQ    X19, X18, X18
-	VCVTPH2PS      X18, Y3
-	VMOVUPS        Y3, (R8)
-	VPXOR          Y4, Y4, Y4
-	VPDPBUSD       2(DI), Y15, Y4
-	VPXOR          Y5, Y5, Y5
-	VPDPBUSD       36(DI), Y15, Y5
-	VPXOR          Y6, Y6, Y6
-	VPDPBUSD       70(DI), Y15, Y6
-	VPXOR          Y7, Y7, Y7
-	VPDPBUSD       104(DI), Y15, Y7
-	VPXOR          Y8, Y8, Y8
-	VPDPBUSD       138(DI), Y15, Y8
-	VPXOR          Y9, Y9, Y9
-	VPDPBUSD       172(DI), Y15, Y9
-	VPXOR          Y10, Y10, Y10
-	VPDPBUSD       206(DI), Y15, Y10
-	VPXOR          Y11, Y11, Y11
-	VPDPBUSD       240(DI), Y15, Y11
-	VPHADDD        Y5, Y4, Y4
-	VPHADDD        Y7, Y6, Y6
-	VPHADDD        Y9, Y8, Y8
-	VPHADDD        Y11, Y10, Y10
-	VPHADDD        Y6, Y4, Y4
-	VPHADDD        Y10, Y8, Y8
-	VPERM2I128     $0x20, Y8, Y4, Y5
-	VPERM2I128     $0x31, Y8, Y4, Y6
-	VPADDD         Y6, Y5, Y5
-	VMOVUPS        Y5, 32(R8)
-	ADDQ           $0x00000110, DI
-	ADDQ           $0x40, R8
-	SUBQ           $0x08, CX
-	JNZ            pre
+	VMOVDQU64   (DI), Z18
+	VPERMT2W    64(DI), Z16, Z18
+	VMOVDQU64   136(DI), Z19
+	VPERMT2W    200(DI), Z17, Z19
+	VPUNPCKLQDQ X19, X18, X18
+	VCVTPH2PS   X18, Y3
+	VMOVUPS     Y3, (R8)
+	VPXOR       Y4, Y4, Y4
+	VPDPBUSD    2(DI), Y15, Y4
+	VPXOR       Y5, Y5, Y5
+	VPDPBUSD    36(DI), Y15, Y5
+	VPXOR       Y6, Y6, Y6
+	VPDPBUSD    70(DI), Y15, Y6
+	VPXOR       Y7, Y7, Y7
+	VPDPBUSD    104(DI), Y15, Y7
+	VPXOR       Y8, Y8, Y8
+	VPDPBUSD    138(DI), Y15, Y8
+	VPXOR       Y9, Y9, Y9
+	VPDPBUSD    172(DI), Y15, Y9
+	VPXOR       Y10, Y10, Y10
+	VPDPBUSD    206(DI), Y15, Y10
+	VPXOR       Y11, Y11, Y11
+	VPDPBUSD    240(DI), Y15, Y11
+	VPHADDD     Y5, Y4, Y4
+	VPHADDD     Y7, Y6, Y6
+	VPHADDD     Y9, Y8, Y8
+	VPHADDD     Y11, Y10, Y10
+	VPHADDD     Y6, Y4, Y4
+	VPHADDD     Y10, Y8, Y8
+	VPERM2I128  $0x20, Y8, Y4, Y5
+	VPERM2I128  $0x31, Y8, Y4, Y6
+	VPADDD      Y6, Y5, Y5
+	VMOVUPS     Y5, 32(R8)
+	ADDQ        $0x00000110, DI
+	ADDQ        $0x40, R8
+	SUBQ        $0x08, CX
+	JNZ         pre
+
+pretail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   predone
+
+preone:
+	MOVWLZX      (DI), AX
+	VMOVD        AX, X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, (R8)
+	VXORPS       Y4, Y4, Y4
+	VPDPBUSD     2(DI), Y15, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VPADDD       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSS       X4, 32(R8)
+	ADDQ         $0x22, DI
+	ADDQ         $0x04, R8
+	DECQ         CX
+	JNZ          preone
+
+predone:
 	VBROADCASTI128 iq4nlBiased<>+0(SB), Y14
 	ADDQ           R10, BX
 	ADDQ           $0x00002000, DX
@@ -5101,11 +5613,13 @@ pre:
 group:
 	MOVQ   BX, DI
 	MOVQ   DX, R8
-	MOVQ   R13, CX
 	VXORPS Y0, Y0, Y0
 	VPXORD Y23, Y23, Y23
 	VPXORD Y24, Y24, Y24
 	VPXORD Y25, Y25, Y25
+	MOVQ   R13, CX
+	ANDQ   $-8, CX
+	JZ     tail
 
 loop:
 	VMOVDQU       16(SI), Y1
@@ -5825,17 +6339,120 @@ loop:
 	ADDQ          $0x40, R8
 	SUBQ          $0x08, CX
 	JNZ           loop
-	MOVQ          R12, AX
-	VMOVUPS       Y0, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y23, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y24, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y25, (AX)
-	ADDQ          $0x20, R12
-	DECQ          R9
-	JNZ           group
+
+tail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   done
+
+one:
+	VMOVDQU       16(SI), Y1
+	VPSRLW        $0x04, Y1, Y5
+	VPAND         Y15, Y1, Y1
+	VPAND         Y15, Y5, Y5
+	VPSHUFB       Y1, Y14, Y1
+	VPSHUFB       Y5, Y14, Y5
+	VMOVDQU       48(SI), Y2
+	VPSRLW        $0x04, Y2, Y6
+	VPAND         Y15, Y2, Y2
+	VPAND         Y15, Y6, Y6
+	VPSHUFB       Y2, Y14, Y2
+	VPSHUFB       Y6, Y14, Y6
+	VMOVDQU       80(SI), Y3
+	VPSRLW        $0x04, Y3, Y7
+	VPAND         Y15, Y3, Y3
+	VPAND         Y15, Y7, Y7
+	VPSHUFB       Y3, Y14, Y3
+	VPSHUFB       Y7, Y14, Y7
+	VMOVDQU       112(SI), Y4
+	VPSRLW        $0x04, Y4, Y8
+	VPAND         Y15, Y4, Y4
+	VPAND         Y15, Y8, Y8
+	VPSHUFB       Y4, Y14, Y4
+	VPSHUFB       Y8, Y14, Y8
+	VCVTPH2PS     (SI), Y22
+	VPXORD        Y16, Y16, Y16
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 2(DI), Y1, Y16
+	VPDPBUSD.BCST 18(DI), Y5, Y16
+	VPDPBUSD.BCST 6(DI), Y2, Y17
+	VPDPBUSD.BCST 22(DI), Y6, Y17
+	VPDPBUSD.BCST 10(DI), Y3, Y16
+	VPDPBUSD.BCST 26(DI), Y7, Y16
+	VPDPBUSD.BCST 14(DI), Y4, Y17
+	VPDPBUSD.BCST 30(DI), Y8, Y17
+	VPADDD        Y17, Y16, Y16
+	VPSUBD.BCST   32(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  (R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VFMADD231PS   Y22, Y16, Y0
+	VPXORD        Y18, Y18, Y18
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 2(DI)(R10*1), Y1, Y18
+	VPDPBUSD.BCST 18(DI)(R10*1), Y5, Y18
+	VPDPBUSD.BCST 6(DI)(R10*1), Y2, Y19
+	VPDPBUSD.BCST 22(DI)(R10*1), Y6, Y19
+	VPDPBUSD.BCST 10(DI)(R10*1), Y3, Y18
+	VPDPBUSD.BCST 26(DI)(R10*1), Y7, Y18
+	VPDPBUSD.BCST 14(DI)(R10*1), Y4, Y19
+	VPDPBUSD.BCST 30(DI)(R10*1), Y8, Y19
+	VPADDD        Y19, Y18, Y18
+	VPSUBD.BCST   8224(R8), Y18, Y18
+	VCVTDQ2PS     Y18, Y18
+	VBROADCASTSS  8192(R8), Y20
+	VMULPS        Y20, Y18, Y18
+	VFMADD231PS   Y22, Y18, Y23
+	VPXORD        Y16, Y16, Y16
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 2(DI)(R10*2), Y1, Y16
+	VPDPBUSD.BCST 18(DI)(R10*2), Y5, Y16
+	VPDPBUSD.BCST 6(DI)(R10*2), Y2, Y17
+	VPDPBUSD.BCST 22(DI)(R10*2), Y6, Y17
+	VPDPBUSD.BCST 10(DI)(R10*2), Y3, Y16
+	VPDPBUSD.BCST 26(DI)(R10*2), Y7, Y16
+	VPDPBUSD.BCST 14(DI)(R10*2), Y4, Y17
+	VPDPBUSD.BCST 30(DI)(R10*2), Y8, Y17
+	VPADDD        Y17, Y16, Y16
+	VPSUBD.BCST   16416(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  16384(R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VFMADD231PS   Y22, Y16, Y24
+	VPXORD        Y18, Y18, Y18
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 2(DI)(R14*1), Y1, Y18
+	VPDPBUSD.BCST 18(DI)(R14*1), Y5, Y18
+	VPDPBUSD.BCST 6(DI)(R14*1), Y2, Y19
+	VPDPBUSD.BCST 22(DI)(R14*1), Y6, Y19
+	VPDPBUSD.BCST 10(DI)(R14*1), Y3, Y18
+	VPDPBUSD.BCST 26(DI)(R14*1), Y7, Y18
+	VPDPBUSD.BCST 14(DI)(R14*1), Y4, Y19
+	VPDPBUSD.BCST 30(DI)(R14*1), Y8, Y19
+	VPADDD        Y19, Y18, Y18
+	VPSUBD.BCST   24608(R8), Y18, Y18
+	VCVTDQ2PS     Y18, Y18
+	VBROADCASTSS  24576(R8), Y20
+	VMULPS        Y20, Y18, Y18
+	VFMADD231PS   Y22, Y18, Y25
+	ADDQ          $0x00000090, SI
+	ADDQ          $0x00000022, DI
+	ADDQ          $0x04, R8
+	DECQ          CX
+	JNZ           one
+
+done:
+	MOVQ    R12, AX
+	VMOVUPS Y0, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y23, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y24, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y25, (AX)
+	ADDQ    $0x20, R12
+	DECQ    R9
+	JNZ     group
 	VZEROUPPER
 	RET
 
@@ -5856,45 +6473,74 @@ tok:
 	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z17
 	MOVL         $0x80808080, AX
 	VPBROADCASTD AX, Y15
+	MOVQ         R13, CX
+	ANDQ         $-8, CX
+	JZ           pretail
 
 pre:
-	VMOVDQU64      (DI), Z18
-	VPERMT2W       64(DI), Z16, Z18
-	VMOVDQU64      136(DI), Z19
-	VPERMT2W       200(DI), Z17, Z19
-	VPUNPCKLQDQ    X19, X18, X18
-	VCVTPH2PS      X18, Y3
-	VMOVUPS        Y3, (R8)
-	VPXOR          Y4, Y4, Y4
-	VPDPBUSD       2(DI), Y15, Y4
-	VPXOR          Y5, Y5, Y5
-	VPDPBUSD       36(DI), Y15, Y5
-	VPXOR          Y6, Y6, Y6
-	VPDPBUSD       70(DI), Y15, Y6
-	VPXOR          Y7, Y7, Y7
-	VPDPBUSD       104(DI), Y15, Y7
-	VPXOR          Y8, Y8, Y8
-	VPDPBUSD       138(DI), Y15, Y8
-	VPXOR          Y9, Y9, Y9
-	VPDPBUSD       172(DI), Y15, Y9
-	VPXOR          Y10, Y10, Y10
-	VPDPBUSD       206(DI), Y15, Y10
-	VPXOR          Y11, Y11, Y11
-	VPDPBUSD       240(DI), Y15, Y11
-	VPHADDD        Y5, Y4, Y4
-	VPHADDD        Y7, Y6, Y6
-	VPHADDD        Y9, Y8, Y8
-	VPHADDD        Y11, Y10, Y10
-	VPHADDD        Y6, Y4, Y4
-	VPHADDD        Y10, Y8, Y8
-	VPERM2I128     $0x20, Y8, Y4, Y5
-	VPERM2I128     $0x31, Y8, Y4, Y6
-	VPADDD         Y6, Y5, Y5
-	VMOVUPS        Y5, 32(R8)
-	ADDQ           $0x00000110, DI
-	ADDQ           $0x40, R8
-	SUBQ           $0x08, CX
-	JNZ            pre
+	VMOVDQU64   (DI), Z18
+	VPERMT2W    64(DI), Z16, Z18
+	VMOVDQU64   136(DI), Z19
+	VPERMT2W    200(DI), Z17, Z19
+	VPUNPCKLQDQ X19, X18, X18
+	VCVTPH2PS   X18, Y3
+	VMOVUPS     Y3, (R8)
+	VPXOR       Y4, Y4, Y4
+	VPDPBUSD    2(DI), Y15, Y4
+	VPXOR       Y5, Y5, Y5
+	VPDPBUSD    36(DI), Y15, Y5
+	VPXOR       Y6, Y6, Y6
+	VPDPBUSD    70(DI), Y15, Y6
+	VPXOR       Y7, Y7, Y7
+	VPDPBUSD    104(DI), Y15, Y7
+	VPXOR       Y8, Y8, Y8
+	VPDPBUSD    138(DI), Y15, Y8
+	VPXOR       Y9, Y9, Y9
+	VPDPBUSD    172(DI), Y15, Y9
+	VPXOR       Y10, Y10, Y10
+	VPDPBUSD    206(DI), Y15, Y10
+	VPXOR       Y11, Y11, Y11
+	VPDPBUSD    240(DI), Y15, Y11
+	VPHADDD     Y5, Y4, Y4
+	VPHADDD     Y7, Y6, Y6
+	VPHADDD     Y9, Y8, Y8
+	VPHADDD     Y11, Y10, Y10
+	VPHADDD     Y6, Y4, Y4
+	VPHADDD     Y10, Y8, Y8
+	VPERM2I128  $0x20, Y8, Y4, Y5
+	VPERM2I128  $0x31, Y8, Y4, Y6
+	VPADDD      Y6, Y5, Y5
+	VMOVUPS     Y5, 32(R8)
+	ADDQ        $0x00000110, DI
+	ADDQ        $0x40, R8
+	SUBQ        $0x08, CX
+	JNZ         pre
+
+pretail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   predone
+
+preone:
+	MOVWLZX      (DI), AX
+	VMOVD        AX, X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, (R8)
+	VXORPS       Y4, Y4, Y4
+	VPDPBUSD     2(DI), Y15, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VPADDD       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSS       X4, 32(R8)
+	ADDQ         $0x22, DI
+	ADDQ         $0x04, R8
+	DECQ         CX
+	JNZ          preone
+
+predone:
 	VBROADCASTI128 iq4nlBiased<>+0(SB), Y14
 	ADDQ           R10, BX
 	ADDQ           $0x00002000, DX
@@ -5915,11 +6561,13 @@ pre:
 group:
 	MOVQ   BX, DI
 	MOVQ   DX, R8
-	MOVQ   R13, CX
 	VXORPS Y0, Y0, Y0
 	VPXORD Y23, Y23, Y23
 	VPXORD Y24, Y24, Y24
 	VPXORD Y25, Y25, Y25
+	MOVQ   R13, CX
+	ANDQ   $-8, CX
+	JZ     tail
 
 loop:
 	PREFETCHT1    4096(SI)
@@ -6657,17 +7305,123 @@ loop:
 	ADDQ          $0x40, R8
 	SUBQ          $0x08, CX
 	JNZ           loop
-	MOVQ          R12, AX
-	VMOVUPS       Y0, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y23, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y24, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y25, (AX)
-	ADDQ          $0x20, R12
-	DECQ          R9
-	JNZ           group
+
+tail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   done
+
+one:
+	PREFETCHT1    4096(SI)
+	PREFETCHT1    4160(SI)
+	PREFETCHT1    4224(SI)
+	VMOVDQU       16(SI), Y1
+	VPSRLW        $0x04, Y1, Y5
+	VPAND         Y15, Y1, Y1
+	VPAND         Y15, Y5, Y5
+	VPSHUFB       Y1, Y14, Y1
+	VPSHUFB       Y5, Y14, Y5
+	VMOVDQU       48(SI), Y2
+	VPSRLW        $0x04, Y2, Y6
+	VPAND         Y15, Y2, Y2
+	VPAND         Y15, Y6, Y6
+	VPSHUFB       Y2, Y14, Y2
+	VPSHUFB       Y6, Y14, Y6
+	VMOVDQU       80(SI), Y3
+	VPSRLW        $0x04, Y3, Y7
+	VPAND         Y15, Y3, Y3
+	VPAND         Y15, Y7, Y7
+	VPSHUFB       Y3, Y14, Y3
+	VPSHUFB       Y7, Y14, Y7
+	VMOVDQU       112(SI), Y4
+	VPSRLW        $0x04, Y4, Y8
+	VPAND         Y15, Y4, Y4
+	VPAND         Y15, Y8, Y8
+	VPSHUFB       Y4, Y14, Y4
+	VPSHUFB       Y8, Y14, Y8
+	VCVTPH2PS     (SI), Y22
+	VPXORD        Y16, Y16, Y16
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 2(DI), Y1, Y16
+	VPDPBUSD.BCST 18(DI), Y5, Y16
+	VPDPBUSD.BCST 6(DI), Y2, Y17
+	VPDPBUSD.BCST 22(DI), Y6, Y17
+	VPDPBUSD.BCST 10(DI), Y3, Y16
+	VPDPBUSD.BCST 26(DI), Y7, Y16
+	VPDPBUSD.BCST 14(DI), Y4, Y17
+	VPDPBUSD.BCST 30(DI), Y8, Y17
+	VPADDD        Y17, Y16, Y16
+	VPSUBD.BCST   32(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  (R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VFMADD231PS   Y22, Y16, Y0
+	VPXORD        Y18, Y18, Y18
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 2(DI)(R10*1), Y1, Y18
+	VPDPBUSD.BCST 18(DI)(R10*1), Y5, Y18
+	VPDPBUSD.BCST 6(DI)(R10*1), Y2, Y19
+	VPDPBUSD.BCST 22(DI)(R10*1), Y6, Y19
+	VPDPBUSD.BCST 10(DI)(R10*1), Y3, Y18
+	VPDPBUSD.BCST 26(DI)(R10*1), Y7, Y18
+	VPDPBUSD.BCST 14(DI)(R10*1), Y4, Y19
+	VPDPBUSD.BCST 30(DI)(R10*1), Y8, Y19
+	VPADDD        Y19, Y18, Y18
+	VPSUBD.BCST   8224(R8), Y18, Y18
+	VCVTDQ2PS     Y18, Y18
+	VBROADCASTSS  8192(R8), Y20
+	VMULPS        Y20, Y18, Y18
+	VFMADD231PS   Y22, Y18, Y23
+	VPXORD        Y16, Y16, Y16
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 2(DI)(R10*2), Y1, Y16
+	VPDPBUSD.BCST 18(DI)(R10*2), Y5, Y16
+	VPDPBUSD.BCST 6(DI)(R10*2), Y2, Y17
+	VPDPBUSD.BCST 22(DI)(R10*2), Y6, Y17
+	VPDPBUSD.BCST 10(DI)(R10*2), Y3, Y16
+	VPDPBUSD.BCST 26(DI)(R10*2), Y7, Y16
+	VPDPBUSD.BCST 14(DI)(R10*2), Y4, Y17
+	VPDPBUSD.BCST 30(DI)(R10*2), Y8, Y17
+	VPADDD        Y17, Y16, Y16
+	VPSUBD.BCST   16416(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  16384(R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VFMADD231PS   Y22, Y16, Y24
+	VPXORD        Y18, Y18, Y18
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 2(DI)(R14*1), Y1, Y18
+	VPDPBUSD.BCST 18(DI)(R14*1), Y5, Y18
+	VPDPBUSD.BCST 6(DI)(R14*1), Y2, Y19
+	VPDPBUSD.BCST 22(DI)(R14*1), Y6, Y19
+	VPDPBUSD.BCST 10(DI)(R14*1), Y3, Y18
+	VPDPBUSD.BCST 26(DI)(R14*1), Y7, Y18
+	VPDPBUSD.BCST 14(DI)(R14*1), Y4, Y19
+	VPDPBUSD.BCST 30(DI)(R14*1), Y8, Y19
+	VPADDD        Y19, Y18, Y18
+	VPSUBD.BCST   24608(R8), Y18, Y18
+	VCVTDQ2PS     Y18, Y18
+	VBROADCASTSS  24576(R8), Y20
+	VMULPS        Y20, Y18, Y18
+	VFMADD231PS   Y22, Y18, Y25
+	ADDQ          $0x00000090, SI
+	ADDQ          $0x00000022, DI
+	ADDQ          $0x04, R8
+	DECQ          CX
+	JNZ           one
+
+done:
+	MOVQ    R12, AX
+	VMOVUPS Y0, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y23, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y24, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y25, (AX)
+	ADDQ    $0x20, R12
+	DECQ    R9
+	JNZ     group
 	VZEROUPPER
 	RET
 
@@ -6688,45 +7442,74 @@ tok:
 	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z17
 	MOVL         $0x80808080, AX
 	VPBROADCASTD AX, Y15
+	MOVQ         R13, CX
+	ANDQ         $-8, CX
+	JZ           pretail
 
 pre:
-	VMOVDQU64      (DI), Z18
-	VPERMT2W       64(DI), Z16, Z18
-	VMOVDQU64      136(DI), Z19
-	VPERMT2W       200(DI), Z17, Z19
-	VPUNPCKLQDQ    X19, X18, X18
-	VCVTPH2PS      X18, Y3
-	VMOVUPS        Y3, (R8)
-	VPXOR          Y4, Y4, Y4
-	VPDPBUSD       2(DI), Y15, Y4
-	VPXOR          Y5, Y5, Y5
-	VPDPBUSD       36(DI), Y15, Y5
-	VPXOR          Y6, Y6, Y6
-	VPDPBUSD       70(DI), Y15, Y6
-	VPXOR          Y7, Y7, Y7
-	VPDPBUSD       104(DI), Y15, Y7
-	VPXOR          Y8, Y8, Y8
-	VPDPBUSD       138(DI), Y15, Y8
-	VPXOR          Y9, Y9, Y9
-	VPDPBUSD       172(DI), Y15, Y9
-	VPXOR          Y10, Y10, Y10
-	VPDPBUSD       206(DI), Y15, Y10
-	VPXOR          Y11, Y11, Y11
-	VPDPBUSD       240(DI), Y15, Y11
-	VPHADDD        Y5, Y4, Y4
-	VPHADDD        Y7, Y6, Y6
-	VPHADDD        Y9, Y8, Y8
-	VPHADDD        Y11, Y10, Y10
-	VPHADDD        Y6, Y4, Y4
-	VPHADDD        Y10, Y8, Y8
-	VPERM2I128     $0x20, Y8, Y4, Y5
-	VPERM2I128     $0x31, Y8, Y4, Y6
-	VPADDD         Y6, Y5, Y5
-	VMOVUPS        Y5, 32(R8)
-	ADDQ           $0x00000110, DI
-	ADDQ           $0x40, R8
-	SUBQ           $0x08, CX
-	JNZ            pre
+	VMOVDQU64   (DI), Z18
+	VPERMT2W    64(DI), Z16, Z18
+	VMOVDQU64   136(DI), Z19
+	VPERMT2W    200(DI), Z17, Z19
+	VPUNPCKLQDQ X19, X18, X18
+	VCVTPH2PS   X18, Y3
+	VMOVUPS     Y3, (R8)
+	VPXOR       Y4, Y4, Y4
+	VPDPBUSD    2(DI), Y15, Y4
+	VPXOR       Y5, Y5, Y5
+	VPDPBUSD    36(DI), Y15, Y5
+	VPXOR       Y6, Y6, Y6
+	VPDPBUSD    70(DI), Y15, Y6
+	VPXOR       Y7, Y7, Y7
+	VPDPBUSD    104(DI), Y15, Y7
+	VPXOR       Y8, Y8, Y8
+	VPDPBUSD    138(DI), Y15, Y8
+	VPXOR       Y9, Y9, Y9
+	VPDPBUSD    172(DI), Y15, Y9
+	VPXOR       Y10, Y10, Y10
+	VPDPBUSD    206(DI), Y15, Y10
+	VPXOR       Y11, Y11, Y11
+	VPDPBUSD    240(DI), Y15, Y11
+	VPHADDD     Y5, Y4, Y4
+	VPHADDD     Y7, Y6, Y6
+	VPHADDD     Y9, Y8, Y8
+	VPHADDD     Y11, Y10, Y10
+	VPHADDD     Y6, Y4, Y4
+	VPHADDD     Y10, Y8, Y8
+	VPERM2I128  $0x20, Y8, Y4, Y5
+	VPERM2I128  $0x31, Y8, Y4, Y6
+	VPADDD      Y6, Y5, Y5
+	VMOVUPS     Y5, 32(R8)
+	ADDQ        $0x00000110, DI
+	ADDQ        $0x40, R8
+	SUBQ        $0x08, CX
+	JNZ         pre
+
+pretail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   predone
+
+preone:
+	MOVWLZX      (DI), AX
+	VMOVD        AX, X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, (R8)
+	VXORPS       Y4, Y4, Y4
+	VPDPBUSD     2(DI), Y15, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VPADDD       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSS       X4, 32(R8)
+	ADDQ         $0x22, DI
+	ADDQ         $0x04, R8
+	DECQ         CX
+	JNZ          preone
+
+predone:
 	VBROADCASTI128 iq4nlBiased<>+0(SB), Y14
 	ADDQ           R10, BX
 	ADDQ           $0x00002000, DX
@@ -6747,7 +7530,6 @@ pre:
 group:
 	MOVQ   BX, DI
 	MOVQ   DX, R8
-	MOVQ   R13, CX
 	VXORPS Y0, Y0, Y0
 	VPXORD Y23, Y23, Y23
 	VPXORD Y24, Y24, Y24
@@ -6756,6 +7538,9 @@ group:
 	VPXORD Y27, Y27, Y27
 	VPXORD Y28, Y28, Y28
 	VPXORD Y29, Y29, Y29
+	MOVQ   R13, CX
+	ANDQ   $-8, CX
+	JZ     tail
 
 loop:
 	LEAQ          (DI)(R10*4), AX
@@ -7988,25 +8773,193 @@ loop:
 	ADDQ          $0x40, R8
 	SUBQ          $0x08, CX
 	JNZ           loop
-	MOVQ          R12, AX
-	VMOVUPS       Y0, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y23, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y24, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y25, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y26, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y27, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y28, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y29, (AX)
-	ADDQ          $0x20, R12
-	DECQ          R9
-	JNZ           group
+
+tail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   done
+
+one:
+	LEAQ          (DI)(R10*4), AX
+	VMOVDQU       16(SI), Y1
+	VPSRLW        $0x04, Y1, Y5
+	VPAND         Y15, Y1, Y1
+	VPAND         Y15, Y5, Y5
+	VPSHUFB       Y1, Y14, Y1
+	VPSHUFB       Y5, Y14, Y5
+	VMOVDQU       48(SI), Y2
+	VPSRLW        $0x04, Y2, Y6
+	VPAND         Y15, Y2, Y2
+	VPAND         Y15, Y6, Y6
+	VPSHUFB       Y2, Y14, Y2
+	VPSHUFB       Y6, Y14, Y6
+	VMOVDQU       80(SI), Y3
+	VPSRLW        $0x04, Y3, Y7
+	VPAND         Y15, Y3, Y3
+	VPAND         Y15, Y7, Y7
+	VPSHUFB       Y3, Y14, Y3
+	VPSHUFB       Y7, Y14, Y7
+	VMOVDQU       112(SI), Y4
+	VPSRLW        $0x04, Y4, Y8
+	VPAND         Y15, Y4, Y4
+	VPAND         Y15, Y8, Y8
+	VPSHUFB       Y4, Y14, Y4
+	VPSHUFB       Y8, Y14, Y8
+	VCVTPH2PS     (SI), Y22
+	VPXORD        Y16, Y16, Y16
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 2(DI), Y1, Y16
+	VPDPBUSD.BCST 18(DI), Y5, Y16
+	VPDPBUSD.BCST 6(DI), Y2, Y17
+	VPDPBUSD.BCST 22(DI), Y6, Y17
+	VPDPBUSD.BCST 10(DI), Y3, Y16
+	VPDPBUSD.BCST 26(DI), Y7, Y16
+	VPDPBUSD.BCST 14(DI), Y4, Y17
+	VPDPBUSD.BCST 30(DI), Y8, Y17
+	VPADDD        Y17, Y16, Y16
+	VPSUBD.BCST   32(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  (R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VFMADD231PS   Y22, Y16, Y0
+	VPXORD        Y18, Y18, Y18
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 2(DI)(R10*1), Y1, Y18
+	VPDPBUSD.BCST 18(DI)(R10*1), Y5, Y18
+	VPDPBUSD.BCST 6(DI)(R10*1), Y2, Y19
+	VPDPBUSD.BCST 22(DI)(R10*1), Y6, Y19
+	VPDPBUSD.BCST 10(DI)(R10*1), Y3, Y18
+	VPDPBUSD.BCST 26(DI)(R10*1), Y7, Y18
+	VPDPBUSD.BCST 14(DI)(R10*1), Y4, Y19
+	VPDPBUSD.BCST 30(DI)(R10*1), Y8, Y19
+	VPADDD        Y19, Y18, Y18
+	VPSUBD.BCST   8224(R8), Y18, Y18
+	VCVTDQ2PS     Y18, Y18
+	VBROADCASTSS  8192(R8), Y20
+	VMULPS        Y20, Y18, Y18
+	VFMADD231PS   Y22, Y18, Y23
+	VPXORD        Y16, Y16, Y16
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 2(DI)(R10*2), Y1, Y16
+	VPDPBUSD.BCST 18(DI)(R10*2), Y5, Y16
+	VPDPBUSD.BCST 6(DI)(R10*2), Y2, Y17
+	VPDPBUSD.BCST 22(DI)(R10*2), Y6, Y17
+	VPDPBUSD.BCST 10(DI)(R10*2), Y3, Y16
+	VPDPBUSD.BCST 26(DI)(R10*2), Y7, Y16
+	VPDPBUSD.BCST 14(DI)(R10*2), Y4, Y17
+	VPDPBUSD.BCST 30(DI)(R10*2), Y8, Y17
+	VPADDD        Y17, Y16, Y16
+	VPSUBD.BCST   16416(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  16384(R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VFMADD231PS   Y22, Y16, Y24
+	VPXORD        Y18, Y18, Y18
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 2(DI)(R14*1), Y1, Y18
+	VPDPBUSD.BCST 18(DI)(R14*1), Y5, Y18
+	VPDPBUSD.BCST 6(DI)(R14*1), Y2, Y19
+	VPDPBUSD.BCST 22(DI)(R14*1), Y6, Y19
+	VPDPBUSD.BCST 10(DI)(R14*1), Y3, Y18
+	VPDPBUSD.BCST 26(DI)(R14*1), Y7, Y18
+	VPDPBUSD.BCST 14(DI)(R14*1), Y4, Y19
+	VPDPBUSD.BCST 30(DI)(R14*1), Y8, Y19
+	VPADDD        Y19, Y18, Y18
+	VPSUBD.BCST   24608(R8), Y18, Y18
+	VCVTDQ2PS     Y18, Y18
+	VBROADCASTSS  24576(R8), Y20
+	VMULPS        Y20, Y18, Y18
+	VFMADD231PS   Y22, Y18, Y25
+	VPXORD        Y16, Y16, Y16
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 2(AX), Y1, Y16
+	VPDPBUSD.BCST 18(AX), Y5, Y16
+	VPDPBUSD.BCST 6(AX), Y2, Y17
+	VPDPBUSD.BCST 22(AX), Y6, Y17
+	VPDPBUSD.BCST 10(AX), Y3, Y16
+	VPDPBUSD.BCST 26(AX), Y7, Y16
+	VPDPBUSD.BCST 14(AX), Y4, Y17
+	VPDPBUSD.BCST 30(AX), Y8, Y17
+	VPADDD        Y17, Y16, Y16
+	VPSUBD.BCST   32800(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  32768(R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VFMADD231PS   Y22, Y16, Y26
+	VPXORD        Y18, Y18, Y18
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 2(AX)(R10*1), Y1, Y18
+	VPDPBUSD.BCST 18(AX)(R10*1), Y5, Y18
+	VPDPBUSD.BCST 6(AX)(R10*1), Y2, Y19
+	VPDPBUSD.BCST 22(AX)(R10*1), Y6, Y19
+	VPDPBUSD.BCST 10(AX)(R10*1), Y3, Y18
+	VPDPBUSD.BCST 26(AX)(R10*1), Y7, Y18
+	VPDPBUSD.BCST 14(AX)(R10*1), Y4, Y19
+	VPDPBUSD.BCST 30(AX)(R10*1), Y8, Y19
+	VPADDD        Y19, Y18, Y18
+	VPSUBD.BCST   40992(R8), Y18, Y18
+	VCVTDQ2PS     Y18, Y18
+	VBROADCASTSS  40960(R8), Y20
+	VMULPS        Y20, Y18, Y18
+	VFMADD231PS   Y22, Y18, Y27
+	VPXORD        Y16, Y16, Y16
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 2(AX)(R10*2), Y1, Y16
+	VPDPBUSD.BCST 18(AX)(R10*2), Y5, Y16
+	VPDPBUSD.BCST 6(AX)(R10*2), Y2, Y17
+	VPDPBUSD.BCST 22(AX)(R10*2), Y6, Y17
+	VPDPBUSD.BCST 10(AX)(R10*2), Y3, Y16
+	VPDPBUSD.BCST 26(AX)(R10*2), Y7, Y16
+	VPDPBUSD.BCST 14(AX)(R10*2), Y4, Y17
+	VPDPBUSD.BCST 30(AX)(R10*2), Y8, Y17
+	VPADDD        Y17, Y16, Y16
+	VPSUBD.BCST   49184(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  49152(R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VFMADD231PS   Y22, Y16, Y28
+	VPXORD        Y18, Y18, Y18
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 2(AX)(R14*1), Y1, Y18
+	VPDPBUSD.BCST 18(AX)(R14*1), Y5, Y18
+	VPDPBUSD.BCST 6(AX)(R14*1), Y2, Y19
+	VPDPBUSD.BCST 22(AX)(R14*1), Y6, Y19
+	VPDPBUSD.BCST 10(AX)(R14*1), Y3, Y18
+	VPDPBUSD.BCST 26(AX)(R14*1), Y7, Y18
+	VPDPBUSD.BCST 14(AX)(R14*1), Y4, Y19
+	VPDPBUSD.BCST 30(AX)(R14*1), Y8, Y19
+	VPADDD        Y19, Y18, Y18
+	VPSUBD.BCST   57376(R8), Y18, Y18
+	VCVTDQ2PS     Y18, Y18
+	VBROADCASTSS  57344(R8), Y20
+	VMULPS        Y20, Y18, Y18
+	VFMADD231PS   Y22, Y18, Y29
+	ADDQ          $0x00000090, SI
+	ADDQ          $0x00000022, DI
+	ADDQ          $0x04, R8
+	DECQ          CX
+	JNZ           one
+
+done:
+	MOVQ    R12, AX
+	VMOVUPS Y0, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y23, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y24, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y25, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y26, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y27, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y28, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y29, (AX)
+	ADDQ    $0x20, R12
+	DECQ    R9
+	JNZ     group
 	VZEROUPPER
 	RET
 
@@ -8027,45 +8980,74 @@ tok:
 	VMOVDQU64    scaleIdx34_0_4_1<>+0(SB), Z17
 	MOVL         $0x80808080, AX
 	VPBROADCASTD AX, Y15
+	MOVQ         R13, CX
+	ANDQ         $-8, CX
+	JZ           pretail
 
 pre:
-	VMOVDQU64      (DI), Z18
-	VPERMT2W       64(DI), Z16, Z18
-	VMOVDQU64      136(DI), Z19
-	VPERMT2W       200(DI), Z17, Z19
-	VPUNPCKLQDQ    X19, X18, X18
-	VCVTPH2PS      X18, Y3
-	VMOVUPS        Y3, (R8)
-	VPXOR          Y4, Y4, Y4
-	VPDPBUSD       2(DI), Y15, Y4
-	VPXOR          Y5, Y5, Y5
-	VPDPBUSD       36(DI), Y15, Y5
-	VPXOR          Y6, Y6, Y6
-	VPDPBUSD       70(DI), Y15, Y6
-	VPXOR          Y7, Y7, Y7
-	VPDPBUSD       104(DI), Y15, Y7
-	VPXOR          Y8, Y8, Y8
-	VPDPBUSD       138(DI), Y15, Y8
-	VPXOR          Y9, Y9, Y9
-	VPDPBUSD       172(DI), Y15, Y9
-	VPXOR          Y10, Y10, Y10
-	VPDPBUSD       206(DI), Y15, Y10
-	VPXOR          Y11, Y11, Y11
-	VPDPBUSD       240(DI), Y15, Y11
-	VPHADDD        Y5, Y4, Y4
-	VPHADDD        Y7, Y6, Y6
-	VPHADDD        Y9, Y8, Y8
-	VPHADDD        Y11, Y10, Y10
-	VPHADDD        Y6, Y4, Y4
-	VPHADDD        Y10, Y8, Y8
-	VPERM2I128     $0x20, Y8, Y4, Y5
-	VPERM2I128     $0x31, Y8, Y4, Y6
-	VPADDD         Y6, Y5, Y5
-	VMOVUPS        Y5, 32(R8)
-	ADDQ           $0x00000110, DI
-	ADDQ           $0x40, R8
-	SUBQ           $0x08, CX
-	JNZ            pre
+	VMOVDQU64   (DI), Z18
+	VPERMT2W    64(DI), Z16, Z18
+	VMOVDQU64   136(DI), Z19
+	VPERMT2W    200(DI), Z17, Z19
+	VPUNPCKLQDQ X19, X18, X18
+	VCVTPH2PS   X18, Y3
+	VMOVUPS     Y3, (R8)
+	VPXOR       Y4, Y4, Y4
+	VPDPBUSD    2(DI), Y15, Y4
+	VPXOR       Y5, Y5, Y5
+	VPDPBUSD    36(DI), Y15, Y5
+	VPXOR       Y6, Y6, Y6
+	VPDPBUSD    70(DI), Y15, Y6
+	VPXOR       Y7, Y7, Y7
+	VPDPBUSD    104(DI), Y15, Y7
+	VPXOR       Y8, Y8, Y8
+	VPDPBUSD    138(DI), Y15, Y8
+	VPXOR       Y9, Y9, Y9
+	VPDPBUSD    172(DI), Y15, Y9
+	VPXOR       Y10, Y10, Y10
+	VPDPBUSD    206(DI), Y15, Y10
+	VPXOR       Y11, Y11, Y11
+	VPDPBUSD    240(DI), Y15, Y11
+	VPHADDD     Y5, Y4, Y4
+	VPHADDD     Y7, Y6, Y6
+	VPHADDD     Y9, Y8, Y8
+	VPHADDD     Y11, Y10, Y10
+	VPHADDD     Y6, Y4, Y4
+	VPHADDD     Y10, Y8, Y8
+	VPERM2I128  $0x20, Y8, Y4, Y5
+	VPERM2I128  $0x31, Y8, Y4, Y6
+	VPADDD      Y6, Y5, Y5
+	VMOVUPS     Y5, 32(R8)
+	ADDQ        $0x00000110, DI
+	ADDQ        $0x40, R8
+	SUBQ        $0x08, CX
+	JNZ         pre
+
+pretail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   predone
+
+preone:
+	MOVWLZX      (DI), AX
+	VMOVD        AX, X3
+	VCVTPH2PS    X3, X3
+	VMOVSS       X3, (R8)
+	VXORPS       Y4, Y4, Y4
+	VPDPBUSD     2(DI), Y15, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VPADDD       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VPADDD       X5, X4, X4
+	VMOVSS       X4, 32(R8)
+	ADDQ         $0x22, DI
+	ADDQ         $0x04, R8
+	DECQ         CX
+	JNZ          preone
+
+predone:
 	VBROADCASTI128 iq4nlBiased<>+0(SB), Y14
 	ADDQ           R10, BX
 	ADDQ           $0x00002000, DX
@@ -8086,7 +9068,6 @@ pre:
 group:
 	MOVQ   BX, DI
 	MOVQ   DX, R8
-	MOVQ   R13, CX
 	VXORPS Y0, Y0, Y0
 	VPXORD Y23, Y23, Y23
 	VPXORD Y24, Y24, Y24
@@ -8095,6 +9076,9 @@ group:
 	VPXORD Y27, Y27, Y27
 	VPXORD Y28, Y28, Y28
 	VPXORD Y29, Y29, Y29
+	MOVQ   R13, CX
+	ANDQ   $-8, CX
+	JZ     tail
 
 loop:
 	PREFETCHT1    4096(SI)
@@ -9345,24 +10329,195 @@ loop:
 	ADDQ          $0x40, R8
 	SUBQ          $0x08, CX
 	JNZ           loop
-	MOVQ          R12, AX
-	VMOVUPS       Y0, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y23, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y24, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y25, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y26, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y27, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y28, (AX)
-	ADDQ          R11, AX
-	VMOVUPS       Y29, (AX)
-	ADDQ          $0x20, R12
-	DECQ          R9
-	JNZ           group
+
+tail:
+	MOVQ R13, CX
+	ANDQ $0x07, CX
+	JZ   done
+
+one:
+	PREFETCHT1    4096(SI)
+	PREFETCHT1    4160(SI)
+	PREFETCHT1    4224(SI)
+	LEAQ          (DI)(R10*4), AX
+	VMOVDQU       16(SI), Y1
+	VPSRLW        $0x04, Y1, Y5
+	VPAND         Y15, Y1, Y1
+	VPAND         Y15, Y5, Y5
+	VPSHUFB       Y1, Y14, Y1
+	VPSHUFB       Y5, Y14, Y5
+	VMOVDQU       48(SI), Y2
+	VPSRLW        $0x04, Y2, Y6
+	VPAND         Y15, Y2, Y2
+	VPAND         Y15, Y6, Y6
+	VPSHUFB       Y2, Y14, Y2
+	VPSHUFB       Y6, Y14, Y6
+	VMOVDQU       80(SI), Y3
+	VPSRLW        $0x04, Y3, Y7
+	VPAND         Y15, Y3, Y3
+	VPAND         Y15, Y7, Y7
+	VPSHUFB       Y3, Y14, Y3
+	VPSHUFB       Y7, Y14, Y7
+	VMOVDQU       112(SI), Y4
+	VPSRLW        $0x04, Y4, Y8
+	VPAND         Y15, Y4, Y4
+	VPAND         Y15, Y8, Y8
+	VPSHUFB       Y4, Y14, Y4
+	VPSHUFB       Y8, Y14, Y8
+	VCVTPH2PS     (SI), Y22
+	VPXORD        Y16, Y16, Y16
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 2(DI), Y1, Y16
+	VPDPBUSD.BCST 18(DI), Y5, Y16
+	VPDPBUSD.BCST 6(DI), Y2, Y17
+	VPDPBUSD.BCST 22(DI), Y6, Y17
+	VPDPBUSD.BCST 10(DI), Y3, Y16
+	VPDPBUSD.BCST 26(DI), Y7, Y16
+	VPDPBUSD.BCST 14(DI), Y4, Y17
+	VPDPBUSD.BCST 30(DI), Y8, Y17
+	VPADDD        Y17, Y16, Y16
+	VPSUBD.BCST   32(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  (R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VFMADD231PS   Y22, Y16, Y0
+	VPXORD        Y18, Y18, Y18
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 2(DI)(R10*1), Y1, Y18
+	VPDPBUSD.BCST 18(DI)(R10*1), Y5, Y18
+	VPDPBUSD.BCST 6(DI)(R10*1), Y2, Y19
+	VPDPBUSD.BCST 22(DI)(R10*1), Y6, Y19
+	VPDPBUSD.BCST 10(DI)(R10*1), Y3, Y18
+	VPDPBUSD.BCST 26(DI)(R10*1), Y7, Y18
+	VPDPBUSD.BCST 14(DI)(R10*1), Y4, Y19
+	VPDPBUSD.BCST 30(DI)(R10*1), Y8, Y19
+	VPADDD        Y19, Y18, Y18
+	VPSUBD.BCST   8224(R8), Y18, Y18
+	VCVTDQ2PS     Y18, Y18
+	VBROADCASTSS  8192(R8), Y20
+	VMULPS        Y20, Y18, Y18
+	VFMADD231PS   Y22, Y18, Y23
+	VPXORD        Y16, Y16, Y16
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 2(DI)(R10*2), Y1, Y16
+	VPDPBUSD.BCST 18(DI)(R10*2), Y5, Y16
+	VPDPBUSD.BCST 6(DI)(R10*2), Y2, Y17
+	VPDPBUSD.BCST 22(DI)(R10*2), Y6, Y17
+	VPDPBUSD.BCST 10(DI)(R10*2), Y3, Y16
+	VPDPBUSD.BCST 26(DI)(R10*2), Y7, Y16
+	VPDPBUSD.BCST 14(DI)(R10*2), Y4, Y17
+	VPDPBUSD.BCST 30(DI)(R10*2), Y8, Y17
+	VPADDD        Y17, Y16, Y16
+	VPSUBD.BCST   16416(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  16384(R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VFMADD231PS   Y22, Y16, Y24
+	VPXORD        Y18, Y18, Y18
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 2(DI)(R14*1), Y1, Y18
+	VPDPBUSD.BCST 18(DI)(R14*1), Y5, Y18
+	VPDPBUSD.BCST 6(DI)(R14*1), Y2, Y19
+	VPDPBUSD.BCST 22(DI)(R14*1), Y6, Y19
+	VPDPBUSD.BCST 10(DI)(R14*1), Y3, Y18
+	VPDPBUSD.BCST 26(DI)(R14*1), Y7, Y18
+	VPDPBUSD.BCST 14(DI)(R14*1), Y4, Y19
+	VPDPBUSD.BCST 30(DI)(R14*1), Y8, Y19
+	VPADDD        Y19, Y18, Y18
+	VPSUBD.BCST   24608(R8), Y18, Y18
+	VCVTDQ2PS     Y18, Y18
+	VBROADCASTSS  24576(R8), Y20
+	VMULPS        Y20, Y18, Y18
+	VFMADD231PS   Y22, Y18, Y25
+	VPXORD        Y16, Y16, Y16
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 2(AX), Y1, Y16
+	VPDPBUSD.BCST 18(AX), Y5, Y16
+	VPDPBUSD.BCST 6(AX), Y2, Y17
+	VPDPBUSD.BCST 22(AX), Y6, Y17
+	VPDPBUSD.BCST 10(AX), Y3, Y16
+	VPDPBUSD.BCST 26(AX), Y7, Y16
+	VPDPBUSD.BCST 14(AX), Y4, Y17
+	VPDPBUSD.BCST 30(AX), Y8, Y17
+	VPADDD        Y17, Y16, Y16
+	VPSUBD.BCST   32800(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  32768(R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VFMADD231PS   Y22, Y16, Y26
+	VPXORD        Y18, Y18, Y18
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 2(AX)(R10*1), Y1, Y18
+	VPDPBUSD.BCST 18(AX)(R10*1), Y5, Y18
+	VPDPBUSD.BCST 6(AX)(R10*1), Y2, Y19
+	VPDPBUSD.BCST 22(AX)(R10*1), Y6, Y19
+	VPDPBUSD.BCST 10(AX)(R10*1), Y3, Y18
+	VPDPBUSD.BCST 26(AX)(R10*1), Y7, Y18
+	VPDPBUSD.BCST 14(AX)(R10*1), Y4, Y19
+	VPDPBUSD.BCST 30(AX)(R10*1), Y8, Y19
+	VPADDD        Y19, Y18, Y18
+	VPSUBD.BCST   40992(R8), Y18, Y18
+	VCVTDQ2PS     Y18, Y18
+	VBROADCASTSS  40960(R8), Y20
+	VMULPS        Y20, Y18, Y18
+	VFMADD231PS   Y22, Y18, Y27
+	VPXORD        Y16, Y16, Y16
+	VPXORD        Y17, Y17, Y17
+	VPDPBUSD.BCST 2(AX)(R10*2), Y1, Y16
+	VPDPBUSD.BCST 18(AX)(R10*2), Y5, Y16
+	VPDPBUSD.BCST 6(AX)(R10*2), Y2, Y17
+	VPDPBUSD.BCST 22(AX)(R10*2), Y6, Y17
+	VPDPBUSD.BCST 10(AX)(R10*2), Y3, Y16
+	VPDPBUSD.BCST 26(AX)(R10*2), Y7, Y16
+	VPDPBUSD.BCST 14(AX)(R10*2), Y4, Y17
+	VPDPBUSD.BCST 30(AX)(R10*2), Y8, Y17
+	VPADDD        Y17, Y16, Y16
+	VPSUBD.BCST   49184(R8), Y16, Y16
+	VCVTDQ2PS     Y16, Y16
+	VBROADCASTSS  49152(R8), Y20
+	VMULPS        Y20, Y16, Y16
+	VFMADD231PS   Y22, Y16, Y28
+	VPXORD        Y18, Y18, Y18
+	VPXORD        Y19, Y19, Y19
+	VPDPBUSD.BCST 2(AX)(R14*1), Y1, Y18
+	VPDPBUSD.BCST 18(AX)(R14*1), Y5, Y18
+	VPDPBUSD.BCST 6(AX)(R14*1), Y2, Y19
+	VPDPBUSD.BCST 22(AX)(R14*1), Y6, Y19
+	VPDPBUSD.BCST 10(AX)(R14*1), Y3, Y18
+	VPDPBUSD.BCST 26(AX)(R14*1), Y7, Y18
+	VPDPBUSD.BCST 14(AX)(R14*1), Y4, Y19
+	VPDPBUSD.BCST 30(AX)(R14*1), Y8, Y19
+	VPADDD        Y19, Y18, Y18
+	VPSUBD.BCST   57376(R8), Y18, Y18
+	VCVTDQ2PS     Y18, Y18
+	VBROADCASTSS  57344(R8), Y20
+	VMULPS        Y20, Y18, Y18
+	VFMADD231PS   Y22, Y18, Y29
+	ADDQ          $0x00000090, SI
+	ADDQ          $0x00000022, DI
+	ADDQ          $0x04, R8
+	DECQ          CX
+	JNZ           one
+
+done:
+	MOVQ    R12, AX
+	VMOVUPS Y0, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y23, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y24, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y25, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y26, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y27, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y28, (AX)
+	ADDQ    R11, AX
+	VMOVUPS Y29, (AX)
+	ADDQ    $0x20, R12
+	DECQ    R9
+	JNZ     group
 	VZEROUPPER
 	RET

@@ -97,14 +97,17 @@ type X8Kernel struct {
 }
 
 // X8 returns the X8 kernels for weight type t and rows of n elements on
-// this CPU (LLM_KERNELS may name one, as for TileChoice), or false when there are none (the matrix then stays in its
-// row layout): Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL
-// and IQ3_S, with n a multiple of 256 and at most 32768, in builds with assembly on CPUs
-// with AVX-512 VNNI; on CPUs with AVX2 and no AVX-512, Q4_0, Q4_K and
-// Q8_0 only, the types whose AVX2 X8 kernels beat the row layout
+// this CPU (LLM_KERNELS may name one, as for TileChoice), or false when
+// there are none (the matrix then stays in its row layout): Q4_0, Q8_0,
+// Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL and IQ3_S, with n whole
+// blocks of t (any multiple of 32 for Q4_0, Q8_0 and IQ4_NL, whose
+// kernels take the blocks past the last eight one at a time; a multiple
+// of 256 for the others) and at most 32768, in builds with assembly on
+// CPUs with AVX-512 VNNI; on CPUs with AVX2 and no AVX-512, Q4_0, Q4_K
+// and Q8_0 only, the types whose AVX2 X8 kernels beat the row layout
 // (x8AVX2Pays; LLM_KERNELS may still name the others).
 func X8(t Type, n int) (X8Kernel, bool) {
-	if X8BlockBytes(t) == 0 || n <= 0 || n%(8*QK) != 0 || n/QK > x8MaxBlocks {
+	if X8BlockBytes(t) == 0 || n <= 0 || n%t.BlockElems() != 0 || n/QK > x8MaxBlocks {
 		return X8Kernel{}, false
 	}
 	ks := x8Variants(t)

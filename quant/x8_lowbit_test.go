@@ -81,7 +81,7 @@ func x8LowRow(t Type, gb []byte, r int) []byte {
 func TestX8Lowbit(t *testing.T) {
 	for _, typ := range x8LowTypes {
 		for _, kind := range []blockKind{kindRandom, kindMixed} {
-			for _, n := range []int{256, 2048, 5632} {
+			for _, n := range x8Widths(typ) {
 				t.Run(fmt.Sprintf("%v/%d/%d", typ, kind, n), func(t *testing.T) {
 					const rows = 24
 					nb := n / typ.BlockElems()
@@ -139,8 +139,9 @@ func TestX8LowbitChoice(t *testing.T) {
 		if ok != (len(x8Variants(typ)) > 0) {
 			t.Errorf("X8(%v): ok %v with %d variants", typ, ok, len(x8Variants(typ)))
 		}
-		if _, ok := X8(typ, 2048+32); ok {
-			t.Errorf("X8(%v, 2080): ok", typ)
+		// Whole blocks: IQ4_NL's are 32 elements.
+		if _, ok2080 := X8(typ, 2048+32); ok2080 != (ok && typ.BlockElems() == QK) {
+			t.Errorf("X8(%v, 2080): ok %v", typ, ok2080)
 		}
 		t.Logf("X8(%v): %q %v", typ, k.Name, ok)
 		for _, c := range []struct{ rows, n, src int }{
@@ -158,7 +159,7 @@ func TestX8LowbitChoice(t *testing.T) {
 // BenchmarkX8Lowbit is BenchmarkX8 for the low-bit types, with the row
 // layout's kernel (TileChoice) beside the X8 ones; bytes are those of the
 // rows in place.
-func BenchmarkX8Lowbit(b *testing.B) { benchX8(b, x8LowTypes, true) }
+func BenchmarkX8Lowbit(b *testing.B) { benchX8(b, x8LowTypes, true, 2048) }
 
 // BenchmarkX8LowbitPrefill is BenchmarkPrefill for the low-bit types:
 // the row layout's tile kernel against the X8 decode kernel a token at a

@@ -23,8 +23,9 @@ func TestX8(t *testing.T) {
 		// mode (under qemu-user in CI, minutes) a third of the shapes.
 		sparse := raceEnabled || testing.Short() && len(x8Variants(typ)) == 0
 		// Column counts of every GEMM loop width (4, 8, 16, 32), full and
-		// partial.
-		for i, tc := range []struct{ n, cols int }{{256, 5}, {256, 32}, {2048, 3}, {2048, 8}, {2048, 12}, {2048, 20}, {5632, 4}, {5632, 16}, {5632, 31}} {
+		// partial; for the 32-element block types also widths of blocks
+		// past the last eight (x8Widths).
+		for i, tc := range x8Shapes(typ) {
 			if !sampled(sparse, int(typ), i, 3) {
 				continue
 			}
@@ -126,6 +127,32 @@ func TestX8(t *testing.T) {
 	}
 }
 
+// x8Shapes are TestX8's widths and column counts for t: the GEMM's loop
+// widths at multiples of 256, and for a type of 32-element blocks the
+// widths of x8Widths with a few column counts.
+func x8Shapes(t Type) []struct{ n, cols int } {
+	shapes := []struct{ n, cols int }{{256, 5}, {256, 32}, {2048, 3}, {2048, 8}, {2048, 12}, {2048, 20}, {5632, 4}, {5632, 16}, {5632, 31}}
+	for i, n := range x8Widths(t) {
+		if n%256 != 0 {
+			shapes = append(shapes, struct{ n, cols int }{n, []int{1, 4, 9, 17, 32}[i%5]})
+		}
+	}
+	return shapes
+}
+
+// x8Widths are the row widths the X8 tests take for t: multiples of 256,
+// and for the types of 32-element blocks widths whose blocks past the
+// last eight the kernels take one at a time: fewer than eight blocks
+// (32, 96, 224), and those of real models (Qwen2.5-0.5B's 896,
+// SmolLM2-360M's 960, Gemma 3 1B's 1152, gpt-oss's 2880).
+func x8Widths(t Type) []int {
+	ns := []int{256, 2048, 5632}
+	if t.BlockElems() == QK {
+		ns = append(ns, 32, 96, 224, 288, 896, 960, 1152, 2880)
+	}
+	return ns
+}
+
 // x8GemmDecodeOrder reports whether t's X8 GEMM computes in the decode
 // kernels' order (each column equals MatVec bit for bit) rather than the
 // row layout GEMM's.
@@ -136,9 +163,20 @@ func TestX8Choice(t *testing.T) {
 		t  Type
 		n  int
 		ok bool
-	}{{Q4_1, 2048, false}, {Q4_0, 2048 + 32, false}, {Q4_0, 65536, false}, {Q5_0, 2048, false}, {Q8_0, 2048 + 32, false}, {Q5_K, 65536, false}} {
+	}{{Q4_1, 2048, false}, {Q4_0, 2048 + 16, false}, {Q4_0, 65536, false}, {Q4_0, 32768 + 32, false}, {Q5_0, 2048, false},
+		{Q8_0, 0, false}, {Q5_K, 65536, false}, {Q4_K, 2048 + 32, false}, {IQ4_XS, 2048 + 32, false}} {
 		if _, ok := X8(c.t, c.n); ok != c.ok {
 			t.Errorf("X8(%v, %d): ok %v, want %v", c.t, c.n, ok, c.ok)
+		}
+	}
+	// The 32-element block types: any whole number of blocks, as a
+	// multiple of 256 does.
+	for _, typ := range []Type{Q4_0, Q8_0, IQ4_NL} {
+		_, want := X8(typ, 2048)
+		for _, n := range []int{32, 96, 2048 + 32, 2880, 32768} {
+			if _, ok := X8(typ, n); ok != want {
+				t.Errorf("X8(%v, %d): ok %v, want %v as for 2048", typ, n, ok, want)
+			}
 		}
 	}
 	for _, typ := range gemmTypes {
@@ -190,7 +228,16 @@ func TestRepackX8Refuses(t *testing.T) {
 // of LLM_BENCH_MB megabytes ("dram") or of 256 KB ("l2"), 16 rows a call,
 // one thread; bytes are those of the rows in place, so the MB/s compare
 // with BenchmarkDecode's.
-func BenchmarkX8(b *testing.B) { benchX8(b, gemmTypes, true) }
+func BenchmarkX8(b *testing.B) { benchX8(b, gemmTypes, true, 2048) }
+
+// BenchmarkX8Tail is BenchmarkX8 at gpt-oss's width, 2880 (90 blocks:
+// the kernels take the last two one at a time), for the types of
+// 32-element blocks, whose rows of that width the X8 layout takes: each
+// X8 kernel beside the row layout's, which takes the last two blocks
+// with its dot product.
+//
+//	go test -run XXX -bench 'X8Tail/Q8_0' -benchtime 200ms -count 3 ./quant/
+func BenchmarkX8Tail(b *testing.B) { benchX8(b, []Type{Q8_0, Q4_0, IQ4_NL}, true, 2880) }
 
 // x8BenchMatrix is a random matrix of LLM_BENCH_MB megabytes of rows of n
 // elements of a type, in its row layout (mat, rb bytes a row) and the X8
@@ -216,10 +263,10 @@ func newX8BenchMatrix(b *testing.B, typ Type, n, tokens int) x8BenchMatrix {
 	return m
 }
 
-// benchX8 runs BenchmarkX8 over types; withRow adds the row layout's
-// kernel (TileChoice) over the rows in place beside the X8 kernels.
-func benchX8(b *testing.B, types []Type, withRow bool) {
-	const n = 2048
+// benchX8 runs BenchmarkX8 over types at rows of n elements; withRow
+// adds the row layout's kernel (TileChoice) over the rows in place beside
+// the X8 kernels.
+func benchX8(b *testing.B, types []Type, withRow bool, n int) {
 	for _, typ := range types {
 		bm := newX8BenchMatrix(b, typ, n, 1)
 		rb, xb, xRow, rows, mat, rp, x := bm.rb, bm.xb, bm.xRow, bm.rows, bm.mat, bm.rp, bm.x
@@ -307,7 +354,10 @@ func unrepackX8(t Type, dst, src []byte, rows, n int) {
 // random blocks' scale bytes use all 96 bits of the k-quants' packing).
 func TestRepackX8RoundTrip(t *testing.T) {
 	for _, typ := range gemmTypes {
-		for _, c := range []struct{ rows, n int }{{8, 256}, {24, 512}, {16, 5632}} {
+		for _, c := range []struct{ rows, n int }{{8, 256}, {24, 512}, {16, 5632}, {8, 32}, {16, 2880}} {
+			if c.n%typ.BlockElems() != 0 {
+				continue
+			}
 			nb := c.n / typ.BlockElems()
 			w := randBlocks(typ, c.rows*nb, newRand(uint64(c.n)^uint64(typ)<<40), kindRandom)
 			rp := make([]byte, X8Bytes(typ, c.rows, c.n))
@@ -338,7 +388,7 @@ func TestX8Multi(t *testing.T) {
 		if slices.Contains(x8LowTypes, typ) {
 			twinOf = matVecX8LowGo
 		}
-		for _, n := range []int{256, 2048, 5632} {
+		for _, n := range x8Widths(typ) {
 			const rows = 24
 			nb := n / typ.BlockElems()
 			vt := typ.VecDotType()

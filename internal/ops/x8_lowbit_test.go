@@ -9,11 +9,13 @@ import (
 
 // TestX8LowbitMatchesRowLayout is TestX8MatchesRowLayout for the low-bit
 // types, which have no GEMM: their batches, past the GEMM threshold too,
-// go through the X8 decode kernel a token at a time.
+// go through the X8 decode kernels (MatVecN); IQ4_NL also at gpt-oss's
+// width, 2880.
 func TestX8LowbitMatchesRowLayout(t *testing.T) {
 	for _, typ := range []quant.Type{quant.IQ4_XS, quant.Q3_K, quant.Q2_K, quant.IQ4_NL, quant.IQ3_S} {
-		t.Run(typ.String(), func(t *testing.T) { testX8MatchesRowLayout(t, typ) })
+		t.Run(typ.String(), func(t *testing.T) { testX8MatchesRowLayout(t, typ, 512) })
 	}
+	t.Run("IQ4_NL/2880", func(t *testing.T) { testX8MatchesRowLayout(t, quant.IQ4_NL, 2880) })
 }
 
 // TestX8LowbitGatedExact: for the low-bit types in the X8 layout, whose

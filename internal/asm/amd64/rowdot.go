@@ -200,13 +200,23 @@ func nextPre(t *blockType) {
 
 // rowPreOf is rowPre with the sums Σk·y, k the bytes of ks, written as
 // d_x·Σk·y (asFloat) or as the int32 Σk·y.
-func rowPreOf(t *blockType, ks uint32, asFloat bool) {
+func rowPreOf(t *blockType, ks uint32, asFloat bool) { preOf(t, ks, asFloat, false) }
+
+// x8PreOf is rowPreOf for the X8 kernels: nb any count from 1, the last
+// nb%8 blocks one at a time (x8PreTail).
+func x8PreOf(t *blockType, ks uint32, asFloat bool) { preOf(t, ks, asFloat, true) }
+
+// preOf is rowPreOf, or with anyNB x8PreOf.
+func preOf(t *blockType, ks uint32, asFloat, anyNB bool) {
 	c.MOVQ(RBX, RDI)
 	c.MOVQ(RDX, R8)
 	c.MOVQ(R13, RCX)
 	scaleTables(t.xb, Z16, Z17)
 	c.MOVL(U32(ks), EAX)
 	c.VPBROADCASTD(EAX, Y15)
+	if anyNB {
+		x8PreMain()
+	}
 	label("pre")
 	scales8(RDI, t.xb, Y3, Z16, Z17, Z18, Z19)
 	c.VMOVUPS(Y3, mem(R8, 0))
@@ -222,6 +232,14 @@ func rowPreOf(t *blockType, ks uint32, asFloat bool) {
 	}
 	c.VMOVUPS(Y5, mem(R8, 32))
 	nextPre(t)
+	if anyNB {
+		x8PreTail(t, func(t *blockType) {
+			preScale()
+			zero(Y4)
+			VPDPBUSD(mem(RDI, t.qx), Y15, Y4)
+			preSum(asFloat, nil)
+		})
+	}
 }
 
 // rowPrefetches are the prefetch variants generated for each row kernel.

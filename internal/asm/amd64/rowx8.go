@@ -15,10 +15,11 @@ import (
 //
 //	rowQ4_0X8VNNI[NTA<d>](w *byte, groups int, x *byte, nb int, out *float32)
 //
-// sets out[8g+r] = row 8g+r · x for g < groups, over nb blocks (a positive
-// multiple of 8, at most rowMaxBlocks) of Q8_0 activations x. As the row
-// kernels do, it first writes d_x and d_x·Σy of every activation block to
-// its frame (rowPre), the latter times 8, Q4_0's bias.
+// sets out[8g+r] = row 8g+r · x for g < groups, over nb blocks (at least
+// 1, at most rowMaxBlocks: eight an iteration, then the last nb%8 one at a
+// time, rowx8tail.go) of Q8_0 activations x. As the row kernels do, it
+// first writes d_x and d_x·Σy of every activation block to its frame
+// (x8PreOf), the latter times 8, Q4_0's bias.
 //
 // Per block and group: the four 32-byte chunks of codes, each split into
 // low and high nibbles (VPSRLW, two VPANDs), VPDPBUSD against the
@@ -96,17 +97,21 @@ func rowX8Name(t string, w width, pf x8Prefetch) string {
 // x8Decoder is what an X8 decode kernel adds to the shape they share:
 // per-block activation factors written to the frame first (pre, from BX,
 // nb blocks in R13, to DX), then per group of eight rows a loop over the
-// blocks (loop: per iteration count blocks, the weights at SI, the
-// activations at DI and the factors at R8, the rows' sums in Y0; it
-// advances SI and DI, the skeleton R8 by preStep), and the eight sums
-// stored. Y15 holds bytes 0x0F. w is the instruction set: vnni
-// (AVX-512 VNNI on Y registers) or avx2 (VEX only, Y0-Y15).
+// blocks, and the eight sums stored. The loop is loop's (a super-block
+// type's: per iteration count blocks, the weights at SI, the activations
+// at DI and the factors at R8, the rows' sums in Y0; it advances SI and
+// DI, the skeleton R8 by preStep) or, for a type of 32-element blocks,
+// x8BlockLoops' over block (block b of the frame's eight, its factors at
+// R8+4b and R8+32+4b; it advances SI and DI). Y15 holds bytes 0x0F. w is
+// the instruction set: vnni (AVX-512 VNNI on Y registers) or avx2 (VEX
+// only, Y0-Y15).
 type x8Decoder struct {
 	t              string
 	w              width
 	frame          int
 	pre            func()
 	loop           func(pf x8Prefetch)
+	block          func(pf x8Prefetch, b int)
 	preStep, count int
 }
 
@@ -122,11 +127,16 @@ func (d x8Decoder) emit(pf x8Prefetch) {
 	label("group")
 	c.MOVQ(RBX, RDI)
 	c.MOVQ(RDX, R8)
-	c.MOVQ(R13, RCX)
-	zero(Y0)
-	label("loop")
-	d.loop(pf)
-	x8LoopEnd(d)
+	if d.block != nil {
+		zero(Y0)
+		x8BlockLoops(func(int) {}, func(b, _ int) { d.block(pf, b) }, func(int) {})
+	} else {
+		c.MOVQ(R13, RCX)
+		zero(Y0)
+		label("loop")
+		d.loop(pf)
+		x8LoopEnd(d)
+	}
 	c.VMOVUPS(Y0, mem(R12, 0))
 	c.ADDQ(U8(32), R12)
 	decJNZ(R9, "group")
@@ -167,34 +177,33 @@ func (pf x8Prefetch) q6KChunk(at, g int) {
 	}
 }
 
-// q40X8 is Q4_0's decode kernel: eight blocks an iteration, the factors
-// d_x and 8·d_x·Σy of each (rowPre's, the second times the bias, 8).
-var q40X8 = x8Decoder{w: vnni, t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
+// q40X8 is Q4_0's decode kernel: eight blocks an iteration, then one
+// (x8BlockLoops), the factors d_x and 8·d_x·Σy of each (rowPre's, the
+// second times the bias, 8, a group of eight at a time: the last,
+// partial group's unused lanes are multiplied too, and never read).
+var q40X8 = x8Decoder{w: vnni, t: "Q4_0", frame: 8 * rowMaxBlocks,
 	pre: func() {
-		rowPre(blockQ4_0)
+		x8PreOf(blockQ4_0, 0x01010101, true)
 		c.MOVL(U32(0x41000000), EAX)
 		c.VPBROADCASTD(EAX, Y14)
 		c.MOVQ(RDX, R8)
-		c.MOVQ(R13, RCX)
+		c.LEAQ(mem(R13, 7), RCX)
+		c.SHRQ(U8(3), RCX)
 		label("bias")
 		c.VMULPS(mem(R8, 32), Y14, Y1)
 		c.VMOVUPS(Y1, mem(R8, 32))
 		c.ADDQ(U8(64), R8)
-		c.SUBQ(U8(8), RCX)
-		c.JNZ(ref("bias"))
+		decJNZ(RCX, "bias")
 	},
-	loop: func(pf x8Prefetch) {
-		t := blockQ4_0
-		for b := 0; b < 8; b++ {
-			prefetchX8(pf, 0, x8BlockBytes)
-			for ch := 0; ch < 4; ch++ {
-				splitNibbles(mem(RSI, 16+32*ch), yr(1+ch), yr(5+ch))
-				q40ChunkDot(0, ch)
-			}
-			addDwords4(Y16, Y17, Y18, Y19)
-			q40Scale(Y16, 4*b, Y20, Y21)
-			x8AddBlock(t, Y16, Y22)
+	block: func(pf x8Prefetch, b int) {
+		prefetchX8(pf, 0, x8BlockBytes)
+		for ch := 0; ch < 4; ch++ {
+			splitNibbles(mem(RSI, 16+32*ch), yr(1+ch), yr(5+ch))
+			q40ChunkDot(0, ch)
 		}
+		addDwords4(Y16, Y17, Y18, Y19)
+		q40Scale(Y16, 4*b, Y20, Y21)
+		x8AddBlock(blockQ4_0, Y16, Y22)
 	},
 }
 

@@ -53,26 +53,24 @@ var (
 // Registers: Y0 the rows' sums, Y1-Y4 the chunks' low nibbles, Y5-Y8
 // their high ones, Y14 the level table, Y15 the 0x0F mask, Y16-Y19 the
 // chunks' integer sums, Y20 d_x, Y22 the scales. General: as Q4_0's.
-var iq4NLX8 = x8Decoder{w: vnni, t: "IQ4_NL", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
+var iq4NLX8 = x8Decoder{w: vnni, t: "IQ4_NL", frame: 8 * rowMaxBlocks,
 	pre: func() {
-		rowPreOf(blockIQ4NL, 0x80808080, false)
+		x8PreOf(blockIQ4NL, 0x80808080, false)
 		c.VBROADCASTI128(iq4nlTable(true), Y14)
 	},
-	loop: func(pf x8Prefetch) {
+	block: func(pf x8Prefetch, b int) {
 		t := blockIQ4NL
-		for b := 0; b < 8; b++ {
-			prefetchX8(pf, 0, 8*t.wb)
-			for ch := 0; ch < 4; ch++ {
-				lo, hi, acc := yr(1+ch), yr(5+ch), yr(16+ch)
-				iq4NLLevels(16+32*ch, lo, hi)
-				zero(acc)
-				VPDPBUSDBcast(mem(RDI, t.qx+4*ch), lo, acc)
-				VPDPBUSDBcast(mem(RDI, t.qx+16+4*ch), hi, acc)
-			}
-			addDwords4(Y16, Y17, Y18, Y19)
-			iq4NLScale(Y16, 4*b, Y20)
-			x8AddBlock(t, Y16, Y22)
+		prefetchX8(pf, 0, 8*t.wb)
+		for ch := 0; ch < 4; ch++ {
+			lo, hi, acc := yr(1+ch), yr(5+ch), yr(16+ch)
+			iq4NLLevels(16+32*ch, lo, hi)
+			zero(acc)
+			VPDPBUSDBcast(mem(RDI, t.qx+4*ch), lo, acc)
+			VPDPBUSDBcast(mem(RDI, t.qx+16+4*ch), hi, acc)
 		}
+		addDwords4(Y16, Y17, Y18, Y19)
+		iq4NLScale(Y16, 4*b, Y20)
+		x8AddBlock(t, Y16, Y22)
 	},
 }
 
@@ -101,32 +99,28 @@ func iq4NLScale(s Register, disp int, dx Register) {
 // does them. Accumulators: Y0 and Y23-Y29; the token's two partial sums
 // Y16+2(k%2), Y17+2(k%2), d_x Y20. The eight blocks of an iteration are
 // addressed from SI and DI (and AX, tokens 4-7) as they stand at its top.
-var iq4NLX8Multi = x8Multi{d: iq4NLX8, step: 8 * 8 * blockIQ4NL.wb,
+var iq4NLX8Multi = x8Multi{d: iq4NLX8, step: 8 * 8 * blockIQ4NL.wb, blk: blockIQ4NL,
 	acc: iq4NLAcc,
-	loop: func(tokens int) {
+	block: func(tokens, b, at int) {
 		t := blockIQ4NL
-		for b := 0; b < 8; b++ {
-			w, x := 8*t.wb*b, t.xb*b
-			for ch := 0; ch < 4; ch++ {
-				iq4NLLevels(w+16+32*ch, yr(1+ch), yr(5+ch))
-			}
-			c.VCVTPH2PS(mem(RSI, w), Y22)
-			for k := 0; k < tokens; k++ {
-				s0, s1 := yr(16+2*(k%2)), yr(17+2*(k%2))
-				zero(s0)
-				zero(s1)
-				for ch := 0; ch < 4; ch++ {
-					s := []Register{s0, s1}[ch%2]
-					VPDPBUSDBcast(xTok(k, x+t.qx+4*ch), yr(1+ch), s)
-					VPDPBUSDBcast(xTok(k, x+t.qx+16+4*ch), yr(5+ch), s)
-				}
-				c.VPADDD(s1, s0, s0)
-				iq4NLScale(s0, iq4NLX8.frame*k+4*b, Y20)
-				c.VFMADD231PS(Y22, s0, iq4NLAcc(k))
-			}
+		w, x := 8*t.wb*at, t.xb*at
+		for ch := 0; ch < 4; ch++ {
+			iq4NLLevels(w+16+32*ch, yr(1+ch), yr(5+ch))
 		}
-		c.ADDQ(U32(8*8*t.wb), RSI)
-		c.ADDQ(U32(8*t.xb), RDI)
+		c.VCVTPH2PS(mem(RSI, w), Y22)
+		for k := 0; k < tokens; k++ {
+			s0, s1 := yr(16+2*(k%2)), yr(17+2*(k%2))
+			zero(s0)
+			zero(s1)
+			for ch := 0; ch < 4; ch++ {
+				s := []Register{s0, s1}[ch%2]
+				VPDPBUSDBcast(xTok(k, x+t.qx+4*ch), yr(1+ch), s)
+				VPDPBUSDBcast(xTok(k, x+t.qx+16+4*ch), yr(5+ch), s)
+			}
+			c.VPADDD(s1, s0, s0)
+			iq4NLScale(s0, iq4NLX8.frame*k+4*b, Y20)
+			c.VFMADD231PS(Y22, s0, iq4NLAcc(k))
+		}
 	},
 }
 

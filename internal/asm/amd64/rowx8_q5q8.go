@@ -16,9 +16,9 @@ const x8Q5BlockBytes = x8KBlockBytes + 8*32
 //
 //	rowQ8_0X8VNNI[NTA<d>](w *byte, groups int, x *byte, nb int, out *float32)
 //
-// over nb blocks (a positive multiple of 8, at most rowMaxBlocks) of Q8_0
-// activations x. First d_x and 128·Σy of every activation block go to the
-// frame (rowPreOf, eight blocks at a time). Then per block and group: the
+// over nb blocks (at least 1, at most rowMaxBlocks) of Q8_0 activations
+// x. First d_x and 128·Σy of every activation block go to the frame
+// (x8PreOf, eight blocks at a time, then one). Then per block and group: the
 // eight 32-byte chunks of codes made unsigned (xor 0x80, folded into the
 // load), VPDPBUSD against the activation dwords they face, 128·Σy
 // subtracted, so the rows' integer sums are exact, converted, times d_x,
@@ -27,31 +27,29 @@ const x8Q5BlockBytes = x8KBlockBytes + 8*32
 // Registers: Y0 the rows' sums, Y1-Y8 the chunks, Y9-Y12 activation
 // dwords, Y14 bytes 0x80, Y16-Y19 partial sums, Y20 d_x, Y22 the scales.
 // General: as Q4_0's.
-var q80X8 = x8Decoder{w: vnni, t: "Q8_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
+var q80X8 = x8Decoder{w: vnni, t: "Q8_0", frame: 8 * rowMaxBlocks,
 	pre: func() {
-		rowPreOf(blockQ8_0, 0x80808080, false)
+		x8PreOf(blockQ8_0, 0x80808080, false)
 		bcast32(0x80808080, Y14)
 	},
-	loop: func(pf x8Prefetch) {
+	block: func(pf x8Prefetch, b int) {
 		t := blockQ8_0
-		for b := 0; b < 8; b++ {
-			prefetchX8(pf, 0, 8*t.wb)
-			for _, a := range []Register{Y16, Y17, Y18, Y19} {
-				zero(a)
-			}
-			for ch := 0; ch < 8; ch++ {
-				u, x := yr(1+ch), yr(9+ch%4)
-				c.VPXORD(mem(RSI, 16+32*ch), Y14, u)
-				c.VPBROADCASTD(mem(RDI, t.qx+4*ch), x)
-				VPDPBUSD(x, u, yr(16+ch%4))
-			}
-			addDwords4(Y16, Y17, Y18, Y19)
-			c.VPSUBD_BCST(mem(R8, 32+4*b), Y16, Y16)
-			c.VCVTDQ2PS(Y16, Y16)
-			c.VBROADCASTSS(mem(R8, 4*b), Y20)
-			c.VMULPS(Y20, Y16, Y16)
-			x8AddBlock(t, Y16, Y22)
+		prefetchX8(pf, 0, 8*t.wb)
+		for _, a := range []Register{Y16, Y17, Y18, Y19} {
+			zero(a)
 		}
+		for ch := 0; ch < 8; ch++ {
+			u, x := yr(1+ch), yr(9+ch%4)
+			c.VPXORD(mem(RSI, 16+32*ch), Y14, u)
+			c.VPBROADCASTD(mem(RDI, t.qx+4*ch), x)
+			VPDPBUSD(x, u, yr(16+ch%4))
+		}
+		addDwords4(Y16, Y17, Y18, Y19)
+		c.VPSUBD_BCST(mem(R8, 32+4*b), Y16, Y16)
+		c.VCVTDQ2PS(Y16, Y16)
+		c.VBROADCASTSS(mem(R8, 4*b), Y20)
+		c.VMULPS(Y20, Y16, Y16)
+		x8AddBlock(t, Y16, Y22)
 	},
 }
 

@@ -18,10 +18,11 @@ import (
 // elements to add up in words, which one VPMADDWD turns into the rows'
 // dwords. Only Y0-Y15 exist.
 
-// rowPreAVX2 writes the frame of the Q4_0 and Q8_0 kernels for each eight
-// activation blocks from BX (nb in R13) to DX: d_x of the eight blocks as
-// floats, then, with bias, bias·(d_x·Σy) (rowPre's, then scaled as
-// q40X8's pre does). Y14 is left holding words 1.
+// rowPreAVX2 writes the frame of the Q4_0 and Q8_0 kernels, eight
+// activation blocks from BX (nb in R13, any count from 1: x8PreTail
+// takes the last nb%8) at a time, to DX: d_x of each block as a float,
+// then, with bias, bias·(d_x·Σy) (rowPre's, then scaled as q40X8's pre
+// does). Y14 is left holding words 1.
 func rowPreAVX2(t *blockType, bias uint32) {
 	c.MOVQ(RBX, RDI)
 	c.MOVQ(RDX, R8)
@@ -31,6 +32,7 @@ func rowPreAVX2(t *blockType, bias uint32) {
 	if bias != 0 {
 		bcast32(bias, Y13)
 	}
+	x8PreMain()
 	label("pre")
 	for b := 0; b < 8; b++ {
 		c.VPINSRW(U8(b), mem(RDI, b*t.xb), X3, X3)
@@ -50,6 +52,14 @@ func rowPreAVX2(t *blockType, bias uint32) {
 		c.VMOVUPS(Y5, mem(R8, 32))
 	}
 	nextPre(t)
+	x8PreTail(t, func(t *blockType) {
+		preScale()
+		if bias != 0 {
+			c.VPMADDUBSW(mem(RDI, t.qx), Y15, Y4)
+			c.VPMADDWD(Y14, Y4, Y4)
+			preSum(true, Y13)
+		}
+	})
 }
 
 // q40X8AVX2 is q40X8 with AVX2. Per block, per chunk: low and high
@@ -57,27 +67,25 @@ func rowPreAVX2(t *blockType, bias uint32) {
 // Y7/Y8), the two word sums added; the even chunks' into Y9, the odd
 // ones' into Y10; then words to dwords (Y14 words 1) and q40X8's float
 // work: Y11 d_x, Y12 8·d_x·Σy, Y13 the scales.
-var q40X8AVX2 = x8Decoder{w: avx2, t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
+var q40X8AVX2 = x8Decoder{w: avx2, t: "Q4_0", frame: 8 * rowMaxBlocks,
 	pre: func() { rowPreAVX2(blockQ4_0, 0x41000000) },
-	loop: func(pf x8Prefetch) {
+	block: func(pf x8Prefetch, b int) {
 		t := blockQ4_0
-		for b := 0; b < 8; b++ {
-			prefetchX8(pf, 0, x8BlockBytes)
-			for ch := 0; ch < 4; ch++ {
-				s := 4 * (ch % 2)
-				lo, hi, xl, xh, acc := yr(1+s), yr(2+s), yr(3+s), yr(4+s), yr(9+ch%2)
-				splitNibbles(mem(RSI, 16+32*ch), lo, hi)
-				c.VPBROADCASTD(mem(RDI, t.qx+4*ch), xl)
-				c.VPBROADCASTD(mem(RDI, t.qx+16+4*ch), xh)
-				c.VPMADDUBSW(xl, lo, lo)
-				c.VPMADDUBSW(xh, hi, hi)
-				sumInto(ch < 2, acc, lo, c.VPADDW, func(dst Register) { c.VPADDW(hi, lo, dst) })
-			}
-			c.VPADDW(Y10, Y9, Y9)
-			c.VPMADDWD(Y14, Y9, Y9)
-			q40Scale(Y9, 4*b, Y11, Y12)
-			x8AddBlock(t, Y9, Y13)
+		prefetchX8(pf, 0, x8BlockBytes)
+		for ch := 0; ch < 4; ch++ {
+			s := 4 * (ch % 2)
+			lo, hi, xl, xh, acc := yr(1+s), yr(2+s), yr(3+s), yr(4+s), yr(9+ch%2)
+			splitNibbles(mem(RSI, 16+32*ch), lo, hi)
+			c.VPBROADCASTD(mem(RDI, t.qx+4*ch), xl)
+			c.VPBROADCASTD(mem(RDI, t.qx+16+4*ch), xh)
+			c.VPMADDUBSW(xl, lo, lo)
+			c.VPMADDUBSW(xh, hi, hi)
+			sumInto(ch < 2, acc, lo, c.VPADDW, func(dst Register) { c.VPADDW(hi, lo, dst) })
 		}
+		c.VPADDW(Y10, Y9, Y9)
+		c.VPMADDWD(Y14, Y9, Y9)
+		q40Scale(Y9, 4*b, Y11, Y12)
+		x8AddBlock(t, Y9, Y13)
 	},
 }
 
@@ -87,27 +95,25 @@ var q40X8AVX2 = x8Decoder{w: avx2, t: "Q4_0", frame: 8 * rowMaxBlocks, preStep: 
 // 2·128·127, so each chunk goes to dwords (VPMADDWD, Y14 words 1) on its
 // own, into Y9-Y12. The frame holds d_x only. Then q80X8's float work:
 // Y13 d_x, then the scales.
-var q80X8AVX2 = x8Decoder{w: avx2, t: "Q8_0", frame: 8 * rowMaxBlocks, preStep: 64, count: 8,
+var q80X8AVX2 = x8Decoder{w: avx2, t: "Q8_0", frame: 8 * rowMaxBlocks,
 	pre: func() { rowPreAVX2(blockQ8_0, 0) },
-	loop: func(pf x8Prefetch) {
+	block: func(pf x8Prefetch, b int) {
 		t := blockQ8_0
-		for b := 0; b < 8; b++ {
-			prefetchX8(pf, 0, 8*t.wb)
-			for ch := 0; ch < 8; ch++ {
-				w, x, acc := yr(1+2*(ch%4)), yr(2+2*(ch%4)), yr(9+ch%4)
-				c.VMOVDQU(mem(RSI, 16+32*ch), w)
-				c.VPBROADCASTD(mem(RDI, t.qx+4*ch), x)
-				c.VPSIGNB(w, x, x)
-				c.VPABSB(w, w)
-				c.VPMADDUBSW(x, w, w)
-				sumInto(ch < 4, acc, w, c.VPADDD, func(dst Register) { c.VPMADDWD(Y14, w, dst) })
-			}
-			addDwords4(Y9, Y10, Y11, Y12)
-			c.VCVTDQ2PS(Y9, Y9)
-			c.VBROADCASTSS(mem(R8, 4*b), Y13)
-			c.VMULPS(Y13, Y9, Y9)
-			x8AddBlock(t, Y9, Y13)
+		prefetchX8(pf, 0, 8*t.wb)
+		for ch := 0; ch < 8; ch++ {
+			w, x, acc := yr(1+2*(ch%4)), yr(2+2*(ch%4)), yr(9+ch%4)
+			c.VMOVDQU(mem(RSI, 16+32*ch), w)
+			c.VPBROADCASTD(mem(RDI, t.qx+4*ch), x)
+			c.VPSIGNB(w, x, x)
+			c.VPABSB(w, w)
+			c.VPMADDUBSW(x, w, w)
+			sumInto(ch < 4, acc, w, c.VPADDD, func(dst Register) { c.VPMADDWD(Y14, w, dst) })
 		}
+		addDwords4(Y9, Y10, Y11, Y12)
+		c.VCVTDQ2PS(Y9, Y9)
+		c.VBROADCASTSS(mem(R8, 4*b), Y13)
+		c.VMULPS(Y13, Y9, Y9)
+		x8AddBlock(t, Y9, Y13)
 	},
 }
 
@@ -363,8 +369,8 @@ var q5KX8AVX2 = x8Decoder{w: avx2, t: "Q5_K", frame: 32 * 128, preStep: 32, coun
 // once. Accumulators: Y0-Y3.
 var q40X8AVX2Multi = x8Multi{d: q40X8AVX2,
 	acc: func(k int) Register { return yr(k) },
-	loop: func(tokens int) {
-		blocksX8AVX2Multi(blockQ4_0, tokens, 4, func() {
+	block: func(tokens, b, _ int) {
+		blockX8AVX2Multi(blockQ4_0, tokens, b, 4, func() {
 			c.VPSRLW(U8(4), Y8, Y9)
 			c.VPAND(Y15, Y8, Y8)
 			c.VPAND(Y15, Y9, Y9)
@@ -381,31 +387,29 @@ var q40X8AVX2Multi = x8Multi{d: q40X8AVX2,
 	},
 }
 
-// blocksX8AVX2Multi is the block loop of q40X8AVX2Multi and
-// q80X8AVX2Multi. Per block of t, each of its chunks of codes is loaded
-// to Y8 and readied by prep once; then per token dot(k, ch, dst) leaves
-// the chunk's sum in dst: token k's block sum (Y4-Y7) for the first
-// chunk, else Y10, which add then adds to it. After the chunks the rows'
-// scales (Y8) are converted once, and per token scale(k, b, s) turns its
-// block sum s into floats, which are added times the scales to the
-// token's accumulator (Y0-Y3).
-func blocksX8AVX2Multi(t *blockType, tokens, chunks int, prep func(), dot func(k, ch int, dst Register), add func(...Op), scale func(k, b int, s Register)) {
-	for b := 0; b < 8; b++ {
-		for ch := 0; ch < chunks; ch++ {
-			c.VMOVDQU(mem(RSI, 16+32*ch), Y8)
-			prep()
-			for k := 0; k < tokens; k++ {
-				sumInto(ch == 0, yr(4+k), Y10, add, func(dst Register) { dot(k, ch, dst) })
-			}
-		}
-		c.VCVTPH2PS(mem(RSI, 0), Y8)
+// blockX8AVX2Multi is a block of q40X8AVX2Multi and q80X8AVX2Multi,
+// block b of the frame's eight. Each of its chunks of codes is loaded to
+// Y8 and readied by prep once; then per token dot(k, ch, dst) leaves the
+// chunk's sum in dst: token k's block sum (Y4-Y7) for the first chunk,
+// else Y10, which add then adds to it. After the chunks the rows' scales
+// (Y8) are converted once, and per token scale(k, b, s) turns its block
+// sum s into floats, which are added times the scales to the token's
+// accumulator (Y0-Y3); then SI and DI step to the next block of t.
+func blockX8AVX2Multi(t *blockType, tokens, b, chunks int, prep func(), dot func(k, ch int, dst Register), add func(...Op), scale func(k, b int, s Register)) {
+	for ch := 0; ch < chunks; ch++ {
+		c.VMOVDQU(mem(RSI, 16+32*ch), Y8)
+		prep()
 		for k := 0; k < tokens; k++ {
-			s := yr(4 + k)
-			scale(k, b, s)
-			c.VFMADD231PS(Y8, s, yr(k))
+			sumInto(ch == 0, yr(4+k), Y10, add, func(dst Register) { dot(k, ch, dst) })
 		}
-		x8NextBlock(t)
 	}
+	c.VCVTPH2PS(mem(RSI, 0), Y8)
+	for k := 0; k < tokens; k++ {
+		s := yr(4 + k)
+		scale(k, b, s)
+		c.VFMADD231PS(Y8, s, yr(k))
+	}
+	x8NextBlock(t)
 }
 
 // q4KX8AVX2Multi is q4KX8AVX2 for two tokens: each chunk's nibbles (Y8,
@@ -471,8 +475,8 @@ var q4KX8AVX2Multi = x8Multi{d: q4KX8AVX2,
 // the scales (Y8) converted once. Accumulators: Y0-Y3.
 var q80X8AVX2Multi = x8Multi{d: q80X8AVX2,
 	acc: func(k int) Register { return yr(k) },
-	loop: func(tokens int) {
-		blocksX8AVX2Multi(blockQ8_0, tokens, 8, func() {
+	block: func(tokens, b, _ int) {
+		blockX8AVX2Multi(blockQ8_0, tokens, b, 8, func() {
 			c.VPABSB(Y8, Y9)
 		}, func(k, ch int, dst Register) {
 			c.VPBROADCASTD(xTok(k, blockQ8_0.qx+4*ch), Y10)

@@ -23,13 +23,21 @@ import (
 // DI+4·xs in the loop.
 
 // x8Multi is the loop of a multi-token kernel: per iteration d.count
-// blocks for tokens accumulators; setup, when not nil, sets constants
-// the loop needs beyond d.pre's, once, after the frame is written. step,
-// the weight bytes one iteration reads, gives a VNNI kernel its twin
-// that prefetches them (x8MultiPrefetch).
+// blocks for tokens accumulators (loop), or, for a type of 32-element
+// blocks, x8BlockLoops' over block (block b of the frame's eight). A
+// block steps SI and DI past itself, or, when blk is set, addresses its
+// block at blocks past them as they stand at the iteration's top, and
+// the skeleton steps them past the iteration's blocks of blk (a kernel of
+// more than four tokens needs this: AX is set at the top). setup, when
+// not nil, sets constants the loop needs beyond d.pre's, once, after the
+// frame is written. step, the weight bytes one iteration reads (of eight
+// blocks for block), gives a VNNI kernel its twin that prefetches them
+// (x8MultiPrefetch).
 type x8Multi struct {
 	d     x8Decoder
 	loop  func(tokens int)
+	blk   *blockType
+	block func(tokens, b, at int)
 	acc   func(k int) Register
 	setup func()
 	step  int
@@ -94,17 +102,31 @@ func (m x8Multi) emitWith(tokens int, pf x8Prefetch) {
 	label("group")
 	c.MOVQ(RBX, RDI)
 	c.MOVQ(RDX, R8)
-	c.MOVQ(R13, RCX)
+	if m.block == nil {
+		c.MOVQ(R13, RCX)
+	}
 	for k := 0; k < tokens; k++ {
 		zero(m.acc(k))
 	}
-	label("loop")
-	prefetchX8(pf, 0, m.step)
-	if tokens > 4 {
-		c.LEAQ(memx(RDI, 0, R10, 4), RAX)
+	top := func(blocks int) {
+		prefetchX8(pf, 0, m.step*blocks/8)
+		if tokens > 4 {
+			c.LEAQ(memx(RDI, 0, R10, 4), RAX)
+		}
 	}
-	m.loop(tokens)
-	x8LoopEnd(d)
+	if m.block != nil {
+		x8BlockLoops(top, func(b, at int) { m.block(tokens, b, at) }, func(blocks int) {
+			if m.blk != nil {
+				c.ADDQ(U32(uint32(blocks*8*m.blk.wb)), RSI)
+				c.ADDQ(U32(uint32(blocks*m.blk.xb)), RDI)
+			}
+		})
+	} else {
+		label("loop")
+		top(8)
+		m.loop(tokens)
+		x8LoopEnd(d)
+	}
 	c.MOVQ(R12, RAX)
 	for k := 0; k < tokens; k++ {
 		c.VMOVUPS(m.acc(k), mem(RAX, 0))
@@ -143,24 +165,21 @@ func x8Multis(m x8Multi) {
 // q40X8 does them. Accumulators: Y0, Y23-Y25.
 var q40X8Multi = x8Multi{d: q40X8, step: 8 * x8BlockBytes,
 	acc: func(k int) Register { return []Register{Y0, Y23, Y24, Y25}[k] },
-	loop: func(tokens int) {
-		t := blockQ4_0
-		for b := 0; b < 8; b++ {
-			for ch := 0; ch < 4; ch++ {
-				lo, hi := yr(1+ch), yr(5+ch)
-				splitNibbles(mem(RSI, 16+32*ch), lo, hi)
-			}
-			c.VCVTPH2PS(mem(RSI, 0), Y22)
-			for k := 0; k < tokens; k++ {
-				for ch := 0; ch < 4; ch++ {
-					q40ChunkDot(k, ch)
-				}
-				addDwords4(Y16, Y17, Y18, Y19)
-				q40Scale(Y16, q40X8.frame*k+4*b, Y20, Y21)
-				c.VFMADD231PS(Y22, Y16, []Register{Y0, Y23, Y24, Y25}[k])
-			}
-			x8NextBlock(t)
+	block: func(tokens, b, _ int) {
+		for ch := 0; ch < 4; ch++ {
+			lo, hi := yr(1+ch), yr(5+ch)
+			splitNibbles(mem(RSI, 16+32*ch), lo, hi)
 		}
+		c.VCVTPH2PS(mem(RSI, 0), Y22)
+		for k := 0; k < tokens; k++ {
+			for ch := 0; ch < 4; ch++ {
+				q40ChunkDot(k, ch)
+			}
+			addDwords4(Y16, Y17, Y18, Y19)
+			q40Scale(Y16, q40X8.frame*k+4*b, Y20, Y21)
+			c.VFMADD231PS(Y22, Y16, []Register{Y0, Y23, Y24, Y25}[k])
+		}
+		x8NextBlock(blockQ4_0)
 	},
 }
 
@@ -226,31 +245,29 @@ var q4KX8Multi = x8Multi{d: q4KX8, step: x8KBlockBytes,
 // Accumulators: Y0, Y23-Y25.
 var q80X8Multi = x8Multi{d: q80X8, step: 8 * 8 * blockQ8_0.wb,
 	acc: func(k int) Register { return []Register{Y0, Y23, Y24, Y25}[k] },
-	loop: func(tokens int) {
+	block: func(tokens, b, _ int) {
 		t := blockQ8_0
-		for b := 0; b < 8; b++ {
-			for ch := 0; ch < 8; ch++ {
-				c.VPXORD(mem(RSI, 16+32*ch), Y14, yr(1+ch))
-			}
-			c.VCVTPH2PS(mem(RSI, 0), Y22)
-			for k := 0; k < tokens; k++ {
-				for _, a := range []Register{Y16, Y17, Y18, Y19} {
-					zero(a)
-				}
-				for ch := 0; ch < 8; ch++ {
-					x := yr(9 + ch%4)
-					c.VPBROADCASTD(xTok(k, t.qx+4*ch), x)
-					VPDPBUSD(x, yr(1+ch), yr(16+ch%4))
-				}
-				addDwords4(Y16, Y17, Y18, Y19)
-				c.VPSUBD_BCST(mem(R8, q80X8.frame*k+32+4*b), Y16, Y16)
-				c.VCVTDQ2PS(Y16, Y16)
-				c.VBROADCASTSS(mem(R8, q80X8.frame*k+4*b), Y20)
-				c.VMULPS(Y20, Y16, Y16)
-				c.VFMADD231PS(Y22, Y16, []Register{Y0, Y23, Y24, Y25}[k])
-			}
-			x8NextBlock(t)
+		for ch := 0; ch < 8; ch++ {
+			c.VPXORD(mem(RSI, 16+32*ch), Y14, yr(1+ch))
 		}
+		c.VCVTPH2PS(mem(RSI, 0), Y22)
+		for k := 0; k < tokens; k++ {
+			for _, a := range []Register{Y16, Y17, Y18, Y19} {
+				zero(a)
+			}
+			for ch := 0; ch < 8; ch++ {
+				x := yr(9 + ch%4)
+				c.VPBROADCASTD(xTok(k, t.qx+4*ch), x)
+				VPDPBUSD(x, yr(1+ch), yr(16+ch%4))
+			}
+			addDwords4(Y16, Y17, Y18, Y19)
+			c.VPSUBD_BCST(mem(R8, q80X8.frame*k+32+4*b), Y16, Y16)
+			c.VCVTDQ2PS(Y16, Y16)
+			c.VBROADCASTSS(mem(R8, q80X8.frame*k+4*b), Y20)
+			c.VMULPS(Y20, Y16, Y16)
+			c.VFMADD231PS(Y22, Y16, []Register{Y0, Y23, Y24, Y25}[k])
+		}
+		x8NextBlock(t)
 	},
 }
 
