@@ -77,8 +77,11 @@ func Open(t testing.TB, path string, opts ...llm.Option) (*llm.Model, *llm.Sessi
 }
 
 // BuildCommand builds the main package in the test's directory (an example
-// command) into a temporary directory and returns the binary's path. Building
-// takes seconds, so in -short mode it skips the test.
+// command) into a temporary directory and returns the binary's path. It
+// builds with the test's own tags (purego or not), so that the command's
+// kernels round as the test's do: a test that picks a seed by generating
+// in its own process gets the same tokens from the command. Building takes
+// seconds, so in -short mode it skips the test.
 func BuildCommand(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
@@ -89,7 +92,8 @@ func BuildCommand(t testing.TB) string {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), filepath.Base(wd))
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	args := append(append([]string{"build"}, buildTags...), "-o", bin, ".")
+	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
