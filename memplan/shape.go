@@ -93,7 +93,7 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 			matrixBytes[t.Type] += t.Size
 			// bert's position and token-type embeddings (F32) are rows
 			// added to the input, multiplied by nothing (addedRows).
-			if rb, err := t.Type.VecDotType().RowBytes(t.Dims[0]); err == nil && !addedRows[t.Name] {
+			if rb, err := t.Type.VecDotType().RowBytes(t.Dims[0]); err == nil && !addedRows[t.Name] && !copiedRows(t.Name) {
 				s.MaxXRow = max(s.MaxXRow, int(rb))
 			}
 		}
@@ -158,6 +158,20 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 // applies to its pooled vector apart from the pass (model.Project).
 var addedRows = map[string]bool{"position_embd.weight": true, "token_types.weight": true,
 	"dense_2.weight": true, "dense_3.weight": true}
+
+// copiedRows reports whether name is a block's 2-D tensor the loader
+// copies to float32 rows rather than multiplying activations with: a
+// convolution kernel (lfm2's shortconv.conv, granitehybrid's ssm_conv1d),
+// Mamba-2's A, D and grouped norm weights, and the experts' biases
+// (gpt-oss).
+func copiedRows(name string) bool {
+	for _, s := range []string{".shortconv.conv.weight", ".ssm_conv1d.weight", ".ssm_a", ".ssm_d", ".ssm_norm.weight", ".bias"} {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
 
 // RepackRange is a matrix a resident model may hold in the X8 layout: its
 // range in the file and its size repacked (X8, which for Q4_K and Q5_K

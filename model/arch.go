@@ -67,6 +67,13 @@ type Arch struct {
 	// ShortConv: a hybrid whose layers with attention.head_count_kv 0 are
 	// gated short convolutions instead of attention (lfm2; Config.ConvLayers).
 	ShortConv bool
+	// Mamba2: a hybrid whose layers with attention.head_count_kv 0 are
+	// Mamba-2 selective state-space layers (granitehybrid; Config.SSM*).
+	Mamba2 bool
+	// OptionalExperts: the feed-forwards are experts when expert_count is
+	// above 0 and dense otherwise (granitehybrid, whose dense files carry
+	// expert_count 0).
+	OptionalExperts bool
 	// OutputNorm names the final norm's tensor when it is not
 	// output_norm.weight (llama.cpp's converter writes lfm2's as
 	// token_embd_norm.weight, LLM_TENSOR_OUTPUT_NORM_LFM2; a file with
@@ -121,6 +128,7 @@ var registry = []*Arch{
 	{Name: "phi3", Neox: true, QKV: QKVFusedOrSeparate, FFN: FFNFusedGateUp, RopeFactors: true, hparams: phi3Hparams},
 	{Name: "granite", hparams: graniteHparams},
 	{Name: "granitemoe", FFN: FFNExperts, hparams: granitemoeHparams},
+	{Name: "granitehybrid", Mamba2: true, OptionalExperts: true, hparams: graniteHybridHparams},
 	{Name: "smollm3", hparams: smollm3Hparams},
 	{Name: "mistral3", hparams: mistral3Hparams},
 	{Name: "olmo2", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: olmo2Hparams},
@@ -268,14 +276,12 @@ func graniteHparams(c *Config, m *meta) {
 
 // granitemoeHparams: Granite's multipliers and qwen3moe's experts (a
 // softmax router, the chosen weights renormalised, as llama.cpp's granite
-// graph asks of build_moe_ffn). Shared experts (GraniteMoeShared,
-// expert_shared_feed_forward_length) are not run.
+// graph asks of build_moe_ffn), and GraniteMoeShared's shared expert of
+// width expert_shared_feed_forward_length when it is set.
 func granitemoeHparams(c *Config, m *meta) {
 	graniteHparams(c, m)
 	qwen3moeHparams(c, m)
-	if k := "expert_shared_feed_forward_length"; m.err == nil && m.num(k, maxCount, 0, false) > 0 {
-		m.err = fmt.Errorf("model: %s is set: Granite MoE with shared experts is not supported: %w", m.key(k), ErrUnsupportedArch)
-	}
+	c.SharedFFN = m.num("expert_shared_feed_forward_length", maxCount, 0, false)
 }
 
 // smollm3Hparams: llama's graph with every fourth layer unrotated (NoPE:
@@ -426,4 +432,73 @@ func expertArchs() []string {
 		}
 	}
 	return names
+}
+
+// maxSSMLayerFloats bounds one Mamba-2 layer's state (d_inner × state
+// size): far above any released model (Granite 4.0-H-Small's is 2^20),
+// low enough that the products sized from it cannot overflow.
+const maxSSMLayerFloats = 1 << 28
+
+// graniteHybridHparams: Granite 4.0-H as llama.cpp's granite-hybrid graph
+// runs it. Granite's multipliers are optional here (absent or 0: not
+// applied, as llama.cpp reads them); rope.scaling.finetuned false (as the
+// converter writes for Granite 4.0-H) leaves the attention layers
+// unrotated. The Mamba-2 layers' sizes are all required: ssm.conv_kernel
+// (at least 2), ssm.inner_size (2 × embedding_length, the only expansion
+// llama.cpp runs), ssm.state_size, ssm.time_step_rank (the heads, which
+// must divide the inner size) and ssm.group_count (which must divide the
+// heads). With expert_count above 0 the feed-forwards are experts of
+// width feed_forward_length (not expert_feed_forward_length: llama.cpp
+// sizes them by n_ff), expert_used_count a token, softmax-routed and
+// renormalised, plus the shared expert of expert_shared_feed_forward_length
+// when it is set; expert_count 0 (the dense models' files) is a dense
+// SwiGLU.
+func graniteHybridHparams(c *Config, m *meta) {
+	c.EmbedScale = m.finite("embedding_scale", 0)
+	c.ResidualScale = m.finite("residual_scale", 0)
+	if s := m.finite("attention.scale", 0); s != 0 {
+		c.KQScale = s
+	}
+	c.LogitScale = m.finite("logit_scale", 0)
+	if !m.flag("rope.scaling.finetuned", true) {
+		c.NoRopeEvery = 1
+	}
+	c.SSMConv = m.num("ssm.conv_kernel", maxConvKernel, -1, false)
+	c.SSMInner = m.num("ssm.inner_size", maxCount, -1, false)
+	c.SSMState = m.num("ssm.state_size", maxCount, -1, false)
+	c.SSMHeads = m.num("ssm.time_step_rank", maxCount, -1, false)
+	c.SSMGroups = m.num("ssm.group_count", maxCount, -1, false)
+	if m.err != nil {
+		return
+	}
+	switch k := m.key; {
+	case c.SSMConv < 2:
+		m.fail("%s = %d, want at least 2", k("ssm.conv_kernel"), c.SSMConv)
+	case c.SSMInner != 2*c.Embd:
+		m.fail("%s = %d, want 2 × %s = %d (llama.cpp runs an expansion of 2 only)", k("ssm.inner_size"), c.SSMInner, k("embedding_length"), 2*c.Embd)
+	case c.SSMInner%c.SSMHeads != 0:
+		m.fail("%s = %d (the heads) does not divide %s = %d", k("ssm.time_step_rank"), c.SSMHeads, k("ssm.inner_size"), c.SSMInner)
+	case c.SSMHeads%c.SSMGroups != 0:
+		m.fail("%s = %d does not divide %s = %d (the heads)", k("ssm.group_count"), c.SSMGroups, k("ssm.time_step_rank"), c.SSMHeads)
+	case int64(c.SSMInner)*int64(c.SSMState) > maxSSMLayerFloats:
+		m.fail("%s = %d × %s = %d is a state of more than %d floats a layer", k("ssm.inner_size"), c.SSMInner, k("ssm.state_size"), c.SSMState, maxSSMLayerFloats)
+	}
+	k := "expert_count"
+	raw, present := m.f.Get(m.key(k))
+	n, ok := m.f.Uint(m.key(k))
+	switch {
+	case m.err != nil || !present:
+	case !ok:
+		m.fail("%s is %s, want a count of experts (0 for a dense model)", m.key(k), describe(raw))
+	case n > 0:
+		m.experts(c, true)
+		c.ExpertFFN = c.FFN
+		c.ExpertNorm = true
+		c.SharedFFN = m.num("expert_shared_feed_forward_length", maxCount, 0, false)
+	case m.has("expert_used_count"):
+		// llama.cpp asserts that a model without experts uses none.
+		if u, ok := m.f.Uint(m.key("expert_used_count")); !ok || u != 0 {
+			m.fail("%s is set, but %s is 0", m.key("expert_used_count"), m.key(k))
+		}
+	}
 }

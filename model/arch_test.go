@@ -26,7 +26,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyGemma2(), testutil.TinyGemma3(), testutil.TinyPhi3(),
 		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyMistral3(), testutil.TinyOlmo2(), testutil.TinyGemmaEmbedding(),
 		testutil.TinyGptOss(),
-		testutil.TinyLFM2(), testutil.TinyLFM2MoE(),
+		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(),
 		testutil.TinyBert(), testutil.TinyNomicBert(),
 	}
 }
@@ -254,7 +254,9 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 // per block Q/K/V (one product), the output projection with its residual
 // add, gate/up with the activation, and down with its residual add — or,
 // with experts, the router and a gated product and a down product per
-// chosen expert — plus the output matrix. An encoder's one-token pass
+// chosen expert (and the shared expert's two) — plus the output matrix; a
+// Mamba-2 block's ssm_in and ssm_out count as Q/K/V and the output
+// projection. An encoder's one-token pass
 // makes the same four per block (up or gate/up, down) and no output.
 // (Counted as products, not as the pool's jobs: whether a small product
 // runs on the caller alone depends on the kernels' tile sizes, which
@@ -292,6 +294,9 @@ func TestDecodeDispatches(t *testing.T) {
 					perExpert = 3 // gate and up apart: their biases come before the activation
 				}
 				experts = 3 + perExpert*c.ExpertsUsed // Q/K/V, output projection, router, each expert's
+				if c.SharedFFN > 0 {
+					experts += 2 // the shared expert's gate/up and down
+				}
 			}
 			want := uint64(outputs)
 			for il := range c.Layers {
@@ -318,7 +323,8 @@ func TestHeapBytes(t *testing.T) {
 			for _, L := range m.Blocks {
 				for _, v := range [][]float32{L.AttnNorm, L.Bq, L.Bk, L.Bv, L.QNorm, L.KNorm, L.PostAttnNorm, L.FFNNorm, L.PostFFNNorm,
 					L.Bqkv, L.Bo, L.BUp, L.BDown, L.AttnOutNorm, L.AttnOutNormB, L.LayerOutNorm, L.LayerOutNormB,
-					L.Sinks, L.BRouter, L.BGateExps, L.BUpExps, L.BDownExps, L.ExpProbsB, L.ConvW} {
+					L.Sinks, L.BRouter, L.BGateExps, L.BUpExps, L.BDownExps, L.ExpProbsB, L.ConvW,
+					L.ConvB, L.SSMDtB, L.SSMA, L.SSMD, L.SSMNorm} {
 					n += len(v)
 				}
 			}
@@ -821,7 +827,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe smollm3 mistral3 olmo2 gpt-oss lfm2 lfm2moe gemma-embedding bert nomic-bert]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 gpt-oss lfm2 lfm2moe gemma-embedding bert nomic-bert]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

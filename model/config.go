@@ -147,15 +147,41 @@ type Config struct {
 	// NormEps is an encoder's LayerNorm epsilon.
 	NormEps float32
 
-	// ConvLayers marks the gated short-convolution layers (lfm2: the
-	// layers whose attention.head_count_kv is 0), which have no attention
-	// and keep no keys or values; nil when every layer attends.
+	// ConvLayers marks the recurrent layers (those whose
+	// attention.head_count_kv is 0): lfm2's gated short convolutions or
+	// granitehybrid's Mamba-2 layers, which have no attention and keep no
+	// keys or values but a state carried from pass to pass; nil when every
+	// layer attends.
 	ConvLayers []bool
-	// ConvKernel is their kernel length (shortconv.l_cache): each conv
+	// ConvKernel is lfm2's kernel length (shortconv.l_cache): each conv
 	// layer carries its last ConvKernel-1 positions' inputs from one pass
 	// to the next (the conv state).
 	ConvKernel int
+
+	// A Mamba-2 layer's sizes (granitehybrid; 0 in other models): the
+	// causal convolution's taps (ssm.conv_kernel), the inner width
+	// d_inner (ssm.inner_size, SSMHeads heads of SSMInner/SSMHeads
+	// channels), the state per channel (ssm.state_size), the heads, each
+	// with its own time step, decay A and skip D (ssm.time_step_rank), and
+	// the groups of heads that share B and C, which are also the gated
+	// norm's groups (ssm.group_count).
+	SSMConv, SSMInner, SSMState, SSMHeads, SSMGroups int
+	// SharedFFN is the width of the shared expert every token of an expert
+	// layer also runs (expert_shared_feed_forward_length: granitemoe,
+	// granitehybrid); 0 for none.
+	SharedFFN int
 }
+
+// mamba reports whether the recurrent layers are Mamba-2 layers.
+func (c *Config) mamba() bool { return c.SSMInner > 0 }
+
+// ssmConvWidth is the channels of a Mamba-2 layer's convolution: x, B
+// and C.
+func (c *Config) ssmConvWidth() int { return c.SSMInner + 2*c.SSMGroups*c.SSMState }
+
+// ssmInProj is the width of a Mamba-2 layer's ssm_in product: z, x, B, C
+// and dt.
+func (c *Config) ssmInProj() int { return 2*c.SSMInner + 2*c.SSMGroups*c.SSMState + c.SSMHeads }
 
 // Gating is the function that turns a router's logits into expert
 // probabilities, numbered as llama.cpp's llama_expert_gating_func_type.
@@ -549,15 +575,22 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c.FFN = m.num("feed_forward_length", maxCount, ffnDef, true)
 	c.Heads = m.num("attention.head_count", maxCount, -1, true)
 	c.Context = m.num("context_length", maxCount, 2048, false)
-	if a.ShortConv {
-		m.convLayers(&c)
-	} else {
+	switch {
+	case a.ShortConv:
+		m.recurrentLayers(&c, "convolution")
+		c.ConvKernel = m.num("shortconv.l_cache", maxConvKernel, -1, false)
+		if m.err == nil && c.ConvKernel < 2 {
+			m.fail("%s = %d, want at least 2", m.key("shortconv.l_cache"), c.ConvKernel)
+		}
+	case a.Mamba2:
+		m.recurrentLayers(&c, "Mamba-2")
+	default:
 		c.HeadsKV = m.num("attention.head_count_kv", maxCount, c.Heads, true)
 	}
 	if m.err != nil {
 		return c, m.err
 	}
-	if n, ok := f.Uint(key("expert_count")); ok && n > 0 && a.FFN != FFNExperts {
+	if n, ok := f.Uint(key("expert_count")); ok && n > 0 && a.FFN != FFNExperts && !a.OptionalExperts {
 		return c, fmt.Errorf("model: %s = %d: mixture-of-experts %s models are not supported (%s are): %w", key("expert_count"), n, arch, strings.Join(expertArchs(), ", "), ErrUnsupportedArch)
 	}
 	if c.Heads%c.HeadsKV != 0 {
@@ -657,17 +690,16 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // channel's window on the stack (LFM2's is 3).
 const maxConvKernel = 16
 
-// convLayers reads a hybrid model's attention.head_count_kv, one value per
-// layer as llama.cpp's converter writes it for LFM2: 0 marks a
-// short-convolution layer, and the attention layers must agree on one
-// count (c.HeadsKV); and shortconv.l_cache, the kernel length (required,
-// at least 2, as llama.cpp asserts).
-func (m *meta) convLayers(c *Config) {
+// recurrentLayers reads a hybrid model's attention.head_count_kv, one
+// value per layer as llama.cpp's converters write it for LFM2 and Granite
+// 4.0-H: 0 marks a recurrent layer (kind names it), and the attention
+// layers must agree on one count (c.HeadsKV).
+func (m *meta) recurrentLayers(c *Config, kind string) {
 	name := m.key("attention.head_count_kv")
 	xs, ok := m.f.Int32s(name)
 	if !ok || len(xs) != c.Layers {
 		raw, _ := m.f.Get(name)
-		m.fail("%s is %s, want one count per layer (0 for a convolution layer) for %d layers", name, describe(raw), c.Layers)
+		m.fail("%s is %s, want one count per layer (0 for a %s layer) for %d layers", name, describe(raw), kind, c.Layers)
 		return
 	}
 	c.ConvLayers = make([]bool, c.Layers)
@@ -687,11 +719,6 @@ func (m *meta) convLayers(c *Config) {
 	}
 	if c.HeadsKV == 0 {
 		m.fail("%s is 0 in every layer: no layer attends", name)
-		return
-	}
-	c.ConvKernel = m.num("shortconv.l_cache", maxConvKernel, -1, false)
-	if m.err == nil && c.ConvKernel < 2 {
-		m.fail("%s = %d, want at least 2", m.key("shortconv.l_cache"), c.ConvKernel)
 	}
 }
 

@@ -19,15 +19,31 @@ import (
 // to the newest checkpoint at or before its target, from where the caller
 // evaluates the known tokens again.
 
-// maxCheckpoints is how many checkpoints a State keeps. A rewind past all
-// of them evaluates from position 0 again.
+// maxCheckpoints is the most checkpoints a State keeps; a model whose
+// state is large keeps fewer (Checkpoints). A rewind past all of them
+// evaluates from position 0 again.
 const maxCheckpoints = 16
 
-// ConvState is a sequence's short-convolution state: every conv layer's
-// inputs (bx) of its last ConvKernel-1 positions, oldest first, layer
-// after layer in model order, after At tokens; and checkpoints, the same
+// checkpointBudget is the memory a State's checkpoints may take before
+// their count drops below maxCheckpoints: LFM2's states (a few hundred KiB)
+// keep all 16; a Mamba-2 state (Granite 4.0-H-Micro's is 77 MB) keeps
+// minCheckpoints.
+const checkpointBudget = 16 << 20
+
+// minCheckpoints is the fewest checkpoints a State keeps however large its
+// state: the end of the last pass, which a failed pass goes back to, and
+// the one before, so that a one-token rewind (a generation settling on a
+// stop string) does not evaluate the whole sequence again.
+const minCheckpoints = 2
+
+// ConvState is a sequence's recurrent state: every recurrent layer's
+// state, layer after layer in model order, after At tokens — for a short
+// convolution (lfm2) its inputs (bx) of its last ConvKernel-1 positions,
+// oldest first; for a Mamba-2 layer (granitehybrid) its last SSMConv-1
+// positions' convolution inputs (x, B and C), oldest first, then its
+// scan state (heads × head size × SSMState) — and checkpoints, the same
 // after the tokens in Marks (ascending), Saved holding their states one
-// after another. A model without conv layers has an empty ConvState.
+// after another. A model without recurrent layers has an empty ConvState.
 type ConvState struct {
 	At    int
 	Cur   []float32
@@ -35,23 +51,41 @@ type ConvState struct {
 	Saved []float32
 }
 
-// ConvStateFloats is how many floats one conv state of a model of config c
-// holds (ConvState.Cur): 0 for a model without conv layers.
-func ConvStateFloats(c *Config) int {
+// recurrentFloats is one recurrent layer's state in floats.
+func recurrentFloats(c *Config) int {
+	if c.mamba() {
+		return (c.SSMConv-1)*c.ssmConvWidth() + c.SSMInner*c.SSMState
+	}
 	if c.ConvKernel < 2 {
 		return 0
 	}
-	return c.convCount() * (c.ConvKernel - 1) * c.Embd
+	return (c.ConvKernel - 1) * c.Embd
 }
 
-// ConvStateBytes is the memory a State's conv state and its checkpoints
-// take, which the memory plan counts with each session.
+// ConvStateFloats is how many floats one recurrent state of a model of
+// config c holds (ConvState.Cur): 0 for a model without recurrent layers.
+func ConvStateFloats(c *Config) int { return c.convCount() * recurrentFloats(c) }
+
+// Checkpoints is how many checkpoints a State of config c keeps:
+// maxCheckpoints, or as many as checkpointBudget holds, but at least
+// minCheckpoints; 0 without recurrent layers.
+func Checkpoints(c *Config) int {
+	n := ConvStateFloats(c)
+	if n == 0 {
+		return 0
+	}
+	return min(maxCheckpoints, max(minCheckpoints, checkpointBudget/(4*n)))
+}
+
+// ConvStateBytes is the memory a State's recurrent state and its
+// checkpoints take, which the memory plan counts with each session.
 func ConvStateBytes(c *Config) int64 {
 	n := int64(ConvStateFloats(c))
 	if n == 0 {
 		return 0
 	}
-	return 4*(1+maxCheckpoints)*n + 8*maxCheckpoints // floats, then Marks
+	k := int64(Checkpoints(c))
+	return 4*(1+k)*n + 8*k // floats, then Marks
 }
 
 // newConvState allocates the state of config c: zeros (the state before
@@ -61,8 +95,13 @@ func newConvState(c *Config) ConvState {
 	if n == 0 {
 		return ConvState{}
 	}
-	return ConvState{Cur: make([]float32, n), Marks: make([]int, 0, maxCheckpoints), Saved: make([]float32, 0, maxCheckpoints*n)}
+	k := Checkpoints(c)
+	return ConvState{Cur: make([]float32, n), Marks: make([]int, 0, k), Saved: make([]float32, 0, k*n)}
 }
+
+// limit is how many checkpoints the state keeps: its Marks' capacity,
+// which newConvState sets and nothing changes.
+func (cs *ConvState) limit() int { return cap(cs.Marks) }
 
 // Conv is the state's conv state, for saving: valid until the next call
 // that evaluates or rewinds.
@@ -94,7 +133,7 @@ func (s *State) checkConv(cs *ConvState) error {
 		return bad(fmt.Sprintf("%d floats, this model's is %d", len(cs.Cur), n))
 	case n == 0 && (k != 0 || len(cs.Saved) != 0):
 		return bad("checkpoints for a model without conv layers")
-	case k > maxCheckpoints || len(cs.Saved) != k*n:
+	case k > s.conv.limit() || len(cs.Saved) != k*n:
 		return bad(fmt.Sprintf("%d checkpoints of %d floats", k, len(cs.Saved)))
 	case cs.At < 0:
 		return bad(fmt.Sprintf("position %d", cs.At))
@@ -166,7 +205,7 @@ func (cs *ConvState) checkpoint(pos int) {
 		k--
 	}
 	cs.Marks, cs.Saved = cs.Marks[:k], cs.Saved[:k*n]
-	if k == maxCheckpoints {
+	if k == cs.limit() {
 		// Losing mark i leaves a gap from the one before it to the one
 		// after it (or pos): never the newest, whose gap is all of its
 		// distance from pos.
@@ -228,37 +267,64 @@ type convTask struct {
 	w     []float32 // ConvKernel taps per channel, oldest first
 }
 
-// Do convolves channels [lo,hi). The sum runs over the taps in ggml's
-// order (oldest first, float32), each product rounded before it is added,
-// so no platform fuses them differently.
+// Do convolves channels [lo,hi) (window.push).
 func (k *convTask) Do(_, lo, hi int) {
 	E := k.s.m.Embd
-	L := k.s.m.ConvKernel
-	texts := k.s.texts
-	var win [maxConvKernel]float32
+	win := window{L: k.s.m.ConvKernel}
 	for ch := lo; ch < hi; ch++ {
-		for j := 0; j < L-1; j++ {
-			win[j] = k.state[j*E+ch]
-		}
-		w := k.w[ch*L : (ch+1)*L]
+		win.load(k.state, E, ch)
+		w := k.w[ch*win.L : (ch+1)*win.L]
 		for t := range k.n {
-			if texts != nil && int(texts[t].from) == t {
-				// A packed pass's next text starts with an empty state.
-				clear(win[:L-1])
-			}
+			win.restart(k.s.texts, t)
 			row := k.bcx[t*3*E:]
-			win[L-1] = row[ch] * row[2*E+ch]
-			var sum float32
-			for j := range L {
-				sum += float32(win[j] * w[j])
-			}
-			k.y[t*E+ch] = row[E+ch] * sum
-			copy(win[:L-1], win[1:L])
+			k.y[t*E+ch] = row[E+ch] * win.push(row[ch]*row[2*E+ch], w)
 		}
-		for j := 0; j < L-1; j++ {
-			k.state[j*E+ch] = win[j]
-		}
+		win.store(k.state, E, ch)
 	}
+}
+
+// window is one channel's inputs to a causal convolution of L taps: the
+// last L-1, oldest first, and room for the newest.
+type window struct {
+	v [maxConvKernel]float32
+	L int
+}
+
+// load takes channel ch's window from a state of L-1 rows of stride
+// floats, oldest first.
+func (w *window) load(state []float32, stride, ch int) {
+	for j := 0; j < w.L-1; j++ {
+		w.v[j] = state[j*stride+ch]
+	}
+}
+
+// store puts the window back where load took it from.
+func (w *window) store(state []float32, stride, ch int) {
+	for j := 0; j < w.L-1; j++ {
+		state[j*stride+ch] = w.v[j]
+	}
+}
+
+// restart empties the window at token t when t starts a packed pass's
+// next text (texts nil: an unpacked pass).
+func (w *window) restart(texts []textSpan, t int) {
+	if texts != nil && int(texts[t].from) == t {
+		clear(w.v[:w.L-1])
+	}
+}
+
+// push adds input x and returns the convolution Σ taps[j]·window[j]: in
+// ggml's order (oldest first, float32), each product rounded before it is
+// added, so no platform fuses them differently.
+func (w *window) push(x float32, taps []float32) float32 {
+	L := w.L
+	w.v[L-1] = x
+	var sum float32
+	for j, tap := range taps[:L] {
+		sum += float32(w.v[j] * tap)
+	}
+	copy(w.v[:L-1], w.v[1:L])
+	return sum
 }
 
 // convParallelMin is the shortest pass whose convolution goes to the

@@ -26,6 +26,10 @@ type refDecoder struct {
 	// names: every conv tap but the newest dropped (no state), the taps
 	// in reverse order, the B and C chunks swapped.
 	convNoState, convReversed, convSwapBC bool
+	// Perturbations of granitehybrid's Mamba-2 layers (convNoState drops
+	// their conv state too): no D skip, no SiLU(z) gate, the time step
+	// without softplus, B and C swapped.
+	ssmNoD, ssmNoGate, ssmRawDt, ssmSwapBC bool
 }
 
 // shortConv is an lfm2 conv layer's output before out_proj for every
@@ -160,7 +164,10 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		qs, ks, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n)
 		conv, attending := c.ConvLayer(il), n
 		var ys [][]float64
-		if conv {
+		switch {
+		case conv && c.mamba():
+			ys, attending = r.mamba2(p, x, eps), 0
+		case conv:
 			ys, attending = r.shortConv(p, x, eps), 0
 		}
 		for t := range attending {
@@ -214,9 +221,12 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				lo = max(0, t-c.Window+1)
 			}
 			var o []float64
-			if conv {
+			switch {
+			case conv && c.mamba():
+				o = linear(p("ssm_out.weight"), nil, ys[t])
+			case conv:
 				o = linear(p("shortconv.out_proj.weight"), nil, ys[t])
-			} else {
+			default:
 				sinks := p("attn_sinks.weight")
 				att := make([]float64, c.Heads*hd)
 				for h := range c.Heads {
@@ -245,6 +255,13 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			var f []float64
 			if c.ExpertLayer(il) {
 				f = r.experts(p, y)
+				if sh := p("ffn_down_shexp.weight"); sh != nil {
+					// GraniteMoeShared: the shared expert joins the sum.
+					g := r.ffn(linear(p("ffn_gate_shexp.weight"), nil, y), linear(p("ffn_up_shexp.weight"), nil, y), sh, nil)
+					for i := range f {
+						f[i] += g[i]
+					}
+				}
 			} else {
 				f = r.ffn(linear(p("ffn_gate.weight"), nil, y), linear(p("ffn_up.weight"), nil, y), p("ffn_down.weight"), nil)
 			}
@@ -433,12 +450,19 @@ func TestDecoderMatchesReference(t *testing.T) {
 		{testutil.TinyGptOss(), 5e-3},
 		// lfm2moe: conv and attention layers, a dense layer 0, sigmoid
 		// routing with a selection bias.
-		{testutil.TinyLFM2MoE(), 1e-3}} {
+		{testutil.TinyLFM2MoE(), 1e-3},
+		// granitehybrid: Mamba-2 and unrotated attention layers, Granite's
+		// multipliers; dense, then experts with a shared expert; and
+		// granitemoe's shared expert.
+		{testutil.TinyGraniteHybrid(), 1e-3}, {testutil.TinyGraniteHybridMoE(), 1e-3}, {graniteMoEShared(), 1e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
 		name := spec.Arch
 		if spec.Yarn != nil {
 			name += "/yarn"
+		}
+		if spec.SharedFFN > 0 {
+			name += "/shared"
 		}
 		t.Run(name, func(t *testing.T) {
 			m, f, data := loadSpec(t, spec)
@@ -590,6 +614,30 @@ func mustMove(t *testing.T, name string, other, want [][]float64, least float64)
 	}
 }
 
+// perturbedRef returns the reference logits of toks for m (read from f
+// and data) with the perturbations r asks for.
+func perturbedRef(t *testing.T, m *Model, f *gguf.File, data []byte, toks []int32) func(r refDecoder) [][]float64 {
+	return func(r refDecoder) [][]float64 {
+		r.refEncoder = refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true}
+		return r.logits(toks)
+	}
+}
+
+// checkBatches compares the logits of toks run through m in one pass, in
+// chunks of 4 and token by token with want, within 1e-3; what prefixes
+// the messages.
+func checkBatches(t *testing.T, m *Model, pool *ops.Pool, toks []int32, want [][]float64, what string) {
+	t.Helper()
+	for _, batch := range []int{len(toks), 4, 1} {
+		got := forwardAll(t, m, pool, toks, batch, 32)
+		worst := refDiff(got, want)
+		if !(worst <= 1e-3) {
+			t.Errorf("%sbatch %d: logits differ from the reference by up to %g", what, batch, worst)
+		}
+		t.Logf("%sbatch %d: worst difference %.3g", what, batch, worst)
+	}
+}
+
 // LFM2 against the reference written from llama.cpp's lfm2 graph: the
 // whole prompt in one pass, in chunks of 4 (the conv state carried from
 // one Forward to the next through a chunk boundary inside the kernel's
@@ -602,19 +650,9 @@ func TestLFM2MatchesReference(t *testing.T) {
 		t.Fatalf("config: conv layers %v, kernel %d, KV layers %d, tied %v", m.ConvLayers, m.ConvKernel, m.KVLayers(), m.Tied)
 	}
 	toks := prompt(13)
-	ref := func(r refDecoder) [][]float64 {
-		r.refEncoder = refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true}
-		return r.logits(toks)
-	}
+	ref := perturbedRef(t, m, f, data, toks)
 	want := ref(refDecoder{})
-	for _, batch := range []int{len(toks), 4, 1} {
-		got := forwardAll(t, m, pool, toks, batch, 32)
-		worst := refDiff(got, want)
-		if !(worst <= 1e-3) {
-			t.Errorf("batch %d: logits differ from the reference by up to %g", batch, worst)
-		}
-		t.Logf("batch %d: worst difference %.3g", batch, worst)
-	}
+	checkBatches(t, m, pool, toks, want, "")
 	// Ollama's converter names the final norm output_norm: a file so
 	// named runs with it.
 	spec := testutil.TinyLFM2()

@@ -53,6 +53,9 @@ type State struct {
 	// (empty without conv layers); ct the task that convolves a pass.
 	conv ConvState
 	ct   convTask
+	// sc and ss convolve and scan a Mamba-2 layer's pass (granitehybrid).
+	sc ssmConvTask
+	ss ssmScanTask
 }
 
 // StateOptions size a State.
@@ -96,8 +99,8 @@ func ScratchBytes(c *Config, maxXRowBytes, batch int) int {
 	n += 3 * f(batch*c.Embd)        // x, xn, tmp
 	n += f(batch * qkvWidth(c))     // q, k, v (a conv layer's B, C, x)
 	n += f(batch * attnOutWidth(c)) // attention output (a conv layer's y)
-	if c.denseLayers() {
-		n += f(batch * 2 * c.FFN) // gate, up
+	if w := guWidth(c); w > 0 {
+		n += f(batch * w) // gate, up
 	}
 	n += 2 * b(batch*maxXRowBytes) // quantized activations
 	n += ropeTables(c) * f(batch*c.RopeDim)
@@ -107,21 +110,39 @@ func ScratchBytes(c *Config, maxXRowBytes, batch int) int {
 	return n
 }
 
+// guWidth is the floats a token's gate and up outputs take in a pass: the
+// dense feed-forward's or the shared expert's, whichever is wider; 0 when
+// there are neither.
+func guWidth(c *Config) int {
+	w := c.SharedFFN
+	if c.denseLayers() {
+		w = max(w, c.FFN)
+	}
+	return 2 * w
+}
+
 // qkvWidth is the floats a token's q, k and v take in a pass, or a conv
-// layer's B, C and x when wider.
+// layer's B, C and x (a Mamba-2 layer's z, x, B, C and dt) when wider.
 func qkvWidth(c *Config) int {
 	w := c.Heads*c.HeadDimK + c.HeadsKV*c.HeadDimK + c.HeadsKV*c.HeadDimV
-	if c.ConvLayers != nil {
+	switch {
+	case c.mamba():
+		w = max(w, c.ssmInProj())
+	case c.ConvLayers != nil:
 		w = max(w, 3*c.Embd)
 	}
 	return w
 }
 
 // attnOutWidth is the floats a token's attention output takes in a pass,
-// or a conv layer's output when wider.
+// or a recurrent layer's output (Embd; a Mamba-2 layer's SSMInner) when
+// wider.
 func attnOutWidth(c *Config) int {
 	w := c.Heads * c.HeadDimV
-	if c.ConvLayers != nil {
+	switch {
+	case c.mamba():
+		w = max(w, c.SSMInner)
+	case c.ConvLayers != nil:
 		w = max(w, c.Embd)
 	}
 	return w
@@ -510,8 +531,8 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	E := c.Embd
 	p := pass{n: n, pos0: pos0, x: ar.Float32s(n * E), xn: ar.Float32s(n * E), tmp: ar.Float32s(n * E),
 		qkv: ar.Float32s(n * qkvWidth(c)), att: ar.Float32s(n * attnOutWidth(c))}
-	if c.denseLayers() {
-		p.gu = ar.Float32s(n * 2 * c.FFN)
+	if w := guWidth(c); w > 0 {
+		p.gu = ar.Float32s(n * w)
 	}
 	for i := range s.q {
 		s.q[i] = qslot{buf: ar.Bytes(n * m.maxXRowBytes())}
@@ -596,12 +617,18 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 		s.e.Phase(phNorm)
 		s.norm(xn, x, L.AttnNorm, n)
 		wo, oCols := L.Wo, oDim
-		if c.ConvLayer(il) {
+		switch {
+		case c.ConvLayer(il) && c.mamba():
+			if err := s.mamba2(il, L, s.acts(xn, E, n), &p); err != nil {
+				return nil, nil, err
+			}
+			wo, oCols = L.ConvOut, c.SSMInner
+		case c.ConvLayer(il):
 			if err := s.shortConv(il, L, s.acts(xn, E, n), &p); err != nil {
 				return nil, nil, err
 			}
 			wo, oCols = L.ConvOut, E
-		} else {
+		default:
 			if err := s.qkv(il, L, s.acts(xn, E, n), &p, &shared); err != nil {
 				return nil, nil, err
 			}
@@ -622,6 +649,12 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 			s.e.Phase(phMoE)
 			if err := s.experts(il, L, a, p.tmp); err != nil {
 				return nil, nil, err
+			}
+			if L.ShDown != nil {
+				s.e.Phase(phGateUp)
+				if err := s.sharedExpert(L, a, p.gu, p.tmp); err != nil {
+					return nil, nil, err
+				}
 			}
 			s.e.Phase(phNorm)
 			s.addNormed(x, p.tmp, L.PostFFNNorm, n)
@@ -758,6 +791,39 @@ func addRows(x, bias []float32, n int) {
 	}
 }
 
+// sharedExpert adds the shared expert's down(act(gate·a) ⊙ up·a) to the
+// routed experts' sum in out (moe_out + ffn_shexp, as llama.cpp's granite
+// graphs add them before the residual scale); gu holds its gate and up
+// rows, the expert scratch's y its output.
+func (s *State) sharedExpert(L *Layer, a acts, gu, out []float32) error {
+	F := s.m.SharedFFN
+	if err := s.gated(a, projection{w: L.ShGate}, projection{w: L.ShUp, off: F}, F, gu); err != nil {
+		return err
+	}
+	s.e.Phase(phDown)
+	y := s.moe.y
+	if err := s.mul(L.ShDown, s.acts(gu, F, a.n), y, s.m.Embd); err != nil {
+		return err
+	}
+	E := s.m.Embd
+	ops.Add(out[:a.n*E], y[:a.n*E])
+	return nil
+}
+
+// gated computes act(gate·a) ⊙ up·a into the first n×F floats of gu (F
+// a token), gate and up and the activation in one dispatch.
+func (s *State) gated(a acts, gate, up projection, F int, gu []float32) error {
+	if err := s.mulGated(a, gate, up, gu, 2*F); err != nil {
+		return err
+	}
+	// Pack the activated rows into the first n×F floats: row t goes to
+	// [t·F, (t+1)·F), which is never past its own gate half.
+	for t := 1; t < a.n; t++ {
+		copy(gu[t*F:(t+1)*F], gu[2*t*F:2*t*F+F])
+	}
+	return nil
+}
+
 // ffn is the dense feed-forward block: down(act(gate·a) ⊙ up·a) into out,
 // then added to the residual stream x. gu holds n rows of gate then up
 // (2×FFN floats each); gate, up and the activation take one dispatch, the
@@ -777,13 +843,8 @@ func (s *State) ffn(L *Layer, a acts, gu, out, x []float32) error {
 		ops.GELU(gu[:n*F])
 	} else {
 		gate, up := L.gateUpInputs(c)
-		if err := s.mulGated(a, gate, up, gu, 2*F); err != nil {
+		if err := s.gated(a, gate, up, F, gu); err != nil {
 			return err
-		}
-		// Pack the activated rows into the first n×F floats: row t goes to
-		// [t·F, (t+1)·F), which is never past its own gate half.
-		for t := 1; t < n; t++ {
-			copy(gu[t*F:(t+1)*F], gu[2*t*F:2*t*F+F])
 		}
 	}
 	s.e.Phase(phDown)

@@ -32,8 +32,17 @@ type Layer struct {
 	// A short-convolution layer's (lfm2; Config.ConvLayer): in_proj (Embd
 	// → B, C and x, Embd each), the depthwise kernel (ConvKernel taps per
 	// channel, channel after channel, oldest tap first) and out_proj.
+	// A Mamba-2 layer's (granitehybrid) are ssm_in (Embd → z, x, B, C, dt)
+	// in ConvIn, ssm_out (SSMInner → Embd) in ConvOut and the kernel
+	// ssm_conv1d (SSMConv taps per channel of x, B and C) in ConvW, with
+	// the kernel's bias (nil when the file has none), the time steps'
+	// bias, A and D (one per head) and the gated norm's weight (SSMInner).
 	ConvIn, ConvOut *ops.Matrix
 	ConvW           []float32
+	ConvB           []float32
+	SSMDtB          []float32
+	SSMA, SSMD      []float32
+	SSMNorm         []float32
 
 	// An encoder's (bert, nomic-bert): the fused projection's bias, the
 	// output projection's and the feed-forward's biases (each nil when the
@@ -49,6 +58,9 @@ type Layer struct {
 	// mixture-of-experts block; Gate, Up, GateUp and Down are nil then.
 	Router  *ops.Matrix
 	Experts []Expert
+	// The shared expert every token of the block also runs (granitemoe,
+	// granitehybrid: Config.SharedFFN), resident like the router.
+	ShGate, ShUp, ShDown *ops.Matrix
 	// gpt-oss's (Config.ExpertBiases): the router's bias (Experts floats)
 	// and the experts' gate, up and down biases, one row per expert
 	// (ExpertFFN, ExpertFFN and Embd floats): kept with the layer, not the
@@ -158,13 +170,8 @@ func (l *loader) tensor(name string, shape ...int) (*tensor.Tensor, error) {
 	if !ok {
 		return nil, fmt.Errorf("model: tensor %q missing: %w", name, ErrBadModel)
 	}
-	if len(ti.Dims) != len(shape) {
+	if !sameDims(ti.Dims, shape) {
 		return nil, fmt.Errorf("model: tensor %q has shape %v, want %v: %w", name, ti.Dims, shape, ErrBadModel)
-	}
-	for i, d := range ti.Dims {
-		if d != int64(shape[i]) {
-			return nil, fmt.Errorf("model: tensor %q has shape %v, want %v: %w", name, ti.Dims, shape, ErrBadModel)
-		}
 	}
 	if !ti.Type.Supported() {
 		return nil, fmt.Errorf("model: tensor %q has type %v, which this library cannot compute with: %w", name, ti.Type, quant.ErrUnsupportedType)
@@ -180,6 +187,26 @@ func (l *loader) tensor(name string, shape ...int) (*tensor.Tensor, error) {
 		return nil, fmt.Errorf("model: %w: %w", err, ErrBadModel)
 	}
 	return t, nil
+}
+
+// sameDims reports whether a tensor's dims are shape, trailing dims of 1
+// aside on either side, as ggml (whose tensors always have four, padded
+// with 1s) compares them: llama-quantize writes Granite 4.0-H's one-group
+// ssm_norm, [d_inner, 1] to the converter, as [d_inner].
+func sameDims(dims []int64, shape []int) bool {
+	for i := range max(len(dims), len(shape)) {
+		d, s := int64(1), int64(1)
+		if i < len(dims) {
+			d = dims[i]
+		}
+		if i < len(shape) {
+			s = int64(shape[i])
+		}
+		if d != s {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *loader) matrix(name string, cols, rows int) (*ops.Matrix, error) {
@@ -435,18 +462,21 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 			return nil, fmt.Errorf("model: %s.block_count = %d, but the file has no tensors for layer %d (%s*): %w", cfg.Arch, cfg.Layers, i, p, ErrBadModel)
 		}
 		if !cfg.ExpertLayer(i) && l.has(p+"ffn_gate_inp.weight") {
-			if arch.FFN == FFNExperts {
-				return nil, fmt.Errorf("model: tensor %q: layer %d has a router, but %s.leading_dense_block_count = %d makes it dense: %w",
-					p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.DenseLead, ErrBadModel)
+			if arch.FFN == FFNExperts || arch.OptionalExperts {
+				return nil, fmt.Errorf("model: tensor %q: layer %d has a router, but %s.expert_count = %d and leading_dense_block_count = %d make it dense: %w",
+					p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.Experts, cfg.DenseLead, ErrBadModel)
 			}
 			return nil, fmt.Errorf("model: tensor %q: layer %d of this %s model is mixture-of-experts, which is not supported for %s: %w",
 				p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.Arch, ErrUnsupportedArch)
 		}
 		L := &m.Blocks[i]
 		var bts []blockTensor
-		if cfg.ConvLayer(i) {
+		switch {
+		case cfg.ConvLayer(i) && cfg.mamba():
+			bts = mambaTensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
+		case cfg.ConvLayer(i):
 			bts = convTensors(arch, &cfg, i)
-		} else {
+		default:
 			bts = blockTensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
 		}
 		if err := refuseBiases(l, p, arch, bts); err != nil {
@@ -594,8 +624,8 @@ func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
 
 // matrices lists the fields of the layer's matrices (experts aside), set
 // or not.
-func (L *Layer) matrices() [12]**ops.Matrix {
-	return [12]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut}
+func (L *Layer) matrices() [15]**ops.Matrix {
+	return [15]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut, &L.ShGate, &L.ShUp, &L.ShDown}
 }
 
 // blockTensor is one tensor of a block: its name after "blk.<i>.", its
@@ -712,6 +742,32 @@ func convTensors(a *Arch, c *Config, il int) []blockTensor {
 	}, ffnTensors(a, c, il)...)
 }
 
+// mambaTensors lists the tensors of a Mamba-2 block (granitehybrid), as
+// llama.cpp's loader takes them: the operator norm, ssm_in, the kernel
+// ssm_conv1d ([SSMConv, x+B+C channels]) and its bias when the file has
+// one, the time steps' bias, A and D ([1, heads] each: no ".weight"
+// suffix), the gated norm ([SSMInner/groups, groups]) and ssm_out; then
+// the feed-forward (dense, or layer il's experts).
+func mambaTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
+	e, cw, h := c.Embd, c.ssmConvWidth(), c.SSMHeads
+	ts := []blockTensor{
+		vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }),
+		matTensor("ssm_in.weight", e, c.ssmInProj(), func(L *Layer) **ops.Matrix { return &L.ConvIn }),
+		rowsTensor("ssm_conv1d.weight", c.SSMConv, cw, func(L *Layer) *[]float32 { return &L.ConvW }),
+	}
+	if has("ssm_conv1d.bias") {
+		ts = append(ts, vecTensor("ssm_conv1d.bias", cw, func(L *Layer) *[]float32 { return &L.ConvB }))
+	}
+	return append(append(ts,
+		vecTensor("ssm_dt.bias", h, func(L *Layer) *[]float32 { return &L.SSMDtB }),
+		rowsTensor("ssm_a", 1, h, func(L *Layer) *[]float32 { return &L.SSMA }),
+		rowsTensor("ssm_d", 1, h, func(L *Layer) *[]float32 { return &L.SSMD }),
+		rowsTensor("ssm_norm.weight", c.SSMInner/c.SSMGroups, c.SSMGroups, func(L *Layer) *[]float32 { return &L.SSMNorm }),
+		matTensor("ssm_out.weight", c.SSMInner, e, func(L *Layer) **ops.Matrix { return &L.ConvOut }),
+		vecTensor("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }),
+	), ffnTensors(a, c, il)...)
+}
+
 // qkvTensors lists the query, key and value projections: the fused
 // attn_qkv when the layout allows it and the block has it, else the three.
 func qkvTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor {
@@ -738,7 +794,10 @@ func fusedQKV(a *Arch, has func(name string) bool) bool {
 func ffnTensors(a *Arch, c *Config, il int) []blockTensor {
 	e := c.Embd
 	layout := a.FFN
-	if layout == FFNExperts && !c.ExpertLayer(il) {
+	switch {
+	case c.ExpertLayer(il):
+		layout = FFNExperts
+	case layout == FFNExperts:
 		layout = FFNGated
 	}
 	switch layout {
@@ -762,6 +821,12 @@ func ffnTensors(a *Arch, c *Config, il int) []blockTensor {
 		}
 		if a.ExpertSelBias {
 			ts = append(ts, vecTensor("exp_probs_b.bias", n, func(L *Layer) *[]float32 { return &L.ExpProbsB }))
+		}
+		if sf := c.SharedFFN; sf > 0 {
+			ts = append(ts,
+				matTensor("ffn_gate_shexp.weight", e, sf, func(L *Layer) **ops.Matrix { return &L.ShGate }),
+				matTensor("ffn_up_shexp.weight", e, sf, func(L *Layer) **ops.Matrix { return &L.ShUp }),
+				matTensor("ffn_down_shexp.weight", sf, e, func(L *Layer) **ops.Matrix { return &L.ShDown }))
 		}
 		return ts
 	case FFNSequential:

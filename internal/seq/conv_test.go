@@ -53,15 +53,31 @@ func evalOK(t *testing.T, s *Seq, tokens []int32) []float32 {
 // for bit: to a checkpoint (a pass's end), between checkpoints (the state
 // goes back to the one before and the tokens after it are evaluated
 // again), into the prompt after decoding, to 0, and after a failed call;
-// LFM2-MoE's too, its experts adding the same numbers whatever the batch.
+// LFM2-MoE's too, its experts adding the same numbers whatever the batch;
+// and Granite 4.0-H's Mamba-2 state (conv and scan), dense and with
+// experts, and with a state so large that it keeps only two checkpoints
+// (most rewinds then evaluate from the start).
 func TestConvRewindMatchesFresh(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyLFM2MoE()} {
-		t.Run(spec.Arch, func(t *testing.T) { convRewind(t, spec) })
+	big := testutil.TinyGraniteHybrid()
+	big.SSMState = 4096
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), big} {
+		name := spec.Arch
+		if spec.Experts > 0 && spec.Arch == "granitehybrid" {
+			name += "/experts"
+		}
+		if spec.SSMState == big.SSMState {
+			name += "/big"
+		}
+		t.Run(name, func(t *testing.T) { convRewind(t, spec) })
 	}
 }
 
 func convRewind(t *testing.T, spec testutil.ModelSpec) {
-	_, open := hybridSeqs(t, spec, Config{Context: 128, Batch: 4})
+	m, open := hybridSeqs(t, spec, Config{Context: 128, Batch: 4})
+	limit := model.Checkpoints(&m.Config)
+	if spec.SSMState == 4096 && limit != 2 {
+		t.Fatalf("a state of %d bytes keeps %d checkpoints, want 2", model.ConvStateBytes(&m.Config), limit)
+	}
 	prompt, more := ids(22, 1), ids(9, 2)
 	for _, n := range []int{22, 20, 13, 6, 1, 0, 25, 30} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -85,7 +101,7 @@ func convRewind(t *testing.T, spec testutil.ModelSpec) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("after Truncate(%d): logits differ from a fresh session's", n)
 			}
-			if cs := s.st.Conv(); cs.At != s.Len() || len(cs.Marks) > 16 {
+			if cs := s.st.Conv(); cs.At != s.Len() || len(cs.Marks) > limit {
 				t.Fatalf("conv state at %d with %d checkpoints for %d tokens", cs.At, len(cs.Marks), s.Len())
 			}
 		})
@@ -108,9 +124,16 @@ func TestConvCheckpointsSpread(t *testing.T) {
 }
 
 // A saved LFM2 session restores its conv state and checkpoints: the
-// restored one continues, and rewinds, as the original does.
+// restored one continues, and rewinds, as the original does; a Granite
+// 4.0-H session its Mamba-2 state alike.
 func TestConvSaveRestore(t *testing.T) {
-	m, open := lfm2Seqs(t, Config{Context: 128, Batch: 4})
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid()} {
+		t.Run(spec.Arch, func(t *testing.T) { convSaveRestore(t, spec) })
+	}
+}
+
+func convSaveRestore(t *testing.T, spec testutil.ModelSpec) {
+	m, open := hybridSeqs(t, spec, Config{Context: 128, Batch: 4})
 	id := snapshot.Model{Arch: m.Arch, Dims: [9]uint32{6: uint32(m.Vocab)}}
 	a := open()
 	evalOK(t, a, ids(17, 1))
@@ -143,10 +166,17 @@ func TestConvSaveRestore(t *testing.T) {
 
 // An LFM2 session's cache grows from its first 256 cells as others do
 // (the conv layers hold no cells), shifts its context (the conv state
-// carries on), and gives the logits of a preallocated session.
+// carries on), and gives the logits of a preallocated session; a Granite
+// 4.0-H session's too.
 func TestConvGrowAndShift(t *testing.T) {
-	_, open := lfm2Seqs(t, Config{Context: 600, Batch: 64})
-	_, openPre := lfm2Seqs(t, Config{Context: 600, Batch: 64, Preallocate: true})
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid()} {
+		t.Run(spec.Arch, func(t *testing.T) { convGrowAndShift(t, spec) })
+	}
+}
+
+func convGrowAndShift(t *testing.T, spec testutil.ModelSpec) {
+	_, open := hybridSeqs(t, spec, Config{Context: 600, Batch: 64})
+	_, openPre := hybridSeqs(t, spec, Config{Context: 600, Batch: 64, Preallocate: true})
 	toks := ids(300, 3)
 	s, pre := open(), openPre()
 	got, want := evalOK(t, s, toks), evalOK(t, pre, toks)
@@ -156,7 +186,7 @@ func TestConvGrowAndShift(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Error("logits after growth differ from a preallocated session's")
 	}
-	_, openShift := lfm2Seqs(t, Config{Context: 64, Batch: 8, Shift: true, Keep: 4})
+	_, openShift := hybridSeqs(t, spec, Config{Context: 64, Batch: 8, Shift: true, Keep: 4})
 	sh := openShift()
 	for i := 0; i < 100; i += 10 {
 		evalOK(t, sh, ids(10, i))

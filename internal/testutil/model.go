@@ -19,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "smollm3", "mistral3", "olmo2", "lfm2", "lfm2moe", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "granitehybrid", "smollm3", "mistral3", "olmo2", "lfm2", "lfm2moe", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -114,10 +114,18 @@ type ModelSpec struct {
 	// them anyway; nomic-bert's converted files have none, and this adds
 	// attn_qkv.bias and attn_output.bias.
 	Biases bool
-	// ConvLayers lists an lfm2's short-convolution layers (the others
-	// attend); ConvKernel is their kernel length, shortconv.l_cache (0 = 3).
+	// ConvLayers lists an lfm2's short-convolution layers or a
+	// granitehybrid's Mamba-2 layers (the others attend); ConvKernel is
+	// their kernel length, shortconv.l_cache or ssm.conv_kernel (0 = 3 for
+	// lfm2, 4 for granitehybrid).
 	ConvLayers []int
 	ConvKernel int
+	// A granitehybrid's Mamba-2 sizes: ssm.state_size, ssm.time_step_rank
+	// (the heads) and ssm.group_count; its inner size is 2×Embd.
+	SSMState, SSMHeads, SSMGroups int
+	// SharedFFN is a granitemoe's or granitehybrid's shared expert width,
+	// expert_shared_feed_forward_length (0: none).
+	SharedFFN int
 	// OutputNorm names the final norm's tensor instead of the
 	// architecture's usual one (lfm2: output_norm.weight, as Ollama's
 	// converter writes it, for token_embd_norm.weight).
@@ -288,6 +296,32 @@ func TinyGraniteMoE() ModelSpec {
 	}
 }
 
+// TinyGraniteHybrid is a 4-layer granitehybrid as Granite 4.0-H's
+// converter writes it: layers 0, 1 and 3 Mamba-2 (inner size 128 in 8
+// heads of 16, 2 groups, state 16, kernel 4), layer 2 attention without
+// RoPE, Granite's multipliers (the attention scale 1/4, large enough that
+// the attention layer's scores are not nearly flat), a dense SwiGLU,
+// expert_count 0; Q8_0 weights, tied output.
+func TinyGraniteHybrid() ModelSpec {
+	return ModelSpec{
+		Arch: "granitehybrid", Vocab: 320, Embd: 64, Layers: 4, Heads: 4, HeadsKV: 2,
+		FFN: 128, Context: 256, RMSEps: 1e-5, WeightType: quant.Q8_0, TiedOutput: true, Seed: 23,
+		ConvLayers: []int{0, 1, 3}, SSMState: 16, SSMHeads: 8, SSMGroups: 2,
+		EmbeddingScale: 12, ResidualScale: 0.22, AttentionScale: 0.25, LogitScale: 8,
+	}
+}
+
+// TinyGraniteHybridMoE is TinyGraniteHybrid (layers 0, 1 and 3 Mamba-2)
+// with every feed-forward 8 experts of width FFN (as llama.cpp sizes
+// granitehybrid's), 2 a token, plus a shared expert of width 64.
+func TinyGraniteHybridMoE() ModelSpec {
+	s := TinyGraniteHybrid()
+	s.Seed = 29
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.SharedFFN = 8, 2, s.FFN, 64
+	s.RouterGain = 4
+	return s
+}
+
 // TinySmolLM3 is a 4-layer smollm3 (llama's graph; layer 3 has no RoPE)
 // with Q8_0 weights.
 func TinySmolLM3() ModelSpec {
@@ -369,21 +403,48 @@ func TinyLFM2MoE() ModelSpec {
 	return s
 }
 
-// convLayer reports whether layer l of s is a short convolution.
+// convLayer reports whether layer l of s is recurrent (a short
+// convolution, or a Mamba-2 layer).
 func (s ModelSpec) convLayer(l int) bool { return slices.Contains(s.ConvLayers, l) }
 
 // AddConvLayers writes a hybrid's per-layer attention.head_count_kv (0 for
 // the short-convolution layers conv marks, headsKV for the others), as
 // llama.cpp's converter writes LFM2's, and shortconv.l_cache.
 func AddConvLayers(g *gguf.Writer, arch string, headsKV int, conv []bool, kernel int) {
-	kvs := make([]int32, len(conv))
-	for l, c := range conv {
-		if !c {
+	addRecurrentLayers(g, arch, headsKV, conv)
+	g.AddKV(arch+".shortconv.l_cache", uint32(kernel))
+}
+
+// addRecurrentLayers writes a hybrid's per-layer attention.head_count_kv:
+// 0 for the recurrent layers rec marks, headsKV for the others.
+func addRecurrentLayers(g *gguf.Writer, arch string, headsKV int, rec []bool) {
+	kvs := make([]int32, len(rec))
+	for l, r := range rec {
+		if !r {
 			kvs[l] = int32(headsKV)
 		}
 	}
 	g.AddKV(arch+".attention.head_count_kv", kvs)
-	g.AddKV(arch+".shortconv.l_cache", uint32(kernel))
+}
+
+// SSM is a granitehybrid's Mamba-2 sizes, as its converter writes them.
+type SSM struct {
+	Conv, Inner, State, Heads, Groups int
+}
+
+// AddSSMLayers writes a granitehybrid's per-layer attention.head_count_kv
+// (0 for the Mamba-2 layers rec marks, headsKV for the others), its
+// ssm.* sizes, and rope.scaling.finetuned false (Granite 4.0-H has no
+// RoPE), as llama.cpp's converter writes Granite 4.0-H's.
+func AddSSMLayers(g *gguf.Writer, arch string, headsKV int, rec []bool, m SSM) {
+	addRecurrentLayers(g, arch, headsKV, rec)
+	a := arch + "."
+	g.AddKV(a+"ssm.conv_kernel", uint32(m.Conv))
+	g.AddKV(a+"ssm.state_size", uint32(m.State))
+	g.AddKV(a+"ssm.group_count", uint32(m.Groups))
+	g.AddKV(a+"ssm.inner_size", uint32(m.Inner))
+	g.AddKV(a+"ssm.time_step_rank", uint32(m.Heads))
+	g.AddKV(a+"rope.scaling.finetuned", false)
 }
 
 // gemma reports whether s has Gemma's layers (gemma2, gemma3,
@@ -395,7 +456,8 @@ func (s ModelSpec) gemma() bool {
 // moe reports whether s has experts (qwen3moe, granitemoe, gpt-oss,
 // lfm2moe).
 func (s ModelSpec) moe() bool {
-	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe"
+	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" ||
+		s.Arch == "granitehybrid" && s.Experts > 0
 }
 
 // hybrid reports whether s has LFM2's short-convolution layers.
@@ -497,6 +559,20 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	case "granite":
 		s = s.withGraniteScales()
+	case "granitehybrid":
+		s = s.withGraniteScales()
+		if s.ConvKernel == 0 {
+			s.ConvKernel = 4
+		}
+		if s.SSMState <= 0 || s.SSMHeads <= 0 || s.SSMGroups <= 0 || 2*s.Embd%s.SSMHeads != 0 || s.SSMHeads%s.SSMGroups != 0 {
+			return s, fmt.Errorf("testutil: granitehybrid needs SSMState, SSMHeads dividing 2×Embd and SSMGroups dividing SSMHeads (%d, %d, %d)",
+				s.SSMState, s.SSMHeads, s.SSMGroups)
+		}
+		if s.Experts > 0 {
+			if err := s.checkExperts(); err != nil {
+				return s, err
+			}
+		}
 	case "bert", "nomic-bert":
 		if s.NormEps == 0 {
 			s.NormEps = 1e-12
@@ -512,7 +588,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, mistral3, olmo2, lfm2, lfm2moe, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, granitehybrid, smollm3, mistral3, olmo2, lfm2, lfm2moe, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -699,16 +775,32 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		}
 		AddConvLayers(g, s.Arch, s.HeadsKV, conv, s.ConvKernel)
 	}
-	if s.moe() {
+	if s.Arch == "granitehybrid" {
+		rec := make([]bool, s.Layers)
+		for l := range rec {
+			rec[l] = s.convLayer(l)
+		}
+		AddSSMLayers(g, s.Arch, s.HeadsKV, rec, SSM{Conv: s.ConvKernel, Inner: 2 * s.Embd, State: s.SSMState, Heads: s.SSMHeads, Groups: s.SSMGroups})
+		// The converter writes expert_count 0 for the dense models and
+		// no expert_feed_forward_length (llama.cpp sizes the experts by
+		// feed_forward_length).
+		g.AddKV(a+"expert_count", uint32(s.Experts))
+		if s.Experts > 0 {
+			g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
+		}
+	} else if s.moe() {
 		g.AddKV(a+"expert_count", uint32(s.Experts))
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
 		g.AddKV(a+"expert_feed_forward_length", uint32(s.ExpertFFN))
+	}
+	if s.SharedFFN > 0 {
+		g.AddKV(a+"expert_shared_feed_forward_length", uint32(s.SharedFFN))
 	}
 	if s.Arch == "lfm2moe" {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
 		g.AddKV(a+"expert_gating_func", s.Gating)
 	}
-	if s.Arch == "granite" || s.Arch == "granitemoe" {
+	if s.Arch == "granite" || s.Arch == "granitemoe" || s.Arch == "granitehybrid" {
 		AddGraniteScales(g, s.Arch, s.EmbeddingScale, s.ResidualScale, s.AttentionScale, s.LogitScale)
 	}
 	if y := s.Yarn; y != nil {
@@ -861,6 +953,12 @@ func (s ModelSpec) tensors() []tensorSpec {
 			if s.Arch == "lfm2moe" {
 				ts = append(ts, tensorSpec{p + "exp_probs_b.bias", quant.F32, []int64{x}, dist{0, s.SelBiasGain}})
 			}
+			if sf := int64(s.SharedFFN); sf > 0 {
+				ts = append(ts,
+					tensorSpec{p + "ffn_gate_shexp.weight", w, []int64{e, sf}, proj(e)},
+					tensorSpec{p + "ffn_up_shexp.weight", w, []int64{e, sf}, proj(e)},
+					tensorSpec{p + "ffn_down_shexp.weight", w, []int64{sf, e}, proj(sf)})
+			}
 			return ts
 		}
 		return []tensorSpec{
@@ -872,6 +970,11 @@ func (s ModelSpec) tensors() []tensorSpec {
 		p := fmt.Sprintf("blk.%d.", l)
 		if !olmo {
 			ts = append(ts, tensorSpec{p + "attn_norm.weight", quant.F32, []int64{e}, norm})
+		}
+		if s.convLayer(l) && s.Arch == "granitehybrid" {
+			ts = append(append(ts, s.mambaTensors(p)...), tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
+			ts = append(ts, ffn(p, l)...)
+			continue
 		}
 		if s.convLayer(l) {
 			k := int64(s.ConvKernel)
@@ -927,6 +1030,28 @@ func (s ModelSpec) tensors() []tensorSpec {
 		}
 	}
 	return ts
+}
+
+// mambaTensors lists a granitehybrid Mamba-2 block's tensors after its
+// attn_norm, with the names, dims and types (the kernel, its bias, A, D,
+// the time steps' bias and the norm in F32) of llama.cpp's converter: A
+// negative (the converter writes -exp(A_log)), the time steps' bias about
+// -1 so that softplus spreads them around 0.3.
+func (s ModelSpec) mambaTensors(p string) []tensorSpec {
+	e, w := int64(s.Embd), s.WeightType
+	inner, st, h, g, k := 2*e, int64(s.SSMState), int64(s.SSMHeads), int64(s.SSMGroups), int64(s.ConvKernel)
+	cw := inner + 2*g*st
+	proj := func(in int64) dist { return dist{0, 1 / math.Sqrt(float64(in))} }
+	return []tensorSpec{
+		{p + "ssm_in.weight", w, []int64{e, 2*inner + 2*g*st + h}, proj(e)},
+		{p + "ssm_conv1d.weight", quant.F32, []int64{k, cw}, dist{0, 1 / math.Sqrt(float64(k))}},
+		{p + "ssm_conv1d.bias", quant.F32, []int64{cw}, dist{0, 0.1}},
+		{p + "ssm_dt.bias", quant.F32, []int64{h}, dist{-1, 0.5}},
+		{p + "ssm_a", quant.F32, []int64{1, h}, dist{-1.5, 0.3}},
+		{p + "ssm_d", quant.F32, []int64{1, h}, dist{1, 0.2}},
+		{p + "ssm_norm.weight", quant.F32, []int64{inner / g, g}, dist{1, 0.1}},
+		{p + "ssm_out.weight", w, []int64{inner, e}, proj(inner)},
+	}
 }
 
 // encoderTensors lists the tensors of a bert or nomic-bert s, with the

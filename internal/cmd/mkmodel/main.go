@@ -84,6 +84,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		s.Layers = *layers
 		s.DenseLead = min(s.DenseLead, s.Layers) // a count past block_count is refused
 		s.Name = fmt.Sprintf("%s, first %d blocks", s.Name, *layers)
+		s = s.keepAttention()
 	}
 	m, err := newModel(s, ft, *seed)
 	if err != nil {

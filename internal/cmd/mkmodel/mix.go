@@ -81,7 +81,14 @@ const (
 	kindRopeShort                   // 1-D, LongRoPE short factors
 	kindRouter                      // 2-D expert router, F32 in every file type
 	kindF32                         // 2-D, F32 in every file type: BERT's position and token-type embeddings
+	kindF32Norm                     // 2-D, F32, about 1: Mamba-2's grouped norm, D
+	kindSSMA                        // 2-D, F32, negative: Mamba-2's A (the converter writes -exp(A_log))
 )
+
+// f32 reports whether tensors of kind k stay F32 in every file type.
+func (k tensorKind) f32() bool {
+	return k == kindRouter || k == kindF32 || k == kindF32Norm || k == kindSSMA
+}
 
 // tensorPlan is one tensor of the file: its name, type and ggml dims
 // (dims[0] is the row length, the fan-in of a projection).
@@ -205,6 +212,11 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			if s.Arch == "lfm2moe" {
 				add(p+"exp_probs_b.bias", kindBias, x) // the selection bias
 			}
+			if sf := int64(s.SharedFFN); sf > 0 {
+				add(p+"ffn_gate_shexp.weight", kindWeight, e, sf)
+				add(p+"ffn_up_shexp.weight", kindWeight, e, sf)
+				add(p+"ffn_down_shexp.weight", kindWeight, sf, e)
+			}
 		default:
 			add(p+"ffn_gate.weight", kindWeight, e, f)
 			add(p+"ffn_up.weight", kindWeight, e, f)
@@ -215,6 +227,12 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		p := fmt.Sprintf("blk.%d.", l)
 		if !olmo {
 			add(p+"attn_norm.weight", kindNorm, e)
+		}
+		if s.convLayer(l) && s.SSM != nil {
+			mambaPlan(s, p, add)
+			add(p+"ffn_norm.weight", kindNorm, e)
+			ffn(p, l)
+			continue
 		}
 		if s.convLayer(l) {
 			// lfm2's short convolution: the kernel stays F32 (llama-quantize
@@ -266,7 +284,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"post_ffw_norm.weight", kindNorm, e)
 		}
 	}
-	if s.ConvLayers != nil {
+	if s.ConvLayers != nil && s.SSM == nil {
 		// llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2 (lfm2moe's too: llama-bench
 		// d32676d77 asks for token_embd_norm.weight in either).
 		add("token_embd_norm.weight", kindNorm, e)
@@ -276,6 +294,27 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	if !s.TiedOutput {
 		add("output.weight", kindWeight, e, v)
 	}
+}
+
+// mambaPlan adds a Mamba-2 block's tensors after its attn_norm (block
+// prefix p), as llama.cpp's converter writes Granite 4.0-H's: ssm_in,
+// the kernel ssm_conv1d and its bias, the time steps' bias, A, D, the
+// grouped norm and ssm_out; the kernel, A, D and the norm stay F32
+// (llama-quantize leaves ssm_conv1d alone, and the others are vectors to
+// it).
+func mambaPlan(s shape, p string, add func(name string, kind tensorKind, dims ...int64)) {
+	m := s.SSM
+	e := int64(s.Embd)
+	inner, st, h, g := int64(m.Inner), int64(m.State), int64(m.Heads), int64(m.Groups)
+	cw := inner + 2*g*st
+	add(p+"ssm_in.weight", kindWeight, e, 2*inner+2*g*st+h)
+	add(p+"ssm_conv1d.weight", kindF32, int64(m.Conv), cw)
+	add(p+"ssm_conv1d.bias", kindBias, cw)
+	add(p+"ssm_dt.bias", kindBias, h)
+	add(p+"ssm_a", kindSSMA, 1, h)
+	add(p+"ssm_d", kindF32Norm, 1, h)
+	add(p+"ssm_norm.weight", kindF32Norm, inner/g, g)
+	add(p+"ssm_out.weight", kindWeight, inner, e)
 }
 
 // assignTypes sets the type of each tensor as llama.cpp's
@@ -302,7 +341,7 @@ func assignTypes(ts []tensorPlan, ft fileType, s shape) error {
 	var iAttnV, iFFNDown int
 	for i := range ts {
 		t := &ts[i]
-		if len(t.Dims) < 2 || t.Kind == kindRouter || t.Kind == kindF32 {
+		if len(t.Dims) < 2 || t.Kind.f32() {
 			t.Type = quant.F32 // llama-quantize leaves vectors, routers and BERT's position and type embeddings in F32
 			continue
 		}

@@ -144,7 +144,13 @@ func miniature(s shape) shape {
 	if s.Experts != 0 {
 		s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, 2, 256
 	}
-	return s
+	if s.SSM != nil {
+		s.SSM = &testutil.SSM{Conv: s.SSM.Conv, Inner: 2 * s.Embd, State: 16, Heads: 8, Groups: 2}
+		if s.Experts != 0 {
+			s.FFN, s.ExpertFFN, s.SharedFFN = 256, 256, 128 // granitehybrid's experts are FFN wide
+		}
+	}
+	return s.keepAttention()
 }
 
 // TestMXFP4MoE writes a miniature qwen3-30b-a3b as MXFP4_MOE (the mix
@@ -189,8 +195,16 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.0.attn_q_norm.weight"); ok != (s.QKNorm && !s.convLayer(0) || s.Arch == "olmo2") {
 					t.Errorf("attn_q_norm.weight present = %v", ok)
 				}
-				if ti, ok := f.Tensor("blk.0.shortconv.conv.weight"); ok != s.convLayer(0) || ok && ti.Type != quant.F32 {
+				if ti, ok := f.Tensor("blk.0.shortconv.conv.weight"); ok != (s.convLayer(0) && s.SSM == nil) || ok && ti.Type != quant.F32 {
 					t.Errorf("shortconv.conv.weight present = %v (F32 when present)", ok)
+				}
+				for _, name := range []string{"blk.0.ssm_conv1d.weight", "blk.0.ssm_a", "blk.0.ssm_d", "blk.0.ssm_norm.weight"} {
+					if ti, ok := f.Tensor(name); ok != (s.SSM != nil) || ok && ti.Type != quant.F32 {
+						t.Errorf("%s present = %v (F32 when present)", name, ok)
+					}
+				}
+				if _, ok := f.Tensor("blk.0.ffn_down_shexp.weight"); ok != (s.SharedFFN > 0) {
+					t.Errorf("ffn_down_shexp.weight present = %v", ok)
 				}
 				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert") {
 					t.Errorf("attn_qkv.weight present = %v", ok)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -11,7 +12,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, smollm3, olmo2, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, granite, granitemoe, granitehybrid, smollm3, olmo2, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -73,10 +74,44 @@ type shape struct {
 	// length (conv_L_cache).
 	ConvLayers []int
 	ConvKernel int
+	// SSM, for granitehybrid, makes the ConvLayers Mamba-2 layers of these
+	// sizes (config.json's mamba_d_conv, mamba_expand × hidden_size,
+	// mamba_d_state, mamba_n_heads, mamba_n_groups).
+	SSM *testutil.SSM
+	// SharedFFN is the shared expert's width (granitehybrid's
+	// shared_intermediate_size with experts; 0 = none).
+	SharedFFN int
 }
 
 // convLayer reports whether layer l is a short convolution.
 func (s shape) convLayer(l int) bool { return slices.Contains(s.ConvLayers, l) }
+
+// keepAttention returns s with its last block attending when none of its
+// blocks does (Granite 4.0-H's first attention layer is 5, so its first
+// 4 blocks alone would be a hybrid without attention, which neither
+// llama.cpp's converter nor this library makes).
+func (s shape) keepAttention() shape {
+	for l := range s.Layers {
+		if !s.convLayer(l) {
+			return s
+		}
+	}
+	s.ConvLayers = slices.DeleteFunc(slices.Clone(s.ConvLayers), func(l int) bool { return l >= s.Layers-1 })
+	s.Name += fmt.Sprintf(", block %d attending", s.Layers-1)
+	return s
+}
+
+// mambaLayers lists the layers of n that are not the attention layers
+// given.
+func mambaLayers(n int, attention ...int) []int {
+	var out []int
+	for l := range n {
+		if !slices.Contains(attention, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
 
 // encoder reports whether s is a BERT-style embedding model: a WordPiece
 // vocabulary, LayerNorms with biases, no output head.
@@ -198,6 +233,33 @@ var shapes = []shape{
 		RopeBase: 10000000, RMSEps: 1e-6, TiedOutput: true,
 		Experts: 32, ExpertsUsed: 8, ExpertFFN: 512,
 		Granite: &graniteScales{Embedding: 12, Residual: 0.22, Attention: 0.015625, Logit: 6},
+	},
+	{
+		// Granite 4.0-H-Micro: 40 layers, attention (32 heads of 64, 8 KV
+		// heads, no RoPE) at 5, 15, 25 and 35, the others Mamba-2 (64
+		// heads of 64, one group, state 128, kernel 4); a dense SwiGLU of
+		// 8192; tied output; the converter's context of 2^20 for a model
+		// without RoPE. The multipliers are Granite 3.3's (not checked
+		// against the release's config.json).
+		Name: "granite-4.0-h-micro", Arch: "granitehybrid", Vocab: 100352, Embd: 2048, Layers: 40,
+		Heads: 32, HeadsKV: 8, FFN: 8192, Context: 1 << 20,
+		RopeBase: 10000, RMSEps: 1e-5, TiedOutput: true,
+		ConvLayers: mambaLayers(40, 5, 15, 25, 35),
+		SSM:        &testutil.SSM{Conv: 4, Inner: 4096, State: 128, Heads: 64, Groups: 1},
+		Granite:    &graniteScales{Embedding: 12, Residual: 0.22, Attention: 0.015625, Logit: 8},
+	},
+	{
+		// Granite 4.0-H-Tiny (7B-A1B): H-Micro's layout at width 1536
+		// (attention 12 heads of 128, 4 KV heads; Mamba-2 48 heads of 64),
+		// every feed-forward 64 experts of 512, 6 a token, plus a shared
+		// expert of 1024. Multipliers as H-Micro's (not checked).
+		Name: "granite-4.0-h-tiny", Arch: "granitehybrid", Vocab: 100352, Embd: 1536, Layers: 40,
+		Heads: 12, HeadsKV: 4, FFN: 512, Context: 1 << 20,
+		RopeBase: 10000, RMSEps: 1e-5, TiedOutput: true,
+		ConvLayers: mambaLayers(40, 5, 15, 25, 35),
+		SSM:        &testutil.SSM{Conv: 4, Inner: 3072, State: 128, Heads: 48, Groups: 1},
+		Experts:    64, ExpertsUsed: 6, ExpertFFN: 512, SharedFFN: 1024,
+		Granite: &graniteScales{Embedding: 12, Residual: 0.22, Attention: 0.0078125, Logit: 6},
 	},
 	{
 		// OLMo 2 1B (0425): no pre-norms, Q/K norms across the heads,

@@ -84,7 +84,11 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		for l := range conv {
 			conv[l] = s.convLayer(l)
 		}
-		testutil.AddConvLayers(g, s.Arch, s.HeadsKV, conv, s.ConvKernel)
+		if s.SSM != nil {
+			testutil.AddSSMLayers(g, s.Arch, s.HeadsKV, conv, *s.SSM)
+		} else {
+			testutil.AddConvLayers(g, s.Arch, s.HeadsKV, conv, s.ConvKernel)
+		}
 	}
 	if s.HeadDim != 0 {
 		g.AddKV(a+"attention.key_length", uint32(s.headDim()))
@@ -124,10 +128,22 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	if y := s.Yarn; y != nil {
 		y.AddTo(g, s.Arch)
 	}
-	if s.Experts > 0 {
+	switch {
+	case s.Arch == "granitehybrid":
+		// The converter writes expert_count (0 for the dense models) and
+		// no expert width: llama.cpp sizes the experts by
+		// feed_forward_length.
+		g.AddKV(a+"expert_count", uint32(s.Experts))
+		if s.Experts > 0 {
+			g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
+		}
+	case s.Experts > 0:
 		g.AddKV(a+"expert_count", uint32(s.Experts))
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
 		g.AddKV(a+"expert_feed_forward_length", uint32(s.ExpertFFN))
+	}
+	if s.SharedFFN > 0 {
+		g.AddKV(a+"expert_shared_feed_forward_length", uint32(s.SharedFFN))
 	}
 	if s.Arch == "lfm2moe" {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
@@ -271,10 +287,17 @@ func writeVector(w io.Writer, t *tensorPlan, s shape, stream uint64) error {
 func writeF32Matrix(w io.Writer, t *tensorPlan, stream uint64) error {
 	r := rand.New(rand.NewPCG(stream, 0))
 	std := 1 / math.Sqrt(float64(t.Dims[0]))
+	value := func() float64 { return std * r.NormFloat64() }
+	switch t.Kind {
+	case kindF32Norm:
+		value = func() float64 { return 1 + 0.05*r.NormFloat64() }
+	case kindSSMA:
+		value = func() float64 { return -math.Exp(0.5 * r.NormFloat64()) }
+	}
 	buf := make([]byte, 4*t.Dims[0])
 	for range t.Dims[1] {
 		for i := range t.Dims[0] {
-			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(float32(std*r.NormFloat64())))
+			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(float32(value())))
 		}
 		if _, err := w.Write(buf); err != nil {
 			return err

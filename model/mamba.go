@@ -1,0 +1,166 @@
+package model
+
+import (
+	"math"
+
+	"github.com/lowmem/llm/internal/ops"
+)
+
+// This file is a Mamba-2 layer of granitehybrid (Granite 4.0-H) as
+// llama.cpp's build_mamba2_layer, ggml_ssm_conv and ggml_ssm_scan compute
+// it. ssm_in makes, per token, z (SSMInner), x (SSMInner), B and C
+// (SSMGroups × SSMState each) and dt (SSMHeads). x, B and C go through a
+// causal depthwise convolution of SSMConv taps (plus its bias), then SiLU.
+// The scan then runs per head h, with g = h's group:
+//
+//	dt' = softplus(dt[h] + dt_bias[h]), dA = exp(dt'·A[h])
+//	state[h][p][s] = state[h][p][s]·dA + B[g][s]·(x[h][p]·dt')
+//	y[h][p] = Σ_s state[h][p][s]·C[g][s] + x[h][p]·D[h]
+//
+// y is gated by SiLU(z), normalised per group of SSMInner/SSMGroups
+// channels (RMSNorm with ssm_norm's weights), and ssm_out takes it back to
+// Embd. What a layer carries from pass to pass is its last SSMConv-1
+// positions' convolution inputs and the scan's state: both live in the
+// State's ConvState (see conv.go), conv part first, and rewind by its
+// checkpoints.
+
+// ssmConvTask convolves one Mamba-2 layer's x, B and C over a pass, in
+// place in the ssm_in rows, a range of channels per work item.
+type ssmConvTask struct {
+	s      *State
+	n      int       // tokens
+	rows   []float32 // n rows of ssm_in's output, stride floats each
+	stride int
+	state  []float32 // the layer's SSMConv-1 rows of conv inputs, oldest first
+	w, b   []float32 // SSMConv taps per channel, oldest first; bias (nil: none)
+}
+
+// Do convolves channels [lo,hi) as convTask does, then adds the bias and
+// takes SiLU. Each channel's window keeps the raw inputs, so the output
+// can overwrite the input it was computed from.
+func (k *ssmConvTask) Do(_, lo, hi int) {
+	c := &k.s.m.Config
+	W, off := c.ssmConvWidth(), c.SSMInner
+	win := window{L: c.SSMConv}
+	for ch := lo; ch < hi; ch++ {
+		win.load(k.state, W, ch)
+		w := k.w[ch*win.L : (ch+1)*win.L]
+		for t := range k.n {
+			win.restart(k.s.texts, t)
+			v := &k.rows[t*k.stride+off+ch]
+			sum := win.push(*v, w)
+			if k.b != nil {
+				sum += k.b[ch]
+			}
+			*v = sum / (1 + float32(math.Exp(float64(-sum))))
+		}
+		win.store(k.state, W, ch)
+	}
+}
+
+// ssmScanTask runs one Mamba-2 layer's scan over a pass, a range of heads
+// per work item: each head's state moves through the pass's tokens in
+// order, which is all that is sequential.
+type ssmScanTask struct {
+	s      *State
+	L      *Layer
+	n      int
+	rows   []float32 // ssm_in's rows, convolved: z, x, B, C, dt
+	stride int
+	y      []float32 // n rows of SSMInner: the gated output
+	state  []float32 // the layer's scan state: heads × head size × SSMState
+}
+
+// Do scans heads [lo,hi). Every product and sum is rounded to float32 in
+// ggml's scalar order (the state's decay, then its input; the output's
+// sum over the state in order), so no platform fuses them differently.
+func (k *ssmScanTask) Do(_, lo, hi int) {
+	c := &k.s.m.Config
+	H, N, I := c.SSMHeads, c.SSMState, c.SSMInner
+	P := I / H
+	perGroup := H / c.SSMGroups
+	texts := k.s.texts
+	for h := lo; h < hi; h++ {
+		g := h / perGroup
+		st := k.state[h*P*N : (h+1)*P*N]
+		a, d := k.L.SSMA[h], k.L.SSMD[h]
+		for t := range k.n {
+			if texts != nil && int(texts[t].from) == t {
+				clear(st)
+			}
+			row := k.rows[t*k.stride:]
+			x := row[I+h*P : I+(h+1)*P]
+			B := row[2*I+g*N : 2*I+(g+1)*N]
+			C := row[2*I+c.SSMGroups*N+g*N : 2*I+c.SSMGroups*N+(g+1)*N]
+			dt := softplus(row[2*I+2*c.SSMGroups*N+h] + k.L.SSMDtB[h])
+			dA := float32(math.Exp(float64(dt * a)))
+			y := k.y[t*I+h*P : t*I+(h+1)*P]
+			for p, xv := range x {
+				xdt := xv * dt
+				s := st[p*N : (p+1)*N]
+				var sum float32
+				for i, b := range B[:N] {
+					v := float32(s[i]*dA) + float32(b*xdt)
+					sum += float32(v * C[i])
+					s[i] = v
+				}
+				y[p] = sum + float32(xv*d)
+			}
+		}
+	}
+}
+
+// softplus is ggml's: log(1+e^x), and x itself above 20.
+func softplus(x float32) float32 {
+	if x > 20 {
+		return x
+	}
+	return float32(math.Log(float64(1 + float32(math.Exp(float64(x))))))
+}
+
+// ssmParallelMin is the fewest heads × tokens whose scan goes to the
+// thread pool.
+const ssmParallelMin = 2
+
+// mamba2 runs Mamba-2 layer il's ssm_in, convolution, scan, gate and
+// grouped norm of a into p.att (SSMInner floats a token), carrying the
+// layer's conv and scan state on; ssm_out is the caller's.
+func (s *State) mamba2(il int, L *Layer, a acts, p *pass) error {
+	c := &s.m.Config
+	w := c.ssmInProj()
+	s.e.Phase(phQKV)
+	if err := s.mul(L.ConvIn, a, p.qkv, w); err != nil {
+		return err
+	}
+	s.e.Phase(phConv)
+	per := recurrentFloats(c)
+	ci := il - c.KVLayer(il)
+	convRows := (c.SSMConv - 1) * c.ssmConvWidth()
+	layer := s.conv.Cur[ci*per : (ci+1)*per]
+	s.sc = ssmConvTask{s: s, n: a.n, rows: p.qkv, stride: w, state: layer[:convRows], w: L.ConvW, b: L.ConvB}
+	if a.n >= convParallelMin {
+		s.e.For(c.ssmConvWidth(), 64, &s.sc)
+	} else {
+		s.sc.Do(0, 0, c.ssmConvWidth())
+	}
+	s.sc = ssmConvTask{}
+	s.ss = ssmScanTask{s: s, L: L, n: a.n, rows: p.qkv, stride: w, y: p.att, state: layer[convRows:]}
+	if a.n*c.SSMHeads >= ssmParallelMin {
+		s.e.For(c.SSMHeads, 1, &s.ss)
+	} else {
+		s.ss.Do(0, 0, c.SSMHeads)
+	}
+	s.ss = ssmScanTask{}
+	// y·SiLU(z), then RMSNorm over each group of channels.
+	I := c.SSMInner
+	gs := I / c.SSMGroups
+	for t := range a.n {
+		z := p.qkv[t*w : t*w+I]
+		y := p.att[t*I : (t+1)*I]
+		s.act(z, y)
+		for g := range c.SSMGroups {
+			ops.RMSNorm(y[g*gs:(g+1)*gs], z[g*gs:(g+1)*gs], L.SSMNorm[g*gs:(g+1)*gs], c.RMSEps)
+		}
+	}
+	return nil
+}
