@@ -83,6 +83,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case *layers > 0:
 		s.Layers = *layers
 		s.DenseLead = min(s.DenseLead, s.Layers) // a count past block_count is refused
+		if d := s.DeepSeek2; d != nil && s.Layers != 26 && s.Layers != 27 {
+			// llama.cpp takes a deepseek2 without attention.q_lora_rank
+			// only at a V2-Lite's block count: say 0 outright.
+			dd := *d
+			dd.QLoraKey = true
+			s.DeepSeek2 = &dd
+		}
 		s.Name = fmt.Sprintf("%s, first %d blocks", s.Name, *layers)
 		s = s.keepAttention()
 	}
