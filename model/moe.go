@@ -205,7 +205,9 @@ func (gl groupLimit) keep(p, bias []float32, keep *[maxExpertGroups]bool) int {
 // down(act(gate·a) ⊙ up·a), summed with the routing weights into out;
 // with ExpertBiases, the router's logits and each product have their bias
 // added first (gpt-oss); with ExpertSelBias, the router's selection bias
-// joins the probabilities that choose (lfm2moe).
+// joins the probabilities that choose (lfm2moe, deepseek2); with
+// ExpertGroups, only the best groups' experts may be chosen, and the
+// weights are scaled by ExpertScale when it is set (deepseek2).
 // Tokens are grouped by expert, so each expert's weights are read once per
 // pass however many tokens chose it; every token then sums its experts'
 // outputs in its own order of preference, as llama.cpp does, so a batch
