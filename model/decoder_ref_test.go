@@ -837,11 +837,7 @@ func TestLFM2MatchesReference(t *testing.T) {
 // reference by more than 1e-2.
 func TestDeepSeek2MatchesReference(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3()} {
-		name := "v2"
-		if spec.DeepSeek2.QLora > 0 {
-			name = "v3"
-		}
-		t.Run(name, func(t *testing.T) {
+		t.Run(spec.Variant(), func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
 			if !m.mla() || m.HeadsKV != 1 || m.HeadDimK != 80 || m.HeadDimV != 64 || m.DenseLead != 1 || m.SharedFFN != 64 {
 				t.Fatalf("config: %+v", m.Config)

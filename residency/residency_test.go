@@ -694,11 +694,7 @@ func TestExpertsFromDisk(t *testing.T) {
 	qwen := testutil.TinyQwen3MoE()
 	qwen.Layers = 4
 	for _, spec := range []testutil.ModelSpec{qwen, testutil.TinyGptOss(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybridMoE(), testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3()} {
-		name := spec.Arch
-		if spec.DeepSeek2 != nil && spec.DeepSeek2.QLora > 0 {
-			name += "/v3"
-		}
-		t.Run(name, func(t *testing.T) {
+		t.Run(spec.Variant(), func(t *testing.T) {
 			path := testutil.TempModel(t, spec)
 			// The streaming model goes first: a resident one reads the whole file
 			// ahead, in the background, even after it is closed.

@@ -1,7 +1,6 @@
 package seq
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"testing"
@@ -16,11 +15,7 @@ import (
 // one continues and rewinds as the original.
 func TestMLARewindSaveRestore(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3()} {
-		name := "v2"
-		if spec.DeepSeek2.QLora > 0 {
-			name = "v3"
-		}
-		t.Run(name, func(t *testing.T) {
+		t.Run(spec.Variant(), func(t *testing.T) {
 			m, open := hybridSeqs(t, spec, Config{Context: 128, Batch: 4})
 			prompt := append(ids(14, 1), ids(6, 2)...)
 			tail := []int32{7, 8, 9, 10, 11}
@@ -42,14 +37,7 @@ func TestMLARewindSaveRestore(t *testing.T) {
 			id := snapshot.Model{Arch: m.Arch, Dims: [9]uint32{6: uint32(m.Vocab)}}
 			a := open()
 			evalOK(t, a, prompt)
-			var buf bytes.Buffer
-			if err := a.Save(&buf, id); err != nil {
-				t.Fatal(err)
-			}
-			b := open()
-			if err := b.Restore(&buf, id); err != nil {
-				t.Fatal(err)
-			}
+			b := restored(t, a, open(), id)
 			if !slices.Equal(a.Logits(), b.Logits()) || !slices.Equal(evalOK(t, a, tail), evalOK(t, b, tail)) {
 				t.Fatal("a restored session continues otherwise")
 			}

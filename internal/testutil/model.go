@@ -242,6 +242,15 @@ func TinyDeepSeek3() ModelSpec {
 	return s
 }
 
+// Variant names s for a subtest: its architecture, and for a deepseek2
+// whether its query has a rank of its own, as V3's does ("deepseek2/v3").
+func (s ModelSpec) Variant() string {
+	if d := s.DeepSeek2; d != nil && d.QLora > 0 {
+		return s.Arch + "/v3"
+	}
+	return s.Arch
+}
+
 // TinyChat is TinyLlama (context 1024) with HermesTemplate and its two turn markers as
 // control tokens (<|im_end|> is an end-of-generation token by its text,
 // as llama.cpp recognises it).
