@@ -375,8 +375,16 @@ func hostileCases() []hostileCase {
 			want: bad, mention: []string{"deepseek2.attention.value_length = 32"}, plan: true},
 		{name: "deepseek2 two KV heads", spec: testutil.TinyDeepSeek2(), edit: setU(".attention.head_count_kv", 2),
 			want: bad, mention: []string{"deepseek2.attention.head_count_kv = 2"}, plan: true},
-		{name: "deepseek2 older form (attn_kv_b)", spec: testutil.TinyDeepSeek2(), edit: func(h *hmodel) { h.del(".attention.key_length_mla") },
-			want: arch, mention: []string{"deepseek2.attention.key_length_mla", "attn_kv_b"}, plan: true},
+		{name: "deepseek2 key_length_mla without value_length_mla", spec: testutil.TinyDeepSeek2(), edit: func(h *hmodel) { h.del(".attention.key_length_mla") },
+			want: bad, mention: []string{"deepseek2.attention.key_length_mla"}, plan: true},
+		{name: "deepseek2 older form without attn_kv_b", spec: testutil.TinyDeepSeek2KVB(), edit: func(h *hmodel) { h.drop("blk.2.attn_kv_b.weight") },
+			want: bad, mention: []string{"blk.2.attn_kv_b.weight"}, plan: true},
+		{name: "deepseek2 older form with one KV head", spec: testutil.TinyDeepSeek2KVB(), edit: setU(".attention.head_count_kv", 1),
+			want: bad, mention: []string{"deepseek2.attention.head_count_kv = 1"}, plan: true},
+		{name: "deepseek2 older form with split tensors", spec: testutil.TinyDeepSeek2(), edit: func(h *hmodel) {
+			h.del(".attention.key_length_mla")
+			h.del(".attention.value_length_mla")
+		}, want: bad, plan: true},
 		{name: "deepseek2 attn_k_b missing", spec: testutil.TinyDeepSeek2(), edit: func(h *hmodel) { h.drop("blk.1.attn_k_b.weight") },
 			want: bad, mention: []string{"blk.1.attn_k_b.weight"}, plan: true},
 		{name: "deepseek2 attn_v_b of the wrong shape", spec: testutil.TinyDeepSeek2(), edit: func(h *hmodel) { h.put("blk.0.attn_v_b.weight", quant.F32, 64, 32, 2) },

@@ -27,7 +27,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyMistral3(), testutil.TinyOlmo2(), testutil.TinyGemmaEmbedding(),
 		testutil.TinyGptOss(),
 		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(),
-		testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(),
+		testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(),
 		testutil.TinyBert(), testutil.TinyNomicBert(),
 	}
 }
@@ -344,6 +344,9 @@ func TestHeapBytes(t *testing.T) {
 			headers := unsafe.Sizeof(Expert{}) + 3*(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{}))
 			for _, L := range m.Blocks {
 				want += int64(len(L.Experts)) * int64(headers)
+				if L.WkBMade != nil {
+					want += int64(len(L.WkBMade.T.Data)) // an older deepseek2 file's attn_k_b
+				}
 			}
 			got, err := HeapBytes(f)
 			if err != nil {

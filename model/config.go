@@ -195,6 +195,11 @@ type Config struct {
 	// by its attn_v_b into HeadDimVMLA floats before attn_output.
 	KVLoraRank, QLoraRank    int
 	HeadDimKMLA, HeadDimVMLA int
+	// MLAJoined: the file is of the older form, one attn_kv_b holding each
+	// head's unrotated key rows then its value rows (llama.cpp
+	// decompresses it); attn_v_b's heads are bands of its rows, and
+	// attn_k_b is made at load, transposed (Layer.WkBMade).
+	MLAJoined bool
 	// YarnMScaleAll: YaRN's attention factor takes yarn_log_multiplier as
 	// both mscale and mscale_all_dim (llama.cpp's rule for deepseek2),
 	// which cancels it out of the RoPE magnitude; the attention scale

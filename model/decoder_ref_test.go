@@ -58,7 +58,22 @@ func (r *refDecoder) mla(p func(string) []float64, x [][]float64, eps float64) [
 	lnf := math.Log(float64(c.RopeScale))
 	ms := float64(c.RopeMScale()) * (1 + 0.1*lnf) * (1 + 0.1*float64(c.YarnLogMul)*lnf)
 	scale := ms * ms / math.Sqrt(float64(dq))
+	// Head h's unrotated key weight of latent j for query element i, and
+	// its value rows: attn_k_b's and attn_v_b's, or an older file's
+	// attn_kv_b's (each head's key rows then its value rows), whose key part
+	// the library holds as attn_k_b in F16 for these F32 weights (kbHeld),
+	// the products' inputs rounded to F16 then too (qHeld).
 	kb, vb := p("attn_k_b.weight"), p("attn_v_b.weight")
+	kbAt := func(h, j, i int) float64 { return kb[(h*rk+j)*nope+i] }
+	vbRow := func(h, d int) []float64 { return vb[(h*dv+d)*rk : (h*dv+d+1)*rk] }
+	kbHeld, qHeld := kbAt, func(q float64) float64 { return q }
+	if kvb := p("attn_kv_b.weight"); kvb != nil {
+		per := nope + dv
+		kbAt = func(h, j, i int) float64 { return kvb[(h*per+i)*rk+j] }
+		vbRow = func(h, d int) []float64 { return kvb[(h*per+nope+d)*rk : (h*per+nope+d+1)*rk] }
+		kbHeld = func(h, j, i int) float64 { return r.r16(kbAt(h, j, i)) }
+		qHeld = r.r16
+	}
 	n := len(x)
 	qs := make([][]float64, n)
 	knope, kpe, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n)
@@ -96,10 +111,12 @@ func (r *refDecoder) mla(p func(string) []float64, x [][]float64, eps float64) [
 		for hd := range H {
 			for j := range rk {
 				for i := range nope {
-					knope[t][hd*nope+i] += kb[(hd*rk+j)*nope+i] * lat[j]
+					knope[t][hd*nope+i] += kbAt(hd, j, i) * lat[j]
 				}
 			}
-			copy(vs[t][hd*dv:(hd+1)*dv], linear(vb[hd*dv*rk:(hd+1)*dv*rk], nil, lat))
+			for d := range dv {
+				vs[t][hd*dv+d] = linear(vbRow(hd, d), nil, lat)[0]
+			}
 		}
 	}
 	out := make([][]float64, n)
@@ -116,12 +133,13 @@ func (r *refDecoder) mla(p func(string) []float64, x [][]float64, eps float64) [
 					d += qs[t][hd*dq+i] * knope[s][hd*nope+i]
 				}
 				for j := range rk {
-					var qa float64
+					var qa, qh float64
 					for i := range nope {
-						qa += kb[(hd*rk+j)*nope+i] * qs[t][hd*dq+i]
+						qa += kbAt(hd, j, i) * qs[t][hd*dq+i]
+						qh += kbHeld(hd, j, i) * qHeld(qs[t][hd*dq+i])
 					}
 					abs += qa * lats[s][j]
-					abs16 += r.r16(qa) * lats[s][j]
+					abs16 += r.r16(qh) * lats[s][j]
 				}
 				if math.Abs(abs-d) > 1e-9*(1+math.Abs(d)) {
 					r.t.Fatalf("absorbed score %v differs from the decompressed %v", abs, d)
@@ -836,10 +854,10 @@ func TestLFM2MatchesReference(t *testing.T) {
 // weights' scale, their renormalisation or the group limit moves the
 // reference by more than 1e-2.
 func TestDeepSeek2MatchesReference(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
-			if !m.mla() || m.HeadsKV != 1 || m.HeadDimK != 80 || m.HeadDimV != 64 || m.DenseLead != 1 || m.SharedFFN != 64 {
+			if !m.mla() || m.HeadsKV != 1 || m.HeadDimK != 80 || m.HeadDimV != 64 || m.HeadDimKMLA != 48 || m.HeadDimVMLA != 32 || m.DenseLead != 1 || m.SharedFFN != 64 {
 				t.Fatalf("config: %+v", m.Config)
 			}
 			toks := prompt(8)

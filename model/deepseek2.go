@@ -3,6 +3,10 @@ package model
 import (
 	"fmt"
 	"math"
+
+	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/quant"
+	"github.com/lowmem/llm/tensor"
 )
 
 // maxExpertGroups bounds expert_group_count: routing keeps a score per
@@ -23,8 +27,10 @@ const maxExpertGroups = 256
 // expert_group_count / expert_group_used_count limit the choice to the
 // best groups (V3). The file must be in the form recent converters write
 // (attention.key_length_mla and value_length_mla, attn_k_b and attn_v_b:
-// the form llama.cpp runs absorbed); the older form with one attn_kv_b
-// is refused. YaRN's yarn_log_multiplier is a tenth of DeepSeek's
+// the form llama.cpp runs absorbed), or of the older form, one attn_kv_b
+// and no _mla keys, whose key_length and value_length are then the
+// decompressed heads' and head_count_kv the heads (llama.cpp runs it
+// decompressed; here it runs absorbed too: Config.MLAJoined). YaRN's yarn_log_multiplier is a tenth of DeepSeek's
 // mscale_all_dim, undone here; the attention scale is llama.cpp's
 // mscale²/sqrt(key_length_mla).
 func deepseek2Hparams(c *Config, m *meta) {
@@ -32,9 +38,8 @@ func deepseek2Hparams(c *Config, m *meta) {
 	if m.err != nil {
 		return
 	}
-	if !m.has("attention.key_length_mla") || !m.has("attention.value_length_mla") {
-		m.err = fmt.Errorf("model: %s or %s missing: a deepseek2 file of the older form (one attn_kv_b, decompressed per head) is not supported; convert it again with a recent llama.cpp: %w",
-			k("attention.key_length_mla"), k("attention.value_length_mla"), ErrUnsupportedArch)
+	if m.has("attention.key_length_mla") != m.has("attention.value_length_mla") {
+		m.fail("%s and %s come together (the file has one)", k("attention.key_length_mla"), k("attention.value_length_mla"))
 		return
 	}
 	if m.has("attention.temperature_scale") {
@@ -42,9 +47,21 @@ func deepseek2Hparams(c *Config, m *meta) {
 		return
 	}
 	c.KVLoraRank = m.num("attention.kv_lora_rank", maxHeadDim, -1, false)
-	c.HeadDimKMLA = m.num("attention.key_length_mla", maxHeadDim, -1, false)
-	c.HeadDimVMLA = m.num("attention.value_length_mla", maxHeadDim, -1, false)
 	c.QLoraRank = m.count("attention.q_lora_rank", maxCount)
+	if m.has("attention.key_length_mla") {
+		c.HeadDimKMLA = m.num("attention.key_length_mla", maxHeadDim, -1, false)
+		c.HeadDimVMLA = m.num("attention.value_length_mla", maxHeadDim, -1, false)
+	} else if m.err == nil {
+		// The older form: the file's sizes are the decompressed heads';
+		// the cache holds the latent all the same.
+		if c.HeadsKV != c.Heads {
+			m.fail("%s = %d, want %s = %d in a file without %s (decompressed heads)", k("attention.head_count_kv"), c.HeadsKV, k("attention.head_count"), c.Heads, k("attention.key_length_mla"))
+			return
+		}
+		c.MLAJoined = true
+		c.HeadDimKMLA, c.HeadDimVMLA = c.HeadDimK, c.HeadDimV
+		c.HeadsKV, c.HeadDimK, c.HeadDimV = 1, c.KVLoraRank+c.RopeDim, c.KVLoraRank
+	}
 	if m.err != nil {
 		return
 	}
@@ -156,4 +173,54 @@ func (m *meta) expertGroups(c *Config) {
 	case c.ExpertsUsed > u*(c.Experts/g):
 		m.fail("%s = %d is more than the %d experts of %s = %d groups", k("expert_used_count"), c.ExpertsUsed, u*(c.Experts/g), k("expert_group_used_count"), u)
 	}
+}
+
+// keyHeads makes attn_k_b from an older deepseek2 file's attn_kv_b (w,
+// the tensor name): for each head h, its unrotated key rows (the first
+// HeadDimKMLA-RopeDim of its rows) transposed into KVLoraRank rows, one
+// matrix of heads × KVLoraRank rows, as the converter's attn_k_b would
+// be: in F16 when attn_kv_b is a float type, else in Q8_0, whose
+// integer products give a token the same bits in any batch (a float
+// matrix's do not, and each head's 512 products are rounded to F16 for
+// the attention). A dry run counts its bytes instead.
+func (l *loader) keyHeads(name string, c *Config, w *ops.Matrix) (*ops.Matrix, error) {
+	H, r, nope := c.Heads, c.KVLoraRank, c.HeadDimKMLA-c.RopeDim
+	per := nope + c.HeadDimVMLA
+	ti, _ := l.f.Tensor(name)
+	typ := quant.Q8_0
+	if ti.Type == quant.F32 || ti.Type == quant.F16 || ti.Type == quant.BF16 || nope%32 != 0 {
+		typ = quant.F16
+	}
+	rb, err := typ.RowBytes(int64(nope))
+	if err != nil {
+		return nil, fmt.Errorf("model: tensor %q: %w", name, err)
+	}
+	l.made += rb * int64(H*r)
+	if l.dry {
+		return nil, nil
+	}
+	data := make([]byte, int(rb)*H*r)
+	rows := make([]float32, nope*r)
+	col := make([]float32, nope)
+	for h := range H {
+		for i := range nope {
+			if err := quant.Dequantize(w.T.Type, rows[i*r:(i+1)*r], w.T.Row(h*per+i)); err != nil {
+				return nil, fmt.Errorf("model: tensor %q: %w", name, err)
+			}
+		}
+		for j := range r {
+			for i := range nope {
+				col[i] = rows[i*r+j]
+			}
+			k := (h*r + j) * int(rb)
+			if err := quant.QuantizeRow(typ, data[k:k+int(rb)], col); err != nil {
+				return nil, fmt.Errorf("model: tensor %q: %w", name, err)
+			}
+		}
+	}
+	t, err := tensor.View(name+" (attn_k_b)", typ, []int{nope, H * r}, data)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w: %w", err, ErrBadModel)
+	}
+	return ops.NewMatrix(t)
 }

@@ -117,7 +117,11 @@ func (s *State) mlaQKV(il int, L *Layer, a acts, p *pass) error {
 			copy(ms.gather[(h*n+t)*nope:(h*n+t+1)*nope], qh[:nope])
 		}
 	}
-	if err := s.perHead(L.WkB, ms.gather, nope, r, n, p.qkv[rope:], c.HeadDimK, stride); err != nil {
+	kb := L.WkB
+	if c.MLAJoined {
+		kb = L.WkBMade
+	}
+	if err := s.perHead(kb, ms.gather, nope, r, r, 0, n, p.qkv[rope:], c.HeadDimK, stride); err != nil {
 		return err
 	}
 	s.e.Phase(phRope)
@@ -142,16 +146,24 @@ func (s *State) mlaOut(L *Layer, att []float32, n int) (acts, error) {
 			copy(ms.gather[(h*n+t)*r:(h*n+t+1)*r], att[(t*H+h)*r:(t*H+h+1)*r])
 		}
 	}
-	if err := s.perHead(L.WvB, ms.gather, r, dv, n, ms.out, dv, H*dv); err != nil {
+	// Head h's rows of attn_v_b, or of an older file's attn_kv_b, after
+	// the head's key rows.
+	rowStride, rowOff := dv, 0
+	if c.MLAJoined {
+		nope := c.HeadDimKMLA - c.RopeDim
+		rowStride, rowOff = nope+dv, nope
+	}
+	if err := s.perHead(L.WvB, ms.gather, r, dv, rowStride, rowOff, n, ms.out, dv, H*dv); err != nil {
 		return acts{}, err
 	}
 	return s.acts(ms.out, H*dv, n), nil
 }
 
 // perHead multiplies, for each head h, the n rows of cols floats at
-// x[h·n·cols:] by head h's band of rows rows of w, writing token t's
-// outputs at out[t·stride + h·headOff:], four heads a dispatch.
-func (s *State) perHead(w *ops.Matrix, x []float32, cols, rows, n int, out []float32, headOff, stride int) error {
+// x[h·n·cols:] by head h's band of rows rows of w, which starts at row
+// h·rowStride + rowOff, writing token t's outputs at
+// out[t·stride + h·headOff:], four heads a dispatch.
+func (s *State) perHead(w *ops.Matrix, x []float32, cols, rows, rowStride, rowOff, n int, out []float32, headOff, stride int) error {
 	H := s.m.Heads
 	ph := s.e.CurrentPhase()
 	s.e.Phase(phQuantize)
@@ -168,7 +180,7 @@ func (s *State) perHead(w *ops.Matrix, x []float32, cols, rows, n int, out []flo
 		np := min(len(parts), H-h0)
 		for i := range np {
 			h := h0 + i
-			parts[i] = ops.Part{M: w, Row0: h * rows, Rows: rows, X: xq[h*n*rb : (h+1)*n*rb], Out: out[h*headOff:], Stride: stride}
+			parts[i] = ops.Part{M: w, Row0: h*rowStride + rowOff, Rows: rows, X: xq[h*n*rb : (h+1)*n*rb], Out: out[h*headOff:], Stride: stride}
 		}
 		s.e.MatMulParts(parts[:np], n)
 	}

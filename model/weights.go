@@ -83,6 +83,11 @@ type Layer struct {
 	// HeadDimVMLA rows a head of the latent).
 	WqA, WkvA, WkB, WvB *ops.Matrix
 	QANorm, KVANorm     []float32
+	// WkBMade is attn_k_b made at load from an older file's attn_kv_b
+	// (Config.MLAJoined; WvB is then attn_kv_b itself): each head's key
+	// rows transposed, in F16 or Q8_0 (loader.keyHeads), on the heap — not
+	// a view of the file, so not among matrices().
+	WkBMade *ops.Matrix
 
 	// Start and End bound the layer's tensor bytes in the file, for
 	// residency advice and streaming.
@@ -170,7 +175,9 @@ type loader struct {
 	// floats vector would copy in floats.
 	dry    bool
 	floats int
-	slab   []float32 // where vector copies go (sized by a dry run)
+	// made counts the bytes of the matrices made at load (keyHeads).
+	made int64
+	slab []float32 // where vector copies go (sized by a dry run)
 }
 
 func (l *loader) tensor(name string, shape ...int) (*tensor.Tensor, error) {
@@ -388,8 +395,9 @@ func Check(f *gguf.File) (Config, error) {
 
 // HeapBytes is the Go heap a Model of the file holds besides its Layer
 // headers: every vector New copies to float32 (norms, q/k norms, biases,
-// RoPE factors) — in one allocation of exactly 4 bytes an element — and
-// the matrix headers of every expert. A memory plan adds it to the model's
+// RoPE factors) — in one allocation of exactly 4 bytes an element —, the
+// matrix headers of every expert, and the data of the matrices made at
+// load (an older deepseek2 file's attn_k_b). A memory plan adds it to the model's
 // heap.
 func HeapBytes(f *gguf.File) (int64, error) {
 	p, err := build(context.Background(), f, nil, true, nil)
@@ -397,7 +405,7 @@ func HeapBytes(f *gguf.File) (int64, error) {
 		return 0, err
 	}
 	c := &p.m.Config
-	n := 4 * int64(p.floats)
+	n := 4*int64(p.floats) + p.made
 	if c.Experts > 0 {
 		perExpert := int64(unsafe.Sizeof(Expert{})) + 3*int64(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{}))
 		n += int64(c.expertLayers()) * int64(c.Experts) * perExpert
@@ -410,6 +418,7 @@ func HeapBytes(f *gguf.File) (int64, error) {
 type built struct {
 	m      *Model
 	floats int
+	made   int64 // bytes of the matrices made at load
 }
 
 func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []float32) (*built, error) {
@@ -519,16 +528,24 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		if !dry {
 			L.Start, L.End = ranges[i][0], ranges[i][1]
 		}
+		if cfg.MLAJoined && !cfg.ConvLayer(i) {
+			if L.WkBMade, err = l.keyHeads(p+"attn_kv_b.weight", &cfg, L.WvB); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// Check builds without data, and so without matrices.
 	for i := range m.Blocks {
 		L := &m.Blocks[i]
 		L.eachMatrix(func(w *ops.Matrix, _ int) { m.maxX = max(m.maxX, w.XRowBytes) })
+		if L.WkBMade != nil {
+			m.maxX = max(m.maxX, L.WkBMade.XRowBytes)
+		}
 	}
 	if m.Output != nil {
 		m.maxX = max(m.maxX, m.Output.XRowBytes)
 	}
-	return &built{m: m, floats: l.floats}, nil
+	return &built{m: m, floats: l.floats, made: l.made}, nil
 }
 
 // decoderBiases are the biases llama.cpp takes as optional on the
@@ -808,7 +825,7 @@ func mambaTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 // (Config.KVLoraRank), as llama.cpp's deepseek2 loader takes them: attn_q,
 // or attn_q_a, attn_q_a_norm and attn_q_b when QLoraRank is set;
 // attn_kv_a_mqa and attn_kv_a_norm; attn_k_b and attn_v_b, one matrix a
-// head.
+// head, or the older form's attn_kv_b (Config.MLAJoined).
 func mlaTensors(c *Config) []blockTensor {
 	e, h, r := c.Embd, c.Heads, c.KVLoraRank
 	q := h * c.HeadDimKMLA
@@ -821,9 +838,13 @@ func mlaTensors(c *Config) []blockTensor {
 	} else {
 		ts = append(ts, matTensor("attn_q.weight", e, q, func(L *Layer) **ops.Matrix { return &L.Wq }))
 	}
-	return append(ts,
+	ts = append(ts,
 		matTensor("attn_kv_a_mqa.weight", e, r+c.RopeDim, func(L *Layer) **ops.Matrix { return &L.WkvA }),
-		vecTensor("attn_kv_a_norm.weight", r, func(L *Layer) *[]float32 { return &L.KVANorm }),
+		vecTensor("attn_kv_a_norm.weight", r, func(L *Layer) *[]float32 { return &L.KVANorm }))
+	if c.MLAJoined {
+		return append(ts, matTensor("attn_kv_b.weight", r, h*(c.HeadDimKMLA-c.RopeDim+c.HeadDimVMLA), func(L *Layer) **ops.Matrix { return &L.WvB }))
+	}
+	return append(ts,
 		blockTensor{name: "attn_k_b.weight", dims: []int{c.HeadDimKMLA - c.RopeDim, r, h}, mat: func(L *Layer) **ops.Matrix { return &L.WkB }},
 		blockTensor{name: "attn_v_b.weight", dims: []int{r, c.HeadDimVMLA, h}, mat: func(L *Layer) **ops.Matrix { return &L.WvB }})
 }

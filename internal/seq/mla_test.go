@@ -14,7 +14,7 @@ import (
 // rewound session gives a fresh one's logits bit for bit, and a restored
 // one continues and rewinds as the original.
 func TestMLARewindSaveRestore(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			m, open := hybridSeqs(t, spec, Config{Context: 128, Batch: 4})
 			prompt := append(ids(14, 1), ids(6, 2)...)

@@ -181,6 +181,10 @@ type DeepSeek2 struct {
 	GroupsUsed int
 	// SelBias writes exp_probs_b.bias in every expert layer (V3).
 	SelBias bool
+	// Joined writes the older form: one attn_kv_b (each head's unrotated
+	// key rows, then its value rows) and no _mla keys, key_length and
+	// value_length the decompressed heads' and head_count_kv the heads.
+	Joined bool
 }
 
 // AddTo writes d under arch's key prefix as llama.cpp's converter does:
@@ -193,10 +197,15 @@ func (d *DeepSeek2) AddTo(g *gguf.Writer, arch string) {
 		g.AddKV(a+"attention.q_lora_rank", uint32(d.QLora))
 	}
 	g.AddKV(a+"attention.kv_lora_rank", uint32(d.KVLora))
-	g.AddKV(a+"attention.key_length", uint32(d.KVLora+d.Rope))
-	g.AddKV(a+"attention.value_length", uint32(d.KVLora))
-	g.AddKV(a+"attention.key_length_mla", uint32(d.Nope+d.Rope))
-	g.AddKV(a+"attention.value_length_mla", uint32(d.VHead))
+	if d.Joined {
+		g.AddKV(a+"attention.key_length", uint32(d.Nope+d.Rope))
+		g.AddKV(a+"attention.value_length", uint32(d.VHead))
+	} else {
+		g.AddKV(a+"attention.key_length", uint32(d.KVLora+d.Rope))
+		g.AddKV(a+"attention.value_length", uint32(d.KVLora))
+		g.AddKV(a+"attention.key_length_mla", uint32(d.Nope+d.Rope))
+		g.AddKV(a+"attention.value_length_mla", uint32(d.VHead))
+	}
 	g.AddKV(a+"expert_shared_count", uint32(d.Shared))
 	if d.Scale != 0 {
 		g.AddKV(a+"expert_weights_scale", d.Scale)
@@ -243,12 +252,28 @@ func TinyDeepSeek3() ModelSpec {
 }
 
 // Variant names s for a subtest: its architecture, and for a deepseek2
-// whether its query has a rank of its own, as V3's does ("deepseek2/v3").
+// whether its query has a rank of its own, as V3's does ("deepseek2/v3"),
+// or it is of the older form ("deepseek2/kv_b").
 func (s ModelSpec) Variant() string {
-	if d := s.DeepSeek2; d != nil && d.QLora > 0 {
+	switch d := s.DeepSeek2; {
+	case d != nil && d.Joined:
+		return s.Arch + "/kv_b"
+	case d != nil && d.QLora > 0:
 		return s.Arch + "/v3"
 	}
 	return s.Arch
+}
+
+// TinyDeepSeek2KVB is TinyDeepSeek2 in the older form llama.cpp's
+// converter wrote before it split attn_kv_b (Ollama's deepseek-coder-v2
+// blobs date from then): one attn_kv_b a layer, no _mla keys.
+func TinyDeepSeek2KVB() ModelSpec {
+	s := TinyDeepSeek2()
+	s.Seed = 31
+	d := *s.DeepSeek2
+	d.Joined = true
+	s.DeepSeek2 = &d
+	return s
 }
 
 // TinyChat is TinyLlama (context 1024) with HermesTemplate and its two turn markers as
@@ -686,6 +711,9 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			return s, err
 		}
 		s.HeadsKV, s.HeadDim, s.SharedFFN = 1, d.Nope+d.Rope, d.Shared*s.ExpertFFN
+		if d.Joined {
+			s.HeadsKV = s.Heads
+		}
 	case "qwen3moe", "granitemoe", "gpt-oss":
 		if err := s.checkExperts(); err != nil {
 			return s, err
@@ -1173,12 +1201,17 @@ func (d *DeepSeek2) tensors(p string, w quant.Type, e, h int64) []tensorSpec {
 	} else {
 		ts = append(ts, tensorSpec{p + "attn_q.weight", w, []int64{e, q}, proj(e)})
 	}
-	return append(ts,
+	ts = append(ts,
 		tensorSpec{p + "attn_kv_a_mqa.weight", w, []int64{e, r + rope}, proj(e)},
-		tensorSpec{p + "attn_kv_a_norm.weight", quant.F32, []int64{r}, norm},
-		tensorSpec{p + "attn_k_b.weight", w, []int64{nope, r, h}, proj(nope)},
-		tensorSpec{p + "attn_v_b.weight", w, []int64{r, v, h}, proj(r)},
-		tensorSpec{p + "attn_output.weight", w, []int64{h * v, e}, proj(h * v)})
+		tensorSpec{p + "attn_kv_a_norm.weight", quant.F32, []int64{r}, norm})
+	if d.Joined {
+		ts = append(ts, tensorSpec{p + "attn_kv_b.weight", w, []int64{r, h * (nope + v)}, proj(r)})
+	} else {
+		ts = append(ts,
+			tensorSpec{p + "attn_k_b.weight", w, []int64{nope, r, h}, proj(nope)},
+			tensorSpec{p + "attn_v_b.weight", w, []int64{r, v, h}, proj(r)})
+	}
+	return append(ts, tensorSpec{p + "attn_output.weight", w, []int64{h * v, e}, proj(h * v)})
 }
 
 // mambaTensors lists a granitehybrid Mamba-2 block's tensors after its
