@@ -89,7 +89,7 @@ func deepseek2Hparams(c *Config, m *meta) {
 	c.ExpertGating = GatingSoftmax
 	if m.has("expert_gating_func") {
 		m.gating(c)
-	} else if toks, _ := m.f.Strings("tokenizer.ggml.tokens"); (c.Layers == 47 || c.Layers == 48) && len(toks) == 154880 {
+	} else if (c.Layers == 47 || c.Layers == 48) && m.vocabSize() == 154880 {
 		c.ExpertGating = GatingSigmoid // GLM-4.7-Flash, as llama.cpp recognises it
 	}
 	m.expertGroups(c)
@@ -116,6 +116,17 @@ func (c *Config) mlaKQScale() float32 {
 	org := c.RopeMScale() * (1 + 0.1*lnf)
 	ms := org * (1 + 0.1*c.YarnLogMul*lnf)
 	return ms * ms / float32(math.Sqrt(float64(c.HeadDimKMLA)))
+}
+
+// vocabSize is the vocabulary's size as llama.cpp reads it for
+// deepseek2: the vocab_size key, else the token list's length (0 when
+// neither says).
+func (m *meta) vocabSize() int {
+	if v, ok := m.f.Uint(m.key("vocab_size")); ok {
+		return int(min(v, maxCount+1))
+	}
+	toks, _ := m.f.Strings("tokenizer.ggml.tokens")
+	return len(toks)
 }
 
 // count reads a non-negative integer of at most limit (0 when absent).
