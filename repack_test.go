@@ -37,7 +37,9 @@ func TestRepackOnOff(t *testing.T) {
 	llama4K.WeightType, llama6K.WeightType = quant.Q4_K, quant.Q6_K
 	llama8.WeightType, llama5K.WeightType = quant.Q8_0, quant.Q5_K
 	llama.WeightType, phi3.WeightType, qwen2.WeightType = quant.Q4_0, quant.Q4_0, quant.Q4_0
-	specs := []testutil.ModelSpec{llama, phi3, qwen2, llama8, llama4K, llama5K, llama6K}
+	ds := testutil.TinyDeepSeek2() // the experts, the shared experts and attn_q repacked
+	ds.WeightType = quant.Q4_0
+	specs := []testutil.ModelSpec{llama, phi3, qwen2, llama8, llama4K, llama5K, llama6K, ds}
 	// The low-bit types: no GEMM, their batches take the decode kernel.
 	for _, wt := range []quant.Type{quant.IQ4_XS, quant.Q3_K, quant.Q2_K} {
 		s := llama
@@ -82,9 +84,9 @@ func TestRepackOnOff(t *testing.T) {
 			if !slices.ContainsFunc(p.Components, func(c memplan.Component) bool { return c.Name == memplan.RepackedComponent }) {
 				t.Errorf("the plan has no %q component:\n%s", memplan.RepackedComponent, p)
 			}
-			// Info().Kernels names one kernel a type: gpt-oss's Q8_0
-			// experts, in the file's layout, name Q8_0's.
-			if !strings.Contains(on.Info().Kernels, "x8") && spec.Experts == 0 || strings.Contains(off.Info().Kernels, "x8") {
+			// Kernels names the last matrix of each type: with experts, which
+			// stay in the row layout, an expert's.
+			if spec.Experts == 0 && !strings.Contains(on.Info().Kernels, "x8") || strings.Contains(off.Info().Kernels, "x8") {
 				t.Errorf("kernels %q repacked, %q not", on.Info().Kernels, off.Info().Kernels)
 			}
 			if spec.Embd%256 != 0 {

@@ -160,9 +160,14 @@ func TestContextShiftMatchesFresh(t *testing.T) {
 	gemma.SlidingWindow = 8
 	g3n := testutil.TinyGemma3n() // one global layer, owning its cache
 	g3n.SWALayers, g3n.SharedKV = []bool{false}, 0
+	// DeepSeek-V2's latent cache: the shift rotates each cached key's
+	// rotated part (its first RopeDim) alone; the one layer has experts.
+	ds := testutil.TinyDeepSeek2()
+	ds.DenseLead = 0
 	cases := []modelCase{
 		{"llama-1-layer", spec(testutil.TinyLlama()), false, 2e-3, false},
 		{"gemma3n-1-layer", spec(g3n), false, 2e-3, false},
+		{"deepseek2-1-layer", spec(ds), false, 2e-3, false},
 		{"qwen2-1-layer", spec(testutil.TinyQwen2()), false, 2e-3, false},
 		{"gemma2-1-layer-window", spec(gemma), true, 2e-3, false},
 		{"stories260K", testutil.Testdata(t, "models/stories260K-f32.gguf"), false, 0, true},

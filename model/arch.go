@@ -64,6 +64,9 @@ type Arch struct {
 	// ExpertSelBias loads the router's selection bias (exp_probs_b.bias,
 	// one per expert) of a mixture-of-experts block (lfm2moe).
 	ExpertSelBias bool
+	// OptionalSelBias: the selection bias is loaded when a block has it
+	// (deepseek2: V3's files do, V2's do not).
+	OptionalSelBias bool
 	// ShortConv: a hybrid whose layers with attention.head_count_kv 0 are
 	// gated short convolutions instead of attention (lfm2; Config.ConvLayers).
 	ShortConv bool
@@ -136,6 +139,7 @@ var registry = []*Arch{
 	{Name: "lfm2", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight"},
 	{Name: "lfm2moe", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight", FFN: FFNExperts, ExpertSelBias: true, hparams: lfm2moeHparams},
 	{Name: "gemma3n", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, hparams: gemma3nHparams},
+	{Name: "deepseek2", FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true, hparams: deepseek2Hparams},
 	{Name: "gemma-embedding", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, NoHead: true, hparams: gemmaEmbeddingHparams},
 	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
 	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},
@@ -342,19 +346,7 @@ func gptossHparams(c *Config, m *meta) {
 // unbiased probabilities renormalised to sum to 1.
 func lfm2moeHparams(c *Config, m *meta) {
 	m.experts(c, false)
-	k := "leading_dense_block_count"
-	if m.err == nil && !m.has(k) {
-		m.fail("%s missing", m.key(k))
-	}
-	if v, ok := m.f.Uint(m.key(k)); m.err == nil && (!ok || v > uint64(c.Layers)) {
-		raw, _ := m.f.Get(m.key(k))
-		m.fail("%s is %s, want a count of layers from 0 to %s = %d", m.key(k), describe(raw), m.key("block_count"), c.Layers)
-	} else if m.err == nil {
-		c.DenseLead = int(v)
-	}
-	if m.err == nil && c.DenseLead > 0 && c.FFN == 0 {
-		m.fail("%s missing: the %d leading dense layers need it", m.key("feed_forward_length"), c.DenseLead)
-	}
+	m.denseLead(c, true)
 	m.gating(c)
 	c.ExpertNorm = true
 }

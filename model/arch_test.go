@@ -27,6 +27,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyMistral3(), testutil.TinyOlmo2(), testutil.TinyGemmaEmbedding(),
 		testutil.TinyGptOss(),
 		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGemma3n(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(),
+		testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(),
 		testutil.TinyBert(), testutil.TinyNomicBert(),
 	}
 }
@@ -295,13 +296,22 @@ func TestDecodeDispatches(t *testing.T) {
 			}
 			got := e.Products() - before
 			c := &m.Config
-			dense, experts := 4, 0 // Q/K/V, output projection, gate/up, down
+			attn := 2 // Q/K/V, output projection
+			if c.mla() {
+				// Q with the compressed KV, attn_k_b and attn_v_b four
+				// heads a product each, the output projection; attn_q_b.
+				attn = 2 + 2*((c.Heads+3)/4)
+				if c.QLoraRank > 0 {
+					attn++
+				}
+			}
+			dense, experts := attn+2, 0 // gate/up, down
 			if c.Experts > 0 {
 				perExpert := 2 // gate/up with the activation, down
 				if c.ExpertBiases {
 					perExpert = 3 // gate and up apart: their biases come before the activation
 				}
-				experts = 3 + perExpert*c.ExpertsUsed // Q/K/V, output projection, router, each expert's
+				experts = attn + 1 + perExpert*c.ExpertsUsed // the router, each expert's
 				if c.SharedFFN > 0 {
 					experts += 2 // the shared expert's gate/up and down
 				}
@@ -340,7 +350,7 @@ func TestHeapBytes(t *testing.T) {
 					L.Bqkv, L.Bo, L.BUp, L.BDown, L.AttnOutNorm, L.AttnOutNormB, L.LayerOutNorm, L.LayerOutNormB,
 					L.Sinks, L.BRouter, L.BGateExps, L.BUpExps, L.BDownExps, L.ExpProbsB, L.ConvW,
 					L.PLNorm, L.LaurelNorm, L.AltRouter, L.AltRouterNorm, L.AltPredict, L.AltCorrect, L.AltCorrectScale,
-					L.ConvB, L.SSMDtB, L.SSMA, L.SSMD, L.SSMNorm} {
+					L.ConvB, L.SSMDtB, L.SSMA, L.SSMD, L.SSMNorm, L.QANorm, L.KVANorm} {
 					n += len(v)
 				}
 			}
@@ -350,6 +360,9 @@ func TestHeapBytes(t *testing.T) {
 			headers := unsafe.Sizeof(Expert{}) + 3*(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{}))
 			for _, L := range m.Blocks {
 				want += int64(len(L.Experts)) * int64(headers)
+				if L.WkBMade != nil {
+					want += int64(len(L.WkBMade.T.Data)) // an older deepseek2 file's attn_k_b
+				}
 			}
 			// Gemma 3n's AltUp projections: a Matrix, a Tensor and a
 			// pointer each.
@@ -435,7 +448,7 @@ func TestRoute(t *testing.T) {
 		wantIDs, wantW := refRoute(logits, bias, k, g, norm)
 		p := append([]float32(nil), logits...)
 		ids, w := make([]int32, k), make([]float32, k)
-		route(p, bias, ids, w, g, norm)
+		route(p, bias, ids, w, g, norm, groupLimit{})
 		if !slices.Equal(ids, wantIDs) {
 			t.Fatalf("trial %d (%d experts, top %d, gating %d): ids %v, want %v", trial, nx, k, g, ids, wantIDs)
 		}
@@ -454,7 +467,7 @@ func TestRoute(t *testing.T) {
 	for _, g := range []Gating{GatingSoftmax, GatingSigmoid, GatingSoftmaxWeight} {
 		p := []float32{float32(math.NaN()), float32(math.NaN()), float32(math.NaN())}
 		ids, w := make([]int32, 2), make([]float32, 2)
-		route(p, nil, ids, w, g, true)
+		route(p, nil, ids, w, g, true, groupLimit{})
 		if ids[0] == ids[1] || ids[0] < 0 || ids[1] < 0 {
 			t.Errorf("gating %d: NaN logits routed to %v", g, ids)
 		}
@@ -464,7 +477,7 @@ func TestRoute(t *testing.T) {
 	// finite.
 	p := []float32{-200, -300, -250}
 	ids, w := make([]int32, 2), make([]float32, 2)
-	route(p, nil, ids, w, GatingSigmoid, true)
+	route(p, nil, ids, w, GatingSigmoid, true, groupLimit{})
 	if ids[0] != 0 || ids[1] != 1 || w[0] != 0 || w[1] != 0 {
 		t.Errorf("vanishing sigmoid probabilities: ids %v weights %v, want [0 1] [0 0]", ids, w)
 	}
@@ -846,7 +859,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 gpt-oss lfm2 lfm2moe gemma3n gemma-embedding bert nomic-bert]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 gpt-oss lfm2 lfm2moe gemma3n deepseek2 gemma-embedding bert nomic-bert]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

@@ -186,9 +186,57 @@ type Config struct {
 	SSMConv, SSMInner, SSMState, SSMHeads, SSMGroups int
 	// SharedFFN is the width of the shared expert every token of an expert
 	// layer also runs (expert_shared_feed_forward_length: granitemoe,
-	// granitehybrid); 0 for none.
+	// granitehybrid; deepseek2's expert_shared_count experts of
+	// ExpertFFN, run as one); 0 for none.
 	SharedFFN int
+	// ExpertScale multiplies the chosen experts' weights after any
+	// renormalisation (deepseek2's expert_weights_scale); 0 = none.
+	ExpertScale float32
+	// ExpertGroups and ExpertGroupsUsed limit the routing to groups
+	// (DeepSeek V3's n_group and topk_group: expert_group_count and
+	// expert_group_used_count): the experts are ExpertGroups groups of
+	// consecutive ids, each scored by the sum of its two best selection
+	// probabilities, and a token's experts come from its ExpertGroupsUsed
+	// best groups only. ExpertGroups ≤ 1: no groups.
+	ExpertGroups, ExpertGroupsUsed int
+
+	// Multi-head latent attention (deepseek2; 0 in other models). The
+	// keys and values of a token come from one compressed latent of
+	// KVLoraRank floats (attn_kv_a_mqa, then attn_kv_a_norm) and one
+	// rotated key of RopeDim shared by every head; the query is
+	// attn_q's (or attn_q_a, its norm and attn_q_b when QLoraRank > 0)
+	// HeadDimKMLA floats a head, its last RopeDim rotated. The cache holds
+	// the latent as one KV head (MQA): HeadsKV 1, HeadDimK the rotated key
+	// then the latent (RopeDim + KVLoraRank), HeadDimV the latent; each
+	// head's unrotated query part is multiplied by its attn_k_b into the
+	// latent's space, and each head's attention output (a mix of latents)
+	// by its attn_v_b into HeadDimVMLA floats before attn_output.
+	KVLoraRank, QLoraRank    int
+	HeadDimKMLA, HeadDimVMLA int
+	// MLAJoined: the file is of the older form, one attn_kv_b holding each
+	// head's unrotated key rows then its value rows (llama.cpp
+	// decompresses it); attn_v_b's heads are bands of its rows, and
+	// attn_k_b is made at load, transposed (Layer.WkBMade).
+	MLAJoined bool
+	// YarnMScaleAll: YaRN's attention factor takes yarn_log_multiplier as
+	// both mscale and mscale_all_dim (llama.cpp's rule for deepseek2),
+	// which cancels it out of the RoPE magnitude; the attention scale
+	// (KQScale) carries it instead.
+	YarnMScaleAll bool
 }
+
+// attnOutCols is the width of attn_output's input: the heads' values
+// (with multi-head latent attention, after attn_v_b).
+func (c *Config) attnOutCols() int {
+	if c.mla() {
+		return c.Heads * c.HeadDimVMLA
+	}
+	return c.Heads * c.HeadDimV
+}
+
+// mla reports whether the model's attention is multi-head latent
+// attention (deepseek2).
+func (c *Config) mla() bool { return c.KVLoraRank > 0 }
 
 // mamba reports whether the recurrent layers are Mamba-2 layers.
 func (c *Config) mamba() bool { return c.SSMInner > 0 }
@@ -447,8 +495,8 @@ func metaValue[T any](m *meta, k string, def T, get func(key string) (T, bool), 
 // extrapolation mix (yarn_ext_factor; unset, 1), the correction dims'
 // bounds (yarn_beta_fast 32, yarn_beta_slow 1) and yarn_log_multiplier,
 // which Mistral's converter writes as mscale_all_dim itself (DeepSeek's
-// writes a tenth of it, which llama.cpp undoes for deepseek2 alone, an
-// architecture not run here).
+// writes a tenth of it, which deepseek2Hparams undoes, as llama.cpp does
+// for deepseek2 alone).
 func (m *meta) yarn(c *Config) error {
 	c.YarnLogMul = m.finite("rope.scaling.yarn_log_multiplier", 0)
 	c.YarnExt = m.real("rope.scaling.yarn_ext_factor", -1)
@@ -481,7 +529,11 @@ func (c *Config) RopeMScale() float32 {
 		}
 		ms = mscale(1)
 		if c.YarnLogMul != 0 {
-			ms = mscale(1) / mscale(c.YarnLogMul)
+			m := float32(1)
+			if c.YarnMScaleAll && c.YarnLogMul != 1 {
+				m = c.YarnLogMul
+			}
+			ms = mscale(m) / mscale(c.YarnLogMul)
 		}
 		ms *= 1 / (1 + 0.1*float32(math.Log(float64(factor))))
 	}

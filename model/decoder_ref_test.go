@@ -32,6 +32,139 @@ type refDecoder struct {
 	// their conv state too): no D skip, no SiLU(z) gate, the time step
 	// without softplus, B and C swapped.
 	ssmNoD, ssmNoGate, ssmRawDt, ssmSwapBC bool
+	// Perturbations of deepseek2: the rotated part of the scores left
+	// out, the shared experts left out.
+	mlaNoRope, noShared bool
+}
+
+// mla is a deepseek2 layer's attention output (after attn_output) for
+// every token of x, written from llama.cpp's deepseek2 graph in its
+// decompressed form — the form llama.cpp runs a file with one attn_kv_b
+// in, whose rows for head h are attn_k_b's head h transposed and attn_v_b's
+// head h: each head's key is [k_b_hᵀ·latent | k_pe] and its value
+// v_b_h·latent, the latent attn_kv_a_mqa's first KVLoraRank outputs
+// normalised by attn_kv_a_norm and k_pe its rotated rest, shared by the
+// heads; the query is attn_q's (or attn_q_b of attn_q_a normalised),
+// each head's last RopeDim rotated. The scale is llama.cpp's
+// mscale²/sqrt(key_length_mla), mscale = attn_factor·(1 + 0.1·ln factor)·
+// (1 + 0.1·mscale_all_dim·ln factor), computed here in float64. The latent
+// and k_pe are rounded to F16 as the cache holds them, and the query as
+// the F16 kernels round it: the rotated part, and the unrotated part as
+// the cache's kernels see it, multiplied by attn_k_b into the latent's
+// space (the reference checks that this absorbed score equals the
+// decompressed one before rounding); the attention weights too.
+func (r *refDecoder) mla(p func(string) []float64, x [][]float64, eps float64) [][]float64 {
+	c := r.c
+	H, dq, rope, rk, dv := c.Heads, c.HeadDimKMLA, c.RopeDim, c.KVLoraRank, c.HeadDimVMLA
+	nope := dq - rope
+	lnf := math.Log(float64(c.RopeScale))
+	ms := float64(c.RopeMScale()) * (1 + 0.1*lnf) * (1 + 0.1*float64(c.YarnLogMul)*lnf)
+	scale := ms * ms / math.Sqrt(float64(dq))
+	// Head h's unrotated key weight of latent j for query element i, and
+	// its value rows: attn_k_b's and attn_v_b's, or an older file's
+	// attn_kv_b's (each head's key rows then its value rows), whose key part
+	// the library holds as attn_k_b in F16 for these F32 weights (kbHeld),
+	// the products' inputs rounded to F16 then too (qHeld).
+	kb, vb := p("attn_k_b.weight"), p("attn_v_b.weight")
+	kbAt := func(h, j, i int) float64 { return kb[(h*rk+j)*nope+i] }
+	vbRow := func(h, d int) []float64 { return vb[(h*dv+d)*rk : (h*dv+d+1)*rk] }
+	kbHeld, qHeld := kbAt, func(q float64) float64 { return q }
+	if kvb := p("attn_kv_b.weight"); kvb != nil {
+		per := nope + dv
+		kbAt = func(h, j, i int) float64 { return kvb[(h*per+i)*rk+j] }
+		vbRow = func(h, d int) []float64 { return kvb[(h*per+nope+d)*rk : (h*per+nope+d+1)*rk] }
+		kbHeld = func(h, j, i int) float64 { return r.r16(kbAt(h, j, i)) }
+		qHeld = r.r16
+	}
+	n := len(x)
+	qs := make([][]float64, n)
+	knope, kpe, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n)
+	lats := make([][]float64, n)
+	for t := range x {
+		h := rmsNorm64(x[t], p("attn_norm.weight"), eps)
+		if w := p("attn_q_a.weight"); w != nil {
+			qs[t] = linear(p("attn_q_b.weight"), nil, rmsNorm64(linear(w, nil, h), p("attn_q_a_norm.weight"), eps))
+		} else {
+			qs[t] = linear(p("attn_q.weight"), nil, h)
+		}
+		qpe := make([]float64, H*rope)
+		for hd := range H {
+			copy(qpe[hd*rope:(hd+1)*rope], qs[t][hd*dq+nope:(hd+1)*dq])
+		}
+		yarn := c.YarnExt != 0
+		refRope(qpe, H, rope, t, float64(c.RopeBase), c, yarn)
+		for hd := range H {
+			for i := range rope {
+				qs[t][hd*dq+nope+i] = r.r16(qpe[hd*rope+i])
+			}
+		}
+		kv := linear(p("attn_kv_a_mqa.weight"), nil, h)
+		lat := rmsNorm64(kv[:rk], p("attn_kv_a_norm.weight"), eps)
+		for i := range lat {
+			lat[i] = r.r16(lat[i])
+		}
+		lats[t] = lat
+		kpe[t] = append([]float64(nil), kv[rk:]...)
+		refRope(kpe[t], 1, rope, t, float64(c.RopeBase), c, yarn)
+		for i := range kpe[t] {
+			kpe[t][i] = r.r16(kpe[t][i])
+		}
+		knope[t], vs[t] = make([]float64, H*nope), make([]float64, H*dv)
+		for hd := range H {
+			for j := range rk {
+				for i := range nope {
+					knope[t][hd*nope+i] += kbAt(hd, j, i) * lat[j]
+				}
+			}
+			for d := range dv {
+				vs[t][hd*dv+d] = linear(vbRow(hd, d), nil, lat)[0]
+			}
+		}
+	}
+	out := make([][]float64, n)
+	for t := range n {
+		att := make([]float64, H*dv)
+		for hd := range H {
+			w := make([]float64, t+1)
+			for s := range t + 1 {
+				// The decompressed score, and the absorbed one the F16
+				// kernels see (the query's latent part rounded): the two
+				// agree unrounded, which the reference checks.
+				var d, abs, abs16 float64
+				for i := range nope {
+					d += qs[t][hd*dq+i] * knope[s][hd*nope+i]
+				}
+				for j := range rk {
+					var qa, qh float64
+					for i := range nope {
+						qa += kbAt(hd, j, i) * qs[t][hd*dq+i]
+						qh += kbHeld(hd, j, i) * qHeld(qs[t][hd*dq+i])
+					}
+					abs += qa * lats[s][j]
+					abs16 += r.r16(qh) * lats[s][j]
+				}
+				if math.Abs(abs-d) > 1e-9*(1+math.Abs(d)) {
+					r.t.Fatalf("absorbed score %v differs from the decompressed %v", abs, d)
+				}
+				d = abs16
+				if !r.mlaNoRope {
+					for i := range rope {
+						d += qs[t][hd*dq+nope+i] * kpe[s][i]
+					}
+				}
+				w[s] = d * scale
+			}
+			softmax64(w)
+			for s := range w {
+				a := r.r16(w[s])
+				for i := range dv {
+					att[hd*dv+i] += a * vs[s][hd*dv+i]
+				}
+			}
+		}
+		out[t] = linear(p("attn_output.weight"), nil, att)
+	}
+	return out
 }
 
 // shortConv is an lfm2 conv layer's output before out_proj for every
@@ -174,6 +307,8 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			ys, attending = r.mamba2(p, x, eps), 0
 		case conv:
 			ys, attending = r.shortConv(p, x, eps), 0
+		case c.mla():
+			ys, attending = r.mla(p, x, eps), 0
 		}
 		for t := range attending {
 			h := x[t] // olmo2: no pre-norm
@@ -231,6 +366,8 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				o = linear(p("ssm_out.weight"), nil, ys[t])
 			case conv:
 				o = linear(p("shortconv.out_proj.weight"), nil, ys[t])
+			case c.mla():
+				o = ys[t]
 			default:
 				sinks := p("attn_sinks.weight")
 				att := make([]float64, c.Heads*hd)
@@ -260,7 +397,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			var f []float64
 			if c.ExpertLayer(il) {
 				f = r.experts(p, y)
-				if sh := p("ffn_down_shexp.weight"); sh != nil {
+				if sh := p("ffn_down_shexp.weight"); sh != nil && !r.noShared {
 					// GraniteMoeShared: the shared expert joins the sum.
 					g := r.ffn(linear(p("ffn_gate_shexp.weight"), nil, y), linear(p("ffn_up_shexp.weight"), nil, y), sh, nil)
 					for i := range f {
@@ -333,9 +470,35 @@ func (r *refDecoder) experts(p func(string) []float64, y []float64) []float64 {
 		softmax64(probs)
 	}
 	sel := append([]float64(nil), probs...)
-	if b := p("exp_probs_b.bias"); c.ExpertSelBias {
+	if b := p("exp_probs_b.bias"); c.ExpertSelBias && b != nil {
 		for i := range sel {
 			sel[i] += b[i]
+		}
+	}
+	if g := c.ExpertGroups; g > 1 {
+		// DeepSeek V3: groups scored by their two best selection
+		// probabilities; the experts of all but the best GroupsUsed out.
+		per := len(sel) / g
+		score := make([]float64, g)
+		for gi := range g {
+			grp := slices.Clone(sel[gi*per : (gi+1)*per])
+			slices.Sort(grp)
+			score[gi] = grp[per-1] + grp[per-2]
+		}
+		keep := make([]bool, g)
+		for range c.ExpertGroupsUsed {
+			best := -1
+			for gi := range g {
+				if !keep[gi] && (best < 0 || score[gi] > score[best]) {
+					best = gi
+				}
+			}
+			keep[best] = true
+		}
+		for i := range sel {
+			if !keep[i/per] {
+				sel[i] = math.Inf(-1)
+			}
 		}
 	}
 	ids := make([]int, 0, k)
@@ -362,6 +525,11 @@ func (r *refDecoder) experts(p func(string) []float64, y []float64) []float64 {
 		}
 		for s := range w {
 			w[s] /= max(sum, 6.103515625e-5)
+		}
+	}
+	if c.ExpertScale != 0 {
+		for s := range w {
+			w[s] *= float64(c.ExpertScale)
 		}
 	}
 	gate, up, down := p("ffn_gate_exps.weight"), p("ffn_up_exps.weight"), p("ffn_down_exps.weight")
@@ -683,4 +851,58 @@ func TestLFM2MatchesReference(t *testing.T) {
 	mustMove(t, "no conv state", ref(refDecoder{convNoState: true}), want, 1e-2)
 	mustMove(t, "taps reversed", ref(refDecoder{convReversed: true}), want, 1e-2)
 	mustMove(t, "B and C swapped", ref(refDecoder{convSwapBC: true}), want, 1e-2)
+}
+
+// DeepSeek-V2 (V2-Lite's form: attn_q, softmax routing, a dense layer 0,
+// shared experts, YaRN with DeepSeek's mscale) and V3's (the query through
+// attn_q_a and attn_q_b, sigmoid routing with a selection bias, weights
+// renormalised, group-limited routing) against the reference written from
+// llama.cpp's deepseek2 graph in its decompressed form, so the absorbed
+// attention this package runs (the latent cached as one KV head) is
+// checked against the per-head keys and values it stands for: 8 tokens in
+// one pass, in chunks of 4 and one by one, within 1e-3 (5e-6 to 3e-5
+// measured, with and without -tags purego). The prompt is shorter than
+// other architectures' 13 tokens because the F16 kernels round many more
+// values here — each head's absorbed query has 64 latent elements — and
+// one that lands on the other side of a rounding midpoint from the float64
+// value moves the logits by up to 5e-3 from there on (one run in two
+// at 13 tokens on seeds 23 to 64; the first tokens agree within 6e-6
+// before it). Leaving out the rotated part of the scores, the mscale (the
+// attention scale's or the RoPE magnitude's rule), the shared experts, the
+// weights' scale, their renormalisation or the group limit moves the
+// reference by more than 1e-2.
+func TestDeepSeek2MatchesReference(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB()} {
+		t.Run(spec.Variant(), func(t *testing.T) {
+			pool, m, f, data := loadF32(t, spec)
+			if !m.mla() || m.HeadsKV != 1 || m.HeadDimK != 80 || m.HeadDimV != 64 || m.HeadDimKMLA != 48 || m.HeadDimVMLA != 32 || m.DenseLead != 1 || m.SharedFFN != 64 {
+				t.Fatalf("config: %+v", m.Config)
+			}
+			toks := prompt(8)
+			ref := perturbedRef(t, m, f, data, toks)
+			want := ref(refDecoder{})
+			checkBatches(t, m, pool, toks, want, "")
+			mustMove(t, "no rotated part", ref(refDecoder{mlaNoRope: true}), want, 1e-2)
+			mustMove(t, "no shared experts", ref(refDecoder{noShared: true}), want, 1e-2)
+			for name, perturb := range map[string]func(c *Config){
+				"no log multiplier":  func(c *Config) { c.YarnLogMul = 0 },
+				"mscale of 1":        func(c *Config) { c.YarnMScaleAll = false },
+				"no expert scale":    func(c *Config) { c.ExpertScale = 0 },
+				"no renormalisation": func(c *Config) { c.ExpertNorm = false },
+				"no group limit":     func(c *Config) { c.ExpertGroups = 0 },
+				"no selection bias":  func(c *Config) { c.ExpertSelBias = false },
+				"softmax of all": func(c *Config) {
+					c.ExpertGating = GatingSoftmax
+				},
+			} {
+				c := m.Config
+				perturb(&c)
+				if reflect.DeepEqual(c, m.Config) || name == "no selection bias" && spec.DeepSeek2.SelBias == false {
+					continue
+				}
+				other := (&refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).logits(toks)
+				mustMove(t, name, other, want, 1e-2)
+			}
+		})
+	}
 }

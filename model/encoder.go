@@ -77,7 +77,7 @@ func encoderTensors(a *Arch, c *Config, has func(name string) bool) []blockTenso
 	ts = append(ts,
 		vecTensor("attn_output_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnOutNorm }),
 		vecTensor("attn_output_norm.bias", e, func(L *Layer) *[]float32 { return &L.AttnOutNormB }))
-	ts = append(ts, ffnTensors(a, c, 0)...)
+	ts = append(ts, ffnTensors(a, c, 0, has)...)
 	if a.FFN == FFNSequential {
 		optional(vecTensor("ffn_up.bias", c.FFN, func(L *Layer) *[]float32 { return &L.BUp }))
 		optional(vecTensor("ffn_down.bias", e, func(L *Layer) *[]float32 { return &L.BDown }))

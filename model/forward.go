@@ -40,6 +40,7 @@ type State struct {
 	qLR int // index of the slot used least recently
 	xs  ExpertSource
 	moe moeScratch
+	mla mlaScratch
 
 	// texts, during a pass of several texts (HiddenPacked), holds the span
 	// of the pass's tokens each token's text takes (nil otherwise); textBuf
@@ -113,6 +114,9 @@ func ScratchBytes(c *Config, maxXRowBytes, batch int) int {
 	}
 	if c.AltUp > 0 {
 		n += altupScratchBytes(c, batch)
+	}
+	if c.mla() {
+		n += mlaScratchBytes(c, batch)
 	}
 	return n
 }
@@ -556,6 +560,9 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	if c.AltUp > 0 {
 		p.alt = takeAltup(ar, c, n)
 	}
+	if c.mla() {
+		s.mla.take(ar, c, n)
+	}
 
 	s.e.Phase(phEmbed)
 	er := m.Embed
@@ -631,6 +638,7 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 		s.e.Phase(phNorm)
 		s.norm(xn, x, L.AttnNorm, n)
 		wo, oCols := L.Wo, oDim
+		var ao acts // the attention's output, when not p.att's oCols a token
 		switch {
 		case c.ConvLayer(il) && c.mamba():
 			if err := s.mamba2(il, L, s.acts(xn, E, n), &p); err != nil {
@@ -642,6 +650,19 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 				return nil, nil, err
 			}
 			wo, oCols = L.ConvOut, E
+		case c.mla():
+			if err := s.mlaQKV(il, L, s.acts(xn, E, n), &p); err != nil {
+				return nil, nil, err
+			}
+			s.e.Phase(phAttention)
+			if err := s.attention(il, pos0, n, p.qkv, stride, p.att, nil); err != nil {
+				return nil, nil, err
+			}
+			s.e.Phase(phO)
+			var err error
+			if ao, err = s.mlaOut(L, p.att, n); err != nil {
+				return nil, nil, err
+			}
 		default:
 			if err := s.qkv(il, L, s.acts(xn, E, n), &p, &shared); err != nil {
 				return nil, nil, err
@@ -651,8 +672,11 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 				return nil, nil, err
 			}
 		}
+		if ao.rows == nil {
+			ao = s.acts(p.att, oCols, n)
+		}
 		s.e.Phase(phO)
-		if err := s.residual(wo, s.acts(p.att, oCols, n), L.Bo, p.tmp, x, L.PostAttnNorm); err != nil {
+		if err := s.residual(wo, ao, L.Bo, p.tmp, x, L.PostAttnNorm); err != nil {
 			return nil, nil, err
 		}
 

@@ -110,8 +110,9 @@ func moeScratchBytes(c *Config, maxX, n int) int {
 // last); their weights are their unbiased probabilities (for
 // GatingSoftmaxWeight the softmax of the chosen logits alone), divided,
 // with norm, by their sum (at least 2⁻¹⁴, the clamp llama.cpp puts
-// against a sum of 0).
-func route(p, bias []float32, ids []int32, w []float32, g Gating, norm bool) {
+// against a sum of 0). With groups (more than one), only the experts of
+// the groups.used best groups may be chosen (groupLimit).
+func route(p, bias []float32, ids []int32, w []float32, g Gating, norm bool, groups groupLimit) {
 	switch g {
 	case GatingSigmoid:
 		for i, v := range p {
@@ -121,10 +122,12 @@ func route(p, bias []float32, ids []int32, w []float32, g Gating, norm bool) {
 	default:
 		softmax.InPlace(p, 1)
 	}
+	var keep [maxExpertGroups]bool
+	per := groups.keep(p, bias, &keep)
 	for s := range ids {
 		best, bv := -1, float32(0)
 		for i, v := range p {
-			if slices.Contains(ids[:s], int32(i)) {
+			if slices.Contains(ids[:s], int32(i)) || per > 0 && !keep[i/per] {
 				continue
 			}
 			if bias != nil {
@@ -151,12 +154,60 @@ func route(p, bias []float32, ids []int32, w []float32, g Gating, norm bool) {
 	}
 }
 
+// groupLimit is DeepSeek V3's group-limited routing (Config.ExpertGroups):
+// n groups of consecutive experts, the used best of them open to the
+// choice; n ≤ 1 limits nothing.
+type groupLimit struct{ n, used int }
+
+// keep marks in keep the groups whose experts may be chosen, as
+// llama.cpp's build_moe_ffn ranks them: each group scored by the sum of
+// its two best selection probabilities (p plus bias, when not nil), the
+// used best scores kept (ties to the lower group). It returns the experts
+// per group, or 0 when no limit applies.
+func (gl groupLimit) keep(p, bias []float32, keep *[maxExpertGroups]bool) int {
+	if gl.n <= 1 {
+		return 0
+	}
+	per := len(p) / gl.n
+	var score [maxExpertGroups]float32
+	for g := range gl.n {
+		b1, b2 := float32(math.Inf(-1)), float32(math.Inf(-1))
+		for i := g * per; i < (g+1)*per; i++ {
+			v := p[i]
+			if bias != nil {
+				v += bias[i]
+			}
+			if v > b1 {
+				b1, b2 = v, b1
+			} else if v > b2 {
+				b2 = v
+			}
+		}
+		if per == 1 {
+			b2 = 0
+		}
+		score[g] = b1 + b2
+	}
+	for range gl.used {
+		best := -1
+		for g := range gl.n {
+			if !keep[g] && (best < 0 || score[g] > score[best]) {
+				best = g
+			}
+		}
+		keep[best] = true
+	}
+	return per
+}
+
 // experts is the mixture-of-experts feed-forward block: each token's
 // ExpertsUsed experts, chosen by the router, each computing
 // down(act(gate·a) ⊙ up·a), summed with the routing weights into out;
 // with ExpertBiases, the router's logits and each product have their bias
 // added first (gpt-oss); with ExpertSelBias, the router's selection bias
-// joins the probabilities that choose (lfm2moe).
+// joins the probabilities that choose (lfm2moe, deepseek2); with
+// ExpertGroups, only the best groups' experts may be chosen, and the
+// weights are scaled by ExpertScale when it is set (deepseek2).
 // Tokens are grouped by expert, so each expert's weights are read once per
 // pass however many tokens chose it; every token then sums its experts'
 // outputs in its own order of preference, as llama.cpp does, so a batch
@@ -171,7 +222,10 @@ func (s *State) experts(il int, L *Layer, a acts, out []float32) error {
 	addRows(ms.logits, L.BRouter, n)
 	for t := 0; t < n; t++ {
 		p, ids, w := ms.logits[t*nx:(t+1)*nx], ms.ids[t*k:(t+1)*k], ms.wts[t*k:(t+1)*k]
-		route(p, L.ExpProbsB, ids, w, c.ExpertGating, c.ExpertNorm)
+		route(p, L.ExpProbsB, ids, w, c.ExpertGating, c.ExpertNorm, groupLimit{c.ExpertGroups, c.ExpertGroupsUsed})
+		if c.ExpertScale != 0 {
+			ops.Scale(w, c.ExpertScale)
+		}
 	}
 	// Group the (token, slot) pairs by expert: a counting sort.
 	counts := ms.counts

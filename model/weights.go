@@ -82,6 +82,21 @@ type Layer struct {
 	PLNorm, LaurelNorm                   []float32
 	AltRouter, AltRouterNorm, AltPredict []float32
 	AltCorrect, AltCorrectScale          []float32
+	// Multi-head latent attention's (deepseek2; Config.KVLoraRank): the
+	// query's low-rank first half and its norm (attn_q_a,
+	// attn_q_a_norm; nil when Wq is the whole query projection, and Wq
+	// then attn_q_b), the compressed key and value (attn_kv_a_mqa: the
+	// latent, then the rotated key) and the latent's norm, and attn_k_b
+	// and attn_v_b, each head's matrix one band of rows of a matrix of
+	// them all (KVLoraRank rows a head of the unrotated query part;
+	// HeadDimVMLA rows a head of the latent).
+	WqA, WkvA, WkB, WvB *ops.Matrix
+	QANorm, KVANorm     []float32
+	// WkBMade is attn_k_b made at load from an older file's attn_kv_b
+	// (Config.MLAJoined; WvB is then attn_kv_b itself): each head's key
+	// rows transposed, in F16 or Q8_0 (loader.keyHeads), on the heap — not
+	// a view of the file, so not among matrices().
+	WkBMade *ops.Matrix
 
 	// Start and End bound the layer's tensor bytes in the file, for
 	// residency advice and streaming.
@@ -182,7 +197,9 @@ type loader struct {
 	// floats vector would copy in floats.
 	dry    bool
 	floats int
-	slab   []float32 // where vector copies go (sized by a dry run)
+	// made counts the bytes of the matrices made at load (keyHeads).
+	made int64
+	slab []float32 // where vector copies go (sized by a dry run)
 }
 
 func (l *loader) tensor(name string, shape ...int) (*tensor.Tensor, error) {
@@ -242,6 +259,24 @@ func (l *loader) matrix(name string, cols, rows int) (*ops.Matrix, error) {
 		return nil, err
 	}
 	return ops.NewMatrix(t)
+}
+
+// stacked views the 3-D tensor name ([cols, rows, n]: n matrices of rows
+// × cols one after another) as one matrix of n·rows rows, whose bands of
+// rows products take one at a time (ops.Part's Row0 and Rows).
+func (l *loader) stacked(name string, cols, rows, n int) (*ops.Matrix, error) {
+	t, err := l.tensor(name, cols, rows, n)
+	if err != nil || l.dry {
+		if err == nil {
+			err = l.checkMatrixType(name)
+		}
+		return nil, err
+	}
+	v, err := tensor.View(name, t.Type, []int{cols, rows * n}, t.Data)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w: %w", err, ErrBadModel)
+	}
+	return ops.NewMatrix(v)
 }
 
 // checkMatrixType is the type check ops.NewMatrix makes, for a dry run:
@@ -383,8 +418,10 @@ func Check(f *gguf.File) (Config, error) {
 
 // HeapBytes is the Go heap a Model of the file holds besides its Layer
 // headers: every vector New copies to float32 (norms, q/k norms, biases,
-// RoPE factors) — in one allocation of exactly 4 bytes an element — and
-// the matrix headers of every expert and of Gemma 3n's AltUp projections. A memory plan adds it to the model's
+// RoPE factors) — in one allocation of exactly 4 bytes an element —, the
+// matrix headers of every expert and of Gemma 3n's AltUp projections, and
+// the data of the matrices made at load (an older deepseek2 file's
+// attn_k_b). A memory plan adds it to the model's
 // heap.
 func HeapBytes(f *gguf.File) (int64, error) {
 	p, err := build(context.Background(), f, nil, true, nil)
@@ -392,7 +429,7 @@ func HeapBytes(f *gguf.File) (int64, error) {
 		return 0, err
 	}
 	c := &p.m.Config
-	n := 4 * int64(p.floats)
+	n := 4*int64(p.floats) + p.made
 	if c.Experts > 0 {
 		perExpert := int64(unsafe.Sizeof(Expert{})) + 3*int64(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{}))
 		n += int64(c.expertLayers()) * int64(c.Experts) * perExpert
@@ -409,6 +446,7 @@ func HeapBytes(f *gguf.File) (int64, error) {
 type built struct {
 	m      *Model
 	floats int
+	made   int64 // bytes of the matrices made at load
 }
 
 func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []float32) (*built, error) {
@@ -527,18 +565,26 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		if !dry {
 			L.Start, L.End = ranges[i][0], ranges[i][1]
 		}
+		if cfg.MLAJoined && !cfg.ConvLayer(i) {
+			if L.WkBMade, err = l.keyHeads(p+"attn_kv_b.weight", &cfg, L.WvB); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// Check builds without data, and so without matrices.
 	for i := range m.Blocks {
 		L := &m.Blocks[i]
 		L.eachMatrix(func(w *ops.Matrix, _ int) { m.maxX = max(m.maxX, w.XRowBytes) })
+		if L.WkBMade != nil {
+			m.maxX = max(m.maxX, L.WkBMade.XRowBytes)
+		}
 	}
 	for _, w := range append(append([]*ops.Matrix{m.Output, m.PerLayerProj}, m.AltUpProj...), m.AltUpUnembd...) {
 		if w != nil {
 			m.maxX = max(m.maxX, w.XRowBytes)
 		}
 	}
-	return &built{m: m, floats: l.floats}, nil
+	return &built{m: m, floats: l.floats, made: l.made}, nil
 }
 
 // decoderBiases are the biases llama.cpp takes as optional on the
@@ -663,9 +709,9 @@ func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
 
 // matrices lists the fields of the layer's matrices (experts aside), set
 // or not.
-func (L *Layer) matrices() [19]**ops.Matrix {
-	return [19]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
-		&L.InpGate, &L.PLProj, &L.LaurelL, &L.LaurelR, &L.ShGate, &L.ShUp, &L.ShDown}
+func (L *Layer) matrices() [23]**ops.Matrix {
+	return [23]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
+		&L.InpGate, &L.PLProj, &L.LaurelL, &L.LaurelR, &L.ShGate, &L.ShUp, &L.ShDown, &L.WqA, &L.WkvA, &L.WkB, &L.WvB}
 }
 
 // blockTensor is one tensor of a block: its name after "blk.<i>.", its
@@ -674,7 +720,7 @@ type blockTensor struct {
 	name string
 	dims []int
 	vec  func(L *Layer) *[]float32   // 1-D, or 2-D rows one after another; copied
-	mat  func(L *Layer) **ops.Matrix // 2-D, a view
+	mat  func(L *Layer) **ops.Matrix // 2-D, a view (3-D: a stack of matrices, loader.stacked)
 	exp  int                         // 3-D experts: 1 gate, 2 up, 3 down
 }
 
@@ -685,6 +731,8 @@ func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
 		*bt.vec(L), err = l.rows(name, bt.dims[0], bt.dims[1])
 	case bt.vec != nil:
 		*bt.vec(L), err = l.vector(name, bt.dims[0])
+	case bt.mat != nil && len(bt.dims) == 3:
+		*bt.mat(L), err = l.stacked(name, bt.dims[0], bt.dims[1], bt.dims[2])
 	case bt.mat != nil:
 		*bt.mat(L), err = l.matrix(name, bt.dims[0], bt.dims[1])
 	default:
@@ -725,8 +773,12 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	if !a.NoPreNorm {
 		ts = append(ts, vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }))
 	}
-	ts = append(ts, qkvTensors(a, c, has)...)
-	ts = append(ts, matTensor("attn_output.weight", c.Heads*c.HeadDimV, e, func(L *Layer) **ops.Matrix { return &L.Wo }))
+	if c.mla() {
+		ts = append(ts, mlaTensors(c)...)
+	} else {
+		ts = append(ts, qkvTensors(a, c, has)...)
+	}
+	ts = append(ts, matTensor("attn_output.weight", c.attnOutCols(), e, func(L *Layer) **ops.Matrix { return &L.Wo }))
 	if a.OutBias {
 		ts = append(ts, vecTensor("attn_output.bias", e, func(L *Layer) *[]float32 { return &L.Bo }))
 	}
@@ -760,7 +812,7 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 		}
 		ts = append(ts, vecTensor(name, e, func(L *Layer) *[]float32 { return &L.FFNNorm }))
 	}
-	ts = append(ts, ffnTensors(a, c, il)...)
+	ts = append(ts, ffnTensors(a, c, il, has)...)
 	if a.PostNorms {
 		ts = append(ts, vecTensor("post_ffw_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))
 	}
@@ -782,7 +834,7 @@ func convTensors(a *Arch, c *Config, il int) []blockTensor {
 		rowsTensor("shortconv.conv.weight", c.ConvKernel, e, func(L *Layer) *[]float32 { return &L.ConvW }),
 		matTensor("shortconv.out_proj.weight", e, e, func(L *Layer) **ops.Matrix { return &L.ConvOut }),
 		vecTensor("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }),
-	}, ffnTensors(a, c, il)...)
+	}, ffnTensors(a, c, il, nil)...)
 }
 
 // mambaTensors lists the tensors of a Mamba-2 block (granitehybrid), as
@@ -808,7 +860,35 @@ func mambaTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 		rowsTensor("ssm_norm.weight", c.SSMInner/c.SSMGroups, c.SSMGroups, func(L *Layer) *[]float32 { return &L.SSMNorm }),
 		matTensor("ssm_out.weight", c.SSMInner, e, func(L *Layer) **ops.Matrix { return &L.ConvOut }),
 		vecTensor("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }),
-	), ffnTensors(a, c, il)...)
+	), ffnTensors(a, c, il, has)...)
+}
+
+// mlaTensors lists multi-head latent attention's projections and norms
+// (Config.KVLoraRank), as llama.cpp's deepseek2 loader takes them: attn_q,
+// or attn_q_a, attn_q_a_norm and attn_q_b when QLoraRank is set;
+// attn_kv_a_mqa and attn_kv_a_norm; attn_k_b and attn_v_b, one matrix a
+// head, or the older form's attn_kv_b (Config.MLAJoined).
+func mlaTensors(c *Config) []blockTensor {
+	e, h, r := c.Embd, c.Heads, c.KVLoraRank
+	q := h * c.HeadDimKMLA
+	var ts []blockTensor
+	if c.QLoraRank > 0 {
+		ts = append(ts,
+			matTensor("attn_q_a.weight", e, c.QLoraRank, func(L *Layer) **ops.Matrix { return &L.WqA }),
+			vecTensor("attn_q_a_norm.weight", c.QLoraRank, func(L *Layer) *[]float32 { return &L.QANorm }),
+			matTensor("attn_q_b.weight", c.QLoraRank, q, func(L *Layer) **ops.Matrix { return &L.Wq }))
+	} else {
+		ts = append(ts, matTensor("attn_q.weight", e, q, func(L *Layer) **ops.Matrix { return &L.Wq }))
+	}
+	ts = append(ts,
+		matTensor("attn_kv_a_mqa.weight", e, r+c.RopeDim, func(L *Layer) **ops.Matrix { return &L.WkvA }),
+		vecTensor("attn_kv_a_norm.weight", r, func(L *Layer) *[]float32 { return &L.KVANorm }))
+	if c.MLAJoined {
+		return append(ts, matTensor("attn_kv_b.weight", r, h*(c.HeadDimKMLA-c.RopeDim+c.HeadDimVMLA), func(L *Layer) **ops.Matrix { return &L.WvB }))
+	}
+	return append(ts,
+		blockTensor{name: "attn_k_b.weight", dims: []int{c.HeadDimKMLA - c.RopeDim, r, h}, mat: func(L *Layer) **ops.Matrix { return &L.WkB }},
+		blockTensor{name: "attn_v_b.weight", dims: []int{r, c.HeadDimVMLA, h}, mat: func(L *Layer) **ops.Matrix { return &L.WvB }})
 }
 
 // qkvTensors lists the query, key and value projections: the fused
@@ -833,8 +913,9 @@ func fusedQKV(a *Arch, has func(name string) bool) bool {
 
 // ffnTensors lists the feed-forward weights of layer il in layout a.FFN:
 // an expert architecture's leading dense layers (Config.DenseLead) have
-// the gated layout.
-func ffnTensors(a *Arch, c *Config, il int) []blockTensor {
+// the gated layout. has says whether the block has a tensor (for the
+// optional selection bias; nil for an architecture without one).
+func ffnTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
 	e := c.Embd
 	layout := a.FFN
 	switch {
@@ -862,7 +943,7 @@ func ffnTensors(a *Arch, c *Config, il int) []blockTensor {
 				rowsTensor("ffn_up_exps.bias", f, n, func(L *Layer) *[]float32 { return &L.BUpExps }),
 				rowsTensor("ffn_down_exps.bias", e, n, func(L *Layer) *[]float32 { return &L.BDownExps }))
 		}
-		if a.ExpertSelBias {
+		if a.ExpertSelBias && (!a.OptionalSelBias || has("exp_probs_b.bias")) {
 			ts = append(ts, vecTensor("exp_probs_b.bias", n, func(L *Layer) *[]float32 { return &L.ExpProbsB }))
 		}
 		if sf := c.SharedFFN; sf > 0 {

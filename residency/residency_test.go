@@ -693,8 +693,8 @@ func TestExpertsFromDisk(t *testing.T) {
 	// lfm2moe: its layer 0 has no experts, the others a selection bias.
 	qwen := testutil.TinyQwen3MoE()
 	qwen.Layers = 4
-	for _, spec := range []testutil.ModelSpec{qwen, testutil.TinyGptOss(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybridMoE()} {
-		t.Run(spec.Arch, func(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{qwen, testutil.TinyGptOss(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybridMoE(), testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB()} {
+		t.Run(spec.Variant(), func(t *testing.T) {
 			path := testutil.TempModel(t, spec)
 			// The streaming model goes first: a resident one reads the whole file
 			// ahead, in the background, even after it is closed.

@@ -132,6 +132,19 @@ func TestConvSaveRestore(t *testing.T) {
 	}
 }
 
+// restored is b after restoring a's saved state into it.
+func restored(t *testing.T, a, b *Seq, id snapshot.Model) *Seq {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := a.Save(&buf, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Restore(&buf, id); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func convSaveRestore(t *testing.T, spec testutil.ModelSpec) {
 	m, open := hybridSeqs(t, spec, Config{Context: 128, Batch: 4})
 	id := snapshot.Model{Arch: m.Arch, Dims: [9]uint32{6: uint32(m.Vocab)}}
@@ -139,14 +152,7 @@ func convSaveRestore(t *testing.T, spec testutil.ModelSpec) {
 	evalOK(t, a, ids(17, 1))
 	evalOK(t, a, []int32{5})
 	a.Truncate(15) // pending: 12 is the checkpoint; Save evaluates again
-	var buf bytes.Buffer
-	if err := a.Save(&buf, id); err != nil {
-		t.Fatal(err)
-	}
-	b := open()
-	if err := b.Restore(&buf, id); err != nil {
-		t.Fatal(err)
-	}
+	b := restored(t, a, open(), id)
 	if !slices.Equal(a.Tokens(), b.Tokens()) || !slices.Equal(a.Logits(), b.Logits()) {
 		t.Fatal("restored tokens or logits differ")
 	}

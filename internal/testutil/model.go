@@ -19,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "granitehybrid", "smollm3", "mistral3", "olmo2", "lfm2", "lfm2moe", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "granitehybrid", "smollm3", "mistral3", "olmo2", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -132,8 +132,12 @@ type ModelSpec struct {
 	// (the heads) and ssm.group_count; its inner size is 2×Embd.
 	SSMState, SSMHeads, SSMGroups int
 	// SharedFFN is a granitemoe's or granitehybrid's shared expert width,
-	// expert_shared_feed_forward_length (0: none).
+	// expert_shared_feed_forward_length (0: none). A deepseek2's is
+	// DeepSeek2.Shared × ExpertFFN, set by the spec's defaults.
 	SharedFFN int
+	// DeepSeek2 is a deepseek2's latent attention and routing (required
+	// there); HeadsKV is then 1 and HeadDim unused.
+	DeepSeek2 *DeepSeek2
 	// OutputNorm names the final norm's tensor instead of the
 	// architecture's usual one (lfm2: output_norm.weight, as Ollama's
 	// converter writes it, for token_embd_norm.weight).
@@ -169,6 +173,124 @@ const HermesTemplate = `{%- if tools %}<|im_start|>system
 {%- endfor %}
 {%- if add_generation_prompt %}<|im_start|>assistant
 {% endif %}`
+
+// DeepSeek2 holds what a deepseek2 file says of its multi-head latent
+// attention and its routing, beside the common keys.
+type DeepSeek2 struct {
+	// KVLora and QLora are attention.kv_lora_rank and q_lora_rank (0:
+	// attn_q, no q_lora_rank key unless QLoraKey); Nope, Rope and VHead
+	// are the head's unrotated and rotated query/key sizes and its value
+	// size (qk_nope_head_dim, qk_rope_head_dim, v_head_dim).
+	KVLora, QLora, Nope, Rope, VHead int
+	// QLoraKey writes attention.q_lora_rank even when QLora is 0 (llama.cpp
+	// requires the key unless the block count is a V2-Lite's).
+	QLoraKey bool
+	// Shared is expert_shared_count; Scale expert_weights_scale (0: no
+	// key); Norm expert_weights_norm (written when true); Gating
+	// expert_gating_func (0: no key, softmax); Groups and GroupsUsed
+	// expert_group_count and expert_group_used_count (0: no keys).
+	Shared     int
+	Scale      float32
+	Norm       bool
+	Gating     uint32
+	Groups     int
+	GroupsUsed int
+	// SelBias writes exp_probs_b.bias in every expert layer (V3).
+	SelBias bool
+	// Joined writes the older form: one attn_kv_b (each head's unrotated
+	// key rows, then its value rows) and no _mla keys, key_length and
+	// value_length the decompressed heads' and head_count_kv the heads.
+	Joined bool
+}
+
+// AddTo writes d under arch's key prefix as llama.cpp's converter does:
+// the latent attention's sizes (key_length and value_length are the
+// cache's: the latent with the rotated key, and the latent), then the
+// routing's keys. rope.dimension_count is the caller's.
+func (d *DeepSeek2) AddTo(g *gguf.Writer, arch string) {
+	a := arch + "."
+	if d.QLora > 0 || d.QLoraKey {
+		g.AddKV(a+"attention.q_lora_rank", uint32(d.QLora))
+	}
+	g.AddKV(a+"attention.kv_lora_rank", uint32(d.KVLora))
+	if d.Joined {
+		g.AddKV(a+"attention.key_length", uint32(d.Nope+d.Rope))
+		g.AddKV(a+"attention.value_length", uint32(d.VHead))
+	} else {
+		g.AddKV(a+"attention.key_length", uint32(d.KVLora+d.Rope))
+		g.AddKV(a+"attention.value_length", uint32(d.KVLora))
+		g.AddKV(a+"attention.key_length_mla", uint32(d.Nope+d.Rope))
+		g.AddKV(a+"attention.value_length_mla", uint32(d.VHead))
+	}
+	g.AddKV(a+"expert_shared_count", uint32(d.Shared))
+	if d.Scale != 0 {
+		g.AddKV(a+"expert_weights_scale", d.Scale)
+	}
+	if d.Norm {
+		g.AddKV(a+"expert_weights_norm", true)
+	}
+	if d.Gating != 0 {
+		g.AddKV(a+"expert_gating_func", d.Gating)
+	}
+	if d.Groups != 0 {
+		g.AddKV(a+"expert_group_count", uint32(d.Groups))
+		g.AddKV(a+"expert_group_used_count", uint32(d.GroupsUsed))
+	}
+}
+
+// TinyDeepSeek2 is a 3-layer deepseek2 as DeepSeek-V2-Lite is made:
+// latent attention of rank 64 (heads of 32 unrotated and 16 rotated query
+// dims, values of 32) with attn_q, layer 0's feed-forward dense and the
+// others' 8 experts of width 32, 2 a token, softmax-routed, not
+// renormalised, scaled by 1.5, beside 2 shared experts; YaRN ×4 over 32
+// positions with DeepSeek's mscale_all_dim of 0.707; Q8_0 weights.
+func TinyDeepSeek2() ModelSpec {
+	return ModelSpec{
+		Arch: "deepseek2", Vocab: 320, Embd: 64, Layers: 3, Heads: 4,
+		FFN: 128, Context: 256, RopeBase: 10000, RMSEps: 1e-6,
+		WeightType: quant.Q8_0, Seed: 23, Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
+		Yarn:      &Yarn{Factor: 4, OrigContext: 32, LogMul: 0.0707},
+		DeepSeek2: &DeepSeek2{KVLora: 64, Nope: 32, Rope: 16, VHead: 32, Shared: 2, Scale: 1.5},
+	}
+}
+
+// TinyDeepSeek3 is TinyDeepSeek2 made as DeepSeek V3 is: the query through
+// a rank of 32 (attn_q_a, its norm, attn_q_b), sigmoid routing with a
+// selection bias, the chosen weights renormalised and scaled by 2.5, and
+// the experts in 4 groups of 2, a token's from its best 2 groups.
+func TinyDeepSeek3() ModelSpec {
+	s := TinyDeepSeek2()
+	s.Seed = 29
+	d := *s.DeepSeek2
+	d.QLora, d.Gating, d.SelBias, d.Norm, d.Scale, d.Groups, d.GroupsUsed = 32, 2, true, true, 2.5, 4, 2
+	s.DeepSeek2 = &d
+	return s
+}
+
+// Variant names s for a subtest: its architecture, and for a deepseek2
+// whether its query has a rank of its own, as V3's does ("deepseek2/v3"),
+// or it is of the older form ("deepseek2/kv_b").
+func (s ModelSpec) Variant() string {
+	switch d := s.DeepSeek2; {
+	case d != nil && d.Joined:
+		return s.Arch + "/kv_b"
+	case d != nil && d.QLora > 0:
+		return s.Arch + "/v3"
+	}
+	return s.Arch
+}
+
+// TinyDeepSeek2KVB is TinyDeepSeek2 in the older form llama.cpp's
+// converter wrote before it split attn_kv_b (Ollama's deepseek-coder-v2
+// blobs date from then): one attn_kv_b a layer, no _mla keys.
+func TinyDeepSeek2KVB() ModelSpec {
+	s := TinyDeepSeek2()
+	s.Seed = 31
+	d := *s.DeepSeek2
+	d.Joined = true
+	s.DeepSeek2 = &d
+	return s
+}
 
 // TinyChat is TinyLlama (context 1024) with HermesTemplate and its two turn markers as
 // control tokens (<|im_end|> is an end-of-generation token by its text,
@@ -473,7 +595,7 @@ func (s ModelSpec) gemma() bool {
 // moe reports whether s has experts (qwen3moe, granitemoe, gpt-oss,
 // lfm2moe).
 func (s ModelSpec) moe() bool {
-	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" ||
+	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" ||
 		s.Arch == "granitehybrid" && s.Experts > 0
 }
 
@@ -599,6 +721,18 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s.TokenTypes == 0 {
 			s.TokenTypes = 2
 		}
+	case "deepseek2":
+		d := s.DeepSeek2
+		if d == nil || d.KVLora <= 0 || d.Nope <= 0 || d.Rope <= 0 || d.Rope%2 != 0 || d.VHead <= 0 || d.Shared <= 0 {
+			return s, fmt.Errorf("testutil: deepseek2 needs DeepSeek2 with KVLora, Nope, Rope (even), VHead and Shared above 0")
+		}
+		if err := s.checkExperts(); err != nil {
+			return s, err
+		}
+		s.HeadsKV, s.HeadDim, s.SharedFFN = 1, d.Nope+d.Rope, d.Shared*s.ExpertFFN
+		if d.Joined {
+			s.HeadsKV = s.Heads
+		}
 	case "qwen3moe", "granitemoe", "gpt-oss":
 		if err := s.checkExperts(); err != nil {
 			return s, err
@@ -607,7 +741,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, mistral3, olmo2, lfm2, lfm2moe, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, mistral3, olmo2, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -756,10 +890,14 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		h.NormEps = s.NormEps
 	}
 	AddHparams(g, s.Arch, h)
-	if !s.Encoder() {
+	switch d := s.DeepSeek2; {
+	case d != nil:
+		g.AddKV(a+"rope.dimension_count", uint32(d.Rope))
+		d.AddTo(g, s.Arch)
+	case !s.Encoder():
 		g.AddKV(a+"rope.dimension_count", uint32(s.HeadDim))
 	}
-	if s.HeadDim*s.Heads != s.Embd || s.gemma() {
+	if s.DeepSeek2 == nil && (s.HeadDim*s.Heads != s.Embd || s.gemma()) {
 		g.AddKV(a+"attention.key_length", uint32(s.HeadDim))
 		g.AddKV(a+"attention.value_length", uint32(s.HeadDim))
 	}
@@ -814,11 +952,13 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
 		g.AddKV(a+"expert_feed_forward_length", uint32(s.ExpertFFN))
 	}
-	if s.SharedFFN > 0 {
+	if s.SharedFFN > 0 && s.DeepSeek2 == nil {
 		g.AddKV(a+"expert_shared_feed_forward_length", uint32(s.SharedFFN))
 	}
-	if s.Arch == "lfm2moe" {
+	if s.Arch == "lfm2moe" || s.Arch == "deepseek2" {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
+	}
+	if s.Arch == "lfm2moe" {
 		g.AddKV(a+"expert_gating_func", s.Gating)
 	}
 	if s.Arch == "granite" || s.Arch == "granitemoe" || s.Arch == "granitehybrid" {
@@ -981,8 +1121,12 @@ func (s ModelSpec) tensors() []tensorSpec {
 					tensorSpec{p + "ffn_up_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},
 					tensorSpec{p + "ffn_down_exps.bias", quant.F32, []int64{e, x}, dist{0, 0.1}})
 			}
-			if s.Arch == "lfm2moe" {
-				ts = append(ts, tensorSpec{p + "exp_probs_b.bias", quant.F32, []int64{x}, dist{0, s.SelBiasGain}})
+			if s.Arch == "lfm2moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias {
+				gain := s.SelBiasGain
+				if gain == 0 {
+					gain = 0.5
+				}
+				ts = append(ts, tensorSpec{p + "exp_probs_b.bias", quant.F32, []int64{x}, dist{0, gain}})
 			}
 			if sf := int64(s.SharedFFN); sf > 0 {
 				ts = append(ts,
@@ -1014,6 +1158,12 @@ func (s ModelSpec) tensors() []tensorSpec {
 				tensorSpec{p + "shortconv.conv.weight", quant.F32, []int64{k, e}, dist{0, 1 / math.Sqrt(float64(k))}},
 				tensorSpec{p + "shortconv.out_proj.weight", w, []int64{e, e}, proj(e)},
 				tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
+			ts = append(ts, ffn(p, l)...)
+			continue
+		}
+		if d := s.DeepSeek2; d != nil {
+			ts = append(ts, d.tensors(p, w, e, int64(s.Heads))...)
+			ts = append(ts, tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
 			ts = append(ts, ffn(p, l)...)
 			continue
 		}
@@ -1064,6 +1214,38 @@ func (s ModelSpec) tensors() []tensorSpec {
 		}
 	}
 	return ts
+}
+
+// tensors lists a deepseek2 block's attention tensors after its attn_norm
+// (prefix p, width e, h heads), with the names and dims of llama.cpp's
+// converter: attn_q, or attn_q_a, its norm and attn_q_b; attn_kv_a_mqa
+// (the latent, then the rotated key) and the latent's norm; attn_k_b and
+// attn_v_b, one matrix a head; attn_output.
+func (d *DeepSeek2) tensors(p string, w quant.Type, e, h int64) []tensorSpec {
+	norm := dist{1, 0.1}
+	proj := func(in int64) dist { return dist{0, 1 / math.Sqrt(float64(in))} }
+	r, nope, rope, v := int64(d.KVLora), int64(d.Nope), int64(d.Rope), int64(d.VHead)
+	q := h * (nope + rope)
+	var ts []tensorSpec
+	if ql := int64(d.QLora); ql > 0 {
+		ts = append(ts,
+			tensorSpec{p + "attn_q_a.weight", w, []int64{e, ql}, proj(e)},
+			tensorSpec{p + "attn_q_a_norm.weight", quant.F32, []int64{ql}, norm},
+			tensorSpec{p + "attn_q_b.weight", w, []int64{ql, q}, proj(ql)})
+	} else {
+		ts = append(ts, tensorSpec{p + "attn_q.weight", w, []int64{e, q}, proj(e)})
+	}
+	ts = append(ts,
+		tensorSpec{p + "attn_kv_a_mqa.weight", w, []int64{e, r + rope}, proj(e)},
+		tensorSpec{p + "attn_kv_a_norm.weight", quant.F32, []int64{r}, norm})
+	if d.Joined {
+		ts = append(ts, tensorSpec{p + "attn_kv_b.weight", w, []int64{r, h * (nope + v)}, proj(r)})
+	} else {
+		ts = append(ts,
+			tensorSpec{p + "attn_k_b.weight", w, []int64{nope, r, h}, proj(nope)},
+			tensorSpec{p + "attn_v_b.weight", w, []int64{r, v, h}, proj(r)})
+	}
+	return append(ts, tensorSpec{p + "attn_output.weight", w, []int64{h * v, e}, proj(h * v)})
 }
 
 // mambaTensors lists a granitehybrid Mamba-2 block's tensors after its

@@ -82,6 +82,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-layers %d: %s has %d", *layers, s.Name, s.Layers)
 	case *layers > 0:
 		s = s.keepLayers(*layers)
+		if d := s.DeepSeek2; d != nil && s.Layers != 26 && s.Layers != 27 {
+			// llama.cpp takes a deepseek2 without attention.q_lora_rank
+			// only at a V2-Lite's block count: say 0 outright.
+			dd := *d
+			dd.QLoraKey = true
+			s.DeepSeek2 = &dd
+		}
 		s.Name = fmt.Sprintf("%s, first %d blocks", s.Name, *layers)
 		s = s.keepAttention()
 	}

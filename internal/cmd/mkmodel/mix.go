@@ -218,10 +218,10 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 				add(p+"ffn_down_exps.bias", kindF32, e, x)
 				add(p+"ffn_up_exps.bias", kindF32, fe, x)
 			}
-			if s.Arch == "lfm2moe" {
+			if s.Arch == "lfm2moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias {
 				add(p+"exp_probs_b.bias", kindBias, x) // the selection bias
 			}
-			if sf := int64(s.SharedFFN); sf > 0 {
+			if sf := int64(s.sharedFFN()); sf > 0 {
 				add(p+"ffn_gate_shexp.weight", kindWeight, e, sf)
 				add(p+"ffn_up_shexp.weight", kindWeight, e, sf)
 				add(p+"ffn_down_shexp.weight", kindWeight, sf, e)
@@ -249,6 +249,12 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"shortconv.in_proj.weight", kindWeight, e, 3*e)
 			add(p+"shortconv.conv.weight", kindF32, int64(s.ConvKernel), e)
 			add(p+"shortconv.out_proj.weight", kindWeight, e, e)
+			add(p+"ffn_norm.weight", kindNorm, e)
+			ffn(p, l)
+			continue
+		}
+		if s.DeepSeek2 != nil {
+			mlaPlan(s, p, add)
 			add(p+"ffn_norm.weight", kindNorm, e)
 			ffn(p, l)
 			continue
@@ -317,6 +323,29 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	if !s.TiedOutput {
 		add("output.weight", kindWeight, e, v)
 	}
+}
+
+// mlaPlan adds a deepseek2 block's attention tensors after its attn_norm
+// (block prefix p), as llama.cpp's converter writes them: attn_q (or
+// attn_q_a, its norm and attn_q_b), attn_kv_a_mqa and its norm, attn_k_b
+// and attn_v_b (kv_b_proj split, one matrix a head, k_b transposed) and
+// attn_output.
+func mlaPlan(s shape, p string, add func(name string, kind tensorKind, dims ...int64)) {
+	d := s.DeepSeek2
+	e, h := int64(s.Embd), int64(s.Heads)
+	r, nope, rope, v := int64(d.KVLora), int64(d.Nope), int64(d.Rope), int64(d.VHead)
+	if ql := int64(d.QLora); ql > 0 {
+		add(p+"attn_q_a.weight", kindWeight, e, ql)
+		add(p+"attn_q_a_norm.weight", kindNorm, ql)
+		add(p+"attn_q_b.weight", kindWeight, ql, h*(nope+rope))
+	} else {
+		add(p+"attn_q.weight", kindWeight, e, h*(nope+rope))
+	}
+	add(p+"attn_kv_a_mqa.weight", kindWeight, e, r+rope)
+	add(p+"attn_kv_a_norm.weight", kindNorm, r)
+	add(p+"attn_k_b.weight", kindWeight, nope, r, h)
+	add(p+"attn_v_b.weight", kindWeight, r, v, h)
+	add(p+"attn_output.weight", kindWeight, h*v, e)
 }
 
 // mambaPlan adds a Mamba-2 block's tensors after its attn_norm (block

@@ -127,6 +127,8 @@ func miniature(s shape) shape {
 	switch {
 	case s.encoder(): // no grouped KV heads: the converter writes no head_count_kv
 		s.Heads, s.HeadsKV = 4, 4
+	case s.DeepSeek2 != nil: // the latent is one KV head
+		s.Heads, s.HeadsKV = 4, 1
 	case s.HeadDim != 0:
 		s.Heads, s.HeadsKV, s.HeadDim = 2, 1, 256
 	default:
@@ -137,6 +139,12 @@ func miniature(s shape) shape {
 	}
 	if s.RopeDim != 0 {
 		s.RopeDim = 48 // three quarters of the head, as phi-4-mini
+	}
+	if d := s.DeepSeek2; d != nil {
+		// Rows of K-quant blocks where the real shape has them; q_lora_rank
+		// 0 written, as llama.cpp asks at 3 blocks.
+		s.RopeDim = 64
+		s.DeepSeek2 = &testutil.DeepSeek2{KVLora: 256, Nope: 64, Rope: 64, VHead: 64, Shared: d.Shared, Scale: d.Scale, QLoraKey: true}
 	}
 	if s.LongRope != nil {
 		s.LongRope = &longRope{OrigContext: 128}
@@ -211,11 +219,14 @@ func TestMiniatureShapes(t *testing.T) {
 						t.Errorf("%s present = %v (F32 when present)", name, ok)
 					}
 				}
-				if _, ok := f.Tensor("blk.0.ffn_down_shexp.weight"); ok != (s.SharedFFN > 0) {
+				if _, ok := f.Tensor("blk.1.ffn_down_shexp.weight"); ok != (s.sharedFFN() > 0) {
 					t.Errorf("ffn_down_shexp.weight present = %v", ok)
 				}
 				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert") {
 					t.Errorf("attn_qkv.weight present = %v", ok)
+				}
+				if ti, ok := f.Tensor("blk.0.attn_k_b.weight"); ok != (s.DeepSeek2 != nil) || ok && len(ti.Dims) != 3 {
+					t.Errorf("attn_k_b.weight present = %v (3-D when present)", ok)
 				}
 				if _, ok := f.Tensor("rope_factors_long.weight"); ok != (s.LongRope != nil) {
 					t.Errorf("rope_factors_long.weight present = %v", ok)

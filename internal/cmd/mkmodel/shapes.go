@@ -83,6 +83,20 @@ type shape struct {
 	// SharedFFN is the shared expert's width (granitehybrid's
 	// shared_intermediate_size with experts; 0 = none).
 	SharedFFN int
+	// DeepSeek2 is deepseek2's latent attention and routing (config.json's
+	// kv_lora_rank, q_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
+	// v_head_dim, n_shared_experts, routed_scaling_factor, …); HeadsKV is
+	// then 1 and RopeDim qk_rope_head_dim, as the converter writes them.
+	DeepSeek2 *testutil.DeepSeek2
+}
+
+// sharedFFN is the shared experts' width: deepseek2's n_shared_experts of
+// the experts' width, run as one, or SharedFFN.
+func (s shape) sharedFFN() int {
+	if d := s.DeepSeek2; d != nil {
+		return d.Shared * s.ExpertFFN
+	}
+	return s.SharedFFN
 }
 
 // gemma3nShape is the part of a Gemma 3n config.json's text_config only
@@ -321,6 +335,21 @@ var shapes = []shape{
 		RopeBase: 1000000, RMSEps: 1e-5, QKNorm: true, TiedOutput: true,
 		ConvLayers: []int{0, 1, 3, 4, 5, 7, 8, 9, 11, 12, 13, 15, 16, 17, 19, 20, 22, 23}, ConvKernel: 3,
 		Experts: 32, ExpertsUsed: 4, ExpertFFN: 1792, DenseLead: 2,
+	},
+	{
+		// DeepSeek-V2-Lite (DeepSeek-Coder-V2-Lite has the same shape):
+		// latent attention of rank 512 with no query rank (attn_q), heads
+		// of 128 unrotated and 64 rotated query dims and values of 128;
+		// layer 0's feed-forward dense (10944), the others 64 experts of
+		// 1408, 6 a token, softmax-routed, not renormalised, scaled by
+		// routed_scaling_factor 1, beside 2 shared experts; YaRN ×40 over
+		// 4096 positions with mscale_all_dim 0.707 (written as a tenth).
+		Name: "deepseek-v2-lite", Arch: "deepseek2", Vocab: 102400, Embd: 2048, Layers: 27,
+		Heads: 16, HeadsKV: 1, FFN: 10944, Context: 163840,
+		RopeBase: 10000, RopeDim: 64, RMSEps: 1e-6,
+		Experts: 64, ExpertsUsed: 6, ExpertFFN: 1408, DenseLead: 1,
+		Yarn:      &testutil.Yarn{Factor: 40, OrigContext: 4096, LogMul: 0.0707},
+		DeepSeek2: &testutil.DeepSeek2{KVLora: 512, Nope: 128, Rope: 64, VHead: 128, Shared: 2, Scale: 1},
 	},
 	{
 		// SmolLM3 3B: llama's graph, every fourth layer without RoPE.

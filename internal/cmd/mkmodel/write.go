@@ -153,6 +153,10 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
 		g.AddKV(a+"expert_gating_func", uint32(2)) // sigmoid
 	}
+	if d := s.DeepSeek2; d != nil {
+		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
+		d.AddTo(g, s.Arch)
+	}
 	g.AddKV("general.file_type", m.ft.Ftype)
 	if m.ft.Base != quant.F16 {
 		g.AddKV("general.quantization_version", uint32(2))
