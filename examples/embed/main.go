@@ -1,7 +1,10 @@
 // Command embed prints the embedding of each text given and how alike the
-// texts are (the cosine similarity of every pair).
+// texts are (the cosine similarity of every pair); with -query and a
+// reranker (a file whose pooling_type is rank), how relevant each text is
+// to the query, most relevant first.
 //
 //	go run ./examples/embed -m Qwen3-Embedding-0.6B-Q8_0.gguf "a cat" "a kitten" "tax law"
+//	go run ./examples/embed -m bge-reranker.gguf -query "what do pandas eat?" "Pandas eat bamboo." "Paris is in France."
 //
 // Texts come from the arguments, or one a line from standard input. -m is
 // a GGUF file or ollama:NAME[:TAG]; without it a small random-weight
@@ -18,6 +21,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"sort"
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/examples/internal/cli"
@@ -36,6 +40,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	truncate := fs.Bool("truncate", false, "embed the start of a text longer than the context instead of failing")
 	raw := fs.Bool("raw", false, "do not normalise the vectors to unit length")
 	asJSON := fs.Bool("json", false, "print each vector as a JSON line instead of the similarities")
+	query := fs.String("query", "", "rank the texts by their relevance to this query with a reranker (Model.Rerank) instead of embedding them")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -73,6 +78,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	defer done()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *query != "" {
+		return rerank(ctx, m, *query, texts, stdout)
+	}
 	vs, err := m.Embed(ctx, texts, opts...)
 	if err != nil {
 		return err
@@ -95,6 +103,25 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "%7.3f", cosine(vs[i], vs[j]))
 		}
 		fmt.Fprintf(stdout, "  %.60q\n", texts[i])
+	}
+	return nil
+}
+
+// rerank prints each text's relevance score to query, most relevant
+// first.
+func rerank(ctx context.Context, m *llm.Model, query string, texts []string, w io.Writer) error {
+	scores, err := m.Rerank(ctx, query, texts)
+	if err != nil {
+		return err
+	}
+	order := make([]int, len(texts))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] > scores[order[b]] })
+	fmt.Fprintf(w, "%d texts by relevance to %.60q:\n", len(texts), query)
+	for _, i := range order {
+		fmt.Fprintf(w, "%10.4f  %.60q\n", scores[i], texts[i])
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -61,9 +62,41 @@ func TestEmbedCommand(t *testing.T) {
 		}
 	}
 
+	// -query on a model that is not a reranker fails, naming the cause.
+	if _, err := embed("", "-query", "q", "a"); err == nil || !strings.Contains(err.Error(), "not a reranker") {
+		t.Errorf("-query on an embedder: %v", err)
+	}
+
 	for _, args := range [][]string{{"-pooling", "max", "x"}, {"-dims", "65", "x"}, {}} {
 		if _, err := embed("", args...); err == nil {
 			t.Errorf("%q: no error", args)
 		}
+	}
+}
+
+// TestRerankCommand: -query ranks the texts by a reranker's scores, most
+// relevant first, one line each.
+func TestRerankCommand(t *testing.T) {
+	spec := testutil.TinyBert()
+	spec.Pooling, spec.RankLabels = 4, []string{"relevance"}
+	path := filepath.Join(t.TempDir(), "r.gguf")
+	if err := testutil.WriteModelFile(path, spec); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	if err := run([]string{"-m", path, "-query", "the quick fox", "the dog", "a fox", "brown"}, strings.NewReader(""), &out, &errs); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "3 texts by relevance to") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	prev := math.Inf(1)
+	for _, l := range lines[1:] {
+		var score float64
+		if _, err := fmt.Sscan(strings.Fields(l)[0], &score); err != nil || score > prev {
+			t.Errorf("line %q: not in descending order of score", l)
+		}
+		prev = score
 	}
 }
