@@ -196,3 +196,39 @@ func TestRerankRefusals(t *testing.T) {
 		t.Errorf("two labels, a head of one: %v", err)
 	}
 }
+
+// TestRerankMisuse: Rerank on a nil or closed model or a closed session,
+// with a cancelled or nil context, or a document longer than the context,
+// returns a documented error, naming the document when one is the cause.
+func TestRerankMisuse(t *testing.T) {
+	spec := testutil.TinyBert()
+	spec.Pooling, spec.RankLabels = 4, []string{"relevance"}
+	m := load(t, testutil.TempModel(t, spec), llm.WithThreads(1), llm.WithContextSize(64))
+	ctx := context.Background()
+	var none *llm.Model
+	if _, err := none.Rerank(ctx, "q", []string{"d"}); !errors.Is(err, llm.ErrClosed) {
+		t.Errorf("nil model: %v, want ErrClosed", err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := m.Rerank(cancelled, "q", []string{"d"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
+	}
+	var nilCtx context.Context
+	_, err := m.Rerank(nilCtx, "q", []string{"d"})
+	checkDocumented(t, "Rerank nil ctx", err)
+	s := session(t, m)
+	_, err = s.Rerank(ctx, "q", []string{"a", strings.Repeat("word ", 200)})
+	var te *llm.TextError
+	if !errors.Is(err, llm.ErrContextFull) || !errors.As(err, &te) || te.Index != 1 {
+		t.Errorf("a document past the context: %v, want ErrContextFull naming document 1", err)
+	}
+	s.Close()
+	if _, err := s.Rerank(ctx, "q", []string{"d"}); !errors.Is(err, llm.ErrClosed) {
+		t.Errorf("closed session: %v, want ErrClosed", err)
+	}
+	m.Close()
+	if _, err := m.Rerank(ctx, "q", []string{"d"}); !errors.Is(err, llm.ErrClosed) {
+		t.Errorf("closed model: %v, want ErrClosed", err)
+	}
+}
