@@ -1,10 +1,16 @@
-// Package server serves a language model over HTTP with OpenAI's API and
-// Ollama's, so that unmodified OpenAI clients (the official Python, Node
-// and Go libraries among them) and Ollama clients (its Go package and
-// CLI, ollama-python, ollama-js, langchaingo, Open WebUI) can use it.
+// Package server serves a language model over HTTP with OpenAI's API,
+// Anthropic's Messages API and Ollama's, so that unmodified OpenAI clients
+// (the official Python, Node and Go libraries among them), Anthropic's
+// and Ollama clients (its Go package and CLI, ollama-python, ollama-js,
+// langchaingo, Open WebUI) can use it.
 //
-// Routes: POST /v1/chat/completions and POST /v1/completions (streamed as
-// server-sent events or not), POST /v1/embeddings, GET /v1/models, GET
+// Routes: POST /v1/chat/completions, POST /v1/completions and POST
+// /v1/responses (OpenAI's Responses API, stateless), streamed as
+// server-sent events or not; POST /v1/messages and
+// /v1/messages/count_tokens (Anthropic's); POST /v1/embeddings; POST
+// /v1/rerank (and llama-server's /rerank, /v1/reranking, /reranking) for
+// a reranker (RerankSession); llama-server's POST /tokenize, /detokenize
+// and /apply-template and GET /props (Vocabulary); GET /v1/models, GET
 // /health and GET /metrics (Prometheus text format).
 //
 // The server runs at most N requests at once, one per slot (each slot
