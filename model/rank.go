@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/lowmem/llm/internal/softmax"
 	"github.com/lowmem/llm/tensor"
 )
 
@@ -78,21 +79,8 @@ func (h *RankHead) Scores(v []float32) ([]float32, error) {
 		}
 		x = y
 	}
-	if h.Softmax {
-		top := x[0]
-		for _, s := range x {
-			top = max(top, s)
-		}
-		var sum float64
-		out := make([]float32, len(x))
-		for i, s := range x {
-			e := math.Exp(float64(s - top))
-			out[i], sum = float32(e), sum+e
-		}
-		for i := range out {
-			out[i] = float32(float64(out[i]) / sum)
-		}
-		x = out
+	if h.Softmax { // x is the head's own: rankHead loads cls or cls.output
+		softmax.InPlace(x, 1)
 	}
 	return x, nil
 }
