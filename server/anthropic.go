@@ -111,9 +111,7 @@ func (r *anthropicRequest) chatRequest() (*chatRequest, *apiError) {
 		if t.Type != "" && t.Type != "custom" {
 			return nil, unsupported(fmt.Sprintf("tools[%d].type", i), "tools[%d].type %q is not supported: only client tools with an input_schema", i, t.Type)
 		}
-		tj := toolJSON{Type: "function"}
-		tj.Function.Name, tj.Function.Description, tj.Function.Parameters = t.Name, t.Description, t.InputSchema
-		c.Tools = append(c.Tools, tj)
+		c.Tools = append(c.Tools, functionTool(t.Name, t.Description, t.InputSchema))
 	}
 	if tc := r.ToolChoice; tc != nil {
 		switch tc.Type {
@@ -122,7 +120,7 @@ func (r *anthropicRequest) chatRequest() (*chatRequest, *apiError) {
 		case "any":
 			c.ToolChoice, _ = json.Marshal("required")
 		case "tool":
-			c.ToolChoice, _ = json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": tc.Name}})
+			c.ToolChoice = namedToolChoice(tc.Name)
 		default:
 			return nil, badRequest("tool_choice.type", `tool_choice.type %q is not one of "auto", "any", "tool", "none"`, tc.Type)
 		}

@@ -406,6 +406,22 @@ func (r *chatRequest) validate() (*chatInput, *apiError) {
 	return in, nil
 }
 
+// functionTool is a chat request's function tool of name, description and
+// parameters (a JSON schema), as the Responses and Messages APIs' flat
+// tools give them.
+func functionTool(name, description string, parameters json.RawMessage) toolJSON {
+	t := toolJSON{Type: "function"}
+	t.Function.Name, t.Function.Description, t.Function.Parameters = name, description, parameters
+	return t
+}
+
+// namedToolChoice is a chat request's tool_choice that forces a call of
+// the tool name.
+func namedToolChoice(name string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": name}})
+	return b
+}
+
 // toolsOf checks a request's tools (OpenAI's and Ollama's have one shape)
 // and returns them as the template takes them.
 func toolsOf(list []toolJSON) ([]chat.Tool, *apiError) {

@@ -39,10 +39,6 @@ type rerankRequest struct {
 	ReturnDocuments bool     `json:"return_documents"`
 }
 
-// maxRerankDocuments bounds a request, as maxEmbedInputs bounds an
-// embedding request.
-const maxRerankDocuments = 2048
-
 func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) *apiError {
 	var req rerankRequest
 	if err := readBody(r, &req); err != nil {
@@ -55,8 +51,8 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) *apiError 
 	if docs == nil {
 		docs = req.Texts
 	}
-	if len(docs) == 0 || len(docs) > maxRerankDocuments {
-		return badRequest("documents", "documents must be an array of 1 to %d strings", maxRerankDocuments)
+	if len(docs) == 0 || len(docs) > maxEmbedInputs { // the same bound as an embedding request's inputs
+		return badRequest("documents", "documents must be an array of 1 to %d strings", maxEmbedInputs)
 	}
 	topN := len(docs)
 	if req.TopN != nil {

@@ -94,16 +94,14 @@ func (r *responsesRequest) chatRequest() (*chatRequest, *apiError) {
 		if t.Type != "function" {
 			return nil, unsupported(fmt.Sprintf("tools[%d].type", i), "tools[%d].type %q is not supported: only function tools", i, t.Type)
 		}
-		tj := toolJSON{Type: "function"}
-		tj.Function.Name, tj.Function.Description, tj.Function.Parameters = t.Name, t.Description, t.Parameters
-		c.Tools = append(c.Tools, tj)
+		c.Tools = append(c.Tools, functionTool(t.Name, t.Description, t.Parameters))
 	}
 	if tc := bytes.TrimSpace(r.ToolChoice); len(tc) > 0 && tc[0] == '{' {
 		var named struct{ Type, Name string }
 		if json.Unmarshal(tc, &named) != nil || named.Type != "function" || named.Name == "" {
 			return nil, badRequest("tool_choice", `tool_choice must be "none", "auto", "required" or {"type": "function", "name": …}`)
 		}
-		c.ToolChoice, _ = json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": named.Name}})
+		c.ToolChoice = namedToolChoice(named.Name)
 	} else {
 		c.ToolChoice = r.ToolChoice
 	}
@@ -262,12 +260,12 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) *apiErr
 		rw.sse = newSSE(w)
 	}
 	parser := chat.NewParser(s.info.Template.Format(), popts)
-	started := func() {
-		rw.event("response.created", map[string]any{"response": rw.response("in_progress", nil)})
-		rw.event("response.in_progress", map[string]any{"response": rw.response("in_progress", nil)})
-	}
-	if rw.sse == nil {
-		started = nil
+	var started func() // a stream's first events, once a slot is held
+	if rw.sse != nil {
+		started = func() {
+			rw.event("response.created", map[string]any{"response": rw.response("in_progress", nil)})
+			rw.event("response.in_progress", map[string]any{"response": rw.response("in_progress", nil)})
+		}
 	}
 	seg := &segmenter{sink: rw}
 	res, _, aerr := s.generateParsed(r, prompt, in.params, nil, parser, started, func(ds []chat.Delta, _ []TokenLogprobs) bool {
