@@ -254,15 +254,6 @@ func altupModalities(c *Config, L *Layer, x, mod, tmp []float32) {
 	}
 }
 
-// dot32 is Σ a·b, accumulated in float64 and rounded to float32.
-func dot32(a, b []float32) float32 {
-	var s float64
-	for i, v := range a {
-		s += float64(v) * float64(b[i])
-	}
-	return float32(s)
-}
-
 // altupPredict writes each stream's prediction into ap.pr: the stream
 // plus the mix of all streams whose coefficients altup_predict_coef makes
 // of the active stream's modalities. tmp holds a token's Embd floats.

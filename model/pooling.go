@@ -63,11 +63,18 @@ func denseProduct(out, in []float32, w *tensor.Tensor) error {
 		if err := quant.Dequantize(w.Type, x, w.Row(r)); err != nil {
 			return fmt.Errorf("model: dense product, row %d: %w", r, err)
 		}
-		var sum float64
-		for i, a := range x {
-			sum += float64(a) * float64(in[i])
-		}
-		out[r] = float32(sum)
+		out[r] = dot32(x, in)
 	}
 	return nil
+}
+
+// dot32 is Σ a·b, accumulated in float64 and rounded to float32: the
+// products made once a text or token outside the matrix kernels (a dense
+// projection, a reranker's head, Gemma 3n's AltUp router).
+func dot32(a, b []float32) float32 {
+	var s float64
+	for i, v := range a {
+		s += float64(v) * float64(b[i])
+	}
+	return float32(s)
 }

@@ -184,11 +184,10 @@ func (m anthropicMessage) chatMessages(param string) ([]messageJSON, *apiError) 
 		}
 	}
 	out.ReasoningContent = strings.Join(thinking, "\n")
-	if len(texts) > 0 || len(out.ToolCalls) > 0 || out.ReasoningContent != "" {
+	if len(texts) > 0 {
 		out.Content = &content{text: strings.Join(texts, "\n")}
-		if len(texts) == 0 && m.Role == "assistant" {
-			out.Content = nil
-		}
+	}
+	if out.Content != nil || len(out.ToolCalls) > 0 || out.ReasoningContent != "" {
 		tools = append(tools, out)
 	}
 	if len(tools) == 0 {
