@@ -63,8 +63,8 @@ func TestRepackOnOff(t *testing.T) {
 		s.WeightType, s.Embd, s.FFN = c.wt, c.embd, c.ffn
 		specs = append(specs, s)
 	}
-	// gpt-oss's Q8_0 attention and output at a width of three blocks (its
-	// 2880 is 90); its experts stay in the file's layout.
+	// gpt-oss's Q8_0 attention, experts and output at a width of three
+	// blocks (its 2880 is 90).
 	gptOss := testutil.TinyGptOss()
 	gptOss.Embd = 96
 	specs = append(specs, gptOss)
@@ -84,9 +84,7 @@ func TestRepackOnOff(t *testing.T) {
 			if !slices.ContainsFunc(p.Components, func(c memplan.Component) bool { return c.Name == memplan.RepackedComponent }) {
 				t.Errorf("the plan has no %q component:\n%s", memplan.RepackedComponent, p)
 			}
-			// Kernels names the last matrix of each type: with experts, which
-			// stay in the row layout, an expert's.
-			if spec.Experts == 0 && !strings.Contains(on.Info().Kernels, "x8") || strings.Contains(off.Info().Kernels, "x8") {
+			if !strings.Contains(on.Info().Kernels, "x8") || strings.Contains(off.Info().Kernels, "x8") {
 				t.Errorf("kernels %q repacked, %q not", on.Info().Kernels, off.Info().Kernels)
 			}
 			if spec.Embd%256 != 0 {
@@ -148,10 +146,7 @@ func TestRepackOnOff(t *testing.T) {
 // each rounded up to a direct-I/O buffer as the repack allocates it.
 func checkRepackedAll(t *testing.T, path string, spec testutil.ModelSpec, p llm.MemoryPlan) {
 	t.Helper()
-	want := 7*spec.Layers + 1
-	if spec.Arch == "gpt-oss" {
-		want = 4*spec.Layers + 1
-	}
+	want := 7*spec.Layers + 1 // gpt-oss: four of attention, three of experts
 	sh, err := memplan.ReadShape(path)
 	if err != nil {
 		t.Fatal(err)

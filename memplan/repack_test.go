@@ -140,3 +140,36 @@ func TestShapeRepackBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestShapeRepackExperts: a mixture-of-experts model's 3-D expert tensors
+// are repackable whole, their X8 size every expert's rows' (Q4_K: 32 bytes
+// more a group's super-block), beside the attention and the output.
+func TestShapeRepackExperts(t *testing.T) {
+	if _, ok := quant.X8(quant.Q4_K, 256); !ok {
+		t.Skip("no X8 kernels for Q4_K here")
+	}
+	spec := testutil.TinyQwen3MoE()
+	spec.Embd, spec.HeadDim, spec.ExpertFFN, spec.WeightType, spec.TiedOutput = 256, 64, 256, quant.Q4_K, false
+	sh, err := ReadShape(testutil.TempModel(t, spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 7*spec.Layers + 1; len(sh.Repack) != want {
+		t.Fatalf("%d repackable tensors, want %d (q, k, v, o, three expert tensors a block, the output)", len(sh.Repack), want)
+	}
+	var experts int64
+	for _, b := range sh.ExpertBytes {
+		experts += b
+	}
+	var covered int64
+	group := int64(8 * quant.Q4_K.BlockBytes())
+	for _, r := range sh.Repack {
+		if r.Len%group != 0 || r.X8 != r.Len/group*(group+32) {
+			t.Errorf("range %+v: %d bytes repacked, want %d a %d-byte block column of 8 rows", r.Range, r.X8, group+32, group)
+		}
+		covered += r.Len
+	}
+	if covered <= experts {
+		t.Errorf("repackable ranges cover %d bytes, the experts alone %d", covered, experts)
+	}
+}

@@ -196,8 +196,7 @@ type RepackRange struct {
 // addRepack notes t's range when a resident model may repack it.
 func (s *Shape) addRepack(c *model.Config, t gguf.TensorInfo) {
 	if t.Size > 0 && model.RepackableTensor(c, t.Name, t.Type, t.Dims) {
-		x8 := int64(quant.X8Bytes(t.Type, int(t.Dims[1]), int(t.Dims[0])))
-		s.Repack = append(s.Repack, RepackRange{mem.Range{Off: t.Offset, Len: t.Size}, x8})
+		s.Repack = append(s.Repack, RepackRange{mem.Range{Off: t.Offset, Len: t.Size}, model.RepackedTensorBytes(t.Type, t.Dims)})
 	}
 }
 

@@ -168,13 +168,13 @@ func (l *loader) gemma3nGlobals(m *Model) (err error) {
 // stack splits the 3-D tensor name ([n, n, count]) into count square
 // matrices, as experts splits an expert tensor.
 func (l *loader) stack(name string, n, count int) ([]*ops.Matrix, error) {
-	es := make([]Expert, count)
-	if err := l.experts(name, n, n, count, es, 0); err != nil || l.dry {
+	L := Layer{Experts: make([]Expert, count)}
+	if err := l.experts(name, n, n, count, &L, 0); err != nil || l.dry {
 		return nil, err
 	}
 	ms := make([]*ops.Matrix, count)
-	for i := range es {
-		ms[i] = es[i].Gate
+	for i := range L.Experts {
+		ms[i] = L.Experts[i].Gate
 	}
 	return ms, nil
 }

@@ -14,8 +14,7 @@ import (
 
 // x8Block names the block matrices the forward pass multiplies whole (or,
 // phi3's fused ffn_up, in two halves of FFN rows): the ones that may be
-// held in the X8 layout. The router and the experts are not: the expert
-// cache reads experts from the file, in their row layout.
+// held in the X8 layout. The router is not (its rows, the experts, are few).
 var x8Block = map[string]bool{
 	"attn_q.weight": true, "attn_k.weight": true, "attn_v.weight": true, "attn_qkv.weight": true,
 	"attn_output.weight": true, "ffn_gate.weight": true, "ffn_up.weight": true, "ffn_down.weight": true,
@@ -24,17 +23,26 @@ var x8Block = map[string]bool{
 	"ffn_gate_shexp.weight": true, "ffn_up_shexp.weight": true, "ffn_down_shexp.weight": true, // shared experts
 }
 
+// x8Experts names the 3-D expert tensors that may be held in the X8
+// layout, each expert's rows a whole number of groups of 8: a resident
+// model multiplies each expert's slice as it would a block matrix (an
+// expert cache reads experts from the file instead, in their row layout,
+// and a plan with one never repacks).
+var x8Experts = map[string]bool{"ffn_gate_exps.weight": true, "ffn_up_exps.weight": true, "ffn_down_exps.weight": true}
+
 // RepackableTensor reports whether the tensor name of type t and ggml dims
 // (dims[0] the row length) may be held in the X8 layout (quant.RepackX8)
 // by a model of configuration c whose weights stay resident: a matrix of
 // a type with an X8 layout (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K,
-// Q2_K, IQ4_NL, IQ3_S) of a block (or the output matrix when it is not the embedding), whose rows and the bands of them the forward pass reads are whole
-// groups of 8, for which this CPU has X8 kernels. Only on Linux, where the
-// mapped rows can be given back once repacked (mem.Mapping.Release): the
-// layout must never make two copies. The memory plan (from the header)
-// and the repacking at load (from the model) decide with it alike.
+// Q2_K, IQ4_NL, IQ3_S) of a block, a block's 3-D expert tensor, or the
+// output matrix when it is not the embedding, whose rows (each expert's)
+// and the bands of them the forward pass reads are whole groups of 8, for
+// which this CPU has X8 kernels. Only on Linux, where the mapped rows can
+// be given back once repacked (mem.Mapping.Release): the layout must never
+// make two copies. The memory plan (from the header) and the repacking at
+// load (from the model) decide with it alike.
 func RepackableTensor(c *Config, name string, t quant.Type, dims []int64) bool {
-	if runtime.GOOS != "linux" || quant.X8BlockBytes(t) == 0 || len(dims) != 2 || dims[1]%8 != 0 || dims[0] > 1<<30 {
+	if runtime.GOOS != "linux" || quant.X8BlockBytes(t) == 0 || len(dims) < 2 || len(dims) > 3 || dims[1]%8 != 0 || dims[0] > 1<<30 {
 		return false
 	}
 	if name != "output.weight" {
@@ -45,31 +53,59 @@ func RepackableTensor(c *Config, name string, t quant.Type, dims []int64) bool {
 		if i := strings.IndexByte(rest, '.'); i >= 0 {
 			rest = rest[i+1:]
 		}
-		if !x8Block[rest] || rest == "ffn_up.weight" && c.FFN%8 != 0 {
+		switch {
+		case len(dims) == 3:
+			if !x8Experts[rest] || dims[2] <= 0 {
+				return false
+			}
+		case !x8Block[rest] || rest == "ffn_up.weight" && c.FFN%8 != 0:
 			return false
 		}
+	} else if len(dims) != 2 {
+		return false
 	}
 	_, ok := quant.X8(t, int(dims[0]))
 	return ok
 }
 
+// RepackedTensorBytes is the size in the X8 layout of a tensor that
+// RepackableTensor allows: every row of it (every expert's) in groups of 8.
+func RepackedTensorBytes(t quant.Type, dims []int64) int64 {
+	rows := dims[1]
+	if len(dims) == 3 {
+		rows *= dims[2]
+	}
+	return int64(quant.X8Bytes(t, int(rows), int(dims[0])))
+}
+
 // Repackable lists the matrices of m that RepackableTensor allows, blocks first
-// in order, then the output matrix.
+// in order, then the output matrix. A block's expert tensor is one matrix
+// of all its experts' rows (each expert multiplies its own rows of it once
+// Repack has held it in the X8 layout).
 func (m *Model) Repackable() []*ops.Matrix {
 	var ms []*ops.Matrix
-	add := func(w *ops.Matrix) {
-		if w != nil && !w.X8() && RepackableTensor(&m.Config, w.T.Name, w.T.Type, []int64{int64(w.Cols), int64(w.Rows)}) {
+	add := func(w *ops.Matrix, dims []int64) {
+		if w != nil && !w.X8() && RepackableTensor(&m.Config, w.T.Name, w.T.Type, dims) {
 			ms = append(ms, w)
 		}
 	}
 	for i := range m.Blocks {
 		L := &m.Blocks[i]
 		for _, w := range L.matrices() {
-			add(*w) // the router is no x8Block matrix
+			if *w != nil {
+				add(*w, []int64{int64((*w).Cols), int64((*w).Rows)}) // the router is no x8Block matrix
+			}
+		}
+		if n := len(L.Experts); n > 0 {
+			for _, w := range L.expertStacks {
+				if w != nil {
+					add(w, []int64{int64(w.Cols), int64(w.Rows / n), int64(n)})
+				}
+			}
 		}
 	}
-	if !m.Tied {
-		add(m.Output)
+	if !m.Tied && m.Output != nil {
+		add(m.Output, []int64{int64(m.Output.Cols), int64(m.Output.Rows)})
 	}
 	return ms
 }
@@ -79,7 +115,8 @@ func (m *Model) Repackable() []*ops.Matrix {
 func RepackedBytes(w *ops.Matrix) int { return quant.X8Bytes(w.T.Type, w.Rows, w.Cols) }
 
 // Repack holds w, one of m.Repackable(), in the X8 layout in dst (exactly
-// RepackedBytes(w) bytes): the rows are repacked into dst, about chunk
+// RepackedBytes(w) bytes; an expert tensor's experts each take their
+// slice of it): the rows are repacked into dst, about chunk
 // bytes of them at a time (whole groups of 8 rows), by the threads of pool
 // (nil: the calling goroutine alone), and done, when not nil, is told
 // after each piece the range of w's bytes (offset from the tensor's start,
@@ -87,7 +124,32 @@ func RepackedBytes(w *ops.Matrix) int { return quant.X8Bytes(w.T.Type, w.Rows, w
 // mapped pages while the rest is still to come; with a pool it is called
 // from several goroutines at once. Products read only dst from then on.
 // It is meant for load time, before any forward pass.
-func Repack(w *ops.Matrix, dst []byte, chunk int, pool *ops.Pool, done func(off, n int64)) error {
+func (m *Model) Repack(w *ops.Matrix, dst []byte, chunk int, pool *ops.Pool, done func(off, n int64)) error {
+	if err := repack(w, dst, chunk, pool, done); err != nil {
+		return err
+	}
+	for i := range m.Blocks {
+		L := &m.Blocks[i]
+		for k, stack := range L.expertStacks {
+			if stack != w {
+				continue
+			}
+			k8, _ := quant.X8(w.T.Type, w.Cols)
+			per := len(dst) / len(L.Experts)
+			for e := range L.Experts {
+				x := &L.Experts[e]
+				part := [3]*ops.Matrix{x.Gate, x.Up, x.Down}[k]
+				if err := part.UseX8(dst[e*per:(e+1)*per], k8); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// repack is Repack of one matrix.
+func repack(w *ops.Matrix, dst []byte, chunk int, pool *ops.Pool, done func(off, n int64)) error {
 	k, ok := quant.X8(w.T.Type, w.Cols)
 	if !ok {
 		return fmt.Errorf("model: tensor %q: no X8 kernels for %v rows of %d", w.T.Name, w.T.Type, w.Cols)

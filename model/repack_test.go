@@ -15,7 +15,8 @@ import (
 )
 
 // TestRepackableTensor: every type with an X8 layout and kernels on this
-// CPU is repackable in a block's matrices and the output (a Q4_K_M
+// CPU is repackable in a block's matrices, its 3-D expert tensors and the
+// output (a Q4_K_M
 // file's Q5_K, Q6_K and Q8_0 tensors as much as its Q4_K ones), and
 // never with rows that are not whole groups of 8, row lengths the kernels
 // do not take (Q4_0's and Q8_0's any whole number of blocks, gpt-oss's
@@ -44,6 +45,13 @@ func TestRepackableTensor(t *testing.T) {
 			{"blk.0.attn_q.weight", []int64{1 << 16, 512}, false},
 			{"token_embd.weight", []int64{512, 1000}, false},
 			{"blk.0.ffn_gate_exps.weight", []int64{512, 512}, false},
+			{"blk.0.ffn_gate_exps.weight", []int64{512, 64, 8}, x8},
+			{"blk.2.ffn_down_exps.weight", []int64{512, 256, 4}, x8},
+			{"blk.0.ffn_up_exps.weight", []int64{512, 36, 8}, false},
+			{"blk.0.ffn_up_exps.weight", []int64{512, 64, 0}, false},
+			{"blk.0.attn_q.weight", []int64{512, 512, 2}, false},
+			{"output.weight", []int64{512, 1000, 2}, false},
+			{"blk.0.ffn_gate_inp.weight", []int64{512, 8}, false},
 			{"blk.0.attn_q.weight", []int64{512}, false},
 		} {
 			t.Run(fmt.Sprintf("%v/%s/%v", typ, tc.name, tc.dims), func(t *testing.T) {
@@ -80,7 +88,7 @@ func TestRepackPieces(t *testing.T) {
 				seen := make([]int, len(w.T.Data))
 				got := make([]byte, len(want))
 				chunk := 3 * 8 * w.T.RowBytes() // three groups a piece: 13 pieces
-				if err := Repack(w, got, chunk, pool, func(off, n int64) {
+				if err := (&Model{}).Repack(w, got, chunk, pool, func(off, n int64) {
 					mu.Lock()
 					defer mu.Unlock()
 					for i := off; i < off+n; i++ {

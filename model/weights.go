@@ -58,6 +58,11 @@ type Layer struct {
 	// mixture-of-experts block; Gate, Up, GateUp and Down are nil then.
 	Router  *ops.Matrix
 	Experts []Expert
+	// expertStacks are the block's whole 3-D expert tensors (gate, up,
+	// down), each viewed as one matrix of every expert's rows in turn:
+	// what a resident model repacks into the X8 layout (Model.Repack then
+	// gives each expert its slice of the buffer). Products use Experts.
+	expertStacks [3]*ops.Matrix
 	// The shared expert every token of the block also runs (granitemoe,
 	// granitehybrid: Config.SharedFFN), resident like the router.
 	ShGate, ShUp, ShDown *ops.Matrix
@@ -335,8 +340,10 @@ func (l *loader) copyRows(name string, t *tensor.Tensor, cols, rows int) ([]floa
 
 // experts splits the 3-D tensor name ([cols, rows, count]) into count
 // matrices of rows × cols, each viewing its contiguous slice of the
-// tensor, and records each slice's file range in es[e].Ranges[k].
-func (l *loader) experts(name string, cols, rows, count int, es []Expert, k int) error {
+// tensor, records each slice's file range in L.Experts[e].Ranges[k], and
+// keeps the whole tensor as L.expertStacks[k].
+func (l *loader) experts(name string, cols, rows, count int, L *Layer, k int) error {
+	es := L.Experts
 	t, err := l.tensor(name, cols, rows, count)
 	if err != nil {
 		return err
@@ -352,6 +359,13 @@ func (l *loader) experts(name string, cols, rows, count int, es []Expert, k int)
 	}
 	mat, err := ops.NewMatrix(base)
 	if err != nil {
+		return err
+	}
+	whole, err := tensor.View(name, t.Type, []int{cols, rows * count}, t.Data)
+	if err != nil {
+		return fmt.Errorf("model: %w: %w", err, ErrBadModel)
+	}
+	if L.expertStacks[k], err = ops.NewMatrix(whole); err != nil {
 		return err
 	}
 	// One allocation each for the headers of all experts.
@@ -739,7 +753,7 @@ func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
 		if L.Experts == nil {
 			L.Experts = make([]Expert, bt.dims[2])
 		}
-		err = l.experts(name, bt.dims[0], bt.dims[1], bt.dims[2], L.Experts, bt.exp-1)
+		err = l.experts(name, bt.dims[0], bt.dims[1], bt.dims[2], L, bt.exp-1)
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/memplan"
@@ -207,4 +208,65 @@ func repackHybrid(t *testing.T, s testutil.ModelSpec) {
 		t.Errorf("%s left in the file's layout", m.T.Name)
 	}
 	compareForced(t, forced(t, l), want)
+}
+
+// TestRepackExperts: a resident mixture-of-experts model holds its expert
+// tensors in the X8 layout too, every expert multiplying its own slice,
+// the plan counting them; the logits follow the file's layout, and a
+// decode step allocates nothing.
+func TestRepackExperts(t *testing.T) {
+	testutil.NeedX8(t)
+	for _, s := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), testutil.TinyGraniteMoE(), testutil.TinyLFM2MoE(), testutil.TinyDeepSeek2()} {
+		t.Run(s.Arch, func(t *testing.T) {
+			s.Embd, s.ExpertFFN, s.WeightType, s.TiedOutput = 256, 64, quant.Q4_0, false
+			if s.Arch == "granitemoe" {
+				s.FFN = s.ExpertFFN // llama.cpp sizes its experts by feed_forward_length
+			}
+			path := testutil.TempModel(t, s)
+			ref := load(t, path, request(memplan.WeightsResident, 1<<40), nil)
+			want := forced(t, ref)
+			ref.close()
+			r := request(memplan.WeightsAuto, 1<<40)
+			r.Repack = true
+			l := load(t, path, r, nil)
+			defer l.close()
+			if p := l.w.Plan(); p.Repacked != rangeBytes(l.sh.Repack) {
+				t.Fatalf("plan repacked %d bytes, the shape lists %d", p.Repacked, rangeBytes(l.sh.Repack))
+			}
+			experts := 0
+			for il := range l.m.Blocks {
+				for e, x := range l.m.Blocks[il].Experts {
+					for k, w := range []*ops.Matrix{x.Gate, x.Up, x.Down} {
+						if !w.X8() {
+							t.Errorf("block %d expert %d matrix %d left in the file's layout", il, e, k)
+						}
+						experts++
+					}
+				}
+			}
+			if experts == 0 {
+				t.Fatal("no experts")
+			}
+			for _, m := range l.m.Repackable() {
+				t.Errorf("%s left in the file's layout", m.T.Name)
+			}
+			compareForced(t, forced(t, l), want)
+			st, err := l.newState()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.eval(1, 2, 3); err != nil {
+				t.Fatal(err)
+			}
+			pos := 3 // a recurrent state follows the positions
+			if n := testing.AllocsPerRun(20, func() {
+				if err := st.st.Forward([]int32{5}, pos, st.logits); err != nil {
+					t.Fatal(err)
+				}
+				pos++
+			}); n != 0 {
+				t.Fatalf("a decode step of a repacked model allocates %.1f times, want 0", n)
+			}
+		})
+	}
 }

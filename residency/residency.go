@@ -315,7 +315,7 @@ func (w *Weights) repackOne(m *ops.Matrix, ti *gguf.TensorInfo) error {
 	// The file's pages go as soon as each piece is repacked: a large
 	// matrix (Llama-3.1-8B's output, 431 MB) is never held twice whole.
 	release := func(off, n int64) { mp.Release(ti.Offset+off, n) }
-	if err := model.Repack(m, bufs[0][:size], repackChunk, w.cfg.Pool, release); err != nil {
+	if err := w.cfg.Model.Repack(m, bufs[0][:size], repackChunk, w.cfg.Pool, release); err != nil {
 		free()
 		return err
 	}
