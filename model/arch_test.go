@@ -262,8 +262,9 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 // A decode step makes one product per group of matrices sharing an input:
 // per block Q/K/V (one product), the output projection with its residual
 // add, gate/up with the activation, and down with its residual add — or,
-// with experts, the router and a gated product and a down product per
-// chosen expert (and the shared expert's two) — plus the output matrix; a
+// with experts, the router, one gated product for up to eight of the
+// chosen experts and one down product for up to sixteen (and the shared
+// expert's two) — plus the output matrix; a
 // Mamba-2 block's ssm_in and ssm_out count as Q/K/V and the output
 // projection. An encoder's one-token pass
 // makes the same four per block (up or gate/up, down) and no output.
@@ -307,11 +308,10 @@ func TestDecodeDispatches(t *testing.T) {
 			}
 			dense, experts := attn+2, 0 // gate/up, down
 			if c.Experts > 0 {
-				perExpert := 2 // gate/up with the activation, down
-				if c.ExpertBiases {
-					perExpert = 3 // gate and up apart: their biases come before the activation
-				}
-				experts = attn + 1 + perExpert*c.ExpertsUsed // the router, each expert's
+				// The router; the token's experts' gate/up pairs (with the
+				// activation, unless biases come before it) eight a product,
+				// and their down projections sixteen a product.
+				experts = attn + 1 + (c.ExpertsUsed+ops.MaxParts/2-1)/(ops.MaxParts/2) + (c.ExpertsUsed+ops.MaxParts-1)/ops.MaxParts
 				if c.SharedFFN > 0 {
 					experts += 2 // the shared expert's gate/up and down
 				}

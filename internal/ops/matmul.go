@@ -86,9 +86,10 @@ const (
 	maxChunkRows    = 128
 )
 
-// maxParts is the most matrices one fused product takes (Q, K and V, or
-// gate and up).
-const maxParts = 4
+// MaxParts is the most matrices one fused product takes: Q, K and V; gate
+// and up; a token's experts' gate-and-up pairs (MatMulGatedParts, half as
+// many pairs) or down projections.
+const MaxParts = 16
 
 // A Part is one matrix's share of a fused product (Exec.MatMulParts): rows
 // [Row0, Row0+Rows) of M times each of the product's tokens, whose
@@ -117,13 +118,14 @@ type mmPart struct {
 // of every part, each running its own matrix's tile kernel, and an
 // optional epilogue each item applies to the outputs it just wrote.
 type matmulTask struct {
-	parts  [maxParts]mmPart
+	parts  [MaxParts]mmPart
 	np     int
 	nTok   int
 	nItems int
 
-	// gated: parts[0] is a gate and parts[1] an up projection of as many
-	// rows; an item computes the same rows of both, then act on them.
+	// gated: parts[2i] is a gate and parts[2i+1] an up projection of as
+	// many rows, for every pair; an item computes the same rows of a
+	// pair's both, then act on them.
 	gated bool
 	act   func(g, u []float32)
 	// acc, when set, receives the product: acc[t*accStride+r] += out (a
@@ -153,19 +155,21 @@ func (k *matmulTask) plan(threads int) {
 		per *= 2
 	}
 	c := min(max(total/per, minChunkRows), maxChunkRows)
+	k.nItems = 0
 	if k.gated {
-		// Both halves split at the same rows, whole tiles of either.
-		tr := lcm(k.parts[0].M.tileRows, k.parts[1].M.tileRows)
-		c = max(tr, (c+tr-1)/tr*tr)
-		for i := range 2 {
-			k.parts[i].chunkRows = c
+		// A pair's halves split at the same rows, whole tiles of either;
+		// the gate's items stand for both.
+		for i := 0; i < k.np; i += 2 {
+			gt, up := &k.parts[i], &k.parts[i+1]
+			tr := lcm(gt.M.tileRows, up.M.tileRows)
+			gt.chunkRows = max(tr, (c+tr-1)/tr*tr)
+			up.chunkRows = gt.chunkRows
+			gt.plan(k.nTok, gt.M.XRowBytes, k.nItems)
+			up.group = gt.group
+			k.nItems += gt.items
 		}
-		k.parts[0].plan(k.nTok, k.parts[0].M.XRowBytes, 0)
-		k.parts[1].group = k.parts[0].group
-		k.nItems = k.parts[0].items
 		return
 	}
-	k.nItems = 0
 	for i := range k.np {
 		pt := &k.parts[i]
 		tr := pt.M.tileRows
@@ -249,14 +253,15 @@ func (k *matmulTask) Do(w, _, _ int) {
 		if !ok {
 			return
 		}
+		step := 1
+		if k.gated {
+			step = 2 // a gate stands for its pair
+		}
 		j := 0
-		for j < k.np-1 && i >= k.parts[j+1].first {
-			j++
+		for j+step < k.np && i >= k.parts[j+step].first {
+			j += step
 		}
 		pt := &k.parts[j]
-		if k.gated {
-			pt = &k.parts[0]
-		}
 		i -= pt.first
 		g, c := i/pt.nChunks, i%pt.nChunks
 		r0 := c * pt.chunkRows
@@ -268,7 +273,7 @@ func (k *matmulTask) Do(w, _, _ int) {
 			finish(&pt.Part, nil, nil, k.acc, k.accStride, r0, r1, t0, t1)
 			continue
 		}
-		gt, up := &k.parts[0], &k.parts[1]
+		gt, up := pt, &k.parts[j+1]
 		k.run(gt, r0, r1, t0, t1)
 		k.run(up, r0, r1, t0, t1)
 		finish(&gt.Part, &up.Part, k.act, nil, 0, r0, r1, t0, t1)
@@ -394,11 +399,11 @@ func (e *Exec) MatMulAdd(m *Matrix, xq []byte, nTok int, out []float32, outStrid
 // one dispatch: one barrier for all of them, and no worker idle at the end
 // of a small matrix while another is still busy with a large one. The
 // parts may have different weight types, each running its own kernel; a
-// part's X must be in its matrix's VecType. At most 4 parts.
+// part's X must be in its matrix's VecType. At most MaxParts parts.
 func (e *Exec) MatMulParts(parts []Part, nTok int) {
 	k := &e.mm
-	if len(parts) > maxParts {
-		panic("ops: MatMulParts of more than 4 parts") // a programming error: callers hold fixed arrays
+	if len(parts) > MaxParts {
+		panic("ops: MatMulParts of more than MaxParts parts") // a programming error: callers hold fixed arrays
 	}
 	for i, pt := range parts {
 		k.parts[i] = mmPart{Part: pt}
@@ -416,16 +421,38 @@ func (e *Exec) MatMulParts(parts []Part, nTok int) {
 func (e *Exec) MatMulGated(gate, up Part, nTok int, act func(g, u []float32)) {
 	k := &e.mm
 	k.parts[0], k.parts[1] = mmPart{Part: gate}, mmPart{Part: up}
-	if k.parts[0].Rows == 0 {
-		k.parts[0].Rows = gate.M.Rows - gate.Row0
+	e.dispatchGated(2, nTok, act)
+}
+
+// MatMulGatedParts is MatMulGated for several gate-and-up pairs at once (a
+// token's experts): parts holds each pair's gate then its up, at most
+// MaxParts of them, and every item of the one dispatch computes rows of
+// one pair. Each pair's sums are exactly MatMulGated's.
+func (e *Exec) MatMulGatedParts(parts []Part, nTok int, act func(g, u []float32)) {
+	k := &e.mm
+	if len(parts) > MaxParts || len(parts)%2 != 0 {
+		panic("ops: MatMulGatedParts takes gate-and-up pairs, at most MaxParts parts") // a programming error: callers hold fixed arrays
 	}
-	if k.parts[1].Rows == 0 {
-		k.parts[1].Rows = up.M.Rows - up.Row0
+	for i, pt := range parts {
+		k.parts[i] = mmPart{Part: pt}
 	}
-	if k.parts[0].Rows != k.parts[1].Rows {
-		panic("ops: MatMulGated: gate and up differ in rows")
+	e.dispatchGated(len(parts), nTok, act)
+}
+
+// dispatchGated runs the np parts set in e.mm as gate-and-up pairs.
+func (e *Exec) dispatchGated(np, nTok int, act func(g, u []float32)) {
+	k := &e.mm
+	k.np = np // for clear
+	for i := 0; i < np; i++ {
+		if pt := &k.parts[i]; pt.Rows == 0 {
+			pt.Rows = pt.M.Rows - pt.Row0
+		}
+		if i%2 == 1 && k.parts[i].Rows != k.parts[i-1].Rows {
+			k.clear()
+			panic("ops: MatMulGated: gate and up differ in rows")
+		}
 	}
-	k.np, k.nTok, k.gated, k.act = 2, nTok, true, act
+	k.np, k.nTok, k.gated, k.act = np, nTok, true, act
 	e.dispatch()
 }
 
@@ -488,14 +515,16 @@ func (e *Exec) dispatchGemm() {
 		e.For(min(threads, k.nItems), 1, k)
 	}
 	k.clear()
-	if !gated && acc == nil {
-		return
+	switch {
+	case gated:
+		for i := 0; i < np; i += 2 {
+			e.ep = epilogueTask{gate: parts[i].Part, up: parts[i+1].Part, rows: parts[i].Rows, act: act}
+			e.For(nTok, 1, &e.ep)
+		}
+	case acc != nil:
+		e.ep = epilogueTask{gate: parts[0].Part, rows: parts[0].Rows, acc: acc, accStride: accStride}
+		e.For(nTok, 1, &e.ep)
 	}
-	e.ep = epilogueTask{gate: parts[0].Part, rows: parts[0].Rows, act: act, acc: acc, accStride: accStride}
-	if gated {
-		e.ep.up = parts[1].Part
-	}
-	e.For(nTok, 1, &e.ep)
 	e.ep = epilogueTask{}
 }
 
@@ -516,7 +545,7 @@ func (k *epilogueTask) Do(_, lo, hi int) {
 // clear drops the product's references to the caller's buffers and its
 // epilogue, so that the next product starts from nothing.
 func (k *matmulTask) clear() {
-	k.parts = [maxParts]mmPart{}
+	clear(k.parts[:k.np])
 	k.np, k.nTok, k.nItems = 0, 0, 0
 	k.gated, k.act, k.acc = false, nil, nil
 }

@@ -247,6 +247,56 @@ func TestMatMulGatedMatchesUnfused(t *testing.T) {
 	}
 }
 
+// TestMatMulGatedPartsMatchesGated: up to MaxParts/2 gate-and-up pairs
+// (a token's experts) in one dispatch write exactly the bits of a
+// MatMulGated per pair, pairs of different types and layouts (X8 where
+// this CPU has it) side by side, for decode, small batches and a batch
+// that takes the GEMM path, on 1–3 threads.
+func TestMatMulGatedPartsMatchesGated(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	const cols = 256
+	type pair struct {
+		g, u *Matrix
+		rows int
+	}
+	var pairs []pair
+	for i, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0, quant.Q4_0, quant.Q4_K, quant.Q4_K, quant.Q8_0, quant.Q4_0} {
+		rows := 64 + 8*i
+		g, u := randMatrix(t, r, typ, rows, cols), randMatrix(t, r, typ, rows, cols)
+		if _, ok := quant.X8(typ, cols); ok && i%2 == 0 {
+			g, u = x8Of(t, g), x8Of(t, u)
+		}
+		pairs = append(pairs, pair{g, u, rows})
+	}
+	for _, threads := range []int{1, 2, 3} {
+		p := NewPool(threads)
+		e := NewExec(p)
+		for _, nTok := range []int{1, 3, 40} {
+			for _, n := range []int{1, 3, MaxParts / 2} {
+				var parts []Part
+				var got, want [][]float32
+				for _, pr := range pairs[:n] {
+					x := make([]float32, nTok*cols)
+					fill(r, x)
+					xq := quantized(t, e, pr.g, x, cols, nTok)
+					w := make([]float32, 2*nTok*pr.rows)
+					e.MatMulGated(Part{M: pr.g, X: xq, Out: w, Stride: pr.rows}, Part{M: pr.u, X: xq, Out: w[nTok*pr.rows:], Stride: pr.rows}, nTok, SiLUMul)
+					g := make([]float32, 2*nTok*pr.rows)
+					parts = append(parts, Part{M: pr.g, X: xq, Out: g, Stride: pr.rows}, Part{M: pr.u, X: xq, Out: g[nTok*pr.rows:], Stride: pr.rows})
+					got, want = append(got, g), append(want, w)
+				}
+				e.MatMulGatedParts(parts, nTok, SiLUMul)
+				for j := range got {
+					if i, ok := sameBits(got[j], want[j]); !ok {
+						t.Fatalf("%d threads, %d tokens, %d pairs: pair %d (%v) output %d is %v, MatMulGated gives %v", threads, nTok, n, j, pairs[j].g.T.Type, i, got[j][i], want[j][i])
+					}
+				}
+			}
+		}
+		p.Close()
+	}
+}
+
 // TestMatMulAddMatchesUnfused: the product added to a residual in the
 // same dispatch equals MatMul then Add, bit for bit.
 func TestMatMulAddMatchesUnfused(t *testing.T) {
