@@ -14,7 +14,11 @@ import "github.com/lowmem/llm/internal/cpu"
 // took 3.2 against 1.4 ms for IQ4_NL and 7.5 against 1.4 ms for IQ3_S
 // (whose repacked bytes are 25 % more), and MatVecN ran 123 and 159
 // GMAC per CPU-second against their tiles' 47 and 28
-// (BenchmarkX8LowbitPrefill).
+// (BenchmarkX8LowbitPrefill). MXFP4, on a busy Zen 4 (rough): one
+// thread at gpt-oss's width 2880 (BenchmarkX8Tail) 20.1-20.4 against
+// 9.3-9.7 GB/s from memory, 31 against 15.6 from L2; MatVecN 119 GMAC
+// per CPU-second against its tile's 46; BenchmarkDecodeBandwidth's
+// product on two threads 35-43 % of the read bandwidth against 19-23.
 func x8LowVariants(t Type) []X8Kernel {
 	if !cpu.Has(cpu.AVX512VNNI) {
 		return nil
