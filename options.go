@@ -149,8 +149,8 @@ func WithWeights(w WeightsMode) Option {
 
 // WithRepack lets the memory plan hold weight matrices in a layout
 // repacked at load, eight rows interleaved, which decodes faster: Q4_0,
-// Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL and IQ3_S on CPUs
-// with AVX-512 VNNI, Q4_0, Q4_K and Q8_0 on CPUs with AVX2 only (default
+// Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4 and IQ3_S on
+// CPUs with AVX-512 VNNI, Q4_0, Q4_K and Q8_0 on CPUs with AVX2 only (default
 // true). The plan does so only when every block
 // stays resident at the full context (WeightsResident, asked for or
 // chosen), and never holds two copies: each matrix is repacked into

@@ -21,8 +21,8 @@ import (
 // and Q2_K llamas, and Q4_0, Q8_0 and IQ4_NL llamas whose rows are not a
 // multiple of 256 (widths 96 and 160, FFN 288: blocks past the last eight,
 // as gpt-oss's 2880 or Gemma 3 1B's 1152 have, every matrix repacked) and
-// a Q8_0 gpt-oss of width 96,
-// with the default WithRepack(true) and
+// gpt-oss of width 96 in Q8_0 and in the MXFP4_MOE mix (MXFP4 experts,
+// every other matrix Q8_0), with the default WithRepack(true) and
 // with false, and compares their logits for a prompt (a small batch), a
 // batch that takes the GEMM path and single tokens, each step's input
 // fixed: within 3 % of the largest logit (a rounding apart in a sum can
@@ -67,12 +67,18 @@ func TestRepackOnOff(t *testing.T) {
 	// blocks (its 2880 is 90).
 	gptOss := testutil.TinyGptOss()
 	gptOss.Embd = 96
-	specs = append(specs, gptOss)
+	gptOssMXFP4 := gptOss
+	gptOssMXFP4.ExpertType = quant.MXFP4
+	specs = append(specs, gptOss, gptOssMXFP4)
 	for _, spec := range specs {
 		if _, ok := quant.X8(spec.WeightType, 256); !ok {
 			continue
 		}
-		t.Run(fmt.Sprintf("%s/%v/%d", spec.Arch, spec.WeightType, spec.Embd), func(t *testing.T) {
+		name := fmt.Sprintf("%s/%v/%d", spec.Arch, spec.WeightType, spec.Embd)
+		if spec.ExpertType != 0 {
+			name = fmt.Sprintf("%s/%v+%v/%d", spec.Arch, spec.WeightType, spec.ExpertType, spec.Embd)
+		}
+		t.Run(name, func(t *testing.T) {
 			path := testutil.TempModel(t, spec)
 			opts := []llm.Option{llm.WithThreads(2), llm.WithContextSize(64)}
 			on := load(t, path, opts...)

@@ -24,3 +24,30 @@ func tileMXFP4VNNI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *f
 
 //go:noescape
 func tileMXFP4VBMI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func rowMXFP4X8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowMXFP4X8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowMXFP4X8VNNIPF4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowMXFP4X8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowMXFP4X8VNNIPF4096T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowMXFP4X8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowMXFP4X8VNNIPF4096T4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowMXFP4X8VNNIT8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowMXFP4X8VNNIPF4096T8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

@@ -57,7 +57,7 @@ func X8BlockBytes(t Type) int {
 		return 8*t.BlockBytes() + 32
 	case IQ4_XS:
 		return 8*t.BlockBytes() + 16
-	case IQ4_NL:
+	case IQ4_NL, MXFP4:
 		return 8 * t.BlockBytes()
 	case IQ3_S:
 		// IQ4_XS's layout (x8_lowbit.go): four bits an element, the grid
@@ -99,10 +99,11 @@ type X8Kernel struct {
 // X8 returns the X8 kernels for weight type t and rows of n elements on
 // this CPU (LLM_KERNELS may name one, as for TileChoice), or false when
 // there are none (the matrix then stays in its row layout): Q4_0, Q8_0,
-// Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL and IQ3_S, with n whole
-// blocks of t (any multiple of 32 for Q4_0, Q8_0 and IQ4_NL, whose
-// kernels take the blocks past the last eight one at a time; a multiple
-// of 256 for the others) and at most 32768, in builds with assembly on
+// Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4 and IQ3_S, with n
+// whole blocks of t (any multiple of 32 for Q4_0, Q8_0, IQ4_NL and
+// MXFP4, whose kernels take the blocks past the last eight one at a
+// time; a multiple of 256 for the others) and at most 32768, in builds
+// with assembly on
 // CPUs with AVX-512 VNNI; on CPUs with AVX2 and no AVX-512, Q4_0, Q4_K
 // and Q8_0 only, the types whose AVX2 X8 kernels beat the row layout
 // (x8AVX2Pays; LLM_KERNELS may still name the others).
@@ -134,13 +135,13 @@ const x8MaxBlocks = 1024
 
 // RepackX8 writes the rows (a multiple of 8) of n elements of type t in
 // src, row after row, to dst (X8Bytes(t, rows, n) bytes) in the X8 layout
-// of t (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL or
-// IQ3_S; x8.go and x8_lowbit.go document them); dst and src must not
+// of t (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4
+// or IQ3_S; x8.go and x8_lowbit.go document them); dst and src must not
 // overlap.
 func RepackX8(t Type, dst, src []byte, rows, n int) error {
 	bb := X8BlockBytes(t)
 	if bb == 0 || rows <= 0 || rows%8 != 0 || n <= 0 || n%t.BlockElems() != 0 {
-		return fmt.Errorf("quant: X8 repack of %d rows of %d %v elements: want Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL or IQ3_S, rows a multiple of 8, whole blocks", rows, n, t)
+		return fmt.Errorf("quant: X8 repack of %d rows of %d %v elements: want Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4 or IQ3_S, rows a multiple of 8, whole blocks", rows, n, t)
 	}
 	nb := n / t.BlockElems()
 	wb := t.BlockBytes()

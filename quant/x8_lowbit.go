@@ -37,6 +37,14 @@ import (
 //   - IQ4_NL (144 bytes, the rows' blocks exactly): Q4_0's layout (the
 //     eight F16 d, then four chunks of the rows' code bytes), whose
 //     nibbles index the levels iq4nlValues.
+//   - MXFP4 (136 bytes, the rows' blocks exactly): the eight E8M0
+//     exponent bytes (row r at r), then Q4_0's four chunks of the rows'
+//     code bytes (chunk c at 8+32c holding bytes 4c..4c+3 of each row's
+//     sixteen, row r at 8+32c+4r), whose nibbles index the levels
+//     mxfp4Values. The exponents stay bytes, made the floats 2^(e−128)
+//     (e8m0Half) in the kernel, a few integer operations a block column
+//     of eight rows: as F32 (or F16, which cannot hold 2^−128..2^127)
+//     they would take 24 bytes more a block column, 18 % more to stream.
 //   - IQ3_S (1104 bytes, 224 more than the rows' blocks): IQ4_XS's
 //     layout, the grid resolved at load time. The eight F16 d (row r at
 //     2r); the sub-blocks' scales 1+2s as int8 (sub-block j, row r at
@@ -66,6 +74,11 @@ func repackX8Low(t Type, o, blk []byte, r int) bool {
 		o[2*r], o[2*r+1] = blk[0], blk[1]
 		for c := 0; c < 4; c++ {
 			put4(o[16+32*c+4*r:], blk[2+4*c:])
+		}
+	case MXFP4:
+		o[r] = blk[0]
+		for c := 0; c < 4; c++ {
+			put4(o[8+32*c+4*r:], blk[1+4*c:])
 		}
 	case IQ3_S:
 		o[2*r], o[2*r+1] = blk[0], blk[1]
@@ -115,14 +128,15 @@ func repackX8Low(t Type, o, blk []byte, r int) bool {
 	return true
 }
 
-// x8LowCode is the unsigned code of element e (< 256; IQ4_NL's < 32) of
-// row r in a block column gb of the X8 layout of low-bit type t: IQ4_XS's
-// and IQ4_NL's 4-bit index, IQ3_S's 4-bit code (x8Levels), Q2_K's 2-bit
-// value, Q3_K's 3-bit value plus 4 (u).
+// x8LowCode is the unsigned code of element e (< 256; IQ4_NL's and
+// MXFP4's < 32) of row r in a block column gb of the X8 layout of
+// low-bit type t: IQ4_XS's, IQ4_NL's and MXFP4's 4-bit index, IQ3_S's
+// 4-bit code (x8Levels), Q2_K's 2-bit value, Q3_K's 3-bit value plus 4
+// (u).
 func x8LowCode(t Type, gb []byte, r, e int) int32 {
 	switch t {
-	case IQ4_NL:
-		q := gb[16+32*(e%16/4)+4*r+e%4]
+	case IQ4_NL, MXFP4:
+		q := gb[x8BlockCodes(t)+32*(e%16/4)+4*r+e%4]
 		if e >= 16 {
 			q >>= 4
 		}
@@ -223,11 +237,11 @@ func x8PairScale(base, r, i int) int {
 // IQ4_XS and IQ3_S S = Σ_j sc_j·Σ_l level·y; Q3_K
 // S = Σ_i sc_i·(Σ u·y − 4·Σy_i); Q2_K S = Σ_i sc_i·Σ q·y and
 // M = Σ_i m_i·Σy_i. Then acc += S·(d·d_x) fused, and for Q2_K
-// acc −= M·(dmin·d_x) fused. IQ4_NL, per block: s = Σ level·y exactly,
-// then acc += d_w·(s·d_x) fused.
+// acc −= M·(dmin·d_x) fused. IQ4_NL and MXFP4, per block: s = Σ level·y
+// exactly, then acc += d_w·(s·d_x) fused, MXFP4's d_w e8m0Half(e).
 func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32) {
-	if t == IQ4_NL {
-		matVecX8IQ4NLGo(n, w, groups, x, out)
+	if t == IQ4_NL || t == MXFP4 {
+		matVecX8LUTGo(t, n, w, groups, x, out)
 		return
 	}
 	x8EachBlock(t, n/QKK, w, groups, x, q8_KBytes, out, func(gb, xb []byte, acc *[8]float32) {
@@ -275,19 +289,36 @@ func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32)
 	})
 }
 
-// matVecX8IQ4NLGo is matVecX8LowGo for IQ4_NL: blocks of 32 elements and
-// Q8_0 activations.
-func matVecX8IQ4NLGo(n int, w []byte, groups int, x []byte, out []float32) {
-	x8EachBlock(IQ4_NL, n/QK, w, groups, x, q8_0Bytes, out, func(gb, xb []byte, acc *[8]float32) {
+// matVecX8LUTGo is matVecX8LowGo for IQ4_NL and MXFP4: blocks of 32
+// elements whose codes index a table of levels, and Q8_0 activations.
+func matVecX8LUTGo(t Type, n int, w []byte, groups int, x []byte, out []float32) {
+	levels := &iq4nlValues
+	if t == MXFP4 {
+		levels = &mxfp4Values
+	}
+	x8EachBlock(t, n/QK, w, groups, x, q8_0Bytes, out, func(gb, xb []byte, acc *[8]float32) {
 		dx := f16At(xb)
 		for r := 0; r < 8; r++ {
 			var s int32
 			for e := 0; e < QK; e++ {
-				s += int32(iq4nlValues[x8LowCode(IQ4_NL, gb, r, e)]) * int32(int8(xb[2+e]))
+				s += int32(levels[x8LowCode(t, gb, r, e)]) * int32(int8(xb[2+e]))
 			}
-			acc[r] = fma32(f16At(gb[2*r:]), float32(s)*dx, acc[r])
+			d := e8m0Half(gb[r])
+			if t == IQ4_NL {
+				d = f16At(gb[2*r:])
+			}
+			acc[r] = fma32(d, float32(s)*dx, acc[r])
 		}
 	})
+}
+
+// x8BlockCodes is the offset of the code chunks in an IQ4_NL or MXFP4
+// block column: past the eight rows' scales, F16 or E8M0.
+func x8BlockCodes(t Type) int {
+	if t == MXFP4 {
+		return 8
+	}
+	return 16
 }
 
 // x8EachBlock runs block over every block column of groups groups of

@@ -7,14 +7,18 @@ import "github.com/lowmem/llm/internal/cpu"
 // x8LowVariants lists the X8 kernels of a low-bit type t this CPU runs,
 // the one X8 chooses first: decode without and with non-temporal
 // prefetch 4 KB ahead, each with a MatVecN over the two- and four-token
-// kernels (and IQ4_XS's, IQ4_NL's and IQ3_S's eight-token one). They
-// have no GEMM (Mul nil): the low-bit types have none in the row layout
-// either. Every one beats its row layout, so X8 takes them all: on Zen 4
+// kernels (and IQ4_XS's, IQ4_NL's, MXFP4's and IQ3_S's eight-token
+// one). They have no GEMM (Mul nil): the low-bit types have none in the
+// row layout either. Every one beats its row layout, so X8 takes them all: on Zen 4
 // (shared, indicative) BenchmarkDecodeBandwidth's product on two threads
 // took 3.2 against 1.4 ms for IQ4_NL and 7.5 against 1.4 ms for IQ3_S
 // (whose repacked bytes are 25 % more), and MatVecN ran 123 and 159
 // GMAC per CPU-second against their tiles' 47 and 28
-// (BenchmarkX8LowbitPrefill).
+// (BenchmarkX8LowbitPrefill). MXFP4, on a busy Zen 4 (rough): one
+// thread at gpt-oss's width 2880 (BenchmarkX8Tail) 20.1-20.4 against
+// 9.3-9.7 GB/s from memory, 31 against 15.6 from L2; MatVecN 119 GMAC
+// per CPU-second against its tile's 46; BenchmarkDecodeBandwidth's
+// product on two threads 35-43 % of the read bandwidth against 19-23.
 func x8LowVariants(t Type) []X8Kernel {
 	if !cpu.Has(cpu.AVX512VNNI) {
 		return nil
@@ -26,6 +30,8 @@ func x8LowVariants(t Type) []X8Kernel {
 		return withMulti(t, x8Pair("avx512vnni", t, rowQ3_KX8VNNI, rowQ3_KX8VNNINTA4096, rowQ3_KX8VNNIPF4096, x8Gemm{}), multiAsm{rowQ3_KX8VNNIT2, rowQ3_KX8VNNIT4, nil}, multiAsm{rowQ3_KX8VNNIPF4096T2, rowQ3_KX8VNNIPF4096T4, nil})
 	case IQ4_NL:
 		return withMulti(t, x8Pair("avx512vnni", t, rowIQ4_NLX8VNNI, rowIQ4_NLX8VNNINTA4096, rowIQ4_NLX8VNNIPF4096, x8Gemm{}), multiAsm{rowIQ4_NLX8VNNIT2, rowIQ4_NLX8VNNIT4, rowIQ4_NLX8VNNIT8}, multiAsm{rowIQ4_NLX8VNNIPF4096T2, rowIQ4_NLX8VNNIPF4096T4, rowIQ4_NLX8VNNIPF4096T8})
+	case MXFP4:
+		return withMulti(t, x8Pair("avx512vnni", t, rowMXFP4X8VNNI, rowMXFP4X8VNNINTA4096, rowMXFP4X8VNNIPF4096, x8Gemm{}), multiAsm{rowMXFP4X8VNNIT2, rowMXFP4X8VNNIT4, rowMXFP4X8VNNIT8}, multiAsm{rowMXFP4X8VNNIPF4096T2, rowMXFP4X8VNNIPF4096T4, rowMXFP4X8VNNIPF4096T8})
 	case IQ3_S:
 		return withMulti(t, x8Pair("avx512vnni", t, rowIQ3_SX8VNNI, rowIQ3_SX8VNNINTA4096, rowIQ3_SX8VNNIPF4096, x8Gemm{}), multiAsm{rowIQ3_SX8VNNIT2, rowIQ3_SX8VNNIT4, rowIQ3_SX8VNNIT8}, multiAsm{rowIQ3_SX8VNNIPF4096T2, rowIQ3_SX8VNNIPF4096T4, rowIQ3_SX8VNNIPF4096T8})
 	case Q2_K:

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-var x8LowTypes = []Type{IQ4_XS, Q3_K, Q2_K, IQ4_NL, IQ3_S}
+var x8LowTypes = []Type{IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4, IQ3_S}
 
 // x8LowRow rebuilds row r's block of the block column gb of the X8 layout
 // of low-bit type t, in the file's layout: the repack's inverse.
@@ -29,6 +29,11 @@ func x8LowRow(t Type, gb []byte, r int) []byte {
 		blk[0], blk[1] = gb[2*r], gb[2*r+1]
 		for c := 0; c < 4; c++ {
 			copy(blk[2+4*c:2+4*c+4], gb[16+32*c+4*r:])
+		}
+	case MXFP4:
+		blk[0] = gb[r]
+		for c := 0; c < 4; c++ {
+			copy(blk[1+4*c:1+4*c+4], gb[8+32*c+4*r:])
 		}
 	case IQ3_S:
 		blk[0], blk[1] = gb[2*r], gb[2*r+1]
@@ -195,6 +200,48 @@ func BenchmarkX8LowbitPrefill(b *testing.B) {
 					}
 				})
 			})
+		}
+	}
+}
+
+// TestX8MXFP4AllExponents: MXFP4's X8 kernels, which make the E8M0
+// exponents floats themselves, agree with the twin (e8m0Half's
+// 2^(e−128), TestE8M0Half) bit for bit at every exponent byte, the
+// subnormal scales and 0xFF included, a row's blocks each at its own:
+// one block a row, and nine (the eight-block loop, then one). A NaN
+// (where products overflow and meet as Inf − Inf) agrees with a NaN.
+func TestX8MXFP4AllExponents(t *testing.T) {
+	for _, n := range []int{32, 288} {
+		const rows = 256
+		nb := n / QK
+		r := newRand(uint64(n) + 4242)
+		w := randBlocks(MXFP4, rows*nb, r, kindRandom)
+		for i := 0; i < rows; i++ {
+			for b := 0; b < nb; b++ {
+				w[(i*nb+b)*mxfp4Bytes] = byte(i + 29*b)
+			}
+		}
+		rp := make([]byte, X8Bytes(MXFP4, rows, n))
+		if err := RepackX8(MXFP4, rp, w, rows, n); err != nil {
+			t.Fatal(err)
+		}
+		const tokens = 3
+		xRow := nb * q8_0Bytes
+		x := randBlocks(Q8_0, tokens*nb, r, kindRandom)
+		twin := make([]float32, tokens*rows)
+		for k := 0; k < tokens; k++ {
+			matVecX8LowGo(MXFP4, n, rp, rows/8, x[k*xRow:(k+1)*xRow], twin[k*rows:(k+1)*rows])
+		}
+		same := func(a, b float32) bool { return a == b || math.IsNaN(float64(a)) && math.IsNaN(float64(b)) }
+		for _, k := range x8Variants(MXFP4) {
+			got := make([]float32, tokens*rows)
+			k.MatVec(n, rp, rows/8, x, got)
+			k.MatVecN(n, rp, rows/8, x[xRow:], xRow, tokens-1, got[rows:], rows)
+			for i, g := range got {
+				if !same(g, twin[i]) {
+					t.Errorf("%s, n %d, token %d, row %d (e = %d): %g, twin %g", k.Name, n, i/rows, i%rows, i%rows, g, twin[i])
+				}
+			}
 		}
 	}
 }

@@ -171,7 +171,7 @@ func TestX8Choice(t *testing.T) {
 	}
 	// The 32-element block types: any whole number of blocks, as a
 	// multiple of 256 does.
-	for _, typ := range []Type{Q4_0, Q8_0, IQ4_NL} {
+	for _, typ := range []Type{Q4_0, Q8_0, IQ4_NL, MXFP4} {
 		_, want := X8(typ, 2048)
 		for _, n := range []int{32, 96, 2048 + 32, 2880, 32768} {
 			if _, ok := X8(typ, n); ok != want {
@@ -237,7 +237,7 @@ func BenchmarkX8(b *testing.B) { benchX8(b, gemmTypes, true, 2048) }
 // with its dot product.
 //
 //	go test -run XXX -bench 'X8Tail/Q8_0' -benchtime 200ms -count 3 ./quant/
-func BenchmarkX8Tail(b *testing.B) { benchX8(b, []Type{Q8_0, Q4_0, IQ4_NL}, true, 2880) }
+func BenchmarkX8Tail(b *testing.B) { benchX8(b, []Type{Q8_0, Q4_0, IQ4_NL, MXFP4}, true, 2880) }
 
 // x8BenchMatrix is a random matrix of LLM_BENCH_MB megabytes of rows of n
 // elements of a type, in its row layout (mat, rb bytes a row) and the X8
@@ -471,7 +471,7 @@ func BenchmarkX8Batch(b *testing.B) {
 // 4096 × 4096 matrix that is already in memory (bytes: the file's).
 func BenchmarkRepackX8(b *testing.B) {
 	const rows, n = 4096, 4096
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, MXFP4} {
 		src := randBlocks(typ, rows*n/typ.BlockElems(), newRand(uint64(typ)), kindRandom)
 		dst := make([]byte, X8Bytes(typ, rows, n))
 		b.Run(typ.String(), func(b *testing.B) {

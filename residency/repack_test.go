@@ -213,12 +213,18 @@ func repackHybrid(t *testing.T, s testutil.ModelSpec) {
 // TestRepackExperts: a resident mixture-of-experts model holds its expert
 // tensors in the X8 layout too, every expert multiplying its own slice,
 // the plan counting them; the logits follow the file's layout, and a
-// decode step allocates nothing.
+// decode step allocates nothing. gpt-oss in the MXFP4_MOE mix (MXFP4
+// experts, Q8_0 the rest) at a width of three blocks, as its 2880 is 90.
 func TestRepackExperts(t *testing.T) {
 	testutil.NeedX8(t)
-	for _, s := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), testutil.TinyGraniteMoE(), testutil.TinyLFM2MoE(), testutil.TinyDeepSeek2()} {
+	gptOss := testutil.TinyGptOss()
+	gptOss.ExpertType = quant.MXFP4
+	for _, s := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), testutil.TinyGraniteMoE(), testutil.TinyLFM2MoE(), testutil.TinyDeepSeek2(), gptOss} {
 		t.Run(s.Arch, func(t *testing.T) {
 			s.Embd, s.ExpertFFN, s.WeightType, s.TiedOutput = 256, 64, quant.Q4_0, false
+			if s.ExpertType == quant.MXFP4 {
+				s.Embd, s.WeightType = 96, quant.Q8_0
+			}
 			if s.Arch == "granitemoe" {
 				s.FFN = s.ExpertFFN // llama.cpp sizes its experts by feed_forward_length
 			}

@@ -12,8 +12,8 @@ import (
 // batches below the GEMM's threshold through X8Kernel.MatVecN (a token
 // at a time through MatVec for the types without it), prefill through
 // the GEMM panels of the weight type (X8Kernel.Mul), or, for a kernel
-// without a GEMM (IQ4_XS, Q3_K, Q2_K, IQ4_NL, IQ3_S; AVX2's Q4_K, Q5_K,
-// Q6_K), through MatVecN as small batches do. A group takes the bytes of
+// without a GEMM (IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4, IQ3_S; AVX2's Q4_K,
+// Q5_K, Q6_K), through MatVecN as small batches do. A group takes the bytes of
 // its eight rows in place, or more (Q4_K: 32 more a super-block, IQ3_S
 // 224: quant.X8BlockBytes), so row r's group begins at r times a row's
 // share of a group (x8RowBytes).

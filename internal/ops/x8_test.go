@@ -202,17 +202,17 @@ func TestX8Refuses(t *testing.T) {
 // alone gives, on 1 and 2 threads; so does the k-quants' GEMM, which
 // computes in the decode kernels' order, over one and two panels; the
 // low-bit types, without a GEMM, take MatVecN for every batch. Q4_0,
-// Q8_0 and IQ4_NL also at widths that are not a multiple of 256.
+// Q8_0, IQ4_NL and MXFP4 also at widths that are not a multiple of 256.
 func TestX8BatchEqualsDecode(t *testing.T) {
 	type shape struct {
 		typ  quant.Type
 		cols int
 	}
 	var shapes []shape
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0, quant.IQ4_XS, quant.Q3_K, quant.Q2_K, quant.IQ4_NL, quant.IQ3_S} {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0, quant.IQ4_XS, quant.Q3_K, quant.Q2_K, quant.IQ4_NL, quant.MXFP4, quant.IQ3_S} {
 		shapes = append(shapes, shape{typ, 512})
 	}
-	shapes = append(shapes, shape{quant.Q4_0, 2880}, shape{quant.Q8_0, 1152}, shape{quant.IQ4_NL, 2880})
+	shapes = append(shapes, shape{quant.Q4_0, 2880}, shape{quant.Q8_0, 1152}, shape{quant.IQ4_NL, 2880}, shape{quant.MXFP4, 2880})
 	for _, sh := range shapes {
 		typ, cols := sh.typ, sh.cols
 		t.Run(fmt.Sprintf("%v/%d", typ, cols), func(t *testing.T) {

@@ -61,6 +61,9 @@ func quantFiles() []outFile {
 		}},
 		{"mxfp4", func() {
 			kernels(blockMXFP4, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})
+			x8Decoders(mxfp4X8)
+			x8Multis(mxfp4X8Multi)
+			mxfp4X8Multi.emit(8)
 		}},
 		// The VBMI kernels of the low-bit types follow their family; the
 		// VNNI 4×4 tile is as fast as a VBMI one for Q2_K and Q3_K.

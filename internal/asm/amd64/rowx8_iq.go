@@ -5,8 +5,8 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// The X8 kernels of IQ4_NL and IQ3_S (quant's x8_lowbit.go for the
-// layouts), AVX-512 VNNI only:
+// The X8 kernels of IQ4_NL, MXFP4 and IQ3_S (quant's x8_lowbit.go for
+// the layouts), AVX-512 VNNI only:
 //
 //	row<T>X8VNNI[NTA<d>](w *byte, groups int, x *byte, nb int, out *float32)
 //	row<T>X8VNNIT<n>(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
@@ -14,6 +14,9 @@ import (
 // IQ4_NL is Q4_0's layout whose nibbles index the non-linear levels, so
 // its kernels are Q4_0's with a VPSHUFB per nibble register and Q8_0's
 // exact integer correction (the levels plus 128 against y, less 128·Σy).
+// MXFP4 ("IQ4_NL with other levels and an E8M0 scale", dotblock.go) is
+// IQ4_NL's kernels over its own layout: the rows' E8M0 bytes in eight
+// bytes where IQ4_NL has sixteen of F16, converted in the kernel.
 // IQ3_S's 9-bit grid indexes would need a gather per four elements in
 // the kernel (its row kernel is gather-bound); its repack resolves the
 // grid at load time into IQ4_XS's X8 layout, one 4-bit code per element
@@ -52,32 +55,66 @@ var (
 //
 // Registers: Y0 the rows' sums, Y1-Y4 the chunks' low nibbles, Y5-Y8
 // their high ones, Y14 the level table, Y15 the 0x0F mask, Y16-Y19 the
-// chunks' integer sums, Y20 d_x, Y22 the scales. General: as Q4_0's.
-var iq4NLX8 = x8Decoder{w: vnni, t: "IQ4_NL", frame: 8 * rowMaxBlocks,
-	pre: func() {
-		x8PreOf(blockIQ4NL, 0x80808080, false)
-		c.VBROADCASTI128(iq4nlTable(true), Y14)
-	},
-	block: func(pf x8Prefetch, b int) {
-		t := blockIQ4NL
-		prefetchX8(pf, 0, 8*t.wb)
-		for ch := 0; ch < 4; ch++ {
-			lo, hi, acc := yr(1+ch), yr(5+ch), yr(16+ch)
-			iq4NLLevels(16+32*ch, lo, hi)
-			zero(acc)
-			VPDPBUSDBcast(mem(RDI, t.qx+4*ch), lo, acc)
-			VPDPBUSDBcast(mem(RDI, t.qx+16+4*ch), hi, acc)
-		}
-		addDwords4(Y16, Y17, Y18, Y19)
-		iq4NLScale(Y16, 4*b, Y20)
-		x8AddBlock(t, Y16, Y22)
-	},
+// chunks' integer sums, Y20 d_x, Y21 scratch, Y22 the scales. General:
+// as Q4_0's.
+var iq4NLX8 = lutBlockX8(blockIQ4NL)
+
+// mxfp4X8 is MXFP4's decode kernel: IQ4_NL's over MXFP4's layout (the
+// eight E8M0 bytes, then the chunks at 8) and levels, each block
+// column's exponents made the floats 2^(e−128) (e8m0Float) where IQ4_NL
+// converts its F16 scales.
+var mxfp4X8 = lutBlockX8(blockMXFP4)
+
+// lutBlockX8 is the decode kernel of a 32-element block type t whose
+// nibbles index levels (IQ4_NL, MXFP4): see iq4NLX8.
+func lutBlockX8(t *blockType) x8Decoder {
+	return x8Decoder{w: vnni, t: t.name, frame: 8 * rowMaxBlocks,
+		pre: func() {
+			x8PreOf(t, 0x80808080, false)
+			c.VBROADCASTI128(t.lutTable(true), Y14)
+		},
+		block: func(pf x8Prefetch, b int) {
+			prefetchX8(pf, 0, 8*t.wb)
+			for ch := 0; ch < 4; ch++ {
+				lo, hi, acc := yr(1+ch), yr(5+ch), yr(16+ch)
+				lutX8Levels(x8CodesAt(t)+32*ch, lo, hi)
+				zero(acc)
+				VPDPBUSDBcast(mem(RDI, t.qx+4*ch), lo, acc)
+				VPDPBUSDBcast(mem(RDI, t.qx+16+4*ch), hi, acc)
+			}
+			addDwords4(Y16, Y17, Y18, Y19)
+			iq4NLScale(Y16, 4*b, Y20)
+			x8Scales(t, 0, Y22, Y21)
+			c.VFMADD231PS(Y22, Y16, Y0)
+			x8NextBlock(t)
+		},
+	}
 }
 
-// iq4NLLevels leaves the levels plus 128 of the chunk at disp from SI in
+// x8CodesAt is the offset of the code chunks in an X8 block column of
+// a 32-element block type t: past the eight rows' scales, F16 or E8M0.
+func x8CodesAt(t *blockType) int {
+	if t.e8m0 {
+		return 8
+	}
+	return 16
+}
+
+// x8Scales converts the eight rows' scales of t at disp from SI to
+// floats in dst: F16, or E8M0 bytes made 2^(e−128) through tmp.
+func x8Scales(t *blockType, disp int, dst, tmp Register) {
+	if !t.e8m0 {
+		c.VCVTPH2PS(mem(RSI, disp), dst)
+		return
+	}
+	c.VPMOVZXBD(mem(RSI, disp), dst)
+	e8m0Float(dst, tmp)
+}
+
+// lutX8Levels leaves the levels plus 128 of the chunk at disp from SI in
 // lo (low nibbles) and hi (high ones): Y14 holds the table, Y15 the 0x0F
 // mask.
-func iq4NLLevels(disp int, lo, hi Register) {
+func lutX8Levels(disp int, lo, hi Register) {
 	splitNibbles(mem(RSI, disp), lo, hi)
 	c.VPSHUFB(lo, Y14, lo)
 	c.VPSHUFB(hi, Y14, hi)
@@ -94,34 +131,43 @@ func iq4NLScale(s Register, disp int, dx Register) {
 }
 
 // iq4NLX8Multi is iq4NLX8 for several tokens: the block's levels (Y1-Y8)
-// and scales (Y22) once, then per token its VPDPBUSDs (the activation
-// dwords by embedded broadcast), correction, product and FMA as iq4NLX8
-// does them. Accumulators: Y0 and Y23-Y29; the token's two partial sums
-// Y16+2(k%2), Y17+2(k%2), d_x Y20. The eight blocks of an iteration are
-// addressed from SI and DI (and AX, tokens 4-7) as they stand at its top.
-var iq4NLX8Multi = x8Multi{d: iq4NLX8, step: 8 * 8 * blockIQ4NL.wb, blk: blockIQ4NL,
-	acc: iq4NLAcc,
-	block: func(tokens, b, at int) {
-		t := blockIQ4NL
-		w, x := 8*t.wb*at, t.xb*at
-		for ch := 0; ch < 4; ch++ {
-			iq4NLLevels(w+16+32*ch, yr(1+ch), yr(5+ch))
-		}
-		c.VCVTPH2PS(mem(RSI, w), Y22)
-		for k := 0; k < tokens; k++ {
-			s0, s1 := yr(16+2*(k%2)), yr(17+2*(k%2))
-			zero(s0)
-			zero(s1)
+// and scales (Y22, through Y9) once, then per token its VPDPBUSDs (the
+// activation dwords by embedded broadcast), correction, product and FMA
+// as iq4NLX8 does them. Accumulators: Y0 and Y23-Y29; the token's two
+// partial sums Y16+2(k%2), Y17+2(k%2), d_x Y20. The eight blocks of an
+// iteration are addressed from SI and DI (and AX, tokens 4-7) as they
+// stand at its top.
+var iq4NLX8Multi = lutBlockX8Multi(iq4NLX8, blockIQ4NL)
+
+// mxfp4X8Multi is mxfp4X8 for several tokens, as iq4NLX8Multi.
+var mxfp4X8Multi = lutBlockX8Multi(mxfp4X8, blockMXFP4)
+
+// lutBlockX8Multi is d, lutBlockX8(t), for several tokens: see
+// iq4NLX8Multi.
+func lutBlockX8Multi(d x8Decoder, t *blockType) x8Multi {
+	return x8Multi{d: d, step: 8 * 8 * t.wb, blk: t,
+		acc: iq4NLAcc,
+		block: func(tokens, b, at int) {
+			w, x := 8*t.wb*at, t.xb*at
 			for ch := 0; ch < 4; ch++ {
-				s := []Register{s0, s1}[ch%2]
-				VPDPBUSDBcast(xTok(k, x+t.qx+4*ch), yr(1+ch), s)
-				VPDPBUSDBcast(xTok(k, x+t.qx+16+4*ch), yr(5+ch), s)
+				lutX8Levels(w+x8CodesAt(t)+32*ch, yr(1+ch), yr(5+ch))
 			}
-			c.VPADDD(s1, s0, s0)
-			iq4NLScale(s0, iq4NLX8.frame*k+4*b, Y20)
-			c.VFMADD231PS(Y22, s0, iq4NLAcc(k))
-		}
-	},
+			x8Scales(t, w, Y22, Y9)
+			for k := 0; k < tokens; k++ {
+				s0, s1 := yr(16+2*(k%2)), yr(17+2*(k%2))
+				zero(s0)
+				zero(s1)
+				for ch := 0; ch < 4; ch++ {
+					s := []Register{s0, s1}[ch%2]
+					VPDPBUSDBcast(xTok(k, x+t.qx+4*ch), yr(1+ch), s)
+					VPDPBUSDBcast(xTok(k, x+t.qx+16+4*ch), yr(5+ch), s)
+				}
+				c.VPADDD(s1, s0, s0)
+				iq4NLScale(s0, d.frame*k+4*b, Y20)
+				c.VFMADD231PS(Y22, s0, iq4NLAcc(k))
+			}
+		},
+	}
 }
 
 // iq4NLAcc is token k's accumulator in iq4NLX8Multi: Y0, then Y23-Y29.

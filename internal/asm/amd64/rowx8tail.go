@@ -6,7 +6,7 @@ import (
 )
 
 // Rows whose width is not a multiple of 256: the X8 kernels of the
-// 32-element block types (Q4_0, Q8_0, IQ4_NL) take any nb from 1. Their
+// 32-element block types (Q4_0, Q8_0, IQ4_NL, MXFP4) take any nb from 1. Their
 // loops walk eight blocks an iteration while eight are left, then the
 // last nb%8 one at a time with the same per-block operations, so every
 // block's arithmetic, and the order the rows' sums take it in, is the
