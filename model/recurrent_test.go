@@ -1,0 +1,143 @@
+package model
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/lowmem/llm/internal/testutil"
+)
+
+// A decode pass of a granitehybrid State copies no recurrent state: it
+// reads the newest checkpoint's slot and writes another, which becomes the
+// newest, while the slot it read stays the previous checkpoint, bit for
+// bit as before the pass; the slots never move, and with a state so large
+// that it keeps two checkpoints the pass's slot rotates through all three.
+func TestDecodeRotatesSlots(t *testing.T) {
+	big := testutil.TinyGraniteHybrid()
+	big.SSMState = 4096
+	for _, tc := range []struct {
+		name  string
+		spec  testutil.ModelSpec
+		slots int // distinct slots the decode steps write
+	}{
+		{"granitehybrid", testutil.TinyGraniteHybrid(), 8},
+		{"granitehybrid/big", big, 3},
+		{"lfm2", testutil.TinyLFM2(), 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, st := smallState(t, tc.spec)
+			out := make([]float32, m.Vocab)
+			if err := st.Forward([]int32{1, 2, 3}, 0, out); err != nil {
+				t.Fatal(err)
+			}
+			r := &st.conv
+			back := &r.back[0]
+			wrote := map[int]bool{}
+			for i := range 8 {
+				read, pos := r.cur, 3+i
+				before := make([]float32, r.n)
+				copy(before, r.state(read))
+				if err := st.Forward([]int32{int32(4 + i%8)}, pos, out); err != nil {
+					t.Fatal(err)
+				}
+				k := len(r.marks)
+				switch {
+				case r.cur == read:
+					t.Fatalf("step %d: the pass wrote the slot it read (%d)", i, read)
+				case int(r.slot[k-1]) != r.cur || r.marks[k-1] != pos+1:
+					t.Fatalf("step %d: newest checkpoint %d in slot %d, current slot %d", i, r.marks[k-1], r.slot[k-1], r.cur)
+				case int(r.slot[k-2]) != read || r.marks[k-2] != pos:
+					t.Fatalf("step %d: previous checkpoint %d in slot %d, the pass read slot %d", i, r.marks[k-2], r.slot[k-2], read)
+				case !sameBits(r.state(read), before):
+					t.Fatalf("step %d: the slot the pass read changed", i)
+				case sameBits(r.state(r.cur), before):
+					t.Fatalf("step %d: the state did not move on", i)
+				case &r.back[0] != back:
+					t.Fatalf("step %d: the slots moved", i)
+				}
+				wrote[r.cur] = true
+			}
+			if len(wrote) != tc.slots {
+				t.Errorf("the decode steps wrote %d slots, want %d", len(wrote), tc.slots)
+			}
+			if n := Checkpoints(&m.Config); tc.slots == 3 && n != 2 {
+				t.Errorf("%d checkpoints, want 2", n)
+			}
+			step := func() { // back one token (a checkpoint) and on again
+				pos := st.Truncate(r.at - 1)
+				if err := st.Forward([]int32{5}, pos, out); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := testing.AllocsPerRun(20, step); n != 0 {
+				t.Errorf("a decode step allocates %v times", n)
+			}
+		})
+	}
+}
+
+// Conv lays rotated checkpoints out in order, the newest the current
+// state, and restoring what it gives — the state's own view, or a copy of
+// it after more passes — leaves the same state: the next pass gives the
+// same logits, bit for bit.
+func TestConvViewRestores(t *testing.T) {
+	spec := testutil.TinyGraniteHybrid()
+	spec.SSMState = 4096 // two checkpoints: the slots rotate every pass
+	m, st := smallState(t, spec)
+	out, want := make([]float32, m.Vocab), make([]float32, m.Vocab)
+	forward := func(tok, pos int, out []float32) {
+		t.Helper()
+		if err := st.Forward([]int32{int32(tok)}, pos, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Forward([]int32{1, 2, 3}, 0, out); err != nil {
+		t.Fatal(err)
+	}
+	for pos := 3; pos < 8; pos++ {
+		forward(pos, pos, out)
+	}
+	cs := st.Conv()
+	for i, mk := range cs.Marks {
+		if int(st.conv.slot[i]) != i || mk != []int{7, 8}[i] {
+			t.Fatalf("checkpoint %d at %d in slot %d", i, mk, st.conv.slot[i])
+		}
+	}
+	if !sameBits(cs.Saved[len(cs.Saved)-len(cs.Cur):], cs.Cur) {
+		t.Fatal("the newest checkpoint is not the current state")
+	}
+	saved := ConvState{At: cs.At, Cur: slices.Clone(cs.Cur), Marks: slices.Clone(cs.Marks), Saved: slices.Clone(cs.Saved)}
+	if err := st.Restore(st.Cache(), st.Conv()); err != nil {
+		t.Fatal(err)
+	}
+	again := st.Conv()
+	if again.At != saved.At || !slices.Equal(again.Marks, saved.Marks) || !sameBits(again.Cur, saved.Cur) || !sameBits(again.Saved, saved.Saved) {
+		t.Fatal("restoring the state's own view changed it")
+	}
+	forward(8, 8, want)
+	forward(9, 9, out) // rotate once more
+	if err := st.Restore(st.Cache(), &saved); err != nil {
+		t.Fatal(err)
+	}
+	if st.Truncate(8) != 8 {
+		t.Fatal("the restored state is not at 8")
+	}
+	forward(8, 8, out)
+	if !sameBits(out, want) {
+		t.Fatal("after restoring, a pass gives other logits")
+	}
+}
+
+// sameBits reports whether a and b hold the same floats, bit for bit.
+func sameBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
