@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/internal/ssm"
 )
 
 // This file is a Mamba-2 layer of granitehybrid (Granite 4.0-H) as
@@ -74,10 +75,11 @@ type ssmScanTask struct {
 	dst    []float32 // where the pass leaves it (src itself or a free slot)
 }
 
-// Do scans heads [lo,hi), a channel at a time (scanRow): the first token
-// from src into dst, the rest in place in dst. Every product
-// and sum is rounded to float32 (the state's decay, then its input, as
-// ggml), so no platform fuses them differently.
+// Do scans heads [lo,hi), a head and token at a time (ssm.ScanHead, in
+// assembly where there is some): the first token from src into dst, the
+// rest in place in dst. Every product and sum is rounded to float32 (the
+// state's decay, then its input, as ggml) and the sums run in the Go
+// twin's order, so every platform and kernel gives the same bits.
 func (k *ssmScanTask) Do(_, lo, hi int) {
 	c := &k.s.m.Config
 	H, N, I := c.SSMHeads, c.SSMState, c.SSMInner
@@ -99,42 +101,10 @@ func (k *ssmScanTask) Do(_, lo, hi int) {
 			C := row[2*I+c.SSMGroups*N+g*N : 2*I+c.SSMGroups*N+(g+1)*N]
 			dt := softplus(row[2*I+2*c.SSMGroups*N+h] + k.L.SSMDtB[h])
 			dA := float32(math.Exp(float64(dt * a)))
-			y := k.y[t*I+h*P : t*I+(h+1)*P]
-			for p, xv := range x {
-				y[p] = scanRow(st[p*N:(p+1)*N], in[p*N:(p+1)*N], B, C, dA, xv*dt) + float32(xv*d)
-			}
+			ssm.ScanHead(st, in, B, C, x, k.y[t*I+h*P:t*I+(h+1)*P], dA, dt, d)
 			in = st
 		}
 	}
-}
-
-// scanRow advances one channel's state by a token, s = in·dA + B·xdt (in
-// is s itself or the state before the pass, of the same length), and
-// returns its sum against C. The sum runs in four interleaved partial sums
-// (i mod 4), added in order at the end: a fixed order, the same for every
-// pass and platform, every product and sum rounded to float32.
-func scanRow(s, in, B, C []float32, dA, xdt float32) float32 {
-	n := len(s)
-	in, B, C = in[:n], B[:n], C[:n]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		v0 := float32(in[i]*dA) + float32(B[i]*xdt)
-		v1 := float32(in[i+1]*dA) + float32(B[i+1]*xdt)
-		v2 := float32(in[i+2]*dA) + float32(B[i+2]*xdt)
-		v3 := float32(in[i+3]*dA) + float32(B[i+3]*xdt)
-		s0 += float32(v0 * C[i])
-		s1 += float32(v1 * C[i+1])
-		s2 += float32(v2 * C[i+2])
-		s3 += float32(v3 * C[i+3])
-		s[i], s[i+1], s[i+2], s[i+3] = v0, v1, v2, v3
-	}
-	for ; i < n; i++ {
-		v := float32(in[i]*dA) + float32(B[i]*xdt)
-		s0 += float32(v * C[i])
-		s[i] = v
-	}
-	return s0 + s1 + s2 + s3
 }
 
 // softplus is ggml's: log(1+e^x), and x itself above 20.

@@ -1,10 +1,10 @@
 package model
 
 import (
-	"math"
 	"slices"
 	"testing"
 
+	"github.com/lowmem/llm/internal/floatbits"
 	"github.com/lowmem/llm/internal/testutil"
 )
 
@@ -49,9 +49,9 @@ func TestDecodeRotatesSlots(t *testing.T) {
 					t.Fatalf("step %d: newest checkpoint %d in slot %d, current slot %d", i, r.marks[k-1], r.slot[k-1], r.cur)
 				case int(r.slot[k-2]) != read || r.marks[k-2] != pos:
 					t.Fatalf("step %d: previous checkpoint %d in slot %d, the pass read slot %d", i, r.marks[k-2], r.slot[k-2], read)
-				case !sameBits(r.state(read), before):
+				case !same(r.state(read), before):
 					t.Fatalf("step %d: the slot the pass read changed", i)
-				case sameBits(r.state(r.cur), before):
+				case same(r.state(r.cur), before):
 					t.Fatalf("step %d: the state did not move on", i)
 				case &r.back[0] != back:
 					t.Fatalf("step %d: the slots moved", i)
@@ -104,7 +104,7 @@ func TestConvViewRestores(t *testing.T) {
 			t.Fatalf("checkpoint %d at %d in slot %d", i, mk, st.conv.slot[i])
 		}
 	}
-	if !sameBits(cs.Saved[len(cs.Saved)-len(cs.Cur):], cs.Cur) {
+	if !same(cs.Saved[len(cs.Saved)-len(cs.Cur):], cs.Cur) {
 		t.Fatal("the newest checkpoint is not the current state")
 	}
 	saved := ConvState{At: cs.At, Cur: slices.Clone(cs.Cur), Marks: slices.Clone(cs.Marks), Saved: slices.Clone(cs.Saved)}
@@ -112,7 +112,7 @@ func TestConvViewRestores(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := st.Conv()
-	if again.At != saved.At || !slices.Equal(again.Marks, saved.Marks) || !sameBits(again.Cur, saved.Cur) || !sameBits(again.Saved, saved.Saved) {
+	if again.At != saved.At || !slices.Equal(again.Marks, saved.Marks) || !same(again.Cur, saved.Cur) || !same(again.Saved, saved.Saved) {
 		t.Fatal("restoring the state's own view changed it")
 	}
 	forward(8, 8, want)
@@ -124,20 +124,10 @@ func TestConvViewRestores(t *testing.T) {
 		t.Fatal("the restored state is not at 8")
 	}
 	forward(8, 8, out)
-	if !sameBits(out, want) {
+	if !same(out, want) {
 		t.Fatal("after restoring, a pass gives other logits")
 	}
 }
 
-// sameBits reports whether a and b hold the same floats, bit for bit.
-func sameBits(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
+// same reports whether a and b hold the same floats, bit for bit.
+func same(a, b []float32) bool { return len(a) == len(b) && floatbits.FirstDiff(a, b) < 0 }
