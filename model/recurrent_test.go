@@ -131,3 +131,43 @@ func TestConvViewRestores(t *testing.T) {
 
 // same reports whether a and b hold the same floats, bit for bit.
 func same(a, b []float32) bool { return len(a) == len(b) && floatbits.FirstDiff(a, b) < 0 }
+
+// A pass that fails half way has written only the slot it took: Truncate
+// goes back to the newest checkpoint, which it only read, and the next
+// pass gives the logits of a State that never failed, bit for bit.
+func TestFailedPassKeepsCheckpoint(t *testing.T) {
+	spec := testutil.TinyGraniteHybrid()
+	spec.SSMState = 4096 // two checkpoints: every slot but the pass's in use
+	m, a := smallState(t, spec)
+	_, b := smallState(t, spec)
+	want, got := make([]float32, m.Vocab), make([]float32, m.Vocab)
+	for _, st := range []*State{a, b} {
+		for _, p := range []struct {
+			toks []int32
+			pos  int
+		}{{[]int32{1, 2, 3}, 0}, {[]int32{4}, 3}, {[]int32{5}, 4}} {
+			if err := st.Forward(p.toks, p.pos, want); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// a's pass fails after its first recurrent layer wrote garbage.
+	r := &a.conv
+	r.begin()
+	_, dst := r.layer(0, recurrentFloats(&m.Config))
+	for i := range dst {
+		dst[i] = float32(i) * 1e30
+	}
+	if n := a.Truncate(6); n != 5 {
+		t.Fatalf("Truncate(6) after a failed pass = %d, want 5", n)
+	}
+	if err := a.Forward([]int32{6}, 5, got); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Forward([]int32{6}, 5, want); err != nil {
+		t.Fatal(err)
+	}
+	if !same(got, want) {
+		t.Fatal("after a failed pass, the next one gives other logits")
+	}
+}
