@@ -73,11 +73,13 @@ type ssmScanTask struct {
 	y      []float32 // n rows of SSMInner: the gated output
 	src    []float32 // the layer's scan state: heads × head size × SSMState
 	dst    []float32 // where the pass leaves it (src itself or a free slot)
+	stream bool      // the first token's stores to dst bypass the caches
 }
 
 // Do scans heads [lo,hi), a head and token at a time (ssm.ScanHead, in
 // assembly where there is some): the first token from src into dst, the
-// rest in place in dst. Every product and sum is rounded to float32 (the
+// rest in place in dst (the first streaming, for a state past the
+// caches). Every product and sum is rounded to float32 (the
 // state's decay, then its input, as ggml) and the sums run in the Go
 // twin's order, so every platform and kernel gives the same bits.
 func (k *ssmScanTask) Do(_, lo, hi int) {
@@ -90,6 +92,10 @@ func (k *ssmScanTask) Do(_, lo, hi int) {
 		g := h / perGroup
 		in, st := k.src[h*P*N:(h+1)*P*N], k.dst[h*P*N:(h+1)*P*N]
 		a, d := k.L.SSMA[h], k.L.SSMD[h]
+		scan := ssm.ScanHead
+		if k.stream {
+			scan = ssm.ScanHeadStream
+		}
 		for t := range k.n {
 			if texts != nil && int(texts[t].from) == t {
 				clear(st)
@@ -101,8 +107,8 @@ func (k *ssmScanTask) Do(_, lo, hi int) {
 			C := row[2*I+c.SSMGroups*N+g*N : 2*I+c.SSMGroups*N+(g+1)*N]
 			dt := softplus(row[2*I+2*c.SSMGroups*N+h] + k.L.SSMDtB[h])
 			dA := float32(math.Exp(float64(dt * a)))
-			ssm.ScanHead(st, in, B, C, x, k.y[t*I+h*P:t*I+(h+1)*P], dA, dt, d)
-			in = st
+			scan(st, in, B, C, x, k.y[t*I+h*P:t*I+(h+1)*P], dA, dt, d)
+			in, scan = st, ssm.ScanHead
 		}
 	}
 }
@@ -140,7 +146,7 @@ func (s *State) mamba2(il int, L *Layer, a acts, p *pass) error {
 	}
 	s.sc = ssmConvTask{}
 	s.e.Phase(phScan)
-	s.ss = ssmScanTask{s: s, L: L, n: a.n, rows: p.qkv, stride: w, y: p.att, src: src[convRows:], dst: dst[convRows:]}
+	s.ss = ssmScanTask{s: s, L: L, n: a.n, rows: p.qkv, stride: w, y: p.att, src: src[convRows:], dst: dst[convRows:], stream: s.conv.stream && s.conv.dst != s.conv.cur}
 	if a.n*c.SSMHeads >= ssmParallelMin {
 		s.e.For(c.SSMHeads, 1, &s.ss)
 	} else {

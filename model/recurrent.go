@@ -104,7 +104,16 @@ type recurrent struct {
 	marks []int     // the checkpoints' positions, ascending; cap: how many
 	slot  [maxCheckpoints]int8
 	view  ConvState // Conv's answer
+	// stream says the state is so large (streamMin) that a pass writing
+	// it out of place streams its stores past the caches.
+	stream bool
 }
+
+// streamMin is the smallest state a pass writes out of place with
+// non-temporal stores (ssm.ScanHeadStream): past the caches, a line
+// written would otherwise be read first, and the next pass reads the
+// state from memory anyway. Granite 4.0-H-Micro's 77 MB streams.
+const streamMin = 8 << 20
 
 // newRecurrent allocates the recurrent state of config c: zeros (the state
 // before any token) and a slot for every checkpoint.
@@ -116,7 +125,7 @@ func newRecurrent(c *Config) recurrent {
 	k := Checkpoints(c)
 	// The current state starts in the last slot, so that Conv's first
 	// answer lays its state and checkpoints out as they are allocated.
-	return recurrent{n: n, back: make([]float32, (k+1)*n), cur: k, marks: make([]int, 0, k)}
+	return recurrent{n: n, back: make([]float32, (k+1)*n), cur: k, marks: make([]int, 0, k), stream: 4*n >= streamMin}
 }
 
 // on reports whether the model has recurrent layers.

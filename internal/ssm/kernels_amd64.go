@@ -15,3 +15,15 @@ func scanHeadAVX2(s *float32, in *float32, B *float32, C *float32, x *float32, y
 //
 //go:noescape
 func scanHeadAVX512(s *float32, in *float32, B *float32, C *float32, x *float32, y *float32, rows int, n int, dA float32, dt float32, d float32)
+
+// scanHeadNTAVX2 is scanHeadAVX2 with non-temporal stores of the state,
+// which must be aligned to the vector width, in rows of a multiple of 16.
+//
+//go:noescape
+func scanHeadNTAVX2(s *float32, in *float32, B *float32, C *float32, x *float32, y *float32, rows int, n int, dA float32, dt float32, d float32)
+
+// scanHeadNTAVX512 is scanHeadAVX512 with non-temporal stores of the state,
+// which must be aligned to the vector width, in rows of a multiple of 16.
+//
+//go:noescape
+func scanHeadNTAVX512(s *float32, in *float32, B *float32, C *float32, x *float32, y *float32, rows int, n int, dA float32, dt float32, d float32)

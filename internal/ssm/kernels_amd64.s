@@ -168,3 +168,170 @@ out:
 done:
 	VZEROUPPER
 	RET
+
+// func scanHeadNTAVX2(s *float32, in *float32, B *float32, C *float32, x *float32, y *float32, rows int, n int, dA float32, dt float32, d float32)
+// Requires: AVX, AVX2, MMX+
+TEXT ·scanHeadNTAVX2(SB), NOSPLIT, $0-76
+	MOVQ         s+0(FP), DI
+	MOVQ         in+8(FP), SI
+	MOVQ         B+16(FP), R8
+	MOVQ         C+24(FP), R9
+	MOVQ         x+32(FP), R10
+	MOVQ         y+40(FP), R11
+	MOVQ         rows+48(FP), CX
+	MOVQ         n+56(FP), DX
+	VBROADCASTSS dA+64(FP), Y14
+	VMOVSS       dt+68(FP), X13
+	VMOVSS       d+72(FP), X12
+	MOVQ         DX, BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, R12
+	ANDQ         $-16, R12
+	TESTQ        CX, CX
+	JEQ          done
+
+row:
+	VMOVSS       (R10), X0
+	VMULSS       X13, X0, X1
+	VMULSS       X12, X0, X2
+	VBROADCASTSS X1, Y15
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       X6, X6, X6
+	XORQ         AX, AX
+
+block:
+	CMPQ     AX, R12
+	JGE      reduce
+	VMULPS   (SI)(AX*4), Y14, Y3
+	VMULPS   (R8)(AX*4), Y15, Y4
+	VADDPS   Y4, Y3, Y3
+	VMOVNTPS Y3, (DI)(AX*4)
+	VMULPS   (R9)(AX*4), Y3, Y4
+	VADDPS   Y4, Y0, Y0
+	VMULPS   32(SI)(AX*4), Y14, Y3
+	VMULPS   32(R8)(AX*4), Y15, Y4
+	VADDPS   Y4, Y3, Y3
+	VMOVNTPS Y3, 32(DI)(AX*4)
+	VMULPS   32(R9)(AX*4), Y3, Y4
+	VADDPS   Y4, Y1, Y1
+	ADDQ     $0x10, AX
+	JMP      block
+
+reduce:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+tail:
+	CMPQ   AX, DX
+	JGE    out
+	VMULSS (SI)(AX*4), X14, X3
+	VMULSS (R8)(AX*4), X15, X4
+	VADDSS X4, X3, X3
+	VMOVSS X3, (DI)(AX*4)
+	VMULSS (R9)(AX*4), X3, X5
+	VADDSS X5, X6, X6
+	INCQ   AX
+	JMP    tail
+
+out:
+	VADDSS X6, X0, X0
+	VADDSS X2, X0, X0
+	VMOVSS X0, (R11)
+	ADDQ   BX, DI
+	ADDQ   BX, SI
+	ADDQ   $0x04, R10
+	ADDQ   $0x04, R11
+	DECQ   CX
+	JNZ    row
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET
+
+// func scanHeadNTAVX512(s *float32, in *float32, B *float32, C *float32, x *float32, y *float32, rows int, n int, dA float32, dt float32, d float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·scanHeadNTAVX512(SB), NOSPLIT, $0-76
+	MOVQ         s+0(FP), DI
+	MOVQ         in+8(FP), SI
+	MOVQ         B+16(FP), R8
+	MOVQ         C+24(FP), R9
+	MOVQ         x+32(FP), R10
+	MOVQ         y+40(FP), R11
+	MOVQ         rows+48(FP), CX
+	MOVQ         n+56(FP), DX
+	VBROADCASTSS dA+64(FP), Z14
+	VMOVSS       dt+68(FP), X13
+	VMOVSS       d+72(FP), X12
+	MOVQ         DX, BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, R12
+	ANDQ         $-16, R12
+	TESTQ        CX, CX
+	JEQ          done
+
+row:
+	VMOVSS       (R10), X0
+	VMULSS       X13, X0, X1
+	VMULSS       X12, X0, X2
+	VBROADCASTSS X1, Z15
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       X6, X6, X6
+	XORQ         AX, AX
+
+block:
+	CMPQ     AX, R12
+	JGE      reduce
+	VMULPS   (SI)(AX*4), Z14, Z3
+	VMULPS   (R8)(AX*4), Z15, Z4
+	VADDPS   Z4, Z3, Z3
+	VMOVNTPS Z3, (DI)(AX*4)
+	VMULPS   (R9)(AX*4), Z3, Z4
+	VADDPS   Z4, Z0, Z0
+	ADDQ     $0x10, AX
+	JMP      block
+
+reduce:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+
+tail:
+	CMPQ   AX, DX
+	JGE    out
+	VMULSS (SI)(AX*4), X14, X3
+	VMULSS (R8)(AX*4), X15, X4
+	VADDSS X4, X3, X3
+	VMOVSS X3, (DI)(AX*4)
+	VMULSS (R9)(AX*4), X3, X5
+	VADDSS X5, X6, X6
+	INCQ   AX
+	JMP    tail
+
+out:
+	VADDSS X6, X0, X0
+	VADDSS X2, X0, X0
+	VMOVSS X0, (R11)
+	ADDQ   BX, DI
+	ADDQ   BX, SI
+	ADDQ   $0x04, R10
+	ADDQ   $0x04, R11
+	DECQ   CX
+	JNZ    row
+
+done:
+	SFENCE
+	VZEROUPPER
+	RET

@@ -1,5 +1,12 @@
 package ssm
 
+import "github.com/lowmem/llm/internal/cpu"
+
+// level is the kernel ScanHead runs, chosen once from the CPU (and
+// LLM_CPU): on amd64 AVX-512 or AVX2 assembly (kernels_amd64.s), else the
+// twin.
+var level = cpu.Max()
+
 // ScanHead advances one head's state by a token and writes its outputs:
 // for each of the head's channels p (len(x) of them, each a row of
 // len(B) floats in s and in),
@@ -12,6 +19,20 @@ package ssm
 // writes a free one). Every product and sum is rounded to float32; the sum
 // over the state runs in the order of scanRowGo, whatever the CPU.
 func ScanHead(s, in, B, C, x, y []float32, dA, dt, d float32) {
+	scan(false, s, in, B, C, x, y, dA, dt, d)
+}
+
+// ScanHeadStream is ScanHead for a state written out of place that is
+// too large for the caches: where the kernel can (s aligned to its vector
+// and rows of a multiple of 16 floats), its stores of s bypass the caches,
+// which saves reading every line of s before overwriting it. The same
+// bits as ScanHead.
+func ScanHeadStream(s, in, B, C, x, y []float32, dA, dt, d float32) {
+	scan(true, s, in, B, C, x, y, dA, dt, d)
+}
+
+// scan checks ScanHead's arguments and runs the kernel.
+func scan(stream bool, s, in, B, C, x, y []float32, dA, dt, d float32) {
 	n, rows := len(B), len(x)
 	if rows == 0 {
 		return
@@ -22,7 +43,7 @@ func ScanHead(s, in, B, C, x, y []float32, dA, dt, d float32) {
 	if n > 0 {
 		_, _, _ = s[rows*n-1], in[rows*n-1], C[n-1]
 	}
-	scanHead(s[:rows*n], in[:rows*n], B, C[:n], x, y[:rows], dA, dt, d)
+	scanHeadAt(level, stream, s[:rows*n], in[:rows*n], B, C[:n], x, y[:rows], dA, dt, d)
 }
 
 // scanHeadGo is the twin of every kernel: ScanHead, a channel at a time.

@@ -2,27 +2,33 @@
 
 package ssm
 
-import "github.com/lowmem/llm/internal/cpu"
+import (
+	"unsafe"
 
-// level is the kernel ScanHead runs, chosen once from the CPU (and
-// LLM_CPU): AVX-512 or AVX2 assembly (kernels_amd64.s), else the twin.
-var level = cpu.Max()
-
-// scanHead runs the kernel of the level.
-func scanHead(s, in, B, C, x, y []float32, dA, dt, d float32) {
-	scanHeadAt(level, s, in, B, C, x, y, dA, dt, d)
-}
+	"github.com/lowmem/llm/internal/cpu"
+)
 
 // scanHeadAt runs level l's kernel (the best at or below it) on arguments
-// ScanHead has checked.
-func scanHeadAt(l cpu.Level, s, in, B, C, x, y []float32, dA, dt, d float32) {
+// ScanHead has checked; with stream, its non-temporal form where streams
+// allows.
+func scanHeadAt(l cpu.Level, stream bool, s, in, B, C, x, y []float32, dA, dt, d float32) {
 	rows, n := len(x), len(B)
 	switch {
-	case l >= cpu.AVX512 && n > 0:
-		scanHeadAVX512(&s[0], &in[0], &B[0], &C[0], &x[0], &y[0], rows, n, dA, dt, d)
-	case l >= cpu.AVX2 && n > 0:
-		scanHeadAVX2(&s[0], &in[0], &B[0], &C[0], &x[0], &y[0], rows, n, dA, dt, d)
-	default:
+	case n == 0 || l < cpu.AVX2:
 		scanHeadGo(s, in, B, C, x, y, dA, dt, d)
+	case l >= cpu.AVX512 && stream && streams(s, n, 64):
+		scanHeadNTAVX512(&s[0], &in[0], &B[0], &C[0], &x[0], &y[0], rows, n, dA, dt, d)
+	case l >= cpu.AVX512:
+		scanHeadAVX512(&s[0], &in[0], &B[0], &C[0], &x[0], &y[0], rows, n, dA, dt, d)
+	case stream && streams(s, n, 32):
+		scanHeadNTAVX2(&s[0], &in[0], &B[0], &C[0], &x[0], &y[0], rows, n, dA, dt, d)
+	default:
+		scanHeadAVX2(&s[0], &in[0], &B[0], &C[0], &x[0], &y[0], rows, n, dA, dt, d)
 	}
+}
+
+// streams reports whether the non-temporal kernel of a vector of align
+// bytes can write s in rows of n floats: every vector store aligned.
+func streams(s []float32, n, align int) bool {
+	return n%16 == 0 && uintptr(unsafe.Pointer(&s[0]))%uintptr(align) == 0
 }

@@ -6,13 +6,15 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/lowmem/llm/internal/floatbits"
 )
 
 // Every kernel this CPU runs gives the twin's bits, state and outputs:
 // rows of whole blocks of 16, with a tail, shorter than a block; the state
-// advanced in place (in is s) and out of place.
+// advanced in place (in is s), out of place, and out of place streaming
+// (the non-temporal kernels where s is aligned and the rows whole blocks).
 func TestScanHeadMatchesTwin(t *testing.T) {
 	ls := levels()
 	if len(ls) == 0 {
@@ -22,23 +24,24 @@ func TestScanHeadMatchesTwin(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{1, 5, 15, 16, 17, 31, 32, 48, 64, 128, 135} {
 		for _, rows := range []int{1, 3, 64} {
-			for _, inPlace := range []bool{true, false} {
-				name := fmt.Sprintf("n%d/rows%d/inplace=%v", n, rows, inPlace)
+			for _, mode := range []string{"in place", "out of place", "streaming"} {
+				name := fmt.Sprintf("n%d/rows%d/%s", n, rows, mode)
 				B, C, x := randFloats(r, n), randFloats(r, n), randFloats(r, rows)
 				in := randFloats(r, rows*n)
 				dA, dt, d := float32(r.Float64()), float32(r.Float64()*2), float32(r.NormFloat64())
-				run := func(scan func(s, in, y []float32)) (s, y []float32) {
-					s, y = slices.Clone(in), make([]float32, rows)
+				run := func(scan func(stream bool, s, in, y []float32)) (s, y []float32) {
+					s, y = alignedFloats(rows*n), make([]float32, rows)
+					copy(s, in)
 					src := slices.Clone(in)
-					if inPlace {
+					if mode == "in place" {
 						src = s
 					}
-					scan(s, src, y)
+					scan(mode == "streaming", s, src, y)
 					return s, y
 				}
-				wantS, wantY := run(func(s, in, y []float32) { scanHeadGo(s, in, B, C, x, y, dA, dt, d) })
+				wantS, wantY := run(func(_ bool, s, in, y []float32) { scanHeadGo(s, in, B, C, x, y, dA, dt, d) })
 				for _, l := range ls {
-					gotS, gotY := run(func(s, in, y []float32) { scanHeadAt(l, s, in, B, C, x, y, dA, dt, d) })
+					gotS, gotY := run(func(stream bool, s, in, y []float32) { scanHeadAt(l, stream, s, in, B, C, x, y, dA, dt, d) })
 					if floatbits.FirstDiff(gotS, wantS) >= 0 || floatbits.FirstDiff(gotY, wantY) >= 0 {
 						t.Errorf("%s: %v differs from the Go twin", name, l)
 					}
@@ -46,6 +49,14 @@ func TestScanHeadMatchesTwin(t *testing.T) {
 			}
 		}
 	}
+}
+
+// alignedFloats returns n floats (at least one) starting on a 64-byte
+// boundary, as the streaming kernels want them.
+func alignedFloats(n int) []float32 {
+	v := make([]float32, max(n, 1)+16)
+	off := int(-uintptr(unsafe.Pointer(&v[0])) % 64 / 4)
+	return v[off : off+n]
 }
 
 // The twin is the scan it names: close to a float64 one.
@@ -119,6 +130,40 @@ func BenchmarkScanHead(b *testing.B) {
 	}
 	bench("go", func() { scanHeadGo(s, s, B, C, x, y, 0.99, 0.01, 1) })
 	for _, l := range levels() {
-		bench(l.String(), func() { scanHeadAt(l, s, s, B, C, x, y, 0.99, 0.01, 1) })
+		bench(l.String(), func() { scanHeadAt(l, false, s, s, B, C, x, y, 0.99, 0.01, 1) })
+	}
+}
+
+// BenchmarkScanState scans a whole Granite 4.0-H-Micro state (36 layers
+// of 4096 channels of 128: 75 MB, past the caches) by a token at the
+// level in use: in place, out of place into a second state (a pass's first
+// token, from the checkpoint's slot into a free one), and out of place
+// streaming (ScanHeadStream).
+func BenchmarkScanState(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 8))
+	n, rows := 128, 36*4096
+	B, C, x, y := randFloats(r, n), randFloats(r, n), randFloats(r, rows), make([]float32, rows)
+	s0, s1 := alignedFloats(rows*n), alignedFloats(rows*n)
+	copy(s0, randFloats(r, rows*n))
+	copy(s1, s0)
+	for _, tc := range []struct {
+		name    string
+		scan    func(s, in, B, C, x, y []float32, dA, dt, d float32)
+		inPlace bool
+	}{
+		{"in place", ScanHead, true},
+		{"out of place", ScanHead, false},
+		{"streaming", ScanHeadStream, false},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				in := s0
+				if tc.inPlace {
+					in = s1
+				}
+				tc.scan(s1, in, B, C, x, y, 0.99, 0.01, 1)
+				s0, s1 = s1, s0
+			}
+		})
 	}
 }

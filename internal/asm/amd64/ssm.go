@@ -15,8 +15,10 @@ import (
 // 8-15) and AVX-512 (one Z) give the twin's bits.
 func ssmFiles() []outFile {
 	return []outFile{{"kernels", func() {
-		ssmScanHead(avx2)
-		ssmScanHead(avx512)
+		for _, nt := range []bool{false, true} {
+			ssmScanHead(avx2, nt)
+			ssmScanHead(avx512, nt)
+		}
 	}}}
 }
 
@@ -25,10 +27,21 @@ func ssmFiles() []outFile {
 // bytes, R12 its blocks of 16 (in floats), AX the index; Z/Y14 dA
 // broadcast, Z/Y15 x·dt broadcast, X13 dt, X12 d, X2 x·d; accumulators
 // Y0 (and Y1 for AVX2 lanes 8-15), X6 the tail's sum; X3-X5 scratch.
-func ssmScanHead(w width) {
-	text("scanHead"+w.suffix(), NOSPLIT, "func(s, in, B, C, x, y *float32, rows, n int, dA, dt, d float32)",
-		"scanHead"+w.suffix()+" advances rows rows of n floats by a token: s = in·dA + B·(x[p]·dt),",
-		"y[p] = Σ s·C + x[p]·d, in scanHeadGo's order.")
+//
+// With nt the blocks' stores are non-temporal (VMOVNTPS, then SFENCE): for
+// a state written out of place and too large for the caches, which would
+// otherwise read every line of s before writing it; s must then be
+// aligned to the vector width and n a multiple of 16.
+func ssmScanHead(w width, nt bool) {
+	name := "scanHead" + w.suffix()
+	doc := []string{name + " advances rows rows of n floats by a token: s = in·dA + B·(x[p]·dt),",
+		"y[p] = Σ s·C + x[p]·d, in scanHeadGo's order."}
+	if nt {
+		name = "scanHeadNT" + w.suffix()
+		doc = []string{name + " is scanHead" + w.suffix() + " with non-temporal stores of the state,",
+			"which must be aligned to the vector width, in rows of a multiple of 16."}
+	}
+	text(name, NOSPLIT, "func(s, in, B, C, x, y *float32, rows, n int, dA, dt, d float32)", doc...)
 	loadArgs("s in B C x y rows n", RDI, RSI, R8, R9, R10, R11, RCX, RDX)
 	c.VBROADCASTSS(param("dA"), w.vec(14))
 	c.VMOVSS(param("dt"), X13)
@@ -61,7 +74,11 @@ func ssmScanHead(w width) {
 		c.VMULPS(at(RSI), w.vec(14), v)
 		c.VMULPS(at(R8), w.vec(15), t)
 		c.VADDPS(t, v, v)
-		c.VMOVUPS(v, at(RDI))
+		if nt {
+			c.VMOVNTPS(v, at(RDI))
+		} else {
+			c.VMOVUPS(v, at(RDI))
+		}
 		c.VMULPS(at(R9), v, t)
 		c.VADDPS(t, acc, acc)
 	}
@@ -95,5 +112,8 @@ func ssmScanHead(w width) {
 	c.ADDQ(U8(4), R11)
 	decJNZ(RCX, "row")
 	label("done")
+	if nt {
+		c.SFENCE()
+	}
 	retVoid()
 }
