@@ -53,7 +53,7 @@ type State struct {
 	// conv is the recurrent layers' state (lfm2's short convolutions,
 	// granitehybrid's Mamba-2 layers) and its checkpoints
 	// (empty without conv layers); ct the task that convolves a pass.
-	conv ConvState
+	conv recurrent
 	ct   convTask
 	// gp holds a sparse feed-forward's gate and up projections for
 	// mulShared (a field, so that the slice of it does not escape).
@@ -198,7 +198,7 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 		rope: ops.Rope{Dim: m.RopeDim, Neox: m.RopeNeox, Base: m.RopeBase,
 			FreqScale: 1 / m.RopeScale, Factors: factors, MScale: m.RopeMScale()},
 		twoRopes: ropeTables(&m.Config) == 2,
-		conv:     newConvState(&m.Config),
+		conv:     newRecurrent(&m.Config),
 	}
 	s.act = ops.SiLUMulFast
 	switch {
@@ -600,8 +600,8 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 	if c.NonCausal && pos0 != 0 {
 		return nil, nil, fmt.Errorf("model: %s attends over the whole text, which must come in one pass from position 0 (not from %d): %w", m.Arch, pos0, kv.ErrInvalid)
 	}
-	if s.conv.Cur != nil && pos0 != s.conv.At {
-		return nil, nil, fmt.Errorf("model: a pass from position %d, but the conv state follows %d tokens (rewind with Truncate): %w", pos0, s.conv.At, kv.ErrInvalid)
+	if s.conv.on() && pos0 != s.conv.at {
+		return nil, nil, fmt.Errorf("model: a pass from position %d, but the conv state follows %d tokens (rewind with Truncate): %w", pos0, s.conv.at, kv.ErrInvalid)
 	}
 	p, err := s.begin(tokens, pos0)
 	if err != nil {
@@ -611,10 +611,10 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 		return s.altupBlocks(tokens, &p)
 	}
 	n := p.n
-	if s.conv.Cur != nil {
+	if s.conv.on() {
 		// Until the pass ends the conv state is neither before nor after
 		// it: Truncate restores a checkpoint.
-		s.conv.At = -1
+		s.conv.begin()
 	}
 	x, xn = p.x, p.xn
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
@@ -703,9 +703,8 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 			lsrc.Done(il)
 		}
 	}
-	if s.conv.Cur != nil {
-		s.conv.At = pos0 + n
-		s.conv.checkpoint(s.conv.At)
+	if s.conv.on() {
+		s.conv.end(pos0 + n)
 	}
 	return x, xn, nil
 }

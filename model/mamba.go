@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/internal/ssm"
 )
 
 // This file is a Mamba-2 layer of granitehybrid (Granite 4.0-H) as
@@ -21,8 +22,9 @@ import (
 // channels (RMSNorm with ssm_norm's weights), and ssm_out takes it back to
 // Embd. What a layer carries from pass to pass is its last SSMConv-1
 // positions' convolution inputs and the scan's state: both live in the
-// State's ConvState (see conv.go), conv part first, and rewind by its
-// checkpoints.
+// State's recurrent slots (see recurrent.go), conv part first; a pass
+// reads them from the current slot and writes them to another, so the
+// slot it read stays as a checkpoint without a copy.
 
 // ssmConvTask convolves one Mamba-2 layer's x, B and C over a pass, in
 // place in the ssm_in rows, a range of channels per work item.
@@ -31,7 +33,8 @@ type ssmConvTask struct {
 	n      int       // tokens
 	rows   []float32 // n rows of ssm_in's output, stride floats each
 	stride int
-	state  []float32 // the layer's SSMConv-1 rows of conv inputs, oldest first
+	src    []float32 // the layer's SSMConv-1 rows of conv inputs, oldest first
+	dst    []float32 // where the pass leaves them (src itself or a free slot)
 	w, b   []float32 // SSMConv taps per channel, oldest first; bias (nil: none)
 }
 
@@ -43,7 +46,7 @@ func (k *ssmConvTask) Do(_, lo, hi int) {
 	W, off := c.ssmConvWidth(), c.SSMInner
 	win := window{L: c.SSMConv}
 	for ch := lo; ch < hi; ch++ {
-		win.load(k.state, W, ch)
+		win.load(k.src, W, ch)
 		w := k.w[ch*win.L : (ch+1)*win.L]
 		for t := range k.n {
 			win.restart(k.s.texts, t)
@@ -54,7 +57,7 @@ func (k *ssmConvTask) Do(_, lo, hi int) {
 			}
 			*v = sum / (1 + float32(math.Exp(float64(-sum))))
 		}
-		win.store(k.state, W, ch)
+		win.store(k.dst, W, ch)
 	}
 }
 
@@ -68,12 +71,17 @@ type ssmScanTask struct {
 	rows   []float32 // ssm_in's rows, convolved: z, x, B, C, dt
 	stride int
 	y      []float32 // n rows of SSMInner: the gated output
-	state  []float32 // the layer's scan state: heads × head size × SSMState
+	src    []float32 // the layer's scan state: heads × head size × SSMState
+	dst    []float32 // where the pass leaves it (src itself or a free slot)
+	stream bool      // the first token's stores to dst bypass the caches
 }
 
-// Do scans heads [lo,hi), a channel at a time (scanRow). Every product
-// and sum is rounded to float32 (the state's decay, then its input, as
-// ggml), so no platform fuses them differently.
+// Do scans heads [lo,hi), a head and token at a time (ssm.ScanHead, in
+// assembly where there is some): the first token from src into dst, the
+// rest in place in dst (the first streaming, for a state past the
+// caches). Every product and sum is rounded to float32 (the
+// state's decay, then its input, as ggml) and the sums run in the Go
+// twin's order, so every platform and kernel gives the same bits.
 func (k *ssmScanTask) Do(_, lo, hi int) {
 	c := &k.s.m.Config
 	H, N, I := c.SSMHeads, c.SSMState, c.SSMInner
@@ -82,11 +90,16 @@ func (k *ssmScanTask) Do(_, lo, hi int) {
 	texts := k.s.texts
 	for h := lo; h < hi; h++ {
 		g := h / perGroup
-		st := k.state[h*P*N : (h+1)*P*N]
+		in, st := k.src[h*P*N:(h+1)*P*N], k.dst[h*P*N:(h+1)*P*N]
 		a, d := k.L.SSMA[h], k.L.SSMD[h]
+		scan := ssm.ScanHead
+		if k.stream {
+			scan = ssm.ScanHeadStream
+		}
 		for t := range k.n {
 			if texts != nil && int(texts[t].from) == t {
 				clear(st)
+				in = st
 			}
 			row := k.rows[t*k.stride:]
 			x := row[I+h*P : I+(h+1)*P]
@@ -94,40 +107,10 @@ func (k *ssmScanTask) Do(_, lo, hi int) {
 			C := row[2*I+c.SSMGroups*N+g*N : 2*I+c.SSMGroups*N+(g+1)*N]
 			dt := softplus(row[2*I+2*c.SSMGroups*N+h] + k.L.SSMDtB[h])
 			dA := float32(math.Exp(float64(dt * a)))
-			y := k.y[t*I+h*P : t*I+(h+1)*P]
-			for p, xv := range x {
-				y[p] = scanRow(st[p*N:(p+1)*N], B, C, dA, xv*dt) + float32(xv*d)
-			}
+			scan(st, in, B, C, x, k.y[t*I+h*P:t*I+(h+1)*P], dA, dt, d)
+			in, scan = st, ssm.ScanHead
 		}
 	}
-}
-
-// scanRow advances one channel's state s by a token, s·dA + B·xdt, and
-// returns its sum against C. The sum runs in four interleaved partial sums
-// (i mod 4), added in order at the end: a fixed order, the same for every
-// pass and platform, every product and sum rounded to float32.
-func scanRow(s, B, C []float32, dA, xdt float32) float32 {
-	n := len(s)
-	B, C = B[:n], C[:n]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		v0 := float32(s[i]*dA) + float32(B[i]*xdt)
-		v1 := float32(s[i+1]*dA) + float32(B[i+1]*xdt)
-		v2 := float32(s[i+2]*dA) + float32(B[i+2]*xdt)
-		v3 := float32(s[i+3]*dA) + float32(B[i+3]*xdt)
-		s0 += float32(v0 * C[i])
-		s1 += float32(v1 * C[i+1])
-		s2 += float32(v2 * C[i+2])
-		s3 += float32(v3 * C[i+3])
-		s[i], s[i+1], s[i+2], s[i+3] = v0, v1, v2, v3
-	}
-	for ; i < n; i++ {
-		v := float32(s[i]*dA) + float32(B[i]*xdt)
-		s0 += float32(v * C[i])
-		s[i] = v
-	}
-	return s0 + s1 + s2 + s3
 }
 
 // softplus is ggml's: log(1+e^x), and x itself above 20.
@@ -153,11 +136,9 @@ func (s *State) mamba2(il int, L *Layer, a acts, p *pass) error {
 		return err
 	}
 	s.e.Phase(phConv)
-	per := recurrentFloats(c)
-	ci := il - c.KVLayer(il)
 	convRows := (c.SSMConv - 1) * c.ssmConvWidth()
-	layer := s.conv.Cur[ci*per : (ci+1)*per]
-	s.sc = ssmConvTask{s: s, n: a.n, rows: p.qkv, stride: w, state: layer[:convRows], w: L.ConvW, b: L.ConvB}
+	src, dst := s.conv.layer(il-c.KVLayer(il), recurrentFloats(c))
+	s.sc = ssmConvTask{s: s, n: a.n, rows: p.qkv, stride: w, src: src[:convRows], dst: dst[:convRows], w: L.ConvW, b: L.ConvB}
 	if a.n >= convParallelMin {
 		s.e.For(c.ssmConvWidth(), 64, &s.sc)
 	} else {
@@ -165,7 +146,7 @@ func (s *State) mamba2(il int, L *Layer, a acts, p *pass) error {
 	}
 	s.sc = ssmConvTask{}
 	s.e.Phase(phScan)
-	s.ss = ssmScanTask{s: s, L: L, n: a.n, rows: p.qkv, stride: w, y: p.att, state: layer[convRows:]}
+	s.ss = ssmScanTask{s: s, L: L, n: a.n, rows: p.qkv, stride: w, y: p.att, src: src[convRows:], dst: dst[convRows:], stream: s.conv.stream && s.conv.dst != s.conv.cur}
 	if a.n*c.SSMHeads >= ssmParallelMin {
 		s.e.For(c.SSMHeads, 1, &s.ss)
 	} else {

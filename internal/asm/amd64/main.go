@@ -1,5 +1,5 @@
-// Command amd64 writes the amd64 assembly kernels of package quant or kv
-// and the Go declarations of their functions:
+// Command amd64 writes the amd64 assembly kernels of package quant, kv,
+// internal/cpu or internal/ssm and the Go declarations of their functions:
 //
 //	go run ./amd64 -pkg quant -out ../../quant
 //
@@ -38,7 +38,7 @@ func main() {
 	log.SetPrefix("amd64: ")
 	// avo's build package registers its own flags on flag.CommandLine.
 	fs := flag.NewFlagSet("amd64", flag.ExitOnError)
-	pkg := fs.String("pkg", "", "target package: quant, kv or cpu (internal/cpu)")
+	pkg := fs.String("pkg", "", "target package: quant, kv, cpu (internal/cpu) or ssm (internal/ssm)")
 	out := fs.String("out", ".", "directory to write the files to")
 	fs.Parse(os.Args[1:])
 	var files []outFile
@@ -49,8 +49,10 @@ func main() {
 		files = kvFiles()
 	case "cpu":
 		files = cpuFiles()
+	case "ssm":
+		files = ssmFiles()
 	default:
-		log.Fatalf("-pkg %q: want quant, kv or cpu", *pkg)
+		log.Fatalf("-pkg %q: want quant, kv, cpu or ssm", *pkg)
 	}
 	for _, f := range files {
 		s, g, err := generate(*pkg, f)

@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package ssm
+
+import "github.com/lowmem/llm/internal/cpu"
+
+// scanHeadAt is the twin at every level, streaming or not: no assembly on
+// this platform or with -tags purego.
+func scanHeadAt(_ cpu.Level, _ bool, s, in, B, C, x, y []float32, dA, dt, d float32) {
+	scanHeadGo(s, in, B, C, x, y, dA, dt, d)
+}
