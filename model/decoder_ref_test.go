@@ -615,7 +615,11 @@ func TestDecoderMatchesReference(t *testing.T) {
 	for _, tc := range []struct {
 		spec testutil.ModelSpec
 		tol  float64
-	}{{testutil.TinyLlama(), 1e-3}, {testutil.TinyGranite(), 1e-3}, {testutil.TinySmolLM3(), 1e-3}, {testutil.TinyOlmo2(), 1e-3},
+	}{{testutil.TinyLlama(), 1e-3}, {testutil.TinyGranite(), 1e-3},
+		// smollm3's and olmo2's logits agree within 3.2e-5 with the
+		// AVX-512 kernels, but with LLM_CPU=avx2 (an AVX2-only CPU: Zen 2
+		// and 3) one of those F16 flips moves them by 2.1e-3 and 1.5e-3.
+		{testutil.TinySmolLM3(), 3e-3}, {testutil.TinyOlmo2(), 3e-3},
 		// mistral3's temperature (up to ×1.14 on the queries here) sharpens
 		// the scores the same way: 1.0e-3 with a scale of 0.1, 2.9e-6 with
 		// 0.01, so the difference is F16 rounding flips, not the formula.
