@@ -153,6 +153,9 @@ func TestRepackOnOff(t *testing.T) {
 func checkRepackedAll(t *testing.T, path string, spec testutil.ModelSpec, p llm.MemoryPlan) {
 	t.Helper()
 	want := 7*spec.Layers + 1 // gpt-oss: four of attention, three of experts
+	if _, ok := quant.X8(spec.ExpertType, spec.Embd); spec.ExpertType == quant.MXFP4 && !ok {
+		want = 4*spec.Layers + 1 // no MXFP4 X8 kernels on this CPU: the experts keep the file's layout
+	}
 	sh, err := memplan.ReadShape(path)
 	if err != nil {
 		t.Fatal(err)
