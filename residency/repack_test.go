@@ -191,15 +191,23 @@ func TestRepackLFM2(t *testing.T) {
 	}
 }
 
-func repackHybrid(t *testing.T, s testutil.ModelSpec) {
-	s.Embd, s.FFN, s.WeightType, s.TiedOutput = 256, 512, quant.Q4_0, false
+// loadRepacked writes the model s describes, and loads it repacked (a plan
+// with Repack and room for everything), returning it with the forced
+// logits of the file's layout to compare its own with.
+func loadRepacked(t *testing.T, s testutil.ModelSpec) (*loaded, [][]float32) {
+	t.Helper()
 	path := testutil.TempModel(t, s)
 	ref := load(t, path, request(memplan.WeightsResident, 1<<40), nil)
 	want := forced(t, ref)
 	ref.close()
 	r := request(memplan.WeightsAuto, 1<<40)
 	r.Repack = true
-	l := load(t, path, r, nil)
+	return load(t, path, r, nil), want
+}
+
+func repackHybrid(t *testing.T, s testutil.ModelSpec) {
+	s.Embd, s.FFN, s.WeightType, s.TiedOutput = 256, 512, quant.Q4_0, false
+	l, want := loadRepacked(t, s)
 	defer l.close()
 	if in := l.m.Blocks[0].ConvIn; in == nil || !in.X8() || !l.m.Blocks[0].ConvOut.X8() {
 		t.Fatal("the conv layer's in_proj and out_proj are not repacked")
@@ -231,13 +239,7 @@ func TestRepackExperts(t *testing.T) {
 			if s.Arch == "granitemoe" {
 				s.FFN = s.ExpertFFN // llama.cpp sizes its experts by feed_forward_length
 			}
-			path := testutil.TempModel(t, s)
-			ref := load(t, path, request(memplan.WeightsResident, 1<<40), nil)
-			want := forced(t, ref)
-			ref.close()
-			r := request(memplan.WeightsAuto, 1<<40)
-			r.Repack = true
-			l := load(t, path, r, nil)
+			l, want := loadRepacked(t, s)
 			defer l.close()
 			if p := l.w.Plan(); p.Repacked != rangeBytes(l.sh.Repack) {
 				t.Fatalf("plan repacked %d bytes, the shape lists %d", p.Repacked, rangeBytes(l.sh.Repack))
