@@ -65,7 +65,13 @@ func TestRepackReleasesMapping(t *testing.T) {
 		t.Log("the file's pages could not be dropped (tmpfs?): page cache not checked")
 	}
 	compareForced(t, forced(t, l), want)
+	checkDecodeAllocs(t, l)
+}
 
+// checkDecodeAllocs runs decode steps of a new state of l (after a prompt
+// of three tokens) and fails if they allocate.
+func checkDecodeAllocs(t *testing.T, l *loaded) {
+	t.Helper()
 	st, err := l.newState()
 	if err != nil {
 		t.Fatal(err)
@@ -73,12 +79,13 @@ func TestRepackReleasesMapping(t *testing.T) {
 	if _, err := st.eval(1, 2, 3); err != nil {
 		t.Fatal(err)
 	}
-	step := func() {
-		if err := st.st.Forward([]int32{5}, 3, st.logits); err != nil {
+	pos := 3 // a recurrent state follows the positions
+	if n := testing.AllocsPerRun(20, func() {
+		if err := st.st.Forward([]int32{5}, pos, st.logits); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if n := testing.AllocsPerRun(20, step); n != 0 {
+		pos++
+	}); n != 0 {
 		t.Fatalf("a decode step of a repacked model allocates %.1f times, want 0", n)
 	}
 }
@@ -262,22 +269,7 @@ func TestRepackExperts(t *testing.T) {
 				t.Errorf("%s left in the file's layout", m.T.Name)
 			}
 			compareForced(t, forced(t, l), want)
-			st, err := l.newState()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := st.eval(1, 2, 3); err != nil {
-				t.Fatal(err)
-			}
-			pos := 3 // a recurrent state follows the positions
-			if n := testing.AllocsPerRun(20, func() {
-				if err := st.st.Forward([]int32{5}, pos, st.logits); err != nil {
-					t.Fatal(err)
-				}
-				pos++
-			}); n != 0 {
-				t.Fatalf("a decode step of a repacked model allocates %.1f times, want 0", n)
-			}
+			checkDecodeAllocs(t, l)
 		})
 	}
 }
