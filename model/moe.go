@@ -371,12 +371,11 @@ func (s *State) expertsOne(il int, L *Layer, a acts) error {
 	ms := &s.moe
 	F, E := c.ExpertFFN, c.Embd
 	ids := ms.ids[:c.ExpertsUsed]
-	expert := func(e int32) *Expert { return &L.Experts[e] }
 	const pairs = ops.MaxParts / 2
 	for s0 := 0; s0 < len(ids); s0 += pairs {
 		parts := ms.parts[:0]
 		for slot := s0; slot < min(len(ids), s0+pairs); slot++ {
-			ex := expert(ids[slot])
+			ex := &L.Experts[ids[slot]]
 			xg, err := s.quantized(a, ex.Gate.VecType)
 			if err != nil {
 				return err
@@ -405,7 +404,7 @@ func (s *State) expertsOne(il int, L *Layer, a acts) error {
 	}
 	// Every expert's down matrix is a slice of one tensor: one type, so
 	// the activation rows are quantized together.
-	down := expert(ids[0]).Down
+	down := L.Experts[ids[0]].Down
 	xd, err := s.e.Quantize(down.VecType, ms.g[:len(ids)*F], F, len(ids), ms.gather)
 	if err != nil {
 		return fmt.Errorf("model: quantize activations: %w", err)
@@ -414,7 +413,7 @@ func (s *State) expertsOne(il int, L *Layer, a acts) error {
 	for s0 := 0; s0 < len(ids); s0 += ops.MaxParts {
 		parts := ms.parts[:0]
 		for slot := s0; slot < min(len(ids), s0+ops.MaxParts); slot++ {
-			parts = append(parts, ops.Part{M: expert(ids[slot]).Down, X: xd[slot*xrb : (slot+1)*xrb], Out: ms.ys[slot*E : (slot+1)*E], Stride: E})
+			parts = append(parts, ops.Part{M: L.Experts[ids[slot]].Down, X: xd[slot*xrb : (slot+1)*xrb], Out: ms.ys[slot*E : (slot+1)*E], Stride: E})
 		}
 		s.e.MatMulParts(parts, 1)
 	}

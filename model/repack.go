@@ -86,7 +86,7 @@ func RepackedTensorBytes(t quant.Type, dims []int64) int64 {
 func (m *Model) Repackable() []*ops.Matrix {
 	var ms []*ops.Matrix
 	add := func(w *ops.Matrix, dims []int64) {
-		if w != nil && !w.X8() && RepackableTensor(&m.Config, w.T.Name, w.T.Type, dims) {
+		if !w.X8() && RepackableTensor(&m.Config, w.T.Name, w.T.Type, dims) {
 			ms = append(ms, w)
 		}
 	}
