@@ -402,12 +402,7 @@ func (e *Exec) MatMulAdd(m *Matrix, xq []byte, nTok int, out []float32, outStrid
 // part's X must be in its matrix's VecType. At most MaxParts parts.
 func (e *Exec) MatMulParts(parts []Part, nTok int) {
 	k := &e.mm
-	if len(parts) > MaxParts {
-		panic("ops: MatMulParts of more than MaxParts parts") // a programming error: callers hold fixed arrays
-	}
-	for i, pt := range parts {
-		k.parts[i] = mmPart{Part: pt}
-	}
+	k.set(parts)
 	k.np, k.nTok = len(parts), nTok
 	e.dispatch()
 }
@@ -429,14 +424,21 @@ func (e *Exec) MatMulGated(gate, up Part, nTok int, act func(g, u []float32)) {
 // MaxParts of them, and every item of the one dispatch computes rows of
 // one pair. Each pair's sums are exactly MatMulGated's.
 func (e *Exec) MatMulGatedParts(parts []Part, nTok int, act func(g, u []float32)) {
-	k := &e.mm
-	if len(parts) > MaxParts || len(parts)%2 != 0 {
-		panic("ops: MatMulGatedParts takes gate-and-up pairs, at most MaxParts parts") // a programming error: callers hold fixed arrays
+	if len(parts)%2 != 0 {
+		panic("ops: MatMulGatedParts takes gate-and-up pairs") // a programming error: callers hold fixed arrays
+	}
+	e.mm.set(parts)
+	e.dispatchGated(len(parts), nTok, act)
+}
+
+// set lays out parts as the product's.
+func (k *matmulTask) set(parts []Part) {
+	if len(parts) > MaxParts {
+		panic("ops: a product of more than MaxParts parts") // a programming error: callers hold fixed arrays
 	}
 	for i, pt := range parts {
 		k.parts[i] = mmPart{Part: pt}
 	}
-	e.dispatchGated(len(parts), nTok, act)
 }
 
 // dispatchGated runs the np parts set in e.mm as gate-and-up pairs.
