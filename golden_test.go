@@ -77,13 +77,16 @@ func argmax(z []float32) int32 { return testutil.Argmax(z) }
 type tolerance struct {
 	meanKL    float64
 	maxDLogit float64 // 0 = not checked
+	// top1Margin: the top-1 token must agree wherever the reference
+	// margin is at least this.
+	top1Margin float64
 }
 
 // compare checks one position's logits against the reference and returns
 // its bucketed KL, or an error describing the disagreement.
 func compare(where string, ref testutil.GoldenPos, z []float32, tol tolerance) (float64, error) {
 	kl := bucketKL(ref, z)
-	if got, want := argmax(z), int32(ref.Top[0][0]); ref.Margin >= 0.5 && got != want {
+	if got, want := argmax(z), int32(ref.Top[0][0]); ref.Margin >= tol.top1Margin && got != want {
 		return kl, fmt.Errorf("%s: top-1 is token %d (logit %.4f), llama.cpp says %d (logit %.4f, margin %.3f; ours for it %.4f)",
 			where, got, z[got], want, ref.Top[0][1], ref.Margin, z[want])
 	}
@@ -113,10 +116,17 @@ func longGoldens() bool { return !testing.Short() && !puregoBuild }
 // below 1.5e-2 for the gemma family and 5e-3 for the others (testdata
 // README §4 and §9.2: about three times llama.cpp's own noise floor), and
 // for a model whose weights are all F32 every top-40 logit within 0.05.
+// The top-1 token must agree where the reference margin is 0.5 or more,
+// 1.0 for the gemma family: llama.cpp's own batched and one-at-a-time
+// runs of tiny-gemma2 differ by up to 0.505 a logit (§4), so two logits
+// may part by twice that in its own noise. On CPUs with AVX2 and no
+// AVX-512 (LLM_CPU=avx2) our batch flips tiny-gemma2 P2's position 665,
+// whose margin is 0.664, with every logit of it within 0.64 of
+// llama.cpp's.
 func goldenTolerance(info llm.Info) tolerance {
-	tol := tolerance{meanKL: 5e-3}
+	tol := tolerance{meanKL: 5e-3, top1Margin: 0.5}
 	if strings.HasPrefix(info.Architecture, "gemma") {
-		tol.meanKL = 1.5e-2
+		tol.meanKL, tol.top1Margin = 1.5e-2, 1.0
 	}
 	if info.FileType == "F32" {
 		tol.maxDLogit = 0.05
