@@ -79,71 +79,77 @@ func RepackedTensorBytes(t quant.Type, dims []int64) int64 {
 	return int64(quant.X8Bytes(t, int(rows), int(dims[0])))
 }
 
+// RepackUnit is one matrix that Repack may hold in the X8 layout: a block
+// matrix, the output matrix, or a block's whole 3-D expert tensor, whose
+// experts (Experts, the matrices the forward pass multiplies) then each
+// take their slice of the repacked rows.
+type RepackUnit struct {
+	*ops.Matrix
+	Experts []*ops.Matrix
+}
+
 // Repackable lists the matrices of m that RepackableTensor allows, blocks first
-// in order, then the output matrix. A block's expert tensor is one matrix
-// of all its experts' rows (each expert multiplies its own rows of it once
-// Repack has held it in the X8 layout).
-func (m *Model) Repackable() []*ops.Matrix {
-	var ms []*ops.Matrix
-	add := func(w *ops.Matrix, dims []int64) {
+// in order, then the output matrix, and none already in the X8 layout.
+func (m *Model) Repackable() []RepackUnit {
+	var us []RepackUnit
+	add := func(w *ops.Matrix, dims []int64, experts []*ops.Matrix) {
 		if !w.X8() && RepackableTensor(&m.Config, w.T.Name, w.T.Type, dims) {
-			ms = append(ms, w)
+			us = append(us, RepackUnit{w, experts})
 		}
 	}
 	for i := range m.Blocks {
 		L := &m.Blocks[i]
 		for _, w := range L.matrices() {
 			if *w != nil {
-				add(*w, []int64{int64((*w).Cols), int64((*w).Rows)}) // the router is no x8Block matrix
+				add(*w, []int64{int64((*w).Cols), int64((*w).Rows)}, nil) // the router is no x8Block matrix
 			}
 		}
-		if n := len(L.Experts); n > 0 {
-			for _, w := range L.expertStacks {
-				if w != nil {
-					add(w, []int64{int64(w.Cols), int64(w.Rows / n), int64(n)})
-				}
+		n := len(L.Experts)
+		for k, w := range L.expertStacks {
+			if w == nil || n == 0 {
+				continue
 			}
+			parts := make([]*ops.Matrix, n)
+			for e := range L.Experts {
+				x := &L.Experts[e]
+				parts[e] = [3]*ops.Matrix{x.Gate, x.Up, x.Down}[k]
+			}
+			add(w, []int64{int64(w.Cols), int64(w.Rows / n), int64(n)}, parts)
 		}
 	}
 	if !m.Tied && m.Output != nil {
-		add(m.Output, []int64{int64(m.Output.Cols), int64(m.Output.Rows)})
+		add(m.Output, []int64{int64(m.Output.Cols), int64(m.Output.Rows)}, nil)
 	}
-	return ms
+	return us
 }
 
 // RepackedBytes is the size of w, one of m.Repackable(), in the X8 layout
 // (Q4_K, Q5_K: 32 bytes a group's super-block more than in place).
 func RepackedBytes(w *ops.Matrix) int { return quant.X8Bytes(w.T.Type, w.Rows, w.Cols) }
 
-// Repack holds w, one of m.Repackable(), in the X8 layout in dst (exactly
-// RepackedBytes(w) bytes; an expert tensor's experts each take their
+// Repack holds u, one of Model.Repackable(), in the X8 layout in dst
+// (exactly RepackedBytes(u.Matrix) bytes; each of u.Experts takes its
 // slice of it): the rows are repacked into dst, about chunk
 // bytes of them at a time (whole groups of 8 rows), by the threads of pool
 // (nil: the calling goroutine alone), and done, when not nil, is told
-// after each piece the range of w's bytes (offset from the tensor's start,
-// length) that will not be read again, so the caller may release those
-// mapped pages while the rest is still to come; with a pool it is called
-// from several goroutines at once. Products read only dst from then on.
-// It is meant for load time, before any forward pass.
-func (m *Model) Repack(w *ops.Matrix, dst []byte, chunk int, pool *ops.Pool, done func(off, n int64)) error {
+// after each piece the range of the matrix's bytes (offset from the
+// tensor's start, length) that will not be read again, so the caller may
+// release those mapped pages while the rest is still to come; with a pool
+// it is called from several goroutines at once. Products read only dst
+// from then on. It is meant for load time, before any forward pass.
+func (u RepackUnit) Repack(dst []byte, chunk int, pool *ops.Pool, done func(off, n int64)) error {
+	w := u.Matrix
 	if err := repack(w, dst, chunk, pool, done); err != nil {
 		return err
 	}
-	for i := range m.Blocks {
-		L := &m.Blocks[i]
-		for k, stack := range L.expertStacks {
-			if stack != w {
-				continue
-			}
-			k8, _ := quant.X8(w.T.Type, w.Cols)
-			per := len(dst) / len(L.Experts)
-			for e := range L.Experts {
-				x := &L.Experts[e]
-				part := [3]*ops.Matrix{x.Gate, x.Up, x.Down}[k]
-				if err := part.UseX8(dst[e*per:(e+1)*per], k8); err != nil {
-					return err
-				}
-			}
+	if len(u.Experts) == 0 {
+		return nil
+	}
+	k8, _ := quant.X8(w.T.Type, w.Cols)
+	per := len(dst) / len(u.Experts)
+	for e, part := range u.Experts {
+		if err := part.UseX8(dst[e*per:(e+1)*per], k8); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -89,7 +89,7 @@ func TestRepackPieces(t *testing.T) {
 				seen := make([]int, len(w.T.Data))
 				got := make([]byte, len(want))
 				chunk := 3 * 8 * w.T.RowBytes() // three groups a piece: 13 pieces
-				if err := (&Model{}).Repack(w, got, chunk, pool, func(off, n int64) {
+				if err := (RepackUnit{Matrix: w}).Repack(got, chunk, pool, func(off, n int64) {
 					mu.Lock()
 					defer mu.Unlock()
 					for i := off; i < off+n; i++ {

@@ -257,7 +257,7 @@ func (w *Weights) repack() {
 	// past its end), so memory holds about one matrix twice at the most.
 	mp := w.cfg.Mapping
 	type matrix struct {
-		m  *ops.Matrix
+		m  model.RepackUnit
 		ti *gguf.TensorInfo
 	}
 	var ms []matrix
@@ -303,9 +303,9 @@ const repackChunk = 8 << 20
 
 // repackOne repacks m, the tensor ti of the mapped file, into a buffer of
 // its own and releases its mapped range.
-func (w *Weights) repackOne(m *ops.Matrix, ti *gguf.TensorInfo) error {
+func (w *Weights) repackOne(m model.RepackUnit, ti *gguf.TensorInfo) error {
 	mp := w.cfg.Mapping
-	size := model.RepackedBytes(m)
+	size := model.RepackedBytes(m.Matrix)
 	n := (size + mem.DirectAlign - 1) &^ (mem.DirectAlign - 1)
 	bufs, free, err := mem.AllocAligned(1, n)
 	if err != nil {
@@ -315,7 +315,7 @@ func (w *Weights) repackOne(m *ops.Matrix, ti *gguf.TensorInfo) error {
 	// The file's pages go as soon as each piece is repacked: a large
 	// matrix (Llama-3.1-8B's output, 431 MB) is never held twice whole.
 	release := func(off, n int64) { mp.Release(ti.Offset+off, n) }
-	if err := w.cfg.Model.Repack(m, bufs[0][:size], repackChunk, w.cfg.Pool, release); err != nil {
+	if err := m.Repack(bufs[0][:size], repackChunk, w.cfg.Pool, release); err != nil {
 		free()
 		return err
 	}
