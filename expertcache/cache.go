@@ -472,6 +472,16 @@ func (c *Cache) unpin(s int32) {
 	}
 }
 
+// Held reports whether every expert the last Fetch(il, …) announced has
+// a slot of its own until Release(il) (model.HeldExperts): then Expert
+// never takes back the room of one already served, and a pass may use
+// them all at once. It is false while some wait for a slot.
+func (c *Cache) Held(il int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cur.active && c.cur.il == il && c.cur.deferred == 0
+}
+
 // Release unpins block il's experts and lets another pass in
 // (model.ExpertSource).
 func (c *Cache) Release(il int) {

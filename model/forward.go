@@ -223,6 +223,7 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 	}
 	s.scratch = make([][]float32, e.Pool().Threads())
 	s.errs = make([]error, e.Pool().Threads())
+	s.moe.held = make([]*Expert, m.ExpertsUsed)
 	s.fitScratch()
 	return s, nil
 }

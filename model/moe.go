@@ -20,10 +20,11 @@ import (
 // done. A source that reads from disk starts every read it needs in Fetch,
 // so the reads proceed together while the first experts compute.
 //
-// Forward uses one expert at a time: once it asks for the next expert of
-// the block (or releases the block) it no longer reads the previous one's
-// matrices, so a source with room for fewer experts than a block announces
-// may reuse the room of the experts already used (expertcache does).
+// Forward uses one expert at a time, unless the source is a HeldExperts
+// that holds them all: once it asks for the next expert of the block (or
+// releases the block) it no longer reads the previous one's matrices, so
+// a source with room for fewer experts than a block announces may reuse
+// the room of the experts already used (expertcache does).
 //
 // Forward calls of different States may use a source at the same time; a
 // source that cannot serve them together serialises them (holding a lock
@@ -38,6 +39,20 @@ type ExpertSource interface {
 	Expert(il, e int) *Expert
 	// Release ends block il's use of the experts Fetch announced.
 	Release(il int)
+}
+
+// HeldExperts is an ExpertSource that can say, after Fetch(il, ids), that
+// every expert it announced stays readable until Release(il) (there was
+// room for them all), so that a pass may use them together: a decode
+// step then multiplies its experts in two dispatches instead of two an
+// expert. A source that cannot tell, or says false, is used one expert at
+// a time.
+type HeldExperts interface {
+	ExpertSource
+	// Held reports whether block il's announced experts are all readable
+	// until Release(il), whatever order Expert is called in. Called
+	// between Fetch(il, …) and the first Expert(il, …).
+	Held(il int) bool
 }
 
 // MappedExperts is the ExpertSource of a model whose experts all stay in
@@ -55,6 +70,9 @@ func (s MappedExperts) Expert(il, e int) *Expert { return &s.M.Blocks[il].Expert
 // Release does nothing.
 func (MappedExperts) Release(il int) {}
 
+// Held is true: mapped experts are always readable.
+func (MappedExperts) Held(il int) bool { return true }
+
 // moeScratch is a pass's routing tables and expert buffers, from the arena.
 type moeScratch struct {
 	logits []float32 // n × Experts router logits, then probabilities
@@ -67,9 +85,11 @@ type moeScratch struct {
 	g, u   []float32 // one expert's gate and up outputs, n × ExpertFFN (expertsOne: every expert's)
 	y      []float32 // one expert's down outputs, n × Embd
 	ys     []float32 // every pair's down output, n × ExpertsUsed × Embd
-	// parts is one dispatch's products for expertsOne; each, set by
-	// tests, makes one token's pass take one expert at a time too.
+	// parts is one dispatch's products for expertsOne, held its experts
+	// (ExpertsUsed, made with the State); each, set by tests, makes one
+	// token's pass take one expert at a time too.
 	parts [ops.MaxParts]ops.Part
+	held  []*Expert
 	each  bool
 }
 
@@ -259,8 +279,8 @@ func (s *State) experts(il int, L *Layer, a acts, out []float32) error {
 		xs.Fetch(il, used)
 		defer xs.Release(il)
 	}
-	if n == 1 && xs == nil && !ms.each {
-		if err := s.expertsOne(il, L, a); err != nil {
+	if n == 1 && !ms.each && allHeld(xs, il) {
+		if err := s.expertsOne(il, L, a, xs, used); err != nil {
 			return err
 		}
 		s.sumExperts(out, n)
@@ -356,26 +376,47 @@ func (s *State) sumExperts(out []float32, n int) {
 	}
 }
 
+// allHeld reports whether a pass may use block il's experts together:
+// the model's own (xs nil), or a HeldExperts source's that holds them all.
+func allHeld(xs ExpertSource, il int) bool {
+	if xs == nil {
+		return true
+	}
+	h, ok := xs.(HeldExperts)
+	return ok && h.Held(il)
+}
+
 // expertsOne is experts' products for a pass of one token, whose
-// ExpertsUsed experts are distinct and the model's own (not an
-// ExpertSource's, which may hold fewer experts than a token uses, reusing
-// the room of those used already): their gate-and-up pairs in as few
+// ExpertsUsed experts are distinct and all readable at once (the model's
+// own, or those of an xs that holds them all): their gate-and-up pairs
+// in as few
 // dispatches as ops.MaxParts allows (with the activation, unless biases
 // come between), then their down projections likewise, each written
 // straight into its slot's row of ys. The sums are those of one expert at
 // a time; a decode step of a model of small experts (Granite's 512 rows,
 // eight a token) spends less on the dispatches' barriers than on the
 // products otherwise.
-func (s *State) expertsOne(il int, L *Layer, a acts) error {
+func (s *State) expertsOne(il int, L *Layer, a acts, xs ExpertSource, used []int32) error {
 	c := &s.m.Config
 	ms := &s.moe
 	F, E := c.ExpertFFN, c.Embd
 	ids := ms.ids[:c.ExpertsUsed]
+	held := ms.held[:len(ids)]
+	for slot, e := range ids {
+		held[slot] = &L.Experts[e]
+	}
+	if xs != nil {
+		// In the order Fetch announced them (used, ascending), as the
+		// source expects.
+		for _, e := range used {
+			held[slices.Index(ids, e)] = xs.Expert(il, int(e))
+		}
+	}
 	const pairs = ops.MaxParts / 2
 	for s0 := 0; s0 < len(ids); s0 += pairs {
 		parts := ms.parts[:0]
 		for slot := s0; slot < min(len(ids), s0+pairs); slot++ {
-			ex := &L.Experts[ids[slot]]
+			ex := held[slot]
 			xg, err := s.quantized(a, ex.Gate.VecType)
 			if err != nil {
 				return err
@@ -404,7 +445,7 @@ func (s *State) expertsOne(il int, L *Layer, a acts) error {
 	}
 	// Every expert's down matrix is a slice of one tensor: one type, so
 	// the activation rows are quantized together.
-	down := L.Experts[ids[0]].Down
+	down := held[0].Down
 	xd, err := s.e.Quantize(down.VecType, ms.g[:len(ids)*F], F, len(ids), ms.gather)
 	if err != nil {
 		return fmt.Errorf("model: quantize activations: %w", err)
@@ -413,7 +454,7 @@ func (s *State) expertsOne(il int, L *Layer, a acts) error {
 	for s0 := 0; s0 < len(ids); s0 += ops.MaxParts {
 		parts := ms.parts[:0]
 		for slot := s0; slot < min(len(ids), s0+ops.MaxParts); slot++ {
-			parts = append(parts, ops.Part{M: L.Experts[ids[slot]].Down, X: xd[slot*xrb : (slot+1)*xrb], Out: ms.ys[slot*E : (slot+1)*E], Stride: E})
+			parts = append(parts, ops.Part{M: held[slot].Down, X: xd[slot*xrb : (slot+1)*xrb], Out: ms.ys[slot*E : (slot+1)*E], Stride: E})
 		}
 		s.e.MatMulParts(parts, 1)
 	}

@@ -9,8 +9,9 @@ import (
 )
 
 // TestExpertsOneMatchesEach: a decode step runs a token's experts in a few
-// dispatches (expertsOne) and computes the bits that one expert at a time
-// does, for every mixture-of-experts architecture, with
+// dispatches (expertsOne), the model's own or those of an ExpertSource
+// that holds them all (HeldExperts), and computes the bits that one
+// expert at a time does, for every mixture-of-experts architecture, with
 // gpt-oss's biases, a shared expert, more experts a token than one
 // dispatch takes, and quantized weights.
 func TestExpertsOneMatchesEach(t *testing.T) {
@@ -28,23 +29,54 @@ func TestExpertsOneMatchesEach(t *testing.T) {
 					t.Fatalf("%d experts a token", m.ExpertsUsed)
 				}
 				toks := prompt(12)
-				st, each := newState(t, m, pool, 1, 32), newState(t, m, pool, 1, 32)
+				// The model's own experts, a source that holds them all
+				// (expertsOne through it), and one that does not say so
+				// (one expert at a time, as each).
+				held := &countingExperts{MappedExperts: MappedExperts{M: m}, t: t, announced: map[int][]int32{}}
+				sources := []ExpertSource{nil, held, oneAtATime{MappedExperts{M: m}}}
+				sts := make([]*State, len(sources))
+				for i := range sts {
+					sts[i] = newState(t, m, pool, 1, 32)
+				}
+				each := newState(t, m, pool, 1, 32)
 				each.moe.each = true
-				out, want := make([]float32, m.Vocab), make([]float32, m.Vocab)
+				outs, want := make([][]float32, len(sts)), make([]float32, m.Vocab)
+				steps := make([]uint64, len(sts))
 				for i, tok := range toks {
-					if err := st.Forward([]int32{tok}, i, out); err != nil {
-						t.Fatal(err)
+					for j, st := range sts {
+						m.ExpertSource = sources[j]
+						outs[j] = make([]float32, m.Vocab)
+						before := st.e.Products()
+						err := st.Forward([]int32{tok}, i, outs[j])
+						steps[j] = st.e.Products() - before
+						m.ExpertSource = nil
+						if err != nil {
+							t.Fatal(err)
+						}
 					}
 					if err := each.Forward([]int32{tok}, i, want); err != nil {
 						t.Fatal(err)
 					}
-					for j := range out {
-						if out[j] != want[j] {
-							t.Fatalf("position %d, token %d: logit %d is %v, one expert at a time %v (off by %g)", i, tok, j, out[j], want[j], out[j]-want[j])
+					for j, out := range outs {
+						for k := range out {
+							if out[k] != want[k] {
+								t.Fatalf("source %d, position %d, token %d: logit %d is %v, one expert at a time %v (off by %g)", j, i, tok, k, out[k], want[k], out[k]-want[k])
+							}
 						}
 					}
+				}
+				if steps[1] != steps[0] || steps[2] <= steps[0] {
+					t.Errorf("products a step: %d with the model's experts, %d through a source holding them all (want the same), %d through one that does not (want more)", steps[0], steps[1], steps[2])
 				}
 			})
 		}
 	}
 }
+
+// oneAtATime is an ExpertSource that does not say it holds its experts:
+// a pass takes them one at a time.
+type oneAtATime struct{ src MappedExperts }
+
+func (o oneAtATime) Fetch(il int, ids []int32) { o.src.Fetch(il, ids) }
+func (o oneAtATime) Expert(il, e int) *Expert  { return o.src.Expert(il, e) }
+func (o oneAtATime) Release(il int)            { o.src.Release(il) }
