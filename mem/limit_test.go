@@ -108,45 +108,49 @@ func TestDetectLimitFS(t *testing.T) {
 	leaf := "sys/fs/cgroup/app.slice/llm.service"
 	parent := "sys/fs/cgroup/app.slice"
 	memTotal, memAvail := 16*gib, 12*gib
+	v2Base := merge(meminfo, mountsV2, cgroupV2)
+	const (
+		fromLeaf    = "cgroup v2 memory.max (/sys/fs/cgroup/app.slice/llm.service/memory.max)"
+		fromMeminfo = "MemAvailable (/proc/meminfo)"
+	)
 
 	tests := []struct {
 		name  string
 		files map[string]string
-		want  Limit
+		// want's MemTotal and MemAvailable are the meminfo fixture's
+		// wherever files holds it: the loop fills them in.
+		want Limit
 	}{
 		{
 			name: "v2 memory.max set",
-			files: merge(meminfo, mountsV2, cgroupV2,
+			files: merge(v2Base,
 				v2Level(parent, "max", 2*gib, v2Stat(0, 0, 0, 0)),
 				v2Level(leaf, "4294967296", 1*gib, v2Stat(400*mib, 200*mib, 300*mib, 100*mib))),
 			want: Limit{
 				Total: 4 * gib, Available: 4*gib - (1*gib - 500*mib),
-				Source:      "cgroup v2 memory.max (/sys/fs/cgroup/app.slice/llm.service/memory.max)",
+				Source:      fromLeaf,
 				CgroupLimit: 4 * gib, CgroupUsage: 1 * gib, CgroupFileCache: 500 * mib,
-				MemTotal: memTotal, MemAvailable: memAvail,
 			},
 		},
 		{
 			name: "v2 max falls back to meminfo",
-			files: merge(meminfo, mountsV2, cgroupV2,
+			files: merge(v2Base,
 				v2Level(parent, "max", 2*gib, ""),
 				v2Level(leaf, "max", 1*gib, v2Stat(700*mib, 100*mib, 200*mib, 0))),
 			want: Limit{
-				Total: memTotal, Available: memAvail, Source: "MemAvailable (/proc/meminfo)",
+				Total: memTotal, Available: memAvail, Source: fromMeminfo,
 				CgroupUsage: 1 * gib, CgroupFileCache: 300 * mib,
-				MemTotal: memTotal, MemAvailable: memAvail,
 			},
 		},
 		{
 			name: "v2 nested parent smaller",
-			files: merge(meminfo, mountsV2, cgroupV2,
+			files: merge(v2Base,
 				v2Level(parent, itoa(2*gib), 1536*mib, v2Stat(1*gib, 256*mib, 256*mib, 0)),
 				v2Level(leaf, itoa(8*gib), 1*gib, v2Stat(800*mib, 100*mib, 124*mib, 0))),
 			want: Limit{
 				Total: 2 * gib, Available: 2*gib - (1536*mib - 512*mib),
 				Source:      "cgroup v2 memory.max (/sys/fs/cgroup/app.slice/memory.max)",
 				CgroupLimit: 2 * gib, CgroupUsage: 1536 * mib, CgroupFileCache: 512 * mib,
-				MemTotal: memTotal, MemAvailable: memAvail,
 			},
 		},
 		{
@@ -154,59 +158,54 @@ func TestDetectLimitFS(t *testing.T) {
 			// is the smaller: Available comes from the leaf, Total from
 			// the parent.
 			name: "v2 nested leaf tighter headroom",
-			files: merge(meminfo, mountsV2, cgroupV2,
+			files: merge(v2Base,
 				v2Level(parent, itoa(1*gib), 300*mib, v2Stat(300*mib, 0, 0, 0)),
 				v2Level(leaf, itoa(2*gib), 1900*mib, v2Stat(1900*mib, 0, 0, 0))),
 			want: Limit{
 				Total: 1 * gib, Available: 2*gib - 1900*mib,
-				Source:      "cgroup v2 memory.max (/sys/fs/cgroup/app.slice/llm.service/memory.max)",
+				Source:      fromLeaf,
 				CgroupLimit: 2 * gib, CgroupUsage: 1900 * mib,
-				MemTotal: memTotal, MemAvailable: memAvail,
 			},
 		},
 		{
 			// ollama #15474: usage is nearly at the limit, but almost all
 			// of it is page cache from reading the model file.
 			name: "v2 usage is mostly page cache",
-			files: merge(meminfo, mountsV2, cgroupV2,
+			files: merge(v2Base,
 				v2Level(leaf, itoa(4*gib), 3900*mib, v2Stat(300*mib, 3000*mib, 500*mib, 100*mib))),
 			want: Limit{
 				Total: 4 * gib, Available: 4*gib - (3900*mib - 3500*mib),
-				Source:      "cgroup v2 memory.max (/sys/fs/cgroup/app.slice/llm.service/memory.max)",
+				Source:      fromLeaf,
 				CgroupLimit: 4 * gib, CgroupUsage: 3900 * mib, CgroupFileCache: 3500 * mib,
-				MemTotal: memTotal, MemAvailable: memAvail,
 			},
 		},
 		{
 			name: "v2 stat without LRU lists uses file minus shmem",
-			files: merge(meminfo, mountsV2, cgroupV2,
+			files: merge(v2Base,
 				v2Level(leaf, itoa(4*gib), 2*gib, "anon 1073741824\nfile 1073741824\nshmem 268435456\n")),
 			want: Limit{
 				Total: 4 * gib, Available: 4*gib - (2*gib - 768*mib),
-				Source:      "cgroup v2 memory.max (/sys/fs/cgroup/app.slice/llm.service/memory.max)",
+				Source:      fromLeaf,
 				CgroupLimit: 4 * gib, CgroupUsage: 2 * gib, CgroupFileCache: 768 * mib,
-				MemTotal: memTotal, MemAvailable: memAvail,
 			},
 		},
 		{
 			name: "v2 anonymous usage above limit clamps to zero",
-			files: merge(meminfo, mountsV2, cgroupV2,
+			files: merge(v2Base,
 				v2Level(leaf, itoa(1*gib), 1100*mib, v2Stat(1100*mib, 0, 0, 0))),
 			want: Limit{
 				Total: 1 * gib, Available: 0,
-				Source:      "cgroup v2 memory.max (/sys/fs/cgroup/app.slice/llm.service/memory.max)",
+				Source:      fromLeaf,
 				CgroupLimit: 1 * gib, CgroupUsage: 1100 * mib,
-				MemTotal: memTotal, MemAvailable: memAvail,
 			},
 		},
 		{
 			name: "v2 limit above MemAvailable",
-			files: merge(meminfo, mountsV2, cgroupV2,
+			files: merge(v2Base,
 				v2Level(leaf, itoa(64*gib), 1*gib, v2Stat(1*gib, 0, 0, 0))),
 			want: Limit{
-				Total: memTotal, Available: memAvail, Source: "MemAvailable (/proc/meminfo)",
+				Total: memTotal, Available: memAvail, Source: fromMeminfo,
 				CgroupLimit: 64 * gib, CgroupUsage: 1 * gib,
-				MemTotal: memTotal, MemAvailable: memAvail,
 			},
 		},
 		{
@@ -220,7 +219,6 @@ func TestDetectLimitFS(t *testing.T) {
 				Total: 3 * gib, Available: 3*gib - 512*mib,
 				Source:      "cgroup v2 memory.max (/sys/fs/cgroup/memory.max)",
 				CgroupLimit: 3 * gib, CgroupUsage: 1 * gib, CgroupFileCache: 512 * mib,
-				MemTotal: memTotal, MemAvailable: memAvail,
 			},
 		},
 		{
@@ -229,9 +227,8 @@ func TestDetectLimitFS(t *testing.T) {
 				v2Level(leaf, itoa(4*gib), 1*gib, v2Stat(1*gib, 0, 0, 0))),
 			want: Limit{
 				Total: 4 * gib, Available: 3 * gib,
-				Source:      "cgroup v2 memory.max (/sys/fs/cgroup/app.slice/llm.service/memory.max)",
+				Source:      fromLeaf,
 				CgroupLimit: 4 * gib, CgroupUsage: 1 * gib,
-				MemTotal: memTotal, MemAvailable: memAvail,
 			},
 		},
 		{
@@ -243,7 +240,6 @@ func TestDetectLimitFS(t *testing.T) {
 				Total: 4 * gib, Available: 3 * gib,
 				Source:      "cgroup v2 memory.max (/run/my cgroup/app.slice/llm.service/memory.max)",
 				CgroupLimit: 4 * gib, CgroupUsage: 1 * gib,
-				MemTotal: memTotal, MemAvailable: memAvail,
 			},
 		},
 		{
@@ -257,7 +253,6 @@ func TestDetectLimitFS(t *testing.T) {
 				Total: 2 * gib, Available: 2*gib - (1200*mib - 700*mib),
 				Source:      "cgroup v1 memory.limit_in_bytes (/sys/fs/cgroup/memory/memory.limit_in_bytes)",
 				CgroupLimit: 2 * gib, CgroupUsage: 1200 * mib, CgroupFileCache: 700 * mib,
-				MemTotal: memTotal, MemAvailable: memAvail,
 			},
 		},
 		{
@@ -266,9 +261,8 @@ func TestDetectLimitFS(t *testing.T) {
 				v1Level("sys/fs/cgroup/memory", v1Unlimited, 1*gib,
 					"total_cache 100\ntotal_shmem 0\nhierarchical_memory_limit 9223372036854771712\n")),
 			want: Limit{
-				Total: memTotal, Available: memAvail, Source: "MemAvailable (/proc/meminfo)",
+				Total: memTotal, Available: memAvail, Source: fromMeminfo,
 				CgroupUsage: 1 * gib, CgroupFileCache: 100,
-				MemTotal: memTotal, MemAvailable: memAvail,
 			},
 		},
 		{
@@ -282,7 +276,6 @@ func TestDetectLimitFS(t *testing.T) {
 				Total: 1 * gib, Available: 1*gib - 500*mib,
 				Source:      "cgroup v1 hierarchical_memory_limit (/sys/fs/cgroup/memory/memory.stat)",
 				CgroupLimit: 1 * gib, CgroupUsage: 600 * mib, CgroupFileCache: 100 * mib,
-				MemTotal: memTotal, MemAvailable: memAvail,
 			},
 		},
 		{
@@ -299,7 +292,6 @@ func TestDetectLimitFS(t *testing.T) {
 				Total: 3 * gib, Available: 3*gib - (2*gib - 512*mib),
 				Source:      "cgroup v1 memory.limit_in_bytes (/sys/fs/cgroup/memory/batch/memory.limit_in_bytes)",
 				CgroupLimit: 3 * gib, CgroupUsage: 2 * gib, CgroupFileCache: 512 * mib,
-				MemTotal: memTotal, MemAvailable: memAvail,
 			},
 		},
 		{
@@ -319,23 +311,20 @@ func TestDetectLimitFS(t *testing.T) {
 				Total: 1 * gib, Available: 1*gib - 100*mib,
 				Source:      "cgroup v1 memory.limit_in_bytes (/sys/fs/cgroup/memory/process_api/x/memory.limit_in_bytes)",
 				CgroupLimit: 1 * gib, CgroupUsage: 100 * mib,
-				MemTotal: memTotal, MemAvailable: memAvail,
 			},
 		},
 		{
 			name:  "no cgroup files: meminfo only",
 			files: merge(meminfo),
 			want: Limit{
-				Total: memTotal, Available: memAvail, Source: "MemAvailable (/proc/meminfo)",
-				MemTotal: memTotal, MemAvailable: memAvail,
+				Total: memTotal, Available: memAvail, Source: fromMeminfo,
 			},
 		},
 		{
 			name:  "cgroup named but its files missing: meminfo only",
-			files: merge(meminfo, mountsV2, cgroupV2),
+			files: v2Base,
 			want: Limit{
-				Total: memTotal, Available: memAvail, Source: "MemAvailable (/proc/meminfo)",
-				MemTotal: memTotal, MemAvailable: memAvail,
+				Total: memTotal, Available: memAvail, Source: fromMeminfo,
 			},
 		},
 		{
@@ -344,7 +333,7 @@ func TestDetectLimitFS(t *testing.T) {
 				map[string]string{leaf + "/memory.max": itoa(4*gib) + "\n"}),
 			want: Limit{
 				Total: 4 * gib, Available: 4 * gib,
-				Source:      "cgroup v2 memory.max (/sys/fs/cgroup/app.slice/llm.service/memory.max)",
+				Source:      fromLeaf,
 				CgroupLimit: 4 * gib,
 			},
 		},
@@ -361,13 +350,17 @@ func TestDetectLimitFS(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			want := tc.want
+			if tc.files["proc/meminfo"] == meminfo["proc/meminfo"] {
+				want.MemTotal, want.MemAvailable = memTotal, memAvail
+			}
 			root := writeTree(t, tc.files)
 			got, err := DetectLimitFS(os.DirFS(root))
 			if err != nil {
 				t.Fatalf("DetectLimitFS: %v", err)
 			}
-			if got != tc.want {
-				t.Errorf("DetectLimitFS:\n got %+v\nwant %+v", got, tc.want)
+			if got != want {
+				t.Errorf("DetectLimitFS:\n got %+v\nwant %+v", got, want)
 			}
 			if got.String() == "" {
 				t.Error("String is empty")

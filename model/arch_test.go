@@ -164,33 +164,43 @@ func TestBatchMatchesSingle(t *testing.T) {
 // the output matrix times Hidden's rows (and the final soft cap) are
 // Forward's logits to the bit, for every architecture and token.
 func TestHiddenIsWhatTheOutputMultiplies(t *testing.T) {
+	forEachTiny(t, func(t *testing.T, m *Model, pool *ops.Pool) {
+		if m.EmbeddingOnly() {
+			t.Skip("an embedding model has no output matrix (TestEncoderMatchesReference, TestDecoderMatchesReference check its hidden states)")
+		}
+		toks := prompt(24)
+		n := len(toks)
+		want := forwardAll(t, m, pool, toks, n, 64)
+		st := newState(t, m, pool, n, 64)
+		hidden := make([]float32, n*m.Embd)
+		if err := st.Hidden(toks, 0, hidden); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Hidden(toks, 0, hidden[1:]); err == nil {
+			t.Error("Hidden took a buffer of the wrong size")
+		}
+		got := make([]float32, n*m.Vocab)
+		if err := st.mul(m.Output, st.acts(hidden, m.Embd, n), got, m.Vocab); err != nil {
+			t.Fatal(err)
+		}
+		m.finishLogits(got)
+		if i, ok := sameLogitBits(got, want); !ok {
+			t.Errorf("token %d, logit %d: %v from the hidden state, %v from Forward", i/m.Vocab, i%m.Vocab, got[i], want[i])
+		}
+	})
+}
+
+// forEachTiny runs test on every architecture's tiny model (tinySpecs,
+// loaded by loadSpec) in a subtest named for the architecture, the
+// subtests sharing one pool of two workers.
+func forEachTiny(t *testing.T, test func(t *testing.T, m *Model, pool *ops.Pool)) {
+	t.Helper()
 	pool := ops.NewPool(2)
 	defer pool.Close()
 	for _, spec := range tinySpecs() {
 		t.Run(spec.Arch, func(t *testing.T) {
 			m, _, _ := loadSpec(t, spec)
-			if m.EmbeddingOnly() {
-				t.Skip("an embedding model has no output matrix (TestEncoderMatchesReference, TestDecoderMatchesReference check its hidden states)")
-			}
-			toks := prompt(24)
-			n := len(toks)
-			want := forwardAll(t, m, pool, toks, n, 64)
-			st := newState(t, m, pool, n, 64)
-			hidden := make([]float32, n*m.Embd)
-			if err := st.Hidden(toks, 0, hidden); err != nil {
-				t.Fatal(err)
-			}
-			if err := st.Hidden(toks, 0, hidden[1:]); err == nil {
-				t.Error("Hidden took a buffer of the wrong size")
-			}
-			got := make([]float32, n*m.Vocab)
-			if err := st.mul(m.Output, st.acts(hidden, m.Embd, n), got, m.Vocab); err != nil {
-				t.Fatal(err)
-			}
-			m.finishLogits(got)
-			if i, ok := sameLogitBits(got, want); !ok {
-				t.Errorf("token %d, logit %d: %v from the hidden state, %v from Forward", i/m.Vocab, i%m.Vocab, got[i], want[i])
-			}
+			test(t, m, pool)
 		})
 	}
 }
@@ -222,41 +232,36 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
-	pool := ops.NewPool(2)
-	defer pool.Close()
-	for _, spec := range tinySpecs() {
-		t.Run(spec.Arch, func(t *testing.T) {
-			m, _, _ := loadSpec(t, spec)
-			for _, labels := range []bool{false, true} {
-				e := ops.NewExec(pool)
-				e.SetProfileLabels(labels) // pprof phase labels cost nothing either
-				st, err := m.NewState(e, StateOptions{Batch: 8, Cache: kv.F16, Cells: 256})
-				if err != nil {
+	forEachTiny(t, func(t *testing.T, m *Model, pool *ops.Pool) {
+		for _, labels := range []bool{false, true} {
+			e := ops.NewExec(pool)
+			e.SetProfileLabels(labels) // pprof phase labels cost nothing either
+			st, err := m.NewState(e, StateOptions{Batch: 8, Cache: kv.F16, Cells: 256})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := make([]float32, m.Vocab)
+			pos := 0
+			step := func() {
+				if err := st.Forward([]int32{int32(3 + pos%200)}, pos, out); err != nil {
 					t.Fatal(err)
 				}
-				out := make([]float32, m.Vocab)
-				pos := 0
-				step := func() {
-					if err := st.Forward([]int32{int32(3 + pos%200)}, pos, out); err != nil {
+				pos++
+			}
+			if m.EmbeddingOnly() {
+				toks, hidden := prompt(8), make([]float32, 8*m.Embd)
+				step = func() {
+					if err := st.Hidden(toks, 0, hidden); err != nil {
 						t.Fatal(err)
 					}
-					pos++
-				}
-				if m.EmbeddingOnly() {
-					toks, hidden := prompt(8), make([]float32, 8*m.Embd)
-					step = func() {
-						if err := st.Hidden(toks, 0, hidden); err != nil {
-							t.Fatal(err)
-						}
-					}
-				}
-				step()
-				if n := testing.AllocsPerRun(50, step); n != 0 {
-					t.Errorf("labels %v: a decode step allocates %.1f times, want 0", labels, n)
 				}
 			}
-		})
-	}
+			step()
+			if n := testing.AllocsPerRun(50, step); n != 0 {
+				t.Errorf("labels %v: a decode step allocates %.1f times, want 0", labels, n)
+			}
+		}
+	})
 }
 
 // A decode step makes one product per group of matrices sharing an input:
@@ -272,70 +277,65 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 // runs on the caller alone depends on the kernels' tile sizes, which
 // differ between builds.)
 func TestDecodeDispatches(t *testing.T) {
-	pool := ops.NewPool(2)
-	defer pool.Close()
-	for _, spec := range tinySpecs() {
-		t.Run(spec.Arch, func(t *testing.T) {
-			m, _, _ := loadSpec(t, spec)
-			e := ops.NewExec(pool)
-			st, err := m.NewState(e, StateOptions{Batch: 8, Cache: kv.F16, Cells: 64})
-			if err != nil {
-				t.Fatal(err)
+	forEachTiny(t, func(t *testing.T, m *Model, pool *ops.Pool) {
+		e := ops.NewExec(pool)
+		st, err := m.NewState(e, StateOptions{Batch: 8, Cache: kv.F16, Cells: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, m.Vocab)
+		step := st.Forward
+		pos, outputs := 1, 1
+		if m.EmbeddingOnly() {
+			out, step, pos, outputs = out[:m.Embd], st.Hidden, 0, 0
+		}
+		if err := step([]int32{5}, 0, out); err != nil {
+			t.Fatal(err)
+		}
+		before := e.Products()
+		if err := step([]int32{6}, pos, out); err != nil {
+			t.Fatal(err)
+		}
+		got := e.Products() - before
+		c := &m.Config
+		attn := 2 // Q/K/V, output projection
+		if c.mla() {
+			// Q with the compressed KV, attn_k_b and attn_v_b four
+			// heads a product each, the output projection; attn_q_b.
+			attn = 2 + 2*((c.Heads+3)/4)
+			if c.QLoraRank > 0 {
+				attn++
 			}
-			out := make([]float32, m.Vocab)
-			step := st.Forward
-			pos, outputs := 1, 1
-			if m.EmbeddingOnly() {
-				out, step, pos, outputs = out[:m.Embd], st.Hidden, 0, 0
+		}
+		dense, experts := attn+2, 0 // gate/up, down
+		if c.Experts > 0 {
+			// The router; the token's experts' gate/up pairs (with the
+			// activation, unless biases come before it) eight a product,
+			// and their down projections sixteen a product.
+			experts = attn + 1 + (c.ExpertsUsed+ops.MaxParts/2-1)/(ops.MaxParts/2) + (c.ExpertsUsed+ops.MaxParts-1)/ops.MaxParts
+			if c.SharedFFN > 0 {
+				experts += 2 // the shared expert's gate/up and down
 			}
-			if err := step([]int32{5}, 0, out); err != nil {
-				t.Fatal(err)
+		}
+		if c.AltUp > 0 {
+			// LAuReL's two, the per-layer input's gate and projection;
+			// the per-layer projection and AltUp's into and out of the
+			// extra streams.
+			dense += 4
+			outputs += 1 + 2*(c.AltUp-1)
+		}
+		want := uint64(outputs)
+		for il := range c.Layers {
+			if c.ExpertLayer(il) {
+				want += uint64(experts)
+			} else {
+				want += uint64(dense)
 			}
-			before := e.Products()
-			if err := step([]int32{6}, pos, out); err != nil {
-				t.Fatal(err)
-			}
-			got := e.Products() - before
-			c := &m.Config
-			attn := 2 // Q/K/V, output projection
-			if c.mla() {
-				// Q with the compressed KV, attn_k_b and attn_v_b four
-				// heads a product each, the output projection; attn_q_b.
-				attn = 2 + 2*((c.Heads+3)/4)
-				if c.QLoraRank > 0 {
-					attn++
-				}
-			}
-			dense, experts := attn+2, 0 // gate/up, down
-			if c.Experts > 0 {
-				// The router; the token's experts' gate/up pairs (with the
-				// activation, unless biases come before it) eight a product,
-				// and their down projections sixteen a product.
-				experts = attn + 1 + (c.ExpertsUsed+ops.MaxParts/2-1)/(ops.MaxParts/2) + (c.ExpertsUsed+ops.MaxParts-1)/ops.MaxParts
-				if c.SharedFFN > 0 {
-					experts += 2 // the shared expert's gate/up and down
-				}
-			}
-			if c.AltUp > 0 {
-				// LAuReL's two, the per-layer input's gate and projection;
-				// the per-layer projection and AltUp's into and out of the
-				// extra streams.
-				dense += 4
-				outputs += 1 + 2*(c.AltUp-1)
-			}
-			want := uint64(outputs)
-			for il := range c.Layers {
-				if c.ExpertLayer(il) {
-					want += uint64(experts)
-				} else {
-					want += uint64(dense)
-				}
-			}
-			if got != want {
-				t.Errorf("a decode step made %d products, want %d (%d per dense block, %d per expert block and the output)", got, want, dense, experts)
-			}
-		})
-	}
+		}
+		if got != want {
+			t.Errorf("a decode step made %d products, want %d (%d per dense block, %d per expert block and the output)", got, want, dense, experts)
+		}
+	})
 }
 
 // HeapBytes is exactly the floats of every copied vector, plus the expert
@@ -868,32 +868,27 @@ func ExampleSupported() {
 // architecture. Run with -race: it is the concurrency test of the fused
 // dispatches.
 func TestConcurrentStatesShareThePool(t *testing.T) {
-	pool := ops.NewPool(2)
-	defer pool.Close()
-	for _, spec := range tinySpecs() {
-		t.Run(spec.Arch, func(t *testing.T) {
-			m, _, _ := loadSpec(t, spec)
-			toks := prompt(12)
-			want := forwardAll(t, m, pool, toks, 4, 32)
-			var wg sync.WaitGroup
-			for range 3 {
-				wg.Go(func() {
-					for range 3 {
-						got, err := runChunks(m, pool, toks, 4, 32)
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						if i, ok := sameLogitBits(got, want); !ok {
-							t.Errorf("logit %d: %v alone, %v beside other sessions", i, want[i], got[i])
-							return
-						}
+	forEachTiny(t, func(t *testing.T, m *Model, pool *ops.Pool) {
+		toks := prompt(12)
+		want := forwardAll(t, m, pool, toks, 4, 32)
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				for range 3 {
+					got, err := runChunks(m, pool, toks, 4, 32)
+					if err != nil {
+						t.Error(err)
+						return
 					}
-				})
-			}
-			wg.Wait()
-		})
-	}
+					if i, ok := sameLogitBits(got, want); !ok {
+						t.Errorf("logit %d: %v alone, %v beside other sessions", i, want[i], got[i])
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	})
 }
 
 // sameLogitBits reports the first logit that differs in any bit.

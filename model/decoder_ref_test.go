@@ -191,22 +191,30 @@ func (r *refDecoder) shortConv(p func(string) []float64, x [][]float64, eps floa
 	for t := range x {
 		ys[t] = make([]float64, E)
 		for i := range E {
-			var sum float64
-			for j := range K {
-				src := t - (K - 1) + j
-				if src < 0 || (r.convNoState && j < K-1) {
-					continue
-				}
-				tap := j
-				if r.convReversed {
-					tap = K - 1 - j
-				}
-				sum += w[i*K+tap] * bx[src][i]
-			}
-			ys[t][i] = cs[t][i] * sum
+			ys[t][i] = cs[t][i] * r.causalConv(w, K, i, t, func(src int) float64 { return bx[src][i] })
 		}
 	}
 	return ys
+}
+
+// causalConv is a causal convolution's output at position t of channel
+// ch, whose K taps are w[ch·K:]: Σ_j w_j·in(t-(K-1)+j), positions before
+// 0 zero, as ggml's ssm_conv over a zeroed conv state; convNoState and
+// convReversed perturb it.
+func (r *refDecoder) causalConv(w []float64, K, ch, t int, in func(src int) float64) float64 {
+	var sum float64
+	for j := range K {
+		src := t - (K - 1) + j
+		if src < 0 || (r.convNoState && j < K-1) {
+			continue
+		}
+		tap := j
+		if r.convReversed {
+			tap = K - 1 - j
+		}
+		sum += w[ch*K+tap] * in(src)
+	}
+	return sum
 }
 
 func rmsNorm64(x, w []float64, eps float64) []float64 {

@@ -32,14 +32,7 @@ func (r *refDecoder) mamba2(p func(string) []float64, x [][]float64, eps float64
 	for t := range x {
 		xbc := make([]float64, W)
 		for ch := range W {
-			var sum float64
-			for j := range K {
-				src := t - (K - 1) + j
-				if src < 0 || (r.convNoState && j < K-1) {
-					continue
-				}
-				sum += w[ch*K+j] * raw[src][I+ch]
-			}
+			sum := r.causalConv(w, K, ch, t, func(src int) float64 { return raw[src][I+ch] })
 			if b != nil {
 				sum += b[ch]
 			}

@@ -306,12 +306,7 @@ func TestModelEmbeddings(t *testing.T) {
 // TestModelEmbeddingsQwen3: FromModel's embeddings of a real model's file
 // from the test data (skipped without it).
 func TestModelEmbeddingsQwen3(t *testing.T) {
-	m, err := llm.Load(testutil.Testdata(t, "models/tiny-qwen3-q4_k_m.gguf"), llm.WithThreads(1), llm.WithContextSize(256))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	_, hs := serveModel(t, m, "tiny-qwen3", 1, nil)
+	m, hs := startQwen3(t)
 	checkModelEmbeddings(t, m, hs.URL)
 }
 

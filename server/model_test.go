@@ -35,6 +35,19 @@ func startModel(t *testing.T, parallel int, wrap func(Backend) Backend, opts ...
 	return m, srv, hs
 }
 
+// startQwen3 serves the test data's tiny-qwen3 (a real model's file;
+// the test is skipped without it) as "tiny-qwen3" with one slot.
+func startQwen3(t *testing.T) (*llm.Model, *httptest.Server) {
+	t.Helper()
+	m, err := llm.Load(testutil.Testdata(t, "models/tiny-qwen3-q4_k_m.gguf"), llm.WithThreads(1), llm.WithContextSize(256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	_, hs := serveModel(t, m, "tiny-qwen3", 1, nil)
+	return m, hs
+}
+
 // serveModel serves m, loaded with llm.WithSessions(parallel), as id over
 // HTTP until the test ends; wrap is startModel's.
 func serveModel(t *testing.T, m *llm.Model, id string, parallel int, wrap func(Backend) Backend, opts ...Option) (*Server, *httptest.Server) {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/internal/llmtest"
-	"github.com/lowmem/llm/internal/testutil"
 )
 
 // The tests below drive Ollama's routes over FromModel's Backend of real
@@ -201,12 +200,7 @@ func TestOllamaModelEncoder(t *testing.T) {
 // calls tools and thinks, and think false reaches the template (which
 // then closes the reasoning block in the prompt).
 func TestOllamaModelQwen3(t *testing.T) {
-	m, err := llm.Load(testutil.Testdata(t, "models/tiny-qwen3-q4_k_m.gguf"), llm.WithThreads(1), llm.WithContextSize(256))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	_, hs := serveModel(t, m, "tiny-qwen3", 1, nil)
+	m, hs := startQwen3(t)
 	resp, body := post(t, hs.URL+"/api/show", `{"model":"qwen3:0.6b"}`)
 	var show struct {
 		Details struct {

@@ -13,13 +13,11 @@ import (
 // sharing the KV caches of layers 0 and 1, and activation sparsity in
 // every layer (llama.cpp's first ten); Q8_0 weights, a tied output.
 func TinyGemma3n() ModelSpec {
-	return ModelSpec{
-		Arch: "gemma3n", Vocab: 320, Embd: 64, Layers: 4, Heads: 4, HeadsKV: 2,
-		HeadDim: 32, FFN: 128, Context: 256, RopeBase: 1000000, RMSEps: 1e-6,
-		WeightType: quant.Q8_0, TiedOutput: true, Seed: 21, SlidingWindow: 4,
-		AltUp: 4, PerLayerEmbd: 32, LaurelRank: 32, SharedKV: 2,
-		SWALayers: []bool{true, false, true, false},
-	}
+	s := tiny("gemma3n", 21)
+	s.Layers, s.HeadDim, s.RopeBase, s.RMSEps, s.TiedOutput = 4, 32, 1000000, 1e-6, true
+	s.SlidingWindow, s.SWALayers = 4, []bool{true, false, true, false}
+	s.AltUp, s.PerLayerEmbd, s.LaurelRank, s.SharedKV = 4, 32, 32, 2
+	return s
 }
 
 // withGemma3nDefaults fills a gemma3n spec's zero fields.

@@ -238,6 +238,17 @@ func (d *DeepSeek2) AddTo(g *gguf.Writer, arch string) {
 	}
 }
 
+// tiny is the model every Tiny* spec starts from: a 320-token vocabulary,
+// 64 wide, 2 layers of 4 query and 2 KV heads, a feed-forward of 128, 256
+// positions and Q8_0 weights; each spec changes what makes it its
+// architecture.
+func tiny(arch string, seed uint64) ModelSpec {
+	return ModelSpec{
+		Arch: arch, Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
+		FFN: 128, Context: 256, WeightType: quant.Q8_0, Seed: seed,
+	}
+}
+
 // TinyDeepSeek2 is a 3-layer deepseek2 as DeepSeek-V2-Lite is made:
 // latent attention of rank 64 (heads of 32 unrotated and 16 rotated query
 // dims, values of 32) with attn_q, layer 0's feed-forward dense and the
@@ -245,13 +256,13 @@ func (d *DeepSeek2) AddTo(g *gguf.Writer, arch string) {
 // renormalised, scaled by 1.5, beside 2 shared experts; YaRN ×4 over 32
 // positions with DeepSeek's mscale_all_dim of 0.707; Q8_0 weights.
 func TinyDeepSeek2() ModelSpec {
-	return ModelSpec{
-		Arch: "deepseek2", Vocab: 320, Embd: 64, Layers: 3, Heads: 4,
-		FFN: 128, Context: 256, RopeBase: 10000, RMSEps: 1e-6,
-		WeightType: quant.Q8_0, Seed: 23, Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
-		Yarn:      &Yarn{Factor: 4, OrigContext: 32, LogMul: 0.0707},
-		DeepSeek2: &DeepSeek2{KVLora: 64, Nope: 32, Rope: 16, VHead: 32, Shared: 2, Scale: 1.5},
-	}
+	s := tiny("deepseek2", 23)
+	s.Layers, s.RopeBase, s.RMSEps = 3, 10000, 1e-6
+	s.HeadsKV = 0 // withDefaults derives it from the latent attention
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.DenseLead, s.RouterGain = 8, 2, 32, 1, 4
+	s.Yarn = &Yarn{Factor: 4, OrigContext: 32, LogMul: 0.0707}
+	s.DeepSeek2 = &DeepSeek2{KVLora: 64, Nope: 32, Rope: 16, VHead: 32, Shared: 2, Scale: 1.5}
+	return s
 }
 
 // TinyDeepSeek3 is TinyDeepSeek2 made as DeepSeek V3 is: the query through
@@ -321,73 +332,63 @@ type LongRope struct {
 // TinyLlama is a 2-layer llama with grouped-query attention and Q8_0
 // weights, about 130 KB.
 func TinyLlama() ModelSpec {
-	return ModelSpec{
-		Arch: "llama", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
-		FFN: 128, Context: 256, RopeBase: 10000, RMSEps: 1e-5,
-		WeightType: quant.Q8_0, Seed: 1,
-	}
+	s := tiny("llama", 1)
+	s.RopeBase, s.RMSEps = 10000, 1e-5
+	return s
 }
 
 // TinyQwen2 is a 2-layer qwen2 (q/k/v biases, tied output) with Q8_0
 // weights.
 func TinyQwen2() ModelSpec {
-	return ModelSpec{
-		Arch: "qwen2", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
-		FFN: 128, Context: 256, RopeBase: 1000000, RMSEps: 1e-6,
-		WeightType: quant.Q8_0, TiedOutput: true, Seed: 2,
-	}
+	s := tiny("qwen2", 2)
+	s.RopeBase, s.RMSEps, s.TiedOutput = 1000000, 1e-6, true
+	return s
 }
 
 // TinyGemma2 is a 2-layer gemma2 (four norms per layer, soft-capping,
 // sliding window on layer 0, tied output) whose head size 32 differs from
 // Embd/Heads, with Q8_0 weights.
 func TinyGemma2() ModelSpec {
-	return ModelSpec{
-		Arch: "gemma2", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
-		HeadDim: 32, FFN: 128, Context: 256, RopeBase: 10000, RMSEps: 1e-6,
-		WeightType: quant.Q8_0, TiedOutput: true, Seed: 3, SlidingWindow: 16,
-	}
+	s := tiny("gemma2", 3)
+	s.HeadDim, s.RopeBase, s.RMSEps, s.TiedOutput = 32, 10000, 1e-6, true
+	s.SlidingWindow = 16
+	return s
 }
 
 // TinyQwen3 is a 2-layer qwen3 (per-head q/k norms, no biases, tied
 // output) with Q8_0 weights.
 func TinyQwen3() ModelSpec {
-	return ModelSpec{
-		Arch: "qwen3", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
-		HeadDim: 32, FFN: 128, Context: 256, RopeBase: 1000000, RMSEps: 1e-6,
-		WeightType: quant.Q8_0, TiedOutput: true, Seed: 4,
-	}
+	s := tiny("qwen3", 4)
+	s.HeadDim, s.RopeBase, s.RMSEps, s.TiedOutput = 32, 1000000, 1e-6, true
+	return s
 }
 
 // TinyGemma3 is a 4-layer gemma3 with a window of 16 on layers 0 and 1
 // (a pattern of 3: every third layer global), q/k norms, four norms per
 // layer and a tied output, with Q8_0 weights.
 func TinyGemma3() ModelSpec {
-	return ModelSpec{
-		Arch: "gemma3", Vocab: 320, Embd: 64, Layers: 4, Heads: 4, HeadsKV: 2,
-		HeadDim: 32, FFN: 128, Context: 256, RopeBase: 1000000, RMSEps: 1e-6,
-		WeightType: quant.Q8_0, TiedOutput: true, Seed: 5, SlidingWindow: 16, SWAPattern: 3,
-	}
+	s := tiny("gemma3", 5)
+	s.Layers, s.HeadDim, s.RopeBase, s.RMSEps, s.TiedOutput = 4, 32, 1000000, 1e-6, true
+	s.SlidingWindow, s.SWAPattern = 16, 3
+	return s
 }
 
 // TinyPhi3 is a 2-layer phi3 (fused attn_qkv and gate/up) with LongRoPE
 // factors whose original context is 128, with Q8_0 weights.
 func TinyPhi3() ModelSpec {
-	return ModelSpec{
-		Arch: "phi3", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
-		FFN: 128, Context: 1024, RopeBase: 10000, RMSEps: 1e-5,
-		WeightType: quant.Q8_0, Seed: 6, LongRope: &LongRope{OrigContext: 128, AttnFactor: 1.19},
-	}
+	s := tiny("phi3", 6)
+	s.Context, s.RopeBase, s.RMSEps = 1024, 10000, 1e-5
+	s.LongRope = &LongRope{OrigContext: 128, AttnFactor: 1.19}
+	return s
 }
 
 // TinyQwen3MoE is a 2-layer qwen3moe with 8 experts of width 32, 2 per
 // token, and Q8_0 weights (the router F32, as llama.cpp keeps it).
 func TinyQwen3MoE() ModelSpec {
-	return ModelSpec{
-		Arch: "qwen3moe", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
-		HeadDim: 32, FFN: 128, Context: 256, RopeBase: 1000000, RMSEps: 1e-6,
-		WeightType: quant.Q8_0, Seed: 7, Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
-	}
+	s := tiny("qwen3moe", 7)
+	s.HeadDim, s.RopeBase, s.RMSEps = 32, 1000000, 1e-6
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.RouterGain = 8, 2, 32, 4
+	return s
 }
 
 // TinyBert is a 2-layer bert (learned positions, q/k/v and every other
@@ -395,11 +396,9 @@ func TinyQwen3MoE() ModelSpec {
 // sums, attention over the whole text) with a WordPiece vocabulary, mean
 // pooling and Q8_0 weights.
 func TinyBert() ModelSpec {
-	return ModelSpec{
-		Arch: "bert", Vocab: 320, Embd: 64, Layers: 2, Heads: 4,
-		FFN: 128, Context: 256, NormEps: 1e-12, Pooling: 1,
-		WeightType: quant.Q8_0, Seed: 8,
-	}
+	s := tiny("bert", 8)
+	s.HeadsKV, s.NormEps, s.Pooling = 0, 1e-12, 1
+	return s
 }
 
 // TinyNomicBert is a 2-layer nomic-bert (fused attn_qkv without biases,
@@ -407,32 +406,27 @@ func TinyBert() ModelSpec {
 // residual sums, attention over the whole text) with a WordPiece
 // vocabulary, mean pooling and Q8_0 weights.
 func TinyNomicBert() ModelSpec {
-	return ModelSpec{
-		Arch: "nomic-bert", Vocab: 320, Embd: 64, Layers: 2, Heads: 4,
-		FFN: 128, Context: 256, RopeBase: 1000, NormEps: 1e-12, Pooling: 1,
-		WeightType: quant.Q8_0, Seed: 9,
-	}
+	s := tiny("nomic-bert", 9)
+	s.HeadsKV, s.RopeBase, s.NormEps, s.Pooling = 0, 1000, 1e-12, 1
+	return s
 }
 
 // TinyGranite is a 2-layer granite (llama's tensors, Granite 3.3's four
 // multipliers) with Q8_0 weights.
 func TinyGranite() ModelSpec {
-	return ModelSpec{
-		Arch: "granite", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
-		FFN: 128, Context: 256, RopeBase: 10000, RMSEps: 1e-5,
-		WeightType: quant.Q8_0, TiedOutput: true, Seed: 10,
-	}
+	s := tiny("granite", 10)
+	s.RopeBase, s.RMSEps, s.TiedOutput = 10000, 1e-5, true
+	return s
 }
 
 // TinyGraniteMoE is a 2-layer granitemoe: Granite's multipliers and 8
 // experts of width 32 (feed_forward_length, as llama.cpp sizes
 // granitemoe's experts), 2 per token, with Q8_0 weights.
 func TinyGraniteMoE() ModelSpec {
-	return ModelSpec{
-		Arch: "granitemoe", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
-		FFN: 32, Context: 256, RopeBase: 10000, RMSEps: 1e-6,
-		WeightType: quant.Q8_0, TiedOutput: true, Seed: 11, Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
-	}
+	s := tiny("granitemoe", 11)
+	s.FFN, s.RopeBase, s.RMSEps, s.TiedOutput = 32, 10000, 1e-6, true
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.RouterGain = 8, 2, 32, 4
+	return s
 }
 
 // TinyGraniteHybrid is a 4-layer granitehybrid as Granite 4.0-H's
@@ -442,12 +436,11 @@ func TinyGraniteMoE() ModelSpec {
 // the attention layer's scores are not nearly flat), a dense SwiGLU,
 // expert_count 0; Q8_0 weights, tied output.
 func TinyGraniteHybrid() ModelSpec {
-	return ModelSpec{
-		Arch: "granitehybrid", Vocab: 320, Embd: 64, Layers: 4, Heads: 4, HeadsKV: 2,
-		FFN: 128, Context: 256, RMSEps: 1e-5, WeightType: quant.Q8_0, TiedOutput: true, Seed: 23,
-		ConvLayers: []int{0, 1, 3}, SSMState: 16, SSMHeads: 8, SSMGroups: 2,
-		EmbeddingScale: 12, ResidualScale: 0.22, AttentionScale: 0.25, LogitScale: 8,
-	}
+	s := tiny("granitehybrid", 23)
+	s.Layers, s.RMSEps, s.TiedOutput = 4, 1e-5, true
+	s.ConvLayers, s.SSMState, s.SSMHeads, s.SSMGroups = []int{0, 1, 3}, 16, 8, 2
+	s.EmbeddingScale, s.ResidualScale, s.AttentionScale, s.LogitScale = 12, 0.22, 0.25, 8
+	return s
 }
 
 // TinyGraniteHybridMoE is TinyGraniteHybrid (layers 0, 1 and 3 Mamba-2)
@@ -464,11 +457,9 @@ func TinyGraniteHybridMoE() ModelSpec {
 // TinySmolLM3 is a 4-layer smollm3 (llama's graph; layer 3 has no RoPE)
 // with Q8_0 weights.
 func TinySmolLM3() ModelSpec {
-	return ModelSpec{
-		Arch: "smollm3", Vocab: 320, Embd: 64, Layers: 4, Heads: 4, HeadsKV: 2,
-		FFN: 128, Context: 256, RopeBase: 5000000, RMSEps: 1e-6,
-		WeightType: quant.Q8_0, TiedOutput: true, Seed: 12,
-	}
+	s := tiny("smollm3", 12)
+	s.Layers, s.RopeBase, s.RMSEps, s.TiedOutput = 4, 5000000, 1e-6, true
+	return s
 }
 
 // TinyGemmaEmbedding is a 6-layer gemma-embedding (Gemma 3's layers,
@@ -476,32 +467,28 @@ func TinySmolLM3() ModelSpec {
 // layer 5 global; mean pooling; a dense projection through 96) with
 // Q8_0 weights.
 func TinyGemmaEmbedding() ModelSpec {
-	return ModelSpec{
-		Arch: "gemma-embedding", Vocab: 320, Embd: 64, Layers: 6, Heads: 4, HeadsKV: 2,
-		HeadDim: 32, FFN: 128, Context: 256, RopeBase: 1000000, RMSEps: 1e-6,
-		WeightType: quant.Q8_0, TiedOutput: true, Seed: 14, SlidingWindow: 8, Pooling: 1, Dense: 96,
-	}
+	s := tiny("gemma-embedding", 14)
+	s.Layers, s.HeadDim, s.RopeBase, s.RMSEps, s.TiedOutput = 6, 32, 1000000, 1e-6, true
+	s.SlidingWindow, s.Pooling, s.Dense = 8, 1, 96
+	return s
 }
 
 // TinyMistral3 is a 2-layer mistral3 (Ministral 3: llama's layers, YaRN
 // with Mistral's log multiplier, Llama 4's attention temperature past
 // position 4) with Q8_0 weights.
 func TinyMistral3() ModelSpec {
-	return ModelSpec{
-		Arch: "mistral3", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
-		FFN: 128, Context: 256, RopeBase: 1000000, RMSEps: 1e-5,
-		WeightType: quant.Q8_0, Seed: 16, Yarn: &Yarn{Factor: 16, OrigContext: 4, LogMul: 1, TempScale: 0.1},
-	}
+	s := tiny("mistral3", 16)
+	s.RopeBase, s.RMSEps = 1000000, 1e-5
+	s.Yarn = &Yarn{Factor: 16, OrigContext: 4, LogMul: 1, TempScale: 0.1}
+	return s
 }
 
 // TinyOlmo2 is a 2-layer olmo2 (no pre-norms; Q and K norms across all
 // heads; norms after attention and the feed-forward) with Q8_0 weights.
 func TinyOlmo2() ModelSpec {
-	return ModelSpec{
-		Arch: "olmo2", Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
-		FFN: 128, Context: 256, RopeBase: 500000, RMSEps: 1e-6,
-		WeightType: quant.Q8_0, Seed: 15,
-	}
+	s := tiny("olmo2", 15)
+	s.RopeBase, s.RMSEps = 500000, 1e-6
+	return s
 }
 
 // TinyGptOss is a 4-layer gpt-oss: biases on every projection, the
@@ -510,24 +497,21 @@ func TinyOlmo2() ModelSpec {
 // chosen logits, through the clamped SwiGLU; YaRN (factor 4 over 16
 // positions); Q8_0 weights.
 func TinyGptOss() ModelSpec {
-	return ModelSpec{
-		Arch: "gpt-oss", Vocab: 320, Embd: 64, Layers: 4, Heads: 4, HeadsKV: 2,
-		HeadDim: 32, FFN: 128, Context: 256, RopeBase: 150000, RMSEps: 1e-5,
-		WeightType: quant.Q8_0, Seed: 17, SlidingWindow: 8,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 64, RouterGain: 4,
-		Yarn: &Yarn{Factor: 4, OrigContext: 16},
-	}
+	s := tiny("gpt-oss", 17)
+	s.Layers, s.HeadDim, s.RopeBase, s.RMSEps, s.SlidingWindow = 4, 32, 150000, 1e-5, 8
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.RouterGain = 8, 2, 64, 4
+	s.Yarn = &Yarn{Factor: 4, OrigContext: 16}
+	return s
 }
 
 // TinyLFM2 is a 4-layer lfm2 (layers 0, 1 and 3 short convolutions of
 // kernel 3, layer 2 attention with per-head Q/K norms; the final norm
 // named token_embd_norm; tied output) with Q8_0 weights.
 func TinyLFM2() ModelSpec {
-	return ModelSpec{
-		Arch: "lfm2", Vocab: 320, Embd: 64, Layers: 4, Heads: 4, HeadsKV: 2,
-		FFN: 128, Context: 256, RopeBase: 1000000, RMSEps: 1e-5,
-		WeightType: quant.Q8_0, Seed: 17, TiedOutput: true, ConvLayers: []int{0, 1, 3},
-	}
+	s := tiny("lfm2", 17)
+	s.Layers, s.RopeBase, s.RMSEps, s.TiedOutput = 4, 1000000, 1e-5, true
+	s.ConvLayers = []int{0, 1, 3}
+	return s
 }
 
 // TinyLFM2MoE is TinyLFM2's layers (0, 1 and 3 short convolutions,

@@ -42,6 +42,16 @@ func (k *kfn) iq2Common(stride int, grid string) []VReg {
 	return c
 }
 
+// iq2Load loads the 64 bytes after row p's d into four vectors of
+// arrangement a and returns the first; rTmp is left at p+2+post (post
+// 64: past the bytes loaded).
+func (k *kfn) iq2Load(p XReg, a Arr, post int) VReg {
+	v := k.rg.getN(4)
+	k.Op("ADD $2, R%d, R%d", p, rTmp)
+	k.I(LD1(a, v, 4, rTmp, post))
+	return v
+}
+
 // signParity sets bit 7 of each byte of v (seven sign bits each) to the
 // parity of the other seven: ggml's ksigns_iq2xs.
 func (k *kfn) signParity(v VReg) {
@@ -136,11 +146,8 @@ var iq2XXS = superType{
 	},
 	row: func(k *kfn, p XReg, c []VReg, _ VReg) (VReg, VReg) {
 		k7f, kw1 := c[iq2Consts], c[iq2Consts+1]
-		v := k.rg.getN(4)
-		k.Op("ADD $2, R%d, R%d", p, rTmp)
-		k.I(LD1(B16, v, 4, rTmp, 0))
-		var parts iq2Parts
-		parts.elem = B16
+		v := k.iq2Load(p, B16, 0)
+		parts := iq2Parts{elem: B16}
 		for h := 0; h < 2; h++ {
 			// Words 0, 2 of the pair of vectors are the index bytes of
 			// four sub-blocks, words 1, 3 their sign-and-scale words.
@@ -178,11 +185,8 @@ var iq2XS = superType{
 	},
 	row: func(k *kfn, p XReg, c []VReg, _ VReg) (VReg, VReg) {
 		kfe00, k0f, k01 := c[iq2Consts], c[iq2Consts+1], c[iq2Consts+2]
-		v := k.rg.getN(4)
-		k.Op("ADD $2, R%d, R%d", p, rTmp)
-		k.I(LD1(H8, v, 4, rTmp, 64))
-		var parts iq2Parts
-		parts.elem = H8
+		v := k.iq2Load(p, H8, 64)
+		parts := iq2Parts{elem: H8}
 		for h := 0; h < 2; h++ {
 			// The high bytes of sixteen halfwords, shifted right once,
 			// are the seven sign bits of four sub-blocks' groups.
@@ -223,11 +227,8 @@ var iq2S = superType{
 	},
 	row: func(k *kfn, p XReg, c []VReg, _ VReg) (VReg, VReg) {
 		k0f, k01, k03, ksp0, ksp1, ksh := c[iq2Consts], c[iq2Consts+1], c[iq2Consts+2], c[iq2Consts+3], c[iq2Consts+4], c[iq2Consts+5]
-		v := k.rg.getN(4)
-		k.Op("ADD $2, R%d, R%d", p, rTmp)
-		k.I(LD1(B16, v, 4, rTmp, 64))
-		var parts iq2Parts
-		parts.elem = H8
+		v := k.iq2Load(p, B16, 64)
+		parts := iq2Parts{elem: H8}
 		parts.signs = [2]VReg{v + 2, v + 3}
 		qs := k.rg.get()
 		k.I(LD1(B16, qs, 1, rTmp, 0))

@@ -157,6 +157,10 @@ func (s shape) encoder() bool { return s.NormEps != 0 }
 // graniteScales are Granite's four multipliers.
 type graniteScales struct{ Embedding, Residual, Attention, Logit float32 }
 
+// granite33 is Granite 3.3's multipliers, which Granite 4.0-H-Micro's
+// shape takes too.
+var granite33 = &graniteScales{Embedding: 12, Residual: 0.22, Attention: 0.015625, Logit: 8}
+
 // longRope is the LongRoPE part of a Phi-3/Phi-4 config.json.
 type longRope struct {
 	OrigContext int // original_max_position_embeddings
@@ -269,7 +273,7 @@ var shapes = []shape{
 		Name: "granite-3.3-2b", Arch: "granite", Vocab: 49159, Embd: 2048, Layers: 40,
 		Heads: 32, HeadsKV: 8, FFN: 8192, Context: 131072,
 		RopeBase: 10000000, RMSEps: 1e-5, TiedOutput: true,
-		Granite: &graniteScales{Embedding: 12, Residual: 0.22, Attention: 0.015625, Logit: 8},
+		Granite: granite33,
 	},
 	{
 		// Granite 3.1 1B-A400M: 32 experts of width 512, 8 per token.
@@ -291,7 +295,7 @@ var shapes = []shape{
 		RopeBase: 10000, RMSEps: 1e-5, TiedOutput: true,
 		ConvLayers: mambaLayers(40, 5, 15, 25, 35),
 		SSM:        &testutil.SSM{Conv: 4, Inner: 4096, State: 128, Heads: 64, Groups: 1},
-		Granite:    &graniteScales{Embedding: 12, Residual: 0.22, Attention: 0.015625, Logit: 8},
+		Granite:    granite33,
 	},
 	{
 		// Granite 4.0-H-Tiny (7B-A1B): H-Micro's layout at width 1536
