@@ -85,9 +85,10 @@ type moeScratch struct {
 	g, u   []float32 // one expert's gate and up outputs, n × ExpertFFN (expertsOne: every expert's)
 	y      []float32 // one expert's down outputs, n × Embd
 	ys     []float32 // every pair's down output, n × ExpertsUsed × Embd
-	// parts is one dispatch's products for expertsOne, held its experts
-	// (ExpertsUsed, made with the State); each, set by tests, makes one
-	// token's pass take one expert at a time too.
+	// parts is one dispatch's products for expertsOne, held the token's
+	// experts slot by slot (ExpertsUsed pointers, made with the State);
+	// each, set by tests, makes one token's pass take one expert at a
+	// time too.
 	parts [ops.MaxParts]ops.Part
 	held  []*Expert
 	each  bool
@@ -388,11 +389,10 @@ func allHeld(xs ExpertSource, il int) bool {
 
 // expertsOne is experts' products for a pass of one token, whose
 // ExpertsUsed experts are distinct and all readable at once (the model's
-// own, or those of an xs that holds them all): their gate-and-up pairs
-// in as few
-// dispatches as ops.MaxParts allows (with the activation, unless biases
-// come between), then their down projections likewise, each written
-// straight into its slot's row of ys. The sums are those of one expert at
+// own, or those of an xs that holds them all; used is them ascending):
+// their gate-and-up pairs in as few dispatches as ops.MaxParts allows
+// (with the activation, unless biases come between), then their down
+// projections likewise, each written straight into its slot's row of ys. The sums are those of one expert at
 // a time; a decode step of a model of small experts (Granite's 512 rows,
 // eight a token) spends less on the dispatches' barriers than on the
 // products otherwise.
