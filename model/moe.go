@@ -46,7 +46,8 @@ type ExpertSource interface {
 // room for them all), so that a pass may use them together: a decode
 // step then multiplies its experts in two dispatches instead of two an
 // expert. A source that cannot tell, or says false, is used one expert at
-// a time.
+// a time — which a source still reading some of them may prefer, so that
+// the pass computes the others meanwhile (expertcache does).
 type HeldExperts interface {
 	ExpertSource
 	// Held reports whether block il's announced experts are all readable
