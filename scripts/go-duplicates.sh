@@ -3,7 +3,7 @@
 # over the repository's .go files (tracked and untracked, not ignored),
 # leaving out generated ones (headed "// Code generated … DO NOT EDIT"), so
 # that the generated assembly twins and their declarations do not bury the
-# hand-written pairs:
+# hand-written pairs, and with import blocks blanked (see below):
 #
 #   scripts/go-duplicates.sh [duplicates flags, e.g. --most 200]
 set -euo pipefail
@@ -15,7 +15,13 @@ git ls-files -co --exclude-standard -- '*.go' | while read -r f; do
 	[ -f "$f" ] || continue
 	grep -q '^// Code generated .* DO NOT EDIT' "$f" && continue
 	mkdir -p "$tmp/$(dirname "$f")"
-	cp "$f" "$tmp/$f"
+	# The tool passes over import lines, but only the one-line form: inside a
+	# parenthesised block it reads each path as code, and files of one package
+	# pair by their import lists alone. Blank the block's lines (numbers kept).
+	awk '/^import \($/ { print; inblk = 1; next }
+	     inblk && /^\)$/ { print; inblk = 0; next }
+	     inblk { print ""; next }
+	     { print }' "$f" > "$tmp/$f"
 done
 cd "$tmp"
 duplicates --seconds 200 "$@"
