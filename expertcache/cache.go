@@ -11,6 +11,7 @@ import (
 	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/model"
+	"github.com/lowmem/llm/quant"
 )
 
 // Sentinel errors; New and Size wrap them with what they found.
@@ -33,11 +34,29 @@ const defaultReaders = 4
 type settings struct {
 	policy  Policy
 	readers int
+	repack  bool
 	onError func(error)
+}
+
+func newSettings(opts []Option) settings {
+	s := settings{policy: LFU, readers: defaultReaders, repack: true}
+	for _, o := range opts {
+		o(&s)
+	}
+	return s
 }
 
 // Option configures New.
 type Option func(*settings)
+
+// WithRepack sets whether the cache holds experts in the X8 layout (see
+// quant.X8), repacked in place as each is read, which its kernels
+// multiply faster than the file's rows (default true). The room this
+// takes (Layout.Repack: a few percent for Q4_K, a group of eight rows
+// for the others) makes slots larger, so a budget buys a few fewer; Size
+// must be given the same choice. Experts of a type without an X8 kernel
+// on this CPU stay as the file has them either way.
+func WithRepack(on bool) Option { return func(s *settings) { s.repack = on } }
 
 // WithPolicy sets the eviction policy (default LFU).
 func WithPolicy(p Policy) Option { return func(s *settings) { s.policy = p } }
@@ -87,6 +106,7 @@ type Cache struct {
 	m       *model.Model
 	file    *mem.DirectFile
 	layout  Layout
+	x8      [][3]quant.X8Kernel // per block and matrix: the kernel of a repacked one
 	sizing  Sizing
 	onError func(error)
 	free    func() error
@@ -128,21 +148,18 @@ const (
 // direct reads, allocates every slot and starts the readers; Close stops
 // them and frees the slots.
 func New(m *model.Model, path string, budget int64, opts ...Option) (*Cache, error) {
-	set := settings{policy: LFU, readers: defaultReaders}
-	for _, o := range opts {
-		o(&set)
-	}
+	set := newSettings(opts)
 	if set.policy != LFU && set.policy != LRU {
 		return nil, fmt.Errorf("expertcache: unknown policy %v", set.policy)
 	}
 	l := LayoutOf(m)
-	cs, blockClass := classes(l)
+	cs, blockClass := classes(l, set.repack)
 	sz, err := size(cs, budget)
 	if err != nil {
 		return nil, err
 	}
 	maxN := 0
-	for il, xs := range l {
+	for il, xs := range l.Experts {
 		maxN = max(maxN, len(xs))
 		for e, x := range xs {
 			if x != [3]model.Range{{Off: x[0].Off, Len: xs[0][0].Len}, {Off: x[1].Off, Len: xs[0][1].Len}, {Off: x[2].Off, Len: xs[0][2].Len}} {
@@ -159,7 +176,7 @@ func New(m *model.Model, path string, budget int64, opts ...Option) (*Cache, err
 		file.Close()
 		return nil, fmt.Errorf("expertcache: %s: %w", path, err)
 	}
-	for il, xs := range l {
+	for il, xs := range l.Experts {
 		for e, x := range xs {
 			for k, r := range x {
 				if r.Off < 0 || r.Len <= 0 || r.Off > fsize || r.Len > fsize-r.Off {
@@ -170,7 +187,18 @@ func New(m *model.Model, path string, budget int64, opts ...Option) (*Cache, err
 			}
 		}
 	}
-	c := &Cache{m: m, file: file, layout: l, sizing: sz, onError: set.onError}
+	c := &Cache{m: m, file: file, layout: l, sizing: sz, onError: set.onError, x8: make([][3]quant.X8Kernel, len(l.Experts))}
+	for il, cl := range blockClass {
+		if cl < 0 {
+			continue
+		}
+		ex := &m.Blocks[il].Experts[0]
+		for k, w := range [3]*ops.Matrix{ex.Gate, ex.Up, ex.Down} {
+			if cs[cl].room[k] > 0 {
+				c.x8[il][k], _ = quant.X8(w.T.Type, w.Cols) // room > 0: it has one
+			}
+		}
+	}
 	c.t = newTable(l, cs, blockClass, sz, set.policy, m.ExpertsUsed)
 	c.cond.L = &c.mu
 	c.cur.want = make([]int32, 0, maxN)
@@ -200,7 +228,7 @@ func New(m *model.Model, path string, budget int64, opts ...Option) (*Cache, err
 	}
 	// Experts a previous run or a parser left in the page cache would sit
 	// there for nothing.
-	for _, xs := range l {
+	for _, xs := range l.Experts {
 		if len(xs) == 0 {
 			continue
 		}
@@ -241,10 +269,10 @@ func (c *Cache) Fetch(il int, ids []int32) {
 	f := &c.cur
 	f.active, f.il, f.next, f.deferred = true, il, 0, 0
 	f.want = f.want[:0]
-	if il < 0 || il >= len(c.layout) || len(c.layout[il]) == 0 || len(ids) > cap(f.want) {
+	if il < 0 || il >= len(c.layout.Experts) || len(c.layout.Experts[il]) == 0 || len(ids) > cap(f.want) {
 		return // not an expert block: Expert serves the model's
 	}
-	n := len(c.layout[il])
+	n := len(c.layout.Experts[il])
 	for _, e := range ids {
 		if e < 0 || int(e) >= n {
 			f.want = f.want[:0]
@@ -298,7 +326,9 @@ func (c *Cache) Fetch(il int, ids []int32) {
 
 // load starts reading expert e of block il into slot s (unpinned, not
 // loading). Its matrix headers are set now: nobody reads them until the
-// slot is ready.
+// slot is ready. A matrix the class repacks multiplies the X8 layout at
+// the start of its part (read writes it there); its T.Data is nil, as
+// the file's bytes do not outlive the read.
 func (c *Cache) load(s int32, il, e int, window bool) {
 	t := &c.t
 	if t.place(s, il, e, window) {
@@ -311,11 +341,17 @@ func (c *Cache) load(s int32, il, e int, window bool) {
 	for k, mat := range [3]*ops.Matrix{src.Gate, src.Up, src.Down} {
 		r := src.Ranges[k]
 		_, _, skip := span(r)
-		b := off + int64(skip)
+		b := off + lead(r, cl.room[k]) + int64(skip)
 		sl.tens[k] = *mat.T
 		sl.tens[k].Data = sl.buf[b : b+r.Len : b+r.Len]
 		sl.mats[k] = *mat
 		sl.mats[k].T = &sl.tens[k]
+		if cl.room[k] > 0 {
+			x8 := int64(quant.X8Bytes(mat.T.Type, mat.Rows, mat.Cols))
+			if sl.mats[k].UseX8(sl.buf[off:off+x8:off+x8], c.x8[il][k]) == nil {
+				sl.tens[k].Data = nil
+			}
+		}
 		off += cl.parts[k]
 	}
 	sl.ex = model.Expert{Gate: &sl.mats[0], Up: &sl.mats[1], Down: &sl.mats[2], Ranges: src.Ranges}
@@ -519,12 +555,12 @@ func (c *Cache) Release(il int) {
 func (c *Cache) Prefetch(il int, ids []int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.failed || c.closed.Load() || il < 0 || il >= len(c.layout) || len(c.layout[il]) == 0 {
+	if c.failed || c.closed.Load() || il < 0 || il >= len(c.layout.Experts) || len(c.layout.Experts[il]) == 0 {
 		return
 	}
 	t := &c.t
 	for _, e := range ids {
-		if e < 0 || int(e) >= len(c.layout[il]) || t.find(il, int(e)) >= 0 {
+		if e < 0 || int(e) >= len(c.layout.Experts[il]) || t.find(il, int(e)) >= 0 {
 			continue
 		}
 		s, win := t.victim(t.blockClass[il], il, int(e))
@@ -545,20 +581,24 @@ func (c *Cache) read() {
 		sl := &c.t.slots[s]
 		// il, e and the class are set before the job is queued and do not
 		// change until every read of the slot is done.
-		r := c.layout[sl.il][sl.e][k]
+		r := c.layout.Experts[sl.il][sl.e][k]
 		cl := &c.t.cs[sl.class]
 		start, end, skip := span(r)
 		off := int64(0)
 		for m := range k {
 			off += cl.parts[m]
 		}
+		ld := lead(r, cl.room[k])
 		var got int
 		var err error
 		if !c.closed.Load() {
-			got, err = c.file.ReadAt(sl.buf[off:off+end-start], start)
+			got, err = c.file.ReadAt(sl.buf[off+ld:off+ld+end-start], start)
 			need := int64(skip) + r.Len
 			if int64(got) >= need && (err == nil || errors.Is(err, io.EOF)) {
 				err = nil
+				if w := &sl.mats[k]; w.X8() {
+					err = repackInPlace(w, sl.buf[off:off+cl.parts[k]], int(ld)+skip)
+				}
 			} else if err == nil || errors.Is(err, io.EOF) {
 				err = fmt.Errorf("read %d bytes at offset %d, got %d: file truncated: %w", need, start, got, io.ErrUnexpectedEOF)
 			}
@@ -591,6 +631,27 @@ func (c *Cache) read() {
 		}
 		c.mu.Unlock()
 	}
+}
+
+// repackInPlace rewrites the rows of w, read into part from byte at on
+// in the file's layout, in the X8 layout from the part's start: a group
+// of eight rows at a time, each written over the room before the rows
+// and groups already rewritten, never over its own rows or later ones
+// (at is at least Layout.Repack: the layout's growth and one group).
+func repackInPlace(w *ops.Matrix, part []byte, at int) error {
+	t := w.T.Type
+	rb, err := t.RowBytes(int64(w.Cols))
+	if err != nil {
+		return err
+	}
+	g, gx := 8*int(rb), quant.X8Bytes(t, 8, w.Cols)
+	for i := range w.Rows / 8 {
+		src := part[at+i*g : at+(i+1)*g]
+		if err := quant.RepackX8(t, part[i*gx:(i+1)*gx], src, 8, w.Cols); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Stats returns the cache's counters since New.

@@ -16,6 +16,7 @@ import (
 	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/model"
+	"github.com/lowmem/llm/quant"
 )
 
 // moeSpec is a small qwen3moe with enough experts for eviction to matter:
@@ -58,7 +59,7 @@ func loadModel(t testing.TB, path string) (*model.Model, []byte) {
 // poisonExperts overwrites every expert's bytes in data, so a model over
 // data computes garbage unless its experts come from elsewhere.
 func poisonExperts(m *model.Model, data []byte) {
-	for _, xs := range LayoutOf(m) {
+	for _, xs := range LayoutOf(m).Experts {
 		for _, x := range xs {
 			for _, r := range x {
 				for i := r.Off; i < r.Off+r.Len; i++ {
@@ -110,19 +111,20 @@ func sameLogits(t testing.TB, what string, got, want []float32, vocab int) {
 	}
 }
 
-// budgetFor is the budget that buys n slots of a one-class layout.
-func budgetFor(t testing.TB, l Layout, n int) int64 {
+// budgetFor is the budget that buys n slots of a one-class layout (with
+// the options New will be given).
+func budgetFor(t testing.TB, l Layout, n int, opts ...Option) int64 {
 	t.Helper()
-	cs, _ := classes(l)
+	cs, _ := classes(l, newSettings(opts).repack)
 	if len(cs) != 1 {
 		t.Fatalf("%d classes, want 1", len(cs))
 	}
 	var experts int
-	for _, xs := range l {
+	for _, xs := range l.Experts {
 		experts += len(xs)
 	}
 	b := int64(n)*cs[0].size + tableBytes(n, experts)
-	sz, err := Size(l, b)
+	sz, err := Size(l, b, opts...)
 	if err != nil || sz.Slots != n {
 		t.Fatalf("budget %d: %d slots, %v; want %d", b, sz.Slots, err, n)
 	}
@@ -143,11 +145,14 @@ func newCache(t testing.TB, m *model.Model, path string, budget int64, opts ...O
 	return c
 }
 
-// With the cache installed, the logits are bit-identical to the mapped
-// model's over a few hundred tokens, batched and one at a time, for every
+// With the cache installed, the logits are bit-identical to the model's
+// own over a few hundred tokens, batched and one at a time, for every
 // policy and cache size — one slot (every expert read, most deferred),
 // a few, and all of them — although the model's own expert bytes are
-// garbage: every expert came from the file through the cache.
+// garbage: every expert came from the file through the cache. A cache that
+// repacks its experts (the default) matches the model with its experts
+// repacked at load, as a resident one has them; one that does not
+// (WithRepack(false)), the mapped model.
 func TestLogitsMatchMapped(t *testing.T) {
 	pool := newPool(t, 2)
 	path, ref, _ := writeModel(t, moeSpec())
@@ -156,36 +161,64 @@ func TestLogitsMatchMapped(t *testing.T) {
 		toks, sizes = toks[:100], []int{1, 6, 48}
 	}
 	l := LayoutOf(ref)
-	want := map[int][]float32{}
+	want := map[bool]map[int][]float32{false: {}, true: {}}
 	for _, batch := range []int{16, 1} {
-		want[batch] = runAll(t, ref, pool, toks, batch)
+		want[false][batch] = runAll(t, ref, pool, toks, batch)
 	}
-	for _, policy := range []Policy{LFU, LRU} {
-		for _, slots := range sizes {
-			for _, batch := range []int{16, 1} {
-				t.Run(fmt.Sprintf("%v/%d slots/batch %d", policy, slots, batch), func(t *testing.T) {
-					m, data := loadModel(t, path)
-					poisonExperts(m, data)
-					c := newCache(t, m, path, budgetFor(t, l, slots), WithPolicy(policy))
-					m.ExpertSource = c
-					got := runAll(t, m, pool, toks, batch)
-					sameLogits(t, "cached", got, want[batch], m.Vocab)
-					st := c.Stats()
-					if st.Hits+st.Misses != st.Requests || st.Fallbacks != 0 || c.Err() != nil {
-						t.Errorf("stats %+v, err %v", st, c.Err())
-					}
-					if slots == 48 && (st.Evictions != 0 || st.Misses > 48) {
-						t.Errorf("a cache of every expert evicted %d and missed %d", st.Evictions, st.Misses)
-					}
-					if slots < 48 && st.Evictions == 0 {
-						t.Errorf("a cache of %d slots never evicted", slots)
-					}
-					t.Logf("hit rate %.3f, %d misses, %d bytes read, stall %v, direct %v",
-						st.HitRate(), st.Misses, st.BytesRead, st.Stall, st.Direct)
-				})
+	if repackExperts(t, ref) == 0 {
+		t.Log("no X8 kernels on this CPU: the default cache holds the file's layout")
+	}
+	for _, batch := range []int{16, 1} {
+		want[true][batch] = runAll(t, ref, pool, toks, batch)
+	}
+	for _, repack := range []bool{true, false} {
+		for _, policy := range []Policy{LFU, LRU} {
+			if !repack && policy != LFU {
+				continue
+			}
+			for _, slots := range sizes {
+				for _, batch := range []int{16, 1} {
+					t.Run(fmt.Sprintf("repack %v/%v/%d slots/batch %d", repack, policy, slots, batch), func(t *testing.T) {
+						m, data := loadModel(t, path)
+						poisonExperts(m, data)
+						c := newCache(t, m, path, budgetFor(t, l, slots, WithRepack(repack)), WithPolicy(policy), WithRepack(repack))
+						m.ExpertSource = c
+						got := runAll(t, m, pool, toks, batch)
+						sameLogits(t, "cached", got, want[repack][batch], m.Vocab)
+						st := c.Stats()
+						if st.Hits+st.Misses != st.Requests || st.Fallbacks != 0 || c.Err() != nil {
+							t.Errorf("stats %+v, err %v", st, c.Err())
+						}
+						if slots == 48 && (st.Evictions != 0 || st.Misses > 48) {
+							t.Errorf("a cache of every expert evicted %d and missed %d", st.Evictions, st.Misses)
+						}
+						if slots < 48 && st.Evictions == 0 {
+							t.Errorf("a cache of %d slots never evicted", slots)
+						}
+						t.Logf("hit rate %.3f, %d misses, %d bytes read, stall %v, direct %v",
+							st.HitRate(), st.Misses, st.BytesRead, st.Stall, st.Direct)
+					})
+				}
 			}
 		}
 	}
+}
+
+// repackExperts holds m's expert tensors in the X8 layout, as a resident
+// model's are, and returns how many it repacked.
+func repackExperts(t testing.TB, m *model.Model) int {
+	t.Helper()
+	n := 0
+	for _, u := range m.Repackable() {
+		if len(u.Experts) == 0 {
+			continue
+		}
+		if err := u.Repack(make([]byte, model.RepackedBytes(u.Matrix)), 1<<20, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	return n
 }
 
 // The statistics count exactly: each miss reads its expert's three aligned
@@ -204,7 +237,7 @@ func TestStatsExact(t *testing.T) {
 	}
 	size := fi.Size()
 	var bytes, cached int64
-	for il, xs := range l {
+	for il, xs := range l.Experts {
 		for e, x := range xs {
 			if c.t.find(il, e) < 0 {
 				continue
@@ -255,7 +288,7 @@ func TestTruncatedFile(t *testing.T) {
 	var got error
 	c := newCache(t, m, path, budgetFor(t, l, 4), WithErrorHandler(func(err error) { calls++; got = err }))
 	// Cut into the first expert of the last block's down matrix.
-	cut := l[len(l)-1][0][2].Off + 10
+	cut := l.Experts[len(l.Experts)-1][0][2].Off + 10
 	if err := os.Truncate(path, cut); err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +439,7 @@ func TestConcurrentSessions(t *testing.T) {
 // Prefetch reads ahead what a later Fetch then finds.
 func TestPrefetch(t *testing.T) {
 	path, m, _ := writeModel(t, moeSpec())
-	c := newCache(t, m, path, budgetFor(t, LayoutOf(m), 8))
+	c := newCache(t, m, path, budgetFor(t, LayoutOf(m), 8, WithRepack(false)), WithRepack(false))
 	ids := []int32{1, 4, 7}
 	c.Prefetch(2, ids)
 	c.Prefetch(2, ids) // already on its way: nothing more
@@ -503,15 +536,50 @@ func TestFileLayout(t *testing.T) {
 	path, m, _ := writeModel(t, moeSpec())
 	f, _ := testutil.ReadModel(t, path)
 	got, want := FileLayout(f, m.Layers), LayoutOf(m)
-	if len(got) != len(want) {
-		t.Fatalf("%d blocks, want %d", len(got), len(want))
+	if len(got.Experts) != len(want.Experts) || !slices.Equal(got.Repack, want.Repack) {
+		t.Fatalf("%d blocks, repacking %v; want %d, %v", len(got.Experts), got.Repack, len(want.Experts), want.Repack)
 	}
-	for il := range want {
-		if !slices.Equal(got[il], want[il]) {
-			t.Fatalf("block %d: %v, want %v", il, got[il], want[il])
+	for il := range want.Experts {
+		if !slices.Equal(got.Experts[il], want.Experts[il]) {
+			t.Fatalf("block %d: %v, want %v", il, got.Experts[il], want.Experts[il])
 		}
 	}
-	if l := FileLayout(f, m.Layers+2); len(l[m.Layers]) != 0 {
+	if l := FileLayout(f, m.Layers+2); len(l.Experts[m.Layers]) != 0 {
 		t.Error("a block past the last has experts")
 	}
+}
+
+// A repacking cache holds each expert's matrices in the X8 layout at the
+// start of their parts of the slot, exactly what repacking the file's rows
+// gives, and the matrices it serves multiply those bytes; the file's bytes
+// are gone (T.Data nil).
+func TestRepackedSlots(t *testing.T) {
+	path, m, _ := writeModel(t, moeSpec())
+	l := LayoutOf(m)
+	if l.Repack[1] == ([3]int64{}) {
+		t.Skip("no X8 kernels for the experts on this CPU")
+	}
+	c := newCache(t, m, path, budgetFor(t, l, 4))
+	ids := []int32{0, 3, 9}
+	c.Fetch(1, ids)
+	for _, e := range ids {
+		x := c.Expert(1, int(e))
+		sl := &c.t.slots[c.t.find(1, int(e))]
+		cl := &c.t.cs[sl.class]
+		file := m.Blocks[1].Experts[e]
+		off := int64(0)
+		for k, w := range [3]*ops.Matrix{x.Gate, x.Up, x.Down} {
+			fw := [3]*ops.Matrix{file.Gate, file.Up, file.Down}[k]
+			want := make([]byte, quant.X8Bytes(fw.T.Type, fw.Rows, fw.Cols))
+			if err := quant.RepackX8(fw.T.Type, want, fw.T.Data, fw.Rows, fw.Cols); err != nil {
+				t.Fatal(err)
+			}
+			if !w.X8() || w.T.Data != nil || !bytes.Equal(sl.buf[off:off+int64(len(want))], want) {
+				t.Errorf("expert %d matrix %d: X8 %v, %d file bytes kept, repacked bytes equal %v",
+					e, k, w.X8(), len(w.T.Data), bytes.Equal(sl.buf[off:off+int64(len(want))], want))
+			}
+			off += cl.parts[k]
+		}
+	}
+	c.Release(1)
 }

@@ -5,31 +5,59 @@ import (
 	"unsafe"
 
 	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/model"
+	"github.com/lowmem/llm/quant"
 )
 
-// Layout is where a model's experts lie in its file: Layout[il][e] holds
-// the byte ranges of expert e of block il's gate, up and down matrices
-// (model.Expert.Ranges); a block without experts has none. The memory plan
-// builds it from the tensor table before loading (FileLayout), the cache
-// from the loaded model (LayoutOf); both give the same ranges.
-type Layout [][][3]model.Range
+// Layout is where a model's experts lie in its file and what a slot
+// holds them in. The memory plan builds it from the tensor table before
+// loading (FileLayout), the cache from the loaded model (LayoutOf); both
+// give the same layout.
+type Layout struct {
+	// Experts[il][e] holds the byte ranges of expert e of block il's
+	// gate, up and down matrices (model.Expert.Ranges); a block without
+	// experts has none.
+	Experts [][][3]model.Range
+	// Repack[il][k] is the room a slot needs, besides the file's bytes,
+	// to hold matrix k (gate, up, down) of block il's experts in the X8
+	// layout, repacked in place after the read (see WithRepack): the
+	// layout's growth (quant.X8Bytes less the file's bytes) and one
+	// group of eight rows, so that no group is written over bytes not yet
+	// read. It is 0 where this CPU has no X8 kernel for the matrix
+	// (quant.X8) or its rows are not a multiple of 8: the cache holds it
+	// as the file has it.
+	Repack [][3]int64
+}
 
 // LayoutOf is the layout of m's experts.
 func LayoutOf(m *model.Model) Layout {
-	l := make(Layout, len(m.Blocks))
+	l := Layout{Experts: make([][][3]model.Range, len(m.Blocks)), Repack: make([][3]int64, len(m.Blocks))}
 	for il := range m.Blocks {
 		xs := m.Blocks[il].Experts
 		if len(xs) == 0 {
 			continue
 		}
-		l[il] = make([][3]model.Range, len(xs))
+		l.Experts[il] = make([][3]model.Range, len(xs))
 		for e := range xs {
-			l[il][e] = xs[e].Ranges
+			l.Experts[il][e] = xs[e].Ranges
+		}
+		for k, w := range [3]*ops.Matrix{xs[0].Gate, xs[0].Up, xs[0].Down} {
+			l.Repack[il][k] = repackRoom(w.T.Type, w.Rows, w.Cols, xs[0].Ranges[k].Len)
 		}
 	}
 	return l
+}
+
+// repackRoom is Layout.Repack for a matrix of rows × cols elements of
+// type t, size bytes in the file.
+func repackRoom(t quant.Type, rows, cols int, size int64) int64 {
+	rb, err := t.RowBytes(int64(cols))
+	if _, ok := quant.X8(t, cols); !ok || err != nil || rows <= 0 || rows%8 != 0 || size != int64(rows)*rb {
+		return 0
+	}
+	return int64(quant.X8Bytes(t, rows, cols)) - size + 8*rb
 }
 
 // FileLayout is the layout of the experts in a GGUF tensor table: block
@@ -39,8 +67,8 @@ func LayoutOf(m *model.Model) Layout {
 // three tensors are not all present, or disagree on the expert count, has
 // no experts.
 func FileLayout(f *gguf.File, blocks int) Layout {
-	l := make(Layout, blocks)
-	for il := range l {
+	l := Layout{Experts: make([][][3]model.Range, blocks), Repack: make([][3]int64, blocks)}
+	for il := range blocks {
 		var ts [3]*gguf.TensorInfo
 		ok := true
 		for k, part := range [3]string{"gate", "up", "down"} {
@@ -55,11 +83,16 @@ func FileLayout(f *gguf.File, blocks int) Layout {
 			continue
 		}
 		n := ts[0].Dims[2]
-		l[il] = make([][3]model.Range, n)
+		l.Experts[il] = make([][3]model.Range, n)
 		for e := range n {
 			for k, ti := range ts {
 				per := ti.Size / n
-				l[il][e][k] = model.Range{Off: ti.Offset + e*per, Len: per}
+				l.Experts[il][e][k] = model.Range{Off: ti.Offset + e*per, Len: per}
+			}
+		}
+		for k, ti := range ts {
+			if ti.Dims[0] <= 1<<30 && ti.Dims[1] <= 1<<30 {
+				l.Repack[il][k] = repackRoom(ti.Type, int(ti.Dims[1]), int(ti.Dims[0]), ti.Size/n)
 			}
 		}
 	}
@@ -72,6 +105,7 @@ func FileLayout(f *gguf.File, blocks int) Layout {
 // smaller ones.
 type class struct {
 	parts  [3]int64 // bytes of the gate, up and down parts of a slot
+	room   [3]int64 // Layout.Repack of its blocks' matrices, 0 when not repacked
 	size   int64    // their sum: one slot
 	blocks int      // blocks in the class
 	n      int64    // experts in the class
@@ -89,18 +123,32 @@ func span(r model.Range) (start, end int64, skip int) {
 	return mem.AlignedSpan(mem.Range{Off: r.Off, Len: r.Len})
 }
 
+// lead is where in its part of a slot the window of r is read: room
+// (Layout.Repack) bytes or more before the matrix, on a DirectAlign
+// boundary, so that its X8 layout can be written from the part's start;
+// 0 when it is not repacked (room 0).
+func lead(r model.Range, room int64) int64 {
+	_, _, skip := span(r)
+	return max(room-int64(skip)+mem.DirectAlign-1, 0) &^ (mem.DirectAlign - 1)
+}
+
 // classes groups the blocks of l by the lengths of their experts' three
-// ranges and sizes each group's slot to hold the widest aligned windows
-// of any of its experts. blockClass[il] is block il's class, or -1.
-func classes(l Layout) (cs []class, blockClass []int) {
-	blockClass = make([]int, len(l))
-	key := make([][3]int64, 0, 2)
-	for il, xs := range l {
+// ranges (and, when repack is set, the room their X8 layout takes) and
+// sizes each group's slot to hold the widest aligned windows of any of
+// its experts. blockClass[il] is block il's class, or -1.
+func classes(l Layout, repack bool) (cs []class, blockClass []int) {
+	blockClass = make([]int, len(l.Experts))
+	key := make([][6]int64, 0, 2)
+	for il, xs := range l.Experts {
 		blockClass[il] = -1
 		if len(xs) == 0 {
 			continue
 		}
-		k := [3]int64{xs[0][0].Len, xs[0][1].Len, xs[0][2].Len}
+		var room [3]int64
+		if repack && il < len(l.Repack) {
+			room = l.Repack[il]
+		}
+		k := [6]int64{xs[0][0].Len, xs[0][1].Len, xs[0][2].Len, room[0], room[1], room[2]}
 		c := -1
 		for i := range key {
 			if key[i] == k {
@@ -110,7 +158,7 @@ func classes(l Layout) (cs []class, blockClass []int) {
 		}
 		if c < 0 {
 			key = append(key, k)
-			cs = append(cs, class{})
+			cs = append(cs, class{room: room})
 			c = len(cs) - 1
 		}
 		blockClass[il] = c
@@ -120,7 +168,7 @@ func classes(l Layout) (cs []class, blockClass []int) {
 		for _, x := range xs {
 			for m, r := range x {
 				start, end, _ := span(r)
-				cl.parts[m] = max(cl.parts[m], end-start)
+				cl.parts[m] = max(cl.parts[m], lead(r, room[m])+end-start)
 			}
 		}
 	}
@@ -172,15 +220,12 @@ func (s Sizing) HitRateBound() float64 {
 // (see Sizing): the budget is shared among the groups of blocks with
 // equal expert sizes in proportion to their experts' bytes, so each group
 // caches the same share of its experts; no group gets more slots than it
-// has experts. It fails when l has no experts or the budget is below
+// has experts. Of New's options only WithRepack changes it: pass the
+// same. It fails when l has no experts or the budget is below
 // Sizing.MinBudget.
-func Size(l Layout, budget int64) (Sizing, error) {
-	cs, _ := classes(l)
-	s, err := size(cs, budget)
-	if err != nil {
-		return s, err
-	}
-	return s, nil
+func Size(l Layout, budget int64, opts ...Option) (Sizing, error) {
+	cs, _ := classes(l, newSettings(opts).repack)
+	return size(cs, budget)
 }
 
 func size(cs []class, budget int64) (Sizing, error) {

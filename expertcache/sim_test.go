@@ -49,9 +49,9 @@ func (r simResult) hitRate() float64 { return float64(r.hits) / float64(max(r.re
 // instant) with the slots sz gives. The first skip events warm the cache
 // and are not counted.
 func simulate(l Layout, sz Sizing, p Policy, k int, trace []fetchEvent, skip int) simResult {
-	cs, blockClass := classes(l)
+	cs, blockClass := classes(l, true)
 	t := newTable(l, cs, blockClass, sz, p, k)
-	prev := make([][]int32, len(l))
+	prev := make([][]int32, len(l.Experts))
 	var r simResult
 	var pinned []int32
 	for n, ev := range trace {
@@ -248,13 +248,13 @@ func zipfTrace(blocks, experts, k, tokens int, s, rho float64, seed uint64) []fe
 
 // uniformLayout is a layout of blocks×experts experts of one size.
 func uniformLayout(blocks, experts int) Layout {
-	l := make(Layout, blocks)
+	l := Layout{Experts: make([][][3]model.Range, blocks)}
 	off := int64(1 << 20)
-	for il := range l {
-		l[il] = make([][3]model.Range, experts)
-		for e := range l[il] {
+	for il := range l.Experts {
+		l.Experts[il] = make([][3]model.Range, experts)
+		for e := range l.Experts[il] {
 			for k := range 3 {
-				l[il][e][k] = model.Range{Off: off, Len: 900_000}
+				l.Experts[il][e][k] = model.Range{Off: off, Len: 900_000}
 				off += 900_000
 			}
 		}
@@ -268,7 +268,7 @@ func uniformLayout(blocks, experts int) Layout {
 func TestPolicyHitRatesZipf(t *testing.T) {
 	const blocks, experts, k = 48, 128, 8
 	l := uniformLayout(blocks, experts)
-	cs, _ := classes(l)
+	cs, _ := classes(l, true)
 	var budgets []int64
 	var names []string
 	shares := []float64{0.05, 0.1, 0.2, 0.3}

@@ -98,9 +98,9 @@ type table struct {
 }
 
 func newTable(l Layout, cs []class, blockClass []int, sz Sizing, p Policy, k int) table {
-	t := table{policy: p, cs: cs, blockClass: blockClass, base: make([]int32, len(l)), k: k}
+	t := table{policy: p, cs: cs, blockClass: blockClass, base: make([]int32, len(l.Experts)), k: k}
 	n := int32(0)
-	for il, xs := range l {
+	for il, xs := range l.Experts {
 		t.base[il] = n
 		n += int32(len(xs))
 	}

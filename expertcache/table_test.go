@@ -2,6 +2,7 @@ package expertcache
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/lowmem/llm/model"
@@ -12,7 +13,7 @@ import (
 func testTable(t *testing.T, p Policy, n, slots, k int) *table {
 	t.Helper()
 	l := uniformLayout(1, n)
-	cs, bc := classes(l)
+	cs, bc := classes(l, true)
 	budget := int64(slots)*cs[0].size + tableBytes(slots, n)
 	sz, err := Size(l, budget)
 	if err != nil || sz.Slots != slots {
@@ -183,8 +184,8 @@ func TestClassesAndSize(t *testing.T) {
 		return xs
 	}
 	small, big := [3]int64{884736, 884736, 884736}, [3]int64{884736, 884736, 1290240}
-	l := Layout{mk(1000, small, 8), nil, mk(50_000_000, big, 8), mk(90_000_000, small, 8)}
-	cs, bc := classes(l)
+	l := Layout{Experts: [][][3]model.Range{mk(1000, small, 8), nil, mk(50_000_000, big, 8), mk(90_000_000, small, 8)}}
+	cs, bc := classes(l, true)
 	if len(cs) != 2 || bc[0] != 0 || bc[1] != -1 || bc[2] != 1 || bc[3] != 0 || cs[0].blocks != 2 || cs[1].blocks != 1 {
 		t.Fatalf("classes %+v, blocks %v", cs, bc)
 	}
@@ -226,7 +227,29 @@ func TestClassesAndSize(t *testing.T) {
 	if _, err := Size(l, min.MinBudget-1); !errors.Is(err, ErrBudget) {
 		t.Errorf("below the minimum: %v, want ErrBudget", err)
 	}
-	if _, err := Size(Layout{nil, nil}, 1<<30); !errors.Is(err, ErrNoExperts) {
+	if _, err := Size(Layout{Experts: make([][][3]model.Range, 2)}, 1<<30); !errors.Is(err, ErrNoExperts) {
 		t.Errorf("no experts: %v, want ErrNoExperts", err)
+	}
+
+	// Repacking in place takes each repacked part's room in front of the
+	// file's bytes, less the window's lead-in, in whole pages; without
+	// WithRepack, none.
+	l.Repack = [][3]int64{{30_000, 0, 5_000}, {}, {}, {30_000, 0, 5_000}}
+	rc, rbc := classes(l, true)
+	if len(rc) != 2 || !slices.Equal(rbc, bc) || rc[1].parts != cs[1].parts {
+		t.Fatalf("repacking: classes %+v, blocks %v", rc, rbc)
+	}
+	for k, room := range l.Repack[0] {
+		if got, want := rc[0].parts[k], cs[0].parts[k]+room; got%4096 != 0 || got < want-4096 || got > want+4096 {
+			t.Errorf("repacking: part %d of %d bytes, want %d within a page", k, got, want)
+		}
+	}
+	if rc, _ := classes(l, false); rc[0].parts != cs[0].parts {
+		t.Errorf("not repacking: parts %v, want %v", rc[0].parts, cs[0].parts)
+	}
+	a, _ := Size(l, 60<<20)
+	b, _ := Size(l, 60<<20, WithRepack(false))
+	if a.Classes[0] != rc[0].size || b.Classes[0] != cs[0].size {
+		t.Errorf("Size: slots of %v bytes repacking, %v not; want %d and %d", a.Classes, b.Classes, rc[0].size, cs[0].size)
 	}
 }

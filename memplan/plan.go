@@ -92,6 +92,11 @@ type Plan struct {
 	// "repacked weights" component), their mapped pages released. 0 when
 	// the plan keeps every weight in the file's layout.
 	Repacked int64
+	// RepackExperts: the expert cache of a streamed mixture-of-experts
+	// model holds its experts in the X8 layout, repacked as they are read
+	// (Request.Repack; expertcache.WithRepack), and the "experts"
+	// component is sized for that.
+	RepackExperts bool
 	// KVNoRecent: sessions' INT4 caches keep no F16 copies of their newest
 	// positions (Request.KVNoRecent, or Make's choice: see Steps).
 	KVNoRecent bool
@@ -201,7 +206,9 @@ type Request struct {
 	// Repack lets a plan whose weights stay resident for the model's whole
 	// life (WeightsResident, chosen or asked for) hold the matrices of the
 	// types with an X8 layout (quant.X8) in it (see Plan.Repacked): one copy, in anonymous memory
-	// instead of the page cache. Its blocks then never move to disk.
+	// instead of the page cache. Its blocks then never move to disk. A
+	// mixture-of-experts model whose experts are read from disk holds
+	// them in that layout in its expert cache (Plan.RepackExperts).
 	Repack bool
 }
 
@@ -350,7 +357,7 @@ func (s *Shape) components(r Request, limit int64, ctx int, kvt kv.Type, w Weigh
 		}
 	}
 	if s.Experts() > 0 {
-		return s.expertComponents(cs, res, kvFull)
+		return s.expertComponents(cs, res, kvFull, r.Repack)
 	}
 	n, ok := res.Streamed(kvFull)
 	var buffers int64
@@ -372,14 +379,18 @@ func (s *Shape) components(r Request, limit int64, ctx int, kvt kv.Type, w Weigh
 // experts are read from disk into an expert cache (package expertcache)
 // that takes what the pool leaves beside them and the KV caches at the
 // full context. No block moves: the cache's budget is the experts' share.
-func (s *Shape) expertComponents(cs []Component, res Residency, kvFull int64) ([]Component, Residency, bool) {
+func (s *Shape) expertComponents(cs []Component, res Residency, kvFull int64, repack bool) ([]Component, Residency, bool) {
 	var dense int64
 	for il, b := range res.Blocks {
 		dense += max(b-s.ExpertBytes[il], 0)
 	}
+	floor := s.ExpertFloor
+	if !repack {
+		floor = s.ExpertFloorFileLayout
+	}
 	budget := res.Pool - dense - kvFull
-	ok := budget >= s.ExpertFloor
-	budget = max(budget, s.ExpertFloor)
+	ok := budget >= floor
+	budget = max(budget, floor)
 	cs[0].Bytes = s.FixedWeights() + dense
 	cs[0].Note = fmt.Sprintf("mapped: everything but the experts of %d blocks", len(res.Blocks))
 	cs = slices.Insert(cs, 1, Component{ExpertsComponent, budget,
@@ -508,6 +519,7 @@ func choose(s *Shape, r Request) (Plan, error) {
 		cs, res, ok := s.components(r, p.Limit, ctx, kvt, w)
 		p.Context, p.KVType, p.Weights, p.Batch = ctx, kvt, w, s.batch(r, ctx)
 		p.Components, p.Total, p.ResidentWeights, p.Residency = cs, total(cs), cs[0].Bytes, res
+		p.RepackExperts = r.Repack && res.Experts > 0
 		p.InitialKV = kv.Bytes(initialKV(s.kvConfig(r, kvt, ctx), r.KVPreallocate))
 		return ok && p.Total <= p.Limit
 	}

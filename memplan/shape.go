@@ -28,11 +28,15 @@ type Shape struct {
 	// (ffn_{gate,up,down}_exps), all zero for a dense model.
 	ExpertBytes []int64
 	// ExpertFloor is the least budget an expert cache of the model's
-	// experts runs in (expertcache.Sizing.MinBudget), 0 for a dense model.
-	ExpertFloor int64
-	EmbedBytes  int64 // token_embd
-	EmbedRow    int64 // bytes of one token_embd row
-	OutBytes    int64 // output.weight (0 when tied to token_embd)
+	// experts runs in (expertcache.Sizing.MinBudget), 0 for a dense model;
+	// ExpertFloorFileLayout the same for a cache that does not repack its
+	// experts (expertcache.WithRepack(false)).
+	ExpertFloor           int64
+	ExpertFloorFileLayout int64
+
+	EmbedBytes int64 // token_embd
+	EmbedRow   int64 // bytes of one token_embd row
+	OutBytes   int64 // output.weight (0 when tied to token_embd)
 	// PerLayerBytes and PerLayerRow are Gemma 3n's per_layer_token_embd
 	// and one row of it (0 for other models): read a token's row at a
 	// time, as an untied token_embd is, so only the rows of the tokens
@@ -136,10 +140,16 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 		s.BlockRanges[il].Len = blockEnd[il] - s.BlockRanges[il].Off
 	}
 	if s.Experts() > 0 {
-		if sz, err := expertcache.Size(expertcache.FileLayout(g, cfg.Layers), 0); sz.MinBudget > 0 {
-			s.ExpertFloor = sz.MinBudget
-		} else if err != nil && !errors.Is(err, expertcache.ErrBudget) {
-			return nil, fmt.Errorf("%w: %w", err, model.ErrBadModel)
+		l := expertcache.FileLayout(g, cfg.Layers)
+		for _, f := range []struct {
+			floor  *int64
+			repack bool
+		}{{&s.ExpertFloor, true}, {&s.ExpertFloorFileLayout, false}} {
+			if sz, err := expertcache.Size(l, 0, expertcache.WithRepack(f.repack)); sz.MinBudget > 0 {
+				*f.floor = sz.MinBudget
+			} else if err != nil && !errors.Is(err, expertcache.ErrBudget) {
+				return nil, fmt.Errorf("%w: %w", err, model.ErrBadModel)
+			}
 		}
 	}
 	slices.SortFunc(s.Repack, func(a, b RepackRange) int { return cmp.Compare(a.Off, b.Off) })

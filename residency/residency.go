@@ -212,6 +212,7 @@ func (w *Weights) startSource() error {
 func (w *Weights) startExperts() error {
 	log := w.log
 	cache, err := expertcache.New(w.cfg.Model, w.cfg.Mapping.Path(), w.res.Experts, expertcache.WithReaders(w.cfg.Readers),
+		expertcache.WithRepack(w.plan.RepackExperts),
 		expertcache.WithErrorHandler(func(err error) {
 			log.Error("llm: reading experts from disk failed; reading them through the page cache from now on", "err", err)
 		}))
@@ -225,7 +226,7 @@ func (w *Weights) startExperts() error {
 	w.cfg.Model.ExpertSource = cache
 	sz := cache.Sizing()
 	log.Info("llm: experts read from disk into a cache", "slots", sz.Slots, "experts", sz.Experts,
-		"bytes", sz.Bytes(), "budget", w.res.Experts, "direct_io", cache.Direct())
+		"bytes", sz.Bytes(), "budget", w.res.Experts, "direct_io", cache.Direct(), "x8", w.plan.RepackExperts)
 	return nil
 }
 

@@ -186,10 +186,19 @@ func compareSteps(got, want [][]float32) error {
 	return nil
 }
 
-// reference is the logits of the all-resident model.
-func reference(t *testing.T, path string) [][]float32 {
+// reference is the logits of the all-resident model in the file's layout,
+// its experts alone repacked when experts is set (as an expert cache
+// holds them).
+func reference(t *testing.T, path string, experts bool) [][]float32 {
 	t.Helper()
 	ref := load(t, path, request(memplan.WeightsResident, 1<<40), nil)
+	for _, u := range ref.m.Repackable() {
+		if experts && len(u.Experts) > 0 {
+			if err := u.Repack(make([]byte, model.RepackedBytes(u.Matrix)), 1<<20, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	want, err := greedyRun(ref, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +311,7 @@ func TestStreamingMatchesResident(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := reference(t, path)
+		want := reference(t, path, false)
 		if err := compareSteps(got, want); err != nil {
 			t.Fatalf("streaming: %v", err)
 		}
@@ -517,7 +526,7 @@ func TestResidencyFollowsKV(t *testing.T) {
 // the logits of the resident model bit for bit.
 func TestSwitchingKeepsLogits(t *testing.T) {
 	eachStreamModel(t, func(t *testing.T, path string) {
-		want := reference(t, path)
+		want := reference(t, path, false)
 		r := request(memplan.WeightsAuto, 0)
 		r.Limit = limitFor(t, path, r, 0, 1000)
 		l := load(t, path, r, nil)
@@ -645,7 +654,7 @@ func TestHeadroomWithExplicitBudget(t *testing.T) {
 func TestPressureMovesBlocks(t *testing.T) {
 	spec := streamSpecs()[0]
 	path := testutil.TempModel(t, spec)
-	want := reference(t, path)
+	want := reference(t, path, false)
 	l := load(t, path, request(memplan.WeightsAuto, 1<<40), nil)
 	l.w.StopWatch()
 	n := len(l.m.Blocks)
@@ -687,67 +696,78 @@ func TestPressureMovesBlocks(t *testing.T) {
 // A mixture-of-experts model whose experts do not fit reads them from disk
 // into an expert cache sized by the plan; no block moves, the expert
 // tensors' pages are out of the page cache, and the logits are the
-// resident model's.
+// resident model's. With Request.Repack the cache holds the experts in the
+// X8 layout, and the logits are those of the resident model repacked.
 func TestExpertsFromDisk(t *testing.T) {
 	// gpt-oss: its experts' biases stay with the block, copied at load;
 	// lfm2moe: its layer 0 has no experts, the others a selection bias.
 	qwen := testutil.TinyQwen3MoE()
 	qwen.Layers = 4
 	for _, spec := range []testutil.ModelSpec{qwen, testutil.TinyGptOss(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybridMoE(), testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB()} {
-		t.Run(spec.Variant(), func(t *testing.T) {
-			path := testutil.TempModel(t, spec)
-			// The streaming model goes first: a resident one reads the whole file
-			// ahead, in the background, even after it is closed.
-			evicted := evictFile(t, path)
-			sh, err := memplan.ReadShape(path)
-			if err != nil {
-				t.Fatal(err)
+		for _, repack := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/repack=%v", spec.Variant(), repack), func(t *testing.T) {
+				testExpertsFromDisk(t, spec, repack)
+			})
+		}
+	}
+}
+
+func testExpertsFromDisk(t *testing.T, spec testutil.ModelSpec, repack bool) {
+	path := testutil.TempModel(t, spec)
+	// The streaming model goes first: a resident one reads the whole file
+	// ahead, in the background, even after it is closed.
+	evicted := evictFile(t, path)
+	sh, err := memplan.ReadShape(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := request(memplan.WeightsAuto, 0)
+	r.Limit = 1 << 40
+	p, err := memplan.Make(sh, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Repack = repack
+	// A third of the experts' bytes beside everything else.
+	r.Limit = p.Total - sh.Experts()*2/3
+	l := load(t, path, r, nil)
+	res := l.w.Plan().Residency
+	if l.w.experts == nil || res.Experts <= 0 || res.Experts >= sh.Experts() || l.m.ExpertSource == nil {
+		t.Fatalf("expert cache installed %v, budget %d of %d", l.w.experts != nil, res.Experts, sh.Experts())
+	}
+	if sz := l.w.experts.Sizing(); sz.Bytes() > res.Experts {
+		t.Fatalf("cache of %d bytes for a budget of %d", sz.Bytes(), res.Experts)
+	}
+	if l.w.Plan().RepackExperts != repack {
+		t.Fatalf("RepackExperts %v, asked %v", l.w.Plan().RepackExperts, repack)
+	}
+	// In a file this small (read_ahead_kb is often several MiB) the
+	// readahead around any fault reaches the experts; the mover's sweep
+	// drops them within a second or two.
+	if evicted {
+		waitAhead(t, l)
+		f, _ := testutil.ReadModel(t, path)
+		var err error
+		for range 300 {
+			if err = expertsUncached(l, f); err == nil {
+				break
 			}
-			r := request(memplan.WeightsAuto, 0)
-			r.Limit = 1 << 40
-			p, err := memplan.Make(sh, r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// A third of the experts' bytes beside everything else.
-			r.Limit = p.Total - sh.Experts()*2/3
-			l := load(t, path, r, nil)
-			res := l.w.Plan().Residency
-			if l.w.experts == nil || res.Experts <= 0 || res.Experts >= sh.Experts() || l.m.ExpertSource == nil {
-				t.Fatalf("expert cache installed %v, budget %d of %d", l.w.experts != nil, res.Experts, sh.Experts())
-			}
-			if sz := l.w.experts.Sizing(); sz.Bytes() > res.Experts {
-				t.Fatalf("cache of %d bytes for a budget of %d", sz.Bytes(), res.Experts)
-			}
-			// In a file this small (read_ahead_kb is often several MiB) the
-			// readahead around any fault reaches the experts; the mover's sweep
-			// drops them within a second or two.
-			if evicted {
-				waitAhead(t, l)
-				f, _ := testutil.ReadModel(t, path)
-				var err error
-				for range 300 {
-					if err = expertsUncached(l, f); err == nil {
-						break
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			got, err := greedyRun(l, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := compareSteps(got, reference(t, path)); err != nil {
-				t.Fatal(err)
-			}
-			st := l.w.Stats()
-			if st.Streamed != 0 || st.Experts.Requests == 0 || st.Experts.Misses == 0 || st.BytesRead == 0 {
-				t.Fatalf("stats %+v", st)
-			}
-		})
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := greedyRun(l, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := compareSteps(got, reference(t, path, repack)); err != nil {
+		t.Fatal(err)
+	}
+	st := l.w.Stats()
+	if st.Streamed != 0 || st.Experts.Requests == 0 || st.Experts.Misses == 0 || st.BytesRead == 0 {
+		t.Fatalf("stats %+v", st)
 	}
 }
 

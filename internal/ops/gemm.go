@@ -44,7 +44,7 @@ func (e *Exec) gemmFrom(m *Matrix) int {
 	if e.gemmMin != 0 {
 		return e.gemmMin
 	}
-	multi := m.x8 != nil && m.x8.MatVecN != nil
+	multi := m.X8() && m.x8.MatVecN != nil
 	switch m.T.Type {
 	case quant.Q4_0:
 		if multi {
@@ -111,7 +111,7 @@ func (k *gemmTask) Do(w, _, _ int) {
 			i = k.nChunks - 1 - back
 		}
 		r1 := min(k.rows, (i+1)*k.chunkRows)
-		if m.x8 != nil {
+		if m.X8() {
 			k.mulX8(i*k.chunkRows, r1, panels)
 			continue
 		}
@@ -162,7 +162,7 @@ func (e *Exec) matmulGemm(pt *Part, nTok int) {
 	chunk := rowsN / (threads * chunksPerThread)
 	chunk = min(max(chunk, minChunkRows), maxChunkRows)
 	step := gemmRows
-	if m.x8 != nil {
+	if m.X8() {
 		step = 8 // whole groups
 	}
 	chunk = (chunk + step - 1) / step * step

@@ -30,9 +30,10 @@ type Matrix struct {
 	tileRows, tileCols int
 	// gemm, when the type has one, multiplies batches (gemm.go).
 	gemm *quant.GemmKernel
-	// x8, when set, holds the rows repacked in the X8 layout (x8.go):
-	// products read x8Data and never T.Data.
-	x8     *quant.X8Kernel
+	// x8, when its MatVec is set, holds the rows repacked in the X8
+	// layout (x8.go): products read x8Data and never T.Data. A value, not
+	// a pointer, so that UseX8 allocates nothing.
+	x8     quant.X8Kernel
 	x8Data []byte
 	// x8RowBytes is a row's share of a group's bytes in the X8 layout
 	// (Q4_K's is 4 bytes a super-block more than in place).
@@ -193,7 +194,7 @@ func (k *matmulTask) check() {
 			panic(fmt.Sprintf("ops: product of %q: %d activation bytes for %d tokens of %d", m.T.Name, len(pt.X), k.nTok, m.XRowBytes))
 		case k.nTok > 0 && (len(pt.Out) < (k.nTok-1)*pt.Stride+pt.Rows || k.nTok > 1 && pt.Stride < pt.Rows):
 			panic(fmt.Sprintf("ops: product of %q: output of %d floats, stride %d, for %d tokens of %d rows", m.T.Name, len(pt.Out), pt.Stride, k.nTok, pt.Rows))
-		case m.x8 != nil && (pt.Row0%8 != 0 || pt.Rows%8 != 0):
+		case m.X8() && (pt.Row0%8 != 0 || pt.Rows%8 != 0):
 			panic(fmt.Sprintf("ops: product of %q: rows [%d, %d) of a matrix in the X8 layout, which multiplies whole groups of 8", m.T.Name, pt.Row0, pt.Row0+pt.Rows))
 		case k.acc != nil && k.nTok > 0 && (len(k.acc) < (k.nTok-1)*k.accStride+pt.Rows || k.nTok > 1 && k.accStride < pt.Rows):
 			panic(fmt.Sprintf("ops: product of %q: residual of %d floats, stride %d, for %d tokens of %d rows", m.T.Name, len(k.acc), k.accStride, k.nTok, pt.Rows))
@@ -310,7 +311,7 @@ func addTo(a, b []float32) {
 // tile's weights stay in the L1 cache while the tokens pass over them.
 func (k *matmulTask) run(pt *mmPart, r0, r1, t0, t1 int) {
 	m := pt.M
-	if m.x8 != nil {
+	if m.X8() {
 		runX8(pt, r0, r1, t0, t1)
 		return
 	}
@@ -489,7 +490,7 @@ func (e *Exec) anyGemm() bool {
 // An X8 matrix whose kernel has no GEMM (AVX2's Q4_K, whose MatVecN beat
 // the GEMM at every batch size) takes MatVecN instead.
 func (e *Exec) useGemm(m *Matrix, nTok int) bool {
-	return m.gemm != nil && (m.x8 == nil || m.x8.Mul != nil) && nTok > 1 && nTok >= e.gemmFrom(m)
+	return m.gemm != nil && (!m.X8() || m.x8.Mul != nil) && nTok > 1 && nTok >= e.gemmFrom(m)
 }
 
 // dispatchGemm runs a planned and checked batch product part by part:

@@ -21,7 +21,8 @@ import (
 // UseX8 makes m multiply through k from data, which holds m's rows
 // repacked by quant.RepackX8 (quant.X8Bytes of them). From then on
 // products never read m.T.Data, and Part rows of m must start and end on
-// multiples of 8. It is meant for load time, before m is used.
+// multiples of 8. It is meant for before m is used: at load, or as an
+// expert cache fills a slot (it allocates nothing).
 func (m *Matrix) UseX8(data []byte, k quant.X8Kernel) error {
 	switch {
 	case k.MatVec == nil || k.Type != m.T.Type:
@@ -31,7 +32,7 @@ func (m *Matrix) UseX8(data []byte, k quant.X8Kernel) error {
 	case len(data) != quant.X8Bytes(m.T.Type, m.Rows, m.Cols):
 		return fmt.Errorf("ops: tensor %q: %d repacked bytes, the X8 layout of %d rows of %d takes %d", m.T.Name, len(data), m.Rows, m.Cols, quant.X8Bytes(m.T.Type, m.Rows, m.Cols))
 	}
-	m.x8, m.x8Data = &k, data
+	m.x8, m.x8Data = k, data
 	m.x8RowBytes = quant.X8Bytes(m.T.Type, 8, m.Cols) / 8
 	m.Kernel = k.Name
 	m.tileRows = 8
@@ -39,25 +40,25 @@ func (m *Matrix) UseX8(data []byte, k quant.X8Kernel) error {
 }
 
 // X8 reports whether m is in the X8 layout (UseX8).
-func (m *Matrix) X8() bool { return m.x8 != nil }
+func (m *Matrix) X8() bool { return m.x8.MatVec != nil }
 
 // RowLayout returns a copy of m in its row layout, multiplying m.T.Data
 // (a matrix viewed elsewhere, e.g. a block read from disk into a buffer,
 // whose bytes are the file's rows whatever layout m has in memory).
 func (m *Matrix) RowLayout() Matrix {
 	c := *m
-	if c.x8 == nil {
+	if !c.X8() {
 		return c
 	}
 	k, _ := quant.TileChoice(m.T.Type)
-	c.x8, c.x8Data, c.x8RowBytes = nil, nil, 0
+	c.x8, c.x8Data, c.x8RowBytes = quant.X8Kernel{}, nil, 0
 	c.Kernel, c.tileRows = k.Name, k.Rows
 	return c
 }
 
 // rowBytes is a row's share of the bytes weights returns.
 func (m *Matrix) rowBytes() int {
-	if m.x8 != nil {
+	if m.X8() {
 		return m.x8RowBytes
 	}
 	return m.T.RowBytes()
@@ -65,7 +66,7 @@ func (m *Matrix) rowBytes() int {
 
 // weights is the bytes products read: the repacked ones in the X8 layout.
 func (m *Matrix) weights() []byte {
-	if m.x8 != nil {
+	if m.X8() {
 		return m.x8Data
 	}
 	return m.T.Data
