@@ -153,6 +153,15 @@ func (e *eval) wrapAt(n *node, err error) error {
 	return &posError{sentinel, n.pos, fmt.Sprintf("jinja: %s: %s", lineCol(e.t.src, n.pos), msg)}
 }
 
+// valueAt is v, or, when a builtin (index, slice, call, operator, filter
+// or test at n) failed, err with n's position (wrapAt).
+func (e *eval) valueAt(n *node, v Value, err error) (Value, error) {
+	if err != nil {
+		return Value{}, e.wrapAt(n, err)
+	}
+	return v, nil
+}
+
 func (e *eval) write(s string) error {
 	if int64(e.out.Len()+len(s)) > e.lim.lim.MaxOutput {
 		return fmt.Errorf("jinja: output longer than %d bytes: %w", e.lim.lim.MaxOutput, ErrLimit)
@@ -602,19 +611,12 @@ func (e *eval) expr(n *node, s *scope) (Value, error) {
 		}
 		return e.attr(obj, n.name), nil
 	case nIndex:
-		obj, err := e.expr(n.a, s)
-		if err != nil {
-			return Value{}, err
-		}
-		key, err := e.expr(n.b, s)
+		obj, key, err := e.operands(n, s)
 		if err != nil {
 			return Value{}, err
 		}
 		v, err := e.index(obj, key)
-		if err != nil {
-			return Value{}, e.wrapAt(n, err)
-		}
-		return v, nil
+		return e.valueAt(n, v, err)
 	case nSlice:
 		obj, err := e.expr(n.a, s)
 		if err != nil {
@@ -629,16 +631,9 @@ func (e *eval) expr(n *node, s *scope) (Value, error) {
 			}
 		}
 		v, err := e.slice(obj, bounds)
-		if err != nil {
-			return Value{}, e.wrapAt(n, err)
-		}
-		return v, nil
+		return e.valueAt(n, v, err)
 	case nCall:
-		callee, err := e.expr(n.a, s)
-		if err != nil {
-			return Value{}, err
-		}
-		a, err := e.args(n.args, s)
+		callee, a, err := e.operandArgs(n, s)
 		if err != nil {
 			return Value{}, err
 		}
@@ -650,10 +645,7 @@ func (e *eval) expr(n *node, s *scope) (Value, error) {
 			return Value{}, e.errAt(n, "cannot call %s", what)
 		}
 		v, err := callee.o.fn.call(e, a)
-		if err != nil {
-			return Value{}, e.wrapAt(n, err)
-		}
-		return v, nil
+		return e.valueAt(n, v, err)
 	case nFilter:
 		in, err := e.expr(n.a, s)
 		if err != nil {
@@ -661,19 +653,12 @@ func (e *eval) expr(n *node, s *scope) (Value, error) {
 		}
 		return e.applyFilter(n, in, s)
 	case nTest:
-		in, err := e.expr(n.a, s)
-		if err != nil {
-			return Value{}, err
-		}
-		a, err := e.args(n.args, s)
+		in, a, err := e.operandArgs(n, s)
 		if err != nil {
 			return Value{}, err
 		}
 		ok, err := runTest(e, n.name, in, a.pos)
-		if err != nil {
-			return Value{}, e.wrapAt(n, err)
-		}
-		return Bool(ok), nil
+		return e.valueAt(n, Bool(ok), err)
 	case nNot:
 		v, err := e.expr(n.a, s)
 		if err != nil {
@@ -723,21 +708,33 @@ func (e *eval) expr(n *node, s *scope) (Value, error) {
 		}
 		return Value{}, e.errAt(n, "unary %s of a %s", n.name, v.k)
 	case nBinary:
-		l, err := e.expr(n.a, s)
-		if err != nil {
-			return Value{}, err
-		}
-		r, err := e.expr(n.b, s)
+		l, r, err := e.operands(n, s)
 		if err != nil {
 			return Value{}, err
 		}
 		v, err := e.binary(n.name, l, r)
-		if err != nil {
-			return Value{}, e.wrapAt(n, err)
-		}
-		return v, nil
+		return e.valueAt(n, v, err)
 	}
 	return Value{}, e.errAt(n, "cannot evaluate node %d here", n.kind)
+}
+
+// operands evaluates n's two operands, n.a then n.b.
+func (e *eval) operands(n *node, s *scope) (a, b Value, err error) {
+	if a, err = e.expr(n.a, s); err != nil {
+		return Value{}, Value{}, err
+	}
+	b, err = e.expr(n.b, s)
+	return a, b, err
+}
+
+// operandArgs evaluates n's operand n.a, then its arguments n.args.
+func (e *eval) operandArgs(n *node, s *scope) (Value, *callArgs, error) {
+	v, err := e.expr(n.a, s)
+	if err != nil {
+		return Value{}, nil, err
+	}
+	a, err := e.args(n.args, s)
+	return v, a, err
 }
 
 func (e *eval) applyFilter(n *node, in Value, s *scope) (Value, error) {
@@ -746,10 +743,7 @@ func (e *eval) applyFilter(n *node, in Value, s *scope) (Value, error) {
 		return Value{}, err
 	}
 	v, err := runFilter(e, n.name, in, a)
-	if err != nil {
-		return Value{}, e.wrapAt(n, err)
-	}
-	return v, nil
+	return e.valueAt(n, v, err)
 }
 
 // attr is obj.name: a method of the object's type first (as in Jinja,

@@ -575,18 +575,24 @@ func (p *parser) andExpr() (*node, error) { return p.leftAssoc(p.notExpr, p.keyw
 
 func (p *parser) notExpr() (*node, error) {
 	if p.isName("not") {
-		pos := p.next().pos
-		if err := p.enter(pos); err != nil {
-			return nil, err
-		}
-		defer func() { p.depth-- }()
-		a, err := p.notExpr()
-		if err != nil {
-			return nil, err
-		}
-		return &node{kind: nNot, pos: pos, a: a}, nil
+		return p.prefix(p.next().pos, nNot, "", p.notExpr)
 	}
 	return p.compare()
+}
+
+// prefix parses the operand of a prefix operator at pos (already taken)
+// and builds its node; the operand's own prefixes recurse, so it counts
+// toward the nesting limit.
+func (p *parser) prefix(pos int, kind nodeKind, name string, operand func() (*node, error)) (*node, error) {
+	if err := p.enter(pos); err != nil {
+		return nil, err
+	}
+	defer func() { p.depth-- }()
+	a, err := operand()
+	if err != nil {
+		return nil, err
+	}
+	return &node{kind: kind, pos: pos, name: name, a: a}, nil
 }
 
 func (p *parser) compare() (*node, error) { return p.leftAssoc(p.additive, p.comparison) }
@@ -664,15 +670,7 @@ func (p *parser) comparison() (nodeKind, string, int) {
 func (p *parser) unary() (*node, error) {
 	if p.isOp("-") || p.isOp("+") {
 		t := p.next()
-		if err := p.enter(t.pos); err != nil {
-			return nil, err
-		}
-		defer func() { p.depth-- }()
-		a, err := p.unary()
-		if err != nil {
-			return nil, err
-		}
-		return &node{kind: nUnary, pos: t.pos, name: t.val, a: a}, nil
+		return p.prefix(t.pos, nUnary, t.val, p.unary)
 	}
 	return p.power()
 }
