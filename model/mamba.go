@@ -42,6 +42,15 @@ type ssmConvTask struct {
 // takes SiLU. Each channel's window keeps the raw inputs, so the output
 // can overwrite the input it was computed from.
 func (k *ssmConvTask) Do(_, lo, hi int) {
+	if k.n == 1 && k.s.texts == nil {
+		k.one(lo, hi)
+	} else {
+		k.each(lo, hi)
+	}
+}
+
+// each is Do for a pass of any length, a channel's window at a time.
+func (k *ssmConvTask) each(lo, hi int) {
 	c := &k.s.m.Config
 	W, off := c.ssmConvWidth(), c.SSMInner
 	win := window{L: c.SSMConv}
@@ -58,6 +67,34 @@ func (k *ssmConvTask) Do(_, lo, hi int) {
 			*v = sum / (1 + float32(math.Exp(float64(-sum))))
 		}
 		win.store(k.dst, W, ch)
+	}
+}
+
+// one is Do for a decode step: each channel's taps over its state rows
+// and the new input, summed in window.push's order (oldest first, each
+// product rounded), the state shifted by one row in place or into dst,
+// without a window: the step runs on one thread between two products,
+// so its few nanoseconds a channel are the model's.
+func (k *ssmConvTask) one(lo, hi int) {
+	c := &k.s.m.Config
+	W, L := c.ssmConvWidth(), c.SSMConv
+	row := k.rows[c.SSMInner : c.SSMInner+W]
+	for ch := lo; ch < hi; ch++ {
+		taps := k.w[ch*L : (ch+1)*L]
+		x := row[ch]
+		var sum float32
+		for j := range L - 1 {
+			sum += float32(k.src[j*W+ch] * taps[j])
+		}
+		sum += float32(x * taps[L-1])
+		for j := range L - 2 {
+			k.dst[j*W+ch] = k.src[(j+1)*W+ch]
+		}
+		k.dst[(L-2)*W+ch] = x
+		if k.b != nil {
+			sum += k.b[ch]
+		}
+		row[ch] = sum / (1 + float32(math.Exp(float64(-sum))))
 	}
 }
 

@@ -165,3 +165,48 @@ func TestSameDims(t *testing.T) {
 		}
 	}
 }
+
+// A decode step's convolution (ssmConvTask.one) gives the bits of the
+// window path (each) that batches take: the outputs, and the state it
+// leaves, in place and into another slot, with and without a bias.
+func TestSSMConvOneMatchesEach(t *testing.T) {
+	c, err := ConfigFromGGUF(parse(t, graniteHybridMeta(func(map[string]any) {})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	W, L, off := c.ssmConvWidth(), c.SSMConv, c.SSMInner
+	stride := off + W + 5 // z, then x, B and C, then more
+	rnd := func(n int, seed float64) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(math.Sin(seed*float64(i+1)) * 3)
+		}
+		return v
+	}
+	s := &State{m: &Model{Config: c}}
+	for _, inPlace := range []bool{true, false} {
+		for _, bias := range []bool{true, false} {
+			var outs, states [2][]float32
+			for i, run := range []func(k *ssmConvTask){func(k *ssmConvTask) { k.one(0, W) }, func(k *ssmConvTask) { k.each(0, W) }} {
+				k := ssmConvTask{s: s, n: 1, rows: rnd(stride, 0.37), stride: stride, src: rnd((L-1)*W, 0.71), w: rnd(L*W, 1.3)}
+				k.dst = make([]float32, len(k.src))
+				if inPlace {
+					k.dst = k.src
+				}
+				if bias {
+					k.b = rnd(W, 2.9)
+				}
+				run(&k)
+				outs[i], states[i] = k.rows, k.dst
+			}
+			for i := range outs[1] {
+				if math.Float32bits(outs[0][i]) != math.Float32bits(outs[1][i]) {
+					t.Fatalf("in place %v, bias %v: output %d = %v, the window's %v", inPlace, bias, i, outs[0][i], outs[1][i])
+				}
+			}
+			if !slices.Equal(states[0], states[1]) {
+				t.Fatalf("in place %v, bias %v: the states differ", inPlace, bias)
+			}
+		}
+	}
+}
