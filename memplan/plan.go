@@ -94,7 +94,8 @@ type Plan struct {
 	Repacked int64
 	// RepackExperts: the expert cache of a streamed mixture-of-experts
 	// model holds its experts in the X8 layout, repacked as they are read
-	// (Request.Repack; expertcache.WithRepack), and the "experts"
+	// (Request.Repack, on a CPU with X8 kernels for them:
+	// Shape.ExpertsX8; expertcache.WithRepack), and the "experts"
 	// component is sized for that.
 	RepackExperts bool
 	// KVNoRecent: sessions' INT4 caches keep no F16 copies of their newest
@@ -357,7 +358,7 @@ func (s *Shape) components(r Request, limit int64, ctx int, kvt kv.Type, w Weigh
 		}
 	}
 	if s.Experts() > 0 {
-		return s.expertComponents(cs, res, kvFull, r.Repack)
+		return s.expertComponents(cs, res, kvFull, r.Repack && s.ExpertsX8)
 	}
 	n, ok := res.Streamed(kvFull)
 	var buffers int64
@@ -393,8 +394,12 @@ func (s *Shape) expertComponents(cs []Component, res Residency, kvFull int64, re
 	budget = max(budget, floor)
 	cs[0].Bytes = s.FixedWeights() + dense
 	cs[0].Note = fmt.Sprintf("mapped: everything but the experts of %d blocks", len(res.Blocks))
+	layout := ""
+	if repack {
+		layout = ", repacked as read"
+	}
 	cs = slices.Insert(cs, 1, Component{ExpertsComponent, budget,
-		fmt.Sprintf("the experts used most (%s of %s); the others read from disk (direct I/O)", FormatBytes(budget), FormatBytes(s.Experts()))})
+		fmt.Sprintf("the experts used most (%s of %s%s); the others read from disk (direct I/O)", FormatBytes(budget), FormatBytes(s.Experts()), layout)})
 	// The caches may take what is left beside the resident part and the
 	// expert cache; no block leaves memory.
 	res.Pool -= dense + budget
@@ -519,7 +524,7 @@ func choose(s *Shape, r Request) (Plan, error) {
 		cs, res, ok := s.components(r, p.Limit, ctx, kvt, w)
 		p.Context, p.KVType, p.Weights, p.Batch = ctx, kvt, w, s.batch(r, ctx)
 		p.Components, p.Total, p.ResidentWeights, p.Residency = cs, total(cs), cs[0].Bytes, res
-		p.RepackExperts = r.Repack && res.Experts > 0
+		p.RepackExperts = r.Repack && s.ExpertsX8 && res.Experts > 0
 		p.InitialKV = kv.Bytes(initialKV(s.kvConfig(r, kvt, ctx), r.KVPreallocate))
 		return ok && p.Total <= p.Limit
 	}

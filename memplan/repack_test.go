@@ -2,6 +2,7 @@ package memplan
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/lowmem/llm/internal/testutil"
@@ -171,5 +172,42 @@ func TestShapeRepackExperts(t *testing.T) {
 	}
 	if covered <= experts {
 		t.Errorf("repackable ranges cover %d bytes, the experts alone %d", covered, experts)
+	}
+}
+
+// TestPlanRepackExperts: a mixture-of-experts model whose experts are read
+// from disk plans its expert cache in the X8 layout with Repack (a higher
+// floor: the room to repack in place) and in the file's without, and
+// says which (Plan.RepackExperts, the component's note).
+func TestPlanRepackExperts(t *testing.T) {
+	if _, ok := quant.X8(quant.Q4_K, 256); !ok {
+		t.Skip("no X8 kernels for Q4_K here")
+	}
+	spec := testutil.TinyQwen3MoE()
+	spec.Embd, spec.HeadDim, spec.ExpertFFN, spec.WeightType = 256, 64, 256, quant.Q4_K
+	sh, err := ReadShape(testutil.TempModel(t, spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sh.ExpertsX8 || sh.ExpertFloor <= sh.ExpertFloorFileLayout || sh.ExpertFloorFileLayout <= 0 {
+		t.Fatalf("X8 %v, floors %d repacking and %d not", sh.ExpertsX8, sh.ExpertFloor, sh.ExpertFloorFileLayout)
+	}
+	req := Request{Limit: 1 << 40, Context: 64, Batch: 32, Threads: 2, Weights: WeightsStreaming}
+	for _, repack := range []bool{false, true} {
+		req.Repack = repack
+		p, err := Make(sh, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var note string
+		for _, c := range p.Components {
+			if c.Name == ExpertsComponent {
+				note = c.Note
+			}
+		}
+		if p.RepackExperts != repack || p.Residency.Experts <= 0 || strings.Contains(note, "repacked as read") != repack || p.Repacked != 0 {
+			t.Errorf("Repack %v: RepackExperts %v, experts %d, note %q, %d bytes repacked at load",
+				repack, p.RepackExperts, p.Residency.Experts, note, p.Repacked)
+		}
 	}
 }

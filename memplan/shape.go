@@ -33,6 +33,9 @@ type Shape struct {
 	// experts (expertcache.WithRepack(false)).
 	ExpertFloor           int64
 	ExpertFloorFileLayout int64
+	// ExpertsX8: this CPU has X8 kernels for some of the experts'
+	// matrices (expertcache.Layout.Repack), so a cache can repack them.
+	ExpertsX8 bool
 
 	EmbedBytes int64 // token_embd
 	EmbedRow   int64 // bytes of one token_embd row
@@ -141,6 +144,9 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 	}
 	if s.Experts() > 0 {
 		l := expertcache.FileLayout(g, cfg.Layers)
+		for _, r := range l.Repack {
+			s.ExpertsX8 = s.ExpertsX8 || r != [3]int64{}
+		}
 		for _, f := range []struct {
 			floor  *int64
 			repack bool
