@@ -73,8 +73,7 @@ func (k *ssmConvTask) each(lo, hi int) {
 // one is Do for a decode step: each channel's taps over its state rows
 // and the new input, summed in window.push's order (oldest first, each
 // product rounded), the state shifted by one row in place or into dst,
-// without a window: the step runs on one thread between two products,
-// so its few nanoseconds a channel are the model's.
+// without a window, which cost a decode step a third more.
 func (k *ssmConvTask) one(lo, hi int) {
 	c := &k.s.m.Config
 	W, L := c.ssmConvWidth(), c.SSMConv
@@ -176,7 +175,9 @@ func (s *State) mamba2(il int, L *Layer, a acts, p *pass) error {
 	convRows := (c.SSMConv - 1) * c.ssmConvWidth()
 	src, dst := s.conv.layer(il-c.KVLayer(il), recurrentFloats(c))
 	s.sc = ssmConvTask{s: s, n: a.n, rows: p.qkv, stride: w, src: src[:convRows], dst: dst[:convRows], w: L.ConvW, b: L.ConvB}
-	if a.n >= convParallelMin {
+	// A decode step's thousands of channels (ssmConvTask.one) go to the
+	// pool too: alone on one thread they took about 2 % of a token.
+	if a.n >= convParallelMin || a.n == 1 {
 		s.e.For(c.ssmConvWidth(), 64, &s.sc)
 	} else {
 		s.sc.Do(0, 0, c.ssmConvWidth())
