@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/lowmem/llm/internal/cpu"
 )
 
 // The assembly kernels are checked against asmRef, an exact (float64)
@@ -539,3 +542,25 @@ func BenchmarkKernel(b *testing.B) {
 }
 
 var asmSink float32
+
+// On Zen 4 (cpu.Model.Split512) IQ2_XXS and IQ2_S take the AVX2 dot
+// products, which beat the AVX-512 kernels' gathers there (tilePrefs);
+// every dot product stays a tile that LLM_KERNELS can name.
+func TestTileChoiceZen4Lattice(t *testing.T) {
+	for _, typ := range []Type{IQ2_XXS, IQ2_S} {
+		names := []string{}
+		for _, k := range Tiles(typ) {
+			names = append(names, k.Name)
+		}
+		for _, k := range Kernels(typ)[1:] {
+			if !slices.Contains(names, "dot-"+k.Name) {
+				t.Errorf("%v: tiles %v lack dot-%s", typ, names, k.Name)
+			}
+		}
+		_, named := kernelEnv[typ]
+		k, _ := TileChoice(typ)
+		if cpu.CPU().Split512() && cpu.Has(cpu.AVX2) && !named && k.Name != "dot-avx2" {
+			t.Errorf("%v: TileChoice %s on %v, want dot-avx2", typ, k.Name, cpu.CPU())
+		}
+	}
+}

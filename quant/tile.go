@@ -43,8 +43,9 @@ const (
 // Tiles lists every tile implementation for t that runs on this CPU: first
 // the pure-Go dot product in a loop, which tests compare the others with,
 // then the portable pure-Go tile kernel (swar.go) where the type has one,
-// then, for types without assembly tile kernels, the fastest DotFunc in a
-// loop, then the assembly tile kernels, the fastest last.
+// then, for types without assembly tile kernels, each assembly DotFunc in
+// a loop ("dot-" and its name), then the assembly tile kernels, the
+// fastest last.
 func Tiles(t Type) []TileKernel {
 	ks := Kernels(t)
 	if len(ks) == 0 {
@@ -55,9 +56,10 @@ func Tiles(t Type) []TileKernel {
 		tiles = append(tiles, k)
 	}
 	arch := archTiles(t)
-	if len(arch) == 0 && len(ks) > 1 {
-		best := ks[len(ks)-1]
-		tiles = append(tiles, dotTile("dot-"+best.Name, t, best.Dot))
+	if len(arch) == 0 {
+		for _, k := range ks[1:] {
+			tiles = append(tiles, dotTile("dot-"+k.Name, t, k.Dot))
+		}
 	}
 	return append(tiles, arch...)
 }
