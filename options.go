@@ -160,9 +160,9 @@ func WithWeights(w WeightsMode) Option {
 // in memory for its life: sessions beyond the plan and memory pressure no
 // longer move them to disk (as with WithWeights(WeightsResident)). A
 // mixture-of-experts model whose experts are read from disk holds them in
-// that layout in its expert cache, repacked as they are read
-// (MemoryPlan.RepackExperts). Pass false to keep every weight in the
-// file's layout, and movable.
+// that layout in its expert cache, repacked as they are read, when the
+// cache has room for every one (MemoryPlan.RepackExperts). Pass false to
+// keep every weight in the file's layout, and movable.
 func WithRepack(on bool) Option {
 	return modelOption(func(s *engine.Settings) { s.Repack = on })
 }

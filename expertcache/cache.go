@@ -49,13 +49,14 @@ func newSettings(opts []Option) settings {
 // Option configures New.
 type Option func(*settings)
 
-// WithRepack sets whether the cache holds experts in the X8 layout (see
-// quant.X8), repacked in place as each is read, which its kernels
-// multiply faster than the file's rows (default true). The room this
-// takes (Layout.Repack: a few percent for Q4_K, a group of eight rows
-// for the others) makes slots larger, so a budget buys a few fewer; Size
-// must be given the same choice. Experts of a type without an X8 kernel
-// on this CPU stay as the file has them either way.
+// WithRepack lets the cache hold experts in the X8 layout (see quant.X8),
+// repacked in place as each is read, which its kernels multiply faster
+// than the file's rows (default true), when the budget holds every expert
+// so (Sizing.Repacked): the room it takes (Layout.Repack: a few percent
+// for Q4_K, a group of eight rows for the others) would cost a cache
+// that misses slots, and its misses the repacking. Size must be given
+// the same choice. Experts of a type without an X8 kernel on this CPU
+// stay as the file has them either way.
 func WithRepack(on bool) Option { return func(s *settings) { s.repack = on } }
 
 // WithPolicy sets the eviction policy (default LFU).
@@ -153,8 +154,7 @@ func New(m *model.Model, path string, budget int64, opts ...Option) (*Cache, err
 		return nil, fmt.Errorf("expertcache: unknown policy %v", set.policy)
 	}
 	l := LayoutOf(m)
-	cs, blockClass := classes(l, set.repack)
-	sz, err := size(cs, budget)
+	cs, blockClass, sz, err := sizing(l, budget, set.repack)
 	if err != nil {
 		return nil, err
 	}

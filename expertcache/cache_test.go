@@ -112,10 +112,14 @@ func sameLogits(t testing.TB, what string, got, want []float32, vocab int) {
 }
 
 // budgetFor is the budget that buys n slots of a one-class layout (with
-// the options New will be given).
+// the options New will be given: repacked only when n is every expert).
 func budgetFor(t testing.TB, l Layout, n int, opts ...Option) int64 {
 	t.Helper()
-	cs, _ := classes(l, newSettings(opts).repack)
+	all := 0
+	for _, xs := range l.Experts {
+		all += len(xs)
+	}
+	cs, _ := classes(l, newSettings(opts).repack && n == all)
 	if len(cs) != 1 {
 		t.Fatalf("%d classes, want 1", len(cs))
 	}
@@ -150,9 +154,10 @@ func newCache(t testing.TB, m *model.Model, path string, budget int64, opts ...O
 // policy and cache size — one slot (every expert read, most deferred),
 // a few, and all of them — although the model's own expert bytes are
 // garbage: every expert came from the file through the cache. A cache that
-// repacks its experts (the default) matches the model with its experts
-// repacked at load, as a resident one has them; one that does not
-// (WithRepack(false)), the mapped model.
+// repacks its experts (the default, when it holds them all) matches the
+// model with its experts repacked at load, as a resident one has them;
+// one that does not (WithRepack(false), or fewer slots), the mapped
+// model.
 func TestLogitsMatchMapped(t *testing.T) {
 	pool := newPool(t, 2)
 	path, ref, _ := writeModel(t, moeSpec())
@@ -184,7 +189,10 @@ func TestLogitsMatchMapped(t *testing.T) {
 						c := newCache(t, m, path, budgetFor(t, l, slots, WithRepack(repack)), WithPolicy(policy), WithRepack(repack))
 						m.ExpertSource = c
 						got := runAll(t, m, pool, toks, batch)
-						sameLogits(t, "cached", got, want[repack][batch], m.Vocab)
+						sameLogits(t, "cached", got, want[repack && slots == 48][batch], m.Vocab)
+						if c.Sizing().Repacked != (repack && slots == 48 && len(l.Repack) > 0 && l.Repack[0] != [3]int64{}) {
+							t.Errorf("repacked %v with %d slots of 48", c.Sizing().Repacked, slots)
+						}
 						st := c.Stats()
 						if st.Hits+st.Misses != st.Requests || st.Fallbacks != 0 || c.Err() != nil {
 							t.Errorf("stats %+v, err %v", st, c.Err())
@@ -549,17 +557,17 @@ func TestFileLayout(t *testing.T) {
 	}
 }
 
-// A repacking cache holds each expert's matrices in the X8 layout at the
-// start of their parts of the slot, exactly what repacking the file's rows
-// gives, and the matrices it serves multiply those bytes; the file's bytes
-// are gone (T.Data nil).
+// A repacking cache (one that holds every expert) keeps each expert's
+// matrices in the X8 layout at the start of their parts of the slot,
+// exactly what repacking the file's rows gives, and the matrices it
+// serves multiply those bytes; the file's bytes are gone (T.Data nil).
 func TestRepackedSlots(t *testing.T) {
 	path, m, _ := writeModel(t, moeSpec())
 	l := LayoutOf(m)
 	if l.Repack[1] == ([3]int64{}) {
 		t.Skip("no X8 kernels for the experts on this CPU")
 	}
-	c := newCache(t, m, path, budgetFor(t, l, 4))
+	c := newCache(t, m, path, budgetFor(t, l, 48))
 	ids := []int32{0, 3, 9}
 	c.Fetch(1, ids)
 	for _, e := range ids {

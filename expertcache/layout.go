@@ -196,6 +196,9 @@ type Sizing struct {
 	// MinBudget is the smallest budget New accepts: one slot per group of
 	// blocks with the same expert sizes, plus the bookkeeping.
 	MinBudget int64
+	// Repacked: the slots hold the experts in the X8 layout (WithRepack,
+	// and the budget holds every expert so).
+	Repacked bool
 	// Classes is the slot size of each group of blocks with the same
 	// expert sizes, and SlotsPerClass its slot count.
 	Classes       []int64
@@ -224,8 +227,33 @@ func (s Sizing) HitRateBound() float64 {
 // same. It fails when l has no experts or the budget is below
 // Sizing.MinBudget.
 func Size(l Layout, budget int64, opts ...Option) (Sizing, error) {
-	cs, _ := classes(l, newSettings(opts).repack)
-	return size(cs, budget)
+	_, _, sz, err := sizing(l, budget, newSettings(opts).repack)
+	return sz, err
+}
+
+// sizing is New's and Size's layout of the slots: in the X8 layout when
+// repack is set and the budget holds every expert so, else in the
+// file's. A cache that misses spends its slots better on more experts:
+// the room repacking takes cost Granite 3.1 1B-A400M under a 600 MB cap
+// 3.5 % of its slots (388 against 402, 72 % of requests hit against
+// 74 %) and its decode 7 % (tg64 20.6 against 22.1 tok/s, three
+// alternating runs), where with every expert cached the X8 layout
+// decoded 9 % faster.
+func sizing(l Layout, budget int64, repack bool) ([]class, []int, Sizing, error) {
+	if repack {
+		cs, bc := classes(l, true)
+		some := false
+		for _, c := range cs {
+			some = some || c.room != [3]int64{}
+		}
+		if sz, err := size(cs, budget); some && err == nil && sz.Slots == sz.Experts {
+			sz.Repacked = true
+			return cs, bc, sz, nil
+		}
+	}
+	cs, bc := classes(l, false)
+	sz, err := size(cs, budget)
+	return cs, bc, sz, err
 }
 
 func size(cs []class, budget int64) (Sizing, error) {

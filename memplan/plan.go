@@ -94,9 +94,8 @@ type Plan struct {
 	Repacked int64
 	// RepackExperts: the expert cache of a streamed mixture-of-experts
 	// model holds its experts in the X8 layout, repacked as they are read
-	// (Request.Repack, on a CPU with X8 kernels for them:
-	// Shape.ExpertsX8; expertcache.WithRepack), and the "experts"
-	// component is sized for that.
+	// (Request.Repack, on a CPU with X8 kernels for them, when its budget
+	// holds every expert so: expertcache.Sizing.Repacked).
 	RepackExperts bool
 	// KVNoRecent: sessions' INT4 caches keep no F16 copies of their newest
 	// positions (Request.KVNoRecent, or Make's choice: see Steps).
@@ -358,7 +357,7 @@ func (s *Shape) components(r Request, limit int64, ctx int, kvt kv.Type, w Weigh
 		}
 	}
 	if s.Experts() > 0 {
-		return s.expertComponents(cs, res, kvFull, r.Repack && s.ExpertsX8)
+		return s.expertComponents(cs, res, kvFull, r.Repack)
 	}
 	n, ok := res.Streamed(kvFull)
 	var buffers int64
@@ -385,17 +384,13 @@ func (s *Shape) expertComponents(cs []Component, res Residency, kvFull int64, re
 	for il, b := range res.Blocks {
 		dense += max(b-s.ExpertBytes[il], 0)
 	}
-	floor := s.ExpertFloor
-	if !repack {
-		floor = s.ExpertFloorFileLayout
-	}
 	budget := res.Pool - dense - kvFull
-	ok := budget >= floor
-	budget = max(budget, floor)
+	ok := budget >= s.ExpertFloor
+	budget = max(budget, s.ExpertFloor)
 	cs[0].Bytes = s.FixedWeights() + dense
 	cs[0].Note = fmt.Sprintf("mapped: everything but the experts of %d blocks", len(res.Blocks))
 	layout := ""
-	if repack {
+	if s.RepackedExperts(budget, repack) {
 		layout = ", repacked as read"
 	}
 	cs = slices.Insert(cs, 1, Component{ExpertsComponent, budget,
@@ -524,7 +519,7 @@ func choose(s *Shape, r Request) (Plan, error) {
 		cs, res, ok := s.components(r, p.Limit, ctx, kvt, w)
 		p.Context, p.KVType, p.Weights, p.Batch = ctx, kvt, w, s.batch(r, ctx)
 		p.Components, p.Total, p.ResidentWeights, p.Residency = cs, total(cs), cs[0].Bytes, res
-		p.RepackExperts = r.Repack && s.ExpertsX8 && res.Experts > 0
+		p.RepackExperts = res.Experts > 0 && s.RepackedExperts(res.Experts, r.Repack)
 		p.InitialKV = kv.Bytes(initialKV(s.kvConfig(r, kvt, ctx), r.KVPreallocate))
 		return ok && p.Total <= p.Limit
 	}

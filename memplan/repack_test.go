@@ -176,9 +176,10 @@ func TestShapeRepackExperts(t *testing.T) {
 }
 
 // TestPlanRepackExperts: a mixture-of-experts model whose experts are read
-// from disk plans its expert cache in the X8 layout with Repack (a higher
-// floor: the room to repack in place) and in the file's without, and
-// says which (Plan.RepackExperts, the component's note).
+// from disk plans its expert cache in the X8 layout with Repack when the
+// budget holds every expert so, in the file's layout otherwise (a cache
+// that misses keeps its slots), and says which (Plan.RepackExperts, the
+// component's note).
 func TestPlanRepackExperts(t *testing.T) {
 	if _, ok := quant.X8(quant.Q4_K, 256); !ok {
 		t.Skip("no X8 kernels for Q4_K here")
@@ -189,12 +190,23 @@ func TestPlanRepackExperts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sh.ExpertsX8 || sh.ExpertFloor <= sh.ExpertFloorFileLayout || sh.ExpertFloorFileLayout <= 0 {
-		t.Fatalf("X8 %v, floors %d repacking and %d not", sh.ExpertsX8, sh.ExpertFloor, sh.ExpertFloorFileLayout)
+	if !sh.ExpertsX8 || sh.ExpertFloor <= 0 {
+		t.Fatalf("X8 %v, floor %d", sh.ExpertsX8, sh.ExpertFloor)
 	}
-	req := Request{Limit: 1 << 40, Context: 64, Batch: 32, Threads: 2, Weights: WeightsStreaming}
-	for _, repack := range []bool{false, true} {
-		req.Repack = repack
+	base := Request{Limit: 1 << 40, Context: 64, Batch: 32, Threads: 2, Weights: WeightsStreaming}
+	all, err := Make(sh, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		limit        int64
+		repack, want bool
+	}{
+		{1 << 40, false, false}, {1 << 40, true, true},
+		{all.Total - all.Residency.Experts + sh.Experts()/2, true, false}, // half the experts: the file's layout
+	} {
+		req := base
+		req.Limit, req.Repack = c.limit, c.repack
 		p, err := Make(sh, req)
 		if err != nil {
 			t.Fatal(err)
@@ -205,9 +217,9 @@ func TestPlanRepackExperts(t *testing.T) {
 				note = c.Note
 			}
 		}
-		if p.RepackExperts != repack || p.Residency.Experts <= 0 || strings.Contains(note, "repacked as read") != repack || p.Repacked != 0 {
-			t.Errorf("Repack %v: RepackExperts %v, experts %d, note %q, %d bytes repacked at load",
-				repack, p.RepackExperts, p.Residency.Experts, note, p.Repacked)
+		if p.RepackExperts != c.want || p.Residency.Experts <= 0 || strings.Contains(note, "repacked as read") != c.want || p.Repacked != 0 {
+			t.Errorf("limit %d, Repack %v: RepackExperts %v, experts %d, note %q, %d bytes repacked at load; want %v",
+				c.limit, c.repack, p.RepackExperts, p.Residency.Experts, note, p.Repacked, c.want)
 		}
 	}
 }

@@ -28,14 +28,13 @@ type Shape struct {
 	// (ffn_{gate,up,down}_exps), all zero for a dense model.
 	ExpertBytes []int64
 	// ExpertFloor is the least budget an expert cache of the model's
-	// experts runs in (expertcache.Sizing.MinBudget), 0 for a dense model;
-	// ExpertFloorFileLayout the same for a cache that does not repack its
-	// experts (expertcache.WithRepack(false)).
-	ExpertFloor           int64
-	ExpertFloorFileLayout int64
+	// experts runs in (expertcache.Sizing.MinBudget), 0 for a dense model.
+	ExpertFloor int64
 	// ExpertsX8: this CPU has X8 kernels for some of the experts'
 	// matrices (expertcache.Layout.Repack), so a cache can repack them.
 	ExpertsX8 bool
+	// expertLayout is where the experts lie, for sizing a cache.
+	expertLayout expertcache.Layout
 
 	EmbedBytes int64 // token_embd
 	EmbedRow   int64 // bytes of one token_embd row
@@ -147,15 +146,14 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 		for _, r := range l.Repack {
 			s.ExpertsX8 = s.ExpertsX8 || r != [3]int64{}
 		}
-		for _, f := range []struct {
-			floor  *int64
-			repack bool
-		}{{&s.ExpertFloor, true}, {&s.ExpertFloorFileLayout, false}} {
-			if sz, err := expertcache.Size(l, 0, expertcache.WithRepack(f.repack)); sz.MinBudget > 0 {
-				*f.floor = sz.MinBudget
-			} else if err != nil && !errors.Is(err, expertcache.ErrBudget) {
-				return nil, fmt.Errorf("%w: %w", err, model.ErrBadModel)
-			}
+		s.expertLayout = l
+		// The floor is the file layout's: a cache falls back to that layout
+		// whenever its budget does not hold every expert repacked
+		// (expertcache.WithRepack).
+		if sz, err := expertcache.Size(l, 0, expertcache.WithRepack(false)); sz.MinBudget > 0 {
+			s.ExpertFloor = sz.MinBudget
+		} else if err != nil && !errors.Is(err, expertcache.ErrBudget) {
+			return nil, fmt.Errorf("%w: %w", err, model.ErrBadModel)
 		}
 	}
 	slices.SortFunc(s.Repack, func(a, b RepackRange) int { return cmp.Compare(a.Off, b.Off) })
@@ -294,4 +292,15 @@ func (s *Shape) FixedWeights() int64 {
 // buffers.
 func (s *Shape) MinStreamingWeights() int64 {
 	return s.FixedWeights() + s.ReadBuffers()
+}
+
+// RepackedExperts reports whether an expert cache of budget bytes holds
+// its experts in the X8 layout when asked to repack (expertcache.Size's
+// Sizing.Repacked).
+func (s *Shape) RepackedExperts(budget int64, repack bool) bool {
+	if !repack || !s.ExpertsX8 {
+		return false
+	}
+	sz, err := expertcache.Size(s.expertLayout, budget, expertcache.WithRepack(true))
+	return err == nil && sz.Repacked
 }

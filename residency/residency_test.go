@@ -696,8 +696,9 @@ func TestPressureMovesBlocks(t *testing.T) {
 // A mixture-of-experts model whose experts do not fit reads them from disk
 // into an expert cache sized by the plan; no block moves, the expert
 // tensors' pages are out of the page cache, and the logits are the
-// resident model's. With Request.Repack the cache holds the experts in the
-// X8 layout, and the logits are those of the resident model repacked.
+// resident model's. With Request.Repack and room for every expert the
+// cache holds them in the X8 layout, and the logits are those of the
+// resident model with its experts repacked.
 func TestExpertsFromDisk(t *testing.T) {
 	// gpt-oss: its experts' biases stay with the block, copied at load;
 	// lfm2moe: its layer 0 has no experts, the others a selection bias.
@@ -728,18 +729,24 @@ func testExpertsFromDisk(t *testing.T, spec testutil.ModelSpec, repack bool) {
 		t.Fatal(err)
 	}
 	r.Repack = repack
-	// A third of the experts' bytes beside everything else.
+	// A third of the experts' bytes beside everything else; with repack,
+	// streaming with room for every expert, which a cache repacks only
+	// then (expertcache.WithRepack).
 	r.Limit = p.Total - sh.Experts()*2/3
+	if repack {
+		r.Weights, r.Limit = memplan.WeightsStreaming, 1<<40
+	}
 	l := load(t, path, r, nil)
 	res := l.w.Plan().Residency
-	if l.w.experts == nil || res.Experts <= 0 || res.Experts >= sh.Experts() || l.m.ExpertSource == nil {
+	if l.w.experts == nil || res.Experts <= 0 || (!repack && res.Experts >= sh.Experts()) || l.m.ExpertSource == nil {
 		t.Fatalf("expert cache installed %v, budget %d of %d", l.w.experts != nil, res.Experts, sh.Experts())
 	}
 	if sz := l.w.experts.Sizing(); sz.Bytes() > res.Experts {
 		t.Fatalf("cache of %d bytes for a budget of %d", sz.Bytes(), res.Experts)
 	}
-	if want := repack && sh.ExpertsX8; l.w.Plan().RepackExperts != want {
-		t.Fatalf("RepackExperts %v, want %v (asked %v, X8 kernels %v)", l.w.Plan().RepackExperts, want, repack, sh.ExpertsX8)
+	if want := repack && sh.ExpertsX8; l.w.Plan().RepackExperts != want || l.w.experts.Sizing().Repacked != want {
+		t.Fatalf("RepackExperts %v, the cache's %v, want %v (asked %v, X8 kernels %v)",
+			l.w.Plan().RepackExperts, l.w.experts.Sizing().Repacked, want, repack, sh.ExpertsX8)
 	}
 	// In a file this small (read_ahead_kb is often several MiB) the
 	// readahead around any fault reaches the experts; the mover's sweep

@@ -115,7 +115,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	kv := fs.String("kv", "f16", "KV cache type: f16, int8 or int4")
 	mem := fs.String("mem", "", "memory limit for the planner, e.g. 6G, 512M, all of it for the model (default: detected, less what the process already uses)")
 	weights := fs.String("weights", "auto", "weights: auto, resident or streaming")
-	fs.BoolVar(&c.repack, "repack", true, "let the plan hold weights in the X8 layout (llm.WithRepack): a resident model's repacked at load, a streamed mixture-of-experts model's experts as its expert cache reads them; -repack=false keeps the file's layout")
+	fs.BoolVar(&c.repack, "repack", true, "let the plan hold weights in the X8 layout (llm.WithRepack): a resident model's repacked at load, a streamed mixture-of-experts model's experts as its expert cache reads them, when it holds them all; -repack=false keeps the file's layout")
 	fs.IntVar(&c.reads, "disk-reads", 0, "reads of weight blocks from disk in flight (0 = the library's default)")
 	fs.BoolVar(&c.pg, "pg", false, "run the tg test on top of the pp test's prompt, in the same session")
 	fs.BoolVar(&c.prealloc, "prealloc", false, "reserve and touch the whole KV cache at session start (llm.WithKVPreallocate)")
