@@ -95,7 +95,7 @@ type Plan struct {
 	// RepackExperts: the expert cache of a streamed mixture-of-experts
 	// model holds its experts in the X8 layout, repacked as they are read
 	// (Request.Repack, on a CPU with X8 kernels for them, when its budget
-	// holds every expert so: expertcache.Sizing.Repacked).
+	// holds every expert so: Shape.RepackedExperts).
 	RepackExperts bool
 	// KVNoRecent: sessions' INT4 caches keep no F16 copies of their newest
 	// positions (Request.KVNoRecent, or Make's choice: see Steps).

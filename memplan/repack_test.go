@@ -190,8 +190,8 @@ func TestPlanRepackExperts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sh.ExpertsX8 || sh.ExpertFloor <= 0 {
-		t.Fatalf("X8 %v, floor %d", sh.ExpertsX8, sh.ExpertFloor)
+	if !sh.ExpertsX8() || sh.ExpertFloor <= 0 {
+		t.Fatalf("X8 %v, floor %d", sh.ExpertsX8(), sh.ExpertFloor)
 	}
 	base := Request{Limit: 1 << 40, Context: 64, Batch: 32, Threads: 2, Weights: WeightsStreaming}
 	all, err := Make(sh, base)

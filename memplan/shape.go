@@ -30,9 +30,6 @@ type Shape struct {
 	// ExpertFloor is the least budget an expert cache of the model's
 	// experts runs in (expertcache.Sizing.MinBudget), 0 for a dense model.
 	ExpertFloor int64
-	// ExpertsX8: this CPU has X8 kernels for some of the experts'
-	// matrices (expertcache.Layout.Repack), so a cache can repack them.
-	ExpertsX8 bool
 	// expertLayout is where the experts lie, for sizing a cache.
 	expertLayout expertcache.Layout
 
@@ -143,9 +140,6 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 	}
 	if s.Experts() > 0 {
 		l := expertcache.FileLayout(g, cfg.Layers)
-		for _, r := range l.Repack {
-			s.ExpertsX8 = s.ExpertsX8 || r != [3]int64{}
-		}
 		s.expertLayout = l
 		// The floor is the file layout's: a cache falls back to that layout
 		// whenever its budget does not hold every expert repacked
@@ -294,11 +288,23 @@ func (s *Shape) MinStreamingWeights() int64 {
 	return s.FixedWeights() + s.ReadBuffers()
 }
 
+// ExpertsX8 reports whether this CPU has X8 kernels for some of the
+// experts' matrices (expertcache.Layout.Repack), so a cache can repack
+// them.
+func (s *Shape) ExpertsX8() bool {
+	for _, r := range s.expertLayout.Repack {
+		if r != [3]int64{} {
+			return true
+		}
+	}
+	return false
+}
+
 // RepackedExperts reports whether an expert cache of budget bytes holds
 // its experts in the X8 layout when asked to repack (expertcache.Size's
-// Sizing.Repacked).
+// Sizing.Repacked, false when no matrix has an X8 kernel).
 func (s *Shape) RepackedExperts(budget int64, repack bool) bool {
-	if !repack || !s.ExpertsX8 {
+	if !repack {
 		return false
 	}
 	sz, err := expertcache.Size(s.expertLayout, budget, expertcache.WithRepack(true))

@@ -226,7 +226,7 @@ func (w *Weights) startExperts() error {
 	w.cfg.Model.ExpertSource = cache
 	sz := cache.Sizing()
 	log.Info("llm: experts read from disk into a cache", "slots", sz.Slots, "experts", sz.Experts,
-		"bytes", sz.Bytes(), "budget", w.res.Experts, "direct_io", cache.Direct(), "x8", w.plan.RepackExperts)
+		"bytes", sz.Bytes(), "budget", w.res.Experts, "direct_io", cache.Direct(), "x8", sz.Repacked)
 	return nil
 }
 

@@ -744,9 +744,9 @@ func testExpertsFromDisk(t *testing.T, spec testutil.ModelSpec, repack bool) {
 	if sz := l.w.experts.Sizing(); sz.Bytes() > res.Experts {
 		t.Fatalf("cache of %d bytes for a budget of %d", sz.Bytes(), res.Experts)
 	}
-	if want := repack && sh.ExpertsX8; l.w.Plan().RepackExperts != want || l.w.experts.Sizing().Repacked != want {
+	if want := repack && sh.ExpertsX8(); l.w.Plan().RepackExperts != want || l.w.experts.Sizing().Repacked != want {
 		t.Fatalf("RepackExperts %v, the cache's %v, want %v (asked %v, X8 kernels %v)",
-			l.w.Plan().RepackExperts, l.w.experts.Sizing().Repacked, want, repack, sh.ExpertsX8)
+			l.w.Plan().RepackExperts, l.w.experts.Sizing().Repacked, want, repack, sh.ExpertsX8())
 	}
 	// In a file this small (read_ahead_kb is often several MiB) the
 	// readahead around any fault reaches the experts; the mover's sweep
