@@ -275,11 +275,20 @@ func size(cs []class, budget int64) (Sizing, error) {
 		return s, fmt.Errorf("expertcache: budget %d bytes is below the %d an expert cache needs (one slot of %v bytes per expert size): %w",
 			budget, s.MinBudget, s.Classes, ErrBudget)
 	}
+	// A budget that holds every expert holds them all, exactly: the
+	// shares below are floating point, and a plan that gives the cache
+	// just its footprint must get the same cache back.
+	s.SlotsPerClass = make([]int, len(cs))
+	for i, c := range cs {
+		s.SlotsPerClass[i] = int(c.n)
+	}
+	if s.total(cs) <= budget {
+		return s.fill(cs), nil
+	}
 	// Slots cost their memory plus their record: share what is left after
 	// the per-expert tables.
 	per := int64(unsafe.Sizeof(slot{})) + jobBytes
 	avail := float64(budget - fixed)
-	s.SlotsPerClass = make([]int, len(cs))
 	for i, c := range cs {
 		share := avail * float64(c.n) * float64(c.size) / weight
 		k := max(int64(share/float64(c.size+per)), 1)
@@ -297,13 +306,18 @@ func size(cs []class, budget int64) (Sizing, error) {
 		}
 		s.SlotsPerClass[big]--
 	}
+	return s.fill(cs), nil
+}
+
+// fill sets the totals of the slots per class chosen.
+func (s Sizing) fill(cs []class) Sizing {
 	s.Slots, s.SlotBytes = 0, 0
 	for i, c := range cs {
 		s.Slots += s.SlotsPerClass[i]
 		s.SlotBytes += int64(s.SlotsPerClass[i]) * c.size
 	}
 	s.TableBytes = tableBytes(s.Slots, s.Experts)
-	return s, nil
+	return s
 }
 
 func (s Sizing) total(cs []class) int64 {

@@ -217,6 +217,14 @@ func TestClassesAndSize(t *testing.T) {
 	if err != nil || sz.Slots != 24 || sz.HitRateBound() != 1 {
 		t.Errorf("a budget above every expert: %+v, %v", sz, err)
 	}
+	// A plan gives a cache that holds every expert just its footprint:
+	// the same cache comes back, and a byte less holds fewer.
+	if exact, err := Size(l, sz.Bytes()); err != nil || exact.Slots != 24 || exact.Bytes() != sz.Bytes() {
+		t.Errorf("a budget of every expert's footprint %d: %+v, %v", sz.Bytes(), exact, err)
+	}
+	if less, err := Size(l, sz.Bytes()-1); err != nil || less.Slots >= 24 {
+		t.Errorf("a byte below every expert's footprint: %+v, %v", less, err)
+	}
 	min, err := Size(l, 1<<40)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/lowmem/llm/expertcache"
 	"github.com/lowmem/llm/internal/enum"
 	"github.com/lowmem/llm/internal/jsonprefix"
 	"github.com/lowmem/llm/kv"
@@ -389,17 +390,29 @@ func (s *Shape) expertComponents(cs []Component, res Residency, kvFull int64, re
 	budget = max(budget, s.ExpertFloor)
 	cs[0].Bytes = s.FixedWeights() + dense
 	cs[0].Note = fmt.Sprintf("mapped: everything but the experts of %d blocks", len(res.Blocks))
-	layout := ""
-	if s.RepackedExperts(budget, repack) {
-		layout = ", repacked as read"
+	// The cache takes no more than holds what it can (every expert, when
+	// the pool is large): its sizing's footprint, not the budget, is what
+	// it will use.
+	held, layout, all := budget, "", false
+	if sz, err := expertcache.Size(s.expertLayout, budget, expertcache.WithRepack(repack)); err == nil {
+		held, all = sz.Bytes(), sz.Slots == sz.Experts
+		if sz.Repacked {
+			layout = ", repacked as read"
+		}
 	}
-	cs = slices.Insert(cs, 1, Component{ExpertsComponent, budget,
-		fmt.Sprintf("the experts used most (%s of %s%s); the others read from disk (direct I/O)", FormatBytes(budget), FormatBytes(s.Experts()), layout)})
+	what := fmt.Sprintf("the experts used most (%s of %s%s); the others read from disk (direct I/O)", FormatBytes(held), FormatBytes(s.Experts()), layout)
+	if all {
+		what = fmt.Sprintf("every expert (%s%s), read from disk as first used (direct I/O)", FormatBytes(s.Experts()), layout)
+	}
+	cs = slices.Insert(cs, 1, Component{ExpertsComponent, held, what})
 	// The caches may take what is left beside the resident part and the
 	// expert cache; no block leaves memory.
-	res.Pool -= dense + budget
+	res.Pool -= dense + held
 	res.Blocks, res.Order = nil, nil
 	res.Experts = budget
+	if all {
+		res.Experts = held // the same cache (expertcache.Size holds every expert in its footprint)
+	}
 	return cs, res, ok
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lowmem/llm/expertcache"
 	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/quant"
@@ -212,10 +213,19 @@ func TestPlanRepackExperts(t *testing.T) {
 			t.Fatal(err)
 		}
 		var note string
+		var held int64
 		for _, c := range p.Components {
 			if c.Name == ExpertsComponent {
-				note = c.Note
+				note, held = c.Note, c.Bytes
 			}
+		}
+		// The component is the cache's footprint (expertcache.Size), not
+		// the pool it could have taken; with room for every expert the
+		// budget is that footprint too.
+		sz, err := expertcache.Size(sh.expertLayout, p.Residency.Experts, expertcache.WithRepack(c.repack))
+		if err != nil || held != sz.Bytes() || (c.limit == 1<<40) != (p.Residency.Experts == held && sz.Slots == sz.Experts) {
+			t.Errorf("limit %d, Repack %v: expert cache component %d bytes, budget %d, the cache %d bytes (%d of %d experts), %v",
+				c.limit, c.repack, held, p.Residency.Experts, sz.Bytes(), sz.Slots, sz.Experts, err)
 		}
 		if p.RepackExperts != c.want || p.Residency.Experts <= 0 || strings.Contains(note, "repacked as read") != c.want || p.Repacked != 0 {
 			t.Errorf("limit %d, Repack %v: RepackExperts %v, experts %d, note %q, %d bytes repacked at load; want %v",
