@@ -346,11 +346,11 @@ func q6HalfAVX2(base, x Register, h int, r [8]Register, acc0, acc1 Register, shu
 	piece(l1, sh, 100, 3, acc1)
 }
 
-// q6Scale broadcasts d·y.d into dst (its X form is xd); the fp16 d is the
-// last two bytes of the block, so it is loaded alone rather than with
-// VCVTPH2PS's 8-byte read.
-func q6Scale(xd, dst Register) {
-	c.MOVWLZX(mem(RSI, 208), EAX)
+// halfScale broadcasts d·y.d into dst (its X form is xd), d the fp16 at
+// m. It is loaded alone rather than with VCVTPH2PS's 8-byte read: Q6_K's
+// d is the last two bytes of the block.
+func halfScale(m Mem, xd, dst Register) {
+	c.MOVWLZX(m, EAX)
 	c.VMOVD(EAX, xd)
 	c.VCVTPH2PS(xd, xd)
 	c.VMULSS(mem(RDI, 0), xd, xd)
@@ -372,7 +372,7 @@ func dotQ6_K(w width) {
 		label("loop")
 		// 32·Σ scale·bsums, to subtract.
 		q6BlockAVX2(RSI, Y2, Y12, Y12, Y13, [8]Register{Y1, Y3, Y4, Y5, Y8, Y6, Y7}, shuf)
-		q6Scale(X3, Y3)
+		halfScale(mem(RSI, 208), X3, Y3)
 		c.VFMADD231PS(Y3, Y12, Y10)
 		nextSuper(210)
 		c.VMOVAPS(Y10, Y0)
@@ -416,7 +416,7 @@ func dotQ6_K(w width) {
 	}
 	c.VPADDD(Z13, Z12, Z12)
 	c.VCVTDQ2PS(Z12, Z12)
-	q6Scale(X3, Z3)
+	halfScale(mem(RSI, 208), X3, Z3)
 	c.VFMADD231PS(Z3, Z12, Z16)
 	nextSuper(210)
 	c.VEXTRACTF64X4(U8(1), Z16, Y1)

@@ -55,25 +55,23 @@ func dotIQ2(t *iq2Type, w width) {
 // iq2GridAddr is the address of t's grid in package quant.
 func iq2GridAddr(t *iq2Type) Mem { return NewDataAddr(Symbol{Name: "·" + t.grid}, 0) }
 
+// iq2Dwords are the tables of iq2Table that repeat one dword.
+var iq2Dwords = map[string]uint32{
+	"iq2Lo14": 0x00003FFF,
+	"iq2Hi14": 0x3FFF0000,
+	"iq2Lo7":  0x007F007F,
+	"iq2Hi7":  0x7F007F00,
+	"iq2W1FF": 0x01FF01FF,
+	"iq2W300": 0x03000300,
+}
+
 // iq2Table returns the constant table of that name (32 bytes, or 64:
 // iq2QhShuf).
 func iq2Table(name string) Mem {
-	rep := func(d uint32) Mem {
+	if d, ok := iq2Dwords[name]; ok {
 		return dwordsTable(name, []uint32{d, d, d, d, d, d, d, d})
 	}
 	switch name {
-	case "iq2Lo14":
-		return rep(0x00003FFF)
-	case "iq2Hi14":
-		return rep(0x3FFF0000)
-	case "iq2Lo7":
-		return rep(0x007F007F)
-	case "iq2Hi7":
-		return rep(0x7F007F00)
-	case "iq2W1FF":
-		return rep(0x01FF01FF)
-	case "iq2W300":
-		return rep(0x03000300)
 	case "iq2Parity":
 		// Byte n: 0x80 when n has an odd number of bits set, in both
 		// 128-bit lanes for VPSHUFB.
@@ -149,11 +147,7 @@ func iq2AVX2(t *iq2Type) {
 		c.VPMADDWD(Y12, Y11, Y11)
 		c.VPADDD(Y11, []Register{Y8, Y9}[b%2], []Register{Y8, Y9}[b%2])
 	}
-	c.VPADDD(Y9, Y8, Y8)
-	c.VCVTDQ2PS(Y8, Y8)
-	iq2Factor(X10)
-	c.VBROADCASTSS(X10, Y10)
-	c.VFMADD231PS(Y10, Y8, Y0)
+	iq2Accumulate(Y8, Y9, Y10, Y0)
 	nextSuper(t.wb)
 	iq2Return()
 }
@@ -172,13 +166,14 @@ func iq2Order(t *iq2Type) (sp, sc [8]int) {
 	return sp, [8]int{0, 1, 2, 3, 4, 5, 6, 7}
 }
 
-// iq2Factor leaves d·y.d of the current super-blocks in lane 0 of X
-// register x.
-func iq2Factor(x Register) {
-	c.MOVWLZX(mem(RSI, 0), EAX)
-	c.VMOVD(EAX, x)
-	c.VCVTPH2PS(x, x)
-	c.VMULSS(mem(RDI, 0), x, x)
+// iq2Accumulate adds the super-block's integer sums s0+s1 (dwords),
+// times d·y.d (computed in f), to the float accumulator acc; it
+// overwrites s0 and f.
+func iq2Accumulate(s0, s1, f, acc VecPhysical) {
+	c.VPADDD(s1, s0, s0)
+	c.VCVTDQ2PS(s0, s0)
+	halfScale(mem(RSI, 0), f.AsX(), f)
+	c.VFMADD231PS(f, s0, acc)
 }
 
 // iq2Return returns the sum of the eight floats of Y0 times 1/8.
@@ -395,11 +390,7 @@ func iq2VNNI(t *iq2Type) {
 			VPDPWSSD(Z26, Z22, acc)
 		}
 	}
-	c.VPADDD(Z25, Z24, Z24)
-	c.VCVTDQ2PS(Z24, Z24)
-	iq2Factor(X21)
-	c.VBROADCASTSS(X21, Z21)
-	c.VFMADD231PS(Z21, Z24, Z0)
+	iq2Accumulate(Z24, Z25, Z21, Z0)
 	nextSuper(t.wb)
 	fold512(Z0, Y1)
 	iq2Return()

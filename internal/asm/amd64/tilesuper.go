@@ -316,11 +316,7 @@ func tileSuperAVX2(t *superType, stack, end Mem) {
 		acc := yr(r)
 		if t.six {
 			q6BlockAVX2(row, Y5, Y5, Y11, Y12, [8]Register{Y4, Y5, Y6, Y7, Y8, Y9, Y10}, shuf)
-			c.MOVWLZX(mem(row, 208), EAX)
-			c.VMOVD(EAX, X5)
-			c.VCVTPH2PS(X5, X5)
-			c.VMULSS(mem(RDI, 0), X5, X5)
-			c.VBROADCASTSS(X5, Y5)
+			halfScale(mem(row, 208), X5, Y5)
 			c.VFMADD231PS(Y5, Y11, acc)
 			continue
 		}
