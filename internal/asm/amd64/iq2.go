@@ -131,18 +131,11 @@ func iq2AVX2(t *iq2Type) {
 	shuf := kShuf()
 	for b := 0; b < 8; b++ {
 		iq2Points(t, b, idx, Y11)
+		sgn := signs.Offset(4 * sp[b])
 		if t == iq2S {
-			c.VPBROADCASTD(mem(RSI, 34+4*b), Y12)
-		} else {
-			c.VPBROADCASTD(signs.Offset(4*sp[b]), Y12)
+			sgn = mem(RSI, 34+4*b)
 		}
-		c.VPSHUFB(Y14, Y12, Y12)
-		c.VPAND(Y15, Y12, Y12)
-		c.VPCMPEQB(Y15, Y12, Y12)
-		c.VPOR(Y1, Y12, Y12)
-		c.VMOVDQU(mem(RDI, 4+32*b), Y13)
-		c.VPSIGNB(Y12, Y13, Y13)
-		c.VPMADDUBSW(Y13, Y11, Y11)
+		signedProduct(Y11, sgn, Y12, Y1, mem(RDI, 4+32*b), Y13)
 		c.VPSHUFB(shuf.Offset(32*sc[b]), Y3, Y12)
 		c.VPMADDWD(Y12, Y11, Y11)
 		c.VPADDD(Y11, []Register{Y8, Y9}[b%2], []Register{Y8, Y9}[b%2])
@@ -174,6 +167,22 @@ func iq2Accumulate(s0, s1, f, acc VecPhysical) {
 	c.VCVTDQ2PS(s0, s0)
 	halfScale(mem(RSI, 0), f.AsX(), f)
 	c.VFMADD231PS(f, s0, acc)
+}
+
+// signedProduct leaves in pts (32 unsigned grid bytes) the word sums of
+// its byte pairs' products with the activations at x, each negated where
+// its bit in the four sign bytes at signs is set (bit k of byte j for
+// element 8j+k: Y14 spreads the bytes, Y15 selects the bits); one is the
+// bytes 1 (in a register or memory), sgn and xr scratch.
+func signedProduct(pts Register, signs Mem, sgn Register, one Op, x Mem, xr Register) {
+	c.VPBROADCASTD(signs, sgn)
+	c.VPSHUFB(Y14, sgn, sgn)
+	c.VPAND(Y15, sgn, sgn)
+	c.VPCMPEQB(Y15, sgn, sgn)
+	c.VPOR(one, sgn, sgn)
+	c.VMOVDQU(x, xr)
+	c.VPSIGNB(sgn, xr, xr)
+	c.VPMADDUBSW(xr, pts, pts)
 }
 
 // iq2Return returns the sum of the eight floats of Y0 times 1/8.

@@ -72,14 +72,36 @@ func dotLattice(t *latticeType, w width) {
 // kernels gather from: one copy of it, filled at init.
 func quantVar(name string) Mem { return NewDataAddr(Symbol{Name: "·" + name}, 0) }
 
+// latQwords and latCounts are latTable's plain tables, lat<name>: a qword
+// repeated, and eight dword shift counts.
+var (
+	latQwords = map[string]uint64{
+		"D01":  0x0000000100000001,
+		"D700": 0x0000070000000700,
+		"W01":  0x0001000100010001,
+		"W07":  0x0007000700070007,
+	}
+	latCounts = map[string][]uint32{
+		// Bring the index bits of group g of IQ1_S's sub-block 2p+h
+		// (qh word h of the dword) to bit 0.
+		"Cnt3": {0, 3, 6, 9, 16, 19, 22, 25},
+		// Bring IQ1_M's nibble j to bit 0.
+		"Cnt4": {0, 4, 8, 12, 16, 20, 24, 28},
+		// The four 3-bit scales of an IQ1_M scale word.
+		"CntSc": {0, 3, 6, 9, 0, 3, 6, 9},
+	}
+)
+
 // latTable returns the named constant of the lattice kernels, 32 bytes.
 func latTable(name string) Mem {
 	rep := func(w uint64) Mem { return table("lat"+name, w, w, w, w) }
+	if w, ok := latQwords[name]; ok {
+		return rep(w)
+	}
+	if d, ok := latCounts[name]; ok {
+		return dwordsTable("lat"+name, d)
+	}
 	switch name {
-	case "D01":
-		return rep(0x0000000100000001)
-	case "D700":
-		return rep(0x0000070000000700)
 	case "F0", "F1", "F2", "F3":
 		// IQ3_XXS's sign field k, shifted left by k, is byte k.
 		k := name[1] - '0'
@@ -99,10 +121,6 @@ func latTable(name string) Mem {
 			m |= 1 << i << (8 * (7 - i))
 		}
 		return rep(m)
-	case "W01":
-		return rep(0x0001000100010001)
-	case "W07":
-		return rep(0x0007000700070007)
 	case "Rot3":
 		// VPROLVD counts that take the index bits of IQ1_S's group g
 		// of sub-block 2p+h to bits 8-10: rotate by 8−16h−3g.
@@ -119,16 +137,6 @@ func latTable(name string) Mem {
 			d[i] = 1 << (3 + 4*(i/2))
 		}
 		return dwordsTable("latNegBitD", d)
-	case "Cnt3":
-		// dword shifts that bring the index bits of group g of IQ1_S's
-		// sub-block 2p+h (qh word h of the dword) to bit 0.
-		return dwordsTable("latCnt3", []uint32{0, 3, 6, 9, 16, 19, 22, 25})
-	case "Cnt4":
-		// dword shifts that bring IQ1_M's nibble j to bit 0.
-		return dwordsTable("latCnt4", []uint32{0, 4, 8, 12, 16, 20, 24, 28})
-	case "CntSc":
-		// dword shifts of the four 3-bit scales of an IQ1_M scale word.
-		return dwordsTable("latCntSc", []uint32{0, 3, 6, 9, 0, 3, 6, 9})
 	case "DupB0":
 		// VPSHUFB: byte 0 of each dword into all four of its bytes.
 		return bytesTable("latDupB0", shufPattern(func(_, i int) int { return i &^ 3 }))
@@ -209,9 +217,10 @@ func latLoad(h Register) {
 }
 
 // latEnd closes the super-block loop: the exact sum isum (dwords) times
-// d·y.d (Y10) into Y0, the next blocks; after the loop, Y0's sum times
-// the final factor is the result.
+// d·y.d (the fp16 d in the low word of X4; Y10 scratch) into Y0, the next
+// blocks; after the loop, Y0's sum times the final factor is the result.
 func latEnd(t *latticeType, isum Register) {
+	latFactor(X4, Y10)
 	c.VCVTDQ2PS(isum, isum)
 	c.VFMADD231PS(Y10, isum, Y0)
 	nextSuper(t.wb)
@@ -256,21 +265,13 @@ func iq3xxsAVX2() {
 		c.VPMOVZXBD(mem(RSI, 2+8*b), Y10)
 		c.VPCMPEQD(Y12, Y12, Y12)
 		c.VPGATHERDD(Y12, memx(R13, 0, Y10, 4), Y11)
-		c.VPBROADCASTD(signs.Offset(4*b), Y9)
-		c.VPSHUFB(Y14, Y9, Y9)
-		c.VPAND(Y15, Y9, Y9)
-		c.VPCMPEQB(Y15, Y9, Y9)
-		c.VPOR(lowTable("b01"), Y9, Y9)
-		c.VMOVDQU(mem(RDI, 4+32*b), Y8)
-		c.VPSIGNB(Y9, Y8, Y8)
-		c.VPMADDUBSW(Y8, Y11, Y11)
+		signedProduct(Y11, signs.Offset(4*b), Y9, lowTable("b01"), mem(RDI, 4+32*b), Y8)
 		c.VPBROADCASTD(stack.Offset(4*b), Y12)
 		c.VPMADDWD(Y12, Y11, Y11)
 		c.VPADDD(Y11, isum, isum)
 	}
 	c.VPADDD(Y2, Y1, Y1)
 	latLoad(X4)
-	latFactor(X4, Y10)
 	latEnd(latIQ3XXS, Y1)
 }
 
@@ -333,13 +334,8 @@ func iq1sAVX2() {
 	c.VMOVDQU(latTable("DupW0"), Y14)
 	zero(Y0)
 	label("loop")
-	// ls as words in X5, ±ls in X7 (the sign of δ: bit 15).
-	c.VMOVDQU(mem(RSI, 34), X4)
-	c.VPSRLW(U8(12), X4, X5)
-	c.VPAND(latTable("W07").Offset(0), X5, X5)
-	c.VPADDW(X5, X5, X5)
-	c.VPOR(latTable("W01").Offset(0), X5, X5)
-	c.VPSRAW(U8(15), X4, X6)
+	// ±ls in X7.
+	iq1sLs()
 	c.VPXOR(X6, X5, X7)
 	c.VPSUBW(X6, X7, X7)
 	c.VPMOVZXWD(X7, Y7)
@@ -363,7 +359,6 @@ func iq1sAVX2() {
 	c.VPSLLD(U8(3), Y1, Y1)
 	c.VPADDD(Y3, Y1, Y1)
 	latLoad(X4)
-	latFactor(X4, Y10)
 	latEnd(latIQ1S, Y1)
 }
 
@@ -410,7 +405,6 @@ func iq1mAVX2() {
 	c.VPADDD(Y2, Y2, Y2)
 	c.VPSUBD(Y2, Y1, Y1)
 	iq1mScale(X4)
-	latFactor(X4, Y10)
 	latEnd(latIQ1M, Y1)
 }
 
@@ -603,16 +597,23 @@ func iq1Total() {
 	c.VFMADD231PS(Y5, Y26, Y0)
 }
 
-// iq1sVNNI adds an IQ1_S super-block to Y0. Y3: per sub-block b,
-// ls·(σ−8)·Σ y (the block sums against the coefficient words).
-func iq1sVNNI() {
+// iq1sLs loads IQ1_S's eight qh words into X4 and leaves their scales
+// ls = 2s+1 as words in X5, and all ones in X6's words whose δ is
+// negative (bit 15).
+func iq1sLs() {
 	c.VMOVDQU(mem(RSI, 34), X4)
 	c.VPSRLW(U8(12), X4, X5)
 	c.VPAND(latTable("W07").Offset(0), X5, X5)
 	c.VPADDW(X5, X5, X5)
 	c.VPOR(latTable("W01").Offset(0), X5, X5)
-	// σ−8: −7, or −9 where bit 15 is set.
 	c.VPSRAW(U8(15), X4, X6)
+}
+
+// iq1sVNNI adds an IQ1_S super-block to Y0. Y3: per sub-block b,
+// ls·(σ−8)·Σ y (the block sums against the coefficient words).
+func iq1sVNNI() {
+	iq1sLs()
+	// σ−8: −7, or −9 where bit 15 is set.
 	c.VPADDW(X6, X6, X6)
 	c.VPSUBW(latTable("W07").Offset(0), X6, X6)
 	c.VPMULLW(X5, X6, X6)

@@ -89,6 +89,14 @@ func iq3sGrid() Mem { return NewDataAddr(Symbol{Name: "·iq3sGrid"}, 0) }
 var (
 	lowBytes  = map[string]byte{"b01": 0x01, "b03": 0x03, "b04": 0x04, "b0f": 0x0F, "b20": 0x20}
 	lowDwords = map[string]uint32{"d03": 3, "d0f": 15, "d20": 32, "d100": 0x100}
+	// lowCounts are eight dword shift counts: the table low<Name>.
+	lowCounts = map[string][]uint32{
+		// IQ4_XS's scales_l nibbles.
+		"cnt4s": {0, 4, 8, 12, 16, 20, 24, 28},
+		"cnt2s": {0, 2, 4, 6, 8, 10, 12, 14},
+		// Take bit k of a byte to bit 8.
+		"qhCnt": {8, 7, 6, 5, 4, 3, 2, 1},
+	}
 )
 
 // lowTables are the per-type constants, named, as 64-byte tables (a Z
@@ -108,6 +116,9 @@ func lowTable(name string) Mem {
 	if d, ok := lowDwords[name]; ok {
 		return table("low"+strings.ToUpper(name), rep(uint64(d)|uint64(d)<<32)...)
 	}
+	if d, ok := lowCounts[name]; ok {
+		return dwordsTable("low"+strings.ToUpper(name[:1])+name[1:], d)
+	}
 	switch name {
 	case "w01":
 		return table("lowW01", rep(0x0001000100010001)...)
@@ -119,14 +130,6 @@ func lowTable(name string) Mem {
 	case "cnt0246":
 		// dword shift counts of Q3_K's top scale bits.
 		return table("lowCnt0246", 0|2<<32, 4|6<<32)
-	case "cnt4s":
-		// dword shift counts of IQ4_XS's scales_l nibbles.
-		return dwordsTable("lowCnt4s", []uint32{0, 4, 8, 12, 16, 20, 24, 28})
-	case "cnt2s":
-		return dwordsTable("lowCnt2s", []uint32{0, 2, 4, 6, 8, 10, 12, 14})
-	case "qhCnt":
-		// dword shift counts that take bit k of a byte to bit 8.
-		return dwordsTable("lowQhCnt", []uint32{8, 7, 6, 5, 4, 3, 2, 1})
 	case "bitsel":
 		return table("lowBitsel", rep(0x8040201008040201)...)
 	case "lut":
@@ -477,14 +480,7 @@ func iq3sAVX2(row, x Register, isum [2]Register, stack Mem) {
 		c.VPOR(Y11, Y10, Y10)
 		c.VPCMPEQD(Y12, Y12, Y12)
 		c.VPGATHERDD(Y12, memx(R13, 0, Y10, 4), Y11)
-		c.VPBROADCASTD(mem(row, 74+4*b), Y12)
-		c.VPSHUFB(Y14, Y12, Y12)
-		c.VPAND(Y15, Y12, Y12)
-		c.VPCMPEQB(Y15, Y12, Y12)
-		c.VPOR(lowTable("b01"), Y12, Y12)
-		c.VMOVDQU(mem(x, 4+32*b), Y13)
-		c.VPSIGNB(Y12, Y13, Y13)
-		c.VPMADDUBSW(Y13, Y11, Y11)
+		signedProduct(Y11, mem(row, 74+4*b), Y12, lowTable("b01"), mem(x, 4+32*b), Y13)
 		c.VPBROADCASTW(stack.Offset(2*b), Y12)
 		c.VPMADDWD(Y12, Y11, Y11)
 		c.VPADDD(Y11, isum[b%2], isum[b%2])
