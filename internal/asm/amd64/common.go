@@ -251,6 +251,13 @@ func resetFile() { tables = map[string]Mem{} }
 func label(name string)        { c.Label(name) }
 func ref(name string) LabelRef { return LabelRef(name) }
 
+// jumpIfZero jumps to the label name when counter is zero: past a loop
+// with nothing left for it.
+func jumpIfZero(counter Register, name string) {
+	c.TESTQ(counter, counter)
+	c.JEQ(ref(name))
+}
+
 // decJNZ ends a counted loop: counter down by one, and back to the label
 // name while it is not zero.
 func decJNZ(counter Op, name string) {

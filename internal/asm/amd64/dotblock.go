@@ -285,8 +285,7 @@ func dotBlockAVX2(t *blockType) {
 		nextChunk(RSI, U8(2*t.wb), RDI, U8(2*t.xb), 2, "loop")
 	}
 	label("tail")
-	c.TESTQ(RCX, RCX)
-	c.JEQ(ref("done"))
+	jumpIfZero(RCX, "done")
 	blockAVX2(t, 0, 0, Y12, Y10, nil)
 	label("done")
 	if t.withMin {
@@ -601,8 +600,7 @@ func dotBlockVNNI(t *blockType, vbmiUnpack bool) {
 	label("single")
 	c.VADDPS(Z17, Z16, Z16)
 	fold512(Z16, Y1)
-	c.TESTQ(RCX, RCX)
-	c.JEQ(ref("done"))
+	jumpIfZero(RCX, "done")
 	// One block in a Y register.
 	if t.nibble {
 		c.VMOVDQU(mem(RSI, t.qw), X0)

@@ -95,8 +95,7 @@ func dotFloat(e floatElem, w width) {
 
 	if w.wide() {
 		label("tail")
-		c.TESTQ(RCX, RCX)
-		c.JEQ(ref("reduce"))
+		jumpIfZero(RCX, "reduce")
 		tailMask(K1)
 		if e.size == 4 {
 			c.VMOVUPS_Z(mem(RSI, 0), K1, Z4)
@@ -118,8 +117,7 @@ func dotFloat(e floatElem, w width) {
 	label("reduce")
 	addTree(w, nacc)
 	hsum(Y0, X1)
-	c.TESTQ(RCX, RCX)
-	c.JEQ(ref("done"))
+	jumpIfZero(RCX, "done")
 	label("loop1")
 	if e.size == 4 {
 		c.VMOVSS(mem(RSI, 0), X8)
@@ -335,8 +333,7 @@ func quantF16() {
 	c.SUBQ(U8(8), RCX)
 	c.JMP(ref("loop8"))
 	label("tail")
-	c.TESTQ(RCX, RCX)
-	c.JEQ(ref("done"))
+	jumpIfZero(RCX, "done")
 	label("loop1")
 	c.VMOVSS(mem(RSI, 0), X0)
 	c.VCVTPS2PH(U8(0), X0, X0)

@@ -152,8 +152,7 @@ func kvDot(e kvElem) {
 	label("reduce")
 	addTree(avx2, 4)
 	hsum(Y0, X1)
-	c.TESTQ(RCX, RCX)
-	c.JEQ(ref("done"))
+	jumpIfZero(RCX, "done")
 	label("dot1")
 	e.loadScalar(mem(RSI, 0), X4)
 	c.VFMADD231SS(mem(RDI, 0), X4, X0)
@@ -255,8 +254,7 @@ func kvAxpy(e kvElem, rows int) {
 // srcs and the float at RDI, each then stepped past; then "done" returns.
 func axpyTail(e kvElem, srcs []Register, add func()) {
 	label("axpy1")
-	c.TESTQ(RCX, RCX)
-	c.JEQ(ref("done"))
+	jumpIfZero(RCX, "done")
 	add()
 	c.VMOVSS(X0, mem(RDI, 0))
 	stepElem(e, srcs...)
@@ -527,8 +525,7 @@ func kvValues(e kvElem, w width, heads int) {
 			c.SUBQ(R10, R12)
 		}
 		valuesX4Strides()
-		c.TESTQ(RDX, RDX)
-		c.JEQ(ref("done"))
+		jumpIfZero(RDX, "done")
 		c.CMPQ(R10, R11)
 		c.JEQ(ref("done"))
 	}
@@ -644,8 +641,7 @@ func kvValuesX4AVX2(e kvElem) {
 	c.JMP(ref("pair"))
 
 	label("row")
-	c.TESTQ(R11, R11)
-	c.JEQ(ref("done"))
+	jumpIfZero(R11, "done")
 	for h := 0; h < 4; h++ {
 		c.VBROADCASTSS(ws(0)[h], yr(12+h))
 	}
@@ -764,6 +760,20 @@ const (
 	expfC7
 	expfBias = expfC7 + 32*8
 )
+
+// expInPlace replaces the floats at RDI, a register of xs each, by
+// exp(f − peak) (expPS; every lane of peak the maximum), leaving them in ps
+// too.
+func expInPlace(xs, ts, ms, ps []Register, peak, floor Register, wide bool) {
+	for i, x := range xs {
+		c.VMOVUPS(mem(RDI, int(x.Size())*i), x)
+		c.VSUBPS(peak, x, x)
+	}
+	expPS(xs, ts, ms, ps, floor, wide)
+	for i, p := range ps {
+		c.VMOVUPS(p, mem(RDI, int(p.Size())*i))
+	}
+}
 
 // expPS sets ps[i] to softmax.Expf(xs[i]) lane by lane, in its order of
 // float32 operations (no fused multiply-add, which the Go twin cannot
@@ -896,15 +906,8 @@ func kvSoftmax(w width) {
 		c.VPXORQ(Z30, Z30, Z30)
 		c.VPXORQ(Z31, Z31, Z31)
 		chunkLoop("zexp", "zexpdone", 32, func() {
-			xz, pz := regs(zs[18:20]), regs(zs[24:26])
-			for i, z := range xz {
-				c.VMOVUPS(mem(RDI, 64*i), z)
-				c.VSUBPS(Z17, z, z)
-			}
-			expPS(xz, regs(zs[20:22]), []Register{K1, K2}, pz, Z16, true)
-			for i, z := range pz {
-				c.VMOVUPS(z, mem(RDI, 64*i))
-			}
+			pz := regs(zs[24:26])
+			expInPlace(regs(zs[18:20]), regs(zs[20:22]), []Register{K1, K2}, pz, Z17, Z16, true)
 			for i, z := range pz {
 				lo, hi := zs[26+2*i], zs[27+2*i]
 				c.VCVTPS2PD(asY(z), lo)
@@ -920,15 +923,8 @@ func kvSoftmax(w width) {
 		c.VADDPD(Y31, Y30, Y12)
 	}
 	chunkLoop("exp16", "exp4", 16, func() {
-		xy, py := regs(ys[0:2]), regs(ys[6:8])
-		for i, y := range xy {
-			c.VMOVUPS(mem(RDI, 32*i), y)
-			c.VSUBPS(Y14, y, y)
-		}
-		expPS(xy, regs(ys[2:4]), regs(ys[4:6]), py, Y13, false)
-		for i, y := range py {
-			c.VMOVUPS(y, mem(RDI, 32*i))
-		}
+		py := regs(ys[6:8])
+		expInPlace(regs(ys[0:2]), regs(ys[2:4]), regs(ys[4:6]), py, Y14, Y13, false)
 		for i, y := range py {
 			lo, hi := ys[8+2*i], ys[9+2*i]
 			c.VEXTRACTF128(U8(1), y, asX(hi))
@@ -1028,8 +1024,7 @@ func scaleLoop(name, next string, n int, f, v, h Register, round bool) {
 func chunkLoop(name, next string, n int, body func()) {
 	label(name)
 	if n == 1 {
-		c.TESTQ(RDX, RDX)
-		c.JEQ(ref(next))
+		jumpIfZero(RDX, next)
 	} else {
 		c.CMPQ(RDX, U8(n))
 		c.JLT(ref(next))

@@ -269,7 +269,6 @@ func (s scoresKernel) blockScores() {
 		tail = "single"
 	}
 	label(tail)
-	c.TESTQ(R11, R11)
-	c.JEQ(ref("done"))
+	jumpIfZero(R11, "done")
 	c.MOVQ(RDI, R9)
 }

@@ -111,8 +111,7 @@ func (s valuesKernel) rows1(n int, rowLbl, skip, store string, acc func(h, i int
 		c.MOVQ(R12, R13)
 	}
 	c.MOVQ(R11, RCX)
-	c.TESTQ(RCX, RCX)
-	c.JEQ(ref(store))
+	jumpIfZero(RCX, store)
 	c.MOVQ(RBX, R14)
 	c.SHLQ(U8(valuesAhead), R14)
 	label(rowLbl)
