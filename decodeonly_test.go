@@ -60,10 +60,7 @@ func TestDecodeOnlyTypes(t *testing.T) {
 			}
 			var logits [2][]float32
 			for i, p := range paths {
-				all, err := session(t, load(t, p)).EvalAll(ctx, prompt)
-				if err != nil {
-					t.Fatal(err)
-				}
+				all := mustEval(t, ctx, session(t, load(t, p)).EvalAll, prompt)
 				logits[i] = all
 			}
 			q, f := logits[0], logits[1]

@@ -84,10 +84,7 @@ func TestOllamaGptOss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := session(t, ref).EvalAll(ctx, wantIDs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := mustEval(t, ctx, session(t, ref).EvalAll, wantIDs)
 	for _, fused := range []bool{false, true} {
 		name := map[bool]string{false: "separate", true: "fused"}[fused]
 		t.Run(name, func(t *testing.T) {
@@ -103,10 +100,7 @@ func TestOllamaGptOss(t *testing.T) {
 			if err != nil || !slices.Equal(ids, wantIDs) {
 				t.Fatalf("tokens %v (%v), want %v", ids, err, wantIDs)
 			}
-			got, err := session(t, m).EvalAll(ctx, ids)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := mustEval(t, ctx, session(t, m).EvalAll, ids)
 			vocab := len(want) / len(ids)
 			for i := range want {
 				if got[i] != want[i] {

@@ -201,10 +201,7 @@ func checkGolden(t *testing.T, m *llm.Model, g *testutil.Golden, mode string, to
 	} else {
 		all = make([]float32, 0, n*vocab)
 		for _, tok := range g.PromptTokens {
-			z, err := s.Eval(ctx, []int32{tok})
-			if err != nil {
-				t.Fatal(err)
-			}
+			z := mustEval(t, ctx, s.Eval, []int32{tok})
 			all = append(all, z...)
 		}
 	}

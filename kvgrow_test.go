@@ -61,14 +61,8 @@ func TestKVGrowsOnDemand(t *testing.T) {
 			ids := randTokens(1, 1100, m.Info().VocabSize)
 			// A prompt in batches, then single tokens across a growth boundary.
 			for _, part := range [][]int32{ids[:300], ids[300:511], ids[511:512], ids[512:513], ids[513:1100]} {
-				a, err := grow.EvalAll(ctx, part)
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := pre.EvalAll(ctx, part)
-				if err != nil {
-					t.Fatal(err)
-				}
+				a := mustEval(t, ctx, grow.EvalAll, part)
+				b := mustEval(t, ctx, pre.EvalAll, part)
 				if !slices.Equal(a, b) {
 					t.Fatalf("after %d tokens: growing and preallocated sessions differ", grow.Len())
 				}

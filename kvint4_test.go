@@ -79,10 +79,7 @@ func TestKVInt4ContextShift(t *testing.T) {
 	var sum, worst float64
 	steps := 0
 	for i := n; i < 3*n; i++ {
-		z, err := s.Eval(ctx, ids[i:i+1])
-		if err != nil {
-			t.Fatal(err)
-		}
+		z := mustEval(t, ctx, s.Eval, ids[i:i+1])
 		f, _ := m.NewSession()
 		all, err := f.EvalAll(ctx, s.Tokens())
 		f.Close()

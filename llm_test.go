@@ -44,6 +44,17 @@ func session(tb testing.TB, m *llm.Model, opts ...llm.SessionOption) *llm.Sessio
 	return s
 }
 
+// mustEval returns eval's logits for ids (a Session's Eval or EvalAll),
+// failing the test on an error.
+func mustEval(tb testing.TB, ctx context.Context, eval func(context.Context, []int32) ([]float32, error), ids []int32) []float32 {
+	tb.Helper()
+	z, err := eval(ctx, ids)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return z
+}
+
 func TestDecodeAllocatesNothing(t *testing.T) {
 	if testing.Short() && raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector")
@@ -337,10 +348,7 @@ func TestSamplingLeavesLogits(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := session(t, m)
-	want, err := ref.Eval(ctx, s.Tokens())
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := mustEval(t, ctx, ref.Eval, s.Tokens())
 	if !slices.Equal(s.Logits(), want) {
 		t.Fatal("Logits after a penalised Generate differ from the model's logits for the same tokens")
 	}

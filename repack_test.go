@@ -99,14 +99,8 @@ func TestRepackOnOff(t *testing.T) {
 			son, soff := session(t, on), session(t, off)
 			ctx := context.Background()
 			for i, toks := range steps {
-				got, err := son.Eval(ctx, toks)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := soff.Eval(ctx, toks)
-				if err != nil {
-					t.Fatal(err)
-				}
+				got := mustEval(t, ctx, son.Eval, toks)
+				want := mustEval(t, ctx, soff.Eval, toks)
 				var scale, worst float64
 				best, second := 0, -1
 				for j := range want {

@@ -49,10 +49,7 @@ func TestDynamicResidency(t *testing.T) {
 		t.Helper()
 		rs.Reset()
 		for i := 0; i < len(ids); i += 300 {
-			a, err := rs.EvalAll(ctx, ids[i:i+300])
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := mustEval(t, ctx, rs.EvalAll, ids[i:i+300])
 			b, err := s.EvalAll(ctx, ids[i:i+300])
 			if err != nil {
 				t.Fatalf("%s: %d tokens: %v", what, i+300, err)

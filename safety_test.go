@@ -306,10 +306,7 @@ func TestSessionConcurrentUse(t *testing.T) {
 	if len(held) != s.Len() || s.KVStats().Used != len(held) {
 		t.Fatalf("%d tokens, Len %d, %+v", len(held), s.Len(), s.KVStats())
 	}
-	z, err := s.Eval(ctx, []int32{7})
-	if err != nil {
-		t.Fatal(err)
-	}
+	z := mustEval(t, ctx, s.Eval, []int32{7})
 	// Afresh one token at a time, as the calls fed them: a batch of 16 or
 	// more takes the GEMM kernels, whose float rounding differs from the
 	// tiles' in the last bit (and a flipped activation rounding grows).
@@ -749,10 +746,7 @@ func TestPanicBecomesError(t *testing.T) {
 		if err != nil {
 			t.Fatalf("part %d: after the panic: %v", part, err)
 		}
-		fz, err := session(t, m).Eval(ctx, []int32{1, 40, 41})
-		if err != nil {
-			t.Fatal(err)
-		}
+		fz := mustEval(t, ctx, session(t, m).Eval, []int32{1, 40, 41})
 		if d := maxDiff(z, fz); d > 1e-3 {
 			t.Errorf("part %d: after the panic the logits differ by %g", part, d)
 		}

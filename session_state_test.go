@@ -120,10 +120,7 @@ func TestRestoreRejects(t *testing.T) {
 	// The session every failed Restore must leave as it is.
 	dst, _ := m.NewSession()
 	defer dst.Close()
-	before, err := dst.Eval(ctx, []int32{1, 50, 60, 70})
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := mustEval(t, ctx, dst.Eval, []int32{1, 50, 60, 70})
 	before = slices.Clone(before)
 	unchanged := func(what string) {
 		t.Helper()

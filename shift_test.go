@@ -50,10 +50,7 @@ func TestContextShiftLongGeneration(t *testing.T) {
 	}
 	defer s.Close()
 	ids, _ := m.Tokenize("Once upon a time")
-	z, err := s.Eval(ctx, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
+	z := mustEval(t, ctx, s.Eval, ids)
 	first := s.Tokens()[:4]
 	for i := 0; i < 3*n; i++ {
 		if z, err = s.Eval(ctx, []int32{argmax(z)}); err != nil {
@@ -193,22 +190,14 @@ func TestContextShiftMatchesFresh(t *testing.T) {
 				var sumKL, maxKL, plainKL float64
 				steps := 0
 				for i := n; i < 3*n; i++ {
-					z, err := s.Eval(ctx, ids[i:i+1])
-					if err != nil {
-						t.Fatal(err)
-					}
+					z := mustEval(t, ctx, s.Eval, ids[i:i+1])
 					var ref []float32
 					if c.informal {
-						zp, err := plain.Eval(ctx, ids[i:i+1])
-						if err != nil {
-							t.Fatal(err)
-						}
+						zp := mustEval(t, ctx, plain.Eval, ids[i:i+1])
 						plainKL += fullKL(zp, z)
 					}
 					if c.vsPlain {
-						if ref, err = plain.Eval(ctx, ids[i:i+1]); err != nil {
-							t.Fatal(err)
-						}
+						ref = mustEval(t, ctx, plain.Eval, ids[i:i+1])
 					} else {
 						f, _ := m.NewSession()
 						all, err := f.EvalAll(ctx, s.Tokens())
