@@ -28,6 +28,17 @@ func parse(t *testing.T, kv map[string]any) *gguf.File {
 	return f
 }
 
+// mustConfig is the Config of a file of those keys, failing the test on
+// an error.
+func mustConfig(t *testing.T, kv map[string]any) Config {
+	t.Helper()
+	c, err := ConfigFromGGUF(parse(t, kv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func base(arch string) map[string]any {
 	return map[string]any{
 		"general.architecture":                     arch,
@@ -429,10 +440,7 @@ func TestConfigYarn(t *testing.T) {
 	m["qwen3.rope.scaling.type"] = "yarn"
 	m["qwen3.rope.scaling.factor"] = float32(4)
 	m["qwen3.rope.scaling.original_context_length"] = uint32(32768)
-	c, err := ConfigFromGGUF(parse(t, m))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustConfig(t, m)
 	if c.RopeScale != 4 || c.YarnExt != 1 || c.YarnBetaFast != 32 || c.YarnBetaSlow != 1 || c.RopeOrigContext != 32768 {
 		t.Fatalf("%+v", c)
 	}
@@ -444,16 +452,14 @@ func TestConfigYarn(t *testing.T) {
 	// Mistral's log multiplier (mscale_all_dim): get_mscale(f, 1) over
 	// get_mscale(f, 1), then the cancellation.
 	m["qwen3.rope.scaling.yarn_log_multiplier"] = float32(1)
-	if c, err = ConfigFromGGUF(parse(t, m)); err != nil {
-		t.Fatal(err)
-	}
+	c = mustConfig(t, m)
 	if got, want := c.RopeMScale(), (1+0.1*float32(math.Log(4)))/(1+0.1*float32(math.Log(4)))*(1/(1+0.1*float32(math.Log(4)))); got != want {
 		t.Errorf("with a log multiplier: RopeMScale %v, want %v", got, want)
 	}
 	delete(m, "qwen3.rope.scaling.yarn_log_multiplier")
 	m["qwen3.rope.scaling.yarn_ext_factor"] = float32(0.5)
 	m["qwen3.rope.scaling.yarn_beta_fast"] = float32(8)
-	if c, err = ConfigFromGGUF(parse(t, m)); err != nil || c.YarnExt != 0.5 || c.YarnBetaFast != 8 {
+	if c, err := ConfigFromGGUF(parse(t, m)); err != nil || c.YarnExt != 0.5 || c.YarnBetaFast != 8 {
 		t.Errorf("ext %v, beta fast %v: %v", c.YarnExt, c.YarnBetaFast, err)
 	}
 }

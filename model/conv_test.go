@@ -62,10 +62,7 @@ func refuseHeaders(t *testing.T, cases []headerCase, meta func(edit func(m map[s
 // An lfm2moe header: LFM2's layers, leading dense layers, the gating
 // function; each key it can get wrong is refused, naming it.
 func TestConfigLFM2MoE(t *testing.T) {
-	c, err := ConfigFromGGUF(parse(t, lfm2moeMeta(func(map[string]any) {})))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustConfig(t, lfm2moeMeta(func(map[string]any) {}))
 	if !slices.Equal(c.ConvLayers, []bool{true, true, false, true}) || c.Experts != 8 || c.ExpertsUsed != 2 || c.ExpertFFN != 64 ||
 		c.DenseLead != 1 || c.ExpertGating != GatingSigmoid || !c.ExpertSelBias || !c.ExpertNorm || c.FFN != 768 ||
 		c.ExpertLayer(0) || !c.ExpertLayer(1) || !c.ExpertLayer(3) {
@@ -102,10 +99,7 @@ func TestConfigLFM2MoE(t *testing.T) {
 // The per-layer head_count_kv marks the conv layers; everything else an
 // lfm2 header can get wrong is refused, naming the key.
 func TestConfigLFM2(t *testing.T) {
-	c, err := ConfigFromGGUF(parse(t, lfm2Meta(func(map[string]any) {})))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustConfig(t, lfm2Meta(func(map[string]any) {}))
 	if !slices.Equal(c.ConvLayers, []bool{true, true, false, true}) || c.HeadsKV != 2 || c.ConvKernel != 3 ||
 		c.KVLayers() != 1 || c.KVLayer(2) != 0 || c.KVLayer(3) != 1 || c.modelLayer(0) != 2 || !c.RopeNeox || !c.QKNorm {
 		t.Fatalf("config %+v", c)

@@ -48,10 +48,7 @@ func deepseekV2LiteMeta(edit func(m map[string]any)) map[string]any {
 // vocabulary make it sigmoid; the older form (no _mla keys, per-head
 // sizes) gives the same cache.
 func TestConfigDeepSeek2(t *testing.T) {
-	c, err := ConfigFromGGUF(parse(t, deepseekV2LiteMeta(func(map[string]any) {})))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustConfig(t, deepseekV2LiteMeta(func(map[string]any) {}))
 	ms := 1 + 0.1*0.707*math.Log(40)
 	if !c.mla() || c.MLAJoined || c.HeadsKV != 1 || c.HeadDimK != 576 || c.HeadDimV != 512 || c.HeadDimKMLA != 192 || c.HeadDimVMLA != 128 ||
 		c.QLoraRank != 0 || c.DenseLead != 1 || c.SharedFFN != 2816 || c.ExpertScale != 1 || c.ExpertNorm || c.ExpertGating != GatingSoftmax ||

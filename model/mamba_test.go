@@ -35,10 +35,7 @@ func graniteHybridMeta(edit func(m map[string]any)) map[string]any {
 // feed_forward_length) with a shared expert; each key it can get wrong is
 // refused, naming it.
 func TestConfigGraniteHybrid(t *testing.T) {
-	c, err := ConfigFromGGUF(parse(t, graniteHybridMeta(func(map[string]any) {})))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustConfig(t, graniteHybridMeta(func(map[string]any) {}))
 	if !slices.Equal(c.ConvLayers, []bool{true, true, false, true}) || c.HeadsKV != 2 || c.KVLayers() != 1 || c.KVLayer(2) != 0 ||
 		c.SSMConv != 4 || c.SSMInner != 512 || c.SSMState != 64 || c.SSMHeads != 8 || c.SSMGroups != 2 || !c.mamba() ||
 		c.ssmConvWidth() != 512+2*2*64 || c.ssmInProj() != 2*512+2*2*64+8 || c.ConvKernel != 0 ||
@@ -170,10 +167,7 @@ func TestSameDims(t *testing.T) {
 // window path (each) that batches take: the outputs, and the state it
 // leaves, in place and into another slot, with and without a bias.
 func TestSSMConvOneMatchesEach(t *testing.T) {
-	c, err := ConfigFromGGUF(parse(t, graniteHybridMeta(func(map[string]any) {})))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustConfig(t, graniteHybridMeta(func(map[string]any) {}))
 	W, L, off := c.ssmConvWidth(), c.SSMConv, c.SSMInner
 	stride := off + W + 5 // z, then x, B and C, then more
 	rnd := func(n int, seed float64) []float32 {
