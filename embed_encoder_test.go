@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/llmtest"
 	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/quant"
 )
@@ -246,12 +247,8 @@ func TestEmbedGemmaEmbedding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, text := range texts {
-		one, err := s.Embed(ctx, text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		closeVectors(t, text, vs[i], one, 1e-6)
+	for i, one := range llmtest.EmbedEach(t, s, texts...) {
+		closeVectors(t, texts[i], vs[i], one, 1e-6)
 		if len(one) != spec.Embd {
 			t.Fatalf("%d elements, want %d", len(one), spec.Embd)
 		}

@@ -135,13 +135,10 @@ func TestModelEmbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	alone := llmtest.EmbedEach(t, s, texts...)
 	for i, text := range texts {
 		closeVectors(t, text+" by EmbedBatch", batch[i], vs[i], 0)
-		one, err := s.Embed(ctx, text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		closeVectors(t, text, vs[i], one, 0)
+		closeVectors(t, text, vs[i], alone[i], 0)
 		closeVectors(t, text+" as tokens", vs[i], embedTokens(t, s, lists[i]), 0)
 	}
 }

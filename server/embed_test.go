@@ -376,11 +376,8 @@ func checkModelEmbeddings(t *testing.T, m *llm.Model, url string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, text := range texts {
-		alone, err := s.Embed(ctx, text)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for i, alone := range llmtest.EmbedEach(t, s, texts...) {
+		text := texts[i]
 		if norm := math.Sqrt(dot(alone, alone)); math.Abs(norm-1) > 1e-5 {
 			t.Fatalf("Session.Embed(%q) has length %g", text, norm)
 		}

@@ -59,6 +59,20 @@ func TokenizeAll(t testing.TB, m *llm.Model, texts ...string) (ids [][]int32, to
 	return ids, tokens
 }
 
+// EmbedEach is s.Embed of each text alone.
+func EmbedEach(t testing.TB, s *llm.Session, texts ...string) [][]float32 {
+	t.Helper()
+	vs := make([][]float32, len(texts))
+	for i, text := range texts {
+		v, err := s.Embed(context.Background(), text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs[i] = v
+	}
+	return vs
+}
+
 // Open loads the model at path and opens a session on it; both close when
 // the test ends.
 func Open(t testing.TB, path string, opts ...llm.Option) (*llm.Model, *llm.Session) {
