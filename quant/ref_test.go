@@ -11,6 +11,18 @@ import (
 // float64, with no shared code from the package except FP16ToFP32 (tested
 // on its own against the IEEE definition).
 
+// refElemOf holds the references of one type that have a function of
+// their own (taking a block and the element's index in it).
+var refElemOf = map[Type]func(blk []byte, j int) (v, mag float64){
+	Q2_K:    refElemQ2_K,
+	Q3_K:    refElemQ3_K,
+	IQ4_NL:  refElemIQ4_NL,
+	MXFP4:   refElemMXFP4,
+	IQ4_XS:  refElemIQ4_XS,
+	IQ3_S:   refElemIQ3_S,
+	IQ3_XXS: refElemIQ3_XXS,
+}
+
 // refElem returns element i of a row of type t stored in b, and a
 // magnitude: the sum of the absolute values of the terms that make it up,
 // which bounds the rounding error of any float32 evaluation of it.
@@ -24,6 +36,9 @@ func refElem(t Type, b []byte, i int) (v, mag float64) {
 			return int(qs[j] & 15)
 		}
 		return int(qs[j-16] >> 4)
+	}
+	if ref, ok := refElemOf[t]; ok {
+		return ref(blk, j)
 	}
 	switch t {
 	case F32:
@@ -97,22 +112,8 @@ func refElem(t Type, b []byte, i int) (v, mag float64) {
 		q |= int(blk[128+32*half+l]>>(2*k)&3) << 4
 		v = h16(208) * float64(int8(blk[192+j/16])) * float64(q-32)
 		return v, math.Abs(v)
-	case Q2_K:
-		return refElemQ2_K(blk, j)
-	case Q3_K:
-		return refElemQ3_K(blk, j)
-	case IQ4_NL:
-		return refElemIQ4_NL(blk, j)
-	case MXFP4:
-		return refElemMXFP4(blk, j)
-	case IQ4_XS:
-		return refElemIQ4_XS(blk, j)
-	case IQ3_S:
-		return refElemIQ3_S(blk, j)
 	case IQ2_XXS, IQ2_XS, IQ2_S:
 		return refElemIQ2(t, blk, j)
-	case IQ3_XXS:
-		return refElemIQ3_XXS(blk, j)
 	case IQ1_S, IQ1_M:
 		return refElemIQ1(t, blk, j)
 	}
