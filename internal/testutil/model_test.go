@@ -29,6 +29,7 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 		hd = e / int64(s.Heads)
 	}
 	q, kv := int64(s.Heads)*hd, int64(s.HeadsKV)*hd
+	qkv := map[string]int64{"attn_q": q, "attn_k": kv, "attn_v": kv}
 	m := map[string][]int64{
 		"token_embd.weight":  {e, v},
 		"output_norm.weight": {e},
@@ -55,9 +56,9 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 		case "phi3":
 			m[p+"attn_qkv.weight"] = []int64{e, q + 2*kv}
 		default:
-			m[p+"attn_q.weight"] = []int64{e, q}
-			m[p+"attn_k.weight"] = []int64{e, kv}
-			m[p+"attn_v.weight"] = []int64{e, kv}
+			for name, d := range qkv {
+				m[p+name+".weight"] = []int64{e, d}
+			}
 		}
 		switch s.Arch {
 		case "phi3":
@@ -76,9 +77,9 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 		}
 		switch s.Arch {
 		case "qwen2":
-			m[p+"attn_q.bias"] = []int64{q}
-			m[p+"attn_k.bias"] = []int64{kv}
-			m[p+"attn_v.bias"] = []int64{kv}
+			for name, d := range qkv {
+				m[p+name+".bias"] = []int64{d}
+			}
 		case "gemma2", "gemma3", "gemma-embedding", "olmo2":
 			m[p+"post_attention_norm.weight"] = []int64{e}
 			m[p+"post_ffw_norm.weight"] = []int64{e}
