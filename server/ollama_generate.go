@@ -118,24 +118,26 @@ func notGeneratingOllama(model, what string) *apiError {
 const ollamaLoaded = "load"
 
 // readGeneration reads a chat or generate request (of the route what)
-// into req, and returns the model name to answer with and the request's
-// settings; a model that only embeds refuses it.
-func (s *Server) readGeneration(r *http.Request, req interface{ common() *ollamaCommon }, what string) (string, ollamaSettings, *apiError) {
+// into req, and returns the model name to answer with and the turn begun
+// (its start, now, and the request's settings); a model that only embeds
+// refuses it.
+func (s *Server) readGeneration(r *http.Request, req interface{ common() *ollamaCommon }, what string) (string, ollamaTurn, *apiError) {
+	t := ollamaTurn{start: time.Now()}
 	if aerr := readBody(r, req); aerr != nil {
-		return "", ollamaSettings{}, aerr
+		return "", t, aerr
 	}
 	model := s.ollamaName(req.common().Model)
 	if s.info.EmbeddingOnly {
-		return model, ollamaSettings{}, notGeneratingOllama(model, what)
+		return model, t, notGeneratingOllama(model, what)
 	}
-	set, aerr := req.common().settings(s, model)
-	return model, set, aerr
+	var aerr *apiError
+	t.ollamaSettings, aerr = req.common().settings(s, model)
+	return model, t, aerr
 }
 
 func (s *Server) handleOllamaChat(w http.ResponseWriter, r *http.Request) *apiError {
-	start := time.Now()
 	var req ollamaChatRequest
-	model, set, aerr := s.readGeneration(r, &req, "chat")
+	model, turn, aerr := s.readGeneration(r, &req, "chat")
 	if aerr != nil {
 		return aerr
 	}
@@ -154,20 +156,19 @@ func (s *Server) handleOllamaChat(w http.ResponseWriter, r *http.Request) *apiEr
 		writeJSON(w, line(ollamaPart{}, &ollamaEnd{reason: ollamaLoaded}))
 		return nil
 	}
-	in.params, in.thinking, in.effort = set.params, set.thinking, set.effort
+	in.params, in.thinking, in.effort = turn.params, turn.thinking, turn.effort
 	in.params.Tools = in.tools
 	prompt, popts, aerr := s.chatPrompt(in, "the model has no chat template; use /api/generate with raw: true, or start the server with a chat template")
 	if aerr != nil {
 		return aerr
 	}
-	return s.ollamaReply(w, r, ollamaTurn{start: start, prompt: prompt, ollamaSettings: set,
-		parser: chat.NewParser(s.info.Template.Format(), popts)}, line)
+	turn.prompt, turn.parser = prompt, chat.NewParser(s.info.Template.Format(), popts)
+	return s.ollamaReply(w, r, turn, line)
 }
 
 func (s *Server) handleOllamaGenerate(w http.ResponseWriter, r *http.Request) *apiError {
-	start := time.Now()
 	var req ollamaGenerateRequest
-	model, set, aerr := s.readGeneration(r, &req, "generate")
+	model, turn, aerr := s.readGeneration(r, &req, "generate")
 	if aerr != nil {
 		return aerr
 	}
@@ -191,13 +192,13 @@ func (s *Server) handleOllamaGenerate(w http.ResponseWriter, r *http.Request) *a
 		writeJSON(w, line(ollamaPart{}, &ollamaEnd{reason: ollamaLoaded}))
 		return nil
 	}
-	turn := ollamaTurn{start: start, prompt: req.Prompt, ollamaSettings: set}
+	turn.prompt = req.Prompt
 	switch {
 	case req.Raw:
 	case s.info.Template != nil:
 		// As Ollama does: the prompt is a user turn, after the system
 		// message when there is one.
-		in := &chatInput{params: set.params, thinking: set.thinking, effort: set.effort}
+		in := &chatInput{params: turn.params, thinking: turn.thinking, effort: turn.effort}
 		if req.System != "" {
 			in.messages = append(in.messages, chat.Message{Role: chat.RoleSystem, Content: req.System})
 		}
