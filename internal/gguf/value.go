@@ -122,19 +122,11 @@ func (f *File) Arch() string {
 
 // String returns a string value. ok is false when the key is missing or
 // holds another type.
-func (f *File) String(key string) (string, bool) {
-	v, _ := f.Get(key)
-	s, ok := v.(string)
-	return s, ok
-}
+func (f *File) String(key string) (string, bool) { return value[string](f, key) }
 
 // Bool returns a bool value. ok is false when the key is missing or holds
 // another type.
-func (f *File) Bool(key string) (bool, bool) {
-	v, _ := f.Get(key)
-	b, ok := v.(bool)
-	return b, ok
-}
+func (f *File) Bool(key string) (bool, bool) { return value[bool](f, key) }
 
 // Uint returns an integer value of any GGUF integer type as uint64. ok is
 // false when the key is missing, is not an integer, or is negative.
@@ -165,10 +157,13 @@ func (f *File) Float(key string) (float64, bool) {
 
 // Strings returns a string array. The slice is shared with the File; do
 // not modify it.
-func (f *File) Strings(key string) ([]string, bool) {
+func (f *File) Strings(key string) ([]string, bool) { return value[[]string](f, key) }
+
+// value is the value of key if it holds a T.
+func value[T any](f *File, key string) (T, bool) {
 	v, _ := f.Get(key)
-	s, ok := v.([]string)
-	return s, ok
+	x, ok := v.(T)
+	return x, ok
 }
 
 // Float32s returns a float array as []float32. A float32 array is returned
