@@ -334,6 +334,15 @@ func (s *Seq) enterCtx(ctx context.Context) error {
 	return s.enter()
 }
 
+// enterIO is enter for Save and Restore, refusing first a nil stream (a
+// reader or writer; what says the call and its nil).
+func (s *Seq) enterIO(stream any, what string) error {
+	if stream == nil {
+		return fmt.Errorf("llm: %s: %w", what, ErrInvalidOption)
+	}
+	return s.enter()
+}
+
 // leave ends a call, releasing the memory if Close came meanwhile.
 func (s *Seq) leave() {
 	s.mu.Lock()

@@ -15,10 +15,7 @@ import (
 // with its checkpoints (evaluating again first what a rewind left to
 // evaluate).
 func (s *Seq) Save(w io.Writer, id snapshot.Model) error {
-	if w == nil {
-		return fmt.Errorf("llm: save to a nil writer: %w", ErrInvalidOption)
-	}
-	if err := s.enter(); err != nil {
+	if err := s.enterIO(w, "save to a nil writer"); err != nil {
 		return err
 	}
 	defer s.leave()
@@ -43,10 +40,7 @@ func (s *Seq) Save(w io.Writer, id snapshot.Model) error {
 // when it does not fit beside the old one). After an error the sequence is
 // unchanged.
 func (s *Seq) Restore(r io.Reader, id snapshot.Model) error {
-	if r == nil {
-		return fmt.Errorf("llm: restore from a nil reader: %w", ErrInvalidOption)
-	}
-	if err := s.enter(); err != nil {
+	if err := s.enterIO(r, "restore from a nil reader"); err != nil {
 		return err
 	}
 	defer s.leave()
