@@ -179,49 +179,43 @@ func scoresI8Rows(dst []float32, k []int8, scales []float32, q []float32) {
 }
 
 // valuesF16Rows adds Σ w[i]·row i of v to o; the rows are len(o) long.
-// Rows go two at a time; zero weights (common once F16 rounding flushes
-// tiny ones) are skipped, since they add nothing.
-func valuesF16Rows(o, w []float32, v []uint16) {
-	d := len(o)
-	v = v[:len(w)*d]
-	i := 0
-	for ; i+2 <= len(w); i += 2 {
-		a0, a1 := w[i], w[i+1]
-		switch {
-		case a0 != 0 && a1 != 0:
-			axpy2F16(o, a0, a1, v[i*d:(i+1)*d], v[(i+1)*d:(i+2)*d])
-		case a0 != 0:
-			axpyF16(o, a0, v[i*d:(i+1)*d])
-		case a1 != 0:
-			axpyF16(o, a1, v[(i+1)*d:(i+2)*d])
-		}
-	}
-	if i < len(w) && w[i] != 0 {
-		axpyF16(o, w[i], v[i*d:(i+1)*d])
-	}
-}
+func valuesF16Rows(o, w []float32, v []uint16) { valuesRows(o, w, v, nil, axpyF16, axpy2F16) }
 
 // valuesI8Rows is valuesF16Rows for int8 rows with per-row scales: row i
 // is added with weight w[i]·scales[i].
 func valuesI8Rows(o, w []float32, v []int8, scales []float32) {
+	valuesRows(o, w, v, scales[:len(w)], axpyI8, axpy2I8)
+}
+
+// valuesRows adds Σ w[i]·scales[i]·row i of v to o (scales nil: 1)
+// through the type's axpy kernels. Rows go two at a time; zero weights
+// (common once F16 rounding flushes tiny ones) are skipped, since they
+// add nothing.
+func valuesRows[T cacheElem](o, w []float32, v []T, scales []float32,
+	axpy func([]float32, float32, []T), axpy2 func([]float32, float32, float32, []T, []T)) {
 	d := len(o)
 	v = v[:len(w)*d]
-	scales = scales[:len(w)]
+	weight := func(i int) float32 {
+		if scales == nil {
+			return w[i]
+		}
+		return w[i] * scales[i]
+	}
 	i := 0
 	for ; i+2 <= len(w); i += 2 {
-		a0, a1 := w[i]*scales[i], w[i+1]*scales[i+1]
+		a0, a1 := weight(i), weight(i+1)
 		switch {
 		case a0 != 0 && a1 != 0:
-			axpy2I8(o, a0, a1, v[i*d:(i+1)*d], v[(i+1)*d:(i+2)*d])
+			axpy2(o, a0, a1, v[i*d:(i+1)*d], v[(i+1)*d:(i+2)*d])
 		case a0 != 0:
-			axpyI8(o, a0, v[i*d:(i+1)*d])
+			axpy(o, a0, v[i*d:(i+1)*d])
 		case a1 != 0:
-			axpyI8(o, a1, v[(i+1)*d:(i+2)*d])
+			axpy(o, a1, v[(i+1)*d:(i+2)*d])
 		}
 	}
 	if i < len(w) {
-		if a := w[i] * scales[i]; a != 0 {
-			axpyI8(o, a, v[i*d:(i+1)*d])
+		if a := weight(i); a != 0 {
+			axpy(o, a, v[i*d:(i+1)*d])
 		}
 	}
 }
