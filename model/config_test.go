@@ -39,6 +39,14 @@ func mustConfig(t *testing.T, kv map[string]any) Config {
 	return c
 }
 
+// failIf is msg when bad holds, else "": a check's verdict.
+func failIf(bad bool, msg string) string {
+	if bad {
+		return msg
+	}
+	return ""
+}
+
 func base(arch string) map[string]any {
 	return map[string]any{
 		"general.architecture":                     arch,
@@ -162,20 +170,14 @@ func TestConfigNewArchs(t *testing.T) {
 		check func(c Config) string
 	}{
 		{"qwen3", with("qwen3", nil), func(c Config) string {
-			if !c.RopeNeox || !c.QKNorm || c.QKVBias || c.KQScale != 0.125 || c.QueryScale != 0 || c.Window != 0 {
-				return "flags"
-			}
-			return ""
+			return failIf(!c.RopeNeox || !c.QKNorm || c.QKVBias || c.KQScale != 0.125 || c.QueryScale != 0 || c.Window != 0, "flags")
 		}},
 		{"gemma3 default pattern", with("gemma3", nil), func(c Config) string {
 			if fmt.Sprint(windowed(c)) != "[5 11 17 23]" {
 				return fmt.Sprint("global layers ", windowed(c))
 			}
-			if c.RopeBaseSWA != 10000 || c.RopeScaleSWA != 1 || c.QueryScale != 0.125 || c.KQScale != 1 ||
-				c.FinalSoftcap != 0 || c.AttnSoftcap != 0 || c.EmbedScale != 16 || !c.QKNorm || !c.PostNorms || !c.GELU {
-				return "gemma3 values"
-			}
-			return ""
+			return failIf(c.RopeBaseSWA != 10000 || c.RopeScaleSWA != 1 || c.QueryScale != 0.125 || c.KQScale != 1 ||
+				c.FinalSoftcap != 0 || c.AttnSoftcap != 0 || c.EmbedScale != 16 || !c.QKNorm || !c.PostNorms || !c.GELU, "gemma3 values")
 		}},
 		{"gemma3 scaled global rope", with("gemma3", func(m map[string]any) {
 			m["gemma3.rope.scaling.type"] = "linear"
@@ -183,81 +185,54 @@ func TestConfigNewArchs(t *testing.T) {
 			m["gemma3.rope.freq_base"] = float32(1e6)
 			m["gemma3.rope.freq_base_swa"] = float32(5000)
 		}), func(c Config) string {
-			if c.RopeScale != 8 || c.RopeBase != 1e6 || c.RopeScaleSWA != 1 || c.RopeBaseSWA != 5000 {
-				return "per-layer rope"
-			}
-			return ""
+			return failIf(c.RopeScale != 8 || c.RopeBase != 1e6 || c.RopeScaleSWA != 1 || c.RopeBaseSWA != 5000, "per-layer rope")
 		}},
 		{"gemma3 pattern key", with("gemma3", func(m map[string]any) { m["gemma3.attention.sliding_window_pattern"] = uint32(4) }),
 			func(c Config) string {
-				if fmt.Sprint(windowed(c)) != "[3 7 11 15 19 23]" {
-					return fmt.Sprint("global layers ", windowed(c))
-				}
-				return ""
+				return failIf(fmt.Sprint(windowed(c)) != "[3 7 11 15 19 23]", fmt.Sprint("global layers ", windowed(c)))
 			}},
 		{"gemma3 pattern array", with("gemma3", func(m map[string]any) {
 			flags := make([]bool, 26)
 			flags[1], flags[2] = true, true
 			m["gemma3.attention.sliding_window_pattern"] = flags
 		}), func(c Config) string {
-			if !c.WindowedLayer(1) || !c.WindowedLayer(2) || c.WindowedLayer(0) || c.WindowedLayer(3) {
-				return "per-layer flags"
-			}
-			return ""
+			return failIf(!c.WindowedLayer(1) || !c.WindowedLayer(2) || c.WindowedLayer(0) || c.WindowedLayer(3), "per-layer flags")
 		}},
 		{"gemma3 pattern 0: all windowed", with("gemma3", func(m map[string]any) { m["gemma3.attention.sliding_window_pattern"] = uint32(0) }),
 			func(c Config) string {
-				if len(windowed(c)) != 0 {
-					return fmt.Sprint("global layers ", windowed(c))
-				}
-				return ""
+				return failIf(len(windowed(c)) != 0, fmt.Sprint("global layers ", windowed(c)))
 			}},
 		{"gemma3 without window", with("gemma3", func(m map[string]any) { delete(m, "gemma3.attention.sliding_window") }),
 			func(c Config) string {
-				if c.Window != 0 || c.FinalSoftcap != 30 || c.WindowedLayer(0) {
-					return "no window: no SWA, final softcap 30"
-				}
-				return ""
+				return failIf(c.Window != 0 || c.FinalSoftcap != 30 || c.WindowedLayer(0), "no window: no SWA, final softcap 30")
 			}},
 		{"gemma3 27B query scale", with("gemma3", func(m map[string]any) {
 			m["gemma3.block_count"] = uint32(62)
 			m["gemma3.attention.key_length"] = uint32(128)
 			m["gemma3.attention.value_length"] = uint32(128)
 		}), func(c Config) string {
-			if c.QueryScale != 0.125 || c.HeadDimK != 128 {
-				return "27B scales by n_embd/n_head"
-			}
-			return ""
+			return failIf(c.QueryScale != 0.125 || c.HeadDimK != 128, "27B scales by n_embd/n_head")
 		}},
 		{"phi3", with("phi3", func(m map[string]any) {
 			m["phi3.rope.scaling.attn_factor"] = float32(1.19)
 			m["phi3.rope.scaling.original_context_length"] = uint32(4096)
 			m["phi3.rope.scaling.type"] = "longrope"
 		}), func(c Config) string {
-			if c.Window != 0 || c.WindowedLayer(0) || c.QueryScale != 0.125 || c.KQScale != 1 ||
-				c.RopeAttnFactor != 1.19 || c.RopeOrigContext != 4096 || c.RopeScale != 1 || !c.RopeNeox {
-				return "phi3 values"
-			}
-			return ""
+			return failIf(c.Window != 0 || c.WindowedLayer(0) || c.QueryScale != 0.125 || c.KQScale != 1 ||
+				c.RopeAttnFactor != 1.19 || c.RopeOrigContext != 4096 || c.RopeScale != 1 || !c.RopeNeox, "phi3 values")
 		}},
 		{"qwen3moe", with("qwen3moe", func(m map[string]any) {
 			m["qwen3moe.expert_count"] = uint32(128)
 			m["qwen3moe.expert_used_count"] = uint32(8)
 			m["qwen3moe.expert_feed_forward_length"] = uint32(96)
 		}), func(c Config) string {
-			if c.Experts != 128 || c.ExpertsUsed != 8 || c.ExpertFFN != 96 || !c.ExpertNorm || !c.QKNorm {
-				return "expert values"
-			}
-			return ""
+			return failIf(c.Experts != 128 || c.ExpertsUsed != 8 || c.ExpertFFN != 96 || !c.ExpertNorm || !c.QKNorm, "expert values")
 		}},
 		{"qwen3moe default expert width", with("qwen3moe", func(m map[string]any) {
 			m["qwen3moe.expert_count"] = uint32(16)
 			m["qwen3moe.expert_used_count"] = uint32(4)
 		}), func(c Config) string {
-			if c.ExpertFFN != 768/4 {
-				return fmt.Sprint("expert width ", c.ExpertFFN)
-			}
-			return ""
+			return failIf(c.ExpertFFN != 768/4, fmt.Sprint("expert width ", c.ExpertFFN))
 		}},
 	}
 	for _, tc := range cases {
