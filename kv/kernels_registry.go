@@ -49,6 +49,9 @@ func (fam *family[F]) add(vs ...variant[F]) {
 	}
 }
 
+// addGeneric adds the pure-Go variant f, which takes rows of any length.
+func (fam *family[F]) addGeneric(f F) { fam.add(variant[F]{"generic", cpu.Generic, 1, f}) }
+
 // levelFor returns the level of the best variant that takes rows of d
 // elements (Generic for d <= 0).
 func (fam *family[F]) levelFor(d int) cpu.Level {
@@ -121,32 +124,25 @@ func init() { kern = newKernelFamilies() }
 
 func newKernelFamilies() *kernelFamilies {
 	k := &kernelFamilies{}
-	const name, level, mult = "generic", cpu.Generic, 1
-	k.dotF16.add(variant[dotF16Func]{name, level, mult, dotGeneric[uint16]})
-	k.dotI8.add(variant[dotI8Func]{name, level, mult, dotGeneric[int8]})
-	k.axpyF16.add(variant[axpyF16Func]{name, level, mult, axpyGeneric[uint16]})
-	k.axpyI8.add(variant[axpyI8Func]{name, level, mult, axpyGeneric[int8]})
-	k.axpy2F16.add(variant[axpy2F16Func]{name, level, mult, axpy2Generic[uint16]})
-	k.axpy2I8.add(variant[axpy2I8Func]{name, level, mult, axpy2Generic[int8]})
-	k.scoresF16.add(variant[scoresF16Func]{name, level, mult, scoresF16Rows})
-	k.scoresI8.add(variant[scoresI8Func]{name, level, mult, scoresI8Rows})
-	k.valuesF16.add(variant[valuesF16Func]{name, level, mult, valuesF16Rows})
-	k.valuesI8.add(variant[valuesI8Func]{name, level, mult, valuesI8Rows})
-	k.scoresF16xN.add(variant[scoresF16xNFunc]{name, level, mult,
-		func([]float32, int, int, []uint16, []float32, int) int { return 0 }})
-	k.scoresI8xN.add(variant[scoresI8xNFunc]{name, level, mult,
-		func([]float32, int, int, []int8, []float32, []float32, int) int { return 0 }})
-	k.valuesF16xN.add(variant[valuesF16xNFunc]{name, level, mult,
-		func([]float32, []float32, int, int, []uint16, int) int { return 0 }})
-	k.valuesI8xN.add(variant[valuesI8xNFunc]{name, level, mult,
-		func([]float32, []float32, int, int, []int8, []float32, int) int { return 0 }})
-	k.softmax.add(variant[softmaxFunc]{name, level, mult, softmaxGeneric})
-	k.scoresQ4.add(variant[scoresQ4Func]{name, level, mult, scoresQ4Rows})
-	k.valuesQ4.add(variant[valuesQ4Func]{name, level, mult, valuesQ4Rows})
-	k.scoresQ4xN.add(variant[scoresQ4xNFunc]{name, level, mult,
-		func([]float32, int, int, []byte, []float32, int) int { return 0 }})
-	k.valuesQ4xN.add(variant[valuesQ4xNFunc]{name, level, mult,
-		func([]float32, []float32, int, int, []byte, int) int { return 0 }})
+	k.dotF16.addGeneric(dotGeneric[uint16])
+	k.dotI8.addGeneric(dotGeneric[int8])
+	k.axpyF16.addGeneric(axpyGeneric[uint16])
+	k.axpyI8.addGeneric(axpyGeneric[int8])
+	k.axpy2F16.addGeneric(axpy2Generic[uint16])
+	k.axpy2I8.addGeneric(axpy2Generic[int8])
+	k.scoresF16.addGeneric(scoresF16Rows)
+	k.scoresI8.addGeneric(scoresI8Rows)
+	k.valuesF16.addGeneric(valuesF16Rows)
+	k.valuesI8.addGeneric(valuesI8Rows)
+	k.scoresF16xN.addGeneric(func([]float32, int, int, []uint16, []float32, int) int { return 0 })
+	k.scoresI8xN.addGeneric(func([]float32, int, int, []int8, []float32, []float32, int) int { return 0 })
+	k.valuesF16xN.addGeneric(func([]float32, []float32, int, int, []uint16, int) int { return 0 })
+	k.valuesI8xN.addGeneric(func([]float32, []float32, int, int, []int8, []float32, int) int { return 0 })
+	k.softmax.addGeneric(softmaxGeneric)
+	k.scoresQ4.addGeneric(scoresQ4Rows)
+	k.valuesQ4.addGeneric(valuesQ4Rows)
+	k.scoresQ4xN.addGeneric(func([]float32, int, int, []byte, []float32, int) int { return 0 })
+	k.valuesQ4xN.addGeneric(func([]float32, []float32, int, int, []byte, int) int { return 0 })
 	archKernels(k)
 	return k
 }
