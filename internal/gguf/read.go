@@ -421,30 +421,10 @@ func (d *decoder) array(depth int) (any, error) {
 		return nil, fmt.Errorf("array of %d %v values at offset %d cannot fit in the %d bytes left in the file", count, et, d.pos-12, d.size-d.pos)
 	}
 	n := int(count)
-	le := binary.LittleEndian
+	if read, ok := arrayReaders[et]; ok {
+		return read(d, n, m)
+	}
 	switch et {
-	case typeUint8:
-		return readArray(d, n, 1, func(b []byte) uint8 { return b[0] })
-	case typeInt8:
-		return readArray(d, n, 1, func(b []byte) int8 { return int8(b[0]) })
-	case typeBool:
-		return readArray(d, n, 1, func(b []byte) bool { return b[0] != 0 })
-	case typeUint16:
-		return readArray(d, n, 2, le.Uint16)
-	case typeInt16:
-		return readArray(d, n, 2, func(b []byte) int16 { return int16(le.Uint16(b)) })
-	case typeUint32:
-		return readArray(d, n, 4, le.Uint32)
-	case typeInt32:
-		return readArray(d, n, 4, func(b []byte) int32 { return int32(le.Uint32(b)) })
-	case typeFloat32:
-		return readArray(d, n, 4, func(b []byte) float32 { return math.Float32frombits(le.Uint32(b)) })
-	case typeUint64:
-		return readArray(d, n, 8, le.Uint64)
-	case typeInt64:
-		return readArray(d, n, 8, func(b []byte) int64 { return int64(le.Uint64(b)) })
-	case typeFloat64:
-		return readArray(d, n, 8, func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) })
 	case typeString:
 		out := make([]string, 0, min(n, maxPrealloc))
 		for i := range n {
@@ -466,6 +446,27 @@ func (d *decoder) array(depth int) (any, error) {
 		}
 		return out, nil
 	}
+}
+
+// arrayReaders read arrays of the fixed-size value types, each element
+// decoded from its minBytes bytes.
+var arrayReaders = map[valueType]func(d *decoder, n int, size int64) (any, error){
+	typeUint8:   arrayReader(func(b []byte) uint8 { return b[0] }),
+	typeInt8:    arrayReader(func(b []byte) int8 { return int8(b[0]) }),
+	typeBool:    arrayReader(func(b []byte) bool { return b[0] != 0 }),
+	typeUint16:  arrayReader(binary.LittleEndian.Uint16),
+	typeInt16:   arrayReader(func(b []byte) int16 { return int16(binary.LittleEndian.Uint16(b)) }),
+	typeUint32:  arrayReader(binary.LittleEndian.Uint32),
+	typeInt32:   arrayReader(func(b []byte) int32 { return int32(binary.LittleEndian.Uint32(b)) }),
+	typeFloat32: arrayReader(func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) }),
+	typeUint64:  arrayReader(binary.LittleEndian.Uint64),
+	typeInt64:   arrayReader(func(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) }),
+	typeFloat64: arrayReader(func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) }),
+}
+
+// arrayReader is readArray for decode's element type.
+func arrayReader[T any](decode func([]byte) T) func(*decoder, int, int64) (any, error) {
+	return func(d *decoder, n int, size int64) (any, error) { return readArray(d, n, size, decode) }
 }
 
 // readArray decodes n fixed-size elements a buffer-full at a time, with no
