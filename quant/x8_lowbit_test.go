@@ -1,18 +1,21 @@
 package quant
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"testing"
 )
 
-var x8LowTypes = []Type{IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4, IQ3_S}
+var x8LowTypes = []Type{IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S}
 
 // x8LowRow rebuilds row r's block of the block column gb of the X8 layout
 // of low-bit type t, in the file's layout: the repack's inverse.
 func x8LowRow(t Type, gb []byte, r int) []byte {
 	blk := make([]byte, t.BlockBytes())
 	switch t {
+	case IQ2_XXS, IQ2_XS, IQ2_S:
+		x8IQ2Row(t, gb, r, blk)
 	case IQ4_XS:
 		blk[0], blk[1] = gb[2*r], gb[2*r+1]
 		var sh uint16
@@ -111,7 +114,10 @@ func TestX8Lowbit(t *testing.T) {
 						}
 					}
 					x := randBlocks(vt, n/vt.BlockElems(), r, kindRandom)
-					dot, _ := Dot(typ)
+					// The pure-Go dot product: the random activations hold
+					// −128, which quantized ones never do and the lattice
+					// types' assembly sign flips assume away.
+					dot := Kernels(typ)[0].Dot
 					twin := make([]float32, rows)
 					matVecX8LowGo(typ, n, rp, rows/8, x, twin)
 					for i := range rows {
@@ -242,6 +248,44 @@ func TestX8MXFP4AllExponents(t *testing.T) {
 					t.Errorf("%s, n %d, token %d, row %d (e = %d): %g, twin %g", k.Name, n, i/rows, i%rows, i%rows, g, twin[i])
 				}
 			}
+		}
+	}
+}
+
+// x8IQ2Row is x8LowRow for the IQ2 types: each group's grid index found
+// from its magnitudes, its signs from the codes' sign bits (the eighth,
+// IQ2_XXS's and IQ2_XS's parity, dropped), its scale code from the half
+// sub-blocks' 2s+1.
+func x8IQ2Row(t Type, gb []byte, r int, blk []byte) {
+	grid := map[Type][]uint64{IQ2_XXS: iq2xxsGrid[:], IQ2_XS: iq2xsGrid[:], IQ2_S: iq2sGrid[:]}[t]
+	index := map[uint64]int{}
+	for i, g := range grid {
+		index[g] = i
+	}
+	blk[0], blk[1] = gb[2*r], gb[2*r+1]
+	for g := 0; g < 32; g++ {
+		var point uint64
+		var signs uint32
+		for e := 0; e < 8; e++ {
+			c := x8LowCode(t, gb, r, 8*g+e)
+			point |= uint64([3]byte{8, 25, 43}[c&3]) << (8 * e)
+			signs |= uint32(c>>3) << e
+		}
+		i := index[point]
+		s := uint32(gb[16+8*(g/2)+r]-1) / 2
+		switch t {
+		case IQ2_XXS:
+			blk[2+8*(g/4)+g%4] = byte(i)
+			aux := le32(blk[2+8*(g/4)+4:]) | (signs&127)<<(7*uint(g%4)) | s<<28
+			binary.LittleEndian.PutUint32(blk[2+8*(g/4)+4:], aux)
+		case IQ2_XS:
+			binary.LittleEndian.PutUint16(blk[2+2*g:], uint16(i|int(signs&127)<<9))
+			blk[66+g/4] |= byte(s) << (4 * (g % 4 / 2))
+		case IQ2_S:
+			blk[2+g] = byte(i)
+			blk[66+g/4] |= byte(i>>8) << (2 * (g % 4))
+			blk[34+g] = byte(signs)
+			blk[74+g/4] |= byte(s) << (4 * (g % 4 / 2))
 		}
 	}
 }

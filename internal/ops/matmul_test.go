@@ -14,6 +14,26 @@ import (
 
 // randMatrix returns a rows×cols matrix of type t quantized from random
 // floats.
+// latticeType reports whether typ is a 2-bit lattice type, which has no
+// quantizer here (llama.cpp's needs an importance matrix) and any bytes
+// of which, d aside, form valid blocks.
+func latticeType(typ quant.Type) bool {
+	return typ == quant.IQ2_XXS || typ == quant.IQ2_XS || typ == quant.IQ2_S
+}
+
+// randLatticeRow fills row with random blocks of lattice type typ whose
+// F16 d (the first two bytes of a block) is of the size a quantizer
+// gives a row of unit variance.
+func randLatticeRow(r *rand.Rand, typ quant.Type, row []byte) {
+	for i := range row {
+		row[i] = byte(r.Uint32())
+	}
+	for b := 0; b < len(row); b += typ.BlockBytes() {
+		d := quant.FP32ToFP16(float32(0.01 + 0.02*r.Float64()))
+		row[b], row[b+1] = byte(d), byte(d>>8)
+	}
+}
+
 func randMatrix(t testing.TB, r *rand.Rand, typ quant.Type, rows, cols int) *Matrix {
 	t.Helper()
 	rb, err := typ.RowBytes(int64(cols))
@@ -26,7 +46,12 @@ func randMatrix(t testing.TB, r *rand.Rand, typ quant.Type, rows, cols int) *Mat
 		for j := range src {
 			src[j] = float32(r.NormFloat64())
 		}
-		if err := quant.QuantizeRow(typ, data[i*int(rb):(i+1)*int(rb)], src); err != nil {
+		row := data[i*int(rb) : (i+1)*int(rb)]
+		if latticeType(typ) {
+			randLatticeRow(r, typ, row)
+			continue
+		}
+		if err := quant.QuantizeRow(typ, row, src); err != nil {
 			t.Fatal(err)
 		}
 	}

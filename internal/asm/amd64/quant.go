@@ -81,6 +81,11 @@ func quantFiles() []outFile {
 			x8Multis(iq3SX8Multi)
 			iq3SX8Multi.emit(8)
 		}},
+		{"iq2_x8", func() {
+			x8Decoders(iq2X8)
+			x8Multis(iq2X8Multi)
+			iq2X8Multi.emit(8)
+		}},
 		{"iq2_xxs", func() { dotIQ2(iq2XXS, avx2); dotIQ2(iq2XXS, vnni) }},
 		{"iq2_xs", func() { dotIQ2(iq2XS, avx2); dotIQ2(iq2XS, vnni) }},
 		{"iq2_s", func() { dotIQ2(iq2S, avx2); dotIQ2(iq2S, vnni) }},
