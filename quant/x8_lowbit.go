@@ -61,8 +61,8 @@ import (
 // written).
 func repackX8Low(t Type, o, blk []byte, r int) bool {
 	switch t {
-	case IQ2_XXS, IQ2_XS, IQ2_S:
-		repackX8IQ2(t, o, blk, r)
+	case IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M:
+		repackX8Lattice(t, o, blk, r)
 	case IQ4_XS:
 		o[2*r], o[2*r+1] = blk[0], blk[1]
 		b := (*[iq4_XSBytes]byte)(blk)
@@ -143,13 +143,13 @@ func x8LowCode(t Type, gb []byte, r, e int) int32 {
 			q >>= 4
 		}
 		return int32(q & 0xF)
-	case IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S:
+	case IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M:
 		// Sub-block j's 16 code bytes: element 32j+l (l < 16) in the low
 		// nibble of byte 16j+l, element 32j+16+l in its high nibble.
 		j, l := e/32, e%32
 		o := 16*j + l%16
 		base := 80
-		if isIQ2(t) {
+		if isLattice(t) {
 			base = 144
 		}
 		q := gb[base+32*(o/4)+4*r+o%4]
@@ -222,13 +222,13 @@ var iq3sX8Codes = sync.OnceValue(func() *[512 << 4]uint32 {
 })
 
 // x8Levels is the table of levels the 4-bit codes of IQ4_XS's X8 layout
-// stand for in type t (IQ4_XS, IQ3_S or an IQ2 type).
+// stand for in type t (IQ4_XS, IQ3_S or a lattice type).
 func x8Levels(t Type) *[16]int8 {
 	if t == IQ3_S {
 		return &iq3sX8Levels
 	}
-	if isIQ2(t) {
-		return &iq2X8Levels
+	if isLattice(t) {
+		return latX8Levels(t)
 	}
 	return &iq4nlValues
 }
@@ -260,11 +260,11 @@ func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32)
 		for r := 0; r < 8; r++ {
 			var s, m int32
 			switch t {
-			case IQ2_XXS, IQ2_XS, IQ2_S:
-				// A scale each sixteen elements, and d·d_x/8: the row
-				// layout's factor 1/8, exact.
+			case IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M:
+				// A scale each sixteen elements, and d·d_x·f: the row
+				// layout's power of two, exact.
 				s = scaledLevels(t, gb, r, y, 16)
-				acc[r] = fma32(float32(s), f16At(gb[2*r:])*dx*0.125, acc[r])
+				acc[r] = fma32(float32(s), f16At(gb[2*r:])*dx*latX8Factor(t), acc[r])
 				continue
 			case IQ4_XS, IQ3_S:
 				s = scaledLevels(t, gb, r, y, 32)
@@ -298,7 +298,7 @@ func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32)
 }
 
 // scaledLevels is Σ_i sc_i·Σ level·y of row r of a block column gb in
-// IQ4_XS's layout (or the IQ2 types'): span elements a scale, scale i of
+// IQ4_XS's layout (or the lattice types'): span elements a scale, scale i of
 // the row at 16+8i+r.
 func scaledLevels(t Type, gb []byte, r int, y func(int) int32, span int) int32 {
 	lv := x8Levels(t)
