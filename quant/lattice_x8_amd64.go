@@ -32,6 +32,15 @@ func rowIQ2X8VNNIT8(w *byte, groups int, x *byte, nb int, out *float32, xs int, 
 func rowIQ2X8VNNIPF4096T8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape
+func rowIQ2X8AVX2(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowIQ2X8AVX2NTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowIQ2X8AVX2PF4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
 func rowIQ3_XXSX8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
@@ -59,6 +68,15 @@ func rowIQ3_XXSX8VNNIT8(w *byte, groups int, x *byte, nb int, out *float32, xs i
 func rowIQ3_XXSX8VNNIPF4096T8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
 
 //go:noescape
+func rowIQ3_XXSX8AVX2(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowIQ3_XXSX8AVX2NTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowIQ3_XXSX8AVX2PF4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
 func rowIQ1X8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
 
 //go:noescape
@@ -84,3 +102,12 @@ func rowIQ1X8VNNIT8(w *byte, groups int, x *byte, nb int, out *float32, xs int, 
 
 //go:noescape
 func rowIQ1X8VNNIPF4096T8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowIQ1X8AVX2(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowIQ1X8AVX2NTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowIQ1X8AVX2PF4096(w *byte, groups int, x *byte, nb int, out *float32)

@@ -20,6 +20,35 @@ import "github.com/lowmem/llm/internal/cpu"
 // per CPU-second against its tile's 46; BenchmarkDecodeBandwidth's
 // product on two threads 35-43 % of the read bandwidth against 19-23.
 func x8LowVariants(t Type) []X8Kernel {
+	ks := x8LowVNNI(t)
+	if isLattice(t) && cpu.Has(cpu.AVX2) {
+		ks = append(ks, x8Pair("avx2", t, latAVX2[latFamilyOf(t)][0], latAVX2[latFamilyOf(t)][1], latAVX2[latFamilyOf(t)][2], x8Gemm{})...)
+	}
+	return ks
+}
+
+// latAVX2 is the AVX2 decode kernels of each family of lattice types
+// (latFamilyOf): plain, NTA and PF.
+var latAVX2 = [3][3]rowX8Asm{
+	{rowIQ2X8AVX2, rowIQ2X8AVX2NTA4096, rowIQ2X8AVX2PF4096},
+	{rowIQ3_XXSX8AVX2, rowIQ3_XXSX8AVX2NTA4096, rowIQ3_XXSX8AVX2PF4096},
+	{rowIQ1X8AVX2, rowIQ1X8AVX2NTA4096, rowIQ1X8AVX2PF4096},
+}
+
+// latFamilyOf is the family of lattice type t's X8 kernels: 0 IQ2, 1
+// IQ3_XXS, 2 IQ1.
+func latFamilyOf(t Type) int {
+	switch t {
+	case IQ3_XXS:
+		return 1
+	case IQ1_S, IQ1_M:
+		return 2
+	}
+	return 0
+}
+
+// x8LowVNNI is x8LowVariants' AVX-512 VNNI kernels.
+func x8LowVNNI(t Type) []X8Kernel {
 	if !cpu.Has(cpu.AVX512VNNI) {
 		return nil
 	}

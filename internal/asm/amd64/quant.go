@@ -86,6 +86,7 @@ func quantFiles() []outFile {
 				x8Decoders(f.x8())
 				x8Multis(f.x8Multi())
 				f.x8Multi().emit(8)
+				x8Decoders(f.x8AVX2())
 			}
 		}},
 		{"iq2_xxs", func() { dotIQ2(iq2XXS, avx2); dotIQ2(iq2XXS, vnni) }},

@@ -38,8 +38,8 @@ var (
 	x8IQ1    = latFamily{"IQ1", []int8{1, 7, 9}, 0x3E000000}
 )
 
-// table is the VPSHUFB table of the family's levels plus 128.
-func (f latFamily) table() Mem {
+// levels is the family's sixteen levels.
+func (f latFamily) levels() *[16]int8 {
 	var levels [16]int8
 	for c := range levels {
 		if c&7 < len(f.magnitudes) {
@@ -49,8 +49,11 @@ func (f latFamily) table() Mem {
 			levels[c] = -levels[c]
 		}
 	}
-	return levelTable("lat"+f.name+"X8", &levels, true)
+	return &levels
 }
+
+// table is the VPSHUFB table of the family's levels plus 128.
+func (f latFamily) table() Mem { return levelTable("lat"+f.name+"X8", f.levels(), true) }
 
 // pre writes, per super-block, 128·Σy of its sixteen 16-element halves
 // (the bsums) to the frame: 64 bytes a super-block. It leaves the level
@@ -88,23 +91,30 @@ func latX8Loop(pf x8Prefetch) {
 			c.VPADDD(sc, Y1, Y1)
 		}
 	}
-	c.VCVTDQ2PS(Y1, Y1)
-	c.VCVTPH2PS(mem(RSI, 0), Y10)
-	c.VBROADCASTSS(mem(RDI, 0), Y13)
-	c.VMULPS(Y13, Y10, Y10)
-	c.VMULPS(Y12, Y10, Y10)
-	c.VFMADD231PS(Y10, Y1, Y0)
+	latFinish(Y13)
 	nextColumn(x8LatBytes)
 }
 
 // chunkLevels loads the chunk of code nibbles at disp and leaves its low
-// nibbles' levels plus 128 in lo, its high nibbles' in hi (Y14 the
-// table, Y15 0x0F): IQ4_XS's layout and the IQ2 types'.
-func chunkLevels(disp int, lo, hi Register) {
-	c.VMOVDQU32(mem(RSI, disp), lo)
-	c.VPSRLW(U8(4), lo, hi)
-	c.VPANDD(Y15, lo, lo)
-	c.VPANDD(Y15, hi, hi)
+// nibbles' levels (plus 128, with the biased table) in lo, its high
+// nibbles' in hi (Y14 the table, Y15 0x0F): IQ4_XS's layout and the
+// lattice types'.
+func chunkLevels(disp int, lo, hi Register) { chunkLevelsOf(vnni, disp, lo, hi) }
+
+// chunkLevelsOf is chunkLevels with AVX2's instructions (avx2: lo and hi
+// below Y16) or AVX-512's.
+func chunkLevelsOf(w width, disp int, lo, hi Register) {
+	if w == avx2 {
+		c.VMOVDQU(mem(RSI, disp), lo)
+		c.VPSRLW(U8(4), lo, hi)
+		c.VPAND(Y15, lo, lo)
+		c.VPAND(Y15, hi, hi)
+	} else {
+		c.VMOVDQU32(mem(RSI, disp), lo)
+		c.VPSRLW(U8(4), lo, hi)
+		c.VPANDD(Y15, lo, lo)
+		c.VPANDD(Y15, hi, hi)
+	}
 	c.VPSHUFB(lo, Y14, lo)
 	c.VPSHUFB(hi, Y14, hi)
 }
@@ -184,4 +194,80 @@ func latX8MultiLoop(tokens int) {
 		c.VFMADD231PS(f, sAcc(k), x8Acc(k))
 	}
 	nextColumn(x8LatBytes)
+}
+
+// x8AVX2 is the family's decode kernel for cores without AVX-512, bit
+// for bit x8's: without VPDPBUSD, and with signed levels, each chunk's
+// levels (VPSHUFB of the signed table) give their signs to the
+// activation dwords (VPSIGNB) and their magnitudes (VPABSB) to
+// VPMADDUBSW; two chunks' words (four products of at most 62·127 each)
+// add up before VPMADDWD with words 1 makes them the rows' dwords. No
+// 128·Σy: the frame holds nothing.
+//
+// Registers: Y0 the rows' sums, Y1 S, Y3/Y4 the halves' words
+// (pairWordSums), Y5 scales, Y6-Y9 a chunk's levels and activations,
+// Y10/Y11 the halves' dwords, then the factors, Y12 f, Y13 words 1, Y14
+// the signed table, Y15 the 0x0F mask.
+func (f latFamily) x8AVX2() x8Decoder {
+	return x8Decoder{w: avx2, t: f.name, frame: 8, count: 1,
+		pre: func() {
+			c.VBROADCASTI128(f.signedTable(), Y14)
+			bcast32(f.factor, Y12)
+			bcast32(0x00010001, Y13)
+		},
+		loop: latX8LoopAVX2,
+	}
+}
+
+// signedTable is the VPSHUFB table of the family's levels.
+func (f latFamily) signedTable() Mem {
+	return levelTable("lat"+f.name+"X8", f.levels(), false)
+}
+
+// latX8LoopAVX2 is the block-column loop of x8AVX2.
+func latX8LoopAVX2(pf x8Prefetch) {
+	prefetchX8(pf, 0, x8LatBytes)
+	zero(Y1)
+	for j := 0; j < 8; j++ {
+		for k := 0; k < 4; k++ {
+			chunkLevelsOf(avx2, 144+32*(4*j+k), Y6, Y7)
+			c.VPBROADCASTD(mem(RDI, 4+32*j+4*k), Y8)
+			c.VPBROADCASTD(mem(RDI, 4+32*j+16+4*k), Y9)
+			c.VPSIGNB(Y6, Y8, Y8)
+			c.VPSIGNB(Y7, Y9, Y9)
+			c.VPABSB(Y6, Y6)
+			c.VPABSB(Y7, Y7)
+			pairWordSums(k%2 == 0, Y8, Y6, Y9, Y7)
+			if k%2 == 0 {
+				continue
+			}
+			for h, d := range []Register{Y10, Y11} {
+				w := []Register{Y3, Y4}[h]
+				if k == 1 {
+					c.VPMADDWD(Y13, w, d)
+					continue
+				}
+				c.VPMADDWD(Y13, w, w)
+				c.VPADDD(w, d, d)
+			}
+		}
+		for h, d := range []Register{Y10, Y11} {
+			c.VPMOVSXBD(mem(RSI, 16+8*(2*j+h)), Y5)
+			c.VPMULLD(d, Y5, Y5)
+			c.VPADDD(Y5, Y1, Y1)
+		}
+	}
+	latFinish(Y11)
+	nextColumn(x8LatBytes)
+}
+
+// latFinish adds S (Y1) times d·d_x·f to Y0: Y12 f, the d in Y10, d_x
+// in dx.
+func latFinish(dx Register) {
+	c.VCVTDQ2PS(Y1, Y1)
+	c.VCVTPH2PS(mem(RSI, 0), Y10)
+	c.VBROADCASTSS(mem(RDI, 0), dx)
+	c.VMULPS(dx, Y10, Y10)
+	c.VMULPS(Y12, Y10, Y10)
+	c.VFMADD231PS(Y10, Y1, Y0)
 }
