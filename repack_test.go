@@ -41,7 +41,7 @@ func TestRepackOnOff(t *testing.T) {
 	ds.WeightType = quant.Q4_0
 	specs := []testutil.ModelSpec{llama, phi3, qwen2, llama8, llama4K, llama5K, llama6K, ds}
 	// The low-bit types: no GEMM, their batches take the decode kernel.
-	for _, wt := range []quant.Type{quant.IQ4_XS, quant.Q3_K, quant.Q2_K} {
+	for _, wt := range []quant.Type{quant.IQ4_XS, quant.Q3_K, quant.Q2_K, quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ1_S, quant.IQ1_M} {
 		s := llama
 		s.WeightType = wt
 		specs = append(specs, s)

@@ -103,6 +103,8 @@ func TestShapeRepackBytes(t *testing.T) {
 	}{
 		{quant.Q4_0, 0}, {quant.Q8_0, 0}, {quant.Q4_K, 32}, {quant.Q5_K, 32}, {quant.Q6_K, 0},
 		{quant.IQ4_XS, 16}, {quant.Q3_K, 32}, {quant.Q2_K, 0}, {quant.IQ4_NL, 0}, {quant.MXFP4, 0}, {quant.IQ3_S, 224},
+		{quant.IQ2_XXS, 1168 - 528}, {quant.IQ2_XS, 1168 - 592}, {quant.IQ2_S, 1168 - 656},
+		{quant.IQ3_XXS, 1168 - 784}, {quant.IQ1_S, 1168 - 400}, {quant.IQ1_M, 1168 - 448},
 	} {
 		typ := c.typ
 		if _, ok := quant.X8(typ, 256); !ok {

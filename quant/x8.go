@@ -63,6 +63,10 @@ func X8BlockBytes(t Type) int {
 		// IQ4_XS's layout (x8_lowbit.go): four bits an element, the grid
 		// resolved, against the file's 3.25.
 		return X8BlockBytes(IQ4_XS)
+	case IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M:
+		// The lattice types' grids resolved too, and a scale each 16
+		// elements (x8_lattice.go).
+		return x8LatBytes
 	}
 	return 0
 }
@@ -99,7 +103,8 @@ type X8Kernel struct {
 // X8 returns the X8 kernels for weight type t and rows of n elements on
 // this CPU (LLM_KERNELS may name one, as for TileChoice), or false when
 // there are none (the matrix then stays in its row layout): Q4_0, Q8_0,
-// Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4 and IQ3_S, with n
+// Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4, IQ3_S and the
+// lattice types (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M), with n
 // whole blocks of t (any multiple of 32 for Q4_0, Q8_0, IQ4_NL and
 // MXFP4, whose kernels take the blocks past the last eight one at a
 // time; a multiple of 256 for the others) and at most 32768, in builds
@@ -135,13 +140,14 @@ const x8MaxBlocks = 1024
 
 // RepackX8 writes the rows (a multiple of 8) of n elements of type t in
 // src, row after row, to dst (X8Bytes(t, rows, n) bytes) in the X8 layout
-// of t (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4
-// or IQ3_S; x8.go and x8_lowbit.go document them); dst and src must not
+// of t (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4,
+// IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S or IQ1_M; x8.go,
+// x8_lowbit.go and x8_lattice.go document them); dst and src must not
 // overlap.
 func RepackX8(t Type, dst, src []byte, rows, n int) error {
 	bb := X8BlockBytes(t)
 	if bb == 0 || rows <= 0 || rows%8 != 0 || n <= 0 || n%t.BlockElems() != 0 {
-		return fmt.Errorf("quant: X8 repack of %d rows of %d %v elements: want Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4 or IQ3_S, rows a multiple of 8, whole blocks", rows, n, t)
+		return fmt.Errorf("quant: X8 repack of %d rows of %d %v elements: want Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4, IQ3_S or a lattice type, rows a multiple of 8, whole blocks", rows, n, t)
 	}
 	nb := n / t.BlockElems()
 	wb := t.BlockBytes()

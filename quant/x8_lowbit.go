@@ -61,6 +61,8 @@ import (
 // written).
 func repackX8Low(t Type, o, blk []byte, r int) bool {
 	switch t {
+	case IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M:
+		repackX8Lattice(t, o, blk, r)
 	case IQ4_XS:
 		o[2*r], o[2*r+1] = blk[0], blk[1]
 		b := (*[iq4_XSBytes]byte)(blk)
@@ -141,12 +143,16 @@ func x8LowCode(t Type, gb []byte, r, e int) int32 {
 			q >>= 4
 		}
 		return int32(q & 0xF)
-	case IQ4_XS, IQ3_S:
+	case IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M:
 		// Sub-block j's 16 code bytes: element 32j+l (l < 16) in the low
 		// nibble of byte 16j+l, element 32j+16+l in its high nibble.
 		j, l := e/32, e%32
 		o := 16*j + l%16
-		q := gb[80+32*(o/4)+4*r+o%4]
+		base := 80
+		if isLattice(t) {
+			base = 144
+		}
+		q := gb[base+32*(o/4)+4*r+o%4]
 		if l >= 16 {
 			q >>= 4
 		}
@@ -216,10 +222,13 @@ var iq3sX8Codes = sync.OnceValue(func() *[512 << 4]uint32 {
 })
 
 // x8Levels is the table of levels the 4-bit codes of IQ4_XS's X8 layout
-// stand for in type t (IQ4_XS or IQ3_S).
+// stand for in type t (IQ4_XS, IQ3_S or a lattice type).
 func x8Levels(t Type) *[16]int8 {
 	if t == IQ3_S {
 		return &iq3sX8Levels
+	}
+	if isLattice(t) {
+		return latX8Levels(t)
 	}
 	return &iq4nlValues
 }
@@ -251,15 +260,14 @@ func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32)
 		for r := 0; r < 8; r++ {
 			var s, m int32
 			switch t {
+			case IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M:
+				// A scale each sixteen elements, and d·d_x·f: the row
+				// layout's power of two, exact.
+				s = scaledLevels(t, gb, r, y, 16)
+				acc[r] = fma32(float32(s), f16At(gb[2*r:])*dx*latX8Factor(t), acc[r])
+				continue
 			case IQ4_XS, IQ3_S:
-				lv := x8Levels(t)
-				for j := 0; j < 8; j++ {
-					var sj int32
-					for e := 32 * j; e < 32*j+32; e++ {
-						sj += int32(lv[x8LowCode(t, gb, r, e)]) * y(e)
-					}
-					s += int32(int8(gb[16+8*j+r])) * sj
-				}
+				s = scaledLevels(t, gb, r, y, 32)
 			case Q2_K:
 				for i := 0; i < 16; i++ {
 					var si int32
@@ -287,6 +295,22 @@ func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32)
 			acc[r] = fma32(float32(s), f16At(gb[2*r:])*dx, acc[r])
 		}
 	})
+}
+
+// scaledLevels is Σ_i sc_i·Σ level·y of row r of a block column gb in
+// IQ4_XS's layout (or the lattice types'): span elements a scale, scale i of
+// the row at 16+8i+r.
+func scaledLevels(t Type, gb []byte, r int, y func(int) int32, span int) int32 {
+	lv := x8Levels(t)
+	var s int32
+	for i := 0; i < QKK/span; i++ {
+		var si int32
+		for e := span * i; e < span*(i+1); e++ {
+			si += int32(lv[x8LowCode(t, gb, r, e)]) * y(e)
+		}
+		s += int32(int8(gb[16+8*i+r])) * si
+	}
+	return s
 }
 
 // matVecX8LUTGo is matVecX8LowGo for IQ4_NL and MXFP4: blocks of 32

@@ -20,6 +20,35 @@ import "github.com/lowmem/llm/internal/cpu"
 // per CPU-second against its tile's 46; BenchmarkDecodeBandwidth's
 // product on two threads 35-43 % of the read bandwidth against 19-23.
 func x8LowVariants(t Type) []X8Kernel {
+	ks := x8LowVNNI(t)
+	if isLattice(t) && cpu.Has(cpu.AVX2) {
+		ks = append(ks, x8Pair("avx2", t, latAVX2[latFamilyOf(t)][0], latAVX2[latFamilyOf(t)][1], latAVX2[latFamilyOf(t)][2], x8Gemm{})...)
+	}
+	return ks
+}
+
+// latAVX2 is the AVX2 decode kernels of each family of lattice types
+// (latFamilyOf): plain, NTA and PF.
+var latAVX2 = [3][3]rowX8Asm{
+	{rowIQ2X8AVX2, rowIQ2X8AVX2NTA4096, rowIQ2X8AVX2PF4096},
+	{rowIQ3_XXSX8AVX2, rowIQ3_XXSX8AVX2NTA4096, rowIQ3_XXSX8AVX2PF4096},
+	{rowIQ1X8AVX2, rowIQ1X8AVX2NTA4096, rowIQ1X8AVX2PF4096},
+}
+
+// latFamilyOf is the family of lattice type t's X8 kernels: 0 IQ2, 1
+// IQ3_XXS, 2 IQ1.
+func latFamilyOf(t Type) int {
+	switch t {
+	case IQ3_XXS:
+		return 1
+	case IQ1_S, IQ1_M:
+		return 2
+	}
+	return 0
+}
+
+// x8LowVNNI is x8LowVariants' AVX-512 VNNI kernels.
+func x8LowVNNI(t Type) []X8Kernel {
 	if !cpu.Has(cpu.AVX512VNNI) {
 		return nil
 	}
@@ -34,6 +63,12 @@ func x8LowVariants(t Type) []X8Kernel {
 		return withMulti(t, x8Pair("avx512vnni", t, rowMXFP4X8VNNI, rowMXFP4X8VNNINTA4096, rowMXFP4X8VNNIPF4096, x8Gemm{}), multiAsm{rowMXFP4X8VNNIT2, rowMXFP4X8VNNIT4, rowMXFP4X8VNNIT8}, multiAsm{rowMXFP4X8VNNIPF4096T2, rowMXFP4X8VNNIPF4096T4, rowMXFP4X8VNNIPF4096T8})
 	case IQ3_S:
 		return withMulti(t, x8Pair("avx512vnni", t, rowIQ3_SX8VNNI, rowIQ3_SX8VNNINTA4096, rowIQ3_SX8VNNIPF4096, x8Gemm{}), multiAsm{rowIQ3_SX8VNNIT2, rowIQ3_SX8VNNIT4, rowIQ3_SX8VNNIT8}, multiAsm{rowIQ3_SX8VNNIPF4096T2, rowIQ3_SX8VNNIPF4096T4, rowIQ3_SX8VNNIPF4096T8})
+	case IQ2_XXS, IQ2_XS, IQ2_S:
+		return withMulti(t, x8Pair("avx512vnni", t, rowIQ2X8VNNI, rowIQ2X8VNNINTA4096, rowIQ2X8VNNIPF4096, x8Gemm{}), multiAsm{rowIQ2X8VNNIT2, rowIQ2X8VNNIT4, rowIQ2X8VNNIT8}, multiAsm{rowIQ2X8VNNIPF4096T2, rowIQ2X8VNNIPF4096T4, rowIQ2X8VNNIPF4096T8})
+	case IQ3_XXS:
+		return withMulti(t, x8Pair("avx512vnni", t, rowIQ3_XXSX8VNNI, rowIQ3_XXSX8VNNINTA4096, rowIQ3_XXSX8VNNIPF4096, x8Gemm{}), multiAsm{rowIQ3_XXSX8VNNIT2, rowIQ3_XXSX8VNNIT4, rowIQ3_XXSX8VNNIT8}, multiAsm{rowIQ3_XXSX8VNNIPF4096T2, rowIQ3_XXSX8VNNIPF4096T4, rowIQ3_XXSX8VNNIPF4096T8})
+	case IQ1_S, IQ1_M:
+		return withMulti(t, x8Pair("avx512vnni", t, rowIQ1X8VNNI, rowIQ1X8VNNINTA4096, rowIQ1X8VNNIPF4096, x8Gemm{}), multiAsm{rowIQ1X8VNNIT2, rowIQ1X8VNNIT4, rowIQ1X8VNNIT8}, multiAsm{rowIQ1X8VNNIPF4096T2, rowIQ1X8VNNIPF4096T4, rowIQ1X8VNNIPF4096T8})
 	case Q2_K:
 		return withMulti(t, x8Pair("avx512vnni", t, rowQ2_KX8VNNI, rowQ2_KX8VNNINTA4096, rowQ2_KX8VNNIPF4096, x8Gemm{}), multiAsm{rowQ2_KX8VNNIT2, rowQ2_KX8VNNIT4, nil}, multiAsm{rowQ2_KX8VNNIPF4096T2, rowQ2_KX8VNNIPF4096T4, nil})
 	}

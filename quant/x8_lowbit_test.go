@@ -1,18 +1,21 @@
 package quant
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"testing"
 )
 
-var x8LowTypes = []Type{IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4, IQ3_S}
+var x8LowTypes = []Type{IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M}
 
 // x8LowRow rebuilds row r's block of the block column gb of the X8 layout
 // of low-bit type t, in the file's layout: the repack's inverse.
 func x8LowRow(t Type, gb []byte, r int) []byte {
 	blk := make([]byte, t.BlockBytes())
 	switch t {
+	case IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M:
+		x8LatRow(t, gb, r, blk)
 	case IQ4_XS:
 		blk[0], blk[1] = gb[2*r], gb[2*r+1]
 		var sh uint16
@@ -111,7 +114,10 @@ func TestX8Lowbit(t *testing.T) {
 						}
 					}
 					x := randBlocks(vt, n/vt.BlockElems(), r, kindRandom)
-					dot, _ := Dot(typ)
+					// The pure-Go dot product: the random activations hold
+					// −128, which quantized ones never do and the lattice
+					// types' assembly sign flips assume away.
+					dot := Kernels(typ)[0].Dot
 					twin := make([]float32, rows)
 					matVecX8LowGo(typ, n, rp, rows/8, x, twin)
 					for i := range rows {
@@ -242,6 +248,106 @@ func TestX8MXFP4AllExponents(t *testing.T) {
 					t.Errorf("%s, n %d, token %d, row %d (e = %d): %g, twin %g", k.Name, n, i/rows, i%rows, i%rows, g, twin[i])
 				}
 			}
+		}
+	}
+}
+
+// x8LatRow is x8LowRow for the lattice types: each group's grid index
+// found from its levels (the IQ1 types' with its offset's sign), its
+// signs from the codes' sign bits (the eighth, IQ2_XXS's, IQ2_XS's and
+// IQ3_XXS's parity, dropped), its scale code from the half sub-blocks'
+// 2s+1.
+func x8LatRow(t Type, gb []byte, r int, blk []byte) {
+	var grid []uint64
+	switch t {
+	case IQ2_XXS:
+		grid = iq2xxsGrid[:]
+	case IQ2_XS:
+		grid = iq2xsGrid[:]
+	case IQ2_S:
+		grid = iq2sGrid[:]
+	case IQ3_XXS:
+		for _, g := range iq3xxsGrid {
+			grid = append(grid, uint64(g))
+		}
+	default:
+		grid = iq1sGrid[:]
+	}
+	index := map[uint64]int{}
+	for i, g := range grid {
+		index[g] = i
+	}
+	d := le16(gb[2*r:])
+	binary.LittleEndian.PutUint16(blk, d)
+	lv := latX8Levels(t)
+	var iq1m [4]uint16
+	for g := 0; g < 32; g++ {
+		var point uint64
+		var signs uint32
+		neg := false // an IQ1 group's offset −1/8
+		for e := 0; e < 8; e++ {
+			c := x8LowCode(t, gb, r, 8*g+e)
+			v := lv[c]
+			if t == IQ1_S || t == IQ1_M {
+				// 8·grid + 1, or 8·grid − 1 for the offset −1/8.
+				p := map[int8]struct {
+					grid int8
+					neg  bool
+				}{9: {1, false}, 7: {1, true}, 1: {0, false}, -1: {0, true}, -7: {-1, false}, -9: {-1, true}}[v]
+				neg = p.neg
+				point |= uint64(uint8(p.grid)) << (8 * e)
+				continue
+			}
+			if v < 0 {
+				signs |= 1 << e
+				v = -v
+			}
+			point |= uint64(v) << (8 * e)
+		}
+		s := uint32(gb[16+8*(g/2)+r]-1) / 2
+		j, k := g/4, g%4
+		switch t {
+		case IQ2_XXS:
+			blk[2+8*j+k] = byte(index[point])
+			aux := le32(blk[2+8*j+4:]) | (signs&127)<<(7*uint(k)) | s<<28
+			binary.LittleEndian.PutUint32(blk[2+8*j+4:], aux)
+		case IQ2_XS:
+			binary.LittleEndian.PutUint16(blk[2+2*g:], uint16(index[point]|int(signs&127)<<9))
+			blk[66+j] |= byte(s) << (4 * (k / 2))
+		case IQ2_S:
+			i := index[point]
+			blk[2+g] = byte(i)
+			blk[66+j] |= byte(i>>8) << (2 * k)
+			blk[34+g] = byte(signs)
+			blk[74+j] |= byte(s) << (4 * (k / 2))
+		case IQ3_XXS:
+			blk[2+8*j+2*k] = byte(index[point&0xFFFFFFFF])
+			blk[2+8*j+2*k+1] = byte(index[point>>32])
+			aux := le32(blk[66+4*j:]) | (signs&127)<<(7*uint(k)) | s<<28
+			binary.LittleEndian.PutUint32(blk[66+4*j:], aux)
+		case IQ1_S:
+			i := index[point]
+			blk[2+g] = byte(i)
+			qh := uint32(le16(blk[34+2*j:])) | uint32(i>>8)<<(3*uint(k)) | s<<12
+			if neg {
+				qh |= 0x8000
+			}
+			binary.LittleEndian.PutUint16(blk[34+2*j:], uint16(qh))
+		case IQ1_M:
+			i := index[point]
+			blk[g] = byte(i)
+			h := byte(i>>8) & 7
+			if neg {
+				h |= 8
+			}
+			blk[32+2*j+k/2] |= h << (4 * (k % 2))
+			iq1m[j/2] |= uint16(s) << (6*(j%2) + 3*(k/2))
+		}
+	}
+	if t == IQ1_M {
+		for i := range iq1m {
+			iq1m[i] |= (d >> (4 * i) & 0xF) << 12
+			binary.LittleEndian.PutUint16(blk[48+2*i:], iq1m[i])
 		}
 	}
 }

@@ -471,7 +471,7 @@ func BenchmarkX8Batch(b *testing.B) {
 // 4096 × 4096 matrix that is already in memory (bytes: the file's).
 func BenchmarkRepackX8(b *testing.B) {
 	const rows, n = 4096, 4096
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, MXFP4} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, MXFP4, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M} {
 		src := randBlocks(typ, rows*n/typ.BlockElems(), newRand(uint64(typ)), kindRandom)
 		dst := make([]byte, X8Bytes(typ, rows, n))
 		b.Run(typ.String(), func(b *testing.B) {

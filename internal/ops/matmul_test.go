@@ -14,6 +14,37 @@ import (
 
 // randMatrix returns a rows×cols matrix of type t quantized from random
 // floats.
+// latticeType reports whether typ is a lattice type, which has no
+// quantizer here (llama.cpp's needs an importance matrix) and any bytes
+// of which, d aside, form valid blocks.
+func latticeType(typ quant.Type) bool {
+	switch typ {
+	case quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ1_S, quant.IQ1_M:
+		return true
+	}
+	return false
+}
+
+// randLatticeRow fills row with random blocks of lattice type typ whose
+// F16 d (a block's first two bytes; IQ1_M's the top nibbles of its four
+// scale words at 48) is of the size a quantizer gives a row of unit
+// variance.
+func randLatticeRow(r *rand.Rand, typ quant.Type, row []byte) {
+	for i := range row {
+		row[i] = byte(r.Uint32())
+	}
+	for b := 0; b < len(row); b += typ.BlockBytes() {
+		d := quant.FP32ToFP16(float32(0.01 + 0.02*r.Float64()))
+		if typ == quant.IQ1_M {
+			for i := 0; i < 4; i++ {
+				row[b+49+2*i] = row[b+49+2*i]&0x0F | byte(d>>(4*i)&0xF)<<4
+			}
+			continue
+		}
+		row[b], row[b+1] = byte(d), byte(d>>8)
+	}
+}
+
 func randMatrix(t testing.TB, r *rand.Rand, typ quant.Type, rows, cols int) *Matrix {
 	t.Helper()
 	rb, err := typ.RowBytes(int64(cols))
@@ -26,7 +57,12 @@ func randMatrix(t testing.TB, r *rand.Rand, typ quant.Type, rows, cols int) *Mat
 		for j := range src {
 			src[j] = float32(r.NormFloat64())
 		}
-		if err := quant.QuantizeRow(typ, data[i*int(rb):(i+1)*int(rb)], src); err != nil {
+		row := data[i*int(rb) : (i+1)*int(rb)]
+		if latticeType(typ) {
+			randLatticeRow(r, typ, row)
+			continue
+		}
+		if err := quant.QuantizeRow(typ, row, src); err != nil {
 			t.Fatal(err)
 		}
 	}

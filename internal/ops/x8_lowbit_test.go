@@ -12,7 +12,7 @@ import (
 // go through the X8 decode kernels (MatVecN); IQ4_NL and MXFP4 also at
 // gpt-oss's width, 2880.
 func TestX8LowbitMatchesRowLayout(t *testing.T) {
-	for _, typ := range []quant.Type{quant.IQ4_XS, quant.Q3_K, quant.Q2_K, quant.IQ4_NL, quant.MXFP4, quant.IQ3_S} {
+	for _, typ := range []quant.Type{quant.IQ4_XS, quant.Q3_K, quant.Q2_K, quant.IQ4_NL, quant.MXFP4, quant.IQ3_S, quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ1_S, quant.IQ1_M} {
 		t.Run(typ.String(), func(t *testing.T) { testX8MatchesRowLayout(t, typ, 512) })
 	}
 	t.Run("IQ4_NL/2880", func(t *testing.T) { testX8MatchesRowLayout(t, quant.IQ4_NL, 2880) })
@@ -23,7 +23,7 @@ func TestX8LowbitMatchesRowLayout(t *testing.T) {
 // batches take no GEMM, a gated product is exactly the activation of the
 // two unfused products, for decode and batches.
 func TestX8LowbitGatedExact(t *testing.T) {
-	for _, typ := range []quant.Type{quant.IQ4_XS, quant.Q3_K, quant.Q2_K, quant.IQ4_NL, quant.MXFP4, quant.IQ3_S} {
+	for _, typ := range []quant.Type{quant.IQ4_XS, quant.Q3_K, quant.Q2_K, quant.IQ4_NL, quant.MXFP4, quant.IQ3_S, quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ1_S, quant.IQ1_M} {
 		t.Run(typ.String(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(27, 28))
 			const cols = 512

@@ -209,7 +209,7 @@ func TestX8BatchEqualsDecode(t *testing.T) {
 		cols int
 	}
 	var shapes []shape
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0, quant.IQ4_XS, quant.Q3_K, quant.Q2_K, quant.IQ4_NL, quant.MXFP4, quant.IQ3_S} {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0, quant.IQ4_XS, quant.Q3_K, quant.Q2_K, quant.IQ4_NL, quant.MXFP4, quant.IQ3_S, quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ1_S, quant.IQ1_M} {
 		shapes = append(shapes, shape{typ, 512})
 	}
 	shapes = append(shapes, shape{quant.Q4_0, 2880}, shape{quant.Q8_0, 1152}, shape{quant.IQ4_NL, 2880}, shape{quant.MXFP4, 2880})

@@ -81,6 +81,14 @@ func quantFiles() []outFile {
 			x8Multis(iq3SX8Multi)
 			iq3SX8Multi.emit(8)
 		}},
+		{"lattice_x8", func() {
+			for _, f := range []latFamily{x8IQ2, x8IQ3XXS, x8IQ1} {
+				x8Decoders(f.x8())
+				x8Multis(f.x8Multi())
+				f.x8Multi().emit(8)
+				x8Decoders(f.x8AVX2())
+			}
+		}},
 		{"iq2_xxs", func() { dotIQ2(iq2XXS, avx2); dotIQ2(iq2XXS, vnni) }},
 		{"iq2_xs", func() { dotIQ2(iq2XS, avx2); dotIQ2(iq2XS, vnni) }},
 		{"iq2_s", func() { dotIQ2(iq2S, avx2); dotIQ2(iq2S, vnni) }},

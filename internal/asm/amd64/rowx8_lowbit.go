@@ -55,23 +55,7 @@ func lutX8Loop(pf x8Prefetch) {
 	prefetchX8(pf, 0, x8IQ4XSBytes)
 	zero(Y1)
 	for j := 0; j < 8; j++ {
-		for _, a := range []Register{Y3, Y4, Y5, Y6} {
-			zero(a)
-		}
-		for k := 0; k < 4; k++ {
-			at := 80 + 32*(4*j+k)
-			lo, hi := yr(16+2*k), yr(17+2*k)
-			c.VMOVDQU32(mem(RSI, at), lo)
-			c.VPSRLW(U8(4), lo, hi)
-			c.VPANDD(Y15, lo, lo)
-			c.VPANDD(Y15, hi, hi)
-			c.VPSHUFB(lo, Y14, lo)
-			c.VPSHUFB(hi, Y14, hi)
-			VPDPBUSDBcast(mem(RDI, 4+32*j+4*k), lo, yr(3+k%2))
-			VPDPBUSDBcast(mem(RDI, 4+32*j+16+4*k), hi, yr(5+k%2))
-		}
-		c.VPADDD(Y4, Y3, Y3)
-		c.VPADDD(Y6, Y5, Y5)
+		lutSubBlock(80, j)
 		c.VPADDD(Y5, Y3, Y3)
 		c.VPSUBD_BCST(mem(R8, 4*j), Y3, Y3)
 		c.VPMOVSXBD(mem(RSI, 16+8*j), Y7)
@@ -80,6 +64,25 @@ func lutX8Loop(pf x8Prefetch) {
 	}
 	x8Finish(Y10, Y13)
 	nextColumn(x8IQ4XSBytes)
+}
+
+// lutSubBlock sums sub-block j of a block column whose code chunks
+// begin at codes (IQ4_XS's layout, or the IQ2 types' at 144): its four
+// chunks' levels (Y16-Y23) against the activation dwords they face, the
+// low nibbles' (its first sixteen elements) into Y3 and the high ones'
+// into Y5; Y4 and Y6 scratch.
+func lutSubBlock(codes, j int) {
+	for _, a := range []Register{Y3, Y4, Y5, Y6} {
+		zero(a)
+	}
+	for k := 0; k < 4; k++ {
+		lo, hi := yr(16+2*k), yr(17+2*k)
+		chunkLevels(codes+32*(4*j+k), lo, hi)
+		VPDPBUSDBcast(mem(RDI, 4+32*j+4*k), lo, yr(3+k%2))
+		VPDPBUSDBcast(mem(RDI, 4+32*j+16+4*k), hi, yr(5+k%2))
+	}
+	c.VPADDD(Y4, Y3, Y3)
+	c.VPADDD(Y6, Y5, Y5)
 }
 
 // pairSums writes, per super-block, the bsums of the sub-block pairs

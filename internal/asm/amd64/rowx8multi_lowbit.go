@@ -54,12 +54,7 @@ var iq4XSX8Multi = x8Multi{d: iq4XSX8, acc: x8Acc, step: x8IQ4XSBytes,
 			}
 			for ch := 0; ch < 4; ch++ {
 				lo, hi := yr(levels+ch%2*2), yr(levels+1+ch%2*2)
-				c.VMOVDQU32(mem(RSI, 80+32*(4*j+ch)), lo)
-				c.VPSRLW(U8(4), lo, hi)
-				c.VPANDD(Y15, lo, lo)
-				c.VPANDD(Y15, hi, hi)
-				c.VPSHUFB(lo, Y14, lo)
-				c.VPSHUFB(hi, Y14, hi)
+				chunkLevels(80+32*(4*j+ch), lo, hi)
 				for k := 0; k < tokens; k++ {
 					VPDPBUSDBcast(xTok(k, 4+32*j+4*ch), lo, part(k, 0))
 					VPDPBUSDBcast(xTok(k, 4+32*j+16+4*ch), hi, part(k, 1))
