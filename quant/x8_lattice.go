@@ -93,43 +93,43 @@ func latX8Levels(t Type) *[16]int8 {
 }
 
 // latX8Tables holds, for each grid point of each lattice type, its
-// magnitude codes as the nibbles of a uint32 (element e in nibble e; the
-// IQ1 types' codes without the offset's sign, the IQ3_XXS points' four
-// elements in the low four nibbles), and for each sign byte the nibbles'
-// sign bits (sgn7: seven stored signs completed by their parity,
-// iq2Signs): a group's codes are an OR or two, without a lookup an
-// element.
+// elements' magnitude codes, element e's in byte e of a uint64 (the IQ1
+// types' with the offset's sign, the IQ3_XXS points' four elements in the
+// low four bytes), and for each sign byte the code sign bits (bit 3 of
+// byte e; sgn7: seven stored signs completed by their parity, iq2Signs):
+// a group's codes are an OR or two, without a lookup an element, laid
+// out as the row bytes take them.
 type latX8Tables struct {
-	xxs    [256]uint32
-	xs     [512]uint32
-	s      [1024]uint32
-	iq3xxs [256]uint32
+	xxs    [256]uint64
+	xs     [512]uint64
+	s      [1024]uint64
+	iq3xxs [256]uint64
 	// iq1 is the codes of a grid point with δ = +1/8 (grid·8+1: −1 → 7
 	// negative, 0 → 1, 1 → 9) and iq1neg with −1/8 (−1 → 9 negative,
 	// 0 → 1 negative, 1 → 7).
-	iq1, iq1neg [2048]uint32
-	sgn         [256]uint32
-	sgn7        [128]uint32
+	iq1, iq1neg [2048]uint64
+	sgn         [256]uint64
+	sgn7        [128]uint64
 }
 
 var latX8Codes = sync.OnceValue(func() *latX8Tables {
 	t := new(latX8Tables)
-	code := func(m []int8, v int8) uint32 {
-		c := uint32(0)
+	code := func(m []int8, v int8) uint64 {
+		c := uint64(0)
 		if v < 0 {
 			c, v = 8, -v
 		}
 		for i, x := range m {
 			if x == v {
-				return c | uint32(i)
+				return c | uint64(i)
 			}
 		}
 		panic("quant: a grid value outside its levels")
 	}
-	codes := func(g uint64, elems int, m []int8, f func(b uint8) int8) uint32 {
-		var v uint32
+	codes := func(g uint64, elems int, m []int8, f func(b uint8) int8) uint64 {
+		var v uint64
 		for e := 0; e < elems; e++ {
-			v |= code(m, f(uint8(g>>(8*e)))) << (4 * e)
+			v |= code(m, f(uint8(g>>(8*e)))) << (8 * e)
 		}
 		return v
 	}
@@ -152,7 +152,7 @@ var latX8Codes = sync.OnceValue(func() *latX8Tables {
 	}
 	for s := range t.sgn {
 		for e := 0; e < 8; e++ {
-			t.sgn[s] |= uint32(s>>e&1) << (4*e + 3)
+			t.sgn[s] |= uint64(s>>e&1) << (8*e + 3)
 		}
 	}
 	for s := range t.sgn7 {
@@ -162,9 +162,9 @@ var latX8Codes = sync.OnceValue(func() *latX8Tables {
 })
 
 // latX8Groups reads the 32 groups of eight elements of a block of lattice
-// type t: each group's eight codes as nibbles, each half sub-block's
-// scale code, and the block's F16 d.
-func latX8Groups(t Type, blk []byte, codes *[32]uint32, scales *[16]uint32) (d uint16) {
+// type t: each group's eight codes (byte e element e's), each half
+// sub-block's scale code, and the block's F16 d.
+func latX8Groups(t Type, blk []byte, codes *[32]uint64, scales *[16]uint32) (d uint16) {
 	tab := latX8Codes()
 	both := func(j int, s uint32) { scales[2*j], scales[2*j+1] = s, s }
 	switch t {
@@ -198,7 +198,7 @@ func latX8Groups(t Type, blk []byte, codes *[32]uint32, scales *[16]uint32) (d u
 			aux := le32(blk[66+4*j:])
 			for k := 0; k < 4; k++ {
 				q := blk[2+8*j+2*k:]
-				codes[4*j+k] = (tab.iq3xxs[q[0]] | tab.iq3xxs[q[1]]<<16) | tab.sgn7[aux>>(7*uint(k))&127]
+				codes[4*j+k] = (tab.iq3xxs[q[0]] | tab.iq3xxs[q[1]]<<32) | tab.sgn7[aux>>(7*uint(k))&127]
 			}
 			both(j, aux>>28)
 		}
@@ -234,18 +234,10 @@ func latX8Groups(t Type, blk []byte, codes *[32]uint32, scales *[16]uint32) (d u
 	return le16(blk)
 }
 
-// nibblesToBytes moves nibble e of v to the low nibble of byte e.
-func nibblesToBytes(v uint32) uint64 {
-	x := uint64(v)
-	x = (x | x<<16) & 0x0000FFFF0000FFFF
-	x = (x | x<<8) & 0x00FF00FF00FF00FF
-	return (x | x<<4) & 0x0F0F0F0F0F0F0F0F
-}
-
 // repackX8Lattice writes row r's block blk of lattice type t to its place
 // in the block column o.
 func repackX8Lattice(t Type, o, blk []byte, r int) {
-	var codes [32]uint32
+	var codes [32]uint64
 	var scales [16]uint32
 	binary.LittleEndian.PutUint16(o[2*r:], latX8Groups(t, blk, &codes, &scales))
 	for i, s := range scales {
@@ -255,7 +247,7 @@ func repackX8Lattice(t Type, o, blk []byte, r int) {
 		// Row bytes 16j+8k..+7 (k = 0, 1): group 4j+k's codes in the low
 		// nibbles, group 4j+k+2's in the high ones.
 		for k := 0; k < 2; k++ {
-			b := nibblesToBytes(codes[4*j+k]) | nibblesToBytes(codes[4*j+k+2])<<4
+			b := codes[4*j+k] | codes[4*j+k+2]<<4
 			at := 144 + 32*(4*j+2*k) + 4*r
 			binary.LittleEndian.PutUint32(o[at:], uint32(b))
 			binary.LittleEndian.PutUint32(o[at+32:], uint32(b>>32))
