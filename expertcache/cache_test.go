@@ -562,7 +562,30 @@ func TestFileLayout(t *testing.T) {
 // exactly what repacking the file's rows gives, and the matrices it
 // serves multiply those bytes; the file's bytes are gone (T.Data nil).
 func TestRepackedSlots(t *testing.T) {
-	path, m, _ := writeModel(t, moeSpec())
+	lattice := moeSpec()
+	lattice.Embd, lattice.HeadDim, lattice.ExpertFFN = 256, 64, 256
+	// The lattice types' X8 layout takes up to 2.9 times the file's bytes:
+	// the slot's room for repacking in place grows with it.
+	for _, c := range []struct {
+		name string
+		typ  quant.Type
+	}{{"default", 0}, {"IQ2_XS", quant.IQ2_XS}, {"IQ1_S", quant.IQ1_S}} {
+		t.Run(c.name, func(t *testing.T) {
+			spec := moeSpec()
+			if c.typ != 0 {
+				spec = lattice
+				spec.ExpertType = c.typ
+			}
+			testRepackedSlots(t, spec)
+		})
+	}
+}
+
+func testRepackedSlots(t *testing.T, spec testutil.ModelSpec) {
+	path, m, _ := writeModel(t, spec)
+	if got := m.Blocks[1].Experts[0].Gate.T.Type; spec.ExpertType != 0 && got != spec.ExpertType {
+		t.Fatalf("experts of %v, want %v", got, spec.ExpertType)
+	}
 	l := LayoutOf(m)
 	if l.Repack[1] == ([3]int64{}) {
 		t.Skip("no X8 kernels for the experts on this CPU")
