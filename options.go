@@ -152,7 +152,8 @@ func WithWeights(w WeightsMode) Option {
 // Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4, IQ3_S and the
 // lattice types IQ2_XXS … IQ1_M (those at 1.5–2.9× their bytes) on CPUs
 // with AVX-512 VNNI, Q4_0, Q4_K, Q8_0 and the lattice types on CPUs with
-// AVX2 only (default true). The plan does so only when every block
+// AVX2 only (default true); the types that grow least first when the
+// limit has no room for all (MemoryPlan.RepackTypes). The plan does so only when every block
 // stays resident at the full context (WeightsResident, asked for or
 // chosen), and never holds two copies: each matrix is repacked into
 // anonymous memory and its mapped pages are released, so the plan's

@@ -171,3 +171,49 @@ func checkRepackedAll(t *testing.T, path string, spec testutil.ModelSpec, p llm.
 		}
 	}
 }
+
+// TestRepackPartial: under a limit with room for the Q4_K output's X8
+// layout but not the IQ2_XS blocks' (twice their bytes), the model
+// repacks the output alone (Plan.RepackTypes), runs the X8 kernel for
+// Q4_K and the row kernels for IQ2_XS, and its logits are those of the
+// model in the file's layout within rounding.
+func TestRepackPartial(t *testing.T) {
+	testutil.NeedX8(t)
+	if _, ok := quant.X8(quant.IQ2_XS, 256); !ok {
+		t.Skip("no X8 kernels for IQ2_XS here")
+	}
+	spec := testutil.TinyLlama()
+	spec.Embd, spec.FFN, spec.WeightType, spec.OutputType = 256, 512, quant.IQ2_XS, quant.Q4_K
+	path := testutil.TempModel(t, spec)
+	opts := []llm.Option{llm.WithThreads(2), llm.WithContextSize(64), llm.WithWeights(llm.WeightsResident)}
+	all, err := llm.Plan(path, append(opts, llm.WithMemoryLimit(1<<40))...)
+	if err != nil || !slices.Equal(all.RepackTypes, []quant.Type{quant.Q4_K, quant.IQ2_XS}) {
+		t.Fatalf("with room for all: repacked %v, %v", all.RepackTypes, err)
+	}
+	m := load(t, path, append(opts, llm.WithMemoryLimit(all.Total-1))...)
+	p := m.Plan()
+	if !slices.Equal(p.RepackTypes, []quant.Type{quant.Q4_K}) || p.Repacked == 0 || p.Repacked >= all.Repacked {
+		t.Fatalf("one byte short of room for all: repacked %v (%d bytes, all %d)", p.RepackTypes, p.Repacked, all.Repacked)
+	}
+	kernels := map[string]string{}
+	for _, f := range strings.Fields(m.Info().Kernels) {
+		typ, name, _ := strings.Cut(f, "=")
+		kernels[typ] = name
+	}
+	if !strings.HasSuffix(kernels["Q4_K"], "-x8") || kernels["IQ2_XS"] == "" || strings.HasSuffix(kernels["IQ2_XS"], "-x8") {
+		t.Errorf("kernels %q: want Q4_K's X8 and IQ2_XS's row kernel", m.Info().Kernels)
+	}
+	off := load(t, path, append(opts, llm.WithRepack(false))...)
+	ctx := context.Background()
+	toks := []int32{1, 40, 41, 42, 100, 7}
+	got := mustEval(t, ctx, session(t, m).Eval, toks)
+	want := mustEval(t, ctx, session(t, off).Eval, toks)
+	var scale, worst float64
+	for j := range want {
+		scale = max(scale, math.Abs(float64(want[j])))
+		worst = max(worst, math.Abs(float64(got[j]-want[j])))
+	}
+	if worst > 0.03*scale {
+		t.Errorf("logits differ by up to %g (largest %g)", worst, scale)
+	}
+}
