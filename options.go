@@ -147,24 +147,19 @@ func WithWeights(w WeightsMode) Option {
 	return modelOption(func(s *engine.Settings) { s.SetWeights(w) })
 }
 
-// WithRepack lets the memory plan hold weight matrices in a layout
-// repacked at load, eight rows interleaved, which decodes faster: Q4_0,
-// Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4, IQ3_S and the
-// lattice types IQ2_XXS … IQ1_M (those at 1.5–2.9× their bytes) on CPUs
-// with AVX-512 VNNI, Q4_0, Q4_K, Q8_0 and the lattice types on CPUs with
-// AVX2 only (default true); the types that grow least first when the
-// limit has no room for all (MemoryPlan.RepackTypes). The plan does so only when every block
-// stays resident at the full context (WeightsResident, asked for or
-// chosen), and never holds two copies: each matrix is repacked into
-// anonymous memory and its mapped pages are released, so the plan's
-// "repacked weights" component replaces part of "weights" and
-// MemoryPlan.Repacked says how many bytes. A repacked model's blocks stay
-// in memory for its life: sessions beyond the plan and memory pressure no
-// longer move them to disk (as with WithWeights(WeightsResident)). A
-// mixture-of-experts model whose experts are read from disk holds them in
-// that layout in its expert cache, repacked as they are read, when the
-// cache has room for every one (MemoryPlan.RepackExperts). Pass false to
-// keep every weight in the file's layout, and movable.
+// WithRepack lets the memory plan hold weight matrices repacked at load,
+// eight rows interleaved, which decodes faster (default true; the types
+// and CPUs: quant.X8). The lattice types (IQ2_XXS … IQ1_M) take 1.5–2.9×
+// their bytes so, the others at most 1.25×. The plan repacks only when
+// every block stays resident at the full context, the types that grow
+// least first when the limit has no room for all (MemoryPlan.RepackTypes,
+// .Repacked), and never holds two copies: each matrix moves to anonymous
+// memory and its mapped pages are released. A repacked model's blocks
+// stay in memory for its life: sessions beyond the plan and memory
+// pressure no longer move them to disk. A streamed mixture-of-experts
+// model's expert cache holds its experts repacked when it has room for
+// every one (MemoryPlan.RepackExperts). Pass false to keep every weight
+// in the file's layout, and movable.
 func WithRepack(on bool) Option {
 	return modelOption(func(s *engine.Settings) { s.Repack = on })
 }

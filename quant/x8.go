@@ -109,9 +109,9 @@ type X8Kernel struct {
 // MXFP4, whose kernels take the blocks past the last eight one at a
 // time; a multiple of 256 for the others) and at most 32768, in builds
 // with assembly on
-// CPUs with AVX-512 VNNI; on CPUs with AVX2 and no AVX-512, Q4_0, Q4_K
-// and Q8_0 only, the types whose AVX2 X8 kernels beat the row layout
-// (x8AVX2Pays; LLM_KERNELS may still name the others).
+// CPUs with AVX-512 VNNI; on CPUs with AVX2 and no AVX-512, Q4_0, Q4_K,
+// Q8_0 and the lattice types only, the types whose AVX2 X8 kernels beat
+// the row layout (x8AVX2Pays; LLM_KERNELS may still name the others).
 func X8(t Type, n int) (X8Kernel, bool) {
 	if X8BlockBytes(t) == 0 || n <= 0 || n%t.BlockElems() != 0 || n/QK > x8MaxBlocks {
 		return X8Kernel{}, false
