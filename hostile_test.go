@@ -615,6 +615,16 @@ func hostileCases() []hostileCase {
 		{name: "gemma-embedding dense_2_feat_out disagrees", spec: testutil.TinyGemmaEmbedding(), edit: func(h *hmodel) { h.set(".dense_2_feat_out", uint32(95)) },
 			want: bad, mention: []string{"gemma-embedding.dense_2_feat_out"}},
 		{name: "qwen2 bias missing", spec: testutil.TinyQwen2(), edit: drop("blk.1.attn_k.bias"), want: bad, mention: []string{"blk.1.attn_k.bias"}, plan: true},
+		// ernie4_5's Q/K/V biases are optional one by one (llama.cpp's
+		// TENSOR_NOT_REQUIRED), but one present must fit; an output bias,
+		// which llama.cpp loads and its graph never adds, is refused.
+		{name: "ernie4_5 without a bias", spec: testutil.TinyErnie45(), edit: drop("blk.1.attn_k.bias")},
+		{name: "ernie4_5 attn_q.bias of the embedding's width", spec: testutil.TinyErnie45(), edit: func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) },
+			want: bad, mention: []string{"blk.0.attn_q.bias"}, plan: true},
+		{name: "ernie4_5 attn_v.bias 2-D", spec: testutil.TinyErnie45(), edit: func(h *hmodel) { h.put("blk.1.attn_v.bias", quant.F32, 32, 2) },
+			want: bad, mention: []string{"blk.1.attn_v.bias"}, plan: true},
+		{name: "ernie4_5 attn_output.bias", spec: testutil.TinyErnie45(), edit: func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) },
+			want: arch, mention: []string{"blk.0.attn_output.bias"}, plan: true},
 		{name: "gemma2 softcap NaN", spec: testutil.TinyGemma2(), edit: setF(".attn_logit_softcapping", nan),
 			want: bad, mention: []string{"attn_logit_softcapping"}, plan: true},
 		{name: "gemma2 final softcap negative", spec: testutil.TinyGemma2(), edit: setF(".final_logit_softcapping", -30),

@@ -19,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "granitehybrid", "smollm3", "mistral3", "olmo2", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "granitehybrid", "smollm3", "mistral3", "olmo2", "ernie4_5", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -53,6 +53,10 @@ type ModelSpec struct {
 	// TiedOutput leaves out output.weight, so token_embd.weight is the LM
 	// head, as in Qwen2 and Gemma2 checkpoints.
 	TiedOutput bool
+	// QKVBias writes attn_q/k/v.bias in an architecture where llama.cpp
+	// takes them as optional (ernie4_5); qwen2 and gpt-oss always have
+	// them.
+	QKVBias bool
 
 	Seed uint64
 
@@ -491,6 +495,16 @@ func TinyOlmo2() ModelSpec {
 	return s
 }
 
+// TinyErnie45 is a 2-layer ernie4_5 (llama's layers with llama.cpp's
+// optional Q/K/V biases, here present; heads of 32, so the query is wider
+// than the embedding as in ERNIE-4.5-0.3B) with a tied output and Q8_0
+// weights.
+func TinyErnie45() ModelSpec {
+	s := tiny("ernie4_5", 34)
+	s.HeadDim, s.RopeBase, s.RMSEps, s.TiedOutput, s.QKVBias = 32, 500000, 1e-5, true, true
+	return s
+}
+
 // TinyGptOss is a 4-layer gpt-oss: biases on every projection, the
 // router and each expert; attention sinks; a window of 8 on layers 0 and
 // 2; 8 experts of width 64, 2 per token, weighted by the softmax of the
@@ -664,7 +678,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		s.Arch = "llama"
 	}
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "gemma-embedding":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "gemma-embedding":
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
 	case "lfm2", "lfm2moe":
@@ -725,7 +739,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, mistral3, olmo2, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, mistral3, olmo2, ernie4_5, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -1064,7 +1078,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding" || s.hybrid()
 	olmo := s.Arch == "olmo2"  // no pre-norms, Q/K norms across heads, post-norms
 	oss := s.Arch == "gpt-oss" // biases everywhere, sinks, post_attention_norm before the experts
-	qkvBias := s.Arch == "qwen2" || oss
+	qkvBias := s.Arch == "qwen2" || oss || s.QKVBias
 	bias := func(name string, n int64) tensorSpec { return tensorSpec{name, quant.F32, []int64{n}, dist{0, 0.1}} }
 	if s.Arch == "gemma3n" {
 		ts = append(ts, s.gemma3nGlobals()...)

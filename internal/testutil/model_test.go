@@ -75,11 +75,12 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 			m[p+"ffn_up.weight"] = []int64{e, f}
 			m[p+"ffn_down.weight"] = []int64{f, e}
 		}
-		switch s.Arch {
-		case "qwen2":
+		if s.Arch == "qwen2" || s.QKVBias {
 			for name, d := range qkv {
 				m[p+name+".bias"] = []int64{d}
 			}
+		}
+		switch s.Arch {
 		case "gemma2", "gemma3", "gemma-embedding", "olmo2":
 			m[p+"post_attention_norm.weight"] = []int64{e}
 			m[p+"post_ffw_norm.weight"] = []int64{e}
@@ -128,6 +129,7 @@ func TestWriteModel(t *testing.T) {
 		{"gemma-embedding Q8_0", TinyGemmaEmbedding(), 7},
 		{"olmo2 Q8_0", TinyOlmo2(), 7},
 		{"mistral3 Q8_0", TinyMistral3(), 7},
+		{"ernie4_5 Q8_0", TinyErnie45(), 7},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

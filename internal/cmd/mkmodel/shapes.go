@@ -12,7 +12,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, olmo2, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, olmo2, ernie4_5, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -316,6 +316,14 @@ var shapes = []shape{
 		Name: "olmo-2-1b", Arch: "olmo2", Vocab: 100352, Embd: 2048, Layers: 16,
 		Heads: 16, HeadsKV: 16, FFN: 8192, Context: 4096,
 		RopeBase: 500000, RMSEps: 1e-6,
+	},
+	{
+		// ERNIE-4.5-0.3B: llama's layers (NORM RoPE), heads of 128 so the
+		// query (2048) is twice the width; no biases (use_bias false);
+		// tied output.
+		Name: "ernie-4.5-0.3b", Arch: "ernie4_5", Vocab: 103424, Embd: 1024, Layers: 18,
+		Heads: 16, HeadsKV: 2, HeadDim: 128, FFN: 3072, Context: 131072,
+		RopeBase: 500000, RMSEps: 1e-5, TiedOutput: true,
 	},
 	{
 		// LFM2-1.2B: 10 gated short-convolution layers (kernel 3) and 6
