@@ -625,6 +625,20 @@ func hostileCases() []hostileCase {
 			want: bad, mention: []string{"blk.1.attn_v.bias"}, plan: true},
 		{name: "ernie4_5 attn_output.bias", spec: testutil.TinyErnie45(), edit: func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) },
 			want: arch, mention: []string{"blk.0.attn_output.bias"}, plan: true},
+		// seed_oss: its norm before the feed-forward is post_attention_norm
+		// (required; an ffn_norm does not stand in for it); biases as
+		// ernie4_5's.
+		{name: "seed_oss post_attention_norm missing", spec: testutil.TinySeedOSS(), edit: func(h *hmodel) {
+			h.drop("blk.1.post_attention_norm.weight")
+			h.put("blk.1.ffn_norm.weight", quant.F32, 64)
+		}, want: bad, mention: []string{"blk.1.post_attention_norm.weight"}, plan: true},
+		{name: "seed_oss without its biases", spec: testutil.TinySeedOSS(), edit: func(h *hmodel) {
+			for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
+				h.drop("blk.0." + b)
+			}
+		}},
+		{name: "seed_oss attn_k.bias of the query's width", spec: testutil.TinySeedOSS(), edit: func(h *hmodel) { h.put("blk.1.attn_k.bias", quant.F32, 128) },
+			want: bad, mention: []string{"blk.1.attn_k.bias"}, plan: true},
 		{name: "gemma2 softcap NaN", spec: testutil.TinyGemma2(), edit: setF(".attn_logit_softcapping", nan),
 			want: bad, mention: []string{"attn_logit_softcapping"}, plan: true},
 		{name: "gemma2 final softcap negative", spec: testutil.TinyGemma2(), edit: setF(".final_logit_softcapping", -30),

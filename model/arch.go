@@ -140,6 +140,7 @@ var registry = []*Arch{
 	{Name: "mistral3", hparams: mistral3Hparams},
 	{Name: "olmo2", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: olmo2Hparams},
 	{Name: "ernie4_5", OptionalQKVBias: true},
+	{Name: "seed_oss", Neox: true, OptionalQKVBias: true, FFNNorm: "post_attention_norm.weight"},
 	{Name: "gpt-oss", Neox: true, QKV: QKVFusedOrSeparate, QKVBias: true, FFN: FFNExperts, Sinks: true, OutBias: true, FFNNorm: "post_attention_norm.weight", ExpertBiases: true, hparams: gptossHparams},
 	{Name: "lfm2", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight"},
 	{Name: "lfm2moe", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight", FFN: FFNExperts, ExpertSelBias: true, hparams: lfm2moeHparams},

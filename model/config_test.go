@@ -78,6 +78,10 @@ func TestConfigFromGGUF(t *testing.T) {
 				c.FinalSoftcap == 30 && c.EmbedScale == 16 && c.QueryScale == 0.125 && c.KQScale == 1 &&
 				c.WindowedLayer(0) && !c.WindowedLayer(1)
 		}},
+		// llama.cpp's rope types: ernie4_5 NORM, seed_oss NEOX; neither
+		// reads a window or an attention scale.
+		{"ernie4_5", func(c Config) bool { return !c.RopeNeox && c.KQScale == 0.125 && c.Window == 0 && !c.PostNorms }},
+		{"seed_oss", func(c Config) bool { return c.RopeNeox && c.KQScale == 0.125 && c.Window == 0 && !c.PostNorms }},
 	}
 	for _, c := range cases {
 		cfg, err := ConfigFromGGUF(parse(t, base(c.arch)))

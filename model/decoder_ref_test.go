@@ -631,14 +631,17 @@ func TestDecoderMatchesReference(t *testing.T) {
 	yarnNeox.Yarn = yarn.Yarn
 	// The block tensors whose step an architecture's graph must apply:
 	// the reference without any one of them must move. ernie4_5: the
-	// optional Q/K/V biases.
+	// optional Q/K/V biases; seed_oss: those and post_attention_norm, its
+	// norm before the feed-forward.
+	qkvBiases := []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"}
 	without := map[string][]string{
-		"ernie4_5": {"attn_q.bias", "attn_k.bias", "attn_v.bias"},
+		"ernie4_5": qkvBiases,
+		"seed_oss": append(slices.Clone(qkvBiases), "post_attention_norm.weight"),
 	}
 	for _, tc := range []struct {
 		spec testutil.ModelSpec
 		tol  float64
-	}{{testutil.TinyLlama(), 1e-3}, {testutil.TinyGranite(), 1e-3}, {testutil.TinyErnie45(), 1e-3},
+	}{{testutil.TinyLlama(), 1e-3}, {testutil.TinyGranite(), 1e-3}, {testutil.TinyErnie45(), 1e-3}, {testutil.TinySeedOSS(), 1e-3},
 		// smollm3's and olmo2's logits agree within 3.2e-5 with the
 		// AVX-512 kernels, but with LLM_CPU=avx2 (an AVX2-only CPU: Zen 2
 		// and 3) one of those F16 flips moves them by 2.1e-3 and 1.5e-3.

@@ -19,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "granitehybrid", "smollm3", "mistral3", "olmo2", "ernie4_5", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "granitehybrid", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -54,7 +54,7 @@ type ModelSpec struct {
 	// head, as in Qwen2 and Gemma2 checkpoints.
 	TiedOutput bool
 	// QKVBias writes attn_q/k/v.bias in an architecture where llama.cpp
-	// takes them as optional (ernie4_5); qwen2 and gpt-oss always have
+	// takes them as optional (ernie4_5, seed_oss); qwen2 and gpt-oss always have
 	// them.
 	QKVBias bool
 
@@ -505,6 +505,16 @@ func TinyErnie45() ModelSpec {
 	return s
 }
 
+// TinySeedOSS is a 2-layer seed_oss (NEOX RoPE, the optional Q/K/V
+// biases present, post_attention_norm as the norm before the
+// feed-forward, heads of 32 as the query is wider than the embedding in
+// Seed-OSS-36B) with Q8_0 weights.
+func TinySeedOSS() ModelSpec {
+	s := tiny("seed_oss", 37)
+	s.HeadDim, s.RopeBase, s.RMSEps, s.QKVBias = 32, 10000000, 1e-6, true
+	return s
+}
+
 // TinyGptOss is a 4-layer gpt-oss: biases on every projection, the
 // router and each expert; attention sinks; a window of 8 on layers 0 and
 // 2; 8 experts of width 64, 2 per token, weighted by the softmax of the
@@ -678,7 +688,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		s.Arch = "llama"
 	}
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "gemma-embedding":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "gemma-embedding":
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
 	case "lfm2", "lfm2moe":
@@ -739,7 +749,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, mistral3, olmo2, ernie4_5, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, mistral3, olmo2, ernie4_5, seed_oss, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -1078,6 +1088,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding" || s.hybrid()
 	olmo := s.Arch == "olmo2"  // no pre-norms, Q/K norms across heads, post-norms
 	oss := s.Arch == "gpt-oss" // biases everywhere, sinks, post_attention_norm before the experts
+	// attnPost: post_attention_norm is the norm before the feed-forward,
+	// in ffn_norm's place (gpt-oss, seed_oss).
+	attnPost := oss || s.Arch == "seed_oss"
 	qkvBias := s.Arch == "qwen2" || oss || s.QKVBias
 	bias := func(name string, n int64) tensorSpec { return tensorSpec{name, quant.F32, []int64{n}, dist{0, 0.1}} }
 	if s.Arch == "gemma3n" {
@@ -1197,10 +1210,10 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(ts, bias(p+"attn_output.bias", e),
 				tensorSpec{p + "attn_sinks.weight", quant.F32, []int64{int64(s.Heads)}, dist{0, 1}})
 		}
-		if gemma || olmo || oss {
+		if gemma || olmo || attnPost {
 			ts = append(ts, tensorSpec{p + "post_attention_norm.weight", quant.F32, []int64{e}, norm})
 		}
-		if !olmo && !oss {
+		if !olmo && !attnPost {
 			ts = append(ts, tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
 		}
 		ts = append(ts, ffn(p, l)...)

@@ -48,7 +48,12 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
 		m[p+"attn_output.weight"] = []int64{q, e}
-		if s.Arch != "olmo2" {
+		switch s.Arch {
+		case "olmo2":
+		case "seed_oss": // post_attention_norm before the feed-forward
+			m[p+"attn_norm.weight"] = []int64{e}
+			m[p+"post_attention_norm.weight"] = []int64{e}
+		default:
 			m[p+"attn_norm.weight"] = []int64{e}
 			m[p+"ffn_norm.weight"] = []int64{e}
 		}
@@ -130,6 +135,7 @@ func TestWriteModel(t *testing.T) {
 		{"olmo2 Q8_0", TinyOlmo2(), 7},
 		{"mistral3 Q8_0", TinyMistral3(), 7},
 		{"ernie4_5 Q8_0", TinyErnie45(), 7},
+		{"seed_oss Q8_0", TinySeedOSS(), 7},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -197,6 +197,9 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	gemma := s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding"
 	olmo := s.Arch == "olmo2"  // no pre-norms, Q/K norms across heads, post-norms
 	oss := s.Arch == "gpt-oss" // biases everywhere, sinks, post_attention_norm before the experts
+	// attnPost: post_attention_norm is the norm before the feed-forward,
+	// in ffn_norm's place (gpt-oss, seed_oss).
+	attnPost := oss || s.Arch == "seed_oss"
 	// ffn adds layer l's feed-forward: phi3's fused gate and up, experts
 	// (after lfm2moe's leading dense layers), or gate, up and down.
 	ffn := func(p string, l int) {
@@ -288,10 +291,10 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"attn_output.bias", kindBias, e)
 			add(p+"attn_sinks.weight", kindBias, int64(s.Heads))
 		}
-		if gemma || olmo || oss {
+		if gemma || olmo || attnPost {
 			add(p+"post_attention_norm.weight", kindNorm, e)
 		}
-		if !olmo && !oss {
+		if !olmo && !attnPost {
 			add(p+"ffn_norm.weight", kindNorm, e)
 		}
 		ffn(p, l)

@@ -12,7 +12,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, olmo2, ernie4_5, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, olmo2, ernie4_5, seed_oss, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -324,6 +324,15 @@ var shapes = []shape{
 		Name: "ernie-4.5-0.3b", Arch: "ernie4_5", Vocab: 103424, Embd: 1024, Layers: 18,
 		Heads: 16, HeadsKV: 2, HeadDim: 128, FFN: 3072, Context: 131072,
 		RopeBase: 500000, RMSEps: 1e-5, TiedOutput: true,
+	},
+	{
+		// Seed-OSS-36B: NEOX RoPE, Q/K/V biases (attention_bias; none on
+		// the output), post_attention_norm before the feed-forward; heads
+		// of 128, the query (10240) twice the width. 72 GB in F16:
+		// -layers keeps its widths in a file the disk holds.
+		Name: "seed-oss-36b", Arch: "seed_oss", Vocab: 155136, Embd: 5120, Layers: 64,
+		Heads: 80, HeadsKV: 8, HeadDim: 128, FFN: 27648, Context: 524288,
+		RopeBase: 10000000, RMSEps: 1e-6, QKVBias: true,
 	},
 	{
 		// LFM2-1.2B: 10 gated short-convolution layers (kernel 3) and 6
