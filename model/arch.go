@@ -141,6 +141,7 @@ var registry = []*Arch{
 	{Name: "olmo2", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: olmo2Hparams},
 	{Name: "ernie4_5", OptionalQKVBias: true},
 	{Name: "seed_oss", Neox: true, OptionalQKVBias: true, FFNNorm: "post_attention_norm.weight"},
+	{Name: "exaone4", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: exaone4Hparams},
 	{Name: "gpt-oss", Neox: true, QKV: QKVFusedOrSeparate, QKVBias: true, FFN: FFNExperts, Sinks: true, OutBias: true, FFNNorm: "post_attention_norm.weight", ExpertBiases: true, hparams: gptossHparams},
 	{Name: "lfm2", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight"},
 	{Name: "lfm2moe", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight", FFN: FFNExperts, ExpertSelBias: true, hparams: lfm2moeHparams},
@@ -327,6 +328,20 @@ func olmo2Hparams(c *Config, m *meta) {
 		c.FullEvery = 4
 		c.RopeScaleSWA = 1
 	}
+}
+
+// exaone4Hparams: EXAONE 4.0 as llama.cpp loads it, which gives the hybrid
+// attention to the 64-layer model (32B) alone: three layers of four
+// windowed (attention.sliding_window, default 4096) and rotated, the
+// fourth global and unrotated (NoPE). Any other depth (the 1.2B's 30
+// layers) attends to the whole context and rotates every layer, whatever
+// window the file states.
+func exaone4Hparams(c *Config, m *meta) {
+	if c.Layers != 64 {
+		return
+	}
+	c.Window = m.num("attention.sliding_window", maxCount, 4096, false)
+	c.FullEvery, c.NoRopeEvery = 4, 4
 }
 
 // gptossHparams: gpt-oss as llama.cpp's openai-moe graph runs it — a

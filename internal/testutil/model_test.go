@@ -49,7 +49,7 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 		p := fmt.Sprintf("blk.%d.", l)
 		m[p+"attn_output.weight"] = []int64{q, e}
 		switch s.Arch {
-		case "olmo2":
+		case "olmo2", "exaone4":
 		case "seed_oss": // post_attention_norm before the feed-forward
 			m[p+"attn_norm.weight"] = []int64{e}
 			m[p+"post_attention_norm.weight"] = []int64{e}
@@ -86,12 +86,12 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 			}
 		}
 		switch s.Arch {
-		case "gemma2", "gemma3", "gemma-embedding", "olmo2":
+		case "gemma2", "gemma3", "gemma-embedding", "olmo2", "exaone4":
 			m[p+"post_attention_norm.weight"] = []int64{e}
 			m[p+"post_ffw_norm.weight"] = []int64{e}
 		}
 		switch s.Arch {
-		case "qwen3", "qwen3moe", "gemma3", "gemma-embedding":
+		case "qwen3", "qwen3moe", "gemma3", "gemma-embedding", "exaone4":
 			m[p+"attn_q_norm.weight"] = []int64{hd}
 			m[p+"attn_k_norm.weight"] = []int64{hd}
 		case "olmo2":
@@ -136,6 +136,8 @@ func TestWriteModel(t *testing.T) {
 		{"mistral3 Q8_0", TinyMistral3(), 7},
 		{"ernie4_5 Q8_0", TinyErnie45(), 7},
 		{"seed_oss Q8_0", TinySeedOSS(), 7},
+		{"exaone4 Q8_0", TinyExaone4(), 7},
+		{"exaone4 SWA Q8_0", TinyExaone4SWA(), 7},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

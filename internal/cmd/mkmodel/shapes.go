@@ -12,7 +12,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, olmo2, ernie4_5, seed_oss, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -333,6 +333,17 @@ var shapes = []shape{
 		Name: "seed-oss-36b", Arch: "seed_oss", Vocab: 155136, Embd: 5120, Layers: 64,
 		Heads: 80, HeadsKV: 8, HeadDim: 128, FFN: 27648, Context: 524288,
 		RopeBase: 10000000, RMSEps: 1e-6, QKVBias: true,
+	},
+	{
+		// EXAONE 4.0 1.2B: no norms before attention and the feed-forward,
+		// norms after them, per-head Q/K norms, NEOX; every layer global
+		// and rotated (llama.cpp windows only the 64-layer 32B); Llama 3's
+		// rope scaling as rope_freqs (its factors not checked against the
+		// release); tied output.
+		Name: "exaone-4.0-1.2b", Arch: "exaone4", Vocab: 102400, Embd: 2048, Layers: 30,
+		Heads: 32, HeadsKV: 8, FFN: 4096, Context: 65536,
+		RopeBase: 1000000, RMSEps: 1e-5, QKNorm: true, TiedOutput: true,
+		Llama3Rope: &llama3Rope{Factor: 16, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
 	},
 	{
 		// LFM2-1.2B: 10 gated short-convolution layers (kernel 3) and 6
