@@ -261,6 +261,15 @@ func hostileCases() []hostileCase {
 	del := func(k string) func(*hmodel) { return func(h *hmodel) { h.del(k) } }
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	bad, arch, typ := llm.ErrBadModel, llm.ErrUnsupportedArch, llm.ErrUnsupportedType
+	// missing and misshapen are spec's file without tensor, or with it
+	// F32 of dims: ErrBadModel naming it, from the plan too.
+	missing := func(name string, spec testutil.ModelSpec, tensor string) hostileCase {
+		return hostileCase{name: name, spec: spec, edit: drop(tensor), want: bad, mention: []string{tensor}, plan: true}
+	}
+	misshapen := func(name string, spec testutil.ModelSpec, tensor string, dims ...int64) hostileCase {
+		edit := func(h *hmodel) { h.put(tensor, quant.F32, dims...) }
+		return hostileCase{name: name, spec: spec, edit: edit, want: bad, mention: []string{tensor}, plan: true}
+	}
 	return []hostileCase{
 		{name: "head_count 0", edit: setU(".attention.head_count", 0), want: bad, mention: []string{"attention.head_count"}, plan: true},
 		{name: "head_count_kv 0", edit: setU(".attention.head_count_kv", 0), want: bad, mention: []string{"attention.head_count_kv"}, plan: true},
@@ -349,14 +358,11 @@ func hostileCases() []hostileCase {
 			want: arch, mention: []string{"lfm2moe.expert_gating_func = 9"}, plan: true},
 		{name: "lfm2moe dense lead past the blocks", spec: testutil.TinyLFM2MoE(), edit: setU(".leading_dense_block_count", 5),
 			want: bad, mention: []string{"leading_dense_block_count"}, plan: true},
-		{name: "lfm2moe dense layer without ffn_gate", spec: testutil.TinyLFM2MoE(), edit: drop("blk.0.ffn_gate.weight"),
-			want: bad, mention: []string{"blk.0.ffn_gate.weight"}, plan: true},
+		missing("lfm2moe dense layer without ffn_gate", testutil.TinyLFM2MoE(), "blk.0.ffn_gate.weight"),
 		{name: "lfm2moe dense lead covering an expert layer", spec: testutil.TinyLFM2MoE(), edit: setU(".leading_dense_block_count", 2),
 			want: bad, mention: []string{"blk.1.ffn_gate_inp.weight", "leading_dense_block_count = 2"}, plan: true},
-		{name: "lfm2moe router in a dense layer", spec: testutil.TinyLFM2MoE(), edit: func(h *hmodel) { h.put("blk.0.ffn_gate_inp.weight", quant.F32, 64, 8) },
-			want: bad, mention: []string{"blk.0.ffn_gate_inp.weight"}, plan: true},
-		{name: "lfm2moe without a selection bias", spec: testutil.TinyLFM2MoE(), edit: drop("blk.3.exp_probs_b.bias"),
-			want: bad, mention: []string{"blk.3.exp_probs_b.bias"}, plan: true},
+		misshapen("lfm2moe router in a dense layer", testutil.TinyLFM2MoE(), "blk.0.ffn_gate_inp.weight", 64, 8),
+		missing("lfm2moe without a selection bias", testutil.TinyLFM2MoE(), "blk.3.exp_probs_b.bias"),
 		{name: "lfm2moe selection bias of NaNs", spec: testutil.TinyLFM2MoE(), edit: func(h *hmodel) {
 			t := h.tensor("blk.1.exp_probs_b.bias")
 			for k := 0; k < len(t.data); k += 4 {
@@ -394,18 +400,12 @@ func hostileCases() []hostileCase {
 			want: bad, mention: []string{"activation_sparsity_scale"}, plan: true},
 		{name: "gemma3n without a window", spec: testutil.TinyGemma3n(), edit: del(".attention.sliding_window"),
 			want: bad, mention: []string{"gemma3n.attention.sliding_window"}, plan: true},
-		{name: "gemma3n without laurel_l", spec: testutil.TinyGemma3n(), edit: drop("blk.2.laurel_l.weight"),
-			want: bad, mention: []string{"blk.2.laurel_l.weight"}, plan: true},
-		{name: "gemma3n without the first laurel_l", spec: testutil.TinyGemma3n(), edit: drop("blk.0.laurel_l.weight"),
-			want: bad, mention: []string{"blk.0.laurel_l.weight"}, plan: true},
-		{name: "gemma3n without per_layer_token_embd", spec: testutil.TinyGemma3n(), edit: drop("per_layer_token_embd.weight"),
-			want: bad, mention: []string{"per_layer_token_embd.weight"}, plan: true},
-		{name: "gemma3n without altup_unembd_proj", spec: testutil.TinyGemma3n(), edit: drop("altup_unembd_proj.weight"),
-			want: bad, mention: []string{"altup_unembd_proj.weight"}, plan: true},
-		{name: "gemma3n without a router", spec: testutil.TinyGemma3n(), edit: drop("blk.3.altup_router.weight"),
-			want: bad, mention: []string{"blk.3.altup_router.weight"}, plan: true},
-		{name: "gemma3n without a shared layer's attn_k", spec: testutil.TinyGemma3n(), edit: drop("blk.3.attn_k.weight"),
-			want: bad, mention: []string{"blk.3.attn_k.weight"}, plan: true},
+		missing("gemma3n without laurel_l", testutil.TinyGemma3n(), "blk.2.laurel_l.weight"),
+		missing("gemma3n without the first laurel_l", testutil.TinyGemma3n(), "blk.0.laurel_l.weight"),
+		missing("gemma3n without per_layer_token_embd", testutil.TinyGemma3n(), "per_layer_token_embd.weight"),
+		missing("gemma3n without altup_unembd_proj", testutil.TinyGemma3n(), "altup_unembd_proj.weight"),
+		missing("gemma3n without a router", testutil.TinyGemma3n(), "blk.3.altup_router.weight"),
+		missing("gemma3n without a shared layer's attn_k", testutil.TinyGemma3n(), "blk.3.attn_k.weight"),
 		// deepseek2: every size of the latent attention checked against
 		// the others and the tensors, the expert counts, the groups.
 		{name: "deepseek2 kv_lora_rank 0", spec: testutil.TinyDeepSeek2(), edit: setU(".attention.kv_lora_rank", 0),
@@ -422,22 +422,18 @@ func hostileCases() []hostileCase {
 			want: bad, mention: []string{"deepseek2.attention.head_count_kv = 2"}, plan: true},
 		{name: "deepseek2 key_length_mla without value_length_mla", spec: testutil.TinyDeepSeek2(), edit: del(".attention.key_length_mla"),
 			want: bad, mention: []string{"deepseek2.attention.key_length_mla"}, plan: true},
-		{name: "deepseek2 older form without attn_kv_b", spec: testutil.TinyDeepSeek2KVB(), edit: drop("blk.2.attn_kv_b.weight"),
-			want: bad, mention: []string{"blk.2.attn_kv_b.weight"}, plan: true},
+		missing("deepseek2 older form without attn_kv_b", testutil.TinyDeepSeek2KVB(), "blk.2.attn_kv_b.weight"),
 		{name: "deepseek2 older form with one KV head", spec: testutil.TinyDeepSeek2KVB(), edit: setU(".attention.head_count_kv", 1),
 			want: bad, mention: []string{"deepseek2.attention.head_count_kv = 1"}, plan: true},
 		{name: "deepseek2 older form with split tensors", spec: testutil.TinyDeepSeek2(), edit: func(h *hmodel) {
 			h.del(".attention.key_length_mla")
 			h.del(".attention.value_length_mla")
 		}, want: bad, plan: true},
-		{name: "deepseek2 attn_k_b missing", spec: testutil.TinyDeepSeek2(), edit: drop("blk.1.attn_k_b.weight"),
-			want: bad, mention: []string{"blk.1.attn_k_b.weight"}, plan: true},
-		{name: "deepseek2 attn_v_b of the wrong shape", spec: testutil.TinyDeepSeek2(), edit: func(h *hmodel) { h.put("blk.0.attn_v_b.weight", quant.F32, 64, 32, 2) },
-			want: bad, mention: []string{"blk.0.attn_v_b.weight"}, plan: true},
+		missing("deepseek2 attn_k_b missing", testutil.TinyDeepSeek2(), "blk.1.attn_k_b.weight"),
+		misshapen("deepseek2 attn_v_b of the wrong shape", testutil.TinyDeepSeek2(), "blk.0.attn_v_b.weight", 64, 32, 2),
 		{name: "deepseek2 q_lora_rank without attn_q_a", spec: testutil.TinyDeepSeek2(), edit: setU(".attention.q_lora_rank", 32),
 			want: bad, mention: []string{"blk.0.attn_q_a.weight"}, plan: true},
-		{name: "deepseek2 attn_q_a_norm missing", spec: testutil.TinyDeepSeek3(), edit: drop("blk.2.attn_q_a_norm.weight"),
-			want: bad, mention: []string{"blk.2.attn_q_a_norm.weight"}, plan: true},
+		missing("deepseek2 attn_q_a_norm missing", testutil.TinyDeepSeek3(), "blk.2.attn_q_a_norm.weight"),
 		{name: "deepseek2 more experts used than there are", spec: testutil.TinyDeepSeek2(), edit: setU(".expert_used_count", 9),
 			want: bad, mention: []string{"deepseek2.expert_used_count = 9"}, plan: true},
 		{name: "deepseek2 expert_shared_count missing", spec: testutil.TinyDeepSeek2(), edit: del(".expert_shared_count"),
@@ -570,17 +566,12 @@ func hostileCases() []hostileCase {
 		{name: "granite without RoPE", spec: testutil.TinyGranite(), edit: func(h *hmodel) { h.set(".rope.scaling.finetuned", false) }},
 		{name: "granitemoe shared expert without its tensors", spec: testutil.TinyGraniteMoE(), edit: func(h *hmodel) { h.set(".expert_shared_feed_forward_length", uint32(64)) },
 			want: bad, mention: []string{"blk.0.ffn_gate_shexp.weight"}, plan: true},
-		{name: "granitehybrid recurrent layer without ssm_a", spec: testutil.TinyGraniteHybrid(), edit: drop("blk.1.ssm_a"),
-			want: bad, mention: []string{"blk.1.ssm_a"}, plan: true},
-		{name: "granitehybrid recurrent layer without ssm_in", spec: testutil.TinyGraniteHybrid(), edit: drop("blk.0.ssm_in.weight"),
-			want: bad, mention: []string{"blk.0.ssm_in.weight"}, plan: true},
-		{name: "granitehybrid ssm_conv1d of the wrong shape", spec: testutil.TinyGraniteHybrid(), edit: func(h *hmodel) { h.put("blk.3.ssm_conv1d.weight", quant.F32, 3, 192) },
-			want: bad, mention: []string{"blk.3.ssm_conv1d.weight"}, plan: true},
-		{name: "granitehybrid ssm_norm of ungrouped shape", spec: testutil.TinyGraniteHybrid(), edit: func(h *hmodel) { h.put("blk.0.ssm_norm.weight", quant.F32, 128) },
-			want: bad, mention: []string{"blk.0.ssm_norm.weight"}, plan: true},
+		missing("granitehybrid recurrent layer without ssm_a", testutil.TinyGraniteHybrid(), "blk.1.ssm_a"),
+		missing("granitehybrid recurrent layer without ssm_in", testutil.TinyGraniteHybrid(), "blk.0.ssm_in.weight"),
+		misshapen("granitehybrid ssm_conv1d of the wrong shape", testutil.TinyGraniteHybrid(), "blk.3.ssm_conv1d.weight", 3, 192),
+		misshapen("granitehybrid ssm_norm of ungrouped shape", testutil.TinyGraniteHybrid(), "blk.0.ssm_norm.weight", 128),
 		{name: "granitehybrid without the conv bias", spec: testutil.TinyGraniteHybrid(), edit: drop("blk.0.ssm_conv1d.bias")},
-		{name: "granitehybrid attention layer without attn_q", spec: testutil.TinyGraniteHybrid(), edit: drop("blk.2.attn_q.weight"),
-			want: bad, mention: []string{"blk.2.attn_q.weight"}, plan: true},
+		missing("granitehybrid attention layer without attn_q", testutil.TinyGraniteHybrid(), "blk.2.attn_q.weight"),
 		{name: "granitehybrid groups not dividing the heads", spec: testutil.TinyGraniteHybrid(), edit: setU(".ssm.group_count", 3),
 			want: bad, mention: []string{"granitehybrid.ssm.group_count"}, plan: true},
 		{name: "granitehybrid state size 0", spec: testutil.TinyGraniteHybrid(), edit: setU(".ssm.state_size", 0),
@@ -589,10 +580,8 @@ func hostileCases() []hostileCase {
 			want: bad, mention: []string{"granitehybrid.ssm.state_size"}, plan: true},
 		{name: "granitehybrid state size disagreeing with ssm_in", spec: testutil.TinyGraniteHybrid(), edit: setU(".ssm.state_size", 32),
 			want: bad, mention: []string{"ssm_in.weight"}, plan: true},
-		{name: "granitehybrid router in a dense model", spec: testutil.TinyGraniteHybrid(), edit: func(h *hmodel) { h.put("blk.0.ffn_gate_inp.weight", quant.F32, 64, 8) },
-			want: bad, mention: []string{"blk.0.ffn_gate_inp.weight"}, plan: true},
-		{name: "granitehybrid shared expert missing", spec: testutil.TinyGraniteHybridMoE(), edit: drop("blk.2.ffn_down_shexp.weight"),
-			want: bad, mention: []string{"blk.2.ffn_down_shexp.weight"}, plan: true},
+		misshapen("granitehybrid router in a dense model", testutil.TinyGraniteHybrid(), "blk.0.ffn_gate_inp.weight", 64, 8),
+		missing("granitehybrid shared expert missing", testutil.TinyGraniteHybridMoE(), "blk.2.ffn_down_shexp.weight"),
 		{name: "granitehybrid NaN time-step bias", spec: testutil.TinyGraniteHybrid(), edit: func(h *hmodel) { h.tensor("blk.0.ssm_dt.bias").data = nanData(8) }},
 		// llama.cpp sizes granitemoe's experts by feed_forward_length, and
 		// its converter writes no expert_feed_forward_length.
@@ -615,36 +604,57 @@ func hostileCases() []hostileCase {
 		{name: "gemma-embedding dense_2_feat_out disagrees", spec: testutil.TinyGemmaEmbedding(), edit: func(h *hmodel) { h.set(".dense_2_feat_out", uint32(95)) },
 			want: bad, mention: []string{"gemma-embedding.dense_2_feat_out"}},
 		{name: "qwen2 bias missing", spec: testutil.TinyQwen2(), edit: drop("blk.1.attn_k.bias"), want: bad, mention: []string{"blk.1.attn_k.bias"}, plan: true},
+		// ernie4_5's Q/K/V biases are optional one by one (llama.cpp's
+		// TENSOR_NOT_REQUIRED), but one present must fit; an output bias,
+		// which llama.cpp loads and its graph never adds, is refused.
+		{name: "ernie4_5 without a bias", spec: testutil.TinyErnie45(), edit: drop("blk.1.attn_k.bias")},
+		misshapen("ernie4_5 attn_q.bias of the embedding's width", testutil.TinyErnie45(), "blk.0.attn_q.bias", 64),
+		misshapen("ernie4_5 attn_v.bias 2-D", testutil.TinyErnie45(), "blk.1.attn_v.bias", 32, 2),
+		{name: "ernie4_5 attn_output.bias", spec: testutil.TinyErnie45(), edit: func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) },
+			want: arch, mention: []string{"blk.0.attn_output.bias"}, plan: true},
+		// seed_oss: its norm before the feed-forward is post_attention_norm
+		// (required; an ffn_norm does not stand in for it); biases as
+		// ernie4_5's.
+		{name: "seed_oss post_attention_norm missing", spec: testutil.TinySeedOSS(), edit: func(h *hmodel) {
+			h.drop("blk.1.post_attention_norm.weight")
+			h.put("blk.1.ffn_norm.weight", quant.F32, 64)
+		}, want: bad, mention: []string{"blk.1.post_attention_norm.weight"}, plan: true},
+		{name: "seed_oss without its biases", spec: testutil.TinySeedOSS(), edit: func(h *hmodel) {
+			for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
+				h.drop("blk.0." + b)
+			}
+		}},
+		// exaone4: its norms after attention and the feed-forward and its
+		// per-head Q/K norms are required; the 32B's window, when stated,
+		// must be a window.
+		missing("exaone4 post_ffw_norm missing", testutil.TinyExaone4(), "blk.1.post_ffw_norm.weight"),
+		missing("exaone4 attn_k_norm missing", testutil.TinyExaone4(), "blk.0.attn_k_norm.weight"),
+		misshapen("exaone4 attn_q_norm across all heads", testutil.TinyExaone4(), "blk.0.attn_q_norm.weight", 64),
+		{name: "exaone4 64 layers without a window", spec: testutil.TinyExaone4SWA(), edit: setU(".attention.sliding_window", 0),
+			want: bad, mention: []string{"exaone4.attention.sliding_window"}, plan: true},
+		{name: "exaone4 30 layers' window ignored", spec: testutil.TinyExaone4(), edit: setU(".attention.sliding_window", 0)},
+		misshapen("seed_oss attn_k.bias of the query's width", testutil.TinySeedOSS(), "blk.1.attn_k.bias", 128),
 		{name: "gemma2 softcap NaN", spec: testutil.TinyGemma2(), edit: setF(".attn_logit_softcapping", nan),
 			want: bad, mention: []string{"attn_logit_softcapping"}, plan: true},
 		{name: "gemma2 final softcap negative", spec: testutil.TinyGemma2(), edit: setF(".final_logit_softcapping", -30),
 			want: bad, mention: []string{"final_logit_softcapping"}, plan: true},
 		{name: "gemma2 sliding window huge", spec: testutil.TinyGemma2(), edit: setU(".attention.sliding_window", 1<<30),
 			want: bad, mention: []string{"attention.sliding_window"}, plan: true},
-		{name: "gemma2 post norm missing", spec: testutil.TinyGemma2(), edit: drop("blk.0.post_ffw_norm.weight"),
-			want: bad, mention: []string{"blk.0.post_ffw_norm.weight"}, plan: true},
-		{name: "bert token_embd_norm.bias missing", spec: testutil.TinyBert(), edit: drop("token_embd_norm.bias"),
-			want: bad, mention: []string{"token_embd_norm.bias"}, plan: true},
-		{name: "bert position_embd shorter than the context", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.put("position_embd.weight", quant.F32, 64, 100) },
-			want: bad, mention: []string{"position_embd.weight"}, plan: true},
-		{name: "bert position_embd missing", spec: testutil.TinyBert(), edit: drop("position_embd.weight"),
-			want: bad, mention: []string{"position_embd.weight"}, plan: true},
-		{name: "bert attn_output_norm.bias missing", spec: testutil.TinyBert(), edit: drop("blk.1.attn_output_norm.bias"),
-			want: bad, mention: []string{"blk.1.attn_output_norm.bias"}, plan: true},
-		{name: "bert layer_output_norm.weight missing", spec: testutil.TinyBert(), edit: drop("blk.0.layer_output_norm.weight"),
-			want: bad, mention: []string{"blk.0.layer_output_norm.weight"}, plan: true},
-		{name: "bert attn_q.bias of the wrong size", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 32) },
-			want: bad, mention: []string{"blk.0.attn_q.bias"}, plan: true},
-		{name: "bert ffn_up.bias of the wrong size", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.put("blk.1.ffn_up.bias", quant.F32, 64) },
-			want: bad, mention: []string{"blk.1.ffn_up.bias"}, plan: true},
+		missing("gemma2 post norm missing", testutil.TinyGemma2(), "blk.0.post_ffw_norm.weight"),
+		missing("bert token_embd_norm.bias missing", testutil.TinyBert(), "token_embd_norm.bias"),
+		misshapen("bert position_embd shorter than the context", testutil.TinyBert(), "position_embd.weight", 64, 100),
+		missing("bert position_embd missing", testutil.TinyBert(), "position_embd.weight"),
+		missing("bert attn_output_norm.bias missing", testutil.TinyBert(), "blk.1.attn_output_norm.bias"),
+		missing("bert layer_output_norm.weight missing", testutil.TinyBert(), "blk.0.layer_output_norm.weight"),
+		misshapen("bert attn_q.bias of the wrong size", testutil.TinyBert(), "blk.0.attn_q.bias", 32),
+		misshapen("bert ffn_up.bias of the wrong size", testutil.TinyBert(), "blk.1.ffn_up.bias", 64),
 		{name: "bert layer_norm_epsilon missing", spec: testutil.TinyBert(), edit: del(".attention.layer_norm_epsilon"),
 			want: bad, mention: []string{"bert.attention.layer_norm_epsilon"}, plan: true},
 		{name: "bert causal a string", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.set(".attention.causal", "no") },
 			want: bad, mention: []string{"bert.attention.causal"}, plan: true},
 		{name: "bert token_type_count missing", spec: testutil.TinyBert(), edit: del("tokenizer.ggml.token_type_count"),
 			want: bad, mention: []string{"token_types.weight", "tokenizer.ggml.token_type_count"}, plan: true},
-		{name: "bert token_types of the wrong count", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.put("token_types.weight", quant.F32, 64, 3) },
-			want: bad, mention: []string{"token_types.weight"}, plan: true},
+		misshapen("bert token_types of the wrong count", testutil.TinyBert(), "token_types.weight", 64, 3),
 		// llama.cpp takes the biases as optional: without them (as without
 		// token_types) the model loads and embeds.
 		{name: "bert without biases or token types", spec: testutil.TinyBert(), edit: func(h *hmodel) {
@@ -653,8 +663,7 @@ func hostileCases() []hostileCase {
 			}
 			h.drop("token_types.weight")
 		}},
-		{name: "nomic-bert ffn_gate missing", spec: testutil.TinyNomicBert(), edit: drop("blk.1.ffn_gate.weight"),
-			want: bad, mention: []string{"blk.1.ffn_gate.weight"}, plan: true},
+		missing("nomic-bert ffn_gate missing", testutil.TinyNomicBert(), "blk.1.ffn_gate.weight"),
 		{name: "nomic-bert attn_qkv narrow", spec: testutil.TinyNomicBert(), edit: func(h *hmodel) { h.put("blk.0.attn_qkv.weight", quant.Q8_0, 64, 128) },
 			want: bad, mention: []string{"blk.0.attn_qkv.weight"}, plan: true},
 		{name: "nomic-bert pooling_type missing", spec: testutil.TinyNomicBert(), edit: del(".pooling_type"),

@@ -18,13 +18,17 @@ import (
 type Arch struct {
 	Name string // general.architecture
 
-	Neox      bool      // RoPE rotates (i, i+d/2) pairs, llama.cpp's LLAMA_ROPE_TYPE_NEOX
-	QKV       QKVLayout // separate attn_q/k/v, or fused attn_qkv
-	QKVBias   bool      // attn_q/k/v.bias (qwen2), or attn_qkv.bias beside a fused attn_qkv
-	QKNorm    bool      // per-head RMSNorm of Q and K before RoPE (attn_q_norm, attn_k_norm)
-	PostNorms bool      // post_attention_norm and post_ffw_norm (gemma2, gemma3)
-	FFN       FFNLayout
-	GELU      bool // GeGLU (tanh GELU) instead of SwiGLU
+	Neox    bool      // RoPE rotates (i, i+d/2) pairs, llama.cpp's LLAMA_ROPE_TYPE_NEOX
+	QKV     QKVLayout // separate attn_q/k/v, or fused attn_qkv
+	QKVBias bool      // attn_q/k/v.bias (qwen2), or attn_qkv.bias beside a fused attn_qkv
+	// OptionalQKVBias: each of attn_q/k/v.bias is loaded when the block
+	// has it and left out when it has not, as llama.cpp takes them for
+	// ernie4_5 and seed_oss.
+	OptionalQKVBias bool
+	QKNorm          bool // per-head RMSNorm of Q and K before RoPE (attn_q_norm, attn_k_norm)
+	PostNorms       bool // post_attention_norm and post_ffw_norm (gemma2, gemma3)
+	FFN             FFNLayout
+	GELU            bool // GeGLU (tanh GELU) instead of SwiGLU
 	// EmbedScale multiplies the token embeddings by sqrt(embedding_length)
 	// (gemma).
 	EmbedScale bool
@@ -135,6 +139,9 @@ var registry = []*Arch{
 	{Name: "smollm3", hparams: smollm3Hparams},
 	{Name: "mistral3", hparams: mistral3Hparams},
 	{Name: "olmo2", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: olmo2Hparams},
+	{Name: "ernie4_5", OptionalQKVBias: true},
+	{Name: "seed_oss", Neox: true, OptionalQKVBias: true, FFNNorm: "post_attention_norm.weight"},
+	{Name: "exaone4", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: exaone4Hparams},
 	{Name: "gpt-oss", Neox: true, QKV: QKVFusedOrSeparate, QKVBias: true, FFN: FFNExperts, Sinks: true, OutBias: true, FFNNorm: "post_attention_norm.weight", ExpertBiases: true, hparams: gptossHparams},
 	{Name: "lfm2", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight"},
 	{Name: "lfm2moe", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight", FFN: FFNExperts, ExpertSelBias: true, hparams: lfm2moeHparams},
@@ -321,6 +328,20 @@ func olmo2Hparams(c *Config, m *meta) {
 		c.FullEvery = 4
 		c.RopeScaleSWA = 1
 	}
+}
+
+// exaone4Hparams: EXAONE 4.0 as llama.cpp loads it, which gives the hybrid
+// attention to the 64-layer model (32B) alone: three layers of four
+// windowed (attention.sliding_window, default 4096) and rotated, the
+// fourth global and unrotated (NoPE). Any other depth (the 1.2B's 30
+// layers) attends to the whole context and rotates every layer, whatever
+// window the file states.
+func exaone4Hparams(c *Config, m *meta) {
+	if c.Layers != 64 {
+		return
+	}
+	c.Window = m.num("attention.sliding_window", maxCount, 4096, false)
+	c.FullEvery, c.NoRopeEvery = 4, 4
 }
 
 // gptossHparams: gpt-oss as llama.cpp's openai-moe graph runs it — a

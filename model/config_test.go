@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,6 +79,10 @@ func TestConfigFromGGUF(t *testing.T) {
 				c.FinalSoftcap == 30 && c.EmbedScale == 16 && c.QueryScale == 0.125 && c.KQScale == 1 &&
 				c.WindowedLayer(0) && !c.WindowedLayer(1)
 		}},
+		// llama.cpp's rope types: ernie4_5 NORM, seed_oss NEOX; neither
+		// reads a window or an attention scale.
+		{"ernie4_5", func(c Config) bool { return !c.RopeNeox && c.KQScale == 0.125 && c.Window == 0 && !c.PostNorms }},
+		{"seed_oss", func(c Config) bool { return c.RopeNeox && c.KQScale == 0.125 && c.Window == 0 && !c.PostNorms }},
 	}
 	for _, c := range cases {
 		cfg, err := ConfigFromGGUF(parse(t, base(c.arch)))
@@ -403,6 +408,75 @@ func TestConfigGraniteSmolLM3(t *testing.T) {
 		}
 		if !tc.check(c) {
 			t.Errorf("%s: %+v", tc.name, c)
+		}
+	}
+}
+
+// EXAONE 4.0 as llama.cpp loads it: no pre-norms, per-head Q/K norms,
+// post-norms, NEOX; the hybrid attention only at 64 layers (the 32B):
+// layers 0–2 of every four windowed and rotated, the fourth global and
+// unrotated, the window attention.sliding_window or 4096; at any other
+// depth (the 1.2B's 30) no window, every layer rotated, whatever the
+// file's window says.
+func TestConfigExaone4(t *testing.T) {
+	deep := func(window bool) map[string]any {
+		m := base("exaone4")
+		m["exaone4.block_count"] = uint32(64)
+		if !window {
+			delete(m, "exaone4.attention.sliding_window")
+		}
+		return m
+	}
+	var globals []int
+	for il := 3; il < 64; il += 4 {
+		globals = append(globals, il)
+	}
+	for _, tc := range []struct {
+		name    string
+		kv      map[string]any
+		window  int
+		globals []int // the layers neither windowed nor rotated
+	}{
+		{"30 layers, a window stated", func() map[string]any {
+			m := base("exaone4")
+			m["exaone4.block_count"] = uint32(30)
+			return m
+		}(), 0, nil},
+		{"64 layers", deep(true), 64, globals},
+		{"64 layers, no window stated", deep(false), 4096, globals},
+	} {
+		c, err := ConfigFromGGUF(parse(t, tc.kv))
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if !c.RopeNeox || !c.QKNorm || c.QKNormFull || !c.PostNorms || !c.NoPreNorm || c.KQScale != 0.125 {
+			t.Errorf("%s: flags %+v", tc.name, c)
+		}
+		if c.Window != tc.window {
+			t.Errorf("%s: window %d, want %d", tc.name, c.Window, tc.window)
+		}
+		var windowed, unrotated, full []int
+		for il := range c.Layers {
+			if c.WindowedLayer(il) {
+				windowed = append(windowed, il)
+			} else {
+				full = append(full, il)
+			}
+			if !c.RopeLayer(il) {
+				unrotated = append(unrotated, il)
+			}
+		}
+		if tc.window == 0 {
+			full = nil
+			if len(windowed) != 0 {
+				t.Errorf("%s: windowed layers %v, want none", tc.name, windowed)
+			}
+		} else if len(windowed) != 48 {
+			t.Errorf("%s: %d windowed layers, want 48", tc.name, len(windowed))
+		}
+		if !slices.Equal(full, tc.globals) || !slices.Equal(unrotated, tc.globals) {
+			t.Errorf("%s: global layers %v and unrotated %v, want %v", tc.name, full, unrotated, tc.globals)
 		}
 	}
 }

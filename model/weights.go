@@ -801,11 +801,16 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	}
 	if a.QKVBias && fusedQKV(a, has) {
 		ts = append(ts, vecTensor("attn_qkv.bias", q+kv+vv, func(L *Layer) *[]float32 { return &L.Bqkv }))
-	} else if a.QKVBias {
-		ts = append(ts,
+	} else if a.QKVBias || a.OptionalQKVBias {
+		for _, bt := range []blockTensor{
 			vecTensor("attn_q.bias", q, func(L *Layer) *[]float32 { return &L.Bq }),
 			vecTensor("attn_k.bias", kv, func(L *Layer) *[]float32 { return &L.Bk }),
-			vecTensor("attn_v.bias", vv, func(L *Layer) *[]float32 { return &L.Bv }))
+			vecTensor("attn_v.bias", vv, func(L *Layer) *[]float32 { return &L.Bv }),
+		} {
+			if a.QKVBias || has(bt.name) {
+				ts = append(ts, bt)
+			}
+		}
 	}
 	if a.QKNorm {
 		qn, kn := c.HeadDimK, c.HeadDimK

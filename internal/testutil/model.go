@@ -19,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "granitehybrid", "smollm3", "mistral3", "olmo2", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "granitehybrid", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -53,6 +53,10 @@ type ModelSpec struct {
 	// TiedOutput leaves out output.weight, so token_embd.weight is the LM
 	// head, as in Qwen2 and Gemma2 checkpoints.
 	TiedOutput bool
+	// QKVBias writes attn_q/k/v.bias in an architecture where llama.cpp
+	// takes them as optional (ernie4_5, seed_oss); qwen2 and gpt-oss always have
+	// them.
+	QKVBias bool
 
 	Seed uint64
 
@@ -491,6 +495,46 @@ func TinyOlmo2() ModelSpec {
 	return s
 }
 
+// TinyErnie45 is a 2-layer ernie4_5 (llama's layers with llama.cpp's
+// optional Q/K/V biases, here present; heads of 32, so the query is wider
+// than the embedding as in ERNIE-4.5-0.3B) with a tied output and Q8_0
+// weights.
+func TinyErnie45() ModelSpec {
+	s := tiny("ernie4_5", 34)
+	s.HeadDim, s.RopeBase, s.RMSEps, s.TiedOutput, s.QKVBias = 32, 500000, 1e-5, true, true
+	return s
+}
+
+// TinySeedOSS is a 2-layer seed_oss (NEOX RoPE, the optional Q/K/V
+// biases present, post_attention_norm as the norm before the
+// feed-forward, heads of 32 as the query is wider than the embedding in
+// Seed-OSS-36B) with Q8_0 weights.
+func TinySeedOSS() ModelSpec {
+	s := tiny("seed_oss", 37)
+	s.HeadDim, s.RopeBase, s.RMSEps, s.QKVBias = 32, 10000000, 1e-6, true
+	return s
+}
+
+// TinyExaone4 is a 2-layer exaone4 as EXAONE 4.0 1.2B is made (every
+// layer attending to the whole context and rotated; no norms before
+// attention and the feed-forward, norms after them; per-head Q/K norms;
+// NEOX RoPE; tied output), with Q8_0 weights. Its file states a window of
+// 4, which llama.cpp ignores below 64 layers.
+func TinyExaone4() ModelSpec {
+	s := tiny("exaone4", 38)
+	s.RopeBase, s.RMSEps, s.TiedOutput, s.SlidingWindow = 1000000, 1e-5, true, 4
+	return s
+}
+
+// TinyExaone4SWA is TinyExaone4 at 64 layers, the depth at which llama.cpp
+// gives EXAONE 4.0 (32B) its hybrid attention: layers 0–2 of every four
+// windowed (4 positions) and rotated, the fourth global and unrotated.
+func TinyExaone4SWA() ModelSpec {
+	s := TinyExaone4()
+	s.Layers, s.Seed = 64, 39
+	return s
+}
+
 // TinyGptOss is a 4-layer gpt-oss: biases on every projection, the
 // router and each expert; attention sinks; a window of 8 on layers 0 and
 // 2; 8 experts of width 64, 2 per token, weighted by the softmax of the
@@ -664,7 +708,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		s.Arch = "llama"
 	}
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "gemma-embedding":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "gemma-embedding":
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
 	case "lfm2", "lfm2moe":
@@ -725,7 +769,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, mistral3, olmo2, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, mistral3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -890,7 +934,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"attn_logit_softcapping", float32(50))
 		g.AddKV(a+"final_logit_softcapping", float32(30))
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
-	case "gpt-oss":
+	case "gpt-oss", "exaone4":
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
 	case "gemma-embedding":
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
@@ -1061,10 +1105,15 @@ func (s ModelSpec) tensors() []tensorSpec {
 	}
 	w := s.WeightType
 	gemma := s.gemma()
-	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding" || s.hybrid()
-	olmo := s.Arch == "olmo2"  // no pre-norms, Q/K norms across heads, post-norms
+	exaone := s.Arch == "exaone4" // olmo2's norms, but per-head Q/K norms
+	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding" || s.hybrid() || exaone
+	olmo := s.Arch == "olmo2" // no pre-norms, Q/K norms across heads, post-norms
+	noPreNorm := olmo || exaone
 	oss := s.Arch == "gpt-oss" // biases everywhere, sinks, post_attention_norm before the experts
-	qkvBias := s.Arch == "qwen2" || oss
+	// attnPost: post_attention_norm is the norm before the feed-forward,
+	// in ffn_norm's place (gpt-oss, seed_oss).
+	attnPost := oss || s.Arch == "seed_oss"
+	qkvBias := s.Arch == "qwen2" || oss || s.QKVBias
 	bias := func(name string, n int64) tensorSpec { return tensorSpec{name, quant.F32, []int64{n}, dist{0, 0.1}} }
 	if s.Arch == "gemma3n" {
 		ts = append(ts, s.gemma3nGlobals()...)
@@ -1127,7 +1176,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	}
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
-		if !olmo {
+		if !noPreNorm {
 			ts = append(ts, tensorSpec{p + "attn_norm.weight", quant.F32, []int64{e}, norm})
 		}
 		if s.convLayer(l) && s.Arch == "granitehybrid" {
@@ -1183,14 +1232,14 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(ts, bias(p+"attn_output.bias", e),
 				tensorSpec{p + "attn_sinks.weight", quant.F32, []int64{int64(s.Heads)}, dist{0, 1}})
 		}
-		if gemma || olmo || oss {
+		if gemma || noPreNorm || attnPost {
 			ts = append(ts, tensorSpec{p + "post_attention_norm.weight", quant.F32, []int64{e}, norm})
 		}
-		if !olmo && !oss {
+		if !noPreNorm && !attnPost {
 			ts = append(ts, tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
 		}
 		ts = append(ts, ffn(p, l)...)
-		if gemma || olmo {
+		if gemma || noPreNorm {
 			ts = append(ts, tensorSpec{p + "post_ffw_norm.weight", quant.F32, []int64{e}, norm})
 		}
 		if s.Arch == "gemma3n" {

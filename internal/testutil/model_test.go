@@ -48,7 +48,12 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
 		m[p+"attn_output.weight"] = []int64{q, e}
-		if s.Arch != "olmo2" {
+		switch s.Arch {
+		case "olmo2", "exaone4":
+		case "seed_oss": // post_attention_norm before the feed-forward
+			m[p+"attn_norm.weight"] = []int64{e}
+			m[p+"post_attention_norm.weight"] = []int64{e}
+		default:
 			m[p+"attn_norm.weight"] = []int64{e}
 			m[p+"ffn_norm.weight"] = []int64{e}
 		}
@@ -75,17 +80,18 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 			m[p+"ffn_up.weight"] = []int64{e, f}
 			m[p+"ffn_down.weight"] = []int64{f, e}
 		}
-		switch s.Arch {
-		case "qwen2":
+		if s.Arch == "qwen2" || s.QKVBias {
 			for name, d := range qkv {
 				m[p+name+".bias"] = []int64{d}
 			}
-		case "gemma2", "gemma3", "gemma-embedding", "olmo2":
+		}
+		switch s.Arch {
+		case "gemma2", "gemma3", "gemma-embedding", "olmo2", "exaone4":
 			m[p+"post_attention_norm.weight"] = []int64{e}
 			m[p+"post_ffw_norm.weight"] = []int64{e}
 		}
 		switch s.Arch {
-		case "qwen3", "qwen3moe", "gemma3", "gemma-embedding":
+		case "qwen3", "qwen3moe", "gemma3", "gemma-embedding", "exaone4":
 			m[p+"attn_q_norm.weight"] = []int64{hd}
 			m[p+"attn_k_norm.weight"] = []int64{hd}
 		case "olmo2":
@@ -128,6 +134,10 @@ func TestWriteModel(t *testing.T) {
 		{"gemma-embedding Q8_0", TinyGemmaEmbedding(), 7},
 		{"olmo2 Q8_0", TinyOlmo2(), 7},
 		{"mistral3 Q8_0", TinyMistral3(), 7},
+		{"ernie4_5 Q8_0", TinyErnie45(), 7},
+		{"seed_oss Q8_0", TinySeedOSS(), 7},
+		{"exaone4 Q8_0", TinyExaone4(), 7},
+		{"exaone4 SWA Q8_0", TinyExaone4SWA(), 7},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

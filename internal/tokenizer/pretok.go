@@ -117,12 +117,15 @@ func newPreTokenizer(name string) (*preTokenizer, error) {
 		p.stages = []stage{matchStage(oneNumber), gpt2}
 		p.cleanSpaces = false
 	case "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de",
-		"jina-v1-en", "jina-v2-code", "roberta-bpe", "mpt", "olmo", "jais":
+		"jina-v1-en", "jina-v2-code", "roberta-bpe", "mpt", "olmo", "jais", "exaone4":
 		p.stages = []stage{gpt2}
 	case "stablelm2":
-		p.stages = []stage{matchStage(matchQwen2)}
+		p.stages = []stage{matchStage(qwenWords(true))}
 	case "qwen2", "deepseek-r1-qwen", "megrez":
-		p.stages = []stage{matchStage(matchQwen2)}
+		p.stages = []stage{matchStage(qwenWords(true))}
+		p.cleanSpaces = false
+	case "seed-coder":
+		p.stages = []stage{matchStage(qwenWords(false))}
 		p.cleanSpaces = false
 	case "poro-chat":
 		p.stages = []stage{matchStage(matchPoro)}
@@ -241,10 +244,18 @@ func toLowerASCII(r rune) rune {
 	return r
 }
 
-// matchQwen2 is Qwen2's expression on the collapsed text:
+// qwenWords is Qwen2's expression on the collapsed text:
 //
 //	(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
-func matchQwen2(x *ptext, p, e int) int {
+//
+// or, without newlines, Seed-Coder's (Seed-OSS), whose run of other
+// characters takes no newlines after it.
+func qwenWords(newlines bool) matcher {
+	return func(x *ptext, p, e int) int { return matchQwenWords(x, p, e, newlines) }
+}
+
+// matchQwenWords is qwenWords' expression at p.
+func matchQwenWords(x *ptext, p, e int, newlines bool) int {
 	c := x.cps[p]
 	if n := contraction(x, p, e, true); n > 0 {
 		return n
@@ -263,7 +274,7 @@ func matchQwen2(x *ptext, p, e int) int {
 	if x.number(p) {
 		return 1
 	}
-	if n := otherRun(x, p, e, true); n > 0 {
+	if n := otherRun(x, p, e, newlines); n > 0 {
 		return n
 	}
 	return matchSpaces(x, p, e)

@@ -37,6 +37,18 @@ func TestPreTokenizerSplits(t *testing.T) {
 			{"$100 + <tag> = ~5^2 | `code`", []string{"$", "1", "0", "0", " +", " <", "tag", ">", " =", " ~", "5", "^", "2", " |", " `", "code", "`"}},
 			{"Hello\u00a0world\u3000again  ", []string{"Hello", "\u00a0world", "\u3000again", "  "}},
 		}},
+		// Seed-Coder's (Seed-OSS) is Qwen2's without newlines after a run
+		// of other characters.
+		{"seed-coder", []splitCase{
+			{"DON'T I'M we'RE You'Ll it's 'S 'x", []string{"DON", "'T", " I", "'M", " we", "'RE", " You", "'Ll", " it", "'s", " '", "S", " '", "x"}},
+			{"1234567 ١٢٣٤٥ ⅣⅫ 12", []string{"1", "2", "3", "4", "5", "6", "7", " ", "١", "٢", "٣", "٤", "٥", " ", "Ⅳ", "Ⅻ", " ", "1", "2"}},
+			{"a  \n\n  b", []string{"a", "  \n\n", " ", " b"}},
+			{"x\r\n\r\ny", []string{"x", "\r\n\r\n", "y"}},
+			{"...!!!\n\n z", []string{"...!!!", "\n\n", " z"}},
+			{"$100 + <tag> = ~5^2 | `code`", []string{"$", "1", "0", "0", " +", " <", "tag", ">", " =", " ~", "5", "^", "2", " |", " `", "code", "`"}},
+			{"Hello\u00a0world\u3000again  ", []string{"Hello", "\u00a0world", "\u3000again", "  "}},
+			{"x;\n\ty = 3.14;\r\n", []string{"x", ";", "\n", "\ty", " =", " ", "3", ".", "1", "4", ";", "\r\n"}},
+		}},
 		{"default", []splitCase{
 			{"DON'T I'M we'RE You'Ll it's 'S 'x", []string{"DON", "'", "T", " I", "'", "M", " we", "'", "RE", " You", "'", "Ll", " it", "'", "s", " ", "'", "S", " ", "'", "x"}},
 			{"1234567 ١٢٣٤٥ ⅣⅫ 12", []string{"123", "456", "7", " ", "١٢٣٤٥", " ", "ⅣⅫ", " ", "12"}},
@@ -115,22 +127,25 @@ func TestDecodeRune(t *testing.T) {
 	}
 }
 
-// LFM2's files name their pre-tokenizer "lfm2", which llama.cpp runs as
-// LLAMA3 (llama-vocab.cpp): the same splits, merges ignored, BOS added.
-func TestLFM2PreTokenizerIsLlama3(t *testing.T) {
-	lfm, err := newPreTokenizer("lfm2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l3, _ := newPreTokenizer("llama3")
-	if lfm.ignoreMerges != l3.ignoreMerges || lfm.cleanSpaces != l3.cleanSpaces || len(lfm.stages) != len(l3.stages) {
-		t.Fatalf("lfm2 %+v, llama3 %+v", lfm, l3)
-	}
-	for _, in := range []string{"Hello world!", "  x = 12345;\n\n\tÉtude's", "日本語 text 3.14"} {
-		a, _, _ := splitWords(lfm, in)
-		b, _, _ := splitWords(l3, in)
-		if !slices.Equal(a, b) {
-			t.Errorf("split(%q): lfm2 %q, llama3 %q", in, a, b)
+// Pre-tokenizers llama.cpp runs as another (llama-vocab.cpp): LFM2's
+// "lfm2" as LLAMA3 (merges ignored, BOS added), EXAONE 4.0's "exaone4" as
+// GPT2. The same splits and flags.
+func TestPreTokenizerAliases(t *testing.T) {
+	for _, tc := range []struct{ name, as string }{{"lfm2", "llama3"}, {"exaone4", "gpt-2"}} {
+		p, err := newPreTokenizer(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, _ := newPreTokenizer(tc.as)
+		if p.ignoreMerges != q.ignoreMerges || p.cleanSpaces != q.cleanSpaces || len(p.stages) != len(q.stages) {
+			t.Fatalf("%s %+v, %s %+v", tc.name, p, tc.as, q)
+		}
+		for _, in := range []string{"Hello world!", "  x = 12345;\n\n\tÉtude's", "日本語 text 3.14", "DON'T 'S 1234567"} {
+			a, _, _ := splitWords(p, in)
+			b, _, _ := splitWords(q, in)
+			if !slices.Equal(a, b) {
+				t.Errorf("split(%q): %s %q, %s %q", in, tc.name, a, tc.as, b)
+			}
 		}
 	}
 }

@@ -195,8 +195,12 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	}
 	hd := int64(s.headDim())
 	gemma := s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding"
-	olmo := s.Arch == "olmo2"  // no pre-norms, Q/K norms across heads, post-norms
-	oss := s.Arch == "gpt-oss" // biases everywhere, sinks, post_attention_norm before the experts
+	olmo := s.Arch == "olmo2"                // no pre-norms, Q/K norms across heads, post-norms
+	noPreNorm := olmo || s.Arch == "exaone4" // exaone4: olmo2's norms, Q/K norms per head
+	oss := s.Arch == "gpt-oss"               // biases everywhere, sinks, post_attention_norm before the experts
+	// attnPost: post_attention_norm is the norm before the feed-forward,
+	// in ffn_norm's place (gpt-oss, seed_oss).
+	attnPost := oss || s.Arch == "seed_oss"
 	// ffn adds layer l's feed-forward: phi3's fused gate and up, experts
 	// (after lfm2moe's leading dense layers), or gate, up and down.
 	ffn := func(p string, l int) {
@@ -234,7 +238,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	}
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
-		if !olmo {
+		if !noPreNorm {
 			add(p+"attn_norm.weight", kindNorm, e)
 		}
 		if s.convLayer(l) && s.SSM != nil {
@@ -288,14 +292,14 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"attn_output.bias", kindBias, e)
 			add(p+"attn_sinks.weight", kindBias, int64(s.Heads))
 		}
-		if gemma || olmo || oss {
+		if gemma || noPreNorm || attnPost {
 			add(p+"post_attention_norm.weight", kindNorm, e)
 		}
-		if !olmo && !oss {
+		if !noPreNorm && !attnPost {
 			add(p+"ffn_norm.weight", kindNorm, e)
 		}
 		ffn(p, l)
-		if gemma || olmo {
+		if gemma || noPreNorm {
 			add(p+"post_ffw_norm.weight", kindNorm, e)
 		}
 		if g := s.Gemma3n; g != nil {

@@ -245,6 +245,15 @@ func TestMiniatureShapes(t *testing.T) {
 					t.Errorf("router of type %v, want F32", ti.Type)
 				}
 				oss := s.Arch == "gpt-oss"
+				// olmo2 and exaone4 have no norm before attention.
+				if _, ok := f.Tensor("blk.0.attn_norm.weight"); ok && (s.Arch == "olmo2" || s.Arch == "exaone4") {
+					t.Errorf("attn_norm.weight present in %s", s.Arch)
+				}
+				// gpt-oss and seed_oss norm before the feed-forward with
+				// post_attention_norm, in ffn_norm's place.
+				if _, ok := f.Tensor("blk.0.ffn_norm.weight"); (oss || s.Arch == "seed_oss") && ok {
+					t.Errorf("ffn_norm.weight present in %s", s.Arch)
+				}
 				if _, ok := f.Tensor("blk.0.attn_sinks.weight"); ok != oss {
 					t.Errorf("attn_sinks.weight present = %v", ok)
 				}

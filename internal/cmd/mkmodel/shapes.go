@@ -12,7 +12,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, olmo2, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -316,6 +316,34 @@ var shapes = []shape{
 		Name: "olmo-2-1b", Arch: "olmo2", Vocab: 100352, Embd: 2048, Layers: 16,
 		Heads: 16, HeadsKV: 16, FFN: 8192, Context: 4096,
 		RopeBase: 500000, RMSEps: 1e-6,
+	},
+	{
+		// ERNIE-4.5-0.3B: llama's layers (NORM RoPE), heads of 128 so the
+		// query (2048) is twice the width; no biases (use_bias false);
+		// tied output.
+		Name: "ernie-4.5-0.3b", Arch: "ernie4_5", Vocab: 103424, Embd: 1024, Layers: 18,
+		Heads: 16, HeadsKV: 2, HeadDim: 128, FFN: 3072, Context: 131072,
+		RopeBase: 500000, RMSEps: 1e-5, TiedOutput: true,
+	},
+	{
+		// Seed-OSS-36B: NEOX RoPE, Q/K/V biases (attention_bias; none on
+		// the output), post_attention_norm before the feed-forward; heads
+		// of 128, the query (10240) twice the width. 72 GB in F16:
+		// -layers keeps its widths in a file the disk holds.
+		Name: "seed-oss-36b", Arch: "seed_oss", Vocab: 155136, Embd: 5120, Layers: 64,
+		Heads: 80, HeadsKV: 8, HeadDim: 128, FFN: 27648, Context: 524288,
+		RopeBase: 10000000, RMSEps: 1e-6, QKVBias: true,
+	},
+	{
+		// EXAONE 4.0 1.2B: no norms before attention and the feed-forward,
+		// norms after them, per-head Q/K norms, NEOX; every layer global
+		// and rotated (llama.cpp windows only the 64-layer 32B); Llama 3's
+		// rope scaling as rope_freqs (its factors not checked against the
+		// release); tied output.
+		Name: "exaone-4.0-1.2b", Arch: "exaone4", Vocab: 102400, Embd: 2048, Layers: 30,
+		Heads: 32, HeadsKV: 8, FFN: 4096, Context: 65536,
+		RopeBase: 1000000, RMSEps: 1e-5, QKNorm: true, TiedOutput: true,
+		Llama3Rope: &llama3Rope{Factor: 16, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
 	},
 	{
 		// LFM2-1.2B: 10 gated short-convolution layers (kernel 3) and 6
