@@ -60,7 +60,7 @@ func evalOK(t *testing.T, s *Seq, tokens []int32) []float32 {
 func TestConvRewindMatchesFresh(t *testing.T) {
 	big := testutil.TinyGraniteHybrid()
 	big.SSMState = 4096
-	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), big} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), big, testutil.TinyQwen35()} {
 		name := spec.Arch
 		if spec.Experts > 0 && spec.Arch == "granitehybrid" {
 			name += "/experts"
@@ -127,7 +127,7 @@ func TestConvCheckpointsSpread(t *testing.T) {
 // restored one continues, and rewinds, as the original does; a Granite
 // 4.0-H session its Mamba-2 state alike.
 func TestConvSaveRestore(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35()} {
 		t.Run(spec.Arch, func(t *testing.T) { convSaveRestore(t, spec) })
 	}
 }
@@ -175,7 +175,7 @@ func convSaveRestore(t *testing.T, spec testutil.ModelSpec) {
 // carries on), and gives the logits of a preallocated session; a Granite
 // 4.0-H session's too.
 func TestConvGrowAndShift(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35()} {
 		t.Run(spec.Arch, func(t *testing.T) { convGrowAndShift(t, spec) })
 	}
 }
