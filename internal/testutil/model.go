@@ -565,13 +565,18 @@ type SSM struct {
 // RoPE), as llama.cpp's converter writes Granite 4.0-H's.
 func AddSSMLayers(g *gguf.Writer, arch string, headsKV int, rec []bool, m SSM) {
 	addRecurrentLayers(g, arch, headsKV, rec)
+	m.addTo(g, arch)
+	g.AddKV(arch+".rope.scaling.finetuned", false)
+}
+
+// addTo writes the ssm.* sizes m under arch's key prefix.
+func (m SSM) addTo(g *gguf.Writer, arch string) {
 	a := arch + "."
 	g.AddKV(a+"ssm.conv_kernel", uint32(m.Conv))
 	g.AddKV(a+"ssm.state_size", uint32(m.State))
 	g.AddKV(a+"ssm.group_count", uint32(m.Groups))
 	g.AddKV(a+"ssm.inner_size", uint32(m.Inner))
 	g.AddKV(a+"ssm.time_step_rank", uint32(m.Heads))
-	g.AddKV(a+"rope.scaling.finetuned", false)
 }
 
 // gemma reports whether s has Gemma's layers (gemma2, gemma3,

@@ -43,34 +43,44 @@ func (s ModelSpec) recurrentQwen35(l int) bool {
 	return l < s.Layers && (l+1)%4 != 0
 }
 
-// addQwen35KV writes a qwen35's delta-net sizes, its recurrent layers
-// (full_attention_interval, or attention.recurrent_layers for an explicit
-// ConvLayers, one flag a block, NextN blocks included), the NextN blocks
-// and rope.dimension_sections.
+// addQwen35KV writes a qwen35 spec's delta-net sizes, recurrent layers
+// (full_attention_interval 4, or attention.recurrent_layers for an
+// explicit ConvLayers), NextN blocks and rope.dimension_sections.
 func (s ModelSpec) addQwen35KV(g *gguf.Writer) {
-	a := s.Arch + "."
-	g.AddKV(a+"ssm.conv_kernel", uint32(s.ConvKernel))
-	g.AddKV(a+"ssm.state_size", uint32(s.SSMState))
-	g.AddKV(a+"ssm.group_count", uint32(s.SSMGroups))
-	g.AddKV(a+"ssm.time_step_rank", uint32(s.SSMHeads))
-	g.AddKV(a+"ssm.inner_size", uint32(s.SSMHeads*s.SSMState))
-	if s.ConvLayers == nil {
-		g.AddKV(a+"full_attention_interval", uint32(4))
-	} else {
-		rec := make([]bool, s.Layers+s.NextN)
+	var rec []bool
+	if s.ConvLayers != nil {
+		rec = make([]bool, s.Layers+s.NextN)
 		for l := range rec {
 			rec[l] = s.recurrentQwen35(l)
 		}
+	}
+	rope := s.HeadDim
+	if s.RopeDim > 0 {
+		rope = s.RopeDim
+	}
+	AddQwen35KV(g, s.Arch, SSM{Conv: s.ConvKernel, Inner: s.SSMHeads * s.SSMState, State: s.SSMState, Heads: s.SSMHeads, Groups: s.SSMGroups}, rec, s.NextN, rope)
+}
+
+// AddQwen35KV writes a qwen35's keys beside the common ones, as the
+// converter writes Qwen 3.5's: the delta-net sizes m (Heads the value
+// heads, Groups the key heads), full_attention_interval 4 when rec is nil
+// or else attention.recurrent_layers (one flag a block, NextN blocks
+// included), nextn_predict_layers when nextn is above 0, and
+// rope.dimension_sections splitting the ropeDim/2 rotated pairs in three
+// as Qwen's mrope_section does ([11, 11, 10] for 64).
+func AddQwen35KV(g *gguf.Writer, arch string, m SSM, rec []bool, nextn, ropeDim int) {
+	a := arch + "."
+	m.addTo(g, arch)
+	if rec == nil {
+		g.AddKV(a+"full_attention_interval", uint32(4))
+	} else {
 		g.AddKV(a+"attention.recurrent_layers", rec)
 	}
-	if s.NextN > 0 {
-		g.AddKV(a+"nextn_predict_layers", uint32(s.NextN))
+	if nextn > 0 {
+		g.AddKV(a+"nextn_predict_layers", uint32(nextn))
 	}
-	r := int32(s.HeadDim / 2)
-	if s.RopeDim > 0 {
-		r = int32(s.RopeDim / 2)
-	}
-	g.AddKV(a+"rope.dimension_sections", []int32{r - 2*(r/3), r / 3, r / 3, 0})
+	r := int32(ropeDim / 2)
+	g.AddKV(a+"rope.dimension_sections", []int32{(r + 2) / 3, (r + 1) / 3, r / 3, 0})
 }
 
 // qwen35Block lists block l's tensors after its attn_norm (prefix p): a
