@@ -210,7 +210,7 @@ func (r *refDecoder) gatedAttention(p func(string) []float64, x [][]float64, eps
 // state carried through chunk boundaries) and token by token, within
 // 1e-3; with full_attention_interval, and with attention.recurrent_layers
 // making layers 0 and 2 attention, a NextN block after the stack (loaded
-// by llama.cpp, run by neither). The logits agree within 2e-5 (1.1e-4
+// by llama.cpp, run by neither). The logits agree within 1.6e-5 (1.0e-4
 // with interval 4); with two attention layers, an attention weight whose
 // float32 value lands on the other side of an F16 rounding midpoint moves
 // them by up to 2.4e-3 from there on on some seeds (41: from token 8),
