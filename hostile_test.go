@@ -601,6 +601,7 @@ func hostileCases() []hostileCase {
 		{name: "qwen35 key heads not dividing the value heads", spec: testutil.TinyQwen35(), edit: setU(".ssm.group_count", 3), want: bad, mention: []string{"qwen35.ssm.group_count"}, plan: true},
 		{name: "qwen35 conv kernel missing", spec: testutil.TinyQwen35(), edit: del(".ssm.conv_kernel"), want: bad, mention: []string{"qwen35.ssm.conv_kernel"}, plan: true},
 		{name: "qwen35 rope sections missing", spec: testutil.TinyQwen35(), edit: del(".rope.dimension_sections"), want: bad, mention: []string{"qwen35.rope.dimension_sections"}, plan: true},
+		{name: "qwen35 rope sections all 0", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{0, 0, 0, 0}) }, want: bad, mention: []string{"qwen35.rope.dimension_sections"}, plan: true},
 		{name: "qwen35 full-attention interval 0", spec: testutil.TinyQwen35(), edit: setU(".full_attention_interval", 0), want: bad, mention: []string{"qwen35.full_attention_interval"}, plan: true},
 		{name: "qwen35 recurrent layers of another count", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.set(".attention.recurrent_layers", []bool{true, false}) }, want: bad, mention: []string{"qwen35.attention.recurrent_layers"}, plan: true},
 		{name: "qwen35 recurrent layers a string", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.set(".attention.recurrent_layers", "all") }, want: bad, mention: []string{"qwen35.attention.recurrent_layers"}, plan: true},

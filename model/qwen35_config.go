@@ -61,7 +61,8 @@ func qwen35Hparams(c *Config, m *meta) {
 }
 
 // ropeSections checks rope.dimension_sections: required, at most four
-// non-negative counts.
+// non-negative counts, not all 0 (ggml's multimodal RoPE divides by their
+// sum).
 func (m *meta) ropeSections() {
 	k := m.key("rope.dimension_sections")
 	raw, present := m.f.Get(k)
@@ -77,11 +78,16 @@ func (m *meta) ropeSections() {
 		m.fail("%s is %s, want up to 4 counts", k, describe(raw))
 		return
 	}
+	var sum int64
 	for i, x := range xs {
 		if x < 0 {
 			m.fail("%s[%d] = %d, want a count", k, i, x)
 			return
 		}
+		sum += int64(x)
+	}
+	if sum == 0 {
+		m.fail("%s is all 0: no dimension rotates", k)
 	}
 }
 
