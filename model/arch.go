@@ -73,9 +73,6 @@ type Arch struct {
 	// Mamba2: a hybrid whose layers with attention.head_count_kv 0 are
 	// Mamba-2 selective state-space layers (granitehybrid; Config.SSM*).
 	Mamba2 bool
-	// DeltaNet: a hybrid of gated delta-net layers and gated attention
-	// (qwen35; see qwen35_config.go).
-	DeltaNet bool
 	// OptionalExperts: the feed-forwards are experts when expert_count is
 	// above 0 and dense otherwise (granitehybrid, whose dense files carry
 	// expert_count 0).
@@ -146,7 +143,7 @@ var registry = []*Arch{
 	{Name: "gemma-embedding", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, NoHead: true, hparams: gemmaEmbeddingHparams},
 	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
 	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},
-	{Name: "qwen35", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", DeltaNet: true, hparams: qwen35Hparams},
+	{Name: "qwen35", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", hparams: qwen35Hparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -245,7 +245,9 @@ func (c *Config) attnOutCols() int {
 // attention (deepseek2).
 func (c *Config) mla() bool { return c.KVLoraRank > 0 }
 
-// mamba reports whether the recurrent layers are Mamba-2 layers.
+// mamba reports whether the recurrent layers keep a state sized by the
+// SSM fields: Mamba-2 layers, or gated delta-net layers (DeltaNet), whose
+// state and output are of the same sizes (recurrentFloats, attnOutWidth).
 func (c *Config) mamba() bool { return c.SSMInner > 0 }
 
 // ssmConvWidth is the channels of a Mamba-2 layer's convolution: x, B
