@@ -583,6 +583,21 @@ func hostileCases() []hostileCase {
 		misshapen("granitehybrid router in a dense model", testutil.TinyGraniteHybrid(), "blk.0.ffn_gate_inp.weight", 64, 8),
 		missing("granitehybrid shared expert missing", testutil.TinyGraniteHybridMoE(), "blk.2.ffn_down_shexp.weight"),
 		{name: "granitehybrid NaN time-step bias", spec: testutil.TinyGraniteHybrid(), edit: func(h *hmodel) { h.tensor("blk.0.ssm_dt.bias").data = nanData(8) }},
+		{name: "qwen35 delta-net layer without ssm_beta", spec: testutil.TinyQwen35(), edit: drop("blk.1.ssm_beta.weight"), want: bad, mention: []string{"blk.1.ssm_beta.weight"}, plan: true},
+		{name: "qwen35 delta-net layer without attn_gate", spec: testutil.TinyQwen35(), edit: drop("blk.0.attn_gate.weight"), want: bad, mention: []string{"blk.0.attn_gate.weight"}, plan: true},
+		{name: "qwen35 attn_q without the gates", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.put("blk.3.attn_q.weight", quant.F32, 64, 128) }, want: bad, mention: []string{"blk.3.attn_q.weight"}, plan: true},
+		{name: "qwen35 inner size not heads × state", spec: testutil.TinyQwen35(), edit: setU(".ssm.inner_size", 128), want: bad, mention: []string{"qwen35.ssm.inner_size"}, plan: true},
+		{name: "qwen35 key heads not dividing the value heads", spec: testutil.TinyQwen35(), edit: setU(".ssm.group_count", 3), want: bad, mention: []string{"qwen35.ssm.group_count"}, plan: true},
+		{name: "qwen35 conv kernel missing", spec: testutil.TinyQwen35(), edit: del(".ssm.conv_kernel"), want: bad, mention: []string{"qwen35.ssm.conv_kernel"}, plan: true},
+		{name: "qwen35 rope sections missing", spec: testutil.TinyQwen35(), edit: del(".rope.dimension_sections"), want: bad, mention: []string{"qwen35.rope.dimension_sections"}, plan: true},
+		{name: "qwen35 rope sections all 0", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{0, 0, 0, 0}) }, want: bad, mention: []string{"qwen35.rope.dimension_sections"}, plan: true},
+		{name: "qwen35 full-attention interval 0", spec: testutil.TinyQwen35(), edit: setU(".full_attention_interval", 0), want: bad, mention: []string{"qwen35.full_attention_interval"}, plan: true},
+		{name: "qwen35 recurrent layers of another count", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.set(".attention.recurrent_layers", []bool{true, false}) }, want: bad, mention: []string{"qwen35.attention.recurrent_layers"}, plan: true},
+		{name: "qwen35 recurrent layers a string", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.set(".attention.recurrent_layers", "all") }, want: bad, mention: []string{"qwen35.attention.recurrent_layers"}, plan: true},
+		{name: "qwen35 every layer recurrent", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.set(".attention.recurrent_layers", []bool{true, true, true, true}) }, want: bad, mention: []string{"no layer attends"}, plan: true},
+		{name: "qwen35 recurrent layer as attention", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.set(".attention.recurrent_layers", []bool{false, true, true, false}) }, want: bad, mention: []string{"blk.0.attn_q.weight"}, plan: true},
+		{name: "qwen35 NextN blocks leaving no layer", spec: testutil.TinyQwen35(), edit: setU(".nextn_predict_layers", 4), want: bad, mention: []string{"qwen35.nextn_predict_layers"}, plan: true},
+		{name: "qwen35 with a NextN block", spec: qwen35NextN(), edit: func(*hmodel) {}},
 		// llama.cpp sizes granitemoe's experts by feed_forward_length, and
 		// its converter writes no expert_feed_forward_length.
 		{name: "granitemoe without expert_feed_forward_length", spec: testutil.TinyGraniteMoE(), edit: del(".expert_feed_forward_length")},
@@ -933,4 +948,11 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("Eval: %v", err)
 		}
 	})
+}
+
+// qwen35NextN is TinyQwen35 with a NextN block after its four layers.
+func qwen35NextN() testutil.ModelSpec {
+	s := testutil.TinyQwen35()
+	s.NextN = 1
+	return s
 }

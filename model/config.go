@@ -184,6 +184,13 @@ type Config struct {
 	// the groups of heads that share B and C, which are also the gated
 	// norm's groups (ssm.group_count).
 	SSMConv, SSMInner, SSMState, SSMHeads, SSMGroups int
+	// DeltaNet: the recurrent layers are gated delta-net layers (qwen35),
+	// sized by the SSM fields as llama.cpp reads them: SSMHeads value
+	// heads and SSMGroups key heads, each of SSMState floats (SSMInner =
+	// SSMHeads × SSMState), a state of SSMState² floats a value head.
+	// AttnGate: attn_q makes each head's query and then its output gate
+	// (sigmoid), which multiplies the head's attention output.
+	DeltaNet, AttnGate bool
 	// SharedFFN is the width of the shared expert every token of an expert
 	// layer also runs (expert_shared_feed_forward_length: granitemoe,
 	// granitehybrid; deepseek2's expert_shared_count experts of
@@ -238,7 +245,9 @@ func (c *Config) attnOutCols() int {
 // attention (deepseek2).
 func (c *Config) mla() bool { return c.KVLoraRank > 0 }
 
-// mamba reports whether the recurrent layers are Mamba-2 layers.
+// mamba reports whether the recurrent layers keep a state sized by the
+// SSM fields: Mamba-2 layers, or gated delta-net layers (DeltaNet), whose
+// state and output are of the same sizes (recurrentFloats, attnOutWidth).
 func (c *Config) mamba() bool { return c.SSMInner > 0 }
 
 // ssmConvWidth is the channels of a Mamba-2 layer's convolution: x, B
@@ -248,6 +257,11 @@ func (c *Config) ssmConvWidth() int { return c.SSMInner + 2*c.SSMGroups*c.SSMSta
 // ssmInProj is the width of a Mamba-2 layer's ssm_in product: z, x, B, C
 // and dt.
 func (c *Config) ssmInProj() int { return 2*c.SSMInner + 2*c.SSMGroups*c.SSMState + c.SSMHeads }
+
+// deltaInProj is the width of a gated delta-net layer's input products:
+// the convolution's q, k and v channels, then z (SSMInner), β and α
+// (SSMHeads each).
+func (c *Config) deltaInProj() int { return c.ssmConvWidth() + c.SSMInner + 2*c.SSMHeads }
 
 // Gating is the function that turns a router's logits into expert
 // probabilities, numbered as llama.cpp's llama_expert_gating_func_type.
@@ -598,26 +612,34 @@ func (m *meta) swaPattern(c *Config) {
 		c.FullEvery = int(p)
 		return
 	}
-	var flags []bool
-	switch xs := raw.(type) {
-	case []bool:
-		flags = xs
-	default:
-		ns, ok := m.f.Int32s(m.key(k))
-		if !ok {
-			m.fail("%s is %s, want a period or one flag per layer", m.key(k), describe(raw))
-			return
-		}
-		flags = make([]bool, len(ns))
-		for i, n := range ns {
-			flags[i] = n != 0
-		}
+	flags, ok := m.layerFlags(k, raw, "a period or one flag per layer")
+	if !ok {
+		return
 	}
 	if len(flags) != c.Layers {
 		m.fail("%s has %d per-layer values for %d layers (block_count)", m.key(k), len(flags), c.Layers)
 		return
 	}
 	c.SWALayers = append([]bool(nil), flags...)
+}
+
+// layerFlags reads key k's value raw as one flag a layer: bools, or
+// integers (non-zero: set); want names what the key should be, for the
+// error.
+func (m *meta) layerFlags(k string, raw any, want string) ([]bool, bool) {
+	if xs, ok := raw.([]bool); ok {
+		return xs, true
+	}
+	ns, ok := m.f.Int32s(m.key(k))
+	if !ok {
+		m.fail("%s is %s, want %s", m.key(k), describe(raw), want)
+		return nil, false
+	}
+	flags := make([]bool, len(ns))
+	for i, n := range ns {
+		flags[i] = n != 0
+	}
+	return flags, true
 }
 
 // ConfigFromGGUF reads the model configuration from GGUF metadata and

@@ -28,6 +28,8 @@ type refDecoder struct {
 	convNoState, convReversed, convSwapBC bool
 	// gemma3n's structural perturbations (gemma3n_ref_test.go).
 	gemma3n gemma3nPerturb
+	// qwen35's (qwen35_ref_test.go).
+	qwen35 qwen35Perturb
 	// Perturbations of granitehybrid's Mamba-2 layers (convNoState drops
 	// their conv state too): no D skip, no SiLU(z) gate, the time step
 	// without softplus, B and C swapped.
@@ -270,6 +272,17 @@ func refRope(v []float64, heads, d, pos int, base float64, c *Config, yarn bool)
 	}
 }
 
+// held rounds a token's query, keys and values to F16, as the kernels
+// and the cache hold them.
+func (r *refDecoder) held(q, k, v []float64) {
+	for i := range q {
+		q[i] = r.r16(q[i])
+	}
+	for i := range k {
+		k[i], v[i] = r.r16(k[i]), r.r16(v[i])
+	}
+}
+
 // headNorm64 RMS-normalises each head of v (d wide) by w.
 func headNorm64(v, w []float64, d int, eps float64) {
 	for h := 0; h < len(v); h += d {
@@ -288,6 +301,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	c := r.c
 	if c.AltUp > 0 {
 		return r.gemma3nHidden(tokens)
+	}
+	if c.DeltaNet {
+		return r.qwen35Hidden(tokens)
 	}
 	E, n, hd, group := c.Embd, len(tokens), c.HeadDimK, c.Heads/c.HeadsKV
 	emb := r.tensor("token_embd.weight")
@@ -360,12 +376,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				}
 			}
 			scale(qs[t], c.QueryScale)
-			for i := range qs[t] {
-				qs[t][i] = r.r16(qs[t][i])
-			}
-			for i := range ks[t] {
-				ks[t][i], vs[t][i] = r.r16(ks[t][i]), r.r16(vs[t][i])
-			}
+			r.held(qs[t], ks[t], vs[t])
 		}
 		next := make([][]float64, n)
 		for t := range n {

@@ -61,6 +61,8 @@ type State struct {
 	// sc and ss convolve and scan a Mamba-2 layer's pass (granitehybrid).
 	sc ssmConvTask
 	ss ssmScanTask
+	// dn runs a gated delta-net layer's recurrence (qwen35).
+	dn deltaTask
 }
 
 // StateOptions size a State.
@@ -129,6 +131,9 @@ func guWidth(c *Config) int {
 	if c.denseLayers() {
 		w = max(w, c.FFN)
 	}
+	if c.AttnGate {
+		w = max(w, (gatedQKVWidth(c)+1)/2) // attn_q's queries and gates, the keys and values
+	}
 	return 2 * w
 }
 
@@ -137,6 +142,8 @@ func guWidth(c *Config) int {
 func qkvWidth(c *Config) int {
 	w := c.Heads*c.HeadDimK + c.HeadsKV*c.HeadDimK + c.HeadsKV*c.HeadDimV
 	switch {
+	case c.DeltaNet:
+		w = max(w, c.deltaInProj())
 	case c.mamba():
 		w = max(w, c.ssmInProj())
 	case c.ConvLayers != nil:
@@ -641,6 +648,11 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 		wo, oCols := L.Wo, oDim
 		var ao acts // the attention's output, when not p.att's oCols a token
 		switch {
+		case c.ConvLayer(il) && c.DeltaNet:
+			if err := s.deltaNet(il, L, s.acts(xn, E, n), &p); err != nil {
+				return nil, nil, err
+			}
+			wo, oCols = L.ConvOut, c.SSMInner
 		case c.ConvLayer(il) && c.mamba():
 			if err := s.mamba2(il, L, s.acts(xn, E, n), &p); err != nil {
 				return nil, nil, err
@@ -671,6 +683,9 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 			s.e.Phase(phAttention)
 			if err := s.attention(il, pos0, n, p.qkv, stride, p.att, L.Sinks); err != nil {
 				return nil, nil, err
+			}
+			if c.AttnGate {
+				gateHeads(p.att, p.gu, n, c)
 			}
 		}
 		if ao.rows == nil {
@@ -724,7 +739,11 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 	if !own {
 		ps = ps[:1] // the query alone: the keys and values are another layer's
 	}
-	if err := s.mulShared(a, ps, p.qkv, stride); err != nil {
+	if c.AttnGate {
+		if err := s.gatedQKV(ps, a, p, stride); err != nil {
+			return err
+		}
+	} else if err := s.mulShared(a, ps, p.qkv, stride); err != nil {
 		return err
 	}
 	s.e.Phase(phRope)

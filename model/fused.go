@@ -17,8 +17,9 @@ type projection struct {
 	off        int
 }
 
-// maxShared is the most projections one input feeds: Q, K and V.
-const maxShared = 3
+// maxShared is the most projections one input feeds: Q, K and V; a
+// gated delta-net layer's qkv, z, β and α.
+const maxShared = 4
 
 // qkvInputs lists the projections of the attention input: the fused
 // attn_qkv (query, key and value rows in one matrix), or attn_q, attn_k

@@ -36,6 +36,9 @@ type ssmConvTask struct {
 	src    []float32 // the layer's SSMConv-1 rows of conv inputs, oldest first
 	dst    []float32 // where the pass leaves them (src itself or a free slot)
 	w, b   []float32 // SSMConv taps per channel, oldest first; bias (nil: none)
+	// off and width place the channels in a row: Mamba-2's x, B and C
+	// after z, a delta-net layer's q, k and v first.
+	off, width int
 }
 
 // Do convolves channels [lo,hi) as convTask does, then adds the bias and
@@ -52,7 +55,7 @@ func (k *ssmConvTask) Do(_, lo, hi int) {
 // each is Do for a pass of any length, a channel's window at a time.
 func (k *ssmConvTask) each(lo, hi int) {
 	c := &k.s.m.Config
-	W, off := c.ssmConvWidth(), c.SSMInner
+	W, off := k.width, k.off
 	win := window{L: c.SSMConv}
 	for ch := lo; ch < hi; ch++ {
 		win.load(k.src, W, ch)
@@ -75,9 +78,8 @@ func (k *ssmConvTask) each(lo, hi int) {
 // product rounded), the state shifted by one row in place or into dst,
 // without a window, which cost a decode step a third more.
 func (k *ssmConvTask) one(lo, hi int) {
-	c := &k.s.m.Config
-	W, L := c.ssmConvWidth(), c.SSMConv
-	row := k.rows[c.SSMInner : c.SSMInner+W]
+	W, L := k.width, k.s.m.SSMConv
+	row := k.rows[k.off : k.off+W]
 	for ch := lo; ch < hi; ch++ {
 		taps := k.w[ch*L : (ch+1)*L]
 		x := row[ch]
@@ -95,6 +97,19 @@ func (k *ssmConvTask) one(lo, hi int) {
 		}
 		row[ch] = sum / (1 + float32(math.Exp(float64(-sum))))
 	}
+}
+
+// convolve runs k over its channels. A decode step's thousands of
+// channels (ssmConvTask.one) go to the pool too: alone on one thread they
+// took about 2 % of a token.
+func (s *State) convolve(k ssmConvTask) {
+	s.sc = k
+	if k.n >= convParallelMin || k.n == 1 {
+		s.e.For(k.width, 64, &s.sc)
+	} else {
+		s.sc.Do(0, 0, k.width)
+	}
+	s.sc = ssmConvTask{}
 }
 
 // ssmScanTask runs one Mamba-2 layer's scan over a pass, a range of heads
@@ -174,15 +189,8 @@ func (s *State) mamba2(il int, L *Layer, a acts, p *pass) error {
 	s.e.Phase(phConv)
 	convRows := (c.SSMConv - 1) * c.ssmConvWidth()
 	src, dst := s.conv.layer(il-c.KVLayer(il), recurrentFloats(c))
-	s.sc = ssmConvTask{s: s, n: a.n, rows: p.qkv, stride: w, src: src[:convRows], dst: dst[:convRows], w: L.ConvW, b: L.ConvB}
-	// A decode step's thousands of channels (ssmConvTask.one) go to the
-	// pool too: alone on one thread they took about 2 % of a token.
-	if a.n >= convParallelMin || a.n == 1 {
-		s.e.For(c.ssmConvWidth(), 64, &s.sc)
-	} else {
-		s.sc.Do(0, 0, c.ssmConvWidth())
-	}
-	s.sc = ssmConvTask{}
+	s.convolve(ssmConvTask{s: s, n: a.n, rows: p.qkv, stride: w, src: src[:convRows], dst: dst[:convRows], w: L.ConvW, b: L.ConvB,
+		off: c.SSMInner, width: c.ssmConvWidth()})
 	s.e.Phase(phScan)
 	s.ss = ssmScanTask{s: s, L: L, n: a.n, rows: p.qkv, stride: w, y: p.att, src: src[convRows:], dst: dst[convRows:], stream: s.conv.stream && s.conv.dst != s.conv.cur}
 	if a.n*c.SSMHeads >= ssmParallelMin {

@@ -182,7 +182,7 @@ func TestSSMConvOneMatchesEach(t *testing.T) {
 		for _, bias := range []bool{true, false} {
 			var outs, states [2][]float32
 			for i, run := range []func(k *ssmConvTask){func(k *ssmConvTask) { k.one(0, W) }, func(k *ssmConvTask) { k.each(0, W) }} {
-				k := ssmConvTask{s: s, n: 1, rows: rnd(stride, 0.37), stride: stride, src: rnd((L-1)*W, 0.71), w: rnd(L*W, 1.3)}
+				k := ssmConvTask{s: s, n: 1, rows: rnd(stride, 0.37), stride: stride, src: rnd((L-1)*W, 0.71), w: rnd(L*W, 1.3), off: off, width: W}
 				k.dst = make([]float32, len(k.src))
 				if inPlace {
 					k.dst = k.src

@@ -24,6 +24,7 @@ func TestDecodeRotatesSlots(t *testing.T) {
 		{"granitehybrid", testutil.TinyGraniteHybrid(), 8},
 		{"granitehybrid/big", big, 3},
 		{"lfm2", testutil.TinyLFM2(), 8},
+		{"qwen35", testutil.TinyQwen35(), 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, st := smallState(t, tc.spec)

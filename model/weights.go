@@ -43,6 +43,11 @@ type Layer struct {
 	SSMDtB          []float32
 	SSMA, SSMD      []float32
 	SSMNorm         []float32
+	// A gated delta-net layer's (qwen35) are attn_qkv in ConvIn, ssm_out
+	// in ConvOut, ssm_conv1d in ConvW, ssm_dt.bias, ssm_a and ssm_norm
+	// (SSMState, shared by the heads) as Mamba-2's, and attn_gate (Embd →
+	// z), ssm_beta and ssm_alpha (Embd → one a value head) here.
+	WZ, WBeta, WAlpha *ops.Matrix
 
 	// An encoder's (bert, nomic-bert): the fused projection's bias, the
 	// output projection's and the feed-forward's biases (each nil when the
@@ -561,6 +566,8 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		L := &m.Blocks[i]
 		var bts []blockTensor
 		switch {
+		case cfg.ConvLayer(i) && cfg.DeltaNet:
+			bts = deltaNetTensors(arch, &cfg, i)
 		case cfg.ConvLayer(i) && cfg.mamba():
 			bts = mambaTensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
 		case cfg.ConvLayer(i):
@@ -723,9 +730,10 @@ func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
 
 // matrices lists the fields of the layer's matrices (experts aside), set
 // or not.
-func (L *Layer) matrices() [23]**ops.Matrix {
-	return [23]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
-		&L.InpGate, &L.PLProj, &L.LaurelL, &L.LaurelR, &L.ShGate, &L.ShUp, &L.ShDown, &L.WqA, &L.WkvA, &L.WkB, &L.WvB}
+func (L *Layer) matrices() [26]**ops.Matrix {
+	return [26]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
+		&L.InpGate, &L.PLProj, &L.LaurelL, &L.LaurelR, &L.ShGate, &L.ShUp, &L.ShDown, &L.WqA, &L.WkvA, &L.WkB, &L.WvB,
+		&L.WZ, &L.WBeta, &L.WAlpha}
 }
 
 // blockTensor is one tensor of a block: its name after "blk.<i>.", its
@@ -917,6 +925,9 @@ func qkvTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor {
 	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	if fusedQKV(a, has) {
 		return []blockTensor{matTensor("attn_qkv.weight", e, q+kv+vv, func(L *Layer) **ops.Matrix { return &L.Wqkv })}
+	}
+	if c.AttnGate {
+		q *= 2 // each head's query, then its gate
 	}
 	return []blockTensor{
 		matTensor("attn_q.weight", e, q, func(L *Layer) **ops.Matrix { return &L.Wq }),

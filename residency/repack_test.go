@@ -190,10 +190,11 @@ func argmax(x []float32) int {
 
 // TestRepackLFM2: lfm2's in_proj and out_proj are repacked with the other
 // block matrices, and the logits follow the file's layout as llama's do;
-// granitehybrid's ssm_in and ssm_out too.
+// granitehybrid's ssm_in and ssm_out too, and qwen35's attn_qkv,
+// attn_gate and ssm_out.
 func TestRepackLFM2(t *testing.T) {
 	testutil.NeedX8(t)
-	for _, s := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid()} {
+	for _, s := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35()} {
 		t.Run(s.Arch, func(t *testing.T) { repackHybrid(t, s) })
 	}
 }

@@ -40,7 +40,9 @@ func streamSpecs() []testutil.ModelSpec {
 	qwen.Layers, qwen.Embd, qwen.FFN, qwen.WeightType = 6, 256, 512, quant.Q4_K
 	gemma := testutil.TinyGemma2()
 	gemma.Layers = 7
-	return []testutil.ModelSpec{llama, qwen, gemma}
+	qwen35 := testutil.TinyQwen35() // delta-net layers streamed with their recurrent state
+	qwen35.Layers = 8
+	return []testutil.ModelSpec{llama, qwen, gemma, qwen35}
 }
 
 // loaded is a model wired as llm.Load wires it: mapped, planned, built,

@@ -56,11 +56,12 @@ func evalOK(t *testing.T, s *Seq, tokens []int32) []float32 {
 // LFM2-MoE's too, its experts adding the same numbers whatever the batch;
 // and Granite 4.0-H's Mamba-2 state (conv and scan), dense and with
 // experts, and with a state so large that it keeps only two checkpoints
-// (most rewinds then evaluate from the start).
+// (most rewinds then evaluate from the start); and Qwen 3.5's delta-net
+// state.
 func TestConvRewindMatchesFresh(t *testing.T) {
 	big := testutil.TinyGraniteHybrid()
 	big.SSMState = 4096
-	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), big} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), big, testutil.TinyQwen35()} {
 		name := spec.Arch
 		if spec.Experts > 0 && spec.Arch == "granitehybrid" {
 			name += "/experts"
@@ -125,9 +126,10 @@ func TestConvCheckpointsSpread(t *testing.T) {
 
 // A saved LFM2 session restores its conv state and checkpoints: the
 // restored one continues, and rewinds, as the original does; a Granite
-// 4.0-H session its Mamba-2 state alike.
+// 4.0-H session its Mamba-2 state alike, and a Qwen 3.5 session its
+// delta-net state.
 func TestConvSaveRestore(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35()} {
 		t.Run(spec.Arch, func(t *testing.T) { convSaveRestore(t, spec) })
 	}
 }
@@ -173,9 +175,9 @@ func convSaveRestore(t *testing.T, spec testutil.ModelSpec) {
 // An LFM2 session's cache grows from its first 256 cells as others do
 // (the conv layers hold no cells), shifts its context (the conv state
 // carries on), and gives the logits of a preallocated session; a Granite
-// 4.0-H session's too.
+// 4.0-H session's and a Qwen 3.5 session's too.
 func TestConvGrowAndShift(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35()} {
 		t.Run(spec.Arch, func(t *testing.T) { convGrowAndShift(t, spec) })
 	}
 }

@@ -19,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "granitehybrid", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -132,6 +132,10 @@ type ModelSpec struct {
 	// lfm2, 4 for granitehybrid).
 	ConvLayers []int
 	ConvKernel int
+	// RopeDim is rope.dimension_count when not 0 (HeadDim: the whole
+	// head); NextN is a qwen35's nextn_predict_layers, NextN blocks after
+	// the Layers main ones (block_count counts both).
+	RopeDim, NextN int
 	// A granitehybrid's Mamba-2 sizes: ssm.state_size, ssm.time_step_rank
 	// (the heads) and ssm.group_count; its inner size is 2×Embd.
 	SSMState, SSMHeads, SSMGroups int
@@ -605,13 +609,18 @@ type SSM struct {
 // RoPE), as llama.cpp's converter writes Granite 4.0-H's.
 func AddSSMLayers(g *gguf.Writer, arch string, headsKV int, rec []bool, m SSM) {
 	addRecurrentLayers(g, arch, headsKV, rec)
+	m.addTo(g, arch)
+	g.AddKV(arch+".rope.scaling.finetuned", false)
+}
+
+// addTo writes the ssm.* sizes m under arch's key prefix.
+func (m SSM) addTo(g *gguf.Writer, arch string) {
 	a := arch + "."
 	g.AddKV(a+"ssm.conv_kernel", uint32(m.Conv))
 	g.AddKV(a+"ssm.state_size", uint32(m.State))
 	g.AddKV(a+"ssm.group_count", uint32(m.Groups))
 	g.AddKV(a+"ssm.inner_size", uint32(m.Inner))
 	g.AddKV(a+"ssm.time_step_rank", uint32(m.Heads))
-	g.AddKV(a+"rope.scaling.finetuned", false)
 }
 
 // gemma reports whether s has Gemma's layers (gemma2, gemma3,
@@ -728,6 +737,11 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	case "granite":
 		s = s.withGraniteScales()
+	case "qwen35":
+		var err error
+		if s, err = s.withQwen35Defaults(); err != nil {
+			return s, err
+		}
 	case "granitehybrid":
 		s = s.withGraniteScales()
 		if s.ConvKernel == 0 {
@@ -769,7 +783,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, mistral3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, qwen35, smollm3, mistral3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -912,7 +926,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	a := s.Arch + "."
 	g.AddKV("general.architecture", s.Arch)
 	g.AddKV("general.name", "synthetic-"+s.Arch)
-	h := Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers, FFN: s.FFN,
+	h := Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers + s.NextN, FFN: s.FFN,
 		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase}
 	if s.Encoder() {
 		h.NormEps = s.NormEps
@@ -922,8 +936,13 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	case d != nil:
 		g.AddKV(a+"rope.dimension_count", uint32(d.Rope))
 		d.AddTo(g, s.Arch)
+	case s.RopeDim > 0:
+		g.AddKV(a+"rope.dimension_count", uint32(s.RopeDim))
 	case !s.Encoder():
 		g.AddKV(a+"rope.dimension_count", uint32(s.HeadDim))
+	}
+	if s.Arch == "qwen35" {
+		s.addQwen35KV(g)
 	}
 	if s.DeepSeek2 == nil && (s.HeadDim*s.Heads != s.Embd || s.gemma()) {
 		g.AddKV(a+"attention.key_length", uint32(s.HeadDim))
@@ -1174,10 +1193,14 @@ func (s ModelSpec) tensors() []tensorSpec {
 			{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
 			{p + "ffn_down.weight", w, []int64{f, e}, proj(f)}}
 	}
-	for l := range s.Layers {
+	for l := range s.Layers + s.NextN {
 		p := fmt.Sprintf("blk.%d.", l)
 		if !noPreNorm {
 			ts = append(ts, tensorSpec{p + "attn_norm.weight", quant.F32, []int64{e}, norm})
+		}
+		if s.Arch == "qwen35" {
+			ts = append(ts, s.qwen35Block(p, l, ffn(p, l))...)
+			continue
 		}
 		if s.convLayer(l) && s.Arch == "granitehybrid" {
 			ts = append(append(ts, s.mambaTensors(p)...), tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})

@@ -29,6 +29,7 @@ type ptext struct {
 func (x *ptext) letter(i int) bool { return x.info[i].cat == catLetter }
 func (x *ptext) number(i int) bool { return x.info[i].cat == catNumber }
 func (x *ptext) punct(i int) bool  { return x.info[i].cat == catPunct }
+func (x *ptext) mark(i int) bool   { return x.info[i].cat == catMark }
 func (x *ptext) space(i int) bool  { return x.info[i].space }
 
 // wchar is code point i as std::wregex sees it: llama.cpp replaces
@@ -126,6 +127,9 @@ func newPreTokenizer(name string) (*preTokenizer, error) {
 		p.cleanSpaces = false
 	case "seed-coder":
 		p.stages = []stage{matchStage(qwenWords(false))}
+		p.cleanSpaces = false
+	case "qwen35":
+		p.stages = []stage{matchStage(matchQwen35)}
 		p.cleanSpaces = false
 	case "poro-chat":
 		p.stages = []stage{matchStage(matchPoro)}
@@ -280,6 +284,40 @@ func matchQwenWords(x *ptext, p, e int, newlines bool) int {
 	return matchSpaces(x, p, e)
 }
 
+// matchQwen35 is Qwen 3.5's expression (llama.cpp's
+// LLAMA_VOCAB_PRE_TYPE_QWEN35), Qwen2's with combining marks kept in words
+// and out of the punctuation runs:
+//
+//	(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// A mark may be the optional first character too; when no word follows
+// it, the expression backtracks and the marks from p are the word.
+func matchQwen35(x *ptext, p, e int) int {
+	if n := contraction(x, p, e, true); n > 0 {
+		return n
+	}
+	word := func(i int) bool { return i < e && (x.letter(i) || x.mark(i)) }
+	run := func(q int) int {
+		for word(q) {
+			q++
+		}
+		return q - p
+	}
+	if c := x.cps[p]; c != '\r' && c != '\n' && !x.letter(p) && !x.number(p) && word(p+1) {
+		return run(p + 1)
+	}
+	if word(p) {
+		return run(p)
+	}
+	if x.number(p) {
+		return 1
+	}
+	if n := otherRunOf(x, p, e, true, true); n > 0 {
+		return n
+	}
+	return matchSpaces(x, p, e)
+}
+
 // casedWords is the expression Mistral's Tekken and OpenAI's GPT-4o
 // (o200k) share, as llama.cpp runs it on the collapsed text, where letter
 // case is ASCII's alone (its \p{Lu}… classes become "a letter but not a-z"
@@ -398,8 +436,12 @@ func contraction(x *ptext, p, e int, fold bool) int {
 
 // otherRun is the length of ` ?[^\s\p{L}\p{N}]+` at p, followed by
 // `[\r\n]*` when newlines is set (Llama 3, Qwen2; not GPT-2), or 0.
-func otherRun(x *ptext, p, e int, newlines bool) int {
-	other := func(i int) bool { return i < e && !x.space(i) && !x.letter(i) && !x.number(i) }
+func otherRun(x *ptext, p, e int, newlines bool) int { return otherRunOf(x, p, e, newlines, false) }
+
+// otherRunOf is otherRun, with marks also ending the run
+// ([^\s\p{L}\p{M}\p{N}]+, Qwen 3.5's).
+func otherRunOf(x *ptext, p, e int, newlines, marks bool) int {
+	other := func(i int) bool { return i < e && !x.space(i) && !x.letter(i) && !x.number(i) && !(marks && x.mark(i)) }
 	q := p
 	if x.cps[p] == ' ' {
 		q = p + 1

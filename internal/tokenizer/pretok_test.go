@@ -49,6 +49,21 @@ func TestPreTokenizerSplits(t *testing.T) {
 			{"Hello\u00a0world\u3000again  ", []string{"Hello", "\u00a0world", "\u3000again", "  "}},
 			{"x;\n\ty = 3.14;\r\n", []string{"x", ";", "\n", "\ty", " =", " ", "3", ".", "1", "4", ";", "\r\n"}},
 		}},
+		// Qwen 3.5: Qwen2's, with combining marks in words (Devanagari's
+		// vowel signs, Thai's, an accent after its letter or alone).
+		{"qwen35", []splitCase{
+			{"DON'T I'M we'RE You'Ll it's 'S 'x", []string{"DON", "'T", " I", "'M", " we", "'RE", " You", "'Ll", " it", "'s", " '", "S", " '", "x"}},
+			{"1234567 ١٢٣٤٥ ⅣⅫ 12", []string{"1", "2", "3", "4", "5", "6", "7", " ", "١", "٢", "٣", "٤", "٥", " ", "Ⅳ", "Ⅻ", " ", "1", "2"}},
+			{"a  \n\n  b", []string{"a", "  \n\n", " ", " b"}},
+			{"$100 + <tag> = ~5^2 | `code`", []string{"$", "1", "0", "0", " +", " <", "tag", ">", " =", " ~", "5", "^", "2", " |", " `", "code", "`"}},
+			{"नमस्ते दुनिया", []string{"नमस्ते", " दुनिया"}},
+			{"e\u0301te\u0301 cafe\u0301!", []string{"e\u0301te\u0301", " cafe\u0301", "!"}},
+			{"\u0301\u0301 x", []string{"\u0301\u0301", " x"}},
+			{"!\u0301a", []string{"!\u0301a"}},
+			{" \u0300.", []string{" \u0300", "."}},
+			{"\u0301!", []string{"\u0301", "!"}},
+			{"สวัสดีครับ ผม", []string{"สวัสดีครับ", " ผม"}},
+		}},
 		{"default", []splitCase{
 			{"DON'T I'M we'RE You'Ll it's 'S 'x", []string{"DON", "'", "T", " I", "'", "M", " we", "'", "RE", " You", "'", "Ll", " it", "'", "s", " ", "'", "S", " ", "'", "x"}},
 			{"1234567 ١٢٣٤٥ ⅣⅫ 12", []string{"123", "456", "7", " ", "١٢٣٤٥", " ", "ⅣⅫ", " ", "12"}},

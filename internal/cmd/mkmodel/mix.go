@@ -236,10 +236,22 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"ffn_down.weight", kindWeight, f, e)
 		}
 	}
-	for l := range s.Layers {
+	for l := range s.Layers + s.NextN {
 		p := fmt.Sprintf("blk.%d.", l)
 		if !noPreNorm {
 			add(p+"attn_norm.weight", kindNorm, e)
+		}
+		if s.Arch == "qwen35" {
+			qwen35Plan(s, p, l, add)
+			add(p+"post_attention_norm.weight", kindNorm, e)
+			ffn(p, l)
+			if l >= s.Layers {
+				add(p+"nextn.eh_proj.weight", kindWeight, 2*e, e)
+				add(p+"nextn.enorm.weight", kindNorm, e)
+				add(p+"nextn.hnorm.weight", kindNorm, e)
+				add(p+"nextn.shared_head_norm.weight", kindNorm, e)
+			}
+			continue
 		}
 		if s.convLayer(l) && s.SSM != nil {
 			mambaPlan(s, p, add)
@@ -371,6 +383,40 @@ func mambaPlan(s shape, p string, add func(name string, kind tensorKind, dims ..
 	add(p+"ssm_d", kindF32Norm, 1, h)
 	add(p+"ssm_norm.weight", kindF32Norm, inner/g, g)
 	add(p+"ssm_out.weight", kindWeight, inner, e)
+}
+
+// qwen35Plan adds a qwen35 block's operator tensors after its attn_norm
+// (block prefix p): a gated delta-net layer's attn_qkv, attn_gate, the
+// kernel ssm_conv1d (F32: llama-quantize leaves it alone), the time
+// steps' bias, ssm_a (negative), ssm_beta, ssm_alpha, the head norm and
+// ssm_out; or a gated attention layer's attn_q (each head's query, then
+// its gate), attn_k, attn_v, the Q/K norms and attn_output. NextN blocks
+// (l ≥ Layers) attend.
+func qwen35Plan(s shape, p string, l int, add func(name string, kind tensorKind, dims ...int64)) {
+	e := int64(s.Embd)
+	if l < s.Layers && s.convLayer(l) {
+		m := s.SSM
+		inner, st, h, g := int64(m.Inner), int64(m.State), int64(m.Heads), int64(m.Groups)
+		cw := inner + 2*g*st
+		add(p+"attn_qkv.weight", kindWeight, e, cw)
+		add(p+"attn_gate.weight", kindWeight, e, inner)
+		add(p+"ssm_conv1d.weight", kindF32, int64(m.Conv), cw)
+		add(p+"ssm_dt.bias", kindBias, h)
+		add(p+"ssm_a", kindSSMA, h)
+		add(p+"ssm_beta.weight", kindWeight, e, h)
+		add(p+"ssm_alpha.weight", kindWeight, e, h)
+		add(p+"ssm_norm.weight", kindNorm, st)
+		add(p+"ssm_out.weight", kindWeight, inner, e)
+		return
+	}
+	hd := int64(s.headDim())
+	q, kv := int64(s.Heads)*hd, int64(s.HeadsKV)*hd
+	add(p+"attn_q.weight", kindWeight, e, 2*q)
+	add(p+"attn_k.weight", kindWeight, e, kv)
+	add(p+"attn_v.weight", kindWeight, e, kv)
+	add(p+"attn_q_norm.weight", kindNorm, hd)
+	add(p+"attn_k_norm.weight", kindNorm, hd)
+	add(p+"attn_output.weight", kindWeight, q, e)
 }
 
 // assignTypes sets the type of each tensor as llama.cpp's

@@ -160,7 +160,9 @@ func miniature(s shape) shape {
 		s.Layers = 7
 		s.Gemma3n = &gemma3nShape{AltUp: g.AltUp, PerLayer: g.PerLayer, LaurelRank: g.LaurelRank, SharedKV: 2}
 	}
-	if s.SSM != nil {
+	if s.Arch == "qwen35" { // value heads × head size; 4 value heads on 2 key heads
+		s.SSM = &testutil.SSM{Conv: s.SSM.Conv, Inner: 256, State: 64, Heads: 4, Groups: 2}
+	} else if s.SSM != nil {
 		s.SSM = &testutil.SSM{Conv: s.SSM.Conv, Inner: 2 * s.Embd, State: 16, Heads: 8, Groups: 2}
 		if s.Experts != 0 {
 			s.FFN, s.ExpertFFN, s.SharedFFN = 256, 256, 128 // granitehybrid's experts are FFN wide
@@ -215,14 +217,14 @@ func TestMiniatureShapes(t *testing.T) {
 					t.Errorf("shortconv.conv.weight present = %v (F32 when present)", ok)
 				}
 				for _, name := range []string{"blk.0.ssm_conv1d.weight", "blk.0.ssm_a", "blk.0.ssm_d", "blk.0.ssm_norm.weight"} {
-					if ti, ok := f.Tensor(name); ok != (s.SSM != nil) || ok && ti.Type != quant.F32 {
+					if ti, ok := f.Tensor(name); ok != (s.SSM != nil && (name != "blk.0.ssm_d" || s.Arch == "granitehybrid")) || ok && ti.Type != quant.F32 {
 						t.Errorf("%s present = %v (F32 when present)", name, ok)
 					}
 				}
 				if _, ok := f.Tensor("blk.1.ffn_down_shexp.weight"); ok != (s.sharedFFN() > 0) {
 					t.Errorf("ffn_down_shexp.weight present = %v", ok)
 				}
-				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert") {
+				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert" || s.Arch == "qwen35") {
 					t.Errorf("attn_qkv.weight present = %v", ok)
 				}
 				if ti, ok := f.Tensor("blk.0.attn_k_b.weight"); ok != (s.DeepSeek2 != nil) || ok && len(ti.Dims) != 3 {

@@ -12,7 +12,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, smollm3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, qwen35, smollm3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -78,8 +78,13 @@ type shape struct {
 	Gemma3n *gemma3nShape
 	// SSM, for granitehybrid, makes the ConvLayers Mamba-2 layers of these
 	// sizes (config.json's mamba_d_conv, mamba_expand × hidden_size,
-	// mamba_d_state, mamba_n_heads, mamba_n_groups).
+	// mamba_d_state, mamba_n_heads, mamba_n_groups); for qwen35, gated
+	// delta-net layers (linear_conv_kernel_dim, value heads × head size,
+	// the head size, linear_num_value_heads, linear_num_key_heads).
 	SSM *testutil.SSM
+	// NextN is qwen35's NextN (MTP) blocks after the stack
+	// (mtp_num_hidden_layers), counted in block_count.
+	NextN int
 	// SharedFFN is the shared expert's width (granitehybrid's
 	// shared_intermediate_size with experts; 0 = none).
 	SharedFFN int
@@ -309,6 +314,27 @@ var shapes = []shape{
 		SSM:        &testutil.SSM{Conv: 4, Inner: 3072, State: 128, Heads: 48, Groups: 1},
 		Experts:    64, ExpertsUsed: 6, ExpertFFN: 512, SharedFFN: 1024,
 		Granite: &graniteScales{Embedding: 12, Residual: 0.22, Attention: 0.0078125, Logit: 6},
+	},
+	{
+		// Qwen3.5-0.8B (text): 24 layers, each fourth gated attention (8
+		// heads of 256, 2 KV heads, a quarter of the head rotated), the
+		// others gated delta-net (16 key and 16 value heads of 128, kernel
+		// 4); a dense SwiGLU of 3584; tied output; one NextN block.
+		Name: "qwen3.5-0.8b", Arch: "qwen35", Vocab: 248320, Embd: 1024, Layers: 24,
+		Heads: 8, HeadsKV: 2, HeadDim: 256, FFN: 3584, Context: 262144,
+		RopeBase: 10000000, RopeDim: 64, RMSEps: 1e-6, QKNorm: true, TiedOutput: true,
+		ConvLayers: mambaLayers(24, 3, 7, 11, 15, 19, 23),
+		SSM:        &testutil.SSM{Conv: 4, Inner: 2048, State: 128, Heads: 16, Groups: 16}, NextN: 1,
+	},
+	{
+		// Qwen3.5-9B (text): 0.8B's layout at width 4096, 32 layers
+		// (attention 16 heads of 256, 4 KV heads; delta-net 16 key heads,
+		// 32 value heads of 128), a SwiGLU of 12288, untied output.
+		Name: "qwen3.5-9b", Arch: "qwen35", Vocab: 248320, Embd: 4096, Layers: 32,
+		Heads: 16, HeadsKV: 4, HeadDim: 256, FFN: 12288, Context: 262144,
+		RopeBase: 10000000, RopeDim: 64, RMSEps: 1e-6, QKNorm: true,
+		ConvLayers: mambaLayers(32, 3, 7, 11, 15, 19, 23, 27, 31),
+		SSM:        &testutil.SSM{Conv: 4, Inner: 4096, State: 128, Heads: 32, Groups: 16}, NextN: 1,
 	},
 	{
 		// OLMo 2 1B (0425): no pre-norms, Q/K norms across the heads,

@@ -77,9 +77,11 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	g.AddKV("general.architecture", s.Arch)
 	g.AddKV("general.name", fmt.Sprintf("%s %s (mkmodel, random weights, seed %d)", s.Name, m.ft.Name, m.seed))
 	g.AddKV(a+"vocab_size", uint32(s.Vocab))
-	testutil.AddHparams(g, s.Arch, testutil.Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers, FFN: s.FFN,
+	testutil.AddHparams(g, s.Arch, testutil.Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers + s.NextN, FFN: s.FFN,
 		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase, NormEps: s.NormEps})
-	if s.ConvLayers != nil {
+	if s.Arch == "qwen35" {
+		testutil.AddQwen35KV(g, s.Arch, *s.SSM, s.recurrentFlags(), s.NextN, s.ropeDim())
+	} else if s.ConvLayers != nil {
 		conv := make([]bool, s.Layers)
 		for l := range conv {
 			conv[l] = s.convLayer(l)
@@ -171,6 +173,22 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	}
 }
 
+// recurrentFlags is a qwen35's attention.recurrent_layers, one flag a
+// block (NextN blocks attend), or nil when its delta-net layers are those
+// full_attention_interval 4 makes, which the converter writes instead.
+func (s shape) recurrentFlags() []bool {
+	flags := make([]bool, s.Layers+s.NextN)
+	interval := true
+	for l := range s.Layers {
+		flags[l] = s.convLayer(l)
+		interval = interval && flags[l] == ((l+1)%4 != 0)
+	}
+	if interval {
+		return nil
+	}
+	return flags
+}
+
 // writeTensor writes the data of t.
 func (m *model) writeTensor(w io.Writer, t *tensorPlan) error {
 	stream := m.seed ^ testutil.NameHash(t.Name)
@@ -259,7 +277,7 @@ func parallelChunks(w io.Writer, nChunks, workers, bufBytes int, fill func([]byt
 
 // writeVector writes a 1-D F32 tensor: norm weights near 1 (gemma2's are
 // stored with the 1 added, like the converter stores them), biases near 0,
-// or the Llama 3 rope factors.
+// a negative ssm_a, or the Llama 3 rope factors.
 func writeVector(w io.Writer, t *tensorPlan, s shape, stream uint64) error {
 	var vals []float32
 	switch t.Kind {
@@ -277,6 +295,9 @@ func writeVector(w io.Writer, t *tensorPlan, s shape, stream uint64) error {
 		vals = make([]float32, t.Dims[0])
 		for i := range vals {
 			vals[i] = float32(mean + std*r.NormFloat64())
+			if t.Kind == kindSSMA { // qwen35's 1-D ssm_a: -exp(A_log), as the 2-D one
+				vals[i] = float32(-math.Exp(0.5 * r.NormFloat64()))
+			}
 		}
 	}
 	if int64(len(vals)) != t.Dims[0] {

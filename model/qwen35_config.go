@@ -1,0 +1,143 @@
+package model
+
+import "github.com/lowmem/llm/internal/ops"
+
+// This file is Qwen 3.5's (qwen35) configuration and tensors, as
+// llama.cpp's qwen35 model reads them. Its layers are of two kinds: most
+// are gated delta-net layers (linear attention with a recurrent state per
+// value head: deltanet.go), and every full_attention_interval-th one, or
+// those attention.recurrent_layers leaves out, is full attention whose
+// attn_q makes each head's query and an output gate. Every layer's
+// feed-forward is a dense SwiGLU after the norm llama.cpp calls
+// post_attention_norm. A file may carry nextn_predict_layers NextN
+// (multi-token prediction) blocks after the main stack, counted in
+// block_count: llama.cpp loads them but does not run them in the main
+// pass, and neither does this package (their tensors are not read).
+
+// qwen35Hparams: the delta-net layers' sizes (ssm.conv_kernel,
+// ssm.inner_size, ssm.state_size, ssm.time_step_rank — the value heads —
+// and ssm.group_count — the key heads — all required), which layers are
+// recurrent, the NextN blocks taken off block_count, and
+// rope.dimension_sections (required by llama.cpp; a text's tokens give
+// every section the same position, which makes multimodal RoPE the NEOX
+// rotation of rope.dimension_count dimensions, so its values change
+// nothing here).
+func qwen35Hparams(c *Config, m *meta) {
+	c.DeltaNet, c.AttnGate = true, true
+	c.SSMConv = m.num("ssm.conv_kernel", maxConvKernel, -1, false)
+	c.SSMInner = m.num("ssm.inner_size", maxCount, -1, false)
+	c.SSMState = m.num("ssm.state_size", maxCount, -1, false)
+	c.SSMHeads = m.num("ssm.time_step_rank", maxCount, -1, false)
+	c.SSMGroups = m.num("ssm.group_count", maxCount, -1, false)
+	m.ropeSections()
+	nextn := m.count("nextn_predict_layers", maxCount)
+	if m.err != nil {
+		return
+	}
+	switch k := m.key; {
+	case c.SSMConv < 2:
+		m.fail("%s = %d, want at least 2", k("ssm.conv_kernel"), c.SSMConv)
+	case c.SSMInner != c.SSMHeads*c.SSMState:
+		m.fail("%s = %d, want %s × %s = %d (llama.cpp's key and value heads are both of the state size)",
+			k("ssm.inner_size"), c.SSMInner, k("ssm.time_step_rank"), k("ssm.state_size"), c.SSMHeads*c.SSMState)
+	case c.SSMHeads%c.SSMGroups != 0:
+		m.fail("%s = %d does not divide %s = %d (the value heads)", k("ssm.group_count"), c.SSMGroups, k("ssm.time_step_rank"), c.SSMHeads)
+	case int64(c.SSMInner)*int64(c.SSMState) > maxSSMLayerFloats:
+		m.fail("%s = %d × %s = %d is a state of more than %d floats a layer", k("ssm.inner_size"), c.SSMInner, k("ssm.state_size"), c.SSMState, maxSSMLayerFloats)
+	case c.HeadDimK != c.HeadDimV:
+		m.fail("%s = %d differs from %s = %d (llama.cpp's qwen35 needs them equal)", k("attention.key_length"), c.HeadDimK, k("attention.value_length"), c.HeadDimV)
+	case nextn >= c.Layers:
+		m.fail("%s = %d leaves no layer of %s = %d", k("nextn_predict_layers"), nextn, k("block_count"), c.Layers)
+	}
+	if m.err != nil {
+		return
+	}
+	all := c.Layers
+	c.Layers -= nextn
+	c.ConvLayers = m.recurrentPattern(c.Layers, all)
+	if m.err == nil && c.convCount() == c.Layers {
+		m.fail("%s makes every layer recurrent: no layer attends", m.key("attention.recurrent_layers"))
+	}
+}
+
+// ropeSections checks rope.dimension_sections: required, at most four
+// non-negative counts, not all 0 (ggml's multimodal RoPE divides by their
+// sum).
+func (m *meta) ropeSections() {
+	k := m.key("rope.dimension_sections")
+	raw, present := m.f.Get(k)
+	if m.err != nil {
+		return
+	}
+	if !present {
+		m.fail("%s missing", k)
+		return
+	}
+	xs, ok := m.f.Int32s(k)
+	if !ok || len(xs) == 0 || len(xs) > 4 {
+		m.fail("%s is %s, want up to 4 counts", k, describe(raw))
+		return
+	}
+	var sum int64
+	for i, x := range xs {
+		if x < 0 {
+			m.fail("%s[%d] = %d, want a count", k, i, x)
+			return
+		}
+		sum += int64(x)
+	}
+	if sum == 0 {
+		m.fail("%s is all 0: no dimension rotates", k)
+	}
+}
+
+// recurrentPattern marks the delta-net layers among the first n of all
+// (block_count, NextN blocks included), as llama.cpp reads them:
+// attention.recurrent_layers, one flag a block, when the file has it;
+// else every layer but each full_attention_interval-th (default 4).
+func (m *meta) recurrentPattern(n, all int) []bool {
+	rec := make([]bool, n)
+	k := "attention.recurrent_layers"
+	if raw, present := m.f.Get(m.key(k)); present {
+		flags, ok := m.layerFlags(k, raw, "one flag per layer")
+		if !ok {
+			return nil
+		}
+		if len(flags) != all {
+			m.fail("%s has %d per-layer values for %d layers (block_count)", m.key(k), len(flags), all)
+			return nil
+		}
+		copy(rec, flags)
+		return rec
+	}
+	every := m.num("full_attention_interval", maxCount, 4, false)
+	for il := range rec {
+		rec[il] = every > 0 && (il+1)%every != 0
+	}
+	return rec
+}
+
+// deltaNetTensors lists the tensors of a gated delta-net block (qwen35),
+// as llama.cpp's loader takes them: the operator norm; attn_qkv (Embd →
+// the convolution's q, k and v channels) and attn_gate (Embd → z); the
+// kernel ssm_conv1d ([SSMConv, channels], no bias); the time steps' bias
+// ssm_dt.bias and the decay ssm_a (-exp(A_log), one a value head);
+// ssm_beta and ssm_alpha (Embd → one a value head); the gated norm's
+// weight ssm_norm (SSMState, shared by the heads) and ssm_out; then
+// post_attention_norm, the feed-forward's norm, and the feed-forward.
+func deltaNetTensors(a *Arch, c *Config, il int) []blockTensor {
+	e, cw, h := c.Embd, c.ssmConvWidth(), c.SSMHeads
+	return append([]blockTensor{
+		vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }),
+		matTensor("attn_qkv.weight", e, cw, func(L *Layer) **ops.Matrix { return &L.ConvIn }),
+		matTensor("attn_gate.weight", e, c.SSMInner, func(L *Layer) **ops.Matrix { return &L.WZ }),
+		rowsTensor("ssm_conv1d.weight", c.SSMConv, cw, func(L *Layer) *[]float32 { return &L.ConvW }),
+		vecTensor("ssm_dt.bias", h, func(L *Layer) *[]float32 { return &L.SSMDtB }),
+		vecTensor("ssm_a", h, func(L *Layer) *[]float32 { return &L.SSMA }),
+		matTensor("ssm_beta.weight", e, h, func(L *Layer) **ops.Matrix { return &L.WBeta }),
+		matTensor("ssm_alpha.weight", e, h, func(L *Layer) **ops.Matrix { return &L.WAlpha }),
+		vecTensor("ssm_norm.weight", c.SSMState, func(L *Layer) *[]float32 { return &L.SSMNorm }),
+		matTensor("ssm_out.weight", c.SSMInner, e, func(L *Layer) **ops.Matrix { return &L.ConvOut }),
+		vecTensor(a.FFNNorm, e, func(L *Layer) *[]float32 { return &L.FFNNorm }),
+	}, ffnTensors(a, c, il, nil)...)
+}
