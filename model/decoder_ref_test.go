@@ -28,6 +28,7 @@ type refDecoder struct {
 	convNoState, convReversed, convSwapBC bool
 	// gemma3n's structural perturbations (gemma3n_ref_test.go).
 	gemma3n gemma3nPerturb
+	gemma4  gemma4Perturb // gemma4_ref_test.go
 	// Perturbations of granitehybrid's Mamba-2 layers (convNoState drops
 	// their conv state too): no D skip, no SiLU(z) gate, the time step
 	// without softplus, B and C swapped.
@@ -284,6 +285,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	c := r.c
 	if c.AltUp > 0 {
 		return r.gemma3nHidden(tokens)
+	}
+	if c.HeadDimSWA > 0 {
+		return r.gemma4Hidden(tokens)
 	}
 	E, n, hd, group := c.Embd, len(tokens), c.HeadDimK, c.Heads/c.HeadsKV
 	emb := r.tensor("token_embd.weight")

@@ -112,7 +112,7 @@ func ScratchBytes(c *Config, maxXRowBytes, batch int) int {
 	if c.Experts > 0 {
 		n += moeScratchBytes(c, maxXRowBytes, batch)
 	}
-	if c.AltUp > 0 {
+	if c.AltUp > 0 || c.PerLayerEmbd > 0 {
 		n += altupScratchBytes(c, batch)
 	}
 	if c.mla() {
@@ -162,6 +162,9 @@ func attnOutWidth(c *Config) int {
 // ropeTables is how many RoPE angle tables a pass computes: two when the
 // windowed layers rotate differently from the others.
 func ropeTables(c *Config) int {
+	if c.HeadDimSWA > 0 {
+		return 2 // Gemma 4: rope_freqs' factors on the global layers only
+	}
 	if c.Window > 0 && (c.RopeBaseSWA != c.RopeBase || c.RopeScaleSWA != c.RopeScale) {
 		for il := range c.Layers {
 			if c.WindowedLayer(il) {
@@ -217,6 +220,11 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 		// Windowed layers rotate without YaRN (OLMo 3, as llama.cpp's
 		// olmo2 graph passes them no scaling).
 		s.ropeSWA.Ext, s.ropeSWA.MScale = 0, 1
+	}
+	if m.HeadDimSWA > 0 {
+		// Gemma 4's windowed layers rotate their own head size, without
+		// the global layers' proportional factors.
+		s.ropeSWA.Dim, s.ropeSWA.Factors = m.RopeDimSWA, nil
 	}
 	if m.NonCausal {
 		s.wholeStarts = make([]int32, 0, o.Batch+1)
@@ -558,7 +566,7 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	if c.Experts > 0 {
 		s.moe.take(ar, c, m.maxXRowBytes(), n)
 	}
-	if c.AltUp > 0 {
+	if c.AltUp > 0 || c.PerLayerEmbd > 0 {
 		p.alt = takeAltup(ar, c, n)
 	}
 	if c.mla() {
@@ -610,6 +618,9 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 	}
 	if c.AltUp > 0 {
 		return s.altupBlocks(tokens, &p)
+	}
+	if c.HeadDimSWA > 0 {
+		return s.gemma4Blocks(tokens, &p)
 	}
 	n := p.n
 	if s.conv.on() {
@@ -884,6 +895,9 @@ func (s *State) gated(a acts, gate, up projection, F int, gu []float32, sparse b
 func (s *State) ffn(L *Layer, a acts, gu, out, x []float32, sparse bool) error {
 	c := &s.m.Config
 	F, n := c.FFN, a.n
+	if L.Gate != nil {
+		F = L.Gate.Rows // Gemma 4's widths differ between layers
+	}
 	s.e.Phase(phGateUp)
 	if L.Gate == nil && L.GateUp == nil {
 		// The bias comes before the activation, so the two cannot run in
