@@ -435,6 +435,8 @@ func hostileCases() []hostileCase {
 		{name: "gemma4 without inp_gate", spec: testutil.TinyGemma4(), edit: drop("blk.4.inp_gate.weight"),
 			want: bad, mention: []string{"blk.4.inp_gate.weight"}, plan: true},
 		{name: "gemma4 without layer_output_scale", spec: testutil.TinyGemma4(), edit: drop("blk.3.layer_output_scale.weight")},
+		{name: "gemma4 with experts (26B-A4B)", spec: testutil.TinyGemma4(), edit: setU(".expert_count", 8),
+			want: arch, mention: []string{"gemma4.expert_count = 8"}},
 		// deepseek2: every size of the latent attention checked against
 		// the others and the tensors, the expert counts, the groups.
 		{name: "deepseek2 kv_lora_rank 0", spec: testutil.TinyDeepSeek2(), edit: setU(".attention.kv_lora_rank", 0),
