@@ -36,7 +36,7 @@ type Shape struct {
 	EmbedBytes int64 // token_embd
 	EmbedRow   int64 // bytes of one token_embd row
 	OutBytes   int64 // output.weight (0 when tied to token_embd)
-	// PerLayerBytes and PerLayerRow are Gemma 3n's per_layer_token_embd
+	// PerLayerBytes and PerLayerRow are Gemma 3n's and Gemma 4's per_layer_token_embd
 	// and one row of it (0 for other models): read a token's row at a
 	// time, as an untied token_embd is, so only the rows of the tokens
 	// seen count as resident.

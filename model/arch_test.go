@@ -29,6 +29,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGemma3n(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyQwen35(),
 		testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(),
 		testutil.TinyBert(), testutil.TinyNomicBert(),
+		testutil.TinyGemma4(),
 	}
 }
 
@@ -324,6 +325,12 @@ func TestDecodeDispatches(t *testing.T) {
 			dense += 4
 			outputs += 1 + 2*(c.AltUp-1)
 		}
+		if c.HeadDimSWA > 0 && c.PerLayerEmbd > 0 {
+			// Gemma 4's per-layer input: its gate and projection, and
+			// the per-layer projection once.
+			dense += 2
+			outputs++
+		}
 		want := uint64(outputs)
 		for il := range c.Layers {
 			if c.ExpertLayer(il) {
@@ -350,7 +357,7 @@ func TestHeapBytes(t *testing.T) {
 					L.Bqkv, L.Bo, L.BUp, L.BDown, L.AttnOutNorm, L.AttnOutNormB, L.LayerOutNorm, L.LayerOutNormB,
 					L.Sinks, L.BRouter, L.BGateExps, L.BUpExps, L.BDownExps, L.ExpProbsB, L.ConvW,
 					L.PLNorm, L.LaurelNorm, L.AltRouter, L.AltRouterNorm, L.AltPredict, L.AltCorrect, L.AltCorrectScale,
-					L.ConvB, L.SSMDtB, L.SSMA, L.SSMD, L.SSMNorm, L.QANorm, L.KVANorm} {
+					L.ConvB, L.SSMDtB, L.SSMA, L.SSMD, L.SSMNorm, L.QANorm, L.KVANorm, L.OutScale} {
 					n += len(v)
 				}
 			}
@@ -859,7 +866,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 seed_oss exaone4 gpt-oss lfm2 lfm2moe gemma3n deepseek2 gemma-embedding bert nomic-bert qwen35]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 seed_oss exaone4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert qwen35]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/lowmem/llm/internal/gguf"
@@ -176,6 +177,16 @@ type Config struct {
 	SparseStd    float32
 	// VNorm: the values are RMS-normalised per head, without a weight.
 	VNorm bool
+	// Gemma 4 (gemma4_config.go): the windowed layers' head size
+	// (attention.key_length_swa) and rotated dimensions
+	// (rope.dimension_count_swa), the global layers' head size
+	// (attention.key_length), and each layer's KV heads and feed-forward
+	// width when they differ between layers (nil: HeadsKV, FFN). HeadDimK,
+	// HeadDimV and HeadsKV are then the largest, the KV cache's geometry:
+	// a layer's heads are stored padded with zeros and replicated to it
+	// (gemma4_forward.go). HeadDimSWA is 0 in every other architecture.
+	HeadDimSWA, RopeDimSWA, HeadDimFull int
+	LayerKVHeads, LayerFFN              []int
 	// A Mamba-2 layer's sizes (granitehybrid; 0 in other models): the
 	// causal convolution's taps (ssm.conv_kernel), the inner width
 	// d_inner (ssm.inner_size, SSMHeads heads of SSMInner/SSMHeads
@@ -416,6 +427,9 @@ type meta struct {
 	arch   string
 	layers int
 	err    error
+	// varied: per-layer arrays may differ between layers, and num reads
+	// their largest value (Arch.PerLayerSizes; the hook reads the arrays).
+	varied bool
 }
 
 func (m *meta) key(k string) string { return m.arch + "." + k }
@@ -451,6 +465,9 @@ func (m *meta) num(k string, limit, def int, perLayer bool) int {
 		if len(xs) != m.layers {
 			m.fail("%s has %d per-layer values for %d layers (block_count)", name, len(xs), m.layers)
 			return 0
+		}
+		if m.varied {
+			xs = []int32{slices.Max(xs)}
 		}
 		for _, x := range xs {
 			if x != xs[0] {
@@ -677,7 +694,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	if ft, ok := f.Uint("general.file_type"); ok {
 		c.FileType = uint32(ft)
 	}
-	m := &meta{f: f, arch: arch}
+	m := &meta{f: f, arch: arch, varied: a.PerLayerSizes}
 	key := m.key
 
 	c.Layers = m.num("block_count", maxCount, -1, false)

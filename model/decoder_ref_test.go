@@ -30,6 +30,7 @@ type refDecoder struct {
 	gemma3n gemma3nPerturb
 	// qwen35's (qwen35_ref_test.go).
 	qwen35 qwen35Perturb
+	gemma4 gemma4Perturb // gemma4_ref_test.go
 	// Perturbations of granitehybrid's Mamba-2 layers (convNoState drops
 	// their conv state too): no D skip, no SiLU(z) gate, the time step
 	// without softplus, B and C swapped.
@@ -304,6 +305,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	}
 	if c.DeltaNet {
 		return r.qwen35Hidden(tokens)
+	}
+	if c.HeadDimSWA > 0 {
+		return r.gemma4Hidden(tokens)
 	}
 	E, n, hd, group := c.Embd, len(tokens), c.HeadDimK, c.Heads/c.HeadsKV
 	emb := r.tensor("token_embd.weight")

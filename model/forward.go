@@ -114,7 +114,7 @@ func ScratchBytes(c *Config, maxXRowBytes, batch int) int {
 	if c.Experts > 0 {
 		n += moeScratchBytes(c, maxXRowBytes, batch)
 	}
-	if c.AltUp > 0 {
+	if c.AltUp > 0 || c.PerLayerEmbd > 0 {
 		n += altupScratchBytes(c, batch)
 	}
 	if c.mla() {
@@ -169,6 +169,9 @@ func attnOutWidth(c *Config) int {
 // ropeTables is how many RoPE angle tables a pass computes: two when the
 // windowed layers rotate differently from the others.
 func ropeTables(c *Config) int {
+	if c.HeadDimSWA > 0 {
+		return 2 // Gemma 4: rope_freqs' factors on the global layers only
+	}
 	if c.Window > 0 && (c.RopeBaseSWA != c.RopeBase || c.RopeScaleSWA != c.RopeScale) {
 		for il := range c.Layers {
 			if c.WindowedLayer(il) {
@@ -224,6 +227,11 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 		// Windowed layers rotate without YaRN (OLMo 3, as llama.cpp's
 		// olmo2 graph passes them no scaling).
 		s.ropeSWA.Ext, s.ropeSWA.MScale = 0, 1
+	}
+	if m.HeadDimSWA > 0 {
+		// Gemma 4's windowed layers rotate their own head size, without
+		// the global layers' proportional factors.
+		s.ropeSWA.Dim, s.ropeSWA.Factors = m.RopeDimSWA, nil
 	}
 	if m.NonCausal {
 		s.wholeStarts = make([]int32, 0, o.Batch+1)
@@ -565,7 +573,7 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	if c.Experts > 0 {
 		s.moe.take(ar, c, m.maxXRowBytes(), n)
 	}
-	if c.AltUp > 0 {
+	if c.AltUp > 0 || c.PerLayerEmbd > 0 {
 		p.alt = takeAltup(ar, c, n)
 	}
 	if c.mla() {
@@ -617,6 +625,9 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 	}
 	if c.AltUp > 0 {
 		return s.altupBlocks(tokens, &p)
+	}
+	if c.HeadDimSWA > 0 {
+		return s.gemma4Blocks(tokens, &p)
 	}
 	n := p.n
 	if s.conv.on() {
@@ -903,6 +914,9 @@ func (s *State) gated(a acts, gate, up projection, F int, gu []float32, sparse b
 func (s *State) ffn(L *Layer, a acts, gu, out, x []float32, sparse bool) error {
 	c := &s.m.Config
 	F, n := c.FFN, a.n
+	if L.Gate != nil {
+		F = L.Gate.Rows // Gemma 4's widths differ between layers
+	}
 	s.e.Phase(phGateUp)
 	if L.Gate == nil && L.GateUp == nil {
 		// The bias comes before the activation, so the two cannot run in

@@ -44,7 +44,7 @@ func (L *Layer) gateUpInputs(c *Config) (gate, up projection) {
 	if L.GateUp != nil {
 		return projection{w: L.GateUp, rows: F}, projection{w: L.GateUp, row0: F, rows: F, off: F}
 	}
-	return projection{w: L.Gate}, projection{w: L.Up, off: F}
+	return projection{w: L.Gate}, projection{w: L.Up, off: L.Gate.Rows}
 }
 
 // part is p as an ops.Part over a's rows quantized in xq, writing rows of

@@ -51,7 +51,6 @@ func gemma3nHparams(c *Config, m *meta) {
 	c.AltUp = m.num("altup.num_inputs", maxAltUp, 4, false)
 	c.AltUpActive = m.index("altup.active_idx", 0)
 	c.PerLayerEmbd = m.num("embedding_length_per_layer_input", maxCount, 256, false)
-	shared := m.index("attention.shared_kv_layers", 0)
 	if m.err != nil {
 		return
 	}
@@ -62,15 +61,8 @@ func gemma3nHparams(c *Config, m *meta) {
 		m.fail("%s = %d is not a stream of %s = %d", m.key("altup.active_idx"), c.AltUpActive, m.key("altup.num_inputs"), c.AltUp)
 	case int64(c.Layers)*int64(c.PerLayerEmbd) > maxCount:
 		m.fail("%s = %d × %s = %d per-layer inputs a token, more than %d", m.key("block_count"), c.Layers, m.key("embedding_length_per_layer_input"), c.PerLayerEmbd, maxCount)
-	case shared > c.Layers-2 && shared > 0:
-		m.fail("%s = %d of %s = %d layers: the shared layers read the caches of the two layers before them, which must keep their own", m.key("attention.shared_kv_layers"), shared, m.key("block_count"), c.Layers)
-	case shared > 0:
-		c.KVFrom = c.Layers - shared
-		if c.WindowedLayer(c.KVFrom-1) || !c.WindowedLayer(c.KVFrom-2) {
-			m.fail("%s = %d: layers %d and %d, whose caches the shared layers read, must be global and windowed (they are %s and %s)",
-				m.key("attention.shared_kv_layers"), shared, c.KVFrom-1, c.KVFrom-2, kind(c, c.KVFrom-1), kind(c, c.KVFrom-2))
-		}
 	}
+	m.sharedKV(c)
 	c.SparseLayers = min(gemma3nSparseLayers, c.Layers)
 	c.SparseStd = gemma3nSparseStd
 	m.perLayerFloats("activation_sparsity_scale")
@@ -137,11 +129,26 @@ func gemma3nTensors(c *Config) []blockTensor {
 }
 
 // gemma3nGlobals loads what a Gemma 3n model has outside its blocks: the
-// per-layer token embeddings (a view: only the rows of the tokens
-// evaluated are read), their projection from the token embedding and its
-// norm, and AltUp's projections into and out of the extra streams (the
-// 3-D altup_proj and altup_unembd_proj, one matrix a stream).
+// per-layer inputs' tensors (perLayerGlobals) and AltUp's projections
+// into and out of the extra streams (the 3-D altup_proj and
+// altup_unembd_proj, one matrix a stream).
 func (l *loader) gemma3nGlobals(m *Model) (err error) {
+	c := &m.Config
+	if err := l.perLayerGlobals(m); err != nil {
+		return err
+	}
+	if m.AltUpProj, err = l.stack("altup_proj.weight", c.Embd, c.AltUp-1); err != nil {
+		return err
+	}
+	m.AltUpUnembd, err = l.stack("altup_unembd_proj.weight", c.Embd, c.AltUp-1)
+	return err
+}
+
+// perLayerGlobals loads the per-layer inputs' tensors outside the blocks
+// (Gemma 3n, Gemma 4): the per-layer token embeddings (a view: only the
+// rows of the tokens evaluated are read), their projection from the
+// token embedding and its norm.
+func (l *loader) perLayerGlobals(m *Model) (err error) {
 	c := &m.Config
 	w := c.Layers * c.PerLayerEmbd
 	const name = "per_layer_token_embd.weight"
@@ -155,13 +162,7 @@ func (l *loader) gemma3nGlobals(m *Model) (err error) {
 	if m.PerLayerProj, err = l.matrix("per_layer_model_proj.weight", c.Embd, w); err != nil {
 		return err
 	}
-	if m.PerLayerProjNorm, err = l.vector("per_layer_proj_norm.weight", c.PerLayerEmbd); err != nil {
-		return err
-	}
-	if m.AltUpProj, err = l.stack("altup_proj.weight", c.Embd, c.AltUp-1); err != nil {
-		return err
-	}
-	m.AltUpUnembd, err = l.stack("altup_unembd_proj.weight", c.Embd, c.AltUp-1)
+	m.PerLayerProjNorm, err = l.vector("per_layer_proj_norm.weight", c.PerLayerEmbd)
 	return err
 }
 

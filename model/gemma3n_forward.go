@@ -162,7 +162,7 @@ func magnitude(x []float32) float32 {
 func (s *State) altupLayer(il int, L *Layer, p *pass, shared *[maxShared]projection) error {
 	m := s.m
 	c := &m.Config
-	n, E, K, A := p.n, c.Embd, c.AltUp, c.PerLayerEmbd
+	n, E, K := p.n, c.Embd, c.AltUp
 	ap := &p.alt
 	s.e.Phase(phAltUp)
 	s.altupPredict(L, ap, p.xn, n)
@@ -208,8 +208,9 @@ func (s *State) altupLayer(il int, L *Layer, p *pass, shared *[maxShared]project
 	s.e.Phase(phAltUp)
 	s.altupCorrect(L, ap, p.xn, n)
 
-	// The corrected active stream, gated by the layer's per-layer input,
-	// is added to every stream but the first.
+	// The corrected active stream, scaled by altup_correct_scale, makes
+	// the per-layer input's term, which is added to every stream but the
+	// first.
 	first := p.xn[:n*E]
 	copy(first, ap.stream(c.AltUpActive, n, E))
 	for t := range n {
@@ -218,8 +219,24 @@ func (s *State) altupLayer(il int, L *Layer, p *pass, shared *[maxShared]project
 			row[i] *= w
 		}
 	}
+	if err := s.perLayerInput(il, L, first, p.tmp, ap, n); err != nil {
+		return err
+	}
+	for k := 1; k < K; k++ {
+		ops.Add(ap.stream(k, n, E), p.tmp[:n*E])
+	}
+	return nil
+}
+
+// perLayerInput writes into out (n rows of Embd) layer il's per-layer
+// input term of src (n rows of Embd): GELU(inp_gate·src) times the
+// layer's slice of the per-layer inputs (ap.ple), projected back by
+// proj and normalised by post_norm (Gemma 3n, Gemma 4).
+func (s *State) perLayerInput(il int, L *Layer, src, out []float32, ap *altupPass, n int) error {
+	c := &s.m.Config
+	E, A := c.Embd, c.PerLayerEmbd
 	g := ap.mid[:n*A]
-	if err := s.mul(L.InpGate, s.acts(first, E, n), g, A); err != nil {
+	if err := s.mul(L.InpGate, s.acts(src, E, n), g, A); err != nil {
 		return err
 	}
 	s.e.Phase(phAltUp)
@@ -231,14 +248,11 @@ func (s *State) altupLayer(il int, L *Layer, p *pass, shared *[maxShared]project
 			gt[i] *= in[i]
 		}
 	}
-	if err := s.mul(L.PLProj, s.acts(g, A, n), p.tmp, E); err != nil {
+	if err := s.mul(L.PLProj, s.acts(g, A, n), out, E); err != nil {
 		return err
 	}
 	s.e.Phase(phNorm)
-	s.norm(p.tmp, p.tmp, L.PLNorm, n)
-	for k := 1; k < K; k++ {
-		ops.Add(ap.stream(k, n, E), p.tmp[:n*E])
-	}
+	s.norm(out, out, L.PLNorm, n)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/kv"
@@ -111,14 +112,7 @@ func (r *refDecoder) gemma3nHidden(tokens []int32) [][]float64 {
 		if windowed {
 			base = float64(c.RopeBaseSWA)
 		}
-		own := c.KVFrom == 0 || il < c.KVFrom
-		src := il
-		if !own {
-			src = c.KVFrom - 1
-			if windowed {
-				src = c.KVFrom - 2
-			}
-		}
+		own, src := refKVSource(c, il)
 		pred := make([][][]float64, K)
 		for j := range pred {
 			pred[j] = make([][]float64, n)
@@ -145,9 +139,7 @@ func (r *refDecoder) gemma3nHidden(tokens []int32) [][]float64 {
 			qs[t] = linear(p("attn_q.weight"), nil, xn[t])
 			headNorm64(qs[t], p("attn_q_norm.weight"), hd, eps)
 			refRope(qs[t], c.Heads, hd, t, base, c, false)
-			for i := range qs[t] {
-				qs[t][i] = r.r16(qs[t][i])
-			}
+			r.r16All(qs[t])
 			if !own {
 				continue
 			}
@@ -161,20 +153,11 @@ func (r *refDecoder) gemma3nHidden(tokens []int32) [][]float64 {
 				headNorm64(v, ones, hd, eps)
 			}
 			refRope(k, c.HeadsKV, hd, t, base, c, false)
-			for i := range k {
-				k[i], v[i] = r.r16(k[i]), r.r16(v[i])
-			}
+			r.r16All(k, v)
 			ks[il][t], vs[il][t] = k, v
 		}
 		for t := range n {
-			lo0 := 0
-			if windowed {
-				lo0 = max(0, t-c.Window+1)
-			}
-			att := make([]float64, c.Heads*hd)
-			for h := range c.Heads {
-				attendHead64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks[src][lo0:t+1], vs[src][lo0:t+1], h/group*hd, float64(c.KQScale), nil, r.r16)
-			}
+			att := r.attendWindow(qs[t], ks[src], vs[src], t, il, c.Heads, hd, group, float64(c.KQScale))
 			gated := add(rmsNorm64(linear(p("attn_output.weight"), nil, att), p("post_attention_norm.weight"), eps), pred[act][t])
 			al := gated
 			if !pt.noLaurel {
@@ -227,6 +210,69 @@ func (r *refDecoder) gemma3nHidden(tokens []int32) [][]float64 {
 	return h
 }
 
+// refKVSource is whether layer il keeps its own keys and values, and
+// the layer whose it attends over, as llama.cpp's layer_reuse_cb places
+// them: from KVFrom on, layer KVFrom-1 for a global layer and KVFrom-2
+// for a windowed one.
+func refKVSource(c *Config, il int) (own bool, src int) {
+	switch {
+	case c.KVFrom == 0 || il < c.KVFrom:
+		return true, il
+	case c.WindowedLayer(il):
+		return false, c.KVFrom - 2
+	}
+	return false, c.KVFrom - 1
+}
+
+// r16All rounds every element of each of vs as an F16 cache holds it.
+func (r *refDecoder) r16All(vs ...[]float64) {
+	for _, v := range vs {
+		for i := range v {
+			v[i] = r.r16(v[i])
+		}
+	}
+}
+
+// attendWindow is token t's attention in layer il, heads query heads of
+// d floats in q over the keys and values of positions t-Window+1 … t in a
+// windowed layer (from 0 in a global one), group query heads a KV head,
+// scores scaled by scale.
+func (r *refDecoder) attendWindow(q []float64, ks, vs [][]float64, t, il, heads, d, group int, scale float64) []float64 {
+	lo := 0
+	if r.c.WindowedLayer(il) {
+		lo = max(0, t-r.c.Window+1)
+	}
+	att := make([]float64, heads*d)
+	for h := range heads {
+		attendHead64(att[h*d:(h+1)*d], q[h*d:(h+1)*d], ks[lo:t+1], vs[lo:t+1], h/group*d, scale, nil, r.r16)
+	}
+	return att
+}
+
+// refInChunks checks that m's logits for a prompt of 13 tokens, in one
+// pass, in chunks of 4 and 3 and token by token, are within tol of the
+// reference's (F16 rounding where m rounds), which it returns with a
+// function giving the reference's logits after edit changes it.
+func refInChunks(t *testing.T, m *Model, pool *ops.Pool, f *gguf.File, data []byte, tol float64) (ref func(edit func(*refDecoder)) [][]float64, want [][]float64) {
+	t.Helper()
+	toks := prompt(13)
+	ref = func(edit func(*refDecoder)) [][]float64 {
+		r := refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true}}
+		edit(&r)
+		return r.logits(toks)
+	}
+	want = ref(func(*refDecoder) {})
+	for _, batch := range []int{len(toks), 4, 3, 1} {
+		got := forwardAll(t, m, pool, toks, batch, 32)
+		worst := refDiff(got, want)
+		if !(worst <= tol) {
+			t.Errorf("batch %d: logits differ from the reference by up to %g", batch, worst)
+		}
+		t.Logf("batch %d: worst difference %.3g", batch, worst)
+	}
+	return ref, want
+}
+
 // sparsify64 is llama.cpp's gaussian_topk: g less its mean plus k
 // standard deviations (the unbiased estimate), at least 0.
 func sparsify64(g []float64, k float64) {
@@ -249,20 +295,7 @@ func TestGemma3nMatchesReference(t *testing.T) {
 	if m.AltUp != 4 || m.KVFrom != 2 || m.KVLayers() != 2 || m.KVSource(3) != 1 || m.KVSource(2) != 0 || m.SparseLayers != 4 || m.LaurelRank != 32 || !m.Tied {
 		t.Fatalf("config: altup %d, KV from %d (%d layers), sparse %d, rank %d, tied %v", m.AltUp, m.KVFrom, m.KVLayers(), m.SparseLayers, m.LaurelRank, m.Tied)
 	}
-	toks := prompt(13)
-	ref := func(pt gemma3nPerturb) [][]float64 {
-		r := refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true}, gemma3n: pt}
-		return r.logits(toks)
-	}
-	want := ref(gemma3nPerturb{})
-	for _, batch := range []int{len(toks), 4, 3, 1} {
-		got := forwardAll(t, m, pool, toks, batch, 32)
-		worst := refDiff(got, want)
-		if !(worst <= 1e-3) {
-			t.Errorf("batch %d: logits differ from the reference by up to %g", batch, worst)
-		}
-		t.Logf("batch %d: worst difference %.3g", batch, worst)
-	}
+	ref, want := refInChunks(t, m, pool, f, data, 1e-3)
 	// The cache holds layers 0 and 1 only, the windowed one with room for
 	// a pass beside its window (layer 2 reads it after the pass stored
 	// it), and allocates what its configuration says.
@@ -280,7 +313,9 @@ func TestGemma3nMatchesReference(t *testing.T) {
 	if own, every := kv.Bytes(m.StateKVConfig(o)), kv.Bytes(all.StateKVConfig(o)); !(own < every) {
 		t.Errorf("the cache of the layers that own one (%d bytes) is not smaller than every layer's (%d)", own, every)
 	}
-	mustMove(t, "no AltUp correction", ref(gemma3nPerturb{noCorrect: true}), want, 1e-2)
-	mustMove(t, "no LAuReL", ref(gemma3nPerturb{noLaurel: true}), want, 1e-2)
-	mustMove(t, "no per-layer input", ref(gemma3nPerturb{noPerLayer: true}), want, 1e-2)
+	for name, pt := range map[string]gemma3nPerturb{
+		"no AltUp correction": {noCorrect: true}, "no LAuReL": {noLaurel: true}, "no per-layer input": {noPerLayer: true},
+	} {
+		mustMove(t, name, ref(func(r *refDecoder) { r.gemma3n = pt }), want, 1e-2)
+	}
 }

@@ -92,6 +92,9 @@ type Layer struct {
 	PLNorm, LaurelNorm                   []float32
 	AltRouter, AltRouterNorm, AltPredict []float32
 	AltCorrect, AltCorrectScale          []float32
+	// OutScale is Gemma 4's layer_output_scale (one float multiplying the
+	// block's output), or nil.
+	OutScale []float32
 	// Multi-head latent attention's (deepseek2; Config.KVLoraRank): the
 	// query's low-rank first half and its norm (attn_q_a,
 	// attn_q_a_norm; nil when Wq is the whole query projection, and Wq
@@ -511,6 +514,9 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 			err = l.gemma3nGlobals(m)
 		}
 	}
+	if err == nil && cfg.HeadDimSWA > 0 {
+		err = l.gemma4Globals(m)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -788,6 +794,9 @@ func matTensor(name string, cols, rows int, f func(L *Layer) **ops.Matrix) block
 func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
 	if a.Encoder {
 		return encoderTensors(a, c, has)
+	}
+	if c.HeadDimSWA > 0 {
+		return gemma4Tensors(c, il, has)
 	}
 	e := c.Embd
 	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV

@@ -74,6 +74,8 @@ func TestHold(t *testing.T) {
 		// gemma3n: layers that read other layers' caches, windows of 4
 		// whose rings hold a pass of 4 beside them.
 		{"gemma3n grow", testutil.TinyGemma3n(), [][]int32{ids(10, 1), append(ids(10, 1), ids(7, 2)...), append(ids(10, 1), ids(7, 2)...)}, []int{0, 10, 16}},
+		// gemma4: the same, with heads padded into the cache's.
+		{"gemma4 grow", testutil.TinyGemma4(), [][]int32{ids(10, 1), append(ids(10, 1), ids(7, 2)...), append(ids(10, 1), ids(7, 2)...)}, []int{0, 10, 16}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _, pool := synthetic(t, tc.spec)

@@ -19,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "gemma4", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -158,6 +158,8 @@ type ModelSpec struct {
 	// a layer; nil: four of five).
 	AltUp, PerLayerEmbd, LaurelRank, SharedKV int
 	SWALayers                                 []bool
+	// Gemma4 is a gemma4's own sizes (gemma4.go; nil: none differ).
+	Gemma4 *Gemma4
 	// ChatTokens are control tokens (e.g. "<|im_start|>", "<|im_end|>")
 	// that take the last ids of the vocabulary, in order, so that a chat
 	// template's markers are single tokens; the vocabulary size stays Vocab.
@@ -626,7 +628,7 @@ func (m SSM) addTo(g *gguf.Writer, arch string) {
 // gemma reports whether s has Gemma's layers (gemma2, gemma3,
 // gemma-embedding): post-norms, GeGLU, scaled embeddings.
 func (s ModelSpec) gemma() bool {
-	return s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding"
+	return s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma4" || s.Arch == "gemma-embedding"
 }
 
 // moe reports whether s has experts (qwen3moe, granitemoe, gpt-oss,
@@ -720,6 +722,10 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "gemma-embedding":
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
+	case "gemma4":
+		if s.SWALayers == nil {
+			s.SWALayers = Gemma3nPattern(s.Layers)
+		}
 	case "lfm2", "lfm2moe":
 		if s.ConvKernel == 0 {
 			s.ConvKernel = 3
@@ -783,7 +789,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, qwen35, smollm3, mistral3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, smollm3, mistral3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -973,6 +979,8 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		}
 	case "gemma3n":
 		s.addGemma3nKV(g)
+	case "gemma4":
+		s.addGemma4KV(g)
 	}
 	if s.hybrid() {
 		conv := make([]bool, s.Layers)
@@ -1099,6 +1107,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 	}
 	if s.Encoder() {
 		return append(s.encoderTensors(), s.rankTensors()...)
+	}
+	if s.Arch == "gemma4" {
+		return s.gemma4Tensors()
 	}
 	outNorm := "output_norm.weight"
 	if s.hybrid() {

@@ -171,6 +171,10 @@ func encoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 
 // decoderPlan lists a decoder's tensors in file order.
 func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64)) {
+	if s.Gemma4 != nil {
+		gemma4Plan(s, add)
+		return
+	}
 	e, v, f := int64(s.Embd), int64(s.Vocab), int64(s.FFN)
 	q, kv := int64(s.Heads*s.headDim()), int64(s.HeadsKV*s.headDim())
 	if s.Llama3Rope != nil {

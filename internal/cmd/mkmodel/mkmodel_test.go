@@ -160,6 +160,25 @@ func miniature(s shape) shape {
 		s.Layers = 7
 		s.Gemma3n = &gemma3nShape{AltUp: g.AltUp, PerLayer: g.PerLayer, LaurelRank: g.LaurelRank, SharedKV: 2}
 	}
+	if g := s.Gemma4; g != nil {
+		// Seven layers, a full one among them (the fifth or sixth), the
+		// E-models' last two sharing the caches of layers 3 and 4; the
+		// windowed heads half the full ones, which a K=V model's fewer
+		// KV heads are.
+		c := *g
+		s.Layers, c.HeadDimSWA = 7, 128
+		s.Heads, s.HeadsKV = 4, 2
+		if c.SharedKV > 0 {
+			c.SharedKV = 2
+		}
+		if c.KVHeadsFull > 0 {
+			c.KVHeadsFull = 1
+		}
+		if c.PerLayer > 0 {
+			c.PerLayer = 256
+		}
+		s.Gemma4 = &c
+	}
 	if s.Arch == "qwen35" { // value heads × head size; 4 value heads on 2 key heads
 		s.SSM = &testutil.SSM{Conv: s.SSM.Conv, Inner: 256, State: 64, Heads: 4, Groups: 2}
 	} else if s.SSM != nil {
@@ -195,7 +214,7 @@ func TestMiniatureShapes(t *testing.T) {
 				mini := miniature(s)
 				path := build(t, mini, mustType(t, typ))
 				f := testutil.ReadHeader(t, path)
-				if _, ok := f.Tensor("rope_freqs.weight"); ok != (s.Llama3Rope != nil) {
+				if _, ok := f.Tensor("rope_freqs.weight"); ok != (s.Llama3Rope != nil || s.Gemma4 != nil) {
 					t.Errorf("rope_freqs.weight present = %v", ok)
 				}
 				if _, ok := f.Tensor("output.weight"); ok == (s.TiedOutput || s.encoder()) {
@@ -762,6 +781,19 @@ func TestLowBitMixes(t *testing.T) {
 		}
 		if got := typeOf(t, ts, r.tensor); got != r.want {
 			t.Errorf("tiny %s %s: %v, want %v", r.typ, r.tensor, got, r.want)
+		}
+	}
+}
+
+// Gemma 4 E2B cut to its first blocks keeps the first shared layer where
+// the full model has it, the 15th, and so the double-wide feed-forwards.
+func TestKeepLayersGemma4(t *testing.T) {
+	s := mustShape(t, "gemma-4-e2b")
+	for _, tc := range []struct{ layers, shared, ffn int }{{4, 0, 6144}, {15, 0, 6144}, {17, 2, 12288}} {
+		k := s.keepLayers(tc.layers)
+		_, _, ffn := k.gemma4Layers()
+		if k.Gemma4.SharedKV != tc.shared || ffn[len(ffn)-1] != int32(tc.ffn) {
+			t.Errorf("-layers %d: %d shared KV layers, the last feed-forward %d, want %d and %d", tc.layers, k.Gemma4.SharedKV, ffn[len(ffn)-1], tc.shared, tc.ffn)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, phi3, granite, granitemoe, granitehybrid, qwen35, smollm3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, smollm3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -76,6 +76,8 @@ type shape struct {
 	ConvKernel int
 	// Gemma3n holds Gemma 3n's own hyper-parameters.
 	Gemma3n *gemma3nShape
+	// Gemma4 holds Gemma 4's own hyper-parameters (gemma4.go).
+	Gemma4 *gemma4Shape
 	// SSM, for granitehybrid, makes the ConvLayers Mamba-2 layers of these
 	// sizes (config.json's mamba_d_conv, mamba_expand × hidden_size,
 	// mamba_d_state, mamba_n_heads, mamba_n_groups); for qwen35, gated
@@ -119,6 +121,11 @@ func (s shape) keepLayers(n int) shape {
 		c := *g
 		c.SharedKV = max(0, n-(s.Layers-g.SharedKV))
 		s.Gemma3n = &c
+	}
+	if g := s.Gemma4; g != nil {
+		c := *g
+		c.SharedKV = max(0, n-(s.Layers-g.SharedKV))
+		s.Gemma4 = &c
 	}
 	s.Layers = n
 	s.DenseLead = min(s.DenseLead, n) // a count past block_count is refused
@@ -451,6 +458,28 @@ var shapes = []shape{
 		Heads: 8, HeadsKV: 2, HeadDim: 256, FFN: 16384, Context: 32768,
 		RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true, TiedOutput: true,
 		Window: 512, Gemma3n: &gemma3nShape{AltUp: 4, PerLayer: 256, LaurelRank: 64, SharedKV: 15},
+	},
+	{
+		// Gemma 4 E2B's text decoder: 35 layers of 8 heads, 1 KV head;
+		// four sliding layers (512, heads of 256, RoPE base 10000) then
+		// a full one (heads of 512, base 1e6, a quarter of the pairs
+		// rotated); the last 20 layers reading the caches of layers 13
+		// and 14, their feed-forward twice as wide; per-layer inputs of
+		// 256.
+		Name: "gemma-4-e2b", Arch: "gemma4", Vocab: 262144, Embd: 1536, Layers: 35,
+		Heads: 8, HeadsKV: 1, HeadDim: 512, FFN: 6144, Context: 131072,
+		RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true, TiedOutput: true, Window: 512,
+		Gemma4: &gemma4Shape{HeadDimSWA: 256, Period: 5, PerLayer: 256, SharedKV: 20, DoubleWide: true, Partial: 0.25, RopeBaseSWA: 10000},
+	},
+	{
+		// Gemma 4 31B: 60 layers of 32 heads; five sliding layers
+		// (1024, heads of 256, 16 KV heads) then a full one (heads of
+		// 512, 4 KV heads whose keys are their values); no per-layer
+		// inputs, no shared KV.
+		Name: "gemma-4-31b", Arch: "gemma4", Vocab: 262144, Embd: 5376, Layers: 60,
+		Heads: 32, HeadsKV: 16, HeadDim: 512, FFN: 21504, Context: 262144,
+		RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true, TiedOutput: true, Window: 1024,
+		Gemma4: &gemma4Shape{HeadDimSWA: 256, KVHeadsFull: 4, Period: 6, KEqV: true, Partial: 0.25, RopeBaseSWA: 10000},
 	},
 	{
 		// EmbeddingGemma 300M (Ollama's embeddinggemma): Gemma 3's layers

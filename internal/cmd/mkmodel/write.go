@@ -106,7 +106,7 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"rope.scaling.type", "linear")
 		g.AddKV(a+"rope.scaling.factor", s.RopeLin)
 	}
-	if s.Window != 0 && s.Gemma3n == nil { // AddGemma3nKV writes it
+	if s.Window != 0 && s.Gemma3n == nil && s.Gemma4 == nil { // AddGemma3nKV and AddGemma4KV write it
 		g.AddKV(a+"attention.sliding_window", uint32(s.Window))
 	}
 	if s.Arch == "gemma2" {
@@ -143,6 +143,9 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"expert_count", uint32(s.Experts))
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
 		g.AddKV(a+"expert_feed_forward_length", uint32(s.ExpertFFN))
+	}
+	if s.Gemma4 != nil {
+		s.addGemma4KV(g)
 	}
 	if n := s.Gemma3n; n != nil {
 		testutil.AddGemma3nKV(g, s.Layers, s.Window, n.AltUp, n.PerLayer, n.SharedKV, testutil.Gemma3nPattern(s.Layers))
@@ -277,11 +280,15 @@ func parallelChunks(w io.Writer, nChunks, workers, bufBytes int, fill func([]byt
 
 // writeVector writes a 1-D F32 tensor: norm weights near 1 (gemma2's are
 // stored with the 1 added, like the converter stores them), biases near 0,
-// a negative ssm_a, or the Llama 3 rope factors.
+// a negative ssm_a, or the Llama 3 (Gemma 4) rope factors.
 func writeVector(w io.Writer, t *tensorPlan, s shape, stream uint64) error {
 	var vals []float32
 	switch t.Kind {
 	case kindRopeFreqs:
+		if s.Gemma4 != nil {
+			vals = s.gemma4RopeFreqs()
+			break
+		}
 		vals = ropeFactors(s.Llama3Rope, s.RopeBase, s.headDim())
 	case kindRopeLong, kindRopeShort:
 		scale := float64(s.Context) / float64(s.LongRope.OrigContext)

@@ -1,0 +1,163 @@
+package testutil
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/quant"
+)
+
+// Gemma4 is what a gemma4 spec has beside the common fields: HeadDim is
+// the global layers' head size, SWALayers the windowed layers,
+// PerLayerEmbd the per-layer input width (0: none, as the 31B) and
+// SharedKV the trailing layers that share KV caches.
+type Gemma4 struct {
+	HeadDimSWA  int  // attention.key_length_swa (and value_length_swa)
+	KVHeadsFull int  // the global layers' KV heads (0: HeadsKV)
+	FFNShared   int  // the KV-sharing layers' feed-forward width (0: FFN)
+	NoV         bool // the global layers have no attn_v: their keys are their values
+	OutScale    bool // every block has layer_output_scale
+}
+
+// TinyGemma4 is a 5-layer gemma4 with every piece of the dense graph:
+// layers 0, 1 and 3 windowed (a window of 4, heads of 32, 2 KV heads),
+// 2 and 4 global (heads of 64 rotated with rope_freqs' factors, 1 KV
+// head, no attn_v); the last two layers share the KV caches of layers 1
+// and 2 and have a feed-forward twice as wide; per-layer inputs of 32, a
+// layer output scale (about 1.5) in every block; Q8_0 weights, a tied
+// output.
+func TinyGemma4() ModelSpec {
+	s := tiny("gemma4", 29)
+	s.Layers, s.HeadDim, s.RopeBase, s.RopeBaseSWA, s.RMSEps, s.TiedOutput = 5, 64, 1000000, 10000, 1e-6, true
+	s.SlidingWindow, s.SWALayers = 4, []bool{true, true, false, true, false}
+	s.PerLayerEmbd, s.SharedKV = 32, 2
+	s.Gemma4 = &Gemma4{HeadDimSWA: 32, KVHeadsFull: 1, FFNShared: 256, NoV: true, OutScale: true}
+	return s
+}
+
+// g4 returns the spec's Gemma4, the zero one when nil.
+func (s ModelSpec) g4() Gemma4 {
+	if s.Gemma4 == nil {
+		return Gemma4{HeadDimSWA: s.HeadDim}
+	}
+	return *s.Gemma4
+}
+
+// g4Layer is layer l's head size, KV heads and feed-forward width.
+func (s ModelSpec) g4Layer(l int) (d, kv, ffn int) {
+	g := s.g4()
+	d, kv, ffn = s.HeadDim, s.HeadsKV, s.FFN
+	if l < len(s.SWALayers) && s.SWALayers[l] {
+		d = g.HeadDimSWA
+	} else if g.KVHeadsFull > 0 {
+		kv = g.KVHeadsFull
+	}
+	if g.FFNShared > 0 && l >= s.Layers-s.SharedKV {
+		ffn = g.FFNShared
+	}
+	return d, kv, ffn
+}
+
+// addGemma4KV writes a gemma4's own keys (AddGemma4KV).
+func (s ModelSpec) addGemma4KV(g *gguf.Writer) {
+	k := Gemma4Keys{Window: s.SlidingWindow, HeadDimSWA: s.g4().HeadDimSWA, PerLayer: s.PerLayerEmbd, Shared: s.SharedKV,
+		SWA: s.SWALayers, KVHeads: make([]int32, s.Layers), FFN: make([]int32, s.Layers), RopeBaseSWA: s.RopeBaseSWA}
+	for l := range s.Layers {
+		_, kv, f := s.g4Layer(l)
+		k.KVHeads[l], k.FFN[l] = int32(kv), int32(f)
+	}
+	AddGemma4KV(g, k)
+}
+
+// Gemma4Keys are the values of Gemma 4's own keys.
+type Gemma4Keys struct {
+	Window, HeadDimSWA, PerLayer, Shared int
+	SWA                                  []bool  // one flag a layer: windowed
+	KVHeads, FFN                         []int32 // one value a layer
+	RopeBaseSWA                          float32
+}
+
+// AddGemma4KV writes Gemma 4's own keys as llama.cpp's converter does:
+// per-layer KV heads and feed-forward widths (over the common keys'
+// single values), the window and its per-layer flags, the windowed
+// layers' head size, rotated dims and RoPE base, the per-layer input
+// width, the shared KV layers and the final softcap, 30.
+func AddGemma4KV(g *gguf.Writer, k Gemma4Keys) {
+	a := "gemma4."
+	g.AddKV(a+"attention.head_count_kv", k.KVHeads)
+	g.AddKV(a+"feed_forward_length", k.FFN)
+	g.AddKV(a+"attention.sliding_window", uint32(k.Window))
+	g.AddKV(a+"attention.sliding_window_pattern", k.SWA)
+	d := uint32(k.HeadDimSWA)
+	g.AddKV(a+"attention.key_length_swa", d)
+	g.AddKV(a+"attention.value_length_swa", d)
+	g.AddKV(a+"rope.dimension_count_swa", d)
+	g.AddKV(a+"rope.freq_base_swa", k.RopeBaseSWA)
+	g.AddKV(a+"embedding_length_per_layer_input", uint32(k.PerLayer))
+	g.AddKV(a+"attention.shared_kv_layers", uint32(k.Shared))
+	g.AddKV(a+"final_logit_softcapping", float32(30))
+}
+
+// gemma4Tensors lists a gemma4's tensors with llama.cpp's names and each
+// layer's own sizes; rope_freqs' divisors lie around 2, so that dropping
+// them moves the output.
+func (s ModelSpec) gemma4Tensors() []tensorSpec {
+	e, v, h, w := int64(s.Embd), int64(s.Vocab), int64(s.Heads), s.WeightType
+	norm := dist{1, 0.1}
+	proj := func(in int64) dist { return dist{0, 1 / math.Sqrt(float64(in))} }
+	g := s.g4()
+	ts := []tensorSpec{
+		{"token_embd.weight", s.OutputType, []int64{e, v}, dist{0, 1}},
+		{"output_norm.weight", quant.F32, []int64{e}, norm},
+		{"rope_freqs.weight", quant.F32, []int64{int64(s.HeadDim / 2)}, dist{2, 0.5}},
+	}
+	if !s.TiedOutput {
+		ts = append(ts, tensorSpec{"output.weight", s.OutputType, []int64{e, v}, dist{0, 4 / math.Sqrt(float64(e))}})
+	}
+	a := int64(s.PerLayerEmbd)
+	if a > 0 {
+		pl := int64(s.Layers) * a
+		ts = append(ts,
+			tensorSpec{"per_layer_token_embd.weight", w, []int64{pl, v}, dist{0, 1}},
+			tensorSpec{"per_layer_model_proj.weight", w, []int64{e, pl}, proj(e)},
+			tensorSpec{"per_layer_proj_norm.weight", quant.F32, []int64{a}, norm})
+	}
+	for l := range s.Layers {
+		p := fmt.Sprintf("blk.%d.", l)
+		di, kvi, fi := s.g4Layer(l)
+		d, q, kv, f := int64(di), h*int64(di), int64(kvi*di), int64(fi)
+		global := l >= len(s.SWALayers) || !s.SWALayers[l]
+		own := l < s.Layers-s.SharedKV
+		ts = append(ts,
+			tensorSpec{p + "attn_norm.weight", quant.F32, []int64{e}, norm},
+			tensorSpec{p + "attn_q.weight", w, []int64{e, q}, proj(e)},
+			tensorSpec{p + "attn_q_norm.weight", quant.F32, []int64{d}, norm})
+		if own {
+			ts = append(ts,
+				tensorSpec{p + "attn_k.weight", w, []int64{e, kv}, proj(e)},
+				tensorSpec{p + "attn_k_norm.weight", quant.F32, []int64{d}, norm})
+			if !global || !g.NoV {
+				ts = append(ts, tensorSpec{p + "attn_v.weight", w, []int64{e, kv}, proj(e)})
+			}
+		}
+		ts = append(ts,
+			tensorSpec{p + "attn_output.weight", w, []int64{q, e}, proj(q)},
+			tensorSpec{p + "post_attention_norm.weight", quant.F32, []int64{e}, norm},
+			tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm},
+			tensorSpec{p + "ffn_gate.weight", w, []int64{e, f}, proj(e)},
+			tensorSpec{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
+			tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)},
+			tensorSpec{p + "post_ffw_norm.weight", quant.F32, []int64{e}, norm})
+		if g.OutScale {
+			ts = append(ts, tensorSpec{p + "layer_output_scale.weight", quant.F32, []int64{1}, dist{1.5, 0.2}})
+		}
+		if a > 0 {
+			ts = append(ts,
+				tensorSpec{p + "inp_gate.weight", w, []int64{e, a}, proj(e)},
+				tensorSpec{p + "proj.weight", w, []int64{a, e}, proj(a)},
+				tensorSpec{p + "post_norm.weight", quant.F32, []int64{e}, norm})
+		}
+	}
+	return ts
+}

@@ -1,0 +1,145 @@
+package model
+
+import "github.com/lowmem/llm/internal/ops"
+
+// gemma4Blocks runs Gemma 4's blocks over the pass p begun by begin (the
+// scaled token embeddings in p.x), as llama.cpp's gemma4 graph: the
+// per-layer inputs when the model has them, then each block. It returns
+// the residual stream and a scratch buffer, as blocks does.
+func (s *State) gemma4Blocks(tokens []int32, p *pass) (x, xn []float32, err error) {
+	c := &s.m.Config
+	if c.PerLayerEmbd > 0 {
+		if err := s.perLayerInputs(tokens, s.acts(p.x, c.Embd, p.n), &p.alt); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := s.forLayers(func(il int, L *Layer) error { return s.gemma4Layer(il, L, p) }); err != nil {
+		return nil, nil, err
+	}
+	return p.x, p.xn, nil
+}
+
+// gemma4Layer runs Gemma 4 block il over the pass's residual stream in
+// place: attention with post-norm, the feed-forward with post-norm, the
+// per-layer input's term, then the layer's output scale.
+func (s *State) gemma4Layer(il int, L *Layer, p *pass) error {
+	c := &s.m.Config
+	n, E, H := p.n, c.Embd, c.Heads
+	x := p.x[:n*E]
+	s.e.Phase(phNorm)
+	s.norm(p.xn, x, L.AttnNorm, n)
+	if err := s.gemma4QKV(il, L, s.acts(p.xn, E, n), p); err != nil {
+		return err
+	}
+	s.e.Phase(phAttention)
+	stride := (c.Heads + 2*c.HeadsKV) * c.HeadDimK
+	if err := s.attention(il, p.pos0, n, p.qkv, stride, p.att, nil); err != nil {
+		return err
+	}
+	d := c.LayerHeadDim(il)
+	gatherHeads(p.att, n, H, d, c.HeadDimV)
+	s.e.Phase(phO)
+	if err := s.residual(L.Wo, s.acts(p.att, H*d, n), nil, p.tmp, x, L.PostAttnNorm); err != nil {
+		return err
+	}
+	s.e.Phase(phNorm)
+	s.norm(p.xn, x, L.FFNNorm, n)
+	if err := s.ffn(L, s.acts(p.xn, E, n), p.gu, p.tmp, x, false); err != nil {
+		return err
+	}
+	if c.PerLayerEmbd > 0 {
+		if err := s.perLayerInput(il, L, x, p.tmp, &p.alt, n); err != nil {
+			return err
+		}
+		ops.Add(x, p.tmp[:n*E])
+	}
+	if L.OutScale != nil {
+		ops.Scale(x, L.OutScale[0])
+	}
+	return nil
+}
+
+// gemma4QKV computes block il's queries (and, in a layer that keeps its
+// KV, keys and values: the keys again when the block has no attn_v) at
+// the layer's own head size, normalises and rotates them with the
+// layer's kind of RoPE, then lays each token's heads out as the KV cache
+// holds them (spreadHeads).
+func (s *State) gemma4QKV(il int, L *Layer, a acts, p *pass) error {
+	c := &s.m.Config
+	H, D, HKV := c.Heads, c.HeadDimK, c.HeadsKV
+	d, hkv := c.LayerHeadDim(il), c.LayerHeadsKV(il)
+	qDim, kDim := H*D, HKV*D
+	stride := qDim + 2*kDim
+	own := c.OwnsKV(il)
+	s.e.Phase(phQKV)
+	s.gp = [maxShared]projection{{w: L.Wq}, {w: L.Wk, off: qDim}, {w: L.Wv, off: qDim + kDim}}
+	np := 1
+	switch {
+	case own && L.Wv != nil:
+		np = 3
+	case own:
+		np = 2
+	}
+	if err := s.mulShared(a, s.gp[:np], p.qkv, stride); err != nil {
+		return err
+	}
+	s.e.Phase(phRope)
+	rope, ang := &s.rope, p.cs
+	if c.WindowedLayer(il) {
+		rope, ang = &s.ropeSWA, p.csSWA
+	}
+	for t := range p.n {
+		row := p.qkv[t*stride : (t+1)*stride]
+		at := ang[t*c.RopeDim : (t+1)*c.RopeDim]
+		qt := row[:H*d]
+		headNorm(qt, L.QNorm, d, c.RMSEps)
+		rope.Apply(qt, H, d, at)
+		spreadHeads(row[:qDim], H, d, H, D)
+		if !own {
+			continue
+		}
+		kt, vt := row[qDim:qDim+hkv*d], row[qDim+kDim:qDim+kDim+hkv*d]
+		if L.Wv == nil {
+			copy(vt, kt)
+		}
+		headNorm(kt, L.KNorm, d, c.RMSEps)
+		headNorm(vt, nil, d, c.RMSEps)
+		rope.Apply(kt, hkv, d, at)
+		spreadHeads(row[qDim:qDim+kDim], hkv, d, HKV, D)
+		spreadHeads(row[qDim+kDim:], hkv, d, HKV, D)
+	}
+	return nil
+}
+
+// spreadHeads rewrites x, h heads of d floats at its start, as slots heads
+// of D floats (slots a multiple of h, D ≥ d): slot j holds head
+// j·h/slots followed by zeros. Zeros add nothing to a dot product and
+// leave a value's extra floats 0, and query head i, which reads KV slot
+// i/(Heads/slots), so reads its own KV head i/(Heads/h): the cache holds
+// every layer at one geometry. It works backwards, so each head is read
+// before a slot overwrites it.
+func spreadHeads(x []float32, h, d, slots, D int) {
+	if h == slots && d == D {
+		return
+	}
+	for j := slots - 1; j >= 0; j-- {
+		dst := x[j*D : (j+1)*D]
+		src := j * h / slots
+		copy(dst[:d], x[src*d:(src+1)*d])
+		clear(dst[d:])
+	}
+}
+
+// gatherHeads packs n tokens of h heads, each D floats of which the first
+// d are the head's (spreadHeads' layout), into n rows of h·d floats at
+// the start of x.
+func gatherHeads(x []float32, n, h, d, D int) {
+	if d == D {
+		return
+	}
+	for t := range n {
+		for i := range h {
+			copy(x[(t*h+i)*d:(t*h+i+1)*d], x[(t*h+i)*D:(t*h+i)*D+d])
+		}
+	}
+}
