@@ -151,15 +151,14 @@ func WithWeights(w WeightsMode) Option {
 // eight rows interleaved, which decodes faster (default true; the types
 // and CPUs: quant.X8). The lattice types (IQ2_XXS … IQ1_M) take 1.5–2.9×
 // their bytes so, the others at most 1.25×. The plan repacks only when
-// every block stays resident at the full context, the types that grow
-// least first when the limit has no room for all (MemoryPlan.RepackTypes,
-// .Repacked), and never holds two copies: each matrix moves to anonymous
-// memory and its mapped pages are released. A repacked model's blocks
-// stay in memory for its life: sessions beyond the plan and memory
-// pressure no longer move them to disk. A streamed mixture-of-experts
-// model's expert cache holds its experts repacked when it has room for
-// every one (MemoryPlan.RepackExperts). Pass false to keep every weight
-// in the file's layout, and movable.
+// every block stays resident at the full context with every repackable
+// matrix repacked (MemoryPlan.Repacked), and never holds two copies: each
+// matrix moves to anonymous memory and its mapped pages are released. A
+// repacked model's blocks stay in memory for its life: sessions beyond
+// the plan and memory pressure no longer move them to disk. A streamed
+// mixture-of-experts model's expert cache holds its experts repacked when
+// it has room for every one (MemoryPlan.RepackExperts). Pass false to
+// keep every weight in the file's layout, and movable.
 func WithRepack(on bool) Option {
 	return modelOption(func(s *engine.Settings) { s.Repack = on })
 }

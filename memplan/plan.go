@@ -1,7 +1,6 @@
 package memplan
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -94,12 +93,6 @@ type Plan struct {
 	// "repacked weights" component), their mapped pages released. 0 when
 	// the plan keeps every weight in the file's layout.
 	Repacked int64
-	// RepackTypes lists, ascending, the weight types whose matrices are
-	// held in the X8 layout (Repacked's): every repackable type when all
-	// fit the limit, else those that grow least in the X8 layout (the
-	// lattice types' take 1.5–2.9 times their bytes, the others' at most
-	// 1.25) as long as they fit.
-	RepackTypes []quant.Type
 	// RepackExperts: the expert cache of a streamed mixture-of-experts
 	// model holds its experts in the X8 layout, repacked as they are read
 	// (Request.Repack, on a CPU with X8 kernels for them, when its budget
@@ -171,7 +164,6 @@ func (p Plan) PeakAt(tokens int) int64 {
 func (p Plan) Clone() Plan {
 	p.Components = append([]Component(nil), p.Components...)
 	p.Steps = append([]string(nil), p.Steps...)
-	p.RepackTypes = slices.Clone(p.RepackTypes)
 	p.Residency = p.Residency.Clone()
 	return p
 }
@@ -446,34 +438,11 @@ func Make(s *Shape, r Request) (Plan, error) {
 		p = q
 	}
 	if err == nil && r.Repack && p.Fits && p.Weights == WeightsResident && len(s.Repack) > 0 {
-		for types := s.repackTypes(); len(types) > 0; types = types[:len(types)-1] {
-			if q := p.repack(s, types); q.Total <= q.Limit {
-				p = q
-				break
-			}
+		if q := p.repack(s); q.Total <= q.Limit {
+			p = q
 		}
 	}
 	return p, err
-}
-
-// repackTypes lists the weight types of s.Repack, those whose X8 layout
-// grows their matrices least first: a plan without room for them all
-// repacks a prefix of them (Plan.RepackTypes).
-func (s *Shape) repackTypes() []quant.Type {
-	x8, file := map[quant.Type]int64{}, map[quant.Type]int64{}
-	var types []quant.Type
-	for _, r := range s.Repack {
-		if file[r.Type] == 0 {
-			types = append(types, r.Type)
-		}
-		x8[r.Type] += r.X8
-		file[r.Type] += max(r.Len, 1)
-	}
-	growth := func(t quant.Type) float64 { return float64(x8[t]) / float64(file[t]) }
-	slices.SortStableFunc(types, func(a, b quant.Type) int {
-		return cmp.Or(cmp.Compare(growth(a), growth(b)), cmp.Compare(a, b))
-	})
-	return types
 }
 
 // withoutRecent is the plan for r with INT4 caches that keep no F16 copies
@@ -507,20 +476,14 @@ func (s *Shape) kvConfig(r Request, kvt kv.Type, ctx int) kv.Config {
 	return s.Config.StateKVConfig(model.StateOptions{Batch: s.batch(r, ctx), Cache: kvt, Cells: ctx, NoRecent: r.KVNoRecent})
 }
 
-// repack is the plan p with the matrices of s.Repack of the given types
-// held in the X8 layout: each repacked into an anonymous buffer of its
-// own (whole pages, mem.AllocAligned) and the whole pages of its range
-// released from the mapping (mem.Mapping.Release keeps pages it shares
-// with neighbours).
-func (p Plan) repack(s *Shape, types []quant.Type) Plan {
+// repack is the plan p with the matrices s.Repack holds in the X8 layout:
+// each repacked into an anonymous buffer of its own (whole pages,
+// mem.AllocAligned) and the whole pages of its range released from the
+// mapping (mem.Mapping.Release keeps pages it shares with neighbours).
+func (p Plan) repack(s *Shape) Plan {
 	p = p.Clone()
 	var bytes, anon, released int64
-	n := 0
 	for _, r := range s.Repack {
-		if !slices.Contains(types, r.Type) {
-			continue
-		}
-		n++
 		bytes += r.Len
 		anon += roundTo(r.X8, mem.DirectAlign)
 		start, end := roundTo(r.Off, pageRound), (r.Off+r.Len)&^(pageRound-1)
@@ -532,13 +495,12 @@ func (p Plan) repack(s *Shape, types []quant.Type) Plan {
 	p.Components[0].Bytes -= released
 	p.Components[0].Note += fmt.Sprintf("; %s of it repacked", FormatBytes(bytes))
 	p.Components = slices.Insert(p.Components, 1, Component{RepackedComponent, anon,
-		fmt.Sprintf("%d matrices, 8 rows interleaved (anonymous memory; their mapped pages released)", n)})
+		fmt.Sprintf("%d matrices, 8 rows interleaved (anonymous memory; their mapped pages released)", len(s.Repack))})
 	p.Total += anon - released
 	p.ResidentWeights += anon - released
 	// Keep Schedule and PeakAt in step with Total.
 	p.Residency.Pool -= anon - released
 	p.Repacked = bytes
-	p.RepackTypes = slices.Sorted(slices.Values(types))
 	return p
 }
 

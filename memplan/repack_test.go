@@ -2,7 +2,6 @@ package memplan
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -233,66 +232,6 @@ func TestPlanRepackExperts(t *testing.T) {
 		if p.RepackExperts != c.want || p.Residency.Experts <= 0 || strings.Contains(note, "repacked as read") != c.want || p.Repacked != 0 {
 			t.Errorf("limit %d, Repack %v: RepackExperts %v, experts %d, note %q, %d bytes repacked at load; want %v",
 				c.limit, c.repack, p.RepackExperts, p.Residency.Experts, note, p.Repacked, c.want)
-		}
-	}
-}
-
-// TestPlanRepackPartial: a plan without room to repack every matrix
-// repacks the types that grow least in the X8 layout, as many as fit:
-// an IQ2_XS model's Q4_K output (2.8 % more) before its IQ2_XS blocks
-// (twice their bytes), and nothing below that.
-func TestPlanRepackPartial(t *testing.T) {
-	if _, ok := quant.X8(quant.IQ2_XS, 256); !ok {
-		t.Skip("no X8 kernels for IQ2_XS here")
-	}
-	spec := testutil.TinyLlama()
-	spec.Embd, spec.FFN, spec.WeightType, spec.OutputType = 256, 512, quant.IQ2_XS, quant.Q4_K
-	sh, err := ReadShape(testutil.TempModel(t, spec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := sh.repackTypes(); !slices.Equal(got, []quant.Type{quant.Q4_K, quant.IQ2_XS}) {
-		t.Fatalf("repack order %v, want Q4_K then IQ2_XS", got)
-	}
-	base := Request{Limit: 1 << 40, Context: 64, Batch: 32, Threads: 2, Weights: WeightsResident, Repack: true}
-	all, err := Make(sh, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	noRepack := base
-	noRepack.Repack = false
-	none, err := Make(sh, noRepack)
-	if err != nil {
-		t.Fatal(err)
-	}
-	output := none.repack(sh, []quant.Type{quant.Q4_K})
-	if !(none.Total < output.Total && output.Total < all.Total) {
-		t.Fatalf("totals: none %d, the output repacked %d, all %d", none.Total, output.Total, all.Total)
-	}
-	for _, c := range []struct {
-		limit int64
-		want  []quant.Type
-	}{
-		{all.Total, []quant.Type{quant.Q4_K, quant.IQ2_XS}},
-		{all.Total - 1, []quant.Type{quant.Q4_K}},
-		{output.Total, []quant.Type{quant.Q4_K}},
-		{output.Total - 1, nil},
-	} {
-		req := base
-		req.Limit = c.limit
-		p, err := Make(sh, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var repacked int64
-		for _, r := range sh.Repack {
-			if slices.Contains(c.want, r.Type) {
-				repacked += r.Len
-			}
-		}
-		if !slices.Equal(p.RepackTypes, c.want) || p.Repacked != repacked || p.Total > c.limit || !p.Fits {
-			t.Errorf("limit %d: repacked %v (%d bytes), total %d, fits %v; want %v (%d bytes)",
-				c.limit, p.RepackTypes, p.Repacked, p.Total, p.Fits, c.want, repacked)
 		}
 	}
 }

@@ -198,14 +198,13 @@ func copiedRows(name string) bool {
 // exceeds Len by 32 bytes a group's super-block).
 type RepackRange struct {
 	mem.Range
-	X8   int64
-	Type quant.Type // the tensor's weight type
+	X8 int64
 }
 
 // addRepack notes t's range when a resident model may repack it.
 func (s *Shape) addRepack(c *model.Config, t gguf.TensorInfo) {
 	if t.Size > 0 && model.RepackableTensor(c, t.Name, t.Type, t.Dims) {
-		s.Repack = append(s.Repack, RepackRange{mem.Range{Off: t.Offset, Len: t.Size}, model.RepackedTensorBytes(t.Type, t.Dims), t.Type})
+		s.Repack = append(s.Repack, RepackRange{mem.Range{Off: t.Offset, Len: t.Size}, model.RepackedTensorBytes(t.Type, t.Dims)})
 	}
 }
 

@@ -230,8 +230,8 @@ func (w *Weights) startExperts() error {
 	return nil
 }
 
-// repack holds the matrices the plan repacks (model.Repackable, of the
-// types Plan.RepackTypes lists) in the X8 layout, one at a time so that memory holds at most one matrix twice:
+// repack holds the matrices the plan repacks (model.Repackable) in the
+// X8 layout, one at a time so that memory holds at most one matrix twice:
 // each into an anonymous buffer of its own, its mapped pages released at
 // once. A failure (no memory for a buffer, a kernel missing) leaves the
 // rest in the file's layout, with a warning, and Plan().Repacked says what
@@ -263,9 +263,6 @@ func (w *Weights) repack() {
 	}
 	var ms []matrix
 	for _, m := range w.cfg.Model.Repackable() {
-		if !slices.Contains(w.plan.RepackTypes, m.T.Type) {
-			continue // a type the plan had no room to repack
-		}
 		ti, ok := w.cfg.File.Tensor(m.T.Name)
 		if !ok || ti.Size != int64(len(m.T.Data)) || !mp.Mapped() {
 			w.log.Warn("llm: repacking weights (X8 layout): tensor not in the mapped file as built; it stays in the file's layout", "tensor", m.T.Name)
