@@ -13,7 +13,8 @@
 // Parse and Parser go the other way: they split raw model output into the
 // answer, the reasoning text (Qwen3-style <think>…</think>) and tool calls in
 // the formats of Llama 3.x (JSON, optionally after <|python_tag|>),
-// Qwen/Hermes (<tool_call>…</tool_call>), Mistral ([TOOL_CALLS][…]) and
+// Qwen/Hermes (<tool_call>…</tool_call>, with JSON or Qwen 3.5's XML form
+// inside: xmlcall.go), Mistral ([TOOL_CALLS][…]) and
 // gpt-oss's harmony format (<|channel|>analysis for reasoning, final for
 // the answer, a message to=functions.NAME for a call), whose templates
 // alone take a reasoning effort (Format.CheckEffort). DetectFormat picks

@@ -32,6 +32,10 @@ type ParseOptions struct {
 	// NewID makes tool call IDs for formats that carry none. Nil makes
 	// random "call_…" IDs.
 	NewID func() string
+	// Defs are the tools offered, whose parameters' schema types decide
+	// how the values of a call in the XML form (Qwen 3.5's) are read: a
+	// string parameter's value stays a string.
+	Defs []Tool
 }
 
 // PromptOpensThinking reports whether a rendered prompt leaves a <think>
@@ -437,6 +441,9 @@ func normalizeArgs(raw json.RawMessage) string {
 }
 
 func (p *Parser) parseCall(body string) (ToolCall, bool) {
+	if c, ok := parseXMLCall(body, p.opts.Defs); ok {
+		return c, true
+	}
 	var c callJSON
 	body = strings.TrimSpace(body)
 	body = strings.TrimPrefix(strings.TrimSuffix(body, "```"), "```json")

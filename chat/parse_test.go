@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -76,6 +77,19 @@ func TestParseOutput(t *testing.T) {
 			Message{ToolCalls: []ToolCall{{ID: "call_1", Name: "f", Arguments: `{"a":1}`}, {ID: "call_2", Name: "g", Arguments: `{}`}}}},
 		{"string arguments", "<tool_call>{\"name\": \"a\", \"arguments\": \"{\\\"x\\\": 2}\"}</tool_call>", hermes, ParseOptions{Tools: true},
 			Message{ToolCalls: []ToolCall{{ID: "call_1", Name: "a", Arguments: `{"x":2}`}}}},
+		// Qwen 3.5/3.6's XML form inside <tool_call>: the offered tool's
+		// schema keeps a string parameter a string ("12"); other values
+		// are the JSON they parse as, or strings; one newline each side
+		// of a value is layout.
+		{"xml call", "Let me check.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=zip>\n12\n</parameter>\n<parameter=days>\n3\n</parameter>\n<parameter=opts>\n{\"unit\": \"C\"}\n</parameter>\n<parameter=note>\ntwo\nlines\n</parameter>\n</function>\n</tool_call>", hermes,
+			ParseOptions{Tools: true, Defs: []Tool{{Name: "get_weather", Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"zip":{"type":"string"},"days":{"type":"integer"},"opts":{"type":"object"},"note":{"type":"string"}}}`)}}},
+			Message{Content: "Let me check.", ToolCalls: []ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris","zip":"12","days":3,"opts":{"unit":"C"},"note":"two\nlines"}`}}}},
+		{"xml call without schemas", "<tool_call>\n<function=f>\n<parameter=n>\n12\n</parameter>\n<parameter=s>\nhello\n</parameter>\n</function>\n</tool_call>", hermes, ParseOptions{Tools: true},
+			Message{ToolCalls: []ToolCall{{ID: "call_1", Name: "f", Arguments: `{"n":12,"s":"hello"}`}}}},
+		{"xml call, no parameters, two calls", "<tool_call>\n<function=a>\n</function>\n</tool_call>\n<tool_call>\n<function=b>\n<parameter=x>\ntrue\n</parameter>\n</function>\n</tool_call>", hermes, ParseOptions{Tools: true},
+			Message{ToolCalls: []ToolCall{{ID: "call_1", Name: "a", Arguments: `{}`}, {ID: "call_2", Name: "b", Arguments: `{"x":true}`}}}},
+		{"xml call unclosed parameter", "<tool_call>\n<function=f>\n<parameter=x>\n1\n</function>\n</tool_call>", hermes, ParseOptions{Tools: true},
+			Message{Content: "<tool_call>\n<function=f>\n<parameter=x>\n1\n</function>\n</tool_call>"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

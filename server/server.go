@@ -681,6 +681,7 @@ func (s *Server) chatPrompt(in *chatInput, noTemplate string) (string, chat.Pars
 		// room to close it.
 		ThinkingOpen: chat.PromptOpensThinking(prompt) && !in.params.JSON && in.params.ToolChoice == "",
 		Tools:        len(in.tools) > 0,
+		Defs:         in.tools,
 		NewID:        func() string { return s.newID("call_") },
 	}, nil
 }

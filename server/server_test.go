@@ -249,6 +249,28 @@ func TestToolCallRoundTrip(t *testing.T) {
 	}
 }
 
+// TestToolCallXMLForm: a call in the XML form Qwen 3.5 writes inside
+// <tool_call> reaches the client as OpenAI's call, its values typed by the
+// request's tool schema (the string parameter "75001" stays a string, the
+// integer one is a number).
+func TestToolCallXMLForm(t *testing.T) {
+	b := newFake(func(string) []string {
+		return []string{"<tool_call>\n<function=get_", "weather>\n<parameter=zip>\n75001\n</param", "eter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>"}
+	})
+	_, hs := start(t, b)
+	tools := `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"zip":{"type":"string"},"days":{"type":"integer"}}}}}]`
+	resp, body := post(t, hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"Weather?"}],`+tools+`}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	var got chatResponse
+	json.Unmarshal(body, &got)
+	if c := got.Choices[0]; c.FinishReason != "tool_calls" || len(c.Message.ToolCalls) != 1 ||
+		c.Message.ToolCalls[0].Function.Name != "get_weather" || c.Message.ToolCalls[0].Function.Arguments != `{"zip":"75001","days":3}` {
+		t.Errorf("choice %s", body)
+	}
+}
+
 func TestToolCallStreamDeltas(t *testing.T) {
 	_, hs := start(t, newFake(func(string) []string {
 		return []string{"Let me check.", "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>"}

@@ -95,6 +95,6 @@ func (e *Engine) ChatPrompt(msgs []chat.Message, o chat.RenderOptions) (tokens [
 	if err != nil {
 		return nil, parse, fmt.Errorf("llm: chat: %w: %w", err, seq.ErrInvalidOption)
 	}
-	parse = chat.ParseOptions{ThinkingOpen: chat.PromptOpensThinking(prompt), Tools: len(o.Tools) > 0}
+	parse = chat.ParseOptions{ThinkingOpen: chat.PromptOpensThinking(prompt), Tools: len(o.Tools) > 0, Defs: o.Tools}
 	return e.Tok.EncodeSpecial(prompt, true), parse, nil
 }

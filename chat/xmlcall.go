@@ -1,0 +1,119 @@
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// The XML form of a call, which Qwen 3 Coder, Qwen 3.5 and Qwen 3.6 write
+// inside <tool_call> (their templates render calls so), in place of
+// Hermes' JSON object:
+//
+//	<function=NAME>
+//	<parameter=KEY>
+//	VALUE
+//	</parameter>
+//	…
+//	</function>
+//
+// A value is text: one newline after its opening tag and one before its
+// closing tag are layout, not value. As llama.cpp's Qwen3-Coder parser
+// reads them, a value stays a string where the offered tool's schema
+// types the parameter a string, and otherwise is the JSON it parses as
+// (a number, an object …), or a string when it parses as none.
+const (
+	xmlFunction  = "<function="
+	xmlFuncEnd   = "</function>"
+	xmlParameter = "<parameter="
+	xmlParamEnd  = "</parameter>"
+)
+
+// parseXMLCall reads a call in the XML form from body (what stands between
+// <tool_call> and </tool_call>), typing its values by tools' schemas.
+func parseXMLCall(body string, tools []Tool) (ToolCall, bool) {
+	body = strings.TrimSpace(body)
+	rest, ok := strings.CutPrefix(body, xmlFunction)
+	if !ok {
+		return ToolCall{}, false
+	}
+	end := strings.IndexByte(rest, '>')
+	if end <= 0 {
+		return ToolCall{}, false
+	}
+	name := strings.TrimSpace(rest[:end])
+	rest, ok = strings.CutSuffix(strings.TrimSpace(rest[end+1:]), xmlFuncEnd)
+	if !ok || name == "" {
+		return ToolCall{}, false
+	}
+	types := paramTypes(tools, name)
+	var args bytes.Buffer
+	args.WriteByte('{')
+	for n := 0; ; n++ {
+		rest = strings.TrimSpace(rest)
+		if rest == "" {
+			break
+		}
+		r, ok := strings.CutPrefix(rest, xmlParameter)
+		if !ok {
+			return ToolCall{}, false
+		}
+		end := strings.IndexByte(r, '>')
+		stop := strings.Index(r, xmlParamEnd)
+		if end <= 0 || stop < end {
+			return ToolCall{}, false
+		}
+		key := strings.TrimSpace(r[:end])
+		value := strings.TrimPrefix(r[end+1:stop], "\n")
+		value = strings.TrimSuffix(value, "\n")
+		rest = r[stop+len(xmlParamEnd):]
+		if n > 0 {
+			args.WriteByte(',')
+		}
+		k, _ := json.Marshal(key)
+		args.Write(k)
+		args.WriteByte(':')
+		args.Write(xmlValue(value, types[key]))
+	}
+	args.WriteByte('}')
+	return ToolCall{Name: name, Arguments: normalizeArgs(args.Bytes())}, true
+}
+
+// xmlValue is a parameter's value as JSON: a string when its schema type
+// is "string" or it parses as no JSON, else the JSON it is.
+func xmlValue(value, typ string) []byte {
+	if typ != "string" {
+		if v := []byte(strings.TrimSpace(value)); len(v) > 0 && json.Valid(v) {
+			return v
+		}
+	}
+	s, _ := json.Marshal(value)
+	return s
+}
+
+// paramTypes maps the parameters of the tool called name, among tools, to
+// their schemas' types ("" where a schema has none, or names several).
+func paramTypes(tools []Tool, name string) map[string]string {
+	for _, t := range tools {
+		if t.Name != name {
+			continue
+		}
+		var schema struct {
+			Properties map[string]struct {
+				Type json.RawMessage `json:"type"`
+			} `json:"properties"`
+		}
+		if json.Unmarshal(t.Parameters, &schema) != nil {
+			return nil
+		}
+		types := map[string]string{}
+		for k, p := range schema.Properties {
+			var typ string
+			if json.Unmarshal(p.Type, &typ) == nil {
+				types[k] = typ
+			}
+		}
+		return types
+	}
+	return nil
+}
