@@ -53,8 +53,7 @@ func latX8Factor(t Type) float32 {
 	return 0.125
 }
 
-// latMagnitudes is the magnitude of each code c&7 of the three level
-// families.
+// The magnitudes of codes c&7 of the three families of levels.
 var (
 	iq2Magnitudes   = []int8{8, 25, 43}
 	iq3XXSMagnitude = []int8{4, 12, 20, 28, 36, 44, 52, 62}

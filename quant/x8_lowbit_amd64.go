@@ -20,31 +20,23 @@ import "github.com/lowmem/llm/internal/cpu"
 // per CPU-second against its tile's 46; BenchmarkDecodeBandwidth's
 // product on two threads 35-43 % of the read bandwidth against 19-23.
 func x8LowVariants(t Type) []X8Kernel {
-	ks := x8LowVNNI(t)
-	if isLattice(t) && cpu.Has(cpu.AVX2) {
-		ks = append(ks, x8Pair("avx2", t, latAVX2[latFamilyOf(t)][0], latAVX2[latFamilyOf(t)][1], latAVX2[latFamilyOf(t)][2], x8Gemm{})...)
+	return append(x8LowVNNI(t), x8LowAVX2(t)...)
+}
+
+// x8LowAVX2 is x8LowVariants' AVX2 kernels: the lattice types' alone.
+func x8LowAVX2(t Type) []X8Kernel {
+	if !cpu.Has(cpu.AVX2) {
+		return nil
 	}
-	return ks
-}
-
-// latAVX2 is the AVX2 decode kernels of each family of lattice types
-// (latFamilyOf): plain, NTA and PF.
-var latAVX2 = [3][3]rowX8Asm{
-	{rowIQ2X8AVX2, rowIQ2X8AVX2NTA4096, rowIQ2X8AVX2PF4096},
-	{rowIQ3_XXSX8AVX2, rowIQ3_XXSX8AVX2NTA4096, rowIQ3_XXSX8AVX2PF4096},
-	{rowIQ1X8AVX2, rowIQ1X8AVX2NTA4096, rowIQ1X8AVX2PF4096},
-}
-
-// latFamilyOf is the family of lattice type t's X8 kernels: 0 IQ2, 1
-// IQ3_XXS, 2 IQ1.
-func latFamilyOf(t Type) int {
 	switch t {
+	case IQ2_XXS, IQ2_XS, IQ2_S:
+		return x8Pair("avx2", t, rowIQ2X8AVX2, rowIQ2X8AVX2NTA4096, rowIQ2X8AVX2PF4096, x8Gemm{})
 	case IQ3_XXS:
-		return 1
+		return x8Pair("avx2", t, rowIQ3_XXSX8AVX2, rowIQ3_XXSX8AVX2NTA4096, rowIQ3_XXSX8AVX2PF4096, x8Gemm{})
 	case IQ1_S, IQ1_M:
-		return 2
+		return x8Pair("avx2", t, rowIQ1X8AVX2, rowIQ1X8AVX2NTA4096, rowIQ1X8AVX2PF4096, x8Gemm{})
 	}
-	return 0
+	return nil
 }
 
 // x8LowVNNI is x8LowVariants' AVX-512 VNNI kernels.
