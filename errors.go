@@ -11,10 +11,8 @@ import (
 	"github.com/lowmem/llm/quant"
 )
 
-// Errors callers can branch on with errors.Is. Every error the package
-// returns wraps one of these or says plainly what went wrong. Each is the
-// same value as the error of the package that finds the problem, so
-// errors.Is matches errors made anywhere below.
+// Errors callers can branch on with errors.Is: each is the value of the
+// package that finds the problem, so errors.Is matches errors made below.
 var (
 	// ErrBadModel: the file is not a valid GGUF model (truncated, corrupt,
 	// inconsistent metadata, missing tensors).
@@ -33,23 +31,19 @@ var (
 	// and sampler.ErrInvalidOption.
 	ErrInvalidOption = seq.ErrInvalidOption
 	// ErrOutOfMemoryBudget: the model cannot run within the memory limit
-	// even after every degradation allowed (Load; Plan reports it in
-	// MemoryPlan.Reason), or a session's KV cache cannot be reserved
-	// within the plan. The message says what would fit.
+	// after every degradation allowed (Plan says why in MemoryPlan.Reason),
+	// or a session's KV cache cannot be reserved; it says what would fit.
 	ErrOutOfMemoryBudget = memplan.ErrOutOfBudget
-	// ErrBadState: Restore was given a stream that is not a saved session,
-	// is damaged or truncated, or was saved by another model or with
-	// another KV type.
+	// ErrBadState: Restore was given a damaged or truncated stream, or one
+	// saved by another model or with another KV type.
 	ErrBadState = snapshot.ErrBadState
 	// ErrClosed: the model or session was closed.
 	ErrClosed = seq.ErrClosed
-	// ErrBusy: a call on a session while another call runs on it (from
-	// another goroutine, or from inside a Stream loop over it). Nothing
-	// was changed; a session runs one call at a time.
+	// ErrBusy: a call on a session while another runs on it (on another
+	// goroutine, or inside a Stream loop over it); nothing was changed.
 	ErrBusy = seq.ErrBusy
-	// ErrInternal: a bug in this library, caught at the API: a panic
-	// (in the caller's goroutine or a worker thread) turned into an error
-	// that carries its stack. The process keeps running; please report it.
+	// ErrInternal: a bug in this library, a panic (in any thread) caught at
+	// the API with its stack; the process keeps running. Please report it.
 	ErrInternal = engine.ErrInternal
 	// ErrBadToken: a token id outside the vocabulary.
 	ErrBadToken = model.ErrTokenOutOfRange

@@ -11,12 +11,10 @@ import (
 )
 
 // Model is a loaded GGUF model: weights mapped read-only from the file,
-// the tokenizer, and the thread pool. It is safe to share between
-// goroutines; each goroutine works through its own Session. Its weights
-// and vocabulary never change, but where the weights are read from may:
-// blocks that no longer fit beside the sessions' KV caches (or under
-// memory pressure) are read from disk on every token, and come back into
-// memory when the caches shrink (Residency reports which).
+// the tokenizer and the thread pool; share it between goroutines, each
+// with its own Session. Its weights never change, but blocks that no
+// longer fit beside the sessions' KV caches (or under pressure) are read
+// from disk until the caches shrink (Residency reports which).
 type Model struct {
 	e    *engine.Engine
 	info Info
@@ -38,45 +36,38 @@ type Info struct {
 	HeadsKV       int
 	Threads       int
 
-	// ChatTemplate is the Jinja chat template Session.Chat renders with:
-	// WithChatTemplate's, else the file's tokenizer.chat_template; "" when
-	// there is none.
+	// ChatTemplate is the Jinja template Session.Chat renders with
+	// (WithChatTemplate's, else the file's; "" when none).
 	ChatTemplate string
-	// BOSText and EOSText are the texts of the BOS and EOS tokens, which
-	// templates print as bos_token and eos_token ("" when there is none).
+	// BOSText and EOSText are the texts templates print as bos_token and
+	// eos_token ("" when there is none).
 	BOSText, EOSText string
-	// AddBOS and AddEOS say whether tokenizing adds BOS (EOS) itself, so
-	// that a rendered prompt's own leading BOS text is dropped
-	// (RenderOptions.StripBOS), as llama.cpp does.
+	// AddBOS and AddEOS say whether tokenizing adds BOS (EOS) itself, so a
+	// rendered prompt's own BOS text is dropped (RenderOptions.StripBOS).
 	AddBOS, AddEOS bool
-	// EOG lists every end-of-generation token (EOS, end of turn, end of
-	// message …), ascending: generation stops at any of them.
+	// EOG lists every end-of-generation token (EOS, end of turn …),
+	// ascending: generation stops at any of them.
 	EOG []int32
-	// EmbeddingOnly: the model has no output head (a BERT-style encoder),
-	// so it only embeds; Eval, Generate, Chat and Complete fail with
-	// ErrUnsupportedArch.
+	// EmbeddingOnly: no output head (a BERT-style encoder), so Eval,
+	// Generate, Chat and Complete fail with ErrUnsupportedArch.
 	EmbeddingOnly bool
-	// Kernels names, per weight type of the model's matrices, the kernel
-	// variant chosen for this CPU at start-up, e.g. "Q4_0=avx512vnni-row-nta
-	// Q6_K=avx512vnni-rowdot" (types in ascending order). LLM_KERNELS
-	// overrides the choice and LLM_CPU caps the instruction set.
+	// Kernels names the kernel chosen for this CPU per weight type, e.g.
+	// "Q4_0=avx512vnni-row-nta Q6_K=avx512vnni-rowdot" (LLM_KERNELS
+	// overrides the choice; LLM_CPU caps the instruction set).
 	Kernels string
 }
 
-// Load maps a GGUF file and prepares it to run. Nothing is copied: weights
-// are read in place from the mapping. path is a file, or
-// "ollama:NAME[:TAG]" for a model a local Ollama has downloaded (its
-// store is $OLLAMA_MODELS or ~/.ollama/models; errors wrap the ollama
-// package's). Errors wrap ErrBadModel (also for a directory, device, FIFO
-// or empty file), ErrUnsupportedArch, ErrUnsupportedType,
-// ErrInvalidOption or ErrOutOfMemoryBudget.
+// Load maps a GGUF file, weights read in place, and prepares it to run.
+// path is a file, or "ollama:NAME[:TAG]" for a model a local Ollama has
+// pulled ($OLLAMA_MODELS or ~/.ollama/models). Errors wrap ErrBadModel,
+// ErrUnsupportedArch, ErrUnsupportedType, ErrInvalidOption or
+// ErrOutOfMemoryBudget (or the ollama package's).
 func Load(path string, opts ...Option) (*Model, error) {
 	return LoadContext(context.Background(), path, opts...)
 }
 
 // LoadContext is Load giving up, with an error wrapping ctx.Err(), once
-// ctx is done: it is checked while the header is parsed and the weights
-// are built, so a slow disk or a huge file can be abandoned.
+// ctx is done (checked while parsing and building the weights).
 func LoadContext(ctx context.Context, path string, opts ...Option) (m *Model, err error) {
 	defer engine.Catch(&err, debug.SetPanicOnFault(true))
 	o, err := loadOptions(opts)
@@ -113,11 +104,10 @@ func loadOptions(opts []Option) (engine.Options, error) {
 	})
 }
 
-// Plan predicts the memory a model and one session will use with these
-// options, and the configuration Load would choose, without loading the
-// weights (only the file's header is read). A plan that does not fit is
-// returned with Fits false and a nil error; Load would return
-// ErrOutOfMemoryBudget for it.
+// Plan predicts, from the file's header alone, the memory a model and one
+// session will use with these options and the configuration Load would
+// choose; one that does not fit has Fits false (and a nil error), where
+// Load would return ErrOutOfMemoryBudget.
 func Plan(path string, opts ...Option) (_ MemoryPlan, err error) {
 	defer engine.Catch(&err, debug.SetPanicOnFault(true))
 	o, err := loadOptions(opts)
@@ -143,10 +133,8 @@ func (m *Model) Info() Info {
 	return i
 }
 
-// Plan is the memory plan Load made: the predicted bytes of the model and
-// one session, and the configuration chosen to fit the limit. Its weights
-// mode and steps change when memory pressure makes the model read weights
-// from disk.
+// Plan is the memory plan Load made; its weights mode and steps change
+// when memory pressure makes the model read weights from disk.
 func (m *Model) Plan() MemoryPlan { defer m.engine().Absorb(); return m.e.Plan() }
 
 // ResidencyStats says where a model's blocks are now and what reading them
@@ -198,11 +186,28 @@ func (m *Model) EOS() int32 { defer m.engine().Absorb(); return m.e.Tok.EOS() }
 // end-of-turn and similar tokens).
 func (m *Model) IsEndOfGeneration(id int32) bool { defer m.engine().Absorb(); return m.e.Tok.IsEOG(id) }
 
-// Close stops the model's threads and unmaps the file, after the forward
-// pass running, if any: calls in progress on its sessions end with
-// ErrClosed at their next step, later ones at once (sessions still need
-// Close to free their memory). It may be called again.
+// Close stops the model's threads and unmaps the file after any forward
+// pass running; calls on its sessions then end with ErrClosed (their
+// memory needs Session.Close). It may be called again.
 func (m *Model) Close() (err error) {
 	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
 	return m.e.Close()
+}
+
+// Every exported function and method defers engine.Catch (or Absorb, when
+// it returns no error), so that no panic crosses the API; see there. A
+// nil model or session has a nil engine, which makes them report ErrClosed.
+
+func (m *Model) engine() *engine.Engine {
+	if m == nil {
+		return nil
+	}
+	return m.e
+}
+
+func (s *Session) engine() *engine.Engine {
+	if s == nil {
+		return nil
+	}
+	return s.m.engine()
 }

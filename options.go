@@ -13,11 +13,10 @@ import (
 // KVType is the element type of a session's KV cache.
 type KVType = kv.Type
 
-// KV cache element types. KVF16 matches llama.cpp's default; KVInt8 halves
-// the cache at a small cost in accuracy; KVInt4 stores llama.cpp's q4_0
-// blocks with its Walsh–Hadamard rotation of keys and values (28% of F16's
-// memory) and keeps each layer's newest 128 positions and first 16 in F16
-// too, for models whose head sizes are multiples of 32.
+// KV cache element types: KVF16 (llama.cpp's default); KVInt8, half of it
+// at a small cost in accuracy; KVInt4, llama.cpp's q4_0 of rotated keys
+// and values (28% of F16, the newest 128 and first 16 positions also in
+// F16), for head sizes that are multiples of 32.
 const (
 	KVF16  KVType = kv.F16
 	KVInt8 KVType = kv.Int8
@@ -35,15 +34,11 @@ const (
 	WeightsStreaming = memplan.WeightsStreaming
 )
 
-// PressureEvent reports memory running short, or recovering, while a model
-// is loaded (see WithMemoryPressure): the headroom, the limit, and what
-// the model did about it.
+// PressureEvent reports memory running short or recovering (see
+// WithMemoryPressure): the headroom, the limit and what the model did.
 type PressureEvent = residency.PressureEvent
 
-// Option configures Load. Options that also make sense per session
-// (WithContextSize, WithKVType, WithBatchSize, WithKVPreallocate,
-// WithContextShift) are SessionOptions too: given to Load they set the
-// default for every session of the model.
+// Option configures Load.
 type Option interface {
 	applyModel(*engine.Settings)
 }
@@ -51,6 +46,13 @@ type Option interface {
 // SessionOption configures NewSession, overriding what Load was given.
 type SessionOption interface {
 	applySession(*engine.Settings)
+}
+
+// ModelSessionOption is an option for Load and NewSession alike: given to
+// Load it sets the default for every session of the model.
+type ModelSessionOption interface {
+	Option
+	SessionOption
 }
 
 type bothOption func(*engine.Settings)
@@ -65,64 +67,40 @@ func (f modelOption) applyModel(s *engine.Settings) { f(s) }
 // WithContextSize sets the context length in tokens: the most tokens a
 // session can hold. The default is the model's trained context length. A
 // larger value than the model was trained for is allowed and logged.
-func WithContextSize(n int) interface {
-	Option
-	SessionOption
-} {
+func WithContextSize(n int) ModelSessionOption {
 	return bothOption(func(s *engine.Settings) { s.SetInt(&s.Context, "context size", n, 1, 1<<24) })
 }
 
 // WithKVType sets the KV cache element type (KVF16 by default). KVInt4
 // needs head sizes that are multiples of 32; NewSession refuses it for
 // other models.
-func WithKVType(t KVType) interface {
-	Option
-	SessionOption
-} {
+func WithKVType(t KVType) ModelSessionOption {
 	return bothOption(func(s *engine.Settings) { s.SetKVType(t) })
 }
 
 // WithBatchSize sets how many prompt tokens are processed per forward pass
 // (default 512). Activation memory grows with it; prompts longer than it
 // are processed in chunks.
-func WithBatchSize(n int) interface {
-	Option
-	SessionOption
-} {
+func WithBatchSize(n int) ModelSessionOption {
 	return bothOption(func(s *engine.Settings) { s.SetInt(&s.Batch, "batch size", n, 1, 1<<16) })
 }
 
-// WithKVPreallocate makes every session reserve its whole context's KV cache
-// when it is created, and write to every page of it, so that the memory is
-// really held from the start (and a shortage shows at NewSession, not in
-// the middle of generation). Without it the cache starts with 256 cells and
-// grows on demand. NewSession fails with ErrOutOfMemoryBudget when the
-// reservation does not fit the memory budget.
-func WithKVPreallocate() interface {
-	Option
-	SessionOption
-} {
+// WithKVPreallocate makes each session reserve and touch its whole
+// context's KV cache at NewSession (failing there with
+// ErrOutOfMemoryBudget, not mid-generation, when it does not fit), instead
+// of starting with 256 cells and growing on demand.
+func WithKVPreallocate() ModelSessionOption {
 	return bothOption(func(s *engine.Settings) { s.KVPreallocate = true })
 }
 
-// WithContextShift lets sessions continue past a full context instead of
-// failing with ErrContextFull: when the next tokens do not fit, the session
-// keeps its first keep tokens (e.g. a system prompt), drops the older half
-// of the rest, and goes on, as llama.cpp's context shift does. The kept
-// tokens' cached keys and values are reused, moved and re-rotated to their
-// new positions rather than recomputed, so later tokens still carry what
-// they learnt from the dropped ones. Sessions also shift, rather than fail,
-// when the memory budget stops their KV cache from growing.
-//
-// keep must be less than the context size (Load and NewSession refuse it
-// otherwise, with ErrInvalidOption); a long prompt is evaluated in pieces
-// of at most context−keep tokens so that a shift can always make room.
-// Sliding-window layers (Gemma 2) keep their ring of recent tokens and
-// renumber it, so their window goes on seeing the latest tokens.
-func WithContextShift(keep int) interface {
-	Option
-	SessionOption
-} {
+// WithContextShift lets sessions go on past a full context (or a KV cache
+// the memory budget stops growing) instead of failing with ErrContextFull,
+// as llama.cpp's context shift does: the session keeps its first keep
+// tokens (a system prompt), drops the older half of the rest, and moves
+// and re-rotates the kept keys and values rather than recomputing them.
+// keep must be less than the context size (else ErrInvalidOption); a long
+// prompt is evaluated in pieces of at most context−keep tokens.
+func WithContextShift(keep int) ModelSessionOption {
 	return bothOption(func(s *engine.Settings) { s.SetShift(keep) })
 }
 
@@ -138,74 +116,61 @@ func WithMemoryLimit(bytes int64) Option {
 	return modelOption(func(s *engine.Settings) { s.SetLimit(bytes) })
 }
 
-// WithWeights chooses how weights are kept in memory (default WeightsAuto:
-// every block resident while it fits, blocks read from disk as the KV
-// caches need their memory; WeightsStreaming plans for that even when the
-// whole model would fit; WeightsResident never reads blocks from disk and
+// WithWeights chooses how weights are kept (default WeightsAuto: blocks
+// resident while they fit beside the KV caches, else read from disk;
+// WeightsStreaming plans so even when all would fit; WeightsResident
 // shortens the context instead).
 func WithWeights(w WeightsMode) Option {
 	return modelOption(func(s *engine.Settings) { s.SetWeights(w) })
 }
 
-// WithRepack lets the memory plan hold weight matrices repacked at load,
-// eight rows interleaved, which decodes faster (default true; the types
-// and CPUs: quant.X8). The lattice types (IQ2_XXS … IQ1_M) take 1.5–2.9×
-// their bytes so, the others at most 1.25×. The plan repacks only when
-// every block stays resident at the full context with every repackable
-// matrix repacked (MemoryPlan.Repacked), and never holds two copies: each
-// matrix moves to anonymous memory and its mapped pages are released. A
-// repacked model's blocks stay in memory for its life: sessions beyond
-// the plan and memory pressure no longer move them to disk. A streamed
-// mixture-of-experts model's expert cache holds its experts repacked when
-// it has room for every one (MemoryPlan.RepackExperts). Pass false to
-// keep every weight in the file's layout, and movable.
+// WithRepack lets the plan hold weight matrices repacked at load, eight
+// rows interleaved, which runs faster (default true; the types and CPUs:
+// quant.X8; the lattice types IQ2_XXS … IQ1_M take 1.5–2.9× their bytes
+// so, the others at most 1.25×). It repacks only when, repacked, every
+// block stays resident at the full context (MemoryPlan.Repacked; a
+// streamed MoE's expert cache: RepackExperts), moving each matrix out of
+// the mapping; the blocks then stay in memory for the model's life,
+// whatever the pressure. false keeps the file's layout, blocks movable.
 func WithRepack(on bool) Option {
 	return modelOption(func(s *engine.Settings) { s.Repack = on })
 }
 
-// WithDiskReads sets how many reads of weight blocks from disk are in
-// flight at once (default 4): more suits disks that serve deep queues
-// (NVMe, network block devices), fewer a slow SD card.
+// WithDiskReads sets how many weight reads from disk are in flight at once
+// (default 4): more for deep-queue disks (NVMe), fewer for an SD card.
 func WithDiskReads(n int) Option {
 	return modelOption(func(s *engine.Settings) { s.SetInt(&s.Readers, "disk reads", n, 1, 64) })
 }
 
 // WithStrictMemory makes Load refuse with ErrOutOfMemoryBudget instead of
-// degrading (INT8 KV, INT4 KV, shorter context, streaming) when the request does not
-// fit the memory limit.
+// degrading (INT8 or INT4 KV, shorter context, streaming) to fit the limit.
 func WithStrictMemory() Option {
 	return modelOption(func(s *engine.Settings) { s.Strict = true })
 }
 
-// WithMemoryPressure calls fn when the memory headroom falls below the
-// larger of 5% of the limit and 64 MiB, or when memory stalls (the cgroup
-// v2 memory.pressure "some avg10") reach 10%, and again when headroom is
-// back above twice the threshold. Headroom is polled twice a second on a
-// goroutine that runs from Load to Close; fn runs on it and must not close
-// the model. The model also logs a warning; while under pressure sessions
-// stop growing their KV caches beyond what they hold; and, unless
-// WithWeights(WeightsResident) or the weights are repacked (WithRepack), half of the resident blocks are read from
-// disk from the next forward pass on, so that the page cache they held can
-// be reclaimed without the model thrashing on it; they come back when the
-// pressure ends. Without this option
-// the model watches only when its memory plan is tight (more than half the
-// limit, or streaming weights).
+// WithMemoryPressure calls fn when headroom falls below the larger of 5%
+// of the limit and 64 MiB or memory stalls (cgroup v2 memory.pressure
+// "some avg10") reach 10%, and again when headroom is back above twice
+// that; it runs on the goroutine polling twice a second from Load to
+// Close, and must not close the model. Under pressure sessions stop
+// growing their KV caches and, unless WithWeights(WeightsResident) or
+// repacked, half the resident blocks are read from disk until it ends.
+// Without fn the model watches only when its plan is tight (over half the
+// limit, or streaming).
 func WithMemoryPressure(fn func(PressureEvent)) Option {
 	return modelOption(func(s *engine.Settings) { s.OnPressure = fn })
 }
 
-// WithChatTemplate makes Session.Chat render conversations with this chat
-// template (Jinja source) instead of the file's tokenizer.chat_template,
-// for a model that has none or a wrong one. A template that does not
-// parse makes Load fail with ErrInvalidOption.
+// WithChatTemplate makes Session.Chat render with this Jinja source instead
+// of the file's template; one that does not parse fails Load with
+// ErrInvalidOption.
 func WithChatTemplate(src string) Option {
 	return modelOption(func(s *engine.Settings) { s.ChatTemplate = src })
 }
 
-// WithSessions plans memory for n sessions running at once (default 1),
-// as a server with n parallel slots needs: each session's KV cache,
-// activations and logits count n times in the plan, and the KV memory
-// sessions share at run time is what the plan leaves for n caches.
+// WithSessions plans memory for n sessions at once (default 1), as a
+// server with n slots needs: the KV caches, activations and logits count
+// n times.
 func WithSessions(n int) Option {
 	return modelOption(func(s *engine.Settings) { s.SetInt(&s.Sessions, "sessions", n, 1, 1024) })
 }
@@ -220,10 +185,9 @@ func WithLogger(l *slog.Logger) Option {
 	})
 }
 
-// GenerateOption configures one Generate or Stream call. The defaults are
-// llama.cpp's (sampler.DefaultConfig): temperature 0.8, top-k 40, top-p
-// 0.95, min-p 0.05, no penalties; and 128 tokens. A value out of range
-// makes Generate and Stream fail with an error wrapping ErrInvalidOption.
+// GenerateOption configures one generation. Defaults are llama.cpp's
+// (sampler.DefaultConfig) and 128 tokens; a value out of range fails the
+// call with ErrInvalidOption.
 type GenerateOption func(*engine.Gen)
 
 // MaxTokens limits how many tokens are generated (default 128; at least 1).
@@ -276,10 +240,9 @@ func Stop(stops ...string) GenerateOption {
 // in the prompt when it is false). Templates that do not read it ignore it.
 func WithThinking(on bool) GenerateOption { return func(g *engine.Gen) { g.Thinking = &on } }
 
-// WithReasoningEffort sets how hard a gpt-oss model reasons in Chat: "low",
-// "medium" or "high" (its harmony template's reasoning_effort; "" keeps the
-// default, medium; WithThinking(false) does not stop it). A model of another
-// template format refuses a level, as Ollama does: ErrInvalidOption names it.
+// WithReasoningEffort sets a gpt-oss model's reasoning_effort in Chat:
+// "low", "medium" (the default) or "high"; other models refuse a level
+// with ErrInvalidOption, as Ollama does.
 func WithReasoningEffort(level string) GenerateOption {
 	return func(g *engine.Gen) { g.ReasoningEffort = level }
 }
@@ -291,44 +254,35 @@ func WithTools(tools ...Tool) GenerateOption {
 	return func(g *engine.Gen) { g.Tools = append(g.Tools, tools...) }
 }
 
-// WithJSON makes the output one JSON object: at each step only tokens
-// that keep the text the start of a JSON object (RFC 8259) may be sampled,
-// and generation ends when the object closes. The text begins with '{';
-// whitespace between JSON tokens is limited to runs of 24 bytes with one
-// line feed and no carriage return, and nesting to 64 levels, so a model
-// cannot idle in it. MaxTokens still bounds the output, and a generation
-// cut short by it is an unfinished object (FinishLength). The constraint
-// covers everything generated, so a reasoning model answers without
-// thinking first, and Chat puts the object in Content even when the
-// template's prompt opened a reasoning block.
+// WithJSON makes the output one JSON object (RFC 8259): only tokens that
+// keep the text an object's start may be sampled, and generation ends when
+// it closes. Whitespace runs are at most 24 bytes with one line feed, and
+// nesting 64 levels, so a model cannot idle; MaxTokens may still cut it
+// short (FinishLength). A reasoning model answers without thinking, and
+// Chat puts the object in Content.
 func WithJSON() GenerateOption { return func(g *engine.Gen) { g.JSON = true } }
 
-// WithToolChoice is OpenAI's tool_choice for the tools of WithTools:
-// "auto" (default), "none" (not offered), "required" (the reply is one
-// call of one of them) or a tool's name (one call of it), held token by
-// token to the template's syntax (Llama 3, Hermes/Qwen, Mistral) with
-// arguments following the tool's parameters where WithJSONSchema's subset
-// can. A choice that cannot be forced fails with ErrInvalidOption.
+// WithToolChoice is OpenAI's tool_choice for WithTools' tools: "auto"
+// (default), "none", "required" (one call of one of them) or a tool's
+// name, held token by token to the template's call syntax, arguments to
+// the tool's parameters as far as WithJSONSchema's subset goes; a choice
+// that cannot be forced fails with ErrInvalidOption.
 func WithToolChoice(choice string) GenerateOption {
 	return func(g *engine.Gen) { g.ToolChoice = choice }
 }
 
-// WithLogprobs asks for each generated token's log-probability
-// (Token.Logprob) and those of the top (0 to 20) most likely tokens at its
-// step (Token.TopLogprobs), as OpenAI's logprobs and top_logprobs. They
-// cost a pass over the vocabulary a token; a top outside [0, 20] makes the
-// call fail with ErrInvalidOption.
+// WithLogprobs asks for each token's Logprob and its step's top (0 to 20)
+// TopLogprobs, as OpenAI's logprobs and top_logprobs, at a pass over the
+// vocabulary a token; another top fails with ErrInvalidOption.
 func WithLogprobs(top int) GenerateOption {
 	return func(g *engine.Gen) { g.Logprobs, g.TopLogprobs = true, top }
 }
 
-// WithJSONSchema is WithJSON for an object that satisfies a JSON schema,
-// as OpenAI's structured outputs. The subset enforced: type, properties,
-// required, additionalProperties (true or false), items, minItems,
-// maxItems, enum and const of strings and null, anyOf/oneOf whose branches
-// begin differently or are objects told apart by one constant-string
-// property, and local $ref; annotations are ignored. Any other keyword
-// fails the call with ErrInvalidOption, naming it.
+// WithJSONSchema is WithJSON for an object satisfying a JSON schema (OpenAI's
+// structured outputs): type, properties, required, additionalProperties,
+// items, min/maxItems, enum and const of strings and null, anyOf/oneOf told
+// apart by their start or one constant property, local $ref; annotations
+// ignored, any other keyword refused with ErrInvalidOption naming it.
 func WithJSONSchema(schema json.RawMessage) GenerateOption {
 	return func(g *engine.Gen) { g.JSONSchema = schema }
 }

@@ -11,11 +11,9 @@ import (
 	"github.com/lowmem/llm/internal/seq"
 )
 
-// Session is one conversation with a model: the tokens so far, their KV
-// cache and scratch memory. It runs one call at a time (run several
-// sessions for concurrency): a call made while another runs, on another
-// goroutine or inside a Stream loop over the session, returns ErrBusy and
-// changes nothing (Reset does nothing). Close, Context, Tokens, Len,
+// Session is one conversation with a model: its tokens, KV cache and
+// scratch memory. It runs one call at a time (a call while another runs
+// returns ErrBusy and changes nothing); Close, Context, Tokens, Len,
 // KVStats and Usage may be called from any goroutine at any time.
 type Session struct {
 	m *Model
@@ -26,9 +24,7 @@ type Session struct {
 // tokens held, bytes, growths and context shifts.
 type KVStats = seq.Stats
 
-// NewSession makes a session with its own KV cache. Options override the
-// context size, KV type, batch size, preallocation and context shift given
-// to Load.
+// NewSession makes a session with its own KV cache; opts override Load's.
 func (m *Model) NewSession(opts ...SessionOption) (_ *Session, err error) {
 	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
 	q, err := m.e.NewSeq(func(s *engine.Settings) {
@@ -70,39 +66,30 @@ func (s *Session) Close() (err error) {
 // session reports zeros.
 func (s *Session) KVStats() KVStats { defer s.engine().Absorb(); return s.q.Stats() }
 
-// Eval appends tokens to the session and returns the logits (one score per
-// vocabulary entry) predicting the token after the last one. The slice is
-// owned by the session and overwritten by the next call. Tokens beyond the
-// context return an error wrapping ErrContextFull and change nothing.
+// Eval appends tokens and returns the logits predicting the next one, in a
+// slice the next call overwrites; tokens beyond the context change nothing
+// and return an error wrapping ErrContextFull.
 func (s *Session) Eval(ctx context.Context, tokens []int32) (_ []float32, err error) {
 	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	return s.q.Eval(ctx, tokens)
 }
 
-// EvalAll is Eval returning the logits after every token: len(tokens) rows
-// of VocabSize floats, in a new slice. It is for scoring text (perplexity)
-// and testing; generation only needs Eval. It takes at most the context's
-// tokens, and 2^28 logits in all.
+// EvalAll is Eval returning, in a new slice, the logits after every token
+// (len(tokens) rows of VocabSize), for scoring text; at most 2^28 logits.
 func (s *Session) EvalAll(ctx context.Context, tokens []int32) (_ []float32, err error) {
 	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	return s.q.EvalAll(ctx, tokens)
 }
 
-// Logits returns the logits after the session's last token, as the last
-// Eval returned them or Restore brought them back; zeros before any.
-// Sampling never changes them (penalties apply to a copy). The slice is
-// owned by the session and overwritten by the next Eval.
+// Logits returns the logits after the session's last token (zeros before
+// any); sampling penalises a copy. The next Eval overwrites the slice.
 func (s *Session) Logits() []float32 { defer s.engine().Absorb(); return s.q.Logits() }
 
-// Token is one generated token and the text it completes. Text may be
-// empty when the token ends inside a UTF-8 character or could be the start
-// of a stop string; the held-back text arrives with a later token (ID -1
-// at the end). From ChatStream, Text is answer text only: reasoning comes
-// in Thinking and tool calls, once complete, in ToolCalls.
-//
-// With WithLogprobs, Logprob is the token's log-probability under the
-// model at its step and TopLogprobs the most likely tokens there, most
-// likely first (see TokenLogprob); for ID -1 they are zero and nil.
+// Token is one generated token and the text it completes; text held back
+// (half a character, a possible stop string or chat marker) comes with a
+// later token, or one with ID -1 at the end. From ChatStream, Text is
+// answer only, reasoning is in Thinking and completed calls in ToolCalls.
+// With WithLogprobs: the token's Logprob and its step's TopLogprobs.
 type Token struct {
 	ID          int32
 	Text        string
@@ -128,10 +115,8 @@ func (s *Session) token(g *engine.Gen, id int32, text string) Token {
 	return t
 }
 
-// Usage reports what a session's last Generate, Stream, Chat, ChatStream
-// or Complete did: tokens of the prompt, how many of them were reused from
-// the KV cache rather than evaluated, tokens generated, why generation
-// ended, and the time spent on the prompt and on generating.
+// Usage reports a session's last generation: prompt tokens, those reused
+// from the KV cache, tokens generated, why it ended, and the time taken.
 type Usage = seq.Usage
 
 // Finish says why a generation ended: FinishEnd (an end-of-generation
@@ -151,13 +136,10 @@ const (
 // Usage reports the session's last generation.
 func (s *Session) Usage() Usage { defer s.engine().Absorb(); return s.q.Usage() }
 
-// Generate evaluates prompt after the session's tokens and samples a
-// continuation until an end-of-generation token, a stop string or
-// MaxTokens. It returns the generated text. If the context fills up first
-// it returns the text so far and an error wrapping ErrContextFull.
-// A prompt after tokens is tokenized as their continuation: "Hello" then
-// " world" feeds the tokens of "Hello world" (no SentencePiece space in
-// the middle).
+// Generate evaluates prompt after the session's tokens (tokenized as
+// their continuation) and samples until an end-of-generation token, a stop
+// string or MaxTokens, returning the text; a full context returns the text
+// so far and an error wrapping ErrContextFull.
 func (s *Session) Generate(ctx context.Context, prompt string, opts ...GenerateOption) (string, error) {
 	var b strings.Builder
 	for tok, err := range s.Stream(ctx, prompt, opts...) {
@@ -169,13 +151,10 @@ func (s *Session) Generate(ctx context.Context, prompt string, opts ...GenerateO
 	return b.String(), nil
 }
 
-// Stream is Generate delivering tokens as they are produced. Breaking out
-// of the loop stops generation. However the loop ends (break, stop
-// string, cancelled ctx, full context) the session then holds exactly the
-// text yielded, so the next call continues from what the caller saw: the
-// token of a break is evaluated (one more forward pass); text held back
-// (a possible stop string's start, half a character) is dropped; text
-// before a stop string inside a token is tokenized again.
+// Stream is Generate delivering tokens as they are produced; breaking out
+// of the loop stops it. However the loop ends, the session then holds
+// exactly the text yielded (a break's token is evaluated; held-back text
+// dropped), so the next call continues from what the caller saw.
 func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOption) iter.Seq2[Token, error] {
 	return func(yield func(Token, error) bool) {
 		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
@@ -185,14 +164,11 @@ func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOpt
 	}
 }
 
-// Complete is Stream for a prompt that is the whole text of the session,
-// such as a chat template renders it or an OpenAI-style completion request
-// carries it: the session is made to hold exactly prompt (BOS first when
-// the model adds it; special-token text such as "<|im_start|>" read as the
-// special token), reusing the tokens it shares with what the session held
-// and evaluating only the rest, then a continuation is generated. The
-// text of chat markers that are control tokens (<|python_tag|>,
-// [TOOL_CALLS] …) is kept in the output, so a chat reply can be parsed.
+// Complete is Stream for a prompt that is the session's whole text (a
+// rendered chat, a completion request): the session is made to hold
+// exactly prompt (BOS added as the model asks, special-token text read as
+// the token), reusing the tokens it shares with what it held. Control
+// tokens' text (<|python_tag|> …) stays in the output, for chat parsing.
 func (s *Session) Complete(ctx context.Context, prompt string, opts ...GenerateOption) iter.Seq2[Token, error] {
 	return func(yield func(Token, error) bool) {
 		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
@@ -202,27 +178,19 @@ func (s *Session) Complete(ctx context.Context, prompt string, opts ...GenerateO
 	}
 }
 
-// Save writes the session's state to w: its tokens, the logits after the
-// last one and the KV cache rows in use (not empty capacity), in a
-// versioned binary format with the model's fingerprint and a checksum.
-// Restore on a session of the same model file and KV type continues
-// exactly where this one stands.
+// Save writes the session's tokens, last logits and used KV rows to w in a
+// versioned, checksummed format; Restore on a session of the same model
+// file and KV type continues exactly where this one stands.
 func (s *Session) Save(w io.Writer) (err error) {
 	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	return s.m.e.Save(s.q, w)
 }
 
-// Restore replaces the session's state with one written by Save: tokens,
-// logits (see Logits) and KV cache, so that generation continues exactly
-// as it would have in the saved session. It reads exactly what Save wrote.
-//
-// The state must come from the same model file (its fingerprint is
-// checked) and the same KV type, and fit the session's context. Errors
-// wrap ErrBadState (another model or KV type, a damaged or truncated
-// stream; with ErrContextFull too when it holds more tokens than the
-// context) or ErrOutOfMemoryBudget; after an error the session is
-// unchanged. Restore builds the new cache before dropping the old one, so
-// it briefly needs memory for both.
+// Restore replaces the session's state with what Save wrote (reading no
+// further), building the new cache before dropping the old (briefly both).
+// Errors, after which the session is unchanged, wrap ErrBadState (another
+// model file or KV type, damage, truncation; with ErrContextFull when it
+// holds more than the context) or ErrOutOfMemoryBudget.
 func (s *Session) Restore(r io.Reader) (err error) {
 	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	return s.m.e.Restore(s.q, r)
