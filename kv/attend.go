@@ -74,8 +74,9 @@ func (c *Cache) Attend(layer, pos int, q, out []float32, p AttnParams, h0, h1 in
 	if layer < 0 || layer >= len(c.layers) {
 		return fmt.Errorf("kv: attend: layer %d out of range [0,%d): %w", layer, len(c.layers), ErrInvalid)
 	}
-	if p.Heads <= 0 || p.Heads%c.cfg.KVHeads != 0 {
-		return fmt.Errorf("kv: attend: %d query heads is not a positive multiple of %d KV heads: %w", p.Heads, c.cfg.KVHeads, ErrInvalid)
+	l := &c.layers[layer]
+	if p.Heads <= 0 || p.Heads%l.nh != 0 {
+		return fmt.Errorf("kv: attend: %d query heads is not a positive multiple of layer %d's %d KV heads: %w", p.Heads, layer, l.nh, ErrInvalid)
 	}
 	if h0 < 0 || h0 > h1 || h1 > p.Heads {
 		return fmt.Errorf("kv: attend: head range [%d,%d) not within [0,%d): %w", h0, h1, p.Heads, ErrInvalid)
@@ -83,7 +84,7 @@ func (c *Cache) Attend(layer, pos int, q, out []float32, p AttnParams, h0, h1 in
 	if err := p.check(); err != nil {
 		return err
 	}
-	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
+	dk, dv := l.dk, l.dv
 	if h1 > len(q)/dk || h1 > len(out)/dv {
 		return fmt.Errorf("kv: attend: q has %d and out %d floats, heads up to %d need %d and %d: %w", len(q), len(out), h1, h1*dk, h1*dv, ErrInvalid)
 	}
@@ -91,7 +92,7 @@ func (c *Cache) Attend(layer, pos int, q, out []float32, p AttnParams, h0, h1 in
 	if err != nil {
 		return err
 	}
-	group := p.Heads / c.cfg.KVHeads
+	group := p.Heads / l.nh
 
 	// Heads sharing a KV head go together: with room in scratch for all of
 	// their weights, the kernels take up to four heads per pass over the
@@ -166,8 +167,9 @@ func (c *Cache) AttendQueries(layer, pos, g int, qs, out []float32, p AttnParams
 	if layer < 0 || layer >= len(c.layers) {
 		return fmt.Errorf("kv: attend: layer %d out of range [0,%d): %w", layer, len(c.layers), ErrInvalid)
 	}
-	if g < 0 || g >= c.cfg.KVHeads {
-		return fmt.Errorf("kv: attend: KV head %d out of range [0,%d): %w", g, c.cfg.KVHeads, ErrInvalid)
+	l := &c.layers[layer]
+	if g < 0 || g >= l.nh {
+		return fmt.Errorf("kv: attend: KV head %d out of layer %d's range [0,%d): %w", g, layer, l.nh, ErrInvalid)
 	}
 	if err := p.check(); err != nil {
 		return err
@@ -175,7 +177,7 @@ func (c *Cache) AttendQueries(layer, pos, g int, qs, out []float32, p AttnParams
 	if p.Sinks != nil {
 		return fmt.Errorf("kv: attend: attention sinks in a pass of several queries per head (non-causal): %w", ErrInvalid)
 	}
-	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
+	dk, dv := l.dk, l.dv
 	nq := len(qs) / dk
 	if len(qs) != nq*dk || len(out) != nq*dv {
 		return fmt.Errorf("kv: attend: %d query and %d output floats are not whole queries of %d and %d: %w", len(qs), len(out), dk, dv, ErrInvalid)
@@ -193,7 +195,7 @@ func (c *Cache) AttendQueries(layer, pos, g int, qs, out []float32, p AttnParams
 // time (the same bits: every kernel computes each query as it would
 // alone). h is the query head of qs[0], which picks its sink.
 func (c *Cache) attendGroup(v span, g int, qs, out []float32, p AttnParams, h int, scratch []float32) {
-	dk, dv, n := c.cfg.HeadDimK, c.cfg.HeadDimV, v.n
+	dk, dv, n := v.l.dk, v.l.dv, v.n
 	nq := len(qs) / dk
 	if len(scratch) >= nq*n {
 		w := scratch[:nq*n]
@@ -219,7 +221,8 @@ type span struct {
 // qs (HeadDimK floats each), the first of which is query head h: head j's
 // n weights go to w[j·n:(j+1)·n].
 func (c *Cache) weights(v span, g int, qs []float32, p AttnParams, h int, w []float32) {
-	l, dk, n := v.l, c.cfg.HeadDimK, v.n
+	l, n := v.l, v.n
+	dk := l.dk
 	base := g * l.cells // row of cell 0 for this KV head
 	a, b := base+v.start, base+v.start+v.n1
 	wrap := base + v.n - v.n1
@@ -256,7 +259,8 @@ func (c *Cache) weights(v span, g int, qs []float32, p AttnParams, h int, w []fl
 // mix sets each head of o (HeadDimV floats apart) to the weighted sum of KV
 // head g's values, head j's weights being w[j·n:(j+1)·n].
 func (c *Cache) mix(v span, g int, w, o []float32) {
-	l, dv, n := v.l, c.cfg.HeadDimV, v.n
+	l, n := v.l, v.n
+	dv := l.dv
 	base := g * l.cells
 	a, b := base+v.start, base+v.start+v.n1
 	wrap := base + v.n - v.n1
@@ -270,7 +274,7 @@ func (c *Cache) mix(v span, g int, w, o []float32) {
 		c.mixInt4(v, g, w, o)
 		// The values were rotated before quantizing; the weighted sum is
 		// rotated back (the rotation is its own inverse).
-		hadamard(o, c.rotV)
+		hadamard(o, l.rotV)
 		return
 	}
 	valuesI8Heads(o, w, n, v.n1, l.v8[a*dv:b*dv], l.vs[a:b], dv)
@@ -281,7 +285,8 @@ func (c *Cache) mix(v span, g int, w, o []float32) {
 // rotated as the keys were, four heads at a time into a buffer on the stack
 // (the most one kernel call takes), and scored against the q4_0 rows.
 func (c *Cache) scoresInt4(v span, g int, qs, w []float32) {
-	l, dk, n := v.l, c.cfg.HeadDimK, v.n
+	l, n := v.l, v.n
+	dk := l.dk
 	rb := q4RowBytes(dk)
 	nh := len(qs) / dk
 	var qbuf [4 * MaxHeadDim]float32
@@ -289,7 +294,7 @@ func (c *Cache) scoresInt4(v span, g int, qs, w []float32) {
 		j1 := min(j0+4, nh)
 		qr := qbuf[:(j1-j0)*dk]
 		copy(qr, qs[j0*dk:j1*dk])
-		hadamard(qr, c.rotK)
+		hadamard(qr, l.rotK)
 		wj := w[j0*n : j1*n]
 		c.int4Runs(v, g, dk,
 			func(off, row, run int) { scoresQ4Heads(wj[off:], n, run, l.k4[row*rb:(row+run)*rb], qr, dk) },
@@ -300,7 +305,8 @@ func (c *Cache) scoresInt4(v span, g int, qs, w []float32) {
 // mixInt4 is mix for an Int4 cache: o gets the weighted sums of the
 // q4_0 rows and of the positions held in F16.
 func (c *Cache) mixInt4(v span, g int, w, o []float32) {
-	l, dv, n := v.l, c.cfg.HeadDimV, v.n
+	l, n := v.l, v.n
+	dv := l.dv
 	rb := q4RowBytes(dv)
 	c.int4Runs(v, g, dv,
 		func(off, row, run int) { valuesQ4Heads(o, w[off:], n, run, l.v4[row*rb:(row+run)*rb], dv) },

@@ -101,6 +101,37 @@ type Config struct {
 	// model.KVConfig sets DefaultRecent. At most an eighth of Cells is
 	// used. Other types must leave it 0.
 	Recent int
+
+	// Geometry, when not empty, gives each layer (one entry a layer) its
+	// own KV heads and head sizes, a zero field taking KVHeads, HeadDimK or
+	// HeadDimV: Gemma 4's windowed and global layers differ in both, and
+	// one geometry for all would pad every layer to the widest. Store,
+	// Attend and Shift then take each layer's own.
+	Geometry []Geometry
+}
+
+// Geometry is one layer's key/value heads and head sizes (see
+// Config.Geometry).
+type Geometry struct {
+	KVHeads, HeadDimK, HeadDimV int
+}
+
+// geometry is layer i's geometry, the Config's where Geometry says nothing.
+func (cfg *Config) geometry(i int) Geometry {
+	g := Geometry{cfg.KVHeads, cfg.HeadDimK, cfg.HeadDimV}
+	if i < len(cfg.Geometry) {
+		o := cfg.Geometry[i]
+		if o.KVHeads != 0 {
+			g.KVHeads = o.KVHeads
+		}
+		if o.HeadDimK != 0 {
+			g.HeadDimK = o.HeadDimK
+		}
+		if o.HeadDimV != 0 {
+			g.HeadDimV = o.HeadDimV
+		}
+	}
+	return g
 }
 
 // layer holds one layer's keys and values, each laid out as
@@ -114,6 +145,12 @@ type layer struct {
 	// Positions lo..hi are held (hi = lo-1 when none are). Store extends hi
 	// one position at a time; a ring drops positions from lo as it wraps.
 	lo, hi int
+
+	nh, dk, dv int // KV heads and key and value head sizes (Config.geometry)
+	// rotK and rotV are the orders of the Walsh–Hadamard blocks an Int4
+	// cache rotates this layer's keys (and queries) and values by; 0 is
+	// no rotation.
+	rotK, rotV int
 
 	k16, v16 []uint16 // F16
 	k8, v8   []int8   // Int8
@@ -144,8 +181,10 @@ type Cache struct {
 	cells  int // positions storable now: 0..cells-1
 	bytes  int64
 
-	// rotK and rotV are the orders of the Walsh–Hadamard blocks an Int4
-	// cache rotates keys (and queries) and values by; 0 is no rotation.
+	// rotK and rotV are the Walsh–Hadamard orders an Int4 cache of the
+	// Config's own head sizes rotates keys and values by (0: none), which a
+	// saved state records so that a build rotating otherwise refuses it;
+	// each layer's own (layer.rotK) follow from its sizes alike.
 	rotK, rotV int
 	// recent is Config.recentLen: the newest positions kept in F16.
 	recent int
@@ -170,6 +209,7 @@ func New(cfg Config) (*Cache, error) {
 		return nil, err
 	}
 	cfg.Windows = append([]int(nil), cfg.Windows...)
+	cfg.Geometry = append([]Geometry(nil), cfg.Geometry...)
 	c := &Cache{cfg: cfg, layers: make([]layer, cfg.Layers), cells: cfg.Cells}
 	if cfg.Type == Int4 && rotateInt4 {
 		c.rotK, c.rotV = rotationOrders(cfg.HeadDimK, cfg.HeadDimV)
@@ -189,13 +229,18 @@ func New(cfg Config) (*Cache, error) {
 		if len(cfg.Windows) > 0 {
 			l.window = cfg.Windows[i]
 		}
+		g := cfg.geometry(i)
+		l.nh, l.dk, l.dv = g.KVHeads, g.HeadDimK, g.HeadDimV
+		if cfg.Type == Int4 && rotateInt4 {
+			l.rotK, l.rotV = rotationOrders(l.dk, l.dv)
+		}
 		// Bounding rows first keeps every product below 2⁶³: a row is at
 		// most 2·(2·MaxHeadDim)+8 bytes, and full ≤ maxBytes before each
 		// layer is added.
-		if int64(l.ring) > maxBytes/int64(cfg.KVHeads) {
-			return nil, fmt.Errorf("kv: config: layer %d needs %d×%d rows, too many: %w", i, cfg.KVHeads, l.ring, ErrInvalid)
+		if int64(l.ring) > maxBytes/int64(l.nh) {
+			return nil, fmt.Errorf("kv: config: layer %d needs %d×%d rows, too many: %w", i, l.nh, l.ring, ErrInvalid)
 		}
-		full += cfg.layerBytes(l.ring)
+		full += cfg.layerBytes(i, l.ring)
 		if full > maxBytes {
 			return nil, fmt.Errorf("kv: config: storage exceeds %d bytes by layer %d: %w", int64(maxBytes), i, ErrInvalid)
 		}
@@ -221,7 +266,7 @@ func Bytes(cfg Config) int64 {
 	}
 	var n int64
 	for i := range cfg.Layers {
-		n += cfg.layerBytes(min(cfg.ring(i), cells)) + cfg.recentBytes()
+		n += cfg.layerBytes(i, min(cfg.ring(i), cells)) + cfg.recentBytes(i)
 	}
 	return n
 }
@@ -236,8 +281,8 @@ func GrowBytes(cfg Config, from, to int) (added, transient int64) {
 		ring := cfg.ring(i)
 		old, nc := min(ring, from), min(ring, to)
 		if nc > old {
-			added += cfg.layerBytes(nc) - cfg.layerBytes(old)
-			transient = max(transient, cfg.layerBytes(old))
+			added += cfg.layerBytes(i, nc) - cfg.layerBytes(i, old)
+			transient = max(transient, cfg.layerBytes(i, old))
 		}
 	}
 	return added, transient
@@ -256,41 +301,42 @@ func (cfg *Config) ring(i int) int {
 	return cfg.Cells
 }
 
-// rowBytes is the storage of one (token, KV head) row: its key, its value
-// and, for Int8, their two float32 scales; for Int4, the q4_0 blocks of
-// both (scales included).
-func (cfg *Config) rowBytes() int64 {
+// rowBytes is the storage of one (token, KV head) row of a layer of
+// geometry g: its key, its value and, for Int8, their two float32 scales;
+// for Int4, the q4_0 blocks of both (scales included).
+func (cfg *Config) rowBytes(g Geometry) int64 {
 	switch cfg.Type {
 	case Int8:
-		return int64(cfg.HeadDimK+cfg.HeadDimV) + 8
+		return int64(g.HeadDimK+g.HeadDimV) + 8
 	case Int4:
-		return int64(q4RowBytes(cfg.HeadDimK) + q4RowBytes(cfg.HeadDimV))
+		return int64(q4RowBytes(g.HeadDimK) + q4RowBytes(g.HeadDimV))
 	}
-	return 2 * int64(cfg.HeadDimK+cfg.HeadDimV)
+	return 2 * int64(g.HeadDimK+g.HeadDimV)
 }
 
-// layerBytes is the storage of one layer of the given cells.
-func (cfg *Config) layerBytes(cells int) int64 {
-	return int64(cfg.KVHeads) * int64(cells) * cfg.rowBytes()
+// layerBytes is the storage of layer i at the given cells.
+func (cfg *Config) layerBytes(i, cells int) int64 {
+	g := cfg.geometry(i)
+	return int64(g.KVHeads) * int64(cells) * cfg.rowBytes(g)
 }
 
 // alloc gives l fresh, zeroed storage of cells cells, replacing (not
 // copying) what it had.
 func (c *Cache) alloc(l *layer, cells int) {
-	rows := c.cfg.KVHeads * cells
+	rows := l.nh * cells
 	l.cells, l.off = cells, 0
 	switch c.cfg.Type {
 	case F16:
-		l.k16 = make([]uint16, rows*c.cfg.HeadDimK)
-		l.v16 = make([]uint16, rows*c.cfg.HeadDimV)
+		l.k16 = make([]uint16, rows*l.dk)
+		l.v16 = make([]uint16, rows*l.dv)
 	case Int8:
-		l.k8 = make([]int8, rows*c.cfg.HeadDimK)
-		l.v8 = make([]int8, rows*c.cfg.HeadDimV)
+		l.k8 = make([]int8, rows*l.dk)
+		l.v8 = make([]int8, rows*l.dv)
 		l.ks = make([]float32, rows)
 		l.vs = make([]float32, rows)
 	case Int4:
-		l.k4 = make([]byte, rows*q4RowBytes(c.cfg.HeadDimK))
-		l.v4 = make([]byte, rows*q4RowBytes(c.cfg.HeadDimV))
+		l.k4 = make([]byte, rows*q4RowBytes(l.dk))
+		l.v4 = make([]byte, rows*q4RowBytes(l.dv))
 	}
 }
 
@@ -316,6 +362,8 @@ func (cfg *Config) validate() error {
 			q4Block, cfg.HeadDimK, cfg.HeadDimV, q4Block)
 	case len(cfg.Windows) != 0 && len(cfg.Windows) != cfg.Layers:
 		return bad("%d Windows for %d Layers, need none or one per layer", len(cfg.Windows), cfg.Layers)
+	case len(cfg.Geometry) != 0 && len(cfg.Geometry) != cfg.Layers:
+		return bad("%d Geometry entries for %d Layers, need none or one per layer", len(cfg.Geometry), cfg.Layers)
 	case cfg.Batch < 0:
 		return bad("Batch is %d, must not be negative", cfg.Batch)
 	case cfg.Initial < 0:
@@ -330,13 +378,35 @@ func (cfg *Config) validate() error {
 			return bad("Windows[%d] is %d, must not be negative", i, w)
 		}
 	}
+	for i, o := range cfg.Geometry {
+		g := cfg.geometry(i)
+		switch {
+		case o.KVHeads < 0 || o.HeadDimK < 0 || o.HeadDimV < 0:
+			return bad("Geometry[%d] is %+v, must not be negative", i, o)
+		case g.HeadDimK > MaxHeadDim || g.HeadDimV > MaxHeadDim:
+			return bad("Geometry[%d]'s head sizes %d and %d must be at most %d", i, g.HeadDimK, g.HeadDimV, MaxHeadDim)
+		case !cfg.Type.HeadDims(g.HeadDimK, g.HeadDimV):
+			return bad("Int4 quantizes blocks of %d elements: Geometry[%d]'s head sizes %d and %d must be multiples of %d",
+				q4Block, i, g.HeadDimK, g.HeadDimV, q4Block)
+		}
+	}
 	return nil
+}
+
+// maxHeadDimK is the widest key head of any layer.
+func (c *Cache) maxHeadDimK() int {
+	d := 0
+	for i := range c.layers {
+		d = max(d, c.layers[i].dk)
+	}
+	return d
 }
 
 // Config returns the configuration the cache was built with.
 func (c *Cache) Config() Config {
 	cfg := c.cfg
 	cfg.Windows = append([]int(nil), c.cfg.Windows...)
+	cfg.Geometry = append([]Geometry(nil), c.cfg.Geometry...)
 	return cfg
 }
 
@@ -382,7 +452,8 @@ func (c *Cache) Truncate(n int) {
 }
 
 // Store writes the key and value of the token at position pos into layer:
-// k holds KVHeads×HeadDimK floats and v KVHeads×HeadDimV, head after head.
+// k holds KVHeads×HeadDimK floats and v KVHeads×HeadDimV (the layer's
+// Geometry), head after head.
 // F16 rounds to nearest even; Int8 quantizes each head's row with its own
 // scale; Int4 rotates each head's key and value (see Int4) and quantizes
 // them to q4_0 blocks, each block's scale fitted to it (see quantizeQ4).
@@ -396,7 +467,7 @@ func (c *Cache) Store(layer, pos int, k, v []float32) error {
 	if err != nil {
 		return err
 	}
-	dk, dv, nh := c.cfg.HeadDimK, c.cfg.HeadDimV, c.cfg.KVHeads
+	dk, dv, nh := l.dk, l.dv, l.nh
 	if len(k) != nh*dk || len(v) != nh*dv {
 		return fmt.Errorf("kv: store: got %d key and %d value floats, want %d and %d: %w", len(k), len(v), nh*dk, nh*dv, ErrInvalid)
 	}
@@ -436,7 +507,7 @@ func (c *Cache) StoreBatch(layer, pos0, n int, k, v []float32, stride int, r Run
 	if err != nil {
 		return err
 	}
-	dk, dv, nh := c.cfg.HeadDimK, c.cfg.HeadDimV, c.cfg.KVHeads
+	dk, dv, nh := l.dk, l.dv, l.nh
 	switch {
 	case n > l.cells:
 		return fmt.Errorf("kv: store batch: %d tokens in layer %d of %d cells: %w", n, layer, l.cells, ErrInvalid)
@@ -467,7 +538,7 @@ type batchStore struct {
 
 // Do stores KV heads lo … hi-1 of every token (RangeTask's method).
 func (b *batchStore) Do(_, lo, hi int) {
-	dk, dv := b.c.cfg.HeadDimK, b.c.cfg.HeadDimV
+	dk, dv := b.l.dk, b.l.dv
 	for h := lo; h < hi; h++ {
 		for t := range b.n {
 			ko, vo := t*b.stride+h*dk, t*b.stride+h*dv
@@ -502,7 +573,7 @@ func (c *Cache) checkStore(op string, layer, pos0, n int) (*layer, error) {
 // position tag: see stored). Calls for different heads touch different
 // memory, so StoreBatch runs them in parallel.
 func (c *Cache) storeHead(l *layer, h, pos int, ksrc, vsrc []float32) {
-	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
+	dk, dv := l.dk, l.dv
 	row := h*l.cells + l.cell(pos)
 	switch c.cfg.Type {
 	case F16:
@@ -518,8 +589,8 @@ func (c *Cache) storeHead(l *layer, h, pos int, ksrc, vsrc []float32) {
 		kx, vx := kr[:dk], vr[:dv]
 		copy(kx, ksrc)
 		copy(vx, vsrc)
-		hadamard(kx, c.rotK)
-		hadamard(vx, c.rotV)
+		hadamard(kx, l.rotK)
+		hadamard(vx, l.rotV)
 		kb, vb := q4RowBytes(dk), q4RowBytes(dv)
 		quantizeQ4(l.k4[row*kb:(row+1)*kb], kx)
 		quantizeQ4(l.v4[row*vb:(row+1)*vb], vx)

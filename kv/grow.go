@@ -44,8 +44,8 @@ func (c *Cache) Grow(cells int) error {
 		if old.hi >= old.lo {
 			c.copyRows(l, &old, old.lo, old.lo, old.hi-old.lo+1)
 		}
-		c.bytes += c.cfg.layerBytes(nc) - c.cfg.layerBytes(old.cells)
-		oldBytes := c.cfg.layerBytes(old.cells)
+		c.bytes += c.cfg.layerBytes(i, nc) - c.cfg.layerBytes(i, old.cells)
+		oldBytes := c.cfg.layerBytes(i, old.cells)
 		old = layer{}
 		if oldBytes >= releaseBytes {
 			debug.FreeOSMemory()
@@ -103,12 +103,12 @@ func zeroPages[T uint16 | int8 | byte | float32](s []T, step int) {
 // layer's positions down within itself (to < from) is safe as long as the
 // positions involved map to distinct cells.
 func (c *Cache) copyRows(dst, src *layer, from, to, n int) {
-	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
+	dk, dv := src.dk, src.dv
 	kb, vb := q4RowBytes(dk), q4RowBytes(dv)
 	for n > 0 {
 		sc, dc := src.cell(from), dst.cell(to)
 		run := min(n, src.cells-sc, dst.cells-dc)
-		for h := range c.cfg.KVHeads {
+		for h := range src.nh {
 			s, d := h*src.cells+sc, h*dst.cells+dc
 			switch c.cfg.Type {
 			case F16:

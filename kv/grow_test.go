@@ -143,7 +143,7 @@ func TestGrowLimits(t *testing.T) {
 	if err := c.Grow(2); err != nil || c.Cells() != 4 || c.Bytes() != b {
 		t.Errorf("grow to fewer cells: err %v, %d cells, %d bytes", err, c.Cells(), c.Bytes())
 	}
-	if added, tr := c.GrowBytes(16); added != c.cfg.layerBytes(12)+c.cfg.layerBytes(1) || tr != c.cfg.layerBytes(4) {
+	if added, tr := c.GrowBytes(16); added != c.cfg.layerBytes(0, 12)+c.cfg.layerBytes(1, 1) || tr != c.cfg.layerBytes(0, 4) {
 		t.Errorf("GrowBytes(16) = %d, %d", added, tr)
 	}
 	cfg.Initial = -1

@@ -313,10 +313,11 @@ func TestInt4Accuracy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		l := &c.layers[0]
 		if !rotate {
-			c.rotK, c.rotV = 0, 0
-		} else if c.rotK != 128 || c.rotV != 64 {
-			t.Fatalf("rotation orders %d, %d; want 128, 64", c.rotK, c.rotV)
+			l.rotK, l.rotV = 0, 0
+		} else if l.rotK != 128 || l.rotV != 64 {
+			t.Fatalf("rotation orders %d, %d; want 128, 64", l.rotK, l.rotV)
 		}
 		for i := range n {
 			if err := c.Store(0, i, ks[i], vs[i]); err != nil {

@@ -53,10 +53,10 @@ func (cfg *Config) recentSlots() int {
 	return recentSinks + cfg.recentLen()
 }
 
-// recentBytes is the storage of one layer's recent slots.
-func (cfg *Config) recentBytes() int64 {
-	s := int64(cfg.recentSlots())
-	return s*int64(cfg.KVHeads)*2*int64(cfg.HeadDimK+cfg.HeadDimV) + 4*s
+// recentBytes is the storage of layer i's recent slots.
+func (cfg *Config) recentBytes(i int) int64 {
+	s, g := int64(cfg.recentSlots()), cfg.geometry(i)
+	return s*int64(g.KVHeads)*2*int64(g.HeadDimK+g.HeadDimV) + 4*s
 }
 
 // allocRecent gives l its recent slots, all empty.
@@ -66,8 +66,8 @@ func (c *Cache) allocRecent(l *layer) {
 		return
 	}
 	l.rec = recent{
-		rk:  make([]uint16, s*c.cfg.KVHeads*c.cfg.HeadDimK),
-		rv:  make([]uint16, s*c.cfg.KVHeads*c.cfg.HeadDimV),
+		rk:  make([]uint16, s*l.nh*l.dk),
+		rv:  make([]uint16, s*l.nh*l.dv),
 		pos: make([]int32, s),
 	}
 	l.rec.forget(0)
@@ -94,7 +94,7 @@ func (r *recent) forget(from int) {
 // in F16, in the slot's rows; the slot's tag is Store's to set (stored),
 // once for all heads.
 func (c *Cache) storeRecent(l *layer, h, pos int, kr, vr []float32) {
-	dk, dv, s := c.cfg.HeadDimK, c.cfg.HeadDimV, c.slot(pos)
+	dk, dv, s := l.dk, l.dv, c.slot(pos)
 	row := h*len(l.rec.pos) + s
 	for i, x := range kr {
 		l.rec.rk[row*dk+i] = quant.FP32ToFP16(x)

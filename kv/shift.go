@@ -8,7 +8,7 @@ import (
 
 // RotateFunc re-rotates keys that Shift moved by delta positions (delta is
 // negative: keys move towards the start). rows holds whole key heads,
-// Config.HeadDimK floats each, all to be rotated by the same delta; the
+// the layer's HeadDimK floats each, all to be rotated by the same delta; the
 // function rotates them in place. For RoPE models it applies the rotary
 // embedding of position delta, which turns a key rotated for position p
 // into the key for position p+delta.
@@ -66,7 +66,7 @@ func (c *Cache) ShiftLayers(keep, drop int, rotateLayer LayerRotateFunc) error {
 			return fmt.Errorf("kv: shift: layer %d holds positions up to %d, others up to %d (shift between forward passes): %w", i, l.hi, n-1, ErrInvalid)
 		}
 	}
-	buf := make([]float32, shiftChunk*c.cfg.HeadDimK)
+	buf := make([]float32, shiftChunk*c.maxHeadDimK())
 	for i := range c.layers {
 		l := &c.layers[i]
 		var rotate RotateFunc
@@ -104,12 +104,12 @@ func (c *Cache) rotateRows(l *layer, pos, n, delta int, rotate RotateFunc, buf [
 	if rotate == nil || n <= 0 {
 		return
 	}
-	dk := c.cfg.HeadDimK
+	dk := l.dk
 	maxRows := len(buf) / dk
 	for n > 0 {
 		cell := l.cell(pos)
 		run := min(n, l.cells-cell, maxRows)
-		for h := range c.cfg.KVHeads {
+		for h := range l.nh {
 			row := h*l.cells + cell
 			f := buf[:run*dk]
 			switch c.cfg.Type {
@@ -132,9 +132,9 @@ func (c *Cache) rotateRows(l *layer, pos, n, delta int, rotate RotateFunc, buf [
 				for r := range run {
 					dequantizeQ4(f[r*dk:(r+1)*dk], k[r*rb:(r+1)*rb])
 				}
-				hadamard(f, c.rotK)
+				hadamard(f, l.rotK)
 				rotate(f, delta)
-				hadamard(f, c.rotK)
+				hadamard(f, l.rotK)
 				for r := range run {
 					quantizeQ4(k[r*rb:(r+1)*rb], f[r*dk:(r+1)*dk])
 				}

@@ -32,7 +32,7 @@ func keyRow(c *Cache, l, h, pos int) []float32 {
 	if c.cfg.Type == Int4 {
 		rb := q4RowBytes(dk)
 		dequantizeQ4(out, ly.k4[r*rb:(r+1)*rb])
-		hadamard(out, c.rotK)
+		hadamard(out, ly.rotK)
 		return out
 	}
 	for i := range out {

@@ -16,11 +16,14 @@ var ErrBadState = errors.New("kv: bad saved state")
 // ring cells as keys then values, so a ring renumbered by Shift came back
 // with keys and values mixed up; KVC2 saves whole arrays in position order;
 // KVC3 adds an Int4 cache's Recent and its F16 slots; KVC4 the number of
-// sinks among the slots (KVC3's were 4). ReadFrom still reads KVC2 and
-// KVC3, and slots saved by a cache keeping another number of positions in
-// F16 (or none); its slots then stay empty.
+// sinks among the slots (KVC3's were 4); KVC5 each layer's KV heads and
+// head sizes (Config.Geometry). ReadFrom still reads KVC2 to KVC4 (whose
+// layers all have the header's geometry), and slots saved by a cache
+// keeping another number of positions in F16 (or none); its slots then
+// stay empty.
 const (
-	stateMagic   = "KVC4"
+	stateMagic   = "KVC5"
+	stateMagicV4 = "KVC4"
 	stateMagicV3 = "KVC3"
 	stateMagicV2 = "KVC2"
 )
@@ -58,11 +61,14 @@ func (c *Cache) WriteTo(w io.Writer) (int64, error) {
 		sw.u64(uint64(int64(l.hi)))
 		sw.u32(uint32(l.cells))
 		sw.u32(uint32(l.off))
+		sw.u32(uint32(l.nh))
+		sw.u32(uint32(l.dk))
+		sw.u32(uint32(l.dv))
 	}
 	for i := range c.layers {
 		l := &c.layers[i]
 		parts := c.stateParts(l)
-		for h := range c.cfg.KVHeads {
+		for h := range l.nh {
 			for _, p := range parts {
 				l.rows(l.lo, l.hi-l.lo+1, func(cell, run int) { p.write(sw, h*l.cells+cell, run) })
 			}
@@ -106,8 +112,8 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 	if sr.err != nil {
 		return sr.n, sr.fail()
 	}
-	v2, v3 := string(magic) == stateMagicV2, string(magic) == stateMagicV3
-	if string(magic) != stateMagic && !v2 && !v3 {
+	v2, v3, v4 := string(magic) == stateMagicV2, string(magic) == stateMagicV3, string(magic) == stateMagicV4
+	if string(magic) != stateMagic && !v2 && !v3 && !v4 {
 		return sr.n, bad("magic %q, want %q", magic, stateMagic)
 	}
 	var hdr [5]uint32
@@ -160,12 +166,18 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 		win := sr.u32()
 		lo, hi := int64(sr.u64()), int64(sr.u64())
 		cells, off := sr.u32(), sr.u32()
+		g := [3]uint32{hdr[2], hdr[3], hdr[4]}
+		if !v2 && !v3 && !v4 {
+			g = [3]uint32{sr.u32(), sr.u32(), sr.u32()}
+		}
 		if sr.err != nil {
 			return sr.n, sr.fail()
 		}
 		switch {
 		case int(win) != l.window:
 			return sr.n, bad("layer %d has window %d, this cache %d", i, win, l.window)
+		case g != [3]uint32{uint32(l.nh), uint32(l.dk), uint32(l.dv)}:
+			return sr.n, bad("layer %d has %d KV heads of %d and %d floats, this cache %d of %d and %d", i, g[0], g[1], g[2], l.nh, l.dk, l.dv)
 		case lo < 0 || hi < lo-1 || hi >= int64(c.cfg.Cells):
 			return sr.n, bad("layer %d holds positions %d..%d, outside 0..%d", i, lo, hi, c.cfg.Cells-1)
 		case l.window == 0 && lo != 0:
@@ -200,7 +212,7 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 			l.off = sp.off
 		}
 		parts := c.stateParts(l)
-		for h := range c.cfg.KVHeads {
+		for h := range l.nh {
 			for _, p := range parts {
 				sr.discard(int64(skip) * p.rowBytes)
 				l.rows(lo, sp.hi-lo+1, func(cell, run int) { p.read(sr, h*l.cells+cell, run) })
@@ -226,7 +238,7 @@ func (c *Cache) readFrom(sr *stateReader) (int64, error) {
 		if slots > 0 && (savedRecent != int64(c.recent) || savedSinks != recentSinks) {
 			// Another plan (or build) kept other F16 copies: they are
 			// skipped, and attention reads those positions from q4_0.
-			sr.discard(4*slots + 2*slots*int64(c.cfg.KVHeads)*int64(c.cfg.HeadDimK+c.cfg.HeadDimV))
+			sr.discard(4*slots + 2*slots*int64(l.nh)*int64(l.dk+l.dv))
 			if sr.err != nil {
 				return sr.n, sr.fail()
 			}
@@ -276,7 +288,7 @@ type statePart struct {
 // stateParts lists l's arrays in the order WriteTo saves them: keys,
 // values, and Int8's key and value scales.
 func (c *Cache) stateParts(l *layer) []statePart {
-	dk, dv := c.cfg.HeadDimK, c.cfg.HeadDimV
+	dk, dv := l.dk, l.dv
 	switch c.cfg.Type {
 	case F16:
 		return []statePart{

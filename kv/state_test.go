@@ -67,7 +67,7 @@ func TestStateRoundTrip(t *testing.T) {
 				if typ == Int4 {
 					hdr += 16
 				}
-				if want := hdr + 28*2 + rows*int64(cfg.KVHeads)*src.cfg.rowBytes() + 2*src.cfg.recentBytes(); n != want {
+				if want := hdr + 40*2 + rows*int64(cfg.KVHeads)*src.cfg.rowBytes(src.cfg.geometry(0)) + 2*src.cfg.recentBytes(0); n != want {
 					t.Errorf("wrote %d bytes, want %d", n, want)
 				}
 				cfg.Initial = tc.initial
@@ -202,6 +202,17 @@ func readsNoSlots(t *testing.T, what string, cfg Config, recent int, data []byte
 	}
 }
 
+// asKVC4 is the KVC4 stream of a KVC5 one whose header takes hdr bytes:
+// each of its layers' records without the geometry KVC5 added (the last
+// 12 of its 40 bytes).
+func asKVC4(v5 []byte, hdr, layers int) []byte {
+	out := append([]byte("KVC4"), v5[4:hdr]...)
+	for i := range layers {
+		out = append(out, v5[hdr+40*i:hdr+40*i+28]...)
+	}
+	return append(out, v5[hdr+40*layers:]...)
+}
+
 // TestStateReadsKVC3: a KVC3 stream (no sink count in its header; its
 // slots, when it has them, begin with 4 sinks) is read, its slots
 // skipped when they are not this build's. The stream is made from a
@@ -209,9 +220,11 @@ func readsNoSlots(t *testing.T, what string, cfg Config, recent int, data []byte
 // KVC3 cache with Recent 3, its Recent set and 4+3 empty slots added after
 // each layer's rows (read or skipped, depending on this build's sinks).
 func TestStateReadsKVC3(t *testing.T) {
-	src, v4 := savedInt4(t, 0, 9, 7)
+	src, v5 := savedInt4(t, 0, 9, 7)
 	cfg := src.cfg
 	const hdr = 4 + 20 + 12 // magic, dims, rotation orders and Recent; then KVC4's sinks
+	v4 := asKVC4(v5, hdr+4, cfg.Layers)
+	readsNoSlots(t, "KVC4", cfg, 0, v4, 9)
 	if string(v4[:4]) != "KVC4" || binary.LittleEndian.Uint32(v4[hdr:]) != recentSinks {
 		t.Fatalf("stream starts %q, sinks %d", v4[:4], binary.LittleEndian.Uint32(v4[hdr:]))
 	}
@@ -223,7 +236,7 @@ func TestStateReadsKVC3(t *testing.T) {
 		rest := v4[hdr+4+28*cfg.Layers:]
 		for i := range cfg.Layers {
 			l := &src.layers[i]
-			n := int64(l.hi-l.lo+1) * int64(cfg.KVHeads) * cfg.rowBytes()
+			n := int64(l.hi-l.lo+1) * int64(cfg.KVHeads) * cfg.rowBytes(cfg.geometry(i))
 			out = append(out, rest[:n]...)
 			rest = rest[n:]
 			if recent > 0 {

@@ -941,17 +941,25 @@ func (s *State) ffn(L *Layer, a acts, gu, out, x []float32, sparse bool) error {
 // with the layer's attention sinks when it has them (nil: none).
 func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks []float32) error {
 	c := &s.m.Config
-	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
+	qDim, kDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK
 	oDim := c.Heads * c.HeadDimV
+	// A Gemma 4 layer narrower than the widest keeps its own head size and
+	// KV heads, its keys and values at the start of their parts of the row.
+	dk, dv := c.HeadDimK, c.HeadDimV
+	if c.HeadDimSWA > 0 {
+		dk = c.LayerHeadDim(il)
+		dv = dk
+	}
 	kl := c.KVLayer(il) // the cache holds the attention layers that own keys and values only
+	hkv := c.LayerHeadsKV(il)
 	s.attn = attnTask{s: s, layer: kl, q: qkv, qStride: stride, out: out, oDim: oDim,
 		p:     kv.AttnParams{Heads: c.Heads, Scale: c.KQScale, Softcap: c.AttnSoftcap, Sinks: sinks},
-		group: c.Heads / c.HeadsKV, whole: c.NonCausal}
+		group: c.Heads / hkv, whole: c.NonCausal}
 	threads := s.e.Pool().Threads()
 	defer func() { s.attn = attnTask{} }()
 	store := func(t int) error {
 		row := qkv[t*stride : (t+1)*stride]
-		return s.cache.Store(kl, pos0+t, row[qDim:qDim+kDim], row[qDim+kDim:qDim+kDim+vDim])
+		return s.cache.Store(kl, pos0+t, row[qDim:qDim+hkv*dk], row[qDim+kDim:qDim+kDim+hkv*dv])
 	}
 	run := func(units int) error {
 		clear(s.errs)
@@ -961,7 +969,7 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks
 	if !c.OwnsKV(il) {
 		// Another layer stored this pass's keys and values already.
 		s.attn.pos0 = pos0
-		return run(s.attn.setUnits(n, c.HeadsKV, threads))
+		return run(s.attn.setUnits(n, hkv, threads))
 	}
 	if c.WindowedLayer(il) && !c.NonCausal && c.KVFrom == 0 {
 		// A windowed layer keeps only its last Window positions, so a token
@@ -972,7 +980,7 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks
 			}
 			s.attn.pos0, s.attn.first = pos0, t
 			s.attn.q, s.attn.out = qkv[t*stride:], out[t*oDim:(t+1)*oDim]
-			if err := run(s.attn.setUnits(1, c.HeadsKV, threads)); err != nil {
+			if err := run(s.attn.setUnits(1, hkv, threads)); err != nil {
 				return err
 			}
 		}
@@ -995,7 +1003,7 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks
 		// so tokens attend one by one, not in blocks sharing a span.
 		s.attn.whole, s.attn.half = false, c.Window/2
 	}
-	return run(s.attn.setUnits(n, c.HeadsKV, threads))
+	return run(s.attn.setUnits(n, hkv, threads))
 }
 
 // storeParallelMin is the shortest chunk whose keys and values are stored

@@ -37,7 +37,7 @@ func (s *State) gemma4Layer(il int, L *Layer, p *pass) error {
 		return err
 	}
 	d := c.LayerHeadDim(il)
-	gatherHeads(p.att, n, H, d, c.HeadDimV)
+	packRows(p.att, n, H*d, H*c.HeadDimV)
 	s.e.Phase(phO)
 	if err := s.residual(L.Wo, s.acts(p.att, H*d, n), nil, p.tmp, x, L.PostAttnNorm); err != nil {
 		return err
@@ -61,9 +61,10 @@ func (s *State) gemma4Layer(il int, L *Layer, p *pass) error {
 
 // gemma4QKV computes block il's queries (and, in a layer that keeps its
 // KV, keys and values: the keys again when the block has no attn_v) at
-// the layer's own head size, normalises and rotates them with the
-// layer's kind of RoPE, then lays each token's heads out as the KV cache
-// holds them (spreadHeads).
+// the layer's own head size and KV heads, which its KV cache layer holds
+// (KVConfig's Geometry), and normalises and rotates them with the layer's
+// kind of RoPE. Each token's row keeps room for the widest layer: the
+// queries, keys and values of a narrower one sit at the start of theirs.
 func (s *State) gemma4QKV(il int, L *Layer, a acts, p *pass) error {
 	c := &s.m.Config
 	H, D, HKV := c.Heads, c.HeadDimK, c.HeadsKV
@@ -94,7 +95,6 @@ func (s *State) gemma4QKV(il int, L *Layer, a acts, p *pass) error {
 		qt := row[:H*d]
 		headNorm(qt, L.QNorm, d, c.RMSEps)
 		rope.Apply(qt, H, d, at)
-		spreadHeads(row[:qDim], H, d, H, D)
 		if !own {
 			continue
 		}
@@ -105,41 +105,17 @@ func (s *State) gemma4QKV(il int, L *Layer, a acts, p *pass) error {
 		headNorm(kt, L.KNorm, d, c.RMSEps)
 		headNorm(vt, nil, d, c.RMSEps)
 		rope.Apply(kt, hkv, d, at)
-		spreadHeads(row[qDim:qDim+kDim], hkv, d, HKV, D)
-		spreadHeads(row[qDim+kDim:], hkv, d, HKV, D)
 	}
 	return nil
 }
 
-// spreadHeads rewrites x, h heads of d floats at its start, as slots heads
-// of D floats (slots a multiple of h, D ≥ d): slot j holds head
-// j·h/slots followed by zeros. Zeros add nothing to a dot product and
-// leave a value's extra floats 0, and query head i, which reads KV slot
-// i/(Heads/slots), so reads its own KV head i/(Heads/h): the cache holds
-// every layer at one geometry. It works backwards, so each head is read
-// before a slot overwrites it.
-func spreadHeads(x []float32, h, d, slots, D int) {
-	if h == slots && d == D {
+// packRows packs n rows of w floats, each at the start of a stride of
+// stride floats, into n rows of w floats at the start of x.
+func packRows(x []float32, n, w, stride int) {
+	if w == stride {
 		return
 	}
-	for j := slots - 1; j >= 0; j-- {
-		dst := x[j*D : (j+1)*D]
-		src := j * h / slots
-		copy(dst[:d], x[src*d:(src+1)*d])
-		clear(dst[d:])
-	}
-}
-
-// gatherHeads packs n tokens of h heads, each D floats of which the first
-// d are the head's (spreadHeads' layout), into n rows of h·d floats at
-// the start of x.
-func gatherHeads(x []float32, n, h, d, D int) {
-	if d == D {
-		return
-	}
-	for t := range n {
-		for i := range h {
-			copy(x[(t*h+i)*d:(t*h+i+1)*d], x[(t*h+i)*D:(t*h+i)*D+d])
-		}
+	for t := 1; t < n; t++ {
+		copy(x[t*w:(t+1)*w], x[t*stride:t*stride+w])
 	}
 }

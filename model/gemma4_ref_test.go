@@ -202,8 +202,17 @@ func TestGemma4MatchesReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kc := st.Cache().Config(); kc.Layers != 3 || kc.HeadDimK != 64 || kc.KVHeads != 2 || !slices.Equal(kc.Windows, []int{4, 4, 0}) {
-		t.Errorf("KV cache of %d layers of %d heads of %d, windows %v", kc.Layers, kc.KVHeads, kc.HeadDimK, kc.Windows)
+	// Each cache layer holds its own heads, unpadded: layers 0 and 1
+	// windowed, two KV heads of 32; layer 2 global, one of 64. F16 keys
+	// and values of 64 cells, a windowed layer's ring 4 + 8 − 1 (window and
+	// batch).
+	kc := st.Cache().Config()
+	geo := []kv.Geometry{{KVHeads: 2, HeadDimK: 32, HeadDimV: 32}, {KVHeads: 2, HeadDimK: 32, HeadDimV: 32}, {KVHeads: 1, HeadDimK: 64, HeadDimV: 64}}
+	if kc.Layers != 3 || !slices.Equal(kc.Geometry, geo) || !slices.Equal(kc.Windows, []int{4, 4, 0}) {
+		t.Errorf("KV cache of %d layers, geometries %v, windows %v", kc.Layers, kc.Geometry, kc.Windows)
+	}
+	if got, want := st.Cache().Bytes(), int64(2*(2*11*2*32)+64*2*64)*2; got != want {
+		t.Errorf("KV cache of %d bytes, want %d (each layer at its own heads)", got, want)
 	}
 	for _, p := range []struct {
 		name string
@@ -221,9 +230,9 @@ func TestGemma4MatchesReference(t *testing.T) {
 }
 
 // A context shift re-rotates Gemma 4's cached keys with their layer's
-// RoPE, at the layer's own head size inside the cache's padded heads: a
-// global layer (rope_freqs' factors, 64 dims) and a windowed one (32 of
-// the cache's 64), each a one-layer model, shifted, continue as a fresh
+// RoPE, at the layer's own head size: a global layer (rope_freqs'
+// factors, 64 dims) and a windowed one (32), each a one-layer model,
+// shifted, continue as a fresh
 // state fed the kept tokens does, within 5e-3 (9e-4 and 1.5e-3
 // measured; rotating the global layer's keys as the windowed layer's
 // moves them by 0.38, the windowed layer's as the global one's by 3.3).

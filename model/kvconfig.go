@@ -17,6 +17,16 @@ func (c *Config) KVConfig(t kv.Type, cells int) kv.Config {
 	if t == kv.Int4 {
 		k.Recent = kv.DefaultRecent
 	}
+	if c.HeadDimSWA > 0 || c.LayerKVHeads != nil {
+		// Gemma 4's layers differ in head size and KV heads: each keeps
+		// its own rather than all padded to the widest.
+		k.Geometry = make([]kv.Geometry, k.Layers)
+		for kl := range k.Geometry {
+			il := c.modelLayer(kl)
+			d := c.LayerHeadDim(il)
+			k.Geometry[kl] = kv.Geometry{KVHeads: c.LayerHeadsKV(il), HeadDimK: d, HeadDimV: d}
+		}
+	}
 	if c.Window > 0 && !c.NonCausal {
 		k.Windows = make([]int, k.Layers)
 		for kl := range k.Windows {

@@ -46,7 +46,11 @@ func AttnScratchFloats(c *Config, cells int) int {
 	if c.NonCausal {
 		return wholeQueries * (cells + c.HeadDimK + c.HeadDimV)
 	}
-	return cells * (c.Heads / c.HeadsKV)
+	kvHeads := c.HeadsKV
+	for _, h := range c.LayerKVHeads {
+		kvHeads = min(kvHeads, h)
+	}
+	return cells * (c.Heads / kvHeads)
 }
 
 // Shift forgets positions keep..keep+drop-1 of the cache and renumbers the
@@ -57,7 +61,6 @@ func AttnScratchFloats(c *Config, cells int) int {
 // its checkpoints are renumbered. The rotation is exact: LongRoPE's attention factor, which
 // scaled the keys once when they were stored, is not applied again.
 func (s *State) Shift(keep, drop int) error {
-	hd := s.m.HeadDimK
 	err := s.cache.ShiftLayers(keep, drop, func(kl int, rows []float32, delta int) {
 		il := s.m.modelLayer(kl)
 		if !s.m.RopeLayer(il) {
@@ -67,7 +70,7 @@ func (s *State) Shift(keep, drop int) error {
 		if s.twoRopes && s.m.WindowedLayer(il) {
 			r = &s.ropeSWA
 		}
-		r.Rotate(rows, hd, delta)
+		r.Rotate(rows, s.m.LayerHeadDim(il), delta)
 	})
 	if err == nil {
 		s.conv.shift(keep, drop)
