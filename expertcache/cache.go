@@ -171,11 +171,7 @@ func New(m *model.Model, path string, budget int64, opts ...Option) (*Cache, err
 	if err != nil {
 		return nil, fmt.Errorf("expertcache: %w", err)
 	}
-	fsize, err := file.Size()
-	if err != nil {
-		file.Close()
-		return nil, fmt.Errorf("expertcache: %s: %w", path, err)
-	}
+	fsize := file.Size()
 	for il, xs := range l.Experts {
 		for e, x := range xs {
 			for k, r := range x {

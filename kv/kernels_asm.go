@@ -120,16 +120,14 @@ func dotF16F32At(l cpu.Level, k []uint16, q []float32) float32 {
 	if l < asmLevel || len(k) == 0 {
 		return dotGeneric(k, q)
 	}
-	q = q[:len(k)]
-	return dotF16F32Asm(&k[0], &q[0], len(k))
+	return dotAsm(k, q, dotF16F32Asm)
 }
 
 func dotI8F32At(l cpu.Level, k []int8, q []float32) float32 {
 	if l < asmLevel || len(k) == 0 {
 		return dotGeneric(k, q)
 	}
-	q = q[:len(k)]
-	return dotI8F32Asm(&k[0], &q[0], len(k))
+	return dotAsm(k, q, dotI8F32Asm)
 }
 
 func axpyF16At(l cpu.Level, dst []float32, a float32, v []uint16) {
@@ -137,8 +135,7 @@ func axpyF16At(l cpu.Level, dst []float32, a float32, v []uint16) {
 		axpyGeneric(dst, a, v)
 		return
 	}
-	dst = dst[:len(v)]
-	axpyF16Asm(&dst[0], a, &v[0], len(v))
+	axpyAsm(dst, a, v, axpyF16Asm)
 }
 
 func axpyI8At(l cpu.Level, dst []float32, a float32, v []int8) {
@@ -146,8 +143,7 @@ func axpyI8At(l cpu.Level, dst []float32, a float32, v []int8) {
 		axpyGeneric(dst, a, v)
 		return
 	}
-	dst = dst[:len(v)]
-	axpyI8Asm(&dst[0], a, &v[0], len(v))
+	axpyAsm(dst, a, v, axpyI8Asm)
 }
 
 func axpy2F16At(l cpu.Level, dst []float32, a0, a1 float32, v0, v1 []uint16) {
@@ -155,9 +151,7 @@ func axpy2F16At(l cpu.Level, dst []float32, a0, a1 float32, v0, v1 []uint16) {
 		axpy2Generic(dst, a0, a1, v0, v1)
 		return
 	}
-	dst = dst[:len(v0)]
-	v1 = v1[:len(v0)]
-	axpy2F16Asm(&dst[0], a0, a1, &v0[0], &v1[0], len(v0))
+	axpy2Asm(dst, a0, a1, v0, v1, axpy2F16Asm)
 }
 
 func axpy2I8At(l cpu.Level, dst []float32, a0, a1 float32, v0, v1 []int8) {
@@ -165,9 +159,30 @@ func axpy2I8At(l cpu.Level, dst []float32, a0, a1 float32, v0, v1 []int8) {
 		axpy2Generic(dst, a0, a1, v0, v1)
 		return
 	}
+	axpy2Asm(dst, a0, a1, v0, v1, axpy2I8Asm)
+}
+
+// dotAsm, axpyAsm and axpy2Asm pass rows of either element type to the
+// type's assembly kernel asm, resliced first so that a short slice panics
+// in Go as the twin would instead of being read past. They are small
+// enough to be inlined, where asm is a known function: the call is then
+// direct and the kernel's //go:noescape holds, so the rows do not escape
+// (check with -gcflags=-m; a larger generic …At, not inlined, makes every
+// row leak).
+func dotAsm[T uint16 | int8](k []T, q []float32, asm func(k *T, q *float32, n int) float32) float32 {
+	q = q[:len(k)]
+	return asm(&k[0], &q[0], len(k))
+}
+
+func axpyAsm[T uint16 | int8](dst []float32, a float32, v []T, asm func(dst *float32, a float32, v *T, n int)) {
+	dst = dst[:len(v)]
+	asm(&dst[0], a, &v[0], len(v))
+}
+
+func axpy2Asm[T uint16 | int8](dst []float32, a0, a1 float32, v0, v1 []T, asm func(dst *float32, a0, a1 float32, v0, v1 *T, n int)) {
 	dst = dst[:len(v0)]
 	v1 = v1[:len(v0)]
-	axpy2I8Asm(&dst[0], a0, a1, &v0[0], &v1[0], len(v0))
+	asm(&dst[0], a0, a1, &v0[0], &v1[0], len(v0))
 }
 
 // headsN is how many of the heads in q (or o), d floats each, the xN

@@ -17,22 +17,24 @@ const DirectAlign = rangeAlign
 type DirectFile struct {
 	f    *rangeFile
 	path string
+	size int64
 }
 
 // OpenDirect opens path for direct reads.
 func OpenDirect(path string) (*DirectFile, error) {
-	f, err := openRangeFile(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, fmt.Errorf("mem: open for direct reads: %w", err)
 	}
-	return &DirectFile{f: f, path: path}, nil
+	return &DirectFile{f: f, path: path, size: size}, nil
 }
 
 // Path is the file's path.
 func (f *DirectFile) Path() string { return f.path }
 
-// Size is the file's current size.
-func (f *DirectFile) Size() (int64, error) { return f.f.size() }
+// Size is the file's size when it was opened: the bytes a reader checks
+// its ranges against.
+func (f *DirectFile) Size() int64 { return f.size }
 
 // Direct reports whether reads bypass the page cache with O_DIRECT (false
 // after a filesystem refused a direct read and reads fell back).

@@ -112,14 +112,9 @@ func NewRangeReader(path string, ranges []Range, slots, readers int) (*RangeRead
 	if readers < 1 {
 		readers = DefaultReaders
 	}
-	file, err := openRangeFile(path)
+	file, size, err := openSized(path)
 	if err != nil {
 		return nil, fmt.Errorf("mem: read: %w", err)
-	}
-	size, err := file.size()
-	if err != nil {
-		file.close()
-		return nil, fmt.Errorf("mem: read %s: %w", path, err)
 	}
 	s := &RangeReader{path: path, file: file, chunk: rangeChunk, readers: readers,
 		ranges: append([]Range(nil), ranges...), spans: make([]span, len(ranges))}
@@ -362,6 +357,21 @@ func (s *RangeReader) readChunk(b []byte, off, need int64) error {
 		return fmt.Errorf("read %d bytes at offset %d, got %d: file truncated: %w", need, off, got, io.ErrUnexpectedEOF)
 	}
 	return err
+}
+
+// openSized opens path as openRangeFile does and returns its size, which
+// every reader of ranges checks its ranges against.
+func openSized(path string) (*rangeFile, int64, error) {
+	f, err := openRangeFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	size, err := f.size()
+	if err != nil {
+		f.close()
+		return nil, 0, err
+	}
+	return f, size, nil
 }
 
 func statSize(f *os.File) (int64, error) {

@@ -8,23 +8,34 @@ package quant
 const q4_KBytes = 2 + 2 + kScaleSize + QKK/2
 
 func dequantQ4_K(dst []float32, src []byte) {
-	var sc, m [8]int32
 	for y, b := range blocks(dst, QKK, src, q4_KBytes) {
-		b := (*[q4_KBytes]byte)(b)
-		y := (*[QKK]float32)(y)
-		d := f16At(b[0:])
-		dmin := f16At(b[2:])
-		scalesMinsK4((*[kScaleSize]byte)(b[4:]), &sc, &m)
-		for c := 0; c < 4; c++ {
-			d0, n0 := d*float32(sc[2*c]), dmin*float32(m[2*c])
-			d1, n1 := d*float32(sc[2*c+1]), dmin*float32(m[2*c+1])
-			q := (*[32]byte)(b[16+32*c:])
-			y0 := (*[32]float32)(y[64*c:])
-			y1 := (*[32]float32)(y[64*c+32:])
-			for l := 0; l < 32; l++ {
-				y0[l] = d0*float32(q[l]&0xf) - n0
-				y1[l] = d1*float32(q[l]>>4) - n1
-			}
+		dequantK45((*[QKK]float32)(y), b, (*[QKK / 2]byte)(b[16:]), &noFifthBits)
+	}
+}
+
+// noFifthBits is Q4_K's fifth bits for dequantK45: none.
+var noFifthBits [32]byte
+
+// dequantK45 decodes one Q4_K or Q5_K super-block b to y: the header
+// (d, dmin, the packed scales and mins), then the 128 bytes of nibbles
+// q, each with its fifth bit from qh (zeros for Q4_K; see q5_k.go for
+// the bits' order). Element i of sub-block j is d·sc_j·q_i - dmin·m_j.
+func dequantK45(y *[QKK]float32, b []byte, q *[QKK / 2]byte, qh *[32]byte) {
+	var sc, m [8]int32
+	d := f16At(b[0:])
+	dmin := f16At(b[2:])
+	scalesMinsK4((*[kScaleSize]byte)(b[4:]), &sc, &m)
+	for c := 0; c < 4; c++ {
+		d0, n0 := d*float32(sc[2*c]), dmin*float32(m[2*c])
+		d1, n1 := d*float32(sc[2*c+1]), dmin*float32(m[2*c+1])
+		qc := (*[32]byte)(q[32*c:])
+		y0 := (*[32]float32)(y[64*c:])
+		y1 := (*[32]float32)(y[64*c+32:])
+		sh := uint(2 * c)
+		for l := 0; l < 32; l++ {
+			h := qh[l] >> sh
+			y0[l] = d0*float32(qc[l]&0xf|(h&1)<<4) - n0
+			y1[l] = d1*float32(qc[l]>>4|(h&2)<<3) - n1
 		}
 	}
 }

@@ -8,27 +8,8 @@ package quant
 const q5_KBytes = 2 + 2 + kScaleSize + QKK/8 + QKK/2
 
 func dequantQ5_K(dst []float32, src []byte) {
-	var sc, m [8]int32
 	for y, b := range blocks(dst, QKK, src, q5_KBytes) {
-		b := (*[q5_KBytes]byte)(b)
-		y := (*[QKK]float32)(y)
-		d := f16At(b[0:])
-		dmin := f16At(b[2:])
-		scalesMinsK4((*[kScaleSize]byte)(b[4:]), &sc, &m)
-		qh := (*[32]byte)(b[16:])
-		for c := 0; c < 4; c++ {
-			d0, n0 := d*float32(sc[2*c]), dmin*float32(m[2*c])
-			d1, n1 := d*float32(sc[2*c+1]), dmin*float32(m[2*c+1])
-			q := (*[32]byte)(b[48+32*c:])
-			y0 := (*[32]float32)(y[64*c:])
-			y1 := (*[32]float32)(y[64*c+32:])
-			sh := uint(2 * c)
-			for l := 0; l < 32; l++ {
-				h := qh[l] >> sh
-				y0[l] = d0*float32(q[l]&0xf|(h&1)<<4) - n0
-				y1[l] = d1*float32(q[l]>>4|(h&2)<<3) - n1
-			}
-		}
+		dequantK45((*[QKK]float32)(y), b, (*[QKK / 2]byte)(b[48:]), (*[32]byte)(b[16:]))
 	}
 }
 

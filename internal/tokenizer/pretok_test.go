@@ -15,47 +15,40 @@ type splitCase struct {
 // give with a full regex engine (Python's regex module), applied one after
 // another as llama.cpp does.
 func TestPreTokenizerSplits(t *testing.T) {
+	// What llama3's, qwen2's and the pre-tokenizers built on qwen2's split
+	// alike: contractions, runs of white space, non-ASCII spaces.
+	words := []splitCase{
+		{"DON'T I'M we'RE You'Ll it's 'S 'x", []string{"DON", "'T", " I", "'M", " we", "'RE", " You", "'Ll", " it", "'s", " '", "S", " '", "x"}},
+		{"a  \n\n  b", []string{"a", "  \n\n", " ", " b"}},
+		{"x\r\n\r\ny", []string{"x", "\r\n\r\n", "y"}},
+		{"Hello\u00a0world\u3000again  ", []string{"Hello", "\u00a0world", "\u3000again", "  "}},
+	}
+	// Qwen2's and those built on it take digits one at a time.
+	digits1 := []splitCase{
+		{"1234567 ١٢٣٤٥ ⅣⅫ 12", []string{"1", "2", "3", "4", "5", "6", "7", " ", "١", "٢", "٣", "٤", "٥", " ", "Ⅳ", "Ⅻ", " ", "1", "2"}},
+		{"$100 + <tag> = ~5^2 | `code`", []string{"$", "1", "0", "0", " +", " <", "tag", ">", " =", " ~", "5", "^", "2", " |", " `", "code", "`"}},
+	}
 	tests := []struct {
 		pre   string
 		cases []splitCase
 	}{
-		{"llama3", []splitCase{
-			{"DON'T I'M we'RE You'Ll it's 'S 'x", []string{"DON", "'T", " I", "'M", " we", "'RE", " You", "'Ll", " it", "'s", " '", "S", " '", "x"}},
+		{"llama3", slices.Concat(words, []splitCase{
 			{"1234567 ١٢٣٤٥ ⅣⅫ 12", []string{"123", "456", "7", " ", "١٢٣", "٤٥", " ", "ⅣⅫ", " ", "12"}},
-			{"a  \n\n  b", []string{"a", "  \n\n", " ", " b"}},
-			{"x\r\n\r\ny", []string{"x", "\r\n\r\n", "y"}},
 			{"...!!!\n\n z", []string{"...!!!\n\n", " z"}},
 			{"$100 + <tag> = ~5^2 | `code`", []string{"$", "100", " +", " <", "tag", ">", " =", " ~", "5", "^", "2", " |", " `", "code", "`"}},
-			{"Hello\u00a0world\u3000again  ", []string{"Hello", "\u00a0world", "\u3000again", "  "}},
-		}},
-		{"qwen2", []splitCase{
-			{"DON'T I'M we'RE You'Ll it's 'S 'x", []string{"DON", "'T", " I", "'M", " we", "'RE", " You", "'Ll", " it", "'s", " '", "S", " '", "x"}},
-			{"1234567 ١٢٣٤٥ ⅣⅫ 12", []string{"1", "2", "3", "4", "5", "6", "7", " ", "١", "٢", "٣", "٤", "٥", " ", "Ⅳ", "Ⅻ", " ", "1", "2"}},
-			{"a  \n\n  b", []string{"a", "  \n\n", " ", " b"}},
-			{"x\r\n\r\ny", []string{"x", "\r\n\r\n", "y"}},
+		})},
+		{"qwen2", slices.Concat(words, digits1, []splitCase{
 			{"...!!!\n\n z", []string{"...!!!\n\n", " z"}},
-			{"$100 + <tag> = ~5^2 | `code`", []string{"$", "1", "0", "0", " +", " <", "tag", ">", " =", " ~", "5", "^", "2", " |", " `", "code", "`"}},
-			{"Hello\u00a0world\u3000again  ", []string{"Hello", "\u00a0world", "\u3000again", "  "}},
-		}},
+		})},
 		// Seed-Coder's (Seed-OSS) is Qwen2's without newlines after a run
 		// of other characters.
-		{"seed-coder", []splitCase{
-			{"DON'T I'M we'RE You'Ll it's 'S 'x", []string{"DON", "'T", " I", "'M", " we", "'RE", " You", "'Ll", " it", "'s", " '", "S", " '", "x"}},
-			{"1234567 ١٢٣٤٥ ⅣⅫ 12", []string{"1", "2", "3", "4", "5", "6", "7", " ", "١", "٢", "٣", "٤", "٥", " ", "Ⅳ", "Ⅻ", " ", "1", "2"}},
-			{"a  \n\n  b", []string{"a", "  \n\n", " ", " b"}},
-			{"x\r\n\r\ny", []string{"x", "\r\n\r\n", "y"}},
+		{"seed-coder", slices.Concat(words, digits1, []splitCase{
 			{"...!!!\n\n z", []string{"...!!!", "\n\n", " z"}},
-			{"$100 + <tag> = ~5^2 | `code`", []string{"$", "1", "0", "0", " +", " <", "tag", ">", " =", " ~", "5", "^", "2", " |", " `", "code", "`"}},
-			{"Hello\u00a0world\u3000again  ", []string{"Hello", "\u00a0world", "\u3000again", "  "}},
 			{"x;\n\ty = 3.14;\r\n", []string{"x", ";", "\n", "\ty", " =", " ", "3", ".", "1", "4", ";", "\r\n"}},
-		}},
+		})},
 		// Qwen 3.5: Qwen2's, with combining marks in words (Devanagari's
 		// vowel signs, Thai's, an accent after its letter or alone).
-		{"qwen35", []splitCase{
-			{"DON'T I'M we'RE You'Ll it's 'S 'x", []string{"DON", "'T", " I", "'M", " we", "'RE", " You", "'Ll", " it", "'s", " '", "S", " '", "x"}},
-			{"1234567 ١٢٣٤٥ ⅣⅫ 12", []string{"1", "2", "3", "4", "5", "6", "7", " ", "١", "٢", "٣", "٤", "٥", " ", "Ⅳ", "Ⅻ", " ", "1", "2"}},
-			{"a  \n\n  b", []string{"a", "  \n\n", " ", " b"}},
-			{"$100 + <tag> = ~5^2 | `code`", []string{"$", "1", "0", "0", " +", " <", "tag", ">", " =", " ~", "5", "^", "2", " |", " `", "code", "`"}},
+		{"qwen35", slices.Concat(words, digits1, []splitCase{
 			{"नमस्ते दुनिया", []string{"नमस्ते", " दुनिया"}},
 			{"e\u0301te\u0301 cafe\u0301!", []string{"e\u0301te\u0301", " cafe\u0301", "!"}},
 			{"\u0301\u0301 x", []string{"\u0301\u0301", " x"}},
@@ -63,7 +56,7 @@ func TestPreTokenizerSplits(t *testing.T) {
 			{" \u0300.", []string{" \u0300", "."}},
 			{"\u0301!", []string{"\u0301", "!"}},
 			{"สวัสดีครับ ผม", []string{"สวัสดีครับ", " ผม"}},
-		}},
+		})},
 		{"default", []splitCase{
 			{"DON'T I'M we'RE You'Ll it's 'S 'x", []string{"DON", "'", "T", " I", "'", "M", " we", "'", "RE", " You", "'", "Ll", " it", "'", "s", " ", "'", "S", " ", "'", "x"}},
 			{"1234567 ١٢٣٤٥ ⅣⅫ 12", []string{"123", "456", "7", " ", "١٢٣٤٥", " ", "ⅣⅫ", " ", "12"}},
