@@ -300,10 +300,7 @@ func TestGemma3nMatchesReference(t *testing.T) {
 	// a pass beside its window (layer 2 reads it after the pass stored
 	// it), and allocates what its configuration says.
 	o := StateOptions{Batch: 8, Cache: kv.F16, Cells: 64}
-	st, err := m.NewState(ops.NewExec(pool), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := mustState(t, m, pool, o)
 	kc := st.Cache().Config()
 	if kc.Layers != 2 || !slices.Equal(kc.Windows, []int{4, 0}) || kc.Batch != 8 || st.Cache().Bytes() != kv.Bytes(m.StateKVConfig(o)) {
 		t.Errorf("KV cache of %d layers, windows %v, batch %d, %d bytes (its config says %d)", kc.Layers, kc.Windows, kc.Batch, st.Cache().Bytes(), kv.Bytes(m.StateKVConfig(o)))

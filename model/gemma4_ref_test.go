@@ -198,10 +198,7 @@ func TestGemma4MatchesReference(t *testing.T) {
 	}
 	ref, want := refInChunks(t, m, pool, f, data, 1e-3)
 	o := StateOptions{Batch: 8, Cache: kv.F16, Cells: 64}
-	st, err := m.NewState(ops.NewExec(pool), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := mustState(t, m, pool, o)
 	// Each cache layer holds its own heads, unpadded: layers 0 and 1
 	// windowed, two KV heads of 32; layer 2 global, one of 64. F16 keys
 	// and values of 64 cells, a windowed layer's ring 4 + 8 − 1 (window and
