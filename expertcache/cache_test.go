@@ -377,28 +377,30 @@ func TestNewErrors(t *testing.T) {
 // reads included.
 func TestDecodeAllocatesNothing(t *testing.T) {
 	pool := newPool(t, 1)
-	path, m, _ := writeModel(t, moeSpec())
-	c := newCache(t, m, path, budgetFor(t, LayoutOf(m), 5))
-	m.ExpertSource = c
-	st, err := m.NewState(ops.NewExec(pool), model.StateOptions{Batch: 1, Cache: kv.F16, Cells: 512})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]float32, m.Vocab)
-	pos := 0
-	toks := tokens(400)
-	step := func() {
-		if err := st.Forward(toks[pos:pos+1], pos, out); err != nil {
+	for _, spec := range []testutil.ModelSpec{moeSpec(), testutil.TinyGemma4MoE()} {
+		path, m, _ := writeModel(t, spec)
+		c := newCache(t, m, path, budgetFor(t, LayoutOf(m), 5))
+		m.ExpertSource = c
+		st, err := m.NewState(ops.NewExec(pool), model.StateOptions{Batch: 1, Cache: kv.F16, Cells: 512})
+		if err != nil {
 			t.Fatal(err)
 		}
-		pos++
-	}
-	step()
-	if n := testing.AllocsPerRun(100, step); n != 0 {
-		t.Fatalf("a decode step allocates %.1f times, want 0", n)
-	}
-	if s := c.Stats(); s.Misses < 100 {
-		t.Errorf("only %d misses: the steps did not read", s.Misses)
+		out := make([]float32, m.Vocab)
+		pos := 0
+		toks := tokens(400)
+		step := func() {
+			if err := st.Forward(toks[pos:pos+1], pos, out); err != nil {
+				t.Fatal(err)
+			}
+			pos++
+		}
+		step()
+		if n := testing.AllocsPerRun(100, step); n != 0 {
+			t.Fatalf("%s: a decode step allocates %.1f times, want 0", spec.Arch, n)
+		}
+		if s := c.Stats(); s.Misses < 100 {
+			t.Errorf("%s: only %d misses: the steps did not read", spec.Arch, s.Misses)
+		}
 	}
 }
 
