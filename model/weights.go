@@ -64,7 +64,8 @@ type Layer struct {
 	Router  *ops.Matrix
 	Experts []Expert
 	// expertStacks are the block's whole 3-D expert tensors (gate, up,
-	// down), each viewed as one matrix of every expert's rows in turn:
+	// down; Gemma 4's fused gate and up in the gate's place, the up's
+	// nil), each viewed as one matrix of every expert's rows in turn:
 	// what a resident model repacks into the X8 layout (Model.Repack then
 	// gives each expert its slice of the buffer). Products use Experts.
 	expertStacks [3]*ops.Matrix
@@ -360,9 +361,8 @@ func (l *loader) copyRows(name string, t *tensor.Tensor, cols, rows int) ([]floa
 // L.Experts[e]. A separate ffn_gate_exps is one band (ks {0}); Gemma 4's
 // fused ffn_gate_up_exps two, each expert's gate rows then its up rows
 // (ks {0, 1}), as llama.cpp's build_moe_ffn splits it. It records each
-// band's file range in L.Experts[e].Ranges, and, for a tensor of one
-// band, the whole stack in L.expertStacks (a fused tensor is not
-// repacked: RepackableTensor).
+// band's file range in L.Experts[e].Ranges, and the whole tensor in
+// L.expertStacks[ks[0]].
 func (l *loader) experts(name string, cols, rows, count int, L *Layer, ks ...int) error {
 	es := L.Experts
 	t, err := l.tensor(name, cols, rows, count)
@@ -383,14 +383,12 @@ func (l *loader) experts(name string, cols, rows, count int, L *Layer, ks ...int
 	if err != nil {
 		return err
 	}
-	if len(ks) == 1 {
-		whole, err := tensor.View(name, t.Type, []int{cols, rows * count}, t.Data)
-		if err != nil {
-			return fmt.Errorf("model: %w: %w", err, ErrBadModel)
-		}
-		if L.expertStacks[ks[0]], err = ops.NewMatrix(whole); err != nil {
-			return err
-		}
+	whole, err := tensor.View(name, t.Type, []int{cols, rows * count}, t.Data)
+	if err != nil {
+		return fmt.Errorf("model: %w: %w", err, ErrBadModel)
+	}
+	if L.expertStacks[ks[0]], err = ops.NewMatrix(whole); err != nil {
+		return err
 	}
 	// One allocation each for the headers of all experts' bands.
 	tens := make([]tensor.Tensor, count*len(ks))
