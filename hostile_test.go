@@ -435,8 +435,36 @@ func hostileCases() []hostileCase {
 		{name: "gemma4 without inp_gate", spec: testutil.TinyGemma4(), edit: drop("blk.4.inp_gate.weight"),
 			want: bad, mention: []string{"blk.4.inp_gate.weight"}, plan: true},
 		{name: "gemma4 without layer_output_scale", spec: testutil.TinyGemma4(), edit: drop("blk.3.layer_output_scale.weight")},
-		{name: "gemma4 with experts (26B-A4B)", spec: testutil.TinyGemma4(), edit: setU(".expert_count", 8),
-			want: arch, mention: []string{"gemma4.expert_count = 8"}},
+		// gemma4's experts (26B-A4B): the counts, the width, each tensor
+		// of an expert block; a router in a dense model.
+		{name: "gemma4 expert_count without expert_used_count", spec: testutil.TinyGemma4(), edit: setU(".expert_count", 8),
+			want: bad, mention: []string{"gemma4.expert_used_count"}, plan: true},
+		{name: "gemma4 expert_used_count without experts", spec: testutil.TinyGemma4(), edit: setU(".expert_used_count", 2),
+			want: bad, mention: []string{"gemma4.expert_used_count", "gemma4.expert_count"}, plan: true},
+		{name: "gemma4 without expert_feed_forward_length", spec: testutil.TinyGemma4MoE(), edit: del(".expert_feed_forward_length"),
+			want: bad, mention: []string{"gemma4.expert_feed_forward_length"}, plan: true},
+		{name: "gemma4 more experts used than there are", spec: testutil.TinyGemma4MoE(), edit: setU(".expert_used_count", 9),
+			want: bad, mention: []string{"gemma4.expert_used_count = 9"}, plan: true},
+		{name: "gemma4 router in a dense model", spec: testutil.TinyGemma4MoE(), edit: func(h *hmodel) {
+			h.set(".expert_count", uint32(0))
+			h.set(".expert_used_count", uint32(0))
+		}, want: bad, mention: []string{"blk.0.ffn_gate_inp.weight", "expert_count = 0"}, plan: true},
+		missing("gemma4 without a router", testutil.TinyGemma4MoE(), "blk.3.ffn_gate_inp.weight"),
+		missing("gemma4 without the router's scale", testutil.TinyGemma4MoE(), "blk.1.ffn_gate_inp.scale"),
+		missing("gemma4 without pre_ffw_norm_2", testutil.TinyGemma4MoE(), "blk.2.pre_ffw_norm_2.weight"),
+		missing("gemma4 without post_ffw_norm_1", testutil.TinyGemma4MoE(), "blk.0.post_ffw_norm_1.weight"),
+		missing("gemma4 without post_ffw_norm_2", testutil.TinyGemma4MoE(), "blk.3.post_ffw_norm_2.weight"),
+		missing("gemma4 without ffn_down_exps", testutil.TinyGemma4MoE(), "blk.1.ffn_down_exps.weight"),
+		{name: "gemma4 without the experts' gate and up", spec: testutil.TinyGemma4MoE(), edit: drop("blk.2.ffn_gate_up_exps.weight"),
+			want: bad, mention: []string{"blk.2.ffn_gate_exps.weight"}, plan: true},
+		missing("gemma4 without the dense feed-forward beside the experts", testutil.TinyGemma4MoE(), "blk.0.ffn_gate.weight"),
+		misshapen("gemma4 fused experts of another width", testutil.TinyGemma4MoE(), "blk.0.ffn_gate_up_exps.weight", 64, 48, 8),
+		misshapen("gemma4 expert output scales of another count", testutil.TinyGemma4MoE(), "blk.0.ffn_down_exps.scale", 4),
+		{name: "gemma4 without expert output scales", spec: testutil.TinyGemma4MoE(), edit: func(h *hmodel) {
+			for l := range 4 {
+				h.drop(fmt.Sprintf("blk.%d.ffn_down_exps.scale", l))
+			}
+		}},
 		// deepseek2: every size of the latent attention checked against
 		// the others and the tensors, the expert counts, the groups.
 		{name: "deepseek2 kv_lora_rank 0", spec: testutil.TinyDeepSeek2(), edit: setU(".attention.kv_lora_rank", 0),

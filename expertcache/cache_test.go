@@ -377,28 +377,30 @@ func TestNewErrors(t *testing.T) {
 // reads included.
 func TestDecodeAllocatesNothing(t *testing.T) {
 	pool := newPool(t, 1)
-	path, m, _ := writeModel(t, moeSpec())
-	c := newCache(t, m, path, budgetFor(t, LayoutOf(m), 5))
-	m.ExpertSource = c
-	st, err := m.NewState(ops.NewExec(pool), model.StateOptions{Batch: 1, Cache: kv.F16, Cells: 512})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]float32, m.Vocab)
-	pos := 0
-	toks := tokens(400)
-	step := func() {
-		if err := st.Forward(toks[pos:pos+1], pos, out); err != nil {
+	for _, spec := range []testutil.ModelSpec{moeSpec(), testutil.TinyGemma4MoE()} {
+		path, m, _ := writeModel(t, spec)
+		c := newCache(t, m, path, budgetFor(t, LayoutOf(m), 5))
+		m.ExpertSource = c
+		st, err := m.NewState(ops.NewExec(pool), model.StateOptions{Batch: 1, Cache: kv.F16, Cells: 512})
+		if err != nil {
 			t.Fatal(err)
 		}
-		pos++
-	}
-	step()
-	if n := testing.AllocsPerRun(100, step); n != 0 {
-		t.Fatalf("a decode step allocates %.1f times, want 0", n)
-	}
-	if s := c.Stats(); s.Misses < 100 {
-		t.Errorf("only %d misses: the steps did not read", s.Misses)
+		out := make([]float32, m.Vocab)
+		pos := 0
+		toks := tokens(400)
+		step := func() {
+			if err := st.Forward(toks[pos:pos+1], pos, out); err != nil {
+				t.Fatal(err)
+			}
+			pos++
+		}
+		step()
+		if n := testing.AllocsPerRun(100, step); n != 0 {
+			t.Fatalf("%s: a decode step allocates %.1f times, want 0", spec.Arch, n)
+		}
+		if s := c.Stats(); s.Misses < 100 {
+			t.Errorf("%s: only %d misses: the steps did not read", spec.Arch, s.Misses)
+		}
 	}
 }
 
@@ -539,21 +541,27 @@ func TestHeld(t *testing.T) {
 	}
 }
 
-// The layout read from the tensor table is the loaded model's.
+// The layout read from the tensor table is the loaded model's: of
+// separate gate, up and down tensors, and of Gemma 4's fused gate and up
+// (ffn_gate_up_exps, each expert's gate rows then its up rows).
 func TestFileLayout(t *testing.T) {
-	path, m, _ := writeModel(t, moeSpec())
-	f, _ := testutil.ReadModel(t, path)
-	got, want := FileLayout(f, m.Layers), LayoutOf(m)
-	if len(got.Experts) != len(want.Experts) || !slices.Equal(got.Repack, want.Repack) {
-		t.Fatalf("%d blocks, repacking %v; want %d, %v", len(got.Experts), got.Repack, len(want.Experts), want.Repack)
-	}
-	for il := range want.Experts {
-		if !slices.Equal(got.Experts[il], want.Experts[il]) {
-			t.Fatalf("block %d: %v, want %v", il, got.Experts[il], want.Experts[il])
+	split := testutil.TinyGemma4MoE()
+	split.Gemma4.SplitExperts = true
+	for _, spec := range []testutil.ModelSpec{moeSpec(), testutil.TinyGemma4MoE(), split} {
+		path, m, _ := writeModel(t, spec)
+		f, _ := testutil.ReadModel(t, path)
+		got, want := FileLayout(f, m.Layers), LayoutOf(m)
+		if len(got.Experts) != len(want.Experts) || !slices.Equal(got.Repack, want.Repack) {
+			t.Fatalf("%s: %d blocks, repacking %v; want %d, %v", spec.Arch, len(got.Experts), got.Repack, len(want.Experts), want.Repack)
 		}
-	}
-	if l := FileLayout(f, m.Layers+2); len(l.Experts[m.Layers]) != 0 {
-		t.Error("a block past the last has experts")
+		for il := range want.Experts {
+			if len(want.Experts[il]) == 0 || !slices.Equal(got.Experts[il], want.Experts[il]) {
+				t.Fatalf("%s: block %d: %v, want %v", spec.Arch, il, got.Experts[il], want.Experts[il])
+			}
+		}
+		if l := FileLayout(f, m.Layers+2); len(l.Experts[m.Layers]) != 0 {
+			t.Errorf("%s: a block past the last has experts", spec.Arch)
+		}
 	}
 }
 

@@ -62,16 +62,23 @@ func repackRoom(t quant.Type, rows, cols int, size int64) int64 {
 
 // FileLayout is the layout of the experts in a GGUF tensor table: block
 // il's experts are the equal slices of its blk.il.ffn_gate_exps,
-// ffn_up_exps and ffn_down_exps tensors, as the model loader splits them.
-// It does not check what the loader checks (shapes, types); a block whose
-// three tensors are not all present, or disagree on the expert count, has
-// no experts.
+// ffn_up_exps and ffn_down_exps tensors, as the model loader splits them
+// — or, where the block has Gemma 4's fused ffn_gate_up_exps, each
+// expert's slice of it halved, its gate rows then its up rows. It does
+// not check what the loader checks (shapes, types); a block whose
+// tensors are not all present, or disagree on the expert count, has no
+// experts.
 func FileLayout(f *gguf.File, blocks int) Layout {
 	l := Layout{Experts: make([][][3]model.Range, blocks), Repack: make([][3]int64, blocks)}
 	for il := range blocks {
 		var ts [3]*gguf.TensorInfo
+		names := [3]string{"gate", "up", "down"}
+		bands := [3]int64{1, 1, 1}
+		if _, fused := f.Tensor(fmt.Sprintf("blk.%d.ffn_gate_up_exps.weight", il)); fused {
+			names[0], names[1], bands[0], bands[1] = "gate_up", "gate_up", 2, 2
+		}
 		ok := true
-		for k, part := range [3]string{"gate", "up", "down"} {
+		for k, part := range names {
 			ti, found := f.Tensor(fmt.Sprintf("blk.%d.ffn_%s_exps.weight", il, part))
 			if !found || len(ti.Dims) != 3 || ti.Dims[2] <= 0 || (k > 0 && ti.Dims[2] != ts[0].Dims[2]) {
 				ok = false
@@ -86,13 +93,15 @@ func FileLayout(f *gguf.File, blocks int) Layout {
 		l.Experts[il] = make([][3]model.Range, n)
 		for e := range n {
 			for k, ti := range ts {
-				per := ti.Size / n
-				l.Experts[il][e][k] = model.Range{Off: ti.Offset + e*per, Len: per}
+				band := ti.Size / n / bands[k]
+				// The up band of a fused tensor follows the gate band.
+				off := ti.Offset + e*ti.Size/n + int64(k)*band*(bands[k]-1)
+				l.Experts[il][e][k] = model.Range{Off: off, Len: band}
 			}
 		}
 		for k, ti := range ts {
 			if ti.Dims[0] <= 1<<30 && ti.Dims[1] <= 1<<30 {
-				l.Repack[il][k] = repackRoom(ti.Type, int(ti.Dims[1]), int(ti.Dims[0]), ti.Size/n)
+				l.Repack[il][k] = repackRoom(ti.Type, int(ti.Dims[1]/bands[k]), int(ti.Dims[0]), ti.Size/n/bands[k])
 			}
 		}
 	}

@@ -150,7 +150,7 @@ var registry = []*Arch{
 	{Name: "lfm2", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight"},
 	{Name: "lfm2moe", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight", FFN: FFNExperts, ExpertSelBias: true, hparams: lfm2moeHparams},
 	{Name: "gemma3n", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, hparams: gemma3nHparams},
-	{Name: "gemma4", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, PerLayerSizes: true, hparams: gemma4Hparams},
+	{Name: "gemma4", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, PerLayerSizes: true, OptionalExperts: true, hparams: gemma4Hparams},
 	{Name: "deepseek2", FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true, hparams: deepseek2Hparams},
 	{Name: "gemma-embedding", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, NoHead: true, hparams: gemmaEmbeddingHparams},
 	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},

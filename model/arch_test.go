@@ -580,7 +580,8 @@ func checkExperts(t *testing.T, experts quant.Type) {
 		if got := L.Experts[0].Gate.T.Type; got != experts {
 			t.Fatalf("layer %d: experts of type %v, want %v", il, got, experts)
 		}
-		if err := st.experts(il, L, st.acts(x, m.Embd, n), out); err != nil {
+		a := st.acts(x, m.Embd, n)
+		if err := st.experts(il, L, a, a, out); err != nil {
 			t.Fatal(err)
 		}
 		router := dequantRows(t, L.Router)

@@ -295,8 +295,9 @@ const (
 // experts: in an expert model, every layer after the DenseLead dense ones.
 func (c *Config) ExpertLayer(il int) bool { return c.Experts > 0 && il >= c.DenseLead }
 
-// denseLayers reports whether some layer's feed-forward is dense.
-func (c *Config) denseLayers() bool { return c.Experts == 0 || c.DenseLead > 0 }
+// denseLayers reports whether some layer has a dense feed-forward (Gemma
+// 4's expert layers each have one beside their experts).
+func (c *Config) denseLayers() bool { return c.Experts == 0 || c.DenseLead > 0 || c.HeadDimSWA > 0 }
 
 // expertLayers is the number of layers with experts.
 func (c *Config) expertLayers() int {

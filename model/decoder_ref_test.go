@@ -29,8 +29,9 @@ type refDecoder struct {
 	// gemma3n's structural perturbations (gemma3n_ref_test.go).
 	gemma3n gemma3nPerturb
 	// qwen35's (qwen35_ref_test.go).
-	qwen35 qwen35Perturb
-	gemma4 gemma4Perturb // gemma4_ref_test.go
+	qwen35    qwen35Perturb
+	gemma4    gemma4Perturb    // gemma4_ref_test.go
+	gemma4MoE gemma4MoEPerturb // gemma4_moe_ref_test.go
 	// Perturbations of granitehybrid's Mamba-2 layers (convNoState drops
 	// their conv state too): no D skip, no SiLU(z) gate, the time step
 	// without softplus, B and C swapped.
@@ -537,16 +538,7 @@ func (r *refDecoder) experts(p func(string) []float64, y []float64) []float64 {
 			}
 		}
 	}
-	ids := make([]int, 0, k)
-	for range k {
-		best := -1
-		for i, v := range sel {
-			if !slices.Contains(ids, i) && (best < 0 || v > sel[best]) {
-				best = i
-			}
-		}
-		ids = append(ids, best)
-	}
+	ids := topK64(sel, k)
 	w := make([]float64, k)
 	for s, e := range ids {
 		w[s] = probs[e]
@@ -589,6 +581,22 @@ func (r *refDecoder) experts(p func(string) []float64, y []float64) []float64 {
 }
 
 // softmax64 replaces v with its softmax.
+// topK64 is the indices of v's k largest values, largest first (ties to
+// the lower index).
+func topK64(v []float64, k int) []int {
+	ids := make([]int, 0, k)
+	for range k {
+		best := -1
+		for i, x := range v {
+			if !slices.Contains(ids, i) && (best < 0 || x > v[best]) {
+				best = i
+			}
+		}
+		ids = append(ids, best)
+	}
+	return ids
+}
+
 func softmax64(v []float64) {
 	mx := math.Inf(-1)
 	for _, x := range v {

@@ -712,7 +712,7 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 		a := s.acts(xn, E, n)
 		if L.Router != nil {
 			s.e.Phase(phMoE)
-			if err := s.experts(il, L, a, p.tmp); err != nil {
+			if err := s.experts(il, L, a, a, p.tmp); err != nil {
 				return nil, nil, err
 			}
 			if L.ShDown != nil {

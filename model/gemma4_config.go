@@ -84,6 +84,7 @@ func gemma4Hparams(c *Config, m *meta) {
 		m.fail("%s = %d layers of %d KV heads of %d floats are more than %d KV elements a token", m.key("block_count"), c.Layers, c.HeadsKV, 2*c.HeadDimK, int64(maxKVPerToken))
 	}
 	m.sharedKV(c)
+	m.gemma4Experts(c)
 }
 
 // sharedKV reads attention.shared_kv_layers (default 0): the trailing
@@ -179,6 +180,9 @@ func gemma4Tensors(c *Config, il int, has func(name string) bool) []blockTensor 
 		vecTensor("post_ffw_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))
 	if has("layer_output_scale.weight") {
 		ts = append(ts, vecTensor("layer_output_scale.weight", 1, func(L *Layer) *[]float32 { return &L.OutScale }))
+	}
+	if c.ExpertLayer(il) {
+		ts = append(ts, gemma4ExpertTensors(c, has)...)
 	}
 	if a := c.PerLayerEmbd; a > 0 {
 		ts = append(ts,

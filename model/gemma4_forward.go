@@ -20,7 +20,8 @@ func (s *State) gemma4Blocks(tokens []int32, p *pass) (x, xn []float32, err erro
 }
 
 // gemma4Layer runs Gemma 4 block il over the pass's residual stream in
-// place: attention with post-norm, the feed-forward with post-norm, the
+// place: attention with post-norm, the feed-forward (dense, or dense and
+// experts: gemma4FFN) with post-norm, the
 // per-layer input's term, then the layer's output scale.
 func (s *State) gemma4Layer(il int, L *Layer, p *pass) error {
 	c := &s.m.Config
@@ -42,9 +43,7 @@ func (s *State) gemma4Layer(il int, L *Layer, p *pass) error {
 	if err := s.residual(L.Wo, s.acts(p.att, H*d, n), nil, p.tmp, x, L.PostAttnNorm); err != nil {
 		return err
 	}
-	s.e.Phase(phNorm)
-	s.norm(p.xn, x, L.FFNNorm, n)
-	if err := s.ffn(L, s.acts(p.xn, E, n), p.gu, p.tmp, x, false); err != nil {
+	if err := s.gemma4FFN(il, L, p); err != nil {
 		return err
 	}
 	if c.PerLayerEmbd > 0 {

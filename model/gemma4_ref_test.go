@@ -32,7 +32,8 @@ type gemma4Perturb struct {
 // ones with each pair's angle divided by rope_freqs), unscaled scores, a
 // layer from KVFrom on reading the keys and values of layer KVFrom-1 if
 // global, KVFrom-2 if windowed; attn_output normalised and added; the
-// feed-forward (GeGLU at the layer's width) normalised and added; the
+// feed-forward (GeGLU at the layer's width, or with experts
+// gemma4Experts) normalised and added; the
 // per-layer input's term (inp_gate, GELU, times the layer's per-layer
 // input, proj, post_norm) added; the sum times layer_output_scale; the
 // output norm at the end.
@@ -154,8 +155,13 @@ func (r *refDecoder) gemma4Hidden(tokens []int32) [][]float64 {
 		for t := range n {
 			att := r.attendWindow(qs[t], ks[src], vs[src], t, il, H, d, H/hkv, scale)
 			add(x[t], rmsNorm64(linear(p("attn_output.weight"), nil, att), p("post_attention_norm.weight"), eps))
-			y := rmsNorm64(x[t], p("ffn_norm.weight"), eps)
-			ff := r.ffn(linear(p("ffn_gate.weight"), nil, y), linear(p("ffn_up.weight"), nil, y), p("ffn_down.weight"), nil)
+			var ff []float64
+			if has("ffn_gate_inp.weight") {
+				ff = r.gemma4Experts(p, x[t], eps)
+			} else {
+				y := rmsNorm64(x[t], p("ffn_norm.weight"), eps)
+				ff = r.ffn(linear(p("ffn_gate.weight"), nil, y), linear(p("ffn_up.weight"), nil, y), p("ffn_down.weight"), nil)
+			}
 			add(x[t], rmsNorm64(ff, p("post_ffw_norm.weight"), eps))
 			if A > 0 && !pt.noPerLayer {
 				g := linear(p("inp_gate.weight"), nil, x[t])

@@ -85,6 +85,7 @@ type moeScratch struct {
 	gather []byte    // quantized input rows of one expert's tokens (expertsOne: of every expert's down)
 	g, u   []float32 // one expert's gate and up outputs, n × ExpertFFN (expertsOne: every expert's)
 	y      []float32 // one expert's down outputs, n × Embd
+	rin    []float32 // Gemma 4: the router's input, then the experts' sum, n × Embd
 	ys     []float32 // every pair's down output, n × ExpertsUsed × Embd
 	// parts is one dispatch's products for expertsOne, held the token's
 	// experts slot by slot (ExpertsUsed pointers, made with the State);
@@ -120,6 +121,9 @@ func (ms *moeScratch) take(ar *arena.Arena, c *Config, maxX, n int) {
 	ms.u = ar.Float32s(w * c.ExpertFFN)
 	ms.y = ar.Float32s(n * c.Embd)
 	ms.ys = ar.Float32s(n * k * c.Embd)
+	if c.HeadDimSWA > 0 {
+		ms.rin = ar.Float32s(n * c.Embd)
+	}
 }
 
 // moeScratchBytes is what moeScratch.take takes from the arena.
@@ -127,8 +131,12 @@ func moeScratchBytes(c *Config, maxX, n int) int {
 	f := func(m int) int { return roundUp(4*m, allocAlign) }
 	k := c.ExpertsUsed
 	w := max(n, k)
-	return f(n*c.Experts) + 3*f(n*k) + f(c.Experts+1) + f(c.Experts) +
+	b := f(n*c.Experts) + 3*f(n*k) + f(c.Experts+1) + f(c.Experts) +
 		roundUp(w*maxX, allocAlign) + 2*f(w*c.ExpertFFN) + f(n*c.Embd) + f(n*k*c.Embd)
+	if c.HeadDimSWA > 0 {
+		b += f(n * c.Embd) // rin
+	}
+	return b
 }
 
 // route turns one token's router logits p into its experts and their
@@ -231,8 +239,10 @@ func (gl groupLimit) keep(p, bias []float32, keep *[maxExpertGroups]bool) int {
 }
 
 // experts is the mixture-of-experts feed-forward block: each token's
-// ExpertsUsed experts, chosen by the router, each computing
-// down(act(gate·a) ⊙ up·a), summed with the routing weights into out;
+// ExpertsUsed experts, chosen by the router from ra (a itself, but for
+// Gemma 4), each computing down(act(gate·a) ⊙ up·a), summed with the
+// routing weights — times each expert's output scale, when the block has
+// them (Gemma 4) — into out, which ra may be;
 // with ExpertBiases, the router's logits and each product have their bias
 // added first (gpt-oss); with ExpertSelBias, the router's selection bias
 // joins the probabilities that choose (lfm2moe, deepseek2); with
@@ -242,11 +252,11 @@ func (gl groupLimit) keep(p, bias []float32, keep *[maxExpertGroups]bool) int {
 // pass however many tokens chose it; every token then sums its experts'
 // outputs in its own order of preference, as llama.cpp does, so a batch
 // and one token at a time add the same numbers in the same order.
-func (s *State) experts(il int, L *Layer, a acts, out []float32) error {
+func (s *State) experts(il int, L *Layer, a, ra acts, out []float32) error {
 	c := &s.m.Config
 	ms := &s.moe
 	n, k, nx, F, E := a.n, c.ExpertsUsed, c.Experts, c.ExpertFFN, c.Embd
-	if err := s.mul(L.Router, a, ms.logits, nx); err != nil {
+	if err := s.mul(L.Router, ra, ms.logits, nx); err != nil {
 		return err
 	}
 	addRows(ms.logits, L.BRouter, n)
@@ -255,6 +265,11 @@ func (s *State) experts(il int, L *Layer, a acts, out []float32) error {
 		route(p, L.ExpProbsB, ids, w, c.ExpertGating, c.ExpertNorm, groupLimit{c.ExpertGroups, c.ExpertGroupsUsed})
 		if c.ExpertScale != 0 {
 			ops.Scale(w, c.ExpertScale)
+		}
+		if L.ExpOutScale != nil {
+			for slot, e := range ids {
+				w[slot] *= L.ExpOutScale[e]
+			}
 		}
 	}
 	// Group the (token, slot) pairs by expert: a counting sort.

@@ -29,7 +29,8 @@ var x8Block = map[string]bool{
 // model multiplies each expert's slice as it would a block matrix (an
 // expert cache reads experts from the file instead, in their row layout,
 // and a plan with one never repacks).
-var x8Experts = map[string]bool{"ffn_gate_exps.weight": true, "ffn_up_exps.weight": true, "ffn_down_exps.weight": true}
+var x8Experts = map[string]bool{"ffn_gate_exps.weight": true, "ffn_up_exps.weight": true, "ffn_down_exps.weight": true,
+	"ffn_gate_up_exps.weight": true} // Gemma 4's fused gate and up: two bands an expert
 
 // RepackableTensor reports whether the tensor name of type t and ggml dims
 // (dims[0] the row length) may be held in the X8 layout (quant.RepackX8)
@@ -57,7 +58,7 @@ func RepackableTensor(c *Config, name string, t quant.Type, dims []int64) bool {
 		}
 		switch {
 		case len(dims) == 3:
-			if !x8Experts[rest] || dims[2] <= 0 {
+			if !x8Experts[rest] || dims[2] <= 0 || rest == "ffn_gate_up_exps.weight" && dims[1]%16 != 0 {
 				return false
 			}
 		case !x8Block[rest] || rest == "ffn_up.weight" && c.FFN%8 != 0:
@@ -82,8 +83,9 @@ func RepackedTensorBytes(t quant.Type, dims []int64) int64 {
 
 // RepackUnit is one matrix that Repack may hold in the X8 layout: a block
 // matrix, the output matrix, or a block's whole 3-D expert tensor, whose
-// experts (Experts, the matrices the forward pass multiplies) then each
-// take their slice of the repacked rows.
+// experts' matrices (Experts, the ones the forward pass multiplies, in
+// the tensor's order: of a fused gate and up each expert's gate, then
+// its up) then each take their slice of the repacked rows.
 type RepackUnit struct {
 	*ops.Matrix
 	Experts []*ops.Matrix
@@ -110,10 +112,13 @@ func (m *Model) Repackable() []RepackUnit {
 			if w == nil || n == 0 {
 				continue
 			}
-			parts := make([]*ops.Matrix, n)
+			var parts []*ops.Matrix
 			for e := range L.Experts {
 				x := &L.Experts[e]
-				parts[e] = [3]*ops.Matrix{x.Gate, x.Up, x.Down}[k]
+				parts = append(parts, [3]*ops.Matrix{x.Gate, x.Up, x.Down}[k])
+				if k == 0 && x.Up.T.Name == w.T.Name {
+					parts = append(parts, x.Up) // the same tensor's second band
+				}
 			}
 			add(w, []int64{int64(w.Cols), int64(w.Rows / n), int64(n)}, parts)
 		}

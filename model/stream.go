@@ -384,6 +384,8 @@ func (s *State) forLayers(fn func(il int, L *Layer) error) error {
 		lsrc.Begin()
 		defer lsrc.End()
 	}
+	s.xs = m.ExpertSource
+	defer func() { s.xs = nil }()
 	for il := range m.Blocks {
 		L := &m.Blocks[il]
 		if lsrc != nil {

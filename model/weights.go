@@ -64,7 +64,8 @@ type Layer struct {
 	Router  *ops.Matrix
 	Experts []Expert
 	// expertStacks are the block's whole 3-D expert tensors (gate, up,
-	// down), each viewed as one matrix of every expert's rows in turn:
+	// down; Gemma 4's fused gate and up in the gate's place, the up's
+	// nil), each viewed as one matrix of every expert's rows in turn:
 	// what a resident model repacks into the X8 layout (Model.Repack then
 	// gives each expert its slice of the buffer). Products use Experts.
 	expertStacks [3]*ops.Matrix
@@ -76,6 +77,14 @@ type Layer struct {
 	// (ExpertFFN, ExpertFFN and Embd floats): kept with the layer, not the
 	// expert, so an expert read from disk needs only its matrices.
 	BRouter, BGateExps, BUpExps, BDownExps []float32
+	// Gemma 4's mixture-of-experts block (gemma4_moe.go), beside its dense
+	// feed-forward: the router's input scale (ffn_gate_inp.scale, Embd),
+	// the per-expert output scale (ffn_down_exps.scale, one per expert;
+	// nil when the file has none), the norm before the experts
+	// (pre_ffw_norm_2) and the norms after the dense feed-forward and
+	// after the experts (post_ffw_norm_1, post_ffw_norm_2).
+	RouterScale, ExpOutScale               []float32
+	PreExpNorm, PostDenseNorm, PostExpNorm []float32
 	// ExpProbsB is the router's selection bias, one per expert, added to
 	// the probabilities that choose the experts but not to their weights
 	// (lfm2moe's exp_probs_b; Config.ExpertSelBias).
@@ -346,11 +355,15 @@ func (l *loader) copyRows(name string, t *tensor.Tensor, cols, rows int) ([]floa
 	return out, nil
 }
 
-// experts splits the 3-D tensor name ([cols, rows, count]) into count
-// matrices of rows × cols, each viewing its contiguous slice of the
-// tensor, records each slice's file range in L.Experts[e].Ranges[k], and
-// keeps the whole tensor as L.expertStacks[k].
-func (l *loader) experts(name string, cols, rows, count int, L *Layer, k int) error {
+// experts views the 3-D expert tensor name ([cols, rows, count]) as
+// count matrices a part, the slice of each expert split into len(ks)
+// equal bands of rows: band j is matrix ks[j] (0 gate, 1 up, 2 down) of
+// L.Experts[e]. A separate ffn_gate_exps is one band (ks {0}); Gemma 4's
+// fused ffn_gate_up_exps two, each expert's gate rows then its up rows
+// (ks {0, 1}), as llama.cpp's build_moe_ffn splits it. It records each
+// band's file range in L.Experts[e].Ranges, and the whole tensor in
+// L.expertStacks[ks[0]].
+func (l *loader) experts(name string, cols, rows, count int, L *Layer, ks ...int) error {
 	es := L.Experts
 	t, err := l.tensor(name, cols, rows, count)
 	if err != nil {
@@ -361,7 +374,8 @@ func (l *loader) experts(name string, cols, rows, count int, L *Layer, k int) er
 	}
 	ti, _ := l.f.Tensor(name)
 	per := ti.Size / int64(count)
-	base, err := tensor.View(name, t.Type, []int{cols, rows}, t.Data[:per:per])
+	band := per / int64(len(ks))
+	base, err := tensor.View(name, t.Type, []int{cols, rows / len(ks)}, t.Data[:band:band])
 	if err != nil {
 		return fmt.Errorf("model: %w: %w", err, ErrBadModel)
 	}
@@ -373,25 +387,22 @@ func (l *loader) experts(name string, cols, rows, count int, L *Layer, k int) er
 	if err != nil {
 		return fmt.Errorf("model: %w: %w", err, ErrBadModel)
 	}
-	if L.expertStacks[k], err = ops.NewMatrix(whole); err != nil {
+	if L.expertStacks[ks[0]], err = ops.NewMatrix(whole); err != nil {
 		return err
 	}
-	// One allocation each for the headers of all experts.
-	tens := make([]tensor.Tensor, count)
-	mats := make([]ops.Matrix, count)
+	// One allocation each for the headers of all experts' bands.
+	tens := make([]tensor.Tensor, count*len(ks))
+	mats := make([]ops.Matrix, count*len(ks))
 	for e := range count {
-		tens[e] = *base
-		tens[e].Data = t.Data[int64(e)*per : int64(e+1)*per : int64(e+1)*per]
-		mats[e] = *mat
-		mats[e].T = &tens[e]
-		es[e].Ranges[k] = Range{Off: ti.Offset + int64(e)*per, Len: per}
-		switch k {
-		case 0:
-			es[e].Gate = &mats[e]
-		case 1:
-			es[e].Up = &mats[e]
-		default:
-			es[e].Down = &mats[e]
+		for j, k := range ks {
+			i := e*len(ks) + j
+			off := int64(e)*per + int64(j)*band
+			tens[i] = *base
+			tens[i].Data = t.Data[off : off+band : off+band]
+			mats[i] = *mat
+			mats[i].T = &tens[i]
+			es[e].Ranges[k] = Range{Off: ti.Offset + off, Len: band}
+			*[3]**ops.Matrix{&es[e].Gate, &es[e].Up, &es[e].Down}[k] = &mats[i]
 		}
 	}
 	return nil
@@ -749,7 +760,7 @@ type blockTensor struct {
 	dims []int
 	vec  func(L *Layer) *[]float32   // 1-D, or 2-D rows one after another; copied
 	mat  func(L *Layer) **ops.Matrix // 2-D, a view (3-D: a stack of matrices, loader.stacked)
-	exp  int                         // 3-D experts: 1 gate, 2 up, 3 down
+	exp  int                         // 3-D experts: 1 gate, 2 up, 3 down, expGateUp both
 }
 
 func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
@@ -767,10 +778,18 @@ func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
 		if L.Experts == nil {
 			L.Experts = make([]Expert, bt.dims[2])
 		}
-		err = l.experts(name, bt.dims[0], bt.dims[1], bt.dims[2], L, bt.exp-1)
+		ks := []int{bt.exp - 1}
+		if bt.exp == expGateUp {
+			ks = []int{0, 1}
+		}
+		err = l.experts(name, bt.dims[0], bt.dims[1], bt.dims[2], L, ks...)
 	}
 	return err
 }
+
+// expGateUp is blockTensor.exp of a fused ffn_gate_up_exps: each
+// expert's gate rows, then its up rows.
+const expGateUp = 4
 
 // vecTensor and matTensor describe a block's 1-D and 2-D tensors.
 func vecTensor(name string, n int, f func(L *Layer) *[]float32) blockTensor {

@@ -230,12 +230,13 @@ func repackHybrid(t *testing.T, s testutil.ModelSpec) {
 // tensors in the X8 layout too, every expert multiplying its own slice,
 // the plan counting them; the logits follow the file's layout, and a
 // decode step allocates nothing. gpt-oss in the MXFP4_MOE mix (MXFP4
-// experts, Q8_0 the rest) at a width of three blocks, as its 2880 is 90.
+// experts, Q8_0 the rest) at a width of three blocks, as its 2880 is 90;
+// Gemma 4's fused gate and up, each expert's two bands.
 func TestRepackExperts(t *testing.T) {
 	testutil.NeedX8(t)
 	gptOss := testutil.TinyGptOss()
 	gptOss.ExpertType = quant.MXFP4
-	for _, s := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), testutil.TinyGraniteMoE(), testutil.TinyLFM2MoE(), testutil.TinyDeepSeek2(), gptOss} {
+	for _, s := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), testutil.TinyGraniteMoE(), testutil.TinyLFM2MoE(), testutil.TinyDeepSeek2(), gptOss, testutil.TinyGemma4MoE()} {
 		t.Run(s.Arch, func(t *testing.T) {
 			s.Embd, s.ExpertFFN, s.WeightType, s.TiedOutput = 256, 64, quant.Q4_0, false
 			if s.ExpertType == quant.MXFP4 {

@@ -18,6 +18,11 @@ type Gemma4 struct {
 	FFNShared   int  // the KV-sharing layers' feed-forward width (0: FFN)
 	NoV         bool // the global layers have no attn_v: their keys are their values
 	OutScale    bool // every block has layer_output_scale
+	// With ModelSpec.Experts, every block's experts beside its dense
+	// feed-forward (26B-A4B): SplitExperts writes their gate and up as
+	// ffn_gate_exps and ffn_up_exps, not the converter's fused
+	// ffn_gate_up_exps; NoExpertScale leaves out ffn_down_exps.scale.
+	SplitExperts, NoExpertScale bool
 }
 
 // TinyGemma4 is a 5-layer gemma4 with every piece of the dense graph:
@@ -34,6 +39,59 @@ func TinyGemma4() ModelSpec {
 	s.PerLayerEmbd, s.SharedKV = 32, 2
 	s.Gemma4 = &Gemma4{HeadDimSWA: 32, KVHeadsFull: 1, FFNShared: 256, NoV: true, OutScale: true}
 	return s
+}
+
+// TinyGemma4MoE is a 4-layer gemma4 shaped as the 26B-A4B: layers 0, 1
+// and 3 windowed (a window of 4, heads of 32, 2 KV heads), layer 2
+// global (heads of 64, 1 KV head, no attn_v); no per-layer inputs or
+// shared KV; every block's dense feed-forward of 128 beside 8 experts of
+// 32, 2 a token, their gate and up fused, each with its output scale;
+// a layer output scale; Q8_0 weights, a tied output.
+func TinyGemma4MoE() ModelSpec {
+	s := tiny("gemma4", 32)
+	s.Layers, s.HeadDim, s.RopeBase, s.RopeBaseSWA, s.RMSEps, s.TiedOutput = 4, 64, 1000000, 10000, 1e-6, true
+	s.SlidingWindow, s.SWALayers = 4, []bool{true, true, false, true}
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.RouterGain = 8, 2, 32, 4
+	s.Gemma4 = &Gemma4{HeadDimSWA: 32, KVHeadsFull: 1, NoV: true, OutScale: true}
+	return s
+}
+
+// gemma4ExpertTensors are a Gemma 4 block's expert tensors, p its
+// prefix: the router and its input scale (about 4, against the
+// router's 1/sqrt(Embd), so that the routing is decisive), the norms
+// before the experts and after each branch, the experts (gate and up
+// fused unless SplitExperts) and their output scales (about 1).
+func (s ModelSpec) gemma4ExpertTensors(p string) []tensorSpec {
+	e, x, fe := int64(s.Embd), int64(s.Experts), int64(s.ExpertFFN)
+	norm := dist{1, 0.1}
+	proj := func(in int64) dist { return dist{0, 1 / math.Sqrt(float64(in))} }
+	w := s.ExpertType
+	if w == quant.F32 {
+		w = s.WeightType
+	}
+	gain := s.RouterGain
+	if gain == 0 {
+		gain = 1
+	}
+	ts := []tensorSpec{
+		{p + "ffn_gate_inp.weight", quant.F32, []int64{e, x}, dist{0, gain / math.Sqrt(float64(e))}},
+		{p + "ffn_gate_inp.scale", quant.F32, []int64{e}, dist{4, 1}},
+		{p + "pre_ffw_norm_2.weight", quant.F32, []int64{e}, norm},
+		{p + "post_ffw_norm_1.weight", quant.F32, []int64{e}, norm},
+		{p + "post_ffw_norm_2.weight", quant.F32, []int64{e}, norm},
+	}
+	if s.g4().SplitExperts {
+		ts = append(ts,
+			tensorSpec{p + "ffn_gate_exps.weight", w, []int64{e, fe, x}, proj(e)},
+			tensorSpec{p + "ffn_up_exps.weight", w, []int64{e, fe, x}, proj(e)})
+	} else {
+		ts = append(ts, tensorSpec{p + "ffn_gate_up_exps.weight", w, []int64{e, 2 * fe, x}, proj(e)})
+	}
+	ts = append(ts, tensorSpec{p + "ffn_down_exps.weight", w, []int64{fe, e, x}, proj(fe)})
+	if !s.g4().NoExpertScale {
+		ts = append(ts, tensorSpec{p + "ffn_down_exps.scale", quant.F32, []int64{x}, dist{1, 0.3}})
+	}
+	return ts
 }
 
 // g4 returns the spec's Gemma4, the zero one when nil.
@@ -149,6 +207,9 @@ func (s ModelSpec) gemma4Tensors() []tensorSpec {
 			tensorSpec{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
 			tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)},
 			tensorSpec{p + "post_ffw_norm.weight", quant.F32, []int64{e}, norm})
+		if s.Experts > 0 {
+			ts = append(ts, s.gemma4ExpertTensors(p)...)
+		}
 		if g.OutScale {
 			ts = append(ts, tensorSpec{p + "layer_output_scale.weight", quant.F32, []int64{1}, dist{1.5, 0.2}})
 		}

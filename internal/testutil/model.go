@@ -75,7 +75,7 @@ type ModelSpec struct {
 	// context (a Qwen3 made long, as its 128K GGUF files are).
 	Yarn *Yarn
 
-	// Experts of a qwen3moe, granitemoe, gpt-oss or lfm2moe model:
+	// Experts of a qwen3moe, granitemoe, gpt-oss, lfm2moe or gemma4 model:
 	// expert_count, expert_used_count and expert_feed_forward_length
 	// (required there).
 	Experts, ExpertsUsed, ExpertFFN int
@@ -632,10 +632,10 @@ func (s ModelSpec) gemma() bool {
 }
 
 // moe reports whether s has experts (qwen3moe, granitemoe, gpt-oss,
-// lfm2moe).
+// lfm2moe, deepseek2; granitehybrid and gemma4 with Experts set).
 func (s ModelSpec) moe() bool {
 	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" ||
-		s.Arch == "granitehybrid" && s.Experts > 0
+		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
 }
 
 // hybrid reports whether s has LFM2's short-convolution layers.
@@ -725,6 +725,11 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	case "gemma4":
 		if s.SWALayers == nil {
 			s.SWALayers = Gemma3nPattern(s.Layers)
+		}
+		if s.Experts > 0 {
+			if err := s.checkExperts(); err != nil {
+				return s, err
+			}
 		}
 	case "lfm2", "lfm2moe":
 		if s.ConvKernel == 0 {

@@ -62,6 +62,23 @@ func (s shape) gemma4RopeFreqs() []float32 {
 	return out
 }
 
+// gemma4ExpertPlan lists the tensors a Gemma 4 block p has beside its
+// dense feed-forward in a mixture of experts (26B-A4B), as llama.cpp's
+// converter writes them: the router (F32) and its input scale, the norms
+// around the two branches, the experts' fused gate and up, their down
+// matrices and their output scales.
+func gemma4ExpertPlan(s shape, p string, add func(name string, kind tensorKind, dims ...int64)) {
+	e, x, fe := int64(s.Embd), int64(s.Experts), int64(s.ExpertFFN)
+	add(p+"ffn_gate_inp.weight", kindRouter, e, x)
+	add(p+"ffn_gate_inp.scale", kindNorm, e)
+	add(p+"pre_ffw_norm_2.weight", kindNorm, e)
+	add(p+"post_ffw_norm_1.weight", kindNorm, e)
+	add(p+"post_ffw_norm_2.weight", kindNorm, e)
+	add(p+"ffn_gate_up_exps.weight", kindWeight, e, 2*fe, x)
+	add(p+"ffn_down_exps.weight", kindWeight, fe, e, x)
+	add(p+"ffn_down_exps.scale", kindNorm, x)
+}
+
 // gemma4Plan lists a Gemma 4 file's tensors: rope_freqs (with a full
 // layer), the embeddings
 // and per-layer inputs, then each block at its layer's sizes (no keys or
@@ -107,6 +124,9 @@ func gemma4Plan(s shape, add func(name string, kind tensorKind, dims ...int64)) 
 		add(p+"ffn_up.weight", kindWeight, e, f)
 		add(p+"ffn_down.weight", kindWeight, f, e)
 		add(p+"post_ffw_norm.weight", kindNorm, e)
+		if s.Experts > 0 {
+			gemma4ExpertPlan(s, p, add)
+		}
 		add(p+"layer_output_scale.weight", kindNorm, 1)
 		if a > 0 {
 			add(p+"inp_gate.weight", kindWeight, e, a)

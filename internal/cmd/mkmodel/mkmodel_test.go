@@ -255,8 +255,10 @@ func TestMiniatureShapes(t *testing.T) {
 				if ti, ok := f.Tensor("blk.2.ffn_down_exps.weight"); ok != (s.Experts > 0) || ok && len(ti.Dims) != 3 {
 					t.Errorf("ffn_down_exps.weight present = %v", ok)
 				}
-				// lfm2moe: layer 0 dense, layer 2's experts with their selection bias.
-				if _, ok := f.Tensor("blk.0.ffn_gate.weight"); s.Experts > 0 && ok != (s.DenseLead > 0) {
+				// lfm2moe: layer 0 dense, layer 2's experts with their
+				// selection bias; gemma4: a dense feed-forward beside every
+				// layer's experts.
+				if _, ok := f.Tensor("blk.0.ffn_gate.weight"); s.Experts > 0 && ok != (s.DenseLead > 0 || s.Gemma4 != nil) {
 					t.Errorf("blk.0.ffn_gate.weight present = %v", ok)
 				}
 				if ti, ok := f.Tensor("blk.2.exp_probs_b.bias"); ok != (s.Arch == "lfm2moe") || ok && ti.Type != quant.F32 {

@@ -482,6 +482,19 @@ var shapes = []shape{
 		Gemma4: &gemma4Shape{HeadDimSWA: 256, KVHeadsFull: 4, Period: 6, KEqV: true, Partial: 0.25, RopeBaseSWA: 10000},
 	},
 	{
+		// Gemma 4 26B-A4B, the mixture of experts: 30 layers of 16
+		// heads; five sliding layers (1024, heads of 256, 8 KV heads)
+		// then a full one (heads of 512, 2 KV heads whose keys are
+		// their values); every layer a dense feed-forward of 2112 beside
+		// 128 experts of 704, 8 a token, their gate and up fused as the
+		// converter writes them.
+		Name: "gemma-4-26b-a4b", Arch: "gemma4", Vocab: 262144, Embd: 2816, Layers: 30,
+		Heads: 16, HeadsKV: 8, HeadDim: 512, FFN: 2112, Context: 262144,
+		RopeBase: 1000000, RMSEps: 1e-6, QKNorm: true, TiedOutput: true, Window: 1024,
+		Experts: 128, ExpertsUsed: 8, ExpertFFN: 704,
+		Gemma4: &gemma4Shape{HeadDimSWA: 256, KVHeadsFull: 2, Period: 6, KEqV: true, Partial: 0.25, RopeBaseSWA: 10000},
+	},
+	{
 		// EmbeddingGemma 300M (Ollama's embeddinggemma): Gemma 3's layers
 		// over the whole text, a symmetric window of 512 on five layers of
 		// six, mean pooling, a dense projection through 3072.
