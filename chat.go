@@ -55,9 +55,12 @@ func RenderChat(template string, msgs []Message, o RenderOptions) (_ string, err
 // the first difference. The reply is generated until any end-of-generation
 // token of the vocabulary (end of turn, EOS …), a stop string or
 // MaxTokens, then split into the answer (Content), the reasoning of
-// models that think aloud (Thinking, for <think>…</think>) and tool calls
-// in the template's format (Llama 3.x JSON, Hermes/Qwen <tool_call>,
-// Mistral [TOOL_CALLS]); a reply that is only tool calls has empty
+// models that think aloud (Thinking, for <think>…</think>, Gemma 4's
+// <|channel>thought…<channel|>, Seed-OSS's <seed:think>…</seed:think>)
+// and tool calls in the template's format (Llama 3.x JSON, Hermes/Qwen
+// <tool_call> with JSON or the XML form, Mistral [TOOL_CALLS], gpt-oss's
+// harmony, Gemma 4's <|tool_call>call:NAME{…}<tool_call|>, Seed-OSS's
+// <seed:tool_call>); a reply that is only tool calls has empty
 // Content. Usage reports the tokens reused and evaluated. On error the
 // reply so far is returned with it.
 func (s *Session) Chat(ctx context.Context, msgs []Message, opts ...GenerateOption) (_ Message, err error) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/lowmem/llm/internal/xmlgrammar"
 )
 
 // ErrToolChoice is what CallSchema's errors wrap: a forced tool call that
@@ -29,10 +31,18 @@ func Forces(choice string) bool { return choice != "" && choice != "auto" && cho
 // harmony's (gpt-oss: <|channel|>commentary to=functions.NAME
 // <|constrain|>json<|message|> and the arguments, the call's header as the
 // model writes it, skipping its analysis). Templates
-// without a tool syntax cannot force a call: ErrToolChoice.
+// without a tool syntax cannot force a call: ErrToolChoice; nor can
+// Gemma 4's, whose arguments are not JSON, and the XML form's calls are
+// CallGrammar's (ErrToolChoice here).
 func (f Format) CallSchema(tools []Tool, choice string) (prefix, suffix string, schema []byte, err error) {
 	args := "arguments"
 	switch {
+	case f.xmlForm():
+		return "", "", nil, fmt.Errorf("%w: the %s syntax's calls are in the XML form, not JSON (see CallGrammar)", ErrToolChoice, f.Tools)
+	case f.Tools == ToolsGemma4:
+		// Its notation (bare keys, <|"|> strings) is not JSON, which is
+		// all the constraint machinery (jsonprefix) holds output to.
+		return "", "", nil, fmt.Errorf("%w: forcing a call is not supported for Gemma 4, whose arguments are written in its own notation, not JSON", ErrToolChoice)
 	case f.Tools == ToolsLlama3:
 		args = "parameters"
 	case f.Tools == ToolsHermes:
@@ -115,4 +125,55 @@ func namedCall(tools []Tool, choice, syntax string, prefix func(name string) str
 		return "", "", nil, fmt.Errorf("%w: %s syntax needs the tool named (tool_choice a function, or a single tool)", ErrToolChoice, syntax)
 	}
 	return prefix(names[0]), "", parameters(tools, names[0]), nil
+}
+
+// xmlForm reports whether format f's calls are in the XML form.
+func (f Format) xmlForm() bool {
+	return f.Tools == ToolsSeed || f.Tools == ToolsHermes && f.XMLCalls
+}
+
+// CallGrammar is the grammar of the one call that format f writes for a
+// tool choice that Forces one, when f's calls are in the XML form: Qwen
+// 3.5/3.6 and Qwen3-Coder's <tool_call><function=NAME><parameter=KEY>…,
+// Seed-OSS's in <seed:tool_call>, laid out as their templates lay them
+// out. The name is one of tools (the tool chosen by name), each parameter
+// one of its own, the required ones given, and a value follows its schema
+// where bytes can (xmlgrammar says how). For the other formats it is nil
+// (see CallSchema).
+func (f Format) CallGrammar(tools []Tool, choice string) (*xmlgrammar.Grammar, error) {
+	if !f.xmlForm() {
+		return nil, nil
+	}
+	names, err := callable(tools, choice)
+	if err != nil {
+		return nil, err
+	}
+	l := xmlgrammar.Layout{Open: hermesOpen, Close: hermesClose, Newlines: true}
+	if f.Tools == ToolsSeed {
+		l = xmlgrammar.Layout{Open: seedCallOpen, Close: seedCallClose}
+	}
+	var ts []xmlgrammar.Tool
+	for _, name := range names {
+		ts = append(ts, xmlgrammar.Tool{Name: name, Parameters: parameters(tools, name)})
+	}
+	g, err := xmlgrammar.Compile(l, ts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrToolChoice, err)
+	}
+	return g, nil
+}
+
+// CheckToolChoice reports whether format f can force a call for choice
+// among tools (nil when choice forces none): the error CallGrammar or
+// CallSchema gives.
+func (f Format) CheckToolChoice(tools []Tool, choice string) error {
+	if !Forces(choice) {
+		return nil
+	}
+	if f.xmlForm() {
+		_, err := f.CallGrammar(tools, choice)
+		return err
+	}
+	_, _, _, err := f.CallSchema(tools, choice)
+	return err
 }
