@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/lowmem/llm/internal/xmlgrammar"
+	"github.com/lowmem/llm/internal/callgrammar"
 )
 
 // ErrToolChoice is what CallSchema's errors wrap: a forced tool call that
@@ -31,18 +31,14 @@ func Forces(choice string) bool { return choice != "" && choice != "auto" && cho
 // harmony's (gpt-oss: <|channel|>commentary to=functions.NAME
 // <|constrain|>json<|message|> and the arguments, the call's header as the
 // model writes it, skipping its analysis). Templates
-// without a tool syntax cannot force a call: ErrToolChoice; nor can
-// Gemma 4's, whose arguments are not JSON, and the XML form's calls are
-// CallGrammar's (ErrToolChoice here).
+// without a tool syntax cannot force a call: ErrToolChoice; the XML
+// form's calls and Gemma 4's, which are not JSON, are CallGrammar's
+// (ErrToolChoice here).
 func (f Format) CallSchema(tools []Tool, choice string) (prefix, suffix string, schema []byte, err error) {
 	args := "arguments"
 	switch {
-	case f.xmlForm():
-		return "", "", nil, fmt.Errorf("%w: the %s syntax's calls are in the XML form, not JSON (see CallGrammar)", ErrToolChoice, f.Tools)
-	case f.Tools == ToolsGemma4:
-		// Its notation (bare keys, <|"|> strings) is not JSON, which is
-		// all the constraint machinery (jsonprefix) holds output to.
-		return "", "", nil, fmt.Errorf("%w: forcing a call is not supported for Gemma 4, whose arguments are written in its own notation, not JSON", ErrToolChoice)
+	case f.grammarForm():
+		return "", "", nil, fmt.Errorf("%w: the %s syntax's calls are not JSON (see CallGrammar)", ErrToolChoice, f.Tools)
 	case f.Tools == ToolsLlama3:
 		args = "parameters"
 	case f.Tools == ToolsHermes:
@@ -127,36 +123,41 @@ func namedCall(tools []Tool, choice, syntax string, prefix func(name string) str
 	return prefix(names[0]), "", parameters(tools, names[0]), nil
 }
 
-// xmlForm reports whether format f's calls are in the XML form.
-func (f Format) xmlForm() bool {
-	return f.Tools == ToolsSeed || f.Tools == ToolsHermes && f.XMLCalls
+// grammarForm reports whether format f's calls are not JSON: the XML
+// form, or Gemma 4's notation.
+func (f Format) grammarForm() bool {
+	return f.Tools == ToolsSeed || f.Tools == ToolsGemma4 || f.Tools == ToolsHermes && f.XMLCalls
 }
 
 // CallGrammar is the grammar of the one call that format f writes for a
-// tool choice that Forces one, when f's calls are in the XML form: Qwen
-// 3.5/3.6 and Qwen3-Coder's <tool_call><function=NAME><parameter=KEY>…,
-// Seed-OSS's in <seed:tool_call>, laid out as their templates lay them
-// out. The name is one of tools (the tool chosen by name), each parameter
-// one of its own, the required ones given, and a value follows its schema
-// where bytes can (xmlgrammar says how). For the other formats it is nil
-// (see CallSchema).
-func (f Format) CallGrammar(tools []Tool, choice string) (*xmlgrammar.Grammar, error) {
-	if !f.xmlForm() {
+// tool choice that Forces one, when f's calls are not JSON: in the XML
+// form (Qwen 3.5/3.6 and Qwen3-Coder's <tool_call><function=NAME>
+// <parameter=KEY>…, Seed-OSS's in <seed:tool_call>) or Gemma 4's
+// <|tool_call>call:NAME{KEY:VALUE,…}<tool_call|>, laid out as their
+// templates lay them out. The name is one of tools (the tool chosen by
+// name), each parameter one of its own, the required ones given, and a
+// value follows its schema where bytes can (callgrammar says how). For
+// the other formats it is nil (see CallSchema).
+func (f Format) CallGrammar(tools []Tool, choice string) (*callgrammar.Grammar, error) {
+	if !f.grammarForm() {
 		return nil, nil
 	}
 	names, err := callable(tools, choice)
 	if err != nil {
 		return nil, err
 	}
-	l := xmlgrammar.Layout{Open: hermesOpen, Close: hermesClose, Newlines: true}
-	if f.Tools == ToolsSeed {
-		l = xmlgrammar.Layout{Open: seedCallOpen, Close: seedCallClose}
+	l := callgrammar.Layout{Open: hermesOpen, Close: hermesClose, Newlines: true}
+	switch f.Tools {
+	case ToolsSeed:
+		l = callgrammar.Layout{Open: seedCallOpen, Close: seedCallClose}
+	case ToolsGemma4:
+		l = callgrammar.Layout{Syntax: callgrammar.Gemma4, Open: gemma4CallOpen, Close: gemma4CallClose}
 	}
-	var ts []xmlgrammar.Tool
+	var ts []callgrammar.Tool
 	for _, name := range names {
-		ts = append(ts, xmlgrammar.Tool{Name: name, Parameters: parameters(tools, name)})
+		ts = append(ts, callgrammar.Tool{Name: name, Parameters: parameters(tools, name)})
 	}
-	g, err := xmlgrammar.Compile(l, ts)
+	g, err := callgrammar.Compile(l, ts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrToolChoice, err)
 	}
@@ -170,7 +171,7 @@ func (f Format) CheckToolChoice(tools []Tool, choice string) error {
 	if !Forces(choice) {
 		return nil
 	}
-	if f.xmlForm() {
+	if f.grammarForm() {
 		_, err := f.CallGrammar(tools, choice)
 		return err
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/lowmem/llm/internal/xmlgrammar"
+	"github.com/lowmem/llm/internal/callgrammar"
 )
 
 func TestCallSchema(t *testing.T) {
@@ -75,9 +75,9 @@ func TestForces(t *testing.T) {
 	}
 }
 
-// TestCallGrammar: the XML form's formats force a call by a grammar whose
-// calls parse back to the tool called; the others have none; a choice of
-// no tool is ErrToolChoice, and so is Gemma 4's.
+// TestCallGrammar: the formats whose calls are not JSON (the XML form's,
+// Gemma 4's) force a call by a grammar whose calls parse back to the tool
+// called; the others have none; a choice of no tool is ErrToolChoice.
 func TestCallGrammar(t *testing.T) {
 	weather := Tool{Name: "weather", Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}`)}
 	clock := Tool{Name: "clock"}
@@ -95,13 +95,15 @@ func TestCallGrammar(t *testing.T) {
 		{"qwen, any", qwen, "required", "<tool_call>\n<function=clock>\n</function>\n</tool_call>", ToolCall{ID: "call_1", Name: "clock", Arguments: `{}`}},
 		{"seed", seed, "weather", "<seed:tool_call>\n<function=weather>\n<parameter=city>Paris</parameter>\n</function>\n</seed:tool_call>",
 			ToolCall{ID: "call_1", Name: "weather", Arguments: `{"city":"Paris"}`}},
+		{"gemma 4", Format{Tools: ToolsGemma4, Thinking: true}, "required", `<|tool_call>call:weather{days:3,city:<|"|>Paris<|"|>}<tool_call|>`,
+			ToolCall{ID: "call_1", Name: "weather", Arguments: `{"days":3,"city":"Paris"}`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g, err := c.f.CallGrammar([]Tool{weather, clock}, c.choice)
 			if err != nil || g == nil {
 				t.Fatalf("grammar %v, %v", g, err)
 			}
-			m := xmlgrammar.NewMachine(g)
+			m := callgrammar.NewMachine(g)
 			if !m.Write([]byte(c.out)) || !m.Done() {
 				t.Fatalf("the grammar does not take %q whole", c.out)
 			}
@@ -120,7 +122,7 @@ func TestCallGrammar(t *testing.T) {
 	for name, check := range map[string]error{
 		"no such tool": qwen.CheckToolChoice([]Tool{weather}, "news"),
 		"no tools":     seed.CheckToolChoice(nil, "required"),
-		"gemma 4":      Format{Tools: ToolsGemma4}.CheckToolChoice([]Tool{weather}, "required"),
+		"gemma 4, {":   Format{Tools: ToolsGemma4}.CheckToolChoice([]Tool{{Name: "a{"}}, "required"),
 	} {
 		if !errors.Is(check, ErrToolChoice) {
 			t.Errorf("%s: %v, want ErrToolChoice", name, check)

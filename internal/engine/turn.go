@@ -32,8 +32,9 @@ type Gen struct {
 // forceCall makes g generate exactly one tool call in the chat format's
 // syntax when its ToolChoice forces one ("required" or a tool's name),
 // its arguments following the tool's parameters where the schema can
-// enforce them: the XML form's grammar (chat.Format.CallGrammar), else
-// JSON (chat.Format.CallSchema, jsonprefix.CompileLoose).
+// enforce them: the grammar of a syntax that is not JSON (the XML form,
+// Gemma 4's: chat.Format.CallGrammar), else JSON's (chat.Format.CallSchema,
+// jsonprefix.CompileLoose).
 func (e *Engine) forceCall(g *Gen) error {
 	if !chat.Forces(g.ToolChoice) {
 		return nil

@@ -8,8 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lowmem/llm/internal/callgrammar"
 	"github.com/lowmem/llm/internal/jsonprefix"
-	"github.com/lowmem/llm/internal/xmlgrammar"
 	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/sampler"
 )
@@ -35,11 +35,12 @@ type Generation struct {
 	JSONSchema             []byte
 	JSONLoose              bool
 	JSONPrefix, JSONSuffix string
-	// CallGrammar, when not nil, holds the output to one tool call in the
-	// XML form (xmlgrammar.Filter: Qwen 3.5's and Seed-OSS's forced calls)
-	// and ends the generation when the call is complete; its markers may
-	// be control tokens in Preserve. It is not JSON's to combine with.
-	CallGrammar *xmlgrammar.Grammar
+	// CallGrammar, when not nil, holds the output to one tool call in a
+	// syntax that is not JSON (callgrammar.Filter: the forced calls of
+	// Qwen 3.5's XML form, Seed-OSS's, Gemma 4's) and ends the generation
+	// when the call is complete; its markers may be control tokens in
+	// Preserve. It is not JSON's to combine with.
+	CallGrammar *callgrammar.Grammar
 	// Logprobs computes each yielded token's log-probability, and those
 	// of the TopLogprobs (0 to MaxTopLogprobs) most likely tokens at its
 	// step, for Seq.Logprobs.
@@ -197,9 +198,9 @@ func (s *Seq) begin(g Generation) (*sampler.Sampler, constraint, error) {
 	}
 	switch {
 	case g.CallGrammar != nil && (g.JSON || len(g.JSONSchema) > 0):
-		return nil, nil, fmt.Errorf("llm: a forced call in the XML form cannot be JSON output too: %w", ErrInvalidOption)
+		return nil, nil, fmt.Errorf("llm: a forced call whose syntax is not JSON cannot be JSON output too: %w", ErrInvalidOption)
 	case g.CallGrammar != nil:
-		return smp, xmlgrammar.NewFilter(preserved{s, g.Preserve}, g.CallGrammar), nil
+		return smp, callgrammar.NewFilter(preserved{s, g.Preserve}, g.CallGrammar), nil
 	case len(g.JSONSchema) > 0:
 		compile := jsonprefix.Compile
 		if g.JSONLoose {
@@ -222,7 +223,7 @@ func (s *Seq) begin(g Generation) (*sampler.Sampler, constraint, error) {
 }
 
 // constraint holds sampling to a grammar: JSON's (jsonprefix.Filter) or a
-// forced call's in the XML form (xmlgrammar.Filter).
+// forced call's in a syntax that is not JSON (callgrammar.Filter).
 type constraint interface {
 	sampler.Allower
 	Accept(id int32) bool
@@ -504,7 +505,7 @@ func (o *textOut) flush() string {
 // constrained names the output g constrains, for errors.
 func constrained(g Generation) string {
 	if g.CallGrammar != nil {
-		return "forced tool call (XML form)"
+		return "forced tool call"
 	}
 	return "JSON output"
 }

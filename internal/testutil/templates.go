@@ -69,3 +69,12 @@ func TinyXMLChat() ModelSpec {
 	s.ChatTemplate = XMLCallTemplate
 	return s
 }
+
+// TinyGemma4Chat is TinyLlama (context 1024) with Gemma4Template and
+// Gemma 4's markers as control tokens.
+func TinyGemma4Chat() ModelSpec {
+	s := TinyChat()
+	s.ChatTemplate = Gemma4Template
+	s.ChatTokens = []string{"<|turn>", "<turn|>", "<|channel>", "<channel|>", "<|tool_call>", "<tool_call|>", `<|"|>`}
+	return s
+}

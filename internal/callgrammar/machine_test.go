@@ -1,8 +1,9 @@
-package xmlgrammar
+package callgrammar
 
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -19,6 +20,8 @@ const head = "<tool_call>\n<function=get_weather>\n"
 // its bad byte, which must be refused (0: none), and checks Done.
 func TestMachine(t *testing.T) {
 	seed := Layout{Open: "<seed:tool_call>", Close: "</seed:tool_call>"}
+	gemma := Layout{Syntax: Gemma4, Open: "<|tool_call>", Close: "<tool_call|>"}
+	const gHead = "<|tool_call>call:get_weather{"
 	two := []Tool{{Name: "a"}, {Name: "ab", Parameters: json.RawMessage(`{"properties":{"x":{"type":"integer"}},"required":["x"]}`)}}
 	for _, c := range []struct {
 		name  string
@@ -46,11 +49,30 @@ func TestMachine(t *testing.T) {
 		{"object's required", qwen, []Tool{weather}, head + "<parameter=opts>\n{", '}', false},
 		{"nothing after the object", qwen, []Tool{weather}, head + "<parameter=opts>\n{\"metric\":false}", ' ', false},
 		{"layout", qwen, []Tool{weather}, head + "<parameter=city>", 'P', false},
+		{"a bare </parameter> in text", qwen, []Tool{weather}, head + "<parameter=city>\nx</parameter", '>', false},
 		{"seed", seed, []Tool{{Name: "f", Parameters: json.RawMessage(`{"properties":{"a":{"type":"string"},"n":{"type":"number"}}}`)}},
 			"<seed:tool_call>\n<function=f>\n<parameter=n>2</parameter>\n<parameter=a>x\ny</parameter>\n</function>\n</seed:tool_call>", ' ', true},
 		{"no parameters", qwen, two, "<tool_call>\n<function=a>\n</function>\n</tool_call>", '\n', true},
 		{"a name that begins another", qwen, two, "<tool_call>\n<function=ab>\n<parameter=x>\n7\n</parameter>\n</function>\n</tool_call>", 0, true},
 		{"the other's required", qwen, two, "<tool_call>\n<function=ab>\n<", '/', false},
+		{"gemma 4, every kind of value", gemma, []Tool{weather}, `<|tool_call>call:get_weather{city:<|"|>Paris, "x" <b> {y}<|"|>,days:-3,unit:<|"|>c<|"|>,temp:1.5e3,` +
+			`opts:{metric:true,list:[1,<|"|>a<|"|>,{},[]],n:null},flag:false,tags:[]}<tool_call|>`, '}', true},
+		{"gemma 4, bool last", gemma, []Tool{weather}, `<|tool_call>call:get_weather{city:<|"|><|"|>,flag:true}<tool_call|>`, 0, true},
+		{"gemma 4, unknown tool", gemma, []Tool{weather}, "<|tool_call>call:get", 'x', false},
+		{"gemma 4, close before the required", gemma, []Tool{weather}, gHead, '}', false},
+		{"gemma 4, unknown key", gemma, []Tool{weather}, gHead, 'x', false},
+		{"gemma 4, key twice", gemma, []Tool{weather}, gHead + `city:<|"|>a<|"|>,`, 'c', false},
+		{"gemma 4, string unquoted", gemma, []Tool{weather}, gHead + "city:", 'P', false},
+		{"gemma 4, integer", gemma, []Tool{weather}, gHead + "days:3", '.', false},
+		{"gemma 4, enum", gemma, []Tool{weather}, gHead + `unit:<|"|>`, 'k', false},
+		{"gemma 4, enum whole", gemma, []Tool{weather}, gHead + `unit:<|"|>c`, 'c', false},
+		{"gemma 4, boolean", gemma, []Tool{weather}, gHead + "flag:true", ' ', false},
+		{"gemma 4, dict key", gemma, []Tool{weather}, gHead + "opts:{", ':', false},
+		{"gemma 4, comma then close", gemma, []Tool{weather}, gHead + "opts:{a:1,", '}', false},
+		{"gemma 4, array comma", gemma, []Tool{weather}, gHead + "tags:[", ',', false},
+		{"gemma 4, depth", gemma, []Tool{weather}, gHead + "tags:" + strings.Repeat("[", MaxDepth), '[', false},
+		{"gemma 4, no parameters", gemma, two, "<|tool_call>call:a{}<tool_call|>", '\n', true},
+		{"gemma 4, a name that begins another", gemma, two, "<|tool_call>call:ab{x:7}<tool_call|>", 0, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g, err := Compile(c.l, c.tools)
@@ -91,6 +113,12 @@ func TestCompileErrors(t *testing.T) {
 	} {
 		if _, err := Compile(qwen, tools); !errors.Is(err, ErrGrammar) {
 			t.Errorf("%s: err %v, want ErrGrammar", name, err)
+		}
+	}
+	gemma := Layout{Syntax: Gemma4, Open: "<|tool_call>", Close: "<tool_call|>"}
+	for _, tools := range [][]Tool{{{Name: "a{"}}, {{Name: "a", Parameters: json.RawMessage(`{"properties":{"x:y":{}}}`)}}} {
+		if _, err := Compile(gemma, tools); !errors.Is(err, ErrGrammar) {
+			t.Errorf("gemma 4, %+v: err %v, want ErrGrammar", tools, err)
 		}
 	}
 	if _, err := Compile(qwen, []Tool{{Name: "a", Parameters: manyParams(64)}}); err != nil {

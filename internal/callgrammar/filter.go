@@ -1,4 +1,4 @@
-package xmlgrammar
+package callgrammar
 
 import "github.com/lowmem/llm/internal/jsonprefix"
 
