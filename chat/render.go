@@ -201,6 +201,11 @@ func (t *Template) Render(msgs []Message, opts RenderOptions) (string, error) {
 		// model turn opened, or the model would not start its reasoning.
 		out += "<|turn>model\n"
 	}
+	if t.format.Tools == ToolsSeed && opts.EnableThinking != nil && !*opts.EnableThinking && strings.HasSuffix(out, seedThinkOpen) {
+		// As llama.cpp: a prompt that opens Seed-OSS's reasoning with
+		// thinking off closes it at once.
+		out += seedThinkClose
+	}
 	return out, nil
 }
 
