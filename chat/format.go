@@ -108,6 +108,9 @@ func (f Format) Markers() []string {
 		m = append(m, llamaPythonTag)
 	case ToolsHermes:
 		m = append(m, hermesOpen, hermesClose)
+		if f.XMLCalls {
+			m = append(m, xmlMarkers...)
+		}
 	case ToolsMistral:
 		m = append(m, mistralCalls, mistralArgs)
 	case ToolsHarmony:
@@ -116,6 +119,7 @@ func (f Format) Markers() []string {
 		m = append(m, gemma4Channel, gemma4ThinkClose, gemma4CallOpen, gemma4CallClose, gemma4Quote)
 	case ToolsSeed:
 		m = append(m, seedCallOpen, seedCallClose)
+		m = append(m, xmlMarkers...)
 	}
 	return m
 }

@@ -40,6 +40,10 @@ const (
 	xmlParamEnd  = "</parameter>"
 )
 
+// xmlMarkers are the XML form's tags, which a vocabulary may hold as
+// control tokens (llama.cpp preserves them for Seed-OSS and Qwen3-Coder).
+var xmlMarkers = []string{xmlFunction, xmlFuncEnd, xmlParameter, xmlParamEnd}
+
 // parseXMLCall reads a call in the XML form from body (what stands between
 // <tool_call> and </tool_call>), typing its values by tools' schemas.
 func parseXMLCall(body string, tools []Tool) (ToolCall, bool) {
