@@ -4,13 +4,17 @@ import "github.com/lowmem/llm/internal/jsonprefix"
 
 // Filter says which tokens may come next so that the output stays the
 // start of the call a Grammar allows, and follows the tokens chosen. It
-// implements sampler.Allower. Each question feeds the token's text to a
-// copy of the machine: a sampler asks about the vocabulary only when the
-// token it drew is refused. A Filter is for one generation, and not safe
-// for concurrent use.
+// implements sampler.Allower. A question feeds the token's text to a
+// copy of the machine, once its first byte is one the machine takes where
+// it stands (settled for the 256 bytes once a position): a sampler asks
+// about the whole vocabulary only when the token it drew is refused, and
+// most of it is then refused by its first byte. A Filter is for one
+// generation, and not safe for concurrent use.
 type Filter struct {
 	v        jsonprefix.Pieces
 	m, trial Machine
+	ready    bool      // firstOK is m's
+	firstOK  [256]bool // the bytes m takes next
 }
 
 // NewFilter returns a Filter for output that has not begun, reading
@@ -28,6 +32,19 @@ func (f *Filter) Allowed(id int32) bool {
 	if len(p) == 0 {
 		return false
 	}
+	if f.m.plainText(p) {
+		return true
+	}
+	if !f.ready {
+		for b := range f.firstOK {
+			f.trial.CopyFrom(&f.m)
+			f.firstOK[b] = f.trial.step(byte(b))
+		}
+		f.ready = true
+	}
+	if !f.firstOK[p[0]] {
+		return false
+	}
 	f.trial.CopyFrom(&f.m)
 	return f.trial.Write(p)
 }
@@ -35,10 +52,13 @@ func (f *Filter) Allowed(id int32) bool {
 // Accept moves past token id and reports whether it was allowed; a token
 // that was not leaves the Filter where it was.
 func (f *Filter) Accept(id int32) bool {
-	if !f.Allowed(id) {
+	p := f.v.OutputPiece(id)
+	f.trial.CopyFrom(&f.m)
+	if len(p) == 0 || !f.trial.Write(p) {
 		return false
 	}
 	f.m.CopyFrom(&f.trial)
+	f.ready = false
 	return true
 }
 

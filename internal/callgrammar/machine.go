@@ -110,15 +110,31 @@ func (m *Machine) CopyFrom(o *Machine) {
 	}
 }
 
+// plainText reports whether m, inside a free text value with nothing of
+// its terminator matched, takes p whole and stays inside it: p holds no
+// byte that may begin a terminator ('<' begins each, or a line break).
+func (m *Machine) plainText(p []byte) bool {
+	if m.st != sText || m.term != 0 || m.bare != 0 {
+		return false
+	}
+	for _, b := range p {
+		if b == '<' || b == '\n' {
+			return false
+		}
+	}
+	return true
+}
+
 // Done reports whether the call is complete.
 func (m *Machine) Done() bool { return m.st == sDone }
 
 // Write feeds p and reports whether the text so far is still the start of
-// a call the grammar allows. On false the machine is left where the
-// offending byte found it.
+// a call the grammar allows. On false the machine is left partway, of no
+// further use (a Filter tries tokens on a copy): unlike Step, Write does
+// not save the machine before each byte.
 func (m *Machine) Write(p []byte) bool {
 	for _, b := range p {
-		if !m.Step(b) {
+		if !m.step(b) {
 			return false
 		}
 	}

@@ -3,6 +3,7 @@ package callgrammar
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -175,5 +176,32 @@ func TestFilter(t *testing.T) {
 	}
 	if !f.Done() {
 		t.Error("not done after the call")
+	}
+}
+
+// TestFilterShortcuts: what the filter answers by a token's first byte or
+// as plain text is what feeding the token to the machine answers, at
+// every step of a call.
+func TestFilterShortcuts(t *testing.T) {
+	g, err := Compile(qwen, []Tool{weather})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := newVocab("<", "\n", "x", "Paris", "a<b", "\n</parameter>\n", "</parameter>", "<tool_call>", "\n<function=get_weather>\n",
+		"<parameter=city>\n", "<parameter=days>\n", "12", ".5", "</function>\n</tool_call>", " ", "ab\ncd")
+	f := NewFilter(v, g)
+	for _, step := range []string{"<tool_call>", "\n<function=get_weather>\n", "<parameter=city>\n", "Paris", "a<b", "\n</parameter>\n", "<parameter=days>\n", "12"} {
+		for id := range v {
+			m := f.m
+			m.CopyFrom(&f.m)
+			want := m.Write(v[id])
+			if got := f.Allowed(int32(id)); got != want {
+				t.Errorf("at %q, token %q: Allowed %v, the machine %v", step, v[id], got, want)
+			}
+		}
+		id := slices.IndexFunc(v, func(p []byte) bool { return string(p) == step })
+		if !f.Accept(int32(id)) {
+			t.Fatalf("%q refused", step)
+		}
 	}
 }
