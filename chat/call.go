@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/lowmem/llm/internal/callgrammar"
 )
 
 // ErrToolChoice is what CallSchema's errors wrap: a forced tool call that
@@ -29,10 +31,14 @@ func Forces(choice string) bool { return choice != "" && choice != "auto" && cho
 // harmony's (gpt-oss: <|channel|>commentary to=functions.NAME
 // <|constrain|>json<|message|> and the arguments, the call's header as the
 // model writes it, skipping its analysis). Templates
-// without a tool syntax cannot force a call: ErrToolChoice.
+// without a tool syntax cannot force a call: ErrToolChoice; the XML
+// form's calls and Gemma 4's, which are not JSON, are CallGrammar's
+// (ErrToolChoice here).
 func (f Format) CallSchema(tools []Tool, choice string) (prefix, suffix string, schema []byte, err error) {
 	args := "arguments"
 	switch {
+	case f.grammarForm():
+		return "", "", nil, fmt.Errorf("%w: the %s syntax's calls are not JSON (see CallGrammar)", ErrToolChoice, f.Tools)
 	case f.Tools == ToolsLlama3:
 		args = "parameters"
 	case f.Tools == ToolsHermes:
@@ -115,4 +121,60 @@ func namedCall(tools []Tool, choice, syntax string, prefix func(name string) str
 		return "", "", nil, fmt.Errorf("%w: %s syntax needs the tool named (tool_choice a function, or a single tool)", ErrToolChoice, syntax)
 	}
 	return prefix(names[0]), "", parameters(tools, names[0]), nil
+}
+
+// grammarForm reports whether format f's calls are not JSON: the XML
+// form, or Gemma 4's notation.
+func (f Format) grammarForm() bool {
+	return f.Tools == ToolsSeed || f.Tools == ToolsGemma4 || f.Tools == ToolsHermes && f.XMLCalls
+}
+
+// CallGrammar is the grammar of the one call that format f writes for a
+// tool choice that Forces one, when f's calls are not JSON: in the XML
+// form (Qwen 3.5/3.6 and Qwen3-Coder's <tool_call><function=NAME>
+// <parameter=KEY>…, Seed-OSS's in <seed:tool_call>) or Gemma 4's
+// <|tool_call>call:NAME{KEY:VALUE,…}<tool_call|>, laid out as their
+// templates lay them out. The name is one of tools (the tool chosen by
+// name), each parameter one of its own, the required ones given, and a
+// value follows its schema where bytes can (callgrammar says how). For
+// the other formats it is nil (see CallSchema).
+func (f Format) CallGrammar(tools []Tool, choice string) (*callgrammar.Grammar, error) {
+	if !f.grammarForm() {
+		return nil, nil
+	}
+	names, err := callable(tools, choice)
+	if err != nil {
+		return nil, err
+	}
+	l := callgrammar.Layout{Open: hermesOpen, Close: hermesClose, Newlines: true}
+	switch f.Tools {
+	case ToolsSeed:
+		l = callgrammar.Layout{Open: seedCallOpen, Close: seedCallClose}
+	case ToolsGemma4:
+		l = callgrammar.Layout{Syntax: callgrammar.Gemma4, Open: gemma4CallOpen, Close: gemma4CallClose}
+	}
+	var ts []callgrammar.Tool
+	for _, name := range names {
+		ts = append(ts, callgrammar.Tool{Name: name, Parameters: parameters(tools, name)})
+	}
+	g, err := callgrammar.Compile(l, ts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrToolChoice, err)
+	}
+	return g, nil
+}
+
+// CheckToolChoice reports whether format f can force a call for choice
+// among tools (nil when choice forces none): the error CallGrammar or
+// CallSchema gives.
+func (f Format) CheckToolChoice(tools []Tool, choice string) error {
+	if !Forces(choice) {
+		return nil
+	}
+	if f.grammarForm() {
+		_, err := f.CallGrammar(tools, choice)
+		return err
+	}
+	_, _, _, err := f.CallSchema(tools, choice)
+	return err
 }

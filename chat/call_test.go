@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/lowmem/llm/internal/callgrammar"
 )
 
 func TestCallSchema(t *testing.T) {
@@ -33,6 +35,9 @@ func TestCallSchema(t *testing.T) {
 		{"harmony, one tool", Format{Tools: ToolsHarmony}, []Tool{clock}, "required", "<|channel|>commentary to=functions.clock <|constrain|>json<|message|>", "", `{"type":"object"}`, false},
 		{"harmony, several", Format{Tools: ToolsHarmony}, []Tool{weather, clock}, "required", "", "", "", true},
 		{"no syntax", Format{}, []Tool{weather}, "required", "", "", "", true},
+		{"gemma 4", Format{Tools: ToolsGemma4, Thinking: true}, []Tool{weather}, "required", "", "", "", true},
+		{"xml form", Format{Tools: ToolsHermes, XMLCalls: true}, []Tool{weather}, "required", "", "", "", true},
+		{"seed", Format{Tools: ToolsSeed, Thinking: true}, []Tool{weather}, "required", "", "", "", true},
 		{"no tools", Format{Tools: ToolsHermes}, nil, "required", "", "", "", true},
 		{"unknown name", Format{Tools: ToolsHermes}, []Tool{weather}, "news", "", "", "", true},
 	}
@@ -67,5 +72,63 @@ func TestForces(t *testing.T) {
 		if Forces(choice) != want {
 			t.Errorf("Forces(%q) = %v, want %v", choice, !want, want)
 		}
+	}
+}
+
+// TestCallGrammar: the formats whose calls are not JSON (the XML form's,
+// Gemma 4's) force a call by a grammar whose calls parse back to the tool
+// called; the others have none; a choice of no tool is ErrToolChoice.
+func TestCallGrammar(t *testing.T) {
+	weather := Tool{Name: "weather", Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}`)}
+	clock := Tool{Name: "clock"}
+	qwen := Format{Tools: ToolsHermes, Thinking: true, XMLCalls: true}
+	seed := Format{Tools: ToolsSeed, Thinking: true}
+	for _, c := range []struct {
+		name   string
+		f      Format
+		choice string
+		out    string // a call the grammar takes whole
+		want   ToolCall
+	}{
+		{"qwen, named", qwen, "weather", "<tool_call>\n<function=weather>\n<parameter=days>\n3\n</parameter>\n<parameter=city>\n12\n</parameter>\n</function>\n</tool_call>",
+			ToolCall{ID: "call_1", Name: "weather", Arguments: `{"days":3,"city":"12"}`}},
+		{"qwen, any", qwen, "required", "<tool_call>\n<function=clock>\n</function>\n</tool_call>", ToolCall{ID: "call_1", Name: "clock", Arguments: `{}`}},
+		{"seed", seed, "weather", "<seed:tool_call>\n<function=weather>\n<parameter=city>Paris</parameter>\n</function>\n</seed:tool_call>",
+			ToolCall{ID: "call_1", Name: "weather", Arguments: `{"city":"Paris"}`}},
+		{"gemma 4", Format{Tools: ToolsGemma4, Thinking: true}, "required", `<|tool_call>call:weather{days:3,city:<|"|>Paris<|"|>}<tool_call|>`,
+			ToolCall{ID: "call_1", Name: "weather", Arguments: `{"days":3,"city":"Paris"}`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g, err := c.f.CallGrammar([]Tool{weather, clock}, c.choice)
+			if err != nil || g == nil {
+				t.Fatalf("grammar %v, %v", g, err)
+			}
+			m := callgrammar.NewMachine(g)
+			if !m.Write([]byte(c.out)) || !m.Done() {
+				t.Fatalf("the grammar does not take %q whole", c.out)
+			}
+			got := ParseOutput(c.out, c.f, ParseOptions{Tools: true, Defs: []Tool{weather, clock}, NewID: seqIDs()})
+			if len(got.ToolCalls) != 1 || got.ToolCalls[0] != c.want || got.Content != "" {
+				t.Errorf("parsed %+v, want %+v", got, c.want)
+			}
+			if err := c.f.CheckToolChoice([]Tool{weather, clock}, c.choice); err != nil {
+				t.Errorf("CheckToolChoice: %v", err)
+			}
+		})
+	}
+	if g, err := (Format{Tools: ToolsHermes}).CallGrammar([]Tool{weather}, "required"); g != nil || err != nil {
+		t.Errorf("hermes' JSON: grammar %v, %v; want none", g, err)
+	}
+	for name, check := range map[string]error{
+		"no such tool": qwen.CheckToolChoice([]Tool{weather}, "news"),
+		"no tools":     seed.CheckToolChoice(nil, "required"),
+		"gemma 4, {":   Format{Tools: ToolsGemma4}.CheckToolChoice([]Tool{{Name: "a{"}}, "required"),
+	} {
+		if !errors.Is(check, ErrToolChoice) {
+			t.Errorf("%s: %v, want ErrToolChoice", name, check)
+		}
+	}
+	if err := (Format{}).CheckToolChoice(nil, "auto"); err != nil {
+		t.Errorf("auto: %v", err)
 	}
 }

@@ -11,14 +11,19 @@
 // gets an error, never a hang or an out-of-memory crash.
 //
 // Parse and Parser go the other way: they split raw model output into the
-// answer, the reasoning text (Qwen3-style <think>…</think>) and tool calls in
-// the formats of Llama 3.x (JSON, optionally after <|python_tag|>),
-// Qwen/Hermes (<tool_call>…</tool_call>, with JSON or Qwen 3.5's XML form
-// inside: xmlcall.go), Mistral ([TOOL_CALLS][…]) and
-// gpt-oss's harmony format (<|channel|>analysis for reasoning, final for
-// the answer, a message to=functions.NAME for a call), whose templates
-// alone take a reasoning effort (Format.CheckEffort). DetectFormat picks
-// the format from the template source, as llama.cpp does.
+// answer, the reasoning text (Qwen3-style <think>…</think>, Gemma 4's
+// <|channel>thought…<channel|>, Seed-OSS's <seed:think>…</seed:think>) and
+// tool calls in the formats of Llama 3.x (JSON, optionally after
+// <|python_tag|>), Qwen/Hermes (<tool_call>…</tool_call>, with JSON or Qwen
+// 3.5's XML form inside: xmlcall.go), Seed-OSS (the XML form in
+// <seed:tool_call>), Gemma 4 (<|tool_call>call:NAME{…}<tool_call|>, its own
+// notation: gemma4.go), Mistral ([TOOL_CALLS][…]) and gpt-oss's harmony
+// format (<|channel|>analysis for reasoning, final for the answer, a
+// message to=functions.NAME for a call), whose templates alone take a
+// reasoning effort (Format.CheckEffort). DetectFormat picks the format
+// from the template source, as llama.cpp does. A forced call
+// (Format.CallSchema for JSON syntaxes, Format.CallGrammar for the
+// others) says what generation holds the output to.
 //
 // The root package re-exports the pieces a Go caller needs
 // (llm.Message = chat.Message, llm.RenderChat = chat.Render …).

@@ -20,7 +20,8 @@ const (
 	// whole message, optionally after <|python_tag|>.
 	ToolsLlama3
 	// ToolsHermes: Qwen 2.5/3 and Hermes write
-	// <tool_call>{"name": …, "arguments": {…}}</tool_call>, one per call.
+	// <tool_call>{"name": …, "arguments": {…}}</tool_call>, one per call;
+	// Qwen 3.5/3.6 and Qwen3-Coder the XML form inside (xmlcall.go).
 	ToolsHermes
 	// ToolsMistral: Mistral writes [TOOL_CALLS][{"name": …, "arguments": {…}}, …].
 	ToolsMistral
@@ -29,22 +30,38 @@ const (
 	// answer), and a call as a message to=functions.NAME whose body is the
 	// JSON arguments, ended by <|call|>.
 	ToolsHarmony
+	// ToolsGemma4: Gemma 4 writes <|tool_call>call:NAME{key:value,…}<tool_call|>,
+	// its own notation for the arguments (bare keys, strings between
+	// <|"|> and <|"|>; see gemma4.go).
+	ToolsGemma4
+	// ToolsSeed: Seed-OSS writes <seed:tool_call> and </seed:tool_call>
+	// around the XML form of a call (<function=NAME><parameter=KEY>value
+	// </parameter>…</function>, as in xmlcall.go).
+	ToolsSeed
 )
 
-// String returns "none", "llama3", "hermes", "mistral" or "harmony".
+// String returns "none", "llama3", "hermes", "mistral", "harmony", "gemma4"
+// or "seed".
 func (s ToolSyntax) String() string { return enum.Name(s, toolSyntaxNames[:], "ToolSyntax") }
 
-var toolSyntaxNames = [...]string{ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral", ToolsHarmony: "harmony"}
+var toolSyntaxNames = [...]string{ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral",
+	ToolsHarmony: "harmony", ToolsGemma4: "gemma4", ToolsSeed: "seed"}
 
 // Format is how a model's raw output is structured.
 type Format struct {
 	Tools ToolSyntax
-	// Thinking: the model writes its reasoning between <think> and </think>.
-	// (Harmony's reasoning is a channel of its own: see Reasons.)
+	// Thinking: the model writes its reasoning in a block: between <think>
+	// and </think>, or Gemma 4's <|channel>thought and <channel|>, or
+	// Seed-OSS's <seed:think> and </seed:think> (by Tools). (Harmony's
+	// reasoning is a channel of its own: see Reasons.)
 	Thinking bool
 	// MistralArgs: Mistral's newer calls, name[ARGS]{…} after
 	// [TOOL_CALLS], rather than a JSON list.
 	MistralArgs bool
+	// XMLCalls: a Hermes-syntax template writes the XML form inside
+	// <tool_call> (Qwen 3.5/3.6, Qwen3-Coder), which a forced call then
+	// takes too. (The parser reads either form whatever it says.)
+	XMLCalls bool
 }
 
 // DetectFormat tells the output format from a chat template's source, by the
@@ -55,11 +72,19 @@ func DetectFormat(template string) Format {
 	case strings.Contains(template, harmonyChannel): // llama.cpp's test for gpt-oss
 		f.Tools = ToolsHarmony
 		return f
+	case strings.Contains(template, gemma4Detect): // llama.cpp's test for Gemma 4
+		f.Tools, f.Thinking = ToolsGemma4, true
+		return f
+	case strings.Contains(template, seedCallOpen) || strings.Contains(template, seedThinkOpen):
+		f.Tools, f.Thinking = ToolsSeed, true
+		return f
 	case strings.Contains(template, "[TOOL_CALLS]"):
 		f.Tools = ToolsMistral
 		f.MistralArgs = strings.Contains(template, mistralArgs)
 	case strings.Contains(template, "<tool_call>"):
 		f.Tools = ToolsHermes
+		// llama.cpp's test for Qwen3-Coder's XML form.
+		f.XMLCalls = strings.Contains(template, xmlFunction) && strings.Contains(template, xmlParameter)
 	case strings.Contains(template, "<|start_header_id|>ipython<|end_header_id|>") ||
 		strings.Contains(template, "<|python_tag|>"):
 		f.Tools = ToolsLlama3
@@ -75,20 +100,55 @@ func DetectFormat(template string) Format {
 // (llama.cpp calls these preserved tokens).
 func (f Format) Markers() []string {
 	var m []string
-	if f.Thinking {
-		m = append(m, thinkOpen, thinkClose)
+	if f.Thinking && f.Tools != ToolsGemma4 { // Gemma 4's opener is two tokens, <|channel> and thought
+		open, close := f.thinkMarks()
+		m = append(m, open, close)
 	}
 	switch f.Tools {
 	case ToolsLlama3:
 		m = append(m, llamaPythonTag)
 	case ToolsHermes:
 		m = append(m, hermesOpen, hermesClose)
+		if f.XMLCalls {
+			m = append(m, xmlMarkers...)
+		}
 	case ToolsMistral:
 		m = append(m, mistralCalls, mistralArgs)
 	case ToolsHarmony:
 		m = append(m, harmonyMarkers...)
+	case ToolsGemma4:
+		m = append(m, gemma4Channel, gemma4ThinkClose, gemma4CallOpen, gemma4CallClose, gemma4Quote)
+	case ToolsSeed:
+		m = append(m, seedCallOpen, seedCallClose)
+		m = append(m, xmlMarkers...)
 	}
 	return m
+}
+
+// thinkMarks are the texts that open and close a reasoning block in
+// format f.
+func (f Format) thinkMarks() (open, close string) {
+	switch f.Tools {
+	case ToolsGemma4:
+		return gemma4ThinkOpen, gemma4ThinkClose
+	case ToolsSeed:
+		return seedThinkOpen, seedThinkClose
+	}
+	return thinkOpen, thinkClose
+}
+
+// callMarks are the texts around one tool call in format f (Hermes' and
+// its kin's), "" for the syntaxes without such a pair.
+func (f Format) callMarks() (open, close string) {
+	switch f.Tools {
+	case ToolsHermes:
+		return hermesOpen, hermesClose
+	case ToolsGemma4:
+		return gemma4CallOpen, gemma4CallClose
+	case ToolsSeed:
+		return seedCallOpen, seedCallClose
+	}
+	return "", ""
 }
 
 // Reasons reports whether the model writes its reasoning apart from its

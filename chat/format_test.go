@@ -1,14 +1,36 @@
 package chat
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestToolSyntaxString(t *testing.T) {
 	for s, want := range map[ToolSyntax]string{
-		ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral",
+		ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral", ToolsGemma4: "gemma4", ToolsSeed: "seed",
 		ToolSyntax(9): "ToolSyntax(9)", // used to panic: index out of range
 	} {
 		if got := s.String(); got != want {
 			t.Errorf("ToolSyntax(%d).String() = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// TestMarkers: the texts a session keeps for the parser, in each format
+// this package added beside the first ones.
+func TestMarkers(t *testing.T) {
+	xml := []string{"<function=", "</function>", "<parameter=", "</parameter>"}
+	for _, c := range []struct {
+		f    Format
+		want []string
+	}{
+		{Format{Tools: ToolsGemma4, Thinking: true}, []string{"<|channel>", "<channel|>", "<|tool_call>", "<tool_call|>", `<|"|>`}},
+		{Format{Tools: ToolsSeed, Thinking: true}, append([]string{"<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>"}, xml...)},
+		{Format{Tools: ToolsHermes, Thinking: true, XMLCalls: true}, append([]string{"<think>", "</think>", "<tool_call>", "</tool_call>"}, xml...)},
+		{Format{Tools: ToolsHermes}, []string{"<tool_call>", "</tool_call>"}},
+	} {
+		if got := c.f.Markers(); !slices.Equal(got, c.want) {
+			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
 		}
 	}
 }

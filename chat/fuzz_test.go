@@ -41,8 +41,10 @@ func FuzzParseOutput(f *testing.F) {
 	f.Add(`[TOOL_CALLS][{"name": "f", "arguments": {}}]`, uint8(3), uint8(7))
 	f.Add("<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>final<|message|>ok", uint8(4), uint8(2))
 	f.Add("<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\": 1}", uint8(24), uint8(3))
+	f.Add("<|channel>thought\nhm<channel|>ok<|tool_call>call:f{a:<|\"|>x<|\"|>,b:[1,{c:null}]}<tool_call|>", uint8(12), uint8(2))
+	f.Add("<seed:think>hm</seed:think>\n<seed:tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</seed:tool_call>", uint8(13), uint8(4))
 	f.Fuzz(func(t *testing.T, out string, syntax, size uint8) {
-		fm := Format{Tools: ToolSyntax(syntax % 5), Thinking: syntax&4 != 0}
+		fm := Format{Tools: ToolSyntax(syntax % 7), Thinking: syntax&4 != 0}
 		opts := ParseOptions{Tools: syntax&8 != 0, ThinkingOpen: syntax&16 != 0}
 		opts.NewID = seqIDs()
 		whole := ParseOutput(out, fm, opts)

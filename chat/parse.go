@@ -23,8 +23,8 @@ const (
 // ParseOptions configure a Parser.
 type ParseOptions struct {
 	// ThinkingOpen says the prompt already opened the reasoning block (it
-	// ended with <think>), so output starts as reasoning. See
-	// PromptOpensThinking.
+	// ended with <think> or the format's opener), so output starts as
+	// reasoning. See PromptOpensThinking.
 	ThinkingOpen bool
 	// Tools says tools were offered; only then is output scanned for tool
 	// calls (otherwise it is all content, as in llama.cpp).
@@ -38,12 +38,20 @@ type ParseOptions struct {
 	Defs []Tool
 }
 
-// PromptOpensThinking reports whether a rendered prompt leaves a <think>
-// block open, so that the model's output begins inside its reasoning.
+// PromptOpensThinking reports whether a rendered prompt leaves a reasoning
+// block open (<think>, Seed-OSS's <seed:think> or Gemma 4's
+// <|channel>thought), so that the model's output begins inside its
+// reasoning.
 func PromptOpensThinking(prompt string) bool {
-	open := strings.LastIndex(prompt, thinkOpen)
-	return open >= 0 && open > strings.LastIndex(prompt, thinkClose) &&
-		strings.TrimSpace(prompt[open+len(thinkOpen):]) == ""
+	for _, f := range [...]Format{{}, {Tools: ToolsSeed}, {Tools: ToolsGemma4}} {
+		openMark, closeMark := f.thinkMarks()
+		open := strings.LastIndex(prompt, openMark)
+		if open >= 0 && open > strings.LastIndex(prompt, closeMark) &&
+			strings.TrimSpace(prompt[open+len(openMark):]) == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Delta is a piece of parsed output: new content, new reasoning text, or a
@@ -67,8 +75,8 @@ type parseMode uint8
 const (
 	modeContent parseMode = iota
 	modeThinking
-	modeHermes // inside <tool_call>
-	modeRest   // the rest of the output is tool calls (Mistral, python tag)
+	modeCall // inside a call's markers (<tool_call>, <|tool_call>, <seed:tool_call>)
+	modeRest // the rest of the output is tool calls (Mistral, python tag)
 	modeLlamaJSON
 	modeHarmonyHeader // harmony: before a message's <|message|>
 	modeHarmonyBody   // harmony: a message's body, of kind hKind
@@ -102,15 +110,22 @@ func NewParser(f Format, opts ParseOptions) *Parser {
 		return p
 	}
 	if f.Thinking {
-		p.markers = append(p.markers, thinkOpen)
+		open, _ := f.thinkMarks()
+		p.markers = append(p.markers, open)
 		if opts.ThinkingOpen {
 			p.mode = modeThinking
 		}
 	}
+	if f.Tools == ToolsGemma4 {
+		// A <channel|> that closes no reasoning block (Gemma 4 may end its
+		// answer with one) is dropped, as llama.cpp stops its content there.
+		p.markers = append(p.markers, gemma4ThinkClose)
+	}
 	if opts.Tools {
 		switch f.Tools {
-		case ToolsHermes:
-			p.markers = append(p.markers, hermesOpen)
+		case ToolsHermes, ToolsGemma4, ToolsSeed:
+			open, _ := f.callMarks()
+			p.markers = append(p.markers, open)
 		case ToolsMistral:
 			p.markers = append(p.markers, mistralCalls)
 		case ToolsLlama3:
@@ -134,8 +149,8 @@ func (p *Parser) Push(text string) []Delta {
 			progressed = p.stepContent(&out)
 		case modeThinking:
 			progressed = p.stepThinking(&out)
-		case modeHermes:
-			progressed = p.stepHermes(&out)
+		case modeCall:
+			progressed = p.stepCall(&out)
 		case modeHarmonyHeader:
 			progressed = p.stepHarmonyHeader(&out)
 		case modeHarmonyBody:
@@ -176,11 +191,12 @@ func (p *Parser) Finish() []Delta {
 		}
 	case modeThinking:
 		p.emitThinking(&out, p.pending, true)
-	case modeHermes:
+	case modeCall:
 		if call, ok := p.parseCall(p.pending); ok {
 			p.emitCall(&out, call)
 		} else {
-			p.emitContent(&out, hermesOpen+p.pending, true)
+			open, _ := p.f.callMarks()
+			p.emitContent(&out, open+p.pending, true)
 		}
 	case modeRest:
 		calls, ok := p.parseRest(p.pending)
@@ -235,12 +251,14 @@ func (p *Parser) stepContent(out *[]Delta) bool {
 	}
 	p.emitContent(out, p.pending[:i], false)
 	p.pending = p.pending[i+len(marker):]
+	thinkOpen, _ := p.f.thinkMarks()
+	callOpen, _ := p.f.callMarks()
 	switch marker {
 	case thinkOpen:
 		p.mode = modeThinking
 		p.wsHold = ""
-	case hermesOpen:
-		p.mode = modeHermes
+	case callOpen:
+		p.mode = modeCall
 	case mistralCalls, llamaPythonTag:
 		p.mode = modeRest
 	}
@@ -248,6 +266,7 @@ func (p *Parser) stepContent(out *[]Delta) bool {
 }
 
 func (p *Parser) stepThinking(out *[]Delta) bool {
+	_, thinkClose := p.f.thinkMarks()
 	i := strings.Index(p.pending, thinkClose)
 	if i < 0 {
 		hold := max(partialSuffix(p.pending, thinkClose), partialRune(p.pending))
@@ -262,17 +281,23 @@ func (p *Parser) stepThinking(out *[]Delta) bool {
 	return true
 }
 
-func (p *Parser) stepHermes(out *[]Delta) bool {
-	i := strings.Index(p.pending, hermesClose)
+func (p *Parser) stepCall(out *[]Delta) bool {
+	open, close := p.f.callMarks()
+	var i int
+	if p.f.Tools == ToolsGemma4 {
+		i = gemma4CallEnd(p.pending)
+	} else {
+		i = strings.Index(p.pending, close)
+	}
 	if i < 0 {
 		return false
 	}
 	body := p.pending[:i]
-	p.pending = p.pending[i+len(hermesClose):]
+	p.pending = p.pending[i+len(close):]
 	if call, ok := p.parseCall(body); ok {
 		p.emitCall(out, call)
 	} else {
-		p.emitContent(out, hermesOpen+body+hermesClose, false)
+		p.emitContent(out, open+body+close, false)
 	}
 	p.mode = modeContent
 	p.afterThink = true // whitespace between calls is not content
@@ -440,7 +465,15 @@ func normalizeArgs(raw json.RawMessage) string {
 	return string(raw)
 }
 
+// parseCall reads the body of one call in the format's syntax: Gemma 4's
+// notation, Seed-OSS's XML form, or Hermes' JSON object or XML form.
 func (p *Parser) parseCall(body string) (ToolCall, bool) {
+	switch p.f.Tools {
+	case ToolsGemma4:
+		return parseGemma4Call(body)
+	case ToolsSeed:
+		return parseXMLCall(body, p.opts.Defs)
+	}
 	if c, ok := parseXMLCall(body, p.opts.Defs); ok {
 		return c, true
 	}

@@ -35,15 +35,42 @@ func streamed(out string, f Format, opts ParseOptions, size int) (sum, msg Messa
 	return sum, p.Message()
 }
 
+// parseCase is output in a format, and the message it parses to.
+type parseCase struct {
+	name string
+	out  string
+	f    Format
+	opts ParseOptions
+	want Message
+}
+
+// checkParse parses each case's output whole and streamed in pieces of 1
+// to 7 bytes, each of which must give the message wanted.
+func checkParse(t *testing.T, cases []parseCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.opts.NewID = seqIDs()
+			c.want.Role = RoleAssistant
+			got := ParseOutput(c.out, c.f, c.opts)
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got  %+v\nwant %+v", got, c.want)
+			}
+			// Streaming in pieces of every size gives the same message, and
+			// the deltas add up to it.
+			for size := 1; size <= 7; size++ {
+				sum, msg := streamed(c.out, c.f, c.opts, size)
+				if !reflect.DeepEqual(sum, c.want) || !reflect.DeepEqual(msg, c.want) {
+					t.Fatalf("streamed in %d-byte pieces: deltas %+v, message %+v\nwant %+v", size, sum, msg, c.want)
+				}
+			}
+		})
+	}
+}
+
 func TestParseOutput(t *testing.T) {
 	hermes := Format{Tools: ToolsHermes, Thinking: true}
-	cases := []struct {
-		name string
-		out  string
-		f    Format
-		opts ParseOptions
-		want Message
-	}{
+	cases := []parseCase{
 		{"plain", "Hello there.", Format{}, ParseOptions{}, Message{Content: "Hello there."}},
 		{"qwen3 thinking", "<think>\nLet me see.\n</think>\n\nParis.", hermes, ParseOptions{},
 			Message{Thinking: "Let me see.", Content: "Paris."}},
@@ -91,24 +118,7 @@ func TestParseOutput(t *testing.T) {
 		{"xml call unclosed parameter", "<tool_call>\n<function=f>\n<parameter=x>\n1\n</function>\n</tool_call>", hermes, ParseOptions{Tools: true},
 			Message{Content: "<tool_call>\n<function=f>\n<parameter=x>\n1\n</function>\n</tool_call>"}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			c.opts.NewID = seqIDs()
-			c.want.Role = RoleAssistant
-			got := ParseOutput(c.out, c.f, c.opts)
-			if !reflect.DeepEqual(got, c.want) {
-				t.Errorf("got  %+v\nwant %+v", got, c.want)
-			}
-			// Streaming in pieces of every size gives the same message, and
-			// the deltas add up to it.
-			for size := 1; size <= 7; size++ {
-				sum, msg := streamed(c.out, c.f, c.opts, size)
-				if !reflect.DeepEqual(sum, c.want) || !reflect.DeepEqual(msg, c.want) {
-					t.Fatalf("streamed in %d-byte pieces: deltas %+v, message %+v\nwant %+v", size, sum, msg, c.want)
-				}
-			}
-		})
-	}
+	checkParse(t, cases)
 }
 
 // TestParserHoldsBackMarkers: text that may begin a marker is not shown
@@ -129,6 +139,9 @@ func TestPromptOpensThinking(t *testing.T) {
 		"<|im_start|>assistant\n<think>\n":               true,
 		"<|im_start|>assistant\n<think>\n\n</think>\n\n": false,
 		"<think>x</think> <|im_start|>assistant\n":       false,
+		"<seed:bos>assistant\n<seed:think>":              true,
+		"<|turn>model\n<|channel>thought\n<channel|>":    false,
+		"<|turn>model\n<|channel>thought\n":              true,
 	} {
 		if got := PromptOpensThinking(prompt); got != want {
 			t.Errorf("%q: %v, want %v", prompt, got, want)
@@ -143,6 +156,9 @@ func TestDetectFormat(t *testing.T) {
 		"[TOOL_CALLS]": {Tools: ToolsMistral},
 		"<|start|>assistant<|channel|>final<|message|>{{ m.content }}<|end|>": {Tools: ToolsHarmony},
 		"[TOOL_CALLS]{{ name }}[ARGS]":                                        {Tools: ToolsMistral, MistralArgs: true},
+		"{{- '<|tool_call>call:' + name + '{' -}}<|channel>":                  {Tools: ToolsGemma4, Thinking: true},
+		"{%- set toolcall_begin_token = '<seed:tool_call>' -%}":               {Tools: ToolsSeed, Thinking: true},
+		"<tool_call>\n<function=x>\n<parameter=y>\n<think>":                   {Tools: ToolsHermes, Thinking: true, XMLCalls: true},
 		strings.Repeat("{{ messages }}", 2):                                   {},
 	} {
 		if got := DetectFormat(src); got != want {

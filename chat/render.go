@@ -195,6 +195,17 @@ func (t *Template) Render(msgs []Message, opts RenderOptions) (string, error) {
 	if t.format.Tools == ToolsHarmony && !opts.AddGenerationPrompt {
 		out = harmonyContinue(out)
 	}
+	if t.format.Tools == ToolsGemma4 && opts.AddGenerationPrompt && strings.HasSuffix(out, "<turn|>\n") {
+		// As llama.cpp: a model turn that closed after its tool results
+		// (thinking on, so no empty thought block follows) gets the next
+		// model turn opened, or the model would not start its reasoning.
+		out += "<|turn>model\n"
+	}
+	if t.format.Tools == ToolsSeed && opts.EnableThinking != nil && !*opts.EnableThinking && strings.HasSuffix(out, seedThinkOpen) {
+		// As llama.cpp: a prompt that opens Seed-OSS's reasoning with
+		// thinking off closes it at once.
+		out += seedThinkClose
+	}
 	return out, nil
 }
 
@@ -210,6 +221,9 @@ func (t *Template) vars(msgs []Message, opts RenderOptions) (map[string]jinja.Va
 			return nil, fmt.Errorf("%w: message %d: %w", ErrBadMessage, i, err)
 		}
 		list[i] = v
+	}
+	if t.format.Tools == ToolsGemma4 && !strings.Contains(t.src, gemma4Compatible) {
+		list = gemma4Turns(msgs, list)
 	}
 	thinking := true
 	if opts.EnableThinking != nil {

@@ -22,12 +22,27 @@ import (
 // reads them, a value stays a string where the offered tool's schema
 // types the parameter a string, and otherwise is the JSON it parses as
 // (a number, an object …), or a string when it parses as none.
+//
+// Seed-OSS writes the same form between <seed:tool_call> and
+// </seed:tool_call>, values without the newlines around them, and its
+// reasoning between <seed:think> and </seed:think>.
+const (
+	seedThinkOpen  = "<seed:think>"
+	seedThinkClose = "</seed:think>"
+	seedCallOpen   = "<seed:tool_call>"
+	seedCallClose  = "</seed:tool_call>"
+)
+
 const (
 	xmlFunction  = "<function="
 	xmlFuncEnd   = "</function>"
 	xmlParameter = "<parameter="
 	xmlParamEnd  = "</parameter>"
 )
+
+// xmlMarkers are the XML form's tags, which a vocabulary may hold as
+// control tokens (llama.cpp preserves them for Seed-OSS and Qwen3-Coder).
+var xmlMarkers = []string{xmlFunction, xmlFuncEnd, xmlParameter, xmlParamEnd}
 
 // parseXMLCall reads a call in the XML form from body (what stands between
 // <tool_call> and </tool_call>), typing its values by tools' schemas.
@@ -70,8 +85,7 @@ func parseXMLCall(body string, tools []Tool) (ToolCall, bool) {
 		if n > 0 {
 			args.WriteByte(',')
 		}
-		k, _ := json.Marshal(key)
-		args.Write(k)
+		args.Write(jsonText(key))
 		args.WriteByte(':')
 		args.Write(xmlValue(value, types[key]))
 	}
@@ -87,8 +101,17 @@ func xmlValue(value, typ string) []byte {
 			return v
 		}
 	}
-	s, _ := json.Marshal(value)
-	return s
+	return jsonText(value)
+}
+
+// jsonText is s as a JSON string, with <, > and & as they are (as
+// llama.cpp writes arguments), not escaped as json.Marshal escapes them.
+func jsonText(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // paramTypes maps the parameters of the tool called name, among tools, to

@@ -448,6 +448,49 @@ func sameBytes(b []int, text string) bool {
 	return true
 }
 
+// TestModelToolChoiceGrammar: with a template whose calls are not JSON
+// (Qwen 3.5's XML form, Gemma 4's notation), tool_choice "required" makes
+// the reply a call in that syntax (the values held to their schemas: an
+// enum, a boolean), which parses back to the tool's arguments, whole and
+// streamed.
+func TestModelToolChoiceGrammar(t *testing.T) {
+	for name, spec := range map[string]testutil.ModelSpec{"xml form": testutil.TinyXMLChat(), "gemma 4": testutil.TinyGemma4Chat()} {
+		t.Run(name, func(t *testing.T) {
+			m, err := llm.Load(testutil.TempModel(t, spec), llm.WithThreads(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { m.Close() })
+			_, hs := serveModel(t, m, "tiny", 1, nil)
+			req := `{"messages":[{"role":"user","content":"weather?"}],"max_tokens":400,"temperature":0,` +
+				`"tools":[{"type":"function","function":{"name":"weather","parameters":{"type":"object","properties":{"unit":{"type":"string","enum":["c","f"]},"metric":{"type":"boolean"}},"required":["unit","metric"]}}}],` +
+				`"tool_choice":"required"`
+			got, body := postChat(t, hs.URL+"/v1/chat/completions", req+"}")
+			c := got.Choices[0]
+			if len(c.Message.ToolCalls) != 1 || c.Message.ToolCalls[0].Function.Name != "weather" || c.FinishReason != "tool_calls" {
+				t.Fatalf("reply %s: want one call of weather", body)
+			}
+			var args struct {
+				Unit   string
+				Metric *bool
+			}
+			if json.Unmarshal([]byte(c.Message.ToolCalls[0].Function.Arguments), &args) != nil || (args.Unit != "c" && args.Unit != "f") || args.Metric == nil {
+				t.Errorf("arguments %q", c.Message.ToolCalls[0].Function.Arguments)
+			}
+			_, chunks := stream[chunkChoice](t, hs.URL+"/v1/chat/completions", req+`,"stream":true}`)
+			calls := 0
+			for _, ch := range chunks {
+				for _, c := range ch.Choices {
+					calls += len(c.Delta.ToolCalls)
+				}
+			}
+			if calls != 1 {
+				t.Errorf("streamed %d calls", calls)
+			}
+		})
+	}
+}
+
 // TestModelToolChoice: tool_choice "required" makes the reply a call of
 // the tool, whole and streamed, as llm.WithToolChoice does.
 func TestModelToolChoice(t *testing.T) {

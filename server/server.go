@@ -669,11 +669,10 @@ func (s *Server) chatPrompt(in *chatInput, noTemplate string) (string, chat.Pars
 	if err != nil {
 		return "", chat.ParseOptions{}, badRequest("messages", "the chat template cannot render these messages: %v", err)
 	}
-	if chat.Forces(in.params.ToolChoice) {
-		// Refused here, with the field named, rather than by the Backend.
-		if _, _, _, err := s.info.Template.Format().CallSchema(in.tools, in.params.ToolChoice); err != nil {
-			return "", chat.ParseOptions{}, badRequest("tool_choice", "%v", err)
-		}
+	// A tool choice the format cannot force is refused here, with the
+	// field named, rather than by the Backend.
+	if err := s.info.Template.Format().CheckToolChoice(in.tools, in.params.ToolChoice); err != nil {
+		return "", chat.ParseOptions{}, badRequest("tool_choice", "%v", err)
 	}
 	return prompt, chat.ParseOptions{
 		// JSON output (a forced tool call too) is the answer even after a

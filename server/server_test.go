@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lowmem/llm/chat"
+	"github.com/lowmem/llm/internal/testutil"
 )
 
 func words(s string) func(string) []string {
@@ -268,6 +271,52 @@ func TestToolCallXMLForm(t *testing.T) {
 	if c := got.Choices[0]; c.FinishReason != "tool_calls" || len(c.Message.ToolCalls) != 1 ||
 		c.Message.ToolCalls[0].Function.Name != "get_weather" || c.Message.ToolCalls[0].Function.Arguments != `{"zip":"75001","days":3}` {
 		t.Errorf("choice %s", body)
+	}
+}
+
+// TestToolCallGemma4: a model with a Gemma 4 template thinks in
+// <|channel>thought…<channel|> and calls in its own notation, which the
+// server gives as reasoning_content and a call with JSON arguments,
+// whole and streamed in the pieces the model wrote; the prompt after the
+// call holds its result in the model's turn.
+func TestToolCallGemma4(t *testing.T) {
+	b := newFake(func(string) []string {
+		return []string{"<|channel>thought\nneed the wea", "ther<channel|>Let me check.<|tool_call>call:get_", `weather{city:<|"|>Par`, `is<|"|>,days:3,opts:{metric:true}}<tool_`, "call|>"}
+	})
+	tmpl, err := chat.Parse(testutil.Gemma4Template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.tmpl = tmpl
+	_, hs := start(t, b)
+	tools := `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]`
+	got, body := postChat(t, hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"Weather?"}],`+tools+`}`)
+	c := got.Choices[0]
+	if c.FinishReason != "tool_calls" || c.Message.ReasoningContent != "need the weather" || c.Message.Content == nil || *c.Message.Content != "Let me check." || len(c.Message.ToolCalls) != 1 ||
+		c.Message.ToolCalls[0].Function.Name != "get_weather" || c.Message.ToolCalls[0].Function.Arguments != `{"city":"Paris","days":3,"opts":{"metric":true}}` {
+		t.Errorf("choice %s", body)
+	}
+	_, chunks := stream[chunkChoice](t, hs.URL+"/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"Weather?"}],`+tools+`}`)
+	var reasoning, args string
+	for _, ch := range chunks {
+		reasoning += ch.Choices[0].Delta.ReasoningContent
+		for _, tc := range ch.Choices[0].Delta.ToolCalls {
+			args += tc.Function.Arguments
+		}
+	}
+	if reasoning != "need the weather" || args != `{"city":"Paris","days":3,"opts":{"metric":true}}` {
+		t.Errorf("streamed reasoning %q, arguments %q", reasoning, args)
+	}
+	// The call and its result, answered: the prompt holds them in one
+	// model turn, as llama.cpp renders Gemma 4's template.
+	postChat(t, hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"Weather?"},`+
+		`{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},`+
+		`{"role":"tool","tool_call_id":"c1","content":"{\"sky\":\"sunny\"}"}],`+tools+`}`)
+	b.mu.Lock()
+	prompt := b.prompts[len(b.prompts)-1]
+	b.mu.Unlock()
+	if want := `<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|><|tool_response>response:get_weather{sky:<|"|>sunny<|"|>}<tool_response|>`; !strings.Contains(prompt, want) {
+		t.Errorf("prompt %q lacks %q", prompt, want)
 	}
 }
 

@@ -32,7 +32,9 @@ type Gen struct {
 // forceCall makes g generate exactly one tool call in the chat format's
 // syntax when its ToolChoice forces one ("required" or a tool's name),
 // its arguments following the tool's parameters where the schema can
-// enforce them (chat.Format.CallSchema, jsonprefix.CompileLoose).
+// enforce them: the grammar of a syntax that is not JSON (the XML form,
+// Gemma 4's: chat.Format.CallGrammar), else JSON's (chat.Format.CallSchema,
+// jsonprefix.CompileLoose).
 func (e *Engine) forceCall(g *Gen) error {
 	if !chat.Forces(g.ToolChoice) {
 		return nil
@@ -40,7 +42,17 @@ func (e *Engine) forceCall(g *Gen) error {
 	if e.Chat.Template == nil {
 		return fmt.Errorf("llm: tool choice %q needs a chat template, whose tool-call syntax it follows: %w", g.ToolChoice, seq.ErrInvalidOption)
 	}
-	prefix, suffix, schema, err := e.Chat.Template.Format().CallSchema(g.Tools, g.ToolChoice)
+	f := e.Chat.Template.Format()
+	grammar, err := f.CallGrammar(g.Tools, g.ToolChoice)
+	if err == nil && grammar != nil {
+		g.CallGrammar = grammar
+		return nil
+	}
+	var prefix, suffix string
+	var schema []byte
+	if err == nil {
+		prefix, suffix, schema, err = f.CallSchema(g.Tools, g.ToolChoice)
+	}
 	if err != nil {
 		return fmt.Errorf("llm: %w: %w", err, seq.ErrInvalidOption)
 	}
@@ -96,7 +108,7 @@ func (e *Engine) ChatTurn(ctx context.Context, q *seq.Seq, msgs []chat.Message, 
 	if err != nil {
 		return chat.Message{Role: chat.RoleAssistant}, err
 	}
-	if g.JSON || len(g.JSONSchema) > 0 {
+	if g.JSON || len(g.JSONSchema) > 0 || g.CallGrammar != nil {
 		// JSON output (a forced tool call too) is the answer, even after a
 		// prompt that opened a reasoning block: the constraint leaves no
 		// room to close it.

@@ -67,9 +67,8 @@ type Machine struct {
 	need  uint8    // continuation bytes a UTF-8 character in a string still needs
 	lo    byte     // the range the next continuation byte must fall in
 	hi    byte
-	space uint8  // whitespace bytes in the current run, | newline once it holds a line feed
-	depth uint8  // containers open
-	objs  uint64 // bit d: the container at depth d+1 is an object
+	space uint8   // whitespace bytes in the current run, | newline once it holds a line feed
+	open  Nesting // the containers open
 }
 
 // Done reports whether the object is complete.
@@ -146,7 +145,7 @@ func (m *Machine) Step(b byte) bool {
 		if b != '{' {
 			return false
 		}
-		return m.open(true)
+		return m.push(true)
 	}
 	if b == ' ' || b == '\t' || b == '\n' {
 		return spaceByte(&m.space, b)
@@ -173,7 +172,7 @@ func (m *Machine) Step(b byte) bool {
 		}
 		return m.startValue(b)
 	case stAfter:
-		obj := m.objs>>(m.depth-1)&1 == 1
+		obj := m.open.InObject()
 		switch {
 		case b == ',' && obj:
 			m.st, m.space = stKey, 0
@@ -200,9 +199,9 @@ func (m *Machine) startKey(b byte) bool {
 func (m *Machine) startValue(b byte) bool {
 	switch {
 	case b == '{':
-		return m.open(true)
+		return m.push(true)
 	case b == '[':
-		return m.open(false)
+		return m.push(false)
 	case b == '"':
 		m.st, m.key = stString, false
 	case b == '-':
@@ -224,26 +223,21 @@ func (m *Machine) startValue(b byte) bool {
 	return true
 }
 
-func (m *Machine) open(obj bool) bool {
-	if m.depth == MaxDepth {
+func (m *Machine) push(obj bool) bool {
+	if !m.open.Push(obj) {
 		return false
 	}
+	m.st = stArrOpen
 	if obj {
-		m.objs |= 1 << m.depth
 		m.st = stObjOpen
-	} else {
-		m.objs &^= 1 << m.depth
-		m.st = stArrOpen
 	}
-	m.depth++
 	m.space = 0
 	return true
 }
 
 func (m *Machine) close() bool {
-	m.depth--
 	m.space = 0
-	if m.depth == 0 {
+	if m.open.Pop() == 0 {
 		m.st = stDone
 	} else {
 		m.st = stAfter

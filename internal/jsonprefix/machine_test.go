@@ -156,3 +156,24 @@ func depth(v any) int {
 	}
 	return 0
 }
+
+func TestNesting(t *testing.T) {
+	var n Nesting
+	for d := range MaxDepth {
+		if !n.Push(d%2 == 0) {
+			t.Fatalf("push %d refused", d+1)
+		}
+	}
+	if n.Push(true) || n.Depth() != MaxDepth {
+		t.Fatalf("push past MaxDepth: depth %d", n.Depth())
+	}
+	if n.InObject() { // depth 64 is an array (odd index)
+		t.Error("innermost is an array")
+	}
+	if n.Pop() != MaxDepth-1 || !n.InObject() {
+		t.Error("after a pop the innermost is an object")
+	}
+	if (Nesting{}).InObject() {
+		t.Error("empty nesting is in no object")
+	}
+}

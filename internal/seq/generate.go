@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lowmem/llm/internal/callgrammar"
 	"github.com/lowmem/llm/internal/jsonprefix"
 	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/sampler"
@@ -34,6 +35,12 @@ type Generation struct {
 	JSONSchema             []byte
 	JSONLoose              bool
 	JSONPrefix, JSONSuffix string
+	// CallGrammar, when not nil, holds the output to one tool call in a
+	// syntax that is not JSON (callgrammar.Filter: the forced calls of
+	// Qwen 3.5's XML form, Seed-OSS's, Gemma 4's) and ends the generation
+	// when the call is complete; its markers may be control tokens in
+	// Preserve. It is not JSON's to combine with.
+	CallGrammar *callgrammar.Grammar
 	// Logprobs computes each yielded token's log-probability, and those
 	// of the TopLogprobs (0 to MaxTopLogprobs) most likely tokens at its
 	// step, for Seq.Logprobs.
@@ -171,7 +178,7 @@ func (s *Seq) setUsage(f func(u *Usage)) {
 }
 
 // begin checks a generation's settings and starts its usage report.
-func (s *Seq) begin(g Generation) (*sampler.Sampler, *jsonprefix.Filter, error) {
+func (s *Seq) begin(g Generation) (*sampler.Sampler, constraint, error) {
 	s.setUsage(func(u *Usage) { *u = Usage{} })
 	if g.MaxTokens < 1 {
 		return nil, nil, fmt.Errorf("llm: max tokens %d must be at least 1: %w", g.MaxTokens, ErrInvalidOption)
@@ -189,8 +196,11 @@ func (s *Seq) begin(g Generation) (*sampler.Sampler, *jsonprefix.Filter, error) 
 	if err != nil {
 		return nil, nil, optionError{err}
 	}
-	var jf *jsonprefix.Filter
 	switch {
+	case g.CallGrammar != nil && (g.JSON || len(g.JSONSchema) > 0):
+		return nil, nil, fmt.Errorf("llm: a forced call whose syntax is not JSON cannot be JSON output too: %w", ErrInvalidOption)
+	case g.CallGrammar != nil:
+		return smp, callgrammar.NewFilter(preserved{s, g.Preserve}, g.CallGrammar), nil
 	case len(g.JSONSchema) > 0:
 		compile := jsonprefix.Compile
 		if g.JSONLoose {
@@ -205,11 +215,19 @@ func (s *Seq) begin(g Generation) (*sampler.Sampler, *jsonprefix.Filter, error) 
 			schema = schema.Framed(g.JSONPrefix, g.JSONSuffix)
 			v = preserved{s, g.Preserve} // the markers may be control tokens
 		}
-		jf = jsonprefix.NewFilter(v, s.m.Vocab, schema)
+		return smp, jsonprefix.NewFilter(v, s.m.Vocab, schema), nil
 	case g.JSON:
-		jf = jsonprefix.NewFilter(s.cfg.Vocab, s.m.Vocab, nil)
+		return smp, jsonprefix.NewFilter(s.cfg.Vocab, s.m.Vocab, nil), nil
 	}
-	return smp, jf, nil
+	return smp, nil, nil
+}
+
+// constraint holds sampling to a grammar: JSON's (jsonprefix.Filter) or a
+// forced call's in a syntax that is not JSON (callgrammar.Filter).
+type constraint interface {
+	sampler.Allower
+	Accept(id int32) bool
+	Done() bool
 }
 
 // preserved is the vocabulary as output reads with Generation.Preserve:
@@ -233,7 +251,7 @@ func (s *Seq) piece(id int32, preserve []int32) []byte {
 
 // sample generates after the tokens held, whose logits are current, then
 // settles the sequence on the text yielded (see Generate).
-func (s *Seq) sample(ctx context.Context, smp *sampler.Sampler, jf *jsonprefix.Filter, g Generation, yield func(id int32, text string) bool) error {
+func (s *Seq) sample(ctx context.Context, smp *sampler.Sampler, jf constraint, g Generation, yield func(id int32, text string) bool) error {
 	start := time.Now()
 	t := tally{pending: -1}
 	err := s.loop(ctx, smp, jf, g, yield, &t)
@@ -264,8 +282,8 @@ type tally struct {
 }
 
 // loop samples and evaluates tokens until generation ends; jf, when not
-// nil, holds the output to JSON.
-func (s *Seq) loop(ctx context.Context, smp *sampler.Sampler, jf *jsonprefix.Filter, g Generation, yield func(id int32, text string) bool, t *tally) error {
+// nil, holds the output to its grammar (JSON, or a forced call's).
+func (s *Seq) loop(ctx context.Context, smp *sampler.Sampler, jf constraint, g Generation, yield func(id int32, text string) bool, t *tally) error {
 	// Sampling changes the logits it is given when it applies penalties
 	// or a constraint; Logits must not see that.
 	private := smp.Penalized() || jf != nil
@@ -287,7 +305,7 @@ func (s *Seq) loop(ctx context.Context, smp *sampler.Sampler, jf *jsonprefix.Fil
 		var id int32
 		if jf != nil {
 			if id = smp.SampleAllowed(logits, s.history, jf); id < 0 {
-				return fmt.Errorf("llm: JSON output: no token of the vocabulary continues it after %d tokens: %w", t.yielded, ErrInvalidOption)
+				return fmt.Errorf("llm: %s: no token of the vocabulary continues it after %d tokens: %w", constrained(g), t.yielded, ErrInvalidOption)
 			}
 			jf.Accept(id)
 		} else {
@@ -482,4 +500,12 @@ func (o *textOut) flush() string {
 	s := string(o.pending)
 	o.pending = o.pending[:0]
 	return s
+}
+
+// constrained names the output g constrains, for errors.
+func constrained(g Generation) string {
+	if g.CallGrammar != nil {
+		return "forced tool call"
+	}
+	return "JSON output"
 }

@@ -169,12 +169,21 @@ type ModelSpec struct {
 // HermesTemplate is a small chat template in the format of Qwen 2.5
 // (ChatML turns, tools offered in the system turn, tool calls as
 // <tool_call>{json}</tool_call>, tool results as <tool_response>).
-const HermesTemplate = `{%- if tools %}<|im_start|>system
+const HermesTemplate = chatMLHead +
+	`{% for tc in m.tool_calls %}<tool_call>{"name": "{{ tc.function.name }}", "arguments": {{ tc.function.arguments | tojson }}}</tool_call>{% endfor %}` +
+	chatMLTail
+
+// chatMLHead and chatMLTail are a ChatML template with tools around the
+// calls of an assistant turn, which HermesTemplate and XMLCallTemplate
+// write each in their form.
+const (
+	chatMLHead = `{%- if tools %}<|im_start|>system
 <tools>{% for t in tools %}{{ t | tojson }}{% endfor %}</tools><|im_end|>
 {% endif %}
 {%- for m in messages %}
 {%- if m.role == 'assistant' and m.tool_calls %}<|im_start|>assistant
-{% for tc in m.tool_calls %}<tool_call>{"name": "{{ tc.function.name }}", "arguments": {{ tc.function.arguments | tojson }}}</tool_call>{% endfor %}<|im_end|>
+`
+	chatMLTail = `<|im_end|>
 {% elif m.role == 'tool' %}<|im_start|>user
 <tool_response>{{ m.content }}</tool_response><|im_end|>
 {% else %}<|im_start|>{{ m.role }}
@@ -183,6 +192,7 @@ const HermesTemplate = `{%- if tools %}<|im_start|>system
 {%- endfor %}
 {%- if add_generation_prompt %}<|im_start|>assistant
 {% endif %}`
+)
 
 // DeepSeek2 holds what a deepseek2 file says of its multi-head latent
 // attention and its routing, beside the common keys.

@@ -1,0 +1,207 @@
+package callgrammar
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var weather = Tool{Name: "get_weather", Parameters: json.RawMessage(`{"type":"object","properties":{
+	"city":{"type":"string"},"unit":{"type":"string","enum":["c","f"]},"days":{"type":"integer"},
+	"temp":{"type":"number"},"opts":{"type":"object","properties":{"metric":{"type":"boolean"}},"required":["metric"]},
+	"flag":{"type":"boolean"},"tags":{"type":"array"}},"required":["city"]}`)}
+
+var qwen = Layout{Open: "<tool_call>", Close: "</tool_call>", Newlines: true}
+
+const head = "<tool_call>\n<function=get_weather>\n"
+
+// TestMachine feeds each case's text, which must be taken whole, then
+// its bad byte, which must be refused (0: none), and checks Done.
+func TestMachine(t *testing.T) {
+	seed := Layout{Open: "<seed:tool_call>", Close: "</seed:tool_call>"}
+	gemma := Layout{Syntax: Gemma4, Open: "<|tool_call>", Close: "<tool_call|>"}
+	const gHead = "<|tool_call>call:get_weather{"
+	two := []Tool{{Name: "a"}, {Name: "ab", Parameters: json.RawMessage(`{"properties":{"x":{"type":"integer"}},"required":["x"]}`)}}
+	for _, c := range []struct {
+		name  string
+		l     Layout
+		tools []Tool
+		ok    string
+		bad   byte
+		done  bool
+	}{
+		{"every kind of value", qwen, []Tool{weather}, head +
+			"<parameter=city>\nParis </b> \n<x\n</parameter>\n<parameter=days>\n-3\n</parameter>\n" +
+			"<parameter=unit>\nc\n</parameter>\n<parameter=temp>\n-1.5e3\n</parameter>\n" +
+			"<parameter=opts>\n{\"metric\": true}\n</parameter>\n<parameter=flag>\nfalse\n</parameter>\n" +
+			"<parameter=tags>\n[1, 2]\n</parameter>\n</function>\n</tool_call>", 'x', true},
+		{"unknown tool", qwen, []Tool{weather}, "<tool_call>\n<function=get_", 'x', false},
+		{"close before the required", qwen, []Tool{weather}, head + "<", '/', false},
+		{"unknown parameter", qwen, []Tool{weather}, head + "<parameter=", 'x', false},
+		{"parameter twice", qwen, []Tool{weather}, head + "<parameter=city>\nx\n</parameter>\n<parameter=", 'c', false},
+		{"integer", qwen, []Tool{weather}, head + "<parameter=days>\n3", '.', false},
+		{"number ends", qwen, []Tool{weather}, head + "<parameter=temp>\n1.", '\n', false},
+		{"enum", qwen, []Tool{weather}, head + "<parameter=unit>\n", 'k', false},
+		{"enum value whole", qwen, []Tool{weather}, head + "<parameter=unit>\nc", 'c', false},
+		{"boolean", qwen, []Tool{weather}, head + "<parameter=flag>\nt", 'x', false},
+		{"object's schema", qwen, []Tool{weather}, head + "<parameter=opts>\n{\"metric\": ", '1', false},
+		{"object's required", qwen, []Tool{weather}, head + "<parameter=opts>\n{", '}', false},
+		{"nothing after the object", qwen, []Tool{weather}, head + "<parameter=opts>\n{\"metric\":false}", ' ', false},
+		{"layout", qwen, []Tool{weather}, head + "<parameter=city>", 'P', false},
+		{"a bare </parameter> in text", qwen, []Tool{weather}, head + "<parameter=city>\nx</parameter", '>', false},
+		{"seed", seed, []Tool{{Name: "f", Parameters: json.RawMessage(`{"properties":{"a":{"type":"string"},"n":{"type":"number"}}}`)}},
+			"<seed:tool_call>\n<function=f>\n<parameter=n>2</parameter>\n<parameter=a>x\ny</parameter>\n</function>\n</seed:tool_call>", ' ', true},
+		{"no parameters", qwen, two, "<tool_call>\n<function=a>\n</function>\n</tool_call>", '\n', true},
+		{"a name that begins another", qwen, two, "<tool_call>\n<function=ab>\n<parameter=x>\n7\n</parameter>\n</function>\n</tool_call>", 0, true},
+		{"the other's required", qwen, two, "<tool_call>\n<function=ab>\n<", '/', false},
+		{"gemma 4, every kind of value", gemma, []Tool{weather}, `<|tool_call>call:get_weather{city:<|"|>Paris, "x" <b> {y}<|"|>,days:-3,unit:<|"|>c<|"|>,temp:1.5e3,` +
+			`opts:{metric:true,list:[1,<|"|>a<|"|>,{},[]],n:null},flag:false,tags:[]}<tool_call|>`, '}', true},
+		{"gemma 4, bool last", gemma, []Tool{weather}, `<|tool_call>call:get_weather{city:<|"|><|"|>,flag:true}<tool_call|>`, 0, true},
+		{"gemma 4, unknown tool", gemma, []Tool{weather}, "<|tool_call>call:get", 'x', false},
+		{"gemma 4, close before the required", gemma, []Tool{weather}, gHead, '}', false},
+		{"gemma 4, unknown key", gemma, []Tool{weather}, gHead, 'x', false},
+		{"gemma 4, key twice", gemma, []Tool{weather}, gHead + `city:<|"|>a<|"|>,`, 'c', false},
+		{"gemma 4, string unquoted", gemma, []Tool{weather}, gHead + "city:", 'P', false},
+		{"gemma 4, integer", gemma, []Tool{weather}, gHead + "days:3", '.', false},
+		{"gemma 4, enum", gemma, []Tool{weather}, gHead + `unit:<|"|>`, 'k', false},
+		{"gemma 4, enum whole", gemma, []Tool{weather}, gHead + `unit:<|"|>c`, 'c', false},
+		{"gemma 4, boolean", gemma, []Tool{weather}, gHead + "flag:true", ' ', false},
+		{"gemma 4, dict key", gemma, []Tool{weather}, gHead + "opts:{", ':', false},
+		{"gemma 4, comma then close", gemma, []Tool{weather}, gHead + "opts:{a:1,", '}', false},
+		{"gemma 4, array comma", gemma, []Tool{weather}, gHead + "tags:[", ',', false},
+		{"gemma 4, depth", gemma, []Tool{weather}, gHead + "tags:" + strings.Repeat("[", MaxDepth), '[', false},
+		{"gemma 4, no parameters", gemma, two, "<|tool_call>call:a{}<tool_call|>", '\n', true},
+		{"gemma 4, a name that begins another", gemma, two, "<|tool_call>call:ab{x:7}<tool_call|>", 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g, err := Compile(c.l, c.tools)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := NewMachine(g)
+			for i := range len(c.ok) {
+				if !m.Step(c.ok[i]) {
+					t.Fatalf("byte %d (%q) refused after %q", i, c.ok[i], c.ok[:i])
+				}
+			}
+			if m.Done() != c.done {
+				t.Errorf("Done() = %v, want %v", m.Done(), c.done)
+			}
+			if c.bad != 0 {
+				before := m
+				if m.Step(c.bad) {
+					t.Errorf("%q taken after %q", c.bad, c.ok)
+				}
+				if m.pos != before.pos {
+					t.Errorf("a refused byte moved the machine")
+				}
+			}
+		})
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	for name, tools := range map[string][]Tool{
+		"no tools":       nil,
+		"empty name":     {{Name: ""}},
+		"repeated name":  {{Name: "a"}, {Name: "a"}},
+		"name with '>'":  {{Name: "a>b"}},
+		"parameters":     {{Name: "a", Parameters: json.RawMessage(`[1]`)}},
+		"parameter name": {{Name: "a", Parameters: json.RawMessage(`{"properties":{"x>":{}}}`)}},
+		"parameters, 65": {{Name: "a", Parameters: manyParams(65)}},
+	} {
+		if _, err := Compile(qwen, tools); !errors.Is(err, ErrGrammar) {
+			t.Errorf("%s: err %v, want ErrGrammar", name, err)
+		}
+	}
+	gemma := Layout{Syntax: Gemma4, Open: "<|tool_call>", Close: "<tool_call|>"}
+	for _, tools := range [][]Tool{{{Name: "a{"}}, {{Name: "a", Parameters: json.RawMessage(`{"properties":{"x:y":{}}}`)}}} {
+		if _, err := Compile(gemma, tools); !errors.Is(err, ErrGrammar) {
+			t.Errorf("gemma 4, %+v: err %v, want ErrGrammar", tools, err)
+		}
+	}
+	if _, err := Compile(qwen, []Tool{{Name: "a", Parameters: manyParams(64)}}); err != nil {
+		t.Errorf("64 parameters: %v", err)
+	}
+}
+
+func manyParams(n int) json.RawMessage {
+	props := map[string]any{}
+	for i := range n {
+		props[string(rune('A'+i%26))+string(rune('a'+i/26))] = map[string]any{"type": "string"}
+	}
+	b, _ := json.Marshal(map[string]any{"properties": props})
+	return b
+}
+
+// vocab is a vocabulary of the given texts, token i the i-th.
+type vocab [][]byte
+
+func (v vocab) OutputPiece(id int32) []byte { return v[id] }
+
+func newVocab(texts ...string) vocab {
+	v := make(vocab, len(texts))
+	for i, s := range texts {
+		v[i] = []byte(s)
+	}
+	return v
+}
+
+// TestFilter: the filter takes a call token by token, refuses what breaks
+// it and tokens without text, and asks allocate nothing.
+func TestFilter(t *testing.T) {
+	g, err := Compile(qwen, []Tool{weather})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := newVocab("", "<tool_call>", "\n", "<function=", "get_weather", ">\n", "<parameter=", "city", ">\nParis", "\n</parameter>\n", "</function>\n</tool_call>", "x")
+	f := NewFilter(v, g)
+	for _, id := range []int32{1, 2, 3, 4, 5} {
+		if !f.Accept(id) {
+			t.Fatalf("token %d (%q) refused", id, v[id])
+		}
+	}
+	if f.Allowed(0) || f.Allowed(10) || f.Allowed(11) {
+		t.Fatal("an empty token, an early close or a stray text allowed")
+	}
+	if n := testing.AllocsPerRun(100, func() { f.Allowed(6); f.Allowed(11) }); n != 0 {
+		t.Errorf("Allowed allocates %v times", n)
+	}
+	for _, id := range []int32{6, 7, 8, 9, 10} {
+		if !f.Accept(id) {
+			t.Fatalf("token %d (%q) refused", id, v[id])
+		}
+	}
+	if !f.Done() {
+		t.Error("not done after the call")
+	}
+}
+
+// TestFilterShortcuts: what the filter answers by a token's first byte or
+// as plain text is what feeding the token to the machine answers, at
+// every step of a call.
+func TestFilterShortcuts(t *testing.T) {
+	g, err := Compile(qwen, []Tool{weather})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := newVocab("<", "\n", "x", "Paris", "a<b", "\n</parameter>\n", "</parameter>", "<tool_call>", "\n<function=get_weather>\n",
+		"<parameter=city>\n", "<parameter=days>\n", "12", ".5", "</function>\n</tool_call>", " ", "ab\ncd")
+	f := NewFilter(v, g)
+	for _, step := range []string{"<tool_call>", "\n<function=get_weather>\n", "<parameter=city>\n", "Paris", "a<b", "\n</parameter>\n", "<parameter=days>\n", "12"} {
+		for id := range v {
+			m := f.m
+			m.CopyFrom(&f.m)
+			want := m.Write(v[id])
+			if got := f.Allowed(int32(id)); got != want {
+				t.Errorf("at %q, token %q: Allowed %v, the machine %v", step, v[id], got, want)
+			}
+		}
+		id := slices.IndexFunc(v, func(p []byte) bool { return string(p) == step })
+		if !f.Accept(int32(id)) {
+			t.Fatalf("%q refused", step)
+		}
+	}
+}
