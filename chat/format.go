@@ -125,30 +125,30 @@ func (f Format) Markers() []string {
 	return m
 }
 
+// marks are the texts around a reasoning block and around one tool call
+// in each syntax: think falls back to <think>…</think>, and call is "" for
+// the syntaxes without such a pair (Llama 3, Mistral, harmony).
+var marks = [...]struct{ think, call [2]string }{
+	ToolsHermes: {call: [2]string{hermesOpen, hermesClose}},
+	ToolsGemma4: {[2]string{gemma4ThinkOpen, gemma4ThinkClose}, [2]string{gemma4CallOpen, gemma4CallClose}},
+	ToolsSeed:   {[2]string{seedThinkOpen, seedThinkClose}, [2]string{seedCallOpen, seedCallClose}},
+	ToolsNone:   {}, ToolsLlama3: {}, ToolsMistral: {}, ToolsHarmony: {},
+}
+
 // thinkMarks are the texts that open and close a reasoning block in
 // format f.
 func (f Format) thinkMarks() (open, close string) {
-	switch f.Tools {
-	case ToolsGemma4:
-		return gemma4ThinkOpen, gemma4ThinkClose
-	case ToolsSeed:
-		return seedThinkOpen, seedThinkClose
+	if m := marks[f.Tools].think; m[0] != "" {
+		return m[0], m[1]
 	}
 	return thinkOpen, thinkClose
 }
 
-// callMarks are the texts around one tool call in format f (Hermes' and
-// its kin's), "" for the syntaxes without such a pair.
+// callMarks are the texts around one tool call in format f, "" for the
+// syntaxes without such a pair.
 func (f Format) callMarks() (open, close string) {
-	switch f.Tools {
-	case ToolsHermes:
-		return hermesOpen, hermesClose
-	case ToolsGemma4:
-		return gemma4CallOpen, gemma4CallClose
-	case ToolsSeed:
-		return seedCallOpen, seedCallClose
-	}
-	return "", ""
+	m := marks[f.Tools].call
+	return m[0], m[1]
 }
 
 // Reasons reports whether the model writes its reasoning apart from its
