@@ -464,6 +464,22 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	return x
 }
 
+// topK64 is the indices of the k largest of v, largest first, ties to
+// the lower index, as ggml's argsort_top_k orders them.
+func topK64(v []float64, k int) []int {
+	ids := make([]int, 0, k)
+	for range k {
+		best := -1
+		for i, x := range v {
+			if !slices.Contains(ids, i) && (best < 0 || x > v[best]) {
+				best = i
+			}
+		}
+		ids = append(ids, best)
+	}
+	return ids
+}
+
 // ffn is down·act(gate, up) + b: SwiGLU, GeGLU through GELU's F16 table,
 // or gpt-oss's clamped SwiGLU, the gate at most 7 and the up input within
 // ±7 (the exponent rounded to float32 as ggml computes it).
@@ -537,16 +553,7 @@ func (r *refDecoder) experts(p func(string) []float64, y []float64) []float64 {
 			}
 		}
 	}
-	ids := make([]int, 0, k)
-	for range k {
-		best := -1
-		for i, v := range sel {
-			if !slices.Contains(ids, i) && (best < 0 || v > sel[best]) {
-				best = i
-			}
-		}
-		ids = append(ids, best)
-	}
+	ids := topK64(sel, k)
 	w := make([]float64, k)
 	for s, e := range ids {
 		w[s] = probs[e]

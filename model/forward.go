@@ -886,6 +886,12 @@ func (s *State) sharedExpert(L *Layer, a acts, gu, out []float32) error {
 		return err
 	}
 	E := s.m.Embd
+	if g := L.ShGateInp; g != nil {
+		// qwen35moe: the expert's own gate, sigmoid(g·x), scales it.
+		for t := range a.n {
+			ops.Scale(y[t*E:(t+1)*E], sigmoid(dot32(g, a.rows[t*E:(t+1)*E])))
+		}
+	}
 	ops.Add(out[:a.n*E], y[:a.n*E])
 	return nil
 }

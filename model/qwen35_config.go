@@ -141,3 +141,28 @@ func deltaNetTensors(a *Arch, c *Config, il int) []blockTensor {
 		vecTensor(a.FFNNorm, e, func(L *Layer) *[]float32 { return &L.FFNNorm }),
 	}, ffnTensors(a, c, il, nil)...)
 }
+
+// qwen35moeHparams: Qwen 3.5's mixture-of-experts models (35B-A3B,
+// 122B-A10B, 397B-A17B), qwen35's layers with llama.cpp's qwen35moe
+// feed-forward in every block: expert_count experts, expert_used_count of
+// them a token, each expert_feed_forward_length wide (default
+// feed_forward_length / expert_used_count), chosen by a softmax over all
+// and weighted by their probabilities renormalised to sum to 1 (no
+// expert_weights_scale: llama.cpp does not read it for qwen35moe); then a
+// shared expert expert_shared_feed_forward_length wide (default
+// feed_forward_length) whose output is scaled by the sigmoid of its own
+// gate, ffn_gate_inp_shexp. llama.cpp requires the shared expert's
+// tensors in every block, and so does this package.
+func qwen35moeHparams(c *Config, m *meta) {
+	qwen35Hparams(c, m)
+	m.experts(c, true)
+	c.ExpertNorm, c.SharedGate = true, true
+	def := -1
+	if c.FFN > 0 {
+		def = c.FFN
+	}
+	c.SharedFFN = m.num("expert_shared_feed_forward_length", maxCount, def, false)
+	if m.err == nil && c.SharedFFN == 0 {
+		m.fail("%s = 0: qwen35moe's blocks all have a shared expert", m.key("expert_shared_feed_forward_length"))
+	}
+}

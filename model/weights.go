@@ -71,6 +71,10 @@ type Layer struct {
 	// The shared expert every token of the block also runs (granitemoe,
 	// granitehybrid: Config.SharedFFN), resident like the router.
 	ShGate, ShUp, ShDown *ops.Matrix
+	// ShGateInp is the shared expert's own gate (ffn_gate_inp_shexp, Embd
+	// floats; Config.SharedGate): its output is scaled by the sigmoid of
+	// this row's product with the token (qwen35moe).
+	ShGateInp []float32
 	// gpt-oss's (Config.ExpertBiases): the router's bias (Experts floats)
 	// and the experts' gate, up and down biases, one row per expert
 	// (ExpertFFN, ExpertFFN and Embd floats): kept with the layer, not the
@@ -990,6 +994,10 @@ func ffnTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockT
 				matTensor("ffn_gate_shexp.weight", e, sf, func(L *Layer) **ops.Matrix { return &L.ShGate }),
 				matTensor("ffn_up_shexp.weight", e, sf, func(L *Layer) **ops.Matrix { return &L.ShUp }),
 				matTensor("ffn_down_shexp.weight", sf, e, func(L *Layer) **ops.Matrix { return &L.ShDown }))
+			if c.SharedGate {
+				// One row: the converter may write it [Embd] or [Embd, 1].
+				ts = append(ts, rowsTensor("ffn_gate_inp_shexp.weight", e, 1, func(L *Layer) *[]float32 { return &L.ShGateInp }))
+			}
 		}
 		return ts
 	case FFNSequential:

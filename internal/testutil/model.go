@@ -19,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "gemma4", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "gemma4", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "qwen35moe", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -634,7 +634,7 @@ func (s ModelSpec) gemma() bool {
 // moe reports whether s has experts (qwen3moe, granitemoe, gpt-oss,
 // lfm2moe).
 func (s ModelSpec) moe() bool {
-	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" ||
+	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" ||
 		s.Arch == "granitehybrid" && s.Experts > 0
 }
 
@@ -743,10 +743,18 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	case "granite":
 		s = s.withGraniteScales()
-	case "qwen35":
+	case "qwen35", "qwen35moe":
 		var err error
 		if s, err = s.withQwen35Defaults(); err != nil {
 			return s, err
+		}
+		if s.Arch == "qwen35moe" {
+			if err := s.checkExperts(); err != nil {
+				return s, err
+			}
+			if s.SharedFFN <= 0 {
+				return s, fmt.Errorf("testutil: qwen35moe needs SharedFFN above 0 (every block has a shared expert)")
+			}
 		}
 	case "granitehybrid":
 		s = s.withGraniteScales()
@@ -789,7 +797,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, smollm3, mistral3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, smollm3, mistral3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -947,7 +955,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	case !s.Encoder():
 		g.AddKV(a+"rope.dimension_count", uint32(s.HeadDim))
 	}
-	if s.Arch == "qwen35" {
+	if s.qwen35() {
 		s.addQwen35KV(g)
 	}
 	if s.DeepSeek2 == nil && (s.HeadDim*s.Heads != s.Embd || s.gemma()) {
@@ -1196,6 +1204,10 @@ func (s ModelSpec) tensors() []tensorSpec {
 					tensorSpec{p + "ffn_gate_shexp.weight", w, []int64{e, sf}, proj(e)},
 					tensorSpec{p + "ffn_up_shexp.weight", w, []int64{e, sf}, proj(e)},
 					tensorSpec{p + "ffn_down_shexp.weight", w, []int64{sf, e}, proj(sf)})
+				if s.Arch == "qwen35moe" {
+					// One row, as the converter writes Linear(Embd, 1).
+					ts = append(ts, tensorSpec{p + "ffn_gate_inp_shexp.weight", quant.F32, []int64{e}, proj(e)})
+				}
 			}
 			return ts
 		}
@@ -1209,7 +1221,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 		if !noPreNorm {
 			ts = append(ts, tensorSpec{p + "attn_norm.weight", quant.F32, []int64{e}, norm})
 		}
-		if s.Arch == "qwen35" {
+		if s.qwen35() {
 			ts = append(ts, s.qwen35Block(p, l, ffn(p, l))...)
 			continue
 		}

@@ -20,6 +20,21 @@ func TinyQwen35() ModelSpec {
 	return s
 }
 
+// TinyQwen35MoE is TinyQwen35 with qwen35moe's feed-forward in every
+// block: 8 experts of 32, 2 a token, and a shared expert of 64 with its
+// sigmoid gate; the router's logits spread (RouterGain 4) so that the
+// choice of experts is not a near tie.
+func TinyQwen35MoE() ModelSpec {
+	s := TinyQwen35()
+	s.Arch, s.Seed = "qwen35moe", 39
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.SharedFFN, s.RouterGain = 8, 2, 32, 64, 4
+	return s
+}
+
+// qwen35 reports whether s is one of Qwen 3.5's architectures, whose
+// blocks are gated delta-net or gated attention layers.
+func (s ModelSpec) qwen35() bool { return s.Arch == "qwen35" || s.Arch == "qwen35moe" }
+
 // withQwen35Defaults fills a qwen35 spec's kernel (4) and recurrent layers
 // (every layer but each fourth, as full_attention_interval 4 makes them,
 // unless ConvLayers lists them: attention.recurrent_layers) and checks its
