@@ -634,6 +634,13 @@ func hostileCases() []hostileCase {
 		misshapen("qwen35moe shared expert's gate of two rows", testutil.TinyQwen35MoE(), "blk.3.ffn_gate_inp_shexp.weight", 64, 2),
 		{name: "qwen35moe shared expert's gate of one row, 2-D", spec: testutil.TinyQwen35MoE(), edit: func(h *hmodel) { h.put("blk.2.ffn_gate_inp_shexp.weight", quant.F32, 64, 1) }},
 		missing("qwen35moe shared expert missing", testutil.TinyQwen35MoE(), "blk.3.ffn_down_shexp.weight"),
+		misshapen("qwen35moe fused gate and up of one expert's width", testutil.TinyQwen35MoEFused(), "blk.1.ffn_gate_up_exps.weight", 64, 32, 8),
+		misshapen("qwen35moe fused gate and up of the wrong count", testutil.TinyQwen35MoEFused(), "blk.2.ffn_gate_up_exps.weight", 64, 64, 4),
+		{name: "qwen35moe fused gate and up in one block, separate in another", spec: testutil.TinyQwen35MoE(), edit: func(h *hmodel) {
+			h.drop("blk.2.ffn_gate_exps.weight")
+			h.drop("blk.2.ffn_up_exps.weight")
+			h.put("blk.2.ffn_gate_up_exps.weight", quant.F32, 64, 64, 8)
+		}},
 		missing("qwen35moe router missing", testutil.TinyQwen35MoE(), "blk.0.ffn_gate_inp.weight"),
 		misshapen("qwen35moe experts of the wrong count", testutil.TinyQwen35MoE(), "blk.2.ffn_up_exps.weight", 64, 32, 4),
 		{name: "qwen35moe dense feed-forward instead of experts", spec: testutil.TinyQwen35MoE(), edit: func(h *hmodel) {

@@ -539,21 +539,28 @@ func TestHeld(t *testing.T) {
 	}
 }
 
-// The layout read from the tensor table is the loaded model's.
+// The layout read from the tensor table is the loaded model's, with
+// separate gate and up experts and with them fused (ffn_gate_up_exps,
+// each expert's gate then its up: two ranges of one slice), the room each
+// matrix needs to be repacked in a slot too.
 func TestFileLayout(t *testing.T) {
-	path, m, _ := writeModel(t, moeSpec())
-	f, _ := testutil.ReadModel(t, path)
-	got, want := FileLayout(f, m.Layers), LayoutOf(m)
-	if len(got.Experts) != len(want.Experts) || !slices.Equal(got.Repack, want.Repack) {
-		t.Fatalf("%d blocks, repacking %v; want %d, %v", len(got.Experts), got.Repack, len(want.Experts), want.Repack)
-	}
-	for il := range want.Experts {
-		if !slices.Equal(got.Experts[il], want.Experts[il]) {
-			t.Fatalf("block %d: %v, want %v", il, got.Experts[il], want.Experts[il])
-		}
-	}
-	if l := FileLayout(f, m.Layers+2); len(l.Experts[m.Layers]) != 0 {
-		t.Error("a block past the last has experts")
+	for _, spec := range []testutil.ModelSpec{moeSpec(), testutil.TinyQwen35MoEFused()} {
+		t.Run(spec.Variant(), func(t *testing.T) {
+			path, m, _ := writeModel(t, spec)
+			f, _ := testutil.ReadModel(t, path)
+			got, want := FileLayout(f, m.Layers), LayoutOf(m)
+			if len(got.Experts) != len(want.Experts) || !slices.Equal(got.Repack, want.Repack) {
+				t.Fatalf("%d blocks, repacking %v; want %d, %v", len(got.Experts), got.Repack, len(want.Experts), want.Repack)
+			}
+			for il := range want.Experts {
+				if len(want.Experts[il]) == 0 || !slices.Equal(got.Experts[il], want.Experts[il]) {
+					t.Fatalf("block %d: %v, want %v", il, got.Experts[il], want.Experts[il])
+				}
+			}
+			if l := FileLayout(f, m.Layers+2); len(l.Experts[m.Layers]) != 0 {
+				t.Error("a block past the last has experts")
+			}
+		})
 	}
 }
 

@@ -62,37 +62,63 @@ func repackRoom(t quant.Type, rows, cols int, size int64) int64 {
 
 // FileLayout is the layout of the experts in a GGUF tensor table: block
 // il's experts are the equal slices of its blk.il.ffn_gate_exps,
-// ffn_up_exps and ffn_down_exps tensors, as the model loader splits them.
-// It does not check what the loader checks (shapes, types); a block whose
-// three tensors are not all present, or disagree on the expert count, has
-// no experts.
+// ffn_up_exps and ffn_down_exps tensors — or of ffn_gate_up_exps (each
+// slice the expert's gate, then its up) and ffn_down_exps —, as the model
+// loader splits them. It does not check what the loader checks (shapes,
+// types); a block whose tensors are not all present, or disagree on the
+// expert count, has no experts.
 func FileLayout(f *gguf.File, blocks int) Layout {
 	l := Layout{Experts: make([][][3]model.Range, blocks), Repack: make([][3]int64, blocks)}
 	for il := range blocks {
-		var ts [3]*gguf.TensorInfo
+		// parts[k] is matrix k's tensor, and its place among the halves
+		// of a fused tensor's slices (half 0 or 1; -1 for a whole slice).
+		var parts [3]struct {
+			ti   *gguf.TensorInfo
+			half int
+		}
+		names := [3]string{"gate", "up", "down"}
+		if ti, ok := f.Tensor(fmt.Sprintf("blk.%d.ffn_gate_up_exps.weight", il)); ok {
+			parts[0].ti, parts[1].ti, parts[1].half = ti, ti, 1
+			names[0], names[1] = "", ""
+		} else {
+			parts[0].half, parts[1].half = -1, -1
+		}
+		parts[2].half = -1
 		ok := true
-		for k, part := range [3]string{"gate", "up", "down"} {
-			ti, found := f.Tensor(fmt.Sprintf("blk.%d.ffn_%s_exps.weight", il, part))
-			if !found || len(ti.Dims) != 3 || ti.Dims[2] <= 0 || (k > 0 && ti.Dims[2] != ts[0].Dims[2]) {
+		for k, part := range names {
+			if part != "" {
+				parts[k].ti, _ = f.Tensor(fmt.Sprintf("blk.%d.ffn_%s_exps.weight", il, part))
+			}
+			ti := parts[k].ti
+			if ti == nil || len(ti.Dims) != 3 || ti.Dims[2] <= 0 || (k > 0 && ti.Dims[2] != parts[0].ti.Dims[2]) {
 				ok = false
 				break
 			}
-			ts[k] = ti
 		}
 		if !ok {
 			continue
 		}
-		n := ts[0].Dims[2]
+		n := parts[0].ti.Dims[2]
 		l.Experts[il] = make([][3]model.Range, n)
 		for e := range n {
-			for k, ti := range ts {
-				per := ti.Size / n
-				l.Experts[il][e][k] = model.Range{Off: ti.Offset + e*per, Len: per}
+			for k, p := range parts {
+				per := p.ti.Size / n
+				off := p.ti.Offset + e*per
+				if p.half >= 0 {
+					per /= 2
+					off += int64(p.half) * per
+				}
+				l.Experts[il][e][k] = model.Range{Off: off, Len: per}
 			}
 		}
-		for k, ti := range ts {
-			if ti.Dims[0] <= 1<<30 && ti.Dims[1] <= 1<<30 {
-				l.Repack[il][k] = repackRoom(ti.Type, int(ti.Dims[1]), int(ti.Dims[0]), ti.Size/n)
+		for k, p := range parts {
+			ti := p.ti
+			rows := ti.Dims[1]
+			if p.half >= 0 {
+				rows /= 2
+			}
+			if ti.Dims[0] <= 1<<30 && rows <= 1<<30 {
+				l.Repack[il][k] = repackRoom(ti.Type, int(rows), int(ti.Dims[0]), l.Experts[il][0][k].Len)
 			}
 		}
 	}

@@ -124,8 +124,9 @@ func (m *meta) recurrentPattern(n, all int) []bool {
 // ssm_dt.bias and the decay ssm_a (-exp(A_log), one a value head);
 // ssm_beta and ssm_alpha (Embd → one a value head); the gated norm's
 // weight ssm_norm (SSMState, shared by the heads) and ssm_out; then
-// post_attention_norm, the feed-forward's norm, and the feed-forward.
-func deltaNetTensors(a *Arch, c *Config, il int) []blockTensor {
+// post_attention_norm, the feed-forward's norm, and the feed-forward (has
+// says whether the block has a tensor: qwen35moe's experts may be fused).
+func deltaNetTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
 	e, cw, h := c.Embd, c.ssmConvWidth(), c.SSMHeads
 	return append([]blockTensor{
 		vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }),
@@ -139,7 +140,7 @@ func deltaNetTensors(a *Arch, c *Config, il int) []blockTensor {
 		vecTensor("ssm_norm.weight", c.SSMState, func(L *Layer) *[]float32 { return &L.SSMNorm }),
 		matTensor("ssm_out.weight", c.SSMInner, e, func(L *Layer) **ops.Matrix { return &L.ConvOut }),
 		vecTensor(a.FFNNorm, e, func(L *Layer) *[]float32 { return &L.FFNNorm }),
-	}, ffnTensors(a, c, il, nil)...)
+	}, ffnTensors(a, c, il, has)...)
 }
 
 // qwen35moeHparams: Qwen 3.5's mixture-of-experts models (35B-A3B,

@@ -76,7 +76,8 @@ func (r *refDecoder) qwen35Hidden(tokens []int32) [][]float64 {
 // llama.cpp's qwen35moe build_layer_ffn and build_moe_ffn: the router's
 // softmax over every expert, the ExpertsUsed most probable (ties to the
 // lower id) weighted by their probabilities divided by their sum; each
-// chosen expert's SwiGLU (its slices of ffn_{gate,up,down}_exps) times
+// chosen expert's SwiGLU (its slices of ffn_{gate,up,down}_exps, or of
+// ffn_gate_up_exps and ffn_down_exps) times
 // its weight, summed; plus the shared expert's SwiGLU times
 // sigmoid(ffn_gate_inp_shexp·y).
 func (r *refDecoder) qwen35MoE(p func(string) []float64, y []float64) []float64 {
@@ -96,13 +97,21 @@ func (r *refDecoder) qwen35MoE(p func(string) []float64, y []float64) []float64 
 		wsum += probs[e]
 	}
 	gate, up, down := p("ffn_gate_exps.weight"), p("ffn_up_exps.weight"), p("ffn_down_exps.weight")
+	// Expert e's gate and up rows: its slices of the two tensors, or the
+	// halves of its slice of a fused ffn_gate_up_exps.
+	gateOf := func(e int) []float64 { return gate[e*F*E : (e+1)*F*E] }
+	upOf := func(e int) []float64 { return up[e*F*E : (e+1)*F*E] }
+	if gu := p("ffn_gate_up_exps.weight"); gu != nil {
+		gateOf = func(e int) []float64 { return gu[2*e*F*E : (2*e+1)*F*E] }
+		upOf = func(e int) []float64 { return gu[(2*e+1)*F*E : (2*e+2)*F*E] }
+	}
 	out := make([]float64, E)
 	for _, e := range ids {
 		w := probs[e]
 		if !pt.noRenorm {
 			w /= wsum
 		}
-		f := r.ffn(linear(gate[e*F*E:(e+1)*F*E], nil, y), linear(up[e*F*E:(e+1)*F*E], nil, y), down[e*E*F:(e+1)*E*F], nil)
+		f := r.ffn(linear(gateOf(e), nil, y), linear(upOf(e), nil, y), down[e*E*F:(e+1)*E*F], nil)
 		for i := range out {
 			out[i] += w * f[i]
 		}
@@ -286,7 +295,7 @@ func (r *refDecoder) gatedAttention(p func(string) []float64, x [][]float64, eps
 // the output scale, or pairing the value heads with the key heads
 // interleaved rather than repeated, moves the reference by more than 1e-2.
 func TestQwen35MatchesReference(t *testing.T) {
-	checkQwen35Ref(t, testutil.TinyQwen35(), 43, func(m *Model) bool {
+	checkQwen35Ref(t, qwen35Specs(testutil.TinyQwen35(), 43), func(m *Model) bool {
 		return m.DeltaNet && m.AttnGate && m.Layers == 4 && m.RopeDim == 16 && m.SSMInner == 64
 	}, map[string]qwen35Perturb{
 		"no output gate": {noOutGate: true}, "no SiLU(z)": {noGatedNorm: true}, "no beta": {noBeta: true},
@@ -305,12 +314,15 @@ func TestQwen35MatchesReference(t *testing.T) {
 // token 4, 4e-6 before it) — an attention input or weight whose float32
 // value lands on the other side of an F16 rounding midpoint than the
 // float64 reference's, as TestQwen35MatchesReference finds for qwen35
-// (47 reaches 1.4e-3 with the pure-Go kernels alone). Leaving the
+// (47 reaches 1.4e-3 with the pure-Go kernels alone). A third model
+// holds its experts' gate and up matrices in one ffn_gate_up_exps (seed
+// 41: 4e-5; seed 39 reaches 1.3e-3, the same way; with the halves
+// swapped the logits are off by 13). Leaving the
 // weights unrenormalised, routing by sigmoid instead of softmax, dropping
 // the shared expert's gate or the shared expert itself moves the
 // reference by more than 1e-2, as the delta-net layers' perturbations do.
 func TestQwen35MoEMatchesReference(t *testing.T) {
-	checkQwen35Ref(t, testutil.TinyQwen35MoE(), 52, func(m *Model) bool {
+	checkQwen35Ref(t, append(qwen35Specs(testutil.TinyQwen35MoE(), 52), testutil.TinyQwen35MoEFused()), func(m *Model) bool {
 		for il := range m.Blocks {
 			if L := &m.Blocks[il]; L.Router == nil || len(L.ShGateInp) != m.Embd || L.Gate != nil {
 				return false
@@ -325,17 +337,23 @@ func TestQwen35MoEMatchesReference(t *testing.T) {
 	})
 }
 
-// checkQwen35Ref runs base (full_attention_interval 4), then base with
+// qwen35Specs is base (full_attention_interval 4) and base with
 // attention.recurrent_layers making layers 0 and 2 attention, a NextN
-// block and seed altSeed, loaded in F32 (the Config and blocks checked by
-// ok) against the reference of a 13-token prompt with checkBatches, and
-// sees each of perturbs (the output gate's where some layer attends) and
-// dropping the conv state move the reference by more than 1e-2.
-func checkQwen35Ref(t *testing.T, base testutil.ModelSpec, altSeed uint64, ok func(*Model) bool, perturbs map[string]qwen35Perturb) {
+// block and seed altSeed.
+func qwen35Specs(base testutil.ModelSpec, altSeed uint64) []testutil.ModelSpec {
 	alt := base
 	alt.ConvLayers, alt.NextN, alt.Seed = []int{1, 3}, 1, altSeed
-	for _, spec := range []testutil.ModelSpec{base, alt} {
-		t.Run(fmt.Sprint(spec.ConvLayers), func(t *testing.T) {
+	return []testutil.ModelSpec{base, alt}
+}
+
+// checkQwen35Ref runs each spec, loaded in F32 (the Config and blocks
+// checked by ok), against the reference of a 13-token prompt with
+// checkBatches, and sees each of perturbs (the output gate's where some
+// layer attends) and dropping the conv state move the reference by more
+// than 1e-2.
+func checkQwen35Ref(t *testing.T, specs []testutil.ModelSpec, ok func(*Model) bool, perturbs map[string]qwen35Perturb) {
+	for _, spec := range specs {
+		t.Run(fmt.Sprintf("%v/fused=%v", spec.ConvLayers, spec.FusedExps), func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
 			if !ok(m) {
 				t.Fatalf("config: %+v", m.Config)

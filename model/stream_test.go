@@ -287,7 +287,7 @@ func TestStreamSourceAllocatesNothing(t *testing.T) {
 // and per-layer matrices and all, and Gemma 4's.
 func TestStreamSourceLFM2(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybridMoE(), testutil.TinyGemma3n(),
-		testutil.TinyGemma4(), testutil.TinyQwen35MoE()} {
+		testutil.TinyGemma4(), testutil.TinyQwen35MoE(), testutil.TinyQwen35MoEFused()} {
 		t.Run(spec.Arch, func(t *testing.T) { streamHybrid(t, spec) })
 	}
 }

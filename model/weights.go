@@ -351,10 +351,13 @@ func (l *loader) copyRows(name string, t *tensor.Tensor, cols, rows int) ([]floa
 }
 
 // experts splits the 3-D tensor name ([cols, rows, count]) into count
-// matrices of rows × cols, each viewing its contiguous slice of the
-// tensor, records each slice's file range in L.Experts[e].Ranges[k], and
-// keeps the whole tensor as L.expertStacks[k].
-func (l *loader) experts(name string, cols, rows, count int, L *Layer, k int) error {
+// slices, one an expert, and each slice into len(ks) matrices of
+// rows/len(ks) × cols, its matrices ks[0], ks[1] … (0 gate, 1 up, 2 down)
+// in turn: one (ffn_gate_exps …), or the gate then the up of a fused
+// ffn_gate_up_exps. Each matrix views its bytes of the tensor, its file
+// range recorded in L.Experts[e].Ranges[k]; a tensor of one matrix an
+// expert is also kept whole as L.expertStacks[k].
+func (l *loader) experts(name string, cols, rows, count int, L *Layer, ks ...int) error {
 	es := L.Experts
 	t, err := l.tensor(name, cols, rows, count)
 	if err != nil {
@@ -364,8 +367,9 @@ func (l *loader) experts(name string, cols, rows, count int, L *Layer, k int) er
 		return l.checkMatrixType(name)
 	}
 	ti, _ := l.f.Tensor(name)
-	per := ti.Size / int64(count)
-	base, err := tensor.View(name, t.Type, []int{cols, rows}, t.Data[:per:per])
+	nk := int64(len(ks))
+	per := ti.Size / int64(count) / nk // one matrix of one expert
+	base, err := tensor.View(name, t.Type, []int{cols, rows / len(ks)}, t.Data[:per:per])
 	if err != nil {
 		return fmt.Errorf("model: %w: %w", err, ErrBadModel)
 	}
@@ -373,29 +377,27 @@ func (l *loader) experts(name string, cols, rows, count int, L *Layer, k int) er
 	if err != nil {
 		return err
 	}
-	whole, err := tensor.View(name, t.Type, []int{cols, rows * count}, t.Data)
-	if err != nil {
-		return fmt.Errorf("model: %w: %w", err, ErrBadModel)
-	}
-	if L.expertStacks[k], err = ops.NewMatrix(whole); err != nil {
-		return err
+	if len(ks) == 1 {
+		whole, err := tensor.View(name, t.Type, []int{cols, rows * count}, t.Data)
+		if err != nil {
+			return fmt.Errorf("model: %w: %w", err, ErrBadModel)
+		}
+		if L.expertStacks[ks[0]], err = ops.NewMatrix(whole); err != nil {
+			return err
+		}
 	}
 	// One allocation each for the headers of all experts.
-	tens := make([]tensor.Tensor, count)
-	mats := make([]ops.Matrix, count)
+	tens := make([]tensor.Tensor, int64(count)*nk)
+	mats := make([]ops.Matrix, int64(count)*nk)
 	for e := range count {
-		tens[e] = *base
-		tens[e].Data = t.Data[int64(e)*per : int64(e+1)*per : int64(e+1)*per]
-		mats[e] = *mat
-		mats[e].T = &tens[e]
-		es[e].Ranges[k] = Range{Off: ti.Offset + int64(e)*per, Len: per}
-		switch k {
-		case 0:
-			es[e].Gate = &mats[e]
-		case 1:
-			es[e].Up = &mats[e]
-		default:
-			es[e].Down = &mats[e]
+		for j, k := range ks {
+			i := int64(e)*nk + int64(j)
+			tens[i] = *base
+			tens[i].Data = t.Data[i*per : (i+1)*per : (i+1)*per]
+			mats[i] = *mat
+			mats[i].T = &tens[i]
+			es[e].Ranges[k] = Range{Off: ti.Offset + i*per, Len: per}
+			*[3]**ops.Matrix{&es[e].Gate, &es[e].Up, &es[e].Down}[k] = &mats[i]
 		}
 	}
 	return nil
@@ -577,7 +579,7 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		var bts []blockTensor
 		switch {
 		case cfg.ConvLayer(i) && cfg.DeltaNet:
-			bts = deltaNetTensors(arch, &cfg, i)
+			bts = deltaNetTensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
 		case cfg.ConvLayer(i) && cfg.mamba():
 			bts = mambaTensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
 		case cfg.ConvLayer(i):
@@ -753,7 +755,7 @@ type blockTensor struct {
 	dims []int
 	vec  func(L *Layer) *[]float32   // 1-D, or 2-D rows one after another; copied
 	mat  func(L *Layer) **ops.Matrix // 2-D, a view (3-D: a stack of matrices, loader.stacked)
-	exp  int                         // 3-D experts: 1 gate, 2 up, 3 down
+	exp  int                         // 3-D experts: 1 gate, 2 up, 3 down, 4 gate and up fused
 }
 
 func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
@@ -771,7 +773,11 @@ func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
 		if L.Experts == nil {
 			L.Experts = make([]Expert, bt.dims[2])
 		}
-		err = l.experts(name, bt.dims[0], bt.dims[1], bt.dims[2], L, bt.exp-1)
+		ks := []int{bt.exp - 1}
+		if bt.exp == 4 {
+			ks = []int{0, 1}
+		}
+		err = l.experts(name, bt.dims[0], bt.dims[1], bt.dims[2], L, ks...)
 	}
 	return err
 }
@@ -979,6 +985,12 @@ func ffnTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockT
 			{name: "ffn_gate_exps.weight", dims: []int{e, f, n}, exp: 1},
 			{name: "ffn_up_exps.weight", dims: []int{e, f, n}, exp: 2},
 			{name: "ffn_down_exps.weight", dims: []int{f, e, n}, exp: 3}}
+		if a.FusedGateUpExps && has != nil && has("ffn_gate_up_exps.weight") {
+			// llama.cpp's create_tensor_gate_up_exps: each expert's gate
+			// rows, then its up rows, in one tensor.
+			ts[1], ts[2] = blockTensor{name: "ffn_gate_up_exps.weight", dims: []int{e, 2 * f, n}, exp: 4}, ts[3]
+			ts = ts[:3]
+		}
 		if a.ExpertBiases {
 			ts = append(ts,
 				vecTensor("ffn_gate_inp.bias", n, func(L *Layer) *[]float32 { return &L.BRouter }),

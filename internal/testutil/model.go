@@ -143,6 +143,11 @@ type ModelSpec struct {
 	// expert_shared_feed_forward_length (0: none). A deepseek2's is
 	// DeepSeek2.Shared × ExpertFFN, set by the spec's defaults.
 	SharedFFN int
+	// FusedExps writes each expert block's gate and up experts as one
+	// ffn_gate_up_exps ([Embd, 2·ExpertFFN, Experts]: each expert's gate
+	// rows, then its up rows), as llama.cpp's create_tensor_gate_up_exps
+	// takes them (qwen35moe).
+	FusedExps bool
 	// DeepSeek2 is a deepseek2's latent attention and routing (required
 	// there); HeadsKV is then 1 and HeadDim unused.
 	DeepSeek2 *DeepSeek2
@@ -297,6 +302,9 @@ func (s ModelSpec) Variant() string {
 		return s.Arch + "/kv_b"
 	case d != nil && d.QLora > 0:
 		return s.Arch + "/v3"
+	}
+	if s.FusedExps {
+		return s.Arch + "/gate_up"
 	}
 	return s.Arch
 }
@@ -1186,6 +1194,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 				{p + "ffn_gate_exps.weight", xw, []int64{e, fe, x}, proj(e)},
 				{p + "ffn_up_exps.weight", xw, []int64{e, fe, x}, proj(e)},
 				{p + "ffn_down_exps.weight", xw, []int64{fe, e, x}, proj(fe)}}
+			if s.FusedExps {
+				ts = append(ts[:1], tensorSpec{p + "ffn_gate_up_exps.weight", xw, []int64{e, 2 * fe, x}, proj(e)}, ts[3])
+			}
 			if oss {
 				ts = append(ts, bias(p+"ffn_gate_inp.bias", x),
 					tensorSpec{p + "ffn_gate_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},

@@ -31,6 +31,14 @@ func TinyQwen35MoE() ModelSpec {
 	return s
 }
 
+// TinyQwen35MoEFused is TinyQwen35MoE with each block's gate and up
+// experts in one ffn_gate_up_exps.
+func TinyQwen35MoEFused() ModelSpec {
+	s := TinyQwen35MoE()
+	s.FusedExps, s.Seed = true, 41
+	return s
+}
+
 // qwen35 reports whether s is one of Qwen 3.5's architectures, whose
 // blocks are gated delta-net or gated attention layers.
 func (s ModelSpec) qwen35() bool { return s.Arch == "qwen35" || s.Arch == "qwen35moe" }
