@@ -634,6 +634,18 @@ func hostileCases() []hostileCase {
 		misshapen("qwen35moe shared expert's gate of two rows", testutil.TinyQwen35MoE(), "blk.3.ffn_gate_inp_shexp.weight", 64, 2),
 		{name: "qwen35moe shared expert's gate of one row, 2-D", spec: testutil.TinyQwen35MoE(), edit: func(h *hmodel) { h.put("blk.2.ffn_gate_inp_shexp.weight", quant.F32, 64, 1) }},
 		missing("qwen35moe shared expert missing", testutil.TinyQwen35MoE(), "blk.3.ffn_down_shexp.weight"),
+		missing("qwen3next ssm_ba missing", testutil.TinyQwen3Next(), "blk.1.ssm_ba.weight"),
+		misshapen("qwen3next ssm_ba of one value head's width", testutil.TinyQwen3Next(), "blk.0.ssm_ba.weight", 64, 4),
+		misshapen("qwen3next ssm_in without z", testutil.TinyQwen3NextSSMIn(), "blk.2.ssm_in.weight", 64, 128),
+		missing("qwen3next attn_gate missing beside attn_qkv", testutil.TinyQwen3Next(), "blk.0.attn_gate.weight"),
+		{name: "qwen3next with qwen35's ssm_beta and ssm_alpha", spec: testutil.TinyQwen3Next(), edit: func(h *hmodel) {
+			h.drop("blk.1.ssm_ba.weight")
+			h.put("blk.1.ssm_beta.weight", quant.F32, 64, 4)
+			h.put("blk.1.ssm_alpha.weight", quant.F32, 64, 4)
+		}, want: bad, mention: []string{"blk.1.ssm_ba.weight"}, plan: true},
+		{name: "qwen3next without experts", spec: testutil.TinyQwen3Next(), edit: setU(".expert_count", 0), want: bad, mention: []string{"qwen3next.expert_count"}, plan: true},
+		{name: "qwen3next key heads not dividing the value heads", spec: testutil.TinyQwen3Next(), edit: setU(".ssm.group_count", 3), want: bad, mention: []string{"qwen3next.ssm.group_count"}, plan: true},
+		missing("qwen3next shared expert's gate missing", testutil.TinyQwen3Next(), "blk.3.ffn_gate_inp_shexp.weight"),
 		misshapen("qwen35moe fused gate and up of one expert's width", testutil.TinyQwen35MoEFused(), "blk.1.ffn_gate_up_exps.weight", 64, 32, 8),
 		misshapen("qwen35moe fused gate and up of the wrong count", testutil.TinyQwen35MoEFused(), "blk.2.ffn_gate_up_exps.weight", 64, 64, 4),
 		{name: "qwen35moe fused gate and up in one block, separate in another", spec: testutil.TinyQwen35MoE(), edit: func(h *hmodel) {

@@ -17,7 +17,8 @@ type qwen35Perturb struct {
 	noDecay     bool // the state never decays
 	noConv      bool // the channels skip the convolution (SiLU alone)
 	noL2        bool // q and k not L2-normalised
-	interleave  bool // value head h reads key head h/(heads/groups)
+	interleave  bool // value head h reads the other key head: h/(heads/groups) for qwen35, h mod groups for qwen3next
+	noUngroup   bool // qwen3next: ssm_ba's (and ssm_in's) outputs read as if not grouped by key head
 	noScale     bool // the output not scaled by 1/sqrt(state size)
 	// qwen35moe's feed-forward: the chosen experts' weights not
 	// renormalised; the router's probabilities each logit's sigmoid
@@ -167,10 +168,46 @@ func (r *refDecoder) deltaNet(p func(string) []float64, x [][]float64, eps float
 	}
 	wconv, dtb, A, norm := p("ssm_conv1d.weight"), p("ssm_dt.bias"), p("ssm_a"), p("ssm_norm.weight")
 	raw, zs, bs, as := make([][]float64, len(x)), make([][]float64, len(x)), make([][]float64, len(x)), make([][]float64, len(x))
+	// qwen3next (llama.cpp's qwen3next graph): value head h reads key
+	// head h/(H/G), ggml's repeat of each key head in place; ssm_ba makes,
+	// for each key head g, the β of its value heads g·rep … g·rep+rep-1 then
+	// their α; an older file's ssm_in makes, for each key head, its query,
+	// its key, its value heads' values, then their z.
+	next := c.Arch == "qwen3next"
+	rep := H / G
 	for t := range x {
 		h := rmsNorm64(x[t], p("attn_norm.weight"), eps)
-		raw[t], zs[t] = linear(p("attn_qkv.weight"), nil, h), linear(p("attn_gate.weight"), nil, h)
-		bs[t], as[t] = linear(p("ssm_beta.weight"), nil, h), linear(p("ssm_alpha.weight"), nil, h)
+		if in := p("ssm_in.weight"); in != nil {
+			m := linear(in, nil, h)
+			if pt.noUngroup {
+				raw[t], zs[t] = m[:W], m[W:]
+			} else {
+				raw[t], zs[t] = make([]float64, W), make([]float64, I)
+				per := 2*N + 2*rep*N
+				for g := range G {
+					src := m[g*per : (g+1)*per]
+					copy(raw[t][g*N:], src[:N])
+					copy(raw[t][G*N+g*N:], src[N:2*N])
+					copy(raw[t][2*G*N+g*rep*N:], src[2*N:2*N+rep*N])
+					copy(zs[t][g*rep*N:], src[2*N+rep*N:])
+				}
+			}
+		} else {
+			raw[t], zs[t] = linear(p("attn_qkv.weight"), nil, h), linear(p("attn_gate.weight"), nil, h)
+		}
+		if ba := p("ssm_ba.weight"); ba != nil {
+			m := linear(ba, nil, h)
+			bs[t], as[t] = m[:H], m[H:]
+			if !pt.noUngroup {
+				bs[t], as[t] = make([]float64, H), make([]float64, H)
+				for g := range G {
+					copy(bs[t][g*rep:(g+1)*rep], m[g*2*rep:g*2*rep+rep])
+					copy(as[t][g*rep:(g+1)*rep], m[g*2*rep+rep:(g+1)*2*rep])
+				}
+			}
+		} else {
+			bs[t], as[t] = linear(p("ssm_beta.weight"), nil, h), linear(p("ssm_alpha.weight"), nil, h)
+		}
 	}
 	state := make([]float64, H*N*N)
 	out := make([][]float64, len(x))
@@ -189,8 +226,8 @@ func (r *refDecoder) deltaNet(p func(string) []float64, x [][]float64, eps float
 		y := make([]float64, I)
 		for h := range H {
 			kh := h % G
-			if pt.interleave {
-				kh = h / (H / G)
+			if next != pt.interleave {
+				kh = h / rep
 			}
 			q, k, v := ch[kh*N:(kh+1)*N], ch[G*N+kh*N:G*N+(kh+1)*N], ch[2*G*N+h*N:2*G*N+(h+1)*N]
 			beta := sigmoid(bs[t][h])
@@ -353,7 +390,7 @@ func qwen35Specs(base testutil.ModelSpec, altSeed uint64) []testutil.ModelSpec {
 // than 1e-2.
 func checkQwen35Ref(t *testing.T, specs []testutil.ModelSpec, ok func(*Model) bool, perturbs map[string]qwen35Perturb) {
 	for _, spec := range specs {
-		t.Run(fmt.Sprintf("%v/fused=%v", spec.ConvLayers, spec.FusedExps), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%v", spec.Variant(), spec.ConvLayers), func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
 			if !ok(m) {
 				t.Fatalf("config: %+v", m.Config)
@@ -371,4 +408,22 @@ func checkQwen35Ref(t *testing.T, specs []testutil.ModelSpec, ok func(*Model) bo
 			mustMove(t, "no conv state", ref(refDecoder{convNoState: true}), want, 1e-2)
 		})
 	}
+}
+
+// Qwen3-Next (qwen3next) against the same reference, its delta-net
+// layers as llama.cpp's qwen3next graph runs them (value heads reading
+// the key heads repeated in blocks; ssm_ba, and an older file's ssm_in,
+// grouped by key head) and qwen35moe's experts and gated shared expert:
+// in one pass, chunks of 4 and token by token, within 1e-3, with attn_qkv
+// and attn_gate, with attention.recurrent_layers and a NextN block, and
+// with ssm_in. Pairing the value heads with the key heads the other way
+// (qwen35's), reading ssm_ba and ssm_in as if not grouped, or dropping
+// the shared expert's gate moves the reference by more than 1e-2.
+func TestQwen3NextMatchesReference(t *testing.T) {
+	checkQwen35Ref(t, append(qwen35Specs(testutil.TinyQwen3Next(), 49), testutil.TinyQwen3NextSSMIn()), func(m *Model) bool {
+		return m.DeltaNet && m.DeltaBlocks && m.AttnGate && m.SharedGate && m.ExpertNorm && m.Experts == 8 && m.SSMGroups == 2 && m.SSMHeads == 4
+	}, map[string]qwen35Perturb{
+		"heads paired as qwen35's": {interleave: true}, "not ungrouped": {noUngroup: true},
+		"shared expert ungated": {noSharedGate: true}, "no decay": {noDecay: true},
+	})
 }

@@ -20,7 +20,7 @@ var x8Block = map[string]bool{
 	"attn_output.weight": true, "ffn_gate.weight": true, "ffn_up.weight": true, "ffn_down.weight": true,
 	"shortconv.in_proj.weight": true, "shortconv.out_proj.weight": true, // lfm2
 	"ssm_in.weight": true, "ssm_out.weight": true, // granitehybrid
-	"attn_gate.weight": true, "ssm_beta.weight": true, "ssm_alpha.weight": true, // qwen35
+	"attn_gate.weight": true, "ssm_beta.weight": true, "ssm_alpha.weight": true, "ssm_ba.weight": true, // qwen35, qwen3next
 	"ffn_gate_shexp.weight": true, "ffn_up_shexp.weight": true, "ffn_down_shexp.weight": true, // shared experts
 }
 
