@@ -233,7 +233,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 				add(p+"ffn_gate_shexp.weight", kindWeight, e, sf)
 				add(p+"ffn_up_shexp.weight", kindWeight, e, sf)
 				add(p+"ffn_down_shexp.weight", kindWeight, sf, e)
-				if s.Arch == "qwen35moe" {
+				if s.Arch == "qwen35moe" || s.Arch == "qwen3next" {
 					// Linear(Embd, 1), F32 as the converter writes it.
 					add(p+"ffn_gate_inp_shexp.weight", kindRouter, e, 1)
 				}
@@ -411,8 +411,12 @@ func qwen35Plan(s shape, p string, l int, add func(name string, kind tensorKind,
 		add(p+"ssm_conv1d.weight", kindF32, int64(m.Conv), cw)
 		add(p+"ssm_dt.bias", kindBias, h)
 		add(p+"ssm_a", kindSSMA, h)
-		add(p+"ssm_beta.weight", kindWeight, e, h)
-		add(p+"ssm_alpha.weight", kindWeight, e, h)
+		if s.Arch == "qwen3next" {
+			add(p+"ssm_ba.weight", kindWeight, e, 2*h) // β and α, grouped by key head
+		} else {
+			add(p+"ssm_beta.weight", kindWeight, e, h)
+			add(p+"ssm_alpha.weight", kindWeight, e, h)
+		}
 		add(p+"ssm_norm.weight", kindNorm, st)
 		add(p+"ssm_out.weight", kindWeight, inner, e)
 		return

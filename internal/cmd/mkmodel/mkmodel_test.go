@@ -179,7 +179,7 @@ func miniature(s shape) shape {
 		}
 		s.Gemma4 = &c
 	}
-	if s.Arch == "qwen35" || s.Arch == "qwen35moe" { // value heads × head size; 4 value heads on 2 key heads
+	if s.qwen35() { // value heads × head size; 4 value heads on 2 key heads
 		s.SSM = &testutil.SSM{Conv: s.SSM.Conv, Inner: 256, State: 64, Heads: 4, Groups: 2}
 		if s.Experts != 0 {
 			s.Experts, s.ExpertsUsed, s.ExpertFFN, s.SharedFFN = 8, 2, 64, 64
@@ -246,7 +246,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.1.ffn_down_shexp.weight"); ok != (s.sharedFFN() > 0) {
 					t.Errorf("ffn_down_shexp.weight present = %v", ok)
 				}
-				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert" || s.Arch == "qwen35" || s.Arch == "qwen35moe") {
+				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert" || s.qwen35()) {
 					t.Errorf("attn_qkv.weight present = %v", ok)
 				}
 				if ti, ok := f.Tensor("blk.0.attn_k_b.weight"); ok != (s.DeepSeek2 != nil) || ok && len(ti.Dims) != 3 {

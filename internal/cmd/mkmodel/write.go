@@ -80,7 +80,11 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	testutil.AddHparams(g, s.Arch, testutil.Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers + s.NextN, FFN: s.FFN,
 		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase, NormEps: s.NormEps})
 	if s.qwen35() {
-		testutil.AddQwen35KV(g, s.Arch, *s.SSM, s.recurrentFlags(), s.NextN, s.ropeDim())
+		sections := s.ropeDim()
+		if s.Arch == "qwen3next" {
+			sections = 0 // plain NEOX RoPE
+		}
+		testutil.AddQwen35KV(g, s.Arch, *s.SSM, s.recurrentFlags(), s.NextN, sections)
 	} else if s.ConvLayers != nil {
 		conv := make([]bool, s.Layers)
 		for l := range conv {
