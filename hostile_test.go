@@ -657,6 +657,47 @@ func hostileCases() []hostileCase {
 		{name: "qwen35 recurrent layer as attention", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.set(".attention.recurrent_layers", []bool{false, true, true, false}) }, want: bad, mention: []string{"blk.0.attn_q.weight"}, plan: true},
 		{name: "qwen35 NextN blocks leaving no layer", spec: testutil.TinyQwen35(), edit: setU(".nextn_predict_layers", 4), want: bad, mention: []string{"qwen35.nextn_predict_layers"}, plan: true},
 		{name: "qwen35 with a NextN block", spec: qwen35NextN(), edit: func(*hmodel) {}},
+		missing("qwen35moe shared expert's gate missing", testutil.TinyQwen35MoE(), "blk.0.ffn_gate_inp_shexp.weight"),
+		misshapen("qwen35moe shared expert's gate of the wrong width", testutil.TinyQwen35MoE(), "blk.1.ffn_gate_inp_shexp.weight", 32),
+		misshapen("qwen35moe shared expert's gate of two rows", testutil.TinyQwen35MoE(), "blk.3.ffn_gate_inp_shexp.weight", 64, 2),
+		{name: "qwen35moe shared expert's gate of one row, 2-D", spec: testutil.TinyQwen35MoE(), edit: func(h *hmodel) { h.put("blk.2.ffn_gate_inp_shexp.weight", quant.F32, 64, 1) }},
+		missing("qwen35moe shared expert missing", testutil.TinyQwen35MoE(), "blk.3.ffn_down_shexp.weight"),
+		missing("qwen3next ssm_ba missing", testutil.TinyQwen3Next(), "blk.1.ssm_ba.weight"),
+		misshapen("qwen3next ssm_ba of one value head's width", testutil.TinyQwen3Next(), "blk.0.ssm_ba.weight", 64, 4),
+		misshapen("qwen3next ssm_in without z", testutil.TinyQwen3NextSSMIn(), "blk.2.ssm_in.weight", 64, 128),
+		missing("qwen3next attn_gate missing beside attn_qkv", testutil.TinyQwen3Next(), "blk.0.attn_gate.weight"),
+		{name: "qwen3next with qwen35's ssm_beta and ssm_alpha", spec: testutil.TinyQwen3Next(), edit: func(h *hmodel) {
+			h.drop("blk.1.ssm_ba.weight")
+			h.put("blk.1.ssm_beta.weight", quant.F32, 64, 4)
+			h.put("blk.1.ssm_alpha.weight", quant.F32, 64, 4)
+		}, want: bad, mention: []string{"blk.1.ssm_ba.weight"}, plan: true},
+		{name: "qwen3next without experts", spec: testutil.TinyQwen3Next(), edit: setU(".expert_count", 0), want: bad, mention: []string{"qwen3next.expert_count"}, plan: true},
+		{name: "qwen3next key heads not dividing the value heads", spec: testutil.TinyQwen3Next(), edit: setU(".ssm.group_count", 3), want: bad, mention: []string{"qwen3next.ssm.group_count"}, plan: true},
+		missing("qwen3next shared expert's gate missing", testutil.TinyQwen3Next(), "blk.3.ffn_gate_inp_shexp.weight"),
+		misshapen("qwen35moe fused gate and up of one expert's width", testutil.TinyQwen35MoEFused(), "blk.1.ffn_gate_up_exps.weight", 64, 32, 8),
+		misshapen("qwen35moe fused gate and up of the wrong count", testutil.TinyQwen35MoEFused(), "blk.2.ffn_gate_up_exps.weight", 64, 64, 4),
+		{name: "qwen35moe fused gate and up in one block, separate in another", spec: testutil.TinyQwen35MoE(), edit: func(h *hmodel) {
+			h.drop("blk.2.ffn_gate_exps.weight")
+			h.drop("blk.2.ffn_up_exps.weight")
+			h.put("blk.2.ffn_gate_up_exps.weight", quant.F32, 64, 64, 8)
+		}},
+		missing("qwen35moe router missing", testutil.TinyQwen35MoE(), "blk.0.ffn_gate_inp.weight"),
+		misshapen("qwen35moe experts of the wrong count", testutil.TinyQwen35MoE(), "blk.2.ffn_up_exps.weight", 64, 32, 4),
+		{name: "qwen35moe dense feed-forward instead of experts", spec: testutil.TinyQwen35MoE(), edit: func(h *hmodel) {
+			for _, n := range []string{"ffn_gate_inp", "ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"} {
+				h.drop("blk.1." + n + ".weight")
+			}
+			h.put("blk.1.ffn_gate.weight", quant.F32, 64, 128)
+			h.put("blk.1.ffn_up.weight", quant.F32, 64, 128)
+			h.put("blk.1.ffn_down.weight", quant.F32, 128, 64)
+		}, want: bad, mention: []string{"blk.1.ffn_gate_inp.weight"}, plan: true},
+		{name: "qwen35moe shared expert width 0", spec: testutil.TinyQwen35MoE(), edit: setU(".expert_shared_feed_forward_length", 0), want: bad, mention: []string{"qwen35moe.expert_shared_feed_forward_length"}, plan: true},
+		// Without the key llama.cpp takes feed_forward_length (128 here),
+		// which the shared expert's 64 rows then disagree with.
+		{name: "qwen35moe shared expert width missing", spec: testutil.TinyQwen35MoE(), edit: del(".expert_shared_feed_forward_length"), want: bad, mention: []string{"blk.0.ffn_gate_shexp.weight"}, plan: true},
+		{name: "qwen35moe more experts used than there are", spec: testutil.TinyQwen35MoE(), edit: setU(".expert_used_count", 9), want: bad, mention: []string{"qwen35moe.expert_used_count"}, plan: true},
+		{name: "qwen35moe expert_count missing", spec: testutil.TinyQwen35MoE(), edit: del(".expert_count"), want: bad, mention: []string{"qwen35moe.expert_count"}, plan: true},
+		{name: "qwen35moe inner size not heads × state", spec: testutil.TinyQwen35MoE(), edit: setU(".ssm.inner_size", 128), want: bad, mention: []string{"qwen35moe.ssm.inner_size"}, plan: true},
 		// llama.cpp sizes granitemoe's experts by feed_forward_length, and
 		// its converter writes no expert_feed_forward_length.
 		{name: "granitemoe without expert_feed_forward_length", spec: testutil.TinyGraniteMoE(), edit: del(".expert_feed_forward_length")},

@@ -541,27 +541,30 @@ func TestHeld(t *testing.T) {
 	}
 }
 
-// The layout read from the tensor table is the loaded model's: of
-// separate gate, up and down tensors, and of Gemma 4's fused gate and up
-// (ffn_gate_up_exps, each expert's gate rows then its up rows).
+// The layout read from the tensor table is the loaded model's, with
+// separate gate and up experts and with them fused (ffn_gate_up_exps,
+// each expert's gate then its up: two ranges of one slice; Qwen 3.5's and
+// Gemma 4's), the room each matrix needs to be repacked in a slot too.
 func TestFileLayout(t *testing.T) {
 	split := testutil.TinyGemma4MoE()
 	split.Gemma4.SplitExperts = true
-	for _, spec := range []testutil.ModelSpec{moeSpec(), testutil.TinyGemma4MoE(), split} {
-		path, m, _ := writeModel(t, spec)
-		f, _ := testutil.ReadModel(t, path)
-		got, want := FileLayout(f, m.Layers), LayoutOf(m)
-		if len(got.Experts) != len(want.Experts) || !slices.Equal(got.Repack, want.Repack) {
-			t.Fatalf("%s: %d blocks, repacking %v; want %d, %v", spec.Arch, len(got.Experts), got.Repack, len(want.Experts), want.Repack)
-		}
-		for il := range want.Experts {
-			if len(want.Experts[il]) == 0 || !slices.Equal(got.Experts[il], want.Experts[il]) {
-				t.Fatalf("%s: block %d: %v, want %v", spec.Arch, il, got.Experts[il], want.Experts[il])
+	for _, spec := range []testutil.ModelSpec{moeSpec(), testutil.TinyQwen35MoEFused(), testutil.TinyGemma4MoE(), split} {
+		t.Run(spec.Variant(), func(t *testing.T) {
+			path, m, _ := writeModel(t, spec)
+			f, _ := testutil.ReadModel(t, path)
+			got, want := FileLayout(f, m.Layers), LayoutOf(m)
+			if len(got.Experts) != len(want.Experts) || !slices.Equal(got.Repack, want.Repack) {
+				t.Fatalf("%d blocks, repacking %v; want %d, %v", len(got.Experts), got.Repack, len(want.Experts), want.Repack)
 			}
-		}
-		if l := FileLayout(f, m.Layers+2); len(l.Experts[m.Layers]) != 0 {
-			t.Errorf("%s: a block past the last has experts", spec.Arch)
-		}
+			for il := range want.Experts {
+				if len(want.Experts[il]) == 0 || !slices.Equal(got.Experts[il], want.Experts[il]) {
+					t.Fatalf("block %d: %v, want %v", il, got.Experts[il], want.Experts[il])
+				}
+			}
+			if l := FileLayout(f, m.Layers+2); len(l.Experts[m.Layers]) != 0 {
+				t.Error("a block past the last has experts")
+			}
+		})
 	}
 }
 

@@ -63,7 +63,7 @@ func repackRoom(t quant.Type, rows, cols int, size int64) int64 {
 // FileLayout is the layout of the experts in a GGUF tensor table: block
 // il's experts are the equal slices of its blk.il.ffn_gate_exps,
 // ffn_up_exps and ffn_down_exps tensors, as the model loader splits them
-// — or, where the block has Gemma 4's fused ffn_gate_up_exps, each
+// — or, where the block has a fused ffn_gate_up_exps (qwen35moe, Gemma 4), each
 // expert's slice of it halved, its gate rows then its up rows. It does
 // not check what the loader checks (shapes, types); a block whose
 // tensors are not all present, or disagree on the expert count, has no

@@ -87,6 +87,12 @@ type Arch struct {
 	// output_norm.weight instead, as Ollama's converter writes, is taken
 	// too).
 	OutputNorm string
+	// FusedGateUpExps: an expert block may hold its experts' gate and up
+	// matrices in one ffn_gate_up_exps ([Embd, 2·ExpertFFN, Experts]: each
+	// expert's gate rows, then its up rows) instead of ffn_gate_exps and
+	// ffn_up_exps, as llama.cpp's create_tensor_gate_up_exps takes it
+	// (qwen35moe).
+	FusedGateUpExps bool
 	// PerLayerSizes: attention.head_count_kv and feed_forward_length may
 	// hold values that differ between layers; the common keys then read
 	// the largest and the hook the arrays (gemma4).
@@ -156,6 +162,8 @@ var registry = []*Arch{
 	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
 	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},
 	{Name: "qwen35", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", hparams: qwen35Hparams},
+	{Name: "qwen35moe", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen35moeHparams},
+	{Name: "qwen3next", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen3nextHparams},
 }
 
 // Supported lists the architectures this package can run.

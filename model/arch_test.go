@@ -26,7 +26,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyGemma2(), testutil.TinyGemma3(), testutil.TinyPhi3(),
 		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyMistral3(), testutil.TinyOlmo2(), testutil.TinyErnie45(), testutil.TinySeedOSS(), testutil.TinyExaone4(), testutil.TinyGemmaEmbedding(),
 		testutil.TinyGptOss(),
-		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGemma3n(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyQwen35(),
+		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGemma3n(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyQwen35(), testutil.TinyQwen35MoE(), testutil.TinyQwen3Next(), testutil.TinyQwen3NextSSMIn(),
 		testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(),
 		testutil.TinyBert(), testutil.TinyNomicBert(),
 		testutil.TinyGemma4(),
@@ -121,7 +121,7 @@ func TestBatchMatchesSingle(t *testing.T) {
 	defer pool.Close()
 	for _, spec := range tinySpecs() {
 		spec.WeightType = quant.F32
-		t.Run(spec.Arch, func(t *testing.T) {
+		t.Run(spec.Variant(), func(t *testing.T) {
 			m, _, _ := loadSpec(t, spec)
 			toks := prompt(40)
 			if m.NonCausal {
@@ -153,7 +153,7 @@ func TestBatchMatchesSingle(t *testing.T) {
 	}
 	// The arena of the quantized models, whose activation rows differ.
 	for _, spec := range tinySpecs() {
-		t.Run(spec.Arch+"/q8_0", func(t *testing.T) {
+		t.Run(spec.Variant()+"/q8_0", func(t *testing.T) {
 			m, _, _ := loadSpec(t, spec)
 			toks := prompt(40)
 			checkScratchBytes(t, m, pool, toks)
@@ -199,7 +199,7 @@ func forEachTiny(t *testing.T, test func(t *testing.T, m *Model, pool *ops.Pool)
 	pool := ops.NewPool(2)
 	defer pool.Close()
 	for _, spec := range tinySpecs() {
-		t.Run(spec.Arch, func(t *testing.T) {
+		t.Run(spec.Variant(), func(t *testing.T) {
 			m, _, _ := loadSpec(t, spec)
 			test(t, m, pool)
 		})
@@ -349,7 +349,7 @@ func TestDecodeDispatches(t *testing.T) {
 // headers.
 func TestHeapBytes(t *testing.T) {
 	for _, spec := range tinySpecs() {
-		t.Run(spec.Arch, func(t *testing.T) {
+		t.Run(spec.Variant(), func(t *testing.T) {
 			m, f, _ := loadSpec(t, spec)
 			n := len(m.OutNorm) + len(m.RopeFreqs) + len(m.RopeLong) + len(m.RopeShort) + len(m.EmbedNorm) + len(m.EmbedNormB) + len(m.TypeEmbed) + len(m.PerLayerProjNorm)
 			for _, L := range m.Blocks {
@@ -357,7 +357,7 @@ func TestHeapBytes(t *testing.T) {
 					L.Bqkv, L.Bo, L.BUp, L.BDown, L.AttnOutNorm, L.AttnOutNormB, L.LayerOutNorm, L.LayerOutNormB,
 					L.Sinks, L.BRouter, L.BGateExps, L.BUpExps, L.BDownExps, L.ExpProbsB, L.ConvW,
 					L.PLNorm, L.LaurelNorm, L.AltRouter, L.AltRouterNorm, L.AltPredict, L.AltCorrect, L.AltCorrectScale,
-					L.ConvB, L.SSMDtB, L.SSMA, L.SSMD, L.SSMNorm, L.QANorm, L.KVANorm, L.OutScale} {
+					L.ConvB, L.SSMDtB, L.SSMA, L.SSMD, L.SSMNorm, L.QANorm, L.KVANorm, L.OutScale, L.ShGateInp} {
 					n += len(v)
 				}
 			}
@@ -701,7 +701,7 @@ func TestStreamSourceNewArchs(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
 	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), testutil.TinyPhi3(), testutil.TinyGemma3()} {
-		t.Run(spec.Arch, func(t *testing.T) {
+		t.Run(spec.Variant(), func(t *testing.T) {
 			ref, _, _ := loadSpec(t, spec)
 			want := greedyLogits(t, ref, pool, 6)
 			m, f, data := loadSpec(t, spec)
@@ -867,7 +867,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 seed_oss exaone4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert qwen35]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 seed_oss exaone4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert qwen35 qwen35moe qwen3next]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

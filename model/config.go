@@ -202,11 +202,21 @@ type Config struct {
 	// AttnGate: attn_q makes each head's query and then its output gate
 	// (sigmoid), which multiplies the head's attention output.
 	DeltaNet, AttnGate bool
+	// DeltaBlocks: value head h of a delta-net layer reads key head
+	// h / (SSMHeads/SSMGroups), the key heads repeated in blocks as
+	// llama.cpp's qwen3next repeats them, not h mod SSMGroups (qwen35);
+	// a layer's ssm_ba, and its ssm_in when it has one, hold their
+	// outputs grouped by key head (deltaUngroup).
+	DeltaBlocks bool
 	// SharedFFN is the width of the shared expert every token of an expert
 	// layer also runs (expert_shared_feed_forward_length: granitemoe,
 	// granitehybrid; deepseek2's expert_shared_count experts of
 	// ExpertFFN, run as one); 0 for none.
 	SharedFFN int
+	// SharedGate: the shared expert's output is scaled by the sigmoid of
+	// its own gate's product with the token (ffn_gate_inp_shexp: qwen35moe)
+	// before it joins the routed experts' sum.
+	SharedGate bool
 	// ExpertScale multiplies the chosen experts' weights after any
 	// renormalisation (deepseek2's expert_weights_scale); 0 = none.
 	ExpertScale float32

@@ -465,6 +465,22 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	return x
 }
 
+// topK64 is the indices of the k largest of v, largest first, ties to
+// the lower index, as ggml's argsort_top_k orders them.
+func topK64(v []float64, k int) []int {
+	ids := make([]int, 0, k)
+	for range k {
+		best := -1
+		for i, x := range v {
+			if !slices.Contains(ids, i) && (best < 0 || x > v[best]) {
+				best = i
+			}
+		}
+		ids = append(ids, best)
+	}
+	return ids
+}
+
 // ffn is down·act(gate, up) + b: SwiGLU, GeGLU through GELU's F16 table,
 // or gpt-oss's clamped SwiGLU, the gate at most 7 and the up input within
 // ±7 (the exponent rounded to float32 as ggml computes it).
@@ -581,22 +597,6 @@ func (r *refDecoder) experts(p func(string) []float64, y []float64) []float64 {
 }
 
 // softmax64 replaces v with its softmax.
-// topK64 is the indices of v's k largest values, largest first (ties to
-// the lower index).
-func topK64(v []float64, k int) []int {
-	ids := make([]int, 0, k)
-	for range k {
-		best := -1
-		for i, x := range v {
-			if !slices.Contains(ids, i) && (best < 0 || x > v[best]) {
-				best = i
-			}
-		}
-		ids = append(ids, best)
-	}
-	return ids
-}
-
 func softmax64(v []float64) {
 	mx := math.Inf(-1)
 	for _, x := range v {

@@ -49,6 +49,9 @@ func (k *deltaTask) Do(_, lo, hi int) {
 	texts := k.s.texts
 	for h := lo; h < hi; h++ {
 		kh := h % G
+		if c.DeltaBlocks {
+			kh = h / (H / G)
+		}
 		in, st := k.src[h*N*N:(h+1)*N*N], k.dst[h*N*N:(h+1)*N*N]
 		for t := range k.n {
 			if texts != nil && int(texts[t].from) == t {
@@ -64,6 +67,36 @@ func (k *deltaTask) Do(_, lo, hi int) {
 			ssm.DeltaHead(st, in, q, key, v, k.y[t*I+h*N:t*I+(h+1)*N], decay, beta, scale)
 			in = st
 		}
+	}
+}
+
+// deltaUngroup puts one token's delta-net input products row (qwen3next:
+// deltaInProj floats) in the order the layer reads them — every key
+// head's query, every key head's key, every value head's value, z, then
+// β and α of every value head — from llama.cpp's qwen3next layout,
+// grouped by key head: ssm_ba's output is, for each key head, the β of
+// its SSMHeads/SSMGroups value heads then their α; with qkvz (a layer
+// with ssm_in) so is the rest: for each key head its query, its key, its
+// value heads' values, then their z. tmp holds a row.
+func deltaUngroup(c *Config, row, tmp []float32, qkvz bool) {
+	N, G, H, I := c.SSMState, c.SSMGroups, c.SSMHeads, c.SSMInner
+	r := H / G // value heads a key head
+	cw := c.ssmConvWidth()
+	copy(tmp, row)
+	if qkvz {
+		per := 2*N + 2*r*N // one key head's q, k, v and z
+		for g := range G {
+			src := tmp[g*per:]
+			copy(row[g*N:(g+1)*N], src[:N])
+			copy(row[G*N+g*N:G*N+(g+1)*N], src[N:2*N])
+			copy(row[2*G*N+g*r*N:2*G*N+(g+1)*r*N], src[2*N:2*N+r*N])
+			copy(row[cw+g*r*N:cw+(g+1)*r*N], src[2*N+r*N:per])
+		}
+	}
+	for g := range G {
+		src := tmp[cw+I+g*2*r:]
+		copy(row[cw+I+g*r:cw+I+(g+1)*r], src[:r])
+		copy(row[cw+I+H+g*r:cw+I+H+(g+1)*r], src[r:2*r])
 	}
 }
 
@@ -92,11 +125,27 @@ func (s *State) deltaNet(il int, L *Layer, a acts, p *pass) error {
 	w := c.deltaInProj()
 	cw, I, H, N, G := c.ssmConvWidth(), c.SSMInner, c.SSMHeads, c.SSMState, c.SSMGroups
 	s.e.Phase(phQKV)
-	s.gp = [maxShared]projection{{w: L.ConvIn}, {w: L.WZ, off: cw}, {w: L.WBeta, off: cw + I}, {w: L.WAlpha, off: cw + I + H}}
-	err := s.mulShared(a, s.gp[:], p.qkv, w)
+	// qwen3next's ssm_in (no attn_gate: the channels and z of each key
+	// head together) and ssm_ba (no ssm_alpha: β and α of each key head
+	// together) make their outputs in one product each.
+	ps := s.gp[:0]
+	ps = append(ps, projection{w: L.ConvIn})
+	if L.WZ != nil {
+		ps = append(ps, projection{w: L.WZ, off: cw})
+	}
+	ps = append(ps, projection{w: L.WBeta, off: cw + I})
+	if L.WAlpha != nil {
+		ps = append(ps, projection{w: L.WAlpha, off: cw + I + H})
+	}
+	err := s.mulShared(a, ps, p.qkv, w)
 	s.gp = [maxShared]projection{}
 	if err != nil {
 		return err
+	}
+	if c.DeltaBlocks {
+		for t := range a.n {
+			deltaUngroup(c, p.qkv[t*w:(t+1)*w], p.row, L.WZ == nil)
+		}
 	}
 	s.e.Phase(phConv)
 	convRows := (c.SSMConv - 1) * cw

@@ -120,6 +120,9 @@ func ScratchBytes(c *Config, maxXRowBytes, batch int) int {
 	if c.mla() {
 		n += mlaScratchBytes(c, batch)
 	}
+	if c.DeltaBlocks {
+		n += f(c.deltaInProj()) // deltaUngroup's row
+	}
 	return n
 }
 
@@ -537,6 +540,7 @@ type pass struct {
 	gu                   []float32 // dense feed-forward: gate then up, 2×FFN a token
 	cs, csSWA            []float32 // RoPE angles of the full and windowed layers
 	alt                  altupPass // Gemma 3n's streams and per-layer inputs
+	row                  []float32 // one token's delta-net input products, for deltaUngroup (qwen3next)
 }
 
 // begin checks tokens, resets the arena and takes a pass's buffers, and
@@ -578,6 +582,9 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	}
 	if c.mla() {
 		s.mla.take(ar, c, n)
+	}
+	if c.DeltaBlocks {
+		p.row = ar.Float32s(c.deltaInProj())
 	}
 
 	s.e.Phase(phEmbed)
@@ -886,6 +893,12 @@ func (s *State) sharedExpert(L *Layer, a acts, gu, out []float32) error {
 		return err
 	}
 	E := s.m.Embd
+	if g := L.ShGateInp; g != nil {
+		// qwen35moe: the expert's own gate, sigmoid(g·x), scales it.
+		for t := range a.n {
+			ops.Scale(y[t*E:(t+1)*E], sigmoid(dot32(g, a.rows[t*E:(t+1)*E])))
+		}
+	}
 	ops.Add(out[:a.n*E], y[:a.n*E])
 	return nil
 }

@@ -23,13 +23,20 @@ import "github.com/lowmem/llm/internal/ops"
 // rotation of rope.dimension_count dimensions, so its values change
 // nothing here).
 func qwen35Hparams(c *Config, m *meta) {
+	m.ropeSections()
+	deltaNetHparams(c, m)
+}
+
+// deltaNetHparams reads what qwen35, qwen35moe and qwen3next share: the
+// delta-net sizes, the recurrent layers and the NextN blocks (qwen35Hparams
+// says which).
+func deltaNetHparams(c *Config, m *meta) {
 	c.DeltaNet, c.AttnGate = true, true
 	c.SSMConv = m.num("ssm.conv_kernel", maxConvKernel, -1, false)
 	c.SSMInner = m.num("ssm.inner_size", maxCount, -1, false)
 	c.SSMState = m.num("ssm.state_size", maxCount, -1, false)
 	c.SSMHeads = m.num("ssm.time_step_rank", maxCount, -1, false)
 	c.SSMGroups = m.num("ssm.group_count", maxCount, -1, false)
-	m.ropeSections()
 	nextn := m.count("nextn_predict_layers", maxCount)
 	if m.err != nil {
 		return
@@ -117,27 +124,94 @@ func (m *meta) recurrentPattern(n, all int) []bool {
 	return rec
 }
 
-// deltaNetTensors lists the tensors of a gated delta-net block (qwen35),
-// as llama.cpp's loader takes them: the operator norm; attn_qkv (Embd →
-// the convolution's q, k and v channels) and attn_gate (Embd → z); the
-// kernel ssm_conv1d ([SSMConv, channels], no bias); the time steps' bias
-// ssm_dt.bias and the decay ssm_a (-exp(A_log), one a value head);
-// ssm_beta and ssm_alpha (Embd → one a value head); the gated norm's
+// deltaNetTensors lists the tensors of a gated delta-net block (qwen35,
+// qwen35moe, qwen3next), as llama.cpp's loader takes them: the operator
+// norm; the input projections (deltaNetInputs); the kernel ssm_conv1d
+// ([SSMConv, channels], no bias); the time steps' bias ssm_dt.bias and
+// the decay ssm_a (-exp(A_log), one a value head); the gated norm's
 // weight ssm_norm (SSMState, shared by the heads) and ssm_out; then
-// post_attention_norm, the feed-forward's norm, and the feed-forward.
-func deltaNetTensors(a *Arch, c *Config, il int) []blockTensor {
+// post_attention_norm, the feed-forward's norm, and the feed-forward (has
+// says whether the block has a tensor: the input projections' layout, a
+// fused gate and up of the experts).
+func deltaNetTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
 	e, cw, h := c.Embd, c.ssmConvWidth(), c.SSMHeads
-	return append([]blockTensor{
-		vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }),
-		matTensor("attn_qkv.weight", e, cw, func(L *Layer) **ops.Matrix { return &L.ConvIn }),
-		matTensor("attn_gate.weight", e, c.SSMInner, func(L *Layer) **ops.Matrix { return &L.WZ }),
+	ts := []blockTensor{vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm })}
+	ts = append(ts, deltaNetInputs(c, has)...)
+	ts = append(ts,
 		rowsTensor("ssm_conv1d.weight", c.SSMConv, cw, func(L *Layer) *[]float32 { return &L.ConvW }),
 		vecTensor("ssm_dt.bias", h, func(L *Layer) *[]float32 { return &L.SSMDtB }),
 		vecTensor("ssm_a", h, func(L *Layer) *[]float32 { return &L.SSMA }),
-		matTensor("ssm_beta.weight", e, h, func(L *Layer) **ops.Matrix { return &L.WBeta }),
-		matTensor("ssm_alpha.weight", e, h, func(L *Layer) **ops.Matrix { return &L.WAlpha }),
 		vecTensor("ssm_norm.weight", c.SSMState, func(L *Layer) *[]float32 { return &L.SSMNorm }),
 		matTensor("ssm_out.weight", c.SSMInner, e, func(L *Layer) **ops.Matrix { return &L.ConvOut }),
-		vecTensor(a.FFNNorm, e, func(L *Layer) *[]float32 { return &L.FFNNorm }),
-	}, ffnTensors(a, c, il, nil)...)
+		vecTensor(a.FFNNorm, e, func(L *Layer) *[]float32 { return &L.FFNNorm }))
+	return append(ts, ffnTensors(a, c, il, has)...)
+}
+
+// deltaNetInputs lists a delta-net block's input projections: qwen35's
+// attn_qkv (Embd → the convolution's q, k and v channels), attn_gate
+// (Embd → z), ssm_beta and ssm_alpha (Embd → one a value head);
+// qwen3next's attn_qkv and attn_gate, or (older files) ssm_in making both
+// grouped by key head, and ssm_ba making β and α grouped by key head (in
+// WBeta, WAlpha nil).
+func deltaNetInputs(c *Config, has func(name string) bool) []blockTensor {
+	e, cw, h, I := c.Embd, c.ssmConvWidth(), c.SSMHeads, c.SSMInner
+	qkv := matTensor("attn_qkv.weight", e, cw, func(L *Layer) **ops.Matrix { return &L.ConvIn })
+	z := matTensor("attn_gate.weight", e, I, func(L *Layer) **ops.Matrix { return &L.WZ })
+	if !c.DeltaBlocks {
+		return []blockTensor{qkv, z,
+			matTensor("ssm_beta.weight", e, h, func(L *Layer) **ops.Matrix { return &L.WBeta }),
+			matTensor("ssm_alpha.weight", e, h, func(L *Layer) **ops.Matrix { return &L.WAlpha })}
+	}
+	ba := matTensor("ssm_ba.weight", e, 2*h, func(L *Layer) **ops.Matrix { return &L.WBeta })
+	if has != nil && has("ssm_in.weight") && !has("attn_qkv.weight") {
+		return []blockTensor{matTensor("ssm_in.weight", e, cw+I, func(L *Layer) **ops.Matrix { return &L.ConvIn }), ba}
+	}
+	return []blockTensor{qkv, z, ba}
+}
+
+// qwen35moeHparams: Qwen 3.5's mixture-of-experts models (35B-A3B,
+// 122B-A10B, 397B-A17B), qwen35's layers with llama.cpp's qwen35moe
+// feed-forward in every block: expert_count experts, expert_used_count of
+// them a token, each expert_feed_forward_length wide (default
+// feed_forward_length / expert_used_count), chosen by a softmax over all
+// and weighted by their probabilities renormalised to sum to 1 (no
+// expert_weights_scale: llama.cpp does not read it for qwen35moe); then a
+// shared expert expert_shared_feed_forward_length wide (default
+// feed_forward_length) whose output is scaled by the sigmoid of its own
+// gate, ffn_gate_inp_shexp. llama.cpp requires the shared expert's
+// tensors in every block, and so does this package.
+func qwen35moeHparams(c *Config, m *meta) {
+	qwen35Hparams(c, m)
+	qwen35Experts(c, m)
+}
+
+// qwen3nextHparams: Qwen3-Next (80B-A3B), as llama.cpp's qwen3next reads
+// it: qwen35moe's keys but rope.dimension_sections (plain NEOX RoPE of
+// rope.dimension_count dimensions), the same experts and gated shared
+// expert (expert_count 0 refused, as llama.cpp refuses it), and delta-net
+// layers whose value heads read the key heads repeated in blocks
+// (Config.DeltaBlocks) and whose ssm_ba — and ssm_in, in the older files
+// without attn_qkv and attn_gate — group their outputs by key head.
+func qwen3nextHparams(c *Config, m *meta) {
+	deltaNetHparams(c, m)
+	qwen35Experts(c, m)
+	c.DeltaBlocks = true
+	if m.err == nil && c.Experts == 0 {
+		m.fail("%s = 0: llama.cpp's qwen3next has experts in every block", m.key("expert_count"))
+	}
+}
+
+// qwen35Experts reads qwen35moe's and qwen3next's feed-forward: the
+// routed experts and the shared expert with its gate.
+func qwen35Experts(c *Config, m *meta) {
+	m.experts(c, true)
+	c.ExpertNorm, c.SharedGate = true, true
+	def := -1
+	if c.FFN > 0 {
+		def = c.FFN
+	}
+	c.SharedFFN = m.num("expert_shared_feed_forward_length", maxCount, def, false)
+	if m.err == nil && c.SharedFFN == 0 {
+		m.fail("%s = 0: qwen35moe's blocks all have a shared expert", m.key("expert_shared_feed_forward_length"))
+	}
 }

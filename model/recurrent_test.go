@@ -25,6 +25,8 @@ func TestDecodeRotatesSlots(t *testing.T) {
 		{"granitehybrid/big", big, 3},
 		{"lfm2", testutil.TinyLFM2(), 8},
 		{"qwen35", testutil.TinyQwen35(), 8},
+		{"qwen35moe", testutil.TinyQwen35MoE(), 8},
+		{"qwen3next", testutil.TinyQwen3Next(), 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, st := smallState(t, tc.spec)

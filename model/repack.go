@@ -20,7 +20,7 @@ var x8Block = map[string]bool{
 	"attn_output.weight": true, "ffn_gate.weight": true, "ffn_up.weight": true, "ffn_down.weight": true,
 	"shortconv.in_proj.weight": true, "shortconv.out_proj.weight": true, // lfm2
 	"ssm_in.weight": true, "ssm_out.weight": true, // granitehybrid
-	"attn_gate.weight": true, "ssm_beta.weight": true, "ssm_alpha.weight": true, // qwen35
+	"attn_gate.weight": true, "ssm_beta.weight": true, "ssm_alpha.weight": true, "ssm_ba.weight": true, // qwen35, qwen3next
 	"ffn_gate_shexp.weight": true, "ffn_up_shexp.weight": true, "ffn_down_shexp.weight": true, // shared experts
 }
 
@@ -30,7 +30,7 @@ var x8Block = map[string]bool{
 // expert cache reads experts from the file instead, in their row layout,
 // and a plan with one never repacks).
 var x8Experts = map[string]bool{"ffn_gate_exps.weight": true, "ffn_up_exps.weight": true, "ffn_down_exps.weight": true,
-	"ffn_gate_up_exps.weight": true} // Gemma 4's fused gate and up: two bands an expert
+	"ffn_gate_up_exps.weight": true} // fused gate and up (Qwen 3.5 MoE, Gemma 4): two bands an expert
 
 // RepackableTensor reports whether the tensor name of type t and ggml dims
 // (dims[0] the row length) may be held in the X8 layout (quant.RepackX8)

@@ -287,8 +287,8 @@ func TestStreamSourceAllocatesNothing(t *testing.T) {
 // and per-layer matrices and all, and Gemma 4's.
 func TestStreamSourceLFM2(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybridMoE(), testutil.TinyGemma3n(),
-		testutil.TinyGemma4()} {
-		t.Run(spec.Arch, func(t *testing.T) { streamHybrid(t, spec) })
+		testutil.TinyGemma4(), testutil.TinyQwen35MoE(), testutil.TinyQwen35MoEFused(), testutil.TinyQwen3NextSSMIn()} {
+		t.Run(spec.Variant(), func(t *testing.T) { streamHybrid(t, spec) })
 	}
 }
 

@@ -72,6 +72,10 @@ type Layer struct {
 	// The shared expert every token of the block also runs (granitemoe,
 	// granitehybrid: Config.SharedFFN), resident like the router.
 	ShGate, ShUp, ShDown *ops.Matrix
+	// ShGateInp is the shared expert's own gate (ffn_gate_inp_shexp, Embd
+	// floats; Config.SharedGate): its output is scaled by the sigmoid of
+	// this row's product with the token (qwen35moe).
+	ShGateInp []float32
 	// gpt-oss's (Config.ExpertBiases): the router's bias (Experts floats)
 	// and the experts' gate, up and down biases, one row per expert
 	// (ExpertFFN, ExpertFFN and Embd floats): kept with the layer, not the
@@ -358,8 +362,8 @@ func (l *loader) copyRows(name string, t *tensor.Tensor, cols, rows int) ([]floa
 // experts views the 3-D expert tensor name ([cols, rows, count]) as
 // count matrices a part, the slice of each expert split into len(ks)
 // equal bands of rows: band j is matrix ks[j] (0 gate, 1 up, 2 down) of
-// L.Experts[e]. A separate ffn_gate_exps is one band (ks {0}); Gemma 4's
-// fused ffn_gate_up_exps two, each expert's gate rows then its up rows
+// L.Experts[e]. A separate ffn_gate_exps is one band (ks {0}); a
+// fused ffn_gate_up_exps (qwen35moe, Gemma 4) two, each expert's gate rows then its up rows
 // (ks {0, 1}), as llama.cpp's build_moe_ffn splits it. It records each
 // band's file range in L.Experts[e].Ranges, and the whole tensor in
 // L.expertStacks[ks[0]].
@@ -584,7 +588,7 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		var bts []blockTensor
 		switch {
 		case cfg.ConvLayer(i) && cfg.DeltaNet:
-			bts = deltaNetTensors(arch, &cfg, i)
+			bts = deltaNetTensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
 		case cfg.ConvLayer(i) && cfg.mamba():
 			bts = mambaTensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
 		case cfg.ConvLayer(i):
@@ -994,6 +998,12 @@ func ffnTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockT
 			{name: "ffn_gate_exps.weight", dims: []int{e, f, n}, exp: 1},
 			{name: "ffn_up_exps.weight", dims: []int{e, f, n}, exp: 2},
 			{name: "ffn_down_exps.weight", dims: []int{f, e, n}, exp: 3}}
+		if a.FusedGateUpExps && has != nil && has("ffn_gate_up_exps.weight") {
+			// llama.cpp's create_tensor_gate_up_exps: each expert's gate
+			// rows, then its up rows, in one tensor.
+			ts[1], ts[2] = blockTensor{name: "ffn_gate_up_exps.weight", dims: []int{e, 2 * f, n}, exp: expGateUp}, ts[3]
+			ts = ts[:3]
+		}
 		if a.ExpertBiases {
 			ts = append(ts,
 				vecTensor("ffn_gate_inp.bias", n, func(L *Layer) *[]float32 { return &L.BRouter }),
@@ -1009,6 +1019,10 @@ func ffnTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockT
 				matTensor("ffn_gate_shexp.weight", e, sf, func(L *Layer) **ops.Matrix { return &L.ShGate }),
 				matTensor("ffn_up_shexp.weight", e, sf, func(L *Layer) **ops.Matrix { return &L.ShUp }),
 				matTensor("ffn_down_shexp.weight", sf, e, func(L *Layer) **ops.Matrix { return &L.ShDown }))
+			if c.SharedGate {
+				// One row: the converter may write it [Embd] or [Embd, 1].
+				ts = append(ts, rowsTensor("ffn_gate_inp_shexp.weight", e, 1, func(L *Layer) *[]float32 { return &L.ShGateInp }))
+			}
 		}
 		return ts
 	case FFNSequential:

@@ -190,12 +190,12 @@ func argmax(x []float32) int {
 
 // TestRepackLFM2: lfm2's in_proj and out_proj are repacked with the other
 // block matrices, and the logits follow the file's layout as llama's do;
-// granitehybrid's ssm_in and ssm_out too, and qwen35's attn_qkv,
-// attn_gate and ssm_out.
+// granitehybrid's ssm_in and ssm_out too, qwen35's attn_qkv, attn_gate
+// and ssm_out, and qwen3next's ssm_ba and (older files) ssm_in.
 func TestRepackLFM2(t *testing.T) {
 	testutil.NeedX8(t)
-	for _, s := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35()} {
-		t.Run(s.Arch, func(t *testing.T) { repackHybrid(t, s) })
+	for _, s := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35(), testutil.TinyQwen3Next(), testutil.TinyQwen3NextSSMIn()} {
+		t.Run(s.Variant(), func(t *testing.T) { repackHybrid(t, s) })
 	}
 }
 

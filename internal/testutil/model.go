@@ -19,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "gemma4", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "gemma4", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "qwen35moe", "qwen3next", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -143,6 +143,15 @@ type ModelSpec struct {
 	// expert_shared_feed_forward_length (0: none). A deepseek2's is
 	// DeepSeek2.Shared × ExpertFFN, set by the spec's defaults.
 	SharedFFN int
+	// SSMIn writes a qwen3next's delta-net input projections as older
+	// converters did: one ssm_in making each key head's query, key, values
+	// and z together, instead of attn_qkv and attn_gate.
+	SSMIn bool
+	// FusedExps writes each expert block's gate and up experts as one
+	// ffn_gate_up_exps ([Embd, 2·ExpertFFN, Experts]: each expert's gate
+	// rows, then its up rows), as llama.cpp's create_tensor_gate_up_exps
+	// takes them (qwen35moe).
+	FusedExps bool
 	// DeepSeek2 is a deepseek2's latent attention and routing (required
 	// there); HeadsKV is then 1 and HeadDim unused.
 	DeepSeek2 *DeepSeek2
@@ -307,6 +316,12 @@ func (s ModelSpec) Variant() string {
 		return s.Arch + "/kv_b"
 	case d != nil && d.QLora > 0:
 		return s.Arch + "/v3"
+	}
+	switch {
+	case s.FusedExps:
+		return s.Arch + "/gate_up"
+	case s.SSMIn:
+		return s.Arch + "/ssm_in"
 	}
 	return s.Arch
 }
@@ -644,7 +659,7 @@ func (s ModelSpec) gemma() bool {
 // moe reports whether s has experts (qwen3moe, granitemoe, gpt-oss,
 // lfm2moe, deepseek2; granitehybrid and gemma4 with Experts set).
 func (s ModelSpec) moe() bool {
-	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" ||
+	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
 }
 
@@ -758,10 +773,18 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	case "granite":
 		s = s.withGraniteScales()
-	case "qwen35":
+	case "qwen35", "qwen35moe", "qwen3next":
 		var err error
 		if s, err = s.withQwen35Defaults(); err != nil {
 			return s, err
+		}
+		if s.Arch != "qwen35" {
+			if err := s.checkExperts(); err != nil {
+				return s, err
+			}
+			if s.SharedFFN <= 0 {
+				return s, fmt.Errorf("testutil: %s needs SharedFFN above 0 (every block has a shared expert)", s.Arch)
+			}
 		}
 	case "granitehybrid":
 		s = s.withGraniteScales()
@@ -804,7 +827,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, smollm3, mistral3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, smollm3, mistral3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -962,7 +985,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	case !s.Encoder():
 		g.AddKV(a+"rope.dimension_count", uint32(s.HeadDim))
 	}
-	if s.Arch == "qwen35" {
+	if s.qwen35() {
 		s.addQwen35KV(g)
 	}
 	if s.DeepSeek2 == nil && (s.HeadDim*s.Heads != s.Embd || s.gemma()) {
@@ -1193,6 +1216,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 				{p + "ffn_gate_exps.weight", xw, []int64{e, fe, x}, proj(e)},
 				{p + "ffn_up_exps.weight", xw, []int64{e, fe, x}, proj(e)},
 				{p + "ffn_down_exps.weight", xw, []int64{fe, e, x}, proj(fe)}}
+			if s.FusedExps {
+				ts = append(ts[:1], tensorSpec{p + "ffn_gate_up_exps.weight", xw, []int64{e, 2 * fe, x}, proj(e)}, ts[3])
+			}
 			if oss {
 				ts = append(ts, bias(p+"ffn_gate_inp.bias", x),
 					tensorSpec{p + "ffn_gate_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},
@@ -1211,6 +1237,10 @@ func (s ModelSpec) tensors() []tensorSpec {
 					tensorSpec{p + "ffn_gate_shexp.weight", w, []int64{e, sf}, proj(e)},
 					tensorSpec{p + "ffn_up_shexp.weight", w, []int64{e, sf}, proj(e)},
 					tensorSpec{p + "ffn_down_shexp.weight", w, []int64{sf, e}, proj(sf)})
+				if s.Arch == "qwen35moe" || s.Arch == "qwen3next" {
+					// One row, as the converter writes Linear(Embd, 1).
+					ts = append(ts, tensorSpec{p + "ffn_gate_inp_shexp.weight", quant.F32, []int64{e}, proj(e)})
+				}
 			}
 			return ts
 		}
@@ -1224,7 +1254,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 		if !noPreNorm {
 			ts = append(ts, tensorSpec{p + "attn_norm.weight", quant.F32, []int64{e}, norm})
 		}
-		if s.Arch == "qwen35" {
+		if s.qwen35() {
 			ts = append(ts, s.qwen35Block(p, l, ffn(p, l))...)
 			continue
 		}

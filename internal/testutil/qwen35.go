@@ -20,6 +20,49 @@ func TinyQwen35() ModelSpec {
 	return s
 }
 
+// TinyQwen35MoE is TinyQwen35 with qwen35moe's feed-forward in every
+// block: 8 experts of 32, 2 a token, and a shared expert of 64 with its
+// sigmoid gate; the router's logits spread (RouterGain 4) so that the
+// choice of experts is not a near tie.
+func TinyQwen35MoE() ModelSpec {
+	s := TinyQwen35()
+	s.Arch, s.Seed = "qwen35moe", 39
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.SharedFFN, s.RouterGain = 8, 2, 32, 64, 4
+	return s
+}
+
+// TinyQwen35MoEFused is TinyQwen35MoE with each block's gate and up
+// experts in one ffn_gate_up_exps.
+func TinyQwen35MoEFused() ModelSpec {
+	s := TinyQwen35MoE()
+	s.FusedExps, s.Seed = true, 41
+	return s
+}
+
+// TinyQwen3Next is TinyQwen35MoE as a qwen3next: no
+// rope.dimension_sections, its 4 value heads reading the 2 key heads in
+// blocks (heads 0 and 1 key head 0), β and α in one ssm_ba grouped by key
+// head.
+func TinyQwen3Next() ModelSpec {
+	s := TinyQwen35MoE()
+	s.Arch, s.Seed = "qwen3next", 45
+	return s
+}
+
+// TinyQwen3NextSSMIn is TinyQwen3Next as older converters wrote it: the
+// queries, keys, values and z in one ssm_in, grouped by key head.
+func TinyQwen3NextSSMIn() ModelSpec {
+	s := TinyQwen3Next()
+	s.SSMIn = true
+	return s
+}
+
+// qwen35 reports whether s is one of Qwen 3.5's architectures or
+// Qwen3-Next, whose blocks are gated delta-net or gated attention layers.
+func (s ModelSpec) qwen35() bool {
+	return s.Arch == "qwen35" || s.Arch == "qwen35moe" || s.Arch == "qwen3next"
+}
+
 // withQwen35Defaults fills a qwen35 spec's kernel (4) and recurrent layers
 // (every layer but each fourth, as full_attention_interval 4 makes them,
 // unless ConvLayers lists them: attention.recurrent_layers) and checks its
@@ -58,6 +101,9 @@ func (s ModelSpec) addQwen35KV(g *gguf.Writer) {
 	if s.RopeDim > 0 {
 		rope = s.RopeDim
 	}
+	if s.Arch == "qwen3next" {
+		rope = 0 // plain NEOX RoPE: no sections
+	}
 	AddQwen35KV(g, s.Arch, SSM{Conv: s.ConvKernel, Inner: s.SSMHeads * s.SSMState, State: s.SSMState, Heads: s.SSMHeads, Groups: s.SSMGroups}, rec, s.NextN, rope)
 }
 
@@ -65,9 +111,10 @@ func (s ModelSpec) addQwen35KV(g *gguf.Writer) {
 // converter writes Qwen 3.5's: the delta-net sizes m (Heads the value
 // heads, Groups the key heads), full_attention_interval 4 when rec is nil
 // or else attention.recurrent_layers (one flag a block, NextN blocks
-// included), nextn_predict_layers when nextn is above 0, and
-// rope.dimension_sections splitting the ropeDim/2 rotated pairs in three
-// as Qwen's mrope_section does ([11, 11, 10] for 64).
+// included), nextn_predict_layers when nextn is above 0, and, when ropeDim
+// is above 0 (not for qwen3next), rope.dimension_sections splitting the
+// ropeDim/2 rotated pairs in three as Qwen's mrope_section does ([11, 11,
+// 10] for 64).
 func AddQwen35KV(g *gguf.Writer, arch string, m SSM, rec []bool, nextn, ropeDim int) {
 	a := arch + "."
 	m.addTo(g, arch)
@@ -79,8 +126,10 @@ func AddQwen35KV(g *gguf.Writer, arch string, m SSM, rec []bool, nextn, ropeDim 
 	if nextn > 0 {
 		g.AddKV(a+"nextn_predict_layers", uint32(nextn))
 	}
-	r := int32(ropeDim / 2)
-	g.AddKV(a+"rope.dimension_sections", []int32{(r + 2) / 3, (r + 1) / 3, r / 3, 0})
+	if ropeDim > 0 {
+		r := int32(ropeDim / 2)
+		g.AddKV(a+"rope.dimension_sections", []int32{(r + 2) / 3, (r + 1) / 3, r / 3, 0})
+	}
 }
 
 // qwen35Block lists block l's tensors after its attn_norm (prefix p): a
@@ -108,6 +157,16 @@ func (s ModelSpec) qwen35Block(p string, l int, ffn []tensorSpec) []tensorSpec {
 			{p + "ssm_alpha.weight", w, []int64{e, h}, proj(e)},
 			{p + "ssm_norm.weight", quant.F32, []int64{n}, norm},
 			{p + "ssm_out.weight", w, []int64{h * n, e}, proj(h * n)},
+		}
+		if s.Arch == "qwen3next" {
+			// β and α in one ssm_ba; with SSMIn the channels and z in
+			// one ssm_in (both grouped by key head).
+			ts[5] = tensorSpec{p + "ssm_ba.weight", w, []int64{e, 2 * h}, proj(e)}
+			ts = append(ts[:6], ts[7:]...)
+			if s.SSMIn {
+				ts[0] = tensorSpec{p + "ssm_in.weight", w, []int64{e, cw + h*n}, proj(e)}
+				ts = ts[:1+copy(ts[1:], ts[2:])]
+			}
 		}
 	} else {
 		hd := int64(s.HeadDim)

@@ -26,6 +26,8 @@
 //	        seed-oss-36b, exaone-4.0-1.2b, qwen3-30b-a3b,
 //	        qwen3.5-0.8b and qwen3.5-9b (qwen35: gated delta-net and gated
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
+//	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts
+//	        and a gated shared expert), qwen3-next-80b-a3b (qwen3next),
 //	        deepseek-v2-lite (deepseek2), or the
 //	        embedding models embeddinggemma-300m (gemma-embedding),
 //	        nomic-embed-text-v1.5 (nomic-bert),

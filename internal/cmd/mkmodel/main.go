@@ -50,6 +50,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random seed; the same seed gives the same file")
 	list := fs.Bool("list", false, "list the shapes and exit")
 	layers := fs.Int("layers", 0, "keep only the shape's first N blocks (0: all): its widths in a file the disk can hold (gpt-oss-20b is 42 GB in F16), for checking that llama.cpp loads a layout or comparing speed per block")
+	experts := fs.Int("experts", 0, "keep only the first N routed experts of each block (0: all), at most N a token: a mixture-of-experts shape's widths in a file the disk can hold (qwen3.5-35b-a3b's 256 experts are 1.6 GB a block in F16)")
+	vocab := fs.Int("vocab", 0, "a vocabulary of N tokens instead of the shape's (0: the shape's; at least 1024): token_embd and output shrink with it")
 	imatrix := fs.String("imatrix", "", "also write an importance matrix of ones for the shape's matrices to this file, for llama-quantize --imatrix (IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M need one)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
@@ -91,6 +93,20 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		s.Name = fmt.Sprintf("%s, first %d blocks", s.Name, *layers)
 		s = s.keepAttention()
+	}
+	switch {
+	case *experts < 0 || *experts > 0 && (s.Experts == 0 || *experts > s.Experts || s.DeepSeek2 != nil):
+		return fmt.Errorf("-experts %d: %s has %d routed experts (deepseek2's groups are not cut)", *experts, s.Name, s.Experts)
+	case *experts > 0:
+		s = s.keepExperts(*experts)
+		s.Name = fmt.Sprintf("%s, %d experts", s.Name, *experts)
+	}
+	switch {
+	case *vocab != 0 && (*vocab < 1024 || *vocab > s.Vocab):
+		return fmt.Errorf("-vocab %d: want 1024 to %s's %d", *vocab, s.Name, s.Vocab)
+	case *vocab > 0:
+		s.Vocab = *vocab
+		s.Name = fmt.Sprintf("%s, vocabulary of %d", s.Name, *vocab)
 	}
 	m, err := newModel(s, ft, *seed)
 	if err != nil {

@@ -233,6 +233,10 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 				add(p+"ffn_gate_shexp.weight", kindWeight, e, sf)
 				add(p+"ffn_up_shexp.weight", kindWeight, e, sf)
 				add(p+"ffn_down_shexp.weight", kindWeight, sf, e)
+				if s.Arch == "qwen35moe" || s.Arch == "qwen3next" {
+					// Linear(Embd, 1), F32 as the converter writes it.
+					add(p+"ffn_gate_inp_shexp.weight", kindRouter, e, 1)
+				}
 			}
 		default:
 			add(p+"ffn_gate.weight", kindWeight, e, f)
@@ -245,7 +249,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		if !noPreNorm {
 			add(p+"attn_norm.weight", kindNorm, e)
 		}
-		if s.Arch == "qwen35" {
+		if s.qwen35() {
 			qwen35Plan(s, p, l, add)
 			add(p+"post_attention_norm.weight", kindNorm, e)
 			ffn(p, l)
@@ -407,8 +411,12 @@ func qwen35Plan(s shape, p string, l int, add func(name string, kind tensorKind,
 		add(p+"ssm_conv1d.weight", kindF32, int64(m.Conv), cw)
 		add(p+"ssm_dt.bias", kindBias, h)
 		add(p+"ssm_a", kindSSMA, h)
-		add(p+"ssm_beta.weight", kindWeight, e, h)
-		add(p+"ssm_alpha.weight", kindWeight, e, h)
+		if s.Arch == "qwen3next" {
+			add(p+"ssm_ba.weight", kindWeight, e, 2*h) // β and α, grouped by key head
+		} else {
+			add(p+"ssm_beta.weight", kindWeight, e, h)
+			add(p+"ssm_alpha.weight", kindWeight, e, h)
+		}
 		add(p+"ssm_norm.weight", kindNorm, st)
 		add(p+"ssm_out.weight", kindWeight, inner, e)
 		return
@@ -430,7 +438,8 @@ func qwen35Plan(s shape, p string, l int, add func(name string, kind tensorKind,
 // token embedding when it doubles as the output) gets Q6_K unless the type
 // is Q8_0, and the attn_v, ffn_down and attn_output tensors get the types
 // the mix gives them (see attnVType and ffnDownType). The attn_v and
-// ffn_down layer counters advance in file order, as llama.cpp's do. A row
+// ffn_down layer counters advance in file order, as llama.cpp's do (an
+// expert model's ffn_down takes its block's number instead). A row
 // length the type's block does not divide falls back as llama.cpp does.
 func assignTypes(ts []tensorPlan, ft fileType, s shape) error {
 	hasOutput := slices.ContainsFunc(ts, func(t tensorPlan) bool { return t.Name == "output.weight" })
@@ -444,9 +453,18 @@ func assignTypes(ts []tensorPlan, ft fileType, s shape) error {
 			nFFNDown++
 		}
 	}
+	if s.Experts > 1 {
+		// llama.cpp's n_ffn_down is block_count, and the layer of an
+		// expert model's ffn_down is its block's number: a block with a
+		// shared expert (ffn_down_shexp) has two, both of its layer.
+		nFFNDown = s.Layers + s.NextN
+	}
 	var iAttnV, iFFNDown int
 	for i := range ts {
 		t := &ts[i]
+		if s.Experts > 1 && strings.Contains(t.Name, "ffn_down") {
+			fmt.Sscanf(t.Name, "blk.%d.", &iFFNDown)
+		}
 		if len(t.Dims) < 2 || t.Kind.f32() {
 			t.Type = quant.F32 // llama-quantize leaves vectors, routers and BERT's position and type embeddings in F32
 			continue

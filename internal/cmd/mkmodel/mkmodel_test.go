@@ -179,8 +179,11 @@ func miniature(s shape) shape {
 		}
 		s.Gemma4 = &c
 	}
-	if s.Arch == "qwen35" { // value heads × head size; 4 value heads on 2 key heads
+	if s.qwen35() { // value heads × head size; 4 value heads on 2 key heads
 		s.SSM = &testutil.SSM{Conv: s.SSM.Conv, Inner: 256, State: 64, Heads: 4, Groups: 2}
+		if s.Experts != 0 {
+			s.Experts, s.ExpertsUsed, s.ExpertFFN, s.SharedFFN = 8, 2, 64, 64
+		}
 	} else if s.SSM != nil {
 		s.SSM = &testutil.SSM{Conv: s.SSM.Conv, Inner: 2 * s.Embd, State: 16, Heads: 8, Groups: 2}
 		if s.Experts != 0 {
@@ -243,7 +246,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.1.ffn_down_shexp.weight"); ok != (s.sharedFFN() > 0) {
 					t.Errorf("ffn_down_shexp.weight present = %v", ok)
 				}
-				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert" || s.Arch == "qwen35") {
+				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert" || s.qwen35()) {
 					t.Errorf("attn_qkv.weight present = %v", ok)
 				}
 				if ti, ok := f.Tensor("blk.0.attn_k_b.weight"); ok != (s.DeepSeek2 != nil) || ok && len(ti.Dims) != 3 {
@@ -590,6 +593,9 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"-shape", "huge", "-o", "x"}, `unknown shape "huge"`},
 		{[]string{"-shape", "tiny", "-type", "q3_k", "-o", "x"}, `unknown type "q3_k"`},
 		{[]string{"-shape", "tiny", "-o", filepath.Join(t.TempDir(), "no", "such", "dir")}, "no such file"},
+		{[]string{"-shape", "tiny", "-experts", "4", "-o", "x"}, "has 0 routed experts"},
+		{[]string{"-shape", "qwen3.5-35b-a3b", "-experts", "300", "-o", "x"}, "has 256 routed experts"},
+		{[]string{"-shape", "qwen3.5-35b-a3b", "-vocab", "100", "-o", "x"}, "want 1024 to"},
 	}
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer
@@ -811,5 +817,33 @@ func TestKeepLayersGemma3n(t *testing.T) {
 	}
 	if s.Gemma3n.SharedKV != 10 {
 		t.Error("keepLayers changed the shape it was given")
+	}
+}
+
+// An expert model's ffn_down tensors take their block's number and
+// block_count in the Q4_K_M rule, as llama-quantize's layer_info does,
+// so a block's ffn_down_exps and ffn_down_shexp agree: of qwen3.5-35b-a3b's
+// first 4 blocks and its NextN block, blocks 2 and 4 get Q6_K, as
+// llama-quantize d32676d77 made them of mkmodel's F16 file (-layers 4
+// -experts 32 -vocab 32768), every other tensor's type agreeing too.
+func TestExpertFFNDownByBlock(t *testing.T) {
+	s := mustShape(t, "qwen3.5-35b-a3b").keepLayers(4).keepExperts(32).keepAttention()
+	ts, err := plan(s, mustType(t, "q4_k_m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, tp := range ts {
+		var il int
+		if _, err := fmt.Sscanf(tp.Name, "blk.%d.", &il); err != nil || !strings.Contains(tp.Name, "ffn_down") {
+			continue
+		}
+		n++
+		if want := map[bool]quant.Type{true: quant.Q6_K, false: quant.Q4_K}[il == 2 || il == 4]; tp.Type != want {
+			t.Errorf("%s: %v, want %v", tp.Name, tp.Type, want)
+		}
+	}
+	if n != 10 {
+		t.Errorf("%d ffn_down tensors, want 10 (exps and shexp in 5 blocks)", n)
 	}
 }

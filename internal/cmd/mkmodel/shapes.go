@@ -12,7 +12,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, smollm3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, smollm3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -130,6 +130,20 @@ func (s shape) keepLayers(n int) shape {
 	s.Layers = n
 	s.DenseLead = min(s.DenseLead, n) // a count past block_count is refused
 	return s
+}
+
+// keepExperts returns s with only the first n of each block's routed
+// experts (and at most n of them a token).
+func (s shape) keepExperts(n int) shape {
+	s.Experts = n
+	s.ExpertsUsed = min(s.ExpertsUsed, n)
+	return s
+}
+
+// qwen35 reports whether s is one of Qwen 3.5's architectures (gated
+// delta-net and gated attention blocks).
+func (s shape) qwen35() bool {
+	return s.Arch == "qwen35" || s.Arch == "qwen35moe" || s.Arch == "qwen3next"
 }
 
 // convLayer reports whether layer l is a short convolution.
@@ -342,6 +356,36 @@ var shapes = []shape{
 		RopeBase: 10000000, RopeDim: 64, RMSEps: 1e-6, QKNorm: true,
 		ConvLayers: mambaLayers(32, 3, 7, 11, 15, 19, 23, 27, 31),
 		SSM:        &testutil.SSM{Conv: 4, Inner: 4096, State: 128, Heads: 32, Groups: 16}, NextN: 1,
+	},
+	{
+		// Qwen3.5-35B-A3B (text), from the model card: 40 layers, each
+		// fourth gated attention (16 heads of 256, 2 KV heads, a quarter
+		// of the head rotated), the others gated delta-net (16 key and 32
+		// value heads of 128, kernel 4); every feed-forward 256 experts of
+		// 512, 8 a token, and a shared expert of 512 behind its sigmoid
+		// gate; untied output; one NextN block.
+		Name: "qwen3.5-35b-a3b", Arch: "qwen35moe", Vocab: 248320, Embd: 2048, Layers: 40,
+		Heads: 16, HeadsKV: 2, HeadDim: 256, FFN: 4096, Context: 262144,
+		RopeBase: 10000000, RopeDim: 64, RMSEps: 1e-6, QKNorm: true,
+		ConvLayers: mambaLayers(40, 3, 7, 11, 15, 19, 23, 27, 31, 35, 39),
+		SSM:        &testutil.SSM{Conv: 4, Inner: 4096, State: 128, Heads: 32, Groups: 16}, NextN: 1,
+		Experts: 256, ExpertsUsed: 8, ExpertFFN: 512, SharedFFN: 512,
+	},
+	{
+		// Qwen3-Next-80B-A3B (text), from its config.json as third-party
+		// copies state it: 48 layers, each fourth gated attention (16
+		// heads of 256, 2 KV heads, a quarter of the head rotated, plain
+		// NEOX RoPE), the others gated delta-net (16 key and 32 value heads
+		// of 128, kernel 4; the value heads read the key heads in blocks);
+		// 512 experts of 512, 10 a token, a gated shared expert of 512;
+		// untied output; no NextN block (not checked against a converted
+		// release).
+		Name: "qwen3-next-80b-a3b", Arch: "qwen3next", Vocab: 151936, Embd: 2048, Layers: 48,
+		Heads: 16, HeadsKV: 2, HeadDim: 256, FFN: 5120, Context: 262144,
+		RopeBase: 10000000, RopeDim: 64, RMSEps: 1e-6, QKNorm: true,
+		ConvLayers: mambaLayers(48, 3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 43, 47),
+		SSM:        &testutil.SSM{Conv: 4, Inner: 4096, State: 128, Heads: 32, Groups: 16},
+		Experts:    512, ExpertsUsed: 10, ExpertFFN: 512, SharedFFN: 512,
 	},
 	{
 		// OLMo 2 1B (0425): no pre-norms, Q/K norms across the heads,
