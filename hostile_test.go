@@ -629,6 +629,43 @@ func hostileCases() []hostileCase {
 		{name: "qwen35 recurrent layer as attention", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.set(".attention.recurrent_layers", []bool{false, true, true, false}) }, want: bad, mention: []string{"blk.0.attn_q.weight"}, plan: true},
 		{name: "qwen35 NextN blocks leaving no layer", spec: testutil.TinyQwen35(), edit: setU(".nextn_predict_layers", 4), want: bad, mention: []string{"qwen35.nextn_predict_layers"}, plan: true},
 		{name: "qwen35 with a NextN block", spec: qwen35NextN(), edit: func(*hmodel) {}},
+		missing("nemotron_h Mamba-2 layer without ssm_in", testutil.TinyNemotronH(), "blk.0.ssm_in.weight"),
+		missing("nemotron_h Mamba-2 layer without ssm_d", testutil.TinyNemotronH(), "blk.5.ssm_d"),
+		misshapen("nemotron_h ssm_in of an inner size of 2 × the width", testutil.TinyNemotronH(), "blk.2.ssm_in.weight", 64, 328),
+		misshapen("nemotron_h ssm_norm of ungrouped shape", testutil.TinyNemotronH(), "blk.0.ssm_norm.weight", 96),
+		missing("nemotron_h feed-forward without ffn_up", testutil.TinyNemotronH(), "blk.1.ffn_up.weight"),
+		misshapen("nemotron_h ffn_down of another width than its layer's", testutil.TinyNemotronH(), "blk.4.ffn_down.weight", 96, 64),
+		missing("nemotron_h attention layer without attn_k", testutil.TinyNemotronH(), "blk.3.attn_k.weight"),
+		misshapen("nemotron_h attn_q of width / heads", testutil.TinyNemotronH(), "blk.6.attn_q.weight", 64, 64),
+		misshapen("nemotron_h ffn_up.bias of the wrong length", testutil.TinyNemotronH(), "blk.1.ffn_up.bias", 64),
+		{name: "nemotron_h with ffn_up and ffn_down biases", spec: testutil.TinyNemotronH(), edit: func(h *hmodel) {
+			h.put("blk.1.ffn_up.bias", quant.F32, 128)
+			h.put("blk.1.ffn_down.bias", quant.F32, 64)
+		}},
+		{name: "nemotron_h with attention biases", spec: testutil.TinyNemotronH(), edit: func(h *hmodel) {
+			h.put("blk.3.attn_q.bias", quant.F32, 96)
+			h.put("blk.3.attn_output.bias", quant.F32, 64)
+		}},
+		{name: "nemotron_h without the conv bias", spec: testutil.TinyNemotronH(), edit: drop("blk.0.ssm_conv1d.bias")},
+		{name: "nemotron_h one feed-forward width", spec: testutil.TinyNemotronH(), edit: setU(".feed_forward_length", 128),
+			want: bad, mention: []string{"nemotron_h.feed_forward_length"}, plan: true},
+		{name: "nemotron_h feed-forward widths of another count", spec: testutil.TinyNemotronH(), edit: func(h *hmodel) { h.set(".feed_forward_length", []int32{0, 128}) },
+			want: bad, mention: []string{"nemotron_h.feed_forward_length"}, plan: true},
+		{name: "nemotron_h a Mamba-2 layer given a width", spec: testutil.TinyNemotronH(), edit: func(h *hmodel) { h.set(".feed_forward_length", []int32{128, 128, 0, 0, 128, 0, 0}) },
+			want: bad, mention: []string{"blk.0.ffn_up.weight"}, plan: true},
+		{name: "nemotron_h an attention layer given a width", spec: testutil.TinyNemotronH(), edit: func(h *hmodel) { h.set(".feed_forward_length", []int32{0, 128, 0, 128, 128, 0, 0}) },
+			want: bad, mention: []string{"blk.3.ffn_up.weight"}, plan: true},
+		{name: "nemotron_h no attention layer", spec: testutil.TinyNemotronH(), edit: func(h *hmodel) { h.set(".attention.head_count_kv", []int32{0, 0, 0, 0, 0, 0, 0}) },
+			want: bad, mention: []string{"no layer attends"}, plan: true},
+		{name: "nemotron_h RMS epsilon missing", spec: testutil.TinyNemotronH(), edit: del(".attention.layer_norm_rms_epsilon"),
+			want: bad, mention: []string{"nemotron_h.attention.layer_norm_rms_epsilon"}, plan: true},
+		{name: "nemotron_h inner size missing", spec: testutil.TinyNemotronH(), edit: del(".ssm.inner_size"),
+			want: bad, mention: []string{"nemotron_h.ssm.inner_size"}, plan: true},
+		{name: "nemotron_h heads not dividing the inner size", spec: testutil.TinyNemotronH(), edit: setU(".ssm.time_step_rank", 7),
+			want: bad, mention: []string{"nemotron_h.ssm.time_step_rank"}, plan: true},
+		{name: "nemotron_h with experts", spec: testutil.TinyNemotronH(), edit: setU(".expert_count", 8),
+			want: arch, mention: []string{"nemotron_h.expert_count"}, plan: true},
+		{name: "nemotron_h NaN A", spec: testutil.TinyNemotronH(), edit: func(h *hmodel) { h.tensor("blk.2.ssm_a").data = nanData(8) }},
 		// llama.cpp sizes granitemoe's experts by feed_forward_length, and
 		// its converter writes no expert_feed_forward_length.
 		{name: "granitemoe without expert_feed_forward_length", spec: testutil.TinyGraniteMoE(), edit: del(".expert_feed_forward_length")},

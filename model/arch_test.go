@@ -29,7 +29,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGemma3n(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyQwen35(),
 		testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(),
 		testutil.TinyBert(), testutil.TinyNomicBert(),
-		testutil.TinyGemma4(),
+		testutil.TinyGemma4(), testutil.TinyNemotronH(),
 	}
 }
 
@@ -309,6 +309,9 @@ func TestDecodeDispatches(t *testing.T) {
 			}
 		}
 		dense, experts := attn+2, 0 // gate/up, down
+		if c.SingleOp {
+			dense = 2 // nemotron_h: one operator's two products
+		}
 		if c.Experts > 0 {
 			// The router; the token's experts' gate/up pairs (with the
 			// activation, unless biases come before it) eight a product,
@@ -866,7 +869,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 seed_oss exaone4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert qwen35]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 seed_oss exaone4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert qwen35 nemotron_h]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

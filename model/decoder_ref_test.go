@@ -33,8 +33,10 @@ type refDecoder struct {
 	gemma4 gemma4Perturb // gemma4_ref_test.go
 	// Perturbations of granitehybrid's Mamba-2 layers (convNoState drops
 	// their conv state too): no D skip, no SiLU(z) gate, the time step
-	// without softplus, B and C swapped.
-	ssmNoD, ssmNoGate, ssmRawDt, ssmSwapBC bool
+	// without softplus, B and C swapped, the gated norm over all channels
+	// at once instead of per group.
+	ssmNoD, ssmNoGate, ssmRawDt, ssmSwapBC, ssmOneGroup bool
+	nemotronH                                           nemotronHPerturb // nemotronh_ref_test.go
 	// Perturbations of deepseek2: the rotated part of the scores left
 	// out, the shared experts left out.
 	mlaNoRope, noShared bool
@@ -308,6 +310,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	}
 	if c.HeadDimSWA > 0 {
 		return r.gemma4Hidden(tokens)
+	}
+	if c.SingleOp {
+		return r.nemotronHHidden(tokens)
 	}
 	E, n, hd, group := c.Embd, len(tokens), c.HeadDimK, c.Heads/c.HeadsKV
 	emb := r.tensor("token_embd.weight")

@@ -635,6 +635,15 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 		// it: Truncate restores a checkpoint.
 		s.conv.begin()
 	}
+	if c.SingleOp {
+		if err := s.forLayers(func(il int, L *Layer) error { return s.singleOpLayer(il, L, &p) }); err != nil {
+			return nil, nil, err
+		}
+		if s.conv.on() {
+			s.conv.end(pos0 + n)
+		}
+		return p.x, p.xn, nil
+	}
 	x, xn = p.x, p.xn
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	stride := qDim + kDim + vDim // one token's q, k and v, side by side
@@ -909,13 +918,17 @@ func (s *State) gated(a acts, gate, up projection, F int, gu []float32, sparse b
 // then added to the residual stream x. gu holds n rows of gate then up
 // (2×FFN floats each); gate, up and the activation take one dispatch, the
 // down projection and the residual add another. A block without a gate
-// (FFNSequential, bert) computes down(GELU(up·a + b_up)) + b_down. With
+// (FFNSequential, bert) computes down(GELU(up·a + b_up)) + b_down, or
+// with ReLU2 (nemotron_h) down(ReLU(up·a + b_up)²) + b_down. With
 // sparse (Gemma 3n's first layers) the gate is cut first (sparsify).
 func (s *State) ffn(L *Layer, a acts, gu, out, x []float32, sparse bool) error {
 	c := &s.m.Config
 	F, n := c.FFN, a.n
-	if L.Gate != nil {
+	switch {
+	case L.Gate != nil:
 		F = L.Gate.Rows // Gemma 4's widths differ between layers
+	case L.Up != nil:
+		F = L.Up.Rows // and nemotron_h's
 	}
 	s.e.Phase(phGateUp)
 	if L.Gate == nil && L.GateUp == nil {
@@ -925,7 +938,11 @@ func (s *State) ffn(L *Layer, a acts, gu, out, x []float32, sparse bool) error {
 			return err
 		}
 		addRows(gu, L.BUp, n)
-		ops.GELU(gu[:n*F])
+		if c.ReLU2 {
+			reluSqr(gu[:n*F])
+		} else {
+			ops.GELU(gu[:n*F])
+		}
 	} else {
 		gate, up := L.gateUpInputs(c)
 		if err := s.gated(a, gate, up, F, gu, sparse); err != nil {

@@ -25,6 +25,7 @@ func TestDecodeRotatesSlots(t *testing.T) {
 		{"granitehybrid/big", big, 3},
 		{"lfm2", testutil.TinyLFM2(), 8},
 		{"qwen35", testutil.TinyQwen35(), 8},
+		{"nemotron_h", testutil.TinyNemotronH(), 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, st := smallState(t, tc.spec)

@@ -572,6 +572,8 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		L := &m.Blocks[i]
 		var bts []blockTensor
 		switch {
+		case cfg.SingleOp:
+			bts = singleOpTensors(&cfg, i, func(name string) bool { return l.has(p + name) })
 		case cfg.ConvLayer(i) && cfg.DeltaNet:
 			bts = deltaNetTensors(arch, &cfg, i)
 		case cfg.ConvLayer(i) && cfg.mamba():
@@ -880,6 +882,14 @@ func convTensors(a *Arch, c *Config, il int) []blockTensor {
 // suffix), the gated norm ([SSMInner/groups, groups]) and ssm_out; then
 // the feed-forward (dense, or layer il's experts).
 func mambaTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
+	return append(append(ssmTensors(c, has),
+		vecTensor("ffn_norm.weight", c.Embd, func(L *Layer) *[]float32 { return &L.FFNNorm }),
+	), ffnTensors(a, c, il, has)...)
+}
+
+// ssmTensors lists a Mamba-2 block's tensors up to ssm_out: mambaTensors
+// without the feed-forward.
+func ssmTensors(c *Config, has func(name string) bool) []blockTensor {
 	e, cw, h := c.Embd, c.ssmConvWidth(), c.SSMHeads
 	ts := []blockTensor{
 		vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }),
@@ -889,14 +899,12 @@ func mambaTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	if has("ssm_conv1d.bias") {
 		ts = append(ts, vecTensor("ssm_conv1d.bias", cw, func(L *Layer) *[]float32 { return &L.ConvB }))
 	}
-	return append(append(ts,
+	return append(ts,
 		vecTensor("ssm_dt.bias", h, func(L *Layer) *[]float32 { return &L.SSMDtB }),
 		rowsTensor("ssm_a", 1, h, func(L *Layer) *[]float32 { return &L.SSMA }),
 		rowsTensor("ssm_d", 1, h, func(L *Layer) *[]float32 { return &L.SSMD }),
 		rowsTensor("ssm_norm.weight", c.SSMInner/c.SSMGroups, c.SSMGroups, func(L *Layer) *[]float32 { return &L.SSMNorm }),
-		matTensor("ssm_out.weight", c.SSMInner, e, func(L *Layer) **ops.Matrix { return &L.ConvOut }),
-		vecTensor("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }),
-	), ffnTensors(a, c, il, has)...)
+		matTensor("ssm_out.weight", c.SSMInner, e, func(L *Layer) **ops.Matrix { return &L.ConvOut }))
 }
 
 // mlaTensors lists multi-head latent attention's projections and norms
