@@ -79,7 +79,9 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	g.AddKV(a+"vocab_size", uint32(s.Vocab))
 	testutil.AddHparams(g, s.Arch, testutil.Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers + s.NextN, FFN: s.FFN,
 		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase, NormEps: s.NormEps})
-	if s.Arch == "qwen35" {
+	if s.Pattern != "" {
+		testutil.AddNemotronHKV(g, s.Arch, s.Pattern[:s.Layers], s.HeadsKV, s.FFN, *s.SSM)
+	} else if s.Arch == "qwen35" {
 		testutil.AddQwen35KV(g, s.Arch, *s.SSM, s.recurrentFlags(), s.NextN, s.ropeDim())
 	} else if s.ConvLayers != nil {
 		conv := make([]bool, s.Layers)
