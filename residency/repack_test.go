@@ -190,11 +190,12 @@ func argmax(x []float32) int {
 
 // TestRepackLFM2: lfm2's in_proj and out_proj are repacked with the other
 // block matrices, and the logits follow the file's layout as llama's do;
-// granitehybrid's ssm_in and ssm_out too, and qwen35's attn_qkv,
-// attn_gate and ssm_out.
+// granitehybrid's ssm_in and ssm_out too, qwen35's attn_qkv,
+// attn_gate and ssm_out, and nemotron_h's ssm_in, ssm_out, ffn_up and
+// ffn_down.
 func TestRepackLFM2(t *testing.T) {
 	testutil.NeedX8(t)
-	for _, s := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35()} {
+	for _, s := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35(), testutil.TinyNemotronH()} {
 		t.Run(s.Arch, func(t *testing.T) { repackHybrid(t, s) })
 	}
 }
