@@ -303,18 +303,36 @@ const (
 )
 
 // ExpertLayer reports whether layer il's feed-forward is a mixture of
-// experts: in an expert model, every layer after the DenseLead dense ones.
-func (c *Config) ExpertLayer(il int) bool { return c.Experts > 0 && il >= c.DenseLead }
+// experts: in an expert model, every layer after the DenseLead dense ones
+// (with SingleOp, every feed-forward layer).
+func (c *Config) ExpertLayer(il int) bool {
+	if c.SingleOp {
+		return c.Experts > 0 && c.FFNLayer(il) // nemotron_h_moe: its feed-forwards
+	}
+	return c.Experts > 0 && il >= c.DenseLead
+}
+
+// expertMats is how many matrices an expert has: gate, up and down, or
+// up and down without a gate (ReLU2).
+func (c *Config) expertMats() int {
+	if c.ReLU2 {
+		return 2
+	}
+	return 3
+}
 
 // denseLayers reports whether some layer's feed-forward is dense.
 func (c *Config) denseLayers() bool { return c.Experts == 0 || c.DenseLead > 0 }
 
 // expertLayers is the number of layers with experts.
 func (c *Config) expertLayers() int {
-	if c.Experts == 0 {
-		return 0
+	n := 0
+	for il := range c.Layers {
+		if c.ExpertLayer(il) {
+			n++
+		}
 	}
-	return max(c.Layers-c.DenseLead, 0)
+	return n
 }
 
 // ConvLayer reports whether layer il is a short-convolution layer.

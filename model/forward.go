@@ -636,6 +636,8 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 		s.conv.begin()
 	}
 	if c.SingleOp {
+		s.xs = m.ExpertSource
+		defer func() { s.xs = nil }()
 		if err := s.forLayers(func(il int, L *Layer) error { return s.singleOpLayer(il, L, &p) }); err != nil {
 			return nil, nil, err
 		}
@@ -886,7 +888,13 @@ func addRows(x, bias []float32, n int) {
 // rows, the expert scratch's y its output.
 func (s *State) sharedExpert(L *Layer, a acts, gu, out []float32) error {
 	F := s.m.SharedFFN
-	if err := s.gated(a, projection{w: L.ShGate}, projection{w: L.ShUp, off: F}, F, gu, false); err != nil {
+	if L.ShGate == nil {
+		// nemotron_h_moe's: no gate, down(ReLU(up·a)²).
+		if err := s.mul(L.ShUp, a, gu, F); err != nil {
+			return err
+		}
+		reluSqr(gu[:a.n*F])
+	} else if err := s.gated(a, projection{w: L.ShGate}, projection{w: L.ShUp, off: F}, F, gu, false); err != nil {
 		return err
 	}
 	s.e.Phase(phDown)

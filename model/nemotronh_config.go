@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/lowmem/llm/internal/ops"
@@ -59,8 +60,10 @@ func nemotronHHparams(c *Config, m *meta) {
 // singleOpTensors lists the tensors of nemotron_h's block il, as
 // llama.cpp's loader takes them: attn_norm, then a Mamba-2 layer's
 // (ssmTensors), a feed-forward's ffn_up and ffn_down of the layer's
-// width, or attention's attn_q, attn_k, attn_v and attn_output; the
-// biases llama.cpp takes as optional (on the conv kernel, the attention
+// width (nemotron_h_moe: the router, the selection bias, the gate-less
+// experts' ffn_up_exps and ffn_down_exps and the shared expert's ffn_up_shexp
+// and ffn_down_shexp), or attention's attn_q, attn_k, attn_v and
+// attn_output; the biases llama.cpp takes as optional (on the conv kernel, the attention
 // projections, ffn_up and ffn_down) when the block has them.
 func singleOpTensors(c *Config, il int, has func(name string) bool) []blockTensor {
 	if c.ConvLayer(il) {
@@ -74,6 +77,16 @@ func singleOpTensors(c *Config, il int, has func(name string) bool) []blockTenso
 				ts = append(ts, bt)
 			}
 		}
+	}
+	if c.ExpertLayer(il) {
+		f, n, sf := c.ExpertFFN, c.Experts, c.SharedFFN
+		return append(ts,
+			matTensor("ffn_gate_inp.weight", e, n, func(L *Layer) **ops.Matrix { return &L.Router }),
+			vecTensor("exp_probs_b.bias", n, func(L *Layer) *[]float32 { return &L.ExpProbsB }),
+			blockTensor{name: "ffn_up_exps.weight", dims: []int{e, f, n}, exp: 2},
+			blockTensor{name: "ffn_down_exps.weight", dims: []int{f, e, n}, exp: 3},
+			matTensor("ffn_up_shexp.weight", e, sf, func(L *Layer) **ops.Matrix { return &L.ShUp }),
+			matTensor("ffn_down_shexp.weight", sf, e, func(L *Layer) **ops.Matrix { return &L.ShDown }))
 	}
 	if c.FFNLayer(il) {
 		f := c.layerFFN(il)
@@ -94,4 +107,29 @@ func singleOpTensors(c *Config, il int, has func(name string) bool) []blockTenso
 		vecTensor("attn_v.bias", vv, func(L *Layer) *[]float32 { return &L.Bv }),
 		vecTensor("attn_output.bias", e, func(L *Layer) *[]float32 { return &L.Bo }))
 	return ts
+}
+
+// nemotronHMoEHparams: Nemotron 3 Nano (30B-A3B) as llama.cpp's
+// nemotron_h graph runs nemotron_h_moe: nemotron_h's layers, each
+// feed-forward layer expert_count experts of expert_feed_forward_length
+// (required), expert_used_count a token, chosen by their sigmoid plus the
+// selection bias exp_probs_b and weighted by the sigmoid, renormalised
+// when expert_weights_norm says so and scaled by expert_weights_scale
+// (none when absent or 0, as llama.cpp skips a scale of 0), each expert
+// gate-less, down(ReLU(up·x)²); beside them the shared expert of
+// expert_shared_feed_forward_length (required), gate-less too. A file
+// with a latent projection (moe_latent_size: Nemotron 3 Super) or NextN
+// blocks is refused with ErrUnsupportedArch.
+func nemotronHMoEHparams(c *Config, m *meta) {
+	for _, k := range []string{"moe_latent_size", "nextn_predict_layers"} {
+		if v, ok := m.f.Uint(m.key(k)); ok && v > 0 && m.err == nil {
+			m.err = fmt.Errorf("model: %s = %d: Nemotron-H's latent experts and NextN blocks are not supported: %w", m.key(k), v, ErrUnsupportedArch)
+		}
+	}
+	nemotronHHparams(c, m)
+	m.experts(c, false)
+	c.SharedFFN = m.num("expert_shared_feed_forward_length", maxCount, -1, false)
+	c.ExpertGating = GatingSigmoid
+	c.ExpertNorm = m.flag("expert_weights_norm", false)
+	c.ExpertScale = m.finite("expert_weights_scale", 0)
 }

@@ -3,8 +3,9 @@ package model
 // singleOpLayer runs nemotron_h block il over the pass p in place, as
 // llama.cpp's nemotron_h graph: the stream normalised by attn_norm goes
 // through the block's one operator — a Mamba-2 layer and ssm_out, the
-// ReLU² feed-forward, or unrotated attention and attn_output — whose
-// output joins the stream.
+// ReLU² feed-forward (nemotron_h_moe: the routed experts plus the shared
+// one), or unrotated attention and attn_output — whose output joins the
+// stream.
 func (s *State) singleOpLayer(il int, L *Layer, p *pass) error {
 	c := &s.m.Config
 	n, E := p.n, c.Embd
@@ -13,6 +14,18 @@ func (s *State) singleOpLayer(il int, L *Layer, p *pass) error {
 	s.norm(p.xn, x, L.AttnNorm, n)
 	a := s.acts(p.xn, E, n)
 	switch {
+	case c.ExpertLayer(il):
+		s.e.Phase(phMoE)
+		if err := s.experts(il, L, a, p.tmp); err != nil {
+			return err
+		}
+		s.e.Phase(phGateUp)
+		if err := s.sharedExpert(L, a, p.gu, p.tmp); err != nil {
+			return err
+		}
+		s.e.Phase(phNorm)
+		s.addNormed(x, p.tmp, nil, n)
+		return nil
 	case c.FFNLayer(il):
 		return s.ffn(L, a, p.gu, p.tmp, x, false)
 	case c.ConvLayer(il):

@@ -23,7 +23,7 @@ type nemotronHPerturb struct {
 // Config rotates it unrotated, over the heads' keys and values rounded to
 // F16 as the cache holds them, scaled by KQScale, then attn_output.
 func (r *refDecoder) nemotronHHidden(tokens []int32) [][]float64 {
-	c, pt := r.c, r.nemotronH
+	c := r.c
 	n, hd, group := len(tokens), c.HeadDimK, c.Heads/c.HeadsKV
 	x := r.embeddings(tokens)
 	eps := float64(c.RMSEps)
@@ -36,20 +36,21 @@ func (r *refDecoder) nemotronHHidden(tokens []int32) [][]float64 {
 			for t := range n {
 				out[t] = linear(p("ssm_out.weight"), nil, ys[t])
 			}
+		case c.ExpertLayer(il):
+			for t := range n {
+				h := rmsNorm64(x[t], p("attn_norm.weight"), eps)
+				out[t] = r.experts(p, h)
+				if !r.noShared {
+					sh := linear(p("ffn_down_shexp.weight"), nil, r.relu2(linear(p("ffn_up_shexp.weight"), nil, h)))
+					for i := range sh {
+						out[t][i] += sh[i]
+					}
+				}
+			}
 		case c.FFNLayer(il):
 			for t := range n {
 				u := linear(p("ffn_up.weight"), p("ffn_up.bias"), rmsNorm64(x[t], p("attn_norm.weight"), eps))
-				for i, v := range u {
-					switch {
-					case pt.gelu:
-						u[i] = r.gelu(v)
-					case v <= 0:
-						u[i] = 0
-					case !pt.relu:
-						u[i] = v * v
-					}
-				}
-				out[t] = linear(p("ffn_down.weight"), p("ffn_down.bias"), u)
+				out[t] = linear(p("ffn_down.weight"), p("ffn_down.bias"), r.relu2(u))
 			}
 		default:
 			qs, ks, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n)
@@ -71,7 +72,7 @@ func (r *refDecoder) nemotronHHidden(tokens []int32) [][]float64 {
 			}
 		}
 		for t := range n {
-			if pt.noResAdd && c.FFNLayer(il) {
+			if r.nemotronH.noResAdd && c.FFNLayer(il) {
 				x[t] = out[t]
 				continue
 			}
@@ -81,6 +82,22 @@ func (r *refDecoder) nemotronHHidden(tokens []int32) [][]float64 {
 		}
 	}
 	return r.outNorm(x)
+}
+
+// relu2 replaces each element of u by ReLU(u)², or as the perturbation
+// says; it returns u.
+func (r *refDecoder) relu2(u []float64) []float64 {
+	for i, v := range u {
+		switch {
+		case r.nemotronH.gelu:
+			u[i] = r.gelu(v)
+		case v <= 0:
+			u[i] = 0
+		case !r.nemotronH.relu:
+			u[i] = v * v
+		}
+	}
+	return u
 }
 
 // embeddings is each token's row of token_embd, unscaled.
@@ -131,9 +148,7 @@ func TestNemotronHMatchesReference(t *testing.T) {
 		t.Fatalf("config: layers %q, KV layers %d, inner %d, tied %v, head %d", kinds, m.KVLayers(), m.SSMInner, m.Tied, m.HeadDimK)
 	}
 	toks := prompt(13)
-	ref := perturbedRef(t, m, f, data, toks)
-	want := ref(refDecoder{})
-	checkBatches(t, m, pool, toks, want, "")
+	ref, want := checkedRef(t, m, pool, f, data, toks)
 	for name, r := range map[string]refDecoder{
 		"ReLU not squared":         {nemotronH: nemotronHPerturb{relu: true}},
 		"GELU":                     {nemotronH: nemotronHPerturb{gelu: true}},
@@ -151,4 +166,34 @@ func TestNemotronHMatchesReference(t *testing.T) {
 	c.NoRopeEvery = 0
 	rotated := (&refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).logits(toks)
 	mustMove(t, "rotated attention", rotated, want, 1e-2)
+}
+
+// Nemotron 3 Nano's layout (nemotron_h_moe) against the same reference:
+// its feed-forward layers gate-less experts, sigmoid-routed with a
+// selection bias, renormalised and scaled, beside a gate-less shared
+// expert; in one pass, chunks of 4 and token by token, within 1e-3.
+// Leaving out the shared expert, the selection bias, the renormalisation
+// or the scale, softmax routing, or ReLU not squared moves the reference
+// by more than 1e-2.
+func TestNemotronHMoEMatchesReference(t *testing.T) {
+	pool, m, f, data := loadF32(t, testutil.TinyNemotronHMoE())
+	if !m.ExpertLayer(1) || !m.ExpertLayer(4) || m.ExpertLayer(0) || m.ExpertLayer(3) || m.expertLayers() != 2 || m.KVLayers() != 2 ||
+		m.ExpertGating != GatingSigmoid || !m.ExpertSelBias || !m.ExpertNorm || m.ExpertScale != 2.5 || m.SharedFFN != 96 || m.Blocks[1].Experts[0].Gate != nil {
+		t.Fatalf("config: %+v", m.Config)
+	}
+	toks := prompt(13)
+	ref, want := checkedRef(t, m, pool, f, data, toks)
+	mustMove(t, "no shared expert", ref(refDecoder{noShared: true}), want, 1e-2)
+	mustMove(t, "ReLU not squared", ref(refDecoder{nemotronH: nemotronHPerturb{relu: true}}), want, 1e-2)
+	for name, perturb := range map[string]func(c *Config){
+		"no selection bias":  func(c *Config) { c.ExpertSelBias = false },
+		"no renormalisation": func(c *Config) { c.ExpertNorm = false },
+		"no scale":           func(c *Config) { c.ExpertScale = 0 },
+		"softmax of all":     func(c *Config) { c.ExpertGating = GatingSoftmax },
+	} {
+		c := m.Config
+		perturb(&c)
+		other := (&refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).logits(toks)
+		mustMove(t, name, other, want, 1e-2)
+	}
 }

@@ -15,30 +15,39 @@ const nano9BPattern = "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-"
 // 128 heads of 80 (inner size 10240, not 2 × 4480), 8 groups, state 128,
 // kernel 4.
 func nemotronHMeta(edit func(m map[string]any)) map[string]any {
-	const a = "nemotron_h."
-	m := base("nemotron_h")
+	m := nemotronHeader("nemotron_h", nano9BPattern, 4480, 40, 8, 15680)
+	ssmMeta(m, "nemotron_h.", 4, 10240, 128, 128, 8)
+	edit(m)
+	return m
+}
+
+// nemotronHeader is a nemotron_h (or nemotron_h_moe) header of width
+// embd whose layers are pattern's (M Mamba-2, - or E a feed-forward of
+// ffn, * attention of heads query heads of 128 and kv KV heads), RMS
+// epsilon 1e-5, without the ssm sizes.
+func nemotronHeader(arch, pattern string, embd, heads, kv, ffn int) map[string]any {
+	a := arch + "."
+	m := base(arch)
 	for _, k := range []string{"attn_logit_softcapping", "final_logit_softcapping", "attention.sliding_window"} {
 		delete(m, a+k)
 	}
-	kvs, ffn := make([]int32, len(nano9BPattern)), make([]int32, len(nano9BPattern))
-	for il, k := range nano9BPattern {
+	kvs, ffns := make([]int32, len(pattern)), make([]int32, len(pattern))
+	for il, k := range pattern {
 		switch k {
 		case '*':
-			kvs[il] = 8
-		case '-':
-			ffn[il] = 15680
+			kvs[il] = int32(kv)
+		case '-', 'E':
+			ffns[il] = int32(ffn)
 		}
 	}
-	m[a+"embedding_length"] = uint32(4480)
-	m[a+"block_count"] = uint32(len(nano9BPattern))
-	m[a+"attention.head_count"] = uint32(40)
+	m[a+"embedding_length"] = uint32(embd)
+	m[a+"block_count"] = uint32(len(pattern))
+	m[a+"attention.head_count"] = uint32(heads)
 	m[a+"attention.head_count_kv"] = kvs
-	m[a+"feed_forward_length"] = ffn
+	m[a+"feed_forward_length"] = ffns
 	m[a+"attention.key_length"] = uint32(128)
 	m[a+"attention.value_length"] = uint32(128)
 	m[a+"attention.layer_norm_rms_epsilon"] = float32(1e-5)
-	ssmMeta(m, a, 4, 10240, 128, 128, 8)
-	edit(m)
 	return m
 }
 
@@ -99,4 +108,50 @@ func TestConfigNemotronH(t *testing.T) {
 		{"no state size", del("ssm.state_size"), ErrBadModel, "ssm.state_size missing"},
 		{"experts", set("expert_count", uint32(8)), ErrUnsupportedArch, "expert_count"},
 	}, nemotronHMeta)
+}
+
+// nano30BPattern is Nemotron 3 Nano 30B-A3B's hybrid_override_pattern:
+// 23 Mamba-2 layers, 23 of experts (E), 6 attention layers.
+const nano30BPattern = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"
+
+// A nemotron_h_moe header as the converter writes Nemotron 3 Nano
+// 30B-A3B's (width 2688; 32 query heads of 128, 2 KV heads; Mamba-2 64
+// heads of 64 in 8 groups, state 128; 128 experts of 1856, 6 a token, a
+// shared expert of 3712, weights renormalised and scaled by 2.5): its
+// expert layers are its feed-forward layers, sigmoid-routed with the
+// selection bias.
+func TestConfigNemotronHMoE(t *testing.T) {
+	meta := func(edit func(m map[string]any)) map[string]any {
+		const a = "nemotron_h_moe."
+		m := nemotronHeader("nemotron_h_moe", nano30BPattern, 2688, 32, 2, 1856)
+		ssmMeta(m, a, 4, 4096, 128, 64, 8)
+		m[a+"expert_count"] = uint32(128)
+		m[a+"expert_used_count"] = uint32(6)
+		m[a+"expert_feed_forward_length"] = uint32(1856)
+		m[a+"expert_shared_feed_forward_length"] = uint32(3712)
+		m[a+"expert_shared_count"] = uint32(1)
+		m[a+"expert_weights_norm"] = true
+		m[a+"expert_weights_scale"] = float32(2.5)
+		edit(m)
+		return m
+	}
+	c := mustConfig(t, meta(func(map[string]any) {}))
+	if c.expertLayers() != 23 || !c.ExpertLayer(1) || c.ExpertLayer(0) || c.ExpertLayer(5) || c.KVLayers() != 6 || c.convCount() != 23 ||
+		c.ExpertGating != GatingSigmoid || !c.ExpertSelBias || !c.ExpertNorm || c.ExpertScale != 2.5 || c.ExpertFFN != 1856 || c.SharedFFN != 3712 ||
+		c.SSMInner != 4096 || !c.ReLU2 || c.expertMats() != 2 {
+		t.Fatalf("config %+v", c)
+	}
+	set := func(k string, v any) func(m map[string]any) {
+		return func(m map[string]any) { m["nemotron_h_moe."+k] = v }
+	}
+	del := func(k string) func(m map[string]any) {
+		return func(m map[string]any) { delete(m, "nemotron_h_moe."+k) }
+	}
+	refuseHeaders(t, []headerCase{
+		{"no expert width", del("expert_feed_forward_length"), ErrBadModel, "expert_feed_forward_length missing"},
+		{"no shared width", del("expert_shared_feed_forward_length"), ErrBadModel, "expert_shared_feed_forward_length missing"},
+		{"no experts used", del("expert_used_count"), ErrBadModel, "expert_used_count missing"},
+		{"norm a number", set("expert_weights_norm", uint32(1)), ErrBadModel, "expert_weights_norm"},
+		{"latent experts", set("moe_latent_size", uint32(1024)), ErrUnsupportedArch, "moe_latent_size"},
+	}, meta)
 }

@@ -453,7 +453,7 @@ func HeapBytes(f *gguf.File) (int64, error) {
 	c := &p.m.Config
 	n := 4*int64(p.floats) + p.made
 	if c.Experts > 0 {
-		perExpert := int64(unsafe.Sizeof(Expert{})) + 3*int64(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{}))
+		perExpert := int64(unsafe.Sizeof(Expert{})) + int64(c.expertMats())*int64(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{}))
 		n += int64(c.expertLayers()) * int64(c.Experts) * perExpert
 	}
 	if c.AltUp > 0 {

@@ -19,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "gemma4", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "nemotron_h", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "gemma4", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "nemotron_h", "nemotron_h_moe", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -727,7 +727,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "gemma-embedding":
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
-	case "nemotron_h":
+	case "nemotron_h", "nemotron_h_moe":
 		var err error
 		if s, err = s.withNemotronHDefaults(); err != nil {
 			return s, err
@@ -799,7 +799,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, nemotron_h, smollm3, mistral3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, nemotron_h, nemotron_h_moe, smollm3, mistral3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -991,7 +991,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		s.addGemma3nKV(g)
 	case "gemma4":
 		s.addGemma4KV(g)
-	case "nemotron_h":
+	case "nemotron_h", "nemotron_h_moe":
 		s.addNemotronHKV(g)
 	}
 	if s.hybrid() {
@@ -1137,7 +1137,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	if s.Arch == "gemma4" {
 		return s.gemma4Tensors()
 	}
-	if s.Arch == "nemotron_h" {
+	if s.Arch == "nemotron_h" || s.Arch == "nemotron_h_moe" {
 		return s.nemotronHTensors()
 	}
 	outNorm := "output_norm.weight"

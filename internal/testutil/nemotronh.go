@@ -22,6 +22,19 @@ func TinyNemotronH() ModelSpec {
 	return s
 }
 
+// TinyNemotronHMoE is TinyNemotronH made Nemotron 3 Nano's way
+// (nemotron_h_moe), pattern "MEM*EM*": its feed-forward layers (E) 8
+// gate-less experts of width 64, 2 a token, chosen by their sigmoid plus
+// a selection bias, weighted by the sigmoid renormalised and scaled by
+// 2.5, beside a gate-less shared expert of 96.
+func TinyNemotronHMoE() ModelSpec {
+	s := TinyNemotronH()
+	s.Arch, s.Seed, s.Pattern = "nemotron_h_moe", 43, "MEM*EM*"
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.SharedFFN, s.RouterGain = 8, 2, 64, 96, 4
+	s.FFN = s.ExpertFFN
+	return s
+}
+
 // withNemotronHDefaults fills a nemotron_h spec's layers (Pattern's
 // length) and kernel (4) and checks its sizes.
 func (s ModelSpec) withNemotronHDefaults() (ModelSpec, error) {
@@ -29,8 +42,13 @@ func (s ModelSpec) withNemotronHDefaults() (ModelSpec, error) {
 	if s.ConvKernel == 0 {
 		s.ConvKernel = 4
 	}
-	if strings.Trim(s.Pattern, "M-*") != "" || !strings.Contains(s.Pattern, "*") {
-		return s, fmt.Errorf("testutil: nemotron_h's Pattern %q must be of M, - and *, with an attention layer (*)", s.Pattern)
+	if strings.Trim(s.Pattern, "M-E*") != "" || !strings.Contains(s.Pattern, "*") {
+		return s, fmt.Errorf("testutil: nemotron_h's Pattern %q must be of M, - (E) and *, with an attention layer (*)", s.Pattern)
+	}
+	if s.Arch == "nemotron_h_moe" {
+		if err := s.checkExperts(); err != nil || s.SharedFFN <= 0 {
+			return s, fmt.Errorf("testutil: nemotron_h_moe needs experts and a shared expert (%v, SharedFFN %d)", err, s.SharedFFN)
+		}
 	}
 	if s.SSMInner <= 0 || s.SSMState <= 0 || s.SSMHeads <= 0 || s.SSMGroups <= 0 || s.SSMInner%s.SSMHeads != 0 || s.SSMHeads%s.SSMGroups != 0 {
 		return s, fmt.Errorf("testutil: nemotron_h needs SSMInner, SSMState, SSMHeads dividing SSMInner and SSMGroups dividing SSMHeads (%d, %d, %d, %d)",
@@ -57,12 +75,31 @@ func (s ModelSpec) ssmInner() int {
 // addNemotronHKV writes a nemotron_h spec's own keys.
 func (s ModelSpec) addNemotronHKV(g *gguf.Writer) {
 	AddNemotronHKV(g, s.Arch, s.Pattern, s.HeadsKV, s.FFN, SSM{Conv: s.ConvKernel, Inner: s.SSMInner, State: s.SSMState, Heads: s.SSMHeads, Groups: s.SSMGroups})
+	if s.Arch == "nemotron_h_moe" {
+		AddNemotronHMoEKV(g, s.Arch, s.Experts, s.ExpertsUsed, s.ExpertFFN, s.SharedFFN, 2.5)
+	}
+}
+
+// AddNemotronHMoEKV writes a nemotron_h_moe's expert keys as llama.cpp's
+// converter writes Nemotron 3 Nano's: the counts and widths, one shared
+// expert, the weights renormalised (norm_topk_prob) and scaled by scale
+// (routed_scaling_factor), one expert group.
+func AddNemotronHMoEKV(g *gguf.Writer, arch string, experts, used, width, shared int, scale float32) {
+	a := arch + "."
+	g.AddKV(a+"expert_count", uint32(experts))
+	g.AddKV(a+"expert_used_count", uint32(used))
+	g.AddKV(a+"expert_feed_forward_length", uint32(width))
+	g.AddKV(a+"expert_shared_feed_forward_length", uint32(shared))
+	g.AddKV(a+"expert_shared_count", uint32(1))
+	g.AddKV(a+"expert_weights_norm", true)
+	g.AddKV(a+"expert_weights_scale", scale)
+	g.AddKV(a+"expert_group_count", uint32(1))
 }
 
 // AddNemotronHKV writes a nemotron_h's keys beside the common ones, as
 // llama.cpp's converter writes Nemotron-H's: head_count_kv and
 // feed_forward_length one value a layer of pattern (M Mamba-2: both 0;
-// - a feed-forward: ffn wide; * attention: headsKV heads), over the common
+// - or E a feed-forward: ffn wide; * attention: headsKV heads), over the common
 // keys' single values, and the ssm.* sizes m.
 func AddNemotronHKV(g *gguf.Writer, arch, pattern string, headsKV, ffn int, m SSM) {
 	kvs, ffns := make([]int32, len(pattern)), make([]int32, len(pattern))
@@ -70,7 +107,7 @@ func AddNemotronHKV(g *gguf.Writer, arch, pattern string, headsKV, ffn int, m SS
 		switch k {
 		case '*':
 			kvs[l] = int32(headsKV)
-		case '-':
+		case '-', 'E':
 			ffns[l] = int32(ffn)
 		}
 	}
@@ -100,6 +137,15 @@ func (s ModelSpec) nemotronHTensors() []tensorSpec {
 			ts = append(ts,
 				tensorSpec{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
 				tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)})
+		case 'E':
+			x, fe, sf := int64(s.Experts), int64(s.ExpertFFN), int64(s.SharedFFN)
+			ts = append(ts,
+				tensorSpec{p + "ffn_gate_inp.weight", quant.F32, []int64{e, x}, dist{0, s.RouterGain / math.Sqrt(float64(e))}},
+				tensorSpec{p + "exp_probs_b.bias", quant.F32, []int64{x}, dist{0, 0.5}},
+				tensorSpec{p + "ffn_up_exps.weight", w, []int64{e, fe, x}, proj(e)},
+				tensorSpec{p + "ffn_down_exps.weight", w, []int64{fe, e, x}, proj(fe)},
+				tensorSpec{p + "ffn_up_shexp.weight", w, []int64{e, sf}, proj(e)},
+				tensorSpec{p + "ffn_down_shexp.weight", w, []int64{sf, e}, proj(sf)})
 		default:
 			ts = append(ts,
 				tensorSpec{p + "attn_q.weight", w, []int64{e, q}, proj(e)},
