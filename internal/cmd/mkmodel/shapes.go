@@ -12,7 +12,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, nemotron_h, smollm3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -363,6 +363,20 @@ var shapes = []shape{
 		RopeBase: 10000, RMSEps: 1e-5,
 		Pattern: "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-",
 		SSM:     &testutil.SSM{Conv: 4, Inner: 10240, State: 128, Heads: 128, Groups: 8},
+	},
+	{
+		// NVIDIA-Nemotron-3-Nano-30B-A3B: 52 layers of one operator (23
+		// Mamba-2 of 64 heads of 64, 8 groups, state 128; 23 of 128
+		// gate-less ReLU² experts of 1856, 6 a token, sigmoid-routed with
+		// a selection bias, renormalised and scaled by 2.5, beside a shared
+		// expert of 3712; 6 attention, 32 heads of 128, 2 KV heads, no
+		// RoPE); untied output.
+		Name: "nemotron-3-nano-30b-a3b", Arch: "nemotron_h_moe", Vocab: 131072, Embd: 2688, Layers: 52,
+		Heads: 32, HeadsKV: 2, HeadDim: 128, FFN: 1856, Context: 262144,
+		RopeBase: 10000, RMSEps: 1e-5,
+		Pattern: "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
+		SSM:     &testutil.SSM{Conv: 4, Inner: 4096, State: 128, Heads: 64, Groups: 8},
+		Experts: 128, ExpertsUsed: 6, ExpertFFN: 1856, SharedFFN: 3712,
 	},
 	{
 		// OLMo 2 1B (0425): no pre-norms, Q/K norms across the heads,

@@ -80,7 +80,7 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	testutil.AddHparams(g, s.Arch, testutil.Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers + s.NextN, FFN: s.FFN,
 		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase, NormEps: s.NormEps})
 	if s.Pattern != "" {
-		testutil.AddNemotronHKV(g, s.Arch, s.Pattern[:s.Layers], s.HeadsKV, s.FFN, *s.SSM)
+		s.addNemotronHKV(g)
 	} else if s.Arch == "qwen35" {
 		testutil.AddQwen35KV(g, s.Arch, *s.SSM, s.recurrentFlags(), s.NextN, s.ropeDim())
 	} else if s.ConvLayers != nil {
