@@ -121,6 +121,8 @@ type Layer struct {
 // belong to it. Each slice is contiguous in the file, so an expert is three
 // byte ranges that can be mapped, advised or read on their own.
 type Expert struct {
+	// Gate is nil for an expert without one (nemotron_h_moe: ReLU2),
+	// whose gate range is empty.
 	Gate, Up *ops.Matrix // ExpertFFN × Embd
 	Down     *ops.Matrix // Embd × ExpertFFN
 	// Ranges are where Gate, Up and Down lie in the file.
