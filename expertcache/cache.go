@@ -175,6 +175,9 @@ func New(m *model.Model, path string, budget int64, opts ...Option) (*Cache, err
 	for il, xs := range l.Experts {
 		for e, x := range xs {
 			for k, r := range x {
+				if k == 0 && r == (model.Range{}) {
+					continue // a gate-less expert's gate (nemotron_h_moe)
+				}
 				if r.Off < 0 || r.Len <= 0 || r.Off > fsize || r.Len > fsize-r.Off {
 					file.Close()
 					return nil, fmt.Errorf("expertcache: block %d expert %d matrix %d: bytes [%d, %d) outside %s (%d bytes): %w",
@@ -190,7 +193,7 @@ func New(m *model.Model, path string, budget int64, opts ...Option) (*Cache, err
 		}
 		ex := &m.Blocks[il].Experts[0]
 		for k, w := range [3]*ops.Matrix{ex.Gate, ex.Up, ex.Down} {
-			if cs[cl].room[k] > 0 {
+			if w != nil && cs[cl].room[k] > 0 {
 				c.x8[il][k], _ = quant.X8(w.T.Type, w.Cols) // room > 0: it has one
 			}
 		}
@@ -335,6 +338,13 @@ func (c *Cache) load(s int32, il, e int, window bool) {
 	src := &c.m.Blocks[il].Experts[e]
 	off := int64(0)
 	for k, mat := range [3]*ops.Matrix{src.Gate, src.Up, src.Down} {
+		if mat == nil {
+			// A gate-less expert (nemotron_h_moe): its empty gate range
+			// reads nothing, and the slot's gate stays nil.
+			sl.mats[k] = ops.Matrix{}
+			off += cl.parts[k]
+			continue
+		}
 		r := src.Ranges[k]
 		_, _, skip := span(r)
 		b := off + lead(r, cl.room[k]) + int64(skip)
@@ -351,6 +361,9 @@ func (c *Cache) load(s int32, il, e int, window bool) {
 		off += cl.parts[k]
 	}
 	sl.ex = model.Expert{Gate: &sl.mats[0], Up: &sl.mats[1], Down: &sl.mats[2], Ranges: src.Ranges}
+	if src.Gate == nil {
+		sl.ex.Gate = nil
+	}
 	sl.state, sl.pending, sl.err = loading, 3, nil
 	for k := range int32(3) {
 		c.jobs <- s*3 + k // never blocks: room for every slot's reads

@@ -44,7 +44,9 @@ func LayoutOf(m *model.Model) Layout {
 			l.Experts[il][e] = xs[e].Ranges
 		}
 		for k, w := range [3]*ops.Matrix{xs[0].Gate, xs[0].Up, xs[0].Down} {
-			l.Repack[il][k] = repackRoom(w.T.Type, w.Rows, w.Cols, xs[0].Ranges[k].Len)
+			if w != nil { // a gate-less expert's gate
+				l.Repack[il][k] = repackRoom(w.T.Type, w.Rows, w.Cols, xs[0].Ranges[k].Len)
+			}
 		}
 	}
 	return l
@@ -63,11 +65,12 @@ func repackRoom(t quant.Type, rows, cols int, size int64) int64 {
 // FileLayout is the layout of the experts in a GGUF tensor table: block
 // il's experts are the equal slices of its blk.il.ffn_gate_exps,
 // ffn_up_exps and ffn_down_exps tensors, as the model loader splits them
-// — or, where the block has a fused ffn_gate_up_exps (qwen35moe, Gemma 4), each
-// expert's slice of it halved, its gate rows then its up rows. It does
-// not check what the loader checks (shapes, types); a block whose
-// tensors are not all present, or disagree on the expert count, has no
-// experts.
+// — or, where the block has a fused ffn_gate_up_exps (qwen35moe, Gemma 4),
+// each expert's slice of it halved, its gate rows then its up rows;
+// experts without a gate (nemotron_h_moe's) have an empty gate range. It
+// does not check what the loader checks (shapes, types); a block whose up
+// and down tensors are not both present, or whose tensors disagree on the
+// expert count, has no experts.
 func FileLayout(f *gguf.File, blocks int) Layout {
 	l := Layout{Experts: make([][][3]model.Range, blocks), Repack: make([][3]int64, blocks)}
 	for il := range blocks {
@@ -80,7 +83,10 @@ func FileLayout(f *gguf.File, blocks int) Layout {
 		ok := true
 		for k, part := range names {
 			ti, found := f.Tensor(fmt.Sprintf("blk.%d.ffn_%s_exps.weight", il, part))
-			if !found || len(ti.Dims) != 3 || ti.Dims[2] <= 0 || (k > 0 && ti.Dims[2] != ts[0].Dims[2]) {
+			if !found && k == 0 {
+				continue // a gate-less expert
+			}
+			if !found || len(ti.Dims) != 3 || ti.Dims[2] <= 0 || (k == 2 && ti.Dims[2] != ts[1].Dims[2]) || (k == 1 && ts[0] != nil && ti.Dims[2] != ts[0].Dims[2]) {
 				ok = false
 				break
 			}
@@ -89,10 +95,13 @@ func FileLayout(f *gguf.File, blocks int) Layout {
 		if !ok {
 			continue
 		}
-		n := ts[0].Dims[2]
+		n := ts[1].Dims[2]
 		l.Experts[il] = make([][3]model.Range, n)
 		for e := range n {
 			for k, ti := range ts {
+				if ti == nil {
+					continue
+				}
 				band := ti.Size / n / bands[k]
 				// The up band of a fused tensor follows the gate band.
 				off := ti.Offset + e*ti.Size/n + int64(k)*band*(bands[k]-1)
@@ -100,7 +109,7 @@ func FileLayout(f *gguf.File, blocks int) Layout {
 			}
 		}
 		for k, ti := range ts {
-			if ti.Dims[0] <= 1<<30 && ti.Dims[1] <= 1<<30 {
+			if ti != nil && ti.Dims[0] <= 1<<30 && ti.Dims[1] <= 1<<30 {
 				l.Repack[il][k] = repackRoom(ti.Type, int(ti.Dims[1]/bands[k]), int(ti.Dims[0]), ti.Size/n/bands[k])
 			}
 		}

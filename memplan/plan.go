@@ -340,12 +340,11 @@ func (s *Shape) residency(r Request, limit int64, ctx int, kvt kv.Type) Residenc
 // residency's Streamed), and the rest stay resident. It returns the
 // residency and whether the configuration fits its pool.
 func (s *Shape) components(r Request, limit int64, ctx int, kvt kv.Type, w WeightsMode) ([]Component, Residency, bool) {
-	c := &s.Config
 	kvc := s.kvConfig(r, kvt, ctx)
 	res := s.residency(r, limit, ctx, kvt)
 	cs := perSession(kvGrowthComponents([]Component{
 		{WeightsComponent, s.ResidentWeights(), "mapped file pages (page cache)"},
-		{KVComponent, kv.Bytes(kvc), fmt.Sprintf("%d cells × %d layers, %v", ctx, c.Layers, kvt)},
+		{KVComponent, kv.Bytes(kvc), fmt.Sprintf("%d cells × %d layers, %v", ctx, kvc.Layers, kvt)},
 	}, kvc, r.KVPreallocate), r.Sessions)
 	cs = append(cs, s.others(r, ctx)...)
 	if w != WeightsStreaming {

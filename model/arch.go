@@ -75,7 +75,8 @@ type Arch struct {
 	// gated short convolutions instead of attention (lfm2; Config.ConvLayers).
 	ShortConv bool
 	// Mamba2: a hybrid whose layers with attention.head_count_kv 0 are
-	// Mamba-2 selective state-space layers (granitehybrid; Config.SSM*).
+	// Mamba-2 selective state-space layers (granitehybrid, nemotron_h;
+	// Config.SSM*).
 	Mamba2 bool
 	// OptionalExperts: the feed-forwards are experts when expert_count is
 	// above 0 and dense otherwise (granitehybrid, whose dense files carry
@@ -95,7 +96,7 @@ type Arch struct {
 	FusedGateUpExps bool
 	// PerLayerSizes: attention.head_count_kv and feed_forward_length may
 	// hold values that differ between layers; the common keys then read
-	// the largest and the hook the arrays (gemma4).
+	// the largest and the hook the arrays (gemma4, nemotron_h).
 	PerLayerSizes bool
 
 	// hparams reads the keys only this architecture has, after the common
@@ -164,6 +165,8 @@ var registry = []*Arch{
 	{Name: "qwen35", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", hparams: qwen35Hparams},
 	{Name: "qwen35moe", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen35moeHparams},
 	{Name: "qwen3next", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen3nextHparams},
+	{Name: "nemotron_h", Mamba2: true, PerLayerSizes: true, hparams: nemotronHHparams},
+	{Name: "nemotron_h_moe", Mamba2: true, PerLayerSizes: true, FFN: FFNExperts, ExpertSelBias: true, hparams: nemotronHMoEHparams},
 }
 
 // Supported lists the architectures this package can run.
@@ -474,15 +477,40 @@ func expertArchs() []string {
 // low enough that the products sized from it cannot overflow.
 const maxSSMLayerFloats = 1 << 28
 
+// mamba2Sizes reads a Mamba-2 layer's sizes, all required: ssm.conv_kernel
+// (at least 2), ssm.inner_size (with expand2, 2 × embedding_length, the
+// only expansion llama.cpp's granite-hybrid graph runs),
+// ssm.state_size, ssm.time_step_rank (the heads, which must divide the
+// inner size) and ssm.group_count (which must divide the heads).
+func (m *meta) mamba2Sizes(c *Config, expand2 bool) {
+	c.SSMConv = m.num("ssm.conv_kernel", maxConvKernel, -1, false)
+	c.SSMInner = m.num("ssm.inner_size", maxCount, -1, false)
+	c.SSMState = m.num("ssm.state_size", maxCount, -1, false)
+	c.SSMHeads = m.num("ssm.time_step_rank", maxCount, -1, false)
+	c.SSMGroups = m.num("ssm.group_count", maxCount, -1, false)
+	if m.err != nil {
+		return
+	}
+	switch k := m.key; {
+	case c.SSMConv < 2:
+		m.fail("%s = %d, want at least 2", k("ssm.conv_kernel"), c.SSMConv)
+	case expand2 && c.SSMInner != 2*c.Embd:
+		m.fail("%s = %d, want 2 × %s = %d (llama.cpp runs an expansion of 2 only)", k("ssm.inner_size"), c.SSMInner, k("embedding_length"), 2*c.Embd)
+	case c.SSMInner%c.SSMHeads != 0:
+		m.fail("%s = %d (the heads) does not divide %s = %d", k("ssm.time_step_rank"), c.SSMHeads, k("ssm.inner_size"), c.SSMInner)
+	case c.SSMHeads%c.SSMGroups != 0:
+		m.fail("%s = %d does not divide %s = %d (the heads)", k("ssm.group_count"), c.SSMGroups, k("ssm.time_step_rank"), c.SSMHeads)
+	case int64(c.SSMInner)*int64(c.SSMState) > maxSSMLayerFloats:
+		m.fail("%s = %d × %s = %d is a state of more than %d floats a layer", k("ssm.inner_size"), c.SSMInner, k("ssm.state_size"), c.SSMState, maxSSMLayerFloats)
+	}
+}
+
 // graniteHybridHparams: Granite 4.0-H as llama.cpp's granite-hybrid graph
 // runs it. Granite's multipliers are optional here (absent or 0: not
 // applied, as llama.cpp reads them); rope.scaling.finetuned false (as the
 // converter writes for Granite 4.0-H) leaves the attention layers
-// unrotated. The Mamba-2 layers' sizes are all required: ssm.conv_kernel
-// (at least 2), ssm.inner_size (2 × embedding_length, the only expansion
-// llama.cpp runs), ssm.state_size, ssm.time_step_rank (the heads, which
-// must divide the inner size) and ssm.group_count (which must divide the
-// heads). With expert_count above 0 the feed-forwards are experts of
+// unrotated. The Mamba-2 layers' sizes are mamba2Sizes', the inner size
+// 2 × embedding_length. With expert_count above 0 the feed-forwards are experts of
 // width feed_forward_length (not expert_feed_forward_length: llama.cpp
 // sizes them by n_ff), expert_used_count a token, softmax-routed and
 // renormalised, plus the shared expert of expert_shared_feed_forward_length
@@ -498,26 +526,7 @@ func graniteHybridHparams(c *Config, m *meta) {
 	if !m.flag("rope.scaling.finetuned", true) {
 		c.NoRopeEvery = 1
 	}
-	c.SSMConv = m.num("ssm.conv_kernel", maxConvKernel, -1, false)
-	c.SSMInner = m.num("ssm.inner_size", maxCount, -1, false)
-	c.SSMState = m.num("ssm.state_size", maxCount, -1, false)
-	c.SSMHeads = m.num("ssm.time_step_rank", maxCount, -1, false)
-	c.SSMGroups = m.num("ssm.group_count", maxCount, -1, false)
-	if m.err != nil {
-		return
-	}
-	switch k := m.key; {
-	case c.SSMConv < 2:
-		m.fail("%s = %d, want at least 2", k("ssm.conv_kernel"), c.SSMConv)
-	case c.SSMInner != 2*c.Embd:
-		m.fail("%s = %d, want 2 × %s = %d (llama.cpp runs an expansion of 2 only)", k("ssm.inner_size"), c.SSMInner, k("embedding_length"), 2*c.Embd)
-	case c.SSMInner%c.SSMHeads != 0:
-		m.fail("%s = %d (the heads) does not divide %s = %d", k("ssm.time_step_rank"), c.SSMHeads, k("ssm.inner_size"), c.SSMInner)
-	case c.SSMHeads%c.SSMGroups != 0:
-		m.fail("%s = %d does not divide %s = %d (the heads)", k("ssm.group_count"), c.SSMGroups, k("ssm.time_step_rank"), c.SSMHeads)
-	case int64(c.SSMInner)*int64(c.SSMState) > maxSSMLayerFloats:
-		m.fail("%s = %d × %s = %d is a state of more than %d floats a layer", k("ssm.inner_size"), c.SSMInner, k("ssm.state_size"), c.SSMState, maxSSMLayerFloats)
-	}
+	m.mamba2Sizes(c, true)
 	k := "expert_count"
 	raw, present := m.f.Get(m.key(k))
 	n, ok := m.f.Uint(m.key(k))

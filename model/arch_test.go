@@ -29,7 +29,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGemma3n(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyQwen35(), testutil.TinyQwen35MoE(), testutil.TinyQwen3Next(), testutil.TinyQwen3NextSSMIn(),
 		testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(),
 		testutil.TinyBert(), testutil.TinyNomicBert(),
-		testutil.TinyGemma4(),
+		testutil.TinyGemma4(), testutil.TinyNemotronH(), testutil.TinyNemotronHMoE(),
 	}
 }
 
@@ -309,6 +309,9 @@ func TestDecodeDispatches(t *testing.T) {
 			}
 		}
 		dense, experts := attn+2, 0 // gate/up, down
+		if c.SingleOp {
+			dense = 2 // nemotron_h: one operator's two products
+		}
 		if c.Experts > 0 {
 			// The router; the token's experts' gate/up pairs (with the
 			// activation, unless biases come before it) eight a product,
@@ -316,6 +319,12 @@ func TestDecodeDispatches(t *testing.T) {
 			experts = attn + 1 + (c.ExpertsUsed+ops.MaxParts/2-1)/(ops.MaxParts/2) + (c.ExpertsUsed+ops.MaxParts-1)/ops.MaxParts
 			if c.SharedFFN > 0 {
 				experts += 2 // the shared expert's gate/up and down
+			}
+			if c.SingleOp {
+				// nemotron_h_moe: the router, the gate-less experts' ups and
+				// their downs as many a dispatch as one takes, the shared
+				// expert's up and down; no attention.
+				experts = 1 + 2*((c.ExpertsUsed+ops.MaxParts-1)/ops.MaxParts) + 2
 			}
 		}
 		if c.AltUp > 0 {
@@ -362,10 +371,18 @@ func TestHeapBytes(t *testing.T) {
 				}
 			}
 			want := int64(4 * n)
-			// One Expert, and a Matrix and a Tensor for each of its three
+			// One Expert, and a Matrix and a Tensor for each of its
 			// matrices, for every expert loaded.
-			headers := unsafe.Sizeof(Expert{}) + 3*(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{}))
 			for _, L := range m.Blocks {
+				mats := 0 // a gate-less expert (nemotron_h_moe) has two
+				for _, x := range L.Experts[:min(1, len(L.Experts))] {
+					for _, w := range []*ops.Matrix{x.Gate, x.Up, x.Down} {
+						if w != nil {
+							mats++
+						}
+					}
+				}
+				headers := unsafe.Sizeof(Expert{}) + uintptr(mats)*(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{}))
 				want += int64(len(L.Experts)) * int64(headers)
 				if L.WkBMade != nil {
 					want += int64(len(L.WkBMade.T.Data)) // an older deepseek2 file's attn_k_b
@@ -867,7 +884,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 seed_oss exaone4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert qwen35 qwen35moe qwen3next]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 seed_oss exaone4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

@@ -185,6 +185,8 @@ type Config struct {
 	// HeadDimV and HeadsKV are then the largest, the KV cache's geometry:
 	// a layer's heads are stored padded with zeros and replicated to it
 	// (gemma4_forward.go). HeadDimSWA is 0 in every other architecture.
+	// nemotron_h's LayerFFN is each layer's feed-forward width, 0 for its
+	// Mamba-2 and attention layers (FFNLayer).
 	HeadDimSWA, RopeDimSWA, HeadDimFull int
 	LayerKVHeads, LayerFFN              []int
 	// A Mamba-2 layer's sizes (granitehybrid; 0 in other models): the
@@ -208,6 +210,15 @@ type Config struct {
 	// a layer's ssm_ba, and its ssm_in when it has one, hold their
 	// outputs grouped by key head (deltaUngroup).
 	DeltaBlocks bool
+	// SingleOp: each block is one operator between its norm
+	// (attn_norm) and its residual sum, no feed-forward after it
+	// (nemotron_h): a Mamba-2 layer (ConvLayers), a feed-forward alone
+	// (FFNLayer: LayerFFN above 0), or else attention alone.
+	SingleOp bool
+	// ReLU2: the feed-forward (and each expert) has no gate:
+	// down(ReLU(up·x)²), with ffn_up's and ffn_down's biases when the file
+	// has them (nemotron_h).
+	ReLU2 bool
 	// SharedFFN is the width of the shared expert every token of an expert
 	// layer also runs (expert_shared_feed_forward_length: granitemoe,
 	// granitehybrid; deepseek2's expert_shared_count experts of
@@ -302,8 +313,23 @@ const (
 )
 
 // ExpertLayer reports whether layer il's feed-forward is a mixture of
-// experts: in an expert model, every layer after the DenseLead dense ones.
-func (c *Config) ExpertLayer(il int) bool { return c.Experts > 0 && il >= c.DenseLead }
+// experts: in an expert model, every layer after the DenseLead dense ones
+// (with SingleOp, every feed-forward layer).
+func (c *Config) ExpertLayer(il int) bool {
+	if c.SingleOp {
+		return c.Experts > 0 && c.FFNLayer(il) // nemotron_h_moe: its feed-forwards
+	}
+	return c.Experts > 0 && il >= c.DenseLead
+}
+
+// expertMats is how many matrices an expert has: gate, up and down, or
+// up and down without a gate (ReLU2).
+func (c *Config) expertMats() int {
+	if c.ReLU2 {
+		return 2
+	}
+	return 3
+}
 
 // denseLayers reports whether some layer has a dense feed-forward (Gemma
 // 4's expert layers each have one beside their experts).
@@ -311,29 +337,53 @@ func (c *Config) denseLayers() bool { return c.Experts == 0 || c.DenseLead > 0 |
 
 // expertLayers is the number of layers with experts.
 func (c *Config) expertLayers() int {
-	if c.Experts == 0 {
-		return 0
+	n := 0
+	for il := range c.Layers {
+		if c.ExpertLayer(il) {
+			n++
+		}
 	}
-	return max(c.Layers-c.DenseLead, 0)
+	return n
 }
 
 // ConvLayer reports whether layer il is a short-convolution layer.
 func (c *Config) ConvLayer(il int) bool { return il < len(c.ConvLayers) && c.ConvLayers[il] }
 
+// FFNLayer reports whether layer il is a feed-forward alone (SingleOp:
+// its feed_forward_length is above 0).
+func (c *Config) FFNLayer(il int) bool { return c.SingleOp && c.layerFFN(il) > 0 }
+
+// noKV reports whether layer il keeps no keys and values of its own
+// kind: a recurrent layer, or a feed-forward alone.
+func (c *Config) noKV(il int) bool { return c.ConvLayer(il) || c.FFNLayer(il) }
+
 // KVLayer is layer il's index in the KV cache, which holds the attention
 // layers that keep keys and values only: il itself unless some layers are
-// convolutions, or the index of the layer whose cache il shares.
+// convolutions (or feed-forwards alone), or the index of the layer whose
+// cache il shares.
 func (c *Config) KVLayer(il int) int {
 	if !c.OwnsKV(il) {
 		il = c.KVSource(il)
 	}
+	n := 0
+	for i := range il {
+		if c.noKV(i) {
+			n++
+		}
+	}
+	return il - n
+}
+
+// recurrentIndex is recurrent layer il's index among the recurrent
+// layers: where its state lies in the recurrent state.
+func (c *Config) recurrentIndex(il int) int {
 	n := 0
 	for i := range min(il, len(c.ConvLayers)) {
 		if c.ConvLayers[i] {
 			n++
 		}
 	}
-	return il - n
+	return n
 }
 
 // KVLayers is how many layers the KV cache holds: those that attend.
@@ -341,7 +391,13 @@ func (c *Config) KVLayers() int {
 	if c.KVFrom > 0 {
 		return c.KVFrom
 	}
-	return c.Layers - c.convCount()
+	n := 0
+	for il := range c.Layers {
+		if !c.noKV(il) {
+			n++
+		}
+	}
+	return n
 }
 
 // OwnsKV reports whether layer il stores its own keys and values.
@@ -361,7 +417,7 @@ func (c *Config) KVSource(il int) int {
 // modelLayer is the layer whose KV cache index is kl (KVLayer's inverse).
 func (c *Config) modelLayer(kl int) int {
 	for il := range c.Layers {
-		if !c.ConvLayer(il) {
+		if !c.noKV(il) {
 			if kl == 0 {
 				return il
 			}

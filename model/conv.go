@@ -100,7 +100,7 @@ func (s *State) shortConv(il int, L *Layer, a acts, p *pass) error {
 		return err
 	}
 	s.e.Phase(phConv)
-	src, dst := s.conv.layer(il-c.KVLayer(il), (c.ConvKernel-1)*E)
+	src, dst := s.conv.layer(c.recurrentIndex(il), (c.ConvKernel-1)*E)
 	s.ct = convTask{s: s, n: a.n, bcx: p.qkv, y: p.att, src: src, dst: dst, w: L.ConvW}
 	if a.n >= convParallelMin {
 		s.e.For(E, 64, &s.ct)

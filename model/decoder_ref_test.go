@@ -34,8 +34,10 @@ type refDecoder struct {
 	gemma4MoE gemma4MoEPerturb // gemma4_moe_ref_test.go
 	// Perturbations of granitehybrid's Mamba-2 layers (convNoState drops
 	// their conv state too): no D skip, no SiLU(z) gate, the time step
-	// without softplus, B and C swapped.
-	ssmNoD, ssmNoGate, ssmRawDt, ssmSwapBC bool
+	// without softplus, B and C swapped, the gated norm over all channels
+	// at once instead of per group.
+	ssmNoD, ssmNoGate, ssmRawDt, ssmSwapBC, ssmOneGroup bool
+	nemotronH                                           nemotronHPerturb // nemotronh_ref_test.go
 	// Perturbations of deepseek2: the rotated part of the scores left
 	// out, the shared experts left out.
 	mlaNoRope, noShared bool
@@ -309,6 +311,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	}
 	if c.HeadDimSWA > 0 {
 		return r.gemma4Hidden(tokens)
+	}
+	if c.SingleOp {
+		return r.nemotronHHidden(tokens)
 	}
 	E, n, hd, group := c.Embd, len(tokens), c.HeadDimK, c.Heads/c.HeadsKV
 	emb := r.tensor("token_embd.weight")
@@ -586,9 +591,14 @@ func (r *refDecoder) experts(p func(string) []float64, y []float64) []float64 {
 	}
 	out := make([]float64, E)
 	for s, e := range ids {
-		g := linear(slice(gate, e, F*E), slice(bg, e, F), y)
 		u := linear(slice(up, e, F*E), slice(bu, e, F), y)
-		f := r.ffn(g, u, slice(down, e, E*F), slice(bd, e, E))
+		var f []float64
+		if gate == nil { // nemotron_h_moe: down(ReLU(up·y)²)
+			f = linear(slice(down, e, E*F), slice(bd, e, E), r.relu2(u))
+		} else {
+			g := linear(slice(gate, e, F*E), slice(bg, e, F), y)
+			f = r.ffn(g, u, slice(down, e, E*F), slice(bd, e, E))
+		}
 		for i := range out {
 			out[i] += w[s] * f[i]
 		}
@@ -888,6 +898,16 @@ func perturbedRef(t *testing.T, m *Model, f *gguf.File, data []byte, toks []int3
 	}
 }
 
+// checkedRef is perturbedRef's reference for m and toks and its
+// unperturbed logits, which checkBatches has compared m's with.
+func checkedRef(t *testing.T, m *Model, pool *ops.Pool, f *gguf.File, data []byte, toks []int32) (func(r refDecoder) [][]float64, [][]float64) {
+	t.Helper()
+	ref := perturbedRef(t, m, f, data, toks)
+	want := ref(refDecoder{})
+	checkBatches(t, m, pool, toks, want, "")
+	return ref, want
+}
+
 // checkBatches compares the logits of toks run through m in one pass, in
 // chunks of 4 and token by token with want, within 1e-3; what prefixes
 // the messages.
@@ -958,9 +978,7 @@ func TestDeepSeek2MatchesReference(t *testing.T) {
 				t.Fatalf("config: %+v", m.Config)
 			}
 			toks := prompt(8)
-			ref := perturbedRef(t, m, f, data, toks)
-			want := ref(refDecoder{})
-			checkBatches(t, m, pool, toks, want, "")
+			ref, want := checkedRef(t, m, pool, f, data, toks)
 			mustMove(t, "no rotated part", ref(refDecoder{mlaNoRope: true}), want, 1e-2)
 			mustMove(t, "no shared experts", ref(refDecoder{noShared: true}), want, 1e-2)
 			for name, perturb := range map[string]func(c *Config){

@@ -149,7 +149,7 @@ func (s *State) deltaNet(il int, L *Layer, a acts, p *pass) error {
 	}
 	s.e.Phase(phConv)
 	convRows := (c.SSMConv - 1) * cw
-	src, dst := s.conv.layer(il-c.KVLayer(il), recurrentFloats(c))
+	src, dst := s.conv.layer(c.recurrentIndex(il), recurrentFloats(c))
 	s.convolve(ssmConvTask{s: s, n: a.n, rows: p.qkv, stride: w, src: src[:convRows], dst: dst[:convRows], w: L.ConvW, width: cw})
 	s.e.Phase(phScan)
 	for t := range a.n {

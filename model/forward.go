@@ -642,6 +642,17 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 		// it: Truncate restores a checkpoint.
 		s.conv.begin()
 	}
+	if c.SingleOp {
+		s.xs = m.ExpertSource
+		defer func() { s.xs = nil }()
+		if err := s.forLayers(func(il int, L *Layer) error { return s.singleOpLayer(il, L, &p) }); err != nil {
+			return nil, nil, err
+		}
+		if s.conv.on() {
+			s.conv.end(pos0 + n)
+		}
+		return p.x, p.xn, nil
+	}
 	x, xn = p.x, p.xn
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	stride := qDim + kDim + vDim // one token's q, k and v, side by side
@@ -884,7 +895,13 @@ func addRows(x, bias []float32, n int) {
 // rows, the expert scratch's y its output.
 func (s *State) sharedExpert(L *Layer, a acts, gu, out []float32) error {
 	F := s.m.SharedFFN
-	if err := s.gated(a, projection{w: L.ShGate}, projection{w: L.ShUp, off: F}, F, gu, false); err != nil {
+	if L.ShGate == nil {
+		// nemotron_h_moe's: no gate, down(ReLU(up·a)²).
+		if err := s.mul(L.ShUp, a, gu, F); err != nil {
+			return err
+		}
+		reluSqr(gu[:a.n*F])
+	} else if err := s.gated(a, projection{w: L.ShGate}, projection{w: L.ShUp, off: F}, F, gu, false); err != nil {
 		return err
 	}
 	s.e.Phase(phDown)
@@ -922,13 +939,17 @@ func (s *State) gated(a acts, gate, up projection, F int, gu []float32, sparse b
 // then added to the residual stream x. gu holds n rows of gate then up
 // (2×FFN floats each); gate, up and the activation take one dispatch, the
 // down projection and the residual add another. A block without a gate
-// (FFNSequential, bert) computes down(GELU(up·a + b_up)) + b_down. With
+// (FFNSequential, bert) computes down(GELU(up·a + b_up)) + b_down, or
+// with ReLU2 (nemotron_h) down(ReLU(up·a + b_up)²) + b_down. With
 // sparse (Gemma 3n's first layers) the gate is cut first (sparsify).
 func (s *State) ffn(L *Layer, a acts, gu, out, x []float32, sparse bool) error {
 	c := &s.m.Config
 	F, n := c.FFN, a.n
-	if L.Gate != nil {
+	switch {
+	case L.Gate != nil:
 		F = L.Gate.Rows // Gemma 4's widths differ between layers
+	case L.Up != nil:
+		F = L.Up.Rows // and nemotron_h's
 	}
 	s.e.Phase(phGateUp)
 	if L.Gate == nil && L.GateUp == nil {
@@ -938,7 +959,11 @@ func (s *State) ffn(L *Layer, a acts, gu, out, x []float32, sparse bool) error {
 			return err
 		}
 		addRows(gu, L.BUp, n)
-		ops.GELU(gu[:n*F])
+		if c.ReLU2 {
+			reluSqr(gu[:n*F])
+		} else {
+			ops.GELU(gu[:n*F])
+		}
 	} else {
 		gate, up := L.gateUpInputs(c)
 		if err := s.gated(a, gate, up, F, gu, sparse); err != nil {

@@ -188,7 +188,7 @@ func (s *State) mamba2(il int, L *Layer, a acts, p *pass) error {
 	}
 	s.e.Phase(phConv)
 	convRows := (c.SSMConv - 1) * c.ssmConvWidth()
-	src, dst := s.conv.layer(il-c.KVLayer(il), recurrentFloats(c))
+	src, dst := s.conv.layer(c.recurrentIndex(il), recurrentFloats(c))
 	s.convolve(ssmConvTask{s: s, n: a.n, rows: p.qkv, stride: w, src: src[:convRows], dst: dst[:convRows], w: L.ConvW, b: L.ConvB,
 		off: c.SSMInner, width: c.ssmConvWidth()})
 	s.e.Phase(phScan)

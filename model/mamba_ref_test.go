@@ -70,6 +70,9 @@ func (r *refDecoder) mamba2(p func(string) []float64, x [][]float64, eps float64
 			}
 		}
 		gs := I / G
+		if r.ssmOneGroup {
+			G, gs = 1, I
+		}
 		for g := range G {
 			copy(y[g*gs:(g+1)*gs], rmsNorm64(y[g*gs:(g+1)*gs], norm[g*gs:(g+1)*gs], eps))
 		}

@@ -14,11 +14,7 @@ func graniteHybridMeta(edit func(m map[string]any)) map[string]any {
 	m := base("granitehybrid")
 	m[a+"block_count"] = uint32(4)
 	m[a+"attention.head_count_kv"] = []int32{0, 0, 2, 0}
-	m[a+"ssm.conv_kernel"] = uint32(4)
-	m[a+"ssm.inner_size"] = uint32(512)
-	m[a+"ssm.state_size"] = uint32(64)
-	m[a+"ssm.time_step_rank"] = uint32(8)
-	m[a+"ssm.group_count"] = uint32(2)
+	ssmMeta(m, a, 4, 512, 64, 8, 2)
 	m[a+"rope.scaling.finetuned"] = false
 	m[a+"expert_count"] = uint32(0)
 	m[a+"embedding_scale"] = float32(12)
@@ -27,6 +23,15 @@ func graniteHybridMeta(edit func(m map[string]any)) map[string]any {
 	m[a+"logit_scale"] = float32(8)
 	edit(m)
 	return m
+}
+
+// ssmMeta sets a Mamba-2 header's ssm.* sizes under key prefix a.
+func ssmMeta(m map[string]any, a string, conv, inner, state, heads, groups uint32) {
+	m[a+"ssm.conv_kernel"] = conv
+	m[a+"ssm.inner_size"] = inner
+	m[a+"ssm.state_size"] = state
+	m[a+"ssm.time_step_rank"] = heads
+	m[a+"ssm.group_count"] = groups
 }
 
 // A granitehybrid header: the per-layer head_count_kv marks the Mamba-2

@@ -328,7 +328,15 @@ func (s *State) experts(il int, L *Layer, a, ra acts, out []float32) error {
 			}
 			return ms.gather[:m*rb], nil
 		}
-		if ex.Gate.VecType == ex.Up.VecType && L.BGateExps == nil {
+		if ex.Gate == nil {
+			// nemotron_h_moe's gate-less experts: ReLU(up·a)².
+			xq, err := input(ex.Up)
+			if err != nil {
+				return err
+			}
+			s.e.MatMul(ex.Up, xq, m, ms.g, F)
+			reluSqr(ms.g[:m*F])
+		} else if ex.Gate.VecType == ex.Up.VecType && L.BGateExps == nil {
 			xq, err := input(ex.Gate)
 			if err != nil {
 				return err
@@ -415,7 +423,7 @@ func allHeld(xs ExpertSource, il int) bool {
 func (s *State) expertsOne(il int, L *Layer, a acts, xs ExpertSource, used []int32) error {
 	c := &s.m.Config
 	ms := &s.moe
-	F, E := c.ExpertFFN, c.Embd
+	F := c.ExpertFFN
 	ids := ms.ids[:c.ExpertsUsed]
 	held := ms.held[:len(ids)]
 	for slot, e := range ids {
@@ -427,6 +435,23 @@ func (s *State) expertsOne(il int, L *Layer, a acts, xs ExpertSource, used []int
 		for _, e := range used {
 			held[slices.Index(ids, e)] = xs.Expert(il, int(e))
 		}
+	}
+	if held[0].Gate == nil {
+		// Gate-less experts (nemotron_h_moe): their up products into g, as
+		// many a dispatch as ops.MaxParts allows, then ReLU².
+		for s0 := 0; s0 < len(ids); s0 += ops.MaxParts {
+			parts := ms.parts[:0]
+			for slot := s0; slot < min(len(ids), s0+ops.MaxParts); slot++ {
+				xu, err := s.quantized(a, held[slot].Up.VecType)
+				if err != nil {
+					return err
+				}
+				parts = append(parts, ops.Part{M: held[slot].Up, X: xu, Out: ms.g[slot*F : (slot+1)*F], Stride: F})
+			}
+			s.e.MatMulParts(parts, 1)
+		}
+		reluSqr(ms.g[:len(ids)*F])
+		return s.expertsDown(L, held, ids)
 	}
 	const pairs = ops.MaxParts / 2
 	for s0 := 0; s0 < len(ids); s0 += pairs {
@@ -459,6 +484,16 @@ func (s *State) expertsOne(il int, L *Layer, a acts, xs ExpertSource, used []int
 			s.act(g, u)
 		}
 	}
+	return s.expertsDown(L, held, ids)
+}
+
+// expertsDown is expertsOne's down projections: the activated rows of
+// the experts held (in g, slot by slot) through their down matrices, as
+// many a dispatch as ops.MaxParts allows, each into its slot's row of ys,
+// then their biases.
+func (s *State) expertsDown(L *Layer, held []*Expert, ids []int32) error {
+	ms := &s.moe
+	F, E := s.m.ExpertFFN, s.m.Embd
 	// Every expert's down matrix is a slice of one tensor: one type, so
 	// the activation rows are quantized together.
 	down := held[0].Down

@@ -34,12 +34,8 @@ type qwen35Perturb struct {
 // the SwiGLU of the stream normalised by post_attention_norm.
 func (r *refDecoder) qwen35Hidden(tokens []int32) [][]float64 {
 	c := r.c
-	E, n := c.Embd, len(tokens)
-	emb := r.tensor("token_embd.weight")
-	x := make([][]float64, n)
-	for t, tok := range tokens {
-		x[t] = append([]float64(nil), emb[int(tok)*E:(int(tok)+1)*E]...)
-	}
+	n := len(tokens)
+	x := r.embeddings(tokens)
 	eps := float64(c.RMSEps)
 	for il := range c.Layers {
 		p := func(s string) []float64 { return r.tensor(fmt.Sprintf("blk.%d.%s", il, s)) }
@@ -67,10 +63,7 @@ func (r *refDecoder) qwen35Hidden(tokens []int32) [][]float64 {
 			x[t] = f
 		}
 	}
-	for t := range n {
-		x[t] = rmsNorm64(x[t], r.tensor("output_norm.weight"), eps)
-	}
-	return x
+	return r.outNorm(x)
 }
 
 // qwen35MoE is a qwen35moe block's feed-forward of y, written from

@@ -144,6 +144,9 @@ func viewLayer(f *gguf.File, src *Layer, buf []byte) (Layer, error) {
 		for e := range src.Experts {
 			x := src.Experts[e]
 			for k, p := range []**ops.Matrix{&x.Gate, &x.Up, &x.Down} {
+				if *p == nil {
+					continue // a gate-less expert's gate
+				}
 				mat, err := viewMatrix(*p, x.Ranges[k], src.Start, buf)
 				if err != nil {
 					return L, err

@@ -284,10 +284,11 @@ func TestStreamSourceAllocatesNothing(t *testing.T) {
 // attention layer read from slots (their mapped bytes wrecked), the greedy
 // logits are the resident ones; granitehybrid's Mamba-2 layers too, with
 // their experts and shared expert, and Gemma 3n's blocks, LAuReL, AltUp
-// and per-layer matrices and all, and Gemma 4's.
+// and per-layer matrices and all, and Gemma 4's, and Nemotron-H's blocks
+// of one operator.
 func TestStreamSourceLFM2(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybridMoE(), testutil.TinyGemma3n(),
-		testutil.TinyGemma4(), testutil.TinyQwen35MoE(), testutil.TinyQwen35MoEFused(), testutil.TinyQwen3NextSSMIn()} {
+		testutil.TinyGemma4(), testutil.TinyQwen35MoE(), testutil.TinyQwen35MoEFused(), testutil.TinyQwen3NextSSMIn(), testutil.TinyNemotronH()} {
 		t.Run(spec.Variant(), func(t *testing.T) { streamHybrid(t, spec) })
 	}
 }

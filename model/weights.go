@@ -134,6 +134,8 @@ type Layer struct {
 // belong to it. Each slice is contiguous in the file, so an expert is three
 // byte ranges that can be mapped, advised or read on their own.
 type Expert struct {
+	// Gate is nil for an expert without one (nemotron_h_moe: ReLU2),
+	// whose gate range is empty.
 	Gate, Up *ops.Matrix // ExpertFFN × Embd
 	Down     *ops.Matrix // Embd × ExpertFFN
 	// Ranges are where Gate, Up and Down lie in the file.
@@ -468,7 +470,7 @@ func HeapBytes(f *gguf.File) (int64, error) {
 	c := &p.m.Config
 	n := 4*int64(p.floats) + p.made
 	if c.Experts > 0 {
-		perExpert := int64(unsafe.Sizeof(Expert{})) + 3*int64(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{}))
+		perExpert := int64(unsafe.Sizeof(Expert{})) + int64(c.expertMats())*int64(unsafe.Sizeof(ops.Matrix{})+unsafe.Sizeof(tensor.Tensor{}))
 		n += int64(c.expertLayers()) * int64(c.Experts) * perExpert
 	}
 	if c.AltUp > 0 {
@@ -587,6 +589,8 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		L := &m.Blocks[i]
 		var bts []blockTensor
 		switch {
+		case cfg.SingleOp:
+			bts = singleOpTensors(&cfg, i, func(name string) bool { return l.has(p + name) })
 		case cfg.ConvLayer(i) && cfg.DeltaNet:
 			bts = deltaNetTensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
 		case cfg.ConvLayer(i) && cfg.mamba():
@@ -903,6 +907,14 @@ func convTensors(a *Arch, c *Config, il int) []blockTensor {
 // suffix), the gated norm ([SSMInner/groups, groups]) and ssm_out; then
 // the feed-forward (dense, or layer il's experts).
 func mambaTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
+	return append(append(ssmTensors(c, has),
+		vecTensor("ffn_norm.weight", c.Embd, func(L *Layer) *[]float32 { return &L.FFNNorm }),
+	), ffnTensors(a, c, il, has)...)
+}
+
+// ssmTensors lists a Mamba-2 block's tensors up to ssm_out: mambaTensors
+// without the feed-forward.
+func ssmTensors(c *Config, has func(name string) bool) []blockTensor {
 	e, cw, h := c.Embd, c.ssmConvWidth(), c.SSMHeads
 	ts := []blockTensor{
 		vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }),
@@ -912,14 +924,12 @@ func mambaTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	if has("ssm_conv1d.bias") {
 		ts = append(ts, vecTensor("ssm_conv1d.bias", cw, func(L *Layer) *[]float32 { return &L.ConvB }))
 	}
-	return append(append(ts,
+	return append(ts,
 		vecTensor("ssm_dt.bias", h, func(L *Layer) *[]float32 { return &L.SSMDtB }),
 		rowsTensor("ssm_a", 1, h, func(L *Layer) *[]float32 { return &L.SSMA }),
 		rowsTensor("ssm_d", 1, h, func(L *Layer) *[]float32 { return &L.SSMD }),
 		rowsTensor("ssm_norm.weight", c.SSMInner/c.SSMGroups, c.SSMGroups, func(L *Layer) *[]float32 { return &L.SSMNorm }),
-		matTensor("ssm_out.weight", c.SSMInner, e, func(L *Layer) **ops.Matrix { return &L.ConvOut }),
-		vecTensor("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }),
-	), ffnTensors(a, c, il, has)...)
+		matTensor("ssm_out.weight", c.SSMInner, e, func(L *Layer) **ops.Matrix { return &L.ConvOut }))
 }
 
 // mlaTensors lists multi-head latent attention's projections and norms

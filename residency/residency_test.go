@@ -703,10 +703,11 @@ func TestPressureMovesBlocks(t *testing.T) {
 // resident model with its experts repacked.
 func TestExpertsFromDisk(t *testing.T) {
 	// gpt-oss: its experts' biases stay with the block, copied at load;
-	// lfm2moe: its layer 0 has no experts, the others a selection bias.
+	// lfm2moe: its layer 0 has no experts, the others a selection bias;
+	// nemotron_h_moe: experts without a gate.
 	qwen := testutil.TinyQwen3MoE()
 	qwen.Layers = 4
-	for _, spec := range []testutil.ModelSpec{qwen, testutil.TinyGptOss(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybridMoE(), testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(), testutil.TinyQwen35MoE(), testutil.TinyQwen35MoEFused(), testutil.TinyQwen3Next(), testutil.TinyGemma4MoE()} {
+	for _, spec := range []testutil.ModelSpec{qwen, testutil.TinyGptOss(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybridMoE(), testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(), testutil.TinyQwen35MoE(), testutil.TinyQwen35MoEFused(), testutil.TinyQwen3Next(), testutil.TinyGemma4MoE(), testutil.TinyNemotronHMoE()} {
 		for _, repack := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/repack=%v", spec.Variant(), repack), func(t *testing.T) {
 				testExpertsFromDisk(t, spec, repack)

@@ -19,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "gemma4", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "qwen35moe", "qwen3next", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "gemma4", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "qwen35moe", "qwen3next", "nemotron_h", "nemotron_h_moe", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -137,8 +137,13 @@ type ModelSpec struct {
 	// the Layers main ones (block_count counts both).
 	RopeDim, NextN int
 	// A granitehybrid's Mamba-2 sizes: ssm.state_size, ssm.time_step_rank
-	// (the heads) and ssm.group_count; its inner size is 2×Embd.
-	SSMState, SSMHeads, SSMGroups int
+	// (the heads) and ssm.group_count; its inner size is 2×Embd, a
+	// nemotron_h's SSMInner.
+	SSMState, SSMHeads, SSMGroups, SSMInner int
+	// Pattern is a nemotron_h's layers as its config.json's
+	// hybrid_override_pattern writes them, one letter a layer: M Mamba-2,
+	// - a feed-forward alone, * attention alone (Layers is its length).
+	Pattern string
 	// SharedFFN is a granitemoe's or granitehybrid's shared expert width,
 	// expert_shared_feed_forward_length (0: none). A deepseek2's is
 	// DeepSeek2.Shared × ExpertFFN, set by the spec's defaults.
@@ -747,6 +752,11 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "gemma-embedding":
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
+	case "nemotron_h", "nemotron_h_moe":
+		var err error
+		if s, err = s.withNemotronHDefaults(); err != nil {
+			return s, err
+		}
 	case "gemma4":
 		if s.SWALayers == nil {
 			s.SWALayers = Gemma3nPattern(s.Layers)
@@ -827,7 +837,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, smollm3, mistral3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, mistral3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -1019,6 +1029,8 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		s.addGemma3nKV(g)
 	case "gemma4":
 		s.addGemma4KV(g)
+	case "nemotron_h", "nemotron_h_moe":
+		s.addNemotronHKV(g)
 	}
 	if s.hybrid() {
 		conv := make([]bool, s.Layers)
@@ -1132,22 +1144,39 @@ type tensorSpec struct {
 	dist dist
 }
 
-// tensors lists the tensors of s in file order, with llama.cpp's names and
-// ggml dims ([in, out]: dims[0] is the row length).
-func (s ModelSpec) tensors() []tensorSpec {
-	e, v, f := int64(s.Embd), int64(s.Vocab), int64(s.FFN)
-	q, kv := int64(s.Heads*s.HeadDim), int64(s.HeadsKV*s.HeadDim)
-	norm := dist{1, 0.1}
-	proj := func(in int64) dist { return dist{0, 1 / math.Sqrt(float64(in))} }
+// ends lists a decoder's tensors outside its blocks: the embedding, the
+// final norm (named outNorm) and, unless tied, the output matrix.
+func (s ModelSpec) ends(outNorm string) []tensorSpec {
+	e, v := int64(s.Embd), int64(s.Vocab)
 	embType := s.WeightType
 	if s.TiedOutput {
 		embType = s.OutputType
 	}
+	ts := []tensorSpec{
+		{"token_embd.weight", embType, []int64{e, v}, dist{0, 1}},
+		{outNorm, quant.F32, []int64{e}, dist{1, 0.1}},
+	}
+	if !s.TiedOutput {
+		ts = append(ts, tensorSpec{"output.weight", s.OutputType, []int64{e, v}, dist{0, 4 / math.Sqrt(float64(e))}})
+	}
+	return ts
+}
+
+// tensors lists the tensors of s in file order, with llama.cpp's names and
+// ggml dims ([in, out]: dims[0] is the row length).
+func (s ModelSpec) tensors() []tensorSpec {
+	e, f := int64(s.Embd), int64(s.FFN)
+	q, kv := int64(s.Heads*s.HeadDim), int64(s.HeadsKV*s.HeadDim)
+	norm := dist{1, 0.1}
+	proj := func(in int64) dist { return dist{0, 1 / math.Sqrt(float64(in))} }
 	if s.Encoder() {
 		return append(s.encoderTensors(), s.rankTensors()...)
 	}
 	if s.Arch == "gemma4" {
 		return s.gemma4Tensors()
+	}
+	if s.Arch == "nemotron_h" || s.Arch == "nemotron_h_moe" {
+		return s.nemotronHTensors()
 	}
 	outNorm := "output_norm.weight"
 	if s.hybrid() {
@@ -1156,13 +1185,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	if s.OutputNorm != "" {
 		outNorm = s.OutputNorm
 	}
-	ts := []tensorSpec{
-		{"token_embd.weight", embType, []int64{e, v}, dist{0, 1}},
-		{outNorm, quant.F32, []int64{e}, norm},
-	}
-	if !s.TiedOutput {
-		ts = append(ts, tensorSpec{"output.weight", s.OutputType, []int64{e, v}, dist{0, 4 / math.Sqrt(float64(e))}})
-	}
+	ts := s.ends(outNorm)
 	if s.LongRope != nil {
 		// LongRoPE divides each pair's frequency: about 1 for the short
 		// factors, growing towards the long wavelengths for the long ones.
@@ -1367,7 +1390,7 @@ func (d *DeepSeek2) tensors(p string, w quant.Type, e, h int64) []tensorSpec {
 // -1 so that softplus spreads them around 0.3.
 func (s ModelSpec) mambaTensors(p string) []tensorSpec {
 	e, w := int64(s.Embd), s.WeightType
-	inner, st, h, g, k := 2*e, int64(s.SSMState), int64(s.SSMHeads), int64(s.SSMGroups), int64(s.ConvKernel)
+	inner, st, h, g, k := int64(s.ssmInner()), int64(s.SSMState), int64(s.SSMHeads), int64(s.SSMGroups), int64(s.ConvKernel)
 	cw := inner + 2*g*st
 	proj := func(in int64) dist { return dist{0, 1 / math.Sqrt(float64(in))} }
 	return []tensorSpec{

@@ -179,6 +179,15 @@ func miniature(s shape) shape {
 		}
 		s.Gemma4 = &c
 	}
+	if s.Pattern != "" {
+		// nemotron_h: a Mamba-2 layer, two feed-forward layers (with
+		// experts: nemotron_h_moe's), then attention.
+		ffn := "--"
+		if s.Experts != 0 {
+			ffn, s.SharedFFN = "EE", 256
+		}
+		s.Layers, s.Pattern = 4, "M"+ffn+"*"
+	}
 	if s.qwen35() { // value heads × head size; 4 value heads on 2 key heads
 		s.SSM = &testutil.SSM{Conv: s.SSM.Conv, Inner: 256, State: 64, Heads: 4, Groups: 2}
 		if s.Experts != 0 {
@@ -239,7 +248,7 @@ func TestMiniatureShapes(t *testing.T) {
 					t.Errorf("shortconv.conv.weight present = %v (F32 when present)", ok)
 				}
 				for _, name := range []string{"blk.0.ssm_conv1d.weight", "blk.0.ssm_a", "blk.0.ssm_d", "blk.0.ssm_norm.weight"} {
-					if ti, ok := f.Tensor(name); ok != (s.SSM != nil && (name != "blk.0.ssm_d" || s.Arch == "granitehybrid")) || ok && ti.Type != quant.F32 {
+					if ti, ok := f.Tensor(name); ok != (s.SSM != nil && (name != "blk.0.ssm_d" || s.Arch == "granitehybrid" || s.Pattern != "")) || ok && ti.Type != quant.F32 {
 						t.Errorf("%s present = %v (F32 when present)", name, ok)
 					}
 				}
@@ -264,7 +273,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.0.ffn_gate.weight"); s.Experts > 0 && ok != (s.DenseLead > 0 || s.Gemma4 != nil) {
 					t.Errorf("blk.0.ffn_gate.weight present = %v", ok)
 				}
-				if ti, ok := f.Tensor("blk.2.exp_probs_b.bias"); ok != (s.Arch == "lfm2moe") || ok && ti.Type != quant.F32 {
+				if ti, ok := f.Tensor("blk.2.exp_probs_b.bias"); ok != (s.Arch == "lfm2moe" || s.Arch == "nemotron_h_moe") || ok && ti.Type != quant.F32 {
 					t.Errorf("exp_probs_b.bias present = %v (F32 when present)", ok)
 				}
 				if ti, ok := f.Tensor("blk.0.ffn_gate_inp.weight"); ok && ti.Type != quant.F32 {

@@ -12,7 +12,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, smollm3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -84,6 +84,10 @@ type shape struct {
 	// delta-net layers (linear_conv_kernel_dim, value heads × head size,
 	// the head size, linear_num_value_heads, linear_num_key_heads).
 	SSM *testutil.SSM
+	// Pattern is nemotron_h's hybrid_override_pattern, one letter a
+	// layer: M Mamba-2 (of SSM's sizes), - a ReLU² feed-forward of FFN,
+	// * attention; the first Layers letters count.
+	Pattern string
 	// NextN is qwen35's NextN (MTP) blocks after the stack
 	// (mtp_num_hidden_layers), counted in block_count.
 	NextN int
@@ -154,6 +158,9 @@ func (s shape) convLayer(l int) bool { return slices.Contains(s.ConvLayers, l) }
 // 4 blocks alone would be a hybrid without attention, which neither
 // llama.cpp's converter nor this library makes).
 func (s shape) keepAttention() shape {
+	if s.Pattern != "" {
+		return s.keepAttentionPattern()
+	}
 	for l := range s.Layers {
 		if !s.convLayer(l) {
 			return s
@@ -386,6 +393,34 @@ var shapes = []shape{
 		ConvLayers: mambaLayers(48, 3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 43, 47),
 		SSM:        &testutil.SSM{Conv: 4, Inner: 4096, State: 128, Heads: 32, Groups: 16},
 		Experts:    512, ExpertsUsed: 10, ExpertFFN: 512, SharedFFN: 512,
+	},
+	{
+		// NVIDIA-Nemotron-Nano-9B-v2: 56 layers of one operator each
+		// (hybrid_override_pattern: 27 Mamba-2, 25 ReLU² feed-forwards of
+		// 15680, attention at 14, 21, 30 and 39 — 40 heads of 128, 8 KV
+		// heads, no RoPE); Mamba-2 128 heads of 80 (inner 10240, not
+		// 2 × 4480), 8 groups, state 128, kernel 4; untied output.
+		// Nemotron-H-8B and Nemotron-Nano-12B-v2 are the same layout at
+		// other sizes.
+		Name: "nemotron-nano-9b-v2", Arch: "nemotron_h", Vocab: 131072, Embd: 4480, Layers: 56,
+		Heads: 40, HeadsKV: 8, HeadDim: 128, FFN: 15680, Context: 131072,
+		RopeBase: 10000, RMSEps: 1e-5,
+		Pattern: "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-",
+		SSM:     &testutil.SSM{Conv: 4, Inner: 10240, State: 128, Heads: 128, Groups: 8},
+	},
+	{
+		// NVIDIA-Nemotron-3-Nano-30B-A3B: 52 layers of one operator (23
+		// Mamba-2 of 64 heads of 64, 8 groups, state 128; 23 of 128
+		// gate-less ReLU² experts of 1856, 6 a token, sigmoid-routed with
+		// a selection bias, renormalised and scaled by 2.5, beside a shared
+		// expert of 3712; 6 attention, 32 heads of 128, 2 KV heads, no
+		// RoPE); untied output.
+		Name: "nemotron-3-nano-30b-a3b", Arch: "nemotron_h_moe", Vocab: 131072, Embd: 2688, Layers: 52,
+		Heads: 32, HeadsKV: 2, HeadDim: 128, FFN: 1856, Context: 262144,
+		RopeBase: 10000, RMSEps: 1e-5,
+		Pattern: "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
+		SSM:     &testutil.SSM{Conv: 4, Inner: 4096, State: 128, Heads: 64, Groups: 8},
+		Experts: 128, ExpertsUsed: 6, ExpertFFN: 1856, SharedFFN: 3712,
 	},
 	{
 		// OLMo 2 1B (0425): no pre-norms, Q/K norms across the heads,

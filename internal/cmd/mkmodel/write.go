@@ -79,7 +79,9 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	g.AddKV(a+"vocab_size", uint32(s.Vocab))
 	testutil.AddHparams(g, s.Arch, testutil.Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers + s.NextN, FFN: s.FFN,
 		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase, NormEps: s.NormEps})
-	if s.qwen35() {
+	if s.Pattern != "" {
+		s.addNemotronHKV(g)
+	} else if s.qwen35() {
 		sections := s.ropeDim()
 		if s.Arch == "qwen3next" {
 			sections = 0 // plain NEOX RoPE
