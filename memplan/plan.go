@@ -564,9 +564,25 @@ func choose(s *Shape, r Request) (Plan, error) {
 		// The whole context, the weights making room as the KV cache
 		// grows: a long context costs nothing until it is used.
 		mode = WeightsStreaming
-		p.Steps = append(p.Steps, "weights resident → streaming (blocks leave memory as the KV cache grows)")
+		streaming := "weights resident → streaming (blocks leave memory as the KV cache grows)"
+		p.Steps = append(p.Steps, streaming)
 		if apply(ctx, kvt, mode) {
-			p.Fits = true
+			// The weights are read from disk either way: a KV cache of the
+			// requested type (or INT8 rather than INT4) is kept when it fits
+			// and costs at most a 32nd of the limit more at the full
+			// context — the megabytes a mixture-of-experts model's small
+			// cache takes from its expert cache — so that a model too large
+			// to hold does not lose KV precision for nothing. A long
+			// context's cache, whose bytes the blocks then need, stays
+			// degraded.
+			degraded := p.Clone()
+			for _, t := range kvRestores(r.KVType, kvt) {
+				if apply(ctx, t, mode) && p.kvBytes()-degraded.kvBytes() <= p.Limit/32 {
+					p.Fits, p.Steps = true, append(kvSteps(r.KVType, t), streaming)
+					return p, nil
+				}
+			}
+			p, p.Fits = degraded, true
 			return p, nil
 		}
 	}
@@ -583,6 +599,41 @@ func choose(s *Shape, r Request) (Plan, error) {
 	p.Reason = fmt.Sprintf("the smallest configuration tried (context %d, KV %v, weights %v) needs %s, the limit is %s",
 		floor, kvt, mode, FormatBytes(p.Total), FormatBytes(p.Limit))
 	return p, nil
+}
+
+// kvRestores lists the KV types to try again, best first, when a plan
+// that streams its weights anyway was degraded from want to got: want, and
+// INT8 when INT4 was reached from F16.
+func kvRestores(want, got kv.Type) []kv.Type {
+	switch {
+	case want == got:
+		return nil
+	case want == kv.F16 && got == kv.Int4:
+		return []kv.Type{kv.F16, kv.Int8}
+	}
+	return []kv.Type{want}
+}
+
+// kvSteps are the Steps of degrading the KV cache from type from to type to.
+func kvSteps(from, to kv.Type) []string {
+	var steps []string
+	if from == kv.F16 && to != kv.F16 {
+		steps = append(steps, "KV cache F16 → INT8")
+	}
+	if from != kv.Int4 && to == kv.Int4 {
+		steps = append(steps, "KV cache INT8 → INT4")
+	}
+	return steps
+}
+
+// kvBytes is a plan's KV cache at the full context.
+func (p Plan) kvBytes() int64 {
+	for _, c := range p.Components {
+		if c.Name == KVComponent {
+			return c.Bytes
+		}
+	}
+	return 0
 }
 
 // largestFit returns the largest of hi, hi-step, hi-2·step, … not below lo

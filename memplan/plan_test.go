@@ -253,6 +253,40 @@ func TestPlanDegradationInt4(t *testing.T) {
 	}
 }
 
+// TestPlanStreamingKeepsKV: a model that must stream its weights whatever
+// its KV type keeps the requested F16 cache when that costs at most a 32nd
+// of the limit more at the full context (a short context beside large
+// weights, as a mixture-of-experts model's few megabytes of cache beside
+// its experts), and stays degraded when the cache is a large part of the
+// memory (a long context), which then goes to the weights.
+func TestPlanStreamingKeepsKV(t *testing.T) {
+	req := Request{Threads: 2, Batch: 64}
+	for _, c := range []struct {
+		name     string
+		ctx, ffn int
+		kv       kv.Type
+		steps    int
+	}{
+		{"short context: F16 kept", 512, 4096, kv.F16, 1},
+		{"long context: INT4", 8192, 16384, kv.Int4, 3},
+	} {
+		sh := int4Shape(t, c.ctx, c.ffn)
+		limit := totalOf(sh, req, c.ctx, kv.Int4, WeightsResident) - 1
+		if f16 := totalOf(sh, req, c.ctx, kv.F16, WeightsStreaming); f16 > limit {
+			t.Fatalf("%s: streaming with an F16 cache (%d) does not fit the limit %d: the test shape tests nothing", c.name, f16, limit)
+		}
+		p, err := Make(sh, req2(req, limit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.Fits || p.Weights != WeightsStreaming || p.KVType != c.kv || len(p.Steps) != c.steps || p.Total > limit {
+			t.Errorf("%s: fits=%v weights=%v kv=%v steps=%q total %d of %d", c.name, p.Fits, p.Weights, p.KVType, p.Steps, p.Total, limit)
+		}
+		f16, i4 := totalOf(sh, req, c.ctx, kv.F16, WeightsStreaming), totalOf(sh, req, c.ctx, kv.Int4, WeightsStreaming)
+		t.Logf("%s: KV F16 costs %d more than INT4, a 32nd of the limit is %d", c.name, f16-i4, limit/32)
+	}
+}
+
 func TestStreamOrder(t *testing.T) {
 	for _, tc := range []struct {
 		n    int
