@@ -680,6 +680,31 @@ func hostileCases() []hostileCase {
 			want: bad, mention: []string{"exaone4.attention.sliding_window"}, plan: true},
 		{name: "exaone4 30 layers' window ignored", spec: testutil.TinyExaone4(), edit: setU(".attention.sliding_window", 0)},
 		misshapen("seed_oss attn_k.bias of the query's width", testutil.TinySeedOSS(), "blk.1.attn_k.bias", 128),
+		// glm4: the norms after attention and the feed-forward are
+		// required, ffn_up holds the gate and the up rows, the biases are
+		// optional (separate or fused, as the projections are) but must
+		// fit, a separate bias beside attn_qkv is not glm4's; the query
+		// must be as wide as the embedding (llama.cpp sizes attn_output
+		// and the fused views by it); multimodal RoPE is GLM-4.1V's.
+		missing("glm4 post_attention_norm missing", testutil.TinyGLM4(), "blk.0.post_attention_norm.weight"),
+		missing("glm4 post_ffw_norm missing", testutil.TinyGLM4(), "blk.1.post_ffw_norm.weight"),
+		misshapen("glm4 ffn_up without the up rows", testutil.TinyGLM4(), "blk.0.ffn_up.weight", 64, 128),
+		misshapen("glm4 attn_qkv.bias without the value's", testutil.TinyGLM4Fused(), "blk.1.attn_qkv.bias", 96),
+		misshapen("glm4 attn_v.bias of the query's width", testutil.TinyGLM4(), "blk.1.attn_v.bias", 64),
+		{name: "glm4 without its biases", spec: testutil.TinyGLM4(), edit: func(h *hmodel) {
+			for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
+				h.drop("blk.1." + b)
+			}
+		}},
+		{name: "glm4 fused without its bias", spec: testutil.TinyGLM4Fused(), edit: drop("blk.0.attn_qkv.bias")},
+		{name: "glm4 fused with a separate bias", spec: testutil.TinyGLM4Fused(), edit: func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) },
+			want: arch, mention: []string{"blk.0.attn_q.bias"}, plan: true},
+		{name: "glm4 query narrower than the embedding", spec: testutil.TinyGLM4(), edit: func(h *hmodel) {
+			h.set(".attention.key_length", uint32(8))
+			h.set(".attention.value_length", uint32(8))
+		}, want: bad, mention: []string{"glm4.embedding_length"}, plan: true},
+		{name: "glm4 multimodal RoPE", spec: testutil.TinyGLM4(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{2, 1, 1, 0}) },
+			want: arch, mention: []string{"glm4.rope.dimension_sections"}, plan: true},
 		{name: "gemma2 softcap NaN", spec: testutil.TinyGemma2(), edit: setF(".attn_logit_softcapping", nan),
 			want: bad, mention: []string{"attn_logit_softcapping"}, plan: true},
 		{name: "gemma2 final softcap negative", spec: testutil.TinyGemma2(), edit: setF(".final_logit_softcapping", -30),
