@@ -205,11 +205,12 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	// attnPost: post_attention_norm is the norm before the feed-forward,
 	// in ffn_norm's place (gpt-oss, seed_oss).
 	attnPost := oss || s.Arch == "seed_oss"
-	// ffn adds layer l's feed-forward: phi3's fused gate and up, experts
+	glm := s.Arch == "glm4" // phi3's fused gate and up, gemma's norms after attention and the feed-forward
+	// ffn adds layer l's feed-forward: phi3's and glm4's fused gate and up, experts
 	// (after lfm2moe's leading dense layers), or gate, up and down.
 	ffn := func(p string, l int) {
 		switch {
-		case s.Arch == "phi3":
+		case s.Arch == "phi3" || glm:
 			add(p+"ffn_up.weight", kindWeight, e, 2*f)
 			add(p+"ffn_down.weight", kindWeight, f, e)
 		case s.Experts > 0 && l >= s.DenseLead:
@@ -308,14 +309,14 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"attn_output.bias", kindBias, e)
 			add(p+"attn_sinks.weight", kindBias, int64(s.Heads))
 		}
-		if gemma || noPreNorm || attnPost {
+		if gemma || noPreNorm || attnPost || glm {
 			add(p+"post_attention_norm.weight", kindNorm, e)
 		}
 		if !noPreNorm && !attnPost {
 			add(p+"ffn_norm.weight", kindNorm, e)
 		}
 		ffn(p, l)
-		if gemma || noPreNorm {
+		if gemma || noPreNorm || glm {
 			add(p+"post_ffw_norm.weight", kindNorm, e)
 		}
 		if g := s.Gemma3n; g != nil {

@@ -12,7 +12,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, smollm3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, smollm3, olmo2, ernie4_5, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -377,6 +377,18 @@ var shapes = []shape{
 		Heads: 32, HeadsKV: 8, FFN: 4096, Context: 65536,
 		RopeBase: 1000000, RMSEps: 1e-5, QKNorm: true, TiedOutput: true,
 		Llama3Rope: &llama3Rope{Factor: 16, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
+	},
+	{
+		// GLM-4-9B-0414 (and GLM-Z1-9B-0414, the same shape): Q/K/V
+		// biases (attention_bias), half of each head rotated
+		// (partial_rotary_factor 0.5) in NORM pairs, norms after
+		// attention and the feed-forward besides the ones before, gate
+		// and up fused in ffn_up; its own output matrix. The embedding and
+		// output alone are 2.5 GB in F16: -layers 2 -type q8_0 keeps its
+		// widths under 2 GB.
+		Name: "glm-4-9b", Arch: "glm4", Vocab: 151552, Embd: 4096, Layers: 40,
+		Heads: 32, HeadsKV: 2, FFN: 13696, Context: 32768,
+		RopeBase: 10000, RopeDim: 64, RMSEps: 1e-5, QKVBias: true,
 	},
 	{
 		// LFM2-1.2B: 10 gated short-convolution layers (kernel 3) and 6
