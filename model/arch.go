@@ -144,6 +144,7 @@ var registry = []*Arch{
 	{Name: "mistral3", hparams: mistral3Hparams},
 	{Name: "olmo2", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: olmo2Hparams},
 	{Name: "ernie4_5", OptionalQKVBias: true},
+	{Name: "ernie4_5-moe", OptionalQKVBias: true, FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true, hparams: ernie45moeHparams},
 	{Name: "seed_oss", Neox: true, OptionalQKVBias: true, FFNNorm: "post_attention_norm.weight"},
 	{Name: "exaone4", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: exaone4Hparams},
 	{Name: "glm4", QKV: QKVFusedOrSeparate, OptionalQKVBias: true, PostNorms: true, FFN: FFNFusedGateUp, hparams: glm4Hparams},

@@ -706,7 +706,7 @@ func TestExpertsFromDisk(t *testing.T) {
 	// lfm2moe: its layer 0 has no experts, the others a selection bias.
 	qwen := testutil.TinyQwen3MoE()
 	qwen.Layers = 4
-	for _, spec := range []testutil.ModelSpec{qwen, testutil.TinyGptOss(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybridMoE(), testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB()} {
+	for _, spec := range []testutil.ModelSpec{qwen, testutil.TinyGptOss(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybridMoE(), testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(), testutil.TinyErnie45MoE()} {
 		for _, repack := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/repack=%v", spec.Variant(), repack), func(t *testing.T) {
 				testExpertsFromDisk(t, spec, repack)

@@ -19,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "gemma4", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "gemma4", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "smollm3", "mistral3", "olmo2", "ernie4_5", "ernie4_5-moe", "seed_oss", "exaone4", "glm4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -517,6 +517,21 @@ func TinyErnie45() ModelSpec {
 	return s
 }
 
+// TinyErnie45MoE is a 3-layer ernie4_5-moe as ERNIE-4.5-21B-A3B is made:
+// ernie4_5's attention (no biases, as use_bias is false there), layer 0's
+// feed-forward dense and the others' 8 experts of width 32, 2 a token,
+// chosen by their softmax plus a selection bias (spread 0.1, against
+// probabilities around 1/8) and weighted by the softmax renormalised,
+// beside a shared expert of width 64 (two of the experts' width); tied
+// output; Q8_0 weights.
+func TinyErnie45MoE() ModelSpec {
+	s := tiny("ernie4_5-moe", 42)
+	s.Layers, s.RopeBase, s.RMSEps, s.TiedOutput = 3, 500000, 1e-5, true
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.DenseLead, s.SharedFFN = 8, 2, 32, 1, 64
+	s.RouterGain, s.SelBiasGain = 4, 0.1
+	return s
+}
+
 // TinySeedOSS is a 2-layer seed_oss (NEOX RoPE, the optional Q/K/V
 // biases present, post_attention_norm as the norm before the
 // feed-forward, heads of 32 as the query is wider than the embedding in
@@ -659,7 +674,7 @@ func (s ModelSpec) gemma() bool {
 // moe reports whether s has experts (qwen3moe, granitemoe, gpt-oss,
 // lfm2moe).
 func (s ModelSpec) moe() bool {
-	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" ||
+	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "ernie4_5-moe" ||
 		s.Arch == "granitehybrid" && s.Experts > 0
 }
 
@@ -806,7 +821,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if d.Joined {
 			s.HeadsKV = s.Heads
 		}
-	case "qwen3moe", "granitemoe", "gpt-oss":
+	case "qwen3moe", "granitemoe", "gpt-oss", "ernie4_5-moe":
 		if err := s.checkExperts(); err != nil {
 			return s, err
 		}
@@ -814,7 +829,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, smollm3, mistral3, olmo2, ernie4_5, seed_oss, exaone4, glm4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, smollm3, mistral3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -1035,8 +1050,11 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.SharedFFN > 0 && s.DeepSeek2 == nil {
 		g.AddKV(a+"expert_shared_feed_forward_length", uint32(s.SharedFFN))
 	}
-	if s.Arch == "lfm2moe" || s.Arch == "deepseek2" {
+	if s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "ernie4_5-moe" {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
+	}
+	if s.Arch == "ernie4_5-moe" {
+		g.AddKV(a+"interleave_moe_layer_step", uint32(1)) // experts on every layer after the lead
 	}
 	if s.Arch == "lfm2moe" {
 		g.AddKV(a+"expert_gating_func", s.Gating)
@@ -1210,7 +1228,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 					tensorSpec{p + "ffn_up_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},
 					tensorSpec{p + "ffn_down_exps.bias", quant.F32, []int64{e, x}, dist{0, 0.1}})
 			}
-			if s.Arch == "lfm2moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias {
+			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias {
 				gain := s.SelBiasGain
 				if gain == 0 {
 					gain = 0.5
