@@ -227,8 +227,8 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 				add(p+"ffn_down_exps.bias", kindF32, e, x)
 				add(p+"ffn_up_exps.bias", kindF32, fe, x)
 			}
-			if s.Arch == "lfm2moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias {
-				add(p+"exp_probs_b.bias", kindBias, x) // the selection bias
+			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias {
+				add(p+"exp_probs_b.bias", kindBias, x) // the selection bias (ERNIE's e_score_correction_bias)
 			}
 			if sf := int64(s.sharedFFN()); sf > 0 {
 				add(p+"ffn_gate_shexp.weight", kindWeight, e, sf)
@@ -431,18 +431,17 @@ func qwen35Plan(s shape, p string, l int, add func(name string, kind tensorKind,
 // token embedding when it doubles as the output) gets Q6_K unless the type
 // is Q8_0, and the attn_v, ffn_down and attn_output tensors get the types
 // the mix gives them (see attnVType and ffnDownType). The attn_v and
-// ffn_down layer counters advance in file order, as llama.cpp's do. A row
-// length the type's block does not divide falls back as llama.cpp does.
+// ffn_down layer counters advance in file order, as llama.cpp's do; as
+// llama.cpp's, the ffn_down tensors are counted out of block_count, and
+// with experts each one's layer is its block's (a block may hold the
+// experts', the shared expert's and a dense ffn_down). A row length the
+// type's block does not divide falls back as llama.cpp does.
 func assignTypes(ts []tensorPlan, ft fileType, s shape) error {
 	hasOutput := slices.ContainsFunc(ts, func(t tensorPlan) bool { return t.Name == "output.weight" })
-	var nAttnV, nFFNDown int
+	nAttnV, nFFNDown := 0, s.Layers+s.NextN
 	for _, t := range ts {
-		switch {
-		case len(t.Dims) < 2: // bert's ffn_down.bias is no ffn_down to the counters
-		case isAttnV(t.Name):
+		if len(t.Dims) >= 2 && isAttnV(t.Name) {
 			nAttnV++
-		case strings.Contains(t.Name, "ffn_down"):
-			nFFNDown++
 		}
 	}
 	var iAttnV, iFFNDown int
@@ -485,7 +484,13 @@ func assignTypes(ts []tensorPlan, ft fileType, s shape) error {
 			typ = attnVType(ft, typ, iAttnV, nAttnV, s)
 			iAttnV++
 		case strings.Contains(t.Name, "ffn_down"):
-			typ = ffnDownType(ft, typ, iFFNDown, nFFNDown)
+			i := iFFNDown
+			if s.Experts > 1 {
+				if _, err := fmt.Sscanf(t.Name, "blk.%d.", &i); err != nil {
+					return fmt.Errorf("tensor %q: no block number: %w", t.Name, err)
+				}
+			}
+			typ = ffnDownType(ft, typ, i, nFFNDown)
 			iFFNDown++
 		case strings.Contains(t.Name, "attn_output.weight"):
 			switch ft.Ftype {

@@ -259,7 +259,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.0.ffn_gate.weight"); s.Experts > 0 && ok != (s.DenseLead > 0) {
 					t.Errorf("blk.0.ffn_gate.weight present = %v", ok)
 				}
-				if ti, ok := f.Tensor("blk.2.exp_probs_b.bias"); ok != (s.Arch == "lfm2moe") || ok && ti.Type != quant.F32 {
+				if ti, ok := f.Tensor("blk.2.exp_probs_b.bias"); ok != (s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe") || ok && ti.Type != quant.F32 {
 					t.Errorf("exp_probs_b.bias present = %v (F32 when present)", ok)
 				}
 				if ti, ok := f.Tensor("blk.0.ffn_gate_inp.weight"); ok && ti.Type != quant.F32 {
