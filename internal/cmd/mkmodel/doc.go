@@ -26,7 +26,8 @@
 //	        ernie-4.5-21b-a3b (-layers 2 -type q8_0 keeps a dense and an
 //	        expert block under 2 GB),
 //	        seed-oss-36b, exaone-4.0-1.2b, glm-4-9b (-layers 2 -type q8_0
-//	        keeps its widths under 2 GB), qwen3-30b-a3b,
+//	        keeps its widths under 2 GB), glm-4-32b (-layers 1 -type
+//	        q4_k_m), qwen3-30b-a3b,
 //	        qwen3.5-0.8b and qwen3.5-9b (qwen35: gated delta-net and gated
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
 //	        deepseek-v2-lite (deepseek2), or the

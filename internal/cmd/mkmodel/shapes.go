@@ -406,6 +406,15 @@ var shapes = []shape{
 		RopeBase: 10000, RopeDim: 64, RMSEps: 1e-5, QKVBias: true,
 	},
 	{
+		// GLM-4-32B-0414 (and GLM-Z1-32B): glm-4-9b's block without the
+		// Q/K/V biases, 48 heads on 2 KV heads, as bartowski's GLM-Z1-32B
+		// file states it (613 tensors: ten a block, four of them norms).
+		// -layers 1 -type q4_k_m keeps it under 2 GB.
+		Name: "glm-4-32b", Arch: "glm4", Vocab: 151552, Embd: 6144, Layers: 61,
+		Heads: 48, HeadsKV: 2, FFN: 23040, Context: 32768,
+		RopeBase: 10000, RopeDim: 64, RMSEps: 1e-5,
+	},
+	{
 		// LFM2-1.2B: 10 gated short-convolution layers (kernel 3) and 6
 		// GQA layers (2, 5, 8, 10, 12, 14) with per-head Q/K norms;
 		// block_ff_dim 12288 auto-adjusted to 8192 as the converter
