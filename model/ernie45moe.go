@@ -15,8 +15,15 @@ import "fmt"
 // interleave_moe_layer_step: llama.cpp's loader gives every layer from
 // the lead on experts while its graph runs only every step-th one
 // through them, so only a step of 1 (every released model's) runs as
-// the file means it.
+// the file means it. The graph asserts one head size for keys and values
+// and the whole head rotated: a file otherwise is refused.
 func ernie45moeHparams(c *Config, m *meta) {
+	switch {
+	case c.HeadDimV != c.HeadDimK:
+		m.fail("%s = %d differs from %s = %d", m.key("attention.value_length"), c.HeadDimV, m.key("attention.key_length"), c.HeadDimK)
+	case c.RopeDim != c.HeadDimK:
+		m.fail("%s = %d, want the head size %d (ernie4_5-moe rotates whole heads)", m.key("rope.dimension_count"), c.RopeDim, c.HeadDimK)
+	}
 	m.experts(c, false)
 	m.denseLead(c, true)
 	c.SharedFFN = m.num("expert_shared_feed_forward_length", maxCount, 0, false)

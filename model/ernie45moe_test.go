@@ -10,7 +10,8 @@ import (
 // width, leading_dense_block_count and interleave_moe_layer_step required
 // (a step other than 1, which llama.cpp's loader and graph read two ways,
 // refused as unsupported), the shared expert's width optional; softmax
-// routing renormalised, NORM RoPE.
+// routing renormalised, NORM RoPE over whole heads of one size (the graph
+// asserts both).
 func TestConfigErnie45MoE(t *testing.T) {
 	moe := func(mut func(map[string]any)) map[string]any {
 		m := base("ernie4_5-moe")
@@ -43,6 +44,8 @@ func TestConfigErnie45MoE(t *testing.T) {
 		{"no dense lead", "ernie4_5-moe.leading_dense_block_count", func(m map[string]any) { delete(m, "ernie4_5-moe.leading_dense_block_count") }, ErrBadModel},
 		{"no expert width", "ernie4_5-moe.expert_feed_forward_length", func(m map[string]any) { delete(m, "ernie4_5-moe.expert_feed_forward_length") }, ErrBadModel},
 		{"more used than there are", "ernie4_5-moe.expert_used_count", func(m map[string]any) { m["ernie4_5-moe.expert_used_count"] = uint32(65) }, ErrBadModel},
+		{"half the head rotated", "ernie4_5-moe.rope.dimension_count", func(m map[string]any) { m["ernie4_5-moe.rope.dimension_count"] = uint32(32) }, ErrBadModel},
+		{"values of another size", "ernie4_5-moe.attention.value_length", func(m map[string]any) { m["ernie4_5-moe.attention.value_length"] = uint32(32) }, ErrBadModel},
 	} {
 		_, err := ConfigFromGGUF(parse(t, moe(tc.mut)))
 		if !errors.Is(err, tc.want) || err == nil || !strings.Contains(err.Error(), tc.key) {
