@@ -802,6 +802,49 @@ func hostileCases() []hostileCase {
 			want: bad, mention: []string{"exaone4.attention.sliding_window"}, plan: true},
 		{name: "exaone4 30 layers' window ignored", spec: testutil.TinyExaone4(), edit: setU(".attention.sliding_window", 0)},
 		misshapen("seed_oss attn_k.bias of the query's width", testutil.TinySeedOSS(), "blk.1.attn_k.bias", 128),
+		// ernie4_5-moe: the selection bias is optional (llama.cpp's
+		// TENSOR_NOT_REQUIRED) but must fit; the shared expert is required
+		// when its width is set, the experts' gate always (llama.cpp would
+		// run a file without it as SiLU of up alone); layer 0 is dense;
+		// experts on every step-th layer only are not run; an output bias,
+		// which llama.cpp never adds, is refused as ernie4_5's.
+		{name: "ernie4_5-moe without its selection bias", spec: testutil.TinyErnie45MoE(), edit: drop("blk.1.exp_probs_b.bias")},
+		misshapen("ernie4_5-moe exp_probs_b.bias one short", testutil.TinyErnie45MoE(), "blk.2.exp_probs_b.bias", 7),
+		missing("ernie4_5-moe shared expert missing", testutil.TinyErnie45MoE(), "blk.2.ffn_down_shexp.weight"),
+		missing("ernie4_5-moe experts' gate missing", testutil.TinyErnie45MoE(), "blk.1.ffn_gate_exps.weight"),
+		{name: "ernie4_5-moe router in the dense layer", spec: testutil.TinyErnie45MoE(), edit: func(h *hmodel) { h.put("blk.0.ffn_gate_inp.weight", quant.F32, 64, 8) },
+			want: bad, mention: []string{"blk.0.ffn_gate_inp.weight"}, plan: true},
+		{name: "ernie4_5-moe experts every other layer", spec: testutil.TinyErnie45MoE(), edit: setU(".interleave_moe_layer_step", 2),
+			want: arch, mention: []string{"ernie4_5-moe.interleave_moe_layer_step"}, plan: true},
+		{name: "ernie4_5-moe step missing", spec: testutil.TinyErnie45MoE(), edit: del(".interleave_moe_layer_step"),
+			want: bad, mention: []string{"ernie4_5-moe.interleave_moe_layer_step"}, plan: true},
+		{name: "ernie4_5-moe attn_output.bias", spec: testutil.TinyErnie45MoE(), edit: func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) },
+			want: arch, mention: []string{"blk.1.attn_output.bias"}, plan: true},
+		// glm4: the norms after attention and the feed-forward are
+		// required, ffn_up holds the gate and the up rows, the biases are
+		// optional (separate or fused, as the projections are) but must
+		// fit, a separate bias beside attn_qkv is not glm4's; the query
+		// must be as wide as the embedding (llama.cpp sizes attn_output
+		// and the fused views by it); multimodal RoPE is GLM-4.1V's.
+		missing("glm4 post_attention_norm missing", testutil.TinyGLM4(), "blk.0.post_attention_norm.weight"),
+		missing("glm4 post_ffw_norm missing", testutil.TinyGLM4(), "blk.1.post_ffw_norm.weight"),
+		misshapen("glm4 ffn_up without the up rows", testutil.TinyGLM4(), "blk.0.ffn_up.weight", 64, 128),
+		misshapen("glm4 attn_qkv.bias without the value's", testutil.TinyGLM4Fused(), "blk.1.attn_qkv.bias", 96),
+		misshapen("glm4 attn_v.bias of the query's width", testutil.TinyGLM4(), "blk.1.attn_v.bias", 64),
+		{name: "glm4 without its biases", spec: testutil.TinyGLM4(), edit: func(h *hmodel) {
+			for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
+				h.drop("blk.1." + b)
+			}
+		}},
+		{name: "glm4 fused without its bias", spec: testutil.TinyGLM4Fused(), edit: drop("blk.0.attn_qkv.bias")},
+		{name: "glm4 fused with a separate bias", spec: testutil.TinyGLM4Fused(), edit: func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) },
+			want: arch, mention: []string{"blk.0.attn_q.bias"}, plan: true},
+		{name: "glm4 query narrower than the embedding", spec: testutil.TinyGLM4(), edit: func(h *hmodel) {
+			h.set(".attention.key_length", uint32(8))
+			h.set(".attention.value_length", uint32(8))
+		}, want: bad, mention: []string{"glm4.embedding_length"}, plan: true},
+		{name: "glm4 multimodal RoPE", spec: testutil.TinyGLM4(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{2, 1, 1, 0}) },
+			want: arch, mention: []string{"glm4.rope.dimension_sections"}, plan: true},
 		{name: "gemma2 softcap NaN", spec: testutil.TinyGemma2(), edit: setF(".attn_logit_softcapping", nan),
 			want: bad, mention: []string{"attn_logit_softcapping"}, plan: true},
 		{name: "gemma2 final softcap negative", spec: testutil.TinyGemma2(), edit: setF(".final_logit_softcapping", -30),

@@ -166,6 +166,9 @@ func TestContextShiftMatchesFresh(t *testing.T) {
 		{"gemma3n-1-layer", spec(g3n), false, 2e-3, false},
 		{"deepseek2-1-layer", spec(ds), false, 2e-3, false},
 		{"qwen2-1-layer", spec(testutil.TinyQwen2()), false, 2e-3, false},
+		// GLM-4: half of each head rotated in NORM pairs, the shift
+		// re-rotating that half alone.
+		{"glm4-1-layer", spec(testutil.TinyGLM4()), false, 2e-3, false},
 		{"gemma2-1-layer-window", spec(gemma), true, 2e-3, false},
 		{"stories260K", testutil.Testdata(t, "models/stories260K-f32.gguf"), false, 0, true},
 	}

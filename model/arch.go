@@ -21,12 +21,12 @@ type Arch struct {
 	Neox    bool      // RoPE rotates (i, i+d/2) pairs, llama.cpp's LLAMA_ROPE_TYPE_NEOX
 	QKV     QKVLayout // separate attn_q/k/v, or fused attn_qkv
 	QKVBias bool      // attn_q/k/v.bias (qwen2), or attn_qkv.bias beside a fused attn_qkv
-	// OptionalQKVBias: each of attn_q/k/v.bias is loaded when the block
-	// has it and left out when it has not, as llama.cpp takes them for
-	// ernie4_5 and seed_oss.
+	// OptionalQKVBias: each of attn_q/k/v.bias (or attn_qkv.bias beside
+	// a fused attn_qkv) is loaded when the block has it and left out when
+	// it has not, as llama.cpp takes them for ernie4_5, seed_oss and glm4.
 	OptionalQKVBias bool
 	QKNorm          bool // per-head RMSNorm of Q and K before RoPE (attn_q_norm, attn_k_norm)
-	PostNorms       bool // post_attention_norm and post_ffw_norm (gemma2, gemma3)
+	PostNorms       bool // post_attention_norm and post_ffw_norm (gemma2, gemma3, glm4)
 	FFN             FFNLayout
 	GELU            bool // GeGLU (tanh GELU) instead of SwiGLU
 	// EmbedScale multiplies the token embeddings by sqrt(embedding_length)
@@ -122,8 +122,8 @@ type FFNLayout uint8
 const (
 	// FFNGated: ffn_gate, ffn_up, ffn_down; down(act(gate·x) ⊙ up·x).
 	FFNGated FFNLayout = iota
-	// FFNFusedGateUp: ffn_up holds the gate rows then the up rows (phi3),
-	// ffn_down as usual.
+	// FFNFusedGateUp: ffn_up holds the gate rows then the up rows (phi3,
+	// glm4), ffn_down as usual.
 	FFNFusedGateUp
 	// FFNExperts: a router (ffn_gate_inp) picks expert_used_count of
 	// expert_count experts per token, whose gate, up and down matrices are
@@ -151,8 +151,10 @@ var registry = []*Arch{
 	{Name: "mistral3", hparams: mistral3Hparams},
 	{Name: "olmo2", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: olmo2Hparams},
 	{Name: "ernie4_5", OptionalQKVBias: true},
+	{Name: "ernie4_5-moe", OptionalQKVBias: true, FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true, hparams: ernie45moeHparams},
 	{Name: "seed_oss", Neox: true, OptionalQKVBias: true, FFNNorm: "post_attention_norm.weight"},
 	{Name: "exaone4", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: exaone4Hparams},
+	{Name: "glm4", QKV: QKVFusedOrSeparate, OptionalQKVBias: true, PostNorms: true, FFN: FFNFusedGateUp, hparams: glm4Hparams},
 	{Name: "gpt-oss", Neox: true, QKV: QKVFusedOrSeparate, QKVBias: true, FFN: FFNExperts, Sinks: true, OutBias: true, FFNNorm: "post_attention_norm.weight", ExpertBiases: true, hparams: gptossHparams},
 	{Name: "lfm2", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight"},
 	{Name: "lfm2moe", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight", FFN: FFNExperts, ExpertSelBias: true, hparams: lfm2moeHparams},

@@ -24,7 +24,7 @@ func tinySpecs() []testutil.ModelSpec {
 	return []testutil.ModelSpec{
 		testutil.TinyLlama(), testutil.TinyQwen2(), testutil.TinyQwen3(), testutil.TinyQwen3MoE(),
 		testutil.TinyGemma2(), testutil.TinyGemma3(), testutil.TinyPhi3(),
-		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyMistral3(), testutil.TinyOlmo2(), testutil.TinyErnie45(), testutil.TinySeedOSS(), testutil.TinyExaone4(), testutil.TinyGemmaEmbedding(),
+		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyMistral3(), testutil.TinyOlmo2(), testutil.TinyErnie45(), testutil.TinyErnie45MoE(), testutil.TinySeedOSS(), testutil.TinyExaone4(), testutil.TinyGLM4(), testutil.TinyGLM4Fused(), testutil.TinyGemmaEmbedding(),
 		testutil.TinyGptOss(),
 		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGemma3n(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyQwen35(), testutil.TinyQwen35MoE(), testutil.TinyQwen3Next(), testutil.TinyQwen3NextSSMIn(),
 		testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(),
@@ -884,7 +884,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 seed_oss exaone4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

@@ -41,6 +41,9 @@ type refDecoder struct {
 	// Perturbations of deepseek2: the rotated part of the scores left
 	// out, the shared experts left out.
 	mlaNoRope, noShared bool
+	// swapGateUp takes a fused ffn_up's halves the other way round: the
+	// second as the gate (glm4).
+	swapGateUp bool
 	// without names block tensors (attn_q.bias …) the reference takes as
 	// absent: a perturbation of the steps the file decides, not the Config
 	// (optional biases, post-norms).
@@ -276,6 +279,15 @@ func refRope(v []float64, heads, d, pos int, base float64, c *Config, yarn bool)
 	}
 }
 
+// refRopeHeads rotates the first rd of each head (hd wide) of v, as ggml's
+// rope does when rope.dimension_count is below the head size: the rest
+// of the head passes through.
+func refRopeHeads(v []float64, heads, hd, rd, pos int, base float64, c *Config, yarn bool) {
+	for h := range heads {
+		refRope(v[h*hd:h*hd+rd], 1, rd, pos, base, c, yarn)
+	}
+}
+
 // held rounds a token's query, keys and values to F16, as the kernels
 // and the cache hold them.
 func (r *refDecoder) held(q, k, v []float64) {
@@ -358,7 +370,15 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			if w := p("attn_norm.weight"); w != nil {
 				h = rmsNorm64(x[t], w, eps)
 			}
-			qs[t], ks[t], vs[t] = linear(p("attn_q.weight"), p("attn_q.bias"), h), linear(p("attn_k.weight"), p("attn_k.bias"), h), linear(p("attn_v.weight"), p("attn_v.bias"), h)
+			if w := p("attn_qkv.weight"); w != nil {
+				// glm4's fused projection: the query's rows, the key's,
+				// the value's, each with its part of the bias.
+				all := linear(w, p("attn_qkv.bias"), h)
+				q, kv := c.Heads*hd, c.HeadsKV*hd
+				qs[t], ks[t], vs[t] = all[:q], all[q:q+kv], all[q+kv:]
+			} else {
+				qs[t], ks[t], vs[t] = linear(p("attn_q.weight"), p("attn_q.bias"), h), linear(p("attn_k.weight"), p("attn_k.bias"), h), linear(p("attn_v.weight"), p("attn_v.bias"), h)
+			}
 			switch {
 			case c.QKNormFull:
 				qs[t] = rmsNorm64(qs[t], p("attn_q_norm.weight"), eps)
@@ -375,8 +395,8 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				// OLMo 3's windowed layers rotate unscaled, gpt-oss's as
 				// the others.
 				yarn := c.YarnExt != 0 && !(windowed && c.RopeScaleSWA != c.RopeScale)
-				refRope(qs[t], c.Heads, hd, t, base, c, yarn)
-				refRope(ks[t], c.HeadsKV, hd, t, base, c, yarn)
+				refRopeHeads(qs[t], c.Heads, hd, c.RopeDim, t, base, c, yarn)
+				refRopeHeads(ks[t], c.HeadsKV, hd, c.RopeDim, t, base, c, yarn)
 			}
 			if c.AttnTempScale != 0 {
 				// Llama 4's temperature, as llama.cpp's attn_temp input.
@@ -446,8 +466,17 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 						f[i] += g[i]
 					}
 				}
+			} else if g := p("ffn_gate.weight"); g != nil {
+				f = r.ffn(linear(g, nil, y), linear(p("ffn_up.weight"), nil, y), p("ffn_down.weight"), nil)
 			} else {
-				f = r.ffn(linear(p("ffn_gate.weight"), nil, y), linear(p("ffn_up.weight"), nil, y), p("ffn_down.weight"), nil)
+				// Gate and up fused in ffn_up (glm4): the first half of
+				// its outputs is the gate, as ggml_swiglu splits them.
+				gu := linear(p("ffn_up.weight"), nil, y)
+				g, u := gu[:len(gu)/2], gu[len(gu)/2:]
+				if r.swapGateUp {
+					g, u = u, g
+				}
+				f = r.ffn(g, u, p("ffn_down.weight"), nil)
 			}
 			if w := p("post_ffw_norm.weight"); c.PostNorms && w != nil {
 				f = rmsNorm64(f, w, eps)
@@ -913,10 +942,16 @@ func checkedRef(t *testing.T, m *Model, pool *ops.Pool, f *gguf.File, data []byt
 // the messages.
 func checkBatches(t *testing.T, m *Model, pool *ops.Pool, toks []int32, want [][]float64, what string) {
 	t.Helper()
+	checkBatchesWithin(t, m, pool, toks, want, what, 1e-3)
+}
+
+// checkBatchesWithin is checkBatches within tol.
+func checkBatchesWithin(t *testing.T, m *Model, pool *ops.Pool, toks []int32, want [][]float64, what string, tol float64) {
+	t.Helper()
 	for _, batch := range []int{len(toks), 4, 1} {
 		got := forwardAll(t, m, pool, toks, batch, 32)
 		worst := refDiff(got, want)
-		if !(worst <= 1e-3) {
+		if !(worst <= tol) {
 			t.Errorf("%sbatch %d: logits differ from the reference by up to %g", what, batch, worst)
 		}
 		t.Logf("%sbatch %d: worst difference %.3g", what, batch, worst)

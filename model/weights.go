@@ -843,8 +843,10 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	if a.Sinks {
 		ts = append(ts, vecTensor("attn_sinks.weight", c.Heads, func(L *Layer) *[]float32 { return &L.Sinks }))
 	}
-	if a.QKVBias && fusedQKV(a, has) {
-		ts = append(ts, vecTensor("attn_qkv.bias", q+kv+vv, func(L *Layer) *[]float32 { return &L.Bqkv }))
+	if fusedQKV(a, has) {
+		if a.QKVBias || a.OptionalQKVBias && has("attn_qkv.bias") {
+			ts = append(ts, vecTensor("attn_qkv.bias", q+kv+vv, func(L *Layer) *[]float32 { return &L.Bqkv }))
+		}
 	} else if a.QKVBias || a.OptionalQKVBias {
 		for _, bt := range []blockTensor{
 			vecTensor("attn_q.bias", q, func(L *Layer) *[]float32 { return &L.Bq }),

@@ -19,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "gemma4", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "qwen35moe", "qwen3next", "nemotron_h", "nemotron_h_moe", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
+	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "gemma4", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "qwen35moe", "qwen3next", "nemotron_h", "nemotron_h_moe", "smollm3", "mistral3", "olmo2", "ernie4_5", "ernie4_5-moe", "seed_oss", "exaone4", "glm4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
 	Layers  int
@@ -54,9 +54,12 @@ type ModelSpec struct {
 	// head, as in Qwen2 and Gemma2 checkpoints.
 	TiedOutput bool
 	// QKVBias writes attn_q/k/v.bias in an architecture where llama.cpp
-	// takes them as optional (ernie4_5, seed_oss); qwen2 and gpt-oss always have
-	// them.
+	// takes them as optional (ernie4_5, seed_oss, glm4: attn_qkv.bias with
+	// FusedQKV); qwen2 and gpt-oss always have them.
 	QKVBias bool
+	// FusedQKV writes a glm4's query, key and value projections as one
+	// attn_qkv (phi3's always are).
+	FusedQKV bool
 
 	Seed uint64
 
@@ -314,13 +317,16 @@ func TinyDeepSeek3() ModelSpec {
 
 // Variant names s for a subtest: its architecture, and for a deepseek2
 // whether its query has a rank of its own, as V3's does ("deepseek2/v3"),
-// or it is of the older form ("deepseek2/kv_b").
+// or it is of the older form ("deepseek2/kv_b"); for a glm4 whether its
+// Q, K and V are fused ("glm4/qkv").
 func (s ModelSpec) Variant() string {
 	switch d := s.DeepSeek2; {
 	case d != nil && d.Joined:
 		return s.Arch + "/kv_b"
 	case d != nil && d.QLora > 0:
 		return s.Arch + "/v3"
+	case s.FusedQKV && s.Arch != "phi3":
+		return s.Arch + "/qkv"
 	}
 	switch {
 	case s.FusedExps:
@@ -541,6 +547,21 @@ func TinyErnie45() ModelSpec {
 	return s
 }
 
+// TinyErnie45MoE is a 3-layer ernie4_5-moe as ERNIE-4.5-21B-A3B is made:
+// ernie4_5's attention (no biases, as use_bias is false there), layer 0's
+// feed-forward dense and the others' 8 experts of width 32, 2 a token,
+// chosen by their softmax plus a selection bias (spread 0.1, against
+// probabilities around 1/8) and weighted by the softmax renormalised,
+// beside a shared expert of width 64 (two of the experts' width); tied
+// output; Q8_0 weights.
+func TinyErnie45MoE() ModelSpec {
+	s := tiny("ernie4_5-moe", 42)
+	s.Layers, s.RopeBase, s.RMSEps, s.TiedOutput = 3, 500000, 1e-5, true
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.DenseLead, s.SharedFFN = 8, 2, 32, 1, 64
+	s.RouterGain, s.SelBiasGain = 4, 0.1
+	return s
+}
+
 // TinySeedOSS is a 2-layer seed_oss (NEOX RoPE, the optional Q/K/V
 // biases present, post_attention_norm as the norm before the
 // feed-forward, heads of 32 as the query is wider than the embedding in
@@ -568,6 +589,25 @@ func TinyExaone4() ModelSpec {
 func TinyExaone4SWA() ModelSpec {
 	s := TinyExaone4()
 	s.Layers, s.Seed = 64, 39
+	return s
+}
+
+// TinyGLM4 is a 2-layer glm4 as GLM-4-9B-0414 is made: the optional
+// Q/K/V biases present, half of each head rotated (rope.dimension_count
+// 8 of 16) in NORM pairs, norms after attention and the feed-forward
+// besides the ones before, gate and up fused in ffn_up; GQA (4 heads, 2
+// KV heads); Q8_0 weights.
+func TinyGLM4() ModelSpec {
+	s := tiny("glm4", 40)
+	s.RopeBase, s.RMSEps, s.QKVBias, s.RopeDim = 10000, 1e-5, true, 8
+	return s
+}
+
+// TinyGLM4Fused is TinyGLM4 with Q, K and V (and their biases) fused in
+// attn_qkv, the other layout llama.cpp's glm4 loader takes.
+func TinyGLM4Fused() ModelSpec {
+	s := TinyGLM4()
+	s.Seed, s.FusedQKV = 41, true
 	return s
 }
 
@@ -664,7 +704,7 @@ func (s ModelSpec) gemma() bool {
 // moe reports whether s has experts (qwen3moe, granitemoe, gpt-oss,
 // lfm2moe, deepseek2; granitehybrid and gemma4 with Experts set).
 func (s ModelSpec) moe() bool {
-	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" ||
+	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
 }
 
@@ -749,7 +789,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		s.Arch = "llama"
 	}
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "gemma-embedding":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "gemma-embedding":
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
 	case "nemotron_h", "nemotron_h_moe":
@@ -829,7 +869,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if d.Joined {
 			s.HeadsKV = s.Heads
 		}
-	case "qwen3moe", "granitemoe", "gpt-oss":
+	case "qwen3moe", "granitemoe", "gpt-oss", "ernie4_5-moe":
 		if err := s.checkExperts(); err != nil {
 			return s, err
 		}
@@ -837,7 +877,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			s = s.withGraniteScales()
 		}
 	default:
-		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, mistral3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
+		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, mistral3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
 	}
 	if s.Vocab <= 0 || s.Embd <= 0 || s.Layers <= 0 || s.Heads <= 0 || s.FFN <= 0 {
 		return s, fmt.Errorf("testutil: Vocab %d, Embd %d, Layers %d, Heads %d and FFN %d must all be positive",
@@ -1060,8 +1100,11 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.SharedFFN > 0 && s.DeepSeek2 == nil {
 		g.AddKV(a+"expert_shared_feed_forward_length", uint32(s.SharedFFN))
 	}
-	if s.Arch == "lfm2moe" || s.Arch == "deepseek2" {
+	if s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "ernie4_5-moe" {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
+	}
+	if s.Arch == "ernie4_5-moe" {
+		g.AddKV(a+"interleave_moe_layer_step", uint32(1)) // experts on every layer after the lead
 	}
 	if s.Arch == "lfm2moe" {
 		g.AddKV(a+"expert_gating_func", s.Gating)
@@ -1204,6 +1247,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	// attnPost: post_attention_norm is the norm before the feed-forward,
 	// in ffn_norm's place (gpt-oss, seed_oss).
 	attnPost := oss || s.Arch == "seed_oss"
+	glm := s.Arch == "glm4" // phi3's fused gate/up, gemma's norms after attention and the feed-forward
 	qkvBias := s.Arch == "qwen2" || oss || s.QKVBias
 	bias := func(name string, n int64) tensorSpec { return tensorSpec{name, quant.F32, []int64{n}, dist{0, 0.1}} }
 	if s.Arch == "gemma3n" {
@@ -1220,7 +1264,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	// (after an lfm2moe's leading dense layers), or gate, up and down.
 	ffn := func(p string, l int) []tensorSpec {
 		switch {
-		case s.Arch == "phi3":
+		case s.Arch == "phi3" || glm:
 			return []tensorSpec{
 				{p + "ffn_up.weight", w, []int64{e, 2 * f}, proj(e)},
 				{p + "ffn_down.weight", w, []int64{f, e}, proj(f)}}
@@ -1248,7 +1292,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 					tensorSpec{p + "ffn_up_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},
 					tensorSpec{p + "ffn_down_exps.bias", quant.F32, []int64{e, x}, dist{0, 0.1}})
 			}
-			if s.Arch == "lfm2moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias {
+			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias {
 				gain := s.SelBiasGain
 				if gain == 0 {
 					gain = 0.5
@@ -1302,8 +1346,11 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(ts, ffn(p, l)...)
 			continue
 		}
-		if s.Arch == "phi3" {
+		if s.Arch == "phi3" || s.FusedQKV {
 			ts = append(ts, tensorSpec{p + "attn_qkv.weight", w, []int64{e, q + 2*kv}, proj(e)})
+			if qkvBias {
+				ts = append(ts, bias(p+"attn_qkv.bias", q+2*kv))
+			}
 		} else {
 			ts = append(ts, tensorSpec{p + "attn_q.weight", w, []int64{e, q}, proj(e)})
 			if qkvBias {
@@ -1334,14 +1381,14 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(ts, bias(p+"attn_output.bias", e),
 				tensorSpec{p + "attn_sinks.weight", quant.F32, []int64{int64(s.Heads)}, dist{0, 1}})
 		}
-		if gemma || noPreNorm || attnPost {
+		if gemma || noPreNorm || attnPost || glm {
 			ts = append(ts, tensorSpec{p + "post_attention_norm.weight", quant.F32, []int64{e}, norm})
 		}
 		if !noPreNorm && !attnPost {
 			ts = append(ts, tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
 		}
 		ts = append(ts, ffn(p, l)...)
-		if gemma || noPreNorm {
+		if gemma || noPreNorm || glm {
 			ts = append(ts, tensorSpec{p + "post_ffw_norm.weight", quant.F32, []int64{e}, norm})
 		}
 		if s.Arch == "gemma3n" {

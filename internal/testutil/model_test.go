@@ -57,16 +57,16 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 			m[p+"attn_norm.weight"] = []int64{e}
 			m[p+"ffn_norm.weight"] = []int64{e}
 		}
-		switch s.Arch {
-		case "phi3":
+		fused := s.Arch == "phi3" || s.FusedQKV
+		if fused {
 			m[p+"attn_qkv.weight"] = []int64{e, q + 2*kv}
-		default:
+		} else {
 			for name, d := range qkv {
 				m[p+name+".weight"] = []int64{e, d}
 			}
 		}
 		switch s.Arch {
-		case "phi3":
+		case "phi3", "glm4": // gate and up fused
 			m[p+"ffn_up.weight"] = []int64{e, 2 * f}
 			m[p+"ffn_down.weight"] = []int64{f, e}
 		case "qwen3moe", "granitemoe":
@@ -80,13 +80,16 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 			m[p+"ffn_up.weight"] = []int64{e, f}
 			m[p+"ffn_down.weight"] = []int64{f, e}
 		}
-		if s.Arch == "qwen2" || s.QKVBias {
+		switch {
+		case (s.Arch == "qwen2" || s.QKVBias) && fused:
+			m[p+"attn_qkv.bias"] = []int64{q + 2*kv}
+		case s.Arch == "qwen2" || s.QKVBias:
 			for name, d := range qkv {
 				m[p+name+".bias"] = []int64{d}
 			}
 		}
 		switch s.Arch {
-		case "gemma2", "gemma3", "gemma-embedding", "olmo2", "exaone4":
+		case "gemma2", "gemma3", "gemma-embedding", "olmo2", "exaone4", "glm4":
 			m[p+"post_attention_norm.weight"] = []int64{e}
 			m[p+"post_ffw_norm.weight"] = []int64{e}
 		}
@@ -138,6 +141,8 @@ func TestWriteModel(t *testing.T) {
 		{"seed_oss Q8_0", TinySeedOSS(), 7},
 		{"exaone4 Q8_0", TinyExaone4(), 7},
 		{"exaone4 SWA Q8_0", TinyExaone4SWA(), 7},
+		{"glm4 Q8_0", TinyGLM4(), 7},
+		{"glm4 fused Q8_0", TinyGLM4Fused(), 7},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -189,6 +194,9 @@ func TestWriteModel(t *testing.T) {
 				"tokenizer.ggml.bos_token_id":     1,
 				"tokenizer.ggml.eos_token_id":     2,
 				"tokenizer.ggml.unknown_token_id": 0,
+			}
+			if s.RopeDim > 0 { // glm4: half of each head rotated
+				ints[a+"rope.dimension_count"] = uint64(s.RopeDim)
 			}
 			if s.Arch == "gemma2" || s.Arch == "gemma3" {
 				ints[a+"attention.key_length"] = uint64(hd)

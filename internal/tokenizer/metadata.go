@@ -140,8 +140,8 @@ func vocabFromMetadata(m metadata) (Vocab, error) {
 		switch v.Pre {
 		case "llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral", "lfm2", "tekken":
 			v.AddBOS = true
-		case "chatglm-bpe":
-			v.BOS = -1
+		case "chatglm-bpe", "glm4":
+			v.BOS = -1 // llama.cpp's CHATGLM4: no BOS unless the file names one
 		case "jina-v1-en", "jina-v2-code", "roberta-bpe":
 			v.AddSEP = true
 		}

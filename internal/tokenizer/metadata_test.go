@@ -205,3 +205,25 @@ func TestVocabInvariants(t *testing.T) {
 		})
 	}
 }
+
+// GLM-4's vocabularies ("glm4", and the older "chatglm-bpe"): llama.cpp
+// sets no BOS for them, so none is added; a bos_token_id in the file (the
+// converter writes [gMASK]'s) still names it, and add_bos_token still
+// decides, as llama.cpp reads both after the pre-tokenizer's defaults.
+func TestGLM4VocabBOS(t *testing.T) {
+	for _, pre := range []string{"glm4", "chatglm-bpe"} {
+		kv := gpt2Meta()
+		kv["tokenizer.ggml.pre"], kv["tokenizer.ggml.bos_token_id"] = pre, nil
+		tok, err := FromGGUF(metaFile(kv))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok.BOS() != -1 || tok.AddBOS() || !slices.Equal(tok.Encode("ab", true), []int32{2}) {
+			t.Errorf("%s: BOS %d, AddBOS %v, Encode(ab) %v; want -1, false, [2]", pre, tok.BOS(), tok.AddBOS(), tok.Encode("ab", true))
+		}
+		kv["tokenizer.ggml.bos_token_id"] = uint32(4)
+		if tok, err = FromGGUF(metaFile(kv)); err != nil || tok.BOS() != 4 || tok.AddBOS() {
+			t.Errorf("%s with bos_token_id 4: BOS %d, AddBOS %v, %v", pre, tok.BOS(), tok.AddBOS(), err)
+		}
+	}
+}

@@ -99,7 +99,7 @@ func newPreTokenizer(name string) (*preTokenizer, error) {
 		p.ignoreMerges = true
 	case "dbrx", "smaug-bpe":
 		p.stages = []stage{matchStage(matchLlama3)}
-	case "chatglm-bpe":
+	case "chatglm-bpe", "glm4":
 		p.stages = []stage{matchStage(matchLlama3)}
 	case "deepseek-llm":
 		p.stages = []stage{matchStage(newline), matchStage(optSpaceThen(inRanges(deepseekLetters))),

@@ -23,7 +23,11 @@
 //	-shape  tiny, tinyllama-1.1b, llama-3.1-8b, qwen2.5-7b, gemma-2-9b,
 //	        qwen3-8b, gemma-3-12b, phi-4-mini, granite-3.3-2b,
 //	        granite-3.1-1b-a400m, smollm3-3b, olmo-2-1b, ernie-4.5-0.3b,
-//	        seed-oss-36b, exaone-4.0-1.2b, qwen3-30b-a3b,
+//	        ernie-4.5-21b-a3b (-layers 2 -type q8_0 keeps a dense and an
+//	        expert block under 2 GB),
+//	        seed-oss-36b, exaone-4.0-1.2b, glm-4-9b (-layers 2 -type q8_0
+//	        keeps its widths under 2 GB), glm-4-32b (-layers 1 -type
+//	        q4_k_m), qwen3-30b-a3b,
 //	        qwen3.5-0.8b and qwen3.5-9b (qwen35: gated delta-net and gated
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
 //	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts

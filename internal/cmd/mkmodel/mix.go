@@ -209,11 +209,12 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	// attnPost: post_attention_norm is the norm before the feed-forward,
 	// in ffn_norm's place (gpt-oss, seed_oss).
 	attnPost := oss || s.Arch == "seed_oss"
-	// ffn adds layer l's feed-forward: phi3's fused gate and up, experts
+	glm := s.Arch == "glm4" // phi3's fused gate and up, gemma's norms after attention and the feed-forward
+	// ffn adds layer l's feed-forward: phi3's and glm4's fused gate and up, experts
 	// (after lfm2moe's leading dense layers), or gate, up and down.
 	ffn := func(p string, l int) {
 		switch {
-		case s.Arch == "phi3":
+		case s.Arch == "phi3" || glm:
 			add(p+"ffn_up.weight", kindWeight, e, 2*f)
 			add(p+"ffn_down.weight", kindWeight, f, e)
 		case s.Experts > 0 && l >= s.DenseLead:
@@ -230,8 +231,8 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 				add(p+"ffn_down_exps.bias", kindF32, e, x)
 				add(p+"ffn_up_exps.bias", kindF32, fe, x)
 			}
-			if s.Arch == "lfm2moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias {
-				add(p+"exp_probs_b.bias", kindBias, x) // the selection bias
+			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias {
+				add(p+"exp_probs_b.bias", kindBias, x) // the selection bias (ERNIE's e_score_correction_bias)
 			}
 			if sf := int64(s.sharedFFN()); sf > 0 {
 				add(p+"ffn_gate_shexp.weight", kindWeight, e, sf)
@@ -316,14 +317,14 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"attn_output.bias", kindBias, e)
 			add(p+"attn_sinks.weight", kindBias, int64(s.Heads))
 		}
-		if gemma || noPreNorm || attnPost {
+		if gemma || noPreNorm || attnPost || glm {
 			add(p+"post_attention_norm.weight", kindNorm, e)
 		}
 		if !noPreNorm && !attnPost {
 			add(p+"ffn_norm.weight", kindNorm, e)
 		}
 		ffn(p, l)
-		if gemma || noPreNorm {
+		if gemma || noPreNorm || glm {
 			add(p+"post_ffw_norm.weight", kindNorm, e)
 		}
 		if g := s.Gemma3n; g != nil {
@@ -442,32 +443,28 @@ func qwen35Plan(s shape, p string, l int, add func(name string, kind tensorKind,
 // token embedding when it doubles as the output) gets Q6_K unless the type
 // is Q8_0, and the attn_v, ffn_down and attn_output tensors get the types
 // the mix gives them (see attnVType and ffnDownType). The attn_v and
-// ffn_down layer counters advance in file order, as llama.cpp's do (an
-// expert model's ffn_down takes its block's number instead). A row
-// length the type's block does not divide falls back as llama.cpp does.
+// ffn_down layer counters advance in file order, as llama.cpp's do; as
+// llama.cpp's, the ffn_down tensors are counted out of block_count, and
+// with experts each one's layer is its block's (a block may hold the
+// experts', the shared expert's and a dense ffn_down). A row length the
+// type's block does not divide falls back as llama.cpp does.
 func assignTypes(ts []tensorPlan, ft fileType, s shape) error {
 	hasOutput := slices.ContainsFunc(ts, func(t tensorPlan) bool { return t.Name == "output.weight" })
-	var nAttnV, nFFNDown int
+	nAttnV, nFFNDown := 0, s.Layers+s.NextN
 	for _, t := range ts {
-		switch {
-		case len(t.Dims) < 2: // bert's ffn_down.bias is no ffn_down to the counters
-		case isAttnV(t.Name):
+		if len(t.Dims) >= 2 && isAttnV(t.Name) {
 			nAttnV++
-		case strings.Contains(t.Name, "ffn_down"):
-			nFFNDown++
 		}
-	}
-	if s.Experts > 1 {
-		// llama.cpp's n_ffn_down is block_count, and the layer of an
-		// expert model's ffn_down is its block's number: a block with a
-		// shared expert (ffn_down_shexp) has two, both of its layer.
-		nFFNDown = s.Layers + s.NextN
 	}
 	var iAttnV, iFFNDown int
 	for i := range ts {
 		t := &ts[i]
 		if s.Experts > 1 && strings.Contains(t.Name, "ffn_down") {
-			fmt.Sscanf(t.Name, "blk.%d.", &iFFNDown)
+			// An expert model's ffn_down is of its block's layer: a block
+			// may hold the experts', the shared expert's and a dense one.
+			if _, err := fmt.Sscanf(t.Name, "blk.%d.", &iFFNDown); err != nil {
+				return fmt.Errorf("tensor %q: no block number: %w", t.Name, err)
+			}
 		}
 		if len(t.Dims) < 2 || t.Kind.f32() {
 			t.Type = quant.F32 // llama-quantize leaves vectors, routers and BERT's position and type embeddings in F32

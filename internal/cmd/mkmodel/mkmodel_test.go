@@ -273,7 +273,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.0.ffn_gate.weight"); s.Experts > 0 && ok != (s.DenseLead > 0 || s.Gemma4 != nil) {
 					t.Errorf("blk.0.ffn_gate.weight present = %v", ok)
 				}
-				if ti, ok := f.Tensor("blk.2.exp_probs_b.bias"); ok != (s.Arch == "lfm2moe" || s.Arch == "nemotron_h_moe") || ok && ti.Type != quant.F32 {
+				if ti, ok := f.Tensor("blk.2.exp_probs_b.bias"); ok != (s.Arch == "lfm2moe" || s.Arch == "nemotron_h_moe" || s.Arch == "ernie4_5-moe") || ok && ti.Type != quant.F32 {
 					t.Errorf("exp_probs_b.bias present = %v (F32 when present)", ok)
 				}
 				if ti, ok := f.Tensor("blk.0.ffn_gate_inp.weight"); ok && ti.Type != quant.F32 {
@@ -288,6 +288,18 @@ func TestMiniatureShapes(t *testing.T) {
 				// post_attention_norm, in ffn_norm's place.
 				if _, ok := f.Tensor("blk.0.ffn_norm.weight"); (oss || s.Arch == "seed_oss") && ok {
 					t.Errorf("ffn_norm.weight present in %s", s.Arch)
+				}
+				// glm4: norms after attention and the feed-forward beside
+				// the ones before, gate and up fused in ffn_up.
+				if s.Arch == "glm4" {
+					for _, name := range []string{"blk.0.ffn_norm.weight", "blk.0.post_attention_norm.weight", "blk.0.post_ffw_norm.weight"} {
+						if _, ok := f.Tensor(name); !ok {
+							t.Errorf("%s missing in glm4", name)
+						}
+					}
+					if ti, _ := f.Tensor("blk.0.ffn_up.weight"); len(ti.Dims) != 2 || ti.Dims[1] != 2*int64(mini.FFN) {
+						t.Errorf("glm4 ffn_up.weight %v, want the gate and up rows (%d)", ti.Dims, 2*mini.FFN)
+					}
 				}
 				if _, ok := f.Tensor("blk.0.attn_sinks.weight"); ok != oss {
 					t.Errorf("attn_sinks.weight present = %v", ok)

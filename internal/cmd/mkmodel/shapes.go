@@ -12,7 +12,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, seed_oss, exaone4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -43,12 +43,13 @@ type shape struct {
 	AttnSoftcap  float32
 	FinalSoftcap float32
 
-	// qwen3moe, granitemoe, gpt-oss, lfm2moe: expert_count,
+	// qwen3moe, granitemoe, gpt-oss, lfm2moe, ernie4_5-moe: expert_count,
 	// expert_used_count, expert_feed_forward_length.
 	Experts, ExpertsUsed, ExpertFFN int
 	// DenseLead is lfm2moe's leading_dense_block_count (config.json's
-	// num_dense_layers): its first layers' feed-forwards are dense, of
-	// width FFN; its experts are sigmoid-gated (expert_gating_func 2).
+	// num_dense_layers; ernie4_5-moe's moe_layer_start_index): its first
+	// layers' feed-forwards are dense, of width FFN; lfm2moe's experts
+	// are sigmoid-gated (expert_gating_func 2).
 	DenseLead int
 	// YaRN rope scaling (gpt-oss): rope.scaling.type "yarn", its factor
 	// and original context.
@@ -92,7 +93,8 @@ type shape struct {
 	// (mtp_num_hidden_layers), counted in block_count.
 	NextN int
 	// SharedFFN is the shared expert's width (granitehybrid's
-	// shared_intermediate_size with experts; 0 = none).
+	// shared_intermediate_size with experts; ernie4_5-moe's shared
+	// experts' summed width; 0 = none).
 	SharedFFN int
 	// DeepSeek2 is deepseek2's latent attention and routing (config.json's
 	// kv_lora_rank, q_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
@@ -438,6 +440,19 @@ var shapes = []shape{
 		RopeBase: 500000, RMSEps: 1e-5, TiedOutput: true,
 	},
 	{
+		// ERNIE-4.5-21B-A3B: ernie4_5's attention without biases
+		// (use_bias false), layer 0 dense (moe_layer_start_index 1), then
+		// 64 experts of 1536, 6 a token (moe_k), softmax-routed with the
+		// selection bias exp_probs_b (e_score_correction_bias), beside two
+		// shared experts run as one of 3072 (moe_num_shared_experts ×
+		// moe_intermediate_size); tied output. 43 GB in F16: -layers 2
+		// -type q8_0 keeps a dense and an expert block under 2 GB.
+		Name: "ernie-4.5-21b-a3b", Arch: "ernie4_5-moe", Vocab: 103424, Embd: 2560, Layers: 28,
+		Heads: 20, HeadsKV: 4, FFN: 12288, Context: 131072,
+		RopeBase: 500000, RMSEps: 1e-5, TiedOutput: true,
+		Experts: 64, ExpertsUsed: 6, ExpertFFN: 1536, SharedFFN: 3072, DenseLead: 1,
+	},
+	{
 		// Seed-OSS-36B: NEOX RoPE, Q/K/V biases (attention_bias; none on
 		// the output), post_attention_norm before the feed-forward; heads
 		// of 128, the query (10240) twice the width. 72 GB in F16:
@@ -456,6 +471,27 @@ var shapes = []shape{
 		Heads: 32, HeadsKV: 8, FFN: 4096, Context: 65536,
 		RopeBase: 1000000, RMSEps: 1e-5, QKNorm: true, TiedOutput: true,
 		Llama3Rope: &llama3Rope{Factor: 16, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
+	},
+	{
+		// GLM-4-9B-0414 (and GLM-Z1-9B-0414, the same shape): Q/K/V
+		// biases (attention_bias), half of each head rotated
+		// (partial_rotary_factor 0.5) in NORM pairs, norms after
+		// attention and the feed-forward besides the ones before, gate
+		// and up fused in ffn_up; its own output matrix. The embedding and
+		// output alone are 2.5 GB in F16: -layers 2 -type q8_0 keeps its
+		// widths under 2 GB.
+		Name: "glm-4-9b", Arch: "glm4", Vocab: 151552, Embd: 4096, Layers: 40,
+		Heads: 32, HeadsKV: 2, FFN: 13696, Context: 32768,
+		RopeBase: 10000, RopeDim: 64, RMSEps: 1e-5, QKVBias: true,
+	},
+	{
+		// GLM-4-32B-0414 (and GLM-Z1-32B): glm-4-9b's block without the
+		// Q/K/V biases, 48 heads on 2 KV heads, as bartowski's GLM-Z1-32B
+		// file states it (613 tensors: ten a block, four of them norms).
+		// -layers 1 -type q4_k_m keeps it under 2 GB.
+		Name: "glm-4-32b", Arch: "glm4", Vocab: 151552, Embd: 6144, Layers: 61,
+		Heads: 48, HeadsKV: 2, FFN: 23040, Context: 32768,
+		RopeBase: 10000, RopeDim: 64, RMSEps: 1e-5,
 	},
 	{
 		// LFM2-1.2B: 10 gated short-convolution layers (kernel 3) and 6

@@ -1,0 +1,33 @@
+package model
+
+import "fmt"
+
+// glm4Hparams: GLM-4's dense models (GLM-4-9B-0414, GLM-Z1, GLM-4-32B) as
+// llama.cpp's glm4 graph runs them. Its loader sizes attn_output, the
+// query bias and a fused attn_qkv's views by embedding_length, so the
+// query must be exactly as wide as the embedding, and one head size serves
+// keys and values (the graph asserts it). rope.dimension_sections with
+// its first two counts above 0 turns on llama.cpp's multimodal RoPE
+// (GLM-4.1V's vision files), which this package does not run.
+func glm4Hparams(c *Config, m *meta) {
+	switch {
+	case c.Heads*c.HeadDimK != c.Embd:
+		m.fail("%s = %d × %s = %d is not %s = %d, as glm4's fused projections require",
+			m.key("attention.head_count"), c.Heads, m.key("attention.key_length"), c.HeadDimK, m.key("embedding_length"), c.Embd)
+	case c.HeadDimV != c.HeadDimK:
+		m.fail("%s = %d differs from %s = %d", m.key("attention.value_length"), c.HeadDimV, m.key("attention.key_length"), c.HeadDimK)
+	}
+	if m.err != nil || !m.has("rope.dimension_sections") {
+		return
+	}
+	k := m.key("rope.dimension_sections")
+	xs, ok := m.f.Int32s(k)
+	if !ok {
+		raw, _ := m.f.Get(k)
+		m.fail("%s is %s, want up to 4 counts", k, describe(raw))
+		return
+	}
+	if len(xs) >= 2 && xs[0] > 0 && xs[1] > 0 {
+		m.err = fmt.Errorf("model: %s = %v: glm4's multimodal RoPE (GLM-4.1V) is not supported: %w", k, xs, ErrUnsupportedArch)
+	}
+}

@@ -1,0 +1,64 @@
+package model
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/lowmem/llm/internal/testutil"
+)
+
+// GLM-4 (TinyGLM4: separate projections with their biases, as the 0414
+// files have them; TinyGLM4Fused: attn_qkv and its bias) against the
+// float64 reference written from llama.cpp's glm4 graph — half of each
+// head rotated in NORM pairs, the attention's and the feed-forward's
+// outputs normalised before their residual sums, gate and up fused in
+// ffn_up — in one pass, in chunks of 4 and token by token, within 1e-3.
+// Rotating whole heads, NEOX pairs, the gate and up halves swapped, and
+// any bias or either norm after attention or the feed-forward left out
+// each move the reference by more than 1e-2, so the comparison sees
+// every step.
+func TestGLM4MatchesReference(t *testing.T) {
+	// Before the first attention weight whose float32 value lands on the
+	// other side of an F16 rounding midpoint from the float64 one, the
+	// logits (of order 3) agree within 4e-6; each such flip moves them by
+	// up to 4e-3 from there on (seeds 40 to 45: 7.8e-4, 9.4e-4, 2.8e-6,
+	// 3.2e-6 and 4.1e-3; the fused file 3.1e-6).
+	const glm4Tol = 5e-3
+	for _, spec := range []testutil.ModelSpec{testutil.TinyGLM4(), testutil.TinyGLM4Fused()} {
+		t.Run(spec.Variant(), func(t *testing.T) {
+			pool, m, f, data := loadF32(t, spec)
+			if m.RopeDim != 8 || m.HeadDimK != 16 || m.RopeNeox || !m.PostNorms || m.Tied {
+				t.Fatalf("config: rope %d of %d, NEOX %v, post-norms %v, tied %v", m.RopeDim, m.HeadDimK, m.RopeNeox, m.PostNorms, m.Tied)
+			}
+			L := &m.Blocks[0]
+			if L.GateUp == nil || (L.Wqkv != nil) != spec.FusedQKV || (L.Bqkv != nil) != spec.FusedQKV || (L.Bq != nil) == spec.FusedQKV {
+				t.Fatalf("layer 0: gate/up fused %v, attn_qkv %v, its bias %v, attn_q.bias %v", L.GateUp != nil, L.Wqkv != nil, L.Bqkv != nil, L.Bq != nil)
+			}
+			toks := prompt(13)
+			ref := perturbedRef(t, m, f, data, toks)
+			want := ref(refDecoder{})
+			checkBatchesWithin(t, m, pool, toks, want, "", glm4Tol)
+
+			mustMove(t, "gate and up swapped", ref(refDecoder{swapGateUp: true}), want, 3*glm4Tol)
+			biases := []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"}
+			if spec.FusedQKV {
+				biases = []string{"attn_qkv.bias"}
+			}
+			for _, name := range slices.Concat(biases, []string{"post_attention_norm.weight", "post_ffw_norm.weight"}) {
+				if _, ok := f.Tensor("blk.0." + name); !ok {
+					t.Fatalf("the file has no blk.0.%s to leave out", name)
+				}
+				mustMove(t, "without "+name, ref(refDecoder{without: []string{name}}), want, 3*glm4Tol)
+			}
+			for name, perturb := range map[string]func(c *Config){
+				"whole heads rotated": func(c *Config) { c.RopeDim = c.HeadDimK },
+				"NEOX pairs":          func(c *Config) { c.RopeNeox = true },
+			} {
+				c := m.Config
+				perturb(&c)
+				other := (&refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).logits(toks)
+				mustMove(t, name, other, want, 3*glm4Tol)
+			}
+		})
+	}
+}
