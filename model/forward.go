@@ -55,8 +55,9 @@ type State struct {
 	// (empty without conv layers); ct the task that convolves a pass.
 	conv recurrent
 	ct   convTask
-	// gp holds a sparse feed-forward's gate and up projections for
-	// mulShared (a field, so that the slice of it does not escape).
+	// gp holds the projections one mulShared dispatch runs (a block's Q,
+	// K and V; a sparse feed-forward's gate and up), a field so that the
+	// slice of it does not escape.
 	gp [maxShared]projection
 	// sc and ss convolve and scan a Mamba-2 layer's pass (granitehybrid).
 	sc ssmConvTask
@@ -642,116 +643,102 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 		// it: Truncate restores a checkpoint.
 		s.conv.begin()
 	}
+	layer := func(il int, L *Layer) error { return s.block(il, L, &p) }
 	if c.SingleOp {
-		s.xs = m.ExpertSource
-		defer func() { s.xs = nil }()
-		if err := s.forLayers(func(il int, L *Layer) error { return s.singleOpLayer(il, L, &p) }); err != nil {
-			return nil, nil, err
-		}
-		if s.conv.on() {
-			s.conv.end(pos0 + n)
-		}
-		return p.x, p.xn, nil
+		layer = func(il int, L *Layer) error { return s.singleOpLayer(il, L, &p) }
 	}
-	x, xn = p.x, p.xn
-	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
-	stride := qDim + kDim + vDim // one token's q, k and v, side by side
-	oDim := c.Heads * c.HeadDimV
-	E := c.Embd
-
-	var shared [maxShared]projection
-	lsrc := m.Source // read once: the whole pass uses one source
-	if lsrc != nil {
-		lsrc.Begin()
-		defer lsrc.End()
-	}
-	s.xs = m.ExpertSource
-	defer func() { s.xs = nil }()
-	for il := range m.Blocks {
-		L := &m.Blocks[il]
-		if lsrc != nil {
-			L = lsrc.Layer(il)
-		}
-		s.e.Phase(phNorm)
-		s.norm(xn, x, L.AttnNorm, n)
-		wo, oCols := L.Wo, oDim
-		var ao acts // the attention's output, when not p.att's oCols a token
-		switch {
-		case c.ConvLayer(il) && c.DeltaNet:
-			if err := s.deltaNet(il, L, s.acts(xn, E, n), &p); err != nil {
-				return nil, nil, err
-			}
-			wo, oCols = L.ConvOut, c.SSMInner
-		case c.ConvLayer(il) && c.mamba():
-			if err := s.mamba2(il, L, s.acts(xn, E, n), &p); err != nil {
-				return nil, nil, err
-			}
-			wo, oCols = L.ConvOut, c.SSMInner
-		case c.ConvLayer(il):
-			if err := s.shortConv(il, L, s.acts(xn, E, n), &p); err != nil {
-				return nil, nil, err
-			}
-			wo, oCols = L.ConvOut, E
-		case c.mla():
-			if err := s.mlaQKV(il, L, s.acts(xn, E, n), &p); err != nil {
-				return nil, nil, err
-			}
-			s.e.Phase(phAttention)
-			if err := s.attention(il, pos0, n, p.qkv, stride, p.att, nil); err != nil {
-				return nil, nil, err
-			}
-			s.e.Phase(phO)
-			var err error
-			if ao, err = s.mlaOut(L, p.att, n); err != nil {
-				return nil, nil, err
-			}
-		default:
-			if err := s.qkv(il, L, s.acts(xn, E, n), &p, &shared); err != nil {
-				return nil, nil, err
-			}
-			s.e.Phase(phAttention)
-			if err := s.attention(il, pos0, n, p.qkv, stride, p.att, L.Sinks); err != nil {
-				return nil, nil, err
-			}
-			if c.AttnGate {
-				gateHeads(p.att, p.gu, n, c)
-			}
-		}
-		if ao.rows == nil {
-			ao = s.acts(p.att, oCols, n)
-		}
-		s.e.Phase(phO)
-		if err := s.residual(wo, ao, L.Bo, p.tmp, x, L.PostAttnNorm); err != nil {
-			return nil, nil, err
-		}
-
-		s.e.Phase(phNorm)
-		s.norm(xn, x, L.FFNNorm, n)
-		a := s.acts(xn, E, n)
-		if L.Router != nil {
-			s.e.Phase(phMoE)
-			if err := s.experts(il, L, a, a, p.tmp); err != nil {
-				return nil, nil, err
-			}
-			if L.ShDown != nil {
-				s.e.Phase(phGateUp)
-				if err := s.sharedExpert(L, a, p.gu, p.tmp); err != nil {
-					return nil, nil, err
-				}
-			}
-			s.e.Phase(phNorm)
-			s.addNormed(x, p.tmp, L.PostFFNNorm, n)
-		} else if err := s.ffn(L, a, p.gu, p.tmp, x, false); err != nil {
-			return nil, nil, err
-		}
-		if lsrc != nil {
-			lsrc.Done(il)
-		}
+	if err := s.forLayers(layer); err != nil {
+		return nil, nil, err
 	}
 	if s.conv.on() {
 		s.conv.end(pos0 + n)
 	}
-	return x, xn, nil
+	return p.x, p.xn, nil
+}
+
+// block runs block il (attention, a short convolution, Mamba-2 or a gated
+// delta net, then the feed-forward or the experts) over the pass's
+// residual stream in place.
+func (s *State) block(il int, L *Layer, p *pass) error {
+	c := &s.m.Config
+	n, x, xn, pos0 := p.n, p.x, p.xn, p.pos0
+	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
+	stride := qDim + kDim + vDim // one token's q, k and v, side by side
+	oDim := c.Heads * c.HeadDimV
+	E := c.Embd
+	s.e.Phase(phNorm)
+	s.norm(xn, x, L.AttnNorm, n)
+	wo, oCols := L.Wo, oDim
+	var ao acts // the attention's output, when not p.att's oCols a token
+	switch {
+	case c.ConvLayer(il) && c.DeltaNet:
+		if err := s.deltaNet(il, L, s.acts(xn, E, n), p); err != nil {
+			return err
+		}
+		wo, oCols = L.ConvOut, c.SSMInner
+	case c.ConvLayer(il) && c.mamba():
+		if err := s.mamba2(il, L, s.acts(xn, E, n), p); err != nil {
+			return err
+		}
+		wo, oCols = L.ConvOut, c.SSMInner
+	case c.ConvLayer(il):
+		if err := s.shortConv(il, L, s.acts(xn, E, n), p); err != nil {
+			return err
+		}
+		wo, oCols = L.ConvOut, E
+	case c.mla():
+		if err := s.mlaQKV(il, L, s.acts(xn, E, n), p); err != nil {
+			return err
+		}
+		s.e.Phase(phAttention)
+		if err := s.attention(il, pos0, n, p.qkv, stride, p.att, nil); err != nil {
+			return err
+		}
+		s.e.Phase(phO)
+		var err error
+		if ao, err = s.mlaOut(L, p.att, n); err != nil {
+			return err
+		}
+	default:
+		if err := s.qkv(il, L, s.acts(xn, E, n), p, &s.gp); err != nil {
+			return err
+		}
+		s.e.Phase(phAttention)
+		if err := s.attention(il, pos0, n, p.qkv, stride, p.att, L.Sinks); err != nil {
+			return err
+		}
+		if c.AttnGate {
+			gateHeads(p.att, p.gu, n, c)
+		}
+	}
+	if ao.rows == nil {
+		ao = s.acts(p.att, oCols, n)
+	}
+	s.e.Phase(phO)
+	if err := s.residual(wo, ao, L.Bo, p.tmp, x, L.PostAttnNorm); err != nil {
+		return err
+	}
+
+	s.e.Phase(phNorm)
+	s.norm(xn, x, L.FFNNorm, n)
+	a := s.acts(xn, E, n)
+	if L.Router != nil {
+		s.e.Phase(phMoE)
+		if err := s.experts(il, L, a, a, p.tmp); err != nil {
+			return err
+		}
+		if L.ShDown != nil {
+			s.e.Phase(phGateUp)
+			if err := s.sharedExpert(L, a, p.gu, p.tmp); err != nil {
+				return err
+			}
+		}
+		s.e.Phase(phNorm)
+		s.addNormed(x, p.tmp, L.PostFFNNorm, n)
+	} else if err := s.ffn(L, a, p.gu, p.tmp, x, false); err != nil {
+		return err
+	}
+	return nil
 }
 
 // qkv computes block il's queries, keys and values of a into p.qkv (one
