@@ -656,6 +656,16 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 	return p.x, p.xn, nil
 }
 
+// normed normalises the pass's residual stream with norm w into p.xn, as
+// a block begins, and returns the stream and the normalised rows.
+func (s *State) normed(p *pass, w []float32) (x []float32, a acts) {
+	E := s.m.Embd
+	x = p.x[:p.n*E]
+	s.e.Phase(phNorm)
+	s.norm(p.xn, x, w, p.n)
+	return x, s.acts(p.xn, E, p.n)
+}
+
 // block runs block il (attention, a short convolution, Mamba-2 or a gated
 // delta net, then the feed-forward or the experts) over the pass's
 // residual stream in place.

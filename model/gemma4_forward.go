@@ -26,10 +26,8 @@ func (s *State) gemma4Blocks(tokens []int32, p *pass) (x, xn []float32, err erro
 func (s *State) gemma4Layer(il int, L *Layer, p *pass) error {
 	c := &s.m.Config
 	n, E, H := p.n, c.Embd, c.Heads
-	x := p.x[:n*E]
-	s.e.Phase(phNorm)
-	s.norm(p.xn, x, L.AttnNorm, n)
-	if err := s.gemma4QKV(il, L, s.acts(p.xn, E, n), p); err != nil {
+	x, a := s.normed(p, L.AttnNorm)
+	if err := s.gemma4QKV(il, L, a, p); err != nil {
 		return err
 	}
 	s.e.Phase(phAttention)

@@ -66,14 +66,12 @@ func gemma4ExpertTensors(c *Config, has func(name string) bool) []blockTensor {
 func (s *State) gemma4FFN(il int, L *Layer, p *pass) error {
 	c := &s.m.Config
 	n, E := p.n, c.Embd
-	x := p.x[:n*E]
-	s.e.Phase(phNorm)
-	s.norm(p.xn, x, L.FFNNorm, n)
+	x, a := s.normed(p, L.FFNNorm)
 	if L.Router == nil {
-		return s.ffn(L, s.acts(p.xn, E, n), p.gu, p.tmp, x, false)
+		return s.ffn(L, a, p.gu, p.tmp, x, false)
 	}
 	// The dense branch into tmp.
-	if err := s.gated(s.acts(p.xn, E, n), projection{w: L.Gate}, projection{w: L.Up, off: L.Gate.Rows}, L.Gate.Rows, p.gu, false); err != nil {
+	if err := s.gated(a, projection{w: L.Gate}, projection{w: L.Up, off: L.Gate.Rows}, L.Gate.Rows, p.gu, false); err != nil {
 		return err
 	}
 	s.e.Phase(phDown)

@@ -7,12 +7,8 @@ package model
 // one), or unrotated attention and attn_output — whose output joins the
 // stream.
 func (s *State) singleOpLayer(il int, L *Layer, p *pass) error {
-	c := &s.m.Config
-	n, E := p.n, c.Embd
-	x := p.x[:n*E]
-	s.e.Phase(phNorm)
-	s.norm(p.xn, x, L.AttnNorm, n)
-	a := s.acts(p.xn, E, n)
+	c, n := &s.m.Config, p.n
+	x, a := s.normed(p, L.AttnNorm)
 	switch {
 	case c.ExpertLayer(il):
 		s.e.Phase(phMoE)
