@@ -499,6 +499,17 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	return x
 }
 
+// topKSum64 is topK64 of v and the sum of the values it picked (the
+// chosen experts' probabilities, which renormalising divides by).
+func topKSum64(v []float64, k int) ([]int, float64) {
+	ids := topK64(v, k)
+	var sum float64
+	for _, e := range ids {
+		sum += v[e]
+	}
+	return ids, sum
+}
+
 // topK64 is the indices of the k largest of v, largest first, ties to
 // the lower index, as ggml's argsort_top_k orders them.
 func topK64(v []float64, k int) []int {

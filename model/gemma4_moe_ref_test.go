@@ -71,11 +71,7 @@ func (r *refDecoder) gemma4Experts(p func(string) []float64, x []float64, eps fl
 	}
 	probs := linear(p("ffn_gate_inp.weight"), nil, rin)
 	softmax64(probs)
-	ids := topK64(probs, k)
-	var sum float64
-	for _, e := range ids {
-		sum += probs[e]
-	}
+	ids, sum := topKSum64(probs, k)
 	gu, gate, up := p("ffn_gate_up_exps.weight"), p("ffn_gate_exps.weight"), p("ffn_up_exps.weight")
 	down, outScale := p("ffn_down_exps.weight"), p("ffn_down_exps.scale")
 	moe := make([]float64, E)

@@ -3,6 +3,8 @@ package model
 import (
 	"slices"
 	"testing"
+
+	"github.com/lowmem/llm/internal/testutil"
 )
 
 // nano9BPattern is Nemotron Nano 2 9B's hybrid_override_pattern: 27
@@ -31,15 +33,7 @@ func nemotronHeader(arch, pattern string, embd, heads, kv, ffn int) map[string]a
 	for _, k := range []string{"attn_logit_softcapping", "final_logit_softcapping", "attention.sliding_window"} {
 		delete(m, a+k)
 	}
-	kvs, ffns := make([]int32, len(pattern)), make([]int32, len(pattern))
-	for il, k := range pattern {
-		switch k {
-		case '*':
-			kvs[il] = int32(kv)
-		case '-', 'E':
-			ffns[il] = int32(ffn)
-		}
-	}
+	kvs, ffns := testutil.NemotronHLayers(pattern, kv, ffn)
 	m[a+"embedding_length"] = uint32(embd)
 	m[a+"block_count"] = uint32(len(pattern))
 	m[a+"attention.head_count"] = uint32(heads)

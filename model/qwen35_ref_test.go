@@ -85,11 +85,7 @@ func (r *refDecoder) qwen35MoE(p func(string) []float64, y []float64) []float64 
 	} else {
 		softmax64(probs)
 	}
-	ids := topK64(probs, k)
-	var wsum float64
-	for _, e := range ids {
-		wsum += probs[e]
-	}
+	ids, wsum := topKSum64(probs, k)
 	gate, up, down := p("ffn_gate_exps.weight"), p("ffn_up_exps.weight"), p("ffn_down_exps.weight")
 	// Expert e's gate and up rows: its slices of the two tensors, or the
 	// halves of its slice of a fused ffn_gate_up_exps.

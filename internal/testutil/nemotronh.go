@@ -102,7 +102,17 @@ func AddNemotronHMoEKV(g *gguf.Writer, arch string, experts, used, width, shared
 // - or E a feed-forward: ffn wide; * attention: headsKV heads), over the common
 // keys' single values, and the ssm.* sizes m.
 func AddNemotronHKV(g *gguf.Writer, arch, pattern string, headsKV, ffn int, m SSM) {
-	kvs, ffns := make([]int32, len(pattern)), make([]int32, len(pattern))
+	kvs, ffns := NemotronHLayers(pattern, headsKV, ffn)
+	g.AddKV(arch+".attention.head_count_kv", kvs)
+	g.AddKV(arch+".feed_forward_length", ffns)
+	m.addTo(g, arch)
+}
+
+// NemotronHLayers are the per-layer head_count_kv and feed_forward_length
+// arrays of a Nemotron-H layer pattern (M Mamba-2: both 0; - or E a
+// feed-forward: ffn wide; * attention: headsKV heads).
+func NemotronHLayers(pattern string, headsKV, ffn int) (kvs, ffns []int32) {
+	kvs, ffns = make([]int32, len(pattern)), make([]int32, len(pattern))
 	for l, k := range pattern {
 		switch k {
 		case '*':
@@ -111,9 +121,7 @@ func AddNemotronHKV(g *gguf.Writer, arch, pattern string, headsKV, ffn int, m SS
 			ffns[l] = int32(ffn)
 		}
 	}
-	g.AddKV(arch+".attention.head_count_kv", kvs)
-	g.AddKV(arch+".feed_forward_length", ffns)
-	m.addTo(g, arch)
+	return kvs, ffns
 }
 
 // nemotronHTensors lists a nemotron_h's tensors with llama.cpp's names:
