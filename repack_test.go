@@ -18,7 +18,7 @@ import (
 // TestRepackOnOff loads Q4_0 models of three layouts (llama; phi3's fused
 // QKV and gate-up, whose halves are bands of one matrix; qwen2's tied
 // output, which stays in place), and Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K
-// and Q2_K llamas, and Q4_0, Q8_0 and IQ4_NL llamas whose rows are not a
+// and Q2_K llamas, and Q4_0, Q8_0, IQ4_NL and Q5_0 llamas whose rows are not a
 // multiple of 256 (widths 96 and 160, FFN 288: blocks past the last eight,
 // as gpt-oss's 2880 or Gemma 3 1B's 1152 have, every matrix repacked) and
 // gpt-oss of width 96 in Q8_0 and in the MXFP4_MOE mix (MXFP4 experts,
@@ -58,7 +58,7 @@ func TestRepackOnOff(t *testing.T) {
 	for _, c := range []struct {
 		wt        quant.Type
 		embd, ffn int
-	}{{quant.Q8_0, 160, 288}, {quant.Q4_0, 96, 288}, {quant.IQ4_NL, 160, 288}} {
+	}{{quant.Q8_0, 160, 288}, {quant.Q4_0, 96, 288}, {quant.IQ4_NL, 160, 288}, {quant.Q5_0, 160, 288}} {
 		s := llama
 		s.WeightType, s.Embd, s.FFN = c.wt, c.embd, c.ffn
 		specs = append(specs, s)

@@ -93,7 +93,8 @@ func TestPlanRepack(t *testing.T) {
 // more than the file's: Q4_K's, Q5_K's and Q3_K's scales unpacked to
 // bytes, IQ4_XS's too, and IQ3_S held in IQ4_XS's layout (four bits an
 // element against the file's 3.25, and a byte a scale: 1104 bytes for
-// the file's 880); MXFP4 keeps its E8M0 bytes, the file's size. The
+// the file's 880); MXFP4 keeps its E8M0 bytes, the file's size, and Q5_0
+// its fifth bits (reordered within each row's dword). The
 // types of 32-element blocks also at widths that are not a multiple of
 // 256 (160, FFN 288), which their layout takes without padding.
 func TestShapeRepackBytes(t *testing.T) {
@@ -102,7 +103,7 @@ func TestShapeRepackBytes(t *testing.T) {
 		extra int64
 	}{
 		{quant.Q4_0, 0}, {quant.Q8_0, 0}, {quant.Q4_K, 32}, {quant.Q5_K, 32}, {quant.Q6_K, 0},
-		{quant.IQ4_XS, 16}, {quant.Q3_K, 32}, {quant.Q2_K, 0}, {quant.IQ4_NL, 0}, {quant.MXFP4, 0}, {quant.IQ3_S, 224},
+		{quant.IQ4_XS, 16}, {quant.Q3_K, 32}, {quant.Q2_K, 0}, {quant.IQ4_NL, 0}, {quant.MXFP4, 0}, {quant.Q5_0, 0}, {quant.IQ3_S, 224},
 		{quant.IQ2_XXS, 1168 - 528}, {quant.IQ2_XS, 1168 - 592}, {quant.IQ2_S, 1168 - 656},
 		{quant.IQ3_XXS, 1168 - 784}, {quant.IQ1_S, 1168 - 400}, {quant.IQ1_M, 1168 - 448},
 	} {

@@ -35,8 +35,8 @@ var x8Experts = map[string]bool{"ffn_gate_exps.weight": true, "ffn_up_exps.weigh
 // RepackableTensor reports whether the tensor name of type t and ggml dims
 // (dims[0] the row length) may be held in the X8 layout (quant.RepackX8)
 // by a model of configuration c whose weights stay resident: a matrix of
-// a type with an X8 layout (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K,
-// Q2_K, IQ4_NL, MXFP4, IQ3_S) of a block, a block's 3-D expert tensor
+// a type with an X8 layout (Q4_0, Q8_0, Q5_0, Q4_K, Q5_K, Q6_K, IQ4_XS,
+// Q3_K, Q2_K, IQ4_NL, MXFP4, IQ3_S and the lattice types) of a block, a block's 3-D expert tensor
 // (gpt-oss's MXFP4 experts among them), or the
 // output matrix when it is not the embedding, whose rows (each expert's)
 // and the bands of them the forward pass reads are whole groups of 8, for

@@ -19,12 +19,12 @@ import (
 // output (a Q4_K_M
 // file's Q5_K, Q6_K and Q8_0 tensors as much as its Q4_K ones), and
 // never with rows that are not whole groups of 8, row lengths the kernels
-// do not take (Q4_0's, Q8_0's and MXFP4's any whole number of blocks,
+// do not take (Q4_0's, Q8_0's, MXFP4's and Q5_0's any whole number of blocks,
 // gpt-oss's 2880 among them; the k-quants' whole super-blocks), or other
 // tensors.
 func TestRepackableTensor(t *testing.T) {
 	c := &Config{FFN: 512}
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.MXFP4, quant.Q4_1, quant.F16} {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.MXFP4, quant.Q5_0, quant.Q4_1, quant.F16} {
 		_, x8 := quant.X8(typ, 512)
 		x8 = x8 && runtime.GOOS == "linux"
 		x8Blocks := x8 && typ.BlockElems() == quant.QK
@@ -69,7 +69,7 @@ func TestRepackableTensor(t *testing.T) {
 // the tensor exactly once, whatever order the pieces finish in.
 func TestRepackPieces(t *testing.T) {
 	const rows, cols = 8 * 37, 512
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.MXFP4} {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.MXFP4, quant.Q5_0} {
 		if _, ok := quant.X8(typ, cols); !ok {
 			continue
 		}

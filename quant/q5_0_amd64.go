@@ -18,3 +18,30 @@ func tileQ5_0VNNI4x1(w *byte, wStride int, x *byte, xStride int, nb int, out *fl
 
 //go:noescape
 func tileQ5_0VNNI4x4(w *byte, wStride int, x *byte, xStride int, nb int, out *float32, outStride int)
+
+//go:noescape
+func rowQ5_0X8VNNI(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ5_0X8VNNINTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ5_0X8VNNIPF4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ5_0X8VNNIT2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ5_0X8VNNIPF4096T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ5_0X8VNNIT4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ5_0X8VNNIPF4096T4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ5_0X8VNNIT8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ5_0X8VNNIPF4096T8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

@@ -45,6 +45,13 @@ import (
 //   - Q8_0 (272 bytes, the eight rows' blocks exactly): the eight F16
 //     scales (row r at 2r), then eight 32-byte chunks, chunk c holding
 //     codes 4c..4c+3 of each row (row r at 4r).
+//   - Q5_0 (176 bytes, the eight rows' blocks exactly): the eight F16
+//     scales (row r at 2r); the rows' fifth bits, a dword each (row r at
+//     16+4r), reordered so that bit 2c+h of byte i is element
+//     16h+4c+i's (x8_q5_0.go); then Q4_0's four chunks of the rows' code
+//     bytes at 48 (chunk c at 48+32c, row r at 48+32c+4r). Like IQ4_NL's
+//     (x8_lowbit.go), its kernels have no GEMM: Q5_0 has none in the
+//     row layout either, and batches take MatVecN.
 
 // X8BlockBytes is the size of one block column of a group in the X8
 // layout of t (0 for a type without one).
@@ -57,7 +64,7 @@ func X8BlockBytes(t Type) int {
 		return 8*t.BlockBytes() + 32
 	case IQ4_XS:
 		return 8*t.BlockBytes() + 16
-	case IQ4_NL, MXFP4:
+	case IQ4_NL, MXFP4, Q5_0:
 		return 8 * t.BlockBytes()
 	case IQ3_S:
 		// IQ4_XS's layout (x8_lowbit.go): four bits an element, the grid
@@ -103,10 +110,10 @@ type X8Kernel struct {
 // X8 returns the X8 kernels for weight type t and rows of n elements on
 // this CPU (LLM_KERNELS may name one, as for TileChoice), or false when
 // there are none (the matrix then stays in its row layout): Q4_0, Q8_0,
-// Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4, IQ3_S and the
-// lattice types (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M), with n
-// whole blocks of t (any multiple of 32 for Q4_0, Q8_0, IQ4_NL and
-// MXFP4, whose kernels take the blocks past the last eight one at a
+// Q5_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4, IQ3_S and
+// the lattice types (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M), with
+// n whole blocks of t (any multiple of 32 for Q4_0, Q8_0, Q5_0, IQ4_NL
+// and MXFP4, whose kernels take the blocks past the last eight one at a
 // time; a multiple of 256 for the others) and at most 32768, in builds
 // with assembly on
 // CPUs with AVX-512 VNNI; on CPUs with AVX2 and no AVX-512, Q4_0, Q4_K,
@@ -140,14 +147,14 @@ const x8MaxBlocks = 1024
 
 // RepackX8 writes the rows (a multiple of 8) of n elements of type t in
 // src, row after row, to dst (X8Bytes(t, rows, n) bytes) in the X8 layout
-// of t (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4,
-// IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S or IQ1_M; x8.go,
+// of t (Q4_0, Q8_0, Q5_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL,
+// MXFP4, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S or IQ1_M; x8.go,
 // x8_lowbit.go and x8_lattice.go document them); dst and src must not
 // overlap.
 func RepackX8(t Type, dst, src []byte, rows, n int) error {
 	bb := X8BlockBytes(t)
 	if bb == 0 || rows <= 0 || rows%8 != 0 || n <= 0 || n%t.BlockElems() != 0 {
-		return fmt.Errorf("quant: X8 repack of %d rows of %d %v elements: want Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4, IQ3_S or a lattice type, rows a multiple of 8, whole blocks", rows, n, t)
+		return fmt.Errorf("quant: X8 repack of %d rows of %d %v elements: want Q4_0, Q8_0, Q5_0, Q4_K, Q5_K, Q6_K, IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4, IQ3_S or a lattice type, rows a multiple of 8, whole blocks", rows, n, t)
 	}
 	nb := n / t.BlockElems()
 	wb := t.BlockBytes()

@@ -31,9 +31,9 @@ func guarded(t *testing.T, b []byte) []byte {
 // time: a read past the row's last block, the weights' or the
 // activations', faults. The results equal the twin's bit for bit.
 func TestX8ReadsNoFurther(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q8_0, IQ4_NL, MXFP4} {
+	for _, typ := range []Type{Q4_0, Q8_0, IQ4_NL, MXFP4, Q5_0} {
 		twinOf := matVecX8Go
-		if typ == IQ4_NL || typ == MXFP4 {
+		if typ == IQ4_NL || typ == MXFP4 || typ == Q5_0 {
 			twinOf = matVecX8LowGo
 		}
 		for _, n := range []int{32, 96, 288, 2880} {

@@ -77,6 +77,8 @@ func repackX8Low(t Type, o, blk []byte, r int) bool {
 		for c := 0; c < 4; c++ {
 			put4(o[16+32*c+4*r:], blk[2+4*c:])
 		}
+	case Q5_0:
+		repackX8Q5_0(o, blk, r)
 	case MXFP4:
 		o[r] = blk[0]
 		for c := 0; c < 4; c++ {
@@ -130,13 +132,16 @@ func repackX8Low(t Type, o, blk []byte, r int) bool {
 	return true
 }
 
-// x8LowCode is the unsigned code of element e (< 256; IQ4_NL's and
-// MXFP4's < 32) of row r in a block column gb of the X8 layout of
-// low-bit type t: IQ4_XS's, IQ4_NL's and MXFP4's 4-bit index, IQ3_S's
+// x8LowCode is the unsigned code of element e (< 256; IQ4_NL's, MXFP4's
+// and Q5_0's < 32) of row r in a block column gb of the X8 layout of
+// low-bit type t (or Q5_0): IQ4_XS's, IQ4_NL's and MXFP4's 4-bit index,
+// Q5_0's 5-bit value plus 16, IQ3_S's
 // 4-bit code (x8Levels), Q2_K's 2-bit value, Q3_K's 3-bit value plus 4
 // (u).
 func x8LowCode(t Type, gb []byte, r, e int) int32 {
 	switch t {
+	case Q5_0:
+		return x8Q5_0Code(gb, r, e)
 	case IQ4_NL, MXFP4:
 		q := gb[x8BlockCodes(t)+32*(e%16/4)+4*r+e%4]
 		if e >= 16 {
@@ -246,10 +251,11 @@ func x8PairScale(base, r, i int) int {
 // IQ4_XS and IQ3_S S = Σ_j sc_j·Σ_l level·y; Q3_K
 // S = Σ_i sc_i·(Σ u·y − 4·Σy_i); Q2_K S = Σ_i sc_i·Σ q·y and
 // M = Σ_i m_i·Σy_i. Then acc += S·(d·d_x) fused, and for Q2_K
-// acc −= M·(dmin·d_x) fused. IQ4_NL and MXFP4, per block: s = Σ level·y
-// exactly, then acc += d_w·(s·d_x) fused, MXFP4's d_w e8m0Half(e).
+// acc −= M·(dmin·d_x) fused. IQ4_NL, MXFP4 and Q5_0, per block:
+// s = Σ level·y (Q5_0's level its code less 16) exactly, then
+// acc += d_w·(s·d_x) fused, MXFP4's d_w e8m0Half(e).
 func matVecX8LowGo(t Type, n int, w []byte, groups int, x []byte, out []float32) {
-	if t == IQ4_NL || t == MXFP4 {
+	if t == IQ4_NL || t == MXFP4 || t == Q5_0 {
 		matVecX8LUTGo(t, n, w, groups, x, out)
 		return
 	}
@@ -313,12 +319,16 @@ func scaledLevels(t Type, gb []byte, r int, y func(int) int32, span int) int32 {
 	return s
 }
 
-// matVecX8LUTGo is matVecX8LowGo for IQ4_NL and MXFP4: blocks of 32
-// elements whose codes index a table of levels, and Q8_0 activations.
+// matVecX8LUTGo is matVecX8LowGo for IQ4_NL, MXFP4 and Q5_0: blocks of
+// 32 elements whose codes index a table of levels (Q5_0's the codes
+// less 16), and Q8_0 activations.
 func matVecX8LUTGo(t Type, n int, w []byte, groups int, x []byte, out []float32) {
-	levels := &iq4nlValues
-	if t == MXFP4 {
-		levels = &mxfp4Values
+	levels := iq4nlValues[:]
+	switch t {
+	case MXFP4:
+		levels = mxfp4Values[:]
+	case Q5_0:
+		levels = q50X8Levels[:]
 	}
 	x8EachBlock(t, n/QK, w, groups, x, q8_0Bytes, out, func(gb, xb []byte, acc *[8]float32) {
 		dx := f16At(xb)
@@ -328,7 +338,7 @@ func matVecX8LUTGo(t Type, n int, w []byte, groups int, x []byte, out []float32)
 				s += int32(levels[x8LowCode(t, gb, r, e)]) * int32(int8(xb[2+e]))
 			}
 			d := e8m0Half(gb[r])
-			if t == IQ4_NL {
+			if t != MXFP4 {
 				d = f16At(gb[2*r:])
 			}
 			acc[r] = fma32(d, float32(s)*dx, acc[r])

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-var x8LowTypes = []Type{IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M}
+var x8LowTypes = []Type{IQ4_XS, Q3_K, Q2_K, IQ4_NL, MXFP4, Q5_0, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M}
 
 // x8LowRow rebuilds row r's block of the block column gb of the X8 layout
 // of low-bit type t, in the file's layout: the repack's inverse.
@@ -33,6 +33,15 @@ func x8LowRow(t Type, gb []byte, r int) []byte {
 		for c := 0; c < 4; c++ {
 			copy(blk[2+4*c:2+4*c+4], gb[16+32*c+4*r:])
 		}
+	case Q5_0:
+		blk[0], blk[1] = gb[2*r], gb[2*r+1]
+		var qh uint32
+		for e := 0; e < QK; e++ {
+			c := byte(x8LowCode(t, gb, r, e))
+			qh |= uint32(c>>4) << e
+			blk[6+e%16] |= c & 0xF << (4 * (e / 16))
+		}
+		binary.LittleEndian.PutUint32(blk[2:], qh)
 	case MXFP4:
 		blk[0] = gb[r]
 		for c := 0; c < 4; c++ {

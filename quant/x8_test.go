@@ -163,7 +163,7 @@ func TestX8Choice(t *testing.T) {
 		t  Type
 		n  int
 		ok bool
-	}{{Q4_1, 2048, false}, {Q4_0, 2048 + 16, false}, {Q4_0, 65536, false}, {Q4_0, 32768 + 32, false}, {Q5_0, 2048, false},
+	}{{Q4_1, 2048, false}, {Q4_0, 2048 + 16, false}, {Q4_0, 65536, false}, {Q4_0, 32768 + 32, false}, {Q5_1, 2048, false},
 		{Q8_0, 0, false}, {Q5_K, 65536, false}, {Q4_K, 2048 + 32, false}, {IQ4_XS, 2048 + 32, false}} {
 		if _, ok := X8(c.t, c.n); ok != c.ok {
 			t.Errorf("X8(%v, %d): ok %v, want %v", c.t, c.n, ok, c.ok)
@@ -171,7 +171,7 @@ func TestX8Choice(t *testing.T) {
 	}
 	// The 32-element block types: any whole number of blocks, as a
 	// multiple of 256 does.
-	for _, typ := range []Type{Q4_0, Q8_0, IQ4_NL, MXFP4} {
+	for _, typ := range []Type{Q4_0, Q8_0, IQ4_NL, MXFP4, Q5_0} {
 		_, want := X8(typ, 2048)
 		for _, n := range []int{32, 96, 2048 + 32, 2880, 32768} {
 			if _, ok := X8(typ, n); ok != want {
@@ -215,6 +215,8 @@ func TestRepackX8Refuses(t *testing.T) {
 		{Q4_0, 8, 33, 8 * 18},
 		{Q4_0, 16, 32, 8 * 18},
 		{Q4_K, 8, 128, 8 * 144},
+		{Q5_0, 8, 32, 8*22 - 1},
+		{Q5_0, 4, 32, 4 * 22},
 	} {
 		src := make([]byte, c.src)
 		dst := make([]byte, 2*c.src+64)
@@ -237,7 +239,7 @@ func BenchmarkX8(b *testing.B) { benchX8(b, gemmTypes, true, 2048) }
 // with its dot product.
 //
 //	go test -run XXX -bench 'X8Tail/Q8_0' -benchtime 200ms -count 3 ./quant/
-func BenchmarkX8Tail(b *testing.B) { benchX8(b, []Type{Q8_0, Q4_0, IQ4_NL, MXFP4}, true, 2880) }
+func BenchmarkX8Tail(b *testing.B) { benchX8(b, []Type{Q8_0, Q4_0, IQ4_NL, MXFP4, Q5_0}, true, 2880) }
 
 // x8BenchMatrix is a random matrix of LLM_BENCH_MB megabytes of rows of n
 // elements of a type, in its row layout (mat, rb bytes a row) and the X8
@@ -471,7 +473,7 @@ func BenchmarkX8Batch(b *testing.B) {
 // 4096 × 4096 matrix that is already in memory (bytes: the file's).
 func BenchmarkRepackX8(b *testing.B) {
 	const rows, n = 4096, 4096
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, MXFP4, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_NL, MXFP4, Q5_0, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M} {
 		src := randBlocks(typ, rows*n/typ.BlockElems(), newRand(uint64(typ)), kindRandom)
 		dst := make([]byte, X8Bytes(typ, rows, n))
 		b.Run(typ.String(), func(b *testing.B) {

@@ -49,15 +49,15 @@ func nearTol(a, b []float32, tol float64) (int, bool) {
 // TestX8MatchesRowLayout: every fused entry point computes with matrices
 // in the X8 layout, alone and mixed with row-layout ones in one dispatch,
 // what it computes with the row layout, for decode, a small batch (tiles)
-// and a batch past the GEMM threshold, on 1 and 2 threads; Q4_0 and Q8_0
-// also at widths that are not a multiple of 256 (gpt-oss's 2880, Gemma 3
-// 1B's 1152, three blocks), whose last blocks the X8 kernels take one at
-// a time.
+// and a batch past the GEMM threshold, on 1 and 2 threads; Q4_0, Q8_0
+// and Q5_0 also at widths that are not a multiple of 256 (gpt-oss's 2880,
+// Gemma 3 1B's 1152, three blocks, Nemotron-Nano-9B-v2's 4480), whose
+// last blocks the X8 kernels take one at a time.
 func TestX8MatchesRowLayout(t *testing.T) {
 	for _, c := range []struct {
 		typ  quant.Type
 		cols int
-	}{{quant.Q4_0, 512}, {quant.Q4_K, 512}, {quant.Q6_K, 512}, {quant.Q4_0, 2880}, {quant.Q8_0, 1152}, {quant.Q8_0, 96}} {
+	}{{quant.Q4_0, 512}, {quant.Q4_K, 512}, {quant.Q6_K, 512}, {quant.Q4_0, 2880}, {quant.Q8_0, 1152}, {quant.Q8_0, 96}, {quant.Q5_0, 512}, {quant.Q5_0, 4480}} {
 		t.Run(fmt.Sprintf("%v/%d", c.typ, c.cols), func(t *testing.T) { testX8MatchesRowLayout(t, c.typ, c.cols) })
 	}
 }
@@ -201,18 +201,19 @@ func TestX8Refuses(t *testing.T) {
 // or MatVec a token at a time) gives each token exactly what decoding it
 // alone gives, on 1 and 2 threads; so does the k-quants' GEMM, which
 // computes in the decode kernels' order, over one and two panels; the
-// low-bit types, without a GEMM, take MatVecN for every batch. Q4_0,
-// Q8_0, IQ4_NL and MXFP4 also at widths that are not a multiple of 256.
+// low-bit types and Q5_0, without a GEMM, take MatVecN for every batch.
+// Q4_0, Q8_0, IQ4_NL, MXFP4 and Q5_0 also at widths that are not a
+// multiple of 256.
 func TestX8BatchEqualsDecode(t *testing.T) {
 	type shape struct {
 		typ  quant.Type
 		cols int
 	}
 	var shapes []shape
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0, quant.IQ4_XS, quant.Q3_K, quant.Q2_K, quant.IQ4_NL, quant.MXFP4, quant.IQ3_S, quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ1_S, quant.IQ1_M} {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q4_K, quant.Q5_K, quant.Q6_K, quant.Q8_0, quant.IQ4_XS, quant.Q3_K, quant.Q2_K, quant.IQ4_NL, quant.MXFP4, quant.Q5_0, quant.IQ3_S, quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ1_S, quant.IQ1_M} {
 		shapes = append(shapes, shape{typ, 512})
 	}
-	shapes = append(shapes, shape{quant.Q4_0, 2880}, shape{quant.Q8_0, 1152}, shape{quant.IQ4_NL, 2880}, shape{quant.MXFP4, 2880})
+	shapes = append(shapes, shape{quant.Q4_0, 2880}, shape{quant.Q8_0, 1152}, shape{quant.IQ4_NL, 2880}, shape{quant.MXFP4, 2880}, shape{quant.Q5_0, 2880})
 	for _, sh := range shapes {
 		typ, cols := sh.typ, sh.cols
 		t.Run(fmt.Sprintf("%v/%d", typ, cols), func(t *testing.T) {

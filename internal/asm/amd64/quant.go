@@ -25,7 +25,12 @@ func quantFiles() []outFile {
 			gemmBlockX8AVX2(blockQ4_0)
 		}},
 		{"q4_1", func() { kernels(blockQ4_1, dotBlock, tileBlock, dots2, tiles3) }},
-		{"q5_0", func() { kernels(blockQ5_0, dotBlock, tileBlock, dots2, tiles3) }},
+		{"q5_0", func() {
+			kernels(blockQ5_0, dotBlock, tileBlock, dots2, tiles3)
+			x8Decoders(q50X8)
+			x8Multis(q50X8Multi)
+			q50X8Multi.emit(8)
+		}},
 		{"q5_1", func() { kernels(blockQ5_1, dotBlock, tileBlock, dots2, tiles3) }},
 		{"q4_k", func() {
 			kernels(superQ4_K, dotSuper, tileSuper, dots2, tiles3)

@@ -67,17 +67,42 @@ var mxfp4X8 = lutBlockX8(blockMXFP4)
 
 // lutBlockX8 is the decode kernel of a 32-element block type t whose
 // nibbles index levels (IQ4_NL, MXFP4): see iq4NLX8.
-func lutBlockX8(t *blockType) x8Decoder {
+func lutBlockX8(t *blockType) x8Decoder { return blockX8(t, lutX8Values(t)) }
+
+// x8Values is how the X8 kernels of a 32-element block type (blockX8)
+// make a block column's values: bias is the bytes x8PreOf faces the
+// activations with (bias·Σy, the integer taken off each sum), consts
+// sets Y14 once the frame is written, and chunk leaves chunk ch of the
+// column at w from SI in lo (its low nibbles' values) and hi (its high
+// ones'), with Y10-Y12 free for it.
+type x8Values struct {
+	bias   uint32
+	consts func()
+	chunk  func(w, ch int, lo, hi Register)
+}
+
+// lutX8Values are the values of IQ4_NL and MXFP4: the nibbles looked up
+// as their levels plus 128, the table in Y14.
+func lutX8Values(t *blockType) x8Values {
+	return x8Values{bias: 0x80808080,
+		consts: func() { c.VBROADCASTI128(t.lutTable(true), Y14) },
+		chunk:  func(w, ch int, lo, hi Register) { lutX8Levels(w+x8CodesAt(t)+32*ch, lo, hi) },
+	}
+}
+
+// blockX8 is the decode kernel of a 32-element block type t whose
+// values v makes: iq4NLX8's, with v's values and bias.
+func blockX8(t *blockType, v x8Values) x8Decoder {
 	return x8Decoder{w: vnni, t: t.name, frame: 8 * rowMaxBlocks,
 		pre: func() {
-			x8PreOf(t, 0x80808080, false)
-			c.VBROADCASTI128(t.lutTable(true), Y14)
+			x8PreOf(t, v.bias, false)
+			v.consts()
 		},
 		block: func(pf x8Prefetch, b int) {
 			prefetchX8(pf, 0, 8*t.wb)
 			for ch := 0; ch < 4; ch++ {
 				lo, hi, acc := yr(1+ch), yr(5+ch), yr(16+ch)
-				lutX8Levels(x8CodesAt(t)+32*ch, lo, hi)
+				v.chunk(0, ch, lo, hi)
 				zero(acc)
 				VPDPBUSDBcast(mem(RDI, t.qx+4*ch), lo, acc)
 				VPDPBUSDBcast(mem(RDI, t.qx+16+4*ch), hi, acc)
@@ -92,10 +117,15 @@ func lutBlockX8(t *blockType) x8Decoder {
 }
 
 // x8CodesAt is the offset of the code chunks in an X8 block column of
-// a 32-element block type t: past the eight rows' scales, F16 or E8M0.
+// a 32-element block type t: past the eight rows' scales, F16 or E8M0,
+// and Q5_0's fifth bits.
 func x8CodesAt(t *blockType) int {
-	if t.e8m0 {
+	switch {
+	case t.e8m0:
 		return 8
+	case t.hbits:
+		// Q5_0: past the scales, the rows' fifth bits.
+		return 48
 	}
 	return 16
 }
@@ -145,12 +175,18 @@ var mxfp4X8Multi = lutBlockX8Multi(mxfp4X8, blockMXFP4)
 // lutBlockX8Multi is d, lutBlockX8(t), for several tokens: see
 // iq4NLX8Multi.
 func lutBlockX8Multi(d x8Decoder, t *blockType) x8Multi {
+	return blockX8Multi(d, t, lutX8Values(t))
+}
+
+// blockX8Multi is d, blockX8(t, v), for several tokens: iq4NLX8Multi
+// with v's values.
+func blockX8Multi(d x8Decoder, t *blockType, v x8Values) x8Multi {
 	return x8Multi{d: d, step: 8 * 8 * t.wb, blk: t,
 		acc: iq4NLAcc,
 		block: func(tokens, b, at int) {
 			w, x := 8*t.wb*at, t.xb*at
 			for ch := 0; ch < 4; ch++ {
-				lutX8Levels(w+x8CodesAt(t)+32*ch, yr(1+ch), yr(5+ch))
+				v.chunk(w, ch, yr(1+ch), yr(5+ch))
 			}
 			x8Scales(t, w, Y22, Y9)
 			for k := 0; k < tokens; k++ {
