@@ -546,7 +546,7 @@ func choose(s *Shape, r Request) (Plan, error) {
 	kvt := r.KVType
 	if kvt == kv.F16 {
 		kvt = kv.Int8
-		p.Steps = append(p.Steps, "KV cache F16 → INT8")
+		p.Steps = append(p.Steps, stepInt8)
 		if apply(ctx, kvt, mode) {
 			p.Fits = true
 			return p, nil
@@ -554,7 +554,7 @@ func choose(s *Shape, r Request) (Plan, error) {
 	}
 	if kvt == kv.Int8 && kv.Int4.HeadDims(s.Config.HeadDimK, s.Config.HeadDimV) {
 		kvt = kv.Int4
-		p.Steps = append(p.Steps, "KV cache INT8 → INT4")
+		p.Steps = append(p.Steps, stepInt4)
 		if apply(ctx, kvt, mode) {
 			p.Fits = true
 			return p, nil
@@ -614,14 +614,21 @@ func kvRestores(want, got kv.Type) []kv.Type {
 	return []kv.Type{want}
 }
 
+// The Steps of the KV cache's degradations, which choose records as it
+// takes them and kvSteps again when it takes some back.
+const (
+	stepInt8 = "KV cache F16 → INT8"
+	stepInt4 = "KV cache INT8 → INT4"
+)
+
 // kvSteps are the Steps of degrading the KV cache from type from to type to.
 func kvSteps(from, to kv.Type) []string {
 	var steps []string
 	if from == kv.F16 && to != kv.F16 {
-		steps = append(steps, "KV cache F16 → INT8")
+		steps = append(steps, stepInt8)
 	}
 	if from != kv.Int4 && to == kv.Int4 {
-		steps = append(steps, "KV cache INT8 → INT4")
+		steps = append(steps, stepInt4)
 	}
 	return steps
 }
