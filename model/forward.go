@@ -980,13 +980,9 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks
 	oDim := c.Heads * c.HeadDimV
 	// A Gemma 4 layer narrower than the widest keeps its own head size and
 	// KV heads, its keys and values at the start of their parts of the row.
-	dk, dv := c.HeadDimK, c.HeadDimV
-	if c.HeadDimSWA > 0 {
-		dk = c.LayerHeadDim(il)
-		dv = dk
-	}
+	g := c.layerGeometry(il)
+	hkv, dk, dv := g.KVHeads, g.HeadDimK, g.HeadDimV
 	kl := c.KVLayer(il) // the cache holds the attention layers that own keys and values only
-	hkv := c.LayerHeadsKV(il)
 	s.attn = attnTask{s: s, layer: kl, q: qkv, qStride: stride, out: out, oDim: oDim,
 		p:     kv.AttnParams{Heads: c.Heads, Scale: c.KQScale, Softcap: c.AttnSoftcap, Sinks: sinks},
 		group: c.Heads / hkv, whole: c.NonCausal}

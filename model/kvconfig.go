@@ -22,9 +22,7 @@ func (c *Config) KVConfig(t kv.Type, cells int) kv.Config {
 		// its own rather than all padded to the widest.
 		k.Geometry = make([]kv.Geometry, k.Layers)
 		for kl := range k.Geometry {
-			il := c.modelLayer(kl)
-			d := c.LayerHeadDim(il)
-			k.Geometry[kl] = kv.Geometry{KVHeads: c.LayerHeadsKV(il), HeadDimK: d, HeadDimV: d}
+			k.Geometry[kl] = c.layerGeometry(c.modelLayer(kl))
 		}
 	}
 	if c.Window > 0 && !c.NonCausal {
@@ -36,6 +34,19 @@ func (c *Config) KVConfig(t kv.Type, cells int) kv.Config {
 		}
 	}
 	return k
+}
+
+// layerGeometry is the KV heads and head sizes of layer il's keys and
+// values, as its cache layer holds them and the attention stores them:
+// the Config's, but a Gemma 4 layer's own kind's head size (values as wide
+// as keys) and every layer's own KV heads where they differ.
+func (c *Config) layerGeometry(il int) kv.Geometry {
+	g := kv.Geometry{KVHeads: c.LayerHeadsKV(il), HeadDimK: c.HeadDimK, HeadDimV: c.HeadDimV}
+	if c.HeadDimSWA > 0 {
+		g.HeadDimK = c.LayerHeadDim(il)
+		g.HeadDimV = g.HeadDimK
+	}
+	return g
 }
 
 // StateKVConfig is the configuration of the KV cache NewState(e, o)
