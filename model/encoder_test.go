@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,11 +28,32 @@ type refEncoder struct {
 	data    []byte
 	c       *Config
 	round16 bool
+	// dequantized holds the tensors read so far: the references read a
+	// layer's weights once per token, and dequantizing them again each
+	// time was most of their cost (under the race detector most of the
+	// model package's).
+	dequantized map[string][]float64
 }
 
-// tensor is the named tensor's values, row after row.
+// tensor is the named tensor's values, row after row: a copy the caller
+// may change.
 func (r *refEncoder) tensor(name string) []float64 {
 	r.t.Helper()
+	if v, ok := r.dequantized[name]; ok {
+		return slices.Clone(v)
+	}
+	v := r.read(name)
+	if v != nil {
+		if r.dequantized == nil {
+			r.dequantized = map[string][]float64{}
+		}
+		r.dequantized[name] = v
+	}
+	return slices.Clone(v)
+}
+
+// read dequantizes the named tensor; nil if the file has none.
+func (r *refEncoder) read(name string) []float64 {
 	ti, ok := r.f.Tensor(name)
 	if !ok {
 		return nil
