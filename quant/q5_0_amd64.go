@@ -45,3 +45,18 @@ func rowQ5_0X8VNNIT8(w *byte, groups int, x *byte, nb int, out *float32, xs int,
 
 //go:noescape
 func rowQ5_0X8VNNIPF4096T8(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ5_0X8AVX2(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ5_0X8AVX2NTA4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ5_0X8AVX2PF4096(w *byte, groups int, x *byte, nb int, out *float32)
+
+//go:noescape
+func rowQ5_0X8AVX2T2(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)
+
+//go:noescape
+func rowQ5_0X8AVX2T4(w *byte, groups int, x *byte, nb int, out *float32, xs int, os int)

@@ -65,9 +65,14 @@ func x8Variants(t Type) []X8Kernel {
 // from DRAM (BenchmarkX8Lowbit, busy machine) IQ2_XS 11.0 against 3.7
 // GB/s of the file's bytes, IQ3_XXS 14.0 against 2.9, IQ1_M 8.8
 // against 2.6; a batch a token at a time (BenchmarkX8LowbitPrefill) 42
-// against 8-13 GMAC per CPU-second.
+// against 8-13 GMAC per CPU-second. Q5_0's (busy machine, rough): one
+// thread from DRAM 19-20 against 12 GB/s per CPU-second
+// (BenchmarkX8Lowbit), its four-token MatVecN 81 against the row
+// tile's 18 GMAC per CPU-second (BenchmarkX8LowbitPrefill); TinyLlama
+// in Q5_0 on two threads (examples/bench, repack on and off
+// alternating) pp64 26 against 6-7 tok/s, tg32 16-26 against 7-14.
 func x8AVX2Pays(t Type) bool {
-	return t == Q4_0 || t == Q4_K || t == Q8_0 || isLattice(t)
+	return t == Q4_0 || t == Q4_K || t == Q8_0 || t == Q5_0 || isLattice(t)
 }
 
 // x8Pays reports whether X8 takes k, its type's default variant

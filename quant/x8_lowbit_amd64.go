@@ -10,8 +10,8 @@ import "github.com/lowmem/llm/internal/cpu"
 // kernels (and IQ4_XS's, IQ4_NL's, MXFP4's, Q5_0's and IQ3_S's
 // eight-token one). They have no GEMM (Mul nil): the low-bit types, and
 // Q5_0, whose X8 kernels are IQ4_NL's with its values, have none in the
-// row layout either. Q5_0's have no AVX2 twins, so without AVX-512 VNNI
-// its matrices stay in the row layout. Every one beats its row layout,
+// row layout either. Q5_0's AVX2 twins have a MatVecN over two and
+// four tokens; the lattice types' none. Every one beats its row layout,
 // so X8 takes them all: Q5_0's, one thread on a shared Zen 4
 // (BenchmarkX8Lowbit, BenchmarkX8LowbitPrefill), 25.4 against 13.7
 // GB/s from memory, 38.8 against 15.1 from L2, MatVecN 115 GMAC per
@@ -29,12 +29,15 @@ func x8LowVariants(t Type) []X8Kernel {
 	return append(x8LowVNNI(t), x8LowAVX2(t)...)
 }
 
-// x8LowAVX2 is x8LowVariants' AVX2 kernels: the lattice types' alone.
+// x8LowAVX2 is x8LowVariants' AVX2 kernels: the lattice types' and
+// Q5_0's (with a MatVecN over two and four tokens).
 func x8LowAVX2(t Type) []X8Kernel {
 	if !cpu.Has(cpu.AVX2) {
 		return nil
 	}
 	switch t {
+	case Q5_0:
+		return withMulti(t, x8Pair("avx2", t, rowQ5_0X8AVX2, rowQ5_0X8AVX2NTA4096, rowQ5_0X8AVX2PF4096, x8Gemm{}), multiAsm{rowQ5_0X8AVX2T2, rowQ5_0X8AVX2T4, nil}, multiAsm{})
 	case IQ2_XXS, IQ2_XS, IQ2_S:
 		return x8Pair("avx2", t, rowIQ2X8AVX2, rowIQ2X8AVX2NTA4096, rowIQ2X8AVX2PF4096, x8Gemm{})
 	case IQ3_XXS:

@@ -30,6 +30,8 @@ func quantFiles() []outFile {
 			x8Decoders(q50X8)
 			x8Multis(q50X8Multi)
 			q50X8Multi.emit(8)
+			x8Decoders(q50X8AVX2)
+			x8Multis(q50X8AVX2Multi)
 		}},
 		{"q5_1", func() { kernels(blockQ5_1, dotBlock, tileBlock, dots2, tiles3) }},
 		{"q4_k", func() {

@@ -40,3 +40,83 @@ var (
 	q50X8      = blockX8(blockQ5_0, q50X8Values)
 	q50X8Multi = blockX8Multi(q50X8, blockQ5_0, q50X8Values)
 )
+
+// q50X8AVX2 is q50X8 with AVX2: q40X8AVX2's steps on the same block
+// column, each nibble given its fifth bit by VPAND under bytes 0x10 and
+// VPOR (AVX2 has no VPTERNLOGD), and 16·d_x·Σy taken off. A chunk's low
+// and high word sums added reach 2·2·31·128, so two chunks, not four,
+// add up in words before VPMADDWD (Y14 words 1) makes them dwords.
+//
+// Registers: Y1/Y2 the values, Y3/Y4 activation dwords, Y5 the fifth
+// bits, Y6 them shifted, Y7 bytes 0x10, Y9/Y10 the chunk pairs' sums,
+// then q40X8AVX2's Y11-Y13.
+var q50X8AVX2 = x8Decoder{w: avx2, t: "Q5_0", frame: 8 * rowMaxBlocks,
+	pre: func() { rowPreAVX2(blockQ5_0, 0x41800000) },
+	block: func(pf x8Prefetch, b int) {
+		t := blockQ5_0
+		prefetchX8(pf, 0, 8*t.wb)
+		bcast32(0x10101010, Y7)
+		c.VMOVDQU(mem(RSI, 16), Y5)
+		for ch := 0; ch < 4; ch++ {
+			acc := yr(9 + ch/2)
+			splitNibbles(mem(RSI, 48+32*ch), Y1, Y2)
+			q50FifthBits(ch, Y1, Y2, Y5, Y7, Y6)
+			c.VPBROADCASTD(mem(RDI, t.qx+4*ch), Y3)
+			c.VPBROADCASTD(mem(RDI, t.qx+16+4*ch), Y4)
+			c.VPMADDUBSW(Y3, Y1, Y1)
+			c.VPMADDUBSW(Y4, Y2, Y2)
+			if ch%2 == 0 {
+				c.VPADDW(Y2, Y1, acc)
+				continue
+			}
+			c.VPADDW(Y2, Y1, Y1)
+			c.VPADDW(Y1, acc, acc)
+			c.VPMADDWD(Y14, acc, acc)
+		}
+		c.VPADDD(Y10, Y9, Y9)
+		q40Scale(Y9, 4*b, Y11, Y12)
+		x8AddBlock(t, Y9, Y13)
+	},
+}
+
+// q50FifthBits ORs into chunk ch's low and high nibbles (lo, hi) their
+// fifth bits from qh (the block column's dwords at 16) under mask (bytes
+// 0x10), shifted through tmp.
+func q50FifthBits(ch int, lo, hi, qh, mask, tmp Register) {
+	for h, v := range []Register{lo, hi} {
+		c.VPAND(mask, shiftTo4(qh, 2*ch+h, tmp), tmp)
+		c.VPOR(tmp, v, v)
+	}
+}
+
+// q50X8AVX2Multi is q50X8AVX2 for two and four tokens, as
+// q40X8AVX2Multi is q40X8AVX2's: each chunk's values (Y8, Y9: the
+// fifth bits from Y12 under Y13, shifted through Y10) once, then per
+// token its activation dwords (Y10, Y11), the chunk's words made dwords
+// at once (VPMADDWD) and added to the token's block sum (Y4-Y7).
+// Accumulators: Y0-Y3.
+var q50X8AVX2Multi = x8Multi{d: q50X8AVX2,
+	acc:   func(k int) Register { return yr(k) },
+	setup: func() { bcast32(0x10101010, Y13) },
+	block: func(tokens, b, _ int) {
+		t := blockQ5_0
+		blockX8AVX2Multi(t, 48, tokens, b, 4, func(ch int) {
+			if ch == 0 {
+				c.VMOVDQU(mem(RSI, 16), Y12)
+			}
+			c.VPSRLW(U8(4), Y8, Y9)
+			c.VPAND(Y15, Y8, Y8)
+			c.VPAND(Y15, Y9, Y9)
+			q50FifthBits(ch, Y8, Y9, Y12, Y13, Y10)
+		}, func(k, ch int, dst Register) {
+			c.VPBROADCASTD(xTok(k, t.qx+4*ch), Y10)
+			c.VPBROADCASTD(xTok(k, t.qx+16+4*ch), Y11)
+			c.VPMADDUBSW(Y10, Y8, Y10)
+			c.VPMADDUBSW(Y11, Y9, Y11)
+			c.VPADDW(Y11, Y10, Y10)
+			c.VPMADDWD(Y14, Y10, dst)
+		}, c.VPADDD, func(k, b int, s Register) {
+			q40Scale(s, q50X8AVX2.frame*k+4*b, Y10, Y11)
+		})
+	},
+}

@@ -370,7 +370,7 @@ var q5KX8AVX2 = x8Decoder{w: avx2, t: "Q5_K", frame: 32 * 128, preStep: 32, coun
 var q40X8AVX2Multi = x8Multi{d: q40X8AVX2,
 	acc: func(k int) Register { return yr(k) },
 	block: func(tokens, b, _ int) {
-		blockX8AVX2Multi(blockQ4_0, tokens, b, 4, func() {
+		blockX8AVX2Multi(blockQ4_0, 16, tokens, b, 4, func(int) {
 			c.VPSRLW(U8(4), Y8, Y9)
 			c.VPAND(Y15, Y8, Y8)
 			c.VPAND(Y15, Y9, Y9)
@@ -387,18 +387,19 @@ var q40X8AVX2Multi = x8Multi{d: q40X8AVX2,
 	},
 }
 
-// blockX8AVX2Multi is a block of q40X8AVX2Multi and q80X8AVX2Multi,
-// block b of the frame's eight. Each of its chunks of codes is loaded to
-// Y8 and readied by prep once; then per token dot(k, ch, dst) leaves the
+// blockX8AVX2Multi is a block of q40X8AVX2Multi, q50X8AVX2Multi and
+// q80X8AVX2Multi, block b of the frame's eight. Each of its chunks of
+// codes (the first at codes in the block column) is loaded to Y8 and
+// readied by prep(ch) once; then per token dot(k, ch, dst) leaves the
 // chunk's sum in dst: token k's block sum (Y4-Y7) for the first chunk,
 // else Y10, which add then adds to it. After the chunks the rows' scales
 // (Y8) are converted once, and per token scale(k, b, s) turns its block
 // sum s into floats, which are added times the scales to the token's
 // accumulator (Y0-Y3); then SI and DI step to the next block of t.
-func blockX8AVX2Multi(t *blockType, tokens, b, chunks int, prep func(), dot func(k, ch int, dst Register), add func(...Op), scale func(k, b int, s Register)) {
+func blockX8AVX2Multi(t *blockType, codes, tokens, b, chunks int, prep func(ch int), dot func(k, ch int, dst Register), add func(...Op), scale func(k, b int, s Register)) {
 	for ch := 0; ch < chunks; ch++ {
-		c.VMOVDQU(mem(RSI, 16+32*ch), Y8)
-		prep()
+		c.VMOVDQU(mem(RSI, codes+32*ch), Y8)
+		prep(ch)
 		for k := 0; k < tokens; k++ {
 			sumInto(ch == 0, yr(4+k), Y10, add, func(dst Register) { dot(k, ch, dst) })
 		}
@@ -476,7 +477,7 @@ var q4KX8AVX2Multi = x8Multi{d: q4KX8AVX2,
 var q80X8AVX2Multi = x8Multi{d: q80X8AVX2,
 	acc: func(k int) Register { return yr(k) },
 	block: func(tokens, b, _ int) {
-		blockX8AVX2Multi(blockQ8_0, tokens, b, 8, func() {
+		blockX8AVX2Multi(blockQ8_0, 16, tokens, b, 8, func(int) {
 			c.VPABSB(Y8, Y9)
 		}, func(k, ch int, dst Register) {
 			c.VPBROADCASTD(xTok(k, blockQ8_0.qx+4*ch), Y10)
