@@ -65,13 +65,10 @@ var q50X8AVX2 = x8Decoder{w: avx2, t: "Q5_0", frame: 8 * rowMaxBlocks,
 			c.VPBROADCASTD(mem(RDI, t.qx+16+4*ch), Y4)
 			c.VPMADDUBSW(Y3, Y1, Y1)
 			c.VPMADDUBSW(Y4, Y2, Y2)
-			if ch%2 == 0 {
-				c.VPADDW(Y2, Y1, acc)
-				continue
+			sumInto(ch%2 == 0, acc, Y1, c.VPADDW, func(dst Register) { c.VPADDW(Y2, Y1, dst) })
+			if ch%2 == 1 {
+				c.VPMADDWD(Y14, acc, acc)
 			}
-			c.VPADDW(Y2, Y1, Y1)
-			c.VPADDW(Y1, acc, acc)
-			c.VPMADDWD(Y14, acc, acc)
 		}
 		c.VPADDD(Y10, Y9, Y9)
 		q40Scale(Y9, 4*b, Y11, Y12)
