@@ -28,6 +28,7 @@ func TestParseGLM(t *testing.T) {
 		{"reasoning opened by the prompt (GLM-4.7-Flash)", "I'm\nthinking</think>Hello, world!", g, ParseOptions{ThinkingOpen: true},
 			Message{Thinking: "I'm\nthinking", Content: "Hello, world!"}},
 		{"empty reasoning (/nothink)", "<think></think>\nHi.", g, tools, Message{Content: "Hi."}},
+		{"the line after the prompt's <think></think> (thinking off)", "\n\nHi.", g, ParseOptions{}, Message{Content: "Hi."}},
 		{"one call, GLM-4.6's layout", "<tool_call>special_function\n<arg_key>arg1</arg_key>\n<arg_value>1</arg_value>\n</tool_call>", g, tools,
 			Message{ToolCalls: call("special_function", `{"arg1":1}`)}},
 		{"one call, GLM-4.7's layout, after reasoning", "I'm\nthinking</think><tool_call>special_function<arg_key>arg1</arg_key><arg_value>1</arg_value></tool_call>",

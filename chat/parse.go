@@ -116,6 +116,12 @@ func NewParser(f Format, opts ParseOptions) *Parser {
 			p.mode = modeThinking
 		}
 	}
+	if f.Tools == ToolsGLM {
+		// GLM writes a line break before its reasoning or answer (after
+		// the prompt's <think></think> when thinking is off): whitespace
+		// the output begins with is not content, as llama.cpp drops it.
+		p.afterThink = true
+	}
 	if f.Tools == ToolsGemma4 {
 		// A <channel|> that closes no reasoning block (Gemma 4 may end its
 		// answer with one) is dropped, as llama.cpp stops its content there.
