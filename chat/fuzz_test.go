@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/lowmem/llm/internal/testutil"
 )
 
 // FuzzRender: any template and message either renders or fails with one of
@@ -13,6 +15,7 @@ func FuzzRender(f *testing.F) {
 	f.Add(ChatML, "Hello", true)
 	f.Add("{% for m in messages %}{{ m.role }}: {{ m.content|trim }}\n{% endfor %}", " hi ", false)
 	f.Add("{{ raise_exception('x') }}", "", true)
+	f.Add(testutil.GLMTemplate, "Hi/nothink", true)
 	f.Fuzz(func(t *testing.T, src, content string, agp bool) {
 		msgs := []Message{
 			{Role: RoleSystem, Content: content},
