@@ -32,7 +32,7 @@ func Forces(choice string) bool { return choice != "" && choice != "auto" && cho
 // <|constrain|>json<|message|> and the arguments, the call's header as the
 // model writes it, skipping its analysis). Templates
 // without a tool syntax cannot force a call: ErrToolChoice; the XML
-// form's calls and Gemma 4's, which are not JSON, are CallGrammar's
+// form's calls, Gemma 4's and GLM's, which are not JSON, are CallGrammar's
 // (ErrToolChoice here).
 func (f Format) CallSchema(tools []Tool, choice string) (prefix, suffix string, schema []byte, err error) {
 	args := "arguments"
@@ -124,17 +124,19 @@ func namedCall(tools []Tool, choice, syntax string, prefix func(name string) str
 }
 
 // grammarForm reports whether format f's calls are not JSON: the XML
-// form, or Gemma 4's notation.
+// form, Gemma 4's notation, or GLM's pairs.
 func (f Format) grammarForm() bool {
-	return f.Tools == ToolsSeed || f.Tools == ToolsGemma4 || f.Tools == ToolsHermes && f.XMLCalls
+	return f.Tools == ToolsSeed || f.Tools == ToolsGemma4 || f.Tools == ToolsGLM || f.Tools == ToolsHermes && f.XMLCalls
 }
 
 // CallGrammar is the grammar of the one call that format f writes for a
 // tool choice that Forces one, when f's calls are not JSON: in the XML
 // form (Qwen 3.5/3.6 and Qwen3-Coder's <tool_call><function=NAME>
-// <parameter=KEY>…, Seed-OSS's in <seed:tool_call>) or Gemma 4's
-// <|tool_call>call:NAME{KEY:VALUE,…}<tool_call|>, laid out as their
-// templates lay them out. The name is one of tools (the tool chosen by
+// <parameter=KEY>…, Seed-OSS's in <seed:tool_call>), Gemma 4's
+// <|tool_call>call:NAME{KEY:VALUE,…}<tool_call|> or GLM's
+// <tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>…
+// </tool_call>, laid out as their templates lay them out (GLM's a part a
+// line where Format.GLMLines says so). The name is one of tools (the tool chosen by
 // name), each parameter one of its own, the required ones given, and a
 // value follows its schema where bytes can (callgrammar says how). For
 // the other formats it is nil (see CallSchema).
@@ -152,6 +154,8 @@ func (f Format) CallGrammar(tools []Tool, choice string) (*callgrammar.Grammar, 
 		l = callgrammar.Layout{Open: seedCallOpen, Close: seedCallClose}
 	case ToolsGemma4:
 		l = callgrammar.Layout{Syntax: callgrammar.Gemma4, Open: gemma4CallOpen, Close: gemma4CallClose}
+	case ToolsGLM:
+		l = callgrammar.Layout{Syntax: callgrammar.GLM, Open: hermesOpen, Close: hermesClose, Newlines: f.GLMLines}
 	}
 	var ts []callgrammar.Tool
 	for _, name := range names {

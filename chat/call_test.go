@@ -97,6 +97,10 @@ func TestCallGrammar(t *testing.T) {
 			ToolCall{ID: "call_1", Name: "weather", Arguments: `{"city":"Paris"}`}},
 		{"gemma 4", Format{Tools: ToolsGemma4, Thinking: true}, "required", `<|tool_call>call:weather{days:3,city:<|"|>Paris<|"|>}<tool_call|>`,
 			ToolCall{ID: "call_1", Name: "weather", Arguments: `{"days":3,"city":"Paris"}`}},
+		{"glm 4.5", Format{Tools: ToolsGLM, Thinking: true, GLMLines: true}, "weather",
+			"<tool_call>weather\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n<arg_key>city</arg_key>\n<arg_value>12</arg_value>\n</tool_call>",
+			ToolCall{ID: "call_1", Name: "weather", Arguments: `{"days":3,"city":"12"}`}},
+		{"glm 4.7", Format{Tools: ToolsGLM, Thinking: true}, "required", "<tool_call>clock</tool_call>", ToolCall{ID: "call_1", Name: "clock", Arguments: `{}`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g, err := c.f.CallGrammar([]Tool{weather, clock}, c.choice)
@@ -123,6 +127,7 @@ func TestCallGrammar(t *testing.T) {
 		"no such tool": qwen.CheckToolChoice([]Tool{weather}, "news"),
 		"no tools":     seed.CheckToolChoice(nil, "required"),
 		"gemma 4, {":   Format{Tools: ToolsGemma4}.CheckToolChoice([]Tool{{Name: "a{"}}, "required"),
+		"glm, a space": Format{Tools: ToolsGLM}.CheckToolChoice([]Tool{{Name: "a b"}}, "required"),
 	} {
 		if !errors.Is(check, ErrToolChoice) {
 			t.Errorf("%s: %v, want ErrToolChoice", name, check)

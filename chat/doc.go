@@ -17,7 +17,9 @@
 // <|python_tag|>), Qwen/Hermes (<tool_call>…</tool_call>, with JSON or Qwen
 // 3.5's XML form inside: xmlcall.go), Seed-OSS (the XML form in
 // <seed:tool_call>), Gemma 4 (<|tool_call>call:NAME{…}<tool_call|>, its own
-// notation: gemma4.go), Mistral ([TOOL_CALLS][…]) and gpt-oss's harmony
+// notation: gemma4.go), GLM-4.5/4.6/4.7 (<tool_call>NAME, then
+// <arg_key>…</arg_key><arg_value>…</arg_value> pairs: glm.go), Mistral
+// ([TOOL_CALLS][…]) and gpt-oss's harmony
 // format (<|channel|>analysis for reasoning, final for the answer, a
 // message to=functions.NAME for a call), whose templates alone take a
 // reasoning effort (Format.CheckEffort). DetectFormat picks the format

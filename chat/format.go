@@ -38,14 +38,18 @@ const (
 	// around the XML form of a call (<function=NAME><parameter=KEY>value
 	// </parameter>…</function>, as in xmlcall.go).
 	ToolsSeed
+	// ToolsGLM: GLM-4.5/4.6/4.7 write <tool_call>NAME, then a pair
+	// <arg_key>KEY</arg_key><arg_value>VALUE</arg_value> an argument, and
+	// </tool_call> (glm.go), their reasoning in <think>…</think>.
+	ToolsGLM
 )
 
-// String returns "none", "llama3", "hermes", "mistral", "harmony", "gemma4"
-// or "seed".
+// String returns "none", "llama3", "hermes", "mistral", "harmony", "gemma4",
+// "seed" or "glm".
 func (s ToolSyntax) String() string { return enum.Name(s, toolSyntaxNames[:], "ToolSyntax") }
 
 var toolSyntaxNames = [...]string{ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral",
-	ToolsHarmony: "harmony", ToolsGemma4: "gemma4", ToolsSeed: "seed"}
+	ToolsHarmony: "harmony", ToolsGemma4: "gemma4", ToolsSeed: "seed", ToolsGLM: "glm"}
 
 // Format is how a model's raw output is structured.
 type Format struct {
@@ -62,6 +66,11 @@ type Format struct {
 	// <tool_call> (Qwen 3.5/3.6, Qwen3-Coder), which a forced call then
 	// takes too. (The parser reads either form whatever it says.)
 	XMLCalls bool
+	// GLMLines: a GLM template lays a call out a part a line (GLM-4.5 and
+	// 4.6: NAME, each <arg_key>…</arg_key> and each <arg_value>…
+	// </arg_value> on lines of their own), not back to back (GLM-4.7),
+	// which a forced call then follows. (The parser reads either.)
+	GLMLines bool
 }
 
 // DetectFormat tells the output format from a chat template's source, by the
@@ -78,6 +87,10 @@ func DetectFormat(template string) Format {
 	case strings.Contains(template, seedCallOpen) || strings.Contains(template, seedThinkOpen):
 		f.Tools, f.Thinking = ToolsSeed, true
 		return f
+	case strings.Contains(template, glmDetect) && strings.Contains(template, glmKeyOpen) && strings.Contains(template, glmValueOpen):
+		// llama.cpp's test for GLM 4.5, before Hermes' (both write <tool_call>).
+		f.Tools = ToolsGLM
+		f.GLMLines = strings.Contains(template, glmKeyClose+"\n"+glmValueOpen)
 	case strings.Contains(template, "[TOOL_CALLS]"):
 		f.Tools = ToolsMistral
 		f.MistralArgs = strings.Contains(template, mistralArgs)
@@ -121,6 +134,9 @@ func (f Format) Markers() []string {
 	case ToolsSeed:
 		m = append(m, seedCallOpen, seedCallClose)
 		m = append(m, xmlMarkers...)
+	case ToolsGLM:
+		m = append(m, hermesOpen, hermesClose)
+		m = append(m, glmMarkers...)
 	}
 	return m
 }
@@ -132,6 +148,7 @@ var marks = [...]struct{ think, call [2]string }{
 	ToolsHermes: {call: [2]string{hermesOpen, hermesClose}},
 	ToolsGemma4: {[2]string{gemma4ThinkOpen, gemma4ThinkClose}, [2]string{gemma4CallOpen, gemma4CallClose}},
 	ToolsSeed:   {[2]string{seedThinkOpen, seedThinkClose}, [2]string{seedCallOpen, seedCallClose}},
+	ToolsGLM:    {call: [2]string{hermesOpen, hermesClose}},
 	ToolsNone:   {}, ToolsLlama3: {}, ToolsMistral: {}, ToolsHarmony: {},
 }
 

@@ -7,7 +7,7 @@ import (
 
 func TestToolSyntaxString(t *testing.T) {
 	for s, want := range map[ToolSyntax]string{
-		ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral", ToolsGemma4: "gemma4", ToolsSeed: "seed",
+		ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral", ToolsGemma4: "gemma4", ToolsSeed: "seed", ToolsGLM: "glm",
 		ToolSyntax(9): "ToolSyntax(9)", // used to panic: index out of range
 	} {
 		if got := s.String(); got != want {
@@ -28,6 +28,7 @@ func TestMarkers(t *testing.T) {
 		{Format{Tools: ToolsSeed, Thinking: true}, append([]string{"<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>"}, xml...)},
 		{Format{Tools: ToolsHermes, Thinking: true, XMLCalls: true}, append([]string{"<think>", "</think>", "<tool_call>", "</tool_call>"}, xml...)},
 		{Format{Tools: ToolsHermes}, []string{"<tool_call>", "</tool_call>"}},
+		{Format{Tools: ToolsGLM, Thinking: true}, []string{"<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"}},
 	} {
 		if got := c.f.Markers(); !slices.Equal(got, c.want) {
 			t.Errorf("%+v: %q, want %q", c.f, got, c.want)

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/lowmem/llm/internal/testutil"
 )
 
 // FuzzRender: any template and message either renders or fails with one of
@@ -13,6 +15,7 @@ func FuzzRender(f *testing.F) {
 	f.Add(ChatML, "Hello", true)
 	f.Add("{% for m in messages %}{{ m.role }}: {{ m.content|trim }}\n{% endfor %}", " hi ", false)
 	f.Add("{{ raise_exception('x') }}", "", true)
+	f.Add(testutil.GLMTemplate, "Hi/nothink", true)
 	f.Fuzz(func(t *testing.T, src, content string, agp bool) {
 		msgs := []Message{
 			{Role: RoleSystem, Content: content},
@@ -43,9 +46,16 @@ func FuzzParseOutput(f *testing.F) {
 	f.Add("<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\": 1}", uint8(24), uint8(3))
 	f.Add("<|channel>thought\nhm<channel|>ok<|tool_call>call:f{a:<|\"|>x<|\"|>,b:[1,{c:null}]}<tool_call|>", uint8(12), uint8(2))
 	f.Add("<seed:think>hm</seed:think>\n<seed:tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</seed:tool_call>", uint8(13), uint8(4))
+	f.Add("<think>hm</think>\n<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>", uint8(15), uint8(5))
+	f.Add("hm</think><tool_call>f<arg_key>s</arg_key><arg_value>x</tool_call></arg_value><arg_key>n</arg_key><arg_value>2.5</arg_value></tool_call>", uint8(31), uint8(3))
+	f.Add("<tool_call>f<arg_key>n</arg_key><arg_value>{\"a\":[1]}", uint8(47), uint8(1))
+	defs := []Tool{{Name: "f", Parameters: []byte(`{"type":"object","properties":{"s":{"type":"string"},"n":{"type":"number"}}}`)}}
 	f.Fuzz(func(t *testing.T, out string, syntax, size uint8) {
-		fm := Format{Tools: ToolSyntax(syntax % 7), Thinking: syntax&4 != 0}
+		fm := Format{Tools: ToolSyntax(syntax % 8), Thinking: syntax&4 != 0}
 		opts := ParseOptions{Tools: syntax&8 != 0, ThinkingOpen: syntax&16 != 0}
+		if syntax&32 != 0 {
+			opts.Defs = defs // values typed by a schema (the XML form's, GLM's)
+		}
 		opts.NewID = seqIDs()
 		whole := ParseOutput(out, fm, opts)
 		opts.NewID = seqIDs()

@@ -29,27 +29,6 @@ const (
 	gemma4Compatible = "{#- OpenAI Chat Completions:"
 )
 
-// gemma4CallEnd is the index of the <tool_call|> that ends the call body
-// s, -1 while there is none: a <tool_call|> inside a <|"|> string is text.
-func gemma4CallEnd(s string) int {
-	at := 0
-	for {
-		end := strings.Index(s[at:], gemma4CallClose)
-		q := strings.Index(s[at:], gemma4Quote)
-		if end < 0 {
-			return -1
-		}
-		if q < 0 || end < q {
-			return at + end
-		}
-		closeQ := strings.Index(s[at+q+len(gemma4Quote):], gemma4Quote)
-		if closeQ < 0 {
-			return -1
-		}
-		at += q + len(gemma4Quote) + closeQ + len(gemma4Quote)
-	}
-}
-
 // parseGemma4Call reads the body of a call, call:NAME{…}, into a tool call
 // with JSON arguments.
 func parseGemma4Call(body string) (ToolCall, bool) {

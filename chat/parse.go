@@ -116,6 +116,12 @@ func NewParser(f Format, opts ParseOptions) *Parser {
 			p.mode = modeThinking
 		}
 	}
+	if f.Tools == ToolsGLM {
+		// GLM writes a line break before its reasoning or answer (after
+		// the prompt's <think></think> when thinking is off): whitespace
+		// the output begins with is not content, as llama.cpp drops it.
+		p.afterThink = true
+	}
 	if f.Tools == ToolsGemma4 {
 		// A <channel|> that closes no reasoning block (Gemma 4 may end its
 		// answer with one) is dropped, as llama.cpp stops its content there.
@@ -123,7 +129,7 @@ func NewParser(f Format, opts ParseOptions) *Parser {
 	}
 	if opts.Tools {
 		switch f.Tools {
-		case ToolsHermes, ToolsGemma4, ToolsSeed:
+		case ToolsHermes, ToolsGemma4, ToolsSeed, ToolsGLM:
 			open, _ := f.callMarks()
 			p.markers = append(p.markers, open)
 		case ToolsMistral:
@@ -284,9 +290,12 @@ func (p *Parser) stepThinking(out *[]Delta) bool {
 func (p *Parser) stepCall(out *[]Delta) bool {
 	open, close := p.f.callMarks()
 	var i int
-	if p.f.Tools == ToolsGemma4 {
-		i = gemma4CallEnd(p.pending)
-	} else {
+	switch p.f.Tools {
+	case ToolsGemma4: // a <tool_call|> in a string is text
+		i = indexOutside(p.pending, close, gemma4Quote, gemma4Quote)
+	case ToolsGLM: // a </tool_call> in a value is text
+		i = indexOutside(p.pending, close, glmValueOpen, glmValueClose)
+	default:
 		i = strings.Index(p.pending, close)
 	}
 	if i < 0 {
@@ -302,6 +311,28 @@ func (p *Parser) stepCall(out *[]Delta) bool {
 	p.mode = modeContent
 	p.afterThink = true // whitespace between calls is not content
 	return true
+}
+
+// indexOutside is the index of the first close in s that stands outside
+// every span from open to shut, -1 while there is none (a span not shut
+// yet may still hold it).
+func indexOutside(s, close, open, shut string) int {
+	at := 0
+	for {
+		end := strings.Index(s[at:], close)
+		o := strings.Index(s[at:], open)
+		if end < 0 {
+			return -1
+		}
+		if o < 0 || end < o {
+			return at + end
+		}
+		n := strings.Index(s[at+o+len(open):], shut)
+		if n < 0 {
+			return -1
+		}
+		at += o + len(open) + n + len(shut)
+	}
 }
 
 // emitContent emits content, dropping whitespace right after </think> or a
@@ -466,13 +497,16 @@ func normalizeArgs(raw json.RawMessage) string {
 }
 
 // parseCall reads the body of one call in the format's syntax: Gemma 4's
-// notation, Seed-OSS's XML form, or Hermes' JSON object or XML form.
+// notation, Seed-OSS's XML form, GLM's pairs, or Hermes' JSON object or
+// XML form.
 func (p *Parser) parseCall(body string) (ToolCall, bool) {
 	switch p.f.Tools {
 	case ToolsGemma4:
 		return parseGemma4Call(body)
 	case ToolsSeed:
 		return parseXMLCall(body, p.opts.Defs)
+	case ToolsGLM:
+		return parseGLMCall(body, p.opts.Defs)
 	}
 	if c, ok := parseXMLCall(body, p.opts.Defs); ok {
 		return c, true

@@ -142,6 +142,8 @@ func TestPromptOpensThinking(t *testing.T) {
 		"<seed:bos>assistant\n<seed:think>":              true,
 		"<|turn>model\n<|channel>thought\n<channel|>":    false,
 		"<|turn>model\n<|channel>thought\n":              true,
+		"<|user|>\nhi<|assistant|><think>":               true,
+		"<|user|>\nhi<|assistant|>\n<think></think>":     false,
 	} {
 		if got := PromptOpensThinking(prompt); got != want {
 			t.Errorf("%q: %v, want %v", prompt, got, want)
@@ -160,6 +162,13 @@ func TestDetectFormat(t *testing.T) {
 		"{%- set toolcall_begin_token = '<seed:tool_call>' -%}":               {Tools: ToolsSeed, Thinking: true},
 		"<tool_call>\n<function=x>\n<parameter=y>\n<think>":                   {Tools: ToolsHermes, Thinking: true, XMLCalls: true},
 		strings.Repeat("{{ messages }}", 2):                                   {},
+		// GLM-4.5/4.6 (a call's parts a line), GLM-4.7 (back to back); a
+		// GLM-4-0414 template (its calls a name and a JSON line, no
+		// format in llama.cpp) and a GLM-Z1 one (the same, reasoning).
+		"[gMASK]<sop><tool_call>{name}\n<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value><think>":                           {Tools: ToolsGLM, Thinking: true, GLMLines: true},
+		"[gMASK]<sop>{{ '<tool_call>' + n + '<arg_key>' + k + '</arg_key><arg_value>' }}<think>":                             {Tools: ToolsGLM, Thinking: true},
+		"[gMASK]<sop>{%- if tools -%}<|system|>\n# Tools{%- endif -%}<|user|>\n{{ c }}<|observation|>\n{{ r }}<|assistant|>": {},
+		"[gMASK]<sop><|user|>\n{{ c }}<|assistant|>\n<think>":                                                                {Thinking: true},
 	} {
 		if got := DetectFormat(src); got != want {
 			t.Errorf("%q: %+v, want %+v", src, got, want)

@@ -201,10 +201,12 @@ func (t *Template) Render(msgs []Message, opts RenderOptions) (string, error) {
 		// model turn opened, or the model would not start its reasoning.
 		out += "<|turn>model\n"
 	}
-	if t.format.Tools == ToolsSeed && opts.EnableThinking != nil && !*opts.EnableThinking && strings.HasSuffix(out, seedThinkOpen) {
-		// As llama.cpp: a prompt that opens Seed-OSS's reasoning with
-		// thinking off closes it at once.
-		out += seedThinkClose
+	if open, close := t.format.thinkMarks(); (t.format.Tools == ToolsSeed || t.format.Tools == ToolsGLM) &&
+		opts.EnableThinking != nil && !*opts.EnableThinking && strings.HasSuffix(out, open) {
+		// As llama.cpp: a prompt that opens Seed-OSS's or GLM's reasoning
+		// (GLM-4.7-Flash's opens it always) with thinking off closes it at
+		// once.
+		out += close
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package chat
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -61,10 +62,8 @@ func parseXMLCall(body string, tools []Tool) (ToolCall, bool) {
 	if !ok || name == "" {
 		return ToolCall{}, false
 	}
-	types := paramTypes(tools, name)
-	var args bytes.Buffer
-	args.WriteByte('{')
-	for n := 0; ; n++ {
+	args := newArgs(tools, name)
+	for {
 		rest = strings.TrimSpace(rest)
 		if rest == "" {
 			break
@@ -78,19 +77,54 @@ func parseXMLCall(body string, tools []Tool) (ToolCall, bool) {
 		if end <= 0 || stop < end {
 			return ToolCall{}, false
 		}
-		key := strings.TrimSpace(r[:end])
 		value := strings.TrimPrefix(r[end+1:stop], "\n")
-		value = strings.TrimSuffix(value, "\n")
+		args.add(strings.TrimSpace(r[:end]), strings.TrimSuffix(value, "\n"))
 		rest = r[stop+len(xmlParamEnd):]
-		if n > 0 {
-			args.WriteByte(',')
-		}
-		args.Write(jsonText(key))
-		args.WriteByte(':')
-		args.Write(xmlValue(value, types[key]))
 	}
-	args.WriteByte('}')
-	return ToolCall{Name: name, Arguments: normalizeArgs(args.Bytes())}, true
+	return args.call(name), true
+}
+
+// callArgs builds the arguments object of a call whose values are text
+// (the XML form's, GLM's), each typed by the called tool's schema
+// (xmlValue). A key given again takes the later value in its first place,
+// as llama.cpp's object does.
+type callArgs struct {
+	types  map[string]string
+	keys   []string
+	values [][]byte
+}
+
+// newArgs starts the arguments of a call of the tool called name, among
+// tools.
+func newArgs(tools []Tool, name string) *callArgs {
+	return &callArgs{types: paramTypes(tools, name)}
+}
+
+// add sets key to value, typed by the key's schema type.
+func (a *callArgs) add(key, value string) {
+	v := xmlValue(value, a.types[key])
+	if i := slices.Index(a.keys, key); i >= 0 {
+		a.values[i] = v
+		return
+	}
+	a.keys = append(a.keys, key)
+	a.values = append(a.values, v)
+}
+
+// call is the tool call named name with the arguments added.
+func (a *callArgs) call(name string) ToolCall {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range a.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(jsonText(k))
+		b.WriteByte(':')
+		b.Write(a.values[i])
+	}
+	b.WriteByte('}')
+	return ToolCall{Name: name, Arguments: normalizeArgs(b.Bytes())}
 }
 
 // xmlValue is a parameter's value as JSON: a string when its schema type

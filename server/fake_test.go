@@ -56,6 +56,13 @@ func (b *fakeBackend) NewSession() (Session, error) {
 	return &fakeSession{b: b}, nil
 }
 
+// lastPrompt is the prompt the backend was given last.
+func (b *fakeBackend) lastPrompt() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.prompts[len(b.prompts)-1]
+}
+
 // enter counts a generation or embedding running, until the returned
 // function is called; record, run under b.mu, logs what it was asked.
 func (b *fakeBackend) enter(record func()) func() {

@@ -449,12 +449,12 @@ func sameBytes(b []int, text string) bool {
 }
 
 // TestModelToolChoiceGrammar: with a template whose calls are not JSON
-// (Qwen 3.5's XML form, Gemma 4's notation), tool_choice "required" makes
-// the reply a call in that syntax (the values held to their schemas: an
-// enum, a boolean), which parses back to the tool's arguments, whole and
-// streamed.
+// (Qwen 3.5's XML form, Gemma 4's notation, GLM-4.5's pairs), tool_choice
+// "required" makes the reply a call in that syntax (the values held to
+// their schemas: an enum, a boolean), which parses back to the tool's
+// arguments, whole and streamed.
 func TestModelToolChoiceGrammar(t *testing.T) {
-	for name, spec := range map[string]testutil.ModelSpec{"xml form": testutil.TinyXMLChat(), "gemma 4": testutil.TinyGemma4Chat()} {
+	for name, spec := range map[string]testutil.ModelSpec{"xml form": testutil.TinyXMLChat(), "gemma 4": testutil.TinyGemma4Chat(), "glm": testutil.TinyGLMChat()} {
 		t.Run(name, func(t *testing.T) {
 			m, err := llm.Load(testutil.TempModel(t, spec), llm.WithThreads(1))
 			if err != nil {

@@ -220,6 +220,7 @@ func TestOllamaShow(t *testing.T) {
 	}{
 		{"tools", newFake(words("x")), `["completion","tools"]`},
 		{"tools and thinking", newThinkingFake(words("x")), `["completion","tools","thinking"]`},
+		{"glm-4.5", newGLMFake(), `["completion","tools","thinking"]`},
 		{"neither", plain, `["completion"]`},
 	}
 	for _, c := range cases {

@@ -312,9 +312,7 @@ func TestToolCallGemma4(t *testing.T) {
 	postChat(t, hs.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"Weather?"},`+
 		`{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},`+
 		`{"role":"tool","tool_call_id":"c1","content":"{\"sky\":\"sunny\"}"}],`+tools+`}`)
-	b.mu.Lock()
-	prompt := b.prompts[len(b.prompts)-1]
-	b.mu.Unlock()
+	prompt := b.lastPrompt()
 	if want := `<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|><|tool_response>response:get_weather{sky:<|"|>sunny<|"|>}<tool_response|>`; !strings.Contains(prompt, want) {
 		t.Errorf("prompt %q lacks %q", prompt, want)
 	}

@@ -16,15 +16,23 @@
 //
 //	<|tool_call>call:NAME{KEY:VALUE,KEY:VALUE}<tool_call|>
 //
-// whose strings stand between two <|"|>. The name is one of the tools',
-// each key one of that tool's parameters, at most once, and the call
-// cannot close before its required parameters are given. A value follows
-// its parameter's schema where a grammar of bytes can: a number's or
-// integer's is a JSON number, a boolean's true or false, an enum's one of
-// its strings. In the XML form an object's is JSON that the schema allows
-// (jsonprefix), and any other value (a string, an array, a parameter with
-// no type or several) is free text that ends at the first </parameter>;
-// in Gemma 4's a string is <|"|>text<|"|>, and any other value is one of
+// whose strings stand between two <|"|>, and GLM-4.5's
+//
+//	<tool_call>NAME
+//	<arg_key>KEY</arg_key>
+//	<arg_value>VALUE</arg_value>
+//	</tool_call>
+//
+// (GLM-4.7 writes the parts back to back, without the line breaks). The
+// name is one of the tools', each key one of that tool's parameters, at
+// most once, and the call cannot close before its required parameters are
+// given. A value follows its parameter's schema where a grammar of bytes
+// can: a number's or integer's is a JSON number, a boolean's true or
+// false, an enum's one of its strings. In the XML form and GLM's an
+// object's is JSON that the schema allows (jsonprefix), and any other
+// value (a string, an array, a parameter with no type or several) is free
+// text that ends at the first </parameter> (</arg_value>); in Gemma 4's a
+// string is <|"|>text<|"|>, and any other value is one of
 // its notation (a string, number, literal, {…} or […], nested at most
 // MaxDepth deep), by its syntax alone.
 //

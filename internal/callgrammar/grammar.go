@@ -26,20 +26,30 @@ type Syntax uint8
 const (
 	XML    Syntax = iota // <function=NAME><parameter=KEY>VALUE</parameter>…
 	Gemma4               // call:NAME{KEY:VALUE,…}
+	GLM                  // NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>…
 )
 
 // Layout is how a model lays the call out.
 type Layout struct {
 	Syntax Syntax
 	// Open and Close are the call's markers: "<tool_call>" and
-	// "</tool_call>" (Qwen), "<seed:tool_call>" and "</seed:tool_call>",
-	// "<|tool_call>" and "<tool_call|>" (Gemma 4).
+	// "</tool_call>" (Qwen, GLM: its Close must begin with "</"),
+	// "<seed:tool_call>" and "</seed:tool_call>", "<|tool_call>" and
+	// "<tool_call|>" (Gemma 4).
 	Open, Close string
 	// Newlines: a line break after <parameter=KEY> and one before
 	// </parameter> lay the value out (Qwen's templates); without them the
-	// value stands between the tags (Seed-OSS's).
+	// value stands between the tags (Seed-OSS's). In GLM's syntax, a line
+	// break after the name, after each </arg_key> and after each
+	// </arg_value> (GLM-4.5's templates); without them the parts stand
+	// back to back (GLM-4.7's).
 	Newlines bool
 }
+
+// glmNameStop are the bytes a tool's name may not hold in GLM's syntax:
+// those the chat parser refuses in one (it reads the name up to <arg_key>
+// and trims it).
+const glmNameStop = "<>\"\n\r\t "
 
 // Tool is a function the call may name, and the JSON schema of its
 // arguments object.
@@ -52,7 +62,8 @@ type Tool struct {
 type Grammar struct {
 	syntax      Syntax
 	open, close string
-	term        string // what ends a value: [\n]</parameter>, or Gemma 4's string quote
+	term        string // what ends a value: [\n]</parameter>, </arg_value>, or Gemma 4's string quote
+	sep         string // XML, GLM: what follows a value's end and the name's line: "\n" or ""
 	tools       []tool
 	names       []string
 }
@@ -91,7 +102,7 @@ func Compile(l Layout, tools []Tool) (*Grammar, error) {
 	if len(tools) == 0 {
 		return nil, fmt.Errorf("%w: no tools", ErrGrammar)
 	}
-	g := &Grammar{syntax: l.Syntax, open: l.Open, close: l.Close, term: xmlParamEnd}
+	g := &Grammar{syntax: l.Syntax, open: l.Open, close: l.Close, term: xmlParamEnd, sep: "\n"}
 	// What a name or key may not hold: the byte that ends it, and a line
 	// break or the separators that would make it ambiguous.
 	nameStop, keyStop := ">\n", ">\n"
@@ -99,6 +110,11 @@ func Compile(l Layout, tools []Tool) (*Grammar, error) {
 	case l.Syntax == Gemma4:
 		g.term = gemma4Quote
 		nameStop, keyStop = "{\n", ":},{\n"
+	case l.Syntax == GLM:
+		g.term, nameStop, keyStop = glmValueEnd, glmNameStop, "<>\n"
+		if !l.Newlines {
+			g.sep = ""
+		}
 	case l.Newlines:
 		g.term = "\n" + g.term
 	}

@@ -7,6 +7,7 @@ import "github.com/lowmem/llm/internal/jsonprefix"
 const (
 	gemma4Quote = `<|"|>`
 	xmlParamEnd = "</parameter>"
+	glmValueEnd = "</arg_value>"
 )
 
 // state is where a Machine stands in the call.
@@ -14,12 +15,12 @@ type state uint8
 
 const (
 	sLit       state = iota // inside a fixed text (lit), then goes to then
-	sToolName               // the function's name, ended by '>' (XML) or '{' (Gemma 4)
-	sParams                 // XML: before <parameter=… or </function>
-	sParamsLT               // XML: after that '<': 'p' or '/'
+	sToolName               // the function's name, ended by '>' (XML), '{' (Gemma 4), '<' or a line break (GLM)
+	sParams                 // XML, GLM: before <parameter=… or </function>, <arg_key> or </tool_call>
+	sParamsLT               // XML, GLM: after that '<': 'p' or 'a', or '/'
 	sFirst                  // Gemma 4: after '{': a key or '}'
 	sAfter                  // Gemma 4: after a value: ',' or '}'
-	sParamName              // a parameter's name, ended by '>' (XML) or ':' (Gemma 4)
+	sParamName              // a parameter's name, ended by '>' (XML), ':' (Gemma 4) or '<' (GLM)
 	sText                   // a free text value (a Gemma 4 string's), ended by the terminator
 	sChoice                 // a value that is one of the parameter's choices
 	sNumber                 // a JSON number value
@@ -93,9 +94,12 @@ type pos struct {
 // NewMachine returns a machine before the call.
 func NewMachine(g *Grammar) Machine {
 	m := Machine{pos: pos{g: g}}
-	if g.syntax == Gemma4 {
+	switch g.syntax {
+	case Gemma4:
 		m.expect(g.open+"call:", sToolName)
-	} else {
+	case GLM:
+		m.expect(g.open, sToolName)
+	default:
 		m.expect(g.open+"\n<function=", sToolName)
 	}
 	return m
@@ -201,16 +205,17 @@ func (m *Machine) step(b byte) bool {
 		}
 		return true
 	case sToolName:
-		end := byte('>')
-		if g.syntax == Gemma4 {
-			end = '{'
-		}
-		i, ok := m.choose(g.names, b, end)
+		i, ok := m.choose(g.names, b, g.nameEnd())
 		if ok && i >= 0 {
 			m.tool, m.seen = i, 0
-			if g.syntax == Gemma4 {
+			switch {
+			case g.syntax == Gemma4:
 				m.enter(sFirst)
-			} else {
+			case g.syntax == GLM && g.sep == "":
+				m.st = sParamsLT // the '<' that ended the name begins what follows
+			case g.syntax == GLM:
+				m.enter(sParams)
+			default:
 				m.expect("\n", sParams)
 			}
 		}
@@ -223,8 +228,14 @@ func (m *Machine) step(b byte) bool {
 		return true
 	case sParamsLT:
 		switch {
-		case b == 'p' && m.paramsLeft():
+		case b == 'p' && g.syntax == XML && m.paramsLeft():
 			m.expect("arameter=", sParamName)
+			return true
+		case b == 'a' && g.syntax == GLM && m.paramsLeft():
+			m.expect("rg_key>", sParamName)
+			return true
+		case b == '/' && g.syntax == GLM && m.requiredGiven():
+			m.expect(g.close[min(2, len(g.close)):], sDone)
 			return true
 		case b == '/' && m.requiredGiven():
 			m.expect("function>\n"+g.close, sDone)
@@ -268,7 +279,7 @@ func (m *Machine) step(b byte) bool {
 				if g.syntax == Gemma4 {
 					m.enter(sAfter)
 				} else {
-					m.expect("\n", sParams)
+					m.expect(g.sep, sParams)
 				}
 			}
 		case b == g.term[0]: // the terminator's first byte appears in it only there
@@ -294,7 +305,7 @@ func (m *Machine) step(b byte) bool {
 			if g.syntax == Gemma4 {
 				m.expect(g.term[1:], sAfter)
 			} else {
-				m.expect(g.term[1:]+"\n", sParams)
+				m.expect(g.term[1:]+g.sep, sParams)
 			}
 		}
 		return ok
@@ -313,14 +324,14 @@ func (m *Machine) step(b byte) bool {
 		if b != g.term[0] {
 			return false
 		}
-		m.expect(g.term[1:]+"\n", sParams)
+		m.expect(g.term[1:]+g.sep, sParams)
 		return true
 	case sObject:
 		if m.obj.Done() {
 			if b != g.term[0] {
 				return false
 			}
-			m.expect(g.term[1:]+"\n", sParams)
+			m.expect(g.term[1:]+g.sep, sParams)
 			return true
 		}
 		return m.obj.Step(b)
@@ -328,6 +339,19 @@ func (m *Machine) step(b byte) bool {
 		return m.anyValue(b)
 	}
 	return false
+}
+
+// nameEnd is the byte that ends a tool's name.
+func (g *Grammar) nameEnd() byte {
+	switch {
+	case g.syntax == Gemma4:
+		return '{'
+	case g.syntax == GLM && g.sep == "":
+		return '<'
+	case g.syntax == GLM:
+		return '\n'
+	}
+	return '>'
 }
 
 // paramsLeft reports whether the tool has parameters not given yet.
@@ -338,12 +362,15 @@ func (m *Machine) requiredGiven() bool { return m.g.tools[m.tool].required&^m.se
 
 // paramName reads byte b of a parameter's name; the byte after it begins
 // the value (after a line break in Qwen's layout, a quote for a Gemma 4
-// string or enum).
+// string or enum, GLM's </arg_key> and <arg_value>).
 func (m *Machine) paramName(b byte) bool {
 	g, t := m.g, &m.g.tools[m.tool]
 	end := byte('>')
-	if g.syntax == Gemma4 {
+	switch g.syntax {
+	case Gemma4:
 		end = ':'
+	case GLM:
+		end = '<'
 	}
 	i, ok := m.choose(t.names, b, end)
 	if !ok || i < 0 {
@@ -352,6 +379,8 @@ func (m *Machine) paramName(b byte) bool {
 	m.param, m.seen = i, m.seen|1<<i
 	k := t.params[i].kind
 	switch {
+	case g.syntax == GLM:
+		m.expect("/arg_key>"+g.sep+"<arg_value>", valueState(k))
 	case g.syntax == Gemma4 && (k == kString || k == kChoice):
 		m.expect(gemma4Quote, valueState(k))
 	case g.syntax == Gemma4 || g.term[0] != '\n':

@@ -17,6 +17,13 @@ var qwen = Layout{Open: "<tool_call>", Close: "</tool_call>", Newlines: true}
 
 const head = "<tool_call>\n<function=get_weather>\n"
 
+// glmLines and glm47 are GLM's layouts: GLM-4.5's, a part a line, and
+// GLM-4.7's, back to back.
+var (
+	glmLines = Layout{Syntax: GLM, Open: "<tool_call>", Close: "</tool_call>", Newlines: true}
+	glm47    = Layout{Syntax: GLM, Open: "<tool_call>", Close: "</tool_call>"}
+)
+
 // TestMachine feeds each case's text, which must be taken whole, then
 // its bad byte, which must be refused (0: none), and checks Done.
 func TestMachine(t *testing.T) {
@@ -74,6 +81,25 @@ func TestMachine(t *testing.T) {
 		{"gemma 4, depth", gemma, []Tool{weather}, gHead + "tags:" + strings.Repeat("[", MaxDepth), '[', false},
 		{"gemma 4, no parameters", gemma, two, "<|tool_call>call:a{}<tool_call|>", '\n', true},
 		{"gemma 4, a name that begins another", gemma, two, "<|tool_call>call:ab{x:7}<tool_call|>", 0, true},
+		{"glm, every kind of value", glmLines, []Tool{weather}, "<tool_call>get_weather\n" +
+			"<arg_key>city</arg_key>\n<arg_value>Paris </b> \n<x\n</arg_value>\n<arg_key>days</arg_key>\n<arg_value>-3</arg_value>\n" +
+			"<arg_key>unit</arg_key>\n<arg_value>c</arg_value>\n<arg_key>temp</arg_key>\n<arg_value>-1.5e3</arg_value>\n" +
+			"<arg_key>opts</arg_key>\n<arg_value>{\"metric\": true}</arg_value>\n<arg_key>flag</arg_key>\n<arg_value>false</arg_value>\n" +
+			"<arg_key>tags</arg_key>\n<arg_value>[1, 2]</arg_value>\n</tool_call>", 'x', true},
+		{"glm 4.7, back to back", glm47, []Tool{weather}, "<tool_call>get_weather<arg_key>days</arg_key><arg_value>3</arg_value>" +
+			"<arg_key>city</arg_key><arg_value>x</arg_value></tool_call>", '\n', true},
+		{"glm, unknown tool", glmLines, []Tool{weather}, "<tool_call>get_", 'x', false},
+		{"glm, the name's line", glmLines, []Tool{weather}, "<tool_call>get_weather", '<', false},
+		{"glm 4.7, no line after the name", glm47, []Tool{weather}, "<tool_call>get_weather", '\n', false},
+		{"glm, close before the required", glmLines, []Tool{weather}, "<tool_call>get_weather\n<", '/', false},
+		{"glm, unknown key", glmLines, []Tool{weather}, "<tool_call>get_weather\n<arg_key>", 'x', false},
+		{"glm, key twice", glm47, []Tool{weather}, "<tool_call>get_weather<arg_key>city</arg_key><arg_value>a</arg_value><arg_key>", 'c', false},
+		{"glm, integer", glmLines, []Tool{weather}, "<tool_call>get_weather\n<arg_key>days</arg_key>\n<arg_value>3", '.', false},
+		{"glm, enum", glm47, []Tool{weather}, "<tool_call>get_weather<arg_key>unit</arg_key><arg_value>", 'k', false},
+		{"glm, layout", glmLines, []Tool{weather}, "<tool_call>get_weather\n<arg_key>city</arg_key>", '<', false},
+		{"glm, no parameters", glmLines, two, "<tool_call>a\n</tool_call>", '\n', true},
+		{"glm 4.7, a name that begins another", glm47, two, "<tool_call>ab<arg_key>x</arg_key><arg_value>7</arg_value></tool_call>", 0, true},
+		{"glm, the other's required", glm47, two, "<tool_call>ab<", '/', false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g, err := Compile(c.l, c.tools)
@@ -120,6 +146,11 @@ func TestCompileErrors(t *testing.T) {
 	for _, tools := range [][]Tool{{{Name: "a{"}}, {{Name: "a", Parameters: json.RawMessage(`{"properties":{"x:y":{}}}`)}}} {
 		if _, err := Compile(gemma, tools); !errors.Is(err, ErrGrammar) {
 			t.Errorf("gemma 4, %+v: err %v, want ErrGrammar", tools, err)
+		}
+	}
+	for _, tools := range [][]Tool{{{Name: "a b"}}, {{Name: "a<"}}, {{Name: "a", Parameters: json.RawMessage(`{"properties":{"x<y":{}}}`)}}} {
+		if _, err := Compile(glmLines, tools); !errors.Is(err, ErrGrammar) {
+			t.Errorf("glm, %+v: err %v, want ErrGrammar", tools, err)
 		}
 	}
 	if _, err := Compile(qwen, []Tool{{Name: "a", Parameters: manyParams(64)}}); err != nil {
