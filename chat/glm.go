@@ -48,7 +48,6 @@ func parseGLMCall(body string, tools []Tool) (ToolCall, bool) {
 	}
 	name := strings.TrimSpace(body[:i])
 	if name == "" || strings.ContainsAny(name, " \t\r\n<>\"") { // a JSON body is no name
-
 		return ToolCall{}, false
 	}
 	args := newArgs(tools, name)
