@@ -865,6 +865,8 @@ func hostileCases() []hostileCase {
 		{name: "qwen3vl half the head rotated", spec: testutil.TinyQwen3VL(), edit: setU(".rope.dimension_count", 16), want: bad, mention: []string{"qwen3vl.rope.dimension_count"}, plan: true},
 		{name: "qwen3vl deepstack layers a string", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".n_deepstack_layers", "3") }, want: bad, mention: []string{"qwen3vl.n_deepstack_layers"}, plan: true},
 		{name: "qwen3vl without deepstack layers", spec: testutil.TinyQwen3VL(), edit: del(".n_deepstack_layers")},
+		{name: "qwen3vl deepstack in every layer", spec: testutil.TinyQwen3VL(), edit: setU(".n_deepstack_layers", 2), want: bad, mention: []string{"qwen3vl.n_deepstack_layers"}, plan: true},
+		{name: "qwen3vlmoe deepstack in every layer", spec: testutil.TinyQwen3VLMoE(), edit: setU(".n_deepstack_layers", 5), want: bad, mention: []string{"qwen3vlmoe.n_deepstack_layers"}, plan: true},
 		missing("qwen3vl without attn_k_norm", testutil.TinyQwen3VL(), "blk.1.attn_k_norm.weight"),
 		{name: "qwen3vlmoe expert count missing", spec: testutil.TinyQwen3VLMoE(), edit: del(".expert_count"), want: bad, mention: []string{"qwen3vlmoe.expert_count"}, plan: true},
 		{name: "qwen3vlmoe rope sections missing", spec: testutil.TinyQwen3VLMoE(), edit: del(".rope.dimension_sections"), want: bad, mention: []string{"qwen3vlmoe.rope.dimension_sections"}, plan: true},

@@ -18,9 +18,10 @@ package model
 // extra columns (its input is embedding_length × (1 + deepstack layers)
 // wide for images), which a text token's embedding row does not have:
 // llama.cpp's graph adds them only for embedding inputs, or (newer
-// builds) pads a token's row with zeros and adds those. Text gets
-// nothing from it, and token_embd's rows are embedding_length wide as in
-// qwen3, so the key is checked and otherwise unused.
+// builds, d32676d77 among them) pads a token's row with zeros and adds
+// those. Text gets nothing from it, and token_embd's rows are
+// embedding_length wide as in qwen3, so the key is checked and otherwise
+// unused.
 
 // qwen2vlHparams: qwen2's layers (attn_q/k/v biases, which llama.cpp's
 // loader takes as optional) with contiguous multimodal RoPE. llama.cpp
@@ -35,10 +36,16 @@ func qwen2vlHparams(c *Config, m *meta) {
 }
 
 // qwen3vlHparams: qwen3's layers with interleaved multimodal RoPE (IMRoPE)
-// and n_deepstack_layers, a count when present.
+// and n_deepstack_layers, a count when present and below block_count:
+// llama.cpp (d32676d77) adds the DeepStack features (zeros for text) to
+// the outputs of the first n_deepstack_layers layers, and when the last
+// layer is one of them, its rows already cut to the outputs, the graph
+// asserts on a text.
 func qwen3vlHparams(c *Config, m *meta) {
 	m.multimodalRope(c, true)
-	m.count("n_deepstack_layers", maxCount)
+	if n := m.count("n_deepstack_layers", maxCount); n >= c.Layers && m.err == nil {
+		m.fail("%s = %d is not below %s = %d (llama.cpp's graph asserts on it)", m.key("n_deepstack_layers"), n, m.key("block_count"), c.Layers)
+	}
 }
 
 // qwen3vlmoeHparams: qwen3moe's experts under qwen3vl's attention.

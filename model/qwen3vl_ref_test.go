@@ -169,7 +169,7 @@ func TestQwenVLMatchesReference(t *testing.T) {
 func TestQwenVLShiftMatchesFresh(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3VL(), testutil.TinyQwen2VL()} {
 		t.Run(spec.Arch, func(t *testing.T) {
-			spec.Layers = 1
+			spec.Layers, spec.Deepstack = 1, 0
 			pool, m, _, _ := loadF32(t, spec)
 			toks := prompt(21)
 			const keep, drop = 3, 10
