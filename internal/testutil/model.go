@@ -1129,12 +1129,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if y := s.Yarn; y != nil {
 		y.AddTo(g, s.Arch)
 	}
-	if s.RopeSections != nil {
-		g.AddKV(a+"rope.dimension_sections", s.RopeSections)
-	}
-	if s.Deepstack > 0 {
-		g.AddKV(a+"n_deepstack_layers", uint32(s.Deepstack))
-	}
+	AddVisionLanguageKV(g, s.Arch, s.RopeSections, s.Deepstack)
 	if r := s.LongRope; r != nil {
 		g.AddKV(a+"rope.scaling.original_context_length", uint32(r.OrigContext))
 		g.AddKV(a+"rope.scaling.attn_factor", r.AttnFactor)
