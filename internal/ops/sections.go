@@ -17,9 +17,10 @@ func (r *Rope) extraPair(i int) bool { return r.section(i) == 3 }
 // 1 height, 2 width, 3 extra. Contiguous sections (M-RoPE) lie one after
 // the other; interleaved ones (IMRoPE) cycle t, h, w over the sectors,
 // each axis while its sector is below three times its count, the
-// sectors past those falling to the extra position (as ggml's current
-// CPU, CUDA and Vulkan kernels give them; a sector that none claims is
-// not the temporal one). Sections must not be all 0.
+// sectors past those falling to the extra position, as upstream ggml's
+// ggml_mrope_cache_init gives them (the copy Ollama v0.17.4 vendors gives
+// them the temporal position, as Hugging Face's Qwen3-VL does). Sections
+// must not be all 0.
 func (r *Rope) section(i int) int {
 	s := r.Sections
 	sector := i % (s[0] + s[1] + s[2] + s[3])
