@@ -845,6 +845,43 @@ func hostileCases() []hostileCase {
 		}, want: bad, mention: []string{"glm4.embedding_length"}, plan: true},
 		{name: "glm4 multimodal RoPE", spec: testutil.TinyGLM4(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{2, 1, 1, 0}) },
 			want: arch, mention: []string{"glm4.rope.dimension_sections"}, plan: true},
+		// Qwen's vision-language text models: rope.dimension_sections as
+		// llama.cpp's get_key_or_arr reads it (4 int32/uint32 counts or one
+		// int32) and ggml's rope asserts it (a temporal, height or width
+		// pair; no more than the head's dims); the whole head rotated, as
+		// the graphs assert.
+		{name: "qwen3vl rope sections missing", spec: testutil.TinyQwen3VL(), edit: del(".rope.dimension_sections"), want: bad, mention: []string{"qwen3vl.rope.dimension_sections"}, plan: true},
+		{name: "qwen3vl three rope sections", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{8, 4, 4}) }, want: bad, mention: []string{"qwen3vl.rope.dimension_sections"}, plan: true},
+		{name: "qwen3vl five rope sections", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{8, 4, 4, 0, 0}) }, want: bad, mention: []string{"qwen3vl.rope.dimension_sections"}, plan: true},
+		{name: "qwen3vl rope sections past the head", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{16, 10, 10, 0}) }, want: bad, mention: []string{"qwen3vl.rope.dimension_sections"}, plan: true},
+		{name: "qwen3vl rope sections extra only", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{0, 0, 0, 16}) }, want: bad, mention: []string{"qwen3vl.rope.dimension_sections"}, plan: true},
+		{name: "qwen3vl rope section negative", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{-1, 9, 8, 0}) }, want: bad, mention: []string{"qwen3vl.rope.dimension_sections[0]"}, plan: true},
+		{name: "qwen3vl rope section huge uint32", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []uint32{8, 4, 4, math.MaxUint32}) }, want: bad, mention: []string{"qwen3vl.rope.dimension_sections[3]"}, plan: true},
+		{name: "qwen3vl rope sections floats", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []float32{8, 4, 4, 0}) }, want: bad, mention: []string{"qwen3vl.rope.dimension_sections"}, plan: true},
+		{name: "qwen3vl rope sections one uint32", spec: testutil.TinyQwen3VL(), edit: setU(".rope.dimension_sections", 4), want: bad, mention: []string{"qwen3vl.rope.dimension_sections"}, plan: true},
+		{name: "qwen3vl rope sections one int32", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", int32(4)) }},
+		{name: "qwen3vl rope sections uint32", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []uint32{8, 4, 4, 0}) }},
+		{name: "qwen3vl rope sections short of the pairs", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{2, 1, 1, 0}) }},
+		{name: "qwen3vl half the head rotated", spec: testutil.TinyQwen3VL(), edit: setU(".rope.dimension_count", 16), want: bad, mention: []string{"qwen3vl.rope.dimension_count"}, plan: true},
+		{name: "qwen3vl deepstack layers a string", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".n_deepstack_layers", "3") }, want: bad, mention: []string{"qwen3vl.n_deepstack_layers"}, plan: true},
+		{name: "qwen3vl without deepstack layers", spec: testutil.TinyQwen3VL(), edit: del(".n_deepstack_layers")},
+		{name: "qwen3vl deepstack in every layer", spec: testutil.TinyQwen3VL(), edit: setU(".n_deepstack_layers", 2), want: bad, mention: []string{"qwen3vl.n_deepstack_layers"}, plan: true},
+		{name: "qwen3vlmoe deepstack in every layer", spec: testutil.TinyQwen3VLMoE(), edit: setU(".n_deepstack_layers", 5), want: bad, mention: []string{"qwen3vlmoe.n_deepstack_layers"}, plan: true},
+		missing("qwen3vl without attn_k_norm", testutil.TinyQwen3VL(), "blk.1.attn_k_norm.weight"),
+		{name: "qwen3vlmoe expert count missing", spec: testutil.TinyQwen3VLMoE(), edit: del(".expert_count"), want: bad, mention: []string{"qwen3vlmoe.expert_count"}, plan: true},
+		{name: "qwen3vlmoe rope sections missing", spec: testutil.TinyQwen3VLMoE(), edit: del(".rope.dimension_sections"), want: bad, mention: []string{"qwen3vlmoe.rope.dimension_sections"}, plan: true},
+		misshapen("qwen3vlmoe experts of another width", testutil.TinyQwen3VLMoE(), "blk.0.ffn_up_exps.weight", 64, 64, 8),
+		{name: "qwen2vl rope sections missing", spec: testutil.TinyQwen2VL(), edit: del(".rope.dimension_sections"), want: bad, mention: []string{"qwen2vl.rope.dimension_sections"}, plan: true},
+		{name: "qwen2vl without its biases", spec: testutil.TinyQwen2VL(), edit: func(h *hmodel) {
+			for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
+				h.drop("blk.0." + b)
+			}
+		}},
+		{name: "qwen2vl query narrower than the embedding", spec: testutil.TinyQwen2VL(), edit: func(h *hmodel) {
+			h.set(".attention.key_length", uint32(8))
+			h.set(".attention.value_length", uint32(8))
+			h.set(".rope.dimension_count", uint32(8))
+		}, want: bad, mention: []string{"qwen2vl.embedding_length"}, plan: true},
 		{name: "gemma2 softcap NaN", spec: testutil.TinyGemma2(), edit: setF(".attn_logit_softcapping", nan),
 			want: bad, mention: []string{"attn_logit_softcapping"}, plan: true},
 		{name: "gemma2 final softcap negative", spec: testutil.TinyGemma2(), edit: setF(".final_logit_softcapping", -30),

@@ -161,6 +161,8 @@ func TestContextShiftMatchesFresh(t *testing.T) {
 	// rotated part (its first RopeDim) alone; the one layer has experts.
 	ds := testutil.TinyDeepSeek2()
 	ds.DenseLead = 0
+	vl := testutil.TinyQwen3VL()
+	vl.Deepstack = 0 // below the one layer
 	cases := []modelCase{
 		{"llama-1-layer", spec(testutil.TinyLlama()), false, 2e-3, false},
 		{"gemma3n-1-layer", spec(g3n), false, 2e-3, false},
@@ -169,6 +171,11 @@ func TestContextShiftMatchesFresh(t *testing.T) {
 		// GLM-4: half of each head rotated in NORM pairs, the shift
 		// re-rotating that half alone.
 		{"glm4-1-layer", spec(testutil.TinyGLM4()), false, 2e-3, false},
+		// Multimodal RoPE through the sessions' shift (these files'
+		// logits are too flat here to tell a shift that turns the extra
+		// section's pairs: model.TestQwenVLShiftMatchesFresh does).
+		{"qwen3vl-1-layer", spec(vl), false, 2e-3, false},
+		{"qwen2vl-1-layer", spec(testutil.TinyQwen2VL()), false, 2e-3, false},
 		{"gemma2-1-layer-window", spec(gemma), true, 2e-3, false},
 		{"stories260K", testutil.Testdata(t, "models/stories260K-f32.gguf"), false, 0, true},
 	}

@@ -169,6 +169,9 @@ var registry = []*Arch{
 	{Name: "qwen3next", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen3nextHparams},
 	{Name: "nemotron_h", Mamba2: true, PerLayerSizes: true, hparams: nemotronHHparams},
 	{Name: "nemotron_h_moe", Mamba2: true, PerLayerSizes: true, FFN: FFNExperts, ExpertSelBias: true, hparams: nemotronHMoEHparams},
+	{Name: "qwen2vl", Neox: true, OptionalQKVBias: true, hparams: qwen2vlHparams},
+	{Name: "qwen3vl", Neox: true, QKNorm: true, hparams: qwen3vlHparams},
+	{Name: "qwen3vlmoe", Neox: true, QKNorm: true, FFN: FFNExperts, hparams: qwen3vlmoeHparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -62,6 +62,12 @@ type Config struct {
 	// yarn_log_multiplier (the mscale_all_dim of the attention factor; 0
 	// none).
 	YarnExt, YarnBetaFast, YarnBetaSlow, YarnLogMul float32
+	// RopeSections, when not all 0, are multimodal RoPE's pair counts
+	// (rope.dimension_sections: temporal, height, width, extra; qwen2vl,
+	// qwen3vl, qwen3vlmoe), interleaved for Qwen3-VL (RopeInterleaved):
+	// for a text the extra section's pairs do not turn (ops.Rope).
+	RopeSections    [4]int
+	RopeInterleaved bool
 	// AttnTempScale, when not 0, multiplies each query after RoPE by
 	// log(floor(pos/RopeOrigContext) + 1)·AttnTempScale + 1 (Llama 4's
 	// attention temperature, mistral3: attention.temperature_scale).

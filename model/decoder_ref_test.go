@@ -44,6 +44,7 @@ type refDecoder struct {
 	// swapGateUp takes a fused ffn_up's halves the other way round: the
 	// second as the gate (glm4).
 	swapGateUp bool
+	mrope      mropePerturb // qwen3vl_ref_test.go
 	// without names block tensors (attn_q.bias …) the reference takes as
 	// absent: a perturbation of the steps the file decides, not the Config
 	// (optional biases, post-norms).
@@ -395,8 +396,8 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				// OLMo 3's windowed layers rotate unscaled, gpt-oss's as
 				// the others.
 				yarn := c.YarnExt != 0 && !(windowed && c.RopeScaleSWA != c.RopeScale)
-				refRopeHeads(qs[t], c.Heads, hd, c.RopeDim, t, base, c, yarn)
-				refRopeHeads(ks[t], c.HeadsKV, hd, c.RopeDim, t, base, c, yarn)
+				r.ropeHeads(qs[t], c.Heads, hd, t, base, yarn)
+				r.ropeHeads(ks[t], c.HeadsKV, hd, t, base, yarn)
 			}
 			if c.AttnTempScale != 0 {
 				// Llama 4's temperature, as llama.cpp's attn_temp input.

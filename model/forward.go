@@ -210,7 +210,8 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 		m: m, e: e, cache: cache, batch: o.Batch,
 		ar: arena.New(m.ScratchBytes(o.Batch)),
 		rope: ops.Rope{Dim: m.RopeDim, Neox: m.RopeNeox, Base: m.RopeBase,
-			FreqScale: 1 / m.RopeScale, Factors: factors, MScale: m.RopeMScale()},
+			FreqScale: 1 / m.RopeScale, Factors: factors, MScale: m.RopeMScale(),
+			Sections: m.RopeSections, Interleaved: m.RopeInterleaved},
 		twoRopes: ropeTables(&m.Config) == 2,
 		conv:     newRecurrent(&m.Config),
 	}

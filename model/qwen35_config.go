@@ -85,17 +85,22 @@ func (m *meta) ropeSections() {
 		m.fail("%s is %s, want up to 4 counts", k, describe(raw))
 		return
 	}
-	var sum int64
+	if sum, ok := m.countSum(k, xs); ok && sum == 0 {
+		m.fail("%s is all 0: no dimension rotates", k)
+	}
+}
+
+// countSum is the sum of xs, the counts key k holds; ok is false, and m
+// failed, when one is negative.
+func (m *meta) countSum(k string, xs []int32) (sum int64, ok bool) {
 	for i, x := range xs {
 		if x < 0 {
 			m.fail("%s[%d] = %d, want a count", k, i, x)
-			return
+			return 0, false
 		}
 		sum += int64(x)
 	}
-	if sum == 0 {
-		m.fail("%s is all 0: no dimension rotates", k)
-	}
+	return sum, true
 }
 
 // recurrentPattern marks the delta-net layers among the first n of all

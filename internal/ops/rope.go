@@ -26,6 +26,14 @@ type Rope struct {
 	// Corr are YaRN's correction dims (YarnCorrDims), read when Ext is
 	// not 0.
 	Corr [2]float32
+	// Sections, when not all 0, make this ggml's multimodal RoPE
+	// (sections.go): the pairs' counts for the temporal, height, width and
+	// extra position of a token, Interleaved choosing Qwen3-VL's
+	// interleaved layout over Qwen2-VL's contiguous one. A text token is
+	// at its position in the first three and at 0 in the extra one, so
+	// the pairs that fall to the extra section are not turned.
+	Sections    [4]int
+	Interleaved bool
 }
 
 // YarnCorrDims is ggml_rope_yarn_corr_dims: the first and last rotated
@@ -65,8 +73,12 @@ func (r *Rope) angles(pos int, cs []float32, magnitude bool) {
 	}
 	theta := float32(pos)
 	cs = cs[:r.Dim]
+	sectioned := r.Sections != [4]int{}
 	for i := 0; i < r.Dim; i += 2 {
 		extrap := theta
+		if sectioned && r.extraPair(i/2) {
+			extrap = 0 // the extra position, 0 for text, times any frequency
+		}
 		if r.Factors != nil {
 			extrap /= r.Factors[i/2]
 		}

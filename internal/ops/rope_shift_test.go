@@ -18,6 +18,9 @@ func TestRopeRotateComposes(t *testing.T) {
 		{Dim: 16, Neox: true, Base: 500000, Factors: []float32{1, 1, 2, 4, 8, 8, 8, 8}},
 		// YaRN, with a magnitude that a shift must not apply twice.
 		{Dim: 16, Neox: true, Base: 1e6, FreqScale: 0.25, MScale: 1.1, Ext: 1, Corr: YarnCorrDims(16, 4096, 1e6, 32, 1)},
+		// Multimodal RoPE: the extra section's pairs stay unturned.
+		{Dim: 16, Neox: true, Base: 100, Sections: [4]int{4, 2, 2, 0}, Interleaved: true},
+		{Dim: 16, Neox: true, Base: 100, Sections: [4]int{2, 3, 2, 1}},
 	} {
 		rng := rand.New(rand.NewPCG(1, 2))
 		x := make([]float32, heads*headDim)

@@ -177,6 +177,12 @@ type ModelSpec struct {
 	SWALayers                                 []bool
 	// Gemma4 is a gemma4's own sizes (gemma4.go; nil: none differ).
 	Gemma4 *Gemma4
+	// RopeSections is a vision-language release's rope.dimension_sections
+	// (qwen2vl, qwen3vl, qwen3vlmoe: "qwen2", "qwen3", "qwen3moe" with
+	// multimodal RoPE), written as given when not nil; Deepstack its
+	// n_deepstack_layers (0: no key).
+	RopeSections []int32
+	Deepstack    int
 	// ChatTokens are control tokens (e.g. "<|im_start|>", "<|im_end|>")
 	// that take the last ids of the vocabulary, in order, so that a chat
 	// template's markers are single tokens; the vocabulary size stays Vocab.
@@ -704,6 +710,9 @@ func (s ModelSpec) gemma() bool {
 // moe reports whether s has experts (qwen3moe, granitemoe, gpt-oss,
 // lfm2moe, deepseek2; granitehybrid and gemma4 with Experts set).
 func (s ModelSpec) moe() bool {
+	if s.Arch == "qwen3vlmoe" {
+		return true
+	}
 	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
 }
@@ -790,6 +799,11 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	}
 	switch s.Arch {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "gemma-embedding":
+	case "qwen2vl", "qwen3vl":
+	case "qwen3vlmoe":
+		if err := s.checkExperts(); err != nil {
+			return s, err
+		}
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
 	case "nemotron_h", "nemotron_h_moe":
@@ -1115,6 +1129,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if y := s.Yarn; y != nil {
 		y.AddTo(g, s.Arch)
 	}
+	AddVisionLanguageKV(g, s.Arch, s.RopeSections, s.Deepstack)
 	if r := s.LongRope; r != nil {
 		g.AddKV(a+"rope.scaling.original_context_length", uint32(r.OrigContext))
 		g.AddKV(a+"rope.scaling.attn_factor", r.AttnFactor)
@@ -1241,6 +1256,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	gemma := s.gemma()
 	exaone := s.Arch == "exaone4" // olmo2's norms, but per-head Q/K norms
 	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding" || s.hybrid() || exaone
+	qkNorm = qkNorm || s.Arch == "qwen3vl" || s.Arch == "qwen3vlmoe"
 	olmo := s.Arch == "olmo2" // no pre-norms, Q/K norms across heads, post-norms
 	noPreNorm := olmo || exaone
 	oss := s.Arch == "gpt-oss" // biases everywhere, sinks, post_attention_norm before the experts
@@ -1249,6 +1265,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	attnPost := oss || s.Arch == "seed_oss"
 	glm := s.Arch == "glm4" // phi3's fused gate/up, gemma's norms after attention and the feed-forward
 	qkvBias := s.Arch == "qwen2" || oss || s.QKVBias
+	qkvBias = qkvBias || s.Arch == "qwen2vl"
 	bias := func(name string, n int64) tensorSpec { return tensorSpec{name, quant.F32, []int64{n}, dist{0, 0.1}} }
 	if s.Arch == "gemma3n" {
 		ts = append(ts, s.gemma3nGlobals()...)

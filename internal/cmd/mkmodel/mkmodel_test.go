@@ -149,6 +149,9 @@ func miniature(s shape) shape {
 	if s.LongRope != nil {
 		s.LongRope = &longRope{OrigContext: 128}
 	}
+	if s.Deepstack != 0 {
+		s.Deepstack = 2 // below the 3 layers, as llama.cpp needs
+	}
 	if s.Experts != 0 {
 		s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, 2, 256
 		if s.Arch == "granitemoe" {
@@ -866,5 +869,18 @@ func TestExpertFFNDownByBlock(t *testing.T) {
 	}
 	if n != 10 {
 		t.Errorf("%d ffn_down tensors, want 10 (exps and shexp in 5 blocks)", n)
+	}
+}
+
+// Qwen3-VL cut to its first blocks keeps its 3 DeepStack layers while
+// a later layer follows them, and fewer when the cut would end on one:
+// llama-bench d32676d77 asserts (ggml_can_repeat) on a 2-block file that
+// says 3 and runs one that says 1, or 3 in 4 blocks.
+func TestKeepLayersDeepstack(t *testing.T) {
+	s := mustShape(t, "qwen3-vl-8b")
+	for _, tc := range []struct{ layers, want int }{{1, 0}, {2, 1}, {4, 3}, {36, 3}} {
+		if got := s.keepLayers(tc.layers).Deepstack; got != tc.want {
+			t.Errorf("-layers %d: %d DeepStack layers, want %d", tc.layers, got, tc.want)
+		}
 	}
 }

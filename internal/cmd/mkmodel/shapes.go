@@ -101,6 +101,13 @@ type shape struct {
 	// v_head_dim, n_shared_experts, routed_scaling_factor, …); HeadsKV is
 	// then 1 and RopeDim qk_rope_head_dim, as the converter writes them.
 	DeepSeek2 *testutil.DeepSeek2
+	// RopeSections is a Qwen vision-language release's
+	// rope.dimension_sections (qwen2vl, qwen3vl, qwen3vlmoe: text_config's
+	// rope_scaling.mrope_section and a 0) and Deepstack its
+	// n_deepstack_layers (vision_config's deepstack_visual_indexes
+	// counted).
+	RopeSections []int32
+	Deepstack    int
 }
 
 // sharedFFN is the shared experts' width: deepseek2's n_shared_experts of
@@ -135,6 +142,10 @@ func (s shape) keepLayers(n int) shape {
 	}
 	s.Layers = n
 	s.DenseLead = min(s.DenseLead, n) // a count past block_count is refused
+	// llama.cpp adds a DeepStack layer's features even to a text's rows
+	// and asserts when the last layer, whose rows are cut to the outputs,
+	// is one: fewer than n.
+	s.Deepstack = min(s.Deepstack, n-1)
 	return s
 }
 
@@ -536,6 +547,32 @@ var shapes = []shape{
 		Name: "smollm3-3b", Arch: "smollm3", Vocab: 128256, Embd: 2048, Layers: 36,
 		Heads: 16, HeadsKV: 4, FFN: 11008, Context: 65536,
 		RopeBase: 5000000, RMSEps: 1e-6, TiedOutput: true,
+	},
+	{
+		// Qwen3-VL-8B-Instruct's text model (config.json's text_config:
+		// Qwen3-8B's widths, RoPE base 5e6, 262144 positions; interleaved
+		// mrope_section [24, 20, 20]; 3 DeepStack layers).
+		Name: "qwen3-vl-8b", Arch: "qwen3vl", Vocab: 151936, Embd: 4096, Layers: 36,
+		Heads: 32, HeadsKV: 8, HeadDim: 128, FFN: 12288, Context: 262144,
+		RopeBase: 5000000, RMSEps: 1e-6, QKNorm: true,
+		RopeSections: []int32{24, 20, 20, 0}, Deepstack: 3,
+	},
+	{
+		// Qwen3-VL-30B-A3B-Instruct's text model: Qwen3-30B-A3B's experts
+		// (128 of width 768, 8 a token) and widths, qwen3-vl-8b's RoPE.
+		Name: "qwen3-vl-30b-a3b", Arch: "qwen3vlmoe", Vocab: 151936, Embd: 2048, Layers: 48,
+		Heads: 32, HeadsKV: 4, HeadDim: 128, FFN: 6144, Context: 262144,
+		RopeBase: 5000000, RMSEps: 1e-6, QKNorm: true,
+		Experts: 128, ExpertsUsed: 8, ExpertFFN: 768,
+		RopeSections: []int32{24, 20, 20, 0}, Deepstack: 3,
+	},
+	{
+		// Qwen2.5-VL-7B-Instruct's text model: Qwen2.5-7B's widths and
+		// biases, 128000 positions, contiguous mrope_section [16, 24, 24].
+		Name: "qwen2.5-vl-7b", Arch: "qwen2vl", Vocab: 152064, Embd: 3584, Layers: 28,
+		Heads: 28, HeadsKV: 4, FFN: 18944, Context: 128000,
+		RopeBase: 1000000, RMSEps: 1e-6, QKVBias: true,
+		RopeSections: []int32{16, 24, 24, 0},
 	},
 	{
 		// Qwen3-30B-A3B: 128 experts of width 768, 8 per token.

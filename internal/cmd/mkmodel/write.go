@@ -136,6 +136,7 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	if y := s.Yarn; y != nil {
 		y.AddTo(g, s.Arch)
 	}
+	testutil.AddVisionLanguageKV(g, s.Arch, s.RopeSections, s.Deepstack)
 	switch {
 	case s.Arch == "granitehybrid":
 		// The converter writes expert_count (0 for the dense models) and
