@@ -20,7 +20,8 @@ import (
 // weighted by the sigmoids renormalised and scaled, the shared expert
 // added, the NextN block not run — in one pass, in chunks of 4 and token
 // by token, within 5e-3: 4.6e-6, 1.1e-4 and 4.1e-6 measured on these
-// seeds; on others (53, 63, 65 for glm4moe; 61, 64 for bailingmoe2) an
+// seeds (8.6e-4, 1.5e-3 and 1.8e-3 with LLM_CPU=avx2; 4.5e-6, 1.5e-3
+// and 1.8e-3 with -tags purego); on others (53, 63, 65 for glm4moe; 61, 64 for bailingmoe2) an
 // attention weight whose float32 value lands on the other side of an F16
 // rounding midpoint from the float64 one moves them by up to 5.1e-3 from
 // that token on, as for the other architectures. Each ingredient left out (the shared expert,
