@@ -696,11 +696,15 @@ var shapes = []shape{
 		// over half of each head; layer 0 dense (first_k_dense_replace
 		// 1), then 256 experts of 512, 8 a token from the best 4 of 8
 		// groups, sigmoid-routed with the selection bias, renormalised,
-		// scale 2.5, beside one shared expert of 512. Widths from the
-		// BailingMoeV2Config defaults that mirror Ling-mini-2.0's
+		// scale 2.5, beside one shared expert of 512. Sizes from a
+		// BailingMoeV2Config whose defaults mirror Ling-mini-2.0's
 		// config.json (vocab_size 157184, hidden_size 2048,
-		// intermediate_size 5120, rope_theta 600000). -layers 2 -experts
-		// 16 keeps 8 groups of 2.
+		// intermediate_size 5120, 16/4 heads of 128, 256 experts of 512,
+		// 8 groups, 4 used, rope_theta 600000; half-RoPE, as it notes
+		// Mini sets partial_rotary_factor 0.5); the scale 2.5 is Ling
+		// 2.0's routed_scaling_factor in the flash-based configs seen,
+		// not checked for mini (it moves no byte count). -layers 2
+		// -experts 16 keeps 8 groups of 2.
 		Name: "ling-mini-2.0", Arch: "bailingmoe2", Vocab: 157184, Embd: 2048, Layers: 20,
 		Heads: 16, HeadsKV: 4, HeadDim: 128, FFN: 5120, Context: 32768,
 		RopeBase: 600000, RopeDim: 64, RMSEps: 1e-6, QKNorm: true,
