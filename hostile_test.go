@@ -805,6 +805,7 @@ func hostileCases() []hostileCase {
 		misshapen("bailingmoe2 shared expert of the experts' width", testutil.TinyBailingMoE2(), "blk.1.ffn_gate_shexp.weight", 64, 32),
 		missing("bailingmoe2 NextN layer_output_norm missing", testutil.TinyBailingMoE2(), "blk.3.layer_output_norm.weight"),
 		missing("bailingmoe2 NextN hnorm missing", testutil.TinyBailingMoE2(), "blk.3.nextn.hnorm.weight"),
+		missing("bailingmoe2 output missing (never tied)", testutil.TinyBailingMoE2(), "output.weight"),
 		{name: "bailingmoe2 attn_output.bias", spec: testutil.TinyBailingMoE2(), edit: func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) },
 			want: arch, mention: []string{"blk.1.attn_output.bias"}, plan: true},
 		{name: "bailingmoe2 every group used", spec: testutil.TinyBailingMoE2(), edit: setU(".expert_group_used_count", 4),

@@ -108,6 +108,9 @@ type Arch struct {
 	// block has them, as llama.cpp takes them for glm4moe (GLM-4.5's
 	// files have them, GLM-4.5-Air's not).
 	OptionalQKNorm bool
+	// UntiedOutput: output.weight is required, never the embedding in
+	// its place (bailingmoe2, whose llama.cpp loader requires it).
+	UntiedOutput bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -183,7 +186,7 @@ var registry = []*Arch{
 	{Name: "nemotron_h_moe", Mamba2: true, PerLayerSizes: true, FFN: FFNExperts, ExpertSelBias: true, hparams: nemotronHMoEHparams},
 	{Name: "glm4moe", Neox: true, QKVBias: true, OptionalQKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, ExpertSelBias: true,
 		NextN: nextNTensors, hparams: glm4moeHparams},
-	{Name: "bailingmoe2", Neox: true, QKV: QKVFused, QKNorm: true, FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true,
+	{Name: "bailingmoe2", Neox: true, QKV: QKVFused, QKNorm: true, FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true, UntiedOutput: true,
 		NextN: append([]string{"layer_output_norm.weight"}, nextNTensors...), hparams: bailingmoe2Hparams},
 }
 

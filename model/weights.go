@@ -747,6 +747,8 @@ func (l *loader) output(m *Model, dry bool) (err error) {
 	switch {
 	case l.has("output.weight"):
 		m.Output, err = l.matrix("output.weight", m.Embd, m.Vocab)
+	case LookupArch(m.Arch).UntiedOutput:
+		err = fmt.Errorf("model: tensor %q missing (%s ties no output to token_embd.weight): %w", "output.weight", m.Arch, ErrBadModel)
 	case dry:
 		m.Tied = true
 		err = l.checkMatrixType("token_embd.weight")
