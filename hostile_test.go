@@ -751,6 +751,69 @@ func hostileCases() []hostileCase {
 		{name: "nemotron_h_moe NextN blocks", spec: testutil.TinyNemotronHMoE(), edit: setU(".nextn_predict_layers", 1),
 			want: arch, mention: []string{"nemotron_h_moe.nextn_predict_layers"}, plan: true},
 		{name: "nemotron_h_moe without the weights' scale", spec: testutil.TinyNemotronHMoE(), edit: del(".expert_weights_scale")},
+		// glm4moe: the attention biases, the selection bias and the shared
+		// expert are required (llama.cpp's loader); the Q/K norms optional,
+		// as a pair; the NextN block (blk.3) must hold an ordinary block's
+		// tensors and its own required ones, by name: its shapes are not
+		// checked and its optional ones may be missing, as llama.cpp skips
+		// it unread.
+		missing("glm4moe selection bias missing", testutil.TinyGLM4MoE(), "blk.1.exp_probs_b.bias"),
+		missing("glm4moe attn_k.bias missing", testutil.TinyGLM4MoE(), "blk.2.attn_k.bias"),
+		missing("glm4moe shared expert missing", testutil.TinyGLM4MoE(), "blk.2.ffn_up_shexp.weight"),
+		missing("glm4moe attn_k_norm without attn_q_norm", testutil.TinyGLM4MoE(), "blk.1.attn_q_norm.weight"),
+		misshapen("glm4moe attn_q_norm of half a head", testutil.TinyGLM4MoE(), "blk.1.attn_q_norm.weight", 16),
+		{name: "glm4moe without Q/K norms", spec: testutil.TinyGLM4MoE(), edit: func(h *hmodel) {
+			for il := range 4 {
+				h.drop(fmt.Sprintf("blk.%d.attn_q_norm.weight", il))
+				h.drop(fmt.Sprintf("blk.%d.attn_k_norm.weight", il))
+			}
+		}},
+		missing("glm4moe NextN projection missing", testutil.TinyGLM4MoE(), "blk.3.nextn.eh_proj.weight"),
+		missing("glm4moe NextN experts missing", testutil.TinyGLM4MoE(), "blk.3.ffn_down_exps.weight"),
+		{name: "glm4moe NextN projection misshapen", spec: testutil.TinyGLM4MoE(), edit: func(h *hmodel) { h.put("blk.3.nextn.eh_proj.weight", quant.F32, 7) }},
+		{name: "glm4moe NextN without its shared head norm", spec: testutil.TinyGLM4MoE(), edit: drop("blk.3.nextn.shared_head_norm.weight")},
+		{name: "glm4moe NextN blocks leaving no layer", spec: testutil.TinyGLM4MoE(), edit: setU(".nextn_predict_layers", 4),
+			want: bad, mention: []string{"glm4moe.nextn_predict_layers"}, plan: true},
+		{name: "glm4moe two NextN blocks, one without NextN tensors", spec: testutil.TinyGLM4MoE(), edit: setU(".nextn_predict_layers", 2),
+			want: bad, mention: []string{"blk.2.nextn.eh_proj.weight"}, plan: true},
+		{name: "glm4moe expert groups not dividing", spec: testutil.TinyGLM4MoE(), edit: func(h *hmodel) {
+			h.set(".expert_group_count", uint32(3))
+			h.set(".expert_group_used_count", uint32(2))
+		}, want: bad, mention: []string{"glm4moe.expert_group_count"}, plan: true},
+		{name: "glm4moe shared count missing", spec: testutil.TinyGLM4MoE(), edit: del(".expert_shared_count"),
+			want: bad, mention: []string{"glm4moe.expert_shared_count"}, plan: true},
+		{name: "glm4moe scale missing", spec: testutil.TinyGLM4MoE(), edit: del(".expert_weights_scale"),
+			want: bad, mention: []string{"glm4moe.expert_weights_scale"}, plan: true},
+		{name: "glm4moe gating unknown", spec: testutil.TinyGLM4MoE(), edit: setU(".expert_gating_func", 9),
+			want: arch, mention: []string{"glm4moe.expert_gating_func"}, plan: true},
+		{name: "glm4moe multimodal RoPE", spec: testutil.TinyGLM4MoE(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{4, 2, 2, 0}) },
+			want: arch, mention: []string{"glm4moe.rope.dimension_sections"}, plan: true},
+		// bailingmoe2: attn_qkv alone (never the separate projections),
+		// the Q/K norms required, the selection bias optional but of the
+		// experts' count; the NextN block's layer_output_norm required;
+		// no attention output bias (llama.cpp's loader takes none).
+		missing("bailingmoe2 attn_qkv missing", testutil.TinyBailingMoE2(), "blk.1.attn_qkv.weight"),
+		{name: "bailingmoe2 separate Q/K/V", spec: testutil.TinyBailingMoE2(), edit: func(h *hmodel) {
+			h.drop("blk.1.attn_qkv.weight")
+			h.put("blk.1.attn_q.weight", quant.F32, 64, 64)
+			h.put("blk.1.attn_k.weight", quant.F32, 64, 32)
+			h.put("blk.1.attn_v.weight", quant.F32, 64, 32)
+		}, want: bad, mention: []string{"blk.1.attn_qkv.weight"}, plan: true},
+		missing("bailingmoe2 attn_k_norm missing", testutil.TinyBailingMoE2(), "blk.2.attn_k_norm.weight"),
+		{name: "bailingmoe2 without its selection bias", spec: testutil.TinyBailingMoE2(), edit: drop("blk.1.exp_probs_b.bias")},
+		misshapen("bailingmoe2 exp_probs_b.bias one short", testutil.TinyBailingMoE2(), "blk.2.exp_probs_b.bias", 7),
+		misshapen("bailingmoe2 shared expert of the experts' width", testutil.TinyBailingMoE2(), "blk.1.ffn_gate_shexp.weight", 64, 32),
+		missing("bailingmoe2 NextN layer_output_norm missing", testutil.TinyBailingMoE2(), "blk.3.layer_output_norm.weight"),
+		missing("bailingmoe2 NextN hnorm missing", testutil.TinyBailingMoE2(), "blk.3.nextn.hnorm.weight"),
+		missing("bailingmoe2 output missing (never tied)", testutil.TinyBailingMoE2(), "output.weight"),
+		{name: "bailingmoe2 attn_output.bias", spec: testutil.TinyBailingMoE2(), edit: func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) },
+			want: arch, mention: []string{"blk.1.attn_output.bias"}, plan: true},
+		{name: "bailingmoe2 every group used", spec: testutil.TinyBailingMoE2(), edit: setU(".expert_group_used_count", 4),
+			want: bad, mention: []string{"bailingmoe2.expert_group_used_count"}, plan: true},
+		{name: "bailingmoe2 shared width missing", spec: testutil.TinyBailingMoE2(), edit: del(".expert_shared_feed_forward_length"),
+			want: bad, mention: []string{"bailingmoe2.expert_shared_feed_forward_length"}, plan: true},
+		{name: "bailingmoe2 gating missing", spec: testutil.TinyBailingMoE2(), edit: del(".expert_gating_func"),
+			want: bad, mention: []string{"bailingmoe2.expert_gating_func"}, plan: true},
 		// llama.cpp sizes granitemoe's experts by feed_forward_length, and
 		// its converter writes no expert_feed_forward_length.
 		{name: "granitemoe without expert_feed_forward_length", spec: testutil.TinyGraniteMoE(), edit: del(".expert_feed_forward_length")},

@@ -51,6 +51,11 @@ type Shape struct {
 	// Repack is where the matrices a resident model may hold in the X8
 	// layout lie in the file (model.RepackableTensor), in file order.
 	Repack []RepackRange
+	// SkippedBytes is the tensors of the blocks after the Config.Layers
+	// that run (a glm4moe's NextN blocks: model.SkippedRanges), which
+	// nothing reads and a resident model does not hold, as llama.cpp
+	// does not count them.
+	SkippedBytes int64
 }
 
 // ReadShape reads the header of the GGUF file at path (not its weights)
@@ -131,6 +136,8 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 				s.ExpertBytes[il] += t.Size
 			}
 			s.addRepack(&cfg, t)
+		case strings.HasPrefix(t.Name, "blk.") && scanLayer(t.Name, &il):
+			s.SkippedBytes += t.Size
 		default:
 			s.OtherBytes += t.Size
 		}
@@ -234,8 +241,9 @@ func scanLayer(name string, il *int) bool {
 }
 
 // ResidentWeights is the page cache a resident model fills: the whole file
-// except the embedding rows no token touches (when the embedding is not
-// also the output matrix, or there is none: an encoder) and the rows of
+// except the blocks no pass runs (SkippedBytes), the embedding rows no
+// token touches (when the embedding is not also the output matrix, or
+// there is none: an encoder) and the rows of
 // Gemma 3n's per-layer embeddings no token touches (most of its file).
 // A session is assumed to touch embedRowsPerRun distinct tokens, each row
 // in whole pages.
@@ -243,7 +251,7 @@ func (s *Shape) ResidentWeights() int64 {
 	untouched := func(bytes, row int64) int64 {
 		return bytes - min(bytes, int64(embedRowsPerRun)*roundTo(row, pageRound))
 	}
-	n := s.FileBytes - untouched(s.PerLayerBytes, s.PerLayerRow)
+	n := s.FileBytes - untouched(s.PerLayerBytes, s.PerLayerRow) - s.SkippedBytes
 	if s.OutBytes == 0 && !s.Config.EmbeddingOnly() {
 		return n
 	}

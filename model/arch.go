@@ -98,6 +98,19 @@ type Arch struct {
 	// hold values that differ between layers; the common keys then read
 	// the largest and the hook the arrays (gemma4, nemotron_h).
 	PerLayerSizes bool
+	// NextN names the tensors a NextN (multi-token prediction) block
+	// holds besides an ordinary block's: llama.cpp requires them (and
+	// the ordinary ones) in the last nextn_predict_layers blocks, which
+	// it never runs or reads (TENSOR_SKIP). Config.NextN counts those
+	// blocks; nil: the architecture's NextN blocks are not checked.
+	NextN []string
+	// OptionalQKNorm: attn_q_norm and attn_k_norm are loaded when the
+	// block has them, as llama.cpp takes them for glm4moe (GLM-4.5's
+	// files have them, GLM-4.5-Air's not).
+	OptionalQKNorm bool
+	// UntiedOutput: output.weight is required, never the embedding in
+	// its place (bailingmoe2, whose llama.cpp loader requires it).
+	UntiedOutput bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -114,6 +127,8 @@ const (
 	// rows) when the file has it, else the three separate tensors, as
 	// llama.cpp's create_tensor_qkv accepts for phi3.
 	QKVFusedOrSeparate
+	// QKVFused: attn_qkv alone (bailingmoe2).
+	QKVFused
 )
 
 // FFNLayout says how a block's feed-forward weights are stored.
@@ -172,6 +187,10 @@ var registry = []*Arch{
 	{Name: "qwen2vl", Neox: true, OptionalQKVBias: true, hparams: qwen2vlHparams},
 	{Name: "qwen3vl", Neox: true, QKNorm: true, hparams: qwen3vlHparams},
 	{Name: "qwen3vlmoe", Neox: true, QKNorm: true, FFN: FFNExperts, hparams: qwen3vlmoeHparams},
+	{Name: "glm4moe", Neox: true, QKVBias: true, OptionalQKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, ExpertSelBias: true,
+		NextN: nextNTensors, hparams: glm4moeHparams},
+	{Name: "bailingmoe2", Neox: true, QKV: QKVFused, QKNorm: true, FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true, UntiedOutput: true,
+		NextN: append([]string{"layer_output_norm.weight"}, nextNTensors...), hparams: bailingmoe2Hparams},
 }
 
 // Supported lists the architectures this package can run.
@@ -278,6 +297,44 @@ func (m *meta) experts(c *Config, widthDefault bool) {
 		def = max(c.FFN/c.ExpertsUsed, 1)
 	}
 	c.ExpertFFN = m.num("expert_feed_forward_length", maxCount, def, false)
+}
+
+// sharedExperts reads expert_shared_count (required, at least 1) into
+// c.SharedFFN: that many shared experts of width each, run as one expert
+// of their summed width, as llama.cpp sizes ffn_*_shexp (deepseek2,
+// glm4moe, bailingmoe2).
+func (m *meta) sharedExperts(c *Config, width int) {
+	n := m.num("expert_shared_count", maxExperts, -1, false)
+	if m.err == nil && int64(n)*int64(width) > maxCount {
+		m.fail("%s = %d × a width of %d is wider than %d", m.key("expert_shared_count"), n, width, maxCount)
+	}
+	if m.err == nil {
+		c.SharedFFN = n * width
+	}
+}
+
+// expertWeights reads what becomes of the chosen experts' weights:
+// renormalised to sum to 1 when expert_weights_norm says so (default
+// false), then scaled by expert_weights_scale (0 or absent: not scaled),
+// which required makes required, as llama.cpp's glm4moe and bailingmoe2
+// loaders make it.
+func (m *meta) expertWeights(c *Config, required bool) {
+	m.require(required, "expert_weights_scale")
+	c.ExpertNorm = m.flag("expert_weights_norm", false)
+	c.ExpertScale = m.finite("expert_weights_scale", 0)
+	if m.err == nil && c.ExpertScale < 0 {
+		m.fail("%s = %v, want 0 (none) or more", m.key("expert_weights_scale"), c.ExpertScale)
+	}
+}
+
+// require fails, when when is true, for the first of keys the file
+// lacks.
+func (m *meta) require(when bool, keys ...string) {
+	for _, k := range keys {
+		if when && m.err == nil && !m.has(k) {
+			m.fail("%s missing", m.key(k))
+		}
+	}
 }
 
 // graniteHparams: Granite 3's four multipliers, all required as llama.cpp

@@ -30,7 +30,7 @@ type Config struct {
 
 	Vocab    int // rows of token_embd
 	Embd     int // embedding_length
-	Layers   int // block_count
+	Layers   int // block_count less NextN: the blocks a pass runs
 	Heads    int // attention.head_count
 	HeadsKV  int // attention.head_count_kv
 	HeadDimK int // attention.key_length, default Embd/Heads
@@ -104,6 +104,11 @@ type Config struct {
 	// NoPreNorm: blocks have no attn_norm or ffn_norm; attention and the
 	// feed-forward read the residual stream itself (olmo2).
 	NoPreNorm bool
+	// NextN is nextn_predict_layers: the file's last NextN blocks are
+	// multi-token prediction blocks (glm4moe, bailingmoe2, qwen35), after
+	// the Layers blocks, which llama.cpp does not run in its main pass
+	// and neither does this package: their tensors are never read.
+	NextN int
 
 	// Mixture of experts (qwen3moe); Experts is 0 for a dense model.
 	Experts     int  // expert_count
@@ -759,7 +764,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		return c, fmt.Errorf("model: architecture %q (supported: %s): %w", arch, strings.Join(Supported(), ", "), ErrUnsupportedArch)
 	}
 	c.RopeNeox = a.Neox
-	c.QKVBias, c.QKNorm, c.PostNorms, c.GELU = a.QKVBias, a.QKNorm, a.PostNorms, a.GELU
+	c.QKVBias, c.QKNorm, c.PostNorms, c.GELU = a.QKVBias, a.QKNorm || a.OptionalQKNorm, a.PostNorms, a.GELU
 	c.Encoder, c.AbsPositions = a.Encoder, a.AbsPositions
 	c.NoPreNorm = a.NoPreNorm
 	c.Sinks, c.ExpertBiases, c.ExpertSelBias = a.Sinks, a.ExpertBiases, a.ExpertSelBias
@@ -889,6 +894,19 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// nextN reads nextn_predict_layers (optional, 0 when absent) and takes
+// those blocks off c.Layers into c.NextN; at least one block must be
+// left to run.
+func (m *meta) nextN(c *Config) {
+	n := m.count("nextn_predict_layers", maxCount)
+	if m.err == nil && n >= c.Layers {
+		m.fail("%s = %d leaves no layer of %s = %d", m.key("nextn_predict_layers"), n, m.key("block_count"), c.Layers)
+	}
+	if m.err == nil {
+		c.NextN, c.Layers = n, c.Layers-n
+	}
 }
 
 // maxConvKernel bounds shortconv.l_cache: the forward pass keeps a

@@ -65,6 +65,17 @@ func base(arch string) map[string]any {
 	}
 }
 
+// archMeta is a header of architecture arch: keys, each under the
+// architecture's prefix, edited by edit.
+func archMeta(arch string, keys map[string]any, edit func(m map[string]any)) map[string]any {
+	m := map[string]any{"general.architecture": arch}
+	for k, v := range keys {
+		m[arch+"."+k] = v
+	}
+	edit(m)
+	return m
+}
+
 func TestConfigFromGGUF(t *testing.T) {
 	cases := []struct {
 		arch  string

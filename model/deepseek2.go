@@ -77,27 +77,11 @@ func deepseek2Hparams(c *Config, m *meta) {
 	case int64(c.Heads)*int64(c.HeadDimKMLA) > maxAttnWidth || int64(c.Heads)*int64(c.HeadDimVMLA) > maxAttnWidth:
 		m.fail("%s = %d heads of %d and %d floats are more than %d", k("attention.head_count"), c.Heads, c.HeadDimKMLA, c.HeadDimVMLA, maxAttnWidth)
 	}
-	m.experts(c, false)
-	m.denseLead(c, false)
-	shared := m.num("expert_shared_count", maxExperts, -1, false)
-	c.SharedFFN = shared * c.ExpertFFN
-	c.ExpertScale = m.finite("expert_weights_scale", 0)
-	c.ExpertNorm = m.flag("expert_weights_norm", false)
-	if m.err == nil && c.ExpertScale < 0 {
-		m.fail("%s = %v, want 0 (none) or more", k("expert_weights_scale"), c.ExpertScale)
-	}
-	c.ExpertGating = GatingSoftmax
-	if m.has("expert_gating_func") {
-		m.gating(c)
-	} else if (c.Layers == 47 || c.Layers == 48) && m.vocabSize() == 154880 {
+	m.routing(c, routingKeys{gating: GatingSoftmax})
+	if !m.has("expert_gating_func") && (c.Layers == 47 || c.Layers == 48) && m.vocabSize() == 154880 {
 		c.ExpertGating = GatingSigmoid // GLM-4.7-Flash, as llama.cpp recognises it
 	}
-	m.expertGroups(c)
 	if m.err != nil {
-		return
-	}
-	if int64(shared)*int64(c.ExpertFFN) > maxCount {
-		m.fail("%s = %d × %s = %d is wider than %d", k("expert_shared_count"), shared, k("expert_feed_forward_length"), c.ExpertFFN, maxCount)
 		return
 	}
 	c.YarnMScaleAll = true

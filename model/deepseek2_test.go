@@ -8,37 +8,33 @@ import (
 // deepseekV2LiteMeta is DeepSeek-V2-Lite's header as llama.cpp's
 // converter writes it (the split form), edited by edit.
 func deepseekV2LiteMeta(edit func(m map[string]any)) map[string]any {
-	a := "deepseek2."
-	m := map[string]any{
-		"general.architecture":                     "deepseek2",
-		a + "embedding_length":                     uint32(2048),
-		a + "block_count":                          uint32(27),
-		a + "feed_forward_length":                  uint32(10944),
-		a + "attention.head_count":                 uint32(16),
-		a + "attention.head_count_kv":              uint32(1),
-		a + "context_length":                       uint32(163840),
-		a + "attention.layer_norm_rms_epsilon":     float32(1e-6),
-		a + "rope.freq_base":                       float32(10000),
-		a + "rope.dimension_count":                 uint32(64),
-		a + "rope.scaling.type":                    "yarn",
-		a + "rope.scaling.factor":                  float32(40),
-		a + "rope.scaling.original_context_length": uint32(4096),
-		a + "rope.scaling.yarn_log_multiplier":     float32(0.0707),
-		a + "attention.kv_lora_rank":               uint32(512),
-		a + "attention.key_length":                 uint32(576),
-		a + "attention.value_length":               uint32(512),
-		a + "attention.key_length_mla":             uint32(192),
-		a + "attention.value_length_mla":           uint32(128),
-		a + "leading_dense_block_count":            uint32(1),
-		a + "expert_count":                         uint32(64),
-		a + "expert_used_count":                    uint32(6),
-		a + "expert_feed_forward_length":           uint32(1408),
-		a + "expert_shared_count":                  uint32(2),
-		a + "expert_weights_scale":                 float32(1),
-		a + "vocab_size":                           uint32(102400),
-	}
-	edit(m)
-	return m
+	return archMeta("deepseek2", map[string]any{
+		"embedding_length":                     uint32(2048),
+		"block_count":                          uint32(27),
+		"feed_forward_length":                  uint32(10944),
+		"attention.head_count":                 uint32(16),
+		"attention.head_count_kv":              uint32(1),
+		"context_length":                       uint32(163840),
+		"attention.layer_norm_rms_epsilon":     float32(1e-6),
+		"rope.freq_base":                       float32(10000),
+		"rope.dimension_count":                 uint32(64),
+		"rope.scaling.type":                    "yarn",
+		"rope.scaling.factor":                  float32(40),
+		"rope.scaling.original_context_length": uint32(4096),
+		"rope.scaling.yarn_log_multiplier":     float32(0.0707),
+		"attention.kv_lora_rank":               uint32(512),
+		"attention.key_length":                 uint32(576),
+		"attention.value_length":               uint32(512),
+		"attention.key_length_mla":             uint32(192),
+		"attention.value_length_mla":           uint32(128),
+		"leading_dense_block_count":            uint32(1),
+		"expert_count":                         uint32(64),
+		"expert_used_count":                    uint32(6),
+		"expert_feed_forward_length":           uint32(1408),
+		"expert_shared_count":                  uint32(2),
+		"expert_weights_scale":                 float32(1),
+		"vocab_size":                           uint32(102400),
+	}, edit)
 }
 
 // V2-Lite's header gives llama.cpp's numbers: the latent cache's head

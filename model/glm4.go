@@ -17,6 +17,14 @@ func glm4Hparams(c *Config, m *meta) {
 	case c.HeadDimV != c.HeadDimK:
 		m.fail("%s = %d differs from %s = %d", m.key("attention.value_length"), c.HeadDimV, m.key("attention.key_length"), c.HeadDimK)
 	}
+	m.noMultimodalRope("glm4", "GLM-4.1V")
+}
+
+// noMultimodalRope refuses rope.dimension_sections with its first two
+// counts above 0, which turns on llama.cpp's multimodal RoPE for glm4 and
+// glm4moe (the vision models', which model names) and which this package
+// does not run.
+func (m *meta) noMultimodalRope(arch, model string) {
 	if m.err != nil || !m.has("rope.dimension_sections") {
 		return
 	}
@@ -28,6 +36,6 @@ func glm4Hparams(c *Config, m *meta) {
 		return
 	}
 	if len(xs) >= 2 && xs[0] > 0 && xs[1] > 0 {
-		m.err = fmt.Errorf("model: %s = %v: glm4's multimodal RoPE (GLM-4.1V) is not supported: %w", k, xs, ErrUnsupportedArch)
+		m.err = fmt.Errorf("model: %s = %v: %s's multimodal RoPE (%s) is not supported: %w", k, xs, arch, model, ErrUnsupportedArch)
 	}
 }

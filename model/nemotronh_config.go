@@ -22,9 +22,7 @@ import (
 func nemotronHHparams(c *Config, m *meta) {
 	c.SingleOp, c.ReLU2, c.NoRopeEvery = true, true, 1
 	m.mamba2Sizes(c, false)
-	if m.err == nil && !m.has("attention.layer_norm_rms_epsilon") {
-		m.fail("%s missing", m.key("attention.layer_norm_rms_epsilon"))
-	}
+	m.require(true, "attention.layer_norm_rms_epsilon")
 	if hs := m.layerInts("attention.head_count"); hs != nil && slices.Min(hs) != slices.Max(hs) {
 		m.fail("%s differs between layers (%d and %d), want one count of query heads", m.key("attention.head_count"), slices.Min(hs), slices.Max(hs))
 	}

@@ -37,7 +37,6 @@ func deltaNetHparams(c *Config, m *meta) {
 	c.SSMState = m.num("ssm.state_size", maxCount, -1, false)
 	c.SSMHeads = m.num("ssm.time_step_rank", maxCount, -1, false)
 	c.SSMGroups = m.num("ssm.group_count", maxCount, -1, false)
-	nextn := m.count("nextn_predict_layers", maxCount)
 	if m.err != nil {
 		return
 	}
@@ -53,15 +52,12 @@ func deltaNetHparams(c *Config, m *meta) {
 		m.fail("%s = %d × %s = %d is a state of more than %d floats a layer", k("ssm.inner_size"), c.SSMInner, k("ssm.state_size"), c.SSMState, maxSSMLayerFloats)
 	case c.HeadDimK != c.HeadDimV:
 		m.fail("%s = %d differs from %s = %d (llama.cpp's qwen35 needs them equal)", k("attention.key_length"), c.HeadDimK, k("attention.value_length"), c.HeadDimV)
-	case nextn >= c.Layers:
-		m.fail("%s = %d leaves no layer of %s = %d", k("nextn_predict_layers"), nextn, k("block_count"), c.Layers)
 	}
+	m.nextN(c)
 	if m.err != nil {
 		return
 	}
-	all := c.Layers
-	c.Layers -= nextn
-	c.ConvLayers = m.recurrentPattern(c.Layers, all)
+	c.ConvLayers = m.recurrentPattern(c.Layers, c.Layers+c.NextN)
 	if m.err == nil && c.convCount() == c.Layers {
 		m.fail("%s makes every layer recurrent: no layer attends", m.key("attention.recurrent_layers"))
 	}

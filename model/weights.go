@@ -617,6 +617,9 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 			}
 		}
 	}
+	if err := l.nextNBlocks(arch, &cfg); err != nil {
+		return nil, err
+	}
 	// Check builds without data, and so without matrices.
 	for i := range m.Blocks {
 		L := &m.Blocks[i]
@@ -631,6 +634,44 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		}
 	}
 	return &built{m: m, floats: l.floats, made: l.made}, nil
+}
+
+// nextNBlocks checks that each NextN block after the cfg.Layers that run
+// has the tensors llama.cpp requires there (an ordinary block's and
+// arch.NextN's), by name alone: llama.cpp skips them unread
+// (TENSOR_SKIP), shapes unchecked, and so does this package.
+func (l *loader) nextNBlocks(arch *Arch, cfg *Config) error {
+	if arch.NextN == nil {
+		return nil
+	}
+	for il := cfg.Layers; il < cfg.Layers+cfg.NextN; il++ {
+		p := fmt.Sprintf("blk.%d.", il)
+		names := slices.Clone(arch.NextN)
+		for _, bt := range blockTensors(arch, cfg, il, func(name string) bool { return l.has(p + name) }) {
+			names = append(names, bt.name)
+		}
+		for _, name := range names {
+			if !l.has(p + name) {
+				return fmt.Errorf("model: tensor %q missing: NextN block %d (%s.nextn_predict_layers = %d) needs it, as llama.cpp requires it though neither runs it: %w",
+					p+name, il, cfg.Arch, cfg.NextN, ErrBadModel)
+			}
+		}
+	}
+	return nil
+}
+
+// SkippedRanges is where the tensors of the blocks after the c.Layers
+// that run lie in the file (the NextN blocks): bytes no pass reads, which
+// a memory plan does not count and residency does not read ahead.
+func SkippedRanges(f *gguf.File, c *Config) []Range {
+	var rs []Range
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		if il, ok := blockIndex(t.Name); ok && il >= c.Layers && t.Size > 0 {
+			rs = append(rs, Range{Off: t.Offset, Len: t.Size})
+		}
+	}
+	return rs
 }
 
 // decoderBiases are the biases llama.cpp takes as optional on the
@@ -706,6 +747,8 @@ func (l *loader) output(m *Model, dry bool) (err error) {
 	switch {
 	case l.has("output.weight"):
 		m.Output, err = l.matrix("output.weight", m.Embd, m.Vocab)
+	case LookupArch(m.Arch).UntiedOutput:
+		err = fmt.Errorf("model: tensor %q missing (%s ties no output to token_embd.weight): %w", "output.weight", m.Arch, ErrBadModel)
 	case dry:
 		m.Tied = true
 		err = l.checkMatrixType("token_embd.weight")
@@ -858,7 +901,9 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 			}
 		}
 	}
-	if a.QKNorm {
+	// Optional norms come in pairs: a block with one must have the other
+	// (llama.cpp would run one alone; no released file has one alone).
+	if a.QKNorm || a.OptionalQKNorm && (has("attn_q_norm.weight") || has("attn_k_norm.weight")) {
 		qn, kn := c.HeadDimK, c.HeadDimK
 		if c.QKNormFull {
 			qn, kn = q, kv
@@ -982,7 +1027,7 @@ func qkvTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor {
 // fusedQKV reports whether a block of layout a holds its query, key and
 // value projections (and their biases) fused in attn_qkv.
 func fusedQKV(a *Arch, has func(name string) bool) bool {
-	return a.QKV == QKVFusedOrSeparate && has("attn_qkv.weight")
+	return a.QKV == QKVFused || a.QKV == QKVFusedOrSeparate && has("attn_qkv.weight")
 }
 
 // ffnTensors lists the feed-forward weights of layer il in layout a.FFN:

@@ -354,6 +354,12 @@ func (w *Weights) advise() {
 	}
 	// Repacked matrices are read from their buffers, never the mapping.
 	skip = append(skip, w.repacked...)
+	// NextN blocks are never run: nothing reads them, nor reads ahead
+	// into them from a neighbour's fault.
+	for _, r := range model.SkippedRanges(w.cfg.File, &mm.Config) {
+		skip = append(skip, mem.Range{Off: r.Off, Len: r.Len})
+		mp.Advise(r.Off, r.Len, mem.Random)
+	}
 	for _, il := range w.onDisk(w.n) {
 		L := &mm.Blocks[il]
 		skip = append(skip, mem.Range{Off: L.Start, Len: L.End - L.Start})

@@ -183,6 +183,9 @@ type ModelSpec struct {
 	// n_deepstack_layers (0: no key).
 	RopeSections []int32
 	Deepstack    int
+	// Routing is a glm4moe's or bailingmoe2's routing and shared experts
+	// (glm4moe.go; required there).
+	Routing *Routing
 	// ChatTokens are control tokens (e.g. "<|im_start|>", "<|im_end|>")
 	// that take the last ids of the vocabulary, in order, so that a chat
 	// template's markers are single tokens; the vocabulary size stays Vocab.
@@ -265,20 +268,7 @@ func (d *DeepSeek2) AddTo(g *gguf.Writer, arch string) {
 		g.AddKV(a+"attention.key_length_mla", uint32(d.Nope+d.Rope))
 		g.AddKV(a+"attention.value_length_mla", uint32(d.VHead))
 	}
-	g.AddKV(a+"expert_shared_count", uint32(d.Shared))
-	if d.Scale != 0 {
-		g.AddKV(a+"expert_weights_scale", d.Scale)
-	}
-	if d.Norm {
-		g.AddKV(a+"expert_weights_norm", true)
-	}
-	if d.Gating != 0 {
-		g.AddKV(a+"expert_gating_func", d.Gating)
-	}
-	if d.Groups != 0 {
-		g.AddKV(a+"expert_group_count", uint32(d.Groups))
-		g.AddKV(a+"expert_group_used_count", uint32(d.GroupsUsed))
-	}
+	(&Routing{Shared: d.Shared, Scale: d.Scale, Norm: d.Norm, Gating: d.Gating, Groups: d.Groups, GroupsUsed: d.GroupsUsed}).AddTo(g, arch)
 }
 
 // tiny is the model every Tiny* spec starts from: a 320-token vocabulary,
@@ -714,6 +704,7 @@ func (s ModelSpec) moe() bool {
 		return true
 	}
 	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
+		s.Routing != nil ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
 }
 
@@ -882,6 +873,11 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		s.HeadsKV, s.HeadDim, s.SharedFFN = 1, d.Nope+d.Rope, d.Shared*s.ExpertFFN
 		if d.Joined {
 			s.HeadsKV = s.Heads
+		}
+	case "glm4moe", "bailingmoe2":
+		var err error
+		if s, err = s.withRoutingDefaults(); err != nil {
+			return s, err
 		}
 	case "qwen3moe", "granitemoe", "gpt-oss", "ernie4_5-moe":
 		if err := s.checkExperts(); err != nil {
@@ -1111,11 +1107,18 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
 		g.AddKV(a+"expert_feed_forward_length", uint32(s.ExpertFFN))
 	}
-	if s.SharedFFN > 0 && s.DeepSeek2 == nil {
+	if s.SharedFFN > 0 && s.DeepSeek2 == nil && s.Routing == nil {
 		g.AddKV(a+"expert_shared_feed_forward_length", uint32(s.SharedFFN))
 	}
 	if s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "ernie4_5-moe" {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
+	}
+	if r := s.Routing; r != nil {
+		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
+		r.AddTo(g, s.Arch)
+		if s.NextN > 0 {
+			g.AddKV(a+"nextn_predict_layers", uint32(s.NextN))
+		}
 	}
 	if s.Arch == "ernie4_5-moe" {
 		g.AddKV(a+"interleave_moe_layer_step", uint32(1)) // experts on every layer after the lead
@@ -1256,13 +1259,13 @@ func (s ModelSpec) tensors() []tensorSpec {
 	gemma := s.gemma()
 	exaone := s.Arch == "exaone4" // olmo2's norms, but per-head Q/K norms
 	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding" || s.hybrid() || exaone
-	qkNorm = qkNorm || s.Arch == "qwen3vl" || s.Arch == "qwen3vlmoe"
+	qkNorm = qkNorm || s.Arch == "qwen3vl" || s.Arch == "qwen3vlmoe" || s.Arch == "bailingmoe2" || s.Routing != nil && s.Routing.QKNorm
 	olmo := s.Arch == "olmo2" // no pre-norms, Q/K norms across heads, post-norms
 	noPreNorm := olmo || exaone
 	oss := s.Arch == "gpt-oss" // biases everywhere, sinks, post_attention_norm before the experts
 	// attnPost: post_attention_norm is the norm before the feed-forward,
 	// in ffn_norm's place (gpt-oss, seed_oss).
-	attnPost := oss || s.Arch == "seed_oss"
+	attnPost := oss || s.Arch == "seed_oss" || s.Arch == "glm4moe"
 	glm := s.Arch == "glm4" // phi3's fused gate/up, gemma's norms after attention and the feed-forward
 	qkvBias := s.Arch == "qwen2" || oss || s.QKVBias
 	qkvBias = qkvBias || s.Arch == "qwen2vl"
@@ -1309,7 +1312,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 					tensorSpec{p + "ffn_up_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},
 					tensorSpec{p + "ffn_down_exps.bias", quant.F32, []int64{e, x}, dist{0, 0.1}})
 			}
-			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias {
+			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias || s.Routing != nil {
 				gain := s.SelBiasGain
 				if gain == 0 {
 					gain = 0.5
@@ -1410,6 +1413,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 		}
 		if s.Arch == "gemma3n" {
 			ts = append(ts, s.gemma3nBlock(p)...)
+		}
+		if s.Routing != nil && l >= s.Layers {
+			ts = append(ts, s.nextNTensors(p)...)
 		}
 	}
 	return ts

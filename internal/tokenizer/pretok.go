@@ -125,6 +125,12 @@ func newPreTokenizer(name string) (*preTokenizer, error) {
 	case "qwen2", "deepseek-r1-qwen", "megrez":
 		p.stages = []stage{matchStage(qwenWords(true))}
 		p.cleanSpaces = false
+	case "bailingmoe", "bailingmoe2", "llada-moe":
+		// llama.cpp's BAILINGMOE: Qwen2's expression but \s*[\r\n] for
+		// \s*[\r\n]+, which matches the same (the greedy \s* backs off
+		// to the run's last newline either way).
+		p.stages = []stage{matchStage(qwenWords(true))}
+		p.cleanSpaces = false
 	case "seed-coder":
 		p.stages = []stage{matchStage(qwenWords(false))}
 		p.cleanSpaces = false

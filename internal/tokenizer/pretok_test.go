@@ -158,3 +158,30 @@ func TestPreTokenizerAliases(t *testing.T) {
 		}
 	}
 }
+
+// Ling 2.0's "bailingmoe2" (and "bailingmoe", "llada-moe"): llama.cpp's
+// BAILINGMOE expression, whose splits (here as Python's regex module
+// makes them from it) are Qwen2's.
+func TestPreTokenizerBailingMoE(t *testing.T) {
+	want := map[string][]string{
+		"Hello world!":              {"Hello", " world", "!"},
+		"x  \n\n y":                 {"x", "  \n\n", " y"},
+		"  x = 12345;\n\n\tÉtude's": {" ", " x", " =", " ", "1", "2", "3", "4", "5", ";\n\n", "\tÉtude", "'s"},
+		"DON'T 'S 1234567":          {"DON", "'T", " '", "S", " ", "1", "2", "3", "4", "5", "6", "7"},
+		"a\r\n\r\nb  \n  c":         {"a", "\r\n\r\n", "b", "  \n", " ", " c"},
+	}
+	for _, name := range []string{"bailingmoe2", "bailingmoe", "llada-moe"} {
+		p, err := newPreTokenizer(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.cleanSpaces || p.ignoreMerges {
+			t.Errorf("%s: %+v, want spaces kept and merges used", name, p)
+		}
+		for in, w := range want {
+			if got, _, _ := splitWords(p, in); !slices.Equal(got, w) {
+				t.Errorf("%s split(%q) = %q, want %q", name, in, got, w)
+			}
+		}
+	}
+}

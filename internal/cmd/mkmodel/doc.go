@@ -32,7 +32,11 @@
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
 //	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts
 //	        and a gated shared expert), qwen3-next-80b-a3b (qwen3next),
-//	        deepseek-v2-lite (deepseek2), or the
+//	        deepseek-v2-lite (deepseek2),
+//	        glm-4.5-air and glm-4.6 (glm4moe, with their NextN block;
+//	        -layers 2 -experts 8 and -layers 4 -experts 8 -type q8_0
+//	        -vocab 4096 stay under 2 GB), ling-mini-2.0 (bailingmoe2;
+//	        -experts keeps a multiple of its 8 groups), or the
 //	        embedding models embeddinggemma-300m (gemma-embedding),
 //	        nomic-embed-text-v1.5 (nomic-bert),
 //	        bge-small-en-v1.5 and all-minilm-l6-v2 (bert), whose mixes

@@ -208,7 +208,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	oss := s.Arch == "gpt-oss"               // biases everywhere, sinks, post_attention_norm before the experts
 	// attnPost: post_attention_norm is the norm before the feed-forward,
 	// in ffn_norm's place (gpt-oss, seed_oss).
-	attnPost := oss || s.Arch == "seed_oss"
+	attnPost := oss || s.Arch == "seed_oss" || s.Arch == "glm4moe"
 	glm := s.Arch == "glm4" // phi3's fused gate and up, gemma's norms after attention and the feed-forward
 	// ffn adds layer l's feed-forward: phi3's and glm4's fused gate and up, experts
 	// (after lfm2moe's leading dense layers), or gate, up and down.
@@ -231,7 +231,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 				add(p+"ffn_down_exps.bias", kindF32, e, x)
 				add(p+"ffn_up_exps.bias", kindF32, fe, x)
 			}
-			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias {
+			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias || s.Routing != nil {
 				add(p+"exp_probs_b.bias", kindBias, x) // the selection bias (ERNIE's e_score_correction_bias)
 			}
 			if sf := int64(s.sharedFFN()); sf > 0 {
@@ -249,6 +249,21 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"ffn_down.weight", kindWeight, f, e)
 		}
 	}
+	// nextN adds a NextN block's own tensors (l past the Layers that
+	// run): the converter's eh_proj, enorm, hnorm and shared_head_norm,
+	// and bailingmoe2's layer_output_norm.
+	nextN := func(p string, l int) {
+		if l < s.Layers {
+			return
+		}
+		add(p+"nextn.eh_proj.weight", kindWeight, 2*e, e)
+		add(p+"nextn.enorm.weight", kindNorm, e)
+		add(p+"nextn.hnorm.weight", kindNorm, e)
+		add(p+"nextn.shared_head_norm.weight", kindNorm, e)
+		if s.Arch == "bailingmoe2" {
+			add(p+"layer_output_norm.weight", kindNorm, e)
+		}
+	}
 	for l := range s.Layers + s.NextN {
 		p := fmt.Sprintf("blk.%d.", l)
 		if !noPreNorm {
@@ -258,12 +273,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			qwen35Plan(s, p, l, add)
 			add(p+"post_attention_norm.weight", kindNorm, e)
 			ffn(p, l)
-			if l >= s.Layers {
-				add(p+"nextn.eh_proj.weight", kindWeight, 2*e, e)
-				add(p+"nextn.enorm.weight", kindNorm, e)
-				add(p+"nextn.hnorm.weight", kindNorm, e)
-				add(p+"nextn.shared_head_norm.weight", kindNorm, e)
-			}
+			nextN(p, l)
 			continue
 		}
 		if s.convLayer(l) && s.SSM != nil {
@@ -288,7 +298,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			ffn(p, l)
 			continue
 		}
-		if s.Arch == "phi3" {
+		if s.Arch == "phi3" || s.Arch == "bailingmoe2" {
 			add(p+"attn_qkv.weight", kindWeight, e, q+2*kv)
 		} else {
 			add(p+"attn_q.weight", kindWeight, e, q)
@@ -327,6 +337,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		if gemma || noPreNorm || glm {
 			add(p+"post_ffw_norm.weight", kindNorm, e)
 		}
+		nextN(p, l)
 		if g := s.Gemma3n; g != nil {
 			k, a, r := int64(g.AltUp), int64(g.PerLayer), int64(g.LaurelRank)
 			add(p+"inp_gate.weight", kindWeight, e, a)

@@ -158,6 +158,22 @@ func miniature(s shape) shape {
 			s.FFN = s.ExpertFFN // llama.cpp sizes granitemoe's experts by feed_forward_length
 		}
 	}
+	if r := s.Routing; r != nil {
+		// One dense layer, then experts; bailingmoe2's query as wide as
+		// the embedding and its 8 experts in 4 groups of 2, 2 used.
+		s.DenseLead = min(s.DenseLead, 1)
+		c := *r
+		if c.SharedWidth != 0 {
+			c.SharedWidth = s.ExpertFFN
+		}
+		if c.Groups > 1 {
+			c.Groups, c.GroupsUsed = 4, 2
+		}
+		if s.Arch == "bailingmoe2" {
+			s.HeadDim = s.Embd / s.Heads
+		}
+		s.Routing = &c
+	}
 	if g := s.Gemma3n; g != nil {
 		// Seven layers, the last two sharing the caches of layers 3 and 4.
 		s.Layers = 7
@@ -258,7 +274,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.1.ffn_down_shexp.weight"); ok != (s.sharedFFN() > 0) {
 					t.Errorf("ffn_down_shexp.weight present = %v", ok)
 				}
-				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert" || s.qwen35()) {
+				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert" || s.qwen35() || s.Arch == "bailingmoe2") {
 					t.Errorf("attn_qkv.weight present = %v", ok)
 				}
 				if ti, ok := f.Tensor("blk.0.attn_k_b.weight"); ok != (s.DeepSeek2 != nil) || ok && len(ti.Dims) != 3 {
@@ -276,7 +292,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.0.ffn_gate.weight"); s.Experts > 0 && ok != (s.DenseLead > 0 || s.Gemma4 != nil) {
 					t.Errorf("blk.0.ffn_gate.weight present = %v", ok)
 				}
-				if ti, ok := f.Tensor("blk.2.exp_probs_b.bias"); ok != (s.Arch == "lfm2moe" || s.Arch == "nemotron_h_moe" || s.Arch == "ernie4_5-moe") || ok && ti.Type != quant.F32 {
+				if ti, ok := f.Tensor("blk.2.exp_probs_b.bias"); ok != (s.Arch == "lfm2moe" || s.Arch == "nemotron_h_moe" || s.Arch == "ernie4_5-moe" || s.Routing != nil) || ok && ti.Type != quant.F32 {
 					t.Errorf("exp_probs_b.bias present = %v (F32 when present)", ok)
 				}
 				if ti, ok := f.Tensor("blk.0.ffn_gate_inp.weight"); ok && ti.Type != quant.F32 {
@@ -289,7 +305,7 @@ func TestMiniatureShapes(t *testing.T) {
 				}
 				// gpt-oss and seed_oss norm before the feed-forward with
 				// post_attention_norm, in ffn_norm's place.
-				if _, ok := f.Tensor("blk.0.ffn_norm.weight"); (oss || s.Arch == "seed_oss") && ok {
+				if _, ok := f.Tensor("blk.0.ffn_norm.weight"); (oss || s.Arch == "seed_oss" || s.Arch == "glm4moe") && ok {
 					t.Errorf("ffn_norm.weight present in %s", s.Arch)
 				}
 				// glm4: norms after attention and the feed-forward beside
@@ -309,6 +325,11 @@ func TestMiniatureShapes(t *testing.T) {
 				}
 				if ti, ok := f.Tensor("blk.0.ffn_up_exps.bias"); ok != oss || ok && (ti.Type != quant.F32 || len(ti.Dims) != 2) {
 					t.Errorf("ffn_up_exps.bias present = %v (2-D F32 when present)", ok)
+				}
+				// The NextN blocks after the stack (glm4moe, qwen35) hold
+				// their projection.
+				if _, ok := f.Tensor(fmt.Sprintf("blk.%d.nextn.eh_proj.weight", mini.Layers)); ok != (s.NextN > 0) {
+					t.Errorf("NextN eh_proj present = %v with %d NextN blocks", ok, s.NextN)
 				}
 				evalSteps(t, path)
 			})
@@ -619,6 +640,8 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"-shape", "tiny", "-o", filepath.Join(t.TempDir(), "no", "such", "dir")}, "no such file"},
 		{[]string{"-shape", "tiny", "-experts", "4", "-o", "x"}, "has 0 routed experts"},
 		{[]string{"-shape", "qwen3.5-35b-a3b", "-experts", "300", "-o", "x"}, "has 256 routed experts"},
+		{[]string{"-shape", "ling-mini-2.0", "-experts", "8", "-o", "x"}, "8 expert groups"},
+		{[]string{"-shape", "ling-mini-2.0", "-experts", "20", "-o", "x"}, "8 expert groups"},
 		{[]string{"-shape", "qwen3.5-35b-a3b", "-vocab", "100", "-o", "x"}, "want 1024 to"},
 	}
 	for _, tt := range tests {

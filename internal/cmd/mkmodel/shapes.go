@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -108,6 +109,11 @@ type shape struct {
 	// counted).
 	RopeSections []int32
 	Deepstack    int
+	// Routing is glm4moe's and bailingmoe2's routing and shared experts
+	// (config.json's n_shared_experts or num_shared_experts,
+	// routed_scaling_factor, norm_topk_prob, n_group and topk_group; the
+	// gating sigmoid); their NextN blocks are NextN.
+	Routing *testutil.Routing
 }
 
 // sharedFFN is the shared experts' width: deepseek2's n_shared_experts of
@@ -115,6 +121,9 @@ type shape struct {
 func (s shape) sharedFFN() int {
 	if d := s.DeepSeek2; d != nil {
 		return d.Shared * s.ExpertFFN
+	}
+	if r := s.Routing; r != nil {
+		return r.Shared * cmp.Or(r.SharedWidth, s.ExpertFFN)
 	}
 	return s.SharedFFN
 }
@@ -155,6 +164,17 @@ func (s shape) keepExperts(n int) shape {
 	s.Experts = n
 	s.ExpertsUsed = min(s.ExpertsUsed, n)
 	return s
+}
+
+// groupsFit reports whether s's expert groups (bailingmoe2's 8) still
+// route n experts as llama.cpp checks them: fewer groups than experts,
+// dividing them, the used groups holding the experts used.
+func (s shape) groupsFit(n int) bool {
+	r := s.Routing
+	if r == nil || r.Groups <= 1 {
+		return true
+	}
+	return n > r.Groups && n%r.Groups == 0 && min(s.ExpertsUsed, n) <= r.GroupsUsed*(n/r.Groups)
 }
 
 // qwen35 reports whether s is one of Qwen 3.5's architectures (gated
@@ -675,6 +695,58 @@ var shapes = []shape{
 		Name: "all-minilm-l6-v2", Arch: "bert", Vocab: 30522, Embd: 384, Layers: 6,
 		Heads: 12, HeadsKV: 12, FFN: 1536, Context: 512,
 		NormEps: 1e-12, Pooling: 1, QKVBias: true,
+	},
+	{
+		// GLM-4.5-Air (glm4moe): 46 layers and one NextN block, layer 0
+		// dense (first_k_dense_replace 1), then 128 experts of 1408, 8 a
+		// token, sigmoid-routed with the selection bias, renormalised,
+		// scale 1.0, beside one shared expert; 96 heads of 128 on 8 KV
+		// heads (the query 3 × the width), Q/K/V biases, no Q/K norms,
+		// NEOX RoPE over half of each head (partial_rotary_factor 0.5).
+		// Widths from NVIDIA Megatron Bridge's GLM 4.5 page and the
+		// model's config.json. -layers 2 -experts 8 keeps a dense and an
+		// expert block and the NextN block small.
+		Name: "glm-4.5-air", Arch: "glm4moe", Vocab: 151552, Embd: 4096, Layers: 46, NextN: 1,
+		Heads: 96, HeadsKV: 8, HeadDim: 128, FFN: 10944, Context: 131072,
+		RopeBase: 1000000, RopeDim: 64, RMSEps: 1e-5, QKVBias: true,
+		Experts: 128, ExpertsUsed: 8, ExpertFFN: 1408, DenseLead: 1,
+		Routing: &testutil.Routing{Shared: 1, Scale: 1, Norm: true, Gating: 2},
+	},
+	{
+		// GLM-4.6 (and GLM-4.7, of the same shape; GLM-4.5's but for its
+		// 131072 context): 92 layers and one NextN block, the first 3
+		// dense, then 160 experts of 1536, 8 a token, scale 2.5, one
+		// shared expert; 96 heads of 128 on 8, Q/K/V biases and per-head
+		// Q/K norms (use_qk_norm), half the head rotated. Widths from a
+		// GLM-4.6 config.json (hidden_size 5120, intermediate_size 12288,
+		// max_position_embeddings 202752) and NVIDIA's GLM 4.5 page.
+		Name: "glm-4.6", Arch: "glm4moe", Vocab: 151552, Embd: 5120, Layers: 92, NextN: 1,
+		Heads: 96, HeadsKV: 8, HeadDim: 128, FFN: 12288, Context: 202752,
+		RopeBase: 1000000, RopeDim: 64, RMSEps: 1e-5, QKVBias: true, QKNorm: true,
+		Experts: 160, ExpertsUsed: 8, ExpertFFN: 1536, DenseLead: 3,
+		Routing: &testutil.Routing{Shared: 1, Scale: 2.5, Norm: true, Gating: 2},
+	},
+	{
+		// Ling-mini-2.0 (bailingmoe2; Ring-mini-2.0 is the same shape): 20
+		// layers (no NextN block in the published checkpoints), one fused
+		// attn_qkv of 16 heads of 128 on 4, per-head Q/K norms, NEOX RoPE
+		// over half of each head; layer 0 dense (first_k_dense_replace
+		// 1), then 256 experts of 512, 8 a token from the best 4 of 8
+		// groups, sigmoid-routed with the selection bias, renormalised,
+		// scale 2.5, beside one shared expert of 512. Sizes from a
+		// BailingMoeV2Config whose defaults mirror Ling-mini-2.0's
+		// config.json (vocab_size 157184, hidden_size 2048,
+		// intermediate_size 5120, 16/4 heads of 128, 256 experts of 512,
+		// 8 groups, 4 used, rope_theta 600000; half-RoPE, as it notes
+		// Mini sets partial_rotary_factor 0.5); the scale 2.5 is Ling
+		// 2.0's routed_scaling_factor in the flash-based configs seen,
+		// not checked for mini (it moves no byte count). -layers 2
+		// -experts 16 keeps 8 groups of 2.
+		Name: "ling-mini-2.0", Arch: "bailingmoe2", Vocab: 157184, Embd: 2048, Layers: 20,
+		Heads: 16, HeadsKV: 4, HeadDim: 128, FFN: 5120, Context: 32768,
+		RopeBase: 600000, RopeDim: 64, RMSEps: 1e-6, QKNorm: true,
+		Experts: 256, ExpertsUsed: 8, ExpertFFN: 512, DenseLead: 1,
+		Routing: &testutil.Routing{Shared: 1, SharedWidth: 512, Scale: 2.5, Norm: true, Gating: 2, Groups: 8, GroupsUsed: 4},
 	},
 }
 

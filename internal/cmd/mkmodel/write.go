@@ -173,6 +173,13 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
 		d.AddTo(g, s.Arch)
 	}
+	if r := s.Routing; r != nil {
+		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
+		r.AddTo(g, s.Arch)
+		if s.NextN > 0 {
+			g.AddKV(a+"nextn_predict_layers", uint32(s.NextN))
+		}
+	}
 	g.AddKV("general.file_type", m.ft.Ftype)
 	if m.ft.Base != quant.F16 {
 		g.AddKV("general.quantization_version", uint32(2))

@@ -1,0 +1,138 @@
+package testutil
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/quant"
+)
+
+// Routing is what a glm4moe or bailingmoe2 file says of its routing and
+// shared experts beside the expert counts (and a deepseek2's, written by
+// DeepSeek2.AddTo through it).
+type Routing struct {
+	// Shared is expert_shared_count; SharedWidth bailingmoe2's
+	// expert_shared_feed_forward_length, one shared expert's width (0:
+	// no key; withDefaults makes it ExpertFFN for bailingmoe2).
+	Shared, SharedWidth int
+	// Scale is expert_weights_scale (0: no key); Norm
+	// expert_weights_norm (written when true); Gating expert_gating_func
+	// (0: no key); Groups and GroupsUsed expert_group_count and
+	// expert_group_used_count (0: no keys).
+	Scale              float32
+	Norm               bool
+	Gating             uint32
+	Groups, GroupsUsed int
+	// QKNorm writes a glm4moe's optional attn_q_norm and attn_k_norm
+	// (GLM-4.5's files have them, GLM-4.5-Air's not); bailingmoe2's are
+	// always written.
+	QKNorm bool
+}
+
+// AddTo writes r under arch's key prefix.
+func (r *Routing) AddTo(g *gguf.Writer, arch string) {
+	a := arch + "."
+	g.AddKV(a+"expert_shared_count", uint32(r.Shared))
+	if r.SharedWidth > 0 {
+		g.AddKV(a+"expert_shared_feed_forward_length", uint32(r.SharedWidth))
+	}
+	if r.Scale != 0 {
+		g.AddKV(a+"expert_weights_scale", r.Scale)
+	}
+	if r.Norm {
+		g.AddKV(a+"expert_weights_norm", true)
+	}
+	if r.Gating != 0 {
+		g.AddKV(a+"expert_gating_func", r.Gating)
+	}
+	if r.Groups != 0 {
+		g.AddKV(a+"expert_group_count", uint32(r.Groups))
+		g.AddKV(a+"expert_group_used_count", uint32(r.GroupsUsed))
+	}
+}
+
+// TinyGLM4MoE is a glm4moe as GLM-4.5 is made, in 3 layers and a NextN
+// block: NEOX RoPE over half of each 32-wide head (the query's 4 heads
+// wider than the 64-wide embedding, as GLM-4.5-Air's 96 × 128 are than its
+// 4096), Q/K/V biases and GLM-4.5's per-head Q/K norms; layer 0's
+// feed-forward dense, the others' 8 experts of width 32, 2 a token,
+// chosen by their sigmoid plus a selection bias, weighted by the sigmoids
+// renormalised and scaled by 2.5, beside one shared expert; the last
+// block a NextN block (nextn_predict_layers 1) with its projection and
+// norms; Q8_0 weights.
+func TinyGLM4MoE() ModelSpec {
+	s := tiny("glm4moe", 62)
+	s.Layers, s.NextN, s.HeadDim, s.RopeDim, s.RopeBase, s.RMSEps = 3, 1, 32, 16, 1000000, 1e-5
+	s.QKVBias = true
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.DenseLead, s.RouterGain = 8, 2, 32, 1, 4
+	s.Routing = &Routing{Shared: 1, Scale: 2.5, Norm: true, QKNorm: true}
+	return s
+}
+
+// TinyGLM4MoEAir is TinyGLM4MoE as GLM-4.5-Air is made: no Q/K norms,
+// expert_gating_func written (sigmoid).
+func TinyGLM4MoEAir() ModelSpec {
+	s := TinyGLM4MoE()
+	s.Seed = 64
+	r := *s.Routing
+	r.QKNorm, r.Gating = false, 2
+	s.Routing = &r
+	return s
+}
+
+// TinyBailingMoE2 is a bailingmoe2 as Ling-mini-2.0 is made, in 3 layers
+// and a NextN block: one fused attn_qkv (4 heads of 16 on 2 KV heads),
+// per-head Q/K norms, NEOX RoPE over half of each head; layer 0's
+// feed-forward dense, the others' 8 experts of width 32 in 4 groups of 2,
+// 2 a token from the best 2 groups, chosen by their sigmoid plus a
+// selection bias, weighted by the sigmoids renormalised and scaled by
+// 2.5, beside one shared expert of width 64; the NextN block with its
+// layer_output_norm; Q8_0 weights.
+func TinyBailingMoE2() ModelSpec {
+	s := tiny("bailingmoe2", 53)
+	s.Layers, s.NextN, s.RopeDim, s.RopeBase, s.RMSEps = 3, 1, 8, 600000, 1e-6
+	s.FusedQKV = true
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.DenseLead, s.RouterGain = 8, 2, 32, 1, 4
+	s.Routing = &Routing{Shared: 1, SharedWidth: 64, Scale: 2.5, Norm: true, Gating: 2, Groups: 4, GroupsUsed: 2}
+	return s
+}
+
+// withRoutingDefaults checks a glm4moe's or bailingmoe2's spec and sizes
+// its shared experts.
+func (s ModelSpec) withRoutingDefaults() (ModelSpec, error) {
+	r := s.Routing
+	if r == nil || r.Shared <= 0 || s.DenseLead < 0 {
+		return s, fmt.Errorf("testutil: %s needs Routing with Shared above 0", s.Arch)
+	}
+	if err := s.checkExperts(); err != nil {
+		return s, err
+	}
+	width := s.ExpertFFN
+	if s.Arch == "bailingmoe2" {
+		if r.SharedWidth == 0 {
+			c := *r
+			c.SharedWidth = s.ExpertFFN
+			s.Routing, r = &c, &c
+		}
+		width = r.SharedWidth
+	}
+	s.SharedFFN = r.Shared * width
+	return s, nil
+}
+
+// nextNTensors lists the tensors a glm4moe's or bailingmoe2's NextN block
+// (prefix p) holds besides an ordinary block's.
+func (s ModelSpec) nextNTensors(p string) []tensorSpec {
+	e := int64(s.Embd)
+	norm := dist{1, 0.1}
+	ts := []tensorSpec{
+		{p + "nextn.eh_proj.weight", s.WeightType, []int64{2 * e, e}, dist{0, 1 / math.Sqrt(float64(2*e))}},
+		{p + "nextn.enorm.weight", quant.F32, []int64{e}, norm},
+		{p + "nextn.hnorm.weight", quant.F32, []int64{e}, norm},
+		{p + "nextn.shared_head_norm.weight", quant.F32, []int64{e}, norm}}
+	if s.Arch == "bailingmoe2" {
+		ts = append(ts, tensorSpec{p + "layer_output_norm.weight", quant.F32, []int64{e}, norm})
+	}
+	return ts
+}
