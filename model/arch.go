@@ -98,6 +98,14 @@ type Arch struct {
 	// hold values that differ between layers; the common keys then read
 	// the largest and the hook the arrays (gemma4, nemotron_h).
 	PerLayerSizes bool
+	// Parallel: attention and the feed-forward both read the block's one
+	// norm (attn_norm; no ffn_norm) and their outputs join the residual
+	// stream together (cohere2).
+	Parallel bool
+	// TiedHead: the output matrix is token_embd, always: llama.cpp loads
+	// no output.weight for the architecture, and refuses a file that has
+	// one (a tensor it does not use) (cohere2).
+	TiedHead bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -169,6 +177,10 @@ var registry = []*Arch{
 	{Name: "qwen3next", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen3nextHparams},
 	{Name: "nemotron_h", Mamba2: true, PerLayerSizes: true, hparams: nemotronHHparams},
 	{Name: "nemotron_h_moe", Mamba2: true, PerLayerSizes: true, FFN: FFNExperts, ExpertSelBias: true, hparams: nemotronHMoEHparams},
+	{Name: "cohere2", Parallel: true, TiedHead: true, hparams: cohere2Hparams},
+	{Name: "arcee", FFN: FFNSequential, hparams: arceeHparams},
+	{Name: "apertus", Neox: true, QKNorm: true, FFN: FFNSequential, hparams: apertusHparams},
+	{Name: "hunyuan-dense", Neox: true, QKNorm: true, hparams: hunyuanDenseHparams},
 }
 
 // Supported lists the architectures this package can run.
@@ -438,6 +450,13 @@ func gemmaEmbeddingHparams(c *Config, m *meta) {
 // (attention.causal; the converter writes false: every token sees the
 // whole text).
 func encoderHparams(c *Config, m *meta) {
+	m.layerNormEps(c)
+	c.NonCausal = !m.flag("attention.causal", false)
+}
+
+// layerNormEps reads the LayerNorm epsilon attention.layer_norm_epsilon
+// (required, as llama.cpp requires it) into c.NormEps.
+func (m *meta) layerNormEps(c *Config) {
 	k := "attention.layer_norm_epsilon"
 	if !m.has(k) {
 		m.fail("%s missing", m.key(k))
@@ -447,7 +466,6 @@ func encoderHparams(c *Config, m *meta) {
 	if m.err == nil && !(c.NormEps >= 0 && c.NormEps < 1) {
 		m.fail("%s = %v, want a number in [0, 1)", m.key(k), c.NormEps)
 	}
-	c.NonCausal = !m.flag("attention.causal", false)
 }
 
 // nomicBertHparams: an encoder whose file must name its pooling, as

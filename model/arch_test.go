@@ -30,6 +30,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(),
 		testutil.TinyBert(), testutil.TinyNomicBert(),
 		testutil.TinyGemma4(), testutil.TinyNemotronH(), testutil.TinyNemotronHMoE(),
+		testutil.TinyCohere2(), testutil.TinyArcee(), testutil.TinyApertus(), testutil.TinyHunyuanDense(),
 	}
 }
 
@@ -884,7 +885,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe cohere2 arcee apertus hunyuan-dense]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V
