@@ -91,16 +91,16 @@ func (s ModelSpec) denseQKNorm() bool { return s.Arch == "apertus" || s.Arch == 
 func (s ModelSpec) addDenseArchKV(g *gguf.Writer) {
 	switch s.Arch {
 	case "cohere2":
-		AddCohere2KV(g, s.SlidingWindow, s.NormEps, s.LogitScale)
+		g.AddKV("cohere2.attention.sliding_window", uint32(s.SlidingWindow))
+		AddCohere2KV(g, s.NormEps, s.LogitScale)
 	case "apertus":
 		AddXIELU(g, s.XIELU)
 	}
 }
 
-// AddCohere2KV writes a cohere2's sliding window, LayerNorm epsilon and
-// logit scale.
-func AddCohere2KV(g *gguf.Writer, window int, eps, logitScale float32) {
-	g.AddKV("cohere2.attention.sliding_window", uint32(window))
+// AddCohere2KV writes a cohere2's LayerNorm epsilon and logit scale (its
+// window is the caller's).
+func AddCohere2KV(g *gguf.Writer, eps, logitScale float32) {
 	g.AddKV("cohere2.attention.layer_norm_epsilon", eps)
 	g.AddKV("cohere2.logit_scale", logitScale)
 }

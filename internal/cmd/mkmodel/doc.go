@@ -32,7 +32,10 @@
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
 //	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts
 //	        and a gated shared expert), qwen3-next-80b-a3b (qwen3next),
-//	        deepseek-v2-lite (deepseek2), or the
+//	        deepseek-v2-lite (deepseek2),
+//	        command-r7b (cohere2), afm-4.5b (arcee), apertus-8b
+//	        (apertus), hunyuan-7b (hunyuan-dense) (-layers 4 -vocab
+//	        32000 keeps each under 1 GB), or the
 //	        embedding models embeddinggemma-300m (gemma-embedding),
 //	        nomic-embed-text-v1.5 (nomic-bert),
 //	        bge-small-en-v1.5 and all-minilm-l6-v2 (bert), whose mixes

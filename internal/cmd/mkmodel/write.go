@@ -172,6 +172,7 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
 		d.AddTo(g, s.Arch)
 	}
+	s.addDenseArchKV(g)
 	g.AddKV("general.file_type", m.ft.Ftype)
 	if m.ft.Base != quant.F16 {
 		g.AddKV("general.quantization_version", uint32(2))
