@@ -821,7 +821,9 @@ func TestDecoderMatchesReference(t *testing.T) {
 		// AVX-512, AVX2 and pure-Go kernels alike.
 		{testutil.TinyCohere2(), 3e-3},
 		{testutil.TinyArcee(), 1e-3},
-		{testutil.TinyApertus(), 1e-3},
+		// apertus: 4.1e-6 with the AVX-512 and AVX2 kernels, 7.1e-4 in
+		// the pure-Go build, where one F16 rounding flips.
+		{testutil.TinyApertus(), 3e-3},
 		{testutil.TinyHunyuanDense(), 1e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
