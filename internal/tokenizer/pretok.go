@@ -145,7 +145,7 @@ func newPreTokenizer(name string) (*preTokenizer, error) {
 	case "hunyuan":
 		p.stages = []stage{matchStage(qwenWords(true))}
 		p.cleanSpaces = false
-	case "hunyuan-dense":
+	case "hunyuan-dense", "deepseek-v3":
 		p.stages = []stage{matchStage(upTo3Numbers), matchStage(wrun(inRanges(hunyuanCJK))), matchStage(matchHunyuanDense)}
 		p.cleanSpaces = false
 	case "gpt-4o", "llama4", "minimax-m2":

@@ -157,7 +157,8 @@ func TestDecodeRune(t *testing.T) {
 // GPT2, GLM-4's "glm4" as CHATGLM4 ("chatglm-bpe"). The same splits and
 // flags.
 func TestPreTokenizerAliases(t *testing.T) {
-	for _, tc := range []struct{ name, as string }{{"lfm2", "llama3"}, {"exaone4", "gpt-2"}, {"glm4", "chatglm-bpe"}} {
+	for _, tc := range []struct{ name, as string }{{"lfm2", "llama3"}, {"exaone4", "gpt-2"}, {"glm4", "chatglm-bpe"},
+		{"hunyuan", "qwen2"}, {"deepseek-v3", "hunyuan-dense"}} {
 		p, err := newPreTokenizer(tc.name)
 		if err != nil {
 			t.Fatal(err)
