@@ -945,6 +945,48 @@ func hostileCases() []hostileCase {
 			h.set(".attention.value_length", uint32(8))
 			h.set(".rope.dimension_count", uint32(8))
 		}, want: bad, mention: []string{"qwen2vl.embedding_length"}, plan: true},
+		// cohere2: its window, LayerNorm epsilon and logit scale are
+		// required (llama.cpp's get_key), the scale finite; the output is
+		// the embedding, and llama.cpp refuses an output.weight it would
+		// not load; one norm a block, before attention and the
+		// feed-forward alike.
+		{name: "cohere2 sliding_window missing", spec: testutil.TinyCohere2(), edit: del(".attention.sliding_window"),
+			want: bad, mention: []string{"cohere2.attention.sliding_window"}, plan: true},
+		{name: "cohere2 layer_norm_epsilon missing", spec: testutil.TinyCohere2(), edit: del(".attention.layer_norm_epsilon"),
+			want: bad, mention: []string{"cohere2.attention.layer_norm_epsilon"}, plan: true},
+		{name: "cohere2 logit_scale missing", spec: testutil.TinyCohere2(), edit: del(".logit_scale"),
+			want: bad, mention: []string{"cohere2.logit_scale"}, plan: true},
+		{name: "cohere2 logit_scale infinite", spec: testutil.TinyCohere2(), edit: setF(".logit_scale", inf),
+			want: bad, mention: []string{"cohere2.logit_scale"}, plan: true},
+		{name: "cohere2 with an output matrix", spec: testutil.TinyCohere2(), edit: func(h *hmodel) { h.put("output.weight", quant.F32, 64, 320) },
+			want: bad, mention: []string{"output.weight"}, plan: true},
+		missing("cohere2 attn_norm missing", testutil.TinyCohere2(), "blk.3.attn_norm.weight"),
+		missing("cohere2 ffn_gate missing", testutil.TinyCohere2(), "blk.1.ffn_gate.weight"),
+		{name: "cohere2 attn_q.bias", spec: testutil.TinyCohere2(), edit: func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) },
+			want: arch, mention: []string{"blk.0.attn_q.bias"}, plan: true},
+		// arcee: up and down, no gate; a bias llama.cpp's arcee graph would
+		// not add is refused.
+		missing("arcee ffn_up missing", testutil.TinyArcee(), "blk.0.ffn_up.weight"),
+		misshapen("arcee ffn_down of the width of a gated block's halves", testutil.TinyArcee(), "blk.1.ffn_down.weight", 64, 64),
+		{name: "arcee ffn_up.bias", spec: testutil.TinyArcee(), edit: func(h *hmodel) { h.put("blk.0.ffn_up.bias", quant.F32, 128) },
+			want: arch, mention: []string{"blk.0.ffn_up.bias"}, plan: true},
+		// apertus: the four xIELU keys are required, one number or one a
+		// layer, finite; the per-head Q/K norms are required.
+		{name: "apertus xielu.beta missing", spec: testutil.TinyApertus(), edit: del("xielu.beta"),
+			want: bad, mention: []string{"xielu.beta"}, plan: true},
+		{name: "apertus xielu.eps one short", spec: testutil.TinyApertus(), edit: func(h *hmodel) { h.set("xielu.eps", []float32{-1e-6}) },
+			want: bad, mention: []string{"xielu.eps"}, plan: true},
+		{name: "apertus xielu.alpha_p NaN", spec: testutil.TinyApertus(), edit: func(h *hmodel) { h.set("xielu.alpha_p", []float32{0.8, nan}) },
+			want: bad, mention: []string{"xielu.alpha_p"}, plan: true},
+		{name: "apertus xielu.alpha_n a string", spec: testutil.TinyApertus(), edit: func(h *hmodel) { h.set("xielu.alpha_n", "0.8") },
+			want: bad, mention: []string{"xielu.alpha_n"}, plan: true},
+		{name: "apertus xielu.alpha_n one number for every layer", spec: testutil.TinyApertus(), edit: setF("xielu.alpha_n", 0.8)},
+		missing("apertus attn_k_norm missing", testutil.TinyApertus(), "blk.1.attn_k_norm.weight"),
+		{name: "apertus attn_q.bias", spec: testutil.TinyApertus(), edit: func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) },
+			want: arch, mention: []string{"blk.0.attn_q.bias"}, plan: true},
+		// hunyuan-dense: per-head Q/K norms required, and per head.
+		missing("hunyuan-dense attn_q_norm missing", testutil.TinyHunyuanDense(), "blk.0.attn_q_norm.weight"),
+		misshapen("hunyuan-dense attn_k_norm across all heads", testutil.TinyHunyuanDense(), "blk.1.attn_k_norm.weight", 32),
 		{name: "gemma2 softcap NaN", spec: testutil.TinyGemma2(), edit: setF(".attn_logit_softcapping", nan),
 			want: bad, mention: []string{"attn_logit_softcapping"}, plan: true},
 		{name: "gemma2 final softcap negative", spec: testutil.TinyGemma2(), edit: setF(".final_logit_softcapping", -30),

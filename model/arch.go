@@ -111,6 +111,14 @@ type Arch struct {
 	// UntiedOutput: output.weight is required, never the embedding in
 	// its place (bailingmoe2, whose llama.cpp loader requires it).
 	UntiedOutput bool
+	// Parallel: attention and the feed-forward both read the block's one
+	// norm (attn_norm; no ffn_norm) and their outputs join the residual
+	// stream together (cohere2).
+	Parallel bool
+	// TiedHead: the output matrix is token_embd, always: llama.cpp loads
+	// no output.weight for the architecture, and refuses a file that has
+	// one (a tensor it does not use) (cohere2).
+	TiedHead bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -191,6 +199,10 @@ var registry = []*Arch{
 		NextN: nextNTensors, hparams: glm4moeHparams},
 	{Name: "bailingmoe2", Neox: true, QKV: QKVFused, QKNorm: true, FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true, UntiedOutput: true,
 		NextN: append([]string{"layer_output_norm.weight"}, nextNTensors...), hparams: bailingmoe2Hparams},
+	{Name: "cohere2", Parallel: true, TiedHead: true, hparams: cohere2Hparams},
+	{Name: "arcee", FFN: FFNSequential, hparams: arceeHparams},
+	{Name: "apertus", Neox: true, QKNorm: true, FFN: FFNSequential, hparams: apertusHparams},
+	{Name: "hunyuan-dense", Neox: true, QKNorm: true, hparams: hunyuanDenseHparams},
 }
 
 // Supported lists the architectures this package can run.
@@ -498,6 +510,13 @@ func gemmaEmbeddingHparams(c *Config, m *meta) {
 // (attention.causal; the converter writes false: every token sees the
 // whole text).
 func encoderHparams(c *Config, m *meta) {
+	m.layerNormEps(c)
+	c.NonCausal = !m.flag("attention.causal", false)
+}
+
+// layerNormEps reads the LayerNorm epsilon attention.layer_norm_epsilon
+// (required, as llama.cpp requires it) into c.NormEps.
+func (m *meta) layerNormEps(c *Config) {
 	k := "attention.layer_norm_epsilon"
 	if !m.has(k) {
 		m.fail("%s missing", m.key(k))
@@ -507,7 +526,6 @@ func encoderHparams(c *Config, m *meta) {
 	if m.err == nil && !(c.NormEps >= 0 && c.NormEps < 1) {
 		m.fail("%s = %v, want a number in [0, 1)", m.key(k), c.NormEps)
 	}
-	c.NonCausal = !m.flag("attention.causal", false)
 }
 
 // nomicBertHparams: an encoder whose file must name its pooling, as

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/internal/ops"
 )
 
 // ErrUnsupportedArch is returned for a GGUF file whose general.architecture
@@ -88,6 +89,20 @@ type Config struct {
 	ResidualScale float32
 	// LogitScale divides the logits (granite: logit_scale); 0 = none.
 	LogitScale float32
+	// LogitMul multiplies the logits (cohere2: logit_scale); 0 = none.
+	LogitMul float32
+	// LayerNorm: the block and final norms are LayerNorms of weight
+	// without bias, epsilon NormEps (cohere2), not RMSNorms.
+	LayerNorm bool
+	// Parallel: attention and the feed-forward read the same normalised
+	// input and both outputs join the stream (Arch.Parallel: cohere2).
+	Parallel bool
+	// QKNormAfterRope: the per-head Q and K norms come after RoPE, not
+	// before (hunyuan-dense).
+	QKNormAfterRope bool
+	// XIELU is each layer's xIELU activation of a gate-less feed-forward
+	// (apertus), nil in other models.
+	XIELU []ops.XIELU
 	// NoRopeEvery, when positive, leaves every NoRopeEvery-th layer
 	// unrotated (il+1 a multiple of it: smollm3's NoPE layers; 1 is
 	// granite without RoPE).
@@ -767,6 +782,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c.QKVBias, c.QKNorm, c.PostNorms, c.GELU = a.QKVBias, a.QKNorm || a.OptionalQKNorm, a.PostNorms, a.GELU
 	c.Encoder, c.AbsPositions = a.Encoder, a.AbsPositions
 	c.NoPreNorm = a.NoPreNorm
+	c.Parallel = a.Parallel
 	c.Sinks, c.ExpertBiases, c.ExpertSelBias = a.Sinks, a.ExpertBiases, a.ExpertSelBias
 	c.Name, _ = f.String("general.name")
 	if ft, ok := f.Uint("general.file_type"); ok {

@@ -343,6 +343,11 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		scale(x[t], c.EmbedScale)
 	}
 	eps := float64(c.RMSEps)
+	norm := rmsNorm64
+	if c.LayerNorm {
+		// cohere2's LayerNorm of weight without bias.
+		norm = func(x, w []float64, _ float64) []float64 { return layerNorm64(x, w, nil, float64(c.NormEps)) }
+	}
 	for il := range c.Layers {
 		p := func(s string) []float64 {
 			if slices.Contains(r.without, s) {
@@ -356,6 +361,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			base = float64(c.RopeBaseSWA)
 		}
 		qs, ks, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n)
+		hs := make([][]float64, n) // each token's normalised input, which cohere2's feed-forward reads too
 		conv, attending := c.ConvLayer(il), n
 		var ys [][]float64
 		switch {
@@ -369,8 +375,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		for t := range attending {
 			h := x[t] // olmo2: no pre-norm
 			if w := p("attn_norm.weight"); w != nil {
-				h = rmsNorm64(x[t], w, eps)
+				h = norm(x[t], w, eps)
 			}
+			hs[t] = h
 			if w := p("attn_qkv.weight"); w != nil {
 				// glm4's fused projection: the query's rows, the key's,
 				// the value's, each with its part of the bias.
@@ -380,17 +387,22 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			} else {
 				qs[t], ks[t], vs[t] = linear(p("attn_q.weight"), p("attn_q.bias"), h), linear(p("attn_k.weight"), p("attn_k.bias"), h), linear(p("attn_v.weight"), p("attn_v.bias"), h)
 			}
-			switch {
-			case c.QKNormFull:
-				qs[t] = rmsNorm64(qs[t], p("attn_q_norm.weight"), eps)
-				ks[t] = rmsNorm64(ks[t], p("attn_k_norm.weight"), eps)
-			case c.QKNorm:
-				if w := p("attn_q_norm.weight"); w != nil {
-					headNorm64(qs[t], w, hd, eps)
+			qkNorms := func() {
+				switch {
+				case c.QKNormFull:
+					qs[t] = rmsNorm64(qs[t], p("attn_q_norm.weight"), eps)
+					ks[t] = rmsNorm64(ks[t], p("attn_k_norm.weight"), eps)
+				case c.QKNorm:
+					if w := p("attn_q_norm.weight"); w != nil {
+						headNorm64(qs[t], w, hd, eps)
+					}
+					if w := p("attn_k_norm.weight"); w != nil {
+						headNorm64(ks[t], w, hd, eps)
+					}
 				}
-				if w := p("attn_k_norm.weight"); w != nil {
-					headNorm64(ks[t], w, hd, eps)
-				}
+			}
+			if !c.QKNormAfterRope {
+				qkNorms()
 			}
 			if c.RopeLayer(il) {
 				// OLMo 3's windowed layers rotate unscaled, gpt-oss's as
@@ -398,6 +410,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				yarn := c.YarnExt != 0 && !(windowed && c.RopeScaleSWA != c.RopeScale)
 				r.ropeHeads(qs[t], c.Heads, hd, t, base, yarn)
 				r.ropeHeads(ks[t], c.HeadsKV, hd, t, base, yarn)
+			}
+			if c.QKNormAfterRope {
+				qkNorms() // hunyuan-dense
 			}
 			if c.AttnTempScale != 0 {
 				// Llama 4's temperature, as llama.cpp's attn_temp input.
@@ -452,7 +467,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				o[i] += x[t][i]
 			}
 			y := o
-			if w := p("ffn_norm.weight"); w != nil {
+			if c.Parallel {
+				y = hs[t] // cohere2: attention's input, not its output's sum
+			} else if w := p("ffn_norm.weight"); w != nil {
 				y = rmsNorm64(o, w, eps)
 			} else if w := p("post_attention_norm.weight"); w != nil && !c.PostNorms {
 				y = rmsNorm64(o, w, eps) // gpt-oss's name for it
@@ -469,6 +486,10 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				}
 			} else if g := p("ffn_gate.weight"); g != nil {
 				f = r.ffn(linear(g, nil, y), linear(p("ffn_up.weight"), nil, y), p("ffn_down.weight"), nil)
+			} else if u := linear(p("ffn_up.weight"), nil, y); len(u) == c.FFN {
+				// No gate: arcee's ReLU², apertus's xIELU (GELU for
+				// neither, as a perturbation).
+				f = linear(p("ffn_down.weight"), nil, r.gateless(il, u))
 			} else {
 				// Gate and up fused in ffn_up (glm4): the first half of
 				// its outputs is the gate, as ggml_swiglu splits them.
@@ -495,9 +516,36 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		outNorm = a.OutputNorm // lfm2's token_embd_norm
 	}
 	for t := range n {
-		x[t] = rmsNorm64(x[t], r.tensor(outNorm), eps)
+		x[t] = norm(x[t], r.tensor(outNorm), eps)
 	}
 	return x
+}
+
+// gateless is a gate-less feed-forward's activation of u in layer il:
+// layer il's xIELU (apertus; c.XIELU), ReLU² (arcee; c.ReLU2), else GELU.
+func (r *refDecoder) gateless(il int, u []float64) []float64 {
+	c := r.c
+	switch {
+	case c.XIELU != nil:
+		a := c.XIELU[il]
+		an, ap, beta, eps := float64(a.AlphaN), float64(a.AlphaP), float64(a.Beta), float64(a.Eps)
+		for i, v := range u {
+			if v > 0 {
+				u[i] = ap*v*v + beta*v
+			} else {
+				u[i] = (math.Expm1(math.Min(v, eps))-v)*an + beta*v
+			}
+		}
+	case c.ReLU2:
+		for i, v := range u {
+			u[i] = max(v, 0) * max(v, 0)
+		}
+	default:
+		for i, v := range u {
+			u[i] = r.gelu(v)
+		}
+	}
+	return u
 }
 
 // topKSum64 is topK64 of v and the sum of the values it picked (the
@@ -678,6 +726,11 @@ func (r *refDecoder) logits(tokens []int32) [][]float64 {
 				logits[t][i] /= float64(c.LogitScale)
 			}
 		}
+		if c.LogitMul != 0 {
+			for i := range logits[t] {
+				logits[t][i] *= float64(c.LogitMul)
+			}
+		}
 		if cp := float64(c.FinalSoftcap); cp != 0 {
 			for i := range logits[t] {
 				logits[t][i] = cp * math.Tanh(logits[t][i]/cp)
@@ -714,9 +767,11 @@ func TestDecoderMatchesReference(t *testing.T) {
 	// the norms after attention and the feed-forward.
 	qkvBiases := []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"}
 	without := map[string][]string{
-		"ernie4_5": qkvBiases,
-		"seed_oss": append(slices.Clone(qkvBiases), "post_attention_norm.weight"),
-		"exaone4":  {"attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight", "post_ffw_norm.weight"},
+		"ernie4_5":      qkvBiases,
+		"seed_oss":      append(slices.Clone(qkvBiases), "post_attention_norm.weight"),
+		"exaone4":       {"attn_q_norm.weight", "attn_k_norm.weight", "post_attention_norm.weight", "post_ffw_norm.weight"},
+		"apertus":       {"attn_q_norm.weight", "attn_k_norm.weight"},
+		"hunyuan-dense": {"attn_q_norm.weight", "attn_k_norm.weight"},
 	}
 	for _, tc := range []struct {
 		spec testutil.ModelSpec
@@ -755,7 +810,22 @@ func TestDecoderMatchesReference(t *testing.T) {
 		// granitehybrid: Mamba-2 and unrotated attention layers, Granite's
 		// multipliers; dense, then experts with a shared expert; and
 		// granitemoe's shared expert.
-		{testutil.TinyGraniteHybrid(), 1e-3}, {testutil.TinyGraniteHybridMoE(), 1e-3}, {graniteMoEShared(), 1e-3}} {
+		{testutil.TinyGraniteHybrid(), 1e-3}, {testutil.TinyGraniteHybridMoE(), 1e-3}, {graniteMoEShared(), 1e-3},
+		// cohere2: windowed rotated layers and a global unrotated one,
+		// LayerNorm, attention and feed-forward in parallel, the logits
+		// scaled; arcee: ReLU² without a gate, YaRN; apertus: Q/K norms,
+		// xIELU of each layer's parameters; hunyuan-dense: Q/K norms after
+		// RoPE.
+		// cohere2's float32 pass agrees within 2e-6 until an attention
+		// weight or cached value lands on the other F16 value from the
+		// float64 one (tokens 5 and 9 here): 7.6e-4 from there on, with the
+		// AVX-512, AVX2 and pure-Go kernels alike.
+		{testutil.TinyCohere2(), 3e-3},
+		{testutil.TinyArcee(), 1e-3},
+		// apertus: 4.1e-6 with the AVX-512 and AVX2 kernels, 7.1e-4 in
+		// the pure-Go build, where one F16 rounding flips.
+		{testutil.TinyApertus(), 3e-3},
+		{testutil.TinyHunyuanDense(), 1e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
 		name := spec.Arch
@@ -800,12 +870,23 @@ func TestDecoderMatchesReference(t *testing.T) {
 						c.ExpertGating = GatingSoftmax
 					}
 				},
-				"no selection bias":  func(c *Config) { c.ExpertSelBias = false },
-				"no renormalisation": func(c *Config) { c.ExpertNorm = false },
-				"no window":          func(c *Config) { c.Window = 0 },
-				"no sparsity":        func(c *Config) { c.SparseLayers = 0 },
-				"no KV sharing":      func(c *Config) { c.KVFrom = 0 },
-				"no V norm":          func(c *Config) { c.VNorm = false },
+				"no selection bias":      func(c *Config) { c.ExpertSelBias = false },
+				"no renormalisation":     func(c *Config) { c.ExpertNorm = false },
+				"no window":              func(c *Config) { c.Window = 0 },
+				"no sparsity":            func(c *Config) { c.SparseLayers = 0 },
+				"no KV sharing":          func(c *Config) { c.KVFrom = 0 },
+				"no V norm":              func(c *Config) { c.VNorm = false },
+				"RMSNorm, not LayerNorm": func(c *Config) { c.LayerNorm = false },
+				"not parallel":           func(c *Config) { c.Parallel = false },
+				"no logit multiplier":    func(c *Config) { c.LogitMul = 0 },
+				"GELU, not ReLU²":        func(c *Config) { c.ReLU2 = false },
+				"GELU, not xIELU":        func(c *Config) { c.XIELU = nil },
+				"layer 0's xIELU everywhere": func(c *Config) {
+					if c.XIELU != nil {
+						c.XIELU = slices.Repeat(c.XIELU[:1], len(c.XIELU))
+					}
+				},
+				"Q/K norms before RoPE": func(c *Config) { c.QKNormAfterRope = false },
 			} {
 				c := m.Config
 				perturb(&c)

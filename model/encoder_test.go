@@ -106,7 +106,10 @@ func layerNorm64(x, w, b []float64, eps float64) []float64 {
 	s := 1 / math.Sqrt(v/float64(len(x))+eps)
 	out := make([]float64, len(x))
 	for i, e := range x {
-		out[i] = (e-mean)*s*w[i] + b[i]
+		out[i] = (e - mean) * s * w[i]
+		if b != nil { // cohere2's has no bias
+			out[i] += b[i]
+		}
 	}
 	return out
 }

@@ -484,10 +484,14 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 
 // finishLogits applies what the architecture does to the output matrix's
 // product: granite's division by logit_scale (a multiplication by its
-// float32 reciprocal, as ggml_scale by 1/f_logit_scale), gemma's soft cap.
+// float32 reciprocal, as ggml_scale by 1/f_logit_scale), cohere2's
+// multiplication by it, gemma's soft cap.
 func (m *Model) finishLogits(out []float32) {
 	if m.LogitScale != 0 {
 		ops.Scale(out, 1/m.LogitScale)
+	}
+	if m.LogitMul != 0 {
+		ops.Scale(out, m.LogitMul)
 	}
 	if m.FinalSoftcap != 0 {
 		ops.Softcap(out, m.FinalSoftcap)
@@ -679,26 +683,27 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	E := c.Embd
 	s.e.Phase(phNorm)
 	s.norm(xn, x, L.AttnNorm, n)
+	in := s.acts(xn, E, n)
 	wo, oCols := L.Wo, oDim
 	var ao acts // the attention's output, when not p.att's oCols a token
 	switch {
 	case c.ConvLayer(il) && c.DeltaNet:
-		if err := s.deltaNet(il, L, s.acts(xn, E, n), p); err != nil {
+		if err := s.deltaNet(il, L, in, p); err != nil {
 			return err
 		}
 		wo, oCols = L.ConvOut, c.SSMInner
 	case c.ConvLayer(il) && c.mamba():
-		if err := s.mamba2(il, L, s.acts(xn, E, n), p); err != nil {
+		if err := s.mamba2(il, L, in, p); err != nil {
 			return err
 		}
 		wo, oCols = L.ConvOut, c.SSMInner
 	case c.ConvLayer(il):
-		if err := s.shortConv(il, L, s.acts(xn, E, n), p); err != nil {
+		if err := s.shortConv(il, L, in, p); err != nil {
 			return err
 		}
 		wo, oCols = L.ConvOut, E
 	case c.mla():
-		if err := s.mlaQKV(il, L, s.acts(xn, E, n), p); err != nil {
+		if err := s.mlaQKV(il, L, in, p); err != nil {
 			return err
 		}
 		s.e.Phase(phAttention)
@@ -711,7 +716,7 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 			return err
 		}
 	default:
-		if err := s.qkv(il, L, s.acts(xn, E, n), p, &s.gp); err != nil {
+		if err := s.qkv(il, L, in, p, &s.gp); err != nil {
 			return err
 		}
 		s.e.Phase(phAttention)
@@ -730,9 +735,12 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 		return err
 	}
 
-	s.e.Phase(phNorm)
-	s.norm(xn, x, L.FFNNorm, n)
-	a := s.acts(xn, E, n)
+	a := in // Parallel (cohere2): the feed-forward reads the attention's input
+	if !c.Parallel {
+		s.e.Phase(phNorm)
+		s.norm(xn, x, L.FFNNorm, n)
+		a = s.acts(xn, E, n)
+	}
 	if L.Router != nil {
 		s.e.Phase(phMoE)
 		if err := s.experts(il, L, a, a, p.tmp); err != nil {
@@ -793,14 +801,8 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 		if L.Bv != nil {
 			ops.Add(vt, L.Bv)
 		}
-		if L.QNorm != nil && c.QKNormFull {
-			ops.RMSNorm(qt, qt, L.QNorm, c.RMSEps)
-			ops.RMSNorm(kt, kt, L.KNorm, c.RMSEps)
-		} else if L.QNorm != nil {
-			headNorm(qt, L.QNorm, c.HeadDimK, c.RMSEps)
-			if own {
-				headNorm(kt, L.KNorm, c.HeadDimK, c.RMSEps)
-			}
+		if !c.QKNormAfterRope {
+			qkNorm(c, L, qt, kt, own)
 		}
 		if c.VNorm && own {
 			headNorm(vt, nil, c.HeadDimV, c.RMSEps)
@@ -812,6 +814,9 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 				rope.Apply(kt, c.HeadsKV, c.HeadDimK, at)
 			}
 		}
+		if c.QKNormAfterRope {
+			qkNorm(c, L, qt, kt, own)
+		}
 		if c.AttnTempScale != 0 {
 			ops.Scale(qt, c.AttnTemp(s.position(p.pos0, t)))
 		}
@@ -820,6 +825,22 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 		}
 	}
 	return nil
+}
+
+// qkNorm applies the layer's Q and K norms, if it has them, to a token's
+// query and (when the layer stores its own) key: across all heads at once
+// (QKNormFull) or head by head.
+func qkNorm(c *Config, L *Layer, qt, kt []float32, own bool) {
+	switch {
+	case L.QNorm != nil && c.QKNormFull:
+		ops.RMSNorm(qt, qt, L.QNorm, c.RMSEps)
+		ops.RMSNorm(kt, kt, L.KNorm, c.RMSEps)
+	case L.QNorm != nil:
+		headNorm(qt, L.QNorm, c.HeadDimK, c.RMSEps)
+		if own {
+			headNorm(kt, L.KNorm, c.HeadDimK, c.RMSEps)
+		}
+	}
 }
 
 // headNorm applies RMSNorm with weight w (nil: none) to each head of x
@@ -831,7 +852,8 @@ func headNorm(x, w []float32, headDim int, eps float32) {
 	}
 }
 
-// norm writes RMSNorm(src)·w of rows rows of Embd floats to dst.
+// norm writes RMSNorm(src)·w (LayerNorm(src)·w with Config.LayerNorm) of
+// rows rows of Embd floats to dst.
 func (s *State) norm(dst, src, w []float32, rows int) {
 	E := s.m.Embd
 	if w == nil {
@@ -840,6 +862,10 @@ func (s *State) norm(dst, src, w []float32, rows int) {
 		return
 	}
 	for t := 0; t < rows; t++ {
+		if s.m.LayerNorm {
+			ops.LayerNorm(dst[t*E:(t+1)*E], src[t*E:(t+1)*E], w, nil, s.m.NormEps)
+			continue
+		}
 		ops.RMSNorm(dst[t*E:(t+1)*E], src[t*E:(t+1)*E], w, s.m.RMSEps)
 	}
 }
@@ -938,7 +964,8 @@ func (s *State) gated(a acts, gate, up projection, F int, gu []float32, sparse b
 // (2×FFN floats each); gate, up and the activation take one dispatch, the
 // down projection and the residual add another. A block without a gate
 // (FFNSequential, bert) computes down(GELU(up·a + b_up)) + b_down, or
-// with ReLU2 (nemotron_h) down(ReLU(up·a + b_up)²) + b_down. With
+// with ReLU2 (nemotron_h, arcee) down(ReLU(up·a + b_up)²) + b_down, or
+// with the layer's XIELU (apertus) down(xIELU(up·a)). With
 // sparse (Gemma 3n's first layers) the gate is cut first (sparsify).
 func (s *State) ffn(L *Layer, a acts, gu, out, x []float32, sparse bool) error {
 	c := &s.m.Config
@@ -957,9 +984,12 @@ func (s *State) ffn(L *Layer, a acts, gu, out, x []float32, sparse bool) error {
 			return err
 		}
 		addRows(gu, L.BUp, n)
-		if c.ReLU2 {
+		switch {
+		case L.XIELU != nil:
+			L.XIELU.Apply(gu[:n*F])
+		case c.ReLU2:
 			reluSqr(gu[:n*F])
-		} else {
+		default:
 			ops.GELU(gu[:n*F])
 		}
 	} else {

@@ -95,6 +95,9 @@ type Layer struct {
 	ExpProbsB []float32
 	// Sinks are the attention sinks, one logit per query head (gpt-oss).
 	Sinks []float32
+	// XIELU is the layer's activation of a gate-less feed-forward
+	// (apertus: Config.XIELU's), or nil.
+	XIELU *ops.XIELU
 
 	// Gemma 3n's (gemma3n_config.go): the per-layer input's gate (Embd →
 	// PerLayerEmbd), projection back and norm; LAuReL's low-rank pair and
@@ -611,6 +614,9 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		if !dry {
 			L.Start, L.End = ranges[i][0], ranges[i][1]
 		}
+		if cfg.XIELU != nil {
+			L.XIELU = &cfg.XIELU[i]
+		}
 		if cfg.MLAJoined && !cfg.ConvLayer(i) {
 			if L.WkBMade, err = l.keyHeads(p+"attn_kv_b.weight", &cfg, L.WvB); err != nil {
 				return nil, err
@@ -745,6 +751,8 @@ func (l *loader) output(m *Model, dry bool) (err error) {
 		return err
 	}
 	switch {
+	case LookupArch(m.Arch).TiedHead && l.has("output.weight"):
+		err = fmt.Errorf("model: tensor %q: %s's output is token_embd.weight, and llama.cpp refuses a file with an output matrix: %w", "output.weight", m.Arch, ErrBadModel)
 	case l.has("output.weight"):
 		m.Output, err = l.matrix("output.weight", m.Embd, m.Vocab)
 	case LookupArch(m.Arch).UntiedOutput:
@@ -915,7 +923,7 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	if a.PostNorms {
 		ts = append(ts, vecTensor("post_attention_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostAttnNorm }))
 	}
-	if !a.NoPreNorm {
+	if !a.NoPreNorm && !a.Parallel {
 		name := "ffn_norm.weight"
 		if a.FFNNorm != "" {
 			name = a.FFNNorm

@@ -27,7 +27,8 @@ func RMSNorm(out, x, w []float32, eps float32) {
 }
 
 // LayerNorm writes (x − mean(x)) / sqrt(var(x) + eps) · w + b to out (which
-// may be x): BERT's normalisation, where RMSNorm has no mean and no bias.
+// may be x; b nil: no bias): BERT's normalisation, where RMSNorm has no
+// mean and no bias.
 // The order is ggml_norm's, then build_norm's multiply and add: the mean
 // is a float64 sum rounded to float32 before the division, the variance a
 // float64 sum of float32 squares of the centred values, and the scale
@@ -45,8 +46,16 @@ func LayerNorm(out, x, w, b []float32, eps float32) {
 	}
 	variance := float32(sq / float64(len(x)))
 	scale := 1 / float32(math.Sqrt(float64(variance+eps)))
-	w, b = w[:len(x)], b[:len(x)]
+	w = w[:len(x)]
 	out = out[:len(x)]
+	if b == nil {
+		// Cohere's LayerNorm has a weight and no bias.
+		for i, v := range x {
+			out[i] = (v - mean) * scale * w[i]
+		}
+		return
+	}
+	b = b[:len(x)]
 	for i, v := range x {
 		out[i] = (v-mean)*scale*w[i] + b[i]
 	}

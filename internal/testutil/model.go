@@ -186,6 +186,9 @@ type ModelSpec struct {
 	// Routing is a glm4moe's or bailingmoe2's routing and shared experts
 	// (glm4moe.go; required there).
 	Routing *Routing
+	// XIELU is an apertus's raw xIELU parameters, one [alpha_n, alpha_p,
+	// beta, eps] a layer (nil: Apertus's initial ones in every layer).
+	XIELU [][4]float32
 	// ChatTokens are control tokens (e.g. "<|im_start|>", "<|im_end|>")
 	// that take the last ids of the vocabulary, in order, so that a chat
 	// template's markers are single tokens; the vocabulary size stays Vocab.
@@ -797,6 +800,8 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
+	case "cohere2", "arcee", "apertus", "hunyuan-dense":
+		s = s.withDenseArchDefaults()
 	case "nemotron_h", "nemotron_h_moe":
 		var err error
 		if s, err = s.withNemotronHDefaults(); err != nil {
@@ -1082,6 +1087,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	case "nemotron_h", "nemotron_h_moe":
 		s.addNemotronHKV(g)
 	}
+	if s.denseArch() {
+		s.addDenseArchKV(g)
+	}
 	if s.hybrid() {
 		conv := make([]bool, s.Layers)
 		for l := range conv {
@@ -1269,6 +1277,8 @@ func (s ModelSpec) tensors() []tensorSpec {
 	glm := s.Arch == "glm4" // phi3's fused gate/up, gemma's norms after attention and the feed-forward
 	qkvBias := s.Arch == "qwen2" || oss || s.QKVBias
 	qkvBias = qkvBias || s.Arch == "qwen2vl"
+	qkNorm = qkNorm || s.denseQKNorm()
+	parallel := s.Arch == "cohere2" // one norm before attention and the feed-forward
 	bias := func(name string, n int64) tensorSpec { return tensorSpec{name, quant.F32, []int64{n}, dist{0, 0.1}} }
 	if s.Arch == "gemma3n" {
 		ts = append(ts, s.gemma3nGlobals()...)
@@ -1330,6 +1340,10 @@ func (s ModelSpec) tensors() []tensorSpec {
 				}
 			}
 			return ts
+		case s.gateless():
+			return []tensorSpec{
+				{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
+				{p + "ffn_down.weight", w, []int64{f, e}, proj(f)}}
 		}
 		return []tensorSpec{
 			{p + "ffn_gate.weight", w, []int64{e, f}, proj(e)},
@@ -1404,7 +1418,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 		if gemma || noPreNorm || attnPost || glm {
 			ts = append(ts, tensorSpec{p + "post_attention_norm.weight", quant.F32, []int64{e}, norm})
 		}
-		if !noPreNorm && !attnPost {
+		if !noPreNorm && !attnPost && !parallel {
 			ts = append(ts, tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
 		}
 		ts = append(ts, ffn(p, l)...)

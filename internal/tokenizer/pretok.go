@@ -148,6 +148,12 @@ func newPreTokenizer(name string) (*preTokenizer, error) {
 	case "tekken":
 		p.stages = []stage{matchStage(casedWords(1, false))}
 		p.ignoreMerges, p.cleanSpaces = true, false
+	case "hunyuan":
+		p.stages = []stage{matchStage(qwenWords(true))}
+		p.cleanSpaces = false
+	case "hunyuan-dense", "deepseek-v3":
+		p.stages = []stage{matchStage(upTo3Numbers), matchStage(wrun(inRanges(hunyuanCJK))), matchStage(matchHunyuanDense)}
+		p.cleanSpaces = false
 	case "gpt-4o", "llama4", "minimax-m2":
 		p.stages = []stage{matchStage(casedWords(3, true))}
 		p.cleanSpaces = false
@@ -664,4 +670,75 @@ var deepseekLetters = []runeRange{
 	{0xA771, 0xA787}, {0xA78B, 0xA78E}, {0xAB70, 0xABBF}, {0xFB00, 0xFB06}, {0xFB13, 0xFB17},
 	{0xFF21, 0xFF3A}, {0xFF41, 0xFF5A}, {0x10400, 0x1044F}, {0x104B0, 0x104D3}, {0x104D8, 0x104FB},
 	{0x10C80, 0x10CB2}, {0x10CC0, 0x10CF2}, {0x118A0, 0x118DF}, {0x1E900, 0x1E943},
+}
+
+// upTo3Numbers is \p{N}{1,3}.
+func upTo3Numbers(x *ptext, p, e int) int {
+	if !x.number(p) {
+		return 0
+	}
+	return numberUpTo(x, p, e, 3)
+}
+
+// hunyuanCJK is [一-龥぀-ゟ゠-ヿ]: the CJK ideographs, hiragana and
+// katakana, which Hunyuan's dense models (and DeepSeek V3) split off as
+// runs before words.
+var hunyuanCJK = []runeRange{{0x4E00, 0x9FA5}, {0x3040, 0x309F}, {0x30A0, 0x30FF}}
+
+// matchHunyuanDense is the last expression of Hunyuan's dense models
+// (llama.cpp's LLAMA_VOCAB_PRE_TYPE_HUNYUAN_DENSE, DeepSeek V3's):
+//
+//	[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// on the collapsed text: an ASCII punctuation mark or symbol glued to the
+// ASCII letters after it, a word of letters and marks (with one character
+// before it that is none of those, nor a line break), a run of
+// punctuation and symbols, white space. \p{S} is the collapsed one (see
+// ptext: ~ is in the first class but not in \p{S}).
+func matchHunyuanDense(x *ptext, p, e int) int {
+	asciiLetter := func(i int) bool {
+		c := x.cps[i]
+		return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
+	}
+	if c := x.cps[p]; c < 0x80 && (x.punct(p) || x.info[p].cat == catSymbol) && p+1 < e && asciiLetter(p+1) {
+		q := p + 1
+		for q < e && asciiLetter(q) {
+			q++
+		}
+		return q - p
+	}
+	symbol := func(i int) bool {
+		if c := x.cps[i]; c < 0x80 {
+			return c == '$' || c == '+' || c == '<' || c == '=' || c == '>' || c == '^' || c == '`' || c == '|'
+		}
+		return x.info[i].cat == catSymbol
+	}
+	word := func(i int) bool { return i < e && (x.letter(i) || x.mark(i)) }
+	run := func(q int) int {
+		for word(q) {
+			q++
+		}
+		return q - p
+	}
+	if c := x.cps[p]; c != '\r' && c != '\n' && !x.letter(p) && !x.punct(p) && !symbol(p) && word(p+1) {
+		return run(p + 1)
+	}
+	if word(p) {
+		return run(p)
+	}
+	ps := func(i int) bool { return i < e && (x.punct(i) || symbol(i)) }
+	q := p
+	if x.cps[p] == ' ' && ps(p+1) {
+		q = p + 1
+	}
+	if ps(q) {
+		for ps(q) {
+			q++
+		}
+		for q < e && (x.cps[q] == '\r' || x.cps[q] == '\n') {
+			q++
+		}
+		return q - p
+	}
+	return matchSpaces(x, p, e)
 }

@@ -37,6 +37,8 @@ func TestPreTokenizerSplits(t *testing.T) {
 			{"...!!!\n\n z", []string{"...!!!\n\n", " z"}},
 			{"$100 + <tag> = ~5^2 | `code`", []string{"$", "100", " +", " <", "tag", ">", " =", " ~", "5", "^", "2", " |", " `", "code", "`"}},
 		})},
+		// Hunyuan's MoE models (tokenizer.ggml.pre "hunyuan") split as Qwen2.
+		{"hunyuan", slices.Concat(words, digits1)},
 		{"qwen2", slices.Concat(words, digits1, []splitCase{
 			{"...!!!\n\n z", []string{"...!!!\n\n", " z"}},
 		})},
@@ -65,6 +67,21 @@ func TestPreTokenizerSplits(t *testing.T) {
 			{"...!!!\n\n z", []string{"...!!!", "\n\n", " z"}},
 			{"$100 + <tag> = ~5^2 | `code`", []string{"$", "100", " ", "+", " ", "<", "tag", ">", " ", "=", " ", "~", "5", "^", "2", " ", "|", " `", "code", "`"}},
 			{"Hello\u00a0world\u3000again  ", []string{"Hello", "\u00a0", "world", "\u3000", "again", "  "}},
+		}},
+		// Hunyuan's dense models (DeepSeek V3's expressions): digits in
+		// threes first, then runs of CJK and kana, then words with an ASCII
+		// mark glued to the letters after it. ~ is not in the collapsed
+		// \p{S}, so it may begin a word (Python's regex, where it is a
+		// symbol, gives "~", "é").
+		{"hunyuan-dense", []splitCase{
+			{"Hello world, it's 2025: 1234567 items!", []string{"Hello", " world", ",", " it", "'s", " ", "202", "5", ":", " ", "123", "456", "7", " items", "!"}},
+			{"你好世界hello こんにちは カタカナ", []string{"你好世界", "hello", " ", "こんにちは", " ", "カタカナ"}},
+			{"x=foo(bar); y+=Baz\n\n  z", []string{"x", "=foo", "(bar", ");", " y", "+=", "Baz", "\n\n", " ", " z"}},
+			{"e\u0301te\u0301 naïve café!", []string{"e\u0301te\u0301", " naïve", " café", "!"}},
+			{"@user #tag $100 ...!!!\n\n end", []string{"@user", " #", "tag", " $", "100", " ...!!!\n\n", " end"}},
+			{"Привет мир ١٢٣٤ ok", []string{"Привет", " мир", " ", "١٢٣", "٤", " ok"}},
+			{"a  \n\n  b\u00a0c", []string{"a", "  \n\n", " ", " b", "\u00a0c"}},
+			{"~abc ~é", []string{"~abc", " ", "~é"}},
 		}},
 		// llama.cpp hides non-ASCII whitespace from std::wregex behind \v, so
 		// U+3000 does not match the CJK range [ࠀ-一] that contains it
@@ -140,7 +157,8 @@ func TestDecodeRune(t *testing.T) {
 // GPT2, GLM-4's "glm4" as CHATGLM4 ("chatglm-bpe"). The same splits and
 // flags.
 func TestPreTokenizerAliases(t *testing.T) {
-	for _, tc := range []struct{ name, as string }{{"lfm2", "llama3"}, {"exaone4", "gpt-2"}, {"glm4", "chatglm-bpe"}} {
+	for _, tc := range []struct{ name, as string }{{"lfm2", "llama3"}, {"exaone4", "gpt-2"}, {"glm4", "chatglm-bpe"},
+		{"hunyuan", "qwen2"}, {"deepseek-v3", "hunyuan-dense"}} {
 		p, err := newPreTokenizer(tc.name)
 		if err != nil {
 			t.Fatal(err)

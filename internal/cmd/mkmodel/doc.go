@@ -36,7 +36,10 @@
 //	        glm-4.5-air and glm-4.6 (glm4moe, with their NextN block;
 //	        -layers 2 -experts 8 and -layers 4 -experts 8 -type q8_0
 //	        -vocab 4096 stay under 2 GB), ling-mini-2.0 (bailingmoe2;
-//	        -experts keeps a multiple of its 8 groups), or the
+//	        -experts keeps a multiple of its 8 groups),
+//	        command-r7b (cohere2), afm-4.5b (arcee), apertus-8b
+//	        (apertus), hunyuan-7b (hunyuan-dense) (-layers 4 -vocab
+//	        32000 keeps each under 1 GB), or the
 //	        embedding models embeddinggemma-300m (gemma-embedding),
 //	        nomic-embed-text-v1.5 (nomic-bert),
 //	        bge-small-en-v1.5 and all-minilm-l6-v2 (bert), whose mixes

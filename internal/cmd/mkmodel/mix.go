@@ -243,6 +243,9 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 					add(p+"ffn_gate_inp_shexp.weight", kindRouter, e, 1)
 				}
 			}
+		case s.gateless():
+			add(p+"ffn_up.weight", kindWeight, e, f)
+			add(p+"ffn_down.weight", kindWeight, f, e)
 		default:
 			add(p+"ffn_gate.weight", kindWeight, e, f)
 			add(p+"ffn_up.weight", kindWeight, e, f)
@@ -330,7 +333,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		if gemma || noPreNorm || attnPost || glm {
 			add(p+"post_attention_norm.weight", kindNorm, e)
 		}
-		if !noPreNorm && !attnPost {
+		if !noPreNorm && !attnPost && s.Cohere2 == nil { // cohere2: one norm before both
 			add(p+"ffn_norm.weight", kindNorm, e)
 		}
 		ffn(p, l)

@@ -114,6 +114,10 @@ type shape struct {
 	// routed_scaling_factor, norm_topk_prob, n_group and topk_group; the
 	// gating sigmoid); their NextN blocks are NextN.
 	Routing *testutil.Routing
+	// Cohere2 is cohere2's LayerNorm epsilon and logit scale
+	// (config.json's layer_norm_eps and logit_scale); its window is
+	// Window (sliding_window).
+	Cohere2 *cohere2Shape
 }
 
 // sharedFFN is the shared experts' width: deepseek2's n_shared_experts of
@@ -593,6 +597,55 @@ var shapes = []shape{
 		Heads: 28, HeadsKV: 4, FFN: 18944, Context: 128000,
 		RopeBase: 1000000, RMSEps: 1e-6, QKVBias: true,
 		RopeSections: []int32{16, 24, 24, 0},
+	},
+	{
+		// Command R7B (c4ai-command-r7b-12-2024): widths from its model
+		// card's module listing (embedding 256000×4096, q 4096, k and v
+		// 1024: 8 KV heads of 128, gate and up 14336, 32 layers), the
+		// window of 4096 from transformers' Cohere2 page; rope_theta 50000,
+		// logit_scale 0.25 and layer_norm_eps 1e-5 as its config.json
+		// states them (recalled, not checked against a stored copy). Three
+		// windowed rotated layers of four, the fourth global without RoPE;
+		// tied output. -layers 4 -vocab 32000 keeps one of each kind.
+		Name: "command-r7b", Arch: "cohere2", Vocab: 256000, Embd: 4096, Layers: 32,
+		Heads: 32, HeadsKV: 8, FFN: 14336, Context: 131072,
+		RopeBase: 50000, RMSEps: 1e-5, TiedOutput: true, Window: 4096,
+		Cohere2: &cohere2Shape{NormEps: 1e-5, LogitScale: 0.25},
+	},
+	{
+		// AFM-4.5B: widths from the config.json of a fine-tune of it
+		// (Delta-Vector/Austral-AFM-SFT: hidden 2560, intermediate 18432,
+		// 20 heads of 128 on 4 KV heads, 36 layers, YaRN ×20 over 4096
+		// positions to 65536, rope_theta 10000; its vocab_size 128005 is
+		// one past AFM-4.5B's 128004, taken here); a gate-less ReLU²
+		// feed-forward; its own output matrix.
+		Name: "afm-4.5b", Arch: "arcee", Vocab: 128004, Embd: 2560, Layers: 36,
+		Heads: 20, HeadsKV: 4, FFN: 18432, Context: 65536,
+		RopeBase: 10000, RMSEps: 1e-5,
+		Yarn: &testutil.Yarn{Factor: 20, OrigContext: 4096},
+	},
+	{
+		// Apertus-8B-Instruct-2509: config.json (as nm-testing's NVFP4 copy
+		// states it: hidden 4096, intermediate 21504, 32 heads on 8 KV
+		// heads, 32 layers, rope_theta 1.2e7 with Llama 3's scaling ×8
+		// over 8192, 65536 positions, untied); per-head Q/K norms, a
+		// gate-less xIELU feed-forward whose parameters (xielu.* arrays)
+		// are its initial ones in every layer here.
+		Name: "apertus-8b", Arch: "apertus", Vocab: 131072, Embd: 4096, Layers: 32,
+		Heads: 32, HeadsKV: 8, FFN: 21504, Context: 65536,
+		RopeBase: 12000000, RMSEps: 1e-5, QKNorm: true,
+		Llama3Rope: &llama3Rope{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
+	},
+	{
+		// Hunyuan-7B-Instruct: hidden 4096, intermediate 14336, 32 heads
+		// of 128 on 8 KV heads, 32 layers, vocab 128167, rope_theta 10000
+		// with dynamic alpha 1000 (as a public test fixture of its
+		// config.json states it); the converter writes the base as
+		// 10000·1000^(128/126) and a context of 256K. Per-head Q/K norms
+		// after RoPE; tied output.
+		Name: "hunyuan-7b", Arch: "hunyuan-dense", Vocab: 128167, Embd: 4096, Layers: 32,
+		Heads: 32, HeadsKV: 8, FFN: 14336, Context: 262144,
+		RopeBase: 11158840, RMSEps: 1e-5, QKNorm: true, TiedOutput: true,
 	},
 	{
 		// Qwen3-30B-A3B: 128 experts of width 768, 8 per token.

@@ -180,6 +180,7 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 			g.AddKV(a+"nextn_predict_layers", uint32(s.NextN))
 		}
 	}
+	s.addDenseArchKV(g)
 	g.AddKV("general.file_type", m.ft.Ftype)
 	if m.ft.Base != quant.F16 {
 		g.AddKV("general.quantization_version", uint32(2))

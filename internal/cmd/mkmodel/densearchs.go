@@ -1,0 +1,35 @@
+package main
+
+import (
+	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/internal/testutil"
+)
+
+// cohere2Shape is the part of a Cohere2 config.json only it has.
+type cohere2Shape struct {
+	NormEps, LogitScale float32
+}
+
+// gateless reports whether s's feed-forward has no gate: arcee's ReLU²,
+// apertus's xIELU.
+func (s shape) gateless() bool { return s.Arch == "arcee" || s.Arch == "apertus" }
+
+// apertusXIELU is Apertus's xIELU parameters as its modelling code
+// initialises them (alpha_p and alpha_n 0.8 before softplus, beta 0.5,
+// eps -1e-6), which a random-weight file takes in every layer.
+var apertusXIELU = [4]float32{0.8, 0.8, 0.5, -1e-6}
+
+// addDenseArchKV writes the keys only cohere2 (LayerNorm epsilon, logit
+// scale) and apertus (the xielu.* arrays) have.
+func (s shape) addDenseArchKV(g *gguf.Writer) {
+	if c := s.Cohere2; c != nil {
+		testutil.AddCohere2KV(g, c.NormEps, c.LogitScale)
+	}
+	if s.Arch == "apertus" {
+		layers := make([][4]float32, s.Layers)
+		for l := range layers {
+			layers[l] = apertusXIELU
+		}
+		testutil.AddXIELU(g, layers)
+	}
+}

@@ -1,0 +1,62 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/internal/testutil"
+)
+
+// The Configs of cohere2, arcee, apertus and hunyuan-dense as their
+// files state them: cohere2's pattern (three windowed, rotated layers of
+// four, the fourth global and unrotated), LayerNorm epsilon and logit
+// multiplier; arcee's gate-less ReLU² and YaRN; apertus's per-layer
+// xIELU, softplus taken of the raw values as ggml_xielu does; and
+// hunyuan-dense's norms after RoPE.
+func TestConfigDenseArchs(t *testing.T) {
+	m, _, _ := loadSpec(t, testutil.TinyCohere2())
+	c := m.Config
+	if !c.LayerNorm || !c.Parallel || c.NormEps != 1e-5 || c.LogitMul != 0.25 || c.Window != 4 || c.RopeNeox || !m.Tied {
+		t.Fatalf("cohere2: %+v", c)
+	}
+	for il, want := range []struct{ windowed, roped bool }{{true, true}, {true, true}, {true, true}, {false, false}} {
+		if c.WindowedLayer(il) != want.windowed || c.RopeLayer(il) != want.roped {
+			t.Errorf("cohere2 layer %d: windowed %v, rotated %v", il, c.WindowedLayer(il), c.RopeLayer(il))
+		}
+	}
+	if m.Blocks[0].FFNNorm != nil {
+		t.Error("cohere2 block with a norm before the feed-forward")
+	}
+
+	m, _, _ = loadSpec(t, testutil.TinyArcee())
+	if c := m.Config; !c.ReLU2 || c.YarnExt != 1 || c.RopeScale != 4 || m.Blocks[1].Gate != nil || m.Blocks[1].Up == nil {
+		t.Fatalf("arcee: %+v", c)
+	}
+
+	m, _, _ = loadSpec(t, testutil.TinyApertus())
+	c = m.Config
+	want := []ops.XIELU{ops.NewXIELU(0.8, 0.8, 0.5, -1e-6), ops.NewXIELU(-1.5, 2.5, 0.25, -1e-6)}
+	if !c.RopeNeox || !c.QKNorm || c.QKNormAfterRope || len(c.XIELU) != 2 || c.XIELU[0] != want[0] || c.XIELU[1] != want[1] || *m.Blocks[1].XIELU != want[1] {
+		t.Fatalf("apertus: %+v", c)
+	}
+
+	m, _, _ = loadSpec(t, testutil.TinyHunyuanDense())
+	if c := m.Config; !c.RopeNeox || !c.QKNorm || !c.QKNormAfterRope || c.RopeBase != 26826958 {
+		t.Fatalf("hunyuan-dense: %+v", c)
+	}
+}
+
+// cohere2 and apertus in one pass, in chunks of 4 and token by token
+// against the float64 reference: cohere2's window of 4 is shorter than
+// the prompt, so a chunk's tokens attend one by one over a ring the
+// chunk overwrites; within TestDecoderMatchesReference's 3e-3.
+func TestDenseArchsInChunks(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus()} {
+		t.Run(spec.Arch, func(t *testing.T) {
+			pool, m, f, data := loadF32(t, spec)
+			toks := prompt(13)
+			want := perturbedRef(t, m, f, data, toks)(refDecoder{})
+			checkBatchesWithin(t, m, pool, toks, want, "", 3e-3)
+		})
+	}
+}
