@@ -820,6 +820,25 @@ func hostileCases() []hostileCase {
 			want: bad, mention: []string{"ernie4_5-moe.interleave_moe_layer_step"}, plan: true},
 		{name: "ernie4_5-moe attn_output.bias", spec: testutil.TinyErnie45MoE(), edit: func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) },
 			want: arch, mention: []string{"blk.1.attn_output.bias"}, plan: true},
+		// smallthinker: every layer's router and experts are required (no
+		// dense feed-forward, no shared expert), and so is the gating
+		// function (llama.cpp's graph aborts without one); a window of 0
+		// is none, and a missing output matrix is the tied embedding, as
+		// llama.cpp loads them.
+		missing("smallthinker router missing", testutil.TinySmallThinker(), "blk.3.ffn_gate_inp.weight"),
+		missing("smallthinker experts' gate missing", testutil.TinySmallThinker(), "blk.0.ffn_gate_exps.weight"),
+		misshapen("smallthinker router one expert short", testutil.TinySmallThinker(), "blk.1.ffn_gate_inp.weight", 64, 7),
+		misshapen("smallthinker experts' up of another width", testutil.TinySmallThinker(), "blk.2.ffn_up_exps.weight", 64, 16, 8),
+		{name: "smallthinker gating function missing", spec: testutil.TinySmallThinker(), edit: del(".expert_gating_func"),
+			want: bad, mention: []string{"smallthinker.expert_gating_func"}, plan: true},
+		{name: "smallthinker gating function none", spec: testutil.TinySmallThinker(), edit: setU(".expert_gating_func", 0),
+			want: arch, mention: []string{"smallthinker.expert_gating_func"}, plan: true},
+		{name: "smallthinker window as text", spec: testutil.TinySmallThinkerSWA(), edit: func(h *hmodel) { h.set(".attention.sliding_window", "wide") },
+			want: bad, mention: []string{"smallthinker.attention.sliding_window"}, plan: true},
+		{name: "smallthinker window 0", spec: testutil.TinySmallThinkerSWA(), edit: setU(".attention.sliding_window", 0)},
+		{name: "smallthinker output tied", spec: testutil.TinySmallThinkerSWA(), edit: drop("output.weight")},
+		{name: "smallthinker values of another head size", spec: testutil.TinySmallThinker(), edit: setU(".attention.value_length", 8),
+			want: bad, mention: []string{"smallthinker.attention.value_length"}, plan: true},
 		// glm4: the norms after attention and the feed-forward are
 		// required, ffn_up holds the gate and the up rows, the biases are
 		// optional (separate or fused, as the projections are) but must

@@ -169,6 +169,7 @@ var registry = []*Arch{
 	{Name: "qwen3next", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen3nextHparams},
 	{Name: "nemotron_h", Mamba2: true, PerLayerSizes: true, hparams: nemotronHHparams},
 	{Name: "nemotron_h_moe", Mamba2: true, PerLayerSizes: true, FFN: FFNExperts, ExpertSelBias: true, hparams: nemotronHMoEHparams},
+	{Name: "smallthinker", Neox: true, FFN: FFNExperts, hparams: smallthinkerHparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -98,6 +98,9 @@ type Config struct {
 	// NoPreNorm: blocks have no attn_norm or ffn_norm; attention and the
 	// feed-forward read the residual stream itself (olmo2).
 	NoPreNorm bool
+	// NoRopeLead: the unrotated layers are the first of each NoRopeEvery
+	// (il a multiple of it: smallthinker's layers 0, 4, 8 …), not the last.
+	NoRopeLead bool
 
 	// Mixture of experts (qwen3moe); Experts is 0 for a dense model.
 	Experts     int  // expert_count
@@ -122,6 +125,13 @@ type Config struct {
 	// SwiGLUOAI: the feed-forward activation is gpt-oss's clamped SwiGLU
 	// (ops.SwiGLUOAIMul), not SwiGLU or GeGLU.
 	SwiGLUOAI bool
+	// ReGLU: the feed-forward activation is ReLU(gate)·up (ops.ReGLUMul,
+	// smallthinker's experts), not SwiGLU.
+	ReGLU bool
+	// RouterPreAttn: the router reads the layer's input, the residual
+	// stream before attention and its norm (smallthinker's pre-attention
+	// router), not the experts' input.
+	RouterPreAttn bool
 	// Sinks: each attention head has a learned sink logit (attn_sinks).
 	Sinks bool
 
@@ -460,9 +470,18 @@ func (c *Config) WindowedLayer(il int) bool {
 func (c *Config) EmbeddingOnly() bool { return c.Encoder || c.NoHead }
 
 // RopeLayer reports whether layer il rotates its queries and keys: not
-// with learned positions (AbsPositions), nor in the NoRopeEvery-th layers.
+// with learned positions (AbsPositions), nor in the NoRopeEvery-th layers
+// (with NoRopeLead, the first of every NoRopeEvery).
 func (c *Config) RopeLayer(il int) bool {
-	return !c.AbsPositions && (c.NoRopeEvery <= 0 || (il+1)%c.NoRopeEvery != 0)
+	switch {
+	case c.AbsPositions:
+		return false
+	case c.NoRopeEvery <= 0:
+		return true
+	case c.NoRopeLead:
+		return il%c.NoRopeEvery != 0
+	}
+	return (il+1)%c.NoRopeEvery != 0
 }
 
 // PositionLimit is the most positions one sequence may take: the trained

@@ -458,7 +458,11 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			}
 			var f []float64
 			if c.ExpertLayer(il) {
-				f = r.experts(p, y)
+				rin := y
+				if c.RouterPreAttn {
+					rin = x[t] // smallthinker: the layer's input, before attention
+				}
+				f = r.experts(p, y, rin)
 				if sh := p("ffn_down_shexp.weight"); sh != nil && !r.noShared {
 					// GraniteMoeShared: the shared expert joins the sum.
 					g := r.ffn(linear(p("ffn_gate_shexp.weight"), nil, y), linear(p("ffn_up_shexp.weight"), nil, y), sh, nil)
@@ -527,8 +531,9 @@ func topK64(v []float64, k int) []int {
 }
 
 // ffn is down·act(gate, up) + b: SwiGLU, GeGLU through GELU's F16 table,
-// or gpt-oss's clamped SwiGLU, the gate at most 7 and the up input within
-// ±7 (the exponent rounded to float32 as ggml computes it).
+// ReGLU (smallthinker), or gpt-oss's clamped SwiGLU, the gate at most 7
+// and the up input within ±7 (the exponent rounded to float32 as ggml
+// computes it).
 func (r *refDecoder) ffn(gate, up, down, b []float64) []float64 {
 	c := r.c
 	for i := range up {
@@ -538,6 +543,8 @@ func (r *refDecoder) ffn(gate, up, down, b []float64) []float64 {
 		case c.SwiGLUOAI:
 			x, y := math.Min(gate[i], 7), math.Max(math.Min(up[i], 7), -7)
 			up[i] = x / (1 + math.Exp(float64(float32(1.702)*float32(-x)))) * (y + 1)
+		case c.ReGLU:
+			up[i] *= math.Max(gate[i], 0)
 		default:
 			up[i] *= gate[i] / (1 + math.Exp(-gate[i]))
 		}
@@ -552,11 +559,12 @@ func (r *refDecoder) ffn(gate, up, down, b []float64) []float64 {
 // probability plus the selection bias exp_probs_b with ExpertSelBias —
 // weighted by their unbiased probabilities (for GatingSoftmaxWeight the
 // softmax of the chosen logits), renormalised with ExpertNorm; each
-// computing ffn with its slices of the 3-D tensors and their biases.
-func (r *refDecoder) experts(p func(string) []float64, y []float64) []float64 {
+// computing ffn with its slices of the 3-D tensors and their biases. The
+// router reads rin, which is y but for smallthinker.
+func (r *refDecoder) experts(p func(string) []float64, y, rin []float64) []float64 {
 	c := r.c
 	E, F, k := c.Embd, c.ExpertFFN, c.ExpertsUsed
-	logits := linear(p("ffn_gate_inp.weight"), p("ffn_gate_inp.bias"), y)
+	logits := linear(p("ffn_gate_inp.weight"), p("ffn_gate_inp.bias"), rin)
 	probs := append([]float64(nil), logits...)
 	switch c.ExpertGating {
 	case GatingSigmoid:
@@ -926,6 +934,22 @@ func mustMove(t *testing.T, name string, other, want [][]float64, least float64)
 	}
 	if d < least {
 		t.Errorf("%s: the reference moves by only %g: the comparison cannot see it", name, d)
+	}
+}
+
+// mustMoveAll is mustMove for each of perturbs: the reference of m's
+// Config changed by it must differ from want by at least least; a
+// perturbation that leaves the Config as it was is a broken test.
+func mustMoveAll(t *testing.T, m *Model, f *gguf.File, data []byte, toks []int32, want [][]float64, least float64, perturbs map[string]func(c *Config)) {
+	t.Helper()
+	for name, perturb := range perturbs {
+		c := m.Config
+		perturb(&c)
+		if reflect.DeepEqual(c, m.Config) {
+			t.Fatalf("%s: nothing perturbed", name)
+		}
+		other := (&refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).logits(toks)
+		mustMove(t, name, other, want, least)
 	}
 }
 

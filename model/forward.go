@@ -220,6 +220,8 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 		s.act = ops.GELUMul
 	case m.SwiGLUOAI:
 		s.act = ops.SwiGLUOAIMul
+	case m.ReGLU:
+		s.act = ops.ReGLUMul
 	}
 	if m.YarnExt != 0 {
 		s.rope.Ext = m.YarnExt
@@ -677,6 +679,9 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	oDim := c.Heads * c.HeadDimV
 	E := c.Embd
 	s.e.Phase(phNorm)
+	if c.RouterPreAttn && L.Router != nil {
+		copy(s.moe.rin, x[:n*E]) // read by the router after attention
+	}
 	s.norm(xn, x, L.AttnNorm, n)
 	wo, oCols := L.Wo, oDim
 	var ao acts // the attention's output, when not p.att's oCols a token
@@ -733,8 +738,12 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	s.norm(xn, x, L.FFNNorm, n)
 	a := s.acts(xn, E, n)
 	if L.Router != nil {
+		ra := a
+		if c.RouterPreAttn {
+			ra = s.acts(s.moe.rin, E, n)
+		}
 		s.e.Phase(phMoE)
-		if err := s.experts(il, L, a, a, p.tmp); err != nil {
+		if err := s.experts(il, L, a, ra, p.tmp); err != nil {
 			return err
 		}
 		if L.ShDown != nil {
