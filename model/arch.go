@@ -170,6 +170,7 @@ var registry = []*Arch{
 	{Name: "nemotron_h", Mamba2: true, PerLayerSizes: true, hparams: nemotronHHparams},
 	{Name: "nemotron_h_moe", Mamba2: true, PerLayerSizes: true, FFN: FFNExperts, ExpertSelBias: true, hparams: nemotronHMoEHparams},
 	{Name: "smallthinker", Neox: true, FFN: FFNExperts, hparams: smallthinkerHparams},
+	{Name: "falcon-h1", Neox: true, FFNNorm: "ffn_norm", hparams: falconH1Hparams},
 }
 
 // Supported lists the architectures this package can run.

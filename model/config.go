@@ -207,6 +207,11 @@ type Config struct {
 	// the groups of heads that share B and C, which are also the gated
 	// norm's groups (ssm.group_count).
 	SSMConv, SSMInner, SSMState, SSMHeads, SSMGroups int
+	// ParallelSSM: every layer runs attention and a Mamba-2 mixer side by
+	// side on the same normalised input, both outputs joining the stream
+	// (falcon-h1): ConvLayers marks every layer, each of which keeps
+	// keys and values as well as its recurrent state.
+	ParallelSSM bool
 	// DeltaNet: the recurrent layers are gated delta-net layers (qwen35),
 	// sized by the SSM fields as llama.cpp reads them: SSMHeads value
 	// heads and SSMGroups key heads, each of SSMState floats (SSMInner =
@@ -363,9 +368,13 @@ func (c *Config) ConvLayer(il int) bool { return il < len(c.ConvLayers) && c.Con
 // its feed_forward_length is above 0).
 func (c *Config) FFNLayer(il int) bool { return c.SingleOp && c.layerFFN(il) > 0 }
 
+// mixerOnly reports whether recurrent layer il replaces attention
+// (every hybrid but falcon-h1, whose Mamba-2 mixers run beside it).
+func (c *Config) mixerOnly(il int) bool { return c.ConvLayer(il) && !c.ParallelSSM }
+
 // noKV reports whether layer il keeps no keys and values of its own
-// kind: a recurrent layer, or a feed-forward alone.
-func (c *Config) noKV(il int) bool { return c.ConvLayer(il) || c.FFNLayer(il) }
+// kind: a recurrent layer that does not attend, or a feed-forward alone.
+func (c *Config) noKV(il int) bool { return c.mixerOnly(il) || c.FFNLayer(il) }
 
 // KVLayer is layer il's index in the KV cache, which holds the attention
 // layers that keep keys and values only: il itself unless some layers are

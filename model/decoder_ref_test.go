@@ -355,9 +355,13 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			base = float64(c.RopeBaseSWA)
 		}
 		qs, ks, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n)
-		conv, attending := c.ConvLayer(il), n
+		// falcon-h1's Mamba-2 mixers run beside the attention: their
+		// layers attend as the others do.
+		conv, attending := c.mixerOnly(il), n
 		var ys [][]float64
 		switch {
+		case c.ParallelSSM:
+			ys = r.mamba2(p, x, eps)
 		case conv && c.mamba():
 			ys, attending = r.mamba2(p, x, eps), 0
 		case conv:
@@ -442,6 +446,13 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 					attendHead64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks[lo:hi], vs[lo:hi], g*hd, float64(c.KQScale), sink, r.r16)
 				}
 				o = linear(p("attn_output.weight"), p("attn_output.bias"), att)
+				if c.ParallelSSM {
+					// falcon-h1: the Mamba-2 mixer's output joins the
+					// attention's before the stream.
+					for i, v := range linear(p("ssm_out.weight"), nil, ys[t]) {
+						o[i] += v
+					}
+				}
 			}
 			if w := p("post_attention_norm.weight"); c.PostNorms && w != nil {
 				o = rmsNorm64(o, w, eps)
@@ -451,7 +462,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				o[i] += x[t][i]
 			}
 			y := o
-			if w := p("ffn_norm.weight"); w != nil {
+			if w := p("ffn_norm"); w != nil {
+				y = rmsNorm64(o, w, eps) // falcon-h1's, named without .weight
+			} else if w := p("ffn_norm.weight"); w != nil {
 				y = rmsNorm64(o, w, eps)
 			} else if w := p("post_attention_norm.weight"); w != nil && !c.PostNorms {
 				y = rmsNorm64(o, w, eps) // gpt-oss's name for it

@@ -669,8 +669,8 @@ func (s *State) normed(p *pass, w []float32) (x []float32, a acts) {
 }
 
 // block runs block il (attention, a short convolution, Mamba-2 or a gated
-// delta net, then the feed-forward or the experts) over the pass's
-// residual stream in place.
+// delta net — falcon-h1: attention and Mamba-2 side by side — then the
+// feed-forward or the experts) over the pass's residual stream in place.
 func (s *State) block(il int, L *Layer, p *pass) error {
 	c := &s.m.Config
 	n, x, xn, pos0 := p.n, p.x, p.xn, p.pos0
@@ -691,12 +691,12 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 			return err
 		}
 		wo, oCols = L.ConvOut, c.SSMInner
-	case c.ConvLayer(il) && c.mamba():
+	case c.mixerOnly(il) && c.mamba():
 		if err := s.mamba2(il, L, s.acts(xn, E, n), p); err != nil {
 			return err
 		}
 		wo, oCols = L.ConvOut, c.SSMInner
-	case c.ConvLayer(il):
+	case c.mixerOnly(il):
 		if err := s.shortConv(il, L, s.acts(xn, E, n), p); err != nil {
 			return err
 		}
@@ -732,6 +732,17 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	s.e.Phase(phO)
 	if err := s.residual(wo, ao, L.Bo, p.tmp, x, L.PostAttnNorm); err != nil {
 		return err
+	}
+	if c.ParallelSSM {
+		// falcon-h1: the Mamba-2 mixer of the same normalised input joins
+		// the stream beside the attention.
+		if err := s.mamba2(il, L, s.acts(xn, E, n), p); err != nil {
+			return err
+		}
+		s.e.Phase(phO)
+		if err := s.residual(L.ConvOut, s.acts(p.att, c.SSMInner, n), nil, p.tmp, x, nil); err != nil {
+			return err
+		}
 	}
 
 	s.e.Phase(phNorm)

@@ -19,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	// Arch may also be "smallthinker".
+	// Arch may also be "smallthinker" or "falcon-h1".
 	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "gemma4", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "qwen35moe", "qwen3next", "nemotron_h", "nemotron_h_moe", "smollm3", "mistral3", "olmo2", "ernie4_5", "ernie4_5-moe", "seed_oss", "exaone4", "glm4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
@@ -591,6 +591,19 @@ func TinySmallThinkerSWA() ModelSpec {
 	return s
 }
 
+// TinyFalconH1 is a 3-layer falcon-h1 as Falcon-H1's converter writes
+// it: every layer attention (NEOX RoPE, 4 heads of 16 on 2 KV heads) and
+// a Mamba-2 mixer side by side (inner size 96, not twice the width, in 6
+// heads of 16, 2 groups, state 16, kernel 4, with its gated norm), a
+// SwiGLU feed-forward after ffn_norm (named without .weight); untied;
+// Q8_0 weights.
+func TinyFalconH1() ModelSpec {
+	s := tiny("falcon-h1", 71)
+	s.Layers, s.RopeBase, s.RMSEps = 3, 100000000, 1e-5
+	s.SSMInner, s.SSMState, s.SSMHeads, s.SSMGroups = 96, 16, 6, 2
+	return s
+}
+
 // TinySeedOSS is a 2-layer seed_oss (NEOX RoPE, the optional Q/K/V
 // biases present, post_attention_norm as the norm before the
 // feed-forward, heads of 32 as the query is wider than the embedding in
@@ -713,6 +726,11 @@ func AddSSMLayers(g *gguf.Writer, arch string, headsKV int, rec []bool, m SSM) {
 	m.addTo(g, arch)
 	g.AddKV(arch+".rope.scaling.finetuned", false)
 }
+
+// AddSSMSizes writes the ssm.* sizes m under arch's key prefix alone, as
+// falcon-h1's converter does (every layer has its Mamba-2 mixer: no
+// per-layer head counts mark them).
+func AddSSMSizes(g *gguf.Writer, arch string, m SSM) { m.addTo(g, arch) }
 
 // addTo writes the ssm.* sizes m under arch's key prefix.
 func (m SSM) addTo(g *gguf.Writer, arch string) {
@@ -905,6 +923,10 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 		if s.Arch == "granitemoe" {
 			s = s.withGraniteScales()
+		}
+	case "falcon-h1":
+		if s.ConvKernel == 0 {
+			s.ConvKernel = 4
 		}
 	case "smallthinker":
 		if s.Gating == 0 {
@@ -1145,6 +1167,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	}
 	if s.Arch == "lfm2moe" {
 		g.AddKV(a+"expert_gating_func", s.Gating)
+	}
+	if s.Arch == "falcon-h1" {
+		AddSSMSizes(g, s.Arch, SSM{Conv: s.ConvKernel, Inner: s.ssmInner(), State: s.SSMState, Heads: s.SSMHeads, Groups: s.SSMGroups})
 	}
 	if s.Arch == "smallthinker" {
 		g.AddKV(a+"expert_gating_func", s.Gating)
@@ -1427,7 +1452,11 @@ func (s ModelSpec) tensors() []tensorSpec {
 		if gemma || noPreNorm || attnPost || glm {
 			ts = append(ts, tensorSpec{p + "post_attention_norm.weight", quant.F32, []int64{e}, norm})
 		}
-		if !noPreNorm && !attnPost {
+		if s.Arch == "falcon-h1" {
+			// Named without .weight, as llama.cpp's falcon-h1 loader asks
+			// for it; the Mamba-2 mixer beside the attention.
+			ts = append(append(ts, s.mambaTensors(p)...), tensorSpec{p + "ffn_norm", quant.F32, []int64{e}, norm})
+		} else if !noPreNorm && !attnPost {
 			ts = append(ts, tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
 		}
 		ts = append(ts, ffn(p, l)...)

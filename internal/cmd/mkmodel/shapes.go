@@ -482,6 +482,22 @@ var shapes = []shape{
 		Experts: 64, ExpertsUsed: 6, ExpertFFN: 768,
 	},
 	{
+		// Falcon-H1-1.5B: 2048 wide, 24 layers (llama.cpp's 1.5B type), 8
+		// heads of 128 on 2 KV heads, ffn 4608, vocabulary 65537; every
+		// layer's Mamba-2 mixer of 48 heads of 64 (inner 3072), 1 group,
+		// state 256, kernel 4, with its gated norm (mamba_rms_norm) and
+		// conv bias; untied. Widths as a falcon_h1 config quoted in a
+		// third-party test states them (a third-party analysis of
+		// Falcon-H1-1.5B gives the same width, 48 SSM heads of 64, state
+		// 256, 1 group); rope_theta 1e11 and context 131072 assumed. The
+		// µP multipliers are folded into the weights by llama.cpp's
+		// converter and not in the file.
+		Name: "falcon-h1-1.5b", Arch: "falcon-h1", Vocab: 65537, Embd: 2048, Layers: 24,
+		Heads: 8, HeadsKV: 2, HeadDim: 128, FFN: 4608, Context: 131072,
+		RopeBase: 1e11, RMSEps: 1e-5,
+		SSM: &testutil.SSM{Conv: 4, Inner: 3072, State: 256, Heads: 48, Groups: 1},
+	},
+	{
 		// Seed-OSS-36B: NEOX RoPE, Q/K/V biases (attention_bias; none on
 		// the output), post_attention_norm before the feed-forward; heads
 		// of 128, the query (10240) twice the width. 72 GB in F16:
