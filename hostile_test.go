@@ -883,6 +883,45 @@ func hostileCases() []hostileCase {
 			want: bad, mention: []string{"ernie4_5-moe.interleave_moe_layer_step"}, plan: true},
 		{name: "ernie4_5-moe attn_output.bias", spec: testutil.TinyErnie45MoE(), edit: func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) },
 			want: arch, mention: []string{"blk.1.attn_output.bias"}, plan: true},
+		// falcon-h1: every layer has both the attention and the Mamba-2
+		// mixer; ffn_norm is named without .weight (llama.cpp d32676d77
+		// refuses a file whose norm is ffn_norm.weight); the mixer's gated
+		// norm is optional (mamba_rms_norm) and rope_freqs ignored, as
+		// llama.cpp's graph passes none; an output bias, which llama.cpp
+		// loads and never adds, is refused.
+		missing("falcon-h1 mixer without ssm_in", testutil.TinyFalconH1(), "blk.1.ssm_in.weight"),
+		missing("falcon-h1 layer without attn_k", testutil.TinyFalconH1(), "blk.2.attn_k.weight"),
+		missing("falcon-h1 ffn_norm missing", testutil.TinyFalconH1(), "blk.0.ffn_norm"),
+		{name: "falcon-h1 ffn_norm.weight in its place", spec: testutil.TinyFalconH1(), edit: func(h *hmodel) {
+			h.drop("blk.0.ffn_norm")
+			h.put("blk.0.ffn_norm.weight", quant.F32, 64)
+		}, want: bad, mention: []string{"blk.0.ffn_norm"}, plan: true},
+		misshapen("falcon-h1 ssm_in of a mixer twice the width", testutil.TinyFalconH1(), "blk.0.ssm_in.weight", 64, 390),
+		{name: "falcon-h1 without the gated norm", spec: testutil.TinyFalconH1(), edit: drop("blk.1.ssm_norm.weight")},
+		{name: "falcon-h1 rope_freqs ignored", spec: testutil.TinyFalconH1(), edit: func(h *hmodel) { h.put("rope_freqs.weight", quant.F32, 8) }},
+		{name: "falcon-h1 attn_output.bias", spec: testutil.TinyFalconH1(), edit: func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) },
+			want: arch, mention: []string{"blk.1.attn_output.bias"}, plan: true},
+		{name: "falcon-h1 state size missing", spec: testutil.TinyFalconH1(), edit: del(".ssm.state_size"),
+			want: bad, mention: []string{"falcon-h1.ssm.state_size"}, plan: true},
+		// smallthinker: every layer's router and experts are required (no
+		// dense feed-forward, no shared expert), and so is the gating
+		// function (llama.cpp's graph aborts without one); a window of 0
+		// is none, and a missing output matrix is the tied embedding, as
+		// llama.cpp loads them.
+		missing("smallthinker router missing", testutil.TinySmallThinker(), "blk.3.ffn_gate_inp.weight"),
+		missing("smallthinker experts' gate missing", testutil.TinySmallThinker(), "blk.0.ffn_gate_exps.weight"),
+		misshapen("smallthinker router one expert short", testutil.TinySmallThinker(), "blk.1.ffn_gate_inp.weight", 64, 7),
+		misshapen("smallthinker experts' up of another width", testutil.TinySmallThinker(), "blk.2.ffn_up_exps.weight", 64, 16, 8),
+		{name: "smallthinker gating function missing", spec: testutil.TinySmallThinker(), edit: del(".expert_gating_func"),
+			want: bad, mention: []string{"smallthinker.expert_gating_func"}, plan: true},
+		{name: "smallthinker gating function none", spec: testutil.TinySmallThinker(), edit: setU(".expert_gating_func", 0),
+			want: arch, mention: []string{"smallthinker.expert_gating_func"}, plan: true},
+		{name: "smallthinker window as text", spec: testutil.TinySmallThinkerSWA(), edit: func(h *hmodel) { h.set(".attention.sliding_window", "wide") },
+			want: bad, mention: []string{"smallthinker.attention.sliding_window"}, plan: true},
+		{name: "smallthinker window 0", spec: testutil.TinySmallThinkerSWA(), edit: setU(".attention.sliding_window", 0)},
+		{name: "smallthinker output tied", spec: testutil.TinySmallThinkerSWA(), edit: drop("output.weight")},
+		{name: "smallthinker values of another head size", spec: testutil.TinySmallThinker(), edit: setU(".attention.value_length", 8),
+			want: bad, mention: []string{"smallthinker.attention.value_length"}, plan: true},
 		// glm4: the norms after attention and the feed-forward are
 		// required, ffn_up holds the gate and the up rows, the biases are
 		// optional (separate or fused, as the projections are) but must

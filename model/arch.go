@@ -203,6 +203,8 @@ var registry = []*Arch{
 	{Name: "arcee", FFN: FFNSequential, hparams: arceeHparams},
 	{Name: "apertus", Neox: true, QKNorm: true, FFN: FFNSequential, hparams: apertusHparams},
 	{Name: "hunyuan-dense", Neox: true, QKNorm: true, hparams: hunyuanDenseHparams},
+	{Name: "smallthinker", Neox: true, FFN: FFNExperts, hparams: smallthinkerHparams},
+	{Name: "falcon-h1", Neox: true, FFNNorm: "ffn_norm", hparams: falconH1Hparams},
 }
 
 // Supported lists the architectures this package can run.

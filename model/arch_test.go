@@ -26,6 +26,8 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyGemma2(), testutil.TinyGemma3(), testutil.TinyPhi3(),
 		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyMistral3(), testutil.TinyOlmo2(), testutil.TinyErnie45(), testutil.TinyErnie45MoE(), testutil.TinySeedOSS(), testutil.TinyExaone4(), testutil.TinyGLM4(), testutil.TinyGLM4Fused(), testutil.TinyGemmaEmbedding(),
 		testutil.TinyGptOss(),
+		testutil.TinySmallThinker(),
+		testutil.TinyFalconH1(),
 		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGemma3n(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyQwen35(), testutil.TinyQwen35MoE(), testutil.TinyQwen3Next(), testutil.TinyQwen3NextSSMIn(),
 		testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(),
 		testutil.TinyBert(), testutil.TinyNomicBert(),
@@ -314,6 +316,9 @@ func TestDecodeDispatches(t *testing.T) {
 		dense, experts := attn+2, 0 // gate/up, down
 		if c.SingleOp {
 			dense = 2 // nemotron_h: one operator's two products
+		}
+		if c.ParallelSSM {
+			dense += 2 // falcon-h1: the Mamba-2 mixer's ssm_in and ssm_out
 		}
 		if c.Experts > 0 {
 			// The router; the token's experts' gate/up pairs (with the
@@ -720,7 +725,8 @@ func TestExpertSource(t *testing.T) {
 func TestStreamSourceNewArchs(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
-	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), testutil.TinyPhi3(), testutil.TinyGemma3()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), testutil.TinyPhi3(), testutil.TinyGemma3(),
+		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(), testutil.TinyFalconH1()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			ref, _, _ := loadSpec(t, spec)
 			want := greedyLogits(t, ref, pool, 6)
@@ -887,7 +893,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

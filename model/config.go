@@ -124,6 +124,9 @@ type Config struct {
 	// the Layers blocks, which llama.cpp does not run in its main pass
 	// and neither does this package: their tensors are never read.
 	NextN int
+	// NoRopeLead: the unrotated layers are the first of each NoRopeEvery
+	// (il a multiple of it: smallthinker's layers 0, 4, 8 …), not the last.
+	NoRopeLead bool
 
 	// Mixture of experts (qwen3moe); Experts is 0 for a dense model.
 	Experts     int  // expert_count
@@ -148,6 +151,13 @@ type Config struct {
 	// SwiGLUOAI: the feed-forward activation is gpt-oss's clamped SwiGLU
 	// (ops.SwiGLUOAIMul), not SwiGLU or GeGLU.
 	SwiGLUOAI bool
+	// ReGLU: the feed-forward activation is ReLU(gate)·up (ops.ReGLUMul,
+	// smallthinker's experts), not SwiGLU.
+	ReGLU bool
+	// RouterPreAttn: the router reads the layer's input, the residual
+	// stream before attention and its norm (smallthinker's pre-attention
+	// router), not the experts' input.
+	RouterPreAttn bool
 	// Sinks: each attention head has a learned sink logit (attn_sinks).
 	Sinks bool
 
@@ -223,6 +233,11 @@ type Config struct {
 	// the groups of heads that share B and C, which are also the gated
 	// norm's groups (ssm.group_count).
 	SSMConv, SSMInner, SSMState, SSMHeads, SSMGroups int
+	// ParallelSSM: every layer runs attention and a Mamba-2 mixer side by
+	// side on the same normalised input, both outputs joining the stream
+	// (falcon-h1): ConvLayers marks every layer, each of which keeps
+	// keys and values as well as its recurrent state.
+	ParallelSSM bool
 	// DeltaNet: the recurrent layers are gated delta-net layers (qwen35),
 	// sized by the SSM fields as llama.cpp reads them: SSMHeads value
 	// heads and SSMGroups key heads, each of SSMState floats (SSMInner =
@@ -379,9 +394,13 @@ func (c *Config) ConvLayer(il int) bool { return il < len(c.ConvLayers) && c.Con
 // its feed_forward_length is above 0).
 func (c *Config) FFNLayer(il int) bool { return c.SingleOp && c.layerFFN(il) > 0 }
 
+// mixerOnly reports whether recurrent layer il replaces attention
+// (every hybrid but falcon-h1, whose Mamba-2 mixers run beside it).
+func (c *Config) mixerOnly(il int) bool { return c.ConvLayer(il) && !c.ParallelSSM }
+
 // noKV reports whether layer il keeps no keys and values of its own
-// kind: a recurrent layer, or a feed-forward alone.
-func (c *Config) noKV(il int) bool { return c.ConvLayer(il) || c.FFNLayer(il) }
+// kind: a recurrent layer that does not attend, or a feed-forward alone.
+func (c *Config) noKV(il int) bool { return c.mixerOnly(il) || c.FFNLayer(il) }
 
 // KVLayer is layer il's index in the KV cache, which holds the attention
 // layers that keep keys and values only: il itself unless some layers are
@@ -486,9 +505,18 @@ func (c *Config) WindowedLayer(il int) bool {
 func (c *Config) EmbeddingOnly() bool { return c.Encoder || c.NoHead }
 
 // RopeLayer reports whether layer il rotates its queries and keys: not
-// with learned positions (AbsPositions), nor in the NoRopeEvery-th layers.
+// with learned positions (AbsPositions), nor in the NoRopeEvery-th layers
+// (with NoRopeLead, the first of every NoRopeEvery).
 func (c *Config) RopeLayer(il int) bool {
-	return !c.AbsPositions && (c.NoRopeEvery <= 0 || (il+1)%c.NoRopeEvery != 0)
+	switch {
+	case c.AbsPositions:
+		return false
+	case c.NoRopeEvery <= 0:
+		return true
+	case c.NoRopeLead:
+		return il%c.NoRopeEvery != 0
+	}
+	return (il+1)%c.NoRopeEvery != 0
 }
 
 // PositionLimit is the most positions one sequence may take: the trained

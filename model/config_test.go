@@ -40,6 +40,33 @@ func mustConfig(t *testing.T, kv map[string]any) Config {
 	return c
 }
 
+// keyCase changes one key of a header — deleted when value is nil, else
+// set to it — and names the sentinel the refusal must wrap.
+type keyCase struct {
+	name, key string
+	value     any
+	want      error
+}
+
+// checkKeyErrors fails unless, for each case, the header that header
+// builds with the case's key changed is refused with the case's sentinel
+// in an error naming the key.
+func checkKeyErrors(t *testing.T, header func(mut func(map[string]any)) map[string]any, cases []keyCase) {
+	t.Helper()
+	for _, tc := range cases {
+		_, err := ConfigFromGGUF(parse(t, header(func(m map[string]any) {
+			if tc.value == nil {
+				delete(m, tc.key)
+			} else {
+				m[tc.key] = tc.value
+			}
+		})))
+		if !errors.Is(err, tc.want) || err == nil || !strings.Contains(err.Error(), tc.key) {
+			t.Errorf("%s: %v, want %v naming %s", tc.name, err, tc.want, tc.key)
+		}
+	}
+}
+
 // failIf is msg when bad holds, else "": a check's verdict.
 func failIf(bad bool, msg string) string {
 	if bad {

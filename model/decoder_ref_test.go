@@ -362,9 +362,13 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		}
 		qs, ks, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n)
 		hs := make([][]float64, n) // each token's normalised input, which cohere2's feed-forward reads too
-		conv, attending := c.ConvLayer(il), n
+		// falcon-h1's Mamba-2 mixers run beside the attention: their
+		// layers attend as the others do.
+		conv, attending := c.mixerOnly(il), n
 		var ys [][]float64
 		switch {
+		case c.ParallelSSM:
+			ys = r.mamba2(p, x, eps)
 		case conv && c.mamba():
 			ys, attending = r.mamba2(p, x, eps), 0
 		case conv:
@@ -458,6 +462,13 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 					attendHead64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks[lo:hi], vs[lo:hi], g*hd, float64(c.KQScale), sink, r.r16)
 				}
 				o = linear(p("attn_output.weight"), p("attn_output.bias"), att)
+				if c.ParallelSSM {
+					// falcon-h1: the Mamba-2 mixer's output joins the
+					// attention's before the stream.
+					for i, v := range linear(p("ssm_out.weight"), nil, ys[t]) {
+						o[i] += v
+					}
+				}
 			}
 			if w := p("post_attention_norm.weight"); c.PostNorms && w != nil {
 				o = rmsNorm64(o, w, eps)
@@ -469,6 +480,8 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			y := o
 			if c.Parallel {
 				y = hs[t] // cohere2: attention's input, not its output's sum
+			} else if w := p("ffn_norm"); w != nil {
+				y = rmsNorm64(o, w, eps) // falcon-h1's, named without .weight
 			} else if w := p("ffn_norm.weight"); w != nil {
 				y = rmsNorm64(o, w, eps)
 			} else if w := p("post_attention_norm.weight"); w != nil && !c.PostNorms {
@@ -476,7 +489,11 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			}
 			var f []float64
 			if c.ExpertLayer(il) {
-				f = r.experts(p, y)
+				rin := y
+				if c.RouterPreAttn {
+					rin = x[t] // smallthinker: the layer's input, before attention
+				}
+				f = r.experts(p, y, rin)
 				if sh := p("ffn_down_shexp.weight"); sh != nil && !r.noShared {
 					// GraniteMoeShared: the shared expert joins the sum.
 					g := r.ffn(linear(p("ffn_gate_shexp.weight"), nil, y), linear(p("ffn_up_shexp.weight"), nil, y), sh, nil)
@@ -576,8 +593,9 @@ func topK64(v []float64, k int) []int {
 }
 
 // ffn is down·act(gate, up) + b: SwiGLU, GeGLU through GELU's F16 table,
-// or gpt-oss's clamped SwiGLU, the gate at most 7 and the up input within
-// ±7 (the exponent rounded to float32 as ggml computes it).
+// ReGLU (smallthinker), or gpt-oss's clamped SwiGLU, the gate at most 7
+// and the up input within ±7 (the exponent rounded to float32 as ggml
+// computes it).
 func (r *refDecoder) ffn(gate, up, down, b []float64) []float64 {
 	c := r.c
 	for i := range up {
@@ -587,6 +605,8 @@ func (r *refDecoder) ffn(gate, up, down, b []float64) []float64 {
 		case c.SwiGLUOAI:
 			x, y := math.Min(gate[i], 7), math.Max(math.Min(up[i], 7), -7)
 			up[i] = x / (1 + math.Exp(float64(float32(1.702)*float32(-x)))) * (y + 1)
+		case c.ReGLU:
+			up[i] *= math.Max(gate[i], 0)
 		default:
 			up[i] *= gate[i] / (1 + math.Exp(-gate[i]))
 		}
@@ -601,11 +621,12 @@ func (r *refDecoder) ffn(gate, up, down, b []float64) []float64 {
 // probability plus the selection bias exp_probs_b with ExpertSelBias —
 // weighted by their unbiased probabilities (for GatingSoftmaxWeight the
 // softmax of the chosen logits), renormalised with ExpertNorm; each
-// computing ffn with its slices of the 3-D tensors and their biases.
-func (r *refDecoder) experts(p func(string) []float64, y []float64) []float64 {
+// computing ffn with its slices of the 3-D tensors and their biases. The
+// router reads rin, which is y but for smallthinker.
+func (r *refDecoder) experts(p func(string) []float64, y, rin []float64) []float64 {
 	c := r.c
 	E, F, k := c.Embd, c.ExpertFFN, c.ExpertsUsed
-	logits := linear(p("ffn_gate_inp.weight"), p("ffn_gate_inp.bias"), y)
+	logits := linear(p("ffn_gate_inp.weight"), p("ffn_gate_inp.bias"), rin)
 	probs := append([]float64(nil), logits...)
 	switch c.ExpertGating {
 	case GatingSigmoid:
@@ -1008,6 +1029,22 @@ func mustMove(t *testing.T, name string, other, want [][]float64, least float64)
 	}
 	if d < least {
 		t.Errorf("%s: the reference moves by only %g: the comparison cannot see it", name, d)
+	}
+}
+
+// mustMoveAll is mustMove for each of perturbs: the reference of m's
+// Config changed by it must differ from want by at least least; a
+// perturbation that leaves the Config as it was is a broken test.
+func mustMoveAll(t *testing.T, m *Model, f *gguf.File, data []byte, toks []int32, want [][]float64, least float64, perturbs map[string]func(c *Config)) {
+	t.Helper()
+	for name, perturb := range perturbs {
+		c := m.Config
+		perturb(&c)
+		if reflect.DeepEqual(c, m.Config) {
+			t.Fatalf("%s: nothing perturbed", name)
+		}
+		other := (&refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).logits(toks)
+		mustMove(t, name, other, want, least)
 	}
 }
 

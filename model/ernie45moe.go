@@ -18,12 +18,7 @@ import "fmt"
 // the file means it. The graph asserts one head size for keys and values
 // and the whole head rotated: a file otherwise is refused.
 func ernie45moeHparams(c *Config, m *meta) {
-	switch {
-	case c.HeadDimV != c.HeadDimK:
-		m.fail("%s = %d differs from %s = %d", m.key("attention.value_length"), c.HeadDimV, m.key("attention.key_length"), c.HeadDimK)
-	case c.RopeDim != c.HeadDimK:
-		m.fail("%s = %d, want the head size %d (ernie4_5-moe rotates whole heads)", m.key("rope.dimension_count"), c.RopeDim, c.HeadDimK)
-	}
+	m.wholeHeads(c)
 	m.experts(c, false)
 	m.denseLead(c, true)
 	c.SharedFFN = m.num("expert_shared_feed_forward_length", maxCount, 0, false)
@@ -34,4 +29,16 @@ func ernie45moeHparams(c *Config, m *meta) {
 	}
 	c.ExpertGating = GatingSoftmax
 	c.ExpertNorm = true
+}
+
+// wholeHeads fails unless the values' head size is the keys' and RoPE
+// rotates whole heads: what llama.cpp's graph asserts for ernie4_5-moe
+// and smallthinker.
+func (m *meta) wholeHeads(c *Config) {
+	switch {
+	case c.HeadDimV != c.HeadDimK:
+		m.fail("%s = %d differs from %s = %d", m.key("attention.value_length"), c.HeadDimV, m.key("attention.key_length"), c.HeadDimK)
+	case c.RopeDim != c.HeadDimK:
+		m.fail("%s = %d, want the head size %d (%s rotates whole heads)", m.key("rope.dimension_count"), c.RopeDim, c.HeadDimK, c.Arch)
+	}
 }

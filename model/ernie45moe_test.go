@@ -1,10 +1,6 @@
 package model
 
-import (
-	"errors"
-	"strings"
-	"testing"
-)
+import "testing"
 
 // ERNIE 4.5 MoE's metadata as llama.cpp reads it: the experts' counts and
 // width, leading_dense_block_count and interleave_moe_layer_step required
@@ -34,22 +30,13 @@ func TestConfigErnie45MoE(t *testing.T) {
 	if c := mustConfig(t, moe(func(m map[string]any) { delete(m, "ernie4_5-moe.expert_shared_feed_forward_length") })); c.SharedFFN != 0 {
 		t.Errorf("shared width %d without the key", c.SharedFFN)
 	}
-	for _, tc := range []struct {
-		name, key string
-		mut       func(map[string]any)
-		want      error
-	}{
-		{"no step", "ernie4_5-moe.interleave_moe_layer_step", func(m map[string]any) { delete(m, "ernie4_5-moe.interleave_moe_layer_step") }, ErrBadModel},
-		{"every other layer", "ernie4_5-moe.interleave_moe_layer_step", func(m map[string]any) { m["ernie4_5-moe.interleave_moe_layer_step"] = uint32(2) }, ErrUnsupportedArch},
-		{"no dense lead", "ernie4_5-moe.leading_dense_block_count", func(m map[string]any) { delete(m, "ernie4_5-moe.leading_dense_block_count") }, ErrBadModel},
-		{"no expert width", "ernie4_5-moe.expert_feed_forward_length", func(m map[string]any) { delete(m, "ernie4_5-moe.expert_feed_forward_length") }, ErrBadModel},
-		{"more used than there are", "ernie4_5-moe.expert_used_count", func(m map[string]any) { m["ernie4_5-moe.expert_used_count"] = uint32(65) }, ErrBadModel},
-		{"half the head rotated", "ernie4_5-moe.rope.dimension_count", func(m map[string]any) { m["ernie4_5-moe.rope.dimension_count"] = uint32(32) }, ErrBadModel},
-		{"values of another size", "ernie4_5-moe.attention.value_length", func(m map[string]any) { m["ernie4_5-moe.attention.value_length"] = uint32(32) }, ErrBadModel},
-	} {
-		_, err := ConfigFromGGUF(parse(t, moe(tc.mut)))
-		if !errors.Is(err, tc.want) || err == nil || !strings.Contains(err.Error(), tc.key) {
-			t.Errorf("%s: %v, want %v naming %s", tc.name, err, tc.want, tc.key)
-		}
-	}
+	checkKeyErrors(t, moe, []keyCase{
+		{"no step", "ernie4_5-moe.interleave_moe_layer_step", nil, ErrBadModel},
+		{"every other layer", "ernie4_5-moe.interleave_moe_layer_step", uint32(2), ErrUnsupportedArch},
+		{"no dense lead", "ernie4_5-moe.leading_dense_block_count", nil, ErrBadModel},
+		{"no expert width", "ernie4_5-moe.expert_feed_forward_length", nil, ErrBadModel},
+		{"more used than there are", "ernie4_5-moe.expert_used_count", uint32(65), ErrBadModel},
+		{"half the head rotated", "ernie4_5-moe.rope.dimension_count", uint32(32), ErrBadModel},
+		{"values of another size", "ernie4_5-moe.attention.value_length", uint32(32), ErrBadModel},
+	})
 }

@@ -221,6 +221,8 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 		s.act = ops.GELUMul
 	case m.SwiGLUOAI:
 		s.act = ops.SwiGLUOAIMul
+	case m.ReGLU:
+		s.act = ops.ReGLUMul
 	}
 	if m.YarnExt != 0 {
 		s.rope.Ext = m.YarnExt
@@ -672,8 +674,8 @@ func (s *State) normed(p *pass, w []float32) (x []float32, a acts) {
 }
 
 // block runs block il (attention, a short convolution, Mamba-2 or a gated
-// delta net, then the feed-forward or the experts) over the pass's
-// residual stream in place.
+// delta net — falcon-h1: attention and Mamba-2 side by side — then the
+// feed-forward or the experts) over the pass's residual stream in place.
 func (s *State) block(il int, L *Layer, p *pass) error {
 	c := &s.m.Config
 	n, x, xn, pos0 := p.n, p.x, p.xn, p.pos0
@@ -682,6 +684,9 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	oDim := c.Heads * c.HeadDimV
 	E := c.Embd
 	s.e.Phase(phNorm)
+	if c.RouterPreAttn && L.Router != nil {
+		copy(s.moe.rin, x[:n*E]) // read by the router after attention
+	}
 	s.norm(xn, x, L.AttnNorm, n)
 	in := s.acts(xn, E, n)
 	wo, oCols := L.Wo, oDim
@@ -692,12 +697,12 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 			return err
 		}
 		wo, oCols = L.ConvOut, c.SSMInner
-	case c.ConvLayer(il) && c.mamba():
+	case c.mixerOnly(il) && c.mamba():
 		if err := s.mamba2(il, L, in, p); err != nil {
 			return err
 		}
 		wo, oCols = L.ConvOut, c.SSMInner
-	case c.ConvLayer(il):
+	case c.mixerOnly(il):
 		if err := s.shortConv(il, L, in, p); err != nil {
 			return err
 		}
@@ -734,6 +739,17 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	if err := s.residual(wo, ao, L.Bo, p.tmp, x, L.PostAttnNorm); err != nil {
 		return err
 	}
+	if c.ParallelSSM {
+		// falcon-h1: the Mamba-2 mixer of the same normalised input joins
+		// the stream beside the attention.
+		if err := s.mamba2(il, L, s.acts(xn, E, n), p); err != nil {
+			return err
+		}
+		s.e.Phase(phO)
+		if err := s.residual(L.ConvOut, s.acts(p.att, c.SSMInner, n), nil, p.tmp, x, nil); err != nil {
+			return err
+		}
+	}
 
 	a := in // Parallel (cohere2): the feed-forward reads the attention's input
 	if !c.Parallel {
@@ -742,8 +758,12 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 		a = s.acts(xn, E, n)
 	}
 	if L.Router != nil {
+		ra := a
+		if c.RouterPreAttn {
+			ra = s.acts(s.moe.rin, E, n)
+		}
 		s.e.Phase(phMoE)
-		if err := s.experts(il, L, a, a, p.tmp); err != nil {
+		if err := s.experts(il, L, a, ra, p.tmp); err != nil {
 			return err
 		}
 		if L.ShDown != nil {

@@ -199,13 +199,18 @@ func (s *State) mamba2(il int, L *Layer, a acts, p *pass) error {
 		s.ss.Do(0, 0, c.SSMHeads)
 	}
 	s.ss = ssmScanTask{}
-	// y·SiLU(z), then RMSNorm over each group of channels.
+	// y·SiLU(z), then RMSNorm over each group of channels when the layer
+	// has the gated norm.
 	I := c.SSMInner
 	gs := I / c.SSMGroups
 	for t := range a.n {
 		z := p.qkv[t*w : t*w+I]
 		y := p.att[t*I : (t+1)*I]
 		s.act(z, y)
+		if L.SSMNorm == nil { // falcon-h1 without mamba_rms_norm
+			copy(y, z)
+			continue
+		}
 		for g := range c.SSMGroups {
 			ops.RMSNorm(y[g*gs:(g+1)*gs], z[g*gs:(g+1)*gs], L.SSMNorm[g*gs:(g+1)*gs], c.RMSEps)
 		}

@@ -74,6 +74,9 @@ func (r *refDecoder) mamba2(p func(string) []float64, x [][]float64, eps float64
 			G, gs = 1, I
 		}
 		for g := range G {
+			if norm == nil {
+				break // falcon-h1 without its gated norm
+			}
 			copy(y[g*gs:(g+1)*gs], rmsNorm64(y[g*gs:(g+1)*gs], norm[g*gs:(g+1)*gs], eps))
 		}
 		ys[t] = y

@@ -85,7 +85,7 @@ type moeScratch struct {
 	gather []byte    // quantized input rows of one expert's tokens (expertsOne: of every expert's down)
 	g, u   []float32 // one expert's gate and up outputs, n × ExpertFFN (expertsOne: every expert's)
 	y      []float32 // one expert's down outputs, n × Embd
-	rin    []float32 // Gemma 4: the router's input, then the experts' sum, n × Embd
+	rin    []float32 // the router's own input (ownRouterInput), n × Embd; Gemma 4's then takes the experts' sum
 	ys     []float32 // every pair's down output, n × ExpertsUsed × Embd
 	// parts is one dispatch's products for expertsOne, held the token's
 	// experts slot by slot (ExpertsUsed pointers, made with the State);
@@ -121,7 +121,7 @@ func (ms *moeScratch) take(ar *arena.Arena, c *Config, maxX, n int) {
 	ms.u = ar.Float32s(w * c.ExpertFFN)
 	ms.y = ar.Float32s(n * c.Embd)
 	ms.ys = ar.Float32s(n * k * c.Embd)
-	if c.HeadDimSWA > 0 {
+	if c.ownRouterInput() {
 		ms.rin = ar.Float32s(n * c.Embd)
 	}
 }
@@ -133,11 +133,16 @@ func moeScratchBytes(c *Config, maxX, n int) int {
 	w := max(n, k)
 	b := f(n*c.Experts) + 3*f(n*k) + f(c.Experts+1) + f(c.Experts) +
 		roundUp(w*maxX, allocAlign) + 2*f(w*c.ExpertFFN) + f(n*c.Embd) + f(n*k*c.Embd)
-	if c.HeadDimSWA > 0 {
+	if c.ownRouterInput() {
 		b += f(n * c.Embd) // rin
 	}
 	return b
 }
+
+// ownRouterInput reports whether a block's router reads rows of its own
+// (moeScratch.rin) rather than the experts' input: Gemma 4's scaled norm
+// of the stream, smallthinker's layer input from before attention.
+func (c *Config) ownRouterInput() bool { return c.HeadDimSWA > 0 || c.RouterPreAttn }
 
 // route turns one token's router logits p into its experts and their
 // weights, as llama.cpp's build_moe_ffn does: the gating function g makes
@@ -240,8 +245,8 @@ func (gl groupLimit) keep(p, bias []float32, keep *[maxExpertGroups]bool) int {
 
 // experts is the mixture-of-experts feed-forward block: each token's
 // ExpertsUsed experts, chosen by the router from ra (a itself, but for
-// Gemma 4), each computing down(act(gate·a) ⊙ up·a), summed with the
-// routing weights — times each expert's output scale, when the block has
+// Gemma 4 and smallthinker: Config.ownRouterInput), each computing
+// down(act(gate·a) ⊙ up·a), summed with the routing weights — times each expert's output scale, when the block has
 // them (Gemma 4) — into out, which ra may be;
 // with ExpertBiases, the router's logits and each product have their bias
 // added first (gpt-oss); with ExpertSelBias, the router's selection bias

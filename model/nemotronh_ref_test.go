@@ -39,7 +39,7 @@ func (r *refDecoder) nemotronHHidden(tokens []int32) [][]float64 {
 		case c.ExpertLayer(il):
 			for t := range n {
 				h := rmsNorm64(x[t], p("attn_norm.weight"), eps)
-				out[t] = r.experts(p, h)
+				out[t] = r.experts(p, h, h)
 				if !r.noShared {
 					sh := linear(p("ffn_down_shexp.weight"), nil, r.relu2(linear(p("ffn_up_shexp.weight"), nil, h)))
 					for i := range sh {

@@ -550,6 +550,9 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 	if m.RopeFreqs, err = ropeVec("rope_freqs.weight"); err != nil {
 		return nil, err
 	}
+	if cfg.ParallelSSM {
+		m.RopeFreqs = nil // llama.cpp's falcon-h1 graph loads it and rotates without it
+	}
 	if arch.RopeFactors {
 		if m.RopeLong, err = ropeVec("rope_factors_long.weight"); err != nil {
 			return nil, err
@@ -596,6 +599,9 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 			bts = singleOpTensors(&cfg, i, func(name string) bool { return l.has(p + name) })
 		case cfg.ConvLayer(i) && cfg.DeltaNet:
 			bts = deltaNetTensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
+		case cfg.ParallelSSM:
+			has := func(name string) bool { return l.has(p + name) }
+			bts = append(blockTensors(arch, &cfg, i, has), ssmMixerTensors(&cfg, has)...)
 		case cfg.ConvLayer(i) && cfg.mamba():
 			bts = mambaTensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
 		case cfg.ConvLayer(i):
@@ -970,21 +976,31 @@ func mambaTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 // ssmTensors lists a Mamba-2 block's tensors up to ssm_out: mambaTensors
 // without the feed-forward.
 func ssmTensors(c *Config, has func(name string) bool) []blockTensor {
+	return append([]blockTensor{vecTensor("attn_norm.weight", c.Embd, func(L *Layer) *[]float32 { return &L.AttnNorm })},
+		ssmMixerTensors(c, has)...)
+}
+
+// ssmMixerTensors lists the Mamba-2 mixer's tensors, ssm_in to ssm_out:
+// ssmTensors without the norm before it. falcon-h1's gated norm is
+// optional (its mamba_rms_norm), as llama.cpp loads it; granitehybrid's
+// and nemotron_h's is required.
+func ssmMixerTensors(c *Config, has func(name string) bool) []blockTensor {
 	e, cw, h := c.Embd, c.ssmConvWidth(), c.SSMHeads
 	ts := []blockTensor{
-		vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }),
 		matTensor("ssm_in.weight", e, c.ssmInProj(), func(L *Layer) **ops.Matrix { return &L.ConvIn }),
 		rowsTensor("ssm_conv1d.weight", c.SSMConv, cw, func(L *Layer) *[]float32 { return &L.ConvW }),
 	}
 	if has("ssm_conv1d.bias") {
 		ts = append(ts, vecTensor("ssm_conv1d.bias", cw, func(L *Layer) *[]float32 { return &L.ConvB }))
 	}
-	return append(ts,
+	ts = append(ts,
 		vecTensor("ssm_dt.bias", h, func(L *Layer) *[]float32 { return &L.SSMDtB }),
 		rowsTensor("ssm_a", 1, h, func(L *Layer) *[]float32 { return &L.SSMA }),
-		rowsTensor("ssm_d", 1, h, func(L *Layer) *[]float32 { return &L.SSMD }),
-		rowsTensor("ssm_norm.weight", c.SSMInner/c.SSMGroups, c.SSMGroups, func(L *Layer) *[]float32 { return &L.SSMNorm }),
-		matTensor("ssm_out.weight", c.SSMInner, e, func(L *Layer) **ops.Matrix { return &L.ConvOut }))
+		rowsTensor("ssm_d", 1, h, func(L *Layer) *[]float32 { return &L.SSMD }))
+	if !c.ParallelSSM || has("ssm_norm.weight") {
+		ts = append(ts, rowsTensor("ssm_norm.weight", c.SSMInner/c.SSMGroups, c.SSMGroups, func(L *Layer) *[]float32 { return &L.SSMNorm }))
+	}
+	return append(ts, matTensor("ssm_out.weight", c.SSMInner, e, func(L *Layer) **ops.Matrix { return &L.ConvOut }))
 }
 
 // mlaTensors lists multi-head latent attention's projections and norms

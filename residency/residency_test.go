@@ -717,6 +717,20 @@ func TestExpertsFromDisk(t *testing.T) {
 	}
 }
 
+// TestSmallThinkerExpertsFromDisk is TestExpertsFromDisk for smallthinker,
+// whose router reads the layer's input from before attention: the copy
+// of it must survive the pass's attention and reach the experts read from
+// disk.
+func TestSmallThinkerExpertsFromDisk(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA()} {
+		for _, repack := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/layers=%d/repack=%v", spec.Variant(), spec.Layers, repack), func(t *testing.T) {
+				testExpertsFromDisk(t, spec, repack)
+			})
+		}
+	}
+}
+
 func testExpertsFromDisk(t *testing.T, spec testutil.ModelSpec, repack bool) {
 	path := testutil.TempModel(t, spec)
 	// The streaming model goes first: a resident one reads the whole file

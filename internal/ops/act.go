@@ -16,6 +16,19 @@ func SiLUMul(g, u []float32) {
 	}
 }
 
+// ReGLUMul writes relu(g)·u into g (ggml's reglu: the product where the
+// gate is positive, 0 elsewhere, whatever u holds).
+func ReGLUMul(g, u []float32) {
+	u = u[:len(g)]
+	for i, v := range g {
+		if v > 0 {
+			g[i] = v * u[i]
+		} else {
+			g[i] = 0
+		}
+	}
+}
+
 // geluF32 is the tanh approximation of GELU.
 func geluF32(x float32) float32 {
 	const c = 0.044715

@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -153,5 +154,17 @@ func checkULPs(t *testing.T, name string, g, u, got []float32, limit float64, ex
 	t.Logf("worst %.2f ulp", worst)
 	if worst > limit {
 		t.Errorf("%s is %.2f ulp from exact", name, worst)
+	}
+}
+
+// ReGLUMul is the up row where the gate is positive times the gate, and 0
+// where it is not, even against an infinite up (ggml's reglu).
+func TestReGLUMul(t *testing.T) {
+	inf := float32(math.Inf(1))
+	g := []float32{2, -1, 0, 0.5, -3}
+	u := []float32{3, 5, inf, -4, inf}
+	ReGLUMul(g, u)
+	if want := []float32{6, 0, 0, -2, 0}; !slices.Equal(g, want) {
+		t.Errorf("ReGLUMul = %v, want %v", g, want)
 	}
 }

@@ -19,6 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
+	// Arch may also be "smallthinker" or "falcon-h1".
 	Arch    string // "llama" (default), "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "gemma4", "phi3", "granite", "granitemoe", "granitehybrid", "qwen35", "qwen35moe", "qwen3next", "nemotron_h", "nemotron_h_moe", "smollm3", "mistral3", "olmo2", "ernie4_5", "ernie4_5-moe", "seed_oss", "exaone4", "glm4", "lfm2", "lfm2moe", "deepseek2", "gemma-embedding", "gpt-oss", "bert" or "nomic-bert"
 	Vocab   int    // at least MinVocab
 	Embd    int
@@ -104,6 +105,9 @@ type ModelSpec struct {
 	// RouterGain multiplies the router weights' spread (0 = 1); a large
 	// gain makes the routing decisive.
 	RouterGain float64
+	// Windowed writes a smallthinker's attention.sliding_window
+	// (SlidingWindow), which gives it windowed layers.
+	Windowed bool
 
 	// ChatTemplate is written as tokenizer.chat_template when not empty.
 	ChatTemplate string
@@ -561,6 +565,44 @@ func TinyErnie45MoE() ModelSpec {
 	return s
 }
 
+// TinySmallThinker is a 4-layer smallthinker as SmallThinker-4B-A0.6B is
+// made: no window (every layer global and rotated), NEOX RoPE, 8 ReGLU
+// experts of width 32 (feed_forward_length the same, as the converter
+// writes it), 2 a token, no shared expert, chosen by the router from the
+// layer's input before attention, by their sigmoid renormalised
+// (expert_gating_func 2, the converter's choice without
+// moe_primary_router_apply_softmax); tied output; Q8_0 weights.
+func TinySmallThinker() ModelSpec {
+	s := tiny("smallthinker", 61)
+	s.Layers, s.FFN, s.RopeBase, s.RMSEps, s.TiedOutput = 4, 32, 1500000, 1e-6, true
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.RouterGain, s.Gating = 8, 2, 32, 4, 2
+	return s
+}
+
+// TinySmallThinkerSWA is TinySmallThinker with attention.sliding_window
+// written (the NoPE-RoPE hybrid: layers 1–3 of each four windowed and
+// rotated, layers 0 and 4 global and unrotated), 5 layers, softmax
+// routing (expert_gating_func 1) and an output matrix of its own.
+func TinySmallThinkerSWA() ModelSpec {
+	s := TinySmallThinker()
+	s.Layers, s.Seed, s.Gating, s.TiedOutput = 5, 62, 1, false
+	s.Windowed, s.SlidingWindow = true, 4096
+	return s
+}
+
+// TinyFalconH1 is a 3-layer falcon-h1 as Falcon-H1's converter writes
+// it: every layer attention (NEOX RoPE, 4 heads of 16 on 2 KV heads) and
+// a Mamba-2 mixer side by side (inner size 96, not twice the width, in 6
+// heads of 16, 2 groups, state 16, kernel 4, with its gated norm), a
+// SwiGLU feed-forward after ffn_norm (named without .weight); untied;
+// Q8_0 weights.
+func TinyFalconH1() ModelSpec {
+	s := tiny("falcon-h1", 71)
+	s.Layers, s.RopeBase, s.RMSEps = 3, 100000000, 1e-5
+	s.SSMInner, s.SSMState, s.SSMHeads, s.SSMGroups = 96, 16, 6, 2
+	return s
+}
+
 // TinySeedOSS is a 2-layer seed_oss (NEOX RoPE, the optional Q/K/V
 // biases present, post_attention_norm as the norm before the
 // feed-forward, heads of 32 as the query is wider than the embedding in
@@ -684,6 +726,11 @@ func AddSSMLayers(g *gguf.Writer, arch string, headsKV int, rec []bool, m SSM) {
 	g.AddKV(arch+".rope.scaling.finetuned", false)
 }
 
+// AddSSMSizes writes the ssm.* sizes m under arch's key prefix alone, as
+// falcon-h1's converter does (every layer has its Mamba-2 mixer: no
+// per-layer head counts mark them).
+func AddSSMSizes(g *gguf.Writer, arch string, m SSM) { m.addTo(g, arch) }
+
 // addTo writes the ssm.* sizes m under arch's key prefix.
 func (m SSM) addTo(g *gguf.Writer, arch string) {
 	a := arch + "."
@@ -708,6 +755,7 @@ func (s ModelSpec) moe() bool {
 	}
 	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
 		s.Routing != nil ||
+		s.Arch == "smallthinker" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
 }
 
@@ -890,6 +938,17 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 		if s.Arch == "granitemoe" {
 			s = s.withGraniteScales()
+		}
+	case "falcon-h1":
+		if s.ConvKernel == 0 {
+			s.ConvKernel = 4
+		}
+	case "smallthinker":
+		if s.Gating == 0 {
+			s.Gating = 2
+		}
+		if err := s.checkExperts(); err != nil {
+			return s, err
 		}
 	default:
 		return s, fmt.Errorf("testutil: unknown architecture %q (want llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, mistral3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, deepseek2, gemma-embedding, gpt-oss, bert or nomic-bert)", s.Arch)
@@ -1133,6 +1192,15 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	}
 	if s.Arch == "lfm2moe" {
 		g.AddKV(a+"expert_gating_func", s.Gating)
+	}
+	if s.Arch == "falcon-h1" {
+		AddSSMSizes(g, s.Arch, SSM{Conv: s.ConvKernel, Inner: s.ssmInner(), State: s.SSMState, Heads: s.SSMHeads, Groups: s.SSMGroups})
+	}
+	if s.Arch == "smallthinker" {
+		g.AddKV(a+"expert_gating_func", s.Gating)
+		if s.Windowed {
+			g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
+		}
 	}
 	if s.Arch == "granite" || s.Arch == "granitemoe" || s.Arch == "granitehybrid" {
 		AddGraniteScales(g, s.Arch, s.EmbeddingScale, s.ResidualScale, s.AttentionScale, s.LogitScale)
@@ -1418,7 +1486,11 @@ func (s ModelSpec) tensors() []tensorSpec {
 		if gemma || noPreNorm || attnPost || glm {
 			ts = append(ts, tensorSpec{p + "post_attention_norm.weight", quant.F32, []int64{e}, norm})
 		}
-		if !noPreNorm && !attnPost && !parallel {
+		if s.Arch == "falcon-h1" {
+			// Named without .weight, as llama.cpp's falcon-h1 loader asks
+			// for it; the Mamba-2 mixer beside the attention.
+			ts = append(append(ts, s.mambaTensors(p)...), tensorSpec{p + "ffn_norm", quant.F32, []int64{e}, norm})
+		} else if !noPreNorm && !attnPost && !parallel {
 			ts = append(ts, tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
 		}
 		ts = append(ts, ffn(p, l)...)

@@ -25,6 +25,10 @@
 //	        granite-3.1-1b-a400m, smollm3-3b, olmo-2-1b, ernie-4.5-0.3b,
 //	        ernie-4.5-21b-a3b (-layers 2 -type q8_0 keeps a dense and an
 //	        expert block under 2 GB),
+//	        smallthinker-4b-a0.6b, smallthinker-21b-a3b (-layers 5
+//	        -experts 8 -vocab 8192 -type q8_0: 0.36 GiB),
+//	        falcon-h1-1.5b (falcon-h1: attention and Mamba-2 in every
+//	        layer),
 //	        seed-oss-36b, exaone-4.0-1.2b, glm-4-9b (-layers 2 -type q8_0
 //	        keeps its widths under 2 GB), glm-4-32b (-layers 1 -type
 //	        q4_k_m), qwen3-30b-a3b,

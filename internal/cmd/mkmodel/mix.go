@@ -333,7 +333,12 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		if gemma || noPreNorm || attnPost || glm {
 			add(p+"post_attention_norm.weight", kindNorm, e)
 		}
-		if !noPreNorm && !attnPost && s.Cohere2 == nil { // cohere2: one norm before both
+		if s.Arch == "falcon-h1" {
+			// The Mamba-2 mixer beside the attention, and ffn_norm named
+			// without .weight, as llama.cpp's falcon-h1 loader asks.
+			mambaPlan(s, p, add)
+			add(p+"ffn_norm", kindNorm, e)
+		} else if !noPreNorm && !attnPost && s.Cohere2 == nil { // cohere2: one norm before both
 			add(p+"ffn_norm.weight", kindNorm, e)
 		}
 		ffn(p, l)

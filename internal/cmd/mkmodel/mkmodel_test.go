@@ -267,7 +267,7 @@ func TestMiniatureShapes(t *testing.T) {
 					t.Errorf("shortconv.conv.weight present = %v (F32 when present)", ok)
 				}
 				for _, name := range []string{"blk.0.ssm_conv1d.weight", "blk.0.ssm_a", "blk.0.ssm_d", "blk.0.ssm_norm.weight"} {
-					if ti, ok := f.Tensor(name); ok != (s.SSM != nil && (name != "blk.0.ssm_d" || s.Arch == "granitehybrid" || s.Pattern != "")) || ok && ti.Type != quant.F32 {
+					if ti, ok := f.Tensor(name); ok != (s.SSM != nil && (name != "blk.0.ssm_d" || s.Arch == "granitehybrid" || s.Arch == "falcon-h1" || s.Pattern != "")) || ok && ti.Type != quant.F32 {
 						t.Errorf("%s present = %v (F32 when present)", name, ok)
 					}
 				}

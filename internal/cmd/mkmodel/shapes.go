@@ -488,6 +488,51 @@ var shapes = []shape{
 		Experts: 64, ExpertsUsed: 6, ExpertFFN: 1536, SharedFFN: 3072, DenseLead: 1,
 	},
 	{
+		// SmallThinker-4B-A0.6B (PowerInfer/SmallThinker-4BA0.6B-Instruct's
+		// config.json): 1536 wide, 32 layers, 12 heads of 128 on 2 KV
+		// heads, 32 ReGLU experts of 768, 4 a token, no shared expert,
+		// sigmoid routing (no moe_primary_router_apply_softmax), no
+		// sliding window (every layer global and rotated), rope_theta
+		// 1.5e6, tied output; feed_forward_length the experts' width, as
+		// the converter writes it.
+		Name: "smallthinker-4b-a0.6b", Arch: "smallthinker", Vocab: 151936, Embd: 1536, Layers: 32,
+		Heads: 12, HeadsKV: 2, HeadDim: 128, FFN: 768, Context: 32768,
+		RopeBase: 1500000, RMSEps: 1e-6, TiedOutput: true,
+		Experts: 32, ExpertsUsed: 4, ExpertFFN: 768,
+	},
+	{
+		// SmallThinker-21B-A3B: 2560 wide, 52 layers, 28 heads on 4 KV
+		// heads, 64 experts of 768, 6 a token, context 16K (the SmallThinker
+		// repository's model table); heads of 128, sigmoid routing,
+		// rope_theta 1e6 and tied output are its configuration class's
+		// defaults (its config.json was not at hand); windowed, as the
+		// paper's NoPE-RoPE hybrid and llama.cpp's 52-layer type have it
+		// (attention.sliding_window 4096: layers 1-3 of each four windowed
+		// and rotated). 42 GB in F16: -layers 5 -experts 8 -vocab 8192
+		// -type q8_0 (0.36 GiB) keeps one period of the pattern and a
+		// layer.
+		Name: "smallthinker-21b-a3b", Arch: "smallthinker", Vocab: 151936, Embd: 2560, Layers: 52,
+		Heads: 28, HeadsKV: 4, HeadDim: 128, FFN: 768, Context: 16384,
+		RopeBase: 1000000, RMSEps: 1e-6, TiedOutput: true, Window: 4096,
+		Experts: 64, ExpertsUsed: 6, ExpertFFN: 768,
+	},
+	{
+		// Falcon-H1-1.5B: 2048 wide, 24 layers (llama.cpp's 1.5B type), 8
+		// heads of 128 on 2 KV heads, ffn 4608, vocabulary 65537; every
+		// layer's Mamba-2 mixer of 48 heads of 64 (inner 3072), 1 group,
+		// state 256, kernel 4, with its gated norm (mamba_rms_norm) and
+		// conv bias; untied. Widths as a falcon_h1 config quoted in a
+		// third-party test states them (a third-party analysis of
+		// Falcon-H1-1.5B gives the same width, 48 SSM heads of 64, state
+		// 256, 1 group); rope_theta 1e11 and context 131072 assumed. The
+		// µP multipliers are folded into the weights by llama.cpp's
+		// converter and not in the file.
+		Name: "falcon-h1-1.5b", Arch: "falcon-h1", Vocab: 65537, Embd: 2048, Layers: 24,
+		Heads: 8, HeadsKV: 2, HeadDim: 128, FFN: 4608, Context: 131072,
+		RopeBase: 1e11, RMSEps: 1e-5,
+		SSM: &testutil.SSM{Conv: 4, Inner: 3072, State: 256, Heads: 48, Groups: 1},
+	},
+	{
 		// Seed-OSS-36B: NEOX RoPE, Q/K/V biases (attention_bias; none on
 		// the output), post_attention_norm before the feed-forward; heads
 		// of 128, the query (10240) twice the width. 72 GB in F16:

@@ -1,0 +1,71 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/lowmem/llm/internal/testutil"
+)
+
+// SmallThinker (TinySmallThinker: the 4B-A0.6B's make, every layer global
+// and rotated, sigmoid routing; TinySmallThinkerSWA: the windowed layers
+// and NoPE, softmax routing) against the float64 reference written from
+// llama.cpp's smallthinker graph and build_moe_ffn — the router reading
+// the layer's input before attention, the gating function the file
+// names, the chosen weights renormalised, ReGLU experts, no shared
+// expert — in one pass, in chunks of 4 and token by token. The window is
+// 4096 whatever the file says (llama.cpp's), which a 13-token prompt
+// never reaches: the SWA model is run with its Config's window cut to 4
+// so that the windowed layers are seen. Reading the router from the
+// experts' input, the other gating function, no renormalisation, SwiGLU
+// for ReGLU, and for the SWA model rotating every layer, the NoPE layers
+// last of each four rather than first, or no window, each move the
+// reference by more than 3 tolerances.
+func TestSmallThinkerMatchesReference(t *testing.T) {
+	const tol = 5e-3
+	for _, tc := range []struct {
+		name   string
+		spec   testutil.ModelSpec
+		gating Gating
+		window int
+	}{
+		{"4B", testutil.TinySmallThinker(), GatingSigmoid, 0},
+		{"SWA", testutil.TinySmallThinkerSWA(), GatingSoftmax, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pool, m, f, data := loadF32(t, tc.spec)
+			swa := tc.window > 0
+			if m.Experts != 8 || m.ExpertsUsed != 2 || m.ExpertFFN != 32 || m.SharedFFN != 0 || m.ExpertGating != tc.gating ||
+				!m.ExpertNorm || !m.ReGLU || !m.RouterPreAttn || !m.RopeNeox || m.Tied == swa || m.ExpertSelBias {
+				t.Fatalf("config: %+v", m.Config)
+			}
+			if swa {
+				if m.Window != 4096 || m.RopeLayer(0) || !m.RopeLayer(1) || m.RopeLayer(4) || m.WindowedLayer(0) || !m.WindowedLayer(3) || m.WindowedLayer(4) {
+					t.Fatalf("SWA config: %+v", m.Config)
+				}
+				m.Window = tc.window
+			} else if m.Window != 0 || !m.RopeLayer(0) || !m.RopeLayer(3) {
+				t.Fatalf("config without a window: %+v", m.Config)
+			}
+			toks := prompt(13)
+			ref := perturbedRef(t, m, f, data, toks)
+			want := ref(refDecoder{})
+			checkBatchesWithin(t, m, pool, toks, want, "", tol)
+			other := GatingSoftmax
+			if tc.gating == GatingSoftmax {
+				other = GatingSigmoid
+			}
+			perturbs := map[string]func(c *Config){
+				"router reads the experts' input": func(c *Config) { c.RouterPreAttn = false },
+				"other gating":                    func(c *Config) { c.ExpertGating = other },
+				"no renormalisation":              func(c *Config) { c.ExpertNorm = false },
+				"SwiGLU experts":                  func(c *Config) { c.ReGLU = false },
+			}
+			if swa {
+				perturbs["every layer rotated"] = func(c *Config) { c.NoRopeEvery = 0 }
+				perturbs["NoPE layers last of four"] = func(c *Config) { c.NoRopeLead = false }
+				perturbs["no window"] = func(c *Config) { c.Window = 0 }
+			}
+			mustMoveAll(t, m, f, data, toks, want, 3*tol, perturbs)
+		})
+	}
+}
