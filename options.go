@@ -295,6 +295,9 @@ func WithJSONSchema(schema json.RawMessage) GenerateOption {
 // earlier ones (0 means 3, at most 64).
 type PromptLookup = seq.Lookup
 
+// MaxDraft is the most tokens PromptLookup.Draft may ask for.
+const MaxDraft = seq.MaxDraft
+
 // WithSpeculation drafts the next tokens by finding the last tokens'
 // latest earlier occurrence in the session (prompt and output) and
 // copying what followed, and evaluates the sampled token and its draft
