@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"time"
 
@@ -87,35 +88,44 @@ func (b *bencher) lookupTest(ctx context.Context, n int) (*lookupResult, error) 
 }
 
 // costModel times, after prompt, costSteps decode steps (Eval of one
-// token) and as many passes of Draft+1 tokens with every row's logits
-// (EvalAll, as a verification pass computes them), alternately, and
-// returns the median of each.
+// token), then as many passes of Draft+1 tokens with every row's logits
+// (EvalAll, as a verification pass computes them), each from the same
+// point, and returns the median of each. The garbage collector runs before
+// each timed call, so that EvalAll's new slice of logits (which a
+// verification pass does not allocate) costs only its zeroing.
 func (b *bencher) costModel(ctx context.Context, prompt []int32) (step, verify float64, err error) {
-	b.s.Reset()
-	if _, err := b.s.Eval(ctx, prompt); err != nil {
-		return 0, 0, err
-	}
 	k := b.c.lookup + 1
+	if len(prompt)+k > b.s.Context() {
+		return 0, 0, nil
+	}
 	rows := make([]int32, k)
+	time1 := func(toks []int32, eval func(context.Context, []int32) ([]float32, error)) (float64, error) {
+		b.s.Reset()
+		if _, err := b.s.Eval(ctx, prompt); err != nil {
+			return 0, err
+		}
+		for i := range toks {
+			toks[i] = b.token()
+		}
+		runtime.GC()
+		start := time.Now()
+		_, err := eval(ctx, toks)
+		return time.Since(start).Seconds(), err
+	}
 	var steps, passes []float64
 	for range costSteps {
-		if b.s.Len()+1+k > b.s.Context() {
-			break
-		}
-		tok := []int32{b.token()}
-		start := time.Now()
-		if _, err := b.s.Eval(ctx, tok); err != nil {
+		t, err := time1(rows[:1], b.s.Eval)
+		if err != nil {
 			return 0, 0, err
 		}
-		steps = append(steps, time.Since(start).Seconds())
-		for i := range rows {
-			rows[i] = b.token()
-		}
-		start = time.Now()
-		if _, err := b.s.EvalAll(ctx, rows); err != nil {
+		steps = append(steps, t)
+	}
+	for range costSteps {
+		t, err := time1(rows, b.s.EvalAll)
+		if err != nil {
 			return 0, 0, err
 		}
-		passes = append(passes, time.Since(start).Seconds())
+		passes = append(passes, t)
 	}
 	return median(steps), median(passes), nil
 }
