@@ -28,6 +28,7 @@ func batchesExact(t *testing.T, m *llm.Model) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ids = ids[:min(len(ids), 40)] // within the smallest context tested
 	v := m.Info().VocabSize
 	all := mustEval(t, ctx, session(t, m).EvalAll, ids)
 	one := session(t, m)
@@ -180,6 +181,43 @@ func TestSpeculationOptions(t *testing.T) {
 		_, err := s.Generate(context.Background(), "Once", llm.WithSpeculation(tc.l))
 		if !errors.Is(err, llm.ErrInvalidOption) || !strings.Contains(err.Error(), tc.field) {
 			t.Errorf("%+v: err = %v, want ErrInvalidOption naming %s", tc.l, err, tc.field)
+		}
+	}
+}
+
+// TestSpeculationShiftAndGrowth: past a full context that shifts, and
+// past the KV cache's first size, a speculative generation shifts and
+// grows where plain generation does and gives its tokens (stories260K,
+// whose batched passes match one-token passes).
+func TestSpeculationShiftAndGrowth(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []llm.Option
+		n    int
+	}{
+		{"shift", []llm.Option{llm.WithContextSize(48), llm.WithContextShift(4)}, 150},
+		{"growth", []llm.Option{llm.WithContextSize(1024)}, 300},
+	} {
+		m := loadStories(t, tc.opts...)
+		if !batchesExact(t, m) {
+			t.Skip("batched passes round otherwise on this CPU")
+		}
+		run := func(opts ...llm.GenerateOption) (generation, llm.KVStats) {
+			s := session(t, m)
+			out, err := s.Generate(context.Background(), "Once upon a time, there was a girl", append(opts, llm.MaxTokens(tc.n), llm.Temperature(0))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return generation{out, s.Tokens(), slices.Clone(s.Logits()), s.Usage()}, s.KVStats()
+		}
+		plain, ps := run()
+		spec, ss := run(llm.WithSpeculation(llm.PromptLookup{Draft: 5, NGram: 1}))
+		t.Logf("%s: %d shifts, %d grows; %d drafted, %d accepted", tc.name, ss.Shifts, ss.Grows, spec.usage.DraftTokens, spec.usage.AcceptedTokens)
+		if ps.Shifts+ps.Grows == 0 || spec.usage.AcceptedTokens == 0 {
+			t.Fatalf("%s: %d shifts, %d grows, %d drafts accepted: nothing tested", tc.name, ps.Shifts, ps.Grows, spec.usage.AcceptedTokens)
+		}
+		if spec.text != plain.text || !slices.Equal(spec.tokens, plain.tokens) || ss.Shifts != ps.Shifts || ss.Cells != ps.Cells {
+			t.Errorf("%s: with speculation %q (%+v), plain %q (%+v)", tc.name, spec.text, ss, plain.text, ps)
 		}
 	}
 }
