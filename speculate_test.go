@@ -41,12 +41,14 @@ func batchesExact(t *testing.T, m *llm.Model) bool {
 }
 
 // generation is what one generation produced: its text, the session's
-// tokens and logits afterwards, and its usage.
+// tokens and logits afterwards, its usage, and the tokens' log-probabilities
+// (with WithLogprobs).
 type generation struct {
-	text   string
-	tokens []int32
-	logits []float32
-	usage  llm.Usage
+	text     string
+	tokens   []int32
+	logits   []float32
+	usage    llm.Usage
+	logprobs []float32
 }
 
 // generate runs Stream on a new session of m, stopping after brk tokens
@@ -55,17 +57,22 @@ func generate(t *testing.T, m *llm.Model, prompt string, brk int, opts ...llm.Ge
 	t.Helper()
 	s := session(t, m)
 	var b strings.Builder
+	var lps []float32
 	n := 0
 	for tok, err := range s.Stream(context.Background(), prompt, opts...) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		b.WriteString(tok.Text)
+		lps = append(lps, tok.Logprob)
+		for _, top := range tok.TopLogprobs {
+			lps = append(lps, top.Logprob)
+		}
 		if n++; n == brk {
 			break
 		}
 	}
-	return generation{b.String(), s.Tokens(), slices.Clone(s.Logits()), s.Usage()}
+	return generation{b.String(), s.Tokens(), slices.Clone(s.Logits()), s.Usage(), lps}
 }
 
 // TestSpeculationExact: with prompt lookup the output, the tokens the
@@ -157,6 +164,8 @@ func checkSpeculation(t *testing.T, m *llm.Model, name string, exact bool, plain
 		t.Errorf("%s: the session holds other tokens after speculation", name)
 	case !slices.Equal(spec.logits, plain.logits):
 		t.Errorf("%s: the session's logits differ after speculation", name)
+	case !slices.Equal(spec.logprobs, plain.logprobs):
+		t.Errorf("%s: the tokens' log-probabilities differ after speculation", name)
 	case u != plain.usage:
 		t.Errorf("%s: usage %+v, plain %+v", name, u, plain.usage)
 	}
@@ -208,7 +217,7 @@ func TestSpeculationShiftAndGrowth(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return generation{out, s.Tokens(), slices.Clone(s.Logits()), s.Usage()}, s.KVStats()
+			return generation{out, s.Tokens(), slices.Clone(s.Logits()), s.Usage(), nil}, s.KVStats()
 		}
 		plain, ps := run()
 		spec, ss := run(llm.WithSpeculation(llm.PromptLookup{Draft: 5, NGram: 1}))
