@@ -74,8 +74,10 @@ type Usage struct {
 	GenerateTime    time.Duration // sampling and evaluating the generated tokens
 	// DraftTokens are the tokens speculation (Generation.Speculate)
 	// drafted and evaluated; AcceptedTokens, of them, those that sampling
-	// confirmed and the generation kept (a confirmed end-of-generation
-	// token or one past a stop is not kept). Both count in no other field:
+	// confirmed and the generation went on after without a pass of their
+	// own (not a confirmed token that ended it: an end-of-generation
+	// token, one that completed a stop string or whose yield returned
+	// false, which settle evaluates alone as plain generation does).
 	// GeneratedTokens counts the tokens yielded, drafted or not.
 	DraftTokens    int
 	AcceptedTokens int
