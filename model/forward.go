@@ -456,18 +456,57 @@ func (s *State) workerErr() error {
 // An encoder has no output head: its Forward fails (Generative).
 func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 	m := s.m
-	if err := m.Generative(); err != nil {
-		return err
-	}
 	n := len(tokens)
 	all := len(out) == n*m.Vocab && n > 1
 	if !all && len(out) != m.Vocab {
 		return fmt.Errorf("model: logits buffer of %d floats for %d tokens of vocabulary %d", len(out), n, m.Vocab)
 	}
+	_, err := s.forward(tokens, pos0, out, all)
+	return err
+}
+
+// ForwardRows is Forward writing every token's logits, row after row, to
+// the arena after the pass's scratch instead of a buffer of the caller's:
+// what a speculative verification pass needs, inside the memory the plan
+// counts for the batch's activations (RowsFit says for how many tokens).
+// The rows are valid until the next pass.
+func (s *State) ForwardRows(tokens []int32, pos0 int) ([]float32, error) {
+	return s.forward(tokens, pos0, nil, true)
+}
+
+// RowsFit is the most tokens whose ForwardRows fits in the arena the
+// state was made with (ScratchBytes of its batch, what memplan counts as
+// its activations): the pass's scratch and a row of logits a token. It is
+// at most Batch, and 0 when not even one token's fits.
+func (s *State) RowsFit() int {
+	return rowsFit(s.m.ScratchBytes(s.batch), s.batch, func(n int) int {
+		return s.m.ScratchBytes(n) + roundUp(4*n*s.m.Vocab, allocAlign)
+	})
+}
+
+// rowsFit is the largest n ≤ batch with need(n) ≤ room, need growing
+// with n; 0 when there is none.
+func rowsFit(room, batch int, need func(int) int) int {
+	n := 0
+	for n < batch && need(n+1) <= room {
+		n++
+	}
+	return n
+}
+
+// forward runs a pass and writes its logits to out, every token's when
+// all, the last one's otherwise; a nil out takes all rows from the arena
+// (ForwardRows) and returns them.
+func (s *State) forward(tokens []int32, pos0 int, out []float32, all bool) ([]float32, error) {
+	m := s.m
+	if err := m.Generative(); err != nil {
+		return nil, err
+	}
+	n := len(tokens)
 	defer s.e.EndPhases()
 	x, xn, err := s.blocks(tokens, pos0)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	E := m.Embd
 	first := 0
@@ -475,13 +514,16 @@ func (s *State) Forward(tokens []int32, pos0 int, out []float32) error {
 		first = n - 1
 	}
 	rows := n - first
+	if out == nil {
+		out = s.ar.Float32s(rows * m.Vocab)
+	}
 	s.e.Phase(phOutput)
 	s.norm(xn, x[first*E:], m.OutNorm, rows)
 	if err := s.mul(m.Output, s.acts(xn, E, rows), out, m.Vocab); err != nil {
-		return err
+		return nil, err
 	}
 	m.finishLogits(out)
-	return nil
+	return out, nil
 }
 
 // finishLogits applies what the architecture does to the output matrix's

@@ -239,6 +239,11 @@ func (r *recurrent) shift(keep, drop int) {
 	r.at -= drop
 }
 
+// TruncatesExactly reports whether Truncate takes the state back to any
+// position: false for a model with conv or recurrent layers, whose
+// Truncate goes back to a checkpoint and leaves tokens to evaluate again.
+func (s *State) TruncatesExactly() bool { return !s.conv.on() }
+
 // Truncate forgets positions n and later and returns how many positions
 // the state now holds: n, or for a model with conv layers, whose state
 // cannot be taken back position by position, the position of the newest

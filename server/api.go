@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/chat"
 	"github.com/lowmem/llm/internal/jsonprefix"
 )
@@ -147,6 +148,11 @@ type commonRequest struct {
 	FrequencyPenalty    *float64        `json:"frequency_penalty"`
 	Logprobs            json.RawMessage `json:"logprobs"`
 	ResponseFormat      *responseFormat `json:"response_format"`
+	// llama-server's speculative decoding fields (flat names with a dot);
+	// p_min, a draft model's threshold, is taken and ignored.
+	SpecNMax *int     `json:"speculative.n_max"`
+	SpecNMin *int     `json:"speculative.n_min"`
+	SpecPMin *float64 `json:"speculative.p_min"`
 }
 
 type responseFormat struct {
@@ -288,8 +294,15 @@ func (c *commonRequest) params() (Params, *apiError) {
 			return p, badRequest("response_format", "response_format: %v", err)
 		}
 	}
+	if n := c.SpecNMax; n != nil && (*n < 0 || *n > llm.MaxDraft) {
+		return p, badRequest("speculative.n_max", "speculative.n_max must be between 0 and %d, got %d", llm.MaxDraft, *n)
+	}
+	if n := c.SpecNMin; n != nil && *n < 0 {
+		return p, badRequest("speculative.n_min", "speculative.n_min must not be negative, got %d", *n)
+	}
 	p.Temperature, p.TopP, p.Seed = c.Temperature, c.TopP, c.Seed
 	p.PresencePenalty, p.FrequencyPenalty = c.PresencePenalty, c.FrequencyPenalty
+	p.DraftMax, p.DraftMin = c.SpecNMax, c.SpecNMin
 	return p, nil
 }
 

@@ -190,6 +190,11 @@ type Params struct {
 	// or a tool's name (llm.WithToolChoice).
 	Tools      []chat.Tool
 	ToolChoice string
+	// DraftMax and DraftMin, when not nil, are llama-server's
+	// speculative.n_max and speculative.n_min: the most and fewest tokens
+	// a speculative step drafts, for a Backend that speculates (FromModel's
+	// with Model.Speculate).
+	DraftMax, DraftMin *int
 }
 
 // choice is p for the i-th choice of a request: a seed asked for moves

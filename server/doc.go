@@ -31,7 +31,9 @@
 // {"schema": …}} (or llama.cpp's server's {"type": "json_object",
 // "schema": …}) to one that satisfies the schema (llm.WithJSONSchema), on
 // both endpoints; a schema with keywords that cannot be enforced is a 400
-// that names them. Chat's logprobs and top_logprobs (0 to 20), and the
+// that names them. llama-server's speculative.n_max and speculative.n_min
+// set a request's draft sizes where the Model speculates
+// (Model.Speculate). Chat's logprobs and top_logprobs (0 to 20), and the
 // legacy endpoint's logprobs (0 to 5), report each token's
 // log-probability (llm.WithLogprobs) from a Backend whose sessions are
 // LogprobSessions, as FromModel's are.

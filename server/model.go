@@ -37,6 +37,22 @@ type Model struct {
 	// tokenizer adds BOS and EOS itself.
 	vocab          int
 	addBOS, addEOS bool
+	spec           llm.PromptLookup // Speculate's
+}
+
+// Speculate makes every request generate with speculative decoding by
+// prompt lookup (llm.WithSpeculation), as llama-server's --spec-type
+// ngram-simple with --draft-max and --draft-min; a request's
+// speculative.n_max and speculative.n_min replace l's Draft and MinDraft
+// for it (MinDraft clamped to Draft, as llama-server does). Call it before
+// serving; fields out of range are an error wrapping llm.ErrInvalidOption
+// that names the field.
+func (b *Model) Speculate(l llm.PromptLookup) error {
+	if err := l.Check(); err != nil {
+		return err
+	}
+	b.spec = l
+	return nil
 }
 
 // FromModel serves m under the name id (what /v1/models lists and
@@ -96,12 +112,13 @@ func (b *Model) NewSession() (Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return modelSession{s, b.m}, nil
+	return modelSession{s, b.m, b.spec}, nil
 }
 
 type modelSession struct {
-	s *llm.Session
-	m *llm.Model
+	s    *llm.Session
+	m    *llm.Model
+	spec llm.PromptLookup // Model.Speculate's
 }
 
 func (ms modelSession) Close() error { return ms.s.Close() }
@@ -147,6 +164,18 @@ func (ms modelSession) GenerateLogprobs(ctx context.Context, prompt string, p Pa
 	}
 	if p.ToolChoice != "" {
 		opts = append(opts, llm.WithTools(p.Tools...), llm.WithToolChoice(p.ToolChoice))
+	}
+	if l := ms.spec; l.Draft > 0 {
+		// As llama-server, a request's draft sizes matter only where the
+		// server speculates.
+		if p.DraftMax != nil {
+			l.Draft = *p.DraftMax
+		}
+		if p.DraftMin != nil {
+			l.MinDraft = *p.DraftMin
+		}
+		l.MinDraft = min(l.MinDraft, l.Draft) // llama-server's clamp
+		opts = append(opts, llm.WithSpeculation(l))
 	}
 	var err error
 	for tok, e := range s.Complete(ctx, prompt, opts...) {

@@ -24,6 +24,17 @@
 // starts small and grows as tokens arrive, taking memory from resident
 // weights when it must.
 //
+// With -lookup K the tg test generates greedily (Session.Generate,
+// temperature 0) after a prompt of 64 random tokens written twice, -r
+// times without and with prompt-lookup speculation of up to K drafts
+// (llm.WithSpeculation), and reports both speeds (tokens over
+// Usage.GenerateTime), the tokens drafted and kept a run, whether the
+// texts were the same, and the cost model: the median time of a decode
+// step (Eval of one token) against that of a verification pass of K+1
+// tokens with every row's logits (EvalAll). A random-weight model's
+// output is no text: what it repeats, and so the acceptance, says little
+// of a real model's.
+//
 // With -json it prints one JSON object instead of the table:
 //
 //	{"model":"x.gguf","threads":2,"pp":{"n":512,"tps":…,"sd":…},"tg":{"n":128,"tps":…,"sd":…},"peak_rss_bytes":…,
@@ -97,6 +108,7 @@ type config struct {
 	embd     bool      // the pp test embeds (pooled hidden states, no logits)
 	texts    int       // -embd: the pp test's tokens are this many texts
 	pack     bool      // -texts: one EmbedBatch call (else an EmbedTokens call a text)
+	lookup   int       // the tg test generates greedily, with and without this many prompt-lookup drafts
 }
 
 // errUsage reports bad flags; the flag package has already printed why.
@@ -126,6 +138,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.embd, "embd", false, "the pp test computes an embedding (Session.EmbedTokens) instead of logits, as llama-bench -embd 1; needs -n 0")
 	fs.IntVar(&c.texts, "texts", 1, "with -embd: the pp test's tokens are this many texts of p/texts tokens, embedded together")
 	fs.BoolVar(&c.pack, "pack", true, "with -texts: embed the texts in one Session.EmbedBatch call, packed into shared passes (false: an EmbedTokens call a text)")
+	fs.IntVar(&c.lookup, "lookup", 0, "the tg test generates greedily after 64 random tokens written twice, without and with prompt-lookup speculation of up to this many drafts (llm.WithSpeculation), and times a decode step against a verification pass (0 = off)")
 	fs.StringVar(&c.profile, "profile", "", "write a CPU profile of the measured runs to `FILE` (FILE.pp and FILE.tg when both tests run) and print CPU time by phase of the forward pass")
 	if err := fs.Parse(args); err != nil {
 		return c, errUsage
@@ -150,15 +163,20 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("-pg needs both -p and -n")
 	case c.embd && (c.tg > 0 || c.pp == 0):
 		return c, errors.New("-embd measures the pp test only: give -p and -n 0")
+	case c.lookup < 0 || c.lookup > llm.MaxDraft || c.lookup > 0 && (c.tg == 0 || c.pg || c.embd):
+		return c, fmt.Errorf("-lookup %d: want 0 to %d, with -n and without -pg or -embd", c.lookup, llm.MaxDraft)
 	case c.texts < 1 || c.texts > 1 && (!c.embd || c.pp%c.texts != 0):
 		return c, fmt.Errorf("-texts %d: want 1, or with -embd a divisor of -p %d", c.texts, c.pp)
 	}
-	if c.ctx == 0 {
-		c.ctx = max(c.pp+c.tg, 512)
-	}
 	need := max(c.pp, c.tg)
-	if c.pg {
+	switch {
+	case c.pg:
 		need = c.pp + c.tg
+	case c.lookup > 0:
+		need = max(c.pp, 2*lookupPromptHalf+c.tg)
+	}
+	if c.ctx == 0 {
+		c.ctx = max(c.pp+c.tg, need, 512)
 	}
 	if c.ctx < need {
 		return c, fmt.Errorf("-c %d is smaller than the %d tokens a test needs", c.ctx, need)
@@ -213,6 +231,8 @@ type result struct {
 	Threads int    `json:"threads"`
 	PP      *stats `json:"pp,omitempty"`
 	TG      *stats `json:"tg,omitempty"`
+	// Lookup is the -lookup test, which replaces the tg test.
+	Lookup *lookupResult `json:"lookup,omitempty"`
 	// CPU time by phase of the forward pass, with -profile.
 	PPPhases    []phaseShare `json:"pp_phases,omitempty"`
 	TGPhases    []phaseShare `json:"tg_phases,omitempty"`
@@ -371,7 +391,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
-		if c.tg > 0 {
+		if c.tg > 0 && c.lookup > 0 {
+			if res.Lookup, err = b.lookupTest(ctx, c.tg); err != nil {
+				return fmt.Errorf("lookup tg%d: %w", c.tg, err)
+			}
+			if !c.json {
+				printLookup(stdout, res, res.Lookup)
+			}
+		} else if c.tg > 0 {
 			b.tgRead = true
 			if res.TG, res.TGPhases, err = test("tg", c.tg, b.generate); err != nil {
 				return err

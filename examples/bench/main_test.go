@@ -43,6 +43,9 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-m", "x", "-p", "64", "-n", "0", "-texts", "4"}, "-texts 4"},
 		{[]string{"-m", "x", "-p", "64", "-n", "0", "-embd", "-texts", "5"}, "a divisor of -p 64"},
 		{[]string{"-m", "x", "-p", "64", "-n", "0", "-embd", "-texts", "0"}, "-texts 0"},
+		{[]string{"-m", "x", "-lookup", "65"}, "-lookup 65"},
+		{[]string{"-m", "x", "-n", "0", "-lookup", "4"}, "-lookup 4"},
+		{[]string{"-m", "x", "-pg", "-lookup", "4"}, "-lookup 4"},
 	}
 	for _, tt := range tests {
 		_, err := parseFlags(tt.args, &bytes.Buffer{})
@@ -266,5 +269,32 @@ func TestRunEmbedTexts(t *testing.T) {
 		if pp, _ := res["pp"].(map[string]any); pp["n"] != 32.0 {
 			t.Errorf("%s: pp = %v", pack, res["pp"])
 		}
+	}
+}
+
+// TestRunLookup: -lookup reports greedy generation without and with
+// speculation, the drafts, and the cost model's two times.
+func TestRunLookup(t *testing.T) {
+	path := tinyModel(t)
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"-m", path, "-p", "0", "-n", "24", "-r", "1", "-lookup", "4", "-json"}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Lookup *lookupResult `json:"lookup"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Lookup == nil {
+		t.Fatalf("output %s: %v", out.String(), err)
+	}
+	l := res.Lookup
+	if l.Draft != 4 || !(l.Plain.TPS > 0) || !(l.Spec.TPS > 0) || !(l.Step > 0) || !(l.Verify > 0) || l.Accepted > l.Drafted {
+		t.Errorf("lookup result %+v", *l)
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"-m", path, "-p", "0", "-n", "8", "-r", "1", "-lookup", "2", "-warmup=false"}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, " lookup2 tg8 |") || !strings.Contains(s, "cost model: decode step") {
+		t.Errorf("table:\n%s", s)
 	}
 }

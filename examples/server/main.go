@@ -55,11 +55,18 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	maxBody := fs.String("max-body", "1M", "largest request body")
 	name := fs.String("name", "", "model name in the API (default: the file's name)")
 	drain := fs.Duration("drain", 30*time.Second, "on SIGTERM, how long requests in flight may finish before they are cancelled")
+	specType := fs.String("spec-type", "none", "speculative decoding: none, or ngram (prompt lookup, llama-server's ngram-simple)")
+	draftMax := fs.Int("draft-max", 8, "with -spec-type ngram, the most tokens drafted a step (1-64; a request's speculative.n_max; llama-server's default is 16, but on a CPU a pass of 17 tokens costs several steps)")
+	draftMin := fs.Int("draft-min", 0, "with -spec-type ngram, the fewest drafted tokens worth a verification pass (a request's speculative.n_min)")
+	ngram := fs.Int("spec-ngram-size-n", 3, "with -spec-type ngram, how many last tokens must match earlier ones")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if s := *specType; s != "none" && s != "ngram" && s != "ngram-simple" {
+		return fmt.Errorf("-spec-type %q: want none or ngram", s)
 	}
 	if *parallel < 1 || *queue < 0 {
 		return fmt.Errorf("-parallel %d -queue %d: want at least 1 and 0", *parallel, *queue)
@@ -82,6 +89,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	b, err := server.FromModel(m, id)
 	if err != nil {
 		return err
+	}
+	if *specType != "none" {
+		if *draftMax < 1 {
+			return fmt.Errorf("-draft-max %d: want 1 to %d with -spec-type %s", *draftMax, llm.MaxDraft, *specType)
+		}
+		if err := b.Speculate(llm.PromptLookup{Draft: *draftMax, MinDraft: *draftMin, NGram: *ngram}); err != nil {
+			return fmt.Errorf("-draft-max %d -draft-min %d -spec-ngram-size-n %d: %w", *draftMax, *draftMin, *ngram, err)
+		}
 	}
 	srv, err := server.New(b, server.WithParallel(*parallel), server.WithQueue(*queue),
 		server.WithMaxBodyBytes(body), server.WithLogger(log))

@@ -118,3 +118,24 @@ func TestSIGTERM(t *testing.T) {
 		})
 	}
 }
+
+// TestSpeculationFlags: -spec-type takes none or ngram, and draft sizes
+// out of range stop the server before it listens, naming the flag.
+func TestSpeculationFlags(t *testing.T) {
+	path := testutil.Testdata(t, "models/stories260K-f32.gguf")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-spec-type", "eagle"}, "-spec-type"},
+		{[]string{"-spec-type", "ngram", "-draft-max", "65"}, "Draft"},
+		{[]string{"-spec-type", "ngram", "-draft-max", "0"}, "-draft-max"},
+		{[]string{"-spec-type", "ngram", "-draft-max", "4", "-draft-min", "5"}, "MinDraft"},
+		{[]string{"-spec-type", "ngram", "-spec-ngram-size-n", "-1"}, "NGram"},
+	} {
+		err := run(context.Background(), append([]string{"-m", path, "-addr", "127.0.0.1:0"}, tc.args...), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want one naming %s", tc.args, err, tc.want)
+		}
+	}
+}

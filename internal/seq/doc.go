@@ -6,7 +6,8 @@
 // cancelled evaluation; holding exactly a whole prompt while reusing the
 // prefix it shares with the tokens held (Hold, for chat turns); sampling a
 // continuation (Generate, GenerateFrom) until an end-of-generation token,
-// with a report of what it did (Usage); and saving and restoring it all
+// token by token or speculatively, verifying prompt-lookup drafts in one
+// pass (Lookup), with a report of what it did (Usage); and saving and restoring it all
 // (internal/snapshot).
 //
 // A Seq runs one call at a time: every call that computes or changes it

@@ -46,6 +46,9 @@ type Generation struct {
 	// step, for Seq.Logprobs.
 	Logprobs    bool
 	TopLogprobs int
+	// Speculate drafts tokens by prompt lookup and verifies them in one
+	// pass (see Lookup); the zero value is off.
+	Speculate Lookup
 }
 
 // Finish says why a generation ended.
@@ -69,6 +72,15 @@ type Usage struct {
 	Finish          Finish        // why generation ended
 	PromptTime      time.Duration // evaluating the prompt's new tokens
 	GenerateTime    time.Duration // sampling and evaluating the generated tokens
+	// DraftTokens are the tokens speculation (Generation.Speculate)
+	// drafted and evaluated; AcceptedTokens, of them, those that sampling
+	// confirmed and the generation went on after without a pass of their
+	// own (not a confirmed token that ended it: an end-of-generation
+	// token, one that completed a stop string or whose yield returned
+	// false, which settle evaluates alone as plain generation does).
+	// GeneratedTokens counts the tokens yielded, drafted or not.
+	DraftTokens    int
+	AcceptedTokens int
 }
 
 // Usage reports the last Generate or GenerateFrom call, or the tokens of
@@ -189,6 +201,12 @@ func (s *Seq) begin(g Generation) (*sampler.Sampler, constraint, error) {
 	if g.TopLogprobs < 0 || g.TopLogprobs > MaxTopLogprobs {
 		return nil, nil, fmt.Errorf("llm: top logprobs %d outside [0, %d]: %w", g.TopLogprobs, MaxTopLogprobs, ErrInvalidOption)
 	}
+	if err := g.Speculate.Check(); err != nil {
+		return nil, nil, err
+	}
+	if n := g.Speculate.Draft + 1; g.Speculate.Draft > 0 && len(s.draft) < n {
+		s.draft = make([]int32, n)
+	}
 	s.mu.Lock()
 	s.logprob, s.top = 0, nil
 	s.mu.Unlock()
@@ -255,6 +273,10 @@ func (s *Seq) sample(ctx context.Context, smp *sampler.Sampler, jf constraint, g
 	start := time.Now()
 	t := tally{pending: -1}
 	err := s.loop(ctx, smp, jf, g, yield, &t)
+	if t.spec > 0 {
+		// Drafts no sample confirmed, or whose token was not kept.
+		s.truncate(len(s.history) - t.spec)
+	}
 	if err == nil || !errors.Is(err, ErrClosed) {
 		// After a cancelled context the text yielded is settled all the
 		// same: the last token costs one more step.
@@ -264,6 +286,7 @@ func (s *Seq) sample(ctx context.Context, smp *sampler.Sampler, jf constraint, g
 	}
 	s.setUsage(func(u *Usage) {
 		u.GeneratedTokens, u.GenerateTime = t.yielded, time.Since(start)
+		u.DraftTokens, u.AcceptedTokens = t.drafted, t.accepted
 		if err == nil {
 			u.Finish = t.finish
 		}
@@ -279,6 +302,11 @@ type tally struct {
 	total     int    // bytes of text the generated tokens carry
 	shown     int    // of them, bytes handed to yield
 	finish    Finish // why sampling ended
+	// spec is how many tokens at the end of the history are drafts that
+	// sampling has not confirmed yet (the first of them, at the stop that
+	// ends a generation, may be the token sampled last); drafted and
+	// accepted count drafts as Usage does.
+	spec, drafted, accepted int
 }
 
 // loop samples and evaluates tokens until generation ends; jf, when not
@@ -295,6 +323,9 @@ func (s *Seq) loop(ctx context.Context, smp *sampler.Sampler, jf constraint, g G
 		logits = s.scratch
 	}
 	out := newTextOut(g.Stop)
+	drafts := s.drafting(g)
+	var rows []float32 // the last verification pass's logits, a row a token
+	row := 0           // the row s.logits holds
 	for range g.MaxTokens {
 		if s.closed.Load() {
 			return ErrClosed
@@ -302,20 +333,29 @@ func (s *Seq) loop(ctx context.Context, smp *sampler.Sampler, jf constraint, g G
 		if private {
 			copy(logits, s.logits)
 		}
+		// The history the plain loop would have: no unconfirmed drafts.
+		history := s.history[:len(s.history)-t.spec]
 		var id int32
 		if jf != nil {
-			if id = smp.SampleAllowed(logits, s.history, jf); id < 0 {
+			if id = smp.SampleAllowed(logits, history, jf); id < 0 {
 				return fmt.Errorf("llm: %s: no token of the vocabulary continues it after %d tokens: %w", constrained(g), t.yielded, ErrInvalidOption)
 			}
 			jf.Accept(id)
 		} else {
-			id = smp.Sample(logits, s.history)
+			id = smp.Sample(logits, history)
+		}
+		// A draft the sample confirms is evaluated already; one it does
+		// not goes, with the drafts after it.
+		confirmed := t.spec > 0 && id == s.history[len(history)]
+		if t.spec > 0 && !confirmed {
+			s.truncate(len(history))
+			t.spec = 0
 		}
 		if s.cfg.Vocab.IsEOG(id) {
 			t.finish = FinishEnd
 			break
 		}
-		if !s.cfg.Shift && len(s.history) >= s.cfg.Context {
+		if !confirmed && !s.cfg.Shift && len(s.history) >= s.cfg.Context {
 			// Not yielded: the sequence could not hold it.
 			return fmt.Errorf("llm: generation reached the context size %d: %w", s.cfg.Context, kv.ErrFull)
 		}
@@ -339,9 +379,17 @@ func (s *Seq) loop(ctx context.Context, smp *sampler.Sampler, jf constraint, g G
 			t.finish = FinishCaller
 			return nil
 		}
-		s.one[0] = id
-		if err := s.eval(ctx, s.one[:], nil); err != nil {
-			return err
+		if confirmed {
+			t.spec--
+			t.accepted++
+			row++
+			copy(s.logits, rows[row*len(s.logits):(row+1)*len(s.logits)])
+		} else {
+			var err error
+			if rows, err = s.step(ctx, id, drafts, g, t); err != nil {
+				return err
+			}
+			row = 0
 		}
 		t.pending = -1
 		t.evaluated++

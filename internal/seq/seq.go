@@ -110,6 +110,9 @@ type Seq struct {
 	logits  []float32 // after the last evaluated token
 	scratch []float32 // a copy of logits for a sampler that changes them
 	one     [1]int32  // the token of a decode step, without allocating
+	draft   []int32   // a sampled token and the tokens drafted after it (Lookup)
+	rows    []float32 // a verification pass's logits, in the model's arena
+	fit     int       // the most tokens of a verification pass (model.State.RowsFit)
 	bytes   int64     // KV bytes counted in budget
 	grows   int
 	shifts  int
@@ -168,7 +171,7 @@ func New(m *model.Model, e *ops.Exec, b Budget, c Config) (*Seq, error) {
 	// The history is reserved up front (4 bytes a token) so appending to it
 	// never allocates in the decode loop.
 	return &Seq{m: m, st: st, budget: b, cfg: c, logits: make([]float32, m.Vocab),
-		history: make([]int32, 0, c.Context), bytes: kvb}, nil
+		history: make([]int32, 0, c.Context), bytes: kvb, fit: st.RowsFit()}, nil
 }
 
 // Context is the most tokens the sequence holds.
@@ -305,7 +308,7 @@ func (s *Seq) free() {
 		return
 	}
 	s.freed = true
-	s.st, s.history, s.logits, s.scratch = nil, nil, nil, nil
+	s.st, s.history, s.logits, s.scratch, s.rows = nil, nil, nil, nil, nil
 	freeOS(s.bytes)
 	s.budget.Release(s.bytes)
 }
@@ -474,8 +477,9 @@ func (s *Seq) checkTokens(tokens []int32) error {
 }
 
 // forward makes room for chunk and runs it through the model, holding the
-// model open for the step, writing logits to out (model.State.Forward) or,
-// when hidden, every token's hidden state (model.State.Hidden), or, when
+// model open for the step, writing logits to out (model.State.Forward),
+// or every token's to the arena when out is nil (model.State.ForwardRows:
+// s.rows), or, when hidden, every token's hidden state (model.State.Hidden), or, when
 // lens is not nil, those of the texts of lens's lengths packed in chunk
 // (model.State.HiddenPacked; the sequence must be empty). A panic (a
 // fault reading a mapped file that shrank, or a bug) rewinds the sequence
@@ -503,6 +507,8 @@ func (s *Seq) forward(chunk []int32, lens []int, out []float32, hidden bool, sta
 		err = s.st.HiddenPacked(chunk, lens, out)
 	case hidden:
 		err = s.st.Hidden(chunk, len(s.history), out)
+	case out == nil:
+		s.rows, err = s.st.ForwardRows(chunk, len(s.history))
 	default:
 		err = s.st.Forward(chunk, len(s.history), out)
 	}

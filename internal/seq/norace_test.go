@@ -1,0 +1,5 @@
+//go:build !race
+
+package seq
+
+const raceEnabled = false

@@ -1,0 +1,115 @@
+package seq
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/memplan"
+	"github.com/lowmem/llm/sampler"
+)
+
+func TestLookup(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		toks []int32
+		n    int
+		room int
+		want []int32
+	}{
+		{"latest match", []int32{1, 2, 3, 1, 2, 4, 9, 1, 2}, 2, 3, []int32{4, 9, 1}},
+		{"room limits", []int32{1, 2, 3, 4, 5, 1, 2}, 2, 2, []int32{3, 4}},
+		{"loop goes on", []int32{7, 1, 2, 1, 2}, 2, 5, []int32{1, 2, 1, 2, 1}},
+		{"one token loop", []int32{5, 5, 5}, 2, 4, []int32{5, 5, 5, 5}},
+		{"no match", []int32{1, 2, 3, 4}, 2, 3, nil},
+		{"too short", []int32{1, 2}, 2, 3, nil},
+		{"unigram", []int32{4, 8, 6, 4}, 1, 2, []int32{8, 6}},
+		{"no room", []int32{1, 2, 1, 2}, 2, 0, nil},
+	} {
+		dst := make([]int32, tc.room)
+		if got := dst[:lookup(tc.toks, tc.n, dst)]; !slices.Equal(got, tc.want) && len(got)+len(tc.want) > 0 {
+			t.Errorf("%s: drafted %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestSpeculationStepAllocatesNothing: a speculative step (a lookup and
+// a verification pass) allocates nothing once the sequence exists, and
+// its logits stay inside the arena the memory plan counts as the
+// activations of a batch (model.ScratchBytes): no overflow, for batches
+// that hold many rows and few.
+func TestSpeculationStepAllocatesNothing(t *testing.T) {
+	if testing.Short() && raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	m, pool := stories(t)
+	for _, batch := range []int{512, 16, 3, 1} {
+		s, err := New(m, ops.NewExec(pool), memplan.NewKVBudget(1<<30, nil), Config{Context: 128, Batch: batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		g := Generation{Config: sampler.DefaultConfig(1), MaxTokens: 64, Speculate: Lookup{Draft: 8, NGram: 2}}
+		if _, _, err := s.begin(g); err != nil {
+			t.Fatal(err)
+		}
+		loop := []int32{5, 6, 7, 8, 9, 10, 11, 12, 13}
+		prompt := append(append(slices.Clone(loop), loop...), 5)
+		if err := s.eval(context.Background(), prompt, nil); err != nil {
+			t.Fatal(err)
+		}
+		drafts := s.drafting(g)
+		t.Logf("batch %d: a verification pass of %d tokens fits, %d drafts", batch, s.fit, drafts)
+		if want := min(8, s.fit-1); drafts != max(want, 0) || s.fit > batch {
+			t.Fatalf("batch %d: %d rows fit, %d drafts", batch, s.fit, drafts)
+		}
+		if batch == 512 && drafts != 8 {
+			t.Fatalf("a batch of 512 drafts %d, want 8", drafts)
+		}
+		var spec int
+		step := func() {
+			tl := tally{}
+			if _, err := s.step(context.Background(), 6, drafts, g, &tl); err != nil {
+				t.Fatal(err)
+			}
+			spec = tl.spec
+			s.truncate(len(prompt))
+		}
+		if n := testing.AllocsPerRun(20, step); n != 0 {
+			t.Errorf("batch %d: a speculative step allocates %.1f times, want 0", batch, n)
+		}
+		if spec != drafts {
+			t.Errorf("batch %d: the step drafted %d, want %d", batch, spec, drafts)
+		}
+		ar := s.st.Arena()
+		if ar.Overflows() != 0 || ar.HighWater() > m.ScratchBytes(min(batch, 128)) {
+			t.Errorf("batch %d: the arena overflowed %d times, high water %d of the plan's %d",
+				batch, ar.Overflows(), ar.HighWater(), m.ScratchBytes(min(batch, 128)))
+		}
+	}
+}
+
+// TestSpeculationOffForConv: a model whose state goes back only to
+// checkpoints (lfm2's conv layers) generates without drafts, the same
+// tokens.
+func TestSpeculationOffForConv(t *testing.T) {
+	_, tok, _ := synthetic(t, testutil.TinyLFM2())
+	_, open := lfm2Seqs(t, Config{Context: 128, Batch: 8, Vocab: tok})
+	g := Generation{Config: sampler.DefaultConfig(1), MaxTokens: 16}
+	gen := func(g Generation) ([]int32, Usage) {
+		s := open()
+		prompt := append(ids(9, 1), ids(9, 1)...)
+		if err := s.GenerateFrom(context.Background(), prompt, g, func(int32, string) bool { return true }); err != nil {
+			t.Fatal(err)
+		}
+		return s.Tokens(), s.Usage()
+	}
+	plain, _ := gen(g)
+	g.Speculate = Lookup{Draft: 4, NGram: 1}
+	spec, u := gen(g)
+	if u.DraftTokens != 0 || !slices.Equal(plain, spec) {
+		t.Errorf("lfm2 with speculation: %d drafts, same tokens %v", u.DraftTokens, slices.Equal(plain, spec))
+	}
+}

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/testutil"
+)
+
+// TestModelSpeculation: a server whose Model speculates (Speculate, the
+// example server's -spec-type ngram) drafts for a request, a request's
+// speculative.n_max of 0 turns it off, and values out of range are 400s
+// naming the field, as is a bad server-wide setting.
+func TestModelSpeculation(t *testing.T) {
+	m, err := llm.Load(testutil.Testdata(t, "models/stories260K-f32.gguf"), llm.WithThreads(1), llm.WithContextSize(256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	b, err := FromModel(m, "stories")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Speculate(llm.PromptLookup{Draft: 65}); !errors.Is(err, llm.ErrInvalidOption) || !strings.Contains(err.Error(), "Draft") {
+		t.Errorf("Speculate with Draft 65: err = %v, want ErrInvalidOption naming Draft", err)
+	}
+	if err := b.Speculate(llm.PromptLookup{Draft: 6, NGram: 2}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close() })
+	usage := func() llm.Usage { return srv.all[0].session.(modelSession).s.Usage() }
+
+	prompt, _ := json.Marshal("Once upon a time, there was a little girl named Lily. She liked to play with her ball. " +
+		"One day, Lily went to the park with her mom. Once upon a time, there was a little girl named Lily. She liked")
+	req := `{"model":"stories","prompt":` + string(prompt) + `,"max_tokens":80,"temperature":0`
+	var texts [2]string
+	for i, extra := range []string{"", `,"speculative.n_max":0`} {
+		resp, body := post(t, hs.URL+"/v1/completions", req+extra+"}")
+		var c struct {
+			Choices []struct{ Text string } `json:"choices"`
+		}
+		if resp.StatusCode != 200 || json.Unmarshal(body, &c) != nil || len(c.Choices) != 1 {
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
+		}
+		texts[i] = c.Choices[0].Text
+		u := usage()
+		if on := i == 0; (u.AcceptedTokens > 0) != on || (u.DraftTokens > 0) != on {
+			t.Errorf("request %d: %d drafted, %d accepted, want speculation %v", i, u.DraftTokens, u.AcceptedTokens, on)
+		}
+	}
+	if texts[0] == "" {
+		t.Error("speculation generated nothing")
+	}
+	for _, tc := range []struct{ extra, param string }{
+		{`,"speculative.n_max":65`, "speculative.n_max"},
+		{`,"speculative.n_max":-1`, "speculative.n_max"},
+		{`,"speculative.n_min":-2`, "speculative.n_min"},
+	} {
+		resp, body := post(t, hs.URL+"/v1/completions", req+tc.extra+"}")
+		if resp.StatusCode != 400 || !strings.Contains(string(body), `"param":"`+tc.param+`"`) {
+			t.Errorf("%s: status %d, %s; want 400 naming %s", tc.extra, resp.StatusCode, body, tc.param)
+		}
+	}
+}
