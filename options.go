@@ -288,26 +288,22 @@ func WithJSONSchema(schema json.RawMessage) GenerateOption {
 	return func(g *engine.Gen) { g.JSONSchema = schema }
 }
 
-// PromptLookup configures speculative decoding with prompt-lookup drafts
-// (WithSpeculation): Draft, the most tokens drafted a step (0 is off, at
-// most 64; llama-server's --draft-max); MinDraft, the fewest worth a
-// verification pass (--draft-min); NGram, how many last tokens must match
-// earlier ones (0 means 3, at most 64).
+// PromptLookup is WithSpeculation's drafting: Draft, the most tokens a
+// step (0 off, at most MaxDraft; llama-server's --draft-max); MinDraft,
+// the fewest worth a pass (--draft-min); NGram, the last tokens matched
+// (0 means 3, at most 64).
 type PromptLookup = seq.Lookup
 
-// MaxDraft is the most tokens PromptLookup.Draft may ask for.
+// MaxDraft bounds PromptLookup.Draft.
 const MaxDraft = seq.MaxDraft
 
-// WithSpeculation drafts the next tokens by finding the last tokens'
-// latest earlier occurrence in the session (prompt and output) and
-// copying what followed, and evaluates the sampled token and its draft
-// in one pass: a pass over a few tokens reads the weights once, as one
-// token's does. Sampling runs over that pass's logits exactly as token by
-// token, so the text is the one plain generation samples from the same
-// logits; it pays where output repeats its input (summaries, code edits,
-// extraction). Usage counts the tokens drafted and accepted; fields out
-// of range fail with ErrInvalidOption naming the field. Models with conv
-// or recurrent layers (LFM2, Mamba-2, Qwen 3.5) generate without it.
+// WithSpeculation drafts the next tokens by copying what followed the
+// last NGram tokens' latest earlier occurrence in the session, and
+// verifies them in one pass whose logits are sampled exactly as token by
+// token: it pays where output repeats its input (summaries, code edits,
+// extraction). Usage counts drafted and kept tokens; a field out of range
+// is ErrInvalidOption. Models with conv or recurrent layers generate
+// without it.
 func WithSpeculation(l PromptLookup) GenerateOption {
 	return func(g *engine.Gen) { g.Speculate = l }
 }
