@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/lowmem/llm/internal/gguf"
 )
@@ -31,8 +30,15 @@ var blockPrefix = regexp.MustCompile(`^blk\.[0-9]+\.`)
 // translate rewrites f in place when it is in a dialect of another
 // converter; otherwise it does nothing.
 func translate(f *gguf.File) error {
-	if f.Arch() == "gptoss" {
+	switch f.Arch() {
+	case "gptoss":
 		return translateGptOss(f)
+	case "qwen25vl":
+		return translateQwen25VL(f)
+	case "qwen3vl", "qwen3vlmoe":
+		return translateQwen3VL(f)
+	case "gemma3":
+		return translateGemma3(f)
 	}
 	return nil
 }
@@ -47,13 +53,9 @@ func translateGptOss(f *gguf.File) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("model: Ollama gptoss file: "+format+": %w", append(args, ErrBadModel)...)
 	}
-	for i := range f.KV {
-		k := f.KV[i].Key
-		if rest, ok := strings.CutPrefix(k, "gptoss."); ok && !f.RenameKey(k, "gpt-oss."+rest) {
-			return bad("it has both %s and gpt-oss.%s", k, rest)
-		}
+	if err := renameArch(f, "gptoss", "gpt-oss"); err != nil {
+		return err
 	}
-	f.Set("general.architecture", "gpt-oss")
 	if _, ok := f.Get("gpt-oss.rope.scaling.type"); !ok {
 		if _, ok := f.Get("gpt-oss.rope.scaling.factor"); ok {
 			f.Set("gpt-oss.rope.scaling.type", "yarn")

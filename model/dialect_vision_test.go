@@ -1,0 +1,48 @@
+package model
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/lowmem/llm/internal/gguf"
+)
+
+// TestTranslateQwen3VLDefault: an Ollama qwen3vl header that states no
+// sections (its converter writes none for Qwen3-VL's checkpoints) gets
+// the [24, 20, 20] its runtime assumes, padded to llama.cpp's four; a
+// llama.cpp header keeps its own.
+func TestTranslateQwen3VLDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		kvs  []gguf.KV
+		want []int32
+	}{
+		{"none stated", nil, []int32{24, 20, 20, 0}},
+		{"llama.cpp's", []gguf.KV{{Key: "qwen3vl.rope.dimension_sections", Value: []int32{16, 24, 24, 0}}}, []int32{16, 24, 24, 0}},
+		{"Ollama's runtime key", []gguf.KV{{Key: "qwen3vl.mrope_sections", Value: []uint32{16, 24, 24}}}, []int32{16, 24, 24, 0}},
+	} {
+		f := &gguf.File{KV: append([]gguf.KV{{Key: "general.architecture", Value: "qwen3vl"}}, tc.kvs...)}
+		if err := translate(f); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got, _ := f.Int32s("qwen3vl.rope.dimension_sections"); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: sections %v, want %v", tc.name, got, tc.want)
+		}
+		if err := translate(f); err != nil {
+			t.Errorf("%s: translating twice: %v", tc.name, err)
+		}
+	}
+}
+
+// TestTowerTensor: the vision and audio towers' tensors of Ollama's files
+// are told from the text model's.
+func TestTowerTensor(t *testing.T) {
+	for name, want := range map[string]bool{
+		"v.blk.0.attn_q.weight": true, "mm.0.weight": true, "a.conv1d.0.weight": true, "mm.a.mlp.weight": true,
+		"blk.0.attn_q.weight": false, "token_embd.weight": false, "output.weight": false, "per_layer_token_embd.weight": false,
+	} {
+		if got := TowerTensor(name); got != want {
+			t.Errorf("TowerTensor(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

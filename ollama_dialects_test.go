@@ -1,0 +1,198 @@
+package llm_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/lowmem/llm"
+	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/memplan"
+	"github.com/lowmem/llm/model"
+	"github.com/lowmem/llm/quant"
+)
+
+// addTower puts a vision tower into h as Ollama's converter keeps it in
+// the text model's file: keys under <arch>.vision and tensors under v.
+// and mm. (big enough that a plan counting them would show it).
+func addTower(h *hmodel) {
+	h.set(".vision.block_count", uint32(1))
+	h.set(".vision.embedding_length", uint32(64))
+	h.put("v.patch_embd.weight", quant.F16, 64, 588)
+	h.put("v.blk.0.attn_q.weight", quant.F16, 64, 64)
+	h.put("v.blk.0.ln1.weight", quant.F32, 64)
+	h.put("mm.0.weight", quant.F16, 256, 64)
+}
+
+// renameArchKeys renames h's architecture, and its keys with it.
+func renameArchKeys(h *hmodel, to string) {
+	for i := range h.kvs {
+		if rest, ok := strings.CutPrefix(h.kvs[i].Key, h.arch+"."); ok {
+			h.kvs[i].Key = to + "." + rest
+		}
+	}
+	h.arch = to
+	h.set("general.architecture", to)
+}
+
+// ollamaSections moves rope.dimension_sections to Ollama's key, as the
+// three counts of the checkpoint's mrope_section.
+func ollamaSections(h *hmodel, key string) {
+	s := h.get(".rope.dimension_sections").([]int32)
+	h.del(".rope.dimension_sections")
+	h.set(key, s[:3])
+}
+
+// ollamaDialects are models as Ollama's converter writes them, each from
+// a spec of ours in llama.cpp's names: spec is the llama.cpp file (its
+// weights shared by both), ollama rewrites it.
+var ollamaDialects = []struct {
+	name   string
+	spec   func() testutil.ModelSpec
+	ollama func(h *hmodel)
+}{
+	{"qwen25vl", func() testutil.ModelSpec {
+		s := testutil.TinyQwen2VL()
+		s.RopeSections = []int32{2, 3, 3, 0} // Ollama writes three counts
+		return s
+	}, func(h *hmodel) {
+		renameArchKeys(h, "qwen25vl")
+		ollamaSections(h, ".rope.mrope_section")
+		addTower(h)
+	}},
+	{"qwen3vl", testutil.TinyQwen3VL, func(h *hmodel) {
+		ollamaSections(h, ".mrope_sections")
+		h.del(".n_deepstack_layers")
+		addTower(h)
+	}},
+	{"qwen3vl converter key", testutil.TinyQwen3VL, func(h *hmodel) {
+		ollamaSections(h, ".rope.mrope_section")
+		addTower(h)
+	}},
+	{"qwen3vlmoe", testutil.TinyQwen3VLMoE, func(h *hmodel) {
+		ollamaSections(h, ".mrope_sections")
+		h.del(".n_deepstack_layers")
+		addTower(h)
+	}},
+	{"gemma3 with vision", func() testutil.ModelSpec {
+		s := testutil.TinyGemma3() // its epsilon and base are Ollama's defaults
+		s.RopeBaseSWA = 5000
+		return s
+	}, func(h *hmodel) {
+		h.del(".attention.layer_norm_rms_epsilon")
+		h.del(".rope.freq_base")
+		h.set(".rope.local.freq_base", h.get(".rope.freq_base_swa"))
+		h.del(".rope.freq_base_swa")
+		addTower(h)
+	}},
+}
+
+// TestOllamaDialects: each model of ollamaDialects, as Ollama stores it
+// (its architecture name and keys, its vision tower in the same file),
+// loads as llama.cpp's file of the same weights and gives bit for bit its
+// logits; the tower's tensors are neither read nor counted by the plan
+// (memplan.Shape's SkippedBytes holds exactly them, the parameters are
+// the text model's).
+func TestOllamaDialects(t *testing.T) {
+	quiet := llm.WithLogger(slog.New(slog.DiscardHandler))
+	ctx := context.Background()
+	ids := []int32{1, 7, 30, 2, 55, 9, 13, 4, 21}
+	for _, tc := range ollamaDialects {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			file := modelBytes(t, tc.spec())
+			canonPath := writeTemp(t, dir, "llama.cpp.gguf", file)
+			ref := load(t, canonPath, llm.WithThreads(1), quiet)
+			want := mustEval(t, ctx, session(t, ref).EvalAll, ids)
+			h := parseModel(t, file)
+			tc.ollama(h)
+			path := writeTemp(t, dir, "ollama.gguf", h.bytes(t))
+			m := load(t, path, llm.WithThreads(1), quiet)
+			if got, wantArch := m.Info().Architecture, ref.Info().Architecture; got != wantArch {
+				t.Errorf("architecture %q, want %q", got, wantArch)
+			}
+			got := mustEval(t, ctx, session(t, m).EvalAll, ids)
+			vocab := len(want) / len(ids)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("token %d, logit %d: %v, want %v", i/vocab, i%vocab, got[i], want[i])
+				}
+			}
+			canon, err := memplan.ReadShape(canonPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sh, err := memplan.ReadShape(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tower int64
+			for _, tn := range h.tensors {
+				if model.TowerTensor(tn.name) {
+					tower += int64(len(tn.data))
+				}
+			}
+			if sh.SkippedBytes != tower || sh.Params != canon.Params || sh.OtherBytes != canon.OtherBytes {
+				t.Errorf("skipped %d bytes (want the tower's %d), %d parameters and %d other bytes (want %d and %d)",
+					sh.SkippedBytes, tower, sh.Params, sh.OtherBytes, canon.Params, canon.OtherBytes)
+			}
+			if _, err := llm.Plan(path); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestOllamaDialectsHostile: a half-translated file — a thing under both
+// dialects' names, an Ollama key of the wrong type — is refused with
+// ErrBadModel naming it.
+func TestOllamaDialectsHostile(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		spec    func() testutil.ModelSpec
+		edit    func(h *hmodel)
+		mention string
+	}{
+		{"qwen3vl other sections under both names", testutil.TinyQwen3VL, func(h *hmodel) {
+			h.set(".mrope_sections", []int32{4, 4, 8})
+		}, "qwen3vl.rope.dimension_sections = [8 4 4 0] and qwen3vl.mrope_sections = [4 4 8 0] disagree"},
+		{"qwen3vl sections a string", testutil.TinyQwen3VL, func(h *hmodel) {
+			h.del(".rope.dimension_sections")
+			h.set(".mrope_sections", "8,4,4")
+		}, "qwen3vl.mrope_sections is"},
+		{"qwen3vl sections too many", testutil.TinyQwen3VL, func(h *hmodel) {
+			h.del(".rope.dimension_sections")
+			h.set(".rope.mrope_section", []int32{8, 4, 4, 0, 0})
+		}, "qwen3vl.rope.mrope_section is"},
+		{"qwen3vl Ollama's two keys disagree", testutil.TinyQwen3VL, func(h *hmodel) {
+			h.del(".rope.dimension_sections")
+			h.set(".mrope_sections", []int32{8, 4, 4})
+			h.set(".rope.mrope_section", []int32{4, 4, 8})
+		}, "disagree"},
+		{"qwen25vl key under both names", testutil.TinyQwen2VL, func(h *hmodel) {
+			h.set("qwen25vl.block_count", uint32(2))
+			h.set("general.architecture", "qwen25vl")
+		}, "qwen25vl.block_count and qwen2vl.block_count"},
+		{"qwen25vl without sections", testutil.TinyQwen2VL, func(h *hmodel) {
+			renameArchKeys(h, "qwen25vl")
+			h.del(".rope.dimension_sections")
+		}, "qwen2vl.rope.dimension_sections missing"},
+		{"gemma3 local base under both names", testutil.TinyGemma3, func(h *hmodel) {
+			addTower(h)
+			h.set(".rope.local.freq_base", float32(10000))
+			h.set(".rope.freq_base_swa", float32(10000))
+		}, "gemma3.rope.local.freq_base and gemma3.rope.freq_base_swa"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := parseModel(t, modelBytes(t, tc.spec()))
+			tc.edit(h)
+			path := writeTemp(t, t.TempDir(), "m.gguf", h.bytes(t))
+			_, err := llm.Load(path)
+			if !errors.Is(err, model.ErrBadModel) || !strings.Contains(err.Error(), tc.mention) {
+				t.Errorf("%v, want ErrBadModel naming %q", err, tc.mention)
+			}
+		})
+	}
+}
