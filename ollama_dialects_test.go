@@ -87,6 +87,44 @@ var ollamaDialects = []struct {
 		h.del(".rope.freq_base_swa")
 		addTower(h)
 	}},
+	{"mistral3 with YaRN", testutil.TinyMistral3, ollamaMistral3},
+	{"mistral3 without scaling", func() testutil.ModelSpec {
+		s := testutil.TinyMistral3()
+		s.Yarn = nil
+		return s
+	}, ollamaMistral3},
+}
+
+// ollamaMistral3 writes a mistral3's keys as Ollama's converter does:
+// every rope.scaling key (empty or zero when the checkpoint has none),
+// YaRN's bounds as beta_fast and beta_slow, its multiplier of 1 as
+// mscale and mscale_all_dim, the attention temperature as
+// rope.scaling_beta; and the vision tower.
+func ollamaMistral3(h *hmodel) {
+	if h.get(".rope.scaling.type") == nil {
+		h.set(".rope.scaling.type", "")
+		h.set(".rope.scaling.factor", float32(0))
+	}
+	yarn := h.get(".rope.scaling.type") == "yarn"
+	for b, def := range map[string]float32{"beta_fast": 32, "beta_slow": 1} { // Ministral 3's, llama.cpp's defaults
+		v, ok := h.get(".rope.scaling.yarn_" + b).(float32)
+		if !ok && yarn {
+			v = def
+		}
+		h.del(".rope.scaling.yarn_" + b)
+		h.set(".rope.scaling."+b, v)
+	}
+	if h.get(".rope.scaling.yarn_log_multiplier") != nil {
+		h.del(".rope.scaling.yarn_log_multiplier")
+		h.set(".rope.scaling.mscale", float32(1))
+		h.set(".rope.scaling.mscale_all_dim", float32(1))
+	}
+	if v := h.get(".attention.temperature_scale"); v != nil {
+		h.del(".attention.temperature_scale")
+		h.set(".rope.scaling_beta", v)
+	}
+	h.set(".vocab_size", uint32(len(h.get("tokenizer.ggml.tokens").([]string))))
+	addTower(h)
 }
 
 // TestOllamaDialects: each model of ollamaDialects, as Ollama stores it
@@ -179,6 +217,17 @@ func TestOllamaDialectsHostile(t *testing.T) {
 			renameArchKeys(h, "qwen25vl")
 			h.del(".rope.dimension_sections")
 		}, "qwen2vl.rope.dimension_sections missing"},
+		{"mistral3 YaRN bound under both names", testutil.TinyMistral3, func(h *hmodel) {
+			h.set(".rope.scaling.beta_fast", float32(32))
+			h.set(".rope.scaling.yarn_beta_fast", float32(32))
+		}, "mistral3.rope.scaling.beta_fast and mistral3.rope.scaling.yarn_beta_fast"},
+		{"mistral3 scaling_beta a string", testutil.TinyMistral3, func(h *hmodel) {
+			h.del(".attention.temperature_scale")
+			h.set(".rope.scaling_beta", "0.1")
+		}, "mistral3.rope.scaling_beta is"},
+		{"mistral3 temperature stated otherwise", testutil.TinyMistral3, func(h *hmodel) {
+			h.set(".rope.scaling_beta", float32(0.2))
+		}, "mistral3.attention.temperature_scale = 0.1, but mistral3.rope.scaling_beta implies 0.2"},
 		{"gemma3 local base under both names", testutil.TinyGemma3, func(h *hmodel) {
 			addTower(h)
 			h.set(".rope.local.freq_base", float32(10000))
