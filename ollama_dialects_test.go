@@ -93,6 +93,23 @@ var ollamaDialects = []struct {
 		s.Yarn = nil
 		return s
 	}, ollamaMistral3},
+	{"glm4moelite", func() testutil.ModelSpec {
+		s := testutil.TinyDeepSeek3() // GLM-4.7-Flash's form: q_lora, sigmoid, a selection bias
+		s.Yarn = nil
+		d := *s.DeepSeek2
+		d.Groups, d.GroupsUsed = 0, 0
+		s.DeepSeek2 = &d
+		return s
+	}, func(h *hmodel) {
+		renameArchKeys(h, "glm4moelite")
+		for _, p := range [][2]string{{".attention.key_length", ".attention.key_length_mla"}, {".attention.value_length", ".attention.value_length_mla"}} {
+			a, b := h.get(p[0]), h.get(p[1])
+			h.set(p[0], b)
+			h.set(p[1], a)
+		}
+		h.set(".attention.head_count_kv", h.get(".attention.head_count"))
+		h.set("tokenizer.ggml.pre", "glm4")
+	}},
 }
 
 // ollamaMistral3 writes a mistral3's keys as Ollama's converter does:
@@ -228,6 +245,18 @@ func TestOllamaDialectsHostile(t *testing.T) {
 		{"mistral3 temperature stated otherwise", testutil.TinyMistral3, func(h *hmodel) {
 			h.set(".rope.scaling_beta", float32(0.2))
 		}, "mistral3.attention.temperature_scale = 0.1, but mistral3.rope.scaling_beta implies 0.2"},
+		{"glm4moelite key under both names", testutil.TinyDeepSeek3, func(h *hmodel) {
+			h.set("glm4moelite.block_count", uint32(3))
+			h.set("general.architecture", "glm4moelite")
+		}, "glm4moelite.block_count and deepseek2.block_count"},
+		{"glm4moelite size a string", testutil.TinyDeepSeek3, func(h *hmodel) {
+			renameArchKeys(h, "glm4moelite")
+			h.set(".attention.key_length_mla", "48")
+		}, "glm4moelite.attention.key_length_mla is"},
+		{"glm4moelite without its _mla sizes", testutil.TinyDeepSeek3, func(h *hmodel) {
+			renameArchKeys(h, "glm4moelite")
+			h.del(".attention.value_length_mla")
+		}, "glm4moelite.attention.value_length and glm4moelite.attention.value_length_mla come together"},
 		{"gemma3 local base under both names", testutil.TinyGemma3, func(h *hmodel) {
 			addTower(h)
 			h.set(".rope.local.freq_base", float32(10000))

@@ -41,6 +41,8 @@ func translate(f *gguf.File) error {
 		return translateGemma3(f)
 	case "mistral3":
 		return translateMistral3(f)
+	case "glm4moelite":
+		return translateGlm4MoeLite(f)
 	}
 	return nil
 }
