@@ -52,6 +52,7 @@ var ollamaDialects = []struct {
 	name   string
 	spec   func() testutil.ModelSpec
 	ollama func(h *hmodel)
+	canon  func(h *hmodel) // what the spec cannot say of llama.cpp's file, or nil
 }{
 	{"qwen25vl", func() testutil.ModelSpec {
 		s := testutil.TinyQwen2VL()
@@ -61,21 +62,21 @@ var ollamaDialects = []struct {
 		renameArchKeys(h, "qwen25vl")
 		ollamaSections(h, ".rope.mrope_section")
 		addTower(h)
-	}},
+	}, nil},
 	{"qwen3vl", testutil.TinyQwen3VL, func(h *hmodel) {
 		ollamaSections(h, ".mrope_sections")
 		h.del(".n_deepstack_layers")
 		addTower(h)
-	}},
+	}, nil},
 	{"qwen3vl converter key", testutil.TinyQwen3VL, func(h *hmodel) {
 		ollamaSections(h, ".rope.mrope_section")
 		addTower(h)
-	}},
+	}, nil},
 	{"qwen3vlmoe", testutil.TinyQwen3VLMoE, func(h *hmodel) {
 		ollamaSections(h, ".mrope_sections")
 		h.del(".n_deepstack_layers")
 		addTower(h)
-	}},
+	}, nil},
 	{"gemma3 with vision", func() testutil.ModelSpec {
 		s := testutil.TinyGemma3() // its epsilon and base are Ollama's defaults
 		s.RopeBaseSWA = 5000
@@ -86,13 +87,13 @@ var ollamaDialects = []struct {
 		h.set(".rope.local.freq_base", h.get(".rope.freq_base_swa"))
 		h.del(".rope.freq_base_swa")
 		addTower(h)
-	}},
-	{"mistral3 with YaRN", testutil.TinyMistral3, ollamaMistral3},
+	}, nil},
+	{"mistral3 with YaRN", testutil.TinyMistral3, ollamaMistral3, nil},
 	{"mistral3 without scaling", func() testutil.ModelSpec {
 		s := testutil.TinyMistral3()
 		s.Yarn = nil
 		return s
-	}, ollamaMistral3},
+	}, ollamaMistral3, nil},
 	{"glm4moelite", func() testutil.ModelSpec {
 		s := testutil.TinyDeepSeek3() // GLM-4.7-Flash's form: q_lora, sigmoid, a selection bias
 		s.Yarn = nil
@@ -109,6 +110,17 @@ var ollamaDialects = []struct {
 		}
 		h.set(".attention.head_count_kv", h.get(".attention.head_count"))
 		h.set("tokenizer.ggml.pre", "glm4")
+	}, nil},
+	{"gemma3n", testutil.TinyGemma3n, func(h *hmodel) {
+		h.set(".rope.freq_base_local", h.get(".rope.freq_base_swa"))
+		h.del(".rope.freq_base_swa")
+		h.set(".head_dim", h.get(".attention.key_length"))
+		h.del(".attention.key_length")
+		h.del(".attention.value_length")
+		h.set(".altup.correct_scale", true)
+		h.set(".altup.lr_multiplier", float32(1))
+	}, func(h *hmodel) {
+		h.set(".rope.freq_base_swa", float32(5000))
 	}},
 }
 
@@ -158,6 +170,11 @@ func TestOllamaDialects(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			file := modelBytes(t, tc.spec())
+			if tc.canon != nil {
+				h := parseModel(t, file)
+				tc.canon(h)
+				file = h.bytes(t)
+			}
 			canonPath := writeTemp(t, dir, "llama.cpp.gguf", file)
 			ref := load(t, canonPath, llm.WithThreads(1), quiet)
 			want := mustEval(t, ctx, session(t, ref).EvalAll, ids)
@@ -262,6 +279,16 @@ func TestOllamaDialectsHostile(t *testing.T) {
 			h.set(".rope.local.freq_base", float32(10000))
 			h.set(".rope.freq_base_swa", float32(10000))
 		}, "gemma3.rope.local.freq_base and gemma3.rope.freq_base_swa"},
+		{"gemma3n local base under both names", testutil.TinyGemma3n, func(h *hmodel) {
+			h.set(".rope.freq_base_local", float32(10000))
+			h.set(".rope.freq_base_swa", float32(10000))
+		}, "gemma3n.rope.freq_base_local and gemma3n.rope.freq_base_swa"},
+		{"gemma3n head_dim against key_length", testutil.TinyGemma3n, func(h *hmodel) {
+			h.set(".head_dim", uint32(16))
+		}, "gemma3n.attention.key_length = 32, but gemma3n.head_dim = 16"},
+		{"gemma3n head_dim a float", testutil.TinyGemma3n, func(h *hmodel) {
+			h.set(".head_dim", float32(32))
+		}, "gemma3n.head_dim is"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := parseModel(t, modelBytes(t, tc.spec()))

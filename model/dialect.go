@@ -39,6 +39,8 @@ func translate(f *gguf.File) error {
 		return translateQwen3VL(f)
 	case "gemma3":
 		return translateGemma3(f)
+	case "gemma3n":
+		return translateGemma3n(f)
 	case "mistral3":
 		return translateMistral3(f)
 	case "glm4moelite":

@@ -100,8 +100,8 @@ func translateGemma3(f *gguf.File) error {
 	if !slices.ContainsFunc(f.KV, func(kv gguf.KV) bool { return strings.HasPrefix(kv.Key, "gemma3.vision.") }) {
 		return nil
 	}
-	if _, ok := f.Get("gemma3.rope.local.freq_base"); ok && !f.RenameKey("gemma3.rope.local.freq_base", "gemma3.rope.freq_base_swa") {
-		return fmt.Errorf("model: Ollama gemma3 file: it has both gemma3.rope.local.freq_base and gemma3.rope.freq_base_swa: %w", ErrBadModel)
+	if err := renameKey(f, "gemma3.rope.local.freq_base", "gemma3.rope.freq_base_swa"); err != nil {
+		return err
 	}
 	for k, v := range map[string]any{"gemma3.attention.layer_norm_rms_epsilon": float32(1e-6), "gemma3.rope.freq_base": float32(1e6)} {
 		if _, ok := f.Get(k); !ok {
@@ -121,5 +121,41 @@ func renameArch(f *gguf.File, from, to string) error {
 		}
 	}
 	f.Set("general.architecture", to)
+	return nil
+}
+
+// renameKey renames Ollama's key from, when the file has it, to
+// llama.cpp's to; a file with both is refused.
+func renameKey(f *gguf.File, from, to string) error {
+	if _, ok := f.Get(from); ok && !f.RenameKey(from, to) {
+		return fmt.Errorf("model: Ollama %s file: it has both %s and %s: %w", f.Arch(), from, to, ErrBadModel)
+	}
+	return nil
+}
+
+// translateGemma3n makes Ollama's gemma3n read as llama.cpp's: its local
+// RoPE base is rope.freq_base_local (llama.cpp's rope.freq_base_swa) and
+// its head size head_dim (llama.cpp's attention.key_length and
+// value_length, whose default, embedding_length / head_count, is what
+// the released models have). Its tensor names are llama.cpp's, and its
+// converter drops the audio and vision towers.
+func translateGemma3n(f *gguf.File) error {
+	if err := renameKey(f, "gemma3n.rope.freq_base_local", "gemma3n.rope.freq_base_swa"); err != nil {
+		return err
+	}
+	v, ok := f.Get("gemma3n.head_dim")
+	if !ok {
+		return nil
+	}
+	if _, isCount := f.Uint("gemma3n.head_dim"); !isCount {
+		return fmt.Errorf("model: Ollama gemma3n file: gemma3n.head_dim is %s, want a count: %w", describe(v), ErrBadModel)
+	}
+	for _, k := range []string{"gemma3n.attention.key_length", "gemma3n.attention.value_length"} {
+		if x, stated := f.Get(k); !stated {
+			f.Set(k, v)
+		} else if x != v {
+			return fmt.Errorf("model: Ollama gemma3n file: %s = %v, but gemma3n.head_dim = %v: %w", k, x, v, ErrBadModel)
+		}
+	}
 	return nil
 }
