@@ -122,6 +122,33 @@ var ollamaDialects = []struct {
 	}, func(h *hmodel) {
 		h.set(".rope.freq_base_swa", float32(5000))
 	}},
+	{"qwen3next", testutil.TinyQwen3Next, ollamaQwen35, nil},
+	{"qwen35", testutil.TinyQwen35, ollamaQwen35, nil},
+	{"qwen35moe", testutil.TinyQwen35MoE, ollamaQwen35, nil},
+}
+
+// ollamaQwen35 writes a Qwen 3.5 or Qwen3-Next file's keys as Ollama's
+// converter does: head_count_kv one a layer, 0 in the delta-net layers;
+// Qwen 3.5's sections under its three names and its V heads marked
+// reordered (as llama.cpp's converter reorders them too).
+func ollamaQwen35(h *hmodel) {
+	every := int(h.get(".full_attention_interval").(uint32))
+	n := int(h.get(".block_count").(uint32))
+	kv := h.get(".attention.head_count_kv").(uint32)
+	counts := make([]uint32, n)
+	for il := range counts {
+		if (il+1)%every == 0 {
+			counts[il] = kv
+		}
+	}
+	h.set(".attention.head_count_kv", counts)
+	if s := h.get(".rope.dimension_sections"); s != nil {
+		h.set(".mrope_sections", s)
+		h.set(".rope.mrope_section", s)
+		h.set(".rope.mrope_interleaved", true)
+		h.set(".ssm.v_head_reordered", true)
+	}
+	addTower(h)
 }
 
 // ollamaMistral3 writes a mistral3's keys as Ollama's converter does:
@@ -274,6 +301,12 @@ func TestOllamaDialectsHostile(t *testing.T) {
 			renameArchKeys(h, "glm4moelite")
 			h.del(".attention.value_length_mla")
 		}, "glm4moelite.attention.value_length and glm4moelite.attention.value_length_mla come together"},
+		{"qwen35 head counts against the interval", testutil.TinyQwen35, func(h *hmodel) {
+			h.set(".attention.head_count_kv", []uint32{2, 0, 0, 2})
+		}, "qwen35.attention.head_count_kv = [2 0 0 2] and qwen35.full_attention_interval = 4 disagree on layer 0"},
+		{"qwen35 reordered flag a string", testutil.TinyQwen35, func(h *hmodel) {
+			h.set(".ssm.v_head_reordered", "yes")
+		}, "qwen35.ssm.v_head_reordered is"},
 		{"gemma3 local base under both names", testutil.TinyGemma3, func(h *hmodel) {
 			addTower(h)
 			h.set(".rope.local.freq_base", float32(10000))
@@ -297,6 +330,26 @@ func TestOllamaDialectsHostile(t *testing.T) {
 			_, err := llm.Load(path)
 			if !errors.Is(err, model.ErrBadModel) || !strings.Contains(err.Error(), tc.mention) {
 				t.Errorf("%v, want ErrBadModel naming %q", err, tc.mention)
+			}
+		})
+	}
+}
+
+// TestOllamaQwen35HeadOrder: a Qwen 3.5 or Qwen3-Next file whose
+// ssm.v_head_reordered says its value heads are in the order the other
+// one's graph reads is refused as unsupported, naming the key.
+func TestOllamaQwen35HeadOrder(t *testing.T) {
+	for _, tc := range []struct {
+		spec      func() testutil.ModelSpec
+		reordered bool
+	}{{testutil.TinyQwen35, false}, {testutil.TinyQwen35MoE, false}, {testutil.TinyQwen3Next, true}} {
+		s := tc.spec()
+		t.Run(s.Arch, func(t *testing.T) {
+			h := parseModel(t, modelBytes(t, s))
+			h.set(".ssm.v_head_reordered", tc.reordered)
+			_, err := llm.Load(writeTemp(t, t.TempDir(), "m.gguf", h.bytes(t)))
+			if !errors.Is(err, model.ErrUnsupportedArch) || !strings.Contains(err.Error(), s.Arch+".ssm.v_head_reordered") {
+				t.Errorf("%v, want ErrUnsupportedArch naming %s.ssm.v_head_reordered", err, s.Arch)
 			}
 		})
 	}

@@ -45,6 +45,8 @@ func translate(f *gguf.File) error {
 		return translateMistral3(f)
 	case "glm4moelite":
 		return translateGlm4MoeLite(f)
+	case "qwen35", "qwen35moe", "qwen3next":
+		return translateQwen35(f)
 	}
 	return nil
 }
