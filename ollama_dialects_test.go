@@ -125,6 +125,21 @@ var ollamaDialects = []struct {
 	{"qwen3next", testutil.TinyQwen3Next, ollamaQwen35, nil},
 	{"qwen35", testutil.TinyQwen35, ollamaQwen35, nil},
 	{"qwen35moe", testutil.TinyQwen35MoE, ollamaQwen35, nil},
+	{"olmo3", tinyOlmo3, func(h *hmodel) {
+		renameArchKeys(h, "olmo3")
+		h.set(".attention.sliding_window_pattern", []bool{true, true, true, false})
+	}, withWindow},
+	{"deepseek2 without scaling", func() testutil.ModelSpec {
+		s := testutil.TinyDeepSeek2KVB() // the joined attn_kv_b Ollama's converter writes
+		s.Yarn = nil
+		return s
+	}, func(h *hmodel) { // every rope.scaling key, empty or zero
+		h.set(".rope.scaling.type", "")
+		h.set(".rope.scaling.factor", float32(0))
+		h.set(".rope.scaling.original_context_length", uint32(0))
+		h.set(".rope.scaling.yarn_log_multiplier", float32(0))
+		h.set(".expert_gating_func", uint32(1))
+	}, nil},
 }
 
 // ollamaQwen35 writes a Qwen 3.5 or Qwen3-Next file's keys as Ollama's
@@ -307,6 +322,10 @@ func TestOllamaDialectsHostile(t *testing.T) {
 		{"qwen35 reordered flag a string", testutil.TinyQwen35, func(h *hmodel) {
 			h.set(".ssm.v_head_reordered", "yes")
 		}, "qwen35.ssm.v_head_reordered is"},
+		{"olmo3 pattern a count", testutil.TinyOlmo2, func(h *hmodel) {
+			renameArchKeys(h, "olmo3")
+			h.set(".attention.sliding_window_pattern", uint32(4))
+		}, "olmo3.attention.sliding_window_pattern is"},
 		{"gemma3 local base under both names", testutil.TinyGemma3, func(h *hmodel) {
 			addTower(h)
 			h.set(".rope.local.freq_base", float32(10000))
@@ -335,21 +354,44 @@ func TestOllamaDialectsHostile(t *testing.T) {
 	}
 }
 
-// TestOllamaQwen35HeadOrder: a Qwen 3.5 or Qwen3-Next file whose
-// ssm.v_head_reordered says its value heads are in the order the other
-// one's graph reads is refused as unsupported, naming the key.
-func TestOllamaQwen35HeadOrder(t *testing.T) {
+// tinyOlmo3 is TinyOlmo2 made as OLMo 3 is: 4 layers, a window of 4 on
+// three of them (the spec writes no window for olmo2: withWindow does).
+func tinyOlmo3() testutil.ModelSpec {
+	s := testutil.TinyOlmo2()
+	s.Layers = 4
+	return s
+}
+
+func withWindow(h *hmodel) { h.set(".attention.sliding_window", uint32(4)) }
+
+// TestOllamaDialectsUnsupported: an Ollama file whose weights are not
+// what llama.cpp's graph reads, though its names translate — a Qwen 3.5
+// or Qwen3-Next whose ssm.v_head_reordered says its value heads are in
+// the other one's order, an OLMo 3 whose window pattern is not llama.cpp's
+// — is refused with ErrUnsupportedArch naming why.
+func TestOllamaDialectsUnsupported(t *testing.T) {
+	reorder := func(v bool) func(h *hmodel) { return func(h *hmodel) { h.set(".ssm.v_head_reordered", v) } }
 	for _, tc := range []struct {
-		spec      func() testutil.ModelSpec
-		reordered bool
-	}{{testutil.TinyQwen35, false}, {testutil.TinyQwen35MoE, false}, {testutil.TinyQwen3Next, true}} {
-		s := tc.spec()
-		t.Run(s.Arch, func(t *testing.T) {
-			h := parseModel(t, modelBytes(t, s))
-			h.set(".ssm.v_head_reordered", tc.reordered)
+		name    string
+		spec    func() testutil.ModelSpec
+		edit    func(h *hmodel)
+		mention string
+	}{
+		{"qwen35 heads grouped", testutil.TinyQwen35, reorder(false), "qwen35.ssm.v_head_reordered = false"},
+		{"qwen35moe heads grouped", testutil.TinyQwen35MoE, reorder(false), "qwen35moe.ssm.v_head_reordered = false"},
+		{"qwen3next heads tiled", testutil.TinyQwen3Next, reorder(true), "qwen3next.ssm.v_head_reordered = true"},
+		{"olmo3 pattern not llama.cpp's", tinyOlmo3, func(h *hmodel) {
+			withWindow(h)
+			renameArchKeys(h, "olmo3")
+			h.set(".attention.sliding_window_pattern", []bool{true, false, true, false})
+		}, "layer 1 is not as llama.cpp's olmo2 runs it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := parseModel(t, modelBytes(t, tc.spec()))
+			tc.edit(h)
 			_, err := llm.Load(writeTemp(t, t.TempDir(), "m.gguf", h.bytes(t)))
-			if !errors.Is(err, model.ErrUnsupportedArch) || !strings.Contains(err.Error(), s.Arch+".ssm.v_head_reordered") {
-				t.Errorf("%v, want ErrUnsupportedArch naming %s.ssm.v_head_reordered", err, s.Arch)
+			if !errors.Is(err, model.ErrUnsupportedArch) || !strings.Contains(err.Error(), tc.mention) {
+				t.Errorf("%v, want ErrUnsupportedArch naming %q", err, tc.mention)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/lowmem/llm/internal/gguf"
 )
@@ -12,7 +13,16 @@ import (
 // ConfigFromGGUF first rewrites such a header in place into llama.cpp's
 // names (gguf.File's edits: the tensors' data stay where they are), so
 // that everything after it — the tensor list, the plan, the tokenizer,
-// the chat format — meets one dialect.
+// the chat format — meets one dialect. Where Ollama's file leaves out
+// what llama.cpp's converter would state from the same checkpoint, the
+// translation states the value Ollama's runtime assumes. Each dialect is
+// in a file of its own (dialect_*.go); the architectures Ollama's
+// converter writes as llama.cpp's (llama, qwen2, qwen3, qwen3moe, gemma2,
+// phi3, lfm2, lfm2moe, nemotron_h, nemotron_h_moe, bert,
+// nomic-bert) need none. A translation is idempotent: a header already
+// translated reads the same again. A header that states one thing under
+// both dialects' names is refused; where the translation derives a value
+// from Ollama's key, it is accepted only when the two agree.
 
 // ollamaGptOss renames the tensors of a block that Ollama's gptoss files
 // name otherwise: the attention's output projection, the norm before the
@@ -45,8 +55,12 @@ func translate(f *gguf.File) error {
 		return translateMistral3(f)
 	case "glm4moelite":
 		return translateGlm4MoeLite(f)
+	case "deepseek2":
+		return translateDeepSeek2(f)
 	case "qwen35", "qwen35moe", "qwen3next":
 		return translateQwen35(f)
+	case "olmo3":
+		return translateOlmo3(f)
 	}
 	return nil
 }
@@ -83,5 +97,41 @@ func translateGptOss(f *gguf.File) error {
 			return bad("it has both %s and %s", name, p+to)
 		}
 	}
+	return nil
+}
+
+// renameArch renames the architecture from to to, and its keys with it;
+// a key under both names is refused.
+func renameArch(f *gguf.File, from, to string) error {
+	for i := range f.KV {
+		k := f.KV[i].Key
+		if rest, ok := strings.CutPrefix(k, from+"."); ok && !f.RenameKey(k, to+"."+rest) {
+			return fmt.Errorf("model: Ollama %s file: it has both %s and %s.%s: %w", from, k, to, rest, ErrBadModel)
+		}
+	}
+	f.Set("general.architecture", to)
+	return nil
+}
+
+// renameKey renames Ollama's key from, when the file has it, to
+// llama.cpp's to; a file with both is refused.
+func renameKey(f *gguf.File, from, to string) error {
+	if _, ok := f.Get(from); ok && !f.RenameKey(from, to) {
+		return fmt.Errorf("model: Ollama %s file: it has both %s and %s: %w", f.Arch(), from, to, ErrBadModel)
+	}
+	return nil
+}
+
+// agree sets the key to, which states what Ollama's key from implies, to
+// v; a file that states another value there is refused (one that states
+// v, as a header translated once does, is not).
+func agree(f *gguf.File, from, to string, v float32) error {
+	if x, ok := f.Get(to); ok {
+		if x != v {
+			return fmt.Errorf("model: Ollama %s file: %s = %v, but %s implies %v: %w", f.Arch(), to, x, from, v, ErrBadModel)
+		}
+		return nil
+	}
+	f.Set(to, v)
 	return nil
 }

@@ -85,17 +85,3 @@ func translateMistral3(f *gguf.File) error {
 	}
 	return nil
 }
-
-// agree sets the key to, which states what Ollama's key from implies, to
-// v; a file that states another value there is refused (one that states
-// v, as a header translated once does, is not).
-func agree(f *gguf.File, from, to string, v float32) error {
-	if x, ok := f.Get(to); ok {
-		if x != v {
-			return fmt.Errorf("model: Ollama %s file: %s = %v, but %s implies %v: %w", f.Arch(), to, x, from, v, ErrBadModel)
-		}
-		return nil
-	}
-	f.Set(to, v)
-	return nil
-}

@@ -8,14 +8,13 @@ import (
 	"github.com/lowmem/llm/internal/gguf"
 )
 
-// Ollama's converter keeps a vision-language model's vision tower (and
-// gemma3n's audio tower) in the same file as its text model, where
-// llama.cpp's writes it to a separate mmproj file; and it states the
-// text model's multimodal RoPE and a few defaults under names of its own.
-// This file translates those headers (qwen25vl, qwen3vl, qwen3vlmoe,
-// gemma3 with vision) into llama.cpp's names. The tower's tensors stay in
-// the tensor list, unread: TowerTensor names them, so that no plan counts
-// them and residency does not read them ahead (SkippedRanges).
+// Ollama's converter keeps a vision-language model's vision tower in the
+// same file as its text model (qwen25vl, qwen3vl, qwen3vlmoe, gemma3 and
+// mistral3 from their multimodal checkpoints, qwen35), where llama.cpp's
+// writes it to a separate mmproj file. The tower's tensors stay in the
+// tensor list, unread: TowerTensor names them, so that no plan counts
+// them and residency does not read them ahead (SkippedRanges). This file
+// also translates the Qwen vision-language text models' multimodal RoPE.
 
 // TowerTensor reports whether the tensor named name belongs to a vision
 // or audio tower or its projector into the text model ("v.", "a.", "mm."
@@ -84,78 +83,6 @@ func mropeSections(f *gguf.File, arch string, def []int32, keys ...string) error
 	}
 	if !stated && xs != nil {
 		f.Set(target, xs)
-	}
-	return nil
-}
-
-// translateGemma3 gives an Ollama gemma3 file converted from the
-// multimodal checkpoint (Gemma3ForConditionalGeneration: it has
-// gemma3.vision keys) what its converter leaves out there and Ollama's
-// runtime assumes: the RMS norm epsilon 1e-6 and the global RoPE base
-// 1e6 (llama.cpp's loader would take 10000); its local base is
-// rope.local.freq_base where llama.cpp reads rope.freq_base_swa. A
-// gemma3 file without vision keys (Gemma3ForCausalLM, or llama.cpp's)
-// states them all and is left alone.
-func translateGemma3(f *gguf.File) error {
-	if !slices.ContainsFunc(f.KV, func(kv gguf.KV) bool { return strings.HasPrefix(kv.Key, "gemma3.vision.") }) {
-		return nil
-	}
-	if err := renameKey(f, "gemma3.rope.local.freq_base", "gemma3.rope.freq_base_swa"); err != nil {
-		return err
-	}
-	for k, v := range map[string]any{"gemma3.attention.layer_norm_rms_epsilon": float32(1e-6), "gemma3.rope.freq_base": float32(1e6)} {
-		if _, ok := f.Get(k); !ok {
-			f.Set(k, v)
-		}
-	}
-	return nil
-}
-
-// renameArch renames the architecture from to to, and its keys with it;
-// a key under both names is refused.
-func renameArch(f *gguf.File, from, to string) error {
-	for i := range f.KV {
-		k := f.KV[i].Key
-		if rest, ok := strings.CutPrefix(k, from+"."); ok && !f.RenameKey(k, to+"."+rest) {
-			return fmt.Errorf("model: Ollama %s file: it has both %s and %s.%s: %w", from, k, to, rest, ErrBadModel)
-		}
-	}
-	f.Set("general.architecture", to)
-	return nil
-}
-
-// renameKey renames Ollama's key from, when the file has it, to
-// llama.cpp's to; a file with both is refused.
-func renameKey(f *gguf.File, from, to string) error {
-	if _, ok := f.Get(from); ok && !f.RenameKey(from, to) {
-		return fmt.Errorf("model: Ollama %s file: it has both %s and %s: %w", f.Arch(), from, to, ErrBadModel)
-	}
-	return nil
-}
-
-// translateGemma3n makes Ollama's gemma3n read as llama.cpp's: its local
-// RoPE base is rope.freq_base_local (llama.cpp's rope.freq_base_swa) and
-// its head size head_dim (llama.cpp's attention.key_length and
-// value_length, whose default, embedding_length / head_count, is what
-// the released models have). Its tensor names are llama.cpp's, and its
-// converter drops the audio and vision towers.
-func translateGemma3n(f *gguf.File) error {
-	if err := renameKey(f, "gemma3n.rope.freq_base_local", "gemma3n.rope.freq_base_swa"); err != nil {
-		return err
-	}
-	v, ok := f.Get("gemma3n.head_dim")
-	if !ok {
-		return nil
-	}
-	if _, isCount := f.Uint("gemma3n.head_dim"); !isCount {
-		return fmt.Errorf("model: Ollama gemma3n file: gemma3n.head_dim is %s, want a count: %w", describe(v), ErrBadModel)
-	}
-	for _, k := range []string{"gemma3n.attention.key_length", "gemma3n.attention.value_length"} {
-		if x, stated := f.Get(k); !stated {
-			f.Set(k, v)
-		} else if x != v {
-			return fmt.Errorf("model: Ollama gemma3n file: %s = %v, but gemma3n.head_dim = %v: %w", k, x, v, ErrBadModel)
-		}
 	}
 	return nil
 }

@@ -42,3 +42,23 @@ func translateGlm4MoeLite(f *gguf.File) error {
 	f.Set("deepseek2.attention.head_count_kv", uint32(1))
 	return nil
 }
+
+// translateDeepSeek2 makes Ollama's deepseek2 (DeepSeek-V2, -V3 and
+// Coder-V2; the joined attn_kv_b llama.cpp's converter also wrote before
+// it split it) read as llama.cpp's: its converter writes every
+// rope.scaling key whatever the checkpoint has, and an empty
+// rope.scaling.type with an original_context_length of 0 means no
+// scaling, the length then unread — stated as llama.cpp's file states
+// it, type "none" and the trained context.
+func translateDeepSeek2(f *gguf.File) error {
+	if typ, _ := f.Get("deepseek2.rope.scaling.type"); typ != "" {
+		return nil
+	}
+	f.Set("deepseek2.rope.scaling.type", "none")
+	if n, ok := f.Uint("deepseek2.rope.scaling.original_context_length"); ok && n == 0 {
+		if ctx, ok := f.Get("deepseek2.context_length"); ok {
+			f.Set("deepseek2.rope.scaling.original_context_length", ctx)
+		}
+	}
+	return nil
+}
