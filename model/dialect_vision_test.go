@@ -46,3 +46,20 @@ func TestTowerTensor(t *testing.T) {
 		}
 	}
 }
+
+// TestSkippedRangesTower: a vision tower's tensors are skipped ranges
+// beside the blocks past Config.Layers; the text model's are not.
+func TestSkippedRangesTower(t *testing.T) {
+	f := &gguf.File{Tensors: []gguf.TensorInfo{
+		{Name: "token_embd.weight", Offset: 0, Size: 10},
+		{Name: "blk.0.attn_q.weight", Offset: 10, Size: 10},
+		{Name: "v.blk.0.attn_q.weight", Offset: 20, Size: 10},
+		{Name: "mm.0.weight", Offset: 30, Size: 5},
+		{Name: "blk.1.attn_q.weight", Offset: 35, Size: 10},
+	}}
+	got := SkippedRanges(f, &Config{Layers: 1})
+	want := []Range{{Off: 20, Len: 10}, {Off: 30, Len: 5}, {Off: 35, Len: 10}}
+	if !slices.Equal(got, want) {
+		t.Errorf("skipped %v, want %v", got, want)
+	}
+}
