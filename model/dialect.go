@@ -37,9 +37,23 @@ var ollamaGptOss = map[string]string{
 
 var blockPrefix = regexp.MustCompile(`^blk\.[0-9]+\.`)
 
+// ollamaPre is the pre-tokenizer Ollama's runtime builds into each of
+// these architectures' BPE tokenizers, named as llama.cpp names it: its
+// converter writes "default" for a pre-tokenizer it does not recognise
+// (Mistral's Tekken among them), and its runtime does not read the key.
+var ollamaPre = map[string]string{
+	"qwen25vl": "qwen2", "qwen3vl": "qwen2", "qwen3vlmoe": "qwen2",
+	"qwen35": "qwen2", "qwen35moe": "qwen2", "qwen3next": "qwen2",
+	"mistral3": "tekken",
+	"olmo3":    "llama-bpe",
+}
+
 // translate rewrites f in place when it is in a dialect of another
 // converter; otherwise it does nothing.
 func translate(f *gguf.File) error {
+	if pre, ok := ollamaPre[f.Arch()]; ok {
+		statePre(f, pre)
+	}
 	switch f.Arch() {
 	case "gptoss":
 		return translateGptOss(f)
@@ -83,9 +97,7 @@ func translateGptOss(f *gguf.File) error {
 			f.Set("gpt-oss.rope.scaling.type", "yarn")
 		}
 	}
-	if pre, _ := f.String("tokenizer.ggml.pre"); pre == "" || pre == "default" {
-		f.Set("tokenizer.ggml.pre", "gpt-4o")
-	}
+	statePre(f, "gpt-4o")
 	for i := range f.Tensors {
 		name := f.Tensors[i].Name
 		p := blockPrefix.FindString(name)
@@ -134,4 +146,16 @@ func agree(f *gguf.File, from, to string, v float32) error {
 	}
 	f.Set(to, v)
 	return nil
+}
+
+// statePre names the pre-tokenizer of a byte-level BPE vocabulary whose
+// file leaves it unnamed (no key, or Ollama's "default"): pre, the one
+// Ollama's runtime uses for the architecture. A named one is kept.
+func statePre(f *gguf.File, pre string) {
+	if model, ok := f.String("tokenizer.ggml.model"); ok && model != "gpt2" {
+		return
+	}
+	if p, _ := f.String("tokenizer.ggml.pre"); p == "" || p == "default" {
+		f.Set("tokenizer.ggml.pre", pre)
+	}
 }

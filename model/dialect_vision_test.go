@@ -63,3 +63,38 @@ func TestSkippedRangesTower(t *testing.T) {
 		t.Errorf("skipped %v, want %v", got, want)
 	}
 }
+
+// TestTranslateOllamaPre: a byte-level BPE vocabulary whose pre-tokenizer
+// Ollama's converter left unnamed ("default", or no key) is given the one
+// Ollama's runtime builds into the architecture, in llama.cpp's name; a
+// named one, a SentencePiece vocabulary and other architectures are left
+// alone.
+func TestTranslateOllamaPre(t *testing.T) {
+	for _, tc := range []struct {
+		arch, model, pre, want string
+	}{
+		{"mistral3", "gpt2", "default", "tekken"},
+		{"qwen3vl", "gpt2", "", "qwen2"},
+		{"qwen25vl", "gpt2", "default", "qwen2"},
+		{"qwen35", "gpt2", "default", "qwen2"},
+		{"olmo3", "gpt2", "default", "llama-bpe"},
+		{"gptoss", "gpt2", "default", "gpt-4o"},
+		{"qwen35", "gpt2", "qwen35", "qwen35"},
+		{"mistral3", "llama", "default", "default"},
+		{"llama", "gpt2", "default", "default"},
+	} {
+		f := &gguf.File{KV: []gguf.KV{{Key: "general.architecture", Value: tc.arch}, {Key: "tokenizer.ggml.model", Value: tc.model}}}
+		if tc.pre != "" {
+			f.Set("tokenizer.ggml.pre", tc.pre)
+		}
+		if tc.arch == "qwen25vl" {
+			f.Set("qwen25vl.rope.mrope_section", []int32{16, 24, 24})
+		}
+		if err := translate(f); err != nil {
+			t.Fatalf("%s: %v", tc.arch, err)
+		}
+		if got, _ := f.String("tokenizer.ggml.pre"); got != tc.want && !(got == "" && tc.want == "default") {
+			t.Errorf("%s, %s vocabulary, pre %q: %q, want %q", tc.arch, tc.model, tc.pre, got, tc.want)
+		}
+	}
+}
