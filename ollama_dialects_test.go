@@ -140,6 +140,15 @@ var ollamaDialects = []struct {
 		h.set(".rope.scaling.yarn_log_multiplier", float32(0))
 		h.set(".expert_gating_func", uint32(1))
 	}, nil},
+	{"llama with narrow heads", func() testutil.ModelSpec {
+		s := testutil.TinyLlama()
+		s.HeadDim = 8 // 4 heads of 8 in a width of 64, as Mistral Nemo's 32 of 128 in 5120
+		return s
+	}, func(h *hmodel) {
+		h.set(".attention.head_dim", h.get(".attention.key_length"))
+		h.set(".rope.dimension_count", h.get(".embedding_length").(uint32)/h.get(".attention.head_count").(uint32))
+		h.set(".vocab_size", uint32(len(h.get("tokenizer.ggml.tokens").([]string))))
+	}, nil},
 }
 
 // ollamaQwen35 writes a Qwen 3.5 or Qwen3-Next file's keys as Ollama's
@@ -336,6 +345,14 @@ func TestOllamaDialectsHostile(t *testing.T) {
 			renameArchKeys(h, "olmo3")
 			h.set(".attention.sliding_window_pattern", uint32(4))
 		}, "olmo3.attention.sliding_window_pattern is"},
+		{"llama head_dim against key_length", func() testutil.ModelSpec {
+			s := testutil.TinyLlama()
+			s.HeadDim = 8
+			return s
+		}, func(h *hmodel) {
+			h.set(".attention.head_dim", uint32(12))
+			h.set(".rope.dimension_count", uint32(16))
+		}, "llama.attention.key_length = 8, but llama.attention.head_dim = 12"},
 		{"gemma3 local base under both names", testutil.TinyGemma3, func(h *hmodel) {
 			addTower(h)
 			h.set(".rope.local.freq_base", float32(10000))

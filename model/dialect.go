@@ -17,9 +17,9 @@ import (
 // what llama.cpp's converter would state from the same checkpoint, the
 // translation states the value Ollama's runtime assumes. Each dialect is
 // in a file of its own (dialect_*.go); the architectures Ollama's
-// converter writes as llama.cpp's (llama, qwen2, qwen3, qwen3moe, gemma2,
-// phi3, lfm2, lfm2moe, nemotron_h, nemotron_h_moe, bert,
-// nomic-bert) need none. A translation is idempotent: a header already
+// converter writes as llama.cpp's (llama but for narrow heads, qwen2,
+// qwen3, qwen3moe, gemma2, phi3, lfm2, lfm2moe, nemotron_h,
+// nemotron_h_moe, bert, nomic-bert) need none. A translation is idempotent: a header already
 // translated reads the same again. A header that states one thing under
 // both dialects' names is refused; where the translation derives a value
 // from Ollama's key, it is accepted only when the two agree.
@@ -75,6 +75,8 @@ func translate(f *gguf.File) error {
 		return translateQwen35(f)
 	case "olmo3":
 		return translateOlmo3(f)
+	case "llama":
+		return translateLlama(f)
 	}
 	return nil
 }
