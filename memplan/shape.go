@@ -52,7 +52,8 @@ type Shape struct {
 	// layout lie in the file (model.RepackableTensor), in file order.
 	Repack []RepackRange
 	// SkippedBytes is the tensors of the blocks after the Config.Layers
-	// that run (a glm4moe's NextN blocks: model.SkippedRanges), which
+	// that run (a glm4moe's NextN blocks) and of a vision or audio tower
+	// in the file (model.SkippedRanges, model.TowerTensor), which
 	// nothing reads and a resident model does not hold, as llama.cpp
 	// does not count them.
 	SkippedBytes int64
@@ -97,6 +98,10 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 	blockEnd := make([]int64, cfg.Layers)
 	matrixBytes := map[quant.Type]int64{}
 	for _, t := range g.Tensors {
+		if model.TowerTensor(t.Name) { // a vision or audio tower, never read
+			s.SkippedBytes += t.Size
+			continue
+		}
 		p := int64(1)
 		for _, d := range t.Dims {
 			p *= d

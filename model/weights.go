@@ -673,13 +673,14 @@ func (l *loader) nextNBlocks(arch *Arch, cfg *Config) error {
 }
 
 // SkippedRanges is where the tensors of the blocks after the c.Layers
-// that run lie in the file (the NextN blocks): bytes no pass reads, which
-// a memory plan does not count and residency does not read ahead.
+// that run lie in the file (the NextN blocks), and those of a vision or
+// audio tower (TowerTensor): bytes no pass reads, which a memory plan
+// does not count and residency does not read ahead.
 func SkippedRanges(f *gguf.File, c *Config) []Range {
 	var rs []Range
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
-		if il, ok := blockIndex(t.Name); ok && il >= c.Layers && t.Size > 0 {
+		if il, ok := blockIndex(t.Name); (ok && il >= c.Layers || TowerTensor(t.Name)) && t.Size > 0 {
 			rs = append(rs, Range{Off: t.Offset, Len: t.Size})
 		}
 	}
