@@ -68,9 +68,10 @@ func x8Variants(t Type) []X8Kernel {
 // against 8-13 GMAC per CPU-second. Q5_0's (busy machine, rough): one
 // thread from DRAM 19-20 against 12 GB/s per CPU-second
 // (BenchmarkX8Lowbit), its four-token MatVecN 81 against the row
-// tile's 18 GMAC per CPU-second (BenchmarkX8LowbitPrefill); TinyLlama
-// in Q5_0 on two threads (examples/bench, repack on and off
-// alternating) pp64 26 against 6-7 tok/s, tg32 16-26 against 7-14.
+// tile's 18 GMAC per CPU-second (BenchmarkX8LowbitPrefill); end to end,
+// quiet, TinyLlama in Q5_0 on two threads (examples/bench, repack on and
+// off alternating, three rounds) pp64 119 against 35 tok/s, tg32 53
+// against 29.
 func x8AVX2Pays(t Type) bool {
 	return t == Q4_0 || t == Q4_K || t == Q8_0 || t == Q5_0 || isLattice(t)
 }
