@@ -26,12 +26,8 @@ var xieluKeys = [4]string{"xielu.alpha_n", "xielu.alpha_p", "xielu.beta", "xielu
 func (m *meta) xielu(c *Config) {
 	var v [4][]float32
 	for k, key := range xieluKeys {
-		if m.err != nil {
-			return
-		}
-		raw, present := m.f.Get(key)
+		raw, present := m.get(key)
 		if !present {
-			m.fail("%s missing (apertus's activation needs it)", key)
 			return
 		}
 		if x, ok := m.f.Float(key); ok {

@@ -341,6 +341,19 @@ func (m *meta) expertWeights(c *Config, required bool) {
 	}
 }
 
+// get is key k's value (the whole key, prefix and all), failing when the
+// file lacks it; ok is false then, or when m failed before.
+func (m *meta) get(k string) (raw any, ok bool) {
+	if m.err != nil {
+		return nil, false
+	}
+	raw, ok = m.f.Get(k)
+	if !ok {
+		m.fail("%s missing", k)
+	}
+	return raw, ok
+}
+
 // require fails, when when is true, for the first of keys the file
 // lacks.
 func (m *meta) require(when bool, keys ...string) {
@@ -469,12 +482,8 @@ func lfm2moeHparams(c *Config, m *meta) {
 // llama.cpp's numbering, 1 softmax, 2 sigmoid, 3 softmax of the chosen.
 func (m *meta) gating(c *Config) {
 	k := m.key("expert_gating_func")
-	if m.err != nil {
-		return
-	}
-	raw, present := m.f.Get(k)
+	raw, present := m.get(k)
 	if !present {
-		m.fail("%s missing", k)
 		return
 	}
 	v, ok := m.f.Uint(k)

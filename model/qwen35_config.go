@@ -68,12 +68,8 @@ func deltaNetHparams(c *Config, m *meta) {
 // sum).
 func (m *meta) ropeSections() {
 	k := m.key("rope.dimension_sections")
-	raw, present := m.f.Get(k)
-	if m.err != nil {
-		return
-	}
+	raw, present := m.get(k)
 	if !present {
-		m.fail("%s missing", k)
 		return
 	}
 	xs, ok := m.f.Int32s(k)

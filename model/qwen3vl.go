@@ -75,9 +75,8 @@ func (m *meta) multimodalRope(c *Config, interleaved bool) {
 		return
 	}
 	k := m.key("rope.dimension_sections")
-	raw, present := m.f.Get(k)
+	raw, present := m.get(k)
 	if !present {
-		m.fail("%s missing", k)
 		return
 	}
 	var xs []int32
