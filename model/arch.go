@@ -568,32 +568,48 @@ func expertArchs() []string {
 // low enough that the products sized from it cannot overflow.
 const maxSSMLayerFloats = 1 << 28
 
-// mamba2Sizes reads a Mamba-2 layer's sizes, all required: ssm.conv_kernel
-// (at least 2), ssm.inner_size (with expand2, 2 × embedding_length, the
-// only expansion llama.cpp's granite-hybrid graph runs),
-// ssm.state_size, ssm.time_step_rank (the heads, which must divide the
-// inner size) and ssm.group_count (which must divide the heads).
-func (m *meta) mamba2Sizes(c *Config, expand2 bool) {
+// ssmSizes reads the recurrent layers' sizes Mamba-2 and the gated
+// delta net share, all required: ssm.conv_kernel (at least 2),
+// ssm.inner_size, ssm.state_size, ssm.time_step_rank (the heads) and
+// ssm.group_count (which must divide the heads), the state within
+// maxSSMLayerFloats; inner checks what the architecture asks of the inner
+// size, after the kernel and before the heads.
+func (m *meta) ssmSizes(c *Config, inner func(k func(string) string)) {
 	c.SSMConv = m.num("ssm.conv_kernel", maxConvKernel, -1, false)
 	c.SSMInner = m.num("ssm.inner_size", maxCount, -1, false)
 	c.SSMState = m.num("ssm.state_size", maxCount, -1, false)
 	c.SSMHeads = m.num("ssm.time_step_rank", maxCount, -1, false)
 	c.SSMGroups = m.num("ssm.group_count", maxCount, -1, false)
+	k := m.key
+	if m.err == nil && c.SSMConv < 2 {
+		m.fail("%s = %d, want at least 2", k("ssm.conv_kernel"), c.SSMConv)
+	}
+	if m.err == nil {
+		inner(k)
+	}
 	if m.err != nil {
 		return
 	}
-	switch k := m.key; {
-	case c.SSMConv < 2:
-		m.fail("%s = %d, want at least 2", k("ssm.conv_kernel"), c.SSMConv)
-	case expand2 && c.SSMInner != 2*c.Embd:
-		m.fail("%s = %d, want 2 × %s = %d (llama.cpp runs an expansion of 2 only)", k("ssm.inner_size"), c.SSMInner, k("embedding_length"), 2*c.Embd)
-	case c.SSMInner%c.SSMHeads != 0:
-		m.fail("%s = %d (the heads) does not divide %s = %d", k("ssm.time_step_rank"), c.SSMHeads, k("ssm.inner_size"), c.SSMInner)
+	switch {
 	case c.SSMHeads%c.SSMGroups != 0:
 		m.fail("%s = %d does not divide %s = %d (the heads)", k("ssm.group_count"), c.SSMGroups, k("ssm.time_step_rank"), c.SSMHeads)
 	case int64(c.SSMInner)*int64(c.SSMState) > maxSSMLayerFloats:
 		m.fail("%s = %d × %s = %d is a state of more than %d floats a layer", k("ssm.inner_size"), c.SSMInner, k("ssm.state_size"), c.SSMState, maxSSMLayerFloats)
 	}
+}
+
+// mamba2Sizes reads a Mamba-2 layer's sizes (ssmSizes): with expand2 the
+// inner size must be 2 × embedding_length, the only expansion llama.cpp's
+// granite-hybrid graph runs; the heads must divide it.
+func (m *meta) mamba2Sizes(c *Config, expand2 bool) {
+	m.ssmSizes(c, func(k func(string) string) {
+		switch {
+		case expand2 && c.SSMInner != 2*c.Embd:
+			m.fail("%s = %d, want 2 × %s = %d (llama.cpp runs an expansion of 2 only)", k("ssm.inner_size"), c.SSMInner, k("embedding_length"), 2*c.Embd)
+		case c.SSMInner%c.SSMHeads != 0:
+			m.fail("%s = %d (the heads) does not divide %s = %d", k("ssm.time_step_rank"), c.SSMHeads, k("ssm.inner_size"), c.SSMInner)
+		}
+	})
 }
 
 // graniteHybridHparams: Granite 4.0-H as llama.cpp's granite-hybrid graph

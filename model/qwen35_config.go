@@ -32,26 +32,14 @@ func qwen35Hparams(c *Config, m *meta) {
 // says which).
 func deltaNetHparams(c *Config, m *meta) {
 	c.DeltaNet, c.AttnGate = true, true
-	c.SSMConv = m.num("ssm.conv_kernel", maxConvKernel, -1, false)
-	c.SSMInner = m.num("ssm.inner_size", maxCount, -1, false)
-	c.SSMState = m.num("ssm.state_size", maxCount, -1, false)
-	c.SSMHeads = m.num("ssm.time_step_rank", maxCount, -1, false)
-	c.SSMGroups = m.num("ssm.group_count", maxCount, -1, false)
-	if m.err != nil {
-		return
-	}
-	switch k := m.key; {
-	case c.SSMConv < 2:
-		m.fail("%s = %d, want at least 2", k("ssm.conv_kernel"), c.SSMConv)
-	case c.SSMInner != c.SSMHeads*c.SSMState:
-		m.fail("%s = %d, want %s × %s = %d (llama.cpp's key and value heads are both of the state size)",
-			k("ssm.inner_size"), c.SSMInner, k("ssm.time_step_rank"), k("ssm.state_size"), c.SSMHeads*c.SSMState)
-	case c.SSMHeads%c.SSMGroups != 0:
-		m.fail("%s = %d does not divide %s = %d (the value heads)", k("ssm.group_count"), c.SSMGroups, k("ssm.time_step_rank"), c.SSMHeads)
-	case int64(c.SSMInner)*int64(c.SSMState) > maxSSMLayerFloats:
-		m.fail("%s = %d × %s = %d is a state of more than %d floats a layer", k("ssm.inner_size"), c.SSMInner, k("ssm.state_size"), c.SSMState, maxSSMLayerFloats)
-	case c.HeadDimK != c.HeadDimV:
-		m.fail("%s = %d differs from %s = %d (llama.cpp's qwen35 needs them equal)", k("attention.key_length"), c.HeadDimK, k("attention.value_length"), c.HeadDimV)
+	m.ssmSizes(c, func(k func(string) string) {
+		if c.SSMInner != c.SSMHeads*c.SSMState {
+			m.fail("%s = %d, want %s × %s = %d (llama.cpp's key and value heads are both of the state size)",
+				k("ssm.inner_size"), c.SSMInner, k("ssm.time_step_rank"), k("ssm.state_size"), c.SSMHeads*c.SSMState)
+		}
+	})
+	if m.err == nil && c.HeadDimK != c.HeadDimV {
+		m.fail("%s = %d differs from %s = %d (llama.cpp's qwen35 needs them equal)", m.key("attention.key_length"), c.HeadDimK, m.key("attention.value_length"), c.HeadDimV)
 	}
 	m.nextN(c)
 	if m.err != nil {
