@@ -36,7 +36,7 @@
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
 //	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts
 //	        and a gated shared expert), qwen3-next-80b-a3b (qwen3next),
-//	        deepseek-v2-lite (deepseek2),
+//	        deepseek-v2-lite and glm-4.7-flash (deepseek2),
 //	        glm-4.5-air and glm-4.6 (glm4moe, with their NextN block;
 //	        -layers 2 -experts 8 and -layers 4 -experts 8 -type q8_0
 //	        -vocab 4096 stay under 2 GB), ling-mini-2.0 (bailingmoe2;

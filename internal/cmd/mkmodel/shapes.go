@@ -612,6 +612,24 @@ var shapes = []shape{
 		DeepSeek2: &testutil.DeepSeek2{KVLora: 512, Nope: 128, Rope: 64, VHead: 128, Shared: 2, Scale: 1},
 	},
 	{
+		// GLM-4.7-Flash (30B-A3B), which llama.cpp's converter writes as
+		// deepseek2: config.json's hidden 2048, 47 layers, 20 heads,
+		// q_lora_rank 768, kv_lora_rank 512, heads of 192 unrotated and 64
+		// rotated query dims and values of 256, layer 0 dense (10240), the
+		// others 64 experts of 1536, 4 a token, sigmoid-routed with a
+		// selection bias, renormalised, scaled by 1.8, beside 1 shared
+		// expert; rope_theta 1e6, RMS eps 1e-5, 202752 positions, 154880
+		// tokens (hidden, layers, heads, widths, θ, ε and vocabulary as a
+		// copy of its config.json states them; the MLA ranks from a model
+		// card's architecture list; the expert width 1536 from the 30B
+		// total they give).
+		Name: "glm-4.7-flash", Arch: "deepseek2", Vocab: 154880, Embd: 2048, Layers: 47,
+		Heads: 20, HeadsKV: 1, FFN: 10240, Context: 202752,
+		RopeBase: 1000000, RopeDim: 64, RMSEps: 1e-5,
+		Experts: 64, ExpertsUsed: 4, ExpertFFN: 1536, DenseLead: 1,
+		DeepSeek2: &testutil.DeepSeek2{KVLora: 512, QLora: 768, Nope: 192, Rope: 64, VHead: 256, Shared: 1, Scale: 1.8, Norm: true, Gating: 2, SelBias: true},
+	},
+	{
 		// SmolLM3 3B: llama's graph, every fourth layer without RoPE.
 		Name: "smollm3-3b", Arch: "smollm3", Vocab: 128256, Embd: 2048, Layers: 36,
 		Heads: 16, HeadsKV: 4, FFN: 11008, Context: 65536,
