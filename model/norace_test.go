@@ -3,3 +3,6 @@
 package model
 
 const raceEnabled = false
+
+// perturbationsSkipped: see race_test.go.
+const perturbationsSkipped = false
