@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -149,6 +150,22 @@ var ollamaDialects = []struct {
 		h.set(".rope.dimension_count", h.get(".embedding_length").(uint32)/h.get(".attention.head_count").(uint32))
 		h.set(".vocab_size", uint32(len(h.get("tokenizer.ggml.tokens").([]string))))
 	}, nil},
+	{"phi3 without scaling", func() testutil.ModelSpec {
+		s := testutil.TinyPhi3()
+		s.LongRope = nil
+		return s
+	}, ollamaPhi3NoScaling, nil},
+}
+
+// ollamaPhi3NoScaling writes a Phi-3 without RoPE scaling as Ollama's
+// converter does: its original context stated, and both LongRoPE factor
+// tensors written empty (a dimension of 0) before the first block's.
+func ollamaPhi3NoScaling(h *hmodel) {
+	h.set(".rope.scaling.original_context_length", h.get(".context_length"))
+	at := slices.IndexFunc(h.tensors, func(t htensor) bool { return strings.HasPrefix(t.name, "blk.0.") })
+	h.tensors = slices.Insert(h.tensors, at,
+		htensor{"rope_factors_long.weight", quant.F32, []int64{0}, nil},
+		htensor{"rope_factors_short.weight", quant.F32, []int64{0}, nil})
 }
 
 // ollamaQwen35 writes a Qwen 3.5 or Qwen3-Next file's keys as Ollama's

@@ -132,6 +132,9 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 			s.OutBytes = t.Size
 			s.addRepack(&cfg, t)
 		case strings.HasPrefix(t.Name, "blk.") && scanLayer(t.Name, &il) && il < cfg.Layers:
+			if t.Size == 0 {
+				break // an empty tensor's offset is no byte of the block
+			}
 			if s.LayerBytes[il] == 0 || t.Offset < s.BlockRanges[il].Off {
 				s.BlockRanges[il].Off = t.Offset
 			}

@@ -65,7 +65,8 @@ type Config struct {
 	YarnExt, YarnBetaFast, YarnBetaSlow, YarnLogMul float32
 	// RopeSections, when not all 0, are multimodal RoPE's pair counts
 	// (rope.dimension_sections: temporal, height, width, extra; qwen2vl,
-	// qwen3vl, qwen3vlmoe), interleaved for Qwen3-VL (RopeInterleaved):
+	// qwen3vl, qwen3vlmoe, qwen35, qwen35moe), interleaved for Qwen3-VL
+	// and Qwen 3.5 (RopeInterleaved):
 	// for a text the extra section's pairs do not turn (ops.Rope).
 	RopeSections    [4]int
 	RopeInterleaved bool

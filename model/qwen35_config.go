@@ -18,12 +18,10 @@ import "github.com/lowmem/llm/internal/ops"
 // ssm.inner_size, ssm.state_size, ssm.time_step_rank — the value heads —
 // and ssm.group_count — the key heads — all required), which layers are
 // recurrent, the NextN blocks taken off block_count, and
-// rope.dimension_sections (required by llama.cpp; a text's tokens give
-// every section the same position, which makes multimodal RoPE the NEOX
-// rotation of rope.dimension_count dimensions, so its values change
-// nothing here).
+// rope.dimension_sections (ropeSections: llama.cpp rotates qwen35 and
+// qwen35moe with interleaved multimodal RoPE).
 func qwen35Hparams(c *Config, m *meta) {
-	m.ropeSections()
+	m.ropeSections(c)
 	deltaNetHparams(c, m)
 }
 
@@ -51,10 +49,18 @@ func deltaNetHparams(c *Config, m *meta) {
 	}
 }
 
-// ropeSections checks rope.dimension_sections: required, at most four
-// non-negative counts, not all 0 (ggml's multimodal RoPE divides by their
-// sum).
-func (m *meta) ropeSections() {
+// ropeSections reads rope.dimension_sections into c.RopeSections, made
+// interleaved: llama.cpp rotates qwen35 and qwen35moe with ggml's IMRoPE
+// (llama_model_rope_type), over rope.dimension_count dimensions of each
+// head. Pair i of those takes the section of sector i mod the sections'
+// sum and the frequency base^(-2i/rope.dimension_count) whichever section
+// it falls to — ops.Rope's sectioned rotation — so a text turns as plain
+// NEOX RoPE but for the pairs left to the extra section, which stay
+// unturned. Released files' sections ([11, 11, 10, 0] over 32 pairs)
+// leave none. The key is required, at most four non-negative counts (the
+// missing ones 0), and refused where ggml's rope asserts: no pair in the
+// temporal, height or width section, or a sum above the head size.
+func (m *meta) ropeSections(c *Config) {
 	k := m.key("rope.dimension_sections")
 	raw, present := m.get(k)
 	if !present {
@@ -65,9 +71,22 @@ func (m *meta) ropeSections() {
 		m.fail("%s is %s, want up to 4 counts", k, describe(raw))
 		return
 	}
-	if sum, ok := m.countSum(k, xs); ok && sum == 0 {
-		m.fail("%s is all 0: no dimension rotates", k)
+	sum, ok := m.countSum(k, xs)
+	if !ok {
+		return
 	}
+	for i, x := range xs {
+		c.RopeSections[i] = int(x)
+	}
+	switch s := c.RopeSections; {
+	case sum == 0:
+		m.fail("%s is all 0: no dimension rotates", k)
+	case s[0] == 0 && s[1] == 0 && s[2] == 0:
+		m.fail("%s = %v: no pair takes the temporal, height or width position", k, xs)
+	case sum > int64(c.HeadDimK):
+		m.fail("%s = %v sums to %d, more than the head size %d", k, xs, sum, c.HeadDimK)
+	}
+	c.RopeInterleaved = true
 }
 
 // countSum is the sum of xs, the counts key k holds; ok is false, and m

@@ -262,7 +262,8 @@ func (r *refDecoder) deltaNet(p func(string) []float64, x [][]float64, eps float
 // gatedAttention is a qwen35 attention layer's output (after attn_output)
 // for every token of x from position 0: attn_q gives each head's query
 // and then its gate; the queries and keys are RMS-normalised per head,
-// their first RopeDim dimensions rotated (NEOX pairs); causal attention
+// their first RopeDim dimensions rotated (NEOX pairs, by sections when
+// the file has them: IMRoPE, ropeHeads); causal attention
 // scaled by 1/sqrt(head size), the keys, values, queries and weights
 // rounded to F16 as the cache holds them; each head's output times
 // sigmoid of its gate.
@@ -270,11 +271,6 @@ func (r *refDecoder) gatedAttention(p func(string) []float64, x [][]float64, eps
 	c := r.c
 	n, hd, group := len(x), c.HeadDimK, c.Heads/c.HeadsKV
 	qs, gs, ks, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n), make([][]float64, n)
-	rope := func(v []float64, heads, t int) {
-		for h := range heads {
-			refRope(v[h*hd:h*hd+c.RopeDim], 1, c.RopeDim, t, float64(c.RopeBase), c, false)
-		}
-	}
 	for t := range x {
 		h := rmsNorm64(x[t], p("attn_norm.weight"), eps)
 		qg := linear(p("attn_q.weight"), nil, h)
@@ -286,8 +282,8 @@ func (r *refDecoder) gatedAttention(p func(string) []float64, x [][]float64, eps
 		ks[t], vs[t] = linear(p("attn_k.weight"), nil, h), linear(p("attn_v.weight"), nil, h)
 		headNorm64(qs[t], p("attn_q_norm.weight"), hd, eps)
 		headNorm64(ks[t], p("attn_k_norm.weight"), hd, eps)
-		rope(qs[t], c.Heads, t)
-		rope(ks[t], c.HeadsKV, t)
+		r.ropeHeads(qs[t], c.Heads, hd, t, float64(c.RopeBase), false)
+		r.ropeHeads(ks[t], c.HeadsKV, hd, t, float64(c.RopeBase), false)
 		r.held(qs[t], ks[t], vs[t])
 	}
 	out := make([][]float64, n)

@@ -22,22 +22,24 @@ type mropePerturb struct {
 
 // ropeHeads rotates the first RopeDim of each of heads heads (hd wide)
 // of v for the token at pos: refRopeHeads, or multimodal RoPE when the
-// Config has sections.
+// Config has sections (the rest of each head passing through, as ggml's
+// rope_multi copies it).
 func (r *refDecoder) ropeHeads(v []float64, heads, hd, pos int, base float64, yarn bool) {
 	c := r.c
 	if c.RopeSections == [4]int{} {
 		refRopeHeads(v, heads, hd, c.RopeDim, pos, base, c, yarn)
 		return
 	}
-	if yarn || !c.RopeNeox || c.RopeDim != hd {
-		r.t.Fatalf("the multimodal RoPE reference takes whole heads, NEOX pairs and no YaRN")
+	if yarn || !c.RopeNeox {
+		r.t.Fatalf("the multimodal RoPE reference takes NEOX pairs and no YaRN")
 	}
 	for h := range heads {
-		r.mropeHead(v[h*hd:(h+1)*hd], pos, base)
+		r.mropeHead(v[h*hd:h*hd+c.RopeDim], pos, base)
 	}
 }
 
-// mropeHead rotates one head x for a text token at pos, as ggml's
+// mropeHead rotates the first RopeDim dimensions x of one head (d of
+// them) for a text token at pos, as ggml's
 // ggml_rope_multi does with the positions llama.cpp's graph input gives
 // text (temporal, height and width pos, extra 0; llama_graph_input_pos):
 // pair i (dims i and i+d/2) turns by its section's position times

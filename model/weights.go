@@ -541,11 +541,21 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		return nil, err
 	}
 	ropeVec := func(name string) ([]float32, error) {
-
 		if !l.has(name) {
 			return nil, nil
 		}
 		return l.vector(name, cfg.RopeDim/2)
+	}
+	// Ollama's converter writes a Phi-3 without RoPE scaling with both
+	// LongRoPE factor tensors empty (a dimension of 0). They say what an
+	// absent tensor says — no factors — so they are read as absent, as if
+	// the file were llama.cpp's, which leaves them out (llama.cpp's own
+	// loader would refuse their shape).
+	factorVec := func(name string) ([]float32, error) {
+		if ti, ok := l.f.Tensor(name); ok && slices.Contains(ti.Dims, 0) {
+			return nil, nil
+		}
+		return ropeVec(name)
 	}
 	if m.RopeFreqs, err = ropeVec("rope_freqs.weight"); err != nil {
 		return nil, err
@@ -554,10 +564,10 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		m.RopeFreqs = nil // llama.cpp's falcon-h1 graph loads it and rotates without it
 	}
 	if arch.RopeFactors {
-		if m.RopeLong, err = ropeVec("rope_factors_long.weight"); err != nil {
+		if m.RopeLong, err = factorVec("rope_factors_long.weight"); err != nil {
 			return nil, err
 		}
-		if m.RopeShort, err = ropeVec("rope_factors_short.weight"); err != nil {
+		if m.RopeShort, err = factorVec("rope_factors_short.weight"); err != nil {
 			return nil, err
 		}
 	}
@@ -1129,7 +1139,7 @@ func layerRanges(f *gguf.File, n int) [][2]int64 {
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
 		il, ok := blockIndex(t.Name)
-		if !ok || il >= n {
+		if !ok || il >= n || t.Size == 0 { // an empty tensor's offset is no byte of the block
 			continue
 		}
 		if r[il][0] < 0 || t.Offset < r[il][0] {

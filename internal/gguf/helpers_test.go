@@ -12,11 +12,7 @@ import (
 
 // sampleTensors are the tensors of sampleFile, with dims whose names of
 // equal length let tests patch one name into another.
-var sampleTensors = []struct {
-	name string
-	typ  quant.Type
-	dims []int64
-}{
+var sampleTensors = []sampleTensor{
 	{"token_embd.weight", quant.Q8_0, []int64{64, 10}},
 	{"blk.0.attn_q.weight", quant.F32, []int64{64, 8}},
 	{"blk.0.attn_k.weight", quant.F16, []int64{64, 4}},
@@ -48,7 +44,21 @@ func sampleFile(t testing.TB) []byte {
 	w.AddKV("tokenizer.ggml.tokens", []string{"<unk>", "<s>", "</s>", "a", "b"})
 	w.AddKV("tokenizer.ggml.scores", []float32{0, 0, 0, -1, -2})
 	w.AddKV("test.nested", []any{[]int32{1, 2}, []string{"x"}})
-	for i, st := range sampleTensors {
+	return writeSample(t, w, sampleTensors)
+}
+
+// sampleTensor is a tensor of a test file, its data sampleData.
+type sampleTensor struct {
+	name string
+	typ  quant.Type
+	dims []int64
+}
+
+// writeSample adds ts to w, the i'th with data sampleData(i, …), and
+// returns the file.
+func writeSample(t testing.TB, w *Writer, ts []sampleTensor) []byte {
+	t.Helper()
+	for i, st := range ts {
 		size, err := TensorBytes(st.typ, st.dims)
 		if err != nil {
 			t.Fatal(err)

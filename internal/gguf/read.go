@@ -176,21 +176,31 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 
 // checkOverlap refuses tensors whose data regions share bytes, which
 // ggml's reader refuses too (it wants each tensor to start where the one
-// before it ends, padded to the alignment). With the regions sorted by
-// start, any overlap shows between neighbours.
+// before it ends, padded to the alignment). An empty tensor holds no
+// bytes, but ggml still wants it where the tensors before it end, so one
+// placed strictly inside another's data is refused as well; at either
+// end of it, it is not. With the regions sorted by start (an empty one
+// before a tensor starting where it does), any overlap shows against the
+// tensor reaching furthest so far.
 func checkOverlap(ts []TensorInfo) error {
+	if len(ts) < 2 {
+		return nil
+	}
 	order := make([]int32, len(ts))
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int {
-		return cmp.Compare(ts[a].Offset, ts[b].Offset)
+		return cmp.Or(cmp.Compare(ts[a].Offset, ts[b].Offset), cmp.Compare(min(ts[a].Size, 1), min(ts[b].Size, 1)), cmp.Compare(a, b))
 	})
-	for k := 1; k < len(order); k++ {
-		p, t := &ts[order[k-1]], &ts[order[k]]
+	for k, far := 1, order[0]; k < len(order); k++ {
+		p, t := &ts[far], &ts[order[k]]
 		if t.Offset < p.Offset+p.Size {
 			return fmt.Errorf("gguf: tensor %q: data [%d, %d) overlaps tensor %q at [%d, %d): %w",
 				t.Name, t.Offset, t.Offset+t.Size, p.Name, p.Offset, p.Offset+p.Size, ErrBadFile)
+		}
+		if t.Offset+t.Size >= p.Offset+p.Size {
+			far = order[k]
 		}
 	}
 	return nil
@@ -213,18 +223,28 @@ func (d *decoder) tensorInfo(name string) (TensorInfo, uint64, error) {
 		return t, 0, err
 	}
 	t.Dims = make([]int64, nd)
-	elems := int64(1)
+	empty := false
 	for j := range t.Dims {
 		v := binary.LittleEndian.Uint64(b[8*j:])
-		if v == 0 || v > math.MaxInt64 {
-			return t, 0, fmt.Errorf("dimension %d is %d, want 1 to 2^63-1", j, v)
+		if v > math.MaxInt64 {
+			return t, 0, fmt.Errorf("dimension %d is %d, want 0 to 2^63-1", j, v)
 		}
-		n := int64(v)
-		if elems > math.MaxInt64/n {
-			return t, 0, fmt.Errorf("dimensions %v: element count overflows", dimsOf(b, int(nd)))
+		t.Dims[j] = int64(v)
+		empty = empty || v == 0
+	}
+	// A dimension of 0 makes a tensor of no elements and no bytes, which
+	// ggml's reader takes (Ollama's converter writes Phi-3's absent rope
+	// factors so); its other dimensions then multiply to nothing, so only
+	// a tensor with elements can overflow.
+	elems := int64(0)
+	if !empty {
+		elems = 1
+		for _, n := range t.Dims {
+			if elems > math.MaxInt64/n {
+				return t, 0, fmt.Errorf("dimensions %v: element count overflows", dimsOf(b, int(nd)))
+			}
+			elems *= n
 		}
-		elems *= n
-		t.Dims[j] = n
 	}
 	b = b[8*nd:]
 	t.Type = quant.Type(binary.LittleEndian.Uint32(b))
@@ -238,11 +258,13 @@ func (d *decoder) tensorInfo(name string) (TensorInfo, uint64, error) {
 	if err != nil {
 		return t, 0, err
 	}
-	rows := elems / t.Dims[0]
-	if rowBytes > math.MaxInt64/rows {
-		return t, 0, fmt.Errorf("%v tensor of dimensions %v: byte size overflows", t.Type, t.Dims)
+	if elems > 0 {
+		rows := elems / t.Dims[0]
+		if rowBytes > math.MaxInt64/rows {
+			return t, 0, fmt.Errorf("%v tensor of dimensions %v: byte size overflows", t.Type, t.Dims)
+		}
+		t.Size = rowBytes * rows
 	}
-	t.Size = rowBytes * rows
 	return t, binary.LittleEndian.Uint64(b[4:]), nil
 }
 

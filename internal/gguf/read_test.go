@@ -88,8 +88,6 @@ func hostileMutations(t testing.TB) []hostileMutation {
 		{"n_dims 5", func(b []byte) []byte { put32(b, after(t, b, "blk.0.attn_q.weight"), 5); return b }, `tensor "blk.0.attn_q.weight": 5 dimensions`},
 		{"n_dims 0", func(b []byte) []byte { put32(b, after(t, b, "blk.0.attn_q.weight"), 0); return b }, "0 dimensions"},
 		{"n_dims huge", func(b []byte) []byte { put32(b, after(t, b, "blk.0.attn_q.weight"), 1<<31); return b }, "dimensions, want 1 to 4"},
-		{"zero dim 0", func(b []byte) []byte { put64(b, dimsAt(b, "blk.0.attn_q.weight"), 0); return b }, "dimension 0 is 0"},
-		{"zero dim 2", func(b []byte) []byte { put64(b, dimsAt(b, "blk.0.cube.weight")+16, 0); return b }, `tensor "blk.0.cube.weight": dimension 2 is 0`},
 		{"dim above int64", func(b []byte) []byte { put64(b, dimsAt(b, "blk.0.attn_q.weight")+8, 1<<63); return b }, "dimension 1 is 9223372036854775808"},
 		{"element count overflows", func(b []byte) []byte {
 			put64(b, dimsAt(b, "blk.0.cube.weight")+8, 1<<40)

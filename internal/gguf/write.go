@@ -113,21 +113,26 @@ func TensorBytes(t quant.Type, dims []int64) (int64, error) {
 	if !t.Known() {
 		return 0, fmt.Errorf("unknown tensor type id %d", uint32(t))
 	}
-	rows := int64(1)
+	empty := false
 	for i, n := range dims {
-		if n <= 0 {
-			return 0, fmt.Errorf("dimension %d is %d, want at least 1", i, n)
+		if n < 0 {
+			return 0, fmt.Errorf("dimension %d is %d, want at least 0", i, n)
 		}
-		if i > 0 {
-			if rows > math.MaxInt64/n {
-				return 0, fmt.Errorf("dimensions %v overflow", dims)
-			}
-			rows *= n
-		}
+		empty = empty || n == 0
 	}
 	rowBytes, err := t.RowBytes(dims[0])
 	if err != nil {
 		return 0, err
+	}
+	if empty { // no elements and no bytes, as Read takes it
+		return 0, nil
+	}
+	rows := int64(1)
+	for _, n := range dims[1:] {
+		if rows > math.MaxInt64/n {
+			return 0, fmt.Errorf("dimensions %v overflow", dims)
+		}
+		rows *= n
 	}
 	if rowBytes > math.MaxInt64/rows {
 		return 0, fmt.Errorf("dimensions %v overflow", dims)

@@ -181,7 +181,7 @@ func TestWriterErrors(t *testing.T) {
 			}
 			return w.AddTensor("t", quant.F32, []int64{4}, f32(4))
 		}, "added twice"},
-		{"zero dim", func(w *Writer) error { return w.AddTensor("t", quant.F32, []int64{4, 0}, nil) }, "dimension 1 is 0"},
+		{"negative dim", func(w *Writer) error { return w.AddTensor("t", quant.F32, []int64{4, -1}, nil) }, "dimension 1 is -1"},
 		{"five dims", func(w *Writer) error { return w.AddTensor("t", quant.F32, []int64{1, 1, 1, 1, 1}, f32(1)) }, "5 dimensions"},
 		{"unknown type", func(w *Writer) error { return w.AddTensor("t", quant.Type(99), []int64{4}, nil) }, "unknown tensor type id 99"},
 		{"partial block", func(w *Writer) error { return w.AddTensor("t", quant.Q8_0, []int64{48}, nil) }, "not a multiple"},

@@ -183,7 +183,8 @@ type ModelSpec struct {
 	Gemma4 *Gemma4
 	// RopeSections is a vision-language release's rope.dimension_sections
 	// (qwen2vl, qwen3vl, qwen3vlmoe: "qwen2", "qwen3", "qwen3moe" with
-	// multimodal RoPE), written as given when not nil; Deepstack its
+	// multimodal RoPE), or a qwen35's in place of the converter's split
+	// of its rotated pairs, written as given when not nil; Deepstack its
 	// n_deepstack_layers (0: no key).
 	RopeSections []int32
 	Deepstack    int

@@ -101,8 +101,8 @@ func (s ModelSpec) addQwen35KV(g *gguf.Writer) {
 	if s.RopeDim > 0 {
 		rope = s.RopeDim
 	}
-	if s.Arch == "qwen3next" {
-		rope = 0 // plain NEOX RoPE: no sections
+	if s.Arch == "qwen3next" || s.RopeSections != nil {
+		rope = 0 // plain NEOX RoPE: no sections; or the spec's own, written with the common keys
 	}
 	AddQwen35KV(g, s.Arch, SSM{Conv: s.ConvKernel, Inner: s.SSMHeads * s.SSMState, State: s.SSMState, Heads: s.SSMHeads, Groups: s.SSMGroups}, rec, s.NextN, rope)
 }
