@@ -71,21 +71,7 @@ func (m *meta) ropeSections(c *Config) {
 		m.fail("%s is %s, want up to 4 counts", k, describe(raw))
 		return
 	}
-	sum, ok := m.countSum(k, xs)
-	if !ok {
-		return
-	}
-	for i, x := range xs {
-		c.RopeSections[i] = int(x)
-	}
-	switch s := c.RopeSections; {
-	case sum == 0:
-		m.fail("%s is all 0: no dimension rotates", k)
-	case s[0] == 0 && s[1] == 0 && s[2] == 0:
-		m.fail("%s = %v: no pair takes the temporal, height or width position", k, xs)
-	case sum > int64(c.HeadDimK):
-		m.fail("%s = %v sums to %d, more than the head size %d", k, xs, sum, c.HeadDimK)
-	}
+	m.setSections(c, k, xs)
 	c.RopeInterleaved = true
 }
 

@@ -97,6 +97,15 @@ func (m *meta) multimodalRope(c *Config, interleaved bool) {
 		m.fail("%s has %d counts, want 4", k, len(xs))
 		return
 	}
+	m.setSections(c, k, xs)
+	c.RopeInterleaved = interleaved
+}
+
+// setSections stores the sections xs (at most four, key k) in
+// c.RopeSections, refusing what ggml's multimodal RoPE asserts against:
+// a negative count, all of them 0, no pair in the temporal, height or
+// width section, or more pairs than the head's dimensions.
+func (m *meta) setSections(c *Config, k string, xs []int32) {
 	sum, ok := m.countSum(k, xs)
 	if !ok {
 		return
@@ -104,11 +113,12 @@ func (m *meta) multimodalRope(c *Config, interleaved bool) {
 	for i, x := range xs {
 		c.RopeSections[i] = int(x)
 	}
-	switch {
-	case xs[0] == 0 && xs[1] == 0 && xs[2] == 0:
+	switch s := c.RopeSections; {
+	case sum == 0:
+		m.fail("%s is all 0: no dimension rotates", k)
+	case s[0] == 0 && s[1] == 0 && s[2] == 0:
 		m.fail("%s = %v: no pair takes the temporal, height or width position", k, xs)
 	case sum > int64(c.HeadDimK):
 		m.fail("%s = %v sums to %d, more than the head size %d", k, xs, sum, c.HeadDimK)
 	}
-	c.RopeInterleaved = interleaved
 }
