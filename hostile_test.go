@@ -623,6 +623,19 @@ func hostileCases() []hostileCase {
 		{name: "granite attention.scale a string", spec: testutil.TinyGranite(), edit: func(h *hmodel) { h.set(".attention.scale", "1") },
 			want: bad, mention: []string{"granite.attention.scale"}, plan: true},
 		{name: "granite without RoPE", spec: testutil.TinyGranite(), edit: func(h *hmodel) { h.set(".rope.scaling.finetuned", false) }},
+		{name: "minicpm logit_scale zero", spec: testutil.TinyMiniCPM(), edit: func(h *hmodel) { h.set(".logit_scale", float32(0)) },
+			want: bad, mention: []string{"minicpm.logit_scale"}, plan: true},
+		{name: "minicpm residual_scale infinite", spec: testutil.TinyMiniCPM(), edit: func(h *hmodel) { h.set(".residual_scale", float32(math.Inf(1))) },
+			want: bad, mention: []string{"minicpm.residual_scale"}, plan: true},
+		{name: "minicpm without its multipliers", spec: testutil.TinyMiniCPM(), edit: func(h *hmodel) {
+			del(".embedding_scale")(h)
+			del(".residual_scale")(h)
+			del(".logit_scale")(h)
+		}},
+		{name: "minicpm with ffn_down.bias", spec: testutil.TinyMiniCPM(), edit: func(h *hmodel) { h.put("blk.0.ffn_down.bias", quant.F32, 64) },
+			want: arch, mention: []string{"blk.0.ffn_down.bias"}, plan: true},
+		{name: "minicpm rope_factors_long of the wrong length", spec: testutil.TinyMiniCPM(), edit: func(h *hmodel) { h.put("rope_factors_long.weight", quant.F32, 5) },
+			want: bad, mention: []string{"rope_factors_long.weight"}},
 		{name: "granitemoe shared expert without its tensors", spec: testutil.TinyGraniteMoE(), edit: func(h *hmodel) { h.set(".expert_shared_feed_forward_length", uint32(64)) },
 			want: bad, mention: []string{"blk.0.ffn_gate_shexp.weight"}, plan: true},
 		missing("granitehybrid recurrent layer without ssm_a", testutil.TinyGraniteHybrid(), "blk.1.ssm_a"),

@@ -205,6 +205,7 @@ var registry = []*Arch{
 	{Name: "hunyuan-dense", Neox: true, QKNorm: true, hparams: hunyuanDenseHparams},
 	{Name: "smallthinker", Neox: true, FFN: FFNExperts, hparams: smallthinkerHparams},
 	{Name: "falcon-h1", Neox: true, FFNNorm: "ffn_norm", hparams: falconH1Hparams},
+	{Name: "minicpm", RopeFactors: true, hparams: minicpmHparams},
 }
 
 // Supported lists the architectures this package can run.
@@ -383,10 +384,7 @@ func graniteHparams(c *Config, m *meta) {
 	if s := m.finite("attention.scale", 0); s != 0 {
 		c.KQScale = s
 	}
-	c.LogitScale = m.finite("logit_scale", 0)
-	if m.err == nil && c.LogitScale == 0 {
-		m.fail("%s = 0: the logits are divided by it", m.key("logit_scale"))
-	}
+	c.LogitScale = m.logitScale(0)
 	if !m.flag("rope.scaling.finetuned", true) {
 		c.NoRopeEvery = 1
 	}

@@ -603,6 +603,16 @@ func TinyFalconH1() ModelSpec {
 	return s
 }
 
+// TinyMiniCPM is a 2-layer minicpm (llama's tensors, tied output) with
+// MiniCPM-2B's multipliers (embedding_scale 12, residual_scale
+// 1.4/sqrt(40), logit_scale 2304/256) and Q8_0 weights.
+func TinyMiniCPM() ModelSpec {
+	s := tiny("minicpm", 73)
+	s.RopeBase, s.RMSEps, s.TiedOutput = 10000, 1e-5, true
+	s.EmbeddingScale, s.ResidualScale, s.LogitScale = 12, 0.22135944, 9
+	return s
+}
+
 // TinySeedOSS is a 2-layer seed_oss (NEOX RoPE, the optional Q/K/V
 // biases present, post_attention_norm as the norm before the
 // feed-forward, heads of 32 as the query is wider than the embedding in
@@ -881,6 +891,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	case "granite":
 		s = s.withGraniteScales()
+	case "minicpm":
 	case "qwen35", "qwen35moe", "qwen3next":
 		var err error
 		if s, err = s.withQwen35Defaults(); err != nil {
@@ -1205,6 +1216,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Arch == "granite" || s.Arch == "granitemoe" || s.Arch == "granitehybrid" {
 		AddGraniteScales(g, s.Arch, s.EmbeddingScale, s.ResidualScale, s.AttentionScale, s.LogitScale)
 	}
+	if s.Arch == "minicpm" && s.LogitScale != 0 {
+		AddMiniCPMScales(g, s.Arch, s.EmbeddingScale, s.ResidualScale, s.LogitScale)
+	}
 	if y := s.Yarn; y != nil {
 		y.AddTo(g, s.Arch)
 	}
@@ -1247,10 +1261,17 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 // AddGraniteScales writes Granite's four multipliers under arch's key
 // prefix, as the test models and mkmodel's files carry them.
 func AddGraniteScales(g *gguf.Writer, arch string, embedding, residual, attention, logit float32) {
+	AddMiniCPMScales(g, arch, embedding, residual, logit)
+	g.AddKV(arch+".attention.scale", attention)
+}
+
+// AddMiniCPMScales writes the three multipliers llama.cpp's MiniCPM
+// converter writes (Granite's without attention.scale) under arch's key
+// prefix.
+func AddMiniCPMScales(g *gguf.Writer, arch string, embedding, residual, logit float32) {
 	a := arch + "."
 	g.AddKV(a+"embedding_scale", embedding)
 	g.AddKV(a+"residual_scale", residual)
-	g.AddKV(a+"attention.scale", attention)
 	g.AddKV(a+"logit_scale", logit)
 }
 

@@ -13,7 +13,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert or minicpm
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -58,7 +58,8 @@ type shape struct {
 
 	// granite, granitemoe: embedding_scale, residual_scale,
 	// attention.scale and logit_scale (config.json's embedding_multiplier,
-	// residual_multiplier, attention_multiplier and logits_scaling).
+	// residual_multiplier, attention_multiplier and logits_scaling);
+	// minicpm: the same but attention.scale (not written).
 	Granite *graniteScales
 
 	// Embedding models: pooling_type (llama.cpp's numbering: 1 mean, 2
@@ -344,6 +345,19 @@ var shapes = []shape{
 		Heads: 32, HeadsKV: 8, FFN: 8192, Context: 131072,
 		RopeBase: 10000000, RMSEps: 1e-5, TiedOutput: true,
 		Granite: granite33,
+	},
+	{
+		// MiniCPM4-8B: llama's layers (32 of 32 heads of 128, 2 KV heads,
+		// SwiGLU 16384, untied), MiniCPM's multipliers from config.json's
+		// scale_emb 12, scale_depth 1.4 over 32 layers and hidden_size over
+		// dim_model_base 256, LongRoPE from an original context of 32768.
+		// The widths are MiniCPM4.1-8B's config.json as quoted in public
+		// code (MiniCPM4-8B has the same layers).
+		Name: "minicpm4-8b", Arch: "minicpm", Vocab: 73448, Embd: 4096, Layers: 32,
+		Heads: 32, HeadsKV: 2, FFN: 16384, Context: 32768,
+		RopeBase: 10000, RMSEps: 1e-6,
+		LongRope: &longRope{OrigContext: 32768},
+		Granite:  &graniteScales{Embedding: 12, Residual: float32(1.4 / math.Sqrt(32)), Logit: 4096.0 / 256},
 	},
 	{
 		// Granite 3.1 1B-A400M: 32 experts of width 512, 8 per token.
