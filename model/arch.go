@@ -206,6 +206,7 @@ var registry = []*Arch{
 	{Name: "smallthinker", Neox: true, FFN: FFNExperts, hparams: smallthinkerHparams},
 	{Name: "falcon-h1", Neox: true, FFNNorm: "ffn_norm", hparams: falconH1Hparams},
 	{Name: "minicpm", RopeFactors: true, hparams: minicpmHparams},
+	{Name: "minicpm3", Neox: true, RopeFactors: true, hparams: minicpm3Hparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -28,3 +28,27 @@ func (m *meta) logitScale(def float32) float32 {
 	}
 	return v
 }
+
+// minicpm3Hparams: MiniCPM3 as llama.cpp's minicpm3 graph runs it —
+// deepseek2's latent attention in the older form (attn_q_a, its norm and
+// attn_q_b; one attn_kv_b; attention.q_lora_rank and kv_lora_rank
+// required), NEOX RoPE of the rotated part with LongRoPE's factors, a
+// dense SwiGLU — with MiniCPM's multipliers fixed in the graph, no key
+// read: the embeddings ×12, each block's attention and feed-forward
+// outputs ×1.4/sqrt(block_count), the final norm's output
+// ×256/embedding_length before the head. The softmax is scaled by
+// 1/sqrt(key_length), the decompressed head's, without deepseek2's mscale.
+func minicpm3Hparams(c *Config, m *meta) {
+	m.require(true, "attention.q_lora_rank", "attention.kv_lora_rank")
+	m.latentAttention(c)
+	if m.err == nil && c.QLoraRank == 0 {
+		m.fail("%s = 0: minicpm3's query is always through attn_q_a and attn_q_b", m.key("attention.q_lora_rank"))
+	}
+	if m.err != nil {
+		return
+	}
+	c.EmbedScale = 12
+	c.ResidualScale = float32(1.4 / math.Sqrt(float64(c.Layers)))
+	c.LogitScale = float32(c.Embd) / 256
+	c.KQScale = invSqrt(c.HeadDimKMLA)
+}

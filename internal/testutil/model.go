@@ -275,7 +275,9 @@ func (d *DeepSeek2) AddTo(g *gguf.Writer, arch string) {
 		g.AddKV(a+"attention.key_length_mla", uint32(d.Nope+d.Rope))
 		g.AddKV(a+"attention.value_length_mla", uint32(d.VHead))
 	}
-	(&Routing{Shared: d.Shared, Scale: d.Scale, Norm: d.Norm, Gating: d.Gating, Groups: d.Groups, GroupsUsed: d.GroupsUsed}).AddTo(g, arch)
+	if d.Shared > 0 { // minicpm3 has no experts, nor their keys
+		(&Routing{Shared: d.Shared, Scale: d.Scale, Norm: d.Norm, Gating: d.Gating, Groups: d.Groups, GroupsUsed: d.GroupsUsed}).AddTo(g, arch)
+	}
 }
 
 // tiny is the model every Tiny* spec starts from: a 320-token vocabulary,
@@ -613,6 +615,18 @@ func TinyMiniCPM() ModelSpec {
 	return s
 }
 
+// TinyMiniCPM3 is a 2-layer minicpm3 as MiniCPM3-4B is made: latent
+// attention of rank 64 in the older form (one attn_kv_b; heads of 32
+// unrotated and 16 rotated query dims, values of 32), the query through a
+// rank of 32, NEOX RoPE, a dense SwiGLU, tied output; Q8_0 weights.
+func TinyMiniCPM3() ModelSpec {
+	s := tiny("minicpm3", 79)
+	s.RopeBase, s.RMSEps, s.TiedOutput = 10000, 1e-5, true
+	s.HeadsKV = 0 // withDefaults derives it from the latent attention
+	s.DeepSeek2 = &DeepSeek2{KVLora: 64, QLora: 32, Nope: 32, Rope: 16, VHead: 32, Joined: true}
+	return s
+}
+
 // TinySeedOSS is a 2-layer seed_oss (NEOX RoPE, the optional Q/K/V
 // biases present, post_attention_norm as the norm before the
 // feed-forward, heads of 32 as the query is wider than the embedding in
@@ -934,10 +948,14 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if err := s.checkExperts(); err != nil {
 			return s, err
 		}
-		s.HeadsKV, s.HeadDim, s.SharedFFN = 1, d.Nope+d.Rope, d.Shared*s.ExpertFFN
-		if d.Joined {
-			s.HeadsKV = s.Heads
+		s = s.withLatentHeads()
+		s.SharedFFN = d.Shared * s.ExpertFFN
+	case "minicpm3":
+		d := s.DeepSeek2
+		if d == nil || d.KVLora <= 0 || d.QLora <= 0 || d.Nope <= 0 || d.Rope <= 0 || d.Rope%2 != 0 || d.VHead <= 0 || !d.Joined || d.Shared != 0 {
+			return s, fmt.Errorf("testutil: minicpm3 needs DeepSeek2 Joined, with KVLora, QLora, Nope, Rope (even) and VHead above 0, no shared experts")
 		}
+		s = s.withLatentHeads()
 	case "glm4moe", "bailingmoe2":
 		var err error
 		if s, err = s.withRoutingDefaults(); err != nil {
@@ -1752,6 +1770,18 @@ func NeedX8(t testing.TB) {
 	if _, ok := quant.X8(quant.Q4_0, 256); !ok {
 		t.Skip("no X8 kernels on this CPU or build")
 	}
+}
+
+// withLatentHeads sizes a latent-attention spec's heads as its file
+// states them: one KV head of the rotated and unrotated key, or in the
+// older form (Joined) as many KV heads as query heads.
+func (s ModelSpec) withLatentHeads() ModelSpec {
+	d := s.DeepSeek2
+	s.HeadsKV, s.HeadDim = 1, d.Nope+d.Rope
+	if d.Joined {
+		s.HeadsKV = s.Heads
+	}
+	return s
 }
 
 // withGraniteScales gives a Granite spec without multipliers Granite

@@ -30,6 +30,7 @@
 //	        falcon-h1-1.5b (falcon-h1: attention and Mamba-2 in every
 //	        layer),
 //	        minicpm4-8b (minicpm: MiniCPM's multipliers and LongRoPE),
+//	        minicpm3-4b (minicpm3: deepseek2's latent attention, dense),
 //	        seed-oss-36b, exaone-4.0-1.2b, glm-4-9b (-layers 2 -type q8_0
 //	        keeps its widths under 2 GB), glm-4-32b (-layers 1 -type
 //	        q4_k_m), qwen3-30b-a3b,

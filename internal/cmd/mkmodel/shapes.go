@@ -13,7 +13,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert or minicpm
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm or minicpm3
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -624,6 +624,22 @@ var shapes = []shape{
 		Experts: 64, ExpertsUsed: 6, ExpertFFN: 1408, DenseLead: 1,
 		Yarn:      &testutil.Yarn{Factor: 40, OrigContext: 4096, LogMul: 0.0707},
 		DeepSeek2: &testutil.DeepSeek2{KVLora: 512, Nope: 128, Rope: 64, VHead: 128, Shared: 2, Scale: 1},
+	},
+	{
+		// MiniCPM3-4B: 62 layers (llama.cpp's LLM_TYPE_4B for minicpm3)
+		// of deepseek2's latent attention in the older form (one
+		// attn_kv_b): 40 heads of 64 unrotated and 32 rotated query dims
+		// and values of 64, kv_lora_rank 256, q_lora_rank 768; a dense
+		// SwiGLU of 6400; LongRoPE from an original context of 32768; the
+		// multipliers are fixed in llama.cpp's graph, so none is written.
+		// Widths from MiniCPM3-4B's config.json (hidden_size 2560,
+		// num_key_value_heads 40, vocab_size 73448), as recalled, not
+		// read from the file here.
+		Name: "minicpm3-4b", Arch: "minicpm3", Vocab: 73448, Embd: 2560, Layers: 62,
+		Heads: 40, HeadsKV: 40, FFN: 6400, Context: 32768,
+		RopeBase: 10000, RopeDim: 32, RMSEps: 1e-5,
+		LongRope:  &longRope{OrigContext: 32768},
+		DeepSeek2: &testutil.DeepSeek2{KVLora: 256, QLora: 768, Nope: 64, Rope: 32, VHead: 64, Joined: true},
 	},
 	{
 		// SmolLM3 3B: llama's graph, every fourth layer without RoPE.

@@ -183,7 +183,9 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		testutil.AddSSMSizes(g, s.Arch, *s.SSM)
 	}
 	if d := s.DeepSeek2; d != nil {
-		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
+		if s.Arch == "deepseek2" { // minicpm3 has no experts
+			g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
+		}
 		d.AddTo(g, s.Arch)
 	}
 	if r := s.Routing; r != nil {
