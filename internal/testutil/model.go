@@ -627,6 +627,17 @@ func TinyMiniCPM3() ModelSpec {
 	return s
 }
 
+// TinyOLMoE is a 2-layer olmoe as OLMoE-1B-7B is made: as many KV heads
+// as heads, Q and K norms across all heads, NEOX RoPE, 8 experts as wide
+// as feed_forward_length (32), 2 a token, softmax-routed and not
+// renormalised; untied output; Q8_0 weights.
+func TinyOLMoE() ModelSpec {
+	s := tiny("olmoe", 83)
+	s.HeadsKV, s.FFN, s.RopeBase, s.RMSEps = 4, 32, 10000, 1e-5
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.RouterGain = 8, 2, 32, 4
+	return s
+}
+
 // TinySeedOSS is a 2-layer seed_oss (NEOX RoPE, the optional Q/K/V
 // biases present, post_attention_norm as the norm before the
 // feed-forward, heads of 32 as the query is wider than the embedding in
@@ -777,7 +788,7 @@ func (s ModelSpec) moe() bool {
 	if s.Arch == "qwen3vlmoe" {
 		return true
 	}
-	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
+	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
 		s.Routing != nil ||
 		s.Arch == "smallthinker" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
@@ -961,7 +972,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s, err = s.withRoutingDefaults(); err != nil {
 			return s, err
 		}
-	case "qwen3moe", "granitemoe", "gpt-oss", "ernie4_5-moe":
+	case "qwen3moe", "granitemoe", "gpt-oss", "ernie4_5-moe", "olmoe":
 		if err := s.checkExperts(); err != nil {
 			return s, err
 		}
@@ -1511,7 +1522,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(ts,
 				tensorSpec{p + "attn_q_norm.weight", quant.F32, []int64{int64(s.HeadDim)}, norm},
 				tensorSpec{p + "attn_k_norm.weight", quant.F32, []int64{int64(s.HeadDim)}, norm})
-		case olmo:
+		case olmo || s.Arch == "olmoe":
 			ts = append(ts,
 				tensorSpec{p + "attn_q_norm.weight", quant.F32, []int64{q}, norm},
 				tensorSpec{p + "attn_k_norm.weight", quant.F32, []int64{kv}, norm})

@@ -317,7 +317,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 				add(p+"attn_v.bias", kindBias, kv)
 			}
 		}
-		if olmo {
+		if olmo || s.Arch == "olmoe" { // olmoe: olmo2's Q/K norms, llama's pre-norms
 			add(p+"attn_q_norm.weight", kindNorm, q)
 			add(p+"attn_k_norm.weight", kindNorm, kv)
 		}

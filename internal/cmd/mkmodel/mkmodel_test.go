@@ -129,6 +129,8 @@ func miniature(s shape) shape {
 		s.Heads, s.HeadsKV = 4, 4
 	case s.DeepSeek2 != nil && s.DeepSeek2.Joined: // the older form states the decompressed heads
 		s.Heads, s.HeadsKV = 4, 4
+	case s.Arch == "olmoe": // llama.cpp sizes attn_k_norm by the width
+		s.Heads, s.HeadsKV = 4, 4
 	case s.DeepSeek2 != nil: // the latent is one KV head
 		s.Heads, s.HeadsKV = 4, 1
 	case s.HeadDim != 0:
@@ -159,8 +161,8 @@ func miniature(s shape) shape {
 	}
 	if s.Experts != 0 {
 		s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, 2, 256
-		if s.Arch == "granitemoe" {
-			s.FFN = s.ExpertFFN // llama.cpp sizes granitemoe's experts by feed_forward_length
+		if s.Arch == "granitemoe" || s.Arch == "olmoe" {
+			s.FFN = s.ExpertFFN // llama.cpp sizes granitemoe's and olmoe's experts by feed_forward_length
 		}
 	}
 	if r := s.Routing; r != nil {
@@ -265,7 +267,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.0.attn_q.bias"); ok != s.QKVBias {
 					t.Errorf("attn_q.bias present = %v", ok)
 				}
-				if _, ok := f.Tensor("blk.0.attn_q_norm.weight"); ok != (s.QKNorm && !s.convLayer(0) || s.Arch == "olmo2") {
+				if _, ok := f.Tensor("blk.0.attn_q_norm.weight"); ok != (s.QKNorm && !s.convLayer(0) || s.Arch == "olmo2" || s.Arch == "olmoe") {
 					t.Errorf("attn_q_norm.weight present = %v", ok)
 				}
 				if ti, ok := f.Tensor("blk.0.shortconv.conv.weight"); ok != (s.convLayer(0) && s.SSM == nil) || ok && ti.Type != quant.F32 {

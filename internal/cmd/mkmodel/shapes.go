@@ -13,7 +13,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm or minicpm3
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3 or olmoe
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -479,6 +479,19 @@ var shapes = []shape{
 		Name: "olmo-2-1b", Arch: "olmo2", Vocab: 100352, Embd: 2048, Layers: 16,
 		Heads: 16, HeadsKV: 16, FFN: 8192, Context: 4096,
 		RopeBase: 500000, RMSEps: 1e-6,
+	},
+	{
+		// OLMoE-1B-7B (0924 and 0125): 16 layers (llama.cpp's A1_7B for
+		// olmoe) of 16 heads of 128, as many KV heads, Q/K norms across the
+		// heads, 64 experts of 1024 (intermediate_size, which llama.cpp
+		// sizes them by), 8 a token, not renormalised (norm_topk_prob
+		// false); untied. Widths from OLMoE-1B-7B's config.json as
+		// recalled (hidden_size 2048, vocab_size 50304,
+		// max_position_embeddings 4096), not read from the file here.
+		Name: "olmoe-1b-7b", Arch: "olmoe", Vocab: 50304, Embd: 2048, Layers: 16,
+		Heads: 16, HeadsKV: 16, FFN: 1024, Context: 4096,
+		RopeBase: 10000, RMSEps: 1e-5,
+		Experts: 64, ExpertsUsed: 8, ExpertFFN: 1024,
 	},
 	{
 		// ERNIE-4.5-0.3B: llama's layers (NORM RoPE), heads of 128 so the
