@@ -205,6 +205,9 @@ var registry = []*Arch{
 	{Name: "hunyuan-dense", Neox: true, QKNorm: true, hparams: hunyuanDenseHparams},
 	{Name: "smallthinker", Neox: true, FFN: FFNExperts, hparams: smallthinkerHparams},
 	{Name: "falcon-h1", Neox: true, FFNNorm: "ffn_norm", hparams: falconH1Hparams},
+	{Name: "minicpm", RopeFactors: true, hparams: minicpmHparams},
+	{Name: "minicpm3", Neox: true, RopeFactors: true, hparams: minicpm3Hparams},
+	{Name: "olmoe", Neox: true, QKNorm: true, FFN: FFNExperts, UntiedOutput: true, hparams: olmoeHparams},
 }
 
 // Supported lists the architectures this package can run.
@@ -383,10 +386,7 @@ func graniteHparams(c *Config, m *meta) {
 	if s := m.finite("attention.scale", 0); s != 0 {
 		c.KQScale = s
 	}
-	c.LogitScale = m.finite("logit_scale", 0)
-	if m.err == nil && c.LogitScale == 0 {
-		m.fail("%s = 0: the logits are divided by it", m.key("logit_scale"))
-	}
+	c.LogitScale = m.logitScale(0)
 	if !m.flag("rope.scaling.finetuned", true) {
 		c.NoRopeEvery = 1
 	}
@@ -401,11 +401,8 @@ func graniteHparams(c *Config, m *meta) {
 // expert_shared_feed_forward_length when it is set.
 func granitemoeHparams(c *Config, m *meta) {
 	graniteHparams(c, m)
-	qwen3moeHparams(c, m)
-	if m.err == nil && c.FFN == 0 {
-		m.fail("%s missing (llama.cpp sizes granitemoe's experts by it)", m.key("feed_forward_length"))
-	}
-	c.ExpertFFN = c.FFN
+	m.ffnWideExperts(c)
+	c.ExpertNorm = true
 	c.SharedFFN = m.num("expert_shared_feed_forward_length", maxCount, 0, false)
 }
 

@@ -413,12 +413,25 @@ func TestConfigGraniteSmolLM3(t *testing.T) {
 	// not what sizes the experts: feed_forward_length (768) is, as in
 	// llama.cpp.
 	moe["granitemoe.expert_count"], moe["granitemoe.expert_used_count"], moe["granitemoe.expert_feed_forward_length"] = uint32(32), uint32(8), uint32(512)
+	// MiniCPM: without the keys, llama.cpp's defaults (embedding 12,
+	// residual 1.4/sqrt(26), logits divided by 256/2304); with them, the
+	// file's; attention.scale and rope.scaling.finetuned are not read.
+	minicpmBare := base("minicpm")
+	minicpmBare["minicpm.embedding_length"] = uint32(2304)
+	minicpm := granite("minicpm")
+	minicpm["minicpm.rope.scaling.finetuned"] = false
 	for _, tc := range []struct {
 		name      string
 		kv        map[string]any
 		unrotated string
 		check     func(c Config) bool
 	}{
+		{"minicpm without its multipliers", minicpmBare, "[]", func(c Config) bool {
+			return c.EmbedScale == 12 && c.ResidualScale == float32(1.4/math.Sqrt(26)) && c.LogitScale == float32(256.0/2304) && c.KQScale == invSqrt(576)
+		}},
+		{"minicpm", minicpm, "[]", func(c Config) bool {
+			return c.EmbedScale == 12 && c.ResidualScale == 0.22 && c.LogitScale == 8 && c.KQScale == invSqrt(64)
+		}},
 		{"granite", granite("granite"), "[]", func(c Config) bool {
 			return c.EmbedScale == 12 && c.ResidualScale == 0.22 && c.KQScale == 0.0078125 && c.LogitScale == 8 && c.Experts == 0
 		}},

@@ -38,12 +38,37 @@ func deepseek2Hparams(c *Config, m *meta) {
 	if m.err != nil {
 		return
 	}
-	if m.has("attention.key_length_mla") != m.has("attention.value_length_mla") {
-		m.fail("%s and %s come together (the file has one)", k("attention.key_length_mla"), k("attention.value_length_mla"))
-		return
-	}
 	if m.has("attention.temperature_scale") {
 		m.err = fmt.Errorf("model: %s is set: deepseek2's attention temperature (Mistral Large 3) is not supported: %w", k("attention.temperature_scale"), ErrUnsupportedArch)
+		return
+	}
+	m.latentAttention(c)
+	m.routing(c, routingKeys{gating: GatingSoftmax})
+	if !m.has("expert_gating_func") && (c.Layers == 47 || c.Layers == 48) && m.vocabSize() == 154880 {
+		c.ExpertGating = GatingSigmoid // GLM-4.7-Flash, as llama.cpp recognises it
+	}
+	if m.err != nil {
+		return
+	}
+	c.YarnMScaleAll = true
+	if m.has("rope.scaling.yarn_log_multiplier") {
+		c.YarnLogMul = m.finite("rope.scaling.yarn_log_multiplier", 0) / 0.1
+	}
+	c.KQScale = c.mlaKQScale()
+}
+
+// latentAttention reads multi-head latent attention's sizes
+// (Config.KVLoraRank) as llama.cpp's deepseek2 and minicpm3 loaders take
+// them: attention.kv_lora_rank (required) and q_lora_rank (0 or absent:
+// attn_q), and either the recent form's key_length_mla and
+// value_length_mla or the older form's decompressed heads (MLAJoined).
+func (m *meta) latentAttention(c *Config) {
+	k := m.key
+	if m.err != nil {
+		return
+	}
+	if m.has("attention.key_length_mla") != m.has("attention.value_length_mla") {
+		m.fail("%s and %s come together (the file has one)", k("attention.key_length_mla"), k("attention.value_length_mla"))
 		return
 	}
 	c.KVLoraRank = m.num("attention.kv_lora_rank", maxHeadDim, -1, false)
@@ -77,18 +102,6 @@ func deepseek2Hparams(c *Config, m *meta) {
 	case int64(c.Heads)*int64(c.HeadDimKMLA) > maxAttnWidth || int64(c.Heads)*int64(c.HeadDimVMLA) > maxAttnWidth:
 		m.fail("%s = %d heads of %d and %d floats are more than %d", k("attention.head_count"), c.Heads, c.HeadDimKMLA, c.HeadDimVMLA, maxAttnWidth)
 	}
-	m.routing(c, routingKeys{gating: GatingSoftmax})
-	if !m.has("expert_gating_func") && (c.Layers == 47 || c.Layers == 48) && m.vocabSize() == 154880 {
-		c.ExpertGating = GatingSigmoid // GLM-4.7-Flash, as llama.cpp recognises it
-	}
-	if m.err != nil {
-		return
-	}
-	c.YarnMScaleAll = true
-	if m.has("rope.scaling.yarn_log_multiplier") {
-		c.YarnLogMul = m.finite("rope.scaling.yarn_log_multiplier", 0) / 0.1
-	}
-	c.KQScale = c.mlaKQScale()
 }
 
 // mlaKQScale is llama.cpp's deepseek2 attention scale, in float32 as it

@@ -276,7 +276,9 @@ func (d *DeepSeek2) AddTo(g *gguf.Writer, arch string) {
 		g.AddKV(a+"attention.key_length_mla", uint32(d.Nope+d.Rope))
 		g.AddKV(a+"attention.value_length_mla", uint32(d.VHead))
 	}
-	(&Routing{Shared: d.Shared, Scale: d.Scale, Norm: d.Norm, Gating: d.Gating, Groups: d.Groups, GroupsUsed: d.GroupsUsed}).AddTo(g, arch)
+	if d.Shared > 0 { // minicpm3 has no experts, nor their keys
+		(&Routing{Shared: d.Shared, Scale: d.Scale, Norm: d.Norm, Gating: d.Gating, Groups: d.Groups, GroupsUsed: d.GroupsUsed}).AddTo(g, arch)
+	}
 }
 
 // tiny is the model every Tiny* spec starts from: a 320-token vocabulary,
@@ -604,6 +606,39 @@ func TinyFalconH1() ModelSpec {
 	return s
 }
 
+// TinyMiniCPM is a 2-layer minicpm (llama's tensors, tied output) with
+// MiniCPM-2B's multipliers (embedding_scale 12, residual_scale
+// 1.4/sqrt(40), logit_scale 2304/256) and Q8_0 weights.
+func TinyMiniCPM() ModelSpec {
+	s := tiny("minicpm", 73)
+	s.RopeBase, s.RMSEps, s.TiedOutput = 10000, 1e-5, true
+	s.EmbeddingScale, s.ResidualScale, s.LogitScale = 12, 0.22135944, 9
+	return s
+}
+
+// TinyMiniCPM3 is a 2-layer minicpm3 as MiniCPM3-4B is made: latent
+// attention of rank 64 in the older form (one attn_kv_b; heads of 32
+// unrotated and 16 rotated query dims, values of 32), the query through a
+// rank of 32, NEOX RoPE, a dense SwiGLU, tied output; Q8_0 weights.
+func TinyMiniCPM3() ModelSpec {
+	s := tiny("minicpm3", 79)
+	s.RopeBase, s.RMSEps, s.TiedOutput = 10000, 1e-5, true
+	s.HeadsKV = 0 // withDefaults derives it from the latent attention
+	s.DeepSeek2 = &DeepSeek2{KVLora: 64, QLora: 32, Nope: 32, Rope: 16, VHead: 32, Joined: true}
+	return s
+}
+
+// TinyOLMoE is a 2-layer olmoe as OLMoE-1B-7B is made: as many KV heads
+// as heads, Q and K norms across all heads, NEOX RoPE, 8 experts as wide
+// as feed_forward_length (32), 2 a token, softmax-routed and not
+// renormalised; untied output; Q8_0 weights.
+func TinyOLMoE() ModelSpec {
+	s := tiny("olmoe", 83)
+	s.HeadsKV, s.FFN, s.RopeBase, s.RMSEps = 4, 32, 10000, 1e-5
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.RouterGain = 8, 2, 32, 4
+	return s
+}
+
 // TinySeedOSS is a 2-layer seed_oss (NEOX RoPE, the optional Q/K/V
 // biases present, post_attention_norm as the norm before the
 // feed-forward, heads of 32 as the query is wider than the embedding in
@@ -754,7 +789,7 @@ func (s ModelSpec) moe() bool {
 	if s.Arch == "qwen3vlmoe" {
 		return true
 	}
-	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
+	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
 		s.Routing != nil ||
 		s.Arch == "smallthinker" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
@@ -882,6 +917,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	case "granite":
 		s = s.withGraniteScales()
+	case "minicpm":
 	case "qwen35", "qwen35moe", "qwen3next":
 		var err error
 		if s, err = s.withQwen35Defaults(); err != nil {
@@ -924,16 +960,20 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if err := s.checkExperts(); err != nil {
 			return s, err
 		}
-		s.HeadsKV, s.HeadDim, s.SharedFFN = 1, d.Nope+d.Rope, d.Shared*s.ExpertFFN
-		if d.Joined {
-			s.HeadsKV = s.Heads
+		s = s.withLatentHeads()
+		s.SharedFFN = d.Shared * s.ExpertFFN
+	case "minicpm3":
+		d := s.DeepSeek2
+		if d == nil || d.KVLora <= 0 || d.QLora <= 0 || d.Nope <= 0 || d.Rope <= 0 || d.Rope%2 != 0 || d.VHead <= 0 || !d.Joined || d.Shared != 0 {
+			return s, fmt.Errorf("testutil: minicpm3 needs DeepSeek2 Joined, with KVLora, QLora, Nope, Rope (even) and VHead above 0, no shared experts")
 		}
+		s = s.withLatentHeads()
 	case "glm4moe", "bailingmoe2":
 		var err error
 		if s, err = s.withRoutingDefaults(); err != nil {
 			return s, err
 		}
-	case "qwen3moe", "granitemoe", "gpt-oss", "ernie4_5-moe":
+	case "qwen3moe", "granitemoe", "gpt-oss", "ernie4_5-moe", "olmoe":
 		if err := s.checkExperts(); err != nil {
 			return s, err
 		}
@@ -1206,6 +1246,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Arch == "granite" || s.Arch == "granitemoe" || s.Arch == "granitehybrid" {
 		AddGraniteScales(g, s.Arch, s.EmbeddingScale, s.ResidualScale, s.AttentionScale, s.LogitScale)
 	}
+	if s.Arch == "minicpm" && s.LogitScale != 0 {
+		AddMiniCPMScales(g, s.Arch, s.EmbeddingScale, s.ResidualScale, s.LogitScale)
+	}
 	if y := s.Yarn; y != nil {
 		y.AddTo(g, s.Arch)
 	}
@@ -1248,10 +1291,17 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 // AddGraniteScales writes Granite's four multipliers under arch's key
 // prefix, as the test models and mkmodel's files carry them.
 func AddGraniteScales(g *gguf.Writer, arch string, embedding, residual, attention, logit float32) {
+	AddMiniCPMScales(g, arch, embedding, residual, logit)
+	g.AddKV(arch+".attention.scale", attention)
+}
+
+// AddMiniCPMScales writes the three multipliers llama.cpp's MiniCPM
+// converter writes (Granite's without attention.scale) under arch's key
+// prefix.
+func AddMiniCPMScales(g *gguf.Writer, arch string, embedding, residual, logit float32) {
 	a := arch + "."
 	g.AddKV(a+"embedding_scale", embedding)
 	g.AddKV(a+"residual_scale", residual)
-	g.AddKV(a+"attention.scale", attention)
 	g.AddKV(a+"logit_scale", logit)
 }
 
@@ -1473,7 +1523,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(ts,
 				tensorSpec{p + "attn_q_norm.weight", quant.F32, []int64{int64(s.HeadDim)}, norm},
 				tensorSpec{p + "attn_k_norm.weight", quant.F32, []int64{int64(s.HeadDim)}, norm})
-		case olmo:
+		case olmo || s.Arch == "olmoe":
 			ts = append(ts,
 				tensorSpec{p + "attn_q_norm.weight", quant.F32, []int64{q}, norm},
 				tensorSpec{p + "attn_k_norm.weight", quant.F32, []int64{kv}, norm})
@@ -1732,6 +1782,18 @@ func NeedX8(t testing.TB) {
 	if _, ok := quant.X8(quant.Q4_0, 256); !ok {
 		t.Skip("no X8 kernels on this CPU or build")
 	}
+}
+
+// withLatentHeads sizes a latent-attention spec's heads as its file
+// states them: one KV head of the rotated and unrotated key, or in the
+// older form (Joined) as many KV heads as query heads.
+func (s ModelSpec) withLatentHeads() ModelSpec {
+	d := s.DeepSeek2
+	s.HeadsKV, s.HeadDim = 1, d.Nope+d.Rope
+	if d.Joined {
+		s.HeadsKV = s.Heads
+	}
+	return s
 }
 
 // withGraniteScales gives a Granite spec without multipliers Granite

@@ -132,6 +132,7 @@ func TestWriteModel(t *testing.T) {
 		{"phi3 Q8_0", TinyPhi3(), 7},
 		{"qwen3moe Q8_0", TinyQwen3MoE(), 7},
 		{"granite Q8_0", TinyGranite(), 7},
+		{"minicpm Q8_0", TinyMiniCPM(), 7},
 		{"granitemoe Q8_0", TinyGraniteMoE(), 7},
 		{"smollm3 Q8_0", TinySmolLM3(), 7},
 		{"gemma-embedding Q8_0", TinyGemmaEmbedding(), 7},

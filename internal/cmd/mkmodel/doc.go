@@ -29,6 +29,9 @@
 //	        -experts 8 -vocab 8192 -type q8_0: 0.36 GiB),
 //	        falcon-h1-1.5b (falcon-h1: attention and Mamba-2 in every
 //	        layer),
+//	        minicpm4-8b (minicpm: MiniCPM's multipliers and LongRoPE),
+//	        minicpm3-4b (minicpm3: deepseek2's latent attention, dense),
+//	        olmoe-1b-7b (olmoe: olmo2's Q/K norms, 64 experts),
 //	        seed-oss-36b, exaone-4.0-1.2b, glm-4-9b (-layers 2 -type q8_0
 //	        keeps its widths under 2 GB), glm-4-32b (-layers 1 -type
 //	        q4_k_m), qwen3-30b-a3b,

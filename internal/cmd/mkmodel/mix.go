@@ -317,7 +317,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 				add(p+"attn_v.bias", kindBias, kv)
 			}
 		}
-		if olmo {
+		if olmo || s.Arch == "olmoe" { // olmoe: olmo2's Q/K norms, llama's pre-norms
 			add(p+"attn_q_norm.weight", kindNorm, q)
 			add(p+"attn_k_norm.weight", kindNorm, kv)
 		}
@@ -376,7 +376,8 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 // mlaPlan adds a deepseek2 block's attention tensors after its attn_norm
 // (block prefix p), as llama.cpp's converter writes them: attn_q (or
 // attn_q_a, its norm and attn_q_b), attn_kv_a_mqa and its norm, attn_k_b
-// and attn_v_b (kv_b_proj split, one matrix a head, k_b transposed) and
+// and attn_v_b (kv_b_proj split, one matrix a head, k_b transposed), or
+// in the older form (Joined: minicpm3) kv_b_proj whole as attn_kv_b, and
 // attn_output.
 func mlaPlan(s shape, p string, add func(name string, kind tensorKind, dims ...int64)) {
 	d := s.DeepSeek2
@@ -391,8 +392,12 @@ func mlaPlan(s shape, p string, add func(name string, kind tensorKind, dims ...i
 	}
 	add(p+"attn_kv_a_mqa.weight", kindWeight, e, r+rope)
 	add(p+"attn_kv_a_norm.weight", kindNorm, r)
-	add(p+"attn_k_b.weight", kindWeight, nope, r, h)
-	add(p+"attn_v_b.weight", kindWeight, r, v, h)
+	if d.Joined {
+		add(p+"attn_kv_b.weight", kindWeight, r, h*(nope+v))
+	} else {
+		add(p+"attn_k_b.weight", kindWeight, nope, r, h)
+		add(p+"attn_v_b.weight", kindWeight, r, v, h)
+	}
 	add(p+"attn_output.weight", kindWeight, h*v, e)
 }
 

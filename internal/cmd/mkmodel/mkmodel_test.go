@@ -127,6 +127,10 @@ func miniature(s shape) shape {
 	switch {
 	case s.encoder(): // no grouped KV heads: the converter writes no head_count_kv
 		s.Heads, s.HeadsKV = 4, 4
+	case s.DeepSeek2 != nil && s.DeepSeek2.Joined: // the older form states the decompressed heads
+		s.Heads, s.HeadsKV = 4, 4
+	case s.Arch == "olmoe": // llama.cpp sizes attn_k_norm by the width
+		s.Heads, s.HeadsKV = 4, 4
 	case s.DeepSeek2 != nil: // the latent is one KV head
 		s.Heads, s.HeadsKV = 4, 1
 	case s.HeadDim != 0:
@@ -145,6 +149,9 @@ func miniature(s shape) shape {
 		// 0 written, as llama.cpp asks at 3 blocks.
 		s.RopeDim = 64
 		s.DeepSeek2 = &testutil.DeepSeek2{KVLora: 256, Nope: 64, Rope: 64, VHead: 64, Shared: d.Shared, Scale: d.Scale, QLoraKey: true}
+		if d.Joined { // minicpm3: its query rank, one attn_kv_b
+			s.DeepSeek2.QLora, s.DeepSeek2.Joined = 256, true
+		}
 	}
 	if s.LongRope != nil {
 		s.LongRope = &longRope{OrigContext: 128}
@@ -154,8 +161,8 @@ func miniature(s shape) shape {
 	}
 	if s.Experts != 0 {
 		s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, 2, 256
-		if s.Arch == "granitemoe" {
-			s.FFN = s.ExpertFFN // llama.cpp sizes granitemoe's experts by feed_forward_length
+		if s.Arch == "granitemoe" || s.Arch == "olmoe" {
+			s.FFN = s.ExpertFFN // llama.cpp sizes granitemoe's and olmoe's experts by feed_forward_length
 		}
 	}
 	if r := s.Routing; r != nil {
@@ -260,7 +267,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.0.attn_q.bias"); ok != s.QKVBias {
 					t.Errorf("attn_q.bias present = %v", ok)
 				}
-				if _, ok := f.Tensor("blk.0.attn_q_norm.weight"); ok != (s.QKNorm && !s.convLayer(0) || s.Arch == "olmo2") {
+				if _, ok := f.Tensor("blk.0.attn_q_norm.weight"); ok != (s.QKNorm && !s.convLayer(0) || s.Arch == "olmo2" || s.Arch == "olmoe") {
 					t.Errorf("attn_q_norm.weight present = %v", ok)
 				}
 				if ti, ok := f.Tensor("blk.0.shortconv.conv.weight"); ok != (s.convLayer(0) && s.SSM == nil) || ok && ti.Type != quant.F32 {
@@ -277,8 +284,11 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert" || s.qwen35() || s.Arch == "bailingmoe2") {
 					t.Errorf("attn_qkv.weight present = %v", ok)
 				}
-				if ti, ok := f.Tensor("blk.0.attn_k_b.weight"); ok != (s.DeepSeek2 != nil) || ok && len(ti.Dims) != 3 {
+				if ti, ok := f.Tensor("blk.0.attn_k_b.weight"); ok != (s.DeepSeek2 != nil && !s.DeepSeek2.Joined) || ok && len(ti.Dims) != 3 {
 					t.Errorf("attn_k_b.weight present = %v (3-D when present)", ok)
+				}
+				if _, ok := f.Tensor("blk.0.attn_kv_b.weight"); ok != (s.DeepSeek2 != nil && s.DeepSeek2.Joined) {
+					t.Errorf("attn_kv_b.weight present = %v", ok)
 				}
 				if _, ok := f.Tensor("rope_factors_long.weight"); ok != (s.LongRope != nil) {
 					t.Errorf("rope_factors_long.weight present = %v", ok)

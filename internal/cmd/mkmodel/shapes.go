@@ -13,7 +13,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert or nomic-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3 or olmoe
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -58,7 +58,8 @@ type shape struct {
 
 	// granite, granitemoe: embedding_scale, residual_scale,
 	// attention.scale and logit_scale (config.json's embedding_multiplier,
-	// residual_multiplier, attention_multiplier and logits_scaling).
+	// residual_multiplier, attention_multiplier and logits_scaling);
+	// minicpm: the same but attention.scale (not written).
 	Granite *graniteScales
 
 	// Embedding models: pooling_type (llama.cpp's numbering: 1 mean, 2
@@ -346,6 +347,19 @@ var shapes = []shape{
 		Granite: granite33,
 	},
 	{
+		// MiniCPM4-8B: llama's layers (32 of 32 heads of 128, 2 KV heads,
+		// SwiGLU 16384, untied), MiniCPM's multipliers from config.json's
+		// scale_emb 12, scale_depth 1.4 over 32 layers and hidden_size over
+		// dim_model_base 256, LongRoPE from an original context of 32768.
+		// The widths are MiniCPM4.1-8B's config.json as quoted in public
+		// code (MiniCPM4-8B has the same layers).
+		Name: "minicpm4-8b", Arch: "minicpm", Vocab: 73448, Embd: 4096, Layers: 32,
+		Heads: 32, HeadsKV: 2, FFN: 16384, Context: 32768,
+		RopeBase: 10000, RMSEps: 1e-6,
+		LongRope: &longRope{OrigContext: 32768},
+		Granite:  &graniteScales{Embedding: 12, Residual: float32(1.4 / math.Sqrt(32)), Logit: 4096.0 / 256},
+	},
+	{
 		// Granite 3.1 1B-A400M: 32 experts of width 512, 8 per token.
 		Name: "granite-3.1-1b-a400m", Arch: "granitemoe", Vocab: 49155, Embd: 1024, Layers: 24,
 		Heads: 16, HeadsKV: 8, FFN: 512, Context: 131072,
@@ -465,6 +479,19 @@ var shapes = []shape{
 		Name: "olmo-2-1b", Arch: "olmo2", Vocab: 100352, Embd: 2048, Layers: 16,
 		Heads: 16, HeadsKV: 16, FFN: 8192, Context: 4096,
 		RopeBase: 500000, RMSEps: 1e-6,
+	},
+	{
+		// OLMoE-1B-7B (0924 and 0125): 16 layers (llama.cpp's A1_7B for
+		// olmoe) of 16 heads of 128, as many KV heads, Q/K norms across the
+		// heads, 64 experts of 1024 (intermediate_size, which llama.cpp
+		// sizes them by), 8 a token, not renormalised (norm_topk_prob
+		// false); untied. Widths from OLMoE-1B-7B's config.json as
+		// recalled (hidden_size 2048, vocab_size 50304,
+		// max_position_embeddings 4096), not read from the file here.
+		Name: "olmoe-1b-7b", Arch: "olmoe", Vocab: 50304, Embd: 2048, Layers: 16,
+		Heads: 16, HeadsKV: 16, FFN: 1024, Context: 4096,
+		RopeBase: 10000, RMSEps: 1e-5,
+		Experts: 64, ExpertsUsed: 8, ExpertFFN: 1024,
 	},
 	{
 		// ERNIE-4.5-0.3B: llama's layers (NORM RoPE), heads of 128 so the
@@ -628,6 +655,22 @@ var shapes = []shape{
 		RopeBase: 1000000, RopeDim: 64, RMSEps: 1e-5,
 		Experts: 64, ExpertsUsed: 4, ExpertFFN: 1536, DenseLead: 1,
 		DeepSeek2: &testutil.DeepSeek2{KVLora: 512, QLora: 768, Nope: 192, Rope: 64, VHead: 256, Shared: 1, Scale: 1.8, Norm: true, Gating: 2, SelBias: true},
+	},
+	{
+		// MiniCPM3-4B: 62 layers (llama.cpp's LLM_TYPE_4B for minicpm3)
+		// of deepseek2's latent attention in the older form (one
+		// attn_kv_b): 40 heads of 64 unrotated and 32 rotated query dims
+		// and values of 64, kv_lora_rank 256, q_lora_rank 768; a dense
+		// SwiGLU of 6400; LongRoPE from an original context of 32768; the
+		// multipliers are fixed in llama.cpp's graph, so none is written.
+		// Widths from MiniCPM3-4B's config.json (hidden_size 2560,
+		// num_key_value_heads 40, vocab_size 73448), as recalled, not
+		// read from the file here.
+		Name: "minicpm3-4b", Arch: "minicpm3", Vocab: 73448, Embd: 2560, Layers: 62,
+		Heads: 40, HeadsKV: 40, FFN: 6400, Context: 32768,
+		RopeBase: 10000, RopeDim: 32, RMSEps: 1e-5,
+		LongRope:  &longRope{OrigContext: 32768},
+		DeepSeek2: &testutil.DeepSeek2{KVLora: 256, QLora: 768, Nope: 64, Rope: 32, VHead: 64, Joined: true},
 	},
 	{
 		// SmolLM3 3B: llama's graph, every fourth layer without RoPE.

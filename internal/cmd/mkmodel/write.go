@@ -130,7 +130,14 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"dense_3_feat_in", uint32(s.Dense))
 		g.AddKV(a+"dense_3_feat_out", uint32(s.Embd))
 	}
-	if gs := s.Granite; gs != nil {
+	if gs := s.Granite; gs != nil && s.Arch == "minicpm" {
+		// MiniCPM's converter writes no attention.scale, and llama.cpp
+		// takes its LongRoPE factors only under rope.scaling.type longrope.
+		testutil.AddMiniCPMScales(g, s.Arch, gs.Embedding, gs.Residual, gs.Logit)
+		if s.LongRope != nil {
+			g.AddKV(a+"rope.scaling.type", "longrope")
+		}
+	} else if gs != nil {
 		testutil.AddGraniteScales(g, s.Arch, gs.Embedding, gs.Residual, gs.Attention, gs.Logit)
 	}
 	if y := s.Yarn; y != nil {
@@ -176,7 +183,9 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		testutil.AddSSMSizes(g, s.Arch, *s.SSM)
 	}
 	if d := s.DeepSeek2; d != nil {
-		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
+		if s.Arch == "deepseek2" { // minicpm3 has no experts
+			g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
+		}
 		d.AddTo(g, s.Arch)
 	}
 	if r := s.Routing; r != nil {
