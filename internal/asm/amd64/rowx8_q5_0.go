@@ -101,16 +101,10 @@ var q50X8AVX2Multi = x8Multi{d: q50X8AVX2,
 			if ch == 0 {
 				c.VMOVDQU(mem(RSI, 16), Y12)
 			}
-			c.VPSRLW(U8(4), Y8, Y9)
-			c.VPAND(Y15, Y8, Y8)
-			c.VPAND(Y15, Y9, Y9)
+			splitNibblesY8()
 			q50FifthBits(ch, Y8, Y9, Y12, Y13, Y10)
 		}, func(k, ch int, dst Register) {
-			c.VPBROADCASTD(xTok(k, t.qx+4*ch), Y10)
-			c.VPBROADCASTD(xTok(k, t.qx+16+4*ch), Y11)
-			c.VPMADDUBSW(Y10, Y8, Y10)
-			c.VPMADDUBSW(Y11, Y9, Y11)
-			c.VPADDW(Y11, Y10, Y10)
+			nibbleWordsAVX2(t, k, ch, Y10)
 			c.VPMADDWD(Y14, Y10, dst)
 		}, c.VPADDD, func(k, b int, s Register) {
 			q40Scale(s, q50X8AVX2.frame*k+4*b, Y10, Y11)

@@ -370,21 +370,32 @@ var q5KX8AVX2 = x8Decoder{w: avx2, t: "Q5_K", frame: 32 * 128, preStep: 32, coun
 var q40X8AVX2Multi = x8Multi{d: q40X8AVX2,
 	acc: func(k int) Register { return yr(k) },
 	block: func(tokens, b, _ int) {
-		blockX8AVX2Multi(blockQ4_0, 16, tokens, b, 4, func(int) {
-			c.VPSRLW(U8(4), Y8, Y9)
-			c.VPAND(Y15, Y8, Y8)
-			c.VPAND(Y15, Y9, Y9)
-		}, func(k, ch int, dst Register) {
-			c.VPBROADCASTD(xTok(k, blockQ4_0.qx+4*ch), Y10)
-			c.VPBROADCASTD(xTok(k, blockQ4_0.qx+16+4*ch), Y11)
-			c.VPMADDUBSW(Y10, Y8, Y10)
-			c.VPMADDUBSW(Y11, Y9, Y11)
-			c.VPADDW(Y11, Y10, dst)
+		blockX8AVX2Multi(blockQ4_0, 16, tokens, b, 4, func(int) { splitNibblesY8() }, func(k, ch int, dst Register) {
+			nibbleWordsAVX2(blockQ4_0, k, ch, dst)
 		}, c.VPADDW, func(k, b int, s Register) {
 			c.VPMADDWD(Y14, s, s)
 			q40Scale(s, q40X8AVX2.frame*k+4*b, Y10, Y11)
 		})
 	},
+}
+
+// splitNibblesY8 splits the code bytes in Y8 into their low nibbles (Y8)
+// and high ones (Y9), Y15 holding bytes 0x0F.
+func splitNibblesY8() {
+	c.VPSRLW(U8(4), Y8, Y9)
+	c.VPAND(Y15, Y8, Y8)
+	c.VPAND(Y15, Y9, Y9)
+}
+
+// nibbleWordsAVX2 leaves in dst token k's word sums of chunk ch's values
+// in Y8 (its low nibbles' elements) and Y9 (its high ones') against the
+// token's activation dwords of t (through Y10 and Y11).
+func nibbleWordsAVX2(t *blockType, k, ch int, dst Register) {
+	c.VPBROADCASTD(xTok(k, t.qx+4*ch), Y10)
+	c.VPBROADCASTD(xTok(k, t.qx+16+4*ch), Y11)
+	c.VPMADDUBSW(Y10, Y8, Y10)
+	c.VPMADDUBSW(Y11, Y9, Y11)
+	c.VPADDW(Y11, Y10, dst)
 }
 
 // blockX8AVX2Multi is a block of q40X8AVX2Multi, q50X8AVX2Multi and
