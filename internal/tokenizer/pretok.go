@@ -154,6 +154,11 @@ func newPreTokenizer(name string) (*preTokenizer, error) {
 	case "hunyuan-dense", "deepseek-v3":
 		p.stages = []stage{matchStage(upTo3Numbers), matchStage(wrun(inRanges(hunyuanCJK))), matchStage(matchHunyuanDense)}
 		p.cleanSpaces = false
+	case "afmoe":
+		// Arcee's Trinity: digit runs cut into threes from the right, runs
+		// of CJK and South-East Asian scripts, then Hunyuan's expression.
+		p.stages = []stage{afmoeDigits, matchStage(wrun(inRanges(afmoeScripts))), matchStage(matchHunyuanDense)}
+		p.cleanSpaces = false
 	case "gpt-4o", "llama4", "minimax-m2":
 		p.stages = []stage{matchStage(casedWords(3, true))}
 		p.cleanSpaces = false
@@ -684,6 +689,58 @@ func upTo3Numbers(x *ptext, p, e int) int {
 // katakana, which Hunyuan's dense models (and DeepSeek V3) split off as
 // runs before words.
 var hunyuanCJK = []runeRange{{0x4E00, 0x9FA5}, {0x3040, 0x309F}, {0x30A0, 0x30FF}}
+
+// afmoeScripts is the second expression of Arcee's Trinity (llama.cpp's
+// LLAMA_VOCAB_PRE_TYPE_AFMOE), run on the wide-character text, with the
+// ranges its characters give: U+4E00–9FFF, U+3400–4DBF, U+8C48–FAFF (its
+// 豈 is the unified ideograph, not the compatibility one, so the range
+// takes in Hangul and the private use area too), hiragana, katakana,
+// U+FF65–FF9F, U+2F00–2FDF, U+0E40–0E7F (Thai from its leading vowels:
+// not the consonants), Lao, Khmer, Myanmar and its extensions A and B,
+// the Hangul syllables and jamo.
+var afmoeScripts = []runeRange{
+	{0x4E00, 0x9FFF}, {0x3400, 0x4DBF}, {0x8C48, 0xFAFF}, {0x3040, 0x309F}, {0x30A0, 0x30FF},
+	{0xFF65, 0xFF9F}, {0x2F00, 0x2FDF}, {0x0E40, 0x0E7F}, {0x0E80, 0x0EFF}, {0x1780, 0x17FF},
+	{0x1000, 0x109F}, {0xAA60, 0xAA7F}, {0xA9E0, 0xA9FF}, {0xAC00, 0xD7AF}, {0x1100, 0x11FF},
+}
+
+// afmoeDigits is Trinity's first stage, llama.cpp's hand-written
+// \p{AFMoE_digits} (unicode_regex_split_custom_afmoe): each run of
+// numbers is cut so that its groups of three end it, the 1 or 2 left
+// over first; a cut is made only where a number run starts a group, so
+// the text before a run joins the run's first group ("ab12345" is "ab12"
+// and "345"), and the text after the last run is a piece of its own. The
+// later stages split such a joined piece again.
+func afmoeDigits(x *ptext, in, out []span) []span {
+	for _, f := range in {
+		prev, end := f.start, int(f.end)
+		for p := int(f.start); p < end; {
+			if !x.number(p) {
+				p++
+				continue
+			}
+			q := p
+			for q < end && x.number(q) {
+				q++
+			}
+			first := p + (q-p)%3
+			if first == p {
+				first += 3
+			}
+			for cut := first; cut <= q; cut += 3 {
+				if int32(cut) > prev {
+					out = append(out, span{prev, int32(cut)})
+					prev = int32(cut)
+				}
+			}
+			p = q
+		}
+		if prev < f.end {
+			out = append(out, span{prev, f.end})
+		}
+	}
+	return out
+}
 
 // matchHunyuanDense is the last expression of Hunyuan's dense models
 // (llama.cpp's LLAMA_VOCAB_PRE_TYPE_HUNYUAN_DENSE, DeepSeek V3's):

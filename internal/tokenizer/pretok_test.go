@@ -203,3 +203,43 @@ func TestPreTokenizerBailingMoE(t *testing.T) {
 		}
 	}
 }
+
+// Arcee's Trinity ("afmoe"): llama.cpp's three stages — its hand-written
+// digit split (groups of three ending each run; the text before a run
+// joined to its first group, split again by the last stage), the runs of
+// its CJK and South-East Asian ranges (U+8C48–FAFF among them, so a
+// private-use character is a run; Thai from U+0E40 only), then Hunyuan's
+// expression. The expected pieces are those of a Python transcription of
+// the digit split followed by the two expressions in Python's regex
+// module (no "~", whose collapsed \p{S} differs from the real one).
+func TestPreTokenizerAfmoe(t *testing.T) {
+	p, err := newPreTokenizer("afmoe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.cleanSpaces || p.ignoreMerges {
+		t.Errorf("%+v, want spaces kept and merges used", p)
+	}
+	for _, tc := range []splitCase{
+		{"ab12345 x", []string{"ab", "12", "345", " x"}},
+		{"1234567", []string{"1", "234", "567"}},
+		{"123456", []string{"123", "456"}},
+		{"x 123", []string{"x", " ", "123"}},
+		{"日本語text", []string{"日本語", "text"}},
+		{"Hello, world!", []string{"Hello", ",", " world", "!"}},
+		{"x١٢٣٤", []string{"x", "١", "٢٣٤"}},
+		{"v2.10.3", []string{"v", "2", ".", "10", ".", "3"}},
+		{"Price: $1,234,567.89!\n\nOK", []string{"Price", ":", " $", "1", ",", "234", ",", "567", ".", "89", "!\n\n", "OK"}},
+		{"東京は2024年 에서 42", []string{"東京は", "2", "024", "年", " ", "에서", " ", "42"}},
+		{"don't 'S  \n\tÉtude", []string{"don", "'t", " '", "S", "  \n", "\tÉtude"}},
+		{"สวัสดีครับ เมือง", []string{"สวัสดีครับ", " ", "เ", "มือง"}},
+		{"한국어 텍스트", []string{"한국어", " ", "텍스트"}},
+		{"a\u00a0b\u3000c", []string{"a", "\u00a0b", "\u3000c"}},
+		{"ÉCOLE 1/2 ½ ⅷ", []string{"ÉCOLE", " ", "1", "/", "2", " ", "½", " ", "ⅷ"}},
+		{"x\ue000y", []string{"x", "\ue000", "y"}},
+	} {
+		if got, _, _ := splitWords(p, tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("split(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
