@@ -1059,6 +1059,52 @@ func hostileCases() []hostileCase {
 		// hunyuan-dense: per-head Q/K norms required, and per head.
 		missing("hunyuan-dense attn_q_norm missing", testutil.TinyHunyuanDense(), "blk.0.attn_q_norm.weight"),
 		misshapen("hunyuan-dense attn_k_norm across all heads", testutil.TinyHunyuanDense(), "blk.1.attn_k_norm.weight", 32),
+		// afmoe: the output gate, the four norms around attention and the
+		// feed-forward, the Q/K norms and the selection bias are required,
+		// as llama.cpp's loader requires them, and so are the RMS epsilon,
+		// leading_dense_block_count and expert_shared_count (0: no shared
+		// expert); expert_gating_func 0
+		// (none) is sigmoid; a window of 0 is none, and a missing output
+		// matrix the tied embedding.
+		missing("afmoe attn_gate missing", testutil.TinyAfmoe(), "blk.2.attn_gate.weight"),
+		misshapen("afmoe attn_gate a head short", testutil.TinyAfmoe(), "blk.1.attn_gate.weight", 64, 48),
+		missing("afmoe post_attention_norm missing", testutil.TinyAfmoe(), "blk.0.post_attention_norm.weight"),
+		missing("afmoe post_ffw_norm missing", testutil.TinyAfmoe(), "blk.3.post_ffw_norm.weight"),
+		missing("afmoe ffn_norm missing", testutil.TinyAfmoe(), "blk.1.ffn_norm.weight"),
+		missing("afmoe attn_k_norm missing", testutil.TinyAfmoe(), "blk.3.attn_k_norm.weight"),
+		missing("afmoe selection bias missing", testutil.TinyAfmoe(), "blk.1.exp_probs_b.bias"),
+		missing("afmoe shared expert missing", testutil.TinyAfmoe(), "blk.2.ffn_down_shexp.weight"),
+		missing("afmoe dense layer's gate missing", testutil.TinyAfmoe(), "blk.0.ffn_gate.weight"),
+		{name: "afmoe layer_norm_rms_epsilon missing", spec: testutil.TinyAfmoe(), edit: del(".attention.layer_norm_rms_epsilon"),
+			want: bad, mention: []string{"afmoe.attention.layer_norm_rms_epsilon"}, plan: true},
+		{name: "afmoe leading_dense_block_count missing", spec: testutil.TinyAfmoe(), edit: del(".leading_dense_block_count"),
+			want: bad, mention: []string{"afmoe.leading_dense_block_count"}, plan: true},
+		{name: "afmoe leading_dense_block_count past the layers", spec: testutil.TinyAfmoe(), edit: setU(".leading_dense_block_count", 5),
+			want: bad, mention: []string{"afmoe.leading_dense_block_count"}, plan: true},
+		{name: "afmoe two dense layers of one", spec: testutil.TinyAfmoe(), edit: setU(".leading_dense_block_count", 2),
+			want: bad, mention: []string{"leading_dense_block_count = 2"}, plan: true},
+		{name: "afmoe expert_shared_count missing", spec: testutil.TinyAfmoe(), edit: del(".expert_shared_count"),
+			want: bad, mention: []string{"afmoe.expert_shared_count"}, plan: true},
+		{name: "afmoe expert_shared_count 0, no shared experts", spec: testutil.TinyAfmoe(), edit: func(h *hmodel) {
+			h.set(".expert_shared_count", uint32(0))
+			for il := 1; il < 4; il++ {
+				for _, m := range []string{"gate", "up", "down"} {
+					h.drop(fmt.Sprintf("blk.%d.ffn_%s_shexp.weight", il, m))
+				}
+			}
+		}},
+		{name: "afmoe gating function none", spec: testutil.TinyAfmoe(), edit: setU(".expert_gating_func", 0)},
+		{name: "afmoe gating function softmax", spec: testutil.TinyAfmoe(), edit: setU(".expert_gating_func", 1)},
+		{name: "afmoe gating function unknown", spec: testutil.TinyAfmoe(), edit: setU(".expert_gating_func", 9),
+			want: arch, mention: []string{"afmoe.expert_gating_func = 9"}, plan: true},
+		{name: "afmoe values of another head size", spec: testutil.TinyAfmoe(), edit: setU(".attention.value_length", 8),
+			want: bad, mention: []string{"afmoe.attention.value_length"}, plan: true},
+		{name: "afmoe window as text", spec: testutil.TinyAfmoe(), edit: func(h *hmodel) { h.set(".attention.sliding_window", "wide") },
+			want: bad, mention: []string{"afmoe.attention.sliding_window"}, plan: true},
+		{name: "afmoe window 0", spec: testutil.TinyAfmoe(), edit: setU(".attention.sliding_window", 0)},
+		{name: "afmoe output tied", spec: testutil.TinyAfmoe(), edit: drop("output.weight")},
+		{name: "afmoe attn_q.bias", spec: testutil.TinyAfmoe(), edit: func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) },
+			want: arch, mention: []string{"blk.0.attn_q.bias"}, plan: true},
 		{name: "gemma2 softcap NaN", spec: testutil.TinyGemma2(), edit: setF(".attn_logit_softcapping", nan),
 			want: bad, mention: []string{"attn_logit_softcapping"}, plan: true},
 		{name: "gemma2 final softcap negative", spec: testutil.TinyGemma2(), edit: setF(".final_logit_softcapping", -30),

@@ -119,6 +119,10 @@ type Arch struct {
 	// no output.weight for the architecture, and refuses a file that has
 	// one (a tensor it does not use) (cohere2).
 	TiedHead bool
+	// AttnOutGate loads attn_gate (Embd → Heads×HeadDimV): the sigmoid of
+	// its product with the attention's input multiplies the attention's
+	// output before attn_output (afmoe).
+	AttnOutGate bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -208,6 +212,8 @@ var registry = []*Arch{
 	{Name: "minicpm", RopeFactors: true, hparams: minicpmHparams},
 	{Name: "minicpm3", Neox: true, RopeFactors: true, hparams: minicpm3Hparams},
 	{Name: "olmoe", Neox: true, QKNorm: true, FFN: FFNExperts, UntiedOutput: true, hparams: olmoeHparams},
+	{Name: "afmoe", Neox: true, QKNorm: true, PostNorms: true, EmbedScale: true, AttnOutGate: true, FFN: FFNExperts, ExpertSelBias: true,
+		hparams: afmoeHparams},
 }
 
 // Supported lists the architectures this package can run.
@@ -316,12 +322,19 @@ func (m *meta) experts(c *Config, widthDefault bool) {
 	c.ExpertFFN = m.num("expert_feed_forward_length", maxCount, def, false)
 }
 
-// sharedExperts reads expert_shared_count (required, at least 1) into
-// c.SharedFFN: that many shared experts of width each, run as one expert
-// of their summed width, as llama.cpp sizes ffn_*_shexp (deepseek2,
-// glm4moe, bailingmoe2).
-func (m *meta) sharedExperts(c *Config, width int) {
-	n := m.num("expert_shared_count", maxExperts, -1, false)
+// sharedExperts reads expert_shared_count (required, at least 1 unless
+// none allows 0: no shared expert) into c.SharedFFN: that many shared
+// experts of width each, run as one expert of their summed width, as
+// llama.cpp sizes ffn_*_shexp (deepseek2, glm4moe, bailingmoe2; afmoe
+// with none).
+func (m *meta) sharedExperts(c *Config, width int, none bool) {
+	var n int
+	if none {
+		m.require(true, "expert_shared_count")
+		n = m.count("expert_shared_count", maxExperts)
+	} else {
+		n = m.num("expert_shared_count", maxExperts, -1, false)
+	}
 	if m.err == nil && int64(n)*int64(width) > maxCount {
 		m.fail("%s = %d × a width of %d is wider than %d", m.key("expert_shared_count"), n, width, maxCount)
 	}

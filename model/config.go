@@ -246,6 +246,10 @@ type Config struct {
 	// AttnGate: attn_q makes each head's query and then its output gate
 	// (sigmoid), which multiplies the head's attention output.
 	DeltaNet, AttnGate bool
+	// AttnOutGate: each layer's attn_gate makes a gate of the attention's
+	// input, Heads×HeadDimV wide, whose sigmoid multiplies the attention's
+	// output before attn_output (afmoe, Arch.AttnOutGate).
+	AttnOutGate bool
 	// DeltaBlocks: value head h of a delta-net layer reads key head
 	// h / (SSMHeads/SSMGroups), the key heads repeated in blocks as
 	// llama.cpp's qwen3next repeats them, not h mod SSMGroups (qwen35);
@@ -811,7 +815,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c.QKVBias, c.QKNorm, c.PostNorms, c.GELU = a.QKVBias, a.QKNorm || a.OptionalQKNorm, a.PostNorms, a.GELU
 	c.Encoder, c.AbsPositions = a.Encoder, a.AbsPositions
 	c.NoPreNorm = a.NoPreNorm
-	c.Parallel = a.Parallel
+	c.Parallel, c.AttnOutGate = a.Parallel, a.AttnOutGate
 	c.Sinks, c.ExpertBiases, c.ExpertSelBias = a.Sinks, a.ExpertBiases, a.ExpertSelBias
 	c.Name, _ = f.String("general.name")
 	if ft, ok := f.Uint("general.file_type"); ok {

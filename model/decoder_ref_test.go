@@ -45,6 +45,7 @@ type refDecoder struct {
 	// second as the gate (glm4).
 	swapGateUp bool
 	mrope      mropePerturb // qwen3vl_ref_test.go
+	afmoe      afmoePerturb // afmoe_ref_test.go
 	// without names block tensors (attn_q.bias …) the reference takes as
 	// absent: a perturbation of the steps the file decides, not the Config
 	// (optional biases, post-norms).
@@ -461,7 +462,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 					}
 					attendHead64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks[lo:hi], vs[lo:hi], g*hd, float64(c.KQScale), sink, r.r16)
 				}
+				r.afmoe.gate(c, p, hs[t], att, false)
 				o = linear(p("attn_output.weight"), p("attn_output.bias"), att)
+				r.afmoe.gate(c, p, hs[t], o, true)
 				if c.ParallelSSM {
 					// falcon-h1: the Mamba-2 mixer's output joins the
 					// attention's before the stream.

@@ -35,10 +35,16 @@ func ernie45moeHparams(c *Config, m *meta) {
 // rotates whole heads: what llama.cpp's graph asserts for ernie4_5-moe
 // and smallthinker.
 func (m *meta) wholeHeads(c *Config) {
-	switch {
-	case c.HeadDimV != c.HeadDimK:
-		m.fail("%s = %d differs from %s = %d", m.key("attention.value_length"), c.HeadDimV, m.key("attention.key_length"), c.HeadDimK)
-	case c.RopeDim != c.HeadDimK:
+	m.sameHeadSizes(c)
+	if m.err == nil && c.RopeDim != c.HeadDimK {
 		m.fail("%s = %d, want the head size %d (%s rotates whole heads)", m.key("rope.dimension_count"), c.RopeDim, c.HeadDimK, c.Arch)
+	}
+}
+
+// sameHeadSizes fails unless the values' head size is the keys', as
+// llama.cpp's graphs assert for glm4moe, afmoe and the wholeHeads ones.
+func (m *meta) sameHeadSizes(c *Config) {
+	if m.err == nil && c.HeadDimV != c.HeadDimK {
+		m.fail("%s = %d differs from %s = %d", m.key("attention.value_length"), c.HeadDimV, m.key("attention.key_length"), c.HeadDimK)
 	}
 }

@@ -144,7 +144,7 @@ func guWidth(c *Config) int {
 // qkvWidth is the floats a token's q, k and v take in a pass, or a conv
 // layer's B, C and x (a Mamba-2 layer's z, x, B, C and dt) when wider.
 func qkvWidth(c *Config) int {
-	w := c.Heads*c.HeadDimK + c.HeadsKV*c.HeadDimK + c.HeadsKV*c.HeadDimV
+	w := qkvStride(c)
 	switch {
 	case c.DeltaNet:
 		w = max(w, c.deltaInProj())
@@ -152,6 +152,17 @@ func qkvWidth(c *Config) int {
 		w = max(w, c.ssmInProj())
 	case c.ConvLayers != nil:
 		w = max(w, 3*c.Embd)
+	}
+	return w
+}
+
+// qkvStride is the floats of one token's row of the attention's
+// projections: its q, k and v side by side, and after them afmoe's output
+// gate (Config.AttnOutGate).
+func qkvStride(c *Config) int {
+	w := c.Heads*c.HeadDimK + c.HeadsKV*c.HeadDimK + c.HeadsKV*c.HeadDimV
+	if c.AttnOutGate {
+		w += c.Heads * c.HeadDimV
 	}
 	return w
 }
@@ -721,8 +732,7 @@ func (s *State) normed(p *pass, w []float32) (x []float32, a acts) {
 func (s *State) block(il int, L *Layer, p *pass) error {
 	c := &s.m.Config
 	n, x, xn, pos0 := p.n, p.x, p.xn, p.pos0
-	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
-	stride := qDim + kDim + vDim // one token's q, k and v, side by side
+	stride := qkvStride(c) // one token's q, k and v side by side (and afmoe's gate)
 	oDim := c.Heads * c.HeadDimV
 	E := c.Embd
 	s.e.Phase(phNorm)
@@ -772,6 +782,9 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 		}
 		if c.AttnGate {
 			gateHeads(p.att, p.gu, n, c)
+		}
+		if c.AttnOutGate {
+			gateOutput(p.att, p.qkv, n, stride, oDim)
 		}
 	}
 	if ao.rows == nil {
@@ -828,13 +841,13 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 // query scale the architecture has.
 func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projection) error {
 	c := &s.m.Config
-	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
-	stride := qDim + kDim + vDim
+	qDim, kDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK
+	stride := qkvStride(c)
 	s.e.Phase(phQKV)
 	own := c.OwnsKV(il)
 	ps := L.qkvInputs(c, shared)
 	if !own {
-		ps = ps[:1] // the query alone: the keys and values are another layer's
+		ps = ps[:L.queryInputs()] // the keys and values are another layer's
 	}
 	if c.AttnGate {
 		if err := s.gatedQKV(ps, a, p, stride); err != nil {
@@ -850,7 +863,7 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 	}
 	for t := 0; t < p.n; t++ {
 		row := p.qkv[t*stride : (t+1)*stride]
-		qt, kt, vt := row[:qDim], row[qDim:qDim+kDim], row[qDim+kDim:]
+		qt, kt, vt := row[:qDim], row[qDim:qDim+kDim], row[qDim+kDim:qDim+kDim+c.HeadsKV*c.HeadDimV]
 		if L.Bqkv != nil {
 			ops.Add(row, L.Bqkv)
 		}

@@ -23,17 +23,29 @@ const maxShared = 4
 
 // qkvInputs lists the projections of the attention input: the fused
 // attn_qkv (query, key and value rows in one matrix), or attn_q, attn_k
-// and attn_v side by side in a token's q|k|v row.
+// and attn_v side by side in a token's q|k|v row; an afmoe layer's
+// attn_gate after them (qkvStride), listed second so that the query's
+// projections are the first queryInputs.
 func (L *Layer) qkvInputs(c *Config, dst *[maxShared]projection) []projection {
 	if L.Wqkv != nil {
 		dst[0] = projection{w: L.Wqkv}
 		return dst[:1]
 	}
-	qDim, kDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK
-	dst[0] = projection{w: L.Wq}
-	dst[1] = projection{w: L.Wk, off: qDim}
-	dst[2] = projection{w: L.Wv, off: qDim + kDim}
-	return dst[:3]
+	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
+	ps := append(dst[:0], projection{w: L.Wq})
+	if L.WOutGate != nil {
+		ps = append(ps, projection{w: L.WOutGate, off: qDim + kDim + vDim})
+	}
+	return append(ps, projection{w: L.Wk, off: qDim}, projection{w: L.Wv, off: qDim + kDim})
+}
+
+// queryInputs is how many of qkvInputs' projections a layer that keeps
+// no keys or values of its own computes: the query, and its output gate.
+func (L *Layer) queryInputs() int {
+	if L.WOutGate != nil {
+		return 2
+	}
+	return 1
 }
 
 // gateUpInputs returns a gated feed-forward block's gate and up

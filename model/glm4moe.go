@@ -18,6 +18,10 @@ type routingKeys struct {
 	lead, scale bool
 	gating      Gating
 	sharedWidth int
+	// noneIsDefault: expert_gating_func 0 (llama.cpp's NONE) means gating,
+	// as afmoe's loader takes it, rather than an unknown function;
+	// noShared: expert_shared_count may be 0, no shared expert (afmoe).
+	noneIsDefault, noShared bool
 }
 
 // routing reads DeepSeek V3's routing as deepseek2, glm4moe and
@@ -31,10 +35,10 @@ func (m *meta) routing(c *Config, r routingKeys) {
 	if r.sharedWidth == 0 {
 		r.sharedWidth = c.ExpertFFN
 	}
-	m.sharedExperts(c, r.sharedWidth)
+	m.sharedExperts(c, r.sharedWidth, r.noShared)
 	m.expertWeights(c, r.scale)
 	c.ExpertGating = r.gating
-	if r.gating == 0 || m.has("expert_gating_func") {
+	if v, ok := m.f.Uint(m.key("expert_gating_func")); r.gating == 0 || m.has("expert_gating_func") && !(r.noneIsDefault && ok && v == 0) {
 		m.gating(c)
 	}
 	m.expertGroups(c)
@@ -56,9 +60,7 @@ var nextNTensors = []string{"nextn.eh_proj.weight", "nextn.enorm.weight", "nextn
 // it); rope.dimension_sections turning on multimodal RoPE (GLM-4.5V) is
 // refused as glm4's is.
 func glm4moeHparams(c *Config, m *meta) {
-	if m.err == nil && c.HeadDimV != c.HeadDimK {
-		m.fail("%s = %d differs from %s = %d", m.key("attention.value_length"), c.HeadDimV, m.key("attention.key_length"), c.HeadDimK)
-	}
+	m.sameHeadSizes(c)
 	m.require(true, "attention.layer_norm_rms_epsilon")
 	m.noMultimodalRope("glm4moe", "GLM-4.5V")
 	m.routing(c, routingKeys{scale: true, gating: GatingSigmoid})

@@ -48,6 +48,9 @@ type Layer struct {
 	// (SSMState, shared by the heads) as Mamba-2's, and attn_gate (Embd →
 	// z), ssm_beta and ssm_alpha (Embd → one a value head) here.
 	WZ, WBeta, WAlpha *ops.Matrix
+	// WOutGate is an afmoe layer's attn_gate (Embd → Heads×HeadDimV), the
+	// gate of the attention's output (Config.AttnOutGate).
+	WOutGate *ops.Matrix
 
 	// An encoder's (bert, nomic-bert): the fused projection's bias, the
 	// output projection's and the feed-forward's biases (each nil when the
@@ -823,10 +826,10 @@ func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
 
 // matrices lists the fields of the layer's matrices (experts aside), set
 // or not.
-func (L *Layer) matrices() [26]**ops.Matrix {
-	return [26]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
+func (L *Layer) matrices() [27]**ops.Matrix {
+	return [27]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
 		&L.InpGate, &L.PLProj, &L.LaurelL, &L.LaurelR, &L.ShGate, &L.ShUp, &L.ShDown, &L.WqA, &L.WkvA, &L.WkB, &L.WvB,
-		&L.WZ, &L.WBeta, &L.WAlpha}
+		&L.WZ, &L.WBeta, &L.WAlpha, &L.WOutGate}
 }
 
 // blockTensor is one tensor of a block: its name after "blk.<i>.", its
@@ -903,6 +906,9 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 		ts = append(ts, mlaTensors(c)...)
 	} else {
 		ts = append(ts, qkvTensors(a, c, has)...)
+	}
+	if a.AttnOutGate {
+		ts = append(ts, matTensor("attn_gate.weight", e, c.Heads*c.HeadDimV, func(L *Layer) **ops.Matrix { return &L.WOutGate }))
 	}
 	ts = append(ts, matTensor("attn_output.weight", c.attnOutCols(), e, func(L *Layer) **ops.Matrix { return &L.Wo }))
 	if a.OutBias {

@@ -8,7 +8,7 @@ import (
 	"github.com/lowmem/llm/quant"
 )
 
-// Routing is what a glm4moe or bailingmoe2 file says of its routing and
+// Routing is what a glm4moe, bailingmoe2 or afmoe file says of its routing and
 // shared experts beside the expert counts (and a deepseek2's, written by
 // DeepSeek2.AddTo through it).
 type Routing struct {
@@ -98,7 +98,7 @@ func TinyBailingMoE2() ModelSpec {
 	return s
 }
 
-// withRoutingDefaults checks a glm4moe's or bailingmoe2's spec and sizes
+// withRoutingDefaults checks a glm4moe's, bailingmoe2's or afmoe's spec and sizes
 // its shared experts.
 func (s ModelSpec) withRoutingDefaults() (ModelSpec, error) {
 	r := s.Routing

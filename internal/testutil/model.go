@@ -19,7 +19,7 @@ import (
 // ModelSpec describes a synthetic model. Zero fields take the defaults
 // noted; Vocab, Embd, Layers, Heads and FFN are required.
 type ModelSpec struct {
-	// Arch may also be "smallthinker" or "falcon-h1".
+	// Arch may also be "smallthinker", "falcon-h1" or "afmoe".
 	Arch    string // "llama" (default) or another architecture model.Supported lists
 	Vocab   int    // at least MinVocab
 	Embd    int
@@ -105,7 +105,7 @@ type ModelSpec struct {
 	// RouterGain multiplies the router weights' spread (0 = 1); a large
 	// gain makes the routing decisive.
 	RouterGain float64
-	// Windowed writes a smallthinker's attention.sliding_window
+	// Windowed writes a smallthinker's or afmoe's attention.sliding_window
 	// (SlidingWindow), which gives it windowed layers.
 	Windowed bool
 
@@ -968,7 +968,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			return s, fmt.Errorf("testutil: minicpm3 needs DeepSeek2 Joined, with KVLora, QLora, Nope, Rope (even) and VHead above 0, no shared experts")
 		}
 		s = s.withLatentHeads()
-	case "glm4moe", "bailingmoe2":
+	case "glm4moe", "bailingmoe2", "afmoe":
 		var err error
 		if s, err = s.withRoutingDefaults(); err != nil {
 			return s, err
@@ -1237,6 +1237,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Arch == "falcon-h1" {
 		AddSSMSizes(g, s.Arch, SSM{Conv: s.ConvKernel, Inner: s.ssmInner(), State: s.SSMState, Heads: s.SSMHeads, Groups: s.SSMGroups})
 	}
+	if s.Arch == "afmoe" && s.Windowed {
+		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
+	}
 	if s.Arch == "smallthinker" {
 		g.AddKV(a+"expert_gating_func", s.Gating)
 		if s.Windowed {
@@ -1396,7 +1399,10 @@ func (s ModelSpec) tensors() []tensorSpec {
 	glm := s.Arch == "glm4" // phi3's fused gate/up, gemma's norms after attention and the feed-forward
 	qkvBias := s.Arch == "qwen2" || oss || s.QKVBias
 	qkvBias = qkvBias || s.Arch == "qwen2vl"
-	qkNorm = qkNorm || s.denseQKNorm()
+	qkNorm = qkNorm || s.denseQKNorm() || s.Arch == "afmoe"
+	// postNorms: post_attention_norm and post_ffw_norm after attention and
+	// the feed-forward, beside attn_norm and ffn_norm before them.
+	postNorms := gemma || noPreNorm || glm || s.Arch == "afmoe"
 	parallel := s.Arch == "cohere2" // one norm before attention and the feed-forward
 	bias := func(name string, n int64) tensorSpec { return tensorSpec{name, quant.F32, []int64{n}, dist{0, 0.1}} }
 	if s.Arch == "gemma3n" {
@@ -1528,13 +1534,16 @@ func (s ModelSpec) tensors() []tensorSpec {
 				tensorSpec{p + "attn_q_norm.weight", quant.F32, []int64{q}, norm},
 				tensorSpec{p + "attn_k_norm.weight", quant.F32, []int64{kv}, norm})
 		}
+		if s.Arch == "afmoe" {
+			ts = append(ts, tensorSpec{p + "attn_gate.weight", w, []int64{e, q}, proj(e)})
+		}
 		ts = append(ts, tensorSpec{p + "attn_output.weight", w, []int64{q, e}, proj(q)})
 		if oss {
 			// Sinks around the scores' size, so that they matter.
 			ts = append(ts, bias(p+"attn_output.bias", e),
 				tensorSpec{p + "attn_sinks.weight", quant.F32, []int64{int64(s.Heads)}, dist{0, 1}})
 		}
-		if gemma || noPreNorm || attnPost || glm {
+		if postNorms || attnPost {
 			ts = append(ts, tensorSpec{p + "post_attention_norm.weight", quant.F32, []int64{e}, norm})
 		}
 		if s.Arch == "falcon-h1" {
@@ -1545,7 +1554,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(ts, tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
 		}
 		ts = append(ts, ffn(p, l)...)
-		if gemma || noPreNorm || glm {
+		if postNorms {
 			ts = append(ts, tensorSpec{p + "post_ffw_norm.weight", quant.F32, []int64{e}, norm})
 		}
 		if s.Arch == "gemma3n" {

@@ -210,6 +210,9 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	// in ffn_norm's place (gpt-oss, seed_oss).
 	attnPost := oss || s.Arch == "seed_oss" || s.Arch == "glm4moe"
 	glm := s.Arch == "glm4" // phi3's fused gate and up, gemma's norms after attention and the feed-forward
+	// postNorms: post_attention_norm and post_ffw_norm after attention and
+	// the feed-forward, beside attn_norm and ffn_norm before them.
+	postNorms := gemma || noPreNorm || glm || s.Arch == "afmoe"
 	// ffn adds layer l's feed-forward: phi3's and glm4's fused gate and up, experts
 	// (after lfm2moe's leading dense layers), or gate, up and down.
 	ffn := func(p string, l int) {
@@ -325,12 +328,15 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"attn_q_norm.weight", kindNorm, hd)
 			add(p+"attn_k_norm.weight", kindNorm, hd)
 		}
+		if s.Arch == "afmoe" {
+			add(p+"attn_gate.weight", kindWeight, e, q) // the output gate
+		}
 		add(p+"attn_output.weight", kindWeight, q, e)
 		if oss {
 			add(p+"attn_output.bias", kindBias, e)
 			add(p+"attn_sinks.weight", kindBias, int64(s.Heads))
 		}
-		if gemma || noPreNorm || attnPost || glm {
+		if postNorms || attnPost {
 			add(p+"post_attention_norm.weight", kindNorm, e)
 		}
 		if s.Arch == "falcon-h1" {
@@ -342,7 +348,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"ffn_norm.weight", kindNorm, e)
 		}
 		ffn(p, l)
-		if gemma || noPreNorm || glm {
+		if postNorms {
 			add(p+"post_ffw_norm.weight", kindNorm, e)
 		}
 		nextN(p, l)

@@ -330,6 +330,13 @@ func TestMiniatureShapes(t *testing.T) {
 						t.Errorf("glm4 ffn_up.weight %v, want the gate and up rows (%d)", ti.Dims, 2*mini.FFN)
 					}
 				}
+				// afmoe: the output gate, and norms after attention and the
+				// feed-forward beside the ones before.
+				for _, name := range []string{"blk.0.attn_gate.weight", "blk.0.post_attention_norm.weight", "blk.1.post_ffw_norm.weight"} {
+					if _, ok := f.Tensor(name); s.Arch == "afmoe" && !ok {
+						t.Errorf("%s missing in afmoe", name)
+					}
+				}
 				if _, ok := f.Tensor("blk.0.attn_sinks.weight"); ok != oss {
 					t.Errorf("attn_sinks.weight present = %v", ok)
 				}

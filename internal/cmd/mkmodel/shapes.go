@@ -13,7 +13,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3 or olmoe
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe or afmoe
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -542,6 +542,41 @@ var shapes = []shape{
 		Heads: 28, HeadsKV: 4, HeadDim: 128, FFN: 768, Context: 16384,
 		RopeBase: 1000000, RMSEps: 1e-6, TiedOutput: true, Window: 4096,
 		Experts: 64, ExpertsUsed: 6, ExpertFFN: 768,
+	},
+	{
+		// Trinity Nano (Arcee, afmoe; llama.cpp's 56-layer 6B type): 1024
+		// wide, 56 layers, 8 heads of 128 on 2 KV heads (the query as wide
+		// as the embedding), per-head Q/K norms, the output gate, norms
+		// before and after attention and the feed-forward; layers 0-1 dense
+		// (3072), then 128 experts of 256, 8 a token, sigmoid-routed with
+		// the selection bias, renormalised (route_norm), scaled by 2.826
+		// (route_scale), beside one shared expert; three layers of four
+		// windowed (2048) and rotated, every fourth global and unrotated;
+		// vocabulary 200192, context 131072, rope_theta 10000, untied.
+		// Recalled from Trinity-Nano's config.json and checked against
+		// third-party test files quoting it (hidden_size 1024,
+		// num_hidden_layers 56, moe_intermediate_size 256); 12 GB in F16:
+		// -layers 4 -experts 8 -vocab 8192 -type q8_0 keeps a dense layer,
+		// two expert layers and the global one.
+		Name: "trinity-nano", Arch: "afmoe", Vocab: 200192, Embd: 1024, Layers: 56,
+		Heads: 8, HeadsKV: 2, HeadDim: 128, FFN: 3072, Context: 131072,
+		RopeBase: 10000, RMSEps: 1e-5, QKNorm: true, Window: 2048,
+		Experts: 128, ExpertsUsed: 8, ExpertFFN: 256, DenseLead: 2,
+		Routing: &testutil.Routing{Shared: 1, Scale: 2.826, Norm: true},
+	},
+	{
+		// Trinity Mini (afmoe; llama.cpp's 32-layer 26B type): Trinity
+		// Nano's make at 2048 wide, 32 layers, 32 heads of 128 on 4 KV
+		// heads (the query twice the width), dense layers of 6144, experts
+		// of 1024. Recalled from Trinity-Mini's config.json and checked
+		// against third-party files quoting it (hidden_size 2048,
+		// intermediate_size 6144, moe_intermediate_size 1024, 32/4 heads,
+		// num_dense_layers 2, 128 experts, 8 a token, one shared).
+		Name: "trinity-mini", Arch: "afmoe", Vocab: 200192, Embd: 2048, Layers: 32,
+		Heads: 32, HeadsKV: 4, HeadDim: 128, FFN: 6144, Context: 131072,
+		RopeBase: 10000, RMSEps: 1e-5, QKNorm: true, Window: 2048,
+		Experts: 128, ExpertsUsed: 8, ExpertFFN: 1024, DenseLead: 2,
+		Routing: &testutil.Routing{Shared: 1, Scale: 2.826, Norm: true},
 	},
 	{
 		// Falcon-H1-1.5B: 2048 wide, 24 layers (llama.cpp's 1.5B type), 8

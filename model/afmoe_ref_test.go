@@ -1,0 +1,84 @@
+package model
+
+import (
+	"math"
+	"testing"
+
+	"github.com/lowmem/llm/internal/testutil"
+)
+
+// afmoePerturb moves afmoe's output gate after attn_output (the graph
+// multiplies the heads' outputs before it).
+type afmoePerturb struct{ gateAfterO bool }
+
+// gate multiplies v by the sigmoid of attn_gate's product with the
+// attention's input h when the layer has the gate and v is where the
+// graph (or the perturbation) applies it: the heads' outputs (after
+// false) or attn_output's (after true).
+func (a afmoePerturb) gate(c *Config, p func(string) []float64, h, v []float64, after bool) {
+	w := p("attn_gate.weight")
+	if w == nil || !c.AttnOutGate || after != a.gateAfterO {
+		return
+	}
+	for i, g := range linear(w, nil, h) {
+		v[i] *= 1 / (1 + math.Exp(-g))
+	}
+}
+
+// Trinity (afmoe: TinyAfmoe, windowed with Trinity's routing keys;
+// TinyAfmoeGlobal, no window, no norm or scale, tied output) against the
+// float64 reference written from llama.cpp's afmoe graph — embeddings ×
+// √64, per-head Q/K norms before NEOX RoPE on layers 0–2 and none on
+// layer 3, the heads' outputs times sigmoid(attn_gate·x) before
+// attn_output, norms after attention and the feed-forward, a dense layer
+// 0, sigmoid routing chosen with the selection bias, the shared expert
+// added — in one pass, in chunks of 4 and token by token, within 5e-3.
+// Each ingredient left out (the gate, the post norms, the embedding
+// scale, the Q/K norms, the shared expert, the selection bias, the
+// renormalisation, the scale, the window) or moved (the gate after
+// attn_output, RoPE on the global layer, the unrotated layer first of
+// four, softmax gating) moves the reference by more than 3 tolerances.
+func TestAfmoeMatchesReference(t *testing.T) {
+	const tol = 5e-3
+	for _, tc := range []struct {
+		name     string
+		spec     testutil.ModelSpec
+		windowed bool
+	}{
+		{"windowed", testutil.TinyAfmoe(), true},
+		{"global", testutil.TinyAfmoeGlobal(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pool, m, f, data := loadF32(t, tc.spec)
+			c := &m.Config
+			if !c.AttnOutGate || !c.PostNorms || !c.QKNorm || !c.RopeNeox || c.EmbedScale != 8 || c.DenseLead != 1 || c.Experts != 8 ||
+				c.ExpertGating != GatingSigmoid || !c.ExpertSelBias || c.ExpertNorm != tc.windowed || (c.ExpertScale == 2.826) != tc.windowed ||
+				c.SharedFFN != 32 || m.Blocks[0].Router != nil || m.Blocks[1].WOutGate == nil || m.Blocks[1].ExpProbsB == nil ||
+				!c.RopeLayer(2) || c.RopeLayer(3) || c.WindowedLayer(2) != tc.windowed || c.WindowedLayer(3) || m.Tied == tc.windowed {
+				t.Fatalf("config: %+v", m.Config)
+			}
+			toks := prompt(13)
+			ref := perturbedRef(t, m, f, data, toks)
+			want := ref(refDecoder{})
+			checkBatchesWithin(t, m, pool, toks, want, "", tol)
+			mustMove(t, "gate after attn_output", ref(refDecoder{afmoe: afmoePerturb{gateAfterO: true}}), want, 3*tol)
+			mustMove(t, "no shared expert", ref(refDecoder{noShared: true}), want, 3*tol)
+			mustMove(t, "no Q/K norms", ref(refDecoder{without: []string{"attn_q_norm.weight", "attn_k_norm.weight"}}), want, 3*tol)
+			perturbs := map[string]func(c *Config){
+				"no output gate":           func(c *Config) { c.AttnOutGate = false },
+				"no post norms":            func(c *Config) { c.PostNorms = false },
+				"no embedding scale":       func(c *Config) { c.EmbedScale = 0 },
+				"RoPE on the global layer": func(c *Config) { c.NoRopeEvery = 0 },
+				"unrotated layer first":    func(c *Config) { c.NoRopeLead = true },
+				"no selection bias":        func(c *Config) { c.ExpertSelBias = false },
+				"softmax gating":           func(c *Config) { c.ExpertGating = GatingSoftmax },
+			}
+			if tc.windowed {
+				perturbs["no renormalisation"] = func(c *Config) { c.ExpertNorm = false }
+				perturbs["no scale"] = func(c *Config) { c.ExpertScale = 0 }
+				perturbs["no window"] = func(c *Config) { c.Window = 0 }
+			}
+			mustMoveAll(t, m, f, data, toks, want, 3*tol, perturbs)
+		})
+	}
+}
