@@ -78,6 +78,9 @@ type Arch struct {
 	// Mamba-2 selective state-space layers (granitehybrid, nemotron_h;
 	// Config.SSM*).
 	Mamba2 bool
+	// Mamba1: a hybrid whose layers with attention.head_count_kv 0 are
+	// Mamba-1 selective state-space layers (jamba; Config.Mamba1).
+	Mamba1 bool
 	// OptionalExperts: the feed-forwards are experts when expert_count is
 	// above 0 and dense otherwise (granitehybrid, whose dense files carry
 	// expert_count 0).
@@ -208,6 +211,7 @@ var registry = []*Arch{
 	{Name: "minicpm", RopeFactors: true, hparams: minicpmHparams},
 	{Name: "minicpm3", Neox: true, RopeFactors: true, hparams: minicpm3Hparams},
 	{Name: "olmoe", Neox: true, QKNorm: true, FFN: FFNExperts, UntiedOutput: true, hparams: olmoeHparams},
+	{Name: "jamba", Mamba1: true, OptionalExperts: true, hparams: jambaHparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -62,6 +62,8 @@ type State struct {
 	// sc and ss convolve and scan a Mamba-2 layer's pass (granitehybrid).
 	sc ssmConvTask
 	ss ssmScanTask
+	// s1 scans a Mamba-1 layer's pass (jamba).
+	s1 mamba1ScanTask
 	// dn runs a gated delta-net layer's recurrence (qwen35).
 	dn deltaTask
 }
@@ -736,6 +738,11 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	switch {
 	case c.ConvLayer(il) && c.DeltaNet:
 		if err := s.deltaNet(il, L, in, p); err != nil {
+			return err
+		}
+		wo, oCols = L.ConvOut, c.SSMInner
+	case c.mixerOnly(il) && c.Mamba1:
+		if err := s.mamba1(il, L, in, p); err != nil {
 			return err
 		}
 		wo, oCols = L.ConvOut, c.SSMInner
