@@ -959,6 +959,18 @@ func hostileCases() []hostileCase {
 			want: bad, mention: []string{"jamba.attention.head_count_kv"}, plan: true},
 		{name: "jamba router without expert_count", spec: testutil.TinyJamba(), edit: del(".expert_count"),
 			want: bad, mention: []string{"blk.1.ffn_gate_inp.weight"}, plan: true},
+		// mamba: every block's Mamba-1 tensors are required, D of one
+		// value a channel, and the ssm.* sizes must agree with them.
+		missing("mamba layer without ssm_a", testutil.TinyMamba(), "blk.2.ssm_a"),
+		missing("mamba layer without ssm_conv1d.bias", testutil.TinyMamba(), "blk.0.ssm_conv1d.bias"),
+		misshapen("mamba ssm_conv1d of another kernel", testutil.TinyMamba(), "blk.1.ssm_conv1d.weight", 3, 128),
+		misshapen("mamba ssm_d of one value", testutil.TinyMamba(), "blk.1.ssm_d", 1),
+		{name: "mamba state size missing", spec: testutil.TinyMamba(), edit: del(".ssm.state_size"),
+			want: bad, mention: []string{"mamba.ssm.state_size"}, plan: true},
+		{name: "mamba state size of another file", spec: testutil.TinyMamba(), edit: setU(".ssm.state_size", 8),
+			want: bad, mention: []string{"blk.0.ssm_x.weight"}, plan: true},
+		{name: "mamba kernel huge", spec: testutil.TinyMamba(), edit: setU(".ssm.conv_kernel", 1<<20),
+			want: bad, mention: []string{"mamba.ssm.conv_kernel"}, plan: true},
 		// smallthinker: every layer's router and experts are required (no
 		// dense feed-forward, no shared expert), and so is the gating
 		// function (llama.cpp's graph aborts without one); a window of 0

@@ -853,10 +853,16 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	if a.FFN == FFNExperts {
 		ffnDef = 0 // expert_feed_forward_length is what matters
 	}
-	c.FFN = m.num("feed_forward_length", maxCount, ffnDef, true)
-	c.Heads = m.num("attention.head_count", maxCount, -1, true)
+	if a.NoAttention {
+		// The KV cache's placeholder geometry (mambaHparams).
+		c.Heads, c.HeadsKV = 1, 1
+	} else {
+		c.FFN = m.num("feed_forward_length", maxCount, ffnDef, true)
+		c.Heads = m.num("attention.head_count", maxCount, -1, true)
+	}
 	c.Context = m.num("context_length", maxCount, 2048, false)
 	switch {
+	case a.NoAttention:
 	case a.ShortConv:
 		m.recurrentLayers(&c, "convolution")
 		c.ConvKernel = m.num("shortconv.l_cache", maxConvKernel, -1, false)

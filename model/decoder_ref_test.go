@@ -38,7 +38,7 @@ type refDecoder struct {
 	// at once instead of per group.
 	ssmNoD, ssmNoGate, ssmRawDt, ssmSwapBC, ssmOneGroup bool
 	nemotronH                                           nemotronHPerturb // nemotronh_ref_test.go
-	mamba1P                                             mamba1Perturb    // jamba_ref_test.go
+	mamba1P                                             mamba1Perturb    // mamba1_ref_test.go
 	// Perturbations of deepseek2: the rotated part of the scores left
 	// out, the shared experts left out.
 	mlaNoRope, noShared bool

@@ -701,6 +701,16 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 	if err := s.forLayers(layer); err != nil {
 		return nil, nil, err
 	}
+	if c.KVLayers() == 0 {
+		// mamba: the cache's placeholder layer takes the pass's
+		// positions (zeros), so that it counts them as an attending
+		// model's cache does.
+		z := p.qkv[:n*2*placeholderHeadDim]
+		clear(z)
+		if err := s.cache.StoreBatch(0, pos0, n, z, z[placeholderHeadDim:], 2*placeholderHeadDim, nil); err != nil {
+			return nil, nil, err
+		}
+	}
 	if s.conv.on() {
 		s.conv.end(pos0 + n)
 	}

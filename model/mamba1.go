@@ -177,27 +177,58 @@ func jambaHparams(c *Config, m *meta) {
 	}
 }
 
-// mamba1Tensors lists a Mamba-1 block's tensors (jamba), as llama.cpp's
-// loader takes them: attn_norm; ssm_in; the kernel ssm_conv1d ([SSMConv,
+// mambaHparams: Mamba-1 models (state-spaces/mamba, Falcon-Mamba) as
+// llama.cpp's mamba graph runs them: every block attn_norm, a Mamba-1
+// layer (mamba1Sizes) and the residual sum, nothing else (Config.SingleOp
+// with every layer recurrent); Falcon-Mamba's ssm.dt_b_c_rms normalises
+// the time step's rank, B and C without weights. No layer attends: the KV
+// cache keeps one placeholder layer of one head of placeholderHeadDim,
+// which no layer reads (KVConfig), so that it still counts the positions
+// a session holds, rewinds, shifts and saves.
+func mambaHparams(c *Config, m *meta) {
+	c.SingleOp, c.NoRopeEvery = true, 1
+	c.HeadDimK, c.HeadDimV, c.RopeDim = placeholderHeadDim, placeholderHeadDim, placeholderHeadDim
+	m.mamba1Sizes(c)
+	c.SSMDtBCNorm = m.flag("ssm.dt_b_c_rms", false)
+	m.require(true, "attention.layer_norm_rms_epsilon")
+	c.ConvLayers = make([]bool, c.Layers)
+	for il := range c.ConvLayers {
+		c.ConvLayers[il] = true
+	}
+}
+
+// placeholderHeadDim is the head size of the KV cache's placeholder
+// layer in a model without attention: the smallest every cache type
+// stores (Int4's block).
+const placeholderHeadDim = 32
+
+// mamba1Tensors lists a Mamba-1 block's tensors, as llama.cpp's loader
+// takes them: attn_norm; ssm_in; the kernel ssm_conv1d ([SSMConv,
 // SSMInner]) and its bias; ssm_x; ssm_dt and its bias; A ([SSMState,
-// SSMInner]) and D, without ".weight"; ssm_out; with jamba's norms of the
-// time step's rank, B and C; then ffn_norm and the feed-forward.
+// SSMInner]) and D, without ".weight"; ssm_out; jamba's norms of the
+// time step's rank, B and C and then its ffn_norm and feed-forward (a
+// mamba block has neither: SingleOp).
 func mamba1Tensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
 	e, I, N, R := c.Embd, c.SSMInner, c.SSMState, c.SSMDtRank
-	return append([]blockTensor{
+	ts := []blockTensor{
 		vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }),
 		matTensor("ssm_in.weight", e, 2*I, func(L *Layer) **ops.Matrix { return &L.ConvIn }),
 		rowsTensor("ssm_conv1d.weight", c.SSMConv, I, func(L *Layer) *[]float32 { return &L.ConvW }),
 		vecTensor("ssm_conv1d.bias", I, func(L *Layer) *[]float32 { return &L.ConvB }),
 		matTensor("ssm_x.weight", I, R+2*N, func(L *Layer) **ops.Matrix { return &L.SSMX }),
-		vecTensor("ssm_dt_norm.weight", R, func(L *Layer) *[]float32 { return &L.SSMDtNorm }),
 		matTensor("ssm_dt.weight", R, I, func(L *Layer) **ops.Matrix { return &L.SSMDt }),
 		vecTensor("ssm_dt.bias", I, func(L *Layer) *[]float32 { return &L.SSMDtB }),
-		vecTensor("ssm_b_norm.weight", N, func(L *Layer) *[]float32 { return &L.SSMBNorm }),
-		vecTensor("ssm_c_norm.weight", N, func(L *Layer) *[]float32 { return &L.SSMCNorm }),
 		rowsTensor("ssm_a", N, I, func(L *Layer) *[]float32 { return &L.SSMA }),
 		vecTensor("ssm_d", I, func(L *Layer) *[]float32 { return &L.SSMD }),
 		matTensor("ssm_out.weight", I, e, func(L *Layer) **ops.Matrix { return &L.ConvOut }),
-		vecTensor("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }),
-	}, ffnTensors(a, c, il, has)...)
+	}
+	if c.SingleOp {
+		return ts
+	}
+	return append(append(ts,
+		vecTensor("ssm_dt_norm.weight", R, func(L *Layer) *[]float32 { return &L.SSMDtNorm }),
+		vecTensor("ssm_b_norm.weight", N, func(L *Layer) *[]float32 { return &L.SSMBNorm }),
+		vecTensor("ssm_c_norm.weight", N, func(L *Layer) *[]float32 { return &L.SSMCNorm }),
+		vecTensor("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm })),
+		ffnTensors(a, c, il, has)...)
 }

@@ -30,6 +30,7 @@ func TestDecodeRotatesSlots(t *testing.T) {
 		{"nemotron_h", testutil.TinyNemotronH(), 8},
 		{"falcon-h1", testutil.TinyFalconH1(), 8},
 		{"jamba", testutil.TinyJamba(), 8},
+		{"mamba", testutil.TinyMamba(), 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, st := smallState(t, tc.spec)

@@ -65,7 +65,9 @@ func AddJambaKV(g *gguf.Writer, arch string, headsKV int, rec []bool, m Mamba1, 
 }
 
 // addTo writes the ssm.* sizes m under arch's key prefix.
-func (m Mamba1) addTo(g *gguf.Writer, arch string) { addSSMKeys(g, arch, m.Conv, m.Inner, m.State, m.DtRank) }
+func (m Mamba1) addTo(g *gguf.Writer, arch string) {
+	addSSMKeys(g, arch, m.Conv, m.Inner, m.State, m.DtRank)
+}
 
 // addJambaKV writes a jamba spec's own keys.
 func (s ModelSpec) addJambaKV(g *gguf.Writer) {
@@ -101,6 +103,50 @@ func mamba1Tensors(p string, w quant.Type, e int64, m Mamba1, norms bool) []tens
 			tensorSpec{p + "ssm_dt_norm.weight", quant.F32, []int64{r}, dist{1, 0.1}},
 			tensorSpec{p + "ssm_b_norm.weight", quant.F32, []int64{st}, dist{1, 0.1}},
 			tensorSpec{p + "ssm_c_norm.weight", quant.F32, []int64{st}, dist{1, 0.1}})
+	}
+	return ts
+}
+
+// TinyMamba is a 3-layer mamba as Falcon-Mamba's converter writes it:
+// every block a Mamba-1 layer (inner size 128, twice the width; state
+// 16, kernel 4, time step rank 32) whose rank, B and C are
+// RMS-normalised without weights (ssm.dt_b_c_rms); attention.head_count
+// and feed_forward_length 0, no head_count_kv; Q8_0 weights, an output
+// matrix of its own.
+func TinyMamba() ModelSpec {
+	s := tiny("mamba", 59)
+	s.Layers, s.RMSEps = 3, 1e-5
+	s.ConvLayers, s.SSMState, s.SSMDtRank, s.DtBCNorm = []int{0, 1, 2}, 16, 32, true
+	return s
+}
+
+// withMambaDefaults fills a mamba spec's kernel (4) and checks its
+// sizes and that every layer is recurrent.
+func (s ModelSpec) withMambaDefaults() (ModelSpec, error) {
+	if len(s.ConvLayers) != s.Layers {
+		return s, fmt.Errorf("testutil: every layer of a mamba is recurrent (ConvLayers %v of %d)", s.ConvLayers, s.Layers)
+	}
+	return s.withJambaDefaults()
+}
+
+// AddMambaKV writes a mamba's ssm.* sizes m and ssm.dt_b_c_rms, as
+// llama.cpp's converter writes them (its attention.head_count and
+// feed_forward_length of 0 are AddHparams' with Heads and FFN 0).
+func AddMambaKV(g *gguf.Writer, arch string, m Mamba1, dtBCNorm bool) {
+	m.addTo(g, arch)
+	g.AddKV(arch+".ssm.dt_b_c_rms", dtBCNorm)
+}
+
+// mambaTensors1 lists a mamba spec's tensors: the ends, then each block's
+// attn_norm and Mamba-1 layer.
+func (s ModelSpec) mambaTensors1() []tensorSpec {
+	ts := s.ends("output_norm.weight")
+	e := int64(s.Embd)
+	m := Mamba1{Conv: s.ConvKernel, Inner: 2 * s.Embd, State: s.SSMState, DtRank: s.SSMDtRank}
+	for l := range s.Layers {
+		p := fmt.Sprintf("blk.%d.", l)
+		ts = append(ts, tensorSpec{p + "attn_norm.weight", quant.F32, []int64{e}, dist{1, 0.1}})
+		ts = append(ts, mamba1Tensors(p, s.WeightType, e, m, false)...)
 	}
 	return ts
 }

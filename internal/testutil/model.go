@@ -147,9 +147,10 @@ type ModelSpec struct {
 	// (the heads) and ssm.group_count; its inner size is 2×Embd, a
 	// nemotron_h's SSMInner.
 	SSMState, SSMHeads, SSMGroups, SSMInner int
-	// SSMDtRank is a jamba's ssm.time_step_rank (its inner size is
-	// 2×Embd).
+	// SSMDtRank is a jamba's or mamba's ssm.time_step_rank (its inner
+	// size is 2×Embd); DtBCNorm a mamba's ssm.dt_b_c_rms (Falcon-Mamba).
 	SSMDtRank int
+	DtBCNorm  bool
 	// Pattern is a nemotron_h's layers as its config.json's
 	// hybrid_override_pattern writes them, one letter a layer: M Mamba-2,
 	// - a feed-forward alone, * attention alone (Layers is its length).
@@ -906,6 +907,11 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s, err = s.withJambaDefaults(); err != nil {
 			return s, err
 		}
+	case "mamba":
+		var err error
+		if s, err = s.withMambaDefaults(); err != nil {
+			return s, err
+		}
 	case "gemma4":
 		if s.SWALayers == nil {
 			s.SWALayers = Gemma3nPattern(s.Layers)
@@ -1138,7 +1144,9 @@ func AddHparams(g *gguf.Writer, arch string, h Hparams) {
 		g.AddKV(a+"attention.layer_norm_epsilon", h.NormEps)
 		g.AddKV(a+"attention.causal", false)
 	} else {
-		g.AddKV(a+"attention.head_count_kv", uint32(h.HeadsKV))
+		if h.Heads > 0 { // a model without attention (mamba) has none
+			g.AddKV(a+"attention.head_count_kv", uint32(h.HeadsKV))
+		}
 		g.AddKV(a+"attention.layer_norm_rms_epsilon", h.RMSEps)
 	}
 	if h.RopeBase != 0 {
@@ -1155,6 +1163,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Encoder() {
 		h.NormEps = s.NormEps
 	}
+	if s.Arch == "mamba" {
+		h.Heads, h.FFN = 0, 0 // the converter's unused 0s
+	}
 	AddHparams(g, s.Arch, h)
 	switch d := s.DeepSeek2; {
 	case d != nil:
@@ -1162,7 +1173,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		d.AddTo(g, s.Arch)
 	case s.RopeDim > 0:
 		g.AddKV(a+"rope.dimension_count", uint32(s.RopeDim))
-	case !s.Encoder():
+	case !s.Encoder() && s.Arch != "mamba":
 		g.AddKV(a+"rope.dimension_count", uint32(s.HeadDim))
 	}
 	if s.qwen35() {
@@ -1203,6 +1214,8 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		s.addNemotronHKV(g)
 	case "jamba":
 		s.addJambaKV(g)
+	case "mamba":
+		AddMambaKV(g, s.Arch, Mamba1{Conv: s.ConvKernel, Inner: 2 * s.Embd, State: s.SSMState, DtRank: s.SSMDtRank}, s.DtBCNorm)
 	}
 	if s.denseArch() {
 		s.addDenseArchKV(g)
@@ -1382,6 +1395,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 	}
 	if s.Arch == "nemotron_h" || s.Arch == "nemotron_h_moe" {
 		return s.nemotronHTensors()
+	}
+	if s.Arch == "mamba" {
+		return s.mambaTensors1()
 	}
 	outNorm := "output_norm.weight"
 	if s.hybrid() {

@@ -127,3 +127,37 @@ func TestJambaMatchesReference(t *testing.T) {
 		"RoPE": func(c *Config) { c.NoRopeEvery = 0 },
 	})
 }
+
+// Mamba-1 (TinyMamba: every block a Mamba-1 layer alone, Falcon-Mamba's
+// weightless norms of the rank, B and C) against the float64 reference
+// written from llama.cpp's mamba graph and build_mamba_layer, in one
+// pass, in chunks of 4 and token by token; each perturbation of the
+// layer's steps moves it by more than 3 tolerances. Without
+// ssm.dt_b_c_rms (state-spaces/mamba) the norms are left out, as the
+// reference without them.
+func TestMambaMatchesReference(t *testing.T) {
+	const tol = 1e-3
+	for _, norms := range []bool{true, false} {
+		spec := testutil.TinyMamba()
+		spec.DtBCNorm = norms
+		pool, m, f, data := loadF32(t, spec)
+		if !m.Mamba1 || !m.SingleOp || m.SSMDtBCNorm != norms || m.KVLayers() != 0 || !m.ConvLayer(2) || m.RopeLayer(0) || m.Blocks[0].SSMBNorm != nil {
+			t.Fatalf("config: %+v", m.Config)
+		}
+		toks := prompt(13)
+		ref := perturbedRef(t, m, f, data, toks)
+		want := ref(refDecoder{})
+		checkBatchesWithin(t, m, pool, toks, want, "", tol)
+		perturb := map[string]mamba1Perturb{
+			"no D": {noD: true}, "no gate": {noGate: true}, "no softplus": {rawDt: true},
+			"B and C": {swapBC: true}, "one decay": {oneDecay: true}, "z and x": {swapXZ: true},
+		}
+		if norms {
+			perturb["no norms"] = mamba1Perturb{noNorms: true}
+		}
+		for name, q := range perturb {
+			mustMove(t, name, ref(refDecoder{mamba1P: q}), want, 3*tol)
+		}
+		mustMove(t, "no conv state", ref(refDecoder{convNoState: true}), want, 3*tol)
+	}
+}
