@@ -608,7 +608,7 @@ func hostileCases() []hostileCase {
 		{name: "gpt2 pre-tokenizer unknown", edit: func(h *hmodel) { gpt2Vocab(h, 320, nil); h.set("tokenizer.ggml.pre", "nonesuch") },
 			want: arch, mention: []string{"nonesuch"}},
 		{name: "gpt2 pre-tokenizer tekken", edit: func(h *hmodel) { gpt2Vocab(h, 320, nil); h.set("tokenizer.ggml.pre", "tekken") }},
-		{name: "architecture unknown", edit: func(h *hmodel) { h.set("general.architecture", "mamba") }, want: arch, mention: []string{"mamba"}, plan: true},
+		{name: "architecture unknown", edit: func(h *hmodel) { h.set("general.architecture", "rwkv7") }, want: arch, mention: []string{"rwkv7"}, plan: true},
 		{name: "architecture missing", edit: del("general.architecture"), want: bad, mention: []string{"general.architecture"}, plan: true},
 		{name: "architecture not a string", edit: func(h *hmodel) { h.set("general.architecture", uint32(1)) }, want: bad, mention: []string{"general.architecture"}, plan: true},
 		{name: "tensor of block -1", edit: func(h *hmodel) { h.put("blk.-1.attn_norm.weight", quant.F32, 64) }},
@@ -936,6 +936,41 @@ func hostileCases() []hostileCase {
 			want: arch, mention: []string{"blk.1.attn_output.bias"}, plan: true},
 		{name: "falcon-h1 state size missing", spec: testutil.TinyFalconH1(), edit: del(".ssm.state_size"),
 			want: bad, mention: []string{"falcon-h1.ssm.state_size"}, plan: true},
+		// jamba: a Mamba-1 layer's tensors are all required (its norms of
+		// the time step's rank, B and C too), A holds a decay per channel
+		// and state element, the inner size is twice the width, some layer
+		// attends, and a router needs expert_count.
+		missing("jamba Mamba layer without ssm_x", testutil.TinyJamba(), "blk.0.ssm_x.weight"),
+		missing("jamba Mamba layer without ssm_b_norm", testutil.TinyJamba(), "blk.1.ssm_b_norm.weight"),
+		missing("jamba Mamba layer without ssm_dt", testutil.TinyJamba(), "blk.3.ssm_dt.weight"),
+		missing("jamba attention layer without attn_q", testutil.TinyJamba(), "blk.2.attn_q.weight"),
+		missing("jamba dense layer without ffn_gate", testutil.TinyJamba(), "blk.0.ffn_gate.weight"),
+		misshapen("jamba ssm_a of one decay a channel", testutil.TinyJamba(), "blk.0.ssm_a", 1, 128),
+		misshapen("jamba ssm_x of a wider rank", testutil.TinyJamba(), "blk.1.ssm_x.weight", 128, 48),
+		{name: "jamba inner size not twice the width", spec: testutil.TinyJamba(), edit: setU(".ssm.inner_size", 96),
+			want: bad, mention: []string{"jamba.ssm.inner_size"}, plan: true},
+		{name: "jamba time step rank missing", spec: testutil.TinyJamba(), edit: del(".ssm.time_step_rank"),
+			want: bad, mention: []string{"jamba.ssm.time_step_rank"}, plan: true},
+		{name: "jamba time step rank above the inner size", spec: testutil.TinyJamba(), edit: setU(".ssm.time_step_rank", 129),
+			want: bad, mention: []string{"jamba.ssm.time_step_rank"}, plan: true},
+		{name: "jamba with no attention layer", spec: testutil.TinyJamba(), edit: func(h *hmodel) { h.set(".attention.head_count_kv", []int32{0, 0, 0, 0}) },
+			want: bad, mention: []string{"jamba.attention.head_count_kv"}, plan: true},
+		{name: "jamba head_count_kv of one value", spec: testutil.TinyJamba(), edit: setU(".attention.head_count_kv", 2),
+			want: bad, mention: []string{"jamba.attention.head_count_kv"}, plan: true},
+		{name: "jamba router without expert_count", spec: testutil.TinyJamba(), edit: del(".expert_count"),
+			want: bad, mention: []string{"blk.1.ffn_gate_inp.weight"}, plan: true},
+		// mamba: every block's Mamba-1 tensors are required, D of one
+		// value a channel, and the ssm.* sizes must agree with them.
+		missing("mamba layer without ssm_a", testutil.TinyMamba(), "blk.2.ssm_a"),
+		missing("mamba layer without ssm_conv1d.bias", testutil.TinyMamba(), "blk.0.ssm_conv1d.bias"),
+		misshapen("mamba ssm_conv1d of another kernel", testutil.TinyMamba(), "blk.1.ssm_conv1d.weight", 3, 128),
+		misshapen("mamba ssm_d of one value", testutil.TinyMamba(), "blk.1.ssm_d", 1),
+		{name: "mamba state size missing", spec: testutil.TinyMamba(), edit: del(".ssm.state_size"),
+			want: bad, mention: []string{"mamba.ssm.state_size"}, plan: true},
+		{name: "mamba state size of another file", spec: testutil.TinyMamba(), edit: setU(".ssm.state_size", 8),
+			want: bad, mention: []string{"blk.0.ssm_x.weight"}, plan: true},
+		{name: "mamba kernel huge", spec: testutil.TinyMamba(), edit: setU(".ssm.conv_kernel", 1<<20),
+			want: bad, mention: []string{"mamba.ssm.conv_kernel"}, plan: true},
 		// smallthinker: every layer's router and experts are required (no
 		// dense feed-forward, no shared expert), and so is the gating
 		// function (llama.cpp's graph aborts without one); a window of 0

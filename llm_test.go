@@ -202,8 +202,8 @@ func TestLoadErrors(t *testing.T) {
 	}
 	unknownArch := func() []byte {
 		w := gguf.NewWriter()
-		w.AddKV("general.architecture", "mamba")
-		p := filepath.Join(dir, "mamba.gguf")
+		w.AddKV("general.architecture", "rwkv7")
+		p := filepath.Join(dir, "unknown.gguf")
 		f, _ := os.Create(p)
 		defer f.Close()
 		if _, err := w.WriteTo(f); err != nil {

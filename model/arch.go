@@ -78,6 +78,13 @@ type Arch struct {
 	// Mamba-2 selective state-space layers (granitehybrid, nemotron_h;
 	// Config.SSM*).
 	Mamba2 bool
+	// Mamba1: a hybrid whose layers with attention.head_count_kv 0 are
+	// Mamba-1 selective state-space layers (jamba; Config.Mamba1).
+	Mamba1 bool
+	// NoAttention: no layer attends, and the file's attention.head_count
+	// and feed_forward_length are the converter's unused 0s (mamba); the
+	// hook sets the layers up.
+	NoAttention bool
 	// OptionalExperts: the feed-forwards are experts when expert_count is
 	// above 0 and dense otherwise (granitehybrid, whose dense files carry
 	// expert_count 0).
@@ -214,6 +221,8 @@ var registry = []*Arch{
 	{Name: "olmoe", Neox: true, QKNorm: true, FFN: FFNExperts, UntiedOutput: true, hparams: olmoeHparams},
 	{Name: "afmoe", Neox: true, QKNorm: true, PostNorms: true, EmbedScale: true, AttnOutGate: true, FFN: FFNExperts, ExpertSelBias: true,
 		hparams: afmoeHparams},
+	{Name: "jamba", Mamba1: true, OptionalExperts: true, hparams: jambaHparams},
+	{Name: "mamba", NoAttention: true, hparams: mambaHparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -31,6 +31,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyMiniCPM(),
 		testutil.TinyMiniCPM3(),
 		testutil.TinyOLMoE(),
+		testutil.TinyJamba(), testutil.TinyMamba(),
 		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGemma3n(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyQwen35(), testutil.TinyQwen35MoE(), testutil.TinyQwen3Next(), testutil.TinyQwen3NextSSMIn(),
 		testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(),
 		testutil.TinyBert(), testutil.TinyNomicBert(),
@@ -359,6 +360,9 @@ func TestDecodeDispatches(t *testing.T) {
 			} else {
 				want += uint64(dense)
 			}
+			if c.Mamba1 && c.mixerOnly(il) {
+				want += 2 // jamba: a Mamba-1 layer's ssm_x and ssm_dt beside ssm_in and ssm_out
+			}
 		}
 		if got != want {
 			t.Errorf("a decode step made %d products, want %d (%d per dense block, %d per expert block and the output)", got, want, dense, experts)
@@ -378,7 +382,7 @@ func TestHeapBytes(t *testing.T) {
 					L.Bqkv, L.Bo, L.BUp, L.BDown, L.AttnOutNorm, L.AttnOutNormB, L.LayerOutNorm, L.LayerOutNormB,
 					L.Sinks, L.BRouter, L.BGateExps, L.BUpExps, L.BDownExps, L.ExpProbsB, L.ConvW,
 					L.PLNorm, L.LaurelNorm, L.AltRouter, L.AltRouterNorm, L.AltPredict, L.AltCorrect, L.AltCorrectScale,
-					L.ConvB, L.SSMDtB, L.SSMA, L.SSMD, L.SSMNorm, L.QANorm, L.KVANorm, L.OutScale, L.ShGateInp} {
+					L.ConvB, L.SSMDtB, L.SSMA, L.SSMD, L.SSMNorm, L.SSMDtNorm, L.SSMBNorm, L.SSMCNorm, L.QANorm, L.KVANorm, L.OutScale, L.ShGateInp} {
 					n += len(v)
 				}
 			}
@@ -730,7 +734,7 @@ func TestStreamSourceNewArchs(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
 	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), testutil.TinyPhi3(), testutil.TinyGemma3(),
-		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(), testutil.TinyFalconH1(), testutil.TinyAfmoe()} {
+		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(), testutil.TinyFalconH1(), testutil.TinyAfmoe(), testutil.TinyJamba(), testutil.TinyMamba()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			ref, _, _ := loadSpec(t, spec)
 			want := greedyLogits(t, ref, pool, 6)
@@ -897,7 +901,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1 minicpm minicpm3 olmoe afmoe]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1 minicpm minicpm3 olmoe afmoe jamba mamba]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

@@ -234,6 +234,21 @@ type Config struct {
 	// the groups of heads that share B and C, which are also the gated
 	// norm's groups (ssm.group_count).
 	SSMConv, SSMInner, SSMState, SSMHeads, SSMGroups int
+	// Mamba1: the recurrent layers are Mamba-1 layers (jamba): SSMInner
+	// channels, each its own head with SSMState decays, B and C of
+	// SSMState floats shared by every channel, the time step made by
+	// ssm_x at the rank SSMDtRank (ssm.time_step_rank) and widened by
+	// ssm_dt; SSMHeads and SSMGroups are 0. SSMDtBCNorm: the time step's
+	// rank, B and C are RMS-normalised without weights (Falcon-Mamba's
+	// ssm.dt_b_c_rms).
+	Mamba1      bool
+	SSMDtRank   int
+	SSMDtBCNorm bool
+	// MoELayers marks the layers whose feed-forward is a mixture of
+	// experts when the file says so layer by layer (jamba: the blocks
+	// with a router, ffn_gate_inp); nil: every layer from DenseLead on,
+	// in an expert model.
+	MoELayers []bool
 	// ParallelSSM: every layer runs attention and a Mamba-2 mixer side by
 	// side on the same normalised input, both outputs joining the stream
 	// (falcon-h1): ConvLayers marks every layer, each of which keeps
@@ -334,7 +349,12 @@ func (c *Config) ssmConvWidth() int { return c.SSMInner + 2*c.SSMGroups*c.SSMSta
 
 // ssmInProj is the width of a Mamba-2 layer's ssm_in product: z, x, B, C
 // and dt.
-func (c *Config) ssmInProj() int { return 2*c.SSMInner + 2*c.SSMGroups*c.SSMState + c.SSMHeads }
+func (c *Config) ssmInProj() int {
+	if c.Mamba1 {
+		return mamba1Row(c)
+	}
+	return 2*c.SSMInner + 2*c.SSMGroups*c.SSMState + c.SSMHeads
+}
 
 // deltaInProj is the width of a gated delta-net layer's input products:
 // the convolution's q, k and v channels, then z (SSMInner), β and α
@@ -365,6 +385,9 @@ func (c *Config) ExpertLayer(il int) bool {
 	if c.SingleOp {
 		return c.Experts > 0 && c.FFNLayer(il) // nemotron_h_moe: its feed-forwards
 	}
+	if c.MoELayers != nil {
+		return il < len(c.MoELayers) && c.MoELayers[il]
+	}
 	return c.Experts > 0 && il >= c.DenseLead
 }
 
@@ -378,8 +401,11 @@ func (c *Config) expertMats() int {
 }
 
 // denseLayers reports whether some layer has a dense feed-forward (Gemma
-// 4's expert layers each have one beside their experts).
-func (c *Config) denseLayers() bool { return c.Experts == 0 || c.DenseLead > 0 || c.HeadDimSWA > 0 }
+// 4's expert layers each have one beside their experts; jamba's layers
+// without a router).
+func (c *Config) denseLayers() bool {
+	return c.Experts == 0 || c.DenseLead > 0 || c.HeadDimSWA > 0 || slices.Contains(c.MoELayers, false)
+}
 
 // expertLayers is the number of layers with experts.
 func (c *Config) expertLayers() int {
@@ -831,10 +857,16 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	if a.FFN == FFNExperts {
 		ffnDef = 0 // expert_feed_forward_length is what matters
 	}
-	c.FFN = m.num("feed_forward_length", maxCount, ffnDef, true)
-	c.Heads = m.num("attention.head_count", maxCount, -1, true)
+	if a.NoAttention {
+		// The KV cache's placeholder geometry (mambaHparams).
+		c.Heads, c.HeadsKV = 1, 1
+	} else {
+		c.FFN = m.num("feed_forward_length", maxCount, ffnDef, true)
+		c.Heads = m.num("attention.head_count", maxCount, -1, true)
+	}
 	c.Context = m.num("context_length", maxCount, 2048, false)
 	switch {
+	case a.NoAttention:
 	case a.ShortConv:
 		m.recurrentLayers(&c, "convolution")
 		c.ConvKernel = m.num("shortconv.l_cache", maxConvKernel, -1, false)
@@ -843,6 +875,8 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		}
 	case a.Mamba2:
 		m.recurrentLayers(&c, "Mamba-2")
+	case a.Mamba1:
+		m.recurrentLayers(&c, "Mamba")
 	default:
 		c.HeadsKV = m.num("attention.head_count_kv", maxCount, c.Heads, true)
 	}

@@ -38,6 +38,7 @@ type refDecoder struct {
 	// at once instead of per group.
 	ssmNoD, ssmNoGate, ssmRawDt, ssmSwapBC, ssmOneGroup bool
 	nemotronH                                           nemotronHPerturb // nemotronh_ref_test.go
+	mamba1P                                             mamba1Perturb    // mamba1_ref_test.go
 	// Perturbations of deepseek2: the rotated part of the scores left
 	// out, the shared experts left out.
 	mlaNoRope, noShared bool
@@ -370,6 +371,8 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		switch {
 		case c.ParallelSSM:
 			ys = r.mamba2(p, x, eps)
+		case conv && c.Mamba1:
+			ys, attending = r.mamba1(p, x, eps), 0
 		case conv && c.mamba():
 			ys, attending = r.mamba2(p, x, eps), 0
 		case conv:

@@ -62,6 +62,8 @@ type State struct {
 	// sc and ss convolve and scan a Mamba-2 layer's pass (granitehybrid).
 	sc ssmConvTask
 	ss ssmScanTask
+	// s1 scans a Mamba-1 layer's pass (jamba).
+	s1 mamba1ScanTask
 	// dn runs a gated delta-net layer's recurrence (qwen35).
 	dn deltaTask
 }
@@ -710,6 +712,16 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 	if err := s.forLayers(layer); err != nil {
 		return nil, nil, err
 	}
+	if c.KVLayers() == 0 {
+		// mamba: the cache's placeholder layer takes the pass's
+		// positions (zeros), so that it counts them as an attending
+		// model's cache does.
+		z := p.qkv[:n*2*placeholderHeadDim]
+		clear(z)
+		if err := s.cache.StoreBatch(0, pos0, n, z, z[placeholderHeadDim:], 2*placeholderHeadDim, nil); err != nil {
+			return nil, nil, err
+		}
+	}
 	if s.conv.on() {
 		s.conv.end(pos0 + n)
 	}
@@ -746,6 +758,11 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	switch {
 	case c.ConvLayer(il) && c.DeltaNet:
 		if err := s.deltaNet(il, L, in, p); err != nil {
+			return err
+		}
+		wo, oCols = L.ConvOut, c.SSMInner
+	case c.mixerOnly(il) && c.Mamba1:
+		if err := s.mamba1(il, L, in, p); err != nil {
 			return err
 		}
 		wo, oCols = L.ConvOut, c.SSMInner

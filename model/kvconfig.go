@@ -6,12 +6,13 @@ import "github.com/lowmem/llm/kv"
 // cells positions: one layer per attention block that keeps keys and
 // values (a short-convolution layer keeps none, nor does a Gemma 3n layer
 // that shares an earlier layer's), sliding-window layers marked, and
-// an Int4 cache's newest positions kept in F16 (kv.DefaultRecent). It
+// an Int4 cache's newest positions kept in F16 (kv.DefaultRecent); a
+// model without attention (mamba) keeps one placeholder layer. It
 // needs no weights, so a memory plan sizes the cache (kv.Bytes) from the
 // same configuration a State allocates.
 func (c *Config) KVConfig(t kv.Type, cells int) kv.Config {
 	k := kv.Config{
-		Layers: c.KVLayers(), KVHeads: c.HeadsKV, HeadDimK: c.HeadDimK, HeadDimV: c.HeadDimV,
+		Layers: max(c.KVLayers(), 1), KVHeads: c.HeadsKV, HeadDimK: c.HeadDimK, HeadDimV: c.HeadDimV,
 		Cells: cells, Type: t,
 	}
 	if t == kv.Int4 {

@@ -64,6 +64,9 @@ func nemotronHHparams(c *Config, m *meta) {
 // attn_output; the biases llama.cpp takes as optional (on the conv kernel, the attention
 // projections, ffn_up and ffn_down) when the block has them.
 func singleOpTensors(c *Config, il int, has func(name string) bool) []blockTensor {
+	if c.ConvLayer(il) && c.Mamba1 {
+		return mamba1Tensors(nil, c, il, has) // mamba: the mixer alone
+	}
 	if c.ConvLayer(il) {
 		return ssmTensors(c, has) // attn_norm first
 	}

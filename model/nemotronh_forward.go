@@ -25,7 +25,11 @@ func (s *State) singleOpLayer(il int, L *Layer, p *pass) error {
 	case c.FFNLayer(il):
 		return s.ffn(L, a, p.gu, p.tmp, x, false)
 	case c.ConvLayer(il):
-		if err := s.mamba2(il, L, a, p); err != nil {
+		if c.Mamba1 { // mamba
+			if err := s.mamba1(il, L, a, p); err != nil {
+				return err
+			}
+		} else if err := s.mamba2(il, L, a, p); err != nil {
 			return err
 		}
 		s.e.Phase(phO)

@@ -32,7 +32,11 @@ func (r *refDecoder) nemotronHHidden(tokens []int32) [][]float64 {
 		out := make([][]float64, n)
 		switch {
 		case c.ConvLayer(il):
-			ys := r.mamba2(p, x, eps)
+			mixer := r.mamba2
+			if c.Mamba1 {
+				mixer = r.mamba1 // mamba
+			}
+			ys := mixer(p, x, eps)
 			for t := range n {
 				out[t] = linear(p("ssm_out.weight"), nil, ys[t])
 			}

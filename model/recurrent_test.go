@@ -29,6 +29,8 @@ func TestDecodeRotatesSlots(t *testing.T) {
 		{"qwen3next", testutil.TinyQwen3Next(), 8},
 		{"nemotron_h", testutil.TinyNemotronH(), 8},
 		{"falcon-h1", testutil.TinyFalconH1(), 8},
+		{"jamba", testutil.TinyJamba(), 8},
+		{"mamba", testutil.TinyMamba(), 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, st := smallState(t, tc.spec)

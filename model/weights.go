@@ -43,6 +43,15 @@ type Layer struct {
 	SSMDtB          []float32
 	SSMA, SSMD      []float32
 	SSMNorm         []float32
+	// A Mamba-1 layer's (jamba; Config.Mamba1) are ssm_in (Embd → x, z)
+	// in ConvIn, ssm_out in ConvOut, the kernel of x's channels and its
+	// bias in ConvW and ConvB, and ssm_x (SSMInner → the time step's rank,
+	// B and C) and ssm_dt (the rank → SSMInner) here; SSMDtB and SSMD
+	// have one value a channel, SSMA SSMState a channel. Jamba's norms of
+	// the time step's rank, B and C are SSMDtNorm, SSMBNorm and SSMCNorm
+	// (nil without them).
+	SSMX, SSMDt                   *ops.Matrix
+	SSMDtNorm, SSMBNorm, SSMCNorm []float32
 	// A gated delta-net layer's (qwen35) are attn_qkv in ConvIn, ssm_out
 	// in ConvOut, ssm_conv1d in ConvW, ssm_dt.bias, ssm_a and ssm_norm
 	// (SSMState, shared by the heads) as Mamba-2's, and attn_gate (Embd →
@@ -615,6 +624,8 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		case cfg.ParallelSSM:
 			has := func(name string) bool { return l.has(p + name) }
 			bts = append(blockTensors(arch, &cfg, i, has), ssmMixerTensors(&cfg, has)...)
+		case cfg.ConvLayer(i) && cfg.Mamba1:
+			bts = mamba1Tensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
 		case cfg.ConvLayer(i) && cfg.mamba():
 			bts = mambaTensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
 		case cfg.ConvLayer(i):
@@ -826,10 +837,10 @@ func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
 
 // matrices lists the fields of the layer's matrices (experts aside), set
 // or not.
-func (L *Layer) matrices() [27]**ops.Matrix {
-	return [27]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
+func (L *Layer) matrices() [29]**ops.Matrix {
+	return [29]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
 		&L.InpGate, &L.PLProj, &L.LaurelL, &L.LaurelR, &L.ShGate, &L.ShUp, &L.ShDown, &L.WqA, &L.WkvA, &L.WkB, &L.WvB,
-		&L.WZ, &L.WBeta, &L.WAlpha, &L.WOutGate}
+		&L.WZ, &L.WBeta, &L.WAlpha, &L.WOutGate, &L.SSMX, &L.SSMDt}
 }
 
 // blockTensor is one tensor of a block: its name after "blk.<i>.", its

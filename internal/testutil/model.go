@@ -147,6 +147,10 @@ type ModelSpec struct {
 	// (the heads) and ssm.group_count; its inner size is 2×Embd, a
 	// nemotron_h's SSMInner.
 	SSMState, SSMHeads, SSMGroups, SSMInner int
+	// SSMDtRank is a jamba's or mamba's ssm.time_step_rank (its inner
+	// size is 2×Embd); DtBCNorm a mamba's ssm.dt_b_c_rms (Falcon-Mamba).
+	SSMDtRank int
+	DtBCNorm  bool
 	// Pattern is a nemotron_h's layers as its config.json's
 	// hybrid_override_pattern writes them, one letter a layer: M Mamba-2,
 	// - a feed-forward alone, * attention alone (Layers is its length).
@@ -769,12 +773,19 @@ func AddSSMSizes(g *gguf.Writer, arch string, m SSM) { m.addTo(g, arch) }
 
 // addTo writes the ssm.* sizes m under arch's key prefix.
 func (m SSM) addTo(g *gguf.Writer, arch string) {
+	addSSMKeys(g, arch, m.Conv, m.Inner, m.State, m.Heads)
+	g.AddKV(arch+".ssm.group_count", uint32(m.Groups))
+}
+
+// addSSMKeys writes the ssm.* sizes Mamba-1 and Mamba-2 share under
+// arch's key prefix: the kernel, the inner size, the state size and the
+// time step's rank (Mamba-2's heads).
+func addSSMKeys(g *gguf.Writer, arch string, conv, inner, state, rank int) {
 	a := arch + "."
-	g.AddKV(a+"ssm.conv_kernel", uint32(m.Conv))
-	g.AddKV(a+"ssm.state_size", uint32(m.State))
-	g.AddKV(a+"ssm.group_count", uint32(m.Groups))
-	g.AddKV(a+"ssm.inner_size", uint32(m.Inner))
-	g.AddKV(a+"ssm.time_step_rank", uint32(m.Heads))
+	g.AddKV(a+"ssm.conv_kernel", uint32(conv))
+	g.AddKV(a+"ssm.state_size", uint32(state))
+	g.AddKV(a+"ssm.inner_size", uint32(inner))
+	g.AddKV(a+"ssm.time_step_rank", uint32(rank))
 }
 
 // gemma reports whether s has Gemma's layers (gemma2, gemma3,
@@ -889,6 +900,16 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	case "nemotron_h", "nemotron_h_moe":
 		var err error
 		if s, err = s.withNemotronHDefaults(); err != nil {
+			return s, err
+		}
+	case "jamba":
+		var err error
+		if s, err = s.withJambaDefaults(); err != nil {
+			return s, err
+		}
+	case "mamba":
+		var err error
+		if s, err = s.withMambaDefaults(); err != nil {
 			return s, err
 		}
 	case "gemma4":
@@ -1123,7 +1144,9 @@ func AddHparams(g *gguf.Writer, arch string, h Hparams) {
 		g.AddKV(a+"attention.layer_norm_epsilon", h.NormEps)
 		g.AddKV(a+"attention.causal", false)
 	} else {
-		g.AddKV(a+"attention.head_count_kv", uint32(h.HeadsKV))
+		if h.Heads > 0 { // a model without attention (mamba) has none
+			g.AddKV(a+"attention.head_count_kv", uint32(h.HeadsKV))
+		}
 		g.AddKV(a+"attention.layer_norm_rms_epsilon", h.RMSEps)
 	}
 	if h.RopeBase != 0 {
@@ -1140,6 +1163,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Encoder() {
 		h.NormEps = s.NormEps
 	}
+	if s.Arch == "mamba" {
+		h.Heads, h.FFN = 0, 0 // the converter's unused 0s
+	}
 	AddHparams(g, s.Arch, h)
 	switch d := s.DeepSeek2; {
 	case d != nil:
@@ -1147,7 +1173,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		d.AddTo(g, s.Arch)
 	case s.RopeDim > 0:
 		g.AddKV(a+"rope.dimension_count", uint32(s.RopeDim))
-	case !s.Encoder():
+	case !s.Encoder() && s.Arch != "mamba":
 		g.AddKV(a+"rope.dimension_count", uint32(s.HeadDim))
 	}
 	if s.qwen35() {
@@ -1186,6 +1212,10 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		s.addGemma4KV(g)
 	case "nemotron_h", "nemotron_h_moe":
 		s.addNemotronHKV(g)
+	case "jamba":
+		s.addJambaKV(g)
+	case "mamba":
+		AddMambaKV(g, s.Arch, Mamba1{Conv: s.ConvKernel, Inner: 2 * s.Embd, State: s.SSMState, DtRank: s.SSMDtRank}, s.DtBCNorm)
 	}
 	if s.denseArch() {
 		s.addDenseArchKV(g)
@@ -1369,6 +1399,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 	if s.Arch == "nemotron_h" || s.Arch == "nemotron_h_moe" {
 		return s.nemotronHTensors()
 	}
+	if s.Arch == "mamba" {
+		return s.mambaTensors1()
+	}
 	outNorm := "output_norm.weight"
 	if s.hybrid() {
 		outNorm = "token_embd_norm.weight" // llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2
@@ -1423,7 +1456,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 			return []tensorSpec{
 				{p + "ffn_up.weight", w, []int64{e, 2 * f}, proj(e)},
 				{p + "ffn_down.weight", w, []int64{f, e}, proj(f)}}
-		case s.moe() && l >= s.DenseLead:
+		case s.moe() && l >= s.DenseLead || s.jambaExpertLayer(l):
 			x, fe := int64(s.Experts), int64(s.ExpertFFN)
 			xw := s.ExpertType
 			if xw == quant.F32 {
@@ -1482,6 +1515,12 @@ func (s ModelSpec) tensors() []tensorSpec {
 		}
 		if s.qwen35() {
 			ts = append(ts, s.qwen35Block(p, l, ffn(p, l))...)
+			continue
+		}
+		if s.convLayer(l) && s.Arch == "jamba" {
+			m := Mamba1{Conv: s.ConvKernel, Inner: 2 * s.Embd, State: s.SSMState, DtRank: s.SSMDtRank}
+			ts = append(append(ts, mamba1Tensors(p, w, e, m, true)...), tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
+			ts = append(ts, ffn(p, l)...)
 			continue
 		}
 		if s.convLayer(l) && s.Arch == "granitehybrid" {

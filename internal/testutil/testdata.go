@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/lowmem/llm/internal/gguf"
@@ -93,4 +95,48 @@ func Parse(t testing.TB, data []byte, err error) (*gguf.File, []byte) {
 		t.Fatal(err)
 	}
 	return f, data
+}
+
+// VocabCase is one pair of llama.cpp's test-tokenizer-0: a text and the
+// ids it tokenizes to, without special tokens.
+type VocabCase struct {
+	Input string
+	Want  []int32
+}
+
+// VocabCases reads the pairs of the vocabulary at path from path.inp and
+// path.out (the shared test data's manifest, §7); it fails the test when
+// they cannot be read or do not pair up.
+func VocabCases(t testing.TB, path string) []VocabCase {
+	t.Helper()
+	inp, err := os.ReadFile(path + ".inp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile(path + ".out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sep = "\n__ggml_vocab_test__\n"
+	inputs := strings.Split(string(inp), sep)
+	if inputs[len(inputs)-1] != "" {
+		t.Fatalf("%s.inp does not end with the separator", path)
+	}
+	inputs = inputs[:len(inputs)-1]
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(inputs) {
+		t.Fatalf("%d inputs but %d output lines", len(inputs), len(lines))
+	}
+	cases := make([]VocabCase, len(inputs))
+	for i, in := range inputs {
+		cases[i].Input = in
+		for _, f := range strings.Fields(lines[i]) {
+			id, err := strconv.ParseInt(f, 10, 32)
+			if err != nil {
+				t.Fatalf("%s.out line %d: %v", path, i+1, err)
+			}
+			cases[i].Want = append(cases[i].Want, int32(id))
+		}
+	}
+	return cases
 }

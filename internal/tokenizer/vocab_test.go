@@ -7,51 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/lowmem/llm/internal/testutil"
 )
 
-// vocabCase is one test pair of llama.cpp's test-tokenizer-0.
-type vocabCase struct {
-	input string
-	want  []int32
-}
-
 // readVocabCases reads <vocab>.inp and <vocab>.out (manifest §7).
-func readVocabCases(t *testing.T, gguf string) []vocabCase {
-	t.Helper()
-	inp, err := os.ReadFile(gguf + ".inp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.ReadFile(gguf + ".out")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const sep = "\n__ggml_vocab_test__\n"
-	inputs := strings.Split(string(inp), sep)
-	if inputs[len(inputs)-1] != "" {
-		t.Fatalf("%s.inp does not end with the separator", gguf)
-	}
-	inputs = inputs[:len(inputs)-1]
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != len(inputs) {
-		t.Fatalf("%d inputs but %d output lines", len(inputs), len(lines))
-	}
-	cases := make([]vocabCase, len(inputs))
-	for i, in := range inputs {
-		cases[i].input = in
-		for _, f := range strings.Fields(lines[i]) {
-			id, err := strconv.ParseInt(f, 10, 32)
-			if err != nil {
-				t.Fatalf("%s.out line %d: %v", gguf, i+1, err)
-			}
-			cases[i].want = append(cases[i].want, int32(id))
-		}
-	}
-	return cases
+func readVocabCases(t *testing.T, gguf string) []testutil.VocabCase {
+	return testutil.VocabCases(t, gguf)
 }
 
 // vocabFiles returns every vocab/*.gguf that has .inp/.out test pairs,
@@ -85,10 +50,10 @@ func TestVocabFiles(t *testing.T) {
 			cases := readVocabCases(t, path)
 			failed := 0
 			for i, c := range cases {
-				got := tok.Encode(c.input, false)
-				if !slices.Equal(got, c.want) {
+				got := tok.Encode(c.Input, false)
+				if !slices.Equal(got, c.Want) {
 					failed++
-					t.Errorf("case %d: input %q\n want %v\n  got %v", i, c.input, c.want, got)
+					t.Errorf("case %d: input %q\n want %v\n  got %v", i, c.Input, c.Want, got)
 				}
 			}
 			t.Logf("%s: %d/%d cases pass", name, len(cases)-failed, len(cases))
@@ -105,12 +70,12 @@ func TestSPMRoundTrip(t *testing.T) {
 			path := testdataFile(t, "vocab/ggml-vocab-"+name+".gguf")
 			tok := cachedTokenizer(t, path)
 			for i, c := range readVocabCases(t, path) {
-				if got := tok.Decode(tok.Encode(c.input, false)); got != c.input {
-					t.Errorf("case %d: Decode(Encode(%q)) = %q", i, c.input, got)
+				if got := tok.Decode(tok.Encode(c.Input, false)); got != c.Input {
+					t.Errorf("case %d: Decode(Encode(%q)) = %q", i, c.Input, got)
 				}
 				// With BOS, llama.cpp keeps the prefix space.
-				if got := tok.Decode(tok.Encode(c.input, true)); got != " "+c.input && c.input != "" {
-					t.Errorf("case %d: Decode(Encode(%q, true)) = %q", i, c.input, got)
+				if got := tok.Decode(tok.Encode(c.Input, true)); got != " "+c.Input && c.Input != "" {
+					t.Errorf("case %d: Decode(Encode(%q, true)) = %q", i, c.Input, got)
 				}
 			}
 		})
@@ -126,11 +91,11 @@ func TestBPERoundTrip(t *testing.T) {
 			tok := cachedTokenizer(t, path)
 			for i, c := range readVocabCases(t, path) {
 				var b []byte
-				for _, id := range tok.Encode(c.input, false) {
+				for _, id := range tok.Encode(c.Input, false) {
 					b = tok.AppendPiece(b, id)
 				}
-				if string(b) != c.input {
-					t.Errorf("case %d: pieces of %q spell %q", i, c.input, b)
+				if string(b) != c.Input {
+					t.Errorf("case %d: pieces of %q spell %q", i, c.Input, b)
 				}
 			}
 		})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -220,8 +221,8 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		case s.Arch == "phi3" || glm:
 			add(p+"ffn_up.weight", kindWeight, e, 2*f)
 			add(p+"ffn_down.weight", kindWeight, f, e)
-		case s.Experts > 0 && l >= s.DenseLead:
-			x, fe := int64(s.Experts), int64(s.ExpertFFN)
+		case s.Experts > 0 && l >= s.DenseLead && (s.Arch != "jamba" || s.jambaExpertLayer(l)):
+			x, fe := int64(s.Experts), int64(cmp.Or(s.ExpertFFN, s.FFN))
 			add(p+"ffn_gate_inp.weight", kindRouter, e, x)
 			if oss {
 				add(p+"ffn_gate_inp.bias", kindBias, x)
@@ -280,6 +281,14 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"post_attention_norm.weight", kindNorm, e)
 			ffn(p, l)
 			nextN(p, l)
+			continue
+		}
+		if s.convLayer(l) && s.Mamba1 != nil {
+			mamba1Plan(s, p, add)
+			if s.Arch == "jamba" {
+				add(p+"ffn_norm.weight", kindNorm, e)
+				ffn(p, l)
+			}
 			continue
 		}
 		if s.convLayer(l) && s.SSM != nil {
@@ -367,7 +376,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"laurel_post_norm.weight", kindNorm, e)
 		}
 	}
-	if s.ConvLayers != nil && s.SSM == nil {
+	if s.ConvLayers != nil && s.SSM == nil && s.Mamba1 == nil {
 		// llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2 (lfm2moe's too: llama-bench
 		// d32676d77 asks for token_embd_norm.weight in either).
 		add("token_embd_norm.weight", kindNorm, e)
@@ -426,6 +435,33 @@ func mambaPlan(s shape, p string, add func(name string, kind tensorKind, dims ..
 	add(p+"ssm_d", kindF32Norm, 1, h)
 	add(p+"ssm_norm.weight", kindF32Norm, inner/g, g)
 	add(p+"ssm_out.weight", kindWeight, inner, e)
+}
+
+// mamba1Plan adds a Mamba-1 block's tensors after its attn_norm (block
+// prefix p), as llama.cpp's converter writes Jamba's and Falcon-Mamba's:
+// ssm_in, the kernel ssm_conv1d and its bias, ssm_x, ssm_dt and its
+// bias, A ([state, inner], negative), D, ssm_out, and jamba's norms of
+// the time step's rank, B and C. The kernel and A stay F32
+// (llama-quantize leaves ssm_conv1d alone, and ssm_a has no .weight
+// suffix).
+func mamba1Plan(s shape, p string, add func(name string, kind tensorKind, dims ...int64)) {
+	m := s.Mamba1
+	e := int64(s.Embd)
+	inner, st, r := int64(m.Inner), int64(m.State), int64(m.DtRank)
+	add(p+"ssm_in.weight", kindWeight, e, 2*inner)
+	add(p+"ssm_conv1d.weight", kindF32, int64(m.Conv), inner)
+	add(p+"ssm_conv1d.bias", kindBias, inner)
+	add(p+"ssm_x.weight", kindWeight, inner, r+2*st)
+	add(p+"ssm_dt.weight", kindWeight, r, inner)
+	add(p+"ssm_dt.bias", kindBias, inner)
+	add(p+"ssm_a", kindSSMA, st, inner)
+	add(p+"ssm_d", kindNorm, inner)
+	add(p+"ssm_out.weight", kindWeight, inner, e)
+	if s.Arch == "jamba" {
+		add(p+"ssm_dt_norm.weight", kindNorm, r)
+		add(p+"ssm_b_norm.weight", kindNorm, st)
+		add(p+"ssm_c_norm.weight", kindNorm, st)
+	}
 }
 
 // qwen35Plan adds a qwen35 block's operator tensors after its attn_norm

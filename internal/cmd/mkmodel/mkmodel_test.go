@@ -159,7 +159,7 @@ func miniature(s shape) shape {
 	if s.Deepstack != 0 {
 		s.Deepstack = 2 // below the 3 layers, as llama.cpp needs
 	}
-	if s.Experts != 0 {
+	if s.Experts != 0 && s.Arch != "jamba" { // a dense Jamba's one expert is its feed-forward
 		s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, 2, 256
 		if s.Arch == "granitemoe" || s.Arch == "olmoe" {
 			s.FFN = s.ExpertFFN // llama.cpp sizes granitemoe's and olmoe's experts by feed_forward_length
@@ -225,6 +225,13 @@ func miniature(s shape) shape {
 			s.FFN, s.ExpertFFN, s.SharedFFN = 256, 256, 128 // granitehybrid's experts are FFN wide
 		}
 	}
+	if s.Mamba1 != nil {
+		s.Mamba1 = &testutil.Mamba1{Conv: s.Mamba1.Conv, Inner: 2 * s.Embd, State: 16, DtRank: 32}
+		if s.Arch == "mamba" {
+			s.Heads, s.HeadsKV = 0, 0
+			s.ConvLayers = mambaLayers(s.Layers)
+		}
+	}
 	return s.keepAttention()
 }
 
@@ -270,11 +277,13 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.0.attn_q_norm.weight"); ok != (s.QKNorm && !s.convLayer(0) || s.Arch == "olmo2" || s.Arch == "olmoe") {
 					t.Errorf("attn_q_norm.weight present = %v", ok)
 				}
-				if ti, ok := f.Tensor("blk.0.shortconv.conv.weight"); ok != (s.convLayer(0) && s.SSM == nil) || ok && ti.Type != quant.F32 {
+				if ti, ok := f.Tensor("blk.0.shortconv.conv.weight"); ok != (s.convLayer(0) && s.SSM == nil && s.Mamba1 == nil) || ok && ti.Type != quant.F32 {
 					t.Errorf("shortconv.conv.weight present = %v (F32 when present)", ok)
 				}
 				for _, name := range []string{"blk.0.ssm_conv1d.weight", "blk.0.ssm_a", "blk.0.ssm_d", "blk.0.ssm_norm.weight"} {
-					if ti, ok := f.Tensor(name); ok != (s.SSM != nil && (name != "blk.0.ssm_d" || s.Arch == "granitehybrid" || s.Arch == "falcon-h1" || s.Pattern != "")) || ok && ti.Type != quant.F32 {
+					want := s.SSM != nil && (name != "blk.0.ssm_d" || s.Arch == "granitehybrid" || s.Arch == "falcon-h1" || s.Pattern != "") ||
+						s.Mamba1 != nil && name != "blk.0.ssm_norm.weight" // jamba's and mamba's layer 0
+					if ti, ok := f.Tensor(name); ok != want || ok && ti.Type != quant.F32 {
 						t.Errorf("%s present = %v (F32 when present)", name, ok)
 					}
 				}
@@ -293,13 +302,13 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("rope_factors_long.weight"); ok != (s.LongRope != nil) {
 					t.Errorf("rope_factors_long.weight present = %v", ok)
 				}
-				if ti, ok := f.Tensor("blk.2.ffn_down_exps.weight"); ok != (s.Experts > 0) || ok && len(ti.Dims) != 3 {
+				if ti, ok := f.Tensor("blk.2.ffn_down_exps.weight"); ok != (s.Experts > 0 && s.Arch != "jamba") || ok && len(ti.Dims) != 3 {
 					t.Errorf("ffn_down_exps.weight present = %v", ok)
 				}
 				// lfm2moe: layer 0 dense, layer 2's experts with their
 				// selection bias; gemma4: a dense feed-forward beside every
 				// layer's experts.
-				if _, ok := f.Tensor("blk.0.ffn_gate.weight"); s.Experts > 0 && ok != (s.DenseLead > 0 || s.Gemma4 != nil) {
+				if _, ok := f.Tensor("blk.0.ffn_gate.weight"); s.Experts > 0 && ok != (s.DenseLead > 0 || s.Gemma4 != nil || s.Arch == "jamba") {
 					t.Errorf("blk.0.ffn_gate.weight present = %v", ok)
 				}
 				if ti, ok := f.Tensor("blk.2.exp_probs_b.bias"); ok != (s.Arch == "lfm2moe" || s.Arch == "nemotron_h_moe" || s.Arch == "ernie4_5-moe" || s.Routing != nil) || ok && ti.Type != quant.F32 {

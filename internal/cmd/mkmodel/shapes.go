@@ -13,7 +13,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe or afmoe
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba or mamba
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -87,6 +87,13 @@ type shape struct {
 	// delta-net layers (linear_conv_kernel_dim, value heads × head size,
 	// the head size, linear_num_value_heads, linear_num_key_heads).
 	SSM *testutil.SSM
+	// Mamba1, for jamba, makes the ConvLayers Mamba-1 layers of these
+	// sizes (config.json's mamba_d_conv, mamba_expand × hidden_size,
+	// mamba_d_state, mamba_dt_rank); for mamba, every layer (conv_kernel,
+	// intermediate_size, state_size, time_step_rank), DtBCNorm its
+	// ssm.dt_b_c_rms (Falcon-Mamba's model_type falcon_mamba).
+	Mamba1   *testutil.Mamba1
+	DtBCNorm bool
 	// Pattern is nemotron_h's hybrid_override_pattern, one letter a
 	// layer: M Mamba-2 (of SSM's sizes), - a ReLU² feed-forward of FFN,
 	// * attention; the first Layers letters count.
@@ -196,6 +203,9 @@ func (s shape) convLayer(l int) bool { return slices.Contains(s.ConvLayers, l) }
 // 4 blocks alone would be a hybrid without attention, which neither
 // llama.cpp's converter nor this library makes).
 func (s shape) keepAttention() shape {
+	if s.Arch == "mamba" {
+		return s // no layer attends
+	}
 	if s.Pattern != "" {
 		return s.keepAttentionPattern()
 	}
@@ -208,6 +218,12 @@ func (s shape) keepAttention() shape {
 	s.Name += fmt.Sprintf(", block %d attending", s.Layers-1)
 	return s
 }
+
+// jambaExpertLayer reports whether jamba's layer l has experts (a
+// router): with more than one expert, Jamba 1.x's odd layers
+// (expert_layer_offset 1, period 2); a dense Jamba's experts are its one
+// feed-forward.
+func (s shape) jambaExpertLayer(l int) bool { return s.Experts > 1 && l%2 == 1 }
 
 // mambaLayers lists the layers of n that are not the attention layers
 // given.
@@ -264,7 +280,7 @@ type llama3Rope struct {
 
 // headDim is the size of one attention head.
 func (s shape) headDim() int {
-	if s.HeadDim != 0 {
+	if s.HeadDim != 0 || s.Heads == 0 { // mamba: no heads
 		return s.HeadDim
 	}
 	return s.Embd / s.Heads
@@ -492,6 +508,44 @@ var shapes = []shape{
 		Heads: 16, HeadsKV: 16, FFN: 1024, Context: 4096,
 		RopeBase: 10000, RMSEps: 1e-5,
 		Experts: 64, ExpertsUsed: 8, ExpertFFN: 1024,
+	},
+	{
+		// Falcon-Mamba-7B: 64 Mamba-1 blocks of width 4096 (inner 8192,
+		// state 16, kernel 4, time step rank 256), the rank, B and C
+		// RMS-normalised without weights (ssm.dt_b_c_rms, model_type
+		// falcon_mamba); vocabulary 65024 (a multiple of 8, which the
+		// converter pads to); untied; the converter's context of 2^20 and
+		// its head_count and feed_forward_length of 0. Widths recalled
+		// from tiiuae/falcon-mamba-7b's config.json (hidden_size 4096,
+		// num_hidden_layers 64, intermediate_size 8192, state_size 16,
+		// conv_kernel 4, time_step_rank 256, vocab_size 65024,
+		// layer_norm_epsilon 1e-5), not read from the file here.
+		Name: "falcon-mamba-7b", Arch: "mamba", Vocab: 65024, Embd: 4096, Layers: 64,
+		Context: 1 << 20, RMSEps: 1e-5,
+		ConvLayers: mambaLayers(64),
+		Mamba1:     &testutil.Mamba1{Conv: 4, Inner: 8192, State: 16, DtRank: 256},
+		DtBCNorm:   true,
+	},
+	{
+		// Jamba Reasoning 3B (AI21, dense): 28 layers of width 2560, two
+		// of them attention without RoPE (20 query heads of 128 on one
+		// KV head), the others Mamba-1 (inner 5120, state 16, kernel 4,
+		// time step rank 160 = 2560/16) with Jamba's norms of the rank,
+		// B and C; a dense SwiGLU of 8192 in every layer (one expert:
+		// the converter writes expert_count 1, no router); vocabulary
+		// 65536; untied. Recalled, not read from the release's
+		// config.json: the width, depth, two attention layers and their
+		// MQA heads as AI21 described the model; the attention layers'
+		// places (13 and 27: offset 13, period 14), the feed-forward
+		// width 8192 and the vocabulary are guesses; the Mamba sizes are
+		// Jamba's defaults (mamba_d_state 16, d_conv 4, expand 2, dt rank
+		// ⌈width/16⌉).
+		Name: "jamba-reasoning-3b", Arch: "jamba", Vocab: 65536, Embd: 2560, Layers: 28,
+		Heads: 20, HeadsKV: 1, HeadDim: 128, FFN: 8192, Context: 262144,
+		RMSEps:     1e-6,
+		ConvLayers: mambaLayers(28, 13, 27),
+		Mamba1:     &testutil.Mamba1{Conv: 4, Inner: 5120, State: 16, DtRank: 160},
+		Experts:    1, ExpertsUsed: 1,
 	},
 	{
 		// ERNIE-4.5-0.3B: llama's layers (NORM RoPE), heads of 128 so the

@@ -77,9 +77,23 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	g.AddKV("general.architecture", s.Arch)
 	g.AddKV("general.name", fmt.Sprintf("%s %s (mkmodel, random weights, seed %d)", s.Name, m.ft.Name, m.seed))
 	g.AddKV(a+"vocab_size", uint32(s.Vocab))
-	testutil.AddHparams(g, s.Arch, testutil.Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers + s.NextN, FFN: s.FFN,
-		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase, NormEps: s.NormEps})
-	if s.Pattern != "" {
+	h := testutil.Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers + s.NextN, FFN: s.FFN,
+		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase, NormEps: s.NormEps}
+	if s.Arch == "mamba" {
+		h.Heads, h.FFN = 0, 0 // the converter's unused 0s
+	}
+	testutil.AddHparams(g, s.Arch, h)
+	if s.Mamba1 != nil {
+		conv := make([]bool, s.Layers)
+		for l := range conv {
+			conv[l] = s.convLayer(l)
+		}
+		if s.Arch == "mamba" {
+			testutil.AddMambaKV(g, s.Arch, *s.Mamba1, s.DtBCNorm)
+		} else {
+			testutil.AddJambaKV(g, s.Arch, s.HeadsKV, conv, *s.Mamba1, s.Experts, s.ExpertsUsed)
+		}
+	} else if s.Pattern != "" {
 		s.addNemotronHKV(g)
 	} else if s.qwen35() {
 		sections := s.ropeDim()
@@ -102,7 +116,7 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"attention.key_length", uint32(s.headDim()))
 		g.AddKV(a+"attention.value_length", uint32(s.headDim()))
 	}
-	if s.Arch != "gemma2" && !s.encoder() {
+	if s.Arch != "gemma2" && s.Arch != "mamba" && !s.encoder() {
 		g.AddKV(a+"rope.dimension_count", uint32(s.ropeDim()))
 	}
 	if s.Pooling != 0 {
@@ -145,6 +159,7 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	}
 	testutil.AddVisionLanguageKV(g, s.Arch, s.RopeSections, s.Deepstack)
 	switch {
+	case s.Arch == "jamba": // AddJambaKV: no expert width (llama.cpp sizes them by feed_forward_length)
 	case s.Arch == "granitehybrid":
 		// The converter writes expert_count (0 for the dense models) and
 		// no expert width: llama.cpp sizes the experts by
