@@ -46,15 +46,15 @@ func (s *Server) handleNativeEmbedding(w http.ResponseWriter, r *http.Request) *
 	}
 	inputs := make([]EmbedInput, len(prompts))
 	for i, p := range prompts {
-		if p.mixed == nil {
-			inputs[i].Text = p.text
-			continue
-		}
 		in, aerr := s.nativeInput(p)
 		if aerr != nil {
 			return aerr
 		}
-		inputs[i].Tokens = in.tokens
+		// As llama-server, for a model that adds no BOS to an empty text.
+		if s.promptTokens(in) == 0 {
+			return badRequest("content", "Input content cannot be empty")
+		}
+		inputs[i] = EmbedInput{Text: in.text, Tokens: in.tokens}
 	}
 	vs, _, _, aerr := s.embed(r, inputs, o)
 	if aerr != nil {

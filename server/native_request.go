@@ -242,7 +242,7 @@ func clip(b []byte) string {
 // piece that is text), each id taken as it is, checked against the
 // vocabulary.
 func tokenizeMixed(v Vocabulary, pieces []any, addSpecial, parseSpecial bool, param string) ([]int32, *apiError) {
-	var out []int32
+	out := []int32{} // not nil: a prompt of no tokens, not of text
 	for i, p := range pieces {
 		switch p := p.(type) {
 		case string:

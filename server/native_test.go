@@ -276,3 +276,52 @@ func TestInfillTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestNativeEmbeddingSlotsMetrics: /embedding answers llama-server's
+// native array ({"index", "embedding": [vector]}, unit length unless
+// embd_normalize is -1), GET /slots lists the slots, and /metrics counts
+// the native endpoints.
+func TestNativeEmbeddingSlotsMetrics(t *testing.T) {
+	b := newFake(words("x"))
+	_, hs := startBackend(t, vocabFake{b}, WithParallel(2))
+	resp, body := post(t, hs.URL+"/embedding", `{"content":["ab",[1,2]],"embd_normalize":-1}`)
+	var got []struct {
+		Index     int
+		Embedding [][]float32
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(body, &got) != nil || len(got) != 2 || got[1].Index != 1 ||
+		len(got[0].Embedding) != 1 || !slices.Equal(got[0].Embedding[0], fakeEmbedding([]int32{'a', 'b'}, EmbedOptions{Raw: true})) ||
+		!slices.Equal(got[1].Embedding[0], fakeEmbedding([]int32{1, 2}, EmbedOptions{Raw: true})) {
+		t.Errorf("/embedding: %d %s", resp.StatusCode, body)
+	}
+	resp, body = post(t, hs.URL+"/embeddings", `{"input":"ab"}`)
+	if resp.StatusCode != 200 || json.Unmarshal(body, &got) != nil || !slices.Equal(got[0].Embedding[0], fakeEmbedding([]int32{'a', 'b'}, EmbedOptions{})) {
+		t.Errorf("/embeddings: %d %s", resp.StatusCode, body)
+	}
+
+	r, err := http.Get(hs.URL + "/slots")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var slots []map[string]any
+	err = json.NewDecoder(r.Body).Decode(&slots)
+	r.Body.Close()
+	if err != nil || len(slots) != 2 || slots[1]["id"] != 1.0 || slots[0]["n_ctx"] != 4096.0 || slots[0]["is_processing"] != false {
+		t.Errorf("/slots: %v %v", slots, err)
+	}
+
+	postNative(t, hs.URL+"/completion", `{"prompt":"a"}`)
+	post(t, hs.URL+"/infill", `{"input_suffix":"b"}`)
+	r, err = http.Get(hs.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	for _, want := range []string{`endpoint="/completion",code="200"} 1`, `endpoint="/infill",code="400"} 1`,
+		`endpoint="/embedding",code="200"} 2`, `endpoint="/slots",code="200"} 1`} {
+		if !strings.Contains(string(m), want) {
+			t.Errorf("/metrics lacks %s:\n%s", want, m)
+		}
+	}
+}
