@@ -332,9 +332,11 @@ func (s *Server) nativeAnswer(w http.ResponseWriter, r *http.Request, ins []inpu
 				ids = append(ids, got...)
 				return true
 			}
-			c := nativePartial{Index: i, Content: text, Tokens: []int32{}, TokensPredicted: predicted, TokensEvaluated: max(counts[i], 0)}
-			if np.tokens {
-				c.Tokens = got
+			// A chunk carries its tokens' ids, return_tokens or not, as
+			// llama-server's do.
+			c := nativePartial{Index: i, Content: text, Tokens: got, TokensPredicted: predicted, TokensEvaluated: max(counts[i], 0)}
+			if got == nil {
+				c.Tokens = []int32{}
 			}
 			if np.nProbs > 0 {
 				c.Probs = nativeProbsOf(more)
@@ -357,6 +359,9 @@ func (s *Server) nativeAnswer(w http.ResponseWriter, r *http.Request, ins []inpu
 		f := nativeFinal{Index: i, Content: content.String(), Tokens: []int32{}, IDSlot: slotID, Stop: true, Model: s.info.ID,
 			TokensPredicted: res.CompletionTokens, TokensEvaluated: res.PromptTokens, GenerationSettings: np.settings(),
 			Prompt: s.promptText(in), HasNewLine: strings.Contains(content.String(), "\n"), StopType: stopType(res),
+			// The context filled before n_predict tokens: llama-server's
+			// truncated (it stops there too, shifting no context).
+			Truncated: res.Finish == "length" && (np.nPredict < 0 || res.CompletionTokens < np.nPredict),
 			StoppingWord: res.stopWord, TokensCached: res.PromptTokens + res.CompletionTokens, Timings: timingsOf(res, t)}
 		if np.tokens && ids != nil {
 			f.Tokens = ids

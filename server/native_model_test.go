@@ -53,7 +53,8 @@ func TestModelNativeCompletion(t *testing.T) {
 		}
 	}
 
-	chunks := nativeStream(t, hs.URL+"/completion", `{"prompt":"`+text+`","temperature":0,"n_predict":4,"n_probs":2,"stream":true,"return_tokens":true}`)
+	// A stream's chunks carry their tokens' ids without return_tokens.
+	chunks := nativeStream(t, hs.URL+"/completion", `{"prompt":"`+text+`","temperature":0,"n_predict":4,"n_probs":2,"stream":true}`)
 	var streamed []int32
 	for _, c := range chunks[:len(chunks)-1] {
 		streamed = append(streamed, c.Tokens...)

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -323,5 +325,30 @@ func TestNativeEmbeddingSlotsMetrics(t *testing.T) {
 		if !strings.Contains(string(m), want) {
 			t.Errorf("/metrics lacks %s:\n%s", want, m)
 		}
+	}
+}
+
+// TestNativeDisconnect: a client that leaves a /completion stream (of a
+// prompt of token ids) cancels its generation within one step, and the
+// slot serves the next request.
+func TestNativeDisconnect(t *testing.T) {
+	b := newFake(func(string) []string { return strings.Split(strings.Repeat("x", 1000), "") })
+	b.gate = make(chan struct{}, 1)
+	srv, hs := startBackend(t, vocabFake{b})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", hs.URL+"/completion", strings.NewReader(`{"stream":true,"prompt":[1,2]}`))
+	b.gate <- struct{}{}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil || !strings.Contains(line, `"stop":false`) {
+		t.Fatalf("first chunk %q: %v", line, err)
+	}
+	leave(t, srv, b, cancel, resp.Body)
+	b.gate = nil
+	b.reply = words("ok")
+	if got := postNative(t, hs.URL+"/completion", `{"prompt":"x"}`); got.Content != "ok" {
+		t.Fatalf("after disconnect: %+v", got)
 	}
 }
