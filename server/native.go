@@ -361,7 +361,7 @@ func (s *Server) nativeAnswer(w http.ResponseWriter, r *http.Request, ins []inpu
 			Prompt: s.promptText(in), HasNewLine: strings.Contains(content.String(), "\n"), StopType: stopType(res),
 			// The context filled before n_predict tokens: llama-server's
 			// truncated (it stops there too, shifting no context).
-			Truncated: res.Finish == "length" && (np.nPredict < 0 || res.CompletionTokens < np.nPredict),
+			Truncated:    res.Finish == "length" && (np.nPredict < 0 || res.CompletionTokens < np.nPredict),
 			StoppingWord: res.stopWord, TokensCached: res.PromptTokens + res.CompletionTokens, Timings: timingsOf(res, t)}
 		if np.tokens && ids != nil {
 			f.Tokens = ids
