@@ -344,9 +344,10 @@ func (s *Server) nativeAnswer(w http.ResponseWriter, r *http.Request, ins []inpu
 			ok = ok && sse.send(c)
 			return ok
 		}
-		var slotID int
-		res, t, aerr := s.run(r, in, np.Params, np.stop, func() {}, yield)
-		slotID = t.slot
+		res, t, aerr := s.run(r, in, np.Params, np.stop, nil, yield)
+		if !ok { // the client went away: the prompts left are not run
+			return nil
+		}
 		if aerr != nil {
 			if sse != nil && sse.started {
 				sse.send(map[string]any{"error": nativeErrorOf(aerr)})
@@ -356,7 +357,7 @@ func (s *Server) nativeAnswer(w http.ResponseWriter, r *http.Request, ins []inpu
 		if np.nPredict == 0 {
 			res.CompletionTokens, res.Finish, res.stopWord = 0, "length", ""
 		}
-		f := nativeFinal{Index: i, Content: content.String(), Tokens: []int32{}, IDSlot: slotID, Stop: true, Model: s.info.ID,
+		f := nativeFinal{Index: i, Content: content.String(), Tokens: []int32{}, IDSlot: t.slot, Stop: true, Model: s.info.ID,
 			TokensPredicted: res.CompletionTokens, TokensEvaluated: res.PromptTokens, GenerationSettings: np.settings(),
 			Prompt: s.promptText(in), HasNewLine: strings.Contains(content.String(), "\n"), StopType: stopType(res),
 			// The context filled before n_predict tokens: llama-server's

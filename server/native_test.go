@@ -329,14 +329,15 @@ func TestNativeEmbeddingSlotsMetrics(t *testing.T) {
 }
 
 // TestNativeDisconnect: a client that leaves a /completion stream (of a
-// prompt of token ids) cancels its generation within one step, and the
-// slot serves the next request.
+// prompt of token ids, the first of two) cancels its generation within one
+// step, the second prompt is not run, and the slot serves the next
+// request.
 func TestNativeDisconnect(t *testing.T) {
 	b := newFake(func(string) []string { return strings.Split(strings.Repeat("x", 1000), "") })
 	b.gate = make(chan struct{}, 1)
 	srv, hs := startBackend(t, vocabFake{b})
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "POST", hs.URL+"/completion", strings.NewReader(`{"stream":true,"prompt":[1,2]}`))
+	req, _ := http.NewRequestWithContext(ctx, "POST", hs.URL+"/completion", strings.NewReader(`{"stream":true,"prompt":[[1,2],"x"]}`))
 	b.gate <- struct{}{}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -346,6 +347,15 @@ func TestNativeDisconnect(t *testing.T) {
 		t.Fatalf("first chunk %q: %v", line, err)
 	}
 	leave(t, srv, b, cancel, resp.Body)
+	waitFor(t, func() bool {
+		srv.metrics.mu.Lock()
+		defer srv.metrics.mu.Unlock()
+		return srv.metrics.requests[[2]string{"/completion", "200"}] == 1
+	})
+	if b.mu.Lock(); len(b.prompts) != 1 {
+		t.Errorf("prompts run after the client left: %q", b.prompts)
+	}
+	b.mu.Unlock()
 	b.gate = nil
 	b.reply = words("ok")
 	if got := postNative(t, hs.URL+"/completion", `{"prompt":"x"}`); got.Content != "ok" {
