@@ -220,6 +220,7 @@ func FuzzNativeRequest(f *testing.F) {
 		`{"content":["a",[1,2]],"embd_normalize":-1}`,
 		`{"input":[[],"x"]}`,
 		`{"prompt":"x","logprobs":3,"n":1,"max_tokens":2}`,
+		`{"input_prefix":"a","input_suffix":"b","n_indent":4,"t_max_predict_ms":1,"response_fields":["content","timings/x/y",""],"samplers":["top_k"]}`,
 	} {
 		f.Add(s)
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -312,13 +313,13 @@ func (s *Server) nativeAnswer(w http.ResponseWriter, r *http.Request, ins []inpu
 	if np.stream {
 		sse = newSSE(w)
 	}
-	finals := make([]nativeFinal, 0, len(ins))
+	finals := make([]any, 0, len(ins))
 	for i, in := range ins {
-		var content strings.Builder
+		lines := lineLimits{nIndent: np.nIndent, tMax: np.tMax}
 		var lps []TokenLogprobs
 		var ids []int32
 		predicted := 0
-		ok := true
+		ok, limited := true, false
 		yield := func(text string, more []TokenLogprobs, got []int32) bool {
 			if np.nPredict == 0 { // the prompt evaluated: nothing to pass on
 				return false
@@ -327,10 +328,10 @@ func (s *Server) nativeAnswer(w http.ResponseWriter, r *http.Request, ins []inpu
 				predicted++ // a Session that gives no ids: a piece a token
 			}
 			if !np.stream {
-				content.WriteString(text)
 				lps = append(lps, more...)
 				ids = append(ids, got...)
-				return true
+				limited = !lines.push(text)
+				return !limited
 			}
 			// A chunk carries its tokens' ids, return_tokens or not, as
 			// llama-server's do.
@@ -341,8 +342,11 @@ func (s *Server) nativeAnswer(w http.ResponseWriter, r *http.Request, ins []inpu
 			if np.nProbs > 0 {
 				c.Probs = nativeProbsOf(more)
 			}
+			// llama-server sends a token's chunk before it checks the
+			// lines, and cuts only the whole answer.
 			ok = ok && sse.send(c)
-			return ok
+			limited = !lines.push(text)
+			return ok && !limited
 		}
 		res, t, aerr := s.run(r, in, np.Params, np.stop, nil, yield)
 		if !ok { // the client went away: the prompts left are not run
@@ -357,12 +361,19 @@ func (s *Server) nativeAnswer(w http.ResponseWriter, r *http.Request, ins []inpu
 		if np.nPredict == 0 {
 			res.CompletionTokens, res.Finish, res.stopWord = 0, "length", ""
 		}
-		f := nativeFinal{Index: i, Content: content.String(), Tokens: []int32{}, IDSlot: t.slot, Stop: true, Model: s.info.ID,
+		if limited {
+			res.Finish, res.stopWord = "length", ""
+		}
+		content := string(lines.text)
+		if np.stream { // the chunks carried it
+			content = ""
+		}
+		f := nativeFinal{Index: i, Content: content, Tokens: []int32{}, IDSlot: t.slot, Stop: true, Model: s.info.ID,
 			TokensPredicted: res.CompletionTokens, TokensEvaluated: res.PromptTokens, GenerationSettings: np.settings(),
-			Prompt: s.promptText(in), HasNewLine: strings.Contains(content.String(), "\n"), StopType: stopType(res),
+			Prompt: s.promptText(in), HasNewLine: lines.newLine, StopType: stopType(res),
 			// The context filled before n_predict tokens: llama-server's
 			// truncated (it stops there too, shifting no context).
-			Truncated:    res.Finish == "length" && (np.nPredict < 0 || res.CompletionTokens < np.nPredict),
+			Truncated:    res.Finish == "length" && !limited && (np.nPredict < 0 || res.CompletionTokens < np.nPredict),
 			StoppingWord: res.stopWord, TokensCached: res.PromptTokens + res.CompletionTokens, Timings: timingsOf(res, t)}
 		if np.tokens && ids != nil {
 			f.Tokens = ids
@@ -371,10 +382,10 @@ func (s *Server) nativeAnswer(w http.ResponseWriter, r *http.Request, ins []inpu
 			f.Probs = nativeProbsOf(lps)
 		}
 		if np.stream {
-			sse.send(f)
+			sse.send(responseFields(f, np.fields))
 			continue
 		}
-		finals = append(finals, f)
+		finals = append(finals, responseFields(f, np.fields))
 	}
 	if np.stream {
 		return nil
@@ -385,4 +396,85 @@ func (s *Server) nativeAnswer(w http.ResponseWriter, r *http.Request, ins []inpu
 		writeJSON(w, finals)
 	}
 	return nil
+}
+
+// lineLimits are llama-server's stops for code completion over the text
+// generated: a line after the first indented less than nIndent (the
+// text cut before it goes on), and a line break generated tMax after the
+// first text.
+type lineLimits struct {
+	nIndent int
+	tMax    time.Duration
+	text    []byte
+	newLine bool // a line break was generated
+	lastNL  int  // where the line checked next starts (0: none yet)
+	start   time.Time
+}
+
+// push adds the text of a token and reports whether generation goes on.
+func (l *lineLimits) push(text string) bool {
+	if l.start.IsZero() {
+		l.start = time.Now()
+	}
+	l.text = append(l.text, text...)
+	on := true
+	if l.newLine && l.nIndent > 0 {
+		if l.lastNL > 0 {
+			pos := l.lastNL
+			for pos < len(l.text) && (l.text[pos] == ' ' || l.text[pos] == '\t') {
+				pos++
+			}
+			if pos < len(l.text) && pos-l.lastNL < l.nIndent {
+				l.text, on = l.text[:pos], false
+			}
+		}
+		if i := bytes.IndexByte(l.text[l.lastNL:], '\n'); i >= 0 {
+			l.lastNL += i + 1
+		}
+	}
+	if strings.Contains(text, "\n") {
+		l.newLine = true
+		if l.tMax > 0 && time.Since(l.start) > l.tMax {
+			on = false
+		}
+	}
+	return on
+}
+
+// responseFields is llama-server's response_fields: only the fields named,
+// a path through objects ("timings/prompt_n") kept under its whole name;
+// all of f when none is named.
+func responseFields(f nativeFinal, fields []string) any {
+	if len(fields) == 0 {
+		return f
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return f
+	}
+	var all map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // integers stay as written
+	if dec.Decode(&all) != nil {
+		return f
+	}
+	out := make(map[string]any, len(fields))
+	for _, path := range fields {
+		var v any = all
+		found := true
+		for _, k := range strings.Split(path, "/") {
+			obj, isObj := v.(map[string]any)
+			if !isObj {
+				found = false
+				break
+			}
+			if v, found = obj[k]; !found {
+				break
+			}
+		}
+		if found {
+			out[path] = v
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"time"
 )
 
 // llama-server's native generation request: /completion's body (and
@@ -24,6 +25,12 @@ type nativeRequest struct {
 	Grammar       string          `json:"grammar"`
 	JSONSchema    json.RawMessage `json:"json_schema"`
 	ReturnTokens  bool            `json:"return_tokens"`
+	// Code completion's limits (llama.vim and llama.vscode send them):
+	// each line after the first indented by at least NIndent, and no new
+	// line begun TMaxPredictMS after the first token.
+	NIndent        *int     `json:"n_indent"`
+	TMaxPredictMS  *int64   `json:"t_max_predict_ms"`
+	ResponseFields []string `json:"response_fields"`
 
 	InputPrefix json.RawMessage `json:"input_prefix"`
 	InputSuffix json.RawMessage `json:"input_suffix"`
@@ -42,10 +49,25 @@ type nativeParams struct {
 	nProbs   int
 	tokens   bool // return_tokens
 	stream   bool
+	nIndent  int
+	tMax     time.Duration // 0: no limit
+	fields   []string      // response_fields; nil: all
 }
 
 func (r *nativeRequest) params() (nativeParams, *apiError) {
-	np := nativeParams{nPredict: -1, stream: r.Stream, tokens: r.ReturnTokens}
+	np := nativeParams{nPredict: -1, stream: r.Stream, tokens: r.ReturnTokens, fields: r.ResponseFields}
+	if n := r.NIndent; n != nil {
+		if *n < 0 {
+			return np, badRequest("n_indent", "n_indent must not be negative, got %d", *n)
+		}
+		np.nIndent = *n
+	}
+	if ms := r.TMaxPredictMS; ms != nil {
+		if *ms < 0 || *ms > math.MaxInt64/int64(time.Millisecond) {
+			return np, badRequest("t_max_predict_ms", "t_max_predict_ms must be between 0 (no limit) and %d, got %d", math.MaxInt64/int64(time.Millisecond), *ms)
+		}
+		np.tMax = time.Duration(*ms) * time.Millisecond
+	}
 	// llama-server skips empty stop words rather than refusing them.
 	var stop stopList
 	for _, s := range r.Stop {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // nativeAnswer is what the tests read of a /completion answer.
@@ -360,5 +361,49 @@ func TestNativeDisconnect(t *testing.T) {
 	b.reply = words("ok")
 	if got := postNative(t, hs.URL+"/completion", `{"prompt":"x"}`); got.Content != "ok" {
 		t.Fatalf("after disconnect: %+v", got)
+	}
+}
+
+// TestNativeCodeLimits: llama.vim's and llama.vscode's fields act as
+// llama-server's — n_indent stops at a line indented less (the answer cut
+// before its text), t_max_predict_ms at a line break past the time, both
+// with stop_type limit — and response_fields keeps only the fields named,
+// a path under its whole name.
+func TestNativeCodeLimits(t *testing.T) {
+	b := newFake(func(string) []string { return []string{"a\n", "  b\n", "c", "d", "e"} })
+	_, hs := start(t, b)
+	got := postNative(t, hs.URL+"/completion", `{"prompt":"p","n_indent":2}`)
+	if got.Content != "a\n  b\n" || got.StopType != "limit" || got.TokensPredicted != 4 {
+		t.Errorf("n_indent: %+v", got)
+	}
+	if got = postNative(t, hs.URL+"/completion", `{"prompt":"p","n_indent":1}`); got.Content != "a\n  b\n" || got.StopType != "limit" {
+		t.Errorf("n_indent 1: %+v", got)
+	}
+	if got = postNative(t, hs.URL+"/completion", `{"prompt":"p"}`); got.Content != "a\n  b\ncde" || got.StopType != "eos" {
+		t.Errorf("no n_indent: %+v", got)
+	}
+
+	// Two steps at once, then a pause past the limit before the rest.
+	b.reply = func(string) []string { return []string{"a", "b\n", "c\n", "d"} }
+	gate := make(chan struct{}, 4)
+	b.gate = gate
+	go func() {
+		gate <- struct{}{}
+		gate <- struct{}{}
+		time.Sleep(400 * time.Millisecond)
+		gate <- struct{}{}
+		gate <- struct{}{}
+	}()
+	got = postNative(t, hs.URL+"/completion", `{"prompt":"p","t_max_predict_ms":200}`)
+	if got.Content != "ab\nc\n" || got.StopType != "limit" {
+		t.Errorf("t_max_predict_ms: %+v", got)
+	}
+	b.gate = nil
+
+	resp, body := post(t, hs.URL+"/completion", `{"prompt":"p","response_fields":["content","timings/predicted_n","generation_settings/n_predict","nope","stop/x"]}`)
+	var fields map[string]json.RawMessage
+	if resp.StatusCode != 200 || json.Unmarshal(body, &fields) != nil || len(fields) != 3 ||
+		string(fields["timings/predicted_n"]) != "4" || string(fields["generation_settings/n_predict"]) != "-1" || string(fields["content"]) != `"ab\nc\nd"` {
+		t.Errorf("response_fields: %d %s", resp.StatusCode, body)
 	}
 }
