@@ -269,29 +269,39 @@ func (s *Server) nativeInput(p nativePrompt) (input, *apiError) {
 // promptTokens is the number of tokens of in's prompt (text tokenized as
 // the Backend will), -1 when the Backend has no vocabulary to say.
 func (s *Server) promptTokens(in input) int {
-	if in.tokens != nil {
-		return len(in.tokens)
-	}
-	v, ok := s.backend.(Vocabulary)
+	ids, ok := s.promptIDs(in)
 	if !ok {
-		return -1
-	}
-	ids, err := v.Tokenize(in.text, true, true)
-	if err != nil {
 		return -1
 	}
 	return len(ids)
 }
 
-// promptText is the prompt of a final answer: the text, or the ids'
-// pieces.
-func (s *Server) promptText(in input) string {
+// promptIDs are in's tokens: its ids, or its text tokenized as a
+// completion's prompt is (special tokens added and parsed); false when the
+// Backend has no vocabulary.
+func (s *Server) promptIDs(in input) ([]int32, bool) {
+	if in.tokens != nil {
+		return in.tokens, true
+	}
 	v, ok := s.backend.(Vocabulary)
-	if in.tokens == nil || !ok {
+	if !ok {
+		return nil, false
+	}
+	ids, err := v.Tokenize(in.text, true, true)
+	return ids, err == nil
+}
+
+// promptText is the prompt of a final answer, as llama-server gives it:
+// its tokens' pieces (the BOS the vocabulary adds included), or the text
+// when the Backend has no vocabulary.
+func (s *Server) promptText(in input) string {
+	v, isVocab := s.backend.(Vocabulary)
+	ids, ok := s.promptIDs(in)
+	if !isVocab || !ok {
 		return in.text
 	}
 	var b strings.Builder
-	for _, id := range in.tokens {
+	for _, id := range ids {
 		text, _ := v.Piece(id)
 		b.WriteString(text)
 	}

@@ -33,6 +33,14 @@ func TestModelNativeCompletion(t *testing.T) {
 		len(byIDs.Tokens) != byIDs.TokensPredicted || byIDs.TokensPredicted == 0 {
 		t.Fatalf("text %+v\nids %+v", byText, byIDs)
 	}
+	// The prompt echoed is its tokens' pieces, the BOS added included.
+	var want strings.Builder
+	for _, id := range ids {
+		want.WriteString(m.TokenText(id))
+	}
+	if ids[0] != m.BOS() || byText.Prompt != want.String() || byIDs.Prompt != want.String() {
+		t.Errorf("prompt %q and %q, want %q", byText.Prompt, byIDs.Prompt, want.String())
+	}
 	// Mixed: the text after the ids is tokenized on its own.
 	head := ids[:len(ids)-1]
 	headJSON, _ := json.Marshal(head)

@@ -19,6 +19,7 @@ type nativeAnswer struct {
 	Tokens             []int32
 	Stop               bool
 	Model              string
+	Prompt             string
 	TokensPredicted    int            `json:"tokens_predicted"`
 	TokensEvaluated    int            `json:"tokens_evaluated"`
 	StopType           string         `json:"stop_type"`
