@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"os"
 	"slices"
 	"strings"
@@ -281,6 +282,50 @@ func TestComplete(t *testing.T) {
 	}
 	if u = run(p + "<|im_start|>assistant\n"); u.ReusedTokens != len(ids) {
 		t.Errorf("longer prompt: %+v, want %d reused", u, len(ids))
+	}
+}
+
+// TestCompleteTokens checks that CompleteTokens holds exactly the ids
+// given (no BOS added) and generates what Complete does from the same
+// tokens, and refuses an id outside the vocabulary or no ids.
+func TestCompleteTokens(t *testing.T) {
+	m := load(t, testutil.TempModel(t, testutil.TinyChat()), llm.WithThreads(1))
+	s := session(t, m)
+	ctx := context.Background()
+	collect := func(seq iter.Seq2[llm.Token, error]) []int32 {
+		var out []int32
+		for tok, err := range seq {
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, tok.ID)
+		}
+		return out
+	}
+	const p = "<|im_start|>user\nthe dog<|im_end|>\n"
+	ids, _ := m.TokenizeSpecial(p)
+	byText := collect(s.Complete(ctx, p, llm.MaxTokens(4), llm.Temperature(0)))
+	s.Reset()
+	byIDs := collect(s.CompleteTokens(ctx, ids, llm.MaxTokens(4), llm.Temperature(0)))
+	if !slices.Equal(byText, byIDs) || !slices.Equal(s.Tokens()[:len(ids)], ids) || s.Usage().PromptTokens != len(ids) {
+		t.Errorf("CompleteTokens generated %v, Complete %v; holds %v", byIDs, byText, s.Tokens())
+	}
+	noBOS := ids[1:]
+	collect(s.CompleteTokens(ctx, noBOS, llm.MaxTokens(1)))
+	if got := s.Tokens(); !slices.Equal(got[:len(noBOS)], noBOS) {
+		t.Errorf("ids without BOS: holds %v", got)
+	}
+	for _, bad := range [][]int32{{1, int32(m.Info().VocabSize)}, {-1}, {}} {
+		var last error
+		for _, err := range s.CompleteTokens(ctx, bad, llm.MaxTokens(1)) {
+			last = err
+		}
+		if !errors.Is(last, llm.ErrBadToken) && !(len(bad) == 0 && errors.Is(last, llm.ErrInvalidOption)) {
+			t.Errorf("ids %v: %v", bad, last)
+		}
+	}
+	if fim := m.Info().FIM; fim != (llm.FIMTokens{Pre: -1, Suf: -1, Mid: -1, Pad: -1, Rep: -1, Sep: -1}) {
+		t.Errorf("TinyChat's FIM tokens %+v, want none", fim)
 	}
 }
 

@@ -51,6 +51,9 @@ type Info struct {
 	// EmbeddingOnly: no output head (a BERT-style encoder), so Eval,
 	// Generate, Chat and Complete fail with ErrUnsupportedArch.
 	EmbeddingOnly bool
+	// FIM are the vocabulary's fill-in-the-middle tokens (what a code
+	// completion prompt is built around), -1 where it has none.
+	FIM FIMTokens
 	// Kernels names the kernel chosen for this CPU per weight type, e.g.
 	// "Q4_0=avx512vnni-row-nta Q6_K=avx512vnni-rowdot" (LLM_KERNELS
 	// overrides the choice; LLM_CPU caps the instruction set).
@@ -87,11 +90,19 @@ func LoadContext(ctx context.Context, path string, opts ...Option) (m *Model, er
 		Threads: o.Threads, BOSText: ch.Render.BOSToken, EOSText: ch.Render.EOSToken,
 		AddBOS: ch.Render.StripBOS, AddEOS: ch.Render.StripEOS, EOG: ch.EOG,
 		Kernels: e.Kernels(), EmbeddingOnly: mm.Generative() != nil,
+		FIM: FIMTokens(e.Tok.FIM()),
 	}
 	if ch.Template != nil {
 		info.ChatTemplate = ch.Template.Source()
 	}
 	return &Model{e: e, info: info}, nil
+}
+
+// FIMTokens are a vocabulary's fill-in-the-middle token ids, -1 when
+// absent: the prefix, suffix and middle markers, the padding, and the
+// repository and file separators of the repo-level pattern.
+type FIMTokens struct {
+	Pre, Suf, Mid, Pad, Rep, Sep int32
 }
 
 func loadOptions(opts []Option) (engine.Options, error) {

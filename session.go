@@ -179,6 +179,20 @@ func (s *Session) Complete(ctx context.Context, prompt string, opts ...GenerateO
 	}
 }
 
+// CompleteTokens is Complete for a prompt given as token ids (a server's
+// token-array prompt, a fill-in-the-middle prompt built around the
+// vocabulary's FIM tokens): the session is made to hold exactly ids, no
+// BOS added, reusing the tokens it shares with what it held. An id outside
+// the vocabulary is an error wrapping ErrBadToken.
+func (s *Session) CompleteTokens(ctx context.Context, ids []int32, opts ...GenerateOption) iter.Seq2[Token, error] {
+	return func(yield func(Token, error) bool) {
+		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
+			g := engine.Generation(opts)
+			return s.m.e.CompleteTokens(ctx, s.q, ids, g, func(id int32, text string) bool { return emit(s.token(&g, id, text)) })
+		})
+	}
+}
+
 // Save writes the session's tokens, last logits and used KV rows to w in a
 // versioned, checksummed format; Restore on a session of the same model
 // file and KV type continues exactly where this one stands.

@@ -21,6 +21,9 @@ type apiError struct {
 	Type    string  `json:"type"`
 	Param   *string `json:"param"`
 	Code    *string `json:"code"`
+	// nPrompt and nCtx, when nCtx is not 0, are a prompt's tokens and the
+	// context it does not fit (llama-server's error says them).
+	nPrompt, nCtx int
 }
 
 func (e *apiError) Error() string { return e.Message }

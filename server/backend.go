@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/chat"
 )
 
@@ -50,7 +51,16 @@ type ModelInfo struct {
 	Quantization string
 	// Size is the model file's size in bytes.
 	Size int64
+
+	// FIM are the vocabulary's fill-in-the-middle tokens, which /infill
+	// builds its prompt around; nil when the Backend cannot say (/infill
+	// then answers as for a vocabulary without them).
+	FIM *FIMTokens
 }
+
+// FIMTokens are a vocabulary's fill-in-the-middle token ids, -1 when
+// absent.
+type FIMTokens = llm.FIMTokens
 
 // Session generates text; one request uses it at a time.
 type Session interface {
@@ -74,6 +84,17 @@ type Session interface {
 type LogprobSession interface {
 	Session
 	GenerateLogprobs(ctx context.Context, prompt string, p Params, yield func(Piece) bool) (Result, error)
+}
+
+// TokenSession is a Session that can take its prompt as token ids:
+// GenerateTokens is GenerateLogprobs for a prompt of ids taken as they are
+// (no BOS added), which llama-server's /completion (a prompt of token
+// ids) and /infill (a prompt built around the FIM tokens) ask for; they
+// answer 501 when the Session is not one. An id outside the vocabulary is
+// an error wrapping ErrBadPrompt. FromModel's sessions are TokenSessions.
+type TokenSession interface {
+	Session
+	GenerateTokens(ctx context.Context, prompt []int32, p Params, yield func(Piece) bool) (Result, error)
 }
 
 // EmbedSession is a Session that can embed: the embedding endpoints ask
@@ -137,11 +158,15 @@ type EmbedInput struct {
 type Piece struct {
 	Text     string
 	Logprobs *TokenLogprobs
+	// ID is the token's id; -1 for text released at the end without a
+	// token (or from a Session that cannot say).
+	ID int32
 }
 
 // TokenLogprobs is one generated token's log-probability (natural
 // logarithm) and the most likely tokens at its step, most likely first.
 type TokenLogprobs struct {
+	ID      int32
 	Token   string // the token's own text
 	Logprob float64
 	Top     []TopLogprob
@@ -149,6 +174,7 @@ type TokenLogprobs struct {
 
 // TopLogprob is one of the most likely tokens at a step.
 type TopLogprob struct {
+	ID      int32
 	Token   string
 	Logprob float64
 }
@@ -211,6 +237,9 @@ func (p Params) choice(i int) Params {
 type Result struct {
 	PromptTokens     int
 	CompletionTokens int
+	// CachedTokens are the prompt's first tokens the session held already
+	// (its KV cache reused), not evaluated again.
+	CachedTokens int
 	// Finish is "stop" or "length".
 	Finish string
 	// stopWord is the stop sequence that ended the generation (the server

@@ -10,8 +10,11 @@
 // /v1/messages/count_tokens (Anthropic's); POST /v1/embeddings; POST
 // /v1/rerank (and llama-server's /rerank, /v1/reranking, /reranking) for
 // a reranker (RerankSession); llama-server's POST /tokenize, /detokenize
-// and /apply-template and GET /props (Vocabulary); GET /v1/models, GET
-// /health and GET /metrics (Prometheus text format).
+// and /apply-template and GET /props (Vocabulary); llama-server's native
+// POST /completion (/completions) and /infill (prompts of token ids and
+// the fill-in-the-middle prompt: TokenSession, ModelInfo.FIM), POST
+// /embedding (/embeddings) and GET /slots, in its JSON and error shape;
+// GET /v1/models, GET /health and GET /metrics (Prometheus text format).
 //
 // The server runs at most N requests at once, one per slot (each slot
 // holds one Session of the Backend, with its own KV cache); further requests

@@ -200,3 +200,46 @@ func (s *fakeSession) embedOne(ctx context.Context, in EmbedInput, o EmbedOption
 	}
 	return fakeEmbedding(ids, o), len(ids), nil
 }
+
+// GenerateTokens implements TokenSession: the ids' pieces
+// are the prompt the reply is made of (vocabFake's); each piece yielded is token 1.
+func (s *fakeSession) GenerateTokens(ctx context.Context, prompt []int32, p Params, yield func(Piece) bool) (Result, error) {
+	var b strings.Builder
+	for _, id := range prompt {
+		text, ok := vocabFake{}.Piece(id)
+		if !ok {
+			return Result{}, fmt.Errorf("%w: token %d not in the vocabulary", ErrBadPrompt, id)
+		}
+		b.WriteString(text)
+	}
+	res, err := s.Generate(ctx, b.String(), p, func(text string) bool { return yield(Piece{Text: text, ID: 1}) })
+	res.PromptTokens = len(prompt)
+	return res, err
+}
+
+// vocabFake makes the fake a Vocabulary: a text's tokens are its bytes,
+// no special tokens added; ids 256 to 261 are the FIM tokens of fakeFIM.
+type vocabFake struct{ *fakeBackend }
+
+var fakeFIM = FIMTokens{Pre: 256, Suf: 257, Mid: 258, Pad: 259, Rep: 260, Sep: 261}
+
+func (b vocabFake) Info() ModelInfo {
+	info := b.fakeBackend.Info()
+	fim := fakeFIM
+	info.FIM = &fim
+	return info
+}
+
+func (vocabFake) Tokenize(text string, addSpecial, parseSpecial bool) ([]int32, error) {
+	return fakeTokens(EmbedInput{Text: text}), nil
+}
+
+func (vocabFake) Piece(id int32) (string, bool) {
+	switch {
+	case id >= 0 && id < fakeVocab:
+		return string([]byte{byte(id)}), true
+	case id >= fakeFIM.Pre && id <= fakeFIM.Sep:
+		return fmt.Sprintf("<FIM%d>", id-fakeFIM.Pre), true
+	}
+	return "", false
+}

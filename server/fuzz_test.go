@@ -203,3 +203,61 @@ func FuzzOllamaRequest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNativeRequest: any body to llama-server's native /completion,
+// /infill and /embedding gets 200 (JSON, or SSE chunks each a JSON object)
+// or a 4xx/501 with llama-server's error JSON; nothing panics or hangs.
+func FuzzNativeRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"prompt":"hi","n_predict":3}`,
+		`{"prompt":[1,2,"x",3],"n_probs":2,"return_tokens":true,"stop":["k",""]}`,
+		`{"prompt":["a",[1,2],{"prompt_string":"b"}],"temperature":0,"top_k":-1,"min_p":0.5}`,
+		`{"prompt":{"prompt_string":"a","multimodal_data":["x"]}}`,
+		`{"prompt":[300,-1],"json_schema":{"type":"object"},"grammar":""}`,
+		`{"prompt":"x","n_predict":0,"cache_prompt":false,"seed":-1,"repeat_last_n":-1}`,
+		`{"input_prefix":"a","input_suffix":"b","input_extra":[{"filename":"f","text":"t"},{"text":"u"}],"prompt":"p"}`,
+		`{"input_prefix":["a",1],"input_suffix":[2,"b"],"input_extra":[{"text":1}]}`,
+		`{"content":["a",[1,2]],"embd_normalize":-1}`,
+		`{"input":[[],"x"]}`,
+		`{"prompt":"x","logprobs":3,"n":1,"max_tokens":2}`,
+		`{"input_prefix":"a","input_suffix":"b","n_indent":4,"t_max_predict_ms":1,"response_fields":["content","timings/x/y",""],"samplers":["top_k"]}`,
+	} {
+		f.Add(s)
+	}
+	b := vocabFake{newFake(words("ok then"))}
+	srv, err := New(b, WithQueue(0), WithMaxBodyBytes(64<<10))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, path := range []string{"/completion", "/infill", "/embedding"} {
+			for _, stream := range []bool{false, true} {
+				if stream {
+					body = strings.Replace(body, "{", `{"stream":true,`, 1)
+				}
+				rec := httptest.NewRecorder()
+				srv.ServeHTTP(rec, httptest.NewRequest("POST", path, strings.NewReader(body)))
+				out := rec.Body.Bytes()
+				switch {
+				case rec.Code == 200 && rec.Header().Get("Content-Type") == "text/event-stream":
+					for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n\n") {
+						if !strings.HasPrefix(line, "data: ") || !json.Valid([]byte(strings.TrimPrefix(line, "data: "))) {
+							t.Fatalf("%s: event %q", path, line)
+						}
+					}
+				case rec.Code == 200:
+					if !json.Valid(out) {
+						t.Fatalf("%s: invalid JSON %s", path, out)
+					}
+				case rec.Code == 400 || rec.Code == 413 || rec.Code == 501:
+					var e nativeErr
+					if err := json.Unmarshal(out, &e); err != nil || e.Error == nil || e.Error.Code != rec.Code || e.Error.Message == "" {
+						t.Fatalf("%s: status %d without llama-server's error JSON: %s", path, rec.Code, out)
+					}
+				default:
+					t.Fatalf("%s: status %d: %s", path, rec.Code, out)
+				}
+			}
+		}
+	})
+}

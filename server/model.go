@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
 
@@ -71,6 +72,8 @@ func FromModel(m *llm.Model, id string, opts ...llm.SessionOption) (*Model, erro
 		}
 		mi.Template = t
 	}
+	fim := info.FIM
+	mi.FIM = &fim
 	return &Model{m: m, info: mi, opts: opts, vocab: info.VocabSize, addBOS: info.AddBOS, addEOS: info.AddEOS}, nil
 }
 
@@ -132,6 +135,21 @@ func (ms modelSession) Generate(ctx context.Context, prompt string, p Params, yi
 // library's (llm.GenerateOption), except that a request without a seed
 // gets a random one, as OpenAI's API samples differently each time.
 func (ms modelSession) GenerateLogprobs(ctx context.Context, prompt string, p Params, yield func(Piece) bool) (Result, error) {
+	return ms.run(ctx, p, yield, func(opts []llm.GenerateOption) iter.Seq2[llm.Token, error] {
+		return ms.s.Complete(ctx, prompt, opts...)
+	})
+}
+
+// GenerateTokens implements TokenSession with llm.Session.CompleteTokens,
+// as GenerateLogprobs does with Complete.
+func (ms modelSession) GenerateTokens(ctx context.Context, prompt []int32, p Params, yield func(Piece) bool) (Result, error) {
+	return ms.run(ctx, p, yield, func(opts []llm.GenerateOption) iter.Seq2[llm.Token, error] {
+		return ms.s.CompleteTokens(ctx, prompt, opts...)
+	})
+}
+
+// run generates with p's options from the tokens complete yields.
+func (ms modelSession) run(ctx context.Context, p Params, yield func(Piece) bool, complete func([]llm.GenerateOption) iter.Seq2[llm.Token, error]) (Result, error) {
 	s := ms.s
 	maxTokens := p.MaxTokens
 	if maxTokens <= 0 {
@@ -178,23 +196,23 @@ func (ms modelSession) GenerateLogprobs(ctx context.Context, prompt string, p Pa
 		opts = append(opts, llm.WithSpeculation(l))
 	}
 	var err error
-	for tok, e := range s.Complete(ctx, prompt, opts...) {
+	for tok, e := range complete(opts) {
 		if err = e; err != nil {
 			break
 		}
-		pc := Piece{Text: tok.Text}
+		pc := Piece{Text: tok.Text, ID: tok.ID}
 		if p.Logprobs && tok.ID >= 0 {
-			pc.Logprobs = &TokenLogprobs{Token: ms.m.TokenText(tok.ID), Logprob: float64(tok.Logprob)}
+			pc.Logprobs = &TokenLogprobs{ID: tok.ID, Token: ms.m.TokenText(tok.ID), Logprob: float64(tok.Logprob)}
 			for _, t := range tok.TopLogprobs {
-				pc.Logprobs.Top = append(pc.Logprobs.Top, TopLogprob{Token: t.Text, Logprob: float64(t.Logprob)})
+				pc.Logprobs.Top = append(pc.Logprobs.Top, TopLogprob{ID: t.ID, Token: t.Text, Logprob: float64(t.Logprob)})
 			}
 		}
-		if (pc.Text != "" || pc.Logprobs != nil) && !yield(pc) {
+		if (pc.Text != "" || pc.Logprobs != nil || pc.ID >= 0) && !yield(pc) {
 			break
 		}
 	}
 	u := s.Usage()
-	res := Result{PromptTokens: u.PromptTokens, CompletionTokens: u.GeneratedTokens, Finish: "stop"}
+	res := Result{PromptTokens: u.PromptTokens, CompletionTokens: u.GeneratedTokens, CachedTokens: u.ReusedTokens, Finish: "stop"}
 	prompted := u.PromptTokens > 0 // the prompt was evaluated
 	switch {
 	case err == nil && u.Finish == llm.FinishLength:

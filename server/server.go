@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -138,6 +139,15 @@ func New(b Backend, opts ...Option) (*Server, error) {
 	s.mux.HandleFunc("POST /detokenize", s.counted("/detokenize", s.handleDetokenize))
 	s.mux.HandleFunc("POST /apply-template", s.counted("/apply-template", s.handleApplyTemplate))
 	s.mux.HandleFunc("GET /props", s.counted("/props", s.handleProps))
+	// llama-server's native endpoints answer its own error JSON.
+	for _, path := range []string{"/completion", "/completions"} {
+		s.mux.HandleFunc("POST "+path, s.wrap("/completion", writeNativeError, s.handleNativeCompletion))
+	}
+	s.mux.HandleFunc("POST /infill", s.wrap("/infill", writeNativeError, s.handleInfill))
+	for _, path := range []string{"/embedding", "/embeddings"} {
+		s.mux.HandleFunc("POST "+path, s.wrap("/embedding", writeNativeError, s.handleNativeEmbedding))
+	}
+	s.mux.HandleFunc("GET /slots", s.wrap("/slots", writeNativeError, s.handleSlots))
 	s.mux.HandleFunc("GET /health", s.handleHealth)
 	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
 	s.ollamaRoutes()
@@ -412,6 +422,7 @@ func (s *Server) failed(ctx context.Context, err error, what, lengthParam, promp
 // evaluated) and the end.
 type timing struct {
 	acquired, first, end time.Time
+	slot                 int // the slot's id
 }
 
 // generate runs one request on a slot: acquire, generate with stop
@@ -423,16 +434,47 @@ type timing struct {
 // yield gets the text released and, with p.Logprobs, the log-probabilities
 // of the tokens generated since its last call.
 func (s *Server) generate(r *http.Request, prompt string, p Params, stop []string, started func(), yield func(text string, lps []TokenLogprobs) bool) (Result, timing, *apiError) {
+	return s.run(r, input{text: prompt}, p, stop, started, func(text string, lps []TokenLogprobs, _ []int32) bool { return yield(text, lps) })
+}
+
+// input is a request's prompt: text, or, when tokens is not nil, token ids
+// (for a TokenSession).
+type input struct {
+	text   string
+	tokens []int32
+}
+
+// key is what the slots compare prompts by: the text, or the ids' bytes
+// (after a zero byte no text prompt starts with).
+func (in input) key() string {
+	if in.tokens == nil {
+		return in.text
+	}
+	b := make([]byte, 1, 1+4*len(in.tokens))
+	for _, id := range in.tokens {
+		b = binary.BigEndian.AppendUint32(b, uint32(id))
+	}
+	return string(b)
+}
+
+// run is generate for a prompt of text or tokens, handing yield the ids of
+// the tokens whose text it passes too.
+func (s *Server) run(r *http.Request, in input, p Params, stop []string, started func(), yield func(text string, lps []TokenLogprobs, ids []int32) bool) (Result, timing, *apiError) {
 	var t timing
+	prompt := in.key()
 	ctx, sl, release, aerr := s.acquire(r, prompt)
 	if aerr != nil {
 		return Result{}, t, aerr
 	}
 	defer release()
-	t.acquired = time.Now()
+	t.acquired, t.slot = time.Now(), sl.id
 	ls, hasLogprobs := sl.session.(LogprobSession)
-	if p.Logprobs && !hasLogprobs {
+	ts, hasTokens := sl.session.(TokenSession)
+	switch {
+	case p.Logprobs && !hasLogprobs:
 		return Result{}, t, unsupported("logprobs", "logprobs are not supported by this server's backend")
+	case in.tokens != nil && !hasTokens:
+		return Result{}, t, &apiError{Status: 501, Type: "not_supported_error", Message: "this server's backend does not take prompts of token ids"}
 	}
 	sl.prompt = prompt
 	if started != nil {
@@ -442,6 +484,7 @@ func (s *Server) generate(r *http.Request, prompt string, p Params, stop []strin
 	m := newStopMatcher(stop)
 	stopped := false
 	var pending []TokenLogprobs // of tokens whose text is held back
+	var ids []int32             // likewise
 	piece := func(pc Piece) bool {
 		if t.first.IsZero() {
 			t.first = time.Now()
@@ -449,11 +492,14 @@ func (s *Server) generate(r *http.Request, prompt string, p Params, stop []strin
 		if pc.Logprobs != nil {
 			pending = append(pending, *pc.Logprobs)
 		}
+		if pc.ID >= 0 {
+			ids = append(ids, pc.ID)
+		}
 		out, hit := m.push(pc.Text)
 		if out != "" {
-			lps := pending
-			pending = nil
-			if !yield(out, lps) {
+			lps, done := pending, ids
+			pending, ids = nil, nil
+			if !yield(out, lps, done) {
 				return false
 			}
 		}
@@ -465,14 +511,17 @@ func (s *Server) generate(r *http.Request, prompt string, p Params, stop []strin
 	}
 	var res Result
 	var gerr error
-	if hasLogprobs {
-		res, gerr = ls.GenerateLogprobs(ctx, prompt, p, piece)
-	} else {
-		res, gerr = sl.session.Generate(ctx, prompt, p, func(text string) bool { return piece(Piece{Text: text}) })
+	switch {
+	case in.tokens != nil:
+		res, gerr = ts.GenerateTokens(ctx, in.tokens, p, piece)
+	case hasLogprobs:
+		res, gerr = ls.GenerateLogprobs(ctx, in.text, p, piece)
+	default:
+		res, gerr = sl.session.Generate(ctx, in.text, p, func(text string) bool { return piece(Piece{Text: text, ID: -1}) })
 	}
 	if gerr == nil && !stopped {
-		if rest := m.flush(); rest != "" || len(pending) > 0 {
-			yield(rest, pending)
+		if rest := m.flush(); rest != "" || len(pending) > 0 || len(ids) > 0 {
+			yield(rest, pending, ids)
 		}
 	}
 	if stopped {

@@ -24,6 +24,12 @@ func words(s string) func(string) []string {
 
 func start(t *testing.T, b *fakeBackend, opts ...Option) (*Server, *httptest.Server) {
 	t.Helper()
+	return startBackend(t, b, opts...)
+}
+
+// startBackend is start for any Backend.
+func startBackend(t *testing.T, b Backend, opts ...Option) (*Server, *httptest.Server) {
+	t.Helper()
 	n := 0
 	var mu sync.Mutex
 	opts = append([]Option{WithIDs(func(p string) string {

@@ -94,6 +94,17 @@ func (s *slots) release(sl *slot) {
 	s.free = append(s.free, sl)
 }
 
+// idle returns the slots no request holds.
+func (s *slots) idle() map[*slot]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[*slot]bool, len(s.free))
+	for _, sl := range s.free {
+		out[sl] = true
+	}
+	return out
+}
+
 // queued returns the number of waiting requests and busy slots.
 func (s *slots) load() (queued, busy int) {
 	s.mu.Lock()

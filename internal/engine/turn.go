@@ -132,10 +132,16 @@ func (e *Engine) ChatTurn(ctx context.Context, q *seq.Seq, msgs []chat.Message, 
 // markers (Chat.Preserve) so that the reply can be parsed.
 func (e *Engine) Complete(ctx context.Context, q *seq.Seq, prompt string, g Gen, yield func(id int32, text string) bool) error {
 	ids, err := e.Tokenize(prompt, true)
-	if err == nil {
-		err = e.forceCall(&g)
-	}
 	if err != nil {
+		return err
+	}
+	return e.CompleteTokens(ctx, q, ids, g, yield)
+}
+
+// CompleteTokens is Complete for a prompt of token ids, taken as they are
+// (no BOS added).
+func (e *Engine) CompleteTokens(ctx context.Context, q *seq.Seq, ids []int32, g Gen, yield func(id int32, text string) bool) error {
+	if err := e.forceCall(&g); err != nil {
 		return err
 	}
 	g.Preserve = e.Chat.Preserve

@@ -130,6 +130,7 @@ type Tokenizer struct {
 	addSpacePrefix          bool
 	cleanSpaces             bool // llama.cpp's clean-up of " ." " 's" … in Decode
 
+	fim     FIM     // fill-in-the-middle tokens, given or found by their text
 	eog     []int32 // end-of-generation tokens, ascending
 	special []int32 // control, user-defined and unknown tokens, longest text first
 
@@ -359,11 +360,14 @@ func (t *Tokenizer) findEOG(v Vocab) {
 	}
 	t.eot = find(v.EOT, eotTexts)
 	eom := find(v.EOM, eomTexts)
-	find(v.FIMPre, fimPreTexts)
-	find(v.FIMSuf, fimSufTexts)
-	find(v.FIMMid, fimMidTexts)
+	t.fim.Pre = find(v.FIMPre, fimPreTexts)
+	t.fim.Suf = find(v.FIMSuf, fimSufTexts)
+	t.fim.Mid = find(v.FIMMid, fimMidTexts)
+	t.fim.Pad = find(v.FIMPad, fimPadTexts)
+	t.fim.Rep = find(v.FIMRep, fimRepTexts)
+	t.fim.Sep = find(v.FIMSep, fimSepTexts)
 	eog := map[int32]bool{}
-	for _, id := range []int32{find(v.FIMPad, fimPadTexts), find(v.FIMRep, fimRepTexts), find(v.FIMSep, fimSepTexts)} {
+	for _, id := range []int32{t.fim.Pad, t.fim.Rep, t.fim.Sep} {
 		if id >= 0 {
 			eog[id] = true
 		}
@@ -452,6 +456,15 @@ func (t *Tokenizer) Size() int { return len(t.tokens) }
 
 // BOS returns the beginning-of-sequence token, or -1 if there is none.
 func (t *Tokenizer) BOS() int32 { return t.bos }
+
+// FIM are the fill-in-the-middle token ids, -1 when absent.
+type FIM struct {
+	Pre, Suf, Mid, Pad, Rep, Sep int32
+}
+
+// FIM returns the fill-in-the-middle tokens: the metadata's, else the
+// tokens whose text is a known marker for them (as llama.cpp finds them).
+func (t *Tokenizer) FIM() FIM { return t.fim }
 
 // EOS returns the end-of-sequence token, or -1 if there is none.
 func (t *Tokenizer) EOS() int32 { return t.eos }

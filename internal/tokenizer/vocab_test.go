@@ -371,3 +371,33 @@ func TestPhi3Strip(t *testing.T) {
 		t.Errorf("Encode = %v splits out </s> without parse_special", got)
 	}
 }
+
+// TestFIMTokens: the fill-in-the-middle tokens are found by their text
+// when the metadata does not give them (Qwen3's <|fim_prefix|>, the repo
+// and file separators; DeepSeek-Coder's <｜fim▁begin｜>, with no repo or
+// file separator), and absent from a vocabulary without them.
+func TestFIMTokens(t *testing.T) {
+	for _, tc := range []struct {
+		vocab                        string
+		pre, suf, mid, pad, rep, sep string
+	}{
+		{"qwen3", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>"},
+		{"deepseek-coder", "<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>", "", "", ""},
+		{"llama-spm", "", "", "", "", "", ""},
+	} {
+		tok := cachedTokenizer(t, testdataFile(t, "vocab/ggml-vocab-"+tc.vocab+".gguf"))
+		fim := tok.FIM()
+		for _, f := range []struct {
+			name string
+			id   int32
+			want string
+		}{{"Pre", fim.Pre, tc.pre}, {"Suf", fim.Suf, tc.suf}, {"Mid", fim.Mid, tc.mid}, {"Pad", fim.Pad, tc.pad}, {"Rep", fim.Rep, tc.rep}, {"Sep", fim.Sep, tc.sep}} {
+			switch {
+			case f.want == "" && f.id != -1:
+				t.Errorf("%s: FIM %s = %d (%q), want none", tc.vocab, f.name, f.id, tok.Text(f.id))
+			case f.want != "" && (f.id < 0 || tok.Text(f.id) != f.want):
+				t.Errorf("%s: FIM %s = %d, want %q", tc.vocab, f.name, f.id, f.want)
+			}
+		}
+	}
+}
