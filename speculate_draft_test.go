@@ -129,3 +129,51 @@ func TestDraftModelRefused(t *testing.T) {
 		t.Errorf("PMin 1.5: %v, want ErrInvalidOption naming PMin", err)
 	}
 }
+
+// TestDraftModelClosed: a draft model closed during a generation leaves
+// the session generating the same text without drafts; a session closed
+// during one ends it with ErrClosed, its draft session with it.
+func TestDraftModelClosed(t *testing.T) {
+	m := loadStories(t, llm.WithContextSize(256))
+	ctx := context.Background()
+	opts := []llm.GenerateOption{llm.MaxTokens(60), llm.Temperature(0), llm.WithDrafting(llm.Drafting{Draft: 4})}
+	plain, err := session(t, m).Generate(ctx, "Once upon a time", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := loadStories(t, llm.WithContextSize(256))
+	s := session(t, m, llm.WithDraftModel(d))
+	var b strings.Builder
+	n := 0
+	for tok, err := range s.Stream(ctx, "Once upon a time", opts...) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(tok.Text)
+		if n++; n == 10 {
+			d.Close()
+		}
+	}
+	u := s.Usage()
+	if !batchesExact(t, m) {
+		plain = b.String() // the texts may differ in a near tie
+	}
+	if b.String() != plain || u.DraftTokens == 0 || u.DraftTokens > 4*10 {
+		t.Errorf("draft closed after 10 tokens: %q, %d drafted; want %q, drafts before the close only", b.String(), u.DraftTokens, plain)
+	}
+
+	d = loadStories(t, llm.WithContextSize(256))
+	s = session(t, m, llm.WithDraftModel(d))
+	n = 0
+	for _, err = range s.Stream(ctx, "Once upon a time", opts...) {
+		if n++; n == 10 {
+			s.Close()
+		}
+	}
+	if !errors.Is(err, llm.ErrClosed) {
+		t.Errorf("session closed during generation: %v, want ErrClosed", err)
+	}
+	if _, err := d.NewSession(); err != nil {
+		t.Errorf("the draft model after its session closed: %v", err)
+	}
+}

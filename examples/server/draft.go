@@ -23,7 +23,7 @@ func (d *draftFlags) register(fs *flag.FlagSet) {
 	const model = "a draft model for speculative decoding: a small GGUF of the model's vocabulary (llama-server's --model-draft)"
 	fs.StringVar(&d.path, "md", "", model)
 	fs.StringVar(&d.path, "model-draft", "", model)
-	const ctx = "the draft's context (0 = the sessions'): it drafts no further"
+	const ctx = "the draft's context (0 = -c, else the draft file's): no drafting past it"
 	fs.IntVar(&d.ctx, "cd", 0, ctx)
 	fs.IntVar(&d.ctx, "ctx-size-draft", 0, ctx)
 	fs.StringVar(&d.mem, "mem-draft", "", "memory limit of the draft model (weights, a KV cache and scratch a session); with -mem, the model gets -mem less the draft's plan (default: detected)")

@@ -75,8 +75,8 @@ type Usage struct {
 	Finish          Finish        // why generation ended
 	PromptTime      time.Duration // evaluating the prompt's new tokens
 	GenerateTime    time.Duration // sampling and evaluating the generated tokens
-	// DraftTokens are the tokens speculation (Generation.Speculate)
-	// drafted and evaluated; AcceptedTokens, of them, those that sampling
+	// DraftTokens are the tokens speculation (Generation.Speculate, or
+	// the draft model's Generation.Drafting) drafted and evaluated; AcceptedTokens, of them, those that sampling
 	// confirmed and the generation went on after without a pass of their
 	// own (not a confirmed token that ended it: an end-of-generation
 	// token, one that completed a stop string or whose yield returned
