@@ -313,9 +313,9 @@ const MaxDraft = seq.MaxDraft
 
 // Drafting is how a session with a draft model (WithDraftModel) drafts:
 // Draft, the most tokens a step (0 off, at most MaxDraft; llama-server's
-// --draft-max, default 16); MinDraft, the fewest worth a pass
-// (--draft-min); PMin, the draft's probability below which it stops
-// (--draft-p-min, default 0.75).
+// --draft-max, default 3); MinDraft, the fewest worth a pass
+// (--draft-min, 0); PMin, the draft's probability below which it stops
+// (--draft-p-min, 0).
 type Drafting = seq.Drafting
 
 // DefaultDrafting is llama-server's drafting, a generation's default.

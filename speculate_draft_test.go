@@ -60,7 +60,7 @@ func TestDraftModelExact(t *testing.T) {
 			}
 			plain := generate(t, m, repetitive, c.brk, gopts...)
 			// PMin 0 drafts whatever the draft's confidence (the tiny
-			// random models are never sure); the default stops early.
+			// random models are never sure); 0.3 stops drafts early.
 			for _, dr := range []llm.Drafting{{Draft: 6}, {Draft: 3, MinDraft: 2, PMin: 0.3}, llm.DefaultDrafting()} {
 				s := session(t, m, llm.WithDraftModel(d))
 				spec := generateIn(t, s, repetitive, c.brk, append(gopts, llm.WithDrafting(dr))...)

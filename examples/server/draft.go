@@ -30,6 +30,13 @@ func (d *draftFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&d.pMin, "draft-p-min", float64(llm.DefaultDrafting().PMin), "with -md, the draft's probability below which it stops drafting (a request's speculative.p_min)")
 }
 
+// given reports whether the command line set the flag name.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // load loads the draft model, planned for parallel sessions, with the
 // model flags' threads and KV type, and returns the options that make the
 // model's own plan leave the draft's memory alone: with -mem, a limit of

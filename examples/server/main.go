@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	name := fs.String("name", "", "model name in the API (default: the file's name)")
 	drain := fs.Duration("drain", 30*time.Second, "on SIGTERM, how long requests in flight may finish before they are cancelled")
 	specType := fs.String("spec-type", "none", "speculative decoding: none, or ngram (prompt lookup, llama-server's ngram-simple)")
-	draftMax := fs.Int("draft-max", 8, "with -spec-type ngram or -md, the most tokens drafted a step (1-64; a request's speculative.n_max; llama-server's default is 16, but on a CPU a pass of 17 tokens costs several steps)")
+	draftMax := fs.Int("draft-max", 8, "the most tokens drafted a step (1-64; a request's speculative.n_max): with -spec-type ngram 8 by default (llama-server's older 16 costs several steps a pass on a CPU), with -md 3 (llama-server's)")
 	draftMin := fs.Int("draft-min", 0, "with -spec-type ngram or -md, the fewest drafted tokens worth a verification pass (a request's speculative.n_min)")
 	ngram := fs.Int("spec-ngram-size-n", 3, "with -spec-type ngram, how many last tokens must match earlier ones")
 	var df draftFlags
@@ -102,6 +102,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	if draft != nil {
+		if !given(fs, "draft-max") {
+			*draftMax = llm.DefaultDrafting().Draft
+		}
 		if *draftMax < 1 {
 			return fmt.Errorf("-draft-max %d: want 1 to %d with -md", *draftMax, llm.MaxDraft)
 		}

@@ -206,7 +206,7 @@ func TestDraftModelServes(t *testing.T) {
 	}
 	props, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(props), `"speculative.n_max":8`) || !strings.Contains(string(props), `"speculative.p_min":0.5`) {
+	if !strings.Contains(string(props), `"speculative.n_max":3`) || !strings.Contains(string(props), `"speculative.p_min":0.5`) {
 		t.Errorf("/props: %s", props)
 	}
 	resp, err = http.Post(url+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"Once upon a time","max_tokens":20,"temperature":0}`))

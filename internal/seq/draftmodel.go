@@ -27,16 +27,19 @@ type Drafting struct {
 	PMin float32
 }
 
-// Defaults of Drafting (llama-server's) and the candidates PMin is
-// measured among (llama.cpp's draft sampler's top-k).
+// Defaults of Drafting, llama-server's at llama.cpp d32676d77 (the
+// block of common_params' initial values in its llama-bench holds
+// n_max 3, n_min 0, p_split 0.1, p_min 0; older releases had 16, 0 and
+// 0.75), and the candidates PMin is measured among (its draft sampler's
+// top-k, 10 in that build).
 const (
-	DefaultDraftMax  = 16
-	DefaultDraftPMin = 0.75
+	DefaultDraftMax  = 3
+	DefaultDraftPMin = 0
 	DraftTopK        = 10
 )
 
-// DefaultDrafting is llama-server's drafting: up to 16 tokens, any
-// number worth a pass, while the draft is at least 75% sure.
+// DefaultDrafting is llama-server's drafting: 3 tokens a step, however
+// sure the draft is, any number worth a pass.
 func DefaultDrafting() Drafting {
 	return Drafting{Draft: DefaultDraftMax, PMin: DefaultDraftPMin}
 }
