@@ -72,14 +72,12 @@ func (d *Seq) follow(ctx context.Context, hist []int32, id int32, pMin float32, 
 	if len(dst) == 0 {
 		return 0
 	}
+	// At least id is evaluated again, even where d holds it: its logits
+	// are those after the last token d evaluated, which may be a draft.
 	c := 0
 	for c < min(len(d.history), len(hist)) && d.history[c] == hist[c] {
 		c++
 	}
-	if c == len(hist) && len(d.history) > c && d.history[c] == id {
-		c++
-	}
-	c = min(c, n-1)
 	d.truncate(c)
 	d.catch = append(append(d.catch[:0], hist[c:]...), id)
 	if d.eval(ctx, d.catch, nil) != nil {
