@@ -132,7 +132,8 @@ func TestDraftModelRefused(t *testing.T) {
 
 // TestDraftModelClosed: a draft model closed during a generation leaves
 // the session generating the same text without drafts; a session closed
-// during one ends it with ErrClosed, its draft session with it.
+// during one ends it with ErrClosed, its draft session with it; a closed
+// draft model makes no sessions (ErrClosed).
 func TestDraftModelClosed(t *testing.T) {
 	m := loadStories(t, llm.WithContextSize(256))
 	ctx := context.Background()
@@ -175,5 +176,9 @@ func TestDraftModelClosed(t *testing.T) {
 	}
 	if _, err := d.NewSession(); err != nil {
 		t.Errorf("the draft model after its session closed: %v", err)
+	}
+	d.Close()
+	if _, err := m.NewSession(llm.WithDraftModel(d)); !errors.Is(err, llm.ErrClosed) {
+		t.Errorf("a session of a closed draft model: %v, want ErrClosed", err)
 	}
 }
