@@ -74,10 +74,7 @@ func (d *Seq) follow(ctx context.Context, hist []int32, id int32, pMin float32, 
 	}
 	// At least id is evaluated again, even where d holds it: its logits
 	// are those after the last token d evaluated, which may be a draft.
-	c := 0
-	for c < min(len(d.history), len(hist)) && d.history[c] == hist[c] {
-		c++
-	}
+	c := commonPrefix(d.history, hist)
 	d.truncate(c)
 	d.catch = append(append(d.catch[:0], hist[c:]...), id)
 	if d.eval(ctx, d.catch, nil) != nil {
@@ -99,6 +96,31 @@ func (d *Seq) follow(ctx context.Context, hist []int32, id int32, pMin float32, 
 		}
 	}
 	return k
+}
+
+// shiftLike makes the draft sequence d drop what its sequence's context
+// shift drops from hist, the sequence's tokens before it, as the shift
+// drops it (keys moved and re-rotated), when d holds at least the first
+// keep+drop of them: it keeps only what it shares with hist (what it
+// evaluated after, the sequence evaluates after the shift) and then goes
+// on from a state made as the sequence's was, rather than evaluating the
+// kept tokens again. Otherwise, or when its shift fails, it is left to
+// follow's truncation.
+func (d *Seq) shiftLike(hist []int32, keep, drop int) {
+	c := commonPrefix(d.history, hist)
+	if c < keep+drop {
+		return
+	}
+	d.truncate(c)
+	if d.st.Shift(keep, drop) != nil {
+		d.truncate(0) // its state is no longer known
+		return
+	}
+	d.mu.Lock()
+	d.history = append(d.history[:keep], d.history[keep+drop:]...)
+	d.at = len(d.history)
+	d.shifts++
+	d.mu.Unlock()
 }
 
 // topProb is the most likely token of logits and its probability among

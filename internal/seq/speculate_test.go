@@ -151,3 +151,51 @@ func TestSpeculationOffForConv(t *testing.T) {
 		t.Errorf("lfm2 with speculation: %d drafts, same tokens %v", u.DraftTokens, slices.Equal(plain, spec))
 	}
 }
+
+// TestDraftShiftsLikeItsSequence: when a sequence shifts its context, its
+// draft sequence holding the same tokens drops what it drops (its cache
+// shifted, not evaluated again) and keeps a prefix of its tokens; a draft
+// that holds fewer than the shift drops is left as it is.
+func TestDraftShiftsLikeItsSequence(t *testing.T) {
+	m, pool := stories(t)
+	budget := memplan.NewKVBudget(1<<30, nil)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		held   int // tokens the draft holds before the shift
+		shifts int
+	}{
+		{"same tokens", 20, 1},
+		{"fewer than dropped", 6, 0},
+	} {
+		d, err := New(m, ops.NewExec(pool), budget, Config{Context: 32, Batch: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(m, ops.NewExec(pool), budget, Config{Context: 32, Batch: 64, Shift: true, Keep: 4, Draft: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := ids(20, 1)
+		if err := s.eval(ctx, first, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.eval(ctx, first[:tc.held], nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.eval(ctx, ids(20, 2), nil); err != nil {
+			t.Fatal(err)
+		}
+		want := first[:tc.held] // left as it was
+		if tc.shifts > 0 {
+			want = s.history[:tc.held-8] // the shift drops 8
+		}
+		if s.shifts != 1 || d.shifts != tc.shifts || !slices.Equal(d.history, want) {
+			t.Errorf("%s: %d and %d shifts; the draft holds %v, the sequence %v", tc.name, s.shifts, d.shifts, d.history, s.history)
+		}
+		s.Close()
+		if d.Stats() != (Stats{}) {
+			t.Errorf("%s: the draft is open after its sequence closed", tc.name)
+		}
+	}
+}
