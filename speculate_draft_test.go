@@ -182,3 +182,31 @@ func TestDraftModelClosed(t *testing.T) {
 		t.Errorf("a session of a closed draft model: %v, want ErrClosed", err)
 	}
 }
+
+// TestDraftModelAtLoad: WithDraftModel given to Load drafts for every
+// session (NewSession's nil turns it off), and leaves embedding, which
+// generates nothing, without a draft session.
+func TestDraftModelAtLoad(t *testing.T) {
+	d := loadStories(t)
+	m := loadStories(t, llm.WithDraftModel(d))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		opts  []llm.SessionOption
+		draft bool
+	}{
+		{"Load's draft", nil, true},
+		{"NewSession's nil", []llm.SessionOption{llm.WithDraftModel(nil)}, false},
+	} {
+		s := session(t, m, tc.opts...)
+		if _, err := s.Generate(ctx, "Once upon a time", llm.MaxTokens(20), llm.Temperature(0)); err != nil {
+			t.Fatal(err)
+		}
+		if u := s.Usage(); (u.DraftTokens > 0) != tc.draft {
+			t.Errorf("%s: %d drafted, want drafts %v", tc.name, u.DraftTokens, tc.draft)
+		}
+	}
+	if _, err := m.Embed(ctx, []string{"a cat", "a dog"}); err != nil {
+		t.Errorf("Embed with a draft model: %v", err)
+	}
+}
