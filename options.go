@@ -105,6 +105,20 @@ func WithContextShift(keep int) ModelSessionOption {
 	return bothOption(func(s *engine.Settings) { s.SetShift(keep) })
 }
 
+// WithDraftModel gives sessions a draft model for speculative decoding
+// (llama-server's --model-draft): a small model of the same vocabulary
+// (as llama.cpp checks it; else ErrInvalidOption naming the first
+// difference) drafts the next tokens greedily and the session's model
+// verifies them in one pass, output exactly as without. Each session
+// owns a draft session as long as its context (or the draft's default
+// context, if shorter), whose KV cache and scratch the draft's own Load
+// plans and its memory limit bounds: load d with WithSessions and a
+// WithMemoryLimit of its own. Models with conv or recurrent layers,
+// either one, are refused. nil turns it off; WithDrafting tunes it.
+func WithDraftModel(d *Model) ModelSessionOption {
+	return bothOption(func(s *engine.Settings) { s.Draft = d.engine() })
+}
+
 // WithThreads sets how many threads compute (default: GOMAXPROCS, which
 // follows the cgroup CPU quota). The threads are created once, at Load.
 func WithThreads(n int) Option {
@@ -297,13 +311,30 @@ type PromptLookup = seq.Lookup
 // MaxDraft bounds PromptLookup.Draft.
 const MaxDraft = seq.MaxDraft
 
+// Drafting is how a session with a draft model (WithDraftModel) drafts:
+// Draft, the most tokens a step (0 off, at most MaxDraft; llama-server's
+// --draft-max, default 3); MinDraft, the fewest worth a pass
+// (--draft-min, 0); PMin, the draft's probability below which it stops
+// (--draft-p-min, 0).
+type Drafting = seq.Drafting
+
+// DefaultDrafting is llama-server's drafting, a generation's default.
+func DefaultDrafting() Drafting { return seq.DefaultDrafting() }
+
+// WithDrafting sets how a session with a draft model drafts (see
+// Drafting); a field out of range is ErrInvalidOption. Drafting.Draft 0
+// generates without the draft model. A session without one ignores it.
+func WithDrafting(d Drafting) GenerateOption {
+	return func(g *engine.Gen) { g.Drafting = d }
+}
+
 // WithSpeculation drafts the next tokens by copying what followed the
 // last NGram tokens' latest earlier occurrence in the session, and
 // verifies them in one pass whose logits are sampled exactly as token by
 // token: it pays where output repeats its input (summaries, code edits,
 // extraction). Usage counts drafted and kept tokens; a field out of range
 // is ErrInvalidOption. Models with conv or recurrent layers generate
-// without it.
+// without it; a session's draft model (WithDraftModel) drafts instead.
 func WithSpeculation(l PromptLookup) GenerateOption {
 	return func(g *engine.Gen) { g.Speculate = l }
 }

@@ -117,7 +117,8 @@ func (s *Session) token(g *engine.Gen, id int32, text string) Token {
 
 // Usage reports a session's last generation: prompt tokens, those reused
 // from the KV cache, tokens generated, why it ended, the time taken, and
-// with WithSpeculation the tokens drafted and those of them kept.
+// with WithSpeculation or a draft model (WithDraftModel) the tokens
+// drafted and those of them kept.
 type Usage = seq.Usage
 
 // Finish says why a generation ended: FinishEnd (an end-of-generation

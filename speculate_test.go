@@ -55,7 +55,12 @@ type generation struct {
 // when brk > 0.
 func generate(t *testing.T, m *llm.Model, prompt string, brk int, opts ...llm.GenerateOption) generation {
 	t.Helper()
-	s := session(t, m)
+	return generateIn(t, session(t, m), prompt, brk, opts...)
+}
+
+// generateIn is generate on session s.
+func generateIn(t *testing.T, s *llm.Session, prompt string, brk int, opts ...llm.GenerateOption) generation {
+	t.Helper()
 	var b strings.Builder
 	var lps []float32
 	n := 0
@@ -90,34 +95,10 @@ func TestSpeculationExact(t *testing.T) {
 		if same {
 			exact++
 		}
-		for _, tc := range []struct {
-			name string
-			brk  int
-			opts []llm.GenerateOption
-		}{
-			{"greedy", 0, []llm.GenerateOption{llm.Temperature(0)}},
-			{"seeded", 0, []llm.GenerateOption{llm.Temperature(0.8), llm.Seed(7)}},
-			{"hot", 0, []llm.GenerateOption{llm.Temperature(1.5), llm.Seed(3), llm.TopK(0)}},
-			{"penalties", 0, []llm.GenerateOption{llm.Temperature(0.7), llm.Seed(1), llm.RepeatPenalty(1.2), llm.PresencePenalty(0.3)}},
-			// stories260K's greedy output ends in a loop of " the" that
-			// drafts are accepted in: the stops, the break and MaxTokens
-			// fall inside it.
-			{"stop", 0, []llm.GenerateOption{llm.Temperature(0), llm.Stop("the the the the")}},
-			{"stop inside a token", 0, []llm.GenerateOption{llm.Temperature(0), llm.Stop("e the the t")}},
-			{"json", 0, []llm.GenerateOption{llm.Temperature(0.9), llm.Seed(2), llm.WithJSON()}},
-			{"break", 9, []llm.GenerateOption{llm.Temperature(0)}},
-			{"break late", 70, []llm.GenerateOption{llm.Temperature(0)}},
-			{"short", 0, []llm.GenerateOption{llm.Temperature(0), llm.MaxTokens(63)}},
-			{"logprobs", 0, []llm.GenerateOption{llm.Temperature(0.5), llm.Seed(4), llm.WithLogprobs(2)}},
-		} {
-			opts := append([]llm.GenerateOption{llm.MaxTokens(80)}, tc.opts...)
-			if !strings.HasPrefix(file, "stories") {
-				// Larger vocabularies, slow under purego; and no loop in
-				// their output for the cases of stops.
-				if !slices.Contains([]string{"greedy", "seeded"}, tc.name) {
-					continue
-				}
-				opts[0] = llm.MaxTokens(40)
+		for _, tc := range speculationCases() {
+			opts, ok := tc.on(file)
+			if !ok {
+				continue
 			}
 			plain := generate(t, m, repetitive, tc.brk, opts...)
 			// NGram 1 drafts after most tokens, and most drafts are
@@ -136,6 +117,50 @@ func TestSpeculationExact(t *testing.T) {
 	if exact == 0 {
 		t.Error("no model's batched passes matched its one-token passes: exactness went unchecked")
 	}
+}
+
+// specCase is a generation TestSpeculationExact and TestDraftModelExact
+// run with speculation and without: its options, and a caller that stops
+// reading after brk tokens when brk > 0.
+type specCase struct {
+	name string
+	brk  int
+	opts []llm.GenerateOption
+}
+
+// speculationCases are the generations the exactness tests run.
+func speculationCases() []specCase {
+	return []specCase{
+		{"greedy", 0, []llm.GenerateOption{llm.Temperature(0)}},
+		{"seeded", 0, []llm.GenerateOption{llm.Temperature(0.8), llm.Seed(7)}},
+		{"hot", 0, []llm.GenerateOption{llm.Temperature(1.5), llm.Seed(3), llm.TopK(0)}},
+		{"penalties", 0, []llm.GenerateOption{llm.Temperature(0.7), llm.Seed(1), llm.RepeatPenalty(1.2), llm.PresencePenalty(0.3)}},
+		// stories260K's greedy output ends in a loop of " the" that
+		// drafts are accepted in: the stops, the break and MaxTokens
+		// fall inside it.
+		{"stop", 0, []llm.GenerateOption{llm.Temperature(0), llm.Stop("the the the the")}},
+		{"stop inside a token", 0, []llm.GenerateOption{llm.Temperature(0), llm.Stop("e the the t")}},
+		{"json", 0, []llm.GenerateOption{llm.Temperature(0.9), llm.Seed(2), llm.WithJSON()}},
+		{"break", 9, []llm.GenerateOption{llm.Temperature(0)}},
+		{"break late", 70, []llm.GenerateOption{llm.Temperature(0)}},
+		{"short", 0, []llm.GenerateOption{llm.Temperature(0), llm.MaxTokens(63)}},
+		{"logprobs", 0, []llm.GenerateOption{llm.Temperature(0.5), llm.Seed(4), llm.WithLogprobs(2)}},
+	}
+}
+
+// on is the options of c on a model of file, with 80 tokens at most;
+// false for cases left out of a model whose vocabulary is large (slow
+// under purego) and whose output has no loop for the stops to fall in:
+// those run greedy and seeded, 40 tokens.
+func (c specCase) on(file string) ([]llm.GenerateOption, bool) {
+	opts := append([]llm.GenerateOption{llm.MaxTokens(80)}, c.opts...)
+	if !strings.HasPrefix(file, "stories") {
+		if !slices.Contains([]string{"greedy", "seeded"}, c.name) {
+			return nil, false
+		}
+		opts[0] = llm.MaxTokens(40)
+	}
+	return opts, true
 }
 
 // checkSpeculation compares a speculative generation with the plain one
@@ -195,9 +220,10 @@ func TestSpeculationOptions(t *testing.T) {
 }
 
 // TestSpeculationShiftAndGrowth: past a full context that shifts, and
-// past the KV cache's first size, a speculative generation shifts and
-// grows where plain generation does and gives its tokens (stories260K,
-// whose batched passes match one-token passes).
+// past the KV cache's first size, a speculative generation, by prompt
+// lookup or by a draft model (stories260K drafting for itself), shifts
+// and grows where plain generation does and gives its tokens
+// (stories260K, whose batched passes match one-token passes).
 func TestSpeculationShiftAndGrowth(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -211,22 +237,31 @@ func TestSpeculationShiftAndGrowth(t *testing.T) {
 		if !batchesExact(t, m) {
 			t.Skip("batched passes round otherwise on this CPU")
 		}
-		run := func(opts ...llm.GenerateOption) (generation, llm.KVStats) {
-			s := session(t, m)
+		run := func(s *llm.Session, opts ...llm.GenerateOption) (generation, llm.KVStats) {
 			out, err := s.Generate(context.Background(), "Once upon a time, there was a girl", append(opts, llm.MaxTokens(tc.n), llm.Temperature(0))...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return generation{out, s.Tokens(), slices.Clone(s.Logits()), s.Usage(), nil}, s.KVStats()
 		}
-		plain, ps := run()
-		spec, ss := run(llm.WithSpeculation(llm.PromptLookup{Draft: 5, NGram: 1}))
-		t.Logf("%s: %d shifts, %d grows; %d drafted, %d accepted", tc.name, ss.Shifts, ss.Grows, spec.usage.DraftTokens, spec.usage.AcceptedTokens)
-		if ps.Shifts+ps.Grows == 0 || spec.usage.AcceptedTokens == 0 {
-			t.Fatalf("%s: %d shifts, %d grows, %d drafts accepted: nothing tested", tc.name, ps.Shifts, ps.Grows, spec.usage.AcceptedTokens)
-		}
-		if spec.text != plain.text || !slices.Equal(spec.tokens, plain.tokens) || ss.Shifts != ps.Shifts || ss.Cells != ps.Cells {
-			t.Errorf("%s: with speculation %q (%+v), plain %q (%+v)", tc.name, spec.text, ss, plain.text, ps)
+		plain, ps := run(session(t, m))
+		draft := loadStories(t, tc.opts...)
+		for _, sp := range []struct {
+			name string
+			s    *llm.Session
+			opt  llm.GenerateOption
+		}{
+			{"lookup", session(t, m), llm.WithSpeculation(llm.PromptLookup{Draft: 5, NGram: 1})},
+			{"draft model", session(t, m, llm.WithDraftModel(draft)), llm.WithDrafting(llm.Drafting{Draft: 5})},
+		} {
+			spec, ss := run(sp.s, sp.opt)
+			t.Logf("%s %s: %d shifts, %d grows; %d drafted, %d accepted", tc.name, sp.name, ss.Shifts, ss.Grows, spec.usage.DraftTokens, spec.usage.AcceptedTokens)
+			if ps.Shifts+ps.Grows == 0 || spec.usage.AcceptedTokens == 0 {
+				t.Fatalf("%s %s: %d shifts, %d grows, %d drafts accepted: nothing tested", tc.name, sp.name, ps.Shifts, ps.Grows, spec.usage.AcceptedTokens)
+			}
+			if spec.text != plain.text || !slices.Equal(spec.tokens, plain.tokens) || ss.Shifts != ps.Shifts || ss.Cells != ps.Cells {
+				t.Errorf("%s %s: with speculation %q (%+v), plain %q (%+v)", tc.name, sp.name, spec.text, ss, plain.text, ps)
+			}
 		}
 	}
 }

@@ -152,7 +152,7 @@ type commonRequest struct {
 	Logprobs            json.RawMessage `json:"logprobs"`
 	ResponseFormat      *responseFormat `json:"response_format"`
 	// llama-server's speculative decoding fields (flat names with a dot);
-	// p_min, a draft model's threshold, is taken and ignored.
+	// p_min, a draft model's threshold, matters only with one.
 	SpecNMax *int     `json:"speculative.n_max"`
 	SpecNMin *int     `json:"speculative.n_min"`
 	SpecPMin *float64 `json:"speculative.p_min"`
@@ -305,7 +305,10 @@ func (c *commonRequest) params() (Params, *apiError) {
 	}
 	p.Temperature, p.TopP, p.Seed = c.Temperature, c.TopP, c.Seed
 	p.PresencePenalty, p.FrequencyPenalty = c.PresencePenalty, c.FrequencyPenalty
-	p.DraftMax, p.DraftMin = c.SpecNMax, c.SpecNMin
+	if v := c.SpecPMin; v != nil && !(*v >= 0 && *v <= 1) {
+		return p, badRequest("speculative.p_min", "speculative.p_min must be between 0 and 1, got %v", *v)
+	}
+	p.DraftMax, p.DraftMin, p.DraftPMin = c.SpecNMax, c.SpecNMin, c.SpecPMin
 	return p, nil
 }
 

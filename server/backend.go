@@ -56,6 +56,9 @@ type ModelInfo struct {
 	// builds its prompt around; nil when the Backend cannot say (/infill
 	// then answers as for a vocabulary without them).
 	FIM *FIMTokens
+	// Speculative, when not nil, is how the Backend speculates by
+	// default (GET /props reports it as llama-server does).
+	Speculative *Speculative
 }
 
 // FIMTokens are a vocabulary's fill-in-the-middle token ids, -1 when
@@ -219,8 +222,18 @@ type Params struct {
 	// DraftMax and DraftMin, when not nil, are llama-server's
 	// speculative.n_max and speculative.n_min: the most and fewest tokens
 	// a speculative step drafts, for a Backend that speculates (FromModel's
-	// with Model.Speculate).
+	// with Model.Speculate or Model.Draft); DraftPMin, speculative.p_min,
+	// the draft model's confidence its drafts stop below (Model.Draft's).
 	DraftMax, DraftMin *int
+	DraftPMin          *float64
+}
+
+// Speculative is a Backend's speculative decoding: the most and fewest
+// tokens a step drafts and, with a draft model, the probability its
+// drafts stop below (llama-server's speculative.n_max, n_min, p_min).
+type Speculative struct {
+	NMax, NMin int
+	PMin       float64
 }
 
 // choice is p for the i-th choice of a request: a seed asked for moves

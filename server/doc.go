@@ -35,8 +35,9 @@
 // "schema": …}) to one that satisfies the schema (llm.WithJSONSchema), on
 // both endpoints; a schema with keywords that cannot be enforced is a 400
 // that names them. llama-server's speculative.n_max and speculative.n_min
-// set a request's draft sizes where the Model speculates
-// (Model.Speculate). Chat's logprobs and top_logprobs (0 to 20), and the
+// set a request's draft sizes where the Model speculates (Model.Speculate
+// by prompt lookup, Model.Draft by a draft model), and speculative.p_min
+// the draft model's confidence; GET /props reports the defaults. Chat's logprobs and top_logprobs (0 to 20), and the
 // legacy endpoint's logprobs (0 to 5), report each token's
 // log-probability (llm.WithLogprobs) from a Backend whose sessions are
 // LogprobSessions, as FromModel's are.

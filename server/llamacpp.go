@@ -126,16 +126,21 @@ func (s *Server) handleApplyTemplate(w http.ResponseWriter, r *http.Request) *ap
 	return nil
 }
 
-// handleProps is llama-server's GET /props: the slots' context size, how
-// many slots there are, the chat template and the vocabulary's BOS and EOS
+// handleProps is llama-server's GET /props: the slots' context size (and
+// speculation's draft settings where the Backend speculates), how many
+// slots there are, the chat template and the vocabulary's BOS and EOS
 // texts; no vision or audio.
 func (s *Server) handleProps(w http.ResponseWriter, r *http.Request) *apiError {
 	template := ""
 	if s.info.Template != nil {
 		template = s.info.Template.Source()
 	}
+	settings := map[string]any{"n_ctx": s.info.ContextLength}
+	if sp := s.info.Speculative; sp != nil {
+		settings["params"] = map[string]any{"speculative.n_max": sp.NMax, "speculative.n_min": sp.NMin, "speculative.p_min": sp.PMin}
+	}
 	writeJSON(w, map[string]any{
-		"default_generation_settings": map[string]any{"n_ctx": s.info.ContextLength},
+		"default_generation_settings": settings,
 		"total_slots":                 len(s.all),
 		"model_path":                  s.info.ID,
 		"chat_template":               template,

@@ -39,6 +39,7 @@ type Model struct {
 	vocab          int
 	addBOS, addEOS bool
 	spec           llm.PromptLookup // Speculate's
+	draft          llm.Drafting     // Draft's
 }
 
 // Speculate makes every request generate with speculative decoding by
@@ -53,7 +54,39 @@ func (b *Model) Speculate(l llm.PromptLookup) error {
 		return err
 	}
 	b.spec = l
+	b.report()
 	return nil
+}
+
+// Draft makes every request generate with speculative decoding by draft
+// model d (llm.WithDraftModel: each slot's session owns a session of d),
+// as llama-server's --model-draft with --draft-max, --draft-min and
+// --draft-p-min; a request's speculative.n_max, n_min and p_min replace
+// dr's Draft, MinDraft and PMin for it (MinDraft clamped to Draft). It
+// takes the place of Speculate's prompt lookup. Call it before New
+// (which makes the sessions: a draft whose vocabulary does not match
+// fails there, with llm.ErrInvalidOption naming the difference); plan
+// d's memory with llm.WithSessions at its Load, one per slot. Fields out
+// of range are an error wrapping llm.ErrInvalidOption naming the field.
+func (b *Model) Draft(d *llm.Model, dr llm.Drafting) error {
+	if err := dr.Check(); err != nil {
+		return err
+	}
+	b.opts = append(b.opts, llm.WithDraftModel(d))
+	b.draft = dr
+	b.report()
+	return nil
+}
+
+// report sets what Info says of the speculation: the draft model's, else
+// prompt lookup's.
+func (b *Model) report() {
+	switch {
+	case b.draft.Draft > 0:
+		b.info.Speculative = &Speculative{NMax: b.draft.Draft, NMin: b.draft.MinDraft, PMin: float64(b.draft.PMin)}
+	case b.spec.Draft > 0:
+		b.info.Speculative = &Speculative{NMax: b.spec.Draft, NMin: b.spec.MinDraft}
+	}
 }
 
 // FromModel serves m under the name id (what /v1/models lists and
@@ -115,13 +148,14 @@ func (b *Model) NewSession() (Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return modelSession{s, b.m, b.spec}, nil
+	return modelSession{s, b.m, b.spec, b.draft}, nil
 }
 
 type modelSession struct {
-	s    *llm.Session
-	m    *llm.Model
-	spec llm.PromptLookup // Model.Speculate's
+	s     *llm.Session
+	m     *llm.Model
+	spec  llm.PromptLookup // Model.Speculate's
+	draft llm.Drafting     // Model.Draft's
 }
 
 func (ms modelSession) Close() error { return ms.s.Close() }
@@ -183,16 +217,16 @@ func (ms modelSession) run(ctx context.Context, p Params, yield func(Piece) bool
 	if p.ToolChoice != "" {
 		opts = append(opts, llm.WithTools(p.Tools...), llm.WithToolChoice(p.ToolChoice))
 	}
-	if l := ms.spec; l.Draft > 0 {
-		// As llama-server, a request's draft sizes matter only where the
-		// server speculates.
-		if p.DraftMax != nil {
-			l.Draft = *p.DraftMax
+	// As llama-server, a request's draft settings matter only where the
+	// server speculates.
+	if d := ms.draft; d.Draft > 0 {
+		d.Draft, d.MinDraft = requestDrafts(p, d.Draft, d.MinDraft)
+		if p.DraftPMin != nil {
+			d.PMin = float32(*p.DraftPMin)
 		}
-		if p.DraftMin != nil {
-			l.MinDraft = *p.DraftMin
-		}
-		l.MinDraft = min(l.MinDraft, l.Draft) // llama-server's clamp
+		opts = append(opts, llm.WithDrafting(d))
+	} else if l := ms.spec; l.Draft > 0 {
+		l.Draft, l.MinDraft = requestDrafts(p, l.Draft, l.MinDraft)
 		opts = append(opts, llm.WithSpeculation(l))
 	}
 	var err error
@@ -223,6 +257,19 @@ func (ms modelSession) run(ctx context.Context, p Params, yield func(Piece) bool
 		err = backendError(err)
 	}
 	return res, err
+}
+
+// requestDrafts are the most and fewest drafts a step of p makes: the
+// server's, replaced by the request's speculative.n_max and n_min, the
+// fewest clamped to the most as llama-server clamps them.
+func requestDrafts(p Params, most, least int) (int, int) {
+	if p.DraftMax != nil {
+		most = *p.DraftMax
+	}
+	if p.DraftMin != nil {
+		least = *p.DraftMin
+	}
+	return most, min(least, most)
 }
 
 // Embed implements EmbedSession with Session.EmbedBatch, which packs

@@ -31,13 +31,7 @@ func TestModelSpeculation(t *testing.T) {
 	if err := b.Speculate(llm.PromptLookup{Draft: 6, NGram: 2}); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() { hs.Close(); srv.Close() })
-	usage := func() llm.Usage { return srv.all[0].session.(modelSession).s.Usage() }
+	hs, usage := serveOne(t, b)
 
 	prompt, _ := json.Marshal("Once upon a time, there was a little girl named Lily. She liked to play with her ball. " +
 		"One day, Lily went to the park with her mom. Once upon a time, there was a little girl named Lily. She liked")
@@ -70,4 +64,72 @@ func TestModelSpeculation(t *testing.T) {
 			t.Errorf("%s: status %d, %s; want 400 naming %s", tc.extra, resp.StatusCode, body, tc.param)
 		}
 	}
+}
+
+// TestModelDraft: a server whose Model drafts with a draft model (Draft,
+// the example server's -md) drafts for a request by default (the slots'
+// sessions own draft sessions), a request's speculative.n_max of 0 turns
+// it off, speculative.p_min of 1 leaves fewer drafts, values out of range
+// are 400s naming the field, and GET /props reports the settings.
+func TestModelDraft(t *testing.T) {
+	load := func(file string) *llm.Model {
+		m, err := llm.Load(testutil.Testdata(t, "models/"+file), llm.WithThreads(1), llm.WithContextSize(256))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		return m
+	}
+	m, d := load("stories260K-f32.gguf"), load("stories260K-f16.gguf")
+	b, err := FromModel(m, "stories")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Draft(d, llm.Drafting{Draft: 4, PMin: 2}); !errors.Is(err, llm.ErrInvalidOption) || !strings.Contains(err.Error(), "PMin") {
+		t.Errorf("Draft with PMin 2: err = %v, want ErrInvalidOption naming PMin", err)
+	}
+	if err := b.Draft(d, llm.Drafting{Draft: 6, MinDraft: 1, PMin: 0.5}); err != nil {
+		t.Fatal(err)
+	}
+	hs, usage := serveOne(t, b)
+
+	req := `{"model":"stories","prompt":"Once upon a time, there was a little girl","max_tokens":60,"temperature":0`
+	var drafted [3]int
+	for i, extra := range []string{"", `,"speculative.n_max":0`, `,"speculative.p_min":1`} {
+		resp, body := post(t, hs.URL+"/v1/completions", req+extra+"}")
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
+		}
+		drafted[i] = usage().DraftTokens
+	}
+	if drafted[0] == 0 || drafted[1] != 0 || drafted[2] >= drafted[0] {
+		t.Errorf("drafted %v (default, n_max 0, p_min 1), want some, none, fewer", drafted)
+	}
+	for _, tc := range []struct{ extra, param string }{
+		{`,"speculative.p_min":1.5`, "speculative.p_min"},
+		{`,"speculative.p_min":-0.1`, "speculative.p_min"},
+		{`,"speculative.n_max":65`, "speculative.n_max"},
+	} {
+		resp, body := post(t, hs.URL+"/v1/completions", req+tc.extra+"}")
+		if resp.StatusCode != 400 || !strings.Contains(string(body), `"param":"`+tc.param+`"`) {
+			t.Errorf("%s: status %d, %s; want 400 naming %s", tc.extra, resp.StatusCode, body, tc.param)
+		}
+	}
+	_, props := get(t, hs.URL+"/props")
+	if !strings.Contains(props, `"speculative.n_max":6`) || !strings.Contains(props, `"speculative.p_min":0.5`) {
+		t.Errorf("/props: %s, want the draft settings", props)
+	}
+}
+
+// serveOne serves b on one slot for the test and returns the server and
+// a reader of the slot's session's usage.
+func serveOne(t *testing.T, b *Model) (*httptest.Server, func() llm.Usage) {
+	t.Helper()
+	srv, err := New(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { hs.Close(); srv.Close() })
+	return hs, func() llm.Usage { return srv.all[0].session.(modelSession).s.Usage() }
 }

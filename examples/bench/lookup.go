@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"time"
@@ -26,14 +27,15 @@ const costSteps = 16
 // and the cost model — one decode step against one verification pass of
 // Draft+1 tokens with every row of logits.
 type lookupResult struct {
-	Draft    int     `json:"draft"`
-	Plain    *stats  `json:"plain"`
-	Spec     *stats  `json:"speculative"`
-	Drafted  float64 `json:"drafted_per_run"`
-	Accepted float64 `json:"accepted_per_run"`
-	Same     bool    `json:"same_text"` // the speculative runs generated the plain runs' text
-	Step     float64 `json:"decode_step_seconds"`
-	Verify   float64 `json:"verify_pass_seconds"` // median over costSteps
+	Draft      int     `json:"draft"`
+	DraftModel string  `json:"draft_model,omitempty"` // -md: the drafts were its`
+	Plain      *stats  `json:"plain"`
+	Spec       *stats  `json:"speculative"`
+	Drafted    float64 `json:"drafted_per_run"`
+	Accepted   float64 `json:"accepted_per_run"`
+	Same       bool    `json:"same_text"` // the speculative runs generated the plain runs' text
+	Step       float64 `json:"decode_step_seconds"`
+	Verify     float64 `json:"verify_pass_seconds"` // median over costSteps
 }
 
 // lookupTest runs the -lookup test of n generated tokens.
@@ -44,27 +46,31 @@ func (b *bencher) lookupTest(ctx context.Context, n int) (*lookupResult, error) 
 	}
 	prompt := append(slices.Clone(half), half...)
 	r := &lookupResult{Draft: b.c.lookup, Same: true}
-	gen := func(opts ...llm.GenerateOption) (string, llm.Usage, error) {
-		b.s.Reset()
-		if _, err := b.s.Eval(ctx, prompt); err != nil {
+	gen := func(s *llm.Session, opts ...llm.GenerateOption) (string, llm.Usage, error) {
+		s.Reset()
+		if _, err := s.Eval(ctx, prompt); err != nil {
 			return "", llm.Usage{}, err
 		}
-		text, err := b.s.Generate(ctx, "", append([]llm.GenerateOption{llm.MaxTokens(n), llm.Temperature(0)}, opts...)...)
-		return text, b.s.Usage(), err
+		text, err := s.Generate(ctx, "", append([]llm.GenerateOption{llm.MaxTokens(n), llm.Temperature(0)}, opts...)...)
+		return text, s.Usage(), err
 	}
-	spec := llm.WithSpeculation(llm.PromptLookup{Draft: b.c.lookup})
+	spec, ss := llm.WithSpeculation(llm.PromptLookup{Draft: b.c.lookup}), b.s
+	if b.ds != nil {
+		spec, ss = llm.WithDrafting(llm.Drafting{Draft: b.c.lookup}), b.ds
+		r.DraftModel = filepath.Base(b.c.draft)
+	}
 	var plainTPS, specTPS []float64
 	var want string
 	for rep := -1; rep < b.c.reps; rep++ {
 		if rep < 0 && !b.c.warmup {
 			continue
 		}
-		text, u, err := gen()
+		text, u, err := gen(b.s)
 		if err != nil {
 			return nil, err
 		}
 		want = text
-		stext, su, err := gen(spec)
+		stext, su, err := gen(ss, spec)
 		if err != nil {
 			return nil, err
 		}
@@ -142,13 +148,20 @@ func median(x []float64) float64 {
 // printLookup prints the -lookup test's rows and what they mean.
 func printLookup(w io.Writer, res result, l *lookupResult) {
 	printRow(w, res, "tg", l.Plain)
-	printRow(w, res, fmt.Sprintf("lookup%d tg", l.Draft), l.Spec)
+	how := "lookup"
+	if l.DraftModel != "" {
+		how = "draft"
+	}
+	printRow(w, res, fmt.Sprintf("%s%d tg", how, l.Draft), l.Spec)
 	same := "the same text"
 	if !l.Same {
 		same = "a different text (batched passes round otherwise on this CPU, and a near tie went the other way)"
 	}
-	fmt.Fprintf(w, "\nlookup: greedy after %d random tokens written twice; a speculative run drafted %.1f tokens and kept %.1f (%.0f%%), %s\n",
-		lookupPromptHalf, l.Drafted, l.Accepted, 100*l.Accepted/max(l.Drafted, 1), same)
+	if l.DraftModel != "" {
+		how += " (" + l.DraftModel + ")"
+	}
+	fmt.Fprintf(w, "\n%s: greedy after %d random tokens written twice; a speculative run drafted %.1f tokens and kept %.1f (%.0f%%), %s\n",
+		how, lookupPromptHalf, l.Drafted, l.Accepted, 100*l.Accepted/max(l.Drafted, 1), same)
 	fmt.Fprintf(w, "cost model: decode step %.3f ms, verification pass of %d tokens %.3f ms (%.2f× a step; median of %d each)\n",
 		1e3*l.Step, l.Draft+1, 1e3*l.Verify, l.Verify/max(l.Step, 1e-12), costSteps)
 }

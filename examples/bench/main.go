@@ -27,7 +27,9 @@
 // With -lookup K the tg test generates greedily (Session.Generate,
 // temperature 0) after a prompt of 64 random tokens written twice, -r
 // times without and with prompt-lookup speculation of up to K drafts
-// (llm.WithSpeculation), and reports both speeds (tokens over
+// (llm.WithSpeculation; with -md FILE, by the draft model FILE instead,
+// llm.WithDraftModel, a session of it loaded with the same options), and
+// reports both speeds (tokens over
 // Usage.GenerateTime), the tokens drafted and kept a run, whether the
 // texts were the same, and the cost model: the median time of a decode
 // step (Eval of one token) against that of a verification pass of K+1
@@ -109,6 +111,7 @@ type config struct {
 	texts    int       // -embd: the pp test's tokens are this many texts
 	pack     bool      // -texts: one EmbedBatch call (else an EmbedTokens call a text)
 	lookup   int       // the tg test generates greedily, with and without this many prompt-lookup drafts
+	draft    string    // -lookup's drafts come from this draft model instead
 }
 
 // errUsage reports bad flags; the flag package has already printed why.
@@ -139,6 +142,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.texts, "texts", 1, "with -embd: the pp test's tokens are this many texts of p/texts tokens, embedded together")
 	fs.BoolVar(&c.pack, "pack", true, "with -texts: embed the texts in one Session.EmbedBatch call, packed into shared passes (false: an EmbedTokens call a text)")
 	fs.IntVar(&c.lookup, "lookup", 0, "the tg test generates greedily after 64 random tokens written twice, without and with prompt-lookup speculation of up to this many drafts (llm.WithSpeculation), and times a decode step against a verification pass (0 = off)")
+	fs.StringVar(&c.draft, "md", "", "with -lookup K, the speculative runs draft up to K tokens with this draft model (llm.WithDraftModel, PMin 0) instead of prompt lookup")
 	fs.StringVar(&c.profile, "profile", "", "write a CPU profile of the measured runs to `FILE` (FILE.pp and FILE.tg when both tests run) and print CPU time by phase of the forward pass")
 	if err := fs.Parse(args); err != nil {
 		return c, errUsage
@@ -165,6 +169,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("-embd measures the pp test only: give -p and -n 0")
 	case c.lookup < 0 || c.lookup > llm.MaxDraft || c.lookup > 0 && (c.tg == 0 || c.pg || c.embd):
 		return c, fmt.Errorf("-lookup %d: want 0 to %d, with -n and without -pg or -embd", c.lookup, llm.MaxDraft)
+	case c.draft != "" && c.lookup == 0:
+		return c, errors.New("-md needs -lookup K, the most tokens it drafts a step")
 	case c.texts < 1 || c.texts > 1 && (!c.embd || c.pp%c.texts != 0):
 		return c, fmt.Errorf("-texts %d: want 1, or with -embd a divisor of -p %d", c.texts, c.pp)
 	}
@@ -332,6 +338,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.Close()
+	var ds *llm.Session // with -md, a session drafting with the draft model
+	if c.draft != "" {
+		d, err := llm.Load(c.draft, opts...)
+		if err != nil {
+			return fmt.Errorf("-md: %w", err)
+		}
+		defer d.Close()
+		if ds, err = m.NewSession(llm.WithDraftModel(d)); err != nil {
+			return fmt.Errorf("-md: %w", err)
+		}
+		defer ds.Close()
+	}
 
 	info := m.Info()
 	res := result{
@@ -351,7 +369,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	res.PlanPeak, res.PG = plan.PeakAt(longest), c.pg
 	rs := m.Residency()
 	res.Residency = residency{Blocks: rs.Blocks, StreamedStart: rs.Streamed}
-	b := &bencher{c: c, s: s, m: m, vocab: info.VocabSize, rng: rand.New(rand.NewPCG(c.seed, 0))}
+	b := &bencher{c: c, s: s, ds: ds, m: m, vocab: info.VocabSize, rng: rand.New(rand.NewPCG(c.seed, 0))}
 	if !c.json {
 		printHeader(stdout)
 	}
@@ -457,10 +475,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// bencher runs the tests on one session.
+// bencher runs the tests on one session (and -lookup's with -md on a
+// second, ds, which drafts with the draft model).
 type bencher struct {
 	c     config
 	s     *llm.Session
+	ds    *llm.Session
 	m     *llm.Model
 	vocab int
 	rng   *rand.Rand

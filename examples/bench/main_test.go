@@ -46,6 +46,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-m", "x", "-lookup", "65"}, "-lookup 65"},
 		{[]string{"-m", "x", "-n", "0", "-lookup", "4"}, "-lookup 4"},
 		{[]string{"-m", "x", "-pg", "-lookup", "4"}, "-lookup 4"},
+		{[]string{"-m", "x", "-md", "y"}, "-md needs -lookup"},
 	}
 	for _, tt := range tests {
 		_, err := parseFlags(tt.args, &bytes.Buffer{})
@@ -296,5 +297,16 @@ func TestRunLookup(t *testing.T) {
 	}
 	if s := out.String(); !strings.Contains(s, " lookup2 tg8 |") || !strings.Contains(s, "cost model: decode step") {
 		t.Errorf("table:\n%s", s)
+	}
+	// -md: the model drafting for itself has its greedy drafts kept.
+	out.Reset()
+	if err := run(context.Background(), []string{"-m", path, "-md", path, "-p", "0", "-n", "16", "-r", "1", "-lookup", "3", "-json"}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Lookup == nil {
+		t.Fatalf("output %s: %v", out.String(), err)
+	}
+	if l := res.Lookup; l.DraftModel != filepath.Base(path) || l.Drafted == 0 || l.Accepted == 0 {
+		t.Errorf("-md: lookup result %+v", *l)
 	}
 }

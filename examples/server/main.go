@@ -13,7 +13,9 @@
 // -m is a GGUF file or ollama:NAME[:TAG]; without it the server runs a tiny
 // random-weight model, to try the API. -parallel N serves N requests at once,
 // each on its own session whose KV cache the memory plan counts; -queue
-// bounds how many more wait (429 past it). SIGTERM or Ctrl-C stops taking
+// bounds how many more wait (429 past it). -md FILE drafts with a small
+// model of the same vocabulary (speculative decoding, as llama-server's
+// --model-draft; -draft-max, -draft-min, -draft-p-min, -cd, -mem-draft). SIGTERM or Ctrl-C stops taking
 // requests, lets those in flight finish for up to -drain, then cancels them.
 package main
 
@@ -56,9 +58,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	name := fs.String("name", "", "model name in the API (default: the file's name)")
 	drain := fs.Duration("drain", 30*time.Second, "on SIGTERM, how long requests in flight may finish before they are cancelled")
 	specType := fs.String("spec-type", "none", "speculative decoding: none, or ngram (prompt lookup, llama-server's ngram-simple)")
-	draftMax := fs.Int("draft-max", 8, "with -spec-type ngram, the most tokens drafted a step (1-64; a request's speculative.n_max; llama-server's default is 16, but on a CPU a pass of 17 tokens costs several steps)")
-	draftMin := fs.Int("draft-min", 0, "with -spec-type ngram, the fewest drafted tokens worth a verification pass (a request's speculative.n_min)")
+	draftMax := fs.Int("draft-max", 8, "the most tokens drafted a step (1-64; a request's speculative.n_max): with -spec-type ngram 8 by default (llama-server's older 16 costs several steps a pass on a CPU), with -md 3 (llama-server's)")
+	draftMin := fs.Int("draft-min", 0, "with -spec-type ngram or -md, the fewest drafted tokens worth a verification pass (a request's speculative.n_min)")
 	ngram := fs.Int("spec-ngram-size-n", 3, "with -spec-type ngram, how many last tokens must match earlier ones")
+	var df draftFlags
+	df.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -76,7 +80,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("-max-body %q: %w", *maxBody, err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	m, done, err := mf.Load(stderr, llm.WithSessions(*parallel), llm.WithLogger(log))
+	draft, extra, err := df.load(&mf, *parallel, log)
+	if err != nil {
+		return err
+	}
+	if draft != nil {
+		defer draft.Close()
+	}
+	m, done, err := mf.Load(stderr, append(extra, llm.WithSessions(*parallel), llm.WithLogger(log))...)
 	if err != nil {
 		return err
 	}
@@ -90,7 +101,18 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *specType != "none" {
+	if draft != nil {
+		if !given(fs, "draft-max") {
+			*draftMax = llm.DefaultDrafting().Draft
+		}
+		if *draftMax < 1 {
+			return fmt.Errorf("-draft-max %d: want 1 to %d with -md", *draftMax, llm.MaxDraft)
+		}
+		dr := llm.Drafting{Draft: *draftMax, MinDraft: *draftMin, PMin: float32(df.pMin)}
+		if err := b.Draft(draft, dr); err != nil {
+			return fmt.Errorf("-draft-max %d -draft-min %d -draft-p-min %v: %w", *draftMax, *draftMin, df.pMin, err)
+		}
+	} else if *specType != "none" {
 		if *draftMax < 1 {
 			return fmt.Errorf("-draft-max %d: want 1 to %d with -spec-type %s", *draftMax, llm.MaxDraft, *specType)
 		}

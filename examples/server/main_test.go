@@ -6,9 +6,11 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -120,9 +122,15 @@ func TestSIGTERM(t *testing.T) {
 }
 
 // TestSpeculationFlags: -spec-type takes none or ngram, and draft sizes
-// out of range stop the server before it listens, naming the flag.
+// out of range, a draft model that does not load, does not fit -mem or
+// whose vocabulary differs stop the server before it listens, naming the
+// flag or the problem.
 func TestSpeculationFlags(t *testing.T) {
 	path := testutil.Testdata(t, "models/stories260K-f32.gguf")
+	tiny := filepath.Join(t.TempDir(), "tiny.gguf")
+	if err := testutil.WriteModelFile(tiny, testutil.TinyLlama()); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -132,10 +140,82 @@ func TestSpeculationFlags(t *testing.T) {
 		{[]string{"-spec-type", "ngram", "-draft-max", "0"}, "-draft-max"},
 		{[]string{"-spec-type", "ngram", "-draft-max", "4", "-draft-min", "5"}, "MinDraft"},
 		{[]string{"-spec-type", "ngram", "-spec-ngram-size-n", "-1"}, "NGram"},
+		{[]string{"-md", "/nonexistent.gguf"}, "draft model"},
+		{[]string{"--model-draft", path, "-draft-max", "0"}, "-draft-max"},
+		{[]string{"-md", path, "--draft-p-min", "1.5"}, "PMin"},
+		{[]string{"-md", path, "-cd", "-1"}, "-c -1"},
+		{[]string{"-md", path, "-mem", "1M"}, "the draft model's plan takes"},
+		{[]string{"-md", tiny}, "more than 128 apart"},
 	} {
 		err := run(context.Background(), append([]string{"-m", path, "-addr", "127.0.0.1:0"}, tc.args...), io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err = %v, want one naming %s", tc.args, err, tc.want)
 		}
+	}
+}
+
+// lockedBuffer is a strings.Builder written by the server's goroutine and
+// read by the test's.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestDraftModelServes: with -md (and -mem, which the draft's plan is
+// taken from) the server listens, GET /props reports the draft settings
+// and a completion is served.
+func TestDraftModelServes(t *testing.T) {
+	path := testutil.Testdata(t, "models/stories260K-f32.gguf")
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-m", path, "-addr", "127.0.0.1:0", "-t", "1", "-mem", "256M", "-md", path, "-draft-p-min", "0.5"}, &logs)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v\n%s", err, logs.String())
+		}
+	}()
+	listening := regexp.MustCompile(`msg=listening url=(\S+)`)
+	var url string
+	for deadline := time.Now().Add(20 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := listening.FindStringSubmatch(logs.String()); m != nil {
+			url = m[1]
+		}
+	}
+	if url == "" {
+		t.Fatalf("the server did not listen:\n%s", logs.String())
+	}
+	resp, err := http.Get(url + "/props")
+	if err != nil {
+		t.Fatal(err)
+	}
+	props, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(props), `"speculative.n_max":3`) || !strings.Contains(string(props), `"speculative.p_min":0.5`) {
+		t.Errorf("/props: %s", props)
+	}
+	resp, err = http.Post(url+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"Once upon a time","max_tokens":20,"temperature":0}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"text"`) {
+		t.Errorf("completion: %d %s", resp.StatusCode, body)
 	}
 }

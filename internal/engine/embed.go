@@ -170,6 +170,7 @@ func (e *Engine) embedOwn(ctx context.Context, ids [][]int32, longest, total int
 	q, err := e.NewSeq(func(s *Settings) {
 		s.Context = min(max(longest, min(total, s.Batch)), s.Context)
 		s.Shift, s.KVPreallocate = false, false
+		s.Draft = nil // it generates nothing
 	})
 	if err != nil {
 		return nil, 0, err

@@ -30,6 +30,9 @@ type Options struct {
 	ChatTemplate    string                        // overrides tokenizer.chat_template
 	Shift           bool                          // sessions shift their context when full
 	Keep            int                           // tokens a shift keeps at the start
+	// Draft, when not nil, is the draft model each session drafts with
+	// (seq.Drafting): a sequence of its own, sized and counted by it.
+	Draft *Engine
 }
 
 // Engine is a model loaded to run: its mapped file, weights, tokenizer,
@@ -99,6 +102,12 @@ func Load(ctx context.Context, path string, o Options) (*Engine, error) {
 		e.Close()
 		return nil, err
 	}
+	if o.Draft != nil {
+		if err := e.CheckDraft(o.Draft); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
 	return e, nil
 }
 
@@ -129,23 +138,41 @@ func PlanFile(path string, o Options) (memplan.Plan, error) {
 // defaults changed by apply, which sets a session's options; a model whose
 // attention is not causal gets a batch as large as the context.
 func (e *Engine) NewSeq(apply func(*Settings)) (*seq.Seq, error) {
-	if err := e.Acquire(); err != nil {
-		return nil, err
-	}
-	defer e.Release()
 	o, err := Build(e.Defaults, apply)
 	if err != nil {
 		return nil, err
 	}
+	// The draft's sequence is made first, outside this engine's lock,
+	// which the draft's (the same engine's, perhaps) takes too.
+	dft, err := e.draftSeq(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Acquire(); err != nil {
+		closeSeq(dft)
+		return nil, err
+	}
+	defer e.Release()
 	if e.Model.NonCausal {
 		// Its attention sees the whole text: one forward pass, however
 		// long (the memory plan counts the batch so, memplan.Shape).
 		o.Batch = o.Context
 	}
-	return seq.New(e.Model, ops.NewExec(e.Pool), e.KVBudget, seq.Config{
+	q, err := seq.New(e.Model, ops.NewExec(e.Pool), e.KVBudget, seq.Config{
 		Context: o.Context, Batch: o.Batch, KVType: o.KVType, NoRecent: o.KVNoRecent, Preallocate: o.KVPreallocate,
-		Shift: o.Shift, Keep: o.Keep, Logger: o.Logger, Guard: e, Vocab: e.Tok,
+		Shift: o.Shift, Keep: o.Keep, Logger: o.Logger, Guard: e, Vocab: e.Tok, Draft: dft,
 	})
+	if err != nil {
+		closeSeq(dft)
+	}
+	return q, err
+}
+
+// closeSeq closes q unless it is nil.
+func closeSeq(q *seq.Seq) {
+	if q != nil {
+		q.Close()
+	}
 }
 
 // loadMapped is load turning a panic into an error: reading the header and

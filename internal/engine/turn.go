@@ -73,9 +73,10 @@ func (e *Engine) checkEffort(level string) error {
 }
 
 // Generation applies opts to the defaults: llama.cpp's sampling
-// (sampler.DefaultConfig) and 128 tokens.
+// (sampler.DefaultConfig), 128 tokens, and llama-server's drafting for a
+// session with a draft model (seq.DefaultDrafting).
 func Generation[Option ~func(*Gen)](opts []Option) Gen {
-	g := Gen{Generation: seq.Generation{Config: sampler.DefaultConfig(0xC0FFEE), MaxTokens: 128}}
+	g := Gen{Generation: seq.Generation{Config: sampler.DefaultConfig(0xC0FFEE), MaxTokens: 128, Drafting: seq.DefaultDrafting()}}
 	for _, o := range opts {
 		if o != nil {
 			o(&g)

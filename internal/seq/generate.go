@@ -49,6 +49,9 @@ type Generation struct {
 	// Speculate drafts tokens by prompt lookup and verifies them in one
 	// pass (see Lookup); the zero value is off.
 	Speculate Lookup
+	// Drafting drafts them by the sequence's draft model instead, when it
+	// has one (Config.Draft; see Drafting); the zero value is off.
+	Drafting Drafting
 }
 
 // Finish says why a generation ended.
@@ -72,8 +75,8 @@ type Usage struct {
 	Finish          Finish        // why generation ended
 	PromptTime      time.Duration // evaluating the prompt's new tokens
 	GenerateTime    time.Duration // sampling and evaluating the generated tokens
-	// DraftTokens are the tokens speculation (Generation.Speculate)
-	// drafted and evaluated; AcceptedTokens, of them, those that sampling
+	// DraftTokens are the tokens speculation (Generation.Speculate, or
+	// the draft model's Generation.Drafting) drafted and evaluated; AcceptedTokens, of them, those that sampling
 	// confirmed and the generation went on after without a pass of their
 	// own (not a confirmed token that ended it: an end-of-generation
 	// token, one that completed a stop string or whose yield returned
@@ -204,8 +207,11 @@ func (s *Seq) begin(g Generation) (*sampler.Sampler, constraint, error) {
 	if err := g.Speculate.Check(); err != nil {
 		return nil, nil, err
 	}
-	if n := g.Speculate.Draft + 1; g.Speculate.Draft > 0 && len(s.draft) < n {
-		s.draft = make([]int32, n)
+	if err := g.Drafting.Check(); err != nil {
+		return nil, nil, err
+	}
+	if most, _ := s.draftSizes(g); most > 0 && len(s.draft) < most+1 {
+		s.draft = make([]int32, most+1)
 	}
 	s.mu.Lock()
 	s.logprob, s.top = 0, nil

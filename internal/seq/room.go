@@ -52,6 +52,9 @@ func (s *Seq) shift(n, limit int, start *int) error {
 	if err := s.st.Shift(keep, drop); err != nil {
 		return fmt.Errorf("llm: context shift: %w", err)
 	}
+	if s.dft != nil {
+		s.dft.shiftLike(s.history, keep, drop)
+	}
 	s.mu.Lock()
 	s.history = append(s.history[:keep], s.history[keep+drop:]...)
 	s.at = len(s.history)

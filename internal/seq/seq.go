@@ -74,6 +74,11 @@ type Config struct {
 	Logger      *slog.Logger
 	Guard       Guard // nil: nothing to hold
 	Vocab       Vocab // for Generate
+	// Draft is the sequence of a draft model of the same vocabulary that
+	// drafts tokens for Generation.Drafting; the sequence made owns it
+	// (closes and resets it with itself). Its model must truncate
+	// exactly (no conv or recurrent layers).
+	Draft *Seq
 }
 
 // Stats describes a sequence's KV cache.
@@ -111,6 +116,8 @@ type Seq struct {
 	scratch []float32 // a copy of logits for a sampler that changes them
 	one     [1]int32  // the token of a decode step, without allocating
 	draft   []int32   // a sampled token and the tokens drafted after it (Lookup)
+	dft     *Seq      // the draft model's sequence (Config.Draft), or nil
+	catch   []int32   // as a draft sequence: the tokens it evaluates to follow the one it drafts for
 	rows    []float32 // a verification pass's logits, in the model's arena
 	fit     int       // the most tokens of a verification pass (model.State.RowsFit)
 	bytes   int64     // KV bytes counted in budget
@@ -169,9 +176,13 @@ func New(m *model.Model, e *ops.Exec, b Budget, c Config) (*Seq, error) {
 		st.Cache().Touch()
 	}
 	// The history is reserved up front (4 bytes a token) so appending to it
-	// never allocates in the decode loop.
-	return &Seq{m: m, st: st, budget: b, cfg: c, logits: make([]float32, m.Vocab),
-		history: make([]int32, 0, c.Context), bytes: kvb, fit: st.RowsFit()}, nil
+	// never allocates in the decode loop; so is a draft's catch-up.
+	s := &Seq{m: m, st: st, budget: b, cfg: c, logits: make([]float32, m.Vocab),
+		history: make([]int32, 0, c.Context), bytes: kvb, fit: st.RowsFit(), dft: c.Draft}
+	if d := c.Draft; d != nil {
+		d.catch = make([]int32, 0, d.cfg.Context+1)
+	}
+	return s, nil
 }
 
 // Context is the most tokens the sequence holds.
@@ -260,6 +271,9 @@ func (s *Seq) Reset() {
 	}
 	defer s.leave()
 	s.truncate(0)
+	if s.dft != nil {
+		s.dft.Reset()
+	}
 	if s.cfg.Preallocate {
 		return
 	}
@@ -311,6 +325,9 @@ func (s *Seq) free() {
 	s.st, s.history, s.logits, s.scratch, s.rows = nil, nil, nil, nil, nil
 	freeOS(s.bytes)
 	s.budget.Release(s.bytes)
+	if s.dft != nil {
+		s.dft.Close()
+	}
 }
 
 // enter starts a call: ErrClosed once the sequence is closed, ErrBusy

@@ -14,14 +14,47 @@ import (
 // model.State.TruncatesExactly), where every refused draft would cost a
 // pass again over the tokens kept since the last checkpoint.
 func (s *Seq) drafting(g Generation) int {
-	if g.Speculate.Draft == 0 || !s.st.TruncatesExactly() {
+	if !s.st.TruncatesExactly() {
 		return 0
 	}
-	return max(0, min(g.Speculate.Draft, s.fit-1))
+	most, _ := s.draftSizes(g)
+	return max(0, min(most, s.fit-1))
 }
 
-// step evaluates the token id just yielded: with the tokens prompt lookup
-// drafts after it when there are at least g.Speculate.MinDraft of them (at
+// byModel reports whether g's drafts come from the draft model: the
+// sequence has one and g.Drafting is on. It takes the place of prompt
+// lookup then.
+func (s *Seq) byModel(g Generation) bool { return s.dft != nil && g.Drafting.Draft > 0 }
+
+// draftSizes are the most tokens a step drafts and the fewest worth a
+// verification pass (at least 1), by the draft model or prompt lookup.
+func (s *Seq) draftSizes(g Generation) (most, least int) {
+	if s.byModel(g) {
+		return g.Drafting.Draft, max(g.Drafting.MinDraft, 1)
+	}
+	return g.Speculate.Draft, max(g.Speculate.MinDraft, 1)
+}
+
+// propose fills dst with the drafts after the history and id, by the
+// draft model (cut before a token outside this model's vocabulary) or by
+// prompt lookup, and returns how many.
+func (s *Seq) propose(ctx context.Context, id int32, g Generation, dst []int32) int {
+	if !s.byModel(g) {
+		// The history has room for id (len(dst) ≥ 1): appending it there
+		// does not allocate, nor change the history's length.
+		return lookup(append(s.history, id), g.Speculate.ngram(), dst)
+	}
+	k := s.dft.follow(ctx, s.history, id, g.Drafting.PMin, dst)
+	for i, t := range dst[:k] {
+		if int(t) >= s.m.Vocab {
+			return i
+		}
+	}
+	return k
+}
+
+// step evaluates the token id just yielded: with the tokens drafted after
+// it (propose) when there are at least the fewest worth it (draftSizes; at
 // most drafts), in one pass whose every row of logits it returns (valid
 // until the next pass; s.logits holds the first), else alone. The drafts
 // are then the last t.spec tokens of the history.
@@ -30,11 +63,9 @@ func (s *Seq) step(ctx context.Context, id int32, drafts int, g Generation, t *t
 	if s.cfg.Shift {
 		k = min(k, s.cfg.Context-s.cfg.Keep-1) // so that a shift can make room
 	}
-	if k >= max(g.Speculate.MinDraft, 1) {
-		// The history has room for id (k ≥ 1): appending it there does
-		// not allocate, nor change the history's length.
-		k = lookup(append(s.history, id), g.Speculate.ngram(), s.draft[1:1+k])
-		if k >= max(g.Speculate.MinDraft, 1) {
+	if _, least := s.draftSizes(g); k >= least {
+		k = s.propose(ctx, id, g, s.draft[1:1+k])
+		if k >= least {
 			s.draft[0] = id
 			rows, err := s.evalRows(ctx, s.draft[:k+1])
 			if err == nil {
