@@ -618,15 +618,19 @@ func completionLogprobsOf(lps []TokenLogprobs, offset int) *completionLogprobs {
 
 // response is the body of every OpenAI reply, whole or streamed; only the
 // choice type differs by endpoint. Usage is omitted from stream chunks
-// until the last, and always set on a whole reply.
+// until the last, and always set on a whole reply. Timings, as llama-server
+// adds them (its web UI reads the speed there), are on a whole reply and on
+// each choice's last chunk: the prompt's and the generation's tokens and
+// times, and the tokens speculative decoding drafted and kept.
 type response[C choice] struct {
-	ID                string     `json:"id"`
-	Object            string     `json:"object"`
-	Created           int64      `json:"created"`
-	Model             string     `json:"model"`
-	SystemFingerprint string     `json:"system_fingerprint"`
-	Choices           []C        `json:"choices"`
-	Usage             *usageJSON `json:"usage,omitempty"`
+	ID                string         `json:"id"`
+	Object            string         `json:"object"`
+	Created           int64          `json:"created"`
+	Model             string         `json:"model"`
+	SystemFingerprint string         `json:"system_fingerprint"`
+	Choices           []C            `json:"choices"`
+	Usage             *usageJSON     `json:"usage,omitempty"`
+	Timings           *nativeTimings `json:"timings,omitempty"`
 }
 
 // choice is what one endpoint's reply lists.

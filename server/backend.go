@@ -255,6 +255,9 @@ type Result struct {
 	CachedTokens int
 	// Finish is "stop" or "length".
 	Finish string
+	// Drafted are the tokens speculative decoding drafted, Accepted those
+	// of them kept (llama-server's timings.draft_n, draft_n_accepted).
+	Drafted, Accepted int
 	// stopWord is the stop sequence that ended the generation (the server
 	// sets it; a Backend cannot).
 	stopWord string
@@ -267,5 +270,7 @@ func (r Result) add(c Result) Result {
 		r.PromptTokens = c.PromptTokens
 	}
 	r.CompletionTokens += c.CompletionTokens
+	r.Drafted += c.Drafted
+	r.Accepted += c.Accepted
 	return r
 }

@@ -246,7 +246,8 @@ func (ms modelSession) run(ctx context.Context, p Params, yield func(Piece) bool
 		}
 	}
 	u := s.Usage()
-	res := Result{PromptTokens: u.PromptTokens, CompletionTokens: u.GeneratedTokens, CachedTokens: u.ReusedTokens, Finish: "stop"}
+	res := Result{PromptTokens: u.PromptTokens, CompletionTokens: u.GeneratedTokens, CachedTokens: u.ReusedTokens, Finish: "stop",
+		Drafted: u.DraftTokens, Accepted: u.AcceptedTokens}
 	prompted := u.PromptTokens > 0 // the prompt was evaluated
 	switch {
 	case err == nil && u.Finish == llm.FinishLength:

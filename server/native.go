@@ -74,12 +74,34 @@ type nativeTimings struct {
 	PredictedMS         float64 `json:"predicted_ms"`
 	PredictedPerTokenMS float64 `json:"predicted_per_token_ms"`
 	PredictedPerSecond  float64 `json:"predicted_per_second"`
+	// Only when speculative decoding drafted, as llama-server writes them.
+	DraftN         int `json:"draft_n,omitempty"`
+	DraftNAccepted int `json:"draft_n_accepted,omitempty"`
 }
 
 func timingsOf(res Result, t timing) nativeTimings {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
 	out := nativeTimings{CacheN: res.CachedTokens, PromptN: res.PromptTokens - res.CachedTokens,
-		PromptMS: ms(t.first.Sub(t.acquired)), PredictedN: res.CompletionTokens, PredictedMS: ms(t.end.Sub(t.first))}
+		PromptMS: ms(t.first.Sub(t.acquired)), PredictedN: res.CompletionTokens, PredictedMS: ms(t.end.Sub(t.first)),
+		DraftN: res.Drafted, DraftNAccepted: res.Accepted}
+	return out.rated()
+}
+
+// plus is the timings of two generations of one request (its choices):
+// the first's prompt, both predictions.
+func (out nativeTimings) plus(u nativeTimings) nativeTimings {
+	if out == (nativeTimings{}) {
+		return u
+	}
+	out.PredictedN += u.PredictedN
+	out.PredictedMS += u.PredictedMS
+	out.DraftN += u.DraftN
+	out.DraftNAccepted += u.DraftNAccepted
+	return out.rated()
+}
+
+// rated fills in the per-token times and the speeds.
+func (out nativeTimings) rated() nativeTimings {
 	// llama-server divides by zero here (JSON null); 0 says as much.
 	if out.PromptN > 0 && out.PromptMS > 0 {
 		out.PromptPerTokenMS, out.PromptPerSecond = out.PromptMS/float64(out.PromptN), 1e3*float64(out.PromptN)/out.PromptMS

@@ -562,18 +562,19 @@ func (s *Server) generateParsed(r *http.Request, prompt string, p Params, stop [
 // whole answers a request whose n choices come whole: it generates them
 // one after the other, makes each into a C from its text, its tokens'
 // logprobs (nil unless p asks for them) and its result, and writes the
-// response that respond makes of them and their total usage.
+// response that respond makes of them, their total usage and timings.
 func whole[C any](s *Server, w http.ResponseWriter, r *http.Request, prompt string, p Params, stop []string, n int,
-	choice func(i int, text string, lps []TokenLogprobs, res Result) C, respond func([]C, *usageJSON) any) *apiError {
+	choice func(i int, text string, lps []TokenLogprobs, res Result) C, respond func([]C, *usageJSON, *nativeTimings) any) *apiError {
 	out := make([]C, 0, n)
 	var total Result
+	var tms nativeTimings
 	for i := range n {
 		var b strings.Builder
 		var lps []TokenLogprobs
 		if p.Logprobs {
 			lps = []TokenLogprobs{}
 		}
-		res, _, aerr := s.generate(r, prompt, p.choice(i), stop, nil, func(text string, more []TokenLogprobs) bool {
+		res, tm, aerr := s.generate(r, prompt, p.choice(i), stop, nil, func(text string, more []TokenLogprobs) bool {
 			b.WriteString(text)
 			lps = append(lps, more...)
 			return true
@@ -581,10 +582,10 @@ func whole[C any](s *Server, w http.ResponseWriter, r *http.Request, prompt stri
 		if aerr != nil {
 			return aerr
 		}
-		total = total.add(res)
+		total, tms = total.add(res), tms.plus(timingsOf(res, tm))
 		out = append(out, choice(i, b.String(), lps, res))
 	}
-	writeJSON(w, respond(out, usageOf(total)))
+	writeJSON(w, respond(out, usageOf(total), &tms))
 	return nil
 }
 
@@ -627,9 +628,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 				choice.Message, choice.FinishReason = rm, "tool_calls"
 			}
 			return choice
-		}, func(choices []chatChoice, u *usageJSON) any {
+		}, func(choices []chatChoice, u *usageJSON, tm *nativeTimings) any {
 			return chatResponse{ID: id, Object: "chat.completion", Created: created, Model: s.info.ID,
-				SystemFingerprint: "lowmem", Choices: choices, Usage: u}
+				SystemFingerprint: "lowmem", Choices: choices, Usage: u, Timings: tm}
 		})
 	}
 
@@ -639,13 +640,14 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 		var lps []TokenLogprobs // not yet sent
 		// A chunk carries the logprobs of the tokens since the last one:
 		// the parser may hold a token's text back (a tool call being read).
+		var tm *nativeTimings // the choice's, on its last chunk
 		chunk := func(d deltaJSON, finish *string) bool {
 			c := chunkChoice{Index: i, Delta: d, FinishReason: finish}
 			if len(lps) > 0 {
 				c.Logprobs, lps = chatLogprobsOf(lps), nil
 			}
 			return sse.send(chatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: s.info.ID,
-				SystemFingerprint: "lowmem", Choices: []chunkChoice{c}})
+				SystemFingerprint: "lowmem", Choices: []chunkChoice{c}, Timings: tm})
 		}
 		ok := true
 		calls := 0
@@ -666,7 +668,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 		}
 		started := func() { ok = chunk(deltaJSON{Role: "assistant", Content: strp("")}, nil) }
 		parser := chat.NewParser(s.info.Template.Format(), popts)
-		res, _, aerr := s.generateParsed(r, prompt, in.params.choice(i), req.Stop, parser, started, send)
+		res, t, aerr := s.generateParsed(r, prompt, in.params.choice(i), req.Stop, parser, started, send)
 		if aerr != nil {
 			sse.fail(aerr)
 			return aerr
@@ -676,6 +678,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 		if calls > 0 {
 			finish = "tool_calls"
 		}
+		tms := timingsOf(res, t)
+		tm = &tms
 		chunk(deltaJSON{}, &finish)
 	}
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
@@ -763,15 +767,16 @@ func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) *apiEr
 	if !req.Stream {
 		return whole(s, w, r, prompt, p, req.Stop, n, func(i int, text string, lps []TokenLogprobs, res Result) completionChoice {
 			return completionChoice{Index: i, Text: text, FinishReason: &res.Finish, Logprobs: completionLogprobsOf(lps, 0)}
-		}, func(choices []completionChoice, u *usageJSON) any {
+		}, func(choices []completionChoice, u *usageJSON, tm *nativeTimings) any {
 			return completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.info.ID,
-				SystemFingerprint: "lowmem", Choices: choices, Usage: u}
+				SystemFingerprint: "lowmem", Choices: choices, Usage: u, Timings: tm}
 		})
 	}
 	// Choices stream one after the other, each told by its index.
 	sse := newSSE(w)
 	for i := range n {
-		offset := 0 // of the next token's text in the completion
+		offset := 0           // of the next token's text in the completion
+		var tm *nativeTimings // the choice's, on its last chunk
 		chunk := func(text string, lps []TokenLogprobs, finish *string) bool {
 			c := completionChoice{Index: i, Text: text, FinishReason: finish}
 			if p.Logprobs && len(lps) > 0 {
@@ -781,14 +786,16 @@ func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) *apiEr
 				}
 			}
 			return sse.send(completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.info.ID,
-				SystemFingerprint: "lowmem", Choices: []completionChoice{c}})
+				SystemFingerprint: "lowmem", Choices: []completionChoice{c}, Timings: tm})
 		}
-		res, _, aerr := s.generate(r, prompt, p.choice(i), req.Stop, nil, func(text string, lps []TokenLogprobs) bool { return chunk(text, lps, nil) })
+		res, t, aerr := s.generate(r, prompt, p.choice(i), req.Stop, nil, func(text string, lps []TokenLogprobs) bool { return chunk(text, lps, nil) })
 		if aerr != nil {
 			sse.fail(aerr)
 			return aerr
 		}
 		total = total.add(res)
+		tms := timingsOf(res, t)
+		tm = &tms
 		chunk("", nil, &res.Finish)
 	}
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {

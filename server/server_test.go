@@ -737,3 +737,56 @@ func TestToolChoiceParams(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAITimings: OpenAI replies carry llama-server's timings object —
+// on a whole reply (its choices' generations together) and on each
+// choice's last chunk of a stream, no other chunk — with the tokens
+// predicted, and no draft counts where nothing was drafted.
+func TestOpenAITimings(t *testing.T) {
+	_, hs := start(t, newFake(words("Hello big world")))
+	chatBody := `{"messages":[{"role":"user","content":"hi"}]`
+	for _, tc := range []struct {
+		path, body string
+		predicted  float64
+	}{
+		{"/v1/chat/completions", chatBody + `}`, 3},
+		{"/v1/chat/completions", chatBody + `,"n":2}`, 6},
+		{"/v1/completions", `{"prompt":"hi"}`, 3},
+		{"/v1/completions", `{"prompt":"hi","n":2}`, 6},
+	} {
+		resp, body := post(t, hs.URL+tc.path, tc.body)
+		var got struct{ Timings map[string]float64 }
+		if resp.StatusCode != 200 || json.Unmarshal(body, &got) != nil {
+			t.Fatalf("%s %s: status %d: %s", tc.path, tc.body, resp.StatusCode, body)
+		}
+		if got.Timings["predicted_n"] != tc.predicted || got.Timings["prompt_n"] < 1 {
+			t.Errorf("%s %s: timings %v, want predicted_n %v and the prompt's tokens", tc.path, tc.body, got.Timings, tc.predicted)
+		}
+		if _, ok := got.Timings["draft_n"]; ok {
+			t.Errorf("%s %s: timings %v name drafts, none made", tc.path, tc.body, got.Timings)
+		}
+	}
+	check := func(what string, finish []*string, tms []*nativeTimings) {
+		t.Helper()
+		for i, tm := range tms {
+			if last := finish[i] != nil; (tm != nil) != last {
+				t.Errorf("%s chunk %d: timings %v, finish %v; want timings on the last chunk only", what, i, tm, last)
+			} else if last && tm.PredictedN != 3 {
+				t.Errorf("%s chunk %d: predicted_n %d, want 3", what, i, tm.PredictedN)
+			}
+		}
+	}
+	_, cc := stream[chunkChoice](t, hs.URL+"/v1/chat/completions", chatBody+`,"stream":true}`)
+	var finish []*string
+	var tms []*nativeTimings
+	for _, c := range cc {
+		finish, tms = append(finish, c.Choices[0].FinishReason), append(tms, c.Timings)
+	}
+	check("chat", finish, tms)
+	_, pc := stream[completionChoice](t, hs.URL+"/v1/completions", `{"prompt":"hi","stream":true}`)
+	finish, tms = nil, nil
+	for _, c := range pc {
+		finish, tms = append(finish, c.Choices[0].FinishReason), append(tms, c.Timings)
+	}
+	check("completions", finish, tms)
+}

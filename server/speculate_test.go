@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -41,6 +42,7 @@ func TestModelSpeculation(t *testing.T) {
 		resp, body := post(t, hs.URL+"/v1/completions", req+extra+"}")
 		var c struct {
 			Choices []struct{ Text string } `json:"choices"`
+			Timings map[string]float64      `json:"timings"`
 		}
 		if resp.StatusCode != 200 || json.Unmarshal(body, &c) != nil || len(c.Choices) != 1 {
 			t.Fatalf("status %d: %s", resp.StatusCode, body)
@@ -50,6 +52,7 @@ func TestModelSpeculation(t *testing.T) {
 		if on := i == 0; (u.AcceptedTokens > 0) != on || (u.DraftTokens > 0) != on {
 			t.Errorf("request %d: %d drafted, %d accepted, want speculation %v", i, u.DraftTokens, u.AcceptedTokens, on)
 		}
+		checkDraftTimings(t, fmt.Sprint("request ", i), c.Timings, u)
 	}
 	if texts[0] == "" {
 		t.Error("speculation generated nothing")
@@ -100,8 +103,22 @@ func TestModelDraft(t *testing.T) {
 		if resp.StatusCode != 200 {
 			t.Fatalf("status %d: %s", resp.StatusCode, body)
 		}
-		drafted[i] = usage().DraftTokens
+		u := usage()
+		drafted[i] = u.DraftTokens
+		var c struct{ Timings map[string]float64 }
+		if err := json.Unmarshal(body, &c); err != nil {
+			t.Fatal(err)
+		}
+		checkDraftTimings(t, fmt.Sprint("request ", i), c.Timings, u)
 	}
+	// llama-server's native answer and a streamed chat's last chunk carry
+	// the same counts.
+	resp, body := post(t, hs.URL+"/completion", `{"prompt":"Once upon a time, there was a little girl","n_predict":60,"temperature":0}`)
+	var nat struct{ Timings map[string]float64 }
+	if resp.StatusCode != 200 || json.Unmarshal(body, &nat) != nil {
+		t.Fatalf("/completion: status %d: %s", resp.StatusCode, body)
+	}
+	checkDraftTimings(t, "/completion", nat.Timings, usage())
 	if drafted[0] == 0 || drafted[1] != 0 || drafted[2] >= drafted[0] {
 		t.Errorf("drafted %v (default, n_max 0, p_min 1), want some, none, fewer", drafted)
 	}
@@ -118,6 +135,28 @@ func TestModelDraft(t *testing.T) {
 	_, props := get(t, hs.URL+"/props")
 	if !strings.Contains(props, `"speculative.n_max":6`) || !strings.Contains(props, `"speculative.p_min":0.5`) {
 		t.Errorf("/props: %s, want the draft settings", props)
+	}
+}
+
+// checkDraftTimings checks that a reply's timings report the drafts u
+// counts, as llama-server does: draft_n and draft_n_accepted when
+// speculation drafted, neither when it did not.
+func checkDraftTimings(t *testing.T, what string, tm map[string]float64, u llm.Usage) {
+	t.Helper()
+	if tm == nil || tm["predicted_n"] != float64(u.GeneratedTokens) {
+		t.Errorf("%s: timings %v, want predicted_n %d", what, tm, u.GeneratedTokens)
+		return
+	}
+	n, okN := tm["draft_n"]
+	a, okA := tm["draft_n_accepted"]
+	if u.DraftTokens == 0 {
+		if okN || okA {
+			t.Errorf("%s: timings %v name drafts, none drafted", what, tm)
+		}
+		return
+	}
+	if n != float64(u.DraftTokens) || a != float64(u.AcceptedTokens) {
+		t.Errorf("%s: timings draft_n %v, draft_n_accepted %v; want %d, %d", what, n, a, u.DraftTokens, u.AcceptedTokens)
 	}
 }
 
