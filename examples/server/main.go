@@ -1,12 +1,15 @@
 // Command server serves a GGUF model over HTTP with OpenAI's API
-// (POST /v1/chat/completions and /v1/completions, streamed or not;
-// POST /v1/embeddings; GET /v1/models, /health, /metrics) and Ollama's
-// (/api/chat, /api/generate, /api/embed, /api/embeddings, /api/show,
-// /api/tags, /api/ps, /api/version), so that unmodified OpenAI and Ollama
-// clients can use it.
+// (POST /v1/chat/completions, /v1/completions and /v1/responses, streamed
+// or not; POST /v1/embeddings, /v1/rerank; GET /v1/models, /health,
+// /metrics), Anthropic's (POST /v1/messages), llama-server's own
+// (POST /completion, /infill, /embedding, /tokenize, /detokenize,
+// /apply-template; GET /props, /slots) and Ollama's (/api/chat,
+// /api/generate, /api/embed, /api/embeddings, /api/show, /api/tags,
+// /api/ps, /api/version), so that unmodified clients of each can use it.
 //
 //	go run ./examples/server -m model.gguf -addr 127.0.0.1:8080 -parallel 2
 //	curl http://127.0.0.1:8080/v1/chat/completions -d '{"messages":[{"role":"user","content":"Hi"}]}'
+//	curl http://127.0.0.1:8080/infill -d '{"input_prefix":"def add(a, b):\n    ","input_suffix":"\n"}'
 //	curl http://127.0.0.1:8080/v1/embeddings -d '{"input":["a cat","a dog"]}'
 //	curl http://127.0.0.1:8080/api/chat -d '{"model":"m","stream":false,"messages":[{"role":"user","content":"Hi"}]}'
 //
@@ -15,8 +18,9 @@
 // each on its own session whose KV cache the memory plan counts; -queue
 // bounds how many more wait (429 past it). -md FILE drafts with a small
 // model of the same vocabulary (speculative decoding, as llama-server's
-// --model-draft; -draft-max, -draft-min, -draft-p-min, -cd, -mem-draft). SIGTERM or Ctrl-C stops taking
-// requests, lets those in flight finish for up to -drain, then cancels them.
+// --model-draft; -draft-max, -draft-min, -draft-p-min, -cd, -mem-draft).
+// SIGTERM or Ctrl-C stops taking requests, lets those in flight finish for
+// up to -drain, then cancels them.
 package main
 
 import (
