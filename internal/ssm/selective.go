@@ -15,11 +15,13 @@ import "github.com/lowmem/llm/internal/softmax"
 // state before the token: s itself, or another copy of the same size (the
 // first token of a pass reads the previous checkpoint's slot).
 //
-// The exponential is softmax.Expf (0 where dt·A is below
-// softmax.ExpfFloor, NaN for NaN; A is negative in every converted model,
-// and Expf stays within its ulps up to about 88, past which it wraps),
-// every product and sum is rounded to float32, and the sum over the state
-// runs in selectiveRowGo's order, so every kernel gives the same bits.
+// The exponential is softmax.Expf: 0 where dt·A is below
+// softmax.ExpfFloor, NaN for NaN. A is negative in every converted model;
+// for a positive dt·A Expf stays within its 2 ulps up to about 88, past
+// which its exponent overflows into meaningless bits (not +Inf), the
+// same on every kernel. Every product and sum is rounded to float32 and
+// the sum over the state runs in selectiveRowGo's order, so every kernel
+// gives the same bits; arm64 and -tags purego run the twin.
 func SelectiveScan(s, in, A, B, C, x, dt, D, y []float32) {
 	n, rows := len(B), len(x)
 	if rows == 0 {
