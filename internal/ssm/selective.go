@@ -17,9 +17,9 @@ import "github.com/lowmem/llm/internal/softmax"
 //
 // The exponential is softmax.Expf: 0 where dt·A is below
 // softmax.ExpfFloor, NaN for NaN. A is negative in every converted model;
-// for a positive dt·A Expf stays within its 2 ulps up to about 88, past
-// which its exponent overflows into meaningless bits (not +Inf), the
-// same on every kernel. Every product and sum is rounded to float32 and
+// for a positive dt·A Expf stays within 2 ulps up to 88.37 (1.2 measured
+// every 97th float32), gives +Inf a little past it and past 88.7 bits of
+// no meaning, the same on every kernel. Every product and sum is rounded to float32 and
 // the sum over the state runs in selectiveRowGo's order, so every kernel
 // gives the same bits; arm64 and -tags purego run the twin.
 func SelectiveScan(s, in, A, B, C, x, dt, D, y []float32) {
