@@ -44,32 +44,38 @@ type mamba1ScanTask struct {
 	dst    []float32 // where the pass leaves it (src itself or a free slot)
 }
 
-// Do scans channels [lo,hi) with ssm.SelectiveChannel, the first token
-// from src into dst, the rest in place; a new text of the pass starts
-// from the empty state.
+// Do scans channels [lo,hi) with ssm.Softplus and ssm.SelectiveScan,
+// mamba1Block channels a call, each block's state through the tokens in order: the
+// first token from src into dst, the rest in place; a new text of the
+// pass starts from the empty state.
 func (k *mamba1ScanTask) Do(_, lo, hi int) {
 	c := &k.s.m.Config
 	I, N, R := c.SSMInner, c.SSMState, c.SSMDtRank
 	texts := k.s.texts
-	for d := lo; d < hi; d++ {
-		in, st := k.src[d*N:(d+1)*N], k.dst[d*N:(d+1)*N]
-		A := k.L.SSMA[d*N : (d+1)*N]
+	var dt [mamba1Block]float32
+	for b0 := lo; b0 < hi; b0 += mamba1Block {
+		b1 := min(b0+mamba1Block, hi)
+		in, st := k.src[b0*N:b1*N], k.dst[b0*N:b1*N]
+		A, dtB, D := k.L.SSMA[b0*N:b1*N], k.L.SSMDtB[b0:b1], k.L.SSMD[b0:b1]
 		for t := range k.n {
 			if texts != nil && int(texts[t].from) == t {
 				clear(st)
 				in = st
 			}
 			row := k.rows[t*k.stride:]
-			x := row[d]
 			B := row[2*I+R : 2*I+R+N]
 			C := row[2*I+R+N : 2*I+R+2*N]
-			dt := softplus(row[2*I+R+2*N+d] + k.L.SSMDtB[d])
-			y := ssm.SelectiveChannel(st, in, A, B, C, x, dt)
-			k.y[t*I+d] = y + x*k.L.SSMD[d]
+			ssm.Softplus(dt[:b1-b0], row[2*I+R+2*N+b0:2*I+R+2*N+b1], dtB)
+			ssm.SelectiveScan(st, in, A, B, C, row[b0:b1], dt[:b1-b0], D, k.y[t*I+b0:t*I+b1])
 			in = st
 		}
 	}
 }
+
+// mamba1Block is the most channels mamba1ScanTask hands the scan at once:
+// their time steps live on the stack, and their state (Falcon-Mamba's
+// 64 × 16 floats) stays in the L1 cache through the pass's tokens.
+const mamba1Block = 64
 
 // mamba1 runs Mamba-1 layer il's ssm_in, convolution, ssm_x, norms,
 // ssm_dt, scan and gate of a into p.att (SSMInner floats a token),

@@ -4,7 +4,7 @@
 // float64, and the results scaled by the float32 reciprocal of the sum.
 // Attention (kv, as the twin of its assembly, which computes Expf lane by
 // lane to the same bits) and mixture-of-experts routing (model) both use
-// it.
+// it, and internal/ssm's Mamba-1 scan takes Expf for its decays.
 //
 // It imports nothing of this module.
 //

@@ -27,3 +27,20 @@ func scanHeadNTAVX2(s *float32, in *float32, B *float32, C *float32, x *float32,
 //
 //go:noescape
 func scanHeadNTAVX512(s *float32, in *float32, B *float32, C *float32, x *float32, y *float32, rows int, n int, dA float32, dt float32, d float32)
+
+// selectiveAVX2 advances rows channels of n state floats by a token: s = in·Expf(dt[p]·A) + B·(x[p]·dt[p]),
+// y[p] = Σ s·C + x[p]·D[p], in selectiveGo's order.
+//
+//go:noescape
+func selectiveAVX2(s *float32, in *float32, A *float32, B *float32, C *float32, x *float32, dt *float32, D *float32, y *float32, rows int, n int)
+
+// selectiveAVX512 advances rows channels of n state floats by a token: s = in·Expf(dt[p]·A) + B·(x[p]·dt[p]),
+// y[p] = Σ s·C + x[p]·D[p], in selectiveGo's order.
+//
+//go:noescape
+func selectiveAVX512(s *float32, in *float32, A *float32, B *float32, C *float32, x *float32, dt *float32, D *float32, y *float32, rows int, n int)
+
+// softplusAVX2 sets dst[i] to the softplus of x[i] + bias[i] for n floats, as softplusGo.
+//
+//go:noescape
+func softplusAVX2(dst *float32, x *float32, bias *float32, n int)

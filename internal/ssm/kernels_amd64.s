@@ -69,8 +69,8 @@ tail:
 	VMULSS (R8)(AX*4), X15, X4
 	VADDSS X4, X3, X3
 	VMOVSS X3, (DI)(AX*4)
-	VMULSS (R9)(AX*4), X3, X5
-	VADDSS X5, X6, X6
+	VMULSS (R9)(AX*4), X3, X4
+	VADDSS X4, X6, X6
 	INCQ   AX
 	JMP    tail
 
@@ -149,8 +149,8 @@ tail:
 	VMULSS (R8)(AX*4), X15, X4
 	VADDSS X4, X3, X3
 	VMOVSS X3, (DI)(AX*4)
-	VMULSS (R9)(AX*4), X3, X5
-	VADDSS X5, X6, X6
+	VMULSS (R9)(AX*4), X3, X4
+	VADDSS X4, X6, X6
 	INCQ   AX
 	JMP    tail
 
@@ -234,8 +234,8 @@ tail:
 	VMULSS (R8)(AX*4), X15, X4
 	VADDSS X4, X3, X3
 	VMOVSS X3, (DI)(AX*4)
-	VMULSS (R9)(AX*4), X3, X5
-	VADDSS X5, X6, X6
+	VMULSS (R9)(AX*4), X3, X4
+	VADDSS X4, X6, X6
 	INCQ   AX
 	JMP    tail
 
@@ -315,8 +315,8 @@ tail:
 	VMULSS (R8)(AX*4), X15, X4
 	VADDSS X4, X3, X3
 	VMOVSS X3, (DI)(AX*4)
-	VMULSS (R9)(AX*4), X3, X5
-	VADDSS X5, X6, X6
+	VMULSS (R9)(AX*4), X3, X4
+	VADDSS X4, X6, X6
 	INCQ   AX
 	JMP    tail
 
@@ -335,3 +335,721 @@ done:
 	SFENCE
 	VZEROUPPER
 	RET
+
+// func selectiveAVX2(s *float32, in *float32, A *float32, B *float32, C *float32, x *float32, dt *float32, D *float32, y *float32, rows int, n int)
+// Requires: AVX, AVX2
+TEXT ·selectiveAVX2(SB), NOSPLIT, $0-88
+	MOVQ    s+0(FP), DI
+	MOVQ    in+8(FP), SI
+	MOVQ    A+16(FP), R13
+	MOVQ    B+24(FP), R8
+	MOVQ    C+32(FP), R9
+	MOVQ    rows+72(FP), CX
+	MOVQ    n+80(FP), DX
+	VMOVUPS expfC<>+0(SB), Y13
+	MOVQ    DX, BX
+	SHLQ    $0x02, BX
+	MOVQ    DX, R12
+	ANDQ    $-16, R12
+	XORQ    R10, R10
+	TESTQ   CX, CX
+	JEQ     done
+
+row:
+	MOVQ         x+40(FP), R11
+	VMOVSS       (R11)(R10*4), X0
+	MOVQ         dt+48(FP), R11
+	VBROADCASTSS (R11)(R10*4), Y14
+	VMULSS       X14, X0, X1
+	VBROADCASTSS X1, Y15
+	MOVQ         D+56(FP), R11
+	VMULSS       (R11)(R10*4), X0, X7
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       X6, X6, X6
+	XORQ         AX, AX
+
+block:
+	CMPQ      AX, R12
+	JGE       reduce
+	VMULPS    (R13)(AX*4), Y14, Y2
+	VMULPS    32(R13)(AX*4), Y14, Y3
+	VCMPPS    $0x01, Y13, Y2, Y8
+	VCMPPS    $0x01, Y13, Y3, Y9
+	VMAXPS    Y2, Y13, Y2
+	VMAXPS    Y3, Y13, Y3
+	VMULPS    expfC<>+32(SB), Y2, Y4
+	VMULPS    expfC<>+32(SB), Y3, Y5
+	VROUNDPS  $0x00, Y4, Y4
+	VROUNDPS  $0x00, Y5, Y5
+	VMULPS    expfC<>+64(SB), Y4, Y10
+	VMULPS    expfC<>+64(SB), Y5, Y11
+	VSUBPS    Y10, Y2, Y2
+	VSUBPS    Y11, Y3, Y3
+	VMULPS    expfC<>+96(SB), Y4, Y10
+	VMULPS    expfC<>+96(SB), Y5, Y11
+	VSUBPS    Y10, Y2, Y2
+	VSUBPS    Y11, Y3, Y3
+	VMULPS    expfC<>+128(SB), Y2, Y10
+	VMULPS    expfC<>+128(SB), Y3, Y11
+	VADDPS    expfC<>+160(SB), Y10, Y10
+	VADDPS    expfC<>+160(SB), Y11, Y11
+	VMULPS    Y2, Y10, Y10
+	VMULPS    Y3, Y11, Y11
+	VADDPS    expfC<>+192(SB), Y10, Y10
+	VADDPS    expfC<>+192(SB), Y11, Y11
+	VMULPS    Y2, Y10, Y10
+	VMULPS    Y3, Y11, Y11
+	VADDPS    expfC<>+224(SB), Y10, Y10
+	VADDPS    expfC<>+224(SB), Y11, Y11
+	VMULPS    Y2, Y10, Y10
+	VMULPS    Y3, Y11, Y11
+	VADDPS    expfC<>+256(SB), Y10, Y10
+	VADDPS    expfC<>+256(SB), Y11, Y11
+	VMULPS    Y2, Y10, Y10
+	VMULPS    Y3, Y11, Y11
+	VADDPS    expfC<>+288(SB), Y10, Y10
+	VADDPS    expfC<>+288(SB), Y11, Y11
+	VMULPS    Y2, Y10, Y10
+	VMULPS    Y3, Y11, Y11
+	VADDPS    expfC<>+320(SB), Y10, Y10
+	VADDPS    expfC<>+320(SB), Y11, Y11
+	VMULPS    Y2, Y10, Y10
+	VMULPS    Y3, Y11, Y11
+	VADDPS    expfC<>+352(SB), Y10, Y10
+	VADDPS    expfC<>+352(SB), Y11, Y11
+	VCVTPS2DQ Y4, Y4
+	VCVTPS2DQ Y5, Y5
+	VPADDD    expfC<>+384(SB), Y4, Y4
+	VPADDD    expfC<>+384(SB), Y5, Y5
+	VPSLLD    $0x17, Y4, Y4
+	VPSLLD    $0x17, Y5, Y5
+	VMULPS    Y4, Y10, Y10
+	VMULPS    Y5, Y11, Y11
+	VANDNPS   Y10, Y8, Y10
+	VANDNPS   Y11, Y9, Y11
+	VMULPS    (SI)(AX*4), Y10, Y10
+	VMULPS    (R8)(AX*4), Y15, Y2
+	VADDPS    Y2, Y10, Y10
+	VMOVUPS   Y10, (DI)(AX*4)
+	VMULPS    (R9)(AX*4), Y10, Y2
+	VADDPS    Y2, Y0, Y0
+	VMULPS    32(SI)(AX*4), Y11, Y11
+	VMULPS    32(R8)(AX*4), Y15, Y3
+	VADDPS    Y3, Y11, Y11
+	VMOVUPS   Y11, 32(DI)(AX*4)
+	VMULPS    32(R9)(AX*4), Y11, Y3
+	VADDPS    Y3, Y1, Y1
+	ADDQ      $0x10, AX
+	JMP       block
+
+reduce:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+
+tail:
+	CMPQ      AX, DX
+	JGE       out
+	VMOVSS    (R13)(AX*4), X2
+	VMULSS    X14, X2, X2
+	VCMPPS    $0x01, X13, X2, X8
+	VMAXPS    X2, X13, X2
+	VMULPS    expfC<>+32(SB), X2, X4
+	VROUNDPS  $0x00, X4, X4
+	VMULPS    expfC<>+64(SB), X4, X10
+	VSUBPS    X10, X2, X2
+	VMULPS    expfC<>+96(SB), X4, X10
+	VSUBPS    X10, X2, X2
+	VMULPS    expfC<>+128(SB), X2, X10
+	VADDPS    expfC<>+160(SB), X10, X10
+	VMULPS    X2, X10, X10
+	VADDPS    expfC<>+192(SB), X10, X10
+	VMULPS    X2, X10, X10
+	VADDPS    expfC<>+224(SB), X10, X10
+	VMULPS    X2, X10, X10
+	VADDPS    expfC<>+256(SB), X10, X10
+	VMULPS    X2, X10, X10
+	VADDPS    expfC<>+288(SB), X10, X10
+	VMULPS    X2, X10, X10
+	VADDPS    expfC<>+320(SB), X10, X10
+	VMULPS    X2, X10, X10
+	VADDPS    expfC<>+352(SB), X10, X10
+	VCVTPS2DQ X4, X4
+	VPADDD    expfC<>+384(SB), X4, X4
+	VPSLLD    $0x17, X4, X4
+	VMULPS    X4, X10, X10
+	VANDNPS   X10, X8, X10
+	VMULSS    (SI)(AX*4), X10, X10
+	VMULSS    (R8)(AX*4), X15, X3
+	VADDSS    X3, X10, X10
+	VMOVSS    X10, (DI)(AX*4)
+	VMULSS    (R9)(AX*4), X10, X3
+	VADDSS    X3, X6, X6
+	INCQ      AX
+	JMP       tail
+
+out:
+	VADDSS X6, X0, X0
+	VADDSS X7, X0, X0
+	MOVQ   y+64(FP), R11
+	VMOVSS X0, (R11)(R10*4)
+	ADDQ   BX, DI
+	ADDQ   BX, SI
+	ADDQ   BX, R13
+	INCQ   R10
+	CMPQ   R10, CX
+	JLT    row
+
+done:
+	VZEROUPPER
+	RET
+
+DATA expfC<>+0(SB)/4, $0xc2aeac4f
+DATA expfC<>+4(SB)/4, $0xc2aeac4f
+DATA expfC<>+8(SB)/4, $0xc2aeac4f
+DATA expfC<>+12(SB)/4, $0xc2aeac4f
+DATA expfC<>+16(SB)/4, $0xc2aeac4f
+DATA expfC<>+20(SB)/4, $0xc2aeac4f
+DATA expfC<>+24(SB)/4, $0xc2aeac4f
+DATA expfC<>+28(SB)/4, $0xc2aeac4f
+DATA expfC<>+32(SB)/4, $0x3fb8aa3b
+DATA expfC<>+36(SB)/4, $0x3fb8aa3b
+DATA expfC<>+40(SB)/4, $0x3fb8aa3b
+DATA expfC<>+44(SB)/4, $0x3fb8aa3b
+DATA expfC<>+48(SB)/4, $0x3fb8aa3b
+DATA expfC<>+52(SB)/4, $0x3fb8aa3b
+DATA expfC<>+56(SB)/4, $0x3fb8aa3b
+DATA expfC<>+60(SB)/4, $0x3fb8aa3b
+DATA expfC<>+64(SB)/4, $0x3f318000
+DATA expfC<>+68(SB)/4, $0x3f318000
+DATA expfC<>+72(SB)/4, $0x3f318000
+DATA expfC<>+76(SB)/4, $0x3f318000
+DATA expfC<>+80(SB)/4, $0x3f318000
+DATA expfC<>+84(SB)/4, $0x3f318000
+DATA expfC<>+88(SB)/4, $0x3f318000
+DATA expfC<>+92(SB)/4, $0x3f318000
+DATA expfC<>+96(SB)/4, $0xb95e8083
+DATA expfC<>+100(SB)/4, $0xb95e8083
+DATA expfC<>+104(SB)/4, $0xb95e8083
+DATA expfC<>+108(SB)/4, $0xb95e8083
+DATA expfC<>+112(SB)/4, $0xb95e8083
+DATA expfC<>+116(SB)/4, $0xb95e8083
+DATA expfC<>+120(SB)/4, $0xb95e8083
+DATA expfC<>+124(SB)/4, $0xb95e8083
+DATA expfC<>+128(SB)/4, $0x39500d01
+DATA expfC<>+132(SB)/4, $0x39500d01
+DATA expfC<>+136(SB)/4, $0x39500d01
+DATA expfC<>+140(SB)/4, $0x39500d01
+DATA expfC<>+144(SB)/4, $0x39500d01
+DATA expfC<>+148(SB)/4, $0x39500d01
+DATA expfC<>+152(SB)/4, $0x39500d01
+DATA expfC<>+156(SB)/4, $0x39500d01
+DATA expfC<>+160(SB)/4, $0x3ab60b61
+DATA expfC<>+164(SB)/4, $0x3ab60b61
+DATA expfC<>+168(SB)/4, $0x3ab60b61
+DATA expfC<>+172(SB)/4, $0x3ab60b61
+DATA expfC<>+176(SB)/4, $0x3ab60b61
+DATA expfC<>+180(SB)/4, $0x3ab60b61
+DATA expfC<>+184(SB)/4, $0x3ab60b61
+DATA expfC<>+188(SB)/4, $0x3ab60b61
+DATA expfC<>+192(SB)/4, $0x3c088889
+DATA expfC<>+196(SB)/4, $0x3c088889
+DATA expfC<>+200(SB)/4, $0x3c088889
+DATA expfC<>+204(SB)/4, $0x3c088889
+DATA expfC<>+208(SB)/4, $0x3c088889
+DATA expfC<>+212(SB)/4, $0x3c088889
+DATA expfC<>+216(SB)/4, $0x3c088889
+DATA expfC<>+220(SB)/4, $0x3c088889
+DATA expfC<>+224(SB)/4, $0x3d2aaaab
+DATA expfC<>+228(SB)/4, $0x3d2aaaab
+DATA expfC<>+232(SB)/4, $0x3d2aaaab
+DATA expfC<>+236(SB)/4, $0x3d2aaaab
+DATA expfC<>+240(SB)/4, $0x3d2aaaab
+DATA expfC<>+244(SB)/4, $0x3d2aaaab
+DATA expfC<>+248(SB)/4, $0x3d2aaaab
+DATA expfC<>+252(SB)/4, $0x3d2aaaab
+DATA expfC<>+256(SB)/4, $0x3e2aaaab
+DATA expfC<>+260(SB)/4, $0x3e2aaaab
+DATA expfC<>+264(SB)/4, $0x3e2aaaab
+DATA expfC<>+268(SB)/4, $0x3e2aaaab
+DATA expfC<>+272(SB)/4, $0x3e2aaaab
+DATA expfC<>+276(SB)/4, $0x3e2aaaab
+DATA expfC<>+280(SB)/4, $0x3e2aaaab
+DATA expfC<>+284(SB)/4, $0x3e2aaaab
+DATA expfC<>+288(SB)/4, $0x3f000000
+DATA expfC<>+292(SB)/4, $0x3f000000
+DATA expfC<>+296(SB)/4, $0x3f000000
+DATA expfC<>+300(SB)/4, $0x3f000000
+DATA expfC<>+304(SB)/4, $0x3f000000
+DATA expfC<>+308(SB)/4, $0x3f000000
+DATA expfC<>+312(SB)/4, $0x3f000000
+DATA expfC<>+316(SB)/4, $0x3f000000
+DATA expfC<>+320(SB)/4, $0x3f800000
+DATA expfC<>+324(SB)/4, $0x3f800000
+DATA expfC<>+328(SB)/4, $0x3f800000
+DATA expfC<>+332(SB)/4, $0x3f800000
+DATA expfC<>+336(SB)/4, $0x3f800000
+DATA expfC<>+340(SB)/4, $0x3f800000
+DATA expfC<>+344(SB)/4, $0x3f800000
+DATA expfC<>+348(SB)/4, $0x3f800000
+DATA expfC<>+352(SB)/4, $0x3f800000
+DATA expfC<>+356(SB)/4, $0x3f800000
+DATA expfC<>+360(SB)/4, $0x3f800000
+DATA expfC<>+364(SB)/4, $0x3f800000
+DATA expfC<>+368(SB)/4, $0x3f800000
+DATA expfC<>+372(SB)/4, $0x3f800000
+DATA expfC<>+376(SB)/4, $0x3f800000
+DATA expfC<>+380(SB)/4, $0x3f800000
+DATA expfC<>+384(SB)/4, $0x0000007f
+DATA expfC<>+388(SB)/4, $0x0000007f
+DATA expfC<>+392(SB)/4, $0x0000007f
+DATA expfC<>+396(SB)/4, $0x0000007f
+DATA expfC<>+400(SB)/4, $0x0000007f
+DATA expfC<>+404(SB)/4, $0x0000007f
+DATA expfC<>+408(SB)/4, $0x0000007f
+DATA expfC<>+412(SB)/4, $0x0000007f
+GLOBL expfC<>(SB), RODATA|NOPTR, $416
+
+// func selectiveAVX512(s *float32, in *float32, A *float32, B *float32, C *float32, x *float32, dt *float32, D *float32, y *float32, rows int, n int)
+// Requires: AVX, AVX512F
+TEXT ·selectiveAVX512(SB), NOSPLIT, $0-88
+	MOVQ         s+0(FP), DI
+	MOVQ         in+8(FP), SI
+	MOVQ         A+16(FP), R13
+	MOVQ         B+24(FP), R8
+	MOVQ         C+32(FP), R9
+	MOVQ         rows+72(FP), CX
+	MOVQ         n+80(FP), DX
+	VMOVUPS      expfC<>+0(SB), Y13
+	VBROADCASTSS X13, Z20
+	MOVQ         DX, BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, R12
+	ANDQ         $-16, R12
+	XORQ         R10, R10
+	TESTQ        CX, CX
+	JEQ          done
+
+row:
+	MOVQ         x+40(FP), R11
+	VMOVSS       (R11)(R10*4), X0
+	MOVQ         dt+48(FP), R11
+	VBROADCASTSS (R11)(R10*4), Z14
+	VMULSS       X14, X0, X1
+	VBROADCASTSS X1, Z15
+	MOVQ         D+56(FP), R11
+	VMULSS       (R11)(R10*4), X0, X7
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       X6, X6, X6
+	XORQ         AX, AX
+
+block:
+	CMPQ        AX, R12
+	JGE         reduce
+	VMULPS      (R13)(AX*4), Z14, Z16
+	VCMPPS      $0x05, Z20, Z16, K1
+	VMAXPS      Z16, Z20, Z16
+	VMULPS.BCST expfC<>+32(SB), Z16, Z17
+	VRNDSCALEPS $0x00, Z17, Z17
+	VMULPS.BCST expfC<>+64(SB), Z17, Z18
+	VSUBPS      Z18, Z16, Z16
+	VMULPS.BCST expfC<>+96(SB), Z17, Z18
+	VSUBPS      Z18, Z16, Z16
+	VMULPS.BCST expfC<>+128(SB), Z16, Z18
+	VADDPS.BCST expfC<>+160(SB), Z18, Z18
+	VMULPS      Z16, Z18, Z18
+	VADDPS.BCST expfC<>+192(SB), Z18, Z18
+	VMULPS      Z16, Z18, Z18
+	VADDPS.BCST expfC<>+224(SB), Z18, Z18
+	VMULPS      Z16, Z18, Z18
+	VADDPS.BCST expfC<>+256(SB), Z18, Z18
+	VMULPS      Z16, Z18, Z18
+	VADDPS.BCST expfC<>+288(SB), Z18, Z18
+	VMULPS      Z16, Z18, Z18
+	VADDPS.BCST expfC<>+320(SB), Z18, Z18
+	VMULPS      Z16, Z18, Z18
+	VADDPS.BCST expfC<>+352(SB), Z18, Z18
+	VCVTPS2DQ   Z17, Z17
+	VPADDD.BCST expfC<>+384(SB), Z17, Z17
+	VPSLLD      $0x17, Z17, Z17
+	VMULPS.Z    Z17, Z18, K1, Z18
+	VMULPS      (SI)(AX*4), Z18, Z18
+	VMULPS      (R8)(AX*4), Z15, Z16
+	VADDPS      Z16, Z18, Z18
+	VMOVUPS     Z18, (DI)(AX*4)
+	VMULPS      (R9)(AX*4), Z18, Z16
+	VADDPS      Z16, Z0, Z0
+	ADDQ        $0x10, AX
+	JMP         block
+
+reduce:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+
+tail:
+	CMPQ      AX, DX
+	JGE       out
+	VMOVSS    (R13)(AX*4), X2
+	VMULSS    X14, X2, X2
+	VCMPPS    $0x01, X13, X2, X8
+	VMAXPS    X2, X13, X2
+	VMULPS    expfC<>+32(SB), X2, X4
+	VROUNDPS  $0x00, X4, X4
+	VMULPS    expfC<>+64(SB), X4, X10
+	VSUBPS    X10, X2, X2
+	VMULPS    expfC<>+96(SB), X4, X10
+	VSUBPS    X10, X2, X2
+	VMULPS    expfC<>+128(SB), X2, X10
+	VADDPS    expfC<>+160(SB), X10, X10
+	VMULPS    X2, X10, X10
+	VADDPS    expfC<>+192(SB), X10, X10
+	VMULPS    X2, X10, X10
+	VADDPS    expfC<>+224(SB), X10, X10
+	VMULPS    X2, X10, X10
+	VADDPS    expfC<>+256(SB), X10, X10
+	VMULPS    X2, X10, X10
+	VADDPS    expfC<>+288(SB), X10, X10
+	VMULPS    X2, X10, X10
+	VADDPS    expfC<>+320(SB), X10, X10
+	VMULPS    X2, X10, X10
+	VADDPS    expfC<>+352(SB), X10, X10
+	VCVTPS2DQ X4, X4
+	VPADDD    expfC<>+384(SB), X4, X4
+	VPSLLD    $0x17, X4, X4
+	VMULPS    X4, X10, X10
+	VANDNPS   X10, X8, X10
+	VMULSS    (SI)(AX*4), X10, X10
+	VMULSS    (R8)(AX*4), X15, X3
+	VADDSS    X3, X10, X10
+	VMOVSS    X10, (DI)(AX*4)
+	VMULSS    (R9)(AX*4), X10, X3
+	VADDSS    X3, X6, X6
+	INCQ      AX
+	JMP       tail
+
+out:
+	VADDSS X6, X0, X0
+	VADDSS X7, X0, X0
+	MOVQ   y+64(FP), R11
+	VMOVSS X0, (R11)(R10*4)
+	ADDQ   BX, DI
+	ADDQ   BX, SI
+	ADDQ   BX, R13
+	INCQ   R10
+	CMPQ   R10, CX
+	JLT    row
+
+done:
+	VZEROUPPER
+	RET
+
+// func softplusAVX2(dst *float32, x *float32, bias *float32, n int)
+// Requires: AVX, AVX2
+TEXT ·softplusAVX2(SB), NOSPLIT, $0-32
+	MOVQ    dst+0(FP), DI
+	MOVQ    x+8(FP), SI
+	MOVQ    bias+16(FP), R8
+	MOVQ    n+24(FP), CX
+	VMOVUPS expfC<>+0(SB), Y13
+
+loop8:
+	CMPQ      CX, $0x08
+	JLT       loop1
+	VMOVUPS   (SI), Y0
+	VADDPS    (R8), Y0, Y0
+	VMOVAPS   Y0, Y1
+	VCMPPS    $0x01, Y13, Y1, Y3
+	VMAXPS    Y1, Y13, Y1
+	VMULPS    expfC<>+32(SB), Y1, Y2
+	VROUNDPS  $0x00, Y2, Y2
+	VMULPS    expfC<>+64(SB), Y2, Y4
+	VSUBPS    Y4, Y1, Y1
+	VMULPS    expfC<>+96(SB), Y2, Y4
+	VSUBPS    Y4, Y1, Y1
+	VMULPS    expfC<>+128(SB), Y1, Y4
+	VADDPS    expfC<>+160(SB), Y4, Y4
+	VMULPS    Y1, Y4, Y4
+	VADDPS    expfC<>+192(SB), Y4, Y4
+	VMULPS    Y1, Y4, Y4
+	VADDPS    expfC<>+224(SB), Y4, Y4
+	VMULPS    Y1, Y4, Y4
+	VADDPS    expfC<>+256(SB), Y4, Y4
+	VMULPS    Y1, Y4, Y4
+	VADDPS    expfC<>+288(SB), Y4, Y4
+	VMULPS    Y1, Y4, Y4
+	VADDPS    expfC<>+320(SB), Y4, Y4
+	VMULPS    Y1, Y4, Y4
+	VADDPS    expfC<>+352(SB), Y4, Y4
+	VCVTPS2DQ Y2, Y2
+	VPADDD    expfC<>+384(SB), Y2, Y2
+	VPSLLD    $0x17, Y2, Y2
+	VMULPS    Y2, Y4, Y4
+	VANDNPS   Y4, Y3, Y4
+	VADDPS    logfC<>+32(SB), Y4, Y5
+	VPSRLD    $0x17, Y5, Y6
+	VPSUBD    logfC<>+128(SB), Y6, Y6
+	VCVTDQ2PS Y6, Y6
+	VANDPS    logfC<>+0(SB), Y5, Y7
+	VORPS     logfC<>+32(SB), Y7, Y7
+	VCMPPS    $0x0d, logfC<>+64(SB), Y7, Y12
+	VMULPS    logfC<>+96(SB), Y7, Y8
+	VBLENDVPS Y12, Y8, Y7, Y7
+	VANDPS    logfC<>+32(SB), Y12, Y8
+	VADDPS    Y8, Y6, Y6
+	VSUBPS    logfC<>+32(SB), Y7, Y9
+	VMULPS    Y9, Y9, Y10
+	VMULPS    logfC<>+160(SB), Y9, Y11
+	VADDPS    logfC<>+192(SB), Y11, Y11
+	VMULPS    Y9, Y11, Y11
+	VADDPS    logfC<>+224(SB), Y11, Y11
+	VMULPS    Y9, Y11, Y11
+	VADDPS    logfC<>+256(SB), Y11, Y11
+	VMULPS    Y9, Y11, Y11
+	VADDPS    logfC<>+288(SB), Y11, Y11
+	VMULPS    Y9, Y11, Y11
+	VADDPS    logfC<>+320(SB), Y11, Y11
+	VMULPS    Y9, Y11, Y11
+	VADDPS    logfC<>+352(SB), Y11, Y11
+	VMULPS    Y9, Y11, Y11
+	VADDPS    logfC<>+384(SB), Y11, Y11
+	VMULPS    Y9, Y11, Y11
+	VADDPS    logfC<>+416(SB), Y11, Y11
+	VMULPS    Y9, Y11, Y11
+	VMULPS    Y10, Y11, Y11
+	VMULPS    expfC<>+96(SB), Y6, Y8
+	VADDPS    Y8, Y11, Y11
+	VMULPS    logfC<>+96(SB), Y10, Y8
+	VSUBPS    Y8, Y11, Y11
+	VADDPS    Y11, Y9, Y11
+	VMULPS    expfC<>+64(SB), Y6, Y8
+	VADDPS    Y8, Y11, Y11
+	VSUBPS    Y5, Y5, Y8
+	VADDPS    Y8, Y11, Y11
+	VCMPPS    $0x0e, logfC<>+448(SB), Y0, Y12
+	VBLENDVPS Y12, Y0, Y11, Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $0x20, SI
+	ADDQ      $0x20, R8
+	ADDQ      $0x20, DI
+	SUBQ      $0x08, CX
+	JMP       loop8
+
+loop1:
+	TESTQ     CX, CX
+	JEQ       done
+	VMOVSS    (SI), X0
+	VADDSS    (R8), X0, X0
+	VMOVAPS   X0, X1
+	VCMPPS    $0x01, X13, X1, X3
+	VMAXPS    X1, X13, X1
+	VMULPS    expfC<>+32(SB), X1, X2
+	VROUNDPS  $0x00, X2, X2
+	VMULPS    expfC<>+64(SB), X2, X4
+	VSUBPS    X4, X1, X1
+	VMULPS    expfC<>+96(SB), X2, X4
+	VSUBPS    X4, X1, X1
+	VMULPS    expfC<>+128(SB), X1, X4
+	VADDPS    expfC<>+160(SB), X4, X4
+	VMULPS    X1, X4, X4
+	VADDPS    expfC<>+192(SB), X4, X4
+	VMULPS    X1, X4, X4
+	VADDPS    expfC<>+224(SB), X4, X4
+	VMULPS    X1, X4, X4
+	VADDPS    expfC<>+256(SB), X4, X4
+	VMULPS    X1, X4, X4
+	VADDPS    expfC<>+288(SB), X4, X4
+	VMULPS    X1, X4, X4
+	VADDPS    expfC<>+320(SB), X4, X4
+	VMULPS    X1, X4, X4
+	VADDPS    expfC<>+352(SB), X4, X4
+	VCVTPS2DQ X2, X2
+	VPADDD    expfC<>+384(SB), X2, X2
+	VPSLLD    $0x17, X2, X2
+	VMULPS    X2, X4, X4
+	VANDNPS   X4, X3, X4
+	VADDPS    logfC<>+32(SB), X4, X5
+	VPSRLD    $0x17, X5, X6
+	VPSUBD    logfC<>+128(SB), X6, X6
+	VCVTDQ2PS X6, X6
+	VANDPS    logfC<>+0(SB), X5, X7
+	VORPS     logfC<>+32(SB), X7, X7
+	VCMPPS    $0x0d, logfC<>+64(SB), X7, X12
+	VMULPS    logfC<>+96(SB), X7, X8
+	VBLENDVPS X12, X8, X7, X7
+	VANDPS    logfC<>+32(SB), X12, X8
+	VADDPS    X8, X6, X6
+	VSUBPS    logfC<>+32(SB), X7, X9
+	VMULPS    X9, X9, X10
+	VMULPS    logfC<>+160(SB), X9, X11
+	VADDPS    logfC<>+192(SB), X11, X11
+	VMULPS    X9, X11, X11
+	VADDPS    logfC<>+224(SB), X11, X11
+	VMULPS    X9, X11, X11
+	VADDPS    logfC<>+256(SB), X11, X11
+	VMULPS    X9, X11, X11
+	VADDPS    logfC<>+288(SB), X11, X11
+	VMULPS    X9, X11, X11
+	VADDPS    logfC<>+320(SB), X11, X11
+	VMULPS    X9, X11, X11
+	VADDPS    logfC<>+352(SB), X11, X11
+	VMULPS    X9, X11, X11
+	VADDPS    logfC<>+384(SB), X11, X11
+	VMULPS    X9, X11, X11
+	VADDPS    logfC<>+416(SB), X11, X11
+	VMULPS    X9, X11, X11
+	VMULPS    X10, X11, X11
+	VMULPS    expfC<>+96(SB), X6, X8
+	VADDPS    X8, X11, X11
+	VMULPS    logfC<>+96(SB), X10, X8
+	VSUBPS    X8, X11, X11
+	VADDPS    X11, X9, X11
+	VMULPS    expfC<>+64(SB), X6, X8
+	VADDPS    X8, X11, X11
+	VSUBPS    X5, X5, X8
+	VADDPS    X8, X11, X11
+	VCMPPS    $0x0e, logfC<>+448(SB), X0, X12
+	VBLENDVPS X12, X0, X11, X0
+	VMOVSS    X0, (DI)
+	ADDQ      $0x04, SI
+	ADDQ      $0x04, R8
+	ADDQ      $0x04, DI
+	DECQ      CX
+	JMP       loop1
+
+done:
+	VZEROUPPER
+	RET
+
+DATA logfC<>+0(SB)/4, $0x007fffff
+DATA logfC<>+4(SB)/4, $0x007fffff
+DATA logfC<>+8(SB)/4, $0x007fffff
+DATA logfC<>+12(SB)/4, $0x007fffff
+DATA logfC<>+16(SB)/4, $0x007fffff
+DATA logfC<>+20(SB)/4, $0x007fffff
+DATA logfC<>+24(SB)/4, $0x007fffff
+DATA logfC<>+28(SB)/4, $0x007fffff
+DATA logfC<>+32(SB)/4, $0x3f800000
+DATA logfC<>+36(SB)/4, $0x3f800000
+DATA logfC<>+40(SB)/4, $0x3f800000
+DATA logfC<>+44(SB)/4, $0x3f800000
+DATA logfC<>+48(SB)/4, $0x3f800000
+DATA logfC<>+52(SB)/4, $0x3f800000
+DATA logfC<>+56(SB)/4, $0x3f800000
+DATA logfC<>+60(SB)/4, $0x3f800000
+DATA logfC<>+64(SB)/4, $0x3fb504f3
+DATA logfC<>+68(SB)/4, $0x3fb504f3
+DATA logfC<>+72(SB)/4, $0x3fb504f3
+DATA logfC<>+76(SB)/4, $0x3fb504f3
+DATA logfC<>+80(SB)/4, $0x3fb504f3
+DATA logfC<>+84(SB)/4, $0x3fb504f3
+DATA logfC<>+88(SB)/4, $0x3fb504f3
+DATA logfC<>+92(SB)/4, $0x3fb504f3
+DATA logfC<>+96(SB)/4, $0x3f000000
+DATA logfC<>+100(SB)/4, $0x3f000000
+DATA logfC<>+104(SB)/4, $0x3f000000
+DATA logfC<>+108(SB)/4, $0x3f000000
+DATA logfC<>+112(SB)/4, $0x3f000000
+DATA logfC<>+116(SB)/4, $0x3f000000
+DATA logfC<>+120(SB)/4, $0x3f000000
+DATA logfC<>+124(SB)/4, $0x3f000000
+DATA logfC<>+128(SB)/4, $0x0000007f
+DATA logfC<>+132(SB)/4, $0x0000007f
+DATA logfC<>+136(SB)/4, $0x0000007f
+DATA logfC<>+140(SB)/4, $0x0000007f
+DATA logfC<>+144(SB)/4, $0x0000007f
+DATA logfC<>+148(SB)/4, $0x0000007f
+DATA logfC<>+152(SB)/4, $0x0000007f
+DATA logfC<>+156(SB)/4, $0x0000007f
+DATA logfC<>+160(SB)/4, $0x3d9021bb
+DATA logfC<>+164(SB)/4, $0x3d9021bb
+DATA logfC<>+168(SB)/4, $0x3d9021bb
+DATA logfC<>+172(SB)/4, $0x3d9021bb
+DATA logfC<>+176(SB)/4, $0x3d9021bb
+DATA logfC<>+180(SB)/4, $0x3d9021bb
+DATA logfC<>+184(SB)/4, $0x3d9021bb
+DATA logfC<>+188(SB)/4, $0x3d9021bb
+DATA logfC<>+192(SB)/4, $0xbdebd1b8
+DATA logfC<>+196(SB)/4, $0xbdebd1b8
+DATA logfC<>+200(SB)/4, $0xbdebd1b8
+DATA logfC<>+204(SB)/4, $0xbdebd1b8
+DATA logfC<>+208(SB)/4, $0xbdebd1b8
+DATA logfC<>+212(SB)/4, $0xbdebd1b8
+DATA logfC<>+216(SB)/4, $0xbdebd1b8
+DATA logfC<>+220(SB)/4, $0xbdebd1b8
+DATA logfC<>+224(SB)/4, $0x3def251a
+DATA logfC<>+228(SB)/4, $0x3def251a
+DATA logfC<>+232(SB)/4, $0x3def251a
+DATA logfC<>+236(SB)/4, $0x3def251a
+DATA logfC<>+240(SB)/4, $0x3def251a
+DATA logfC<>+244(SB)/4, $0x3def251a
+DATA logfC<>+248(SB)/4, $0x3def251a
+DATA logfC<>+252(SB)/4, $0x3def251a
+DATA logfC<>+256(SB)/4, $0xbdfe5d4f
+DATA logfC<>+260(SB)/4, $0xbdfe5d4f
+DATA logfC<>+264(SB)/4, $0xbdfe5d4f
+DATA logfC<>+268(SB)/4, $0xbdfe5d4f
+DATA logfC<>+272(SB)/4, $0xbdfe5d4f
+DATA logfC<>+276(SB)/4, $0xbdfe5d4f
+DATA logfC<>+280(SB)/4, $0xbdfe5d4f
+DATA logfC<>+284(SB)/4, $0xbdfe5d4f
+DATA logfC<>+288(SB)/4, $0x3e11e9bf
+DATA logfC<>+292(SB)/4, $0x3e11e9bf
+DATA logfC<>+296(SB)/4, $0x3e11e9bf
+DATA logfC<>+300(SB)/4, $0x3e11e9bf
+DATA logfC<>+304(SB)/4, $0x3e11e9bf
+DATA logfC<>+308(SB)/4, $0x3e11e9bf
+DATA logfC<>+312(SB)/4, $0x3e11e9bf
+DATA logfC<>+316(SB)/4, $0x3e11e9bf
+DATA logfC<>+320(SB)/4, $0xbe2aae50
+DATA logfC<>+324(SB)/4, $0xbe2aae50
+DATA logfC<>+328(SB)/4, $0xbe2aae50
+DATA logfC<>+332(SB)/4, $0xbe2aae50
+DATA logfC<>+336(SB)/4, $0xbe2aae50
+DATA logfC<>+340(SB)/4, $0xbe2aae50
+DATA logfC<>+344(SB)/4, $0xbe2aae50
+DATA logfC<>+348(SB)/4, $0xbe2aae50
+DATA logfC<>+352(SB)/4, $0x3e4cceac
+DATA logfC<>+356(SB)/4, $0x3e4cceac
+DATA logfC<>+360(SB)/4, $0x3e4cceac
+DATA logfC<>+364(SB)/4, $0x3e4cceac
+DATA logfC<>+368(SB)/4, $0x3e4cceac
+DATA logfC<>+372(SB)/4, $0x3e4cceac
+DATA logfC<>+376(SB)/4, $0x3e4cceac
+DATA logfC<>+380(SB)/4, $0x3e4cceac
+DATA logfC<>+384(SB)/4, $0xbe7ffffc
+DATA logfC<>+388(SB)/4, $0xbe7ffffc
+DATA logfC<>+392(SB)/4, $0xbe7ffffc
+DATA logfC<>+396(SB)/4, $0xbe7ffffc
+DATA logfC<>+400(SB)/4, $0xbe7ffffc
+DATA logfC<>+404(SB)/4, $0xbe7ffffc
+DATA logfC<>+408(SB)/4, $0xbe7ffffc
+DATA logfC<>+412(SB)/4, $0xbe7ffffc
+DATA logfC<>+416(SB)/4, $0x3eaaaaaa
+DATA logfC<>+420(SB)/4, $0x3eaaaaaa
+DATA logfC<>+424(SB)/4, $0x3eaaaaaa
+DATA logfC<>+428(SB)/4, $0x3eaaaaaa
+DATA logfC<>+432(SB)/4, $0x3eaaaaaa
+DATA logfC<>+436(SB)/4, $0x3eaaaaaa
+DATA logfC<>+440(SB)/4, $0x3eaaaaaa
+DATA logfC<>+444(SB)/4, $0x3eaaaaaa
+DATA logfC<>+448(SB)/4, $0x41a00000
+DATA logfC<>+452(SB)/4, $0x41a00000
+DATA logfC<>+456(SB)/4, $0x41a00000
+DATA logfC<>+460(SB)/4, $0x41a00000
+DATA logfC<>+464(SB)/4, $0x41a00000
+DATA logfC<>+468(SB)/4, $0x41a00000
+DATA logfC<>+472(SB)/4, $0x41a00000
+DATA logfC<>+476(SB)/4, $0x41a00000
+GLOBL logfC<>(SB), RODATA|NOPTR, $480

@@ -60,9 +60,9 @@ const lanes = 16
 
 // scanRowGo advances one channel's state by a token, s = in·dA + B·xdt,
 // and returns its sum against C: element i of the blocks of 16 into
-// partial sum i mod 16, the sums folded by halves (j + j+8, then j + j+4,
-// j + j+2, 0 + 1), then the tail past the blocks summed in order and
-// added; every product and sum rounded to float32.
+// partial sum i mod 16, the sums folded by halves (fold), then the tail
+// past the blocks summed in order and added; every product and sum rounded
+// to float32.
 func scanRowGo(s, in, B, C []float32, dA, xdt float32) float32 {
 	n := len(s)
 	in, B, C = in[:n], B[:n], C[:n]
@@ -75,17 +75,22 @@ func scanRowGo(s, in, B, C []float32, dA, xdt float32) float32 {
 			s[i+j] = v
 		}
 	}
-	for w := lanes / 2; w >= 2; w /= 2 {
-		for j := range w {
-			acc[j] += acc[j+w]
-		}
-	}
-	sum := acc[0] + acc[1]
 	var tail float32
 	for ; i < n; i++ {
 		v := float32(in[i]*dA) + float32(B[i]*xdt)
 		tail += float32(v * C[i])
 		s[i] = v
 	}
-	return sum + tail
+	return fold(&acc) + tail
+}
+
+// fold sums a row's partial sums by halves, as the kernels reduce their
+// vectors: j + j+8, then j + j+4, j + j+2, and 0 + 1.
+func fold(acc *[lanes]float32) float32 {
+	for w := lanes / 2; w >= 2; w /= 2 {
+		for j := range w {
+			acc[j] += acc[j+w]
+		}
+	}
+	return acc[0] + acc[1]
 }

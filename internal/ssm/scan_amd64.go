@@ -32,3 +32,27 @@ func scanHeadAt(l cpu.Level, stream bool, s, in, B, C, x, y []float32, dA, dt, d
 func streams(s []float32, n, align int) bool {
 	return n%16 == 0 && uintptr(unsafe.Pointer(&s[0]))%uintptr(align) == 0
 }
+
+// selectiveAt runs level l's SelectiveScan kernel (the best at or below
+// it) on arguments SelectiveScan has checked.
+func selectiveAt(l cpu.Level, s, in, A, B, C, x, dt, D, y []float32) {
+	rows, n := len(x), len(B)
+	switch {
+	case n == 0 || l < cpu.AVX2:
+		selectiveGo(s, in, A, B, C, x, dt, D, y)
+	case l >= cpu.AVX512:
+		selectiveAVX512(&s[0], &in[0], &A[0], &B[0], &C[0], &x[0], &dt[0], &D[0], &y[0], rows, n)
+	default:
+		selectiveAVX2(&s[0], &in[0], &A[0], &B[0], &C[0], &x[0], &dt[0], &D[0], &y[0], rows, n)
+	}
+}
+
+// softplusAt runs Softplus's AVX2 kernel (at AVX-512 too: the time steps
+// are a sixteenth of the scan's work) or, below AVX2, the twin.
+func softplusAt(l cpu.Level, dst, x, bias []float32) {
+	if l < cpu.AVX2 {
+		softplusGo(dst, x, bias)
+		return
+	}
+	softplusAVX2(&dst[0], &x[0], &bias[0], len(dst))
+}

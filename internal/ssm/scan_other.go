@@ -9,3 +9,11 @@ import "github.com/lowmem/llm/internal/cpu"
 func scanHeadAt(_ cpu.Level, _ bool, s, in, B, C, x, y []float32, dA, dt, d float32) {
 	scanHeadGo(s, in, B, C, x, y, dA, dt, d)
 }
+
+// selectiveAt is SelectiveScan's twin at every level.
+func selectiveAt(_ cpu.Level, s, in, A, B, C, x, dt, D, y []float32) {
+	selectiveGo(s, in, A, B, C, x, dt, D, y)
+}
+
+// softplusAt is Softplus's twin at every level.
+func softplusAt(_ cpu.Level, dst, x, bias []float32) { softplusGo(dst, x, bias) }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/lowmem/llm/internal/cpu"
 	"github.com/lowmem/llm/internal/floatbits"
 )
 
@@ -16,11 +17,7 @@ import (
 // advanced in place (in is s), out of place, and out of place streaming
 // (the non-temporal kernels where s is aligned and the rows whole blocks).
 func TestScanHeadMatchesTwin(t *testing.T) {
-	ls := levels()
-	if len(ls) == 0 {
-		t.Skip("no assembly kernels here")
-	}
-	t.Logf("kernels at %v", ls)
+	ls := kernelLevels(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{1, 5, 15, 16, 17, 31, 32, 48, 64, 128, 135} {
 		for _, rows := range []int{1, 3, 64} {
@@ -49,6 +46,17 @@ func TestScanHeadMatchesTwin(t *testing.T) {
 			}
 		}
 	}
+}
+
+// kernelLevels are the kernels this CPU runs, logged, or else the test
+// skipped.
+func kernelLevels(t *testing.T) []cpu.Level {
+	ls := levels()
+	if len(ls) == 0 {
+		t.Skip("no assembly kernels here")
+	}
+	t.Logf("kernels at %v", ls)
+	return ls
 }
 
 // alignedFloats returns n floats (at least one) starting on a 64-byte

@@ -742,13 +742,20 @@ func expfConsts() Mem {
 		0x3f800000, // 1/0!
 		127,        // bias
 	}
+	return table32("expfC", copies8(cs)...)
+}
+
+// copies8 repeats each word of cs eight times, a Y register's worth, for
+// the constant tables that AVX2 forms read whole and AVX-512 ones
+// broadcast.
+func copies8(cs []uint32) []uint32 {
 	var w []uint32
 	for _, x := range cs {
 		for range 8 {
 			w = append(w, x)
 		}
 	}
-	return table32("expfC", w...)
+	return w
 }
 
 // Offsets in expfConsts.

@@ -7,18 +7,23 @@ import (
 )
 
 // ssmFiles lists the files of package internal/ssm: the Mamba-2 scan of
-// one head over one token, the twin of scanHeadGo in internal/ssm. The
+// one head over one token, the twin of scanHeadGo in internal/ssm, and the
+// Mamba-1 scan of a block of channels over one token, selectiveGo's. The
 // twin fixes the order: every product and sum rounded to float32 (no
 // FMA), each row's sum over the state in 16 partial sums (lane i mod 16 of
 // the blocks of 16), folded halves, then pairs, then neighbours (hsum),
 // plus the tail's scalar sum; so AVX2 (two Y accumulators, lanes 0-7 and
-// 8-15) and AVX-512 (one Z) give the twin's bits.
+// 8-15) and AVX-512 (one Z) give the twin's bits. Mamba-1's exponential
+// is softmax.Expf lane by lane (expPS, kv's softmax's).
 func ssmFiles() []outFile {
 	return []outFile{{"kernels", func() {
 		for _, nt := range []bool{false, true} {
 			ssmScanHead(avx2, nt)
 			ssmScanHead(avx512, nt)
 		}
+		ssmSelective(avx2)
+		ssmSelective(avx512)
+		ssmSoftplus()
 	}}}
 }
 
@@ -56,13 +61,7 @@ func ssmScanHead(w width, nt bool) {
 	c.VMULSS(X13, X0, X1)
 	c.VMULSS(X12, X0, X2)
 	c.VBROADCASTSS(X1, w.vec(15))
-	c.VXORPS(Y0, Y0, Y0)
-	c.VXORPS(Y1, Y1, Y1)
-	c.VXORPS(X6, X6, X6)
-	c.XORQ(RAX, RAX)
-	label("block")
-	c.CMPQ(RAX, R12)
-	c.JGE(ref("reduce"))
+	ssmBlocks()
 	halves := 1
 	if !w.wide() {
 		halves = 2
@@ -81,28 +80,9 @@ func ssmScanHead(w width, nt bool) {
 		c.VMULPS(at(R9), v, t)
 		c.VADDPS(t, acc, acc)
 	}
-	c.ADDQ(U8(16), RAX)
-	c.JMP(ref("block"))
-	label("reduce")
-	if w.wide() {
-		fold512(Z0, Y1)
-	} else {
-		c.VADDPS(Y1, Y0, Y0)
-	}
-	hsum(Y0, X1)
-	label("tail")
-	c.CMPQ(RAX, RDX)
-	c.JGE(ref("out"))
+	ssmReduce(w)
 	c.VMULSS(memx(RSI, 0, RAX, 4), X14, X3)
-	c.VMULSS(memx(R8, 0, RAX, 4), X15, X4)
-	c.VADDSS(X4, X3, X3)
-	c.VMOVSS(X3, memx(RDI, 0, RAX, 4))
-	c.VMULSS(memx(R9, 0, RAX, 4), X3, X5)
-	c.VADDSS(X5, X6, X6)
-	c.INCQ(RAX)
-	c.JMP(ref("tail"))
-	label("out")
-	c.VADDSS(X6, X0, X0)
+	ssmTailStep(X3, X4)
 	c.VADDSS(X2, X0, X0)
 	c.VMOVSS(X0, mem(R11, 0))
 	c.ADDQ(RBX, RDI)
@@ -115,4 +95,235 @@ func ssmScanHead(w width, nt bool) {
 		c.SFENCE()
 	}
 	retVoid()
+}
+
+// ssmSelective: DI the state's row, SI the row it follows (in, maybe DI),
+// R13 the row's decays A, R8 B, R9 C, R10 the row's index p (x, dt, D
+// and y are read through R11 from the frame, once a row), CX rows, DX the
+// state's length, BX its bytes, R12 its blocks of 16 (in floats), AX the
+// index; Z/Y14 dt broadcast, Z/Y15 x·dt broadcast, Y13 (and Z20 for
+// AVX-512) Expf's floor, X7 x·D; accumulators Y0 (and Y1 for AVX2 lanes
+// 8-15), X6 the tail's sum. A block's exponentials are one expPS over its
+// 16 lanes (AVX2 two Y registers side by side); the tail's one lane at a
+// time on X registers, the same operations.
+func ssmSelective(w width) {
+	name := "selective" + w.suffix()
+	text(name, NOSPLIT, "func(s, in, A, B, C, x, dt, D, y *float32, rows, n int)",
+		name+" advances rows channels of n state floats by a token: s = in·Expf(dt[p]·A) + B·(x[p]·dt[p]),",
+		"y[p] = Σ s·C + x[p]·D[p], in selectiveGo's order.")
+	loadArgs("s in A B C rows n", RDI, RSI, R13, R8, R9, RCX, RDX)
+	c.VMOVUPS(expfConsts().Offset(expfFloor), Y13)
+	if w.wide() {
+		c.VBROADCASTSS(X13, Z20)
+	}
+	c.MOVQ(RDX, RBX)
+	c.SHLQ(U8(2), RBX)
+	c.MOVQ(RDX, R12)
+	c.ANDQ(I32(-16), R12)
+	c.XORQ(R10, R10)
+	jumpIfZero(RCX, "done")
+	at := func(name string) Mem {
+		load(name, R11)
+		return memx(R11, 0, R10, 4)
+	}
+	label("row")
+	c.VMOVSS(at("x"), X0)
+	c.VBROADCASTSS(at("dt"), w.vec(14))
+	c.VMULSS(X14, X0, X1)
+	c.VBROADCASTSS(X1, w.vec(15))
+	c.VMULSS(at("D"), X0, X7)
+	ssmBlocks()
+	el := func(base Register, h int) Mem { return memx(base, 32*h, RAX, 4) }
+	var xs, ts, ms, ps []Register
+	floor := Register(Y13)
+	if w.wide() {
+		xs, ts, ms, ps, floor = []Register{Z16}, []Register{Z17}, []Register{K1}, []Register{Z18}, Z20
+	} else {
+		xs, ts, ms, ps = []Register{Y2, Y3}, []Register{Y4, Y5}, []Register{Y8, Y9}, []Register{Y10, Y11}
+	}
+	for h, x := range xs {
+		c.VMULPS(el(R13, h), w.vec(14), x)
+	}
+	expPS(xs, ts, ms, ps, floor, w.wide())
+	for h, p := range ps {
+		x := xs[h]
+		c.VMULPS(el(RSI, h), p, p)
+		c.VMULPS(el(R8, h), w.vec(15), x)
+		c.VADDPS(x, p, p)
+		c.VMOVUPS(p, el(RDI, h))
+		c.VMULPS(el(R9, h), p, x)
+		c.VADDPS(x, w.vec(h), w.vec(h))
+	}
+	ssmReduce(w)
+	c.VMOVSS(memx(R13, 0, RAX, 4), X2)
+	c.VMULSS(X14, X2, X2)
+	expPS([]Register{X2}, []Register{X4}, []Register{X8}, []Register{X10}, X13, false)
+	c.VMULSS(memx(RSI, 0, RAX, 4), X10, X10)
+	ssmTailStep(X10, X3)
+	c.VADDSS(X7, X0, X0)
+	c.VMOVSS(X0, at("y"))
+	c.ADDQ(RBX, RDI)
+	c.ADDQ(RBX, RSI)
+	c.ADDQ(RBX, R13)
+	c.INCQ(R10)
+	c.CMPQ(R10, RCX)
+	c.JLT(ref("row"))
+	label("done")
+	retVoid()
+}
+
+// logfConsts is the table of ssm's logf beside Expf's (ln2's two parts are
+// expfConsts'), eight copies of each: the mantissa mask, 1, √2, ½, the
+// exponent bias 127, the polynomial's coefficients (highest degree
+// first), and softplus's threshold 20.
+func logfConsts() Mem {
+	cs := []uint32{
+		0x007fffff,                                                 // mantissa
+		0x3f800000,                                                 // 1
+		0x3fb504f3,                                                 // √2
+		0x3f000000,                                                 // ½
+		127,                                                        // bias
+		0x3d9021bb, 0xbdebd1b8, 0x3def251a, 0xbdfe5d4f, 0x3e11e9bf, // logCoef
+		0xbe2aae50, 0x3e4cceac, 0xbe7ffffc, 0x3eaaaaaa,
+		0x41a00000, // 20
+	}
+	return table32("logfC", copies8(cs)...)
+}
+
+// Offsets in logfConsts.
+const (
+	logfMant = 32 * iota
+	logfOne
+	logfSqrt2
+	logfHalf
+	logfBias
+	logfC8
+	logfTwenty = logfC8 + 32*9
+)
+
+// ssmSoftplus emits softplusAVX2(dst, x, bias *float32, n int), softplusGo
+// eight lanes at a time and then one (the same operations on X
+// registers): DI dst, SI x, R8 bias, CX n; Y13 Expf's floor.
+func ssmSoftplus() {
+	text("softplusAVX2", NOSPLIT, "func(dst, x, bias *float32, n int)",
+		"softplusAVX2 sets dst[i] to the softplus of x[i] + bias[i] for n floats, as softplusGo.")
+	loadArgs("dst x bias n", RDI, RSI, R8, RCX)
+	c.VMOVUPS(expfConsts().Offset(expfFloor), Y13)
+	label("loop8")
+	c.CMPQ(RCX, U8(8))
+	c.JLT(ref("loop1"))
+	c.VMOVUPS(mem(RSI, 0), Y0)
+	c.VADDPS(mem(R8, 0), Y0, Y0)
+	softplusPS(yr)
+	c.VMOVUPS(Y0, mem(RDI, 0))
+	for _, r := range []Register{RSI, R8, RDI} {
+		c.ADDQ(U8(32), r)
+	}
+	c.SUBQ(U8(8), RCX)
+	c.JMP(ref("loop8"))
+	label("loop1")
+	jumpIfZero(RCX, "done")
+	c.VMOVSS(mem(RSI, 0), X0)
+	c.VADDSS(mem(R8, 0), X0, X0)
+	softplusPS(func(i int) VecPhysical { return xs[i] })
+	c.VMOVSS(X0, mem(RDI, 0))
+	for _, r := range []Register{RSI, R8, RDI} {
+		c.ADDQ(U8(4), r)
+	}
+	c.DECQ(RCX)
+	c.JMP(ref("loop1"))
+	label("done")
+	retVoid()
+}
+
+// softplusPS replaces v (register 0 of r, Y or X) by ssm's softplus of
+// it, lane by lane in softplus's and logf's order: e = Expf(v) (expPS),
+// y = 1 + e, k and m from y's bits, m halved and k raised where m >= √2,
+// f = m − 1, the polynomial, its terms added, plus y − y (NaN for NaN),
+// then v itself where v > 20. Registers 1-12 scratch, 13 Expf's floor.
+func softplusPS(r func(int) VecPhysical) {
+	l, e := logfConsts(), expfConsts()
+	v, y, k, m, t, f, z, p := r(0), r(5), r(6), r(7), r(8), r(9), r(10), r(11)
+	c.VMOVAPS(v, r(1))
+	expPS([]Register{r(1)}, []Register{r(2)}, []Register{r(3)}, []Register{r(4)}, r(13), false)
+	c.VADDPS(l.Offset(logfOne), r(4), y)
+	c.VPSRLD(U8(23), y, k)
+	c.VPSUBD(l.Offset(logfBias), k, k)
+	c.VCVTDQ2PS(k, k)
+	c.VANDPS(l.Offset(logfMant), y, m)
+	c.VORPS(l.Offset(logfOne), m, m)
+	c.VCMPPS(U8(0x0d), l.Offset(logfSqrt2), m, r(12)) // m >= √2
+	c.VMULPS(l.Offset(logfHalf), m, t)
+	c.VBLENDVPS(r(12), t, m, m)
+	c.VANDPS(l.Offset(logfOne), r(12), t)
+	c.VADDPS(t, k, k)
+	c.VSUBPS(l.Offset(logfOne), m, f)
+	c.VMULPS(f, f, z)
+	c.VMULPS(l.Offset(logfC8), f, p)
+	for j := 1; j < 9; j++ {
+		if j > 1 {
+			c.VMULPS(f, p, p)
+		}
+		c.VADDPS(l.Offset(logfC8+32*j), p, p)
+	}
+	c.VMULPS(f, p, p)
+	c.VMULPS(z, p, p)
+	c.VMULPS(e.Offset(expfLn2Lo), k, t)
+	c.VADDPS(t, p, p)
+	c.VMULPS(l.Offset(logfHalf), z, t)
+	c.VSUBPS(t, p, p)
+	c.VADDPS(p, f, p)
+	c.VMULPS(e.Offset(expfLn2Hi), k, t)
+	c.VADDPS(t, p, p)
+	c.VSUBPS(y, y, t)
+	c.VADDPS(t, p, p)
+	c.VCMPPS(U8(0x0e), l.Offset(logfTwenty), v, r(12)) // v > 20
+	c.VBLENDVPS(r(12), v, p, v)
+}
+
+// ssmReduce ends a row's block loop (AX the index, by 16, back to
+// "block") and emits "reduce": the accumulators Y0 (and Y1, or Z0's high
+// half) summed into lane 0 of X0 in scanRowGo's fold order; then opens
+// "tail", on to "out" once AX reaches DX.
+func ssmReduce(w width) {
+	c.ADDQ(U8(16), RAX)
+	c.JMP(ref("block"))
+	label("reduce")
+	if w.wide() {
+		fold512(Z0, Y1)
+	} else {
+		c.VADDPS(Y1, Y0, Y0)
+	}
+	hsum(Y0, X1)
+	label("tail")
+	c.CMPQ(RAX, RDX)
+	c.JGE(ref("out"))
+}
+
+// ssmTailStep ends a tail element of a row, whose decayed state v holds
+// (t scratch): v += B·x·dt (X15), stored to s, v·C added to the tail's
+// sum X6, AX on and back to "tail"; then emits "out", where the tail's sum
+// joins the row's, X0.
+func ssmTailStep(v, t Register) {
+	c.VMULSS(memx(R8, 0, RAX, 4), X15, t)
+	c.VADDSS(t, v, v)
+	c.VMOVSS(v, memx(RDI, 0, RAX, 4))
+	c.VMULSS(memx(R9, 0, RAX, 4), v, t)
+	c.VADDSS(t, X6, X6)
+	c.INCQ(RAX)
+	c.JMP(ref("tail"))
+	label("out")
+	c.VADDSS(X6, X0, X0)
+}
+
+// ssmBlocks opens a row's block loop: the accumulators Y0, Y1 (Z0's
+// lanes) and X6 zeroed, AX from 0, on to "reduce" once AX reaches R12.
+func ssmBlocks() {
+	c.VXORPS(Y0, Y0, Y0)
+	c.VXORPS(Y1, Y1, Y1)
+	c.VXORPS(X6, X6, X6)
+	c.XORQ(RAX, RAX)
+	label("block")
+	c.CMPQ(RAX, R12)
+	c.JGE(ref("reduce"))
 }
