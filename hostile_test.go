@@ -608,7 +608,7 @@ func hostileCases() []hostileCase {
 		{name: "gpt2 pre-tokenizer unknown", edit: func(h *hmodel) { gpt2Vocab(h, 320, nil); h.set("tokenizer.ggml.pre", "nonesuch") },
 			want: arch, mention: []string{"nonesuch"}},
 		{name: "gpt2 pre-tokenizer tekken", edit: func(h *hmodel) { gpt2Vocab(h, 320, nil); h.set("tokenizer.ggml.pre", "tekken") }},
-		{name: "architecture unknown", edit: func(h *hmodel) { h.set("general.architecture", "rwkv7") }, want: arch, mention: []string{"rwkv7"}, plan: true},
+		{name: "architecture unknown", edit: func(h *hmodel) { h.set("general.architecture", "rwkv6") }, want: arch, mention: []string{"rwkv6"}, plan: true},
 		{name: "architecture missing", edit: del("general.architecture"), want: bad, mention: []string{"general.architecture"}, plan: true},
 		{name: "architecture not a string", edit: func(h *hmodel) { h.set("general.architecture", uint32(1)) }, want: bad, mention: []string{"general.architecture"}, plan: true},
 		{name: "tensor of block -1", edit: func(h *hmodel) { h.put("blk.-1.attn_norm.weight", quant.F32, 64) }},
@@ -971,6 +971,31 @@ func hostileCases() []hostileCase {
 			want: bad, mention: []string{"blk.0.ssm_x.weight"}, plan: true},
 		{name: "mamba kernel huge", spec: testutil.TinyMamba(), edit: setU(".ssm.conv_kernel", 1<<20),
 			want: bad, mention: []string{"mamba.ssm.conv_kernel"}, plan: true},
+		// rwkv7: every LoRA tensor, norm bias and the ends' norms are
+		// required; the ranks and the head size must agree with the
+		// tensors and the width; token_shift_count is 2.
+		missing("rwkv7 layer without time_mix_w1", testutil.TinyRWKV7(), "blk.1.time_mix_w1.weight"),
+		missing("rwkv7 layer without time_mix_a2", testutil.TinyRWKV7(), "blk.2.time_mix_a2.weight"),
+		missing("rwkv7 layer without time_mix_v2", testutil.TinyRWKV7(), "blk.1.time_mix_v2.weight"),
+		missing("rwkv7 layer without time_mix_g1", testutil.TinyRWKV7(), "blk.0.time_mix_g1.weight"),
+		missing("rwkv7 layer without the group norm's bias", testutil.TinyRWKV7(), "blk.0.time_mix_ln.bias"),
+		missing("rwkv7 without token_embd_norm", testutil.TinyRWKV7(), "token_embd_norm.weight"),
+		missing("rwkv7 without output_norm.bias", testutil.TinyRWKV7(), "output_norm.bias"),
+		missing("rwkv7 without an output matrix", testutil.TinyRWKV7(), "output.weight"),
+		misshapen("rwkv7 lerp_fused of five mixes", testutil.TinyRWKV7(), "blk.1.time_mix_lerp_fused.weight", 128, 1, 1, 5),
+		misshapen("rwkv7 layer 0 value pair at the value rank", testutil.TinyRWKV7(), "blk.0.time_mix_v1.weight", 128, 96),
+		{name: "rwkv7 decay rank of another file", spec: testutil.TinyRWKV7(), edit: setU(".attention.decay_lora_rank", 64),
+			want: bad, mention: []string{"blk.0.time_mix_w1.weight"}, plan: true},
+		{name: "rwkv7 gate rank missing", spec: testutil.TinyRWKV7(), edit: del(".attention.gate_lora_rank"),
+			want: bad, mention: []string{"rwkv7.attention.gate_lora_rank"}, plan: true},
+		{name: "rwkv7 rank wider than the model", spec: testutil.TinyRWKV7(), edit: setU(".attention.iclr_lora_rank", 256),
+			want: bad, mention: []string{"rwkv7.attention.iclr_lora_rank"}, plan: true},
+		{name: "rwkv7 head size not dividing the width", spec: testutil.TinyRWKV7(), edit: setU(".wkv.head_size", 48),
+			want: bad, mention: []string{"rwkv7.wkv.head_size"}, plan: true},
+		{name: "rwkv7 head size 0", spec: testutil.TinyRWKV7(), edit: setU(".wkv.head_size", 0),
+			want: bad, mention: []string{"rwkv7.wkv.head_size"}, plan: true},
+		{name: "rwkv7 three token shifts", spec: testutil.TinyRWKV7(), edit: setU(".token_shift_count", 3),
+			want: bad, mention: []string{"rwkv7.token_shift_count"}, plan: true},
 		// smallthinker: every layer's router and experts are required (no
 		// dense feed-forward, no shared expert), and so is the gating
 		// function (llama.cpp's graph aborts without one); a window of 0

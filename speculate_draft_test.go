@@ -109,6 +109,7 @@ func TestDraftModelRefused(t *testing.T) {
 		{"embedding model", write("bert", testutil.TinyBert()), write("bert", testutil.TinyBert()), "embedding model"},
 		{"conv target", write("lfm2", testutil.TinyLFM2()), write("tiny", tiny), "lfm2 has conv"},
 		{"conv draft", write("tiny", tiny), write("lfm2", testutil.TinyLFM2()), "lfm2 has conv"},
+		{"recurrent target", write("rwkv7", testutil.TinyRWKV7()), write("tiny", tiny), "rwkv7 has conv or recurrent"},
 	} {
 		m := load(t, tc.target, llm.WithThreads(1))
 		d := load(t, tc.draft, llm.WithThreads(1))

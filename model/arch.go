@@ -223,6 +223,7 @@ var registry = []*Arch{
 		hparams: afmoeHparams},
 	{Name: "jamba", Mamba1: true, OptionalExperts: true, hparams: jambaHparams},
 	{Name: "mamba", NoAttention: true, hparams: mambaHparams},
+	{Name: "rwkv7", NoAttention: true, UntiedOutput: true, hparams: rwkv7Hparams},
 }
 
 // Supported lists the architectures this package can run.

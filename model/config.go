@@ -276,6 +276,13 @@ type Config struct {
 	// (nemotron_h): a Mamba-2 layer (ConvLayers), a feed-forward alone
 	// (FFNLayer: LayerFFN above 0), or else attention alone.
 	SingleOp bool
+	// RWKV7: every block is RWKV-7's time mix and channel mix
+	// (rwkv7.go), each head of WKVHead a WKVHead² state; the time mix's
+	// low-rank pairs have ranks LoRADecay (w), LoRAICLR (a), LoRAValue
+	// (the value's mix with the first layer's) and LoRAGate (g).
+	RWKV7                                    bool
+	WKVHead                                  int
+	LoRADecay, LoRAICLR, LoRAValue, LoRAGate int
 	// ReLU2: the feed-forward (and each expert) has no gate:
 	// down(ReLU(up·x)²), with ffn_up's and ffn_down's biases when the file
 	// has them (nemotron_h).

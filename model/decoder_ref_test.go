@@ -47,6 +47,7 @@ type refDecoder struct {
 	swapGateUp bool
 	mrope      mropePerturb // qwen3vl_ref_test.go
 	afmoe      afmoePerturb // afmoe_ref_test.go
+	rwkv7      rwkv7Perturb // rwkv7_ref_test.go
 	// without names block tensors (attn_q.bias …) the reference takes as
 	// absent: a perturbation of the steps the file decides, not the Config
 	// (optional biases, post-norms).
@@ -329,6 +330,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	}
 	if c.SingleOp {
 		return r.nemotronHHidden(tokens)
+	}
+	if c.RWKV7 {
+		return r.rwkv7Hidden(tokens)
 	}
 	E, n, hd, group := c.Embd, len(tokens), c.HeadDimK, c.Heads/c.HeadsKV
 	emb := r.tensor("token_embd.weight")

@@ -66,6 +66,8 @@ type State struct {
 	s1 mamba1ScanTask
 	// dn runs a gated delta-net layer's recurrence (qwen35).
 	dn deltaTask
+	// wkv runs an RWKV-7 layer's state update.
+	wkv wkv7Task
 }
 
 // StateOptions size a State.
@@ -148,6 +150,8 @@ func guWidth(c *Config) int {
 func qkvWidth(c *Config) int {
 	w := qkvStride(c)
 	switch {
+	case c.RWKV7:
+		w = max(w, rwkv7Slots*c.Embd)
 	case c.DeltaNet:
 		w = max(w, c.deltaInProj())
 	case c.mamba():
@@ -531,7 +535,7 @@ func (s *State) forward(tokens []int32, pos0 int, out []float32, all bool) ([]fl
 		out = s.ar.Float32s(rows * m.Vocab)
 	}
 	s.e.Phase(phOutput)
-	s.norm(xn, x[first*E:], m.OutNorm, rows)
+	s.finalNorm(xn, x[first*E:], rows)
 	if err := s.mul(m.Output, s.acts(xn, E, rows), out, m.Vocab); err != nil {
 		return nil, err
 	}
@@ -590,7 +594,7 @@ func (s *State) Hidden(tokens []int32, pos0 int, out []float32) error {
 		return err
 	}
 	s.e.Phase(phOutput)
-	s.norm(out, x, m.OutNorm, n)
+	s.finalNorm(out, x, n)
 	return nil
 }
 
@@ -706,7 +710,10 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 		s.conv.begin()
 	}
 	layer := func(il int, L *Layer) error { return s.block(il, L, &p) }
-	if c.SingleOp {
+	switch {
+	case c.RWKV7:
+		layer = func(il int, L *Layer) error { return s.rwkv7Layer(il, L, &p) }
+	case c.SingleOp:
 		layer = func(il int, L *Layer) error { return s.singleOpLayer(il, L, &p) }
 	}
 	if err := s.forLayers(layer); err != nil {
@@ -960,6 +967,16 @@ func (s *State) norm(dst, src, w []float32, rows int) {
 		}
 		ops.RMSNorm(dst[t*E:(t+1)*E], src[t*E:(t+1)*E], w, s.m.RMSEps)
 	}
+}
+
+// finalNorm is the final norm of rows rows of src into dst: a LayerNorm
+// with bias when the model has one (rwkv7), else norm's.
+func (s *State) finalNorm(dst, src []float32, rows int) {
+	if s.m.OutNormB != nil {
+		s.layerNorm(dst, src, s.m.OutNorm, s.m.OutNormB, rows)
+		return
+	}
+	s.norm(dst, src, s.m.OutNorm, rows)
 }
 
 // addNormed adds y — normalised by post first, unless post is nil, and

@@ -56,6 +56,9 @@ type ConvState struct {
 
 // recurrentFloats is one recurrent layer's state in floats.
 func recurrentFloats(c *Config) int {
+	if c.RWKV7 {
+		return rwkv7Floats(c)
+	}
 	if c.mamba() {
 		return (c.SSMConv-1)*c.ssmConvWidth() + c.SSMInner*c.SSMState
 	}

@@ -60,6 +60,18 @@ type Layer struct {
 	// WOutGate is an afmoe layer's attn_gate (Embd → Heads×HeadDimV), the
 	// gate of the attention's output (Config.AttnOutGate).
 	WOutGate *ops.Matrix
+	// An RWKV-7 block's (rwkv7.go; its receptance, key, value and output
+	// are Wq, Wk, Wv and Wo, its channel mix's key and value Up and
+	// Down, its norms' weights AttnNorm and FFNNorm): the norms' biases;
+	// the low-rank pairs of the decay, the in-context learning rate, the
+	// value's mix and the gate, with the first three's biases; the six
+	// fused mixes (r, w, k, v, a, g: Embd each), k_k, k_a and r_k; the
+	// group norm's weight and bias; the channel mix's lerp.
+	AttnNormB, FFNNormB                            []float32
+	TMW1, TMW2, TMA1, TMA2, TMV1, TMV2, TMG1, TMG2 *ops.Matrix
+	TMW0, TMA0, TMV0                               []float32
+	TMLerp, TMKK, TMKA, TMRK                       []float32
+	TMLn, TMLnB, CMLerpK                           []float32
 
 	// An encoder's (bert, nomic-bert): the fused projection's bias, the
 	// output projection's and the feed-forward's biases (each nil when the
@@ -174,6 +186,7 @@ type Model struct {
 	Config
 	Embed     *tensor.Tensor // token_embd, rows are tokens
 	OutNorm   []float32
+	OutNormB  []float32   // the final LayerNorm's bias (rwkv7), or nil
 	Output    *ops.Matrix // output, or token_embd when tied
 	RopeFreqs []float32   // Llama 3.1 rope_freqs, or nil
 	// RopeLong and RopeShort are LongRoPE's per-pair frequency divisors
@@ -353,6 +366,26 @@ func (l *loader) rows(name string, cols, rows int) ([]float32, error) {
 		return nil, err
 	}
 	return l.copyRows(name, t, cols, rows)
+}
+
+// flat reads a tensor of shape dims (more than 2) as float32, its
+// elements in order, copied into the model's slab of vectors: rows of
+// dims[0] (rwkv7's fused mixes, [Embd, 1, 1, 6]).
+func (l *loader) flat(name string, dims []int) ([]float32, error) {
+	t, err := l.tensor(name, dims...)
+	if err != nil {
+		return nil, err
+	}
+	rows := 1
+	for _, d := range dims[1:] {
+		rows *= d
+	}
+	if !l.dry {
+		if t, err = tensor.View(name, t.Type, []int{dims[0], rows}, t.Data); err != nil {
+			return nil, fmt.Errorf("model: %w: %w", err, ErrBadModel)
+		}
+	}
+	return l.copyRows(name, t, dims[0], rows)
 }
 
 // copyRows copies the first rows rows of t (cols elements each; all of a
@@ -537,6 +570,9 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 	default:
 		err = l.output(m, dry)
 	}
+	if err == nil && cfg.RWKV7 {
+		err = l.rwkv7Ends(m)
+	}
 	if err == nil && cfg.Pooling == PoolingRank {
 		m.Rank, err = l.rankHead(&cfg)
 	}
@@ -617,6 +653,8 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		L := &m.Blocks[i]
 		var bts []blockTensor
 		switch {
+		case cfg.RWKV7:
+			bts = rwkv7Tensors(&cfg, i)
 		case cfg.SingleOp:
 			bts = singleOpTensors(&cfg, i, func(name string) bool { return l.has(p + name) })
 		case cfg.ConvLayer(i) && cfg.DeltaNet:
@@ -837,10 +875,11 @@ func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
 
 // matrices lists the fields of the layer's matrices (experts aside), set
 // or not.
-func (L *Layer) matrices() [29]**ops.Matrix {
-	return [29]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
+func (L *Layer) matrices() [37]**ops.Matrix {
+	return [37]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
 		&L.InpGate, &L.PLProj, &L.LaurelL, &L.LaurelR, &L.ShGate, &L.ShUp, &L.ShDown, &L.WqA, &L.WkvA, &L.WkB, &L.WvB,
-		&L.WZ, &L.WBeta, &L.WAlpha, &L.WOutGate, &L.SSMX, &L.SSMDt}
+		&L.WZ, &L.WBeta, &L.WAlpha, &L.WOutGate, &L.SSMX, &L.SSMDt,
+		&L.TMW1, &L.TMW2, &L.TMA1, &L.TMA2, &L.TMV1, &L.TMV2, &L.TMG1, &L.TMG2}
 }
 
 // blockTensor is one tensor of a block: its name after "blk.<i>.", its
@@ -856,6 +895,8 @@ type blockTensor struct {
 func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
 	name := prefix + bt.name
 	switch {
+	case bt.vec != nil && len(bt.dims) > 2:
+		*bt.vec(L), err = l.flat(name, bt.dims)
 	case bt.vec != nil && len(bt.dims) == 2:
 		*bt.vec(L), err = l.rows(name, bt.dims[0], bt.dims[1])
 	case bt.vec != nil:

@@ -151,6 +151,9 @@ type ModelSpec struct {
 	// size is 2×Embd); DtBCNorm a mamba's ssm.dt_b_c_rms (Falcon-Mamba).
 	SSMDtRank int
 	DtBCNorm  bool
+	// RWKV7 is an rwkv7's head size and ranks (its NormEps the
+	// LayerNorms' epsilon).
+	RWKV7 *RWKV7
 	// Pattern is a nemotron_h's layers as its config.json's
 	// hybrid_override_pattern writes them, one letter a layer: M Mamba-2,
 	// - a feed-forward alone, * attention alone (Layers is its length).
@@ -912,6 +915,10 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s, err = s.withMambaDefaults(); err != nil {
 			return s, err
 		}
+	case "rwkv7":
+		if s.RWKV7 == nil || s.Embd%s.RWKV7.Head != 0 {
+			return s, fmt.Errorf("testutil: an rwkv7 needs its sizes, the head dividing the width (%+v, width %d)", s.RWKV7, s.Embd)
+		}
 	case "gemma4":
 		if s.SWALayers == nil {
 			s.SWALayers = Gemma3nPattern(s.Layers)
@@ -1166,6 +1173,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Arch == "mamba" {
 		h.Heads, h.FFN = 0, 0 // the converter's unused 0s
 	}
+	if s.Arch == "rwkv7" {
+		h.Heads = 0 // the converter writes 0; its LayerNorms' epsilon is AddRWKV7KV's
+	}
 	AddHparams(g, s.Arch, h)
 	switch d := s.DeepSeek2; {
 	case d != nil:
@@ -1173,7 +1183,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		d.AddTo(g, s.Arch)
 	case s.RopeDim > 0:
 		g.AddKV(a+"rope.dimension_count", uint32(s.RopeDim))
-	case !s.Encoder() && s.Arch != "mamba":
+	case !s.Encoder() && s.Arch != "mamba" && s.Arch != "rwkv7":
 		g.AddKV(a+"rope.dimension_count", uint32(s.HeadDim))
 	}
 	if s.qwen35() {
@@ -1214,6 +1224,8 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		s.addNemotronHKV(g)
 	case "jamba":
 		s.addJambaKV(g)
+	case "rwkv7":
+		AddRWKV7KV(g, s.Arch, *s.RWKV7, s.NormEps)
 	case "mamba":
 		AddMambaKV(g, s.Arch, Mamba1{Conv: s.ConvKernel, Inner: 2 * s.Embd, State: s.SSMState, DtRank: s.SSMDtRank}, s.DtBCNorm)
 	}
@@ -1401,6 +1413,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 	}
 	if s.Arch == "mamba" {
 		return s.mambaTensors1()
+	}
+	if s.Arch == "rwkv7" {
+		return s.rwkv7Tensors()
 	}
 	outNorm := "output_norm.weight"
 	if s.hybrid() {

@@ -19,6 +19,9 @@ func (t *Tokenizer) buildPieces() {
 
 func (t *Tokenizer) appendTokenText(dst []byte, s string, a uint16) []byte {
 	switch {
+	case t.kind == kindRWKV:
+		return unescapeRWKV(dst, s) // whatever the token's type, as llama.cpp
+
 	case a&(attrUnknown|attrControl|attrUserDefined) != 0:
 		return append(dst, s...)
 	case a&attrNormal != 0:

@@ -13,7 +13,7 @@ const (
 )
 
 // kindNames are llama.cpp's names of the tokenizer models.
-var kindNames = [...]string{kindSPM: "llama (SPM)", kindBPE: "gpt2 (BPE)", kindWPM: "bert (WPM)"}
+var kindNames = [...]string{kindSPM: "llama (SPM)", kindBPE: "gpt2 (BPE)", kindWPM: "bert (WPM)", kindRWKV: "rwkv"}
 
 // CheckDraft reports why a draft model of vocabulary d cannot draft tokens
 // for a model of vocabulary t, naming the first difference; nil when it

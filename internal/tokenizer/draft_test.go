@@ -17,14 +17,7 @@ func TestCheckDraft(t *testing.T) {
 			v.Tokens[i] = fmt.Sprintf("t%d", i)
 		}
 		v.BOS, v.EOS, v.AddBOS = 1, 2, true
-		if change != nil {
-			change(&v)
-		}
-		tok, err := New(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok
+		return edited(t, v, change)
 	}
 	target := vocab(300, nil)
 	for _, tc := range []struct {

@@ -141,6 +141,9 @@ func (t *Tokenizer) encode(text string, o encodeOpts) []int32 {
 		}
 	case kindBPE:
 		out = encodeFragments(s, text, frags, out, ifSet(o.addSpecial && t.addBOS, t.bos), ifSet(o.addSpecial && t.addEOS, t.eos), t.encodeBPE)
+	case kindRWKV:
+		// llama.cpp's RWKV tokenizer adds nothing, whatever the flags.
+		out = encodeFragments(s, text, frags, out, -1, -1, t.encodeRWKV)
 	case kindWPM:
 		// llama.cpp adds [CLS] and [SEP] whenever add_special is set.
 		out = encodeFragments(s, text, frags, out, ifSet(o.addSpecial, t.bos), ifSet(o.addSpecial, t.sep), t.encodeWPM)

@@ -70,6 +70,8 @@ func specialKeys(v *Vocab) []struct {
 //     Llama 3 pre-tokenizers add BOS.
 //   - "bert" (WPM): BOS ([CLS]) 101, UNK 100, SEP 102, PAD 0, MASK 103;
 //     BOS and SEP are added.
+//   - "rwkv": no special tokens; nothing is added (llama.cpp's RWKV
+//     tokenizer adds nothing whatever the flags say).
 //
 // It refuses what llama.cpp refuses: a missing or empty token list, keys of
 // the wrong type, scores or token types whose count differs from the
@@ -148,6 +150,8 @@ func vocabFromMetadata(m metadata) (Vocab, error) {
 	case "bert":
 		v.BOS, v.UNK, v.SEP, v.PAD, v.MASK = 101, 100, 102, 0, 103
 		v.AddBOS, v.AddSEP = true, true
+	case "rwkv":
+		// No special tokens unless the file names them, nothing added.
 	default:
 		return v, fmt.Errorf("%w: tokenizer model %q", ErrUnsupported, v.Model)
 	}

@@ -36,7 +36,8 @@ const (
 // -1 (see ClearSpecial).
 type Vocab struct {
 	// Model is tokenizer.ggml.model: "llama" for SentencePiece BPE (SPM),
-	// "gpt2" for byte-level BPE, or "bert" for WordPiece (WPM).
+	// "gpt2" for byte-level BPE, "bert" for WordPiece (WPM), or "rwkv" for
+	// RWKV World's greedy longest match over escaped byte strings.
 	Model string
 	// Pre is tokenizer.ggml.pre, the pre-tokenizer of a "gpt2" vocabulary
 	// ("gpt-2", "llama3", "qwen2", …). Empty means "default". Ignored for SPM.
@@ -114,6 +115,7 @@ const (
 	kindSPM kind = iota
 	kindBPE
 	kindWPM
+	kindRWKV
 )
 
 // Tokenizer converts between text and token ids exactly as llama.cpp does
@@ -149,6 +151,10 @@ type Tokenizer struct {
 	maxTokenLen int
 	keepCase    bool
 	keepAccents bool
+
+	// RWKV only: every token's unescaped bytes to its id (maxTokenLen is
+	// then the longest in bytes).
+	rwkv map[string]int32
 
 	warnings []string
 
@@ -234,6 +240,9 @@ func New(v Vocab) (*Tokenizer, error) {
 		t.keepCase, t.keepAccents = v.KeepCase, v.KeepAccents
 		t.addSpacePrefix = false
 		t.cleanSpaces = true
+	case "rwkv":
+		t.kind = kindRWKV
+		t.addSpacePrefix = false
 	default:
 		return nil, fmt.Errorf("%w: tokenizer model %q", ErrUnsupported, v.Model)
 	}
@@ -282,6 +291,9 @@ func New(v Vocab) (*Tokenizer, error) {
 		}
 	}
 
+	if t.kind == kindRWKV {
+		t.buildRWKV()
+	}
 	t.buildPieces()
 	// llama.cpp sets these after building its piece cache; they only
 	// change how text around special tokens is split.

@@ -28,6 +28,12 @@ func wpmVocab(t *testing.T, edit func(*Vocab)) *Tokenizer {
 	}
 	v.ClearSpecial()
 	v.PAD, v.UNK, v.BOS, v.SEP = 0, 1, 2, 3
+	return edited(t, v, edit)
+}
+
+// edited is New of v after edit (nil: none), failing t on an error.
+func edited(t *testing.T, v Vocab, edit func(*Vocab)) *Tokenizer {
+	t.Helper()
 	if edit != nil {
 		edit(&v)
 	}

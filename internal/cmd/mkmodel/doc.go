@@ -34,6 +34,8 @@
 //	        olmoe-1b-7b (olmoe: olmo2's Q/K norms, 64 experts),
 //	        falcon-mamba-7b (mamba: Mamba-1 layers alone),
 //	        jamba-reasoning-3b (jamba: Mamba-1 and attention layers),
+//	        rwkv7-g1-1.5b and rwkv7-g1-2.9b (rwkv7: RWKV-7 time and
+//	        channel mixes, no attention; widths recalled),
 //	        seed-oss-36b, exaone-4.0-1.2b, glm-4-9b (-layers 2 -type q8_0
 //	        keeps its widths under 2 GB), glm-4-32b (-layers 1 -type
 //	        q4_k_m), qwen3-30b-a3b,

@@ -225,6 +225,10 @@ func miniature(s shape) shape {
 			s.FFN, s.ExpertFFN, s.SharedFFN = 256, 256, 128 // granitehybrid's experts are FFN wide
 		}
 	}
+	if s.RWKV7 != nil { // heads of 64; ranks within the width, multiples of 32
+		s.RWKV7 = &testutil.RWKV7{Head: 64, Decay: 32, ICLR: 64, Value: 32, Gate: 128}
+		s.Heads, s.HeadsKV = 0, 0
+	}
 	if s.Mamba1 != nil {
 		s.Mamba1 = &testutil.Mamba1{Conv: s.Mamba1.Conv, Inner: 2 * s.Embd, State: 16, DtRank: 32}
 		if s.Arch == "mamba" {

@@ -13,7 +13,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba or mamba
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba or rwkv7
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -94,6 +94,10 @@ type shape struct {
 	// ssm.dt_b_c_rms (Falcon-Mamba's model_type falcon_mamba).
 	Mamba1   *testutil.Mamba1
 	DtBCNorm bool
+	// RWKV7 is an rwkv7's wkv.head_size and low-rank pairs' ranks
+	// (config.json's head_size, decay_low_rank_dim, a_low_rank_dim,
+	// v_low_rank_dim, gate_low_rank_dim).
+	RWKV7 *testutil.RWKV7
 	// Pattern is nemotron_h's hybrid_override_pattern, one letter a
 	// layer: M Mamba-2 (of SSM's sizes), - a ReLU² feed-forward of FFN,
 	// * attention; the first Layers letters count.
@@ -525,6 +529,30 @@ var shapes = []shape{
 		ConvLayers: mambaLayers(64),
 		Mamba1:     &testutil.Mamba1{Conv: 4, Inner: 8192, State: 16, DtRank: 256},
 		DtBCNorm:   true,
+	},
+	{
+		// RWKV7-G1 1.5B (BlinkDL's RWKV-7 "Goose", the G1 reasoning
+		// release): 24 blocks of width 2048 in heads of 64, a channel
+		// mix of 4× (8192), the RWKV World vocabulary of 65536, untied,
+		// LayerNorm epsilon 1e-5, the converter's context of 2^20 and
+		// head_count 0. Recalled, not read from a release: the width,
+		// depth and head size (llama.cpp's loader names 24 × 2048 its
+		// 1.5B); the ranks (decay 96, in-context rate 96, value mix 64,
+		// gate 256) computed from RWKV-LM's sizing rule for width C =
+		// 2048 as recalled: 1.8·√C, 1.8·√C, 1.3·√C and 0.6·C^0.8, each
+		// rounded to a multiple of 32, at least 32.
+		Name: "rwkv7-g1-1.5b", Arch: "rwkv7", Vocab: 65536, Embd: 2048, Layers: 24,
+		FFN: 8192, Context: 1 << 20, RMSEps: 1e-5,
+		RWKV7: &testutil.RWKV7{Head: 64, Decay: 96, ICLR: 96, Value: 64, Gate: 256},
+	},
+	{
+		// RWKV7-G1 2.9B: 32 blocks of width 2560 in heads of 64, a
+		// channel mix of 10240, the same vocabulary and keys. Recalled
+		// as the 1.5B's (llama.cpp names 32 × 2560 its 2.9B); ranks from
+		// the same rule for width 2560: 96, 96, 64, 320.
+		Name: "rwkv7-g1-2.9b", Arch: "rwkv7", Vocab: 65536, Embd: 2560, Layers: 32,
+		FFN: 10240, Context: 1 << 20, RMSEps: 1e-5,
+		RWKV7: &testutil.RWKV7{Head: 64, Decay: 96, ICLR: 96, Value: 64, Gate: 320},
 	},
 	{
 		// Jamba Reasoning 3B (AI21, dense): 28 layers of width 2560, two

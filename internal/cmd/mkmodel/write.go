@@ -83,6 +83,9 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		h.Heads, h.FFN = 0, 0 // the converter's unused 0s
 	}
 	testutil.AddHparams(g, s.Arch, h)
+	if s.RWKV7 != nil {
+		testutil.AddRWKV7KV(g, s.Arch, *s.RWKV7, rwkv7NormEps)
+	}
 	if s.Mamba1 != nil {
 		conv := make([]bool, s.Layers)
 		for l := range conv {
@@ -116,7 +119,7 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"attention.key_length", uint32(s.headDim()))
 		g.AddKV(a+"attention.value_length", uint32(s.headDim()))
 	}
-	if s.Arch != "gemma2" && s.Arch != "mamba" && !s.encoder() {
+	if s.Arch != "gemma2" && s.Arch != "mamba" && s.RWKV7 == nil && !s.encoder() {
 		g.AddKV(a+"rope.dimension_count", uint32(s.ropeDim()))
 	}
 	if s.Pooling != 0 {
@@ -367,8 +370,9 @@ func writeVector(w io.Writer, t *tensorPlan, s shape, stream uint64) error {
 	return err
 }
 
-// writeF32Matrix writes a 2-D F32 tensor (an expert router) of N(0,
-// 1/fan-in) values.
+// writeF32Matrix writes an F32 tensor of two or more dims (an expert
+// router; rwkv7's four-dimensional mixes) of N(0, 1/fan-in) values, or
+// its kind's.
 func writeF32Matrix(w io.Writer, t *tensorPlan, stream uint64) error {
 	r := rand.New(rand.NewPCG(stream, 0))
 	std := 1 / math.Sqrt(float64(t.Dims[0]))
@@ -380,7 +384,11 @@ func writeF32Matrix(w io.Writer, t *tensorPlan, stream uint64) error {
 		value = func() float64 { return -math.Exp(0.5 * r.NormFloat64()) }
 	}
 	buf := make([]byte, 4*t.Dims[0])
-	for range t.Dims[1] {
+	rows := int64(1)
+	for _, d := range t.Dims[1:] {
+		rows *= d
+	}
+	for range rows {
 		for i := range t.Dims[0] {
 			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(float32(value())))
 		}

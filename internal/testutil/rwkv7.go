@@ -1,0 +1,106 @@
+package testutil
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/quant"
+)
+
+// RWKV7 is an RWKV-7 model's own sizes: wkv.head_size and the time mix's
+// low-rank pairs' ranks (attention.decay_lora_rank, iclr_lora_rank,
+// value_residual_mix_lora_rank, gate_lora_rank).
+type RWKV7 struct {
+	Head, Decay, ICLR, Value, Gate int
+}
+
+// TinyRWKV7 is a 3-layer rwkv7 as llama.cpp's converter writes RWKV7-G1:
+// width 128 in heads of 32, ranks 32 (decay), 64 (in-context rate), 96
+// (value mix) and 128 (gate), so that a rank read for another fails (each
+// a multiple of Q8_0's block, as the pairs' second matrices' rows must
+// be); a channel mix of 4× the width; LayerNorm epsilon 1e-5; attention.head_count
+// 0; Q8_0 weights and an output matrix of its own.
+func TinyRWKV7() ModelSpec {
+	s := tiny("rwkv7", 67)
+	s.Layers, s.Embd, s.FFN, s.NormEps = 3, 128, 512, 1e-5
+	s.RWKV7 = &RWKV7{Head: 32, Decay: 32, ICLR: 64, Value: 96, Gate: 128}
+	return s
+}
+
+// AddRWKV7KV writes an rwkv7's own keys as llama.cpp's converter writes
+// them: the LayerNorm epsilon, wkv.head_size, the four ranks and
+// token_shift_count 2.
+func AddRWKV7KV(g *gguf.Writer, arch string, r RWKV7, normEps float32) {
+	a := arch + "."
+	g.AddKV(a+"attention.layer_norm_epsilon", normEps)
+	g.AddKV(a+"wkv.head_size", uint32(r.Head))
+	g.AddKV(a+"attention.decay_lora_rank", uint32(r.Decay))
+	g.AddKV(a+"attention.iclr_lora_rank", uint32(r.ICLR))
+	g.AddKV(a+"attention.value_residual_mix_lora_rank", uint32(r.Value))
+	g.AddKV(a+"attention.gate_lora_rank", uint32(r.Gate))
+	g.AddKV(a+"token_shift_count", uint32(2))
+}
+
+// RWKV7TensorSpec is one RWKV-7 tensor as the converter writes it: its
+// name (without the block prefix), dims, whether it is a matrix (of the
+// model's weight type; else F32) and its values' mean and spread.
+type RWKV7TensorSpec struct {
+	Name      string
+	Dims      []int64
+	Matrix    bool
+	Mean, Std float64
+}
+
+// RWKV7Block lists block il's tensors of an rwkv7 of width e and channel
+// mix ffn: the norms about 1 (biases about 0), the mixes about 0.5, the
+// decay's bias spread so that w spans (0.55, 1), matrices scaled by
+// their inputs (layer 0's value pair at the in-context rate's rank, as
+// llama.cpp asks it).
+func RWKV7Block(il int, e, ffn int64, r RWKV7) []RWKV7TensorSpec {
+	dw, da, dv, dg := int64(r.Decay), int64(r.ICLR), int64(r.Value), int64(r.Gate)
+	if il == 0 {
+		dv = da
+	}
+	m := func(name string, in, out int64) RWKV7TensorSpec {
+		return RWKV7TensorSpec{name, []int64{in, out}, true, 0, 1 / math.Sqrt(float64(in))}
+	}
+	v := func(name string, mean, std float64) RWKV7TensorSpec {
+		return RWKV7TensorSpec{name, []int64{e}, false, mean, std}
+	}
+	return []RWKV7TensorSpec{
+		v("attn_norm.weight", 1, 0.1), v("attn_norm.bias", 0, 0.1),
+		v("attn_norm_2.weight", 1, 0.1), v("attn_norm_2.bias", 0, 0.1),
+		v("time_mix_w0.weight", 0, 1), m("time_mix_w1.weight", e, dw), m("time_mix_w2.weight", dw, e),
+		v("time_mix_a0.weight", 0, 1), m("time_mix_a1.weight", e, da), m("time_mix_a2.weight", da, e),
+		v("time_mix_v0.weight", 0, 1), m("time_mix_v1.weight", e, dv), m("time_mix_v2.weight", dv, e),
+		m("time_mix_g1.weight", e, dg), m("time_mix_g2.weight", dg, e),
+		{"time_mix_lerp_fused.weight", []int64{e, 1, 1, 6}, false, 0.5, 0.25},
+		v("time_mix_k_k.weight", 0.8, 0.2), v("time_mix_k_a.weight", 1, 0.3), v("time_mix_r_k.weight", 0, 0.5),
+		m("time_mix_key.weight", e, e), m("time_mix_value.weight", e, e), m("time_mix_receptance.weight", e, e),
+		v("time_mix_ln.weight", 1, 0.1), v("time_mix_ln.bias", 0, 0.1),
+		m("time_mix_output.weight", e, e),
+		{"channel_mix_lerp_k.weight", []int64{e, 1, 1}, false, 0.5, 0.25},
+		m("channel_mix_key.weight", e, ffn), m("channel_mix_value.weight", ffn, e),
+	}
+}
+
+// rwkv7Tensors lists an rwkv7 spec's tensors: the ends with the
+// embeddings' norm and the final norm's bias, then each block's.
+func (s ModelSpec) rwkv7Tensors() []tensorSpec {
+	e := int64(s.Embd)
+	ts := append(s.ends("output_norm.weight"),
+		tensorSpec{"output_norm.bias", quant.F32, []int64{e}, dist{0, 0.1}},
+		tensorSpec{"token_embd_norm.weight", quant.F32, []int64{e}, dist{1, 0.1}},
+		tensorSpec{"token_embd_norm.bias", quant.F32, []int64{e}, dist{0, 0.1}})
+	for l := range s.Layers {
+		for _, b := range RWKV7Block(l, e, int64(s.FFN), *s.RWKV7) {
+			typ := quant.F32
+			if b.Matrix {
+				typ = s.WeightType
+			}
+			ts = append(ts, tensorSpec{fmt.Sprintf("blk.%d.%s", l, b.Name), typ, b.Dims, dist{b.Mean, b.Std}})
+		}
+	}
+	return ts
+}
