@@ -1147,7 +1147,9 @@ func AddHparams(g *gguf.Writer, arch string, h Hparams) {
 		if h.Heads > 0 { // a model without attention (mamba) has none
 			g.AddKV(a+"attention.head_count_kv", uint32(h.HeadsKV))
 		}
-		g.AddKV(a+"attention.layer_norm_rms_epsilon", h.RMSEps)
+		if h.RMSEps != 0 { // 0: LayerNorms with biases (starcoder2, nemotron) state no RMS epsilon
+			g.AddKV(a+"attention.layer_norm_rms_epsilon", h.RMSEps)
+		}
 	}
 	if h.RopeBase != 0 {
 		g.AddKV(a+"rope.freq_base", h.RopeBase)
