@@ -87,9 +87,11 @@ func TestConfigDenseMore(t *testing.T) {
 // cohere2 and apertus in one pass, in chunks of 4 and token by token
 // against the float64 reference: cohere2's window of 4 is shorter than
 // the prompt, so a chunk's tokens attend one by one over a ring the
-// chunk overwrites; within TestDecoderMatchesReference's 3e-3.
+// chunk overwrites; within TestDecoderMatchesReference's 3e-3. starcoder2
+// and nemotron (LayerNorms with biases, biases on the projections, the
+// half-rotated heads) the same three ways.
 func TestDenseArchsInChunks(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron()} {
 		t.Run(spec.Arch, func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
 			toks := prompt(13)
