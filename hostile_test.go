@@ -1119,6 +1119,44 @@ func hostileCases() []hostileCase {
 		// hunyuan-dense: per-head Q/K norms required, and per head.
 		missing("hunyuan-dense attn_q_norm missing", testutil.TinyHunyuanDense(), "blk.0.attn_q_norm.weight"),
 		misshapen("hunyuan-dense attn_k_norm across all heads", testutil.TinyHunyuanDense(), "blk.1.attn_k_norm.weight", 32),
+		// exaone: the RMS epsilon is required, as llama.cpp's loader
+		// requires it; rope_freqs, when present, has a factor a rotated
+		// pair; a bias llama.cpp's exaone loader does not take is refused.
+		{name: "exaone layer_norm_rms_epsilon missing", spec: testutil.TinyExaone(), edit: del(".attention.layer_norm_rms_epsilon"),
+			want: bad, mention: []string{"exaone.attention.layer_norm_rms_epsilon"}, plan: true},
+		misshapen("exaone rope_freqs a factor short", testutil.TinyExaone(), "rope_freqs.weight", 7),
+		{name: "exaone attn_q.bias", spec: testutil.TinyExaone(), edit: func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) },
+			want: arch, mention: []string{"blk.0.attn_q.bias"}, plan: true},
+		// starcoder2: every bias and the LayerNorm epsilon are required,
+		// as llama.cpp's loader requires them.
+		{name: "starcoder2 layer_norm_epsilon missing", spec: testutil.TinyStarCoder2(), edit: del(".attention.layer_norm_epsilon"),
+			want: bad, mention: []string{"starcoder2.attention.layer_norm_epsilon"}, plan: true},
+		missing("starcoder2 attn_norm.bias missing", testutil.TinyStarCoder2(), "blk.1.attn_norm.bias"),
+		missing("starcoder2 ffn_norm.bias missing", testutil.TinyStarCoder2(), "blk.0.ffn_norm.bias"),
+		missing("starcoder2 output_norm.bias missing", testutil.TinyStarCoder2(), "output_norm.bias"),
+		missing("starcoder2 attn_v.bias missing", testutil.TinyStarCoder2(), "blk.0.attn_v.bias"),
+		missing("starcoder2 attn_output.bias missing", testutil.TinyStarCoder2(), "blk.1.attn_output.bias"),
+		missing("starcoder2 ffn_up.bias missing", testutil.TinyStarCoder2(), "blk.0.ffn_up.bias"),
+		misshapen("starcoder2 ffn_down.bias of the feed-forward's width", testutil.TinyStarCoder2(), "blk.1.ffn_down.bias", 128),
+		// gemma: the output is the embedding, always; the RMS epsilon is
+		// required; no gate-less block.
+		{name: "gemma with an output matrix", spec: testutil.TinyGemma(), edit: func(h *hmodel) { h.put("output.weight", quant.F32, 64, 320) },
+			want: bad, mention: []string{"output.weight"}, plan: true},
+		{name: "gemma layer_norm_rms_epsilon missing", spec: testutil.TinyGemma(), edit: del(".attention.layer_norm_rms_epsilon"),
+			want: bad, mention: []string{"gemma.attention.layer_norm_rms_epsilon"}, plan: true},
+		missing("gemma ffn_gate missing", testutil.TinyGemma(), "blk.1.ffn_gate.weight"),
+		misshapen("gemma attn_q of width/heads heads", testutil.TinyGemma(), "blk.0.attn_q.weight", 64, 64),
+		// nemotron: the output matrix, the LayerNorms' biases and the
+		// epsilon are required; the projections' biases are optional, but
+		// of their projection's width.
+		missing("nemotron output missing", testutil.TinyNemotron(), "output.weight"),
+		missing("nemotron ffn_norm.bias missing", testutil.TinyNemotron(), "blk.1.ffn_norm.bias"),
+		{name: "nemotron layer_norm_epsilon missing", spec: testutil.TinyNemotron(), edit: del(".attention.layer_norm_epsilon"),
+			want: bad, mention: []string{"nemotron.attention.layer_norm_epsilon"}, plan: true},
+		misshapen("nemotron attn_k.bias of the query's width", testutil.TinyNemotron(), "blk.1.attn_k.bias", 64),
+		misshapen("nemotron ffn_up.bias of the width", testutil.TinyNemotron(), "blk.1.ffn_up.bias", 64),
+		{name: "nemotron rope.dimension_count odd", spec: testutil.TinyNemotron(), edit: setU(".rope.dimension_count", 7),
+			want: bad, mention: []string{"nemotron.rope.dimension_count"}, plan: true},
 		// afmoe: the output gate, the four norms around attention and the
 		// feed-forward, the Q/K norms and the selection bias are required,
 		// as llama.cpp's loader requires them, and so are the RMS epsilon,

@@ -179,6 +179,9 @@ func TestContextShiftMatchesFresh(t *testing.T) {
 		// GLM-4.5: half of each head rotated in NEOX pairs, Q/K norms,
 		// the NextN block after the layer never read.
 		{"glm4moe-1-layer", spec(testutil.TinyGLM4MoE()), false, 2e-3, false},
+		// Nemotron: half of each head rotated in NEOX pairs, the shift
+		// re-rotating that half alone.
+		{"nemotron-1-layer", spec(testutil.TinyNemotron()), false, 2e-3, false},
 		{"gemma2-1-layer-window", spec(gemma), true, 2e-3, false},
 		{"stories260K", testutil.Testdata(t, "models/stories260K-f32.gguf"), false, 0, true},
 	}

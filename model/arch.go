@@ -130,6 +130,17 @@ type Arch struct {
 	// its product with the attention's input multiplies the attention's
 	// output before attn_output (afmoe).
 	AttnOutGate bool
+	// NormBias: every norm is a LayerNorm of weight and bias
+	// (attn_norm.bias, ffn_norm.bias and output_norm.bias, required),
+	// epsilon attention.layer_norm_epsilon (starcoder2, nemotron).
+	NormBias bool
+	// FFNBias loads ffn_up.bias and ffn_down.bias of a gate-less
+	// feed-forward, required (starcoder2).
+	FFNBias bool
+	// OptionalBiases: attn_output.bias, ffn_up.bias and ffn_down.bias are
+	// each loaded when the block has it, as llama.cpp takes them for
+	// nemotron (with OptionalQKVBias for the others).
+	OptionalBiases bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -224,6 +235,11 @@ var registry = []*Arch{
 	{Name: "jamba", Mamba1: true, OptionalExperts: true, hparams: jambaHparams},
 	{Name: "mamba", NoAttention: true, hparams: mambaHparams},
 	{Name: "rwkv7", NoAttention: true, UntiedOutput: true, hparams: rwkv7Hparams},
+	{Name: "exaone", Neox: true, hparams: exaoneHparams},
+	{Name: "starcoder2", Neox: true, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true, hparams: layerNormHparams},
+	{Name: "gemma", Neox: true, GELU: true, EmbedScale: true, TiedHead: true, hparams: gemmaHparams},
+	{Name: "nemotron", Neox: true, OptionalQKVBias: true, OptionalBiases: true, NormBias: true, FFN: FFNSequential, UntiedOutput: true,
+		hparams: nemotronHparams},
 }
 
 // Supported lists the architectures this package can run.

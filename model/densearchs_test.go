@@ -46,12 +46,52 @@ func TestConfigDenseArchs(t *testing.T) {
 	}
 }
 
+// The Configs of exaone, starcoder2, gemma and nemotron as their files
+// state them: exaone's rope_freqs and NEOX pairs; starcoder2's LayerNorms
+// with biases and its biases everywhere, GELU without a gate; gemma's
+// embedding scale, query scale and tied output; nemotron's half-rotated
+// heads, ReLU² and optional biases (layer 1's, not layer 0's).
+func TestConfigDenseMore(t *testing.T) {
+	m, _, _ := loadSpec(t, testutil.TinyExaone())
+	if c := m.Config; !c.RopeNeox || c.LayerNorm || len(m.RopeFreqs) != 8 || !m.Tied || m.Blocks[0].Gate == nil {
+		t.Fatalf("exaone: %+v", c)
+	}
+
+	m, _, _ = loadSpec(t, testutil.TinyStarCoder2())
+	B := m.Blocks[1]
+	if c := m.Config; !c.RopeNeox || !c.LayerNorm || c.NormEps != 1e-5 || c.ReLU2 || m.OutNormB == nil || B.Gate != nil ||
+		B.AttnNormB == nil || B.FFNNormB == nil || B.Bq == nil || B.Bv == nil || B.Bo == nil || B.BUp == nil || B.BDown == nil {
+		t.Fatalf("starcoder2: %+v", c)
+	}
+
+	m, _, _ = loadSpec(t, testutil.TinyGemma())
+	if c := m.Config; !c.RopeNeox || !c.GELU || c.EmbedScale != 8 || c.QueryScale != invSqrt(32) || c.KQScale != 1 || !m.Tied || c.HeadDimK != 32 || c.HeadsKV != 1 {
+		t.Fatalf("gemma: %+v", c)
+	}
+
+	m, _, _ = loadSpec(t, testutil.TinyNemotron())
+	c := m.Config
+	if !c.RopeNeox || !c.LayerNorm || !c.ReLU2 || c.RopeDim != 8 || c.HeadDimK != 16 || m.Tied || m.OutNormB == nil {
+		t.Fatalf("nemotron: %+v", c)
+	}
+	for il, L := range m.Blocks {
+		want := il == 1
+		for _, b := range [][]float32{L.Bq, L.Bk, L.Bv, L.Bo, L.BUp, L.BDown} {
+			if (b != nil) != want {
+				t.Errorf("nemotron layer %d: biases %v, want %v", il, b != nil, want)
+			}
+		}
+	}
+}
+
 // cohere2 and apertus in one pass, in chunks of 4 and token by token
 // against the float64 reference: cohere2's window of 4 is shorter than
 // the prompt, so a chunk's tokens attend one by one over a ring the
-// chunk overwrites; within TestDecoderMatchesReference's 3e-3.
+// chunk overwrites; within TestDecoderMatchesReference's 3e-3. starcoder2
+// and nemotron (LayerNorms with biases, biases on the projections, the
+// half-rotated heads) the same three ways.
 func TestDenseArchsInChunks(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron()} {
 		t.Run(spec.Arch, func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
 			toks := prompt(13)

@@ -758,7 +758,7 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	if c.RouterPreAttn && L.Router != nil {
 		copy(s.moe.rin, x[:n*E]) // read by the router after attention
 	}
-	s.norm(xn, x, L.AttnNorm, n)
+	s.normB(xn, x, L.AttnNorm, L.AttnNormB, n)
 	in := s.acts(xn, E, n)
 	wo, oCols := L.Wo, oDim
 	var ao acts // the attention's output, when not p.att's oCols a token
@@ -833,7 +833,7 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	a := in // Parallel (cohere2): the feed-forward reads the attention's input
 	if !c.Parallel {
 		s.e.Phase(phNorm)
-		s.norm(xn, x, L.FFNNorm, n)
+		s.normB(xn, x, L.FFNNorm, L.FFNNormB, n)
 		a = s.acts(xn, E, n)
 	}
 	if L.Router != nil {
@@ -953,7 +953,11 @@ func headNorm(x, w []float32, headDim int, eps float32) {
 
 // norm writes RMSNorm(src)·w (LayerNorm(src)·w with Config.LayerNorm) of
 // rows rows of Embd floats to dst.
-func (s *State) norm(dst, src, w []float32, rows int) {
+func (s *State) norm(dst, src, w []float32, rows int) { s.normB(dst, src, w, nil, rows) }
+
+// normB is norm with a LayerNorm's bias b (nil: none; starcoder2,
+// nemotron), which an RMSNorm never has.
+func (s *State) normB(dst, src, w, b []float32, rows int) {
 	E := s.m.Embd
 	if w == nil {
 		// A block without pre-norms (olmo2) takes the stream as it is.
@@ -962,7 +966,7 @@ func (s *State) norm(dst, src, w []float32, rows int) {
 	}
 	for t := 0; t < rows; t++ {
 		if s.m.LayerNorm {
-			ops.LayerNorm(dst[t*E:(t+1)*E], src[t*E:(t+1)*E], w, nil, s.m.NormEps)
+			ops.LayerNorm(dst[t*E:(t+1)*E], src[t*E:(t+1)*E], w, b, s.m.NormEps)
 			continue
 		}
 		ops.RMSNorm(dst[t*E:(t+1)*E], src[t*E:(t+1)*E], w, s.m.RMSEps)
@@ -970,7 +974,8 @@ func (s *State) norm(dst, src, w []float32, rows int) {
 }
 
 // finalNorm is the final norm of rows rows of src into dst: a LayerNorm
-// with bias when the model has one (rwkv7), else norm's.
+// with output_norm.bias when the model has one (rwkv7; Arch.NormBias,
+// whose norms are all LayerNorms), else norm's.
 func (s *State) finalNorm(dst, src []float32, rows int) {
 	if s.m.OutNormB != nil {
 		s.layerNorm(dst, src, s.m.OutNorm, s.m.OutNormB, rows)

@@ -27,7 +27,7 @@ type mropePerturb struct {
 func (r *refDecoder) ropeHeads(v []float64, heads, hd, pos int, base float64, yarn bool) {
 	c := r.c
 	if c.RopeSections == [4]int{} {
-		refRopeHeads(v, heads, hd, c.RopeDim, pos, base, c, yarn)
+		refRopeHeads(v, heads, hd, c.RopeDim, pos, base, c, yarn, r.global("rope_freqs.weight"))
 		return
 	}
 	if yarn || !c.RopeNeox {

@@ -82,6 +82,9 @@ type Layer struct {
 	Bo, BUp, BDown              []float32
 	AttnOutNorm, AttnOutNormB   []float32
 	LayerOutNorm, LayerOutNormB []float32
+	// The biases of a decoder's LayerNorms (Arch.NormBias: starcoder2,
+	// nemotron; rwkv7's, declared with its fields above), nil in other
+	// models.
 
 	// Router (ffn_gate_inp: Embd → Experts) and the experts of a
 	// mixture-of-experts block; Gate, Up, GateUp and Down are nil then.
@@ -186,7 +189,7 @@ type Model struct {
 	Config
 	Embed     *tensor.Tensor // token_embd, rows are tokens
 	OutNorm   []float32
-	OutNormB  []float32   // the final LayerNorm's bias (rwkv7), or nil
+	OutNormB  []float32   // output_norm.bias (rwkv7, Arch.NormBias), or nil
 	Output    *ops.Matrix // output, or token_embd when tied
 	RopeFreqs []float32   // Llama 3.1 rope_freqs, or nil
 	// RopeLong and RopeShort are LongRoPE's per-pair frequency divisors
@@ -819,6 +822,11 @@ func (l *loader) output(m *Model, dry bool) (err error) {
 	if m.OutNorm, err = l.vector(norm, m.Embd); err != nil {
 		return err
 	}
+	if LookupArch(m.Arch).NormBias {
+		if m.OutNormB, err = l.vector("output_norm.bias", m.Embd); err != nil {
+			return err
+		}
+	}
 	switch {
 	case LookupArch(m.Arch).TiedHead && l.has("output.weight"):
 		err = fmt.Errorf("model: tensor %q: %s's output is token_embd.weight, and llama.cpp refuses a file with an output matrix: %w", "output.weight", m.Arch, ErrBadModel)
@@ -954,6 +962,9 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	if !a.NoPreNorm {
 		ts = append(ts, vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }))
 	}
+	if a.NormBias {
+		ts = append(ts, vecTensor("attn_norm.bias", e, func(L *Layer) *[]float32 { return &L.AttnNormB }))
+	}
 	if c.mla() {
 		ts = append(ts, mlaTensors(c)...)
 	} else {
@@ -963,7 +974,7 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 		ts = append(ts, matTensor("attn_gate.weight", e, c.Heads*c.HeadDimV, func(L *Layer) **ops.Matrix { return &L.WOutGate }))
 	}
 	ts = append(ts, matTensor("attn_output.weight", c.attnOutCols(), e, func(L *Layer) **ops.Matrix { return &L.Wo }))
-	if a.OutBias {
+	if a.OutBias || a.OptionalBiases && has("attn_output.bias") {
 		ts = append(ts, vecTensor("attn_output.bias", e, func(L *Layer) *[]float32 { return &L.Bo }))
 	}
 	if a.Sinks {
@@ -1004,8 +1015,19 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 			name = a.FFNNorm
 		}
 		ts = append(ts, vecTensor(name, e, func(L *Layer) *[]float32 { return &L.FFNNorm }))
+		if a.NormBias {
+			ts = append(ts, vecTensor("ffn_norm.bias", e, func(L *Layer) *[]float32 { return &L.FFNNormB }))
+		}
 	}
 	ts = append(ts, ffnTensors(a, c, il, has)...)
+	for _, bt := range []blockTensor{
+		vecTensor("ffn_up.bias", c.FFN, func(L *Layer) *[]float32 { return &L.BUp }),
+		vecTensor("ffn_down.bias", e, func(L *Layer) *[]float32 { return &L.BDown }),
+	} {
+		if a.FFNBias || a.OptionalBiases && has(bt.name) {
+			ts = append(ts, bt)
+		}
+	}
 	if a.PostNorms {
 		ts = append(ts, vecTensor("post_ffw_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))
 	}

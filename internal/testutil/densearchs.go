@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/quant"
 )
 
 // TinyCohere2 is a 4-layer cohere2 as Command R7B's converter writes it:
@@ -46,14 +47,81 @@ func TinyHunyuanDense() ModelSpec {
 	return s
 }
 
+// TinyExaone is a 2-layer exaone as EXAONE 3.5's converter writes it:
+// llama's layers with NEOX RoPE divided by rope_freqs' factors (Llama 3's
+// scaling, around 2 here so that they matter), the output tied as the
+// 2.4B's is; Q8_0 weights.
+func TinyExaone() ModelSpec {
+	s := tiny("exaone", 67)
+	s.RopeBase, s.RMSEps, s.TiedOutput = 1000000, 1e-5, true
+	return s
+}
+
+// TinyStarCoder2 is a 2-layer starcoder2: LayerNorms of weight and bias
+// (epsilon 1e-5), biases on Q, K, V and the output projection, a
+// gate-less GELU feed-forward with biases, NEOX RoPE; the output tied to
+// the embedding, as StarCoder2-3B's file has it; Q8_0 weights.
+func TinyStarCoder2() ModelSpec {
+	s := tiny("starcoder2", 72)
+	s.RopeBase, s.NormEps, s.TiedOutput = 100000, 1e-5, true
+	return s
+}
+
+// TinyGemma is a 2-layer gemma as Gemma 2B's converter writes it: one KV
+// head (multi-query), heads of 32 on a width of 64 (Gemma 7B's 256 on
+// 3072 is wider than width/heads too), RMSNorm weights around 1 (the
+// converter's +1), GeGLU, the output always the embedding; Q8_0 weights.
+func TinyGemma() ModelSpec {
+	s := tiny("gemma", 73)
+	s.HeadsKV, s.HeadDim, s.RopeBase, s.RMSEps, s.TiedOutput = 1, 32, 10000, 1e-6, true
+	return s
+}
+
+// TinyNemotron is a 2-layer nemotron as Nemotron-Mini-4B's converter
+// writes it: LayerNorms of weight (the converter's layernorm1p +1) and
+// bias, a gate-less ReLU² feed-forward, NEOX RoPE over half of each head
+// (rope.dimension_count 8 of 16), an untied output; layer 1 has every
+// optional bias (Q, K, V, output, up, down), layer 0 none, as
+// Nemotron-Mini's; Q8_0 weights.
+func TinyNemotron() ModelSpec {
+	s := tiny("nemotron", 79)
+	s.RopeBase, s.NormEps, s.RopeDim = 10000, 1e-5, 8
+	return s
+}
+
 // denseArch reports whether s is one of the architectures this file
-// describes (cohere2, arcee, apertus, hunyuan-dense).
+// describes (cohere2, arcee, apertus, hunyuan-dense, exaone, starcoder2,
+// gemma, nemotron).
 func (s ModelSpec) denseArch() bool {
 	switch s.Arch {
-	case "cohere2", "arcee", "apertus", "hunyuan-dense":
+	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron":
 		return true
 	}
 	return false
+}
+
+// normBias reports whether s's norms are LayerNorms of weight and bias
+// (starcoder2, nemotron).
+func (s ModelSpec) normBias() bool { return s.Arch == "starcoder2" || s.Arch == "nemotron" }
+
+// layerBiases reports whether layer l of s has biases on its Q, K, V,
+// output, up and down projections (every starcoder2 layer; a nemotron's
+// odd layers, its even ones none).
+func (s ModelSpec) layerBiases(l int) bool {
+	return s.Arch == "starcoder2" || s.Arch == "nemotron" && l%2 == 1
+}
+
+// denseArchGlobals lists the tensors outside the blocks that these
+// architectures add: output_norm.bias (normBias), exaone's rope_freqs
+// (divisors around 2).
+func (s ModelSpec) denseArchGlobals() []tensorSpec {
+	switch {
+	case s.normBias():
+		return []tensorSpec{{"output_norm.bias", quant.F32, []int64{int64(s.Embd)}, dist{0, 0.1}}}
+	case s.Arch == "exaone":
+		return []tensorSpec{{"rope_freqs.weight", quant.F32, []int64{int64(s.HeadDim / 2)}, dist{2, 0.5}}}
+	}
+	return nil
 }
 
 // withDenseArchDefaults fills a cohere2's LayerNorm epsilon (1e-5), its
@@ -74,13 +142,21 @@ func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 			s.XIELU = append(s.XIELU, [4]float32{0.8, 0.8, 0.5, -1e-6})
 		}
 		s.XIELU = s.XIELU[:s.Layers]
+	case "starcoder2", "nemotron":
+		if s.NormEps == 0 {
+			s.NormEps = 1e-5
+		}
+	case "gemma":
+		s.TiedOutput = true // llama.cpp takes no output.weight
 	}
 	return s
 }
 
 // gateless reports whether s's feed-forward has no gate: down(act(up·x))
-// (arcee's ReLU², apertus's xIELU).
-func (s ModelSpec) gateless() bool { return s.Arch == "arcee" || s.Arch == "apertus" }
+// (arcee's and nemotron's ReLU², apertus's xIELU, starcoder2's GELU).
+func (s ModelSpec) gateless() bool {
+	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron"
+}
 
 // denseQKNorm reports whether s has per-head Q/K norms of its own
 // (apertus before RoPE, hunyuan-dense after).
@@ -95,6 +171,8 @@ func (s ModelSpec) addDenseArchKV(g *gguf.Writer) {
 		AddCohere2KV(g, s.NormEps, s.LogitScale)
 	case "apertus":
 		AddXIELU(g, s.XIELU)
+	case "starcoder2", "nemotron":
+		g.AddKV(s.Arch+".attention.layer_norm_epsilon", s.NormEps)
 	}
 }
 

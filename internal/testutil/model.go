@@ -898,7 +898,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
-	case "cohere2", "arcee", "apertus", "hunyuan-dense":
+	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron":
 		s = s.withDenseArchDefaults()
 	case "nemotron_h", "nemotron_h_moe":
 		var err error
@@ -1154,7 +1154,9 @@ func AddHparams(g *gguf.Writer, arch string, h Hparams) {
 		if h.Heads > 0 { // a model without attention (mamba) has none
 			g.AddKV(a+"attention.head_count_kv", uint32(h.HeadsKV))
 		}
-		g.AddKV(a+"attention.layer_norm_rms_epsilon", h.RMSEps)
+		if h.RMSEps != 0 { // 0: LayerNorms with biases (starcoder2, nemotron) state no RMS epsilon
+			g.AddKV(a+"attention.layer_norm_rms_epsilon", h.RMSEps)
+		}
 	}
 	if h.RopeBase != 0 {
 		g.AddKV(a+"rope.freq_base", h.RopeBase)
@@ -1189,7 +1191,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.qwen35() {
 		s.addQwen35KV(g)
 	}
-	if s.DeepSeek2 == nil && (s.HeadDim*s.Heads != s.Embd || s.gemma()) {
+	if s.DeepSeek2 == nil && (s.HeadDim*s.Heads != s.Embd || s.gemma() || s.Arch == "gemma") {
 		g.AddKV(a+"attention.key_length", uint32(s.HeadDim))
 		g.AddKV(a+"attention.value_length", uint32(s.HeadDim))
 	}
@@ -1424,7 +1426,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	if s.OutputNorm != "" {
 		outNorm = s.OutputNorm
 	}
-	ts := s.ends(outNorm)
+	ts := append(s.ends(outNorm), s.denseArchGlobals()...)
 	if s.LongRope != nil {
 		// LongRoPE divides each pair's frequency: about 1 for the short
 		// factors, growing towards the long wavelengths for the long ones.
@@ -1514,9 +1516,13 @@ func (s ModelSpec) tensors() []tensorSpec {
 			}
 			return ts
 		case s.gateless():
-			return []tensorSpec{
+			ts := []tensorSpec{
 				{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
 				{p + "ffn_down.weight", w, []int64{f, e}, proj(f)}}
+			if s.layerBiases(l) {
+				ts = append(ts, bias(p+"ffn_up.bias", f), bias(p+"ffn_down.bias", e))
+			}
+			return ts
 		}
 		return []tensorSpec{
 			{p + "ffn_gate.weight", w, []int64{e, f}, proj(e)},
@@ -1528,6 +1534,10 @@ func (s ModelSpec) tensors() []tensorSpec {
 		if !noPreNorm {
 			ts = append(ts, tensorSpec{p + "attn_norm.weight", quant.F32, []int64{e}, norm})
 		}
+		if s.normBias() {
+			ts = append(ts, bias(p+"attn_norm.bias", e))
+		}
+		qkvBias := qkvBias || s.layerBiases(l)
 		if s.qwen35() {
 			ts = append(ts, s.qwen35Block(p, l, ffn(p, l))...)
 			continue
@@ -1592,6 +1602,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(ts, tensorSpec{p + "attn_gate.weight", w, []int64{e, q}, proj(e)})
 		}
 		ts = append(ts, tensorSpec{p + "attn_output.weight", w, []int64{q, e}, proj(q)})
+		if s.layerBiases(l) {
+			ts = append(ts, bias(p+"attn_output.bias", e))
+		}
 		if oss {
 			// Sinks around the scores' size, so that they matter.
 			ts = append(ts, bias(p+"attn_output.bias", e),
@@ -1606,6 +1619,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(append(ts, s.mambaTensors(p)...), tensorSpec{p + "ffn_norm", quant.F32, []int64{e}, norm})
 		} else if !noPreNorm && !attnPost && !parallel {
 			ts = append(ts, tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
+			if s.normBias() {
+				ts = append(ts, bias(p+"ffn_norm.bias", e))
+			}
 		}
 		ts = append(ts, ffn(p, l)...)
 		if postNorms {

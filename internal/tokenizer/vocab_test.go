@@ -375,7 +375,8 @@ func TestPhi3Strip(t *testing.T) {
 // TestFIMTokens: the fill-in-the-middle tokens are found by their text
 // when the metadata does not give them (Qwen3's <|fim_prefix|>, the repo
 // and file separators; DeepSeek-Coder's <｜fim▁begin｜>, with no repo or
-// file separator), and absent from a vocabulary without them.
+// file separator; StarCoder's <fim_prefix>), and absent from a vocabulary
+// without them.
 func TestFIMTokens(t *testing.T) {
 	for _, tc := range []struct {
 		vocab                        string
@@ -383,6 +384,9 @@ func TestFIMTokens(t *testing.T) {
 	}{
 		{"qwen3", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>"},
 		{"deepseek-coder", "<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>", "", "", ""},
+		// StarCoder's (StarCoder2's alike): no repo or file separator
+		// among llama.cpp's texts in this vocabulary.
+		{"starcoder", "<fim_prefix>", "<fim_suffix>", "<fim_middle>", "<fim_pad>", "", ""},
 		{"llama-spm", "", "", "", "", "", ""},
 	} {
 		tok := cachedTokenizer(t, testdataFile(t, "vocab/ggml-vocab-"+tc.vocab+".gguf"))
@@ -399,5 +403,26 @@ func TestFIMTokens(t *testing.T) {
 				t.Errorf("%s: FIM %s = %d, want %q", tc.vocab, f.name, f.id, f.want)
 			}
 		}
+	}
+}
+
+// CodeGemma's FIM tokens (<|fim_prefix|>, <|fim_middle|>,
+// <|fim_suffix|> at 67, 68, 69 of Gemma's SentencePiece vocabulary, ids
+// recalled) are found by their text, as llama.cpp finds them; its
+// <|file_separator|> is none of llama.cpp's separators.
+func TestFIMTokensCodeGemma(t *testing.T) {
+	v := Vocab{Model: "llama", Tokens: make([]string, 300)}
+	v.ClearSpecial()
+	for i := range v.Tokens {
+		v.Tokens[i] = fmt.Sprintf("t%d", i)
+	}
+	v.BOS, v.EOS, v.AddBOS = 2, 1, true
+	v.Tokens[67], v.Tokens[68], v.Tokens[69], v.Tokens[70] = "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|file_separator|>"
+	tok, err := New(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := tok.FIM(); f.Pre != 67 || f.Mid != 68 || f.Suf != 69 || f.Sep != -1 || f.Rep != -1 || f.Pad != -1 {
+		t.Errorf("FIM = %+v, want prefix 67, middle 68, suffix 69, no separator, repo or pad", f)
 	}
 }

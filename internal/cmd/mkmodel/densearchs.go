@@ -10,9 +10,15 @@ type cohere2Shape struct {
 	NormEps, LogitScale float32
 }
 
-// gateless reports whether s's feed-forward has no gate: arcee's ReLU²,
-// apertus's xIELU.
-func (s shape) gateless() bool { return s.Arch == "arcee" || s.Arch == "apertus" }
+// gateless reports whether s's feed-forward has no gate: arcee's and
+// nemotron's ReLU², apertus's xIELU, starcoder2's GELU.
+func (s shape) gateless() bool {
+	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron"
+}
+
+// allBiases reports whether every projection of s has a bias
+// (starcoder2: Q, K, V as QKVBias says, and the output, up and down).
+func (s shape) allBiases() bool { return s.Arch == "starcoder2" }
 
 // apertusXIELU is Apertus's xIELU parameters as its modelling code
 // initialises them (alpha_p and alpha_n 0.8 before softplus, beta 0.5,
@@ -20,10 +26,14 @@ func (s shape) gateless() bool { return s.Arch == "arcee" || s.Arch == "apertus"
 var apertusXIELU = [4]float32{0.8, 0.8, 0.5, -1e-6}
 
 // addDenseArchKV writes the keys only cohere2 (LayerNorm epsilon, logit
-// scale) and apertus (the xielu.* arrays) have.
+// scale), apertus (the xielu.* arrays) and the LayerNorms with biases
+// (starcoder2, nemotron: their epsilon) have.
 func (s shape) addDenseArchKV(g *gguf.Writer) {
 	if c := s.Cohere2; c != nil {
 		testutil.AddCohere2KV(g, c.NormEps, c.LogitScale)
+	}
+	if s.BiasNormEps != 0 {
+		g.AddKV(s.Arch+".attention.layer_norm_epsilon", s.BiasNormEps)
 	}
 	if s.Arch == "apertus" {
 		layers := make([][4]float32, s.Layers)

@@ -50,7 +50,10 @@
 //	        -experts keeps a multiple of its 8 groups),
 //	        command-r7b (cohere2), afm-4.5b (arcee), apertus-8b
 //	        (apertus), hunyuan-7b (hunyuan-dense) (-layers 4 -vocab
-//	        32000 keeps each under 1 GB), or the
+//	        32000 keeps each under 1 GB), exaone-3.5-2.4b (exaone),
+//	        starcoder2-3b (starcoder2), codegemma-2b (gemma),
+//	        nemotron-mini-4b (nemotron) (-layers 4 -vocab 8192 -type
+//	        q8_0: 0.30 to 0.45 GiB), or the
 //	        embedding models embeddinggemma-300m (gemma-embedding),
 //	        nomic-embed-text-v1.5 (nomic-bert),
 //	        bge-small-en-v1.5 and all-minilm-l6-v2 (bert), whose mixes

@@ -254,6 +254,10 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		case s.gateless():
 			add(p+"ffn_up.weight", kindWeight, e, f)
 			add(p+"ffn_down.weight", kindWeight, f, e)
+			if s.allBiases() {
+				add(p+"ffn_up.bias", kindBias, f)
+				add(p+"ffn_down.bias", kindBias, e)
+			}
 		default:
 			add(p+"ffn_gate.weight", kindWeight, e, f)
 			add(p+"ffn_up.weight", kindWeight, e, f)
@@ -279,6 +283,9 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		p := fmt.Sprintf("blk.%d.", l)
 		if !noPreNorm {
 			add(p+"attn_norm.weight", kindNorm, e)
+		}
+		if s.BiasNormEps != 0 {
+			add(p+"attn_norm.bias", kindBias, e)
 		}
 		if s.qwen35() {
 			qwen35Plan(s, p, l, add)
@@ -345,6 +352,9 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"attn_gate.weight", kindWeight, e, q) // the output gate
 		}
 		add(p+"attn_output.weight", kindWeight, q, e)
+		if s.allBiases() {
+			add(p+"attn_output.bias", kindBias, e)
+		}
 		if oss {
 			add(p+"attn_output.bias", kindBias, e)
 			add(p+"attn_sinks.weight", kindBias, int64(s.Heads))
@@ -359,6 +369,9 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"ffn_norm", kindNorm, e)
 		} else if !noPreNorm && !attnPost && s.Cohere2 == nil { // cohere2: one norm before both
 			add(p+"ffn_norm.weight", kindNorm, e)
+			if s.BiasNormEps != 0 {
+				add(p+"ffn_norm.bias", kindBias, e)
+			}
 		}
 		ffn(p, l)
 		if postNorms {
@@ -386,6 +399,9 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		add("token_embd_norm.weight", kindNorm, e)
 	} else {
 		add("output_norm.weight", kindNorm, e)
+	}
+	if s.BiasNormEps != 0 {
+		add("output_norm.bias", kindBias, e)
 	}
 	if !s.TiedOutput {
 		add("output.weight", kindWeight, e, v)

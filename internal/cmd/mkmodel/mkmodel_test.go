@@ -278,6 +278,17 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.0.attn_q.bias"); ok != s.QKVBias {
 					t.Errorf("attn_q.bias present = %v", ok)
 				}
+				for _, name := range []string{"output_norm.bias", "blk.0.attn_norm.bias", "blk.0.ffn_norm.bias"} {
+					// rwkv7's LayerNorms have biases too, the second one
+					// named attn_norm_2.
+					rwkv := s.Arch == "rwkv7" && name != "blk.0.ffn_norm.bias"
+					if _, ok := f.Tensor(name); ok != (s.BiasNormEps != 0 || rwkv) {
+						t.Errorf("%s present = %v", name, ok)
+					}
+				}
+				if _, ok := f.Tensor("blk.0.ffn_up.bias"); ok != (s.allBiases() || s.Arch == "bert") {
+					t.Errorf("ffn_up.bias present = %v", ok)
+				}
 				if _, ok := f.Tensor("blk.0.attn_q_norm.weight"); ok != (s.QKNorm && !s.convLayer(0) || s.Arch == "olmo2" || s.Arch == "olmoe") {
 					t.Errorf("attn_q_norm.weight present = %v", ok)
 				}

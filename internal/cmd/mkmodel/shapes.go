@@ -13,7 +13,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba or rwkv7
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, rwkv7, exaone, starcoder2, gemma or nemotron
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -130,6 +130,10 @@ type shape struct {
 	// (config.json's layer_norm_eps and logit_scale); its window is
 	// Window (sliding_window).
 	Cohere2 *cohere2Shape
+	// BiasNormEps, when not 0, makes the block and final norms LayerNorms
+	// of weight and bias of this epsilon (starcoder2's norm_epsilon,
+	// nemotron's norm_eps), written as attention.layer_norm_epsilon.
+	BiasNormEps float32
 }
 
 // sharedFFN is the shared experts' width: deepseek2's n_shared_experts of
@@ -869,6 +873,49 @@ var shapes = []shape{
 		Name: "hunyuan-7b", Arch: "hunyuan-dense", Vocab: 128167, Embd: 4096, Layers: 32,
 		Heads: 32, HeadsKV: 8, FFN: 14336, Context: 262144,
 		RopeBase: 11158840, RMSEps: 1e-5, QKNorm: true, TiedOutput: true,
+	},
+	{
+		// EXAONE-3.5-2.4B-Instruct: hidden 2560, intermediate 7168, 32
+		// heads of 80 on 8 KV heads, 30 layers, vocab 102400, 32768
+		// positions, rope_theta 1e6 with Llama 3's scaling ×8 over 8192
+		// (rope_freqs), tied output — all recalled from its config.json,
+		// not checked against a stored copy.
+		Name: "exaone-3.5-2.4b", Arch: "exaone", Vocab: 102400, Embd: 2560, Layers: 30,
+		Heads: 32, HeadsKV: 8, FFN: 7168, Context: 32768,
+		RopeBase: 1000000, RMSEps: 1e-5, TiedOutput: true,
+		Llama3Rope: &llama3Rope{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
+	},
+	{
+		// StarCoder2-3B: hidden 3072, intermediate 12288, 24 heads of 128
+		// on 2 KV heads, 30 layers, vocab 49152, 16384 positions,
+		// rope_theta about 999999.44, norm_epsilon 1e-5, tied output
+		// (recalled from its config.json, not checked). LayerNorms with
+		// biases, biases on every projection, GELU without a gate; its
+		// sliding_window of 4096 llama.cpp does not read.
+		Name: "starcoder2-3b", Arch: "starcoder2", Vocab: 49152, Embd: 3072, Layers: 30,
+		Heads: 24, HeadsKV: 2, FFN: 12288, Context: 16384,
+		RopeBase: 999999.44, QKVBias: true, TiedOutput: true, BiasNormEps: 1e-5,
+	},
+	{
+		// CodeGemma-2B (Gemma-2B's widths): hidden 2048, intermediate
+		// 16384, 8 heads of 256 on 1 KV head, 18 layers, vocab 256000,
+		// 8192 positions, rope_theta 10000, rms_norm_eps 1e-6 (recalled,
+		// not checked); the output always the embedding.
+		Name: "codegemma-2b", Arch: "gemma", Vocab: 256000, Embd: 2048, Layers: 18,
+		Heads: 8, HeadsKV: 1, HeadDim: 256, FFN: 16384, Context: 8192,
+		RopeBase: 10000, RMSEps: 1e-6, TiedOutput: true,
+	},
+	{
+		// Nemotron-Mini-4B-Instruct (Minitron-4B's widths): hidden 3072,
+		// intermediate 9216, 24 heads of 128 on 8 KV heads, 32 layers,
+		// vocab 256000, 4096 positions, rope_theta 10000, partial_rotary_factor
+		// 0.5 (64 of 128 rotated), norm_eps 1e-5, untied (recalled from
+		// its config.json, not checked). LayerNorms with biases (the
+		// converter's layernorm1p +1), ReLU² without a gate, no biases on
+		// the projections.
+		Name: "nemotron-mini-4b", Arch: "nemotron", Vocab: 256000, Embd: 3072, Layers: 32,
+		Heads: 24, HeadsKV: 8, HeadDim: 128, FFN: 9216, Context: 4096,
+		RopeBase: 10000, RopeDim: 64, BiasNormEps: 1e-5,
 	},
 	{
 		// Qwen3-30B-A3B: 128 experts of width 768, 8 per token.

@@ -1,0 +1,44 @@
+package model
+
+// The dense architectures below are llama's layers with other norms,
+// biases or feed-forwards, each a choice the shared forward pass already
+// makes; their registry entries say which.
+//
+// exaoneHparams: EXAONE 3.0 and 3.5 as llama.cpp's exaone graph runs
+// them — llama's tensors and SwiGLU, NEOX RoPE with the optional
+// rope_freqs (Llama 3's frequency factors, which EXAONE 3.5's converter
+// writes), an optional output matrix; the RMS epsilon is required, as
+// llama.cpp's loader requires it.
+func exaoneHparams(c *Config, m *meta) {
+	m.require(true, "attention.layer_norm_rms_epsilon")
+}
+
+// layerNormHparams: LayerNorms of weight and bias (Arch.NormBias),
+// epsilon attention.layer_norm_epsilon (required): starcoder2, whose
+// feed-forward is down(GELU(up·x + b_up)) + b_down, and whose Q, K, V and
+// output projections have biases, as llama.cpp's starcoder2 graph.
+func layerNormHparams(c *Config, m *meta) {
+	m.layerNormEps(c)
+	c.LayerNorm = true
+}
+
+// gemmaHparams: Gemma 1 and CodeGemma as llama.cpp's gemma graph runs them
+// — Gemma 2's layers without soft-caps, windows or post-norms: the
+// embeddings times sqrt(embedding_length) (Arch.EmbedScale), RMSNorms
+// whose weights the converter stores with Gemma's +1 already added, GeGLU,
+// the query scaled by 1/sqrt(head size) after RoPE and the attention
+// unscaled, the output the embedding (Arch.TiedHead).
+func gemmaHparams(c *Config, m *meta) {
+	exaoneHparams(c, m)
+	c.QueryScale, c.KQScale = invSqrt(c.HeadDimK), 1
+}
+
+// nemotronHparams: Nemotron-Mini and Minitron as llama.cpp's nemotron
+// graph runs them — LayerNorms of weight and bias (the converter stores
+// layernorm1p's weight+1), optional biases on every projection, a
+// gate-less down(ReLU(up·x)²) feed-forward, NEOX RoPE over the first
+// rope.dimension_count dims of each head (Nemotron-Mini rotates half).
+func nemotronHparams(c *Config, m *meta) {
+	layerNormHparams(c, m)
+	c.ReLU2 = true
+}
