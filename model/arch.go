@@ -191,6 +191,7 @@ var registry = []*Arch{
 	{Name: "gemma-embedding", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, NoHead: true, hparams: gemmaEmbeddingHparams},
 	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
 	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},
+	{Name: "nomic-bert-moe", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, OptionalExperts: true, hparams: nomicBertMoEHparams},
 	{Name: "qwen35", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", hparams: qwen35Hparams},
 	{Name: "qwen35moe", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen35moeHparams},
 	{Name: "qwen3next", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen3nextHparams},
@@ -556,6 +557,33 @@ func nomicBertHparams(c *Config, m *meta) {
 	encoderHparams(c, m)
 	if m.err == nil && !m.has("pooling_type") {
 		m.fail("%s missing (nomic-bert files name their pooling)", m.key("pooling_type"))
+	}
+}
+
+// nomicBertMoEHparams: nomic-embed-text-v2-moe, nomic-bert whose dense
+// feed-forwards are bert's (GELU, no gate, optional biases) and whose
+// layers il with il mod moe_every_n_layers = 1 (absent or 0: none) are
+// experts instead, as llama.cpp's bert graph runs them: expert_count
+// experts of feed_forward_length (llama.cpp sizes them so; the file has
+// no expert_feed_forward_length), expert_used_count of them a token,
+// chosen by the softmax of ffn_gate_inp's logits and weighted by their
+// probabilities unnormalised, each down(GELU(up·x)) without a gate or
+// biases (the converter drops the model's one expert bias).
+func nomicBertMoEHparams(c *Config, m *meta) {
+	nomicBertHparams(c, m)
+	c.MoEEvery = m.num("moe_every_n_layers", maxCount, 0, false)
+	if m.err != nil || c.MoEEvery < 2 || c.Layers < 2 {
+		c.MoEEvery = 0 // no layer il has il mod MoEEvery = 1
+		return
+	}
+	c.Experts = m.num("expert_count", maxExperts, -1, false)
+	c.ExpertsUsed = m.num("expert_used_count", maxExperts, -1, false)
+	switch {
+	case m.err != nil:
+	case c.Experts == 0 || c.ExpertsUsed == 0 || c.ExpertsUsed > c.Experts:
+		m.fail("%s = %d and %s = %d, want 1 ≤ experts used ≤ experts", m.key("expert_used_count"), c.ExpertsUsed, m.key("expert_count"), c.Experts)
+	default:
+		c.ExpertFFN, c.GELUExperts, c.ExpertGating = c.FFN, true, GatingSoftmax
 	}
 }
 

@@ -599,8 +599,12 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		}
 		if !cfg.ExpertLayer(i) && l.has(p+"ffn_gate_inp.weight") {
 			if arch.FFN == FFNExperts || arch.OptionalExperts {
-				return nil, fmt.Errorf("model: tensor %q: layer %d has a router, but %s.expert_count = %d and leading_dense_block_count = %d make it dense: %w",
-					p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.Experts, cfg.DenseLead, ErrBadModel)
+				which := fmt.Sprintf("leading_dense_block_count = %d", cfg.DenseLead)
+				if arch.Encoder {
+					which = fmt.Sprintf("moe_every_n_layers = %d", cfg.MoEEvery)
+				}
+				return nil, fmt.Errorf("model: tensor %q: layer %d has a router, but %s.expert_count = %d and %s make it dense: %w",
+					p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.Experts, which, ErrBadModel)
 			}
 			return nil, fmt.Errorf("model: tensor %q: layer %d of this %s model is mixture-of-experts, which is not supported for %s: %w",
 				p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.Arch, ErrUnsupportedArch)
@@ -891,7 +895,7 @@ func matTensor(name string, cols, rows int, f func(L *Layer) **ops.Matrix) block
 // encoder's optional biases).
 func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
 	if a.Encoder {
-		return encoderTensors(a, c, has)
+		return encoderTensors(a, c, il, has)
 	}
 	if c.HeadDimSWA > 0 {
 		return gemma4Tensors(c, il, has)
@@ -1096,6 +1100,9 @@ func ffnTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockT
 			{name: "ffn_gate_exps.weight", dims: []int{e, f, n}, exp: 1},
 			{name: "ffn_up_exps.weight", dims: []int{e, f, n}, exp: 2},
 			{name: "ffn_down_exps.weight", dims: []int{f, e, n}, exp: 3}}
+		if c.GELUExperts {
+			return append(ts[:1], ts[2:]...) // no gate
+		}
 		if a.FusedGateUpExps && has != nil && has("ffn_gate_up_exps.weight") {
 			// llama.cpp's create_tensor_gate_up_exps: each expert's gate
 			// rows, then its up rows, in one tensor.
