@@ -1139,6 +1139,16 @@ func hostileCases() []hostileCase {
 			want: bad, mention: []string{"blk.0.attn_qkv.weight"}, plan: true},
 		{name: "nomic-bert pooling_type missing", spec: testutil.TinyNomicBert(), edit: del(".pooling_type"),
 			want: bad, mention: []string{"nomic-bert.pooling_type"}, plan: true},
+		// modern-bert: LayerNorms, block 0 without attn_norm.
+		{name: "modern-bert layer_norm_epsilon missing", spec: testutil.TinyModernBert(), edit: del(".attention.layer_norm_epsilon"),
+			want: bad, mention: []string{"modern-bert.attention.layer_norm_epsilon"}, plan: true},
+		{name: "modern-bert causal missing", spec: testutil.TinyModernBert(), edit: del(".attention.causal"),
+			want: bad, mention: []string{"modern-bert.attention.causal"}, plan: true},
+		{name: "modern-bert sliding_window_pattern of the wrong length", spec: testutil.TinyModernBert(), edit: func(h *hmodel) { h.set(".attention.sliding_window_pattern", []bool{true, false}) },
+			want: bad, mention: []string{"modern-bert.attention.sliding_window_pattern"}, plan: true},
+		missing("modern-bert token_embd_norm missing", testutil.TinyModernBert(), "token_embd_norm.weight"),
+		missing("modern-bert attn_norm missing", testutil.TinyModernBert(), "blk.1.attn_norm.weight"),
+		misshapen("modern-bert ffn_up not fused", testutil.TinyModernBert(), "blk.2.ffn_up.weight", 64, 128),
 		// nomic-bert-moe: experts on the layers il mod moe_every_n_layers = 1.
 		{name: "nomic-bert-moe expert_used_count missing", spec: testutil.TinyNomicBertMoE(), edit: del(".expert_used_count"),
 			want: bad, mention: []string{"nomic-bert-moe.expert_used_count"}, plan: true},

@@ -123,6 +123,10 @@ type Arch struct {
 	// its product with the attention's input multiplies the attention's
 	// output before attn_output (afmoe).
 	AttnOutGate bool
+	// EmbedNorm: token_embd_norm (a LayerNorm weight without bias)
+	// normalises the token embeddings before the first block, and block 0
+	// has no attn_norm (modern-bert).
+	EmbedNorm bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -191,6 +195,7 @@ var registry = []*Arch{
 	{Name: "gemma-embedding", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, NoHead: true, hparams: gemmaEmbeddingHparams},
 	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
 	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},
+	{Name: "modern-bert", Neox: true, QKV: QKVFused, FFN: FFNFusedGateUp, GELU: true, NoHead: true, EmbedNorm: true, hparams: modernBertHparams},
 	{Name: "nomic-bert-moe", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, OptionalExperts: true, hparams: nomicBertMoEHparams},
 	{Name: "qwen35", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", hparams: qwen35Hparams},
 	{Name: "qwen35moe", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen35moeHparams},
@@ -585,6 +590,39 @@ func nomicBertMoEHparams(c *Config, m *meta) {
 	default:
 		c.ExpertFFN, c.GELUExperts, c.ExpertGating = c.FFN, true, GatingSoftmax
 	}
+}
+
+// modernBertHparams: ModernBERT (granite-embedding-english-r2,
+// nomic-modernbert-embed) as llama.cpp's modern-bert graph runs it: a
+// pre-norm stack of LayerNorms without bias (attention.layer_norm_epsilon,
+// required), attention over the whole text unless attention.causal (required:
+// the converter writes false) says otherwise; with attention.sliding_window
+// the layers il with il mod attention.sliding_window_pattern (default 3)
+// other than 0 are windowed — layer 0 is global, llama.cpp's dense-first
+// pattern — seeing the tokens within half the window on either side and
+// rotating with rope.freq_base_swa (default rope.freq_base), the global
+// layers with rope.freq_base. The query is scaled by 1/sqrt(head size)
+// inside the softmax.
+func modernBertHparams(c *Config, m *meta) {
+	m.layerNormEps(c)
+	c.LayerNorm, c.NoHead = true, true
+	m.require(true, "attention.causal")
+	c.NonCausal = !m.flag("attention.causal", false)
+	c.Window = m.num("attention.sliding_window", maxCount, 0, false)
+	if m.err != nil || c.Window == 0 {
+		return
+	}
+	c.FullEvery = 3
+	m.swaPattern(c)
+	if c.SWALayers == nil {
+		// A period p: llama.cpp's set_swa_pattern(p, dense_first) makes
+		// the layers il mod p = 0 global.
+		c.SWALayers = make([]bool, c.Layers)
+		for il := range c.SWALayers {
+			c.SWALayers[il] = c.FullEvery > 1 && il%c.FullEvery != 0
+		}
+	}
+	c.RopeBaseSWA, c.RopeScaleSWA = m.positive("rope.freq_base_swa", c.RopeBase), 1
 }
 
 // invSqrt is 1/sqrt(n) in float32.

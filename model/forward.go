@@ -658,6 +658,11 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	if c.EmbedScale != 0 {
 		ops.Scale(p.x, c.EmbedScale)
 	}
+	if m.EmbedNorm != nil && !c.Encoder {
+		// modern-bert: the embeddings' LayerNorm (an encoder's, with its
+		// bias, comes after its type and position rows: encode).
+		s.norm(p.x, p.x, m.EmbedNorm, n)
+	}
 	s.angles(&s.rope, p.cs, pos0, n)
 	if s.twoRopes {
 		s.angles(&s.ropeSWA, p.csSWA, pos0, n)

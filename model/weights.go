@@ -522,6 +522,9 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		err = l.encoderEmbeddings(m)
 	case arch.NoHead:
 		m.OutNorm, err = l.vector("output_norm.weight", m.Embd)
+		if err == nil && arch.EmbedNorm {
+			m.EmbedNorm, err = l.vector("token_embd_norm.weight", m.Embd)
+		}
 		if err == nil {
 			err = l.dense(m)
 		}
@@ -903,7 +906,7 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	e := c.Embd
 	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	var ts []blockTensor
-	if !a.NoPreNorm {
+	if !a.NoPreNorm && !(a.EmbedNorm && il == 0) {
 		ts = append(ts, vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }))
 	}
 	if c.mla() {

@@ -310,13 +310,14 @@ func TestModelEmbeddingsQwen3(t *testing.T) {
 	checkModelEmbeddings(t, m, hs.URL)
 }
 
-// TestModelEmbeddingsEncoder: an encoder (a synthetic bert, and a
-// nomic-bert-moe, whose every other layer routes its tokens to experts)
-// embeds as the library does, and its generation endpoints answer 501
+// TestModelEmbeddingsEncoder: an encoder (a synthetic bert, a
+// nomic-bert-moe, whose every other layer routes its tokens to experts, and
+// a modern-bert, a pre-norm stack seeing the whole text) embeds as the
+// library does, and its generation endpoints answer 501
 // naming the embeddings endpoint, as llama-server's do when it only
 // embeds.
 func TestModelEmbeddingsEncoder(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyBert(), testutil.TinyNomicBertMoE()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyBert(), testutil.TinyNomicBertMoE(), testutil.TinyModernBert()} {
 		t.Run(spec.Arch, func(t *testing.T) {
 			m := loadEncoder(t, spec)
 			if !m.Info().EmbeddingOnly {

@@ -909,6 +909,10 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		s = s.withGemma3nDefaults()
 	case "cohere2", "arcee", "apertus", "hunyuan-dense":
 		s = s.withDenseArchDefaults()
+	case "modern-bert":
+		if err := s.checkModernBert(); err != nil {
+			return s, err
+		}
 	case "nemotron_h", "nemotron_h_moe":
 		var err error
 		if s, err = s.withNemotronHDefaults(); err != nil {
@@ -1168,7 +1172,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	g.AddKV("general.name", "synthetic-"+s.Arch)
 	h := Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers + s.NextN, FFN: s.FFN,
 		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase}
-	if s.Encoder() {
+	if s.Encoder() || s.modernBert() {
 		h.NormEps = s.NormEps
 	}
 	AddHparams(g, s.Arch, h)
@@ -1203,7 +1207,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 			g.AddKV(a+"dense_3_feat_in", uint32(s.Dense))
 			g.AddKV(a+"dense_3_feat_out", uint32(s.Embd))
 		}
-	case "gemma3":
+	case "gemma3", "modern-bert":
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
 		if s.SWAPattern > 0 {
 			g.AddKV(a+"attention.sliding_window_pattern", uint32(s.SWAPattern))
@@ -1402,6 +1406,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 	}
 	if s.Arch == "gemma4" {
 		return s.gemma4Tensors()
+	}
+	if s.modernBert() {
+		return s.modernBertTensors()
 	}
 	if s.Arch == "nemotron_h" || s.Arch == "nemotron_h_moe" {
 		return s.nemotronHTensors()

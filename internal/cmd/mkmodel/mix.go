@@ -194,6 +194,10 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		nemotronHPlan(s, add)
 		return
 	}
+	if s.ModernBert != nil {
+		modernBertPlan(s, add)
+		return
+	}
 	e, v, f := int64(s.Embd), int64(s.Vocab), int64(s.FFN)
 	q, kv := int64(s.Heads*s.headDim()), int64(s.HeadsKV*s.headDim())
 	if s.Llama3Rope != nil {

@@ -13,7 +13,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, nomic-bert-moe, minicpm, minicpm3, olmoe or afmoe
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, nomic-bert-moe, modern-bert, minicpm, minicpm3, olmoe or afmoe
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -123,6 +123,9 @@ type shape struct {
 	// (config.json's layer_norm_eps and logit_scale); its window is
 	// Window (sliding_window).
 	Cohere2 *cohere2Shape
+	// ModernBert is modern-bert's LayerNorm epsilon, windowed layers'
+	// RoPE base and global-layer period (modernbert.go).
+	ModernBert *modernBertShape
 }
 
 // sharedFFN is the shared experts' width: deepseek2's n_shared_experts of
@@ -893,6 +896,21 @@ var shapes = []shape{
 		Heads: 12, HeadsKV: 12, FFN: 3072, Context: 512,
 		RopeBase: 10000, NormEps: 1e-5, Pooling: 1,
 		Experts: 8, ExpertsUsed: 2, ExpertFFN: 3072, MoEEvery: 2,
+	},
+	{
+		// ModernBERT-base (answerdotai; the stack of
+		// granite-embedding-english-r2 and nomic-modernbert-embed):
+		// pre-norm LayerNorms without bias, fused QKV and GeGLU, no
+		// biases, attention over the whole text, a window of 128 (64
+		// either side) on two layers of three from layer 1, global RoPE
+		// base 160000 and local 10000. Recalled from its config.json, not
+		// checked here: every width and base above, the vocabulary of
+		// 50368, the context of 8192, norm_eps 1e-5. The MLM checkpoint
+		// names no pooling.
+		Name: "modernbert-base", Arch: "modern-bert", Vocab: 50368, Embd: 768, Layers: 22,
+		Heads: 12, HeadsKV: 12, FFN: 1152, Context: 8192, RopeBase: 160000, RMSEps: 1e-5,
+		TiedOutput: true, Window: 128,
+		ModernBert: &modernBertShape{NormEps: 1e-5, RopeBaseSWA: 10000, Every: 3},
 	},
 	{
 		// bge-small-en-v1.5: BERT with learned positions and every bias,

@@ -201,6 +201,9 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		}
 	}
 	s.addDenseArchKV(g)
+	if s.ModernBert != nil {
+		s.addModernBertKV(g)
+	}
 	g.AddKV("general.file_type", m.ft.Ftype)
 	if m.ft.Base != quant.F16 {
 		g.AddKV("general.quantization_version", uint32(2))
