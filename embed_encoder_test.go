@@ -35,7 +35,7 @@ func TestEmbedEncoders(t *testing.T) {
 	ctx := context.Background()
 	raw := llm.WithNormalize(false)
 	text := "the quick brown fox jumps over the lazy dog"
-	for _, spec := range []testutil.ModelSpec{testutil.TinyBert(), testutil.TinyNomicBert()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyBert(), testutil.TinyNomicBert(), testutil.TinyNomicBertMoE()} {
 		t.Run(spec.Arch, func(t *testing.T) {
 			m := encoderModel(t, spec, 1)
 			if got := m.Info().Architecture; got != spec.Arch {
@@ -223,8 +223,15 @@ func FuzzEncoder(f *testing.F) {
 // (model's TestGemmaEmbeddingMatchesReference checks the states and the
 // dense projection against the math).
 func TestEmbedGemmaEmbedding(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyGemmaEmbedding(), testutil.TinyModernBert()} {
+		t.Run(spec.Arch, func(t *testing.T) { testEmbedDecoderStack(t, spec) })
+	}
+}
+
+// testEmbedDecoderStack is TestEmbedGemmaEmbedding of spec (modern-bert
+// too: a pre-norm stack over the whole text without an output matrix).
+func testEmbedDecoderStack(t *testing.T, spec testutil.ModelSpec) {
 	ctx := context.Background()
-	spec := testutil.TinyGemmaEmbedding()
 	spec.WeightType = quant.F32
 	path := testutil.TempModel(t, spec)
 	p, err := llm.Plan(path, llm.WithMemoryLimit(1<<30), llm.WithBatchSize(8))

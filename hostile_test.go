@@ -1237,6 +1237,32 @@ func hostileCases() []hostileCase {
 			want: bad, mention: []string{"blk.0.attn_qkv.weight"}, plan: true},
 		{name: "nomic-bert pooling_type missing", spec: testutil.TinyNomicBert(), edit: del(".pooling_type"),
 			want: bad, mention: []string{"nomic-bert.pooling_type"}, plan: true},
+		// modern-bert: LayerNorms, block 0 without attn_norm.
+		{name: "modern-bert layer_norm_epsilon missing", spec: testutil.TinyModernBert(), edit: del(".attention.layer_norm_epsilon"),
+			want: bad, mention: []string{"modern-bert.attention.layer_norm_epsilon"}, plan: true},
+		{name: "modern-bert causal missing", spec: testutil.TinyModernBert(), edit: del(".attention.causal"),
+			want: bad, mention: []string{"modern-bert.attention.causal"}, plan: true},
+		{name: "modern-bert sliding_window_pattern of the wrong length", spec: testutil.TinyModernBert(), edit: func(h *hmodel) { h.set(".attention.sliding_window_pattern", []bool{true, false}) },
+			want: bad, mention: []string{"modern-bert.attention.sliding_window_pattern"}, plan: true},
+		missing("modern-bert token_embd_norm missing", testutil.TinyModernBert(), "token_embd_norm.weight"),
+		missing("modern-bert attn_norm missing", testutil.TinyModernBert(), "blk.1.attn_norm.weight"),
+		misshapen("modern-bert ffn_up not fused", testutil.TinyModernBert(), "blk.2.ffn_up.weight", 64, 128),
+		// nomic-bert-moe: experts on the layers il mod moe_every_n_layers = 1.
+		{name: "nomic-bert-moe expert_used_count missing", spec: testutil.TinyNomicBertMoE(), edit: del(".expert_used_count"),
+			want: bad, mention: []string{"nomic-bert-moe.expert_used_count"}, plan: true},
+		{name: "nomic-bert-moe more experts used than there are", spec: testutil.TinyNomicBertMoE(), edit: func(h *hmodel) { h.set(".expert_used_count", uint32(9)) },
+			want: bad, mention: []string{"nomic-bert-moe.expert_used_count", "nomic-bert-moe.expert_count"}, plan: true},
+		{name: "nomic-bert-moe moe_every_n_layers a string", spec: testutil.TinyNomicBertMoE(), edit: func(h *hmodel) { h.set(".moe_every_n_layers", "two") },
+			want: bad, mention: []string{"nomic-bert-moe.moe_every_n_layers"}, plan: true},
+		// Every third layer from layer 1 would leave layer 3's router unused.
+		{name: "nomic-bert-moe router on a dense layer", spec: testutil.TinyNomicBertMoE(), edit: func(h *hmodel) { h.set(".moe_every_n_layers", uint32(3)) },
+			want: bad, mention: []string{"blk.3.ffn_gate_inp.weight", "moe_every_n_layers = 3"}},
+		// The released file's XLM-R Unigram vocabulary, which the tokenizer
+		// does not read yet.
+		{name: "nomic-bert-moe t5 tokenizer", spec: testutil.TinyNomicBertMoE(), edit: func(h *hmodel) { h.set("tokenizer.ggml.model", "t5") },
+			want: arch, mention: []string{`tokenizer model "t5"`}},
+		missing("nomic-bert-moe ffn_up_exps missing", testutil.TinyNomicBertMoE(), "blk.1.ffn_up_exps.weight"),
+		misshapen("nomic-bert-moe ffn_down_exps of the wrong width", testutil.TinyNomicBertMoE(), "blk.3.ffn_down_exps.weight", 64, 64, 8),
 		// NaN weights are data, not metadata: the model loads and runs, and
 		// its logits are NaN. Sampling from NaN logits picks some token;
 		// nothing panics.

@@ -141,6 +141,10 @@ type Arch struct {
 	// each loaded when the block has it, as llama.cpp takes them for
 	// nemotron (with OptionalQKVBias for the others).
 	OptionalBiases bool
+	// EmbedNorm: token_embd_norm (a LayerNorm weight without bias)
+	// normalises the token embeddings before the first block, and block 0
+	// has no attn_norm (modern-bert).
+	EmbedNorm bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -209,6 +213,8 @@ var registry = []*Arch{
 	{Name: "gemma-embedding", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, NoHead: true, hparams: gemmaEmbeddingHparams},
 	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
 	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},
+	{Name: "modern-bert", Neox: true, QKV: QKVFused, FFN: FFNFusedGateUp, GELU: true, NoHead: true, EmbedNorm: true, hparams: modernBertHparams},
+	{Name: "nomic-bert-moe", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, OptionalExperts: true, hparams: nomicBertMoEHparams},
 	{Name: "qwen35", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", hparams: qwen35Hparams},
 	{Name: "qwen35moe", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen35moeHparams},
 	{Name: "qwen3next", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen3nextHparams},
@@ -583,6 +589,66 @@ func nomicBertHparams(c *Config, m *meta) {
 	if m.err == nil && !m.has("pooling_type") {
 		m.fail("%s missing (nomic-bert files name their pooling)", m.key("pooling_type"))
 	}
+}
+
+// nomicBertMoEHparams: nomic-embed-text-v2-moe, nomic-bert whose dense
+// feed-forwards are bert's (GELU, no gate, optional biases) and whose
+// layers il with il mod moe_every_n_layers = 1 (absent or 0: none) are
+// experts instead, as llama.cpp's bert graph runs them: expert_count
+// experts of feed_forward_length (llama.cpp sizes them so; the file has
+// no expert_feed_forward_length), expert_used_count of them a token,
+// chosen by the softmax of ffn_gate_inp's logits and weighted by their
+// probabilities unnormalised, each down(GELU(up·x)) without a gate or
+// biases (the converter drops the model's one expert bias).
+func nomicBertMoEHparams(c *Config, m *meta) {
+	nomicBertHparams(c, m)
+	c.MoEEvery = m.num("moe_every_n_layers", maxCount, 0, false)
+	if m.err != nil || c.MoEEvery < 2 || c.Layers < 2 {
+		c.MoEEvery = 0 // no layer il has il mod MoEEvery = 1
+		return
+	}
+	c.Experts = m.num("expert_count", maxExperts, -1, false)
+	c.ExpertsUsed = m.num("expert_used_count", maxExperts, -1, false)
+	switch {
+	case m.err != nil:
+	case c.Experts == 0 || c.ExpertsUsed == 0 || c.ExpertsUsed > c.Experts:
+		m.fail("%s = %d and %s = %d, want 1 ≤ experts used ≤ experts", m.key("expert_used_count"), c.ExpertsUsed, m.key("expert_count"), c.Experts)
+	default:
+		c.ExpertFFN, c.GELUExperts, c.ExpertGating = c.FFN, true, GatingSoftmax
+	}
+}
+
+// modernBertHparams: ModernBERT (granite-embedding-english-r2,
+// nomic-modernbert-embed) as llama.cpp's modern-bert graph runs it: a
+// pre-norm stack of LayerNorms without bias (attention.layer_norm_epsilon,
+// required), attention over the whole text unless attention.causal (required:
+// the converter writes false) says otherwise; with attention.sliding_window
+// the layers il with il mod attention.sliding_window_pattern (default 3)
+// other than 0 are windowed — layer 0 is global, llama.cpp's dense-first
+// pattern — seeing the tokens within half the window on either side and
+// rotating with rope.freq_base_swa (default rope.freq_base), the global
+// layers with rope.freq_base. The query is scaled by 1/sqrt(head size)
+// inside the softmax.
+func modernBertHparams(c *Config, m *meta) {
+	m.layerNormEps(c)
+	c.LayerNorm, c.NoHead = true, true
+	m.require(true, "attention.causal")
+	c.NonCausal = !m.flag("attention.causal", false)
+	c.Window = m.num("attention.sliding_window", maxCount, 0, false)
+	if m.err != nil || c.Window == 0 {
+		return
+	}
+	c.FullEvery = 3
+	m.swaPattern(c)
+	if c.SWALayers == nil {
+		// A period p: llama.cpp's set_swa_pattern(p, dense_first) makes
+		// the layers il mod p = 0 global.
+		c.SWALayers = make([]bool, c.Layers)
+		for il := range c.SWALayers {
+			c.SWALayers[il] = c.FullEvery > 1 && il%c.FullEvery != 0
+		}
+	}
+	c.RopeBaseSWA, c.RopeScaleSWA = m.positive("rope.freq_base_swa", c.RopeBase), 1
 }
 
 // invSqrt is 1/sqrt(n) in float32.

@@ -287,6 +287,13 @@ type Config struct {
 	// down(ReLU(up·x)²), with ffn_up's and ffn_down's biases when the file
 	// has them (nemotron_h).
 	ReLU2 bool
+	// MoEEvery is nomic-bert-moe's moe_every_n_layers: layer il's
+	// feed-forward is experts when il mod MoEEvery is 1 (the odd layers
+	// for 2), as llama.cpp picks them; 0 in other models.
+	MoEEvery int
+	// GELUExperts: each expert has no gate, down(GELU(up·x))
+	// (nomic-bert-moe).
+	GELUExperts bool
 	// SharedFFN is the width of the shared expert every token of an expert
 	// layer also runs (expert_shared_feed_forward_length: granitemoe,
 	// granitehybrid; deepseek2's expert_shared_count experts of
@@ -387,7 +394,8 @@ const (
 
 // ExpertLayer reports whether layer il's feed-forward is a mixture of
 // experts: in an expert model, every layer after the DenseLead dense ones
-// (with SingleOp, every feed-forward layer).
+// (with SingleOp, every feed-forward layer; with MoEEvery, every
+// MoEEvery-th from layer 1).
 func (c *Config) ExpertLayer(il int) bool {
 	if c.SingleOp {
 		return c.Experts > 0 && c.FFNLayer(il) // nemotron_h_moe: its feed-forwards
@@ -395,13 +403,16 @@ func (c *Config) ExpertLayer(il int) bool {
 	if c.MoELayers != nil {
 		return il < len(c.MoELayers) && c.MoELayers[il]
 	}
+	if c.MoEEvery > 0 {
+		return c.Experts > 0 && il%c.MoEEvery == 1
+	}
 	return c.Experts > 0 && il >= c.DenseLead
 }
 
 // expertMats is how many matrices an expert has: gate, up and down, or
-// up and down without a gate (ReLU2).
+// up and down without a gate (ReLU2, GELUExperts).
 func (c *Config) expertMats() int {
-	if c.ReLU2 {
+	if c.ReLU2 || c.GELUExperts {
 		return 2
 	}
 	return 3
@@ -409,9 +420,9 @@ func (c *Config) expertMats() int {
 
 // denseLayers reports whether some layer has a dense feed-forward (Gemma
 // 4's expert layers each have one beside their experts; jamba's layers
-// without a router).
+// without a router; nomic-bert-moe's between its expert layers).
 func (c *Config) denseLayers() bool {
-	return c.Experts == 0 || c.DenseLead > 0 || c.HeadDimSWA > 0 || slices.Contains(c.MoELayers, false)
+	return c.Experts == 0 || c.DenseLead > 0 || c.HeadDimSWA > 0 || c.MoEEvery > 0 || slices.Contains(c.MoELayers, false)
 }
 
 // expertLayers is the number of layers with experts.

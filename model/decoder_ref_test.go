@@ -366,6 +366,12 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	if c.LayerNorm {
 		norm = func(x, w, b []float64, _ float64) []float64 { return layerNorm64(x, w, b, float64(c.NormEps)) }
 	}
+	if LookupArch(c.Arch).EmbedNorm {
+		// modern-bert: the embeddings normalised before the first block.
+		for t := range x {
+			x[t] = norm(x[t], r.tensor("token_embd_norm.weight"), nil, eps)
+		}
+	}
 	for il := range c.Layers {
 		p := func(s string) []float64 {
 			if slices.Contains(r.without, s) {
@@ -988,6 +994,41 @@ func TestDecoderMatchesReference(t *testing.T) {
 				mustMove(t, "without "+name, other, want, move)
 			}
 		})
+	}
+}
+
+// ModernBERT's hidden states (pre-norm LayerNorms without bias, the
+// embeddings normalised, block 0 without attn_norm, fused GeGLU, the whole
+// text seen, a symmetric window of 8 on the layers il mod 3 ≠ 0 with their
+// own RoPE base) against the reference, within an F16 step of a GELU
+// output, for a text longer than the window. Attention causal, the window
+// one-sided or gone, the global layers last of each three (llama.cpp's
+// other pattern), one RoPE base or RMSNorm would be off by far more.
+func TestModernBertMatchesReference(t *testing.T) {
+	pool, m, f, data := loadF32(t, testutil.TinyModernBert())
+	if !m.NonCausal || !m.NoHead || !m.LayerNorm || m.Window != 8 || m.WindowedLayer(0) || !m.WindowedLayer(1) || !m.WindowedLayer(2) || m.WindowedLayer(3) || m.EmbedNorm == nil || m.Blocks[0].AttnNorm != nil {
+		t.Fatalf("config: non-causal %v, no head %v, LayerNorm %v, window %d, windowed layers %v, embedding norm %v", m.NonCausal, m.NoHead, m.LayerNorm, m.Window, m.SWALayers, m.EmbedNorm != nil)
+	}
+	toks := prompt(19)
+	got := hiddenOf(t, m, pool, toks)
+	ref := &refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true}}
+	want := ref.hidden(toks)
+	if worst := refDiff(got, want); !(worst <= 2e-3) {
+		t.Errorf("hidden states differ from the reference by up to %g", worst)
+	} else {
+		t.Logf("worst difference %.3g", worst)
+	}
+	for name, perturb := range map[string]func(c *Config){
+		"causal":             func(c *Config) { c.NonCausal = false },
+		"no window":          func(c *Config) { c.Window = 0 },
+		"global layers last": func(c *Config) { c.SWALayers = nil },
+		"one RoPE base":      func(c *Config) { c.RopeBaseSWA = c.RopeBase },
+		"RMSNorm":            func(c *Config) { c.LayerNorm, c.RMSEps = false, c.NormEps },
+	} {
+		c := m.Config
+		perturb(&c)
+		other := (&refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).hidden(toks)
+		mustMove(t, name, other, want, 2e-2)
 	}
 }
 

@@ -9,11 +9,12 @@ import (
 )
 
 // This file is the encoder architectures' own (Arch.Encoder: bert,
-// nomic-bert), as llama.cpp's llm_build_bert runs them: the embeddings
-// (token, type 0, and bert's learned position) go through LayerNorm, and
-// each block adds its attention and its feed-forward to the residual
-// stream and normalises after each sum (post-norm), where a decoder
-// normalises before. The projections, attention and feed-forward are the
+// nomic-bert, nomic-bert-moe), as llama.cpp's llm_build_bert runs them:
+// the embeddings (token, type 0, and bert's learned position) go through
+// LayerNorm, and each block adds its attention and its feed-forward to
+// the residual stream and normalises after each sum (post-norm), where a
+// decoder normalises before; nomic-bert-moe's expert layers run the
+// decoder's experts in place of the feed-forward. The projections, attention and feed-forward are the
 // decoder's (State.qkv, attention, residual, ffn).
 
 // encoderEmbeddings loads an encoder's embedding tensors besides
@@ -55,8 +56,9 @@ func (l *loader) encoderEmbeddings(m *Model) (err error) {
 // file has one (llama.cpp takes them as optional), the LayerNorms after
 // the two residual sums, and the feed-forward weights (bert's ffn_up and
 // ffn_down with their optional biases; nomic-bert's gated three, whose
-// biases llama.cpp does not apply).
-func encoderTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor {
+// biases llama.cpp does not apply; nomic-bert-moe's expert layers' router
+// and experts, without biases).
+func encoderTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
 	e := c.Embd
 	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	ts := qkvTensors(a, c, has)
@@ -77,8 +79,8 @@ func encoderTensors(a *Arch, c *Config, has func(name string) bool) []blockTenso
 	ts = append(ts,
 		vecTensor("attn_output_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnOutNorm }),
 		vecTensor("attn_output_norm.bias", e, func(L *Layer) *[]float32 { return &L.AttnOutNormB }))
-	ts = append(ts, ffnTensors(a, c, 0, has)...)
-	if a.FFN == FFNSequential {
+	ts = append(ts, ffnTensors(a, c, il, has)...)
+	if a.FFN == FFNSequential && !c.ExpertLayer(il) {
 		optional(vecTensor("ffn_up.bias", c.FFN, func(L *Layer) *[]float32 { return &L.BUp }))
 		optional(vecTensor("ffn_down.bias", e, func(L *Layer) *[]float32 { return &L.BDown }))
 	}
@@ -141,7 +143,14 @@ func (s *State) encode(tokens []int32, pos0 int) ([]float32, error) {
 		}
 		s.e.Phase(phNorm)
 		s.layerNorm(x, x, L.AttnOutNorm, L.AttnOutNormB, n)
-		if err := s.ffn(L, s.acts(x, E, n), p.gu, p.tmp, x, false); err != nil {
+		if L.Router != nil {
+			a := s.acts(x, E, n)
+			s.e.Phase(phMoE)
+			if err := s.experts(il, L, a, a, p.tmp); err != nil {
+				return err
+			}
+			ops.Add(x[:n*E], p.tmp[:n*E])
+		} else if err := s.ffn(L, s.acts(x, E, n), p.gu, p.tmp, x, false); err != nil {
 			return err
 		}
 		s.e.Phase(phNorm)

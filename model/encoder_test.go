@@ -33,6 +33,11 @@ type refEncoder struct {
 	// time was most of their cost (under the race detector most of the
 	// model package's).
 	dequantized map[string][]float64
+	// perturb, when not empty, changes the experts' routing from
+	// llama.cpp's (nomic-bert-moe): "renorm" renormalises the chosen
+	// weights, "top1" takes one expert fewer, "sigmoid" gates by each
+	// logit's sigmoid. The package's states must then differ.
+	perturb string
 }
 
 // tensor is the named tensor's values, row after row: a copy the caller
@@ -226,6 +231,14 @@ func (r *refEncoder) hidden(tokens []int32) [][]float64 {
 				o[i] += x[t][i]
 			}
 			y := layerNorm64(o, p("attn_output_norm.weight"), p("attn_output_norm.bias"), float64(c.NormEps))
+			if router := p("ffn_gate_inp.weight"); router != nil {
+				f := r.experts(router, p("ffn_up_exps.weight"), p("ffn_down_exps.weight"), y)
+				for i := range f {
+					f[i] += y[i]
+				}
+				x[t] = layerNorm64(f, p("layer_output_norm.weight"), p("layer_output_norm.bias"), float64(c.NormEps))
+				continue
+			}
 			up := linear(p("ffn_up.weight"), p("ffn_up.bias"), y)
 			if g := p("ffn_gate.weight"); g != nil {
 				gate := linear(g, nil, y)
@@ -245,6 +258,44 @@ func (r *refEncoder) hidden(tokens []int32) [][]float64 {
 		}
 	}
 	return x
+}
+
+// experts is nomic-bert-moe's expert feed-forward of y, as llama.cpp's
+// build_moe_ffn runs it there: the softmax of the router's logits, the
+// ExpertsUsed most probable experts (ties to the lower id), each
+// down(GELU(up·y)) — no gate, no biases — weighted by its probability,
+// not renormalised.
+func (r *refEncoder) experts(router, up, down, y []float64) []float64 {
+	c := r.c
+	E, F, k := c.Embd, c.ExpertFFN, c.ExpertsUsed
+	logits := linear(router, nil, y)
+	probs := slices.Clone(logits)
+	softmax64(probs)
+	if r.perturb == "sigmoid" {
+		for i, l := range logits {
+			probs[i] = 1 / (1 + math.Exp(-l))
+		}
+	}
+	if r.perturb == "top1" {
+		k--
+	}
+	chosen, total := topKSum64(probs, k)
+	out := make([]float64, E)
+	for _, e := range chosen {
+		h := linear(up[e*F*E:(e+1)*F*E], nil, y)
+		for i := range h {
+			h[i] = r.gelu(h[i])
+		}
+		d := linear(down[e*E*F:(e+1)*E*F], nil, h)
+		w := probs[e]
+		if r.perturb == "renorm" {
+			w /= total
+		}
+		for i := range out {
+			out[i] += w * d[i]
+		}
+	}
+	return out
 }
 
 // encoderSpecs are the encoders of tinySpecs with F32 weights, so that
@@ -298,6 +349,23 @@ func TestEncoderMatchesReference(t *testing.T) {
 					t.Errorf("rounding as F16 %v: hidden states differ from the reference by up to %g (tolerance %g)", tc.round16, worst, tc.tol)
 				}
 				t.Logf("rounding as F16 %v: worst difference %.3g", tc.round16, worst)
+			}
+			if m.Experts == 0 {
+				return
+			}
+			// One token takes the experts in one dispatch (expertsOne).
+			one := prompt(1)
+			ref := &refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true}
+			if worst := refDiff(hiddenOf(t, m, pool, one), ref.hidden(one)); !(worst <= 1e-3) {
+				t.Errorf("one token: hidden states differ from the reference by up to %g", worst)
+			}
+			// The routing is llama.cpp's: another would be off by far more
+			// than the tolerance.
+			for _, perturb := range []string{"renorm", "top1", "sigmoid"} {
+				ref := &refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true, perturb: perturb}
+				if worst := refDiff(got, ref.hidden(toks)); !(worst > 0.05) {
+					t.Errorf("routing perturbed (%s): hidden states within %g of the reference", perturb, worst)
+				}
 			}
 		})
 	}

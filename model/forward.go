@@ -664,6 +664,12 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	if c.EmbedScale != 0 {
 		ops.Scale(p.x, c.EmbedScale)
 	}
+	if m.EmbedNorm != nil && !c.Encoder {
+		// The embeddings' LayerNorm: modern-bert's without bias, rwkv7's
+		// with (an encoder's comes after its type and position rows:
+		// encode).
+		s.layerNorm(p.x, p.x, m.EmbedNorm, m.EmbedNormB, n)
+	}
 	s.angles(&s.rope, p.cs, pos0, n)
 	if s.twoRopes {
 		s.angles(&s.ropeSWA, p.csSWA, pos0, n)

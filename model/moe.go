@@ -334,13 +334,13 @@ func (s *State) experts(il int, L *Layer, a, ra acts, out []float32) error {
 			return ms.gather[:m*rb], nil
 		}
 		if ex.Gate == nil {
-			// nemotron_h_moe's gate-less experts: ReLU(up·a)².
+			// Gate-less experts: act(up·a).
 			xq, err := input(ex.Up)
 			if err != nil {
 				return err
 			}
 			s.e.MatMul(ex.Up, xq, m, ms.g, F)
-			reluSqr(ms.g[:m*F])
+			s.ungatedAct(ms.g[:m*F])
 		} else if ex.Gate.VecType == ex.Up.VecType && L.BGateExps == nil {
 			xq, err := input(ex.Gate)
 			if err != nil {
@@ -442,8 +442,8 @@ func (s *State) expertsOne(il int, L *Layer, a acts, xs ExpertSource, used []int
 		}
 	}
 	if held[0].Gate == nil {
-		// Gate-less experts (nemotron_h_moe): their up products into g, as
-		// many a dispatch as ops.MaxParts allows, then ReLU².
+		// Gate-less experts: their up products into g, as many a dispatch
+		// as ops.MaxParts allows, then the activation.
 		for s0 := 0; s0 < len(ids); s0 += ops.MaxParts {
 			parts := ms.parts[:0]
 			for slot := s0; slot < min(len(ids), s0+ops.MaxParts); slot++ {
@@ -455,7 +455,7 @@ func (s *State) expertsOne(il int, L *Layer, a acts, xs ExpertSource, used []int
 			}
 			s.e.MatMulParts(parts, 1)
 		}
-		reluSqr(ms.g[:len(ids)*F])
+		s.ungatedAct(ms.g[:len(ids)*F])
 		return s.expertsDown(L, held, ids)
 	}
 	const pairs = ops.MaxParts / 2
@@ -520,4 +520,14 @@ func (s *State) expertsDown(L *Layer, held []*Expert, ids []int32) error {
 		}
 	}
 	return nil
+}
+
+// ungatedAct applies the activation of gate-less experts to x in place:
+// ReLU² (nemotron_h_moe) or GELU (nomic-bert-moe).
+func (s *State) ungatedAct(x []float32) {
+	if s.m.GELUExperts {
+		ops.GELU(x)
+		return
+	}
+	reluSqr(x)
 }

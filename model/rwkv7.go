@@ -111,10 +111,6 @@ func (s *State) rwkv7Layer(il int, L *Layer, p *pass) error {
 	E, n := c.Embd, p.n
 	W := rwkv7Slots * E
 	x := p.x[:n*E]
-	if il == 0 {
-		s.e.Phase(phNorm)
-		s.layerNorm(x, x, m.EmbedNorm, m.EmbedNormB, n)
-	}
 	src, dst := s.conv.layer(c.recurrentIndex(il), rwkv7Floats(c))
 	s.e.Phase(phNorm)
 	cur := p.tmp[:n*E]

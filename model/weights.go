@@ -567,6 +567,9 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		err = l.encoderEmbeddings(m)
 	case arch.NoHead:
 		m.OutNorm, err = l.vector("output_norm.weight", m.Embd)
+		if err == nil && arch.EmbedNorm {
+			m.EmbedNorm, err = l.vector("token_embd_norm.weight", m.Embd)
+		}
 		if err == nil {
 			err = l.dense(m)
 		}
@@ -647,8 +650,12 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		}
 		if !cfg.ExpertLayer(i) && l.has(p+"ffn_gate_inp.weight") {
 			if arch.FFN == FFNExperts || arch.OptionalExperts {
-				return nil, fmt.Errorf("model: tensor %q: layer %d has a router, but %s.expert_count = %d and leading_dense_block_count = %d make it dense: %w",
-					p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.Experts, cfg.DenseLead, ErrBadModel)
+				which := fmt.Sprintf("leading_dense_block_count = %d", cfg.DenseLead)
+				if arch.Encoder {
+					which = fmt.Sprintf("moe_every_n_layers = %d", cfg.MoEEvery)
+				}
+				return nil, fmt.Errorf("model: tensor %q: layer %d has a router, but %s.expert_count = %d and %s make it dense: %w",
+					p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.Experts, which, ErrBadModel)
 			}
 			return nil, fmt.Errorf("model: tensor %q: layer %d of this %s model is mixture-of-experts, which is not supported for %s: %w",
 				p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.Arch, ErrUnsupportedArch)
@@ -951,7 +958,7 @@ func matTensor(name string, cols, rows int, f func(L *Layer) **ops.Matrix) block
 // encoder's optional biases).
 func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
 	if a.Encoder {
-		return encoderTensors(a, c, has)
+		return encoderTensors(a, c, il, has)
 	}
 	if c.HeadDimSWA > 0 {
 		return gemma4Tensors(c, il, has)
@@ -959,7 +966,7 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	e := c.Embd
 	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	var ts []blockTensor
-	if !a.NoPreNorm {
+	if !a.NoPreNorm && !(a.EmbedNorm && il == 0) {
 		ts = append(ts, vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }))
 	}
 	if a.NormBias {
@@ -1170,6 +1177,9 @@ func ffnTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockT
 			{name: "ffn_gate_exps.weight", dims: []int{e, f, n}, exp: 1},
 			{name: "ffn_up_exps.weight", dims: []int{e, f, n}, exp: 2},
 			{name: "ffn_down_exps.weight", dims: []int{f, e, n}, exp: 3}}
+		if c.GELUExperts {
+			return append(ts[:1], ts[2:]...) // no gate
+		}
 		if a.FusedGateUpExps && has != nil && has("ffn_gate_up_exps.weight") {
 			// llama.cpp's create_tensor_gate_up_exps: each expert's gate
 			// rows, then its up rows, in one tensor.

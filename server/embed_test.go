@@ -310,24 +310,31 @@ func TestModelEmbeddingsQwen3(t *testing.T) {
 	checkModelEmbeddings(t, m, hs.URL)
 }
 
-// TestModelEmbeddingsEncoder: an encoder (a synthetic bert) embeds as the
-// library does, and its generation endpoints answer 501 naming the
-// embeddings endpoint, as llama-server's do when it only embeds.
+// TestModelEmbeddingsEncoder: an encoder (a synthetic bert, a
+// nomic-bert-moe, whose every other layer routes its tokens to experts, and
+// a modern-bert, a pre-norm stack seeing the whole text) embeds as the
+// library does, and its generation endpoints answer 501
+// naming the embeddings endpoint, as llama-server's do when it only
+// embeds.
 func TestModelEmbeddingsEncoder(t *testing.T) {
-	m := loadTinyBert(t)
-	if !m.Info().EmbeddingOnly {
-		t.Fatal("Info().EmbeddingOnly is false for a bert")
-	}
-	_, hs := serveModel(t, m, "tiny-bert", 1, nil)
-	checkModelEmbeddings(t, m, hs.URL)
-	for _, c := range []struct{ path, body string }{
-		{"/v1/completions", `{"prompt":"Hi"}`},
-		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"}]}`},
-	} {
-		resp, body := post(t, hs.URL+c.path, c.body)
-		if e := errorJSON(t, resp, body, 501); e.Type != "not_supported_error" || !strings.Contains(e.Message, "/v1/embeddings") {
-			t.Errorf("%s: %+v", c.path, e)
-		}
+	for _, spec := range []testutil.ModelSpec{testutil.TinyBert(), testutil.TinyNomicBertMoE(), testutil.TinyModernBert()} {
+		t.Run(spec.Arch, func(t *testing.T) {
+			m := loadEncoder(t, spec)
+			if !m.Info().EmbeddingOnly {
+				t.Fatalf("Info().EmbeddingOnly is false for a %s", spec.Arch)
+			}
+			_, hs := serveModel(t, m, "tiny-"+spec.Arch, 1, nil)
+			checkModelEmbeddings(t, m, hs.URL)
+			for _, c := range []struct{ path, body string }{
+				{"/v1/completions", `{"prompt":"Hi"}`},
+				{"/v1/chat/completions", `{"messages":[{"role":"user","content":"Hi"}]}`},
+			} {
+				resp, body := post(t, hs.URL+c.path, c.body)
+				if e := errorJSON(t, resp, body, 501); e.Type != "not_supported_error" || !strings.Contains(e.Message, "/v1/embeddings") {
+					t.Errorf("%s: %+v", c.path, e)
+				}
+			}
+		})
 	}
 }
 
@@ -343,10 +350,13 @@ func newSession(t *testing.T, m *llm.Model) *llm.Session {
 }
 
 // loadTinyBert loads a synthetic bert, an encoder, until the test ends.
-func loadTinyBert(t *testing.T) *llm.Model {
+func loadTinyBert(t *testing.T) *llm.Model { return loadEncoder(t, testutil.TinyBert()) }
+
+// loadEncoder loads the synthetic encoder spec until the test ends.
+func loadEncoder(t *testing.T, spec testutil.ModelSpec) *llm.Model {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "bert.gguf")
-	if err := testutil.WriteModelFile(path, testutil.TinyBert()); err != nil {
+	path := filepath.Join(t.TempDir(), spec.Arch+".gguf")
+	if err := testutil.WriteModelFile(path, spec); err != nil {
 		t.Fatal(err)
 	}
 	m, err := llm.Load(path, llm.WithThreads(1))

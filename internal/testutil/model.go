@@ -87,6 +87,11 @@ type ModelSpec struct {
 	// layers have a dense feed-forward (ffn_gate, ffn_up, ffn_down of FFN),
 	// the others experts.
 	DenseLead int
+	// MoEEvery is a nomic-bert-moe's moe_every_n_layers: its layers l
+	// with l mod MoEEvery = 1 have experts (ExpertFFN must be FFN, as the
+	// converter writes no expert_feed_forward_length), the others bert's
+	// feed-forward.
+	MoEEvery int
 	// Gating is an lfm2moe's expert_gating_func (llama.cpp's numbering: 1
 	// softmax, 2 sigmoid, 3 softmax of the chosen); 0 writes 2, LFM2's.
 	Gating uint32
@@ -470,6 +475,19 @@ func TinyNomicBert() ModelSpec {
 	return s
 }
 
+// TinyNomicBertMoE is a 4-layer nomic-bert-moe as nomic-embed-text-v2-moe
+// is made: nomic-bert's attention with every bias, bert's GELU
+// feed-forward with biases on layers 0 and 2, and on layers 1 and 3
+// (moe_every_n_layers 2) 8 gate-less experts of width FFN, 2 a token;
+// WordPiece vocabulary (the real one is XLM-R's Unigram), mean pooling,
+// Q8_0 weights.
+func TinyNomicBertMoE() ModelSpec {
+	s := tiny("nomic-bert-moe", 48)
+	s.Layers, s.HeadsKV, s.RopeBase, s.NormEps, s.Pooling, s.Biases = 4, 0, 1000, 1e-5, 1, true
+	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.MoEEvery, s.RouterGain = 8, 2, s.FFN, 2, 4
+	return s
+}
+
 // TinyGranite is a 2-layer granite (llama's tensors, Granite 3.3's four
 // multipliers) with Q8_0 weights.
 func TinyGranite() ModelSpec {
@@ -812,9 +830,14 @@ func (s ModelSpec) moe() bool {
 // hybrid reports whether s has LFM2's short-convolution layers.
 func (s ModelSpec) hybrid() bool { return s.Arch == "lfm2" || s.Arch == "lfm2moe" }
 
-// Encoder reports whether s is an encoder (bert, nomic-bert), which makes
-// embeddings and no logits.
-func (s ModelSpec) Encoder() bool { return s.Arch == "bert" || s.Arch == "nomic-bert" }
+// Encoder reports whether s is an encoder (bert, nomic-bert,
+// nomic-bert-moe), which makes embeddings and no logits.
+func (s ModelSpec) Encoder() bool {
+	return s.Arch == "bert" || s.Arch == "nomic-bert" || s.Arch == "nomic-bert-moe"
+}
+
+// expertLayer reports whether a nomic-bert-moe's layer l has experts.
+func (s ModelSpec) expertLayer(l int) bool { return s.MoEEvery > 0 && l%s.MoEEvery == 1 }
 
 // ModelBytes returns the GGUF file of s.
 func ModelBytes(s ModelSpec) ([]byte, error) {
@@ -900,6 +923,10 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		s = s.withGemma3nDefaults()
 	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron":
 		s = s.withDenseArchDefaults()
+	case "modern-bert":
+		if err := s.checkModernBert(); err != nil {
+			return s, err
+		}
 	case "nemotron_h", "nemotron_h_moe":
 		var err error
 		if s, err = s.withNemotronHDefaults(); err != nil {
@@ -973,7 +1000,15 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 				return s, err
 			}
 		}
-	case "bert", "nomic-bert":
+	case "bert", "nomic-bert", "nomic-bert-moe":
+		if s.Arch == "nomic-bert-moe" && s.MoEEvery > 0 {
+			if err := s.checkExperts(); err != nil {
+				return s, err
+			}
+			if s.ExpertFFN != s.FFN {
+				return s, fmt.Errorf("testutil: nomic-bert-moe's experts are FFN (%d) wide, not %d", s.FFN, s.ExpertFFN)
+			}
+		}
 		if s.NormEps == 0 {
 			s.NormEps = 1e-12
 		}
@@ -1169,7 +1204,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	g.AddKV("general.name", "synthetic-"+s.Arch)
 	h := Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers + s.NextN, FFN: s.FFN,
 		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase}
-	if s.Encoder() {
+	if s.Encoder() || s.modernBert() {
 		h.NormEps = s.NormEps
 	}
 	if s.Arch == "mamba" {
@@ -1210,7 +1245,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 			g.AddKV(a+"dense_3_feat_in", uint32(s.Dense))
 			g.AddKV(a+"dense_3_feat_out", uint32(s.Embd))
 		}
-	case "gemma3":
+	case "gemma3", "modern-bert":
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
 		if s.SWAPattern > 0 {
 			g.AddKV(a+"attention.sliding_window_pattern", uint32(s.SWAPattern))
@@ -1261,6 +1296,12 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	}
 	if s.SharedFFN > 0 && s.DeepSeek2 == nil && s.Routing == nil {
 		g.AddKV(a+"expert_shared_feed_forward_length", uint32(s.SharedFFN))
+	}
+	if s.Arch == "nomic-bert-moe" && s.MoEEvery > 0 {
+		// As the converter writes them: no expert_feed_forward_length.
+		g.AddKV(a+"expert_count", uint32(s.Experts))
+		g.AddKV(a+"moe_every_n_layers", uint32(s.MoEEvery))
+		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
 	}
 	if s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "ernie4_5-moe" {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
@@ -1409,6 +1450,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 	}
 	if s.Arch == "gemma4" {
 		return s.gemma4Tensors()
+	}
+	if s.modernBert() {
+		return s.modernBertTensors()
 	}
 	if s.Arch == "nemotron_h" || s.Arch == "nemotron_h_moe" {
 		return s.nemotronHTensors()
@@ -1691,7 +1735,7 @@ func (s ModelSpec) mambaTensors(p string) []tensorSpec {
 	}
 }
 
-// encoderTensors lists the tensors of a bert or nomic-bert s, with the
+// encoderTensors lists the tensors of a bert, nomic-bert or nomic-bert-moe s, with the
 // names, dims and types (token_types and position_embd in F32) of
 // llama.cpp's converter.
 // rankTensors is a reranker's head (RankLabels): an encoder's cls.weight
@@ -1750,13 +1794,24 @@ func (s ModelSpec) encoderTensors() []tensorSpec {
 		ts = append(ts,
 			tensorSpec{p + "attn_output_norm.weight", quant.F32, []int64{e}, norm},
 			tensorSpec{p + "attn_output_norm.bias", quant.F32, []int64{e}, bias})
-		if bert {
+		switch {
+		case s.expertLayer(l):
+			x := int64(s.Experts)
+			gain := s.RouterGain
+			if gain == 0 {
+				gain = 1
+			}
+			ts = append(ts,
+				tensorSpec{p + "ffn_up_exps.weight", w, []int64{e, f, x}, proj(e)},
+				tensorSpec{p + "ffn_down_exps.weight", w, []int64{f, e, x}, proj(f)},
+				tensorSpec{p + "ffn_gate_inp.weight", quant.F32, []int64{e, x}, dist{0, gain / math.Sqrt(float64(e))}})
+		case bert || s.Arch == "nomic-bert-moe":
 			ts = append(ts,
 				tensorSpec{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
 				tensorSpec{p + "ffn_up.bias", quant.F32, []int64{f}, bias},
 				tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)},
 				tensorSpec{p + "ffn_down.bias", quant.F32, []int64{e}, bias})
-		} else {
+		default:
 			ts = append(ts,
 				tensorSpec{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
 				tensorSpec{p + "ffn_gate.weight", w, []int64{e, f}, proj(e)},

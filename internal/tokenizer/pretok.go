@@ -118,7 +118,7 @@ func newPreTokenizer(name string) (*preTokenizer, error) {
 		p.stages = []stage{matchStage(oneNumber), gpt2}
 		p.cleanSpaces = false
 	case "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de",
-		"jina-v1-en", "jina-v2-code", "roberta-bpe", "mpt", "olmo", "jais", "exaone4":
+		"jina-v1-en", "jina-v2-code", "roberta-bpe", "mpt", "olmo", "jais", "exaone4", "modern-bert":
 		p.stages = []stage{gpt2}
 	case "stablelm2":
 		p.stages = []stage{matchStage(qwenWords(true))}

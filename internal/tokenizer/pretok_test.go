@@ -153,12 +153,12 @@ func TestDecodeRune(t *testing.T) {
 }
 
 // Pre-tokenizers llama.cpp runs as another (llama-vocab.cpp): LFM2's
-// "lfm2" as LLAMA3 (merges ignored, BOS added), EXAONE 4.0's "exaone4" as
-// GPT2, GLM-4's "glm4" as CHATGLM4 ("chatglm-bpe"), EXAONE 3's "exaone"
-// with StarCoder's expressions (one digit, then GPT-2's). The same splits
-// and flags.
+// "lfm2" as LLAMA3 (merges ignored, BOS added), EXAONE 4.0's "exaone4" and
+// ModernBERT's "modern-bert" as GPT2, GLM-4's "glm4" as CHATGLM4
+// ("chatglm-bpe"), EXAONE 3's "exaone" with StarCoder's expressions (one
+// digit, then GPT-2's). The same splits and flags.
 func TestPreTokenizerAliases(t *testing.T) {
-	for _, tc := range []struct{ name, as string }{{"lfm2", "llama3"}, {"exaone4", "gpt-2"}, {"glm4", "chatglm-bpe"},
+	for _, tc := range []struct{ name, as string }{{"lfm2", "llama3"}, {"exaone4", "gpt-2"}, {"modern-bert", "gpt-2"}, {"glm4", "chatglm-bpe"},
 		{"hunyuan", "qwen2"}, {"deepseek-v3", "hunyuan-dense"}, {"exaone", "starcoder"}} {
 		p, err := newPreTokenizer(tc.name)
 		if err != nil {

@@ -120,15 +120,18 @@ func plan(s shape, ft fileType) ([]tensorPlan, error) {
 	return ts, nil
 }
 
-// encoderPlan lists a bert or nomic-bert's tensors in the order llama.cpp's
-// converter writes them (Hugging Face's): the embeddings and their norm,
-// then per block the attention (bert: q, k, v and their biases; nomic-bert:
-// the fused qkv), its output projection and norm, the feed-forward and the
-// block's output norm.
+// encoderPlan lists a bert, nomic-bert or nomic-bert-moe's tensors in the
+// order llama.cpp's converter writes them (Hugging Face's): the embeddings
+// and their norm, then per block the attention (bert: q, k, v and their
+// biases; nomic-bert: the fused qkv, with its bias and the output's for
+// nomic-bert-moe), its output projection and norm, the feed-forward
+// (nomic-bert-moe's expert layers: the router and the gate-less experts)
+// and the block's output norm.
 func encoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64)) {
 	e, v, f := int64(s.Embd), int64(s.Vocab), int64(s.FFN)
 	q, kv := int64(s.Heads*s.headDim()), int64(s.HeadsKV*s.headDim())
 	bert := s.Arch == "bert"
+	moe := s.Arch == "nomic-bert-moe" // bert's biases and feed-forward, nomic-bert's fused qkv
 	add("token_embd.weight", kindWeight, e, v)
 	if bert {
 		add("position_embd.weight", kindF32, e, int64(s.Context))
@@ -148,21 +151,33 @@ func encoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			}
 		} else {
 			add(p+"attn_qkv.weight", kindWeight, e, q+2*kv)
+			if moe {
+				add(p+"attn_qkv.bias", kindBias, q+2*kv)
+			}
 		}
 		add(p+"attn_output.weight", kindWeight, q, e)
-		if bert {
+		if bert || moe {
 			add(p+"attn_output.bias", kindBias, e)
 		}
 		add(p+"attn_output_norm.weight", kindNorm, e)
 		add(p+"attn_output_norm.bias", kindBias, e)
+		if moe && l%s.MoEEvery == 1 {
+			x := int64(s.Experts)
+			add(p+"ffn_gate_inp.weight", kindRouter, e, x)
+			add(p+"ffn_up_exps.weight", kindWeight, e, f, x)
+			add(p+"ffn_down_exps.weight", kindWeight, f, e, x)
+			add(p+"layer_output_norm.weight", kindNorm, e)
+			add(p+"layer_output_norm.bias", kindBias, e)
+			continue
+		}
 		add(p+"ffn_up.weight", kindWeight, e, f)
-		if bert {
+		if bert || moe {
 			add(p+"ffn_up.bias", kindBias, f)
 		} else {
 			add(p+"ffn_gate.weight", kindWeight, e, f)
 		}
 		add(p+"ffn_down.weight", kindWeight, f, e)
-		if bert {
+		if bert || moe {
 			add(p+"ffn_down.bias", kindBias, e)
 		}
 		add(p+"layer_output_norm.weight", kindNorm, e)
@@ -182,6 +197,10 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	}
 	if s.RWKV7 != nil {
 		rwkv7Plan(s, add)
+		return
+	}
+	if s.ModernBert != nil {
+		modernBertPlan(s, add)
 		return
 	}
 	e, v, f := int64(s.Embd), int64(s.Vocab), int64(s.FFN)
@@ -591,11 +610,19 @@ func assignTypes(ts []tensorPlan, ft fileType, s shape) error {
 		case strings.Contains(t.Name, "ffn_down"):
 			typ = ffnDownType(ft, typ, iFFNDown, nFFNDown)
 			iFFNDown++
+		case s.Experts == 8 && strings.Contains(t.Name, "attn_k.weight"):
+			typ = quant.Q8_0 // llama.cpp's bump for 8-expert models
 		case strings.Contains(t.Name, "attn_output.weight"):
-			switch ft.Ftype {
-			case ftypeQ2_K:
+			switch {
+			case s.Experts == 8:
+				// llama.cpp's bump for 8-expert models, for these types.
+				switch ft.Ftype {
+				case ftypeQ2_K, ftypeQ3_K_M, ftypeIQ4_NL, ftypeQ4_K_M, ftypeIQ3_S, ftypeIQ4_XS:
+					typ = quant.Q5_K
+				}
+			case ft.Ftype == ftypeQ2_K:
 				typ = quant.Q3_K
-			case ftypeQ3_K_M:
+			case ft.Ftype == ftypeQ3_K_M:
 				typ = quant.Q4_K
 			}
 		}
@@ -708,7 +735,8 @@ func isAttnV(name string) bool {
 // query heads per KV head, IQ3_S to Q4_K with 4 or more query heads per KV
 // head, Q4_K_M to Q6_K in the layers useMoreBits picks;
 // a Llama-2/3 70B (80 layers with grouped KV heads) takes Q5_K where the
-// mix says Q3_K or Q4_K.
+// mix says Q3_K or Q4_K; a model of exactly 8 experts Q8_0 whatever the
+// mix (as its attn_k, and its attn_output Q5_K in most k-quant mixes).
 func attnVType(ft fileType, typ quant.Type, i, n int, s shape) quant.Type {
 	gqa := 1
 	if s.HeadsKV > 0 {
@@ -740,6 +768,9 @@ func attnVType(ft fileType, typ quant.Type, i, n int, s shape) quant.Type {
 	}
 	if s.Arch == "llama" && s.Layers == 80 && s.Heads != s.HeadsKV && (typ == quant.Q3_K || typ == quant.Q4_K) {
 		typ = quant.Q5_K
+	}
+	if s.Experts == 8 {
+		typ = quant.Q8_0 // llama.cpp's bump for 8-expert models
 	}
 	return typ
 }

@@ -286,7 +286,7 @@ func TestMiniatureShapes(t *testing.T) {
 						t.Errorf("%s present = %v", name, ok)
 					}
 				}
-				if _, ok := f.Tensor("blk.0.ffn_up.bias"); ok != (s.allBiases() || s.Arch == "bert") {
+				if _, ok := f.Tensor("blk.0.ffn_up.bias"); ok != (s.allBiases() || s.Arch == "bert" || s.Arch == "nomic-bert-moe") {
 					t.Errorf("ffn_up.bias present = %v", ok)
 				}
 				if _, ok := f.Tensor("blk.0.attn_q_norm.weight"); ok != (s.QKNorm && !s.convLayer(0) || s.Arch == "olmo2" || s.Arch == "olmoe") {
@@ -305,7 +305,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.1.ffn_down_shexp.weight"); ok != (s.sharedFFN() > 0) {
 					t.Errorf("ffn_down_shexp.weight present = %v", ok)
 				}
-				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert" || s.qwen35() || s.Arch == "bailingmoe2") {
+				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert" || s.Arch == "nomic-bert-moe" || s.Arch == "modern-bert" || s.qwen35() || s.Arch == "bailingmoe2") {
 					t.Errorf("attn_qkv.weight present = %v", ok)
 				}
 				if ti, ok := f.Tensor("blk.0.attn_k_b.weight"); ok != (s.DeepSeek2 != nil && !s.DeepSeek2.Joined) || ok && len(ti.Dims) != 3 {
@@ -317,8 +317,15 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("rope_factors_long.weight"); ok != (s.LongRope != nil) {
 					t.Errorf("rope_factors_long.weight present = %v", ok)
 				}
-				if ti, ok := f.Tensor("blk.2.ffn_down_exps.weight"); ok != (s.Experts > 0 && s.Arch != "jamba") || ok && len(ti.Dims) != 3 {
+				if ti, ok := f.Tensor("blk.2.ffn_down_exps.weight"); ok != (s.Experts > 0 && s.Arch != "jamba" && s.MoEEvery == 0) || ok && len(ti.Dims) != 3 {
 					t.Errorf("ffn_down_exps.weight present = %v", ok)
+				}
+				// nomic-bert-moe: experts on the odd layers, no gate.
+				if _, ok := f.Tensor("blk.1.ffn_up_exps.weight"); s.MoEEvery > 0 && !ok {
+					t.Errorf("blk.1.ffn_up_exps.weight missing")
+				}
+				if _, ok := f.Tensor("blk.1.ffn_gate_exps.weight"); s.MoEEvery > 0 && ok {
+					t.Errorf("blk.1.ffn_gate_exps.weight present")
 				}
 				// lfm2moe: layer 0 dense, layer 2's experts with their
 				// selection bias; gemma4: a dense feed-forward beside every
@@ -769,11 +776,19 @@ func TestLowBitMixes(t *testing.T) {
 	// fall back to 32-wide types.
 	q896 := mustShape(t, "tiny")
 	q896.Name, q896.Arch, q896.Layers, q896.Heads, q896.HeadsKV, q896.Embd, q896.QKVBias = "qwen2-896", "qwen2", 28, 28, 4, 896, true
+	// nomic-embed-text-v2-moe cut to 4 layers: 8 experts, so llama.cpp
+	// gives attn_qkv Q8_0 and attn_output Q5_K (compared tensor for tensor
+	// with llama-quantize's files of mkmodel's F16 cut, vocabulary 32000).
+	nmoe := mustShape(t, "nomic-embed-text-v2-moe").keepLayers(4)
 	tests := []struct {
 		shape shape
 		typ   string
 		want  map[quant.Type]int
 	}{
+		{nmoe, "q4_k_m", map[quant.Type]int{F32: 33, Q4: 6, Q5: 4, Q6: 3, quant.Q8_0: 4}},
+		{nmoe, "q3_k_m", map[quant.Type]int{F32: 33, Q3: 4, Q4: 4, Q5: 4, Q6: 1, quant.Q8_0: 4}},
+		{nmoe, "q2_k", map[quant.Type]int{F32: 33, Q2: 4, Q3: 4, Q5: 4, Q6: 1, quant.Q8_0: 4}},
+		{nmoe, "iq4_xs", map[quant.Type]int{F32: 33, XS: 8, Q5: 4, Q6: 1, quant.Q8_0: 4}},
 		// 32 layers, 4 query heads per KV head.
 		{mustShape(t, "llama-3.1-8b"), "q2_k", map[quant.Type]int{F32: 66, Q2: 129, Q3: 64, Q4: 32, Q6: 1}},
 		{mustShape(t, "llama-3.1-8b"), "q3_k_m", map[quant.Type]int{F32: 66, Q3: 129, Q4: 92, Q5: 4, Q6: 1}},

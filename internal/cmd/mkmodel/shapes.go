@@ -13,7 +13,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, rwkv7, exaone, starcoder2, gemma or nemotron
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, rwkv7, exaone, starcoder2, gemma, nemotron, nomic-bert-moe or modern-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -52,6 +52,10 @@ type shape struct {
 	// layers' feed-forwards are dense, of width FFN; lfm2moe's experts
 	// are sigmoid-gated (expert_gating_func 2).
 	DenseLead int
+	// MoEEvery is nomic-bert-moe's moe_every_n_layers: its layers l with
+	// l mod MoEEvery = 1 have Experts gate-less experts of FFN, the
+	// others bert's feed-forward.
+	MoEEvery int
 	// YaRN rope scaling (gpt-oss): rope.scaling.type "yarn", its factor
 	// and original context.
 	Yarn *testutil.Yarn
@@ -134,6 +138,9 @@ type shape struct {
 	// of weight and bias of this epsilon (starcoder2's norm_epsilon,
 	// nemotron's norm_eps), written as attention.layer_norm_epsilon.
 	BiasNormEps float32
+	// ModernBert is modern-bert's LayerNorm epsilon, windowed layers'
+	// RoPE base and global-layer period (modernbert.go).
+	ModernBert *modernBertShape
 }
 
 // sharedFFN is the shared experts' width: deepseek2's n_shared_experts of
@@ -1005,6 +1012,34 @@ var shapes = []shape{
 		Name: "nomic-embed-text-v1.5", Arch: "nomic-bert", Vocab: 30522, Embd: 768, Layers: 12,
 		Heads: 12, HeadsKV: 12, FFN: 3072, Context: 2048,
 		RopeBase: 1000, NormEps: 1e-12, Pooling: 1,
+	},
+	{
+		// nomic-embed-text-v2-moe: nomic-bert with Q/K/V, output and
+		// feed-forward biases, GELU feed-forwards, every other layer's
+		// (1, 3, …) 8 experts of 3072, 2 a token; NEOX RoPE, mean pooling;
+		// the converter sets its context to the 512 it was trained at.
+		// Recalled from its config.json, not checked here: the vocabulary
+		// (XLM-R's 250048), rotary_emb_base 10000, layer_norm_epsilon
+		// 1e-5.
+		Name: "nomic-embed-text-v2-moe", Arch: "nomic-bert-moe", Vocab: 250048, Embd: 768, Layers: 12,
+		Heads: 12, HeadsKV: 12, FFN: 3072, Context: 512,
+		RopeBase: 10000, NormEps: 1e-5, Pooling: 1,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 3072, MoEEvery: 2,
+	},
+	{
+		// ModernBERT-base (answerdotai; the stack of
+		// granite-embedding-english-r2 and nomic-modernbert-embed):
+		// pre-norm LayerNorms without bias, fused QKV and GeGLU, no
+		// biases, attention over the whole text, a window of 128 (64
+		// either side) on two layers of three from layer 1, global RoPE
+		// base 160000 and local 10000. Recalled from its config.json, not
+		// checked here: every width and base above, the vocabulary of
+		// 50368, the context of 8192, norm_eps 1e-5. The MLM checkpoint
+		// names no pooling.
+		Name: "modernbert-base", Arch: "modern-bert", Vocab: 50368, Embd: 768, Layers: 22,
+		Heads: 12, HeadsKV: 12, FFN: 1152, Context: 8192, RopeBase: 160000, RMSEps: 1e-5,
+		TiedOutput: true, Window: 128,
+		ModernBert: &modernBertShape{NormEps: 1e-5, RopeBaseSWA: 10000, Every: 3},
 	},
 	{
 		// bge-small-en-v1.5: BERT with learned positions and every bias,

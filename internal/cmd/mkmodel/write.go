@@ -171,6 +171,11 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		if s.Experts > 0 {
 			g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
 		}
+	case s.MoEEvery > 0:
+		// nomic-bert-moe: no expert width (the experts are FFN wide).
+		g.AddKV(a+"expert_count", uint32(s.Experts))
+		g.AddKV(a+"moe_every_n_layers", uint32(s.MoEEvery))
+		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
 	case s.Experts > 0:
 		g.AddKV(a+"expert_count", uint32(s.Experts))
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
@@ -214,6 +219,9 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		}
 	}
 	s.addDenseArchKV(g)
+	if s.ModernBert != nil {
+		s.addModernBertKV(g)
+	}
 	g.AddKV("general.file_type", m.ft.Ftype)
 	if m.ft.Base != quant.F16 {
 		g.AddKV("general.quantization_version", uint32(2))
