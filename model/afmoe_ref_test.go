@@ -58,9 +58,7 @@ func TestAfmoeMatchesReference(t *testing.T) {
 				t.Fatalf("config: %+v", m.Config)
 			}
 			toks := prompt(13)
-			ref := perturbedRef(t, m, f, data, toks)
-			want := ref(refDecoder{})
-			checkBatchesWithin(t, m, pool, toks, want, "", tol)
+			ref, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
 			mustMove(t, "gate after attn_output", ref(refDecoder{afmoe: afmoePerturb{gateAfterO: true}}), want, 3*tol)
 			mustMove(t, "no shared expert", ref(refDecoder{noShared: true}), want, 3*tol)
 			mustMove(t, "no Q/K norms", ref(refDecoder{without: []string{"attn_q_norm.weight", "attn_k_norm.weight"}}), want, 3*tol)

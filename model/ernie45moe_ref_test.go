@@ -27,9 +27,7 @@ func TestErnie45MoEMatchesReference(t *testing.T) {
 		t.Fatalf("config: %+v", m.Config)
 	}
 	toks := prompt(13)
-	ref := perturbedRef(t, m, f, data, toks)
-	want := ref(refDecoder{})
-	checkBatchesWithin(t, m, pool, toks, want, "", tol)
+	ref, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
 	mustMove(t, "no shared expert", ref(refDecoder{noShared: true}), want, 3*tol)
 	mustMove(t, "without exp_probs_b.bias", ref(refDecoder{without: []string{"exp_probs_b.bias"}}), want, 3*tol)
 	mustMoveAll(t, m, f, data, toks, want, 3*tol, map[string]func(c *Config){

@@ -21,9 +21,7 @@ func TestFalconH1MatchesReference(t *testing.T) {
 		t.Fatalf("config: %+v", m.Config)
 	}
 	toks := prompt(13)
-	ref := perturbedRef(t, m, f, data, toks)
-	want := ref(refDecoder{})
-	checkBatchesWithin(t, m, pool, toks, want, "", tol)
+	ref, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
 	for name, r := range map[string]refDecoder{
 		"no mixer":      {without: []string{"ssm_out.weight"}},
 		"no D":          {ssmNoD: true},

@@ -35,9 +35,7 @@ func TestGLM4MatchesReference(t *testing.T) {
 				t.Fatalf("layer 0: gate/up fused %v, attn_qkv %v, its bias %v, attn_q.bias %v", L.GateUp != nil, L.Wqkv != nil, L.Bqkv != nil, L.Bq != nil)
 			}
 			toks := prompt(13)
-			ref := perturbedRef(t, m, f, data, toks)
-			want := ref(refDecoder{})
-			checkBatchesWithin(t, m, pool, toks, want, "", glm4Tol)
+			ref, want := checkedRefWithin(t, m, pool, f, data, toks, glm4Tol)
 
 			mustMove(t, "gate and up swapped", ref(refDecoder{swapGateUp: true}), want, 3*glm4Tol)
 			biases := []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"}

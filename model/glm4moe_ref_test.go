@@ -41,9 +41,7 @@ func TestGLM4MoEMatchesReference(t *testing.T) {
 				t.Fatalf("config: %+v", m.Config)
 			}
 			toks := prompt(13)
-			ref := perturbedRef(t, m, f, data, toks)
-			want := ref(refDecoder{})
-			checkBatchesWithin(t, m, pool, toks, want, "", tol)
+			ref, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
 			mustMove(t, "no shared expert", ref(refDecoder{noShared: true}), want, 1e-2)
 			drops := [][]string{{"exp_probs_b.bias"}}
 			if m.Blocks[1].QNorm != nil {

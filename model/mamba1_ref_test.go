@@ -108,9 +108,7 @@ func TestJambaMatchesReference(t *testing.T) {
 		t.Fatalf("config: %+v", m.Config)
 	}
 	toks := prompt(13)
-	ref := perturbedRef(t, m, f, data, toks)
-	want := ref(refDecoder{})
-	checkBatchesWithin(t, m, pool, toks, want, "", tol)
+	ref, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
 	for name, q := range map[string]mamba1Perturb{
 		"no D":        {noD: true},
 		"no gate":     {noGate: true},
@@ -145,9 +143,7 @@ func TestMambaMatchesReference(t *testing.T) {
 			t.Fatalf("config: %+v", m.Config)
 		}
 		toks := prompt(13)
-		ref := perturbedRef(t, m, f, data, toks)
-		want := ref(refDecoder{})
-		checkBatchesWithin(t, m, pool, toks, want, "", tol)
+		ref, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
 		perturb := map[string]mamba1Perturb{
 			"no D": {noD: true}, "no gate": {noGate: true}, "no softplus": {rawDt: true},
 			"B and C": {swapBC: true}, "one decay": {oneDecay: true}, "z and x": {swapXZ: true},

@@ -381,9 +381,7 @@ func checkQwen35Ref(t *testing.T, specs []testutil.ModelSpec, ok func(*Model) bo
 				t.Fatalf("config: %+v", m.Config)
 			}
 			toks := prompt(13)
-			ref := perturbedRef(t, m, f, data, toks)
-			want := ref(refDecoder{})
-			checkBatches(t, m, pool, toks, want, "")
+			ref, want := checkedRef(t, m, pool, f, data, toks)
 			for name, pt := range perturbs {
 				if pt.noOutGate && m.KVLayers() == 0 {
 					continue

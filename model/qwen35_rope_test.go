@@ -60,9 +60,7 @@ func TestQwen35RopeSections(t *testing.T) {
 				if m.RopeSections != [4]int{3, 0, 3, 2} || !m.RopeInterleaved {
 					t.Fatalf("config: sections %v, interleaved %v", m.RopeSections, m.RopeInterleaved)
 				}
-				ref := perturbedRef(t, m, f, data, toks)
-				want := ref(refDecoder{})
-				checkBatches(t, m, pool, toks, want, "")
+				ref, want := checkedRef(t, m, pool, f, data, toks)
 				mustMove(t, "extra pairs turned", ref(refDecoder{mrope: mropePerturb{extraTurns: true}}), want, 1e-2)
 				mustMoveAll(t, m, f, data, toks, want, 1e-2, map[string]func(c *Config){
 					"contiguous sections": func(c *Config) { c.RopeInterleaved = false },

@@ -130,9 +130,7 @@ func TestQwenVLMatchesReference(t *testing.T) {
 				t.Fatalf("config: sections %v, interleaved %v, NEOX %v, rope %d of %d", m.RopeSections, m.RopeInterleaved, m.RopeNeox, m.RopeDim, m.HeadDimK)
 			}
 			toks := prompt(13)
-			ref := perturbedRef(t, m, f, data, toks)
-			wantLogits := ref(refDecoder{})
-			checkBatchesWithin(t, m, pool, toks, wantLogits, "", qwenVLTol)
+			ref, wantLogits := checkedRefWithin(t, m, pool, f, data, toks, qwenVLTol)
 			for name, p := range map[string]mropePerturb{
 				"extra pairs turned":      {extraTurns: true},
 				"height at position 0":    {heightAtZero: true},

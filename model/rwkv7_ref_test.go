@@ -189,9 +189,7 @@ func TestRWKV7MatchesReference(t *testing.T) {
 		t.Fatalf("config: %+v", m.Config)
 	}
 	toks := prompt(13)
-	ref := perturbedRef(t, m, f, data, toks)
-	want := ref(refDecoder{})
-	checkBatchesWithin(t, m, pool, toks, want, "", tol)
+	ref, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
 	for name, q := range map[string]rwkv7Perturb{
 		"no value residual": {noValueRes: true},
 		"no group norm":     {noGroupNorm: true},

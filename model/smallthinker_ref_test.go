@@ -47,9 +47,7 @@ func TestSmallThinkerMatchesReference(t *testing.T) {
 				t.Fatalf("config without a window: %+v", m.Config)
 			}
 			toks := prompt(13)
-			ref := perturbedRef(t, m, f, data, toks)
-			want := ref(refDecoder{})
-			checkBatchesWithin(t, m, pool, toks, want, "", tol)
+			_, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
 			other := GatingSoftmax
 			if tc.gating == GatingSoftmax {
 				other = GatingSigmoid
