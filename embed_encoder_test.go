@@ -35,7 +35,7 @@ func TestEmbedEncoders(t *testing.T) {
 	ctx := context.Background()
 	raw := llm.WithNormalize(false)
 	text := "the quick brown fox jumps over the lazy dog"
-	for _, spec := range []testutil.ModelSpec{testutil.TinyBert(), testutil.TinyNomicBert(), testutil.TinyNomicBertMoE()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyBert(), testutil.TinyNomicBert(), testutil.TinyNomicBertMoE(), testutil.TinyJinaBertV2()} {
 		t.Run(spec.Arch, func(t *testing.T) {
 			m := encoderModel(t, spec, 1)
 			if got := m.Info().Architecture; got != spec.Arch {

@@ -1263,6 +1263,23 @@ func hostileCases() []hostileCase {
 			want: arch, mention: []string{`tokenizer model "t5"`}},
 		missing("nomic-bert-moe ffn_up_exps missing", testutil.TinyNomicBertMoE(), "blk.1.ffn_up_exps.weight"),
 		misshapen("nomic-bert-moe ffn_down_exps of the wrong width", testutil.TinyNomicBertMoE(), "blk.3.ffn_down_exps.weight", 64, 64, 8),
+		// jina-bert-v2: llama.cpp fixes the ALiBi maximum bias at 8 and reads
+		// no key for it, so a file's max_alibi_bias, even negative, changes
+		// nothing (model.TestJinaMaxALiBiBiasIgnored: the same bits).
+		{name: "jina-bert-v2 max_alibi_bias negative", spec: testutil.TinyJinaBertV2(), edit: setF(".attention.max_alibi_bias", -1)},
+		{name: "jina-bert-v2 max_alibi_bias NaN", spec: testutil.TinyJinaBertV2(), edit: setF(".attention.max_alibi_bias", nan)},
+		{name: "jina-bert-v2 causal", spec: testutil.TinyJinaBertV2(), edit: func(h *hmodel) { h.set(".attention.causal", true) },
+			want: bad, mention: []string{"jina-bert-v2.attention.causal"}, plan: true},
+		missing("jina-bert-v2 attn_q.bias missing", testutil.TinyJinaBertV2(), "blk.0.attn_q.bias"),
+		missing("jina-bert-v2 attn_output.bias missing", testutil.TinyJinaBertV2(), "blk.1.attn_output.bias"),
+		missing("jina-bert-v2 attn_k_norm missing beside attn_q_norm", testutil.TinyJinaBertV2(), "blk.0.attn_k_norm.weight"),
+		missing("jina-bert-v2 attn_q_norm.bias missing", testutil.TinyJinaBertV2(), "blk.1.attn_q_norm.bias"),
+		missing("jina-bert-v2 ffn_down.bias missing", testutil.TinyJinaBertV2(), "blk.0.ffn_down.bias"),
+		missing("jina-bert-v2 layer_output_norm.bias missing", testutil.TinyJinaBertV2(), "blk.1.layer_output_norm.bias"),
+		// Without ffn_gate, ffn_up must hold the gate and up rows both.
+		{name: "jina-bert-v2 ffn_gate missing", spec: testutil.TinyJinaBertV2(), edit: drop("blk.0.ffn_gate.weight"),
+			want: bad, mention: []string{"blk.0.ffn_up.weight"}, plan: true},
+		misshapen("jina-bert-v2 attn_q_norm of one head", testutil.TinyJinaBertV2(), "blk.0.attn_q_norm.weight", 16),
 		// NaN weights are data, not metadata: the model loads and runs, and
 		// its logits are NaN. Sampling from NaN logits picks some token;
 		// nothing panics.

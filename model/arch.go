@@ -215,6 +215,7 @@ var registry = []*Arch{
 	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},
 	{Name: "modern-bert", Neox: true, QKV: QKVFused, FFN: FFNFusedGateUp, GELU: true, NoHead: true, EmbedNorm: true, hparams: modernBertHparams},
 	{Name: "nomic-bert-moe", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, OptionalExperts: true, hparams: nomicBertMoEHparams},
+	{Name: "jina-bert-v2", Encoder: true, FFN: FFNGated, GELU: true, hparams: jinaBertV2Hparams},
 	{Name: "qwen35", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", hparams: qwen35Hparams},
 	{Name: "qwen35moe", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen35moeHparams},
 	{Name: "qwen3next", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen3nextHparams},

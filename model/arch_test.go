@@ -34,7 +34,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyRWKV7(),
 		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGemma3n(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyQwen35(), testutil.TinyQwen35MoE(), testutil.TinyQwen3Next(), testutil.TinyQwen3NextSSMIn(),
 		testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(),
-		testutil.TinyBert(), testutil.TinyNomicBert(), testutil.TinyNomicBertMoE(), testutil.TinyModernBert(),
+		testutil.TinyBert(), testutil.TinyNomicBert(), testutil.TinyNomicBertMoE(), testutil.TinyJinaBertV2(), testutil.TinyModernBert(),
 		testutil.TinyGemma4(), testutil.TinyNemotronH(), testutil.TinyNemotronHMoE(),
 		testutil.TinyQwen2VL(), testutil.TinyQwen3VL(), testutil.TinyQwen3VLMoE(),
 		testutil.TinyGLM4MoE(), testutil.TinyGLM4MoEAir(), testutil.TinyBailingMoE2(),
@@ -393,7 +393,7 @@ func TestHeapBytes(t *testing.T) {
 					L.Sinks, L.BRouter, L.BGateExps, L.BUpExps, L.BDownExps, L.ExpProbsB, L.ConvW,
 					L.PLNorm, L.LaurelNorm, L.AltRouter, L.AltRouterNorm, L.AltPredict, L.AltCorrect, L.AltCorrectScale,
 					L.ConvB, L.SSMDtB, L.SSMA, L.SSMD, L.SSMNorm, L.SSMDtNorm, L.SSMBNorm, L.SSMCNorm, L.QANorm, L.KVANorm, L.OutScale, L.ShGateInp,
-					L.TMW0, L.TMA0, L.TMV0, L.TMLerp, L.TMKK, L.TMKA, L.TMRK, L.TMLn, L.TMLnB, L.CMLerpK} {
+					L.TMW0, L.TMA0, L.TMV0, L.TMLerp, L.TMKK, L.TMKA, L.TMRK, L.TMLn, L.TMLnB, L.CMLerpK, L.QNormB, L.KNormB, L.AttnNorm2, L.AttnNorm2B} {
 					n += len(v)
 				}
 			}
@@ -913,7 +913,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert modern-bert nomic-bert-moe qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1 minicpm minicpm3 olmoe afmoe jamba mamba rwkv7 exaone starcoder2 gemma nemotron]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert modern-bert nomic-bert-moe jina-bert-v2 qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1 minicpm minicpm3 olmoe afmoe jamba mamba rwkv7 exaone starcoder2 gemma nemotron]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

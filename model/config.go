@@ -182,6 +182,10 @@ type Config struct {
 	// AbsPositions: learned position embeddings, Context rows of them, and
 	// no RoPE (bert).
 	AbsPositions bool
+	// ALiBi holds, when not nil, each query head's ALiBi slope
+	// (jina-bert-v2): no RoPE and no learned positions, but a score
+	// lowered by slope × the distance between query and key.
+	ALiBi []float32
 	// NormEps is an encoder's LayerNorm epsilon.
 	NormEps float32
 
@@ -558,7 +562,7 @@ func (c *Config) EmbeddingOnly() bool { return c.Encoder || c.NoHead }
 // (with NoRopeLead, the first of every NoRopeEvery).
 func (c *Config) RopeLayer(il int) bool {
 	switch {
-	case c.AbsPositions:
+	case c.AbsPositions, c.ALiBi != nil:
 		return false
 	case c.NoRopeEvery <= 0:
 		return true

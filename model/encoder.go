@@ -67,9 +67,21 @@ func encoderTensors(a *Arch, c *Config, il int, has func(name string) bool) []bl
 			ts = append(ts, bt)
 		}
 	}
-	if len(ts) == 1 {
+	switch {
+	case c.ALiBi != nil:
+		// jina-bert-v2's biases are required, as llama.cpp requires them.
+		ts = append(ts,
+			vecTensor("attn_q.bias", q, func(L *Layer) *[]float32 { return &L.Bq }),
+			vecTensor("attn_k.bias", kv, func(L *Layer) *[]float32 { return &L.Bk }),
+			vecTensor("attn_v.bias", vv, func(L *Layer) *[]float32 { return &L.Bv }),
+			matTensor("attn_output.weight", c.Heads*c.HeadDimV, e, func(L *Layer) **ops.Matrix { return &L.Wo }),
+			vecTensor("attn_output.bias", e, func(L *Layer) *[]float32 { return &L.Bo }),
+			vecTensor("attn_output_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnOutNorm }),
+			vecTensor("attn_output_norm.bias", e, func(L *Layer) *[]float32 { return &L.AttnOutNormB }))
+		return append(ts, jinaTensors(c, has)...)
+	case len(ts) == 1:
 		optional(vecTensor("attn_qkv.bias", q+kv+vv, func(L *Layer) *[]float32 { return &L.Bqkv }))
-	} else {
+	default:
 		optional(vecTensor("attn_q.bias", q, func(L *Layer) *[]float32 { return &L.Bq }))
 		optional(vecTensor("attn_k.bias", kv, func(L *Layer) *[]float32 { return &L.Bk }))
 		optional(vecTensor("attn_v.bias", vv, func(L *Layer) *[]float32 { return &L.Bv }))
@@ -130,11 +142,16 @@ func (s *State) encode(tokens []int32, pos0 int) ([]float32, error) {
 	oDim := c.Heads * c.HeadDimV
 	var shared [maxShared]projection
 	err = s.forLayers(func(il int, L *Layer) error {
+		if L.AttnNorm2 != nil {
+			copy(p.xn[:n*E], x[:n*E]) // the block's input, added again after attn_output_norm
+		}
 		if err := s.qkv(il, L, s.acts(x, E, n), &p, &shared); err != nil {
 			return err
 		}
 		s.e.Phase(phAttention)
-		if err := s.attention(il, pos0, n, p.qkv, qDim+kDim+vDim, p.att, nil); err != nil {
+		if c.ALiBi != nil {
+			s.alibiAttention(n, p.qkv, qDim+kDim+vDim, p.att)
+		} else if err := s.attention(il, pos0, n, p.qkv, qDim+kDim+vDim, p.att, nil); err != nil {
 			return err
 		}
 		s.e.Phase(phO)
@@ -143,6 +160,10 @@ func (s *State) encode(tokens []int32, pos0 int) ([]float32, error) {
 		}
 		s.e.Phase(phNorm)
 		s.layerNorm(x, x, L.AttnOutNorm, L.AttnOutNormB, n)
+		if L.AttnNorm2 != nil {
+			ops.Add(x[:n*E], p.xn[:n*E])
+			s.layerNorm(x, x, L.AttnNorm2, L.AttnNorm2B, n)
+		}
 		if L.Router != nil {
 			a := s.acts(x, E, n)
 			s.e.Phase(phMoE)

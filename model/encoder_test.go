@@ -36,7 +36,13 @@ type refEncoder struct {
 	// perturb, when not empty, changes the experts' routing from
 	// llama.cpp's (nomic-bert-moe): "renorm" renormalises the chosen
 	// weights, "top1" takes one expert fewer, "sigmoid" gates by each
-	// logit's sigmoid. The package's states must then differ.
+	// logit's sigmoid; or jina-bert-v2's attention and feed-forward:
+	// "noalibi" drops the ALiBi bias, "base" takes every head's slope
+	// from the head count rather than its power of 2 below, "signed"
+	// biases by slope·(key − query position) (the causal form), "noqknorm"
+	// skips the Q and K LayerNorms, "swapglu" activates the up half
+	// instead of the gate, "silu" gates by SiLU. The package's states must
+	// then differ.
 	perturb string
 }
 
@@ -154,6 +160,12 @@ func rope(v []float64, heads, d int, pos int, base float64) {
 // sink, when not nil, is gpt-oss's attention sink: a score without a
 // value that joins the maximum and the sum.
 func attendHead64(out, q []float64, ks, vs [][]float64, off int, scale float64, sink *float64, r16 func(float64) float64) {
+	attendBiased64(out, q, ks, vs, off, scale, sink, nil, r16)
+}
+
+// attendBiased64 is attendHead64 with bias(s), when bias is not nil,
+// added to the scaled score of key s (ALiBi).
+func attendBiased64(out, q []float64, ks, vs [][]float64, off int, scale float64, sink *float64, bias func(s int) float64, r16 func(float64) float64) {
 	hd := len(q)
 	w := make([]float64, len(ks))
 	mx := math.Inf(-1)
@@ -166,6 +178,9 @@ func attendHead64(out, q []float64, ks, vs [][]float64, off int, scale float64, 
 			d += q[i] * ks[s][off+i]
 		}
 		w[s] = d * scale
+		if bias != nil {
+			w[s] += bias(s)
+		}
 		mx = max(mx, w[s])
 	}
 	var sum float64
@@ -200,9 +215,20 @@ func (r *refEncoder) hidden(tokens []int32) [][]float64 {
 		}
 		x[t] = layerNorm64(x[t], r.tensor("token_embd_norm.weight"), r.tensor("token_embd_norm.bias"), float64(c.NormEps))
 	}
+	jina := c.Arch == "jina-bert-v2"
+	kvr16 := r.r16
+	if jina {
+		// ALiBi attention reads the pass's float32 projections: no F16
+		// cache between.
+		kvr16 = func(x float64) float64 { return x }
+	}
 	for il := range c.Layers {
 		p := func(s string) []float64 { return r.tensor(fmt.Sprintf("blk.%d.%s", il, s)) }
 		qs, ks, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n)
+		in := make([][]float64, n)
+		for t := range n {
+			in[t] = slices.Clone(x[t])
+		}
 		for t := range n {
 			if w := p("attn_qkv.weight"); w != nil {
 				all := linear(w, p("attn_qkv.bias"), x[t])
@@ -212,25 +238,43 @@ func (r *refEncoder) hidden(tokens []int32) [][]float64 {
 				ks[t] = linear(p("attn_k.weight"), p("attn_k.bias"), x[t])
 				vs[t] = linear(p("attn_v.weight"), p("attn_v.bias"), x[t])
 			}
-			if !c.AbsPositions {
+			if qn := p("attn_q_norm.weight"); qn != nil && r.perturb != "noqknorm" {
+				qs[t] = layerNorm64(qs[t], qn, p("attn_q_norm.bias"), float64(c.NormEps))
+				ks[t] = layerNorm64(ks[t], p("attn_k_norm.weight"), p("attn_k_norm.bias"), float64(c.NormEps))
+			}
+			if !c.AbsPositions && !jina {
 				rope(qs[t], c.Heads, hd, t, float64(c.RopeBase))
 				rope(ks[t], c.Heads, hd, t, float64(c.RopeBase))
 			}
 			for i := range qs[t] {
-				qs[t][i], ks[t][i], vs[t][i] = r.r16(qs[t][i]), r.r16(ks[t][i]), r.r16(vs[t][i])
+				qs[t][i], ks[t][i], vs[t][i] = kvr16(qs[t][i]), kvr16(ks[t][i]), kvr16(vs[t][i])
 			}
 		}
 		for t := range n {
 			att := make([]float64, E)
 			for h := range c.Heads {
 				// Every token sees every token: no causal mask.
-				attendHead64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks, vs, h*hd, 1/math.Sqrt(float64(hd)), nil, r.r16)
+				var bias func(s int) float64
+				if jina && r.perturb != "noalibi" {
+					slope := r.alibiSlope(h)
+					bias = func(s int) float64 { return -slope * math.Abs(float64(t-s)) }
+					if r.perturb == "signed" {
+						bias = func(s int) float64 { return slope * float64(s-t) }
+					}
+				}
+				attendBiased64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks, vs, h*hd, 1/math.Sqrt(float64(hd)), nil, bias, kvr16)
 			}
 			o := linear(p("attn_output.weight"), p("attn_output.bias"), att)
 			for i := range o {
 				o[i] += x[t][i]
 			}
 			y := layerNorm64(o, p("attn_output_norm.weight"), p("attn_output_norm.bias"), float64(c.NormEps))
+			if n2 := p("attn_norm_2.weight"); n2 != nil {
+				for i := range y {
+					y[i] += in[t][i]
+				}
+				y = layerNorm64(y, n2, p("attn_norm_2.bias"), float64(c.NormEps))
+			}
 			if router := p("ffn_gate_inp.weight"); router != nil {
 				f := r.experts(router, p("ffn_up_exps.weight"), p("ffn_down_exps.weight"), y)
 				for i := range f {
@@ -240,7 +284,9 @@ func (r *refEncoder) hidden(tokens []int32) [][]float64 {
 				continue
 			}
 			up := linear(p("ffn_up.weight"), p("ffn_up.bias"), y)
-			if g := p("ffn_gate.weight"); g != nil {
+			if jina {
+				up = r.geglu(up, p("ffn_gate.weight"), y)
+			} else if g := p("ffn_gate.weight"); g != nil {
 				gate := linear(g, nil, y)
 				for i := range up {
 					up[i] *= gate[i] / (1 + math.Exp(-gate[i]))
@@ -258,6 +304,46 @@ func (r *refEncoder) hidden(tokens []int32) [][]float64 {
 		}
 	}
 	return x
+}
+
+// alibiSlope is head h's ALiBi slope for jina-bert-v2's maximum bias 8,
+// as ggml's soft_max takes it: with n the largest power of 2 not above
+// the head count, m0^(h+1) for the first n heads (m0 = 2^(-8/n)) and
+// the odd powers of m1 = 2^(-4/n) for the rest.
+func (r *refEncoder) alibiSlope(h int) float64 {
+	heads := r.c.Heads
+	n := 1 << int(math.Floor(math.Log2(float64(heads))))
+	if r.perturb == "base" {
+		n = heads
+	}
+	if h < n {
+		return math.Pow(2, -8*float64(h+1)/float64(n))
+	}
+	return math.Pow(2, -4*float64(2*(h-n)+1)/float64(n))
+}
+
+// geglu is jina-bert-v2's gated feed-forward input: GELU(gate) ⊙ up, the
+// gate ffn_gate·y when the block has ffn_gate (gate nil: the first half
+// of the fused up, the up its second half).
+func (r *refEncoder) geglu(up, gate, y []float64) []float64 {
+	var g []float64
+	if gate != nil {
+		g = linear(gate, nil, y)
+	} else {
+		g, up = up[:len(up)/2], up[len(up)/2:]
+	}
+	if r.perturb == "swapglu" {
+		g, up = up, g
+	}
+	out := make([]float64, len(up))
+	for i := range out {
+		a := r.gelu(g[i])
+		if r.perturb == "silu" {
+			a = g[i] / (1 + math.Exp(-g[i]))
+		}
+		out[i] = a * up[i]
+	}
+	return out
 }
 
 // experts is nomic-bert-moe's expert feed-forward of y, as llama.cpp's
@@ -311,7 +397,9 @@ func encoderSpecs() []testutil.ModelSpec {
 	}
 	nb := testutil.TinyNomicBert()
 	nb.WeightType, nb.Biases = quant.F32, true
-	return append(out, nb)
+	jf := testutil.TinyJinaBertV2()
+	jf.WeightType, jf.Jina = quant.F32, &testutil.JinaBertV2{Fused: true, Norm2: true}
+	return append(out, nb, jf)
 }
 
 // An encoder's hidden states are those of the reference written from the
@@ -327,6 +415,9 @@ func TestEncoderMatchesReference(t *testing.T) {
 		name := spec.Arch
 		if spec.Biases {
 			name += "/biases"
+		}
+		if j := spec.Jina; j != nil && j.Fused {
+			name += "/geglu-norm2"
 		}
 		t.Run(name, func(t *testing.T) {
 			m, f, data := loadSpec(t, spec)
@@ -349,6 +440,18 @@ func TestEncoderMatchesReference(t *testing.T) {
 					t.Errorf("rounding as F16 %v: hidden states differ from the reference by up to %g (tolerance %g)", tc.round16, worst, tc.tol)
 				}
 				t.Logf("rounding as F16 %v: worst difference %.3g", tc.round16, worst)
+			}
+			if m.ALiBi != nil {
+				perturbs := []string{"noalibi", "base", "signed", "swapglu", "silu"}
+				if spec.Jina.QKNorm {
+					perturbs = append(perturbs, "noqknorm")
+				}
+				for _, perturb := range perturbs {
+					ref := &refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true, perturb: perturb}
+					if worst := refDiff(got, ref.hidden(toks)); !(worst > 0.05) {
+						t.Errorf("%s: hidden states within %g of the reference", perturb, worst)
+					}
+				}
 			}
 			if m.Experts == 0 {
 				return

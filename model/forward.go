@@ -29,6 +29,7 @@ type State struct {
 	rope, ropeSWA ops.Rope
 	twoRopes      bool
 	attn          attnTask
+	alibi         alibiTask
 	// act writes act(g)·u into g: the feed-forward activation (SwiGLU or
 	// GeGLU), element by element, so that it can run in the pieces the
 	// gate/up product's work items compute.
@@ -937,6 +938,9 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 // (QKNormFull) or head by head.
 func qkNorm(c *Config, L *Layer, qt, kt []float32, own bool) {
 	switch {
+	case L.QNormB != nil:
+		ops.LayerNorm(qt, qt, L.QNorm, L.QNormB, c.NormEps)
+		ops.LayerNorm(kt, kt, L.KNorm, L.KNormB, c.NormEps)
 	case L.QNorm != nil && c.QKNormFull:
 		ops.RMSNorm(qt, qt, L.QNorm, c.RMSEps)
 		ops.RMSNorm(kt, kt, L.KNorm, c.RMSEps)

@@ -22,12 +22,15 @@ type Layer struct {
 	Wo           *ops.Matrix
 	Bq, Bk, Bv   []float32 // qwen2
 	QNorm, KNorm []float32 // per-head RMSNorm weights, HeadDimK each (qwen3, gemma3)
-	PostAttnNorm []float32 // gemma
-	FFNNorm      []float32
-	Gate, Up     *ops.Matrix // separate gate and up; nil when GateUp is set
-	GateUp       *ops.Matrix // fused (phi3): FFN gate rows, then FFN up rows
-	Down         *ops.Matrix
-	PostFFNNorm  []float32 // gemma
+	// QNormB and KNormB make QNorm and KNorm LayerNorms over the whole
+	// query and key rows, with these biases (jina-bert-v2).
+	QNormB, KNormB []float32
+	PostAttnNorm   []float32 // gemma
+	FFNNorm        []float32
+	Gate, Up       *ops.Matrix // separate gate and up; nil when GateUp is set
+	GateUp         *ops.Matrix // fused (phi3): FFN gate rows, then FFN up rows
+	Down           *ops.Matrix
+	PostFFNNorm    []float32 // gemma
 
 	// A short-convolution layer's (lfm2; Config.ConvLayer): in_proj (Embd
 	// → B, C and x, Embd each), the depthwise kernel (ConvKernel taps per
@@ -82,6 +85,10 @@ type Layer struct {
 	Bo, BUp, BDown              []float32
 	AttnOutNorm, AttnOutNormB   []float32
 	LayerOutNorm, LayerOutNormB []float32
+	// AttnNorm2 and its bias, when a jina-bert-v2 block has attn_norm_2:
+	// the block's input is added again after attn_output_norm and the sum
+	// normalised by it.
+	AttnNorm2, AttnNorm2B []float32
 	// The biases of a decoder's LayerNorms (Arch.NormBias: starcoder2,
 	// nemotron; rwkv7's, declared with its fields above), nil in other
 	// models.

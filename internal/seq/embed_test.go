@@ -22,7 +22,7 @@ import (
 // are the whole pass's. Its sequences neither evaluate nor generate: they
 // fail with the embedding-model error, and go on embedding afterwards.
 func TestEmbedEncoder(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyBert(), testutil.TinyNomicBert(), testutil.TinyNomicBertMoE()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyBert(), testutil.TinyNomicBert(), testutil.TinyNomicBertMoE(), testutil.TinyJinaBertV2()} {
 		t.Run(spec.Arch, func(t *testing.T) {
 			m, tok, pool := synthetic(t, spec)
 			ctx := context.Background()

@@ -134,6 +134,9 @@ type ModelSpec struct {
 	// (dense_2.weight, Embd to Dense, and dense_3.weight back, F32); 0
 	// writes none.
 	Dense int
+	// Jina shapes a jina-bert-v2's blocks beyond bert's; nil: neither Q/K
+	// norms nor attn_norm_2, ffn_gate and ffn_up apart.
+	Jina *JinaBertV2
 	// Biases gives an encoder every bias llama.cpp applies: bert's have
 	// them anyway; nomic-bert's converted files have none, and this adds
 	// attn_qkv.bias and attn_output.bias.
@@ -473,6 +476,28 @@ func TinyNomicBert() ModelSpec {
 	s := tiny("nomic-bert", 9)
 	s.HeadsKV, s.RopeBase, s.NormEps, s.Pooling = 0, 1000, 1e-12, 1
 	return s
+}
+
+// TinyJinaBertV2 is a 2-layer jina-bert-v2 as jina-embeddings-v2-base-code
+// is made: bert's q/k/v and output projections with biases but no
+// position embeddings (ALiBi in the attention), 6 heads of 16 (not a power
+// of 2, so two heads take ggml's odd-power slopes), LayerNorms of the
+// whole Q and K rows, a GELU-gated feed-forward (ffn_gate, ffn_up, ffn_down
+// with its bias), LayerNorms after the residual sums, attention over the
+// whole text; WordPiece vocabulary (the real ones are BPE), mean pooling,
+// Q8_0 weights.
+func TinyJinaBertV2() ModelSpec {
+	s := tiny("jina-bert-v2", 49)
+	s.Embd, s.Heads, s.HeadsKV, s.FFN, s.NormEps, s.Pooling = 96, 6, 0, 128, 1e-12, 1
+	s.Jina = &JinaBertV2{QKNorm: true}
+	return s
+}
+
+// JinaBertV2 shapes a jina-bert-v2's blocks.
+type JinaBertV2 struct {
+	QKNorm bool // attn_q_norm and attn_k_norm, weight and bias (v2-base-code)
+	Fused  bool // ffn_up holds the gate rows then the up rows: no ffn_gate
+	Norm2  bool // attn_norm_2, weight and bias
 }
 
 // TinyNomicBertMoE is a 4-layer nomic-bert-moe as nomic-embed-text-v2-moe
@@ -831,9 +856,9 @@ func (s ModelSpec) moe() bool {
 func (s ModelSpec) hybrid() bool { return s.Arch == "lfm2" || s.Arch == "lfm2moe" }
 
 // Encoder reports whether s is an encoder (bert, nomic-bert,
-// nomic-bert-moe), which makes embeddings and no logits.
+// nomic-bert-moe, jina-bert-v2), which makes embeddings and no logits.
 func (s ModelSpec) Encoder() bool {
-	return s.Arch == "bert" || s.Arch == "nomic-bert" || s.Arch == "nomic-bert-moe"
+	return s.Arch == "bert" || s.Arch == "nomic-bert" || s.Arch == "nomic-bert-moe" || s.Arch == "jina-bert-v2"
 }
 
 // expertLayer reports whether a nomic-bert-moe's layer l has experts.
@@ -1000,7 +1025,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 				return s, err
 			}
 		}
-	case "bert", "nomic-bert", "nomic-bert-moe":
+	case "bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2":
 		if s.Arch == "nomic-bert-moe" && s.MoEEvery > 0 {
 			if err := s.checkExperts(); err != nil {
 				return s, err
@@ -1079,7 +1104,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	if s.Context == 0 {
 		s.Context = 2048
 	}
-	if s.RopeBase == 0 && s.Arch != "bert" {
+	if s.RopeBase == 0 && s.Arch != "bert" && s.Arch != "jina-bert-v2" {
 		s.RopeBase = 10000
 	}
 	if s.RMSEps == 0 {
@@ -1771,8 +1796,13 @@ func (s ModelSpec) encoderTensors() []tensorSpec {
 	ts = append(ts,
 		tensorSpec{"token_embd_norm.weight", quant.F32, []int64{e}, norm},
 		tensorSpec{"token_embd_norm.bias", quant.F32, []int64{e}, bias})
+	jina := s.Arch == "jina-bert-v2"
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
+		if jina {
+			ts = append(ts, s.jinaTensors(p)...)
+			continue
+		}
 		if bert {
 			ts = append(ts,
 				tensorSpec{p + "attn_q.weight", w, []int64{e, q}, proj(e)},
@@ -1822,6 +1852,42 @@ func (s ModelSpec) encoderTensors() []tensorSpec {
 			tensorSpec{p + "layer_output_norm.bias", quant.F32, []int64{e}, bias})
 	}
 	return ts
+}
+
+// jinaTensors lists a jina-bert-v2 block's tensors (prefix p), as
+// llama.cpp's converter writes them.
+func (s ModelSpec) jinaTensors(p string) []tensorSpec {
+	e, f := int64(s.Embd), int64(s.FFN)
+	q := int64(s.Heads * s.HeadDim)
+	norm, bias := dist{1, 0.1}, dist{0, 0.1}
+	proj := func(in int64) dist { return dist{0, 1 / math.Sqrt(float64(in))} }
+	w := s.WeightType
+	j := s.Jina
+	if j == nil {
+		j = &JinaBertV2{}
+	}
+	vec := func(name string, n int64, d dist) tensorSpec { return tensorSpec{p + name, quant.F32, []int64{n}, d} }
+	ts := []tensorSpec{
+		{p + "attn_q.weight", w, []int64{e, q}, proj(e)}, vec("attn_q.bias", q, bias),
+		{p + "attn_k.weight", w, []int64{e, q}, proj(e)}, vec("attn_k.bias", q, bias),
+		{p + "attn_v.weight", w, []int64{e, q}, proj(e)}, vec("attn_v.bias", q, bias),
+	}
+	if j.QKNorm {
+		ts = append(ts, vec("attn_q_norm.weight", q, norm), vec("attn_q_norm.bias", q, bias),
+			vec("attn_k_norm.weight", q, norm), vec("attn_k_norm.bias", q, bias))
+	}
+	ts = append(ts, tensorSpec{p + "attn_output.weight", w, []int64{q, e}, proj(q)}, vec("attn_output.bias", e, bias),
+		vec("attn_output_norm.weight", e, norm), vec("attn_output_norm.bias", e, bias))
+	if j.Norm2 {
+		ts = append(ts, vec("attn_norm_2.weight", e, norm), vec("attn_norm_2.bias", e, bias))
+	}
+	if j.Fused {
+		ts = append(ts, tensorSpec{p + "ffn_up.weight", w, []int64{e, 2 * f}, proj(e)})
+	} else {
+		ts = append(ts, tensorSpec{p + "ffn_up.weight", w, []int64{e, f}, proj(e)}, tensorSpec{p + "ffn_gate.weight", w, []int64{e, f}, proj(e)})
+	}
+	return append(ts, tensorSpec{p + "ffn_down.weight", w, []int64{f, e}, proj(f)}, vec("ffn_down.bias", e, bias),
+		vec("layer_output_norm.weight", e, norm), vec("layer_output_norm.bias", e, bias))
 }
 
 // generator returns the function that writes tensor t row by row. Its
