@@ -154,12 +154,15 @@ func TestDecodeRune(t *testing.T) {
 
 // Pre-tokenizers llama.cpp runs as another (llama-vocab.cpp): LFM2's
 // "lfm2" as LLAMA3 (merges ignored, BOS added), EXAONE 4.0's "exaone4" and
-// ModernBERT's "modern-bert" as GPT2, GLM-4's "glm4" as CHATGLM4
+// ModernBERT's "modern-bert" and jina-embeddings' "jina-v2-es",
+// "jina-v2-de", "jina-v2-code" (v1's "jina-v1-en", "jina-es", "jina-de")
+// as GPT2, GLM-4's "glm4" as CHATGLM4
 // ("chatglm-bpe"), EXAONE 3's "exaone" with StarCoder's expressions (one
 // digit, then GPT-2's). The same splits and flags.
 func TestPreTokenizerAliases(t *testing.T) {
 	for _, tc := range []struct{ name, as string }{{"lfm2", "llama3"}, {"exaone4", "gpt-2"}, {"modern-bert", "gpt-2"}, {"glm4", "chatglm-bpe"},
-		{"hunyuan", "qwen2"}, {"deepseek-v3", "hunyuan-dense"}, {"exaone", "starcoder"}} {
+		{"hunyuan", "qwen2"}, {"deepseek-v3", "hunyuan-dense"}, {"exaone", "starcoder"},
+		{"jina-v2-es", "gpt-2"}, {"jina-v2-de", "gpt-2"}, {"jina-v2-code", "gpt-2"}, {"jina-v1-en", "gpt-2"}, {"jina-es", "gpt-2"}, {"jina-de", "gpt-2"}} {
 		p, err := newPreTokenizer(tc.name)
 		if err != nil {
 			t.Fatal(err)
