@@ -57,7 +57,7 @@
 //	        embedding models embeddinggemma-300m (gemma-embedding),
 //	        nomic-embed-text-v1.5 (nomic-bert),
 //	        nomic-embed-text-v2-moe (nomic-bert-moe), modernbert-base
-//	        (modern-bert),
+//	        (modern-bert), jina-embeddings-v2-base-en (jina-bert-v2),
 //	        bge-small-en-v1.5 and all-minilm-l6-v2 (bert), whose mixes
 //	        agree with llama-quantize's too (-list prints them)
 //	-type   f16, q8_0, q4_0, q4_k_m, q3_k_m, q2_k, iq4_xs, iq4_nl, iq3_s,

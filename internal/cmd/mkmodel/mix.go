@@ -120,7 +120,7 @@ func plan(s shape, ft fileType) ([]tensorPlan, error) {
 	return ts, nil
 }
 
-// encoderPlan lists a bert, nomic-bert or nomic-bert-moe's tensors in the
+// encoderPlan lists a bert, nomic-bert, nomic-bert-moe or jina-bert-v2's tensors in the
 // order llama.cpp's converter writes them (Hugging Face's): the embeddings
 // and their norm, then per block the attention (bert: q, k, v and their
 // biases; nomic-bert: the fused qkv, with its bias and the output's for
@@ -132,6 +132,10 @@ func encoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	q, kv := int64(s.Heads*s.headDim()), int64(s.HeadsKV*s.headDim())
 	bert := s.Arch == "bert"
 	moe := s.Arch == "nomic-bert-moe" // bert's biases and feed-forward, nomic-bert's fused qkv
+	if s.Arch == "jina-bert-v2" {
+		jinaPlan(s, add)
+		return
+	}
 	add("token_embd.weight", kindWeight, e, v)
 	if bert {
 		add("position_embd.weight", kindF32, e, int64(s.Context))
@@ -180,6 +184,38 @@ func encoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		if bert || moe {
 			add(p+"ffn_down.bias", kindBias, e)
 		}
+		add(p+"layer_output_norm.weight", kindNorm, e)
+		add(p+"layer_output_norm.bias", kindBias, e)
+	}
+}
+
+// jinaPlan lists a jina-bert-v2's tensors in the converter's order: the
+// embeddings (no positions: ALiBi) and their norm, then per block q, k, v
+// and their biases, the output projection, its bias and norm, the
+// GELU-gated feed-forward as the converter splits Hugging Face's
+// gated_layers (ffn_gate the first half, ffn_up the second), ffn_down and
+// its bias, and the block's output norm.
+func jinaPlan(s shape, add func(name string, kind tensorKind, dims ...int64)) {
+	e, v, f := int64(s.Embd), int64(s.Vocab), int64(s.FFN)
+	q := int64(s.Heads * s.headDim())
+	add("token_embd.weight", kindWeight, e, v)
+	add("token_types.weight", kindF32, e, 2)
+	add("token_embd_norm.weight", kindNorm, e)
+	add("token_embd_norm.bias", kindBias, e)
+	for l := range s.Layers {
+		p := fmt.Sprintf("blk.%d.", l)
+		for _, n := range []string{"attn_q", "attn_k", "attn_v"} {
+			add(p+n+".weight", kindWeight, e, q)
+			add(p+n+".bias", kindBias, q)
+		}
+		add(p+"attn_output.weight", kindWeight, q, e)
+		add(p+"attn_output.bias", kindBias, e)
+		add(p+"attn_output_norm.weight", kindNorm, e)
+		add(p+"attn_output_norm.bias", kindBias, e)
+		add(p+"ffn_gate.weight", kindWeight, e, f)
+		add(p+"ffn_up.weight", kindWeight, e, f)
+		add(p+"ffn_down.weight", kindWeight, f, e)
+		add(p+"ffn_down.bias", kindBias, e)
 		add(p+"layer_output_norm.weight", kindNorm, e)
 		add(p+"layer_output_norm.bias", kindBias, e)
 	}

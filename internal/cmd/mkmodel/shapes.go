@@ -13,7 +13,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, rwkv7, exaone, starcoder2, gemma, nemotron, nomic-bert-moe or modern-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, rwkv7, exaone, starcoder2, gemma, nemotron, nomic-bert-moe, jina-bert-v2 or modern-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -1040,6 +1040,19 @@ var shapes = []shape{
 		Heads: 12, HeadsKV: 12, FFN: 1152, Context: 8192, RopeBase: 160000, RMSEps: 1e-5,
 		TiedOutput: true, Window: 128,
 		ModernBert: &modernBertShape{NormEps: 1e-5, RopeBaseSWA: 10000, Every: 3},
+	},
+	{
+		// jina-embeddings-v2-base-en (jina-bert-v2): BERT's post-norm
+		// blocks with q/k/v/output biases but no position embeddings —
+		// ALiBi biases the scores (llama.cpp's maximum bias 8) — and a
+		// GELU-gated feed-forward (gated_layers split into ffn_gate and
+		// ffn_up, no bias; ffn_down with one), mean pooling. Recalled from
+		// its config.json, not checked here: the vocabulary of 30528, 12
+		// heads, intermediate 3072, layer_norm_eps 1e-12, the context of
+		// 8192 (ALiBi lets it run past the 512 it was trained at).
+		Name: "jina-embeddings-v2-base-en", Arch: "jina-bert-v2", Vocab: 30528, Embd: 768, Layers: 12,
+		Heads: 12, HeadsKV: 12, FFN: 3072, Context: 8192,
+		NormEps: 1e-12, Pooling: 1, QKVBias: true,
 	},
 	{
 		// bge-small-en-v1.5: BERT with learned positions and every bias,
