@@ -98,7 +98,7 @@ func (k *alibiTask) Do(w, lo, hi int) {
 				d = -d
 			}
 			row := k.qkv[j*k.stride:]
-			v := scale*dot32(q, row[koff:koff+dk]) - slope*float32(d)
+			v := scale*dotF32(q, row[koff:koff+dk]) - slope*float32(d)
 			wt[j-from] = v
 			mx = max(mx, v)
 		}
@@ -113,11 +113,41 @@ func (k *alibiTask) Do(w, lo, hi int) {
 		inv := float32(1 / sum)
 		for j := from; j <= last; j++ {
 			a := wt[j-from] * inv
-			v := k.qkv[j*k.stride+voff : j*k.stride+voff+dv]
-			for i := range o {
-				o[i] += a * v[i]
-			}
+			axpyF32(o, a, k.qkv[j*k.stride+voff:j*k.stride+voff+dv])
 		}
+	}
+}
+
+// dotF32 is Σ a·b in float32 (len(b) ≥ len(a)), in four independent sums
+// so that the products do not wait on one another.
+func dotF32(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// axpyF32 adds a·x to y (len(x) ≥ len(y)).
+func axpyF32(y []float32, a float32, x []float32) {
+	x = x[:len(y)]
+	i := 0
+	for ; i+4 <= len(y); i += 4 {
+		y[i] += a * x[i]
+		y[i+1] += a * x[i+1]
+		y[i+2] += a * x[i+2]
+		y[i+3] += a * x[i+3]
+	}
+	for ; i < len(y); i++ {
+		y[i] += a * x[i]
 	}
 }
 
