@@ -7,13 +7,19 @@ import "github.com/lowmem/llm/kv"
 // values (a short-convolution layer keeps none, nor does a Gemma 3n layer
 // that shares an earlier layer's), sliding-window layers marked, and
 // an Int4 cache's newest positions kept in F16 (kv.DefaultRecent); a
-// model without attention (mamba) keeps one placeholder layer. It
+// model without attention (mamba) or whose attention keeps nothing
+// (jina-bert-v2) keeps one placeholder layer. It
 // needs no weights, so a memory plan sizes the cache (kv.Bytes) from the
 // same configuration a State allocates.
 func (c *Config) KVConfig(t kv.Type, cells int) kv.Config {
 	k := kv.Config{
 		Layers: max(c.KVLayers(), 1), KVHeads: c.HeadsKV, HeadDimK: c.HeadDimK, HeadDimV: c.HeadDimV,
 		Cells: cells, Type: t,
+	}
+	if c.ALiBi != nil {
+		// jina-bert-v2 attends over the pass's own projections and stores
+		// nothing: one placeholder layer of one head counts positions.
+		k.Layers, k.KVHeads = 1, 1
 	}
 	if t == kv.Int4 {
 		k.Recent = kv.DefaultRecent
