@@ -22,6 +22,8 @@ type scratch struct {
 	info  []cpInfo
 	spans []span
 	tmp   []span
+
+	ugm []ugmBest // UGM's best segmentation at each offset
 }
 
 // Encode converts text to token ids as llama.cpp's llama_tokenize does with
@@ -141,6 +143,8 @@ func (t *Tokenizer) encode(text string, o encodeOpts) []int32 {
 		}
 	case kindBPE:
 		out = encodeFragments(s, text, frags, out, ifSet(o.addSpecial && t.addBOS, t.bos), ifSet(o.addSpecial && t.addEOS, t.eos), t.encodeBPE)
+	case kindUGM:
+		out = encodeFragments(s, text, frags, out, ifSet(o.addSpecial && t.addBOS, t.bos), ifSet(o.addSpecial && t.addEOS, t.eos), t.encodeUGM)
 	case kindRWKV:
 		// llama.cpp's RWKV tokenizer adds nothing, whatever the flags.
 		out = encodeFragments(s, text, frags, out, -1, -1, t.encodeRWKV)
