@@ -60,7 +60,9 @@ func (t *Tokenizer) EncodeSpecial(text string, addSpecial bool) []int32 {
 // (Phi-3's chat markers). A last outside the vocabulary (-1, say) means an
 // empty sequence: the result is Encode(text, false). BPE and WordPiece
 // vocabularies have no prefix, so for them only the whitespace rule can
-// make the result differ from Encode(text, false).
+// make the result differ from Encode(text, false); a unigram (UGM)
+// vocabulary's prefix goes before every piece of text between special
+// tokens in llama.cpp, so it goes before a continuation too.
 //
 // The ids equal those of encoding the whole text only when the join
 // between the two texts is also a token boundary there: where a split

@@ -84,6 +84,11 @@ func TestUGMEncode(t *testing.T) {
 	if got := tok.EncodeSpecial("a</s>", false); !slices.Equal(got, []int32{4, 1}) {
 		t.Errorf("EncodeSpecial(a</s>) = %v, want [4 1]", got)
 	}
+	// The prefix goes before a continuation too, as before each piece of
+	// text between special tokens.
+	if got := tok.EncodeContinuation(4, "b"); !slices.Equal(got, []int32{12}) {
+		t.Errorf("EncodeContinuation(▁a, b) = %v, want [12]", got)
+	}
 	// Without UNK, uncovered code points give nothing.
 	noUnk := ugmTokenizer(t, func(v *Vocab) { v.UNK = -1 })
 	if got := noUnk.Encode("zaz", false); !slices.Equal(got, []int32{3, 7}) {
