@@ -368,14 +368,19 @@ var (
 //     <|eot_id|> wins over <|end_of_text|>);
 //   - the EOG set is the FIM pad, repo and file-separator tokens, every
 //     token whose text is a known end-of-turn marker, EOS, EOT and EOM;
-//   - tokens found by their text become control tokens;
+//   - tokens found by their text become control tokens (only: a normal
+//     or user-defined one loses that type, as in llama.cpp);
 //   - two model-family workarounds: with <|return|> and <|call|> (gpt-oss)
 //     or <|call(s)|> and <|flush|> (solar-open), <|end|> does not end
 //     generation and is user-defined; with <|tool_response> (gemma 4),
 //     </s> does not end generation and is a normal token.
 func (t *Tokenizer) findEOG(v Vocab) {
 	control := func(id int32) {
-		t.attrs[id] |= attrControl
+		// Replaced, not added to: a normal token so found is no longer
+		// normal, which keeps it out of the unigram model's search.
+		if t.attrs[id]&attrControl == 0 {
+			t.attrs[id] = attrControl
+		}
 	}
 	find := func(id int32, texts []string) int32 {
 		if id >= 0 {

@@ -89,6 +89,17 @@ func TestUGMEncode(t *testing.T) {
 	if got := tok.EncodeContinuation(4, "b"); !slices.Equal(got, []int32{12}) {
 		t.Errorf("EncodeContinuation(▁a, b) = %v, want [12]", got)
 	}
+	// A normal token whose text marks an end of turn is made a control
+	// token, as llama.cpp does, and so leaves the search: "[EOT]" is not
+	// matched, though it would score best.
+	eot := ugmTokenizer(t, func(v *Vocab) {
+		v.Tokens = append(v.Tokens, "[EOT]")
+		v.Scores = append(v.Scores, -0.5)
+		v.Types = append(v.Types, TypeNormal)
+	})
+	if got := eot.Encode("[EOT]", false); slices.Contains(got, 21) || !eot.IsControl(21) {
+		t.Errorf("Encode([EOT]) = %v, IsControl(21) = %v; want the control token unmatched", got, eot.IsControl(21))
+	}
 	// Without UNK, uncovered code points give nothing.
 	noUnk := ugmTokenizer(t, func(v *Vocab) { v.UNK = -1 })
 	if got := noUnk.Encode("zaz", false); !slices.Equal(got, []int32{3, 7}) {
