@@ -278,7 +278,8 @@ func TestEmbedUnigram(t *testing.T) {
 	ctx := context.Background()
 	for _, spec := range []testutil.ModelSpec{testutil.TinyBert(), testutil.TinyNomicBertMoE()} {
 		t.Run(spec.Arch, func(t *testing.T) {
-			spec.Unigram = true
+			// XLM-RoBERTa embeds one token type (type_vocab_size 1).
+			spec.Unigram, spec.TokenTypes = true, 1
 			vocab, err := testutil.UGMVocab(spec.Vocab)
 			if err != nil {
 				t.Fatal(err)
