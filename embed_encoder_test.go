@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -262,5 +263,63 @@ func testEmbedDecoderStack(t *testing.T, spec testutil.ModelSpec) {
 	}
 	if d := maxDiff(vs[0], vs[1]); d < 1e-3 {
 		t.Errorf("two texts embed within %g of each other", d)
+	}
+}
+
+// An encoder with XLM-RoBERTa's kind of vocabulary — bert as bge-m3 and
+// multilingual-e5 are made, nomic-bert-moe as nomic-embed-text-v2-moe —
+// a SentencePiece unigram one (tokenizer.ggml.model "t5"), loads and
+// embeds: text is tokenized as <s> … </s> by Viterbi over the scores
+// after the file's charsmap (full-width letters, the ideographic space
+// and tabs give the ASCII text's tokens, and so its embedding) and with
+// extra whitespace removed; a character no token covers is <unk>;
+// Model.Embed and Session.Embed agree with the pooled states.
+func TestEmbedUnigram(t *testing.T) {
+	ctx := context.Background()
+	for _, spec := range []testutil.ModelSpec{testutil.TinyBert(), testutil.TinyNomicBertMoE()} {
+		t.Run(spec.Arch, func(t *testing.T) {
+			// XLM-RoBERTa embeds one token type (type_vocab_size 1).
+			spec.Unigram, spec.TokenTypes = true, 1
+			vocab, err := testutil.UGMVocab(spec.Vocab)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := func(s string) int32 {
+				i := slices.Index(vocab.Tokens, s)
+				if i < 0 {
+					t.Fatalf("no token %q", s)
+				}
+				return int32(i)
+			}
+			m := encoderModel(t, spec, 1)
+			text, wide := "the quick  brown fox", "ｔｈｅ　ｑｕｉｃｋ\tｂｒｏｗｎ ｆｏｘ"
+			want := []int32{testutil.UGMBOS, id("▁the"), id("▁quick"), id("▁brown"), id("▁fox"), testutil.UGMEOS}
+			for _, s := range []string{text, wide} {
+				if ids, err := m.Tokenize(s); err != nil || !slices.Equal(ids, want) {
+					t.Errorf("Tokenize(%q) = %v, %v; want %v", s, ids, err, want)
+				}
+			}
+			if ids, err := m.Tokenize("the ☃"); err != nil || !slices.Equal(ids, []int32{testutil.UGMBOS, id("▁the"), id("▁"), testutil.UGMUnk, testutil.UGMEOS}) {
+				t.Errorf("Tokenize(the ☃) = %v, %v", ids, err)
+			}
+			// As llama.cpp's, the text after a dropped <s> keeps the
+			// prefix's space.
+			if s, err := m.Detokenize(want); err != nil || s != " the quick brown fox" {
+				t.Errorf("Detokenize = %q, %v", s, err)
+			}
+			vs, err := m.Embed(ctx, []string{text, wide})
+			if err != nil {
+				t.Fatal(err)
+			}
+			closeVectors(t, "full-width text", vs[1], vs[0], 0)
+			s := session(t, m, llm.WithBatchSize(8))
+			mean := embedTokens(t, s, want, llm.WithNormalize(false), llm.WithPooling(llm.PoolingMean))
+			closeVectors(t, "Model.Embed", vs[0], unit(mean), 1e-6)
+			one, err := s.Embed(ctx, text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			closeVectors(t, "Session.Embed", vs[0], one, 1e-6)
+		})
 	}
 }

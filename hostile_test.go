@@ -241,6 +241,12 @@ func oneTokenVocab(addBOS bool) func(*hmodel) {
 	}
 }
 
+// unigram is spec with XLM-RoBERTa's kind of vocabulary (testutil.UGMVocab).
+func unigram(spec testutil.ModelSpec) testutil.ModelSpec {
+	spec.Unigram = true
+	return spec
+}
+
 type hostileCase struct {
 	name string
 	spec testutil.ModelSpec // zero: TinyLlama
@@ -1257,10 +1263,26 @@ func hostileCases() []hostileCase {
 		// Every third layer from layer 1 would leave layer 3's router unused.
 		{name: "nomic-bert-moe router on a dense layer", spec: testutil.TinyNomicBertMoE(), edit: func(h *hmodel) { h.set(".moe_every_n_layers", uint32(3)) },
 			want: bad, mention: []string{"blk.3.ffn_gate_inp.weight", "moe_every_n_layers = 3"}},
-		// The released file's XLM-R Unigram vocabulary, which the tokenizer
-		// does not read yet.
-		{name: "nomic-bert-moe t5 tokenizer", spec: testutil.TinyNomicBertMoE(), edit: func(h *hmodel) { h.set("tokenizer.ggml.model", "t5") },
-			want: arch, mention: []string{`tokenizer model "t5"`}},
+		// The released file's XLM-R Unigram ("t5") vocabulary loads (below:
+		// an edit that changes nothing); its precompiled charsmap cut short,
+		// or a key whose replacement lies past the map, does not.
+		{name: "nomic-bert-moe t5 tokenizer", spec: unigram(testutil.TinyNomicBertMoE()), edit: func(h *hmodel) {}},
+		{name: "nomic-bert-moe t5 charsmap truncated", spec: unigram(testutil.TinyNomicBertMoE()),
+			edit: func(h *hmodel) { h.set("tokenizer.ggml.precompiled_charsmap", []uint8{0xff, 0, 0}) },
+			want: bad, mention: []string{"precompiled charsmap", "4-byte trie size"}},
+		{name: "nomic-bert-moe t5 charsmap size past its end", spec: unigram(testutil.TinyNomicBertMoE()),
+			edit: func(h *hmodel) { h.set("tokenizer.ggml.precompiled_charsmap", []uint8{0, 1, 0, 0, 'a', 0}) },
+			want: bad, mention: []string{"precompiled charsmap", "trie of 256 bytes"}},
+		{name: "nomic-bert-moe t5 charsmap replacement past its end", spec: unigram(testutil.TinyNomicBertMoE()),
+			edit: func(h *hmodel) {
+				cm, _ := testutil.Charsmap(map[string]string{"a": "b"})
+				size := int(binary.LittleEndian.Uint32(cm))
+				h.set("tokenizer.ggml.precompiled_charsmap", cm[:4+size+1]) // "b" without its NUL
+			},
+			want: bad, mention: []string{"precompiled charsmap", "no terminating NUL"}},
+		{name: "nomic-bert-moe t5 charsmap of strings", spec: unigram(testutil.TinyNomicBertMoE()),
+			edit: func(h *hmodel) { h.set("tokenizer.ggml.precompiled_charsmap", []string{"a"}) },
+			want: bad, mention: []string{"tokenizer.ggml.precompiled_charsmap", "array of uint8"}},
 		missing("nomic-bert-moe ffn_up_exps missing", testutil.TinyNomicBertMoE(), "blk.1.ffn_up_exps.weight"),
 		misshapen("nomic-bert-moe ffn_down_exps of the wrong width", testutil.TinyNomicBertMoE(), "blk.3.ffn_down_exps.weight", 64, 64, 8),
 		// jina-bert-v2: llama.cpp fixes the ALiBi maximum bias at 8 and reads

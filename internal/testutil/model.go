@@ -119,6 +119,11 @@ type ModelSpec struct {
 	// Pooling is written as <arch>.pooling_type when not 0 (llama.cpp's
 	// numbering: 1 mean, 2 cls, 3 last, 4 rank), as embedding models have.
 	Pooling uint32
+	// Unigram gives an encoder XLM-RoBERTa's kind of vocabulary, a
+	// SentencePiece unigram one (UGMVocab, tokenizer.ggml.model "t5"), as
+	// bge-m3's, multilingual-e5's and nomic-embed-text-v2-moe's files
+	// carry, instead of WordPiece.
+	Unigram bool
 	// AddEOS makes the vocabulary ask for EOS after every text
 	// (tokenizer.ggml.add_eos_token), as embedding models' do.
 	AddEOS bool
@@ -899,9 +904,12 @@ func WriteModel(w io.Writer, s ModelSpec) error {
 		return err
 	}
 	var vocab *Vocab
-	if s.Encoder() {
+	switch {
+	case s.Encoder() && s.Unigram:
+		vocab, err = UGMVocab(s.Vocab)
+	case s.Encoder():
 		vocab, err = WPMVocabOf(s.Vocab)
-	} else {
+	default:
 		vocab, err = SPMVocab(s.Vocab)
 	}
 	if err != nil {
@@ -1370,9 +1378,12 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"rope.scaling.original_context_length", uint32(r.OrigContext))
 		g.AddKV(a+"rope.scaling.attn_factor", r.AttnFactor)
 	}
-	if s.Encoder() {
+	switch {
+	case s.Encoder() && s.Unigram:
+		vocab.AddUGMTo(g, s.TokenTypes)
+	case s.Encoder():
 		vocab.AddWPMTo(g, s.TokenTypes)
-	} else {
+	default:
 		vocab.AddTo(g)
 	}
 	if s.AddEOS {

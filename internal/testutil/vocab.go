@@ -31,6 +31,8 @@ type Vocab struct {
 	Scores []float32 // nil for BPE and WPM vocabularies
 	Types  []int32
 	Merges []string // BPE only: "left right", highest priority first
+	// Charsmap is a UGM vocabulary's precompiled charsmap (see Charsmap).
+	Charsmap []byte
 }
 
 // words are whole-word pieces, added with every prefix so that SPM merging

@@ -1,7 +1,7 @@
 // Package tokenizer converts text to token ids and back exactly as
 // llama.cpp does, for the vocabularies stored in GGUF model files.
 //
-// Three tokenizer models are implemented:
+// Five tokenizer models are implemented:
 //
 //   - "llama": SentencePiece BPE (Llama 1/2, Mistral, Phi-3, Gemma's
 //     format). Spaces become "▁", a space is put in front of the text,
@@ -15,6 +15,13 @@
 //     lowercased, stripped of accents and cut into words at whitespace and
 //     punctuation; each word is split greedily into the longest pieces,
 //     or becomes [UNK].
+//   - "t5": the SentencePiece unigram model (UGM: T5, and the
+//     XLM-RoBERTa vocabularies of bge-m3, multilingual-e5 and
+//     nomic-embed-text-v2-moe). Text is normalized by the file's
+//     precompiled charsmap, spaces become "▁", and a Viterbi search picks
+//     the segmentation whose token scores sum highest.
+//   - "rwkv": RWKV World's escaped byte strings, cut greedily into the
+//     longest token at each position.
 //
 // Results are token-for-token those of llama.cpp's llama_tokenize,
 // including its quirks (the regular expressions run on a category-collapsed

@@ -22,6 +22,8 @@ type scratch struct {
 	info  []cpInfo
 	spans []span
 	tmp   []span
+
+	ugm []ugmBest // UGM's best segmentation at each offset
 }
 
 // Encode converts text to token ids as llama.cpp's llama_tokenize does with
@@ -58,7 +60,9 @@ func (t *Tokenizer) EncodeSpecial(text string, addSpecial bool) []int32 {
 // (Phi-3's chat markers). A last outside the vocabulary (-1, say) means an
 // empty sequence: the result is Encode(text, false). BPE and WordPiece
 // vocabularies have no prefix, so for them only the whitespace rule can
-// make the result differ from Encode(text, false).
+// make the result differ from Encode(text, false); a unigram (UGM)
+// vocabulary's prefix goes before every piece of text between special
+// tokens in llama.cpp, so it goes before a continuation too.
 //
 // The ids equal those of encoding the whole text only when the join
 // between the two texts is also a token boundary there: where a split
@@ -141,6 +145,8 @@ func (t *Tokenizer) encode(text string, o encodeOpts) []int32 {
 		}
 	case kindBPE:
 		out = encodeFragments(s, text, frags, out, ifSet(o.addSpecial && t.addBOS, t.bos), ifSet(o.addSpecial && t.addEOS, t.eos), t.encodeBPE)
+	case kindUGM:
+		out = encodeFragments(s, text, frags, out, ifSet(o.addSpecial && t.addBOS, t.bos), ifSet(o.addSpecial && t.addEOS, t.eos), t.encodeUGM)
 	case kindRWKV:
 		// llama.cpp's RWKV tokenizer adds nothing, whatever the flags.
 		out = encodeFragments(s, text, frags, out, -1, -1, t.encodeRWKV)

@@ -197,7 +197,7 @@ func FuzzVocab(f *testing.F) {
 		if len(data) == 0 {
 			return
 		}
-		models := []string{"llama", "gpt2", "bert", "t5"}
+		models := []string{"llama", "gpt2", "bert", "t5", "rwkv", "plamo2"}
 		v := Vocab{Model: models[int(data[0])%len(models)], Pre: "default", Name: "phi3"}
 		body, merges, _ := strings.Cut(string(data[1:]), "\xfe")
 		v.Tokens = strings.Split(body, "\xff")

@@ -27,6 +27,8 @@ const (
 	keyAddSpacePrefix = "tokenizer.ggml.add_space_prefix"
 	keyLowercase      = "tokenizer.ggml.normalizer.lowercase"
 	keyStripAccents   = "tokenizer.ggml.normalizer.strip_accents"
+	keyCharsmap       = "tokenizer.ggml.precompiled_charsmap"
+	keyRemoveExtraWS  = "tokenizer.ggml.remove_extra_whitespaces"
 	keyName           = "general.name"
 	keyArch           = "general.architecture"
 )
@@ -72,6 +74,9 @@ func specialKeys(v *Vocab) []struct {
 //     BOS and SEP are added.
 //   - "rwkv": no special tokens; nothing is added (llama.cpp's RWKV
 //     tokenizer adds nothing whatever the flags say).
+//   - "t5" (UGM): EOS 1, UNK 2, PAD 0, no BOS; EOS is added, BOS is not,
+//     and no space prefix unless tokenizer.ggml.add_space_prefix says so
+//     (XLM-RoBERTa's converter writes it, and its add_bos/add_eos keys).
 //
 // It refuses what llama.cpp refuses: a missing or empty token list, keys of
 // the wrong type, scores or token types whose count differs from the
@@ -83,6 +88,7 @@ func specialKeys(v *Vocab) []struct {
 func vocabFromMetadata(m metadata) (Vocab, error) {
 	var v Vocab
 	var ok bool
+	var err error
 	if v.Model, ok = m.String(keyModel); !ok {
 		if _, present := m.Get(keyModel); present {
 			return v, typeError(m, keyModel, "a string")
@@ -152,6 +158,12 @@ func vocabFromMetadata(m metadata) (Vocab, error) {
 		v.AddBOS, v.AddSEP = true, true
 	case "rwkv":
 		// No special tokens unless the file names them, nothing added.
+	case "t5":
+		v.EOS, v.UNK, v.PAD = 1, 2, 0
+		v.AddEOS = true
+		if v.Charsmap, err = charsmapFromMetadata(m); err != nil {
+			return v, err
+		}
 	default:
 		return v, fmt.Errorf("%w: tokenizer model %q", ErrUnsupported, v.Model)
 	}
@@ -177,7 +189,8 @@ func vocabFromMetadata(m metadata) (Vocab, error) {
 	for _, f := range []struct {
 		key string
 		dst *bool
-	}{{keyAddBOS, &v.AddBOS}, {keyAddEOS, &v.AddEOS}, {keyAddSEP, &v.AddSEP}, {keyAddSpacePrefix, &v.AddSpacePrefix}} {
+	}{{keyAddBOS, &v.AddBOS}, {keyAddEOS, &v.AddEOS}, {keyAddSEP, &v.AddSEP}, {keyAddSpacePrefix, &v.AddSpacePrefix},
+		{keyRemoveExtraWS, &v.RemoveExtraWhitespaces}} {
 		if _, present := m.Get(f.key); !present {
 			continue
 		}
@@ -205,7 +218,7 @@ func vocabFromMetadata(m metadata) (Vocab, error) {
 		keepAccents = !b
 	}
 	v.KeepCase, v.KeepAccents = keepCase, keepAccents
-	if v.Model != "llama" {
+	if v.Model != "llama" && v.Model != "t5" {
 		v.AddSpacePrefix = false
 	}
 	for _, c := range []struct {
@@ -222,6 +235,26 @@ func vocabFromMetadata(m metadata) (Vocab, error) {
 		}
 	}
 	return v, nil
+}
+
+// charsmapFromMetadata reads the UGM precompiled charsmap, an array of
+// bytes (uint8 as the converter writes it; int8 read the same), or nil.
+func charsmapFromMetadata(m metadata) ([]byte, error) {
+	x, present := m.Get(keyCharsmap)
+	if !present {
+		return nil, nil
+	}
+	switch b := x.(type) {
+	case []uint8:
+		return b, nil
+	case []int8:
+		out := make([]byte, len(b))
+		for i, c := range b {
+			out[i] = byte(c)
+		}
+		return out, nil
+	}
+	return nil, typeError(m, keyCharsmap, "an array of uint8")
 }
 
 func typeError(m metadata, key, want string) error {

@@ -165,7 +165,7 @@ func TestVocabInvariants(t *testing.T) {
 			mention: []string{"tokenizer.ggml.add_sep_token", "tokenizer.ggml.seperator_token_id"}},
 		{name: "bert lowercase not a bool", base: bertMeta, edit: map[string]any{"tokenizer.ggml.normalizer.lowercase": "yes"},
 			mention: []string{"tokenizer.ggml.normalizer.lowercase"}},
-		{name: "unsupported model", base: spmMeta, edit: map[string]any{"tokenizer.ggml.model": "t5"}, mention: []string{"t5"}},
+		{name: "unsupported model", base: spmMeta, edit: map[string]any{"tokenizer.ggml.model": "plamo2"}, mention: []string{"plamo2"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -36,8 +36,9 @@ const (
 // -1 (see ClearSpecial).
 type Vocab struct {
 	// Model is tokenizer.ggml.model: "llama" for SentencePiece BPE (SPM),
-	// "gpt2" for byte-level BPE, "bert" for WordPiece (WPM), or "rwkv" for
-	// RWKV World's greedy longest match over escaped byte strings.
+	// "gpt2" for byte-level BPE, "bert" for WordPiece (WPM), "t5" for the
+	// SentencePiece unigram model (UGM), or "rwkv" for RWKV World's greedy
+	// longest match over escaped byte strings.
 	Model string
 	// Pre is tokenizer.ggml.pre, the pre-tokenizer of a "gpt2" vocabulary
 	// ("gpt-2", "llama3", "qwen2", …). Empty means "default". Ignored for SPM.
@@ -61,7 +62,13 @@ type Vocab struct {
 	AddBOS         bool // Encode(…, true) starts with BOS
 	AddEOS         bool // Encode(…, true) ends with EOS
 	AddSEP         bool // the vocabulary asks for SEP (WPM: Encode(…, true) ends with it)
-	AddSpacePrefix bool // SPM: a space is put before the text
+	AddSpacePrefix bool // SPM, UGM: a space is put before the text
+
+	// UGM normalization: Charsmap is tokenizer.ggml.precompiled_charsmap
+	// (nil for none), RemoveExtraWhitespaces is
+	// tokenizer.ggml.remove_extra_whitespaces.
+	Charsmap               []byte
+	RemoveExtraWhitespaces bool
 
 	// WPM normalisation: KeepCase turns off lowercasing and KeepAccents
 	// the dropping of combining marks (llama.cpp's
@@ -116,6 +123,7 @@ const (
 	kindBPE
 	kindWPM
 	kindRWKV
+	kindUGM
 )
 
 // Tokenizer converts between text and token ids exactly as llama.cpp does
@@ -155,6 +163,8 @@ type Tokenizer struct {
 	// RWKV only: every token's unescaped bytes to its id (maxTokenLen is
 	// then the longest in bytes).
 	rwkv map[string]int32
+
+	ugm *ugm // UGM only
 
 	warnings []string
 
@@ -243,6 +253,8 @@ func New(v Vocab) (*Tokenizer, error) {
 	case "rwkv":
 		t.kind = kindRWKV
 		t.addSpacePrefix = false
+	case "t5":
+		t.kind = kindUGM
 	default:
 		return nil, fmt.Errorf("%w: tokenizer model %q", ErrUnsupported, v.Model)
 	}
@@ -298,6 +310,13 @@ func New(v Vocab) (*Tokenizer, error) {
 	// llama.cpp sets these after building its piece cache; they only
 	// change how text around special tokens is split.
 	t.markStripped(v)
+	if t.kind == kindUGM {
+		// After the attributes are final: they choose the tokens Viterbi
+		// may use.
+		if err := t.buildUGM(v); err != nil {
+			return nil, err
+		}
+	}
 	t.pool.New = func() any { return new(scratch) }
 	return t, nil
 }
@@ -349,14 +368,19 @@ var (
 //     <|eot_id|> wins over <|end_of_text|>);
 //   - the EOG set is the FIM pad, repo and file-separator tokens, every
 //     token whose text is a known end-of-turn marker, EOS, EOT and EOM;
-//   - tokens found by their text become control tokens;
+//   - tokens found by their text become control tokens (only: a normal
+//     or user-defined one loses that type, as in llama.cpp);
 //   - two model-family workarounds: with <|return|> and <|call|> (gpt-oss)
 //     or <|call(s)|> and <|flush|> (solar-open), <|end|> does not end
 //     generation and is user-defined; with <|tool_response> (gemma 4),
 //     </s> does not end generation and is a normal token.
 func (t *Tokenizer) findEOG(v Vocab) {
 	control := func(id int32) {
-		t.attrs[id] |= attrControl
+		// Replaced, not added to: a normal token so found is no longer
+		// normal, which keeps it out of the unigram model's search.
+		if t.attrs[id]&attrControl == 0 {
+			t.attrs[id] = attrControl
+		}
 	}
 	find := func(id int32, texts []string) int32 {
 		if id >= 0 {

@@ -261,7 +261,7 @@ func TestNewErrors(t *testing.T) {
 		{"add sep without sep", func(v *Vocab) { v.AddSEP = true }, ErrBadVocab},
 		{"bos out of range", func(v *Vocab) { v.BOS = 4 }, ErrBadVocab},
 		{"eos negative", func(v *Vocab) { v.EOS = -2 }, ErrBadVocab},
-		{"model", func(v *Vocab) { v.Model = "t5" }, ErrUnsupported},
+		{"model", func(v *Vocab) { v.Model = "plamo2" }, ErrUnsupported},
 		{"pre", func(v *Vocab) { v.Model, v.Pre = "gpt2", "kimi-k2" }, ErrUnsupported},
 	}
 	for _, tc := range tests {
