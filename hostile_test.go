@@ -1319,6 +1319,9 @@ func TestHostileModels(t *testing.T) {
 	dir := t.TempDir()
 	for i, c := range hostileCases() {
 		t.Run(c.name, func(t *testing.T) {
+			// Each case its own file and model: side by side, they also
+			// load and run models concurrently under the race detector.
+			t.Parallel()
 			spec := c.spec
 			if spec.Vocab == 0 {
 				spec = testutil.TinyLlama()
