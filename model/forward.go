@@ -536,7 +536,7 @@ func (s *State) forward(tokens []int32, pos0 int, out []float32, all bool) ([]fl
 		out = s.ar.Float32s(rows * m.Vocab)
 	}
 	s.e.Phase(phOutput)
-	s.finalNorm(xn, x[first*E:], rows)
+	s.normB(xn, x[first*E:], m.OutNorm, m.OutNormB, rows)
 	if err := s.mul(m.Output, s.acts(xn, E, rows), out, m.Vocab); err != nil {
 		return nil, err
 	}
@@ -595,7 +595,7 @@ func (s *State) Hidden(tokens []int32, pos0 int, out []float32) error {
 		return err
 	}
 	s.e.Phase(phOutput)
-	s.finalNorm(out, x, n)
+	s.normB(out, x, m.OutNorm, m.OutNormB, n)
 	return nil
 }
 
@@ -966,7 +966,7 @@ func headNorm(x, w []float32, headDim int, eps float32) {
 func (s *State) norm(dst, src, w []float32, rows int) { s.normB(dst, src, w, nil, rows) }
 
 // normB is norm with a LayerNorm's bias b (nil: none; starcoder2,
-// nemotron), which an RMSNorm never has.
+// nemotron, rwkv7), which an RMSNorm never has.
 func (s *State) normB(dst, src, w, b []float32, rows int) {
 	E := s.m.Embd
 	if w == nil {
@@ -981,17 +981,6 @@ func (s *State) normB(dst, src, w, b []float32, rows int) {
 		}
 		ops.RMSNorm(dst[t*E:(t+1)*E], src[t*E:(t+1)*E], w, s.m.RMSEps)
 	}
-}
-
-// finalNorm is the final norm of rows rows of src into dst: a LayerNorm
-// with output_norm.bias when the model has one (rwkv7; Arch.NormBias,
-// whose norms are all LayerNorms), else norm's.
-func (s *State) finalNorm(dst, src []float32, rows int) {
-	if s.m.OutNormB != nil {
-		s.layerNorm(dst, src, s.m.OutNorm, s.m.OutNormB, rows)
-		return
-	}
-	s.norm(dst, src, s.m.OutNorm, rows)
 }
 
 // addNormed adds y — normalised by post first, unless post is nil, and

@@ -293,7 +293,9 @@ func wkv7Head(st, in, r, w, k, v, kk, b, y []float32) {
 // No layer attends: every layer is recurrent, and the KV cache keeps
 // mamba's placeholder layer (mambaHparams).
 func rwkv7Hparams(c *Config, m *meta) {
-	c.RWKV7, c.NoRopeEvery = true, 1
+	// Every norm is a LayerNorm with a bias, as Config.LayerNorm's path
+	// runs them (State.normB), the final one too.
+	c.RWKV7, c.NoRopeEvery, c.LayerNorm = true, 1, true
 	c.HeadDimK, c.HeadDimV, c.RopeDim = placeholderHeadDim, placeholderHeadDim, placeholderHeadDim
 	c.FFN = m.num("feed_forward_length", maxCount, -1, false)
 	c.NormEps = m.real("attention.layer_norm_epsilon", 0)
