@@ -30,6 +30,12 @@ func TestHiddenPackedMatchesAlone(t *testing.T) {
 			cache   kv.Type
 			tol     float64
 		}{{quant.F32, kv.F16, 0}, {quant.F32, kv.Int8, 0}, {quant.Q8_0, kv.F16, 1e-3}} {
+			if raceEnabled && cs.cache == kv.Int8 {
+				// The packing is the same for every cache type; under the
+				// race detector two cases an architecture do (every other
+				// run does all three).
+				continue
+			}
 			spec.WeightType = cs.weights
 			typ := cs.cache
 			if puregoBuild {
