@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/chat"
@@ -98,6 +99,24 @@ type LogprobSession interface {
 type TokenSession interface {
 	Session
 	GenerateTokens(ctx context.Context, prompt []int32, p Params, yield func(Piece) bool) (Result, error)
+}
+
+// StateSession is a Session whose state can be written out and read back:
+// llama-server's slot actions (POST /slots/{id}?action=save, restore,
+// erase) ask for it and answer 501 when the Session is not one.
+// FromModel's are (llm.Session's Save, Restore, Len and Reset).
+type StateSession interface {
+	Session
+	// Save writes what the session holds to w.
+	Save(w io.Writer) error
+	// Restore replaces the session's state with what Save wrote, reading
+	// no further than that; a stream that is damaged, truncated or from
+	// another model or KV type is an error wrapping llm.ErrBadState.
+	Restore(r io.Reader) error
+	// Len is the number of tokens the session holds.
+	Len() int
+	// Reset empties the session.
+	Reset()
 }
 
 // EmbedSession is a Session that can embed: the embedding endpoints ask

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"math"
 	"math/rand/v2"
@@ -159,6 +160,18 @@ type modelSession struct {
 }
 
 func (ms modelSession) Close() error { return ms.s.Close() }
+
+// Save implements StateSession with llm.Session.Save.
+func (ms modelSession) Save(w io.Writer) error { return ms.s.Save(w) }
+
+// Restore implements StateSession with llm.Session.Restore.
+func (ms modelSession) Restore(r io.Reader) error { return ms.s.Restore(r) }
+
+// Len implements StateSession.
+func (ms modelSession) Len() int { return ms.s.Len() }
+
+// Reset implements StateSession.
+func (ms modelSession) Reset() { ms.s.Reset() }
 
 // Generate implements Session (see GenerateLogprobs).
 func (ms modelSession) Generate(ctx context.Context, prompt string, p Params, yield func(string) bool) (Result, error) {

@@ -72,8 +72,9 @@ func (s *Server) handleNativeEmbedding(w http.ResponseWriter, r *http.Request) *
 	return nil
 }
 
-// handleSlots is llama-server's GET /slots: each slot's id, context and
-// whether a request holds it now; with ?fail_on_no_slot, 503 when every
+// handleSlots is llama-server's GET /slots: each slot's id, context,
+// whether it speculates and whether a request (or a slot action) holds it
+// now; with ?fail_on_no_slot, 503 when every
 // slot is busy.
 func (s *Server) handleSlots(w http.ResponseWriter, r *http.Request) *apiError {
 	idle := s.slots.idle()
@@ -82,7 +83,7 @@ func (s *Server) handleSlots(w http.ResponseWriter, r *http.Request) *apiError {
 	}
 	out := make([]map[string]any, len(s.all))
 	for i, sl := range s.all {
-		out[i] = map[string]any{"id": sl.id, "id_task": -1, "n_ctx": s.info.ContextLength, "speculative": false,
+		out[i] = map[string]any{"id": sl.id, "id_task": -1, "n_ctx": s.info.ContextLength, "speculative": s.info.Speculative != nil,
 			"is_processing": !idle[sl]}
 	}
 	writeJSON(w, out)

@@ -31,6 +31,7 @@ type Server struct {
 	now     func() time.Time
 	newID   func(prefix string) string
 	gate    gate
+	saveDir string          // WithSlotSavePath's; "" refuses slot actions
 	embeds  bool            // every slot's session is an EmbedSession
 	started time.Time       // when New made the server
 	base    context.Context // cancelled when Shutdown gives up waiting
@@ -46,6 +47,7 @@ type config struct {
 	maxBody  int64
 	log      *slog.Logger
 	newID    func(prefix string) string
+	saveDir  string
 }
 
 // ErrInvalidOption: an Option given a value out of its range (New).
@@ -102,7 +104,8 @@ func New(b Backend, opts ...Option) (*Server, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{backend: b, info: b.Info(), maxBody: c.maxBody, log: c.log, now: time.Now, newID: c.newID, started: time.Now()}
+	s := &Server{backend: b, info: b.Info(), maxBody: c.maxBody, log: c.log, now: time.Now, newID: c.newID, started: time.Now(),
+		saveDir: c.saveDir}
 	if s.info.ID == "" {
 		s.info.ID = "model"
 	}
@@ -148,6 +151,7 @@ func New(b Backend, opts ...Option) (*Server, error) {
 		s.mux.HandleFunc("POST "+path, s.wrap("/embedding", writeNativeError, s.handleNativeEmbedding))
 	}
 	s.mux.HandleFunc("GET /slots", s.wrap("/slots", writeNativeError, s.handleSlots))
+	s.mux.HandleFunc("POST /slots/{id_slot}", s.wrap("/slots", writeNativeError, s.handleSlotAction))
 	s.mux.HandleFunc("GET /health", s.handleHealth)
 	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
 	s.ollamaRoutes()
@@ -377,9 +381,14 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 // run it under, which ends when the client goes away or Shutdown gives up
 // waiting, and release, which gives the slot back.
 func (s *Server) acquire(r *http.Request, prompt string) (ctx context.Context, sl *slot, release func(), aerr *apiError) {
+	return s.hold(r, func(ctx context.Context) (*slot, error) { return s.slots.acquire(ctx, prompt) })
+}
+
+// hold is acquire with the slot taken by take.
+func (s *Server) hold(r *http.Request, take func(context.Context) (*slot, error)) (ctx context.Context, sl *slot, release func(), aerr *apiError) {
 	ctx, cancel := context.WithCancel(r.Context())
 	stop := context.AfterFunc(s.base, cancel)
-	sl, err := s.slots.acquire(ctx, prompt)
+	sl, err := take(ctx)
 	if err != nil {
 		stop()
 		cancel()

@@ -25,6 +25,9 @@ type slots struct {
 	waiting  []chan *slot
 	maxQueue int
 	busy     int
+	// pinned are the waiters for one slot in particular (a slot action
+	// on a busy slot waits for it, as llama-server defers the task).
+	pinned map[*slot][]chan *slot
 }
 
 func newSlots(list []*slot, maxQueue int) *slots {
@@ -57,20 +60,41 @@ func (s *slots) acquire(ctx context.Context, prompt string) (*slot, error) {
 	ch := make(chan *slot, 1)
 	s.waiting = append(s.waiting, ch)
 	s.mu.Unlock()
+	return s.await(ctx, ch, func() { s.waiting = removeChan(s.waiting, ch) })
+}
 
+// acquireSlot returns sl itself, waiting (outside the queue's bound)
+// while a request holds it.
+func (s *slots) acquireSlot(ctx context.Context, sl *slot) (*slot, error) {
+	s.mu.Lock()
+	for i, f := range s.free {
+		if f == sl {
+			s.free = append(s.free[:i], s.free[i+1:]...)
+			s.busy++
+			s.mu.Unlock()
+			return sl, nil
+		}
+	}
+	ch := make(chan *slot, 1)
+	if s.pinned == nil {
+		s.pinned = make(map[*slot][]chan *slot)
+	}
+	s.pinned[sl] = append(s.pinned[sl], ch)
+	s.mu.Unlock()
+	return s.await(ctx, ch, func() { s.pinned[sl] = removeChan(s.pinned[sl], ch) })
+}
+
+// await waits for ch to be handed a slot, or for ctx to end, when leave
+// (called under s.mu) takes ch out of the line it waits in.
+func (s *slots) await(ctx context.Context, ch chan *slot, leave func()) (*slot, error) {
 	select {
 	case sl := <-ch:
 		return sl, nil
 	case <-ctx.Done():
 		s.mu.Lock()
-		for i, w := range s.waiting {
-			if w == ch {
-				s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
-				break
-			}
-		}
+		leave()
 		s.mu.Unlock()
-		// A slot may have been handed over just before we left the queue.
+		// A slot may have been handed over just before we left the line.
 		select {
 		case sl := <-ch:
 			s.release(sl)
@@ -80,10 +104,25 @@ func (s *slots) acquire(ctx context.Context, prompt string) (*slot, error) {
 	}
 }
 
-// release returns a slot: to the first waiter, or to the free list.
+func removeChan(list []chan *slot, ch chan *slot) []chan *slot {
+	for i, w := range list {
+		if w == ch {
+			return append(list[:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+// release returns a slot: to the first waiter for it in particular, else
+// to the first waiter, else to the free list.
 func (s *slots) release(sl *slot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if p := s.pinned[sl]; len(p) > 0 {
+		p[0] <- sl // buffered: never blocks
+		s.pinned[sl] = p[1:]
+		return
+	}
 	if len(s.waiting) > 0 {
 		ch := s.waiting[0]
 		s.waiting = s.waiting[1:]

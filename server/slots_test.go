@@ -71,13 +71,21 @@ func TestSlotsQueueFIFOAndFull(t *testing.T) {
 func TestSlotsCancelWhileQueued(t *testing.T) {
 	s := testSlots(1, 4)
 	held, _ := s.acquire(context.Background(), "")
+	leaveWhileWaiting(t, s, held, func() bool { q, _ := s.load(); return q == 1 }, func(ctx context.Context) error {
+		_, err := s.acquire(ctx, "")
+		return err
+	})
+}
+
+// leaveWhileWaiting runs take, which waits for held; once waiting says it
+// does, it cancels take's context and checks that take gives up with
+// context.Canceled and that held, released, is free again.
+func leaveWhileWaiting(t *testing.T, s *slots, held *slot, waiting func() bool, take func(context.Context) error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() {
-		_, err := s.acquire(ctx, "")
-		done <- err
-	}()
-	waitQueued(t, s, 1)
+	go func() { done <- take(ctx) }()
+	waitFor(t, waiting)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
@@ -97,4 +105,37 @@ func waitQueued(t *testing.T, s *slots, n int) {
 		time.Sleep(time.Millisecond)
 	}
 	t.Fatalf("queue never reached %d", n)
+}
+
+// TestSlotsPinnedFirst: a slot released goes to a waiter for it in
+// particular before the queue, and a pinned waiter that gives up leaves
+// the slot to the others.
+func TestSlotsPinnedFirst(t *testing.T) {
+	s := testSlots(1, 4)
+	ctx := context.Background()
+	held, _ := s.acquire(ctx, "")
+	got := make(chan string, 2)
+	go func() {
+		sl, _ := s.acquire(ctx, "")
+		got <- "queued"
+		s.release(sl)
+	}()
+	waitQueued(t, s, 1)
+	go func() {
+		sl, _ := s.acquireSlot(ctx, held)
+		got <- "pinned"
+		s.release(sl)
+	}()
+	waitFor(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.pinned[held]) == 1 })
+	s.release(held)
+	if a, b := <-got, <-got; a != "pinned" || b != "queued" {
+		t.Errorf("served %s then %s, want pinned then queued", a, b)
+	}
+
+	held, _ = s.acquire(ctx, "")
+	leaveWhileWaiting(t, s, held, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.pinned[held]) == 1 },
+		func(ctx context.Context) error {
+			_, err := s.acquireSlot(ctx, held)
+			return err
+		})
 }

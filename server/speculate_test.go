@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -33,6 +34,15 @@ func TestModelSpeculation(t *testing.T) {
 		t.Fatal(err)
 	}
 	hs, usage := serveOne(t, b)
+	if r, err := http.Get(hs.URL + "/slots"); err != nil {
+		t.Error(err)
+	} else {
+		var slots []map[string]any
+		if json.NewDecoder(r.Body).Decode(&slots) != nil || len(slots) != 1 || slots[0]["speculative"] != true {
+			t.Errorf("/slots of a speculating server: %v", slots)
+		}
+		r.Body.Close()
+	}
 
 	prompt, _ := json.Marshal("Once upon a time, there was a little girl named Lily. She liked to play with her ball. " +
 		"One day, Lily went to the park with her mom. Once upon a time, there was a little girl named Lily. She liked")

@@ -20,7 +20,11 @@
 // model of the same vocabulary (speculative decoding, as llama-server's
 // --model-draft; -draft-max, -draft-min, -draft-p-min, -cd, -mem-draft).
 // SIGTERM or Ctrl-C stops taking requests, lets those in flight finish for
-// up to -drain, then cancels them.
+// up to -drain, then cancels them. -slot-save-path DIR enables
+// llama-server's slot persistence: POST /slots/0?action=save with
+// {"filename":"a.bin"} writes slot 0's state to DIR/a.bin, action=restore
+// reads it back (the next request reuses its cached prompt), action=erase
+// empties the slot.
 package main
 
 import (
@@ -65,6 +69,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	draftMax := fs.Int("draft-max", 8, "the most tokens drafted a step (1-64; a request's speculative.n_max): with -spec-type ngram 8 by default (llama-server's older 16 costs several steps a pass on a CPU), with -md 3 (llama-server's)")
 	draftMin := fs.Int("draft-min", 0, "with -spec-type ngram or -md, the fewest drafted tokens worth a verification pass (a request's speculative.n_min)")
 	ngram := fs.Int("spec-ngram-size-n", 3, "with -spec-type ngram, how many last tokens must match earlier ones")
+	slotSave := fs.String("slot-save-path", "", "directory for POST /slots/{id}?action=save and restore (llama-server's --slot-save-path); without it slot actions answer 501")
 	var df draftFlags
 	df.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -124,8 +129,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 			return fmt.Errorf("-draft-max %d -draft-min %d -spec-ngram-size-n %d: %w", *draftMax, *draftMin, *ngram, err)
 		}
 	}
-	srv, err := server.New(b, server.WithParallel(*parallel), server.WithQueue(*queue),
-		server.WithMaxBodyBytes(body), server.WithLogger(log))
+	opts := []server.Option{server.WithParallel(*parallel), server.WithQueue(*queue),
+		server.WithMaxBodyBytes(body), server.WithLogger(log)}
+	if *slotSave != "" {
+		opts = append(opts, server.WithSlotSavePath(*slotSave))
+	}
+	srv, err := server.New(b, opts...)
 	if err != nil {
 		return err
 	}

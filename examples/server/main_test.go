@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -150,6 +151,21 @@ func TestSpeculationFlags(t *testing.T) {
 		err := run(context.Background(), append([]string{"-m", path, "-addr", "127.0.0.1:0"}, tc.args...), io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err = %v, want one naming %s", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestSlotSavePathFlag: -slot-save-path must name a directory.
+func TestSlotSavePathFlag(t *testing.T) {
+	model := testutil.TempModel(t, testutil.TinyChat())
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{file, filepath.Join(t.TempDir(), "missing")} {
+		err := run(context.Background(), []string{"-m", model, "-addr", "127.0.0.1:0", "-slot-save-path", dir}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "not a directory") {
+			t.Errorf("-slot-save-path %s: err = %v, want one saying it is not a directory", dir, err)
 		}
 	}
 }
