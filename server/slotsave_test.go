@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -293,5 +294,36 @@ func TestSlotActionWaitsForBusySlot(t *testing.T) {
 	}
 	if q, busy := srv.slots.load(); q != 0 || busy != 0 {
 		t.Errorf("queued %d busy %d at the end", q, busy)
+	}
+}
+
+// TestSlotRestoreAffinity: a slot restored from a file is where the
+// prompt it was saved after goes next (the file keeps the prompt for
+// prefix matching), its tokens cached.
+func TestSlotRestoreAffinity(t *testing.T) {
+	_, _, hs := startModel(t, 2, nil, WithSlotSavePath(t.TempDir()))
+	const req = `{"prompt":"<|im_start|>user the cat sat on the","temperature":0,"n_predict":2}`
+	var first struct {
+		IDSlot  int                `json:"id_slot"`
+		Timings map[string]float64 `json:"timings"`
+	}
+	if resp, b := post(t, hs.URL+"/completion", req); resp.StatusCode != 200 || json.Unmarshal(b, &first) != nil {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	other := 1 - first.IDSlot
+	if resp, b := post(t, fmt.Sprintf("%s/slots/%d?action=save", hs.URL, first.IDSlot), `{"filename":"cat"}`); resp.StatusCode != 200 {
+		t.Fatalf("save: %d %s", resp.StatusCode, b)
+	}
+	post(t, fmt.Sprintf("%s/slots/%d?action=erase", hs.URL, first.IDSlot), ``)
+	if resp, b := post(t, fmt.Sprintf("%s/slots/%d?action=restore", hs.URL, other), `{"filename":"cat"}`); resp.StatusCode != 200 {
+		t.Fatalf("restore into slot %d: %d %s", other, resp.StatusCode, b)
+	}
+	var got struct {
+		IDSlot  int                `json:"id_slot"`
+		Timings map[string]float64 `json:"timings"`
+	}
+	if resp, b := post(t, hs.URL+"/completion", req); resp.StatusCode != 200 || json.Unmarshal(b, &got) != nil ||
+		got.IDSlot != other || got.Timings["cache_n"] == 0 {
+		t.Errorf("after restoring into slot %d: %d %s", other, resp.StatusCode, b)
 	}
 }
