@@ -15,12 +15,8 @@ import (
 // in turn, refusing an id outside the vocabulary; both on FromModel's
 // Backend, which is a Vocabulary.
 func TestLlamaServerTokenize(t *testing.T) {
-	m, _, hs := startModel(t, 1, nil)
-	const text = "<|im_start|>user the dog"
-	special, err := m.TokenizeSpecial(text)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, hs, special := startDog(t)
+	const text = dogText
 	plain, err := m.Tokenize(text)
 	if err != nil {
 		t.Fatal(err)

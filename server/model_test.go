@@ -35,6 +35,21 @@ func startModel(t *testing.T, parallel int, wrap func(Backend) Backend, opts ...
 	return m, srv, hs
 }
 
+// dogText is a TinyChat prompt that begins with special-token text.
+const dogText = "<|im_start|>user the dog"
+
+// startDog is startModel with one slot, and dogText's tokens as a
+// completion's prompt is tokenized (BOS added, special text parsed).
+func startDog(t *testing.T) (*llm.Model, *httptest.Server, []int32) {
+	t.Helper()
+	m, _, hs := startModel(t, 1, nil)
+	ids, err := m.TokenizeSpecial(dogText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, hs, ids
+}
+
 // startQwen3 serves the test data's tiny-qwen3 (a real model's file;
 // the test is skipped without it) as "tiny-qwen3" with one slot.
 func startQwen3(t *testing.T) (*llm.Model, *httptest.Server) {

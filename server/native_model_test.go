@@ -20,12 +20,8 @@ import (
 // stream carries them chunk by chunk, and an id outside the vocabulary is
 // refused.
 func TestModelNativeCompletion(t *testing.T) {
-	m, _, hs := startModel(t, 1, nil)
-	const text = "<|im_start|>user the dog"
-	ids, err := m.TokenizeSpecial(text)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, hs, ids := startDog(t)
+	const text = dogText
 	idsJSON, _ := json.Marshal(ids)
 	byText := postNative(t, hs.URL+"/completion", `{"prompt":"`+text+`","temperature":0,"n_predict":6,"return_tokens":true}`)
 	byIDs := postNative(t, hs.URL+"/completion", `{"prompt":`+string(idsJSON)+`,"temperature":0,"n_predict":6,"return_tokens":true}`)
