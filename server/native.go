@@ -112,22 +112,24 @@ func (out nativeTimings) rated() nativeTimings {
 	return out
 }
 
-// nativeProb is one token of completion_probabilities: its id, text (cut
-// to whole UTF-8 characters), bytes and log-probability, and the most
-// likely tokens at its step.
+// nativeProb is one token of completion_probabilities: its id, text,
+// bytes and log-probability, and the most likely tokens at its step.
 type nativeProb struct {
-	ID          int32            `json:"id"`
-	Token       string           `json:"token"`
-	Bytes       []int            `json:"bytes"`
-	Logprob     float64          `json:"logprob"`
+	nativeTopProbs
 	TopLogprobs []nativeTopProbs `json:"top_logprobs,omitempty"`
 }
 
+// nativeTopProbs is a token's id, text (cut to whole UTF-8 characters),
+// bytes and log-probability.
 type nativeTopProbs struct {
 	ID      int32   `json:"id"`
 	Token   string  `json:"token"`
 	Bytes   []int   `json:"bytes"`
 	Logprob float64 `json:"logprob"`
+}
+
+func nativeTop(id int32, token string, logprob float64) nativeTopProbs {
+	return nativeTopProbs{ID: id, Token: wholeChars(token), Bytes: byteList(token), Logprob: finite(logprob)}
 }
 
 // wholeChars is text without a last UTF-8 character cut short.
@@ -146,10 +148,9 @@ func wholeChars(text string) string {
 func nativeProbsOf(lps []TokenLogprobs) []nativeProb {
 	out := make([]nativeProb, 0, len(lps))
 	for _, lp := range lps {
-		p := nativeProb{ID: lp.ID, Token: wholeChars(lp.Token), Bytes: byteList(lp.Token), Logprob: finite(lp.Logprob),
-			TopLogprobs: []nativeTopProbs{}}
+		p := nativeProb{nativeTop(lp.ID, lp.Token, lp.Logprob), []nativeTopProbs{}}
 		for _, t := range lp.Top {
-			p.TopLogprobs = append(p.TopLogprobs, nativeTopProbs{ID: t.ID, Token: wholeChars(t.Token), Bytes: byteList(t.Token), Logprob: finite(t.Logprob)})
+			p.TopLogprobs = append(p.TopLogprobs, nativeTop(t.ID, t.Token, t.Logprob))
 		}
 		out = append(out, p)
 	}
