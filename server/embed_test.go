@@ -360,11 +360,7 @@ func loadEncoder(t *testing.T, spec testutil.ModelSpec) *llm.Model {
 	if err := testutil.WriteModelFile(path, spec); err != nil {
 		t.Fatal(err)
 	}
-	m, err := llm.Load(path, llm.WithThreads(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := loadModel(t, path)
 	return m
 }
 

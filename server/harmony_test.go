@@ -170,11 +170,7 @@ func TestHarmonyOllama(t *testing.T) {
 // renders with the effort asked, over both APIs; its reply (random
 // weights: no harmony) comes back as content.
 func TestHarmonyModel(t *testing.T) {
-	m, err := llm.Load(testutil.TempModel(t, testutil.TinyHarmony()), llm.WithThreads(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := loadModel(t, testutil.TempModel(t, testutil.TinyHarmony()))
 	var held []int32
 	_, hs := serveModel(t, m, "tiny-harmony", 1, func(b Backend) Backend {
 		return &watchBackend{b, func(s Session) { held = s.(modelSession).s.Tokens() }}

@@ -22,15 +22,22 @@ import (
 // (testutil.TinyChat: ChatML-style turns, tool calls as <tool_call>), over
 // HTTP on a loopback port.
 
+// loadModel loads path with one thread and opts until the test ends.
+func loadModel(tb testing.TB, path string, opts ...llm.Option) *llm.Model {
+	tb.Helper()
+	m, err := llm.Load(path, append([]llm.Option{llm.WithThreads(1)}, opts...)...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { m.Close() })
+	return m
+}
+
 // startModel serves TinyChat with parallel slots; wrap, when not nil,
 // wraps the backend (to hold or watch generations).
 func startModel(t *testing.T, parallel int, wrap func(Backend) Backend, opts ...Option) (*llm.Model, *Server, *httptest.Server) {
 	t.Helper()
-	m, err := llm.Load(testutil.TempModel(t, testutil.TinyChat()), llm.WithThreads(1), llm.WithSessions(parallel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := loadModel(t, testutil.TempModel(t, testutil.TinyChat()), llm.WithSessions(parallel))
 	srv, hs := serveModel(t, m, "tiny-chat", parallel, wrap, opts...)
 	return m, srv, hs
 }
@@ -54,11 +61,7 @@ func startDog(t *testing.T) (*llm.Model, *httptest.Server, []int32) {
 // the test is skipped without it) as "tiny-qwen3" with one slot.
 func startQwen3(t *testing.T) (*llm.Model, *httptest.Server) {
 	t.Helper()
-	m, err := llm.Load(testutil.Testdata(t, "models/tiny-qwen3-q4_k_m.gguf"), llm.WithThreads(1), llm.WithContextSize(256))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := loadModel(t, testutil.Testdata(t, "models/tiny-qwen3-q4_k_m.gguf"), llm.WithContextSize(256))
 	_, hs := serveModel(t, m, "tiny-qwen3", 1, nil)
 	return m, hs
 }
@@ -362,11 +365,7 @@ func TestModelJSONAfterThinking(t *testing.T) {
 	spec := testutil.TinyChat()
 	spec.ChatTemplate = strings.Replace(spec.ChatTemplate, "{%- if add_generation_prompt %}<|im_start|>assistant\n",
 		"{%- if add_generation_prompt %}<|im_start|>assistant\n<think>\n", 1)
-	m, err := llm.Load(testutil.TempModel(t, spec), llm.WithThreads(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := loadModel(t, testutil.TempModel(t, spec))
 	_, hs := serveModel(t, m, "thinker", 1, nil)
 	got, body := postChat(t, hs.URL+"/v1/chat/completions",
 		`{"messages":[{"role":"user","content":"JSON please"}],"max_tokens":30,"temperature":0,"response_format":{"type":"json_object"}}`)
@@ -471,11 +470,7 @@ func sameBytes(b []int, text string) bool {
 func TestModelToolChoiceGrammar(t *testing.T) {
 	for name, spec := range map[string]testutil.ModelSpec{"xml form": testutil.TinyXMLChat(), "gemma 4": testutil.TinyGemma4Chat(), "glm": testutil.TinyGLMChat()} {
 		t.Run(name, func(t *testing.T) {
-			m, err := llm.Load(testutil.TempModel(t, spec), llm.WithThreads(1))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { m.Close() })
+			m := loadModel(t, testutil.TempModel(t, spec))
 			_, hs := serveModel(t, m, "tiny", 1, nil)
 			req := `{"messages":[{"role":"user","content":"weather?"}],"max_tokens":400,"temperature":0,` +
 				`"tools":[{"type":"function","function":{"name":"weather","parameters":{"type":"object","properties":{"unit":{"type":"string","enum":["c","f"]},"metric":{"type":"boolean"}},"required":["unit","metric"]}}}],` +

@@ -111,11 +111,7 @@ func (s recordSession) GenerateTokens(ctx context.Context, prompt []int32, p Par
 // repo and file-separator tokens the tokenizer finds by their text) builds
 // llama-server's repo-level prompt token by token, and generates after it.
 func TestModelInfillQwen3(t *testing.T) {
-	m, err := llm.Load(testutil.Testdata(t, "models/tiny-qwen3-q4_k_m.gguf"), llm.WithThreads(1), llm.WithContextSize(4096))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := loadModel(t, testutil.Testdata(t, "models/tiny-qwen3-q4_k_m.gguf"), llm.WithContextSize(4096))
 	fim := m.Info().FIM
 	special := func(s string) int32 {
 		ids, err := m.TokenizeSpecial(s)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lowmem/llm"
 	"github.com/lowmem/llm/internal/testutil"
 	"github.com/lowmem/llm/quant"
 )
@@ -20,11 +19,7 @@ import (
 func TestRerankEndpoint(t *testing.T) {
 	spec := testutil.TinyBert()
 	spec.WeightType, spec.Pooling, spec.RankLabels = quant.F32, 4, []string{"relevance"}
-	m, err := llm.Load(testutil.TempModel(t, spec), llm.WithThreads(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := loadModel(t, testutil.TempModel(t, spec))
 	_, hs := serveModel(t, m, "reranker", 1, nil)
 	docs := []string{"the dog", "a quick fox jumps over", "brown", "the lazy dog sleeps"}
 	want, err := m.Rerank(context.Background(), "the quick brown fox", docs)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,24 @@ func TestValidFilename(t *testing.T) {
 			t.Errorf("validFilename(%q) = %v, want %v", name, got, want)
 		}
 	}
+}
+
+// FuzzValidFilename: a name validFilename accepts names a file directly
+// in the directory, neither it nor one of its parents.
+func FuzzValidFilename(f *testing.F) {
+	for _, seed := range []string{"a.bin", "../x", "..", ".", "a/b", "/", `\`, " ", "\x00", "a\u2215b", "\xc0\xaf", "x."} {
+		f.Add(seed)
+	}
+	dir := filepath.Join(os.TempDir(), "slots")
+	f.Fuzz(func(t *testing.T, name string) {
+		if !validFilename(name) {
+			return
+		}
+		p := filepath.Join(dir, name)
+		if filepath.Dir(p) != dir || filepath.Base(p) != name || strings.ContainsAny(name, "/\\\x00") || strings.Contains(name, "..") {
+			t.Errorf("validFilename accepted %q, which names %s", name, p)
+		}
+	})
 }
 
 // slotAnswer is what the tests read of a slot action's answer.
@@ -75,6 +94,13 @@ func TestSlotSaveRestore(t *testing.T) {
 	dir := t.TempDir()
 	_, _, hs := startModel(t, 1, nil, WithSlotSavePath(dir))
 	const req = `{"prompt":"<|im_start|>user the cat sat on the","temperature":0,"n_predict":3}`
+	// An empty slot saves and restores, as nothing.
+	if s := slotAction(t, hs.URL, "save", `{"filename":"none"}`); s.NSaved != 0 || s.NWritten == 0 {
+		t.Errorf("save of an empty slot: %+v", s)
+	}
+	if r := slotAction(t, hs.URL, "restore", `{"filename":"none"}`); r.NRestored != 0 {
+		t.Errorf("restore of an empty slot: %+v", r)
+	}
 	first := postNative(t, hs.URL+"/completion", req)
 
 	saved := slotAction(t, hs.URL, "save", `{"filename":"cat.bin"}`)
@@ -83,8 +109,8 @@ func TestSlotSaveRestore(t *testing.T) {
 		saved.NWritten != fi.Size() || saved.Timings["save_ms"] <= 0 {
 		t.Fatalf("save: %+v (file %v, %v); want the %d+%d tokens held", saved, fi, err, first.TokensEvaluated, first.TokensPredicted)
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
-		t.Errorf("save left %d files, want only cat.bin", len(ents))
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("save left %v, want only none and cat.bin", ents)
 	}
 	if e := slotAction(t, hs.URL, "erase", ``); e.NErased == nil || *e.NErased != saved.NSaved {
 		t.Errorf("erase: %+v, want n_erased %d", e, saved.NSaved)
@@ -158,11 +184,7 @@ func TestSlotRestoreForeign(t *testing.T) {
 		s.Close()
 	}
 
-	other, err := llm.Load(testutil.TempModel(t, testutil.TinyLlama()), llm.WithThreads(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { other.Close() })
+	other := loadModel(t, testutil.TempModel(t, testutil.TinyLlama()))
 	b, err := FromModel(m, "int8", llm.WithKVType(llm.KVInt8))
 	if err != nil {
 		t.Fatal(err)
@@ -326,4 +348,66 @@ func TestSlotRestoreAffinity(t *testing.T) {
 		got.IDSlot != other || got.Timings["cache_n"] == 0 {
 		t.Errorf("after restoring into slot %d: %d %s", other, resp.StatusCode, b)
 	}
+}
+
+// FuzzSlotAction: any slot, action and body to POST /slots/{id} on
+// FromModel's Backend gets 200 with JSON or a 400, 413 or 501 with
+// llama-server's error JSON, and leaves no file outside the slot
+// directory nor a temporary one in it.
+func FuzzSlotAction(f *testing.F) {
+	for _, s := range [][2]string{
+		{"0?action=save", `{"filename":"a"}`}, {"0?action=restore", `{"filename":"a"}`}, {"0?action=erase", ``},
+		{"1?action=save", `{"filename":"../a"}`}, {"0?action=restore", `{"filename":"/etc/passwd"}`},
+		{"x?action=save", `{}`}, {"0?action=load", `{"filename":"a"}`}, {"0?action=save&action=erase", `{"filename":5}`},
+		{"0?action=save", `{"filename":"a\u0000"}`}, {"0?action=save", `{`}, {"-0?action=erase", `null`},
+	} {
+		f.Add(s[0], s[1])
+	}
+	m := loadModel(f, testutil.TempModel(f, testutil.TinyChat()), llm.WithSessions(2))
+	b, err := FromModel(m, "tiny-chat")
+	if err != nil {
+		f.Fatal(err)
+	}
+	root := f.TempDir()
+	dir := filepath.Join(root, "slots")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	srv, err := New(b, WithParallel(2), WithSlotSavePath(dir), WithMaxBodyBytes(4096))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { srv.Close() })
+	f.Fuzz(func(t *testing.T, target, body string) {
+		req, err := http.NewRequest("POST", "/slots/"+target, strings.NewReader(body))
+		if err != nil {
+			return // not a URL
+		}
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		out := rec.Body.Bytes()
+		switch rec.Code {
+		case 200:
+			if !json.Valid(out) {
+				t.Fatalf("%s %q: invalid JSON %s", target, body, out)
+			}
+		case 400, 413, 501:
+			var e nativeErr
+			if err := json.Unmarshal(out, &e); err != nil || e.Error == nil || e.Error.Code != rec.Code || e.Error.Message == "" {
+				t.Fatalf("%s %q: status %d without llama-server's error JSON: %s", target, body, rec.Code, out)
+			}
+		case 301, 307, 308, 404, 405: // not a slot path after all (the mux cleans it, or another route answers)
+		default:
+			t.Fatalf("%s %q: status %d: %s", target, body, rec.Code, out)
+		}
+		if ents, _ := os.ReadDir(root); len(ents) != 1 {
+			t.Fatalf("%s %q: %v beside the slot directory", target, body, ents)
+		}
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".tmp") {
+				t.Fatalf("%s %q: temporary file %s left", target, body, e.Name())
+			}
+		}
+	})
 }

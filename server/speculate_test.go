@@ -18,11 +18,7 @@ import (
 // speculative.n_max of 0 turns it off, and values out of range are 400s
 // naming the field, as is a bad server-wide setting.
 func TestModelSpeculation(t *testing.T) {
-	m, err := llm.Load(testutil.Testdata(t, "models/stories260K-f32.gguf"), llm.WithThreads(1), llm.WithContextSize(256))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := loadModel(t, testutil.Testdata(t, "models/stories260K-f32.gguf"), llm.WithContextSize(256))
 	b, err := FromModel(m, "stories")
 	if err != nil {
 		t.Fatal(err)
@@ -86,12 +82,7 @@ func TestModelSpeculation(t *testing.T) {
 // are 400s naming the field, and GET /props reports the settings.
 func TestModelDraft(t *testing.T) {
 	load := func(file string) *llm.Model {
-		m, err := llm.Load(testutil.Testdata(t, "models/"+file), llm.WithThreads(1), llm.WithContextSize(256))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { m.Close() })
-		return m
+		return loadModel(t, testutil.Testdata(t, "models/"+file), llm.WithContextSize(256))
 	}
 	m, d := load("stories260K-f32.gguf"), load("stories260K-f16.gguf")
 	b, err := FromModel(m, "stories")
