@@ -45,10 +45,7 @@ func TestConfigAfmoe(t *testing.T) {
 	}
 	for _, w := range []any{nil, uint32(0)} {
 		c := mustConfig(t, trinity(func(m map[string]any) {
-			delete(m, "afmoe.attention.sliding_window")
-			if w != nil {
-				m["afmoe.attention.sliding_window"] = w
-			}
+			setKey(m, "afmoe.attention.sliding_window", w)
 			m["afmoe.expert_gating_func"] = uint32(0)
 			m["afmoe.expert_shared_count"] = uint32(0)
 		}))

@@ -403,6 +403,14 @@ func (m *meta) get(k string) (raw any, ok bool) {
 	return raw, ok
 }
 
+// lookup is get of the architecture's key name (m.key(name)), which it
+// returns too, for the messages about its value.
+func (m *meta) lookup(name string) (k string, raw any, ok bool) {
+	k = m.key(name)
+	raw, ok = m.get(k)
+	return k, raw, ok
+}
+
 // require fails, when when is true, for the first of keys the file
 // lacks.
 func (m *meta) require(when bool, keys ...string) {
@@ -524,8 +532,7 @@ func lfm2moeHparams(c *Config, m *meta) {
 // gating reads expert_gating_func (required) into c.ExpertGating:
 // llama.cpp's numbering, 1 softmax, 2 sigmoid, 3 softmax of the chosen.
 func (m *meta) gating(c *Config) {
-	k := m.key("expert_gating_func")
-	raw, present := m.get(k)
+	k, raw, present := m.lookup("expert_gating_func")
 	if !present {
 		return
 	}

@@ -901,12 +901,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 	}
 	kept := append(append([]int32(nil), toks[:keep]...), toks[keep+drop:]...)
 	fresh := forwardAll(t, m, pool, append(kept, next), 12, 64)
-	want := fresh[len(kept)*m.Vocab:]
-	var worst float64
-	for i := range want {
-		worst = max(worst, math.Abs(float64(out[i]-want[i])))
-	}
-	if worst > 0.02 {
+	if worst := maxDiff(out, fresh[len(kept)*m.Vocab:]); worst > 0.02 {
 		t.Errorf("after the shift the logits differ from a fresh cache's by up to %g", worst)
 	}
 }

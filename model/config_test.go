@@ -54,16 +54,20 @@ type keyCase struct {
 func checkKeyErrors(t *testing.T, header func(mut func(map[string]any)) map[string]any, cases []keyCase) {
 	t.Helper()
 	for _, tc := range cases {
-		_, err := ConfigFromGGUF(parse(t, header(func(m map[string]any) {
-			if tc.value == nil {
-				delete(m, tc.key)
-			} else {
-				m[tc.key] = tc.value
-			}
-		})))
+		_, err := ConfigFromGGUF(parse(t, header(func(m map[string]any) { setKey(m, tc.key, tc.value) })))
 		if !errors.Is(err, tc.want) || err == nil || !strings.Contains(err.Error(), tc.key) {
 			t.Errorf("%s: %v, want %v naming %s", tc.name, err, tc.want, tc.key)
 		}
+	}
+}
+
+// setKey sets key to v in the header m, or leaves the key out when v is
+// nil.
+func setKey(m map[string]any, key string, v any) {
+	if v == nil {
+		delete(m, key)
+	} else {
+		m[key] = v
 	}
 }
 

@@ -1120,6 +1120,26 @@ func refDiff(got []float32, want [][]float64) float64 {
 	return worst
 }
 
+// refDiff64 is the largest difference between two references' rows.
+func refDiff64(a, b [][]float64) float64 {
+	var d float64
+	for t := range a {
+		for i := range a[t] {
+			d = max(d, math.Abs(a[t][i]-b[t][i]))
+		}
+	}
+	return d
+}
+
+// maxDiff is the largest difference between a and b, element by element.
+func maxDiff(a, b []float32) float64 {
+	var worst float64
+	for i := range a {
+		worst = max(worst, math.Abs(float64(a[i]-b[i])))
+	}
+	return worst
+}
+
 // mustMove fails unless the reference of a perturbed Config (other)
 // differs from the true one (want) by at least least somewhere; a
 // comparison blind to the perturbation would pass either way.
@@ -1128,13 +1148,7 @@ func mustMove(t *testing.T, name string, other, want [][]float64, least float64)
 	if perturbationsSkipped {
 		return
 	}
-	var d float64
-	for tk := range want {
-		for i := range want[tk] {
-			d = max(d, math.Abs(other[tk][i]-want[tk][i]))
-		}
-	}
-	if d < least {
+	if d := refDiff64(other, want); d < least {
 		t.Errorf("%s: the reference moves by only %g: the comparison cannot see it", name, d)
 	}
 }

@@ -153,14 +153,3 @@ func TestGemma4MoEMatchesReference(t *testing.T) {
 	}
 	refInChunks(t, m, pool, f, data, 5e-3)
 }
-
-// refDiff64 is the largest difference between two references' rows.
-func refDiff64(a, b [][]float64) float64 {
-	var d float64
-	for t := range a {
-		for i := range a[t] {
-			d = max(d, math.Abs(a[t][i]-b[t][i]))
-		}
-	}
-	return d
-}

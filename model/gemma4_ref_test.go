@@ -266,10 +266,7 @@ func TestGemma4ShiftMatchesFresh(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var worst float64
-		for i := range got {
-			worst = max(worst, math.Abs(float64(got[i]-want[i])))
-		}
+		worst := maxDiff(got, want)
 		if worst > 5e-3 {
 			t.Errorf("windowed %v: the shifted state's logits differ from a fresh one's by up to %g", swa, worst)
 		}

@@ -61,8 +61,7 @@ func deltaNetHparams(c *Config, m *meta) {
 // missing ones 0), and refused where ggml's rope asserts: no pair in the
 // temporal, height or width section, or a sum above the head size.
 func (m *meta) ropeSections(c *Config) {
-	k := m.key("rope.dimension_sections")
-	raw, present := m.get(k)
+	k, raw, present := m.lookup("rope.dimension_sections")
 	if !present {
 		return
 	}

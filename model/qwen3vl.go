@@ -74,8 +74,7 @@ func (m *meta) multimodalRope(c *Config, interleaved bool) {
 		m.fail("%s = %d, want the head size %d (%s rotates whole heads)", k("rope.dimension_count"), c.RopeDim, c.HeadDimK, m.arch)
 		return
 	}
-	k := m.key("rope.dimension_sections")
-	raw, present := m.get(k)
+	k, raw, present := m.lookup("rope.dimension_sections")
 	if !present {
 		return
 	}

@@ -218,12 +218,3 @@ func shiftedLogits(t *testing.T, m *Model, pool *ops.Pool, toks []int32, keep, d
 	}
 	return out
 }
-
-// maxDiff is the largest difference between a and b, element by element.
-func maxDiff(a, b []float32) float64 {
-	var worst float64
-	for i := range a {
-		worst = max(worst, math.Abs(float64(a[i]-b[i])))
-	}
-	return worst
-}

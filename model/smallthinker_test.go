@@ -44,10 +44,7 @@ func TestConfigSmallThinker(t *testing.T) {
 	}
 	for _, w := range []any{nil, uint32(0)} {
 		c := mustConfig(t, st(func(m map[string]any) {
-			delete(m, "smallthinker.attention.sliding_window")
-			if w != nil {
-				m["smallthinker.attention.sliding_window"] = w
-			}
+			setKey(m, "smallthinker.attention.sliding_window", w)
 			m["smallthinker.expert_gating_func"] = uint32(2)
 		}))
 		if c.Window != 0 || !c.RopeLayer(0) || !c.RopeLayer(3) || c.ExpertGating != GatingSigmoid {

@@ -97,9 +97,7 @@ func newPreTokenizer(name string) (*preTokenizer, error) {
 	case "llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral", "lfm2":
 		p.stages = []stage{matchStage(matchLlama3)}
 		p.ignoreMerges = true
-	case "dbrx", "smaug-bpe":
-		p.stages = []stage{matchStage(matchLlama3)}
-	case "chatglm-bpe", "glm4":
+	case "dbrx", "smaug-bpe", "chatglm-bpe", "glm4":
 		p.stages = []stage{matchStage(matchLlama3)}
 	case "deepseek-llm":
 		p.stages = []stage{matchStage(newline), matchStage(optSpaceThen(inRanges(deepseekLetters))),
@@ -122,13 +120,10 @@ func newPreTokenizer(name string) (*preTokenizer, error) {
 		p.stages = []stage{gpt2}
 	case "stablelm2":
 		p.stages = []stage{matchStage(qwenWords(true))}
-	case "qwen2", "deepseek-r1-qwen", "megrez":
-		p.stages = []stage{matchStage(qwenWords(true))}
-		p.cleanSpaces = false
-	case "bailingmoe", "bailingmoe2", "llada-moe":
-		// llama.cpp's BAILINGMOE: Qwen2's expression but \s*[\r\n] for
-		// \s*[\r\n]+, which matches the same (the greedy \s* backs off
-		// to the run's last newline either way).
+	case "qwen2", "deepseek-r1-qwen", "megrez", "hunyuan", "bailingmoe", "bailingmoe2", "llada-moe":
+		// llama.cpp's BAILINGMOE (the last three) is Qwen2's expression
+		// but \s*[\r\n] for \s*[\r\n]+, which matches the same (the
+		// greedy \s* backs off to the run's last newline either way).
 		p.stages = []stage{matchStage(qwenWords(true))}
 		p.cleanSpaces = false
 	case "seed-coder":
@@ -148,9 +143,6 @@ func newPreTokenizer(name string) (*preTokenizer, error) {
 	case "tekken":
 		p.stages = []stage{matchStage(casedWords(1, false))}
 		p.ignoreMerges, p.cleanSpaces = true, false
-	case "hunyuan":
-		p.stages = []stage{matchStage(qwenWords(true))}
-		p.cleanSpaces = false
 	case "hunyuan-dense", "deepseek-v3":
 		p.stages = []stage{matchStage(upTo3Numbers), matchStage(wrun(inRanges(hunyuanCJK))), matchStage(matchHunyuanDense)}
 		p.cleanSpaces = false

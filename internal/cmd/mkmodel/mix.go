@@ -212,13 +212,20 @@ func jinaPlan(s shape, add func(name string, kind tensorKind, dims ...int64)) {
 		add(p+"attn_output.bias", kindBias, e)
 		add(p+"attn_output_norm.weight", kindNorm, e)
 		add(p+"attn_output_norm.bias", kindBias, e)
-		add(p+"ffn_gate.weight", kindWeight, e, f)
-		add(p+"ffn_up.weight", kindWeight, e, f)
-		add(p+"ffn_down.weight", kindWeight, f, e)
+		gatedFFN(add, p, "", e, f)
 		add(p+"ffn_down.bias", kindBias, e)
 		add(p+"layer_output_norm.weight", kindNorm, e)
 		add(p+"layer_output_norm.bias", kindBias, e)
 	}
+}
+
+// gatedFFN adds a gated feed-forward's three matrices of width f on a
+// width of e, in the converter's order: ffn_gate, ffn_up and ffn_down,
+// each name followed by suffix ("" or a shared expert's "_shexp").
+func gatedFFN(add func(name string, kind tensorKind, dims ...int64), p, suffix string, e, f int64) {
+	add(p+"ffn_gate"+suffix+".weight", kindWeight, e, f)
+	add(p+"ffn_up"+suffix+".weight", kindWeight, e, f)
+	add(p+"ffn_down"+suffix+".weight", kindWeight, f, e)
 }
 
 // decoderPlan lists a decoder's tensors in file order.
@@ -298,9 +305,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 				add(p+"exp_probs_b.bias", kindBias, x) // the selection bias (ERNIE's e_score_correction_bias)
 			}
 			if sf := int64(s.sharedFFN()); sf > 0 {
-				add(p+"ffn_gate_shexp.weight", kindWeight, e, sf)
-				add(p+"ffn_up_shexp.weight", kindWeight, e, sf)
-				add(p+"ffn_down_shexp.weight", kindWeight, sf, e)
+				gatedFFN(add, p, "_shexp", e, sf)
 				if s.Arch == "qwen35moe" || s.Arch == "qwen3next" {
 					// Linear(Embd, 1), F32 as the converter writes it.
 					add(p+"ffn_gate_inp_shexp.weight", kindRouter, e, 1)
@@ -314,9 +319,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 				add(p+"ffn_down.bias", kindBias, e)
 			}
 		default:
-			add(p+"ffn_gate.weight", kindWeight, e, f)
-			add(p+"ffn_up.weight", kindWeight, e, f)
-			add(p+"ffn_down.weight", kindWeight, f, e)
+			gatedFFN(add, p, "", e, f)
 		}
 	}
 	// nextN adds a NextN block's own tensors (l past the Layers that
