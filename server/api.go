@@ -156,6 +156,9 @@ type commonRequest struct {
 	SpecNMax *int     `json:"speculative.n_max"`
 	SpecNMin *int     `json:"speculative.n_min"`
 	SpecPMin *float64 `json:"speculative.p_min"`
+	// IDSlot is llama-server's id_slot: the slot to run on (-1, or
+	// absent: the one whose cache holds the most of the prompt).
+	IDSlot *int `json:"id_slot"`
 }
 
 type responseFormat struct {
@@ -309,6 +312,12 @@ func (c *commonRequest) params() (Params, *apiError) {
 		return p, badRequest("speculative.p_min", "speculative.p_min must be between 0 and 1, got %v", *v)
 	}
 	p.DraftMax, p.DraftMin, p.DraftPMin = c.SpecNMax, c.SpecNMin, c.SpecPMin
+	if c.IDSlot != nil && *c.IDSlot != -1 {
+		if *c.IDSlot < 0 {
+			return p, badRequest("id_slot", "Invalid slot ID: id_slot must be -1 or a slot's id, got %d", *c.IDSlot)
+		}
+		p.slot = c.IDSlot
+	}
 	return p, nil
 }
 

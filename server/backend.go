@@ -245,6 +245,9 @@ type Params struct {
 	// the draft model's confidence its drafts stop below (Model.Draft's).
 	DraftMax, DraftMin *int
 	DraftPMin          *float64
+	// slot, when not nil, is the id of the slot the request asked for
+	// (llama-server's id_slot); the server sets it.
+	slot *int
 }
 
 // Speculative is a Backend's speculative decoding: the most and fewest

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -27,6 +28,7 @@ type nativeAnswer struct {
 	GenerationSettings map[string]any `json:"generation_settings"`
 	Timings            map[string]float64
 	Probs              []nativeProb `json:"completion_probabilities"`
+	IDSlot             int          `json:"id_slot"`
 }
 
 func postNative(t *testing.T, url, body string) nativeAnswer {
@@ -406,5 +408,45 @@ func TestNativeCodeLimits(t *testing.T) {
 	if resp.StatusCode != 200 || json.Unmarshal(body, &fields) != nil || len(fields) != 3 ||
 		string(fields["timings/predicted_n"]) != "4" || string(fields["generation_settings/n_predict"]) != "-1" || string(fields["content"]) != `"ab\nc\nd"` {
 		t.Errorf("response_fields: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestIDSlot: a request's id_slot (llama-server's) runs it on that slot,
+// whatever the other slots cache; -1 leaves the choice to the server; an
+// id no slot has is a 400 naming id_slot (llama-server would defer the
+// task for ever), on the native and the OpenAI routes.
+func TestIDSlot(t *testing.T) {
+	_, hs := startBackend(t, newFake(words("x")), WithParallel(3))
+	for _, tc := range []struct {
+		id     int
+		prompt string
+	}{{2, "other"}, {0, "same prompt"}, {1, "other"}, {0, "other"}, {2, "same prompt"}} {
+		got := postNative(t, hs.URL+"/completion", fmt.Sprintf(`{"prompt":%q,"id_slot":%d}`, tc.prompt, tc.id))
+		if got.IDSlot != tc.id {
+			t.Errorf("id_slot %d ran on slot %d", tc.id, got.IDSlot)
+		}
+	}
+	// Slot 2 ran "same prompt" last: without id_slot its cache wins.
+	if got := postNative(t, hs.URL+"/completion", `{"prompt":"same prompt","id_slot":-1}`); got.IDSlot != 2 {
+		t.Errorf("id_slot -1 ran on slot %d, want 2 (the cached prompt)", got.IDSlot)
+	}
+	for _, tc := range []struct{ path, body string }{
+		{"/completion", `{"prompt":"a","id_slot":3}`},
+		{"/completion", `{"prompt":"a","id_slot":-2}`},
+		{"/v1/completions", `{"prompt":"a","id_slot":3}`},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"a"}],"id_slot":99}`},
+	} {
+		resp, body := post(t, hs.URL+tc.path, tc.body)
+		if resp.StatusCode != 400 || !strings.Contains(string(body), "id_slot") && !strings.Contains(string(body), "slot ID") {
+			t.Errorf("%s %s: %d %s, want a 400 naming id_slot", tc.path, tc.body, resp.StatusCode, body)
+		}
+	}
+	for _, tc := range []struct{ path, body string }{
+		{"/v1/completions", `{"prompt":"a","id_slot":1}`},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"a"}],"id_slot":0}`},
+	} {
+		if resp, body := post(t, hs.URL+tc.path, tc.body); resp.StatusCode != 200 {
+			t.Errorf("%s %s: %d %s", tc.path, tc.body, resp.StatusCode, body)
+		}
 	}
 }

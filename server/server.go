@@ -384,6 +384,20 @@ func (s *Server) acquire(r *http.Request, prompt string) (ctx context.Context, s
 	return s.hold(r, func(ctx context.Context) (*slot, error) { return s.slots.acquire(ctx, prompt) })
 }
 
+// acquireFor is acquire on the slot of id *id when id is not nil
+// (llama-server's id_slot), waiting while a request holds it; an id no
+// slot has is a 400, where llama-server would defer the task forever.
+func (s *Server) acquireFor(r *http.Request, prompt string, id *int) (context.Context, *slot, func(), *apiError) {
+	if id == nil {
+		return s.acquire(r, prompt)
+	}
+	if *id < 0 || *id >= len(s.all) {
+		return nil, nil, nil, badRequest("id_slot", "Invalid slot ID: no slot %d (the server has %d)", *id, len(s.all))
+	}
+	target := s.all[*id]
+	return s.hold(r, func(ctx context.Context) (*slot, error) { return s.slots.acquireSlot(ctx, target) })
+}
+
 // hold is acquire with the slot taken by take.
 func (s *Server) hold(r *http.Request, take func(context.Context) (*slot, error)) (ctx context.Context, sl *slot, release func(), aerr *apiError) {
 	ctx, cancel := context.WithCancel(r.Context())
@@ -471,7 +485,7 @@ func (in input) key() string {
 func (s *Server) run(r *http.Request, in input, p Params, stop []string, started func(), yield func(text string, lps []TokenLogprobs, ids []int32) bool) (Result, timing, *apiError) {
 	var t timing
 	prompt := in.key()
-	ctx, sl, release, aerr := s.acquire(r, prompt)
+	ctx, sl, release, aerr := s.acquireFor(r, prompt, p.slot)
 	if aerr != nil {
 		return Result{}, t, aerr
 	}
