@@ -3,8 +3,8 @@ package ssm
 import "github.com/lowmem/llm/internal/cpu"
 
 // level is the kernel ScanHead runs, chosen once from the CPU (and
-// LLM_CPU): on amd64 AVX-512 or AVX2 assembly (kernels_amd64.s), else the
-// twin.
+// LLM_CPU): on amd64 AVX-512 or AVX2 assembly (kernels_amd64.s), on arm64
+// NEON (kernels_neon_arm64.s), else the twin.
 var level = cpu.Max()
 
 // ScanHead advances one head's state by a token and writes its outputs:
@@ -25,8 +25,8 @@ func ScanHead(s, in, B, C, x, y []float32, dA, dt, d float32) {
 // ScanHeadStream is ScanHead for a state written out of place that is
 // too large for the caches: where the kernel can (s aligned to its vector
 // and rows of a multiple of 16 floats), its stores of s bypass the caches,
-// which saves reading every line of s before overwriting it. The same
-// bits as ScanHead.
+// which saves reading every line of s before overwriting it (on amd64;
+// arm64 runs ScanHead's kernel). The same bits as ScanHead.
 func ScanHeadStream(s, in, B, C, x, y []float32, dA, dt, d float32) {
 	scan(true, s, in, B, C, x, y, dA, dt, d)
 }
@@ -55,7 +55,7 @@ func scanHeadGo(s, in, B, C, x, y []float32, dA, dt, d float32) {
 }
 
 // lanes is the partial sums of a row: the lanes of an AVX-512 register,
-// or two AVX2 ones.
+// two AVX2 ones or four NEON ones.
 const lanes = 16
 
 // scanRowGo advances one channel's state by a token, s = in·dA + B·xdt,

@@ -21,7 +21,7 @@ import "github.com/lowmem/llm/internal/softmax"
 // every 97th float32), gives +Inf a little past it and past 88.7 bits of
 // no meaning, the same on every kernel. Every product and sum is rounded to float32 and
 // the sum over the state runs in selectiveRowGo's order, so every kernel
-// gives the same bits; arm64 and -tags purego run the twin.
+// gives the same bits; -tags purego runs the twin.
 func SelectiveScan(s, in, A, B, C, x, dt, D, y []float32) {
 	n, rows := len(B), len(x)
 	if rows == 0 {

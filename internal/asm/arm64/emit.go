@@ -60,7 +60,8 @@ func (f *File) NewFunc(name, doc string, args, results []Arg) *Func {
 
 // offsets returns the frame offsets of the arguments and results, laid out
 // as Go's ABI0 does: each aligned to its size, results starting at a
-// pointer-aligned offset after the arguments.
+// pointer-aligned offset after the arguments (without results the frame
+// ends with the last argument, as go vet expects).
 func (fn *Func) offsets() (args, results []int, size int) {
 	off := 0
 	for _, a := range fn.Args {
@@ -69,7 +70,9 @@ func (fn *Func) offsets() (args, results []int, size int) {
 		args = append(args, off)
 		off += s
 	}
-	off = (off + 7) / 8 * 8
+	if len(fn.Results) > 0 {
+		off = (off + 7) / 8 * 8
+	}
 	for _, a := range fn.Results {
 		s := a.size()
 		off = (off + s - 1) / s * s

@@ -143,6 +143,7 @@ func FMAX(a Arr, d, n, m VReg) Inst  { return fthreeSame("fmax", 0, 0, 0b11110, 
 func FCMGT(a Arr, d, n, m VReg) Inst { return fthreeSame("fcmgt", 1, 1, 0b11100, a, d, n, m) }
 func FCMEQ(a Arr, d, n, m VReg) Inst { return fthreeSame("fcmeq", 0, 0, 0b11100, a, d, n, m) }
 func FACGT(a Arr, d, n, m VReg) Inst { return fthreeSame("facgt", 1, 1, 0b11101, a, d, n, m) }
+func FCMGE(a Arr, d, n, m VReg) Inst { return fthreeSame("fcmge", 1, 0, 0b11100, a, d, n, m) }
 
 // --- Three registers of different types (C4.1.95.27) ---
 
@@ -219,6 +220,8 @@ func ftwoMisc(name string, u, b23, opcode uint32, a Arr, d, n VReg) Inst {
 
 func SCVTF(a Arr, d, n VReg) Inst  { return ftwoMisc("scvtf", 0, 0, 0b11101, a, d, n) }
 func FCVTNS(a Arr, d, n VReg) Inst { return ftwoMisc("fcvtns", 0, 0, 0b11010, a, d, n) }
+func FCVTZS(a Arr, d, n VReg) Inst { return ftwoMisc("fcvtzs", 0, 1, 0b11011, a, d, n) }
+func FRINTN(a Arr, d, n VReg) Inst { return ftwoMisc("frintn", 0, 0, 0b11000, a, d, n) }
 func FABS(a Arr, d, n VReg) Inst   { return ftwoMisc("fabs", 0, 1, 0b01111, a, d, n) }
 func FNEG(a Arr, d, n VReg) Inst   { return ftwoMisc("fneg", 1, 1, 0b01111, a, d, n) }
 

@@ -1,15 +1,17 @@
-// Command arm64 generates the arm64 assembly kernels of packages quant and
-// kv, with their Go declarations, and COUNTS.md, the instructions each
-// kernel's main loop runs per block.
+// Command arm64 generates the arm64 assembly kernels of packages quant,
+// kv and internal/ssm, with their Go declarations, and COUNTS.md, the
+// instructions each kernel's main loop runs per block.
 //
 // Go's arm64 assembler lacks most Advanced SIMD instructions (SDOT, UDOT
 // and SMMLA among them), so every vector instruction is written as a WORD
 // directive, encoded by enc.go, with its Arm syntax in a comment.
 //
-// Usage, from internal/asm (go generate in quant and kv runs it):
+// Usage, from internal/asm (go generate in quant, kv and internal/ssm
+// runs it):
 //
 //	go run ./arm64 -pkg quant -out ../../quant
 //	go run ./arm64 -pkg kv -out ../../kv
+//	go run ./arm64 -pkg ssm -out ../ssm
 package main
 
 import (
@@ -21,7 +23,7 @@ import (
 )
 
 func main() {
-	pkg := flag.String("pkg", "", "package to generate: quant or kv")
+	pkg := flag.String("pkg", "", "package to generate: quant, kv or ssm")
 	out := flag.String("out", "", "directory of the package")
 	counts := flag.String("counts", "", "also write the instruction counts of every package to this file")
 	flag.Parse()
@@ -50,6 +52,7 @@ func main() {
 var packages = map[string]func() []*File{
 	"quant": quantFiles,
 	"kv":    kvFiles,
+	"ssm":   ssmFiles,
 }
 
 func quantFiles() []*File {
@@ -111,7 +114,7 @@ func countsTable() []byte {
 	b.WriteString("Counted in the main loop of each generated kernel: all instructions of one\n")
 	b.WriteString("pass, loads, stores and the loop branch included, divided by the blocks the\n")
 	b.WriteString("pass handles (a block is one weight block times one activation column).\n\n")
-	for _, pkg := range []string{"quant", "kv"} {
+	for _, pkg := range []string{"quant", "kv", "ssm"} {
 		files, ok := packages[pkg]
 		if !ok {
 			continue
