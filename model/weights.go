@@ -240,6 +240,13 @@ type Model struct {
 	ExpertSource ExpertSource
 
 	maxX int // widest quantized activation row (see maxXRowBytes)
+
+	// EmbedLoRA lists the adapters' corrections of token_embd's rows
+	// (AttachAdapter), nil without any; LoRARank is the widest rank of
+	// the matrices' corrections, the floats per token a State keeps for
+	// them.
+	EmbedLoRA *ops.LoRA
+	LoRARank  int
 }
 
 // LayerSource supplies layer weights to forward passes, for weights that
