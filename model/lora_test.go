@@ -47,16 +47,6 @@ func loraTargets(f *gguf.File) []string {
 	return names
 }
 
-// maxRel is the largest |a-b| over the largest |b|.
-func maxRel(a, b []float32) float64 {
-	var d, m float64
-	for i := range b {
-		d = max(d, math.Abs(float64(a[i])-float64(b[i])))
-		m = max(m, math.Abs(float64(b[i])))
-	}
-	return d / m
-}
-
 // TestLoRAMatchesMerged checks adapters applied at run time against the
 // same adapters merged into the F32 weights offline (W + s·B·A, in
 // float64): the logits of every position, in one batch and token by
@@ -117,14 +107,14 @@ func TestLoRAMatchesMerged(t *testing.T) {
 					}
 					for _, batch := range []int{len(toks), 1} {
 						got := forwardAll(t, m, pool, toks, batch, 32)
-						if d := maxRel(got, want); !(d <= tol) {
+						if d := testutil.RelDiff(got, want); !(d <= tol) {
 							t.Errorf("batch %d: logits differ from the merged model's by %.3g of the largest (tolerance %g)", batch, d, tol)
 						} else {
 							t.Logf("batch %d: %.3g", batch, d)
 						}
 					}
 					// The adapter must matter, or the comparison proves nothing.
-					if d := maxRel(want0, want); d < 50*tol {
+					if d := testutil.RelDiff(want0, want); d < 50*tol {
 						t.Errorf("the merged model's logits moved by only %.3g", d)
 					} else {
 						t.Logf("the adapters move the logits by %.3g", d)
@@ -149,7 +139,7 @@ func TestLoRAMatchesMerged(t *testing.T) {
 					}
 				}
 				sc.Store(1) // a scale changed between passes takes effect
-				if got := forwardAll(t, m, pool, toks, len(toks), 32); maxRel(got, want0) < 50*tol {
+				if got := forwardAll(t, m, pool, toks, len(toks), 32); testutil.RelDiff(got, want0) < 50*tol {
 					t.Error("scale 1 after 0: the logits did not move")
 				}
 			})
