@@ -333,3 +333,20 @@ func backendError(err error) error {
 	}
 	return err
 }
+
+// LoRAAdapters implements LoRABackend: the model's adapters
+// (llm.Model.LoRAAdapters).
+func (b *Model) LoRAAdapters() []LoRAAdapter {
+	as := b.m.LoRAAdapters()
+	out := make([]LoRAAdapter, len(as))
+	for i, a := range as {
+		out[i] = LoRAAdapter{ID: a.ID, Path: a.Path, Scale: a.Scale}
+	}
+	return out
+}
+
+// SetLoRAScale implements LoRABackend (llm.Model.SetLoRAScale).
+func (b *Model) SetLoRAScale(id int, scale float32) error { return b.m.SetLoRAScale(id, scale) }
+
+// Forget implements ForgetSession: the session drops what it holds.
+func (ms modelSession) Forget() { ms.s.Reset() }

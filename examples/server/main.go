@@ -67,7 +67,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	ngram := fs.Int("spec-ngram-size-n", 3, "with -spec-type ngram, how many last tokens must match earlier ones")
 	var df draftFlags
 	df.register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(cli.LoRAArgs(args)); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
