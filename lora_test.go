@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -220,5 +221,48 @@ func TestLoRARepacked(t *testing.T) {
 	}
 	if d := testutil.RelDiff(evalLogits(t, model), want); d < 0.05 {
 		t.Errorf("the adapter moves the logits by only %.3g", d)
+	}
+}
+
+// TestLoRAOllama: a manifest's application/vnd.ollama.image.adapter
+// layer (a Modelfile's ADAPTER) is applied at scale 1 when the model is
+// loaded by name, as WithLoRA(blob, 1) applies it.
+func TestLoRAOllama(t *testing.T) {
+	spec := testutil.TinyLlama()
+	_, _, mb, ab := loraFiles(t, spec, 6)
+	store := t.TempDir()
+	model, adapter := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
+	for name, b := range map[string][]byte{
+		"blobs/sha256-" + model:   mb,
+		"blobs/sha256-" + adapter: ab,
+		"manifests/registry.ollama.ai/library/tuned/latest": []byte(`{"layers":[` +
+			`{"mediaType":"application/vnd.ollama.image.model","digest":"sha256:` + model + `"},` +
+			`{"mediaType":"application/vnd.ollama.image.adapter","digest":"sha256:` + adapter + `"}]}`),
+	} {
+		p := filepath.Join(store, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("OLLAMA_MODELS", store)
+	m, err := llm.Load("ollama:tuned", llm.WithThreads(2), llm.WithContextSize(64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	blob := filepath.Join(store, "blobs", "sha256-"+adapter)
+	if as := m.LoRAAdapters(); len(as) != 1 || as[0].Path != blob || as[0].Scale != 1 {
+		t.Fatalf("LoRAAdapters() = %+v, want the adapter blob at 1", as)
+	}
+	got := sessionLogits(t, m)
+	want := evalLogits(t, filepath.Join(store, "blobs", "sha256-"+model), llm.WithLoRA(blob, 1))
+	if i := testutil.FirstDiff(got, want); i >= 0 {
+		t.Errorf("logit %d: %v by name, %v with WithLoRA", i, got[i], want[i])
+	}
+	if p, err := llm.Plan("ollama:tuned"); err != nil || !slices.ContainsFunc(p.Components, func(c llm.Component) bool { return c.Name == memplan.LoRAComponent }) {
+		t.Errorf("Plan: %v, %v: no %q component", p, err, memplan.LoRAComponent)
 	}
 }

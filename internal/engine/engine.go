@@ -81,6 +81,9 @@ func Load(ctx context.Context, path string, o Options) (*Engine, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("llm: load %s: %w", path, err)
 	}
+	if err := ollamaAdapters(path, &o); err != nil {
+		return nil, err
+	}
 	path, err := modelPath(path)
 	if err != nil {
 		return nil, err
@@ -126,6 +129,9 @@ func modelPath(path string) (string, error) {
 // PlanFile is the plan Load would make for the file at path (or an
 // "ollama:" reference) with o, from its header alone.
 func PlanFile(path string, o Options) (memplan.Plan, error) {
+	if err := ollamaAdapters(path, &o); err != nil {
+		return memplan.Plan{}, err
+	}
 	path, err := modelPath(path)
 	if err != nil {
 		return memplan.Plan{}, err

@@ -11,6 +11,7 @@ import (
 	"github.com/lowmem/llm/internal/seq"
 	"github.com/lowmem/llm/memplan"
 	"github.com/lowmem/llm/model"
+	"github.com/lowmem/llm/ollama"
 )
 
 // AdapterSpec is a LoRA adapter Load is asked to apply: its GGUF file and
@@ -125,5 +126,24 @@ func (e *Engine) SetAdapterScale(id int, scale float32) error {
 		return seq.ErrClosed
 	}
 	e.Adapters[id].Scale.Store(scale)
+	return nil
+}
+
+// ollamaAdapters puts the LoRA adapters of an "ollama:" model's manifest
+// (its Modelfile's ADAPTER layers) before o's, at scale 1, as Ollama
+// applies them.
+func ollamaAdapters(path string, o *Options) error {
+	blobs, err := ollama.Adapters(path)
+	if err != nil {
+		return fmt.Errorf("llm: load %s: %w", path, err)
+	}
+	if len(blobs) == 0 {
+		return nil
+	}
+	specs := make([]AdapterSpec, 0, len(blobs)+len(o.Adapters))
+	for _, b := range blobs {
+		specs = append(specs, AdapterSpec{Path: b, Scale: 1})
+	}
+	o.Adapters = append(specs, o.Adapters...)
 	return nil
 }
