@@ -1,9 +1,12 @@
 package llm_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -264,5 +267,47 @@ func TestLoRAOllama(t *testing.T) {
 	}
 	if p, err := llm.Plan("ollama:tuned"); err != nil || !slices.ContainsFunc(p.Components, func(c llm.Component) bool { return c.Name == memplan.LoRAComponent }) {
 		t.Errorf("Plan: %v, %v: no %q component", p, err, memplan.LoRAComponent)
+	}
+}
+
+// TestHostileAdapterBytes loads a model with adapters corrupted byte by
+// byte (in the header, where counts, lengths, dims and offsets are) and
+// cut short: each load fails with ErrBadAdapter (or ErrUnsupportedArch),
+// never ErrInternal (a panic caught), or loads and evaluates.
+func TestHostileAdapterBytes(t *testing.T) {
+	model, _, _, ab := loraFiles(t, testutil.TinyLlama(), 7)
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(11, 13))
+	var files [][]byte
+	for range 48 {
+		b := bytes.Clone(ab)
+		i := rng.IntN(min(len(b), 4096)) // the header: counts, lengths, dims, offsets
+		b[i] ^= byte(1 + rng.IntN(255))
+		files = append(files, b)
+	}
+	for n := 0; n < len(ab); n += len(ab)/16 + 1 {
+		files = append(files, ab[:n])
+	}
+	for i, b := range files {
+		p := filepath.Join(dir, fmt.Sprintf("a%d.gguf", i))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := llm.Load(model, llm.WithThreads(1), llm.WithContextSize(32), llm.WithLoRA(p, 1), llm.WithLogger(quietLogger()))
+		if err != nil {
+			if errors.Is(err, llm.ErrInternal) || !errors.Is(err, llm.ErrBadAdapter) && !errors.Is(err, llm.ErrUnsupportedArch) {
+				t.Errorf("file %d: %v", i, err)
+			}
+			continue
+		}
+		s, err := m.NewSession()
+		if err == nil {
+			_, err = s.EvalAll(context.Background(), []int32{1, 2, 3})
+			s.Close()
+		}
+		if err != nil {
+			t.Errorf("file %d loaded, then: %v", i, err)
+		}
+		m.Close()
 	}
 }
