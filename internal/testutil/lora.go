@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 
@@ -35,12 +36,25 @@ func LoRABytes(model []byte, s LoRASpec) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testutil: %w", err)
 	}
-	g := gguf.NewWriter()
-	arch := s.Arch
-	if arch == "" {
-		arch = f.Arch()
+	if s.Arch == "" {
+		s.Arch = f.Arch()
 	}
-	g.AddKV("general.architecture", arch)
+	var out bytes.Buffer
+	err = WriteLoRA(&out, s, func(name string) []int64 {
+		if ti, ok := f.Tensor(name); ok {
+			return ti.Dims
+		}
+		return nil
+	})
+	return out.Bytes(), err
+}
+
+// WriteLoRA writes the adapter of s to w; dims gives each adapted model
+// tensor's dimensions (nil: the model has no such tensor). s.Arch must
+// be set.
+func WriteLoRA(w io.Writer, s LoRASpec, dims func(name string) []int64) error {
+	g := gguf.NewWriter()
+	g.AddKV("general.architecture", s.Arch)
 	g.AddKV("general.type", "adapter")
 	g.AddKV("adapter.type", "lora")
 	if s.Alpha != 0 {
@@ -53,11 +67,11 @@ func LoRABytes(model []byte, s LoRASpec) ([]byte, error) {
 	rng := rand.New(rand.NewPCG(s.Seed, 0x10ca))
 	R := int64(s.Rank)
 	for _, name := range s.Tensors {
-		ti, ok := f.Tensor(name)
-		if !ok || len(ti.Dims) != 2 {
-			return nil, fmt.Errorf("testutil: the model has no matrix %q", name)
+		d := dims(name)
+		if len(d) != 2 {
+			return fmt.Errorf("testutil: the model has no matrix %q", name)
 		}
-		cols, rows := ti.Dims[0], ti.Dims[1]
+		cols, rows := d[0], d[1]
 		aDims, bDims := []int64{cols, R}, []int64{R, rows}
 		if name == "token_embd.weight" {
 			aDims, bDims = []int64{R, rows}, []int64{R, cols}
@@ -72,18 +86,17 @@ func LoRABytes(model []byte, s LoRASpec) ([]byte, error) {
 			}
 			data, err := encodeRows(s.Type, v, int(t.dims[0]))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if err := g.AddTensor(name+t.suffix, s.Type, t.dims, data); err != nil {
-				return nil, fmt.Errorf("testutil: %w", err)
+				return fmt.Errorf("testutil: %w", err)
 			}
 		}
 	}
-	var out bytes.Buffer
-	if _, err := g.WriteTo(&out); err != nil {
-		return nil, fmt.Errorf("testutil: %w", err)
+	if _, err := g.WriteTo(w); err != nil {
+		return fmt.Errorf("testutil: %w", err)
 	}
-	return out.Bytes(), nil
+	return nil
 }
 
 // encodeRows encodes v, rows of cols floats, in type t.
