@@ -74,8 +74,8 @@ func TestLoRAFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []loraFlag{{"a.gguf", 1}, {"b.gguf", 0.5}, {"c:d.gguf", -1}, {"e.gguf", 2}, {"f.gguf", 1}, {"g.gguf", 1}}
-	if !slices.Equal(m.LoRA, want) || m.Context != 64 {
-		t.Errorf("adapters %v (context %d), want %v", m.LoRA, m.Context, want)
+	if !slices.Equal(m.LoRA.list, want) || m.Context != 64 {
+		t.Errorf("adapters %v (context %d), want %v", m.LoRA.list, m.Context, want)
 	}
 	for _, bad := range [][]string{{"-lora-scaled", "x.gguf"}, {"-lora-scaled", "x.gguf:y"}} {
 		var m ModelFlags

@@ -15,13 +15,18 @@ type loraFlag struct {
 	scale float32
 }
 
-// registerLoRA adds llama.cpp's adapter flags: -lora FNAME[,FNAME…] (scale
-// 1) and -lora-scaled FNAME:SCALE[,…], both repeatable; the older
+// LoRAFlags are llama.cpp's adapter flags: -lora FNAME[,FNAME…] (scale 1)
+// and -lora-scaled FNAME:SCALE[,…], both repeatable; the older
 // two-argument -lora-scaled FNAME SCALE is taken too (LoRAArgs).
-func (m *ModelFlags) registerLoRA(fs *flag.FlagSet) {
+type LoRAFlags struct {
+	list []loraFlag
+}
+
+// Register adds the flags to fs.
+func (m *LoRAFlags) Register(fs *flag.FlagSet) {
 	fs.Func("lora", "LoRA adapter GGUF file at scale 1 (repeatable; comma-separated files)", func(v string) error {
 		for _, p := range strings.Split(v, ",") {
-			m.LoRA = append(m.LoRA, loraFlag{p, 1})
+			m.list = append(m.list, loraFlag{p, 1})
 		}
 		return nil
 	})
@@ -35,16 +40,16 @@ func (m *ModelFlags) registerLoRA(fs *flag.FlagSet) {
 			if err != nil {
 				return fmt.Errorf("%q: scale: %w", item, err)
 			}
-			m.LoRA = append(m.LoRA, loraFlag{item[:i], float32(s)})
+			m.list = append(m.list, loraFlag{item[:i], float32(s)})
 		}
 		return nil
 	})
 }
 
-// loraOptions are the adapters' Load options, in the flags' order.
-func (m *ModelFlags) loraOptions() []llm.Option {
+// Options are the adapters' Load options, in the flags' order.
+func (m *LoRAFlags) Options() []llm.Option {
 	var opts []llm.Option
-	for _, l := range m.LoRA {
+	for _, l := range m.list {
 		opts = append(opts, llm.WithLoRA(l.path, l.scale))
 	}
 	return opts
