@@ -43,9 +43,21 @@ func (m *Matrix) LoRARank() int {
 	return r
 }
 
-// loraChunk is the rows of B, or of A's rank rows times tokens, one work
-// item takes: a few thousand floats of dot products each.
-const loraChunk = 64
+// loraWork is the multiply-adds of one work item of a correction's
+// steps: below it a step runs on the caller, whose dispatch would cost
+// more than the work (a decode step's B·u is rows × rank, 32 K for a
+// 2048-row matrix at rank 16).
+const loraWork = 1 << 16
+
+// loraFor runs k over n units of per multiply-adds each: on the caller
+// when they are few, else in the pool in items of about loraWork.
+func (e *Exec) loraFor(k *loraTask, n, per int) {
+	if n*per <= loraWork {
+		k.Do(0, 0, n)
+		return
+	}
+	e.For(n, max(1, loraWork/max(per, 1)), k)
+}
 
 // loraTask runs one correction over a batch in two steps: u = s·A·x for
 // every token (units: token × rank row), then out += B·u (units: token ×
@@ -115,9 +127,9 @@ func (e *Exec) AddLoRA(m *Matrix, row0, rows int, x []float32, xStride, n int, o
 			continue
 		}
 		*k = loraTask{l: l, s: s, x: x, xStride: xStride, out: out, outStride: outStride, row0: row0, rows: rows, u: u}
-		e.For(n*l.Rank, loraChunk, k)
+		e.loraFor(k, n*l.Rank, len(l.A)/l.Rank)
 		k.second = true
-		e.For(n*rows, loraChunk, k)
+		e.loraFor(k, n*rows, l.Rank)
 	}
 	*k = loraTask{}
 }
