@@ -311,3 +311,59 @@ func TestHostileAdapterBytes(t *testing.T) {
 		m.Close()
 	}
 }
+
+// TestLoRASaveRestore: a session saved under an adapter at a scale is
+// restored under the same adapter and scale, and refused (ErrBadState)
+// at another scale or without the adapter, whose cache it does not hold.
+func TestLoRASaveRestore(t *testing.T) {
+	model, adapter, _, _ := loraFiles(t, testutil.TinyLlama(), 8)
+	opts := []llm.Option{llm.WithThreads(1), llm.WithContextSize(64)}
+	m, err := llm.Load(model, append(opts, llm.WithLoRA(adapter, 0.5))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	plain, err := llm.Load(model, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	s, err := m.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Eval(context.Background(), []int32{1, 2, 3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	var saved bytes.Buffer
+	if err := s.Save(&saved); err != nil {
+		t.Fatal(err)
+	}
+	restore := func(m *llm.Model) error {
+		r, err := m.NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		return r.Restore(bytes.NewReader(saved.Bytes()))
+	}
+	if err := restore(m); err != nil {
+		t.Errorf("the same adapter and scale: %v", err)
+	}
+	if err := restore(plain); !errors.Is(err, llm.ErrBadState) {
+		t.Errorf("without the adapter: %v, want ErrBadState", err)
+	}
+	if err := m.SetLoRAScale(0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := restore(m); !errors.Is(err, llm.ErrBadState) {
+		t.Errorf("at another scale: %v, want ErrBadState", err)
+	}
+	if err := m.SetLoRAScale(0, 0.5); err != nil {
+		t.Fatal(err)
+	}
+	if err := restore(m); err != nil {
+		t.Errorf("back at the saved scale: %v", err)
+	}
+}

@@ -328,13 +328,15 @@ func (e *Engine) Check() error {
 }
 
 // Identity identifies the model in saved sessions (snapshot.Identify),
-// computed on first use from the mapped file.
+// computed on first use from the mapped file, with its LoRA adapters and
+// their scales now.
 func (e *Engine) Identity() (snapshot.Model, error) {
 	if err := e.Acquire(); err != nil {
 		return snapshot.Model{}, err
 	}
 	defer e.Release()
-	return e.identity()
+	id, err := e.identity()
+	return e.withAdapters(id), err
 }
 
 // Close stops the threads and unmaps the file, after waiting for

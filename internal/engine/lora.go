@@ -1,14 +1,18 @@
 package engine
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 
 	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/internal/seq"
+	"github.com/lowmem/llm/internal/snapshot"
 	"github.com/lowmem/llm/memplan"
 	"github.com/lowmem/llm/model"
 	"github.com/lowmem/llm/ollama"
@@ -26,6 +30,9 @@ type AdapterSpec struct {
 type Adapter struct {
 	Path  string
 	Scale *ops.LoRAScale
+	// sum fingerprints the file as snapshot.Identify does a model's: its
+	// header and the first 256 bytes of every tensor.
+	sum [32]byte
 }
 
 // AddAdapter asks for the adapter at path at scale (a finite number).
@@ -105,7 +112,11 @@ func attachAdapters(mm *model.Model, f *gguf.File, fs []adapterFile) ([]Adapter,
 		if err := mm.AttachAdapter(f, a.f, a.h, a.fh, sc); err != nil {
 			return nil, fmt.Errorf("llm: LoRA adapter %s: %w", a.spec.Path, err)
 		}
-		as = append(as, Adapter{Path: a.spec.Path, Scale: sc})
+		sum, err := fingerprint(a.fh, a.f)
+		if err != nil {
+			return nil, fmt.Errorf("llm: LoRA adapter %s: %w", a.spec.Path, err)
+		}
+		as = append(as, Adapter{Path: a.spec.Path, Scale: sc, sum: sum})
 	}
 	return as, nil
 }
@@ -146,4 +157,36 @@ func ollamaAdapters(path string, o *Options) error {
 	}
 	o.Adapters = append(specs, o.Adapters...)
 	return nil
+}
+
+// fingerprint hashes an adapter file's header and the first 256 bytes of
+// each tensor.
+func fingerprint(r io.ReaderAt, f *gguf.File) ([32]byte, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(r, 0, min(f.DataOffset, f.Size))); err != nil {
+		return [32]byte{}, err
+	}
+	for _, t := range f.Tensors {
+		if _, err := io.Copy(h, io.NewSectionReader(r, t.Offset, min(t.Size, 256))); err != nil {
+			return [32]byte{}, err
+		}
+	}
+	return [32]byte(h.Sum(nil)), nil
+}
+
+// withAdapters is id with the adapters and their scales now mixed into
+// its fingerprint: a session saved under some adapters and scales is
+// restored only under the same (snapshot.Read compares the sums).
+func (e *Engine) withAdapters(id snapshot.Model) snapshot.Model {
+	if len(e.Adapters) == 0 {
+		return id
+	}
+	h := sha256.New()
+	h.Write(id.Sum[:])
+	for _, a := range e.Adapters {
+		h.Write(a.sum[:])
+		h.Write(binary.LittleEndian.AppendUint32(nil, math.Float32bits(a.Scale.Load())))
+	}
+	h.Sum(id.Sum[:0])
+	return id
 }
