@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"maps"
 	"runtime/debug"
 
 	"github.com/lowmem/llm/internal/engine"
@@ -46,4 +47,20 @@ func (m *Model) LoRAAdapters() []LoRAAdapter {
 func (m *Model) SetLoRAScale(id int, scale float32) (err error) {
 	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
 	return m.e.SetAdapterScale(id, scale)
+}
+
+// WithLoRAScales runs this generation with the model's adapters at these
+// scales, by LoRAAdapter.ID, those not listed (every one, for a nil or
+// empty map) at 0 (llama-server's per-request "lora"); without it a generation takes the adapters' own
+// scales (SetLoRAScale). The session keeps the scales of its last
+// generation; when they change it forgets what it held first (its KV
+// cache was computed with others), so a continued conversation starts
+// over. An ID the model does not have, or a scale that is not finite, is
+// ErrInvalidOption.
+func WithLoRAScales(scales map[int]float32) GenerateOption {
+	scales = maps.Clone(scales)
+	if scales == nil {
+		scales = map[int]float32{}
+	}
+	return func(g *engine.Gen) { g.LoRA = scales }
 }

@@ -367,3 +367,71 @@ func TestLoRASaveRestore(t *testing.T) {
 		t.Errorf("back at the saved scale: %v", err)
 	}
 }
+
+// TestLoRAScalesPerGeneration: WithLoRAScales runs one generation at its
+// own scales — {0: 0} the base model's tokens, {0: s} those of the model
+// at s — while the model's scale stays; a change of scales makes the
+// session evaluate its prompt again (no token reused).
+func TestLoRAScalesPerGeneration(t *testing.T) {
+	model, adapter, _, _ := loraFiles(t, testutil.TinyLlama(), 9)
+	opts := []llm.Option{llm.WithThreads(1), llm.WithContextSize(64)}
+	ctx := context.Background()
+	gen := func(m *llm.Model, s *llm.Session, extra ...llm.GenerateOption) ([]int32, llm.Usage) {
+		t.Helper()
+		var ids []int32
+		for tok, err := range s.CompleteTokens(ctx, []int32{1, 5, 9, 13}, append([]llm.GenerateOption{llm.MaxTokens(12), llm.Temperature(0)}, extra...)...) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, tok.ID)
+		}
+		return ids, s.Usage()
+	}
+	session := func(m *llm.Model) *llm.Session {
+		s, err := m.NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	load := func(o ...llm.Option) *llm.Model {
+		m, err := llm.Load(model, append(opts, o...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		return m
+	}
+	base, _ := gen(nil, session(load()))
+	tuned, _ := gen(nil, session(load(llm.WithLoRA(adapter, 2))))
+	if slices.Equal(base, tuned) {
+		t.Fatal("the adapter does not change the tokens: the test cannot see it")
+	}
+	m := load(llm.WithLoRA(adapter, 1))
+	s := session(m)
+	if got, _ := gen(m, s, llm.WithLoRAScales(map[int]float32{0: 0})); !slices.Equal(got, base) {
+		t.Errorf("scale 0 for one generation: %v, want the base model's %v", got, base)
+	}
+	got, u := gen(m, s, llm.WithLoRAScales(map[int]float32{0: 2}))
+	if !slices.Equal(got, tuned) {
+		t.Errorf("scale 2 for one generation: %v, want %v", got, tuned)
+	}
+	if u.ReusedTokens != 0 {
+		t.Errorf("after a change of scales %d tokens were reused", u.ReusedTokens)
+	}
+	if _, u := gen(m, s, llm.WithLoRAScales(map[int]float32{0: 2})); u.ReusedTokens == 0 {
+		t.Error("the same scales again: nothing reused")
+	}
+	if as := m.LoRAAdapters(); as[0].Scale != 1 {
+		t.Errorf("the model's scale became %v", as[0].Scale)
+	}
+	for _, bad := range []map[int]float32{{1: 1}, {-1: 1}, {0: float32(math.NaN())}} {
+		for _, err := range s.CompleteTokens(ctx, []int32{1}, llm.WithLoRAScales(bad)) {
+			if !errors.Is(err, llm.ErrInvalidOption) {
+				t.Errorf("%v: %v, want ErrInvalidOption", bad, err)
+			}
+			break
+		}
+	}
+}

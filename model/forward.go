@@ -72,6 +72,9 @@ type State struct {
 	// loraU holds a batch's rank-wide products of the adapters' lora_a
 	// (Model.LoRARank floats a token; nil without adapters).
 	loraU []float32
+	// loraScales, when not nil, are the state's own adapter scales
+	// (SetLoRAScales), in loraBuf; nil takes the adapters' own.
+	loraScales, loraBuf []float32
 }
 
 // StateOptions size a State.
@@ -270,6 +273,7 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 	if m.LoRARank > 0 {
 		s.loraU = make([]float32, o.Batch*m.LoRARank)
 	}
+	s.loraBuf = make([]float32, m.Adapters)
 	s.fitScratch()
 	return s, nil
 }
@@ -355,7 +359,7 @@ func (s *State) addLoRA(w *ops.Matrix, row0, rows int, a acts, out []float32, st
 	if rows == 0 {
 		rows = w.Rows - row0
 	}
-	s.e.AddLoRA(w, row0, rows, a.rows, a.cols, a.n, out, stride, s.loraU)
+	s.e.AddLoRA(w, row0, rows, a.rows, a.cols, a.n, out, stride, s.loraU, s.loraScales)
 }
 
 type attnTask struct {
@@ -681,7 +685,7 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 			return pass{}, fmt.Errorf("model: embedding of token %d: %w", tok, err)
 		}
 	}
-	ops.AddEmbedLoRA(m.EmbedLoRA, p.x, tokens, E)
+	ops.AddEmbedLoRA(m.EmbedLoRA, p.x, tokens, E, s.loraScales)
 	if c.EmbedScale != 0 {
 		ops.Scale(p.x, c.EmbedScale)
 	}

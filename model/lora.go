@@ -220,7 +220,7 @@ func (m *Model) AttachAdapter(file, f *gguf.File, h *AdapterHeader, r io.ReaderA
 			}
 			return fmt.Errorf("model: adapter tensor %q does not exist in the model (the wrong base model?): %w", p.Name, ErrBadAdapter)
 		}
-		ps = append(ps, pending{w: w, a: a, b: b, l: &ops.LoRA{Rank: int(rank), Factor: loraFactor(h.Alpha, rank), Scale: scale}})
+		ps = append(ps, pending{w: w, a: a, b: b, l: &ops.LoRA{Rank: int(rank), Factor: loraFactor(h.Alpha, rank), Scale: scale, ID: m.Adapters}})
 	}
 	var buf []byte
 	for i := range ps {
@@ -241,7 +241,44 @@ func (m *Model) AttachAdapter(file, f *gguf.File, h *AdapterHeader, r io.ReaderA
 			m.LoRARank = max(m.LoRARank, p.l.Rank)
 		}
 	}
+	m.Adapters++
+	m.adapterScales = append(m.adapterScales, scale)
 	return nil
+}
+
+// SetLoRAScales gives the state scales of its own for the model's
+// adapters, scales[i] for adapter i (Model.Adapters of them), or takes
+// the adapters' own again (nil). It reports whether the scales the state
+// computes with changed, after which what its cache holds was computed
+// with others. It copies scales.
+func (s *State) SetLoRAScales(scales []float32) (changed bool, err error) {
+	if scales != nil && len(scales) != len(s.loraBuf) {
+		return false, fmt.Errorf("model: %d LoRA scales for %d adapters: %w", len(scales), len(s.loraBuf), ErrBadAdapter)
+	}
+	cur := s.effectiveScales()
+	if scales == nil {
+		s.loraScales = nil
+	} else {
+		copy(s.loraBuf, scales)
+		s.loraScales = s.loraBuf
+	}
+	return !slices.Equal(cur, s.effectiveScales()), nil
+}
+
+// LoRAScales are the state's own scales (nil: the adapters').
+func (s *State) LoRAScales() []float32 { return s.loraScales }
+
+// effectiveScales are the scales the state computes with now.
+func (s *State) effectiveScales() []float32 {
+	out := make([]float32, len(s.loraBuf))
+	if s.loraScales != nil {
+		copy(out, s.loraScales)
+		return out
+	}
+	for i, sc := range s.m.adapterScales {
+		out[i] = sc.Load()
+	}
+	return out
 }
 
 // twoDims reports whether the model's tensor name is a plain matrix,

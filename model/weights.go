@@ -247,6 +247,10 @@ type Model struct {
 	// them.
 	EmbedLoRA *ops.LoRA
 	LoRARank  int
+	// Adapters counts the adapters attached (each one's ops.LoRA.ID is
+	// its index), adapterScales their scales.
+	Adapters      int
+	adapterScales []*ops.LoRAScale
 }
 
 // LayerSource supplies layer weights to forward passes, for weights that

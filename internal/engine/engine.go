@@ -330,13 +330,21 @@ func (e *Engine) Check() error {
 // Identity identifies the model in saved sessions (snapshot.Identify),
 // computed on first use from the mapped file, with its LoRA adapters and
 // their scales now.
-func (e *Engine) Identity() (snapshot.Model, error) {
+func (e *Engine) Identity() (snapshot.Model, error) { return e.identityOf(nil) }
+
+// identityOf is Identity with q's own adapter scales, when it has some
+// (seq.(*Seq).LoRAScales), in place of the adapters'.
+func (e *Engine) identityOf(q *seq.Seq) (snapshot.Model, error) {
 	if err := e.Acquire(); err != nil {
 		return snapshot.Model{}, err
 	}
 	defer e.Release()
 	id, err := e.identity()
-	return e.withAdapters(id), err
+	var own []float32
+	if q != nil {
+		own = q.LoRAScales()
+	}
+	return e.withAdapters(id, own), err
 }
 
 // Close stops the threads and unmaps the file, after waiting for

@@ -174,18 +174,22 @@ func fingerprint(r io.ReaderAt, f *gguf.File) ([32]byte, error) {
 	return [32]byte(h.Sum(nil)), nil
 }
 
-// withAdapters is id with the adapters and their scales now mixed into
-// its fingerprint: a session saved under some adapters and scales is
+// withAdapters is id with the adapters and their scales now (own's, when
+// not nil) mixed into its fingerprint: a session saved under some adapters and scales is
 // restored only under the same (snapshot.Read compares the sums).
-func (e *Engine) withAdapters(id snapshot.Model) snapshot.Model {
+func (e *Engine) withAdapters(id snapshot.Model, own []float32) snapshot.Model {
 	if len(e.Adapters) == 0 {
 		return id
 	}
 	h := sha256.New()
 	h.Write(id.Sum[:])
-	for _, a := range e.Adapters {
+	for i, a := range e.Adapters {
+		sc := a.Scale.Load()
+		if own != nil {
+			sc = own[i]
+		}
 		h.Write(a.sum[:])
-		h.Write(binary.LittleEndian.AppendUint32(nil, math.Float32bits(a.Scale.Load())))
+		h.Write(binary.LittleEndian.AppendUint32(nil, math.Float32bits(sc)))
 	}
 	h.Sum(id.Sum[:0])
 	return id

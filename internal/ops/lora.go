@@ -30,7 +30,17 @@ type LoRA struct {
 	Rank   int
 	Factor float32 // alpha/rank, or 1 when the adapter gives no alpha
 	Scale  *LoRAScale
+	ID     int // the adapter's index among the model's, in a session's own scales
 	Next   *LoRA
+}
+
+// scale is l's factor times its scale: scales[l.ID] when a session has
+// scales of its own (scales not nil), else the adapter's.
+func (l *LoRA) scale(scales []float32) float32 {
+	if scales != nil {
+		return scales[l.ID] * l.Factor
+	}
+	return l.Scale.Load() * l.Factor
 }
 
 // LoRARank is the widest rank of m's corrections (0 without any): the
@@ -116,13 +126,14 @@ func (k *loraTask) Do(_, lo, hi int) {
 // AddLoRA adds m's corrections of rows [row0, row0+rows) to the products
 // of n tokens already in out: out[t*outStride+r] += Σ s·B_(row0+r)·(A·x_t)
 // over m's adapters whose scale is not 0, with x_t the float activations
-// at x[t*xStride:]. u is the scratch, at least n × m.LoRARank() floats.
+// at x[t*xStride:]. u is the scratch, at least n × m.LoRARank() floats;
+// scales, when not nil, replaces the adapters' scales (by LoRA.ID).
 // An adapter of scale 0 adds nothing at all, so the products stay the
 // base model's bit for bit.
-func (e *Exec) AddLoRA(m *Matrix, row0, rows int, x []float32, xStride, n int, out []float32, outStride int, u []float32) {
+func (e *Exec) AddLoRA(m *Matrix, row0, rows int, x []float32, xStride, n int, out []float32, outStride int, u, scales []float32) {
 	k := &e.lt
 	for l := m.LoRA; l != nil; l = l.Next {
-		s := l.Scale.Load() * l.Factor
+		s := l.scale(scales)
 		if s == 0 {
 			continue
 		}
@@ -137,10 +148,11 @@ func (e *Exec) AddLoRA(m *Matrix, row0, rows int, x []float32, xStride, n int, o
 // AddEmbedLoRA adds the corrections l (token_embd's, a chain) to the
 // embedding rows x (E floats a token) of tokens: row t gains
 // s·B·A_tok, where lora_a holds a row of Rank floats per token and lora_b
-// a row of Rank floats per embedding element (llama.cpp's build_inp_embd).
-func AddEmbedLoRA(l *LoRA, x []float32, tokens []int32, E int) {
+// a row of Rank floats per embedding element (llama.cpp's build_inp_embd);
+// scales as AddLoRA's.
+func AddEmbedLoRA(l *LoRA, x []float32, tokens []int32, E int, scales []float32) {
 	for ; l != nil; l = l.Next {
-		s := l.Scale.Load() * l.Factor
+		s := l.scale(scales)
 		if s == 0 {
 			continue
 		}

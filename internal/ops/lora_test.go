@@ -62,7 +62,7 @@ func TestAddLoRA(t *testing.T) {
 				}
 			}
 		}
-		e.AddLoRA(&m, tc.row0, tc.band, x, tc.cols, tc.n, out, stride, make([]float32, tc.n*m.LoRARank()))
+		e.AddLoRA(&m, tc.row0, tc.band, x, tc.cols, tc.n, out, stride, make([]float32, tc.n*m.LoRARank()), nil)
 		for i := range out {
 			if d := math.Abs(float64(out[i]) - want[i]); d > 1e-4*(1+math.Abs(want[i])) {
 				t.Fatalf("%+v: out[%d] = %v, want %v", tc, i, out[i], want[i])
