@@ -156,6 +156,8 @@ type commonRequest struct {
 	SpecNMax *int     `json:"speculative.n_max"`
 	SpecNMin *int     `json:"speculative.n_min"`
 	SpecPMin *float64 `json:"speculative.p_min"`
+	// LoRA is llama-server's per-request adapter scales: [{"id", "scale"}].
+	LoRA json.RawMessage `json:"lora"`
 }
 
 type responseFormat struct {
@@ -309,6 +311,13 @@ func (c *commonRequest) params() (Params, *apiError) {
 		return p, badRequest("speculative.p_min", "speculative.p_min must be between 0 and 1, got %v", *v)
 	}
 	p.DraftMax, p.DraftMin, p.DraftPMin = c.SpecNMax, c.SpecNMin, c.SpecPMin
+	if len(c.LoRA) > 0 && string(c.LoRA) != "null" {
+		lora, aerr := loraParam(c.LoRA)
+		if aerr != nil {
+			return p, aerr
+		}
+		p.LoRA = lora
+	}
 	return p, nil
 }
 

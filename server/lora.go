@@ -1,8 +1,12 @@
 package server
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
+
+	"github.com/lowmem/llm"
 )
 
 // LoRAAdapter is one LoRA adapter a LoRABackend applies: an entry of GET
@@ -107,4 +111,48 @@ func (s *Server) forgetIfStale(sl *slot) {
 		f.Forget()
 	}
 	sl.prompt, sl.loraGen = "", g
+}
+
+// loraParam reads a request's "lora": an array of {"id", "scale"}, as
+// llama-server takes it; the ids are checked against the model when the
+// request runs (FromModel's sessions: ErrBadPrompt).
+func loraParam(raw json.RawMessage) (map[int]float32, *apiError) {
+	var entries []struct {
+		ID    *int     `json:"id"`
+		Scale *float64 `json:"scale"`
+	}
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return nil, badRequest("lora", "'lora' must be an array of objects with 'id' and 'scale' fields")
+	}
+	out := make(map[int]float32, len(entries))
+	for _, e := range entries {
+		if e.ID == nil || *e.ID < 0 {
+			return nil, badRequest("lora", "invalid adapter id")
+		}
+		var v float64
+		if e.Scale != nil {
+			v = *e.Scale
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > math.MaxFloat32 {
+			return nil, badRequest("lora", "adapter %d: scale %v is not a finite number", *e.ID, v)
+		}
+		out[*e.ID] = float32(v)
+	}
+	return out, nil
+}
+
+// loraOption is the generation option of a request's adapter scales,
+// checked against the model's adapters (ErrBadPrompt for an id it does
+// not have); nil without them.
+func loraOption(m *llm.Model, scales map[int]float32) (llm.GenerateOption, error) {
+	if scales == nil {
+		return nil, nil
+	}
+	n := len(m.LoRAAdapters())
+	for id := range scales {
+		if id >= n {
+			return nil, fmt.Errorf("lora: invalid adapter id %d: the model has %d adapters: %w", id, n, ErrBadPrompt)
+		}
+	}
+	return llm.WithLoRAScales(scales), nil
 }

@@ -52,9 +52,9 @@ type loraCompletion struct {
 	} `json:"timings"`
 }
 
-func complete(t *testing.T, url string) loraCompletion {
+func complete(t *testing.T, url string, extra ...string) loraCompletion {
 	t.Helper()
-	resp, b := post(t, url+"/completion", `{"prompt":"Once upon a time there was","n_predict":8,"temperature":0}`)
+	resp, b := post(t, url+"/completion", `{"prompt":"Once upon a time there was","n_predict":8,"temperature":0`+strings.Join(extra, "")+`}`)
 	var c loraCompletion
 	if resp.StatusCode != 200 || json.Unmarshal(b, &c) != nil {
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
@@ -103,6 +103,28 @@ func TestLoRAAdapters(t *testing.T) {
 	}
 	if back := complete(t, url); back.Content != on.Content || back.Timings.CacheN != 0 {
 		t.Errorf("back at scale 1: %+v, want %q evaluated afresh", back, on.Content)
+	}
+
+	// A request's own scales: the others' cache is not reused, the
+	// model's scale stays.
+	if got := complete(t, url, `,"lora":[{"id":0,"scale":0}]`); got.Content != off.Content || got.Timings.CacheN != 0 {
+		t.Errorf("a request at scale 0: %+v, want %q evaluated afresh", got, off.Content)
+	}
+	if got := complete(t, url, `,"lora":[]`); got.Content != off.Content {
+		t.Errorf("a request listing no adapter: %q, want %q (scale 0)", got.Content, off.Content)
+	}
+	if got := complete(t, url); got.Content != on.Content || got.Timings.CacheN != 0 {
+		t.Errorf("a request without lora after one with: %+v, want %q evaluated afresh", got, on.Content)
+	}
+	for _, extra := range []string{`,"lora":[{"id":1,"scale":1}]`, `,"lora":{"id":0}`, `,"lora":[{"scale":1}]`, `,"lora":[{"id":0,"scale":"x"}]`} {
+		resp, b := post(t, url+"/completion", `{"prompt":"x","n_predict":1`+extra+`}`)
+		if resp.StatusCode != 400 {
+			t.Errorf("lora %s: %d %s, want 400", extra, resp.StatusCode, b)
+		}
+	}
+	resp, b := post(t, url+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":2,"lora":[{"id":7,"scale":1}]}`)
+	if resp.StatusCode != 400 {
+		t.Errorf("/v1/chat/completions with lora id 7: %d %s, want 400", resp.StatusCode, b)
 	}
 
 	for _, body := range []string{`[{"id":1,"scale":1}]`, `[{"scale":1}]`, `[{"id":0,"scale":"x"}]`, `{"id":0}`, `[{"id":0,"scale":1e39}]`} {

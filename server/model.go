@@ -194,6 +194,11 @@ func (ms modelSession) run(ctx context.Context, p Params, yield func(Piece) bool
 		seed = uint64(*p.Seed)
 	}
 	opts := []llm.GenerateOption{llm.MaxTokens(maxTokens), llm.Seed(seed)}
+	if o, err := loraOption(ms.m, p.LoRA); err != nil {
+		return Result{}, err
+	} else if o != nil {
+		opts = append(opts, o)
+	}
 	f32 := func(o func(float32) llm.GenerateOption) func(float64) llm.GenerateOption {
 		return func(v float64) llm.GenerateOption { return o(float32(v)) }
 	}
