@@ -339,11 +339,14 @@ func (e *Engine) identityOf(q *seq.Seq) (snapshot.Model, error) {
 		return snapshot.Model{}, err
 	}
 	defer e.Release()
-	id, err := e.identity()
 	var own []float32
 	if q != nil {
-		own = q.LoRAScales()
+		var err error
+		if own, err = q.LoRAScales(); err != nil {
+			return snapshot.Model{}, err
+		}
 	}
+	id, err := e.identity()
 	return e.withAdapters(id, own), err
 }
 

@@ -601,5 +601,12 @@ func (s *Seq) setLoRA(scales map[int]float32) error {
 }
 
 // LoRAScales are the adapter scales the sequence's last generation set
-// (nil: the adapters' own).
-func (s *Seq) LoRAScales() []float32 { return s.st.LoRAScales() }
+// (nil: the adapters' own): ErrClosed once closed, ErrBusy while another
+// call runs.
+func (s *Seq) LoRAScales() ([]float32, error) {
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.leave()
+	return slices.Clone(s.st.LoRAScales()), nil
+}
