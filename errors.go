@@ -47,6 +47,10 @@ var (
 	ErrInternal = engine.ErrInternal
 	// ErrBadToken: a token id outside the vocabulary.
 	ErrBadToken = model.ErrTokenOutOfRange
+	// ErrBadAdapter: a LoRA adapter file (WithLoRA) that is malformed or
+	// does not fit the model: another architecture, a tensor the model
+	// does not have, shapes that do not match, a lora_a without its lora_b.
+	ErrBadAdapter = model.ErrBadAdapter
 	// ErrNoChatTemplate: Chat on a model whose file has no chat template
 	// and was given none with WithChatTemplate.
 	ErrNoChatTemplate = chat.ErrNoTemplate

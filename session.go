@@ -196,7 +196,8 @@ func (s *Session) CompleteTokens(ctx context.Context, ids []int32, opts ...Gener
 
 // Save writes the session's tokens, last logits and used KV rows to w in a
 // versioned, checksummed format; Restore on a session of the same model
-// file and KV type continues exactly where this one stands.
+// file and KV type (and LoRA adapters at the same scales) continues
+// exactly where this one stands.
 func (s *Session) Save(w io.Writer) (err error) {
 	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
 	return s.m.e.Save(s.q, w)

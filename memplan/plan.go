@@ -211,6 +211,11 @@ type Request struct {
 	// mixture-of-experts model whose experts are read from disk holds
 	// them in that layout in its expert cache (Plan.RepackExperts).
 	Repack bool
+	// AdapterBytes is the memory of the LoRA adapters applied (their
+	// factors as float32: model.AdapterHeader.Bytes), AdapterRank their
+	// widest rank, whose products each session keeps for a batch.
+	AdapterBytes int64
+	AdapterRank  int
 }
 
 // Fixed costs measured on this implementation (see docs/ARCHITECTURE.md,
@@ -245,6 +250,8 @@ const (
 	// RepackedComponent is the weights held in the X8 layout, anonymous
 	// memory (Plan.Repacked); the "weights" component lacks their pages.
 	RepackedComponent = "repacked weights"
+	// LoRAComponent is the LoRA adapters' factors (Request.AdapterBytes).
+	LoRAComponent = "lora adapters"
 )
 
 // others lists the memory of a configuration that is neither weights nor
@@ -273,13 +280,19 @@ func (s *Shape) others(r Request, ctx int) []Component {
 		note += ", conv state and checkpoints"
 	}
 	batch := s.batch(r, ctx)
-	return perSession([]Component{
+	var lora []Component
+	if r.AdapterBytes > 0 {
+		lora = []Component{{LoRAComponent, r.AdapterBytes, "LoRA adapters' lora_a and lora_b as float32"}}
+		session += int64(batch) * int64(r.AdapterRank) * 4
+		note += ", the adapters' rank-wide products"
+	}
+	return perSession(append([]Component{
 		{"activations", int64(model.ScratchBytes(c, s.MaxXRow, batch)), fmt.Sprintf("arena for a %d-token batch", batch)},
 		{"session", session, note},
 		{"model heap", heap, "tokenizer, norms"},
 		{"runtime", runtimeBytes, "Go runtime, binary, stacks"},
 		{"page tables", s.pageTableBytes(), "the kernel's map of the file and the heap, charged to the cgroup"},
-	}, r.Sessions)
+	}, lora...), r.Sessions)
 }
 
 // batch is the tokens of one forward pass a session of the request takes

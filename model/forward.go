@@ -69,6 +69,12 @@ type State struct {
 	dn deltaTask
 	// wkv runs an RWKV-7 layer's state update.
 	wkv wkv7Task
+	// loraU holds a batch's rank-wide products of the adapters' lora_a
+	// (Model.LoRARank floats a token; nil without adapters).
+	loraU []float32
+	// loraScales, when not nil, are the state's own adapter scales
+	// (SetLoRAScales), in loraBuf; nil takes the adapters' own.
+	loraScales, loraBuf []float32
 }
 
 // StateOptions size a State.
@@ -264,6 +270,10 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 	s.scratch = make([][]float32, e.Pool().Threads())
 	s.errs = make([]error, e.Pool().Threads())
 	s.moe.held = make([]*Expert, m.ExpertsUsed)
+	if m.LoRARank > 0 {
+		s.loraU = make([]float32, o.Batch*m.LoRARank)
+	}
+	s.loraBuf = make([]float32, m.Adapters)
 	s.fitScratch()
 	return s, nil
 }
@@ -336,7 +346,20 @@ func (s *State) mul(w *ops.Matrix, a acts, out []float32, stride int) error {
 		return err
 	}
 	s.e.MatMul(w, xq, a.n, out, stride)
+	s.addLoRA(w, 0, 0, a, out, stride)
 	return nil
+}
+
+// addLoRA adds w's adapter corrections (if any) of rows [row0,
+// row0+rows) (rows 0: to the end) of a's products, already in out.
+func (s *State) addLoRA(w *ops.Matrix, row0, rows int, a acts, out []float32, stride int) {
+	if w.LoRA == nil {
+		return
+	}
+	if rows == 0 {
+		rows = w.Rows - row0
+	}
+	s.e.AddLoRA(w, row0, rows, a.rows, a.cols, a.n, out, stride, s.loraU, s.loraScales)
 }
 
 type attnTask struct {
@@ -662,6 +685,7 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 			return pass{}, fmt.Errorf("model: embedding of token %d: %w", tok, err)
 		}
 	}
+	ops.AddEmbedLoRA(m.EmbedLoRA, p.x, tokens, E, s.loraScales)
 	if c.EmbedScale != 0 {
 		ops.Scale(p.x, c.EmbedScale)
 	}

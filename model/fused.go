@@ -91,6 +91,7 @@ func (s *State) mulShared(a acts, ps []projection, out []float32, stride int) er
 			}
 			one := [1]ops.Part{p.part(xq, out, stride)}
 			s.e.MatMulParts(one[:], a.n)
+			s.addLoRA(p.w, p.row0, p.rows, a, out[p.off:], stride)
 		}
 		return nil
 	}
@@ -110,6 +111,9 @@ func (s *State) mulShared(a acts, ps []projection, out []float32, stride int) er
 		parts[i] = p.part(xq, out, stride)
 	}
 	s.e.MatMulParts(parts[:len(ps)], a.n)
+	for _, p := range ps {
+		s.addLoRA(p.w, p.row0, p.rows, a, out[p.off:], stride)
+	}
 	return nil
 }
 
@@ -128,7 +132,24 @@ func (s *State) mulGated(a acts, gate, up projection, gu []float32, stride int) 
 	if err != nil {
 		return err
 	}
-	s.e.MatMulGated(gate.part(xg, gu, stride), up.part(xu, gu, stride), a.n, s.act)
+	if gate.w.LoRA == nil && up.w.LoRA == nil {
+		s.e.MatMulGated(gate.part(xg, gu, stride), up.part(xu, gu, stride), a.n, s.act)
+		return nil
+	}
+	// The corrections come before the activation: the products, then
+	// them, then the activation over each token's row, in three steps.
+	parts := [2]ops.Part{gate.part(xg, gu, stride), up.part(xu, gu, stride)}
+	s.e.MatMulParts(parts[:], a.n)
+	s.addLoRA(gate.w, gate.row0, gate.rows, a, gu[gate.off:], stride)
+	s.addLoRA(up.w, up.row0, up.rows, a, gu[up.off:], stride)
+	F := gate.rows
+	if F == 0 {
+		F = gate.w.Rows
+	}
+	for t := range a.n {
+		row := gu[t*stride:]
+		s.act(row[gate.off:gate.off+F], row[up.off:up.off+F])
+	}
 	return nil
 }
 
@@ -139,6 +160,14 @@ func (s *State) mulAdd(w *ops.Matrix, a acts, out []float32, stride int, acc []f
 	if err != nil {
 		return err
 	}
-	s.e.MatMulAdd(w, xq, a.n, out, stride, acc, accStride)
+	if w.LoRA == nil {
+		s.e.MatMulAdd(w, xq, a.n, out, stride, acc, accStride)
+		return nil
+	}
+	s.e.MatMul(w, xq, a.n, out, stride)
+	s.addLoRA(w, 0, 0, a, out, stride)
+	for t := range a.n {
+		ops.Add(acc[t*accStride:t*accStride+w.Rows], out[t*stride:])
+	}
 	return nil
 }

@@ -240,6 +240,17 @@ type Model struct {
 	ExpertSource ExpertSource
 
 	maxX int // widest quantized activation row (see maxXRowBytes)
+
+	// EmbedLoRA lists the adapters' corrections of token_embd's rows
+	// (AttachAdapter), nil without any; LoRARank is the widest rank of
+	// the matrices' corrections, the floats per token a State keeps for
+	// them.
+	EmbedLoRA *ops.LoRA
+	LoRARank  int
+	// Adapters counts the adapters attached (each one's ops.LoRA.ID is
+	// its index), adapterScales their scales.
+	Adapters      int
+	adapterScales []*ops.LoRAScale
 }
 
 // LayerSource supplies layer weights to forward passes, for weights that

@@ -6,7 +6,8 @@
 // manifests/<registry>/<namespace>/<name>/<tag> (registry.ollama.ai and
 // library by default); its layer of media type
 // application/vnd.ollama.image.model names the GGUF blob,
-// blobs/sha256-<hex>.
+// blobs/sha256-<hex>; those of type application/vnd.ollama.image.adapter
+// (a Modelfile's ADAPTER) name its LoRA adapters' GGUF blobs (Adapters).
 //
 // Example:
 //
@@ -43,7 +44,11 @@ var (
 	ErrBadName = errors.New("ollama: bad model name")
 )
 
-const modelMediaType = "application/vnd.ollama.image.model"
+// The media types of a manifest's layers this package reads.
+const (
+	modelMediaType   = "application/vnd.ollama.image.model"
+	adapterMediaType = "application/vnd.ollama.image.adapter"
+)
 
 // IsRef reports whether s is an "ollama:" reference.
 func IsRef(s string) bool { return strings.HasPrefix(s, Prefix) }
@@ -88,6 +93,38 @@ var partRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // ResolveIn is Resolve with an explicit store directory.
 func ResolveIn(dir, ref string) (string, error) {
+	m, err := ResolveModelIn(dir, ref)
+	return m.Path, err
+}
+
+// Model is what a manifest names: the GGUF blob of the model and, in
+// order, those of its LoRA adapters (layers of media type
+// application/vnd.ollama.image.adapter, a Modelfile's ADAPTER).
+type Model struct {
+	Path     string
+	Adapters []string
+}
+
+// Adapters returns the LoRA adapter blobs of the model a model argument
+// names: none for a plain file (or an existing file whose name only
+// looks like a reference), else its manifest's adapter layers (Resolve).
+func Adapters(arg string) ([]string, error) {
+	if !IsRef(arg) {
+		return nil, nil
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return nil, nil
+	}
+	dir, err := Dir()
+	if err != nil {
+		return nil, err
+	}
+	m, err := ResolveModelIn(dir, arg)
+	return m.Adapters, err
+}
+
+// ResolveModelIn is ResolveIn returning the adapters' blobs too.
+func ResolveModelIn(dir, ref string) (Model, error) {
 	name := strings.TrimPrefix(ref, Prefix)
 	registry, namespace := "registry.ollama.ai", "library"
 	tag := "latest"
@@ -102,16 +139,16 @@ func ResolveIn(dir, ref string) (string, error) {
 	case 3:
 		registry, namespace = parts[0], parts[1]
 	default:
-		return "", fmt.Errorf("%w: %q: want NAME[:TAG], NAMESPACE/NAME[:TAG] or HOST/NAMESPACE/NAME[:TAG]", ErrBadName, ref)
+		return Model{}, fmt.Errorf("%w: %q: want NAME[:TAG], NAMESPACE/NAME[:TAG] or HOST/NAMESPACE/NAME[:TAG]", ErrBadName, ref)
 	}
 	model := parts[len(parts)-1]
 	for _, p := range []string{registry, namespace, model, tag} {
 		if !partRe.MatchString(p) {
-			return "", fmt.Errorf("%w: %q", ErrBadName, ref)
+			return Model{}, fmt.Errorf("%w: %q", ErrBadName, ref)
 		}
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("%w at %s (set OLLAMA_MODELS to the directory holding manifests/ and blobs/)", ErrNoStore, dir)
+		return Model{}, fmt.Errorf("%w at %s (set OLLAMA_MODELS to the directory holding manifests/ and blobs/)", ErrNoStore, dir)
 	}
 	manifest := filepath.Join(dir, "manifests", registry, namespace, model, tag)
 	b, err := os.ReadFile(manifest)
@@ -121,10 +158,10 @@ func ResolveIn(dir, ref string) (string, error) {
 		if len(have) > 0 {
 			list = "the store has: " + strings.Join(have, ", ")
 		}
-		return "", fmt.Errorf("%w: %s:%s in %s; %s", ErrNotFound, shortName(registry, namespace, model), tag, dir, list)
+		return Model{}, fmt.Errorf("%w: %s:%s in %s; %s", ErrNotFound, shortName(registry, namespace, model), tag, dir, list)
 	}
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrBadManifest, manifest, err)
+		return Model{}, fmt.Errorf("%w: %s: %v", ErrBadManifest, manifest, err)
 	}
 	var m struct {
 		Layers []struct {
@@ -133,27 +170,47 @@ func ResolveIn(dir, ref string) (string, error) {
 		} `json:"layers"`
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrBadManifest, manifest, err)
+		return Model{}, fmt.Errorf("%w: %s: %v", ErrBadManifest, manifest, err)
 	}
+	var out Model
 	for _, l := range m.Layers {
-		if l.MediaType != modelMediaType {
+		if l.MediaType != modelMediaType && l.MediaType != adapterMediaType {
 			continue
 		}
-		algo, hex, ok := strings.Cut(l.Digest, ":")
-		if !ok || algo != "sha256" || !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(hex) {
-			return "", fmt.Errorf("%w: %s: model layer digest %q", ErrBadManifest, manifest, l.Digest)
-		}
-		blob := filepath.Join(dir, "blobs", "sha256-"+hex)
-		st, err := os.Stat(blob)
+		blob, err := blobPath(dir, manifest, l.Digest)
 		if err != nil {
-			return "", fmt.Errorf("%w: %s names blob %s, which is missing: %v", ErrBadManifest, manifest, blob, err)
+			return Model{}, err
 		}
-		if !st.Mode().IsRegular() {
-			return "", fmt.Errorf("%w: blob %s is not a regular file", ErrBadManifest, blob)
+		if l.MediaType == adapterMediaType {
+			out.Adapters = append(out.Adapters, blob)
+		} else if out.Path == "" {
+			out.Path = blob
 		}
-		return blob, nil
 	}
-	return "", fmt.Errorf("%w: %s has no layer of type %s (not a language model?)", ErrBadManifest, manifest, modelMediaType)
+	if out.Path == "" {
+		return Model{}, fmt.Errorf("%w: %s has no layer of type %s (not a language model?)", ErrBadManifest, manifest, modelMediaType)
+	}
+	return out, nil
+}
+
+var digestRe = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// blobPath is the blob a layer's digest names, which must be a regular
+// file of the store.
+func blobPath(dir, manifest, digest string) (string, error) {
+	algo, hex, ok := strings.Cut(digest, ":")
+	if !ok || algo != "sha256" || !digestRe.MatchString(hex) {
+		return "", fmt.Errorf("%w: %s: layer digest %q", ErrBadManifest, manifest, digest)
+	}
+	blob := filepath.Join(dir, "blobs", "sha256-"+hex)
+	st, err := os.Stat(blob)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s names blob %s, which is missing: %v", ErrBadManifest, manifest, blob, err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%w: blob %s is not a regular file", ErrBadManifest, blob)
+	}
+	return blob, nil
 }
 
 func shortName(registry, namespace, model string) string {

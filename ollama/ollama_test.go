@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -111,5 +112,45 @@ func TestPath(t *testing.T) {
 	}
 	if _, err := Path("ollama:missing"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing model: %v", err)
+	}
+}
+
+// TestResolveAdapters: a manifest's adapter layers, in order, beside its
+// model; a bad adapter digest is a bad manifest.
+func TestResolveAdapters(t *testing.T) {
+	dir := fakeStore(t)
+	a1, a2 := strings.Repeat("1", 64), strings.Repeat("2", 64)
+	layer := func(typ, d string) string {
+		return `{"mediaType":"application/vnd.ollama.image.` + typ + `","digest":"sha256:` + d + `"}`
+	}
+	for name, body := range map[string]string{
+		"manifests/registry.ollama.ai/library/tuned/latest": `{"layers":[` + layer("adapter", a2) + "," + layer("model", digest) + "," + layer("adapter", a1) + `]}`,
+		"manifests/registry.ollama.ai/library/bad/latest":   `{"layers":[` + layer("model", digest) + "," + layer("adapter", "x") + `]}`,
+		"blobs/sha256-" + a1:                                "GGUF", "blobs/sha256-" + a2: "GGUF",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := ResolveModelIn(dir, "tuned")
+	blob := func(d string) string { return filepath.Join(dir, "blobs", "sha256-"+d) }
+	if err != nil || m.Path != blob(digest) || !slices.Equal(m.Adapters, []string{blob(a2), blob(a1)}) {
+		t.Errorf("tuned: %+v, %v", m, err)
+	}
+	if m, err := ResolveModelIn(dir, "llama3.2:3b"); err != nil || m.Adapters != nil {
+		t.Errorf("llama3.2:3b: %+v, %v: want no adapters", m, err)
+	}
+	if _, err := ResolveModelIn(dir, "bad"); !errors.Is(err, ErrBadManifest) {
+		t.Errorf("bad adapter digest: %v", err)
+	}
+	t.Setenv("OLLAMA_MODELS", dir)
+	if as, err := Adapters("ollama:tuned"); err != nil || len(as) != 2 {
+		t.Errorf("Adapters: %v, %v", as, err)
+	}
+	if as, err := Adapters("/some/file.gguf"); err != nil || as != nil {
+		t.Errorf("a file: %v, %v", as, err)
 	}
 }

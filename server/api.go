@@ -159,6 +159,8 @@ type commonRequest struct {
 	// IDSlot is llama-server's id_slot: the slot to run on (-1, or
 	// absent: the one whose cache holds the most of the prompt).
 	IDSlot *int `json:"id_slot"`
+	// LoRA is llama-server's per-request adapter scales: [{"id", "scale"}].
+	LoRA json.RawMessage `json:"lora"`
 }
 
 type responseFormat struct {
@@ -317,6 +319,13 @@ func (c *commonRequest) params() (Params, *apiError) {
 			return p, badRequest("id_slot", "Invalid slot ID: id_slot must be -1 or a slot's id, got %d", *c.IDSlot)
 		}
 		p.slot = c.IDSlot
+	}
+	if len(c.LoRA) > 0 && string(c.LoRA) != "null" {
+		lora, aerr := loraParam(c.LoRA)
+		if aerr != nil {
+			return p, aerr
+		}
+		p.LoRA = lora
 	}
 	return p, nil
 }

@@ -205,7 +205,11 @@ type TopLogprob struct {
 // backend's defaults.
 type Params struct {
 	// MaxTokens bounds the generated tokens; 0 means until the context is full.
-	MaxTokens        int
+	MaxTokens int
+	// LoRA, when not nil, are the adapters' scales for this request, by
+	// id (those not listed 0): llama-server's "lora" field. nil takes the
+	// adapters' own (POST /lora-adapters).
+	LoRA             map[int]float32
 	Temperature      *float64
 	TopP             *float64
 	Seed             *int64

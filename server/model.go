@@ -207,6 +207,11 @@ func (ms modelSession) run(ctx context.Context, p Params, yield func(Piece) bool
 		seed = uint64(*p.Seed)
 	}
 	opts := []llm.GenerateOption{llm.MaxTokens(maxTokens), llm.Seed(seed)}
+	if o, err := loraOption(ms.m, p.LoRA); err != nil {
+		return Result{}, err
+	} else if o != nil {
+		opts = append(opts, o)
+	}
 	f32 := func(o func(float32) llm.GenerateOption) func(float64) llm.GenerateOption {
 		return func(v float64) llm.GenerateOption { return o(float32(v)) }
 	}
@@ -346,3 +351,20 @@ func backendError(err error) error {
 	}
 	return err
 }
+
+// LoRAAdapters implements LoRABackend: the model's adapters
+// (llm.Model.LoRAAdapters).
+func (b *Model) LoRAAdapters() []LoRAAdapter {
+	as := b.m.LoRAAdapters()
+	out := make([]LoRAAdapter, len(as))
+	for i, a := range as {
+		out[i] = LoRAAdapter{ID: a.ID, Path: a.Path, Scale: a.Scale}
+	}
+	return out
+}
+
+// SetLoRAScale implements LoRABackend (llm.Model.SetLoRAScale).
+func (b *Model) SetLoRAScale(id int, scale float32) error { return b.m.SetLoRAScale(id, scale) }
+
+// Forget implements ForgetSession: the session drops what it holds.
+func (ms modelSession) Forget() { ms.s.Reset() }

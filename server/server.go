@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lowmem/llm/chat"
@@ -36,6 +37,10 @@ type Server struct {
 	started time.Time       // when New made the server
 	base    context.Context // cancelled when Shutdown gives up waiting
 	cancel  context.CancelFunc
+	// loraGen counts the changes of the adapters' scales (POST
+	// /lora-adapters); a slot whose session ran before the last one
+	// forgets its cached prompt first (forgetIfStale).
+	loraGen atomic.Uint64
 }
 
 // Option configures a Server.
@@ -152,6 +157,7 @@ func New(b Backend, opts ...Option) (*Server, error) {
 	}
 	s.mux.HandleFunc("GET /slots", s.wrap("/slots", writeNativeError, s.handleSlots))
 	s.mux.HandleFunc("POST /slots/{id_slot}", s.wrap("/slots", writeNativeError, s.handleSlotAction))
+	s.registerLoRA()
 	s.mux.HandleFunc("GET /health", s.handleHealth)
 	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
 	s.ollamaRoutes()
@@ -416,6 +422,7 @@ func (s *Server) hold(r *http.Request, take func(context.Context) (*slot, error)
 	case err != nil:
 		return nil, nil, nil, &apiError{Status: 499, Type: "invalid_request_error", Message: "request cancelled while queued"}
 	}
+	s.forgetIfStale(sl)
 	return ctx, sl, func() { s.slots.release(sl); stop(); cancel() }, nil
 }
 

@@ -13,6 +13,7 @@ type slot struct {
 	id      int
 	session Session
 	prompt  string // the prompt of its last request, for prefix affinity
+	loraGen uint64 // Server.loraGen when its session last ran
 }
 
 // slots hands out sessions: a free one at once (preferring the one whose

@@ -112,6 +112,7 @@ type config struct {
 	pack     bool      // -texts: one EmbedBatch call (else an EmbedTokens call a text)
 	lookup   int       // the tg test generates greedily, with and without this many prompt-lookup drafts
 	draft    string    // -lookup's drafts come from this draft model instead
+	lora     cli.LoRAFlags
 }
 
 // errUsage reports bad flags; the flag package has already printed why.
@@ -121,6 +122,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var c config
 	fs := cmdline.FlagSet("bench", stderr)
 	fs.StringVar(&c.model, "m", "", "GGUF model file (required)")
+	c.lora.Register(fs)
 	fs.IntVar(&c.threads, "t", 0, "threads (0 = GOMAXPROCS)")
 	fs.IntVar(&c.pp, "p", 512, "prompt tokens for the pp test (0 = skip)")
 	fs.IntVar(&c.tg, "n", 128, "generated tokens for the tg test (0 = skip)")
@@ -144,7 +146,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.lookup, "lookup", 0, "the tg test generates greedily after 64 random tokens written twice, without and with prompt-lookup speculation of up to this many drafts (llm.WithSpeculation), and times a decode step against a verification pass (0 = off)")
 	fs.StringVar(&c.draft, "md", "", "with -lookup K, the speculative runs draft up to K tokens with this draft model (llm.WithDraftModel, PMin 0) instead of prompt lookup")
 	fs.StringVar(&c.profile, "profile", "", "write a CPU profile of the measured runs to `FILE` (FILE.pp and FILE.tg when both tests run) and print CPU time by phase of the forward pass")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(cli.LoRAArgs(args)); err != nil {
 		return c, errUsage
 	}
 	if fs.NArg() > 0 {
@@ -327,7 +329,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	start := time.Now()
-	m, err := llm.Load(c.model, opts...)
+	m, err := llm.Load(c.model, append(opts[:len(opts):len(opts)], c.lora.Options()...)...)
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ func run(args []string, in io.Reader, out, stderr io.Writer, sig <-chan os.Signa
 	effort := fs.String("effort", "", "gpt-oss's reasoning effort: low, medium or high (its template's reasoning_effort)")
 	var jf cli.JSONFlags
 	jf.Register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(cli.LoRAArgs(args)); err != nil {
 		return err
 	}
 	jsonOpts, err := jf.Options()

@@ -41,7 +41,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	raw := fs.Bool("raw", false, "do not normalise the vectors to unit length")
 	asJSON := fs.Bool("json", false, "print each vector as a JSON line instead of the similarities")
 	query := fs.String("query", "", "rank the texts by their relevance to this query with a reranker (Model.Rerank) instead of embedding them")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(cli.LoRAArgs(args)); err != nil {
 		return err
 	}
 	texts := fs.Args()

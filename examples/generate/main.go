@@ -39,7 +39,7 @@ func run() error {
 	showIDs := flag.Bool("ids", false, "print token ids after the text")
 	var jf cli.JSONFlags
 	jf.Register(flag.CommandLine)
-	flag.Parse()
+	flag.CommandLine.Parse(cli.LoRAArgs(os.Args[1:])) // ExitOnError: exits on a bad flag
 
 	m, done, err := mf.Load(os.Stderr)
 	if err != nil {

@@ -35,7 +35,7 @@ func run() error {
 	var mf cli.ModelFlags
 	mf.Register(flag.CommandLine)
 	asJSON := flag.Bool("json", false, "print one JSON object")
-	flag.Parse()
+	flag.CommandLine.Parse(cli.LoRAArgs(os.Args[1:])) // ExitOnError: exits on a bad flag
 	if mf.Path == "" {
 		flag.Usage()
 		return fmt.Errorf("-m is required")

@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	slotSave := fs.String("slot-save-path", "", "directory for POST /slots/{id}?action=save and restore (llama-server's --slot-save-path); without it slot actions answer 501")
 	var df draftFlags
 	df.register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(cli.LoRAArgs(args)); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -235,3 +235,42 @@ func TestDraftModelServes(t *testing.T) {
 		t.Errorf("completion: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestLoRAFlagsRefused: -lora and -lora-scaled reach Load, which refuses
+// a missing file and an adapter of another architecture by name.
+func TestLoRAFlagsRefused(t *testing.T) {
+	dir := t.TempDir()
+	tiny, qwen := filepath.Join(dir, "tiny.gguf"), filepath.Join(dir, "qwen.gguf")
+	if err := testutil.WriteModelFile(tiny, testutil.TinyLlama()); err != nil {
+		t.Fatal(err)
+	}
+	if err := testutil.WriteModelFile(qwen, testutil.TinyQwen2()); err != nil {
+		t.Fatal(err)
+	}
+	qb, err := os.ReadFile(qwen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab, err := testutil.LoRABytes(qb, testutil.LoRASpec{Tensors: []string{"blk.0.attn_q.weight"}, Rank: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adapter := filepath.Join(dir, "qwen-lora.gguf")
+	if err := os.WriteFile(adapter, ab, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lora", filepath.Join(dir, "none.gguf")}, "none.gguf"},
+		{[]string{"--lora-scaled", adapter, "0.5"}, "qwen2"},
+		{[]string{"-lora-scaled", adapter + ":0.5"}, "qwen2"},
+		{[]string{"-lora-scaled", adapter}, "FNAME:SCALE"},
+	} {
+		err := run(context.Background(), append([]string{"-m", tiny, "-addr", "127.0.0.1:0"}, tc.args...), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want one naming %s", tc.args, err, tc.want)
+		}
+	}
+}

@@ -33,6 +33,8 @@ type Options struct {
 	// Draft, when not nil, is the draft model each session drafts with
 	// (seq.Drafting): a sequence of its own, sized and counted by it.
 	Draft *Engine
+	// Adapters are the LoRA adapters applied to the model, in order.
+	Adapters []AdapterSpec
 }
 
 // Engine is a model loaded to run: its mapped file, weights, tokenizer,
@@ -47,6 +49,7 @@ type Engine struct {
 	KVBudget *memplan.KVBudget  // the KV memory of the sessions
 	Chat     Chat               // the chat template and the vocabulary's end tokens
 	Defaults Options            // of new sessions: Load's, with the plan's context, KV type and weights
+	Adapters []Adapter          // the LoRA adapters applied, in Options.Adapters' order
 	mapping  *mem.Mapping
 	span     span // the mapping's addresses, to recognise a fault on it
 	log      *slog.Logger
@@ -77,6 +80,9 @@ func Load(ctx context.Context, path string, o Options) (*Engine, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("llm: load %s: %w", path, err)
+	}
+	if err := ollamaAdapters(path, &o); err != nil {
+		return nil, err
 	}
 	path, err := modelPath(path)
 	if err != nil {
@@ -123,6 +129,9 @@ func modelPath(path string) (string, error) {
 // PlanFile is the plan Load would make for the file at path (or an
 // "ollama:" reference) with o, from its header alone.
 func PlanFile(path string, o Options) (memplan.Plan, error) {
+	if err := ollamaAdapters(path, &o); err != nil {
+		return memplan.Plan{}, err
+	}
 	path, err := modelPath(path)
 	if err != nil {
 		return memplan.Plan{}, err
@@ -131,6 +140,11 @@ func PlanFile(path string, o Options) (memplan.Plan, error) {
 	if err != nil {
 		return memplan.Plan{}, fmt.Errorf("llm: plan %s: %w", path, err)
 	}
+	afs, err := openAdapters(o.Adapters, &o.Request)
+	if err != nil {
+		return memplan.Plan{}, err
+	}
+	closeAdapters(afs)
 	return memplan.Make(sh, o.Request)
 }
 
@@ -210,6 +224,11 @@ func load(ctx context.Context, mp *mem.Mapping, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	afs, err := openAdapters(o.Adapters, &o.Request)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAdapters(afs)
 	plan, err := memplan.Make(sh, o.Request)
 	if err != nil {
 		return nil, err
@@ -227,6 +246,12 @@ func load(ctx context.Context, mp *mem.Mapping, o Options) (*Engine, error) {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Before residency starts: streamed blocks copy the matrices' headers,
+	// corrections included.
+	adapters, err := attachAdapters(mm, f, afs)
+	if err != nil {
 		return nil, err
 	}
 	tok, err := tokenizer.FromGGUF(f)
@@ -259,7 +284,8 @@ func load(ctx context.Context, mp *mem.Mapping, o Options) (*Engine, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	e := &Engine{Model: mm, Tok: tok, Chat: ch, Pool: ops.NewPool(o.Threads), Shape: sh, mapping: mp, span: spanOf(data), log: o.Logger}
+	e := &Engine{Model: mm, Tok: tok, Chat: ch, Pool: ops.NewPool(o.Threads), Shape: sh, mapping: mp, span: spanOf(data), log: o.Logger,
+		Adapters: adapters}
 	e.Weights, err = residency.Start(residency.Config{Mapping: mp, Model: mm, File: f, Shape: sh, Plan: plan,
 		Auto: o.Weights == memplan.WeightsAuto, Budget: o.Limit, Readers: o.Readers, OnPressure: o.OnPressure, Logger: o.Logger, Pool: e.Pool})
 	if err != nil {
@@ -302,13 +328,26 @@ func (e *Engine) Check() error {
 }
 
 // Identity identifies the model in saved sessions (snapshot.Identify),
-// computed on first use from the mapped file.
-func (e *Engine) Identity() (snapshot.Model, error) {
+// computed on first use from the mapped file, with its LoRA adapters and
+// their scales now.
+func (e *Engine) Identity() (snapshot.Model, error) { return e.identityOf(nil) }
+
+// identityOf is Identity with q's own adapter scales, when it has some
+// (seq.(*Seq).LoRAScales), in place of the adapters'.
+func (e *Engine) identityOf(q *seq.Seq) (snapshot.Model, error) {
 	if err := e.Acquire(); err != nil {
 		return snapshot.Model{}, err
 	}
 	defer e.Release()
-	return e.identity()
+	var own []float32
+	if q != nil {
+		var err error
+		if own, err = q.LoRAScales(); err != nil {
+			return snapshot.Model{}, err
+		}
+	}
+	id, err := e.identity()
+	return e.withAdapters(id, own), err
 }
 
 // Close stops the threads and unmaps the file, after waiting for

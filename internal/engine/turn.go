@@ -179,7 +179,7 @@ func (e *Engine) Detokenize(ids []int32) (string, error) {
 
 // Save writes q's state with the model's identity (seq.(*Seq).Save).
 func (e *Engine) Save(q *seq.Seq, w io.Writer) error {
-	id, err := e.Identity()
+	id, err := e.identityOf(q)
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func (e *Engine) Save(q *seq.Seq, w io.Writer) error {
 // Restore reads a state Save wrote into q, checking it was saved by this
 // model (seq.(*Seq).Restore).
 func (e *Engine) Restore(q *seq.Seq, r io.Reader) error {
-	id, err := e.Identity()
+	id, err := e.identityOf(q)
 	if err != nil {
 		return err
 	}

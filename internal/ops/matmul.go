@@ -38,6 +38,11 @@ type Matrix struct {
 	// x8RowBytes is a row's share of a group's bytes in the X8 layout
 	// (Q4_K's is 4 bytes a super-block more than in place).
 	x8RowBytes int
+
+	// LoRA lists the adapters' corrections of the matrix (nil: none).
+	// Products do not add them themselves: they take the activations
+	// as floats (Exec.AddLoRA), which the model's forward pass holds.
+	LoRA *LoRA
 }
 
 // NewMatrix prepares a 2-D weight tensor (Shape[0] inputs, Shape[1] outputs).
@@ -349,6 +354,7 @@ type Exec struct {
 	pk   packTask
 	gt   gemmTask
 	ep   epilogueTask
+	lt   loraTask
 	// gemmMin, when not 0, replaces the batch size from which products
 	// take the GEMM (gemmFrom): benchmarks compare the two paths with it.
 	gemmMin int

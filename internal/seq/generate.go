@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -52,6 +53,11 @@ type Generation struct {
 	// Drafting drafts them by the sequence's draft model instead, when it
 	// has one (Config.Draft; see Drafting); the zero value is off.
 	Drafting Drafting
+	// LoRA, when not nil, are the scales of the model's LoRA adapters for
+	// this generation, by adapter index (those not listed 0, as
+	// llama-server's per-request "lora"); nil takes the adapters' own.
+	// When the scales change the sequence forgets what it held first.
+	LoRA map[int]float32
 }
 
 // Finish says why a generation ended.
@@ -177,6 +183,9 @@ func (s *Seq) generate(ctx context.Context, g Generation, yield func(id int32, t
 	}
 	smp, jf, err := s.begin(g)
 	if err != nil {
+		return err
+	}
+	if err := s.setLoRA(g.LoRA); err != nil {
 		return err
 	}
 	if err := evalPrompt(); err != nil {
@@ -562,4 +571,42 @@ func constrained(g Generation) string {
 		return "forced tool call"
 	}
 	return "JSON output"
+}
+
+// setLoRA gives the sequence's state the scales of a generation (nil:
+// the adapters' own), forgetting every token held when the scales the
+// state computes with change: its cache was computed with others.
+func (s *Seq) setLoRA(scales map[int]float32) error {
+	var sc []float32
+	if scales != nil {
+		sc = make([]float32, s.m.Adapters)
+		for id, v := range scales {
+			if id < 0 || id >= len(sc) {
+				return fmt.Errorf("llm: LoRA adapter %d: the model has %d: %w", id, len(sc), ErrInvalidOption)
+			}
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("llm: LoRA adapter %d: scale %v is not finite: %w", id, v, ErrInvalidOption)
+			}
+			sc[id] = v
+		}
+	}
+	changed, err := s.st.SetLoRAScales(sc)
+	if err != nil {
+		return err
+	}
+	if changed {
+		s.truncate(0)
+	}
+	return nil
+}
+
+// LoRAScales are the adapter scales the sequence's last generation set
+// (nil: the adapters' own): ErrClosed once closed, ErrBusy while another
+// call runs.
+func (s *Seq) LoRAScales() ([]float32, error) {
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.leave()
+	return slices.Clone(s.st.LoRAScales()), nil
 }

@@ -28,15 +28,16 @@ import (
 
 // ModelFlags are the flags that choose and load a model.
 type ModelFlags struct {
-	Path     string // -m: a GGUF file or ollama:NAME[:TAG]
-	Context  int    // -c
-	Threads  int    // -t
-	Batch    int    // -b
-	KV       string // -kv: f16, int8 or int4
-	Mem      string // -mem: e.g. 6G
-	Weights  string // -weights: auto, resident or streaming
-	Strict   bool   // -strict
-	Template string // -template: a file holding a Jinja chat template
+	Path     string    // -m: a GGUF file or ollama:NAME[:TAG]
+	Context  int       // -c
+	Threads  int       // -t
+	Batch    int       // -b
+	KV       string    // -kv: f16, int8 or int4
+	Mem      string    // -mem: e.g. 6G
+	Weights  string    // -weights: auto, resident or streaming
+	Strict   bool      // -strict
+	Template string    // -template: a file holding a Jinja chat template
+	LoRA     LoRAFlags // -lora, -lora-scaled: adapters, in order
 }
 
 // Register adds the flags to fs.
@@ -50,6 +51,7 @@ func (m *ModelFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&m.Weights, "weights", "auto", "weights: auto, resident or streaming")
 	fs.BoolVar(&m.Strict, "strict", false, "refuse instead of degrading when the model does not fit the memory limit")
 	fs.StringVar(&m.Template, "template", "", "file with a Jinja chat template to use instead of the model's")
+	m.LoRA.Register(fs)
 }
 
 // FlagSet is the flag set of a command that reports on stderr and returns
@@ -107,7 +109,7 @@ func (m *ModelFlags) Options() ([]llm.Option, error) {
 		}
 		opts = append(opts, llm.WithChatTemplate(string(src)))
 	}
-	return opts, nil
+	return append(opts, m.LoRA.Options()...), nil
 }
 
 // Synthetic, when -m was not given, writes a tiny random-weight chat model

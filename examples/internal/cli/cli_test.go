@@ -2,8 +2,10 @@ package cli
 
 import (
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -58,6 +60,30 @@ func TestJSONFlags(t *testing.T) {
 		opts, err := jf.Options()
 		if len(opts) != tc.opts || (err != nil) != tc.err {
 			t.Errorf("%v: %d options, %v; want %d, error %v", tc.args, len(opts), err, tc.opts, tc.err)
+		}
+	}
+}
+
+// TestLoRAFlags: -lora and -lora-scaled in llama.cpp's forms, in order.
+func TestLoRAFlags(t *testing.T) {
+	var m ModelFlags
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	m.Register(fs)
+	args := LoRAArgs([]string{"-lora", "a.gguf", "--lora-scaled", "b.gguf", "0.5", "-lora-scaled", "c:d.gguf:-1,e.gguf:2", "-lora", "f.gguf,g.gguf", "-c", "64"})
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	want := []loraFlag{{"a.gguf", 1}, {"b.gguf", 0.5}, {"c:d.gguf", -1}, {"e.gguf", 2}, {"f.gguf", 1}, {"g.gguf", 1}}
+	if !slices.Equal(m.LoRA.list, want) || m.Context != 64 {
+		t.Errorf("adapters %v (context %d), want %v", m.LoRA.list, m.Context, want)
+	}
+	for _, bad := range [][]string{{"-lora-scaled", "x.gguf"}, {"-lora-scaled", "x.gguf:y"}} {
+		var m ModelFlags
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		m.Register(fs)
+		if err := fs.Parse(LoRAArgs(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
 		}
 	}
 }

@@ -53,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	experts := fs.Int("experts", 0, "keep only the first N routed experts of each block (0: all), at most N a token: a mixture-of-experts shape's widths in a file the disk can hold (qwen3.5-35b-a3b's 256 experts are 1.6 GB a block in F16)")
 	vocab := fs.Int("vocab", 0, "a vocabulary of N tokens instead of the shape's (0: the shape's; at least 1024): token_embd and output shrink with it")
 	imatrix := fs.String("imatrix", "", "also write an importance matrix of ones for the shape's matrices to this file, for llama-quantize --imatrix (IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M need one)")
+	lora := fs.String("lora", "", "also write a LoRA adapter for the shape (random F16 factors of the blocks' attention and dense feed-forward matrices, alpha = rank) to this file, for -lora of the examples and llama.cpp's --lora")
+	loraRank := fs.Int("lora-rank", 16, "the -lora adapter's rank")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -128,6 +130,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stderr, "mkmodel: wrote %s: an importance matrix of ones\n", *imatrix)
+	}
+	if *lora != "" {
+		if *loraRank < 1 {
+			return fmt.Errorf("-lora-rank %d: want at least 1", *loraRank)
+		}
+		n, err := create(*lora, func(w io.Writer) (int64, error) { return m.writeLoRA(w, *loraRank, *seed) })
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "mkmodel: wrote %s: a LoRA adapter of rank %d, %d bytes\n", *lora, *loraRank, n)
 	}
 	return nil
 }
