@@ -163,6 +163,11 @@ func TestAttendALiBiErrors(t *testing.T) {
 			t.Errorf("%s: Attend: %v, want ErrInvalid", tc.name, err)
 		}
 	}
+	// One query head cannot share two KV heads.
+	one := AttnParams{Heads: 1, Scale: 1, ALiBi: []float32{0.5}}
+	if err := c.AttendQueries(0, n-1, 0, make([]float32, dk), make([]float32, dk), one, make([]float32, n)); !errors.Is(err, ErrInvalid) {
+		t.Errorf("AttendQueries of one query head over two KV heads: %v, want ErrInvalid", err)
+	}
 	for _, h := range []int{-1, 2, heads} { // head 2 reads KV head 1, not 0
 		p := ok
 		p.Head = h
@@ -279,6 +284,7 @@ func TestAttendRowsErrors(t *testing.T) {
 		want    error
 	}{
 		{"six rows", Rows{K: buf, V: buf[dk:], Stride: 2 * dk, N: n + 1, HeadDimK: dk, HeadDimV: dk}, q, out, make([]float32, n+1), p, ErrInvalid},
+		{"stride overflowing", Rows{K: buf, V: buf[dk:], Stride: math.MaxInt / 2, N: n, HeadDimK: dk, HeadDimV: dk}, q, out, scratch, p, ErrInvalid},
 		{"no rows", Rows{K: buf, V: buf[dk:], Stride: 2 * dk, HeadDimK: dk, HeadDimV: dk}, q, out, scratch, p, ErrInvalid},
 		{"no head size", Rows{K: buf, V: buf[dk:], Stride: 2 * dk, N: n, HeadDimV: dk}, q, out, scratch, p, ErrInvalid},
 		{"half a query", ok, q[:dk/2], out, scratch, p, ErrInvalid},

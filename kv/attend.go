@@ -210,7 +210,7 @@ func (c *Cache) AttendQueries(layer, pos, g int, qs, out []float32, p AttnParams
 	if p.Sinks != nil {
 		return fmt.Errorf("kv: attend: attention sinks in a pass of several queries per head (non-causal): %w", ErrInvalid)
 	}
-	if p.ALiBi != nil && (p.Head < 0 || p.Head >= p.Heads || p.Head/(p.Heads/l.nh) != g) {
+	if p.ALiBi != nil && (p.Heads%l.nh != 0 || p.Head < 0 || p.Head >= p.Heads || p.Head/(p.Heads/l.nh) != g) {
 		return fmt.Errorf("kv: attend: query head %d is not one of KV head %d's (%d query heads): %w", p.Head, g, p.Heads, ErrInvalid)
 	}
 	dk, dv := l.dk, l.dv

@@ -33,7 +33,7 @@ func AttendRows(r Rows, qs, out []float32, p AttnParams, scratch []float32) erro
 	if dk <= 0 || dv <= 0 || n <= 0 || r.Stride < 0 {
 		return fmt.Errorf("kv: attend rows: %d positions of head sizes %d and %d, stride %d: %w", n, dk, dv, r.Stride, ErrInvalid)
 	}
-	if (n-1)*r.Stride+dk > len(r.K) || (n-1)*r.Stride+dv > len(r.V) {
+	if !rowsFit(len(r.K), dk, n, r.Stride) || !rowsFit(len(r.V), dv, n, r.Stride) {
 		return fmt.Errorf("kv: attend rows: %d rows of stride %d do not fit %d key and %d value floats: %w", n, r.Stride, len(r.K), len(r.V), ErrInvalid)
 	}
 	nq := len(qs) / dk
@@ -62,6 +62,16 @@ func AttendRows(r Rows, qs, out []float32, p AttnParams, scratch []float32) erro
 		}
 	}
 	return nil
+}
+
+// rowsFit reports whether n rows of d floats, stride apart, fit in size
+// floats, without computing (n−1)·stride, which a hostile stride could
+// overflow.
+func rowsFit(size, d, n, stride int) bool {
+	if d > size {
+		return false
+	}
+	return n == 1 || stride == 0 || n-1 <= (size-d)/stride
 }
 
 // dotF32 is Σ a·b in float32 (len(b) ≥ len(a)), in four independent sums
