@@ -31,8 +31,9 @@ func refALiBiSlopes(heads int, maxBias float64) []float32 {
 // TestAttendALiBi checks ALiBi's bias, −slope·|query − position| on the
 // scaled scores, against refAttend in float64: causally (each token up to
 // itself), over a whole text with Attend (each token at the last position,
-// its own position the Query) and with AttendQueries (one head's tokens
-// together, the same bits as Attend), for head counts with and without
+// its own position the Query), with AttendQueries (one head's tokens
+// together, the same bits as Attend) and in a windowed layer whose ring
+// wraps (the query inside its window), for head counts with and without
 // slopes past the largest power of 2 (12: four take m1's odd powers), in
 // every cache type. A bias of the key position alone, or of the signed
 // distance, would miss the reference on the tokens before the last.
@@ -48,21 +49,16 @@ func TestAttendALiBi(t *testing.T) {
 }
 
 func testAttendALiBi(t *testing.T, typ Type, heads, kvHeads, dk, dv, n int) {
-	c, err := New(Config{Layers: 1, KVHeads: kvHeads, HeadDimK: dk, HeadDimV: dv, Cells: n, Type: typ})
+	// Layer 1 keeps a window of 16 positions in a ring that wraps: the
+	// distances still run from the first position the query sees.
+	const window = 16
+	c, err := New(Config{Layers: 2, KVHeads: kvHeads, HeadDimK: dk, HeadDimV: dv, Cells: n, Type: typ, Windows: []int{0, window}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(uint64(heads), uint64(typ)))
 	toks := make([]refToken, n)
 	qs := make([][]float32, n)
-	for i := range n {
-		k, v := randVec(r, kvHeads*dk, 2), randVec(r, kvHeads*dv, 1)
-		if err := c.Store(0, i, k, v); err != nil {
-			t.Fatal(err)
-		}
-		toks[i] = newRefToken(typ, k, v, kvHeads)
-		qs[i] = randVec(r, heads*dk, 2)
-	}
 	// The smallest slopes (12 heads: 2^−8) leave far positions weight;
 	// the largest (one head: 2^−8 too; 4: 1/4) mostly the nearest.
 	p := AttnParams{Heads: heads, Scale: float32(1 / math.Sqrt(float64(dk))), ALiBi: refALiBiSlopes(heads, 8)}
@@ -72,16 +68,36 @@ func testAttendALiBi(t *testing.T, typ Type, heads, kvHeads, dk, dv, n int) {
 	}
 	out := make([]float32, heads*dv)
 	scratch := make([]float32, heads*n)
-	check := func(what string, i, pos int) {
+	checkFrom := func(what string, i, lo, pos int) {
 		t.Helper()
 		for h := range heads {
-			want, bound := refAttend(toks, 0, pos, qs[i], p, kvHeads, dk, dv, h, typ == F16, typ == F16)
+			want, bound := refAttend(toks, lo, pos, qs[i], p, kvHeads, dk, dv, h, typ == F16, typ == F16)
 			for j, x := range want {
 				if got := out[h*dv+j]; math.Abs(float64(got)-x) > tol+bound[j] {
 					t.Fatalf("%s: token %d head %d out[%d] = %v, want %v ± %v", what, i, h, j, got, x, tol+bound[j])
 				}
 			}
 		}
+	}
+	check := func(what string, i, pos int) { t.Helper(); checkFrom(what, i, 0, pos) }
+	for i := range n {
+		k, v := randVec(r, kvHeads*dk, 2), randVec(r, kvHeads*dv, 1)
+		for l := range 2 {
+			if err := c.Store(l, i, k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		toks[i] = newRefToken(typ, k, v, kvHeads)
+		qs[i] = randVec(r, heads*dk, 2)
+		// The query sits inside what it sees, not at its end (as in a
+		// non-causal symmetric window): the distances run both ways, so
+		// counting them from the wrong position would not cancel in the
+		// softmax as a shift of every score alike does.
+		p.Query = max(0, i-5)
+		if err := c.Attend(1, i, qs[i], out, p, 0, heads, scratch); err != nil {
+			t.Fatal(err)
+		}
+		checkFrom("window", i, max(0, i-window+1), i)
 	}
 	for i := range n {
 		p.Query = i
