@@ -30,6 +30,21 @@ type AttnParams struct {
 	// Like Softcap's result it is not scaled. Only Attend takes sinks;
 	// AttendQueries, which serves non-causal passes, refuses them.
 	Sinks []float32
+	// ALiBi, when not nil, holds one slope per query head (Heads of them):
+	// a linear position bias, as llama.cpp gives jina-bert-v2 (ggml
+	// soft_max's slopes times a mask of −|query position − key position|).
+	// Head h's scaled score of a position p it sees is lowered by
+	// ALiBi[h]·|Query − p| before the softmax, in float32. Neither Softcap
+	// nor Sinks goes with it: no model has both.
+	ALiBi []float32
+	// Query is the query's own position, from which ALiBi measures
+	// distances: Attend's pos only bounds what the query sees. With ALiBi,
+	// AttendQueries' queries are query head Head's at positions Query,
+	// Query+1, … — the tokens of a non-causal pass.
+	Query int
+	// Head is AttendQueries' query head when it takes ALiBi, which picks
+	// the queries' slope.
+	Head int
 }
 
 // Attend computes attention for query heads [h0,h1) of the token at pos in
@@ -105,7 +120,7 @@ func (c *Cache) Attend(layer, pos int, q, out []float32, p AttnParams, h0, h1 in
 	for ha := h0; ha < h1; {
 		g := ha / group
 		hb := min(h1, (g+1)*group)
-		c.attendGroup(v, g, q[ha*dk:hb*dk], out[ha*dv:hb*dv], p, ha, scratch)
+		c.attendGroup(v, g, q[ha*dk:hb*dk], out[ha*dv:hb*dv], p, queries{h: ha, pos: p.Query}, scratch)
 		ha = hb
 	}
 	return nil
@@ -123,6 +138,23 @@ func (p *AttnParams) check() error {
 	}
 	if p.From < 0 {
 		return fmt.Errorf("kv: attend: first position %d is negative: %w", p.From, ErrInvalid)
+	}
+	if p.ALiBi == nil {
+		return nil
+	}
+	if len(p.ALiBi) != p.Heads {
+		return fmt.Errorf("kv: attend: %d ALiBi slopes for %d query heads: %w", len(p.ALiBi), p.Heads, ErrInvalid)
+	}
+	if p.Softcap > 0 || p.Sinks != nil {
+		return fmt.Errorf("kv: attend: ALiBi with a soft-cap or attention sinks: %w", ErrInvalid)
+	}
+	for h, x := range p.ALiBi {
+		if x != x || x > math.MaxFloat32 || x < -math.MaxFloat32 {
+			return fmt.Errorf("kv: attend: ALiBi slope of head %d is %v, not a finite number: %w", h, x, ErrInvalid)
+		}
+	}
+	if p.Query < 0 {
+		return fmt.Errorf("kv: attend: query position %d is negative: %w", p.Query, ErrInvalid)
 	}
 	return nil
 }
@@ -162,7 +194,8 @@ func (c *Cache) seen(layer, pos, from, scratch int) (span, error) {
 // up to four queries a pass — as a GQA group's heads do in Attend. Each
 // query's result is the same bits as Attend of it alone. scratch holds
 // (as in Attend) a weight per position seen, for each query to go
-// together; with less, they go one at a time.
+// together; with less, they go one at a time. With p.ALiBi the queries
+// are query head p.Head's at positions p.Query, p.Query+1, ….
 func (c *Cache) AttendQueries(layer, pos, g int, qs, out []float32, p AttnParams, scratch []float32) error {
 	if layer < 0 || layer >= len(c.layers) {
 		return fmt.Errorf("kv: attend: layer %d out of range [0,%d): %w", layer, len(c.layers), ErrInvalid)
@@ -177,6 +210,9 @@ func (c *Cache) AttendQueries(layer, pos, g int, qs, out []float32, p AttnParams
 	if p.Sinks != nil {
 		return fmt.Errorf("kv: attend: attention sinks in a pass of several queries per head (non-causal): %w", ErrInvalid)
 	}
+	if p.ALiBi != nil && (p.Heads%l.nh != 0 || p.Head < 0 || p.Head >= p.Heads || p.Head/(p.Heads/l.nh) != g) {
+		return fmt.Errorf("kv: attend: query head %d is not one of KV head %d's (%d query heads): %w", p.Head, g, p.Heads, ErrInvalid)
+	}
 	dk, dv := l.dk, l.dv
 	nq := len(qs) / dk
 	if len(qs) != nq*dk || len(out) != nq*dv {
@@ -186,25 +222,43 @@ func (c *Cache) AttendQueries(layer, pos, g int, qs, out []float32, p AttnParams
 	if err != nil {
 		return err
 	}
-	c.attendGroup(v, g, qs, out, p, 0, scratch)
+	c.attendGroup(v, g, qs, out, p, queries{h: p.Head, pos: p.Query, tokens: true}, scratch)
 	return nil
+}
+
+// queries places attendGroup's queries: query j is head h+j at position
+// pos (one token's heads, Attend) or, with tokens, head h at position
+// pos+j (one head's tokens, AttendQueries).
+type queries struct {
+	h, pos int
+	tokens bool
+}
+
+// at is query j's head and position.
+func (a queries) at(j int) (h, pos int) {
+	if a.tokens {
+		return a.h, a.pos + j
+	}
+	return a.h + j, a.pos
 }
 
 // attendGroup attends queries qs that share KV head g over span v into
 // out: together when scratch holds all of their weights, else one at a
 // time (the same bits: every kernel computes each query as it would
-// alone). h is the query head of qs[0], which picks its sink.
-func (c *Cache) attendGroup(v span, g int, qs, out []float32, p AttnParams, h int, scratch []float32) {
+// alone). at says which head and position each query is, which pick its
+// sink or its ALiBi slope and distances.
+func (c *Cache) attendGroup(v span, g int, qs, out []float32, p AttnParams, at queries, scratch []float32) {
 	dk, dv, n := v.l.dk, v.l.dv, v.n
 	nq := len(qs) / dk
 	if len(scratch) >= nq*n {
 		w := scratch[:nq*n]
-		c.weights(v, g, qs, p, h, w)
+		c.weights(v, g, qs, p, at, w)
 		c.mix(v, g, w, out)
 		return
 	}
 	for j := range nq {
-		c.weights(v, g, qs[j*dk:(j+1)*dk], p, h+j, scratch[:n])
+		h, pos := at.at(j)
+		c.weights(v, g, qs[j*dk:(j+1)*dk], p, queries{h: h, pos: pos}, scratch[:n])
 		c.mix(v, g, scratch[:n], out[j*dv:(j+1)*dv])
 	}
 }
@@ -217,10 +271,10 @@ type span struct {
 	lo           int // the first position seen
 }
 
-// weights sets the attention weights over KV head g of the query heads in
-// qs (HeadDimK floats each), the first of which is query head h: head j's
-// n weights go to w[j·n:(j+1)·n].
-func (c *Cache) weights(v span, g int, qs []float32, p AttnParams, h int, w []float32) {
+// weights sets the attention weights over KV head g of the queries in qs
+// (HeadDimK floats each), placed by at: query j's n weights go to
+// w[j·n:(j+1)·n].
+func (c *Cache) weights(v span, g int, qs []float32, p AttnParams, at queries, w []float32) {
 	l, n := v.l, v.n
 	dk := l.dk
 	base := g * l.cells // row of cell 0 for this KV head
@@ -247,12 +301,28 @@ func (c *Cache) weights(v span, g int, qs []float32, p AttnParams, h int, w []fl
 	} else {
 		c.scoresInt4(v, g, qs, w)
 	}
-	for j := range nh {
-		if p.Sinks != nil {
-			sinkWeights(w[j*n:(j+1)*n], p.Scale, p.Sinks[h+j], c.cfg.Type == F16)
-			continue
+	toWeights(w, n, nh, p, at, v.lo, c.cfg.Type == F16)
+}
+
+// toWeights turns the raw K·Q products of nq queries placed by at, n
+// positions from lo each (query j's in w[j·n:(j+1)·n]), into attention
+// weights in place: scaled, soft-capped, with sinks or ALiBi's bias as p
+// says, through the softmax.
+func toWeights(w []float32, n, nq int, p AttnParams, at queries, lo int, round16 bool) {
+	for j := range nq {
+		wj := w[j*n : (j+1)*n]
+		h, pos := at.at(j)
+		switch {
+		case p.Sinks != nil:
+			sinkWeights(wj, p.Scale, p.Sinks[h], round16)
+		case p.ALiBi != nil:
+			// The bias goes on the scaled scores, so the softmax scales
+			// by 1, which changes no bits.
+			alibiBias(wj, p.Scale, p.ALiBi[h], pos-lo)
+			softmaxF32(wj, 1, round16)
+		default:
+			attnWeights(wj, p.Scale, p.Softcap, round16)
 		}
-		attnWeights(w[j*n:(j+1)*n], p.Scale, p.Softcap, c.cfg.Type == F16)
 	}
 }
 
@@ -347,6 +417,30 @@ func attnWeights(s []float32, scale, softcap float32, round16 bool) {
 		scale = 1
 	}
 	softmaxF32(s, scale, round16)
+}
+
+// alibiBias scales the raw K·Q products s of the positions seen and
+// lowers each by slope times its distance from the query, q positions
+// after the first seen (q may lie outside s), as ggml's soft_max adds
+// slope·mask to the scaled score. It stays in Go beside the kernels: a
+// multiply and a subtract a position, against the scores kernel's
+// HeadDimK. Distances count down to the query, then up from it, in
+// float32 (exact up to 2^24 positions, far past any context), so the
+// loops take no branch or conversion a position; the conversions keep
+// each product rounded as ggml rounds it, unfused.
+func alibiBias(s []float32, scale, slope float32, q int) {
+	before := s[:min(max(q, 0), len(s))]
+	d := float32(q)
+	for i, x := range before {
+		before[i] = float32(x*scale) - float32(slope*d)
+		d--
+	}
+	after := s[len(before):]
+	d = float32(len(before) - q)
+	for i, x := range after {
+		after[i] = float32(x*scale) - float32(slope*d)
+		d++
+	}
 }
 
 // sinkWeights is attnWeights with an attention sink and no soft-cap, in

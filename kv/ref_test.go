@@ -100,7 +100,7 @@ func ulp16(w float64) float64 {
 }
 
 // refAttend computes head h of the token at pos, attending to tokens
-// lo..pos of toks. roundQ and roundP select the F16 rounding of the query
+// lo..pos of toks (with p.ALiBi, biased by the distances from p.Query). roundQ and roundP select the F16 rounding of the query
 // and of the weights. With roundP, bound[j] is how far out[j] may move when
 // a float32 computation of each weight lands on the neighbouring F16 value.
 func refAttend(toks []refToken, lo, pos int, q []float32, p AttnParams, kvHeads, dk, dv, h int, roundQ, roundP bool) (out, bound []float64) {
@@ -124,6 +124,9 @@ func refAttend(toks []refToken, lo, pos int, q []float32, p AttnParams, kvHeads,
 		d *= float64(p.Scale)
 		if p.Softcap > 0 {
 			d = float64(p.Softcap) * math.Tanh(d/float64(p.Softcap))
+		}
+		if p.ALiBi != nil {
+			d -= float64(p.ALiBi[h]) * math.Abs(float64(p.Query-(lo+i)))
 		}
 		s[i] = d
 		mx = max(mx, d)

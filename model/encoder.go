@@ -149,9 +149,7 @@ func (s *State) encode(tokens []int32, pos0 int) ([]float32, error) {
 			return err
 		}
 		s.e.Phase(phAttention)
-		if c.ALiBi != nil {
-			s.alibiAttention(n, p.qkv, qDim+kDim+vDim, p.att)
-		} else if err := s.attention(il, pos0, n, p.qkv, qDim+kDim+vDim, p.att, nil); err != nil {
+		if err := s.attention(il, pos0, n, p.qkv, qDim+kDim+vDim, p.att, nil); err != nil {
 			return err
 		}
 		s.e.Phase(phO)

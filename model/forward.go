@@ -29,7 +29,6 @@ type State struct {
 	rope, ropeSWA ops.Rope
 	twoRopes      bool
 	attn          attnTask
-	alibi         alibiTask
 	// act writes act(g)·u into g: the feed-forward activation (SwiGLU or
 	// GeGLU), element by element, so that it can run in the pieces the
 	// gate/up product's work items compute.
@@ -384,6 +383,11 @@ type attnTask struct {
 	// pass over the KV head's keys and values.
 	whole  bool
 	blocks int
+	// rows: a whole pass attends over its own float32 keys and values,
+	// kOff and vOff floats into each token's row of q, not over the cache
+	// (kv.AttendRows; jina-bert-v2).
+	rows       bool
+	kOff, vOff int
 }
 
 // setUnits prepares the task for n tokens and returns its unit count: one
@@ -428,6 +432,7 @@ func (k *attnTask) Do(w, lo, hi int) {
 		} else {
 			p.From, pos = k.s.sees(k.pos0, k.first+t)
 		}
+		p.Query = k.pos0 + k.first + t
 		err := k.s.cache.Attend(k.layer, pos, q, k.out[t*k.oDim:(t+1)*k.oDim], p, h0, h1, sc)
 		if err != nil && k.s.errs[w] == nil {
 			k.s.errs[w] = err
@@ -437,7 +442,8 @@ func (k *attnTask) Do(w, lo, hi int) {
 
 // doWhole attends units [lo,hi) of a non-causal pass: unit u is query
 // head u/blocks of the tokens of block u%blocks, whose queries are
-// gathered next to each other for kv.(*Cache).AttendQueries and whose
+// gathered next to each other for kv.(*Cache).AttendQueries (or, with
+// rows, kv.AttendRows over the pass's own keys and values) and whose
 // outputs are put back in their rows — the same bits as each token's
 // Attend, with each key and value row read once for the block.
 func (k *attnTask) doWhole(w, lo, hi int) {
@@ -457,7 +463,15 @@ func (k *attnTask) doWhole(w, lo, hi int) {
 		nq := t1 - t0
 		var pos int
 		p.From, pos = k.s.seesWhole(k.pos0, k.tokens, t0)
-		err := k.s.cache.AttendQueries(k.layer, pos, h/k.group, qb[:nq*dk], ob[:nq*dv], p, sc)
+		p.Query, p.Head = k.pos0+t0, h
+		var err error
+		if g := h / k.group; k.rows {
+			at := (p.From - k.pos0) * k.qStride
+			r := kv.Rows{K: k.q[at+k.kOff+g*dk:], V: k.q[at+k.vOff+g*dv:], Stride: k.qStride, N: pos - p.From + 1, HeadDimK: dk, HeadDimV: dv}
+			err = kv.AttendRows(r, qb[:nq*dk], ob[:nq*dv], p, sc)
+		} else {
+			err = k.s.cache.AttendQueries(k.layer, pos, g, qb[:nq*dk], ob[:nq*dv], p, sc)
+		}
 		if err != nil {
 			if k.s.errs[w] == nil {
 				k.s.errs[w] = err
@@ -1152,7 +1166,7 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks
 	hkv, dk, dv := g.KVHeads, g.HeadDimK, g.HeadDimV
 	kl := c.KVLayer(il) // the cache holds the attention layers that own keys and values only
 	s.attn = attnTask{s: s, layer: kl, q: qkv, qStride: stride, out: out, oDim: oDim,
-		p:     kv.AttnParams{Heads: c.Heads, Scale: c.KQScale, Softcap: c.AttnSoftcap, Sinks: sinks},
+		p:     kv.AttnParams{Heads: c.Heads, Scale: c.KQScale, Softcap: c.AttnSoftcap, Sinks: sinks, ALiBi: c.ALiBi},
 		group: c.Heads / hkv, whole: c.NonCausal}
 	threads := s.e.Pool().Threads()
 	defer func() { s.attn = attnTask{} }()
@@ -1164,6 +1178,15 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks
 		clear(s.errs)
 		s.e.For(units, 1, &s.attn)
 		return s.workerErr()
+	}
+	if c.ALiBi != nil {
+		// jina-bert-v2 attends over the pass's float32 projections, as
+		// llama.cpp's encoder does without a cache (the cache's F16 rows
+		// would move its states by their rounding), and stores nothing:
+		// no later pass reads them.
+		s.attn.rows, s.attn.kOff, s.attn.vOff = true, qDim, qDim+kDim
+		s.attn.pos0 = pos0
+		return run(s.attn.setUnits(n, hkv, threads))
 	}
 	if !c.OwnsKV(il) {
 		// Another layer stored this pass's keys and values already.
