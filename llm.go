@@ -14,7 +14,8 @@ import (
 // the tokenizer and the thread pool; share it between goroutines, each
 // with its own Session. Its weights never change, but blocks that no
 // longer fit beside the sessions' KV caches (or under pressure) are read
-// from disk until the caches shrink (Residency reports which).
+// from disk until the caches shrink (Residency reports which), and its
+// LoRA adapters' scales change with SetLoRAScale.
 type Model struct {
 	e    *engine.Engine
 	info Info

@@ -95,7 +95,12 @@ func TestLoRA(t *testing.T) {
 		t.Fatal("the adapter hardly moves the logits: the test cannot see it")
 	}
 	got := evalLogits(t, model, llm.WithLoRA(adapter, 0.5))
-	if d := testutil.RelDiff(got, want); !(d <= 1e-3) {
+	// Within 3 % of the largest logit, TestRepackOnOff's bound without an
+	// adapter: the X8 kernels sum in another order, and a rounding apart
+	// can move an activation's 8-bit quantization by a step (measured:
+	// 3.6e-3 with LLM_CPU=avx2, 7e-6 with AVX-512; the same model without
+	// the adapter, 1e-7 and 6.4e-3).
+	if d := testutil.RelDiff(got, want); !(d <= 0.03) {
 		t.Errorf("logits differ from the merged model's by %.3g of the largest", d)
 	}
 	// Every block read from disk: the streamed copies of the blocks'
@@ -114,7 +119,12 @@ func TestLoRA(t *testing.T) {
 		t.Errorf("%d of %d blocks streamed, want all", st.Streamed, st.Blocks)
 	}
 	sm.Close()
-	if d := testutil.RelDiff(got, want); !(d <= 1e-3) {
+	// Within 3 % of the largest logit, TestRepackOnOff's bound without an
+	// adapter: the X8 kernels sum in another order, and a rounding apart
+	// can move an activation's 8-bit quantization by a step (measured:
+	// 3.6e-3 with LLM_CPU=avx2, 7e-6 with AVX-512; the same model without
+	// the adapter, 1e-7 and 6.4e-3).
+	if d := testutil.RelDiff(got, want); !(d <= 0.03) {
 		t.Errorf("streamed: logits differ from the merged model's by %.3g of the largest", d)
 	}
 
@@ -219,7 +229,12 @@ func TestLoRARepacked(t *testing.T) {
 	}
 	got := sessionLogits(t, m)
 	want := evalLogits(t, model, llm.WithLoRA(adapter, 1), llm.WithRepack(false))
-	if d := testutil.RelDiff(got, want); !(d <= 1e-3) {
+	// Within 3 % of the largest logit, TestRepackOnOff's bound without an
+	// adapter: the X8 kernels sum in another order, and a rounding apart
+	// can move an activation's 8-bit quantization by a step (measured:
+	// 3.6e-3 with LLM_CPU=avx2, 7e-6 with AVX-512; the same model without
+	// the adapter, 1e-7 and 6.4e-3).
+	if d := testutil.RelDiff(got, want); !(d <= 0.03) {
 		t.Errorf("repacked: logits differ from the file layout's by %.3g of the largest", d)
 	}
 	if d := testutil.RelDiff(evalLogits(t, model), want); d < 0.05 {
