@@ -355,6 +355,8 @@ type Exec struct {
 	gt   gemmTask
 	ep   epilogueTask
 	lt   loraTask
+	// loraTiles: each worker's tile of a LoRA correction (loraTask).
+	loraTiles []float32
 	// gemmMin, when not 0, replaces the batch size from which products
 	// take the GEMM (gemmFrom): benchmarks compare the two paths with it.
 	gemmMin int
@@ -366,7 +368,9 @@ type Exec struct {
 
 // NewExec returns an Exec that runs on p. Its phase labels are on when the
 // environment says so (ProfileLabelsEnv).
-func NewExec(p *Pool) *Exec { return &Exec{pool: p, labels: labelsFromEnv()} }
+func NewExec(p *Pool) *Exec {
+	return &Exec{pool: p, labels: labelsFromEnv(), loraTiles: make([]float32, p.Threads()*loraTileRows*loraTileCols)}
+}
 
 // For runs t over [0, n) on the pool like Pool.For, its workers labelled
 // with the current phase.
