@@ -23,7 +23,7 @@ func TestAddLoRA(t *testing.T) {
 	}
 	for _, tc := range []struct{ cols, rows, n, row0, band int }{
 		{16, 24, 1, 0, 24}, {16, 24, 3, 8, 8}, // on the caller
-		{16, 30, 5, 1, 23}, // tiles of B·u cut short in rows and tokens
+		{16, 30, 5, 1, 23},                                  // tiles of B·u cut short in rows and tokens
 		{512, 1536, 1, 0, 1536}, {512, 1536, 40, 512, 1024}, // in the pool
 	} {
 		scales := []*LoRAScale{{}, {}, {}}
