@@ -23,11 +23,14 @@ type Rows struct {
 // qs holds HeadDimK floats a query, out receives HeadDimV a query, and
 // with p.ALiBi the queries are query head p.Head's at positions p.Query,
 // p.Query+1, …. The softmax, the soft-cap and ALiBi's bias are the
-// cache's, in float32 with no F16 rounding; the K·Q products are
-// quant's F32 dot product (assembly where the CPU has it) and the
-// weighted sum of values a float32 Go loop, each row read once for all of
-// the queries. scratch must hold a weight a position for each
-// query. AttendRows does not allocate.
+// cache's, in float32 with no F16 rounding. The K·Q products are quant's
+// F32 tile kernel (quant.Tile: a call a block of keys and queries, each
+// key row read once for the block). scratch must hold a weight a
+// position for each query; when it holds HeadDimV floats a position more,
+// the values are transposed there once and the weighted sums are tile
+// products too (a jina-bert-v2 pass spent most of its attention in them
+// as a Go loop), else they are a float32 Go loop. AttendRows does not
+// allocate.
 func AttendRows(r Rows, qs, out []float32, p AttnParams, scratch []float32) error {
 	if err := p.check(); err != nil {
 		return err
@@ -53,13 +56,12 @@ func AttendRows(r Rows, qs, out []float32, p AttnParams, scratch []float32) erro
 		return fmt.Errorf("kv: attend rows: scratch holds %d floats, %d queries of %d positions need %d: %w", len(scratch), nq, n, nq*n, ErrScratch)
 	}
 	w := scratch[:nq*n]
-	for j := range n {
-		k := r.K[j*r.Stride : j*r.Stride+dk]
-		for i := range nq {
-			w[i*n+j] = rowDot(qs[i*dk:(i+1)*dk], k)
-		}
-	}
+	rowScores(r, qs, nq, w)
 	toWeights(w, n, nq, p, queries{h: p.Head, pos: p.Query, tokens: true}, p.From, false)
+	if len(scratch) >= (nq+dv)*n {
+		rowValuesTiled(r, w, nq, out, scratch[nq*n:(nq+dv)*n])
+		return nil
+	}
 	clear(out)
 	for j := range n {
 		v := r.V[j*r.Stride : j*r.Stride+dv]
@@ -70,20 +72,46 @@ func AttendRows(r Rows, qs, out []float32, p AttnParams, scratch []float32) erro
 	return nil
 }
 
-// rowDot is AttendRows' K·Q product: quant's fastest F32 dot product
-// when it is assembly (AVX2, AVX-512, NEON: a jina-bert-v2 pass spent
-// 43 % of its time in dotF32), else dotF32, faster than quant's pure-Go
-// one, which decodes bytes.
-var rowDot = pickRowDot()
+// rowTile is the F32 tile product AttendRows' sums go through: assembly
+// on AVX2, AVX-512 and NEON, whose one call a tile of keys and queries
+// costs less than a dot-product call a pair (a jina-bert-v2 pass spent
+// 43 % of its time in dotF32, then in the calls of the F32 dot product).
+var rowTile, rowTileRows, rowTileCols = quant.Tile(quant.F32)
 
-func pickRowDot() func(a, b []float32) float32 {
-	ks := quant.Kernels(quant.F32)
-	if len(ks) < 2 {
-		return dotF32
+// rowScores sets w[i·N+j] to query i's product with key j: keys are the
+// tile's weight rows, as they lie in r, queries its activation columns.
+func rowScores(r Rows, qs []float32, nq int, w []float32) {
+	dk, n := r.HeadDimK, r.N
+	tr, tc := rowTileRows, rowTileCols
+	for j0 := 0; j0 < n; j0 += tr {
+		nr := min(tr, n-j0)
+		k := f32Bytes(r.K[j0*r.Stride : (j0+nr-1)*r.Stride+dk])
+		for i0 := 0; i0 < nq; i0 += tc {
+			nc := min(tc, nq-i0)
+			rowTile(dk, k, 4*r.Stride, nr, f32Bytes(qs[i0*dk:(i0+nc)*dk]), 4*dk, nc, w[i0*n+j0:], n)
+		}
 	}
-	dot := ks[len(ks)-1].Dot
-	return func(a, b []float32) float32 {
-		return dot(len(a), f32Bytes(a), f32Bytes(b[:len(a)]))
+}
+
+// rowValuesTiled sets out[i·HeadDimV+d] to Σ_j w[i·N+j]·V_j[d] as tile
+// products: vt receives the values transposed, a row of N positions for
+// each of the HeadDimV dimensions, the tile's weight rows; each query's
+// weights are its activation columns.
+func rowValuesTiled(r Rows, w []float32, nq int, out, vt []float32) {
+	dv, n := r.HeadDimV, r.N
+	for j := range n {
+		for d, x := range r.V[j*r.Stride : j*r.Stride+dv] {
+			vt[d*n+j] = x
+		}
+	}
+	tr, tc := rowTileRows, rowTileCols
+	for d0 := 0; d0 < dv; d0 += tr {
+		nr := min(tr, dv-d0)
+		v := f32Bytes(vt[d0*n : (d0+nr)*n])
+		for i0 := 0; i0 < nq; i0 += tc {
+			nc := min(tc, nq-i0)
+			rowTile(n, v, 4*n, nr, f32Bytes(w[i0*n:(i0+nc)*n]), 4*n, nc, out[i0*dv+d0:], dv)
+		}
 	}
 }
 
@@ -101,24 +129,6 @@ func rowsFit(size, d, n, stride int) bool {
 		return false
 	}
 	return n == 1 || stride == 0 || n-1 <= (size-d)/stride
-}
-
-// dotF32 is Σ a·b in float32 (len(b) ≥ len(a)), in four independent sums
-// so that the products do not wait on one another.
-func dotF32(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // axpyF32 adds a·x to y (len(x) ≥ len(y)).

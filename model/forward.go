@@ -379,7 +379,7 @@ type attnTask struct {
 	// whole: every token attends to the call's last position, so to every
 	// token of the batch, not only those before it (non-causal attention;
 	// the batch is then the whole text). A unit is then one query head of
-	// up to wholeQueries tokens (blocks of them per head), which share each
+	// up to blockQueries tokens (blocks of them per head), which share each
 	// pass over the KV head's keys and values.
 	whole  bool
 	blocks int
@@ -396,7 +396,7 @@ type attnTask struct {
 func (k *attnTask) setUnits(n, kvHeads, threads int) int {
 	k.tokens, k.parts = n, 1
 	if k.whole {
-		k.blocks = k.s.wholeBlocks(n)
+		k.blocks = k.s.wholeBlocks(n, k.blockQueries())
 		return k.blocks * k.p.Heads
 	}
 	if u := n * kvHeads; u < threads {
@@ -450,9 +450,10 @@ func (k *attnTask) doWhole(w, lo, hi int) {
 	m := k.s.m
 	dk, dv := m.HeadDimK, m.HeadDimV
 	sc := k.s.scratch[w]
-	qb := sc[len(sc)-wholeQueries*(dk+dv) : len(sc)-wholeQueries*dv]
-	ob := sc[len(sc)-wholeQueries*dv:]
-	sc = sc[:len(sc)-wholeQueries*(dk+dv)]
+	bq := k.blockQueries()
+	qb := sc[len(sc)-bq*(dk+dv) : len(sc)-bq*dv]
+	ob := sc[len(sc)-bq*dv:]
+	sc = sc[:len(sc)-bq*(dk+dv)]
 	p := k.p
 	for u := lo; u < hi; u++ {
 		h, b := u/k.blocks, u%k.blocks
@@ -482,6 +483,15 @@ func (k *attnTask) doWhole(w, lo, hi int) {
 			copy(k.out[t*k.oDim+h*dv:t*k.oDim+(h+1)*dv], ob[(t-t0)*dv:])
 		}
 	}
+}
+
+// blockQueries is the most tokens of a non-causal pass that attend
+// together: wholeQueries, or rowsQueries over the pass's own rows.
+func (k *attnTask) blockQueries() int {
+	if k.rows {
+		return rowsQueries
+	}
+	return wholeQueries
 }
 
 // workerErr collects the errors the workers kept during one parallel

@@ -104,9 +104,9 @@ func (s *State) seesWithin(pos0, n, t, half int) (from, pos int) {
 }
 
 // wholeBlocks splits a non-causal pass of n tokens into the blocks whose
-// queries attend together (up to wholeQueries tokens, never two texts in
-// one) into s.wholeStarts and returns their number.
-func (s *State) wholeBlocks(n int) int {
+// queries attend together (up to size tokens, never two texts in one)
+// into s.wholeStarts and returns their number.
+func (s *State) wholeBlocks(n, size int) int {
 	b := s.wholeStarts[:0]
 	for t := 0; t < n; {
 		b = append(b, int32(t))
@@ -114,7 +114,7 @@ func (s *State) wholeBlocks(n int) int {
 		if s.texts != nil {
 			end = int(s.texts[t].to)
 		}
-		t = min(t+wholeQueries, end)
+		t = min(t+size, end)
 	}
 	s.wholeStarts = append(b, int32(n))
 	return len(s.wholeStarts) - 1

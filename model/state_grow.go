@@ -38,12 +38,26 @@ func (s *State) fitScratch() {
 // the most queries the attention kernels take in one pass over a KV head.
 const wholeQueries = 4
 
+// rowsQueries is how many tokens of a pass attending over its own rows
+// (kv.AttendRows) attend together: as many as make the transposition of
+// a KV head's values, once per block, small beside the block's tile
+// products, and the block's keys and values read once for all of them
+// (a block of 4 read jina-bert-v2's 2048-token pass's rows 512 times a
+// head, strided 3·768 floats apart).
+const rowsQueries = 64
+
 // AttnScratchFloats is one worker's attention scratch for a cache of cells
 // positions: the weights of a GQA group's query heads, or, for non-causal
 // attention, of wholeQueries tokens' queries, with room for those queries
-// and their outputs. memplan counts it per thread.
+// and their outputs; when the pass attends over its own rows (ALiBi:
+// jina-bert-v2), of rowsQueries tokens' queries, and room for a KV head's
+// values transposed, which kv.AttendRows' weighted sums take as tile
+// products. memplan counts it per thread.
 func AttnScratchFloats(c *Config, cells int) int {
 	if c.NonCausal {
+		if c.ALiBi != nil {
+			return rowsQueries*(cells+c.HeadDimK+c.HeadDimV) + cells*c.HeadDimV
+		}
 		return wholeQueries * (cells + c.HeadDimK + c.HeadDimV)
 	}
 	kvHeads := c.HeadsKV
