@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 
@@ -30,8 +29,7 @@ type AdapterSpec struct {
 type Adapter struct {
 	Path  string
 	Scale *ops.LoRAScale
-	// sum fingerprints the file as snapshot.Identify does a model's: its
-	// header and the first 256 bytes of every tensor.
+	// sum is the file's snapshot.Fingerprint.
 	sum [32]byte
 }
 
@@ -112,7 +110,7 @@ func attachAdapters(mm *model.Model, f *gguf.File, fs []adapterFile) ([]Adapter,
 		if err := mm.AttachAdapter(f, a.f, a.h, a.fh, sc); err != nil {
 			return nil, fmt.Errorf("llm: LoRA adapter %s: %w", a.spec.Path, err)
 		}
-		sum, err := fingerprint(a.fh, a.f)
+		sum, err := snapshot.Fingerprint(a.fh, a.f)
 		if err != nil {
 			return nil, fmt.Errorf("llm: LoRA adapter %s: %w", a.spec.Path, err)
 		}
@@ -157,21 +155,6 @@ func ollamaAdapters(path string, o *Options) error {
 	}
 	o.Adapters = append(specs, o.Adapters...)
 	return nil
-}
-
-// fingerprint hashes an adapter file's header and the first 256 bytes of
-// each tensor.
-func fingerprint(r io.ReaderAt, f *gguf.File) ([32]byte, error) {
-	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(r, 0, min(f.DataOffset, f.Size))); err != nil {
-		return [32]byte{}, err
-	}
-	for _, t := range f.Tensors {
-		if _, err := io.Copy(h, io.NewSectionReader(r, t.Offset, min(t.Size, 256))); err != nil {
-			return [32]byte{}, err
-		}
-	}
-	return [32]byte(h.Sum(nil)), nil
 }
 
 // withAdapters is id with the adapters and their scales now (own's, when

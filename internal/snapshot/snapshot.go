@@ -70,17 +70,33 @@ func Identify(m *model.Model, file []byte) (Model, error) {
 	c := &m.Config
 	id := Model{Arch: c.Arch, Dims: [9]uint32{uint32(c.Layers), uint32(c.Embd), uint32(c.Heads),
 		uint32(c.HeadsKV), uint32(c.HeadDimK), uint32(c.HeadDimV), uint32(m.Vocab), uint32(c.RopeDim), uint32(c.Window)}}
-	f, err := gguf.Read(bytes.NewReader(file), int64(len(file)))
+	r := bytes.NewReader(file)
+	f, err := gguf.Read(r, int64(len(file)))
+	if err == nil {
+		id.Sum, err = Fingerprint(r, f)
+	}
 	if err != nil {
 		return id, fmt.Errorf("llm: fingerprinting the model: %w", err)
 	}
-	h := sha256.New()
-	h.Write(file[:f.DataOffset])
-	for _, t := range f.Tensors {
-		h.Write(file[t.Offset : t.Offset+min(t.Size, 256)])
-	}
-	h.Sum(id.Sum[:0])
 	return id, nil
+}
+
+// Fingerprint is the SHA-256 of a GGUF file's header (metadata and
+// tensor table) and of the first 256 bytes of every tensor's data: two
+// files of one shape but other weights differ. r reads the file f was
+// parsed from (a model, or a LoRA adapter whose sessions' snapshots it
+// marks).
+func Fingerprint(r io.ReaderAt, f *gguf.File) ([32]byte, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(r, 0, min(f.DataOffset, f.Size))); err != nil {
+		return [32]byte{}, err
+	}
+	for _, t := range f.Tensors {
+		if _, err := io.Copy(h, io.NewSectionReader(r, t.Offset, min(t.Size, 256))); err != nil {
+			return [32]byte{}, err
+		}
+	}
+	return [32]byte(h.Sum(nil)), nil
 }
 
 // String describes the model's shape for error messages.
