@@ -59,10 +59,7 @@ func (s *Server) handleLoRAList(w http.ResponseWriter, r *http.Request) *apiErro
 // (newer versions ignore it), and so is a scale that is not a finite
 // number; then nothing changes.
 func (s *Server) handleLoRASet(w http.ResponseWriter, r *http.Request) *apiError {
-	var req []struct {
-		ID    *int     `json:"id"`
-		Scale *float64 `json:"scale"`
-	}
+	var req []loraEntry
 	if err := readBody(r, &req); err != nil {
 		return err
 	}
@@ -76,12 +73,11 @@ func (s *Server) handleLoRASet(w http.ResponseWriter, r *http.Request) *apiError
 		if e.ID == nil || *e.ID < 0 || *e.ID >= len(have) {
 			return badRequest("id", "invalid adapter id: the model has %d LoRA adapters", len(have))
 		}
-		if e.Scale != nil {
-			if math.IsNaN(*e.Scale) || math.IsInf(*e.Scale, 0) || math.Abs(*e.Scale) > math.MaxFloat32 {
-				return badRequest("scale", "adapter %d: scale %v is not a finite number", *e.ID, *e.Scale)
-			}
-			scales[*e.ID] = float32(*e.Scale)
+		v, ok := e.value()
+		if !ok {
+			return badRequest("scale", "adapter %d: scale %v is not a finite number", *e.ID, *e.Scale)
 		}
+		scales[*e.ID] = v
 	}
 	changed := false
 	for i, sc := range scales {
@@ -117,10 +113,7 @@ func (s *Server) forgetIfStale(sl *slot) {
 // llama-server takes it; the ids are checked against the model when the
 // request runs (FromModel's sessions: ErrBadPrompt).
 func loraParam(raw json.RawMessage) (map[int]float32, *apiError) {
-	var entries []struct {
-		ID    *int     `json:"id"`
-		Scale *float64 `json:"scale"`
-	}
+	var entries []loraEntry
 	if err := json.Unmarshal(raw, &entries); err != nil {
 		return nil, badRequest("lora", "'lora' must be an array of objects with 'id' and 'scale' fields")
 	}
@@ -129,16 +122,30 @@ func loraParam(raw json.RawMessage) (map[int]float32, *apiError) {
 		if e.ID == nil || *e.ID < 0 {
 			return nil, badRequest("lora", "invalid adapter id")
 		}
-		var v float64
-		if e.Scale != nil {
-			v = *e.Scale
+		v, ok := e.value()
+		if !ok {
+			return nil, badRequest("lora", "adapter %d: scale %v is not a finite number", *e.ID, *e.Scale)
 		}
-		if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > math.MaxFloat32 {
-			return nil, badRequest("lora", "adapter %d: scale %v is not a finite number", *e.ID, v)
-		}
-		out[*e.ID] = float32(v)
+		out[*e.ID] = v
 	}
 	return out, nil
+}
+
+// loraEntry is an entry of llama-server's adapter lists, POST
+// /lora-adapters' body and a request's "lora".
+type loraEntry struct {
+	ID    *int     `json:"id"`
+	Scale *float64 `json:"scale"`
+}
+
+// value is the entry's scale (0 when absent), and whether it is a finite
+// float32.
+func (e loraEntry) value() (float32, bool) {
+	if e.Scale == nil {
+		return 0, true
+	}
+	v := *e.Scale
+	return float32(v), !math.IsNaN(v) && !math.IsInf(v, 0) && math.Abs(v) <= math.MaxFloat32
 }
 
 // loraOption is the generation option of a request's adapter scales,
