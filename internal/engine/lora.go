@@ -123,11 +123,8 @@ func attachAdapters(mm *model.Model, f *gguf.File, fs []adapterFile) ([]Adapter,
 // adapters). It waits for the passes running to end, so that no pass
 // mixes scales.
 func (e *Engine) SetAdapterScale(id int, scale float32) error {
-	if id < 0 || id >= len(e.Adapters) {
-		return fmt.Errorf("llm: LoRA adapter %d: the model has %d: %w", id, len(e.Adapters), seq.ErrInvalidOption)
-	}
-	if math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) {
-		return fmt.Errorf("llm: LoRA adapter %d: scale %v is not finite: %w", id, scale, seq.ErrInvalidOption)
+	if err := seq.CheckLoRAScale(id, len(e.Adapters), scale); err != nil {
+		return err
 	}
 	e.rw.Lock()
 	defer e.rw.Unlock()

@@ -581,11 +581,8 @@ func (s *Seq) setLoRA(scales map[int]float32) error {
 	if scales != nil {
 		sc = make([]float32, s.m.Adapters)
 		for id, v := range scales {
-			if id < 0 || id >= len(sc) {
-				return fmt.Errorf("llm: LoRA adapter %d: the model has %d: %w", id, len(sc), ErrInvalidOption)
-			}
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return fmt.Errorf("llm: LoRA adapter %d: scale %v is not finite: %w", id, v, ErrInvalidOption)
+			if err := CheckLoRAScale(id, len(sc), v); err != nil {
+				return err
 			}
 			sc[id] = v
 		}
@@ -596,6 +593,19 @@ func (s *Seq) setLoRA(scales map[int]float32) error {
 	}
 	if changed {
 		s.truncate(0)
+	}
+	return nil
+}
+
+// CheckLoRAScale refuses (ErrInvalidOption) a scale for adapter id of a
+// model with n adapters when there is no such adapter or the scale is
+// not finite.
+func CheckLoRAScale(id, n int, scale float32) error {
+	if id < 0 || id >= n {
+		return fmt.Errorf("llm: LoRA adapter %d: the model has %d: %w", id, n, ErrInvalidOption)
+	}
+	if math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) {
+		return fmt.Errorf("llm: LoRA adapter %d: scale %v is not finite: %w", id, scale, ErrInvalidOption)
 	}
 	return nil
 }
