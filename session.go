@@ -158,12 +158,9 @@ func (s *Session) Generate(ctx context.Context, prompt string, opts ...GenerateO
 // exactly the text yielded (a break's token is evaluated; held-back text
 // dropped), so the next call continues from what the caller saw.
 func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOption) iter.Seq2[Token, error] {
-	return func(yield func(Token, error) bool) {
-		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
-			g := engine.Generation(opts)
-			return s.q.Generate(ctx, prompt, g.Generation, func(id int32, text string) bool { return emit(s.token(&g, id, text)) })
-		})
-	}
+	return s.tokens(opts, func(g engine.Gen, f func(int32, string) bool) error {
+		return s.q.Generate(ctx, prompt, g.Generation, f)
+	})
 }
 
 // Complete is Stream for a prompt that is the session's whole text (a
@@ -172,12 +169,7 @@ func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOpt
 // the token), reusing the tokens it shares with what it held. Control
 // tokens' text (<|python_tag|> …) stays in the output, for chat parsing.
 func (s *Session) Complete(ctx context.Context, prompt string, opts ...GenerateOption) iter.Seq2[Token, error] {
-	return func(yield func(Token, error) bool) {
-		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
-			g := engine.Generation(opts)
-			return s.m.e.Complete(ctx, s.q, prompt, g, func(id int32, text string) bool { return emit(s.token(&g, id, text)) })
-		})
-	}
+	return s.tokens(opts, func(g engine.Gen, f func(int32, string) bool) error { return s.m.e.Complete(ctx, s.q, prompt, g, f) })
 }
 
 // CompleteTokens is Complete for a prompt given as token ids (a server's
@@ -186,10 +178,17 @@ func (s *Session) Complete(ctx context.Context, prompt string, opts ...GenerateO
 // BOS added, reusing the tokens it shares with what it held. An id outside
 // the vocabulary is an error wrapping ErrBadToken.
 func (s *Session) CompleteTokens(ctx context.Context, ids []int32, opts ...GenerateOption) iter.Seq2[Token, error] {
+	return s.tokens(opts, func(g engine.Gen, f func(int32, string) bool) error { return s.m.e.CompleteTokens(ctx, s.q, ids, g, f) })
+}
+
+// tokens is the iterator of Stream and its kin: run generates with opts'
+// settings, calling f with each token's id and text, which the loop gets
+// as a Token (with log-probabilities when asked for).
+func (s *Session) tokens(opts []GenerateOption, run func(engine.Gen, func(int32, string) bool) error) iter.Seq2[Token, error] {
 	return func(yield func(Token, error) bool) {
 		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
 			g := engine.Generation(opts)
-			return s.m.e.CompleteTokens(ctx, s.q, ids, g, func(id int32, text string) bool { return emit(s.token(&g, id, text)) })
+			return run(g, func(id int32, text string) bool { return emit(s.token(&g, id, text)) })
 		})
 	}
 }
