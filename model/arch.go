@@ -241,6 +241,7 @@ var registry = []*Arch{
 		hparams: afmoeHparams},
 	{Name: "jamba", Mamba1: true, OptionalExperts: true, hparams: jambaHparams},
 	{Name: "mamba", NoAttention: true, hparams: mambaHparams},
+	{Name: "mamba2", NoAttention: true, hparams: mamba2Hparams},
 	{Name: "rwkv7", NoAttention: true, UntiedOutput: true, hparams: rwkv7Hparams},
 	{Name: "exaone", Neox: true, hparams: exaoneHparams},
 	{Name: "starcoder2", Neox: true, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true, hparams: layerNormHparams},
