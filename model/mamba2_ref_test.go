@@ -10,8 +10,11 @@ import (
 // the residual, the output tied to token_embd) against the float64
 // reference written from llama.cpp's mamba graph and build_mamba2_layer
 // (refDecoder.mamba2, nemotron_h's), in one pass, in chunks of 4 and
-// token by token; each perturbation of the layer's steps moves it by more
-// than 10 tolerances.
+// token by token. The layer's steps are the same State.mamba2 that
+// TestNemotronHMatchesReference perturbs one by one; here the reference
+// is seen to move with what a file of mixers alone varies: the groups
+// (B and C per group, the norm per group) and the state each pass hands
+// the next.
 func TestMamba2MatchesReference(t *testing.T) {
 	pool, m, f, data := loadF32(t, testutil.TinyMamba2())
 	if m.Mamba1 || !m.SingleOp || !m.Tied || m.KVLayers() != 0 || !m.ConvLayer(0) || !m.ConvLayer(2) || m.RopeLayer(0) ||
@@ -20,14 +23,7 @@ func TestMamba2MatchesReference(t *testing.T) {
 	}
 	toks := prompt(13)
 	ref, want := checkedRef(t, m, pool, f, data, toks)
-	for name, r := range map[string]refDecoder{
-		"one norm group":  {ssmOneGroup: true},
-		"no D skip":       {ssmNoD: true},
-		"no gate":         {ssmNoGate: true},
-		"no softplus":     {ssmRawDt: true},
-		"B and C swapped": {ssmSwapBC: true},
-		"no conv state":   {convNoState: true},
-	} {
-		mustMove(t, name, ref(r), want, 1e-2)
-	}
+	mustMove(t, "one norm group", ref(refDecoder{ssmOneGroup: true}), want, 1e-2)
+	mustMove(t, "B and C swapped", ref(refDecoder{ssmSwapBC: true}), want, 1e-2)
+	mustMove(t, "no conv state", ref(refDecoder{convNoState: true}), want, 1e-2)
 }
