@@ -82,8 +82,8 @@ type Arch struct {
 	// Mamba-1 selective state-space layers (jamba; Config.Mamba1).
 	Mamba1 bool
 	// NoAttention: no layer attends, and the file's attention.head_count
-	// and feed_forward_length are the converter's unused 0s (mamba, mamba2); the
-	// hook sets the layers up.
+	// and feed_forward_length are the converter's unused 0s (mamba,
+	// mamba2); the hook sets the layers up.
 	NoAttention bool
 	// OptionalExperts: the feed-forwards are experts when expert_count is
 	// above 0 and dense otherwise (granitehybrid, whose dense files carry
