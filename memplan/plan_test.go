@@ -84,7 +84,7 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 		testutil.TinyQwen3(), testutil.TinyGemma3(), testutil.TinyPhi3(), testutil.TinyQwen3MoE(),
 		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(),
 		testutil.TinyAfmoe(), testutil.TinyAfmoeGlobal(),
-		testutil.TinyFalconH1(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyRWKV7(),
+		testutil.TinyFalconH1(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(),
 		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyOlmo2(), testutil.TinyMistral3(), testutil.TinyErnie45(), testutil.TinyErnie45MoE(), testutil.TinySeedOSS(), testutil.TinyExaone4(), testutil.TinyExaone4SWA(), testutil.TinyGLM4(), testutil.TinyGLM4Fused(), testutil.TinyGemmaEmbedding(), testutil.TinyLFM2(),
 		testutil.TinyLFM2MoE(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyGptOss(), testutil.TinyGemma3n(), testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(), testutil.TinyBert(), testutil.TinyNomicBert(), testutil.TinyNomicBertMoE(), testutil.TinyJinaBertV2(), testutil.TinyModernBert(), testutil.TinyQwen35(), testutil.TinyQwen35MoE(), testutil.TinyQwen35MoEFused(), testutil.TinyQwen3Next(), testutil.TinyQwen3NextSSMIn(), testutil.TinyGemma4(), testutil.TinyGemma4MoE(), testutil.TinyNemotronH(), testutil.TinyNemotronHMoE(),
 		testutil.TinyGLM4MoE(), testutil.TinyGLM4MoEAir(), testutil.TinyBailingMoE2(),
@@ -568,18 +568,30 @@ func TestPlanPerLayerEmbeddings(t *testing.T) {
 	}
 }
 
-// An lfm2 session's conv state and its checkpoints are planned with the
-// session: exactly what a State allocates for them.
+// An lfm2 session's conv state and a mamba2 session's recurrent state,
+// and their checkpoints, are planned with the session: exactly what a
+// State allocates for them.
 func TestPlanCountsConvState(t *testing.T) {
-	_, sh, p := tinyPlan(t, testutil.TinyLFM2())
-	cb := model.ConvStateBytes(&sh.Config)
-	// 3 conv layers × 2 rows × 64 floats, 17 copies, and 16 positions.
-	if cb != 4*17*3*2*64+8*16 {
-		t.Fatalf("ConvStateBytes %d", cb)
-	}
-	for _, c := range p.Components {
-		if c.Name == "session" && (c.Bytes < cb || !strings.Contains(c.Note, "conv state")) {
-			t.Errorf("session component %d bytes (%s) without the conv state's %d", c.Bytes, c.Note, cb)
+	for _, tc := range []struct {
+		spec   testutil.ModelSpec
+		floats int64 // a state
+	}{
+		// 3 conv layers × 2 rows × 64 floats.
+		{testutil.TinyLFM2(), 3 * 2 * 64},
+		// 3 Mamba-2 layers of llama.cpp's n_embd_r, (d_conv-1)·(d_inner +
+		// 2·groups·d_state), and n_embd_s, d_state·d_inner.
+		{testutil.TinyMamba2(), 3 * ((4-1)*(128+2*2*16) + 16*128)},
+	} {
+		_, sh, p := tinyPlan(t, tc.spec)
+		cb := model.ConvStateBytes(&sh.Config)
+		// 17 copies, and 16 positions.
+		if cb != 4*17*tc.floats+8*16 {
+			t.Fatalf("%s: ConvStateBytes %d", tc.spec.Arch, cb)
+		}
+		for _, c := range p.Components {
+			if c.Name == "session" && (c.Bytes < cb || !strings.Contains(c.Note, "conv state")) {
+				t.Errorf("%s: session component %d bytes (%s) without the conv state's %d", tc.spec.Arch, c.Bytes, c.Note, cb)
+			}
 		}
 	}
 }

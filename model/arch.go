@@ -82,8 +82,8 @@ type Arch struct {
 	// Mamba-1 selective state-space layers (jamba; Config.Mamba1).
 	Mamba1 bool
 	// NoAttention: no layer attends, and the file's attention.head_count
-	// and feed_forward_length are the converter's unused 0s (mamba); the
-	// hook sets the layers up.
+	// and feed_forward_length are the converter's unused 0s (mamba,
+	// mamba2); the hook sets the layers up.
 	NoAttention bool
 	// OptionalExperts: the feed-forwards are experts when expert_count is
 	// above 0 and dense otherwise (granitehybrid, whose dense files carry
@@ -241,6 +241,7 @@ var registry = []*Arch{
 		hparams: afmoeHparams},
 	{Name: "jamba", Mamba1: true, OptionalExperts: true, hparams: jambaHparams},
 	{Name: "mamba", NoAttention: true, hparams: mambaHparams},
+	{Name: "mamba2", NoAttention: true, hparams: mamba2Hparams},
 	{Name: "rwkv7", NoAttention: true, UntiedOutput: true, hparams: rwkv7Hparams},
 	{Name: "exaone", Neox: true, hparams: exaoneHparams},
 	{Name: "starcoder2", Neox: true, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true, hparams: layerNormHparams},

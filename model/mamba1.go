@@ -192,10 +192,19 @@ func jambaHparams(c *Config, m *meta) {
 // which no layer reads (KVConfig), so that it still counts the positions
 // a session holds, rewinds, shifts and saves.
 func mambaHparams(c *Config, m *meta) {
-	c.SingleOp, c.NoRopeEvery = true, 1
-	c.HeadDimK, c.HeadDimV, c.RopeDim = placeholderHeadDim, placeholderHeadDim, placeholderHeadDim
 	m.mamba1Sizes(c)
 	c.SSMDtBCNorm = m.flag("ssm.dt_b_c_rms", false)
+	mixersAlone(c, m)
+}
+
+// mixersAlone makes every block of a model without attention (mamba,
+// mamba2) attn_norm, its recurrent mixer and the residual sum
+// (Config.SingleOp, every layer recurrent, none rotated), with the KV
+// cache's placeholder head (placeholderHeadDim) and the RMS epsilon
+// required, as llama.cpp requires it.
+func mixersAlone(c *Config, m *meta) {
+	c.SingleOp, c.NoRopeEvery = true, 1
+	c.HeadDimK, c.HeadDimV, c.RopeDim = placeholderHeadDim, placeholderHeadDim, placeholderHeadDim
 	m.require(true, "attention.layer_norm_rms_epsilon")
 	c.ConvLayers = make([]bool, c.Layers)
 	for il := range c.ConvLayers {

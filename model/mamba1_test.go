@@ -9,23 +9,15 @@ import "testing"
 // and a recurrent state of (d_conv-1)·d_inner + d_inner·d_state floats a
 // layer, which the memory plan counts.
 func TestConfigMamba(t *testing.T) {
-	fm := headerOf("mamba", map[string]any{
-		"block_count": uint32(64), "embedding_length": uint32(4096), "feed_forward_length": uint32(0),
-		"attention.head_count": uint32(0), "context_length": uint32(1 << 20),
-		"attention.layer_norm_rms_epsilon": float32(1e-5), "ssm.dt_b_c_rms": true,
+	fm := mixersAloneHeader("mamba", 64, 4096, map[string]any{
+		"ssm.dt_b_c_rms":  true,
 		"ssm.conv_kernel": uint32(4), "ssm.inner_size": uint32(8192), "ssm.state_size": uint32(16), "ssm.time_step_rank": uint32(256),
 	})
 	c := mustConfig(t, fm(nil))
-	if !c.Mamba1 || !c.SingleOp || !c.SSMDtBCNorm || c.KVLayers() != 0 || !c.ConvLayer(63) || c.recurrentIndex(63) != 63 ||
-		c.SSMInner != 8192 || c.SSMState != 16 || c.SSMDtRank != 256 || c.SSMConv != 4 || c.RopeLayer(0) {
+	if !c.Mamba1 || !c.SSMDtBCNorm || c.SSMInner != 8192 || c.SSMState != 16 || c.SSMDtRank != 256 || c.SSMConv != 4 {
 		t.Errorf("config %+v", c)
 	}
-	if got, want := ConvStateFloats(&c), 64*(3*8192+8192*16); got != want {
-		t.Errorf("state of %d floats, want %d", got, want)
-	}
-	if k := c.KVConfig(0, 16); k.Layers != 1 || k.KVHeads != 1 || k.HeadDimK != placeholderHeadDim {
-		t.Errorf("KV config %+v, want one placeholder layer", k)
-	}
+	checkMixersAlone(t, &c, 3*8192+8192*16)
 	checkKeyErrors(t, fm, []keyCase{
 		{"no state size", "mamba.ssm.state_size", nil, ErrBadModel},
 		{"no time step rank", "mamba.ssm.time_step_rank", nil, ErrBadModel},

@@ -67,6 +67,10 @@ func singleOpTensors(c *Config, il int, has func(name string) bool) []blockTenso
 	if c.ConvLayer(il) && c.Mamba1 {
 		return mamba1Tensors(nil, c, il, has) // mamba: the mixer alone
 	}
+	if c.ConvLayer(il) && c.KVLayers() == 0 {
+		// mamba2: llama.cpp requires the kernel's bias.
+		return ssmTensors(c, func(name string) bool { return name == "ssm_conv1d.bias" || has(name) })
+	}
 	if c.ConvLayer(il) {
 		return ssmTensors(c, has) // attn_norm first
 	}

@@ -31,6 +31,7 @@ func TestDecodeRotatesSlots(t *testing.T) {
 		{"falcon-h1", testutil.TinyFalconH1(), 8},
 		{"jamba", testutil.TinyJamba(), 8},
 		{"mamba", testutil.TinyMamba(), 8},
+		{"mamba2", testutil.TinyMamba2(), 8},
 		{"rwkv7", testutil.TinyRWKV7(), 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

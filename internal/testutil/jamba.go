@@ -120,11 +120,14 @@ func TinyMamba() ModelSpec {
 	return s
 }
 
-// withMambaDefaults fills a mamba spec's kernel (4) and checks its
-// sizes and that every layer is recurrent.
+// withMambaDefaults fills a mamba or mamba2 spec's kernel (4) and checks
+// its sizes and that every layer is recurrent.
 func (s ModelSpec) withMambaDefaults() (ModelSpec, error) {
 	if len(s.ConvLayers) != s.Layers {
-		return s, fmt.Errorf("testutil: every layer of a mamba is recurrent (ConvLayers %v of %d)", s.ConvLayers, s.Layers)
+		return s, fmt.Errorf("testutil: every layer of a %s is recurrent (ConvLayers %v of %d)", s.Arch, s.ConvLayers, s.Layers)
+	}
+	if s.Arch == "mamba2" {
+		return s.withMamba2Defaults()
 	}
 	return s.withJambaDefaults()
 }
@@ -137,16 +140,21 @@ func AddMambaKV(g *gguf.Writer, arch string, m Mamba1, dtBCNorm bool) {
 	g.AddKV(arch+".ssm.dt_b_c_rms", dtBCNorm)
 }
 
-// mambaTensors1 lists a mamba spec's tensors: the ends, then each block's
-// attn_norm and Mamba-1 layer.
+// mambaTensors1 lists a mamba or mamba2 spec's tensors: the ends, then
+// each block's attn_norm and its Mamba-1 layer (mamba2: Mamba-2,
+// mambaTensors').
 func (s ModelSpec) mambaTensors1() []tensorSpec {
 	ts := s.ends("output_norm.weight")
 	e := int64(s.Embd)
-	m := Mamba1{Conv: s.ConvKernel, Inner: 2 * s.Embd, State: s.SSMState, DtRank: s.SSMDtRank}
+	mixer := s.mambaTensors
+	if s.Arch == "mamba" {
+		m := Mamba1{Conv: s.ConvKernel, Inner: 2 * s.Embd, State: s.SSMState, DtRank: s.SSMDtRank}
+		mixer = func(p string) []tensorSpec { return mamba1Tensors(p, s.WeightType, e, m, false) }
+	}
 	for l := range s.Layers {
 		p := fmt.Sprintf("blk.%d.", l)
 		ts = append(ts, tensorSpec{p + "attn_norm.weight", quant.F32, []int64{e}, dist{1, 0.1}})
-		ts = append(ts, mamba1Tensors(p, s.WeightType, e, m, false)...)
+		ts = append(ts, mixer(p)...)
 	}
 	return ts
 }

@@ -970,7 +970,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s, err = s.withJambaDefaults(); err != nil {
 			return s, err
 		}
-	case "mamba":
+	case "mamba", "mamba2":
 		var err error
 		if s, err = s.withMambaDefaults(); err != nil {
 			return s, err
@@ -1240,7 +1240,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Encoder() || s.modernBert() {
 		h.NormEps = s.NormEps
 	}
-	if s.Arch == "mamba" {
+	if s.mixersOnly() {
 		h.Heads, h.FFN = 0, 0 // the converter's unused 0s
 	}
 	if s.Arch == "rwkv7" {
@@ -1253,7 +1253,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		d.AddTo(g, s.Arch)
 	case s.RopeDim > 0:
 		g.AddKV(a+"rope.dimension_count", uint32(s.RopeDim))
-	case !s.Encoder() && s.Arch != "mamba" && s.Arch != "rwkv7":
+	case !s.Encoder() && !s.mixersOnly() && s.Arch != "rwkv7":
 		g.AddKV(a+"rope.dimension_count", uint32(s.HeadDim))
 	}
 	if s.qwen35() {
@@ -1296,6 +1296,8 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		s.addJambaKV(g)
 	case "rwkv7":
 		AddRWKV7KV(g, s.Arch, *s.RWKV7, s.NormEps)
+	case "mamba2":
+		AddSSMSizes(g, s.Arch, s.mamba2SSM())
 	case "mamba":
 		AddMambaKV(g, s.Arch, Mamba1{Conv: s.ConvKernel, Inner: 2 * s.Embd, State: s.SSMState, DtRank: s.SSMDtRank}, s.DtBCNorm)
 	}
@@ -1493,7 +1495,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	if s.Arch == "nemotron_h" || s.Arch == "nemotron_h_moe" {
 		return s.nemotronHTensors()
 	}
-	if s.Arch == "mamba" {
+	if s.mixersOnly() {
 		return s.mambaTensors1()
 	}
 	if s.Arch == "rwkv7" {

@@ -33,6 +33,7 @@
 //	        minicpm3-4b (minicpm3: deepseek2's latent attention, dense),
 //	        olmoe-1b-7b (olmoe: olmo2's Q/K norms, 64 experts),
 //	        falcon-mamba-7b (mamba: Mamba-1 layers alone),
+//	        mamba-codestral-7b (mamba2: Mamba-2 layers alone),
 //	        jamba-reasoning-3b (jamba: Mamba-1 and attention layers),
 //	        rwkv7-g1-1.5b and rwkv7-g1-2.9b (rwkv7: RWKV-7 time and
 //	        channel mixes, no attention; widths recalled),

@@ -362,8 +362,10 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		}
 		if s.convLayer(l) && s.SSM != nil {
 			mambaPlan(s, p, add)
-			add(p+"ffn_norm.weight", kindNorm, e)
-			ffn(p, l)
+			if !s.mixersOnly() {
+				add(p+"ffn_norm.weight", kindNorm, e)
+				ffn(p, l)
+			}
 			continue
 		}
 		if s.convLayer(l) {

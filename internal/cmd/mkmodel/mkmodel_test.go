@@ -231,10 +231,10 @@ func miniature(s shape) shape {
 	}
 	if s.Mamba1 != nil {
 		s.Mamba1 = &testutil.Mamba1{Conv: s.Mamba1.Conv, Inner: 2 * s.Embd, State: 16, DtRank: 32}
-		if s.Arch == "mamba" {
-			s.Heads, s.HeadsKV = 0, 0
-			s.ConvLayers = mambaLayers(s.Layers)
-		}
+	}
+	if s.mixersOnly() {
+		s.Heads, s.HeadsKV = 0, 0
+		s.ConvLayers = mambaLayers(s.Layers)
 	}
 	return s.keepAttention()
 }
@@ -303,7 +303,7 @@ func TestMiniatureShapes(t *testing.T) {
 					t.Errorf("shortconv.conv.weight present = %v (F32 when present)", ok)
 				}
 				for _, name := range []string{"blk.0.ssm_conv1d.weight", "blk.0.ssm_a", "blk.0.ssm_d", "blk.0.ssm_norm.weight"} {
-					want := s.SSM != nil && (name != "blk.0.ssm_d" || s.Arch == "granitehybrid" || s.Arch == "falcon-h1" || s.Pattern != "") ||
+					want := s.SSM != nil && (name != "blk.0.ssm_d" || s.Arch == "granitehybrid" || s.Arch == "falcon-h1" || s.Arch == "mamba2" || s.Pattern != "") ||
 						s.Mamba1 != nil && name != "blk.0.ssm_norm.weight" // jamba's and mamba's layer 0
 					if ti, ok := f.Tensor(name); ok != want || ok && ti.Type != quant.F32 {
 						t.Errorf("%s present = %v (F32 when present)", name, ok)

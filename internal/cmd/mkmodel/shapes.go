@@ -13,7 +13,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, rwkv7, exaone, starcoder2, gemma, nemotron, nomic-bert-moe, jina-bert-v2 or modern-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, nomic-bert-moe, jina-bert-v2 or modern-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -89,7 +89,9 @@ type shape struct {
 	// sizes (config.json's mamba_d_conv, mamba_expand × hidden_size,
 	// mamba_d_state, mamba_n_heads, mamba_n_groups); for qwen35, gated
 	// delta-net layers (linear_conv_kernel_dim, value heads × head size,
-	// the head size, linear_num_value_heads, linear_num_key_heads).
+	// the head size, linear_num_value_heads, linear_num_key_heads); for
+	// mamba2, every layer (conv_kernel, expand × hidden_size, state_size,
+	// num_heads, n_groups).
 	SSM *testutil.SSM
 	// Mamba1, for jamba, makes the ConvLayers Mamba-1 layers of these
 	// sizes (config.json's mamba_d_conv, mamba_expand × hidden_size,
@@ -218,7 +220,7 @@ func (s shape) convLayer(l int) bool { return slices.Contains(s.ConvLayers, l) }
 // 4 blocks alone would be a hybrid without attention, which neither
 // llama.cpp's converter nor this library makes).
 func (s shape) keepAttention() shape {
-	if s.Arch == "mamba" {
+	if s.mixersOnly() {
 		return s // no layer attends
 	}
 	if s.Pattern != "" {
@@ -564,6 +566,24 @@ var shapes = []shape{
 		Name: "rwkv7-g1-2.9b", Arch: "rwkv7", Vocab: 65536, Embd: 2560, Layers: 32,
 		FFN: 10240, Context: 1 << 20, RMSEps: 1e-5,
 		RWKV7: &testutil.RWKV7{Head: 64, Decay: 96, ICLR: 96, Value: 64, Gate: 320},
+	},
+	{
+		// Mamba-Codestral-7B (Mistral): 64 Mamba-2 blocks of width 4096
+		// (inner 8192, expand 2, in 128 heads of 64; 8 groups, state 128,
+		// kernel 4), each attn_norm, the mixer and the residual; vocabulary
+		// 32768 (a multiple of 16, which the converter pads to); untied;
+		// the converter's context of 2^20 and its head_count and
+		// feed_forward_length of 0. Widths recalled from
+		// mistralai/Mamba-Codestral-7B-v0.1's config.json (hidden_size
+		// 4096, num_hidden_layers 64, expand 2, head_dim 64, num_heads 128,
+		// n_groups 8, state_size 128, conv_kernel 4, vocab_size 32768,
+		// layer_norm_epsilon 1e-5, tie_word_embeddings false), not read
+		// from the file here; the converter takes conv_kernel, state_size,
+		// head_dim, n_groups and layer_norm_epsilon by those names.
+		Name: "mamba-codestral-7b", Arch: "mamba2", Vocab: 32768, Embd: 4096, Layers: 64,
+		Context: 1 << 20, RMSEps: 1e-5,
+		ConvLayers: mambaLayers(64),
+		SSM:        &testutil.SSM{Conv: 4, Inner: 8192, State: 128, Heads: 128, Groups: 8},
 	},
 	{
 		// Jamba Reasoning 3B (AI21, dense): 28 layers of width 2560, two

@@ -79,7 +79,7 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	g.AddKV(a+"vocab_size", uint32(s.Vocab))
 	h := testutil.Hparams{Context: s.Context, Embd: s.Embd, Layers: s.Layers + s.NextN, FFN: s.FFN,
 		Heads: s.Heads, HeadsKV: s.HeadsKV, RMSEps: s.RMSEps, RopeBase: s.RopeBase, NormEps: s.NormEps}
-	if s.Arch == "mamba" {
+	if s.mixersOnly() {
 		h.Heads, h.FFN = 0, 0 // the converter's unused 0s
 	}
 	testutil.AddHparams(g, s.Arch, h)
@@ -96,6 +96,8 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		} else {
 			testutil.AddJambaKV(g, s.Arch, s.HeadsKV, conv, *s.Mamba1, s.Experts, s.ExpertsUsed)
 		}
+	} else if s.Arch == "mamba2" {
+		testutil.AddSSMSizes(g, s.Arch, *s.SSM)
 	} else if s.Pattern != "" {
 		s.addNemotronHKV(g)
 	} else if s.qwen35() {
@@ -119,7 +121,7 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"attention.key_length", uint32(s.headDim()))
 		g.AddKV(a+"attention.value_length", uint32(s.headDim()))
 	}
-	if s.Arch != "gemma2" && s.Arch != "mamba" && s.RWKV7 == nil && !s.encoder() {
+	if s.Arch != "gemma2" && !s.mixersOnly() && s.RWKV7 == nil && !s.encoder() {
 		g.AddKV(a+"rope.dimension_count", uint32(s.ropeDim()))
 	}
 	if s.Pooling != 0 {
