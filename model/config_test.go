@@ -61,6 +61,18 @@ func checkKeyErrors(t *testing.T, header func(mut func(map[string]any)) map[stri
 	}
 }
 
+// checkRequired fails unless the header that header builds without any
+// one of keys (each under arch's prefix) is refused as ErrBadModel in an
+// error naming the key: the keys llama.cpp requires.
+func checkRequired(t *testing.T, header func(mut func(map[string]any)) map[string]any, arch string, keys ...string) {
+	t.Helper()
+	cases := make([]keyCase, len(keys))
+	for i, k := range keys {
+		cases[i] = keyCase{"without " + k, arch + "." + k, nil, ErrBadModel}
+	}
+	checkKeyErrors(t, header, cases)
+}
+
 // setKey sets key to v in the header m, or leaves the key out when v is
 // nil.
 func setKey(m map[string]any, key string, v any) {
@@ -105,6 +117,36 @@ func archMeta(arch string, keys map[string]any, edit func(m map[string]any)) map
 	}
 	edit(m)
 	return m
+}
+
+// headerOf is a header builder for checkKeyErrors: arch's keys (each
+// under its prefix), edited by mut when it is not nil.
+func headerOf(arch string, keys map[string]any) func(mut func(map[string]any)) map[string]any {
+	return func(mut func(map[string]any)) map[string]any {
+		return archMeta(arch, keys, func(m map[string]any) {
+			if mut != nil {
+				mut(m)
+			}
+		})
+	}
+}
+
+// baseHeaderOf is headerOf for base's header of arch: its keys drop left
+// out, then keys set (each under arch's prefix).
+func baseHeaderOf[V any](arch string, keys map[string]V, drop ...string) func(mut func(map[string]any)) map[string]any {
+	return func(mut func(map[string]any)) map[string]any {
+		m := base(arch)
+		for _, k := range drop {
+			delete(m, arch+"."+k)
+		}
+		for k, v := range keys {
+			m[arch+"."+k] = v
+		}
+		if mut != nil {
+			mut(m)
+		}
+		return m
+	}
 }
 
 func TestConfigFromGGUF(t *testing.T) {
