@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -116,6 +117,50 @@ func archMeta(arch string, keys map[string]any, edit func(m map[string]any)) map
 		m[arch+"."+k] = v
 	}
 	edit(m)
+	return m
+}
+
+// decoderKeys are the sizes and routing a mixture-of-experts decoder's
+// header states, by what they mean; 0 (false) leaves the key out.
+type decoderKeys struct {
+	Embd, Blocks, FFN, Heads, HeadsKV, KeyLen, ValueLen, Context, RopeDim int
+	RMSEps, RopeBase                                                      float32
+
+	DenseLead, Experts, ExpertsUsed, ExpertFFN, SharedFFN, SharedCount int
+	ExpertScale                                                        float32
+	ExpertNorm                                                         bool
+	Gating, Groups, GroupsUsed                                         int
+}
+
+// with is more and d's keys under the names llama.cpp reads them by (no
+// architecture prefix: archMeta's keys).
+func (d decoderKeys) with(more map[string]any) map[string]any {
+	m := map[string]any{}
+	maps.Copy(m, more)
+	for k, v := range map[string]int{
+		"embedding_length": d.Embd, "block_count": d.Blocks, "feed_forward_length": d.FFN,
+		"attention.head_count": d.Heads, "attention.head_count_kv": d.HeadsKV,
+		"attention.key_length": d.KeyLen, "attention.value_length": d.ValueLen,
+		"context_length": d.Context, "rope.dimension_count": d.RopeDim,
+		"leading_dense_block_count": d.DenseLead, "expert_count": d.Experts, "expert_used_count": d.ExpertsUsed,
+		"expert_feed_forward_length": d.ExpertFFN, "expert_shared_feed_forward_length": d.SharedFFN,
+		"expert_shared_count": d.SharedCount, "expert_gating_func": d.Gating,
+		"expert_group_count": d.Groups, "expert_group_used_count": d.GroupsUsed,
+	} {
+		if v != 0 {
+			m[k] = uint32(v)
+		}
+	}
+	for k, v := range map[string]float32{
+		"attention.layer_norm_rms_epsilon": d.RMSEps, "rope.freq_base": d.RopeBase, "expert_weights_scale": d.ExpertScale,
+	} {
+		if v != 0 {
+			m[k] = v
+		}
+	}
+	if d.ExpertNorm {
+		m["expert_weights_norm"] = true
+	}
 	return m
 }
 
