@@ -40,21 +40,14 @@ func (a afmoePerturb) gate(c *Config, p func(string) []float64, h, v []float64, 
 // four, softmax gating) moves the reference by more than 3 tolerances.
 func TestAfmoeMatchesReference(t *testing.T) {
 	const tol = 5e-3
-	for _, tc := range []struct {
-		name     string
-		spec     testutil.ModelSpec
-		windowed bool
-	}{
-		{"windowed", testutil.TinyAfmoe(), true},
-		{"global", testutil.TinyAfmoeGlobal(), false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			pool, m, f, data := loadF32(t, tc.spec)
-			c := &m.Config
+	for name, spec := range map[string]testutil.ModelSpec{"windowed": testutil.TinyAfmoe(), "global": testutil.TinyAfmoeGlobal()} {
+		t.Run(name, func(t *testing.T) {
+			pool, m, f, data := loadF32(t, spec)
+			c, windowed := &m.Config, spec.Windowed
 			if !c.AttnOutGate || !c.PostNorms || !c.QKNorm || !c.RopeNeox || c.EmbedScale != 8 || c.DenseLead != 1 || c.Experts != 8 ||
-				c.ExpertGating != GatingSigmoid || !c.ExpertSelBias || c.ExpertNorm != tc.windowed || (c.ExpertScale == 2.826) != tc.windowed ||
+				c.ExpertGating != GatingSigmoid || !c.ExpertSelBias || c.ExpertNorm != windowed || (c.ExpertScale == 2.826) != windowed ||
 				c.SharedFFN != 32 || m.Blocks[0].Router != nil || m.Blocks[1].WOutGate == nil || m.Blocks[1].ExpProbsB == nil ||
-				!c.RopeLayer(2) || c.RopeLayer(3) || c.WindowedLayer(2) != tc.windowed || c.WindowedLayer(3) || m.Tied == tc.windowed {
+				!c.RopeLayer(2) || c.RopeLayer(3) || c.WindowedLayer(2) != windowed || c.WindowedLayer(3) || m.Tied == windowed {
 				t.Fatalf("config: %+v", m.Config)
 			}
 			toks := prompt(13)
@@ -71,7 +64,7 @@ func TestAfmoeMatchesReference(t *testing.T) {
 				"no selection bias":        func(c *Config) { c.ExpertSelBias = false },
 				"softmax gating":           func(c *Config) { c.ExpertGating = GatingSoftmax },
 			}
-			if tc.windowed {
+			if windowed {
 				perturbs["no renormalisation"] = func(c *Config) { c.ExpertNorm = false }
 				perturbs["no scale"] = func(c *Config) { c.ExpertScale = 0 }
 				perturbs["no window"] = func(c *Config) { c.Window = 0 }

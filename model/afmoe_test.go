@@ -12,21 +12,15 @@ import "testing"
 // shared count are required (0 shared: none); the gating function is
 // sigmoid when absent or 0 (none).
 func TestConfigAfmoe(t *testing.T) {
-	trinity := func(mut func(map[string]any)) map[string]any {
-		m := archMeta("afmoe", map[string]any{
-			"block_count": uint32(32), "embedding_length": uint32(2048), "feed_forward_length": uint32(6144),
-			"attention.head_count": uint32(32), "attention.head_count_kv": uint32(4),
-			"attention.key_length": uint32(128), "attention.value_length": uint32(128), "rope.dimension_count": uint32(128),
-			"context_length": uint32(131072), "attention.layer_norm_rms_epsilon": float32(1e-5), "rope.freq_base": float32(10000),
-			"attention.sliding_window": uint32(2048), "expert_count": uint32(128), "expert_used_count": uint32(8),
-			"expert_feed_forward_length": uint32(1024), "expert_shared_count": uint32(1), "leading_dense_block_count": uint32(2),
-			"expert_weights_norm": true, "expert_weights_scale": float32(2.826),
-		}, func(map[string]any) {})
-		if mut != nil {
-			mut(m)
-		}
-		return m
-	}
+	trinity := headerOf("afmoe", map[string]any{
+		"block_count": uint32(32), "embedding_length": uint32(2048), "feed_forward_length": uint32(6144),
+		"attention.head_count": uint32(32), "attention.head_count_kv": uint32(4),
+		"attention.key_length": uint32(128), "attention.value_length": uint32(128), "rope.dimension_count": uint32(128),
+		"context_length": uint32(131072), "attention.layer_norm_rms_epsilon": float32(1e-5), "rope.freq_base": float32(10000),
+		"attention.sliding_window": uint32(2048), "expert_count": uint32(128), "expert_used_count": uint32(8),
+		"expert_feed_forward_length": uint32(1024), "expert_shared_count": uint32(1), "leading_dense_block_count": uint32(2),
+		"expert_weights_norm": true, "expert_weights_scale": float32(2.826),
+	})
 	c := mustConfig(t, trinity(nil))
 	if !c.AttnOutGate || !c.PostNorms || !c.QKNorm || !c.RopeNeox || c.EmbedScale != float32(45.254833995939045) || c.Window != 2048 ||
 		c.DenseLead != 2 || c.Experts != 128 || c.ExpertsUsed != 8 || c.ExpertFFN != 1024 || c.SharedFFN != 1024 ||
@@ -56,12 +50,9 @@ func TestConfigAfmoe(t *testing.T) {
 	if c := mustConfig(t, trinity(func(m map[string]any) { m["afmoe.expert_gating_func"] = uint32(1) })); c.ExpertGating != GatingSoftmax {
 		t.Errorf("gating 1: %v, want softmax", c.ExpertGating)
 	}
+	checkRequired(t, trinity, "afmoe", "attention.layer_norm_rms_epsilon", "leading_dense_block_count", "expert_shared_count", "expert_feed_forward_length")
 	checkKeyErrors(t, trinity, []keyCase{
-		{"no RMS epsilon", "afmoe.attention.layer_norm_rms_epsilon", nil, ErrBadModel},
-		{"no dense lead", "afmoe.leading_dense_block_count", nil, ErrBadModel},
 		{"dense lead past the layers", "afmoe.leading_dense_block_count", uint32(33), ErrBadModel},
-		{"no shared count", "afmoe.expert_shared_count", nil, ErrBadModel},
-		{"no expert width", "afmoe.expert_feed_forward_length", nil, ErrBadModel},
 		{"unknown gating", "afmoe.expert_gating_func", uint32(9), ErrUnsupportedArch},
 		{"negative scale", "afmoe.expert_weights_scale", float32(-1), ErrBadModel},
 		{"values of another size", "afmoe.attention.value_length", uint32(64), ErrBadModel},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -61,6 +62,18 @@ func checkKeyErrors(t *testing.T, header func(mut func(map[string]any)) map[stri
 	}
 }
 
+// checkRequired fails unless the header that header builds without any
+// one of keys (each under arch's prefix) is refused as ErrBadModel in an
+// error naming the key: the keys llama.cpp requires.
+func checkRequired(t *testing.T, header func(mut func(map[string]any)) map[string]any, arch string, keys ...string) {
+	t.Helper()
+	cases := make([]keyCase, len(keys))
+	for i, k := range keys {
+		cases[i] = keyCase{"without " + k, arch + "." + k, nil, ErrBadModel}
+	}
+	checkKeyErrors(t, header, cases)
+}
+
 // setKey sets key to v in the header m, or leaves the key out when v is
 // nil.
 func setKey(m map[string]any, key string, v any) {
@@ -105,6 +118,80 @@ func archMeta(arch string, keys map[string]any, edit func(m map[string]any)) map
 	}
 	edit(m)
 	return m
+}
+
+// decoderKeys are the sizes and routing a mixture-of-experts decoder's
+// header states, by what they mean; 0 (false) leaves the key out.
+type decoderKeys struct {
+	Embd, Blocks, FFN, Heads, HeadsKV, KeyLen, ValueLen, Context, RopeDim int
+	RMSEps, RopeBase                                                      float32
+
+	DenseLead, Experts, ExpertsUsed, ExpertFFN, SharedFFN, SharedCount int
+	ExpertScale                                                        float32
+	ExpertNorm                                                         bool
+	Gating, Groups, GroupsUsed                                         int
+}
+
+// with is more and d's keys under the names llama.cpp reads them by (no
+// architecture prefix: archMeta's keys).
+func (d decoderKeys) with(more map[string]any) map[string]any {
+	m := map[string]any{}
+	maps.Copy(m, more)
+	for k, v := range map[string]int{
+		"embedding_length": d.Embd, "block_count": d.Blocks, "feed_forward_length": d.FFN,
+		"attention.head_count": d.Heads, "attention.head_count_kv": d.HeadsKV,
+		"attention.key_length": d.KeyLen, "attention.value_length": d.ValueLen,
+		"context_length": d.Context, "rope.dimension_count": d.RopeDim,
+		"leading_dense_block_count": d.DenseLead, "expert_count": d.Experts, "expert_used_count": d.ExpertsUsed,
+		"expert_feed_forward_length": d.ExpertFFN, "expert_shared_feed_forward_length": d.SharedFFN,
+		"expert_shared_count": d.SharedCount, "expert_gating_func": d.Gating,
+		"expert_group_count": d.Groups, "expert_group_used_count": d.GroupsUsed,
+	} {
+		if v != 0 {
+			m[k] = uint32(v)
+		}
+	}
+	for k, v := range map[string]float32{
+		"attention.layer_norm_rms_epsilon": d.RMSEps, "rope.freq_base": d.RopeBase, "expert_weights_scale": d.ExpertScale,
+	} {
+		if v != 0 {
+			m[k] = v
+		}
+	}
+	if d.ExpertNorm {
+		m["expert_weights_norm"] = true
+	}
+	return m
+}
+
+// headerOf is a header builder for checkKeyErrors: arch's keys (each
+// under its prefix), edited by mut when it is not nil.
+func headerOf(arch string, keys map[string]any) func(mut func(map[string]any)) map[string]any {
+	return func(mut func(map[string]any)) map[string]any {
+		return archMeta(arch, keys, func(m map[string]any) {
+			if mut != nil {
+				mut(m)
+			}
+		})
+	}
+}
+
+// baseHeaderOf is headerOf for base's header of arch: its keys drop left
+// out, then keys set (each under arch's prefix).
+func baseHeaderOf[V any](arch string, keys map[string]V, drop ...string) func(mut func(map[string]any)) map[string]any {
+	return func(mut func(map[string]any)) map[string]any {
+		m := base(arch)
+		for _, k := range drop {
+			delete(m, arch+"."+k)
+		}
+		for k, v := range keys {
+			m[arch+"."+k] = v
+		}
+		if mut != nil {
+			mut(m)
+		}
+		return m
+	}
 }
 
 func TestConfigFromGGUF(t *testing.T) {

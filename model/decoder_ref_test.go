@@ -32,13 +32,11 @@ type refDecoder struct {
 	qwen35    qwen35Perturb
 	gemma4    gemma4Perturb    // gemma4_ref_test.go
 	gemma4MoE gemma4MoEPerturb // gemma4_moe_ref_test.go
-	// Perturbations of granitehybrid's Mamba-2 layers (convNoState drops
-	// their conv state too): no D skip, no SiLU(z) gate, the time step
-	// without softplus, B and C swapped, the gated norm over all channels
-	// at once instead of per group.
-	ssmNoD, ssmNoGate, ssmRawDt, ssmSwapBC, ssmOneGroup bool
-	nemotronH                                           nemotronHPerturb // nemotronh_ref_test.go
-	mamba1P                                             mamba1Perturb    // mamba1_ref_test.go
+	// Perturbations of the Mamba-2 layers (convNoState drops their conv
+	// state too).
+	ssm       mamba2Perturb    // mamba_ref_test.go
+	nemotronH nemotronHPerturb // nemotronh_ref_test.go
+	mamba1P   mamba1Perturb    // mamba1_ref_test.go
 	// Perturbations of deepseek2: the rotated part of the scores left
 	// out, the shared experts left out.
 	mlaNoRope, noShared bool
@@ -1150,6 +1148,34 @@ func mustMove(t *testing.T, name string, other, want [][]float64, least float64)
 	}
 	if d := refDiff64(other, want); d < least {
 		t.Errorf("%s: the reference moves by only %g: the comparison cannot see it", name, d)
+	}
+}
+
+// mustMoveEach is mustMove for each perturbation P lists: P is a struct
+// of bool fields, each a perturbation that its tag `perturb:"…"` names,
+// and as puts P with one of them set alone in the refDecoder whose
+// reference (ref's) must differ from want by at least least. The fields
+// named in except, those a test's model cannot show, are passed over. A
+// perturbation added to P is so checked wherever P's are.
+func mustMoveEach[P any](t *testing.T, ref func(r refDecoder) [][]float64, want [][]float64, least float64, as func(P) refDecoder, except ...string) {
+	t.Helper()
+	typ := reflect.TypeFor[P]()
+	for i := range typ.NumField() {
+		field := typ.Field(i)
+		name := field.Tag.Get("perturb")
+		if name == "" || field.Type.Kind() != reflect.Bool {
+			t.Fatalf("%s.%s: not a bool tagged perturb:\"…\"", typ.Name(), field.Name)
+		}
+		if slices.Contains(except, field.Name) {
+			continue
+		}
+		var p P
+		reflect.ValueOf(&p).Elem().Field(i).SetBool(true)
+		other := ref(as(p))
+		mustMove(t, name, other, want, least)
+		if !perturbationsSkipped {
+			t.Logf("%s: moves the reference by %.3g", name, refDiff64(other, want))
+		}
 	}
 }
 

@@ -8,33 +8,20 @@ import (
 // deepseekV2LiteMeta is DeepSeek-V2-Lite's header as llama.cpp's
 // converter writes it (the split form), edited by edit.
 func deepseekV2LiteMeta(edit func(m map[string]any)) map[string]any {
-	return archMeta("deepseek2", map[string]any{
-		"embedding_length":                     uint32(2048),
-		"block_count":                          uint32(27),
-		"feed_forward_length":                  uint32(10944),
-		"attention.head_count":                 uint32(16),
-		"attention.head_count_kv":              uint32(1),
-		"context_length":                       uint32(163840),
-		"attention.layer_norm_rms_epsilon":     float32(1e-6),
-		"rope.freq_base":                       float32(10000),
-		"rope.dimension_count":                 uint32(64),
+	return archMeta("deepseek2", decoderKeys{
+		Embd: 2048, Blocks: 27, FFN: 10944, Heads: 16, HeadsKV: 1, KeyLen: 576, ValueLen: 512,
+		Context: 163840, RopeDim: 64, RMSEps: 1e-6, RopeBase: 10000,
+		DenseLead: 1, Experts: 64, ExpertsUsed: 6, ExpertFFN: 1408, SharedCount: 2, ExpertScale: 1,
+	}.with(map[string]any{
 		"rope.scaling.type":                    "yarn",
 		"rope.scaling.factor":                  float32(40),
 		"rope.scaling.original_context_length": uint32(4096),
 		"rope.scaling.yarn_log_multiplier":     float32(0.0707),
 		"attention.kv_lora_rank":               uint32(512),
-		"attention.key_length":                 uint32(576),
-		"attention.value_length":               uint32(512),
 		"attention.key_length_mla":             uint32(192),
 		"attention.value_length_mla":           uint32(128),
-		"leading_dense_block_count":            uint32(1),
-		"expert_count":                         uint32(64),
-		"expert_used_count":                    uint32(6),
-		"expert_feed_forward_length":           uint32(1408),
-		"expert_shared_count":                  uint32(2),
-		"expert_weights_scale":                 float32(1),
 		"vocab_size":                           uint32(102400),
-	}, edit)
+	}), edit)
 }
 
 // V2-Lite's header gives llama.cpp's numbers: the latent cache's head

@@ -11,8 +11,9 @@ import (
 // and build_mamba2_layer, in one pass, in chunks of 4 (the conv and scan
 // state carried through chunk boundaries beside the KV cache) and token
 // by token. Leaving out the mixer, its D skip, SiLU(z) gate, gated norm
-// or conv state, or rotating NORM pairs (which only the attention sees),
-// each moves the reference by more than 3 tolerances.
+// or conv state, the time step's softplus, swapping B and C, one norm
+// group for all channels, or rotating NORM pairs (which only the
+// attention sees), each moves the reference by more than 3 tolerances.
 func TestFalconH1MatchesReference(t *testing.T) {
 	const tol = 1e-3
 	pool, m, f, data := loadF32(t, testutil.TinyFalconH1())
@@ -24,13 +25,12 @@ func TestFalconH1MatchesReference(t *testing.T) {
 	ref, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
 	for name, r := range map[string]refDecoder{
 		"no mixer":      {without: []string{"ssm_out.weight"}},
-		"no D":          {ssmNoD: true},
-		"no gate":       {ssmNoGate: true},
 		"no conv state": {convNoState: true},
 		"no gated norm": {without: []string{"ssm_norm.weight"}},
 	} {
 		mustMove(t, name, ref(r), want, 3*tol)
 	}
+	mustMoveEach(t, ref, want, 3*tol, asMamba2)
 	mustMoveAll(t, m, f, data, toks, want, 3*tol, map[string]func(c *Config){
 		"NORM pairs": func(c *Config) { c.RopeNeox = false },
 	})

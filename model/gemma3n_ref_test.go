@@ -13,11 +13,12 @@ import (
 )
 
 // gemma3nPerturb are the changes to Gemma 3n's graph that no Config field
-// names, for the reference to show that the comparison sees each.
+// names, for the reference to show that the comparison sees each; each is
+// named by its tag (mustMoveEach).
 type gemma3nPerturb struct {
-	noCorrect  bool // the streams keep their predictions: AltUp's correction dropped
-	noLaurel   bool // the block's attention output goes on without LAuReL's sum
-	noPerLayer bool // no per-layer input added to the streams
+	NoCorrect  bool `perturb:"no AltUp correction"` // the streams keep their predictions
+	NoLaurel   bool `perturb:"no LAuReL"`           // the block's attention output goes on without LAuReL's sum
+	NoPerLayer bool `perturb:"no per-layer input"`  // no per-layer input added to the streams
 }
 
 // gemma3nHidden is every token's output of the final norm for Gemma 3n,
@@ -160,7 +161,7 @@ func (r *refDecoder) gemma3nHidden(tokens []int32) [][]float64 {
 			att := r.attendWindow(qs[t], ks[src], vs[src], t, il, c.Heads, hd, group, float64(c.KQScale))
 			gated := add(rmsNorm64(linear(p("attn_output.weight"), nil, att), p("post_attention_norm.weight"), eps), pred[act][t])
 			al := gated
-			if !pt.noLaurel {
+			if !pt.NoLaurel {
 				al = scaled(add(gated, lo[t]), 1/math.Sqrt(2))
 			}
 			y := rmsNorm64(al, p("ffn_norm.weight"), eps)
@@ -174,14 +175,14 @@ func (r *refDecoder) gemma3nHidden(tokens []int32) [][]float64 {
 			coef := linear(p("altup_correct_coef.weight"), nil, modal(out))
 			for j := range K {
 				st[j][t] = append([]float64(nil), pred[j][t]...)
-				if pt.noCorrect {
+				if pt.NoCorrect {
 					continue
 				}
 				for i := range E {
 					st[j][t][i] += (out[i] - pred[act][t][i]) * (coef[j] + 1)
 				}
 			}
-			if pt.noPerLayer {
+			if pt.NoPerLayer {
 				continue
 			}
 			first := make([]float64, E)
@@ -251,17 +252,13 @@ func (r *refDecoder) attendWindow(q []float64, ks, vs [][]float64, t, il, heads,
 
 // refInChunks checks that m's logits for a prompt of 13 tokens, in one
 // pass, in chunks of 4 and 3 and token by token, are within tol of the
-// reference's (F16 rounding where m rounds), which it returns with a
-// function giving the reference's logits after edit changes it.
-func refInChunks(t *testing.T, m *Model, pool *ops.Pool, f *gguf.File, data []byte, tol float64) (ref func(edit func(*refDecoder)) [][]float64, want [][]float64) {
+// reference's (F16 rounding where m rounds), which it returns with
+// perturbedRef's function giving the reference's logits perturbed.
+func refInChunks(t *testing.T, m *Model, pool *ops.Pool, f *gguf.File, data []byte, tol float64) (ref func(r refDecoder) [][]float64, want [][]float64) {
 	t.Helper()
 	toks := prompt(13)
-	ref = func(edit func(*refDecoder)) [][]float64 {
-		r := refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true}}
-		edit(&r)
-		return r.logits(toks)
-	}
-	want = ref(func(*refDecoder) {})
+	ref = perturbedRef(t, m, f, data, toks)
+	want = ref(refDecoder{})
 	for _, batch := range []int{len(toks), 4, 3, 1} {
 		got := forwardAll(t, m, pool, toks, batch, 32)
 		worst := refDiff(got, want)
@@ -310,9 +307,5 @@ func TestGemma3nMatchesReference(t *testing.T) {
 	if own, every := kv.Bytes(m.StateKVConfig(o)), kv.Bytes(all.StateKVConfig(o)); !(own < every) {
 		t.Errorf("the cache of the layers that own one (%d bytes) is not smaller than every layer's (%d)", own, every)
 	}
-	for name, pt := range map[string]gemma3nPerturb{
-		"no AltUp correction": {noCorrect: true}, "no LAuReL": {noLaurel: true}, "no per-layer input": {noPerLayer: true},
-	} {
-		mustMove(t, name, ref(func(r *refDecoder) { r.gemma3n = pt }), want, 1e-2)
-	}
+	mustMoveEach(t, ref, want, 1e-2, func(p gemma3nPerturb) refDecoder { return refDecoder{gemma3n: p} })
 }

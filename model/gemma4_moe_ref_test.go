@@ -9,20 +9,22 @@ import (
 )
 
 // gemma4MoEPerturb are changes to the expert block of Gemma 4's graph,
-// for the reference to show that the comparison sees each step.
+// for the reference to show that the comparison sees each step; each is
+// named by its tag (mustMoveEach).
 type gemma4MoEPerturb struct {
-	routeInput   bool // the router reads the experts' input (pre_ffw_norm_2 of the stream)
-	noRouteScale bool // ffn_gate_inp.scale left out
-	noRouteRoot  bool // the router input's 1/sqrt(Embd) left out
-	noExpScale   bool // ffn_down_exps.scale left out
-	// Not among them: the renormalisation of the chosen experts' weights,
-	// which post_ffw_norm_2 undoes (it moves the reference by 2.6e-5).
-	noRenorm    bool
-	swapGateUp  bool // the fused tensor's up rows taken as the gate
-	noDense     bool // the dense feed-forward beside the experts left out
-	noPostDense bool // post_ffw_norm_1 left out
-	noPostExp   bool // post_ffw_norm_2 left out
-	expFFNNorm  bool // the experts read ffn_norm's output, not pre_ffw_norm_2's
+	RouteInput   bool `perturb:"router reading the experts' input"` // pre_ffw_norm_2 of the stream
+	NoRouteScale bool `perturb:"no router input scale"`             // ffn_gate_inp.scale left out
+	NoRouteRoot  bool `perturb:"no router 1/sqrt(Embd)"`
+	NoExpScale   bool `perturb:"no per-expert output scale"` // ffn_down_exps.scale left out
+	// Not among the ones the test checks: the renormalisation of the
+	// chosen experts' weights, which post_ffw_norm_2 undoes (it moves
+	// the reference by 2.6e-5).
+	NoRenorm    bool `perturb:"no renormalisation"`
+	SwapGateUp  bool `perturb:"gate and up swapped"`   // the fused tensor's up rows taken as the gate
+	NoDense     bool `perturb:"no dense feed-forward"` // the dense feed-forward beside the experts left out
+	NoPostDense bool `perturb:"no post_ffw_norm_1"`
+	NoPostExp   bool `perturb:"no post_ffw_norm_2"`
+	ExpFFNNorm  bool `perturb:"experts reading ffn_norm's output"` // not pre_ffw_norm_2's
 }
 
 // gemma4Experts is a Gemma 4 expert block's feed-forward for one token whose
@@ -42,14 +44,14 @@ func (r *refDecoder) gemma4Experts(p func(string) []float64, x []float64, eps fl
 	E, F, k := c.Embd, c.ExpertFFN, c.ExpertsUsed
 	dense := make([]float64, E)
 	y := rmsNorm64(x, p("ffn_norm.weight"), eps)
-	if !pt.noDense {
+	if !pt.NoDense {
 		dense = r.ffn(linear(p("ffn_gate.weight"), nil, y), linear(p("ffn_up.weight"), nil, y), p("ffn_down.weight"), nil)
-		if !pt.noPostDense {
+		if !pt.NoPostDense {
 			dense = rmsNorm64(dense, p("post_ffw_norm_1.weight"), eps)
 		}
 	}
 	in := rmsNorm64(x, p("pre_ffw_norm_2.weight"), eps)
-	if pt.expFFNNorm {
+	if pt.ExpFFNNorm {
 		in = y
 	}
 	ones := make([]float64, E)
@@ -57,15 +59,15 @@ func (r *refDecoder) gemma4Experts(p func(string) []float64, x []float64, eps fl
 		ones[i] = 1
 	}
 	rin := rmsNorm64(x, ones, eps)
-	if pt.routeInput {
+	if pt.RouteInput {
 		rin = slices.Clone(in)
 	}
 	scale := p("ffn_gate_inp.scale")
 	for i := range rin {
-		if !pt.noRouteRoot {
+		if !pt.NoRouteRoot {
 			rin[i] /= math.Sqrt(float64(E))
 		}
-		if !pt.noRouteScale {
+		if !pt.NoRouteScale {
 			rin[i] *= scale[i]
 		}
 	}
@@ -82,19 +84,19 @@ func (r *refDecoder) gemma4Experts(p func(string) []float64, x []float64, eps fl
 		} else {
 			g, u = gate[e*F*E:(e+1)*F*E], up[e*F*E:(e+1)*F*E]
 		}
-		if pt.swapGateUp {
+		if pt.SwapGateUp {
 			g, u = u, g
 		}
 		out := r.ffn(linear(g, nil, in), linear(u, nil, in), down[e*E*F:(e+1)*E*F], nil)
 		w := probs[e] / sum
-		if outScale != nil && !pt.noExpScale {
+		if outScale != nil && !pt.NoExpScale {
 			w *= outScale[e]
 		}
 		for i := range moe {
 			moe[i] += w * out[i]
 		}
 	}
-	if !pt.noPostExp {
+	if !pt.NoPostExp {
 		moe = rmsNorm64(moe, p("post_ffw_norm_2.weight"), eps)
 	}
 	for i := range moe {
@@ -126,24 +128,7 @@ func TestGemma4MoEMatchesReference(t *testing.T) {
 			m.Experts, m.ExpertsUsed, m.ExpertFFN, m.ExpertNorm, m.ExpertGating, L.Router != nil, len(L.RouterScale), len(L.ExpOutScale))
 	}
 	ref, want := refInChunks(t, m, pool, f, data, 5e-3)
-	for _, p := range []struct {
-		name string
-		pt   gemma4MoEPerturb
-	}{
-		{"router reading the experts' input", gemma4MoEPerturb{routeInput: true}},
-		{"no router input scale", gemma4MoEPerturb{noRouteScale: true}},
-		{"no router 1/sqrt(Embd)", gemma4MoEPerturb{noRouteRoot: true}},
-		{"no per-expert output scale", gemma4MoEPerturb{noExpScale: true}},
-		{"gate and up swapped", gemma4MoEPerturb{swapGateUp: true}},
-		{"no dense feed-forward", gemma4MoEPerturb{noDense: true}},
-		{"no post_ffw_norm_1", gemma4MoEPerturb{noPostDense: true}},
-		{"no post_ffw_norm_2", gemma4MoEPerturb{noPostExp: true}},
-		{"experts reading ffn_norm's output", gemma4MoEPerturb{expFFNNorm: true}},
-	} {
-		other := ref(func(r *refDecoder) { r.gemma4MoE = p.pt })
-		mustMove(t, p.name, other, want, 0.3)
-		t.Logf("%s: moves the reference by %.3g", p.name, refDiff64(other, want))
-	}
+	mustMoveEach(t, ref, want, 0.3, func(p gemma4MoEPerturb) refDecoder { return refDecoder{gemma4MoE: p} }, "NoRenorm")
 
 	spec := testutil.TinyGemma4MoE()
 	spec.Gemma4.SplitExperts, spec.Gemma4.NoExpertScale = true, true

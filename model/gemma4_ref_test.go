@@ -12,14 +12,15 @@ import (
 )
 
 // gemma4Perturb are changes to Gemma 4's graph, for the reference to show
-// that the comparison sees each step Gemma 4 adds to Gemma 3's.
+// that the comparison sees each step Gemma 4 adds to Gemma 3's; each is
+// named by its tag (mustMoveEach).
 type gemma4Perturb struct {
-	noFactors  bool // the global layers rotate without rope_freqs' factors
-	sqrtScale  bool // scores scaled by 1/sqrt(head size), not 1
-	vAfterK    bool // a layer without attn_v takes its keys normalised and rotated as values
-	noOutScale bool // layer_output_scale ignored
-	noPerLayer bool // no per-layer input term
-	swaBase    bool // the windowed layers rotate with the global layers' base
+	NoFactors  bool `perturb:"no rope_freqs factors"`       // the global layers rotate without rope_freqs' factors
+	SqrtScale  bool `perturb:"scores scaled by 1/sqrt(d)"`  // 1/sqrt(head size), not 1
+	VAfterK    bool `perturb:"values from normalised keys"` // a layer without attn_v takes its keys normalised and rotated as values
+	NoOutScale bool `perturb:"no layer output scale"`       // layer_output_scale ignored
+	NoPerLayer bool `perturb:"no per-layer input"`
+	SwaBase    bool `perturb:"windowed layers with the global base"` // the windowed layers rotate with the global layers' base
 }
 
 // gemma4Hidden is every token's output of the final norm for Gemma 4,
@@ -107,15 +108,15 @@ func (r *refDecoder) gemma4Hidden(tokens []int32) [][]float64 {
 		base, dims, f := baseFull, dimsFull, factors
 		if windowed {
 			base, dims, f = baseSWA, dimsSWA, nil
-			if pt.swaBase {
+			if pt.SwaBase {
 				base = baseFull
 			}
 		}
-		if pt.noFactors {
+		if pt.NoFactors {
 			f = nil
 		}
 		scale := 1.0
-		if pt.sqrtScale {
+		if pt.SqrtScale {
 			scale = 1 / math.Sqrt(float64(d))
 		}
 		own, src := refKVSource(c, il)
@@ -145,7 +146,7 @@ func (r *refDecoder) gemma4Hidden(tokens []int32) [][]float64 {
 			}
 			headNorm64(k, p("attn_k_norm.weight"), d, eps)
 			rope(k, hkv, d, dims, t, base, f)
-			if pt.vAfterK && !has("attn_v.weight") {
+			if pt.VAfterK && !has("attn_v.weight") {
 				v = slices.Clone(k)
 			}
 			headNorm64(v, ones, d, eps)
@@ -163,14 +164,14 @@ func (r *refDecoder) gemma4Hidden(tokens []int32) [][]float64 {
 				ff = r.ffn(linear(p("ffn_gate.weight"), nil, y), linear(p("ffn_up.weight"), nil, y), p("ffn_down.weight"), nil)
 			}
 			add(x[t], rmsNorm64(ff, p("post_ffw_norm.weight"), eps))
-			if A > 0 && !pt.noPerLayer {
+			if A > 0 && !pt.NoPerLayer {
 				g := linear(p("inp_gate.weight"), nil, x[t])
 				for i := range g {
 					g[i] = r.gelu(g[i]) * pin[t][il*A+i]
 				}
 				add(x[t], rmsNorm64(linear(p("proj.weight"), nil, g), p("post_norm.weight"), eps))
 			}
-			if has("layer_output_scale.weight") && !pt.noOutScale {
+			if has("layer_output_scale.weight") && !pt.NoOutScale {
 				s := p("layer_output_scale.weight")[0]
 				for i := range x[t] {
 					x[t][i] *= s
@@ -217,19 +218,7 @@ func TestGemma4MatchesReference(t *testing.T) {
 	if got, want := st.Cache().Bytes(), int64(2*(2*11*2*32)+64*2*64)*2; got != want {
 		t.Errorf("KV cache of %d bytes, want %d (each layer at its own heads)", got, want)
 	}
-	for _, p := range []struct {
-		name string
-		pt   gemma4Perturb
-	}{
-		{"no rope_freqs factors", gemma4Perturb{noFactors: true}},
-		{"scores scaled by 1/sqrt(d)", gemma4Perturb{sqrtScale: true}},
-		{"values from normalised keys", gemma4Perturb{vAfterK: true}},
-		{"no layer output scale", gemma4Perturb{noOutScale: true}},
-		{"no per-layer input", gemma4Perturb{noPerLayer: true}},
-		{"windowed layers with the global base", gemma4Perturb{swaBase: true}},
-	} {
-		mustMove(t, p.name, ref(func(r *refDecoder) { r.gemma4 = p.pt }), want, 0.1)
-	}
+	mustMoveEach(t, ref, want, 0.1, func(p gemma4Perturb) refDecoder { return refDecoder{gemma4: p} })
 }
 
 // A context shift re-rotates Gemma 4's cached keys with their layer's

@@ -12,14 +12,7 @@ import (
 // embedding, values of another head size or multimodal RoPE sections are
 // refused, each naming the key.
 func TestConfigGLM4(t *testing.T) {
-	glm := func(mut func(map[string]any)) map[string]any {
-		m := base("glm4")
-		m["glm4.rope.dimension_count"] = uint32(32)
-		if mut != nil {
-			mut(m)
-		}
-		return m
-	}
+	glm := baseHeaderOf("glm4", map[string]uint32{"rope.dimension_count": 32})
 	c := mustConfig(t, glm(nil))
 	if c.RopeNeox || !c.PostNorms || c.RopeDim != 32 || c.HeadDimK != 64 || c.KQScale != 0.125 || c.Window != 0 || c.GELU || c.EmbedScale != 0 {
 		t.Errorf("config %+v", c)

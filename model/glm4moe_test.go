@@ -10,57 +10,22 @@ import (
 // (46 layers and the NextN block; NVIDIA Megatron Bridge's GLM 4.5 page
 // and the model's config.json give the sizes), edited by edit.
 func glm45AirMeta(edit func(m map[string]any)) map[string]any {
-	return archMeta("glm4moe", map[string]any{
-		"embedding_length":                 uint32(4096),
-		"block_count":                      uint32(47),
-		"feed_forward_length":              uint32(10944),
-		"attention.head_count":             uint32(96),
-		"attention.head_count_kv":          uint32(8),
-		"attention.key_length":             uint32(128),
-		"attention.value_length":           uint32(128),
-		"context_length":                   uint32(131072),
-		"attention.layer_norm_rms_epsilon": float32(1e-5),
-		"rope.freq_base":                   float32(1000000),
-		"rope.dimension_count":             uint32(64),
-		"leading_dense_block_count":        uint32(1),
-		"expert_count":                     uint32(128),
-		"expert_used_count":                uint32(8),
-		"expert_feed_forward_length":       uint32(1408),
-		"expert_shared_count":              uint32(1),
-		"expert_weights_scale":             float32(1),
-		"expert_weights_norm":              true,
-		"expert_gating_func":               uint32(2),
-		"nextn_predict_layers":             uint32(1),
-	}, edit)
+	return archMeta("glm4moe", decoderKeys{
+		Embd: 4096, Blocks: 47, FFN: 10944, Heads: 96, HeadsKV: 8, KeyLen: 128, ValueLen: 128,
+		Context: 131072, RopeDim: 64, RMSEps: 1e-5, RopeBase: 1000000,
+		DenseLead: 1, Experts: 128, ExpertsUsed: 8, ExpertFFN: 1408, SharedCount: 1, ExpertScale: 1, ExpertNorm: true, Gating: 2,
+	}.with(map[string]any{"nextn_predict_layers": uint32(1)}), edit)
 }
 
 // lingMiniMeta is Ling-mini-2.0's header (bailingmoe2; its config.json's
 // sizes), edited by edit.
 func lingMiniMeta(edit func(m map[string]any)) map[string]any {
-	return archMeta("bailingmoe2", map[string]any{
-		"embedding_length":                  uint32(2048),
-		"block_count":                       uint32(20),
-		"feed_forward_length":               uint32(5120),
-		"attention.head_count":              uint32(16),
-		"attention.head_count_kv":           uint32(4),
-		"attention.key_length":              uint32(128),
-		"attention.value_length":            uint32(128),
-		"context_length":                    uint32(32768),
-		"attention.layer_norm_rms_epsilon":  float32(1e-6),
-		"rope.freq_base":                    float32(600000),
-		"rope.dimension_count":              uint32(64),
-		"leading_dense_block_count":         uint32(1),
-		"expert_count":                      uint32(256),
-		"expert_used_count":                 uint32(8),
-		"expert_feed_forward_length":        uint32(512),
-		"expert_shared_feed_forward_length": uint32(512),
-		"expert_shared_count":               uint32(1),
-		"expert_weights_scale":              float32(2.5),
-		"expert_weights_norm":               true,
-		"expert_gating_func":                uint32(2),
-		"expert_group_count":                uint32(8),
-		"expert_group_used_count":           uint32(4),
-	}, edit)
+	return archMeta("bailingmoe2", decoderKeys{
+		Embd: 2048, Blocks: 20, FFN: 5120, Heads: 16, HeadsKV: 4, KeyLen: 128, ValueLen: 128,
+		Context: 32768, RopeDim: 64, RMSEps: 1e-6, RopeBase: 600000,
+		DenseLead: 1, Experts: 256, ExpertsUsed: 8, ExpertFFN: 512, SharedFFN: 512, SharedCount: 1,
+		ExpertScale: 2.5, ExpertNorm: true, Gating: 2, Groups: 8, GroupsUsed: 4,
+	}.with(nil), edit)
 }
 
 // GLM-4.5-Air's and Ling-mini-2.0's headers give llama.cpp's numbers:

@@ -18,13 +18,11 @@ func TestConfigMamba(t *testing.T) {
 		t.Errorf("config %+v", c)
 	}
 	checkMixersAlone(t, &c, 3*8192+8192*16)
+	checkRequired(t, fm, "mamba", "ssm.state_size", "ssm.time_step_rank", "attention.layer_norm_rms_epsilon")
 	checkKeyErrors(t, fm, []keyCase{
-		{"no state size", "mamba.ssm.state_size", nil, ErrBadModel},
-		{"no time step rank", "mamba.ssm.time_step_rank", nil, ErrBadModel},
 		{"inner size not twice the width", "mamba.ssm.inner_size", uint32(4096), ErrBadModel},
 		{"kernel of 1", "mamba.ssm.conv_kernel", uint32(1), ErrBadModel},
 		{"dt_b_c_rms not a bool", "mamba.ssm.dt_b_c_rms", uint32(1), ErrBadModel},
-		{"no norm epsilon", "mamba.attention.layer_norm_rms_epsilon", nil, ErrBadModel},
 	})
 }
 
@@ -54,23 +52,10 @@ func TestConfigJamba(t *testing.T) {
 	if got, want := ConvStateFloats(&c), 28*(3*8192+8192*16); got != want {
 		t.Errorf("state of %d floats, want %d", got, want)
 	}
+	checkRequired(t, jm, "jamba", "ssm.state_size", "expert_used_count")
 	checkKeyErrors(t, jm, []keyCase{
 		{"one head_count_kv for every layer", "jamba.attention.head_count_kv", uint32(8), ErrBadModel},
 		{"no attention layer", "jamba.attention.head_count_kv", make([]int32, 32), ErrBadModel},
-		{"no state size", "jamba.ssm.state_size", nil, ErrBadModel},
 		{"more experts used than there are", "jamba.expert_used_count", uint32(17), ErrBadModel},
-		{"no experts used", "jamba.expert_used_count", nil, ErrBadModel},
 	})
-}
-
-// headerOf is a header builder for checkKeyErrors: arch's keys (each
-// under its prefix), edited by mut when it is not nil.
-func headerOf(arch string, keys map[string]any) func(mut func(map[string]any)) map[string]any {
-	return func(mut func(map[string]any)) map[string]any {
-		return archMeta(arch, keys, func(m map[string]any) {
-			if mut != nil {
-				mut(m)
-			}
-		})
-	}
 }

@@ -8,6 +8,19 @@ import (
 	"github.com/lowmem/llm/internal/testutil"
 )
 
+// mamba2Perturb lists perturbations of a Mamba-2 layer's steps, which no
+// Config field names, each named by its tag (mustMoveEach).
+type mamba2Perturb struct {
+	NoD      bool `perturb:"no D skip"`
+	NoGate   bool `perturb:"no gate"`     // no SiLU(z) gate
+	RawDt    bool `perturb:"no softplus"` // the time step without softplus
+	SwapBC   bool `perturb:"B and C swapped"`
+	OneGroup bool `perturb:"one norm group"` // the gated norm over all channels at once instead of per group
+}
+
+// asMamba2 is the refDecoder of Mamba-2 perturbations q.
+func asMamba2(q mamba2Perturb) refDecoder { return refDecoder{ssm: q} }
+
 // mamba2 is a granitehybrid Mamba-2 layer's output before ssm_out for
 // every token of x (the residual stream from position 0), written from
 // llama.cpp's build_mamba2_layer and ggml's ssm_conv and ssm_scan in
@@ -39,14 +52,14 @@ func (r *refDecoder) mamba2(p func(string) []float64, x [][]float64, eps float64
 			xbc[ch] = silu(sum)
 		}
 		xs, B, C := xbc[:I], xbc[I:I+G*N], xbc[I+G*N:]
-		if r.ssmSwapBC {
+		if r.ssm.SwapBC {
 			B, C = C, B
 		}
 		y := make([]float64, I)
 		for h := range H {
 			g := h / (H / G)
 			dt := raw[t][2*I+2*G*N+h] + dtb[h]
-			if !r.ssmRawDt {
+			if !r.ssm.RawDt {
 				dt = math.Log1p(math.Exp(dt))
 			}
 			dA := math.Exp(dt * A[h])
@@ -58,19 +71,19 @@ func (r *refDecoder) mamba2(p func(string) []float64, x [][]float64, eps float64
 					*s = *s*dA + B[g*N+n]*xv*dt
 					sum += *s * C[g*N+n]
 				}
-				if !r.ssmNoD {
+				if !r.ssm.NoD {
 					sum += xv * D[h]
 				}
 				y[h*P+q] = sum
 			}
 		}
-		if !r.ssmNoGate {
+		if !r.ssm.NoGate {
 			for i := range y {
 				y[i] *= silu(raw[t][i])
 			}
 		}
 		gs := I / G
-		if r.ssmOneGroup {
+		if r.ssm.OneGroup {
 			G, gs = 1, I
 		}
 		for g := range G {
@@ -97,9 +110,10 @@ func graniteMoEShared() testutil.ModelSpec {
 // granite-hybrid graph: the whole prompt in one pass, in chunks of 4 (the
 // conv and scan state carried through chunk boundaries), and token by
 // token, dense and with experts, within 1e-3. Dropping the D skip, the
-// SiLU(z) gate, the softplus of the time step, the conv state, or swapping
-// B and C moves the reference by more than 1e-2, so the comparison sees
-// each (TestDecoderMatchesReference checks the multipliers).
+// SiLU(z) gate, the softplus of the time step, the conv state, swapping
+// B and C, or one norm group for all channels moves the reference by more
+// than 1e-2, so the comparison sees each (TestDecoderMatchesReference
+// checks the multipliers).
 func TestGraniteHybridMatchesReference(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE()} {
 		pool, m, f, data := loadF32(t, spec)
@@ -110,10 +124,7 @@ func TestGraniteHybridMatchesReference(t *testing.T) {
 		ref := perturbedRef(t, m, f, data, toks)
 		want := ref(refDecoder{})
 		checkBatches(t, m, pool, toks, want, fmt.Sprintf("%d experts, ", m.Experts))
-		mustMove(t, "no D skip", ref(refDecoder{ssmNoD: true}), want, 1e-2)
-		mustMove(t, "no gate", ref(refDecoder{ssmNoGate: true}), want, 1e-2)
-		mustMove(t, "no softplus", ref(refDecoder{ssmRawDt: true}), want, 1e-2)
-		mustMove(t, "B and C swapped", ref(refDecoder{ssmSwapBC: true}), want, 1e-2)
+		mustMoveEach(t, ref, want, 1e-2, asMamba2)
 		mustMove(t, "no conv state", ref(refDecoder{convNoState: true}), want, 1e-2)
 	}
 }

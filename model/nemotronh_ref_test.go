@@ -8,11 +8,12 @@ import (
 )
 
 // nemotronHPerturb changes one Nemotron-H-specific step of the
-// reference, so that the comparison can be seen to depend on it.
+// reference, so that the comparison can be seen to depend on it; each is
+// named by its tag (mustMoveEach).
 type nemotronHPerturb struct {
-	relu     bool // the feed-forward's ReLU not squared
-	gelu     bool // GELU instead of ReLU²
-	noResAdd bool // a feed-forward layer's output replaces the stream instead of joining it
+	Relu     bool `perturb:"ReLU not squared"`         // the feed-forward's ReLU not squared
+	Gelu     bool `perturb:"GELU"`                     // GELU instead of ReLU²
+	NoResAdd bool `perturb:"no feed-forward residual"` // a feed-forward layer's output replaces the stream instead of joining it
 }
 
 // nemotronHHidden is every token's output of the final norm for a
@@ -76,7 +77,7 @@ func (r *refDecoder) nemotronHHidden(tokens []int32) [][]float64 {
 			}
 		}
 		for t := range n {
-			if r.nemotronH.noResAdd && c.FFNLayer(il) {
+			if r.nemotronH.NoResAdd && c.FFNLayer(il) {
 				x[t] = out[t]
 				continue
 			}
@@ -93,11 +94,11 @@ func (r *refDecoder) nemotronHHidden(tokens []int32) [][]float64 {
 func (r *refDecoder) relu2(u []float64) []float64 {
 	for i, v := range u {
 		switch {
-		case r.nemotronH.gelu:
+		case r.nemotronH.Gelu:
 			u[i] = r.gelu(v)
 		case v <= 0:
 			u[i] = 0
-		case !r.nemotronH.relu:
+		case !r.nemotronH.Relu:
 			u[i] = v * v
 		}
 	}
@@ -153,19 +154,9 @@ func TestNemotronHMatchesReference(t *testing.T) {
 	}
 	toks := prompt(13)
 	ref, want := checkedRef(t, m, pool, f, data, toks)
-	for name, r := range map[string]refDecoder{
-		"ReLU not squared":         {nemotronH: nemotronHPerturb{relu: true}},
-		"GELU":                     {nemotronH: nemotronHPerturb{gelu: true}},
-		"no feed-forward residual": {nemotronH: nemotronHPerturb{noResAdd: true}},
-		"one norm group":           {ssmOneGroup: true},
-		"no D skip":                {ssmNoD: true},
-		"no gate":                  {ssmNoGate: true},
-		"no softplus":              {ssmRawDt: true},
-		"B and C swapped":          {ssmSwapBC: true},
-		"no conv state":            {convNoState: true},
-	} {
-		mustMove(t, name, ref(r), want, 1e-2)
-	}
+	mustMoveEach(t, ref, want, 1e-2, func(p nemotronHPerturb) refDecoder { return refDecoder{nemotronH: p} })
+	mustMoveEach(t, ref, want, 1e-2, asMamba2)
+	mustMove(t, "no conv state", ref(refDecoder{convNoState: true}), want, 1e-2)
 	c := m.Config
 	c.NoRopeEvery = 0
 	rotated := (&refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).logits(toks)
@@ -188,16 +179,11 @@ func TestNemotronHMoEMatchesReference(t *testing.T) {
 	toks := prompt(13)
 	ref, want := checkedRef(t, m, pool, f, data, toks)
 	mustMove(t, "no shared expert", ref(refDecoder{noShared: true}), want, 1e-2)
-	mustMove(t, "ReLU not squared", ref(refDecoder{nemotronH: nemotronHPerturb{relu: true}}), want, 1e-2)
-	for name, perturb := range map[string]func(c *Config){
+	mustMove(t, "ReLU not squared", ref(refDecoder{nemotronH: nemotronHPerturb{Relu: true}}), want, 1e-2)
+	mustMoveAll(t, m, f, data, toks, want, 1e-2, map[string]func(c *Config){
 		"no selection bias":  func(c *Config) { c.ExpertSelBias = false },
 		"no renormalisation": func(c *Config) { c.ExpertNorm = false },
 		"no scale":           func(c *Config) { c.ExpertScale = 0 },
 		"softmax of all":     func(c *Config) { c.ExpertGating = GatingSoftmax },
-	} {
-		c := m.Config
-		perturb(&c)
-		other := (&refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).logits(toks)
-		mustMove(t, name, other, want, 1e-2)
-	}
+	})
 }

@@ -61,7 +61,7 @@ func TestQwen35RopeSections(t *testing.T) {
 					t.Fatalf("config: sections %v, interleaved %v", m.RopeSections, m.RopeInterleaved)
 				}
 				ref, want := checkedRef(t, m, pool, f, data, toks)
-				mustMove(t, "extra pairs turned", ref(refDecoder{mrope: mropePerturb{extraTurns: true}}), want, 1e-2)
+				mustMove(t, "extra pairs turned", ref(refDecoder{mrope: mropePerturb{ExtraTurns: true}}), want, 1e-2)
 				mustMoveAll(t, m, f, data, toks, want, 1e-2, map[string]func(c *Config){
 					"contiguous sections": func(c *Config) { c.RopeInterleaved = false },
 					"no sections":         func(c *Config) { c.RopeSections = [4]int{} },

@@ -10,14 +10,16 @@ import (
 	"github.com/lowmem/llm/kv"
 )
 
-// mropePerturb holds perturbations of multimodal RoPE for the reference:
-// the extra section's pairs turned by the token's position (what plain
-// NEOX RoPE does, and Hugging Face's Qwen3-VL for the pairs no axis
-// claims), the height section at position 0, and each section's pairs
-// numbered from 0 for their frequency instead of by their index in the
-// head.
+// mropePerturb holds perturbations of multimodal RoPE for the reference,
+// each named by its tag (mustMoveEach): the extra section's pairs turned
+// by the token's position (what plain NEOX RoPE does, and Hugging Face's
+// Qwen3-VL for the pairs no axis claims), the height section at position
+// 0, and each section's pairs numbered from 0 for their frequency instead
+// of by their index in the head.
 type mropePerturb struct {
-	extraTurns, heightAtZero, sectionFreqs bool
+	ExtraTurns   bool `perturb:"extra pairs turned"`
+	HeightAtZero bool `perturb:"height at position 0"`
+	SectionFreqs bool `perturb:"frequencies per section"`
 }
 
 // ropeHeads rotates the first RopeDim of each of heads heads (hd wide)
@@ -70,11 +72,11 @@ func (r *refDecoder) mropeHead(x []float64, pos int, base float64) {
 		}
 		p := float64(pos)
 		switch {
-		case axis == 3 && !r.mrope.extraTurns, axis == 1 && r.mrope.heightAtZero:
+		case axis == 3 && !r.mrope.ExtraTurns, axis == 1 && r.mrope.HeightAtZero:
 			p = 0
 		}
 		f := float64(i)
-		if r.mrope.sectionFreqs {
+		if r.mrope.SectionFreqs {
 			f = float64(sector - first)
 			if c.RopeInterleaved {
 				f = float64(sector / 3)
@@ -131,22 +133,11 @@ func TestQwenVLMatchesReference(t *testing.T) {
 			}
 			toks := prompt(13)
 			ref, wantLogits := checkedRefWithin(t, m, pool, f, data, toks, qwenVLTol)
-			for name, p := range map[string]mropePerturb{
-				"extra pairs turned":      {extraTurns: true},
-				"height at position 0":    {heightAtZero: true},
-				"frequencies per section": {sectionFreqs: true},
-			} {
-				mustMove(t, name, ref(refDecoder{mrope: p}), wantLogits, 3*qwenVLTol)
-			}
-			for name, perturb := range map[string]func(c *Config){
+			mustMoveEach(t, ref, wantLogits, 3*qwenVLTol, func(p mropePerturb) refDecoder { return refDecoder{mrope: p} })
+			mustMoveAll(t, m, f, data, toks, wantLogits, 3*qwenVLTol, map[string]func(c *Config){
 				"other layout": func(c *Config) { c.RopeInterleaved = !c.RopeInterleaved },
 				"plain NEOX":   func(c *Config) { c.RopeSections = [4]int{} },
-			} {
-				c := m.Config
-				perturb(&c)
-				other := (&refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).logits(toks)
-				mustMove(t, name, other, wantLogits, 3*qwenVLTol)
-			}
+			})
 			if tc.spec.Deepstack > 0 {
 				plain := tc.spec
 				plain.Deepstack = 0

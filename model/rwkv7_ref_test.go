@@ -9,14 +9,17 @@ import (
 )
 
 // rwkv7Perturb lists perturbations of RWKV-7's steps, which no Config
-// field names: the value's mix with the first layer's left out, the
-// group norm left out, no token shift (each token mixed with itself),
-// the decay's pair through a sigmoid instead of tanh, the gate's through
-// tanh instead of a sigmoid, the channel mix's ReLU not squared, the
-// r·k bonus left out, the embeddings' norm left out, and every pass
-// starting from the empty state (no wkv state carried).
+// field names, each named by its tag (mustMoveEach).
 type rwkv7Perturb struct {
-	noValueRes, noGroupNorm, noShift, sigmoidW, tanhG, noSquare, noBonus, noEmbedNorm, noState bool
+	NoValueRes  bool `perturb:"no value residual"` // the value's mix with the first layer's left out
+	NoGroupNorm bool `perturb:"no group norm"`
+	NoShift     bool `perturb:"no token shift"` // each token mixed with itself
+	SigmoidW    bool `perturb:"decay sigmoid"`  // the decay's pair through a sigmoid instead of tanh
+	TanhG       bool `perturb:"gate tanh"`      // the gate's through tanh instead of a sigmoid
+	NoSquare    bool `perturb:"no ReLU²"`       // the channel mix's ReLU not squared
+	NoBonus     bool `perturb:"no r·k bonus"`
+	NoEmbedNorm bool `perturb:"no embedding norm"`
+	NoState     bool `perturb:"no wkv state"` // every pass starting from the empty state
 }
 
 // rwkv7Hidden is every token's hidden state after the final norm, written
@@ -31,7 +34,7 @@ func (r *refDecoder) rwkv7Hidden(tokens []int32) [][]float64 {
 	x := make([][]float64, n)
 	for t, tok := range tokens {
 		x[t] = append([]float64(nil), emb[int(tok)*E:(int(tok)+1)*E]...)
-		if !q.noEmbedNorm {
+		if !q.NoEmbedNorm {
 			x[t] = layerNorm64(x[t], r.tensor("token_embd_norm.weight"), r.tensor("token_embd_norm.bias"), eps)
 		}
 	}
@@ -41,7 +44,7 @@ func (r *refDecoder) rwkv7Hidden(tokens []int32) [][]float64 {
 		for i := range out {
 			var prev float64
 			switch {
-			case q.noShift:
+			case q.NoShift:
 				prev = rows[t][i]
 			case t > 0:
 				prev = rows[t-1][i]
@@ -60,7 +63,7 @@ func (r *refDecoder) rwkv7Hidden(tokens []int32) [][]float64 {
 		lerp := p("time_mix_lerp_fused.weight")
 		S := make([]float64, E*N)
 		for t := range n {
-			if q.noState {
+			if q.NoState {
 				clear(S)
 			}
 			mix := func(b int) []float64 { return shifted(cur, t, lerp[b*E:(b+1)*E]) }
@@ -68,7 +71,7 @@ func (r *refDecoder) rwkv7Hidden(tokens []int32) [][]float64 {
 			rr := linear(p("time_mix_receptance.weight"), nil, xr)
 			hw := linear(p("time_mix_w1.weight"), nil, xw)
 			for i := range hw {
-				if q.sigmoidW {
+				if q.SigmoidW {
 					hw[i] = sig(hw[i])
 				} else {
 					hw[i] = math.Tanh(hw[i])
@@ -82,7 +85,7 @@ func (r *refDecoder) rwkv7Hidden(tokens []int32) [][]float64 {
 			v := linear(p("time_mix_value.weight"), nil, xv)
 			if il == 0 {
 				vFirst[t] = v
-			} else if !q.noValueRes {
+			} else if !q.NoValueRes {
 				mixv := linear(p("time_mix_v2.weight"), p("time_mix_v0.weight"), linear(p("time_mix_v1.weight"), nil, xv))
 				for i := range v {
 					v[i] += (vFirst[t][i] - v[i]) * sig(mixv[i])
@@ -90,7 +93,7 @@ func (r *refDecoder) rwkv7Hidden(tokens []int32) [][]float64 {
 			}
 			hg := linear(p("time_mix_g1.weight"), nil, xg)
 			for i := range hg {
-				if q.tanhG {
+				if q.TanhG {
 					hg[i] = math.Tanh(hg[i])
 				} else {
 					hg[i] = sig(hg[i])
@@ -129,10 +132,10 @@ func (r *refDecoder) rwkv7Hidden(tokens []int32) [][]float64 {
 					}
 					y[h+i] = out
 				}
-				if !q.noGroupNorm {
+				if !q.NoGroupNorm {
 					copy(y[h:h+N], layerNorm64(y[h:h+N], p("time_mix_ln.weight")[h:h+N], p("time_mix_ln.bias")[h:h+N], 64e-5))
 				}
-				if !q.noBonus {
+				if !q.NoBonus {
 					var b float64
 					for j := h; j < h+N; j++ {
 						b += k[j] * rr[j] * rk[j]
@@ -158,7 +161,7 @@ func (r *refDecoder) rwkv7Hidden(tokens []int32) [][]float64 {
 			kx := linear(p("channel_mix_key.weight"), nil, shifted(ffn, t, p("channel_mix_lerp_k.weight")))
 			for i, e := range kx {
 				e = math.Max(e, 0)
-				if !q.noSquare {
+				if !q.NoSquare {
 					e *= e
 				}
 				kx[i] = e
@@ -190,17 +193,5 @@ func TestRWKV7MatchesReference(t *testing.T) {
 	}
 	toks := prompt(13)
 	ref, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
-	for name, q := range map[string]rwkv7Perturb{
-		"no value residual": {noValueRes: true},
-		"no group norm":     {noGroupNorm: true},
-		"no token shift":    {noShift: true},
-		"decay sigmoid":     {sigmoidW: true},
-		"gate tanh":         {tanhG: true},
-		"no ReLU²":          {noSquare: true},
-		"no r·k bonus":      {noBonus: true},
-		"no embedding norm": {noEmbedNorm: true},
-		"no wkv state":      {noState: true},
-	} {
-		mustMove(t, name, ref(refDecoder{rwkv7: q}), want, 3*tol)
-	}
+	mustMoveEach(t, ref, want, 3*tol, func(q rwkv7Perturb) refDecoder { return refDecoder{rwkv7: q} })
 }

@@ -27,13 +27,10 @@ func TestConfigRWKV7(t *testing.T) {
 	if k := c.KVConfig(0, 16); k.Layers != 1 || k.KVHeads != 1 || k.HeadDimK != placeholderHeadDim {
 		t.Errorf("KV config %+v, want one placeholder layer", k)
 	}
+	checkRequired(t, fm, "rwkv7", "wkv.head_size", "attention.decay_lora_rank", "attention.gate_lora_rank", "feed_forward_length")
 	checkKeyErrors(t, fm, []keyCase{
-		{"no head size", "rwkv7.wkv.head_size", nil, ErrBadModel},
 		{"head size not dividing", "rwkv7.wkv.head_size", uint32(96), ErrBadModel},
-		{"no decay rank", "rwkv7.attention.decay_lora_rank", nil, ErrBadModel},
-		{"no gate rank", "rwkv7.attention.gate_lora_rank", nil, ErrBadModel},
 		{"value rank 0", "rwkv7.attention.value_residual_mix_lora_rank", uint32(0), ErrBadModel},
-		{"no channel mix", "rwkv7.feed_forward_length", nil, ErrBadModel},
 		{"one token shift", "rwkv7.token_shift_count", uint32(1), ErrBadModel},
 		{"epsilon 1", "rwkv7.attention.layer_norm_epsilon", float32(1), ErrBadModel},
 	})

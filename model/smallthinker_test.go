@@ -12,23 +12,12 @@ import "testing"
 // experts' counts and width; one head size for keys and values, rotated
 // whole.
 func TestConfigSmallThinker(t *testing.T) {
-	st := func(mut func(map[string]any)) map[string]any {
-		m := base("smallthinker")
-		delete(m, "smallthinker.attn_logit_softcapping")
-		delete(m, "smallthinker.final_logit_softcapping")
-		for k, v := range map[string]uint32{
-			"block_count": 52, "embedding_length": 2560, "attention.head_count": 28, "attention.head_count_kv": 4,
-			"attention.key_length": 128, "attention.value_length": 128, "rope.dimension_count": 128,
-			"attention.sliding_window": 1234, "expert_count": 64, "expert_used_count": 6,
-			"expert_feed_forward_length": 768, "expert_gating_func": 1,
-		} {
-			m["smallthinker."+k] = v
-		}
-		if mut != nil {
-			mut(m)
-		}
-		return m
-	}
+	st := baseHeaderOf("smallthinker", map[string]uint32{
+		"block_count": 52, "embedding_length": 2560, "attention.head_count": 28, "attention.head_count_kv": 4,
+		"attention.key_length": 128, "attention.value_length": 128, "rope.dimension_count": 128,
+		"attention.sliding_window": 1234, "expert_count": 64, "expert_used_count": 6,
+		"expert_feed_forward_length": 768, "expert_gating_func": 1,
+	}, "attn_logit_softcapping", "final_logit_softcapping")
 	c := mustConfig(t, st(nil))
 	if c.Experts != 64 || c.ExpertsUsed != 6 || c.ExpertFFN != 768 || c.SharedFFN != 0 || c.ExpertGating != GatingSoftmax ||
 		!c.ExpertNorm || !c.ReGLU || !c.RouterPreAttn || !c.RopeNeox || c.HeadDimK != 128 || c.Window != 4096 {
@@ -51,11 +40,9 @@ func TestConfigSmallThinker(t *testing.T) {
 			t.Errorf("window %v: window %d, layer 0 rotated %v, layer 3 %v, gating %v", w, c.Window, c.RopeLayer(0), c.RopeLayer(3), c.ExpertGating)
 		}
 	}
+	checkRequired(t, st, "smallthinker", "expert_gating_func", "expert_feed_forward_length", "expert_count")
 	checkKeyErrors(t, st, []keyCase{
-		{"no gating function", "smallthinker.expert_gating_func", nil, ErrBadModel},
 		{"gating none", "smallthinker.expert_gating_func", uint32(0), ErrUnsupportedArch},
-		{"no expert width", "smallthinker.expert_feed_forward_length", nil, ErrBadModel},
-		{"no experts", "smallthinker.expert_count", nil, ErrBadModel},
 		{"values of another size", "smallthinker.attention.value_length", uint32(64), ErrBadModel},
 		{"window not a number", "smallthinker.attention.sliding_window", "wide", ErrBadModel},
 		{"half the head rotated", "smallthinker.rope.dimension_count", uint32(64), ErrBadModel},

@@ -12,12 +12,12 @@ package testutil
 // (expert_weights_norm) and scaled by 2.826 (Trinity's route_scale),
 // beside one shared expert; an output matrix of its own; Q8_0 weights.
 func TinyAfmoe() ModelSpec {
-	s := tiny("afmoe", 67)
-	s.Layers, s.RopeBase, s.RMSEps = 4, 10000, 1e-5
-	s.Windowed, s.SlidingWindow = true, 4
-	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.DenseLead, s.RouterGain = 8, 2, 32, 1, 4
-	s.Routing = &Routing{Shared: 1, Scale: 2.826, Norm: true}
-	return s
+	return tiny(ModelSpec{
+		Arch: "afmoe", Seed: 67, Layers: 4, RopeBase: 10000, RMSEps: 1e-5,
+		Windowed: true, SlidingWindow: 4,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
+		Routing: &Routing{Shared: 1, Scale: 2.826, Norm: true},
+	})
 }
 
 // TinyAfmoeGlobal is TinyAfmoe without attention.sliding_window (every

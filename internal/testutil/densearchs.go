@@ -12,39 +12,37 @@ import (
 // logit_scale 0.25 (Command R7B's); the output tied to the embedding, as
 // llama.cpp requires; Q8_0 weights.
 func TinyCohere2() ModelSpec {
-	s := tiny("cohere2", 47)
-	s.Layers, s.RopeBase, s.NormEps, s.TiedOutput = 4, 50000, 1e-5, true
-	s.SlidingWindow, s.LogitScale = 4, 0.25
-	return s
+	return tiny(ModelSpec{
+		Arch: "cohere2", Seed: 47, Layers: 4, RopeBase: 50000, NormEps: 1e-5, TiedOutput: true,
+		SlidingWindow: 4, LogitScale: 0.25,
+	})
 }
 
 // TinyArcee is a 2-layer arcee (AFM-4.5B's layers: llama's attention, a
 // gate-less ReLU² feed-forward) with YaRN ×4 over 16 positions, as
 // AFM-4.5B's 64K files state it; Q8_0 weights.
 func TinyArcee() ModelSpec {
-	s := tiny("arcee", 53)
-	s.RopeBase, s.RMSEps = 10000, 1e-5
-	s.Yarn = &Yarn{Factor: 4, OrigContext: 16}
-	return s
+	return tiny(ModelSpec{
+		Arch: "arcee", Seed: 53, RopeBase: 10000, RMSEps: 1e-5,
+		Yarn: &Yarn{Factor: 4, OrigContext: 16},
+	})
 }
 
 // TinyApertus is a 2-layer apertus: per-head Q/K norms before NEOX RoPE,
 // a gate-less xIELU feed-forward whose raw parameters differ between the
 // layers (xielu.* arrays, as the converter writes them); Q8_0 weights.
 func TinyApertus() ModelSpec {
-	s := tiny("apertus", 59)
-	s.RopeBase, s.RMSEps = 12000000, 1e-5
-	s.XIELU = [][4]float32{{0.8, 0.8, 0.5, -1e-6}, {-1.5, 2.5, 0.25, -1e-6}}
-	return s
+	return tiny(ModelSpec{
+		Arch: "apertus", Seed: 59, RopeBase: 12000000, RMSEps: 1e-5,
+		XIELU: [][4]float32{{0.8, 0.8, 0.5, -1e-6}, {-1.5, 2.5, 0.25, -1e-6}},
+	})
 }
 
 // TinyHunyuanDense is a 2-layer hunyuan-dense: NEOX RoPE on a base already
 // scaled by alpha (the converter's 10000·1000^(16/14) for this head size),
 // then per-head Q/K norms; tied output; Q8_0 weights.
 func TinyHunyuanDense() ModelSpec {
-	s := tiny("hunyuan-dense", 61)
-	s.RopeBase, s.RMSEps, s.TiedOutput = 26826958, 1e-5, true
-	return s
+	return tiny(ModelSpec{Arch: "hunyuan-dense", Seed: 61, RopeBase: 26826958, RMSEps: 1e-5, TiedOutput: true})
 }
 
 // TinyExaone is a 2-layer exaone as EXAONE 3.5's converter writes it:
@@ -52,9 +50,7 @@ func TinyHunyuanDense() ModelSpec {
 // scaling, around 2 here so that they matter), the output tied as the
 // 2.4B's is; Q8_0 weights.
 func TinyExaone() ModelSpec {
-	s := tiny("exaone", 67)
-	s.RopeBase, s.RMSEps, s.TiedOutput = 1000000, 1e-5, true
-	return s
+	return tiny(ModelSpec{Arch: "exaone", Seed: 67, RopeBase: 1000000, RMSEps: 1e-5, TiedOutput: true})
 }
 
 // TinyStarCoder2 is a 2-layer starcoder2: LayerNorms of weight and bias
@@ -62,9 +58,7 @@ func TinyExaone() ModelSpec {
 // gate-less GELU feed-forward with biases, NEOX RoPE; the output tied to
 // the embedding, as StarCoder2-3B's file has it; Q8_0 weights.
 func TinyStarCoder2() ModelSpec {
-	s := tiny("starcoder2", 72)
-	s.RopeBase, s.NormEps, s.TiedOutput = 100000, 1e-5, true
-	return s
+	return tiny(ModelSpec{Arch: "starcoder2", Seed: 72, RopeBase: 100000, NormEps: 1e-5, TiedOutput: true})
 }
 
 // TinyGemma is a 2-layer gemma as Gemma 2B's converter writes it: one KV
@@ -72,9 +66,9 @@ func TinyStarCoder2() ModelSpec {
 // 3072 is wider than width/heads too), RMSNorm weights around 1 (the
 // converter's +1), GeGLU, the output always the embedding; Q8_0 weights.
 func TinyGemma() ModelSpec {
-	s := tiny("gemma", 73)
-	s.HeadsKV, s.HeadDim, s.RopeBase, s.RMSEps, s.TiedOutput = 1, 32, 10000, 1e-6, true
-	return s
+	return tiny(ModelSpec{
+		Arch: "gemma", Seed: 73, HeadsKV: 1, HeadDim: 32, RopeBase: 10000, RMSEps: 1e-6, TiedOutput: true,
+	})
 }
 
 // TinyNemotron is a 2-layer nemotron as Nemotron-Mini-4B's converter
@@ -84,9 +78,7 @@ func TinyGemma() ModelSpec {
 // optional bias (Q, K, V, output, up, down), layer 0 none, as
 // Nemotron-Mini's; Q8_0 weights.
 func TinyNemotron() ModelSpec {
-	s := tiny("nemotron", 79)
-	s.RopeBase, s.NormEps, s.RopeDim = 10000, 1e-5, 8
-	return s
+	return tiny(ModelSpec{Arch: "nemotron", Seed: 79, RopeBase: 10000, NormEps: 1e-5, RopeDim: 8})
 }
 
 // denseArch reports whether s is one of the architectures this file

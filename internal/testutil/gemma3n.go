@@ -13,11 +13,11 @@ import (
 // sharing the KV caches of layers 0 and 1, and activation sparsity in
 // every layer (llama.cpp's first ten); Q8_0 weights, a tied output.
 func TinyGemma3n() ModelSpec {
-	s := tiny("gemma3n", 21)
-	s.Layers, s.HeadDim, s.RopeBase, s.RMSEps, s.TiedOutput = 4, 32, 1000000, 1e-6, true
-	s.SlidingWindow, s.SWALayers = 4, []bool{true, false, true, false}
-	s.AltUp, s.PerLayerEmbd, s.LaurelRank, s.SharedKV = 4, 32, 32, 2
-	return s
+	return tiny(ModelSpec{
+		Arch: "gemma3n", Seed: 21, Layers: 4, HeadDim: 32, RopeBase: 1000000, RMSEps: 1e-6, TiedOutput: true,
+		SlidingWindow: 4, SWALayers: []bool{true, false, true, false},
+		AltUp: 4, PerLayerEmbd: 32, LaurelRank: 32, SharedKV: 2,
+	})
 }
 
 // withGemma3nDefaults fills a gemma3n spec's zero fields.

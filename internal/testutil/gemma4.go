@@ -33,12 +33,13 @@ type Gemma4 struct {
 // layer output scale (about 1.5) in every block; Q8_0 weights, a tied
 // output.
 func TinyGemma4() ModelSpec {
-	s := tiny("gemma4", 29)
-	s.Layers, s.HeadDim, s.RopeBase, s.RopeBaseSWA, s.RMSEps, s.TiedOutput = 5, 64, 1000000, 10000, 1e-6, true
-	s.SlidingWindow, s.SWALayers = 4, []bool{true, true, false, true, false}
-	s.PerLayerEmbd, s.SharedKV = 32, 2
-	s.Gemma4 = &Gemma4{HeadDimSWA: 32, KVHeadsFull: 1, FFNShared: 256, NoV: true, OutScale: true}
-	return s
+	return tiny(ModelSpec{
+		Arch: "gemma4", Seed: 29,
+		Layers: 5, HeadDim: 64, RopeBase: 1000000, RopeBaseSWA: 10000, RMSEps: 1e-6, TiedOutput: true,
+		SlidingWindow: 4, SWALayers: []bool{true, true, false, true, false},
+		PerLayerEmbd: 32, SharedKV: 2,
+		Gemma4: &Gemma4{HeadDimSWA: 32, KVHeadsFull: 1, FFNShared: 256, NoV: true, OutScale: true},
+	})
 }
 
 // TinyGemma4MoE is a 4-layer gemma4 shaped as the 26B-A4B: layers 0, 1
@@ -48,12 +49,13 @@ func TinyGemma4() ModelSpec {
 // 32, 2 a token, their gate and up fused, each with its output scale;
 // a layer output scale; Q8_0 weights, a tied output.
 func TinyGemma4MoE() ModelSpec {
-	s := tiny("gemma4", 32)
-	s.Layers, s.HeadDim, s.RopeBase, s.RopeBaseSWA, s.RMSEps, s.TiedOutput = 4, 64, 1000000, 10000, 1e-6, true
-	s.SlidingWindow, s.SWALayers = 4, []bool{true, true, false, true}
-	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.RouterGain = 8, 2, 32, 4
-	s.Gemma4 = &Gemma4{HeadDimSWA: 32, KVHeadsFull: 1, NoV: true, OutScale: true}
-	return s
+	return tiny(ModelSpec{
+		Arch: "gemma4", Seed: 32,
+		Layers: 4, HeadDim: 64, RopeBase: 1000000, RopeBaseSWA: 10000, RMSEps: 1e-6, TiedOutput: true,
+		SlidingWindow: 4, SWALayers: []bool{true, true, false, true},
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
+		Gemma4: &Gemma4{HeadDimSWA: 32, KVHeadsFull: 1, NoV: true, OutScale: true},
+	})
 }
 
 // gemma4ExpertTensors are a Gemma 4 block's expert tensors, p its

@@ -62,12 +62,12 @@ func (r *Routing) AddTo(g *gguf.Writer, arch string) {
 // block a NextN block (nextn_predict_layers 1) with its projection and
 // norms; Q8_0 weights.
 func TinyGLM4MoE() ModelSpec {
-	s := tiny("glm4moe", 62)
-	s.Layers, s.NextN, s.HeadDim, s.RopeDim, s.RopeBase, s.RMSEps = 3, 1, 32, 16, 1000000, 1e-5
-	s.QKVBias = true
-	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.DenseLead, s.RouterGain = 8, 2, 32, 1, 4
-	s.Routing = &Routing{Shared: 1, Scale: 2.5, Norm: true, QKNorm: true}
-	return s
+	return tiny(ModelSpec{
+		Arch: "glm4moe", Seed: 62, Layers: 3, NextN: 1, QKVBias: true,
+		HeadDim: 32, RopeDim: 16, RopeBase: 1000000, RMSEps: 1e-5,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
+		Routing: &Routing{Shared: 1, Scale: 2.5, Norm: true, QKNorm: true},
+	})
 }
 
 // TinyGLM4MoEAir is TinyGLM4MoE as GLM-4.5-Air is made: no Q/K norms,
@@ -90,12 +90,12 @@ func TinyGLM4MoEAir() ModelSpec {
 // 2.5, beside one shared expert of width 64; the NextN block with its
 // layer_output_norm; Q8_0 weights.
 func TinyBailingMoE2() ModelSpec {
-	s := tiny("bailingmoe2", 53)
-	s.Layers, s.NextN, s.RopeDim, s.RopeBase, s.RMSEps = 3, 1, 8, 600000, 1e-6
-	s.FusedQKV = true
-	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.DenseLead, s.RouterGain = 8, 2, 32, 1, 4
-	s.Routing = &Routing{Shared: 1, SharedWidth: 64, Scale: 2.5, Norm: true, Gating: 2, Groups: 4, GroupsUsed: 2}
-	return s
+	return tiny(ModelSpec{
+		Arch: "bailingmoe2", Seed: 53, Layers: 3, NextN: 1, FusedQKV: true,
+		RopeDim: 8, RopeBase: 600000, RMSEps: 1e-6,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
+		Routing: &Routing{Shared: 1, SharedWidth: 64, Scale: 2.5, Norm: true, Gating: 2, Groups: 4, GroupsUsed: 2},
+	})
 }
 
 // withRoutingDefaults checks a glm4moe's, bailingmoe2's or afmoe's spec and sizes

@@ -15,10 +15,12 @@ import (
 // and 3) feed-forwards 4 experts of width FFN, 2 a token, the even
 // layers' dense; Q8_0 weights, an output matrix of its own.
 func TinyJamba() ModelSpec {
-	s := tiny("jamba", 53)
-	s.Layers, s.RMSEps = 4, 1e-6
-	s.ConvLayers, s.SSMState, s.SSMDtRank = []int{0, 1, 3}, 16, 32
-	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.RouterGain = 4, 2, s.FFN, 4
+	s := tiny(ModelSpec{
+		Arch: "jamba", Seed: 53, Layers: 4, RMSEps: 1e-6,
+		ConvLayers: []int{0, 1, 3}, SSMState: 16, SSMDtRank: 32,
+		Experts: 4, ExpertsUsed: 2, RouterGain: 4,
+	})
+	s.ExpertFFN = s.FFN
 	return s
 }
 
@@ -114,10 +116,10 @@ func mamba1Tensors(p string, w quant.Type, e int64, m Mamba1, norms bool) []tens
 // and feed_forward_length 0, no head_count_kv; Q8_0 weights, an output
 // matrix of its own.
 func TinyMamba() ModelSpec {
-	s := tiny("mamba", 59)
-	s.Layers, s.RMSEps = 3, 1e-5
-	s.ConvLayers, s.SSMState, s.SSMDtRank, s.DtBCNorm = []int{0, 1, 2}, 16, 32, true
-	return s
+	return tiny(ModelSpec{
+		Arch: "mamba", Seed: 59, Layers: 3, RMSEps: 1e-5,
+		ConvLayers: []int{0, 1, 2}, SSMState: 16, SSMDtRank: 32, DtBCNorm: true,
+	})
 }
 
 // withMambaDefaults fills a mamba or mamba2 spec's kernel (4) and checks

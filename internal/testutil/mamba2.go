@@ -9,10 +9,10 @@ import "fmt"
 // weights and no output.weight, so that token_embd is the output as
 // llama.cpp loads such a file (the state-spaces checkpoints tie them).
 func TinyMamba2() ModelSpec {
-	s := tiny("mamba2", 83)
-	s.Layers, s.RMSEps, s.TiedOutput = 3, 1e-5, true
-	s.ConvLayers, s.SSMState, s.SSMHeads, s.SSMGroups = []int{0, 1, 2}, 16, 8, 2
-	return s
+	return tiny(ModelSpec{
+		Arch: "mamba2", Seed: 83, Layers: 3, RMSEps: 1e-5, TiedOutput: true,
+		ConvLayers: []int{0, 1, 2}, SSMState: 16, SSMHeads: 8, SSMGroups: 2,
+	})
 }
 
 // withMamba2Defaults fills a mamba2 spec's kernel (4) and checks its

@@ -301,15 +301,25 @@ func (d *DeepSeek2) AddTo(g *gguf.Writer, arch string) {
 	}
 }
 
-// tiny is the model every Tiny* spec starts from: a 320-token vocabulary,
-// 64 wide, 2 layers of 4 query and 2 KV heads, a feed-forward of 128, 256
-// positions and Q8_0 weights; each spec changes what makes it its
-// architecture.
-func tiny(arch string, seed uint64) ModelSpec {
-	return ModelSpec{
-		Arch: arch, Vocab: 320, Embd: 64, Layers: 2, Heads: 4, HeadsKV: 2,
-		FFN: 128, Context: 256, WeightType: quant.Q8_0, Seed: seed,
+// tiny is s, the fields that make a Tiny* spec its architecture, on the
+// layout every one starts from: where s leaves them 0, a 320-token
+// vocabulary, 64 wide, 2 layers of 4 query and 2 KV heads, a feed-forward
+// of 128, 256 positions and Q8_0 weights.
+func tiny(s ModelSpec) ModelSpec {
+	for _, f := range []struct {
+		field *int
+		size  int
+	}{
+		{&s.Vocab, 320}, {&s.Embd, 64}, {&s.Layers, 2}, {&s.Heads, 4}, {&s.HeadsKV, 2}, {&s.FFN, 128}, {&s.Context, 256},
+	} {
+		if *f.field == 0 {
+			*f.field = f.size
+		}
 	}
+	if s.WeightType == 0 {
+		s.WeightType = quant.Q8_0
+	}
+	return s
 }
 
 // TinyDeepSeek2 is a 3-layer deepseek2 as DeepSeek-V2-Lite is made:
@@ -319,12 +329,13 @@ func tiny(arch string, seed uint64) ModelSpec {
 // renormalised, scaled by 1.5, beside 2 shared experts; YaRN ×4 over 32
 // positions with DeepSeek's mscale_all_dim of 0.707; Q8_0 weights.
 func TinyDeepSeek2() ModelSpec {
-	s := tiny("deepseek2", 23)
-	s.Layers, s.RopeBase, s.RMSEps = 3, 10000, 1e-6
+	s := tiny(ModelSpec{
+		Arch: "deepseek2", Seed: 23, Layers: 3, RopeBase: 10000, RMSEps: 1e-6,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
+		Yarn:      &Yarn{Factor: 4, OrigContext: 32, LogMul: 0.0707},
+		DeepSeek2: &DeepSeek2{KVLora: 64, Nope: 32, Rope: 16, VHead: 32, Shared: 2, Scale: 1.5},
+	})
 	s.HeadsKV = 0 // withDefaults derives it from the latent attention
-	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.DenseLead, s.RouterGain = 8, 2, 32, 1, 4
-	s.Yarn = &Yarn{Factor: 4, OrigContext: 32, LogMul: 0.0707}
-	s.DeepSeek2 = &DeepSeek2{KVLora: 64, Nope: 32, Rope: 16, VHead: 32, Shared: 2, Scale: 1.5}
 	return s
 }
 
@@ -404,63 +415,59 @@ type LongRope struct {
 // TinyLlama is a 2-layer llama with grouped-query attention and Q8_0
 // weights, about 130 KB.
 func TinyLlama() ModelSpec {
-	s := tiny("llama", 1)
-	s.RopeBase, s.RMSEps = 10000, 1e-5
-	return s
+	return tiny(ModelSpec{Arch: "llama", Seed: 1, RopeBase: 10000, RMSEps: 1e-5})
 }
 
 // TinyQwen2 is a 2-layer qwen2 (q/k/v biases, tied output) with Q8_0
 // weights.
 func TinyQwen2() ModelSpec {
-	s := tiny("qwen2", 2)
-	s.RopeBase, s.RMSEps, s.TiedOutput = 1000000, 1e-6, true
-	return s
+	return tiny(ModelSpec{Arch: "qwen2", Seed: 2, RopeBase: 1000000, RMSEps: 1e-6, TiedOutput: true})
 }
 
 // TinyGemma2 is a 2-layer gemma2 (four norms per layer, soft-capping,
 // sliding window on layer 0, tied output) whose head size 32 differs from
 // Embd/Heads, with Q8_0 weights.
 func TinyGemma2() ModelSpec {
-	s := tiny("gemma2", 3)
-	s.HeadDim, s.RopeBase, s.RMSEps, s.TiedOutput = 32, 10000, 1e-6, true
-	s.SlidingWindow = 16
-	return s
+	return tiny(ModelSpec{
+		Arch: "gemma2", Seed: 3, HeadDim: 32, RopeBase: 10000, RMSEps: 1e-6, TiedOutput: true,
+		SlidingWindow: 16,
+	})
 }
 
 // TinyQwen3 is a 2-layer qwen3 (per-head q/k norms, no biases, tied
 // output) with Q8_0 weights.
 func TinyQwen3() ModelSpec {
-	s := tiny("qwen3", 4)
-	s.HeadDim, s.RopeBase, s.RMSEps, s.TiedOutput = 32, 1000000, 1e-6, true
-	return s
+	return tiny(ModelSpec{
+		Arch: "qwen3", Seed: 4, HeadDim: 32, RopeBase: 1000000, RMSEps: 1e-6, TiedOutput: true,
+	})
 }
 
 // TinyGemma3 is a 4-layer gemma3 with a window of 16 on layers 0 and 1
 // (a pattern of 3: every third layer global), q/k norms, four norms per
 // layer and a tied output, with Q8_0 weights.
 func TinyGemma3() ModelSpec {
-	s := tiny("gemma3", 5)
-	s.Layers, s.HeadDim, s.RopeBase, s.RMSEps, s.TiedOutput = 4, 32, 1000000, 1e-6, true
-	s.SlidingWindow, s.SWAPattern = 16, 3
-	return s
+	return tiny(ModelSpec{
+		Arch: "gemma3", Seed: 5, Layers: 4, HeadDim: 32, RopeBase: 1000000, RMSEps: 1e-6, TiedOutput: true,
+		SlidingWindow: 16, SWAPattern: 3,
+	})
 }
 
 // TinyPhi3 is a 2-layer phi3 (fused attn_qkv and gate/up) with LongRoPE
 // factors whose original context is 128, with Q8_0 weights.
 func TinyPhi3() ModelSpec {
-	s := tiny("phi3", 6)
-	s.Context, s.RopeBase, s.RMSEps = 1024, 10000, 1e-5
-	s.LongRope = &LongRope{OrigContext: 128, AttnFactor: 1.19}
-	return s
+	return tiny(ModelSpec{
+		Arch: "phi3", Seed: 6, Context: 1024, RopeBase: 10000, RMSEps: 1e-5,
+		LongRope: &LongRope{OrigContext: 128, AttnFactor: 1.19},
+	})
 }
 
 // TinyQwen3MoE is a 2-layer qwen3moe with 8 experts of width 32, 2 per
 // token, and Q8_0 weights (the router F32, as llama.cpp keeps it).
 func TinyQwen3MoE() ModelSpec {
-	s := tiny("qwen3moe", 7)
-	s.HeadDim, s.RopeBase, s.RMSEps = 32, 1000000, 1e-6
-	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.RouterGain = 8, 2, 32, 4
-	return s
+	return tiny(ModelSpec{
+		Arch: "qwen3moe", Seed: 7, HeadDim: 32, RopeBase: 1000000, RMSEps: 1e-6,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
+	})
 }
 
 // TinyBert is a 2-layer bert (learned positions, q/k/v and every other
@@ -468,8 +475,8 @@ func TinyQwen3MoE() ModelSpec {
 // sums, attention over the whole text) with a WordPiece vocabulary, mean
 // pooling and Q8_0 weights.
 func TinyBert() ModelSpec {
-	s := tiny("bert", 8)
-	s.HeadsKV, s.NormEps, s.Pooling = 0, 1e-12, 1
+	s := tiny(ModelSpec{Arch: "bert", Seed: 8, NormEps: 1e-12, Pooling: 1})
+	s.HeadsKV = 0 // as many KV heads as heads (withDefaults)
 	return s
 }
 
@@ -478,8 +485,8 @@ func TinyBert() ModelSpec {
 // residual sums, attention over the whole text) with a WordPiece
 // vocabulary, mean pooling and Q8_0 weights.
 func TinyNomicBert() ModelSpec {
-	s := tiny("nomic-bert", 9)
-	s.HeadsKV, s.RopeBase, s.NormEps, s.Pooling = 0, 1000, 1e-12, 1
+	s := tiny(ModelSpec{Arch: "nomic-bert", Seed: 9, RopeBase: 1000, NormEps: 1e-12, Pooling: 1})
+	s.HeadsKV = 0 // as many KV heads as heads (withDefaults)
 	return s
 }
 
@@ -492,9 +499,11 @@ func TinyNomicBert() ModelSpec {
 // whole text; WordPiece vocabulary (the real ones are BPE), mean pooling,
 // Q8_0 weights.
 func TinyJinaBertV2() ModelSpec {
-	s := tiny("jina-bert-v2", 49)
-	s.Embd, s.Heads, s.HeadsKV, s.FFN, s.NormEps, s.Pooling = 96, 6, 0, 128, 1e-12, 1
-	s.Jina = &JinaBertV2{QKNorm: true}
+	s := tiny(ModelSpec{
+		Arch: "jina-bert-v2", Seed: 49, Embd: 96, Heads: 6, FFN: 128, NormEps: 1e-12, Pooling: 1,
+		Jina: &JinaBertV2{QKNorm: true},
+	})
+	s.HeadsKV = 0 // as many KV heads as heads (withDefaults)
 	return s
 }
 
@@ -512,28 +521,29 @@ type JinaBertV2 struct {
 // WordPiece vocabulary (the real one is XLM-R's Unigram), mean pooling,
 // Q8_0 weights.
 func TinyNomicBertMoE() ModelSpec {
-	s := tiny("nomic-bert-moe", 48)
-	s.Layers, s.HeadsKV, s.RopeBase, s.NormEps, s.Pooling, s.Biases = 4, 0, 1000, 1e-5, 1, true
-	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.MoEEvery, s.RouterGain = 8, 2, s.FFN, 2, 4
+	s := tiny(ModelSpec{
+		Arch: "nomic-bert-moe", Seed: 48, Layers: 4, RopeBase: 1000, NormEps: 1e-5, Pooling: 1, Biases: true,
+		Experts: 8, ExpertsUsed: 2, MoEEvery: 2, RouterGain: 4,
+	})
+	s.HeadsKV = 0 // as many KV heads as heads (withDefaults)
+	s.ExpertFFN = s.FFN
 	return s
 }
 
 // TinyGranite is a 2-layer granite (llama's tensors, Granite 3.3's four
 // multipliers) with Q8_0 weights.
 func TinyGranite() ModelSpec {
-	s := tiny("granite", 10)
-	s.RopeBase, s.RMSEps, s.TiedOutput = 10000, 1e-5, true
-	return s
+	return tiny(ModelSpec{Arch: "granite", Seed: 10, RopeBase: 10000, RMSEps: 1e-5, TiedOutput: true})
 }
 
 // TinyGraniteMoE is a 2-layer granitemoe: Granite's multipliers and 8
 // experts of width 32 (feed_forward_length, as llama.cpp sizes
 // granitemoe's experts), 2 per token, with Q8_0 weights.
 func TinyGraniteMoE() ModelSpec {
-	s := tiny("granitemoe", 11)
-	s.FFN, s.RopeBase, s.RMSEps, s.TiedOutput = 32, 10000, 1e-6, true
-	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.RouterGain = 8, 2, 32, 4
-	return s
+	return tiny(ModelSpec{
+		Arch: "granitemoe", Seed: 11, FFN: 32, RopeBase: 10000, RMSEps: 1e-6, TiedOutput: true,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
+	})
 }
 
 // TinyGraniteHybrid is a 4-layer granitehybrid as Granite 4.0-H's
@@ -543,11 +553,11 @@ func TinyGraniteMoE() ModelSpec {
 // the attention layer's scores are not nearly flat), a dense SwiGLU,
 // expert_count 0; Q8_0 weights, tied output.
 func TinyGraniteHybrid() ModelSpec {
-	s := tiny("granitehybrid", 23)
-	s.Layers, s.RMSEps, s.TiedOutput = 4, 1e-5, true
-	s.ConvLayers, s.SSMState, s.SSMHeads, s.SSMGroups = []int{0, 1, 3}, 16, 8, 2
-	s.EmbeddingScale, s.ResidualScale, s.AttentionScale, s.LogitScale = 12, 0.22, 0.25, 8
-	return s
+	return tiny(ModelSpec{
+		Arch: "granitehybrid", Seed: 23, Layers: 4, RMSEps: 1e-5, TiedOutput: true,
+		ConvLayers: []int{0, 1, 3}, SSMState: 16, SSMHeads: 8, SSMGroups: 2,
+		EmbeddingScale: 12, ResidualScale: 0.22, AttentionScale: 0.25, LogitScale: 8,
+	})
 }
 
 // TinyGraniteHybridMoE is TinyGraniteHybrid (layers 0, 1 and 3 Mamba-2)
@@ -564,9 +574,9 @@ func TinyGraniteHybridMoE() ModelSpec {
 // TinySmolLM3 is a 4-layer smollm3 (llama's graph; layer 3 has no RoPE)
 // with Q8_0 weights.
 func TinySmolLM3() ModelSpec {
-	s := tiny("smollm3", 12)
-	s.Layers, s.RopeBase, s.RMSEps, s.TiedOutput = 4, 5000000, 1e-6, true
-	return s
+	return tiny(ModelSpec{
+		Arch: "smollm3", Seed: 12, Layers: 4, RopeBase: 5000000, RMSEps: 1e-6, TiedOutput: true,
+	})
 }
 
 // TinyGemmaEmbedding is a 6-layer gemma-embedding (Gemma 3's layers,
@@ -574,28 +584,27 @@ func TinySmolLM3() ModelSpec {
 // layer 5 global; mean pooling; a dense projection through 96) with
 // Q8_0 weights.
 func TinyGemmaEmbedding() ModelSpec {
-	s := tiny("gemma-embedding", 14)
-	s.Layers, s.HeadDim, s.RopeBase, s.RMSEps, s.TiedOutput = 6, 32, 1000000, 1e-6, true
-	s.SlidingWindow, s.Pooling, s.Dense = 8, 1, 96
-	return s
+	return tiny(ModelSpec{
+		Arch: "gemma-embedding", Seed: 14,
+		Layers: 6, HeadDim: 32, RopeBase: 1000000, RMSEps: 1e-6, TiedOutput: true,
+		SlidingWindow: 8, Pooling: 1, Dense: 96,
+	})
 }
 
 // TinyMistral3 is a 2-layer mistral3 (Ministral 3: llama's layers, YaRN
 // with Mistral's log multiplier, Llama 4's attention temperature past
 // position 4) with Q8_0 weights.
 func TinyMistral3() ModelSpec {
-	s := tiny("mistral3", 16)
-	s.RopeBase, s.RMSEps = 1000000, 1e-5
-	s.Yarn = &Yarn{Factor: 16, OrigContext: 4, LogMul: 1, TempScale: 0.1}
-	return s
+	return tiny(ModelSpec{
+		Arch: "mistral3", Seed: 16, RopeBase: 1000000, RMSEps: 1e-5,
+		Yarn: &Yarn{Factor: 16, OrigContext: 4, LogMul: 1, TempScale: 0.1},
+	})
 }
 
 // TinyOlmo2 is a 2-layer olmo2 (no pre-norms; Q and K norms across all
 // heads; norms after attention and the feed-forward) with Q8_0 weights.
 func TinyOlmo2() ModelSpec {
-	s := tiny("olmo2", 15)
-	s.RopeBase, s.RMSEps = 500000, 1e-6
-	return s
+	return tiny(ModelSpec{Arch: "olmo2", Seed: 15, RopeBase: 500000, RMSEps: 1e-6})
 }
 
 // TinyErnie45 is a 2-layer ernie4_5 (llama's layers with llama.cpp's
@@ -603,9 +612,10 @@ func TinyOlmo2() ModelSpec {
 // than the embedding as in ERNIE-4.5-0.3B) with a tied output and Q8_0
 // weights.
 func TinyErnie45() ModelSpec {
-	s := tiny("ernie4_5", 34)
-	s.HeadDim, s.RopeBase, s.RMSEps, s.TiedOutput, s.QKVBias = 32, 500000, 1e-5, true, true
-	return s
+	return tiny(ModelSpec{
+		Arch: "ernie4_5", Seed: 34,
+		HeadDim: 32, RopeBase: 500000, RMSEps: 1e-5, TiedOutput: true, QKVBias: true,
+	})
 }
 
 // TinyErnie45MoE is a 3-layer ernie4_5-moe as ERNIE-4.5-21B-A3B is made:
@@ -616,11 +626,11 @@ func TinyErnie45() ModelSpec {
 // beside a shared expert of width 64 (two of the experts' width); tied
 // output; Q8_0 weights.
 func TinyErnie45MoE() ModelSpec {
-	s := tiny("ernie4_5-moe", 42)
-	s.Layers, s.RopeBase, s.RMSEps, s.TiedOutput = 3, 500000, 1e-5, true
-	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.DenseLead, s.SharedFFN = 8, 2, 32, 1, 64
-	s.RouterGain, s.SelBiasGain = 4, 0.1
-	return s
+	return tiny(ModelSpec{
+		Arch: "ernie4_5-moe", Seed: 42, Layers: 3, RopeBase: 500000, RMSEps: 1e-5, TiedOutput: true,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, SharedFFN: 64,
+		RouterGain: 4, SelBiasGain: 0.1,
+	})
 }
 
 // TinySmallThinker is a 4-layer smallthinker as SmallThinker-4B-A0.6B is
@@ -631,10 +641,11 @@ func TinyErnie45MoE() ModelSpec {
 // (expert_gating_func 2, the converter's choice without
 // moe_primary_router_apply_softmax); tied output; Q8_0 weights.
 func TinySmallThinker() ModelSpec {
-	s := tiny("smallthinker", 61)
-	s.Layers, s.FFN, s.RopeBase, s.RMSEps, s.TiedOutput = 4, 32, 1500000, 1e-6, true
-	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.RouterGain, s.Gating = 8, 2, 32, 4, 2
-	return s
+	return tiny(ModelSpec{
+		Arch: "smallthinker", Seed: 61,
+		Layers: 4, FFN: 32, RopeBase: 1500000, RMSEps: 1e-6, TiedOutput: true,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4, Gating: 2,
+	})
 }
 
 // TinySmallThinkerSWA is TinySmallThinker with attention.sliding_window
@@ -655,20 +666,20 @@ func TinySmallThinkerSWA() ModelSpec {
 // SwiGLU feed-forward after ffn_norm (named without .weight); untied;
 // Q8_0 weights.
 func TinyFalconH1() ModelSpec {
-	s := tiny("falcon-h1", 71)
-	s.Layers, s.RopeBase, s.RMSEps = 3, 100000000, 1e-5
-	s.SSMInner, s.SSMState, s.SSMHeads, s.SSMGroups = 96, 16, 6, 2
-	return s
+	return tiny(ModelSpec{
+		Arch: "falcon-h1", Seed: 71, Layers: 3, RopeBase: 100000000, RMSEps: 1e-5,
+		SSMInner: 96, SSMState: 16, SSMHeads: 6, SSMGroups: 2,
+	})
 }
 
 // TinyMiniCPM is a 2-layer minicpm (llama's tensors, tied output) with
 // MiniCPM-2B's multipliers (embedding_scale 12, residual_scale
 // 1.4/sqrt(40), logit_scale 2304/256) and Q8_0 weights.
 func TinyMiniCPM() ModelSpec {
-	s := tiny("minicpm", 73)
-	s.RopeBase, s.RMSEps, s.TiedOutput = 10000, 1e-5, true
-	s.EmbeddingScale, s.ResidualScale, s.LogitScale = 12, 0.22135944, 9
-	return s
+	return tiny(ModelSpec{
+		Arch: "minicpm", Seed: 73, RopeBase: 10000, RMSEps: 1e-5, TiedOutput: true,
+		EmbeddingScale: 12, ResidualScale: 0.22135944, LogitScale: 9,
+	})
 }
 
 // TinyMiniCPM3 is a 2-layer minicpm3 as MiniCPM3-4B is made: latent
@@ -676,10 +687,11 @@ func TinyMiniCPM() ModelSpec {
 // unrotated and 16 rotated query dims, values of 32), the query through a
 // rank of 32, NEOX RoPE, a dense SwiGLU, tied output; Q8_0 weights.
 func TinyMiniCPM3() ModelSpec {
-	s := tiny("minicpm3", 79)
-	s.RopeBase, s.RMSEps, s.TiedOutput = 10000, 1e-5, true
+	s := tiny(ModelSpec{
+		Arch: "minicpm3", Seed: 79, RopeBase: 10000, RMSEps: 1e-5, TiedOutput: true,
+		DeepSeek2: &DeepSeek2{KVLora: 64, QLora: 32, Nope: 32, Rope: 16, VHead: 32, Joined: true},
+	})
 	s.HeadsKV = 0 // withDefaults derives it from the latent attention
-	s.DeepSeek2 = &DeepSeek2{KVLora: 64, QLora: 32, Nope: 32, Rope: 16, VHead: 32, Joined: true}
 	return s
 }
 
@@ -688,10 +700,10 @@ func TinyMiniCPM3() ModelSpec {
 // as feed_forward_length (32), 2 a token, softmax-routed and not
 // renormalised; untied output; Q8_0 weights.
 func TinyOLMoE() ModelSpec {
-	s := tiny("olmoe", 83)
-	s.HeadsKV, s.FFN, s.RopeBase, s.RMSEps = 4, 32, 10000, 1e-5
-	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.RouterGain = 8, 2, 32, 4
-	return s
+	return tiny(ModelSpec{
+		Arch: "olmoe", Seed: 83, HeadsKV: 4, FFN: 32, RopeBase: 10000, RMSEps: 1e-5,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
+	})
 }
 
 // TinySeedOSS is a 2-layer seed_oss (NEOX RoPE, the optional Q/K/V
@@ -699,9 +711,9 @@ func TinyOLMoE() ModelSpec {
 // feed-forward, heads of 32 as the query is wider than the embedding in
 // Seed-OSS-36B) with Q8_0 weights.
 func TinySeedOSS() ModelSpec {
-	s := tiny("seed_oss", 37)
-	s.HeadDim, s.RopeBase, s.RMSEps, s.QKVBias = 32, 10000000, 1e-6, true
-	return s
+	return tiny(ModelSpec{
+		Arch: "seed_oss", Seed: 37, HeadDim: 32, RopeBase: 10000000, RMSEps: 1e-6, QKVBias: true,
+	})
 }
 
 // TinyExaone4 is a 2-layer exaone4 as EXAONE 4.0 1.2B is made (every
@@ -710,9 +722,9 @@ func TinySeedOSS() ModelSpec {
 // NEOX RoPE; tied output), with Q8_0 weights. Its file states a window of
 // 4, which llama.cpp ignores below 64 layers.
 func TinyExaone4() ModelSpec {
-	s := tiny("exaone4", 38)
-	s.RopeBase, s.RMSEps, s.TiedOutput, s.SlidingWindow = 1000000, 1e-5, true, 4
-	return s
+	return tiny(ModelSpec{
+		Arch: "exaone4", Seed: 38, RopeBase: 1000000, RMSEps: 1e-5, TiedOutput: true, SlidingWindow: 4,
+	})
 }
 
 // TinyExaone4SWA is TinyExaone4 at 64 layers, the depth at which llama.cpp
@@ -730,9 +742,7 @@ func TinyExaone4SWA() ModelSpec {
 // besides the ones before, gate and up fused in ffn_up; GQA (4 heads, 2
 // KV heads); Q8_0 weights.
 func TinyGLM4() ModelSpec {
-	s := tiny("glm4", 40)
-	s.RopeBase, s.RMSEps, s.QKVBias, s.RopeDim = 10000, 1e-5, true, 8
-	return s
+	return tiny(ModelSpec{Arch: "glm4", Seed: 40, RopeBase: 10000, RMSEps: 1e-5, QKVBias: true, RopeDim: 8})
 }
 
 // TinyGLM4Fused is TinyGLM4 with Q, K and V (and their biases) fused in
@@ -749,21 +759,21 @@ func TinyGLM4Fused() ModelSpec {
 // chosen logits, through the clamped SwiGLU; YaRN (factor 4 over 16
 // positions); Q8_0 weights.
 func TinyGptOss() ModelSpec {
-	s := tiny("gpt-oss", 17)
-	s.Layers, s.HeadDim, s.RopeBase, s.RMSEps, s.SlidingWindow = 4, 32, 150000, 1e-5, 8
-	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.RouterGain = 8, 2, 64, 4
-	s.Yarn = &Yarn{Factor: 4, OrigContext: 16}
-	return s
+	return tiny(ModelSpec{
+		Arch: "gpt-oss", Seed: 17, Layers: 4, HeadDim: 32, RopeBase: 150000, RMSEps: 1e-5, SlidingWindow: 8,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 64, RouterGain: 4,
+		Yarn: &Yarn{Factor: 4, OrigContext: 16},
+	})
 }
 
 // TinyLFM2 is a 4-layer lfm2 (layers 0, 1 and 3 short convolutions of
 // kernel 3, layer 2 attention with per-head Q/K norms; the final norm
 // named token_embd_norm; tied output) with Q8_0 weights.
 func TinyLFM2() ModelSpec {
-	s := tiny("lfm2", 17)
-	s.Layers, s.RopeBase, s.RMSEps, s.TiedOutput = 4, 1000000, 1e-5, true
-	s.ConvLayers = []int{0, 1, 3}
-	return s
+	return tiny(ModelSpec{
+		Arch: "lfm2", Seed: 17, Layers: 4, RopeBase: 1000000, RMSEps: 1e-5, TiedOutput: true,
+		ConvLayers: []int{0, 1, 3},
+	})
 }
 
 // TinyLFM2MoE is TinyLFM2's layers (0, 1 and 3 short convolutions,
@@ -1138,62 +1148,19 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	return s, nil
 }
 
-// fileType is llama.cpp's llama_ftype for a model whose 2-D weights are t:
-// what general.file_type holds.
-func fileType(t quant.Type) uint32 {
-	switch t {
-	case quant.F32:
-		return 0
-	case quant.F16:
-		return 1
-	case quant.Q4_0:
-		return 2
-	case quant.Q4_1:
-		return 3
-	case quant.Q8_0:
-		return 7
-	case quant.Q5_0:
-		return 8
-	case quant.Q5_1:
-		return 9
-	case quant.Q2_K:
-		return 10
-	case quant.Q3_K:
-		return 12 // Q3_K_M
-	case quant.Q4_K:
-		return 15 // Q4_K_M
-	case quant.Q5_K:
-		return 17 // Q5_K_M
-	case quant.Q6_K:
-		return 18
-	case quant.IQ2_XXS:
-		return 19
-	case quant.IQ2_XS:
-		return 20
-	case quant.IQ3_XXS:
-		return 23
-	case quant.IQ1_S:
-		return 24
-	case quant.IQ4_NL:
-		return 25
-	case quant.IQ3_S:
-		return 26
-	case quant.IQ2_S:
-		return 28
-	case quant.IQ4_XS:
-		return 30
-	case quant.IQ1_M:
-		return 31
-	case quant.BF16:
-		return 32
-	case quant.TQ1_0:
-		return 36
-	case quant.TQ2_0:
-		return 37
-	case quant.MXFP4:
-		return 38 // MXFP4_MOE
-	}
-	return 0
+// fileTypes are llama.cpp's llama_ftype for a model whose 2-D weights
+// are of a type (the K-quants' and MXFP4's as their _M and _MOE mixes):
+// what general.file_type holds. A type not here reads as 0 (all F32).
+var fileTypes = map[quant.Type]uint32{
+	quant.F32: 0, quant.F16: 1, quant.Q4_0: 2, quant.Q4_1: 3,
+	quant.Q8_0: 7, quant.Q5_0: 8, quant.Q5_1: 9, quant.Q2_K: 10,
+	quant.Q3_K: 12, // Q3_K_M
+	quant.Q4_K: 15, // Q4_K_M
+	quant.Q5_K: 17, // Q5_K_M
+	quant.Q6_K: 18, quant.IQ2_XXS: 19, quant.IQ2_XS: 20, quant.IQ3_XXS: 23,
+	quant.IQ1_S: 24, quant.IQ4_NL: 25, quant.IQ3_S: 26, quant.IQ2_S: 28,
+	quant.IQ4_XS: 30, quant.IQ1_M: 31, quant.BF16: 32, quant.TQ1_0: 36,
+	quant.TQ2_0: 37, quant.MXFP4: 38, // MXFP4_MOE
 }
 
 // Hparams are the hyperparameters every architecture's loader reads.
@@ -1407,9 +1374,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.WeightType != quant.F32 && s.WeightType != quant.F16 && s.WeightType != quant.BF16 {
 		g.AddKV("general.quantization_version", uint32(2))
 	}
-	ft := fileType(s.WeightType)
+	ft := fileTypes[s.WeightType]
 	if s.ExpertType == quant.MXFP4 {
-		ft = fileType(s.ExpertType)
+		ft = fileTypes[s.ExpertType]
 	}
 	g.AddKV("general.file_type", ft)
 }

@@ -15,10 +15,11 @@ import (
 // ones at 160000; 4 heads of 16 (ModernBERT's heads share nothing), mean
 // pooling, Q8_0 weights.
 func TinyModernBert() ModelSpec {
-	s := tiny("modern-bert", 53)
-	s.Layers, s.HeadsKV, s.RopeBase, s.RopeBaseSWA, s.NormEps = 6, 4, 160000, 10000, 1e-5
-	s.SlidingWindow, s.SWAPattern, s.Pooling = 8, 3, 1
-	return s
+	return tiny(ModelSpec{
+		Arch: "modern-bert", Seed: 53,
+		Layers: 6, HeadsKV: 4, RopeBase: 160000, RopeBaseSWA: 10000, NormEps: 1e-5,
+		SlidingWindow: 8, SWAPattern: 3, Pooling: 1,
+	})
 }
 
 // modernBert reports whether s is a modern-bert.

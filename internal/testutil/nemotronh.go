@@ -16,10 +16,10 @@ import (
 // (4 query and 2 KV heads of 24, so key_length is not width/heads); Q8_0
 // weights, an output matrix of its own.
 func TinyNemotronH() ModelSpec {
-	s := tiny("nemotron_h", 41)
-	s.HeadDim, s.RMSEps, s.Pattern = 24, 1e-5, "M-M*-M*"
-	s.SSMInner, s.SSMState, s.SSMHeads, s.SSMGroups = 96, 16, 8, 2
-	return s
+	return tiny(ModelSpec{
+		Arch: "nemotron_h", Seed: 41, HeadDim: 24, RMSEps: 1e-5, Pattern: "M-M*-M*",
+		SSMInner: 96, SSMState: 16, SSMHeads: 8, SSMGroups: 2,
+	})
 }
 
 // TinyNemotronHMoE is TinyNemotronH made Nemotron 3 Nano's way

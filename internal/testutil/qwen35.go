@@ -14,10 +14,10 @@ import (
 // the delta-net layers' 4 value heads reading 2 key heads of 16 (inner
 // size 64, kernel 4); a dense SwiGLU; Q8_0 weights.
 func TinyQwen35() ModelSpec {
-	s := tiny("qwen35", 37)
-	s.Layers, s.HeadDim, s.RopeDim, s.RopeBase, s.RMSEps = 4, 32, 16, 10000000, 1e-6
-	s.SSMState, s.SSMHeads, s.SSMGroups = 16, 4, 2
-	return s
+	return tiny(ModelSpec{
+		Arch: "qwen35", Seed: 37, Layers: 4, HeadDim: 32, RopeDim: 16, RopeBase: 10000000, RMSEps: 1e-6,
+		SSMState: 16, SSMHeads: 4, SSMGroups: 2,
+	})
 }
 
 // TinyQwen35MoE is TinyQwen35 with qwen35moe's feed-forward in every

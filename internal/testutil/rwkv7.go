@@ -22,10 +22,10 @@ type RWKV7 struct {
 // be); a channel mix of 4× the width; LayerNorm epsilon 1e-5; attention.head_count
 // 0; Q8_0 weights and an output matrix of its own.
 func TinyRWKV7() ModelSpec {
-	s := tiny("rwkv7", 67)
-	s.Layers, s.Embd, s.FFN, s.NormEps = 3, 128, 512, 1e-5
-	s.RWKV7 = &RWKV7{Head: 32, Decay: 32, ICLR: 64, Value: 96, Gate: 128}
-	return s
+	return tiny(ModelSpec{
+		Arch: "rwkv7", Seed: 67, Layers: 3, Embd: 128, FFN: 512, NormEps: 1e-5,
+		RWKV7: &RWKV7{Head: 32, Decay: 32, ICLR: 64, Value: 96, Gate: 128},
+	})
 }
 
 // AddRWKV7KV writes an rwkv7's own keys as llama.cpp's converter writes

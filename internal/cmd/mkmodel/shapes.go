@@ -295,6 +295,10 @@ type llama3Rope struct {
 	OriginalContext                       int
 }
 
+// llama31Rope is Llama 3.1's rope_scaling, which Apertus-8B's and EXAONE
+// 3.5's config.json state too.
+var llama31Rope = &llama3Rope{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192}
+
 // headDim is the size of one attention head.
 func (s shape) headDim() int {
 	if s.HeadDim != 0 || s.Heads == 0 { // mamba: no heads
@@ -321,7 +325,7 @@ var shapes = []shape{
 		Name: "llama-3.1-8b", Arch: "llama", Vocab: 128256, Embd: 4096, Layers: 32,
 		Heads: 32, HeadsKV: 8, FFN: 14336, Context: 131072,
 		RopeBase: 500000, RMSEps: 1e-5,
-		Llama3Rope: &llama3Rope{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
+		Llama3Rope: llama31Rope,
 	},
 	{
 		// Qwen2.5-0.5B: rows of 896 (28 blocks of 32), which the X8
@@ -888,7 +892,7 @@ var shapes = []shape{
 		Name: "apertus-8b", Arch: "apertus", Vocab: 131072, Embd: 4096, Layers: 32,
 		Heads: 32, HeadsKV: 8, FFN: 21504, Context: 65536,
 		RopeBase: 12000000, RMSEps: 1e-5, QKNorm: true,
-		Llama3Rope: &llama3Rope{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
+		Llama3Rope: llama31Rope,
 	},
 	{
 		// Hunyuan-7B-Instruct: hidden 4096, intermediate 14336, 32 heads
@@ -910,7 +914,7 @@ var shapes = []shape{
 		Name: "exaone-3.5-2.4b", Arch: "exaone", Vocab: 102400, Embd: 2560, Layers: 30,
 		Heads: 32, HeadsKV: 8, FFN: 7168, Context: 32768,
 		RopeBase: 1000000, RMSEps: 1e-5, TiedOutput: true,
-		Llama3Rope: &llama3Rope{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
+		Llama3Rope: llama31Rope,
 	},
 	{
 		// StarCoder2-3B: hidden 3072, intermediate 12288, 24 heads of 128
