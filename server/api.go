@@ -21,9 +21,15 @@ type apiError struct {
 	Type    string  `json:"type"`
 	Param   *string `json:"param"`
 	Code    *string `json:"code"`
-	// nPrompt and nCtx, when nCtx is not 0, are a prompt's tokens and the
-	// context it does not fit (llama-server's error says them).
-	nPrompt, nCtx int
+	// excess is a prompt that does not fit the context (nil for other
+	// errors), which llama-server's error says.
+	excess *contextExcess
+}
+
+// contextExcess is a prompt's tokens and the context it does not fit.
+type contextExcess struct {
+	NPrompt  int `json:"n_prompt_tokens"`
+	NContext int `json:"n_ctx"`
 }
 
 func (e *apiError) Error() string { return e.Message }
