@@ -227,21 +227,19 @@ func (s *Server) readAnthropic(r *http.Request) (*anthropicRequest, *chatInput, 
 	if aerr != nil {
 		return nil, nil, "", chat.ParseOptions{}, aerr
 	}
-	in, aerr := creq.validate()
-	if aerr != nil {
-		return nil, nil, "", chat.ParseOptions{}, aerr
-	}
-	if req.TopK != nil {
-		if *req.TopK < 0 {
-			return nil, nil, "", chat.ParseOptions{}, badRequest("top_k", "top_k must not be negative, got %d", *req.TopK)
+	in, prompt, popts, aerr := s.openAIChat(creq, "messages", func(in *chatInput) *apiError {
+		if req.TopK != nil {
+			if *req.TopK < 0 {
+				return badRequest("top_k", "top_k must not be negative, got %d", *req.TopK)
+			}
+			in.params.TopK = req.TopK
 		}
-		in.params.TopK = req.TopK
-	}
-	if req.Thinking != nil && req.Thinking.Type == "enabled" {
-		on := true
-		in.thinking = &on
-	}
-	prompt, popts, aerr := s.openAIPrompt(in, "messages")
+		if req.Thinking != nil && req.Thinking.Type == "enabled" {
+			on := true
+			in.thinking = &on
+		}
+		return nil
+	})
 	popts.NewID = func() string { return s.newID("toolu_") }
 	return &req, in, prompt, popts, aerr
 }

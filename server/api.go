@@ -21,9 +21,15 @@ type apiError struct {
 	Type    string  `json:"type"`
 	Param   *string `json:"param"`
 	Code    *string `json:"code"`
-	// nPrompt and nCtx, when nCtx is not 0, are a prompt's tokens and the
-	// context it does not fit (llama-server's error says them).
-	nPrompt, nCtx int
+	// excess is a prompt that does not fit the context (nil for other
+	// errors), which llama-server's error says.
+	excess *contextExcess
+}
+
+// contextExcess is a prompt's tokens and the context it does not fit.
+type contextExcess struct {
+	NPrompt  int `json:"n_prompt_tokens"`
+	NContext int `json:"n_ctx"`
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -137,30 +143,64 @@ type streamOptions struct {
 
 // commonRequest holds the fields both endpoints share.
 type commonRequest struct {
-	Model               string          `json:"model"`
-	Stream              bool            `json:"stream"`
-	StreamOptions       *streamOptions  `json:"stream_options"`
-	MaxTokens           *int            `json:"max_tokens"`
-	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	Temperature         *float64        `json:"temperature"`
-	TopP                *float64        `json:"top_p"`
-	Seed                *int64          `json:"seed"`
-	Stop                stopList        `json:"stop"`
-	N                   *int            `json:"n"`
-	PresencePenalty     *float64        `json:"presence_penalty"`
-	FrequencyPenalty    *float64        `json:"frequency_penalty"`
-	Logprobs            json.RawMessage `json:"logprobs"`
-	ResponseFormat      *responseFormat `json:"response_format"`
-	// llama-server's speculative decoding fields (flat names with a dot);
-	// p_min, a draft model's threshold, matters only with one.
-	SpecNMax *int     `json:"speculative.n_max"`
-	SpecNMin *int     `json:"speculative.n_min"`
-	SpecPMin *float64 `json:"speculative.p_min"`
+	Model         string         `json:"model"`
+	Stream        bool           `json:"stream"`
+	StreamOptions *streamOptions `json:"stream_options"`
+	tokenLimit
+	Temperature      *float64        `json:"temperature"`
+	TopP             *float64        `json:"top_p"`
+	Seed             *int64          `json:"seed"`
+	Stop             stopList        `json:"stop"`
+	N                *int            `json:"n"`
+	PresencePenalty  *float64        `json:"presence_penalty"`
+	FrequencyPenalty *float64        `json:"frequency_penalty"`
+	Logprobs         json.RawMessage `json:"logprobs"`
+	ResponseFormat   *responseFormat `json:"response_format"`
+	speculation
 	// IDSlot is llama-server's id_slot: the slot to run on (-1, or
 	// absent: the one whose cache holds the most of the prompt).
 	IDSlot *int `json:"id_slot"`
 	// LoRA is llama-server's per-request adapter scales: [{"id", "scale"}].
 	LoRA json.RawMessage `json:"lora"`
+}
+
+// tokenLimit is the completion's length limit under OpenAI's two names:
+// max_tokens, and max_completion_tokens, which replaces it and wins when
+// both are given.
+type tokenLimit struct {
+	MaxTokens           *int `json:"max_tokens"`
+	MaxCompletionTokens *int `json:"max_completion_tokens"`
+}
+
+// limit is the limit given (nil: none) and the name it was given under.
+func (l tokenLimit) limit() (*int, string) {
+	if l.MaxCompletionTokens != nil {
+		return l.MaxCompletionTokens, "max_completion_tokens"
+	}
+	return l.MaxTokens, "max_tokens"
+}
+
+// speculation is llama-server's speculative decoding fields (flat names
+// with a dot); p_min, a draft model's threshold, matters only with one.
+type speculation struct {
+	SpecNMax *int     `json:"speculative.n_max"`
+	SpecNMin *int     `json:"speculative.n_min"`
+	SpecPMin *float64 `json:"speculative.p_min"`
+}
+
+// draft checks the fields and sets p's drafting from them.
+func (sp speculation) draft(p *Params) *apiError {
+	if n := sp.SpecNMax; n != nil && (*n < 0 || *n > llm.MaxDraft) {
+		return badRequest("speculative.n_max", "speculative.n_max must be between 0 and %d, got %d", llm.MaxDraft, *n)
+	}
+	if n := sp.SpecNMin; n != nil && *n < 0 {
+		return badRequest("speculative.n_min", "speculative.n_min must not be negative, got %d", *n)
+	}
+	if v := sp.SpecPMin; v != nil && !(*v >= 0 && *v <= 1) {
+		return badRequest("speculative.p_min", "speculative.p_min must be between 0 and 1, got %v", *v)
+	}
+	p.DraftMax, p.DraftMin, p.DraftPMin = sp.SpecNMax, sp.SpecNMin, sp.SpecPMin
+	return nil
 }
 
 type responseFormat struct {
@@ -217,7 +257,10 @@ func decodeJSON(r io.Reader, v any) *apiError {
 			return badRequest("", "the request body must be a JSON object, got JSON %s", te.Value)
 		case errors.As(err, &te):
 			// Fields of an embedded struct carry its name first.
-			field := strings.TrimPrefix(strings.TrimPrefix(te.Field, "commonRequest."), "ollamaCommon.")
+			field := te.Field
+			for _, embedded := range []string{"commonRequest.", "ollamaCommon.", "tokenLimit.", "speculation."} {
+				field = strings.TrimPrefix(field, embedded)
+			}
 			return badRequest(field, "%s: wrong type: expected %s, got JSON %s", field, te.Type, te.Value)
 		case errors.Is(err, io.EOF):
 			return badRequest("", "the request body is empty; expected a JSON object")
@@ -249,12 +292,7 @@ func (c *commonRequest) params() (Params, *apiError) {
 	if c.N != nil && (*c.N < 1 || *c.N > maxChoices) {
 		return p, badRequest("n", "n must be between 1 and %d, got %d", maxChoices, *c.N)
 	}
-	maxTok := c.MaxTokens
-	param := "max_tokens"
-	if c.MaxCompletionTokens != nil {
-		maxTok, param = c.MaxCompletionTokens, "max_completion_tokens"
-	}
-	if maxTok != nil {
+	if maxTok, param := c.limit(); maxTok != nil {
 		if *maxTok < 1 {
 			return p, badRequest(param, "%s must be at least 1, got %d", param, *maxTok)
 		}
@@ -302,18 +340,11 @@ func (c *commonRequest) params() (Params, *apiError) {
 			return p, badRequest("response_format", "response_format: %v", err)
 		}
 	}
-	if n := c.SpecNMax; n != nil && (*n < 0 || *n > llm.MaxDraft) {
-		return p, badRequest("speculative.n_max", "speculative.n_max must be between 0 and %d, got %d", llm.MaxDraft, *n)
-	}
-	if n := c.SpecNMin; n != nil && *n < 0 {
-		return p, badRequest("speculative.n_min", "speculative.n_min must not be negative, got %d", *n)
+	if aerr := c.draft(&p); aerr != nil {
+		return p, aerr
 	}
 	p.Temperature, p.TopP, p.Seed = c.Temperature, c.TopP, c.Seed
 	p.PresencePenalty, p.FrequencyPenalty = c.PresencePenalty, c.FrequencyPenalty
-	if v := c.SpecPMin; v != nil && !(*v >= 0 && *v <= 1) {
-		return p, badRequest("speculative.p_min", "speculative.p_min must be between 0 and 1, got %v", *v)
-	}
-	p.DraftMax, p.DraftMin, p.DraftPMin = c.SpecNMax, c.SpecNMin, c.SpecPMin
 	if c.IDSlot != nil && *c.IDSlot != -1 {
 		if *c.IDSlot < 0 {
 			return p, badRequest("id_slot", "Invalid slot ID: id_slot must be -1 or a slot's id, got %d", *c.IDSlot)

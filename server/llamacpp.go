@@ -31,6 +31,10 @@ type tokenizeRequest struct {
 	WithPieces   bool    `json:"with_pieces"`
 }
 
+type detokenizeRequest struct {
+	Tokens []int32 `json:"tokens"`
+}
+
 // pieceJSON is a token with its text: a string when the text is valid
 // UTF-8, else its bytes, as llama-server answers with_pieces.
 type pieceJSON struct {
@@ -49,11 +53,7 @@ func (s *Server) vocabulary(what string) (Vocabulary, *apiError) {
 // handleTokenize is llama-server's POST /tokenize: content's tokens,
 // special tokens added only when add_special asks, special-token text
 // parsed unless parse_special is false.
-func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) *apiError {
-	var req tokenizeRequest
-	if err := readBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request, req *tokenizeRequest) *apiError {
 	if req.Content == nil {
 		return badRequest("content", "content is required: the text to tokenize")
 	}
@@ -88,13 +88,7 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) *apiErro
 // handleDetokenize is llama-server's POST /detokenize: the text of tokens,
 // each token's piece in turn (control tokens' text included, as
 // llama-server gives it).
-func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request) *apiError {
-	var req struct {
-		Tokens []int32 `json:"tokens"`
-	}
-	if err := readBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request, req *detokenizeRequest) *apiError {
 	v, aerr := s.vocabulary("/detokenize")
 	if aerr != nil {
 		return aerr
@@ -113,11 +107,7 @@ func (s *Server) handleDetokenize(w http.ResponseWriter, r *http.Request) *apiEr
 
 // handleApplyTemplate is llama-server's POST /apply-template: the prompt a
 // chat completion request of the same body would evaluate, not evaluated.
-func (s *Server) handleApplyTemplate(w http.ResponseWriter, r *http.Request) *apiError {
-	_, in, aerr := readChat(r)
-	if aerr != nil {
-		return aerr
-	}
+func (s *Server) handleApplyTemplate(w http.ResponseWriter, r *http.Request, _ *chatRequest, in *chatInput) *apiError {
 	prompt, _, aerr := s.chatPrompt(in, "the model has no chat template")
 	if aerr != nil {
 		return aerr

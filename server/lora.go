@@ -38,12 +38,6 @@ type ForgetSession interface {
 	Forget()
 }
 
-// registerLoRA adds llama-server's /lora-adapters endpoints.
-func (s *Server) registerLoRA() {
-	s.mux.HandleFunc("GET /lora-adapters", s.wrap("/lora-adapters", writeNativeError, s.handleLoRAList))
-	s.mux.HandleFunc("POST /lora-adapters", s.wrap("/lora-adapters", writeNativeError, s.handleLoRASet))
-}
-
 func (s *Server) handleLoRAList(w http.ResponseWriter, r *http.Request) *apiError {
 	out := []LoRAAdapter{}
 	if lb, ok := s.backend.(LoRABackend); ok {
@@ -58,18 +52,14 @@ func (s *Server) handleLoRAList(w http.ResponseWriter, r *http.Request) *apiErro
 // does not have is refused, as llama-server's parse_lora_request did
 // (newer versions ignore it), and so is a scale that is not a finite
 // number; then nothing changes.
-func (s *Server) handleLoRASet(w http.ResponseWriter, r *http.Request) *apiError {
-	var req []loraEntry
-	if err := readBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) handleLoRASet(w http.ResponseWriter, r *http.Request, req *[]loraEntry) *apiError {
 	lb, _ := s.backend.(LoRABackend)
 	var have []LoRAAdapter
 	if lb != nil {
 		have = lb.LoRAAdapters()
 	}
 	scales := make([]float32, len(have))
-	for _, e := range req {
+	for _, e := range *req {
 		if e.ID == nil || *e.ID < 0 || *e.ID >= len(have) {
 			return badRequest("id", "invalid adapter id: the model has %d LoRA adapters", len(have))
 		}

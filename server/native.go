@@ -19,22 +19,18 @@ import (
 // nativeError is llama-server's error object; a prompt longer than the
 // context adds its size and the context's.
 type nativeError struct {
-	Code     int    `json:"code"`
-	Message  string `json:"message"`
-	Type     string `json:"type"`
-	NPrompt  *int   `json:"n_prompt_tokens,omitempty"`
-	NContext *int   `json:"n_ctx,omitempty"`
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	*contextExcess
 }
 
 // nativeErrorOf is e as llama-server writes it: a prompt that does not fit
 // is its exceed_context_size_error.
 func nativeErrorOf(e *apiError) nativeError {
-	out := nativeError{Code: e.Status, Message: e.Message, Type: e.Type}
+	out := nativeError{Code: e.Status, Message: e.Message, Type: e.Type, contextExcess: e.excess}
 	if e.Code != nil && *e.Code == "context_length_exceeded" {
 		out.Type = "exceed_context_size_error"
-	}
-	if e.nCtx > 0 {
-		out.NPrompt, out.NContext = &e.nPrompt, &e.nCtx
 	}
 	switch out.Type {
 	case "requests":
@@ -59,7 +55,7 @@ func writeNativeError(w http.ResponseWriter, e *apiError) {
 func exceedContext(n, nCtx int) *apiError {
 	e := badRequest("prompt", "the request exceeds the available context size, try increasing it")
 	e.Code = strp("context_length_exceeded")
-	e.nPrompt, e.nCtx = n, nCtx
+	e.excess = &contextExcess{NPrompt: n, NContext: nCtx}
 	return e
 }
 
@@ -157,11 +153,17 @@ func nativeProbsOf(lps []TokenLogprobs) []nativeProb {
 	return out
 }
 
+// nativeText is what every answer of llama-server's begins with: which
+// prompt's it is, and the text and token ids it carries.
+type nativeText struct {
+	Index   int     `json:"index"`
+	Content string  `json:"content"`
+	Tokens  []int32 `json:"tokens"`
+}
+
 // nativePartial is a streamed chunk.
 type nativePartial struct {
-	Index           int          `json:"index"`
-	Content         string       `json:"content"`
-	Tokens          []int32      `json:"tokens"`
+	nativeText
 	Stop            bool         `json:"stop"`
 	IDSlot          int          `json:"id_slot"`
 	TokensPredicted int          `json:"tokens_predicted"`
@@ -172,9 +174,7 @@ type nativePartial struct {
 // nativeFinal is the whole answer, or a stream's last chunk (its content
 // and tokens empty: the chunks carried them).
 type nativeFinal struct {
-	Index              int            `json:"index"`
-	Content            string         `json:"content"`
-	Tokens             []int32        `json:"tokens"`
+	nativeText
 	IDSlot             int            `json:"id_slot"`
 	Stop               bool           `json:"stop"`
 	Model              string         `json:"model"`
@@ -368,7 +368,7 @@ func (s *Server) nativeAnswer(w http.ResponseWriter, r *http.Request, ins []inpu
 			}
 			// A chunk carries its tokens' ids, return_tokens or not, as
 			// llama-server's do.
-			c := nativePartial{Index: i, Content: text, Tokens: got, TokensPredicted: predicted, TokensEvaluated: max(counts[i], 0)}
+			c := nativePartial{nativeText: nativeText{i, text, got}, TokensPredicted: predicted, TokensEvaluated: max(counts[i], 0)}
 			if got == nil {
 				c.Tokens = []int32{}
 			}
@@ -401,7 +401,7 @@ func (s *Server) nativeAnswer(w http.ResponseWriter, r *http.Request, ins []inpu
 		if np.stream { // the chunks carried it
 			content = ""
 		}
-		f := nativeFinal{Index: i, Content: content, Tokens: []int32{}, IDSlot: t.slot, Stop: true, Model: s.info.ID,
+		f := nativeFinal{nativeText: nativeText{i, content, []int32{}}, IDSlot: t.slot, Stop: true, Model: s.info.ID,
 			TokensPredicted: res.CompletionTokens, TokensEvaluated: res.PromptTokens, GenerationSettings: np.settings(),
 			Prompt: s.promptText(in), HasNewLine: lines.newLine, StopType: stopType(res),
 			// The context filled before n_predict tokens: llama-server's

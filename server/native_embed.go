@@ -6,20 +6,18 @@ import (
 	"net/http"
 )
 
+type nativeEmbedRequest struct {
+	Input         json.RawMessage `json:"input"`
+	Content       json.RawMessage `json:"content"`
+	EmbdNormalize *int            `json:"embd_normalize"`
+}
+
 // handleNativeEmbedding is llama-server's POST /embedding (and
 // /embeddings): the inputs of content (or input), in /completion's prompt
 // forms, each answered as {"index", "embedding": [vector]} in an array;
 // embd_normalize 2 (the default) scales each vector to unit length, -1
 // leaves it as pooled.
-func (s *Server) handleNativeEmbedding(w http.ResponseWriter, r *http.Request) *apiError {
-	var req struct {
-		Input         json.RawMessage `json:"input"`
-		Content       json.RawMessage `json:"content"`
-		EmbdNormalize *int            `json:"embd_normalize"`
-	}
-	if aerr := readBody(r, &req); aerr != nil {
-		return aerr
-	}
+func (s *Server) handleNativeEmbedding(w http.ResponseWriter, r *http.Request, req *nativeEmbedRequest) *apiError {
 	if !s.embeds {
 		return notEmbedding("its backend's sessions cannot embed")
 	}

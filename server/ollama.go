@@ -28,30 +28,6 @@ import (
 // not for that release.
 const ollamaVersion = "0.17.4"
 
-// ollamaRoutes registers Ollama's API on s.mux. GET patterns answer HEAD
-// too, as Ollama's / and /api/tags do.
-func (s *Server) ollamaRoutes() {
-	// Only the root itself: other unknown paths stay 404. Not counted: it
-	// is a probe, like /health.
-	s.mux.HandleFunc("GET /{$}", s.handleOllamaRoot)
-	for _, r := range []struct {
-		pattern string
-		h       func(http.ResponseWriter, *http.Request) *apiError
-	}{
-		{"GET /api/version", s.handleOllamaVersion},
-		{"GET /api/tags", s.handleOllamaTags},
-		{"GET /api/ps", s.handleOllamaPS},
-		{"POST /api/show", s.handleOllamaShow},
-		{"POST /api/chat", s.handleOllamaChat},
-		{"POST /api/generate", s.handleOllamaGenerate},
-		{"POST /api/embed", s.handleOllamaEmbed},
-		{"POST /api/embeddings", s.handleOllamaEmbeddings},
-	} {
-		_, path, _ := strings.Cut(r.pattern, " ")
-		s.mux.HandleFunc(r.pattern, s.wrap(path, writeOllamaError, r.h))
-	}
-}
-
 // isOllamaPath says whether a path is under Ollama's API, whose errors
 // are Ollama's JSON.
 func isOllamaPath(path string) bool { return strings.HasPrefix(path, "/api/") }
@@ -173,11 +149,7 @@ type ollamaShowResponse struct {
 	ModifiedAt   time.Time      `json:"modified_at"`
 }
 
-func (s *Server) handleOllamaShow(w http.ResponseWriter, r *http.Request) *apiError {
-	var req ollamaShowRequest
-	if aerr := readBody(r, &req); aerr != nil {
-		return aerr
-	}
+func (s *Server) handleOllamaShow(w http.ResponseWriter, r *http.Request, req *ollamaShowRequest) *apiError {
 	// Several clients fail on a missing model_info: it is never null.
 	info := map[string]any{}
 	if f := s.info.Family; f != "" {

@@ -23,11 +23,25 @@ type ollamaEmbedRequest struct {
 }
 
 type ollamaEmbedResponse struct {
-	Model           string        `json:"model"`
-	Embeddings      [][]float32   `json:"embeddings"`
+	Model      string      `json:"model"`
+	Embeddings [][]float32 `json:"embeddings"`
+	ollamaPromptMetrics
+}
+
+// ollamaPromptMetrics are what every reply of Ollama's measures: the whole
+// request's time and the model's loading (here: the wait for a slot), in
+// nanoseconds, and the prompt's tokens. An embedding reply has only these;
+// a generation's last line has more (ollamaMetrics).
+type ollamaPromptMetrics struct {
 	TotalDuration   time.Duration `json:"total_duration"`
 	LoadDuration    time.Duration `json:"load_duration"`
 	PromptEvalCount int           `json:"prompt_eval_count"`
+}
+
+// promptMetrics are the metrics of a request that came at start, got its
+// slot at acquired and evaluated tokens of prompt, as it ends now.
+func promptMetrics(start, acquired time.Time, tokens int) ollamaPromptMetrics {
+	return ollamaPromptMetrics{TotalDuration: time.Since(start), LoadDuration: acquired.Sub(start), PromptEvalCount: tokens}
 }
 
 type ollamaEmbeddingRequest struct {
@@ -97,8 +111,7 @@ func (s *Server) handleOllamaEmbed(w http.ResponseWriter, r *http.Request) *apiE
 	if aerr != nil {
 		return aerr
 	}
-	resp.Embeddings, resp.PromptEvalCount = vs, tokens
-	resp.TotalDuration, resp.LoadDuration = time.Since(start), acquired.Sub(start)
+	resp.Embeddings, resp.ollamaPromptMetrics = vs, promptMetrics(start, acquired, tokens)
 	writeJSON(w, resp)
 	return nil
 }

@@ -17,9 +17,7 @@ import (
 // ollamaMetrics are the counts and durations (nanoseconds) of the last
 // line of a reply.
 type ollamaMetrics struct {
-	TotalDuration      time.Duration `json:"total_duration"`
-	LoadDuration       time.Duration `json:"load_duration"`
-	PromptEvalCount    int           `json:"prompt_eval_count"`
+	ollamaPromptMetrics
 	PromptEvalDuration time.Duration `json:"prompt_eval_duration"`
 	EvalCount          int           `json:"eval_count"`
 	EvalDuration       time.Duration `json:"eval_duration"`
@@ -271,8 +269,7 @@ func (s *Server) ollamaReply(w http.ResponseWriter, r *http.Request, t ollamaTur
 		last.logprobs = chatLogprobsOf(held).Content
 	}
 	end := &ollamaEnd{reason: res.Finish, metrics: &ollamaMetrics{
-		TotalDuration: time.Since(t.start), LoadDuration: tm.acquired.Sub(t.start),
-		PromptEvalCount: res.PromptTokens, PromptEvalDuration: tm.first.Sub(tm.acquired),
+		ollamaPromptMetrics: promptMetrics(t.start, tm.acquired, res.PromptTokens), PromptEvalDuration: tm.first.Sub(tm.acquired),
 		EvalCount: res.CompletionTokens, EvalDuration: tm.end.Sub(tm.first)}}
 	if out != nil {
 		out.send(line(last, end))

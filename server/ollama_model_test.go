@@ -46,7 +46,7 @@ func TestOllamaModelChat(t *testing.T) {
 			text, _, _ := joined(rs)
 			last := rs[len(rs)-1]
 			if text != want || last.DoneReason != finishOf(u) || last.EvalCount != u.GeneratedTokens || last.PromptEvalCount != u.PromptTokens {
-				t.Errorf("%s: %q (%s, %+v), want %q (%+v)", body, text, last.DoneReason, last.apiMetrics, want, u)
+				t.Errorf("%s: %q (%s, %+v), want %q (%+v)", body, text, last.DoneReason, last.ollamaMetrics, want, u)
 			}
 		}
 	}

@@ -41,14 +41,6 @@ type (
 			Logprob float64 `json:"logprob"`
 		} `json:"top_logprobs"`
 	}
-	apiMetrics struct {
-		TotalDuration      time.Duration `json:"total_duration"`
-		LoadDuration       time.Duration `json:"load_duration"`
-		PromptEvalCount    int           `json:"prompt_eval_count"`
-		PromptEvalDuration time.Duration `json:"prompt_eval_duration"`
-		EvalCount          int           `json:"eval_count"`
-		EvalDuration       time.Duration `json:"eval_duration"`
-	}
 	// apiResponse is a line of /api/chat's reply (Message) or of
 	// /api/generate's (Response, Thinking).
 	apiResponse struct {
@@ -60,7 +52,9 @@ type (
 		Done       bool         `json:"done"`
 		DoneReason string       `json:"done_reason"`
 		Logprobs   []apiLogprob `json:"logprobs"`
-		apiMetrics
+		// The metrics are the server's own type: their names are
+		// checked key by key against Ollama's in TestOllamaChat.
+		ollamaMetrics
 	}
 )
 
@@ -268,7 +262,7 @@ func TestOllamaChat(t *testing.T) {
 				t.Errorf("%q: line %+v", stream, r)
 			}
 		}
-		m := last.apiMetrics
+		m := last.ollamaMetrics
 		if m.EvalCount != 4 || m.PromptEvalCount != len(strings.Fields(wantPrompt)) || m.TotalDuration <= 0 ||
 			m.TotalDuration < m.LoadDuration+m.PromptEvalDuration+m.EvalDuration {
 			t.Errorf("%q: metrics %+v", stream, m)

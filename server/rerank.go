@@ -39,11 +39,7 @@ type rerankRequest struct {
 	ReturnDocuments bool     `json:"return_documents"`
 }
 
-func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) *apiError {
-	var req rerankRequest
-	if err := readBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request, req *rerankRequest) *apiError {
 	if req.Query == nil {
 		return badRequest("query", "query is required")
 	}

@@ -238,24 +238,16 @@ func itemText(raw json.RawMessage, param string) (string, *apiError) {
 }
 
 // handleResponses is POST /v1/responses.
-func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) *apiError {
-	var req responsesRequest
-	if err := readBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request, req *responsesRequest) *apiError {
 	creq, aerr := req.chatRequest()
 	if aerr != nil {
 		return aerr
 	}
-	in, aerr := creq.validate()
+	in, prompt, popts, aerr := s.openAIChat(creq, "responses", nil)
 	if aerr != nil {
 		return aerr
 	}
-	prompt, popts, aerr := s.openAIPrompt(in, "responses")
-	if aerr != nil {
-		return aerr
-	}
-	rw := &responseWriter{s: s, req: &req, id: s.newID("resp_"), created: s.now().Unix(), items: []map[string]any{}}
+	rw := &responseWriter{s: s, req: req, id: s.newID("resp_"), created: s.now().Unix(), items: []map[string]any{}}
 	if req.Stream {
 		rw.sse = newSSE(w)
 	}

@@ -132,39 +132,18 @@ func New(b Backend, opts ...Option) (*Server, error) {
 	s.slots = newSlots(s.all, c.queue)
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.mux = http.NewServeMux()
-	s.mux.HandleFunc("POST /v1/chat/completions", s.counted("/v1/chat/completions", s.handleChat))
-	s.mux.HandleFunc("POST /v1/completions", s.counted("/v1/completions", s.handleCompletion))
-	s.mux.HandleFunc("POST /v1/responses", s.counted("/v1/responses", s.handleResponses))
-	s.mux.HandleFunc("POST /v1/messages", s.wrap("/v1/messages", writeAnthropicError, s.handleAnthropicMessages))
-	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.wrap("/v1/messages/count_tokens", writeAnthropicError, s.handleAnthropicCountTokens))
-	s.mux.HandleFunc("POST /v1/embeddings", s.counted("/v1/embeddings", s.handleEmbeddings))
-	for _, path := range []string{"/v1/rerank", "/rerank", "/v1/reranking", "/reranking"} {
-		s.mux.HandleFunc("POST "+path, s.counted("/v1/rerank", s.handleRerank))
+	for _, rt := range s.routes() {
+		s.register(rt)
 	}
-	s.mux.HandleFunc("GET /v1/models", s.counted("/v1/models", s.handleModels))
-	s.mux.HandleFunc("GET /v1/models/{id}", s.counted("/v1/models", s.handleModel))
-	s.mux.HandleFunc("POST /tokenize", s.counted("/tokenize", s.handleTokenize))
-	s.mux.HandleFunc("POST /detokenize", s.counted("/detokenize", s.handleDetokenize))
-	s.mux.HandleFunc("POST /apply-template", s.counted("/apply-template", s.handleApplyTemplate))
-	s.mux.HandleFunc("GET /props", s.counted("/props", s.handleProps))
-	// llama-server's native endpoints answer its own error JSON.
-	for _, path := range []string{"/completion", "/completions"} {
-		s.mux.HandleFunc("POST "+path, s.wrap("/completion", writeNativeError, s.handleNativeCompletion))
-	}
-	s.mux.HandleFunc("POST /infill", s.wrap("/infill", writeNativeError, s.handleInfill))
-	for _, path := range []string{"/embedding", "/embeddings"} {
-		s.mux.HandleFunc("POST "+path, s.wrap("/embedding", writeNativeError, s.handleNativeEmbedding))
-	}
-	s.mux.HandleFunc("GET /slots", s.wrap("/slots", writeNativeError, s.handleSlots))
-	s.mux.HandleFunc("POST /slots/{id_slot}", s.wrap("/slots", writeNativeError, s.handleSlotAction))
-	s.registerLoRA()
+	// Probes, not counted: Ollama's root (only the root itself, so that
+	// other unknown paths stay 404), /health and /metrics.
+	s.mux.HandleFunc("GET /{$}", s.handleOllamaRoot)
 	s.mux.HandleFunc("GET /health", s.handleHealth)
 	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
-	s.ollamaRoutes()
 	unknown := func(w http.ResponseWriter, r *http.Request) *apiError {
 		return &apiError{Status: 404, Type: "invalid_request_error", Message: fmt.Sprintf("unknown route %s %s", r.Method, r.URL.Path)}
 	}
-	openAI, ollama := s.counted("other", unknown), s.wrap("other", writeOllamaError, unknown)
+	openAI, ollama := s.wrap("other", writeError, unknown), s.wrap("other", writeOllamaError, unknown)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if isOllamaPath(r.URL.Path) {
 			ollama(w, r)
@@ -173,6 +152,108 @@ func New(b Backend, opts ...Option) (*Server, error) {
 		openAI(w, r)
 	})
 	return s, nil
+}
+
+// route is an endpoint: its pattern, the error JSON of the API it belongs
+// to, and its handler. GET patterns answer HEAD too, as Ollama's
+// /api/tags does.
+type route struct {
+	pattern  string
+	writeErr func(http.ResponseWriter, *apiError)
+	h        func(http.ResponseWriter, *http.Request) *apiError
+}
+
+// plain is a route whose handler reads the request itself.
+func plain(pattern string, writeErr func(http.ResponseWriter, *apiError), h func(http.ResponseWriter, *http.Request) *apiError) route {
+	return route{pattern, writeErr, h}
+}
+
+// decoding is a route whose request is one JSON body, decoded into a T
+// (readBody's errors answered for it) before h sees it.
+func decoding[T any](pattern string, writeErr func(http.ResponseWriter, *apiError), h func(http.ResponseWriter, *http.Request, *T) *apiError) route {
+	return route{pattern, writeErr, func(w http.ResponseWriter, r *http.Request) *apiError {
+		var req T
+		if aerr := readBody(r, &req); aerr != nil {
+			return aerr
+		}
+		return h(w, r, &req)
+	}}
+}
+
+// chatting is a route whose body is a chat completion request, decoded
+// and checked before h sees it.
+func chatting(pattern string, writeErr func(http.ResponseWriter, *apiError), h func(http.ResponseWriter, *http.Request, *chatRequest, *chatInput) *apiError) route {
+	return decoding(pattern, writeErr, func(w http.ResponseWriter, r *http.Request, req *chatRequest) *apiError {
+		in, aerr := req.validate()
+		if aerr != nil {
+			return aerr
+		}
+		return h(w, r, req, in)
+	})
+}
+
+// aliases are the other paths llama-server answers an endpoint's path on;
+// /metrics counts them as the endpoint.
+var aliases = map[string][]string{
+	"/v1/rerank":  {"/rerank", "/v1/reranking", "/reranking"},
+	"/completion": {"/completions"},
+	"/embedding":  {"/embeddings"},
+}
+
+// register adds rt, and its path's aliases, to s.mux; /metrics counts
+// them under the path without its wildcard part ("/v1/models" for
+// "/v1/models/{id}").
+func (s *Server) register(rt route) {
+	method, path, _ := strings.Cut(rt.pattern, " ")
+	endpoint, _, _ := strings.Cut(path, "/{")
+	h := s.wrap(endpoint, rt.writeErr, rt.h)
+	for _, p := range append([]string{path}, aliases[path]...) {
+		s.mux.HandleFunc(method+" "+p, h)
+	}
+}
+
+// routes are the endpoints of the APIs served: OpenAI's, Anthropic's,
+// llama-server's own and Ollama's, each answering errors in its API's
+// JSON.
+func (s *Server) routes() []route {
+	return []route{
+		// OpenAI's.
+		chatting("POST /v1/chat/completions", writeError, s.handleChat),
+		decoding("POST /v1/completions", writeError, s.handleCompletion),
+		decoding("POST /v1/responses", writeError, s.handleResponses),
+		plain("POST /v1/embeddings", writeError, s.handleEmbeddings),
+		decoding("POST /v1/rerank", writeError, s.handleRerank),
+		plain("GET /v1/models", writeError, s.handleModels),
+		plain("GET /v1/models/{id}", writeError, s.handleModel),
+		// llama-server's that answer in OpenAI's error JSON, as it does.
+		decoding("POST /tokenize", writeError, s.handleTokenize),
+		decoding("POST /detokenize", writeError, s.handleDetokenize),
+		chatting("POST /apply-template", writeError, s.handleApplyTemplate),
+		plain("GET /props", writeError, s.handleProps),
+
+		// Anthropic's.
+		plain("POST /v1/messages", writeAnthropicError, s.handleAnthropicMessages),
+		plain("POST /v1/messages/count_tokens", writeAnthropicError, s.handleAnthropicCountTokens),
+
+		// llama-server's native ones, in its own error JSON.
+		plain("POST /completion", writeNativeError, s.handleNativeCompletion),
+		plain("POST /infill", writeNativeError, s.handleInfill),
+		decoding("POST /embedding", writeNativeError, s.handleNativeEmbedding),
+		plain("GET /slots", writeNativeError, s.handleSlots),
+		plain("POST /slots/{id_slot}", writeNativeError, s.handleSlotAction),
+		plain("GET /lora-adapters", writeNativeError, s.handleLoRAList),
+		decoding("POST /lora-adapters", writeNativeError, s.handleLoRASet),
+
+		// Ollama's.
+		plain("GET /api/version", writeOllamaError, s.handleOllamaVersion),
+		plain("GET /api/tags", writeOllamaError, s.handleOllamaTags),
+		plain("GET /api/ps", writeOllamaError, s.handleOllamaPS),
+		decoding("POST /api/show", writeOllamaError, s.handleOllamaShow),
+		plain("POST /api/chat", writeOllamaError, s.handleOllamaChat),
+		plain("POST /api/generate", writeOllamaError, s.handleOllamaGenerate),
+		plain("POST /api/embed", writeOllamaError, s.handleOllamaEmbed),
+		plain("POST /api/embeddings", writeOllamaError, s.handleOllamaEmbeddings),
+	}
 }
 
 // ServeHTTP implements http.Handler.
@@ -272,14 +353,8 @@ func (g *gate) close() <-chan struct{} {
 	return g.idle
 }
 
-// counted wraps a handler of OpenAI's API: draining check, body bound,
-// error JSON, metrics.
-func (s *Server) counted(endpoint string, h func(http.ResponseWriter, *http.Request) *apiError) http.HandlerFunc {
-	return s.wrap(endpoint, writeError, h)
-}
-
-// wrap is counted with the errors written by writeErr, in the JSON of the
-// API the endpoint belongs to.
+// wrap wraps a handler: draining check, body bound, errors written by
+// writeErr (in the JSON of the API the endpoint belongs to), metrics.
 func (s *Server) wrap(endpoint string, writeErr func(http.ResponseWriter, *apiError), h func(http.ResponseWriter, *http.Request) *apiError) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w}
@@ -619,21 +694,7 @@ func whole[C any](s *Server, w http.ResponseWriter, r *http.Request, prompt stri
 	return nil
 }
 
-// readChat reads and checks a chat completion request.
-func readChat(r *http.Request) (*chatRequest, *chatInput, *apiError) {
-	var req chatRequest
-	if err := readBody(r, &req); err != nil {
-		return nil, nil, err
-	}
-	in, aerr := req.validate()
-	return &req, in, aerr
-}
-
-func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
-	req, in, aerr := readChat(r)
-	if aerr != nil {
-		return aerr
-	}
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, req *chatRequest, in *chatInput) *apiError {
 	prompt, popts, aerr := s.openAIPrompt(in, "chat completions")
 	if aerr != nil {
 		return aerr
@@ -720,6 +781,21 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) *apiError {
 	return nil
 }
 
+// openAIChat checks creq and renders its prompt for the OpenAI-shaped
+// endpoint what (see openAIPrompt). tune, when not nil, first sets in the
+// checked input what creq cannot carry (Anthropic's top_k and thinking).
+func (s *Server) openAIChat(creq *chatRequest, what string, tune func(*chatInput) *apiError) (*chatInput, string, chat.ParseOptions, *apiError) {
+	in, aerr := creq.validate()
+	if aerr == nil && tune != nil {
+		aerr = tune(in)
+	}
+	if aerr != nil {
+		return nil, "", chat.ParseOptions{}, aerr
+	}
+	prompt, popts, aerr := s.openAIPrompt(in, what)
+	return in, prompt, popts, aerr
+}
+
 // openAIPrompt is chatPrompt for the OpenAI endpoint what, which an
 // embedding-only model or one without a chat template does not serve.
 func (s *Server) openAIPrompt(in *chatInput, what string) (string, chat.ParseOptions, *apiError) {
@@ -778,11 +854,7 @@ func toolCallOut(tc chat.ToolCall, index int) toolCallJSON {
 	return out
 }
 
-func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request) *apiError {
-	var req completionRequest
-	if err := readBody(r, &req); err != nil {
-		return err
-	}
+func (s *Server) handleCompletion(w http.ResponseWriter, r *http.Request, req *completionRequest) *apiError {
 	prompt, p, aerr := req.validate()
 	if aerr != nil {
 		return aerr

@@ -403,6 +403,8 @@ func TestBadRequests(t *testing.T) {
 		{"empty body", "/v1/chat/completions", ``, 400, "", "empty"},
 		{"not an object", "/v1/chat/completions", `[1,2]`, 400, "", "must be a JSON object"},
 		{"wrong type", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"max_tokens":"many"}`, 400, "max_tokens", "wrong type"},
+		{"wrong type, max_completion_tokens", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"max_completion_tokens":"many"}`, 400, "max_completion_tokens", "wrong type"},
+		{"wrong type, speculative", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"speculative.n_max":"many"}`, 400, "speculative.n_max", "wrong type"},
 		{"no messages", "/v1/chat/completions", `{"messages":[]}`, 400, "messages", "non-empty"},
 		{"unknown role", "/v1/chat/completions", `{"messages":[{"role":"wizard","content":"x"}]}`, 400, "messages[0].role", "wizard"},
 		{"missing content", "/v1/chat/completions", `{"messages":[{"role":"user"}]}`, 400, "messages[0].content", "missing"},

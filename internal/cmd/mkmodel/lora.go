@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"strings"
 
@@ -32,20 +33,12 @@ func (m *model) writeLoRA(out io.Writer, rank int, seed uint64) (int64, error) {
 			}
 		}
 	}
-	cw := &countWriter{w: out}
-	err := testutil.WriteLoRA(cw, testutil.LoRASpec{Tensors: names, Rank: rank, Alpha: float32(rank), Seed: seed,
-		Type: quant.F16, Arch: m.shape.Arch, Amplitude: 0.02}, func(name string) []int64 { return dims[name] })
-	return cw.n, err
-}
-
-// countWriter counts what passes through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	// Built whole, then written: the adapter is small (rank × the
+	// matrices' sides), and its size is then what the buffer holds.
+	var buf bytes.Buffer
+	if err := testutil.WriteLoRA(&buf, testutil.LoRASpec{Tensors: names, Rank: rank, Alpha: float32(rank), Seed: seed,
+		Type: quant.F16, Arch: m.shape.Arch, Amplitude: 0.02}, func(name string) []int64 { return dims[name] }); err != nil {
+		return 0, err
+	}
+	return buf.WriteTo(out)
 }
