@@ -447,25 +447,44 @@ func (p *parser) params() ([]*node, error) {
 	}
 	p.next()
 	var out []*node
-	for !p.isOp(")") {
-		t, err := p.expectName()
-		if err != nil {
+	return out, p.items(")", func() error {
+		prm, err := p.named(nName)
+		out = append(out, prm)
+		return err
+	})
+}
+
+// named parses "name" or "name=expr" as a node of kind holding the name,
+// and the expression in a: a macro's parameter and its default, a call's
+// keyword argument.
+func (p *parser) named(kind nodeKind) (*node, error) {
+	t, err := p.expectName()
+	if err != nil {
+		return nil, err
+	}
+	n := &node{kind: kind, pos: t.pos, name: t.val}
+	if p.isOp("=") {
+		p.next()
+		if n.a, err = p.expr(); err != nil {
 			return nil, err
 		}
-		prm := &node{kind: nName, pos: t.pos, name: t.val}
-		if p.isOp("=") {
-			p.next()
-			if prm.a, err = p.expr(); err != nil {
-				return nil, err
-			}
+	}
+	return n, nil
+}
+
+// items parses the items of a list up to close, which it consumes, each
+// by item: separated by commas, a trailing one allowed.
+func (p *parser) items(close string, item func() error) error {
+	for !p.isOp(close) {
+		if err := item(); err != nil {
+			return err
 		}
-		out = append(out, prm)
 		if !p.isOp(",") {
 			break
 		}
 		p.next()
 	}
-	return out, p.expectOp(")")
+	return p.expectOp(close)
 }
 
 func (p *parser) callStatement(pos int) (*node, error) {
@@ -505,16 +524,27 @@ func (p *parser) filterStatement(pos int) (*node, error) {
 
 // filterSpec parses "name" or "name(args)" after a "|" and applies it to
 // operand (nil for filter blocks).
-func (p *parser) filterSpec(operand *node) (*node, error) {
+func (p *parser) filterSpec(operand *node) (*node, error) { return p.applied(nFilter, operand) }
+
+// applied parses the name of a filter or a test (kind) applied to operand,
+// then its arguments: in parentheses, or for a test one argument without
+// them ("x is divisibleby 3").
+func (p *parser) applied(kind nodeKind, operand *node) (*node, error) {
 	t, err := p.expectName()
 	if err != nil {
 		return nil, err
 	}
-	n := &node{kind: nFilter, pos: t.pos, name: t.val, a: operand}
-	if p.isOp("(") {
-		if n.args, err = p.callArgs(); err != nil {
-			return nil, err
-		}
+	n := &node{kind: kind, pos: t.pos, name: t.val, a: operand}
+	switch nt := p.peek(); {
+	case nt.kind == tOp && nt.val == "(":
+		n.args, err = p.callArgs()
+	case kind == nTest && (nt.kind == tString || nt.kind == tInt || nt.kind == tFloat || nt.kind == tName && !keywords[nt.val]):
+		var arg *node
+		arg, err = p.postfix()
+		n.args = []*node{arg}
+	}
+	if err != nil {
+		return nil, err
 	}
 	return n, nil
 }
@@ -705,27 +735,13 @@ func (p *parser) test() (*node, error) {
 			p.next()
 			negate = true
 		}
-		t, err := p.expectName()
+		n, err := p.applied(nTest, operand)
 		if err != nil {
 			return nil, err
 		}
-		n := &node{kind: nTest, pos: t.pos, name: t.val, a: operand}
-		switch nt := p.peek(); {
-		case nt.kind == tOp && nt.val == "(":
-			if n.args, err = p.callArgs(); err != nil {
-				return nil, err
-			}
-		case nt.kind == tString || nt.kind == tInt || nt.kind == tFloat || nt.kind == tName && !keywords[nt.val]:
-			// A test with one argument may drop the parentheses: "x is divisibleby 3".
-			arg, err := p.postfix()
-			if err != nil {
-				return nil, err
-			}
-			n.args = []*node{arg}
-		}
 		operand = n
 		if negate {
-			operand = &node{kind: nNot, pos: t.pos, a: n}
+			operand = &node{kind: nNot, pos: n.pos, a: n}
 		}
 	}
 	return operand, nil
@@ -823,36 +839,23 @@ func (p *parser) callArgs() ([]*node, error) {
 		return nil, err
 	}
 	var out []*node
-	for !p.isOp(")") {
+	return out, p.items(")", func() error {
+		var e *node
+		var err error
 		switch {
 		case p.isOp("*"):
 			t := p.next()
-			e, err := p.expr()
-			if err != nil {
-				return nil, err
+			if e, err = p.expr(); err == nil {
+				e = &node{kind: nSpread, pos: t.pos, a: e}
 			}
-			out = append(out, &node{kind: nSpread, pos: t.pos, a: e})
 		case p.peek().kind == tName && p.peekN(1).kind == tOp && p.peekN(1).val == "=":
-			t := p.next()
-			p.next()
-			e, err := p.expr()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, &node{kind: nKwarg, pos: t.pos, name: t.val, a: e})
+			e, err = p.named(nKwarg)
 		default:
-			e, err := p.expr()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, e)
+			e, err = p.expr()
 		}
-		if !p.isOp(",") {
-			break
-		}
-		p.next()
-	}
-	return out, p.expectOp(")")
+		out = append(out, e)
+		return err
+	})
 }
 
 func (p *parser) primary() (*node, error) {
@@ -905,39 +908,25 @@ func (p *parser) primary() (*node, error) {
 			return e, p.expectOp(")")
 		case "[":
 			n := &node{kind: nList, pos: t.pos}
-			for !p.isOp("]") {
+			return n, p.items("]", func() error {
 				e, err := p.expr()
-				if err != nil {
-					return nil, err
-				}
 				n.args = append(n.args, e)
-				if !p.isOp(",") {
-					break
-				}
-				p.next()
-			}
-			return n, p.expectOp("]")
+				return err
+			})
 		case "{":
 			n := &node{kind: nDict, pos: t.pos}
-			for !p.isOp("}") {
+			return n, p.items("}", func() error {
 				k, err := p.expr()
 				if err != nil {
-					return nil, err
+					return err
 				}
 				if err := p.expectOp(":"); err != nil {
-					return nil, err
+					return err
 				}
 				v, err := p.expr()
-				if err != nil {
-					return nil, err
-				}
 				n.args = append(n.args, k, v)
-				if !p.isOp(",") {
-					break
-				}
-				p.next()
-			}
-			return n, p.expectOp("}")
+				return err
+			})
 		}
 	}
 	return nil, p.errf(t.pos, "unexpected %s", describe(t))
