@@ -126,6 +126,17 @@ func (p *parser) isName(name string) bool {
 	return t.kind == tName && t.val == name
 }
 
+// after parses, by parse, what follows the operator or word tok when it
+// comes next (taking tok), and is nil when it does not: an optional part
+// ("= default", "else b", "| filter").
+func (p *parser) after(tok string, parse func() (*node, error)) (*node, error) {
+	if !p.isOp(tok) && !p.isName(tok) {
+		return nil, nil
+	}
+	p.next()
+	return parse()
+}
+
 func (p *parser) expectOp(op string) error {
 	t := p.next()
 	if t.kind != tOp || t.val != op {
@@ -216,25 +227,32 @@ func (p *parser) block() ([]*node, string, error) {
 	}
 }
 
+// statementParsers parse the statements after their tag's name, at pos.
+var statementParsers map[string]func(p *parser, pos int) (*node, error)
+
+func init() {
+	// Set here, not where declared: the parsers reach statement, which
+	// reads the map, and Go refuses such a cycle in an initializer.
+	statementParsers = map[string]func(p *parser, pos int) (*node, error){
+		"if":     (*parser).ifStatement,
+		"for":    (*parser).forStatement,
+		"set":    (*parser).setStatement,
+		"macro":  (*parser).macroStatement,
+		"call":   (*parser).callStatement,
+		"filter": (*parser).filterStatement,
+	}
+}
+
 func (p *parser) statement(nameTok token) (*node, error) {
 	if err := p.enter(nameTok.pos); err != nil {
 		return nil, err
 	}
 	defer func() { p.depth-- }()
 	pos := nameTok.pos
+	if parse, ok := statementParsers[nameTok.val]; ok {
+		return parse(p, pos)
+	}
 	switch nameTok.val {
-	case "if":
-		return p.ifStatement(pos)
-	case "for":
-		return p.forStatement(pos)
-	case "set":
-		return p.setStatement(pos)
-	case "macro":
-		return p.macroStatement(pos)
-	case "call":
-		return p.callStatement(pos)
-	case "filter":
-		return p.filterStatement(pos)
 	case "break", "continue":
 		if err := p.expectClose(); err != nil {
 			return nil, err
@@ -332,13 +350,10 @@ func (p *parser) forStatement(pos int) (*node, error) {
 		if n.c, err = p.orExpr(); err != nil {
 			return nil, err
 		}
-		if p.isName("else") {
-			// "for x in a if c else b": a conditional iterable, not a filter.
-			p.next()
-			els, err := p.expr()
-			if err != nil {
-				return nil, err
-			}
+		// "for x in a if c else b": a conditional iterable, not a filter.
+		if els, err := p.after("else", p.expr); err != nil {
+			return nil, err
+		} else if els != nil {
 			n.b = &node{kind: nCond, pos: ifPos, a: n.c, b: iter, c: els}
 			n.c = nil
 		}
@@ -407,14 +422,9 @@ func (p *parser) setStatement(pos int) (*node, error) {
 		return nil, p.errf(pos, "block set needs a single name")
 	}
 	n := &node{kind: nSetBlock, pos: pos, a: target}
-	if p.isOp("|") {
-		// {% set x | filter %}…{% endset %}
-		p.next()
-		f, err := p.filterSpec(nil)
-		if err != nil {
-			return nil, err
-		}
-		n.c = f
+	// {% set x | filter %}…{% endset %}
+	if n.c, err = p.after("|", func() (*node, error) { return p.filterSpec(nil) }); err != nil {
+		return nil, err
 	}
 	body, _, err := p.blockUntil(pos, "endset")
 	if err != nil {
@@ -463,13 +473,8 @@ func (p *parser) named(kind nodeKind) (*node, error) {
 		return nil, err
 	}
 	n := &node{kind: kind, pos: t.pos, name: t.val}
-	if p.isOp("=") {
-		p.next()
-		if n.a, err = p.expr(); err != nil {
-			return nil, err
-		}
-	}
-	return n, nil
+	n.a, err = p.after("=", p.expr)
+	return n, err
 }
 
 // items parses the items of a list up to close, which it consumes, each
@@ -543,10 +548,7 @@ func (p *parser) applied(kind nodeKind, operand *node) (*node, error) {
 		arg, err = p.postfix()
 		n.args = []*node{arg}
 	}
-	if err != nil {
-		return nil, err
-	}
-	return n, nil
+	return n, err
 }
 
 // exprSequence parses "a, b, c" as a tuple, or a single expression.
@@ -591,13 +593,8 @@ func (p *parser) expr() (*node, error) {
 		return nil, err
 	}
 	n := &node{kind: nCond, pos: pos, a: test, b: a}
-	if p.isName("else") {
-		p.next()
-		if n.c, err = p.expr(); err != nil {
-			return nil, err
-		}
-	}
-	return n, nil
+	n.c, err = p.after("else", p.expr)
+	return n, err
 }
 
 func (p *parser) orExpr() (*node, error)  { return p.leftAssoc(p.andExpr, p.keyword("or", nOr)) }
@@ -724,41 +721,32 @@ func (p *parser) power() (*node, error) {
 var keywords = map[string]bool{"and": true, "or": true, "not": true, "in": true, "is": true, "if": true, "else": true, "recursive": true}
 
 func (p *parser) test() (*node, error) {
-	operand, err := p.filtered()
-	if err != nil {
-		return nil, err
-	}
-	for p.isName("is") {
-		p.next()
+	return p.suffixed(p.filtered, "is", func(operand *node) (*node, error) {
 		negate := false
 		if p.isName("not") {
 			p.next()
 			negate = true
 		}
 		n, err := p.applied(nTest, operand)
-		if err != nil {
-			return nil, err
+		if err != nil || !negate {
+			return n, err
 		}
-		operand = n
-		if negate {
-			operand = &node{kind: nNot, pos: n.pos, a: n}
-		}
-	}
-	return operand, nil
+		return &node{kind: nNot, pos: n.pos, a: n}, nil
+	})
 }
 
-func (p *parser) filtered() (*node, error) {
-	operand, err := p.postfix()
-	if err != nil {
-		return nil, err
-	}
-	for p.isOp("|") {
+func (p *parser) filtered() (*node, error) { return p.suffixed(p.postfix, "|", p.filterSpec) }
+
+// suffixed parses operand, then while the operator or word tok follows
+// takes it and makes the operand apply's node on it: "x | f | g", "x is
+// a is not b".
+func (p *parser) suffixed(operand func() (*node, error), tok string, apply func(*node) (*node, error)) (*node, error) {
+	x, err := operand()
+	for err == nil && (p.isOp(tok) || p.isName(tok)) {
 		p.next()
-		if operand, err = p.filterSpec(operand); err != nil {
-			return nil, err
-		}
+		x, err = apply(x)
 	}
-	return operand, nil
+	return x, err
 }
 
 func (p *parser) postfix() (*node, error) {
