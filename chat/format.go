@@ -134,9 +134,8 @@ func (f Format) Markers() []string {
 	case ToolsSeed:
 		m = append(m, seedCallOpen, seedCallClose)
 		m = append(m, xmlMarkers...)
-	case ToolsGLM:
-		m = append(m, hermesOpen, hermesClose)
-		m = append(m, glmMarkers...)
+	case ToolsGLM: // the argument tags too, which GLM's vocabulary holds as control tokens
+		m = append(m, hermesOpen, hermesClose, glmKeyOpen, glmKeyClose, glmValueOpen, glmValueClose)
 	}
 	return m
 }

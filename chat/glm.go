@@ -33,10 +33,6 @@ const (
 	glmValueClose = "</arg_value>"
 )
 
-// glmMarkers are the argument tags, which GLM's vocabulary holds as
-// control tokens (llama.cpp preserves them).
-var glmMarkers = []string{glmKeyOpen, glmKeyClose, glmValueOpen, glmValueClose}
-
 // parseGLMCall reads a call from body (what stands between <tool_call>
 // and </tool_call>): the name up to the first <arg_key>, then its pairs,
 // with only whitespace around and between them; values are typed by

@@ -113,6 +113,22 @@ func TestDetectLimitFS(t *testing.T) {
 		fromLeaf    = "cgroup v2 memory.max (/sys/fs/cgroup/app.slice/llm.service/memory.max)"
 		fromMeminfo = "MemAvailable (/proc/meminfo)"
 	)
+	// fromCgroup is the limit of a cgroup whose memory.max (or limit) is
+	// the tighter: Total the limit, Available what is left beside the
+	// usage that is not page cache.
+	fromCgroup := func(source string, limit, usage, cache int64) Limit {
+		return Limit{
+			Total: limit, Available: limit - (usage - cache), Source: source,
+			CgroupLimit: limit, CgroupUsage: usage, CgroupFileCache: cache,
+		}
+	}
+	// fromMem is the limit read from meminfo, the cgroup's figures beside.
+	fromMem := func(limit, usage, cache int64) Limit {
+		return Limit{
+			Total: memTotal, Available: memAvail, Source: fromMeminfo,
+			CgroupLimit: limit, CgroupUsage: usage, CgroupFileCache: cache,
+		}
+	}
 
 	tests := []struct {
 		name  string
@@ -126,32 +142,21 @@ func TestDetectLimitFS(t *testing.T) {
 			files: merge(v2Base,
 				v2Level(parent, "max", 2*gib, v2Stat(0, 0, 0, 0)),
 				v2Level(leaf, "4294967296", 1*gib, v2Stat(400*mib, 200*mib, 300*mib, 100*mib))),
-			want: Limit{
-				Total: 4 * gib, Available: 4*gib - (1*gib - 500*mib),
-				Source:      fromLeaf,
-				CgroupLimit: 4 * gib, CgroupUsage: 1 * gib, CgroupFileCache: 500 * mib,
-			},
+			want: fromCgroup(fromLeaf, 4*gib, 1*gib, 500*mib),
 		},
 		{
 			name: "v2 max falls back to meminfo",
 			files: merge(v2Base,
 				v2Level(parent, "max", 2*gib, ""),
 				v2Level(leaf, "max", 1*gib, v2Stat(700*mib, 100*mib, 200*mib, 0))),
-			want: Limit{
-				Total: memTotal, Available: memAvail, Source: fromMeminfo,
-				CgroupUsage: 1 * gib, CgroupFileCache: 300 * mib,
-			},
+			want: fromMem(0, 1*gib, 300*mib),
 		},
 		{
 			name: "v2 nested parent smaller",
 			files: merge(v2Base,
 				v2Level(parent, itoa(2*gib), 1536*mib, v2Stat(1*gib, 256*mib, 256*mib, 0)),
 				v2Level(leaf, itoa(8*gib), 1*gib, v2Stat(800*mib, 100*mib, 124*mib, 0))),
-			want: Limit{
-				Total: 2 * gib, Available: 2*gib - (1536*mib - 512*mib),
-				Source:      "cgroup v2 memory.max (/sys/fs/cgroup/app.slice/memory.max)",
-				CgroupLimit: 2 * gib, CgroupUsage: 1536 * mib, CgroupFileCache: 512 * mib,
-			},
+			want: fromCgroup("cgroup v2 memory.max (/sys/fs/cgroup/app.slice/memory.max)", 2*gib, 1536*mib, 512*mib),
 		},
 		{
 			// The leaf's limit is the larger of the two but its headroom
@@ -173,21 +178,13 @@ func TestDetectLimitFS(t *testing.T) {
 			name: "v2 usage is mostly page cache",
 			files: merge(v2Base,
 				v2Level(leaf, itoa(4*gib), 3900*mib, v2Stat(300*mib, 3000*mib, 500*mib, 100*mib))),
-			want: Limit{
-				Total: 4 * gib, Available: 4*gib - (3900*mib - 3500*mib),
-				Source:      fromLeaf,
-				CgroupLimit: 4 * gib, CgroupUsage: 3900 * mib, CgroupFileCache: 3500 * mib,
-			},
+			want: fromCgroup(fromLeaf, 4*gib, 3900*mib, 3500*mib),
 		},
 		{
 			name: "v2 stat without LRU lists uses file minus shmem",
 			files: merge(v2Base,
 				v2Level(leaf, itoa(4*gib), 2*gib, "anon 1073741824\nfile 1073741824\nshmem 268435456\n")),
-			want: Limit{
-				Total: 4 * gib, Available: 4*gib - (2*gib - 768*mib),
-				Source:      fromLeaf,
-				CgroupLimit: 4 * gib, CgroupUsage: 2 * gib, CgroupFileCache: 768 * mib,
-			},
+			want: fromCgroup(fromLeaf, 4*gib, 2*gib, 768*mib),
 		},
 		{
 			name: "v2 anonymous usage above limit clamps to zero",
@@ -203,10 +200,7 @@ func TestDetectLimitFS(t *testing.T) {
 			name: "v2 limit above MemAvailable",
 			files: merge(v2Base,
 				v2Level(leaf, itoa(64*gib), 1*gib, v2Stat(1*gib, 0, 0, 0))),
-			want: Limit{
-				Total: memTotal, Available: memAvail, Source: fromMeminfo,
-				CgroupLimit: 64 * gib, CgroupUsage: 1 * gib,
-			},
+			want: fromMem(64*gib, 1*gib, 0),
 		},
 		{
 			// With a cgroup namespace the process sees its own cgroup
@@ -215,32 +209,20 @@ func TestDetectLimitFS(t *testing.T) {
 			files: merge(meminfo, mountsV2,
 				map[string]string{"proc/self/cgroup": "0::/\n"},
 				v2Level("sys/fs/cgroup", itoa(3*gib), 1*gib, v2Stat(512*mib, 256*mib, 256*mib, 0))),
-			want: Limit{
-				Total: 3 * gib, Available: 3*gib - 512*mib,
-				Source:      "cgroup v2 memory.max (/sys/fs/cgroup/memory.max)",
-				CgroupLimit: 3 * gib, CgroupUsage: 1 * gib, CgroupFileCache: 512 * mib,
-			},
+			want: fromCgroup("cgroup v2 memory.max (/sys/fs/cgroup/memory.max)", 3*gib, 1*gib, 512*mib),
 		},
 		{
 			name: "v2 without mountinfo assumes /sys/fs/cgroup",
 			files: merge(meminfo, cgroupV2,
 				v2Level(leaf, itoa(4*gib), 1*gib, v2Stat(1*gib, 0, 0, 0))),
-			want: Limit{
-				Total: 4 * gib, Available: 3 * gib,
-				Source:      fromLeaf,
-				CgroupLimit: 4 * gib, CgroupUsage: 1 * gib,
-			},
+			want: fromCgroup(fromLeaf, 4*gib, 1*gib, 0),
 		},
 		{
 			name: "v2 mounted elsewhere with escaped space",
 			files: merge(meminfo, cgroupV2,
 				map[string]string{"proc/self/mountinfo": "30 1 0:23 / /run/my\\040cgroup rw - cgroup2 none rw\n"},
 				v2Level("run/my cgroup/app.slice/llm.service", itoa(4*gib), 1*gib, v2Stat(1*gib, 0, 0, 0))),
-			want: Limit{
-				Total: 4 * gib, Available: 3 * gib,
-				Source:      "cgroup v2 memory.max (/run/my cgroup/app.slice/llm.service/memory.max)",
-				CgroupLimit: 4 * gib, CgroupUsage: 1 * gib,
-			},
+			want: fromCgroup("cgroup v2 memory.max (/run/my cgroup/app.slice/llm.service/memory.max)", 4*gib, 1*gib, 0),
 		},
 		{
 			name: "v1 with limit",
@@ -249,21 +231,14 @@ func TestDetectLimitFS(t *testing.T) {
 					"cache 734003200\nrss 503316480\ntotal_cache 734003200\ntotal_rss 503316480\n"+
 						"total_active_file 314572800\ntotal_inactive_file 419430400\n"+
 						"hierarchical_memory_limit 2147483648\n")),
-			want: Limit{
-				Total: 2 * gib, Available: 2*gib - (1200*mib - 700*mib),
-				Source:      "cgroup v1 memory.limit_in_bytes (/sys/fs/cgroup/memory/memory.limit_in_bytes)",
-				CgroupLimit: 2 * gib, CgroupUsage: 1200 * mib, CgroupFileCache: 700 * mib,
-			},
+			want: fromCgroup("cgroup v1 memory.limit_in_bytes (/sys/fs/cgroup/memory/memory.limit_in_bytes)", 2*gib, 1200*mib, 700*mib),
 		},
 		{
 			name: "v1 unlimited",
 			files: merge(meminfo, v1Docker,
 				v1Level("sys/fs/cgroup/memory", v1Unlimited, 1*gib,
 					"total_cache 100\ntotal_shmem 0\nhierarchical_memory_limit 9223372036854771712\n")),
-			want: Limit{
-				Total: memTotal, Available: memAvail, Source: fromMeminfo,
-				CgroupUsage: 1 * gib, CgroupFileCache: 100,
-			},
+			want: fromMem(0, 1*gib, 100),
 		},
 		{
 			// A parent's limit outside the visible mount shows only in
@@ -272,11 +247,7 @@ func TestDetectLimitFS(t *testing.T) {
 			files: merge(meminfo, v1Docker,
 				v1Level("sys/fs/cgroup/memory", v1Unlimited, 600*mib,
 					"total_active_file 104857600\ntotal_inactive_file 0\nhierarchical_memory_limit 1073741824\n")),
-			want: Limit{
-				Total: 1 * gib, Available: 1*gib - 500*mib,
-				Source:      "cgroup v1 hierarchical_memory_limit (/sys/fs/cgroup/memory/memory.stat)",
-				CgroupLimit: 1 * gib, CgroupUsage: 600 * mib, CgroupFileCache: 100 * mib,
-			},
+			want: fromCgroup("cgroup v1 hierarchical_memory_limit (/sys/fs/cgroup/memory/memory.stat)", 1*gib, 600*mib, 100*mib),
 		},
 		{
 			name: "v1 nested walk, cache minus shmem",
@@ -288,11 +259,7 @@ func TestDetectLimitFS(t *testing.T) {
 				v1Level("sys/fs/cgroup/memory", v1Unlimited, 5*gib, "total_cache 1\n"),
 				v1Level("sys/fs/cgroup/memory/batch", 3*gib, 2*gib, "total_cache 1073741824\ntotal_shmem 536870912\n"),
 				v1Level("sys/fs/cgroup/memory/batch/job7", v1Unlimited, 1*gib, "total_cache 0\n")),
-			want: Limit{
-				Total: 3 * gib, Available: 3*gib - (2*gib - 512*mib),
-				Source:      "cgroup v1 memory.limit_in_bytes (/sys/fs/cgroup/memory/batch/memory.limit_in_bytes)",
-				CgroupLimit: 3 * gib, CgroupUsage: 2 * gib, CgroupFileCache: 512 * mib,
-			},
+			want: fromCgroup("cgroup v1 memory.limit_in_bytes (/sys/fs/cgroup/memory/batch/memory.limit_in_bytes)", 3*gib, 2*gib, 512*mib),
 		},
 		{
 			// Hybrid layout: cgroup2 is mounted but the memory
@@ -307,35 +274,23 @@ func TestDetectLimitFS(t *testing.T) {
 					"sys/fs/cgroup/unified/cgroup.procs": "1\n",
 				},
 				v1Level("sys/fs/cgroup/memory/process_api/x", 1*gib, 100*mib, "total_active_file 0\ntotal_inactive_file 0\n")),
-			want: Limit{
-				Total: 1 * gib, Available: 1*gib - 100*mib,
-				Source:      "cgroup v1 memory.limit_in_bytes (/sys/fs/cgroup/memory/process_api/x/memory.limit_in_bytes)",
-				CgroupLimit: 1 * gib, CgroupUsage: 100 * mib,
-			},
+			want: fromCgroup("cgroup v1 memory.limit_in_bytes (/sys/fs/cgroup/memory/process_api/x/memory.limit_in_bytes)", 1*gib, 100*mib, 0),
 		},
 		{
 			name:  "no cgroup files: meminfo only",
 			files: merge(meminfo),
-			want: Limit{
-				Total: memTotal, Available: memAvail, Source: fromMeminfo,
-			},
+			want:  fromMem(0, 0, 0),
 		},
 		{
 			name:  "cgroup named but its files missing: meminfo only",
 			files: v2Base,
-			want: Limit{
-				Total: memTotal, Available: memAvail, Source: fromMeminfo,
-			},
+			want:  fromMem(0, 0, 0),
 		},
 		{
 			name: "cgroup limit without meminfo",
 			files: merge(mountsV2, cgroupV2,
 				map[string]string{leaf + "/memory.max": itoa(4*gib) + "\n"}),
-			want: Limit{
-				Total: 4 * gib, Available: 4 * gib,
-				Source:      fromLeaf,
-				CgroupLimit: 4 * gib,
-			},
+			want: fromCgroup(fromLeaf, 4*gib, 0, 0),
 		},
 		{
 			name: "meminfo without MemAvailable",

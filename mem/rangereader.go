@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lowmem/llm/internal/syncx"
 )
 
 // Range is a span of bytes of a file: one layer of weights for a RangeReader.
@@ -279,14 +281,9 @@ func (s *RangeReader) Stats() ReadStats {
 // buffers. Slices from View must not be used after it. Closing twice is
 // harmless.
 func (s *RangeReader) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !syncx.Close(&s.cond, &s.closed) {
 		return nil
 	}
-	s.closed = true
-	s.cond.Broadcast()
-	s.mu.Unlock()
 	s.wg.Wait()
 	errFree := s.release()
 	errClose := s.file.close()

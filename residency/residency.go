@@ -13,6 +13,7 @@ import (
 	"github.com/lowmem/llm/expertcache"
 	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/internal/syncx"
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/memplan"
 	"github.com/lowmem/llm/model"
@@ -737,14 +738,9 @@ func (w *Weights) Stats() Stats {
 // Close stops the mover and the reader of blocks on disk. No forward pass
 // may run any more (the model's write lock), and StopWatch comes first.
 func (w *Weights) Close() error {
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
+	if !syncx.Close(&w.cond, &w.closed) {
 		return nil
 	}
-	w.closed = true
-	w.cond.Broadcast()
-	w.mu.Unlock()
 	close(w.done)
 	w.moved.Wait()
 	var err error

@@ -30,76 +30,88 @@ func TestMachine(t *testing.T) {
 	seed := Layout{Open: "<seed:tool_call>", Close: "</seed:tool_call>"}
 	gemma := Layout{Syntax: Gemma4, Open: "<|tool_call>", Close: "<tool_call|>"}
 	const gHead = "<|tool_call>call:get_weather{"
+	// The tool sets: weather's parameters of every kind, or two tools
+	// whose names begin alike.
+	one := []Tool{weather}
 	two := []Tool{{Name: "a"}, {Name: "ab", Parameters: json.RawMessage(`{"properties":{"x":{"type":"integer"}},"required":["x"]}`)}}
-	for _, c := range []struct {
+	type machineCase struct {
 		name  string
 		l     Layout
 		tools []Tool
 		ok    string
 		bad   byte
 		done  bool
-	}{
-		{"every kind of value", qwen, []Tool{weather}, head +
+	}
+	// begun makes the cases of a call to weather in layout l that has
+	// begun with prefix: ok follows it, and the call is not done.
+	begun := func(l Layout, prefix string) func(name, ok string, bad byte) machineCase {
+		return func(name, ok string, bad byte) machineCase { return machineCase{name, l, one, prefix + ok, bad, false} }
+	}
+	inQwen, inGemma := begun(qwen, head), begun(gemma, gHead)
+	inGLM, inGLM47 := begun(glmLines, "<tool_call>get_weather\n"), begun(glm47, "<tool_call>get_weather")
+	for _, c := range []machineCase{
+		{"every kind of value", qwen, one, head +
 			"<parameter=city>\nParis </b> \n<x\n</parameter>\n<parameter=days>\n-3\n</parameter>\n" +
 			"<parameter=unit>\nc\n</parameter>\n<parameter=temp>\n-1.5e3\n</parameter>\n" +
 			"<parameter=opts>\n{\"metric\": true}\n</parameter>\n<parameter=flag>\nfalse\n</parameter>\n" +
 			"<parameter=tags>\n[1, 2]\n</parameter>\n</function>\n</tool_call>", 'x', true},
-		{"unknown tool", qwen, []Tool{weather}, "<tool_call>\n<function=get_", 'x', false},
-		{"close before the required", qwen, []Tool{weather}, head + "<", '/', false},
-		{"unknown parameter", qwen, []Tool{weather}, head + "<parameter=", 'x', false},
-		{"parameter twice", qwen, []Tool{weather}, head + "<parameter=city>\nx\n</parameter>\n<parameter=", 'c', false},
-		{"integer", qwen, []Tool{weather}, head + "<parameter=days>\n3", '.', false},
-		{"number ends", qwen, []Tool{weather}, head + "<parameter=temp>\n1.", '\n', false},
-		{"enum", qwen, []Tool{weather}, head + "<parameter=unit>\n", 'k', false},
-		{"enum value whole", qwen, []Tool{weather}, head + "<parameter=unit>\nc", 'c', false},
-		{"boolean", qwen, []Tool{weather}, head + "<parameter=flag>\nt", 'x', false},
-		{"object's schema", qwen, []Tool{weather}, head + "<parameter=opts>\n{\"metric\": ", '1', false},
-		{"object's required", qwen, []Tool{weather}, head + "<parameter=opts>\n{", '}', false},
-		{"nothing after the object", qwen, []Tool{weather}, head + "<parameter=opts>\n{\"metric\":false}", ' ', false},
-		{"layout", qwen, []Tool{weather}, head + "<parameter=city>", 'P', false},
-		{"a bare </parameter> in text", qwen, []Tool{weather}, head + "<parameter=city>\nx</parameter", '>', false},
+		{"unknown tool", qwen, one, "<tool_call>\n<function=get_", 'x', false},
 		{"seed", seed, []Tool{{Name: "f", Parameters: json.RawMessage(`{"properties":{"a":{"type":"string"},"n":{"type":"number"}}}`)}},
 			"<seed:tool_call>\n<function=f>\n<parameter=n>2</parameter>\n<parameter=a>x\ny</parameter>\n</function>\n</seed:tool_call>", ' ', true},
 		{"no parameters", qwen, two, "<tool_call>\n<function=a>\n</function>\n</tool_call>", '\n', true},
 		{"a name that begins another", qwen, two, "<tool_call>\n<function=ab>\n<parameter=x>\n7\n</parameter>\n</function>\n</tool_call>", 0, true},
 		{"the other's required", qwen, two, "<tool_call>\n<function=ab>\n<", '/', false},
-		{"gemma 4, every kind of value", gemma, []Tool{weather}, `<|tool_call>call:get_weather{city:<|"|>Paris, "x" <b> {y}<|"|>,days:-3,unit:<|"|>c<|"|>,temp:1.5e3,` +
+		{"gemma 4, every kind of value", gemma, one, `<|tool_call>call:get_weather{city:<|"|>Paris, "x" <b> {y}<|"|>,days:-3,unit:<|"|>c<|"|>,temp:1.5e3,` +
 			`opts:{metric:true,list:[1,<|"|>a<|"|>,{},[]],n:null},flag:false,tags:[]}<tool_call|>`, '}', true},
-		{"gemma 4, bool last", gemma, []Tool{weather}, `<|tool_call>call:get_weather{city:<|"|><|"|>,flag:true}<tool_call|>`, 0, true},
-		{"gemma 4, unknown tool", gemma, []Tool{weather}, "<|tool_call>call:get", 'x', false},
-		{"gemma 4, close before the required", gemma, []Tool{weather}, gHead, '}', false},
-		{"gemma 4, unknown key", gemma, []Tool{weather}, gHead, 'x', false},
-		{"gemma 4, key twice", gemma, []Tool{weather}, gHead + `city:<|"|>a<|"|>,`, 'c', false},
-		{"gemma 4, string unquoted", gemma, []Tool{weather}, gHead + "city:", 'P', false},
-		{"gemma 4, integer", gemma, []Tool{weather}, gHead + "days:3", '.', false},
-		{"gemma 4, enum", gemma, []Tool{weather}, gHead + `unit:<|"|>`, 'k', false},
-		{"gemma 4, enum whole", gemma, []Tool{weather}, gHead + `unit:<|"|>c`, 'c', false},
-		{"gemma 4, boolean", gemma, []Tool{weather}, gHead + "flag:true", ' ', false},
-		{"gemma 4, dict key", gemma, []Tool{weather}, gHead + "opts:{", ':', false},
-		{"gemma 4, comma then close", gemma, []Tool{weather}, gHead + "opts:{a:1,", '}', false},
-		{"gemma 4, array comma", gemma, []Tool{weather}, gHead + "tags:[", ',', false},
-		{"gemma 4, depth", gemma, []Tool{weather}, gHead + "tags:" + strings.Repeat("[", MaxDepth), '[', false},
+		{"gemma 4, bool last", gemma, one, `<|tool_call>call:get_weather{city:<|"|><|"|>,flag:true}<tool_call|>`, 0, true},
+		{"gemma 4, unknown tool", gemma, one, "<|tool_call>call:get", 'x', false},
+		{"gemma 4, depth", gemma, one, gHead + "tags:" + strings.Repeat("[", MaxDepth), '[', false},
 		{"gemma 4, no parameters", gemma, two, "<|tool_call>call:a{}<tool_call|>", '\n', true},
 		{"gemma 4, a name that begins another", gemma, two, "<|tool_call>call:ab{x:7}<tool_call|>", 0, true},
-		{"glm, every kind of value", glmLines, []Tool{weather}, "<tool_call>get_weather\n" +
+		{"glm, every kind of value", glmLines, one, "<tool_call>get_weather\n" +
 			"<arg_key>city</arg_key>\n<arg_value>Paris </b> \n<x\n</arg_value>\n<arg_key>days</arg_key>\n<arg_value>-3</arg_value>\n" +
 			"<arg_key>unit</arg_key>\n<arg_value>c</arg_value>\n<arg_key>temp</arg_key>\n<arg_value>-1.5e3</arg_value>\n" +
 			"<arg_key>opts</arg_key>\n<arg_value>{\"metric\": true}</arg_value>\n<arg_key>flag</arg_key>\n<arg_value>false</arg_value>\n" +
 			"<arg_key>tags</arg_key>\n<arg_value>[1, 2]</arg_value>\n</tool_call>", 'x', true},
-		{"glm 4.7, back to back", glm47, []Tool{weather}, "<tool_call>get_weather<arg_key>days</arg_key><arg_value>3</arg_value>" +
+		{"glm 4.7, back to back", glm47, one, "<tool_call>get_weather<arg_key>days</arg_key><arg_value>3</arg_value>" +
 			"<arg_key>city</arg_key><arg_value>x</arg_value></tool_call>", '\n', true},
-		{"glm, unknown tool", glmLines, []Tool{weather}, "<tool_call>get_", 'x', false},
-		{"glm, the name's line", glmLines, []Tool{weather}, "<tool_call>get_weather", '<', false},
-		{"glm 4.7, no line after the name", glm47, []Tool{weather}, "<tool_call>get_weather", '\n', false},
-		{"glm, close before the required", glmLines, []Tool{weather}, "<tool_call>get_weather\n<", '/', false},
-		{"glm, unknown key", glmLines, []Tool{weather}, "<tool_call>get_weather\n<arg_key>", 'x', false},
-		{"glm, key twice", glm47, []Tool{weather}, "<tool_call>get_weather<arg_key>city</arg_key><arg_value>a</arg_value><arg_key>", 'c', false},
-		{"glm, integer", glmLines, []Tool{weather}, "<tool_call>get_weather\n<arg_key>days</arg_key>\n<arg_value>3", '.', false},
-		{"glm, enum", glm47, []Tool{weather}, "<tool_call>get_weather<arg_key>unit</arg_key><arg_value>", 'k', false},
-		{"glm, layout", glmLines, []Tool{weather}, "<tool_call>get_weather\n<arg_key>city</arg_key>", '<', false},
+		{"glm, unknown tool", glmLines, one, "<tool_call>get_", 'x', false},
+		{"glm, the name's line", glmLines, one, "<tool_call>get_weather", '<', false},
 		{"glm, no parameters", glmLines, two, "<tool_call>a\n</tool_call>", '\n', true},
 		{"glm 4.7, a name that begins another", glm47, two, "<tool_call>ab<arg_key>x</arg_key><arg_value>7</arg_value></tool_call>", 0, true},
 		{"glm, the other's required", glm47, two, "<tool_call>ab<", '/', false},
+		// Calls to weather begun in each layout and cut short.
+		inQwen("close before the required", "<", '/'),
+		inQwen("unknown parameter", "<parameter=", 'x'),
+		inQwen("parameter twice", "<parameter=city>\nx\n</parameter>\n<parameter=", 'c'),
+		inQwen("integer", "<parameter=days>\n3", '.'),
+		inQwen("number ends", "<parameter=temp>\n1.", '\n'),
+		inQwen("enum", "<parameter=unit>\n", 'k'),
+		inQwen("enum value whole", "<parameter=unit>\nc", 'c'),
+		inQwen("boolean", "<parameter=flag>\nt", 'x'),
+		inQwen("object's schema", "<parameter=opts>\n{\"metric\": ", '1'),
+		inQwen("object's required", "<parameter=opts>\n{", '}'),
+		inQwen("nothing after the object", "<parameter=opts>\n{\"metric\":false}", ' '),
+		inQwen("layout", "<parameter=city>", 'P'),
+		inQwen("a bare </parameter> in text", "<parameter=city>\nx</parameter", '>'),
+		inGemma("gemma 4, close before the required", "", '}'),
+		inGemma("gemma 4, unknown key", "", 'x'),
+		inGemma("gemma 4, key twice", `city:<|"|>a<|"|>,`, 'c'),
+		inGemma("gemma 4, string unquoted", "city:", 'P'),
+		inGemma("gemma 4, integer", "days:3", '.'),
+		inGemma("gemma 4, enum", `unit:<|"|>`, 'k'),
+		inGemma("gemma 4, enum whole", `unit:<|"|>c`, 'c'),
+		inGemma("gemma 4, boolean", "flag:true", ' '),
+		inGemma("gemma 4, dict key", "opts:{", ':'),
+		inGemma("gemma 4, comma then close", "opts:{a:1,", '}'),
+		inGemma("gemma 4, array comma", "tags:[", ','),
+		inGLM47("glm 4.7, no line after the name", "", '\n'),
+		inGLM("glm, close before the required", "<", '/'),
+		inGLM("glm, unknown key", "<arg_key>", 'x'),
+		inGLM47("glm, key twice", "<arg_key>city</arg_key><arg_value>a</arg_value><arg_key>", 'c'),
+		inGLM("glm, integer", "<arg_key>days</arg_key>\n<arg_value>3", '.'),
+		inGLM47("glm, enum", "<arg_key>unit</arg_key><arg_value>", 'k'),
+		inGLM("glm, layout", "<arg_key>city</arg_key>", '<'),
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g, err := Compile(c.l, c.tools)

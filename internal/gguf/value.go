@@ -2,6 +2,7 @@ package gguf
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/lowmem/llm/quant"
 )
@@ -146,11 +147,8 @@ func (f *File) Int(key string) (int64, bool) {
 // key is missing or holds another type.
 func (f *File) Float(key string) (float64, bool) {
 	v, _ := f.Get(key)
-	switch x := v.(type) {
-	case float32:
-		return float64(x), true
-	case float64:
-		return x, true
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Float32 || rv.Kind() == reflect.Float64 {
+		return rv.Float(), true
 	}
 	return 0, false
 }
@@ -175,13 +173,21 @@ func (f *File) Float32s(key string) ([]float32, bool) {
 	case []float32:
 		return x, true
 	case []float64:
-		out := make([]float32, len(x))
-		for i, e := range x {
-			out[i] = float32(e)
-		}
-		return out, true
+		return Cast[float32](x), true
 	}
 	return nil, false
+}
+
+// Cast is x with each element converted to a To as Go converts it
+// (truncating, rounding to the nearest float): for arrays stored in a
+// wider or signed type than their reader takes, whose values the format
+// bounds.
+func Cast[To, From integer | float32 | float64](x []From) []To {
+	out := make([]To, len(x))
+	for i, e := range x {
+		out[i] = To(e)
+	}
+	return out
 }
 
 // Int32s returns an integer array of any GGUF integer type as []int32. An
@@ -190,25 +196,22 @@ func (f *File) Float32s(key string) ([]float32, bool) {
 // in an int32.
 func (f *File) Int32s(key string) ([]int32, bool) {
 	v, _ := f.Get(key)
-	switch x := v.(type) {
-	case []int32:
+	if x, ok := v.([]int32); ok {
 		return x, true
-	case []uint8:
-		return convertInts(x)
-	case []int8:
-		return convertInts(x)
-	case []uint16:
-		return convertInts(x)
-	case []int16:
-		return convertInts(x)
-	case []uint32:
-		return convertInts(x)
-	case []uint64:
-		return convertInts(x)
-	case []int64:
-		return convertInts(x)
 	}
-	return nil, false
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice || !isInteger(rv.Type().Elem().Kind()) {
+		return nil, false
+	}
+	out := make([]int32, rv.Len())
+	for i := range out {
+		e, ok := intValue[int32](rv.Index(i))
+		if !ok {
+			return nil, false
+		}
+		out[i] = e
+	}
+	return out, true
 }
 
 // integer is the GGUF integer types.
@@ -227,39 +230,26 @@ func convert[R, T integer](x T) (R, bool) {
 	return r, true
 }
 
-// convertInts converts x to int32s; ok is false if a value does not fit.
-func convertInts[T integer](x []T) ([]int32, bool) {
-	out := make([]int32, len(x))
-	for i, e := range x {
-		v, ok := convert[int32](e)
-		if !ok {
-			return nil, false
-		}
-		out[i] = v
-	}
-	return out, true
-}
-
 // toInt is an integer value of any GGUF integer type as an R (int64 or
 // uint64); ok is false when v is not an integer or does not fit.
-func toInt[R int64 | uint64](v any) (R, bool) {
-	switch x := v.(type) {
-	case uint8:
-		return convert[R](x)
-	case int8:
-		return convert[R](x)
-	case uint16:
-		return convert[R](x)
-	case int16:
-		return convert[R](x)
-	case uint32:
-		return convert[R](x)
-	case int32:
-		return convert[R](x)
-	case uint64:
-		return convert[R](x)
-	case int64:
-		return convert[R](x)
+func toInt[R int64 | uint64](v any) (R, bool) { return intValue[R](reflect.ValueOf(v)) }
+
+// intValue is rv, of any GGUF integer type, as an R: a reflect.Value
+// carries the type, so one switch on its kind serves a value and each
+// element of an array, where a type switch would list the eight types for
+// each. ok is false when rv is not an integer or does not fit.
+func intValue[R int32 | int64 | uint64](rv reflect.Value) (R, bool) {
+	switch k := rv.Kind(); {
+	case !isInteger(k):
+		return 0, false
+	case k >= reflect.Uint8:
+		return convert[R](rv.Uint())
 	}
-	return 0, false
+	return convert[R](rv.Int())
+}
+
+// isInteger is whether k is a GGUF integer type's kind (Go's int and uint,
+// which GGUF has not, are not).
+func isInteger(k reflect.Kind) bool {
+	return k >= reflect.Int8 && k <= reflect.Int64 || k >= reflect.Uint8 && k <= reflect.Uint64
 }

@@ -126,6 +126,17 @@ func (p *parser) isName(name string) bool {
 	return t.kind == tName && t.val == name
 }
 
+// after parses, by parse, what follows the operator or word tok when it
+// comes next (taking tok), and is nil when it does not: an optional part
+// ("= default", "else b", "| filter").
+func (p *parser) after(tok string, parse func() (*node, error)) (*node, error) {
+	if !p.isOp(tok) && !p.isName(tok) {
+		return nil, nil
+	}
+	p.next()
+	return parse()
+}
+
 func (p *parser) expectOp(op string) error {
 	t := p.next()
 	if t.kind != tOp || t.val != op {
@@ -216,25 +227,32 @@ func (p *parser) block() ([]*node, string, error) {
 	}
 }
 
+// statementParsers parse the statements after their tag's name, at pos.
+var statementParsers map[string]func(p *parser, pos int) (*node, error)
+
+func init() {
+	// Set here, not where declared: the parsers reach statement, which
+	// reads the map, and Go refuses such a cycle in an initializer.
+	statementParsers = map[string]func(p *parser, pos int) (*node, error){
+		"if":     (*parser).ifStatement,
+		"for":    (*parser).forStatement,
+		"set":    (*parser).setStatement,
+		"macro":  (*parser).macroStatement,
+		"call":   (*parser).callStatement,
+		"filter": (*parser).filterStatement,
+	}
+}
+
 func (p *parser) statement(nameTok token) (*node, error) {
 	if err := p.enter(nameTok.pos); err != nil {
 		return nil, err
 	}
 	defer func() { p.depth-- }()
 	pos := nameTok.pos
+	if parse, ok := statementParsers[nameTok.val]; ok {
+		return parse(p, pos)
+	}
 	switch nameTok.val {
-	case "if":
-		return p.ifStatement(pos)
-	case "for":
-		return p.forStatement(pos)
-	case "set":
-		return p.setStatement(pos)
-	case "macro":
-		return p.macroStatement(pos)
-	case "call":
-		return p.callStatement(pos)
-	case "filter":
-		return p.filterStatement(pos)
 	case "break", "continue":
 		if err := p.expectClose(); err != nil {
 			return nil, err
@@ -332,13 +350,10 @@ func (p *parser) forStatement(pos int) (*node, error) {
 		if n.c, err = p.orExpr(); err != nil {
 			return nil, err
 		}
-		if p.isName("else") {
-			// "for x in a if c else b": a conditional iterable, not a filter.
-			p.next()
-			els, err := p.expr()
-			if err != nil {
-				return nil, err
-			}
+		// "for x in a if c else b": a conditional iterable, not a filter.
+		if els, err := p.after("else", p.expr); err != nil {
+			return nil, err
+		} else if els != nil {
 			n.b = &node{kind: nCond, pos: ifPos, a: n.c, b: iter, c: els}
 			n.c = nil
 		}
@@ -407,14 +422,9 @@ func (p *parser) setStatement(pos int) (*node, error) {
 		return nil, p.errf(pos, "block set needs a single name")
 	}
 	n := &node{kind: nSetBlock, pos: pos, a: target}
-	if p.isOp("|") {
-		// {% set x | filter %}…{% endset %}
-		p.next()
-		f, err := p.filterSpec(nil)
-		if err != nil {
-			return nil, err
-		}
-		n.c = f
+	// {% set x | filter %}…{% endset %}
+	if n.c, err = p.after("|", func() (*node, error) { return p.filterSpec(nil) }); err != nil {
+		return nil, err
 	}
 	body, _, err := p.blockUntil(pos, "endset")
 	if err != nil {
@@ -447,25 +457,39 @@ func (p *parser) params() ([]*node, error) {
 	}
 	p.next()
 	var out []*node
-	for !p.isOp(")") {
-		t, err := p.expectName()
-		if err != nil {
-			return nil, err
-		}
-		prm := &node{kind: nName, pos: t.pos, name: t.val}
-		if p.isOp("=") {
-			p.next()
-			if prm.a, err = p.expr(); err != nil {
-				return nil, err
-			}
-		}
+	return out, p.items(")", func() error {
+		prm, err := p.named(nName)
 		out = append(out, prm)
+		return err
+	})
+}
+
+// named parses "name" or "name=expr" as a node of kind holding the name,
+// and the expression in a: a macro's parameter and its default, a call's
+// keyword argument.
+func (p *parser) named(kind nodeKind) (*node, error) {
+	t, err := p.expectName()
+	if err != nil {
+		return nil, err
+	}
+	n := &node{kind: kind, pos: t.pos, name: t.val}
+	n.a, err = p.after("=", p.expr)
+	return n, err
+}
+
+// items parses the items of a list up to close, which it consumes, each
+// by item: separated by commas, a trailing one allowed.
+func (p *parser) items(close string, item func() error) error {
+	for !p.isOp(close) {
+		if err := item(); err != nil {
+			return err
+		}
 		if !p.isOp(",") {
 			break
 		}
 		p.next()
 	}
-	return out, p.expectOp(")")
+	return p.expectOp(close)
 }
 
 func (p *parser) callStatement(pos int) (*node, error) {
@@ -505,18 +529,26 @@ func (p *parser) filterStatement(pos int) (*node, error) {
 
 // filterSpec parses "name" or "name(args)" after a "|" and applies it to
 // operand (nil for filter blocks).
-func (p *parser) filterSpec(operand *node) (*node, error) {
+func (p *parser) filterSpec(operand *node) (*node, error) { return p.applied(nFilter, operand) }
+
+// applied parses the name of a filter or a test (kind) applied to operand,
+// then its arguments: in parentheses, or for a test one argument without
+// them ("x is divisibleby 3").
+func (p *parser) applied(kind nodeKind, operand *node) (*node, error) {
 	t, err := p.expectName()
 	if err != nil {
 		return nil, err
 	}
-	n := &node{kind: nFilter, pos: t.pos, name: t.val, a: operand}
-	if p.isOp("(") {
-		if n.args, err = p.callArgs(); err != nil {
-			return nil, err
-		}
+	n := &node{kind: kind, pos: t.pos, name: t.val, a: operand}
+	switch nt := p.peek(); {
+	case nt.kind == tOp && nt.val == "(":
+		n.args, err = p.callArgs()
+	case kind == nTest && (nt.kind == tString || nt.kind == tInt || nt.kind == tFloat || nt.kind == tName && !keywords[nt.val]):
+		var arg *node
+		arg, err = p.postfix()
+		n.args = []*node{arg}
 	}
-	return n, nil
+	return n, err
 }
 
 // exprSequence parses "a, b, c" as a tuple, or a single expression.
@@ -561,13 +593,8 @@ func (p *parser) expr() (*node, error) {
 		return nil, err
 	}
 	n := &node{kind: nCond, pos: pos, a: test, b: a}
-	if p.isName("else") {
-		p.next()
-		if n.c, err = p.expr(); err != nil {
-			return nil, err
-		}
-	}
-	return n, nil
+	n.c, err = p.after("else", p.expr)
+	return n, err
 }
 
 func (p *parser) orExpr() (*node, error)  { return p.leftAssoc(p.andExpr, p.keyword("or", nOr)) }
@@ -694,55 +721,32 @@ func (p *parser) power() (*node, error) {
 var keywords = map[string]bool{"and": true, "or": true, "not": true, "in": true, "is": true, "if": true, "else": true, "recursive": true}
 
 func (p *parser) test() (*node, error) {
-	operand, err := p.filtered()
-	if err != nil {
-		return nil, err
-	}
-	for p.isName("is") {
-		p.next()
+	return p.suffixed(p.filtered, "is", func(operand *node) (*node, error) {
 		negate := false
 		if p.isName("not") {
 			p.next()
 			negate = true
 		}
-		t, err := p.expectName()
-		if err != nil {
-			return nil, err
+		n, err := p.applied(nTest, operand)
+		if err != nil || !negate {
+			return n, err
 		}
-		n := &node{kind: nTest, pos: t.pos, name: t.val, a: operand}
-		switch nt := p.peek(); {
-		case nt.kind == tOp && nt.val == "(":
-			if n.args, err = p.callArgs(); err != nil {
-				return nil, err
-			}
-		case nt.kind == tString || nt.kind == tInt || nt.kind == tFloat || nt.kind == tName && !keywords[nt.val]:
-			// A test with one argument may drop the parentheses: "x is divisibleby 3".
-			arg, err := p.postfix()
-			if err != nil {
-				return nil, err
-			}
-			n.args = []*node{arg}
-		}
-		operand = n
-		if negate {
-			operand = &node{kind: nNot, pos: t.pos, a: n}
-		}
-	}
-	return operand, nil
+		return &node{kind: nNot, pos: n.pos, a: n}, nil
+	})
 }
 
-func (p *parser) filtered() (*node, error) {
-	operand, err := p.postfix()
-	if err != nil {
-		return nil, err
-	}
-	for p.isOp("|") {
+func (p *parser) filtered() (*node, error) { return p.suffixed(p.postfix, "|", p.filterSpec) }
+
+// suffixed parses operand, then while the operator or word tok follows
+// takes it and makes the operand apply's node on it: "x | f | g", "x is
+// a is not b".
+func (p *parser) suffixed(operand func() (*node, error), tok string, apply func(*node) (*node, error)) (*node, error) {
+	x, err := operand()
+	for err == nil && (p.isOp(tok) || p.isName(tok)) {
 		p.next()
-		if operand, err = p.filterSpec(operand); err != nil {
-			return nil, err
-		}
+		x, err = apply(x)
 	}
-	return operand, nil
+	return x, err
 }
 
 func (p *parser) postfix() (*node, error) {
@@ -823,36 +827,23 @@ func (p *parser) callArgs() ([]*node, error) {
 		return nil, err
 	}
 	var out []*node
-	for !p.isOp(")") {
+	return out, p.items(")", func() error {
+		var e *node
+		var err error
 		switch {
 		case p.isOp("*"):
 			t := p.next()
-			e, err := p.expr()
-			if err != nil {
-				return nil, err
+			if e, err = p.expr(); err == nil {
+				e = &node{kind: nSpread, pos: t.pos, a: e}
 			}
-			out = append(out, &node{kind: nSpread, pos: t.pos, a: e})
 		case p.peek().kind == tName && p.peekN(1).kind == tOp && p.peekN(1).val == "=":
-			t := p.next()
-			p.next()
-			e, err := p.expr()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, &node{kind: nKwarg, pos: t.pos, name: t.val, a: e})
+			e, err = p.named(nKwarg)
 		default:
-			e, err := p.expr()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, e)
+			e, err = p.expr()
 		}
-		if !p.isOp(",") {
-			break
-		}
-		p.next()
-	}
-	return out, p.expectOp(")")
+		out = append(out, e)
+		return err
+	})
 }
 
 func (p *parser) primary() (*node, error) {
@@ -905,39 +896,25 @@ func (p *parser) primary() (*node, error) {
 			return e, p.expectOp(")")
 		case "[":
 			n := &node{kind: nList, pos: t.pos}
-			for !p.isOp("]") {
+			return n, p.items("]", func() error {
 				e, err := p.expr()
-				if err != nil {
-					return nil, err
-				}
 				n.args = append(n.args, e)
-				if !p.isOp(",") {
-					break
-				}
-				p.next()
-			}
-			return n, p.expectOp("]")
+				return err
+			})
 		case "{":
 			n := &node{kind: nDict, pos: t.pos}
-			for !p.isOp("}") {
+			return n, p.items("}", func() error {
 				k, err := p.expr()
 				if err != nil {
-					return nil, err
+					return err
 				}
 				if err := p.expectOp(":"); err != nil {
-					return nil, err
+					return err
 				}
 				v, err := p.expr()
-				if err != nil {
-					return nil, err
-				}
 				n.args = append(n.args, k, v)
-				if !p.isOp(",") {
-					break
-				}
-				p.next()
-			}
-			return n, p.expectOp("}")
+				return err
+			})
 		}
 	}
 	return nil, p.errf(t.pos, "unexpected %s", describe(t))

@@ -1,6 +1,10 @@
 package tokenizer
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/lowmem/llm/internal/gguf"
+)
 
 // metadata is the part of *gguf.File that vocabFromMetadata reads.
 type metadata interface {
@@ -248,11 +252,7 @@ func charsmapFromMetadata(m metadata) ([]byte, error) {
 	case []uint8:
 		return b, nil
 	case []int8:
-		out := make([]byte, len(b))
-		for i, c := range b {
-			out[i] = byte(c)
-		}
-		return out, nil
+		return gguf.Cast[byte](b), nil
 	}
 	return nil, typeError(m, keyCharsmap, "an array of uint8")
 }

@@ -159,6 +159,19 @@ func (fn *Func) CountDown(r XReg, label string) {
 	fn.Op("BNE %s", label)
 }
 
+// Repeat emits a loop at label: body, then CountDown(r, label).
+func (fn *Func) Repeat(label string, r XReg, body func()) {
+	fn.Label(label)
+	body()
+	fn.CountDown(r, label)
+}
+
+// Return emits the label done, where the early exits branch, and RET.
+func (fn *Func) Return() {
+	fn.Label("done")
+	fn.Op("RET")
+}
+
 // Label emits a label.
 func (fn *Func) Label(name string) { fn.lines = append(fn.lines, name+":") }
 

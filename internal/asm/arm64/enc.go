@@ -89,61 +89,71 @@ func threeRegs(name string, u, size, opcode uint32, a Arr, d, n, m VReg) Inst {
 	return Inst{w, fmt.Sprintf("%s %s, %s, %s", name, vr(d, a), vr(n, a), vr(m, a))}
 }
 
-func threeSame(name string, u, opcode uint32, a Arr, d, n, m VReg) Inst {
-	check(a != D1, "%s: no 1d form", name)
-	return threeRegs(name, u, a.size(), opcode, a, d, n, m)
+// threeSame is an integer instruction of the class, on elements of the
+// arrangement's size.
+func threeSame(name string, u, opcode uint32) func(a Arr, d, n, m VReg) Inst {
+	return func(a Arr, d, n, m VReg) Inst {
+		check(a != D1, "%s: no 1d form", name)
+		return threeRegs(name, u, a.size(), opcode, a, d, n, m)
+	}
 }
 
-func ADD(a Arr, d, n, m VReg) Inst  { return threeSame("add", 0, 0b10000, a, d, n, m) }
-func SUB(a Arr, d, n, m VReg) Inst  { return threeSame("sub", 1, 0b10000, a, d, n, m) }
-func ADDP(a Arr, d, n, m VReg) Inst { return threeSame("addp", 0, 0b10111, a, d, n, m) }
-func MUL(a Arr, d, n, m VReg) Inst  { return threeSame("mul", 0, 0b10011, a, d, n, m) }
-func MLA(a Arr, d, n, m VReg) Inst  { return threeSame("mla", 0, 0b10010, a, d, n, m) }
-func SMIN(a Arr, d, n, m VReg) Inst { return threeSame("smin", 0, 0b01101, a, d, n, m) }
-func SMAX(a Arr, d, n, m VReg) Inst { return threeSame("smax", 0, 0b01100, a, d, n, m) }
-func CMGT(a Arr, d, n, m VReg) Inst { return threeSame("cmgt", 0, 0b00110, a, d, n, m) }
-func CMEQ(a Arr, d, n, m VReg) Inst { return threeSame("cmeq", 1, 0b10001, a, d, n, m) }
-
-// USHL shifts each element of n by the signed low byte of the same
-// element of m: left for positive counts, right (logical) for negative.
-func USHL(a Arr, d, n, m VReg) Inst { return threeSame("ushl", 1, 0b01000, a, d, n, m) }
-
-// CMTST sets each element of d to all ones where n AND m is not zero.
-func CMTST(a Arr, d, n, m VReg) Inst { return threeSame("cmtst", 0, 0b10001, a, d, n, m) }
-
-// The bitwise operations take the operation in the size field and allow
-// only 8b and 16b.
-func logical(name string, u, op uint32, a Arr, d, n, m VReg) Inst {
-	check(a == B8 || a == B16, "%s: byte arrangement only", name)
-	return threeRegs(name, u, op, 0b00011, a, d, n, m)
+// logical is a bitwise instruction, which takes the operation in the size
+// field and allows only 8b and 16b.
+func logical(name string, u, op uint32) func(a Arr, d, n, m VReg) Inst {
+	return func(a Arr, d, n, m VReg) Inst {
+		check(a == B8 || a == B16, "%s: byte arrangement only", name)
+		return threeRegs(name, u, op, 0b00011, a, d, n, m)
+	}
 }
 
-func AND(a Arr, d, n, m VReg) Inst { return logical("and", 0, 0, a, d, n, m) }
-func ORR(a Arr, d, n, m VReg) Inst { return logical("orr", 0, 2, a, d, n, m) }
-func BIC(a Arr, d, n, m VReg) Inst { return logical("bic", 0, 1, a, d, n, m) }
-func EOR(a Arr, d, n, m VReg) Inst { return logical("eor", 1, 0, a, d, n, m) }
-func BSL(a Arr, d, n, m VReg) Inst { return logical("bsl", 1, 1, a, d, n, m) }
-func BIT(a Arr, d, n, m VReg) Inst { return logical("bit", 1, 2, a, d, n, m) }
-
-// Floating-point three-same: bit 23 is part of the opcode, bit 22 the
-// precision (0 single, 1 double).
-func fthreeSame(name string, u, b23, opcode uint32, a Arr, d, n, m VReg) Inst {
-	check(a == S2 || a == S4 || a == D2, "%s: float arrangement only", name)
-	sz := a.size() - 2
-	return threeRegs(name, u, b23<<1|sz, opcode, a, d, n, m)
+// fthreeSame is a floating-point instruction of the class: bit 23 is part
+// of the opcode, bit 22 the precision (0 single, 1 double).
+func fthreeSame(name string, u, b23, opcode uint32) func(a Arr, d, n, m VReg) Inst {
+	return func(a Arr, d, n, m VReg) Inst {
+		check(a == S2 || a == S4 || a == D2, "%s: float arrangement only", name)
+		sz := a.size() - 2
+		return threeRegs(name, u, b23<<1|sz, opcode, a, d, n, m)
+	}
 }
 
-func FADD(a Arr, d, n, m VReg) Inst  { return fthreeSame("fadd", 0, 0, 0b11010, a, d, n, m) }
-func FSUB(a Arr, d, n, m VReg) Inst  { return fthreeSame("fsub", 0, 1, 0b11010, a, d, n, m) }
-func FMUL(a Arr, d, n, m VReg) Inst  { return fthreeSame("fmul", 1, 0, 0b11011, a, d, n, m) }
-func FMLA(a Arr, d, n, m VReg) Inst  { return fthreeSame("fmla", 0, 0, 0b11001, a, d, n, m) }
-func FADDP(a Arr, d, n, m VReg) Inst { return fthreeSame("faddp", 1, 0, 0b11010, a, d, n, m) }
-func FMLS(a Arr, d, n, m VReg) Inst  { return fthreeSame("fmls", 0, 1, 0b11001, a, d, n, m) }
-func FMAX(a Arr, d, n, m VReg) Inst  { return fthreeSame("fmax", 0, 0, 0b11110, a, d, n, m) }
-func FCMGT(a Arr, d, n, m VReg) Inst { return fthreeSame("fcmgt", 1, 1, 0b11100, a, d, n, m) }
-func FCMEQ(a Arr, d, n, m VReg) Inst { return fthreeSame("fcmeq", 0, 0, 0b11100, a, d, n, m) }
-func FACGT(a Arr, d, n, m VReg) Inst { return fthreeSame("facgt", 1, 1, 0b11101, a, d, n, m) }
-func FCMGE(a Arr, d, n, m VReg) Inst { return fthreeSame("fcmge", 1, 0, 0b11100, a, d, n, m) }
+// The instructions of the class: d = n op m, element by element, in
+// arrangement a.
+var (
+	ADD  = threeSame("add", 0, 0b10000)
+	SUB  = threeSame("sub", 1, 0b10000)
+	ADDP = threeSame("addp", 0, 0b10111)
+	MUL  = threeSame("mul", 0, 0b10011)
+	MLA  = threeSame("mla", 0, 0b10010)
+	SMIN = threeSame("smin", 0, 0b01101)
+	SMAX = threeSame("smax", 0, 0b01100)
+	CMGT = threeSame("cmgt", 0, 0b00110)
+	CMEQ = threeSame("cmeq", 1, 0b10001)
+	// USHL shifts each element of n by the signed low byte of the same
+	// element of m: left for positive counts, right (logical) for negative.
+	USHL = threeSame("ushl", 1, 0b01000)
+	// CMTST sets each element of d to all ones where n AND m is not zero.
+	CMTST = threeSame("cmtst", 0, 0b10001)
+
+	AND = logical("and", 0, 0)
+	ORR = logical("orr", 0, 2)
+	BIC = logical("bic", 0, 1)
+	EOR = logical("eor", 1, 0)
+	BSL = logical("bsl", 1, 1)
+	BIT = logical("bit", 1, 2)
+
+	FADD  = fthreeSame("fadd", 0, 0, 0b11010)
+	FSUB  = fthreeSame("fsub", 0, 1, 0b11010)
+	FMUL  = fthreeSame("fmul", 1, 0, 0b11011)
+	FMLA  = fthreeSame("fmla", 0, 0, 0b11001)
+	FADDP = fthreeSame("faddp", 1, 0, 0b11010)
+	FMLS  = fthreeSame("fmls", 0, 1, 0b11001)
+	FMAX  = fthreeSame("fmax", 0, 0, 0b11110)
+	FCMGT = fthreeSame("fcmgt", 1, 1, 0b11100)
+	FCMEQ = fthreeSame("fcmeq", 0, 0, 0b11100)
+	FACGT = fthreeSame("facgt", 1, 1, 0b11101)
+	FCMGE = fthreeSame("fcmge", 1, 0, 0b11100)
+)
 
 // --- Three registers of different types (C4.1.95.27) ---
 

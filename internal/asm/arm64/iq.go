@@ -61,7 +61,7 @@ var iq3XXS = superType{
 		ir := k.rg.get()
 		k.I(MOVIzero(ir))
 		k.Op("ADD $2, R%d, R%d", p, rWq)
-		for b := 0; b < 8; b++ {
+		isum, summ := k.blockDots(ir, ws[:], func(b int) [2]VReg {
 			// Group j's eight magnitudes: grid entries of index bytes 2j
 			// and 2j+1, doubleword lane j%2 of g[j/2].
 			g := [2]VReg{k.rg.get(), k.rg.get()}
@@ -75,19 +75,14 @@ var iq3XXS = superType{
 				k.Op("ORR R%d<<32, R%d, R%d", r1, r0, r0)
 				k.insD(g[j/2], j%2, r0)
 			}
-			// Negate where the sign bit is set: (g ^ m) - m.
 			s := k.rg.get()
 			k.I(DUPe(S4, s, sg[b/4], b%4))
-			for i, ks := range []VReg{ks01, ks23} {
-				m := k.rg.get()
-				k.I(TBL(B16, m, s, 1, ks), CMTST(B16, m, m, kbits), EOR(B16, g[i], g[i], m), SUB(B16, g[i], g[i], m))
-				k.rg.put(m)
-			}
+			k.signs(g, s, ks01, ks23, kbits)
 			k.rg.put(s)
-			k.blockDot(ir, g, ws[:], b)
-		}
-		k.rg.put(sg[0], sg[1], ws[0], ws[1])
-		return ir, 255
+			return g
+		})
+		k.rg.put(sg[0], sg[1])
+		return isum, summ
 	},
 }
 
@@ -179,14 +174,13 @@ var iq1S = superType{
 		}
 		k.rg.put(z[0], z[1], qh)
 		k.rg.putN(q, 2)
-		for b := 0; b < 8; b++ {
+		isum, summ := k.blockDots(ir, ws, func(b int) [2]VReg {
 			g := [2]VReg{k.rg.get(), k.rg.get()}
 			k.iq1Gather(g, idx[b/2], 4*(b%2))
-			k.blockDot(ir, g, ws, b)
-		}
+			return g
+		})
 		k.rg.put(idx[:]...)
-		k.rg.put(ws...)
-		return ir, 255
+		return isum, summ
 	},
 }
 

@@ -96,11 +96,7 @@ func (k *kfn) iq2Row(c []VReg, parts iq2Parts) VReg {
 			k.I(EXT(B16, rot, sv, sv, sh))
 			sv = rot
 		}
-		for i := 0; i < 2; i++ {
-			m := k.rg.get()
-			k.I(TBL(B16, m, sv, 1, ks[i]), CMTST(B16, m, m, kbits), EOR(B16, g[i], g[i], m), SUB(B16, g[i], g[i], m))
-			k.rg.put(m)
-		}
+		k.signs(g, sv, ks[0], ks[1], kbits)
 		if rot != 255 {
 			k.rg.put(rot)
 		}

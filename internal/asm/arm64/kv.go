@@ -85,11 +85,11 @@ func genDot(f *File, e elemKind) {
 	// The leftover elements go into lane 0, one fused multiply-add each.
 	s := t
 	fn.Op("FMOVS F%d, F%d", acc, s)
-	fn.Label("loop1")
-	e.load1(fn, kv, 0)
-	fn.Op("FMOVS.P 4(R1), F%d", qv)
-	fn.Op("FMADDS F%d, F%d, F%d, F%d", qv, s, kv, s)
-	fn.CountDown(2, "loop1")
+	fn.Repeat("loop1", 2, func() {
+		e.load1(fn, kv, 0)
+		fn.Op("FMOVS.P 4(R1), F%d", qv)
+		fn.Op("FMADDS F%d, F%d, F%d, F%d", qv, s, kv, s)
+	})
 	fn.I(INSe(S2, acc, 0, s, 0))
 	fn.Label("sum")
 	fn.I(FADDP(S4, acc, acc, acc), FADDPs(acc, acc))
@@ -110,9 +110,7 @@ func loops16And4(fn *Func, body16, body4 func()) {
 	fn.Op("AND $15, R2, R2")
 	fn.Op("LSR $2, R2, R3")
 	fn.Op("CBZ R3, tail")
-	fn.Label("loop4")
-	body4()
-	fn.CountDown(3, "loop4")
+	fn.Repeat("loop4", 3, body4)
 	fn.Label("tail")
 	fn.Op("ANDS $3, R2, R2")
 }
@@ -158,13 +156,12 @@ func axpyLoops(fn *Func, d VReg, add16, add4, add1 func()) {
 		fn.I(ST1(S4, d, 1, 0, 16))
 	})
 	fn.Op("BEQ done")
-	fn.Label("loop1")
-	fn.Op("FMOVS (R0), F%d", d)
-	add1()
-	fn.Op("FMOVS.P F%d, 4(R0)", d)
-	fn.CountDown(2, "loop1")
-	fn.Label("done")
-	fn.Op("RET")
+	fn.Repeat("loop1", 2, func() {
+		fn.Op("FMOVS (R0), F%d", d)
+		add1()
+		fn.Op("FMOVS.P F%d, 4(R0)", d)
+	})
+	fn.Return()
 }
 
 // genAxpy2 writes axpy2<E>NEON(dst, a0, a1, v0, v1, n): dst[i] +=

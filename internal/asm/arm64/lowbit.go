@@ -217,6 +217,29 @@ func (k *kfn) blockDot(ir VReg, w [2]VReg, ws []VReg, b int) {
 	k.rg.putN(x, 2)
 }
 
+// blockDots adds the eight 32-weight blocks of a super-block into ir by
+// blockDot, block b's weights made into two registers by weights(b), then
+// frees the scale words ws and returns what row returns for a type
+// without mins.
+func (k *kfn) blockDots(ir VReg, ws []VReg, weights func(b int) [2]VReg) (isum, summ VReg) {
+	for b := 0; b < 8; b++ {
+		k.blockDot(ir, weights(b), ws, b)
+	}
+	k.rg.put(ws...)
+	return ir, 255
+}
+
+// signs negates the bytes of g where their sign bit is set, (g ^ m) - m:
+// the bit of each byte's lane (kbits) picked out of s, whose bytes ks01
+// and ks23 spread over g[0]'s and g[1]'s lanes.
+func (k *kfn) signs(g [2]VReg, s, ks01, ks23, kbits VReg) {
+	for i, ks := range []VReg{ks01, ks23} {
+		m := k.rg.get()
+		k.I(TBL(B16, m, s, 1, ks), CMTST(B16, m, m, kbits), EOR(B16, g[i], g[i], m), SUB(B16, g[i], g[i], m))
+		k.rg.put(m)
+	}
+}
+
 // Q2_K: see quant/q2_k.go. Scale codes sc_g in the low nibbles of bytes
 // 0..15, min codes m_g in the high ones; quants (0..3) in the Q2_K order.
 var q2K = superType{
@@ -342,14 +365,12 @@ var iq4XS = superType{
 		ir := k.rg.get()
 		k.I(MOVIzero(ir))
 		k.Op("ADD $8, R%d, R%d", p, rWq)
-		for b := 0; b < 8; b++ {
+		return k.blockDots(ir, ws, func(int) [2]VReg {
 			w := [2]VReg{k.rg.get(), k.rg.get()}
 			k.I(LD1(B16, w[1], 1, rWq, 16), AND(B16, w[0], w[1], k0f), USHR(B16, w[1], w[1], 4),
 				TBL(B16, w[0], tab, 1, w[0]), TBL(B16, w[1], tab, 1, w[1]))
-			k.blockDot(ir, w, ws, b)
-		}
-		k.rg.put(ws...)
-		return ir, 255
+			return w
+		})
 	},
 }
 
@@ -387,7 +408,7 @@ var iq3S = superType{
 		k.Op("ADD $2, R%d, R%d", p, rWq)    // index low bytes
 		k.Op("ADD $74, R%d, R%d", p, rWq2)  // signs
 		k.Op("ADD $66, R%d, R%d", p, rTmp2) // ninth bits
-		for b := 0; b < 8; b++ {
+		return k.blockDots(ir, ws, func(int) [2]VReg {
 			// The eight indexes ×4, as halfwords.
 			idx, hb := k.rg.get(), k.rg.get()
 			k.I(LD1(B8, idx, 1, rWq, 8), USHLL(B8, idx, idx, 2),
@@ -404,19 +425,12 @@ var iq3S = superType{
 				k.I(INSg(D1, g[pair/2], pair%2, r0))
 			}
 			k.rg.put(idx)
-			// Negate where the sign bit is set: (g ^ m) - m.
 			sg := k.rg.get()
 			k.I(LD1L(S2, sg, 0, rWq2, 4))
-			for i, ks := range []VReg{ks01, ks23} {
-				m := k.rg.get()
-				k.I(TBL(B16, m, sg, 1, ks), CMTST(B16, m, m, kbits), EOR(B16, g[i], g[i], m), SUB(B16, g[i], g[i], m))
-				k.rg.put(m)
-			}
+			k.signs(g, sg, ks01, ks23, kbits)
 			k.rg.put(sg)
-			k.blockDot(ir, g, ws, b)
-		}
-		k.rg.put(ws...)
-		return ir, 255
+			return g
+		})
 	},
 }
 

@@ -102,8 +102,7 @@ func (k *kfn) finish(acc []VReg) {
 			k.Op("ADD R%d, R%d, R%d", rOutStride, rOut, rOut)
 		}
 	}
-	k.Label("done")
-	k.Op("RET")
+	k.Return()
 }
 
 // zeroAcc returns n cleared float accumulators.

@@ -77,8 +77,7 @@ func genQuantQ8_0(f *File) {
 	fn.I(SQXTN(B8, b, h), SQXTN(B16, b, h+1), SQXTN(B8, b+1, h+2), SQXTN(B16, b+1, h+3), ST1(B16, b, 2, 0, 32))
 	fn.CountDown(2, "loop")
 	fn.EndLoop()
-	fn.Label("done")
-	fn.Op("RET")
+	fn.Return()
 }
 
 // genQuantQ8_K writes quantQ8_KNEON: per block of 256, the element of
@@ -169,8 +168,7 @@ func genQuantQ8_K(f *File) {
 	fn.Label("next")
 	fn.CountDown(2, "loop")
 	fn.EndLoop()
-	fn.Label("done")
-	fn.Op("RET")
+	fn.Return()
 	// An all-zero block.
 	fn.Label("zero")
 	z := rg.getN(4)

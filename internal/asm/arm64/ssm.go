@@ -184,8 +184,7 @@ func rowLoops(fn *Func, r rowRegs, block func(), decayed func() VReg) {
 	fn.Op("FADDS F%d, F%d, F%d", r.xd, acc, acc)
 	fn.Op("FMOVS.P F%d, 4(R%d)", acc, r.y)
 	fn.CountDown(r.rows, "row")
-	fn.Label("done")
-	fn.Op("RET")
+	fn.Return()
 }
 
 // splitN sets rBlocks and rTail from the state's length in register n.
@@ -350,12 +349,11 @@ func genSoftplus(f *File) {
 	fn.EndLoop()
 	fn.Label("one")
 	fn.Op("CBZ R3, done")
-	fn.Label("loop1")
-	fn.Op("FMOVS.P 4(R1), F%d", v)
-	fn.Op("FMOVS.P 4(R2), F%d", w)
-	body()
-	fn.Op("FMOVS.P F%d, 4(R0)", p)
-	fn.CountDown(3, "loop1")
-	fn.Label("done")
-	fn.Op("RET")
+	fn.Repeat("loop1", 3, func() {
+		fn.Op("FMOVS.P 4(R1), F%d", v)
+		fn.Op("FMOVS.P 4(R2), F%d", w)
+		body()
+		fn.Op("FMOVS.P F%d, 4(R0)", p)
+	})
+	fn.Return()
 }
