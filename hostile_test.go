@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -304,10 +305,18 @@ type hostileCase struct {
 // family a case is named without its architecture, which family puts
 // before the name.
 
-// family is the cases of one architecture, each on spec unless on put it
-// on another, named "<arch> <its name>"; a mention ".x" is the
-// architecture's key "<arch>.x", as hmodel.key reads a key.
-func family(arch string, spec testutil.ModelSpec, cases ...hostileCase) []hostileCase {
+// requires is tensors the loader requires, each by the name of the case
+// of the file without it (missing).
+type requires map[string]string
+
+// family is the cases of one architecture and a missing case of each
+// tensor it requires, each on spec unless on puts it on another, named
+// "<arch> <its name>"; a mention ".x" is the architecture's key
+// "<arch>.x", as hmodel.key reads a key.
+func family(arch string, spec testutil.ModelSpec, req requires, cases ...hostileCase) []hostileCase {
+	for _, what := range slices.Sorted(maps.Keys(req)) {
+		cases = append(cases, missing(what, req[what]))
+	}
 	for i := range cases {
 		c := &cases[i]
 		c.name = arch + " " + c.name
@@ -356,6 +365,18 @@ func unsupportedAtLoad(what string, edit func(*hmodel), mention ...string) hosti
 // loads is a file that must load and run.
 func loads(what string, edit func(*hmodel)) hostileCase {
 	return hostileCase{name: what, edit: edit}
+}
+
+// refusedKey is the file with key set to v: ErrBadModel naming the key,
+// from the plan too.
+func refusedKey(what, key string, v any) hostileCase {
+	return refused(what, set(key, v), key)
+}
+
+// unsupportedKey is the file with key set to v: ErrUnsupportedArch naming
+// the key, from the plan too.
+func unsupportedKey(what, key string, v any) hostileCase {
+	return unsupported(what, set(key, v), key)
 }
 
 // missing is the file without tensor: ErrBadModel naming it, from the
@@ -508,7 +529,7 @@ func hostileCases() []hostileCase {
 			loads("gpt2 pre-tokenizer tekken", func(h *hmodel) { gpt2Vocab(h, 320, nil); h.set("tokenizer.ggml.pre", "tekken") }),
 			unsupported("architecture unknown", set("general.architecture", "rwkv6"), "rwkv6"),
 			unset("architecture missing", "general.architecture"),
-			refused("architecture not a string", set("general.architecture", uint32(1)), "general.architecture"),
+			refusedKey("architecture not a string", "general.architecture", uint32(1)),
 			loads("tensor of block -1", func(h *hmodel) { h.put("blk.-1.attn_norm.weight", quant.F32, 64) }),
 			loads("tensor of block huge", func(h *hmodel) { h.put("blk.99999999999999999999.attn_norm.weight", quant.F32, 64) }),
 			unsupported("mixture of experts", func(h *hmodel) { h.put("blk.0.ffn_gate_inp.weight", quant.F32, 64, 4) }, "blk.0.ffn_gate_inp.weight"),
@@ -530,13 +551,14 @@ func hostileCases() []hostileCase {
 		// lfm2moe: its gating function, its leading dense layers and the
 		// tensors each kind of layer must have; a selection bias of NaNs
 		// chooses experts all the same (NaN last), as it never fails.
-		family("lfm2moe", testutil.TinyLFM2MoE(),
+		family("lfm2moe", testutil.TinyLFM2MoE(), requires{
+			"dense layer without ffn_gate": "blk.0.ffn_gate.weight",
+			"without a selection bias":     "blk.3.exp_probs_b.bias",
+		},
 			unsupported("gating 9", setU(".expert_gating_func", 9), ".expert_gating_func = 9"),
 			refused("dense lead past the blocks", setU(".leading_dense_block_count", 5), "leading_dense_block_count"),
-			missing("dense layer without ffn_gate", "blk.0.ffn_gate.weight"),
 			refused("dense lead covering an expert layer", setU(".leading_dense_block_count", 2), "blk.1.ffn_gate_inp.weight", "leading_dense_block_count = 2"),
 			misshapen("router in a dense layer", "blk.0.ffn_gate_inp.weight", 64, 8),
-			missing("without a selection bias", "blk.3.exp_probs_b.bias"),
 			loads("selection bias of NaNs", func(h *hmodel) {
 				t := h.tensor("blk.1.exp_probs_b.bias")
 				for k := 0; k < len(t.data); k += 4 {
@@ -547,7 +569,14 @@ func hostileCases() []hostileCase {
 		// gemma3n: its AltUp, per-layer, shared-KV and sparsity keys, and
 		// the tensors only it has; the shared_kv_layers float32 of early
 		// conversions is taken when it holds a count.
-		family("gemma3n", testutil.TinyGemma3n(),
+		family("gemma3n", testutil.TinyGemma3n(), requires{
+			"without laurel_l":                "blk.2.laurel_l.weight",
+			"without the first laurel_l":      "blk.0.laurel_l.weight",
+			"without per_layer_token_embd":    "per_layer_token_embd.weight",
+			"without altup_unembd_proj":       "altup_unembd_proj.weight",
+			"without a router":                "blk.3.altup_router.weight",
+			"without a shared layer's attn_k": "blk.3.attn_k.weight",
+		},
 			refused("per-layer width wrong", setU(".embedding_length_per_layer_input", 16), "per_layer_token_embd.weight", "embedding_length_per_layer_input = 16"),
 			// llama.cpp's text model leaves the vision and audio towers'
 			// tensors alone (its converter writes them to another file).
@@ -566,47 +595,43 @@ func hostileCases() []hostileCase {
 			refused("shared KV fractional", set(".attention.shared_kv_layers", float32(1.5)), "shared_kv_layers"),
 			refused("sparsity scales of another length", set(".activation_sparsity_scale", []float32{1, 2}), "activation_sparsity_scale"),
 			unset("without a window", ".attention.sliding_window"),
-			missing("without laurel_l", "blk.2.laurel_l.weight"),
-			missing("without the first laurel_l", "blk.0.laurel_l.weight"),
-			missing("without per_layer_token_embd", "per_layer_token_embd.weight"),
-			missing("without altup_unembd_proj", "altup_unembd_proj.weight"),
-			missing("without a router", "blk.3.altup_router.weight"),
-			missing("without a shared layer's attn_k", "blk.3.attn_k.weight"),
 		),
 		// gemma4: its head sizes, layer kinds, per-layer counts and
 		// tensors; layer_output_scale and attn_v are optional.
-		family("gemma4", testutil.TinyGemma4(),
+		family("gemma4", testutil.TinyGemma4(), requires{
+			"without rope_freqs":               "rope_freqs.weight",
+			"without per_layer_token_embd":     "per_layer_token_embd.weight",
+			"without a global layer's attn_q":  "blk.2.attn_q.weight",
+			"without an owning layer's attn_k": "blk.1.attn_k.weight",
+			"without inp_gate":                 "blk.4.inp_gate.weight",
+		},
 			unset("without key_length_swa", ".attention.key_length_swa"),
 			refused("value_length_swa differs", setU(".attention.value_length_swa", 64), ".attention.value_length_swa = 64"),
 			unset("without a layer pattern", ".attention.sliding_window_pattern"),
-			refused("layer pattern a single value", setU(".attention.sliding_window_pattern", 5), ".attention.sliding_window_pattern"),
+			refusedKey("layer pattern a single value", ".attention.sliding_window_pattern", uint32(5)),
 			unset("without per-layer input width", ".embedding_length_per_layer_input"),
-			refused("KV heads not dividing", set(".attention.head_count_kv", []int32{2, 2, 3, 2, 1}), ".attention.head_count_kv"),
+			refusedKey("KV heads not dividing", ".attention.head_count_kv", []int32{2, 2, 3, 2, 1}),
 			unsupportedAtLoad("query heads per layer", set(".attention.head_count", []int32{4, 4, 2, 4, 4}), ".attention.head_count"),
 			refused("rotating more than the windowed head", setU(".rope.dimension_count_swa", 48), ".rope.dimension_count_swa = 48"),
-			missing("without rope_freqs", "rope_freqs.weight"),
-			missing("without per_layer_token_embd", "per_layer_token_embd.weight"),
-			missing("without a global layer's attn_q", "blk.2.attn_q.weight"),
-			missing("without an owning layer's attn_k", "blk.1.attn_k.weight"),
-			missing("without inp_gate", "blk.4.inp_gate.weight"),
 			loads("without layer_output_scale", drop("blk.3.layer_output_scale.weight")),
 			// gemma4's experts (26B-A4B): the counts, the width, each tensor
 			// of an expert block; a router in a dense model.
 			refused("expert_count without expert_used_count", setU(".expert_count", 8), ".expert_used_count"),
 			refused("expert_used_count without experts", setU(".expert_used_count", 2), ".expert_used_count", ".expert_count"),
 		),
-		family("gemma4", testutil.TinyGemma4MoE(),
+		family("gemma4", testutil.TinyGemma4MoE(), requires{
+			"without a router":                                  "blk.3.ffn_gate_inp.weight",
+			"without the router's scale":                        "blk.1.ffn_gate_inp.scale",
+			"without pre_ffw_norm_2":                            "blk.2.pre_ffw_norm_2.weight",
+			"without post_ffw_norm_1":                           "blk.0.post_ffw_norm_1.weight",
+			"without post_ffw_norm_2":                           "blk.3.post_ffw_norm_2.weight",
+			"without ffn_down_exps":                             "blk.1.ffn_down_exps.weight",
+			"without the dense feed-forward beside the experts": "blk.0.ffn_gate.weight",
+		},
 			unset("without expert_feed_forward_length", ".expert_feed_forward_length"),
 			refused("more experts used than there are", setU(".expert_used_count", 9), ".expert_used_count = 9"),
 			refused("router in a dense model", set(".expert_count", uint32(0), ".expert_used_count", uint32(0)), "blk.0.ffn_gate_inp.weight", "expert_count = 0"),
-			missing("without a router", "blk.3.ffn_gate_inp.weight"),
-			missing("without the router's scale", "blk.1.ffn_gate_inp.scale"),
-			missing("without pre_ffw_norm_2", "blk.2.pre_ffw_norm_2.weight"),
-			missing("without post_ffw_norm_1", "blk.0.post_ffw_norm_1.weight"),
-			missing("without post_ffw_norm_2", "blk.3.post_ffw_norm_2.weight"),
-			missing("without ffn_down_exps", "blk.1.ffn_down_exps.weight"),
 			refused("without the experts' gate and up", drop("blk.2.ffn_gate_up_exps.weight"), "blk.2.ffn_gate_exps.weight"),
-			missing("without the dense feed-forward beside the experts", "blk.0.ffn_gate.weight"),
 			misshapen("fused experts of another width", "blk.0.ffn_gate_up_exps.weight", 64, 48, 8),
 			misshapen("expert output scales of another count", "blk.0.ffn_down_exps.scale", 4),
 			loads("without expert output scales", func(h *hmodel) {
@@ -617,7 +642,9 @@ func hostileCases() []hostileCase {
 		),
 		// deepseek2: every size of the latent attention checked against
 		// the others and the tensors, the expert counts, the groups.
-		family("deepseek2", testutil.TinyDeepSeek2(),
+		family("deepseek2", testutil.TinyDeepSeek2(), requires{
+			"attn_k_b missing": "blk.1.attn_k_b.weight",
+		},
 			refused("kv_lora_rank 0", setU(".attention.kv_lora_rank", 0), ".attention.kv_lora_rank = 0"),
 			unset("kv_lora_rank missing", ".attention.kv_lora_rank"),
 			refused("kv_lora_rank disagreeing with key_length", setU(".attention.kv_lora_rank", 32), ".attention.key_length = 80"),
@@ -628,51 +655,52 @@ func hostileCases() []hostileCase {
 			on(testutil.TinyDeepSeek2KVB(), missing("older form without attn_kv_b", "blk.2.attn_kv_b.weight")),
 			on(testutil.TinyDeepSeek2KVB(), refused("older form with one KV head", setU(".attention.head_count_kv", 1), ".attention.head_count_kv = 1")),
 			refused("older form with split tensors", del(".attention.key_length_mla", ".attention.value_length_mla")),
-			missing("attn_k_b missing", "blk.1.attn_k_b.weight"),
 			misshapen("attn_v_b of the wrong shape", "blk.0.attn_v_b.weight", 64, 32, 2),
 			refused("q_lora_rank without attn_q_a", setU(".attention.q_lora_rank", 32), "blk.0.attn_q_a.weight"),
 			refused("more experts used than there are", setU(".expert_used_count", 9), ".expert_used_count = 9"),
 			unset("expert_shared_count missing", ".expert_shared_count"),
 			refused("shared expert of the wrong width", setU(".expert_shared_count", 3), "ffn_gate_shexp.weight"),
-			refused("negative expert scale", setF(".expert_weights_scale", -1), ".expert_weights_scale"),
-			refused("dense lead past the blocks", setU(".leading_dense_block_count", 4), ".leading_dense_block_count"),
-			unsupported("temperature scale", setF(".attention.temperature_scale", 0.1), ".attention.temperature_scale"),
+			refusedKey("negative expert scale", ".expert_weights_scale", float32(-1)),
+			refusedKey("dense lead past the blocks", ".leading_dense_block_count", uint32(4)),
+			unsupportedKey("temperature scale", ".attention.temperature_scale", float32(0.1)),
 		),
-		family("deepseek2", testutil.TinyDeepSeek3(),
-			missing("attn_q_a_norm missing", "blk.2.attn_q_a_norm.weight"),
+		family("deepseek2", testutil.TinyDeepSeek3(), requires{
+			"attn_q_a_norm missing": "blk.2.attn_q_a_norm.weight",
+		},
 			refused("groups not dividing the experts", setU(".expert_group_count", 3), ".expert_group_count = 3 does not divide"),
 			refused("every group used", setU(".expert_group_used_count", 4), ".expert_group_used_count = 4"),
 			refused("groups too few for the experts used", set(".expert_group_used_count", uint32(1), ".expert_used_count", uint32(3)), ".expert_used_count = 3"),
 		),
-		family("minicpm3", testutil.TinyMiniCPM3(),
+		family("minicpm3", testutil.TinyMiniCPM3(), requires{
+			"without attn_kv_b":     "blk.1.attn_kv_b.weight",
+			"without attn_q_a_norm": "blk.0.attn_q_a_norm.weight",
+		},
 			unset("q_lora_rank missing", ".attention.q_lora_rank"),
 			refused("q_lora_rank 0", setU(".attention.q_lora_rank", 0), ".attention.q_lora_rank = 0"),
 			refused("fewer KV heads than heads", setU(".attention.head_count_kv", 2), ".attention.head_count_kv = 2"),
-			missing("without attn_kv_b", "blk.1.attn_kv_b.weight"),
-			missing("without attn_q_a_norm", "blk.0.attn_q_a_norm.weight"),
 			misshapen("attn_kv_a_mqa of the wrong shape", "blk.0.attn_kv_a_mqa.weight", 64, 64),
 			refusedAtLoad("rope_factors_short of the wrong length", func(h *hmodel) { h.put("rope_factors_short.weight", quant.F32, 16) }, "rope_factors_short.weight"),
 		),
-		family("mistral3", testutil.TinyMistral3(),
-			refused("temperature scale NaN", set(".attention.temperature_scale", nan), ".attention.temperature_scale"),
+		family("mistral3", testutil.TinyMistral3(), nil,
+			refusedKey("temperature scale NaN", ".attention.temperature_scale", nan),
 		),
-		family("granite", testutil.TinyGranite(),
+		family("granite", testutil.TinyGranite(), nil,
 			unsupported("with ffn_down.bias", func(h *hmodel) { h.put("blk.0.ffn_down.bias", quant.F32, 64) }, "blk.0.ffn_down.bias"),
 			unset("logit_scale missing", ".logit_scale"),
 			unset("residual_scale missing", ".residual_scale"),
-			refused("logit_scale zero", set(".logit_scale", float32(0)), ".logit_scale"),
+			refusedKey("logit_scale zero", ".logit_scale", float32(0)),
 			refused("embedding_scale NaN", func(h *hmodel) { h.set(".embedding_scale", float32(math.NaN())) }, ".embedding_scale"),
-			refused("attention.scale a string", set(".attention.scale", "1"), ".attention.scale"),
+			refusedKey("attention.scale a string", ".attention.scale", "1"),
 			loads("without RoPE", set(".rope.scaling.finetuned", false)),
 		),
-		family("minicpm", testutil.TinyMiniCPM(),
-			refused("logit_scale zero", set(".logit_scale", float32(0)), ".logit_scale"),
+		family("minicpm", testutil.TinyMiniCPM(), nil,
+			refusedKey("logit_scale zero", ".logit_scale", float32(0)),
 			refused("residual_scale infinite", func(h *hmodel) { h.set(".residual_scale", float32(math.Inf(1))) }, ".residual_scale"),
 			loads("without its multipliers", del(".embedding_scale", ".residual_scale", ".logit_scale")),
 			unsupported("with ffn_down.bias", func(h *hmodel) { h.put("blk.0.ffn_down.bias", quant.F32, 64) }, "blk.0.ffn_down.bias"),
 			refusedAtLoad("rope_factors_long of the wrong length", func(h *hmodel) { h.put("rope_factors_long.weight", quant.F32, 5) }, "rope_factors_long.weight"),
 		),
-		family("granitemoe", testutil.TinyGraniteMoE(),
+		family("granitemoe", testutil.TinyGraniteMoE(), nil,
 			refused("shared expert without its tensors", set(".expert_shared_feed_forward_length", uint32(64)), "blk.0.ffn_gate_shexp.weight"),
 			// llama.cpp sizes granitemoe's experts by feed_forward_length, and
 			// its converter writes no expert_feed_forward_length.
@@ -680,44 +708,48 @@ func hostileCases() []hostileCase {
 			unset("feed_forward_length missing", ".feed_forward_length"),
 			unset("expert_count missing", ".expert_count"),
 		),
-		family("granitehybrid", testutil.TinyGraniteHybrid(),
-			missing("recurrent layer without ssm_a", "blk.1.ssm_a"),
-			missing("recurrent layer without ssm_in", "blk.0.ssm_in.weight"),
+		family("granitehybrid", testutil.TinyGraniteHybrid(), requires{
+			"recurrent layer without ssm_a":  "blk.1.ssm_a",
+			"recurrent layer without ssm_in": "blk.0.ssm_in.weight",
+			"attention layer without attn_q": "blk.2.attn_q.weight",
+		},
 			misshapen("ssm_conv1d of the wrong shape", "blk.3.ssm_conv1d.weight", 3, 192),
 			misshapen("ssm_norm of ungrouped shape", "blk.0.ssm_norm.weight", 128),
 			loads("without the conv bias", drop("blk.0.ssm_conv1d.bias")),
-			missing("attention layer without attn_q", "blk.2.attn_q.weight"),
-			refused("groups not dividing the heads", setU(".ssm.group_count", 3), ".ssm.group_count"),
-			refused("state size 0", setU(".ssm.state_size", 0), ".ssm.state_size"),
+			refusedKey("groups not dividing the heads", ".ssm.group_count", uint32(3)),
+			refusedKey("state size 0", ".ssm.state_size", uint32(0)),
 			unset("state size missing", ".ssm.state_size"),
 			refused("state size disagreeing with ssm_in", setU(".ssm.state_size", 32), "ssm_in.weight"),
 			misshapen("router in a dense model", "blk.0.ffn_gate_inp.weight", 64, 8),
 			on(testutil.TinyGraniteHybridMoE(), missing("shared expert missing", "blk.2.ffn_down_shexp.weight")),
 			loads("NaN time-step bias", func(h *hmodel) { h.tensor("blk.0.ssm_dt.bias").data = nanData(8) }),
 		),
-		family("qwen35", testutil.TinyQwen35(),
-			missing("delta-net layer without ssm_beta", "blk.1.ssm_beta.weight"),
-			missing("delta-net layer without attn_gate", "blk.0.attn_gate.weight"),
+		family("qwen35", testutil.TinyQwen35(), requires{
+			"delta-net layer without ssm_beta":  "blk.1.ssm_beta.weight",
+			"delta-net layer without attn_gate": "blk.0.attn_gate.weight",
+		},
 			misshapen("attn_q without the gates", "blk.3.attn_q.weight", 64, 128),
-			refused("inner size not heads × state", setU(".ssm.inner_size", 128), ".ssm.inner_size"),
-			refused("key heads not dividing the value heads", setU(".ssm.group_count", 3), ".ssm.group_count"),
+			refusedKey("inner size not heads × state", ".ssm.inner_size", uint32(128)),
+			refusedKey("key heads not dividing the value heads", ".ssm.group_count", uint32(3)),
 			unset("conv kernel missing", ".ssm.conv_kernel"),
 			unset("rope sections missing", ".rope.dimension_sections"),
-			refused("rope sections all 0", set(".rope.dimension_sections", []int32{0, 0, 0, 0}), ".rope.dimension_sections"),
-			refused("full-attention interval 0", setU(".full_attention_interval", 0), ".full_attention_interval"),
-			refused("recurrent layers of another count", set(".attention.recurrent_layers", []bool{true, false}), ".attention.recurrent_layers"),
-			refused("recurrent layers a string", set(".attention.recurrent_layers", "all"), ".attention.recurrent_layers"),
+			refusedKey("rope sections all 0", ".rope.dimension_sections", []int32{0, 0, 0, 0}),
+			refusedKey("full-attention interval 0", ".full_attention_interval", uint32(0)),
+			refusedKey("recurrent layers of another count", ".attention.recurrent_layers", []bool{true, false}),
+			refusedKey("recurrent layers a string", ".attention.recurrent_layers", "all"),
 			refused("every layer recurrent", set(".attention.recurrent_layers", []bool{true, true, true, true}), "no layer attends"),
 			refused("recurrent layer as attention", set(".attention.recurrent_layers", []bool{false, true, true, false}), "blk.0.attn_q.weight"),
-			refused("NextN blocks leaving no layer", setU(".nextn_predict_layers", 4), ".nextn_predict_layers"),
+			refusedKey("NextN blocks leaving no layer", ".nextn_predict_layers", uint32(4)),
 			on(qwen35NextN(), loads("with a NextN block", func(*hmodel) {})),
 		),
-		family("qwen35moe", testutil.TinyQwen35MoE(),
-			missing("shared expert's gate missing", "blk.0.ffn_gate_inp_shexp.weight"),
+		family("qwen35moe", testutil.TinyQwen35MoE(), requires{
+			"shared expert's gate missing": "blk.0.ffn_gate_inp_shexp.weight",
+			"shared expert missing":        "blk.3.ffn_down_shexp.weight",
+			"router missing":               "blk.0.ffn_gate_inp.weight",
+		},
 			misshapen("shared expert's gate of the wrong width", "blk.1.ffn_gate_inp_shexp.weight", 32),
 			misshapen("shared expert's gate of two rows", "blk.3.ffn_gate_inp_shexp.weight", 64, 2),
 			loads("shared expert's gate of one row, 2-D", func(h *hmodel) { h.put("blk.2.ffn_gate_inp_shexp.weight", quant.F32, 64, 1) }),
-			missing("shared expert missing", "blk.3.ffn_down_shexp.weight"),
 			on(testutil.TinyQwen35MoEFused(), misshapen("fused gate and up of one expert's width", "blk.1.ffn_gate_up_exps.weight", 64, 32, 8)),
 			on(testutil.TinyQwen35MoEFused(), misshapen("fused gate and up of the wrong count", "blk.2.ffn_gate_up_exps.weight", 64, 64, 4)),
 			loads("fused gate and up in one block, separate in another", func(h *hmodel) {
@@ -725,7 +757,6 @@ func hostileCases() []hostileCase {
 				h.drop("blk.2.ffn_up_exps.weight")
 				h.put("blk.2.ffn_gate_up_exps.weight", quant.F32, 64, 64, 8)
 			}),
-			missing("router missing", "blk.0.ffn_gate_inp.weight"),
 			misshapen("experts of the wrong count", "blk.2.ffn_up_exps.weight", 64, 32, 4),
 			refused("dense feed-forward instead of experts", func(h *hmodel) {
 				for _, n := range []string{"ffn_gate_inp", "ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"} {
@@ -735,36 +766,38 @@ func hostileCases() []hostileCase {
 				h.put("blk.1.ffn_up.weight", quant.F32, 64, 128)
 				h.put("blk.1.ffn_down.weight", quant.F32, 128, 64)
 			}, "blk.1.ffn_gate_inp.weight"),
-			refused("shared expert width 0", setU(".expert_shared_feed_forward_length", 0), ".expert_shared_feed_forward_length"),
+			refusedKey("shared expert width 0", ".expert_shared_feed_forward_length", uint32(0)),
 			// Without the key llama.cpp takes feed_forward_length (128 here),
 			// which the shared expert's 64 rows then disagree with.
 			refused("shared expert width missing", del(".expert_shared_feed_forward_length"), "blk.0.ffn_gate_shexp.weight"),
-			refused("more experts used than there are", setU(".expert_used_count", 9), ".expert_used_count"),
+			refusedKey("more experts used than there are", ".expert_used_count", uint32(9)),
 			unset("expert_count missing", ".expert_count"),
-			refused("inner size not heads × state", setU(".ssm.inner_size", 128), ".ssm.inner_size"),
+			refusedKey("inner size not heads × state", ".ssm.inner_size", uint32(128)),
 		),
-		family("qwen3next", testutil.TinyQwen3Next(),
-			missing("ssm_ba missing", "blk.1.ssm_ba.weight"),
+		family("qwen3next", testutil.TinyQwen3Next(), requires{
+			"ssm_ba missing":                    "blk.1.ssm_ba.weight",
+			"attn_gate missing beside attn_qkv": "blk.0.attn_gate.weight",
+			"shared expert's gate missing":      "blk.3.ffn_gate_inp_shexp.weight",
+		},
 			misshapen("ssm_ba of one value head's width", "blk.0.ssm_ba.weight", 64, 4),
 			on(testutil.TinyQwen3NextSSMIn(), misshapen("ssm_in without z", "blk.2.ssm_in.weight", 64, 128)),
-			missing("attn_gate missing beside attn_qkv", "blk.0.attn_gate.weight"),
 			refused("with qwen35's ssm_beta and ssm_alpha", func(h *hmodel) {
 				h.drop("blk.1.ssm_ba.weight")
 				h.put("blk.1.ssm_beta.weight", quant.F32, 64, 4)
 				h.put("blk.1.ssm_alpha.weight", quant.F32, 64, 4)
 			}, "blk.1.ssm_ba.weight"),
-			refused("without experts", setU(".expert_count", 0), ".expert_count"),
-			refused("key heads not dividing the value heads", setU(".ssm.group_count", 3), ".ssm.group_count"),
-			missing("shared expert's gate missing", "blk.3.ffn_gate_inp_shexp.weight"),
+			refusedKey("without experts", ".expert_count", uint32(0)),
+			refusedKey("key heads not dividing the value heads", ".ssm.group_count", uint32(3)),
 		),
-		family("nemotron_h", testutil.TinyNemotronH(),
-			missing("Mamba-2 layer without ssm_in", "blk.0.ssm_in.weight"),
-			missing("Mamba-2 layer without ssm_d", "blk.5.ssm_d"),
+		family("nemotron_h", testutil.TinyNemotronH(), requires{
+			"Mamba-2 layer without ssm_in":   "blk.0.ssm_in.weight",
+			"Mamba-2 layer without ssm_d":    "blk.5.ssm_d",
+			"feed-forward without ffn_up":    "blk.1.ffn_up.weight",
+			"attention layer without attn_k": "blk.3.attn_k.weight",
+		},
 			misshapen("ssm_in of an inner size of 2 × the width", "blk.2.ssm_in.weight", 64, 328),
 			misshapen("ssm_norm of ungrouped shape", "blk.0.ssm_norm.weight", 96),
-			missing("feed-forward without ffn_up", "blk.1.ffn_up.weight"),
 			misshapen("ffn_down of another width than its layer's", "blk.4.ffn_down.weight", 96, 64),
-			missing("attention layer without attn_k", "blk.3.attn_k.weight"),
 			misshapen("attn_q of width / heads", "blk.6.attn_q.weight", 64, 64),
 			misshapen("ffn_up.bias of the wrong length", "blk.1.ffn_up.bias", 64),
 			loads("with ffn_up and ffn_down biases", func(h *hmodel) {
@@ -776,27 +809,28 @@ func hostileCases() []hostileCase {
 				h.put("blk.3.attn_output.bias", quant.F32, 64)
 			}),
 			loads("without the conv bias", drop("blk.0.ssm_conv1d.bias")),
-			refused("one feed-forward width", setU(".feed_forward_length", 128), ".feed_forward_length"),
-			refused("feed-forward widths of another count", set(".feed_forward_length", []int32{0, 128}), ".feed_forward_length"),
+			refusedKey("one feed-forward width", ".feed_forward_length", uint32(128)),
+			refusedKey("feed-forward widths of another count", ".feed_forward_length", []int32{0, 128}),
 			refused("a Mamba-2 layer given a width", set(".feed_forward_length", []int32{128, 128, 0, 0, 128, 0, 0}), "blk.0.ffn_up.weight"),
 			refused("an attention layer given a width", set(".feed_forward_length", []int32{0, 128, 0, 128, 128, 0, 0}), "blk.3.ffn_up.weight"),
 			refused("no attention layer", set(".attention.head_count_kv", []int32{0, 0, 0, 0, 0, 0, 0}), "no layer attends"),
 			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			unset("inner size missing", ".ssm.inner_size"),
-			refused("heads not dividing the inner size", setU(".ssm.time_step_rank", 7), ".ssm.time_step_rank"),
-			unsupported("with experts", setU(".expert_count", 8), ".expert_count"),
+			refusedKey("heads not dividing the inner size", ".ssm.time_step_rank", uint32(7)),
+			unsupportedKey("with experts", ".expert_count", uint32(8)),
 			loads("NaN A", func(h *hmodel) { h.tensor("blk.2.ssm_a").data = nanData(8) }),
 		),
-		family("nemotron_h_moe", testutil.TinyNemotronHMoE(),
-			missing("without the selection bias", "blk.1.exp_probs_b.bias"),
-			missing("without the shared expert's up", "blk.4.ffn_up_shexp.weight"),
+		family("nemotron_h_moe", testutil.TinyNemotronHMoE(), requires{
+			"without the selection bias":     "blk.1.exp_probs_b.bias",
+			"without the shared expert's up": "blk.4.ffn_up_shexp.weight",
+		},
 			misshapen("experts of another width", "blk.1.ffn_up_exps.weight", 64, 32, 8),
 			unset("expert width missing", ".expert_feed_forward_length"),
 			unset("shared width missing", ".expert_shared_feed_forward_length"),
-			refused("more used than experts", setU(".expert_used_count", 9), ".expert_used_count"),
-			refused("scale NaN", setF(".expert_weights_scale", nan), ".expert_weights_scale"),
-			unsupported("latent experts", setU(".moe_latent_size", 32), ".moe_latent_size"),
-			unsupported("NextN blocks", setU(".nextn_predict_layers", 1), ".nextn_predict_layers"),
+			refusedKey("more used than experts", ".expert_used_count", uint32(9)),
+			refusedKey("scale NaN", ".expert_weights_scale", nan),
+			unsupportedKey("latent experts", ".moe_latent_size", uint32(32)),
+			unsupportedKey("NextN blocks", ".nextn_predict_layers", uint32(1)),
 			loads("without the weights' scale", del(".expert_weights_scale")),
 		),
 		// glm4moe: the attention biases, the selection bias and the shared
@@ -805,11 +839,14 @@ func hostileCases() []hostileCase {
 		// tensors and its own required ones, by name: its shapes are not
 		// checked and its optional ones may be missing, as llama.cpp skips
 		// it unread.
-		family("glm4moe", testutil.TinyGLM4MoE(),
-			missing("selection bias missing", "blk.1.exp_probs_b.bias"),
-			missing("attn_k.bias missing", "blk.2.attn_k.bias"),
-			missing("shared expert missing", "blk.2.ffn_up_shexp.weight"),
-			missing("attn_k_norm without attn_q_norm", "blk.1.attn_q_norm.weight"),
+		family("glm4moe", testutil.TinyGLM4MoE(), requires{
+			"selection bias missing":          "blk.1.exp_probs_b.bias",
+			"attn_k.bias missing":             "blk.2.attn_k.bias",
+			"shared expert missing":           "blk.2.ffn_up_shexp.weight",
+			"attn_k_norm without attn_q_norm": "blk.1.attn_q_norm.weight",
+			"NextN projection missing":        "blk.3.nextn.eh_proj.weight",
+			"NextN experts missing":           "blk.3.ffn_down_exps.weight",
+		},
 			misshapen("attn_q_norm of half a head", "blk.1.attn_q_norm.weight", 16),
 			loads("without Q/K norms", func(h *hmodel) {
 				for il := range 4 {
@@ -817,52 +854,52 @@ func hostileCases() []hostileCase {
 					h.drop(fmt.Sprintf("blk.%d.attn_k_norm.weight", il))
 				}
 			}),
-			missing("NextN projection missing", "blk.3.nextn.eh_proj.weight"),
-			missing("NextN experts missing", "blk.3.ffn_down_exps.weight"),
 			loads("NextN projection misshapen", func(h *hmodel) { h.put("blk.3.nextn.eh_proj.weight", quant.F32, 7) }),
 			loads("NextN without its shared head norm", drop("blk.3.nextn.shared_head_norm.weight")),
-			refused("NextN blocks leaving no layer", setU(".nextn_predict_layers", 4), ".nextn_predict_layers"),
+			refusedKey("NextN blocks leaving no layer", ".nextn_predict_layers", uint32(4)),
 			refused("two NextN blocks, one without NextN tensors", setU(".nextn_predict_layers", 2), "blk.2.nextn.eh_proj.weight"),
 			refused("expert groups not dividing", set(".expert_group_count", uint32(3), ".expert_group_used_count", uint32(2)), ".expert_group_count"),
 			unset("shared count missing", ".expert_shared_count"),
 			unset("scale missing", ".expert_weights_scale"),
-			unsupported("gating unknown", setU(".expert_gating_func", 9), ".expert_gating_func"),
-			unsupported("multimodal RoPE", set(".rope.dimension_sections", []int32{4, 2, 2, 0}), ".rope.dimension_sections"),
+			unsupportedKey("gating unknown", ".expert_gating_func", uint32(9)),
+			unsupportedKey("multimodal RoPE", ".rope.dimension_sections", []int32{4, 2, 2, 0}),
 		),
 		// bailingmoe2: attn_qkv alone (never the separate projections),
 		// the Q/K norms required, the selection bias optional but of the
 		// experts' count; the NextN block's layer_output_norm required;
 		// no attention output bias (llama.cpp's loader takes none).
-		family("bailingmoe2", testutil.TinyBailingMoE2(),
-			missing("attn_qkv missing", "blk.1.attn_qkv.weight"),
+		family("bailingmoe2", testutil.TinyBailingMoE2(), requires{
+			"attn_qkv missing":                "blk.1.attn_qkv.weight",
+			"attn_k_norm missing":             "blk.2.attn_k_norm.weight",
+			"NextN layer_output_norm missing": "blk.3.layer_output_norm.weight",
+			"NextN hnorm missing":             "blk.3.nextn.hnorm.weight",
+			"output missing (never tied)":     "output.weight",
+		},
 			refused("separate Q/K/V", func(h *hmodel) {
 				h.drop("blk.1.attn_qkv.weight")
 				h.put("blk.1.attn_q.weight", quant.F32, 64, 64)
 				h.put("blk.1.attn_k.weight", quant.F32, 64, 32)
 				h.put("blk.1.attn_v.weight", quant.F32, 64, 32)
 			}, "blk.1.attn_qkv.weight"),
-			missing("attn_k_norm missing", "blk.2.attn_k_norm.weight"),
 			loads("without its selection bias", drop("blk.1.exp_probs_b.bias")),
 			misshapen("exp_probs_b.bias one short", "blk.2.exp_probs_b.bias", 7),
 			misshapen("shared expert of the experts' width", "blk.1.ffn_gate_shexp.weight", 64, 32),
-			missing("NextN layer_output_norm missing", "blk.3.layer_output_norm.weight"),
-			missing("NextN hnorm missing", "blk.3.nextn.hnorm.weight"),
-			missing("output missing (never tied)", "output.weight"),
 			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
-			refused("every group used", setU(".expert_group_used_count", 4), ".expert_group_used_count"),
+			refusedKey("every group used", ".expert_group_used_count", uint32(4)),
 			unset("shared width missing", ".expert_shared_feed_forward_length"),
 			unset("gating missing", ".expert_gating_func"),
 		),
-		family("olmoe", testutil.TinyOLMoE(),
+		family("olmoe", testutil.TinyOLMoE(), requires{
+			"output missing (never tied)": "output.weight",
+			"without attn_k_norm":         "blk.1.attn_k_norm.weight",
+			"without ffn_gate_inp":        "blk.0.ffn_gate_inp.weight",
+		},
 			refused("expert_used_count 0", setU(".expert_used_count", 0), ".expert_used_count = 0"),
 			unset("feed_forward_length missing", ".feed_forward_length"),
 			loads("without expert_feed_forward_length", del(".expert_feed_forward_length")),
-			missing("output missing (never tied)", "output.weight"),
-			missing("without attn_k_norm", "blk.1.attn_k_norm.weight"),
 			misshapen("attn_q_norm of a head's width", "blk.0.attn_q_norm.weight", 16),
-			missing("without ffn_gate_inp", "blk.0.ffn_gate_inp.weight"),
 		),
-		family("gemma-embedding", testutil.TinyGemmaEmbedding(),
+		family("gemma-embedding", testutil.TinyGemmaEmbedding(), nil,
 			unset("sliding_window missing", ".attention.sliding_window"),
 			unset("pooling_type missing", ".pooling_type"),
 			refusedAtLoad("dense_3 missing", drop("dense_3.weight"), "dense_3.weight"),
@@ -870,13 +907,14 @@ func hostileCases() []hostileCase {
 			loads("without dense", drop("dense_2.weight", "dense_3.weight")),
 			refusedAtLoad("dense_2_feat_out disagrees", set(".dense_2_feat_out", uint32(95)), ".dense_2_feat_out"),
 		),
-		family("qwen2", testutil.TinyQwen2(),
-			missing("bias missing", "blk.1.attn_k.bias"),
+		family("qwen2", testutil.TinyQwen2(), requires{
+			"bias missing": "blk.1.attn_k.bias",
+		},
 		),
 		// ernie4_5's Q/K/V biases are optional one by one (llama.cpp's
 		// TENSOR_NOT_REQUIRED), but one present must fit; an output bias,
 		// which llama.cpp loads and its graph never adds, is refused.
-		family("ernie4_5", testutil.TinyErnie45(),
+		family("ernie4_5", testutil.TinyErnie45(), nil,
 			loads("without a bias", drop("blk.1.attn_k.bias")),
 			misshapen("attn_q.bias of the embedding's width", "blk.0.attn_q.bias", 64),
 			misshapen("attn_v.bias 2-D", "blk.1.attn_v.bias", 32, 2),
@@ -885,7 +923,7 @@ func hostileCases() []hostileCase {
 		// seed_oss: its norm before the feed-forward is post_attention_norm
 		// (required; an ffn_norm does not stand in for it); biases as
 		// ernie4_5's.
-		family("seed_oss", testutil.TinySeedOSS(),
+		family("seed_oss", testutil.TinySeedOSS(), nil,
 			refused("post_attention_norm missing", func(h *hmodel) {
 				h.drop("blk.1.post_attention_norm.weight")
 				h.put("blk.1.ffn_norm.weight", quant.F32, 64)
@@ -900,9 +938,10 @@ func hostileCases() []hostileCase {
 		// exaone4: its norms after attention and the feed-forward and its
 		// per-head Q/K norms are required; the 32B's window, when stated,
 		// must be a window.
-		family("exaone4", testutil.TinyExaone4(),
-			missing("post_ffw_norm missing", "blk.1.post_ffw_norm.weight"),
-			missing("attn_k_norm missing", "blk.0.attn_k_norm.weight"),
+		family("exaone4", testutil.TinyExaone4(), requires{
+			"post_ffw_norm missing": "blk.1.post_ffw_norm.weight",
+			"attn_k_norm missing":   "blk.0.attn_k_norm.weight",
+		},
 			misshapen("attn_q_norm across all heads", "blk.0.attn_q_norm.weight", 64),
 			on(testutil.TinyExaone4SWA(), refused("64 layers without a window", setU(".attention.sliding_window", 0), ".attention.sliding_window")),
 			loads("30 layers' window ignored", setU(".attention.sliding_window", 0)),
@@ -913,13 +952,14 @@ func hostileCases() []hostileCase {
 		// run a file without it as SiLU of up alone); layer 0 is dense;
 		// experts on every step-th layer only are not run; an output bias,
 		// which llama.cpp never adds, is refused as ernie4_5's.
-		family("ernie4_5-moe", testutil.TinyErnie45MoE(),
+		family("ernie4_5-moe", testutil.TinyErnie45MoE(), requires{
+			"shared expert missing": "blk.2.ffn_down_shexp.weight",
+			"experts' gate missing": "blk.1.ffn_gate_exps.weight",
+		},
 			loads("without its selection bias", drop("blk.1.exp_probs_b.bias")),
 			misshapen("exp_probs_b.bias one short", "blk.2.exp_probs_b.bias", 7),
-			missing("shared expert missing", "blk.2.ffn_down_shexp.weight"),
-			missing("experts' gate missing", "blk.1.ffn_gate_exps.weight"),
 			misshapen("router in the dense layer", "blk.0.ffn_gate_inp.weight", 64, 8),
-			unsupported("experts every other layer", setU(".interleave_moe_layer_step", 2), ".interleave_moe_layer_step"),
+			unsupportedKey("experts every other layer", ".interleave_moe_layer_step", uint32(2)),
 			unset("step missing", ".interleave_moe_layer_step"),
 			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
 		),
@@ -929,10 +969,11 @@ func hostileCases() []hostileCase {
 		// norm is optional (mamba_rms_norm) and rope_freqs ignored, as
 		// llama.cpp's graph passes none; an output bias, which llama.cpp
 		// loads and never adds, is refused.
-		family("falcon-h1", testutil.TinyFalconH1(),
-			missing("mixer without ssm_in", "blk.1.ssm_in.weight"),
-			missing("layer without attn_k", "blk.2.attn_k.weight"),
-			missing("ffn_norm missing", "blk.0.ffn_norm"),
+		family("falcon-h1", testutil.TinyFalconH1(), requires{
+			"mixer without ssm_in": "blk.1.ssm_in.weight",
+			"layer without attn_k": "blk.2.attn_k.weight",
+			"ffn_norm missing":     "blk.0.ffn_norm",
+		},
 			refused("ffn_norm.weight in its place", func(h *hmodel) {
 				h.drop("blk.0.ffn_norm")
 				h.put("blk.0.ffn_norm.weight", quant.F32, 64)
@@ -947,69 +988,73 @@ func hostileCases() []hostileCase {
 		// the time step's rank, B and C too), A holds a decay per channel
 		// and state element, the inner size is twice the width, some layer
 		// attends, and a router needs expert_count.
-		family("jamba", testutil.TinyJamba(),
-			missing("Mamba layer without ssm_x", "blk.0.ssm_x.weight"),
-			missing("Mamba layer without ssm_b_norm", "blk.1.ssm_b_norm.weight"),
-			missing("Mamba layer without ssm_dt", "blk.3.ssm_dt.weight"),
-			missing("attention layer without attn_q", "blk.2.attn_q.weight"),
-			missing("dense layer without ffn_gate", "blk.0.ffn_gate.weight"),
+		family("jamba", testutil.TinyJamba(), requires{
+			"Mamba layer without ssm_x":      "blk.0.ssm_x.weight",
+			"Mamba layer without ssm_b_norm": "blk.1.ssm_b_norm.weight",
+			"Mamba layer without ssm_dt":     "blk.3.ssm_dt.weight",
+			"attention layer without attn_q": "blk.2.attn_q.weight",
+			"dense layer without ffn_gate":   "blk.0.ffn_gate.weight",
+		},
 			misshapen("ssm_a of one decay a channel", "blk.0.ssm_a", 1, 128),
 			misshapen("ssm_x of a wider rank", "blk.1.ssm_x.weight", 128, 48),
-			refused("inner size not twice the width", setU(".ssm.inner_size", 96), ".ssm.inner_size"),
+			refusedKey("inner size not twice the width", ".ssm.inner_size", uint32(96)),
 			unset("time step rank missing", ".ssm.time_step_rank"),
-			refused("time step rank above the inner size", setU(".ssm.time_step_rank", 129), ".ssm.time_step_rank"),
-			refused("with no attention layer", set(".attention.head_count_kv", []int32{0, 0, 0, 0}), ".attention.head_count_kv"),
-			refused("head_count_kv of one value", setU(".attention.head_count_kv", 2), ".attention.head_count_kv"),
+			refusedKey("time step rank above the inner size", ".ssm.time_step_rank", uint32(129)),
+			refusedKey("with no attention layer", ".attention.head_count_kv", []int32{0, 0, 0, 0}),
+			refusedKey("head_count_kv of one value", ".attention.head_count_kv", uint32(2)),
 			refused("router without expert_count", del(".expert_count"), "blk.1.ffn_gate_inp.weight"),
 		),
 		// mamba: every block's Mamba-1 tensors are required, D of one
 		// value a channel, and the ssm.* sizes must agree with them.
-		family("mamba", testutil.TinyMamba(),
-			missing("layer without ssm_a", "blk.2.ssm_a"),
-			missing("layer without ssm_conv1d.bias", "blk.0.ssm_conv1d.bias"),
+		family("mamba", testutil.TinyMamba(), requires{
+			"layer without ssm_a":           "blk.2.ssm_a",
+			"layer without ssm_conv1d.bias": "blk.0.ssm_conv1d.bias",
+		},
 			misshapen("ssm_conv1d of another kernel", "blk.1.ssm_conv1d.weight", 3, 128),
 			misshapen("ssm_d of one value", "blk.1.ssm_d", 1),
 			unset("state size missing", ".ssm.state_size"),
 			refused("state size of another file", setU(".ssm.state_size", 8), "blk.0.ssm_x.weight"),
-			refused("kernel huge", setU(".ssm.conv_kernel", 1<<20), ".ssm.conv_kernel"),
+			refusedKey("kernel huge", ".ssm.conv_kernel", uint32(1<<20)),
 		),
 		// rwkv7: every LoRA tensor, norm bias and the ends' norms are
 		// required; the ranks and the head size must agree with the
 		// tensors and the width; token_shift_count is 2.
-		family("rwkv7", testutil.TinyRWKV7(),
-			missing("layer without time_mix_w1", "blk.1.time_mix_w1.weight"),
-			missing("layer without time_mix_a2", "blk.2.time_mix_a2.weight"),
-			missing("layer without time_mix_v2", "blk.1.time_mix_v2.weight"),
-			missing("layer without time_mix_g1", "blk.0.time_mix_g1.weight"),
-			missing("layer without the group norm's bias", "blk.0.time_mix_ln.bias"),
-			missing("without token_embd_norm", "token_embd_norm.weight"),
-			missing("without output_norm.bias", "output_norm.bias"),
-			missing("without an output matrix", "output.weight"),
+		family("rwkv7", testutil.TinyRWKV7(), requires{
+			"layer without time_mix_w1":           "blk.1.time_mix_w1.weight",
+			"layer without time_mix_a2":           "blk.2.time_mix_a2.weight",
+			"layer without time_mix_v2":           "blk.1.time_mix_v2.weight",
+			"layer without time_mix_g1":           "blk.0.time_mix_g1.weight",
+			"layer without the group norm's bias": "blk.0.time_mix_ln.bias",
+			"without token_embd_norm":             "token_embd_norm.weight",
+			"without output_norm.bias":            "output_norm.bias",
+			"without an output matrix":            "output.weight",
+		},
 			misshapen("lerp_fused of five mixes", "blk.1.time_mix_lerp_fused.weight", 128, 1, 1, 5),
 			misshapen("layer 0 value pair at the value rank", "blk.0.time_mix_v1.weight", 128, 96),
 			refused("decay rank of another file", setU(".attention.decay_lora_rank", 64), "blk.0.time_mix_w1.weight"),
 			unset("gate rank missing", ".attention.gate_lora_rank"),
-			refused("rank wider than the model", setU(".attention.iclr_lora_rank", 256), ".attention.iclr_lora_rank"),
-			refused("head size not dividing the width", setU(".wkv.head_size", 48), ".wkv.head_size"),
-			refused("head size 0", setU(".wkv.head_size", 0), ".wkv.head_size"),
-			refused("three token shifts", setU(".token_shift_count", 3), ".token_shift_count"),
+			refusedKey("rank wider than the model", ".attention.iclr_lora_rank", uint32(256)),
+			refusedKey("head size not dividing the width", ".wkv.head_size", uint32(48)),
+			refusedKey("head size 0", ".wkv.head_size", uint32(0)),
+			refusedKey("three token shifts", ".token_shift_count", uint32(3)),
 		),
 		// smallthinker: every layer's router and experts are required (no
 		// dense feed-forward, no shared expert), and so is the gating
 		// function (llama.cpp's graph aborts without one); a window of 0
 		// is none, and a missing output matrix is the tied embedding, as
 		// llama.cpp loads them.
-		family("smallthinker", testutil.TinySmallThinker(),
-			missing("router missing", "blk.3.ffn_gate_inp.weight"),
-			missing("experts' gate missing", "blk.0.ffn_gate_exps.weight"),
+		family("smallthinker", testutil.TinySmallThinker(), requires{
+			"router missing":        "blk.3.ffn_gate_inp.weight",
+			"experts' gate missing": "blk.0.ffn_gate_exps.weight",
+		},
 			misshapen("router one expert short", "blk.1.ffn_gate_inp.weight", 64, 7),
 			misshapen("experts' up of another width", "blk.2.ffn_up_exps.weight", 64, 16, 8),
 			unset("gating function missing", ".expert_gating_func"),
-			unsupported("gating function none", setU(".expert_gating_func", 0), ".expert_gating_func"),
+			unsupportedKey("gating function none", ".expert_gating_func", uint32(0)),
 			on(testutil.TinySmallThinkerSWA(), refused("window as text", set(".attention.sliding_window", "wide"), ".attention.sliding_window")),
 			on(testutil.TinySmallThinkerSWA(), loads("window 0", setU(".attention.sliding_window", 0))),
 			on(testutil.TinySmallThinkerSWA(), loads("output tied", drop("output.weight"))),
-			refused("values of another head size", setU(".attention.value_length", 8), ".attention.value_length"),
+			refusedKey("values of another head size", ".attention.value_length", uint32(8)),
 		),
 		// glm4: the norms after attention and the feed-forward are
 		// required, ffn_up holds the gate and the up rows, the biases are
@@ -1017,9 +1062,10 @@ func hostileCases() []hostileCase {
 		// fit, a separate bias beside attn_qkv is not glm4's; the query
 		// must be as wide as the embedding (llama.cpp sizes attn_output
 		// and the fused views by it); multimodal RoPE is GLM-4.1V's.
-		family("glm4", testutil.TinyGLM4(),
-			missing("post_attention_norm missing", "blk.0.post_attention_norm.weight"),
-			missing("post_ffw_norm missing", "blk.1.post_ffw_norm.weight"),
+		family("glm4", testutil.TinyGLM4(), requires{
+			"post_attention_norm missing": "blk.0.post_attention_norm.weight",
+			"post_ffw_norm missing":       "blk.1.post_ffw_norm.weight",
+		},
 			misshapen("ffn_up without the up rows", "blk.0.ffn_up.weight", 64, 128),
 			on(testutil.TinyGLM4Fused(), misshapen("attn_qkv.bias without the value's", "blk.1.attn_qkv.bias", 96)),
 			misshapen("attn_v.bias of the query's width", "blk.1.attn_v.bias", 64),
@@ -1031,39 +1077,40 @@ func hostileCases() []hostileCase {
 			on(testutil.TinyGLM4Fused(), loads("fused without its bias", drop("blk.0.attn_qkv.bias"))),
 			on(testutil.TinyGLM4Fused(), unsupported("fused with a separate bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias")),
 			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8)), ".embedding_length"),
-			unsupported("multimodal RoPE", set(".rope.dimension_sections", []int32{2, 1, 1, 0}), ".rope.dimension_sections"),
+			unsupportedKey("multimodal RoPE", ".rope.dimension_sections", []int32{2, 1, 1, 0}),
 		),
 		// Qwen's vision-language text models: rope.dimension_sections as
 		// llama.cpp's get_key_or_arr reads it (4 int32/uint32 counts or one
 		// int32) and ggml's rope asserts it (a temporal, height or width
 		// pair; no more than the head's dims); the whole head rotated, as
 		// the graphs assert.
-		family("qwen3vl", testutil.TinyQwen3VL(),
+		family("qwen3vl", testutil.TinyQwen3VL(), requires{
+			"without attn_k_norm": "blk.1.attn_k_norm.weight",
+		},
 			unset("rope sections missing", ".rope.dimension_sections"),
-			refused("three rope sections", set(".rope.dimension_sections", []int32{8, 4, 4}), ".rope.dimension_sections"),
-			refused("five rope sections", set(".rope.dimension_sections", []int32{8, 4, 4, 0, 0}), ".rope.dimension_sections"),
-			refused("rope sections past the head", set(".rope.dimension_sections", []int32{16, 10, 10, 0}), ".rope.dimension_sections"),
-			refused("rope sections extra only", set(".rope.dimension_sections", []int32{0, 0, 0, 16}), ".rope.dimension_sections"),
+			refusedKey("three rope sections", ".rope.dimension_sections", []int32{8, 4, 4}),
+			refusedKey("five rope sections", ".rope.dimension_sections", []int32{8, 4, 4, 0, 0}),
+			refusedKey("rope sections past the head", ".rope.dimension_sections", []int32{16, 10, 10, 0}),
+			refusedKey("rope sections extra only", ".rope.dimension_sections", []int32{0, 0, 0, 16}),
 			refused("rope section negative", set(".rope.dimension_sections", []int32{-1, 9, 8, 0}), ".rope.dimension_sections[0]"),
 			refused("rope section huge uint32", func(h *hmodel) { h.set(".rope.dimension_sections", []uint32{8, 4, 4, math.MaxUint32}) }, ".rope.dimension_sections[3]"),
-			refused("rope sections floats", set(".rope.dimension_sections", []float32{8, 4, 4, 0}), ".rope.dimension_sections"),
-			refused("rope sections one uint32", setU(".rope.dimension_sections", 4), ".rope.dimension_sections"),
+			refusedKey("rope sections floats", ".rope.dimension_sections", []float32{8, 4, 4, 0}),
+			refusedKey("rope sections one uint32", ".rope.dimension_sections", uint32(4)),
 			loads("rope sections one int32", set(".rope.dimension_sections", int32(4))),
 			loads("rope sections uint32", set(".rope.dimension_sections", []uint32{8, 4, 4, 0})),
 			loads("rope sections short of the pairs", set(".rope.dimension_sections", []int32{2, 1, 1, 0})),
-			refused("half the head rotated", setU(".rope.dimension_count", 16), ".rope.dimension_count"),
-			refused("deepstack layers a string", set(".n_deepstack_layers", "3"), ".n_deepstack_layers"),
+			refusedKey("half the head rotated", ".rope.dimension_count", uint32(16)),
+			refusedKey("deepstack layers a string", ".n_deepstack_layers", "3"),
 			loads("without deepstack layers", del(".n_deepstack_layers")),
-			refused("deepstack in every layer", setU(".n_deepstack_layers", 2), ".n_deepstack_layers"),
-			missing("without attn_k_norm", "blk.1.attn_k_norm.weight"),
+			refusedKey("deepstack in every layer", ".n_deepstack_layers", uint32(2)),
 		),
-		family("qwen3vlmoe", testutil.TinyQwen3VLMoE(),
-			refused("deepstack in every layer", setU(".n_deepstack_layers", 5), ".n_deepstack_layers"),
+		family("qwen3vlmoe", testutil.TinyQwen3VLMoE(), nil,
+			refusedKey("deepstack in every layer", ".n_deepstack_layers", uint32(5)),
 			unset("expert count missing", ".expert_count"),
 			unset("rope sections missing", ".rope.dimension_sections"),
 			misshapen("experts of another width", "blk.0.ffn_up_exps.weight", 64, 64, 8),
 		),
-		family("qwen2vl", testutil.TinyQwen2VL(),
+		family("qwen2vl", testutil.TinyQwen2VL(), nil,
 			unset("rope sections missing", ".rope.dimension_sections"),
 			loads("without its biases", func(h *hmodel) {
 				for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
@@ -1077,77 +1124,84 @@ func hostileCases() []hostileCase {
 		// the embedding, and llama.cpp refuses an output.weight it would
 		// not load; one norm a block, before attention and the
 		// feed-forward alike.
-		family("cohere2", testutil.TinyCohere2(),
+		family("cohere2", testutil.TinyCohere2(), requires{
+			"attn_norm missing": "blk.3.attn_norm.weight",
+			"ffn_gate missing":  "blk.1.ffn_gate.weight",
+		},
 			unset("sliding_window missing", ".attention.sliding_window"),
 			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
 			unset("logit_scale missing", ".logit_scale"),
-			refused("logit_scale infinite", setF(".logit_scale", inf), ".logit_scale"),
+			refusedKey("logit_scale infinite", ".logit_scale", inf),
 			misshapen("with an output matrix", "output.weight", 64, 320),
-			missing("attn_norm missing", "blk.3.attn_norm.weight"),
-			missing("ffn_gate missing", "blk.1.ffn_gate.weight"),
 			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
 		),
 		// arcee: up and down, no gate; a bias llama.cpp's arcee graph would
 		// not add is refused.
-		family("arcee", testutil.TinyArcee(),
-			missing("ffn_up missing", "blk.0.ffn_up.weight"),
+		family("arcee", testutil.TinyArcee(), requires{
+			"ffn_up missing": "blk.0.ffn_up.weight",
+		},
 			misshapen("ffn_down of the width of a gated block's halves", "blk.1.ffn_down.weight", 64, 64),
 			unsupported("ffn_up.bias", func(h *hmodel) { h.put("blk.0.ffn_up.bias", quant.F32, 128) }, "blk.0.ffn_up.bias"),
 		),
 		// apertus: the four xIELU keys are required, one number or one a
 		// layer, finite; the per-head Q/K norms are required.
-		family("apertus", testutil.TinyApertus(),
+		family("apertus", testutil.TinyApertus(), requires{
+			"attn_k_norm missing": "blk.1.attn_k_norm.weight",
+		},
 			unset("xielu.beta missing", "xielu.beta"),
-			refused("xielu.eps one short", set("xielu.eps", []float32{-1e-6}), "xielu.eps"),
-			refused("xielu.alpha_p NaN", set("xielu.alpha_p", []float32{0.8, nan}), "xielu.alpha_p"),
-			refused("xielu.alpha_n a string", set("xielu.alpha_n", "0.8"), "xielu.alpha_n"),
+			refusedKey("xielu.eps one short", "xielu.eps", []float32{-1e-6}),
+			refusedKey("xielu.alpha_p NaN", "xielu.alpha_p", []float32{0.8, nan}),
+			refusedKey("xielu.alpha_n a string", "xielu.alpha_n", "0.8"),
 			loads("xielu.alpha_n one number for every layer", setF("xielu.alpha_n", 0.8)),
-			missing("attn_k_norm missing", "blk.1.attn_k_norm.weight"),
 			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
 		),
 		// hunyuan-dense: per-head Q/K norms required, and per head.
-		family("hunyuan-dense", testutil.TinyHunyuanDense(),
-			missing("attn_q_norm missing", "blk.0.attn_q_norm.weight"),
+		family("hunyuan-dense", testutil.TinyHunyuanDense(), requires{
+			"attn_q_norm missing": "blk.0.attn_q_norm.weight",
+		},
 			misshapen("attn_k_norm across all heads", "blk.1.attn_k_norm.weight", 32),
 		),
 		// exaone: the RMS epsilon is required, as llama.cpp's loader
 		// requires it; rope_freqs, when present, has a factor a rotated
 		// pair; a bias llama.cpp's exaone loader does not take is refused.
-		family("exaone", testutil.TinyExaone(),
+		family("exaone", testutil.TinyExaone(), nil,
 			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			misshapen("rope_freqs a factor short", "rope_freqs.weight", 7),
 			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
 		),
 		// starcoder2: every bias and the LayerNorm epsilon are required,
 		// as llama.cpp's loader requires them.
-		family("starcoder2", testutil.TinyStarCoder2(),
+		family("starcoder2", testutil.TinyStarCoder2(), requires{
+			"attn_norm.bias missing":   "blk.1.attn_norm.bias",
+			"ffn_norm.bias missing":    "blk.0.ffn_norm.bias",
+			"output_norm.bias missing": "output_norm.bias",
+			"attn_v.bias missing":      "blk.0.attn_v.bias",
+			"attn_output.bias missing": "blk.1.attn_output.bias",
+			"ffn_up.bias missing":      "blk.0.ffn_up.bias",
+		},
 			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
-			missing("attn_norm.bias missing", "blk.1.attn_norm.bias"),
-			missing("ffn_norm.bias missing", "blk.0.ffn_norm.bias"),
-			missing("output_norm.bias missing", "output_norm.bias"),
-			missing("attn_v.bias missing", "blk.0.attn_v.bias"),
-			missing("attn_output.bias missing", "blk.1.attn_output.bias"),
-			missing("ffn_up.bias missing", "blk.0.ffn_up.bias"),
 			misshapen("ffn_down.bias of the feed-forward's width", "blk.1.ffn_down.bias", 128),
 		),
 		// gemma: the output is the embedding, always; the RMS epsilon is
 		// required; no gate-less block.
-		family("gemma", testutil.TinyGemma(),
+		family("gemma", testutil.TinyGemma(), requires{
+			"ffn_gate missing": "blk.1.ffn_gate.weight",
+		},
 			misshapen("with an output matrix", "output.weight", 64, 320),
 			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
-			missing("ffn_gate missing", "blk.1.ffn_gate.weight"),
 			misshapen("attn_q of width/heads heads", "blk.0.attn_q.weight", 64, 64),
 		),
 		// nemotron: the output matrix, the LayerNorms' biases and the
 		// epsilon are required; the projections' biases are optional, but
 		// of their projection's width.
-		family("nemotron", testutil.TinyNemotron(),
-			missing("output missing", "output.weight"),
-			missing("ffn_norm.bias missing", "blk.1.ffn_norm.bias"),
+		family("nemotron", testutil.TinyNemotron(), requires{
+			"output missing":        "output.weight",
+			"ffn_norm.bias missing": "blk.1.ffn_norm.bias",
+		},
 			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
 			misshapen("attn_k.bias of the query's width", "blk.1.attn_k.bias", 64),
 			misshapen("ffn_up.bias of the width", "blk.1.ffn_up.bias", 64),
-			refused("rope.dimension_count odd", setU(".rope.dimension_count", 7), ".rope.dimension_count"),
+			refusedKey("rope.dimension_count odd", ".rope.dimension_count", uint32(7)),
 		),
 		// afmoe: the output gate, the four norms around attention and the
 		// feed-forward, the Q/K norms and the selection bias are required,
@@ -1156,19 +1210,20 @@ func hostileCases() []hostileCase {
 		// expert); expert_gating_func 0
 		// (none) is sigmoid; a window of 0 is none, and a missing output
 		// matrix the tied embedding.
-		family("afmoe", testutil.TinyAfmoe(),
-			missing("attn_gate missing", "blk.2.attn_gate.weight"),
+		family("afmoe", testutil.TinyAfmoe(), requires{
+			"attn_gate missing":           "blk.2.attn_gate.weight",
+			"post_attention_norm missing": "blk.0.post_attention_norm.weight",
+			"post_ffw_norm missing":       "blk.3.post_ffw_norm.weight",
+			"ffn_norm missing":            "blk.1.ffn_norm.weight",
+			"attn_k_norm missing":         "blk.3.attn_k_norm.weight",
+			"selection bias missing":      "blk.1.exp_probs_b.bias",
+			"shared expert missing":       "blk.2.ffn_down_shexp.weight",
+			"dense layer's gate missing":  "blk.0.ffn_gate.weight",
+		},
 			misshapen("attn_gate a head short", "blk.1.attn_gate.weight", 64, 48),
-			missing("post_attention_norm missing", "blk.0.post_attention_norm.weight"),
-			missing("post_ffw_norm missing", "blk.3.post_ffw_norm.weight"),
-			missing("ffn_norm missing", "blk.1.ffn_norm.weight"),
-			missing("attn_k_norm missing", "blk.3.attn_k_norm.weight"),
-			missing("selection bias missing", "blk.1.exp_probs_b.bias"),
-			missing("shared expert missing", "blk.2.ffn_down_shexp.weight"),
-			missing("dense layer's gate missing", "blk.0.ffn_gate.weight"),
 			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			unset("leading_dense_block_count missing", ".leading_dense_block_count"),
-			refused("leading_dense_block_count past the layers", setU(".leading_dense_block_count", 5), ".leading_dense_block_count"),
+			refusedKey("leading_dense_block_count past the layers", ".leading_dense_block_count", uint32(5)),
 			refused("two dense layers of one", setU(".leading_dense_block_count", 2), "leading_dense_block_count = 2"),
 			unset("expert_shared_count missing", ".expert_shared_count"),
 			loads("expert_shared_count 0, no shared experts", func(h *hmodel) {
@@ -1182,28 +1237,30 @@ func hostileCases() []hostileCase {
 			loads("gating function none", setU(".expert_gating_func", 0)),
 			loads("gating function softmax", setU(".expert_gating_func", 1)),
 			unsupported("gating function unknown", setU(".expert_gating_func", 9), ".expert_gating_func = 9"),
-			refused("values of another head size", setU(".attention.value_length", 8), ".attention.value_length"),
-			refused("window as text", set(".attention.sliding_window", "wide"), ".attention.sliding_window"),
+			refusedKey("values of another head size", ".attention.value_length", uint32(8)),
+			refusedKey("window as text", ".attention.sliding_window", "wide"),
 			loads("window 0", setU(".attention.sliding_window", 0)),
 			loads("output tied", drop("output.weight")),
 			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
 		),
-		family("gemma2", testutil.TinyGemma2(),
+		family("gemma2", testutil.TinyGemma2(), requires{
+			"post norm missing": "blk.0.post_ffw_norm.weight",
+		},
 			refused("softcap NaN", setF(".attn_logit_softcapping", nan), "attn_logit_softcapping"),
 			refused("final softcap negative", setF(".final_logit_softcapping", -30), "final_logit_softcapping"),
 			refused("sliding window huge", setU(".attention.sliding_window", 1<<30), "attention.sliding_window"),
-			missing("post norm missing", "blk.0.post_ffw_norm.weight"),
 		),
-		family("bert", testutil.TinyBert(),
-			missing("token_embd_norm.bias missing", "token_embd_norm.bias"),
+		family("bert", testutil.TinyBert(), requires{
+			"token_embd_norm.bias missing":     "token_embd_norm.bias",
+			"position_embd missing":            "position_embd.weight",
+			"attn_output_norm.bias missing":    "blk.1.attn_output_norm.bias",
+			"layer_output_norm.weight missing": "blk.0.layer_output_norm.weight",
+		},
 			misshapen("position_embd shorter than the context", "position_embd.weight", 64, 100),
-			missing("position_embd missing", "position_embd.weight"),
-			missing("attn_output_norm.bias missing", "blk.1.attn_output_norm.bias"),
-			missing("layer_output_norm.weight missing", "blk.0.layer_output_norm.weight"),
 			misshapen("attn_q.bias of the wrong size", "blk.0.attn_q.bias", 32),
 			misshapen("ffn_up.bias of the wrong size", "blk.1.ffn_up.bias", 64),
 			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
-			refused("causal a string", set(".attention.causal", "no"), ".attention.causal"),
+			refusedKey("causal a string", ".attention.causal", "no"),
 			refused("token_type_count missing", del("tokenizer.ggml.token_type_count"), "token_types.weight", "tokenizer.ggml.token_type_count"),
 			misshapen("token_types of the wrong count", "token_types.weight", 64, 3),
 			// llama.cpp takes the biases as optional: without them (as without
@@ -1215,34 +1272,37 @@ func hostileCases() []hostileCase {
 				h.drop("token_types.weight")
 			}),
 		),
-		family("nomic-bert", testutil.TinyNomicBert(),
-			missing("ffn_gate missing", "blk.1.ffn_gate.weight"),
+		family("nomic-bert", testutil.TinyNomicBert(), requires{
+			"ffn_gate missing": "blk.1.ffn_gate.weight",
+		},
 			refused("attn_qkv narrow", func(h *hmodel) { h.put("blk.0.attn_qkv.weight", quant.Q8_0, 64, 128) }, "blk.0.attn_qkv.weight"),
 			unset("pooling_type missing", ".pooling_type"),
 		),
 		// modern-bert: LayerNorms, block 0 without attn_norm.
-		family("modern-bert", testutil.TinyModernBert(),
+		family("modern-bert", testutil.TinyModernBert(), requires{
+			"token_embd_norm missing": "token_embd_norm.weight",
+			"attn_norm missing":       "blk.1.attn_norm.weight",
+		},
 			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
 			unset("causal missing", ".attention.causal"),
-			refused("sliding_window_pattern of the wrong length", set(".attention.sliding_window_pattern", []bool{true, false}), ".attention.sliding_window_pattern"),
-			missing("token_embd_norm missing", "token_embd_norm.weight"),
-			missing("attn_norm missing", "blk.1.attn_norm.weight"),
+			refusedKey("sliding_window_pattern of the wrong length", ".attention.sliding_window_pattern", []bool{true, false}),
 			misshapen("ffn_up not fused", "blk.2.ffn_up.weight", 64, 128),
 		),
 		// nomic-bert-moe: experts on the layers il mod moe_every_n_layers = 1.
-		family("nomic-bert-moe", testutil.TinyNomicBertMoE(),
+		family("nomic-bert-moe", testutil.TinyNomicBertMoE(), requires{
+			"ffn_up_exps missing": "blk.1.ffn_up_exps.weight",
+		},
 			unset("expert_used_count missing", ".expert_used_count"),
 			refused("more experts used than there are", set(".expert_used_count", uint32(9)), ".expert_used_count", ".expert_count"),
-			refused("moe_every_n_layers a string", set(".moe_every_n_layers", "two"), ".moe_every_n_layers"),
+			refusedKey("moe_every_n_layers a string", ".moe_every_n_layers", "two"),
 			// Every third layer from layer 1 would leave layer 3's router unused.
 			refusedAtLoad("router on a dense layer", set(".moe_every_n_layers", uint32(3)), "blk.3.ffn_gate_inp.weight", "moe_every_n_layers = 3"),
-			missing("ffn_up_exps missing", "blk.1.ffn_up_exps.weight"),
 			misshapen("ffn_down_exps of the wrong width", "blk.3.ffn_down_exps.weight", 64, 64, 8),
 		),
 		// The released file's XLM-R Unigram ("t5") vocabulary loads (below:
 		// an edit that changes nothing); its precompiled charsmap cut short,
 		// or a key whose replacement lies past the map, does not.
-		family("nomic-bert-moe", unigram(testutil.TinyNomicBertMoE()),
+		family("nomic-bert-moe", unigram(testutil.TinyNomicBertMoE()), nil,
 			loads("t5 tokenizer", func(h *hmodel) {}),
 			refusedAtLoad("t5 charsmap truncated", set("tokenizer.ggml.precompiled_charsmap", []uint8{0xff, 0, 0}), "precompiled charsmap", "4-byte trie size"),
 			refusedAtLoad("t5 charsmap size past its end", set("tokenizer.ggml.precompiled_charsmap", []uint8{0, 1, 0, 0, 'a', 0}), "precompiled charsmap", "trie of 256 bytes"),
@@ -1256,16 +1316,17 @@ func hostileCases() []hostileCase {
 		// jina-bert-v2: llama.cpp fixes the ALiBi maximum bias at 8 and reads
 		// no key for it, so a file's max_alibi_bias, even negative, changes
 		// nothing (model.TestJinaMaxALiBiBiasIgnored: the same bits).
-		family("jina-bert-v2", testutil.TinyJinaBertV2(),
+		family("jina-bert-v2", testutil.TinyJinaBertV2(), requires{
+			"attn_q.bias missing":                    "blk.0.attn_q.bias",
+			"attn_output.bias missing":               "blk.1.attn_output.bias",
+			"attn_k_norm missing beside attn_q_norm": "blk.0.attn_k_norm.weight",
+			"attn_q_norm.bias missing":               "blk.1.attn_q_norm.bias",
+			"ffn_down.bias missing":                  "blk.0.ffn_down.bias",
+			"layer_output_norm.bias missing":         "blk.1.layer_output_norm.bias",
+		},
 			loads("max_alibi_bias negative", setF(".attention.max_alibi_bias", -1)),
 			loads("max_alibi_bias NaN", setF(".attention.max_alibi_bias", nan)),
-			refused("causal", set(".attention.causal", true), ".attention.causal"),
-			missing("attn_q.bias missing", "blk.0.attn_q.bias"),
-			missing("attn_output.bias missing", "blk.1.attn_output.bias"),
-			missing("attn_k_norm missing beside attn_q_norm", "blk.0.attn_k_norm.weight"),
-			missing("attn_q_norm.bias missing", "blk.1.attn_q_norm.bias"),
-			missing("ffn_down.bias missing", "blk.0.ffn_down.bias"),
-			missing("layer_output_norm.bias missing", "blk.1.layer_output_norm.bias"),
+			refusedKey("causal", ".attention.causal", true),
 			// Without ffn_gate, ffn_up must hold the gate and up rows both.
 			refused("ffn_gate missing", drop("blk.0.ffn_gate.weight"), "blk.0.ffn_up.weight"),
 			misshapen("attn_q_norm of one head", "blk.0.attn_q_norm.weight", 16),
