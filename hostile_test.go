@@ -1257,14 +1257,15 @@ func hostileCases() []hostileCase {
 			"layer_output_norm.weight missing": "blk.0.layer_output_norm.weight",
 		},
 			misshapen("position_embd shorter than the context", "position_embd.weight", 64, 100),
-			misshapen("attn_q.bias of the wrong size", "blk.0.attn_q.bias", 32),
-			misshapen("ffn_up.bias of the wrong size", "blk.1.ffn_up.bias", 64),
 			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
 			refusedKey("causal a string", ".attention.causal", "no"),
 			refused("token_type_count missing", del("tokenizer.ggml.token_type_count"), "token_types.weight", "tokenizer.ggml.token_type_count"),
 			misshapen("token_types of the wrong count", "token_types.weight", 64, 3),
-			// llama.cpp takes the biases as optional: without them (as without
-			// token_types) the model loads and embeds.
+			// llama.cpp takes the biases as optional, but one present must
+			// fit: without them (as without token_types) the model loads
+			// and embeds.
+			misshapen("attn_q.bias of the wrong size", "blk.0.attn_q.bias", 32),
+			misshapen("ffn_up.bias of the wrong size", "blk.1.ffn_up.bias", 64),
 			loads("without biases or token types", func(h *hmodel) {
 				for _, n := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias", "ffn_up.bias", "ffn_down.bias"} {
 					h.drop("blk.0." + n)
