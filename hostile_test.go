@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -163,6 +165,45 @@ func (h *hmodel) bytes(tb testing.TB) []byte {
 	return buf.Bytes()
 }
 
+// The edits a test makes of a model, as values, so that a table of cases
+// can say each case's edit in a line.
+
+// set is the edit setting each key to the value after it.
+func set(kv ...any) func(*hmodel) {
+	return func(h *hmodel) {
+		for i := 0; i < len(kv); i += 2 {
+			h.set(kv[i].(string), kv[i+1])
+		}
+	}
+}
+
+// del is the edit deleting the keys.
+func del(keys ...string) func(*hmodel) {
+	return func(h *hmodel) {
+		for _, k := range keys {
+			h.del(k)
+		}
+	}
+}
+
+// drop is the edit dropping the tensors.
+func drop(names ...string) func(*hmodel) {
+	return func(h *hmodel) {
+		for _, name := range names {
+			h.drop(name)
+		}
+	}
+}
+
+// edits is the edits one after another.
+func edits(es ...func(*hmodel)) func(*hmodel) {
+	return func(h *hmodel) {
+		for _, e := range es {
+			e(h)
+		}
+	}
+}
+
 func modelBytes(tb testing.TB, s testutil.ModelSpec) []byte {
 	tb.Helper()
 	b, err := testutil.ModelBytes(s)
@@ -260,909 +301,908 @@ type hostileCase struct {
 	plan bool
 }
 
+// The constructors below say each kind of hostile case once. Within a
+// family a case is named without its architecture, which family puts
+// before the name.
+
+// requires is tensors the loader requires, each by the name of the case
+// of the file without it (missing).
+type requires map[string]string
+
+// family is the cases of one architecture and a missing case of each
+// tensor it requires, each on spec unless on puts it on another, named
+// "<arch> <its name>"; a mention ".x" is the architecture's key
+// "<arch>.x", as hmodel.key reads a key.
+func family(arch string, spec testutil.ModelSpec, req requires, cases ...hostileCase) []hostileCase {
+	for _, what := range slices.Sorted(maps.Keys(req)) {
+		cases = append(cases, missing(what, req[what]))
+	}
+	for i := range cases {
+		c := &cases[i]
+		c.name = arch + " " + c.name
+		if c.spec.Vocab == 0 {
+			c.spec = spec
+		}
+		for j, m := range c.mention {
+			if strings.HasPrefix(m, ".") {
+				c.mention[j] = arch + m
+			}
+		}
+	}
+	return cases
+}
+
+// on is c on spec rather than on its family's (or TinyLlama).
+func on(spec testutil.ModelSpec, c hostileCase) hostileCase {
+	c.spec = spec
+	return c
+}
+
+// refused is a file that Load and Plan both refuse with ErrBadModel, the
+// error mentioning each of mention: the problem is in the header.
+func refused(what string, edit func(*hmodel), mention ...string) hostileCase {
+	return hostileCase{name: what, edit: edit, want: llm.ErrBadModel, mention: mention, plan: true}
+}
+
+// refusedAtLoad is a file that Load refuses with ErrBadModel, mentioning
+// each of mention; Plan, which reads no tokenizer, may pass it.
+func refusedAtLoad(what string, edit func(*hmodel), mention ...string) hostileCase {
+	return hostileCase{name: what, edit: edit, want: llm.ErrBadModel, mention: mention}
+}
+
+// unsupported is a file that Load and Plan both refuse with
+// ErrUnsupportedArch, the error mentioning each of mention.
+func unsupported(what string, edit func(*hmodel), mention ...string) hostileCase {
+	return hostileCase{name: what, edit: edit, want: llm.ErrUnsupportedArch, mention: mention, plan: true}
+}
+
+// unsupportedAtLoad is a file that Load refuses with ErrUnsupportedArch,
+// mentioning each of mention, and Plan may pass.
+func unsupportedAtLoad(what string, edit func(*hmodel), mention ...string) hostileCase {
+	return hostileCase{name: what, edit: edit, want: llm.ErrUnsupportedArch, mention: mention}
+}
+
+// loads is a file that must load and run.
+func loads(what string, edit func(*hmodel)) hostileCase {
+	return hostileCase{name: what, edit: edit}
+}
+
+// refusedKey is the file with key set to v: ErrBadModel naming the key,
+// from the plan too.
+func refusedKey(what, key string, v any) hostileCase {
+	return refused(what, set(key, v), key)
+}
+
+// unsupportedKey is the file with key set to v: ErrUnsupportedArch naming
+// the key, from the plan too.
+func unsupportedKey(what, key string, v any) hostileCase {
+	return unsupported(what, set(key, v), key)
+}
+
+// missing is the file without tensor: ErrBadModel naming it, from the
+// plan too.
+func missing(what, tensor string) hostileCase {
+	return refused(what, func(h *hmodel) { h.drop(tensor) }, tensor)
+}
+
+// misshapen is the file with tensor F32 of dims: ErrBadModel naming it,
+// from the plan too.
+func misshapen(what, tensor string, dims ...int64) hostileCase {
+	return refused(what, func(h *hmodel) { h.put(tensor, quant.F32, dims...) }, tensor)
+}
+
+// unset is the file without the metadata key: ErrBadModel naming the key,
+// from the plan too.
+func unset(what, key string) hostileCase {
+	return refused(what, func(h *hmodel) { h.del(key) }, key)
+}
+
 func hostileCases() []hostileCase {
-	setU := func(k string, v uint32) func(*hmodel) { return func(h *hmodel) { h.set(k, v) } }
-	setF := func(k string, v float32) func(*hmodel) { return func(h *hmodel) { h.set(k, v) } }
-	drop := func(name string) func(*hmodel) { return func(h *hmodel) { h.drop(name) } }
-	del := func(k string) func(*hmodel) { return func(h *hmodel) { h.del(k) } }
+	setU := func(k string, v uint32) func(*hmodel) { return set(k, v) }
+	setF := func(k string, v float32) func(*hmodel) { return set(k, v) }
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
-	bad, arch, typ := llm.ErrBadModel, llm.ErrUnsupportedArch, llm.ErrUnsupportedType
-	// missing and misshapen are spec's file without tensor, or with it
-	// F32 of dims: ErrBadModel naming it, from the plan too.
-	missing := func(name string, spec testutil.ModelSpec, tensor string) hostileCase {
-		return hostileCase{name: name, spec: spec, edit: drop(tensor), want: bad, mention: []string{tensor}, plan: true}
-	}
-	misshapen := func(name string, spec testutil.ModelSpec, tensor string, dims ...int64) hostileCase {
-		edit := func(h *hmodel) { h.put(tensor, quant.F32, dims...) }
-		return hostileCase{name: name, spec: spec, edit: edit, want: bad, mention: []string{tensor}, plan: true}
-	}
-	return []hostileCase{
-		{name: "head_count 0", edit: setU(".attention.head_count", 0), want: bad, mention: []string{"attention.head_count"}, plan: true},
-		{name: "head_count_kv 0", edit: setU(".attention.head_count_kv", 0), want: bad, mention: []string{"attention.head_count_kv"}, plan: true},
-		{name: "head_count_kv not dividing", edit: setU(".attention.head_count_kv", 3), want: bad, mention: []string{"attention.head_count_kv"}, plan: true},
-		{name: "head_count_kv above head_count", edit: setU(".attention.head_count_kv", 8), want: bad, mention: []string{"attention.head_count_kv"}, plan: true},
-		{name: "head_count_kv huge", edit: setU(".attention.head_count_kv", 1<<31), want: bad, mention: []string{"attention.head_count_kv"}, plan: true},
-		{name: "embedding_length not divisible by head_count", edit: func(h *hmodel) {
-			h.set(".attention.head_count", uint32(6))
-			h.set(".attention.head_count_kv", uint32(6))
-		}, want: bad, mention: []string{"embedding_length", "attention.head_count"}, plan: true},
-		{name: "embedding_length huge", edit: setU(".embedding_length", 1<<30), want: bad, mention: []string{"embedding_length"}, plan: true},
-		{name: "key_length 0", edit: setU(".attention.key_length", 0), want: bad, mention: []string{"attention.key_length"}, plan: true},
-		{name: "key_length huge", edit: setU(".attention.key_length", 1<<20), want: bad, mention: []string{"attention.key_length"}, plan: true},
-		{name: "value_length huge", edit: setU(".attention.value_length", 1<<20), want: bad, mention: []string{"attention.value_length"}, plan: true},
-		{name: "key_length disagrees with tensors", edit: setU(".attention.key_length", 32), want: bad, mention: []string{"attn_q.weight"}, plan: true},
-		{name: "head dims overflow", edit: func(h *hmodel) {
-			h.set(".attention.head_count", uint32(1<<20))
-			h.set(".attention.head_count_kv", uint32(1<<20))
-			h.set(".attention.key_length", uint32(1<<12))
-		}, want: bad, mention: []string{"attention.head_count"}, plan: true},
-		{name: "rope.dimension_count odd", edit: setU(".rope.dimension_count", 15), want: bad, mention: []string{"rope.dimension_count"}, plan: true},
-		{name: "rope.dimension_count above head dim", edit: setU(".rope.dimension_count", 32), want: bad, mention: []string{"rope.dimension_count"}, plan: true},
-		{name: "rope.dimension_count 0", edit: setU(".rope.dimension_count", 0), want: bad, mention: []string{"rope.dimension_count"}, plan: true},
-		{name: "block_count 0", edit: setU(".block_count", 0), want: bad, mention: []string{"block_count"}, plan: true},
-		{name: "block_count huge", edit: setU(".block_count", 1<<20), want: bad, mention: []string{"block_count"}, plan: true},
-		{name: "block_count one too many", edit: setU(".block_count", 3), want: bad, mention: []string{"block_count"}, plan: true},
-		{name: "feed_forward_length mismatch", edit: setU(".feed_forward_length", 256), want: bad, mention: []string{"ffn_gate.weight"}, plan: true},
-		{name: "feed_forward_length missing", edit: del(".feed_forward_length"), want: bad, mention: []string{"feed_forward_length"}, plan: true},
-		{name: "context_length 0", edit: setU(".context_length", 0), want: bad, mention: []string{"context_length"}, plan: true},
-		{name: "context_length 1<<40", edit: func(h *hmodel) { h.set(".context_length", uint64(1)<<40) }, want: bad, mention: []string{"context_length"}, plan: true},
-		{name: "context_length negative", edit: func(h *hmodel) { h.set(".context_length", int32(-5)) }, want: bad, mention: []string{"context_length"}, plan: true},
-		{name: "context_length string", edit: func(h *hmodel) { h.set(".context_length", "4096") }, want: bad, mention: []string{"context_length"}, plan: true},
-		{name: "vocab of 1 token", edit: oneTokenVocab(false)}, // there is no BOS to add
-		// llama.cpp refuses add_bos_token without a BOS in the vocabulary.
-		{name: "vocab of 1 token adding BOS", edit: oneTokenVocab(true), want: bad, mention: []string{"tokenizer.ggml.add_bos_token", "tokenizer.ggml.bos_token_id"}},
-		{name: "token_embd narrower than embedding_length", edit: func(h *hmodel) {
-			h.put("token_embd.weight", quant.Q8_0, 32, 320)
-		}, want: bad, mention: []string{"token_embd.weight"}, plan: true},
-		{name: "token_embd 1-D", edit: func(h *hmodel) { h.put("token_embd.weight", quant.F32, 64*320) }, want: bad, mention: []string{"token_embd.weight"}, plan: true},
-		{name: "token_embd 3-D", edit: func(h *hmodel) { h.put("token_embd.weight", quant.F32, 64, 320, 1) }, want: bad, mention: []string{"token_embd.weight"}, plan: true},
-		{name: "token_embd missing", edit: drop("token_embd.weight"), want: bad, mention: []string{"token_embd.weight"}, plan: true},
-		{name: "output rows differ from vocab", edit: func(h *hmodel) { h.put("output.weight", quant.Q8_0, 64, 300) }, want: bad, mention: []string{"output.weight"}, plan: true},
-		{name: "tokenizer larger than token_embd", edit: func(h *hmodel) {
-			h.put("token_embd.weight", quant.Q8_0, 64, 300)
-			h.put("output.weight", quant.Q8_0, 64, 300)
-			h.set(".vocab_size", uint32(300))
-		}, want: bad, mention: []string{"tokenizer.ggml.tokens", "token_embd.weight"}, plan: true},
-		// llama.cpp sizes token_embd by the vocabulary: a row without a
-		// token (which the sampler could pick and nothing could print) is
-		// refused as firmly as a token without a row.
-		{name: "tokenizer smaller than token_embd", edit: func(h *hmodel) {
-			h.set("tokenizer.ggml.tokens", h.get("tokenizer.ggml.tokens").([]string)[:300])
-			h.set("tokenizer.ggml.scores", h.get("tokenizer.ggml.scores").([]float32)[:300])
-			h.set("tokenizer.ggml.token_type", h.get("tokenizer.ggml.token_type").([]int32)[:300])
-		}, want: bad, mention: []string{"tokenizer.ggml.tokens", "300", "token_embd.weight", "320"}, plan: true},
-		{name: "vocab_size disagrees with token_embd", edit: setU(".vocab_size", 319),
-			want: bad, mention: []string{"vocab_size", "token_embd.weight"}, plan: true},
-		{name: "vocab_size agrees", edit: setU(".vocab_size", 320)},
-		{name: "vocab_size not a number", edit: func(h *hmodel) { h.set(".vocab_size", "320") },
-			want: bad, mention: []string{"vocab_size"}, plan: true},
-		{name: "TQ1_0 tensor", spec: func() testutil.ModelSpec { s := testutil.TinyLlama(); s.FFN = 256; return s }(),
-			edit: func(h *hmodel) { h.put("blk.1.ffn_down.weight", quant.TQ1_0, 256, 64) },
-			want: typ, mention: []string{"blk.1.ffn_down.weight", "TQ1_0"}, plan: true},
-		{name: "TQ1_0 model", spec: testutil.ModelSpec{Vocab: 320, Embd: 256, Layers: 1, Heads: 4, FFN: 256, Context: 128, WeightType: quant.TQ1_0, OutputType: quant.Q8_0},
-			want: typ, mention: []string{"TQ1_0"}, plan: true},
-		// gpt-oss's expert type with the exponent byte the OCP format
-		// calls NaN in every block: ggml computes with it (2^127), and so
-		// does the model here, overflowing but never failing.
-		{name: "MXFP4 experts with exponents 0xFF", spec: func() testutil.ModelSpec {
-			s := testutil.TinyQwen3MoE()
-			s.ExpertType = quant.MXFP4
-			return s
-		}(), edit: func(h *hmodel) {
-			for i := range h.tensors {
-				if t := &h.tensors[i]; t.typ == quant.MXFP4 {
-					for k := 0; k < len(t.data); k += quant.MXFP4.BlockBytes() {
-						t.data[k] = 0xFF
+	typ := llm.ErrUnsupportedType
+	return slices.Concat(
+		[]hostileCase{
+			refused("head_count 0", setU(".attention.head_count", 0), "attention.head_count"),
+			refused("head_count_kv 0", setU(".attention.head_count_kv", 0), "attention.head_count_kv"),
+			refused("head_count_kv not dividing", setU(".attention.head_count_kv", 3), "attention.head_count_kv"),
+			refused("head_count_kv above head_count", setU(".attention.head_count_kv", 8), "attention.head_count_kv"),
+			refused("head_count_kv huge", setU(".attention.head_count_kv", 1<<31), "attention.head_count_kv"),
+			refused("embedding_length not divisible by head_count", set(".attention.head_count", uint32(6), ".attention.head_count_kv", uint32(6)), "embedding_length", "attention.head_count"),
+			refused("embedding_length huge", setU(".embedding_length", 1<<30), "embedding_length"),
+			refused("key_length 0", setU(".attention.key_length", 0), "attention.key_length"),
+			refused("key_length huge", setU(".attention.key_length", 1<<20), "attention.key_length"),
+			refused("value_length huge", setU(".attention.value_length", 1<<20), "attention.value_length"),
+			refused("key_length disagrees with tensors", setU(".attention.key_length", 32), "attn_q.weight"),
+			refused("head dims overflow", set(".attention.head_count", uint32(1<<20), ".attention.head_count_kv", uint32(1<<20), ".attention.key_length", uint32(1<<12)), "attention.head_count"),
+			refused("rope.dimension_count odd", setU(".rope.dimension_count", 15), "rope.dimension_count"),
+			refused("rope.dimension_count above head dim", setU(".rope.dimension_count", 32), "rope.dimension_count"),
+			refused("rope.dimension_count 0", setU(".rope.dimension_count", 0), "rope.dimension_count"),
+			refused("block_count 0", setU(".block_count", 0), "block_count"),
+			refused("block_count huge", setU(".block_count", 1<<20), "block_count"),
+			refused("block_count one too many", setU(".block_count", 3), "block_count"),
+			refused("feed_forward_length mismatch", setU(".feed_forward_length", 256), "ffn_gate.weight"),
+			refused("feed_forward_length missing", del(".feed_forward_length"), "feed_forward_length"),
+			refused("context_length 0", setU(".context_length", 0), "context_length"),
+			refused("context_length 1<<40", set(".context_length", uint64(1)<<40), "context_length"),
+			refused("context_length negative", set(".context_length", int32(-5)), "context_length"),
+			refused("context_length string", set(".context_length", "4096"), "context_length"),
+			loads("vocab of 1 token", oneTokenVocab(false)), // there is no BOS to add
+			// llama.cpp refuses add_bos_token without a BOS in the vocabulary.
+			refusedAtLoad("vocab of 1 token adding BOS", oneTokenVocab(true), "tokenizer.ggml.add_bos_token", "tokenizer.ggml.bos_token_id"),
+			refused("token_embd narrower than embedding_length", func(h *hmodel) {
+				h.put("token_embd.weight", quant.Q8_0, 32, 320)
+			}, "token_embd.weight"),
+			refused("token_embd 1-D", func(h *hmodel) { h.put("token_embd.weight", quant.F32, 64*320) }, "token_embd.weight"),
+			misshapen("token_embd 3-D", "token_embd.weight", 64, 320, 1),
+			missing("token_embd missing", "token_embd.weight"),
+			refused("output rows differ from vocab", func(h *hmodel) { h.put("output.weight", quant.Q8_0, 64, 300) }, "output.weight"),
+			refused("tokenizer larger than token_embd", func(h *hmodel) {
+				h.put("token_embd.weight", quant.Q8_0, 64, 300)
+				h.put("output.weight", quant.Q8_0, 64, 300)
+				h.set(".vocab_size", uint32(300))
+			}, "tokenizer.ggml.tokens", "token_embd.weight"),
+			// llama.cpp sizes token_embd by the vocabulary: a row without a
+			// token (which the sampler could pick and nothing could print) is
+			// refused as firmly as a token without a row.
+			refused("tokenizer smaller than token_embd", func(h *hmodel) {
+				h.set("tokenizer.ggml.tokens", h.get("tokenizer.ggml.tokens").([]string)[:300])
+				h.set("tokenizer.ggml.scores", h.get("tokenizer.ggml.scores").([]float32)[:300])
+				h.set("tokenizer.ggml.token_type", h.get("tokenizer.ggml.token_type").([]int32)[:300])
+			}, "tokenizer.ggml.tokens", "300", "token_embd.weight", "320"),
+			refused("vocab_size disagrees with token_embd", setU(".vocab_size", 319), "vocab_size", "token_embd.weight"),
+			loads("vocab_size agrees", setU(".vocab_size", 320)),
+			refused("vocab_size not a number", set(".vocab_size", "320"), "vocab_size"),
+			{name: "TQ1_0 tensor", spec: func() testutil.ModelSpec { s := testutil.TinyLlama(); s.FFN = 256; return s }(),
+				edit: func(h *hmodel) { h.put("blk.1.ffn_down.weight", quant.TQ1_0, 256, 64) },
+				want: typ, mention: []string{"blk.1.ffn_down.weight", "TQ1_0"}, plan: true},
+			{name: "TQ1_0 model", spec: testutil.ModelSpec{Vocab: 320, Embd: 256, Layers: 1, Heads: 4, FFN: 256, Context: 128, WeightType: quant.TQ1_0, OutputType: quant.Q8_0},
+				want: typ, mention: []string{"TQ1_0"}, plan: true},
+			// gpt-oss's expert type with the exponent byte the OCP format
+			// calls NaN in every block: ggml computes with it (2^127), and so
+			// does the model here, overflowing but never failing.
+			{name: "MXFP4 experts with exponents 0xFF", spec: func() testutil.ModelSpec {
+				s := testutil.TinyQwen3MoE()
+				s.ExpertType = quant.MXFP4
+				return s
+			}(), edit: func(h *hmodel) {
+				for i := range h.tensors {
+					if t := &h.tensors[i]; t.typ == quant.MXFP4 {
+						for k := 0; k < len(t.data); k += quant.MXFP4.BlockBytes() {
+							t.data[k] = 0xFF
+						}
 					}
 				}
-			}
-		}},
+			}},
+			{name: "norm of type I32", edit: func(h *hmodel) { h.put("blk.0.attn_norm.weight", quant.I32, 64) }, want: typ, mention: []string{"blk.0.attn_norm.weight"}, plan: true},
+			missing("output_norm missing", "output_norm.weight"),
+			missing("ffn_down missing", "blk.1.ffn_down.weight"),
+			misshapen("attn_q 3-D", "blk.0.attn_q.weight", 64, 32, 2),
+			unsupported("head_count per-layer array", set(".attention.head_count", []uint32{4, 2}), "attention.head_count"),
+			unsupported("head_count_kv per-layer array", set(".attention.head_count_kv", []int32{2, 1}), "attention.head_count_kv"),
+			loads("head_count uniform per-layer array", set(".attention.head_count", []uint32{4, 4})),
+			refused("head_count array of wrong length", set(".attention.head_count", []uint32{4, 4, 4}), "attention.head_count"),
+			unsupported("feed_forward_length per-layer array", set(".feed_forward_length", []uint32{128, 64}), "feed_forward_length"),
+			refused("rms epsilon NaN", setF(".attention.layer_norm_rms_epsilon", nan), "layer_norm_rms_epsilon"),
+			refused("rms epsilon inf", setF(".attention.layer_norm_rms_epsilon", inf), "layer_norm_rms_epsilon"),
+			refused("rms epsilon negative", setF(".attention.layer_norm_rms_epsilon", -1e-5), "layer_norm_rms_epsilon"),
+			refused("rms epsilon float64 overflowing float32", set(".attention.layer_norm_rms_epsilon", 1e300), "layer_norm_rms_epsilon"),
+			refused("rms epsilon string", set(".attention.layer_norm_rms_epsilon", "1e-5"), "layer_norm_rms_epsilon"),
+			refused("rope base 0", setF(".rope.freq_base", 0), "rope.freq_base"),
+			refused("rope base NaN", setF(".rope.freq_base", nan), "rope.freq_base"),
+			refused("rope base inf", setF(".rope.freq_base", inf), "rope.freq_base"),
+			// YaRN runs (a Qwen3 made long); DeepSeek's log multiplier does not.
+			loads("rope scaling yarn", set(".rope.scaling.type", "yarn", ".rope.scaling.factor", float32(4))),
+			loads("rope scaling yarn with a log multiplier", set(".rope.scaling.type", "yarn", ".rope.scaling.factor", float32(4), ".rope.scaling.yarn_log_multiplier", float32(1))),
+			refused("rope scaling yarn log multiplier inf", set(".rope.scaling.type", "yarn", ".rope.scaling.yarn_log_multiplier", inf), "yarn_log_multiplier"),
+			refused("rope scaling yarn beta NaN", set(".rope.scaling.type", "yarn", ".rope.scaling.yarn_beta_slow", nan), "yarn_beta_slow"),
+			unsupported("rope scaling unknown", set(".rope.scaling.type", "dynamic"), "dynamic"),
+			refused("rope scaling linear factor NaN", set(".rope.scaling.type", "linear", ".rope.scaling.factor", nan), "rope.scaling.factor"),
+			refused("rope scaling linear factor inf", set(".rope.scaling.type", "linear", ".rope.scaling.factor", inf), "rope.scaling.factor"),
+			misshapen("rope_freqs wrong length", "rope_freqs.weight", 5),
+			refusedAtLoad("scores shorter than tokens", set("tokenizer.ggml.scores", []float32{0, 0, 0}), "tokenizer.ggml.scores"),
+			refusedAtLoad("token types shorter than tokens", set("tokenizer.ggml.token_type", []int32{1}), "tokenizer.ggml.token_type"),
+			refusedAtLoad("tokens missing", del("tokenizer.ggml.tokens"), "tokenizer.ggml.tokens"),
+			refusedAtLoad("tokens empty", set("tokenizer.ggml.tokens", []string{}), "tokenizer.ggml.tokens"),
+			refusedAtLoad("tokens duplicate", func(h *hmodel) {
+				toks := append([]string(nil), h.get("tokenizer.ggml.tokens").([]string)...)
+				toks[300] = toks[299]
+				h.set("tokenizer.ggml.tokens", toks)
+			}, "duplicate"),
+			refusedAtLoad("tokens of type uint32", set("tokenizer.ggml.tokens", make([]uint32, 320)), "tokenizer.ggml.tokens"),
+			loads("bos id out of range", setU("tokenizer.ggml.bos_token_id", 100000)),
+			loads("eos id max uint32", setU("tokenizer.ggml.eos_token_id", math.MaxUint32)),
+			loads("token type out of range", func(h *hmodel) {
+				types := append([]int32(nil), h.get("tokenizer.ggml.token_type").([]int32)...)
+				types[300], types[301] = -7, 1<<30
+				h.set("tokenizer.ggml.token_type", types)
+			}),
+			unsupportedAtLoad("tokenizer model unknown", set("tokenizer.ggml.model", "unknown"), "unknown"),
+			refusedAtLoad("tokenizer model missing", del("tokenizer.ggml.model"), "tokenizer.ggml.model"),
+			loads("gpt2 merges well formed", func(h *hmodel) { gpt2Vocab(h, 320, []string{"a b", "b c", "ab c"}) }),
+			loads("gpt2 merges malformed", func(h *hmodel) {
+				gpt2Vocab(h, 320, []string{"", " ", "abc", "a b c", "  a", "\x00 \xff", "zz yy", "a b"})
+			}),
+			refusedAtLoad("gpt2 merges missing", func(h *hmodel) { gpt2Vocab(h, 320, nil); h.del("tokenizer.ggml.merges") }, "tokenizer.ggml.merges"),
+			unsupportedAtLoad("gpt2 pre-tokenizer unknown", func(h *hmodel) { gpt2Vocab(h, 320, nil); h.set("tokenizer.ggml.pre", "nonesuch") }, "nonesuch"),
+			loads("gpt2 pre-tokenizer tekken", func(h *hmodel) { gpt2Vocab(h, 320, nil); h.set("tokenizer.ggml.pre", "tekken") }),
+			unsupported("architecture unknown", set("general.architecture", "rwkv6"), "rwkv6"),
+			unset("architecture missing", "general.architecture"),
+			refusedKey("architecture not a string", "general.architecture", uint32(1)),
+			loads("tensor of block -1", func(h *hmodel) { h.put("blk.-1.attn_norm.weight", quant.F32, 64) }),
+			loads("tensor of block huge", func(h *hmodel) { h.put("blk.99999999999999999999.attn_norm.weight", quant.F32, 64) }),
+			unsupported("mixture of experts", func(h *hmodel) { h.put("blk.0.ffn_gate_inp.weight", quant.F32, 64, 4) }, "blk.0.ffn_gate_inp.weight"),
+			unsupported("mixture of experts by metadata", set(".expert_count", uint32(8)), "expert_count"),
+			// llama.cpp loads these biases as optional for llama and granite:
+			// a file that has one must be refused, not run without it.
+			unsupported("llama with attn_q.bias", func(h *hmodel) { h.put("blk.1.attn_q.bias", quant.F32, 64) }, "blk.1.attn_q.bias"),
+			// NaN weights are data, not metadata: the model loads and runs, and
+			// its logits are NaN. Sampling from NaN logits picks some token;
+			// nothing panics.
+			{name: "F32 weights all NaN", spec: func() testutil.ModelSpec { s := testutil.TinyLlama(); s.WeightType = quant.F32; return s }(),
+				edit: func(h *hmodel) {
+					for i := range h.tensors {
+						t := &h.tensors[i]
+						t.data = nanData(int64(len(t.data) / 4))
+					}
+				}},
+		},
 		// lfm2moe: its gating function, its leading dense layers and the
 		// tensors each kind of layer must have; a selection bias of NaNs
 		// chooses experts all the same (NaN last), as it never fails.
-		{name: "lfm2moe gating 9", spec: testutil.TinyLFM2MoE(), edit: setU(".expert_gating_func", 9),
-			want: arch, mention: []string{"lfm2moe.expert_gating_func = 9"}, plan: true},
-		{name: "lfm2moe dense lead past the blocks", spec: testutil.TinyLFM2MoE(), edit: setU(".leading_dense_block_count", 5),
-			want: bad, mention: []string{"leading_dense_block_count"}, plan: true},
-		missing("lfm2moe dense layer without ffn_gate", testutil.TinyLFM2MoE(), "blk.0.ffn_gate.weight"),
-		{name: "lfm2moe dense lead covering an expert layer", spec: testutil.TinyLFM2MoE(), edit: setU(".leading_dense_block_count", 2),
-			want: bad, mention: []string{"blk.1.ffn_gate_inp.weight", "leading_dense_block_count = 2"}, plan: true},
-		misshapen("lfm2moe router in a dense layer", testutil.TinyLFM2MoE(), "blk.0.ffn_gate_inp.weight", 64, 8),
-		missing("lfm2moe without a selection bias", testutil.TinyLFM2MoE(), "blk.3.exp_probs_b.bias"),
-		{name: "lfm2moe selection bias of NaNs", spec: testutil.TinyLFM2MoE(), edit: func(h *hmodel) {
-			t := h.tensor("blk.1.exp_probs_b.bias")
-			for k := 0; k < len(t.data); k += 4 {
-				binary.LittleEndian.PutUint32(t.data[k:], math.Float32bits(float32(math.NaN())))
-			}
-		}},
+		family("lfm2moe", testutil.TinyLFM2MoE(), requires{
+			"dense layer without ffn_gate": "blk.0.ffn_gate.weight",
+			"without a selection bias":     "blk.3.exp_probs_b.bias",
+		},
+			unsupported("gating 9", setU(".expert_gating_func", 9), ".expert_gating_func = 9"),
+			refused("dense lead past the blocks", setU(".leading_dense_block_count", 5), "leading_dense_block_count"),
+			refused("dense lead covering an expert layer", setU(".leading_dense_block_count", 2), "blk.1.ffn_gate_inp.weight", "leading_dense_block_count = 2"),
+			misshapen("router in a dense layer", "blk.0.ffn_gate_inp.weight", 64, 8),
+			loads("selection bias of NaNs", func(h *hmodel) {
+				t := h.tensor("blk.1.exp_probs_b.bias")
+				for k := 0; k < len(t.data); k += 4 {
+					binary.LittleEndian.PutUint32(t.data[k:], math.Float32bits(float32(math.NaN())))
+				}
+			}),
+		),
 		// gemma3n: its AltUp, per-layer, shared-KV and sparsity keys, and
 		// the tensors only it has; the shared_kv_layers float32 of early
 		// conversions is taken when it holds a count.
-		{name: "gemma3n per-layer width wrong", spec: testutil.TinyGemma3n(), edit: setU(".embedding_length_per_layer_input", 16),
-			want: bad, mention: []string{"per_layer_token_embd.weight", "embedding_length_per_layer_input = 16"}, plan: true},
-		// llama.cpp's text model leaves the vision and audio towers'
-		// tensors alone (its converter writes them to another file).
-		{name: "gemma3n with vision and audio tensors", spec: testutil.TinyGemma3n(), edit: func(h *hmodel) {
-			h.put("v.patch_embd.weight", quant.F16, 64, 64)
-			h.put("a.blk.0.attn_q.weight", quant.F16, 64, 64)
-			h.put("mm.input_projection.weight", quant.F32, 64, 64)
-		}},
-		{name: "gemma3n altup inputs 0", spec: testutil.TinyGemma3n(), edit: setU(".altup.num_inputs", 0),
-			want: bad, mention: []string{"gemma3n.altup.num_inputs = 0"}, plan: true},
-		{name: "gemma3n altup inputs 1", spec: testutil.TinyGemma3n(), edit: setU(".altup.num_inputs", 1),
-			want: bad, mention: []string{"gemma3n.altup.num_inputs = 1"}, plan: true},
-		{name: "gemma3n altup inputs disagree with altup_proj", spec: testutil.TinyGemma3n(), edit: setU(".altup.num_inputs", 3),
-			want: bad, mention: []string{"altup_proj.weight"}, plan: true},
-		{name: "gemma3n active stream out of range", spec: testutil.TinyGemma3n(), edit: setU(".altup.active_idx", 4),
-			want: bad, mention: []string{"gemma3n.altup.active_idx = 4"}, plan: true},
-		{name: "gemma3n shared KV beyond the layers", spec: testutil.TinyGemma3n(), edit: setU(".attention.shared_kv_layers", 9),
-			want: bad, mention: []string{"gemma3n.attention.shared_kv_layers = 9"}, plan: true},
-		{name: "gemma3n shared KV of the wrong kind", spec: testutil.TinyGemma3n(), edit: setU(".attention.shared_kv_layers", 1),
-			want: bad, mention: []string{"gemma3n.attention.shared_kv_layers = 1", "windowed"}, plan: true},
-		{name: "gemma3n shared KV as float32", spec: testutil.TinyGemma3n(), edit: func(h *hmodel) { h.set(".attention.shared_kv_layers", float32(2)) }},
-		{name: "gemma3n shared KV fractional", spec: testutil.TinyGemma3n(), edit: func(h *hmodel) { h.set(".attention.shared_kv_layers", float32(1.5)) },
-			want: bad, mention: []string{"shared_kv_layers"}, plan: true},
-		{name: "gemma3n sparsity scales of another length", spec: testutil.TinyGemma3n(), edit: func(h *hmodel) { h.set(".activation_sparsity_scale", []float32{1, 2}) },
-			want: bad, mention: []string{"activation_sparsity_scale"}, plan: true},
-		{name: "gemma3n without a window", spec: testutil.TinyGemma3n(), edit: del(".attention.sliding_window"),
-			want: bad, mention: []string{"gemma3n.attention.sliding_window"}, plan: true},
-		missing("gemma3n without laurel_l", testutil.TinyGemma3n(), "blk.2.laurel_l.weight"),
-		missing("gemma3n without the first laurel_l", testutil.TinyGemma3n(), "blk.0.laurel_l.weight"),
-		missing("gemma3n without per_layer_token_embd", testutil.TinyGemma3n(), "per_layer_token_embd.weight"),
-		missing("gemma3n without altup_unembd_proj", testutil.TinyGemma3n(), "altup_unembd_proj.weight"),
-		missing("gemma3n without a router", testutil.TinyGemma3n(), "blk.3.altup_router.weight"),
-		missing("gemma3n without a shared layer's attn_k", testutil.TinyGemma3n(), "blk.3.attn_k.weight"),
+		family("gemma3n", testutil.TinyGemma3n(), requires{
+			"without laurel_l":                "blk.2.laurel_l.weight",
+			"without the first laurel_l":      "blk.0.laurel_l.weight",
+			"without per_layer_token_embd":    "per_layer_token_embd.weight",
+			"without altup_unembd_proj":       "altup_unembd_proj.weight",
+			"without a router":                "blk.3.altup_router.weight",
+			"without a shared layer's attn_k": "blk.3.attn_k.weight",
+		},
+			refused("per-layer width wrong", setU(".embedding_length_per_layer_input", 16), "per_layer_token_embd.weight", "embedding_length_per_layer_input = 16"),
+			// llama.cpp's text model leaves the vision and audio towers'
+			// tensors alone (its converter writes them to another file).
+			loads("with vision and audio tensors", func(h *hmodel) {
+				h.put("v.patch_embd.weight", quant.F16, 64, 64)
+				h.put("a.blk.0.attn_q.weight", quant.F16, 64, 64)
+				h.put("mm.input_projection.weight", quant.F32, 64, 64)
+			}),
+			refused("altup inputs 0", setU(".altup.num_inputs", 0), ".altup.num_inputs = 0"),
+			refused("altup inputs 1", setU(".altup.num_inputs", 1), ".altup.num_inputs = 1"),
+			refused("altup inputs disagree with altup_proj", setU(".altup.num_inputs", 3), "altup_proj.weight"),
+			refused("active stream out of range", setU(".altup.active_idx", 4), ".altup.active_idx = 4"),
+			refused("shared KV beyond the layers", setU(".attention.shared_kv_layers", 9), ".attention.shared_kv_layers = 9"),
+			refused("shared KV of the wrong kind", setU(".attention.shared_kv_layers", 1), ".attention.shared_kv_layers = 1", "windowed"),
+			loads("shared KV as float32", set(".attention.shared_kv_layers", float32(2))),
+			refused("shared KV fractional", set(".attention.shared_kv_layers", float32(1.5)), "shared_kv_layers"),
+			refused("sparsity scales of another length", set(".activation_sparsity_scale", []float32{1, 2}), "activation_sparsity_scale"),
+			unset("without a window", ".attention.sliding_window"),
+		),
 		// gemma4: its head sizes, layer kinds, per-layer counts and
 		// tensors; layer_output_scale and attn_v are optional.
-		{name: "gemma4 without key_length_swa", spec: testutil.TinyGemma4(), edit: del(".attention.key_length_swa"),
-			want: bad, mention: []string{"gemma4.attention.key_length_swa"}, plan: true},
-		{name: "gemma4 value_length_swa differs", spec: testutil.TinyGemma4(), edit: setU(".attention.value_length_swa", 64),
-			want: bad, mention: []string{"gemma4.attention.value_length_swa = 64"}, plan: true},
-		{name: "gemma4 without a layer pattern", spec: testutil.TinyGemma4(), edit: del(".attention.sliding_window_pattern"),
-			want: bad, mention: []string{"gemma4.attention.sliding_window_pattern"}, plan: true},
-		{name: "gemma4 layer pattern a single value", spec: testutil.TinyGemma4(), edit: setU(".attention.sliding_window_pattern", 5),
-			want: bad, mention: []string{"gemma4.attention.sliding_window_pattern"}, plan: true},
-		{name: "gemma4 without per-layer input width", spec: testutil.TinyGemma4(), edit: del(".embedding_length_per_layer_input"),
-			want: bad, mention: []string{"gemma4.embedding_length_per_layer_input"}, plan: true},
-		{name: "gemma4 KV heads not dividing", spec: testutil.TinyGemma4(), edit: func(h *hmodel) { h.set(".attention.head_count_kv", []int32{2, 2, 3, 2, 1}) },
-			want: bad, mention: []string{"gemma4.attention.head_count_kv"}, plan: true},
-		{name: "gemma4 query heads per layer", spec: testutil.TinyGemma4(), edit: func(h *hmodel) { h.set(".attention.head_count", []int32{4, 4, 2, 4, 4}) },
-			want: llm.ErrUnsupportedArch, mention: []string{"gemma4.attention.head_count"}},
-		{name: "gemma4 rotating more than the windowed head", spec: testutil.TinyGemma4(), edit: setU(".rope.dimension_count_swa", 48),
-			want: bad, mention: []string{"gemma4.rope.dimension_count_swa = 48"}, plan: true},
-		{name: "gemma4 without rope_freqs", spec: testutil.TinyGemma4(), edit: drop("rope_freqs.weight"),
-			want: bad, mention: []string{"rope_freqs.weight"}, plan: true},
-		{name: "gemma4 without per_layer_token_embd", spec: testutil.TinyGemma4(), edit: drop("per_layer_token_embd.weight"),
-			want: bad, mention: []string{"per_layer_token_embd.weight"}, plan: true},
-		{name: "gemma4 without a global layer's attn_q", spec: testutil.TinyGemma4(), edit: drop("blk.2.attn_q.weight"),
-			want: bad, mention: []string{"blk.2.attn_q.weight"}, plan: true},
-		{name: "gemma4 without an owning layer's attn_k", spec: testutil.TinyGemma4(), edit: drop("blk.1.attn_k.weight"),
-			want: bad, mention: []string{"blk.1.attn_k.weight"}, plan: true},
-		{name: "gemma4 without inp_gate", spec: testutil.TinyGemma4(), edit: drop("blk.4.inp_gate.weight"),
-			want: bad, mention: []string{"blk.4.inp_gate.weight"}, plan: true},
-		{name: "gemma4 without layer_output_scale", spec: testutil.TinyGemma4(), edit: drop("blk.3.layer_output_scale.weight")},
-		// gemma4's experts (26B-A4B): the counts, the width, each tensor
-		// of an expert block; a router in a dense model.
-		{name: "gemma4 expert_count without expert_used_count", spec: testutil.TinyGemma4(), edit: setU(".expert_count", 8),
-			want: bad, mention: []string{"gemma4.expert_used_count"}, plan: true},
-		{name: "gemma4 expert_used_count without experts", spec: testutil.TinyGemma4(), edit: setU(".expert_used_count", 2),
-			want: bad, mention: []string{"gemma4.expert_used_count", "gemma4.expert_count"}, plan: true},
-		{name: "gemma4 without expert_feed_forward_length", spec: testutil.TinyGemma4MoE(), edit: del(".expert_feed_forward_length"),
-			want: bad, mention: []string{"gemma4.expert_feed_forward_length"}, plan: true},
-		{name: "gemma4 more experts used than there are", spec: testutil.TinyGemma4MoE(), edit: setU(".expert_used_count", 9),
-			want: bad, mention: []string{"gemma4.expert_used_count = 9"}, plan: true},
-		{name: "gemma4 router in a dense model", spec: testutil.TinyGemma4MoE(), edit: func(h *hmodel) {
-			h.set(".expert_count", uint32(0))
-			h.set(".expert_used_count", uint32(0))
-		}, want: bad, mention: []string{"blk.0.ffn_gate_inp.weight", "expert_count = 0"}, plan: true},
-		missing("gemma4 without a router", testutil.TinyGemma4MoE(), "blk.3.ffn_gate_inp.weight"),
-		missing("gemma4 without the router's scale", testutil.TinyGemma4MoE(), "blk.1.ffn_gate_inp.scale"),
-		missing("gemma4 without pre_ffw_norm_2", testutil.TinyGemma4MoE(), "blk.2.pre_ffw_norm_2.weight"),
-		missing("gemma4 without post_ffw_norm_1", testutil.TinyGemma4MoE(), "blk.0.post_ffw_norm_1.weight"),
-		missing("gemma4 without post_ffw_norm_2", testutil.TinyGemma4MoE(), "blk.3.post_ffw_norm_2.weight"),
-		missing("gemma4 without ffn_down_exps", testutil.TinyGemma4MoE(), "blk.1.ffn_down_exps.weight"),
-		{name: "gemma4 without the experts' gate and up", spec: testutil.TinyGemma4MoE(), edit: drop("blk.2.ffn_gate_up_exps.weight"),
-			want: bad, mention: []string{"blk.2.ffn_gate_exps.weight"}, plan: true},
-		missing("gemma4 without the dense feed-forward beside the experts", testutil.TinyGemma4MoE(), "blk.0.ffn_gate.weight"),
-		misshapen("gemma4 fused experts of another width", testutil.TinyGemma4MoE(), "blk.0.ffn_gate_up_exps.weight", 64, 48, 8),
-		misshapen("gemma4 expert output scales of another count", testutil.TinyGemma4MoE(), "blk.0.ffn_down_exps.scale", 4),
-		{name: "gemma4 without expert output scales", spec: testutil.TinyGemma4MoE(), edit: func(h *hmodel) {
-			for l := range 4 {
-				h.drop(fmt.Sprintf("blk.%d.ffn_down_exps.scale", l))
-			}
-		}},
+		family("gemma4", testutil.TinyGemma4(), requires{
+			"without rope_freqs":               "rope_freqs.weight",
+			"without per_layer_token_embd":     "per_layer_token_embd.weight",
+			"without a global layer's attn_q":  "blk.2.attn_q.weight",
+			"without an owning layer's attn_k": "blk.1.attn_k.weight",
+			"without inp_gate":                 "blk.4.inp_gate.weight",
+		},
+			unset("without key_length_swa", ".attention.key_length_swa"),
+			refused("value_length_swa differs", setU(".attention.value_length_swa", 64), ".attention.value_length_swa = 64"),
+			unset("without a layer pattern", ".attention.sliding_window_pattern"),
+			refusedKey("layer pattern a single value", ".attention.sliding_window_pattern", uint32(5)),
+			unset("without per-layer input width", ".embedding_length_per_layer_input"),
+			refusedKey("KV heads not dividing", ".attention.head_count_kv", []int32{2, 2, 3, 2, 1}),
+			unsupportedAtLoad("query heads per layer", set(".attention.head_count", []int32{4, 4, 2, 4, 4}), ".attention.head_count"),
+			refused("rotating more than the windowed head", setU(".rope.dimension_count_swa", 48), ".rope.dimension_count_swa = 48"),
+			loads("without layer_output_scale", drop("blk.3.layer_output_scale.weight")),
+			// gemma4's experts (26B-A4B): the counts, the width, each tensor
+			// of an expert block; a router in a dense model.
+			refused("expert_count without expert_used_count", setU(".expert_count", 8), ".expert_used_count"),
+			refused("expert_used_count without experts", setU(".expert_used_count", 2), ".expert_used_count", ".expert_count"),
+		),
+		family("gemma4", testutil.TinyGemma4MoE(), requires{
+			"without a router":                                  "blk.3.ffn_gate_inp.weight",
+			"without the router's scale":                        "blk.1.ffn_gate_inp.scale",
+			"without pre_ffw_norm_2":                            "blk.2.pre_ffw_norm_2.weight",
+			"without post_ffw_norm_1":                           "blk.0.post_ffw_norm_1.weight",
+			"without post_ffw_norm_2":                           "blk.3.post_ffw_norm_2.weight",
+			"without ffn_down_exps":                             "blk.1.ffn_down_exps.weight",
+			"without the dense feed-forward beside the experts": "blk.0.ffn_gate.weight",
+		},
+			unset("without expert_feed_forward_length", ".expert_feed_forward_length"),
+			refused("more experts used than there are", setU(".expert_used_count", 9), ".expert_used_count = 9"),
+			refused("router in a dense model", set(".expert_count", uint32(0), ".expert_used_count", uint32(0)), "blk.0.ffn_gate_inp.weight", "expert_count = 0"),
+			refused("without the experts' gate and up", drop("blk.2.ffn_gate_up_exps.weight"), "blk.2.ffn_gate_exps.weight"),
+			misshapen("fused experts of another width", "blk.0.ffn_gate_up_exps.weight", 64, 48, 8),
+			misshapen("expert output scales of another count", "blk.0.ffn_down_exps.scale", 4),
+			loads("without expert output scales", func(h *hmodel) {
+				for l := range 4 {
+					h.drop(fmt.Sprintf("blk.%d.ffn_down_exps.scale", l))
+				}
+			}),
+		),
 		// deepseek2: every size of the latent attention checked against
 		// the others and the tensors, the expert counts, the groups.
-		{name: "deepseek2 kv_lora_rank 0", spec: testutil.TinyDeepSeek2(), edit: setU(".attention.kv_lora_rank", 0),
-			want: bad, mention: []string{"deepseek2.attention.kv_lora_rank = 0"}, plan: true},
-		{name: "deepseek2 kv_lora_rank missing", spec: testutil.TinyDeepSeek2(), edit: del(".attention.kv_lora_rank"),
-			want: bad, mention: []string{"deepseek2.attention.kv_lora_rank"}, plan: true},
-		{name: "deepseek2 kv_lora_rank disagreeing with key_length", spec: testutil.TinyDeepSeek2(), edit: setU(".attention.kv_lora_rank", 32),
-			want: bad, mention: []string{"deepseek2.attention.key_length = 80"}, plan: true},
-		{name: "deepseek2 rope dims past key_length_mla", spec: testutil.TinyDeepSeek2(), edit: setU(".rope.dimension_count", 48),
-			want: bad, mention: []string{"deepseek2.rope.dimension_count = 48", "key_length_mla"}, plan: true},
-		{name: "deepseek2 value_length not the latent", spec: testutil.TinyDeepSeek2(), edit: setU(".attention.value_length", 32),
-			want: bad, mention: []string{"deepseek2.attention.value_length = 32"}, plan: true},
-		{name: "deepseek2 two KV heads", spec: testutil.TinyDeepSeek2(), edit: setU(".attention.head_count_kv", 2),
-			want: bad, mention: []string{"deepseek2.attention.head_count_kv = 2"}, plan: true},
-		{name: "deepseek2 key_length_mla without value_length_mla", spec: testutil.TinyDeepSeek2(), edit: del(".attention.key_length_mla"),
-			want: bad, mention: []string{"deepseek2.attention.key_length_mla"}, plan: true},
-		missing("deepseek2 older form without attn_kv_b", testutil.TinyDeepSeek2KVB(), "blk.2.attn_kv_b.weight"),
-		{name: "minicpm3 q_lora_rank missing", spec: testutil.TinyMiniCPM3(), edit: del(".attention.q_lora_rank"),
-			want: bad, mention: []string{"minicpm3.attention.q_lora_rank"}, plan: true},
-		{name: "minicpm3 q_lora_rank 0", spec: testutil.TinyMiniCPM3(), edit: setU(".attention.q_lora_rank", 0),
-			want: bad, mention: []string{"minicpm3.attention.q_lora_rank = 0"}, plan: true},
-		{name: "minicpm3 fewer KV heads than heads", spec: testutil.TinyMiniCPM3(), edit: setU(".attention.head_count_kv", 2),
-			want: bad, mention: []string{"minicpm3.attention.head_count_kv = 2"}, plan: true},
-		missing("minicpm3 without attn_kv_b", testutil.TinyMiniCPM3(), "blk.1.attn_kv_b.weight"),
-		missing("minicpm3 without attn_q_a_norm", testutil.TinyMiniCPM3(), "blk.0.attn_q_a_norm.weight"),
-		misshapen("minicpm3 attn_kv_a_mqa of the wrong shape", testutil.TinyMiniCPM3(), "blk.0.attn_kv_a_mqa.weight", 64, 64),
-		{name: "minicpm3 rope_factors_short of the wrong length", spec: testutil.TinyMiniCPM3(), edit: func(h *hmodel) { h.put("rope_factors_short.weight", quant.F32, 16) },
-			want: bad, mention: []string{"rope_factors_short.weight"}},
-		{name: "deepseek2 older form with one KV head", spec: testutil.TinyDeepSeek2KVB(), edit: setU(".attention.head_count_kv", 1),
-			want: bad, mention: []string{"deepseek2.attention.head_count_kv = 1"}, plan: true},
-		{name: "deepseek2 older form with split tensors", spec: testutil.TinyDeepSeek2(), edit: func(h *hmodel) {
-			h.del(".attention.key_length_mla")
-			h.del(".attention.value_length_mla")
-		}, want: bad, plan: true},
-		missing("deepseek2 attn_k_b missing", testutil.TinyDeepSeek2(), "blk.1.attn_k_b.weight"),
-		misshapen("deepseek2 attn_v_b of the wrong shape", testutil.TinyDeepSeek2(), "blk.0.attn_v_b.weight", 64, 32, 2),
-		{name: "deepseek2 q_lora_rank without attn_q_a", spec: testutil.TinyDeepSeek2(), edit: setU(".attention.q_lora_rank", 32),
-			want: bad, mention: []string{"blk.0.attn_q_a.weight"}, plan: true},
-		missing("deepseek2 attn_q_a_norm missing", testutil.TinyDeepSeek3(), "blk.2.attn_q_a_norm.weight"),
-		{name: "deepseek2 more experts used than there are", spec: testutil.TinyDeepSeek2(), edit: setU(".expert_used_count", 9),
-			want: bad, mention: []string{"deepseek2.expert_used_count = 9"}, plan: true},
-		{name: "deepseek2 expert_shared_count missing", spec: testutil.TinyDeepSeek2(), edit: del(".expert_shared_count"),
-			want: bad, mention: []string{"deepseek2.expert_shared_count"}, plan: true},
-		{name: "deepseek2 shared expert of the wrong width", spec: testutil.TinyDeepSeek2(), edit: setU(".expert_shared_count", 3),
-			want: bad, mention: []string{"ffn_gate_shexp.weight"}, plan: true},
-		{name: "deepseek2 groups not dividing the experts", spec: testutil.TinyDeepSeek3(), edit: setU(".expert_group_count", 3),
-			want: bad, mention: []string{"deepseek2.expert_group_count = 3 does not divide"}, plan: true},
-		{name: "deepseek2 every group used", spec: testutil.TinyDeepSeek3(), edit: setU(".expert_group_used_count", 4),
-			want: bad, mention: []string{"deepseek2.expert_group_used_count = 4"}, plan: true},
-		{name: "deepseek2 groups too few for the experts used", spec: testutil.TinyDeepSeek3(), edit: func(h *hmodel) {
-			h.set(".expert_group_used_count", uint32(1))
-			h.set(".expert_used_count", uint32(3))
-		}, want: bad, mention: []string{"deepseek2.expert_used_count = 3"}, plan: true},
-		{name: "deepseek2 negative expert scale", spec: testutil.TinyDeepSeek2(), edit: setF(".expert_weights_scale", -1),
-			want: bad, mention: []string{"deepseek2.expert_weights_scale"}, plan: true},
-		{name: "deepseek2 dense lead past the blocks", spec: testutil.TinyDeepSeek2(), edit: setU(".leading_dense_block_count", 4),
-			want: bad, mention: []string{"deepseek2.leading_dense_block_count"}, plan: true},
-		{name: "deepseek2 temperature scale", spec: testutil.TinyDeepSeek2(), edit: setF(".attention.temperature_scale", 0.1),
-			want: arch, mention: []string{"deepseek2.attention.temperature_scale"}, plan: true},
-		{name: "norm of type I32", edit: func(h *hmodel) { h.put("blk.0.attn_norm.weight", quant.I32, 64) }, want: typ, mention: []string{"blk.0.attn_norm.weight"}, plan: true},
-		{name: "output_norm missing", edit: drop("output_norm.weight"), want: bad, mention: []string{"output_norm.weight"}, plan: true},
-		{name: "ffn_down missing", edit: drop("blk.1.ffn_down.weight"), want: bad, mention: []string{"blk.1.ffn_down.weight"}, plan: true},
-		{name: "attn_q 3-D", edit: func(h *hmodel) { h.put("blk.0.attn_q.weight", quant.F32, 64, 32, 2) }, want: bad, mention: []string{"blk.0.attn_q.weight"}, plan: true},
-		{name: "head_count per-layer array", edit: func(h *hmodel) { h.set(".attention.head_count", []uint32{4, 2}) },
-			want: arch, mention: []string{"attention.head_count"}, plan: true},
-		{name: "head_count_kv per-layer array", edit: func(h *hmodel) { h.set(".attention.head_count_kv", []int32{2, 1}) },
-			want: arch, mention: []string{"attention.head_count_kv"}, plan: true},
-		{name: "head_count uniform per-layer array", edit: func(h *hmodel) { h.set(".attention.head_count", []uint32{4, 4}) }},
-		{name: "head_count array of wrong length", edit: func(h *hmodel) { h.set(".attention.head_count", []uint32{4, 4, 4}) },
-			want: bad, mention: []string{"attention.head_count"}, plan: true},
-		{name: "feed_forward_length per-layer array", edit: func(h *hmodel) { h.set(".feed_forward_length", []uint32{128, 64}) },
-			want: arch, mention: []string{"feed_forward_length"}, plan: true},
-		{name: "rms epsilon NaN", edit: setF(".attention.layer_norm_rms_epsilon", nan), want: bad, mention: []string{"layer_norm_rms_epsilon"}, plan: true},
-		{name: "rms epsilon inf", edit: setF(".attention.layer_norm_rms_epsilon", inf), want: bad, mention: []string{"layer_norm_rms_epsilon"}, plan: true},
-		{name: "rms epsilon negative", edit: setF(".attention.layer_norm_rms_epsilon", -1e-5), want: bad, mention: []string{"layer_norm_rms_epsilon"}, plan: true},
-		{name: "rms epsilon float64 overflowing float32", edit: func(h *hmodel) { h.set(".attention.layer_norm_rms_epsilon", 1e300) },
-			want: bad, mention: []string{"layer_norm_rms_epsilon"}, plan: true},
-		{name: "rms epsilon string", edit: func(h *hmodel) { h.set(".attention.layer_norm_rms_epsilon", "1e-5") },
-			want: bad, mention: []string{"layer_norm_rms_epsilon"}, plan: true},
-		{name: "rope base 0", edit: setF(".rope.freq_base", 0), want: bad, mention: []string{"rope.freq_base"}, plan: true},
-		{name: "rope base NaN", edit: setF(".rope.freq_base", nan), want: bad, mention: []string{"rope.freq_base"}, plan: true},
-		{name: "rope base inf", edit: setF(".rope.freq_base", inf), want: bad, mention: []string{"rope.freq_base"}, plan: true},
-		// YaRN runs (a Qwen3 made long); DeepSeek's log multiplier does not.
-		{name: "rope scaling yarn", edit: func(h *hmodel) {
-			h.set(".rope.scaling.type", "yarn")
-			h.set(".rope.scaling.factor", float32(4))
-		}},
-		{name: "rope scaling yarn with a log multiplier", edit: func(h *hmodel) {
-			h.set(".rope.scaling.type", "yarn")
-			h.set(".rope.scaling.factor", float32(4))
-			h.set(".rope.scaling.yarn_log_multiplier", float32(1))
-		}},
-		{name: "rope scaling yarn log multiplier inf", edit: func(h *hmodel) {
-			h.set(".rope.scaling.type", "yarn")
-			h.set(".rope.scaling.yarn_log_multiplier", inf)
-		}, want: bad, mention: []string{"yarn_log_multiplier"}, plan: true},
-		{name: "mistral3 temperature scale NaN", spec: testutil.TinyMistral3(), edit: func(h *hmodel) { h.set(".attention.temperature_scale", nan) },
-			want: bad, mention: []string{"mistral3.attention.temperature_scale"}, plan: true},
-		{name: "rope scaling yarn beta NaN", edit: func(h *hmodel) {
-			h.set(".rope.scaling.type", "yarn")
-			h.set(".rope.scaling.yarn_beta_slow", nan)
-		}, want: bad, mention: []string{"yarn_beta_slow"}, plan: true},
-		{name: "rope scaling unknown", edit: func(h *hmodel) { h.set(".rope.scaling.type", "dynamic") },
-			want: arch, mention: []string{"dynamic"}, plan: true},
-		{name: "rope scaling linear factor NaN", edit: func(h *hmodel) {
-			h.set(".rope.scaling.type", "linear")
-			h.set(".rope.scaling.factor", nan)
-		}, want: bad, mention: []string{"rope.scaling.factor"}, plan: true},
-		{name: "rope scaling linear factor inf", edit: func(h *hmodel) {
-			h.set(".rope.scaling.type", "linear")
-			h.set(".rope.scaling.factor", inf)
-		}, want: bad, mention: []string{"rope.scaling.factor"}, plan: true},
-		{name: "rope_freqs wrong length", edit: func(h *hmodel) { h.put("rope_freqs.weight", quant.F32, 5) }, want: bad, mention: []string{"rope_freqs.weight"}, plan: true},
-		{name: "scores shorter than tokens", edit: func(h *hmodel) { h.set("tokenizer.ggml.scores", []float32{0, 0, 0}) },
-			want: bad, mention: []string{"tokenizer.ggml.scores"}},
-		{name: "token types shorter than tokens", edit: func(h *hmodel) { h.set("tokenizer.ggml.token_type", []int32{1}) },
-			want: bad, mention: []string{"tokenizer.ggml.token_type"}},
-		{name: "tokens missing", edit: del("tokenizer.ggml.tokens"), want: bad, mention: []string{"tokenizer.ggml.tokens"}},
-		{name: "tokens empty", edit: func(h *hmodel) { h.set("tokenizer.ggml.tokens", []string{}) }, want: bad, mention: []string{"tokenizer.ggml.tokens"}},
-		{name: "tokens duplicate", edit: func(h *hmodel) {
-			toks := append([]string(nil), h.get("tokenizer.ggml.tokens").([]string)...)
-			toks[300] = toks[299]
-			h.set("tokenizer.ggml.tokens", toks)
-		}, want: bad, mention: []string{"duplicate"}},
-		{name: "tokens of type uint32", edit: func(h *hmodel) { h.set("tokenizer.ggml.tokens", make([]uint32, 320)) }, want: bad, mention: []string{"tokenizer.ggml.tokens"}},
-		{name: "bos id out of range", edit: setU("tokenizer.ggml.bos_token_id", 100000)},
-		{name: "eos id max uint32", edit: setU("tokenizer.ggml.eos_token_id", math.MaxUint32)},
-		{name: "token type out of range", edit: func(h *hmodel) {
-			types := append([]int32(nil), h.get("tokenizer.ggml.token_type").([]int32)...)
-			types[300], types[301] = -7, 1<<30
-			h.set("tokenizer.ggml.token_type", types)
-		}},
-		{name: "tokenizer model unknown", edit: func(h *hmodel) { h.set("tokenizer.ggml.model", "unknown") }, want: arch, mention: []string{"unknown"}},
-		{name: "tokenizer model missing", edit: del("tokenizer.ggml.model"), want: bad, mention: []string{"tokenizer.ggml.model"}},
-		{name: "gpt2 merges well formed", edit: func(h *hmodel) { gpt2Vocab(h, 320, []string{"a b", "b c", "ab c"}) }},
-		{name: "gpt2 merges malformed", edit: func(h *hmodel) {
-			gpt2Vocab(h, 320, []string{"", " ", "abc", "a b c", "  a", "\x00 \xff", "zz yy", "a b"})
-		}},
-		{name: "gpt2 merges missing", edit: func(h *hmodel) { gpt2Vocab(h, 320, nil); h.del("tokenizer.ggml.merges") },
-			want: bad, mention: []string{"tokenizer.ggml.merges"}},
-		{name: "gpt2 pre-tokenizer unknown", edit: func(h *hmodel) { gpt2Vocab(h, 320, nil); h.set("tokenizer.ggml.pre", "nonesuch") },
-			want: arch, mention: []string{"nonesuch"}},
-		{name: "gpt2 pre-tokenizer tekken", edit: func(h *hmodel) { gpt2Vocab(h, 320, nil); h.set("tokenizer.ggml.pre", "tekken") }},
-		{name: "architecture unknown", edit: func(h *hmodel) { h.set("general.architecture", "rwkv6") }, want: arch, mention: []string{"rwkv6"}, plan: true},
-		{name: "architecture missing", edit: del("general.architecture"), want: bad, mention: []string{"general.architecture"}, plan: true},
-		{name: "architecture not a string", edit: func(h *hmodel) { h.set("general.architecture", uint32(1)) }, want: bad, mention: []string{"general.architecture"}, plan: true},
-		{name: "tensor of block -1", edit: func(h *hmodel) { h.put("blk.-1.attn_norm.weight", quant.F32, 64) }},
-		{name: "tensor of block huge", edit: func(h *hmodel) { h.put("blk.99999999999999999999.attn_norm.weight", quant.F32, 64) }},
-		{name: "mixture of experts", edit: func(h *hmodel) { h.put("blk.0.ffn_gate_inp.weight", quant.F32, 64, 4) },
-			want: arch, mention: []string{"blk.0.ffn_gate_inp.weight"}, plan: true},
-		{name: "mixture of experts by metadata", edit: func(h *hmodel) { h.set(".expert_count", uint32(8)) },
-			want: arch, mention: []string{"expert_count"}, plan: true},
-		// llama.cpp loads these biases as optional for llama and granite:
-		// a file that has one must be refused, not run without it.
-		{name: "llama with attn_q.bias", edit: func(h *hmodel) { h.put("blk.1.attn_q.bias", quant.F32, 64) },
-			want: arch, mention: []string{"blk.1.attn_q.bias"}, plan: true},
-		{name: "granite with ffn_down.bias", spec: testutil.TinyGranite(), edit: func(h *hmodel) { h.put("blk.0.ffn_down.bias", quant.F32, 64) },
-			want: arch, mention: []string{"blk.0.ffn_down.bias"}, plan: true},
-		{name: "granite logit_scale missing", spec: testutil.TinyGranite(), edit: del(".logit_scale"),
-			want: bad, mention: []string{"granite.logit_scale"}, plan: true},
-		{name: "granite residual_scale missing", spec: testutil.TinyGranite(), edit: del(".residual_scale"),
-			want: bad, mention: []string{"granite.residual_scale"}, plan: true},
-		{name: "granite logit_scale zero", spec: testutil.TinyGranite(), edit: func(h *hmodel) { h.set(".logit_scale", float32(0)) },
-			want: bad, mention: []string{"granite.logit_scale"}, plan: true},
-		{name: "granite embedding_scale NaN", spec: testutil.TinyGranite(), edit: func(h *hmodel) { h.set(".embedding_scale", float32(math.NaN())) },
-			want: bad, mention: []string{"granite.embedding_scale"}, plan: true},
-		{name: "granite attention.scale a string", spec: testutil.TinyGranite(), edit: func(h *hmodel) { h.set(".attention.scale", "1") },
-			want: bad, mention: []string{"granite.attention.scale"}, plan: true},
-		{name: "granite without RoPE", spec: testutil.TinyGranite(), edit: func(h *hmodel) { h.set(".rope.scaling.finetuned", false) }},
-		{name: "minicpm logit_scale zero", spec: testutil.TinyMiniCPM(), edit: func(h *hmodel) { h.set(".logit_scale", float32(0)) },
-			want: bad, mention: []string{"minicpm.logit_scale"}, plan: true},
-		{name: "minicpm residual_scale infinite", spec: testutil.TinyMiniCPM(), edit: func(h *hmodel) { h.set(".residual_scale", float32(math.Inf(1))) },
-			want: bad, mention: []string{"minicpm.residual_scale"}, plan: true},
-		{name: "minicpm without its multipliers", spec: testutil.TinyMiniCPM(), edit: func(h *hmodel) {
-			del(".embedding_scale")(h)
-			del(".residual_scale")(h)
-			del(".logit_scale")(h)
-		}},
-		{name: "minicpm with ffn_down.bias", spec: testutil.TinyMiniCPM(), edit: func(h *hmodel) { h.put("blk.0.ffn_down.bias", quant.F32, 64) },
-			want: arch, mention: []string{"blk.0.ffn_down.bias"}, plan: true},
-		{name: "minicpm rope_factors_long of the wrong length", spec: testutil.TinyMiniCPM(), edit: func(h *hmodel) { h.put("rope_factors_long.weight", quant.F32, 5) },
-			want: bad, mention: []string{"rope_factors_long.weight"}},
-		{name: "granitemoe shared expert without its tensors", spec: testutil.TinyGraniteMoE(), edit: func(h *hmodel) { h.set(".expert_shared_feed_forward_length", uint32(64)) },
-			want: bad, mention: []string{"blk.0.ffn_gate_shexp.weight"}, plan: true},
-		missing("granitehybrid recurrent layer without ssm_a", testutil.TinyGraniteHybrid(), "blk.1.ssm_a"),
-		missing("granitehybrid recurrent layer without ssm_in", testutil.TinyGraniteHybrid(), "blk.0.ssm_in.weight"),
-		misshapen("granitehybrid ssm_conv1d of the wrong shape", testutil.TinyGraniteHybrid(), "blk.3.ssm_conv1d.weight", 3, 192),
-		misshapen("granitehybrid ssm_norm of ungrouped shape", testutil.TinyGraniteHybrid(), "blk.0.ssm_norm.weight", 128),
-		{name: "granitehybrid without the conv bias", spec: testutil.TinyGraniteHybrid(), edit: drop("blk.0.ssm_conv1d.bias")},
-		missing("granitehybrid attention layer without attn_q", testutil.TinyGraniteHybrid(), "blk.2.attn_q.weight"),
-		{name: "granitehybrid groups not dividing the heads", spec: testutil.TinyGraniteHybrid(), edit: setU(".ssm.group_count", 3),
-			want: bad, mention: []string{"granitehybrid.ssm.group_count"}, plan: true},
-		{name: "granitehybrid state size 0", spec: testutil.TinyGraniteHybrid(), edit: setU(".ssm.state_size", 0),
-			want: bad, mention: []string{"granitehybrid.ssm.state_size"}, plan: true},
-		{name: "granitehybrid state size missing", spec: testutil.TinyGraniteHybrid(), edit: del(".ssm.state_size"),
-			want: bad, mention: []string{"granitehybrid.ssm.state_size"}, plan: true},
-		{name: "granitehybrid state size disagreeing with ssm_in", spec: testutil.TinyGraniteHybrid(), edit: setU(".ssm.state_size", 32),
-			want: bad, mention: []string{"ssm_in.weight"}, plan: true},
-		misshapen("granitehybrid router in a dense model", testutil.TinyGraniteHybrid(), "blk.0.ffn_gate_inp.weight", 64, 8),
-		missing("granitehybrid shared expert missing", testutil.TinyGraniteHybridMoE(), "blk.2.ffn_down_shexp.weight"),
-		{name: "granitehybrid NaN time-step bias", spec: testutil.TinyGraniteHybrid(), edit: func(h *hmodel) { h.tensor("blk.0.ssm_dt.bias").data = nanData(8) }},
-		{name: "qwen35 delta-net layer without ssm_beta", spec: testutil.TinyQwen35(), edit: drop("blk.1.ssm_beta.weight"), want: bad, mention: []string{"blk.1.ssm_beta.weight"}, plan: true},
-		{name: "qwen35 delta-net layer without attn_gate", spec: testutil.TinyQwen35(), edit: drop("blk.0.attn_gate.weight"), want: bad, mention: []string{"blk.0.attn_gate.weight"}, plan: true},
-		{name: "qwen35 attn_q without the gates", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.put("blk.3.attn_q.weight", quant.F32, 64, 128) }, want: bad, mention: []string{"blk.3.attn_q.weight"}, plan: true},
-		{name: "qwen35 inner size not heads × state", spec: testutil.TinyQwen35(), edit: setU(".ssm.inner_size", 128), want: bad, mention: []string{"qwen35.ssm.inner_size"}, plan: true},
-		{name: "qwen35 key heads not dividing the value heads", spec: testutil.TinyQwen35(), edit: setU(".ssm.group_count", 3), want: bad, mention: []string{"qwen35.ssm.group_count"}, plan: true},
-		{name: "qwen35 conv kernel missing", spec: testutil.TinyQwen35(), edit: del(".ssm.conv_kernel"), want: bad, mention: []string{"qwen35.ssm.conv_kernel"}, plan: true},
-		{name: "qwen35 rope sections missing", spec: testutil.TinyQwen35(), edit: del(".rope.dimension_sections"), want: bad, mention: []string{"qwen35.rope.dimension_sections"}, plan: true},
-		{name: "qwen35 rope sections all 0", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{0, 0, 0, 0}) }, want: bad, mention: []string{"qwen35.rope.dimension_sections"}, plan: true},
-		{name: "qwen35 full-attention interval 0", spec: testutil.TinyQwen35(), edit: setU(".full_attention_interval", 0), want: bad, mention: []string{"qwen35.full_attention_interval"}, plan: true},
-		{name: "qwen35 recurrent layers of another count", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.set(".attention.recurrent_layers", []bool{true, false}) }, want: bad, mention: []string{"qwen35.attention.recurrent_layers"}, plan: true},
-		{name: "qwen35 recurrent layers a string", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.set(".attention.recurrent_layers", "all") }, want: bad, mention: []string{"qwen35.attention.recurrent_layers"}, plan: true},
-		{name: "qwen35 every layer recurrent", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.set(".attention.recurrent_layers", []bool{true, true, true, true}) }, want: bad, mention: []string{"no layer attends"}, plan: true},
-		{name: "qwen35 recurrent layer as attention", spec: testutil.TinyQwen35(), edit: func(h *hmodel) { h.set(".attention.recurrent_layers", []bool{false, true, true, false}) }, want: bad, mention: []string{"blk.0.attn_q.weight"}, plan: true},
-		{name: "qwen35 NextN blocks leaving no layer", spec: testutil.TinyQwen35(), edit: setU(".nextn_predict_layers", 4), want: bad, mention: []string{"qwen35.nextn_predict_layers"}, plan: true},
-		{name: "qwen35 with a NextN block", spec: qwen35NextN(), edit: func(*hmodel) {}},
-		missing("qwen35moe shared expert's gate missing", testutil.TinyQwen35MoE(), "blk.0.ffn_gate_inp_shexp.weight"),
-		misshapen("qwen35moe shared expert's gate of the wrong width", testutil.TinyQwen35MoE(), "blk.1.ffn_gate_inp_shexp.weight", 32),
-		misshapen("qwen35moe shared expert's gate of two rows", testutil.TinyQwen35MoE(), "blk.3.ffn_gate_inp_shexp.weight", 64, 2),
-		{name: "qwen35moe shared expert's gate of one row, 2-D", spec: testutil.TinyQwen35MoE(), edit: func(h *hmodel) { h.put("blk.2.ffn_gate_inp_shexp.weight", quant.F32, 64, 1) }},
-		missing("qwen35moe shared expert missing", testutil.TinyQwen35MoE(), "blk.3.ffn_down_shexp.weight"),
-		missing("qwen3next ssm_ba missing", testutil.TinyQwen3Next(), "blk.1.ssm_ba.weight"),
-		misshapen("qwen3next ssm_ba of one value head's width", testutil.TinyQwen3Next(), "blk.0.ssm_ba.weight", 64, 4),
-		misshapen("qwen3next ssm_in without z", testutil.TinyQwen3NextSSMIn(), "blk.2.ssm_in.weight", 64, 128),
-		missing("qwen3next attn_gate missing beside attn_qkv", testutil.TinyQwen3Next(), "blk.0.attn_gate.weight"),
-		{name: "qwen3next with qwen35's ssm_beta and ssm_alpha", spec: testutil.TinyQwen3Next(), edit: func(h *hmodel) {
-			h.drop("blk.1.ssm_ba.weight")
-			h.put("blk.1.ssm_beta.weight", quant.F32, 64, 4)
-			h.put("blk.1.ssm_alpha.weight", quant.F32, 64, 4)
-		}, want: bad, mention: []string{"blk.1.ssm_ba.weight"}, plan: true},
-		{name: "qwen3next without experts", spec: testutil.TinyQwen3Next(), edit: setU(".expert_count", 0), want: bad, mention: []string{"qwen3next.expert_count"}, plan: true},
-		{name: "qwen3next key heads not dividing the value heads", spec: testutil.TinyQwen3Next(), edit: setU(".ssm.group_count", 3), want: bad, mention: []string{"qwen3next.ssm.group_count"}, plan: true},
-		missing("qwen3next shared expert's gate missing", testutil.TinyQwen3Next(), "blk.3.ffn_gate_inp_shexp.weight"),
-		misshapen("qwen35moe fused gate and up of one expert's width", testutil.TinyQwen35MoEFused(), "blk.1.ffn_gate_up_exps.weight", 64, 32, 8),
-		misshapen("qwen35moe fused gate and up of the wrong count", testutil.TinyQwen35MoEFused(), "blk.2.ffn_gate_up_exps.weight", 64, 64, 4),
-		{name: "qwen35moe fused gate and up in one block, separate in another", spec: testutil.TinyQwen35MoE(), edit: func(h *hmodel) {
-			h.drop("blk.2.ffn_gate_exps.weight")
-			h.drop("blk.2.ffn_up_exps.weight")
-			h.put("blk.2.ffn_gate_up_exps.weight", quant.F32, 64, 64, 8)
-		}},
-		missing("qwen35moe router missing", testutil.TinyQwen35MoE(), "blk.0.ffn_gate_inp.weight"),
-		misshapen("qwen35moe experts of the wrong count", testutil.TinyQwen35MoE(), "blk.2.ffn_up_exps.weight", 64, 32, 4),
-		{name: "qwen35moe dense feed-forward instead of experts", spec: testutil.TinyQwen35MoE(), edit: func(h *hmodel) {
-			for _, n := range []string{"ffn_gate_inp", "ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"} {
-				h.drop("blk.1." + n + ".weight")
-			}
-			h.put("blk.1.ffn_gate.weight", quant.F32, 64, 128)
-			h.put("blk.1.ffn_up.weight", quant.F32, 64, 128)
-			h.put("blk.1.ffn_down.weight", quant.F32, 128, 64)
-		}, want: bad, mention: []string{"blk.1.ffn_gate_inp.weight"}, plan: true},
-		{name: "qwen35moe shared expert width 0", spec: testutil.TinyQwen35MoE(), edit: setU(".expert_shared_feed_forward_length", 0), want: bad, mention: []string{"qwen35moe.expert_shared_feed_forward_length"}, plan: true},
-		// Without the key llama.cpp takes feed_forward_length (128 here),
-		// which the shared expert's 64 rows then disagree with.
-		{name: "qwen35moe shared expert width missing", spec: testutil.TinyQwen35MoE(), edit: del(".expert_shared_feed_forward_length"), want: bad, mention: []string{"blk.0.ffn_gate_shexp.weight"}, plan: true},
-		{name: "qwen35moe more experts used than there are", spec: testutil.TinyQwen35MoE(), edit: setU(".expert_used_count", 9), want: bad, mention: []string{"qwen35moe.expert_used_count"}, plan: true},
-		{name: "qwen35moe expert_count missing", spec: testutil.TinyQwen35MoE(), edit: del(".expert_count"), want: bad, mention: []string{"qwen35moe.expert_count"}, plan: true},
-		{name: "qwen35moe inner size not heads × state", spec: testutil.TinyQwen35MoE(), edit: setU(".ssm.inner_size", 128), want: bad, mention: []string{"qwen35moe.ssm.inner_size"}, plan: true},
-		missing("nemotron_h Mamba-2 layer without ssm_in", testutil.TinyNemotronH(), "blk.0.ssm_in.weight"),
-		missing("nemotron_h Mamba-2 layer without ssm_d", testutil.TinyNemotronH(), "blk.5.ssm_d"),
-		misshapen("nemotron_h ssm_in of an inner size of 2 × the width", testutil.TinyNemotronH(), "blk.2.ssm_in.weight", 64, 328),
-		misshapen("nemotron_h ssm_norm of ungrouped shape", testutil.TinyNemotronH(), "blk.0.ssm_norm.weight", 96),
-		missing("nemotron_h feed-forward without ffn_up", testutil.TinyNemotronH(), "blk.1.ffn_up.weight"),
-		misshapen("nemotron_h ffn_down of another width than its layer's", testutil.TinyNemotronH(), "blk.4.ffn_down.weight", 96, 64),
-		missing("nemotron_h attention layer without attn_k", testutil.TinyNemotronH(), "blk.3.attn_k.weight"),
-		misshapen("nemotron_h attn_q of width / heads", testutil.TinyNemotronH(), "blk.6.attn_q.weight", 64, 64),
-		misshapen("nemotron_h ffn_up.bias of the wrong length", testutil.TinyNemotronH(), "blk.1.ffn_up.bias", 64),
-		{name: "nemotron_h with ffn_up and ffn_down biases", spec: testutil.TinyNemotronH(), edit: func(h *hmodel) {
-			h.put("blk.1.ffn_up.bias", quant.F32, 128)
-			h.put("blk.1.ffn_down.bias", quant.F32, 64)
-		}},
-		{name: "nemotron_h with attention biases", spec: testutil.TinyNemotronH(), edit: func(h *hmodel) {
-			h.put("blk.3.attn_q.bias", quant.F32, 96)
-			h.put("blk.3.attn_output.bias", quant.F32, 64)
-		}},
-		{name: "nemotron_h without the conv bias", spec: testutil.TinyNemotronH(), edit: drop("blk.0.ssm_conv1d.bias")},
-		{name: "nemotron_h one feed-forward width", spec: testutil.TinyNemotronH(), edit: setU(".feed_forward_length", 128),
-			want: bad, mention: []string{"nemotron_h.feed_forward_length"}, plan: true},
-		{name: "nemotron_h feed-forward widths of another count", spec: testutil.TinyNemotronH(), edit: func(h *hmodel) { h.set(".feed_forward_length", []int32{0, 128}) },
-			want: bad, mention: []string{"nemotron_h.feed_forward_length"}, plan: true},
-		{name: "nemotron_h a Mamba-2 layer given a width", spec: testutil.TinyNemotronH(), edit: func(h *hmodel) { h.set(".feed_forward_length", []int32{128, 128, 0, 0, 128, 0, 0}) },
-			want: bad, mention: []string{"blk.0.ffn_up.weight"}, plan: true},
-		{name: "nemotron_h an attention layer given a width", spec: testutil.TinyNemotronH(), edit: func(h *hmodel) { h.set(".feed_forward_length", []int32{0, 128, 0, 128, 128, 0, 0}) },
-			want: bad, mention: []string{"blk.3.ffn_up.weight"}, plan: true},
-		{name: "nemotron_h no attention layer", spec: testutil.TinyNemotronH(), edit: func(h *hmodel) { h.set(".attention.head_count_kv", []int32{0, 0, 0, 0, 0, 0, 0}) },
-			want: bad, mention: []string{"no layer attends"}, plan: true},
-		{name: "nemotron_h RMS epsilon missing", spec: testutil.TinyNemotronH(), edit: del(".attention.layer_norm_rms_epsilon"),
-			want: bad, mention: []string{"nemotron_h.attention.layer_norm_rms_epsilon"}, plan: true},
-		{name: "nemotron_h inner size missing", spec: testutil.TinyNemotronH(), edit: del(".ssm.inner_size"),
-			want: bad, mention: []string{"nemotron_h.ssm.inner_size"}, plan: true},
-		{name: "nemotron_h heads not dividing the inner size", spec: testutil.TinyNemotronH(), edit: setU(".ssm.time_step_rank", 7),
-			want: bad, mention: []string{"nemotron_h.ssm.time_step_rank"}, plan: true},
-		{name: "nemotron_h with experts", spec: testutil.TinyNemotronH(), edit: setU(".expert_count", 8),
-			want: arch, mention: []string{"nemotron_h.expert_count"}, plan: true},
-		{name: "nemotron_h NaN A", spec: testutil.TinyNemotronH(), edit: func(h *hmodel) { h.tensor("blk.2.ssm_a").data = nanData(8) }},
-		missing("nemotron_h_moe without the selection bias", testutil.TinyNemotronHMoE(), "blk.1.exp_probs_b.bias"),
-		missing("nemotron_h_moe without the shared expert's up", testutil.TinyNemotronHMoE(), "blk.4.ffn_up_shexp.weight"),
-		misshapen("nemotron_h_moe experts of another width", testutil.TinyNemotronHMoE(), "blk.1.ffn_up_exps.weight", 64, 32, 8),
-		{name: "nemotron_h_moe expert width missing", spec: testutil.TinyNemotronHMoE(), edit: del(".expert_feed_forward_length"),
-			want: bad, mention: []string{"nemotron_h_moe.expert_feed_forward_length"}, plan: true},
-		{name: "nemotron_h_moe shared width missing", spec: testutil.TinyNemotronHMoE(), edit: del(".expert_shared_feed_forward_length"),
-			want: bad, mention: []string{"nemotron_h_moe.expert_shared_feed_forward_length"}, plan: true},
-		{name: "nemotron_h_moe more used than experts", spec: testutil.TinyNemotronHMoE(), edit: setU(".expert_used_count", 9),
-			want: bad, mention: []string{"nemotron_h_moe.expert_used_count"}, plan: true},
-		{name: "nemotron_h_moe scale NaN", spec: testutil.TinyNemotronHMoE(), edit: setF(".expert_weights_scale", nan),
-			want: bad, mention: []string{"nemotron_h_moe.expert_weights_scale"}, plan: true},
-		{name: "nemotron_h_moe latent experts", spec: testutil.TinyNemotronHMoE(), edit: setU(".moe_latent_size", 32),
-			want: arch, mention: []string{"nemotron_h_moe.moe_latent_size"}, plan: true},
-		{name: "nemotron_h_moe NextN blocks", spec: testutil.TinyNemotronHMoE(), edit: setU(".nextn_predict_layers", 1),
-			want: arch, mention: []string{"nemotron_h_moe.nextn_predict_layers"}, plan: true},
-		{name: "nemotron_h_moe without the weights' scale", spec: testutil.TinyNemotronHMoE(), edit: del(".expert_weights_scale")},
+		family("deepseek2", testutil.TinyDeepSeek2(), requires{
+			"attn_k_b missing": "blk.1.attn_k_b.weight",
+		},
+			refused("kv_lora_rank 0", setU(".attention.kv_lora_rank", 0), ".attention.kv_lora_rank = 0"),
+			unset("kv_lora_rank missing", ".attention.kv_lora_rank"),
+			refused("kv_lora_rank disagreeing with key_length", setU(".attention.kv_lora_rank", 32), ".attention.key_length = 80"),
+			refused("rope dims past key_length_mla", setU(".rope.dimension_count", 48), ".rope.dimension_count = 48", "key_length_mla"),
+			refused("value_length not the latent", setU(".attention.value_length", 32), ".attention.value_length = 32"),
+			refused("two KV heads", setU(".attention.head_count_kv", 2), ".attention.head_count_kv = 2"),
+			unset("key_length_mla without value_length_mla", ".attention.key_length_mla"),
+			on(testutil.TinyDeepSeek2KVB(), missing("older form without attn_kv_b", "blk.2.attn_kv_b.weight")),
+			on(testutil.TinyDeepSeek2KVB(), refused("older form with one KV head", setU(".attention.head_count_kv", 1), ".attention.head_count_kv = 1")),
+			refused("older form with split tensors", del(".attention.key_length_mla", ".attention.value_length_mla")),
+			misshapen("attn_v_b of the wrong shape", "blk.0.attn_v_b.weight", 64, 32, 2),
+			refused("q_lora_rank without attn_q_a", setU(".attention.q_lora_rank", 32), "blk.0.attn_q_a.weight"),
+			refused("more experts used than there are", setU(".expert_used_count", 9), ".expert_used_count = 9"),
+			unset("expert_shared_count missing", ".expert_shared_count"),
+			refused("shared expert of the wrong width", setU(".expert_shared_count", 3), "ffn_gate_shexp.weight"),
+			refusedKey("negative expert scale", ".expert_weights_scale", float32(-1)),
+			refusedKey("dense lead past the blocks", ".leading_dense_block_count", uint32(4)),
+			unsupportedKey("temperature scale", ".attention.temperature_scale", float32(0.1)),
+		),
+		family("deepseek2", testutil.TinyDeepSeek3(), requires{
+			"attn_q_a_norm missing": "blk.2.attn_q_a_norm.weight",
+		},
+			refused("groups not dividing the experts", setU(".expert_group_count", 3), ".expert_group_count = 3 does not divide"),
+			refused("every group used", setU(".expert_group_used_count", 4), ".expert_group_used_count = 4"),
+			refused("groups too few for the experts used", set(".expert_group_used_count", uint32(1), ".expert_used_count", uint32(3)), ".expert_used_count = 3"),
+		),
+		family("minicpm3", testutil.TinyMiniCPM3(), requires{
+			"without attn_kv_b":     "blk.1.attn_kv_b.weight",
+			"without attn_q_a_norm": "blk.0.attn_q_a_norm.weight",
+		},
+			unset("q_lora_rank missing", ".attention.q_lora_rank"),
+			refused("q_lora_rank 0", setU(".attention.q_lora_rank", 0), ".attention.q_lora_rank = 0"),
+			refused("fewer KV heads than heads", setU(".attention.head_count_kv", 2), ".attention.head_count_kv = 2"),
+			misshapen("attn_kv_a_mqa of the wrong shape", "blk.0.attn_kv_a_mqa.weight", 64, 64),
+			refusedAtLoad("rope_factors_short of the wrong length", func(h *hmodel) { h.put("rope_factors_short.weight", quant.F32, 16) }, "rope_factors_short.weight"),
+		),
+		family("mistral3", testutil.TinyMistral3(), nil,
+			refusedKey("temperature scale NaN", ".attention.temperature_scale", nan),
+		),
+		family("granite", testutil.TinyGranite(), nil,
+			unsupported("with ffn_down.bias", func(h *hmodel) { h.put("blk.0.ffn_down.bias", quant.F32, 64) }, "blk.0.ffn_down.bias"),
+			unset("logit_scale missing", ".logit_scale"),
+			unset("residual_scale missing", ".residual_scale"),
+			refusedKey("logit_scale zero", ".logit_scale", float32(0)),
+			refused("embedding_scale NaN", func(h *hmodel) { h.set(".embedding_scale", float32(math.NaN())) }, ".embedding_scale"),
+			refusedKey("attention.scale a string", ".attention.scale", "1"),
+			loads("without RoPE", set(".rope.scaling.finetuned", false)),
+		),
+		family("minicpm", testutil.TinyMiniCPM(), nil,
+			refusedKey("logit_scale zero", ".logit_scale", float32(0)),
+			refused("residual_scale infinite", func(h *hmodel) { h.set(".residual_scale", float32(math.Inf(1))) }, ".residual_scale"),
+			loads("without its multipliers", del(".embedding_scale", ".residual_scale", ".logit_scale")),
+			unsupported("with ffn_down.bias", func(h *hmodel) { h.put("blk.0.ffn_down.bias", quant.F32, 64) }, "blk.0.ffn_down.bias"),
+			refusedAtLoad("rope_factors_long of the wrong length", func(h *hmodel) { h.put("rope_factors_long.weight", quant.F32, 5) }, "rope_factors_long.weight"),
+		),
+		family("granitemoe", testutil.TinyGraniteMoE(), nil,
+			refused("shared expert without its tensors", set(".expert_shared_feed_forward_length", uint32(64)), "blk.0.ffn_gate_shexp.weight"),
+			// llama.cpp sizes granitemoe's experts by feed_forward_length, and
+			// its converter writes no expert_feed_forward_length.
+			loads("without expert_feed_forward_length", del(".expert_feed_forward_length")),
+			unset("feed_forward_length missing", ".feed_forward_length"),
+			unset("expert_count missing", ".expert_count"),
+		),
+		family("granitehybrid", testutil.TinyGraniteHybrid(), requires{
+			"recurrent layer without ssm_a":  "blk.1.ssm_a",
+			"recurrent layer without ssm_in": "blk.0.ssm_in.weight",
+			"attention layer without attn_q": "blk.2.attn_q.weight",
+		},
+			misshapen("ssm_conv1d of the wrong shape", "blk.3.ssm_conv1d.weight", 3, 192),
+			misshapen("ssm_norm of ungrouped shape", "blk.0.ssm_norm.weight", 128),
+			loads("without the conv bias", drop("blk.0.ssm_conv1d.bias")),
+			refusedKey("groups not dividing the heads", ".ssm.group_count", uint32(3)),
+			refusedKey("state size 0", ".ssm.state_size", uint32(0)),
+			unset("state size missing", ".ssm.state_size"),
+			refused("state size disagreeing with ssm_in", setU(".ssm.state_size", 32), "ssm_in.weight"),
+			misshapen("router in a dense model", "blk.0.ffn_gate_inp.weight", 64, 8),
+			on(testutil.TinyGraniteHybridMoE(), missing("shared expert missing", "blk.2.ffn_down_shexp.weight")),
+			loads("NaN time-step bias", func(h *hmodel) { h.tensor("blk.0.ssm_dt.bias").data = nanData(8) }),
+		),
+		family("qwen35", testutil.TinyQwen35(), requires{
+			"delta-net layer without ssm_beta":  "blk.1.ssm_beta.weight",
+			"delta-net layer without attn_gate": "blk.0.attn_gate.weight",
+		},
+			misshapen("attn_q without the gates", "blk.3.attn_q.weight", 64, 128),
+			refusedKey("inner size not heads × state", ".ssm.inner_size", uint32(128)),
+			refusedKey("key heads not dividing the value heads", ".ssm.group_count", uint32(3)),
+			unset("conv kernel missing", ".ssm.conv_kernel"),
+			unset("rope sections missing", ".rope.dimension_sections"),
+			refusedKey("rope sections all 0", ".rope.dimension_sections", []int32{0, 0, 0, 0}),
+			refusedKey("full-attention interval 0", ".full_attention_interval", uint32(0)),
+			refusedKey("recurrent layers of another count", ".attention.recurrent_layers", []bool{true, false}),
+			refusedKey("recurrent layers a string", ".attention.recurrent_layers", "all"),
+			refused("every layer recurrent", set(".attention.recurrent_layers", []bool{true, true, true, true}), "no layer attends"),
+			refused("recurrent layer as attention", set(".attention.recurrent_layers", []bool{false, true, true, false}), "blk.0.attn_q.weight"),
+			refusedKey("NextN blocks leaving no layer", ".nextn_predict_layers", uint32(4)),
+			on(qwen35NextN(), loads("with a NextN block", func(*hmodel) {})),
+		),
+		family("qwen35moe", testutil.TinyQwen35MoE(), requires{
+			"shared expert's gate missing": "blk.0.ffn_gate_inp_shexp.weight",
+			"shared expert missing":        "blk.3.ffn_down_shexp.weight",
+			"router missing":               "blk.0.ffn_gate_inp.weight",
+		},
+			misshapen("shared expert's gate of the wrong width", "blk.1.ffn_gate_inp_shexp.weight", 32),
+			misshapen("shared expert's gate of two rows", "blk.3.ffn_gate_inp_shexp.weight", 64, 2),
+			loads("shared expert's gate of one row, 2-D", func(h *hmodel) { h.put("blk.2.ffn_gate_inp_shexp.weight", quant.F32, 64, 1) }),
+			on(testutil.TinyQwen35MoEFused(), misshapen("fused gate and up of one expert's width", "blk.1.ffn_gate_up_exps.weight", 64, 32, 8)),
+			on(testutil.TinyQwen35MoEFused(), misshapen("fused gate and up of the wrong count", "blk.2.ffn_gate_up_exps.weight", 64, 64, 4)),
+			loads("fused gate and up in one block, separate in another", func(h *hmodel) {
+				h.drop("blk.2.ffn_gate_exps.weight")
+				h.drop("blk.2.ffn_up_exps.weight")
+				h.put("blk.2.ffn_gate_up_exps.weight", quant.F32, 64, 64, 8)
+			}),
+			misshapen("experts of the wrong count", "blk.2.ffn_up_exps.weight", 64, 32, 4),
+			refused("dense feed-forward instead of experts", func(h *hmodel) {
+				for _, n := range []string{"ffn_gate_inp", "ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"} {
+					h.drop("blk.1." + n + ".weight")
+				}
+				h.put("blk.1.ffn_gate.weight", quant.F32, 64, 128)
+				h.put("blk.1.ffn_up.weight", quant.F32, 64, 128)
+				h.put("blk.1.ffn_down.weight", quant.F32, 128, 64)
+			}, "blk.1.ffn_gate_inp.weight"),
+			refusedKey("shared expert width 0", ".expert_shared_feed_forward_length", uint32(0)),
+			// Without the key llama.cpp takes feed_forward_length (128 here),
+			// which the shared expert's 64 rows then disagree with.
+			refused("shared expert width missing", del(".expert_shared_feed_forward_length"), "blk.0.ffn_gate_shexp.weight"),
+			refusedKey("more experts used than there are", ".expert_used_count", uint32(9)),
+			unset("expert_count missing", ".expert_count"),
+			refusedKey("inner size not heads × state", ".ssm.inner_size", uint32(128)),
+		),
+		family("qwen3next", testutil.TinyQwen3Next(), requires{
+			"ssm_ba missing":                    "blk.1.ssm_ba.weight",
+			"attn_gate missing beside attn_qkv": "blk.0.attn_gate.weight",
+			"shared expert's gate missing":      "blk.3.ffn_gate_inp_shexp.weight",
+		},
+			misshapen("ssm_ba of one value head's width", "blk.0.ssm_ba.weight", 64, 4),
+			on(testutil.TinyQwen3NextSSMIn(), misshapen("ssm_in without z", "blk.2.ssm_in.weight", 64, 128)),
+			refused("with qwen35's ssm_beta and ssm_alpha", func(h *hmodel) {
+				h.drop("blk.1.ssm_ba.weight")
+				h.put("blk.1.ssm_beta.weight", quant.F32, 64, 4)
+				h.put("blk.1.ssm_alpha.weight", quant.F32, 64, 4)
+			}, "blk.1.ssm_ba.weight"),
+			refusedKey("without experts", ".expert_count", uint32(0)),
+			refusedKey("key heads not dividing the value heads", ".ssm.group_count", uint32(3)),
+		),
+		family("nemotron_h", testutil.TinyNemotronH(), requires{
+			"Mamba-2 layer without ssm_in":   "blk.0.ssm_in.weight",
+			"Mamba-2 layer without ssm_d":    "blk.5.ssm_d",
+			"feed-forward without ffn_up":    "blk.1.ffn_up.weight",
+			"attention layer without attn_k": "blk.3.attn_k.weight",
+		},
+			misshapen("ssm_in of an inner size of 2 × the width", "blk.2.ssm_in.weight", 64, 328),
+			misshapen("ssm_norm of ungrouped shape", "blk.0.ssm_norm.weight", 96),
+			misshapen("ffn_down of another width than its layer's", "blk.4.ffn_down.weight", 96, 64),
+			misshapen("attn_q of width / heads", "blk.6.attn_q.weight", 64, 64),
+			misshapen("ffn_up.bias of the wrong length", "blk.1.ffn_up.bias", 64),
+			loads("with ffn_up and ffn_down biases", func(h *hmodel) {
+				h.put("blk.1.ffn_up.bias", quant.F32, 128)
+				h.put("blk.1.ffn_down.bias", quant.F32, 64)
+			}),
+			loads("with attention biases", func(h *hmodel) {
+				h.put("blk.3.attn_q.bias", quant.F32, 96)
+				h.put("blk.3.attn_output.bias", quant.F32, 64)
+			}),
+			loads("without the conv bias", drop("blk.0.ssm_conv1d.bias")),
+			refusedKey("one feed-forward width", ".feed_forward_length", uint32(128)),
+			refusedKey("feed-forward widths of another count", ".feed_forward_length", []int32{0, 128}),
+			refused("a Mamba-2 layer given a width", set(".feed_forward_length", []int32{128, 128, 0, 0, 128, 0, 0}), "blk.0.ffn_up.weight"),
+			refused("an attention layer given a width", set(".feed_forward_length", []int32{0, 128, 0, 128, 128, 0, 0}), "blk.3.ffn_up.weight"),
+			refused("no attention layer", set(".attention.head_count_kv", []int32{0, 0, 0, 0, 0, 0, 0}), "no layer attends"),
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			unset("inner size missing", ".ssm.inner_size"),
+			refusedKey("heads not dividing the inner size", ".ssm.time_step_rank", uint32(7)),
+			unsupportedKey("with experts", ".expert_count", uint32(8)),
+			loads("NaN A", func(h *hmodel) { h.tensor("blk.2.ssm_a").data = nanData(8) }),
+		),
+		family("nemotron_h_moe", testutil.TinyNemotronHMoE(), requires{
+			"without the selection bias":     "blk.1.exp_probs_b.bias",
+			"without the shared expert's up": "blk.4.ffn_up_shexp.weight",
+		},
+			misshapen("experts of another width", "blk.1.ffn_up_exps.weight", 64, 32, 8),
+			unset("expert width missing", ".expert_feed_forward_length"),
+			unset("shared width missing", ".expert_shared_feed_forward_length"),
+			refusedKey("more used than experts", ".expert_used_count", uint32(9)),
+			refusedKey("scale NaN", ".expert_weights_scale", nan),
+			unsupportedKey("latent experts", ".moe_latent_size", uint32(32)),
+			unsupportedKey("NextN blocks", ".nextn_predict_layers", uint32(1)),
+			loads("without the weights' scale", del(".expert_weights_scale")),
+		),
 		// glm4moe: the attention biases, the selection bias and the shared
 		// expert are required (llama.cpp's loader); the Q/K norms optional,
 		// as a pair; the NextN block (blk.3) must hold an ordinary block's
 		// tensors and its own required ones, by name: its shapes are not
 		// checked and its optional ones may be missing, as llama.cpp skips
 		// it unread.
-		missing("glm4moe selection bias missing", testutil.TinyGLM4MoE(), "blk.1.exp_probs_b.bias"),
-		missing("glm4moe attn_k.bias missing", testutil.TinyGLM4MoE(), "blk.2.attn_k.bias"),
-		missing("glm4moe shared expert missing", testutil.TinyGLM4MoE(), "blk.2.ffn_up_shexp.weight"),
-		missing("glm4moe attn_k_norm without attn_q_norm", testutil.TinyGLM4MoE(), "blk.1.attn_q_norm.weight"),
-		misshapen("glm4moe attn_q_norm of half a head", testutil.TinyGLM4MoE(), "blk.1.attn_q_norm.weight", 16),
-		{name: "glm4moe without Q/K norms", spec: testutil.TinyGLM4MoE(), edit: func(h *hmodel) {
-			for il := range 4 {
-				h.drop(fmt.Sprintf("blk.%d.attn_q_norm.weight", il))
-				h.drop(fmt.Sprintf("blk.%d.attn_k_norm.weight", il))
-			}
-		}},
-		missing("glm4moe NextN projection missing", testutil.TinyGLM4MoE(), "blk.3.nextn.eh_proj.weight"),
-		missing("glm4moe NextN experts missing", testutil.TinyGLM4MoE(), "blk.3.ffn_down_exps.weight"),
-		{name: "glm4moe NextN projection misshapen", spec: testutil.TinyGLM4MoE(), edit: func(h *hmodel) { h.put("blk.3.nextn.eh_proj.weight", quant.F32, 7) }},
-		{name: "glm4moe NextN without its shared head norm", spec: testutil.TinyGLM4MoE(), edit: drop("blk.3.nextn.shared_head_norm.weight")},
-		{name: "glm4moe NextN blocks leaving no layer", spec: testutil.TinyGLM4MoE(), edit: setU(".nextn_predict_layers", 4),
-			want: bad, mention: []string{"glm4moe.nextn_predict_layers"}, plan: true},
-		{name: "glm4moe two NextN blocks, one without NextN tensors", spec: testutil.TinyGLM4MoE(), edit: setU(".nextn_predict_layers", 2),
-			want: bad, mention: []string{"blk.2.nextn.eh_proj.weight"}, plan: true},
-		{name: "glm4moe expert groups not dividing", spec: testutil.TinyGLM4MoE(), edit: func(h *hmodel) {
-			h.set(".expert_group_count", uint32(3))
-			h.set(".expert_group_used_count", uint32(2))
-		}, want: bad, mention: []string{"glm4moe.expert_group_count"}, plan: true},
-		{name: "glm4moe shared count missing", spec: testutil.TinyGLM4MoE(), edit: del(".expert_shared_count"),
-			want: bad, mention: []string{"glm4moe.expert_shared_count"}, plan: true},
-		{name: "glm4moe scale missing", spec: testutil.TinyGLM4MoE(), edit: del(".expert_weights_scale"),
-			want: bad, mention: []string{"glm4moe.expert_weights_scale"}, plan: true},
-		{name: "glm4moe gating unknown", spec: testutil.TinyGLM4MoE(), edit: setU(".expert_gating_func", 9),
-			want: arch, mention: []string{"glm4moe.expert_gating_func"}, plan: true},
-		{name: "glm4moe multimodal RoPE", spec: testutil.TinyGLM4MoE(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{4, 2, 2, 0}) },
-			want: arch, mention: []string{"glm4moe.rope.dimension_sections"}, plan: true},
+		family("glm4moe", testutil.TinyGLM4MoE(), requires{
+			"selection bias missing":          "blk.1.exp_probs_b.bias",
+			"attn_k.bias missing":             "blk.2.attn_k.bias",
+			"shared expert missing":           "blk.2.ffn_up_shexp.weight",
+			"attn_k_norm without attn_q_norm": "blk.1.attn_q_norm.weight",
+			"NextN projection missing":        "blk.3.nextn.eh_proj.weight",
+			"NextN experts missing":           "blk.3.ffn_down_exps.weight",
+		},
+			misshapen("attn_q_norm of half a head", "blk.1.attn_q_norm.weight", 16),
+			loads("without Q/K norms", func(h *hmodel) {
+				for il := range 4 {
+					h.drop(fmt.Sprintf("blk.%d.attn_q_norm.weight", il))
+					h.drop(fmt.Sprintf("blk.%d.attn_k_norm.weight", il))
+				}
+			}),
+			loads("NextN projection misshapen", func(h *hmodel) { h.put("blk.3.nextn.eh_proj.weight", quant.F32, 7) }),
+			loads("NextN without its shared head norm", drop("blk.3.nextn.shared_head_norm.weight")),
+			refusedKey("NextN blocks leaving no layer", ".nextn_predict_layers", uint32(4)),
+			refused("two NextN blocks, one without NextN tensors", setU(".nextn_predict_layers", 2), "blk.2.nextn.eh_proj.weight"),
+			refused("expert groups not dividing", set(".expert_group_count", uint32(3), ".expert_group_used_count", uint32(2)), ".expert_group_count"),
+			unset("shared count missing", ".expert_shared_count"),
+			unset("scale missing", ".expert_weights_scale"),
+			unsupportedKey("gating unknown", ".expert_gating_func", uint32(9)),
+			unsupportedKey("multimodal RoPE", ".rope.dimension_sections", []int32{4, 2, 2, 0}),
+		),
 		// bailingmoe2: attn_qkv alone (never the separate projections),
 		// the Q/K norms required, the selection bias optional but of the
 		// experts' count; the NextN block's layer_output_norm required;
 		// no attention output bias (llama.cpp's loader takes none).
-		missing("bailingmoe2 attn_qkv missing", testutil.TinyBailingMoE2(), "blk.1.attn_qkv.weight"),
-		{name: "bailingmoe2 separate Q/K/V", spec: testutil.TinyBailingMoE2(), edit: func(h *hmodel) {
-			h.drop("blk.1.attn_qkv.weight")
-			h.put("blk.1.attn_q.weight", quant.F32, 64, 64)
-			h.put("blk.1.attn_k.weight", quant.F32, 64, 32)
-			h.put("blk.1.attn_v.weight", quant.F32, 64, 32)
-		}, want: bad, mention: []string{"blk.1.attn_qkv.weight"}, plan: true},
-		missing("bailingmoe2 attn_k_norm missing", testutil.TinyBailingMoE2(), "blk.2.attn_k_norm.weight"),
-		{name: "bailingmoe2 without its selection bias", spec: testutil.TinyBailingMoE2(), edit: drop("blk.1.exp_probs_b.bias")},
-		misshapen("bailingmoe2 exp_probs_b.bias one short", testutil.TinyBailingMoE2(), "blk.2.exp_probs_b.bias", 7),
-		misshapen("bailingmoe2 shared expert of the experts' width", testutil.TinyBailingMoE2(), "blk.1.ffn_gate_shexp.weight", 64, 32),
-		missing("bailingmoe2 NextN layer_output_norm missing", testutil.TinyBailingMoE2(), "blk.3.layer_output_norm.weight"),
-		missing("bailingmoe2 NextN hnorm missing", testutil.TinyBailingMoE2(), "blk.3.nextn.hnorm.weight"),
-		missing("bailingmoe2 output missing (never tied)", testutil.TinyBailingMoE2(), "output.weight"),
-		{name: "bailingmoe2 attn_output.bias", spec: testutil.TinyBailingMoE2(), edit: func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) },
-			want: arch, mention: []string{"blk.1.attn_output.bias"}, plan: true},
-		{name: "bailingmoe2 every group used", spec: testutil.TinyBailingMoE2(), edit: setU(".expert_group_used_count", 4),
-			want: bad, mention: []string{"bailingmoe2.expert_group_used_count"}, plan: true},
-		{name: "bailingmoe2 shared width missing", spec: testutil.TinyBailingMoE2(), edit: del(".expert_shared_feed_forward_length"),
-			want: bad, mention: []string{"bailingmoe2.expert_shared_feed_forward_length"}, plan: true},
-		{name: "bailingmoe2 gating missing", spec: testutil.TinyBailingMoE2(), edit: del(".expert_gating_func"),
-			want: bad, mention: []string{"bailingmoe2.expert_gating_func"}, plan: true},
-		// llama.cpp sizes granitemoe's experts by feed_forward_length, and
-		// its converter writes no expert_feed_forward_length.
-		{name: "granitemoe without expert_feed_forward_length", spec: testutil.TinyGraniteMoE(), edit: del(".expert_feed_forward_length")},
-		{name: "granitemoe feed_forward_length missing", spec: testutil.TinyGraniteMoE(), edit: del(".feed_forward_length"),
-			want: bad, mention: []string{"granitemoe.feed_forward_length"}, plan: true},
-		{name: "granitemoe expert_count missing", spec: testutil.TinyGraniteMoE(), edit: del(".expert_count"),
-			want: bad, mention: []string{"granitemoe.expert_count"}, plan: true},
-		{name: "olmoe expert_used_count 0", spec: testutil.TinyOLMoE(), edit: setU(".expert_used_count", 0),
-			want: bad, mention: []string{"olmoe.expert_used_count = 0"}, plan: true},
-		{name: "olmoe feed_forward_length missing", spec: testutil.TinyOLMoE(), edit: del(".feed_forward_length"),
-			want: bad, mention: []string{"olmoe.feed_forward_length"}, plan: true},
-		{name: "olmoe without expert_feed_forward_length", spec: testutil.TinyOLMoE(), edit: del(".expert_feed_forward_length")},
-		missing("olmoe output missing (never tied)", testutil.TinyOLMoE(), "output.weight"),
-		missing("olmoe without attn_k_norm", testutil.TinyOLMoE(), "blk.1.attn_k_norm.weight"),
-		misshapen("olmoe attn_q_norm of a head's width", testutil.TinyOLMoE(), "blk.0.attn_q_norm.weight", 16),
-		missing("olmoe without ffn_gate_inp", testutil.TinyOLMoE(), "blk.0.ffn_gate_inp.weight"),
-		{name: "gemma-embedding sliding_window missing", spec: testutil.TinyGemmaEmbedding(), edit: del(".attention.sliding_window"),
-			want: bad, mention: []string{"gemma-embedding.attention.sliding_window"}, plan: true},
-		{name: "gemma-embedding pooling_type missing", spec: testutil.TinyGemmaEmbedding(), edit: del(".pooling_type"),
-			want: bad, mention: []string{"gemma-embedding.pooling_type"}, plan: true},
-		{name: "gemma-embedding dense_3 missing", spec: testutil.TinyGemmaEmbedding(), edit: drop("dense_3.weight"), want: bad, mention: []string{"dense_3.weight"}},
-		{name: "gemma-embedding dense_3 of the wrong shape", spec: testutil.TinyGemmaEmbedding(), edit: func(h *hmodel) { h.put("dense_3.weight", quant.F32, 96, 32) },
-			want: bad, mention: []string{"dense_3.weight"}},
-		{name: "gemma-embedding without dense", spec: testutil.TinyGemmaEmbedding(), edit: func(h *hmodel) {
-			h.drop("dense_2.weight")
-			h.drop("dense_3.weight")
-		}},
-		{name: "gemma-embedding dense_2_feat_out disagrees", spec: testutil.TinyGemmaEmbedding(), edit: func(h *hmodel) { h.set(".dense_2_feat_out", uint32(95)) },
-			want: bad, mention: []string{"gemma-embedding.dense_2_feat_out"}},
-		{name: "qwen2 bias missing", spec: testutil.TinyQwen2(), edit: drop("blk.1.attn_k.bias"), want: bad, mention: []string{"blk.1.attn_k.bias"}, plan: true},
+		family("bailingmoe2", testutil.TinyBailingMoE2(), requires{
+			"attn_qkv missing":                "blk.1.attn_qkv.weight",
+			"attn_k_norm missing":             "blk.2.attn_k_norm.weight",
+			"NextN layer_output_norm missing": "blk.3.layer_output_norm.weight",
+			"NextN hnorm missing":             "blk.3.nextn.hnorm.weight",
+			"output missing (never tied)":     "output.weight",
+		},
+			refused("separate Q/K/V", func(h *hmodel) {
+				h.drop("blk.1.attn_qkv.weight")
+				h.put("blk.1.attn_q.weight", quant.F32, 64, 64)
+				h.put("blk.1.attn_k.weight", quant.F32, 64, 32)
+				h.put("blk.1.attn_v.weight", quant.F32, 64, 32)
+			}, "blk.1.attn_qkv.weight"),
+			loads("without its selection bias", drop("blk.1.exp_probs_b.bias")),
+			misshapen("exp_probs_b.bias one short", "blk.2.exp_probs_b.bias", 7),
+			misshapen("shared expert of the experts' width", "blk.1.ffn_gate_shexp.weight", 64, 32),
+			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			refusedKey("every group used", ".expert_group_used_count", uint32(4)),
+			unset("shared width missing", ".expert_shared_feed_forward_length"),
+			unset("gating missing", ".expert_gating_func"),
+		),
+		family("olmoe", testutil.TinyOLMoE(), requires{
+			"output missing (never tied)": "output.weight",
+			"without attn_k_norm":         "blk.1.attn_k_norm.weight",
+			"without ffn_gate_inp":        "blk.0.ffn_gate_inp.weight",
+		},
+			refused("expert_used_count 0", setU(".expert_used_count", 0), ".expert_used_count = 0"),
+			unset("feed_forward_length missing", ".feed_forward_length"),
+			loads("without expert_feed_forward_length", del(".expert_feed_forward_length")),
+			misshapen("attn_q_norm of a head's width", "blk.0.attn_q_norm.weight", 16),
+		),
+		family("gemma-embedding", testutil.TinyGemmaEmbedding(), nil,
+			unset("sliding_window missing", ".attention.sliding_window"),
+			unset("pooling_type missing", ".pooling_type"),
+			refusedAtLoad("dense_3 missing", drop("dense_3.weight"), "dense_3.weight"),
+			refusedAtLoad("dense_3 of the wrong shape", func(h *hmodel) { h.put("dense_3.weight", quant.F32, 96, 32) }, "dense_3.weight"),
+			loads("without dense", drop("dense_2.weight", "dense_3.weight")),
+			refusedAtLoad("dense_2_feat_out disagrees", set(".dense_2_feat_out", uint32(95)), ".dense_2_feat_out"),
+		),
+		family("qwen2", testutil.TinyQwen2(), requires{
+			"bias missing": "blk.1.attn_k.bias",
+		},
+		),
 		// ernie4_5's Q/K/V biases are optional one by one (llama.cpp's
 		// TENSOR_NOT_REQUIRED), but one present must fit; an output bias,
 		// which llama.cpp loads and its graph never adds, is refused.
-		{name: "ernie4_5 without a bias", spec: testutil.TinyErnie45(), edit: drop("blk.1.attn_k.bias")},
-		misshapen("ernie4_5 attn_q.bias of the embedding's width", testutil.TinyErnie45(), "blk.0.attn_q.bias", 64),
-		misshapen("ernie4_5 attn_v.bias 2-D", testutil.TinyErnie45(), "blk.1.attn_v.bias", 32, 2),
-		{name: "ernie4_5 attn_output.bias", spec: testutil.TinyErnie45(), edit: func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) },
-			want: arch, mention: []string{"blk.0.attn_output.bias"}, plan: true},
+		family("ernie4_5", testutil.TinyErnie45(), nil,
+			loads("without a bias", drop("blk.1.attn_k.bias")),
+			misshapen("attn_q.bias of the embedding's width", "blk.0.attn_q.bias", 64),
+			misshapen("attn_v.bias 2-D", "blk.1.attn_v.bias", 32, 2),
+			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) }, "blk.0.attn_output.bias"),
+		),
 		// seed_oss: its norm before the feed-forward is post_attention_norm
 		// (required; an ffn_norm does not stand in for it); biases as
 		// ernie4_5's.
-		{name: "seed_oss post_attention_norm missing", spec: testutil.TinySeedOSS(), edit: func(h *hmodel) {
-			h.drop("blk.1.post_attention_norm.weight")
-			h.put("blk.1.ffn_norm.weight", quant.F32, 64)
-		}, want: bad, mention: []string{"blk.1.post_attention_norm.weight"}, plan: true},
-		{name: "seed_oss without its biases", spec: testutil.TinySeedOSS(), edit: func(h *hmodel) {
-			for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
-				h.drop("blk.0." + b)
-			}
-		}},
+		family("seed_oss", testutil.TinySeedOSS(), nil,
+			refused("post_attention_norm missing", func(h *hmodel) {
+				h.drop("blk.1.post_attention_norm.weight")
+				h.put("blk.1.ffn_norm.weight", quant.F32, 64)
+			}, "blk.1.post_attention_norm.weight"),
+			loads("without its biases", func(h *hmodel) {
+				for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
+					h.drop("blk.0." + b)
+				}
+			}),
+			misshapen("attn_k.bias of the query's width", "blk.1.attn_k.bias", 128),
+		),
 		// exaone4: its norms after attention and the feed-forward and its
 		// per-head Q/K norms are required; the 32B's window, when stated,
 		// must be a window.
-		missing("exaone4 post_ffw_norm missing", testutil.TinyExaone4(), "blk.1.post_ffw_norm.weight"),
-		missing("exaone4 attn_k_norm missing", testutil.TinyExaone4(), "blk.0.attn_k_norm.weight"),
-		misshapen("exaone4 attn_q_norm across all heads", testutil.TinyExaone4(), "blk.0.attn_q_norm.weight", 64),
-		{name: "exaone4 64 layers without a window", spec: testutil.TinyExaone4SWA(), edit: setU(".attention.sliding_window", 0),
-			want: bad, mention: []string{"exaone4.attention.sliding_window"}, plan: true},
-		{name: "exaone4 30 layers' window ignored", spec: testutil.TinyExaone4(), edit: setU(".attention.sliding_window", 0)},
-		misshapen("seed_oss attn_k.bias of the query's width", testutil.TinySeedOSS(), "blk.1.attn_k.bias", 128),
+		family("exaone4", testutil.TinyExaone4(), requires{
+			"post_ffw_norm missing": "blk.1.post_ffw_norm.weight",
+			"attn_k_norm missing":   "blk.0.attn_k_norm.weight",
+		},
+			misshapen("attn_q_norm across all heads", "blk.0.attn_q_norm.weight", 64),
+			on(testutil.TinyExaone4SWA(), refused("64 layers without a window", setU(".attention.sliding_window", 0), ".attention.sliding_window")),
+			loads("30 layers' window ignored", setU(".attention.sliding_window", 0)),
+		),
 		// ernie4_5-moe: the selection bias is optional (llama.cpp's
 		// TENSOR_NOT_REQUIRED) but must fit; the shared expert is required
 		// when its width is set, the experts' gate always (llama.cpp would
 		// run a file without it as SiLU of up alone); layer 0 is dense;
 		// experts on every step-th layer only are not run; an output bias,
 		// which llama.cpp never adds, is refused as ernie4_5's.
-		{name: "ernie4_5-moe without its selection bias", spec: testutil.TinyErnie45MoE(), edit: drop("blk.1.exp_probs_b.bias")},
-		misshapen("ernie4_5-moe exp_probs_b.bias one short", testutil.TinyErnie45MoE(), "blk.2.exp_probs_b.bias", 7),
-		missing("ernie4_5-moe shared expert missing", testutil.TinyErnie45MoE(), "blk.2.ffn_down_shexp.weight"),
-		missing("ernie4_5-moe experts' gate missing", testutil.TinyErnie45MoE(), "blk.1.ffn_gate_exps.weight"),
-		{name: "ernie4_5-moe router in the dense layer", spec: testutil.TinyErnie45MoE(), edit: func(h *hmodel) { h.put("blk.0.ffn_gate_inp.weight", quant.F32, 64, 8) },
-			want: bad, mention: []string{"blk.0.ffn_gate_inp.weight"}, plan: true},
-		{name: "ernie4_5-moe experts every other layer", spec: testutil.TinyErnie45MoE(), edit: setU(".interleave_moe_layer_step", 2),
-			want: arch, mention: []string{"ernie4_5-moe.interleave_moe_layer_step"}, plan: true},
-		{name: "ernie4_5-moe step missing", spec: testutil.TinyErnie45MoE(), edit: del(".interleave_moe_layer_step"),
-			want: bad, mention: []string{"ernie4_5-moe.interleave_moe_layer_step"}, plan: true},
-		{name: "ernie4_5-moe attn_output.bias", spec: testutil.TinyErnie45MoE(), edit: func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) },
-			want: arch, mention: []string{"blk.1.attn_output.bias"}, plan: true},
+		family("ernie4_5-moe", testutil.TinyErnie45MoE(), requires{
+			"shared expert missing": "blk.2.ffn_down_shexp.weight",
+			"experts' gate missing": "blk.1.ffn_gate_exps.weight",
+		},
+			loads("without its selection bias", drop("blk.1.exp_probs_b.bias")),
+			misshapen("exp_probs_b.bias one short", "blk.2.exp_probs_b.bias", 7),
+			misshapen("router in the dense layer", "blk.0.ffn_gate_inp.weight", 64, 8),
+			unsupportedKey("experts every other layer", ".interleave_moe_layer_step", uint32(2)),
+			unset("step missing", ".interleave_moe_layer_step"),
+			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+		),
 		// falcon-h1: every layer has both the attention and the Mamba-2
 		// mixer; ffn_norm is named without .weight (llama.cpp d32676d77
 		// refuses a file whose norm is ffn_norm.weight); the mixer's gated
 		// norm is optional (mamba_rms_norm) and rope_freqs ignored, as
 		// llama.cpp's graph passes none; an output bias, which llama.cpp
 		// loads and never adds, is refused.
-		missing("falcon-h1 mixer without ssm_in", testutil.TinyFalconH1(), "blk.1.ssm_in.weight"),
-		missing("falcon-h1 layer without attn_k", testutil.TinyFalconH1(), "blk.2.attn_k.weight"),
-		missing("falcon-h1 ffn_norm missing", testutil.TinyFalconH1(), "blk.0.ffn_norm"),
-		{name: "falcon-h1 ffn_norm.weight in its place", spec: testutil.TinyFalconH1(), edit: func(h *hmodel) {
-			h.drop("blk.0.ffn_norm")
-			h.put("blk.0.ffn_norm.weight", quant.F32, 64)
-		}, want: bad, mention: []string{"blk.0.ffn_norm"}, plan: true},
-		misshapen("falcon-h1 ssm_in of a mixer twice the width", testutil.TinyFalconH1(), "blk.0.ssm_in.weight", 64, 390),
-		{name: "falcon-h1 without the gated norm", spec: testutil.TinyFalconH1(), edit: drop("blk.1.ssm_norm.weight")},
-		{name: "falcon-h1 rope_freqs ignored", spec: testutil.TinyFalconH1(), edit: func(h *hmodel) { h.put("rope_freqs.weight", quant.F32, 8) }},
-		{name: "falcon-h1 attn_output.bias", spec: testutil.TinyFalconH1(), edit: func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) },
-			want: arch, mention: []string{"blk.1.attn_output.bias"}, plan: true},
-		{name: "falcon-h1 state size missing", spec: testutil.TinyFalconH1(), edit: del(".ssm.state_size"),
-			want: bad, mention: []string{"falcon-h1.ssm.state_size"}, plan: true},
+		family("falcon-h1", testutil.TinyFalconH1(), requires{
+			"mixer without ssm_in": "blk.1.ssm_in.weight",
+			"layer without attn_k": "blk.2.attn_k.weight",
+			"ffn_norm missing":     "blk.0.ffn_norm",
+		},
+			refused("ffn_norm.weight in its place", func(h *hmodel) {
+				h.drop("blk.0.ffn_norm")
+				h.put("blk.0.ffn_norm.weight", quant.F32, 64)
+			}, "blk.0.ffn_norm"),
+			misshapen("ssm_in of a mixer twice the width", "blk.0.ssm_in.weight", 64, 390),
+			loads("without the gated norm", drop("blk.1.ssm_norm.weight")),
+			loads("rope_freqs ignored", func(h *hmodel) { h.put("rope_freqs.weight", quant.F32, 8) }),
+			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unset("state size missing", ".ssm.state_size"),
+		),
 		// jamba: a Mamba-1 layer's tensors are all required (its norms of
 		// the time step's rank, B and C too), A holds a decay per channel
 		// and state element, the inner size is twice the width, some layer
 		// attends, and a router needs expert_count.
-		missing("jamba Mamba layer without ssm_x", testutil.TinyJamba(), "blk.0.ssm_x.weight"),
-		missing("jamba Mamba layer without ssm_b_norm", testutil.TinyJamba(), "blk.1.ssm_b_norm.weight"),
-		missing("jamba Mamba layer without ssm_dt", testutil.TinyJamba(), "blk.3.ssm_dt.weight"),
-		missing("jamba attention layer without attn_q", testutil.TinyJamba(), "blk.2.attn_q.weight"),
-		missing("jamba dense layer without ffn_gate", testutil.TinyJamba(), "blk.0.ffn_gate.weight"),
-		misshapen("jamba ssm_a of one decay a channel", testutil.TinyJamba(), "blk.0.ssm_a", 1, 128),
-		misshapen("jamba ssm_x of a wider rank", testutil.TinyJamba(), "blk.1.ssm_x.weight", 128, 48),
-		{name: "jamba inner size not twice the width", spec: testutil.TinyJamba(), edit: setU(".ssm.inner_size", 96),
-			want: bad, mention: []string{"jamba.ssm.inner_size"}, plan: true},
-		{name: "jamba time step rank missing", spec: testutil.TinyJamba(), edit: del(".ssm.time_step_rank"),
-			want: bad, mention: []string{"jamba.ssm.time_step_rank"}, plan: true},
-		{name: "jamba time step rank above the inner size", spec: testutil.TinyJamba(), edit: setU(".ssm.time_step_rank", 129),
-			want: bad, mention: []string{"jamba.ssm.time_step_rank"}, plan: true},
-		{name: "jamba with no attention layer", spec: testutil.TinyJamba(), edit: func(h *hmodel) { h.set(".attention.head_count_kv", []int32{0, 0, 0, 0}) },
-			want: bad, mention: []string{"jamba.attention.head_count_kv"}, plan: true},
-		{name: "jamba head_count_kv of one value", spec: testutil.TinyJamba(), edit: setU(".attention.head_count_kv", 2),
-			want: bad, mention: []string{"jamba.attention.head_count_kv"}, plan: true},
-		{name: "jamba router without expert_count", spec: testutil.TinyJamba(), edit: del(".expert_count"),
-			want: bad, mention: []string{"blk.1.ffn_gate_inp.weight"}, plan: true},
+		family("jamba", testutil.TinyJamba(), requires{
+			"Mamba layer without ssm_x":      "blk.0.ssm_x.weight",
+			"Mamba layer without ssm_b_norm": "blk.1.ssm_b_norm.weight",
+			"Mamba layer without ssm_dt":     "blk.3.ssm_dt.weight",
+			"attention layer without attn_q": "blk.2.attn_q.weight",
+			"dense layer without ffn_gate":   "blk.0.ffn_gate.weight",
+		},
+			misshapen("ssm_a of one decay a channel", "blk.0.ssm_a", 1, 128),
+			misshapen("ssm_x of a wider rank", "blk.1.ssm_x.weight", 128, 48),
+			refusedKey("inner size not twice the width", ".ssm.inner_size", uint32(96)),
+			unset("time step rank missing", ".ssm.time_step_rank"),
+			refusedKey("time step rank above the inner size", ".ssm.time_step_rank", uint32(129)),
+			refusedKey("with no attention layer", ".attention.head_count_kv", []int32{0, 0, 0, 0}),
+			refusedKey("head_count_kv of one value", ".attention.head_count_kv", uint32(2)),
+			refused("router without expert_count", del(".expert_count"), "blk.1.ffn_gate_inp.weight"),
+		),
 		// mamba: every block's Mamba-1 tensors are required, D of one
 		// value a channel, and the ssm.* sizes must agree with them.
-		missing("mamba layer without ssm_a", testutil.TinyMamba(), "blk.2.ssm_a"),
-		missing("mamba layer without ssm_conv1d.bias", testutil.TinyMamba(), "blk.0.ssm_conv1d.bias"),
-		misshapen("mamba ssm_conv1d of another kernel", testutil.TinyMamba(), "blk.1.ssm_conv1d.weight", 3, 128),
-		misshapen("mamba ssm_d of one value", testutil.TinyMamba(), "blk.1.ssm_d", 1),
-		{name: "mamba state size missing", spec: testutil.TinyMamba(), edit: del(".ssm.state_size"),
-			want: bad, mention: []string{"mamba.ssm.state_size"}, plan: true},
-		{name: "mamba state size of another file", spec: testutil.TinyMamba(), edit: setU(".ssm.state_size", 8),
-			want: bad, mention: []string{"blk.0.ssm_x.weight"}, plan: true},
-		{name: "mamba kernel huge", spec: testutil.TinyMamba(), edit: setU(".ssm.conv_kernel", 1<<20),
-			want: bad, mention: []string{"mamba.ssm.conv_kernel"}, plan: true},
+		family("mamba", testutil.TinyMamba(), requires{
+			"layer without ssm_a":           "blk.2.ssm_a",
+			"layer without ssm_conv1d.bias": "blk.0.ssm_conv1d.bias",
+		},
+			misshapen("ssm_conv1d of another kernel", "blk.1.ssm_conv1d.weight", 3, 128),
+			misshapen("ssm_d of one value", "blk.1.ssm_d", 1),
+			unset("state size missing", ".ssm.state_size"),
+			refused("state size of another file", setU(".ssm.state_size", 8), "blk.0.ssm_x.weight"),
+			refusedKey("kernel huge", ".ssm.conv_kernel", uint32(1<<20)),
+		),
 		// rwkv7: every LoRA tensor, norm bias and the ends' norms are
 		// required; the ranks and the head size must agree with the
 		// tensors and the width; token_shift_count is 2.
-		missing("rwkv7 layer without time_mix_w1", testutil.TinyRWKV7(), "blk.1.time_mix_w1.weight"),
-		missing("rwkv7 layer without time_mix_a2", testutil.TinyRWKV7(), "blk.2.time_mix_a2.weight"),
-		missing("rwkv7 layer without time_mix_v2", testutil.TinyRWKV7(), "blk.1.time_mix_v2.weight"),
-		missing("rwkv7 layer without time_mix_g1", testutil.TinyRWKV7(), "blk.0.time_mix_g1.weight"),
-		missing("rwkv7 layer without the group norm's bias", testutil.TinyRWKV7(), "blk.0.time_mix_ln.bias"),
-		missing("rwkv7 without token_embd_norm", testutil.TinyRWKV7(), "token_embd_norm.weight"),
-		missing("rwkv7 without output_norm.bias", testutil.TinyRWKV7(), "output_norm.bias"),
-		missing("rwkv7 without an output matrix", testutil.TinyRWKV7(), "output.weight"),
-		misshapen("rwkv7 lerp_fused of five mixes", testutil.TinyRWKV7(), "blk.1.time_mix_lerp_fused.weight", 128, 1, 1, 5),
-		misshapen("rwkv7 layer 0 value pair at the value rank", testutil.TinyRWKV7(), "blk.0.time_mix_v1.weight", 128, 96),
-		{name: "rwkv7 decay rank of another file", spec: testutil.TinyRWKV7(), edit: setU(".attention.decay_lora_rank", 64),
-			want: bad, mention: []string{"blk.0.time_mix_w1.weight"}, plan: true},
-		{name: "rwkv7 gate rank missing", spec: testutil.TinyRWKV7(), edit: del(".attention.gate_lora_rank"),
-			want: bad, mention: []string{"rwkv7.attention.gate_lora_rank"}, plan: true},
-		{name: "rwkv7 rank wider than the model", spec: testutil.TinyRWKV7(), edit: setU(".attention.iclr_lora_rank", 256),
-			want: bad, mention: []string{"rwkv7.attention.iclr_lora_rank"}, plan: true},
-		{name: "rwkv7 head size not dividing the width", spec: testutil.TinyRWKV7(), edit: setU(".wkv.head_size", 48),
-			want: bad, mention: []string{"rwkv7.wkv.head_size"}, plan: true},
-		{name: "rwkv7 head size 0", spec: testutil.TinyRWKV7(), edit: setU(".wkv.head_size", 0),
-			want: bad, mention: []string{"rwkv7.wkv.head_size"}, plan: true},
-		{name: "rwkv7 three token shifts", spec: testutil.TinyRWKV7(), edit: setU(".token_shift_count", 3),
-			want: bad, mention: []string{"rwkv7.token_shift_count"}, plan: true},
+		family("rwkv7", testutil.TinyRWKV7(), requires{
+			"layer without time_mix_w1":           "blk.1.time_mix_w1.weight",
+			"layer without time_mix_a2":           "blk.2.time_mix_a2.weight",
+			"layer without time_mix_v2":           "blk.1.time_mix_v2.weight",
+			"layer without time_mix_g1":           "blk.0.time_mix_g1.weight",
+			"layer without the group norm's bias": "blk.0.time_mix_ln.bias",
+			"without token_embd_norm":             "token_embd_norm.weight",
+			"without output_norm.bias":            "output_norm.bias",
+			"without an output matrix":            "output.weight",
+		},
+			misshapen("lerp_fused of five mixes", "blk.1.time_mix_lerp_fused.weight", 128, 1, 1, 5),
+			misshapen("layer 0 value pair at the value rank", "blk.0.time_mix_v1.weight", 128, 96),
+			refused("decay rank of another file", setU(".attention.decay_lora_rank", 64), "blk.0.time_mix_w1.weight"),
+			unset("gate rank missing", ".attention.gate_lora_rank"),
+			refusedKey("rank wider than the model", ".attention.iclr_lora_rank", uint32(256)),
+			refusedKey("head size not dividing the width", ".wkv.head_size", uint32(48)),
+			refusedKey("head size 0", ".wkv.head_size", uint32(0)),
+			refusedKey("three token shifts", ".token_shift_count", uint32(3)),
+		),
 		// smallthinker: every layer's router and experts are required (no
 		// dense feed-forward, no shared expert), and so is the gating
 		// function (llama.cpp's graph aborts without one); a window of 0
 		// is none, and a missing output matrix is the tied embedding, as
 		// llama.cpp loads them.
-		missing("smallthinker router missing", testutil.TinySmallThinker(), "blk.3.ffn_gate_inp.weight"),
-		missing("smallthinker experts' gate missing", testutil.TinySmallThinker(), "blk.0.ffn_gate_exps.weight"),
-		misshapen("smallthinker router one expert short", testutil.TinySmallThinker(), "blk.1.ffn_gate_inp.weight", 64, 7),
-		misshapen("smallthinker experts' up of another width", testutil.TinySmallThinker(), "blk.2.ffn_up_exps.weight", 64, 16, 8),
-		{name: "smallthinker gating function missing", spec: testutil.TinySmallThinker(), edit: del(".expert_gating_func"),
-			want: bad, mention: []string{"smallthinker.expert_gating_func"}, plan: true},
-		{name: "smallthinker gating function none", spec: testutil.TinySmallThinker(), edit: setU(".expert_gating_func", 0),
-			want: arch, mention: []string{"smallthinker.expert_gating_func"}, plan: true},
-		{name: "smallthinker window as text", spec: testutil.TinySmallThinkerSWA(), edit: func(h *hmodel) { h.set(".attention.sliding_window", "wide") },
-			want: bad, mention: []string{"smallthinker.attention.sliding_window"}, plan: true},
-		{name: "smallthinker window 0", spec: testutil.TinySmallThinkerSWA(), edit: setU(".attention.sliding_window", 0)},
-		{name: "smallthinker output tied", spec: testutil.TinySmallThinkerSWA(), edit: drop("output.weight")},
-		{name: "smallthinker values of another head size", spec: testutil.TinySmallThinker(), edit: setU(".attention.value_length", 8),
-			want: bad, mention: []string{"smallthinker.attention.value_length"}, plan: true},
+		family("smallthinker", testutil.TinySmallThinker(), requires{
+			"router missing":        "blk.3.ffn_gate_inp.weight",
+			"experts' gate missing": "blk.0.ffn_gate_exps.weight",
+		},
+			misshapen("router one expert short", "blk.1.ffn_gate_inp.weight", 64, 7),
+			misshapen("experts' up of another width", "blk.2.ffn_up_exps.weight", 64, 16, 8),
+			unset("gating function missing", ".expert_gating_func"),
+			unsupportedKey("gating function none", ".expert_gating_func", uint32(0)),
+			on(testutil.TinySmallThinkerSWA(), refused("window as text", set(".attention.sliding_window", "wide"), ".attention.sliding_window")),
+			on(testutil.TinySmallThinkerSWA(), loads("window 0", setU(".attention.sliding_window", 0))),
+			on(testutil.TinySmallThinkerSWA(), loads("output tied", drop("output.weight"))),
+			refusedKey("values of another head size", ".attention.value_length", uint32(8)),
+		),
 		// glm4: the norms after attention and the feed-forward are
 		// required, ffn_up holds the gate and the up rows, the biases are
 		// optional (separate or fused, as the projections are) but must
 		// fit, a separate bias beside attn_qkv is not glm4's; the query
 		// must be as wide as the embedding (llama.cpp sizes attn_output
 		// and the fused views by it); multimodal RoPE is GLM-4.1V's.
-		missing("glm4 post_attention_norm missing", testutil.TinyGLM4(), "blk.0.post_attention_norm.weight"),
-		missing("glm4 post_ffw_norm missing", testutil.TinyGLM4(), "blk.1.post_ffw_norm.weight"),
-		misshapen("glm4 ffn_up without the up rows", testutil.TinyGLM4(), "blk.0.ffn_up.weight", 64, 128),
-		misshapen("glm4 attn_qkv.bias without the value's", testutil.TinyGLM4Fused(), "blk.1.attn_qkv.bias", 96),
-		misshapen("glm4 attn_v.bias of the query's width", testutil.TinyGLM4(), "blk.1.attn_v.bias", 64),
-		{name: "glm4 without its biases", spec: testutil.TinyGLM4(), edit: func(h *hmodel) {
-			for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
-				h.drop("blk.1." + b)
-			}
-		}},
-		{name: "glm4 fused without its bias", spec: testutil.TinyGLM4Fused(), edit: drop("blk.0.attn_qkv.bias")},
-		{name: "glm4 fused with a separate bias", spec: testutil.TinyGLM4Fused(), edit: func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) },
-			want: arch, mention: []string{"blk.0.attn_q.bias"}, plan: true},
-		{name: "glm4 query narrower than the embedding", spec: testutil.TinyGLM4(), edit: func(h *hmodel) {
-			h.set(".attention.key_length", uint32(8))
-			h.set(".attention.value_length", uint32(8))
-		}, want: bad, mention: []string{"glm4.embedding_length"}, plan: true},
-		{name: "glm4 multimodal RoPE", spec: testutil.TinyGLM4(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{2, 1, 1, 0}) },
-			want: arch, mention: []string{"glm4.rope.dimension_sections"}, plan: true},
+		family("glm4", testutil.TinyGLM4(), requires{
+			"post_attention_norm missing": "blk.0.post_attention_norm.weight",
+			"post_ffw_norm missing":       "blk.1.post_ffw_norm.weight",
+		},
+			misshapen("ffn_up without the up rows", "blk.0.ffn_up.weight", 64, 128),
+			on(testutil.TinyGLM4Fused(), misshapen("attn_qkv.bias without the value's", "blk.1.attn_qkv.bias", 96)),
+			misshapen("attn_v.bias of the query's width", "blk.1.attn_v.bias", 64),
+			loads("without its biases", func(h *hmodel) {
+				for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
+					h.drop("blk.1." + b)
+				}
+			}),
+			on(testutil.TinyGLM4Fused(), loads("fused without its bias", drop("blk.0.attn_qkv.bias"))),
+			on(testutil.TinyGLM4Fused(), unsupported("fused with a separate bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias")),
+			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8)), ".embedding_length"),
+			unsupportedKey("multimodal RoPE", ".rope.dimension_sections", []int32{2, 1, 1, 0}),
+		),
 		// Qwen's vision-language text models: rope.dimension_sections as
 		// llama.cpp's get_key_or_arr reads it (4 int32/uint32 counts or one
 		// int32) and ggml's rope asserts it (a temporal, height or width
 		// pair; no more than the head's dims); the whole head rotated, as
 		// the graphs assert.
-		{name: "qwen3vl rope sections missing", spec: testutil.TinyQwen3VL(), edit: del(".rope.dimension_sections"), want: bad, mention: []string{"qwen3vl.rope.dimension_sections"}, plan: true},
-		{name: "qwen3vl three rope sections", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{8, 4, 4}) }, want: bad, mention: []string{"qwen3vl.rope.dimension_sections"}, plan: true},
-		{name: "qwen3vl five rope sections", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{8, 4, 4, 0, 0}) }, want: bad, mention: []string{"qwen3vl.rope.dimension_sections"}, plan: true},
-		{name: "qwen3vl rope sections past the head", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{16, 10, 10, 0}) }, want: bad, mention: []string{"qwen3vl.rope.dimension_sections"}, plan: true},
-		{name: "qwen3vl rope sections extra only", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{0, 0, 0, 16}) }, want: bad, mention: []string{"qwen3vl.rope.dimension_sections"}, plan: true},
-		{name: "qwen3vl rope section negative", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{-1, 9, 8, 0}) }, want: bad, mention: []string{"qwen3vl.rope.dimension_sections[0]"}, plan: true},
-		{name: "qwen3vl rope section huge uint32", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []uint32{8, 4, 4, math.MaxUint32}) }, want: bad, mention: []string{"qwen3vl.rope.dimension_sections[3]"}, plan: true},
-		{name: "qwen3vl rope sections floats", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []float32{8, 4, 4, 0}) }, want: bad, mention: []string{"qwen3vl.rope.dimension_sections"}, plan: true},
-		{name: "qwen3vl rope sections one uint32", spec: testutil.TinyQwen3VL(), edit: setU(".rope.dimension_sections", 4), want: bad, mention: []string{"qwen3vl.rope.dimension_sections"}, plan: true},
-		{name: "qwen3vl rope sections one int32", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", int32(4)) }},
-		{name: "qwen3vl rope sections uint32", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []uint32{8, 4, 4, 0}) }},
-		{name: "qwen3vl rope sections short of the pairs", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".rope.dimension_sections", []int32{2, 1, 1, 0}) }},
-		{name: "qwen3vl half the head rotated", spec: testutil.TinyQwen3VL(), edit: setU(".rope.dimension_count", 16), want: bad, mention: []string{"qwen3vl.rope.dimension_count"}, plan: true},
-		{name: "qwen3vl deepstack layers a string", spec: testutil.TinyQwen3VL(), edit: func(h *hmodel) { h.set(".n_deepstack_layers", "3") }, want: bad, mention: []string{"qwen3vl.n_deepstack_layers"}, plan: true},
-		{name: "qwen3vl without deepstack layers", spec: testutil.TinyQwen3VL(), edit: del(".n_deepstack_layers")},
-		{name: "qwen3vl deepstack in every layer", spec: testutil.TinyQwen3VL(), edit: setU(".n_deepstack_layers", 2), want: bad, mention: []string{"qwen3vl.n_deepstack_layers"}, plan: true},
-		{name: "qwen3vlmoe deepstack in every layer", spec: testutil.TinyQwen3VLMoE(), edit: setU(".n_deepstack_layers", 5), want: bad, mention: []string{"qwen3vlmoe.n_deepstack_layers"}, plan: true},
-		missing("qwen3vl without attn_k_norm", testutil.TinyQwen3VL(), "blk.1.attn_k_norm.weight"),
-		{name: "qwen3vlmoe expert count missing", spec: testutil.TinyQwen3VLMoE(), edit: del(".expert_count"), want: bad, mention: []string{"qwen3vlmoe.expert_count"}, plan: true},
-		{name: "qwen3vlmoe rope sections missing", spec: testutil.TinyQwen3VLMoE(), edit: del(".rope.dimension_sections"), want: bad, mention: []string{"qwen3vlmoe.rope.dimension_sections"}, plan: true},
-		misshapen("qwen3vlmoe experts of another width", testutil.TinyQwen3VLMoE(), "blk.0.ffn_up_exps.weight", 64, 64, 8),
-		{name: "qwen2vl rope sections missing", spec: testutil.TinyQwen2VL(), edit: del(".rope.dimension_sections"), want: bad, mention: []string{"qwen2vl.rope.dimension_sections"}, plan: true},
-		{name: "qwen2vl without its biases", spec: testutil.TinyQwen2VL(), edit: func(h *hmodel) {
-			for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
-				h.drop("blk.0." + b)
-			}
-		}},
-		{name: "qwen2vl query narrower than the embedding", spec: testutil.TinyQwen2VL(), edit: func(h *hmodel) {
-			h.set(".attention.key_length", uint32(8))
-			h.set(".attention.value_length", uint32(8))
-			h.set(".rope.dimension_count", uint32(8))
-		}, want: bad, mention: []string{"qwen2vl.embedding_length"}, plan: true},
+		family("qwen3vl", testutil.TinyQwen3VL(), requires{
+			"without attn_k_norm": "blk.1.attn_k_norm.weight",
+		},
+			unset("rope sections missing", ".rope.dimension_sections"),
+			refusedKey("three rope sections", ".rope.dimension_sections", []int32{8, 4, 4}),
+			refusedKey("five rope sections", ".rope.dimension_sections", []int32{8, 4, 4, 0, 0}),
+			refusedKey("rope sections past the head", ".rope.dimension_sections", []int32{16, 10, 10, 0}),
+			refusedKey("rope sections extra only", ".rope.dimension_sections", []int32{0, 0, 0, 16}),
+			refused("rope section negative", set(".rope.dimension_sections", []int32{-1, 9, 8, 0}), ".rope.dimension_sections[0]"),
+			refused("rope section huge uint32", func(h *hmodel) { h.set(".rope.dimension_sections", []uint32{8, 4, 4, math.MaxUint32}) }, ".rope.dimension_sections[3]"),
+			refusedKey("rope sections floats", ".rope.dimension_sections", []float32{8, 4, 4, 0}),
+			refusedKey("rope sections one uint32", ".rope.dimension_sections", uint32(4)),
+			loads("rope sections one int32", set(".rope.dimension_sections", int32(4))),
+			loads("rope sections uint32", set(".rope.dimension_sections", []uint32{8, 4, 4, 0})),
+			loads("rope sections short of the pairs", set(".rope.dimension_sections", []int32{2, 1, 1, 0})),
+			refusedKey("half the head rotated", ".rope.dimension_count", uint32(16)),
+			refusedKey("deepstack layers a string", ".n_deepstack_layers", "3"),
+			loads("without deepstack layers", del(".n_deepstack_layers")),
+			refusedKey("deepstack in every layer", ".n_deepstack_layers", uint32(2)),
+		),
+		family("qwen3vlmoe", testutil.TinyQwen3VLMoE(), nil,
+			refusedKey("deepstack in every layer", ".n_deepstack_layers", uint32(5)),
+			unset("expert count missing", ".expert_count"),
+			unset("rope sections missing", ".rope.dimension_sections"),
+			misshapen("experts of another width", "blk.0.ffn_up_exps.weight", 64, 64, 8),
+		),
+		family("qwen2vl", testutil.TinyQwen2VL(), nil,
+			unset("rope sections missing", ".rope.dimension_sections"),
+			loads("without its biases", func(h *hmodel) {
+				for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
+					h.drop("blk.0." + b)
+				}
+			}),
+			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8), ".rope.dimension_count", uint32(8)), ".embedding_length"),
+		),
 		// cohere2: its window, LayerNorm epsilon and logit scale are
 		// required (llama.cpp's get_key), the scale finite; the output is
 		// the embedding, and llama.cpp refuses an output.weight it would
 		// not load; one norm a block, before attention and the
 		// feed-forward alike.
-		{name: "cohere2 sliding_window missing", spec: testutil.TinyCohere2(), edit: del(".attention.sliding_window"),
-			want: bad, mention: []string{"cohere2.attention.sliding_window"}, plan: true},
-		{name: "cohere2 layer_norm_epsilon missing", spec: testutil.TinyCohere2(), edit: del(".attention.layer_norm_epsilon"),
-			want: bad, mention: []string{"cohere2.attention.layer_norm_epsilon"}, plan: true},
-		{name: "cohere2 logit_scale missing", spec: testutil.TinyCohere2(), edit: del(".logit_scale"),
-			want: bad, mention: []string{"cohere2.logit_scale"}, plan: true},
-		{name: "cohere2 logit_scale infinite", spec: testutil.TinyCohere2(), edit: setF(".logit_scale", inf),
-			want: bad, mention: []string{"cohere2.logit_scale"}, plan: true},
-		{name: "cohere2 with an output matrix", spec: testutil.TinyCohere2(), edit: func(h *hmodel) { h.put("output.weight", quant.F32, 64, 320) },
-			want: bad, mention: []string{"output.weight"}, plan: true},
-		missing("cohere2 attn_norm missing", testutil.TinyCohere2(), "blk.3.attn_norm.weight"),
-		missing("cohere2 ffn_gate missing", testutil.TinyCohere2(), "blk.1.ffn_gate.weight"),
-		{name: "cohere2 attn_q.bias", spec: testutil.TinyCohere2(), edit: func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) },
-			want: arch, mention: []string{"blk.0.attn_q.bias"}, plan: true},
+		family("cohere2", testutil.TinyCohere2(), requires{
+			"attn_norm missing": "blk.3.attn_norm.weight",
+			"ffn_gate missing":  "blk.1.ffn_gate.weight",
+		},
+			unset("sliding_window missing", ".attention.sliding_window"),
+			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
+			unset("logit_scale missing", ".logit_scale"),
+			refusedKey("logit_scale infinite", ".logit_scale", inf),
+			misshapen("with an output matrix", "output.weight", 64, 320),
+			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+		),
 		// arcee: up and down, no gate; a bias llama.cpp's arcee graph would
 		// not add is refused.
-		missing("arcee ffn_up missing", testutil.TinyArcee(), "blk.0.ffn_up.weight"),
-		misshapen("arcee ffn_down of the width of a gated block's halves", testutil.TinyArcee(), "blk.1.ffn_down.weight", 64, 64),
-		{name: "arcee ffn_up.bias", spec: testutil.TinyArcee(), edit: func(h *hmodel) { h.put("blk.0.ffn_up.bias", quant.F32, 128) },
-			want: arch, mention: []string{"blk.0.ffn_up.bias"}, plan: true},
+		family("arcee", testutil.TinyArcee(), requires{
+			"ffn_up missing": "blk.0.ffn_up.weight",
+		},
+			misshapen("ffn_down of the width of a gated block's halves", "blk.1.ffn_down.weight", 64, 64),
+			unsupported("ffn_up.bias", func(h *hmodel) { h.put("blk.0.ffn_up.bias", quant.F32, 128) }, "blk.0.ffn_up.bias"),
+		),
 		// apertus: the four xIELU keys are required, one number or one a
 		// layer, finite; the per-head Q/K norms are required.
-		{name: "apertus xielu.beta missing", spec: testutil.TinyApertus(), edit: del("xielu.beta"),
-			want: bad, mention: []string{"xielu.beta"}, plan: true},
-		{name: "apertus xielu.eps one short", spec: testutil.TinyApertus(), edit: func(h *hmodel) { h.set("xielu.eps", []float32{-1e-6}) },
-			want: bad, mention: []string{"xielu.eps"}, plan: true},
-		{name: "apertus xielu.alpha_p NaN", spec: testutil.TinyApertus(), edit: func(h *hmodel) { h.set("xielu.alpha_p", []float32{0.8, nan}) },
-			want: bad, mention: []string{"xielu.alpha_p"}, plan: true},
-		{name: "apertus xielu.alpha_n a string", spec: testutil.TinyApertus(), edit: func(h *hmodel) { h.set("xielu.alpha_n", "0.8") },
-			want: bad, mention: []string{"xielu.alpha_n"}, plan: true},
-		{name: "apertus xielu.alpha_n one number for every layer", spec: testutil.TinyApertus(), edit: setF("xielu.alpha_n", 0.8)},
-		missing("apertus attn_k_norm missing", testutil.TinyApertus(), "blk.1.attn_k_norm.weight"),
-		{name: "apertus attn_q.bias", spec: testutil.TinyApertus(), edit: func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) },
-			want: arch, mention: []string{"blk.0.attn_q.bias"}, plan: true},
+		family("apertus", testutil.TinyApertus(), requires{
+			"attn_k_norm missing": "blk.1.attn_k_norm.weight",
+		},
+			unset("xielu.beta missing", "xielu.beta"),
+			refusedKey("xielu.eps one short", "xielu.eps", []float32{-1e-6}),
+			refusedKey("xielu.alpha_p NaN", "xielu.alpha_p", []float32{0.8, nan}),
+			refusedKey("xielu.alpha_n a string", "xielu.alpha_n", "0.8"),
+			loads("xielu.alpha_n one number for every layer", setF("xielu.alpha_n", 0.8)),
+			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+		),
 		// hunyuan-dense: per-head Q/K norms required, and per head.
-		missing("hunyuan-dense attn_q_norm missing", testutil.TinyHunyuanDense(), "blk.0.attn_q_norm.weight"),
-		misshapen("hunyuan-dense attn_k_norm across all heads", testutil.TinyHunyuanDense(), "blk.1.attn_k_norm.weight", 32),
+		family("hunyuan-dense", testutil.TinyHunyuanDense(), requires{
+			"attn_q_norm missing": "blk.0.attn_q_norm.weight",
+		},
+			misshapen("attn_k_norm across all heads", "blk.1.attn_k_norm.weight", 32),
+		),
 		// exaone: the RMS epsilon is required, as llama.cpp's loader
 		// requires it; rope_freqs, when present, has a factor a rotated
 		// pair; a bias llama.cpp's exaone loader does not take is refused.
-		{name: "exaone layer_norm_rms_epsilon missing", spec: testutil.TinyExaone(), edit: del(".attention.layer_norm_rms_epsilon"),
-			want: bad, mention: []string{"exaone.attention.layer_norm_rms_epsilon"}, plan: true},
-		misshapen("exaone rope_freqs a factor short", testutil.TinyExaone(), "rope_freqs.weight", 7),
-		{name: "exaone attn_q.bias", spec: testutil.TinyExaone(), edit: func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) },
-			want: arch, mention: []string{"blk.0.attn_q.bias"}, plan: true},
+		family("exaone", testutil.TinyExaone(), nil,
+			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			misshapen("rope_freqs a factor short", "rope_freqs.weight", 7),
+			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+		),
 		// starcoder2: every bias and the LayerNorm epsilon are required,
 		// as llama.cpp's loader requires them.
-		{name: "starcoder2 layer_norm_epsilon missing", spec: testutil.TinyStarCoder2(), edit: del(".attention.layer_norm_epsilon"),
-			want: bad, mention: []string{"starcoder2.attention.layer_norm_epsilon"}, plan: true},
-		missing("starcoder2 attn_norm.bias missing", testutil.TinyStarCoder2(), "blk.1.attn_norm.bias"),
-		missing("starcoder2 ffn_norm.bias missing", testutil.TinyStarCoder2(), "blk.0.ffn_norm.bias"),
-		missing("starcoder2 output_norm.bias missing", testutil.TinyStarCoder2(), "output_norm.bias"),
-		missing("starcoder2 attn_v.bias missing", testutil.TinyStarCoder2(), "blk.0.attn_v.bias"),
-		missing("starcoder2 attn_output.bias missing", testutil.TinyStarCoder2(), "blk.1.attn_output.bias"),
-		missing("starcoder2 ffn_up.bias missing", testutil.TinyStarCoder2(), "blk.0.ffn_up.bias"),
-		misshapen("starcoder2 ffn_down.bias of the feed-forward's width", testutil.TinyStarCoder2(), "blk.1.ffn_down.bias", 128),
+		family("starcoder2", testutil.TinyStarCoder2(), requires{
+			"attn_norm.bias missing":   "blk.1.attn_norm.bias",
+			"ffn_norm.bias missing":    "blk.0.ffn_norm.bias",
+			"output_norm.bias missing": "output_norm.bias",
+			"attn_v.bias missing":      "blk.0.attn_v.bias",
+			"attn_output.bias missing": "blk.1.attn_output.bias",
+			"ffn_up.bias missing":      "blk.0.ffn_up.bias",
+		},
+			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
+			misshapen("ffn_down.bias of the feed-forward's width", "blk.1.ffn_down.bias", 128),
+		),
 		// gemma: the output is the embedding, always; the RMS epsilon is
 		// required; no gate-less block.
-		{name: "gemma with an output matrix", spec: testutil.TinyGemma(), edit: func(h *hmodel) { h.put("output.weight", quant.F32, 64, 320) },
-			want: bad, mention: []string{"output.weight"}, plan: true},
-		{name: "gemma layer_norm_rms_epsilon missing", spec: testutil.TinyGemma(), edit: del(".attention.layer_norm_rms_epsilon"),
-			want: bad, mention: []string{"gemma.attention.layer_norm_rms_epsilon"}, plan: true},
-		missing("gemma ffn_gate missing", testutil.TinyGemma(), "blk.1.ffn_gate.weight"),
-		misshapen("gemma attn_q of width/heads heads", testutil.TinyGemma(), "blk.0.attn_q.weight", 64, 64),
+		family("gemma", testutil.TinyGemma(), requires{
+			"ffn_gate missing": "blk.1.ffn_gate.weight",
+		},
+			misshapen("with an output matrix", "output.weight", 64, 320),
+			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			misshapen("attn_q of width/heads heads", "blk.0.attn_q.weight", 64, 64),
+		),
 		// nemotron: the output matrix, the LayerNorms' biases and the
 		// epsilon are required; the projections' biases are optional, but
 		// of their projection's width.
-		missing("nemotron output missing", testutil.TinyNemotron(), "output.weight"),
-		missing("nemotron ffn_norm.bias missing", testutil.TinyNemotron(), "blk.1.ffn_norm.bias"),
-		{name: "nemotron layer_norm_epsilon missing", spec: testutil.TinyNemotron(), edit: del(".attention.layer_norm_epsilon"),
-			want: bad, mention: []string{"nemotron.attention.layer_norm_epsilon"}, plan: true},
-		misshapen("nemotron attn_k.bias of the query's width", testutil.TinyNemotron(), "blk.1.attn_k.bias", 64),
-		misshapen("nemotron ffn_up.bias of the width", testutil.TinyNemotron(), "blk.1.ffn_up.bias", 64),
-		{name: "nemotron rope.dimension_count odd", spec: testutil.TinyNemotron(), edit: setU(".rope.dimension_count", 7),
-			want: bad, mention: []string{"nemotron.rope.dimension_count"}, plan: true},
+		family("nemotron", testutil.TinyNemotron(), requires{
+			"output missing":        "output.weight",
+			"ffn_norm.bias missing": "blk.1.ffn_norm.bias",
+		},
+			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
+			misshapen("attn_k.bias of the query's width", "blk.1.attn_k.bias", 64),
+			misshapen("ffn_up.bias of the width", "blk.1.ffn_up.bias", 64),
+			refusedKey("rope.dimension_count odd", ".rope.dimension_count", uint32(7)),
+		),
 		// afmoe: the output gate, the four norms around attention and the
 		// feed-forward, the Q/K norms and the selection bias are required,
 		// as llama.cpp's loader requires them, and so are the RMS epsilon,
@@ -1170,149 +1210,129 @@ func hostileCases() []hostileCase {
 		// expert); expert_gating_func 0
 		// (none) is sigmoid; a window of 0 is none, and a missing output
 		// matrix the tied embedding.
-		missing("afmoe attn_gate missing", testutil.TinyAfmoe(), "blk.2.attn_gate.weight"),
-		misshapen("afmoe attn_gate a head short", testutil.TinyAfmoe(), "blk.1.attn_gate.weight", 64, 48),
-		missing("afmoe post_attention_norm missing", testutil.TinyAfmoe(), "blk.0.post_attention_norm.weight"),
-		missing("afmoe post_ffw_norm missing", testutil.TinyAfmoe(), "blk.3.post_ffw_norm.weight"),
-		missing("afmoe ffn_norm missing", testutil.TinyAfmoe(), "blk.1.ffn_norm.weight"),
-		missing("afmoe attn_k_norm missing", testutil.TinyAfmoe(), "blk.3.attn_k_norm.weight"),
-		missing("afmoe selection bias missing", testutil.TinyAfmoe(), "blk.1.exp_probs_b.bias"),
-		missing("afmoe shared expert missing", testutil.TinyAfmoe(), "blk.2.ffn_down_shexp.weight"),
-		missing("afmoe dense layer's gate missing", testutil.TinyAfmoe(), "blk.0.ffn_gate.weight"),
-		{name: "afmoe layer_norm_rms_epsilon missing", spec: testutil.TinyAfmoe(), edit: del(".attention.layer_norm_rms_epsilon"),
-			want: bad, mention: []string{"afmoe.attention.layer_norm_rms_epsilon"}, plan: true},
-		{name: "afmoe leading_dense_block_count missing", spec: testutil.TinyAfmoe(), edit: del(".leading_dense_block_count"),
-			want: bad, mention: []string{"afmoe.leading_dense_block_count"}, plan: true},
-		{name: "afmoe leading_dense_block_count past the layers", spec: testutil.TinyAfmoe(), edit: setU(".leading_dense_block_count", 5),
-			want: bad, mention: []string{"afmoe.leading_dense_block_count"}, plan: true},
-		{name: "afmoe two dense layers of one", spec: testutil.TinyAfmoe(), edit: setU(".leading_dense_block_count", 2),
-			want: bad, mention: []string{"leading_dense_block_count = 2"}, plan: true},
-		{name: "afmoe expert_shared_count missing", spec: testutil.TinyAfmoe(), edit: del(".expert_shared_count"),
-			want: bad, mention: []string{"afmoe.expert_shared_count"}, plan: true},
-		{name: "afmoe expert_shared_count 0, no shared experts", spec: testutil.TinyAfmoe(), edit: func(h *hmodel) {
-			h.set(".expert_shared_count", uint32(0))
-			for il := 1; il < 4; il++ {
-				for _, m := range []string{"gate", "up", "down"} {
-					h.drop(fmt.Sprintf("blk.%d.ffn_%s_shexp.weight", il, m))
+		family("afmoe", testutil.TinyAfmoe(), requires{
+			"attn_gate missing":           "blk.2.attn_gate.weight",
+			"post_attention_norm missing": "blk.0.post_attention_norm.weight",
+			"post_ffw_norm missing":       "blk.3.post_ffw_norm.weight",
+			"ffn_norm missing":            "blk.1.ffn_norm.weight",
+			"attn_k_norm missing":         "blk.3.attn_k_norm.weight",
+			"selection bias missing":      "blk.1.exp_probs_b.bias",
+			"shared expert missing":       "blk.2.ffn_down_shexp.weight",
+			"dense layer's gate missing":  "blk.0.ffn_gate.weight",
+		},
+			misshapen("attn_gate a head short", "blk.1.attn_gate.weight", 64, 48),
+			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			unset("leading_dense_block_count missing", ".leading_dense_block_count"),
+			refusedKey("leading_dense_block_count past the layers", ".leading_dense_block_count", uint32(5)),
+			refused("two dense layers of one", setU(".leading_dense_block_count", 2), "leading_dense_block_count = 2"),
+			unset("expert_shared_count missing", ".expert_shared_count"),
+			loads("expert_shared_count 0, no shared experts", func(h *hmodel) {
+				h.set(".expert_shared_count", uint32(0))
+				for il := 1; il < 4; il++ {
+					for _, m := range []string{"gate", "up", "down"} {
+						h.drop(fmt.Sprintf("blk.%d.ffn_%s_shexp.weight", il, m))
+					}
 				}
-			}
-		}},
-		{name: "afmoe gating function none", spec: testutil.TinyAfmoe(), edit: setU(".expert_gating_func", 0)},
-		{name: "afmoe gating function softmax", spec: testutil.TinyAfmoe(), edit: setU(".expert_gating_func", 1)},
-		{name: "afmoe gating function unknown", spec: testutil.TinyAfmoe(), edit: setU(".expert_gating_func", 9),
-			want: arch, mention: []string{"afmoe.expert_gating_func = 9"}, plan: true},
-		{name: "afmoe values of another head size", spec: testutil.TinyAfmoe(), edit: setU(".attention.value_length", 8),
-			want: bad, mention: []string{"afmoe.attention.value_length"}, plan: true},
-		{name: "afmoe window as text", spec: testutil.TinyAfmoe(), edit: func(h *hmodel) { h.set(".attention.sliding_window", "wide") },
-			want: bad, mention: []string{"afmoe.attention.sliding_window"}, plan: true},
-		{name: "afmoe window 0", spec: testutil.TinyAfmoe(), edit: setU(".attention.sliding_window", 0)},
-		{name: "afmoe output tied", spec: testutil.TinyAfmoe(), edit: drop("output.weight")},
-		{name: "afmoe attn_q.bias", spec: testutil.TinyAfmoe(), edit: func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) },
-			want: arch, mention: []string{"blk.0.attn_q.bias"}, plan: true},
-		{name: "gemma2 softcap NaN", spec: testutil.TinyGemma2(), edit: setF(".attn_logit_softcapping", nan),
-			want: bad, mention: []string{"attn_logit_softcapping"}, plan: true},
-		{name: "gemma2 final softcap negative", spec: testutil.TinyGemma2(), edit: setF(".final_logit_softcapping", -30),
-			want: bad, mention: []string{"final_logit_softcapping"}, plan: true},
-		{name: "gemma2 sliding window huge", spec: testutil.TinyGemma2(), edit: setU(".attention.sliding_window", 1<<30),
-			want: bad, mention: []string{"attention.sliding_window"}, plan: true},
-		missing("gemma2 post norm missing", testutil.TinyGemma2(), "blk.0.post_ffw_norm.weight"),
-		missing("bert token_embd_norm.bias missing", testutil.TinyBert(), "token_embd_norm.bias"),
-		misshapen("bert position_embd shorter than the context", testutil.TinyBert(), "position_embd.weight", 64, 100),
-		missing("bert position_embd missing", testutil.TinyBert(), "position_embd.weight"),
-		missing("bert attn_output_norm.bias missing", testutil.TinyBert(), "blk.1.attn_output_norm.bias"),
-		missing("bert layer_output_norm.weight missing", testutil.TinyBert(), "blk.0.layer_output_norm.weight"),
-		misshapen("bert attn_q.bias of the wrong size", testutil.TinyBert(), "blk.0.attn_q.bias", 32),
-		misshapen("bert ffn_up.bias of the wrong size", testutil.TinyBert(), "blk.1.ffn_up.bias", 64),
-		{name: "bert layer_norm_epsilon missing", spec: testutil.TinyBert(), edit: del(".attention.layer_norm_epsilon"),
-			want: bad, mention: []string{"bert.attention.layer_norm_epsilon"}, plan: true},
-		{name: "bert causal a string", spec: testutil.TinyBert(), edit: func(h *hmodel) { h.set(".attention.causal", "no") },
-			want: bad, mention: []string{"bert.attention.causal"}, plan: true},
-		{name: "bert token_type_count missing", spec: testutil.TinyBert(), edit: del("tokenizer.ggml.token_type_count"),
-			want: bad, mention: []string{"token_types.weight", "tokenizer.ggml.token_type_count"}, plan: true},
-		misshapen("bert token_types of the wrong count", testutil.TinyBert(), "token_types.weight", 64, 3),
-		// llama.cpp takes the biases as optional: without them (as without
-		// token_types) the model loads and embeds.
-		{name: "bert without biases or token types", spec: testutil.TinyBert(), edit: func(h *hmodel) {
-			for _, n := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias", "ffn_up.bias", "ffn_down.bias"} {
-				h.drop("blk.0." + n)
-			}
-			h.drop("token_types.weight")
-		}},
-		missing("nomic-bert ffn_gate missing", testutil.TinyNomicBert(), "blk.1.ffn_gate.weight"),
-		{name: "nomic-bert attn_qkv narrow", spec: testutil.TinyNomicBert(), edit: func(h *hmodel) { h.put("blk.0.attn_qkv.weight", quant.Q8_0, 64, 128) },
-			want: bad, mention: []string{"blk.0.attn_qkv.weight"}, plan: true},
-		{name: "nomic-bert pooling_type missing", spec: testutil.TinyNomicBert(), edit: del(".pooling_type"),
-			want: bad, mention: []string{"nomic-bert.pooling_type"}, plan: true},
+			}),
+			loads("gating function none", setU(".expert_gating_func", 0)),
+			loads("gating function softmax", setU(".expert_gating_func", 1)),
+			unsupported("gating function unknown", setU(".expert_gating_func", 9), ".expert_gating_func = 9"),
+			refusedKey("values of another head size", ".attention.value_length", uint32(8)),
+			refusedKey("window as text", ".attention.sliding_window", "wide"),
+			loads("window 0", setU(".attention.sliding_window", 0)),
+			loads("output tied", drop("output.weight")),
+			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+		),
+		family("gemma2", testutil.TinyGemma2(), requires{
+			"post norm missing": "blk.0.post_ffw_norm.weight",
+		},
+			refused("softcap NaN", setF(".attn_logit_softcapping", nan), "attn_logit_softcapping"),
+			refused("final softcap negative", setF(".final_logit_softcapping", -30), "final_logit_softcapping"),
+			refused("sliding window huge", setU(".attention.sliding_window", 1<<30), "attention.sliding_window"),
+		),
+		family("bert", testutil.TinyBert(), requires{
+			"token_embd_norm.bias missing":     "token_embd_norm.bias",
+			"position_embd missing":            "position_embd.weight",
+			"attn_output_norm.bias missing":    "blk.1.attn_output_norm.bias",
+			"layer_output_norm.weight missing": "blk.0.layer_output_norm.weight",
+		},
+			misshapen("position_embd shorter than the context", "position_embd.weight", 64, 100),
+			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
+			refusedKey("causal a string", ".attention.causal", "no"),
+			refused("token_type_count missing", del("tokenizer.ggml.token_type_count"), "token_types.weight", "tokenizer.ggml.token_type_count"),
+			misshapen("token_types of the wrong count", "token_types.weight", 64, 3),
+			// llama.cpp takes the biases as optional, but one present must
+			// fit: without them (as without token_types) the model loads
+			// and embeds.
+			misshapen("attn_q.bias of the wrong size", "blk.0.attn_q.bias", 32),
+			misshapen("ffn_up.bias of the wrong size", "blk.1.ffn_up.bias", 64),
+			loads("without biases or token types", func(h *hmodel) {
+				for _, n := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias", "ffn_up.bias", "ffn_down.bias"} {
+					h.drop("blk.0." + n)
+				}
+				h.drop("token_types.weight")
+			}),
+		),
+		family("nomic-bert", testutil.TinyNomicBert(), requires{
+			"ffn_gate missing": "blk.1.ffn_gate.weight",
+		},
+			refused("attn_qkv narrow", func(h *hmodel) { h.put("blk.0.attn_qkv.weight", quant.Q8_0, 64, 128) }, "blk.0.attn_qkv.weight"),
+			unset("pooling_type missing", ".pooling_type"),
+		),
 		// modern-bert: LayerNorms, block 0 without attn_norm.
-		{name: "modern-bert layer_norm_epsilon missing", spec: testutil.TinyModernBert(), edit: del(".attention.layer_norm_epsilon"),
-			want: bad, mention: []string{"modern-bert.attention.layer_norm_epsilon"}, plan: true},
-		{name: "modern-bert causal missing", spec: testutil.TinyModernBert(), edit: del(".attention.causal"),
-			want: bad, mention: []string{"modern-bert.attention.causal"}, plan: true},
-		{name: "modern-bert sliding_window_pattern of the wrong length", spec: testutil.TinyModernBert(), edit: func(h *hmodel) { h.set(".attention.sliding_window_pattern", []bool{true, false}) },
-			want: bad, mention: []string{"modern-bert.attention.sliding_window_pattern"}, plan: true},
-		missing("modern-bert token_embd_norm missing", testutil.TinyModernBert(), "token_embd_norm.weight"),
-		missing("modern-bert attn_norm missing", testutil.TinyModernBert(), "blk.1.attn_norm.weight"),
-		misshapen("modern-bert ffn_up not fused", testutil.TinyModernBert(), "blk.2.ffn_up.weight", 64, 128),
+		family("modern-bert", testutil.TinyModernBert(), requires{
+			"token_embd_norm missing": "token_embd_norm.weight",
+			"attn_norm missing":       "blk.1.attn_norm.weight",
+		},
+			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
+			unset("causal missing", ".attention.causal"),
+			refusedKey("sliding_window_pattern of the wrong length", ".attention.sliding_window_pattern", []bool{true, false}),
+			misshapen("ffn_up not fused", "blk.2.ffn_up.weight", 64, 128),
+		),
 		// nomic-bert-moe: experts on the layers il mod moe_every_n_layers = 1.
-		{name: "nomic-bert-moe expert_used_count missing", spec: testutil.TinyNomicBertMoE(), edit: del(".expert_used_count"),
-			want: bad, mention: []string{"nomic-bert-moe.expert_used_count"}, plan: true},
-		{name: "nomic-bert-moe more experts used than there are", spec: testutil.TinyNomicBertMoE(), edit: func(h *hmodel) { h.set(".expert_used_count", uint32(9)) },
-			want: bad, mention: []string{"nomic-bert-moe.expert_used_count", "nomic-bert-moe.expert_count"}, plan: true},
-		{name: "nomic-bert-moe moe_every_n_layers a string", spec: testutil.TinyNomicBertMoE(), edit: func(h *hmodel) { h.set(".moe_every_n_layers", "two") },
-			want: bad, mention: []string{"nomic-bert-moe.moe_every_n_layers"}, plan: true},
-		// Every third layer from layer 1 would leave layer 3's router unused.
-		{name: "nomic-bert-moe router on a dense layer", spec: testutil.TinyNomicBertMoE(), edit: func(h *hmodel) { h.set(".moe_every_n_layers", uint32(3)) },
-			want: bad, mention: []string{"blk.3.ffn_gate_inp.weight", "moe_every_n_layers = 3"}},
+		family("nomic-bert-moe", testutil.TinyNomicBertMoE(), requires{
+			"ffn_up_exps missing": "blk.1.ffn_up_exps.weight",
+		},
+			unset("expert_used_count missing", ".expert_used_count"),
+			refused("more experts used than there are", set(".expert_used_count", uint32(9)), ".expert_used_count", ".expert_count"),
+			refusedKey("moe_every_n_layers a string", ".moe_every_n_layers", "two"),
+			// Every third layer from layer 1 would leave layer 3's router unused.
+			refusedAtLoad("router on a dense layer", set(".moe_every_n_layers", uint32(3)), "blk.3.ffn_gate_inp.weight", "moe_every_n_layers = 3"),
+			misshapen("ffn_down_exps of the wrong width", "blk.3.ffn_down_exps.weight", 64, 64, 8),
+		),
 		// The released file's XLM-R Unigram ("t5") vocabulary loads (below:
 		// an edit that changes nothing); its precompiled charsmap cut short,
 		// or a key whose replacement lies past the map, does not.
-		{name: "nomic-bert-moe t5 tokenizer", spec: unigram(testutil.TinyNomicBertMoE()), edit: func(h *hmodel) {}},
-		{name: "nomic-bert-moe t5 charsmap truncated", spec: unigram(testutil.TinyNomicBertMoE()),
-			edit: func(h *hmodel) { h.set("tokenizer.ggml.precompiled_charsmap", []uint8{0xff, 0, 0}) },
-			want: bad, mention: []string{"precompiled charsmap", "4-byte trie size"}},
-		{name: "nomic-bert-moe t5 charsmap size past its end", spec: unigram(testutil.TinyNomicBertMoE()),
-			edit: func(h *hmodel) { h.set("tokenizer.ggml.precompiled_charsmap", []uint8{0, 1, 0, 0, 'a', 0}) },
-			want: bad, mention: []string{"precompiled charsmap", "trie of 256 bytes"}},
-		{name: "nomic-bert-moe t5 charsmap replacement past its end", spec: unigram(testutil.TinyNomicBertMoE()),
-			edit: func(h *hmodel) {
+		family("nomic-bert-moe", unigram(testutil.TinyNomicBertMoE()), nil,
+			loads("t5 tokenizer", func(h *hmodel) {}),
+			refusedAtLoad("t5 charsmap truncated", set("tokenizer.ggml.precompiled_charsmap", []uint8{0xff, 0, 0}), "precompiled charsmap", "4-byte trie size"),
+			refusedAtLoad("t5 charsmap size past its end", set("tokenizer.ggml.precompiled_charsmap", []uint8{0, 1, 0, 0, 'a', 0}), "precompiled charsmap", "trie of 256 bytes"),
+			refusedAtLoad("t5 charsmap replacement past its end", func(h *hmodel) {
 				cm, _ := testutil.Charsmap(map[string]string{"a": "b"})
 				size := int(binary.LittleEndian.Uint32(cm))
 				h.set("tokenizer.ggml.precompiled_charsmap", cm[:4+size+1]) // "b" without its NUL
-			},
-			want: bad, mention: []string{"precompiled charsmap", "no terminating NUL"}},
-		{name: "nomic-bert-moe t5 charsmap of strings", spec: unigram(testutil.TinyNomicBertMoE()),
-			edit: func(h *hmodel) { h.set("tokenizer.ggml.precompiled_charsmap", []string{"a"}) },
-			want: bad, mention: []string{"tokenizer.ggml.precompiled_charsmap", "array of uint8"}},
-		missing("nomic-bert-moe ffn_up_exps missing", testutil.TinyNomicBertMoE(), "blk.1.ffn_up_exps.weight"),
-		misshapen("nomic-bert-moe ffn_down_exps of the wrong width", testutil.TinyNomicBertMoE(), "blk.3.ffn_down_exps.weight", 64, 64, 8),
+			}, "precompiled charsmap", "no terminating NUL"),
+			refusedAtLoad("t5 charsmap of strings", set("tokenizer.ggml.precompiled_charsmap", []string{"a"}), "tokenizer.ggml.precompiled_charsmap", "array of uint8"),
+		),
 		// jina-bert-v2: llama.cpp fixes the ALiBi maximum bias at 8 and reads
 		// no key for it, so a file's max_alibi_bias, even negative, changes
 		// nothing (model.TestJinaMaxALiBiBiasIgnored: the same bits).
-		{name: "jina-bert-v2 max_alibi_bias negative", spec: testutil.TinyJinaBertV2(), edit: setF(".attention.max_alibi_bias", -1)},
-		{name: "jina-bert-v2 max_alibi_bias NaN", spec: testutil.TinyJinaBertV2(), edit: setF(".attention.max_alibi_bias", nan)},
-		{name: "jina-bert-v2 causal", spec: testutil.TinyJinaBertV2(), edit: func(h *hmodel) { h.set(".attention.causal", true) },
-			want: bad, mention: []string{"jina-bert-v2.attention.causal"}, plan: true},
-		missing("jina-bert-v2 attn_q.bias missing", testutil.TinyJinaBertV2(), "blk.0.attn_q.bias"),
-		missing("jina-bert-v2 attn_output.bias missing", testutil.TinyJinaBertV2(), "blk.1.attn_output.bias"),
-		missing("jina-bert-v2 attn_k_norm missing beside attn_q_norm", testutil.TinyJinaBertV2(), "blk.0.attn_k_norm.weight"),
-		missing("jina-bert-v2 attn_q_norm.bias missing", testutil.TinyJinaBertV2(), "blk.1.attn_q_norm.bias"),
-		missing("jina-bert-v2 ffn_down.bias missing", testutil.TinyJinaBertV2(), "blk.0.ffn_down.bias"),
-		missing("jina-bert-v2 layer_output_norm.bias missing", testutil.TinyJinaBertV2(), "blk.1.layer_output_norm.bias"),
-		// Without ffn_gate, ffn_up must hold the gate and up rows both.
-		{name: "jina-bert-v2 ffn_gate missing", spec: testutil.TinyJinaBertV2(), edit: drop("blk.0.ffn_gate.weight"),
-			want: bad, mention: []string{"blk.0.ffn_up.weight"}, plan: true},
-		misshapen("jina-bert-v2 attn_q_norm of one head", testutil.TinyJinaBertV2(), "blk.0.attn_q_norm.weight", 16),
-		// NaN weights are data, not metadata: the model loads and runs, and
-		// its logits are NaN. Sampling from NaN logits picks some token;
-		// nothing panics.
-		{name: "F32 weights all NaN", spec: func() testutil.ModelSpec { s := testutil.TinyLlama(); s.WeightType = quant.F32; return s }(),
-			edit: func(h *hmodel) {
-				for i := range h.tensors {
-					t := &h.tensors[i]
-					t.data = nanData(int64(len(t.data) / 4))
-				}
-			}},
-	}
+		family("jina-bert-v2", testutil.TinyJinaBertV2(), requires{
+			"attn_q.bias missing":                    "blk.0.attn_q.bias",
+			"attn_output.bias missing":               "blk.1.attn_output.bias",
+			"attn_k_norm missing beside attn_q_norm": "blk.0.attn_k_norm.weight",
+			"attn_q_norm.bias missing":               "blk.1.attn_q_norm.bias",
+			"ffn_down.bias missing":                  "blk.0.ffn_down.bias",
+			"layer_output_norm.bias missing":         "blk.1.layer_output_norm.bias",
+		},
+			loads("max_alibi_bias negative", setF(".attention.max_alibi_bias", -1)),
+			loads("max_alibi_bias NaN", setF(".attention.max_alibi_bias", nan)),
+			refusedKey("causal", ".attention.causal", true),
+			// Without ffn_gate, ffn_up must hold the gate and up rows both.
+			refused("ffn_gate missing", drop("blk.0.ffn_gate.weight"), "blk.0.ffn_up.weight"),
+			misshapen("attn_q_norm of one head", "blk.0.attn_q_norm.weight", 16),
+		),
+	)
 }
 
 func TestHostileModels(t *testing.T) {

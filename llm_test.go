@@ -44,6 +44,18 @@ func session(tb testing.TB, m *llm.Model, opts ...llm.SessionOption) *llm.Sessio
 	return s
 }
 
+// loadLeast loads path under the least memory limit the plan allows with
+// opts (for streamed weights, every block read from disk); the model
+// closes when the test ends. It returns the least plan too.
+func loadLeast(tb testing.TB, path string, opts ...llm.Option) (*llm.Model, llm.MemoryPlan) {
+	tb.Helper()
+	least, err := llm.Plan(path, append(opts, llm.WithMemoryLimit(1), llm.WithStrictMemory())...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return load(tb, path, append(opts, llm.WithMemoryLimit(least.Total))...), least
+}
+
 // mustEval returns eval's logits for ids (a Session's Eval or EvalAll),
 // failing the test on an error.
 func mustEval(tb testing.TB, ctx context.Context, eval func(context.Context, []int32) ([]float32, error), ids []int32) []float32 {
@@ -392,15 +404,7 @@ func TestStreamingDecodeAllocatesNothing(t *testing.T) {
 	spec.Layers, spec.Embd, spec.FFN = 8, 128, 256
 	path := testutil.TempModel(t, spec)
 	opts := []llm.Option{llm.WithThreads(2), llm.WithContextSize(64), llm.WithWeights(llm.WeightsStreaming)}
-	least, err := llm.Plan(path, append(opts, llm.WithMemoryLimit(1), llm.WithStrictMemory())...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := llm.Load(path, append(opts, llm.WithMemoryLimit(least.Total))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, least := loadLeast(t, path, opts...)
 	if p := m.Plan(); p.Weights != llm.WeightsStreaming || p.ResidentWeights != least.ResidentWeights {
 		t.Fatalf("plan: %+v, want every block streamed", p)
 	}

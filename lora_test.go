@@ -106,14 +106,7 @@ func TestLoRA(t *testing.T) {
 	// Every block read from disk: the streamed copies of the blocks'
 	// matrices carry the corrections too.
 	opts := []llm.Option{llm.WithThreads(2), llm.WithContextSize(64), llm.WithWeights(llm.WeightsStreaming), llm.WithLoRA(adapter, 0.5)}
-	least, err := llm.Plan(model, append(opts, llm.WithMemoryLimit(1), llm.WithStrictMemory())...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sm, err := llm.Load(model, append(opts, llm.WithMemoryLimit(least.Total))...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sm, _ := loadLeast(t, model, opts...)
 	got = sessionLogits(t, sm)
 	if st := sm.Residency(); st.Streamed != st.Blocks {
 		t.Errorf("%d of %d blocks streamed, want all", st.Streamed, st.Blocks)
@@ -333,21 +326,9 @@ func TestHostileAdapterBytes(t *testing.T) {
 func TestLoRASaveRestore(t *testing.T) {
 	model, adapter, _, _ := loraFiles(t, testutil.TinyLlama(), 8)
 	opts := []llm.Option{llm.WithThreads(1), llm.WithContextSize(64)}
-	m, err := llm.Load(model, append(opts, llm.WithLoRA(adapter, 0.5))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	plain, err := llm.Load(model, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close()
-	s, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	m := load(t, model, append(opts, llm.WithLoRA(adapter, 0.5))...)
+	plain := load(t, model, opts...)
+	s := session(t, m)
 	if _, err := s.Eval(context.Background(), []int32{1, 2, 3, 4}); err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,11 @@ func renameArchKeys(h *hmodel, to string) {
 	h.set("general.architecture", to)
 }
 
+// renamedTo is the edit renameArchKeys(h, to).
+func renamedTo(to string) func(*hmodel) {
+	return func(h *hmodel) { renameArchKeys(h, to) }
+}
+
 // ollamaSections moves rope.dimension_sections to Ollama's key, as the
 // three counts of the checkpoint's mrope_section.
 func ollamaSections(h *hmodel, key string) {
@@ -260,14 +265,20 @@ func TestOllamaDialects(t *testing.T) {
 					t.Fatalf("token %d, logit %d: %v, want %v", i/vocab, i%vocab, got[i], want[i])
 				}
 			}
-			canon, err := memplan.ReadShape(canonPath)
-			if err != nil {
-				t.Fatal(err)
+			// Of the Ollama file [0] and of llama.cpp's [1]: the shape
+			// memplan reads and the plan.
+			var shapes [2]*memplan.Shape
+			var plans [2]llm.MemoryPlan
+			for i, file := range []string{path, canonPath} {
+				var err error
+				if shapes[i], err = memplan.ReadShape(file); err != nil {
+					t.Fatal(err)
+				}
+				if plans[i], err = llm.Plan(file); err != nil {
+					t.Fatal(err)
+				}
 			}
-			sh, err := memplan.ReadShape(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			sh, canon := shapes[0], shapes[1]
 			var tower int64
 			for _, tn := range h.tensors {
 				if model.TowerTensor(tn.name) {
@@ -278,14 +289,7 @@ func TestOllamaDialects(t *testing.T) {
 				t.Errorf("skipped %d bytes (want the tower's %d), %d parameters, %d other bytes and %d on the heap (want %d, %d and %d)",
 					sh.SkippedBytes, tower, sh.Params, sh.OtherBytes, sh.HeapBytes, canon.Params, canon.OtherBytes, canon.HeapBytes)
 			}
-			p, err := llm.Plan(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cp, err := llm.Plan(canonPath)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, cp := plans[0], plans[1]
 			// The files differ by the tower and Ollama's keys: the plans by
 			// the keys (and tensor names) and where pages then fall alone.
 			if d := p.ResidentWeights - cp.ResidentWeights; d < -16<<10 || d > 16<<10 {
@@ -305,86 +309,51 @@ func TestOllamaDialectsHostile(t *testing.T) {
 		edit    func(h *hmodel)
 		mention string
 	}{
-		{"qwen3vl other sections under both names", testutil.TinyQwen3VL, func(h *hmodel) {
-			h.set(".mrope_sections", []int32{4, 4, 8})
-		}, "qwen3vl.rope.dimension_sections = [8 4 4 0] and qwen3vl.mrope_sections = [4 4 8 0] disagree"},
-		{"qwen3vl sections a string", testutil.TinyQwen3VL, func(h *hmodel) {
-			h.del(".rope.dimension_sections")
-			h.set(".mrope_sections", "8,4,4")
-		}, "qwen3vl.mrope_sections is"},
-		{"qwen3vl sections too many", testutil.TinyQwen3VL, func(h *hmodel) {
-			h.del(".rope.dimension_sections")
-			h.set(".rope.mrope_section", []int32{8, 4, 4, 0, 0})
-		}, "qwen3vl.rope.mrope_section is"},
-		{"qwen3vl Ollama's two keys disagree", testutil.TinyQwen3VL, func(h *hmodel) {
-			h.del(".rope.dimension_sections")
-			h.set(".mrope_sections", []int32{8, 4, 4})
-			h.set(".rope.mrope_section", []int32{4, 4, 8})
-		}, "disagree"},
-		{"qwen25vl key under both names", testutil.TinyQwen2VL, func(h *hmodel) {
-			h.set("qwen25vl.block_count", uint32(2))
-			h.set("general.architecture", "qwen25vl")
-		}, "qwen25vl.block_count and qwen2vl.block_count"},
-		{"qwen25vl without sections", testutil.TinyQwen2VL, func(h *hmodel) {
-			renameArchKeys(h, "qwen25vl")
-			h.del(".rope.dimension_sections")
-		}, "qwen2vl.rope.dimension_sections missing"},
-		{"mistral3 YaRN bound under both names", testutil.TinyMistral3, func(h *hmodel) {
-			h.set(".rope.scaling.beta_fast", float32(32))
-			h.set(".rope.scaling.yarn_beta_fast", float32(32))
-		}, "mistral3.rope.scaling.beta_fast and mistral3.rope.scaling.yarn_beta_fast"},
-		{"mistral3 scaling_beta a string", testutil.TinyMistral3, func(h *hmodel) {
-			h.del(".attention.temperature_scale")
-			h.set(".rope.scaling_beta", "0.1")
-		}, "mistral3.rope.scaling_beta is"},
-		{"mistral3 temperature stated otherwise", testutil.TinyMistral3, func(h *hmodel) {
-			h.set(".rope.scaling_beta", float32(0.2))
-		}, "mistral3.attention.temperature_scale = 0.1, but mistral3.rope.scaling_beta implies 0.2"},
-		{"glm4moelite key under both names", testutil.TinyDeepSeek3, func(h *hmodel) {
-			h.set("glm4moelite.block_count", uint32(3))
-			h.set("general.architecture", "glm4moelite")
-		}, "glm4moelite.block_count and deepseek2.block_count"},
-		{"glm4moelite size a string", testutil.TinyDeepSeek3, func(h *hmodel) {
-			renameArchKeys(h, "glm4moelite")
-			h.set(".attention.key_length_mla", "48")
-		}, "glm4moelite.attention.key_length_mla is"},
-		{"glm4moelite without its _mla sizes", testutil.TinyDeepSeek3, func(h *hmodel) {
-			renameArchKeys(h, "glm4moelite")
-			h.del(".attention.value_length_mla")
-		}, "glm4moelite.attention.value_length and glm4moelite.attention.value_length_mla come together"},
-		{"qwen35 head counts against the interval", testutil.TinyQwen35, func(h *hmodel) {
-			h.set(".attention.head_count_kv", []uint32{2, 0, 0, 2})
-		}, "qwen35.attention.head_count_kv = [2 0 0 2] and qwen35.full_attention_interval = 4 disagree on layer 0"},
-		{"qwen35 reordered flag a string", testutil.TinyQwen35, func(h *hmodel) {
-			h.set(".ssm.v_head_reordered", "yes")
-		}, "qwen35.ssm.v_head_reordered is"},
-		{"olmo3 pattern a count", testutil.TinyOlmo2, func(h *hmodel) {
-			renameArchKeys(h, "olmo3")
-			h.set(".attention.sliding_window_pattern", uint32(4))
-		}, "olmo3.attention.sliding_window_pattern is"},
+		{"qwen3vl other sections under both names", testutil.TinyQwen3VL, set(".mrope_sections", []int32{4, 4, 8}),
+			"qwen3vl.rope.dimension_sections = [8 4 4 0] and qwen3vl.mrope_sections = [4 4 8 0] disagree"},
+		{"qwen3vl sections a string", testutil.TinyQwen3VL, edits(del(".rope.dimension_sections"), set(".mrope_sections", "8,4,4")),
+			"qwen3vl.mrope_sections is"},
+		{"qwen3vl sections too many", testutil.TinyQwen3VL, edits(del(".rope.dimension_sections"), set(".rope.mrope_section", []int32{8, 4, 4, 0, 0})),
+			"qwen3vl.rope.mrope_section is"},
+		{"qwen3vl Ollama's two keys disagree", testutil.TinyQwen3VL,
+			edits(del(".rope.dimension_sections"), set(".mrope_sections", []int32{8, 4, 4}, ".rope.mrope_section", []int32{4, 4, 8})),
+			"disagree"},
+		{"qwen25vl key under both names", testutil.TinyQwen2VL, set("qwen25vl.block_count", uint32(2), "general.architecture", "qwen25vl"),
+			"qwen25vl.block_count and qwen2vl.block_count"},
+		{"qwen25vl without sections", testutil.TinyQwen2VL, edits(renamedTo("qwen25vl"), del(".rope.dimension_sections")),
+			"qwen2vl.rope.dimension_sections missing"},
+		{"mistral3 YaRN bound under both names", testutil.TinyMistral3, set(".rope.scaling.beta_fast", float32(32), ".rope.scaling.yarn_beta_fast", float32(32)),
+			"mistral3.rope.scaling.beta_fast and mistral3.rope.scaling.yarn_beta_fast"},
+		{"mistral3 scaling_beta a string", testutil.TinyMistral3, edits(del(".attention.temperature_scale"), set(".rope.scaling_beta", "0.1")),
+			"mistral3.rope.scaling_beta is"},
+		{"mistral3 temperature stated otherwise", testutil.TinyMistral3, set(".rope.scaling_beta", float32(0.2)),
+			"mistral3.attention.temperature_scale = 0.1, but mistral3.rope.scaling_beta implies 0.2"},
+		{"glm4moelite key under both names", testutil.TinyDeepSeek3, set("glm4moelite.block_count", uint32(3), "general.architecture", "glm4moelite"),
+			"glm4moelite.block_count and deepseek2.block_count"},
+		{"glm4moelite size a string", testutil.TinyDeepSeek3, edits(renamedTo("glm4moelite"), set(".attention.key_length_mla", "48")),
+			"glm4moelite.attention.key_length_mla is"},
+		{"glm4moelite without its _mla sizes", testutil.TinyDeepSeek3, edits(renamedTo("glm4moelite"), del(".attention.value_length_mla")),
+			"glm4moelite.attention.value_length and glm4moelite.attention.value_length_mla come together"},
+		{"qwen35 head counts against the interval", testutil.TinyQwen35, set(".attention.head_count_kv", []uint32{2, 0, 0, 2}),
+			"qwen35.attention.head_count_kv = [2 0 0 2] and qwen35.full_attention_interval = 4 disagree on layer 0"},
+		{"qwen35 reordered flag a string", testutil.TinyQwen35, set(".ssm.v_head_reordered", "yes"),
+			"qwen35.ssm.v_head_reordered is"},
+		{"olmo3 pattern a count", testutil.TinyOlmo2, edits(renamedTo("olmo3"), set(".attention.sliding_window_pattern", uint32(4))),
+			"olmo3.attention.sliding_window_pattern is"},
 		{"llama head_dim against key_length", func() testutil.ModelSpec {
 			s := testutil.TinyLlama()
 			s.HeadDim = 8
 			return s
-		}, func(h *hmodel) {
-			h.set(".attention.head_dim", uint32(12))
-			h.set(".rope.dimension_count", uint32(16))
-		}, "llama.attention.key_length = 8, but llama.attention.head_dim = 12"},
-		{"gemma3 local base under both names", testutil.TinyGemma3, func(h *hmodel) {
-			addTower(h)
-			h.set(".rope.local.freq_base", float32(10000))
-			h.set(".rope.freq_base_swa", float32(10000))
-		}, "gemma3.rope.local.freq_base and gemma3.rope.freq_base_swa"},
-		{"gemma3n local base under both names", testutil.TinyGemma3n, func(h *hmodel) {
-			h.set(".rope.freq_base_local", float32(10000))
-			h.set(".rope.freq_base_swa", float32(10000))
-		}, "gemma3n.rope.freq_base_local and gemma3n.rope.freq_base_swa"},
-		{"gemma3n head_dim against key_length", testutil.TinyGemma3n, func(h *hmodel) {
-			h.set(".head_dim", uint32(16))
-		}, "gemma3n.attention.key_length = 32, but gemma3n.head_dim = 16"},
-		{"gemma3n head_dim a float", testutil.TinyGemma3n, func(h *hmodel) {
-			h.set(".head_dim", float32(32))
-		}, "gemma3n.head_dim is"},
+		}, set(".attention.head_dim", uint32(12), ".rope.dimension_count", uint32(16)),
+			"llama.attention.key_length = 8, but llama.attention.head_dim = 12"},
+		{"gemma3 local base under both names", testutil.TinyGemma3, edits(addTower, set(".rope.local.freq_base", float32(10000), ".rope.freq_base_swa", float32(10000))),
+			"gemma3.rope.local.freq_base and gemma3.rope.freq_base_swa"},
+		{"gemma3n local base under both names", testutil.TinyGemma3n, set(".rope.freq_base_local", float32(10000), ".rope.freq_base_swa", float32(10000)),
+			"gemma3n.rope.freq_base_local and gemma3n.rope.freq_base_swa"},
+		{"gemma3n head_dim against key_length", testutil.TinyGemma3n, set(".head_dim", uint32(16)),
+			"gemma3n.attention.key_length = 32, but gemma3n.head_dim = 16"},
+		{"gemma3n head_dim a float", testutil.TinyGemma3n, set(".head_dim", float32(32)),
+			"gemma3n.head_dim is"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := parseModel(t, modelBytes(t, tc.spec()))
