@@ -1016,6 +1016,28 @@ func hostileCases() []hostileCase {
 			refused("state size of another file", setU(".ssm.state_size", 8), "blk.0.ssm_x.weight"),
 			refusedKey("kernel huge", ".ssm.conv_kernel", uint32(1<<20)),
 		),
+		// mamba2 (TinyMamba2: inner 128 in 8 heads, 2 groups, state 16,
+		// kernel 4, so a block's convolution is 192 channels wide and
+		// ssm_in 328): every tensor llama.cpp's loader requires, their
+		// sizes, and the ssm.* keys that size them.
+		family("mamba2", testutil.TinyMamba2(), requires{
+			"without ssm_norm":             "blk.1.ssm_norm.weight",
+			"without the kernel's bias":    "blk.0.ssm_conv1d.bias",
+			"without the time steps' bias": "blk.2.ssm_dt.bias",
+			"without ssm_a":                "blk.1.ssm_a",
+			"without output_norm":          "output_norm.weight",
+		},
+			misshapen("kernel of 3 taps", "blk.1.ssm_conv1d.weight", 3, 192),
+			misshapen("A of one value a group", "blk.0.ssm_a", 1, 2),
+			misshapen("ssm_norm of one group", "blk.2.ssm_norm.weight", 128, 1),
+			misshapen("ssm_in without dt", "blk.0.ssm_in.weight", 64, 320),
+			unset("group count missing", ".ssm.group_count"),
+			refused("group count of another file", setU(".ssm.group_count", 4), "blk.0.ssm_in.weight"),
+			refused("heads of another file", setU(".ssm.time_step_rank", 16), "blk.0.ssm_in.weight"),
+			refusedKey("heads not dividing the inner size", ".ssm.time_step_rank", uint32(6)),
+			refusedKey("kernel huge", ".ssm.conv_kernel", uint32(1<<20)),
+			unset("norm epsilon missing", ".attention.layer_norm_rms_epsilon"),
+		),
 		// rwkv7: every LoRA tensor, norm bias and the ends' norms are
 		// required; the ranks and the head size must agree with the
 		// tensors and the width; token_shift_count is 2.
