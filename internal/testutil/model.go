@@ -941,7 +941,6 @@ func WriteModel(w io.Writer, s ModelSpec) error {
 	return nil
 }
 
-// withDefaults fills zero fields and checks the spec.
 // checkExperts checks an expert model's counts.
 func (s ModelSpec) checkExperts() error {
 	if s.Experts <= 0 || s.ExpertsUsed <= 0 || s.ExpertsUsed > s.Experts || s.ExpertFFN <= 0 {
@@ -951,9 +950,23 @@ func (s ModelSpec) checkExperts() error {
 	return nil
 }
 
+// recurrentDefaults fills and checks the sizes of the architectures
+// whose blocks hold recurrent layers of their own layout.
+var recurrentDefaults = map[string]func(ModelSpec) (ModelSpec, error){
+	"nemotron_h": ModelSpec.withNemotronHDefaults, "nemotron_h_moe": ModelSpec.withNemotronHDefaults,
+	"jamba": ModelSpec.withJambaDefaults, "mamba": ModelSpec.withMambaDefaults, "mamba2": ModelSpec.withMambaDefaults,
+}
+
+// withDefaults fills zero fields and checks the spec.
 func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	if s.Arch == "" {
 		s.Arch = "llama"
+	}
+	if fill := recurrentDefaults[s.Arch]; fill != nil {
+		var err error
+		if s, err = fill(s); err != nil {
+			return s, err
+		}
 	}
 	switch s.Arch {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "gemma-embedding":
@@ -970,21 +983,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if err := s.checkModernBert(); err != nil {
 			return s, err
 		}
-	case "nemotron_h", "nemotron_h_moe":
-		var err error
-		if s, err = s.withNemotronHDefaults(); err != nil {
-			return s, err
-		}
-	case "jamba":
-		var err error
-		if s, err = s.withJambaDefaults(); err != nil {
-			return s, err
-		}
-	case "mamba", "mamba2":
-		var err error
-		if s, err = s.withMambaDefaults(); err != nil {
-			return s, err
-		}
+	case "nemotron_h", "nemotron_h_moe", "jamba", "mamba", "mamba2": // recurrentDefaults
 	case "rwkv7":
 		if s.RWKV7 == nil || s.Embd%s.RWKV7.Head != 0 {
 			return s, fmt.Errorf("testutil: an rwkv7 needs its sizes, the head dividing the width (%+v, width %d)", s.RWKV7, s.Embd)
