@@ -7,8 +7,7 @@ package quant
 const q4_0Bytes = 2 + QK/2
 
 func dequantQ4_0(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QK, src, q4_0Bytes) {
-		y := (*[QK]float32)(y)
+	for y, b := range blocks[[QK]float32, [q4_0Bytes]byte](dst, src) {
 		d := f16At(b[0:])
 		for j, q := range (*[QK / 2]byte)(b[2:]) {
 			y[j] = float32(int32(q&0xf)-8) * d
@@ -21,8 +20,8 @@ func dequantQ4_0(dst []float32, src []byte) {
 // largest magnitude to -8, so the opposite extreme is clipped to 7.
 func quantQ4_0(dst []byte, src []float32) {
 	var l [QK]uint8
-	for x, b := range blocks(src, QK, dst, q4_0Bytes) {
-		quantCentered(b, (*[QK]float32)(x), 8, &l)
+	for x, b := range blocks[[QK]float32, [q4_0Bytes]byte](src, dst) {
+		quantCentered(b[:], x, 8, &l)
 		packNibbles(b[2:], l[:])
 	}
 }
@@ -86,7 +85,7 @@ func truncClamp(f float32, hi int32) byte {
 // dotQ4_0 is ggml_vec_dot_q4_0_q8_0: Σ_blocks d_w·d_x·Σ(q_w-8)·q_x.
 func dotQ4_0(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QK, w, q4_0Bytes, x, q8_0Bytes) {
+	for a, b := range dotBlocks[[q4_0Bytes]byte, [q8_0Bytes]byte](n/QK, w, x) {
 		isum := nibbleDot((*[QK / 2]byte)(a[2:]), (*[QK]byte)(b[2:]), 8)
 		sum += (f16At(a[0:]) * f16At(b[0:])) * float32(isum)
 	}
