@@ -20,13 +20,7 @@ func dequantQ4_1(dst []float32, src []byte) {
 
 // quantQ4_1 follows quantize_row_q4_1_ref: 16 even steps from the block's
 // minimum to its maximum.
-func quantQ4_1(dst []byte, src []float32) {
-	var l [QK]uint8
-	for x, b := range blocks[[QK]float32, [q4_1Bytes]byte](src, dst) {
-		quantMin(b[:], x, 15, &l)
-		packNibbles(b[4:], l[:])
-	}
-}
+func quantQ4_1(dst []byte, src []float32) { quantSmall(dst, src, q4_1Bytes, true, 4) }
 
 // quantMin is the scale, minimum and levels of quantize_row_q4_1_ref
 // (nmax 15) and quantize_row_q5_1_ref (nmax 31): nmax even steps d from

@@ -39,13 +39,7 @@ func packQ5(qs *[QK / 2]byte, l *[QK]uint8) (qh uint32) {
 
 // quantQ5_0 follows quantize_row_q5_0_ref: like Q4_0 with the largest
 // magnitude mapped to -16.
-func quantQ5_0(dst []byte, src []float32) {
-	var l [QK]uint8
-	for x, b := range blocks[[QK]float32, [q5_0Bytes]byte](src, dst) {
-		quantCentered(b[:], x, 16, &l)
-		binary.LittleEndian.PutUint32(b[2:], packQ5((*[QK / 2]byte)(b[6:]), &l))
-	}
-}
+func quantQ5_0(dst []byte, src []float32) { quantSmall(dst, src, q5_0Bytes, false, 5) }
 
 // dotQ5_0 is ggml_vec_dot_q5_0_q8_0: Σ_blocks d_w·d_x·Σ(q_w-16)·q_x.
 func dotQ5_0(n int, w, x []byte) float32 {

@@ -21,13 +21,7 @@ func dequantQ5_1(dst []float32, src []byte) {
 
 // quantQ5_1 follows quantize_row_q5_1_ref: 32 even steps from the block's
 // minimum to its maximum.
-func quantQ5_1(dst []byte, src []float32) {
-	var l [QK]uint8
-	for x, b := range blocks[[QK]float32, [q5_1Bytes]byte](src, dst) {
-		quantMin(b[:], x, 31, &l)
-		binary.LittleEndian.PutUint32(b[4:], packQ5((*[QK / 2]byte)(b[8:]), &l))
-	}
-}
+func quantQ5_1(dst []byte, src []float32) { quantSmall(dst, src, q5_1Bytes, true, 5) }
 
 // dotQ5_1 is ggml_vec_dot_q5_1_q8_1: Σ_blocks d_w·d_x·Σq_w·q_x + m_w·s_x.
 func dotQ5_1(n int, w, x []byte) float32 {
