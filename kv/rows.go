@@ -2,7 +2,6 @@ package kv
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/lowmem/llm/quant"
 )
@@ -24,7 +23,7 @@ type Rows struct {
 // with p.ALiBi the queries are query head p.Head's at positions p.Query,
 // p.Query+1, …. The softmax, the soft-cap and ALiBi's bias are the
 // cache's, in float32 with no F16 rounding. The K·Q products are quant's
-// F32 tile kernel (quant.Tile: a call a block of keys and queries, each
+// float32 tile kernel (quant.TileF32: a call a block of keys and queries, each
 // key row read once for the block). scratch must hold a weight a
 // position for each query; when it holds HeadDimV floats a position more,
 // the values are transposed there once and the weighted sums are tile
@@ -72,11 +71,12 @@ func AttendRows(r Rows, qs, out []float32, p AttnParams, scratch []float32) erro
 	return nil
 }
 
-// rowTile is the F32 tile product AttendRows' sums go through: assembly
-// on AVX2, AVX-512 and NEON, whose one call a tile of keys and queries
-// costs less than a dot-product call a pair (a jina-bert-v2 pass spent
-// 43 % of its time in dotF32, then in the calls of the F32 dot product).
-var rowTile, rowTileRows, rowTileCols = quant.Tile(quant.F32)
+// rowTile is the float32 tile product AttendRows' sums go through:
+// assembly on AVX2, AVX-512 and NEON, whose one call a tile of keys and
+// queries costs less than a dot-product call a pair (a jina-bert-v2 pass
+// spent 43 % of its time in dotF32, then in the calls of the F32 dot
+// product).
+var rowTile, rowTileRows, rowTileCols = quant.TileF32()
 
 // rowScores sets w[i·N+j] to query i's product with key j: keys are the
 // tile's weight rows, as they lie in r, queries its activation columns.
@@ -85,10 +85,10 @@ func rowScores(r Rows, qs []float32, nq int, w []float32) {
 	tr, tc := rowTileRows, rowTileCols
 	for j0 := 0; j0 < n; j0 += tr {
 		nr := min(tr, n-j0)
-		k := f32Bytes(r.K[j0*r.Stride : (j0+nr-1)*r.Stride+dk])
+		k := r.K[j0*r.Stride : (j0+nr-1)*r.Stride+dk]
 		for i0 := 0; i0 < nq; i0 += tc {
 			nc := min(tc, nq-i0)
-			rowTile(dk, k, 4*r.Stride, nr, f32Bytes(qs[i0*dk:(i0+nc)*dk]), 4*dk, nc, w[i0*n+j0:], n)
+			rowTile(dk, k, r.Stride, nr, qs[i0*dk:(i0+nc)*dk], dk, nc, w[i0*n+j0:], n)
 		}
 	}
 }
@@ -107,18 +107,12 @@ func rowValuesTiled(r Rows, w []float32, nq int, out, vt []float32) {
 	tr, tc := rowTileRows, rowTileCols
 	for d0 := 0; d0 < dv; d0 += tr {
 		nr := min(tr, dv-d0)
-		v := f32Bytes(vt[d0*n : (d0+nr)*n])
+		v := vt[d0*n : (d0+nr)*n]
 		for i0 := 0; i0 < nq; i0 += tc {
 			nc := min(tc, nq-i0)
-			rowTile(n, v, 4*n, nr, f32Bytes(w[i0*n:(i0+nc)*n]), 4*n, nc, out[i0*dv+d0:], dv)
+			rowTile(n, v, n, nr, w[i0*n:(i0+nc)*n], n, nc, out[i0*dv+d0:], dv)
 		}
 	}
-}
-
-// f32Bytes is x's memory as bytes, the rows quant's dot products read
-// (little-endian float32, as every architecture kv runs on stores them).
-func f32Bytes(x []float32) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 4*len(x))
 }
 
 // rowsFit reports whether n rows of d floats, stride apart, fit in size

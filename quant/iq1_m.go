@@ -54,9 +54,7 @@ func iq1MD(b []byte) float32 {
 // scale 2s+1; then d·d_x·(first + 1/8·second).
 func dotIQ1_M(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QKK, w, iq1_MBytes, x, q8_KBytes) {
-		a := (*[iq1_MBytes]byte)(a)
-		b := (*[q8_KBytes]byte)(b)
+	for a, b := range dotBlocks[[iq1_MBytes]byte, [q8_KBytes]byte](n/QKK, w, x) {
 		d, sc := iq1MScale(a)
 		var sumi1, sumi2 int32
 		for ib := 0; ib < 8; ib++ {

@@ -39,9 +39,7 @@ func decodeIQ1(y []float32, scale, delta float32, grid uint64) {
 // the Q8_K block's bsums); then d·d_x·(first + 1/8·second).
 func dotIQ1_S(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QKK, w, iq1_SBytes, x, q8_KBytes) {
-		a := (*[iq1_SBytes]byte)(a)
-		b := (*[q8_KBytes]byte)(b)
+	for a, b := range dotBlocks[[iq1_SBytes]byte, [q8_KBytes]byte](n/QKK, w, x) {
 		var sumi, sumi1 int32
 		for ib := 0; ib < 8; ib++ {
 			qh := uint32(le16(a[34+2*ib:]))

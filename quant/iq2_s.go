@@ -30,9 +30,7 @@ func iq2SIndex(b *[iq2_SBytes]byte, ib, g int) int {
 // dotIQ2_S is ggml_vec_dot_iq2_s_q8_K, in the order of dotIQ2_XS.
 func dotIQ2_S(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QKK, w, iq2_SBytes, x, q8_KBytes) {
-		a := (*[iq2_SBytes]byte)(a)
-		b := (*[q8_KBytes]byte)(b)
+	for a, b := range dotBlocks[[iq2_SBytes]byte, [q8_KBytes]byte](n/QKK, w, x) {
 		var bsum int32
 		for ib := 0; ib < 8; ib++ {
 			var s [2]int32

@@ -26,9 +26,7 @@ func iq2XSGroup(b []byte, g int) (grid uint64, signs uint8, s uint32) {
 // the total times 1/8.
 func dotIQ2_XS(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QKK, w, iq2_XSBytes, x, q8_KBytes) {
-		a := (*[iq2_XSBytes]byte)(a)
-		b := (*[q8_KBytes]byte)(b)
+	for a, b := range dotBlocks[[iq2_XSBytes]byte, [q8_KBytes]byte](n/QKK, w, x) {
 		var bsum int32
 		for ib := 0; ib < 8; ib++ {
 			var s [2]int32

@@ -43,9 +43,7 @@ func decodeSigned8(y []float32, scale float32, grid uint64, signs uint8) {
 // (g ^ m) + (m & 1) per byte (see dotIQ3_S).
 func dotIQ2_XXS(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QKK, w, iq2_XXSBytes, x, q8_KBytes) {
-		a := (*[iq2_XXSBytes]byte)(a)
-		b := (*[q8_KBytes]byte)(b)
+	for a, b := range dotBlocks[[iq2_XXSBytes]byte, [q8_KBytes]byte](n/QKK, w, x) {
 		var bsum int32
 		for ib := 0; ib < 8; ib++ {
 			q := a[2+8*ib:]

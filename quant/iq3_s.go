@@ -39,9 +39,7 @@ var iq3sSignMask = func() (t [256]uint64) {
 }()
 
 func dequantIQ3_S(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QKK, src, iq3_SBytes) {
-		b := (*[iq3_SBytes]byte)(b)
-		y := (*[QKK]float32)(y)
+	for y, b := range blocks[[QKK]float32, [iq3_SBytes]byte](dst, src) {
 		d := f16At(b[0:])
 		for ib := 0; ib < 8; ib++ {
 			db := d * float32(1+2*int32(b[106+ib/2]>>(4*uint(ib%2))&0xf))
@@ -77,9 +75,7 @@ func dequantIQ3_S(dst []float32, src []byte) {
 // cannot carry between bytes because no grid byte is 0.
 func dotIQ3_S(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QKK, w, iq3_SBytes, x, q8_KBytes) {
-		a := (*[iq3_SBytes]byte)(a)
-		b := (*[q8_KBytes]byte)(b)
+	for a, b := range dotBlocks[[iq3_SBytes]byte, [q8_KBytes]byte](n/QKK, w, x) {
 		qs := (*[64]byte)(a[2:])
 		var isum int32
 		for ib := 0; ib < 8; ib++ {

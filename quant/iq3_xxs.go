@@ -31,9 +31,7 @@ func iq3xxsPair(b *[iq3_XXSBytes]byte, ib, k int) uint64 {
 // times 2s+1, per super-block times d·d_x, the total times 1/4.
 func dotIQ3_XXS(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QKK, w, iq3_XXSBytes, x, q8_KBytes) {
-		a := (*[iq3_XXSBytes]byte)(a)
-		b := (*[q8_KBytes]byte)(b)
+	for a, b := range dotBlocks[[iq3_XXSBytes]byte, [q8_KBytes]byte](n/QKK, w, x) {
 		var bsum int32
 		for ib := 0; ib < 8; ib++ {
 			aux := le32(a[66+4*ib:])

@@ -20,8 +20,8 @@ var iq4nlValues32 = func() (t [16]int32) {
 const iq4_NLBytes = 2 + QK/2
 
 func dequantIQ4_NL(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QK, src, iq4_NLBytes) {
-		dequantLUT((*[QK]float32)(y), (*[QK / 2]byte)(b[2:]), f16At(b[0:]), &iq4nlValues)
+	for y, b := range blocks[[QK]float32, [iq4_NLBytes]byte](dst, src) {
+		dequantLUT(y, (*[QK / 2]byte)(b[2:]), f16At(b[0:]), &iq4nlValues)
 	}
 }
 
@@ -42,9 +42,7 @@ func dequantLUT(y *[QK]float32, qs *[QK / 2]byte, d float32, tab *[16]int8) {
 func quantIQ4_NL(dst []byte, src []float32) {
 	var scales [1]float32
 	var l [QK]uint8
-	for x, b := range blocks(src, QK, dst, iq4_NLBytes) {
-		x := (*[QK]float32)(x)
-		b := (*[iq4_NLBytes]byte)(b)
+	for x, b := range blocks[[QK]float32, [iq4_NLBytes]byte](src, dst) {
 		quantIQ4Blocks(x[:], scales[:], l[:])
 		put16(b[0:], FP32ToFP16(scales[0]))
 		id := invScale(scales[0])
@@ -154,9 +152,7 @@ func packNibbles(q []byte, l []uint8) {
 // shuffle) and multiplied with the matching activation byte.
 func dotIQ4_NL(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QK, w, iq4_NLBytes, x, q8_0Bytes) {
-		a := (*[iq4_NLBytes]byte)(a)
-		b := (*[q8_0Bytes]byte)(b)
+	for a, b := range dotBlocks[[iq4_NLBytes]byte, [q8_0Bytes]byte](n/QK, w, x) {
 		isum := lutSum(&iq4nlValues32, (*[16]byte)(a[2:]), (*[QK]byte)(b[2:]))
 		sum += f16At(b[0:]) * f16At(a[0:]) * float32(isum)
 	}

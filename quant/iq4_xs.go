@@ -22,9 +22,7 @@ func iq4XSScale(b *[iq4_XSBytes]byte, ib int) int32 {
 }
 
 func dequantIQ4_XS(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QKK, src, iq4_XSBytes) {
-		b := (*[iq4_XSBytes]byte)(b)
-		y := (*[QKK]float32)(y)
+	for y, b := range blocks[[QKK]float32, [iq4_XSBytes]byte](dst, src) {
 		d := f16At(b[0:])
 		for ib := 0; ib < 8; ib++ {
 			dequantLUT((*[QK]float32)(y[32*ib:]), (*[QK / 2]byte)(b[8+16*ib:]), d*float32(iq4XSScale(b, ib)), &iq4nlValues)
@@ -40,9 +38,7 @@ func dequantIQ4_XS(dst []float32, src []byte) {
 func quantIQ4_XS(dst []byte, src []float32) {
 	var scales [QKK / 32]float32
 	var l [QKK]uint8
-	for x, b := range blocks(src, QKK, dst, iq4_XSBytes) {
-		x := (*[QKK]float32)(x)
-		b := (*[iq4_XSBytes]byte)(b)
+	for x, b := range blocks[[QKK]float32, [iq4_XSBytes]byte](src, dst) {
 		quantIQ4Blocks(x[:], scales[:], l[:])
 		maxScale, _ := signedAbsMax(scales[:])
 		d := -maxScale / 32
@@ -83,9 +79,7 @@ func quantIQ4_XS(dst []byte, src []float32) {
 // scaled by its integer code.
 func dotIQ4_XS(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QKK, w, iq4_XSBytes, x, q8_KBytes) {
-		a := (*[iq4_XSBytes]byte)(a)
-		b := (*[q8_KBytes]byte)(b)
+	for a, b := range dotBlocks[[iq4_XSBytes]byte, [q8_KBytes]byte](n/QKK, w, x) {
 		h := le16(a[2:])
 		var isum int32
 		for ib := 0; ib < 8; ib++ {

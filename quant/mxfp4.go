@@ -35,8 +35,8 @@ func e8m0Half(e byte) float32 {
 }
 
 func dequantMXFP4(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QK, src, mxfp4Bytes) {
-		dequantLUT((*[QK]float32)(y), (*[QK / 2]byte)(b[1:]), e8m0Half(b[0]), &mxfp4Values)
+	for y, b := range blocks[[QK]float32, [mxfp4Bytes]byte](dst, src) {
+		dequantLUT(y, (*[QK / 2]byte)(b[1:]), e8m0Half(b[0]), &mxfp4Values)
 	}
 }
 
@@ -46,7 +46,7 @@ func dequantMXFP4(dst []float32, src []byte) {
 // d = e8m0Half(e) (the largest level is 12, so the top of the range
 // clips), and each element's nearest level at d, the first on a tie.
 func quantMXFP4(dst []byte, src []float32) {
-	for x, b := range blocks(src, QK, dst, mxfp4Bytes) {
+	for x, b := range blocks[[QK]float32, [mxfp4Bytes]byte](src, dst) {
 		var amax float32
 		for _, v := range x {
 			if a := float32(math.Abs(float64(v))); amax < a {
@@ -97,7 +97,7 @@ func bestIndexMXFP4(x, d float32) uint8 {
 // IQ4_NL's loop (see dotIQ4_NL) with the E2M1 table and the E8M0 scale.
 func dotMXFP4(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QK, w, mxfp4Bytes, x, q8_0Bytes) {
+	for a, b := range dotBlocks[[mxfp4Bytes]byte, [q8_0Bytes]byte](n/QK, w, x) {
 		isum := lutSum(&mxfp4Values32, (*[16]byte)(a[1:]), (*[QK]byte)(b[2:]))
 		sum += f16At(b[0:]) * e8m0Half(a[0]) * float32(isum)
 	}

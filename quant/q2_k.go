@@ -16,9 +16,7 @@ package quant
 const q2_KBytes = QKK/16 + QKK/4 + 2 + 2
 
 func dequantQ2_K(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QKK, src, q2_KBytes) {
-		b := (*[q2_KBytes]byte)(b)
-		y := (*[QKK]float32)(y)
+	for y, b := range blocks[[QKK]float32, [q2_KBytes]byte](dst, src) {
 		d := f16At(b[80:])
 		dmin := f16At(b[82:])
 		for h := 0; h < 2; h++ {
@@ -50,9 +48,7 @@ func quantQ2_K(dst []byte, src []float32) {
 	var laux [16]uint8
 	var weights [16]float32
 	var scales, mins [QKK / 16]float32
-	for x, b := range blocks(src, QKK, dst, q2_KBytes) {
-		x := (*[QKK]float32)(x)
-		b := (*[q2_KBytes]byte)(b)
+	for x, b := range blocks[[QKK]float32, [q2_KBytes]byte](src, dst) {
 		var maxScale, maxMin float32
 		for g := 0; g < QKK/16; g++ {
 			xs := x[16*g : 16*g+16]
@@ -127,9 +123,7 @@ func packQ2Bits(qs *[64]byte, l *[QKK]uint8) {
 // quants at all: it comes from the Q8_K bsums.
 func dotQ2_K(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QKK, w, q2_KBytes, x, q8_KBytes) {
-		a := (*[q2_KBytes]byte)(a)
-		b := (*[q8_KBytes]byte)(b)
+	for a, b := range dotBlocks[[q2_KBytes]byte, [q8_KBytes]byte](n/QKK, w, x) {
 		sc := (*[16]byte)(a[0:])
 		bsums := (*[32]byte)(b[4+QKK:])
 		var summs int32

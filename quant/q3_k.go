@@ -32,9 +32,7 @@ func q3KScales(s *[12]byte, out *[16]int32) {
 
 func dequantQ3_K(dst []float32, src []byte) {
 	var sc [16]int32
-	for y, b := range blocks(dst, QKK, src, q3_KBytes) {
-		b := (*[q3_KBytes]byte)(b)
-		y := (*[QKK]float32)(y)
+	for y, b := range blocks[[QKK]float32, [q3_KBytes]byte](dst, src) {
 		d := f16At(b[108:])
 		q3KScales((*[12]byte)(b[96:]), &sc)
 		hm := (*[32]byte)(b[0:])
@@ -63,9 +61,7 @@ func dequantQ3_K(dst []float32, src []byte) {
 func quantQ3_K(dst []byte, src []float32) {
 	var l [QKK]uint8
 	var scales [QKK / 16]float32
-	for x, b := range blocks(src, QKK, dst, q3_KBytes) {
-		x := (*[QKK]float32)(x)
-		b := (*[q3_KBytes]byte)(b)
+	for x, b := range blocks[[QKK]float32, [q3_KBytes]byte](src, dst) {
 		for g := 0; g < QKK/16; g++ {
 			scales[g] = makeQ3Quants(4, x[16*g:16*g+16], l[16*g:16*g+16])
 		}
@@ -181,9 +177,7 @@ func makeQ3Quants(nmax int32, x []float32, l []uint8) float32 {
 func dotQ3_K(n int, w, x []byte) float32 {
 	var sc [16]int32
 	var sum float32
-	for a, b := range dotBlocks(n/QKK, w, q3_KBytes, x, q8_KBytes) {
-		a := (*[q3_KBytes]byte)(a)
-		b := (*[q8_KBytes]byte)(b)
+	for a, b := range dotBlocks[[q3_KBytes]byte, [q8_KBytes]byte](n/QKK, w, x) {
 		q3KScales((*[12]byte)(a[96:]), &sc)
 		hm := le64x4(a[0:])
 		var isum int32

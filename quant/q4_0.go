@@ -1,5 +1,7 @@
 package quant
 
+import "encoding/binary"
+
 // Q4_0 block: fp16 scale d, then 16 bytes of 4-bit quants. Byte j holds
 // element j in its low nibble and element j+16 in its high nibble (the
 // order Q4_1, IQ4_NL, IQ4_XS and the low bits of Q5_0 and Q5_1 share);
@@ -7,8 +9,7 @@ package quant
 const q4_0Bytes = 2 + QK/2
 
 func dequantQ4_0(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QK, src, q4_0Bytes) {
-		y := (*[QK]float32)(y)
+	for y, b := range blocks[[QK]float32, [q4_0Bytes]byte](dst, src) {
 		d := f16At(b[0:])
 		for j, q := range (*[QK / 2]byte)(b[2:]) {
 			y[j] = float32(int32(q&0xf)-8) * d
@@ -19,11 +20,28 @@ func dequantQ4_0(dst []float32, src []byte) {
 
 // quantQ4_0 follows quantize_row_q4_0_ref: the scale maps the element of
 // largest magnitude to -8, so the opposite extreme is clipped to 7.
-func quantQ4_0(dst []byte, src []float32) {
+func quantQ4_0(dst []byte, src []float32) { quantSmall(dst, src, q4_0Bytes, false, 4) }
+
+// quantSmall quantizes a row of the 32-element 4- and 5-bit formats
+// (blocks of bs bytes): their levels from quantCentered (Q4_0, Q5_0) or,
+// withMin, from quantMin (Q4_1, Q5_1), then the fifth bits of 5-bit ones
+// (packQ5) and the low nibbles, after the head the levels' function wrote.
+func quantSmall(dst []byte, src []float32, bs int, withMin bool, bits uint) {
 	var l [QK]uint8
-	for x, b := range blocks(src, QK, dst, q4_0Bytes) {
-		quantCentered(b, (*[QK]float32)(x), 8, &l)
-		packNibbles(b[2:], l[:])
+	for i := range min(len(src)/QK, len(dst)/bs) {
+		b, x := dst[i*bs:(i+1)*bs], (*[QK]float32)(src[i*QK:])
+		qs := b[2:]
+		if withMin {
+			quantMin(b, x, 1<<bits-1, &l)
+			qs = b[4:]
+		} else {
+			quantCentered(b, x, 1<<(bits-1), &l)
+		}
+		if bits == 5 {
+			binary.LittleEndian.PutUint32(qs, packQ5((*[QK / 2]byte)(qs[4:]), &l))
+		} else {
+			packNibbles(qs, l[:])
+		}
 	}
 }
 
@@ -86,7 +104,7 @@ func truncClamp(f float32, hi int32) byte {
 // dotQ4_0 is ggml_vec_dot_q4_0_q8_0: Σ_blocks d_w·d_x·Σ(q_w-8)·q_x.
 func dotQ4_0(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QK, w, q4_0Bytes, x, q8_0Bytes) {
+	for a, b := range dotBlocks[[q4_0Bytes]byte, [q8_0Bytes]byte](n/QK, w, x) {
 		isum := nibbleDot((*[QK / 2]byte)(a[2:]), (*[QK]byte)(b[2:]), 8)
 		sum += (f16At(a[0:]) * f16At(b[0:])) * float32(isum)
 	}

@@ -7,9 +7,7 @@ import "math"
 const q4_1Bytes = 2 + 2 + QK/2
 
 func dequantQ4_1(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QK, src, q4_1Bytes) {
-		b := (*[q4_1Bytes]byte)(b)
-		y := (*[QK]float32)(y)
+	for y, b := range blocks[[QK]float32, [q4_1Bytes]byte](dst, src) {
 		d := f16At(b[0:])
 		m := f16At(b[2:])
 		for j := 0; j < QK/2; j++ {
@@ -22,13 +20,7 @@ func dequantQ4_1(dst []float32, src []byte) {
 
 // quantQ4_1 follows quantize_row_q4_1_ref: 16 even steps from the block's
 // minimum to its maximum.
-func quantQ4_1(dst []byte, src []float32) {
-	var l [QK]uint8
-	for x, b := range blocks(src, QK, dst, q4_1Bytes) {
-		quantMin(b, (*[QK]float32)(x), 15, &l)
-		packNibbles(b[4:], l[:])
-	}
-}
+func quantQ4_1(dst []byte, src []float32) { quantSmall(dst, src, q4_1Bytes, true, 4) }
 
 // quantMin is the scale, minimum and levels of quantize_row_q4_1_ref
 // (nmax 15) and quantize_row_q5_1_ref (nmax 31): nmax even steps d from
@@ -65,7 +57,7 @@ func minMax(x []float32) (min, max float32) {
 // where s_x = d_x·Σq_x comes from the Q8_1 block.
 func dotQ4_1(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QK, w, q4_1Bytes, x, q8_1Bytes) {
+	for a, b := range dotBlocks[[q4_1Bytes]byte, [q8_1Bytes]byte](n/QK, w, x) {
 		isum := nibbleDot((*[QK / 2]byte)(a[4:]), (*[QK]byte)(b[4:]), 0)
 		sum += (f16At(a[0:])*f16At(b[0:]))*float32(isum) + f16At(a[2:])*f16At(b[2:])
 	}

@@ -8,8 +8,8 @@ package quant
 const q4_KBytes = 2 + 2 + kScaleSize + QKK/2
 
 func dequantQ4_K(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QKK, src, q4_KBytes) {
-		dequantK45((*[QKK]float32)(y), b, (*[QKK / 2]byte)(b[16:]), &noFifthBits)
+	for y, b := range blocks[[QKK]float32, [q4_KBytes]byte](dst, src) {
+		dequantK45(y, b[:], (*[QKK / 2]byte)(b[16:]), &noFifthBits)
 	}
 }
 
@@ -45,9 +45,7 @@ func dequantK45(y *[QKK]float32, b []byte, q *[QKK / 2]byte, qh *[32]byte) {
 // 6-bit scales and mins relative to the largest of each.
 func quantQ4_K(dst []byte, src []float32) {
 	var l [QKK]uint8
-	for x, b := range blocks(src, QKK, dst, q4_KBytes) {
-		x := (*[QKK]float32)(x)
-		b := (*[q4_KBytes]byte)(b)
+	for x, b := range blocks[[QKK]float32, [q4_KBytes]byte](src, dst) {
 		quantSubBlocksK4(b[:], x, &l, 15, -1, 0.1, 20)
 		for c := 0; c < 4; c++ {
 			q := (*[32]byte)(b[16+32*c:])
@@ -64,9 +62,7 @@ func quantQ4_K(dst []byte, src []float32) {
 func dotQ4_K(n int, w, x []byte) float32 {
 	var sc, m [8]int32
 	var sum float32
-	for a, b := range dotBlocks(n/QKK, w, q4_KBytes, x, q8_KBytes) {
-		a := (*[q4_KBytes]byte)(a)
-		b := (*[q8_KBytes]byte)(b)
+	for a, b := range dotBlocks[[q4_KBytes]byte, [q8_KBytes]byte](n/QKK, w, x) {
 		scalesMinsK4((*[kScaleSize]byte)(a[4:]), &sc, &m)
 		var sumi int32
 		for c := 0; c < 4; c++ {

@@ -8,8 +8,7 @@ import "encoding/binary"
 const q5_0Bytes = 2 + 4 + QK/2
 
 func dequantQ5_0(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QK, src, q5_0Bytes) {
-		y := (*[QK]float32)(y)
+	for y, b := range blocks[[QK]float32, [q5_0Bytes]byte](dst, src) {
 		d := f16At(b[0:])
 		qh := binary.LittleEndian.Uint32(b[2:])
 		for j, q := range (*[QK / 2]byte)(b[6:]) {
@@ -40,18 +39,12 @@ func packQ5(qs *[QK / 2]byte, l *[QK]uint8) (qh uint32) {
 
 // quantQ5_0 follows quantize_row_q5_0_ref: like Q4_0 with the largest
 // magnitude mapped to -16.
-func quantQ5_0(dst []byte, src []float32) {
-	var l [QK]uint8
-	for x, b := range blocks(src, QK, dst, q5_0Bytes) {
-		quantCentered(b, (*[QK]float32)(x), 16, &l)
-		binary.LittleEndian.PutUint32(b[2:], packQ5((*[QK / 2]byte)(b[6:]), &l))
-	}
-}
+func quantQ5_0(dst []byte, src []float32) { quantSmall(dst, src, q5_0Bytes, false, 5) }
 
 // dotQ5_0 is ggml_vec_dot_q5_0_q8_0: Σ_blocks d_w·d_x·Σ(q_w-16)·q_x.
 func dotQ5_0(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QK, w, q5_0Bytes, x, q8_0Bytes) {
+	for a, b := range dotBlocks[[q5_0Bytes]byte, [q8_0Bytes]byte](n/QK, w, x) {
 		isum := q5Dot(binary.LittleEndian.Uint32(a[2:]), (*[QK / 2]byte)(a[6:]), (*[QK]byte)(b[2:]), 16)
 		sum += (f16At(a[0:]) * f16At(b[0:])) * float32(isum)
 	}

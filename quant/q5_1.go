@@ -7,8 +7,7 @@ import "encoding/binary"
 const q5_1Bytes = 2 + 2 + 4 + QK/2
 
 func dequantQ5_1(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QK, src, q5_1Bytes) {
-		y := (*[QK]float32)(y)
+	for y, b := range blocks[[QK]float32, [q5_1Bytes]byte](dst, src) {
 		d := f16At(b[0:])
 		m := f16At(b[2:])
 		qh := binary.LittleEndian.Uint32(b[4:])
@@ -22,18 +21,12 @@ func dequantQ5_1(dst []float32, src []byte) {
 
 // quantQ5_1 follows quantize_row_q5_1_ref: 32 even steps from the block's
 // minimum to its maximum.
-func quantQ5_1(dst []byte, src []float32) {
-	var l [QK]uint8
-	for x, b := range blocks(src, QK, dst, q5_1Bytes) {
-		quantMin(b, (*[QK]float32)(x), 31, &l)
-		binary.LittleEndian.PutUint32(b[4:], packQ5((*[QK / 2]byte)(b[8:]), &l))
-	}
-}
+func quantQ5_1(dst []byte, src []float32) { quantSmall(dst, src, q5_1Bytes, true, 5) }
 
 // dotQ5_1 is ggml_vec_dot_q5_1_q8_1: Σ_blocks d_w·d_x·Σq_w·q_x + m_w·s_x.
 func dotQ5_1(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QK, w, q5_1Bytes, x, q8_1Bytes) {
+	for a, b := range dotBlocks[[q5_1Bytes]byte, [q8_1Bytes]byte](n/QK, w, x) {
 		isum := q5Dot(binary.LittleEndian.Uint32(a[4:]), (*[QK / 2]byte)(a[8:]), (*[QK]byte)(b[4:]), 0)
 		sum += (f16At(a[0:])*f16At(b[0:]))*float32(isum) + f16At(a[2:])*f16At(b[2:])
 	}

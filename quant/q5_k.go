@@ -8,8 +8,8 @@ package quant
 const q5_KBytes = 2 + 2 + kScaleSize + QKK/8 + QKK/2
 
 func dequantQ5_K(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QKK, src, q5_KBytes) {
-		dequantK45((*[QKK]float32)(y), b, (*[QKK / 2]byte)(b[48:]), (*[32]byte)(b[16:]))
+	for y, b := range blocks[[QKK]float32, [q5_KBytes]byte](dst, src) {
+		dequantK45(y, b[:], (*[QKK / 2]byte)(b[48:]), (*[32]byte)(b[16:]))
 	}
 }
 
@@ -18,9 +18,7 @@ func dequantQ5_K(dst []float32, src []byte) {
 // mins as in Q4_K.
 func quantQ5_K(dst []byte, src []float32) {
 	var l [QKK]uint8
-	for x, b := range blocks(src, QKK, dst, q5_KBytes) {
-		x := (*[QKK]float32)(x)
-		b := (*[q5_KBytes]byte)(b)
+	for x, b := range blocks[[QKK]float32, [q5_KBytes]byte](src, dst) {
 		quantSubBlocksK4(b[:], x, &l, 31, -0.5, 0.1, 15)
 		qh := (*[32]byte)(b[16:])
 		*qh = [32]byte{}
@@ -40,9 +38,7 @@ func quantQ5_K(dst []byte, src []float32) {
 func dotQ5_K(n int, w, x []byte) float32 {
 	var sc, m [8]int32
 	var sum float32
-	for a, b := range dotBlocks(n/QKK, w, q5_KBytes, x, q8_KBytes) {
-		a := (*[q5_KBytes]byte)(a)
-		b := (*[q8_KBytes]byte)(b)
+	for a, b := range dotBlocks[[q5_KBytes]byte, [q8_KBytes]byte](n/QKK, w, x) {
 		scalesMinsK4((*[kScaleSize]byte)(a[4:]), &sc, &m)
 		qh := (*[32]byte)(a[16:])
 		var sumi int32

@@ -9,9 +9,7 @@ package quant
 const q6_KBytes = QKK/2 + QKK/4 + QKK/16 + 2
 
 func dequantQ6_K(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QKK, src, q6_KBytes) {
-		b := (*[q6_KBytes]byte)(b)
-		y := (*[QKK]float32)(y)
+	for y, b := range blocks[[QKK]float32, [q6_KBytes]byte](dst, src) {
 		d := f16At(b[208:])
 		for h := 0; h < 2; h++ {
 			ql := (*[64]byte)(b[64*h:])
@@ -39,9 +37,7 @@ func dequantQ6_K(dst []float32, src []byte) {
 func quantQ6_K(dst []byte, src []float32) {
 	var l [QKK]int8
 	var scales [QKK / 16]float32
-	for x, b := range blocks(src, QKK, dst, q6_KBytes) {
-		x := (*[QKK]float32)(x)
-		b := (*[q6_KBytes]byte)(b)
+	for x, b := range blocks[[QKK]float32, [q6_KBytes]byte](src, dst) {
 		for ib := 0; ib < QKK/16; ib++ {
 			scales[ib] = makeQXQuants(32, x[16*ib:16*ib+16], l[16*ib:16*ib+16], nil)
 		}
@@ -83,9 +79,7 @@ func quantQ6_K(dst []byte, src []float32) {
 // d_w·d_x·Σ_{16-element groups g} scale_g·Σ (q_w-32)·q_x.
 func dotQ6_K(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QKK, w, q6_KBytes, x, q8_KBytes) {
-		a := (*[q6_KBytes]byte)(a)
-		b := (*[q8_KBytes]byte)(b)
+	for a, b := range dotBlocks[[q6_KBytes]byte, [q8_KBytes]byte](n/QKK, w, x) {
 		var sumi int32
 		for h := 0; h < 2; h++ {
 			ql := (*[64]byte)(a[64*h:])

@@ -6,8 +6,8 @@ import "math"
 const q8_0Bytes = 2 + QK
 
 func dequantQ8_0(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QK, src, q8_0Bytes) {
-		dequantInt8(y, b[2:], f16At(b[0:]))
+	for y, b := range blocks[[QK]float32, [q8_0Bytes]byte](dst, src) {
+		dequantInt8(y[:], b[2:], f16At(b[0:]))
 	}
 }
 
@@ -26,8 +26,8 @@ func dequantInt8(y []float32, q []byte, d float32) {
 // (_mm256_round_ps), where the reference uses roundf, which rounds ties away
 // from zero. The two differ for inputs whose scaled value lands on .5.
 func quantQ8_0(dst []byte, src []float32) {
-	for x, b := range blocks(src, QK, dst, q8_0Bytes) {
-		d, _ := quantQ8Block((*[QK]float32)(x), (*[QK]byte)(b[2:]))
+	for x, b := range blocks[[QK]float32, [q8_0Bytes]byte](src, dst) {
+		d, _ := quantQ8Block(x, (*[QK]byte)(b[2:]))
 		put16(b[0:], FP32ToFP16(d))
 	}
 }
@@ -89,9 +89,7 @@ func sat8(v int32) int8 {
 // scaled by d_w·d_x.
 func dotQ8_0(n int, w, x []byte) float32 {
 	var sum float32
-	for a, b := range dotBlocks(n/QK, w, q8_0Bytes, x, q8_0Bytes) {
-		a := (*[q8_0Bytes]byte)(a)
-		b := (*[q8_0Bytes]byte)(b)
+	for a, b := range dotBlocks[[q8_0Bytes]byte, [q8_0Bytes]byte](n/QK, w, x) {
 		var s0, s1 int32
 		for j := 2; j < q8_0Bytes; j += 2 {
 			s0 += int32(int8(a[j])) * int32(int8(b[j]))

@@ -11,8 +11,8 @@ import (
 const q8_KBytes = 4 + QKK + 2*QKK/16
 
 func dequantQ8_K(dst []float32, src []byte) {
-	for y, b := range blocks(dst, QKK, src, q8_KBytes) {
-		dequantInt8(y, b[4:], f32At(b[0:]))
+	for y, b := range blocks[[QKK]float32, [q8_KBytes]byte](dst, src) {
+		dequantInt8(y[:], b[4:], f32At(b[0:]))
 	}
 }
 
@@ -23,9 +23,7 @@ func dequantQ8_K(dst []float32, src []byte) {
 // is negative when that element is positive. An all-zero block gets d = 0
 // and zero quants and sums.
 func quantQ8_K(dst []byte, src []float32) {
-	for x, b := range blocks(src, QKK, dst, q8_KBytes) {
-		x := (*[QKK]float32)(x)
-		b := (*[q8_KBytes]byte)(b)
+	for x, b := range blocks[[QKK]float32, [q8_KBytes]byte](src, dst) {
 		max, amax := signedAbsMax(x[:])
 		if amax == 0 {
 			*b = [q8_KBytes]byte{}

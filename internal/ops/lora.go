@@ -3,7 +3,6 @@ package ops
 import (
 	"math"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/lowmem/llm/quant"
 )
@@ -89,32 +88,11 @@ type loraTask struct {
 	tiles []float32
 }
 
-// loraTile is the F32 tile product (quant.Tile), which B·u takes: a call
+// loraTile is the float32 tile product (quant.TileF32), which B·u takes: a call
 // a tile of rows and tokens rather than a dot product a row and token,
 // whose call cost more than its rank-wide work (a fifth of a prefill's
 // CPU with a rank-16 adapter on Llama-3.1-8B's shape, measured).
-var loraTile, loraTileRows, loraTileCols = quant.Tile(quant.F32)
-
-// dotF32 is the float32 dot product over float32 slices of equal length.
-func dotF32(a, b []float32) float32 {
-	if len(a) == 0 {
-		return 0
-	}
-	return loraDot(len(a), f32Bytes(a), f32Bytes(b))
-}
-
-// loraDot is the fastest F32 dot product on this CPU (quant.Dot).
-var loraDot = func() quant.DotFunc {
-	f, err := quant.Dot(quant.F32)
-	if err != nil {
-		panic("ops: no F32 dot product: " + err.Error()) // quant always has the Go one
-	}
-	return f
-}()
-
-func f32Bytes(v []float32) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
-}
+var loraTile, loraTileRows, loraTileCols = quant.TileF32()
 
 func (k *loraTask) Do(w, lo, hi int) {
 	l, R := k.l, k.l.Rank
@@ -123,7 +101,7 @@ func (k *loraTask) Do(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			t, j := i/R, i%R
 			x := k.x[t*k.xStride : t*k.xStride+cols]
-			k.u[t*R+j] = k.s * dotF32(l.A[j*cols:(j+1)*cols], x)
+			k.u[t*R+j] = k.s * quant.DotF32(l.A[j*cols:(j+1)*cols], x)
 		}
 		return
 	}
@@ -133,10 +111,10 @@ func (k *loraTask) Do(w, lo, hi int) {
 	for g := lo; g < hi; g++ {
 		r0 := g * tr
 		nr := min(tr, k.rows-r0)
-		b := f32Bytes(l.B[(k.row0+r0)*R : (k.row0+r0+nr)*R])
+		b := l.B[(k.row0+r0)*R : (k.row0+r0+nr)*R]
 		for t0 := 0; t0 < k.n; t0 += tc {
 			nc := min(tc, k.n-t0)
-			loraTile(R, b, 4*R, nr, f32Bytes(k.u[t0*R:(t0+nc)*R]), 4*R, nc, tile, tr)
+			loraTile(R, b, R, nr, k.u[t0*R:(t0+nc)*R], R, nc, tile, tr)
 			for c := range nc {
 				o := k.out[(t0+c)*k.outStride+r0:]
 				for r, v := range tile[c*tr : c*tr+nr] {
@@ -185,7 +163,7 @@ func AddEmbedLoRA(l *LoRA, x []float32, tokens []int32, E int, scales []float32)
 			a := l.A[int(tok)*R : (int(tok)+1)*R]
 			row := x[t*E : (t+1)*E]
 			for e := range row {
-				row[e] += s * dotF32(l.B[e*R:(e+1)*R], a)
+				row[e] += s * quant.DotF32(l.B[e*R:(e+1)*R], a)
 			}
 		}
 	}

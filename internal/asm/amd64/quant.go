@@ -11,8 +11,7 @@ func quantFiles() []outFile {
 			blockGemm(blockQ8_0)
 			x8BlockKernels(q80X8, blockQ8_0)
 			x8Multis(q80X8Multi)
-			x8Decoders(q80X8AVX2)
-			x8Multis(q80X8AVX2Multi)
+			x8Kernels(q80X8AVX2, q80X8AVX2Multi, false)
 			gemmBlockX8AVX2(blockQ8_0)
 		}},
 		{"q4_0", func() {
@@ -20,18 +19,14 @@ func quantFiles() []outFile {
 			blockGemm(blockQ4_0)
 			x8BlockKernels(q40X8, blockQ4_0)
 			x8Multis(q40X8Multi)
-			x8Decoders(q40X8AVX2)
-			x8Multis(q40X8AVX2Multi)
+			x8Kernels(q40X8AVX2, q40X8AVX2Multi, false)
 			gemmBlockX8AVX2(blockQ4_0)
 		}},
 		{"q4_1", func() { kernels(blockQ4_1, dotBlock, tileBlock, dots2, tiles3) }},
 		{"q5_0", func() {
 			kernels(blockQ5_0, dotBlock, tileBlock, dots2, tiles3)
-			x8Decoders(q50X8)
-			x8Multis(q50X8Multi)
-			q50X8Multi.emit(8)
-			x8Decoders(q50X8AVX2)
-			x8Multis(q50X8AVX2Multi)
+			x8Kernels(q50X8, q50X8Multi, true)
+			x8Kernels(q50X8AVX2, q50X8AVX2Multi, false)
 		}},
 		{"q5_1", func() { kernels(blockQ5_1, dotBlock, tileBlock, dots2, tiles3) }},
 		{"q4_k", func() {
@@ -62,37 +57,27 @@ func quantFiles() []outFile {
 		}},
 		{"iq4_nl", func() {
 			kernels(blockIQ4NL, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})
-			x8Decoders(iq4NLX8)
-			x8Multis(iq4NLX8Multi)
-			iq4NLX8Multi.emit(8)
+			x8Kernels(iq4NLX8, iq4NLX8Multi, true)
 		}},
 		{"mxfp4", func() {
 			kernels(blockMXFP4, dotBlock, tileBlock, dots3, []tileAt{{avx2, 1}, {vnni, 1}, {vnni, 4}, {vbmi, 1}})
-			x8Decoders(mxfp4X8)
-			x8Multis(mxfp4X8Multi)
-			mxfp4X8Multi.emit(8)
+			x8Kernels(mxfp4X8, mxfp4X8Multi, true)
 		}},
 		// The VBMI kernels of the low-bit types follow their family; the
 		// VNNI 4×4 tile is as fast as a VBMI one for Q2_K and Q3_K.
-		{"q2_k", func() { lowFamily(lowQ2_K, tileAt{vbmi, 1}); x8Decoders(q2KX8); x8Multis(q2KX8Multi) }},
-		{"q3_k", func() { lowFamily(lowQ3_K, tileAt{vbmi, 1}); x8Decoders(q3KX8); x8Multis(q3KX8Multi) }},
+		{"q2_k", func() { lowFamily(lowQ2_K, tileAt{vbmi, 1}); x8Kernels(q2KX8, q2KX8Multi, false) }},
+		{"q3_k", func() { lowFamily(lowQ3_K, tileAt{vbmi, 1}); x8Kernels(q3KX8, q3KX8Multi, false) }},
 		{"iq4_xs", func() {
 			lowFamily(lowIQ4XS, tileAt{vbmi, 1}, tileAt{vbmi, 4})
-			x8Decoders(iq4XSX8)
-			x8Multis(iq4XSX8Multi)
-			iq4XSX8Multi.emit(8)
+			x8Kernels(iq4XSX8, iq4XSX8Multi, true)
 		}},
 		{"iq3_s", func() {
 			lowFamily(lowIQ3S)
-			x8Decoders(iq3SX8)
-			x8Multis(iq3SX8Multi)
-			iq3SX8Multi.emit(8)
+			x8Kernels(iq3SX8, iq3SX8Multi, true)
 		}},
 		{"lattice_x8", func() {
 			for _, f := range []latFamily{x8IQ2, x8IQ3XXS, x8IQ1} {
-				x8Decoders(f.x8())
-				x8Multis(f.x8Multi())
-				f.x8Multi().emit(8)
+				x8Kernels(f.x8(), f.x8Multi(), true)
 				x8Decoders(f.x8AVX2())
 			}
 		}},

@@ -160,6 +160,16 @@ func x8Multis(m x8Multi) {
 	m.emit(4)
 }
 
+// x8Kernels emits an X8 family: d's decode kernels, then m's for 2 and 4
+// tokens and, with eight, for 8.
+func x8Kernels(d x8Decoder, m x8Multi, eight bool) {
+	x8Decoders(d)
+	x8Multis(m)
+	if eight {
+		m.emit(8)
+	}
+}
+
 // q40X8Multi is q40X8 for several tokens: the block's nibbles (Y1-Y8) and
 // scales (Y22) once, then per token its VPDPBUSDs, sum and two FMAs as
 // q40X8 does them. Accumulators: Y0, Y23-Y25.
