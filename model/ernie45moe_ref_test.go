@@ -30,9 +30,5 @@ func TestErnie45MoEMatchesReference(t *testing.T) {
 	ref, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
 	mustMove(t, "no shared expert", ref(refDecoder{noShared: true}), want, 3*tol)
 	mustMove(t, "without exp_probs_b.bias", ref(refDecoder{without: []string{"exp_probs_b.bias"}}), want, 3*tol)
-	mustMoveAll(t, m, f, data, toks, want, 3*tol, map[string]func(c *Config){
-		"sigmoid gating":     func(c *Config) { c.ExpertGating = GatingSigmoid },
-		"no selection bias":  func(c *Config) { c.ExpertSelBias = false },
-		"no renormalisation": func(c *Config) { c.ExpertNorm = false },
-	})
+	mustMoveAll(t, m, f, data, toks, want, 3*tol, "sigmoid gating", "no selection bias", "no renormalisation")
 }

@@ -31,7 +31,5 @@ func TestFalconH1MatchesReference(t *testing.T) {
 		mustMove(t, name, ref(r), want, 3*tol)
 	}
 	mustMoveEach(t, ref, want, 3*tol, asMamba2)
-	mustMoveAll(t, m, f, data, toks, want, 3*tol, map[string]func(c *Config){
-		"NORM pairs": func(c *Config) { c.RopeNeox = false },
-	})
+	mustMoveAll(t, m, f, data, toks, want, 3*tol, "NORM pairs")
 }

@@ -48,15 +48,7 @@ func TestGLM4MatchesReference(t *testing.T) {
 				}
 				mustMove(t, "without "+name, ref(refDecoder{without: []string{name}}), want, 3*glm4Tol)
 			}
-			for name, perturb := range map[string]func(c *Config){
-				"whole heads rotated": func(c *Config) { c.RopeDim = c.HeadDimK },
-				"NEOX pairs":          func(c *Config) { c.RopeNeox = true },
-			} {
-				c := m.Config
-				perturb(&c)
-				other := (&refDecoder{refEncoder: refEncoder{t: t, f: f, data: data, c: &c, round16: true}}).logits(toks)
-				mustMove(t, name, other, want, 3*glm4Tol)
-			}
+			mustMoveAll(t, m, f, data, toks, want, 3*glm4Tol, "every dim rotated", "NEOX pairs")
 		})
 	}
 }

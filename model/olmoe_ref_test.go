@@ -17,8 +17,5 @@ func TestOLMoEMatchesReference(t *testing.T) {
 	}
 	toks := prompt(11)
 	_, want := checkedRef(t, m, pool, f, data, toks)
-	mustMoveAll(t, m, f, data, toks, want, 1e-2, map[string]func(c *Config){
-		"per-head Q/K norms": func(c *Config) { c.QKNormFull = false },
-		"renormalised":       func(c *Config) { c.ExpertNorm = true },
-	})
+	mustMoveAll(t, m, f, data, toks, want, 1e-2, "per-head Q/K norms", "renormalised")
 }
