@@ -345,6 +345,7 @@ func (c *commonRequest) params() (Params, *apiError) {
 	}
 	p.Temperature, p.TopP, p.Seed = c.Temperature, c.TopP, c.Seed
 	p.PresencePenalty, p.FrequencyPenalty = c.PresencePenalty, c.FrequencyPenalty
+	p.stream = c.Stream
 	if c.IDSlot != nil && *c.IDSlot != -1 {
 		if *c.IDSlot < 0 {
 			return p, badRequest("id_slot", "Invalid slot ID: id_slot must be -1 or a slot's id, got %d", *c.IDSlot)

@@ -80,6 +80,14 @@ type Session interface {
 	Close() error
 }
 
+// contextSession is a Session that can say its context (tokens), which
+// GET /slots reports as the slot's n_ctx; of another Session it reports
+// ModelInfo.ContextLength. FromModel's are.
+type contextSession interface {
+	Session
+	Context() int
+}
+
 // LogprobSession is a Session that can report log-probabilities: its
 // GenerateLogprobs is Generate handing yield each token's Piece, with the
 // token's TokenLogprobs when p.Logprobs is set. The server asks for it
@@ -252,6 +260,9 @@ type Params struct {
 	// slot, when not nil, is the id of the slot the request asked for
 	// (llama-server's id_slot); the server sets it.
 	slot *int
+	// stream is whether the request streams its answer, which GET /slots
+	// reports among the slot's params; the server sets it.
+	stream bool
 }
 
 // Speculative is a Backend's speculative decoding: the most and fewest

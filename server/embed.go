@@ -210,6 +210,7 @@ func (s *Server) embedOn(ctx context.Context, sl *slot, inputs []EmbedInput, o E
 		return nil, 0, notEmbedding("its backend's sessions cannot embed")
 	}
 	sl.prompt = ""
+	defer sl.start(s.tasks.Add(1)-1, Params{})()
 	vs, n, err := es.Embed(ctx, inputs, o)
 	if errors.Is(err, ErrNoEmbeddings) {
 		return nil, 0, notEmbedding(err.Error())

@@ -127,7 +127,7 @@ func (s *Server) handleProps(w http.ResponseWriter, r *http.Request) *apiError {
 	}
 	settings := map[string]any{"n_ctx": s.info.ContextLength}
 	if sp := s.info.Speculative; sp != nil {
-		settings["params"] = map[string]any{"speculative.n_max": sp.NMax, "speculative.n_min": sp.NMin, "speculative.p_min": sp.PMin}
+		settings["params"] = sp.settings(Params{})
 	}
 	writeJSON(w, map[string]any{
 		"default_generation_settings": settings,
@@ -140,4 +140,16 @@ func (s *Server) handleProps(w http.ResponseWriter, r *http.Request) *apiError {
 		"build_info":                  "lowmem/llm",
 	})
 	return nil
+}
+
+// settings are the draft settings of a request p on a server that
+// speculates as sp, as llama-server's params name them: sp's, replaced
+// by p's speculative.n_max, n_min and p_min.
+func (sp *Speculative) settings(p Params) map[string]any {
+	most, least := requestDrafts(p, sp.NMax, sp.NMin)
+	pMin := sp.PMin
+	if p.DraftPMin != nil {
+		pMin = *p.DraftPMin
+	}
+	return map[string]any{"speculative.n_max": most, "speculative.n_min": least, "speculative.p_min": pMin}
 }

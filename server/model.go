@@ -167,6 +167,10 @@ func (ms modelSession) Save(w io.Writer) error { return ms.s.Save(w) }
 // Restore implements StateSession with llm.Session.Restore.
 func (ms modelSession) Restore(r io.Reader) error { return ms.s.Restore(r) }
 
+// Context is the session's context (llm.Session.Context), which GET
+// /slots reports as its slot's n_ctx.
+func (ms modelSession) Context() int { return ms.s.Context() }
+
 // Len implements StateSession.
 func (ms modelSession) Len() int { return ms.s.Len() }
 

@@ -237,19 +237,28 @@ func TestModelCompletionsAndErrors(t *testing.T) {
 	}
 }
 
-// holdBackend holds every generation at its first piece of text until
-// release is closed or the request's context ends, and reports how each
-// generation ended; yields counts the pieces of all generations.
+// holdBackend holds every generation at its piece numbered at (from 0:
+// the first) until release is closed or the request's context ends, and
+// reports how each generation ended; yields counts the pieces of all
+// generations, texts holds their texts. With logprobs its sessions are
+// LogprobSessions, whose pieces are tokens (with their ids) rather than
+// text.
 type holdBackend struct {
 	Backend
-	release chan struct{}
-	yields  atomic.Int64
-	mu      sync.Mutex
-	errs    []error
+	release  chan struct{}
+	at       int
+	logprobs bool
+	yields   atomic.Int64
+	mu       sync.Mutex
+	errs     []error
+	texts    []string
 }
 
 func (b *holdBackend) NewSession() (Session, error) {
 	s, err := b.Backend.NewSession()
+	if b.logprobs {
+		return holdLogprobSession{holdSession{s, b}}, err
+	}
 	return holdSession{s, b}, err
 }
 
@@ -259,21 +268,41 @@ type holdSession struct {
 }
 
 func (s holdSession) Generate(ctx context.Context, prompt string, p Params, yield func(string) bool) (Result, error) {
-	first := true
-	res, err := s.Session.Generate(ctx, prompt, p, func(text string) bool {
-		s.b.yields.Add(1)
-		if first {
-			first = false
+	return holdPieces(s.b, ctx, func(pass func(string) bool) (Result, error) {
+		return s.Session.Generate(ctx, prompt, p, func(text string) bool { return pass(text) && yield(text) })
+	})
+}
+
+type holdLogprobSession struct{ holdSession }
+
+func (s holdLogprobSession) GenerateLogprobs(ctx context.Context, prompt string, p Params, yield func(Piece) bool) (Result, error) {
+	return holdPieces(s.b, ctx, func(pass func(string) bool) (Result, error) {
+		return s.Session.(LogprobSession).GenerateLogprobs(ctx, prompt, p, func(pc Piece) bool { return pass(pc.Text) && yield(pc) })
+	})
+}
+
+// holdPieces runs generate, whose pieces each call pass with their text
+// first: it counts and records them and holds the one numbered b.at. It
+// records how generate ended.
+func holdPieces(b *holdBackend, ctx context.Context, generate func(pass func(text string) bool) (Result, error)) (Result, error) {
+	n := 0
+	res, err := generate(func(text string) bool {
+		b.mu.Lock()
+		b.texts = append(b.texts, text)
+		b.mu.Unlock()
+		b.yields.Add(1)
+		if n == b.at {
 			select {
-			case <-s.b.release:
+			case <-b.release:
 			case <-ctx.Done():
 			}
 		}
-		return yield(text)
+		n++
+		return true
 	})
-	s.b.mu.Lock()
-	s.b.errs = append(s.b.errs, err)
-	s.b.mu.Unlock()
+	b.mu.Lock()
+	b.errs = append(b.errs, err)
+	b.mu.Unlock()
 	return res, err
 }
 

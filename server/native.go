@@ -206,36 +206,48 @@ func stopType(res Result) string {
 // (LLAMA_DEFAULT_SEED: a random one is drawn).
 const defaultSeed = 0xFFFFFFFF
 
-// settings is generation_settings: the request's sampling settings, with
-// the defaults (llama-server's, which are the library's) where it gave
-// none.
+// settings is generation_settings: the request's sampling settings (as
+// llamaSettings names them) with its stop words and return_tokens.
 func (np nativeParams) settings() map[string]any {
+	stop := np.stop
+	if stop == nil {
+		stop = []string{}
+	}
+	m := llamaSettings(np.Params, np.nPredict)
+	m["stop"], m["return_tokens"] = stop, np.tokens
+	return m
+}
+
+// llamaSettings are p's sampling settings as llama-server's task params
+// name them (what /completion's generation_settings and GET /slots'
+// params share), with the defaults (llama-server's, which are the
+// library's) where p gives none; nPredict -1 is until the context is
+// full.
+func llamaSettings(p Params, nPredict int) map[string]any {
 	or := func(v *float64, d float64) float64 {
 		if v == nil {
 			return d
 		}
 		return *v
 	}
-	seed, topK, lastN := int64(defaultSeed), 40, 64
-	if np.Seed != nil {
-		seed = *np.Seed
+	seed, topK, lastN, nProbs := int64(defaultSeed), 40, 64, 0
+	if p.Seed != nil {
+		seed = *p.Seed
 	}
-	if np.TopK != nil {
-		topK = *np.TopK
+	if p.TopK != nil {
+		topK = *p.TopK
 	}
-	if np.RepeatLastN != nil {
-		lastN = *np.RepeatLastN
+	if p.RepeatLastN != nil {
+		lastN = *p.RepeatLastN
 	}
-	stop := np.stop
-	if stop == nil {
-		stop = []string{}
+	if p.Logprobs {
+		nProbs = p.TopLogprobs
 	}
 	return map[string]any{
-		"seed": seed, "temperature": or(np.Temperature, 0.8), "top_k": topK, "top_p": or(np.TopP, 0.95),
-		"min_p": or(np.MinP, 0.05), "repeat_last_n": lastN, "repeat_penalty": or(np.RepeatPenalty, 1),
-		"presence_penalty": or(np.PresencePenalty, 0), "frequency_penalty": or(np.FrequencyPenalty, 0),
-		"max_tokens": np.nPredict, "n_predict": np.nPredict, "stream": np.stream, "n_probs": np.nProbs,
-		"stop": stop, "ignore_eos": false, "return_tokens": np.tokens,
+		"seed": seed, "temperature": or(p.Temperature, 0.8), "top_k": topK, "top_p": or(p.TopP, 0.95),
+		"min_p": or(p.MinP, 0.05), "repeat_last_n": lastN, "repeat_penalty": or(p.RepeatPenalty, 1),
+		"presence_penalty": or(p.PresencePenalty, 0), "frequency_penalty": or(p.FrequencyPenalty, 0),
+		"max_tokens": nPredict, "n_predict": nPredict, "stream": p.stream, "n_probs": nProbs, "ignore_eos": false,
 	}
 }
 

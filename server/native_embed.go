@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"net/http"
 )
 
@@ -72,17 +73,35 @@ func (s *Server) handleNativeEmbedding(w http.ResponseWriter, r *http.Request, r
 
 // handleSlots is llama-server's GET /slots: each slot's id, context,
 // whether it speculates and whether a request (or a slot action) holds it
-// now; with ?fail_on_no_slot, 503 when every
-// slot is busy.
+// now, and, once it ran one, its running or last task's id, sampling
+// settings and progress, as llama-server answers by default (its prompt
+// and generated text only under LLAMA_SERVER_SLOTS_DEBUG, which this
+// server has not); with ?fail_on_no_slot, 503 when every slot is busy.
 func (s *Server) handleSlots(w http.ResponseWriter, r *http.Request) *apiError {
+	if s.noSlots {
+		return &apiError{Status: 501, Type: "not_supported_error", Message: "This server does not support slots endpoint. Start it with `--slots`"}
+	}
 	idle := s.slots.idle()
 	if r.URL.Query().Get("fail_on_no_slot") != "" && len(idle) == 0 {
 		return &apiError{Status: 503, Type: "unavailable_error", Message: "no slot available"}
 	}
 	out := make([]map[string]any, len(s.all))
 	for i, sl := range s.all {
-		out[i] = map[string]any{"id": sl.id, "id_task": -1, "n_ctx": s.info.ContextLength, "speculative": s.info.Speculative != nil,
-			"is_processing": !idle[sl]}
+		out[i] = map[string]any{"id": sl.id, "n_ctx": sl.nCtx, "speculative": s.info.Speculative != nil, "is_processing": !idle[sl]}
+		t, ok := sl.snapshot()
+		if !ok {
+			continue
+		}
+		params := llamaSettings(t.params, t.nPredict())
+		if sp := s.info.Speculative; sp != nil {
+			maps.Copy(params, sp.settings(t.params))
+		}
+		remain := -1
+		if n := t.nPredict(); n >= 0 {
+			remain = max(n-t.decoded, 0)
+		}
+		out[i]["id_task"], out[i]["params"] = t.id, params
+		out[i]["next_token"] = []map[string]any{{"has_next_token": t.running, "has_new_line": t.newLine, "n_remain": remain, "n_decoded": t.decoded}}
 	}
 	writeJSON(w, out)
 	return nil

@@ -48,14 +48,13 @@ type nativeParams struct {
 	nPredict int // -1: until the context is full; 0: the prompt evaluated only
 	nProbs   int
 	tokens   bool // return_tokens
-	stream   bool
 	nIndent  int
 	tMax     time.Duration // 0: no limit
 	fields   []string      // response_fields; nil: all
 }
 
 func (r *nativeRequest) params() (nativeParams, *apiError) {
-	np := nativeParams{nPredict: -1, stream: r.Stream, tokens: r.ReturnTokens, fields: r.ResponseFields}
+	np := nativeParams{nPredict: -1, tokens: r.ReturnTokens, fields: r.ResponseFields}
 	if n := r.NIndent; n != nil {
 		if *n < 0 {
 			return np, badRequest("n_indent", "n_indent must not be negative, got %d", *n)

@@ -111,6 +111,7 @@ func (c *ollamaCommon) settings(s *Server, model string) (ollamaSettings, *apiEr
 		out.params.Logprobs, out.params.TopLogprobs = true, c.TopLogprobs
 	}
 	out.stream = c.Stream == nil || *c.Stream
+	out.params.stream = out.stream
 	return out, nil
 }
 

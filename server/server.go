@@ -41,6 +41,11 @@ type Server struct {
 	// /lora-adapters); a slot whose session ran before the last one
 	// forgets its cached prompt first (forgetIfStale).
 	loraGen atomic.Uint64
+	// tasks numbers the generations and embeddings run on the slots
+	// (llama-server's id_task, which GET /slots reports).
+	tasks atomic.Int64
+	// noSlots: GET /slots answers 501 (WithSlotsEndpoint(false)).
+	noSlots bool
 }
 
 // Option configures a Server.
@@ -53,6 +58,7 @@ type config struct {
 	log      *slog.Logger
 	newID    func(prefix string) string
 	saveDir  string
+	noSlots  bool
 }
 
 // ErrInvalidOption: an Option given a value out of its range (New).
@@ -98,6 +104,13 @@ func WithIDs(f func(prefix string) string) Option {
 	return func(c *config) error { c.newID = f; return nil }
 }
 
+// WithSlotsEndpoint(false) makes GET /slots answer 501, as llama-server's
+// --no-slots does, for a server whose slots' settings and progress are
+// nobody else's business. Default true, as llama-server's.
+func WithSlotsEndpoint(on bool) Option {
+	return func(c *config) error { c.noSlots = !on; return nil }
+}
+
 // New makes a server for b, creating one session per parallel slot.
 func New(b Backend, opts ...Option) (*Server, error) {
 	c := config{parallel: 1, queue: 16, maxBody: 1 << 20, newID: randomID}
@@ -110,7 +123,7 @@ func New(b Backend, opts ...Option) (*Server, error) {
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{backend: b, info: b.Info(), maxBody: c.maxBody, log: c.log, now: time.Now, newID: c.newID, started: time.Now(),
-		saveDir: c.saveDir}
+		saveDir: c.saveDir, noSlots: c.noSlots}
 	if s.info.ID == "" {
 		s.info.ID = "model"
 	}
@@ -122,7 +135,11 @@ func New(b Backend, opts ...Option) (*Server, error) {
 			}
 			return nil, fmt.Errorf("server: session %d: %w", i, err)
 		}
-		s.all = append(s.all, &slot{id: i, session: sess})
+		nCtx := s.info.ContextLength
+		if cs, ok := sess.(contextSession); ok {
+			nCtx = cs.Context()
+		}
+		s.all = append(s.all, &slot{id: i, session: sess, nCtx: nCtx})
 	}
 	s.embeds = true
 	for _, sl := range s.all {
@@ -582,6 +599,7 @@ func (s *Server) run(r *http.Request, in input, p Params, stop []string, started
 		return Result{}, t, &apiError{Status: 501, Type: "not_supported_error", Message: "this server's backend does not take prompts of token ids"}
 	}
 	sl.prompt = prompt
+	defer sl.start(s.tasks.Add(1)-1, p)()
 	if started != nil {
 		started()
 	}
@@ -590,6 +608,7 @@ func (s *Server) run(r *http.Request, in input, p Params, stop []string, started
 	stopped := false
 	var pending []TokenLogprobs // of tokens whose text is held back
 	var ids []int32             // likewise
+	givesIDs := in.tokens != nil || hasLogprobs
 	piece := func(pc Piece) bool {
 		if t.first.IsZero() {
 			t.first = time.Now()
@@ -600,6 +619,8 @@ func (s *Server) run(r *http.Request, in input, p Params, stop []string, started
 		if pc.ID >= 0 {
 			ids = append(ids, pc.ID)
 		}
+		// A Session that gives no ids: a piece a token.
+		sl.generated(pc.Text, pc.ID >= 0 || !givesIDs && pc.Text != "")
 		out, hit := m.push(pc.Text)
 		if out != "" {
 			lps, done := pending, ids

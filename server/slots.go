@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 )
 
@@ -12,8 +13,70 @@ var errQueueFull = errors.New("server: queue full")
 type slot struct {
 	id      int
 	session Session
+	nCtx    int    // its session's context (tokens)
 	prompt  string // the prompt of its last request, for prefix affinity
 	loraGen uint64 // Server.loraGen when its session last ran
+
+	// mu guards task, which the request holding the slot writes while
+	// GET /slots reads it.
+	mu   sync.Mutex
+	task *slotTask // the running or last task; nil before the first
+}
+
+// slotTask is what GET /slots reports of a slot's running or last task,
+// as llama-server's slot does: its id, its settings and how far its
+// generation got.
+type slotTask struct {
+	id      int64
+	params  Params
+	decoded int  // tokens generated
+	running bool // llama-server's has_next_token
+	newLine bool // a generated token's text held a new line
+}
+
+// nPredict is the task's limit of generated tokens as llama-server's
+// n_predict gives it: -1 until the context is full.
+func (t *slotTask) nPredict() int {
+	if t.params.MaxTokens <= 0 {
+		return -1
+	}
+	return t.params.MaxTokens
+}
+
+// start makes a task of id with p the slot's running one, and returns
+// the function that ends it.
+func (sl *slot) start(id int64, p Params) (end func()) {
+	t := &slotTask{id: id, params: p, running: true}
+	sl.mu.Lock()
+	sl.task = t
+	sl.mu.Unlock()
+	return func() {
+		sl.mu.Lock()
+		t.running = false
+		sl.mu.Unlock()
+	}
+}
+
+// generated notes text the running task generated, of a token when
+// token is set (else text released at the end without one).
+func (sl *slot) generated(text string, token bool) {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if token {
+		sl.task.decoded++
+	}
+	sl.task.newLine = sl.task.newLine || strings.Contains(text, "\n")
+}
+
+// snapshot is a copy of the slot's running or last task, false before
+// its first.
+func (sl *slot) snapshot() (slotTask, bool) {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.task == nil {
+		return slotTask{}, false
+	}
+	return *sl.task, true
 }
 
 // slots hands out sessions: a free one at once (preferring the one whose

@@ -24,7 +24,9 @@
 // llama-server's slot persistence: POST /slots/0?action=save with
 // {"filename":"a.bin"} writes slot 0's state to DIR/a.bin, action=restore
 // reads it back (the next request reuses its cached prompt), action=erase
-// empties the slot.
+// empties the slot. GET /slots shows each slot's last request's sampling
+// settings and progress; -no-slots hides them (501), as llama-server's
+// --no-slots.
 package main
 
 import (
@@ -69,6 +71,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	draftMax := fs.Int("draft-max", 8, "the most tokens drafted a step (1-64; a request's speculative.n_max): with -spec-type ngram 8 by default (llama-server's older 16 costs several steps a pass on a CPU), with -md 3 (llama-server's)")
 	draftMin := fs.Int("draft-min", 0, "with -spec-type ngram or -md, the fewest drafted tokens worth a verification pass (a request's speculative.n_min)")
 	ngram := fs.Int("spec-ngram-size-n", 3, "with -spec-type ngram, how many last tokens must match earlier ones")
+	noSlots := fs.Bool("no-slots", false, "answer GET /slots with 501, as llama-server's --no-slots (/slots shows each slot's last request's sampling settings and progress)")
 	slotSave := fs.String("slot-save-path", "", "directory for POST /slots/{id}?action=save and restore (llama-server's --slot-save-path); without it slot actions answer 501")
 	var df draftFlags
 	df.register(fs)
@@ -133,6 +136,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		server.WithMaxBodyBytes(body), server.WithLogger(log)}
 	if *slotSave != "" {
 		opts = append(opts, server.WithSlotSavePath(*slotSave))
+	}
+	if *noSlots {
+		opts = append(opts, server.WithSlotsEndpoint(false))
 	}
 	srv, err := server.New(b, opts...)
 	if err != nil {

@@ -189,33 +189,36 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// serve runs the server with args (and an address of its choosing)
+// until the test ends, and returns its URL.
+func serve(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs lockedBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, append(args, "-addr", "127.0.0.1:0"), &logs) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v\n%s", err, logs.String())
+		}
+	})
+	listening := regexp.MustCompile(`msg=listening url=(\S+)`)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := listening.FindStringSubmatch(logs.String()); m != nil {
+			return m[1]
+		}
+	}
+	t.Fatalf("the server did not listen:\n%s", logs.String())
+	return ""
+}
+
 // TestDraftModelServes: with -md (and -mem, which the draft's plan is
 // taken from) the server listens, GET /props reports the draft settings
 // and a completion is served.
 func TestDraftModelServes(t *testing.T) {
 	path := testutil.Testdata(t, "models/stories260K-f32.gguf")
-	ctx, cancel := context.WithCancel(context.Background())
-	var logs lockedBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"-m", path, "-addr", "127.0.0.1:0", "-t", "1", "-mem", "256M", "-md", path, "-draft-p-min", "0.5"}, &logs)
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v\n%s", err, logs.String())
-		}
-	}()
-	listening := regexp.MustCompile(`msg=listening url=(\S+)`)
-	var url string
-	for deadline := time.Now().Add(20 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if m := listening.FindStringSubmatch(logs.String()); m != nil {
-			url = m[1]
-		}
-	}
-	if url == "" {
-		t.Fatalf("the server did not listen:\n%s", logs.String())
-	}
+	url := serve(t, "-m", path, "-t", "1", "-mem", "256M", "-md", path, "-draft-p-min", "0.5")
 	resp, err := http.Get(url + "/props")
 	if err != nil {
 		t.Fatal(err)
@@ -233,6 +236,31 @@ func TestDraftModelServes(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"text"`) {
 		t.Errorf("completion: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestNoSlotsFlag: GET /slots answers the slots by default, as
+// llama-server's does, and 501 with -no-slots (llama-server's --no-slots).
+func TestNoSlotsFlag(t *testing.T) {
+	model := testutil.TempModel(t, testutil.TinyChat())
+	for _, tc := range []struct {
+		args   []string
+		status int
+	}{
+		{nil, 200},
+		{[]string{"-no-slots"}, 501},
+		{[]string{"--no-slots"}, 501},
+	} {
+		url := serve(t, append([]string{"-m", model, "-t", "1"}, tc.args...)...)
+		resp, err := http.Get(url + "/slots")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("%v: GET /slots %d %s, want %d", tc.args, resp.StatusCode, body, tc.status)
+		}
 	}
 }
 
