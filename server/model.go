@@ -106,6 +106,16 @@ func FromModel(m *llm.Model, id string, opts ...llm.SessionOption) (*Model, erro
 		}
 		mi.Template = t
 	}
+	if len(opts) > 0 {
+		// A session option may set another context than new sessions'
+		// default (WithContextSize): ask a session made with them.
+		se, err := m.NewSession(opts...)
+		if err != nil {
+			return nil, fmt.Errorf("server: a session with the options given: %w", err)
+		}
+		mi.ContextLength = se.Context()
+		se.Close()
+	}
 	fim := info.FIM
 	mi.FIM = &fim
 	return &Model{m: m, info: mi, opts: opts, vocab: info.VocabSize, addBOS: info.AddBOS, addEOS: info.AddEOS}, nil

@@ -123,7 +123,9 @@ func TestModelSlotsView(t *testing.T) {
 }
 
 // TestModelSlotsContext: a slot's n_ctx is its session's context (here
-// made smaller than the model's default by FromModel's session option),
+// made smaller than the model's default by FromModel's session option,
+// which ModelInfo.ContextLength — what /props and the prompt check read —
+// reports too),
 // as llama-server reports each slot's own; WithSlotsEndpoint(false)
 // answers 501 as llama-server's --no-slots does.
 func TestModelSlotsContext(t *testing.T) {
@@ -142,6 +144,9 @@ func TestModelSlotsContext(t *testing.T) {
 		b, err := FromModel(m, "tiny-chat", llm.WithContextSize(nCtx))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if got := b.Info().ContextLength; got != nCtx {
+			t.Errorf("ModelInfo.ContextLength %d, want the sessions' %d (what /props and the prompt check read)", got, nCtx)
 		}
 		srv, err := New(b, tc.opts...)
 		if err != nil {
