@@ -125,9 +125,8 @@ func TestModelSlotsView(t *testing.T) {
 // TestModelSlotsContext: a slot's n_ctx is its session's context (here
 // made smaller than the model's default by FromModel's session option,
 // which ModelInfo.ContextLength — what /props and the prompt check read —
-// reports too),
-// as llama-server reports each slot's own; WithSlotsEndpoint(false)
-// answers 501 as llama-server's --no-slots does.
+// reports too), as llama-server reports each slot's own;
+// WithSlotsEndpoint(false) answers 501 as llama-server's --no-slots does.
 func TestModelSlotsContext(t *testing.T) {
 	m := loadModel(t, testutil.TempModel(t, testutil.TinyChat()), llm.WithSessions(1))
 	const nCtx = 256
