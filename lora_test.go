@@ -23,6 +23,12 @@ import (
 // matrices and output (seed), and returns their paths and bytes.
 func loraFiles(t *testing.T, spec testutil.ModelSpec, seed uint64) (model, adapter string, mb, ab []byte) {
 	t.Helper()
+	return loraFilesOf(t, spec, testutil.LoRASpec{Rank: 4, Alpha: 8, Seed: seed, Amplitude: 0.3})
+}
+
+// loraFilesOf is loraFiles for the adapter ls, of the same tensors.
+func loraFilesOf(t *testing.T, spec testutil.ModelSpec, ls testutil.LoRASpec) (model, adapter string, mb, ab []byte) {
+	t.Helper()
 	dir := t.TempDir()
 	mb, err := testutil.ModelBytes(spec)
 	f, _ := testutil.Parse(t, mb, err)
@@ -32,7 +38,8 @@ func loraFiles(t *testing.T, spec testutil.ModelSpec, seed uint64) (model, adapt
 			names = append(names, ti.Name)
 		}
 	}
-	ab, err = testutil.LoRABytes(mb, testutil.LoRASpec{Tensors: names, Rank: 4, Alpha: 8, Seed: seed, Amplitude: 0.3})
+	ls.Tensors = names
+	ab, err = testutil.LoRABytes(mb, ls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +158,63 @@ func TestLoRA(t *testing.T) {
 		if err := m.SetLoRAScale(tc.id, tc.scale); !errors.Is(err, llm.ErrInvalidOption) {
 			t.Errorf("SetLoRAScale(%d, %v): %v, want ErrInvalidOption", tc.id, tc.scale, err)
 		}
+	}
+}
+
+// TestLoRAFactorTypes loads adapters of each factor type llama.cpp's
+// converter writes (F16 by default; BF16, Q8_0; F32 is TestLoRA's) and
+// one quant does not multiply (Q8_1): the plan's "lora adapters"
+// component is exactly the memory their factors take (their files'
+// tensors as they are; Q8_1's widened to float32), and the logits match
+// the merged model's within TestLoRA's bound (the factors' products take
+// the activations converted to their types, as llama.cpp's do).
+func TestLoRAFactorTypes(t *testing.T) {
+	spec := testutil.TinyLlama()
+	spec.WeightType = quant.F32
+	for _, tc := range []struct {
+		typ   quant.Type
+		rank  int // a whole number of the type's blocks: lora_b's rows
+		widen bool
+	}{{quant.F16, 4, false}, {quant.BF16, 4, false}, {quant.Q8_0, 32, false}, {quant.Q8_1, 32, true}} {
+		t.Run(tc.typ.String(), func(t *testing.T) {
+			model, adapter, mb, ab := loraFilesOf(t, spec, testutil.LoRASpec{Rank: tc.rank, Alpha: 8, Seed: 10, Type: tc.typ, Amplitude: 0.3})
+			af, _ := testutil.Parse(t, ab, nil)
+			var want int64
+			for _, ti := range af.Tensors {
+				if tc.widen {
+					want += 4 * ti.Elems()
+				} else {
+					want += ti.Size
+				}
+			}
+			m, err := llm.Load(model, llm.WithThreads(2), llm.WithContextSize(64), llm.WithLoRA(adapter, 0.5))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			var lora int64
+			for _, c := range m.Plan().Components {
+				if c.Name == memplan.LoRAComponent {
+					lora = c.Bytes
+				}
+			}
+			if lora != want {
+				t.Errorf("the plan's %q component is %d bytes, the factors held %d", memplan.LoRAComponent, lora, want)
+			}
+			merged, err := testutil.MergeLoRA(mb, [][]byte{ab}, []float32{0.5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mergedPath := filepath.Join(t.TempDir(), "merged.gguf")
+			if err := os.WriteFile(mergedPath, merged, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if d := testutil.RelDiff(sessionLogits(t, m), evalLogits(t, mergedPath)); !(d <= 0.03) {
+				t.Errorf("logits differ from the merged model's by %.3g of the largest", d)
+			} else {
+				t.Logf("%.3g", d)
+			}
+		})
 	}
 }
 
