@@ -52,6 +52,31 @@ func loraFilesOf(t *testing.T, spec testutil.ModelSpec, ls testutil.LoRASpec) (m
 	return model, adapter, mb, ab
 }
 
+// mergedFile writes the model mb with the adapter ab merged at scale
+// (testutil.MergeLoRA) and returns its path.
+func mergedFile(t *testing.T, mb, ab []byte, scale float32) string {
+	t.Helper()
+	merged, err := testutil.MergeLoRA(mb, [][]byte{ab}, []float32{scale})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "merged.gguf")
+	if err := os.WriteFile(p, merged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// loraPlanBytes is m's plan's "lora adapters" component (0 without it).
+func loraPlanBytes(m *llm.Model) int64 {
+	for _, c := range m.Plan().Components {
+		if c.Name == memplan.LoRAComponent {
+			return c.Bytes
+		}
+	}
+	return 0
+}
+
 // evalLogits loads path with opts and returns the logits of a prompt
 // evaluated whole.
 func evalLogits(t *testing.T, path string, opts ...llm.Option) []float32 {
@@ -88,15 +113,7 @@ func TestLoRA(t *testing.T) {
 	spec.WeightType = quant.F32
 	spec.Layers, spec.Embd, spec.FFN = 8, 128, 256 // blocks worth streaming
 	model, adapter, mb, ab := loraFiles(t, spec, 1)
-	merged, err := testutil.MergeLoRA(mb, [][]byte{ab}, []float32{0.5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mergedPath := filepath.Join(t.TempDir(), "merged.gguf")
-	if err := os.WriteFile(mergedPath, merged, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	want := evalLogits(t, mergedPath)
+	want := evalLogits(t, mergedFile(t, mb, ab, 0.5))
 	base := evalLogits(t, model)
 	if testutil.RelDiff(base, want) < 0.05 {
 		t.Fatal("the adapter hardly moves the logits: the test cannot see it")
@@ -133,12 +150,7 @@ func TestLoRA(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	var lora int64
-	for _, c := range m.Plan().Components {
-		if c.Name == memplan.LoRAComponent {
-			lora = c.Bytes
-		}
-	}
+	lora := loraPlanBytes(m)
 	if lora <= 0 || lora > int64(len(ab))+1<<12 {
 		t.Errorf("the plan's %q component is %d bytes; the F32 adapter file %d", memplan.LoRAComponent, lora, len(ab))
 	}
@@ -192,24 +204,10 @@ func TestLoRAFactorTypes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			var lora int64
-			for _, c := range m.Plan().Components {
-				if c.Name == memplan.LoRAComponent {
-					lora = c.Bytes
-				}
-			}
-			if lora != want {
+			if lora := loraPlanBytes(m); lora != want {
 				t.Errorf("the plan's %q component is %d bytes, the factors held %d", memplan.LoRAComponent, lora, want)
 			}
-			merged, err := testutil.MergeLoRA(mb, [][]byte{ab}, []float32{0.5})
-			if err != nil {
-				t.Fatal(err)
-			}
-			mergedPath := filepath.Join(t.TempDir(), "merged.gguf")
-			if err := os.WriteFile(mergedPath, merged, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if d := testutil.RelDiff(sessionLogits(t, m), evalLogits(t, mergedPath)); !(d <= 0.03) {
+			if d := testutil.RelDiff(sessionLogits(t, m), evalLogits(t, mergedFile(t, mb, ab, 0.5))); !(d <= 0.03) {
 				t.Errorf("logits differ from the merged model's by %.3g of the largest", d)
 			} else {
 				t.Logf("%.3g", d)
