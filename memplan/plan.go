@@ -11,7 +11,6 @@ import (
 	"github.com/lowmem/llm/expertcache"
 	"github.com/lowmem/llm/internal/enum"
 	"github.com/lowmem/llm/internal/jsonprefix"
-	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/kv"
 	"github.com/lowmem/llm/mem"
 	"github.com/lowmem/llm/model"
@@ -289,7 +288,7 @@ func (s *Shape) others(r Request, ctx int) []Component {
 	var lora []Component
 	if r.AdapterBytes > 0 {
 		lora = []Component{{LoRAComponent, r.AdapterBytes, "LoRA adapters' lora_a and lora_b, in their files' types"}}
-		session += int64(ops.LoRAScratchBytes(batch, r.AdapterRank, r.AdapterXRowBytes, r.AdapterURowBytes))
+		session += model.AdapterScratchBytes(batch, r.AdapterRank, r.AdapterXRowBytes, r.AdapterURowBytes)
 		note += ", the adapters' rank-wide products and converted activations"
 	}
 	return perSession(append([]Component{

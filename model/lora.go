@@ -305,6 +305,13 @@ func loraFactor(alpha float32, rank int64) float32 {
 	return alpha / float32(rank)
 }
 
+// AdapterScratchBytes is the memory a State takes for the adapters'
+// products at batch tokens per pass: rank their widest rank, xRow and
+// uRow the widest of their headers' XRowBytes and URowBytes.
+func AdapterScratchBytes(batch, rank, xRow, uRow int) int64 {
+	return int64(ops.LoRAScratchBytes(batch, rank, xRow, uRow))
+}
+
 // heldBytes is the memory factor t takes once loaded (ops.LoRAType).
 func heldBytes(t *gguf.TensorInfo) int64 {
 	if ops.LoRAType(t.Type) == t.Type {
