@@ -13,8 +13,10 @@ import (
 // be given several times: the adapters add up. The adapter must be of the
 // model's architecture and fit its shapes (else ErrBadAdapter); activated
 // LoRA (aLoRA) adapters and adapters of experts are refused with
-// ErrUnsupportedArch. Its factors are held as float32 and counted by the
-// memory plan ("lora adapters").
+// ErrUnsupportedArch. Its factors are held in their file's type (F16, as
+// llama.cpp's converter writes them; F32, BF16, Q8_0 …; float32 for a type
+// the library does not multiply) and counted by the memory plan ("lora
+// adapters").
 func WithLoRA(path string, scale float32) Option {
 	return modelOption(func(s *engine.Settings) { s.AddAdapter(path, scale) })
 }

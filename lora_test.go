@@ -23,6 +23,12 @@ import (
 // matrices and output (seed), and returns their paths and bytes.
 func loraFiles(t *testing.T, spec testutil.ModelSpec, seed uint64) (model, adapter string, mb, ab []byte) {
 	t.Helper()
+	return loraFilesOf(t, spec, testutil.LoRASpec{Rank: 4, Alpha: 8, Seed: seed, Amplitude: 0.3})
+}
+
+// loraFilesOf is loraFiles for the adapter ls, of the same tensors.
+func loraFilesOf(t *testing.T, spec testutil.ModelSpec, ls testutil.LoRASpec) (model, adapter string, mb, ab []byte) {
+	t.Helper()
 	dir := t.TempDir()
 	mb, err := testutil.ModelBytes(spec)
 	f, _ := testutil.Parse(t, mb, err)
@@ -32,7 +38,8 @@ func loraFiles(t *testing.T, spec testutil.ModelSpec, seed uint64) (model, adapt
 			names = append(names, ti.Name)
 		}
 	}
-	ab, err = testutil.LoRABytes(mb, testutil.LoRASpec{Tensors: names, Rank: 4, Alpha: 8, Seed: seed, Amplitude: 0.3})
+	ls.Tensors = names
+	ab, err = testutil.LoRABytes(mb, ls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +50,31 @@ func loraFiles(t *testing.T, spec testutil.ModelSpec, seed uint64) (model, adapt
 		}
 	}
 	return model, adapter, mb, ab
+}
+
+// mergedFile writes the model mb with the adapter ab merged at scale
+// (testutil.MergeLoRA) and returns its path.
+func mergedFile(t *testing.T, mb, ab []byte, scale float32) string {
+	t.Helper()
+	merged, err := testutil.MergeLoRA(mb, [][]byte{ab}, []float32{scale})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "merged.gguf")
+	if err := os.WriteFile(p, merged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// loraPlanBytes is m's plan's "lora adapters" component (0 without it).
+func loraPlanBytes(m *llm.Model) int64 {
+	for _, c := range m.Plan().Components {
+		if c.Name == memplan.LoRAComponent {
+			return c.Bytes
+		}
+	}
+	return 0
 }
 
 // evalLogits loads path with opts and returns the logits of a prompt
@@ -81,15 +113,7 @@ func TestLoRA(t *testing.T) {
 	spec.WeightType = quant.F32
 	spec.Layers, spec.Embd, spec.FFN = 8, 128, 256 // blocks worth streaming
 	model, adapter, mb, ab := loraFiles(t, spec, 1)
-	merged, err := testutil.MergeLoRA(mb, [][]byte{ab}, []float32{0.5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mergedPath := filepath.Join(t.TempDir(), "merged.gguf")
-	if err := os.WriteFile(mergedPath, merged, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	want := evalLogits(t, mergedPath)
+	want := evalLogits(t, mergedFile(t, mb, ab, 0.5))
 	base := evalLogits(t, model)
 	if testutil.RelDiff(base, want) < 0.05 {
 		t.Fatal("the adapter hardly moves the logits: the test cannot see it")
@@ -126,12 +150,7 @@ func TestLoRA(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	var lora int64
-	for _, c := range m.Plan().Components {
-		if c.Name == memplan.LoRAComponent {
-			lora = c.Bytes
-		}
-	}
+	lora := loraPlanBytes(m)
 	if lora <= 0 || lora > int64(len(ab))+1<<12 {
 		t.Errorf("the plan's %q component is %d bytes; the F32 adapter file %d", memplan.LoRAComponent, lora, len(ab))
 	}
@@ -151,6 +170,49 @@ func TestLoRA(t *testing.T) {
 		if err := m.SetLoRAScale(tc.id, tc.scale); !errors.Is(err, llm.ErrInvalidOption) {
 			t.Errorf("SetLoRAScale(%d, %v): %v, want ErrInvalidOption", tc.id, tc.scale, err)
 		}
+	}
+}
+
+// TestLoRAFactorTypes loads adapters of each factor type llama.cpp's
+// converter writes (F16 by default; BF16, Q8_0; F32 is TestLoRA's) and
+// one quant does not multiply (Q8_1): the plan's "lora adapters"
+// component is exactly the memory their factors take (their files'
+// tensors as they are; Q8_1's widened to float32), and the logits match
+// the merged model's within TestLoRA's bound (the factors' products take
+// the activations converted to their types, as llama.cpp's do).
+func TestLoRAFactorTypes(t *testing.T) {
+	spec := testutil.TinyLlama()
+	spec.WeightType = quant.F32
+	for _, tc := range []struct {
+		typ   quant.Type
+		rank  int // a whole number of the type's blocks: lora_b's rows
+		widen bool
+	}{{quant.F16, 4, false}, {quant.BF16, 4, false}, {quant.Q8_0, 32, false}, {quant.Q8_1, 32, true}} {
+		t.Run(tc.typ.String(), func(t *testing.T) {
+			model, adapter, mb, ab := loraFilesOf(t, spec, testutil.LoRASpec{Rank: tc.rank, Alpha: 8, Seed: 10, Type: tc.typ, Amplitude: 0.3})
+			af, _ := testutil.Parse(t, ab, nil)
+			var want int64
+			for _, ti := range af.Tensors {
+				if tc.widen {
+					want += 4 * ti.Elems()
+				} else {
+					want += ti.Size
+				}
+			}
+			m, err := llm.Load(model, llm.WithThreads(2), llm.WithContextSize(64), llm.WithLoRA(adapter, 0.5))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if lora := loraPlanBytes(m); lora != want {
+				t.Errorf("the plan's %q component is %d bytes, the factors held %d", memplan.LoRAComponent, lora, want)
+			}
+			if d := testutil.RelDiff(sessionLogits(t, m), evalLogits(t, mergedFile(t, mb, ab, 0.5))); !(d <= 0.03) {
+				t.Errorf("logits differ from the merged model's by %.3g of the largest", d)
+			} else {
+				t.Logf("%.3g", d)
+			}
+		})
 	}
 }
 

@@ -212,10 +212,15 @@ type Request struct {
 	// them in that layout in its expert cache (Plan.RepackExperts).
 	Repack bool
 	// AdapterBytes is the memory of the LoRA adapters applied (their
-	// factors as float32: model.AdapterHeader.Bytes), AdapterRank their
-	// widest rank, whose products each session keeps for a batch.
-	AdapterBytes int64
-	AdapterRank  int
+	// factors in the types they are held in: model.AdapterHeader.Bytes),
+	// AdapterRank their widest rank, whose products each session keeps
+	// for a batch, and AdapterXRowBytes and AdapterURowBytes the widest
+	// rows of a token's activations and of those products converted for
+	// the factors (model.AdapterHeader's XRowBytes and URowBytes), which
+	// each session keeps too.
+	AdapterBytes                       int64
+	AdapterRank                        int
+	AdapterXRowBytes, AdapterURowBytes int
 }
 
 // Fixed costs measured on this implementation (see docs/ARCHITECTURE.md,
@@ -282,9 +287,9 @@ func (s *Shape) others(r Request, ctx int) []Component {
 	batch := s.batch(r, ctx)
 	var lora []Component
 	if r.AdapterBytes > 0 {
-		lora = []Component{{LoRAComponent, r.AdapterBytes, "LoRA adapters' lora_a and lora_b as float32"}}
-		session += int64(batch) * int64(r.AdapterRank) * 4
-		note += ", the adapters' rank-wide products"
+		lora = []Component{{LoRAComponent, r.AdapterBytes, "LoRA adapters' lora_a and lora_b, in their files' types"}}
+		session += model.AdapterScratchBytes(batch, r.AdapterRank, r.AdapterXRowBytes, r.AdapterURowBytes)
+		note += ", the adapters' rank-wide products and converted activations"
 	}
 	return perSession(append([]Component{
 		{"activations", int64(model.ScratchBytes(c, s.MaxXRow, batch)), fmt.Sprintf("arena for a %d-token batch", batch)},

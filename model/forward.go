@@ -68,9 +68,9 @@ type State struct {
 	dn deltaTask
 	// wkv runs an RWKV-7 layer's state update.
 	wkv wkv7Task
-	// loraU holds a batch's rank-wide products of the adapters' lora_a
-	// (Model.LoRARank floats a token; nil without adapters).
-	loraU []float32
+	// lora is the scratch of the adapters' products (empty without
+	// adapters).
+	lora ops.LoRAScratch
 	// loraScales, when not nil, are the state's own adapter scales
 	// (SetLoRAScales), in loraBuf; nil takes the adapters' own.
 	loraScales, loraBuf []float32
@@ -270,7 +270,7 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 	s.errs = make([]error, e.Pool().Threads())
 	s.moe.held = make([]*Expert, m.ExpertsUsed)
 	if m.LoRARank > 0 {
-		s.loraU = make([]float32, o.Batch*m.LoRARank)
+		s.lora = ops.NewLoRAScratch(o.Batch, m.LoRARank, m.loraXRow, m.loraURow)
 	}
 	s.loraBuf = make([]float32, m.Adapters)
 	s.fitScratch()
@@ -358,7 +358,14 @@ func (s *State) addLoRA(w *ops.Matrix, row0, rows int, a acts, out []float32, st
 	if rows == 0 {
 		rows = w.Rows - row0
 	}
-	s.e.AddLoRA(w, row0, rows, a.rows, a.cols, a.n, out, stride, s.loraU, s.loraScales)
+	in := ops.LoRAInput{F: a.rows, N: a.n, Gen: a.gen}
+	for i := range s.q {
+		// The base product's conversion, which a lora_a of its type takes.
+		if q := &s.q[i]; q.gen == a.gen && q.typ == w.VecType {
+			in.Q, in.QType = q.data, q.typ
+		}
+	}
+	s.e.AddLoRA(w, row0, rows, in, out, stride, &s.lora, s.loraScales)
 }
 
 type attnTask struct {
@@ -709,7 +716,7 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 			return pass{}, fmt.Errorf("model: embedding of token %d: %w", tok, err)
 		}
 	}
-	ops.AddEmbedLoRA(m.EmbedLoRA, p.x, tokens, E, s.loraScales)
+	ops.AddEmbedLoRA(m.EmbedLoRA, p.x, tokens, E, s.loraScales, &s.lora)
 	if c.EmbedScale != 0 {
 		ops.Scale(p.x, c.EmbedScale)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/internal/ops"
-	"github.com/lowmem/llm/quant"
 )
 
 // ErrBadAdapter is wrapped by every refusal of a LoRA adapter file that
@@ -37,10 +36,15 @@ type AdapterHeader struct {
 	// Pairs are the adapted tensors, in the file's order.
 	Pairs []AdapterPair
 	// Bytes is the memory the adapter takes once loaded: every lora_a and
-	// lora_b as float32.
+	// lora_b in the type ops.LoRAType holds it in (its file's, or
+	// float32 for a type quant does not multiply).
 	Bytes int64
 	// Rank is the widest rank of its pairs.
 	Rank int
+	// XRowBytes and URowBytes are the widest row of a token's activations
+	// converted for a lora_a, and of its rank-wide products converted for
+	// a lora_b (ops.LoRARowBytes, ops.NewLoRAScratch).
+	XRowBytes, URowBytes int
 }
 
 // AdapterPair is one adapted tensor's lora_a and lora_b.
@@ -120,7 +124,11 @@ func ReadAdapterHeader(f *gguf.File) (*AdapterHeader, error) {
 			return nil, fmt.Errorf("model: adapter tensor %q: rank %d: %w", p.B.Name, rank, ErrBadAdapter)
 		}
 		h.Rank = max(h.Rank, int(rank))
-		h.Bytes += 4 * (p.A.Elems() + p.B.Elems())
+		h.Bytes += heldBytes(p.A) + heldBytes(p.B)
+		if p.Name != embedTensor { // token_embd's lora_a is rows to pick, not to multiply
+			h.XRowBytes = max(h.XRowBytes, ops.LoRARowBytes(p.A.Type, p.A.Dims[0]))
+		}
+		h.URowBytes = max(h.URowBytes, ops.LoRARowBytes(p.B.Type, rank))
 	}
 	if len(h.Pairs) == 0 {
 		return nil, fmt.Errorf("model: the adapter has no lora_a/lora_b tensors: %w", ErrBadAdapter)
@@ -222,14 +230,13 @@ func (m *Model) AttachAdapter(file, f *gguf.File, h *AdapterHeader, r io.ReaderA
 		}
 		ps = append(ps, pending{w: w, a: a, b: b, l: &ops.LoRA{Rank: int(rank), Factor: loraFactor(h.Alpha, rank), Scale: scale, ID: m.Adapters}})
 	}
-	var buf []byte
 	for i := range ps {
 		p := &ps[i]
 		var err error
-		if p.l.A, buf, err = readFloats(r, p.a, buf); err != nil {
+		if p.l.A, err = readFactor(r, p.a); err != nil {
 			return err
 		}
-		if p.l.B, buf, err = readFloats(r, p.b, buf); err != nil {
+		if p.l.B, err = readFactor(r, p.b); err != nil {
 			return err
 		}
 	}
@@ -238,9 +245,10 @@ func (m *Model) AttachAdapter(file, f *gguf.File, h *AdapterHeader, r io.ReaderA
 			p.l.Next, m.EmbedLoRA = m.EmbedLoRA, p.l
 		} else {
 			p.l.Next, p.w.LoRA = p.w.LoRA, p.l
-			m.LoRARank = max(m.LoRARank, p.l.Rank)
 		}
 	}
+	m.LoRARank = max(m.LoRARank, h.Rank)
+	m.loraXRow, m.loraURow = max(m.loraXRow, h.XRowBytes), max(m.loraURow, h.URowBytes)
 	m.Adapters++
 	m.adapterScales = append(m.adapterScales, scale)
 	return nil
@@ -297,31 +305,35 @@ func loraFactor(alpha float32, rank int64) float32 {
 	return alpha / float32(rank)
 }
 
-// readFloats reads tensor t from r and widens it to float32, row by row;
-// buf is reused between calls.
-func readFloats(r io.ReaderAt, t *gguf.TensorInfo, buf []byte) ([]float32, []byte, error) {
+// AdapterScratchBytes is the memory a State takes for the adapters'
+// products at batch tokens per pass: rank their widest rank, xRow and
+// uRow the widest of their headers' XRowBytes and URowBytes.
+func AdapterScratchBytes(batch, rank, xRow, uRow int) int64 {
+	return int64(ops.LoRAScratchBytes(batch, rank, xRow, uRow))
+}
+
+// heldBytes is the memory factor t takes once loaded (ops.LoRAType).
+func heldBytes(t *gguf.TensorInfo) int64 {
+	if ops.LoRAType(t.Type) == t.Type {
+		return t.Size
+	}
+	return 4 * t.Elems()
+}
+
+// readFactor reads tensor t from r as a LoRA factor (ops.NewLoRAFactor).
+func readFactor(r io.ReaderAt, t *gguf.TensorInfo) (*ops.Matrix, error) {
 	cols, rows := t.Dims[0], t.Dims[1]
 	rb, err := t.Type.RowBytes(cols)
 	if err != nil || rb <= 0 || rows > t.Size/rb || rb*rows != t.Size {
-		return nil, buf, fmt.Errorf("model: adapter tensor %q: type %v of %d columns: %w", t.Name, t.Type, cols, errors.Join(err, ErrBadAdapter))
+		return nil, fmt.Errorf("model: adapter tensor %q: type %v of %d columns: %w", t.Name, t.Type, cols, errors.Join(err, ErrBadAdapter))
 	}
-	if int64(cap(buf)) < t.Size {
-		buf = make([]byte, t.Size)
-	}
-	buf = buf[:t.Size]
+	buf := make([]byte, t.Size)
 	if _, err := r.ReadAt(buf, t.Offset); err != nil {
-		return nil, buf, fmt.Errorf("model: adapter tensor %q: %w", t.Name, err)
+		return nil, fmt.Errorf("model: adapter tensor %q: %w", t.Name, err)
 	}
-	out := make([]float32, cols*rows)
-	for i := range rows {
-		if err := quant.Dequantize(t.Type, out[i*cols:(i+1)*cols], buf[i*rb:(i+1)*rb]); err != nil {
-			return nil, buf, fmt.Errorf("model: adapter tensor %q: %w: %w", t.Name, err, ErrBadAdapter)
-		}
+	f, err := ops.NewLoRAFactor(t.Name, t.Type, int(cols), int(rows), buf)
+	if err != nil {
+		return nil, fmt.Errorf("model: adapter tensor: %w: %w", err, ErrBadAdapter)
 	}
-	for _, v := range out {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, buf, fmt.Errorf("model: adapter tensor %q holds a value that is not finite: %w", t.Name, ErrBadAdapter)
-		}
-	}
-	return out, buf, nil
+	return f, nil
 }

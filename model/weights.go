@@ -243,10 +243,12 @@ type Model struct {
 
 	// EmbedLoRA lists the adapters' corrections of token_embd's rows
 	// (AttachAdapter), nil without any; LoRARank is the widest rank of
-	// the matrices' corrections, the floats per token a State keeps for
-	// them.
-	EmbedLoRA *ops.LoRA
-	LoRARank  int
+	// the adapters' corrections, the floats per token a State keeps for
+	// them; loraXRow and loraURow the widest activation rows their
+	// factors take (ops.NewLoRAScratch).
+	EmbedLoRA          *ops.LoRA
+	LoRARank           int
+	loraXRow, loraURow int
 	// Adapters counts the adapters attached (each one's ops.LoRA.ID is
 	// its index), adapterScales their scales.
 	Adapters      int

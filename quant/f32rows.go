@@ -6,8 +6,8 @@ import (
 )
 
 // Float32 rows held as []float32 rather than encoded bytes (a pass's own
-// projections, LoRA factors) go to the F32 kernels as their memory, with
-// no copy. The kernels read F32 rows as little-endian, so only a
+// projections, the rows kv attends over) go to the F32 kernels as their
+// memory, with no copy. The kernels read F32 rows as little-endian, so only a
 // little-endian machine may hand them that memory; a big-endian one (s390x)
 // would have them read every float byte-swapped, and computes in Go on the
 // floats instead.

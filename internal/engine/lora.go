@@ -51,8 +51,8 @@ type adapterFile struct {
 }
 
 // openAdapters opens and checks the headers of the adapters asked for and
-// counts their memory into r (memplan.Request.AdapterBytes, AdapterRank).
-// The caller closes the files (closeAdapters).
+// counts their memory into r (memplan.Request's AdapterBytes, AdapterRank
+// and its rows). The caller closes the files (closeAdapters).
 func openAdapters(specs []AdapterSpec, r *memplan.Request) ([]adapterFile, error) {
 	var fs []adapterFile
 	for _, sp := range specs {
@@ -64,6 +64,9 @@ func openAdapters(specs []AdapterSpec, r *memplan.Request) ([]adapterFile, error
 		fs = append(fs, a)
 		r.AdapterBytes += a.h.Bytes
 		r.AdapterRank = max(r.AdapterRank, a.h.Rank)
+		// A session's scratch serves every adapter: its rows are the widest.
+		r.AdapterXRowBytes = max(r.AdapterXRowBytes, a.h.XRowBytes)
+		r.AdapterURowBytes = max(r.AdapterURowBytes, a.h.URowBytes)
 	}
 	return fs, nil
 }
