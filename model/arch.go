@@ -141,6 +141,11 @@ type Arch struct {
 	// each loaded when the block has it, as llama.cpp takes them for
 	// nemotron (with OptionalQKVBias for the others).
 	OptionalBiases bool
+	// OptionalFFNNorm: ffn_norm.weight and its bias are each loaded when
+	// the block has them, as llama.cpp takes them for stablelm; a block
+	// without ffn_norm runs its feed-forward on attn_norm's output beside
+	// the attention (Config.OptionalFFNNorm: StableLM 2 12B).
+	OptionalFFNNorm bool
 	// EmbedNorm: token_embd_norm (a LayerNorm weight without bias)
 	// normalises the token embeddings before the first block, and block 0
 	// has no attn_norm (modern-bert).
@@ -248,6 +253,8 @@ var registry = []*Arch{
 	{Name: "gemma", Neox: true, GELU: true, EmbedScale: true, TiedHead: true, hparams: gemmaHparams},
 	{Name: "nemotron", Neox: true, OptionalQKVBias: true, OptionalBiases: true, NormBias: true, FFN: FFNSequential, UntiedOutput: true,
 		hparams: nemotronHparams},
+	{Name: "stablelm", Neox: true, QKV: QKVFusedOrSeparate, OptionalQKVBias: true, OptionalQKNorm: true, NormBias: true, OptionalFFNNorm: true,
+		UntiedOutput: true, hparams: stablelmHparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -98,6 +98,15 @@ type Config struct {
 	// Parallel: attention and the feed-forward read the same normalised
 	// input and both outputs join the stream (Arch.Parallel: cohere2).
 	Parallel bool
+	// OptionalFFNNorm: a block without ffn_norm runs its feed-forward on
+	// attn_norm's output beside the attention, one with it after
+	// (Arch.OptionalFFNNorm: stablelm).
+	OptionalFFNNorm bool
+	// QKLayerNorm: the Q and K norms are LayerNorms without bias of each
+	// head, with a weight row of their own a head (attn_q_norm
+	// [HeadDimK, Heads], attn_k_norm [HeadDimK, HeadsKV]), epsilon NormEps
+	// (stablelm: StableLM 2 12B).
+	QKLayerNorm bool
 	// QKNormAfterRope: the per-head Q and K norms come after RoPE, not
 	// before (hunyuan-dense).
 	QKNormAfterRope bool
@@ -864,6 +873,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c.Encoder, c.AbsPositions = a.Encoder, a.AbsPositions
 	c.NoPreNorm = a.NoPreNorm
 	c.Parallel, c.AttnOutGate = a.Parallel, a.AttnOutGate
+	c.OptionalFFNNorm = a.OptionalFFNNorm
 	c.Sinks, c.ExpertBiases, c.ExpertSelBias = a.Sinks, a.ExpertBiases, a.ExpertSelBias
 	c.Name, _ = f.String("general.name")
 	if ft, ok := f.Uint("general.file_type"); ok {

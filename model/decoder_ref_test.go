@@ -318,6 +318,14 @@ func headNorm64(v, w []float64, d int, eps float64) {
 	}
 }
 
+// headLayerNorm64 LayerNorms each head of v (d wide) without bias, head
+// h weighted by w's row h (stablelm's Q/K norms).
+func headLayerNorm64(v, w []float64, d int, eps float64) {
+	for h := 0; h < len(v); h += d {
+		copy(v[h:h+d], layerNorm64(v[h:h+d], w[h:h+d], nil, eps))
+	}
+}
+
 // hidden is every token's output of the final norm, the tokens at
 // positions 0, 1, …: llama's graph and, from the Config, granite's
 // multipliers, smollm3's unrotated layers and gemma-embedding's Gemma
@@ -420,6 +428,13 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				case c.QKNormFull:
 					qs[t] = rmsNorm64(qs[t], p("attn_q_norm.weight"), eps)
 					ks[t] = rmsNorm64(ks[t], p("attn_k_norm.weight"), eps)
+				case c.QKLayerNorm:
+					if w := p("attn_q_norm.weight"); w != nil {
+						headLayerNorm64(qs[t], w, hd, float64(c.NormEps))
+					}
+					if w := p("attn_k_norm.weight"); w != nil {
+						headLayerNorm64(ks[t], w, hd, float64(c.NormEps))
+					}
 				case c.QKNorm:
 					if w := p("attn_q_norm.weight"); w != nil {
 						headNorm64(qs[t], w, hd, eps)
@@ -504,8 +519,8 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				o[i] += x[t][i]
 			}
 			y := o
-			if c.Parallel {
-				y = hs[t] // cohere2: attention's input, not its output's sum
+			if c.Parallel || c.OptionalFFNNorm && p("ffn_norm.weight") == nil {
+				y = hs[t] // cohere2, stablelm's 12B: attention's input, not its output's sum
 			} else if w := p("ffn_norm"); w != nil {
 				y = rmsNorm64(o, w, eps) // falcon-h1's, named without .weight
 			} else if w := p("ffn_norm.weight"); w != nil {
@@ -833,6 +848,9 @@ func TestDecoderMatchesReference(t *testing.T) {
 			"ffn_up.bias", "ffn_down.bias", "output_norm.bias"),
 		"nemotron": append(slices.Clone(qkvBiases), "attn_output.bias", "attn_norm.bias", "ffn_norm.bias",
 			"ffn_up.bias", "ffn_down.bias", "output_norm.bias"),
+		// stablelm: without ffn_norm a block runs in parallel.
+		"stablelm":          append(slices.Clone(qkvBiases), "attn_norm.bias", "ffn_norm.weight", "ffn_norm.bias", "output_norm.bias"),
+		"stablelm/parallel": {"attn_q_norm.weight", "attn_k_norm.weight"},
 	}
 	for _, tc := range []struct {
 		spec testutil.ModelSpec
@@ -906,7 +924,11 @@ func TestDecoderMatchesReference(t *testing.T) {
 		// other F16 step from the float64 one, as cohere2's do.
 		{testutil.TinyStarCoder2(), 1e-2},
 		{testutil.TinyGemma(), 1e-3},
-		{testutil.TinyNemotron(), 1e-3}} {
+		{testutil.TinyNemotron(), 1e-3},
+		// stablelm: LayerNorms with biases, Q/K/V biases, a quarter of
+		// each head rotated; its 12B's layout: no ffn_norm (parallel),
+		// per-head Q/K LayerNorms.
+		{testutil.TinyStableLM(), 1e-3}, {testutil.TinyStableLM12B(), 1e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
 		name := spec.Arch
@@ -918,6 +940,9 @@ func TestDecoderMatchesReference(t *testing.T) {
 		}
 		if spec.Arch == "exaone4" && spec.Layers == 64 {
 			name += "/swa" // the depth that has windows
+		}
+		if spec.NoFFNNorm {
+			name += "/parallel"
 		}
 		t.Run(name, func(t *testing.T) {
 			m, f, data := loadSpec(t, spec)
@@ -942,7 +967,7 @@ func TestDecoderMatchesReference(t *testing.T) {
 				"no V norm", "RMSNorm, not LayerNorm", "not parallel", "no logit multiplier", "GELU, not ReLU²",
 				"GELU, not xIELU", "layer 0's xIELU everywhere", "Q/K norms before RoPE", "SwiGLU, not GeGLU",
 				"every dim rotated")...)
-			for _, name := range without[spec.Arch] {
+			for _, name := range without[spec.Variant()] {
 				_, inBlock := f.Tensor("blk.0." + name)
 				_, in1 := f.Tensor("blk.1." + name) // nemotron's optional biases
 				if _, global := f.Tensor(name); !inBlock && !in1 && !global {

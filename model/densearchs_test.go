@@ -89,14 +89,38 @@ func TestConfigDenseMore(t *testing.T) {
 // the prompt, so a chunk's tokens attend one by one over a ring the
 // chunk overwrites; within TestDecoderMatchesReference's 3e-3. starcoder2
 // and nemotron (LayerNorms with biases, biases on the projections, the
-// half-rotated heads) the same three ways.
+// half-rotated heads) the same three ways, and stablelm's two layouts.
 func TestDenseArchsInChunks(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron()} {
-		t.Run(spec.Arch, func(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron(),
+		testutil.TinyStableLM(), testutil.TinyStableLM12B()} {
+		t.Run(spec.Variant(), func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
 			toks := prompt(13)
 			want := perturbedRef(t, m, f, data, toks)(refDecoder{})
 			checkBatchesWithin(t, m, pool, toks, want, "", 3e-3)
 		})
 	}
+}
+
+// stablelm's two layouts as their files state them: StableLM 2 1.6B's
+// (LayerNorms with biases, Q/K/V biases, a quarter of each head rotated,
+// ffn_norm before the feed-forward) and 12B's (no ffn_norm: the
+// feed-forward beside the attention; per-head Q/K LayerNorms, a weight
+// row a head), whose two steps the reference must see.
+func TestConfigStableLM(t *testing.T) {
+	m, _, _ := loadSpec(t, testutil.TinyStableLM())
+	c, B := m.Config, m.Blocks[1]
+	if !c.RopeNeox || !c.LayerNorm || !c.OptionalFFNNorm || c.NormEps != 1e-5 || c.RopeDim != 4 || c.HeadDimK != 16 || m.Tied || m.OutNormB == nil ||
+		B.Bq == nil || B.Bk == nil || B.Bv == nil || B.FFNNorm == nil || B.FFNNormB == nil || B.QNorm != nil || B.Gate == nil {
+		t.Fatalf("stablelm: %+v", c)
+	}
+
+	_, m, f, data := loadF32(t, testutil.TinyStableLM12B())
+	c, B = m.Config, m.Blocks[0]
+	if !c.QKLayerNorm || B.FFNNorm != nil || B.FFNNormB != nil || B.Bq != nil || len(B.QNorm) != c.Heads*c.HeadDimK || len(B.KNorm) != c.HeadsKV*c.HeadDimK {
+		t.Fatalf("stablelm 12B: ffn_norm %v, Q/K norms of %d and %d", B.FFNNorm != nil, len(B.QNorm), len(B.KNorm))
+	}
+	toks := prompt(13)
+	want := perturbedRef(t, m, f, data, toks)(refDecoder{})
+	mustMoveAll(t, m, f, data, toks, want, 1e-2, "RMS Q/K norms", "sequential without ffn_norm")
 }

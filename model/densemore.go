@@ -42,3 +42,17 @@ func nemotronHparams(c *Config, m *meta) {
 	layerNormHparams(c, m)
 	c.ReLU2 = true
 }
+
+// stablelmHparams: StableLM-2 (1.6B, 12B), StableLM-3B-4E1T and
+// StableCode-3B as llama.cpp's stablelm graph runs them — LayerNorms of
+// weight and bias (layerNormHparams), optional Q/K/V biases (StableLM 2
+// 1.6B's), optional per-head Q/K LayerNorms without bias (12B's;
+// QKLayerNorm), NEOX RoPE over the first rope.dimension_count dims of
+// each head (a quarter), SwiGLU, and the feed-forward beside the
+// attention in a block without ffn_norm (12B's). The query is as wide as
+// the embedding, as llama.cpp sizes attn_q and attn_output.
+func stablelmHparams(c *Config, m *meta) {
+	layerNormHparams(c, m)
+	m.embdWideQuery(c, "llama.cpp's stablelm loader sizes attn_q and attn_output")
+	c.QKLayerNorm = true
+}

@@ -892,8 +892,10 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 		}
 	}
 
-	a := in // Parallel (cohere2): the feed-forward reads the attention's input
-	if !c.Parallel {
+	// Parallel (cohere2; a stablelm block without ffn_norm): the
+	// feed-forward reads the attention's input.
+	a := in
+	if !c.Parallel && !(c.OptionalFFNNorm && L.FFNNorm == nil) {
 		s.e.Phase(phNorm)
 		s.normB(xn, x, L.FFNNorm, L.FFNNormB, n)
 		a = s.acts(xn, E, n)
@@ -990,12 +992,17 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 
 // qkNorm applies the layer's Q and K norms, if it has them, to a token's
 // query and (when the layer stores its own) key: across all heads at once
-// (QKNormFull) or head by head.
+// (QKNormFull) or head by head (with a weight row a head: QKLayerNorm).
 func qkNorm(c *Config, L *Layer, qt, kt []float32, own bool) {
 	switch {
 	case L.QNormB != nil:
 		ops.LayerNorm(qt, qt, L.QNorm, L.QNormB, c.NormEps)
 		ops.LayerNorm(kt, kt, L.KNorm, L.KNormB, c.NormEps)
+	case L.QNorm != nil && c.QKLayerNorm:
+		headLayerNorm(qt, L.QNorm, c.HeadDimK, c.NormEps)
+		if own {
+			headLayerNorm(kt, L.KNorm, c.HeadDimK, c.NormEps)
+		}
 	case L.QNorm != nil && c.QKNormFull:
 		ops.RMSNorm(qt, qt, L.QNorm, c.RMSEps)
 		ops.RMSNorm(kt, kt, L.KNorm, c.RMSEps)
@@ -1013,6 +1020,15 @@ func headNorm(x, w []float32, headDim int, eps float32) {
 	for h := 0; h+headDim <= len(x); h += headDim {
 		v := x[h : h+headDim]
 		ops.RMSNorm(v, v, w, eps)
+	}
+}
+
+// headLayerNorm applies LayerNorm without bias to each head of x
+// (headDim floats each), in place, head h weighted by w's row h.
+func headLayerNorm(x, w []float32, headDim int, eps float32) {
+	for h := 0; h+headDim <= len(x); h += headDim {
+		v := x[h : h+headDim]
+		ops.LayerNorm(v, v, w[h:h+headDim], nil, eps)
 	}
 }
 

@@ -10,14 +10,21 @@ import "fmt"
 // its first two counts above 0 turns on llama.cpp's multimodal RoPE
 // (GLM-4.1V's vision files), which this package does not run.
 func glm4Hparams(c *Config, m *meta) {
+	m.embdWideQuery(c, "glm4's fused projections require")
+	m.noMultimodalRope("glm4", "GLM-4.1V")
+}
+
+// embdWideQuery fails unless the query is as wide as the embedding
+// (heads × key_length = embedding_length), as why says llama.cpp
+// requires, and the values' heads are as wide as the keys'.
+func (m *meta) embdWideQuery(c *Config, why string) {
 	switch {
 	case c.Heads*c.HeadDimK != c.Embd:
-		m.fail("%s = %d × %s = %d is not %s = %d, as glm4's fused projections require",
-			m.key("attention.head_count"), c.Heads, m.key("attention.key_length"), c.HeadDimK, m.key("embedding_length"), c.Embd)
+		m.fail("%s = %d × %s = %d is not %s = %d, as %s",
+			m.key("attention.head_count"), c.Heads, m.key("attention.key_length"), c.HeadDimK, m.key("embedding_length"), c.Embd, why)
 	case c.HeadDimV != c.HeadDimK:
 		m.fail("%s = %d differs from %s = %d", m.key("attention.value_length"), c.HeadDimV, m.key("attention.key_length"), c.HeadDimK)
 	}
-	m.noMultimodalRope("glm4", "GLM-4.1V")
 }
 
 // noMultimodalRope refuses rope.dimension_sections with its first two

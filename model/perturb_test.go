@@ -48,6 +48,8 @@ var zeroed = map[string]string{
 	"no expert scale":                 "ExpertScale",
 	"no group limit":                  "ExpertGroups",
 	"router reads the experts' input": "RouterPreAttn",
+	"RMS Q/K norms":                   "QKLayerNorm",
+	"sequential without ffn_norm":     "OptionalFFNNorm",
 }
 
 // perturbed names the perturbations that are not one field zeroed.

@@ -1025,24 +1025,27 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	// Optional norms come in pairs: a block with one must have the other
 	// (llama.cpp would run one alone; no released file has one alone).
 	if a.QKNorm || a.OptionalQKNorm && (has("attn_q_norm.weight") || has("attn_k_norm.weight")) {
-		qn, kn := c.HeadDimK, c.HeadDimK
-		if c.QKNormFull {
-			qn, kn = q, kv
+		qn, kn := vecTensor("attn_q_norm.weight", c.HeadDimK, func(L *Layer) *[]float32 { return &L.QNorm }),
+			vecTensor("attn_k_norm.weight", c.HeadDimK, func(L *Layer) *[]float32 { return &L.KNorm })
+		switch {
+		case c.QKNormFull:
+			qn.dims, kn.dims = []int{q}, []int{kv}
+		case c.QKLayerNorm:
+			// A weight row a head, as llama.cpp's stablelm loader shapes them.
+			qn.dims, kn.dims = []int{c.HeadDimK, c.Heads}, []int{c.HeadDimK, c.HeadsKV}
 		}
-		ts = append(ts,
-			vecTensor("attn_q_norm.weight", qn, func(L *Layer) *[]float32 { return &L.QNorm }),
-			vecTensor("attn_k_norm.weight", kn, func(L *Layer) *[]float32 { return &L.KNorm }))
+		ts = append(ts, qn, kn)
 	}
 	if a.PostNorms {
 		ts = append(ts, vecTensor("post_attention_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostAttnNorm }))
 	}
-	if !a.NoPreNorm && !a.Parallel {
+	if !a.NoPreNorm && !a.Parallel && (!a.OptionalFFNNorm || has("ffn_norm.weight")) {
 		name := "ffn_norm.weight"
 		if a.FFNNorm != "" {
 			name = a.FFNNorm
 		}
 		ts = append(ts, vecTensor(name, e, func(L *Layer) *[]float32 { return &L.FFNNorm }))
-		if a.NormBias {
+		if a.NormBias && (!a.OptionalFFNNorm || has("ffn_norm.bias")) {
 			ts = append(ts, vecTensor("ffn_norm.bias", e, func(L *Layer) *[]float32 { return &L.FFNNormB }))
 		}
 	}

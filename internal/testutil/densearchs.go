@@ -81,20 +81,48 @@ func TinyNemotron() ModelSpec {
 	return tiny(ModelSpec{Arch: "nemotron", Seed: 79, RopeBase: 10000, NormEps: 1e-5, RopeDim: 8})
 }
 
+// TinyStableLM is a 2-layer stablelm as StableLM 2 1.6B's converter
+// writes it: LayerNorms of weight and bias (epsilon 1e-5), biases on Q,
+// K and V, NEOX RoPE over the first quarter of each head
+// (rope.dimension_count 4 of 16), SwiGLU, an untied output; Q8_0 weights.
+func TinyStableLM() ModelSpec {
+	return tiny(ModelSpec{Arch: "stablelm", Seed: 83, RopeBase: 10000, NormEps: 1e-5, RopeDim: 4, QKVBias: true})
+}
+
+// TinyStableLM12B is a 2-layer stablelm laid out as StableLM 2 12B's:
+// no ffn_norm (the feed-forward reads attn_norm's output beside the
+// attention), per-head Q/K LayerNorms without bias (a weight row a head),
+// no projection biases; otherwise TinyStableLM.
+func TinyStableLM12B() ModelSpec {
+	return tiny(ModelSpec{Arch: "stablelm", Seed: 89, RopeBase: 10000, NormEps: 1e-5, RopeDim: 4, NoFFNNorm: true})
+}
+
 // denseArch reports whether s is one of the architectures this file
 // describes (cohere2, arcee, apertus, hunyuan-dense, exaone, starcoder2,
-// gemma, nemotron).
+// gemma, nemotron, stablelm).
 func (s ModelSpec) denseArch() bool {
 	switch s.Arch {
-	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron":
+	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm":
 		return true
 	}
 	return false
 }
 
 // normBias reports whether s's norms are LayerNorms of weight and bias
-// (starcoder2, nemotron).
-func (s ModelSpec) normBias() bool { return s.Arch == "starcoder2" || s.Arch == "nemotron" }
+// (starcoder2, nemotron, stablelm).
+func (s ModelSpec) normBias() bool {
+	return s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "stablelm"
+}
+
+// headRowNorms is block p's per-head Q/K norms with a weight row a head
+// (StableLM 2 12B's attn_q_norm [HeadDim, Heads], attn_k_norm [HeadDim,
+// HeadsKV]).
+func (s ModelSpec) headRowNorms(p string) []tensorSpec {
+	hd := int64(s.HeadDim)
+	return []tensorSpec{
+		{p + "attn_q_norm.weight", quant.F32, []int64{hd, int64(s.Heads)}, dist{1, 0.1}},
+		{p + "attn_k_norm.weight", quant.F32, []int64{hd, int64(s.HeadsKV)}, dist{1, 0.1}}}
+}
 
 // layerBiases reports whether layer l of s has biases on its Q, K, V,
 // output, up and down projections (every starcoder2 layer; a nemotron's
@@ -134,7 +162,7 @@ func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 			s.XIELU = append(s.XIELU, [4]float32{0.8, 0.8, 0.5, -1e-6})
 		}
 		s.XIELU = s.XIELU[:s.Layers]
-	case "starcoder2", "nemotron":
+	case "starcoder2", "nemotron", "stablelm":
 		if s.NormEps == 0 {
 			s.NormEps = 1e-5
 		}
@@ -163,7 +191,7 @@ func (s ModelSpec) addDenseArchKV(g *gguf.Writer) {
 		AddCohere2KV(g, s.NormEps, s.LogitScale)
 	case "apertus":
 		AddXIELU(g, s.XIELU)
-	case "starcoder2", "nemotron":
+	case "starcoder2", "nemotron", "stablelm":
 		g.AddKV(s.Arch+".attention.layer_norm_epsilon", s.NormEps)
 	}
 }

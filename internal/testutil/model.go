@@ -61,6 +61,10 @@ type ModelSpec struct {
 	// FusedQKV writes a glm4's query, key and value projections as one
 	// attn_qkv (phi3's always are).
 	FusedQKV bool
+	// NoFFNNorm leaves out a stablelm's ffn_norm, as StableLM 2 12B's
+	// blocks have none (attention and the feed-forward in parallel), and
+	// writes its per-head Q/K LayerNorms.
+	NoFFNNorm bool
 
 	Seed uint64
 
@@ -370,6 +374,8 @@ func (s ModelSpec) Variant() string {
 		return s.Arch + "/gate_up"
 	case s.SSMIn:
 		return s.Arch + "/ssm_in"
+	case s.NoFFNNorm:
+		return s.Arch + "/parallel"
 	}
 	return s.Arch
 }
@@ -977,7 +983,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
-	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron":
+	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm":
 		s = s.withDenseArchDefaults()
 	case "modern-bert":
 		if err := s.checkModernBert(); err != nil {
@@ -1501,7 +1507,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	// postNorms: post_attention_norm and post_ffw_norm after attention and
 	// the feed-forward, beside attn_norm and ffn_norm before them.
 	postNorms := gemma || noPreNorm || glm || s.Arch == "afmoe"
-	parallel := s.Arch == "cohere2" // one norm before attention and the feed-forward
+	parallel := s.Arch == "cohere2" || s.NoFFNNorm // one norm before attention and the feed-forward
 	bias := func(name string, n int64) tensorSpec { return tensorSpec{name, quant.F32, []int64{n}, dist{0, 0.1}} }
 	if s.Arch == "gemma3n" {
 		ts = append(ts, s.gemma3nGlobals()...)
@@ -1645,6 +1651,8 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(ts,
 				tensorSpec{p + "attn_q_norm.weight", quant.F32, []int64{q}, norm},
 				tensorSpec{p + "attn_k_norm.weight", quant.F32, []int64{kv}, norm})
+		case s.NoFFNNorm:
+			ts = append(ts, s.headRowNorms(p)...)
 		}
 		if s.Arch == "afmoe" {
 			ts = append(ts, tensorSpec{p + "attn_gate.weight", w, []int64{e, q}, proj(e)})
