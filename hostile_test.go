@@ -1225,6 +1225,25 @@ func hostileCases() []hostileCase {
 			misshapen("ffn_up.bias of the width", "blk.1.ffn_up.bias", 64),
 			refusedKey("rope.dimension_count odd", ".rope.dimension_count", uint32(7)),
 		),
+		// stablelm: the output matrix, the LayerNorms' biases (but
+		// ffn_norm's) and the epsilon are required, as llama.cpp's loader
+		// requires them; the Q/K/V biases, ffn_norm and the Q/K norms are
+		// optional, the norms a weight row a head and in pairs; the query
+		// as wide as the embedding.
+		family("stablelm", testutil.TinyStableLM(), requires{
+			"output missing":           "output.weight",
+			"attn_norm.bias missing":   "blk.1.attn_norm.bias",
+			"output_norm.bias missing": "output_norm.bias",
+			"ffn_gate missing":         "blk.0.ffn_gate.weight",
+		},
+			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
+			loads("without its biases", drop("blk.0.attn_q.bias", "blk.0.attn_k.bias", "blk.0.attn_v.bias")),
+			loads("ffn_norm without its bias", drop("blk.1.ffn_norm.bias")),
+			misshapen("attn_v.bias of the query's width", "blk.1.attn_v.bias", 64),
+			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8)), ".embedding_length"),
+			on(testutil.TinyStableLM12B(), misshapen("attn_q_norm one row for every head", "blk.0.attn_q_norm.weight", 16)),
+			on(testutil.TinyStableLM12B(), missing("attn_q_norm without attn_k_norm", "blk.1.attn_k_norm.weight")),
+		),
 		// afmoe: the output gate, the four norms around attention and the
 		// feed-forward, the Q/K norms and the selection bias are required,
 		// as llama.cpp's loader requires them, and so are the RMS epsilon,

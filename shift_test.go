@@ -182,6 +182,8 @@ func TestContextShiftMatchesFresh(t *testing.T) {
 		// Nemotron: half of each head rotated in NEOX pairs, the shift
 		// re-rotating that half alone.
 		{"nemotron-1-layer", spec(testutil.TinyNemotron()), false, 2e-3, false},
+		// StableLM: a quarter of each head rotated in NEOX pairs.
+		{"stablelm-1-layer", spec(testutil.TinyStableLM()), false, 2e-3, false},
 		{"gemma2-1-layer-window", spec(gemma), true, 2e-3, false},
 		{"stories260K", testutil.Testdata(t, "models/stories260K-f32.gguf"), false, 0, true},
 	}
