@@ -927,7 +927,9 @@ func TestDecoderMatchesReference(t *testing.T) {
 		{testutil.TinyNemotron(), 1e-3},
 		// stablelm: LayerNorms with biases, Q/K/V biases, a quarter of
 		// each head rotated; its 12B's layout: no ffn_norm (parallel),
-		// per-head Q/K LayerNorms.
+		// per-head Q/K LayerNorms. The 1.6B's (seed 83) agrees within
+		// 2.6e-6 until an F16 rounding flips at token 8, 6.9e-4 after
+		// (AVX-512, AVX2 and pure Go alike); seeds 84 to 86 within 5.4e-6.
 		{testutil.TinyStableLM(), 1e-3}, {testutil.TinyStableLM12B(), 1e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32

@@ -13,7 +13,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, nomic-bert-moe, jina-bert-v2 or modern-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, nomic-bert-moe, jina-bert-v2 or modern-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -947,6 +947,18 @@ var shapes = []shape{
 		Name: "nemotron-mini-4b", Arch: "nemotron", Vocab: 256000, Embd: 3072, Layers: 32,
 		Heads: 24, HeadsKV: 8, HeadDim: 128, FFN: 9216, Context: 4096,
 		RopeBase: 10000, RopeDim: 64, BiasNormEps: 1e-5,
+	},
+	{
+		// StableLM 2 1.6B (and its Zephyr chat model): hidden 2048,
+		// intermediate 5632, 32 heads of 64 (32 KV heads), 24 layers,
+		// vocab 100352, 4096 positions, rope_theta 10000,
+		// partial_rotary_factor 0.25 (16 of 64 rotated), layer_norm_eps
+		// 1e-5, use_qkv_bias, untied (from the brief's reading of its
+		// config.json, not checked here). LayerNorms with biases, SwiGLU,
+		// ffn_norm in every block.
+		Name: "stablelm-2-1.6b", Arch: "stablelm", Vocab: 100352, Embd: 2048, Layers: 24,
+		Heads: 32, HeadsKV: 32, FFN: 5632, Context: 4096,
+		RopeBase: 10000, RopeDim: 16, QKVBias: true, BiasNormEps: 1e-5,
 	},
 	{
 		// Qwen3-30B-A3B: 128 experts of width 768, 8 per token.
