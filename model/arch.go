@@ -131,8 +131,9 @@ type Arch struct {
 	// output before attn_output (afmoe).
 	AttnOutGate bool
 	// NormBias: every norm is a LayerNorm of weight and bias
-	// (attn_norm.bias, ffn_norm.bias and output_norm.bias, required),
-	// epsilon attention.layer_norm_epsilon (starcoder2, nemotron).
+	// (attn_norm.bias, ffn_norm.bias and output_norm.bias, required;
+	// ffn_norm.bias optional with OptionalFFNNorm), epsilon
+	// attention.layer_norm_epsilon (starcoder2, nemotron, stablelm).
 	NormBias bool
 	// FFNBias loads ffn_up.bias and ffn_down.bias of a gate-less
 	// feed-forward, required (starcoder2).
