@@ -22,7 +22,8 @@ func TestNewArchitecturesDecode(t *testing.T) {
 		testutil.TinyQwen2VL(), testutil.TinyQwen3VL(), testutil.TinyQwen3VLMoE(),
 		testutil.TinyGLM4MoE(), testutil.TinyGLM4MoEAir(), testutil.TinyBailingMoE2(),
 		testutil.TinyCohere2(), testutil.TinyArcee(), testutil.TinyApertus(), testutil.TinyHunyuanDense(),
-		testutil.TinyExaone(), testutil.TinyStarCoder2(), testutil.TinyGemma(), testutil.TinyNemotron()} {
+		testutil.TinyExaone(), testutil.TinyStarCoder2(), testutil.TinyGemma(), testutil.TinyNemotron(),
+		testutil.TinyPhi2(), testutil.TinyPhi2Fused()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			path := filepath.Join(dir, spec.Arch+".gguf")
 			if err := testutil.WriteModelFile(path, spec); err != nil {

@@ -88,7 +88,8 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyOlmo2(), testutil.TinyMistral3(), testutil.TinyErnie45(), testutil.TinyErnie45MoE(), testutil.TinySeedOSS(), testutil.TinyExaone4(), testutil.TinyExaone4SWA(), testutil.TinyGLM4(), testutil.TinyGLM4Fused(), testutil.TinyGemmaEmbedding(), testutil.TinyLFM2(),
 		testutil.TinyLFM2MoE(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyGptOss(), testutil.TinyGemma3n(), testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(), testutil.TinyBert(), testutil.TinyNomicBert(), testutil.TinyNomicBertMoE(), testutil.TinyJinaBertV2(), testutil.TinyModernBert(), testutil.TinyQwen35(), testutil.TinyQwen35MoE(), testutil.TinyQwen35MoEFused(), testutil.TinyQwen3Next(), testutil.TinyQwen3NextSSMIn(), testutil.TinyGemma4(), testutil.TinyGemma4MoE(), testutil.TinyNemotronH(), testutil.TinyNemotronHMoE(),
 		testutil.TinyGLM4MoE(), testutil.TinyGLM4MoEAir(), testutil.TinyBailingMoE2(),
-		testutil.TinyExaone(), testutil.TinyStarCoder2(), testutil.TinyGemma(), testutil.TinyNemotron()} {
+		testutil.TinyExaone(), testutil.TinyStarCoder2(), testutil.TinyGemma(), testutil.TinyNemotron(),
+		testutil.TinyPhi2(), testutil.TinyPhi2Fused()} {
 		path, _, p := tinyPlan(t, spec)
 		m, err := model.New(testutil.ReadModel(t, path))
 		if err != nil {

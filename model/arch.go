@@ -141,6 +141,9 @@ type Arch struct {
 	// each loaded when the block has it, as llama.cpp takes them for
 	// nemotron (with OptionalQKVBias for the others).
 	OptionalBiases bool
+	// HeadBias loads output.bias (one a vocabulary entry), required, and
+	// adds it to the output matrix's product (phi2).
+	HeadBias bool
 	// EmbedNorm: token_embd_norm (a LayerNorm weight without bias)
 	// normalises the token embeddings before the first block, and block 0
 	// has no attn_norm (modern-bert).
@@ -248,6 +251,8 @@ var registry = []*Arch{
 	{Name: "gemma", Neox: true, GELU: true, EmbedScale: true, TiedHead: true, hparams: gemmaHparams},
 	{Name: "nemotron", Neox: true, OptionalQKVBias: true, OptionalBiases: true, NormBias: true, FFN: FFNSequential, UntiedOutput: true,
 		hparams: nemotronHparams},
+	{Name: "phi2", Neox: true, QKV: QKVFusedOrSeparate, QKVBias: true, OutBias: true, NormBias: true, Parallel: true, FFN: FFNSequential, FFNBias: true,
+		UntiedOutput: true, HeadBias: true, hparams: phi2Hparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -594,6 +594,7 @@ func (s *State) forward(tokens []int32, pos0 int, out []float32, all bool) ([]fl
 	if err := s.mul(m.Output, s.acts(xn, E, rows), out, m.Vocab); err != nil {
 		return nil, err
 	}
+	addRows(out, m.OutB, rows)
 	m.finishLogits(out)
 	return out, nil
 }
