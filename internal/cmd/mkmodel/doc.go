@@ -54,7 +54,7 @@
 //	        32000 keeps each under 1 GB), exaone-3.5-2.4b (exaone),
 //	        starcoder2-3b (starcoder2), codegemma-2b (gemma),
 //	        nemotron-mini-4b (nemotron) (-layers 4 -vocab 8192 -type
-//	        q8_0: 0.30 to 0.45 GiB), or the
+//	        q8_0: 0.30 to 0.45 GiB), phi-2 (phi2), or the
 //	        embedding models embeddinggemma-300m (gemma-embedding),
 //	        nomic-embed-text-v1.5 (nomic-bert),
 //	        nomic-embed-text-v2-moe (nomic-bert-moe), modernbert-base
