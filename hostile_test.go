@@ -1240,8 +1240,6 @@ func hostileCases() []hostileCase {
 		},
 			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
 			misshapen("output.bias of the width", "output.bias", 64),
-			misshapen("ffn_up.bias of the width", "blk.1.ffn_up.bias", 64),
-			refusedKey("rope.dimension_count past the head", ".rope.dimension_count", uint32(18)),
 			on(testutil.TinyPhi2Fused(), missing("attn_qkv.bias missing", "blk.1.attn_qkv.bias")),
 			on(testutil.TinyPhi2Fused(), misshapen("attn_qkv.bias of the query's width", "blk.0.attn_qkv.bias", 64)),
 		),
