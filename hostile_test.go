@@ -1244,6 +1244,24 @@ func hostileCases() []hostileCase {
 			on(testutil.TinyStableLM12B(), misshapen("attn_q_norm one row for every head", "blk.0.attn_q_norm.weight", 16)),
 			on(testutil.TinyStableLM12B(), missing("attn_q_norm without attn_k_norm", "blk.1.attn_k_norm.weight")),
 		),
+		// phi2: the untied output and its bias, every LayerNorm's bias,
+		// every projection's bias (attn_qkv's beside a fused attn_qkv)
+		// and the LayerNorm epsilon are required, as llama.cpp's phi2
+		// graph adds them all.
+		family("phi2", testutil.TinyPhi2(), requires{
+			"output missing":           "output.weight",
+			"output.bias missing":      "output.bias",
+			"output_norm.bias missing": "output_norm.bias",
+			"attn_norm.bias missing":   "blk.1.attn_norm.bias",
+			"attn_k.bias missing":      "blk.0.attn_k.bias",
+			"attn_output.bias missing": "blk.1.attn_output.bias",
+			"ffn_down.bias missing":    "blk.0.ffn_down.bias",
+		},
+			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
+			misshapen("output.bias of the width", "output.bias", 64),
+			on(testutil.TinyPhi2Fused(), missing("attn_qkv.bias missing", "blk.1.attn_qkv.bias")),
+			on(testutil.TinyPhi2Fused(), misshapen("attn_qkv.bias of the query's width", "blk.0.attn_qkv.bias", 64)),
+		),
 		// afmoe: the output gate, the four norms around attention and the
 		// feed-forward, the Q/K norms and the selection bias are required,
 		// as llama.cpp's loader requires them, and so are the RMS epsilon,

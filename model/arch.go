@@ -133,7 +133,7 @@ type Arch struct {
 	// NormBias: every norm is a LayerNorm of weight and bias
 	// (attn_norm.bias, ffn_norm.bias and output_norm.bias, required;
 	// ffn_norm.bias optional with OptionalFFNNorm), epsilon
-	// attention.layer_norm_epsilon (starcoder2, nemotron, stablelm).
+	// attention.layer_norm_epsilon (starcoder2, nemotron, stablelm, phi2).
 	NormBias bool
 	// FFNBias loads ffn_up.bias and ffn_down.bias of a gate-less
 	// feed-forward, required (starcoder2).
@@ -147,6 +147,9 @@ type Arch struct {
 	// without ffn_norm runs its feed-forward on attn_norm's output beside
 	// the attention (Config.OptionalFFNNorm: StableLM 2 12B).
 	OptionalFFNNorm bool
+	// HeadBias loads output.bias (one a vocabulary entry), required, and
+	// adds it to the output matrix's product (phi2).
+	HeadBias bool
 	// EmbedNorm: token_embd_norm (a LayerNorm weight without bias)
 	// normalises the token embeddings before the first block, and block 0
 	// has no attn_norm (modern-bert).
@@ -256,6 +259,8 @@ var registry = []*Arch{
 		hparams: nemotronHparams},
 	{Name: "stablelm", Neox: true, QKV: QKVFusedOrSeparate, OptionalQKVBias: true, OptionalQKNorm: true, NormBias: true, OptionalFFNNorm: true,
 		UntiedOutput: true, hparams: stablelmHparams},
+	{Name: "phi2", Neox: true, QKV: QKVFusedOrSeparate, QKVBias: true, OutBias: true, NormBias: true, Parallel: true, FFN: FFNSequential, FFNBias: true,
+		UntiedOutput: true, HeadBias: true, hparams: phi2Hparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -41,6 +41,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyCohere2(), testutil.TinyArcee(), testutil.TinyApertus(), testutil.TinyHunyuanDense(),
 		testutil.TinyExaone(), testutil.TinyStarCoder2(), testutil.TinyGemma(), testutil.TinyNemotron(),
 		testutil.TinyStableLM(), testutil.TinyStableLM12B(),
+		testutil.TinyPhi2(), testutil.TinyPhi2Fused(),
 		testutil.TinyAfmoe(), testutil.TinyAfmoeGlobal(),
 	}
 }
@@ -174,8 +175,9 @@ func TestBatchMatchesSingle(t *testing.T) {
 }
 
 // Hidden writes what Forward's output matrix multiplies: the logits of
-// the output matrix times Hidden's rows (and the final soft cap) are
-// Forward's logits to the bit, for every architecture and token.
+// the head over Hidden's rows (the output matrix, phi2's bias, the final
+// soft cap) are Forward's logits to the bit, for every architecture and
+// token.
 func TestHiddenIsWhatTheOutputMultiplies(t *testing.T) {
 	forEachTiny(t, func(t *testing.T, m *Model, pool *ops.Pool) {
 		if m.EmbeddingOnly() {
@@ -193,10 +195,9 @@ func TestHiddenIsWhatTheOutputMultiplies(t *testing.T) {
 			t.Error("Hidden took a buffer of the wrong size")
 		}
 		got := make([]float32, n*m.Vocab)
-		if err := st.mul(m.Output, st.acts(hidden, m.Embd, n), got, m.Vocab); err != nil {
+		if err := st.head(st.acts(hidden, m.Embd, n), got); err != nil {
 			t.Fatal(err)
 		}
-		m.finishLogits(got)
 		if i, ok := sameLogitBits(got, want); !ok {
 			t.Errorf("token %d, logit %d: %v from the hidden state, %v from Forward", i/m.Vocab, i%m.Vocab, got[i], want[i])
 		}
@@ -387,7 +388,7 @@ func TestHeapBytes(t *testing.T) {
 	for _, spec := range tinySpecs() {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			m, f, _ := loadSpec(t, spec)
-			n := len(m.OutNorm) + len(m.OutNormB) + len(m.RopeFreqs) + len(m.RopeLong) + len(m.RopeShort) + len(m.EmbedNorm) + len(m.EmbedNormB) + len(m.TypeEmbed) + len(m.PerLayerProjNorm)
+			n := len(m.OutNorm) + len(m.OutNormB) + len(m.OutB) + len(m.RopeFreqs) + len(m.RopeLong) + len(m.RopeShort) + len(m.EmbedNorm) + len(m.EmbedNormB) + len(m.TypeEmbed) + len(m.PerLayerProjNorm)
 			for _, L := range m.Blocks {
 				for _, v := range [][]float32{L.AttnNorm, L.Bq, L.Bk, L.Bv, L.QNorm, L.KNorm, L.PostAttnNorm, L.FFNNorm, L.PostFFNNorm,
 					L.Bqkv, L.Bo, L.BUp, L.BDown, L.AttnNormB, L.FFNNormB, L.AttnOutNorm, L.AttnOutNormB, L.LayerOutNorm, L.LayerOutNormB,
@@ -747,7 +748,7 @@ func TestStreamSourceNewArchs(t *testing.T) {
 	defer pool.Close()
 	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), testutil.TinyPhi3(), testutil.TinyGemma3(),
 		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(), testutil.TinyFalconH1(), testutil.TinyAfmoe(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(),
-		testutil.TinyStarCoder2(), testutil.TinyNemotron(),
+		testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
 		testutil.TinyStableLM12B()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			ref, _, _ := loadSpec(t, spec)
@@ -910,7 +911,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert modern-bert nomic-bert-moe jina-bert-v2 qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1 minicpm minicpm3 olmoe afmoe jamba mamba mamba2 rwkv7 exaone starcoder2 gemma nemotron stablelm]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert modern-bert nomic-bert-moe jina-bert-v2 qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1 minicpm minicpm3 olmoe afmoe jamba mamba mamba2 rwkv7 exaone starcoder2 gemma nemotron stablelm phi2]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

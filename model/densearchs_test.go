@@ -84,14 +84,39 @@ func TestConfigDenseMore(t *testing.T) {
 	}
 }
 
+// The Configs of phi2 as its files state them, Q, K and V apart and
+// fused: one LayerNorm of weight and bias before attention and the
+// feed-forward side by side (no ffn_norm), biases on every projection
+// and on the untied output, GELU without a gate, a quarter of each head
+// rotated in NEOX pairs, the query scaled by 1/sqrt(head size) and the
+// attention unscaled.
+func TestConfigPhi2(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyPhi2(), testutil.TinyPhi2Fused()} {
+		m, _, _ := loadSpec(t, spec)
+		c, B := m.Config, m.Blocks[1]
+		if !c.RopeNeox || !c.LayerNorm || !c.Parallel || c.NormEps != 1e-5 || c.ReLU2 || c.RopeDim != 8 || c.HeadDimK != 16 ||
+			c.QueryScale != invSqrt(16) || c.KQScale != 1 || m.Tied || m.OutNormB == nil || len(m.OutB) != m.Vocab {
+			t.Fatalf("%s: %+v", spec.Variant(), c)
+		}
+		qkvBias := B.Bq != nil && B.Bk != nil && B.Bv != nil
+		if spec.FusedQKV {
+			qkvBias = B.Bqkv != nil
+		}
+		if !qkvBias || B.Gate != nil || B.FFNNorm != nil || B.AttnNormB == nil || B.Bo == nil || B.BUp == nil || B.BDown == nil {
+			t.Fatalf("%s: block 1 %+v", spec.Variant(), B)
+		}
+	}
+}
+
 // cohere2 and apertus in one pass, in chunks of 4 and token by token
 // against the float64 reference: cohere2's window of 4 is shorter than
 // the prompt, so a chunk's tokens attend one by one over a ring the
 // chunk overwrites; within TestDecoderMatchesReference's 3e-3. starcoder2
 // and nemotron (LayerNorms with biases, biases on the projections, the
-// half-rotated heads) the same three ways, and stablelm's two layouts.
+// half-rotated heads) and phi2 (those, in parallel, and the output's
+// bias) the same three ways, and stablelm's two layouts.
 func TestDenseArchsInChunks(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron(),
+	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
 		testutil.TinyStableLM(), testutil.TinyStableLM12B()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)

@@ -56,3 +56,15 @@ func stablelmHparams(c *Config, m *meta) {
 	m.embdWideQuery(c, "llama.cpp's stablelm loader sizes attn_q and attn_output")
 	c.QKLayerNorm = true
 }
+
+// phi2Hparams: Phi-2 and Phi-1.5 as llama.cpp's phi2 graph runs them —
+// one LayerNorm of weight and bias before attention and the gate-less
+// GELU feed-forward side by side (Arch.Parallel), biases on every
+// projection and on the output (Arch.HeadBias), NEOX RoPE over the first
+// rope.dimension_count dims of each head (32 of 80). llama.cpp scales the
+// query by 1/sqrt(head size) after RoPE, before K·Q, so that F16 scores
+// cannot overflow, and the attention is then unscaled.
+func phi2Hparams(c *Config, m *meta) {
+	layerNormHparams(c, m)
+	c.QueryScale, c.KQScale = invSqrt(c.HeadDimK), 1
+}

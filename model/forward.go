@@ -591,11 +591,22 @@ func (s *State) forward(tokens []int32, pos0 int, out []float32, all bool) ([]fl
 	}
 	s.e.Phase(phOutput)
 	s.normB(xn, x[first*E:], m.OutNorm, m.OutNormB, rows)
-	if err := s.mul(m.Output, s.acts(xn, E, rows), out, m.Vocab); err != nil {
+	if err := s.head(s.acts(xn, E, rows), out); err != nil {
 		return nil, err
 	}
-	m.finishLogits(out)
 	return out, nil
+}
+
+// head writes the logits of the final norm's rows a into out: the output
+// matrix's product, phi2's output.bias added, then finishLogits.
+func (s *State) head(a acts, out []float32) error {
+	m := s.m
+	if err := s.mul(m.Output, a, out, m.Vocab); err != nil {
+		return err
+	}
+	addRows(out, m.OutB, a.n)
+	m.finishLogits(out)
+	return nil
 }
 
 // finishLogits applies what the architecture does to the output matrix's

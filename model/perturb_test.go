@@ -17,6 +17,7 @@ var zeroed = map[string]string{
 	"no residual scale":               "ResidualScale",
 	"no logit scale":                  "LogitScale",
 	"no logit multiplier":             "LogitMul",
+	"no query scale":                  "QueryScale",
 	"every layer rotated":             "NoRopeEvery",
 	"unrotated layers last":           "NoRopeLead",
 	"per-head Q/K norms":              "QKNormFull",

@@ -198,6 +198,7 @@ type Model struct {
 	OutNorm   []float32
 	OutNormB  []float32   // output_norm.bias (rwkv7, Arch.NormBias), or nil
 	Output    *ops.Matrix // output, or token_embd when tied
+	OutB      []float32   // output.bias, added to the logits (Arch.HeadBias: phi2), or nil
 	RopeFreqs []float32   // Llama 3.1 rope_freqs, or nil
 	// RopeLong and RopeShort are LongRoPE's per-pair frequency divisors
 	// (phi3 rope_factors_long/short), or nil; see Config.RopeOrigContext.
@@ -867,6 +868,9 @@ func (l *loader) output(m *Model, dry bool) (err error) {
 	default:
 		m.Tied = true
 		m.Output, err = ops.NewMatrix(m.Embed)
+	}
+	if err == nil && LookupArch(m.Arch).HeadBias {
+		m.OutB, err = l.vector("output.bias", m.Vocab)
 	}
 	return err
 }

@@ -97,21 +97,39 @@ func TinyStableLM12B() ModelSpec {
 	return tiny(ModelSpec{Arch: "stablelm", Seed: 89, RopeBase: 10000, NormEps: 1e-5, RopeDim: 4, NoFFNNorm: true})
 }
 
+// TinyPhi2 is a 2-layer phi2 as llama.cpp's converter writes Phi-2 from
+// today's checkpoints: one LayerNorm of weight and bias (epsilon 1e-5)
+// before attention and the gate-less GELU feed-forward side by side,
+// separate Q, K and V, biases on every projection and on the untied
+// output, NEOX RoPE over the first 8 dims of each head of 16 (Phi-2's 32
+// of 80); Q8_0 weights.
+func TinyPhi2() ModelSpec {
+	return tiny(ModelSpec{Arch: "phi2", Seed: 83, HeadsKV: 4, RopeBase: 10000, NormEps: 1e-5, RopeDim: 8})
+}
+
+// TinyPhi2Fused is TinyPhi2 with Q, K and V (and their biases) fused in
+// attn_qkv, as the converter wrote Phi-2's first checkpoints (Wqkv).
+func TinyPhi2Fused() ModelSpec {
+	s := TinyPhi2()
+	s.Seed, s.FusedQKV = 89, true
+	return s
+}
+
 // denseArch reports whether s is one of the architectures this file
 // describes (cohere2, arcee, apertus, hunyuan-dense, exaone, starcoder2,
-// gemma, nemotron, stablelm).
+// gemma, nemotron, stablelm, phi2).
 func (s ModelSpec) denseArch() bool {
 	switch s.Arch {
-	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm":
+	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2":
 		return true
 	}
 	return false
 }
 
 // normBias reports whether s's norms are LayerNorms of weight and bias
-// (starcoder2, nemotron, stablelm).
+// (starcoder2, nemotron, stablelm, phi2).
 func (s ModelSpec) normBias() bool {
-	return s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "stablelm"
+	return s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "stablelm" || s.Arch == "phi2"
 }
 
 // headRowNorms is block p's per-head Q/K norms with a weight row a head
@@ -125,17 +143,20 @@ func (s ModelSpec) headRowNorms(p string) []tensorSpec {
 }
 
 // layerBiases reports whether layer l of s has biases on its Q, K, V,
-// output, up and down projections (every starcoder2 layer; a nemotron's
-// odd layers, its even ones none).
+// output, up and down projections (every starcoder2 and phi2 layer; a
+// nemotron's odd layers, its even ones none).
 func (s ModelSpec) layerBiases(l int) bool {
-	return s.Arch == "starcoder2" || s.Arch == "nemotron" && l%2 == 1
+	return s.Arch == "starcoder2" || s.Arch == "phi2" || s.Arch == "nemotron" && l%2 == 1
 }
 
 // denseArchGlobals lists the tensors outside the blocks that these
-// architectures add: output_norm.bias (normBias), exaone's rope_freqs
-// (divisors around 2).
+// architectures add: output_norm.bias (normBias) and phi2's output.bias,
+// exaone's rope_freqs (divisors around 2).
 func (s ModelSpec) denseArchGlobals() []tensorSpec {
 	switch {
+	case s.Arch == "phi2":
+		return []tensorSpec{{"output_norm.bias", quant.F32, []int64{int64(s.Embd)}, dist{0, 0.1}},
+			{"output.bias", quant.F32, []int64{int64(s.Vocab)}, dist{0, 0.5}}}
 	case s.normBias():
 		return []tensorSpec{{"output_norm.bias", quant.F32, []int64{int64(s.Embd)}, dist{0, 0.1}}}
 	case s.Arch == "exaone":
@@ -162,7 +183,7 @@ func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 			s.XIELU = append(s.XIELU, [4]float32{0.8, 0.8, 0.5, -1e-6})
 		}
 		s.XIELU = s.XIELU[:s.Layers]
-	case "starcoder2", "nemotron", "stablelm":
+	case "starcoder2", "nemotron", "stablelm", "phi2":
 		if s.NormEps == 0 {
 			s.NormEps = 1e-5
 		}
@@ -173,9 +194,10 @@ func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 }
 
 // gateless reports whether s's feed-forward has no gate: down(act(up·x))
-// (arcee's and nemotron's ReLU², apertus's xIELU, starcoder2's GELU).
+// (arcee's and nemotron's ReLU², apertus's xIELU, starcoder2's and
+// phi2's GELU).
 func (s ModelSpec) gateless() bool {
-	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron"
+	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2"
 }
 
 // denseQKNorm reports whether s has per-head Q/K norms of its own
@@ -191,7 +213,7 @@ func (s ModelSpec) addDenseArchKV(g *gguf.Writer) {
 		AddCohere2KV(g, s.NormEps, s.LogitScale)
 	case "apertus":
 		AddXIELU(g, s.XIELU)
-	case "starcoder2", "nemotron", "stablelm":
+	case "starcoder2", "nemotron", "stablelm", "phi2":
 		g.AddKV(s.Arch+".attention.layer_norm_epsilon", s.NormEps)
 	}
 }

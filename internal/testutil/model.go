@@ -983,7 +983,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
-	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm":
+	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2":
 		s = s.withDenseArchDefaults()
 	case "modern-bert":
 		if err := s.checkModernBert(); err != nil {
@@ -1507,7 +1507,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	// postNorms: post_attention_norm and post_ffw_norm after attention and
 	// the feed-forward, beside attn_norm and ffn_norm before them.
 	postNorms := gemma || noPreNorm || glm || s.Arch == "afmoe"
-	parallel := s.Arch == "cohere2" || s.NoFFNNorm // one norm before attention and the feed-forward
+	parallel := s.Arch == "cohere2" || s.Arch == "phi2" || s.NoFFNNorm // one norm before attention and the feed-forward
 	bias := func(name string, n int64) tensorSpec { return tensorSpec{name, quant.F32, []int64{n}, dist{0, 0.1}} }
 	if s.Arch == "gemma3n" {
 		ts = append(ts, s.gemma3nGlobals()...)

@@ -11,14 +11,19 @@ type cohere2Shape struct {
 }
 
 // gateless reports whether s's feed-forward has no gate: arcee's and
-// nemotron's ReLU², apertus's xIELU, starcoder2's GELU.
+// nemotron's ReLU², apertus's xIELU, starcoder2's and phi2's GELU.
 func (s shape) gateless() bool {
-	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron"
+	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2"
 }
 
 // allBiases reports whether every projection of s has a bias
-// (starcoder2: Q, K, V as QKVBias says, and the output, up and down).
-func (s shape) allBiases() bool { return s.Arch == "starcoder2" }
+// (starcoder2, phi2: Q, K, V as QKVBias says, and the output, up and
+// down).
+func (s shape) allBiases() bool { return s.Arch == "starcoder2" || s.Arch == "phi2" }
+
+// parallel reports whether one norm feeds attention and the feed-forward
+// side by side, with no ffn_norm (cohere2, phi2).
+func (s shape) parallel() bool { return s.Cohere2 != nil || s.Arch == "phi2" }
 
 // apertusXIELU is Apertus's xIELU parameters as its modelling code
 // initialises them (alpha_p and alpha_n 0.8 before softplus, beta 0.5,

@@ -53,8 +53,8 @@
 //	        (apertus), hunyuan-7b (hunyuan-dense) (-layers 4 -vocab
 //	        32000 keeps each under 1 GB), exaone-3.5-2.4b (exaone),
 //	        starcoder2-3b (starcoder2), codegemma-2b (gemma),
-//	        nemotron-mini-4b (nemotron), stablelm-2-1.6b (stablelm)
-//	        (-layers 4 -vocab 8192 -type
+//	        nemotron-mini-4b (nemotron), stablelm-2-1.6b (stablelm),
+//	        phi-2 (phi2) (-layers 4 -vocab 8192 -type
 //	        q8_0: 0.30 to 0.45 GiB), or the
 //	        embedding models embeddinggemma-300m (gemma-embedding),
 //	        nomic-embed-text-v1.5 (nomic-bert),

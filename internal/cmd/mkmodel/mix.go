@@ -427,7 +427,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			// without .weight, as llama.cpp's falcon-h1 loader asks.
 			mambaPlan(s, p, add)
 			add(p+"ffn_norm", kindNorm, e)
-		} else if !noPreNorm && !attnPost && s.Cohere2 == nil { // cohere2: one norm before both
+		} else if !noPreNorm && !attnPost && !s.parallel() {
 			add(p+"ffn_norm.weight", kindNorm, e)
 			if s.BiasNormEps != 0 {
 				add(p+"ffn_norm.bias", kindBias, e)
@@ -465,6 +465,9 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	}
 	if !s.TiedOutput {
 		add("output.weight", kindWeight, e, v)
+	}
+	if s.Arch == "phi2" {
+		add("output.bias", kindBias, v) // the LM head's bias
 	}
 }
 

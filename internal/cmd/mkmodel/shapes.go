@@ -13,7 +13,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, nomic-bert-moe, jina-bert-v2 or modern-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, nomic-bert-moe, jina-bert-v2 or modern-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -959,6 +959,19 @@ var shapes = []shape{
 		Name: "stablelm-2-1.6b", Arch: "stablelm", Vocab: 100352, Embd: 2048, Layers: 24,
 		Heads: 32, HeadsKV: 32, FFN: 5632, Context: 4096,
 		RopeBase: 10000, RopeDim: 16, QKVBias: true, BiasNormEps: 1e-5,
+	},
+	{
+		// Phi-2 (microsoft/phi-2's config.json, checked against public
+		// copies of its module printout and config): hidden 2560,
+		// intermediate 10240, 32 heads of 80 (no grouped KV heads), 32
+		// layers, vocab 51200, 2048 positions, rope_theta 10000,
+		// partial_rotary_factor 0.4 (32 of 80 rotated), layer_norm_eps
+		// 1e-5, untied lm_head with a bias. One LayerNorm before
+		// attention and the feed-forward in parallel, biases on Q, K, V,
+		// dense, fc1 and fc2, GELU without a gate.
+		Name: "phi-2", Arch: "phi2", Vocab: 51200, Embd: 2560, Layers: 32,
+		Heads: 32, HeadsKV: 32, FFN: 10240, Context: 2048,
+		RopeBase: 10000, RopeDim: 32, QKVBias: true, BiasNormEps: 1e-5,
 	},
 	{
 		// Qwen3-30B-A3B: 128 experts of width 768, 8 per token.
