@@ -72,6 +72,15 @@ func siluMulFastGo(g, u []float32) {
 	}
 }
 
+// SiLUFast writes silu(x) = x/(1+e^-x) into x with Expf's exponential,
+// as SiLUMulFast does without the product (a Mamba-2 convolution's
+// output, thousands of channels a token).
+func SiLUFast(x []float32) {
+	for i, v := range x {
+		x[i] = v / (1 + expScale(expReduce(-v)))
+	}
+}
+
 // OAI SwiGLU's constants, fixed in llama.cpp's graph for gpt-oss.
 const (
 	oaiAlpha = 1.702
