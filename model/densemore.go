@@ -16,7 +16,9 @@ func exaoneHparams(c *Config, m *meta) {
 // layerNormHparams: LayerNorms of weight and bias (Arch.NormBias),
 // epsilon attention.layer_norm_epsilon (required): starcoder2, whose
 // feed-forward is down(GELU(up·x + b_up)) + b_down, and whose Q, K, V and
-// output projections have biases, as llama.cpp's starcoder2 graph.
+// output projections have biases, as llama.cpp's starcoder2 graph; gpt2
+// and starcoder read nothing more (their learned positions and fused
+// attn_qkv are the registry's).
 func layerNormHparams(c *Config, m *meta) {
 	m.layerNormEps(c)
 	c.LayerNorm = true

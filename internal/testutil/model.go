@@ -983,7 +983,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
-	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2":
+	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder":
 		s = s.withDenseArchDefaults()
 	case "modern-bert":
 		if err := s.checkModernBert(); err != nil {
@@ -1127,7 +1127,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	if s.Context == 0 {
 		s.Context = 2048
 	}
-	if s.RopeBase == 0 && s.Arch != "bert" && s.Arch != "jina-bert-v2" {
+	if s.RopeBase == 0 && s.Arch != "bert" && s.Arch != "jina-bert-v2" && !s.learnedPositions() {
 		s.RopeBase = 10000
 	}
 	if s.RMSEps == 0 {
@@ -1623,7 +1623,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(ts, ffn(p, l)...)
 			continue
 		}
-		if s.Arch == "phi3" || s.FusedQKV {
+		if s.Arch == "phi3" || s.FusedQKV || s.learnedPositions() {
 			ts = append(ts, tensorSpec{p + "attn_qkv.weight", w, []int64{e, q + 2*kv}, proj(e)})
 			if qkvBias {
 				ts = append(ts, bias(p+"attn_qkv.bias", q+2*kv))
