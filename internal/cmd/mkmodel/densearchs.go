@@ -11,15 +11,24 @@ type cohere2Shape struct {
 }
 
 // gateless reports whether s's feed-forward has no gate: arcee's and
-// nemotron's ReLU², apertus's xIELU, starcoder2's and phi2's GELU.
+// nemotron's ReLU², apertus's xIELU, starcoder2's, phi2's, gpt2's and
+// starcoder's GELU.
 func (s shape) gateless() bool {
-	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2"
+	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2" || s.learnedPositions()
 }
 
 // allBiases reports whether every projection of s has a bias
 // (starcoder2, phi2: Q, K, V as QKVBias says, and the output, up and
+// down; gpt2, starcoder: the fused attn_qkv's, the output's, up and
 // down).
-func (s shape) allBiases() bool { return s.Arch == "starcoder2" || s.Arch == "phi2" }
+func (s shape) allBiases() bool {
+	return s.Arch == "starcoder2" || s.Arch == "phi2" || s.learnedPositions()
+}
+
+// learnedPositions reports whether s is a decoder of learned positions
+// (gpt2, starcoder): position_embd, a row a trained position, and Q, K
+// and V fused in attn_qkv with its bias.
+func (s shape) learnedPositions() bool { return s.Arch == "gpt2" || s.Arch == "starcoder" }
 
 // parallel reports whether one norm feeds attention and the feed-forward
 // side by side, with no ffn_norm (cohere2, phi2).
