@@ -129,7 +129,7 @@ func TinyGPT2() ModelSpec {
 // StarCoder 1 and SantaCoder: TinyGPT2's layers with one KV head
 // (multi-query: attn_qkv Embd + 2 head sizes wide) and an untied output.
 func TinyStarCoder() ModelSpec {
-	return tiny(ModelSpec{Arch: "starcoder", Seed: 101, HeadsKV: 1, NormEps: 1e-5})
+	return tiny(ModelSpec{Arch: "starcoder", Seed: 103, HeadsKV: 1, NormEps: 1e-5})
 }
 
 // denseArch reports whether s is one of the architectures this file
