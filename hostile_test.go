@@ -1282,6 +1282,21 @@ func hostileCases() []hostileCase {
 			on(testutil.TinyStarCoder(), misshapen("attn_qkv of a KV head a query head", "blk.0.attn_qkv.weight", 64, 192)),
 			on(testutil.TinyStarCoder(), loads("without output, tied", drop("output.weight"))),
 		),
+		// gptneox: the untied output, every LayerNorm's and projection's
+		// bias, the fused attn_qkv, the LayerNorm epsilon and
+		// use_parallel_residual are required, as llama.cpp's loader
+		// requires them.
+		family("gptneox", testutil.TinyGPTNeoX(), requires{
+			"output missing":           "output.weight",
+			"attn_qkv.bias missing":    "blk.0.attn_qkv.bias",
+			"ffn_norm.bias missing":    "blk.1.ffn_norm.bias",
+			"ffn_down.bias missing":    "blk.1.ffn_down.bias",
+			"output_norm.bias missing": "output_norm.bias",
+		},
+			unset("use_parallel_residual missing", ".use_parallel_residual"),
+			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
+			refusedKey("rope.dimension_count past the head", ".rope.dimension_count", uint32(18)),
+		),
 		// afmoe: the output gate, the four norms around attention and the
 		// feed-forward, the Q/K norms and the selection bias are required,
 		// as llama.cpp's loader requires them, and so are the RMS epsilon,

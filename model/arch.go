@@ -271,6 +271,8 @@ var registry = []*Arch{
 		hparams: layerNormHparams},
 	{Name: "starcoder", AbsPositions: true, QKV: QKVFused, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true,
 		hparams: layerNormHparams},
+	{Name: "gptneox", Neox: true, QKV: QKVFused, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true,
+		UntiedOutput: true, hparams: gptneoxHparams},
 }
 
 // Supported lists the architectures this package can run.

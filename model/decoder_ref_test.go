@@ -527,6 +527,8 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				y = hs[t] // cohere2, stablelm's 12B: attention's input, not its output's sum
 			} else if w := p("ffn_norm"); w != nil {
 				y = rmsNorm64(o, w, eps) // falcon-h1's, named without .weight
+			} else if w := p("ffn_norm.weight"); w != nil && c.ParallelNorms {
+				y = norm(x[t], w, p("ffn_norm.bias"), eps) // gptneox: the block's input, beside the attention
 			} else if w := p("ffn_norm.weight"); w != nil {
 				y = norm(o, w, p("ffn_norm.bias"), eps)
 			} else if w := p("post_attention_norm.weight"); w != nil && !c.PostNorms {
@@ -857,12 +859,14 @@ func TestDecoderMatchesReference(t *testing.T) {
 		"nemotron": append(slices.Clone(qkvBiases), "attn_output.bias", "attn_norm.bias", "ffn_norm.bias",
 			"ffn_up.bias", "ffn_down.bias", "output_norm.bias"),
 		// stablelm: without ffn_norm a block runs in parallel.
-		"stablelm":          append(slices.Clone(qkvBiases), "attn_norm.bias", "ffn_norm.weight", "ffn_norm.bias", "output_norm.bias"),
-		"stablelm/parallel": {"attn_q_norm.weight", "attn_k_norm.weight"},
-		"phi2":              append(slices.Clone(qkvBiases), phi2Biases...),
-		"phi2/qkv":          append([]string{"attn_qkv.bias"}, phi2Biases...),
-		"gpt2":              learned,
-		"starcoder":         learned,
+		"stablelm":           append(slices.Clone(qkvBiases), "attn_norm.bias", "ffn_norm.weight", "ffn_norm.bias", "output_norm.bias"),
+		"stablelm/parallel":  {"attn_q_norm.weight", "attn_k_norm.weight"},
+		"phi2":               append(slices.Clone(qkvBiases), phi2Biases...),
+		"phi2/qkv":           append([]string{"attn_qkv.bias"}, phi2Biases...),
+		"gpt2":               learned,
+		"starcoder":          learned,
+		"gptneox":            learned[1:], // gptneox: every bias, its positions rotated
+		"gptneox/sequential": learned[1:],
 	}
 	for _, tc := range []struct {
 		spec testutil.ModelSpec
@@ -961,7 +965,12 @@ func TestDecoderMatchesReference(t *testing.T) {
 		// head 5.6e-6 (pure Go 8.6e-6; seed 101 measured 3.2e-3 pure Go
 		// and 105 3.0e-3 with AVX-512, a flip at an F16 step; 102 and
 		// 104 within 5.8e-5).
-		{testutil.TinyGPT2(), 1e-3}, {testutil.TinyStarCoder(), 1e-3}} {
+		{testutil.TinyGPT2(), 1e-3}, {testutil.TinyStarCoder(), 1e-3},
+		// gptneox: gpt2's LayerNorms, biases and fused attn_qkv with a
+		// quarter of each head rotated in NEOX pairs and an untied
+		// output; the feed-forward on ffn_norm of the block's input
+		// beside the attention (use_parallel_residual), or after it.
+		{testutil.TinyGPTNeoX(), 1e-3}, {testutil.TinyGPTNeoXSequential(), 1e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
 		name := spec.Variant()
@@ -999,7 +1008,7 @@ func TestDecoderMatchesReference(t *testing.T) {
 				"softmax gating", "no selection bias", "no renormalisation", "no window", "no sparsity", "no KV sharing",
 				"no V norm", "RMSNorm, not LayerNorm", "not parallel", "no logit multiplier", "GELU, not ReLU²",
 				"GELU, not xIELU", "layer 0's xIELU everywhere", "Q/K norms before RoPE", "SwiGLU, not GeGLU",
-				"every dim rotated", "no query scale", "NORM pairs", "rotated")...)
+				"every dim rotated", "no query scale", "NORM pairs", "rotated", "sequential residual")...)
 			for _, name := range without[spec.Variant()] {
 				_, inBlock := f.Tensor("blk.0." + name)
 				_, in1 := f.Tensor("blk.1." + name) // nemotron's optional biases

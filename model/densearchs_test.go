@@ -119,10 +119,11 @@ func TestConfigPhi2(t *testing.T) {
 // half-rotated heads) and phi2 (those, in parallel, and the output's
 // bias) the same three ways, and stablelm's two layouts; gpt2 and
 // starcoder, whose learned positions each chunk must take from its own
-// first position.
+// first position; gptneox's two layouts.
 func TestDenseArchsInChunks(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
-		testutil.TinyStableLM(), testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyStarCoder()} {
+		testutil.TinyStableLM(), testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyStarCoder(),
+		testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
 			toks := prompt(13)
@@ -187,6 +188,25 @@ func TestConfigLearnedPositions(t *testing.T) {
 		err := st.Forward(prompt(1), c.Context, out)
 		if !errors.Is(err, kv.ErrFull) || !strings.Contains(err.Error(), "position_embd") || st.Cache().Len() != c.Context {
 			t.Fatalf("%s: a position past the trained context: %v (cache of %d)", tc.spec.Arch, err, st.Cache().Len())
+		}
+	}
+}
+
+// gptneox's Configs as its files state them: LayerNorms of weight and
+// bias, the fused attn_qkv and every projection with biases, a quarter
+// of each head rotated in NEOX pairs, an untied output; use_parallel_residual
+// true puts the feed-forward, on ffn_norm of the block's input, beside
+// the attention (ParallelNorms), false after it.
+func TestConfigGPTNeoX(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential()} {
+		m, _, _ := loadSpec(t, spec)
+		c, B := m.Config, m.Blocks[1]
+		if !c.RopeNeox || !c.LayerNorm || c.ParallelNorms == spec.Sequential || c.Parallel || c.NormEps != 1e-5 || c.RopeDim != 4 ||
+			c.AbsPositions || m.Tied || m.OutNormB == nil {
+			t.Fatalf("%s: %+v", spec.Variant(), c)
+		}
+		if B.Wqkv == nil || B.Bqkv == nil || B.Bo == nil || B.FFNNorm == nil || B.FFNNormB == nil || B.Gate != nil || B.BUp == nil || B.BDown == nil {
+			t.Fatalf("%s: block 1 %+v", spec.Variant(), B)
 		}
 	}
 }

@@ -59,6 +59,20 @@ func stablelmHparams(c *Config, m *meta) {
 	c.QKLayerNorm = true
 }
 
+// gptneoxHparams: Pythia and GPT-NeoX-20B as llama.cpp's gptneox graph
+// runs them — LayerNorms of weight and bias (layerNormHparams), a fused
+// attn_qkv with its bias, biases on every projection, a gate-less GELU
+// feed-forward, NEOX RoPE over the first rope.dimension_count dims of
+// each head (a quarter), an untied output; use_parallel_residual
+// (required, as llama.cpp requires it) true runs the feed-forward on
+// ffn_norm of the block's input beside the attention, x + attn(ln1(x)) +
+// ffn(ln2(x)) (Config.ParallelNorms), false after it.
+func gptneoxHparams(c *Config, m *meta) {
+	layerNormHparams(c, m)
+	m.require(true, "use_parallel_residual")
+	c.ParallelNorms = m.flag("use_parallel_residual", true)
+}
+
 // phi2Hparams: Phi-2 and Phi-1.5 as llama.cpp's phi2 graph runs them —
 // one LayerNorm of weight and bias before attention and the gate-less
 // GELU feed-forward side by side (Arch.Parallel), biases on every

@@ -897,6 +897,13 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	if ao.rows == nil {
 		ao = s.acts(p.att, oCols, n)
 	}
+	if c.ParallelNorms {
+		// gptneox: ffn_norm of the block's input, taken before the
+		// attention joins the stream, into xn (the attention's input,
+		// spent by now).
+		s.e.Phase(phNorm)
+		s.normB(xn, x, L.FFNNorm, L.FFNNormB, n)
+	}
 	s.e.Phase(phO)
 	if err := s.residual(wo, ao, L.Bo, p.tmp, x, L.PostAttnNorm); err != nil {
 		return err
@@ -914,9 +921,13 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	}
 
 	// Parallel (cohere2; a stablelm block without ffn_norm): the
-	// feed-forward reads the attention's input.
+	// feed-forward reads the attention's input; ParallelNorms (gptneox):
+	// xn, normalised above.
 	a := in
-	if !c.Parallel && !(c.OptionalFFNNorm && L.FFNNorm == nil) {
+	switch {
+	case c.ParallelNorms:
+		a = s.acts(xn, E, n)
+	case !c.Parallel && !(c.OptionalFFNNorm && L.FFNNorm == nil):
 		s.e.Phase(phNorm)
 		s.normB(xn, x, L.FFNNorm, L.FFNNormB, n)
 		a = s.acts(xn, E, n)

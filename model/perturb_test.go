@@ -52,6 +52,7 @@ var zeroed = map[string]string{
 	"RMS Q/K norms":                   "QKLayerNorm",
 	"sequential without ffn_norm":     "OptionalFFNNorm",
 	"rotated":                         "AbsPositions",
+	"sequential residual":             "ParallelNorms",
 }
 
 // perturbed names the perturbations that are not one field zeroed.

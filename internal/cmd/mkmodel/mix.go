@@ -387,9 +387,9 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			ffn(p, l)
 			continue
 		}
-		if s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.learnedPositions() {
+		if s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.classicFused() {
 			add(p+"attn_qkv.weight", kindWeight, e, q+2*kv)
-			if s.learnedPositions() {
+			if s.classicFused() {
 				add(p+"attn_qkv.bias", kindBias, q+2*kv)
 			}
 		} else {
