@@ -1262,6 +1262,41 @@ func hostileCases() []hostileCase {
 			on(testutil.TinyPhi2Fused(), missing("attn_qkv.bias missing", "blk.1.attn_qkv.bias")),
 			on(testutil.TinyPhi2Fused(), misshapen("attn_qkv.bias of the query's width", "blk.0.attn_qkv.bias", 64)),
 		),
+		// gpt2 and starcoder: position_embd (a row for each position of
+		// context_length), the fused attn_qkv, every LayerNorm's and
+		// projection's bias and the LayerNorm epsilon are required, as
+		// llama.cpp's loaders require them; without output.weight the
+		// output is the embedding; starcoder's attn_qkv is as wide as its
+		// KV heads say (one: Embd + 2 head sizes).
+		family("gpt2", testutil.TinyGPT2(), requires{
+			"position_embd missing":    "position_embd.weight",
+			"attn_qkv missing":         "blk.0.attn_qkv.weight",
+			"attn_qkv.bias missing":    "blk.1.attn_qkv.bias",
+			"attn_output.bias missing": "blk.0.attn_output.bias",
+			"ffn_norm.bias missing":    "blk.1.ffn_norm.bias",
+			"ffn_up.bias missing":      "blk.0.ffn_up.bias",
+			"output_norm.bias missing": "output_norm.bias",
+		},
+			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
+			refused("context past position_embd's rows", set(".context_length", uint32(512)), "position_embd.weight"),
+			on(testutil.TinyStarCoder(), misshapen("attn_qkv of a KV head a query head", "blk.0.attn_qkv.weight", 64, 192)),
+			on(testutil.TinyStarCoder(), loads("without output, tied", drop("output.weight"))),
+		),
+		// gptneox: the untied output, every LayerNorm's and projection's
+		// bias, the fused attn_qkv, the LayerNorm epsilon and
+		// use_parallel_residual are required, as llama.cpp's loader
+		// requires them.
+		family("gptneox", testutil.TinyGPTNeoX(), requires{
+			"output missing":           "output.weight",
+			"attn_qkv.bias missing":    "blk.0.attn_qkv.bias",
+			"ffn_norm.bias missing":    "blk.1.ffn_norm.bias",
+			"ffn_down.bias missing":    "blk.1.ffn_down.bias",
+			"output_norm.bias missing": "output_norm.bias",
+		},
+			unset("use_parallel_residual missing", ".use_parallel_residual"),
+			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
+			refusedKey("rope.dimension_count past the head", ".rope.dimension_count", uint32(18)),
+		),
 		// afmoe: the output gate, the four norms around attention and the
 		// feed-forward, the Q/K norms and the selection bias are required,
 		// as llama.cpp's loader requires them, and so are the RMS epsilon,

@@ -43,7 +43,8 @@ type Arch struct {
 	// refuses it; Hidden runs it (encode).
 	Encoder bool
 	// AbsPositions adds a learned row of position_embd per position to the
-	// token embeddings (bert) instead of rotating Q and K.
+	// token embeddings (bert, gpt2, starcoder) instead of rotating Q and K;
+	// position_embd's rows, context_length of them, bound the positions.
 	AbsPositions bool
 	// NoPreNorm: no attn_norm or ffn_norm before attention and the
 	// feed-forward (olmo2, which normalises their outputs instead).
@@ -261,6 +262,17 @@ var registry = []*Arch{
 		UntiedOutput: true, hparams: stablelmHparams},
 	{Name: "phi2", Neox: true, QKV: QKVFusedOrSeparate, QKVBias: true, OutBias: true, NormBias: true, Parallel: true, FFN: FFNSequential, FFNBias: true,
 		UntiedOutput: true, HeadBias: true, hparams: phi2Hparams},
+	// GPT-2 and StarCoder 1 (SantaCoder's layout: one KV head) as llama.cpp's
+	// gpt2 and starcoder graphs run them: learned positions, pre-LayerNorm
+	// blocks of weight and bias, a fused attn_qkv with its bias, biases on
+	// every projection, a gate-less GELU feed-forward, no RoPE; the output
+	// tied to token_embd when the file has no output.weight.
+	{Name: "gpt2", AbsPositions: true, QKV: QKVFused, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true,
+		hparams: layerNormHparams},
+	{Name: "starcoder", AbsPositions: true, QKV: QKVFused, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true,
+		hparams: layerNormHparams},
+	{Name: "gptneox", Neox: true, QKV: QKVFused, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true,
+		UntiedOutput: true, hparams: gptneoxHparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -102,6 +102,10 @@ type Config struct {
 	// attn_norm's output beside the attention, one with it after
 	// (Arch.OptionalFFNNorm: stablelm).
 	OptionalFFNNorm bool
+	// ParallelNorms: the feed-forward reads ffn_norm of the block's
+	// input, not of the attention's sum, and both outputs join the stream
+	// (gptneox's use_parallel_residual: two norms, where Parallel has one).
+	ParallelNorms bool
 	// QKLayerNorm: the Q and K norms are LayerNorms without bias of each
 	// head, with a weight row of their own a head (attn_q_norm
 	// [HeadDimK, Heads], attn_k_norm [HeadDimK, HeadsKV]), epsilon NormEps

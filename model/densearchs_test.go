@@ -1,10 +1,13 @@
 package model
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/kv"
 )
 
 // The Configs of cohere2, arcee, apertus and hunyuan-dense as their
@@ -114,10 +117,13 @@ func TestConfigPhi2(t *testing.T) {
 // chunk overwrites; within TestDecoderMatchesReference's 3e-3. starcoder2
 // and nemotron (LayerNorms with biases, biases on the projections, the
 // half-rotated heads) and phi2 (those, in parallel, and the output's
-// bias) the same three ways, and stablelm's two layouts.
+// bias) the same three ways, and stablelm's two layouts; gpt2 and
+// starcoder, whose learned positions each chunk must take from its own
+// first position; gptneox's two layouts.
 func TestDenseArchsInChunks(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
-		testutil.TinyStableLM(), testutil.TinyStableLM12B()} {
+		testutil.TinyStableLM(), testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyStarCoder(),
+		testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
 			toks := prompt(13)
@@ -148,4 +154,59 @@ func TestConfigStableLM(t *testing.T) {
 	toks := prompt(13)
 	want := perturbedRef(t, m, f, data, toks)(refDecoder{})
 	mustMoveAll(t, m, f, data, toks, want, 1e-2, "RMS Q/K norms", "sequential without ffn_norm")
+}
+
+// gpt2 and starcoder as their files state them: learned positions (a row
+// of position_embd for each trained position) and no RoPE, LayerNorms and
+// biases everywhere, Q, K and V fused; gpt2's output tied to the
+// embedding (the file has no output.weight), starcoder's one KV head and
+// its own output. A pass reaching past the trained context is refused
+// (kv.ErrFull) before anything is stored, where llama.cpp's graph would
+// read past position_embd.
+func TestConfigLearnedPositions(t *testing.T) {
+	pool := ops.NewPool(1)
+	defer pool.Close()
+	for _, tc := range []struct {
+		spec    testutil.ModelSpec
+		headsKV int
+		tied    bool
+	}{{testutil.TinyGPT2(), 4, true}, {testutil.TinyStarCoder(), 1, false}} {
+		m, _, _ := loadSpec(t, tc.spec)
+		c, B := m.Config, m.Blocks[1]
+		if !c.AbsPositions || !c.LayerNorm || c.NormEps != 1e-5 || c.RopeLayer(0) || c.HeadsKV != tc.headsKV || m.Tied != tc.tied ||
+			m.PosEmbed == nil || m.PosEmbed.Rows() != c.Context || m.OutNormB == nil || m.PositionLimit() != c.Context {
+			t.Fatalf("%s: %+v", tc.spec.Arch, c)
+		}
+		if B.Wqkv == nil || B.Bqkv == nil || B.Bo == nil || B.AttnNormB == nil || B.FFNNormB == nil || B.Gate != nil || B.BUp == nil || B.BDown == nil {
+			t.Fatalf("%s: block 1 %+v", tc.spec.Arch, B)
+		}
+		st := newState(t, m, pool, c.Context, c.Context+1)
+		out := make([]float32, m.Vocab)
+		if err := st.Forward(prompt(c.Context), 0, out); err != nil {
+			t.Fatalf("%s: the whole trained context: %v", tc.spec.Arch, err)
+		}
+		err := st.Forward(prompt(1), c.Context, out)
+		if !errors.Is(err, kv.ErrFull) || !strings.Contains(err.Error(), "position_embd") || st.Cache().Len() != c.Context {
+			t.Fatalf("%s: a position past the trained context: %v (cache of %d)", tc.spec.Arch, err, st.Cache().Len())
+		}
+	}
+}
+
+// gptneox's Configs as its files state them: LayerNorms of weight and
+// bias, the fused attn_qkv and every projection with biases, a quarter
+// of each head rotated in NEOX pairs, an untied output; use_parallel_residual
+// true puts the feed-forward, on ffn_norm of the block's input, beside
+// the attention (ParallelNorms), false after it.
+func TestConfigGPTNeoX(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential()} {
+		m, _, _ := loadSpec(t, spec)
+		c, B := m.Config, m.Blocks[1]
+		if !c.RopeNeox || !c.LayerNorm || c.ParallelNorms == spec.Sequential || c.Parallel || c.NormEps != 1e-5 || c.RopeDim != 4 ||
+			c.AbsPositions || m.Tied || m.OutNormB == nil {
+			t.Fatalf("%s: %+v", spec.Variant(), c)
+		}
+		if B.Wqkv == nil || B.Bqkv == nil || B.Bo == nil || B.FFNNorm == nil || B.FFNNormB == nil || B.Gate != nil || B.BUp == nil || B.BDown == nil {
+			t.Fatalf("%s: block 1 %+v", spec.Variant(), B)
+		}
+	}
 }

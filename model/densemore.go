@@ -16,7 +16,9 @@ func exaoneHparams(c *Config, m *meta) {
 // layerNormHparams: LayerNorms of weight and bias (Arch.NormBias),
 // epsilon attention.layer_norm_epsilon (required): starcoder2, whose
 // feed-forward is down(GELU(up·x + b_up)) + b_down, and whose Q, K, V and
-// output projections have biases, as llama.cpp's starcoder2 graph.
+// output projections have biases, as llama.cpp's starcoder2 graph; gpt2
+// and starcoder read nothing more (their learned positions and fused
+// attn_qkv are the registry's).
 func layerNormHparams(c *Config, m *meta) {
 	m.layerNormEps(c)
 	c.LayerNorm = true
@@ -55,6 +57,20 @@ func stablelmHparams(c *Config, m *meta) {
 	layerNormHparams(c, m)
 	m.embdWideQuery(c, "llama.cpp's stablelm loader sizes attn_q and attn_output")
 	c.QKLayerNorm = true
+}
+
+// gptneoxHparams: Pythia and GPT-NeoX-20B as llama.cpp's gptneox graph
+// runs them — LayerNorms of weight and bias (layerNormHparams), a fused
+// attn_qkv with its bias, biases on every projection, a gate-less GELU
+// feed-forward, NEOX RoPE over the first rope.dimension_count dims of
+// each head (a quarter), an untied output; use_parallel_residual
+// (required, as llama.cpp requires it) true runs the feed-forward on
+// ffn_norm of the block's input beside the attention, x + attn(ln1(x)) +
+// ffn(ln2(x)) (Config.ParallelNorms), false after it.
+func gptneoxHparams(c *Config, m *meta) {
+	layerNormHparams(c, m)
+	m.require(true, "use_parallel_residual")
+	c.ParallelNorms = m.flag("use_parallel_residual", true)
 }
 
 // phi2Hparams: Phi-2 and Phi-1.5 as llama.cpp's phi2 graph runs them —

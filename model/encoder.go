@@ -20,8 +20,8 @@ import (
 // encoderEmbeddings loads an encoder's embedding tensors besides
 // token_embd: token_embd_norm's weight and bias, row 0 of token_types (the
 // only type llama.cpp feeds; its row count must be the vocabulary's
-// tokenizer.ggml.token_type_count) and bert's position_embd, one row per
-// trained position.
+// tokenizer.ggml.token_type_count). bert's position_embd is build's, as
+// a decoder's (gpt2).
 func (l *loader) encoderEmbeddings(m *Model) (err error) {
 	E := m.Embd
 	if m.EmbedNorm, err = l.vector("token_embd_norm.weight", E); err != nil {
@@ -41,12 +41,7 @@ func (l *loader) encoderEmbeddings(m *Model) (err error) {
 		if err != nil {
 			return err
 		}
-		if m.TypeEmbed, err = l.copyRows("token_types.weight", t, E, 1); err != nil {
-			return err
-		}
-	}
-	if m.AbsPositions {
-		m.PosEmbed, err = l.tensor("position_embd.weight", E, m.Context)
+		m.TypeEmbed, err = l.copyRows("token_types.weight", t, E, 1)
 	}
 	return err
 }
@@ -101,6 +96,37 @@ func encoderTensors(a *Arch, c *Config, il int, has func(name string) bool) []bl
 		vecTensor("layer_output_norm.bias", e, func(L *Layer) *[]float32 { return &L.LayerOutNormB }))
 }
 
+// checkPositions fails, wrapping kv.ErrFull, a pass of n tokens from pos0
+// that reaches past position_embd's rows: a model of learned positions
+// (bert, gpt2) has none past its trained context, and llama.cpp's graph
+// would read past the tensor.
+func (s *State) checkPositions(pos0, n int) error {
+	pe := s.m.PosEmbed
+	if last := s.lastPosition(pos0, n); pe != nil && last >= pe.Rows() {
+		return fmt.Errorf("model: position %d: position_embd has %d rows (the trained context): %w", last, pe.Rows(), kv.ErrFull)
+	}
+	return nil
+}
+
+// addPositions adds to each row of p.x the row of position_embd at its
+// token's position (State.position), dequantised through p.xn; nothing
+// without learned positions.
+func (s *State) addPositions(p *pass) error {
+	pe, E := s.m.PosEmbed, s.m.Embd
+	if pe == nil {
+		return nil
+	}
+	for t := range p.n {
+		pos := p.xn[t*E : (t+1)*E]
+		at := s.position(p.pos0, t)
+		if err := quant.Dequantize(pe.Type, pos, pe.Row(at)); err != nil {
+			return fmt.Errorf("model: position embedding %d: %w", at, err)
+		}
+		ops.Add(p.x[t*E:(t+1)*E], pos)
+	}
+	return nil
+}
+
 // encode runs tokens at positions pos0… through an encoder and returns
 // its last block's output (len(tokens) rows of Embd, in the arena): the
 // hidden states embeddings are pooled from. Keys and values go through
@@ -113,27 +139,21 @@ func (s *State) encode(tokens []int32, pos0 int) ([]float32, error) {
 	if c.NonCausal && pos0 != 0 {
 		return nil, fmt.Errorf("model: %s attends over the whole text, which must come in one pass from position 0 (not from %d): %w", m.Arch, pos0, kv.ErrInvalid)
 	}
-	if last := s.lastPosition(pos0, len(tokens)); c.AbsPositions && last >= m.PosEmbed.Rows() {
-		return nil, fmt.Errorf("model: position %d: position_embd has %d rows (the trained context): %w", last, m.PosEmbed.Rows(), kv.ErrFull)
+	if err := s.checkPositions(pos0, len(tokens)); err != nil {
+		return nil, err
 	}
 	p, err := s.begin(tokens, pos0)
 	if err != nil {
 		return nil, err
 	}
 	n, x, E := p.n, p.x, c.Embd
-	for t := range n {
-		row := x[t*E : (t+1)*E]
-		if m.TypeEmbed != nil {
-			ops.Add(row, m.TypeEmbed)
+	if m.TypeEmbed != nil {
+		for t := range n {
+			ops.Add(x[t*E:(t+1)*E], m.TypeEmbed)
 		}
-		if pe := m.PosEmbed; pe != nil {
-			pos := p.xn[t*E : (t+1)*E]
-			at := s.position(pos0, t)
-			if err := quant.Dequantize(pe.Type, pos, pe.Row(at)); err != nil {
-				return nil, fmt.Errorf("model: position embedding %d: %w", at, err)
-			}
-			ops.Add(row, pos)
-		}
+	}
+	if err := s.addPositions(&p); err != nil {
+		return nil, err
 	}
 	s.e.Phase(phNorm)
 	s.layerNorm(x, x, m.EmbedNorm, m.EmbedNormB, n)

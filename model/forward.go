@@ -731,6 +731,13 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	if c.EmbedScale != 0 {
 		ops.Scale(p.x, c.EmbedScale)
 	}
+	if !c.Encoder {
+		// A decoder's learned positions (gpt2); an encoder's come after
+		// its type row (encode).
+		if err := s.addPositions(&p); err != nil {
+			return pass{}, err
+		}
+	}
 	if m.EmbedNorm != nil && !c.Encoder {
 		// The embeddings' LayerNorm: modern-bert's without bias, rwkv7's
 		// with (an encoder's comes after its type and position rows:
@@ -762,6 +769,9 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 	c := &m.Config
 	if c.NonCausal && pos0 != 0 {
 		return nil, nil, fmt.Errorf("model: %s attends over the whole text, which must come in one pass from position 0 (not from %d): %w", m.Arch, pos0, kv.ErrInvalid)
+	}
+	if err := s.checkPositions(pos0, len(tokens)); err != nil {
+		return nil, nil, err
 	}
 	if s.conv.on() && pos0 != s.conv.at {
 		return nil, nil, fmt.Errorf("model: a pass from position %d, but the conv state follows %d tokens (rewind with Truncate): %w", pos0, s.conv.at, kv.ErrInvalid)
@@ -887,6 +897,13 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	if ao.rows == nil {
 		ao = s.acts(p.att, oCols, n)
 	}
+	if c.ParallelNorms {
+		// gptneox: ffn_norm of the block's input, taken before the
+		// attention joins the stream, into xn (the attention's input,
+		// spent by now).
+		s.e.Phase(phNorm)
+		s.normB(xn, x, L.FFNNorm, L.FFNNormB, n)
+	}
 	s.e.Phase(phO)
 	if err := s.residual(wo, ao, L.Bo, p.tmp, x, L.PostAttnNorm); err != nil {
 		return err
@@ -904,9 +921,13 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	}
 
 	// Parallel (cohere2; a stablelm block without ffn_norm): the
-	// feed-forward reads the attention's input.
+	// feed-forward reads the attention's input; ParallelNorms (gptneox):
+	// xn, normalised above.
 	a := in
-	if !c.Parallel && !(c.OptionalFFNNorm && L.FFNNorm == nil) {
+	switch {
+	case c.ParallelNorms:
+		a = s.acts(xn, E, n)
+	case !c.Parallel && !(c.OptionalFFNNorm && L.FFNNorm == nil):
 		s.e.Phase(phNorm)
 		s.normB(xn, x, L.FFNNorm, L.FFNNormB, n)
 		a = s.acts(xn, E, n)

@@ -51,6 +51,8 @@ var zeroed = map[string]string{
 	"router reads the experts' input": "RouterPreAttn",
 	"RMS Q/K norms":                   "QKLayerNorm",
 	"sequential without ffn_norm":     "OptionalFFNNorm",
+	"rotated":                         "AbsPositions",
+	"sequential residual":             "ParallelNorms",
 }
 
 // perturbed names the perturbations that are not one field zeroed.

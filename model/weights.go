@@ -208,8 +208,10 @@ type Model struct {
 
 	// An encoder's embeddings (Config.Encoder): token_embd_norm's weight
 	// and bias, row 0 of token_types (nil when the file has none: every
-	// token is of type 0, "sentence A", as in llama.cpp), and bert's
-	// position_embd, a row per position; OutNorm and Output are nil.
+	// token is of type 0, "sentence A", as in llama.cpp); OutNorm and
+	// Output are nil. PosEmbed is position_embd, a row per trained
+	// position, of any model of learned positions (Arch.AbsPositions:
+	// bert, gpt2, starcoder).
 	EmbedNorm, EmbedNormB []float32
 	TypeEmbed             []float32
 	PosEmbed              *tensor.Tensor
@@ -596,6 +598,10 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		}
 	default:
 		err = l.output(m, dry)
+	}
+	if err == nil && arch.AbsPositions {
+		// A row per trained position (llama.cpp sizes it by n_ctx_train).
+		m.PosEmbed, err = l.tensor("position_embd.weight", cfg.Embd, cfg.Context)
 	}
 	if err == nil && cfg.RWKV7 {
 		err = l.rwkv7Ends(m)

@@ -115,21 +115,66 @@ func TinyPhi2Fused() ModelSpec {
 	return s
 }
 
+// TinyGPT2 is a 2-layer gpt2 as llama.cpp's converter writes GPT-2 and
+// distilgpt2: learned positions (position_embd, a row for each of the 256
+// trained positions), LayerNorms of weight and bias (epsilon 1e-5) before
+// attention and the feed-forward, Q, K and V fused in attn_qkv, biases on
+// every projection, a gate-less GELU feed-forward, no RoPE (no
+// rope.freq_base), the output tied to the embedding; Q8_0 weights.
+func TinyGPT2() ModelSpec {
+	return tiny(ModelSpec{Arch: "gpt2", Seed: 97, HeadsKV: 4, NormEps: 1e-5, TiedOutput: true})
+}
+
+// TinyStarCoder is a 2-layer starcoder as llama.cpp's converter writes
+// StarCoder 1 and SantaCoder: TinyGPT2's layers with one KV head
+// (multi-query: attn_qkv Embd + 2 head sizes wide) and an untied output.
+func TinyStarCoder() ModelSpec {
+	return tiny(ModelSpec{Arch: "starcoder", Seed: 103, HeadsKV: 1, NormEps: 1e-5})
+}
+
+// TinyGPTNeoX is a 2-layer gptneox as llama.cpp's converter writes Pythia
+// and GPT-NeoX-20B: LayerNorms of weight and bias (epsilon 1e-5), Q, K
+// and V fused in attn_qkv, biases on every projection, a gate-less GELU
+// feed-forward, NEOX RoPE over the first quarter of each head
+// (rope.dimension_count 4 of 16, Pythia's rotary_pct 0.25), an untied
+// output, and use_parallel_residual: the feed-forward on ffn_norm of the
+// block's input beside the attention; Q8_0 weights.
+func TinyGPTNeoX() ModelSpec { return tinyGPTNeoX(111, false) }
+
+// TinyGPTNeoXSequential is TinyGPTNeoX with use_parallel_residual false:
+// the feed-forward after the attention's sum.
+func TinyGPTNeoXSequential() ModelSpec { return tinyGPTNeoX(121, true) }
+
+// tinyGPTNeoX is TinyGPTNeoX's layout of seed, sequential or not.
+func tinyGPTNeoX(seed uint64, sequential bool) ModelSpec {
+	return tiny(ModelSpec{Arch: "gptneox", Seed: seed, HeadsKV: 4, RopeBase: 10000, NormEps: 1e-5, RopeDim: 4, Sequential: sequential})
+}
+
 // denseArch reports whether s is one of the architectures this file
 // describes (cohere2, arcee, apertus, hunyuan-dense, exaone, starcoder2,
-// gemma, nemotron, stablelm, phi2).
+// gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox).
 func (s ModelSpec) denseArch() bool {
 	switch s.Arch {
-	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2":
+	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox":
 		return true
 	}
 	return false
 }
 
+// learnedPositions reports whether s adds a learned row of position_embd
+// a position to its token embeddings and rotates nothing (a decoder's:
+// gpt2, starcoder; bert is an encoder).
+func (s ModelSpec) learnedPositions() bool { return s.Arch == "gpt2" || s.Arch == "starcoder" }
+
+// classicFused reports whether s is GPT-2's family of layouts (gpt2,
+// starcoder, gptneox): Q, K and V fused in attn_qkv, LayerNorms and
+// projections all with biases, a gate-less GELU feed-forward.
+func (s ModelSpec) classicFused() bool { return s.learnedPositions() || s.Arch == "gptneox" }
+
 // normBias reports whether s's norms are LayerNorms of weight and bias
-// (starcoder2, nemotron, stablelm, phi2).
+// (starcoder2, nemotron, stablelm, phi2, and classicFused's).
 func (s ModelSpec) normBias() bool {
-	return s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "stablelm" || s.Arch == "phi2"
+	return s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "stablelm" || s.Arch == "phi2" || s.classicFused()
 }
 
 // headRowNorms is block p's per-head Q/K norms with a weight row a head
@@ -143,17 +188,22 @@ func (s ModelSpec) headRowNorms(p string) []tensorSpec {
 }
 
 // layerBiases reports whether layer l of s has biases on its Q, K, V,
-// output, up and down projections (every starcoder2 and phi2 layer; a
-// nemotron's odd layers, its even ones none).
+// output, up and down projections (every starcoder2, phi2 and
+// classicFused layer; a nemotron's odd layers, its even ones none).
 func (s ModelSpec) layerBiases(l int) bool {
-	return s.Arch == "starcoder2" || s.Arch == "phi2" || s.Arch == "nemotron" && l%2 == 1
+	return s.Arch == "starcoder2" || s.Arch == "phi2" || s.classicFused() || s.Arch == "nemotron" && l%2 == 1
 }
 
 // denseArchGlobals lists the tensors outside the blocks that these
 // architectures add: output_norm.bias (normBias) and phi2's output.bias,
-// exaone's rope_freqs (divisors around 2).
+// gpt2's and starcoder's position_embd (a row a trained position, around
+// the embeddings' size, so that it matters), exaone's rope_freqs (divisors
+// around 2).
 func (s ModelSpec) denseArchGlobals() []tensorSpec {
 	switch {
+	case s.learnedPositions():
+		return []tensorSpec{{"output_norm.bias", quant.F32, []int64{int64(s.Embd)}, dist{0, 0.1}},
+			{"position_embd.weight", quant.F32, []int64{int64(s.Embd), int64(s.Context)}, dist{0, 0.5}}}
 	case s.Arch == "phi2":
 		return []tensorSpec{{"output_norm.bias", quant.F32, []int64{int64(s.Embd)}, dist{0, 0.1}},
 			{"output.bias", quant.F32, []int64{int64(s.Vocab)}, dist{0, 0.5}}}
@@ -183,7 +233,7 @@ func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 			s.XIELU = append(s.XIELU, [4]float32{0.8, 0.8, 0.5, -1e-6})
 		}
 		s.XIELU = s.XIELU[:s.Layers]
-	case "starcoder2", "nemotron", "stablelm", "phi2":
+	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox":
 		if s.NormEps == 0 {
 			s.NormEps = 1e-5
 		}
@@ -194,10 +244,10 @@ func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 }
 
 // gateless reports whether s's feed-forward has no gate: down(act(up·x))
-// (arcee's and nemotron's ReLU², apertus's xIELU, starcoder2's and
-// phi2's GELU).
+// (arcee's and nemotron's ReLU², apertus's xIELU, starcoder2's, phi2's
+// and classicFused's GELU).
 func (s ModelSpec) gateless() bool {
-	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2"
+	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2" || s.classicFused()
 }
 
 // denseQKNorm reports whether s has per-head Q/K norms of its own
@@ -213,8 +263,11 @@ func (s ModelSpec) addDenseArchKV(g *gguf.Writer) {
 		AddCohere2KV(g, s.NormEps, s.LogitScale)
 	case "apertus":
 		AddXIELU(g, s.XIELU)
-	case "starcoder2", "nemotron", "stablelm", "phi2":
+	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox":
 		g.AddKV(s.Arch+".attention.layer_norm_epsilon", s.NormEps)
+		if s.Arch == "gptneox" {
+			g.AddKV("gptneox.use_parallel_residual", !s.Sequential)
+		}
 	}
 }
 

@@ -65,6 +65,9 @@ type ModelSpec struct {
 	// blocks have none (attention and the feed-forward in parallel), and
 	// writes its per-head Q/K LayerNorms.
 	NoFFNNorm bool
+	// Sequential writes a gptneox's use_parallel_residual false: the
+	// feed-forward after the attention, not beside it.
+	Sequential bool
 
 	Seed uint64
 
@@ -376,6 +379,8 @@ func (s ModelSpec) Variant() string {
 		return s.Arch + "/ssm_in"
 	case s.NoFFNNorm:
 		return s.Arch + "/parallel"
+	case s.Sequential:
+		return s.Arch + "/sequential"
 	}
 	return s.Arch
 }
@@ -983,7 +988,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
-	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2":
+	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox":
 		s = s.withDenseArchDefaults()
 	case "modern-bert":
 		if err := s.checkModernBert(); err != nil {
@@ -1127,7 +1132,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	if s.Context == 0 {
 		s.Context = 2048
 	}
-	if s.RopeBase == 0 && s.Arch != "bert" && s.Arch != "jina-bert-v2" {
+	if s.RopeBase == 0 && s.Arch != "bert" && s.Arch != "jina-bert-v2" && !s.learnedPositions() {
 		s.RopeBase = 10000
 	}
 	if s.RMSEps == 0 {
@@ -1623,7 +1628,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(ts, ffn(p, l)...)
 			continue
 		}
-		if s.Arch == "phi3" || s.FusedQKV {
+		if s.Arch == "phi3" || s.FusedQKV || s.classicFused() {
 			ts = append(ts, tensorSpec{p + "attn_qkv.weight", w, []int64{e, q + 2*kv}, proj(e)})
 			if qkvBias {
 				ts = append(ts, bias(p+"attn_qkv.bias", q+2*kv))

@@ -365,7 +365,7 @@ func TestSpecErrors(t *testing.T) {
 		edit func(*ModelSpec)
 		want string
 	}{
-		{"unknown arch", func(s *ModelSpec) { s.Arch = "gpt2" }, "unknown architecture"},
+		{"unknown arch", func(s *ModelSpec) { s.Arch = "gptj" }, "unknown architecture"},
 		{"no layers", func(s *ModelSpec) { s.Layers = 0 }, "must all be positive"},
 		{"small vocab", func(s *ModelSpec) { s.Vocab = 100 }, "smaller than the 259"},
 		{"gqa", func(s *ModelSpec) { s.HeadsKV = 3 }, "not a multiple of 3 KV heads"},

@@ -11,15 +11,26 @@ type cohere2Shape struct {
 }
 
 // gateless reports whether s's feed-forward has no gate: arcee's and
-// nemotron's ReLU², apertus's xIELU, starcoder2's and phi2's GELU.
+// nemotron's ReLU², apertus's xIELU, starcoder2's, phi2's and
+// classicFused's GELU.
 func (s shape) gateless() bool {
-	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2"
+	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2" || s.classicFused()
 }
 
 // allBiases reports whether every projection of s has a bias
 // (starcoder2, phi2: Q, K, V as QKVBias says, and the output, up and
-// down).
-func (s shape) allBiases() bool { return s.Arch == "starcoder2" || s.Arch == "phi2" }
+// down; classicFused: the fused attn_qkv's, the output's, up and down).
+func (s shape) allBiases() bool {
+	return s.Arch == "starcoder2" || s.Arch == "phi2" || s.classicFused()
+}
+
+// learnedPositions reports whether s is a decoder of learned positions
+// (gpt2, starcoder): position_embd, a row a trained position.
+func (s shape) learnedPositions() bool { return s.Arch == "gpt2" || s.Arch == "starcoder" }
+
+// classicFused reports whether s is of GPT-2's family of layouts (gpt2,
+// starcoder, gptneox): Q, K and V fused in attn_qkv with its bias.
+func (s shape) classicFused() bool { return s.learnedPositions() || s.Arch == "gptneox" }
 
 // parallel reports whether one norm feeds attention and the feed-forward
 // side by side, with no ffn_norm (cohere2, phi2).
@@ -39,6 +50,9 @@ func (s shape) addDenseArchKV(g *gguf.Writer) {
 	}
 	if s.BiasNormEps != 0 {
 		g.AddKV(s.Arch+".attention.layer_norm_epsilon", s.BiasNormEps)
+	}
+	if s.Arch == "gptneox" {
+		g.AddKV("gptneox.use_parallel_residual", true) // Pythia's and GPT-NeoX-20B's
 	}
 	if s.Arch == "apertus" {
 		layers := make([][4]float32, s.Layers)

@@ -256,6 +256,9 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		add("rope_factors_short.weight", kindRopeShort, int64(s.ropeDim()/2))
 	}
 	add("token_embd.weight", kindWeight, e, v)
+	if s.learnedPositions() {
+		add("position_embd.weight", kindF32, e, int64(s.Context)) // F32, as the converter writes it and llama-quantize leaves it
+	}
 	if g := s.Gemma3n; g != nil {
 		pl := int64(s.Layers * g.PerLayer)
 		add("per_layer_token_embd.weight", kindWeight, pl, v)
@@ -384,8 +387,11 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			ffn(p, l)
 			continue
 		}
-		if s.Arch == "phi3" || s.Arch == "bailingmoe2" {
+		if s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.classicFused() {
 			add(p+"attn_qkv.weight", kindWeight, e, q+2*kv)
+			if s.classicFused() {
+				add(p+"attn_qkv.bias", kindBias, q+2*kv)
+			}
 		} else {
 			add(p+"attn_q.weight", kindWeight, e, q)
 			if s.QKVBias {

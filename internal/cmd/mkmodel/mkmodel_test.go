@@ -276,7 +276,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("output.weight"); ok == (s.TiedOutput || s.encoder()) {
 					t.Errorf("output.weight present = %v with tied output %v", ok, s.TiedOutput)
 				}
-				if _, ok := f.Tensor("position_embd.weight"); ok != (s.Arch == "bert") {
+				if _, ok := f.Tensor("position_embd.weight"); ok != (s.Arch == "bert" || s.learnedPositions()) {
 					t.Errorf("position_embd.weight present = %v", ok)
 				}
 				if ti, ok := f.Tensor("token_types.weight"); ok != s.encoder() || ok && ti.Type != quant.F32 {
@@ -313,7 +313,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.1.ffn_down_shexp.weight"); ok != (s.sharedFFN() > 0) {
 					t.Errorf("ffn_down_shexp.weight present = %v", ok)
 				}
-				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert" || s.Arch == "nomic-bert-moe" || s.Arch == "modern-bert" || s.qwen35() || s.Arch == "bailingmoe2") {
+				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert" || s.Arch == "nomic-bert-moe" || s.Arch == "modern-bert" || s.qwen35() || s.Arch == "bailingmoe2" || s.classicFused()) {
 					t.Errorf("attn_qkv.weight present = %v", ok)
 				}
 				if ti, ok := f.Tensor("blk.0.attn_k_b.weight"); ok != (s.DeepSeek2 != nil && !s.DeepSeek2.Joined) || ok && len(ti.Dims) != 3 {

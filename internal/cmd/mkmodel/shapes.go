@@ -13,7 +13,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, nomic-bert-moe, jina-bert-v2 or modern-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, nomic-bert-moe, jina-bert-v2 or modern-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -972,6 +972,37 @@ var shapes = []shape{
 		Name: "phi-2", Arch: "phi2", Vocab: 51200, Embd: 2560, Layers: 32,
 		Heads: 32, HeadsKV: 32, FFN: 10240, Context: 2048,
 		RopeBase: 10000, RopeDim: 32, QKVBias: true, BiasNormEps: 1e-5,
+	},
+	{
+		// GPT-2 XL (openai-community/gpt2-xl's config.json: n_embd 1600,
+		// n_layer 48, n_head 25 of 64, n_inner unset: 4 × 1600,
+		// n_positions 1024, vocab 50257, layer_norm_epsilon 1e-5,
+		// gelu_new): learned positions, pre-LayerNorms with bias, fused
+		// c_attn with bias, biases everywhere, lm_head tied to wte (the
+		// converter writes no output.weight). GPT-2 124M to 1.5B and
+		// distilgpt2 are this layout, narrower and shallower.
+		Name: "gpt2-xl", Arch: "gpt2", Vocab: 50257, Embd: 1600, Layers: 48,
+		Heads: 25, HeadsKV: 25, FFN: 6400, Context: 1024, BiasNormEps: 1e-5, TiedOutput: true,
+	},
+	{
+		// StarCoderBase-1B (bigcode/starcoderbase-1b, GPTBigCode: n_embd
+		// 2048, n_layer 24, n_head 16 of 128 with multi_query (one KV
+		// head), n_inner 8192, n_positions 8192, vocab 49152,
+		// layer_norm_epsilon 1e-5): gpt2's layout with attn_qkv 2048 +
+		// 2 × 128 wide; lm_head tied to wte, GPTBigCode's default.
+		Name: "starcoderbase-1b", Arch: "starcoder", Vocab: 49152, Embd: 2048, Layers: 24,
+		Heads: 16, HeadsKV: 1, FFN: 8192, Context: 8192, BiasNormEps: 1e-5, TiedOutput: true,
+	},
+	{
+		// Pythia-1.4B (EleutherAI/pythia-1.4b's config.json, GPTNeoX:
+		// hidden 2048, 24 layers of 16 heads of 128, intermediate 8192,
+		// rotary_pct 0.25 (32 of 128 rotated), rotary_emb_base 10000,
+		// max_position_embeddings 2048, vocab 50304, layer_norm_eps
+		// 1e-5, use_parallel_residual, untied embed_out): LayerNorms with
+		// bias, fused query_key_value with bias, biases everywhere.
+		Name: "pythia-1.4b", Arch: "gptneox", Vocab: 50304, Embd: 2048, Layers: 24,
+		Heads: 16, HeadsKV: 16, FFN: 8192, Context: 2048,
+		RopeBase: 10000, RopeDim: 32, BiasNormEps: 1e-5,
 	},
 	{
 		// Qwen3-30B-A3B: 128 experts of width 768, 8 per token.
