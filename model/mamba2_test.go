@@ -22,7 +22,8 @@ func TestConfigMamba2(t *testing.T) {
 	nEmbdR, nEmbdS := (4-1)*(8192+2*8*128), 128*8192
 	checkMixersAlone(t, &c, nEmbdR+nEmbdS)
 	// The group count and epsilon missing, heads not dividing the inner
-	// size and a huge kernel are TestHostileMamba2's, through Load and Plan.
+	// size and a huge kernel are the hostile table's (TestHostileModels'
+	// mamba2 family), through Load and Plan.
 	checkKeyErrors(t, cm, []keyCase{
 		{"no state size", "mamba2.ssm.state_size", nil, ErrBadModel},
 		{"no heads", "mamba2.ssm.time_step_rank", nil, ErrBadModel},
