@@ -305,6 +305,20 @@ type hostileCase struct {
 // family a case is named without its architecture, which family puts
 // before the name.
 
+// layerNormFamily is family for an architecture of LayerNorms with
+// biases (Arch.NormBias): beside its own cases, attn_norm's and
+// output_norm's biases and attention.layer_norm_epsilon are required of
+// each, as llama.cpp's loaders require them.
+func layerNormFamily(arch string, spec testutil.ModelSpec, req requires, cases ...hostileCase) []hostileCase {
+	req = maps.Clone(req)
+	if req == nil {
+		req = requires{}
+	}
+	req["attn_norm.bias missing"] = "blk.1.attn_norm.bias"
+	req["output_norm.bias missing"] = "output_norm.bias"
+	return family(arch, spec, req, append(cases, unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"))...)
+}
+
 // requires is tensors the loader requires, each by the name of the case
 // of the file without it (missing).
 type requires map[string]string
@@ -1193,15 +1207,12 @@ func hostileCases() []hostileCase {
 		),
 		// starcoder2: every bias and the LayerNorm epsilon are required,
 		// as llama.cpp's loader requires them.
-		family("starcoder2", testutil.TinyStarCoder2(), requires{
-			"attn_norm.bias missing":   "blk.1.attn_norm.bias",
+		layerNormFamily("starcoder2", testutil.TinyStarCoder2(), requires{
 			"ffn_norm.bias missing":    "blk.0.ffn_norm.bias",
-			"output_norm.bias missing": "output_norm.bias",
 			"attn_v.bias missing":      "blk.0.attn_v.bias",
 			"attn_output.bias missing": "blk.1.attn_output.bias",
 			"ffn_up.bias missing":      "blk.0.ffn_up.bias",
 		},
-			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
 			misshapen("ffn_down.bias of the feed-forward's width", "blk.1.ffn_down.bias", 128),
 		),
 		// gemma: the output is the embedding, always; the RMS epsilon is
@@ -1216,11 +1227,10 @@ func hostileCases() []hostileCase {
 		// nemotron: the output matrix, the LayerNorms' biases and the
 		// epsilon are required; the projections' biases are optional, but
 		// of their projection's width.
-		family("nemotron", testutil.TinyNemotron(), requires{
+		layerNormFamily("nemotron", testutil.TinyNemotron(), requires{
 			"output missing":        "output.weight",
 			"ffn_norm.bias missing": "blk.1.ffn_norm.bias",
 		},
-			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
 			misshapen("attn_k.bias of the query's width", "blk.1.attn_k.bias", 64),
 			misshapen("ffn_up.bias of the width", "blk.1.ffn_up.bias", 64),
 			refusedKey("rope.dimension_count odd", ".rope.dimension_count", uint32(7)),
@@ -1230,13 +1240,10 @@ func hostileCases() []hostileCase {
 		// requires them; the Q/K/V biases, ffn_norm and the Q/K norms are
 		// optional, the norms a weight row a head and in pairs; the query
 		// as wide as the embedding.
-		family("stablelm", testutil.TinyStableLM(), requires{
-			"output missing":           "output.weight",
-			"attn_norm.bias missing":   "blk.1.attn_norm.bias",
-			"output_norm.bias missing": "output_norm.bias",
-			"ffn_gate missing":         "blk.0.ffn_gate.weight",
+		layerNormFamily("stablelm", testutil.TinyStableLM(), requires{
+			"output missing":   "output.weight",
+			"ffn_gate missing": "blk.0.ffn_gate.weight",
 		},
-			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
 			loads("without its biases", drop("blk.0.attn_q.bias", "blk.0.attn_k.bias", "blk.0.attn_v.bias")),
 			loads("ffn_norm without its bias", drop("blk.1.ffn_norm.bias")),
 			misshapen("attn_v.bias of the query's width", "blk.1.attn_v.bias", 64),
@@ -1248,16 +1255,13 @@ func hostileCases() []hostileCase {
 		// every projection's bias (attn_qkv's beside a fused attn_qkv)
 		// and the LayerNorm epsilon are required, as llama.cpp's phi2
 		// graph adds them all.
-		family("phi2", testutil.TinyPhi2(), requires{
+		layerNormFamily("phi2", testutil.TinyPhi2(), requires{
 			"output missing":           "output.weight",
 			"output.bias missing":      "output.bias",
-			"output_norm.bias missing": "output_norm.bias",
-			"attn_norm.bias missing":   "blk.1.attn_norm.bias",
 			"attn_k.bias missing":      "blk.0.attn_k.bias",
 			"attn_output.bias missing": "blk.1.attn_output.bias",
 			"ffn_down.bias missing":    "blk.0.ffn_down.bias",
 		},
-			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
 			misshapen("output.bias of the width", "output.bias", 64),
 			on(testutil.TinyPhi2Fused(), missing("attn_qkv.bias missing", "blk.1.attn_qkv.bias")),
 			on(testutil.TinyPhi2Fused(), misshapen("attn_qkv.bias of the query's width", "blk.0.attn_qkv.bias", 64)),
@@ -1268,16 +1272,14 @@ func hostileCases() []hostileCase {
 		// llama.cpp's loaders require them; without output.weight the
 		// output is the embedding; starcoder's attn_qkv is as wide as its
 		// KV heads say (one: Embd + 2 head sizes).
-		family("gpt2", testutil.TinyGPT2(), requires{
+		layerNormFamily("gpt2", testutil.TinyGPT2(), requires{
 			"position_embd missing":    "position_embd.weight",
 			"attn_qkv missing":         "blk.0.attn_qkv.weight",
 			"attn_qkv.bias missing":    "blk.1.attn_qkv.bias",
 			"attn_output.bias missing": "blk.0.attn_output.bias",
 			"ffn_norm.bias missing":    "blk.1.ffn_norm.bias",
 			"ffn_up.bias missing":      "blk.0.ffn_up.bias",
-			"output_norm.bias missing": "output_norm.bias",
 		},
-			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
 			refused("context past position_embd's rows", set(".context_length", uint32(512)), "position_embd.weight"),
 			on(testutil.TinyStarCoder(), misshapen("attn_qkv of a KV head a query head", "blk.0.attn_qkv.weight", 64, 192)),
 			on(testutil.TinyStarCoder(), loads("without output, tied", drop("output.weight"))),
@@ -1286,15 +1288,13 @@ func hostileCases() []hostileCase {
 		// bias, the fused attn_qkv, the LayerNorm epsilon and
 		// use_parallel_residual are required, as llama.cpp's loader
 		// requires them.
-		family("gptneox", testutil.TinyGPTNeoX(), requires{
-			"output missing":           "output.weight",
-			"attn_qkv.bias missing":    "blk.0.attn_qkv.bias",
-			"ffn_norm.bias missing":    "blk.1.ffn_norm.bias",
-			"ffn_down.bias missing":    "blk.1.ffn_down.bias",
-			"output_norm.bias missing": "output_norm.bias",
+		layerNormFamily("gptneox", testutil.TinyGPTNeoX(), requires{
+			"output missing":        "output.weight",
+			"attn_qkv.bias missing": "blk.0.attn_qkv.bias",
+			"ffn_norm.bias missing": "blk.1.ffn_norm.bias",
+			"ffn_down.bias missing": "blk.1.ffn_down.bias",
 		},
 			unset("use_parallel_residual missing", ".use_parallel_residual"),
-			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
 			refusedKey("rope.dimension_count past the head", ".rope.dimension_count", uint32(18)),
 		),
 		// afmoe: the output gate, the four norms around attention and the
