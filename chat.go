@@ -50,7 +50,7 @@ func RenderChat(template string, msgs []Message, o RenderOptions) (_ string, err
 // far is returned with it.
 func (s *Session) Chat(ctx context.Context, msgs []Message, opts ...GenerateOption) (_ Message, err error) {
 	defer s.engine().Catch(&err, debug.SetPanicOnFault(true))
-	return s.chat(ctx, msgs, opts, func(Token) bool { return true })
+	return s.m.e.ChatTurn(ctx, s.q, msgs, engine.Generation(opts), func(Token) bool { return true })
 }
 
 // ChatStream is Chat delivering the reply token by token (see Token):
@@ -59,25 +59,8 @@ func (s *Session) Chat(ctx context.Context, msgs []Message, opts ...GenerateOpti
 func (s *Session) ChatStream(ctx context.Context, msgs []Message, opts ...GenerateOption) iter.Seq2[Token, error] {
 	return func(yield func(Token, error) bool) {
 		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
-			_, err := s.chat(ctx, msgs, opts, emit)
+			_, err := s.m.e.ChatTurn(ctx, s.q, msgs, engine.Generation(opts), emit)
 			return err
 		})
 	}
-}
-
-// chat runs one turn, yielding a Token per generated token; a false from
-// yield stops it without error.
-func (s *Session) chat(ctx context.Context, msgs []Message, opts []GenerateOption, yield func(Token) bool) (Message, error) {
-	g := engine.Generation(opts)
-	return s.m.e.ChatTurn(ctx, s.q, msgs, g, func(id int32, ds []chat.Delta) bool {
-		t := s.token(&g, id, "")
-		for _, d := range ds {
-			t.Text += d.Content
-			t.Thinking += d.Thinking
-			if d.ToolCall != nil {
-				t.ToolCalls = append(t.ToolCalls, *d.ToolCall)
-			}
-		}
-		return yield(t)
-	})
 }

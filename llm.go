@@ -3,9 +3,10 @@ package llm
 import (
 	"context"
 	"runtime/debug"
-	"slices"
 
 	"github.com/lowmem/llm/internal/engine"
+	"github.com/lowmem/llm/internal/seq"
+	"github.com/lowmem/llm/internal/tokenizer"
 	"github.com/lowmem/llm/memplan"
 	"github.com/lowmem/llm/residency"
 )
@@ -17,49 +18,16 @@ import (
 // from disk until the caches shrink (Residency reports which), and its
 // LoRA adapters' scales change with SetLoRAScale.
 type Model struct {
-	e    *engine.Engine
-	info Info
+	e *engine.Engine
 }
 
-// Info describes a loaded model.
-type Info struct {
-	Architecture  string // general.architecture, e.g. "llama"
-	Name          string // general.name, if the file has one
-	FileType      string // dominant weight type, e.g. "Q4_K"
-	Parameters    int64  // number of weights
-	FileBytes     int64  // size of the GGUF file
-	ContextLength int    // context the model was trained with
-	Context       int    // default context of new sessions
-	VocabSize     int
-	Layers        int
-	Embedding     int
-	Heads         int
-	HeadsKV       int
-	Threads       int
+// Info describes a loaded model: its file, shape and tokenizer's special
+// tokens, the chat template, threads and kernels (see the fields).
+type Info = engine.Info
 
-	// ChatTemplate is the Jinja template Session.Chat renders with
-	// (WithChatTemplate's, else the file's; "" when none).
-	ChatTemplate string
-	// BOSText and EOSText are the texts templates print as bos_token and
-	// eos_token ("" when there is none).
-	BOSText, EOSText string
-	// AddBOS and AddEOS say whether tokenizing adds BOS (EOS) itself, so a
-	// rendered prompt's own BOS text is dropped (RenderOptions.StripBOS).
-	AddBOS, AddEOS bool
-	// EOG lists every end-of-generation token (EOS, end of turn …),
-	// ascending: generation stops at any of them.
-	EOG []int32
-	// EmbeddingOnly: no output head (a BERT-style encoder), so Eval,
-	// Generate, Chat and Complete fail with ErrUnsupportedArch.
-	EmbeddingOnly bool
-	// FIM are the vocabulary's fill-in-the-middle tokens (what a code
-	// completion prompt is built around), -1 where it has none.
-	FIM FIMTokens
-	// Kernels names the kernel chosen for this CPU per weight type, e.g.
-	// "Q4_0=avx512vnni-row-nta Q6_K=avx512vnni-rowdot" (LLM_KERNELS
-	// overrides the choice; LLM_CPU caps the instruction set).
-	Kernels string
-}
+// FIMTokens are a vocabulary's fill-in-the-middle token ids, -1 when
+// absent: Pre, Suf, Mid, Pad, Rep (repository) and Sep (file separator).
+type FIMTokens = tokenizer.FIM
 
 // Load maps a GGUF file, weights read in place, and prepares it to run.
 // path is a file, or "ollama:NAME[:TAG]" for a model a local Ollama has
@@ -82,28 +50,7 @@ func LoadContext(ctx context.Context, path string, opts ...Option) (m *Model, er
 	if err != nil {
 		return nil, err
 	}
-	p, mm, ch := e.Plan(), e.Model, e.Chat
-	info := Info{
-		Architecture: mm.Arch, Name: mm.Name, FileType: e.Shape.FileType.String(),
-		Parameters: e.Shape.Params, FileBytes: e.Shape.FileBytes,
-		ContextLength: mm.Context, Context: p.Context, VocabSize: mm.Vocab,
-		Layers: mm.Config.Layers, Embedding: mm.Embd, Heads: mm.Heads, HeadsKV: mm.HeadsKV,
-		Threads: o.Threads, BOSText: ch.Render.BOSToken, EOSText: ch.Render.EOSToken,
-		AddBOS: ch.Render.StripBOS, AddEOS: ch.Render.StripEOS, EOG: ch.EOG,
-		Kernels: e.Kernels(), EmbeddingOnly: mm.Generative() != nil,
-		FIM: FIMTokens(e.Tok.FIM()),
-	}
-	if ch.Template != nil {
-		info.ChatTemplate = ch.Template.Source()
-	}
-	return &Model{e: e, info: info}, nil
-}
-
-// FIMTokens are a vocabulary's fill-in-the-middle token ids, -1 when
-// absent: the prefix, suffix and middle markers, the padding, and the
-// repository and file separators of the repo-level pattern.
-type FIMTokens struct {
-	Pre, Suf, Mid, Pad, Rep, Sep int32
+	return &Model{e: e}, nil
 }
 
 func loadOptions(opts []Option) (engine.Options, error) {
@@ -138,12 +85,7 @@ type MemoryPlan = memplan.Plan
 type Component = memplan.Component
 
 // Info describes the model.
-func (m *Model) Info() Info {
-	defer m.engine().Absorb()
-	i := m.info
-	i.EOG = slices.Clone(i.EOG)
-	return i
-}
+func (m *Model) Info() Info { defer m.engine().Absorb(); return m.e.Info() }
 
 // Plan is the memory plan Load made; its weights mode and steps change
 // when memory pressure makes the model read weights from disk.
@@ -222,4 +164,11 @@ func (s *Session) engine() *engine.Engine {
 		return nil
 	}
 	return s.m.engine()
+}
+
+func (s *Session) seq() *seq.Seq {
+	if s == nil {
+		return nil
+	}
+	return s.q
 }

@@ -21,23 +21,12 @@ func WithLoRA(path string, scale float32) Option {
 	return modelOption(func(s *engine.Settings) { s.AddAdapter(path, scale) })
 }
 
-// LoRAAdapter is one LoRA adapter applied to a model: its index among
-// Load's WithLoRA options, its file and its scale now.
-type LoRAAdapter struct {
-	ID    int
-	Path  string
-	Scale float32
-}
+// LoRAAdapter is one LoRA adapter applied to a model: its ID (index among
+// Load's WithLoRA options), its file's Path and its Scale now.
+type LoRAAdapter = engine.LoRAAdapter
 
 // LoRAAdapters lists the model's adapters in WithLoRA's order.
-func (m *Model) LoRAAdapters() []LoRAAdapter {
-	defer m.engine().Absorb()
-	as := make([]LoRAAdapter, len(m.e.Adapters))
-	for i, a := range m.e.Adapters {
-		as[i] = LoRAAdapter{ID: i, Path: a.Path, Scale: a.Scale.Load()}
-	}
-	return as
-}
+func (m *Model) LoRAAdapters() []LoRAAdapter { defer m.engine().Absorb(); return m.e.LoRAAdapters() }
 
 // SetLoRAScale sets adapter id's scale for every session from their next
 // forward pass on (it waits for the passes running to end); 0 turns it

@@ -193,11 +193,7 @@ func WithSessions(n int) Option {
 // WithLogger sets where Load and sessions log warnings and decisions
 // (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
-	return modelOption(func(s *engine.Settings) {
-		if l != nil {
-			s.Logger = l
-		}
-	})
+	return modelOption(func(s *engine.Settings) { s.SetLogger(l) })
 }
 
 // GenerateOption configures one generation. Defaults are llama.cpp's

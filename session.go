@@ -90,30 +90,13 @@ func (s *Session) Logits() []float32 { defer s.engine().Absorb(); return s.q.Log
 // later token, or one with ID -1 at the end. From ChatStream, Text is
 // answer only, reasoning is in Thinking and completed calls in ToolCalls.
 // With WithLogprobs: the token's Logprob and its step's TopLogprobs.
-type Token struct {
-	ID          int32
-	Text        string
-	Thinking    string
-	ToolCalls   []ToolCall
-	Logprob     float32
-	TopLogprobs []TokenLogprob
-}
+type Token = engine.Token
 
 // TokenLogprob is a token, its text (a control token's own, such as
 // "<|im_end|>") and its log-probability (natural logarithm) under the
 // model: the softmax of the raw logits, before penalties, temperature,
 // top-k/p/min-p or a JSON constraint.
 type TokenLogprob = seq.TokenLogprob
-
-// token is the Token of generated id and text, with its
-// log-probabilities when g asked for them.
-func (s *Session) token(g *engine.Gen, id int32, text string) Token {
-	t := Token{ID: id, Text: text}
-	if g.Logprobs && id >= 0 {
-		t.Logprob, t.TopLogprobs = s.q.Logprobs()
-	}
-	return t
-}
 
 // Usage reports a session's last generation: prompt tokens, those reused
 // from the KV cache, tokens generated, why it ended, the time taken, and
@@ -158,7 +141,7 @@ func (s *Session) Generate(ctx context.Context, prompt string, opts ...GenerateO
 // exactly the text yielded (a break's token is evaluated; held-back text
 // dropped), so the next call continues from what the caller saw.
 func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOption) iter.Seq2[Token, error] {
-	return s.tokens(opts, func(g engine.Gen, f func(int32, string) bool) error {
+	return engine.Tokens(s.engine(), s.seq(), opts, func(g engine.Gen, f func(int32, string) bool) error {
 		return s.q.Generate(ctx, prompt, g.Generation, f)
 	})
 }
@@ -169,7 +152,9 @@ func (s *Session) Stream(ctx context.Context, prompt string, opts ...GenerateOpt
 // the token), reusing the tokens it shares with what it held. Control
 // tokens' text (<|python_tag|> …) stays in the output, for chat parsing.
 func (s *Session) Complete(ctx context.Context, prompt string, opts ...GenerateOption) iter.Seq2[Token, error] {
-	return s.tokens(opts, func(g engine.Gen, f func(int32, string) bool) error { return s.m.e.Complete(ctx, s.q, prompt, g, f) })
+	return engine.Tokens(s.engine(), s.seq(), opts, func(g engine.Gen, f func(int32, string) bool) error {
+		return s.m.e.Complete(ctx, s.q, prompt, g, f)
+	})
 }
 
 // CompleteTokens is Complete for a prompt given as token ids (a server's
@@ -178,19 +163,9 @@ func (s *Session) Complete(ctx context.Context, prompt string, opts ...GenerateO
 // BOS added, reusing the tokens it shares with what it held. An id outside
 // the vocabulary is an error wrapping ErrBadToken.
 func (s *Session) CompleteTokens(ctx context.Context, ids []int32, opts ...GenerateOption) iter.Seq2[Token, error] {
-	return s.tokens(opts, func(g engine.Gen, f func(int32, string) bool) error { return s.m.e.CompleteTokens(ctx, s.q, ids, g, f) })
-}
-
-// tokens is the iterator of Stream and its kin: run generates with opts'
-// settings, calling f with each token's id and text, which the loop gets
-// as a Token (with log-probabilities when asked for).
-func (s *Session) tokens(opts []GenerateOption, run func(engine.Gen, func(int32, string) bool) error) iter.Seq2[Token, error] {
-	return func(yield func(Token, error) bool) {
-		engine.Stream(s.engine(), yield, func(emit func(Token) bool) error {
-			g := engine.Generation(opts)
-			return run(g, func(id int32, text string) bool { return emit(s.token(&g, id, text)) })
-		})
-	}
+	return engine.Tokens(s.engine(), s.seq(), opts, func(g engine.Gen, f func(int32, string) bool) error {
+		return s.m.e.CompleteTokens(ctx, s.q, ids, g, f)
+	})
 }
 
 // Save writes the session's tokens, last logits and used KV rows to w in a

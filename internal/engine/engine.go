@@ -54,6 +54,7 @@ type Engine struct {
 	span     span // the mapping's addresses, to recognise a fault on it
 	log      *slog.Logger
 	identity func() (snapshot.Model, error)
+	info     Info
 
 	// rw is held for reading by every computation and for writing by
 	// Close and by a change of where weights are read from (residency), so
@@ -104,6 +105,7 @@ func Load(ctx context.Context, path string, o Options) (*Engine, error) {
 	e.Defaults = o
 	e.Defaults.Context, e.Defaults.KVType, e.Defaults.Weights = p.Context, p.KVType, p.Weights
 	e.Defaults.KVNoRecent = p.KVNoRecent
+	e.info = e.describe()
 	if err := seq.CheckShift(o.Shift, o.Keep, p.Context); err != nil {
 		e.Close()
 		return nil, err

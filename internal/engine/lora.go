@@ -33,6 +33,22 @@ type Adapter struct {
 	sum [32]byte
 }
 
+// LoRAAdapter is an adapter applied, as llm.LoRAAdapter reports it.
+type LoRAAdapter struct {
+	ID    int     // its index among Load's adapters (Options.Adapters)
+	Path  string  // its file
+	Scale float32 // its scale now
+}
+
+// LoRAAdapters lists the adapters applied, in Options.Adapters' order.
+func (e *Engine) LoRAAdapters() []LoRAAdapter {
+	as := make([]LoRAAdapter, len(e.Adapters))
+	for i, a := range e.Adapters {
+		as[i] = LoRAAdapter{ID: i, Path: a.Path, Scale: a.Scale.Load()}
+	}
+	return as
+}
+
 // AddAdapter asks for the adapter at path at scale (a finite number).
 func (s *Settings) AddAdapter(path string, scale float32) {
 	if path == "" || math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) {

@@ -38,6 +38,13 @@ func (s *Settings) Fail(format string, a ...any) {
 	s.errs = append(s.errs, fmt.Errorf("llm: "+format+": %w", append(a, seq.ErrInvalidOption)...))
 }
 
+// SetLogger takes l, unless it is nil (the default stays).
+func (s *Settings) SetLogger(l *slog.Logger) {
+	if l != nil {
+		s.Logger = l
+	}
+}
+
 // SetInt sets *dst to the option value n when it is within [lo, hi].
 func (s *Settings) SetInt(dst *int, name string, n, lo, hi int) {
 	if n < lo || n > hi {

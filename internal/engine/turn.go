@@ -87,10 +87,11 @@ func Generation[Option ~func(*Gen)](opts []Option) Gen {
 
 // ChatTurn runs one chat turn on q: it renders msgs for the assistant's
 // reply (ChatPrompt), makes q hold that prompt, generates, and parses
-// what it generates in the template's format, calling yield with the
-// parsed pieces of each token (id -1: what was held back to the end); a
-// false from yield stops it without error. It returns the reply so far.
-func (e *Engine) ChatTurn(ctx context.Context, q *seq.Seq, msgs []chat.Message, g Gen, yield func(id int32, ds []chat.Delta) bool) (chat.Message, error) {
+// what it generates in the template's format, calling yield with each
+// token's parsed pieces: answer text, reasoning and completed calls (ID
+// -1: what was held back to the end); a false from yield stops it
+// without error. It returns the reply so far.
+func (e *Engine) ChatTurn(ctx context.Context, q *seq.Seq, msgs []chat.Message, g Gen, yield func(Token) bool) (chat.Message, error) {
 	if err := e.Model.Generative(); err != nil {
 		return chat.Message{Role: chat.RoleAssistant}, fmt.Errorf("llm: %w", err)
 	}
@@ -118,12 +119,23 @@ func (e *Engine) ChatTurn(ctx context.Context, q *seq.Seq, msgs []chat.Message, 
 	p := chat.NewParser(e.Chat.Template.Format(), po)
 	open := true
 	g.Preserve = e.Chat.Preserve
+	emit := func(id int32, ds []chat.Delta) bool {
+		t := token(q, &g, id, "")
+		for _, d := range ds {
+			t.Text += d.Content
+			t.Thinking += d.Thinking
+			if d.ToolCall != nil {
+				t.ToolCalls = append(t.ToolCalls, *d.ToolCall)
+			}
+		}
+		return yield(t)
+	}
 	err = q.GenerateFrom(ctx, tokens, g.Generation, func(id int32, text string) bool {
-		open = yield(id, p.Push(text))
+		open = emit(id, p.Push(text))
 		return open
 	})
 	if ds := p.Finish(); err == nil && open && len(ds) > 0 {
-		yield(-1, ds)
+		emit(-1, ds)
 	}
 	return p.Message(), err
 }

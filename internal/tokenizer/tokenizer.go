@@ -493,7 +493,9 @@ func (t *Tokenizer) Size() int { return len(t.tokens) }
 // BOS returns the beginning-of-sequence token, or -1 if there is none.
 func (t *Tokenizer) BOS() int32 { return t.bos }
 
-// FIM are the fill-in-the-middle token ids, -1 when absent.
+// FIM are a vocabulary's fill-in-the-middle token ids, -1 when absent:
+// the prefix, suffix and middle markers, the padding, and the repository
+// and file separators of the repo-level pattern.
 type FIM struct {
 	Pre, Suf, Mid, Pad, Rep, Sep int32
 }
