@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -160,4 +161,114 @@ func TestArchitectureImports(t *testing.T) {
 			t.Errorf("ARCHITECTURE.md lists %s, which is not a package of the module", pkg)
 		}
 	}
+}
+
+// TestRootFilesAcyclic checks issue #8's rule for the root package: its
+// files use each other's private helpers (unexported functions, methods,
+// types, variables and constants, by name) in one direction only, so the
+// public face reads file by file with no circle between them.
+func TestRootFilesAcyclic(t *testing.T) {
+	fset := token.NewFileSet()
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]*ast.File{}
+	declared := map[string]string{} // private name → the file declaring it
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = f
+		for _, id := range privateDecls(f) {
+			declared[id] = name
+		}
+	}
+	uses := map[string][]string{} // file → the files whose helpers it uses
+	for name, f := range files {
+		imported := map[string]bool{}
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			imported[path.Base(p)] = true
+			if im.Name != nil {
+				imported[im.Name.Name] = true
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				if x, ok := n.X.(*ast.Ident); ok && imported[x.Name] {
+					return false // a package's member, not ours
+				}
+			case *ast.Ident:
+				if d, ok := declared[n.Name]; ok && d != name && !slices.Contains(uses[name], d) {
+					uses[name] = append(uses[name], d)
+				}
+			}
+			return true
+		})
+	}
+	// Depth-first search for a circle, reporting the first one's files.
+	state := map[string]int{} // 1 on the path, 2 done
+	var path []string
+	var visit func(string) bool
+	visit = func(f string) bool {
+		state[f] = 1
+		path = append(path, f)
+		for _, d := range uses[f] {
+			if state[d] == 1 {
+				i := slices.Index(path, d)
+				t.Errorf("root files use each other's private helpers in a circle: %s → %s", strings.Join(path[i:], " → "), d)
+				return true
+			}
+			if state[d] == 0 && visit(d) {
+				return true
+			}
+		}
+		path = path[:len(path)-1]
+		state[f] = 2
+		return false
+	}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if state[name] == 0 && visit(name) {
+			return
+		}
+	}
+}
+
+// privateDecls lists f's unexported top-level names, its methods' and its
+// interfaces' methods' included.
+func privateDecls(f *ast.File) []string {
+	var ids []*ast.Ident
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			ids = append(ids, d.Name)
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					ids = append(ids, s.Name)
+					if it, ok := s.Type.(*ast.InterfaceType); ok {
+						for _, m := range it.Methods.List {
+							ids = append(ids, m.Names...)
+						}
+					}
+				case *ast.ValueSpec:
+					ids = append(ids, s.Names...)
+				}
+			}
+		}
+	}
+	var names []string
+	for _, id := range ids {
+		if !id.IsExported() && id.Name != "_" {
+			names = append(names, id.Name)
+		}
+	}
+	return names
 }

@@ -5,7 +5,6 @@ import (
 	"runtime/debug"
 
 	"github.com/lowmem/llm/internal/engine"
-	"github.com/lowmem/llm/internal/seq"
 	"github.com/lowmem/llm/internal/tokenizer"
 	"github.com/lowmem/llm/memplan"
 	"github.com/lowmem/llm/residency"
@@ -146,29 +145,4 @@ func (m *Model) IsEndOfGeneration(id int32) bool { defer m.engine().Absorb(); re
 func (m *Model) Close() (err error) {
 	defer m.engine().Catch(&err, debug.SetPanicOnFault(true))
 	return m.e.Close()
-}
-
-// Every exported function and method defers engine.Catch (or Absorb, when
-// it returns no error), so that no panic crosses the API; see there. A
-// nil model or session has a nil engine, which makes them report ErrClosed.
-
-func (m *Model) engine() *engine.Engine {
-	if m == nil {
-		return nil
-	}
-	return m.e
-}
-
-func (s *Session) engine() *engine.Engine {
-	if s == nil {
-		return nil
-	}
-	return s.m.engine()
-}
-
-func (s *Session) seq() *seq.Seq {
-	if s == nil {
-		return nil
-	}
-	return s.q
 }
