@@ -124,29 +124,3 @@ func quantF16(dst []byte, src []float32)   { quant16(dst, src, FP32ToFP16) }
 
 // dotF16 multiplies two rows of halves in float32, like ggml_vec_dot_f16.
 func dotF16(n int, w, x []byte) float32 { return dotHalf(n, w, x, &f16Table) }
-
-// dotHalf multiplies two rows of 16-bit floats, converting each element
-// to float32 through tab and accumulating in float32. Four accumulators
-// stand in for ggml's SIMD lanes; the order of additions differs from
-// ggml's, so results agree to rounding, not bit for bit.
-func dotHalf(n int, w, x []byte, tab *[1 << 16]float32) float32 {
-	w = w[:2*n]
-	x = x[:2*n]
-	var s0, s1, s2, s3 float32
-	for len(w) >= 8 && len(x) >= 8 {
-		a := (*[8]byte)(w)
-		b := (*[8]byte)(x)
-		s0 += tab[uint16(a[0])|uint16(a[1])<<8] * tab[uint16(b[0])|uint16(b[1])<<8]
-		s1 += tab[uint16(a[2])|uint16(a[3])<<8] * tab[uint16(b[2])|uint16(b[3])<<8]
-		s2 += tab[uint16(a[4])|uint16(a[5])<<8] * tab[uint16(b[4])|uint16(b[5])<<8]
-		s3 += tab[uint16(a[6])|uint16(a[7])<<8] * tab[uint16(b[6])|uint16(b[7])<<8]
-		w = w[8:]
-		x = x[8:]
-	}
-	for len(w) >= 2 && len(x) >= 2 {
-		s0 += tab[le16(w)] * tab[le16(x)]
-		w = w[2:]
-		x = x[2:]
-	}
-	return (s0 + s1) + (s2 + s3)
-}

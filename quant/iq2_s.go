@@ -26,21 +26,3 @@ func iq2SGroup(b []byte, g int) (grid uint64, signs uint8, s uint32) {
 func iq2SIndex(b *[iq2_SBytes]byte, ib, g int) int {
 	return int(b[2+4*ib+g]) | int(b[66+ib]>>(2*uint(g))&3)<<8
 }
-
-// dotIQ2_S is ggml_vec_dot_iq2_s_q8_K, in the order of dotIQ2_XS.
-func dotIQ2_S(n int, w, x []byte) float32 {
-	var sum float32
-	for a, b := range dotBlocks[[iq2_SBytes]byte, [q8_KBytes]byte](n/QKK, w, x) {
-		var bsum int32
-		for ib := 0; ib < 8; ib++ {
-			var s [2]int32
-			for g := 0; g < 4; g++ {
-				s[g/2] += dotSigned8(iq2sGrid[iq2SIndex(a, ib, g)&1023], a[34+4*ib+g], le64(b[4+32*ib+8*g:]))
-			}
-			sc := int32(a[74+ib])
-			bsum += s[0]*(2*(sc&15)+1) + s[1]*(2*(sc>>4)+1)
-		}
-		sum += float32(f16At(a[0:])*f32At(b[0:])) * float32(bsum)
-	}
-	return 0.125 * sum
-}

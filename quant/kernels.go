@@ -1,6 +1,7 @@
 package quant
 
 //go:generate sh -c "cd ../internal/asm && go run ./amd64 -pkg quant -out ../../quant"
+//go:generate go run ./internal/gen
 
 import "fmt"
 

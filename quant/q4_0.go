@@ -122,29 +122,3 @@ func nibbleDot(qs *[QK / 2]byte, y *[QK]byte, off int32) int32 {
 	}
 	return s0 + s1
 }
-
-// swarQ4_0 is the pure-Go tile kernel of Q4_0 on four rows (see swar.go):
-// the block sums of dotQ4_0, with Σ(q_w-8)·q_x taken as Σq_w·q_x - 8·Σq_x.
-func swarQ4_0(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
-	nb := len(w0) / q4_0Bytes
-	w0, w1, w2, w3 = w0[:nb*q4_0Bytes], w1[:nb*q4_0Bytes], w2[:nb*q4_0Bytes], w3[:nb*q4_0Bytes]
-	xq, d, s := p.q[:8*nb], p.d[:nb], p.s[:2*nb]
-	s0, s1, s2, s3 := acc[0], acc[1], acc[2], acc[3]
-	for i, dx := range d {
-		xa, xb := (*[4]uint64)(xq[8*i:]), (*[4]uint64)(xq[8*i+4:])
-		c := 8 * (s[2*i] + s[2*i+1])
-		a := (*[q4_0Bytes]byte)(w0[q4_0Bytes*i:])
-		lo, hi := le64(a[2:]), le64(a[10:])
-		s0 += (f16At(a[0:]) * dx) * float32(top16(q4Group(lo, hi, xa))+top16(q4Group(lo>>4, hi>>4, xb))-c)
-		a = (*[q4_0Bytes]byte)(w1[q4_0Bytes*i:])
-		lo, hi = le64(a[2:]), le64(a[10:])
-		s1 += (f16At(a[0:]) * dx) * float32(top16(q4Group(lo, hi, xa))+top16(q4Group(lo>>4, hi>>4, xb))-c)
-		a = (*[q4_0Bytes]byte)(w2[q4_0Bytes*i:])
-		lo, hi = le64(a[2:]), le64(a[10:])
-		s2 += (f16At(a[0:]) * dx) * float32(top16(q4Group(lo, hi, xa))+top16(q4Group(lo>>4, hi>>4, xb))-c)
-		a = (*[q4_0Bytes]byte)(w3[q4_0Bytes*i:])
-		lo, hi = le64(a[2:]), le64(a[10:])
-		s3 += (f16At(a[0:]) * dx) * float32(top16(q4Group(lo, hi, xa))+top16(q4Group(lo>>4, hi>>4, xb))-c)
-	}
-	acc[0], acc[1], acc[2], acc[3] = s0, s1, s2, s3
-}

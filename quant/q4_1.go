@@ -63,29 +63,3 @@ func dotQ4_1(n int, w, x []byte) float32 {
 	}
 	return sum
 }
-
-// swarQ4_1 is the pure-Go tile kernel of Q4_1 on four rows (see swar.go),
-// with the block sums of dotQ4_1.
-func swarQ4_1(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
-	nb := len(w0) / q4_1Bytes
-	w0, w1, w2, w3 = w0[:nb*q4_1Bytes], w1[:nb*q4_1Bytes], w2[:nb*q4_1Bytes], w3[:nb*q4_1Bytes]
-	xq, d, m := p.q[:8*nb], p.d[:nb], p.m[:nb]
-	s0, s1, s2, s3 := acc[0], acc[1], acc[2], acc[3]
-	for i, dx := range d {
-		xa, xb := (*[4]uint64)(xq[8*i:]), (*[4]uint64)(xq[8*i+4:])
-		mx := m[i]
-		a := (*[q4_1Bytes]byte)(w0[q4_1Bytes*i:])
-		lo, hi := le64(a[4:]), le64(a[12:])
-		s0 += (f16At(a[0:])*dx)*float32(top16(q4Group(lo, hi, xa))+top16(q4Group(lo>>4, hi>>4, xb))) + f16At(a[2:])*mx
-		a = (*[q4_1Bytes]byte)(w1[q4_1Bytes*i:])
-		lo, hi = le64(a[4:]), le64(a[12:])
-		s1 += (f16At(a[0:])*dx)*float32(top16(q4Group(lo, hi, xa))+top16(q4Group(lo>>4, hi>>4, xb))) + f16At(a[2:])*mx
-		a = (*[q4_1Bytes]byte)(w2[q4_1Bytes*i:])
-		lo, hi = le64(a[4:]), le64(a[12:])
-		s2 += (f16At(a[0:])*dx)*float32(top16(q4Group(lo, hi, xa))+top16(q4Group(lo>>4, hi>>4, xb))) + f16At(a[2:])*mx
-		a = (*[q4_1Bytes]byte)(w3[q4_1Bytes*i:])
-		lo, hi = le64(a[4:]), le64(a[12:])
-		s3 += (f16At(a[0:])*dx)*float32(top16(q4Group(lo, hi, xa))+top16(q4Group(lo>>4, hi>>4, xb))) + f16At(a[2:])*mx
-	}
-	acc[0], acc[1], acc[2], acc[3] = s0, s1, s2, s3
-}

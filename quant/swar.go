@@ -141,7 +141,9 @@ func packQ8_K(p *xpack, x []byte) {
 
 // swarSpec is the pure-Go tile kernel of one weight type. The kernels are
 // called through switches, not function values, so that the packed
-// columns on the tile's stack do not escape to the heap.
+// columns on the tile's stack do not escape to the heap. internal/gen
+// writes the switch over the kernels (rows4, in swar_gen.go) with the
+// kernels whose four rows are written out (Q4_0, Q4_1, Q8_0).
 type swarSpec struct {
 	t      Type
 	be, wb int // elements and bytes per weight block
@@ -164,9 +166,7 @@ func swarTile(t Type) (TileKernel, bool) {
 // swarKernel returns the pure-Go tile kernel for t on any platform, or
 // false if t has none.
 func swarKernel(t Type) (TileKernel, bool) {
-	switch t {
-	case Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K:
-	default:
+	if !hasSwar(t) {
 		return TileKernel{}, false
 	}
 	l := tileLayoutOf(t)
@@ -183,31 +183,6 @@ func (s *swarSpec) pack(p *xpack, x []byte) {
 		packQ8_32(p, x, true)
 	default:
 		packQ8_K(p, x)
-	}
-}
-
-// rows4 runs four weight rows of the same length (a whole number of
-// blocks, at most a chunk) against one packed column, adding block by
-// block to acc. Four rows at a time share the loads of the column and the
-// per-block bookkeeping; a tile with fewer rows repeats its last one.
-func (s *swarSpec) rows4(w0, w1, w2, w3 []byte, p *xpack, acc *[4]float32) {
-	switch s.t {
-	case Q4_0:
-		swarQ4_0(w0, w1, w2, w3, p, acc)
-	case Q4_1:
-		swarQ4_1(w0, w1, w2, w3, p, acc)
-	case Q5_0:
-		swarQ5_0(w0, w1, w2, w3, p, acc)
-	case Q5_1:
-		swarQ5_1(w0, w1, w2, w3, p, acc)
-	case Q8_0:
-		swarQ8_0(w0, w1, w2, w3, p, acc)
-	case Q4_K:
-		swarQ4_K(w0, w1, w2, w3, p, acc)
-	case Q5_K:
-		swarQ5_K(w0, w1, w2, w3, p, acc)
-	case Q6_K:
-		swarQ6_K(w0, w1, w2, w3, p, acc)
 	}
 }
 
