@@ -412,7 +412,8 @@ func (s shape) check() error {
 	return nil
 }
 
-// ascending reports whether layers are ascending layers of n, each once.
+// ascending says why layers are not ascending layers of n, each once, or
+// returns nil when they are.
 func ascending(layers []int, n int) error {
 	for i, l := range layers {
 		if l < 0 || l >= n || i > 0 && l <= layers[i-1] {
