@@ -67,22 +67,18 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	maxBody := fs.String("max-body", "1M", "largest request body")
 	name := fs.String("name", "", "model name in the API (default: the file's name)")
 	drain := fs.Duration("drain", 30*time.Second, "on SIGTERM, how long requests in flight may finish before they are cancelled")
-	specType := fs.String("spec-type", "none", "speculative decoding: none, or ngram (prompt lookup, llama-server's ngram-simple)")
-	draftMax := fs.Int("draft-max", 8, "the most tokens drafted a step (1-64; a request's speculative.n_max): with -spec-type ngram 8 by default (llama-server's older 16 costs several steps a pass on a CPU), with -md 3 (llama-server's)")
-	draftMin := fs.Int("draft-min", 0, "with -spec-type ngram or -md, the fewest drafted tokens worth a verification pass (a request's speculative.n_min)")
-	ngram := fs.Int("spec-ngram-size-n", 3, "with -spec-type ngram, how many last tokens must match earlier ones")
 	noSlots := fs.Bool("no-slots", false, "answer GET /slots with 501, as llama-server's --no-slots (/slots shows each slot's last request's sampling settings and progress)")
 	slotSave := fs.String("slot-save-path", "", "directory for POST /slots/{id}?action=save and restore (llama-server's --slot-save-path); without it slot actions answer 501")
-	var df draftFlags
-	df.register(fs)
+	var sf specFlags
+	sf.register(fs)
 	if err := fs.Parse(cli.LoRAArgs(args)); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if s := *specType; s != "none" && s != "ngram" && s != "ngram-simple" {
-		return fmt.Errorf("-spec-type %q: want none or ngram", s)
+	if err := sf.checkType(); err != nil {
+		return err
 	}
 	if *parallel < 1 || *queue < 0 {
 		return fmt.Errorf("-parallel %d -queue %d: want at least 1 and 0", *parallel, *queue)
@@ -92,7 +88,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("-max-body %q: %w", *maxBody, err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	draft, extra, err := df.load(&mf, *parallel, log)
+	draft, extra, err := sf.load(&mf, *parallel, log)
 	if err != nil {
 		return err
 	}
@@ -113,24 +109,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if draft != nil {
-		if !given(fs, "draft-max") {
-			*draftMax = llm.DefaultDrafting().Draft
-		}
-		if *draftMax < 1 {
-			return fmt.Errorf("-draft-max %d: want 1 to %d with -md", *draftMax, llm.MaxDraft)
-		}
-		dr := llm.Drafting{Draft: *draftMax, MinDraft: *draftMin, PMin: float32(df.pMin)}
-		if err := b.Draft(draft, dr); err != nil {
-			return fmt.Errorf("-draft-max %d -draft-min %d -draft-p-min %v: %w", *draftMax, *draftMin, df.pMin, err)
-		}
-	} else if *specType != "none" {
-		if *draftMax < 1 {
-			return fmt.Errorf("-draft-max %d: want 1 to %d with -spec-type %s", *draftMax, llm.MaxDraft, *specType)
-		}
-		if err := b.Speculate(llm.PromptLookup{Draft: *draftMax, MinDraft: *draftMin, NGram: *ngram}); err != nil {
-			return fmt.Errorf("-draft-max %d -draft-min %d -spec-ngram-size-n %d: %w", *draftMax, *draftMin, *ngram, err)
-		}
+	if err := sf.speculate(fs, b, draft); err != nil {
+		return err
 	}
 	opts := []server.Option{server.WithParallel(*parallel), server.WithQueue(*queue),
 		server.WithMaxBodyBytes(body), server.WithLogger(log)}

@@ -43,6 +43,9 @@ func lookup[T named](list []T, kind, name string) (T, error) {
 var errUsage = errors.New("see -h for usage")
 
 func run(args []string, stdout, stderr io.Writer) error {
+	if shapesErr != nil {
+		return shapesErr
+	}
 	fs := cmdline.FlagSet("mkmodel", stderr)
 	shapeName := fs.String("shape", "", "model shape: "+strings.Join(names(shapes), ", "))
 	typeName := fs.String("type", "q4_k_m", "weight type: "+strings.Join(names(fileTypes), ", "))
