@@ -134,13 +134,14 @@ func valuesF16xNAt(l cpu.Level, o, w []float32, stride, rows int, v []uint16, d 
 	v = v[:rows*row]
 	for h := 0; h < n; h += 4 {
 		for r, b := 0, valueRows(l, d, min(4, n-h)); r < rows; r += b {
+			op, wp, vp, rs := &o[h*d], &w[h*stride+r], &v[r*row], min(b, rows-r)
 			switch {
 			case n-h == 2:
-				valuesF16x2AVX512(&o[h*d], &w[h*stride+r], stride, &v[r*row], min(b, rows-r), d)
+				valuesF16x2AVX512(op, wp, stride, vp, rs, d)
 			case l >= cpu.AVX512:
-				valuesF16x4AVX512(&o[h*d], &w[h*stride+r], stride, &v[r*row], min(b, rows-r), d)
+				valuesF16x4AVX512(op, wp, stride, vp, rs, d)
 			default:
-				valuesF16x4AVX2(&o[h*d], &w[h*stride+r], stride, &v[r*row], min(b, rows-r), d)
+				valuesF16x4AVX2(op, wp, stride, vp, rs, d)
 			}
 		}
 	}
@@ -185,13 +186,14 @@ func valuesI8xNAt(l cpu.Level, o, w []float32, stride, rows int, v []int8, scale
 	scales = scales[:rows]
 	for h := 0; h < n; h += 4 {
 		for r, b := 0, valueRows(l, d, min(4, n-h)); r < rows; r += b {
+			op, wp, vp, sp, rs := &o[h*d], &w[h*stride+r], &v[r*row], &scales[r], min(b, rows-r)
 			switch {
 			case n-h == 2:
-				valuesI8x2AVX512(&o[h*d], &w[h*stride+r], stride, &v[r*row], &scales[r], min(b, rows-r), d)
+				valuesI8x2AVX512(op, wp, stride, vp, sp, rs, d)
 			case l >= cpu.AVX512:
-				valuesI8x4AVX512(&o[h*d], &w[h*stride+r], stride, &v[r*row], &scales[r], min(b, rows-r), d)
+				valuesI8x4AVX512(op, wp, stride, vp, sp, rs, d)
 			default:
-				valuesI8x4AVX2(&o[h*d], &w[h*stride+r], stride, &v[r*row], &scales[r], min(b, rows-r), d)
+				valuesI8x4AVX2(op, wp, stride, vp, sp, rs, d)
 			}
 		}
 	}
@@ -279,11 +281,12 @@ func valuesQ4xNAt(l cpu.Level, o, w []float32, stride, rows int, v []byte, d int
 	v = v[:rows*row]
 	for h := 0; h < n; h += 4 {
 		for r, b := 0, valueRows(l, d, min(4, n-h)); r < rows; r += b {
+			op, wp, vp, rs := &o[h*d], &w[h*stride+r], &v[r*row], min(b, rows-r)
 			switch {
 			case n-h == 2:
-				valuesQ4x2AVX512(&o[h*d], &w[h*stride+r], stride, &v[r*row], min(b, rows-r), d)
+				valuesQ4x2AVX512(op, wp, stride, vp, rs, d)
 			default:
-				valuesQ4x4AVX512(&o[h*d], &w[h*stride+r], stride, &v[r*row], min(b, rows-r), d)
+				valuesQ4x4AVX512(op, wp, stride, vp, rs, d)
 			}
 		}
 	}

@@ -290,7 +290,8 @@ func {{.Name}}(l cpu.Level, o, w []float32, stride, rows int, v []{{.T}}, {{if .
 	{{.Reslice "v" "rows"}}
 	for h := 0; h < n; h += 4 {
 		for r, b := 0, valueRows(l, d, min(4, n-h)); r < rows; r += b {
-			{{.Switch "&o[h*d], &w[h*stride+r], stride, &v[r*row]" "&scales[r]" "min(b, rows-r), d"}}
+			op, wp, vp, {{if .S}}sp, {{end}}rs := &o[h*d], &w[h*stride+r], &v[r*row], {{if .S}}&scales[r], {{end}}min(b, rows-r)
+			{{.Switch "op, wp, stride, vp" "sp" "rs, d"}}
 		}
 	}
 	return n
