@@ -9,9 +9,9 @@ import "github.com/lowmem/llm/internal/cpu"
 // scores with both, the four-head values and the two-head scores and
 // values with AVX-512. They take rows of
 // any multiple of 32 elements, which is every Int4 head size (mult 32).
-// As for the other families, …At calls a level's kernel directly, and the
-// functions attention calls pick the level once per call from the
-// registry.
+// As for the other families, …At (generated: dispatch_amd64.go) calls a
+// level's kernel directly, and the functions attention calls pick the
+// level once per call from the registry.
 
 // archKernelsQ4 adds the Int4 variants to the registry.
 func archKernelsQ4(k *kernelFamilies) {
@@ -31,82 +31,4 @@ func archKernelsQ4(k *kernelFamilies) {
 	k.valuesQ4xN.add(variant[valuesQ4xNFunc]{"avx512", cpu.AVX512, q4Block, func(o, w []float32, stride, rows int, v []byte, d int) int {
 		return valuesQ4xNAt(cpu.AVX512, o, w, stride, rows, v, d)
 	}})
-}
-
-func scoresQ4At(l cpu.Level, dst []float32, k []byte, q []float32) {
-	d := len(q)
-	if l < cpu.AVX2 || len(dst) == 0 || d%q4Block != 0 {
-		scoresQ4Rows(dst, k, q)
-		return
-	}
-	k = k[:len(dst)*q4RowBytes(d)]
-	if l >= cpu.AVX512 {
-		scoresQ4AVX512(&dst[0], &k[0], &q[0], len(dst), d)
-	} else {
-		scoresQ4AVX2(&dst[0], &k[0], &q[0], len(dst), d)
-	}
-}
-
-func valuesQ4At(l cpu.Level, o, w []float32, v []byte) {
-	d := len(o)
-	if l < cpu.AVX2 || len(w) == 0 || d%q4Block != 0 {
-		valuesQ4Rows(o, w, v)
-		return
-	}
-	rb := q4RowBytes(d)
-	v = v[:len(w)*rb]
-	for r, b := 0, valueRows(l, d, 1); r < len(w); r += b {
-		if l >= cpu.AVX512 {
-			valuesQ4AVX512(&o[0], &w[r], &v[r*rb], min(b, len(w)-r), d)
-		} else {
-			valuesQ4AVX2(&o[0], &w[r], &v[r*rb], min(b, len(w)-r), d)
-		}
-	}
-}
-
-func scoresQ4xNAt(l cpu.Level, dst []float32, stride, rows int, k []byte, q []float32, d int) int {
-	if d%q4Block != 0 {
-		return 0
-	}
-	n := headsN(l, q, dst, stride, rows, d, pair(l))
-	if n == 0 {
-		return 0
-	}
-	k = k[:rows*q4RowBytes(d)]
-	for h := 0; h < n; h += 4 {
-		switch {
-		case n-h == 2:
-			scoresQ4x2AVX512(&dst[h*stride], stride, &k[0], &q[h*d], rows, d)
-		case l >= cpu.AVX512:
-			scoresQ4x4AVX512(&dst[h*stride], stride, &k[0], &q[h*d], rows, d)
-		default:
-			scoresQ4x4AVX2(&dst[h*stride], stride, &k[0], &q[h*d], rows, d)
-		}
-	}
-	return n
-}
-
-func valuesQ4xNAt(l cpu.Level, o, w []float32, stride, rows int, v []byte, d int) int {
-	if l < cpu.AVX512 || d%q4Block != 0 {
-		return 0
-	}
-	n := headsN(l, o, w, stride, rows, d, pair(l))
-	if n == 0 {
-		return 0
-	}
-	rb := q4RowBytes(d)
-	v = v[:rows*rb]
-	for h := 0; h < n; h += 4 {
-		heads := min(4, n-h)
-		b := valueRows(l, d, heads)
-		for r := 0; r < rows; r += b {
-			op, wp, vp, rs := &o[h*d], &w[h*stride+r], &v[r*rb], min(b, rows-r)
-			if heads == 2 {
-				valuesQ4x2AVX512(op, wp, stride, vp, rs, d)
-			} else {
-				valuesQ4x4AVX512(op, wp, stride, vp, rs, d)
-			}
-		}
-	}
-	return n
 }

@@ -28,6 +28,12 @@ func (w width) suffix() string {
 	return [...]string{"AVX2", "AVX512", "VNNI", "VBMI"}[w]
 }
 
+// level is the internal/cpu level of the width, as Go code outside this
+// module names it.
+func (w width) level() string {
+	return "cpu." + [...]string{"AVX2", "AVX512", "AVX512VNNI", "AVX512VBMI"}[w]
+}
+
 // wide reports whether w has 512-bit registers.
 func (w width) wide() bool { return w != avx2 }
 

@@ -60,11 +60,16 @@ type kvElem struct {
 	name   string
 	size   int
 	goType string
+	// For kv's Go dispatch (kvdispatch.go): the length in its slice of a
+	// row of d elements ("" for d), and the Go condition under which the
+	// kernels cannot take rows of d elements ("" when they take every d
+	// the registry gives them).
+	goRow, goSkip string
 }
 
 var (
-	kvF16 = kvElem{"F16", 2, "uint16"}
-	kvI8  = kvElem{"I8", 1, "int8"}
+	kvF16 = kvElem{name: "F16", size: 2, goType: "uint16"}
+	kvI8  = kvElem{name: "I8", size: 1, goType: "int8"}
 )
 
 // loadRows widens the elements at ms into dsts: F16 one VCVTPH2PS each;
@@ -339,6 +344,7 @@ func kvText(kind string, e kvElem, w width, heads int, lead, rest, restI8 string
 		lead += ", stride int"
 	}
 	text(kvName(kind, e, w, heads), NOSPLIT, "func("+lead+", "+args+")")
+	kvKernels = append(kvKernels, kvKernel{kind, e, w, heads})
 }
 
 // kvScores emits scores<E>[x2|x4]<W>: dst[i] = Σ_j k[i·d+j]·q[j] (times

@@ -40,8 +40,9 @@ func kvQ4Files() outFile {
 }
 
 // kvQ4 names the Int4 kernels and types their rows for kvText (its size
-// is no element size: the blocks are read by q4Decode).
-var kvQ4 = kvElem{name: "Q4", goType: "byte"}
+// is no element size: the blocks are read by q4Decode); kv's rows are
+// bytes, whole blocks of q4Block elements.
+var kvQ4 = kvElem{name: "Q4", goType: "byte", goRow: "q4RowBytes(d)", goSkip: "d%q4Block != 0"}
 
 // q4Levels is the VPERMPS table of the AVX-512 kernels: c−8 for c < 16.
 func q4Levels() Mem {

@@ -7,6 +7,8 @@
 // build context; the kernels themselves are built by one parameterised Go
 // function per family (dot products by block type and width, tiles, the
 // activation quantizers, kv's attention kernels) from shared pieces.
+// kv also gets dispatch_amd64.go, Go without assembly: the functions that
+// pick a multi-row kernel by level, written from the kernels emitted.
 package main
 
 import (
@@ -33,6 +35,14 @@ type outFile struct {
 	gen  func()
 }
 
+// goFile is a Go file without assembly, named base_amd64.go, written
+// after the package's outFiles from what they emitted (src gets the
+// package name).
+type goFile struct {
+	base string
+	src  func(pkg string) ([]byte, error)
+}
+
 func main() {
 	log.SetFlags(0)
 	log.SetPrefix("amd64: ")
@@ -42,11 +52,13 @@ func main() {
 	out := fs.String("out", ".", "directory to write the files to")
 	fs.Parse(os.Args[1:])
 	var files []outFile
+	var goFiles []goFile
 	switch *pkg {
 	case "quant":
 		files = quantFiles()
 	case "kv":
 		files = kvFiles()
+		goFiles = []goFile{{"dispatch", kvDispatch}}
 	case "cpu":
 		files = cpuFiles()
 	case "ssm":
@@ -54,16 +66,25 @@ func main() {
 	default:
 		log.Fatalf("-pkg %q: want quant, kv, cpu or ssm", *pkg)
 	}
+	write := func(name string, b []byte) {
+		if err := os.WriteFile(filepath.Join(*out, name), b, 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
 	for _, f := range files {
 		s, g, err := generate(*pkg, f)
 		if err != nil {
 			log.Fatalf("%s: %v", f.base, err)
 		}
-		for name, b := range map[string][]byte{f.base + "_amd64.s": s, f.base + "_amd64.go": g} {
-			if err := os.WriteFile(filepath.Join(*out, name), b, 0o644); err != nil {
-				log.Fatal(err)
-			}
+		write(f.base+"_amd64.s", s)
+		write(f.base+"_amd64.go", g)
+	}
+	for _, f := range goFiles {
+		b, err := f.src(*pkg)
+		if err != nil {
+			log.Fatalf("%s: %v", f.base, err)
 		}
+		write(f.base+"_amd64.go", b)
 	}
 }
 
