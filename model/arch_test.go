@@ -42,7 +42,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyExaone(), testutil.TinyStarCoder2(), testutil.TinyGemma(), testutil.TinyNemotron(),
 		testutil.TinyStableLM(), testutil.TinyStableLM12B(),
 		testutil.TinyPhi2(), testutil.TinyPhi2Fused(), testutil.TinyGPT2(), testutil.TinyStarCoder(), testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(),
-		testutil.TinyBitnet(), testutil.TinyBitnetSiLU(),
+		testutil.TinyBitnet(), testutil.TinyBitnetScales(),
 		testutil.TinyAfmoe(), testutil.TinyAfmoeGlobal(),
 	}
 }

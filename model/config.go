@@ -171,12 +171,6 @@ type Config struct {
 	// GatedReLU2: the gated feed-forward's activation is ReLU(gate)²·up
 	// (ops.ReLU2Mul: bitnet's relu2), not SwiGLU.
 	GatedReLU2 bool
-	// SubNorms: each block RMS-normalises the attention's output before
-	// attn_output and the gated activation before ffn_down, with weights
-	// of their own (Layer.AttnSubNorm, FFNSubNorm), and its projections'
-	// products are multiplied by their scales when the file has them
-	// (Arch.SubNorms: bitnet).
-	SubNorms bool
 	// RouterPreAttn: the router reads the layer's input, the residual
 	// stream before attention and its norm (smallthinker's pre-attention
 	// router), not the experts' input.
@@ -886,7 +880,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	c.Encoder, c.AbsPositions = a.Encoder, a.AbsPositions
 	c.NoPreNorm = a.NoPreNorm
 	c.Parallel, c.AttnOutGate = a.Parallel, a.AttnOutGate
-	c.OptionalFFNNorm, c.SubNorms = a.OptionalFFNNorm, a.SubNorms
+	c.OptionalFFNNorm = a.OptionalFFNNorm
 	c.Sinks, c.ExpertBiases, c.ExpertSelBias = a.Sinks, a.ExpertBiases, a.ExpertSelBias
 	c.Name, _ = f.String("general.name")
 	if ft, ok := f.Uint("general.file_type"); ok {

@@ -106,8 +106,9 @@ func phi2Hparams(c *Config, m *meta) {
 func bitnetHparams(c *Config, m *meta) {
 	m.require(true, "attention.layer_norm_rms_epsilon")
 	if m.err == nil && (c.Heads*c.HeadDimK != c.Embd || c.HeadDimV != c.HeadDimK) {
-		m.fail("%s's heads are %d × %d (keys) and %d (values) wide, want embedding_length %d: llama.cpp's bitnet loader shapes attn_q and attn_output [%d, %d]",
-			m.arch, c.Heads, c.HeadDimK, c.HeadDimV, c.Embd, c.Embd, c.Embd)
+		m.fail("%s = %d and %s = %d with %s = %d: bitnet's heads must span %s = %d, as llama.cpp's loader shapes attn_q and attn_output [n_embd, n_embd]",
+			m.key("attention.key_length"), c.HeadDimK, m.key("attention.value_length"), c.HeadDimV, m.key("attention.head_count"), c.Heads,
+			m.key("embedding_length"), c.Embd)
 	}
 	switch act := metaValue(m, "hidden_activation", "silu", m.f.String, "a string"); act {
 	case "silu", "swish", "swiglu":

@@ -161,7 +161,7 @@ type Layer struct {
 	// a view of the file, so not among matrices().
 	WkBMade *ops.Matrix
 
-	// BitNet's (Config.SubNorms): the RMSNorm weights of the attention's
+	// BitNet's (Arch.SubNorms): the RMSNorm weights of the attention's
 	// output before attn_output (Embd) and of the gated activation before
 	// ffn_down (FFN), and each projection's one-element .scale, which
 	// multiplies its product (nil when the file has none).

@@ -152,18 +152,19 @@ func tinyGPTNeoX(seed uint64, sequential bool) ModelSpec {
 
 // TinyBitnet is a 2-layer bitnet as BitNet b1.58 2B-4T's config states
 // it: hidden_activation relu2 (ReLU(gate)²·up), NEOX RoPE, attn_sub_norm
-// before attn_output and ffn_sub_norm before ffn_down, a one-element
-// .scale on every projection (around 1.5, so that they matter), the
-// output tied to the embedding as llama.cpp requires; Q8_0 weights.
+// before attn_output and ffn_sub_norm before ffn_down, no .scale tensors
+// (llama.cpp's converter folds them into the weights), the output tied
+// to the embedding as llama.cpp requires; Q8_0 weights.
 func TinyBitnet() ModelSpec {
-	return tiny(ModelSpec{Arch: "bitnet", Seed: 127, RopeBase: 500000, RMSEps: 1e-5, HiddenAct: "relu2", Scales: true})
+	return tiny(ModelSpec{Arch: "bitnet", Seed: 127, RopeBase: 500000, RMSEps: 1e-5, HiddenAct: "relu2"})
 }
 
-// TinyBitnetSiLU is TinyBitnet as older converters write
-// 1bitLLM/bitnet_b1_58: no hidden_activation (SiLU, llama.cpp's
-// default) and no scales.
-func TinyBitnetSiLU() ModelSpec {
-	return tiny(ModelSpec{Arch: "bitnet", Seed: 131, RopeBase: 10000, RMSEps: 1e-5})
+// TinyBitnetScales is a bitnet as 1bitLLM/bitnet_b1_58's files are
+// written: no hidden_activation (SiLU, llama.cpp's default), and a
+// one-element .scale on every projection (around 1.5, so that they
+// matter).
+func TinyBitnetScales() ModelSpec {
+	return tiny(ModelSpec{Arch: "bitnet", Seed: 134, RopeBase: 10000, RMSEps: 1e-5, Scales: true})
 }
 
 // subNorms is bitnet block p's attn_sub_norm and ffn_sub_norm and, with

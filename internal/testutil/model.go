@@ -386,8 +386,8 @@ func (s ModelSpec) Variant() string {
 		return s.Arch + "/parallel"
 	case s.Sequential:
 		return s.Arch + "/sequential"
-	case s.Arch == "bitnet" && s.HiddenAct == "":
-		return s.Arch + "/silu"
+	case s.Scales:
+		return s.Arch + "/scales"
 	}
 	return s.Arch
 }
