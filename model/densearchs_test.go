@@ -260,4 +260,3 @@ func TestConfigBitnet(t *testing.T) {
 		{"values narrower than the keys", "bitnet.attention.value_length", uint32(64), ErrBadModel},
 	})
 }
-
