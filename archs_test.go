@@ -24,7 +24,8 @@ func TestNewArchitecturesDecode(t *testing.T) {
 		testutil.TinyCohere2(), testutil.TinyArcee(), testutil.TinyApertus(), testutil.TinyHunyuanDense(),
 		testutil.TinyExaone(), testutil.TinyStarCoder2(), testutil.TinyGemma(), testutil.TinyNemotron(),
 		testutil.TinyStableLM(), testutil.TinyStableLM12B(), testutil.TinyPhi2(), testutil.TinyPhi2Fused(),
-		testutil.TinyGPT2(), testutil.TinyStarCoder(), testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential()} {
+		testutil.TinyGPT2(), testutil.TinyStarCoder(), testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(),
+		testutil.TinyBitnet(), testutil.TinyBitnetScales()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			path := filepath.Join(dir, spec.Arch+".gguf")
 			if err := testutil.WriteModelFile(path, spec); err != nil {

@@ -1297,6 +1297,38 @@ func hostileCases() []hostileCase {
 			unset("use_parallel_residual missing", ".use_parallel_residual"),
 			refusedKey("rope.dimension_count past the head", ".rope.dimension_count", uint32(18)),
 		),
+		// bitnet: every tensor of llama.cpp's bitnet loader is required
+		// but the projections' scales, which are of one element when
+		// present; the output is always token_embd (llama.cpp refuses an
+		// output matrix); the RMS epsilon is required; a hidden_activation
+		// llama.cpp would not run as bitnet's gated feed-forward is
+		// refused.
+		family("bitnet", testutil.TinyBitnetScales(), requires{
+			"token_embd missing":    "token_embd.weight",
+			"output_norm missing":   "output_norm.weight",
+			"attn_norm missing":     "blk.0.attn_norm.weight",
+			"attn_sub_norm missing": "blk.0.attn_sub_norm.weight",
+			"attn_q missing":        "blk.0.attn_q.weight",
+			"attn_k missing":        "blk.1.attn_k.weight",
+			"attn_v missing":        "blk.0.attn_v.weight",
+			"attn_output missing":   "blk.1.attn_output.weight",
+			"ffn_norm missing":      "blk.0.ffn_norm.weight",
+			"ffn_sub_norm missing":  "blk.1.ffn_sub_norm.weight",
+			"ffn_gate missing":      "blk.0.ffn_gate.weight",
+			"ffn_up missing":        "blk.1.ffn_up.weight",
+			"ffn_down missing":      "blk.0.ffn_down.weight",
+		},
+			misshapen("attn_sub_norm of the feed-forward's width", "blk.0.attn_sub_norm.weight", 128),
+			misshapen("ffn_sub_norm of the width", "blk.1.ffn_sub_norm.weight", 64),
+			misshapen("attn_q.scale of two", "blk.0.attn_q.scale", 2),
+			misshapen("ffn_down.scale a row", "blk.1.ffn_down.scale", 64),
+			misshapen("with an output matrix", "output.weight", 64, 320),
+			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			unsupportedKey("hidden_activation gelu", ".hidden_activation", "gelu"),
+			unsupportedKey("hidden_activation unknown", ".hidden_activation", "squared_relu"),
+			loads("one scale left out", drop("blk.0.attn_v.scale")),
+			on(testutil.TinyBitnet(), loads("relu2 without scales", func(*hmodel) {})),
+		),
 		// afmoe: the output gate, the four norms around attention and the
 		// feed-forward, the Q/K norms and the selection bias are required,
 		// as llama.cpp's loader requires them, and so are the RMS epsilon,

@@ -90,7 +90,8 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 		testutil.TinyGLM4MoE(), testutil.TinyGLM4MoEAir(), testutil.TinyBailingMoE2(),
 		testutil.TinyExaone(), testutil.TinyStarCoder2(), testutil.TinyGemma(), testutil.TinyNemotron(),
 		testutil.TinyStableLM(), testutil.TinyStableLM12B(), testutil.TinyPhi2(), testutil.TinyPhi2Fused(),
-		testutil.TinyGPT2(), testutil.TinyStarCoder(), testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential()} {
+		testutil.TinyGPT2(), testutil.TinyStarCoder(), testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(),
+		testutil.TinyBitnet(), testutil.TinyBitnetScales()} {
 		path, _, p := tinyPlan(t, spec)
 		m, err := model.New(testutil.ReadModel(t, path))
 		if err != nil {

@@ -155,6 +155,11 @@ type Arch struct {
 	// normalises the token embeddings before the first block, and block 0
 	// has no attn_norm (modern-bert).
 	EmbedNorm bool
+	// SubNorms: attn_sub_norm RMS-normalises the attention's output
+	// before attn_output, ffn_sub_norm the gated activation (FFN wide)
+	// before ffn_down, and each projection may have a one-element .scale
+	// multiplying its product (bitnet: BitNet b1.58).
+	SubNorms bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -273,6 +278,7 @@ var registry = []*Arch{
 		hparams: layerNormHparams},
 	{Name: "gptneox", Neox: true, QKV: QKVFused, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true,
 		UntiedOutput: true, hparams: gptneoxHparams},
+	{Name: "bitnet", Neox: true, TiedHead: true, SubNorms: true, hparams: bitnetHparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -166,8 +166,11 @@ type Config struct {
 	// (ops.SwiGLUOAIMul), not SwiGLU or GeGLU.
 	SwiGLUOAI bool
 	// ReGLU: the feed-forward activation is ReLU(gate)·up (ops.ReGLUMul,
-	// smallthinker's experts), not SwiGLU.
+	// smallthinker's experts; bitnet's relu), not SwiGLU.
 	ReGLU bool
+	// GatedReLU2: the gated feed-forward's activation is ReLU(gate)²·up
+	// (ops.ReLU2Mul: bitnet's relu2), not SwiGLU.
+	GatedReLU2 bool
 	// RouterPreAttn: the router reads the layer's input, the residual
 	// stream before attention and its norm (smallthinker's pre-attention
 	// router), not the experts' input.

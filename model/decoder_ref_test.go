@@ -425,7 +425,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				q, kv := c.Heads*hd, c.HeadsKV*hd
 				qs[t], ks[t], vs[t] = all[:q], all[q:q+kv], all[q+kv:]
 			} else {
-				qs[t], ks[t], vs[t] = linear(p("attn_q.weight"), p("attn_q.bias"), h), linear(p("attn_k.weight"), p("attn_k.bias"), h), linear(p("attn_v.weight"), p("attn_v.bias"), h)
+				qs[t], ks[t], vs[t] = times(linear(p("attn_q.weight"), p("attn_q.bias"), h), p("attn_q.scale")),
+					times(linear(p("attn_k.weight"), p("attn_k.bias"), h), p("attn_k.scale")),
+					times(linear(p("attn_v.weight"), p("attn_v.bias"), h), p("attn_v.scale"))
 			}
 			qkNorms := func() {
 				switch {
@@ -505,7 +507,10 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 					attendHead64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks[lo:hi], vs[lo:hi], g*hd, float64(c.KQScale), sink, r.r16)
 				}
 				r.afmoe.gate(c, p, hs[t], att, false)
-				o = linear(p("attn_output.weight"), p("attn_output.bias"), att)
+				if w := p("attn_sub_norm.weight"); w != nil {
+					att = rmsNorm64(att, w, eps) // bitnet
+				}
+				o = times(linear(p("attn_output.weight"), p("attn_output.bias"), att), p("attn_output.scale"))
 				r.afmoe.gate(c, p, hs[t], o, true)
 				if c.ParallelSSM {
 					// falcon-h1: the Mamba-2 mixer's output joins the
@@ -549,7 +554,11 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 					}
 				}
 			} else if g := p("ffn_gate.weight"); g != nil {
-				f = r.ffn(linear(g, nil, y), linear(p("ffn_up.weight"), nil, y), p("ffn_down.weight"), nil)
+				a := r.act(times(linear(g, nil, y), p("ffn_gate.scale")), times(linear(p("ffn_up.weight"), nil, y), p("ffn_up.scale")))
+				if w := p("ffn_sub_norm.weight"); w != nil {
+					a = rmsNorm64(a, w, eps) // bitnet
+				}
+				f = times(linear(p("ffn_down.weight"), nil, a), p("ffn_down.scale"))
 			} else if u := linear(p("ffn_up.weight"), p("ffn_up.bias"), y); len(u) == c.FFN {
 				// No gate: arcee's and nemotron's ReLU², apertus's xIELU,
 				// starcoder2's GELU; each bias when the block has it.
@@ -648,11 +657,28 @@ func topK64(v []float64, k int) []int {
 	return ids
 }
 
-// ffn is down·act(gate, up) + b: SwiGLU, GeGLU through GELU's F16 table,
-// ReGLU (smallthinker), or gpt-oss's clamped SwiGLU, the gate at most 7
-// and the up input within ±7 (the exponent rounded to float32 as ggml
-// computes it).
+// ffn is down·act(gate, up) + b.
 func (r *refDecoder) ffn(gate, up, down, b []float64) []float64 {
+	return linear(down, b, r.act(gate, up))
+}
+
+// times multiplies v by a one-element scale (bitnet's .scale tensors;
+// nil: none) and returns it.
+func times(v, scale []float64) []float64 {
+	for _, k := range scale {
+		for i := range v {
+			v[i] *= k
+		}
+	}
+	return v
+}
+
+// act is the gated activation of gate and up, in up: SwiGLU, GeGLU
+// through GELU's F16 table, ReGLU (smallthinker), ReLU² of the gate
+// (bitnet's relu2), or gpt-oss's clamped SwiGLU, the gate at most 7 and
+// the up input within ±7 (the exponent rounded to float32 as ggml
+// computes it).
+func (r *refDecoder) act(gate, up []float64) []float64 {
 	c := r.c
 	for i := range up {
 		switch {
@@ -663,11 +689,13 @@ func (r *refDecoder) ffn(gate, up, down, b []float64) []float64 {
 			up[i] = x / (1 + math.Exp(float64(float32(1.702)*float32(-x)))) * (y + 1)
 		case c.ReGLU:
 			up[i] *= math.Max(gate[i], 0)
+		case c.GatedReLU2:
+			up[i] *= math.Max(gate[i], 0) * math.Max(gate[i], 0)
 		default:
 			up[i] *= gate[i] / (1 + math.Exp(-gate[i]))
 		}
 	}
-	return linear(down, b, up)
+	return up
 }
 
 // experts is a mixture-of-experts block's output for y: the router's
@@ -867,6 +895,11 @@ func TestDecoderMatchesReference(t *testing.T) {
 		"starcoder":          learned,
 		"gptneox":            learned[1:], // gptneox: every bias, its positions rotated
 		"gptneox/sequential": learned[1:],
+		// bitnet: the sub norms, and the scales of Q, K, the output, the
+		// gate and down; V's and up's are RMS-normalised away by the sub
+		// norm after them (up to its epsilon), in llama.cpp's graph too.
+		"bitnet":        {"attn_sub_norm.weight", "ffn_sub_norm.weight"},
+		"bitnet/scales": {"attn_sub_norm.weight", "ffn_sub_norm.weight", "attn_q.scale", "attn_k.scale", "attn_output.scale", "ffn_gate.scale", "ffn_down.scale"},
 	}
 	for _, tc := range []struct {
 		spec testutil.ModelSpec
@@ -970,7 +1003,15 @@ func TestDecoderMatchesReference(t *testing.T) {
 		// quarter of each head rotated in NEOX pairs and an untied
 		// output; the feed-forward on ffn_norm of the block's input
 		// beside the attention (use_parallel_residual), or after it.
-		{testutil.TinyGPTNeoX(), 1e-3}, {testutil.TinyGPTNeoXSequential(), 1e-3}} {
+		{testutil.TinyGPTNeoX(), 1e-3}, {testutil.TinyGPTNeoXSequential(), 1e-3},
+		// bitnet: llama's layers with NEOX RoPE, the attention's output
+		// and the gated activation RMS-normalised before attn_output and
+		// ffn_down, ReLU²(gate)·up, or
+		// SiLU with a scale on every projection. bitnet (seed 127)
+		// 9.5e-5 with the AVX-512 and AVX2 kernels, 7.9e-6 pure Go; with
+		// scales (seed 134) 6.2e-6, 9.2e-6 pure Go (seeds 131 and 133
+		// measured 8.8e-4 and 3.0e-3, a value on the other F16 step).
+		{testutil.TinyBitnet(), 1e-3}, {testutil.TinyBitnetScales(), 1e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
 		name := spec.Variant()
@@ -1008,7 +1049,7 @@ func TestDecoderMatchesReference(t *testing.T) {
 				"softmax gating", "no selection bias", "no renormalisation", "no window", "no sparsity", "no KV sharing",
 				"no V norm", "RMSNorm, not LayerNorm", "not parallel", "no logit multiplier", "GELU, not ReLU²",
 				"GELU, not xIELU", "layer 0's xIELU everywhere", "Q/K norms before RoPE", "SwiGLU, not GeGLU",
-				"every dim rotated", "no query scale", "NORM pairs", "rotated", "sequential residual")...)
+				"every dim rotated", "no query scale", "NORM pairs", "rotated", "sequential residual", "SiLU, not ReLU²", "ReLU², not SiLU")...)
 			for _, name := range without[spec.Variant()] {
 				_, inBlock := f.Tensor("blk.0." + name)
 				_, in1 := f.Tensor("blk.1." + name) // nemotron's optional biases

@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,11 +120,12 @@ func TestConfigPhi2(t *testing.T) {
 // half-rotated heads) and phi2 (those, in parallel, and the output's
 // bias) the same three ways, and stablelm's two layouts; gpt2 and
 // starcoder, whose learned positions each chunk must take from its own
-// first position; gptneox's two layouts.
+// first position; gptneox's two layouts; bitnet's two, whose sub norms
+// take each token's row.
 func TestDenseArchsInChunks(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
 		testutil.TinyStableLM(), testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyStarCoder(),
-		testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential()} {
+		testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(), testutil.TinyBitnet(), testutil.TinyBitnetScales()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
 			toks := prompt(13)
@@ -209,4 +211,52 @@ func TestConfigGPTNeoX(t *testing.T) {
 			t.Fatalf("%s: block 1 %+v", spec.Variant(), B)
 		}
 	}
+}
+
+// bitnet's Configs as its files state them: NEOX pairs, RMSNorms, the
+// output always the embedding, every block's sub norms and (when the file
+// has them) its projections' scales; hidden_activation, as llama.cpp's
+// later loader maps it, chooses SiLU (absent, silu, swish, swiglu), ReLU²
+// (relu2) or ReLU (relu) of the gate. The spellings llama.cpp maps to a
+// fused-gate op (its graph aborts on them beside ffn_gate), an unknown
+// one (it would run SiLU) and a value not a string are refused naming
+// the key, and so are a header without the RMS epsilon and heads that do
+// not span the width (llama.cpp shapes attn_q [n_embd, n_embd]).
+func TestConfigBitnet(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyBitnet(), testutil.TinyBitnetScales()} {
+		m, _, _ := loadSpec(t, spec)
+		c, B := m.Config, m.Blocks[1]
+		if !c.RopeNeox || c.LayerNorm || c.GatedReLU2 != (spec.HiddenAct == "relu2") || c.ReGLU || c.ReLU2 || !m.Tied || c.RMSEps != 1e-5 {
+			t.Fatalf("%s: %+v", spec.Variant(), c)
+		}
+		scales := [][]float32{B.ScaleQ, B.ScaleK, B.ScaleV, B.ScaleO, B.ScaleGate, B.ScaleUp, B.ScaleDown}
+		if len(B.AttnSubNorm) != c.Embd || len(B.FFNSubNorm) != c.FFN || B.Gate == nil ||
+			slices.ContainsFunc(scales, func(s []float32) bool { return len(s) != min(len(scales[0]), 1) }) || (B.ScaleQ != nil) != spec.Scales {
+			t.Fatalf("%s: block 1 %+v", spec.Variant(), B)
+		}
+	}
+	bitnet := func(mut func(map[string]any)) map[string]any {
+		return archMeta("bitnet", map[string]any{
+			"embedding_length": uint32(2560), "block_count": uint32(30), "feed_forward_length": uint32(6912),
+			"attention.head_count": uint32(20), "attention.head_count_kv": uint32(5), "context_length": uint32(4096),
+			"attention.layer_norm_rms_epsilon": float32(1e-5), "rope.freq_base": float32(500000),
+		}, mut)
+	}
+	for _, tc := range []struct {
+		act         any // nil: no key
+		relu2, relu bool
+	}{{nil, false, false}, {"silu", false, false}, {"swish", false, false}, {"swiglu", false, false}, {"relu2", true, false}, {"relu", false, true}} {
+		c := mustConfig(t, bitnet(func(m map[string]any) { setKey(m, "bitnet.hidden_activation", tc.act) }))
+		if c.GatedReLU2 != tc.relu2 || c.ReGLU != tc.relu || c.HeadDimK != 128 {
+			t.Errorf("hidden_activation %v: ReLU² %v, ReLU %v, head %d", tc.act, c.GatedReLU2, c.ReGLU, c.HeadDimK)
+		}
+	}
+	act := "bitnet.hidden_activation"
+	checkKeyErrors(t, bitnet, []keyCase{
+		{"gelu", act, "gelu", ErrUnsupportedArch}, {"geglu", act, "geglu", ErrUnsupportedArch}, {"reglu", act, "reglu", ErrUnsupportedArch},
+		{"unknown", act, "relu_squared", ErrUnsupportedArch}, {"not a string", act, uint32(2), ErrBadModel},
+		{"no RMS epsilon", "bitnet.attention.layer_norm_rms_epsilon", nil, ErrBadModel},
+		{"heads narrower than the width", "bitnet.attention.key_length", uint32(64), ErrBadModel},
+		{"values narrower than the keys", "bitnet.attention.value_length", uint32(64), ErrBadModel},
+	})
 }

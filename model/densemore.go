@@ -1,5 +1,7 @@
 package model
 
+import "fmt"
+
 // The dense architectures below are llama's layers with other norms,
 // biases or feed-forwards, each a choice the shared forward pass already
 // makes; their registry entries say which.
@@ -83,4 +85,40 @@ func gptneoxHparams(c *Config, m *meta) {
 func phi2Hparams(c *Config, m *meta) {
 	layerNormHparams(c, m)
 	c.QueryScale, c.KQScale = invSqrt(c.HeadDimK), 1
+}
+
+// bitnetHparams: BitNet b1.58 (microsoft/bitnet-b1.58-2B-4T,
+// 1bitLLM/bitnet_b1_58) as llama.cpp's bitnet graph runs it — llama's
+// blocks with NEOX RoPE, attn_sub_norm over the attention's output before
+// attn_output and ffn_sub_norm over the gated activation before ffn_down
+// (Arch.SubNorms), optional one-element scales on every projection, the
+// output tied to token_embd (Arch.TiedHead). The RMS epsilon is required
+// and Q is Embd wide, as llama.cpp's loader requires them.
+//
+// hidden_activation chooses the gate's activation as llama.cpp's later
+// bitnet loader reads it (llm_ffn_op_type_from_string, fallback SiLU):
+// absent, silu, swish or swiglu SiLU; relu2 ReLU² (BitNet b1.58 2B-4T's
+// config); relu ReLU. llama.cpp d32676d77 ignores the key and runs SiLU
+// always, which gives 2B-4T's relu2 the wrong activation. The spellings
+// that map to a fused-gate op there (gelu, geglu, reglu) abort its graph
+// beside a separate ffn_gate, and an unknown one would silently run SiLU:
+// both are refused with ErrUnsupportedArch naming the value.
+func bitnetHparams(c *Config, m *meta) {
+	m.require(true, "attention.layer_norm_rms_epsilon")
+	if m.err == nil && (c.Heads*c.HeadDimK != c.Embd || c.HeadDimV != c.HeadDimK) {
+		m.fail("%s = %d and %s = %d with %s = %d: bitnet's heads must span %s = %d, as llama.cpp's loader shapes attn_q and attn_output [n_embd, n_embd]",
+			m.key("attention.key_length"), c.HeadDimK, m.key("attention.value_length"), c.HeadDimV, m.key("attention.head_count"), c.Heads,
+			m.key("embedding_length"), c.Embd)
+	}
+	switch act := metaValue(m, "hidden_activation", "silu", m.f.String, "a string"); act {
+	case "silu", "swish", "swiglu":
+	case "relu2":
+		c.GatedReLU2 = true
+	case "relu":
+		c.ReGLU = true
+	default:
+		if m.err == nil {
+			m.err = fmt.Errorf("model: %s = %q: bitnet's feed-forward runs silu, relu2 or relu: %w", m.key("hidden_activation"), act, ErrUnsupportedArch)
+		}
+	}
 }

@@ -246,6 +246,8 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 		s.act = ops.SwiGLUOAIMul
 	case m.ReGLU:
 		s.act = ops.ReGLUMul
+	case m.GatedReLU2:
+		s.act = ops.ReLU2Mul
 	}
 	if m.YarnExt != 0 {
 		s.rope.Ext = m.YarnExt
@@ -340,12 +342,18 @@ func (s *State) quantized(a acts, vt quant.Type) ([]byte, error) {
 
 // mul computes out[t*stride+r] = row r of w · row t of a.
 func (s *State) mul(w *ops.Matrix, a acts, out []float32, stride int) error {
-	xq, err := s.quantized(a, w.VecType)
+	return s.mulScaled(projection{w: w}, a, out, stride)
+}
+
+// mulScaled is mul of projection p's whole matrix, times its scale when
+// it has one (projection.finish).
+func (s *State) mulScaled(p projection, a acts, out []float32, stride int) error {
+	xq, err := s.quantized(a, p.w.VecType)
 	if err != nil {
 		return err
 	}
-	s.e.MatMul(w, xq, a.n, out, stride)
-	s.addLoRA(w, 0, 0, a, out, stride)
+	s.e.MatMul(p.w, xq, a.n, out, stride)
+	s.finish(p, a, out, stride)
 	return nil
 }
 
@@ -895,6 +903,11 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 		}
 	}
 	if ao.rows == nil {
+		if L.AttnSubNorm != nil {
+			// bitnet: the attention's output normalised before attn_output.
+			s.e.Phase(phNorm)
+			headNorm(p.att[:n*oCols], L.AttnSubNorm, oCols, c.RMSEps)
+		}
 		ao = s.acts(p.att, oCols, n)
 	}
 	if c.ParallelNorms {
@@ -905,7 +918,7 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 		s.normB(xn, x, L.FFNNorm, L.FFNNormB, n)
 	}
 	s.e.Phase(phO)
-	if err := s.residual(wo, ao, L.Bo, p.tmp, x, L.PostAttnNorm); err != nil {
+	if err := s.residualScaled(projection{w: wo, scale: L.ScaleO}, ao, L.Bo, p.tmp, x, L.PostAttnNorm); err != nil {
 		return err
 	}
 	if c.ParallelSSM {
@@ -1047,7 +1060,8 @@ func qkNorm(c *Config, L *Layer, qt, kt []float32, own bool) {
 }
 
 // headNorm applies RMSNorm with weight w (nil: none) to each head of x
-// (headDim floats each), in place.
+// (headDim floats each), in place; or to each row, headDim the row's
+// width (bitnet's sub norms).
 func headNorm(x, w []float32, headDim int, eps float32) {
 	for h := 0; h+headDim <= len(x); h += headDim {
 		v := x[h : h+headDim]
@@ -1106,11 +1120,17 @@ func (s *State) addNormed(x, y, post []float32, rows int) {
 // normalising it when the block has a norm there (post, gemma's
 // post-attention and post-feed-forward norms).
 func (s *State) residual(w *ops.Matrix, a acts, bias, out, x, post []float32) error {
+	return s.residualScaled(projection{w: w}, a, bias, out, x, post)
+}
+
+// residualScaled is residual of projection p's whole matrix, times its
+// scale when it has one (bitnet's attn_output and ffn_down).
+func (s *State) residualScaled(p projection, a acts, bias, out, x, post []float32) error {
 	E := s.m.Embd
-	if post == nil && bias == nil && s.m.ResidualScale == 0 {
-		return s.mulAdd(w, a, out, E, x, E)
+	if post == nil && bias == nil && s.m.ResidualScale == 0 && p.scale == nil {
+		return s.mulAdd(p.w, a, out, E, x, E)
 	}
-	if err := s.mul(w, a, out, E); err != nil {
+	if err := s.mulScaled(p, a, out, E); err != nil {
 		return err
 	}
 	addRows(out, bias, a.n)
@@ -1213,9 +1233,13 @@ func (s *State) ffn(L *Layer, a acts, gu, out, x []float32, sparse bool) error {
 		if err := s.gated(a, gate, up, F, gu, sparse); err != nil {
 			return err
 		}
+		if L.FFNSubNorm != nil {
+			// bitnet: the activation normalised before ffn_down.
+			headNorm(gu[:n*F], L.FFNSubNorm, F, c.RMSEps)
+		}
 	}
 	s.e.Phase(phDown)
-	return s.residual(L.Down, s.acts(gu, F, n), L.BDown, out, x, L.PostFFNNorm)
+	return s.residualScaled(projection{w: L.Down, scale: L.ScaleDown}, s.acts(gu, F, n), L.BDown, out, x, L.PostFFNNorm)
 }
 
 // attention stores the chunk's keys and values (in qkv, stride floats per

@@ -15,6 +15,12 @@ type projection struct {
 	w          *ops.Matrix
 	row0, rows int
 	off        int
+	// scale, when not nil, is a one-element .scale multiplying the
+	// product (bitnet): before the adapters' corrections are added, as
+	// llama.cpp's build_lora_mm applies it, or after them with late, as
+	// its build_ffn scales ffn_gate and ffn_up.
+	scale []float32
+	late  bool
 }
 
 // maxShared is the most projections one input feeds: Q, K and V; a
@@ -32,11 +38,11 @@ func (L *Layer) qkvInputs(c *Config, dst *[maxShared]projection) []projection {
 		return dst[:1]
 	}
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
-	ps := append(dst[:0], projection{w: L.Wq})
+	ps := append(dst[:0], projection{w: L.Wq, scale: L.ScaleQ})
 	if L.WOutGate != nil {
 		ps = append(ps, projection{w: L.WOutGate, off: qDim + kDim + vDim})
 	}
-	return append(ps, projection{w: L.Wk, off: qDim}, projection{w: L.Wv, off: qDim + kDim})
+	return append(ps, projection{w: L.Wk, off: qDim, scale: L.ScaleK}, projection{w: L.Wv, off: qDim + kDim, scale: L.ScaleV})
 }
 
 // queryInputs is how many of qkvInputs' projections a layer that keeps
@@ -56,7 +62,35 @@ func (L *Layer) gateUpInputs(c *Config) (gate, up projection) {
 	if L.GateUp != nil {
 		return projection{w: L.GateUp, rows: F}, projection{w: L.GateUp, row0: F, rows: F, off: F}
 	}
-	return projection{w: L.Gate}, projection{w: L.Up, off: L.Gate.Rows}
+	return projection{w: L.Gate, scale: L.ScaleGate, late: true}, projection{w: L.Up, off: L.Gate.Rows, scale: L.ScaleUp, late: true}
+}
+
+// finish completes p's products of a's n rows in out (rows of stride
+// floats from p's column): its scale, and the adapters' corrections in
+// the order the scale says.
+func (s *State) finish(p projection, a acts, out []float32, stride int) {
+	if !p.late {
+		p.scaleRows(out, a.n, stride)
+	}
+	s.addLoRA(p.w, p.row0, p.rows, a, out[p.off:], stride)
+	if p.late {
+		p.scaleRows(out, a.n, stride)
+	}
+}
+
+// scaleRows multiplies p's outputs in out (n rows of stride floats) by
+// its scale, when it has one.
+func (p projection) scaleRows(out []float32, n, stride int) {
+	if p.scale == nil {
+		return
+	}
+	rows := p.rows
+	if rows == 0 {
+		rows = p.w.Rows - p.row0
+	}
+	for t := range n {
+		ops.Scale(out[t*stride+p.off:t*stride+p.off+rows], p.scale[0])
+	}
 }
 
 // part is p as an ops.Part over a's rows quantized in xq, writing rows of
@@ -91,7 +125,7 @@ func (s *State) mulShared(a acts, ps []projection, out []float32, stride int) er
 			}
 			one := [1]ops.Part{p.part(xq, out, stride)}
 			s.e.MatMulParts(one[:], a.n)
-			s.addLoRA(p.w, p.row0, p.rows, a, out[p.off:], stride)
+			s.finish(p, a, out, stride)
 		}
 		return nil
 	}
@@ -112,7 +146,7 @@ func (s *State) mulShared(a acts, ps []projection, out []float32, stride int) er
 	}
 	s.e.MatMulParts(parts[:len(ps)], a.n)
 	for _, p := range ps {
-		s.addLoRA(p.w, p.row0, p.rows, a, out[p.off:], stride)
+		s.finish(p, a, out, stride)
 	}
 	return nil
 }
@@ -132,16 +166,17 @@ func (s *State) mulGated(a acts, gate, up projection, gu []float32, stride int) 
 	if err != nil {
 		return err
 	}
-	if gate.w.LoRA == nil && up.w.LoRA == nil {
+	if gate.w.LoRA == nil && up.w.LoRA == nil && gate.scale == nil && up.scale == nil {
 		s.e.MatMulGated(gate.part(xg, gu, stride), up.part(xu, gu, stride), a.n, s.act)
 		return nil
 	}
-	// The corrections come before the activation: the products, then
-	// them, then the activation over each token's row, in three steps.
+	// The corrections and scales come before the activation: the
+	// products, then them, then the activation over each token's row, in
+	// three steps.
 	parts := [2]ops.Part{gate.part(xg, gu, stride), up.part(xu, gu, stride)}
 	s.e.MatMulParts(parts[:], a.n)
-	s.addLoRA(gate.w, gate.row0, gate.rows, a, gu[gate.off:], stride)
-	s.addLoRA(up.w, up.row0, up.rows, a, gu[up.off:], stride)
+	s.finish(gate, a, gu, stride)
+	s.finish(up, a, gu, stride)
 	F := gate.rows
 	if F == 0 {
 		F = gate.w.Rows

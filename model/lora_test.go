@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 	"strings"
@@ -64,7 +65,7 @@ func TestLoRAMatchesMerged(t *testing.T) {
 	defer pool.Close()
 	const tol = 1e-3
 	for _, spec := range []testutil.ModelSpec{testutil.TinyLlama(), testutil.TinyQwen3(), testutil.TinyGemma3(),
-		testutil.TinyGemma(), testutil.TinyPhi3()} {
+		testutil.TinyGemma(), testutil.TinyPhi3(), testutil.TinyBitnet()} {
 		spec.WeightType = quant.F32
 		t.Run(spec.Arch, func(t *testing.T) {
 			base, err := testutil.ModelBytes(spec)
@@ -353,4 +354,71 @@ func heldFactorBytes(m *Model) int64 {
 		add(w.LoRA)
 	}
 	return n
+}
+
+// bitnet's scales against adapters, as llama.cpp orders them: attn_q,
+// attn_k, attn_v, attn_output and ffn_down are scaled before their
+// adapters' corrections are added (build_lora_mm), ffn_gate and ffn_up
+// after (build_ffn). With every scale k, that is the merged model of the
+// first group's adapter at its scale over k and the second's at its own
+// (the merge keeps the scale tensors); merging the first at its own
+// scale, as if its scale came after, would be off by far more than the
+// tolerance, and so would TestLoRAMatchesMerged's model without scales.
+func TestLoRABitnetScales(t *testing.T) {
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	const tol, k, scale = 1e-3, 1.5, 0.75
+	spec := testutil.TinyBitnetScales()
+	spec.WeightType = quant.F32
+	base, err := testutil.ModelBytes(spec)
+	f, _ := testutil.Parse(t, base, err)
+	var early, late []string
+	for _, name := range loraTargets(f) {
+		if strings.Contains(name, "ffn_gate") || strings.Contains(name, "ffn_up") {
+			late = append(late, name)
+		} else if name != "output.weight" {
+			early = append(early, name)
+		}
+	}
+	for _, ti := range f.Tensors {
+		if strings.HasSuffix(ti.Name, ".scale") {
+			binary.LittleEndian.PutUint32(base[ti.Offset:], math.Float32bits(k))
+		}
+	}
+	adE, err := testutil.LoRABytes(base, testutil.LoRASpec{Tensors: early, Rank: 4, Alpha: 8, Seed: 3, Amplitude: 0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adL, err := testutil.LoRABytes(base, testutil.LoRASpec{Tensors: late, Rank: 4, Alpha: 8, Seed: 4, Amplitude: 0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := prompt(11)
+	m, err := New(f, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ad := range [][]byte{adE, adL} {
+		if _, err := attachBytes(m, f, ad, scale); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := forwardAll(t, m, pool, toks, len(toks), 32)
+	merged := func(scales []float32) []float32 {
+		b, err := testutil.MergeLoRA(base, [][]byte{adE, adL}, scales)
+		mf, _ := testutil.Parse(t, b, err)
+		mm, err := New(mf, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return forwardAll(t, mm, pool, toks, len(toks), 32)
+	}
+	if d := testutil.RelDiff(got, merged([]float32{scale / k, scale})); !(d <= tol) {
+		t.Errorf("logits differ from the merged model's by %.3g of the largest (tolerance %g)", d, tol)
+	} else {
+		t.Logf("%.3g", d)
+	}
+	if d := testutil.RelDiff(got, merged([]float32{scale, scale})); d < 50*tol {
+		t.Errorf("the first group's corrections scaled too move the logits by only %.3g", d)
+	}
 }

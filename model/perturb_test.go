@@ -53,6 +53,7 @@ var zeroed = map[string]string{
 	"sequential without ffn_norm":     "OptionalFFNNorm",
 	"rotated":                         "AbsPositions",
 	"sequential residual":             "ParallelNorms",
+	"SiLU, not ReLU²":                 "GatedReLU2",
 }
 
 // perturbed names the perturbations that are not one field zeroed.
@@ -64,7 +65,14 @@ var perturbed = map[string]func(c *Config){
 	"other section layout":   func(c *Config) { c.RopeInterleaved = !c.RopeInterleaved },
 	"unrotated layers first": func(c *Config) { c.NoRopeLead = true },
 	"renormalised":           func(c *Config) { c.ExpertNorm = true },
-	"sigmoid gating":         func(c *Config) { c.ExpertGating = GatingSigmoid },
+	// Only bitnet's files choose between the two: over other models it
+	// changes nothing, so that applicable passes it over there.
+	"ReLU², not SiLU": func(c *Config) {
+		if c.Arch == "bitnet" && !c.ReGLU {
+			c.GatedReLU2 = true
+		}
+	},
+	"sigmoid gating": func(c *Config) { c.ExpertGating = GatingSigmoid },
 	// Over a model without experts it changes nothing, so that applicable
 	// passes it over there.
 	"softmax gating": func(c *Config) {

@@ -161,6 +161,13 @@ type Layer struct {
 	// a view of the file, so not among matrices().
 	WkBMade *ops.Matrix
 
+	// BitNet's (Arch.SubNorms): the RMSNorm weights of the attention's
+	// output before attn_output (Embd) and of the gated activation before
+	// ffn_down (FFN), and each projection's one-element .scale, which
+	// multiplies its product (nil when the file has none).
+	AttnSubNorm, FFNSubNorm                                       []float32
+	ScaleQ, ScaleK, ScaleV, ScaleO, ScaleGate, ScaleUp, ScaleDown []float32
+
 	// Start and End bound the layer's tensor bytes in the file, for
 	// residency advice and streaming.
 	Start, End int64
@@ -1073,6 +1080,33 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	}
 	if c.AltUp > 0 {
 		ts = append(ts, gemma3nTensors(c)...)
+	}
+	if a.SubNorms {
+		ts = append(ts, subNormTensors(c, has)...)
+	}
+	return ts
+}
+
+// subNormTensors lists a bitnet block's sub norms, required, and the
+// projections' scales it has (one element each), as llama.cpp's bitnet
+// loader takes them.
+func subNormTensors(c *Config, has func(name string) bool) []blockTensor {
+	ts := []blockTensor{
+		vecTensor("attn_sub_norm.weight", c.Embd, func(L *Layer) *[]float32 { return &L.AttnSubNorm }),
+		vecTensor("ffn_sub_norm.weight", c.FFN, func(L *Layer) *[]float32 { return &L.FFNSubNorm }),
+	}
+	for _, bt := range []blockTensor{
+		vecTensor("attn_q.scale", 1, func(L *Layer) *[]float32 { return &L.ScaleQ }),
+		vecTensor("attn_k.scale", 1, func(L *Layer) *[]float32 { return &L.ScaleK }),
+		vecTensor("attn_v.scale", 1, func(L *Layer) *[]float32 { return &L.ScaleV }),
+		vecTensor("attn_output.scale", 1, func(L *Layer) *[]float32 { return &L.ScaleO }),
+		vecTensor("ffn_gate.scale", 1, func(L *Layer) *[]float32 { return &L.ScaleGate }),
+		vecTensor("ffn_up.scale", 1, func(L *Layer) *[]float32 { return &L.ScaleUp }),
+		vecTensor("ffn_down.scale", 1, func(L *Layer) *[]float32 { return &L.ScaleDown }),
+	} {
+		if has(bt.name) {
+			ts = append(ts, bt)
+		}
 	}
 	return ts
 }

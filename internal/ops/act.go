@@ -29,6 +29,18 @@ func ReGLUMul(g, u []float32) {
 	}
 }
 
+// ReLU2Mul writes relu(g)²·u into g: ggml's relu, sqr and mul one after
+// another, as llama.cpp's LLM_FFN_RELU_SQR with a parallel gate runs them
+// (bitnet's relu2), so a gate at or below 0 still multiplies u (0·∞ is
+// NaN there, where ReGLUMul's fused op gives 0).
+func ReLU2Mul(g, u []float32) {
+	u = u[:len(g)]
+	for i, v := range g {
+		r := max(v, 0)
+		g[i] = r * r * u[i]
+	}
+}
+
 // geluF32 is the tanh approximation of GELU.
 func geluF32(x float32) float32 {
 	const c = 0.044715

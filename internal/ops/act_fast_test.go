@@ -186,3 +186,17 @@ func TestReGLUMul(t *testing.T) {
 		t.Errorf("ReGLUMul = %v, want %v", g, want)
 	}
 }
+
+// ReLU2Mul is the square of the positive gate times up, and 0·up (NaN
+// against an infinite up) where the gate is not positive, as ggml's
+// unfused relu, sqr and mul.
+func TestReLU2Mul(t *testing.T) {
+	inf := float32(math.Inf(1))
+	g := []float32{2, -1, 0, 0.5, -3}
+	u := []float32{3, 5, 7, -4, inf}
+	ReLU2Mul(g, u)
+	want := []float32{12, 0, 0, -1, float32(math.NaN())}
+	if !slices.EqualFunc(g, want, func(a, b float32) bool { return a == b || a != a && b != b }) {
+		t.Errorf("ReLU2Mul = %v, want %v", g, want)
+	}
+}

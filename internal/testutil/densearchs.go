@@ -150,12 +150,44 @@ func tinyGPTNeoX(seed uint64, sequential bool) ModelSpec {
 	return tiny(ModelSpec{Arch: "gptneox", Seed: seed, HeadsKV: 4, RopeBase: 10000, NormEps: 1e-5, RopeDim: 4, Sequential: sequential})
 }
 
+// TinyBitnet is a 2-layer bitnet as BitNet b1.58 2B-4T's config states
+// it: hidden_activation relu2 (ReLU(gate)²·up), NEOX RoPE, attn_sub_norm
+// before attn_output and ffn_sub_norm before ffn_down, no .scale tensors
+// (llama.cpp's converter folds them into the weights), the output tied
+// to the embedding as llama.cpp requires; Q8_0 weights.
+func TinyBitnet() ModelSpec {
+	return tiny(ModelSpec{Arch: "bitnet", Seed: 127, RopeBase: 500000, RMSEps: 1e-5, HiddenAct: "relu2"})
+}
+
+// TinyBitnetScales is a bitnet as 1bitLLM/bitnet_b1_58's files are
+// written: no hidden_activation (SiLU, llama.cpp's default), and a
+// one-element .scale on every projection (around 1.5, so that they
+// matter).
+func TinyBitnetScales() ModelSpec {
+	return tiny(ModelSpec{Arch: "bitnet", Seed: 134, RopeBase: 10000, RMSEps: 1e-5, Scales: true})
+}
+
+// subNorms is bitnet block p's attn_sub_norm and ffn_sub_norm and, with
+// Scales, its projections' scales.
+func (s ModelSpec) subNorms(p string) []tensorSpec {
+	norm := dist{1, 0.1}
+	ts := []tensorSpec{
+		{p + "attn_sub_norm.weight", quant.F32, []int64{int64(s.Embd)}, norm},
+		{p + "ffn_sub_norm.weight", quant.F32, []int64{int64(s.FFN)}, norm}}
+	if s.Scales {
+		for _, m := range []string{"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"} {
+			ts = append(ts, tensorSpec{p + m + ".scale", quant.F32, []int64{1}, dist{1.5, 0.3}})
+		}
+	}
+	return ts
+}
+
 // denseArch reports whether s is one of the architectures this file
 // describes (cohere2, arcee, apertus, hunyuan-dense, exaone, starcoder2,
-// gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox).
+// gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet).
 func (s ModelSpec) denseArch() bool {
 	switch s.Arch {
-	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox":
+	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "bitnet":
 		return true
 	}
 	return false
@@ -237,7 +269,7 @@ func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 		if s.NormEps == 0 {
 			s.NormEps = 1e-5
 		}
-	case "gemma":
+	case "gemma", "bitnet":
 		s.TiedOutput = true // llama.cpp takes no output.weight
 	}
 	return s
@@ -267,6 +299,10 @@ func (s ModelSpec) addDenseArchKV(g *gguf.Writer) {
 		g.AddKV(s.Arch+".attention.layer_norm_epsilon", s.NormEps)
 		if s.Arch == "gptneox" {
 			g.AddKV("gptneox.use_parallel_residual", !s.Sequential)
+		}
+	case "bitnet":
+		if s.HiddenAct != "" {
+			g.AddKV("bitnet.hidden_activation", s.HiddenAct)
 		}
 	}
 }

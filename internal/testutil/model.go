@@ -68,6 +68,11 @@ type ModelSpec struct {
 	// Sequential writes a gptneox's use_parallel_residual false: the
 	// feed-forward after the attention, not beside it.
 	Sequential bool
+	// HiddenAct is written as a bitnet's hidden_activation when not empty
+	// (relu2: BitNet b1.58 2B-4T's); Scales writes its projections'
+	// one-element .scale tensors.
+	HiddenAct string
+	Scales    bool
 
 	Seed uint64
 
@@ -381,6 +386,8 @@ func (s ModelSpec) Variant() string {
 		return s.Arch + "/parallel"
 	case s.Sequential:
 		return s.Arch + "/sequential"
+	case s.Scales:
+		return s.Arch + "/scales"
 	}
 	return s.Arch
 }
@@ -988,7 +995,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
-	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox":
+	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "bitnet":
 		s = s.withDenseArchDefaults()
 	case "modern-bert":
 		if err := s.checkModernBert(); err != nil {
@@ -1690,6 +1697,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 		}
 		if s.Arch == "gemma3n" {
 			ts = append(ts, s.gemma3nBlock(p)...)
+		}
+		if s.Arch == "bitnet" {
+			ts = append(ts, s.subNorms(p)...)
 		}
 		if s.Routing != nil && l >= s.Layers {
 			ts = append(ts, s.nextNTensors(p)...)

@@ -42,8 +42,9 @@ func (s shape) parallel() bool { return s.Cohere2 != nil || s.Arch == "phi2" }
 var apertusXIELU = [4]float32{0.8, 0.8, 0.5, -1e-6}
 
 // addDenseArchKV writes the keys only cohere2 (LayerNorm epsilon, logit
-// scale), apertus (the xielu.* arrays) and the LayerNorms with biases
-// (starcoder2, nemotron: their epsilon) have.
+// scale), apertus (the xielu.* arrays), the LayerNorms with biases
+// (starcoder2, nemotron: their epsilon), gptneox (its parallel residual)
+// and bitnet (its hidden_activation) have.
 func (s shape) addDenseArchKV(g *gguf.Writer) {
 	if c := s.Cohere2; c != nil {
 		testutil.AddCohere2KV(g, c.NormEps, c.LogitScale)
@@ -53,6 +54,9 @@ func (s shape) addDenseArchKV(g *gguf.Writer) {
 	}
 	if s.Arch == "gptneox" {
 		g.AddKV("gptneox.use_parallel_residual", true) // Pythia's and GPT-NeoX-20B's
+	}
+	if s.HiddenAct != "" {
+		g.AddKV(s.Arch+".hidden_activation", s.HiddenAct)
 	}
 	if s.Arch == "apertus" {
 		layers := make([][4]float32, s.Layers)

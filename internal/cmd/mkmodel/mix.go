@@ -418,6 +418,9 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"attn_gate.weight", kindWeight, e, q) // the output gate
 		}
 		add(p+"attn_output.weight", kindWeight, q, e)
+		if s.Arch == "bitnet" {
+			add(p+"attn_sub_norm.weight", kindNorm, e)
+		}
 		if s.allBiases() {
 			add(p+"attn_output.bias", kindBias, e)
 		}
@@ -440,6 +443,9 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			}
 		}
 		ffn(p, l)
+		if s.Arch == "bitnet" {
+			add(p+"ffn_sub_norm.weight", kindNorm, f)
+		}
 		if postNorms {
 			add(p+"post_ffw_norm.weight", kindNorm, e)
 		}
