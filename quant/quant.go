@@ -87,6 +87,8 @@ var opsByType = [...]typeOps{
 	IQ3_S:  {dequantIQ3_S, quantIQ3_S, dotIQ3_S},
 	IQ4_XS: {dequantIQ4_XS, quantIQ4_XS, dotIQ4_XS},
 	MXFP4:  {dequantMXFP4, quantMXFP4, dotMXFP4},
+	TQ1_0:  {dequantTQ1_0, quantTQ1_0, dotTQ1_0},
+	TQ2_0:  {dequantTQ2_0, quantTQ2_0, dotTQ2_0},
 	// The lowest-bit types, which llama-quantize makes only with an
 	// importance matrix, are decoded and multiplied but not encoded.
 	IQ2_XXS: {dequantSigned(iq2_XXSBytes, 0.25, iq2XXSGroup), nil, dotIQ2_XXS},
