@@ -101,3 +101,31 @@ func TestTQExactGrid(t *testing.T) {
 
 func TestTQ1_0KnownBytes(t *testing.T) { checkKnownBytes(t, TQ1_0) }
 func TestTQ2_0KnownBytes(t *testing.T) { checkKnownBytes(t, TQ2_0) }
+
+// TestTQKernelsExact: every kernel of the ternary types sums each block's
+// integers exactly and scales them as the pure-Go one does, so all return
+// its bits (NaN for NaN), whatever the lengths and alignments.
+func TestTQKernelsExact(t *testing.T) {
+	kinds := []blockKind{kindRandom, kindZero, kindMaxCodes, kindMinCodes, kindNegScale, kindMixed}
+	for _, typ := range []Type{TQ1_0, TQ2_0} {
+		ks := Kernels(typ)
+		if len(ks) < 2 {
+			t.Logf("%v: only %s on this CPU", typ, ks[0].Name)
+		}
+		for i, kind := range kinds {
+			for _, nb := range []int{1, 2, 5, 33} {
+				r := newRand(uint64(typ)<<16 | uint64(i)<<8 | uint64(nb))
+				w := randBlocks(typ, nb, r, kind)
+				x := randBlocks(Q8_K, nb, r, kind)
+				n := nb * QKK
+				want := ks[0].Dot(n, w, x)
+				for _, k := range ks[1:] {
+					got := k.Dot(n, unaligned(w, nb%8), unaligned(x, 3))
+					if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+						t.Errorf("%v/%s, %d blocks of kind %d: %g, generic %g", typ, k.Name, nb, kind, got, want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/attr"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The ternary types against Q8_K (see quant/tq.go for the layouts): every
+// weight is d·(c−1) with a code c in {0, 1, 2}. The codes are unsigned
+// bytes, VPMADDUBSW's and VPDPBUSD's first operand, and the −1 is taken
+// off once a block as Σ y, the sum of the Q8_K block sums. Per block the
+// integer sum is reduced to a scalar and then scaled, as the pure-Go
+// kernels (and ggml's reference) do, sum += float32(isum)·(d·d_y): the
+// results are theirs bit for bit.
+//
+// Registers: RSI the weights, RDI the activations, RCX blocks left; X0
+// the float sum; Y4 (Z4) the block's integer sum.
+
+// dotTQ2_0 emits dotTQ2_0<W>Asm. AVX2: the 32 bytes of each half, shifted
+// by 2j and masked, times the 32 activations of run j (VPMADDUBSW) into
+// words, which start at −bsums (|word| ≤ 8·2·3·128 + 16·128, inside
+// int16). VNNI: each half's 32 bytes in both halves of a Z register,
+// shifted by 0 and 2 (then 4 and 6) per 256 bits, so that one VPDPBUSD
+// takes 64 contiguous activations.
+func dotTQ2_0(w width) {
+	text("dotTQ2_0"+w.suffix()+"Asm", NOSPLIT, "func(w, x *byte, nb int) float32")
+	loadArgs("w x nb", RSI, RDI, RCX)
+	c.VXORPS(X0, X0, X0)
+	if w == avx2 {
+		bcast32(0x03030303, Y15)
+		bcast32(0x00010001, Y14)
+		label("loop")
+		c.VPXOR(Y4, Y4, Y4)
+		c.VPSUBW(mem(RDI, 260), Y4, Y4)
+		for h := 0; h < 2; h++ {
+			c.VMOVDQU(mem(RSI, 32*h), Y1)
+			for j := 0; j < 4; j++ {
+				if j == 0 {
+					c.VPAND(Y15, Y1, Y2)
+				} else {
+					c.VPSRLW(U8(2*j), Y1, Y2)
+					c.VPAND(Y15, Y2, Y2)
+				}
+				c.VPMADDUBSW(mem(RDI, 4+128*h+32*j), Y2, Y2)
+				c.VPADDW(Y2, Y4, Y4)
+			}
+		}
+		c.VPMADDWD(Y14, Y4, Y4)
+		tqBlockEnd(64, tq2_0Bytes)
+		retFloat()
+		return
+	}
+	kmask(0xF0, K1)
+	underMask(2, Z20, K1, true)
+	bcastq(U32(4), Z21, nil)
+	bcastq(U32(6), Z21, K1)
+	bcast32(0x03030303, Z22)
+	label("loop")
+	c.VPMOVSXWD(mem(RDI, 260), Z1)
+	c.VPXORD(Z4, Z4, Z4)
+	c.VPSUBD(Z1, Z4, Z4)
+	for h := 0; h < 2; h++ {
+		c.VBROADCASTI64X4(mem(RSI, 32*h), Z1)
+		for k, sh := range []Register{Z20, Z21} {
+			c.VPSRLVQ(sh, Z1, Z2)
+			c.VPANDD(Z22, Z2, Z2)
+			VPDPBUSD(mem(RDI, 4+128*h+64*k), Z2, Z4)
+		}
+	}
+	c.VEXTRACTI64X4(U8(1), Z4, Y1)
+	c.VPADDD(Y1, Y4, Y4)
+	tqBlockEnd(64, tq2_0Bytes)
+	retFloat()
+}
+
+// tq2_0Bytes and tq1_0Bytes are the block sizes.
+const (
+	tq2_0Bytes = 66
+	tq1_0Bytes = 54
+)
+
+// tqBlockEnd closes a block: the eight dwords of Y4 summed into a scalar,
+// converted, times d (the fp16 at dOff) · d_y, added to X0; then on to the
+// next block (wb bytes of weights).
+func tqBlockEnd(dOff, wb int) {
+	c.VEXTRACTI128(U8(1), Y4, X1)
+	c.VPADDD(X1, X4, X4)
+	c.VPSHUFD(U8(0x4E), X4, X1)
+	c.VPADDD(X1, X4, X4)
+	c.VPSHUFD(U8(0xB1), X4, X1)
+	c.VPADDD(X1, X4, X4)
+	c.VCVTDQ2PS(X4, X4)
+	c.MOVWLZX(mem(RSI, dOff), EAX)
+	c.VMOVD(EAX, X1)
+	c.VCVTPH2PS(X1, X1)
+	c.VMULSS(mem(RDI, 0), X1, X1)
+	c.VMULSS(X1, X4, X4)
+	c.VADDSS(X4, X0, X0)
+	nextSuper(wb)
+}
+
+// dotTQ1_0 emits dotTQ1_0AVX2Asm. A byte q holds its codes as the base-3
+// digits of the fraction q/256, so digit n is ⌊3·(q·3^n mod 256)/256⌋: 0
+// below 86, 1 below 171, 2 from there. The kernel works on s = q ^ 0x80,
+// whose byte products stay in step ((q·3) ^ 0x80 = 3·s mod 256), so that
+// each digit is two signed compares (s > −43, s > 42), their −1 masks
+// added and made positive (VPABSB): the code. qs[0:32] gives five runs of
+// 32 codes; qs[32:48] two digits a register ([s, 3s], 32 contiguous
+// activations); the last register is qs[32:48]'s fifth digit beside the
+// 16 codes of qh (its dword broadcast, each dword taken to its own power
+// of 3). Words as in dotTQ2_0 (|word| ≤ 8·2·2·128 + 16·128).
+func dotTQ1_0() {
+	text("dotTQ1_0AVX2Asm", NOSPLIT, "func(w, x *byte, nb int) float32")
+	loadArgs("w x nb", RSI, RDI, RCX)
+	c.VXORPS(X0, X0, X0)
+	bcast32(0x80808080, Y15)
+	bcast32(0x00010001, Y14)
+	bcast32(0xD5D5D5D5, Y13) // −43
+	bcast32(0x2A2A2A2A, Y12) // 42
+	// times3 sets v = 3·v bytewise (t scratch).
+	times3 := func(v, t Register) {
+		c.VPADDB(v, v, t)
+		c.VPADDB(t, v, v)
+	}
+	// codes adds the codes of s times the activations at y to Y4.
+	codes := func(s Register, y Mem) {
+		c.VPCMPGTB(Y13, s, Y2)
+		c.VPCMPGTB(Y12, s, Y3)
+		c.VPADDB(Y3, Y2, Y2)
+		c.VPABSB(Y2, Y2)
+		c.VPMADDUBSW(y, Y2, Y2)
+		c.VPADDW(Y2, Y4, Y4)
+	}
+	label("loop")
+	c.VPXOR(Y4, Y4, Y4)
+	c.VPSUBW(mem(RDI, 260), Y4, Y4)
+	c.VPXOR(mem(RSI, 0), Y15, Y1)
+	for n := 0; n < 5; n++ {
+		if n > 0 {
+			times3(Y1, Y2)
+		}
+		codes(Y1, mem(RDI, 4+32*n))
+	}
+	// qs[32:48]: [s, 3s], then ×9 for digits 2 and 3, ×9 again for 4.
+	c.VPXOR(mem(RSI, 32), X15, X1)
+	c.VMOVDQA(X1, X5)
+	times3(X5, X2)
+	c.VINSERTI128(U8(1), X5, Y1, Y1)
+	codes(Y1, mem(RDI, 4+160))
+	times3(Y1, Y2)
+	times3(Y1, Y2)
+	codes(Y1, mem(RDI, 4+192))
+	times3(Y1, Y2)
+	times3(Y1, Y2)
+	// qh: dword n of X5 is qh's four bytes times 3^n.
+	c.VPBROADCASTD(mem(RSI, 48), X5)
+	c.VPXOR(X15, X5, X5)
+	c.VMOVDQA(X5, X6)
+	for n := 1; n < 4; n++ {
+		times3(X6, X2)
+		c.VPBLENDD(U8(1<<n), X6, X5, X5)
+	}
+	c.VINSERTI128(U8(1), X5, Y1, Y1)
+	codes(Y1, mem(RDI, 4+224))
+	c.VPMADDWD(Y14, Y4, Y4)
+	tqBlockEnd(52, tq1_0Bytes)
+	retFloat()
+}
