@@ -8,7 +8,10 @@ package quant
 func dotTQ2_0AVX2Asm(w *byte, x *byte, nb int) float32
 
 //go:noescape
+func dotTQ1_0AVX2Asm(w *byte, x *byte, nb int) float32
+
+//go:noescape
 func dotTQ2_0VNNIAsm(w *byte, x *byte, nb int) float32
 
 //go:noescape
-func dotTQ1_0AVX2Asm(w *byte, x *byte, nb int) float32
+func dotTQ1_0VNNIAsm(w *byte, x *byte, nb int) float32

@@ -75,66 +75,6 @@ loop:
 	MOVSS        X0, ret+24(FP)
 	RET
 
-// func dotTQ2_0VNNIAsm(w *byte, x *byte, nb int) float32
-// Requires: AVX, AVX2, AVX512F, AVX512_VNNI, F16C, SSE
-TEXT ·dotTQ2_0VNNIAsm(SB), NOSPLIT, $0-28
-	MOVQ         w+0(FP), SI
-	MOVQ         x+8(FP), DI
-	MOVQ         nb+16(FP), CX
-	VXORPS       X0, X0, X0
-	MOVL         $0x000000f0, AX
-	KMOVW        AX, K1
-	MOVL         $0x00000002, AX
-	VPXORD       Z20, Z20, Z20
-	VPBROADCASTQ AX, K1, Z20
-	MOVL         $0x00000004, AX
-	VPBROADCASTQ AX, Z21
-	MOVL         $0x00000006, AX
-	VPBROADCASTQ AX, K1, Z21
-	MOVL         $0x03030303, AX
-	VPBROADCASTD AX, Z22
-
-loop:
-	VPMOVSXWD       260(DI), Z1
-	VPXORD          Z4, Z4, Z4
-	VPSUBD          Z1, Z4, Z4
-	VBROADCASTI64X4 (SI), Z1
-	VPSRLVQ         Z20, Z1, Z2
-	VPANDD          Z22, Z2, Z2
-	VPDPBUSD        4(DI), Z2, Z4
-	VPSRLVQ         Z21, Z1, Z2
-	VPANDD          Z22, Z2, Z2
-	VPDPBUSD        68(DI), Z2, Z4
-	VBROADCASTI64X4 32(SI), Z1
-	VPSRLVQ         Z20, Z1, Z2
-	VPANDD          Z22, Z2, Z2
-	VPDPBUSD        132(DI), Z2, Z4
-	VPSRLVQ         Z21, Z1, Z2
-	VPANDD          Z22, Z2, Z2
-	VPDPBUSD        196(DI), Z2, Z4
-	VEXTRACTI64X4   $0x01, Z4, Y1
-	VPADDD          Y1, Y4, Y4
-	VEXTRACTI128    $0x01, Y4, X1
-	VPADDD          X1, X4, X4
-	VPSHUFD         $0x4e, X4, X1
-	VPADDD          X1, X4, X4
-	VPSHUFD         $0xb1, X4, X1
-	VPADDD          X1, X4, X4
-	VCVTDQ2PS       X4, X4
-	MOVWLZX         64(SI), AX
-	VMOVD           AX, X1
-	VCVTPH2PS       X1, X1
-	VMULSS          (DI), X1, X1
-	VMULSS          X1, X4, X4
-	VADDSS          X4, X0, X0
-	ADDQ            $0x00000042, SI
-	ADDQ            $0x00000124, DI
-	DECQ            CX
-	JNZ             loop
-	VZEROUPPER
-	MOVSS           X0, ret+24(FP)
-	RET
-
 // func dotTQ1_0AVX2Asm(w *byte, x *byte, nb int) float32
 // Requires: AVX, AVX2, F16C, SSE
 TEXT ·dotTQ1_0AVX2Asm(SB), NOSPLIT, $0-28
@@ -145,15 +85,15 @@ TEXT ·dotTQ1_0AVX2Asm(SB), NOSPLIT, $0-28
 	MOVL         $0x80808080, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Y15
-	MOVL         $0x00010001, AX
-	VMOVD        AX, X14
-	VPBROADCASTD X14, Y14
 	MOVL         $0xd5d5d5d5, AX
 	VMOVD        AX, X13
 	VPBROADCASTD X13, Y13
 	MOVL         $0x2a2a2a2a, AX
 	VMOVD        AX, X12
 	VPBROADCASTD X12, Y12
+	MOVL         $0x00010001, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
 
 loop:
 	VPXOR        Y4, Y4, Y4
@@ -224,16 +164,16 @@ loop:
 	VPADDB       Y2, Y1, Y1
 	VPBROADCASTD 48(SI), X5
 	VPXOR        X15, X5, X5
-	VMOVDQA      X5, X6
-	VPADDB       X6, X6, X2
-	VPADDB       X2, X6, X6
-	VPBLENDD     $0x02, X6, X5, X5
-	VPADDB       X6, X6, X2
-	VPADDB       X2, X6, X6
-	VPBLENDD     $0x04, X6, X5, X5
-	VPADDB       X6, X6, X2
-	VPADDB       X2, X6, X6
-	VPBLENDD     $0x08, X6, X5, X5
+	VMOVDQA      X5, X3
+	VPADDB       X3, X3, X2
+	VPADDB       X2, X3, X3
+	VPBLENDD     $0x02, X3, X5, X5
+	VPADDB       X3, X3, X2
+	VPADDB       X2, X3, X3
+	VPBLENDD     $0x04, X3, X5, X5
+	VPADDB       X3, X3, X2
+	VPADDB       X2, X3, X3
+	VPBLENDD     $0x08, X3, X5, X5
 	VINSERTI128  $0x01, X5, Y1, Y1
 	VPCMPGTB     Y13, Y1, Y2
 	VPCMPGTB     Y12, Y1, Y3
@@ -261,4 +201,171 @@ loop:
 	JNZ          loop
 	VZEROUPPER
 	MOVSS        X0, ret+24(FP)
+	RET
+
+// func dotTQ2_0VNNIAsm(w *byte, x *byte, nb int) float32
+// Requires: AVX, AVX2, AVX512F, AVX512_VNNI, F16C, SSE
+TEXT ·dotTQ2_0VNNIAsm(SB), NOSPLIT, $0-28
+	MOVQ         w+0(FP), SI
+	MOVQ         x+8(FP), DI
+	MOVQ         nb+16(FP), CX
+	VXORPS       X0, X0, X0
+	MOVL         $0x000000f0, AX
+	KMOVW        AX, K1
+	MOVL         $0x00000002, AX
+	VPXORD       Z20, Z20, Z20
+	VPBROADCASTQ AX, K1, Z20
+	MOVL         $0x00000004, AX
+	VPBROADCASTQ AX, Z21
+	MOVL         $0x00000006, AX
+	VPBROADCASTQ AX, K1, Z21
+	MOVL         $0x03030303, AX
+	VPBROADCASTD AX, Z22
+
+loop:
+	VPMOVSXWD       260(DI), Z1
+	VPXORD          Z4, Z4, Z4
+	VPSUBD          Z1, Z4, Z4
+	VBROADCASTI64X4 (SI), Z1
+	VPSRLVQ         Z20, Z1, Z2
+	VPANDD          Z22, Z2, Z2
+	VPDPBUSD        4(DI), Z2, Z4
+	VPSRLVQ         Z21, Z1, Z2
+	VPANDD          Z22, Z2, Z2
+	VPDPBUSD        68(DI), Z2, Z4
+	VBROADCASTI64X4 32(SI), Z1
+	VPSRLVQ         Z20, Z1, Z2
+	VPANDD          Z22, Z2, Z2
+	VPDPBUSD        132(DI), Z2, Z4
+	VPSRLVQ         Z21, Z1, Z2
+	VPANDD          Z22, Z2, Z2
+	VPDPBUSD        196(DI), Z2, Z4
+	VEXTRACTI64X4   $0x01, Z4, Y1
+	VPADDD          Y1, Y4, Y4
+	VEXTRACTI128    $0x01, Y4, X1
+	VPADDD          X1, X4, X4
+	VPSHUFD         $0x4e, X4, X1
+	VPADDD          X1, X4, X4
+	VPSHUFD         $0xb1, X4, X1
+	VPADDD          X1, X4, X4
+	VCVTDQ2PS       X4, X4
+	MOVWLZX         64(SI), AX
+	VMOVD           AX, X1
+	VCVTPH2PS       X1, X1
+	VMULSS          (DI), X1, X1
+	VMULSS          X1, X4, X4
+	VADDSS          X4, X0, X0
+	ADDQ            $0x00000042, SI
+	ADDQ            $0x00000124, DI
+	DECQ            CX
+	JNZ             loop
+	VZEROUPPER
+	MOVSS           X0, ret+24(FP)
+	RET
+
+// func dotTQ1_0VNNIAsm(w *byte, x *byte, nb int) float32
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512_VNNI, F16C, SSE
+TEXT ·dotTQ1_0VNNIAsm(SB), NOSPLIT, $0-28
+	MOVQ         w+0(FP), SI
+	MOVQ         x+8(FP), DI
+	MOVQ         nb+16(FP), CX
+	VXORPS       X0, X0, X0
+	MOVL         $0x80808080, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0xd5d5d5d5, AX
+	VPBROADCASTD AX, Z13
+	MOVL         $0x2a2a2a2a, AX
+	VPBROADCASTD AX, Z12
+	MOVL         $0x01010101, AX
+	VPBROADCASTD AX, Z11
+
+loop:
+	VPMOVSXWD     260(DI), Z1
+	VPXORD        Z4, Z4, Z4
+	VPSUBD        Z1, Z4, Z4
+	VPXOR         (SI), Y15, Y1
+	VMOVDQA       Y1, Y5
+	VPADDB        Y5, Y5, Y2
+	VPADDB        Y2, Y5, Y5
+	VINSERTI64X4  $0x01, Y5, Z1, Z1
+	VPCMPGTB      Z13, Z1, K1
+	VPCMPGTB      Z12, Z1, K2
+	VMOVDQU8.Z    Z11, K1, Z2
+	VPADDB        Z11, Z2, K2, Z2
+	VPDPBUSD      4(DI), Z2, Z4
+	VPADDB        Z1, Z1, Z2
+	VPADDB        Z2, Z1, Z1
+	VPADDB        Z1, Z1, Z2
+	VPADDB        Z2, Z1, Z1
+	VPCMPGTB      Z13, Z1, K1
+	VPCMPGTB      Z12, Z1, K2
+	VMOVDQU8.Z    Z11, K1, Z2
+	VPADDB        Z11, Z2, K2, Z2
+	VPDPBUSD      68(DI), Z2, Z4
+	VPADDB        Z1, Z1, Z2
+	VPADDB        Z2, Z1, Z1
+	VPADDB        Z1, Z1, Z2
+	VPADDB        Z2, Z1, Z1
+	VPXOR         32(SI), X15, X6
+	VMOVDQA       X6, X7
+	VPADDB        X7, X7, X2
+	VPADDB        X2, X7, X7
+	VINSERTI32X4  $0x02, X6, Z1, Z1
+	VINSERTI32X4  $0x03, X7, Z1, Z1
+	VPCMPGTB      Z13, Z1, K1
+	VPCMPGTB      Z12, Z1, K2
+	VMOVDQU8.Z    Z11, K1, Z2
+	VPADDB        Z11, Z2, K2, Z2
+	VPDPBUSD      132(DI), Z2, Z4
+	VINSERTI128   $0x01, X7, Y6, Y6
+	VPADDB        Y6, Y6, Y2
+	VPADDB        Y2, Y6, Y6
+	VPADDB        Y6, Y6, Y2
+	VPADDB        Y2, Y6, Y6
+	VMOVDQA       X6, X7
+	VPADDB        X7, X7, X2
+	VPADDB        X2, X7, X7
+	VPADDB        X7, X7, X2
+	VPADDB        X2, X7, X7
+	VPBROADCASTD  48(SI), X5
+	VPXOR         X15, X5, X5
+	VMOVDQA       X5, X3
+	VPADDB        X3, X3, X2
+	VPADDB        X2, X3, X3
+	VPBLENDD      $0x02, X3, X5, X5
+	VPADDB        X3, X3, X2
+	VPADDB        X2, X3, X3
+	VPBLENDD      $0x04, X3, X5, X5
+	VPADDB        X3, X3, X2
+	VPADDB        X2, X3, X3
+	VPBLENDD      $0x08, X3, X5, X5
+	VINSERTI32X4  $0x02, X7, Z6, Z6
+	VINSERTI32X4  $0x03, X5, Z6, Z6
+	VPCMPGTB      Z13, Z6, K1
+	VPCMPGTB      Z12, Z6, K2
+	VMOVDQU8.Z    Z11, K1, Z2
+	VPADDB        Z11, Z2, K2, Z2
+	VPDPBUSD      196(DI), Z2, Z4
+	VEXTRACTI64X4 $0x01, Z4, Y1
+	VPADDD        Y1, Y4, Y4
+	VEXTRACTI128  $0x01, Y4, X1
+	VPADDD        X1, X4, X4
+	VPSHUFD       $0x4e, X4, X1
+	VPADDD        X1, X4, X4
+	VPSHUFD       $0xb1, X4, X1
+	VPADDD        X1, X4, X4
+	VCVTDQ2PS     X4, X4
+	MOVWLZX       52(SI), AX
+	VMOVD         AX, X1
+	VCVTPH2PS     X1, X1
+	VMULSS        (DI), X1, X1
+	VMULSS        X1, X4, X4
+	VADDSS        X4, X0, X0
+	ADDQ          $0x00000036, SI
+	ADDQ          $0x00000124, DI
+	DECQ          CX
+	JNZ           loop
+	VZEROUPPER
+	MOVSS         X0, ret+24(FP)
 	RET

@@ -100,70 +100,135 @@ func tqBlockEnd(dOff, wb int) {
 	nextSuper(wb)
 }
 
-// dotTQ1_0 emits dotTQ1_0AVX2Asm. A byte q holds its codes as the base-3
+// dotTQ1_0 emits dotTQ1_0<W>Asm. A byte q holds its codes as the base-3
 // digits of the fraction q/256, so digit n is ⌊3·(q·3^n mod 256)/256⌋: 0
 // below 86, 1 below 171, 2 from there. The kernel works on s = q ^ 0x80,
 // whose byte products stay in step ((q·3) ^ 0x80 = 3·s mod 256), so that
-// each digit is two signed compares (s > −43, s > 42), their −1 masks
-// added and made positive (VPABSB): the code. qs[0:32] gives five runs of
-// 32 codes; qs[32:48] two digits a register ([s, 3s], 32 contiguous
-// activations); the last register is qs[32:48]'s fifth digit beside the
-// 16 codes of qh (its dword broadcast, each dword taken to its own power
-// of 3). Words as in dotTQ2_0 (|word| ≤ 8·2·2·128 + 16·128).
-func dotTQ1_0() {
-	text("dotTQ1_0AVX2Asm", NOSPLIT, "func(w, x *byte, nb int) float32")
+// each digit is two signed compares (s > −43, s > 42) whose masks add up
+// to the code. The codes are laid out in registers in the activations'
+// order, 32 (AVX2) or 64 (VNNI) at a time: qs[0:32]'s five digits, then
+// qs[32:48]'s five beside one another (s, 3s, 9s …), then qh's dword
+// broadcast and each dword taken to its own power of 3 (the codes of
+// elements 240+4n … 243+4n are digit n of qh's four bytes). AVX2 adds
+// the compares' −1 masks and takes their magnitude (VPABSB) for
+// VPMADDUBSW, into words as in dotTQ2_0 (|word| ≤ 8·2·2·128 + 16·128);
+// VNNI puts ones under the first mask and adds ones under the second
+// for VPDPBUSD.
+func dotTQ1_0(w width) {
+	text("dotTQ1_0"+w.suffix()+"Asm", NOSPLIT, "func(w, x *byte, nb int) float32")
 	loadArgs("w x nb", RSI, RDI, RCX)
 	c.VXORPS(X0, X0, X0)
+	v := w.vec
 	bcast32(0x80808080, Y15)
-	bcast32(0x00010001, Y14)
-	bcast32(0xD5D5D5D5, Y13) // −43
-	bcast32(0x2A2A2A2A, Y12) // 42
-	// times3 sets v = 3·v bytewise (t scratch).
-	times3 := func(v, t Register) {
-		c.VPADDB(v, v, t)
-		c.VPADDB(t, v, v)
+	bcast32(0xD5D5D5D5, v(13)) // −43
+	bcast32(0x2A2A2A2A, v(12)) // 42
+	if w == avx2 {
+		bcast32(0x00010001, Y14)
+	} else {
+		bcast32(0x01010101, Z11)
 	}
-	// codes adds the codes of s times the activations at y to Y4.
+	// times3 sets r = 3·r bytewise (t scratch, of r's size).
+	times3 := func(r, t Register) {
+		c.VPADDB(r, r, t)
+		c.VPADDB(t, r, r)
+	}
+	// codes adds the codes of s times the activations at y to acc.
 	codes := func(s Register, y Mem) {
-		c.VPCMPGTB(Y13, s, Y2)
-		c.VPCMPGTB(Y12, s, Y3)
-		c.VPADDB(Y3, Y2, Y2)
-		c.VPABSB(Y2, Y2)
-		c.VPMADDUBSW(y, Y2, Y2)
-		c.VPADDW(Y2, Y4, Y4)
+		if w == avx2 {
+			c.VPCMPGTB(Y13, s, Y2)
+			c.VPCMPGTB(Y12, s, Y3)
+			c.VPADDB(Y3, Y2, Y2)
+			c.VPABSB(Y2, Y2)
+			c.VPMADDUBSW(y, Y2, Y2)
+			c.VPADDW(Y2, Y4, Y4)
+			return
+		}
+		c.VPCMPGTB(Z13, s, K1)
+		c.VPCMPGTB(Z12, s, K2)
+		c.VMOVDQU8_Z(Z11, K1, Z2)
+		c.VPADDB(Z11, Z2, K2, Z2)
+		VPDPBUSD(y, Z2, Z4)
+	}
+	// qhLanes sets X5 to qh's codes' s: dword n its four bytes' times 3^n
+	// (X2, X3 scratch).
+	qhLanes := func() {
+		c.VPBROADCASTD(mem(RSI, 48), X5)
+		c.VPXOR(X15, X5, X5)
+		c.VMOVDQA(X5, X3)
+		for n := 1; n < 4; n++ {
+			times3(X3, X2)
+			c.VPBLENDD(U8(1<<n), X3, X5, X5)
+		}
 	}
 	label("loop")
-	c.VPXOR(Y4, Y4, Y4)
-	c.VPSUBW(mem(RDI, 260), Y4, Y4)
-	c.VPXOR(mem(RSI, 0), Y15, Y1)
-	for n := 0; n < 5; n++ {
-		if n > 0 {
+	if w == avx2 {
+		c.VPXOR(Y4, Y4, Y4)
+		c.VPSUBW(mem(RDI, 260), Y4, Y4)
+		c.VPXOR(mem(RSI, 0), Y15, Y1)
+		for n := 0; n < 5; n++ {
+			if n > 0 {
+				times3(Y1, Y2)
+			}
+			codes(Y1, mem(RDI, 4+32*n))
+		}
+		// qs[32:48]: [s, 3s], ×9 for digits 2 and 3, ×9 again for 4,
+		// beside qh's codes.
+		c.VPXOR(mem(RSI, 32), X15, X1)
+		c.VMOVDQA(X1, X5)
+		times3(X5, X2)
+		c.VINSERTI128(U8(1), X5, Y1, Y1)
+		codes(Y1, mem(RDI, 4+160))
+		for range 2 {
 			times3(Y1, Y2)
 		}
-		codes(Y1, mem(RDI, 4+32*n))
+		codes(Y1, mem(RDI, 4+192))
+		for range 2 {
+			times3(Y1, Y2)
+		}
+		qhLanes()
+		c.VINSERTI128(U8(1), X5, Y1, Y1)
+		codes(Y1, mem(RDI, 4+224))
+		c.VPMADDWD(Y14, Y4, Y4)
+	} else {
+		c.VPMOVSXWD(mem(RDI, 260), Z1)
+		c.VPXORD(Z4, Z4, Z4)
+		c.VPSUBD(Z1, Z4, Z4)
+		// qs[0:32]: [s, 3s], [9s, 27s], then 81s beside qs[32:48]'s s
+		// and 3s.
+		c.VPXOR(mem(RSI, 0), Y15, Y1)
+		c.VMOVDQA(Y1, Y5)
+		times3(Y5, Y2)
+		c.VINSERTI64X4(U8(1), Y5, Z1, Z1)
+		codes(Z1, mem(RDI, 4))
+		for range 2 {
+			times3(Z1, Z2)
+		}
+		codes(Z1, mem(RDI, 4+64))
+		for range 2 {
+			times3(Z1, Z2)
+		}
+		c.VPXOR(mem(RSI, 32), X15, X6)
+		c.VMOVDQA(X6, X7)
+		times3(X7, X2)
+		c.VINSERTI32X4(U8(2), X6, Z1, Z1)
+		c.VINSERTI32X4(U8(3), X7, Z1, Z1)
+		codes(Z1, mem(RDI, 4+128))
+		// qs[32:48]'s 9s, 27s, 81s, then qh's codes.
+		c.VINSERTI128(U8(1), X7, Y6, Y6)
+		for range 2 {
+			times3(Y6, Y2)
+		}
+		c.VMOVDQA(X6, X7)
+		for range 2 {
+			times3(X7, X2)
+		}
+		qhLanes()
+		c.VINSERTI32X4(U8(2), X7, Z6, Z6)
+		c.VINSERTI32X4(U8(3), X5, Z6, Z6)
+		codes(Z6, mem(RDI, 4+192))
+		c.VEXTRACTI64X4(U8(1), Z4, Y1)
+		c.VPADDD(Y1, Y4, Y4)
 	}
-	// qs[32:48]: [s, 3s], then ×9 for digits 2 and 3, ×9 again for 4.
-	c.VPXOR(mem(RSI, 32), X15, X1)
-	c.VMOVDQA(X1, X5)
-	times3(X5, X2)
-	c.VINSERTI128(U8(1), X5, Y1, Y1)
-	codes(Y1, mem(RDI, 4+160))
-	times3(Y1, Y2)
-	times3(Y1, Y2)
-	codes(Y1, mem(RDI, 4+192))
-	times3(Y1, Y2)
-	times3(Y1, Y2)
-	// qh: dword n of X5 is qh's four bytes times 3^n.
-	c.VPBROADCASTD(mem(RSI, 48), X5)
-	c.VPXOR(X15, X5, X5)
-	c.VMOVDQA(X5, X6)
-	for n := 1; n < 4; n++ {
-		times3(X6, X2)
-		c.VPBLENDD(U8(1<<n), X6, X5, X5)
-	}
-	c.VINSERTI128(U8(1), X5, Y1, Y1)
-	codes(Y1, mem(RDI, 4+224))
-	c.VPMADDWD(Y14, Y4, Y4)
 	tqBlockEnd(52, tq1_0Bytes)
 	retFloat()
 }
