@@ -36,14 +36,8 @@ func dotTQ2_0(w width) {
 		for h := 0; h < 2; h++ {
 			c.VMOVDQU(mem(RSI, 32*h), Y1)
 			for j := 0; j < 4; j++ {
-				if j == 0 {
-					c.VPAND(Y15, Y1, Y2)
-				} else {
-					c.VPSRLW(U8(2*j), Y1, Y2)
-					c.VPAND(Y15, Y2, Y2)
-				}
-				c.VPMADDUBSW(mem(RDI, 4+128*h+32*j), Y2, Y2)
-				c.VPADDW(Y2, Y4, Y4)
+				bitPair(Y1, j, Y15, Y2)
+				wordDot(Y2, mem(RDI, 4+128*h+32*j), Y4)
 			}
 		}
 		c.VPMADDWD(Y14, Y4, Y4)
@@ -72,6 +66,13 @@ func dotTQ2_0(w width) {
 	c.VPADDD(Y1, Y4, Y4)
 	tqBlockEnd(64, tq2_0Bytes)
 	retFloat()
+}
+
+// wordDot adds the products of the unsigned codes u with the signed
+// activations at y to the words of acc, pair by pair (u is overwritten).
+func wordDot(u Register, y Mem, acc Register) {
+	c.VPMADDUBSW(y, u, u)
+	c.VPADDW(u, acc, acc)
 }
 
 // tq2_0Bytes and tq1_0Bytes are the block sizes.
@@ -139,8 +140,7 @@ func dotTQ1_0(w width) {
 			c.VPCMPGTB(Y12, s, Y3)
 			c.VPADDB(Y3, Y2, Y2)
 			c.VPABSB(Y2, Y2)
-			c.VPMADDUBSW(y, Y2, Y2)
-			c.VPADDW(Y2, Y4, Y4)
+			wordDot(Y2, y, Y4)
 			return
 		}
 		c.VPCMPGTB(Z13, s, K1)
