@@ -19,9 +19,19 @@ import (
 // The two differ only by the activations' 8-bit quantization in the
 // quantized dot products.
 func TestDecodeOnlyTypes(t *testing.T) {
+	checkDecodedTwin(t, quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ1_S, quant.IQ1_M)
+}
+
+// TestTernaryTypes is TestDecodeOnlyTypes for TQ1_0 and TQ2_0, which
+// testutil writes with quant's encoders.
+func TestTernaryTypes(t *testing.T) { checkDecodedTwin(t, quant.TQ1_0, quant.TQ2_0) }
+
+// checkDecodedTwin compares, for each type, the logits of a model whose
+// matrices are of that type with those of its F32 twin.
+func checkDecodedTwin(t *testing.T, types ...quant.Type) {
 	ctx := context.Background()
 	prompt := []int32{1, 40, 41, 42, 100, 7, 250, 3, 19, 64, 65, 66}
-	for _, typ := range []quant.Type{quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ1_S, quant.IQ1_M} {
+	for _, typ := range types {
 		t.Run(typ.String(), func(t *testing.T) {
 			spec := testutil.ModelSpec{Vocab: 320, Embd: 256, Layers: 2, Heads: 4, HeadsKV: 2, FFN: 512,
 				Context: 64, WeightType: typ, Seed: uint64(typ)}

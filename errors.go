@@ -21,8 +21,8 @@ var (
 	// scaling, layer kind, or tokenizer) this library does not run; also
 	// generation on an embedding-only model (Info.EmbeddingOnly).
 	ErrUnsupportedArch = model.ErrUnsupportedArch
-	// ErrUnsupportedType: a tensor type (e.g. TQ1_0) this library has no
-	// kernels for.
+	// ErrUnsupportedType: a tensor type this library has no kernels for
+	// (F64, I32 as a weight, a type newer than the library).
 	ErrUnsupportedType = quant.ErrUnsupportedType
 	// ErrContextFull: the tokens do not fit in the session's context.
 	ErrContextFull = kv.ErrFull

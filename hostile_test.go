@@ -468,11 +468,13 @@ func hostileCases() []hostileCase {
 			refused("vocab_size disagrees with token_embd", setU(".vocab_size", 319), "vocab_size", "token_embd.weight"),
 			loads("vocab_size agrees", setU(".vocab_size", 320)),
 			refused("vocab_size not a number", set(".vocab_size", "320"), "vocab_size"),
-			{name: "TQ1_0 tensor", spec: func() testutil.ModelSpec { s := testutil.TinyLlama(); s.FFN = 256; return s }(),
-				edit: func(h *hmodel) { h.put("blk.1.ffn_down.weight", quant.TQ1_0, 256, 64) },
-				want: typ, mention: []string{"blk.1.ffn_down.weight", "TQ1_0"}, plan: true},
-			{name: "TQ1_0 model", spec: testutil.ModelSpec{Vocab: 320, Embd: 256, Layers: 1, Heads: 4, FFN: 256, Context: 128, WeightType: quant.TQ1_0, OutputType: quant.Q8_0},
-				want: typ, mention: []string{"TQ1_0"}, plan: true},
+			// Q8_1 is an activation type: it decodes, but no weight row of
+			// it has a dot product.
+			{name: "Q8_1 tensor", spec: func() testutil.ModelSpec { s := testutil.TinyLlama(); s.FFN = 256; return s }(),
+				edit: func(h *hmodel) { h.put("blk.1.ffn_down.weight", quant.Q8_1, 256, 64) },
+				want: typ, mention: []string{"blk.1.ffn_down.weight", "Q8_1"}, plan: true},
+			{name: "Q8_1 model", spec: testutil.ModelSpec{Vocab: 320, Embd: 256, Layers: 1, Heads: 4, FFN: 256, Context: 128, WeightType: quant.Q8_1, OutputType: quant.Q8_0},
+				want: typ, mention: []string{"Q8_1"}, plan: true},
 			// gpt-oss's expert type with the exponent byte the OCP format
 			// calls NaN in every block: ggml computes with it (2^127), and so
 			// does the model here, overflowing but never failing.

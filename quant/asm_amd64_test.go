@@ -19,7 +19,7 @@ import (
 
 // asmTypes are the weight types that have assembly kernels.
 var asmTypes = []Type{F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S,
-	IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M, MXFP4}
+	IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M, MXFP4, TQ1_0, TQ2_0}
 
 // asmSignTrick says whether the kernels of t take the sign of a weight to
 // the activation (VPSIGNB, or a masked negation), which is exact for the
@@ -175,6 +175,13 @@ func asmRow(r *rand.Rand, t Type, nb int, f asmFill) []byte {
 			if f == fillExtreme {
 				for j := 0; j < 80; j++ {
 					p[j] = 0xFF // quants 3, scales and mins 15
+				}
+			}
+		case TQ1_0, TQ2_0:
+			binary.LittleEndian.PutUint16(p[bs-2:], half())
+			if f == fillExtreme {
+				for j := 0; j < bs-2; j++ {
+					p[j] = byte(0xFF * r.IntN(2)) // codes all 2 (TQ2_0: 3) or all 0
 				}
 			}
 		case Q3_K:
@@ -365,7 +372,7 @@ func asmRef(t Type, n int, w, x []byte) (dot, mag float64) {
 				v := int(ql|qh<<4) - 32
 				add(d * i8(p[192+i/16]) * float64(v) * i8(q[4+i]))
 			}
-		case Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M, MXFP4:
+		case Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M, MXFP4, TQ1_0, TQ2_0:
 			// ref_test.go's element decoders, as independent of the Go
 			// kernels as the cases above.
 			d, m := refDot(t, t.BlockElems(), p, q)

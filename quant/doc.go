@@ -2,8 +2,10 @@
 // are stored in: plain F32, F16 and BF16, the 32-element block formats
 // Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q8_1, the 256-element K-quant formats
 // Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and Q8_K, the non-linear IQ4_NL (32
-// elements), IQ4_XS and IQ3_S (256), and MXFP4 (32 elements: an E8M0
-// power of two and 4-bit E2M1 codes, gpt-oss's expert weights). For each
+// elements), IQ4_XS and IQ3_S (256), MXFP4 (32 elements: an E8M0
+// power of two and 4-bit E2M1 codes, gpt-oss's expert weights), and the
+// ternary TQ1_0 and TQ2_0 (256 elements of d·{−1, 0, 1}: BitNet b1.58's
+// weights, 1.69 and 2.06 bits an element). For each
 // it can expand a row to float32
 // (Dequantize), encode float32s (QuantizeRow), and take the dot
 // product of a weight row with an activation vector without expanding
@@ -14,8 +16,8 @@
 //
 // A matrix-vector product works as in llama.cpp: the activation vector is
 // quantized once to the weight type's VecDotType (Q8_0 for Q4_0, Q5_0, Q8_0,
-// IQ4_NL and MXFP4; Q8_1 for Q4_1 and Q5_1; Q8_K for the K-quants and the
-// 256-element IQ types; the weight type itself for F32, F16 and BF16), and each weight row is then multiplied
+// IQ4_NL and MXFP4; Q8_1 for Q4_1 and Q5_1; Q8_K for the K-quants, the
+// 256-element IQ types and the ternary ones; the weight type itself for F32, F16 and BF16), and each weight row is then multiplied
 // with it block by block in integer arithmetic, scaled once per block.
 //
 // Results are meant to match llama.cpp's x86-64 CPU backend. QuantizeRow

@@ -61,6 +61,10 @@ var dotVariants = []dotVariant{
 	{IQ1_S, cpu.AVX512VNNI, "avx512vnni", dotIQ1_SVNNIAsm},
 	{IQ1_M, cpu.AVX2, "avx2", dotIQ1_MAVX2Asm},
 	{IQ1_M, cpu.AVX512VNNI, "avx512vnni", dotIQ1_MVNNIAsm},
+	{TQ1_0, cpu.AVX2, "avx2", dotTQ1_0AVX2Asm},
+	{TQ1_0, cpu.AVX512VNNI, "avx512vnni", dotTQ1_0VNNIAsm},
+	{TQ2_0, cpu.AVX2, "avx2", dotTQ2_0AVX2Asm},
+	{TQ2_0, cpu.AVX512VNNI, "avx512vnni", dotTQ2_0VNNIAsm},
 }
 
 // quantizeQ8_0 is quantQ8_0, with AVX-512 when the CPU has it.

@@ -60,6 +60,10 @@ var dotVariants = []dotVariant{
 	{IQ1_S, cpu.DotProd, "dotprod", dotIQ1_SDotprod},
 	{IQ1_M, cpu.NEON, "neon", dotIQ1_MNEON},
 	{IQ1_M, cpu.DotProd, "dotprod", dotIQ1_MDotprod},
+	{TQ1_0, cpu.NEON, "neon", dotTQ1_0NEON},
+	{TQ1_0, cpu.DotProd, "dotprod", dotTQ1_0Dotprod},
+	{TQ2_0, cpu.NEON, "neon", dotTQ2_0NEON},
+	{TQ2_0, cpu.DotProd, "dotprod", dotTQ2_0Dotprod},
 }
 
 // quantizeQ8_0 is quantQ8_0 in NEON assembly, byte for byte.

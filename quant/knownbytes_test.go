@@ -10,7 +10,8 @@ import (
 // llama.cpp's llama-quantize (d32676d77, no importance matrix) wrote for
 // knownInput(256·256) stored as a 256×256 F32 tensor (blk.0.attn_q.weight
 // of a tiny llama, quantized with the file types Q2_K, Q3_K_M, IQ4_XS,
-// IQ4_NL and IQ3_S, all of which keep attn_q at their base type); for
+// IQ4_NL, IQ3_S, TQ1_0 and TQ2_0, all of which keep attn_q at their base
+// type); for
 // MXFP4, those it wrote for blk.0.ffn_gate_exps.weight, [256, 32, 8], of a
 // tiny qwen3moe holding the same values, with the file type MXFP4_MOE.
 var knownBytesSHA256 = map[Type]string{
@@ -20,6 +21,8 @@ var knownBytesSHA256 = map[Type]string{
 	IQ4_NL: "17daf9339f57a26221d7ce9210450acb2aebeefc49dcd27d5d7f4116111d4f4b",
 	IQ3_S:  "6afad393feded17f45d28c45be6a7e9e640236b5bfb05a8bae1bb0adbdae08df",
 	MXFP4:  "2c73d1beaaa13825c8e781c2a742813326426673c17c52a14ec58cfb7872a403",
+	TQ1_0:  "08f0cdd62d5ce69e90d73be52542d48916e6aea486e053635b6d6be33bb4912f",
+	TQ2_0:  "c8a263e6074144cf47fc78341d9f69226f19ac3a53ddda6ad35868e10c50deac",
 }
 
 // knownInput returns n deterministic test values, 256-element blocks of

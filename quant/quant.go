@@ -23,8 +23,9 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 // documentation), so dot products can be compared with llama.cpp bit for
 // bit. For the weight types Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K it
 // follows ggml's reference quantizers (no importance matrix), and for Q2_K,
-// Q3_K, IQ4_NL, IQ4_XS, IQ3_S and MXFP4 the quantizers llama-quantize runs
-// without an importance matrix, byte for byte (MXFP4's takes none); use it to make test models, not to
+// Q3_K, IQ4_NL, IQ4_XS, IQ3_S, MXFP4, TQ1_0 and TQ2_0 the quantizers
+// llama-quantize runs without an importance matrix, byte for byte (MXFP4's
+// and the ternary types' take none); use it to make test models, not to
 // requantize real ones. The first IQ3_S call builds a search table
 // (about 60 KB, a few tens of milliseconds) that later calls share. F32, F16 and BF16 are converted
 // element by element with round-to-nearest-even.
@@ -87,6 +88,8 @@ var opsByType = [...]typeOps{
 	IQ3_S:  {dequantIQ3_S, quantIQ3_S, dotIQ3_S},
 	IQ4_XS: {dequantIQ4_XS, quantIQ4_XS, dotIQ4_XS},
 	MXFP4:  {dequantMXFP4, quantMXFP4, dotMXFP4},
+	TQ1_0:  {dequantTQ1_0, quantTQ1_0, dotTQ1_0},
+	TQ2_0:  {dequantTQ2_0, quantTQ2_0, dotTQ2_0},
 	// The lowest-bit types, which llama-quantize makes only with an
 	// importance matrix, are decoded and multiplied but not encoded.
 	IQ2_XXS: {dequantSigned(iq2_XXSBytes, 0.25, iq2XXSGroup), nil, dotIQ2_XXS},

@@ -71,7 +71,7 @@ func TestDequantizeExact(t *testing.T) {
 // quant), not finite garbage, in Dequantize and in the dot kernels.
 func TestInfiniteScale(t *testing.T) {
 	for _, typ := range []Type{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S,
-		IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M} {
+		IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M, TQ1_0, TQ2_0} {
 		r := newRand(uint64(typ) + 1000)
 		w := randBlocks(typ, 2, r, kindRandom)
 		off := 0
@@ -82,6 +82,8 @@ func TestInfiniteScale(t *testing.T) {
 			off = 80
 		case Q3_K:
 			off = 108
+		case TQ1_0, TQ2_0:
+			off = typ.BlockBytes() - 2
 		}
 		w[off], w[off+1] = 0x00, 0x7c // +Inf in the first block
 		if typ == IQ1_M {
@@ -216,7 +218,7 @@ func TestKernelsAgree(t *testing.T) {
 }
 
 func TestDotUnsupported(t *testing.T) {
-	for _, typ := range []Type{Q8_1, Q8_K, TQ1_0, TQ2_0, I8, Type(99)} {
+	for _, typ := range []Type{Q8_1, Q8_K, I16, F64, I8, Type(99)} {
 		if f, err := Dot(typ); err == nil || f != nil || !errors.Is(err, ErrUnsupportedType) {
 			t.Errorf("Dot(%v) = %v, %v; want nil and ErrUnsupportedType", typ, f, err)
 		}
@@ -244,8 +246,10 @@ func TestSizeErrors(t *testing.T) {
 		{"partial block", Q4_K, 100, 144, false},
 		{"partial block 32", Q8_0, 33, 34, false},
 		{"f16 odd bytes", F16, 4, 7, false},
-		{"tq1_0", TQ1_0, 256, 54, true},
-		{"tq2_0", TQ2_0, 256, 66, true},
+		{"tq1_0 short", TQ1_0, 256, 53, false},
+		{"tq2_0 long", TQ2_0, 256, 67, false},
+		{"f64", F64, 4, 32, true},
+		{"i16", I16, 4, 8, true},
 		{"i8", I8, 4, 4, true},
 		{"unknown", Type(99), 4, 4, true},
 	}
@@ -336,6 +340,10 @@ func TestQuantizeRoundTrip(t *testing.T) {
 		// Levels 0 … 12 in units of d = 2^⌊log2 amax⌋/8: at worst amax just
 		// below 16d clips to 12d.
 		{MXFP4, 0.11, 0.25},
+		// d = amax: every element within d/2 (plus d's fp16 rounding);
+		// most of a normal block rounds to 0.
+		{TQ1_0, 0.9, 0.5 + 0x1p-11},
+		{TQ2_0, 0.9, 0.5 + 0x1p-11},
 	}
 	for _, tc := range types {
 		for _, sh := range shapes {

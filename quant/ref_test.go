@@ -21,6 +21,8 @@ var refElemOf = map[Type]func(blk []byte, j int) (v, mag float64){
 	IQ4_XS:  refElemIQ4_XS,
 	IQ3_S:   refElemIQ3_S,
 	IQ3_XXS: refElemIQ3_XXS,
+	TQ1_0:   refElemTQ1_0,
+	TQ2_0:   refElemTQ2_0,
 }
 
 // refElem returns element i of a row of type t stored in b, and a
@@ -329,6 +331,10 @@ func fillBlock(t Type, b []byte, r *rand.Rand, kind blockKind) {
 		setCodes(1, len(b))
 	case IQ4_XS:
 		fillIQ4_XS(b, kind, scale, setCodes)
+	case TQ1_0, TQ2_0:
+		// Codes in every byte, d last.
+		setCodes(0, len(b)-2)
+		scale(len(b) - 2)
 	case IQ3_S:
 		fillIQ3_S(b, kind, scale, setCodes)
 	case IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S:
@@ -352,11 +358,11 @@ func fillBlock(t Type, b []byte, r *rand.Rand, kind blockKind) {
 
 // supportedTypes is every type with a layout in the package.
 var supportedTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q4_K, Q5_K, Q6_K, Q8_K,
-	Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M, MXFP4}
+	Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M, MXFP4, TQ1_0, TQ2_0}
 
 // dotTypes is every weight type with a dot kernel.
 var dotTypes = []Type{F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K,
-	Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M, MXFP4}
+	Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M, MXFP4, TQ1_0, TQ2_0}
 
 // decodeOnly are the types QuantizeRow cannot encode.
 var decodeOnly = []Type{IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ1_S, IQ1_M}

@@ -45,6 +45,8 @@ var tileVariants = slices.Concat(
 	superTiles(IQ2_XXS, iq2_XXSBytes, tileIQ2_XXSNEON4x1, tileIQ2_XXSDotprod4x1),
 	superTiles(IQ2_XS, iq2_XSBytes, tileIQ2_XSNEON4x1, tileIQ2_XSDotprod4x1),
 	superTiles(IQ2_S, iq2_SBytes, tileIQ2_SNEON4x1, tileIQ2_SDotprod4x1),
+	superTiles(TQ1_0, tq1_0Bytes, tileTQ1_0NEON4x1, tileTQ1_0Dotprod4x1),
+	superTiles(TQ2_0, tq2_0Bytes, tileTQ2_0NEON4x1, tileTQ2_0Dotprod4x1),
 )
 
 // q32Tiles lists a 32-element type's 4×4 and 4×1 kernels: NEON's, the

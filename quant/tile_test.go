@@ -213,12 +213,14 @@ func TestTileEmpty(t *testing.T) {
 	}
 }
 
+// TestTileUnsupported: Q8_1, an activation type, decodes but has no dot
+// product, so no tile either.
 func TestTileUnsupported(t *testing.T) {
-	if f, _, _ := Tile(TQ1_0); f != nil {
-		t.Errorf("Tile(TQ1_0) is not nil")
+	if f, _, _ := Tile(Q8_1); f != nil {
+		t.Errorf("Tile(Q8_1) is not nil")
 	}
-	if ts := Tiles(TQ1_0); len(ts) != 0 {
-		t.Errorf("Tiles(TQ1_0) = %v", ts)
+	if ts := Tiles(Q8_1); len(ts) != 0 {
+		t.Errorf("Tiles(Q8_1) = %v", ts)
 	}
 }
 

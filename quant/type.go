@@ -97,8 +97,8 @@ var typeTraits = map[Type]traits{
 	I64:     {"I64", 1, 8, I64},
 	F64:     {"F64", 1, 8, F64},
 	IQ1_M:   {"IQ1_M", QKK, iq1_MBytes, Q8_K},
-	TQ1_0:   {"TQ1_0", QKK, 54, Q8_K},
-	TQ2_0:   {"TQ2_0", QKK, 66, Q8_K},
+	TQ1_0:   {"TQ1_0", QKK, tq1_0Bytes, Q8_K},
+	TQ2_0:   {"TQ2_0", QKK, tq2_0Bytes, Q8_K},
 	MXFP4:   {"MXFP4", QK, mxfp4Bytes, Q8_0},
 }
 

@@ -241,16 +241,16 @@ func TestReadTruncated(t *testing.T) {
 func TestReadUnsupportedType(t *testing.T) {
 	w := NewWriter()
 	dims := []int64{256, 2}
-	size, err := TensorBytes(quant.TQ1_0, dims)
+	size, err := TensorBytes(quant.F64, dims)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.AddTensor("w", quant.TQ1_0, dims, make([]byte, size)); err != nil {
+	if err := w.AddTensor("w", quant.F64, dims, make([]byte, size)); err != nil {
 		t.Fatal(err)
 	}
 	f := writeRead(t, w)
-	if ti, _ := f.Tensor("w"); ti.Type != quant.TQ1_0 || ti.Type.Supported() || ti.Size != size {
-		t.Errorf("got %v (supported %v) of %d bytes, want TQ1_0 of %d", ti.Type, ti.Type.Supported(), ti.Size, size)
+	if ti, _ := f.Tensor("w"); ti.Type != quant.F64 || ti.Type.Supported() || ti.Size != size {
+		t.Errorf("got %v (supported %v) of %d bytes, want F64 of %d", ti.Type, ti.Type.Supported(), ti.Size, size)
 	}
 }
 

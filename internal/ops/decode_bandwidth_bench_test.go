@@ -30,7 +30,7 @@ func BenchmarkDecodeBandwidth(b *testing.B) {
 	const rows, cols, mats = 14336, 4096, 8
 	types := []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q5_K, quant.Q6_K,
 		quant.Q2_K, quant.Q3_K, quant.IQ4_XS, quant.IQ4_NL, quant.MXFP4, quant.IQ3_S,
-		quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ1_S, quant.IQ1_M}
+		quant.IQ2_XXS, quant.IQ2_XS, quant.IQ2_S, quant.IQ3_XXS, quant.IQ1_S, quant.IQ1_M, quant.TQ1_0, quant.TQ2_0}
 	p := NewPool(2)
 	defer p.Close()
 	e := NewExec(p)

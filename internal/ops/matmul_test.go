@@ -86,7 +86,7 @@ func TestMatMulMatchesDot(t *testing.T) {
 	for _, threads := range []int{1, 2, 3} {
 		p := NewPool(threads)
 		e := NewExec(p)
-		for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K, quant.Q5_K, quant.F16} {
+		for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K, quant.Q5_K, quant.F16, quant.TQ1_0, quant.TQ2_0} {
 			for _, rows := range []int{1, 7, 64, 130} {
 				cols := 512
 				m := randMatrix(t, r, typ, rows, cols)

@@ -45,7 +45,7 @@ type ModelSpec struct {
 	// the K-quants. A type quant can name but not encode is filled with
 	// random bytes: for those it decodes (IQ2_XXS …) with each block's
 	// scale set for the spread a quantized weight would have; for those it
-	// cannot (TQ1_0 …), for testing that loaders reject them.
+	// cannot (F64 …), for testing that loaders reject them.
 	WeightType quant.Type
 	// OutputType is the type of output.weight, or of token_embd.weight
 	// when the output is tied. Its zero value (F32) means WeightType, so

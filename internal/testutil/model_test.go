@@ -123,6 +123,7 @@ func TestWriteModel(t *testing.T) {
 		{"llama Q4_0", with(TinyLlama(), quant.Q4_0), 2},
 		{"llama Q4_K+Q6_K", big(TinyLlama(), quant.Q4_K, quant.Q6_K), 15},
 		{"llama IQ2_XXS", big(TinyLlama(), quant.IQ2_XXS, 0), 19},
+		{"llama TQ2_0", big(TinyLlama(), quant.TQ2_0, 0), 37},
 		{"qwen2 Q8_0", TinyQwen2(), 7},
 		{"qwen2 Q5_K", big(TinyQwen2(), quant.Q5_K, 0), 17},
 		{"gemma2 Q8_0", TinyGemma2(), 7},

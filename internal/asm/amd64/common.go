@@ -279,3 +279,15 @@ func splitNibbles(src Mem, lo, hi Register) {
 	c.VPAND(Y15, lo, lo)
 	c.VPAND(Y15, hi, hi)
 }
+
+// bitPair sets dst to bits 2j..2j+1 of every byte of src, the 2-bit field
+// j of Q2_K's, Q3_K's and TQ2_0's quants: a word shift, whose spill from
+// the neighbouring byte the mask (bytes 0x03) takes off.
+func bitPair(src Register, j int, mask Op, dst Register) {
+	if j == 0 {
+		c.VPAND(mask, src, dst)
+		return
+	}
+	c.VPSRLW(U8(2*j), src, dst)
+	c.VPAND(mask, dst, dst)
+}

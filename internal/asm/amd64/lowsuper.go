@@ -334,12 +334,7 @@ func k16AVX2(t *lowType, row, x Register, isum [2]Register) {
 		sc := []Register{Y7, Y6}[h]
 		c.VMOVDQU(mem(row, qs+32*h), Y10)
 		for j := 0; j < 4; j++ {
-			if j == 0 {
-				c.VPAND(b03, Y10, Y11)
-			} else {
-				c.VPSRLW(U8(2*j), Y10, Y11)
-				c.VPAND(b03, Y11, Y11)
-			}
+			bitPair(Y10, j, b03, Y11)
 			if t == lowQ3_K {
 				// Bit b = 4h+j of each hmask byte to bit 2 (a word shift,
 				// whose spill into the other byte is masked off).

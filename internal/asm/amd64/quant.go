@@ -87,6 +87,12 @@ func quantFiles() []outFile {
 		{"iq3_xxs", func() { dotLattice(latIQ3XXS, avx2); dotLattice(latIQ3XXS, vnni); dotLattice(latIQ3XXS, vbmi) }},
 		{"iq1_s", func() { dotLattice(latIQ1S, avx2); dotLattice(latIQ1S, vnni) }},
 		{"iq1_m", func() { dotLattice(latIQ1M, avx2); dotLattice(latIQ1M, vnni) }},
+		{"tq", func() {
+			for _, w := range dots2 {
+				dotTQ2_0(w)
+				dotTQ1_0(w)
+			}
+		}},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
 	}
 }

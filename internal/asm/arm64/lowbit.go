@@ -78,8 +78,13 @@ type superType struct {
 	bytes      int  // bytes per block
 	dOff       int  // offset of the fp16 d (dmin follows it when mins)
 	mins       bool // a second sum, Σ m·bsums, scaled by dmin (Q2_K)
-	doc        string
-	consts     func(k *kfn) []VReg
+	// bsums loads the activations' block sums for row without mins (the
+	// ternary types take Σ y off isum); unfused scales the block's sum
+	// as sum += float32(isum)·(d·dy) with a rounding after the product,
+	// as the twins that convert it explicitly compile.
+	bsums, unfused bool
+	doc            string
+	consts         func(k *kfn) []VReg
 	// row emits one row's block (p at its start, rXq at the activation
 	// quants) and returns its integer sums as 4-lane vectors: isum, and
 	// for mins the min sum (bs holds the activations' bsums as 16 halves).
@@ -101,6 +106,7 @@ type superType struct {
 //	sum = fma(d·dy, float32(isum), sum)                       (Q3_K, IQ4_XS, IQ3_S, IQ3_XXS, IQ2_*)
 //	sum = fma(d·dy, float32(isum)·isumScale, sum)             (IQ1_S, IQ1_M: see iq.go)
 //	sum += ((d·dy)·float32(isum) − fused (dmin·dy)·float32(summ)) (Q2_K, as Q4_K)
+//	sum += float32(isum)·(d·dy), unfused                        (TQ1_0, TQ2_0)
 //
 // and the types whose twin scales its total (final: IQ3_XXS 0.25, the IQ2
 // types 0.125) multiply once after the loop.
@@ -116,7 +122,7 @@ func genSuper(f *File, t superType, lvl level, h int) {
 	xp := k.col(0)
 	k.Loop("loop", h, fmt.Sprintf("%d×1 blocks of 256", h))
 	bs := VReg(255)
-	if t.mins {
+	if t.mins || t.bsums {
 		bs = k.rg.getN(2)
 		k.Op("ADD $260, R%d, R%d", xp, rTmp)
 		k.I(LD1(H8, bs, 2, rTmp, 0))
@@ -130,7 +136,7 @@ func genSuper(f *File, t superType, lvl level, h int) {
 			k.pairSums(summ, r)
 		}
 	}
-	if t.mins {
+	if t.mins || t.bsums {
 		k.rg.putN(bs, 2)
 	}
 	si := k.finishRowSums(isum)
@@ -161,6 +167,8 @@ func genSuper(f *File, t superType, lvl level, h int) {
 			FMUL(S4, dd, dd, dy), FMUL(S4, dm, dm, dy),
 			FMUL(S4, dd, dd, si), FMLS(S4, dd, dm, sm), FADD(S4, acc, acc, dd))
 		k.rg.put(sm, dm)
+	} else if t.unfused {
+		k.I(FCVTL(H4, dd, dd), FMUL(S4, dd, dd, dy), FMUL(S4, dd, dd, si), FADD(S4, acc, acc, dd))
 	} else {
 		k.I(FCVTL(H4, dd, dd), FMUL(S4, dd, dd, dy), FMLA(S4, acc, si, dd))
 	}
@@ -436,7 +444,7 @@ var iq3S = superType{
 
 func lowbitFiles() []*File {
 	var files []*File
-	for _, t := range []superType{q2K, q3K, iq4XS, iq3S, iq2XXS, iq2XS, iq2S} {
+	for _, t := range []superType{q2K, q3K, iq4XS, iq3S, iq2XXS, iq2XS, iq2S, tq1_0, tq2_0} {
 		f := &File{Pkg: "quant", Name: t.file,
 			Doc: fmt.Sprintf("Dot product and tile kernels for %s weights against Q8_K activations, for ARMv8.0 NEON and FEAT_DotProd.", t.name)}
 		for _, lvl := range []level{neon, dotprod} {

@@ -58,6 +58,11 @@ const (
 	// MXFP4: the sixteen doubled E2M1 values (0, ±1 … ±12, symmetric)
 	// times a power of two, 2^(e−128).
 	rmsMXFP4 = 5.852 // sqrt(mean(v²)) over kvalues_mxfp4: sqrt(548/16)
+	// TQ1_0: random bytes hold uniform base-3 codes, weights −d, 0, d.
+	rmsTQ1_0 = 0.8165 // sqrt(2/3)
+	// TQ2_0: 2-bit codes with 3 (which no encoder writes) mapped to 1, so
+	// the weights are −d, 0, 0, d.
+	rmsTQ2_0 = 0.7071 // sqrt(1/2)
 )
 
 // mxfp4Steps is how many exponents an MXFP4 tensor's blocks draw from:
@@ -113,6 +118,10 @@ func newBlockParams(t quant.Type, std float64) (*blockParams, error) {
 		rms = latticeRMS(t)
 	case quant.MXFP4:
 		return p, mxfp4Exponents(&p.e8m0, std)
+	case quant.TQ1_0:
+		rms = rmsTQ1_0
+	case quant.TQ2_0:
+		rms = rmsTQ2_0
 	default:
 		return nil, fmt.Errorf("no random block generator for type %v", t)
 	}
@@ -183,6 +192,8 @@ func fillBlocks(t quant.Type, dst []byte, r *rand.PCG, p *blockParams) {
 		fillLattice(t, dst, r, p)
 	case quant.MXFP4:
 		fillMXFP4(dst, r, p)
+	case quant.TQ1_0, quant.TQ2_0:
+		fillTQ(t, dst, r, p)
 	}
 }
 
@@ -214,8 +225,9 @@ func fillRandom(dst []byte, r *rand.PCG, fix *[256]byte) {
 }
 
 var (
-	fixQ8_0 [256]byte // -128 → 0
-	fixQ4_0 [256]byte // nibble 0 → 8 in both halves
+	fixQ8_0  [256]byte // -128 → 0
+	fixQ4_0  [256]byte // nibble 0 → 8 in both halves
+	fixTQ2_0 [256]byte // 2-bit code 3 → 1 in all four fields
 )
 
 func init() {
@@ -231,6 +243,29 @@ func init() {
 		fixQ4_0[i] = lo | hi<<4
 	}
 	fixQ8_0[0x80] = 0
+	for i := range 256 {
+		b := byte(i)
+		for f := 0; f < 8; f += 2 {
+			if b>>f&3 == 3 {
+				b ^= 2 << f
+			}
+		}
+		fixTQ2_0[i] = b
+	}
+}
+
+// fillTQ fills TQ1_0 blocks (52 bytes of base-3 codes, then d) or TQ2_0
+// blocks (64 bytes of 2-bit codes, then d).
+func fillTQ(t quant.Type, dst []byte, r *rand.PCG, p *blockParams) {
+	bs := t.BlockBytes()
+	fix := &fixTQ2_0
+	if t == quant.TQ1_0 {
+		fix = nil
+	}
+	for ; len(dst) >= bs; dst = dst[bs:] {
+		fillRandom(dst[:bs-2], r, fix)
+		le.PutUint16(dst[bs-2:], p.d[r.Uint64()%scaleSteps])
+	}
 }
 
 func fillQ8_0(dst []byte, r *rand.PCG, p *blockParams) {

@@ -68,7 +68,8 @@
 //	        mxfp4_moe (gpt-oss's mix: the experts MXFP4, the rest Q8_0),
 //	        or the lattice types iq3_xxs, iq2_m, iq2_s, iq2_xs, iq2_xxs,
 //	        iq1_m, iq1_s (their mixes are llama-quantize's with an
-//	        importance matrix, which it needs for them)
+//	        importance matrix, which it needs for them), or the ternary
+//	        tq1_0, tq2_0 (BitNet b1.58's)
 //	-o      output file (required)
 //	-seed   random seed (default 1)
 //	-imatrix also write an importance matrix of ones for the shape's

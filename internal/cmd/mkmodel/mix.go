@@ -39,6 +39,10 @@ var fileTypes = []fileType{
 	{"iq2_xxs", 19, quant.IQ2_XXS},
 	{"iq1_m", 31, quant.IQ1_M},
 	{"iq1_s", 24, quant.IQ1_S},
+	// The ternary types of BitNet b1.58 models: every matrix but
+	// token_embd (Q4_K) and output (Q6_K).
+	{"tq1_0", ftypeTQ1_0, quant.TQ1_0},
+	{"tq2_0", ftypeTQ2_0, quant.TQ2_0},
 }
 
 // The llama_ftype values whose tensor mixes differ from their base type.
@@ -58,6 +62,9 @@ const (
 	ftypeIQ2_S   = 28
 	ftypeIQ2_M   = 29
 	ftypeIQ1_M   = 31
+	// The ternary file types.
+	ftypeTQ1_0 = 36
+	ftypeTQ2_0 = 37
 )
 
 // lattice reports whether ft is one of the file types built on the IQ
@@ -659,7 +666,10 @@ func assignTypes(ts []tensorPlan, ft fileType, s shape) error {
 		case ft.lattice():
 			typ = latticeType(ft, t.Name, s, &iAttnV, &iFFNDown, nFFNDown)
 		case t.Name == "token_embd.weight" || t.Name == "per_layer_token_embd.weight":
-			// Every -type keeps the default type.
+			// Every -type keeps the default type but the ternary ones.
+			if ft.Ftype == ftypeTQ1_0 || ft.Ftype == ftypeTQ2_0 {
+				typ = quant.Q4_K
+			}
 		case isAttnV(t.Name):
 			typ = attnVType(ft, typ, iAttnV, nAttnV, s)
 			iAttnV++
@@ -871,7 +881,7 @@ func fallback(t quant.Type, n int64) (quant.Type, error) {
 	}
 	var fb quant.Type
 	switch t {
-	case quant.Q2_K, quant.Q3_K:
+	case quant.Q2_K, quant.Q3_K, quant.TQ1_0, quant.TQ2_0:
 		fb = quant.Q4_0
 	case quant.Q4_K:
 		fb = quant.Q5_0

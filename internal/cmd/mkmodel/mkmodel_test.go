@@ -513,6 +513,8 @@ func TestFallback(t *testing.T) {
 		{quant.Q4_0, 100, 0, true},
 		{quant.Q2_K, 288, quant.Q4_0, false},
 		{quant.Q3_K, 288, quant.Q4_0, false},
+		{quant.TQ1_0, 288, quant.Q4_0, false},
+		{quant.TQ2_0, 896, quant.Q4_0, false},
 		{quant.Q5_K, 288, quant.Q5_1, false},
 		{quant.IQ4_XS, 288, quant.IQ4_NL, false},
 		{quant.IQ4_XS, 100, quant.F16, false},
@@ -534,7 +536,8 @@ func TestBlockStatistics(t *testing.T) {
 	std := 1 / math.Sqrt(fanIn)
 	for _, typ := range []quant.Type{quant.F16, quant.Q8_0, quant.Q4_0, quant.Q5_0, quant.Q4_K, quant.Q6_K,
 		quant.Q2_K, quant.Q3_K, quant.Q5_K, quant.Q5_1, quant.IQ4_NL, quant.IQ4_XS, quant.IQ3_S,
-		quant.IQ3_XXS, quant.IQ2_S, quant.IQ2_XS, quant.IQ2_XXS, quant.IQ1_M, quant.IQ1_S, quant.MXFP4} {
+		quant.IQ3_XXS, quant.IQ2_S, quant.IQ2_XS, quant.IQ2_XXS, quant.IQ1_M, quant.IQ1_S, quant.MXFP4,
+		quant.TQ1_0, quant.TQ2_0} {
 		t.Run(typ.String(), func(t *testing.T) {
 			p, err := newBlockParams(typ, std)
 			if err != nil {
@@ -596,6 +599,8 @@ func scaleOffsets(t quant.Type) []int {
 		return []int{80, 82}
 	case quant.Q3_K:
 		return []int{108}
+	case quant.TQ1_0, quant.TQ2_0:
+		return []int{t.BlockBytes() - 2}
 	}
 	return nil
 }
@@ -769,7 +774,7 @@ func TestQ4_K_MMixMatchesLlamaQuantize(t *testing.T) {
 }
 
 // TestLowBitMixes checks the per-tensor types of the q2_k, q3_k_m, iq4_xs,
-// iq4_nl and iq3_s mixes. The counts are those of the files llama-quantize
+// iq4_nl and iq3_s mixes (and the lattice and ternary ones). The counts are those of the files llama-quantize
 // (llama.cpp d32676d77, no importance matrix) wrote from F16 models of the
 // same tensor names, layer count and query heads per KV head, made by
 // mkmodel at embedding 256.
@@ -838,6 +843,14 @@ func TestLowBitMixes(t *testing.T) {
 		{tl, "iq1_s", map[quant.Type]int{F32: 45, Q2: 3, Q4: 22, Q5: 1, XX2: 22, S1: 108}},
 		{tl, "iq2_xs", map[quant.Type]int{F32: 45, Q2: 3, Q4: 22, Q5: 1, X2: 130}},
 		{tl, "iq1_m", map[quant.Type]int{F32: 45, Q2: 3, Q4: 22, Q5: 1, XX2: 22, M1: 108}},
+		// The ternary types: token_embd Q4_K, rows of 896 Q4_0 (and a
+		// tied output of 896 Q8_0); qwen2.5-0.5b and olmoe-1b-7b cut to one
+		// layer compared tensor for tensor with llama-quantize's files of
+		// mkmodel's F16 cuts (vocabulary 1024).
+		{tiny, "tq1_0", map[quant.Type]int{F32: 5, Q4: 1, Q6: 1, quant.TQ1_0: 14}},
+		{tiny, "tq2_0", map[quant.Type]int{F32: 5, Q4: 1, Q6: 1, quant.TQ2_0: 14}},
+		{mustShape(t, "qwen2.5-0.5b").keepLayers(1), "tq1_0", map[quant.Type]int{F32: 6, quant.Q4_0: 6, quant.Q8_0: 1, quant.TQ1_0: 1}},
+		{mustShape(t, "olmoe-1b-7b").keepLayers(1), "tq2_0", map[quant.Type]int{F32: 6, Q4: 1, Q6: 1, quant.TQ2_0: 7}},
 		// 48 layers of three expert tensors, four attention matrices.
 		{mustShape(t, "qwen3-30b-a3b"), "mxfp4_moe", map[quant.Type]int{F32: 241, quant.Q8_0: 194, quant.MXFP4: 144}},
 		// 128 experts: attn_v takes Q4_K.

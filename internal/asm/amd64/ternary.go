@@ -1,0 +1,234 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/attr"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The ternary types against Q8_K (see quant/tq.go for the layouts): every
+// weight is d·(c−1) with a code c in {0, 1, 2}. The codes are unsigned
+// bytes, VPMADDUBSW's and VPDPBUSD's first operand, and the −1 is taken
+// off once a block as Σ y, the sum of the Q8_K block sums. Per block the
+// integer sum is reduced to a scalar and then scaled, as the pure-Go
+// kernels (and ggml's reference) do, sum += float32(isum)·(d·d_y): the
+// results are theirs bit for bit.
+//
+// Registers: RSI the weights, RDI the activations, RCX blocks left; X0
+// the float sum; Y4 (Z4) the block's integer sum.
+
+// dotTQ2_0 emits dotTQ2_0<W>Asm. AVX2: the 32 bytes of each half, shifted
+// by 2j and masked, times the 32 activations of run j (VPMADDUBSW) into
+// words, which start at −bsums (|word| ≤ 8·2·3·128 + 16·128, inside
+// int16). VNNI: each half's 32 bytes in both halves of a Z register,
+// shifted by 0 and 2 (then 4 and 6) per 256 bits, so that one VPDPBUSD
+// takes 64 contiguous activations.
+func dotTQ2_0(w width) {
+	text("dotTQ2_0"+w.suffix()+"Asm", NOSPLIT, "func(w, x *byte, nb int) float32")
+	loadArgs("w x nb", RSI, RDI, RCX)
+	c.VXORPS(X0, X0, X0)
+	if w == avx2 {
+		bcast32(0x03030303, Y15)
+		bcast32(0x00010001, Y14)
+		label("loop")
+		c.VPXOR(Y4, Y4, Y4)
+		c.VPSUBW(mem(RDI, 260), Y4, Y4)
+		for h := 0; h < 2; h++ {
+			c.VMOVDQU(mem(RSI, 32*h), Y1)
+			for j := 0; j < 4; j++ {
+				bitPair(Y1, j, Y15, Y2)
+				wordDot(Y2, mem(RDI, 4+128*h+32*j), Y4)
+			}
+		}
+		c.VPMADDWD(Y14, Y4, Y4)
+		tqBlockEnd(64, tq2_0Bytes)
+		retFloat()
+		return
+	}
+	kmask(0xF0, K1)
+	underMask(2, Z20, K1, true)
+	bcastq(U32(4), Z21, nil)
+	bcastq(U32(6), Z21, K1)
+	bcast32(0x03030303, Z22)
+	label("loop")
+	c.VPMOVSXWD(mem(RDI, 260), Z1)
+	c.VPXORD(Z4, Z4, Z4)
+	c.VPSUBD(Z1, Z4, Z4)
+	for h := 0; h < 2; h++ {
+		c.VBROADCASTI64X4(mem(RSI, 32*h), Z1)
+		for k, sh := range []Register{Z20, Z21} {
+			c.VPSRLVQ(sh, Z1, Z2)
+			c.VPANDD(Z22, Z2, Z2)
+			VPDPBUSD(mem(RDI, 4+128*h+64*k), Z2, Z4)
+		}
+	}
+	c.VEXTRACTI64X4(U8(1), Z4, Y1)
+	c.VPADDD(Y1, Y4, Y4)
+	tqBlockEnd(64, tq2_0Bytes)
+	retFloat()
+}
+
+// wordDot adds the products of the unsigned codes u with the signed
+// activations at y to the words of acc, pair by pair (u is overwritten).
+func wordDot(u Register, y Mem, acc Register) {
+	c.VPMADDUBSW(y, u, u)
+	c.VPADDW(u, acc, acc)
+}
+
+// tq2_0Bytes and tq1_0Bytes are the block sizes.
+const (
+	tq2_0Bytes = 66
+	tq1_0Bytes = 54
+)
+
+// tqBlockEnd closes a block: the eight dwords of Y4 summed into a scalar,
+// converted, times d (the fp16 at dOff) · d_y, added to X0; then on to the
+// next block (wb bytes of weights).
+func tqBlockEnd(dOff, wb int) {
+	c.VEXTRACTI128(U8(1), Y4, X1)
+	c.VPADDD(X1, X4, X4)
+	c.VPSHUFD(U8(0x4E), X4, X1)
+	c.VPADDD(X1, X4, X4)
+	c.VPSHUFD(U8(0xB1), X4, X1)
+	c.VPADDD(X1, X4, X4)
+	c.VCVTDQ2PS(X4, X4)
+	c.MOVWLZX(mem(RSI, dOff), EAX)
+	c.VMOVD(EAX, X1)
+	c.VCVTPH2PS(X1, X1)
+	c.VMULSS(mem(RDI, 0), X1, X1)
+	c.VMULSS(X1, X4, X4)
+	c.VADDSS(X4, X0, X0)
+	nextSuper(wb)
+}
+
+// dotTQ1_0 emits dotTQ1_0<W>Asm. A byte q holds its codes as the base-3
+// digits of the fraction q/256, so digit n is ⌊3·(q·3^n mod 256)/256⌋: 0
+// below 86, 1 below 171, 2 from there. The kernel works on s = q ^ 0x80,
+// whose byte products stay in step ((q·3) ^ 0x80 = 3·s mod 256), so that
+// each digit is two signed compares (s > −43, s > 42) whose masks add up
+// to the code. The codes are laid out in registers in the activations'
+// order, 32 (AVX2) or 64 (VNNI) at a time: qs[0:32]'s five digits, then
+// qs[32:48]'s five beside one another (s, 3s, 9s …), then qh's dword
+// broadcast and each dword taken to its own power of 3 (the codes of
+// elements 240+4n … 243+4n are digit n of qh's four bytes). AVX2 adds
+// the compares' −1 masks and takes their magnitude (VPABSB) for
+// VPMADDUBSW, into words as in dotTQ2_0 (|word| ≤ 8·2·2·128 + 16·128);
+// VNNI puts ones under the first mask and adds ones under the second
+// for VPDPBUSD.
+func dotTQ1_0(w width) {
+	text("dotTQ1_0"+w.suffix()+"Asm", NOSPLIT, "func(w, x *byte, nb int) float32")
+	loadArgs("w x nb", RSI, RDI, RCX)
+	c.VXORPS(X0, X0, X0)
+	v := w.vec
+	bcast32(0x80808080, Y15)
+	bcast32(0xD5D5D5D5, v(13)) // −43
+	bcast32(0x2A2A2A2A, v(12)) // 42
+	if w == avx2 {
+		bcast32(0x00010001, Y14)
+	} else {
+		bcast32(0x01010101, Z11)
+	}
+	// times3 sets r = 3·r bytewise (t scratch, of r's size).
+	times3 := func(r, t Register) {
+		c.VPADDB(r, r, t)
+		c.VPADDB(t, r, r)
+	}
+	// codes adds the codes of s times the activations at y to acc.
+	codes := func(s Register, y Mem) {
+		if w == avx2 {
+			c.VPCMPGTB(Y13, s, Y2)
+			c.VPCMPGTB(Y12, s, Y3)
+			c.VPADDB(Y3, Y2, Y2)
+			c.VPABSB(Y2, Y2)
+			wordDot(Y2, y, Y4)
+			return
+		}
+		c.VPCMPGTB(Z13, s, K1)
+		c.VPCMPGTB(Z12, s, K2)
+		c.VMOVDQU8_Z(Z11, K1, Z2)
+		c.VPADDB(Z11, Z2, K2, Z2)
+		VPDPBUSD(y, Z2, Z4)
+	}
+	// qhLanes sets X5 to qh's codes' s: dword n its four bytes' times 3^n
+	// (X2, X3 scratch).
+	qhLanes := func() {
+		c.VPBROADCASTD(mem(RSI, 48), X5)
+		c.VPXOR(X15, X5, X5)
+		c.VMOVDQA(X5, X3)
+		for n := 1; n < 4; n++ {
+			times3(X3, X2)
+			c.VPBLENDD(U8(1<<n), X3, X5, X5)
+		}
+	}
+	label("loop")
+	if w == avx2 {
+		c.VPXOR(Y4, Y4, Y4)
+		c.VPSUBW(mem(RDI, 260), Y4, Y4)
+		c.VPXOR(mem(RSI, 0), Y15, Y1)
+		for n := 0; n < 5; n++ {
+			if n > 0 {
+				times3(Y1, Y2)
+			}
+			codes(Y1, mem(RDI, 4+32*n))
+		}
+		// qs[32:48]: [s, 3s], ×9 for digits 2 and 3, ×9 again for 4,
+		// beside qh's codes.
+		c.VPXOR(mem(RSI, 32), X15, X1)
+		c.VMOVDQA(X1, X5)
+		times3(X5, X2)
+		c.VINSERTI128(U8(1), X5, Y1, Y1)
+		codes(Y1, mem(RDI, 4+160))
+		for range 2 {
+			times3(Y1, Y2)
+		}
+		codes(Y1, mem(RDI, 4+192))
+		for range 2 {
+			times3(Y1, Y2)
+		}
+		qhLanes()
+		c.VINSERTI128(U8(1), X5, Y1, Y1)
+		codes(Y1, mem(RDI, 4+224))
+		c.VPMADDWD(Y14, Y4, Y4)
+	} else {
+		c.VPMOVSXWD(mem(RDI, 260), Z1)
+		c.VPXORD(Z4, Z4, Z4)
+		c.VPSUBD(Z1, Z4, Z4)
+		// qs[0:32]: [s, 3s], [9s, 27s], then 81s beside qs[32:48]'s s
+		// and 3s.
+		c.VPXOR(mem(RSI, 0), Y15, Y1)
+		c.VMOVDQA(Y1, Y5)
+		times3(Y5, Y2)
+		c.VINSERTI64X4(U8(1), Y5, Z1, Z1)
+		codes(Z1, mem(RDI, 4))
+		for range 2 {
+			times3(Z1, Z2)
+		}
+		codes(Z1, mem(RDI, 4+64))
+		for range 2 {
+			times3(Z1, Z2)
+		}
+		c.VPXOR(mem(RSI, 32), X15, X6)
+		c.VMOVDQA(X6, X7)
+		times3(X7, X2)
+		c.VINSERTI32X4(U8(2), X6, Z1, Z1)
+		c.VINSERTI32X4(U8(3), X7, Z1, Z1)
+		codes(Z1, mem(RDI, 4+128))
+		// qs[32:48]'s 9s, 27s, 81s, then qh's codes.
+		c.VINSERTI128(U8(1), X7, Y6, Y6)
+		for range 2 {
+			times3(Y6, Y2)
+		}
+		c.VMOVDQA(X6, X7)
+		for range 2 {
+			times3(X7, X2)
+		}
+		qhLanes()
+		c.VINSERTI32X4(U8(2), X7, Z6, Z6)
+		c.VINSERTI32X4(U8(3), X5, Z6, Z6)
+		codes(Z6, mem(RDI, 4+192))
+		c.VEXTRACTI64X4(U8(1), Z4, Y1)
+		c.VPADDD(Y1, Y4, Y4)
+	}
+	tqBlockEnd(52, tq1_0Bytes)
+	retFloat()
+}
