@@ -92,6 +92,7 @@ func quantFiles() []outFile {
 				dotTQ2_0(w)
 				dotTQ1_0(w)
 			}
+			gemmTQ2_0()
 		}},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
 	}

@@ -232,3 +232,83 @@ func dotTQ1_0(w width) {
 	tqBlockEnd(52, tq1_0Bytes)
 	retFloat()
 }
+
+// gemmTQ2_0 emits gemmTQ2_0VNNI, the GEMM kernel of TQ2_0 (gemm.go's
+// signature and loops, one per panel width), against quant's TQ2_0 panels
+// of Q8_K activations: per super-block its 64 groups of four elements in
+// element order (128 bytes each), then −Σy of the 32 columns (int32),
+// then their d_x. Each dword of a row's codes (four bytes of half hh,
+// 32hh+4gl) holds groups 32hh+8j+gl for j = 0..3 in bits 2j..2j+1 of its
+// bytes: masked in place (bytes & 3<<2j, one VPANDD each, no shift), run
+// j's products come out 4^j times too large, so each run sums in
+// registers of its own and is shifted back down (VPSRAD by 2j, exact:
+// every term is a multiple of 4^j, and |run 3| ≤ 64·192·128 < 2^21)
+// before the runs are added. The sums start at −Σy, so they are the dot
+// product's exact isum, and the float work is (d_w·d_x)·isum once per
+// super-block, row and 16 columns.
+//
+// Registers: Z0-Z7 accumulators (row r, half h in Z(2r+h)), Z8-Z15 the
+// runs' integer sums (run j, half h in Z(8+2j+h)), Z16/Z17 d_x, Z18 d_w,
+// Z19 the broadcast codes, Z20-Z23 the runs' masked codes, Z24/Z25
+// scratch, Z26-Z29 the masks 0x03 << 2j. General: SI, BX, R8, R9 the
+// rows, DI the panel, CX super-blocks left.
+func gemmTQ2_0() {
+	const (
+		groups = 64
+		seed   = 128 * groups
+		dx     = seed + 128
+		block  = dx + 128
+	)
+	l := inPlace("gemmTQ2_0VNNI", tq2_0Bytes)
+	gemmKernel(l, func() {
+		for j := 0; j < 4; j++ {
+			bcast32(0x03030303<<(2*j), zr(26+j))
+		}
+	}, func(w gemmWidth, res Mem) {
+		v := w.v
+		sum := func(j, h int) VecPhysical { return v(zr(8 + 2*j + h)) }
+		label("w" + w.sfx())
+		zeroAcc(vnni, 8)
+		label("loop" + w.sfx())
+		for h := 0; h < w.halves(); h++ {
+			c.VMOVUPS(mem(RDI, dx+64*h), v(zr(16+h)))
+		}
+		for r := range tileRowRegs {
+			for h := 0; h < w.halves(); h++ {
+				c.VMOVDQU32(mem(RDI, seed+64*h), sum(0, h))
+				for j := 1; j < 4; j++ {
+					c.VPXORD(sum(j, h), sum(j, h), sum(j, h))
+				}
+			}
+			for hh := 0; hh < 2; hh++ {
+				for gl := 0; gl < 8; gl++ {
+					c.VPBROADCASTD(l.at(r, 32*hh+4*gl), v(Z19))
+					for j := 0; j < 4; j++ {
+						u := v(zr(20 + j))
+						c.VPANDD(v(zr(26+j)), v(Z19), u)
+						for h := 0; h < w.halves(); h++ {
+							VPDPBUSD(mem(RDI, 128*(32*hh+8*j+gl)+64*h), u, sum(j, h))
+						}
+					}
+				}
+			}
+			c.VPBROADCASTW(l.at(r, 64), w.half(Z18))
+			c.VCVTPH2PS(w.half(Z18), v(Z18))
+			for h := 0; h < w.halves(); h++ {
+				for j := 1; j < 4; j++ {
+					c.VPSRAD(U8(2*j), sum(j, h), sum(j, h))
+				}
+				c.VPADDD(sum(1, h), sum(0, h), sum(0, h))
+				c.VPADDD(sum(3, h), sum(2, h), sum(2, h))
+				c.VPADDD(sum(2, h), sum(0, h), sum(0, h))
+				// (d_w·d_x)·isum, associated as the dot product does.
+				f := v(zr(24 + h))
+				c.VCVTDQ2PS(sum(0, h), sum(0, h))
+				c.VMULPS(v(zr(16+h)), v(Z18), f)
+				c.VFMADD231PS(f, sum(0, h), v(zr(2*r+h)))
+			}
+		}
+		l.next()
+		gemmEnd(block, func(res Mem) { gemmStoreWidth(res, w) }, res, w.sfx())
+	})
+}
