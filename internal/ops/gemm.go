@@ -40,6 +40,13 @@ import (
 // and on Q5_K_M 0.57 against 0.69 at 16, 1.00 against 1.41 at 32. Q4_K
 // takes it from 32, Q5_K and Q6_K from 8 (below, a pass's eight columns
 // are mostly empty).
+//
+// TQ2_0 (no X8 layout; below the GEMM, the row dot product token by
+// token) takes it from 8: in BenchmarkSmallBatch its GEMM was ahead from
+// 6 tokens (1.3× at 6, 1.75× at 8), and on BitNet b1.58 2B
+// (examples/bench, the threshold at 2 against off, an AVX-512 VNNI EPYC,
+// two threads) it was behind at 6 (52 against 63 tok/s), level at 8
+// (66-67 against 65-66) and ahead from 10 (73 against 67).
 func (e *Exec) gemmFrom(m *Matrix) int {
 	if e.gemmMin != 0 {
 		return e.gemmMin
@@ -64,6 +71,8 @@ func (e *Exec) gemmFrom(m *Matrix) int {
 		if multi {
 			return 8
 		}
+	case quant.TQ2_0:
+		return 8
 	}
 	return 16
 }
