@@ -128,46 +128,22 @@ func dotTQ1_0(w width) {
 	} else {
 		bcast32(0x01010101, Z11)
 	}
-	// times3 sets r = 3·r bytewise (t scratch, of r's size).
-	times3 := func(r, t Register) {
-		c.VPADDB(r, r, t)
-		c.VPADDB(t, r, r)
-	}
-	// codes adds the codes of s times the activations at y to acc.
-	codes := func(s Register, y Mem) {
-		if w == avx2 {
+	label("loop")
+	if w == avx2 {
+		c.VPXOR(Y4, Y4, Y4)
+		c.VPSUBW(mem(RDI, 260), Y4, Y4)
+		// codes adds the codes of s times the activations at y to Y4.
+		codes := func(s Register, y Mem) {
 			c.VPCMPGTB(Y13, s, Y2)
 			c.VPCMPGTB(Y12, s, Y3)
 			c.VPADDB(Y3, Y2, Y2)
 			c.VPABSB(Y2, Y2)
 			wordDot(Y2, y, Y4)
-			return
 		}
-		c.VPCMPGTB(Z13, s, K1)
-		c.VPCMPGTB(Z12, s, K2)
-		c.VMOVDQU8_Z(Z11, K1, Z2)
-		c.VPADDB(Z11, Z2, K2, Z2)
-		VPDPBUSD(y, Z2, Z4)
-	}
-	// qhLanes sets X5 to qh's codes' s: dword n its four bytes' times 3^n
-	// (X2, X3 scratch).
-	qhLanes := func() {
-		c.VPBROADCASTD(mem(RSI, 48), X5)
-		c.VPXOR(X15, X5, X5)
-		c.VMOVDQA(X5, X3)
-		for n := 1; n < 4; n++ {
-			times3(X3, X2)
-			c.VPBLENDD(U8(1<<n), X3, X5, X5)
-		}
-	}
-	label("loop")
-	if w == avx2 {
-		c.VPXOR(Y4, Y4, Y4)
-		c.VPSUBW(mem(RDI, 260), Y4, Y4)
 		c.VPXOR(mem(RSI, 0), Y15, Y1)
 		for n := 0; n < 5; n++ {
 			if n > 0 {
-				times3(Y1, Y2)
+				tq1Times3(Y1, Y2)
 			}
 			codes(Y1, mem(RDI, 4+32*n))
 		}
@@ -175,17 +151,17 @@ func dotTQ1_0(w width) {
 		// beside qh's codes.
 		c.VPXOR(mem(RSI, 32), X15, X1)
 		c.VMOVDQA(X1, X5)
-		times3(X5, X2)
+		tq1Times3(X5, X2)
 		c.VINSERTI128(U8(1), X5, Y1, Y1)
 		codes(Y1, mem(RDI, 4+160))
 		for range 2 {
-			times3(Y1, Y2)
+			tq1Times3(Y1, Y2)
 		}
 		codes(Y1, mem(RDI, 4+192))
 		for range 2 {
-			times3(Y1, Y2)
+			tq1Times3(Y1, Y2)
 		}
-		qhLanes()
+		tq1QhLanes(mem(RSI, 48), X15, X5, X3, X2)
 		c.VINSERTI128(U8(1), X5, Y1, Y1)
 		codes(Y1, mem(RDI, 4+224))
 		c.VPMADDWD(Y14, Y4, Y4)
@@ -193,44 +169,93 @@ func dotTQ1_0(w width) {
 		c.VPMOVSXWD(mem(RDI, 260), Z1)
 		c.VPXORD(Z4, Z4, Z4)
 		c.VPSUBD(Z1, Z4, Z4)
-		// qs[0:32]: [s, 3s], [9s, 27s], then 81s beside qs[32:48]'s s
-		// and 3s.
-		c.VPXOR(mem(RSI, 0), Y15, Y1)
-		c.VMOVDQA(Y1, Y5)
-		times3(Y5, Y2)
-		c.VINSERTI64X4(U8(1), Y5, Z1, Z1)
-		codes(Z1, mem(RDI, 4))
-		for range 2 {
-			times3(Z1, Z2)
-		}
-		codes(Z1, mem(RDI, 4+64))
-		for range 2 {
-			times3(Z1, Z2)
-		}
-		c.VPXOR(mem(RSI, 32), X15, X6)
-		c.VMOVDQA(X6, X7)
-		times3(X7, X2)
-		c.VINSERTI32X4(U8(2), X6, Z1, Z1)
-		c.VINSERTI32X4(U8(3), X7, Z1, Z1)
-		codes(Z1, mem(RDI, 4+128))
-		// qs[32:48]'s 9s, 27s, 81s, then qh's codes.
-		c.VINSERTI128(U8(1), X7, Y6, Y6)
-		for range 2 {
-			times3(Y6, Y2)
-		}
-		c.VMOVDQA(X6, X7)
-		for range 2 {
-			times3(X7, X2)
-		}
-		qhLanes()
-		c.VINSERTI32X4(U8(2), X7, Z6, Z6)
-		c.VINSERTI32X4(U8(3), X5, Z6, Z6)
-		codes(Z6, mem(RDI, 4+192))
+		tq1Codes(tq1Dot, func(off int) Mem { return mem(RSI, off) }, func(k int) {
+			VPDPBUSD(mem(RDI, 4+64*k), Z2, Z4)
+		})
 		c.VEXTRACTI64X4(U8(1), Z4, Y1)
 		c.VPADDD(Y1, Y4, Y4)
 	}
 	tqBlockEnd(52, tq1_0Bytes)
 	retFloat()
+}
+
+// tq1Times3 sets r = 3·r bytewise (t scratch, of r's size).
+func tq1Times3(r, t Register) {
+	c.VPADDB(r, r, t)
+	c.VPADDB(t, r, r)
+}
+
+// tq1QhLanes sets dst (X) to the s of the codes of qh (the dword at qh):
+// dword n its four bytes' s times 3^n (q, t scratch; x80 bytes 0x80).
+func tq1QhLanes(qh Mem, x80, dst, q, t Register) {
+	c.VPBROADCASTD(qh, dst)
+	c.VPXOR(x80, dst, dst)
+	c.VMOVDQA(dst, q)
+	for n := 1; n < 4; n++ {
+		tq1Times3(q, t)
+		c.VPBLENDD(U8(1<<n), q, dst, dst)
+	}
+}
+
+// tq1Regs are the registers tq1Codes works in: a, b, p and e hold s =
+// q^0x80 and its multiples by powers of 3, t the codes (and scratch), q
+// scratch, x80 bytes 0x80 (all below 16: VEX forms take them); ones, hi
+// and lo the bytes 1, 42 and −43 (any register: only EVEX forms take
+// them).
+type tq1Regs struct{ a, t, q, p, b, e, x80, ones, hi, lo Register }
+
+// tq1Dot are dotTQ1_0's registers, tq1Gemm gemmTQ1_0's (whose Z0-Z7 hold
+// its accumulators).
+var (
+	tq1Dot  = tq1Regs{Z1, Z2, Z3, Z5, Z6, Z7, Z15, Z11, Z12, Z13}
+	tq1Gemm = tq1Regs{Z8, Z9, Z10, Z11, Z12, Z13, Z15, Z26, Z27, Z28}
+)
+
+// tq1Codes emits the decoding of the codes of the TQ1_0 block whose byte
+// off is at(off), 64 at a time in element order in r.t: emit(k) takes
+// those of elements 64k..64k+63 before the next are made. qs[0:32]: [s,
+// 3s], [9s, 27s], then 81s beside qs[32:48]'s s and 3s; then qs[32:48]'s
+// 9s, 27s, 81s beside qh's codes. A code is 1 under the first compare's
+// mask, plus 1 under the second's.
+func tq1Codes(r tq1Regs, at func(off int) Mem, emit func(k int)) {
+	z, y, x := asZ, asY, asX
+	codes := func(s Register, k int) {
+		c.VPCMPGTB(z(r.lo), z(s), K1)
+		c.VPCMPGTB(z(r.hi), z(s), K2)
+		c.VMOVDQU8_Z(z(r.ones), K1, z(r.t))
+		c.VPADDB(z(r.ones), z(r.t), K2, z(r.t))
+		emit(k)
+	}
+	c.VPXOR(at(0), y(r.x80), y(r.a))
+	c.VMOVDQA(y(r.a), y(r.p))
+	tq1Times3(y(r.p), y(r.t))
+	c.VINSERTI64X4(U8(1), y(r.p), z(r.a), z(r.a))
+	codes(r.a, 0)
+	for range 2 {
+		tq1Times3(z(r.a), z(r.t))
+	}
+	codes(r.a, 1)
+	for range 2 {
+		tq1Times3(z(r.a), z(r.t))
+	}
+	c.VPXOR(at(32), x(r.x80), x(r.b))
+	c.VMOVDQA(x(r.b), x(r.e))
+	tq1Times3(x(r.e), x(r.t))
+	c.VINSERTI32X4(U8(2), x(r.b), z(r.a), z(r.a))
+	c.VINSERTI32X4(U8(3), x(r.e), z(r.a), z(r.a))
+	codes(r.a, 2)
+	c.VINSERTI128(U8(1), x(r.e), y(r.b), y(r.b))
+	for range 2 {
+		tq1Times3(y(r.b), y(r.t))
+	}
+	c.VMOVDQA(x(r.b), x(r.e))
+	for range 2 {
+		tq1Times3(x(r.e), x(r.t))
+	}
+	tq1QhLanes(at(48), x(r.x80), x(r.p), x(r.q), x(r.t))
+	c.VINSERTI32X4(U8(2), x(r.e), z(r.b), z(r.b))
+	c.VINSERTI32X4(U8(3), x(r.p), z(r.b), z(r.b))
+	codes(r.b, 3)
 }
 
 // gemmTQ2_0 emits gemmTQ2_0VNNI, the GEMM kernel of TQ2_0 (gemm.go's
