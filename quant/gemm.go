@@ -86,7 +86,8 @@ var gemmGeneric = map[Type]GemmKernel{
 	Q4_K:  kGemm(Q4_K, panelQ4_K),
 	Q5_K:  kGemm(Q5_K, panelQ4_K),
 	Q6_K:  kGemm(Q6_K, panelQ6_K),
-	TQ2_0: kGemm(TQ2_0, panelTQ2_0),
+	TQ1_0: kGemm(TQ1_0, panelTQ),
+	TQ2_0: kGemm(TQ2_0, panelTQ),
 }
 
 func panelBytesQ8_0(n int) int { return n / QK * gemmPanelBlock }

@@ -31,6 +31,7 @@ var gemmVariants = []struct {
 	{cpu.AVX512VNNI, "avx512vnni", Q6_K, q6_KBytes, 4, gemmQ6_KVNNI, nil, nil},
 	{cpu.AVX512VNNI, "avx512vnni", Q5_K, q5_KBytes, 4, gemmQ5_KVNNI, nil, nil},
 	{cpu.AVX512VNNI, "avx512vnni", TQ2_0, tq2_0Bytes, 4, gemmTQ2_0VNNI, nil, nil},
+	{cpu.AVX512VNNI, "avx512vnni", TQ1_0, tq1_0Bytes, 4, gemmTQ1_0VNNI, nil, nil},
 }
 
 func archGemms(t Type) []GemmKernel {

@@ -5,15 +5,15 @@ import (
 	"math"
 )
 
-// Panels of Q8_K activations, for the k-quants' and TQ2_0's GEMM kernels:
-// per super-block of 256 elements, per sub-block j of sub elements (32 for
-// Q4_K, 16 for Q6_K, the whole 256 for TQ2_0) its groups of four elements
+// Panels of Q8_K activations, for the GEMM kernels of the k-quants and the
+// ternary types: per super-block of 256 elements, per sub-block j of sub
+// elements (32 for Q4_K, 16 for Q6_K, the whole 256 for TQ1_0 and TQ2_0) its groups of four elements
 // (128 bytes each: 4 bytes of each of the 32 columns), then T_j of the 32
 // columns, then d_x of the 32 columns (float32). T_j is d_x·Σy_j, a
 // float32, for Q4_K (mins: the kernel subtracts dmin·m_j·T_j, as the dot
 // product does with the block sums), and -bias·Σy_j, an int32, for Q6_K
-// (bias 32: the kernel multiplies the 6-bit values unsigned) and TQ2_0
-// (bias 1: it multiplies the codes c = t+1): their integer sums start at
+// (bias 32: the kernel multiplies the 6-bit values unsigned) and the
+// ternary types (bias 1: it multiplies the codes c = t+1): their integer sums start at
 // T_j, so they are exact. Q4_K's panel ends with Σy_j of each column as
 // int16 pairs (pairsOff), which the X8 GEMM takes for the mins as the
 // decode kernels do.
@@ -41,9 +41,9 @@ func (p kPanel) block() int {
 }
 
 var (
-	panelQ4_K  = kPanel{sub: 32, mins: true}
-	panelQ6_K  = kPanel{sub: 16, bias: 32}
-	panelTQ2_0 = kPanel{sub: QKK, bias: 1}
+	panelQ4_K = kPanel{sub: 32, mins: true}
+	panelQ6_K = kPanel{sub: 16, bias: 32}
+	panelTQ   = kPanel{sub: QKK, bias: 1}
 )
 
 func (p kPanel) panelBytes(n int) int { return n / QKK * p.block() }
@@ -102,10 +102,11 @@ func bsumPair(xb []byte, j int) int16 {
 	return int16(binary.LittleEndian.Uint16(xb[260+4*j:])) + int16(binary.LittleEndian.Uint16(xb[262+4*j:]))
 }
 
-// mul is the pure-Go GEMM kernel of the k-quants and TQ2_0, in the
-// assembly's order per sub-block: Q4_K acc += d·sc·(d_x·Σu·y) − dmin·m·T,
-// Q6_K acc += d·sc·(d_x·(T + Σu·y)), TQ2_0 acc += (d·d_x)·(T + Σu·y) as
-// its dot product associates, u the unsigned quants or codes.
+// mul is the pure-Go GEMM kernel of the k-quants and the ternary types,
+// in the assembly's order per sub-block: Q4_K acc += d·sc·(d_x·Σu·y) −
+// dmin·m·T, Q6_K acc += d·sc·(d_x·(T + Σu·y)), TQ1_0 and TQ2_0 acc +=
+// (d·d_x)·(T + Σu·y) as their dot products associate, u the unsigned
+// quants or codes.
 func (p kPanel) mul(t Type, n int, w []byte, wStride, rows int, pp []byte, cols int, out []float32, outStride int) {
 	nb := n / QKK
 	wb := t.BlockBytes()
@@ -131,10 +132,10 @@ func (p kPanel) mul(t Type, n int, w []byte, wStride, rows int, pp []byte, cols 
 						continue
 					}
 					s += int32(binary.LittleEndian.Uint32(sb[128*p.groups()+4*c:]))
-					if t == TQ2_0 {
-						acc += (sc[j] * dx) * float32(s)
-					} else {
+					if t == Q6_K {
 						acc += sc[j] * (dx * float32(s))
+					} else {
+						acc += (sc[j] * dx) * float32(s)
 					}
 				}
 			}
@@ -144,9 +145,20 @@ func (p kPanel) mul(t Type, n int, w []byte, wStride, rows int, pp []byte, cols 
 }
 
 // unpack sets the super-block's unsigned quants in element order and its
-// sub-block factors: Q4_K and Q5_K d·sc_j, dmin·m_j; Q6_K d·sc_j; TQ2_0
-// its codes and d.
+// sub-block factors: Q4_K and Q5_K d·sc_j, dmin·m_j; Q6_K d·sc_j; TQ1_0
+// and TQ2_0 their codes and d.
 func (p kPanel) unpack(t Type, blk []byte, u *[QKK]int32, sc, mn *[16]float32) {
+	if t == TQ1_0 {
+		for _, r := range tq1Runs {
+			for n, p := range tq1Pow3[:r.digits] {
+				for m, q := range blk[r.at : r.at+r.width] {
+					u[r.first+r.width*n+m] = tq1Code(q, p)
+				}
+			}
+		}
+		sc[0] = f16At(blk[52:])
+		return
+	}
 	if t == TQ2_0 {
 		for i := range u {
 			h, j, l := i/128, i%128/32, i%32

@@ -12,7 +12,7 @@ import (
 // the X8 one; rowGemmTypes adds those with one in the row layout only.
 var (
 	gemmTypes    = []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K}
-	rowGemmTypes = append(gemmTypes[:len(gemmTypes):len(gemmTypes)], TQ2_0)
+	rowGemmTypes = append(gemmTypes[:len(gemmTypes):len(gemmTypes)], TQ1_0, TQ2_0)
 )
 
 // TestGemmsAgree checks every GEMM kernel, the pure-Go one included,
@@ -78,7 +78,7 @@ func TestGemmNoAllocs(t *testing.T) {
 // 32-column loop gives those columns: every column count of a panel, the
 // wide loop run on the same panel with cols = 32.
 func TestGemmNarrowExact(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, TQ2_0} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, TQ1_0, TQ2_0} {
 		for _, k := range Gemms(typ)[1:] {
 			r := newRand(uint64(typ) << 8)
 			nb := 3
@@ -116,7 +116,7 @@ func TestKPanelPack(t *testing.T) {
 	r := newRand(7)
 	xb := n / QKK * q8_KBytes
 	x := randBlocks(Q8_K, GemmCols*n/QKK, r, kindRandom)
-	for _, p := range []kPanel{panelQ4_K, panelQ6_K, panelTQ2_0} {
+	for _, p := range []kPanel{panelQ4_K, panelQ6_K, panelTQ} {
 		for _, cols := range []int{1, 7, 31, 32} {
 			got, want := make([]byte, p.panelBytes(n)), make([]byte, p.panelBytes(n))
 			for i := range got {

@@ -41,12 +41,14 @@ import (
 // takes it from 32, Q5_K and Q6_K from 8 (below, a pass's eight columns
 // are mostly empty).
 //
-// TQ2_0 (no X8 layout; below the GEMM, the row dot product token by
-// token) takes it from 8: in BenchmarkSmallBatch its GEMM was ahead from
-// 6 tokens (1.3× at 6, 1.75× at 8), and on BitNet b1.58 2B
-// (examples/bench, the threshold at 2 against off, an AVX-512 VNNI EPYC,
-// two threads) it was behind at 6 (52 against 63 tok/s), level at 8
-// (66-67 against 65-66) and ahead from 10 (73 against 67).
+// The ternary types (no X8 layout; below the GEMM, the row dot product
+// token by token) take it from 8 tokens (TQ2_0) and 4 (TQ1_0, whose dot
+// product decodes its base-3 codes per token): in BenchmarkSmallBatch
+// TQ2_0's GEMM was level at 6 tokens and 1.4× at 8, TQ1_0's 1.1× at 3 and
+// 1.45× at 4; on BitNet b1.58 2B (examples/bench, the threshold at 2
+// against off, an AVX-512 VNNI EPYC, two threads) TQ2_0's was level at 6
+// (64 against 60 tok/s) and ahead at 8 (84 against 66), TQ1_0's level at
+// 3 (30 against 29) and ahead at 4 (41 against 30).
 func (e *Exec) gemmFrom(m *Matrix) int {
 	if e.gemmMin != 0 {
 		return e.gemmMin
@@ -73,6 +75,8 @@ func (e *Exec) gemmFrom(m *Matrix) int {
 		}
 	case quant.TQ2_0:
 		return 8
+	case quant.TQ1_0:
+		return 4
 	}
 	return 16
 }

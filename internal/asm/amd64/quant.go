@@ -93,6 +93,7 @@ func quantFiles() []outFile {
 				dotTQ1_0(w)
 			}
 			gemmTQ2_0()
+			gemmTQ1_0()
 		}},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
 	}

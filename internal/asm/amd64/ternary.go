@@ -258,82 +258,114 @@ func tq1Codes(r tq1Regs, at func(off int) Mem, emit func(k int)) {
 	codes(r.b, 3)
 }
 
-// gemmTQ2_0 emits gemmTQ2_0VNNI, the GEMM kernel of TQ2_0 (gemm.go's
-// signature and loops, one per panel width), against quant's TQ2_0 panels
-// of Q8_K activations: per super-block its 64 groups of four elements in
-// element order (128 bytes each), then −Σy of the 32 columns (int32),
-// then their d_x. Each dword of a row's codes (four bytes of half hh,
-// 32hh+4gl) holds groups 32hh+8j+gl for j = 0..3 in bits 2j..2j+1 of its
-// bytes: masked in place (bytes & 3<<2j, one VPANDD each, no shift), run
-// j's products come out 4^j times too large, so each run sums in
-// registers of its own and is shifted back down (VPSRAD by 2j, exact:
-// every term is a multiple of 4^j, and |run 3| ≤ 64·192·128 < 2^21)
-// before the runs are added. The sums start at −Σy, so they are the dot
-// product's exact isum, and the float work is (d_w·d_x)·isum once per
-// super-block, row and 16 columns.
+// gemmTernary emits gemm<T>VNNI, the GEMM kernel of TQ2_0 or TQ1_0
+// (gemm.go's signature and loops, one per panel width), against quant's
+// ternary panels of Q8_K activations: per super-block its 64 groups of
+// four elements in element order (128 bytes each), then −Σy of the 32
+// columns (int32), then their d_x. Per super-block, decode(r, at) first
+// writes row r's 256 codes in element order to the frame at at (through
+// Z8-Z13 and the constants consts loaded: gemmTQ2_0's and gemmTQ1_0's),
+// so that a group's four codes are one VPBROADCASTD from there, and the
+// decoding is done once per row and super-block for the 32 columns. Each
+// group of the panel is loaded once for the four rows (loads, not
+// VPDPBUSD, bounded a row-at-a-time loop); the sums start at −Σy, so they
+// are the dot product's exact isum, and the float work is
+// (d_w·d_x)·isum once per super-block, row and 16 columns, as the dot
+// product associates.
 //
-// Registers: Z0-Z7 accumulators (row r, half h in Z(2r+h)), Z8-Z15 the
-// runs' integer sums (run j, half h in Z(8+2j+h)), Z16/Z17 d_x, Z18 d_w,
-// Z19 the broadcast codes, Z20-Z23 the runs' masked codes, Z24/Z25
-// scratch, Z26-Z29 the masks 0x03 << 2j. General: SI, BX, R8, R9 the
+// Registers: Z0-Z7 accumulators (row r, half h in Z(2r+h)), Z16-Z23 the
+// integer sums (same order, from Z16), Z24/Z25 d_x, Z14 d_w, Z8-Z11 the
+// rows' broadcast codes, Z12/Z13 the group's panel halves (then scratch). General: SI, BX, R8, R9 the
 // rows, DI the panel, CX super-blocks left.
-func gemmTQ2_0() {
+// gemmTernaryAhead is how far ahead of its block gemmTernary prefetches a
+// row.
+const gemmTernaryAhead = 4096
+
+func gemmTernary(name string, wb, dOff int, consts func(), decode func(l gemmLayout, r int, at Mem)) {
 	const (
 		groups = 64
 		seed   = 128 * groups
 		dx     = seed + 128
 		block  = dx + 128
 	)
-	l := inPlace("gemmTQ2_0VNNI", tq2_0Bytes)
+	l := inPlace("gemm"+name+"VNNI", wb)
+	var codes Mem
 	gemmKernel(l, func() {
-		for j := 0; j < 4; j++ {
-			bcast32(0x03030303<<(2*j), zr(26+j))
-		}
+		codes = c.AllocLocal(4 * 256)
+		consts()
 	}, func(w gemmWidth, res Mem) {
 		v := w.v
-		sum := func(j, h int) VecPhysical { return v(zr(8 + 2*j + h)) }
+		sum := func(r, h int) VecPhysical { return v(zr(16 + 2*r + h)) }
 		label("w" + w.sfx())
 		zeroAcc(vnni, 8)
 		label("loop" + w.sfx())
+		for r := range tileRowRegs {
+			for off := 0; off < wb; off += 64 {
+				c.PREFETCHT0(l.at(r, gemmTernaryAhead+off))
+			}
+			decode(l, r, codes.Offset(256*r))
+		}
 		for h := 0; h < w.halves(); h++ {
-			c.VMOVUPS(mem(RDI, dx+64*h), v(zr(16+h)))
+			c.VMOVUPS(mem(RDI, dx+64*h), v(zr(24+h)))
+			c.VMOVDQU32(mem(RDI, seed+64*h), sum(0, h))
+			for r := 1; r < len(tileRowRegs); r++ {
+				c.VMOVDQA32(sum(0, h), sum(r, h))
+			}
+		}
+		for g := 0; g < groups; g++ {
+			for h := 0; h < w.halves(); h++ {
+				c.VMOVDQU32(mem(RDI, 128*g+64*h), v(zr(12+h)))
+			}
+			for r := range tileRowRegs {
+				u := v(zr(8 + r))
+				c.VPBROADCASTD(codes.Offset(256*r+4*g), u)
+				for h := 0; h < w.halves(); h++ {
+					VPDPBUSD(v(zr(12+h)), u, sum(r, h))
+				}
+			}
 		}
 		for r := range tileRowRegs {
+			c.VPBROADCASTW(l.at(r, dOff), w.half(Z14))
+			c.VCVTPH2PS(w.half(Z14), v(Z14))
 			for h := 0; h < w.halves(); h++ {
-				c.VMOVDQU32(mem(RDI, seed+64*h), sum(0, h))
-				for j := 1; j < 4; j++ {
-					c.VPXORD(sum(j, h), sum(j, h), sum(j, h))
-				}
-			}
-			for hh := 0; hh < 2; hh++ {
-				for gl := 0; gl < 8; gl++ {
-					c.VPBROADCASTD(l.at(r, 32*hh+4*gl), v(Z19))
-					for j := 0; j < 4; j++ {
-						u := v(zr(20 + j))
-						c.VPANDD(v(zr(26+j)), v(Z19), u)
-						for h := 0; h < w.halves(); h++ {
-							VPDPBUSD(mem(RDI, 128*(32*hh+8*j+gl)+64*h), u, sum(j, h))
-						}
-					}
-				}
-			}
-			c.VPBROADCASTW(l.at(r, 64), w.half(Z18))
-			c.VCVTPH2PS(w.half(Z18), v(Z18))
-			for h := 0; h < w.halves(); h++ {
-				for j := 1; j < 4; j++ {
-					c.VPSRAD(U8(2*j), sum(j, h), sum(j, h))
-				}
-				c.VPADDD(sum(1, h), sum(0, h), sum(0, h))
-				c.VPADDD(sum(3, h), sum(2, h), sum(2, h))
-				c.VPADDD(sum(2, h), sum(0, h), sum(0, h))
-				// (d_w·d_x)·isum, associated as the dot product does.
-				f := v(zr(24 + h))
-				c.VCVTDQ2PS(sum(0, h), sum(0, h))
-				c.VMULPS(v(zr(16+h)), v(Z18), f)
-				c.VFMADD231PS(f, sum(0, h), v(zr(2*r+h)))
+				f := v(zr(12 + h))
+				c.VCVTDQ2PS(sum(r, h), sum(r, h))
+				c.VMULPS(v(zr(24+h)), v(Z14), f)
+				c.VFMADD231PS(f, sum(r, h), v(zr(2*r+h)))
 			}
 		}
 		l.next()
 		gemmEnd(block, func(res Mem) { gemmStoreWidth(res, w) }, res, w.sfx())
+	})
+}
+
+// gemmTQ2_0 emits gemmTQ2_0VNNI: a row's 64 code bytes shifted by 2j and
+// masked (Z15 bytes 3) are the codes of runs 32j+l (low 32 bytes) and
+// 128+32j+l (high), l < 32.
+func gemmTQ2_0() {
+	gemmTernary("TQ2_0", tq2_0Bytes, 64, func() { bcast32(0x03030303, Z15) }, func(l gemmLayout, r int, at Mem) {
+		c.VMOVDQU64(l.at(r, 0), Z8)
+		for j := 0; j < 4; j++ {
+			c.VPSRLW(U8(2*j), Z8, Z9)
+			c.VPANDD(Z15, Z9, Z9)
+			c.VMOVDQU(Y9, at.Offset(32*j))
+			c.VEXTRACTI64X4(U8(1), Z9, at.Offset(128+32*j))
+		}
+	})
+}
+
+// gemmTQ1_0 emits gemmTQ1_0VNNI: a row's codes by tq1Codes, as the dot
+// product decodes them.
+func gemmTQ1_0() {
+	r := tq1Gemm
+	gemmTernary("TQ1_0", tq1_0Bytes, 52, func() {
+		bcast32(0x80808080, r.x80)
+		bcast32(0xD5D5D5D5, r.lo) // −43
+		bcast32(0x2A2A2A2A, r.hi) // 42
+		bcast32(0x01010101, r.ones)
+	}, func(l gemmLayout, row int, at Mem) {
+		tq1Codes(r, func(off int) Mem { return l.at(row, off) }, func(k int) {
+			c.VMOVDQU64(r.t, at.Offset(64*k))
+		})
 	})
 }
