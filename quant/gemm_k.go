@@ -76,8 +76,13 @@ func (p kPanel) pack(n int, x []byte, xStride, cols int, out []byte) {
 					le.PutUint32(sb[128*g:], le.Uint32(q[4*g:]))
 				}
 				var s int32
-				for k := sub * j / 16; k < sub*(j+1)/16; k++ {
-					s += bsum((*[32]byte)(xb[260:]), k)
+				switch sub {
+				case 16:
+					s = int32(int16(le.Uint16(xb[260+2*j:])))
+				case 32:
+					s = int32(bsumPair(xb[:], j))
+				default: // the whole super-block
+					s = tqBsums((*[32]byte)(xb[260:]))
 				}
 				if p.mins {
 					le.PutUint32(sb[128*groups:], math.Float32bits(d*float32(s)))
