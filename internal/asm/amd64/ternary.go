@@ -132,38 +132,9 @@ func dotTQ1_0(w width) {
 	if w == avx2 {
 		c.VPXOR(Y4, Y4, Y4)
 		c.VPSUBW(mem(RDI, 260), Y4, Y4)
-		// codes adds the codes of s times the activations at y to Y4.
-		codes := func(s Register, y Mem) {
-			c.VPCMPGTB(Y13, s, Y2)
-			c.VPCMPGTB(Y12, s, Y3)
-			c.VPADDB(Y3, Y2, Y2)
-			c.VPABSB(Y2, Y2)
-			wordDot(Y2, y, Y4)
-		}
-		c.VPXOR(mem(RSI, 0), Y15, Y1)
-		for n := 0; n < 5; n++ {
-			if n > 0 {
-				tq1Times3(Y1, Y2)
-			}
-			codes(Y1, mem(RDI, 4+32*n))
-		}
-		// qs[32:48]: [s, 3s], ×9 for digits 2 and 3, ×9 again for 4,
-		// beside qh's codes.
-		c.VPXOR(mem(RSI, 32), X15, X1)
-		c.VMOVDQA(X1, X5)
-		tq1Times3(X5, X2)
-		c.VINSERTI128(U8(1), X5, Y1, Y1)
-		codes(Y1, mem(RDI, 4+160))
-		for range 2 {
-			tq1Times3(Y1, Y2)
-		}
-		codes(Y1, mem(RDI, 4+192))
-		for range 2 {
-			tq1Times3(Y1, Y2)
-		}
-		tq1QhLanes(mem(RSI, 48), X15, X5, X3, X2)
-		c.VINSERTI128(U8(1), X5, Y1, Y1)
-		codes(Y1, mem(RDI, 4+224))
+		tq1CodesAVX2(tq1Dot, func(off int) Mem { return mem(RSI, off) }, func(k int) {
+			wordDot(Y2, mem(RDI, 4+32*k), Y4)
+		})
 		c.VPMADDWD(Y14, Y4, Y4)
 	} else {
 		c.VPMOVSXWD(mem(RDI, 260), Z1)
@@ -277,6 +248,43 @@ func tq1Codes(r tq1Regs, at func(off int) Mem, emit func(k int)) {
 // integer sums (same order, from Z16), Z24/Z25 d_x, Z14 d_w, Z8-Z11 the
 // rows' broadcast codes, Z12/Z13 the group's panel halves (then scratch). General: SI, BX, R8, R9 the
 // rows, DI the panel, CX super-blocks left.
+// tq1CodesAVX2 is tq1Codes with AVX2: the codes 32 at a time in r.t
+// (Y), emit(k) taking those of elements 32k..32k+31: qs[0:32]'s five
+// digits, then qs[32:48]'s [s, 3s], [9s, 27s], then 81s beside qh's
+// codes. A code is the magnitude of the compares' −1 masks added.
+func tq1CodesAVX2(r tq1Regs, at func(off int) Mem, emit func(k int)) {
+	y, x := asY, asX
+	codes := func(k int) {
+		c.VPCMPGTB(y(r.lo), y(r.a), y(r.t))
+		c.VPCMPGTB(y(r.hi), y(r.a), y(r.q))
+		c.VPADDB(y(r.q), y(r.t), y(r.t))
+		c.VPABSB(y(r.t), y(r.t))
+		emit(k)
+	}
+	c.VPXOR(at(0), y(r.x80), y(r.a))
+	for n := 0; n < 5; n++ {
+		if n > 0 {
+			tq1Times3(y(r.a), y(r.t))
+		}
+		codes(n)
+	}
+	c.VPXOR(at(32), x(r.x80), x(r.a))
+	c.VMOVDQA(x(r.a), x(r.p))
+	tq1Times3(x(r.p), x(r.t))
+	c.VINSERTI128(U8(1), x(r.p), y(r.a), y(r.a))
+	codes(5)
+	for range 2 {
+		tq1Times3(y(r.a), y(r.t))
+	}
+	codes(6)
+	for range 2 {
+		tq1Times3(y(r.a), y(r.t))
+	}
+	tq1QhLanes(at(48), x(r.x80), x(r.p), x(r.q), x(r.t))
+	c.VINSERTI128(U8(1), x(r.p), y(r.a), y(r.a))
+	codes(7)
+}
+
 // gemmTernaryAhead is how far ahead of its block gemmTernary prefetches a
 // row.
 const gemmTernaryAhead = 4096
