@@ -21,3 +21,9 @@ func gemmTQ2_0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStrid
 
 //go:noescape
 func gemmTQ1_0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func gemmTQ2_0AVX2(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func gemmTQ1_0AVX2(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)

@@ -48,7 +48,10 @@ import (
 // 1.45× at 4; on BitNet b1.58 2B (examples/bench, the threshold at 2
 // against off, an AVX-512 VNNI EPYC, two threads) TQ2_0's was level at 6
 // (64 against 60 tok/s) and ahead at 8 (84 against 66), TQ1_0's level at
-// 3 (30 against 29) and ahead at 4 (41 against 30).
+// 3 (30 against 29) and ahead at 4 (41 against 30). Their AVX2 GEMMs
+// (LLM_CPU=avx2) were ahead at the same counts: BenchmarkSmallBatch 1.1×
+// (TQ2_0, 8 tokens) and 1.3× (TQ1_0, 4), examples/bench 64 against 56 and
+// 33 against 26 tok/s.
 func (e *Exec) gemmFrom(m *Matrix) int {
 	if e.gemmMin != 0 {
 		return e.gemmMin

@@ -94,6 +94,8 @@ func quantFiles() []outFile {
 			}
 			gemmTQ2_0()
 			gemmTQ1_0()
+			gemmTQ2_0AVX2()
+			gemmTQ1_0AVX2()
 		}},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
 	}

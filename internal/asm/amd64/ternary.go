@@ -176,10 +176,12 @@ func tq1QhLanes(qh Mem, x80, dst, q, t Register) {
 type tq1Regs struct{ a, t, q, p, b, e, x80, ones, hi, lo Register }
 
 // tq1Dot are dotTQ1_0's registers, tq1Gemm gemmTQ1_0's (whose Z0-Z7 hold
-// its accumulators).
+// its accumulators), tq1GemmAVX2 gemmTQ1_0AVX2's (Y0-Y3, and only a, t,
+// q, p and the compares' constants: tq1CodesAVX2's).
 var (
-	tq1Dot  = tq1Regs{Z1, Z2, Z3, Z5, Z6, Z7, Z15, Z11, Z12, Z13}
-	tq1Gemm = tq1Regs{Z8, Z9, Z10, Z11, Z12, Z13, Z15, Z26, Z27, Z28}
+	tq1Dot      = tq1Regs{Z1, Z2, Z3, Z5, Z6, Z7, Z15, Z11, Z12, Z13}
+	tq1Gemm     = tq1Regs{Z8, Z9, Z10, Z11, Z12, Z13, Z15, Z26, Z27, Z28}
+	tq1GemmAVX2 = tq1Regs{a: Z4, t: Z5, q: Z6, p: Z7, x80: Z15, hi: Z12, lo: Z13}
 )
 
 // tq1Codes emits the decoding of the codes of the TQ1_0 block whose byte
@@ -374,6 +376,99 @@ func gemmTQ1_0() {
 	}, func(l gemmLayout, row int, at Mem) {
 		tq1Codes(r, func(off int) Mem { return l.at(row, off) }, func(k int) {
 			c.VMOVDQU64(r.t, at.Offset(64*k))
+		})
+	})
+}
+
+// gemmTernaryAVX2 emits gemm<T>AVX2, gemmTernary with AVX2 on one row
+// (gemmavx2.go's signature and loops): per super-block decode(r, at)
+// writes the row's codes to the frame, then per group its four codes are
+// broadcast and VPMADDUBSW multiplies them with each eight columns' into
+// word sums, turned into dwords (VPMADDWD) after 32 groups, before they
+// could leave int16 (32·2·3·128 < 2^15, a code of 3 included); the first
+// half's dwords, started at −Σy, wait in the frame for the second's.
+//
+// Registers: Y0-Y3 accumulators, Y4-Y7 sums (columns 8k..8k+7 in
+// Y(4+k)), Y8 the broadcast codes, Y9 scratch, Y14 d_w; decode may take
+// Y4-Y11 and constants in Y12, Y13 and Y15, which consts loads.
+func gemmTernaryAVX2(name string, wb, dOff int, consts func(), decode func(l gemmLayout, at Mem)) {
+	const (
+		groups = 64
+		seed   = 128 * groups
+		dx     = seed + 128
+		block  = dx + 128
+	)
+	l := inPlace(gemmAVX2Name(name), wb)
+	res, ones := gemmAVX2Begin(l, 32*4+256+128)
+	codes, part := res.Offset(32*4), res.Offset(32*4+256)
+	for _, w := range gemmAVX2Widths {
+		label("w" + w.sfx())
+		consts()
+		label("loop" + w.sfx())
+		for off := 0; off < wb; off += 64 {
+			c.PREFETCHT0(l.at(0, gemmTernaryAhead+off))
+		}
+		decode(l, codes)
+		for half := 0; half < 2; half++ {
+			for k := 0; k < w.regs(); k++ {
+				zero(yr(4 + k))
+			}
+			for g := 32 * half; g < 32*(half+1); g++ {
+				c.VPBROADCASTD(codes.Offset(4*g), Y8)
+				for k := 0; k < w.regs(); k++ {
+					c.VPMADDUBSW(mem(RDI, 128*g+32*k), Y8, Y9)
+					c.VPADDW(Y9, yr(4+k), yr(4+k))
+				}
+			}
+			for k := 0; k < w.regs(); k++ {
+				i := yr(4 + k)
+				c.VPMADDWD(ones, i, i)
+				if half == 0 {
+					c.VPADDD(mem(RDI, seed+32*k), i, i)
+					c.VMOVDQU(i, part.Offset(32*k))
+				} else {
+					c.VPADDD(part.Offset(32*k), i, i)
+				}
+			}
+		}
+		c.VPBROADCASTW(l.at(0, dOff), X14)
+		c.VCVTPH2PS(X14, Y14)
+		for k := 0; k < w.regs(); k++ {
+			i := yr(4 + k)
+			c.VCVTDQ2PS(i, i)
+			c.VMULPS(mem(RDI, dx+32*k), Y14, Y9)
+			c.VFMADD231PS(Y9, i, yr(k))
+		}
+		l.next()
+		gemmEnd(block, func(res Mem) { gemmStoreRow(res, w) }, res, w.sfx())
+	}
+}
+
+// gemmTQ2_0AVX2 emits gemmTQ2_0AVX2: gemmTQ2_0's decoding in two Y
+// registers, the halves' 32 bytes.
+func gemmTQ2_0AVX2() {
+	gemmTernaryAVX2("TQ2_0", tq2_0Bytes, 64, func() { bcast32(0x03030303, Y15) }, func(l gemmLayout, at Mem) {
+		for hh := 0; hh < 2; hh++ {
+			c.VMOVDQU(l.at(0, 32*hh), Y4)
+			for j := 0; j < 4; j++ {
+				c.VPSRLW(U8(2*j), Y4, Y5)
+				c.VPAND(Y15, Y5, Y5)
+				c.VMOVDQU(Y5, at.Offset(128*hh+32*j))
+			}
+		}
+	})
+}
+
+// gemmTQ1_0AVX2 emits gemmTQ1_0AVX2: a row's codes by tq1CodesAVX2.
+func gemmTQ1_0AVX2() {
+	r := tq1GemmAVX2
+	gemmTernaryAVX2("TQ1_0", tq1_0Bytes, 52, func() {
+		bcast32(0x80808080, r.x80)
+		bcast32(0xD5D5D5D5, r.lo) // −43
+		bcast32(0x2A2A2A2A, r.hi) // 42
+	}, func(l gemmLayout, at Mem) {
+		tq1CodesAVX2(r, func(off int) Mem { return l.at(0, off) }, func(k int) {
+			c.VMOVDQU(asY(r.t), at.Offset(32*k))
 		})
 	})
 }
