@@ -231,6 +231,19 @@ func tq1Codes(r tq1Regs, at func(off int) Mem, emit func(k int)) {
 	codes(r.b, 3)
 }
 
+// gemmTernaryAhead is how far ahead of its block a ternary GEMM
+// prefetches a row.
+const gemmTernaryAhead = 4096
+
+// A ternary panel's super-block: tqGroups groups of four elements (128
+// bytes each), then −Σy (tqSeed) and d_x (tqDx) of the 32 columns.
+const (
+	tqGroups     = 64
+	tqSeed       = 128 * tqGroups
+	tqDx         = tqSeed + 128
+	tqPanelBlock = tqDx + 128
+)
+
 // gemmTernary emits gemm<T>VNNI, the GEMM kernel of TQ2_0 or TQ1_0
 // (gemm.go's signature and loops, one per panel width), against quant's
 // ternary panels of Q8_K activations: per super-block its 64 groups of
@@ -287,17 +300,7 @@ func tq1CodesAVX2(r tq1Regs, at func(off int) Mem, emit func(k int)) {
 	codes(7)
 }
 
-// gemmTernaryAhead is how far ahead of its block gemmTernary prefetches a
-// row.
-const gemmTernaryAhead = 4096
-
 func gemmTernary(name string, wb, dOff int, consts func(), decode func(l gemmLayout, r int, at Mem)) {
-	const (
-		groups = 64
-		seed   = 128 * groups
-		dx     = seed + 128
-		block  = dx + 128
-	)
 	l := inPlace("gemm"+name+"VNNI", wb)
 	var codes Mem
 	gemmKernel(l, func() {
@@ -316,13 +319,13 @@ func gemmTernary(name string, wb, dOff int, consts func(), decode func(l gemmLay
 			decode(l, r, codes.Offset(256*r))
 		}
 		for h := 0; h < w.halves(); h++ {
-			c.VMOVUPS(mem(RDI, dx+64*h), v(zr(24+h)))
-			c.VMOVDQU32(mem(RDI, seed+64*h), sum(0, h))
+			c.VMOVUPS(mem(RDI, tqDx+64*h), v(zr(24+h)))
+			c.VMOVDQU32(mem(RDI, tqSeed+64*h), sum(0, h))
 			for r := 1; r < len(tileRowRegs); r++ {
 				c.VMOVDQA32(sum(0, h), sum(r, h))
 			}
 		}
-		for g := 0; g < groups; g++ {
+		for g := 0; g < tqGroups; g++ {
 			for h := 0; h < w.halves(); h++ {
 				c.VMOVDQU32(mem(RDI, 128*g+64*h), v(zr(12+h)))
 			}
@@ -345,7 +348,7 @@ func gemmTernary(name string, wb, dOff int, consts func(), decode func(l gemmLay
 			}
 		}
 		l.next()
-		gemmEnd(block, func(res Mem) { gemmStoreWidth(res, w) }, res, w.sfx())
+		gemmEnd(tqPanelBlock, func(res Mem) { gemmStoreWidth(res, w) }, res, w.sfx())
 	})
 }
 
@@ -392,12 +395,6 @@ func gemmTQ1_0() {
 // Y(4+k)), Y8 the broadcast codes, Y9 scratch, Y14 d_w; decode may take
 // Y4-Y11 and constants in Y12, Y13 and Y15, which consts loads.
 func gemmTernaryAVX2(name string, wb, dOff int, consts func(), decode func(l gemmLayout, at Mem)) {
-	const (
-		groups = 64
-		seed   = 128 * groups
-		dx     = seed + 128
-		block  = dx + 128
-	)
 	l := inPlace(gemmAVX2Name(name), wb)
 	res, ones := gemmAVX2Begin(l, 32*4+256+128)
 	codes, part := res.Offset(32*4), res.Offset(32*4+256)
@@ -424,7 +421,7 @@ func gemmTernaryAVX2(name string, wb, dOff int, consts func(), decode func(l gem
 				i := yr(4 + k)
 				c.VPMADDWD(ones, i, i)
 				if half == 0 {
-					c.VPADDD(mem(RDI, seed+32*k), i, i)
+					c.VPADDD(mem(RDI, tqSeed+32*k), i, i)
 					c.VMOVDQU(i, part.Offset(32*k))
 				} else {
 					c.VPADDD(part.Offset(32*k), i, i)
@@ -436,11 +433,11 @@ func gemmTernaryAVX2(name string, wb, dOff int, consts func(), decode func(l gem
 		for k := 0; k < w.regs(); k++ {
 			i := yr(4 + k)
 			c.VCVTDQ2PS(i, i)
-			c.VMULPS(mem(RDI, dx+32*k), Y14, Y9)
+			c.VMULPS(mem(RDI, tqDx+32*k), Y14, Y9)
 			c.VFMADD231PS(Y9, i, yr(k))
 		}
 		l.next()
-		gemmEnd(block, func(res Mem) { gemmStoreRow(res, w) }, res, w.sfx())
+		gemmEnd(tqPanelBlock, func(res Mem) { gemmStoreRow(res, w) }, res, w.sfx())
 	}
 }
 
