@@ -231,38 +231,6 @@ func tq1Codes(r tq1Regs, at func(off int) Mem, emit func(k int)) {
 	codes(r.b, 3)
 }
 
-// gemmTernaryAhead is how far ahead of its block a ternary GEMM
-// prefetches a row.
-const gemmTernaryAhead = 4096
-
-// A ternary panel's super-block: tqGroups groups of four elements (128
-// bytes each), then −Σy (tqSeed) and d_x (tqDx) of the 32 columns.
-const (
-	tqGroups     = 64
-	tqSeed       = 128 * tqGroups
-	tqDx         = tqSeed + 128
-	tqPanelBlock = tqDx + 128
-)
-
-// gemmTernary emits gemm<T>VNNI, the GEMM kernel of TQ2_0 or TQ1_0
-// (gemm.go's signature and loops, one per panel width), against quant's
-// ternary panels of Q8_K activations: per super-block its 64 groups of
-// four elements in element order (128 bytes each), then −Σy of the 32
-// columns (int32), then their d_x. Per super-block, decode(r, at) first
-// writes row r's 256 codes in element order to the frame at at (through
-// Z8-Z13 and the constants consts loaded: gemmTQ2_0's and gemmTQ1_0's),
-// so that a group's four codes are one VPBROADCASTD from there, and the
-// decoding is done once per row and super-block for the 32 columns. Each
-// group of the panel is loaded once for the four rows (loads, not
-// VPDPBUSD, bounded a row-at-a-time loop); the sums start at −Σy, so they
-// are the dot product's exact isum, and the float work is
-// (d_w·d_x)·isum once per super-block, row and 16 columns, as the dot
-// product associates.
-//
-// Registers: Z0-Z7 accumulators (row r, half h in Z(2r+h)), Z16-Z23 the
-// integer sums (same order, from Z16), Z24/Z25 d_x, Z14 d_w, Z8-Z11 the
-// rows' broadcast codes, Z12/Z13 the group's panel halves (then scratch). General: SI, BX, R8, R9 the
-// rows, DI the panel, CX super-blocks left.
 // tq1CodesAVX2 is tq1Codes with AVX2: the codes 32 at a time in r.t
 // (Y), emit(k) taking those of elements 32k..32k+31: qs[0:32]'s five
 // digits, then qs[32:48]'s [s, 3s], [9s, 27s], then 81s beside qh's
@@ -299,6 +267,40 @@ func tq1CodesAVX2(r tq1Regs, at func(off int) Mem, emit func(k int)) {
 	c.VINSERTI128(U8(1), x(r.p), y(r.a), y(r.a))
 	codes(7)
 }
+
+// gemmTernaryAhead is how far ahead of its block a ternary GEMM
+// prefetches a row.
+const gemmTernaryAhead = 4096
+
+// A ternary panel's super-block: tqGroups groups of four elements (128
+// bytes each), then −Σy (tqSeed) and d_x (tqDx) of the 32 columns.
+const (
+	tqGroups     = 64
+	tqSeed       = 128 * tqGroups
+	tqDx         = tqSeed + 128
+	tqPanelBlock = tqDx + 128
+)
+
+// gemmTernary emits gemm<T>VNNI, the GEMM kernel of TQ2_0 or TQ1_0
+// (gemm.go's signature and loops, one per panel width), against quant's
+// ternary panels of Q8_K activations: per super-block its 64 groups of
+// four elements in element order (128 bytes each), then −Σy of the 32
+// columns (int32), then their d_x. Per super-block, decode(r, at) first
+// writes row r's 256 codes in element order to the frame at at (it may
+// take Z8-Z13, and constants in Z15 and Z26-Z28 that consts loads), so
+// that a group's four codes are one VPBROADCASTD from there, and the
+// decoding is done once per row and super-block for the 32 columns. Each
+// group of the panel is loaded once for the four rows (loads, not
+// VPDPBUSD, bounded a row-at-a-time loop); the sums start at −Σy, so they
+// are the dot product's exact isum, and the float work is
+// (d_w·d_x)·isum once per super-block, row and 16 columns, as the dot
+// product associates.
+//
+// Registers: Z0-Z7 accumulators (row r, half h in Z(2r+h)), Z16-Z23 the
+// integer sums (same order, from Z16), Z24/Z25 d_x, Z14 d_w, Z8-Z11 the
+// rows' broadcast codes, Z12/Z13 the group's panel halves (then
+// scratch). General: SI, BX, R8, R9 the rows, DI the panel, CX
+// super-blocks left.
 
 func gemmTernary(name string, wb, dOff int, consts func(), decode func(l gemmLayout, r int, at Mem)) {
 	l := inPlace("gemm"+name+"VNNI", wb)
