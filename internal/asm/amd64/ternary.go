@@ -119,10 +119,7 @@ func dotTQ1_0(w width) {
 	text("dotTQ1_0"+w.suffix()+"Asm", NOSPLIT, "func(w, x *byte, nb int) float32")
 	loadArgs("w x nb", RSI, RDI, RCX)
 	c.VXORPS(X0, X0, X0)
-	v := w.vec
-	bcast32(0x80808080, Y15)
-	bcast32(0xD5D5D5D5, v(13)) // −43
-	bcast32(0x2A2A2A2A, v(12)) // 42
+	tq1Dot.load(func(r Register) VecPhysical { return w.vec(idx(r)) })
 	if w == avx2 {
 		bcast32(0x00010001, Y14)
 	} else {
@@ -183,6 +180,15 @@ var (
 	tq1Gemm     = tq1Regs{Z8, Z9, Z10, Z11, Z12, Z13, Z15, Z26, Z27, Z28}
 	tq1GemmAVX2 = tq1Regs{a: Z4, t: Z5, q: Z6, p: Z7, x80: Z15, hi: Z12, lo: Z13}
 )
+
+// load broadcasts the bytes tq1Codes and tq1CodesAVX2 work with: 0x80
+// to x80's Y register (only its Y and X halves are read), −43 and 42 to
+// lo and hi in the view v (Z or Y: the one the kernel compares in).
+func (r tq1Regs) load(v func(Register) VecPhysical) {
+	bcast32(0x80808080, asY(r.x80))
+	bcast32(0xD5D5D5D5, v(r.lo)) // −43
+	bcast32(0x2A2A2A2A, v(r.hi)) // 42
+}
 
 // tq1Codes emits the decoding of the codes of the TQ1_0 block whose byte
 // off is at(off), 64 at a time in element order in r.t: emit(k) takes
@@ -374,9 +380,7 @@ func gemmTQ2_0() {
 func gemmTQ1_0() {
 	r := tq1Gemm
 	gemmTernary("TQ1_0", tq1_0Bytes, 52, func() {
-		bcast32(0x80808080, r.x80)
-		bcast32(0xD5D5D5D5, r.lo) // −43
-		bcast32(0x2A2A2A2A, r.hi) // 42
+		r.load(asZ)
 		bcast32(0x01010101, r.ones)
 	}, func(l gemmLayout, row int, at Mem) {
 		tq1Codes(r, func(off int) Mem { return l.at(row, off) }, func(k int) {
@@ -461,11 +465,7 @@ func gemmTQ2_0AVX2() {
 // gemmTQ1_0AVX2 emits gemmTQ1_0AVX2: a row's codes by tq1CodesAVX2.
 func gemmTQ1_0AVX2() {
 	r := tq1GemmAVX2
-	gemmTernaryAVX2("TQ1_0", tq1_0Bytes, 52, func() {
-		bcast32(0x80808080, r.x80)
-		bcast32(0xD5D5D5D5, r.lo) // −43
-		bcast32(0x2A2A2A2A, r.hi) // 42
-	}, func(l gemmLayout, at Mem) {
+	gemmTernaryAVX2("TQ1_0", tq1_0Bytes, 52, func() { r.load(asY) }, func(l gemmLayout, at Mem) {
 		tq1CodesAVX2(r, func(off int) Mem { return l.at(0, off) }, func(k int) {
 			c.VMOVDQU(asY(r.t), at.Offset(32*k))
 		})
