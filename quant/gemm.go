@@ -81,11 +81,13 @@ const (
 )
 
 var gemmGeneric = map[Type]GemmKernel{
-	Q4_0: {Name: "generic", Type: Q4_0, PanelBytes: panelBytesQ8_0, Pack: packQ8_0For(8), Mul: mulPanelQ4_0},
-	Q8_0: {Name: "generic", Type: Q8_0, PanelBytes: panelBytesQ8_0, Pack: packQ8_0For(128), Mul: mulPanelQ8_0},
-	Q4_K: kGemm(Q4_K, panelQ4_K),
-	Q5_K: kGemm(Q5_K, panelQ4_K),
-	Q6_K: kGemm(Q6_K, panelQ6_K),
+	Q4_0:  {Name: "generic", Type: Q4_0, PanelBytes: panelBytesQ8_0, Pack: packQ8_0For(8), Mul: mulPanelQ4_0},
+	Q8_0:  {Name: "generic", Type: Q8_0, PanelBytes: panelBytesQ8_0, Pack: packQ8_0For(128), Mul: mulPanelQ8_0},
+	Q4_K:  kGemm(Q4_K, panelQ4_K),
+	Q5_K:  kGemm(Q5_K, panelQ4_K),
+	Q6_K:  kGemm(Q6_K, panelQ6_K),
+	TQ1_0: kGemm(TQ1_0, panelTQ),
+	TQ2_0: kGemm(TQ2_0, panelTQ),
 }
 
 func panelBytesQ8_0(n int) int { return n / QK * gemmPanelBlock }

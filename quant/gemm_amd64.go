@@ -25,11 +25,15 @@ var gemmVariants = []struct {
 	{cpu.AVX2, "avx2", Q4_0, q4_0Bytes, 1, gemmQ4_0AVX2, nil, nil},
 	{cpu.AVX2, "avx2", Q8_0, q8_0Bytes, 1, gemmQ8_0AVX2, packQ8_0For(0), mulPanelQ8_0Signed},
 	{cpu.AVX2, "avx2", Q4_K, q4_KBytes, 1, gemmQ4_KAVX2, nil, nil},
+	{cpu.AVX2, "avx2", TQ2_0, tq2_0Bytes, 1, gemmTQ2_0AVX2, nil, nil},
+	{cpu.AVX2, "avx2", TQ1_0, tq1_0Bytes, 1, gemmTQ1_0AVX2, nil, nil},
 	{cpu.AVX512VNNI, "avx512vnni", Q4_0, q4_0Bytes, 4, gemmQ4_0VNNI, nil, nil},
 	{cpu.AVX512VNNI, "avx512vnni", Q8_0, q8_0Bytes, 4, gemmQ8_0VNNI, nil, nil},
 	{cpu.AVX512VNNI, "avx512vnni", Q4_K, q4_KBytes, 4, gemmQ4_KVNNI, nil, nil},
 	{cpu.AVX512VNNI, "avx512vnni", Q6_K, q6_KBytes, 4, gemmQ6_KVNNI, nil, nil},
 	{cpu.AVX512VNNI, "avx512vnni", Q5_K, q5_KBytes, 4, gemmQ5_KVNNI, nil, nil},
+	{cpu.AVX512VNNI, "avx512vnni", TQ2_0, tq2_0Bytes, 4, gemmTQ2_0VNNI, nil, nil},
+	{cpu.AVX512VNNI, "avx512vnni", TQ1_0, tq1_0Bytes, 4, gemmTQ1_0VNNI, nil, nil},
 }
 
 func archGemms(t Type) []GemmKernel {

@@ -5,39 +5,45 @@ import (
 	"math"
 )
 
-// Panels of Q8_K activations, for the k-quants' GEMM kernels: per
-// super-block of 256 elements, per sub-block j of sub elements (32 for
-// Q4_K, 16 for Q6_K) its groups of four elements (128 bytes each: 4 bytes
-// of each of the 32 columns), then T_j of the 32 columns, then d_x of the
-// 32 columns (float32). T_j is d_x·Σy_j, a float32, for Q4_K (the kernel
-// subtracts dmin·m_j·T_j, as the dot product does with the block sums),
-// and -32·Σy_j, an int32, for Q6_K (the kernel multiplies the 6-bit values
-// unsigned, and its integer sums start at T_j, so they are exact). Q4_K's
-// panel ends with Σy_j of each column as int16 pairs (pairsOff), which the
-// X8 GEMM takes for the mins as the decode kernels do.
+// Panels of Q8_K activations, for the GEMM kernels of the k-quants and the
+// ternary types: per super-block of 256 elements, per sub-block j of sub
+// elements (32 for Q4_K, 16 for Q6_K, the whole 256 for TQ1_0 and TQ2_0) its groups of four elements
+// (128 bytes each: 4 bytes of each of the 32 columns), then T_j of the 32
+// columns, then d_x of the 32 columns (float32). T_j is d_x·Σy_j, a
+// float32, for Q4_K (mins: the kernel subtracts dmin·m_j·T_j, as the dot
+// product does with the block sums), and -bias·Σy_j, an int32, for Q6_K
+// (bias 32: the kernel multiplies the 6-bit values unsigned) and the
+// ternary types (bias 1: it multiplies the codes c = t+1): their integer sums start at
+// T_j, so they are exact. Q4_K's panel ends with Σy_j of each column as
+// int16 pairs (pairsOff), which the X8 GEMM takes for the mins as the
+// decode kernels do.
 
-type kPanel struct{ sub, bias int32 }
+type kPanel struct {
+	sub, bias int32
+	mins      bool
+}
 
 func (p kPanel) groups() int   { return int(p.sub) / 4 }
 func (p kPanel) subBytes() int { return p.groups()*128 + 128 }
 func (p kPanel) dxOff() int    { return QKK / int(p.sub) * p.subBytes() }
 
-// pairsOff is where Q4_K's panel (bias 1) holds Σy_j of each column as
+// pairsOff is where Q4_K's panel (mins) holds Σy_j of each column as
 // int16 pairs, (Σy_2k, Σy_2k+1) in field k of 128 bytes, column c at 4c:
 // the X8 GEMM computes the mins term as the decode kernels do, in integers
-// (Σ_j m_j·Σy_j) with VPDPWSSD; Q6_K's panel has none.
+// (Σ_j m_j·Σy_j) with VPDPWSSD; the other panels have none.
 func (p kPanel) pairsOff() int { return p.dxOff() + 128 }
 
 func (p kPanel) block() int {
-	if p.bias == 1 {
+	if p.mins {
 		return p.pairsOff() + 4*128
 	}
 	return p.dxOff() + 128
 }
 
 var (
-	panelQ4_K = kPanel{sub: 32, bias: 1}
+	panelQ4_K = kPanel{sub: 32, mins: true}
 	panelQ6_K = kPanel{sub: 16, bias: 32}
+	panelTQ   = kPanel{sub: QKK, bias: 1}
 )
 
 func (p kPanel) panelBytes(n int) int { return n / QKK * p.block() }
@@ -70,19 +76,22 @@ func (p kPanel) pack(n int, x []byte, xStride, cols int, out []byte) {
 					le.PutUint32(sb[128*g:], le.Uint32(q[4*g:]))
 				}
 				var s int32
-				if sub == 32 {
-					s = int32(bsumPair(xb[:], j))
-				} else {
+				switch sub {
+				case 16:
 					s = int32(int16(le.Uint16(xb[260+2*j:])))
+				case 32:
+					s = int32(bsumPair(xb[:], j))
+				default: // the whole super-block
+					s = tqBsums((*[32]byte)(xb[260:]))
 				}
-				if p.bias == 1 {
+				if p.mins {
 					le.PutUint32(sb[128*groups:], math.Float32bits(d*float32(s)))
 				} else {
 					le.PutUint32(sb[128*groups:], uint32(-p.bias*s))
 				}
 			}
 			le.PutUint32(blk[p.dxOff()+4*c:], math.Float32bits(d))
-			if p.bias == 1 {
+			if p.mins {
 				for k := 0; k < 4; k++ {
 					lo, hi := bsumPair(xb[:], 2*k), bsumPair(xb[:], 2*k+1)
 					le.PutUint32(blk[p.pairsOff()+128*k+4*c:], uint32(uint16(lo))|uint32(uint16(hi))<<16)
@@ -98,9 +107,11 @@ func bsumPair(xb []byte, j int) int16 {
 	return int16(binary.LittleEndian.Uint16(xb[260+4*j:])) + int16(binary.LittleEndian.Uint16(xb[262+4*j:]))
 }
 
-// mul is the pure-Go GEMM kernel of the k-quants, in the assembly's
-// order per sub-block: Q4_K acc += d·sc·(d_x·Σu·y) − dmin·m·T, Q6_K acc +=
-// d·sc·(d_x·(T + Σu·y)), u the unsigned quants.
+// mul is the pure-Go GEMM kernel of the k-quants and the ternary types,
+// in the assembly's order per sub-block: Q4_K acc += d·sc·(d_x·Σu·y) −
+// dmin·m·T, Q6_K acc += d·sc·(d_x·(T + Σu·y)), TQ1_0 and TQ2_0 acc +=
+// (d·d_x)·(T + Σu·y) as their dot products associate, u the unsigned
+// quants or codes.
 func (p kPanel) mul(t Type, n int, w []byte, wStride, rows int, pp []byte, cols int, out []float32, outStride int) {
 	nb := n / QKK
 	wb := t.BlockBytes()
@@ -120,12 +131,16 @@ func (p kPanel) mul(t Type, n int, w []byte, wStride, rows int, pp []byte, cols 
 					for e := 0; e < int(p.sub); e++ {
 						s += u[int(p.sub)*j+e] * int32(int8(sb[128*(e/4)+4*c+e%4]))
 					}
-					if t == Q6_K {
-						s += int32(binary.LittleEndian.Uint32(sb[128*p.groups()+4*c:]))
-						acc += sc[j] * (dx * float32(s))
-					} else {
+					if p.mins {
 						tj := f32At(sb[128*p.groups()+4*c:])
 						acc += sc[j]*(dx*float32(s)) - mn[j]*tj
+						continue
+					}
+					s += int32(binary.LittleEndian.Uint32(sb[128*p.groups()+4*c:]))
+					if t == Q6_K {
+						acc += sc[j] * (dx * float32(s))
+					} else {
+						acc += (sc[j] * dx) * float32(s)
 					}
 				}
 			}
@@ -135,8 +150,28 @@ func (p kPanel) mul(t Type, n int, w []byte, wStride, rows int, pp []byte, cols 
 }
 
 // unpack sets the super-block's unsigned quants in element order and its
-// sub-block factors: Q4_K and Q5_K d·sc_j, dmin·m_j; Q6_K d·sc_j.
+// sub-block factors: Q4_K and Q5_K d·sc_j, dmin·m_j; Q6_K d·sc_j; TQ1_0
+// and TQ2_0 their codes and d.
 func (p kPanel) unpack(t Type, blk []byte, u *[QKK]int32, sc, mn *[16]float32) {
+	if t == TQ1_0 {
+		for _, r := range tq1Runs {
+			for n, p := range tq1Pow3[:r.digits] {
+				for m, q := range blk[r.at : r.at+r.width] {
+					u[r.first+r.width*n+m] = tq1Code(q, p)
+				}
+			}
+		}
+		sc[0] = f16At(blk[52:])
+		return
+	}
+	if t == TQ2_0 {
+		for i := range u {
+			h, j, l := i/128, i%128/32, i%32
+			u[i] = int32(blk[32*h+l] >> (2 * j) & 3)
+		}
+		sc[0] = f16At(blk[64:])
+		return
+	}
 	if t == Q6_K {
 		b := (*[q6_KBytes]byte)(blk)
 		d := f16At(b[208:])

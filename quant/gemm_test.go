@@ -9,15 +9,18 @@ import (
 )
 
 // gemmTypes are the types with GEMM kernels, in the row layout and in
-// the X8 one.
-var gemmTypes = []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K}
+// the X8 one; rowGemmTypes adds those with one in the row layout only.
+var (
+	gemmTypes    = []Type{Q4_0, Q8_0, Q4_K, Q5_K, Q6_K}
+	rowGemmTypes = append(gemmTypes[:len(gemmTypes):len(gemmTypes)], TQ1_0, TQ2_0)
+)
 
 // TestGemmsAgree checks every GEMM kernel, the pure-Go one included,
 // against the generic dot product on random blocks, for row counts around
 // the kernels' four and column counts that fill and part-fill each of the
 // assembly's loop widths (4, 8, 16 and 32 columns).
 func TestGemmsAgree(t *testing.T) {
-	for _, typ := range gemmTypes {
+	for _, typ := range rowGemmTypes {
 		ks := Gemms(typ)
 		if len(ks) == 0 || ks[0].Name != "generic" {
 			t.Fatalf("%v: Gemms does not start with the generic kernel: %v", typ, ks)
@@ -54,7 +57,7 @@ func TestGemmsAgree(t *testing.T) {
 }
 
 func TestGemmNoAllocs(t *testing.T) {
-	for _, typ := range gemmTypes {
+	for _, typ := range rowGemmTypes {
 		for _, k := range Gemms(typ)[1:] {
 			r := newRand(uint64(typ))
 			c := newTileCase(r, typ, 2048/typ.BlockElems(), 16, GemmCols, 0, 0, 0)
@@ -75,7 +78,7 @@ func TestGemmNoAllocs(t *testing.T) {
 // 32-column loop gives those columns: every column count of a panel, the
 // wide loop run on the same panel with cols = 32.
 func TestGemmNarrowExact(t *testing.T) {
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, TQ1_0, TQ2_0} {
 		for _, k := range Gemms(typ)[1:] {
 			r := newRand(uint64(typ) << 8)
 			nb := 3
@@ -113,7 +116,7 @@ func TestKPanelPack(t *testing.T) {
 	r := newRand(7)
 	xb := n / QKK * q8_KBytes
 	x := randBlocks(Q8_K, GemmCols*n/QKK, r, kindRandom)
-	for _, p := range []kPanel{panelQ4_K, panelQ6_K} {
+	for _, p := range []kPanel{panelQ4_K, panelQ6_K, panelTQ} {
 		for _, cols := range []int{1, 7, 31, 32} {
 			got, want := make([]byte, p.panelBytes(n)), make([]byte, p.panelBytes(n))
 			for i := range got {
@@ -146,7 +149,7 @@ func (p kPanel) packRef(n int, x []byte, xStride, cols int, out []byte) {
 					}
 				}
 				put(p.dxOff(), 0)
-				if p.bias == 1 {
+				if p.mins {
 					for k := 0; k < 4; k++ {
 						put(p.pairsOff()+128*k, 0)
 					}
@@ -164,14 +167,14 @@ func (p kPanel) packRef(n int, x []byte, xStride, cols int, out []byte) {
 				for k := int(p.sub) * j / 16; k < int(p.sub)*(j+1)/16; k++ {
 					s += int32(int16(binary.LittleEndian.Uint16(xb[260+2*k:])))
 				}
-				if p.bias == 1 {
+				if p.mins {
 					put(sb+128*p.groups(), math.Float32bits(d*float32(s)))
 				} else {
 					put(sb+128*p.groups(), uint32(-p.bias*s))
 				}
 			}
 			put(p.dxOff(), math.Float32bits(d))
-			if p.bias == 1 {
+			if p.mins {
 				for k := 0; k < 4; k++ {
 					lo, hi := bsumPair(xb[:], 2*k), bsumPair(xb[:], 2*k+1)
 					put(p.pairsOff()+128*k, uint32(uint16(lo))|uint32(uint16(hi))<<16)

@@ -15,3 +15,15 @@ func dotTQ2_0VNNIAsm(w *byte, x *byte, nb int) float32
 
 //go:noescape
 func dotTQ1_0VNNIAsm(w *byte, x *byte, nb int) float32
+
+//go:noescape
+func gemmTQ2_0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func gemmTQ1_0VNNI(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func gemmTQ2_0AVX2(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)
+
+//go:noescape
+func gemmTQ1_0AVX2(w *byte, wStride int, p *byte, nb int, out *float32, outStride int, cols int)

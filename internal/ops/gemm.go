@@ -40,6 +40,18 @@ import (
 // and on Q5_K_M 0.57 against 0.69 at 16, 1.00 against 1.41 at 32. Q4_K
 // takes it from 32, Q5_K and Q6_K from 8 (below, a pass's eight columns
 // are mostly empty).
+//
+// The ternary types (no X8 layout; below the GEMM, the row dot product
+// token by token) take it from 8 tokens (TQ2_0) and 4 (TQ1_0, whose dot
+// product decodes its base-3 codes per token): in BenchmarkSmallBatch
+// TQ2_0's GEMM was level at 6 tokens and 1.4× at 8, TQ1_0's 1.1× at 3 and
+// 1.45× at 4; on BitNet b1.58 2B (examples/bench, the threshold at 2
+// against off, an AVX-512 VNNI EPYC, two threads) TQ2_0's was level at 6
+// (64 against 60 tok/s) and ahead at 8 (84 against 66), TQ1_0's level at
+// 3 (30 against 29) and ahead at 4 (41 against 30). Their AVX2 GEMMs
+// (LLM_CPU=avx2) were ahead at the same counts: BenchmarkSmallBatch 1.1×
+// (TQ2_0, 8 tokens) and 1.3× (TQ1_0, 4), examples/bench 64 against 56 and
+// 33 against 26 tok/s.
 func (e *Exec) gemmFrom(m *Matrix) int {
 	if e.gemmMin != 0 {
 		return e.gemmMin
@@ -64,6 +76,10 @@ func (e *Exec) gemmFrom(m *Matrix) int {
 		if multi {
 			return 8
 		}
+	case quant.TQ2_0:
+		return 8
+	case quant.TQ1_0:
+		return 4
 	}
 	return 16
 }

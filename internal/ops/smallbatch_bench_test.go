@@ -15,7 +15,7 @@ import (
 // tok/s is what to compare across batch sizes.
 func BenchmarkSmallBatch(b *testing.B) {
 	const rows, cols = 5632, 2048
-	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K} {
+	for _, typ := range []quant.Type{quant.Q4_0, quant.Q8_0, quant.Q4_K, quant.Q6_K, quant.TQ1_0, quant.TQ2_0} {
 		if _, ok := quant.Gemm(typ); !ok {
 			continue
 		}

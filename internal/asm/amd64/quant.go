@@ -92,6 +92,10 @@ func quantFiles() []outFile {
 				dotTQ2_0(w)
 				dotTQ1_0(w)
 			}
+			gemmTQ2_0()
+			gemmTQ1_0()
+			gemmTQ2_0AVX2()
+			gemmTQ1_0AVX2()
 		}},
 		{"quantize", func() { quantKernel(actQ8_0); quantKernel(actQ8_K) }},
 	}
