@@ -171,6 +171,8 @@ func TestContextShiftMatchesFresh(t *testing.T) {
 		// GLM-4: half of each head rotated in NORM pairs, the shift
 		// re-rotating that half alone.
 		{"glm4-1-layer", spec(testutil.TinyGLM4()), false, 2e-3, false},
+		// ChatGLM: the same half in NORM pairs, Q, K and V fused.
+		{"chatglm-1-layer", spec(testutil.TinyChatGLM()), false, 2e-3, false},
 		// Multimodal RoPE through the sessions' shift (these files'
 		// logits are too flat here to tell a shift that turns the extra
 		// section's pairs: model.TestQwenVLShiftMatchesFresh does).

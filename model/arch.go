@@ -279,6 +279,11 @@ var registry = []*Arch{
 	{Name: "gptneox", Neox: true, QKV: QKVFused, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true,
 		UntiedOutput: true, hparams: gptneoxHparams},
 	{Name: "bitnet", Neox: true, TiedHead: true, SubNorms: true, hparams: bitnetHparams},
+	// ChatGLM3-6B and GLM-4-9B-chat (the 2024 files the converter names
+	// chatglm) as llama.cpp's chatglm graph runs them: glm4's block
+	// without the norms after attention and the feed-forward, and
+	// output.weight required (its loader has no fallback to token_embd).
+	{Name: "chatglm", QKV: QKVFusedOrSeparate, OptionalQKVBias: true, FFN: FFNFusedGateUp, UntiedOutput: true, hparams: chatglmHparams},
 }
 
 // Supported lists the architectures this package can run.

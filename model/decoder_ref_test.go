@@ -43,9 +43,12 @@ type refDecoder struct {
 	// swapGateUp takes a fused ffn_up's halves the other way round: the
 	// second as the gate (glm4).
 	swapGateUp bool
-	mrope      mropePerturb // qwen3vl_ref_test.go
-	afmoe      afmoePerturb // afmoe_ref_test.go
-	rwkv7      rwkv7Perturb // rwkv7_ref_test.go
+	// swapKV takes a fused attn_qkv's key rows and value rows the other
+	// way round (glm4, chatglm).
+	swapKV bool
+	mrope  mropePerturb // qwen3vl_ref_test.go
+	afmoe  afmoePerturb // afmoe_ref_test.go
+	rwkv7  rwkv7Perturb // rwkv7_ref_test.go
 	// without names block tensors (attn_q.bias …) the reference takes as
 	// absent: a perturbation of the steps the file decides, not the Config
 	// (optional biases, post-norms).
@@ -424,6 +427,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				all := linear(w, p("attn_qkv.bias"), h)
 				q, kv := c.Heads*hd, c.HeadsKV*hd
 				qs[t], ks[t], vs[t] = all[:q], all[q:q+kv], all[q+kv:]
+				if r.swapKV {
+					ks[t], vs[t] = vs[t], ks[t]
+				}
 			} else {
 				qs[t], ks[t], vs[t] = times(linear(p("attn_q.weight"), p("attn_q.bias"), h), p("attn_q.scale")),
 					times(linear(p("attn_k.weight"), p("attn_k.bias"), h), p("attn_k.scale")),

@@ -14,6 +14,15 @@ func glm4Hparams(c *Config, m *meta) {
 	m.noMultimodalRope("glm4", "GLM-4.1V")
 }
 
+// chatglmHparams: ChatGLM's loader requires the RMS epsilon and sizes
+// its projections as glm4's does (attn_output [Embd, Embd], the fused
+// views by embedding_length); its graph runs no multimodal RoPE, so
+// rope.dimension_sections is not read.
+func chatglmHparams(c *Config, m *meta) {
+	m.require(true, "attention.layer_norm_rms_epsilon")
+	m.embdWideQuery(c, "chatglm's fused projections require")
+}
+
 // embdWideQuery fails unless the query is as wide as the embedding
 // (heads × key_length = embedding_length), as why says llama.cpp
 // requires, and the values' heads are as wide as the keys'.

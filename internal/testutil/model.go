@@ -55,10 +55,10 @@ type ModelSpec struct {
 	// head, as in Qwen2 and Gemma2 checkpoints.
 	TiedOutput bool
 	// QKVBias writes attn_q/k/v.bias in an architecture where llama.cpp
-	// takes them as optional (ernie4_5, seed_oss, glm4: attn_qkv.bias with
-	// FusedQKV); qwen2 and gpt-oss always have them.
+	// takes them as optional (ernie4_5, seed_oss, glm4, chatglm: attn_qkv.bias
+	// with FusedQKV); qwen2 and gpt-oss always have them.
 	QKVBias bool
-	// FusedQKV writes a glm4's query, key and value projections as one
+	// FusedQKV writes a glm4's or chatglm's query, key and value projections as one
 	// attn_qkv (phi3's always are).
 	FusedQKV bool
 	// NoFFNNorm leaves out a stablelm's ffn_norm, as StableLM 2 12B's
@@ -771,6 +771,24 @@ func TinyGLM4Fused() ModelSpec {
 	return s
 }
 
+// TinyChatGLM is a 2-layer chatglm as llama.cpp's converter writes
+// ChatGLM3-6B and GLM-4-9B-chat: Q, K and V fused in attn_qkv with its
+// bias (query_key_value), half of each head rotated (rope.dimension_count
+// 8 of 16) in NORM pairs, gate and up fused in ffn_up, no norms after
+// attention or the feed-forward, an untied output; GQA (4 heads, 2 KV
+// heads, as the files' multi_query_group_num); Q8_0 weights.
+func TinyChatGLM() ModelSpec {
+	return tiny(ModelSpec{Arch: "chatglm", Seed: 143, RopeBase: 10000, RMSEps: 1e-5, QKVBias: true, FusedQKV: true, RopeDim: 8})
+}
+
+// TinyChatGLMApart is TinyChatGLM with separate attn_q, attn_k and attn_v
+// and their biases, the other layout llama.cpp's chatglm loader takes.
+func TinyChatGLMApart() ModelSpec {
+	s := TinyChatGLM()
+	s.Seed, s.FusedQKV = 144, false
+	return s
+}
+
 // TinyGptOss is a 4-layer gpt-oss: biases on every projection, the
 // router and each expert; attention sinks; a window of 8 on layers 0 and
 // 2; 8 experts of width 64, 2 per token, weighted by the softmax of the
@@ -987,7 +1005,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	}
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "gemma-embedding":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "chatglm", "gemma-embedding":
 	case "qwen2vl", "qwen3vl":
 	case "qwen3vlmoe":
 		if err := s.checkExperts(); err != nil {
@@ -1513,6 +1531,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	// in ffn_norm's place (gpt-oss, seed_oss).
 	attnPost := oss || s.Arch == "seed_oss" || s.Arch == "glm4moe"
 	glm := s.Arch == "glm4" // phi3's fused gate/up, gemma's norms after attention and the feed-forward
+	fusedGateUp := s.Arch == "phi3" || glm || s.Arch == "chatglm"
 	qkvBias := s.Arch == "qwen2" || oss || s.QKVBias
 	qkvBias = qkvBias || s.Arch == "qwen2vl"
 	qkNorm = qkNorm || s.denseQKNorm() || s.Arch == "afmoe"
@@ -1535,7 +1554,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	// (after an lfm2moe's leading dense layers), or gate, up and down.
 	ffn := func(p string, l int) []tensorSpec {
 		switch {
-		case s.Arch == "phi3" || glm:
+		case fusedGateUp:
 			return []tensorSpec{
 				{p + "ffn_up.weight", w, []int64{e, 2 * f}, proj(e)},
 				{p + "ffn_down.weight", w, []int64{f, e}, proj(f)}}

@@ -66,7 +66,7 @@ func wantTensors(s ModelSpec) map[string][]int64 {
 			}
 		}
 		switch s.Arch {
-		case "phi3", "glm4": // gate and up fused
+		case "phi3", "glm4", "chatglm": // gate and up fused
 			m[p+"ffn_up.weight"] = []int64{e, 2 * f}
 			m[p+"ffn_down.weight"] = []int64{f, e}
 		case "qwen3moe", "granitemoe":
@@ -145,6 +145,8 @@ func TestWriteModel(t *testing.T) {
 		{"exaone4 SWA Q8_0", TinyExaone4SWA(), 7},
 		{"glm4 Q8_0", TinyGLM4(), 7},
 		{"glm4 fused Q8_0", TinyGLM4Fused(), 7},
+		{"chatglm Q8_0", TinyChatGLM(), 7},
+		{"chatglm apart Q8_0", TinyChatGLMApart(), 7},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
