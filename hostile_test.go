@@ -319,6 +319,28 @@ func layerNormFamily(arch string, spec testutil.ModelSpec, req requires, cases .
 	return family(arch, spec, req, append(cases, unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"))...)
 }
 
+// glmFamily is the cases glm4 and chatglm share, besides theirs: ffn_up
+// holds the gate and the up rows, the Q/K/V biases are optional
+// (separate on apart, fused on fused, as the projections are) but must
+// fit, a separate bias beside attn_qkv is not theirs, and the query must
+// be as wide as the embedding (llama.cpp sizes attn_output and the fused
+// views by it).
+func glmFamily(arch string, apart, fused testutil.ModelSpec, req requires, cases ...hostileCase) []hostileCase {
+	return family(arch, apart, req, append(cases,
+		misshapen("ffn_up without the up rows", "blk.0.ffn_up.weight", 64, 128),
+		on(fused, misshapen("attn_qkv.bias without the value's", "blk.1.attn_qkv.bias", 96)),
+		misshapen("attn_v.bias of the query's width", "blk.1.attn_v.bias", 64),
+		loads("without its biases", func(h *hmodel) {
+			for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
+				h.drop("blk.1." + b)
+			}
+		}),
+		on(fused, loads("fused without its bias", drop("blk.0.attn_qkv.bias"))),
+		on(fused, unsupported("fused with a separate bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias")),
+		refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8)), ".embedding_length"),
+	)...)
+}
+
 // requires is tensors the loader requires, each by the name of the case
 // of the file without it (missing).
 type requires map[string]string
@@ -1095,27 +1117,20 @@ func hostileCases() []hostileCase {
 			refusedKey("values of another head size", ".attention.value_length", uint32(8)),
 		),
 		// glm4: the norms after attention and the feed-forward are
-		// required, ffn_up holds the gate and the up rows, the biases are
-		// optional (separate or fused, as the projections are) but must
-		// fit, a separate bias beside attn_qkv is not glm4's; the query
-		// must be as wide as the embedding (llama.cpp sizes attn_output
-		// and the fused views by it); multimodal RoPE is GLM-4.1V's.
-		family("glm4", testutil.TinyGLM4(), requires{
+		// required; multimodal RoPE is GLM-4.1V's.
+		glmFamily("glm4", testutil.TinyGLM4(), testutil.TinyGLM4Fused(), requires{
 			"post_attention_norm missing": "blk.0.post_attention_norm.weight",
 			"post_ffw_norm missing":       "blk.1.post_ffw_norm.weight",
 		},
-			misshapen("ffn_up without the up rows", "blk.0.ffn_up.weight", 64, 128),
-			on(testutil.TinyGLM4Fused(), misshapen("attn_qkv.bias without the value's", "blk.1.attn_qkv.bias", 96)),
-			misshapen("attn_v.bias of the query's width", "blk.1.attn_v.bias", 64),
-			loads("without its biases", func(h *hmodel) {
-				for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
-					h.drop("blk.1." + b)
-				}
-			}),
-			on(testutil.TinyGLM4Fused(), loads("fused without its bias", drop("blk.0.attn_qkv.bias"))),
-			on(testutil.TinyGLM4Fused(), unsupported("fused with a separate bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias")),
-			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8)), ".embedding_length"),
 			unsupportedKey("multimodal RoPE", ".rope.dimension_sections", []int32{2, 1, 1, 0}),
+		),
+		// chatglm: glm4's block without its norms after attention and the
+		// feed-forward; llama.cpp's loader requires output.weight (no
+		// fallback to token_embd) and the RMS epsilon.
+		glmFamily("chatglm", testutil.TinyChatGLMApart(), testutil.TinyChatGLM(), requires{
+			"output missing (never tied)": "output.weight",
+		},
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
 		),
 		// Qwen's vision-language text models: rope.dimension_sections as
 		// llama.cpp's get_key_or_arr reads it (4 int32/uint32 counts or one
