@@ -281,9 +281,10 @@ var registry = []*Arch{
 	{Name: "bitnet", Neox: true, TiedHead: true, SubNorms: true, hparams: bitnetHparams},
 	// ChatGLM3-6B and GLM-4-9B-chat (the 2024 files the converter names
 	// chatglm) as llama.cpp's chatglm graph runs them: glm4's block
-	// without the norms after attention and the feed-forward, and
-	// output.weight required (its loader has no fallback to token_embd).
-	{Name: "chatglm", QKV: QKVFusedOrSeparate, OptionalQKVBias: true, FFN: FFNFusedGateUp, UntiedOutput: true, hparams: chatglmHparams},
+	// without the norms after attention and the feed-forward; the output
+	// tied to token_embd when the file has no output.weight, as
+	// llama.cpp d32676d77 loads it.
+	{Name: "chatglm", QKV: QKVFusedOrSeparate, OptionalQKVBias: true, FFN: FFNFusedGateUp, hparams: chatglmHparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -14,12 +14,11 @@ func glm4Hparams(c *Config, m *meta) {
 	m.noMultimodalRope("glm4", "GLM-4.1V")
 }
 
-// chatglmHparams: ChatGLM's loader requires the RMS epsilon and sizes
-// its projections as glm4's does (attn_output [Embd, Embd], the fused
-// views by embedding_length); its graph runs no multimodal RoPE, so
-// rope.dimension_sections is not read.
+// chatglmHparams: ChatGLM's loader sizes its projections as glm4's
+// does (attn_output [Embd, Embd], the fused views by embedding_length);
+// its graph runs no multimodal RoPE, so rope.dimension_sections is not
+// read.
 func chatglmHparams(c *Config, m *meta) {
-	m.require(true, "attention.layer_norm_rms_epsilon")
 	m.embdWideQuery(c, "chatglm's fused projections require")
 }
 

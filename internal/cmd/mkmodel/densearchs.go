@@ -32,6 +32,13 @@ func (s shape) learnedPositions() bool { return s.Arch == "gpt2" || s.Arch == "s
 // starcoder, gptneox): Q, K and V fused in attn_qkv with its bias.
 func (s shape) classicFused() bool { return s.learnedPositions() || s.Arch == "gptneox" }
 
+// fusedQKV reports whether s's Q, K and V are one attn_qkv (phi3,
+// bailingmoe2, classicFused, and chatglm as the converter writes
+// ChatGLM's query_key_value).
+func (s shape) fusedQKV() bool {
+	return s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.classicFused() || s.Arch == "chatglm"
+}
+
 // parallel reports whether one norm feeds attention and the feed-forward
 // side by side, with no ffn_norm (cohere2, phi2).
 func (s shape) parallel() bool { return s.Cohere2 != nil || s.Arch == "phi2" }

@@ -39,7 +39,8 @@
 //	        channel mixes, no attention; widths recalled),
 //	        seed-oss-36b, exaone-4.0-1.2b, glm-4-9b (-layers 2 -type q8_0
 //	        keeps its widths under 2 GB), glm-4-32b (-layers 1 -type
-//	        q4_k_m), qwen3-30b-a3b,
+//	        q4_k_m), glm-4-9b-chat (chatglm; -layers 4 -vocab 8192),
+//	        qwen3-30b-a3b,
 //	        qwen3.5-0.8b and qwen3.5-9b (qwen35: gated delta-net and gated
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
 //	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts

@@ -286,15 +286,16 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	// attnPost: post_attention_norm is the norm before the feed-forward,
 	// in ffn_norm's place (gpt-oss, seed_oss).
 	attnPost := oss || s.Arch == "seed_oss" || s.Arch == "glm4moe"
-	glm := s.Arch == "glm4" // phi3's fused gate and up, gemma's norms after attention and the feed-forward
+	glm := s.Arch == "glm4"        // phi3's fused gate and up, gemma's norms after attention and the feed-forward
+	chatglm := s.Arch == "chatglm" // glm4's block without its post norms, Q, K and V fused with their bias
 	// postNorms: post_attention_norm and post_ffw_norm after attention and
 	// the feed-forward, beside attn_norm and ffn_norm before them.
 	postNorms := gemma || noPreNorm || glm || s.Arch == "afmoe"
-	// ffn adds layer l's feed-forward: phi3's and glm4's fused gate and up, experts
+	// ffn adds layer l's feed-forward: phi3's, glm4's and chatglm's fused gate and up, experts
 	// (after lfm2moe's leading dense layers), or gate, up and down.
 	ffn := func(p string, l int) {
 		switch {
-		case s.Arch == "phi3" || glm:
+		case s.Arch == "phi3" || glm || chatglm:
 			add(p+"ffn_up.weight", kindWeight, e, 2*f)
 			add(p+"ffn_down.weight", kindWeight, f, e)
 		case s.Experts > 0 && l >= s.DenseLead && (s.Arch != "jamba" || s.jambaExpertLayer(l)):
@@ -394,9 +395,9 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			ffn(p, l)
 			continue
 		}
-		if s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.classicFused() {
+		if s.fusedQKV() {
 			add(p+"attn_qkv.weight", kindWeight, e, q+2*kv)
-			if s.classicFused() {
+			if s.classicFused() || chatglm && s.QKVBias {
 				add(p+"attn_qkv.bias", kindBias, q+2*kv)
 			}
 		} else {

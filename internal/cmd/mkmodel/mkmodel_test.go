@@ -282,7 +282,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if ti, ok := f.Tensor("token_types.weight"); ok != s.encoder() || ok && ti.Type != quant.F32 {
 					t.Errorf("token_types.weight present = %v (F32 when present)", ok)
 				}
-				if _, ok := f.Tensor("blk.0.attn_q.bias"); ok != s.QKVBias {
+				if _, ok := f.Tensor("blk.0.attn_q.bias"); ok != (s.QKVBias && !s.fusedQKV()) {
 					t.Errorf("attn_q.bias present = %v", ok)
 				}
 				for _, name := range []string{"output_norm.bias", "blk.0.attn_norm.bias", "blk.0.ffn_norm.bias"} {
@@ -313,7 +313,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.1.ffn_down_shexp.weight"); ok != (s.sharedFFN() > 0) {
 					t.Errorf("ffn_down_shexp.weight present = %v", ok)
 				}
-				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.Arch == "phi3" || s.Arch == "nomic-bert" || s.Arch == "nomic-bert-moe" || s.Arch == "modern-bert" || s.qwen35() || s.Arch == "bailingmoe2" || s.classicFused()) {
+				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.fusedQKV() || s.Arch == "nomic-bert" || s.Arch == "nomic-bert-moe" || s.Arch == "modern-bert" || s.qwen35()) {
 					t.Errorf("attn_qkv.weight present = %v", ok)
 				}
 				if ti, ok := f.Tensor("blk.0.attn_k_b.weight"); ok != (s.DeepSeek2 != nil && !s.DeepSeek2.Joined) || ok && len(ti.Dims) != 3 {
@@ -358,15 +358,24 @@ func TestMiniatureShapes(t *testing.T) {
 					t.Errorf("ffn_norm.weight present in %s", s.Arch)
 				}
 				// glm4: norms after attention and the feed-forward beside
-				// the ones before, gate and up fused in ffn_up.
-				if s.Arch == "glm4" {
-					for _, name := range []string{"blk.0.ffn_norm.weight", "blk.0.post_attention_norm.weight", "blk.0.post_ffw_norm.weight"} {
-						if _, ok := f.Tensor(name); !ok {
-							t.Errorf("%s missing in glm4", name)
+				// the ones before, gate and up fused in ffn_up; chatglm:
+				// the same without the norms after, Q, K and V fused with
+				// their bias.
+				if s.Arch == "glm4" || s.Arch == "chatglm" {
+					glm4 := s.Arch == "glm4"
+					for _, name := range []string{"blk.0.post_attention_norm.weight", "blk.0.post_ffw_norm.weight"} {
+						if _, ok := f.Tensor(name); ok != glm4 {
+							t.Errorf("%s present in %s = %v", name, s.Arch, ok)
 						}
 					}
+					if _, ok := f.Tensor("blk.0.ffn_norm.weight"); !ok {
+						t.Errorf("blk.0.ffn_norm.weight missing in %s", s.Arch)
+					}
+					if _, ok := f.Tensor("blk.0.attn_qkv.bias"); ok == glm4 {
+						t.Errorf("blk.0.attn_qkv.bias present in %s = %v", s.Arch, ok)
+					}
 					if ti, _ := f.Tensor("blk.0.ffn_up.weight"); len(ti.Dims) != 2 || ti.Dims[1] != 2*int64(mini.FFN) {
-						t.Errorf("glm4 ffn_up.weight %v, want the gate and up rows (%d)", ti.Dims, 2*mini.FFN)
+						t.Errorf("%s ffn_up.weight %v, want the gate and up rows (%d)", s.Arch, ti.Dims, 2*mini.FFN)
 					}
 				}
 				// afmoe: the output gate, and norms after attention and the
