@@ -23,7 +23,8 @@ type Arch struct {
 	QKVBias bool      // attn_q/k/v.bias (qwen2), or attn_qkv.bias beside a fused attn_qkv
 	// OptionalQKVBias: each of attn_q/k/v.bias (or attn_qkv.bias beside
 	// a fused attn_qkv) is loaded when the block has it and left out when
-	// it has not, as llama.cpp takes them for ernie4_5, seed_oss and glm4.
+	// it has not, as llama.cpp takes them for ernie4_5, seed_oss, glm4 and
+	// chatglm.
 	OptionalQKVBias bool
 	QKNorm          bool // per-head RMSNorm of Q and K before RoPE (attn_q_norm, attn_k_norm)
 	PostNorms       bool // post_attention_norm and post_ffw_norm (gemma2, gemma3, glm4)
