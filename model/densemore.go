@@ -105,11 +105,7 @@ func phi2Hparams(c *Config, m *meta) {
 // both are refused with ErrUnsupportedArch naming the value.
 func bitnetHparams(c *Config, m *meta) {
 	m.require(true, "attention.layer_norm_rms_epsilon")
-	if m.err == nil && (c.Heads*c.HeadDimK != c.Embd || c.HeadDimV != c.HeadDimK) {
-		m.fail("%s = %d and %s = %d with %s = %d: bitnet's heads must span %s = %d, as llama.cpp's loader shapes attn_q and attn_output [n_embd, n_embd]",
-			m.key("attention.key_length"), c.HeadDimK, m.key("attention.value_length"), c.HeadDimV, m.key("attention.head_count"), c.Heads,
-			m.key("embedding_length"), c.Embd)
-	}
+	m.embdWideQuery(c, "llama.cpp's bitnet loader shapes attn_q and attn_output [n_embd, n_embd]")
 	switch act := metaValue(m, "hidden_activation", "silu", m.f.String, "a string"); act {
 	case "silu", "swish", "swiglu":
 	case "relu2":
