@@ -1331,6 +1331,21 @@ func hostileCases() []hostileCase {
 			loads("one scale left out", drop("blk.0.attn_v.scale")),
 			on(testutil.TinyBitnet(), loads("relu2 without scales", func(*hmodel) {})),
 		),
+		// internlm2: the untied output, Q, K and V apart (the converter
+		// splits wqkv) and the RMS epsilon are required, and the query is
+		// as wide as the embedding, as llama.cpp's loader requires them;
+		// a bias it does not take is refused.
+		family("internlm2", testutil.TinyInternLM2(), requires{
+			"output missing (never tied)": "output.weight",
+			"attn_q missing":              "blk.0.attn_q.weight",
+			"attn_v missing":              "blk.1.attn_v.weight",
+			"ffn_norm missing":            "blk.0.ffn_norm.weight",
+		},
+			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8),
+				".rope.dimension_count", uint32(8)), ".embedding_length"),
+			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+		),
 		// afmoe: the output gate, the four norms around attention and the
 		// feed-forward, the Q/K norms and the selection bias are required,
 		// as llama.cpp's loader requires them, and so are the RMS epsilon,

@@ -279,6 +279,7 @@ var registry = []*Arch{
 	{Name: "gptneox", Neox: true, QKV: QKVFused, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true,
 		UntiedOutput: true, hparams: gptneoxHparams},
 	{Name: "bitnet", Neox: true, TiedHead: true, SubNorms: true, hparams: bitnetHparams},
+	{Name: "internlm2", UntiedOutput: true, hparams: internlm2Hparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -901,6 +901,10 @@ func TestDecoderMatchesReference(t *testing.T) {
 		"bitnet":        {"attn_sub_norm.weight", "ffn_sub_norm.weight"},
 		"bitnet/scales": {"attn_sub_norm.weight", "ffn_sub_norm.weight", "attn_q.scale", "attn_k.scale", "attn_output.scale", "ffn_gate.scale", "ffn_down.scale"},
 	}
+	// The perturbations a file of a variant must show beside the ones
+	// every variant is checked with where they apply: internlm2's NORM
+	// pairs (NEOX ones would move an unrotated model's logits nowhere).
+	also := map[string][]string{"internlm2": {"NEOX pairs"}}
 	for _, tc := range []struct {
 		spec testutil.ModelSpec
 		tol  float64
@@ -1011,7 +1015,9 @@ func TestDecoderMatchesReference(t *testing.T) {
 		// 9.5e-5 with the AVX-512 and AVX2 kernels, 7.9e-6 pure Go; with
 		// scales (seed 134) 6.2e-6, 9.2e-6 pure Go (seeds 131 and 133
 		// measured 8.8e-4 and 3.0e-3, a value on the other F16 step).
-		{testutil.TinyBitnet(), 1e-3}, {testutil.TinyBitnetScales(), 1e-3}} {
+		{testutil.TinyBitnet(), 1e-3}, {testutil.TinyBitnetScales(), 1e-3},
+		// internlm2: llama's blocks with an untied output, NORM pairs.
+		{testutil.TinyInternLM2(), 1e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
 		name := spec.Variant()
@@ -1043,13 +1049,13 @@ func TestDecoderMatchesReference(t *testing.T) {
 			// reference well past the tolerance (of those listed, the
 			// ones the architecture has).
 			move := max(1e-2, 3*tc.tol)
-			mustMoveAll(t, m, f, data, toks, want, move, applicable(t, m.Config,
+			mustMoveAll(t, m, f, data, toks, want, move, applicable(t, m.Config, append(slices.Clone(also[spec.Variant()]),
 				"no embedding scale", "no residual scale", "default kq scale", "no logit scale", "every layer rotated",
 				"per-head Q/K norms", "linear, not YaRN", "no temperature", "no log multiplier", "no sinks", "plain SwiGLU",
 				"softmax gating", "no selection bias", "no renormalisation", "no window", "no sparsity", "no KV sharing",
 				"no V norm", "RMSNorm, not LayerNorm", "not parallel", "no logit multiplier", "GELU, not ReLU²",
 				"GELU, not xIELU", "layer 0's xIELU everywhere", "Q/K norms before RoPE", "SwiGLU, not GeGLU",
-				"every dim rotated", "no query scale", "NORM pairs", "rotated", "sequential residual", "SiLU, not ReLU²", "ReLU², not SiLU")...)
+				"every dim rotated", "no query scale", "NORM pairs", "rotated", "sequential residual", "SiLU, not ReLU²", "ReLU², not SiLU")...)...)
 			for _, name := range without[spec.Variant()] {
 				_, inBlock := f.Tensor("blk.0." + name)
 				_, in1 := f.Tensor("blk.1." + name) // nemotron's optional biases

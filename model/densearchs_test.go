@@ -88,6 +88,17 @@ func TestConfigDenseMore(t *testing.T) {
 	}
 }
 
+// The Config of internlm2 as its files state it: llama's blocks (RMSNorms,
+// SwiGLU, Q, K and V apart, no biases), NORM pairs over whole heads, the
+// output its own matrix.
+func TestConfigInternLM2(t *testing.T) {
+	m, _, _ := loadSpec(t, testutil.TinyInternLM2())
+	c, B := m.Config, m.Blocks[1]
+	if c.RopeNeox || c.LayerNorm || c.RopeDim != c.HeadDimK || c.RMSEps != 1e-5 || m.Tied || B.Gate == nil || B.Bq != nil || B.Bqkv != nil {
+		t.Fatalf("internlm2: %+v", c)
+	}
+}
+
 // The Configs of phi2 as its files state them, Q, K and V apart and
 // fused: one LayerNorm of weight and bias before attention and the
 // feed-forward side by side (no ffn_norm), biases on every projection

@@ -87,6 +87,18 @@ func phi2Hparams(c *Config, m *meta) {
 	c.QueryScale, c.KQScale = invSqrt(c.HeadDimK), 1
 }
 
+// internlm2Hparams: InternLM2 and InternLM2.5 (1.8B, 7B, 20B) as
+// llama.cpp's internlm2 graph runs them — llama's blocks exactly: RMSNorms,
+// NORM RoPE over whole heads, SwiGLU, no biases. The converter splits the
+// checkpoint's fused wqkv into attn_q, attn_k and attn_v, which are all
+// llama.cpp's loader takes; it requires the RMS epsilon and an untied
+// output.weight (Arch.UntiedOutput), and sizes attn_q and attn_output
+// [n_embd, n_embd], so the query must be as wide as the embedding.
+func internlm2Hparams(c *Config, m *meta) {
+	m.require(true, "attention.layer_norm_rms_epsilon")
+	m.embdWideQuery(c, "llama.cpp's internlm2 loader sizes attn_q and attn_output")
+}
+
 // bitnetHparams: BitNet b1.58 (microsoft/bitnet-b1.58-2B-4T,
 // 1bitLLM/bitnet_b1_58) as llama.cpp's bitnet graph runs it — llama's
 // blocks with NEOX RoPE, attn_sub_norm over the attention's output before

@@ -167,6 +167,14 @@ func TinyBitnetScales() ModelSpec {
 	return tiny(ModelSpec{Arch: "bitnet", Seed: 134, RopeBase: 10000, RMSEps: 1e-5, Scales: true})
 }
 
+// TinyInternLM2 is a 2-layer internlm2 as InternLM2.5's converter writes
+// it: llama's blocks with Q, K and V split from the checkpoint's wqkv,
+// NORM RoPE on InternLM2.5-7B's base of 1000000, an untied output; Q8_0
+// weights.
+func TinyInternLM2() ModelSpec {
+	return tiny(ModelSpec{Arch: "internlm2", Seed: 137, RopeBase: 1000000, RMSEps: 1e-5})
+}
+
 // subNorms is bitnet block p's attn_sub_norm and ffn_sub_norm and, with
 // Scales, its projections' scales.
 func (s ModelSpec) subNorms(p string) []tensorSpec {

@@ -987,7 +987,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	}
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "gemma-embedding":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "gemma-embedding", "internlm2":
 	case "qwen2vl", "qwen3vl":
 	case "qwen3vlmoe":
 		if err := s.checkExperts(); err != nil {
