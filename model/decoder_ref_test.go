@@ -376,6 +376,12 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	if c.LayerNorm {
 		norm = func(x, w, b []float64, _ float64) []float64 { return layerNorm64(x, w, b, float64(c.NormEps)) }
 	}
+	// unit is the weight of olmo's LayerNorms, which have none: the norm
+	// alone, as ggml_norm.
+	var unit []float64
+	if LookupArch(c.Arch).UnitNorms {
+		unit = slices.Repeat([]float64{1}, E)
+	}
 	if LookupArch(c.Arch).EmbedNorm {
 		// modern-bert: the embeddings normalised before the first block.
 		for t := range x {
@@ -386,6 +392,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		p := func(s string) []float64 {
 			if slices.Contains(r.without, s) {
 				return nil
+			}
+			if unit != nil && (s == "attn_norm.weight" || s == "ffn_norm.weight") {
+				return unit
 			}
 			return r.tensor(fmt.Sprintf("blk.%d.%s", il, s))
 		}
@@ -428,6 +437,13 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				qs[t], ks[t], vs[t] = times(linear(p("attn_q.weight"), p("attn_q.bias"), h), p("attn_q.scale")),
 					times(linear(p("attn_k.weight"), p("attn_k.bias"), h), p("attn_k.scale")),
 					times(linear(p("attn_v.weight"), p("attn_v.bias"), h), p("attn_v.scale"))
+			}
+			if lim := float64(c.ClampKQV); lim > 0 {
+				for _, v := range [][]float64{qs[t], ks[t], vs[t]} {
+					for i := range v {
+						v[i] = max(-lim, min(v[i], lim)) // olmo's clamp_kqv
+					}
+				}
 			}
 			qkNorms := func() {
 				switch {
@@ -588,8 +604,12 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	if a := LookupArch(c.Arch); a.OutputNorm != "" && r.tensor(a.OutputNorm) != nil {
 		outNorm = a.OutputNorm // lfm2's token_embd_norm
 	}
+	outW := r.tensor(outNorm)
+	if unit != nil {
+		outW = unit
+	}
 	for t := range n {
-		x[t] = norm(x[t], r.tensor(outNorm), r.global("output_norm.bias"), eps)
+		x[t] = norm(x[t], outW, r.global("output_norm.bias"), eps)
 	}
 	return x
 }
@@ -903,8 +923,9 @@ func TestDecoderMatchesReference(t *testing.T) {
 	}
 	// The perturbations a file of a variant must show beside the ones
 	// every variant is checked with where they apply: internlm2's NORM
-	// pairs (NEOX ones would move an unrotated model's logits nowhere).
-	also := map[string][]string{"internlm2": {"NEOX pairs"}}
+	// and olmo's pairs (NEOX ones would move an unrotated model's logits
+	// nowhere), olmo's clamp.
+	also := map[string][]string{"internlm2": {"NEOX pairs"}, "olmo": {"NEOX pairs"}, "olmo/clamp": {"NEOX pairs", "no clamp"}}
 	for _, tc := range []struct {
 		spec testutil.ModelSpec
 		tol  float64
@@ -1017,7 +1038,10 @@ func TestDecoderMatchesReference(t *testing.T) {
 		// measured 8.8e-4 and 3.0e-3, a value on the other F16 step).
 		{testutil.TinyBitnet(), 1e-3}, {testutil.TinyBitnetScales(), 1e-3},
 		// internlm2: llama's blocks with an untied output, NORM pairs.
-		{testutil.TinyInternLM2(), 1e-3}} {
+		{testutil.TinyInternLM2(), 1e-3},
+		// olmo: LayerNorms without weight or bias, NORM pairs, the
+		// output tied; and Q, K and V clamped (OLMo 1.7's layout).
+		{testutil.TinyOlmo(), 1e-3}, {testutil.TinyOlmoClamp(), 1e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
 		name := spec.Variant()

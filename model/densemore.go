@@ -99,6 +99,21 @@ func internlm2Hparams(c *Config, m *meta) {
 	m.embdWideQuery(c, "llama.cpp's internlm2 loader sizes attn_q and attn_output")
 }
 
+// olmoHparams: OLMo 1 (OLMo-1B, OLMo-7B, OLMo-1.7-7B) as llama.cpp's olmo
+// graph runs it — llama's blocks with every norm a LayerNorm without
+// weight or bias (Arch.UnitNorms), epsilon attention.layer_norm_epsilon
+// (required, as llama.cpp requires it), NORM RoPE, SwiGLU, the output
+// tied when the file has no output.weight; attention.clamp_kqv, when
+// present and above 0, clamps Q, K and V after their projections
+// (Config.ClampKQV). llama.cpp sizes attn_q and attn_output [n_embd,
+// n_embd], so the query must be as wide as the embedding.
+func olmoHparams(c *Config, m *meta) {
+	m.layerNormEps(c)
+	c.LayerNorm = true
+	c.ClampKQV = m.finite("attention.clamp_kqv", 0)
+	m.embdWideQuery(c, "llama.cpp's olmo loader sizes attn_q and attn_output")
+}
+
 // bitnetHparams: BitNet b1.58 (microsoft/bitnet-b1.58-2B-4T,
 // 1bitLLM/bitnet_b1_58) as llama.cpp's bitnet graph runs it — llama's
 // blocks with NEOX RoPE, attn_sub_norm over the attention's output before

@@ -723,6 +723,14 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 				return nil, err
 			}
 		}
+		if arch.UnitNorms {
+			if L.AttnNorm, err = l.unitNorm(p+"attn_norm", cfg.Embd); err == nil {
+				L.FFNNorm, err = l.unitNorm(p+"ffn_norm", cfg.Embd)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
 		if !dry {
 			L.Start, L.End = ranges[i][0], ranges[i][1]
 		}
@@ -860,7 +868,12 @@ func (l *loader) output(m *Model, dry bool) (err error) {
 		// token_embd_norm, Ollama's as output_norm: either is taken.
 		norm = a.OutputNorm
 	}
-	if m.OutNorm, err = l.vector(norm, m.Embd); err != nil {
+	if LookupArch(m.Arch).UnitNorms {
+		m.OutNorm, err = l.unitNorm("output_norm", m.Embd)
+	} else {
+		m.OutNorm, err = l.vector(norm, m.Embd)
+	}
+	if err != nil {
 		return err
 	}
 	if LookupArch(m.Arch).NormBias {
@@ -1003,7 +1016,7 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	e := c.Embd
 	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	var ts []blockTensor
-	if !a.NoPreNorm && !(a.EmbedNorm && il == 0) {
+	if !a.NoPreNorm && !a.UnitNorms && !(a.EmbedNorm && il == 0) {
 		ts = append(ts, vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }))
 	}
 	if a.NormBias {
@@ -1056,7 +1069,7 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	if a.PostNorms {
 		ts = append(ts, vecTensor("post_attention_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostAttnNorm }))
 	}
-	if !a.NoPreNorm && !a.Parallel && (!a.OptionalFFNNorm || has("ffn_norm.weight")) {
+	if !a.NoPreNorm && !a.UnitNorms && !a.Parallel && (!a.OptionalFFNNorm || has("ffn_norm.weight")) {
 		name := "ffn_norm.weight"
 		if a.FFNNorm != "" {
 			name = a.FFNNorm
@@ -1337,4 +1350,24 @@ func WeightBytes(f *gguf.File) int64 {
 		n += t.Size
 	}
 	return n
+}
+
+// unitNorm is the weight of a LayerNorm without one (Arch.UnitNorms): n
+// ones in the model's slab of vectors, which leave each normalised value
+// as ggml_norm leaves it. Each norm has its own, as each norm read from a
+// file has, so that a model's vectors are its slab alone.
+func (l *loader) unitNorm(name string, n int) ([]float32, error) {
+	l.floats += n
+	if l.dry {
+		return nil, nil
+	}
+	if len(l.slab) < n {
+		return nil, fmt.Errorf("model: %s: vector slab exhausted (loader bug): %w", name, ErrBadModel)
+	}
+	out := l.slab[:n:n]
+	l.slab = l.slab[n:]
+	for i := range out {
+		out[i] = 1
+	}
+	return out, nil
 }
