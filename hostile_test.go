@@ -1346,6 +1346,23 @@ func hostileCases() []hostileCase {
 				".rope.dimension_count", uint32(8)), ".embedding_length"),
 			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
 		),
+		// olmo: Q, K, V, the output projection and the feed-forward are
+		// required and the LayerNorm epsilon, as llama.cpp's loader
+		// requires them; clamp_kqv is optional and must be finite;
+		// without output.weight the output is the embedding.
+		family("olmo", testutil.TinyOlmoClamp(), requires{
+			"attn_k missing":      "blk.1.attn_k.weight",
+			"attn_output missing": "blk.0.attn_output.weight",
+			"ffn_gate missing":    "blk.1.ffn_gate.weight",
+		},
+			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
+			refusedKey("clamp_kqv NaN", ".attention.clamp_kqv", nan),
+			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8),
+				".rope.dimension_count", uint32(8)), ".embedding_length"),
+			loads("without clamp_kqv", del(".attention.clamp_kqv")),
+			loads("without output, tied", drop("output.weight")),
+			unsupported("ffn_down.bias", func(h *hmodel) { h.put("blk.1.ffn_down.bias", quant.F32, 64) }, "blk.1.ffn_down.bias"),
+		),
 		// afmoe: the output gate, the four norms around attention and the
 		// feed-forward, the Q/K norms and the selection bias are required,
 		// as llama.cpp's loader requires them, and so are the RMS epsilon,
