@@ -101,21 +101,17 @@ func TestConfigInternLM2(t *testing.T) {
 
 // The Configs of olmo as its files state them: no norm tensors, each norm
 // a LayerNorm whose weight is a row of ones, NORM pairs, the output
-// tied or its own; clamp_kqv read when the file has it.
+// tied (OLMo-1B's) or its own, clamp_kqv read when the file has it.
 func TestConfigOlmo(t *testing.T) {
-	for _, tc := range []struct {
-		spec  testutil.ModelSpec
-		clamp float32
-		tied  bool
-	}{{testutil.TinyOlmo(), 0, true}, {testutil.TinyOlmoClamp(), 0.5, false}} {
-		m, _, _ := loadSpec(t, tc.spec)
+	for _, spec := range []testutil.ModelSpec{testutil.TinyOlmo(), testutil.TinyOlmoClamp()} {
+		m, _, _ := loadSpec(t, spec)
 		c, B := m.Config, m.Blocks[1]
-		if c.RopeNeox || !c.LayerNorm || c.NormEps != 1e-5 || c.ClampKQV != tc.clamp || m.Tied != tc.tied || m.OutNormB != nil {
-			t.Fatalf("%s: %+v", tc.spec.Variant(), c)
+		if c.RopeNeox || !c.LayerNorm || c.NormEps != 1e-5 || c.ClampKQV != spec.ClampKQV || m.Tied != spec.TiedOutput || m.OutNormB != nil {
+			t.Fatalf("%s: %+v", spec.Variant(), c)
 		}
 		for _, w := range [][]float32{m.OutNorm, B.AttnNorm, B.FFNNorm} {
 			if len(w) != m.Embd || slices.ContainsFunc(w, func(w float32) bool { return w != 1 }) {
-				t.Fatalf("%s: a norm's weight %v, want %d ones", tc.spec.Variant(), w, m.Embd)
+				t.Fatalf("%s: a norm's weight %v, want %d ones", spec.Variant(), w, m.Embd)
 			}
 		}
 	}

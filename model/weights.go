@@ -424,16 +424,10 @@ func (l *loader) flat(name string, dims []int) ([]float32, error) {
 // copyRows copies the first rows rows of t (cols elements each; all of a
 // vector is one row) into the model's slab of vectors as float32.
 func (l *loader) copyRows(name string, t *tensor.Tensor, cols, rows int) ([]float32, error) {
-	n := cols * rows
-	l.floats += n
-	if l.dry {
-		return nil, nil
+	out, err := l.take(name, cols*rows)
+	if out == nil {
+		return nil, err
 	}
-	if len(l.slab) < n {
-		return nil, fmt.Errorf("model: tensor %q: vector slab exhausted (loader bug): %w", name, ErrBadModel)
-	}
-	out := l.slab[:n:n]
-	l.slab = l.slab[n:]
 	for r := range rows {
 		if err := quant.Dequantize(t.Type, out[r*cols:(r+1)*cols], t.Row(r)); err != nil {
 			return nil, fmt.Errorf("model: tensor %q: %w", name, err)
@@ -724,8 +718,8 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 			}
 		}
 		if arch.UnitNorms {
-			if L.AttnNorm, err = l.unitNorm(p+"attn_norm", cfg.Embd); err == nil {
-				L.FFNNorm, err = l.unitNorm(p+"ffn_norm", cfg.Embd)
+			if L.AttnNorm, err = l.unitNorm(p+"attn_norm.weight", cfg.Embd); err == nil {
+				L.FFNNorm, err = l.unitNorm(p+"ffn_norm.weight", cfg.Embd)
 			}
 			if err != nil {
 				return nil, err
@@ -869,7 +863,7 @@ func (l *loader) output(m *Model, dry bool) (err error) {
 		norm = a.OutputNorm
 	}
 	if LookupArch(m.Arch).UnitNorms {
-		m.OutNorm, err = l.unitNorm("output_norm", m.Embd)
+		m.OutNorm, err = l.unitNorm("output_norm.weight", m.Embd)
 	} else {
 		m.OutNorm, err = l.vector(norm, m.Embd)
 	}
@@ -1357,17 +1351,25 @@ func WeightBytes(f *gguf.File) int64 {
 // as ggml_norm leaves it. Each norm has its own, as each norm read from a
 // file has, so that a model's vectors are its slab alone.
 func (l *loader) unitNorm(name string, n int) ([]float32, error) {
+	out, err := l.take(name, n)
+	for i := range out {
+		out[i] = 1
+	}
+	return out, err
+}
+
+// take counts n floats of the model's slab of vectors for the vector
+// name and, unless the build is dry (which only counts), takes them from
+// the slab: nil when dry or on error.
+func (l *loader) take(name string, n int) ([]float32, error) {
 	l.floats += n
 	if l.dry {
 		return nil, nil
 	}
 	if len(l.slab) < n {
-		return nil, fmt.Errorf("model: %s: vector slab exhausted (loader bug): %w", name, ErrBadModel)
+		return nil, fmt.Errorf("model: tensor %q: vector slab exhausted (loader bug): %w", name, ErrBadModel)
 	}
 	out := l.slab[:n:n]
 	l.slab = l.slab[n:]
-	for i := range out {
-		out[i] = 1
-	}
 	return out, nil
 }
