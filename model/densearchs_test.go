@@ -150,11 +150,13 @@ func TestConfigPhi2(t *testing.T) {
 // bias) the same three ways, and stablelm's two layouts; gpt2 and
 // starcoder, whose learned positions each chunk must take from its own
 // first position; gptneox's two layouts; bitnet's two, whose sub norms
-// take each token's row.
+// take each token's row; internlm2; olmo's two, whose clamp takes each
+// token's Q, K and V.
 func TestDenseArchsInChunks(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
 		testutil.TinyStableLM(), testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyStarCoder(),
-		testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(), testutil.TinyBitnet(), testutil.TinyBitnetScales()} {
+		testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(), testutil.TinyBitnet(), testutil.TinyBitnetScales(),
+		testutil.TinyInternLM2(), testutil.TinyOlmo(), testutil.TinyOlmoClamp()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
 			toks := prompt(13)
