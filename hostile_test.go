@@ -1344,6 +1344,38 @@ func hostileCases() []hostileCase {
 			loads("one scale left out", drop("blk.0.attn_v.scale")),
 			on(testutil.TinyBitnet(), loads("relu2 without scales", func(*hmodel) {})),
 		),
+		// internlm2: the untied output, Q, K and V apart (the converter
+		// splits wqkv) and the RMS epsilon are required, and the query is
+		// as wide as the embedding, as llama.cpp's loader requires them;
+		// a bias it does not take is refused.
+		family("internlm2", testutil.TinyInternLM2(), requires{
+			"output missing (never tied)": "output.weight",
+			"attn_q missing":              "blk.0.attn_q.weight",
+			"attn_v missing":              "blk.1.attn_v.weight",
+			"ffn_norm missing":            "blk.0.ffn_norm.weight",
+		},
+			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8),
+				".rope.dimension_count", uint32(8)), ".embedding_length"),
+			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+		),
+		// olmo: Q, K, V, the output projection and the feed-forward are
+		// required and the LayerNorm epsilon, as llama.cpp's loader
+		// requires them; clamp_kqv is optional and must be finite;
+		// without output.weight the output is the embedding.
+		family("olmo", testutil.TinyOlmoClamp(), requires{
+			"attn_k missing":      "blk.1.attn_k.weight",
+			"attn_output missing": "blk.0.attn_output.weight",
+			"ffn_gate missing":    "blk.1.ffn_gate.weight",
+		},
+			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
+			refusedKey("clamp_kqv NaN", ".attention.clamp_kqv", nan),
+			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8),
+				".rope.dimension_count", uint32(8)), ".embedding_length"),
+			loads("without clamp_kqv", del(".attention.clamp_kqv")),
+			loads("without output, tied", drop("output.weight")),
+			unsupported("ffn_down.bias", func(h *hmodel) { h.put("blk.1.ffn_down.bias", quant.F32, 64) }, "blk.1.ffn_down.bias"),
+		),
 		// afmoe: the output gate, the four norms around attention and the
 		// feed-forward, the Q/K norms and the selection bias are required,
 		// as llama.cpp's loader requires them, and so are the RMS epsilon,

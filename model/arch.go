@@ -161,6 +161,10 @@ type Arch struct {
 	// before ffn_down, and each projection may have a one-element .scale
 	// multiplying its product (bitnet: BitNet b1.58).
 	SubNorms bool
+	// UnitNorms: every norm (attn_norm, ffn_norm, output_norm) is a
+	// LayerNorm without weight or bias, so the file has none of them; the
+	// loader gives each one shared row of ones (olmo: OLMo 1).
+	UnitNorms bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -286,6 +290,8 @@ var registry = []*Arch{
 	// tied to token_embd when the file has no output.weight, as
 	// llama.cpp d32676d77 loads it.
 	{Name: "chatglm", QKV: QKVFusedOrSeparate, OptionalQKVBias: true, FFN: FFNFusedGateUp, hparams: chatglmHparams},
+	{Name: "internlm2", UntiedOutput: true, hparams: internlm2Hparams},
+	{Name: "olmo", UnitNorms: true, hparams: olmoHparams},
 }
 
 // Supported lists the architectures this package can run.

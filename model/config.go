@@ -111,6 +111,10 @@ type Config struct {
 	// [HeadDimK, Heads], attn_k_norm [HeadDimK, HeadsKV]), epsilon NormEps
 	// (stablelm: StableLM 2 12B).
 	QKLayerNorm bool
+	// ClampKQV, when above 0, limits each query, key and value to
+	// [-ClampKQV, ClampKQV] after their projections (olmo's
+	// attention.clamp_kqv: OLMo 1.7's 8).
+	ClampKQV float32
 	// QKNormAfterRope: the per-head Q and K norms come after RoPE, not
 	// before (hunyuan-dense).
 	QKNormAfterRope bool

@@ -379,6 +379,12 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	if c.LayerNorm {
 		norm = func(x, w, b []float64, _ float64) []float64 { return layerNorm64(x, w, b, float64(c.NormEps)) }
 	}
+	// unit is the weight of olmo's LayerNorms, which have none: the norm
+	// alone, as ggml_norm.
+	var unit []float64
+	if LookupArch(c.Arch).UnitNorms {
+		unit = slices.Repeat([]float64{1}, E)
+	}
 	if LookupArch(c.Arch).EmbedNorm {
 		// modern-bert: the embeddings normalised before the first block.
 		for t := range x {
@@ -389,6 +395,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		p := func(s string) []float64 {
 			if slices.Contains(r.without, s) {
 				return nil
+			}
+			if unit != nil && (s == "attn_norm.weight" || s == "ffn_norm.weight") {
+				return unit
 			}
 			return r.tensor(fmt.Sprintf("blk.%d.%s", il, s))
 		}
@@ -434,6 +443,13 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				qs[t], ks[t], vs[t] = times(linear(p("attn_q.weight"), p("attn_q.bias"), h), p("attn_q.scale")),
 					times(linear(p("attn_k.weight"), p("attn_k.bias"), h), p("attn_k.scale")),
 					times(linear(p("attn_v.weight"), p("attn_v.bias"), h), p("attn_v.scale"))
+			}
+			if lim := float64(c.ClampKQV); lim > 0 {
+				for _, v := range [][]float64{qs[t], ks[t], vs[t]} {
+					for i := range v {
+						v[i] = max(-lim, min(v[i], lim)) // olmo's clamp_kqv
+					}
+				}
 			}
 			qkNorms := func() {
 				switch {
@@ -594,8 +610,12 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	if a := LookupArch(c.Arch); a.OutputNorm != "" && r.tensor(a.OutputNorm) != nil {
 		outNorm = a.OutputNorm // lfm2's token_embd_norm
 	}
+	outW := r.tensor(outNorm)
+	if unit != nil {
+		outW = unit
+	}
 	for t := range n {
-		x[t] = norm(x[t], r.tensor(outNorm), r.global("output_norm.bias"), eps)
+		x[t] = norm(x[t], outW, r.global("output_norm.bias"), eps)
 	}
 	return x
 }
@@ -907,6 +927,11 @@ func TestDecoderMatchesReference(t *testing.T) {
 		"bitnet":        {"attn_sub_norm.weight", "ffn_sub_norm.weight"},
 		"bitnet/scales": {"attn_sub_norm.weight", "ffn_sub_norm.weight", "attn_q.scale", "attn_k.scale", "attn_output.scale", "ffn_gate.scale", "ffn_down.scale"},
 	}
+	// The perturbations a file of a variant must show beside the ones
+	// every variant is checked with where they apply: internlm2's NORM
+	// and olmo's pairs (NEOX ones would move an unrotated model's logits
+	// nowhere), olmo's clamp.
+	also := map[string][]string{"internlm2": {"NEOX pairs"}, "olmo": {"NEOX pairs"}, "olmo/clamp": {"NEOX pairs", "no clamp"}}
 	for _, tc := range []struct {
 		spec testutil.ModelSpec
 		tol  float64
@@ -1017,7 +1042,16 @@ func TestDecoderMatchesReference(t *testing.T) {
 		// 9.5e-5 with the AVX-512 and AVX2 kernels, 7.9e-6 pure Go; with
 		// scales (seed 134) 6.2e-6, 9.2e-6 pure Go (seeds 131 and 133
 		// measured 8.8e-4 and 3.0e-3, a value on the other F16 step).
-		{testutil.TinyBitnet(), 1e-3}, {testutil.TinyBitnetScales(), 1e-3}} {
+		{testutil.TinyBitnet(), 1e-3}, {testutil.TinyBitnetScales(), 1e-3},
+		// internlm2: llama's blocks with an untied output, NORM pairs
+		// (2.9e-6; pure Go 2.3e-5).
+		{testutil.TinyInternLM2(), 1e-3},
+		// olmo: LayerNorms without weight or bias, NORM pairs, the
+		// output tied; and Q, K and V clamped (OLMo 1.7's layout). olmo
+		// 3.6e-4 with the AVX-512 and AVX2 kernels, a value on the other
+		// F16 step from the float64 one (pure Go 6.4e-6); clamped 9.0e-5
+		// (pure Go 3.0e-6).
+		{testutil.TinyOlmo(), 1e-3}, {testutil.TinyOlmoClamp(), 1e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
 		name := spec.Variant()
@@ -1049,13 +1083,13 @@ func TestDecoderMatchesReference(t *testing.T) {
 			// reference well past the tolerance (of those listed, the
 			// ones the architecture has).
 			move := max(1e-2, 3*tc.tol)
-			mustMoveAll(t, m, f, data, toks, want, move, applicable(t, m.Config,
+			mustMoveAll(t, m, f, data, toks, want, move, applicable(t, m.Config, append(slices.Clone(also[spec.Variant()]),
 				"no embedding scale", "no residual scale", "default kq scale", "no logit scale", "every layer rotated",
 				"per-head Q/K norms", "linear, not YaRN", "no temperature", "no log multiplier", "no sinks", "plain SwiGLU",
 				"softmax gating", "no selection bias", "no renormalisation", "no window", "no sparsity", "no KV sharing",
 				"no V norm", "RMSNorm, not LayerNorm", "not parallel", "no logit multiplier", "GELU, not ReLU²",
 				"GELU, not xIELU", "layer 0's xIELU everywhere", "Q/K norms before RoPE", "SwiGLU, not GeGLU",
-				"every dim rotated", "no query scale", "NORM pairs", "rotated", "sequential residual", "SiLU, not ReLU²", "ReLU², not SiLU")...)
+				"every dim rotated", "no query scale", "NORM pairs", "rotated", "sequential residual", "SiLU, not ReLU²", "ReLU², not SiLU")...)...)
 			for _, name := range without[spec.Variant()] {
 				_, inBlock := f.Tensor("blk.0." + name)
 				_, in1 := f.Tensor("blk.1." + name) // nemotron's optional biases

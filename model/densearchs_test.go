@@ -88,6 +88,35 @@ func TestConfigDenseMore(t *testing.T) {
 	}
 }
 
+// The Config of internlm2 as its files state it: llama's blocks (RMSNorms,
+// SwiGLU, Q, K and V apart, no biases), NORM pairs over whole heads, the
+// output its own matrix.
+func TestConfigInternLM2(t *testing.T) {
+	m, _, _ := loadSpec(t, testutil.TinyInternLM2())
+	c, B := m.Config, m.Blocks[1]
+	if c.RopeNeox || c.LayerNorm || c.RopeDim != c.HeadDimK || c.RMSEps != 1e-5 || m.Tied || B.Gate == nil || B.Bq != nil || B.Bqkv != nil {
+		t.Fatalf("internlm2: %+v", c)
+	}
+}
+
+// The Configs of olmo as its files state them: no norm tensors, each norm
+// a LayerNorm whose weight is a row of ones, NORM pairs, the output
+// tied (OLMo-1B's) or its own, clamp_kqv read when the file has it.
+func TestConfigOlmo(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyOlmo(), testutil.TinyOlmoClamp()} {
+		m, _, _ := loadSpec(t, spec)
+		c, B := m.Config, m.Blocks[1]
+		if c.RopeNeox || !c.LayerNorm || c.NormEps != 1e-5 || c.ClampKQV != spec.ClampKQV || m.Tied != spec.TiedOutput || m.OutNormB != nil {
+			t.Fatalf("%s: %+v", spec.Variant(), c)
+		}
+		for _, w := range [][]float32{m.OutNorm, B.AttnNorm, B.FFNNorm} {
+			if len(w) != m.Embd || slices.ContainsFunc(w, func(w float32) bool { return w != 1 }) {
+				t.Fatalf("%s: a norm's weight %v, want %d ones", spec.Variant(), w, m.Embd)
+			}
+		}
+	}
+}
+
 // The Configs of phi2 as its files state them, Q, K and V apart and
 // fused: one LayerNorm of weight and bias before attention and the
 // feed-forward side by side (no ffn_norm), biases on every projection
@@ -121,11 +150,13 @@ func TestConfigPhi2(t *testing.T) {
 // bias) the same three ways, and stablelm's two layouts; gpt2 and
 // starcoder, whose learned positions each chunk must take from its own
 // first position; gptneox's two layouts; bitnet's two, whose sub norms
-// take each token's row.
+// take each token's row; internlm2; olmo's two, whose clamp takes each
+// token's Q, K and V.
 func TestDenseArchsInChunks(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
 		testutil.TinyStableLM(), testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyStarCoder(),
-		testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(), testutil.TinyBitnet(), testutil.TinyBitnetScales()} {
+		testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(), testutil.TinyBitnet(), testutil.TinyBitnetScales(),
+		testutil.TinyInternLM2(), testutil.TinyOlmo(), testutil.TinyOlmoClamp()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
 			toks := prompt(13)

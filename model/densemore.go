@@ -87,6 +87,33 @@ func phi2Hparams(c *Config, m *meta) {
 	c.QueryScale, c.KQScale = invSqrt(c.HeadDimK), 1
 }
 
+// internlm2Hparams: InternLM2 and InternLM2.5 (1.8B, 7B, 20B) as
+// llama.cpp's internlm2 graph runs them — llama's blocks exactly: RMSNorms,
+// NORM RoPE over whole heads, SwiGLU, no biases. The converter splits the
+// checkpoint's fused wqkv into attn_q, attn_k and attn_v, which are all
+// llama.cpp's loader takes; it requires the RMS epsilon and an untied
+// output.weight (Arch.UntiedOutput), and sizes attn_q and attn_output
+// [n_embd, n_embd], so the query must be as wide as the embedding.
+func internlm2Hparams(c *Config, m *meta) {
+	m.require(true, "attention.layer_norm_rms_epsilon")
+	m.embdWideQuery(c, "llama.cpp's internlm2 loader sizes attn_q and attn_output")
+}
+
+// olmoHparams: OLMo 1 (OLMo-1B, OLMo-7B, OLMo-1.7-7B) as llama.cpp's olmo
+// graph runs it — llama's blocks with every norm a LayerNorm without
+// weight or bias (Arch.UnitNorms), epsilon attention.layer_norm_epsilon
+// (required, as llama.cpp requires it), NORM RoPE, SwiGLU, the output
+// tied when the file has no output.weight; attention.clamp_kqv, when
+// present and above 0, clamps Q, K and V after their projections
+// (Config.ClampKQV). llama.cpp sizes attn_q and attn_output [n_embd,
+// n_embd], so the query must be as wide as the embedding.
+func olmoHparams(c *Config, m *meta) {
+	m.layerNormEps(c)
+	c.LayerNorm = true
+	c.ClampKQV = m.finite("attention.clamp_kqv", 0)
+	m.embdWideQuery(c, "llama.cpp's olmo loader sizes attn_q and attn_output")
+}
+
 // bitnetHparams: BitNet b1.58 (microsoft/bitnet-b1.58-2B-4T,
 // 1bitLLM/bitnet_b1_58) as llama.cpp's bitnet graph runs it — llama's
 // blocks with NEOX RoPE, attn_sub_norm over the attention's output before

@@ -1009,6 +1009,9 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 		if L.Bv != nil {
 			ops.Add(vt, L.Bv)
 		}
+		if c.ClampKQV > 0 {
+			ops.Clamp(row[:qDim+kDim+len(vt)], c.ClampKQV)
+		}
 		if !c.QKNormAfterRope {
 			qkNorm(c, L, qt, kt, own)
 		}

@@ -54,6 +54,7 @@ var zeroed = map[string]string{
 	"rotated":                         "AbsPositions",
 	"sequential residual":             "ParallelNorms",
 	"SiLU, not ReLU²":                 "GatedReLU2",
+	"no clamp":                        "ClampKQV",
 }
 
 // perturbed names the perturbations that are not one field zeroed.

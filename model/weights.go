@@ -424,16 +424,10 @@ func (l *loader) flat(name string, dims []int) ([]float32, error) {
 // copyRows copies the first rows rows of t (cols elements each; all of a
 // vector is one row) into the model's slab of vectors as float32.
 func (l *loader) copyRows(name string, t *tensor.Tensor, cols, rows int) ([]float32, error) {
-	n := cols * rows
-	l.floats += n
-	if l.dry {
-		return nil, nil
+	out, err := l.take(name, cols*rows)
+	if out == nil {
+		return nil, err
 	}
-	if len(l.slab) < n {
-		return nil, fmt.Errorf("model: tensor %q: vector slab exhausted (loader bug): %w", name, ErrBadModel)
-	}
-	out := l.slab[:n:n]
-	l.slab = l.slab[n:]
 	for r := range rows {
 		if err := quant.Dequantize(t.Type, out[r*cols:(r+1)*cols], t.Row(r)); err != nil {
 			return nil, fmt.Errorf("model: tensor %q: %w", name, err)
@@ -723,6 +717,14 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 				return nil, err
 			}
 		}
+		if arch.UnitNorms {
+			if L.AttnNorm, err = l.unitNorm(p+"attn_norm.weight", cfg.Embd); err == nil {
+				L.FFNNorm, err = l.unitNorm(p+"ffn_norm.weight", cfg.Embd)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
 		if !dry {
 			L.Start, L.End = ranges[i][0], ranges[i][1]
 		}
@@ -860,7 +862,12 @@ func (l *loader) output(m *Model, dry bool) (err error) {
 		// token_embd_norm, Ollama's as output_norm: either is taken.
 		norm = a.OutputNorm
 	}
-	if m.OutNorm, err = l.vector(norm, m.Embd); err != nil {
+	if LookupArch(m.Arch).UnitNorms {
+		m.OutNorm, err = l.unitNorm("output_norm.weight", m.Embd)
+	} else {
+		m.OutNorm, err = l.vector(norm, m.Embd)
+	}
+	if err != nil {
 		return err
 	}
 	if LookupArch(m.Arch).NormBias {
@@ -1003,7 +1010,7 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	e := c.Embd
 	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	var ts []blockTensor
-	if !a.NoPreNorm && !(a.EmbedNorm && il == 0) {
+	if !a.NoPreNorm && !a.UnitNorms && !(a.EmbedNorm && il == 0) {
 		ts = append(ts, vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }))
 	}
 	if a.NormBias {
@@ -1056,7 +1063,7 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	if a.PostNorms {
 		ts = append(ts, vecTensor("post_attention_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostAttnNorm }))
 	}
-	if !a.NoPreNorm && !a.Parallel && (!a.OptionalFFNNorm || has("ffn_norm.weight")) {
+	if !a.NoPreNorm && !a.UnitNorms && !a.Parallel && (!a.OptionalFFNNorm || has("ffn_norm.weight")) {
 		name := "ffn_norm.weight"
 		if a.FFNNorm != "" {
 			name = a.FFNNorm
@@ -1337,4 +1344,32 @@ func WeightBytes(f *gguf.File) int64 {
 		n += t.Size
 	}
 	return n
+}
+
+// unitNorm is the weight of a LayerNorm without one (Arch.UnitNorms): n
+// ones in the model's slab of vectors, which leave each normalised value
+// as ggml_norm leaves it. Each norm has its own, as each norm read from a
+// file has, so that a model's vectors are its slab alone.
+func (l *loader) unitNorm(name string, n int) ([]float32, error) {
+	out, err := l.take(name, n)
+	for i := range out {
+		out[i] = 1
+	}
+	return out, err
+}
+
+// take counts n floats of the model's slab of vectors for the vector
+// name and, unless the build is dry (which only counts), takes them from
+// the slab: nil when dry or on error.
+func (l *loader) take(name string, n int) ([]float32, error) {
+	l.floats += n
+	if l.dry {
+		return nil, nil
+	}
+	if len(l.slab) < n {
+		return nil, fmt.Errorf("model: tensor %q: vector slab exhausted (loader bug): %w", name, ErrBadModel)
+	}
+	out := l.slab[:n:n]
+	l.slab = l.slab[n:]
+	return out, nil
 }

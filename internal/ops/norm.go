@@ -69,6 +69,18 @@ func Add(a, b []float32) {
 	}
 }
 
+// Clamp limits each of x to [-c, c] in place, as ggml_clamp: a NaN stays
+// NaN.
+func Clamp(x []float32, c float32) {
+	for i, v := range x {
+		if v > c {
+			x[i] = c
+		} else if v < -c {
+			x[i] = -c
+		}
+	}
+}
+
 // Scale multiplies x by s in place.
 func Scale(x []float32, s float32) {
 	for i := range x {

@@ -1,6 +1,9 @@
 package testutil
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/quant"
 )
@@ -167,6 +170,39 @@ func TinyBitnetScales() ModelSpec {
 	return tiny(ModelSpec{Arch: "bitnet", Seed: 134, RopeBase: 10000, RMSEps: 1e-5, Scales: true})
 }
 
+// TinyInternLM2 is a 2-layer internlm2 as InternLM2.5's converter writes
+// it: llama's blocks with Q, K and V split from the checkpoint's wqkv,
+// NORM RoPE on InternLM2.5-7B's base of 1000000, an untied output; Q8_0
+// weights.
+func TinyInternLM2() ModelSpec {
+	return tiny(ModelSpec{Arch: "internlm2", Seed: 137, RopeBase: 1000000, RMSEps: 1e-5})
+}
+
+// TinyOlmo is a 2-layer olmo as OLMo-1B's converter writes it: llama's
+// tensors without a norm (each a LayerNorm without weight or bias,
+// epsilon 1e-5), NORM RoPE, the output tied; Q8_0 weights.
+func TinyOlmo() ModelSpec {
+	return tiny(ModelSpec{Arch: "olmo", Seed: 139, RopeBase: 10000, TiedOutput: true})
+}
+
+// TinyOlmoClamp is a 2-layer olmo as OLMo-1.7-7B's converter writes it:
+// attention.clamp_kqv (0.5 here, where OLMo 1.7's 8 would clamp nothing
+// of these small projections), the output untied; Q8_0 weights.
+func TinyOlmoClamp() ModelSpec {
+	return tiny(ModelSpec{Arch: "olmo", Seed: 141, RopeBase: 10000, ClampKQV: 0.5})
+}
+
+// unitNormTensors is an olmo's tensors: a llama's of s's sizes without
+// attn_norm, ffn_norm or output_norm, which OLMo 1's LayerNorms have no
+// weight or bias for.
+func (s ModelSpec) unitNormTensors() []tensorSpec {
+	l := s
+	l.Arch = "llama"
+	return slices.DeleteFunc(l.tensors(), func(t tensorSpec) bool {
+		return t.name == "output_norm.weight" || strings.HasSuffix(t.name, ".attn_norm.weight") || strings.HasSuffix(t.name, ".ffn_norm.weight")
+	})
+}
+
 // subNorms is bitnet block p's attn_sub_norm and ffn_sub_norm and, with
 // Scales, its projections' scales.
 func (s ModelSpec) subNorms(p string) []tensorSpec {
@@ -184,10 +220,10 @@ func (s ModelSpec) subNorms(p string) []tensorSpec {
 
 // denseArch reports whether s is one of the architectures this file
 // describes (cohere2, arcee, apertus, hunyuan-dense, exaone, starcoder2,
-// gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet).
+// gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, olmo).
 func (s ModelSpec) denseArch() bool {
 	switch s.Arch {
-	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "bitnet":
+	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "bitnet", "olmo":
 		return true
 	}
 	return false
@@ -265,7 +301,7 @@ func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 			s.XIELU = append(s.XIELU, [4]float32{0.8, 0.8, 0.5, -1e-6})
 		}
 		s.XIELU = s.XIELU[:s.Layers]
-	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox":
+	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo":
 		if s.NormEps == 0 {
 			s.NormEps = 1e-5
 		}
@@ -295,10 +331,13 @@ func (s ModelSpec) addDenseArchKV(g *gguf.Writer) {
 		AddCohere2KV(g, s.NormEps, s.LogitScale)
 	case "apertus":
 		AddXIELU(g, s.XIELU)
-	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox":
+	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo":
 		g.AddKV(s.Arch+".attention.layer_norm_epsilon", s.NormEps)
 		if s.Arch == "gptneox" {
 			g.AddKV("gptneox.use_parallel_residual", !s.Sequential)
+		}
+		if s.ClampKQV != 0 {
+			g.AddKV("olmo.attention.clamp_kqv", s.ClampKQV)
 		}
 	case "bitnet":
 		if s.HiddenAct != "" {

@@ -73,6 +73,8 @@ type ModelSpec struct {
 	// one-element .scale tensors.
 	HiddenAct string
 	Scales    bool
+	// ClampKQV is written as an olmo's attention.clamp_kqv when not 0.
+	ClampKQV float32
 
 	Seed uint64
 
@@ -367,7 +369,8 @@ func TinyDeepSeek3() ModelSpec {
 // Variant names s for a subtest: its architecture, and for a deepseek2
 // whether its query has a rank of its own, as V3's does ("deepseek2/v3"),
 // or it is of the older form ("deepseek2/kv_b"); for a glm4 whether its
-// Q, K and V are fused ("glm4/qkv").
+// Q, K and V are fused ("glm4/qkv"); for an olmo whether it clamps Q, K
+// and V ("olmo/clamp").
 func (s ModelSpec) Variant() string {
 	switch d := s.DeepSeek2; {
 	case d != nil && d.Joined:
@@ -388,6 +391,8 @@ func (s ModelSpec) Variant() string {
 		return s.Arch + "/sequential"
 	case s.Scales:
 		return s.Arch + "/scales"
+	case s.ClampKQV != 0:
+		return s.Arch + "/clamp"
 	}
 	return s.Arch
 }
@@ -1005,7 +1010,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	}
 	switch s.Arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "chatglm", "gemma-embedding":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "chatglm", "gemma-embedding", "internlm2":
 	case "qwen2vl", "qwen3vl":
 	case "qwen3vlmoe":
 		if err := s.checkExperts(); err != nil {
@@ -1013,7 +1018,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
-	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "bitnet":
+	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "bitnet", "olmo":
 		s = s.withDenseArchDefaults()
 	case "modern-bert":
 		if err := s.checkModernBert(); err != nil {
@@ -1502,6 +1507,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 	}
 	if s.Arch == "rwkv7" {
 		return s.rwkv7Tensors()
+	}
+	if s.Arch == "olmo" {
+		return s.unitNormTensors()
 	}
 	outNorm := "output_norm.weight"
 	if s.hybrid() {

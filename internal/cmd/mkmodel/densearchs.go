@@ -39,6 +39,10 @@ func (s shape) fusedQKV() bool {
 	return s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.classicFused() || s.Arch == "chatglm"
 }
 
+// unitNorms reports whether s's norms are LayerNorms without weight or
+// bias, of which the file holds nothing (olmo: OLMo 1).
+func (s shape) unitNorms() bool { return s.Arch == "olmo" }
+
 // parallel reports whether one norm feeds attention and the feed-forward
 // side by side, with no ffn_norm (cohere2, phi2).
 func (s shape) parallel() bool { return s.Cohere2 != nil || s.Arch == "phi2" }
@@ -51,7 +55,8 @@ var apertusXIELU = [4]float32{0.8, 0.8, 0.5, -1e-6}
 // addDenseArchKV writes the keys only cohere2 (LayerNorm epsilon, logit
 // scale), apertus (the xielu.* arrays), the LayerNorms with biases
 // (starcoder2, nemotron: their epsilon), gptneox (its parallel residual)
-// and bitnet (its hidden_activation) have.
+// bitnet (its hidden_activation) and olmo (the LayerNorm epsilon, 1e-5
+// as llama.cpp's converter writes it for OLMo) have.
 func (s shape) addDenseArchKV(g *gguf.Writer) {
 	if c := s.Cohere2; c != nil {
 		testutil.AddCohere2KV(g, c.NormEps, c.LogitScale)
@@ -61,6 +66,9 @@ func (s shape) addDenseArchKV(g *gguf.Writer) {
 	}
 	if s.Arch == "gptneox" {
 		g.AddKV("gptneox.use_parallel_residual", true) // Pythia's and GPT-NeoX-20B's
+	}
+	if s.unitNorms() {
+		g.AddKV(s.Arch+".attention.layer_norm_epsilon", float32(1e-5))
 	}
 	if s.HiddenAct != "" {
 		g.AddKV(s.Arch+".hidden_activation", s.HiddenAct)

@@ -350,7 +350,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	}
 	for l := range s.Layers + s.NextN {
 		p := fmt.Sprintf("blk.%d.", l)
-		if !noPreNorm {
+		if !noPreNorm && !s.unitNorms() {
 			add(p+"attn_norm.weight", kindNorm, e)
 		}
 		if s.BiasNormEps != 0 {
@@ -444,7 +444,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			// without .weight, as llama.cpp's falcon-h1 loader asks.
 			mambaPlan(s, p, add)
 			add(p+"ffn_norm", kindNorm, e)
-		} else if !noPreNorm && !attnPost && !s.parallel() {
+		} else if !noPreNorm && !attnPost && !s.parallel() && !s.unitNorms() {
 			add(p+"ffn_norm.weight", kindNorm, e)
 			if s.BiasNormEps != 0 {
 				add(p+"ffn_norm.bias", kindBias, e)
@@ -477,7 +477,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		// llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2 (lfm2moe's too: llama-bench
 		// d32676d77 asks for token_embd_norm.weight in either).
 		add("token_embd_norm.weight", kindNorm, e)
-	} else {
+	} else if !s.unitNorms() {
 		add("output_norm.weight", kindNorm, e)
 	}
 	if s.BiasNormEps != 0 {
