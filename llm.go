@@ -20,8 +20,13 @@ type Model struct {
 	e *engine.Engine
 }
 
-// Info describes a loaded model: its file, shape and tokenizer's special
-// tokens, the chat template, threads and kernels (see the fields).
+// Info describes a loaded model: Architecture, Name, FileType,
+// Parameters, FileBytes; ContextLength (trained) and Context (new
+// sessions' default); VocabSize, Layers, Embedding, Heads, HeadsKV;
+// Threads; ChatTemplate, BOSText/EOSText, AddBOS/AddEOS and EOG (the
+// end-of-generation tokens) as chat uses them; EmbeddingOnly; FIM (the
+// fill-in-the-middle tokens); Kernels (per weight type, for this CPU).
+// Each field's comment is on engine.Info.
 type Info = engine.Info
 
 // FIMTokens are a vocabulary's fill-in-the-middle token ids, -1 when
