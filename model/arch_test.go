@@ -752,7 +752,7 @@ func TestStreamSourceNewArchs(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), testutil.TinyPhi3(), testutil.TinyGemma3(),
 		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(), testutil.TinyFalconH1(), testutil.TinyAfmoe(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(),
 		testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
-		testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyGPTNeoX(), testutil.TinyBitnet(), testutil.TinyChatGLM(), testutil.TinyOlmoClamp()} {
+		testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyGPTNeoX(), testutil.TinyBitnet(), testutil.TinyChatGLM(), testutil.TinyOlmoClamp(), testutil.TinyCommandRPlus()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			ref, _, _ := loadSpec(t, spec)
 			want := greedyLogits(t, ref, pool, 6)
