@@ -341,6 +341,21 @@ func glmFamily(arch string, apart, fused testutil.ModelSpec, req requires, cases
 	)...)
 }
 
+// cohereFamily is the cases cohere2 and command-r share, besides theirs:
+// the LayerNorm epsilon and logit scale are required (llama.cpp's
+// get_key), the scale finite; the output is the embedding, and llama.cpp
+// refuses an output.weight it would not load; one norm a block, before
+// attention and the feed-forward alike; no projection biases.
+func cohereFamily(arch string, spec testutil.ModelSpec, req requires, cases ...hostileCase) []hostileCase {
+	return family(arch, spec, req, append(cases,
+		unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
+		unset("logit_scale missing", ".logit_scale"),
+		refusedKey("logit_scale infinite", ".logit_scale", float32(math.Inf(1))),
+		misshapen("with an output matrix", "output.weight", 64, 320),
+		unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+	)...)
+}
+
 // requires is tensors the loader requires, each by the name of the case
 // of the file without it (missing).
 type requires map[string]string
@@ -1170,21 +1185,30 @@ func hostileCases() []hostileCase {
 			}),
 			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8), ".rope.dimension_count", uint32(8)), ".embedding_length"),
 		),
-		// cohere2: its window, LayerNorm epsilon and logit scale are
-		// required (llama.cpp's get_key), the scale finite; the output is
-		// the embedding, and llama.cpp refuses an output.weight it would
-		// not load; one norm a block, before attention and the
-		// feed-forward alike.
-		family("cohere2", testutil.TinyCohere2(), requires{
+		// cohere2: Cohere's cases and its window, required (llama.cpp's
+		// get_key).
+		cohereFamily("cohere2", testutil.TinyCohere2(), requires{
 			"attn_norm missing": "blk.3.attn_norm.weight",
 			"ffn_gate missing":  "blk.1.ffn_gate.weight",
 		},
 			unset("sliding_window missing", ".attention.sliding_window"),
-			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
-			unset("logit_scale missing", ".logit_scale"),
-			refusedKey("logit_scale infinite", ".logit_scale", inf),
-			misshapen("with an output matrix", "output.weight", 64, 320),
-			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+		),
+		// command-r: Cohere's cases; Command R+'s per-head Q/K norms
+		// required at 64 layers, a weight row a head, and refused below
+		// (llama.cpp's loader takes them only from 64 layers on); the
+		// query as wide as the embedding (its attn_q is [n_embd, n_embd]).
+		cohereFamily("command-r", testutil.TinyCommandR(), requires{
+			"attn_norm missing": "blk.1.attn_norm.weight",
+			"ffn_up missing":    "blk.0.ffn_up.weight",
+		},
+			on(testutil.TinyCommandRPlus(), missing("plus without attn_q_norm", "blk.63.attn_q_norm.weight")),
+			on(testutil.TinyCommandRPlus(), missing("plus without attn_k_norm", "blk.5.attn_k_norm.weight")),
+			on(testutil.TinyCommandRPlus(), misshapen("plus with one attn_k_norm row for every head", "blk.1.attn_k_norm.weight", 8)),
+			unsupported("Q/K norms below 64 layers", func(h *hmodel) {
+				h.put("blk.0.attn_q_norm.weight", quant.F32, 16, 4)
+				h.put("blk.0.attn_k_norm.weight", quant.F32, 16, 2)
+			}, "blk.0.attn_q_norm.weight"),
+			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8), ".rope.dimension_count", uint32(8)), ".embedding_length"),
 		),
 		// arcee: up and down, no gate; a bias llama.cpp's arcee graph would
 		// not add is refused.

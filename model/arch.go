@@ -122,11 +122,11 @@ type Arch struct {
 	UntiedOutput bool
 	// Parallel: attention and the feed-forward both read the block's one
 	// norm (attn_norm; no ffn_norm) and their outputs join the residual
-	// stream together (cohere2).
+	// stream together (cohere2, command-r).
 	Parallel bool
 	// TiedHead: the output matrix is token_embd, always: llama.cpp loads
 	// no output.weight for the architecture, and refuses a file that has
-	// one (a tensor it does not use) (cohere2).
+	// one (a tensor it does not use) (cohere2, command-r).
 	TiedHead bool
 	// AttnOutGate loads attn_gate (Embd → Heads×HeadDimV): the sigmoid of
 	// its product with the attention's input multiplies the attention's
@@ -165,6 +165,12 @@ type Arch struct {
 	// LayerNorm without weight or bias, so the file has none of them; the
 	// loader gives each one shared row of ones (olmo: OLMo 1).
 	UnitNorms bool
+	// QKNormDepth, when above 0: a model of this many blocks or more has
+	// attn_q_norm and attn_k_norm in every block (required), a shallower
+	// one none (refused: a file with them is of another model), as
+	// llama.cpp's command-r loader takes them only from 64 blocks on
+	// (Command R+).
+	QKNormDepth int
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -292,6 +298,7 @@ var registry = []*Arch{
 	{Name: "chatglm", QKV: QKVFusedOrSeparate, OptionalQKVBias: true, FFN: FFNFusedGateUp, hparams: chatglmHparams},
 	{Name: "internlm2", UntiedOutput: true, hparams: internlm2Hparams},
 	{Name: "olmo", UnitNorms: true, hparams: olmoHparams},
+	{Name: "command-r", Parallel: true, TiedHead: true, QKNormDepth: 64, hparams: commandRHparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -90,13 +90,15 @@ type Config struct {
 	ResidualScale float32
 	// LogitScale divides the logits (granite: logit_scale); 0 = none.
 	LogitScale float32
-	// LogitMul multiplies the logits (cohere2: logit_scale); 0 = none.
+	// LogitMul multiplies the logits (cohere2, command-r: logit_scale); 0
+	// = none.
 	LogitMul float32
 	// LayerNorm: the block and final norms are LayerNorms of weight
-	// without bias, epsilon NormEps (cohere2), not RMSNorms.
+	// without bias, epsilon NormEps (cohere2, command-r), not RMSNorms.
 	LayerNorm bool
 	// Parallel: attention and the feed-forward read the same normalised
-	// input and both outputs join the stream (Arch.Parallel: cohere2).
+	// input and both outputs join the stream (Arch.Parallel: cohere2,
+	// command-r).
 	Parallel bool
 	// OptionalFFNNorm: a block without ffn_norm runs its feed-forward on
 	// attn_norm's output beside the attention, one with it after
@@ -109,7 +111,7 @@ type Config struct {
 	// QKLayerNorm: the Q and K norms are LayerNorms without bias of each
 	// head, with a weight row of their own a head (attn_q_norm
 	// [HeadDimK, Heads], attn_k_norm [HeadDimK, HeadsKV]), epsilon NormEps
-	// (stablelm: StableLM 2 12B).
+	// (stablelm: StableLM 2 12B; command-r: Command R+).
 	QKLayerNorm bool
 	// ClampKQV, when above 0, limits each query, key and value to
 	// [-ClampKQV, ClampKQV] after their projections (olmo's
@@ -130,7 +132,12 @@ type Config struct {
 	PostNorms   bool    // post_attention_norm and post_ffw_norm (gemma)
 	GELU        bool    // GeGLU (gemma) instead of SwiGLU
 	QKVBias     bool    // qwen2: q/k/v projections have biases
-	QKNorm      bool    // qwen3, gemma3: per-head RMSNorm of Q and K before RoPE
+	// QKNorm: the blocks have attn_q_norm and attn_k_norm (qwen3, gemma3:
+	// per-head RMSNorms of Q and K before RoPE) — every block of an
+	// Arch.QKNorm model, each block that has them of an
+	// Arch.OptionalQKNorm one, and every block of a model as deep as its
+	// Arch.QKNormDepth (command-r: 64 blocks).
+	QKNorm bool
 	// QKNormFull: the Q and K norms span all heads at once (olmo2), not
 	// each head.
 	QKNormFull bool
@@ -895,6 +902,9 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 
 	c.Layers = m.num("block_count", maxCount, -1, false)
 	m.layers = c.Layers
+	if a.QKNormDepth > 0 {
+		c.QKNorm = c.Layers >= a.QKNormDepth
+	}
 	c.Embd = m.num("embedding_length", maxCount, -1, false)
 	ffnDef := -1
 	if a.FFN == FFNExperts {

@@ -915,6 +915,7 @@ func TestDecoderMatchesReference(t *testing.T) {
 		// stablelm: without ffn_norm a block runs in parallel.
 		"stablelm":           append(slices.Clone(qkvBiases), "attn_norm.bias", "ffn_norm.weight", "ffn_norm.bias", "output_norm.bias"),
 		"stablelm/parallel":  {"attn_q_norm.weight", "attn_k_norm.weight"},
+		"command-r/plus":     {"attn_q_norm.weight", "attn_k_norm.weight"},
 		"phi2":               append(slices.Clone(qkvBiases), phi2Biases...),
 		"phi2/qkv":           append([]string{"attn_qkv.bias"}, phi2Biases...),
 		"gpt2":               learned,
@@ -931,7 +932,8 @@ func TestDecoderMatchesReference(t *testing.T) {
 	// every variant is checked with where they apply: internlm2's NORM
 	// and olmo's pairs (NEOX ones would move an unrotated model's logits
 	// nowhere), olmo's clamp.
-	also := map[string][]string{"internlm2": {"NEOX pairs"}, "olmo": {"NEOX pairs"}, "olmo/clamp": {"NEOX pairs", "no clamp"}}
+	also := map[string][]string{"internlm2": {"NEOX pairs"}, "olmo": {"NEOX pairs"}, "olmo/clamp": {"NEOX pairs", "no clamp"},
+		"command-r": {"NEOX pairs"}, "command-r/plus": {"NEOX pairs", "RMS Q/K norms"}}
 	for _, tc := range []struct {
 		spec testutil.ModelSpec
 		tol  float64
@@ -1051,7 +1053,14 @@ func TestDecoderMatchesReference(t *testing.T) {
 		// 3.6e-4 with the AVX-512 and AVX2 kernels, a value on the other
 		// F16 step from the float64 one (pure Go 6.4e-6); clamped 9.0e-5
 		// (pure Go 3.0e-6).
-		{testutil.TinyOlmo(), 1e-3}, {testutil.TinyOlmoClamp(), 1e-3}} {
+		{testutil.TinyOlmo(), 1e-3}, {testutil.TinyOlmoClamp(), 1e-3},
+		// command-r: Cohere's block with every layer rotated in NORM
+		// pairs, the logits scaled (2.9e-5; pure Go 1.3e-6); and at
+		// Command R+'s depth, 64 layers, its per-head Q/K LayerNorms:
+		// token 0 within 2.8e-6, then 2.1e-3 (pure Go 2.1e-3) as the
+		// cached keys' and values' F16 roundings that land the other way
+		// grow through 64 layers (other seeds measured 1.3e-3 to 1.9e-2).
+		{testutil.TinyCommandR(), 1e-3}, {testutil.TinyCommandRPlus(), 3e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
 		name := spec.Variant()

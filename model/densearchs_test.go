@@ -151,18 +151,46 @@ func TestConfigPhi2(t *testing.T) {
 // starcoder, whose learned positions each chunk must take from its own
 // first position; gptneox's two layouts; bitnet's two, whose sub norms
 // take each token's row; internlm2; olmo's two, whose clamp takes each
-// token's Q, K and V.
+// token's Q, K and V; command-r's two, Command R+'s Q/K norms each
+// token's heads.
 func TestDenseArchsInChunks(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
 		testutil.TinyStableLM(), testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyStarCoder(),
 		testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(), testutil.TinyBitnet(), testutil.TinyBitnetScales(),
-		testutil.TinyInternLM2(), testutil.TinyOlmo(), testutil.TinyOlmoClamp()} {
+		testutil.TinyInternLM2(), testutil.TinyOlmo(), testutil.TinyOlmoClamp(), testutil.TinyCommandR(), testutil.TinyCommandRPlus()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
 			toks := prompt(13)
 			want := perturbedRef(t, m, f, data, toks)(refDecoder{})
 			checkBatchesWithin(t, m, pool, toks, want, "", 3e-3)
 		})
+	}
+}
+
+// command-r's two depths as their files state them: Cohere's block
+// (LayerNorm without bias, epsilon 1e-5; attention and the feed-forward
+// side by side; the logits times logit_scale; the output tied) with every
+// layer rotated in NORM pairs and none windowed; no Q/K norms below 64
+// layers, and at 64 (Command R+'s) per-head Q/K LayerNorms, a weight row
+// a head.
+func TestConfigCommandR(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyCommandR(), testutil.TinyCommandRPlus()} {
+		m, _, _ := loadSpec(t, spec)
+		c, last := m.Config, m.Blocks[len(m.Blocks)-1]
+		plus := spec.Layers >= 64
+		if !c.LayerNorm || !c.Parallel || c.NormEps != spec.NormEps || c.LogitMul != spec.LogitScale || c.Window != 0 || c.RopeNeox || !m.Tied ||
+			c.QKNorm != plus || c.QKLayerNorm != plus || last.FFNNorm != nil {
+			t.Fatalf("%s: %+v", spec.Variant(), c)
+		}
+		for il := range c.Layers {
+			if c.WindowedLayer(il) || !c.RopeLayer(il) {
+				t.Fatalf("%s layer %d: windowed %v, rotated %v", spec.Variant(), il, c.WindowedLayer(il), c.RopeLayer(il))
+			}
+		}
+		if (last.QNorm != nil) != plus || (last.KNorm != nil) != plus ||
+			plus && (len(last.QNorm) != c.HeadDimK*c.Heads || len(last.KNorm) != c.HeadDimK*c.HeadsKV) {
+			t.Fatalf("%s: Q norm of %d, K norm of %d", spec.Variant(), len(last.QNorm), len(last.KNorm))
+		}
 	}
 }
 

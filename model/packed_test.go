@@ -46,6 +46,12 @@ func TestHiddenPackedMatchesAlone(t *testing.T) {
 				// four more products a layer: 2e-3 measured.
 				cs.tol = 5e-3
 			}
+			if spec.Layers >= 64 && cs.tol != 0 {
+				// Command R+'s depth passes each layer's rounding on
+				// through 64 layers, growing it: 9.0e-3 measured (the F32
+				// case still checks the packing bit for bit).
+				cs.tol = 2e-2
+			}
 			t.Run(fmt.Sprintf("%s/%v/%v", spec.Arch, cs.weights, typ), func(t *testing.T) {
 				m, _, _ := loadSpec(t, spec)
 				E := m.Embd

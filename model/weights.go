@@ -800,17 +800,30 @@ func SkippedRanges(f *gguf.File, c *Config) []Range {
 // not load one must refuse a file that has it, not run without it.
 var decoderBiases = []string{"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias", "ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"}
 
+// qkNormNames are the Q and K norms, which a model shallower than its
+// Arch.QKNormDepth does not take.
+var qkNormNames = []string{"attn_q_norm.weight", "attn_k_norm.weight"}
+
 // refuseBiases fails when block p of a decoder holds a bias of
-// decoderBiases that bts, the tensors it loads, do not include.
+// decoderBiases, or (with Arch.QKNormDepth) a Q or K norm, that bts, the
+// tensors it loads, do not include.
 func refuseBiases(l *loader, p string, arch *Arch, bts []blockTensor) error {
 	if arch.Encoder {
 		return nil
 	}
-	for _, name := range decoderBiases {
+	names := decoderBiases
+	if arch.QKNormDepth > 0 {
+		names = append(slices.Clip(names), qkNormNames...)
+	}
+	for _, name := range names {
 		if !l.has(p+name) || slices.ContainsFunc(bts, func(bt blockTensor) bool { return bt.name == name }) {
 			continue
 		}
-		return fmt.Errorf("model: tensor %q: %s models with biases on that projection are not supported: %w", p+name, arch.Name, ErrUnsupportedArch)
+		what := "biases on that projection"
+		if slices.Contains(qkNormNames, name) {
+			what = fmt.Sprintf("Q/K norms and fewer than %d blocks", arch.QKNormDepth)
+		}
+		return fmt.Errorf("model: tensor %q: %s models with %s are not supported: %w", p+name, arch.Name, what, ErrUnsupportedArch)
 	}
 	return nil
 }
@@ -1048,14 +1061,15 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	}
 	// Optional norms come in pairs: a block with one must have the other
 	// (llama.cpp would run one alone; no released file has one alone).
-	if a.QKNorm || a.OptionalQKNorm && (has("attn_q_norm.weight") || has("attn_k_norm.weight")) {
+	if c.QKNorm && (!a.OptionalQKNorm || has("attn_q_norm.weight") || has("attn_k_norm.weight")) {
 		qn, kn := vecTensor("attn_q_norm.weight", c.HeadDimK, func(L *Layer) *[]float32 { return &L.QNorm }),
 			vecTensor("attn_k_norm.weight", c.HeadDimK, func(L *Layer) *[]float32 { return &L.KNorm })
 		switch {
 		case c.QKNormFull:
 			qn.dims, kn.dims = []int{q}, []int{kv}
 		case c.QKLayerNorm:
-			// A weight row a head, as llama.cpp's stablelm loader shapes them.
+			// A weight row a head, as llama.cpp's stablelm and command-r
+			// loaders shape them.
 			qn.dims, kn.dims = []int{c.HeadDimK, c.Heads}, []int{c.HeadDimK, c.HeadsKV}
 		}
 		ts = append(ts, qn, kn)

@@ -21,6 +21,28 @@ func TinyCohere2() ModelSpec {
 	})
 }
 
+// TinyCommandR is a 2-layer command-r as Aya Expanse 8B's converter
+// writes it: one LayerNorm without bias (epsilon 1e-5) before attention
+// and the feed-forward in parallel, NORM RoPE in every layer (no window),
+// no Q/K norms (llama.cpp takes them from 64 layers on), logit_scale
+// 0.125 (Aya Expanse 8B's); the output tied to the embedding, as
+// llama.cpp requires; Q8_0 weights.
+func TinyCommandR() ModelSpec {
+	return tiny(ModelSpec{Arch: "command-r", Seed: 151, RopeBase: 10000, NormEps: 1e-5, TiedOutput: true, LogitScale: 0.125})
+}
+
+// TinyCommandRPlus is a command-r of 64 layers, the depth from which
+// llama.cpp's loader requires Command R+'s per-head Q/K LayerNorms (a
+// weight row a head, before RoPE), 32 wide so that the depth stays
+// cheap; logit_scale 0.8333 and rope_theta 7.5e7 (Command R+'s);
+// otherwise TinyCommandR.
+func TinyCommandRPlus() ModelSpec {
+	return tiny(ModelSpec{
+		Arch: "command-r", Seed: 157, Layers: 64, Embd: 32, FFN: 64, RopeBase: 75000000, NormEps: 1e-5, TiedOutput: true,
+		LogitScale: 0.8333333,
+	})
+}
+
 // TinyArcee is a 2-layer arcee (AFM-4.5B's layers: llama's attention, a
 // gate-less ReLU² feed-forward) with YaRN ×4 over 16 positions, as
 // AFM-4.5B's 64K files state it; Q8_0 weights.
@@ -220,13 +242,28 @@ func (s ModelSpec) subNorms(p string) []tensorSpec {
 
 // denseArch reports whether s is one of the architectures this file
 // describes (cohere2, arcee, apertus, hunyuan-dense, exaone, starcoder2,
-// gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, olmo).
+// gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, olmo,
+// command-r).
 func (s ModelSpec) denseArch() bool {
 	switch s.Arch {
-	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "bitnet", "olmo":
+	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "bitnet", "olmo",
+		"command-r":
 		return true
 	}
 	return false
+}
+
+// cohere reports whether s is one of Cohere's architectures (cohere2,
+// command-r): one LayerNorm without bias before attention and the
+// feed-forward side by side, the logits scaled, the output tied.
+func (s ModelSpec) cohere() bool { return s.Arch == "cohere2" || s.Arch == "command-r" }
+
+// headRowNormed reports whether s has per-head Q/K LayerNorms of a weight
+// row a head: a stablelm without ffn_norm (StableLM 2 12B's), and a
+// command-r of 64 layers or more (Command R+'s), the depth from which
+// llama.cpp's loader takes them.
+func (s ModelSpec) headRowNormed() bool {
+	return s.NoFFNNorm || s.Arch == "command-r" && s.Layers >= 64
 }
 
 // learnedPositions reports whether s adds a learned row of position_embd
@@ -283,12 +320,13 @@ func (s ModelSpec) denseArchGlobals() []tensorSpec {
 	return nil
 }
 
-// withDenseArchDefaults fills a cohere2's LayerNorm epsilon (1e-5), its
-// output (always tied) and logit scale (0.25), and an apertus's xIELU
-// parameters (Apertus-8B's initial ones, alike in every layer).
+// withDenseArchDefaults fills a cohere2's or command-r's LayerNorm
+// epsilon (1e-5), its output (always tied) and logit scale (0.25), and an
+// apertus's xIELU parameters (Apertus-8B's initial ones, alike in every
+// layer).
 func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 	switch s.Arch {
-	case "cohere2":
+	case "cohere2", "command-r":
 		if s.NormEps == 0 {
 			s.NormEps = 1e-5
 		}
@@ -326,9 +364,11 @@ func (s ModelSpec) denseQKNorm() bool { return s.Arch == "apertus" || s.Arch == 
 // llama.cpp's converters write them.
 func (s ModelSpec) addDenseArchKV(g *gguf.Writer) {
 	switch s.Arch {
-	case "cohere2":
-		g.AddKV("cohere2.attention.sliding_window", uint32(s.SlidingWindow))
-		AddCohere2KV(g, s.NormEps, s.LogitScale)
+	case "cohere2", "command-r":
+		if s.Arch == "cohere2" {
+			g.AddKV("cohere2.attention.sliding_window", uint32(s.SlidingWindow))
+		}
+		AddCohereKV(g, s.Arch, s.NormEps, s.LogitScale)
 	case "apertus":
 		AddXIELU(g, s.XIELU)
 	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo":
@@ -346,11 +386,12 @@ func (s ModelSpec) addDenseArchKV(g *gguf.Writer) {
 	}
 }
 
-// AddCohere2KV writes a cohere2's LayerNorm epsilon and logit scale (its
-// window is the caller's).
-func AddCohere2KV(g *gguf.Writer, eps, logitScale float32) {
-	g.AddKV("cohere2.attention.layer_norm_epsilon", eps)
-	g.AddKV("cohere2.logit_scale", logitScale)
+// AddCohereKV writes the LayerNorm epsilon and logit scale of a Cohere
+// model of architecture arch (cohere2, command-r); a cohere2's window is
+// the caller's.
+func AddCohereKV(g *gguf.Writer, arch string, eps, logitScale float32) {
+	g.AddKV(arch+".attention.layer_norm_epsilon", eps)
+	g.AddKV(arch+".logit_scale", logitScale)
 }
 
 // AddXIELU writes apertus's xIELU parameters as the converter does: four

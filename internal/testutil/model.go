@@ -370,7 +370,8 @@ func TinyDeepSeek3() ModelSpec {
 // whether its query has a rank of its own, as V3's does ("deepseek2/v3"),
 // or it is of the older form ("deepseek2/kv_b"); for a glm4 whether its
 // Q, K and V are fused ("glm4/qkv"); for an olmo whether it clamps Q, K
-// and V ("olmo/clamp").
+// and V ("olmo/clamp"); for a command-r whether it is as deep as Command
+// R+, with its Q/K norms ("command-r/plus").
 func (s ModelSpec) Variant() string {
 	switch d := s.DeepSeek2; {
 	case d != nil && d.Joined:
@@ -393,6 +394,8 @@ func (s ModelSpec) Variant() string {
 		return s.Arch + "/scales"
 	case s.ClampKQV != 0:
 		return s.Arch + "/clamp"
+	case s.Arch == "command-r" && s.headRowNormed():
+		return s.Arch + "/plus"
 	}
 	return s.Arch
 }
@@ -1009,7 +1012,11 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			return s, err
 		}
 	}
-	switch s.Arch {
+	arch := s.Arch
+	if s.denseArch() {
+		arch = "dense" // one case for the architectures densearchs.go describes
+	}
+	switch arch {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "chatglm", "gemma-embedding", "internlm2":
 	case "qwen2vl", "qwen3vl":
 	case "qwen3vlmoe":
@@ -1018,7 +1025,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
-	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "bitnet", "olmo":
+	case "dense":
 		s = s.withDenseArchDefaults()
 	case "modern-bert":
 		if err := s.checkModernBert(); err != nil {
@@ -1546,7 +1553,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	// postNorms: post_attention_norm and post_ffw_norm after attention and
 	// the feed-forward, beside attn_norm and ffn_norm before them.
 	postNorms := gemma || noPreNorm || glm || s.Arch == "afmoe"
-	parallel := s.Arch == "cohere2" || s.Arch == "phi2" || s.NoFFNNorm // one norm before attention and the feed-forward
+	parallel := s.cohere() || s.Arch == "phi2" || s.NoFFNNorm // one norm before attention and the feed-forward
 	bias := func(name string, n int64) tensorSpec { return tensorSpec{name, quant.F32, []int64{n}, dist{0, 0.1}} }
 	if s.Arch == "gemma3n" {
 		ts = append(ts, s.gemma3nGlobals()...)
@@ -1690,7 +1697,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(ts,
 				tensorSpec{p + "attn_q_norm.weight", quant.F32, []int64{q}, norm},
 				tensorSpec{p + "attn_k_norm.weight", quant.F32, []int64{kv}, norm})
-		case s.NoFFNNorm:
+		case s.headRowNormed():
 			ts = append(ts, s.headRowNorms(p)...)
 		}
 		if s.Arch == "afmoe" {

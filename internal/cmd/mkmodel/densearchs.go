@@ -5,8 +5,9 @@ import (
 	"github.com/lowmem/llm/internal/testutil"
 )
 
-// cohere2Shape is the part of a Cohere2 config.json only it has.
-type cohere2Shape struct {
+// cohereShape is the part of a Cohere config.json (cohere2, command-r)
+// only Cohere's have.
+type cohereShape struct {
 	NormEps, LogitScale float32
 }
 
@@ -44,22 +45,22 @@ func (s shape) fusedQKV() bool {
 func (s shape) unitNorms() bool { return s.Arch == "olmo" }
 
 // parallel reports whether one norm feeds attention and the feed-forward
-// side by side, with no ffn_norm (cohere2, phi2).
-func (s shape) parallel() bool { return s.Cohere2 != nil || s.Arch == "phi2" }
+// side by side, with no ffn_norm (cohere2, command-r, phi2).
+func (s shape) parallel() bool { return s.Cohere != nil || s.Arch == "phi2" }
 
 // apertusXIELU is Apertus's xIELU parameters as its modelling code
 // initialises them (alpha_p and alpha_n 0.8 before softplus, beta 0.5,
 // eps -1e-6), which a random-weight file takes in every layer.
 var apertusXIELU = [4]float32{0.8, 0.8, 0.5, -1e-6}
 
-// addDenseArchKV writes the keys only cohere2 (LayerNorm epsilon, logit
-// scale), apertus (the xielu.* arrays), the LayerNorms with biases
+// addDenseArchKV writes the keys only cohere2 and command-r (LayerNorm
+// epsilon, logit scale), apertus (the xielu.* arrays), the LayerNorms with biases
 // (starcoder2, nemotron: their epsilon), gptneox (its parallel residual)
 // bitnet (its hidden_activation) and olmo (the LayerNorm epsilon, 1e-5
 // as llama.cpp's converter writes it for OLMo) have.
 func (s shape) addDenseArchKV(g *gguf.Writer) {
-	if c := s.Cohere2; c != nil {
-		testutil.AddCohere2KV(g, c.NormEps, c.LogitScale)
+	if c := s.Cohere; c != nil {
+		testutil.AddCohereKV(g, s.Arch, c.NormEps, c.LogitScale)
 	}
 	if s.BiasNormEps != 0 {
 		g.AddKV(s.Arch+".attention.layer_norm_epsilon", s.BiasNormEps)

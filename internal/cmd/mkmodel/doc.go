@@ -58,7 +58,8 @@
 //	        phi-2 (phi2) (-layers 4 -vocab 8192 -type
 //	        q8_0: 0.30 to 0.45 GiB), gpt2-xl (gpt2),
 //	        starcoderbase-1b (starcoder), pythia-1.4b (gptneox),
-//	        bitnet-b1.58-2b-4t (bitnet), internlm2.5-7b (internlm2), olmo-1b (olmo), or the
+//	        bitnet-b1.58-2b-4t (bitnet), internlm2.5-7b (internlm2), olmo-1b (olmo),
+//	        aya-expanse-8b and c4ai-command-r-v01 (command-r), or the
 //	        embedding models embeddinggemma-300m (gemma-embedding),
 //	        nomic-embed-text-v1.5 (nomic-bert),
 //	        nomic-embed-text-v2-moe (nomic-bert-moe), modernbert-base

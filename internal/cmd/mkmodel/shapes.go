@@ -137,10 +137,10 @@ type shape struct {
 	// routed_scaling_factor, norm_topk_prob, n_group and topk_group; the
 	// gating sigmoid); their NextN blocks are NextN.
 	Routing *testutil.Routing
-	// Cohere2 is cohere2's LayerNorm epsilon and logit scale
-	// (config.json's layer_norm_eps and logit_scale); its window is
-	// Window (sliding_window).
-	Cohere2 *cohere2Shape
+	// Cohere is cohere2's and command-r's LayerNorm epsilon and logit
+	// scale (config.json's layer_norm_eps and logit_scale); a cohere2's
+	// window is Window (sliding_window).
+	Cohere *cohereShape
 	// BiasNormEps, when not 0, makes the block and final norms LayerNorms
 	// of weight and bias of this epsilon (starcoder2's norm_epsilon,
 	// nemotron's norm_eps), written as attention.layer_norm_epsilon.
