@@ -330,15 +330,22 @@ func glmFamily(arch string, apart, fused testutil.ModelSpec, req requires, cases
 		misshapen("ffn_up without the up rows", "blk.0.ffn_up.weight", 64, 128),
 		on(fused, misshapen("attn_qkv.bias without the value's", "blk.1.attn_qkv.bias", 96)),
 		misshapen("attn_v.bias of the query's width", "blk.1.attn_v.bias", 64),
-		loads("without its biases", func(h *hmodel) {
-			for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
-				h.drop("blk.1." + b)
-			}
-		}),
+		withoutQKVBiases(1),
 		on(fused, loads("fused without its bias", drop("blk.0.attn_qkv.bias"))),
 		on(fused, unsupported("fused with a separate bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias")),
 		refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8)), ".embedding_length"),
 	)...)
+}
+
+// withoutQKVBiases is the file without block il's attn_q, attn_k and
+// attn_v biases, which loads: llama.cpp takes each when the block has it
+// (Arch.OptionalQKVBias).
+func withoutQKVBiases(il int) hostileCase {
+	return loads("without its biases", func(h *hmodel) {
+		for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
+			h.drop(fmt.Sprintf("blk.%d.%s", il, b))
+		}
+	})
 }
 
 // requires is tensors the loader requires, each by the name of the case
@@ -937,6 +944,26 @@ func hostileCases() []hostileCase {
 			loads("without expert_feed_forward_length", del(".expert_feed_forward_length")),
 			misshapen("attn_q_norm of a head's width", "blk.0.attn_q_norm.weight", 16),
 		),
+		// qwen2moe: the router, the experts, the shared expert and its
+		// gate are required in every block, output.weight and the RMS
+		// epsilon too, as llama.cpp's loader requires them; the experts'
+		// width defaults to feed_forward_length / expert_used_count (64
+		// here, not the file's 32); the Q/K/V biases are optional but must
+		// fit; an output bias, which llama.cpp refuses, is refused.
+		family("qwen2moe", testutil.TinyQwen2MoE(), requires{
+			"output missing (never tied)":  "output.weight",
+			"router missing":               "blk.0.ffn_gate_inp.weight",
+			"shared expert missing":        "blk.1.ffn_up_shexp.weight",
+			"shared expert's gate missing": "blk.1.ffn_gate_inp_shexp.weight",
+		},
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			refused("experts' width defaulted", del(".expert_feed_forward_length"), "blk.0.ffn_gate_exps.weight"),
+			refused("shared width defaulted", del(".expert_shared_feed_forward_length"), "blk.0.ffn_gate_shexp.weight"),
+			withoutQKVBiases(1),
+			misshapen("attn_k.bias of the query's width", "blk.0.attn_k.bias", 64),
+			misshapen("shared expert's gate of the wrong width", "blk.0.ffn_gate_inp_shexp.weight", 32),
+			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+		),
 		family("gemma-embedding", testutil.TinyGemmaEmbedding(), nil,
 			unset("sliding_window missing", ".attention.sliding_window"),
 			unset("pooling_type missing", ".pooling_type"),
@@ -966,11 +993,7 @@ func hostileCases() []hostileCase {
 				h.drop("blk.1.post_attention_norm.weight")
 				h.put("blk.1.ffn_norm.weight", quant.F32, 64)
 			}, "blk.1.post_attention_norm.weight"),
-			loads("without its biases", func(h *hmodel) {
-				for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
-					h.drop("blk.0." + b)
-				}
-			}),
+			withoutQKVBiases(0),
 			misshapen("attn_k.bias of the query's width", "blk.1.attn_k.bias", 128),
 		),
 		// exaone4: its norms after attention and the feed-forward and its
@@ -1163,11 +1186,7 @@ func hostileCases() []hostileCase {
 		),
 		family("qwen2vl", testutil.TinyQwen2VL(), nil,
 			unset("rope sections missing", ".rope.dimension_sections"),
-			loads("without its biases", func(h *hmodel) {
-				for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
-					h.drop("blk.0." + b)
-				}
-			}),
+			withoutQKVBiases(0),
 			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8), ".rope.dimension_count", uint32(8)), ".embedding_length"),
 		),
 		// cohere2: its window, LayerNorm epsilon and logit scale are

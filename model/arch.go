@@ -23,8 +23,8 @@ type Arch struct {
 	QKVBias bool      // attn_q/k/v.bias (qwen2), or attn_qkv.bias beside a fused attn_qkv
 	// OptionalQKVBias: each of attn_q/k/v.bias (or attn_qkv.bias beside
 	// a fused attn_qkv) is loaded when the block has it and left out when
-	// it has not, as llama.cpp takes them for ernie4_5, seed_oss, glm4 and
-	// chatglm.
+	// it has not, as llama.cpp takes them for ernie4_5, seed_oss, glm4,
+	// chatglm and qwen2moe.
 	OptionalQKVBias bool
 	QKNorm          bool // per-head RMSNorm of Q and K before RoPE (attn_q_norm, attn_k_norm)
 	PostNorms       bool // post_attention_norm and post_ffw_norm (gemma2, gemma3, glm4)
@@ -292,6 +292,7 @@ var registry = []*Arch{
 	{Name: "chatglm", QKV: QKVFusedOrSeparate, OptionalQKVBias: true, FFN: FFNFusedGateUp, hparams: chatglmHparams},
 	{Name: "internlm2", UntiedOutput: true, hparams: internlm2Hparams},
 	{Name: "olmo", UnitNorms: true, hparams: olmoHparams},
+	{Name: "qwen2moe", Neox: true, OptionalQKVBias: true, FFN: FFNExperts, UntiedOutput: true, hparams: qwen2moeHparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -570,7 +570,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				f = r.experts(p, y, rin)
 				if sh := p("ffn_down_shexp.weight"); sh != nil && !r.noShared {
 					// GraniteMoeShared: the shared expert joins the sum.
-					g := r.ffn(linear(p("ffn_gate_shexp.weight"), nil, y), linear(p("ffn_up_shexp.weight"), nil, y), sh, nil)
+					g := r.sharedExpert(p, y, c.SharedGate)
 					for i := range f {
 						f[i] += g[i]
 					}
@@ -686,6 +686,24 @@ func topK64(v []float64, k int) []int {
 // ffn is down·act(gate, up) + b.
 func (r *refDecoder) ffn(gate, up, down, b []float64) []float64 {
 	return linear(down, b, r.act(gate, up))
+}
+
+// sharedExpert is the shared expert's SwiGLU of y (ffn_gate_shexp,
+// ffn_up_shexp, ffn_down_shexp), scaled when gated by the sigmoid of
+// ffn_gate_inp_shexp·y (qwen2moe, qwen35moe, qwen3next).
+func (r *refDecoder) sharedExpert(p func(string) []float64, y []float64, gated bool) []float64 {
+	sh := r.ffn(linear(p("ffn_gate_shexp.weight"), nil, y), linear(p("ffn_up_shexp.weight"), nil, y), p("ffn_down_shexp.weight"), nil)
+	if gated {
+		var d float64
+		for i, v := range p("ffn_gate_inp_shexp.weight") {
+			d += v * y[i]
+		}
+		g := 1 / (1 + math.Exp(-d))
+		for i := range sh {
+			sh[i] *= g
+		}
+	}
+	return sh
 }
 
 // times multiplies v by a one-element scale (bitnet's .scale tensors;

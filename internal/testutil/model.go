@@ -56,7 +56,7 @@ type ModelSpec struct {
 	TiedOutput bool
 	// QKVBias writes attn_q/k/v.bias in an architecture where llama.cpp
 	// takes them as optional (ernie4_5, seed_oss, glm4, chatglm: attn_qkv.bias
-	// with FusedQKV); qwen2 and gpt-oss always have them.
+	// with FusedQKV); qwen2, qwen2moe and gpt-oss always have them.
 	QKVBias bool
 	// FusedQKV writes a glm4's or chatglm's query, key and value projections as one
 	// attn_qkv (phi3's always are).
@@ -493,6 +493,19 @@ func TinyQwen3MoE() ModelSpec {
 	})
 }
 
+// TinyQwen2MoE is a 2-layer qwen2moe as Qwen1.5-MoE-A2.7B is made:
+// qwen2's attention with Q/K/V biases, then in every block 8 experts of
+// width 32, 2 a token, their softmax weights not renormalised, beside a
+// shared expert of 96 scaled by the sigmoid of its gate
+// ffn_gate_inp_shexp; the router's logits spread (RouterGain 4) so that
+// the choice of experts is not a near tie; untied output, Q8_0 weights.
+func TinyQwen2MoE() ModelSpec {
+	return tiny(ModelSpec{
+		Arch: "qwen2moe", Seed: 94, RopeBase: 1000000, RMSEps: 1e-6,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, SharedFFN: 96, RouterGain: 4,
+	})
+}
+
 // TinyBert is a 2-layer bert (learned positions, q/k/v and every other
 // projection with a bias, GELU feed-forward, LayerNorms after the residual
 // sums, attention over the whole text) with a WordPiece vocabulary, mean
@@ -902,7 +915,7 @@ func (s ModelSpec) moe() bool {
 	if s.Arch == "qwen3vlmoe" {
 		return true
 	}
-	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
+	return s.Arch == "qwen3moe" || s.Arch == "qwen2moe" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
 		s.Routing != nil ||
 		s.Arch == "smallthinker" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
@@ -991,6 +1004,18 @@ func (s ModelSpec) checkExperts() error {
 	return nil
 }
 
+// checkGatedShared checks the counts of a model whose every block has
+// experts and a gated shared expert (qwen2moe, qwen35moe, qwen3next).
+func (s ModelSpec) checkGatedShared() error {
+	if err := s.checkExperts(); err != nil {
+		return err
+	}
+	if s.SharedFFN <= 0 {
+		return fmt.Errorf("testutil: %s needs SharedFFN above 0 (every block has a shared expert)", s.Arch)
+	}
+	return nil
+}
+
 // recurrentDefaults fills and checks the sizes of the architectures
 // whose blocks hold recurrent layers of their own layout.
 var recurrentDefaults = map[string]func(ModelSpec) (ModelSpec, error){
@@ -1062,12 +1087,13 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			return s, err
 		}
 		if s.Arch != "qwen35" {
-			if err := s.checkExperts(); err != nil {
+			if err := s.checkGatedShared(); err != nil {
 				return s, err
 			}
-			if s.SharedFFN <= 0 {
-				return s, fmt.Errorf("testutil: %s needs SharedFFN above 0 (every block has a shared expert)", s.Arch)
-			}
+		}
+	case "qwen2moe":
+		if err := s.checkGatedShared(); err != nil {
+			return s, err
 		}
 	case "granitehybrid":
 		s = s.withGraniteScales()
@@ -1540,7 +1566,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	attnPost := oss || s.Arch == "seed_oss" || s.Arch == "glm4moe"
 	glm := s.Arch == "glm4" // phi3's fused gate/up, gemma's norms after attention and the feed-forward
 	fusedGateUp := s.Arch == "phi3" || glm || s.Arch == "chatglm"
-	qkvBias := s.Arch == "qwen2" || oss || s.QKVBias
+	qkvBias := s.Arch == "qwen2" || s.Arch == "qwen2moe" || oss || s.QKVBias
 	qkvBias = qkvBias || s.Arch == "qwen2vl"
 	qkNorm = qkNorm || s.denseQKNorm() || s.Arch == "afmoe"
 	// postNorms: post_attention_norm and post_ffw_norm after attention and
@@ -1602,7 +1628,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 					tensorSpec{p + "ffn_gate_shexp.weight", w, []int64{e, sf}, proj(e)},
 					tensorSpec{p + "ffn_up_shexp.weight", w, []int64{e, sf}, proj(e)},
 					tensorSpec{p + "ffn_down_shexp.weight", w, []int64{sf, e}, proj(sf)})
-				if s.Arch == "qwen35moe" || s.Arch == "qwen3next" {
+				if s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "qwen2moe" {
 					// One row, as the converter writes Linear(Embd, 1).
 					ts = append(ts, tensorSpec{p + "ffn_gate_inp_shexp.weight", quant.F32, []int64{e}, proj(e)})
 				}
