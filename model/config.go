@@ -324,8 +324,8 @@ type Config struct {
 	// ExpertFFN, run as one); 0 for none.
 	SharedFFN int
 	// SharedGate: the shared expert's output is scaled by the sigmoid of
-	// its own gate's product with the token (ffn_gate_inp_shexp: qwen35moe)
-	// before it joins the routed experts' sum.
+	// its own gate's product with the token (ffn_gate_inp_shexp: qwen2moe,
+	// qwen35moe) before it joins the routed experts' sum.
 	SharedGate bool
 	// ExpertScale multiplies the chosen experts' weights after any
 	// renormalisation (deepseek2's expert_weights_scale); 0 = none.
