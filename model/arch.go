@@ -165,6 +165,12 @@ type Arch struct {
 	// LayerNorm without weight or bias, so the file has none of them; the
 	// loader gives each one shared row of ones (olmo: OLMo 1).
 	UnitNorms bool
+	// AttnNorm2: a block with attn_norm_2 (Falcon-40B's ln_attn; its bias
+	// optional) runs attention on it and the feed-forward on attn_norm
+	// (ln_mlp, loaded as the block's FFNNorm), each of the block's input,
+	// as llama.cpp takes it block by block; a block without it runs both
+	// on attn_norm (falcon).
+	AttnNorm2 bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -292,6 +298,7 @@ var registry = []*Arch{
 	{Name: "chatglm", QKV: QKVFusedOrSeparate, OptionalQKVBias: true, FFN: FFNFusedGateUp, hparams: chatglmHparams},
 	{Name: "internlm2", UntiedOutput: true, hparams: internlm2Hparams},
 	{Name: "olmo", UnitNorms: true, hparams: olmoHparams},
+	{Name: "falcon", Neox: true, QKV: QKVFused, NormBias: true, Parallel: true, FFN: FFNSequential, AttnNorm2: true, hparams: falconHparams},
 	{Name: "qwen2moe", Neox: true, OptionalQKVBias: true, FFN: FFNExperts, UntiedOutput: true, hparams: qwen2moeHparams},
 }
 

@@ -104,7 +104,9 @@ type Config struct {
 	OptionalFFNNorm bool
 	// ParallelNorms: the feed-forward reads ffn_norm of the block's
 	// input, not of the attention's sum, and both outputs join the stream
-	// (gptneox's use_parallel_residual: two norms, where Parallel has one).
+	// (gptneox's use_parallel_residual: two norms, where Parallel has one;
+	// a Parallel block with an FFNNorm, Falcon-40B's, runs so too:
+	// Arch.AttnNorm2).
 	ParallelNorms bool
 	// QKLayerNorm: the Q and K norms are LayerNorms without bias of each
 	// head, with a weight row of their own a head (attn_q_norm

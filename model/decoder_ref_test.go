@@ -430,6 +430,11 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				h = norm(x[t], w, p("attn_norm.bias"), eps)
 			}
 			hs[t] = h
+			if w := p("attn_norm_2.weight"); w != nil {
+				// Falcon-40B: the attention's own norm; the feed-forward
+				// reads attn_norm's (hs).
+				h = norm(x[t], w, p("attn_norm_2.bias"), eps)
+			}
 			if w := p("attn_qkv.weight"); w != nil {
 				// glm4's fused projection: the query's rows, the key's,
 				// the value's, each with its part of the bias.
@@ -939,6 +944,10 @@ func TestDecoderMatchesReference(t *testing.T) {
 		"starcoder":          learned,
 		"gptneox":            learned[1:], // gptneox: every bias, its positions rotated
 		"gptneox/sequential": learned[1:],
+		"falcon":             {"attn_norm.bias", "output_norm.bias"},
+		// Falcon-40B: without attn_norm_2 attention reads attn_norm, as
+		// Falcon-7B's does.
+		"falcon/attn_norm_2": {"attn_norm_2.weight", "attn_norm_2.bias", "attn_norm.bias"},
 		// bitnet: the sub norms, and the scales of Q, K, the output, the
 		// gate and down; V's and up's are RMS-normalised away by the sub
 		// norm after them (up to its epsilon), in llama.cpp's graph too.
@@ -1069,7 +1078,12 @@ func TestDecoderMatchesReference(t *testing.T) {
 		// 3.6e-4 with the AVX-512 and AVX2 kernels, a value on the other
 		// F16 step from the float64 one (pure Go 6.4e-6); clamped 9.0e-5
 		// (pure Go 3.0e-6).
-		{testutil.TinyOlmo(), 1e-3}, {testutil.TinyOlmoClamp(), 1e-3}} {
+		{testutil.TinyOlmo(), 1e-3}, {testutil.TinyOlmoClamp(), 1e-3},
+		// falcon: one LayerNorm before attention and the GELU
+		// feed-forward side by side, Q, K and V fused on one KV head
+		// (Falcon-7B), or attention on attn_norm_2 and the feed-forward
+		// on attn_norm, two KV heads, tied (Falcon-40B).
+		{testutil.TinyFalcon(), 1e-3}, {testutil.TinyFalcon40B(), 1e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
 		name := spec.Variant()

@@ -33,7 +33,7 @@ func ernie45moeHparams(c *Config, m *meta) {
 
 // wholeHeads fails unless the values' head size is the keys' and RoPE
 // rotates whole heads: what llama.cpp's graph asserts for ernie4_5-moe,
-// smallthinker and qwen2moe.
+// smallthinker, qwen2moe and falcon.
 func (m *meta) wholeHeads(c *Config) {
 	m.sameHeadSizes(c)
 	if m.err == nil && c.RopeDim != c.HeadDimK {

@@ -59,7 +59,7 @@ type ModelSpec struct {
 	// with FusedQKV); qwen2, qwen2moe and gpt-oss always have them.
 	QKVBias bool
 	// FusedQKV writes a glm4's or chatglm's query, key and value projections as one
-	// attn_qkv (phi3's always are).
+	// attn_qkv (phi3's always are; a falcon's must be).
 	FusedQKV bool
 	// NoFFNNorm leaves out a stablelm's ffn_norm, as StableLM 2 12B's
 	// blocks have none (attention and the feed-forward in parallel), and
@@ -185,6 +185,10 @@ type ModelSpec struct {
 	// hybrid_override_pattern writes them, one letter a layer: M Mamba-2,
 	// - a feed-forward alone, * attention alone (Layers is its length).
 	Pattern string
+	// AttnNorm2 writes a falcon's attn_norm_2 and its bias in every block
+	// (Falcon-40B's ln_attn, the attention's norm beside attn_norm, the
+	// feed-forward's).
+	AttnNorm2 bool
 	// SharedFFN is a granitemoe's or granitehybrid's shared expert width,
 	// expert_shared_feed_forward_length (0: none). A deepseek2's is
 	// DeepSeek2.Shared × ExpertFFN, set by the spec's defaults.
@@ -370,14 +374,15 @@ func TinyDeepSeek3() ModelSpec {
 // whether its query has a rank of its own, as V3's does ("deepseek2/v3"),
 // or it is of the older form ("deepseek2/kv_b"); for a glm4 whether its
 // Q, K and V are fused ("glm4/qkv"); for an olmo whether it clamps Q, K
-// and V ("olmo/clamp").
+// and V ("olmo/clamp"); for a falcon whether it has Falcon-40B's
+// attn_norm_2 ("falcon/attn_norm_2").
 func (s ModelSpec) Variant() string {
 	switch d := s.DeepSeek2; {
 	case d != nil && d.Joined:
 		return s.Arch + "/kv_b"
 	case d != nil && d.QLora > 0:
 		return s.Arch + "/v3"
-	case s.FusedQKV && s.Arch != "phi3":
+	case s.FusedQKV && s.Arch != "phi3" && s.Arch != "falcon":
 		return s.Arch + "/qkv"
 	}
 	switch {
@@ -393,6 +398,8 @@ func (s ModelSpec) Variant() string {
 		return s.Arch + "/scales"
 	case s.ClampKQV != 0:
 		return s.Arch + "/clamp"
+	case s.AttnNorm2:
+		return s.Arch + "/attn_norm_2"
 	}
 	return s.Arch
 }
@@ -1043,7 +1050,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		}
 	case "gemma3n":
 		s = s.withGemma3nDefaults()
-	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "bitnet", "olmo":
+	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "bitnet", "olmo", "falcon":
 		s = s.withDenseArchDefaults()
 	case "modern-bert":
 		if err := s.checkModernBert(); err != nil {
@@ -1572,7 +1579,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 	// postNorms: post_attention_norm and post_ffw_norm after attention and
 	// the feed-forward, beside attn_norm and ffn_norm before them.
 	postNorms := gemma || noPreNorm || glm || s.Arch == "afmoe"
-	parallel := s.Arch == "cohere2" || s.Arch == "phi2" || s.NoFFNNorm // one norm before attention and the feed-forward
+	parallel := s.Arch == "cohere2" || s.Arch == "phi2" || s.Arch == "falcon" || s.NoFFNNorm // one norm before attention and the feed-forward (Falcon-40B's two)
 	bias := func(name string, n int64) tensorSpec { return tensorSpec{name, quant.F32, []int64{n}, dist{0, 0.1}} }
 	if s.Arch == "gemma3n" {
 		ts = append(ts, s.gemma3nGlobals()...)
@@ -1655,6 +1662,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 		}
 		if s.normBias() {
 			ts = append(ts, bias(p+"attn_norm.bias", e))
+		}
+		if s.AttnNorm2 {
+			ts = append(ts, tensorSpec{p + "attn_norm_2.weight", quant.F32, []int64{e}, norm}, bias(p+"attn_norm_2.bias", e))
 		}
 		qkvBias := qkvBias || s.layerBiases(l)
 		if s.qwen35() {
