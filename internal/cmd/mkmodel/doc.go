@@ -59,6 +59,8 @@
 //	        phi-2 (phi2) (-layers 4 -vocab 8192 -type
 //	        q8_0: 0.30 to 0.45 GiB), gpt2-xl (gpt2),
 //	        starcoderbase-1b (starcoder), pythia-1.4b (gptneox),
+//	        falcon-7b (falcon: phi2's parallel block without biases, one
+//	        KV head),
 //	        bitnet-b1.58-2b-4t (bitnet), internlm2.5-7b (internlm2), olmo-1b (olmo), or the
 //	        embedding models embeddinggemma-300m (gemma-embedding),
 //	        nomic-embed-text-v1.5 (nomic-bert),
