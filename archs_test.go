@@ -13,7 +13,7 @@ import (
 // a decode step of the mixture-of-experts model allocates nothing.
 func TestNewArchitecturesDecode(t *testing.T) {
 	dir := t.TempDir()
-	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3(), testutil.TinyGemma3(), testutil.TinyPhi3(), testutil.TinyQwen3MoE(),
+	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3(), testutil.TinyGemma3(), testutil.TinyPhi3(), testutil.TinyQwen3MoE(), testutil.TinyQwen2MoE(),
 		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(),
 		testutil.TinyAfmoe(), testutil.TinyAfmoeGlobal(),
 		testutil.TinyFalconH1(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(),
@@ -26,7 +26,8 @@ func TestNewArchitecturesDecode(t *testing.T) {
 		testutil.TinyStableLM(), testutil.TinyStableLM12B(), testutil.TinyPhi2(), testutil.TinyPhi2Fused(),
 		testutil.TinyGPT2(), testutil.TinyStarCoder(), testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(),
 		testutil.TinyBitnet(), testutil.TinyBitnetScales(), testutil.TinyChatGLM(), testutil.TinyChatGLMApart(), testutil.TinyInternLM2(), testutil.TinyOlmo(), testutil.TinyOlmoClamp(),
-		testutil.TinyCommandR(), testutil.TinyCommandRPlus()} {
+		testutil.TinyCommandR(), testutil.TinyCommandRPlus(),
+		testutil.TinyFalcon(), testutil.TinyFalcon40B()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			path := filepath.Join(dir, spec.Arch+".gguf")
 			if err := testutil.WriteModelFile(path, spec); err != nil {

@@ -330,11 +330,7 @@ func glmFamily(arch string, apart, fused testutil.ModelSpec, req requires, cases
 		misshapen("ffn_up without the up rows", "blk.0.ffn_up.weight", 64, 128),
 		on(fused, misshapen("attn_qkv.bias without the value's", "blk.1.attn_qkv.bias", 96)),
 		misshapen("attn_v.bias of the query's width", "blk.1.attn_v.bias", 64),
-		loads("without its biases", func(h *hmodel) {
-			for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
-				h.drop("blk.1." + b)
-			}
-		}),
+		withoutQKVBiases(1),
 		on(fused, loads("fused without its bias", drop("blk.0.attn_qkv.bias"))),
 		on(fused, unsupported("fused with a separate bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias")),
 		refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8)), ".embedding_length"),
@@ -354,6 +350,17 @@ func cohereFamily(arch string, spec testutil.ModelSpec, req requires, cases ...h
 		misshapen("with an output matrix", "output.weight", 64, 320),
 		unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
 	)...)
+}
+
+// withoutQKVBiases is the file without block il's attn_q, attn_k and
+// attn_v biases, which loads: llama.cpp takes each when the block has it
+// (Arch.OptionalQKVBias).
+func withoutQKVBiases(il int) hostileCase {
+	return loads("without its biases", func(h *hmodel) {
+		for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
+			h.drop(fmt.Sprintf("blk.%d.%s", il, b))
+		}
+	})
 }
 
 // requires is tensors the loader requires, each by the name of the case
@@ -827,6 +834,24 @@ func hostileCases() []hostileCase {
 			unset("expert_count missing", ".expert_count"),
 			refusedKey("inner size not heads × state", ".ssm.inner_size", uint32(128)),
 		),
+		// qwen2moe: llama.cpp's loader requires the router, experts, shared
+		// expert and its gate, output.weight and the RMS epsilon; the
+		// widths default as it sizes them (FFN/used: 64, not the file's
+		// 32); Q/K/V biases optional, an output bias refused.
+		family("qwen2moe", testutil.TinyQwen2MoE(), requires{
+			"output missing (never tied)":  "output.weight",
+			"router missing":               "blk.0.ffn_gate_inp.weight",
+			"shared expert missing":        "blk.1.ffn_up_shexp.weight",
+			"shared expert's gate missing": "blk.1.ffn_gate_inp_shexp.weight",
+		},
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			refused("experts' width defaulted", del(".expert_feed_forward_length"), "blk.0.ffn_gate_exps.weight"),
+			refused("shared width defaulted", del(".expert_shared_feed_forward_length"), "blk.0.ffn_gate_shexp.weight"),
+			withoutQKVBiases(1),
+			misshapen("attn_k.bias of the query's width", "blk.0.attn_k.bias", 64),
+			misshapen("shared expert's gate of the wrong width", "blk.0.ffn_gate_inp_shexp.weight", 32),
+			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+		),
 		family("qwen3next", testutil.TinyQwen3Next(), requires{
 			"ssm_ba missing":                    "blk.1.ssm_ba.weight",
 			"attn_gate missing beside attn_qkv": "blk.0.attn_gate.weight",
@@ -952,6 +977,34 @@ func hostileCases() []hostileCase {
 			loads("without expert_feed_forward_length", del(".expert_feed_forward_length")),
 			misshapen("attn_q_norm of a head's width", "blk.0.attn_q_norm.weight", 16),
 		),
+		// falcon: attn_qkv alone, without bias, and no other projection
+		// bias (llama.cpp d32676d77 refuses a file with one: a tensor it
+		// does not load); the LayerNorms' biases and epsilon required;
+		// attn_norm_2 taken block by block, its bias optional, as
+		// llama.cpp takes them; whole heads rotated (llama.cpp refuses
+		// another rope.dimension_count); the output tied without
+		// output.weight.
+		layerNormFamily("falcon", testutil.TinyFalcon(), requires{
+			"attn_qkv missing": "blk.0.attn_qkv.weight",
+		},
+			unsupported("attn_qkv.bias", func(h *hmodel) { h.put("blk.0.attn_qkv.bias", quant.F32, 96) }, "blk.0.attn_qkv.bias"),
+			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			refusedKey("half the head rotated", ".rope.dimension_count", uint32(8)),
+			loads("without output.weight", drop("output.weight")),
+			loads("attn_norm_2 in block 1 alone", func(h *hmodel) {
+				h.put("blk.1.attn_norm_2.weight", quant.F32, 64)
+				h.put("blk.1.attn_norm_2.bias", quant.F32, 64)
+			}),
+		),
+		// Falcon-40B's attn_norm_2, block by block, must fit; llama.cpp
+		// loads a bias without its weight, and its graph, as this
+		// package, ignores it.
+		family("falcon 40B", testutil.TinyFalcon40B(), nil,
+			loads("without attn_norm_2's bias", drop("blk.1.attn_norm_2.bias")),
+			loads("without attn_norm_2 in block 1", drop("blk.1.attn_norm_2.weight", "blk.1.attn_norm_2.bias")),
+			misshapen("attn_norm_2 of the wrong width", "blk.0.attn_norm_2.weight", 32),
+			loads("attn_norm_2's bias without its weight", drop("blk.0.attn_norm_2.weight")),
+		),
 		family("gemma-embedding", testutil.TinyGemmaEmbedding(), nil,
 			unset("sliding_window missing", ".attention.sliding_window"),
 			unset("pooling_type missing", ".pooling_type"),
@@ -981,11 +1034,7 @@ func hostileCases() []hostileCase {
 				h.drop("blk.1.post_attention_norm.weight")
 				h.put("blk.1.ffn_norm.weight", quant.F32, 64)
 			}, "blk.1.post_attention_norm.weight"),
-			loads("without its biases", func(h *hmodel) {
-				for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
-					h.drop("blk.0." + b)
-				}
-			}),
+			withoutQKVBiases(0),
 			misshapen("attn_k.bias of the query's width", "blk.1.attn_k.bias", 128),
 		),
 		// exaone4: its norms after attention and the feed-forward and its
@@ -1178,11 +1227,7 @@ func hostileCases() []hostileCase {
 		),
 		family("qwen2vl", testutil.TinyQwen2VL(), nil,
 			unset("rope sections missing", ".rope.dimension_sections"),
-			loads("without its biases", func(h *hmodel) {
-				for _, b := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"} {
-					h.drop("blk.0." + b)
-				}
-			}),
+			withoutQKVBiases(0),
 			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8), ".rope.dimension_count", uint32(8)), ".embedding_length"),
 		),
 		// cohere2: Cohere's cases and its window, required (llama.cpp's

@@ -81,7 +81,7 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
 	for _, spec := range []testutil.ModelSpec{testutil.TinyLlama(), testutil.TinyQwen2(), testutil.TinyGemma2(),
-		testutil.TinyQwen3(), testutil.TinyGemma3(), testutil.TinyPhi3(), testutil.TinyQwen3MoE(),
+		testutil.TinyQwen3(), testutil.TinyGemma3(), testutil.TinyPhi3(), testutil.TinyQwen3MoE(), testutil.TinyQwen2MoE(),
 		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(),
 		testutil.TinyAfmoe(), testutil.TinyAfmoeGlobal(),
 		testutil.TinyFalconH1(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(),
@@ -92,7 +92,8 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 		testutil.TinyStableLM(), testutil.TinyStableLM12B(), testutil.TinyPhi2(), testutil.TinyPhi2Fused(),
 		testutil.TinyGPT2(), testutil.TinyStarCoder(), testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(),
 		testutil.TinyBitnet(), testutil.TinyBitnetScales(), testutil.TinyChatGLM(), testutil.TinyChatGLMApart(), testutil.TinyInternLM2(), testutil.TinyOlmo(), testutil.TinyOlmoClamp(),
-		testutil.TinyCommandR(), testutil.TinyCommandRPlus()} {
+		testutil.TinyCommandR(), testutil.TinyCommandRPlus(),
+		testutil.TinyFalcon(), testutil.TinyFalcon40B()} {
 		path, _, p := tinyPlan(t, spec)
 		m, err := model.New(testutil.ReadModel(t, path))
 		if err != nil {

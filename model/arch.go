@@ -23,8 +23,8 @@ type Arch struct {
 	QKVBias bool      // attn_q/k/v.bias (qwen2), or attn_qkv.bias beside a fused attn_qkv
 	// OptionalQKVBias: each of attn_q/k/v.bias (or attn_qkv.bias beside
 	// a fused attn_qkv) is loaded when the block has it and left out when
-	// it has not, as llama.cpp takes them for ernie4_5, seed_oss, glm4 and
-	// chatglm.
+	// it has not, as llama.cpp takes them for ernie4_5, seed_oss, glm4,
+	// chatglm and qwen2moe.
 	OptionalQKVBias bool
 	QKNorm          bool // per-head RMSNorm of Q and K before RoPE (attn_q_norm, attn_k_norm)
 	PostNorms       bool // post_attention_norm and post_ffw_norm (gemma2, gemma3, glm4)
@@ -171,6 +171,12 @@ type Arch struct {
 	// llama.cpp's command-r loader takes them only from 64 blocks on
 	// (Command R+).
 	QKNormDepth int
+	// AttnNorm2: a block with attn_norm_2 (Falcon-40B's ln_attn; its bias
+	// optional) runs attention on it and the feed-forward on attn_norm
+	// (ln_mlp, loaded as the block's FFNNorm), each of the block's input,
+	// as llama.cpp takes it block by block; a block without it runs both
+	// on attn_norm (falcon).
+	AttnNorm2 bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -299,6 +305,8 @@ var registry = []*Arch{
 	{Name: "internlm2", UntiedOutput: true, hparams: internlm2Hparams},
 	{Name: "olmo", UnitNorms: true, hparams: olmoHparams},
 	{Name: "command-r", Parallel: true, TiedHead: true, QKNormDepth: 64, hparams: commandRHparams},
+	{Name: "falcon", Neox: true, QKV: QKVFused, NormBias: true, Parallel: true, FFN: FFNSequential, AttnNorm2: true, hparams: falconHparams},
+	{Name: "qwen2moe", Neox: true, OptionalQKVBias: true, FFN: FFNExperts, UntiedOutput: true, hparams: qwen2moeHparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -106,7 +106,9 @@ type Config struct {
 	OptionalFFNNorm bool
 	// ParallelNorms: the feed-forward reads ffn_norm of the block's
 	// input, not of the attention's sum, and both outputs join the stream
-	// (gptneox's use_parallel_residual: two norms, where Parallel has one).
+	// (gptneox's use_parallel_residual: two norms, where Parallel has one;
+	// a Parallel block with an FFNNorm, Falcon-40B's, runs so too:
+	// Arch.AttnNorm2).
 	ParallelNorms bool
 	// QKLayerNorm: the Q and K norms are LayerNorms without bias of each
 	// head, with a weight row of their own a head (attn_q_norm
@@ -331,8 +333,8 @@ type Config struct {
 	// ExpertFFN, run as one); 0 for none.
 	SharedFFN int
 	// SharedGate: the shared expert's output is scaled by the sigmoid of
-	// its own gate's product with the token (ffn_gate_inp_shexp: qwen35moe)
-	// before it joins the routed experts' sum.
+	// its own gate's product with the token (ffn_gate_inp_shexp: qwen2moe,
+	// qwen35moe) before it joins the routed experts' sum.
 	SharedGate bool
 	// ExpertScale multiplies the chosen experts' weights after any
 	// renormalisation (deepseek2's expert_weights_scale); 0 = none.

@@ -430,6 +430,11 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				h = norm(x[t], w, p("attn_norm.bias"), eps)
 			}
 			hs[t] = h
+			if w := p("attn_norm_2.weight"); w != nil {
+				// Falcon-40B: the attention's own norm; the feed-forward
+				// reads attn_norm's (hs).
+				h = norm(x[t], w, p("attn_norm_2.bias"), eps)
+			}
 			if w := p("attn_qkv.weight"); w != nil {
 				// glm4's fused projection: the query's rows, the key's,
 				// the value's, each with its part of the bias.
@@ -570,7 +575,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				f = r.experts(p, y, rin)
 				if sh := p("ffn_down_shexp.weight"); sh != nil && !r.noShared {
 					// GraniteMoeShared: the shared expert joins the sum.
-					g := r.ffn(linear(p("ffn_gate_shexp.weight"), nil, y), linear(p("ffn_up_shexp.weight"), nil, y), sh, nil)
+					g := r.sharedExpert(p, y, c.SharedGate)
 					for i := range f {
 						f[i] += g[i]
 					}
@@ -686,6 +691,24 @@ func topK64(v []float64, k int) []int {
 // ffn is down·act(gate, up) + b.
 func (r *refDecoder) ffn(gate, up, down, b []float64) []float64 {
 	return linear(down, b, r.act(gate, up))
+}
+
+// sharedExpert is the shared expert's SwiGLU of y (ffn_gate_shexp,
+// ffn_up_shexp, ffn_down_shexp), scaled when gated by the sigmoid of
+// ffn_gate_inp_shexp·y (qwen2moe, qwen35moe, qwen3next).
+func (r *refDecoder) sharedExpert(p func(string) []float64, y []float64, gated bool) []float64 {
+	sh := r.ffn(linear(p("ffn_gate_shexp.weight"), nil, y), linear(p("ffn_up_shexp.weight"), nil, y), p("ffn_down_shexp.weight"), nil)
+	if gated {
+		var d float64
+		for i, v := range p("ffn_gate_inp_shexp.weight") {
+			d += v * y[i]
+		}
+		g := 1 / (1 + math.Exp(-d))
+		for i := range sh {
+			sh[i] *= g
+		}
+	}
+	return sh
 }
 
 // times multiplies v by a one-element scale (bitnet's .scale tensors;
@@ -922,6 +945,10 @@ func TestDecoderMatchesReference(t *testing.T) {
 		"starcoder":          learned,
 		"gptneox":            learned[1:], // gptneox: every bias, its positions rotated
 		"gptneox/sequential": learned[1:],
+		"falcon":             {"attn_norm.bias", "output_norm.bias"},
+		// Falcon-40B: without attn_norm_2 attention reads attn_norm, as
+		// Falcon-7B's does.
+		"falcon/attn_norm_2": {"attn_norm_2.weight", "attn_norm_2.bias", "attn_norm.bias"},
 		// bitnet: the sub norms, and the scales of Q, K, the output, the
 		// gate and down; V's and up's are RMS-normalised away by the sub
 		// norm after them (up to its epsilon), in llama.cpp's graph too.
@@ -1060,7 +1087,12 @@ func TestDecoderMatchesReference(t *testing.T) {
 		// token 0 within 2.8e-6, then 2.1e-3 (pure Go 2.1e-3) as the
 		// cached keys' and values' F16 roundings that land the other way
 		// grow through 64 layers (other seeds measured 1.3e-3 to 1.9e-2).
-		{testutil.TinyCommandR(), 1e-3}, {testutil.TinyCommandRPlus(), 3e-3}} {
+		{testutil.TinyCommandR(), 1e-3}, {testutil.TinyCommandRPlus(), 3e-3},
+		// falcon: one LayerNorm before attention and the GELU
+		// feed-forward side by side, Q, K and V fused on one KV head
+		// (Falcon-7B), or attention on attn_norm_2 and the feed-forward
+		// on attn_norm, two KV heads, tied (Falcon-40B).
+		{testutil.TinyFalcon(), 1e-3}, {testutil.TinyFalcon40B(), 1e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
 		name := spec.Variant()

@@ -117,6 +117,30 @@ func TestConfigOlmo(t *testing.T) {
 	}
 }
 
+// The Configs of falcon as Falcon-7B's and Falcon-40B's files state them:
+// LayerNorms of weight and bias, attention and the gate-less GELU
+// feed-forward side by side, Q, K and V fused without a bias, whole heads
+// in NEOX pairs, no other bias; Falcon-40B's attn_norm_2 the attention's
+// norm and attn_norm the feed-forward's (the block's FFNNorm), the
+// output tied when the file has none.
+func TestConfigFalcon(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyFalcon(), testutil.TinyFalcon40B()} {
+		m, _, _ := loadSpec(t, spec)
+		c, B := m.Config, m.Blocks[1]
+		if !c.RopeNeox || !c.LayerNorm || !c.Parallel || c.ParallelNorms || c.NormEps != 1e-5 || c.ReLU2 ||
+			c.RopeDim != c.HeadDimK || c.HeadsKV != spec.HeadsKV || c.QueryScale != 0 || m.Tied != spec.TiedOutput || m.OutNormB == nil || m.OutB != nil {
+			t.Fatalf("%s: %+v", spec.Variant(), c)
+		}
+		if B.Wqkv == nil || B.Bqkv != nil || B.Gate != nil || B.AttnNormB == nil || (B.FFNNorm != nil) != spec.AttnNorm2 ||
+			(B.FFNNormB != nil) != spec.AttnNorm2 || B.Bo != nil || B.BUp != nil || B.BDown != nil {
+			t.Fatalf("%s: block 1 %+v", spec.Variant(), B)
+		}
+	}
+	falcon := baseHeaderOf("falcon", map[string]float32{"attention.layer_norm_epsilon": 1e-5})
+	checkRequired(t, falcon, "falcon", "attention.layer_norm_epsilon")
+	checkKeyErrors(t, falcon, wholeHeadCases("falcon", 32))
+}
+
 // The Configs of phi2 as its files state them, Q, K and V apart and
 // fused: one LayerNorm of weight and bias before attention and the
 // feed-forward side by side (no ffn_norm), biases on every projection
@@ -152,12 +176,13 @@ func TestConfigPhi2(t *testing.T) {
 // first position; gptneox's two layouts; bitnet's two, whose sub norms
 // take each token's row; internlm2; olmo's two, whose clamp takes each
 // token's Q, K and V; command-r's two, Command R+'s Q/K norms each
-// token's heads.
+// token's heads; falcon's two (Falcon-7B's one norm, Falcon-40B's two).
 func TestDenseArchsInChunks(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
 		testutil.TinyStableLM(), testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyStarCoder(),
 		testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(), testutil.TinyBitnet(), testutil.TinyBitnetScales(),
-		testutil.TinyInternLM2(), testutil.TinyOlmo(), testutil.TinyOlmoClamp(), testutil.TinyCommandR(), testutil.TinyCommandRPlus()} {
+		testutil.TinyInternLM2(), testutil.TinyOlmo(), testutil.TinyOlmoClamp(), testutil.TinyCommandR(), testutil.TinyCommandRPlus(),
+		testutil.TinyFalcon(), testutil.TinyFalcon40B()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
 			toks := prompt(13)

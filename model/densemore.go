@@ -145,3 +145,17 @@ func bitnetHparams(c *Config, m *meta) {
 		}
 	}
 }
+
+// falconHparams: Falcon-7B and Falcon-40B as llama.cpp's falcon graph runs
+// them — a LayerNorm of weight and bias (epsilon
+// attention.layer_norm_epsilon, required) before attention and the
+// gate-less GELU feed-forward side by side, both joining the block's
+// input; Q, K and V fused in attn_qkv without biases (7B's one KV head,
+// 40B's eight), NEOX RoPE over whole heads (the graph asserts it), no
+// other bias; the output tied to token_embd when the file has no
+// output.weight. A block with attn_norm_2 (Falcon-40B's) runs attention
+// on it and the feed-forward on attn_norm (Arch.AttnNorm2).
+func falconHparams(c *Config, m *meta) {
+	layerNormHparams(c, m)
+	m.wholeHeads(c)
+}

@@ -32,8 +32,8 @@ func ernie45moeHparams(c *Config, m *meta) {
 }
 
 // wholeHeads fails unless the values' head size is the keys' and RoPE
-// rotates whole heads: what llama.cpp's graph asserts for ernie4_5-moe
-// and smallthinker.
+// rotates whole heads: what llama.cpp's graph asserts for ernie4_5-moe,
+// smallthinker, qwen2moe and falcon.
 func (m *meta) wholeHeads(c *Config) {
 	m.sameHeadSizes(c)
 	if m.err == nil && c.RopeDim != c.HeadDimK {

@@ -22,10 +22,19 @@ func TestConfigErnie45MoE(t *testing.T) {
 		t.Errorf("shared width %d without the key", c.SharedFFN)
 	}
 	checkRequired(t, moe, "ernie4_5-moe", "interleave_moe_layer_step", "leading_dense_block_count", "expert_feed_forward_length")
-	checkKeyErrors(t, moe, []keyCase{
+	checkKeyErrors(t, moe, append([]keyCase{
 		{"every other layer", "ernie4_5-moe.interleave_moe_layer_step", uint32(2), ErrUnsupportedArch},
 		{"more used than there are", "ernie4_5-moe.expert_used_count", uint32(65), ErrBadModel},
-		{"half the head rotated", "ernie4_5-moe.rope.dimension_count", uint32(32), ErrBadModel},
-		{"values of another size", "ernie4_5-moe.attention.value_length", uint32(32), ErrBadModel},
-	})
+	}, wholeHeadCases("ernie4_5-moe", 32)...))
+}
+
+// wholeHeadCases are the key cases of an architecture whose graph asserts
+// whole heads of one size (meta.wholeHeads), on a header whose heads are
+// twice half wide: half of each head rotated, and values half as wide,
+// each ErrBadModel.
+func wholeHeadCases(arch string, half uint32) []keyCase {
+	return []keyCase{
+		{"half the head rotated", arch + ".rope.dimension_count", half, ErrBadModel},
+		{"values of another size", arch + ".attention.value_length", half, ErrBadModel},
+	}
 }

@@ -910,10 +910,12 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 		}
 		ao = s.acts(p.att, oCols, n)
 	}
-	if c.ParallelNorms {
-		// gptneox: ffn_norm of the block's input, taken before the
-		// attention joins the stream, into xn (the attention's input,
-		// spent by now).
+	// gptneox, and a falcon block with attn_norm_2 (whose attn_norm is
+	// the feed-forward's: FFNNorm): the feed-forward's norm of the
+	// block's input, taken before the attention joins the stream, into xn
+	// (the attention's input, spent by now).
+	normsApart := c.ParallelNorms || c.Parallel && L.FFNNorm != nil
+	if normsApart {
 		s.e.Phase(phNorm)
 		s.normB(xn, x, L.FFNNorm, L.FFNNormB, n)
 	}
@@ -934,11 +936,11 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	}
 
 	// Parallel (cohere2; a stablelm block without ffn_norm): the
-	// feed-forward reads the attention's input; ParallelNorms (gptneox):
-	// xn, normalised above.
+	// feed-forward reads the attention's input; normsApart: xn,
+	// normalised above.
 	a := in
 	switch {
-	case c.ParallelNorms:
+	case normsApart:
 		a = s.acts(xn, E, n)
 	case !c.Parallel && !(c.OptionalFFNNorm && L.FFNNorm == nil):
 		s.e.Phase(phNorm)

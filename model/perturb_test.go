@@ -46,6 +46,7 @@ var zeroed = map[string]string{
 	"SwiGLU experts":                  "ReGLU",
 	"no selection bias":               "ExpertSelBias",
 	"no renormalisation":              "ExpertNorm",
+	"shared expert ungated":           "SharedGate",
 	"no expert scale":                 "ExpertScale",
 	"no group limit":                  "ExpertGroups",
 	"router reads the experts' input": "RouterPreAttn",

@@ -191,16 +191,28 @@ func qwen3nextHparams(c *Config, m *meta) {
 }
 
 // qwen35Experts reads qwen35moe's and qwen3next's feed-forward: the
-// routed experts and the shared expert with its gate.
+// routed experts, their weights renormalised, and the shared expert with
+// its gate.
 func qwen35Experts(c *Config, m *meta) {
+	m.gatedSharedExperts(c)
+	c.ExpertNorm = true
+}
+
+// gatedSharedExperts reads the feed-forward qwen2moe, qwen35moe and
+// qwen3next share: expert_count experts, expert_used_count a token, each
+// expert_feed_forward_length wide (default feed_forward_length /
+// expert_used_count), and a shared expert of
+// expert_shared_feed_forward_length (default feed_forward_length) scaled
+// by the sigmoid of its gate ffn_gate_inp_shexp, as llama.cpp sizes them.
+func (m *meta) gatedSharedExperts(c *Config) {
 	m.experts(c, true)
-	c.ExpertNorm, c.SharedGate = true, true
+	c.SharedGate = true
 	def := -1
 	if c.FFN > 0 {
 		def = c.FFN
 	}
 	c.SharedFFN = m.num("expert_shared_feed_forward_length", maxCount, def, false)
 	if m.err == nil && c.SharedFFN == 0 {
-		m.fail("%s = 0: qwen35moe's blocks all have a shared expert", m.key("expert_shared_feed_forward_length"))
+		m.fail("%s = 0: %s's blocks all have a shared expert", m.key("expert_shared_feed_forward_length"), c.Arch)
 	}
 }

@@ -109,20 +109,12 @@ func (r *refDecoder) qwen35MoE(p func(string) []float64, y []float64) []float64 
 	if pt.noShared {
 		return out
 	}
-	sh := r.ffn(linear(p("ffn_gate_shexp.weight"), nil, y), linear(p("ffn_up_shexp.weight"), nil, y), p("ffn_down_shexp.weight"), nil)
-	g := 1.0
-	if !pt.noSharedGate {
-		var d float64
-		for i, v := range p("ffn_gate_inp_shexp.weight") {
-			d += v * y[i]
-		}
-		g = 1 / (1 + math.Exp(-d))
-	}
+	sh := r.sharedExpert(p, y, !pt.noSharedGate)
 	if len(sh) != E || S <= 0 {
 		r.t.Fatalf("shared expert of %d outputs, width %d", len(sh), S)
 	}
 	for i := range out {
-		out[i] += g * sh[i]
+		out[i] += sh[i]
 	}
 	return out
 }

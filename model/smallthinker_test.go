@@ -41,10 +41,8 @@ func TestConfigSmallThinker(t *testing.T) {
 		}
 	}
 	checkRequired(t, st, "smallthinker", "expert_gating_func", "expert_feed_forward_length", "expert_count")
-	checkKeyErrors(t, st, []keyCase{
+	checkKeyErrors(t, st, append([]keyCase{
 		{"gating none", "smallthinker.expert_gating_func", uint32(0), ErrUnsupportedArch},
-		{"values of another size", "smallthinker.attention.value_length", uint32(64), ErrBadModel},
 		{"window not a number", "smallthinker.attention.sliding_window", "wide", ErrBadModel},
-		{"half the head rotated", "smallthinker.rope.dimension_count", uint32(64), ErrBadModel},
-	})
+	}, wholeHeadCases("smallthinker", 64)...))
 }

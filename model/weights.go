@@ -796,9 +796,11 @@ func SkippedRanges(f *gguf.File, c *Config) []Range {
 }
 
 // decoderBiases are the biases llama.cpp takes as optional on the
-// projections of several decoders (llama, granite): a decoder that does
-// not load one must refuse a file that has it, not run without it.
-var decoderBiases = []string{"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias", "ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"}
+// projections of several decoders (llama, granite), and the fused
+// attn_qkv's, which some loaders take and others (falcon's) refuse: a
+// decoder that does not load one must refuse a file that has it, not run
+// without it.
+var decoderBiases = []string{"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_qkv.bias", "attn_output.bias", "ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"}
 
 // qkNormNames are the Q and K norms, which a model shallower than its
 // Arch.QKNormDepth does not take.
@@ -1023,11 +1025,23 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	e := c.Embd
 	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	var ts []blockTensor
-	if !a.NoPreNorm && !a.UnitNorms && !(a.EmbedNorm && il == 0) {
-		ts = append(ts, vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }))
-	}
-	if a.NormBias {
-		ts = append(ts, vecTensor("attn_norm.bias", e, func(L *Layer) *[]float32 { return &L.AttnNormB }))
+	switch {
+	case a.AttnNorm2 && has("attn_norm_2.weight"):
+		// Falcon-40B: attn_norm_2 (its bias optional, as llama.cpp takes
+		// it) is the attention's norm, attn_norm the feed-forward's.
+		ts = append(ts, vecTensor("attn_norm_2.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }),
+			vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }),
+			vecTensor("attn_norm.bias", e, func(L *Layer) *[]float32 { return &L.FFNNormB }))
+		if has("attn_norm_2.bias") {
+			ts = append(ts, vecTensor("attn_norm_2.bias", e, func(L *Layer) *[]float32 { return &L.AttnNormB }))
+		}
+	default:
+		if !a.NoPreNorm && !a.UnitNorms && !(a.EmbedNorm && il == 0) {
+			ts = append(ts, vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }))
+		}
+		if a.NormBias {
+			ts = append(ts, vecTensor("attn_norm.bias", e, func(L *Layer) *[]float32 { return &L.AttnNormB }))
+		}
 	}
 	if c.mla() {
 		ts = append(ts, mlaTensors(c)...)

@@ -140,6 +140,24 @@ func TinyPhi2Fused() ModelSpec {
 	return s
 }
 
+// TinyFalcon is a 2-layer falcon as llama.cpp's converter writes
+// Falcon-7B: one LayerNorm with bias before attention and the gate-less
+// GELU feed-forward side by side, Q, K and V fused in attn_qkv without
+// bias on one KV head (multi-query), NEOX RoPE over whole heads, no
+// other bias, an untied output.
+func TinyFalcon() ModelSpec {
+	return tiny(ModelSpec{Arch: "falcon", Seed: 97, HeadsKV: 1, RopeBase: 10000, NormEps: 1e-5, FusedQKV: true})
+}
+
+// TinyFalcon40B is TinyFalcon as Falcon-40B is made: attn_norm_2 (the
+// attention's norm) beside attn_norm (the feed-forward's) in every block,
+// two KV heads, the output tied to token_embd.
+func TinyFalcon40B() ModelSpec {
+	s := TinyFalcon()
+	s.Seed, s.HeadsKV, s.AttnNorm2, s.TiedOutput = 101, 2, true, true
+	return s
+}
+
 // TinyGPT2 is a 2-layer gpt2 as llama.cpp's converter writes GPT-2 and
 // distilgpt2: learned positions (position_embd, a row for each of the 256
 // trained positions), LayerNorms of weight and bias (epsilon 1e-5) before
@@ -243,11 +261,11 @@ func (s ModelSpec) subNorms(p string) []tensorSpec {
 // denseArch reports whether s is one of the architectures this file
 // describes (cohere2, arcee, apertus, hunyuan-dense, exaone, starcoder2,
 // gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, olmo,
-// command-r).
+// command-r, falcon).
 func (s ModelSpec) denseArch() bool {
 	switch s.Arch {
 	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "bitnet", "olmo",
-		"command-r":
+		"command-r", "falcon":
 		return true
 	}
 	return false
@@ -277,9 +295,9 @@ func (s ModelSpec) learnedPositions() bool { return s.Arch == "gpt2" || s.Arch =
 func (s ModelSpec) classicFused() bool { return s.learnedPositions() || s.Arch == "gptneox" }
 
 // normBias reports whether s's norms are LayerNorms of weight and bias
-// (starcoder2, nemotron, stablelm, phi2, and classicFused's).
+// (starcoder2, nemotron, stablelm, phi2, falcon, and classicFused's).
 func (s ModelSpec) normBias() bool {
-	return s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "stablelm" || s.Arch == "phi2" || s.classicFused()
+	return s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "stablelm" || s.Arch == "phi2" || s.Arch == "falcon" || s.classicFused()
 }
 
 // headRowNorms is block p's per-head Q/K norms with a weight row a head
@@ -339,7 +357,7 @@ func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 			s.XIELU = append(s.XIELU, [4]float32{0.8, 0.8, 0.5, -1e-6})
 		}
 		s.XIELU = s.XIELU[:s.Layers]
-	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo":
+	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo", "falcon":
 		if s.NormEps == 0 {
 			s.NormEps = 1e-5
 		}
@@ -350,10 +368,10 @@ func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 }
 
 // gateless reports whether s's feed-forward has no gate: down(act(up·x))
-// (arcee's and nemotron's ReLU², apertus's xIELU, starcoder2's, phi2's
-// and classicFused's GELU).
+// (arcee's and nemotron's ReLU², apertus's xIELU, starcoder2's, phi2's,
+// falcon's and classicFused's GELU).
 func (s ModelSpec) gateless() bool {
-	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2" || s.classicFused()
+	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2" || s.Arch == "falcon" || s.classicFused()
 }
 
 // denseQKNorm reports whether s has per-head Q/K norms of its own
@@ -371,7 +389,7 @@ func (s ModelSpec) addDenseArchKV(g *gguf.Writer) {
 		AddCohereKV(g, s.Arch, s.NormEps, s.LogitScale)
 	case "apertus":
 		AddXIELU(g, s.XIELU)
-	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo":
+	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo", "falcon":
 		g.AddKV(s.Arch+".attention.layer_norm_epsilon", s.NormEps)
 		if s.Arch == "gptneox" {
 			g.AddKV("gptneox.use_parallel_residual", !s.Sequential)

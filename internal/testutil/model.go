@@ -56,10 +56,10 @@ type ModelSpec struct {
 	TiedOutput bool
 	// QKVBias writes attn_q/k/v.bias in an architecture where llama.cpp
 	// takes them as optional (ernie4_5, seed_oss, glm4, chatglm: attn_qkv.bias
-	// with FusedQKV); qwen2 and gpt-oss always have them.
+	// with FusedQKV); qwen2, qwen2moe and gpt-oss always have them.
 	QKVBias bool
 	// FusedQKV writes a glm4's or chatglm's query, key and value projections as one
-	// attn_qkv (phi3's always are).
+	// attn_qkv (phi3's always are; a falcon's must be).
 	FusedQKV bool
 	// NoFFNNorm leaves out a stablelm's ffn_norm, as StableLM 2 12B's
 	// blocks have none (attention and the feed-forward in parallel), and
@@ -185,6 +185,10 @@ type ModelSpec struct {
 	// hybrid_override_pattern writes them, one letter a layer: M Mamba-2,
 	// - a feed-forward alone, * attention alone (Layers is its length).
 	Pattern string
+	// AttnNorm2 writes a falcon's attn_norm_2 and its bias in every block
+	// (Falcon-40B's ln_attn, the attention's norm beside attn_norm, the
+	// feed-forward's).
+	AttnNorm2 bool
 	// SharedFFN is a granitemoe's or granitehybrid's shared expert width,
 	// expert_shared_feed_forward_length (0: none). A deepseek2's is
 	// DeepSeek2.Shared × ExpertFFN, set by the spec's defaults.
@@ -371,14 +375,15 @@ func TinyDeepSeek3() ModelSpec {
 // or it is of the older form ("deepseek2/kv_b"); for a glm4 whether its
 // Q, K and V are fused ("glm4/qkv"); for an olmo whether it clamps Q, K
 // and V ("olmo/clamp"); for a command-r whether it is as deep as Command
-// R+, with its Q/K norms ("command-r/plus").
+// R+, with its Q/K norms ("command-r/plus"); for a falcon whether it has
+// Falcon-40B's attn_norm_2 ("falcon/attn_norm_2").
 func (s ModelSpec) Variant() string {
 	switch d := s.DeepSeek2; {
 	case d != nil && d.Joined:
 		return s.Arch + "/kv_b"
 	case d != nil && d.QLora > 0:
 		return s.Arch + "/v3"
-	case s.FusedQKV && s.Arch != "phi3":
+	case s.FusedQKV && s.Arch != "phi3" && s.Arch != "falcon":
 		return s.Arch + "/qkv"
 	}
 	switch {
@@ -396,6 +401,8 @@ func (s ModelSpec) Variant() string {
 		return s.Arch + "/clamp"
 	case s.Arch == "command-r" && s.headRowNormed():
 		return s.Arch + "/plus"
+	case s.AttnNorm2:
+		return s.Arch + "/attn_norm_2"
 	}
 	return s.Arch
 }
@@ -493,6 +500,19 @@ func TinyQwen3MoE() ModelSpec {
 	return tiny(ModelSpec{
 		Arch: "qwen3moe", Seed: 7, HeadDim: 32, RopeBase: 1000000, RMSEps: 1e-6,
 		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
+	})
+}
+
+// TinyQwen2MoE is a 2-layer qwen2moe as Qwen1.5-MoE-A2.7B is made:
+// qwen2's attention with Q/K/V biases, then in every block 8 experts of
+// width 32, 2 a token, their softmax weights not renormalised, beside a
+// shared expert of 96 scaled by the sigmoid of its gate
+// ffn_gate_inp_shexp; the router's logits spread (RouterGain 4) so that
+// the choice of experts is not a near tie; untied output, Q8_0 weights.
+func TinyQwen2MoE() ModelSpec {
+	return tiny(ModelSpec{
+		Arch: "qwen2moe", Seed: 94, RopeBase: 1000000, RMSEps: 1e-6,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, SharedFFN: 96, RouterGain: 4,
 	})
 }
 
@@ -905,7 +925,7 @@ func (s ModelSpec) moe() bool {
 	if s.Arch == "qwen3vlmoe" {
 		return true
 	}
-	return s.Arch == "qwen3moe" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
+	return s.Arch == "qwen3moe" || s.Arch == "qwen2moe" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
 		s.Routing != nil ||
 		s.Arch == "smallthinker" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
@@ -994,6 +1014,18 @@ func (s ModelSpec) checkExperts() error {
 	return nil
 }
 
+// checkGatedShared checks the counts of a model whose every block has
+// experts and a gated shared expert (qwen2moe, qwen35moe, qwen3next).
+func (s ModelSpec) checkGatedShared() error {
+	if err := s.checkExperts(); err != nil {
+		return err
+	}
+	if s.SharedFFN <= 0 {
+		return fmt.Errorf("testutil: %s needs SharedFFN above 0 (every block has a shared expert)", s.Arch)
+	}
+	return nil
+}
+
 // recurrentDefaults fills and checks the sizes of the architectures
 // whose blocks hold recurrent layers of their own layout.
 var recurrentDefaults = map[string]func(ModelSpec) (ModelSpec, error){
@@ -1069,12 +1101,13 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			return s, err
 		}
 		if s.Arch != "qwen35" {
-			if err := s.checkExperts(); err != nil {
+			if err := s.checkGatedShared(); err != nil {
 				return s, err
 			}
-			if s.SharedFFN <= 0 {
-				return s, fmt.Errorf("testutil: %s needs SharedFFN above 0 (every block has a shared expert)", s.Arch)
-			}
+		}
+	case "qwen2moe":
+		if err := s.checkGatedShared(); err != nil {
+			return s, err
 		}
 	case "granitehybrid":
 		s = s.withGraniteScales()
@@ -1547,13 +1580,13 @@ func (s ModelSpec) tensors() []tensorSpec {
 	attnPost := oss || s.Arch == "seed_oss" || s.Arch == "glm4moe"
 	glm := s.Arch == "glm4" // phi3's fused gate/up, gemma's norms after attention and the feed-forward
 	fusedGateUp := s.Arch == "phi3" || glm || s.Arch == "chatglm"
-	qkvBias := s.Arch == "qwen2" || oss || s.QKVBias
+	qkvBias := s.Arch == "qwen2" || s.Arch == "qwen2moe" || oss || s.QKVBias
 	qkvBias = qkvBias || s.Arch == "qwen2vl"
 	qkNorm = qkNorm || s.denseQKNorm() || s.Arch == "afmoe"
 	// postNorms: post_attention_norm and post_ffw_norm after attention and
 	// the feed-forward, beside attn_norm and ffn_norm before them.
 	postNorms := gemma || noPreNorm || glm || s.Arch == "afmoe"
-	parallel := s.cohere() || s.Arch == "phi2" || s.NoFFNNorm // one norm before attention and the feed-forward
+	parallel := s.cohere() || s.Arch == "phi2" || s.Arch == "falcon" || s.NoFFNNorm // one norm before attention and the feed-forward (Falcon-40B's two)
 	bias := func(name string, n int64) tensorSpec { return tensorSpec{name, quant.F32, []int64{n}, dist{0, 0.1}} }
 	if s.Arch == "gemma3n" {
 		ts = append(ts, s.gemma3nGlobals()...)
@@ -1609,7 +1642,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 					tensorSpec{p + "ffn_gate_shexp.weight", w, []int64{e, sf}, proj(e)},
 					tensorSpec{p + "ffn_up_shexp.weight", w, []int64{e, sf}, proj(e)},
 					tensorSpec{p + "ffn_down_shexp.weight", w, []int64{sf, e}, proj(sf)})
-				if s.Arch == "qwen35moe" || s.Arch == "qwen3next" {
+				if s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "qwen2moe" {
 					// One row, as the converter writes Linear(Embd, 1).
 					ts = append(ts, tensorSpec{p + "ffn_gate_inp_shexp.weight", quant.F32, []int64{e}, proj(e)})
 				}
@@ -1636,6 +1669,9 @@ func (s ModelSpec) tensors() []tensorSpec {
 		}
 		if s.normBias() {
 			ts = append(ts, bias(p+"attn_norm.bias", e))
+		}
+		if s.AttnNorm2 {
+			ts = append(ts, tensorSpec{p + "attn_norm_2.weight", quant.F32, []int64{e}, norm}, bias(p+"attn_norm_2.bias", e))
 		}
 		qkvBias := qkvBias || s.layerBiases(l)
 		if s.qwen35() {

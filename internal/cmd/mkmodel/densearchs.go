@@ -12,10 +12,10 @@ type cohereShape struct {
 }
 
 // gateless reports whether s's feed-forward has no gate: arcee's and
-// nemotron's ReLU², apertus's xIELU, starcoder2's, phi2's and
+// nemotron's ReLU², apertus's xIELU, starcoder2's, phi2's, falcon's and
 // classicFused's GELU.
 func (s shape) gateless() bool {
-	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2" || s.classicFused()
+	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2" || s.Arch == "falcon" || s.classicFused()
 }
 
 // allBiases reports whether every projection of s has a bias
@@ -34,10 +34,10 @@ func (s shape) learnedPositions() bool { return s.Arch == "gpt2" || s.Arch == "s
 func (s shape) classicFused() bool { return s.learnedPositions() || s.Arch == "gptneox" }
 
 // fusedQKV reports whether s's Q, K and V are one attn_qkv (phi3,
-// bailingmoe2, classicFused, and chatglm as the converter writes
+// bailingmoe2, falcon, classicFused, and chatglm as the converter writes
 // ChatGLM's query_key_value).
 func (s shape) fusedQKV() bool {
-	return s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.classicFused() || s.Arch == "chatglm"
+	return s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.Arch == "falcon" || s.classicFused() || s.Arch == "chatglm"
 }
 
 // unitNorms reports whether s's norms are LayerNorms without weight or
@@ -45,8 +45,8 @@ func (s shape) fusedQKV() bool {
 func (s shape) unitNorms() bool { return s.Arch == "olmo" }
 
 // parallel reports whether one norm feeds attention and the feed-forward
-// side by side, with no ffn_norm (cohere2, command-r, phi2).
-func (s shape) parallel() bool { return s.Cohere != nil || s.Arch == "phi2" }
+// side by side, with no ffn_norm (cohere2, command-r, phi2, falcon).
+func (s shape) parallel() bool { return s.Cohere != nil || s.Arch == "phi2" || s.Arch == "falcon" }
 
 // apertusXIELU is Apertus's xIELU parameters as its modelling code
 // initialises them (alpha_p and alpha_n 0.8 before softplus, beta 0.5,

@@ -40,7 +40,8 @@
 //	        seed-oss-36b, exaone-4.0-1.2b, glm-4-9b (-layers 2 -type q8_0
 //	        keeps its widths under 2 GB), glm-4-32b (-layers 1 -type
 //	        q4_k_m), glm-4-9b-chat (chatglm; -layers 4 -vocab 8192),
-//	        qwen3-30b-a3b,
+//	        qwen3-30b-a3b, qwen1.5-moe-a2.7b (qwen2moe: qwen2's attention,
+//	        60 experts and a gated shared expert),
 //	        qwen3.5-0.8b and qwen3.5-9b (qwen35: gated delta-net and gated
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
 //	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts
@@ -58,6 +59,8 @@
 //	        phi-2 (phi2) (-layers 4 -vocab 8192 -type
 //	        q8_0: 0.30 to 0.45 GiB), gpt2-xl (gpt2),
 //	        starcoderbase-1b (starcoder), pythia-1.4b (gptneox),
+//	        falcon-7b (falcon: phi2's parallel block without biases, one
+//	        KV head),
 //	        bitnet-b1.58-2b-4t (bitnet), internlm2.5-7b (internlm2), olmo-1b (olmo),
 //	        aya-expanse-8b and c4ai-command-r-v01 (command-r), or the
 //	        embedding models embeddinggemma-300m (gemma-embedding),

@@ -317,7 +317,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			}
 			if sf := int64(s.sharedFFN()); sf > 0 {
 				gatedFFN(add, p, "_shexp", e, sf)
-				if s.Arch == "qwen35moe" || s.Arch == "qwen3next" {
+				if s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "qwen2moe" {
 					// Linear(Embd, 1), F32 as the converter writes it.
 					add(p+"ffn_gate_inp_shexp.weight", kindRouter, e, 1)
 				}
