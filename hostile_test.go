@@ -590,8 +590,14 @@ func hostileCases() []hostileCase {
 			unsupported("architecture unknown", set("general.architecture", "rwkv6"), "rwkv6"),
 			unset("architecture missing", "general.architecture"),
 			refusedKey("architecture not a string", "general.architecture", uint32(1)),
-			loads("tensor of block -1", func(h *hmodel) { h.put("blk.-1.attn_norm.weight", quant.F32, 64) }),
-			loads("tensor of block huge", func(h *hmodel) { h.put("blk.99999999999999999999.attn_norm.weight", quant.F32, 64) }),
+			// llama.cpp refuses any tensor its graph does not load ("wrong
+			// number of tensors"): one in no block is damage, one it has
+			// no place for a variant neither runs.
+			refused("tensor of block -1", func(h *hmodel) { h.put("blk.-1.attn_norm.weight", quant.F32, 64) }, "blk.-1.attn_norm.weight", "block_count"),
+			refused("tensor of block huge", func(h *hmodel) { h.put("blk.99999999999999999999.attn_norm.weight", quant.F32, 64) }, "blk.99999999999999999999.attn_norm.weight"),
+			refused("tensor of a block past the count", func(h *hmodel) { h.put("blk.9.attn_norm.weight", quant.F32, 64) }, "blk.9.attn_norm.weight", "block_count"),
+			unsupported("tensor llama has no place for", func(h *hmodel) { h.put("blk.0.attn_sub_norm.weight", quant.F32, 64) }, "blk.0.attn_sub_norm.weight", "no use"),
+			unsupported("tensor outside the blocks llama has no place for", func(h *hmodel) { h.put("output_norm.bias", quant.F32, 64) }, "output_norm.bias"),
 			unsupported("mixture of experts", func(h *hmodel) { h.put("blk.0.ffn_gate_inp.weight", quant.F32, 64, 4) }, "blk.0.ffn_gate_inp.weight"),
 			unsupported("mixture of experts by metadata", set(".expert_count", uint32(8)), "expert_count"),
 			// llama.cpp loads these biases as optional for llama and granite:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/lowmem/llm/internal/gguf"
@@ -289,6 +290,9 @@ type loader struct {
 	// made counts the bytes of the matrices made at load (keyHeads).
 	made int64
 	slab []float32 // where vector copies go (sized by a dry run)
+	// used names the tensors the dry run looked up, so that it can refuse
+	// a file holding others (see unused).
+	used map[string]bool
 }
 
 func (l *loader) tensor(name string, shape ...int) (*tensor.Tensor, error) {
@@ -299,6 +303,7 @@ func (l *loader) tensor(name string, shape ...int) (*tensor.Tensor, error) {
 	if !ok {
 		return nil, fmt.Errorf("model: tensor %q missing: %w", name, ErrBadModel)
 	}
+	l.use(name)
 	if !sameDims(ti.Dims, shape) {
 		return nil, fmt.Errorf("model: tensor %q has shape %v, want %v: %w", name, ti.Dims, shape, ErrBadModel)
 	}
@@ -489,6 +494,14 @@ func (l *loader) experts(name string, cols, rows, count int, L *Layer, ks ...int
 	return nil
 }
 
+// use records that the model reads tensor name (or knowingly passes
+// over it).
+func (l *loader) use(name string) {
+	if l.used != nil {
+		l.used[name] = true
+	}
+}
+
 func (l *loader) has(name string) bool {
 	_, ok := l.f.Tensor(name)
 	return ok
@@ -570,6 +583,9 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 	}
 	arch := LookupArch(cfg.Arch)
 	l := &loader{ctx: ctx, f: f, data: data, dry: dry, slab: slab}
+	if dry {
+		l.used = make(map[string]bool, len(f.Tensors))
+	}
 	m := &Model{Config: cfg}
 
 	embd, ok := f.Tensor("token_embd.weight")
@@ -635,6 +651,7 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 	// loader would refuse their shape).
 	factorVec := func(name string) ([]float32, error) {
 		if ti, ok := l.f.Tensor(name); ok && slices.Contains(ti.Dims, 0) {
+			l.use(name)
 			return nil, nil
 		}
 		return ropeVec(name)
@@ -740,6 +757,9 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 	if err := l.nextNBlocks(arch, &cfg); err != nil {
 		return nil, err
 	}
+	if err := l.unused(&cfg); err != nil {
+		return nil, err
+	}
 	// Check builds without data, and so without matrices.
 	for i := range m.Blocks {
 		L := &m.Blocks[i]
@@ -776,6 +796,35 @@ func (l *loader) nextNBlocks(arch *Arch, cfg *Config) error {
 					p+name, il, cfg.Arch, cfg.NextN, ErrBadModel)
 			}
 		}
+	}
+	return nil
+}
+
+// unused fails, in a dry run, on the first tensor of the file that the
+// model does not read: a file with a tensor its architecture has no place
+// for is a variant this package does not know (a bias, a norm, a scale it
+// would silently run without) or a damaged one, and llama.cpp refuses it
+// too ("wrong number of tensors"). The NextN blocks and a vision or audio
+// tower (TowerTensor) are passed over on purpose, as SkippedRanges says.
+func (l *loader) unused(cfg *Config) error {
+	if l.used == nil {
+		return nil
+	}
+	for i := range l.f.Tensors {
+		name := l.f.Tensors[i].Name
+		if l.used[name] || TowerTensor(name) {
+			continue
+		}
+		il, ok := blockIndex(name)
+		switch {
+		case ok && il >= cfg.Layers && il < cfg.Layers+cfg.NextN:
+			continue
+		case ok && il >= cfg.Layers || !ok && strings.HasPrefix(name, "blk."):
+			return fmt.Errorf("model: tensor %q is not in any of the file's blocks (%s.block_count = %d): %w",
+				name, cfg.Arch, cfg.Layers+cfg.NextN, ErrBadModel)
+		}
+		return fmt.Errorf("model: tensor %q: %s models have no use for it (a variant this library does not run, or a damaged file; llama.cpp refuses it too): %w",
+			name, cfg.Arch, ErrUnsupportedArch)
 	}
 	return nil
 }
