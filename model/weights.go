@@ -1013,11 +1013,16 @@ type blockTensor struct {
 	vec  func(L *Layer) *[]float32   // 1-D, or 2-D rows one after another; copied
 	mat  func(L *Layer) **ops.Matrix // 2-D, a view (3-D: a stack of matrices, loader.stacked)
 	exp  int                         // 3-D experts: 1 gate, 2 up, 3 down, expGateUp both
+	// unread: a tensor llama.cpp loads (shape checked) but its graph
+	// never reads; its presence is allowed, its values are not used.
+	unread bool
 }
 
 func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
 	name := prefix + bt.name
 	switch {
+	case bt.unread:
+		_, err = l.tensor(name, bt.dims...)
 	case bt.vec != nil && len(bt.dims) > 2:
 		*bt.vec(L), err = l.flat(name, bt.dims)
 	case bt.vec != nil && len(bt.dims) == 2:
@@ -1060,6 +1065,12 @@ func matTensor(name string, cols, rows int, f func(L *Layer) **ops.Matrix) block
 	return blockTensor{name: name, dims: []int{cols, rows}, mat: f}
 }
 
+// unreadTensor describes a block's tensor of dims that llama.cpp's loader
+// takes and its graph ignores: checked, then left unread.
+func unreadTensor(name string, dims ...int) blockTensor {
+	return blockTensor{name: name, dims: dims, unread: true}
+}
+
 // blockTensors lists the tensors every block of architecture a must have,
 // in the order they are checked; has says whether the block has a tensor
 // (to choose between a fused and a separate layout, and to take an
@@ -1085,6 +1096,11 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 			ts = append(ts, vecTensor("attn_norm_2.bias", e, func(L *Layer) *[]float32 { return &L.AttnNormB }))
 		}
 	default:
+		if a.AttnNorm2 && has("attn_norm_2.bias") {
+			// Its bias without attn_norm_2 itself: llama.cpp takes the
+			// two apart and its graph uses neither.
+			ts = append(ts, unreadTensor("attn_norm_2.bias", e))
+		}
 		if !a.NoPreNorm && !a.UnitNorms && !(a.EmbedNorm && il == 0) {
 			ts = append(ts, vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }))
 		}
