@@ -206,7 +206,7 @@ type Model struct {
 	OutNorm   []float32
 	OutNormB  []float32   // output_norm.bias (rwkv7, Arch.NormBias), or nil
 	Output    *ops.Matrix // output, or token_embd when tied
-	OutB      []float32   // output.bias, added to the logits (Arch.HeadBias: phi2), or nil
+	OutB      []float32   // output.bias, added to the logits (Arch.HeadBias: phi2; Arch.OptionalHeadBias: qwen2), or nil
 	RopeFreqs []float32   // Llama 3.1 rope_freqs, or nil
 	// RopeLong and RopeShort are LongRoPE's per-pair frequency divisors
 	// (phi3 rope_factors_long/short), or nil; see Config.RopeOrigContext.
@@ -626,6 +626,11 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 	if err == nil && cfg.Pooling == PoolingRank {
 		m.Rank, err = l.rankHead(&cfg)
 	}
+	for i := range f.Tensors {
+		if PassedOver(f.Tensors[i].Name, &cfg) {
+			l.use(f.Tensors[i].Name)
+		}
+	}
 	if err == nil && cfg.AltUp > 0 {
 		if err = l.laurelRank(&cfg); err == nil {
 			m.LaurelRank = cfg.LaurelRank
@@ -726,13 +731,16 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		default:
 			bts = blockTensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
 		}
-		if err := refuseBiases(l, p, arch, bts); err != nil {
+		if err := refuseVariants(l, p, arch, bts); err != nil {
 			return nil, err
 		}
 		for _, bt := range bts {
 			if err := bt.load(l, p, L); err != nil {
 				return nil, err
 			}
+		}
+		if err := l.passOverBlock(&cfg, i, p); err != nil {
+			return nil, err
 		}
 		if arch.UnitNorms {
 			if L.AttnNorm, err = l.unitNorm(p+"attn_norm.weight", cfg.Embd); err == nil {
@@ -829,37 +837,93 @@ func (l *loader) unused(cfg *Config) error {
 	return nil
 }
 
+// passOverBlock marks what block il (prefix p) holds that llama.cpp
+// loads and its graph never reads: a Gemma 4 layer sharing another's KV
+// cache computes no keys, yet llama.cpp takes its attn_k_norm (shape
+// checked) when the file has one.
+func (l *loader) passOverBlock(c *Config, il int, p string) error {
+	if c.HeadDimSWA == 0 || c.OwnsKV(il) || !l.has(p+"attn_k_norm.weight") {
+		return nil
+	}
+	_, err := l.tensor(p+"attn_k_norm.weight", c.LayerHeadDim(il))
+	return err
+}
+
+// clsHeads names, by architecture, the classification head's tensors
+// llama.cpp loads when the file has them; its graph reads them only to
+// pool by rank (build_pooling).
+var clsHeads = map[string][]string{
+	"bert":         {"cls.weight", "cls.bias", "cls.output.weight", "cls.output.bias"},
+	"jina-bert-v2": {"cls.weight", "cls.bias"},
+	"modern-bert":  {"cls.weight", "cls.output.weight", "cls.output.bias", "cls.norm.weight"},
+	"qwen3":        {"cls.output.weight"},
+	"qwen3vl":      {"cls.output.weight"},
+}
+
+// PassedOver reports whether the tensor named name, outside the blocks,
+// is one llama.cpp loads for a model of configuration c and then never
+// reads, and which this package therefore takes without reading:
+// gemma-embedding's output.weight (its graph ends at the final norm) and
+// the classification head (cls.*) of a model not pooling by rank. No
+// pass reads its bytes (SkippedRanges).
+func PassedOver(name string, c *Config) bool {
+	if c.Arch == "gemma-embedding" {
+		return name == "output.weight"
+	}
+	return c.Pooling != PoolingRank && slices.Contains(clsHeads[c.Arch], name)
+}
+
 // SkippedRanges is where the tensors of the blocks after the c.Layers
-// that run lie in the file (the NextN blocks), and those of a vision or
-// audio tower (TowerTensor): bytes no pass reads, which a memory plan
-// does not count and residency does not read ahead.
+// that run lie in the file (the NextN blocks), those of a vision or
+// audio tower (TowerTensor) and those passed over (PassedOver): bytes no
+// pass reads, which a memory plan does not count and residency does not
+// read ahead.
 func SkippedRanges(f *gguf.File, c *Config) []Range {
 	var rs []Range
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
-		if il, ok := blockIndex(t.Name); (ok && il >= c.Layers || TowerTensor(t.Name)) && t.Size > 0 {
+		if il, ok := blockIndex(t.Name); (ok && il >= c.Layers || TowerTensor(t.Name) || PassedOver(t.Name, c)) && t.Size > 0 {
 			rs = append(rs, Range{Off: t.Offset, Len: t.Size})
 		}
 	}
 	return rs
 }
 
-// decoderBiases are the biases llama.cpp takes as optional on the
-// projections of several decoders (llama, granite): a decoder that does
-// not load one must refuse a file that has it, not run without it.
-var decoderBiases = []string{"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias", "ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"}
+// blockVariants are tensors llama.cpp takes in a block when present
+// that a block here may have no place for: it must then refuse the file,
+// naming the tensor, before it looks up the block's own tensors (a fused
+// attn_qkv would otherwise be reported as a missing attn_q, and a bias
+// would be run without). what says what the file has; a variant with
+// instead applies only to a block loading that tensor (attn_qkv replaces
+// separate projections, which MLA layers do not have); decoderOnly ones
+// not to encoders, which load every bias they have.
+var blockVariants = []struct {
+	name, what, instead string
+	decoderOnly         bool
+}{
+	{name: "attn_q.bias", what: "biases on that projection", decoderOnly: true},
+	{name: "attn_k.bias", what: "biases on that projection", decoderOnly: true},
+	{name: "attn_v.bias", what: "biases on that projection", decoderOnly: true},
+	{name: "attn_output.bias", what: "biases on that projection", decoderOnly: true},
+	{name: "ffn_gate.bias", what: "biases on that projection", decoderOnly: true},
+	{name: "ffn_up.bias", what: "biases on that projection", decoderOnly: true},
+	{name: "ffn_down.bias", what: "biases on that projection", decoderOnly: true},
+	// llama.cpp's create_tensor_qkv takes attn_qkv in place of attn_q,
+	// attn_k and attn_v for every architecture it loads them for.
+	{name: "attn_qkv.weight", what: "the query, key and value projections fused in one attn_qkv", instead: "attn_k.weight"},
+}
 
-// refuseBiases fails when block p of a decoder holds a bias of
-// decoderBiases that bts, the tensors it loads, do not include.
-func refuseBiases(l *loader, p string, arch *Arch, bts []blockTensor) error {
-	if arch.Encoder {
-		return nil
+// refuseVariants fails when block p holds a tensor of blockVariants that
+// bts, the tensors it loads, do not include.
+func refuseVariants(l *loader, p string, arch *Arch, bts []blockTensor) error {
+	loads := func(name string) bool {
+		return slices.ContainsFunc(bts, func(bt blockTensor) bool { return bt.name == name })
 	}
-	for _, name := range decoderBiases {
-		if !l.has(p+name) || slices.ContainsFunc(bts, func(bt blockTensor) bool { return bt.name == name }) {
+	for _, v := range blockVariants {
+		if v.decoderOnly && arch.Encoder || v.instead != "" && !loads(v.instead) || !l.has(p+v.name) || loads(v.name) {
 			continue
 		}
-		return fmt.Errorf("model: tensor %q: %s models with biases on that projection are not supported: %w", p+name, arch.Name, ErrUnsupportedArch)
+		return fmt.Errorf("model: tensor %q: %s models with %s are not supported: %w", p+v.name, arch.Name, v.what, ErrUnsupportedArch)
 	}
 	return nil
 }
@@ -938,7 +1002,7 @@ func (l *loader) output(m *Model, dry bool) (err error) {
 		m.Tied = true
 		m.Output, err = ops.NewMatrix(m.Embed)
 	}
-	if err == nil && LookupArch(m.Arch).HeadBias {
+	if a := LookupArch(m.Arch); err == nil && (a.HeadBias || a.OptionalHeadBias && l.has("output.bias")) {
 		m.OutB, err = l.vector("output.bias", m.Vocab)
 	}
 	return err
