@@ -891,15 +891,17 @@ func SkippedRanges(f *gguf.File, c *Config) []Range {
 
 // blockVariants are tensors llama.cpp takes in a block when present
 // that a block here may have no place for: it must then refuse the file,
-// naming the tensor, before it looks up the block's own tensors (a fused
-// attn_qkv would otherwise be reported as a missing attn_q, and a bias
-// would be run without). what says what the file has; a variant with
-// instead applies only to a block loading that tensor (attn_qkv replaces
-// separate projections, which MLA layers do not have); decoderOnly ones
-// not to encoders, which load every bias they have.
+// naming the tensor, before it looks up the block's own tensors (a bias
+// would be run without; a fused attn_qkv would be reported as a missing
+// attn_q). what says what the file has; decoderOnly ones do not apply to
+// encoders, which load every bias they have. A variant with fuses is
+// taken in place of those tensors: it applies only to a block loading
+// them all, and only when it has their shape stacked (one of another
+// shape is damage, which the loader reports as the tensors missing).
 var blockVariants = []struct {
-	name, what, instead string
-	decoderOnly         bool
+	name, what  string
+	decoderOnly bool
+	fuses       []string
 }{
 	{name: "attn_q.bias", what: "biases on that projection", decoderOnly: true},
 	{name: "attn_k.bias", what: "biases on that projection", decoderOnly: true},
@@ -908,24 +910,43 @@ var blockVariants = []struct {
 	{name: "ffn_gate.bias", what: "biases on that projection", decoderOnly: true},
 	{name: "ffn_up.bias", what: "biases on that projection", decoderOnly: true},
 	{name: "ffn_down.bias", what: "biases on that projection", decoderOnly: true},
-	// llama.cpp's create_tensor_qkv takes attn_qkv in place of attn_q,
-	// attn_k and attn_v for every architecture it loads them for.
-	{name: "attn_qkv.weight", what: "the query, key and value projections fused in one attn_qkv", instead: "attn_k.weight"},
+	// llama.cpp's create_tensor_qkv takes it for every architecture
+	// whose layers it loads attn_q, attn_k and attn_v for.
+	{name: "attn_qkv.weight", what: "the query, key and value projections fused in one attn_qkv",
+		fuses: []string{"attn_q.weight", "attn_k.weight", "attn_v.weight"}},
 }
 
 // refuseVariants fails when block p holds a tensor of blockVariants that
 // bts, the tensors it loads, do not include.
 func refuseVariants(l *loader, p string, arch *Arch, bts []blockTensor) error {
-	loads := func(name string) bool {
-		return slices.ContainsFunc(bts, func(bt blockTensor) bool { return bt.name == name })
-	}
 	for _, v := range blockVariants {
-		if v.decoderOnly && arch.Encoder || v.instead != "" && !loads(v.instead) || !l.has(p+v.name) || loads(v.name) {
+		ti, ok := l.f.Tensor(p + v.name)
+		if !ok || v.decoderOnly && arch.Encoder || slices.ContainsFunc(bts, func(bt blockTensor) bool { return bt.name == v.name }) {
 			continue
+		}
+		if v.fuses != nil {
+			if dims, ok := stackedDims(bts, v.fuses); !ok || !sameDims(ti.Dims, dims) {
+				continue
+			}
 		}
 		return fmt.Errorf("model: tensor %q: %s models with %s are not supported: %w", p+v.name, arch.Name, v.what, ErrUnsupportedArch)
 	}
 	return nil
+}
+
+// stackedDims is the dims of the 2-D tensors names of bts in one, their rows
+// one after another; false when bts lacks one or their rows differ in
+// length.
+func stackedDims(bts []blockTensor, names []string) ([]int, bool) {
+	dims := []int{0, 0}
+	for _, name := range names {
+		i := slices.IndexFunc(bts, func(bt blockTensor) bool { return bt.name == name })
+		if i < 0 || len(bts[i].dims) != 2 || dims[1] > 0 && bts[i].dims[0] != dims[0] {
+			return nil, false
+		}
+		dims[0], dims[1] = bts[i].dims[0], dims[1]+bts[i].dims[1]
+	}
+	return dims, true
 }
 
 // dense loads the projection an embedding model may apply to its pooled
