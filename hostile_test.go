@@ -610,6 +610,8 @@ func hostileCases() []hostileCase {
 			unsupported("llama with attn_output.scale", add("blk.1.attn_output.scale", 1), "blk.1.attn_output.scale", "no use"),
 			unsupported("llama with attn_output.input_scale", add("blk.0.attn_output.input_scale", 1), "blk.0.attn_output.input_scale"),
 			on(testutil.TinyQwen3MoE(), unsupported("qwen3moe with its experts' scales", add("blk.1.ffn_down_exps.scale", 8), "blk.1.ffn_down_exps.scale")),
+			// llama.cpp takes a bias beside phi3's fused attn_qkv and adds it.
+			on(testutil.TinyPhi3(), unsupported("phi3 with attn_qkv.bias", add("blk.0.attn_qkv.bias", 128), "blk.0.attn_qkv.bias")),
 			// Sentence-transformers' Dense projections, which llama.cpp
 			// loads for these architectures too and applies to the pooled
 			// embedding (build_dense_out); here only the embedders without
