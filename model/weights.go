@@ -626,11 +626,6 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 	if err == nil && cfg.Pooling == PoolingRank {
 		m.Rank, err = l.rankHead(&cfg)
 	}
-	for i := range f.Tensors {
-		if PassedOver(f.Tensors[i].Name, &cfg) {
-			l.use(f.Tensors[i].Name)
-		}
-	}
 	if err == nil && cfg.AltUp > 0 {
 		if err = l.laurelRank(&cfg); err == nil {
 			m.LaurelRank = cfg.LaurelRank
@@ -764,6 +759,11 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 	}
 	if err := l.nextNBlocks(arch, &cfg); err != nil {
 		return nil, err
+	}
+	for i := range f.Tensors {
+		if PassedOver(f.Tensors[i].Name, &cfg) {
+			l.use(f.Tensors[i].Name)
+		}
 	}
 	if err := l.unused(&cfg); err != nil {
 		return nil, err
