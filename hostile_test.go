@@ -460,6 +460,23 @@ func hostileCases() []hostileCase {
 	setF := func(k string, v float32) func(*hmodel) { return set(k, v) }
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	typ := llm.ErrUnsupportedType
+	// add is the edit adding an F32 tensor of dims (its values do not
+	// matter to a case about whether the model has a place for it).
+	add := func(name string, dims ...int64) func(*hmodel) {
+		return func(h *hmodel) { h.put(name, quant.F32, dims...) }
+	}
+	// fuseExps is the edit holding layer il's experts' gate and up in
+	// one ffn_gate_up_exps, as llama.cpp's converter may write them.
+	fuseExps := func(il int) func(*hmodel) {
+		return func(h *hmodel) {
+			p := fmt.Sprintf("blk.%d.", il)
+			g := h.tensor(p + "ffn_gate_exps.weight")
+			typ, dims := g.typ, g.dims
+			h.drop(p + "ffn_gate_exps.weight")
+			h.drop(p + "ffn_up_exps.weight")
+			h.put(p+"ffn_gate_up_exps.weight", typ, dims[0], 2*dims[1], dims[2])
+		}
+	}
 	return slices.Concat(
 		[]hostileCase{
 			refused("head_count 0", setU(".attention.head_count", 0), "attention.head_count"),
@@ -603,6 +620,29 @@ func hostileCases() []hostileCase {
 			// llama.cpp loads these biases as optional for llama and granite:
 			// a file that has one must be refused, not run without it.
 			unsupported("llama with attn_q.bias", func(h *hmodel) { h.put("blk.1.attn_q.bias", quant.F32, 64) }, "blk.1.attn_q.bias"),
+			// llama.cpp's create_tensor_qkv takes a fused attn_qkv in place
+			// of attn_q, attn_k and attn_v for any architecture; llama's
+			// layout here has none, and says so rather than that attn_q is
+			// missing.
+			unsupported("llama with a fused attn_qkv", edits(drop("blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.attn_v.weight"), add("blk.0.attn_qkv.weight", 64, 128)),
+				"blk.0.attn_qkv.weight", "fused"),
+			// The per-tensor scales of NVFP4 checkpoints, which llama.cpp
+			// loads for any architecture and its graphs multiply the
+			// products by (input_scale beside them).
+			unsupported("llama with attn_output.scale", add("blk.1.attn_output.scale", 1), "blk.1.attn_output.scale", "no use"),
+			unsupported("llama with attn_output.input_scale", add("blk.0.attn_output.input_scale", 1), "blk.0.attn_output.input_scale"),
+			on(testutil.TinyQwen3MoE(), unsupported("qwen3moe with its experts' scales", add("blk.1.ffn_down_exps.scale", 8), "blk.1.ffn_down_exps.scale")),
+			// llama.cpp takes a bias beside phi3's fused attn_qkv and adds it.
+			on(testutil.TinyPhi3(), unsupported("phi3 with attn_qkv.bias", add("blk.0.attn_qkv.bias", 128), "blk.0.attn_qkv.bias")),
+			// Sentence-transformers' Dense projections, which llama.cpp
+			// loads for these architectures too and applies to the pooled
+			// embedding (build_dense_out); here only the embedders without
+			// a head (gemma-embedding) take them.
+			on(testutil.TinyGemma3(), unsupported("gemma3 with dense_2 and dense_3", edits(add("dense_2.weight", 64, 32), add("dense_3.weight", 32, 64)), "dense_2.weight")),
+			on(testutil.TinyLFM2(), unsupported("lfm2 with dense_2", edits(add("dense_2.weight", 64, 64), add("dense_2.bias", 64)), "dense_2.weight")),
+			// A reranker's head, which llama.cpp loads for qwen3 whatever the
+			// pooling and reads only to pool by rank: passed over.
+			on(testutil.TinyQwen3(), loads("qwen3 with cls.output, not pooled by rank", add("cls.output.weight", 64, 1))),
 			// NaN weights are data, not metadata: the model loads and runs, and
 			// its logits are NaN. Sampling from NaN logits picks some token;
 			// nothing panics.
@@ -680,6 +720,10 @@ func hostileCases() []hostileCase {
 			unsupportedAtLoad("query heads per layer", set(".attention.head_count", []int32{4, 4, 2, 4, 4}), ".attention.head_count"),
 			refused("rotating more than the windowed head", setU(".rope.dimension_count_swa", 48), ".rope.dimension_count_swa = 48"),
 			loads("without layer_output_scale", drop("blk.3.layer_output_scale.weight")),
+			// llama.cpp takes a KV-sharing layer's attn_k_norm, shape and
+			// all, and its graph never reads it: that layer computes no keys.
+			loads("KV-sharing layer with attn_k_norm", add("blk.4.attn_k_norm.weight", 64)),
+			misshapen("KV-sharing layer's attn_k_norm of the windowed width", "blk.4.attn_k_norm.weight", 32),
 			// gemma4's experts (26B-A4B): the counts, the width, each tensor
 			// of an expert block; a router in a dense model.
 			refused("expert_count without expert_used_count", setU(".expert_count", 8), ".expert_used_count"),
@@ -736,6 +780,8 @@ func hostileCases() []hostileCase {
 			refused("groups not dividing the experts", setU(".expert_group_count", 3), ".expert_group_count = 3 does not divide"),
 			refused("every group used", setU(".expert_group_used_count", 4), ".expert_group_used_count = 4"),
 			refused("groups too few for the experts used", set(".expert_group_used_count", uint32(1), ".expert_used_count", uint32(3)), ".expert_used_count = 3"),
+			loads("experts' gate and up fused", edits(fuseExps(1), fuseExps(2))),
+			misshapen("fused gate and up of one expert's width", "blk.1.ffn_gate_up_exps.weight", 64, 32, 8),
 		),
 		family("minicpm3", testutil.TinyMiniCPM3(), requires{
 			"without attn_kv_b":     "blk.1.attn_kv_b.weight",
@@ -910,6 +956,9 @@ func hostileCases() []hostileCase {
 		},
 			misshapen("experts of another width", "blk.1.ffn_up_exps.weight", 64, 32, 8),
 			unset("expert width missing", ".expert_feed_forward_length"),
+			// Nemotron 3 Super's latent experts, which llama.cpp's graph
+			// runs between the router and the experts.
+			unsupported("latent experts", edits(add("blk.1.ffn_latent_down.weight", 64, 64), add("blk.1.ffn_latent_up.weight", 64, 64)), "blk.1.ffn_latent_down.weight"),
 			unset("shared width missing", ".expert_shared_feed_forward_length"),
 			refusedKey("more used than experts", ".expert_used_count", uint32(9)),
 			refusedKey("scale NaN", ".expert_weights_scale", nan),
@@ -1014,6 +1063,8 @@ func hostileCases() []hostileCase {
 		family("gemma-embedding", testutil.TinyGemmaEmbedding(), nil,
 			unset("sliding_window missing", ".attention.sliding_window"),
 			unset("pooling_type missing", ".pooling_type"),
+			// llama.cpp loads an output matrix its graph never reads.
+			loads("with output.weight", add("output.weight", 64, 320)),
 			refusedAtLoad("dense_3 missing", drop("dense_3.weight"), "dense_3.weight"),
 			refusedAtLoad("dense_3 of the wrong shape", func(h *hmodel) { h.put("dense_3.weight", quant.F32, 96, 32) }, "dense_3.weight"),
 			loads("without dense", drop("dense_2.weight", "dense_3.weight")),
@@ -1022,6 +1073,8 @@ func hostileCases() []hostileCase {
 		family("qwen2", testutil.TinyQwen2(), requires{
 			"bias missing": "blk.1.attn_k.bias",
 		},
+			loads("with output.bias", add("output.bias", 320)),
+			misshapen("output.bias of the embedding's width", "output.bias", 64),
 		),
 		// ernie4_5's Q/K/V biases are optional one by one (llama.cpp's
 		// TENSOR_NOT_REQUIRED), but one present must fit; an output bias,
@@ -1235,6 +1288,7 @@ func hostileCases() []hostileCase {
 			unset("rope sections missing", ".rope.dimension_sections"),
 			withoutQKVBiases(0),
 			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8), ".rope.dimension_count", uint32(8)), ".embedding_length"),
+			loads("with output.bias", add("output.bias", 320)),
 		),
 		// cohere2: Cohere's cases and its window, required (llama.cpp's
 		// get_key).
@@ -1275,6 +1329,9 @@ func hostileCases() []hostileCase {
 			"attn_k_norm missing": "blk.1.attn_k_norm.weight",
 		},
 			unset("xielu.beta missing", "xielu.beta"),
+			// llama.cpp adds these biases to the normalised Q and K when the
+			// file has them.
+			unsupported("attn_q_norm.bias", add("blk.0.attn_q_norm.bias", 16), "blk.0.attn_q_norm.bias"),
 			refusedKey("xielu.eps one short", "xielu.eps", []float32{-1e-6}),
 			refusedKey("xielu.alpha_p NaN", "xielu.alpha_p", []float32{0.8, nan}),
 			refusedKey("xielu.alpha_n a string", "xielu.alpha_n", "0.8"),
@@ -1514,6 +1571,7 @@ func hostileCases() []hostileCase {
 			// and embeds.
 			misshapen("attn_q.bias of the wrong size", "blk.0.attn_q.bias", 32),
 			misshapen("ffn_up.bias of the wrong size", "blk.1.ffn_up.bias", 64),
+			loads("with a classification head, pooled by mean", edits(add("cls.weight", 64, 64), add("cls.bias", 64), add("cls.output.weight", 64, 1), add("cls.output.bias", 1))),
 			loads("without biases or token types", func(h *hmodel) {
 				for _, n := range []string{"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias", "ffn_up.bias", "ffn_down.bias"} {
 					h.drop("blk.0." + n)
@@ -1534,6 +1592,10 @@ func hostileCases() []hostileCase {
 		},
 			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
 			unset("causal missing", ".attention.causal"),
+			// A classifier's head, which llama.cpp loads whatever the pooling
+			// and reads (its norm included) only to pool by rank.
+			loads("with a classification head, pooled by mean", edits(add("cls.weight", 64, 64), add("cls.output.weight", 64, 1), add("cls.output.bias", 1), add("cls.norm.weight", 64))),
+			unsupported("ranking with cls.norm", edits(setU(".pooling_type", 4), add("cls.weight", 64, 64), add("cls.output.weight", 64, 1), add("cls.norm.weight", 64)), "cls.norm.weight"),
 			refusedKey("sliding_window_pattern of the wrong length", ".attention.sliding_window_pattern", []bool{true, false}),
 			misshapen("ffn_up not fused", "blk.2.ffn_up.weight", 64, 128),
 		),
@@ -1579,6 +1641,8 @@ func hostileCases() []hostileCase {
 			// Without ffn_gate, ffn_up must hold the gate and up rows both.
 			refused("ffn_gate missing", drop("blk.0.ffn_gate.weight"), "blk.0.ffn_up.weight"),
 			misshapen("attn_q_norm of one head", "blk.0.attn_q_norm.weight", 16),
+			loads("with a classification head, pooled by mean", edits(add("cls.weight", 96, 1), add("cls.bias", 1))),
+			unsupported("with a fused attn_qkv", edits(drop("blk.1.attn_q.weight"), add("blk.1.attn_qkv.weight", 96, 288)), "blk.1.attn_qkv.weight", "fused"),
 		),
 	)
 }

@@ -52,10 +52,10 @@ type Shape struct {
 	// layout lie in the file (model.RepackableTensor), in file order.
 	Repack []RepackRange
 	// SkippedBytes is the tensors of the blocks after the Config.Layers
-	// that run (a glm4moe's NextN blocks) and of a vision or audio tower
-	// in the file (model.SkippedRanges, model.TowerTensor), which
-	// nothing reads and a resident model does not hold, as llama.cpp
-	// does not count them.
+	// that run (a glm4moe's NextN blocks), of a vision or audio tower
+	// in the file (model.SkippedRanges, model.TowerTensor) and those
+	// passed over (model.PassedOver: loaded by llama.cpp, read by no
+	// graph), which nothing reads and a resident model does not hold.
 	SkippedBytes int64
 }
 
@@ -98,7 +98,7 @@ func ShapeOf(g *gguf.File, size int64) (*Shape, error) {
 	blockEnd := make([]int64, cfg.Layers)
 	matrixBytes := map[quant.Type]int64{}
 	for _, t := range g.Tensors {
-		if model.TowerTensor(t.Name) { // a vision or audio tower, never read
+		if model.TowerTensor(t.Name) || model.PassedOver(t.Name, &cfg) { // a vision or audio tower, or a tensor passed over: never read
 			s.SkippedBytes += t.Size
 			continue
 		}

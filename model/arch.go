@@ -101,7 +101,7 @@ type Arch struct {
 	// matrices in one ffn_gate_up_exps ([Embd, 2·ExpertFFN, Experts]: each
 	// expert's gate rows, then its up rows) instead of ffn_gate_exps and
 	// ffn_up_exps, as llama.cpp's create_tensor_gate_up_exps takes it
-	// (qwen35moe).
+	// (qwen35moe, deepseek2).
 	FusedGateUpExps bool
 	// PerLayerSizes: attention.head_count_kv and feed_forward_length may
 	// hold values that differ between layers; the common keys then read
@@ -152,6 +152,9 @@ type Arch struct {
 	// HeadBias loads output.bias (one a vocabulary entry), required, and
 	// adds it to the output matrix's product (phi2).
 	HeadBias bool
+	// OptionalHeadBias: output.bias is loaded and added when the file has
+	// it, as llama.cpp's qwen2 and qwen2vl loaders and graphs take it.
+	OptionalHeadBias bool
 	// EmbedNorm: token_embd_norm (a LayerNorm weight without bias)
 	// normalises the token embeddings before the first block, and block 0
 	// has no attn_norm (modern-bert).
@@ -219,7 +222,7 @@ const (
 // Supported reports them.
 var registry = []*Arch{
 	{Name: "llama"},
-	{Name: "qwen2", Neox: true, QKVBias: true},
+	{Name: "qwen2", Neox: true, QKVBias: true, OptionalHeadBias: true},
 	{Name: "qwen3", Neox: true, QKNorm: true},
 	{Name: "qwen3moe", Neox: true, QKNorm: true, FFN: FFNExperts, hparams: qwen3moeHparams},
 	{Name: "gemma2", Neox: true, PostNorms: true, GELU: true, EmbedScale: true, hparams: gemma2Hparams},
@@ -241,7 +244,7 @@ var registry = []*Arch{
 	{Name: "lfm2moe", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight", FFN: FFNExperts, ExpertSelBias: true, hparams: lfm2moeHparams},
 	{Name: "gemma3n", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, hparams: gemma3nHparams},
 	{Name: "gemma4", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, PerLayerSizes: true, OptionalExperts: true, hparams: gemma4Hparams},
-	{Name: "deepseek2", FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true, hparams: deepseek2Hparams},
+	{Name: "deepseek2", FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true, FusedGateUpExps: true, hparams: deepseek2Hparams},
 	{Name: "gemma-embedding", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, NoHead: true, hparams: gemmaEmbeddingHparams},
 	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
 	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},
@@ -253,7 +256,7 @@ var registry = []*Arch{
 	{Name: "qwen3next", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen3nextHparams},
 	{Name: "nemotron_h", Mamba2: true, PerLayerSizes: true, hparams: nemotronHHparams},
 	{Name: "nemotron_h_moe", Mamba2: true, PerLayerSizes: true, FFN: FFNExperts, ExpertSelBias: true, hparams: nemotronHMoEHparams},
-	{Name: "qwen2vl", Neox: true, OptionalQKVBias: true, hparams: qwen2vlHparams},
+	{Name: "qwen2vl", Neox: true, OptionalQKVBias: true, OptionalHeadBias: true, hparams: qwen2vlHparams},
 	{Name: "qwen3vl", Neox: true, QKNorm: true, hparams: qwen3vlHparams},
 	{Name: "qwen3vlmoe", Neox: true, QKNorm: true, FFN: FFNExperts, hparams: qwen3vlmoeHparams},
 	{Name: "glm4moe", Neox: true, QKVBias: true, OptionalQKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, ExpertSelBias: true,

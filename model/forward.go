@@ -606,7 +606,7 @@ func (s *State) forward(tokens []int32, pos0 int, out []float32, all bool) ([]fl
 }
 
 // head writes the logits of the final norm's rows a into out: the output
-// matrix's product, phi2's output.bias added, then finishLogits.
+// matrix's product, output.bias added (phi2, qwen2), then finishLogits.
 func (s *State) head(a acts, out []float32) error {
 	m := s.m
 	if err := s.mul(m.Output, a, out, m.Vocab); err != nil {

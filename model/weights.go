@@ -206,7 +206,7 @@ type Model struct {
 	OutNorm   []float32
 	OutNormB  []float32   // output_norm.bias (rwkv7, Arch.NormBias), or nil
 	Output    *ops.Matrix // output, or token_embd when tied
-	OutB      []float32   // output.bias, added to the logits (Arch.HeadBias: phi2), or nil
+	OutB      []float32   // output.bias, added to the logits (Arch.HeadBias: phi2; Arch.OptionalHeadBias: qwen2), or nil
 	RopeFreqs []float32   // Llama 3.1 rope_freqs, or nil
 	// RopeLong and RopeShort are LongRoPE's per-pair frequency divisors
 	// (phi3 rope_factors_long/short), or nil; see Config.RopeOrigContext.
@@ -726,13 +726,16 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		default:
 			bts = blockTensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
 		}
-		if err := refuseBiases(l, p, arch, bts); err != nil {
+		if err := refuseVariants(l, p, arch, bts); err != nil {
 			return nil, err
 		}
 		for _, bt := range bts {
 			if err := bt.load(l, p, L); err != nil {
 				return nil, err
 			}
+		}
+		if err := l.passOverBlock(arch, &cfg, i, p); err != nil {
+			return nil, err
 		}
 		if arch.UnitNorms {
 			if L.AttnNorm, err = l.unitNorm(p+"attn_norm.weight", cfg.Embd); err == nil {
@@ -756,6 +759,11 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 	}
 	if err := l.nextNBlocks(arch, &cfg); err != nil {
 		return nil, err
+	}
+	for i := range f.Tensors {
+		if PassedOver(f.Tensors[i].Name, &cfg) {
+			l.use(f.Tensors[i].Name)
+		}
 	}
 	if err := l.unused(&cfg); err != nil {
 		return nil, err
@@ -829,54 +837,127 @@ func (l *loader) unused(cfg *Config) error {
 	return nil
 }
 
+// passOverBlock marks what block il (prefix p) holds that llama.cpp
+// loads and its graph never reads, checking its shape: a Gemma 4 layer
+// sharing another's KV cache computes no keys, yet llama.cpp takes its
+// attn_k_norm when the file has one; Falcon-40B's attn_norm_2.bias
+// without attn_norm_2 itself, which llama.cpp takes apart from it and
+// then uses neither.
+func (l *loader) passOverBlock(arch *Arch, c *Config, il int, p string) (err error) {
+	switch {
+	case c.HeadDimSWA > 0 && !c.OwnsKV(il) && l.has(p+"attn_k_norm.weight"):
+		_, err = l.tensor(p+"attn_k_norm.weight", c.LayerHeadDim(il))
+	case arch.AttnNorm2 && !l.has(p+"attn_norm_2.weight") && l.has(p+"attn_norm_2.bias"):
+		_, err = l.tensor(p+"attn_norm_2.bias", c.Embd)
+	}
+	return err
+}
+
+// clsHeads names, by architecture, the classification head's tensors
+// llama.cpp loads when the file has them; its graph reads them only to
+// pool by rank (build_pooling).
+var clsHeads = map[string][]string{
+	"bert":         {"cls.weight", "cls.bias", "cls.output.weight", "cls.output.bias"},
+	"jina-bert-v2": {"cls.weight", "cls.bias"},
+	"modern-bert":  {"cls.weight", "cls.output.weight", "cls.output.bias", "cls.norm.weight"},
+	"qwen3":        {"cls.output.weight"},
+	"qwen3vl":      {"cls.output.weight"},
+}
+
+// PassedOver reports whether the tensor named name, outside the blocks,
+// is one llama.cpp loads for a model of configuration c and then never
+// reads, and which this package therefore takes without reading:
+// gemma-embedding's output.weight (its graph ends at the final norm) and
+// the classification head (cls.*) of a model not pooling by rank. No
+// pass reads its bytes (SkippedRanges).
+func PassedOver(name string, c *Config) bool {
+	if c.Arch == "gemma-embedding" {
+		return name == "output.weight"
+	}
+	return c.Pooling != PoolingRank && slices.Contains(clsHeads[c.Arch], name)
+}
+
 // SkippedRanges is where the tensors of the blocks after the c.Layers
-// that run lie in the file (the NextN blocks), and those of a vision or
-// audio tower (TowerTensor): bytes no pass reads, which a memory plan
-// does not count and residency does not read ahead.
+// that run lie in the file (the NextN blocks), those of a vision or
+// audio tower (TowerTensor) and those passed over (PassedOver): bytes no
+// pass reads, which a memory plan does not count and residency does not
+// read ahead.
 func SkippedRanges(f *gguf.File, c *Config) []Range {
 	var rs []Range
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
-		if il, ok := blockIndex(t.Name); (ok && il >= c.Layers || TowerTensor(t.Name)) && t.Size > 0 {
+		if il, ok := blockIndex(t.Name); (ok && il >= c.Layers || TowerTensor(t.Name) || PassedOver(t.Name, c)) && t.Size > 0 {
 			rs = append(rs, Range{Off: t.Offset, Len: t.Size})
 		}
 	}
 	return rs
 }
 
-// decoderBiases are the biases llama.cpp takes as optional on the
-// projections of several decoders (llama, granite), and the fused
-// attn_qkv's, which some loaders take and others (falcon's) refuse: a
-// decoder that does not load one must refuse a file that has it, not run
-// without it.
-var decoderBiases = []string{"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_qkv.bias", "attn_output.bias", "ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"}
+// blockVariants are tensors llama.cpp takes in a block when present
+// that a block here may have no place for: it must then refuse the file,
+// naming the tensor, before it looks up the block's own tensors (a bias
+// would be run without; a fused attn_qkv would be reported as a missing
+// attn_q). what says what the file has; decoderOnly ones do not apply to
+// encoders, which load every bias they have; qkDepth ones only to an
+// Arch.QKNormDepth architecture, shallower than that depth (command-r
+// below Command R+'s). A variant with fuses is taken in place of those
+// tensors: it applies only to a block loading them all, and only when it
+// has their shape stacked (one of another shape is damage, which the
+// loader reports as the tensors missing).
+var blockVariants = []struct {
+	name, what           string
+	decoderOnly, qkDepth bool
+	fuses                []string
+}{
+	{name: "attn_q.bias", what: "biases on that projection", decoderOnly: true},
+	{name: "attn_k.bias", what: "biases on that projection", decoderOnly: true},
+	{name: "attn_v.bias", what: "biases on that projection", decoderOnly: true},
+	// Some loaders take a fused projection's bias, others (falcon's)
+	// refuse it.
+	{name: "attn_qkv.bias", what: "biases on that projection", decoderOnly: true},
+	{name: "attn_output.bias", what: "biases on that projection", decoderOnly: true},
+	{name: "ffn_gate.bias", what: "biases on that projection", decoderOnly: true},
+	{name: "ffn_up.bias", what: "biases on that projection", decoderOnly: true},
+	{name: "ffn_down.bias", what: "biases on that projection", decoderOnly: true},
+	{name: "attn_q_norm.weight", what: "Q/K norms and fewer blocks than its depth for them", decoderOnly: true, qkDepth: true},
+	{name: "attn_k_norm.weight", what: "Q/K norms and fewer blocks than its depth for them", decoderOnly: true, qkDepth: true},
+	// llama.cpp's create_tensor_qkv takes it for every architecture
+	// whose layers it loads attn_q, attn_k and attn_v for.
+	{name: "attn_qkv.weight", what: "the query, key and value projections fused in one attn_qkv",
+		fuses: []string{"attn_q.weight", "attn_k.weight", "attn_v.weight"}},
+}
 
-// qkNormNames are the Q and K norms, which a model shallower than its
-// Arch.QKNormDepth does not take.
-var qkNormNames = []string{"attn_q_norm.weight", "attn_k_norm.weight"}
-
-// refuseBiases fails when block p of a decoder holds a bias of
-// decoderBiases, or (with Arch.QKNormDepth) a Q or K norm, that bts, the
-// tensors it loads, do not include.
-func refuseBiases(l *loader, p string, arch *Arch, bts []blockTensor) error {
-	if arch.Encoder {
-		return nil
-	}
-	names := decoderBiases
-	if arch.QKNormDepth > 0 {
-		names = append(slices.Clip(names), qkNormNames...)
-	}
-	for _, name := range names {
-		if !l.has(p+name) || slices.ContainsFunc(bts, func(bt blockTensor) bool { return bt.name == name }) {
+// refuseVariants fails when block p holds a tensor of blockVariants that
+// bts, the tensors it loads, do not include.
+func refuseVariants(l *loader, p string, arch *Arch, bts []blockTensor) error {
+	for _, v := range blockVariants {
+		ti, ok := l.f.Tensor(p + v.name)
+		if !ok || v.decoderOnly && arch.Encoder || v.qkDepth && arch.QKNormDepth == 0 || slices.ContainsFunc(bts, func(bt blockTensor) bool { return bt.name == v.name }) {
 			continue
 		}
-		what := "biases on that projection"
-		if slices.Contains(qkNormNames, name) {
-			what = fmt.Sprintf("Q/K norms and fewer than %d blocks", arch.QKNormDepth)
+		if v.fuses != nil {
+			if dims, ok := stackedDims(bts, v.fuses); !ok || !sameDims(ti.Dims, dims) {
+				continue
+			}
 		}
-		return fmt.Errorf("model: tensor %q: %s models with %s are not supported: %w", p+name, arch.Name, what, ErrUnsupportedArch)
+		return fmt.Errorf("model: tensor %q: %s models with %s are not supported: %w", p+v.name, arch.Name, v.what, ErrUnsupportedArch)
 	}
 	return nil
+}
+
+// stackedDims is the dims of the 2-D tensors names of bts in one, their rows
+// one after another; false when bts lacks one or their rows differ in
+// length.
+func stackedDims(bts []blockTensor, names []string) ([]int, bool) {
+	dims := []int{0, 0}
+	for _, name := range names {
+		i := slices.IndexFunc(bts, func(bt blockTensor) bool { return bt.name == name })
+		if i < 0 || len(bts[i].dims) != 2 || dims[1] > 0 && bts[i].dims[0] != dims[0] {
+			return nil, false
+		}
+		dims[0], dims[1] = bts[i].dims[0], dims[1]+bts[i].dims[1]
+	}
+	return dims, true
 }
 
 // dense loads the projection an embedding model may apply to its pooled
@@ -953,7 +1034,7 @@ func (l *loader) output(m *Model, dry bool) (err error) {
 		m.Tied = true
 		m.Output, err = ops.NewMatrix(m.Embed)
 	}
-	if err == nil && LookupArch(m.Arch).HeadBias {
+	if a := LookupArch(m.Arch); err == nil && (a.HeadBias || a.OptionalHeadBias && l.has("output.bias")) {
 		m.OutB, err = l.vector("output.bias", m.Vocab)
 	}
 	return err
@@ -1013,16 +1094,11 @@ type blockTensor struct {
 	vec  func(L *Layer) *[]float32   // 1-D, or 2-D rows one after another; copied
 	mat  func(L *Layer) **ops.Matrix // 2-D, a view (3-D: a stack of matrices, loader.stacked)
 	exp  int                         // 3-D experts: 1 gate, 2 up, 3 down, expGateUp both
-	// unread: a tensor llama.cpp loads (shape checked) but its graph
-	// never reads; its presence is allowed, its values are not used.
-	unread bool
 }
 
 func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
 	name := prefix + bt.name
 	switch {
-	case bt.unread:
-		_, err = l.tensor(name, bt.dims...)
 	case bt.vec != nil && len(bt.dims) > 2:
 		*bt.vec(L), err = l.flat(name, bt.dims)
 	case bt.vec != nil && len(bt.dims) == 2:
@@ -1065,12 +1141,6 @@ func matTensor(name string, cols, rows int, f func(L *Layer) **ops.Matrix) block
 	return blockTensor{name: name, dims: []int{cols, rows}, mat: f}
 }
 
-// unreadTensor describes a block's tensor of dims that llama.cpp's loader
-// takes and its graph ignores: checked, then left unread.
-func unreadTensor(name string, dims ...int) blockTensor {
-	return blockTensor{name: name, dims: dims, unread: true}
-}
-
 // blockTensors lists the tensors every block of architecture a must have,
 // in the order they are checked; has says whether the block has a tensor
 // (to choose between a fused and a separate layout, and to take an
@@ -1096,11 +1166,6 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 			ts = append(ts, vecTensor("attn_norm_2.bias", e, func(L *Layer) *[]float32 { return &L.AttnNormB }))
 		}
 	default:
-		if a.AttnNorm2 && has("attn_norm_2.bias") {
-			// Its bias without attn_norm_2 itself: llama.cpp takes the
-			// two apart and its graph uses neither.
-			ts = append(ts, unreadTensor("attn_norm_2.bias", e))
-		}
 		if !a.NoPreNorm && !a.UnitNorms && !(a.EmbedNorm && il == 0) {
 			ts = append(ts, vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }))
 		}
