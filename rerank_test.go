@@ -20,29 +20,34 @@ import (
 const rerankTemplate = "<|im_start|>system\nJudge.<|im_end|>\n<|im_start|>user\nQ: {query}\nD: {document}<|im_end|>\n<|im_start|>assistant\n"
 
 // TestRerank: a BERT cross-encoder (cls then cls.output, the first
-// token's state) and a Qwen3-Reranker (cls.output over "yes" and "no",
+// token's state), a Jina v1 reranker (jina-bert-v2: cls of one row) and a Qwen3-Reranker (cls.output over "yes" and "no",
 // the last token's state, a softmax, a rerank template) score each pair as
 // their head computed by hand from the file's weights over the pair's
 // pooled state scores it; the pair laid out as llama-server lays it out.
 func TestRerank(t *testing.T) {
+	ctx := context.Background()
+	const query = "the quick brown fox"
+	docs := []string{"the dog", "a quick fox jumps over", "brown"}
 	bert := testutil.TinyBert()
 	bert.WeightType, bert.Pooling, bert.RankLabels = quant.F32, 4, []string{"relevance"}
 	qwen := testutil.TinyQwen3()
 	qwen.WeightType, qwen.Pooling, qwen.RankLabels = quant.F32, 4, []string{"yes", "no"}
 	qwen.ChatTokens, qwen.RerankTemplate = []string{"<|im_start|>", "<|im_end|>"}, rerankTemplate
-	ctx := context.Background()
-	const query = "the quick brown fox"
-	docs := []string{"the dog", "a quick fox jumps over", "brown"}
+	jina := testutil.TinyJinaBertV2()
+	jina.WeightType, jina.Pooling, jina.RankLabels = quant.F32, 4, []string{"relevance"}
+	wordPiecePair := func(m *llm.Model, doc string) []int32 {
+		// [CLS] query [SEP] doc: WordPiece adds BOS and SEP, no EOS.
+		q, d := inner(t, m, query), inner(t, m, doc)
+		return slices.Concat([]int32{m.BOS()}, q, []int32{testutil.WPMSEP}, d)
+	}
 	for _, tc := range []struct {
 		spec testutil.ModelSpec
 		pool llm.Pooling
 		pair func(m *llm.Model, doc string) []int32
 	}{
-		{bert, llm.PoolingCLS, func(m *llm.Model, doc string) []int32 {
-			// [CLS] query [SEP] doc: WordPiece adds BOS and SEP, no EOS.
-			q, d := inner(t, m, query), inner(t, m, doc)
-			return slices.Concat([]int32{m.BOS()}, q, []int32{testutil.WPMSEP}, d)
-		}},
+		{bert, llm.PoolingCLS, wordPiecePair},
+		// Jina's v1 rerankers: cls alone, one row (tanh(cls·h + b)).
+		{jina, llm.PoolingCLS, wordPiecePair},
 		{qwen, llm.PoolingLast, func(m *llm.Model, doc string) []int32 {
 			// The template's text, special tokens parsed and none added.
 			ids, err := m.TokenizeSpecial(strings.NewReplacer("{query}", query, "{document}", doc).Replace(rerankTemplate))
@@ -127,7 +132,10 @@ func readHead(t *testing.T, file []byte) rankHead {
 		}
 		return v
 	}
-	ti, _ := g.Tensor("cls.output.weight")
+	ti, ok := g.Tensor("cls.output.weight")
+	if !ok {
+		ti, _ = g.Tensor("cls.weight")
+	}
 	return rankHead{floats("cls.weight"), floats("cls.bias"), floats("cls.output.weight"), floats("cls.output.bias"), int(ti.Dims[0])}
 }
 
@@ -154,7 +162,9 @@ func (h rankHead) score(v []float32, softmax bool) float64 {
 			x[i] = math.Tanh(x[i])
 		}
 	}
-	x = product(h.out, h.outB, x)
+	if h.out != nil {
+		x = product(h.out, h.outB, x)
+	}
 	if softmax {
 		top, sum := max(x[0], x[1]), 0.0
 		for _, a := range x {

@@ -15,7 +15,7 @@ import (
 // product to one score per classifier label, its bias) when the file has
 // it; Qwen3's scores go through a softmax.
 type RankHead struct {
-	Cls, Out   *tensor.Tensor // cls.weight [Embd, Embd], cls.output.weight [Embd, Labels]; either may be nil
+	Cls, Out   *tensor.Tensor // cls.weight [Embd, Embd] ([Embd, 1] for jina-bert-v2), cls.output.weight [Embd, Labels]; either may be nil
 	ClsB, OutB []float32      // their biases, or nil
 	Labels     int            // scores of the head: classifier.output_labels, default 1
 	Last       bool           // pool the last token's state (qwen3), not the first's
@@ -47,7 +47,13 @@ func (l *loader) rankHead(c *Config) (*RankHead, error) {
 			*b, err = l.vector(name+".bias", rows)
 		}
 	}
-	load("cls", c.Embd, &h.Cls, &h.ClsB)
+	// jina-bert-v2's head (Jina's v1 rerankers) is one row, its score
+	// tanh(cls·x + b), as llama.cpp sizes cls for it [n_embd, 1].
+	clsRows := c.Embd
+	if c.Arch == "jina-bert-v2" {
+		clsRows = 1
+	}
+	load("cls", clsRows, &h.Cls, &h.ClsB)
 	load("cls.output", h.Labels, &h.Out, &h.OutB)
 	return h, err
 }

@@ -1836,7 +1836,8 @@ func (s ModelSpec) mambaTensors(p string) []tensorSpec {
 // names, dims and types (token_types and position_embd in F32) of
 // llama.cpp's converter.
 // rankTensors is a reranker's head (RankLabels): an encoder's cls.weight
-// and cls.bias, then cls.output.weight and .bias, F32.
+// and cls.bias, then cls.output.weight and .bias, F32; a jina-bert-v2's
+// cls.weight of one row and its bias alone.
 func (s ModelSpec) rankTensors() []tensorSpec {
 	n := int64(len(s.RankLabels))
 	if n == 0 {
@@ -1845,6 +1846,10 @@ func (s ModelSpec) rankTensors() []tensorSpec {
 	e := int64(s.Embd)
 	proj := dist{0, 1 / math.Sqrt(float64(e))}
 	var ts []tensorSpec
+	if s.Arch == "jina-bert-v2" {
+		// Jina's v1 rerankers: one row and its bias, no cls.output.
+		return []tensorSpec{{"cls.weight", quant.F32, []int64{e, 1}, proj}, {"cls.bias", quant.F32, []int64{1}, dist{0, 0.1}}}
+	}
 	if s.Encoder() {
 		ts = append(ts, tensorSpec{"cls.weight", quant.F32, []int64{e, e}, proj}, tensorSpec{"cls.bias", quant.F32, []int64{e}, dist{0, 0.1}})
 	}
