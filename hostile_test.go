@@ -565,7 +565,7 @@ func hostileCases() []hostileCase {
 			refusedAtLoad("gpt2 merges missing", func(h *hmodel) { gpt2Vocab(h, 320, nil); h.del("tokenizer.ggml.merges") }, "tokenizer.ggml.merges"),
 			unsupportedAtLoad("gpt2 pre-tokenizer unknown", func(h *hmodel) { gpt2Vocab(h, 320, nil); h.set("tokenizer.ggml.pre", "nonesuch") }, "nonesuch"),
 			loads("gpt2 pre-tokenizer tekken", func(h *hmodel) { gpt2Vocab(h, 320, nil); h.set("tokenizer.ggml.pre", "tekken") }),
-			unsupported("architecture unknown", set("general.architecture", "rwkv6"), "rwkv6"),
+			unsupported("architecture unknown", set("general.architecture", "rwkv5"), "rwkv5"),
 			unset("architecture missing", "general.architecture"),
 			refusedKey("architecture not a string", "general.architecture", uint32(1)),
 			loads("tensor of block -1", func(h *hmodel) { h.put("blk.-1.attn_norm.weight", quant.F32, 64) }),

@@ -292,6 +292,7 @@ var registry = []*Arch{
 	{Name: "chatglm", QKV: QKVFusedOrSeparate, OptionalQKVBias: true, FFN: FFNFusedGateUp, hparams: chatglmHparams},
 	{Name: "internlm2", UntiedOutput: true, hparams: internlm2Hparams},
 	{Name: "olmo", UnitNorms: true, hparams: olmoHparams},
+	{Name: "rwkv6", NoAttention: true, UntiedOutput: true, hparams: rwkv6Hparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -307,6 +307,13 @@ type Config struct {
 	RWKV7                                    bool
 	WKVHead                                  int
 	LoRADecay, LoRAICLR, LoRAValue, LoRAGate int
+	// RWKV6: every block is RWKV-6's time mix and channel mix (rwkv6.go),
+	// its heads' states as RWKV7's; LoRAMix is time_mix_extra_dim (the
+	// data-dependent token shift's width), LoRADecay time_decay_extra_dim.
+	// RescaleEvery is rescale_every_n_layers: the residual stream halves
+	// after every RescaleEvery-th block (0: never).
+	RWKV6                 bool
+	LoRAMix, RescaleEvery int
 	// ReLU2: the feed-forward (and each expert) has no gate:
 	// down(ReLU(up·x)²), with ffn_up's and ffn_down's biases when the file
 	// has them (nemotron_h).

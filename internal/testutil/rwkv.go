@@ -42,10 +42,10 @@ func AddRWKV7KV(g *gguf.Writer, arch string, r RWKV7, normEps float32) {
 	g.AddKV(a+"token_shift_count", uint32(2))
 }
 
-// RWKV7TensorSpec is one RWKV-7 tensor as the converter writes it: its
+// RWKVTensorSpec is one RWKV tensor as the converter writes it: its
 // name (without the block prefix), dims, whether it is a matrix (of the
 // model's weight type; else F32) and its values' mean and spread.
-type RWKV7TensorSpec struct {
+type RWKVTensorSpec struct {
 	Name      string
 	Dims      []int64
 	Matrix    bool
@@ -53,30 +53,48 @@ type RWKV7TensorSpec struct {
 }
 
 // RWKV7Block lists block il's tensors of an rwkv7 of width e and channel
-// mix ffn: the norms about 1 (biases about 0), the mixes about 0.5, the
-// decay's bias spread so that w spans (0.55, 1), matrices scaled by
-// their inputs (layer 0's value pair at the in-context rate's rank, as
-// llama.cpp asks it).
-func RWKV7Block(il int, e, ffn int64, r RWKV7) []RWKV7TensorSpec {
+// mix ffn: rwkvBlock's, the decay's bias spread so that w spans (0.55,
+// 1), the other low-rank pairs' biases about 0, the mixes about 0.5,
+// matrices scaled by their inputs (layer 0's value pair at the
+// in-context rate's rank, as llama.cpp asks it).
+func RWKV7Block(il int, e, ffn int64, r RWKV7) []RWKVTensorSpec {
 	dw, da, dv, dg := int64(r.Decay), int64(r.ICLR), int64(r.Value), int64(r.Gate)
 	if il == 0 {
 		dv = da
 	}
-	m := func(name string, in, out int64) RWKV7TensorSpec {
-		return RWKV7TensorSpec{name, []int64{in, out}, true, 0, 1 / math.Sqrt(float64(in))}
-	}
-	v := func(name string, mean, std float64) RWKV7TensorSpec {
-		return RWKV7TensorSpec{name, []int64{e}, false, mean, std}
-	}
-	return []RWKV7TensorSpec{
-		v("attn_norm.weight", 1, 0.1), v("attn_norm.bias", 0, 0.1),
-		v("attn_norm_2.weight", 1, 0.1), v("attn_norm_2.bias", 0, 0.1),
+	m, v := rwkvMatrix, rwkvVector(e)
+	return append(rwkvBlock(e, ffn),
 		v("time_mix_w0.weight", 0, 1), m("time_mix_w1.weight", e, dw), m("time_mix_w2.weight", dw, e),
 		v("time_mix_a0.weight", 0, 1), m("time_mix_a1.weight", e, da), m("time_mix_a2.weight", da, e),
 		v("time_mix_v0.weight", 0, 1), m("time_mix_v1.weight", e, dv), m("time_mix_v2.weight", dv, e),
 		m("time_mix_g1.weight", e, dg), m("time_mix_g2.weight", dg, e),
-		{"time_mix_lerp_fused.weight", []int64{e, 1, 1, 6}, false, 0.5, 0.25},
+		RWKVTensorSpec{"time_mix_lerp_fused.weight", []int64{e, 1, 1, 6}, false, 0.5, 0.25},
 		v("time_mix_k_k.weight", 0.8, 0.2), v("time_mix_k_a.weight", 1, 0.3), v("time_mix_r_k.weight", 0, 0.5),
+	)
+}
+
+// rwkvMatrix is a matrix of in inputs and out outputs, its values spread
+// by its inputs.
+func rwkvMatrix(name string, in, out int64) RWKVTensorSpec {
+	return RWKVTensorSpec{name, []int64{in, out}, true, 0, 1 / math.Sqrt(float64(in))}
+}
+
+// rwkvVector returns the constructor of a model of width e's vectors.
+func rwkvVector(e int64) func(name string, mean, std float64) RWKVTensorSpec {
+	return func(name string, mean, std float64) RWKVTensorSpec {
+		return RWKVTensorSpec{name, []int64{e}, false, mean, std}
+	}
+}
+
+// rwkvBlock lists the tensors every RWKV block has (llama.cpp's rwkv6
+// and rwkv7 loaders): the norms about 1 (biases about 0), the
+// receptance, key, value and output, the group norm, and the channel
+// mix's lerp (about 0.5), key and value.
+func rwkvBlock(e, ffn int64) []RWKVTensorSpec {
+	m, v := rwkvMatrix, rwkvVector(e)
+	return []RWKVTensorSpec{
+		v("attn_norm.weight", 1, 0.1), v("attn_norm.bias", 0, 0.1),
+		v("attn_norm_2.weight", 1, 0.1), v("attn_norm_2.bias", 0, 0.1),
 		m("time_mix_key.weight", e, e), m("time_mix_value.weight", e, e), m("time_mix_receptance.weight", e, e),
 		v("time_mix_ln.weight", 1, 0.1), v("time_mix_ln.bias", 0, 0.1),
 		m("time_mix_output.weight", e, e),
@@ -85,16 +103,25 @@ func RWKV7Block(il int, e, ffn int64, r RWKV7) []RWKV7TensorSpec {
 	}
 }
 
-// rwkv7Tensors lists an rwkv7 spec's tensors: the ends with the
+// rwkv reports whether s is an RWKV model (rwkv6, rwkv7).
+func (s ModelSpec) rwkv() bool { return s.Arch == "rwkv6" || s.Arch == "rwkv7" }
+
+// rwkvTensors lists an rwkv6 or rwkv7 spec's tensors: the ends with the
 // embeddings' norm and the final norm's bias, then each block's.
-func (s ModelSpec) rwkv7Tensors() []tensorSpec {
+func (s ModelSpec) rwkvTensors() []tensorSpec {
 	e := int64(s.Embd)
 	ts := append(s.ends("output_norm.weight"),
 		tensorSpec{"output_norm.bias", quant.F32, []int64{e}, dist{0, 0.1}},
 		tensorSpec{"token_embd_norm.weight", quant.F32, []int64{e}, dist{1, 0.1}},
 		tensorSpec{"token_embd_norm.bias", quant.F32, []int64{e}, dist{0, 0.1}})
 	for l := range s.Layers {
-		for _, b := range RWKV7Block(l, e, int64(s.FFN), *s.RWKV7) {
+		var block []RWKVTensorSpec
+		if s.RWKV6 != nil {
+			block = RWKV6Block(e, int64(s.FFN), *s.RWKV6)
+		} else {
+			block = RWKV7Block(l, e, int64(s.FFN), *s.RWKV7)
+		}
+		for _, b := range block {
 			typ := quant.F32
 			if b.Matrix {
 				typ = s.WeightType

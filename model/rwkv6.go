@@ -1,0 +1,150 @@
+package model
+
+import (
+	"math"
+
+	"github.com/lowmem/llm/internal/ops"
+)
+
+// This file is RWKV-6 ("Finch") as llama.cpp's rwkv6 graph
+// (build_rwkv6_time_mix, build_rwkv6_channel_mix) and ggml's rwkv_wkv6
+// run it, on what it shares with RWKV-7 (rwkv.go).
+//
+// The time mix's token shift is data-dependent: a first mix by
+// time_mix_lerp_x goes through time_mix_w1 (Embd → 5×time_mix_extra_dim)
+// and tanh, and each fifth of that through its own matrix of time_mix_w2
+// ([extra, Embd, 5]) gives m_b; the five mixes (w, k, v, r, g in
+// time_mix_lerp_fused's order) then move each row toward the previous
+// one by lerp_b + m_b. From them: r, k and v (full matrices), the gate
+// g = SiLU(time_mix_gate·x_g) and the decay w = exp(-exp(time_mix_decay +
+// decay_w2·tanh(decay_w1·x_w))). The state S of each head (WKVHead²
+// floats, S[i][j]: key i, value j, as ggml's rwkv_wkv6 lays it out)
+// takes each token with time_mix_first's bonus u:
+//
+//	y[j]    = Σ_i r[i]·(u[i]·k[i]·v[j] + S[i][j])
+//	S[i][j] = S[i][j]·w[i] + k[i]·v[j]
+//
+// y goes through the group norm, is multiplied by g and goes through
+// time_mix_output. The channel mix is σ(receptance(x_r))·value(ReLU(key(x_k))²)
+// of its two mixes (channel_mix_lerp_k, channel_mix_lerp_r). With
+// rescale_every_n_layers = N, the residual stream is halved after every
+// N-th block (the converter divides those blocks' output and value
+// matrices to match).
+
+// rwkv6Mixes is the qkv slot each of the five data-dependent mixes
+// (time_mix_lerp_fused's w, k, v, r, g) and its projection take.
+var rwkv6Mixes = [5]int{rwW, rwK, rwV, rwR, rwG}
+
+// rwkv6TimeMix runs an RWKV-6 layer's time mix of the normalised rows
+// cur, leaving its output (before time_mix_output) in p.att.
+func (s *State) rwkv6TimeMix(L *Layer, p *pass, cur, src, dst []float32) error {
+	c := &s.m.Config
+	E, n, D := c.Embd, p.n, c.LoRAMix
+	W := rwkvSlots * E
+	s.e.Phase(phQKV)
+	s.rwkvLerp(p.xn, cur, src[:E], L.TMLerpX, nil, n)
+	if err := s.mul(L.TMMix1, s.acts(p.xn, E, n), p.att, 5*D); err != nil {
+		return err
+	}
+	for i, v := range p.att[:n*5*D] {
+		p.att[i] = tanh32(v)
+	}
+	for b, slot := range rwkv6Mixes {
+		// m_b: the b-th fifth of each token's row through the b-th of
+		// time_mix_w2's matrices, into the slot its mix takes.
+		for t := range n {
+			copy(p.xn[t*D:(t+1)*D], p.att[t*5*D+b*D:t*5*D+(b+1)*D])
+		}
+		one := [1]projection{{w: L.TMMix2, row0: b * E, rows: E}}
+		if err := s.mulShared(s.acts(p.xn, D, n), one[:], p.qkv[slot*E:], W); err != nil {
+			return err
+		}
+	}
+	lerp := func(b int) acts {
+		slot := rwkv6Mixes[b]
+		s.rwkvLerp(p.xn, cur, src[:E], L.TMLerp[b*E:(b+1)*E], p.qkv[slot*E:], n)
+		return s.acts(p.xn, E, n)
+	}
+	for b, w := range [5]*ops.Matrix{1: L.Wk, 2: L.Wv, 3: L.Wq, 4: L.TMGate} {
+		if w != nil {
+			if err := s.mul(w, lerp(b), p.qkv[rwkv6Mixes[b]*E:], W); err != nil {
+				return err
+			}
+		}
+	}
+	// The decay's pair last: its rank's rows take p.att, which held the
+	// mixes' tanh rows until now.
+	if err := s.rwkvLora(L.TMW1, L.TMW2, c.LoRADecay, lerp(0), tanh32, p, rwW); err != nil {
+		return err
+	}
+	for t := range n {
+		row := p.qkv[t*W : (t+1)*W]
+		w, g := row[rwW*E:(rwW+1)*E], row[rwG*E:(rwG+1)*E]
+		for i := range E {
+			w[i] = float32(math.Exp(-math.Exp(float64(w[i] + L.TMW0[i]))))
+			g[i] *= sigmoid32(g[i]) // SiLU
+		}
+	}
+	y := s.rwkvWKV(p, src, dst, L.TMFirst)
+	for t := range n {
+		g := p.qkv[t*W+rwG*E : t*W+(rwG+1)*E]
+		yt := y[t*E : (t+1)*E]
+		rwkvGroupNorm(yt, L, c.WKVHead)
+		for i := range yt {
+			yt[i] *= g[i]
+		}
+	}
+	return nil
+}
+
+// wkv6Head takes one token into one head's state (in, written to st,
+// which may be in itself) and writes the head's output y: rwkv_wkv6's
+// update, the state's rows by key.
+func wkv6Head(st, in, r, w, k, v, u, y []float32) {
+	N := len(r)
+	clear(y)
+	for i := range N {
+		si, so := in[i*N:(i+1)*N], st[i*N:(i+1)*N]
+		ki, ri, ui, wi := k[i], r[i], u[i], w[i]
+		for j := range N {
+			kv := ki * v[j]
+			y[j] += (kv*ui + si[j]) * ri
+			so[j] = si[j]*wi + kv
+		}
+	}
+}
+
+// rwkv6Hparams: RWKV-6 as llama.cpp loads it: rwkvHparams' keys, the
+// data-dependent mix's width time_mix_extra_dim and the decay's
+// time_decay_extra_dim, both required, and rescale_every_n_layers
+// (default 0: never).
+func rwkv6Hparams(c *Config, m *meta) {
+	c.RWKV6 = true
+	rwkvHparams(c, m, []rwkvDim{{"time_mix_extra_dim", &c.LoRAMix}, {"time_decay_extra_dim", &c.LoRADecay}})
+	c.RescaleEvery = m.num("rescale_every_n_layers", maxCount, 0, false)
+}
+
+// rwkv6Tensors lists an RWKV-6 block's tensors as llama.cpp's loader
+// takes them, all required: rwkvTensors', the data-dependent mix's pair
+// (time_mix_w2 a stack of five matrices), lerp_x and the fused mixes
+// ([Embd, 1, 1, 5]; llama.cpp also reads five separate lerps from older
+// files, which this loader does not), time_mix_first ([WKVHead,
+// Embd/WKVHead]), the decay and its pair, the gate, and the channel
+// mix's receptance and its lerp.
+func rwkv6Tensors(c *Config) []blockTensor {
+	e, d := c.Embd, c.LoRAMix
+	vec := func(name string, get func(L *Layer) *[]float32) blockTensor { return vecTensor(name, e, get) }
+	return append(rwkvTensors(c),
+		matTensor("time_mix_w1.weight", e, 5*d, func(L *Layer) **ops.Matrix { return &L.TMMix1 }),
+		blockTensor{name: "time_mix_w2.weight", dims: []int{d, e, 5}, mat: func(L *Layer) **ops.Matrix { return &L.TMMix2 }},
+		blockTensor{name: "time_mix_lerp_x.weight", dims: []int{e, 1, 1}, vec: func(L *Layer) *[]float32 { return &L.TMLerpX }},
+		blockTensor{name: "time_mix_lerp_fused.weight", dims: []int{e, 1, 1, 5}, vec: func(L *Layer) *[]float32 { return &L.TMLerp }},
+		blockTensor{name: "time_mix_first.weight", dims: []int{c.WKVHead, e / c.WKVHead}, vec: func(L *Layer) *[]float32 { return &L.TMFirst }},
+		vec("time_mix_decay.weight", func(L *Layer) *[]float32 { return &L.TMW0 }),
+		matTensor("time_mix_decay_w1.weight", e, c.LoRADecay, func(L *Layer) **ops.Matrix { return &L.TMW1 }),
+		matTensor("time_mix_decay_w2.weight", c.LoRADecay, e, func(L *Layer) **ops.Matrix { return &L.TMW2 }),
+		matTensor("time_mix_gate.weight", e, e, func(L *Layer) **ops.Matrix { return &L.TMGate }),
+		blockTensor{name: "channel_mix_lerp_r.weight", dims: []int{e, 1, 1}, vec: func(L *Layer) *[]float32 { return &L.CMLerpR }},
+		matTensor("channel_mix_receptance.weight", e, e, func(L *Layer) **ops.Matrix { return &L.CMR }),
+	)
+}

@@ -1,0 +1,96 @@
+package model
+
+import (
+	"math"
+	"testing"
+
+	"github.com/lowmem/llm/internal/testutil"
+)
+
+// rwkv6Hidden is every token's hidden state after the final norm, written
+// from llama.cpp's rwkv6 graph (build_rwkv6_time_mix) and ggml's
+// rwkv_wkv6 in float64 on rwkvHidden's blocks.
+func (r *refDecoder) rwkv6Hidden(tokens []int32) [][]float64 {
+	c, q := r.c, r.rwkv
+	E, N, D, n := c.Embd, c.WKVHead, c.LoRAMix, len(tokens)
+	return r.rwkvHidden(tokens, func(_ int, p func(string) []float64, cur [][]float64, shifted shiftFunc) [][]float64 {
+		outs := make([][]float64, n)
+		lx, lf, w2, u := p("time_mix_lerp_x.weight"), p("time_mix_lerp_fused.weight"), p("time_mix_w2.weight"), p("time_mix_first.weight")
+		S := make([]float64, E*N)
+		for t := range n {
+			if q.NoState {
+				clear(S)
+			}
+			hx := squash64(linear(p("time_mix_w1.weight"), nil, shifted(cur, t, lx)), false)
+			// mix is the b-th mix (w, k, v, r, g): its lerp plus w2's b-th
+			// matrix of the b-th fifth of hx.
+			mix := func(b int) []float64 {
+				lerp := append([]float64(nil), lf[b*E:(b+1)*E]...)
+				if !q.NoDataShift {
+					for i, m := range linear(w2[b*E*D:(b+1)*E*D], nil, hx[b*D:(b+1)*D]) {
+						lerp[i] += m
+					}
+				}
+				return shifted(cur, t, lerp)
+			}
+			xw, xk, xv, xr, xg := mix(0), mix(1), mix(2), mix(3), mix(4)
+			rr := linear(p("time_mix_receptance.weight"), nil, xr)
+			k := linear(p("time_mix_key.weight"), nil, xk)
+			v := linear(p("time_mix_value.weight"), nil, xv)
+			g := linear(p("time_mix_gate.weight"), nil, xg)
+			for i, e := range g {
+				if q.SigmoidGate {
+					g[i] = sig64(e)
+				} else {
+					g[i] = e * sig64(e)
+				}
+			}
+			w := linear(p("time_mix_decay_w2.weight"), p("time_mix_decay.weight"),
+				squash64(linear(p("time_mix_decay_w1.weight"), nil, xw), q.SigmoidW))
+			for i := range w {
+				w[i] = math.Exp(-math.Exp(w[i]))
+			}
+			y := make([]float64, E)
+			for h := 0; h < E; h += N {
+				st := S[h*N : (h+N)*N] // head h/N's state, rows by key
+				for i := range N {
+					for j := range N {
+						kv := k[h+i] * v[h+j]
+						bonus := u[h+i] * kv
+						if q.NoBonus {
+							bonus = 0
+						}
+						y[h+j] += rr[h+i] * (bonus + st[i*N+j])
+						st[i*N+j] = st[i*N+j]*w[h+i] + kv
+					}
+				}
+			}
+			r.rwkvGroupNorm(y, p)
+			for i := range y {
+				y[i] *= g[i]
+			}
+			outs[t] = linear(p("time_mix_output.weight"), nil, y)
+		}
+		return outs
+	})
+}
+
+// RWKV-6 (TinyRWKV6: three layers, the stream halved after the second)
+// against the float64 reference written from llama.cpp's rwkv6 graph and
+// ggml's rwkv_wkv6, in one pass, in chunks of 4 (the shifted rows and
+// the heads' states carried through chunk boundaries) and token by
+// token. Each perturbation of the steps, and rescale_every_n_layers left
+// out, moves the reference by more than 3 tolerances.
+func TestRWKV6MatchesReference(t *testing.T) {
+	const tol = 1e-3
+	pool, m, f, data := loadF32(t, testutil.TinyRWKV6())
+	L := &m.Blocks[0]
+	if !m.RWKV6 || m.KVLayers() != 0 || !m.ConvLayer(2) || m.WKVHead != 32 || m.LoRAMix != 32 || m.LoRADecay != 64 || m.RescaleEvery != 2 ||
+		m.OutNormB == nil || m.EmbedNormB == nil || len(L.TMLerp) != 5*m.Embd || len(L.TMFirst) != m.Embd || L.CMR == nil || L.TMMix2.Rows != 5*m.Embd {
+		t.Fatalf("config: %+v", m.Config)
+	}
+	toks := prompt(13)
+	ref, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
+	mustMoveEach(t, ref, want, 3*tol, func(q rwkvPerturb) refDecoder { return refDecoder{rwkv: q} }, rwkv7Only...)
+	mustMoveAll(t, m, f, data, toks, want, 3*tol, "no rescale")
+}

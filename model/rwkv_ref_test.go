@@ -1,0 +1,141 @@
+package model
+
+import (
+	"fmt"
+	"math"
+)
+
+// rwkvPerturb lists perturbations of RWKV-6's and RWKV-7's steps, which
+// no Config field names, each named by its tag (mustMoveEach); each
+// architecture's test passes over those of the other's.
+type rwkvPerturb struct {
+	NoValueRes  bool `perturb:"no value residual"` // RWKV-7: the value's mix with the first layer's left out
+	NoGroupNorm bool `perturb:"no group norm"`
+	NoShift     bool `perturb:"no token shift"` // each token mixed with itself
+	SigmoidW    bool `perturb:"decay sigmoid"`  // the decay's pair through a sigmoid instead of tanh
+	TanhG       bool `perturb:"gate tanh"`      // RWKV-7: the gate's pair through tanh instead of a sigmoid
+	NoSquare    bool `perturb:"no ReLU²"`       // the channel mix's ReLU not squared
+	NoBonus     bool `perturb:"no r·k bonus"`   // RWKV-7's r_k, RWKV-6's time_mix_first
+	NoEmbedNorm bool `perturb:"no embedding norm"`
+	NoState     bool `perturb:"no wkv state"`          // every pass starting from the empty state
+	NoDataShift bool `perturb:"no data-dependent mix"` // RWKV-6: the mixes by their lerps alone
+	SigmoidGate bool `perturb:"gate sigmoid"`          // RWKV-6: the gate σ(g), not SiLU(g)
+	NoCMGate    bool `perturb:"no channel receptance"` // RWKV-6: the channel mix's value ungated
+}
+
+// rwkv7Only and rwkv6Only name the perturbations each architecture's
+// test passes over.
+var (
+	rwkv7Only = []string{"NoValueRes", "TanhG"}
+	rwkv6Only = []string{"NoDataShift", "SigmoidGate", "NoCMGate"}
+)
+
+func sig64(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
+
+// squash64 is tanh of each of x in place, or the sigmoid with sigmoid.
+func squash64(x []float64, sigmoid bool) []float64 {
+	for i, v := range x {
+		if sigmoid {
+			x[i] = sig64(v)
+		} else {
+			x[i] = math.Tanh(v)
+		}
+	}
+	return x
+}
+
+// A shiftFunc is row t of rows mixed toward row t-1 (zeros before the
+// first) by lerp.
+type shiftFunc func(rows [][]float64, t int, lerp []float64) []float64
+
+// rwkvGroupNorm is the group norm of a token's heads' outputs in place:
+// a LayerNorm over each head, eps 64e-5, with time_mix_ln's weight and
+// bias.
+func (r *refDecoder) rwkvGroupNorm(y []float64, p func(string) []float64) {
+	N := r.c.WKVHead
+	for h := 0; h < len(y) && !r.rwkv.NoGroupNorm; h += N {
+		copy(y[h:h+N], layerNorm64(y[h:h+N], p("time_mix_ln.weight")[h:h+N], p("time_mix_ln.bias")[h:h+N], 64e-5))
+	}
+}
+
+// rwkvHidden is every token's hidden state after the final norm, written
+// from llama.cpp's rwkv6 and rwkv7 graphs in float64: the embeddings'
+// LayerNorm; per block timeMix's output of the attn_norm rows (each
+// token's, after time_mix_output) added, the channel mix's of the
+// attn_norm_2 rows added (RWKV-6's gated by its receptance), the stream
+// halved after every rescale_every_n_layers-th block; the final norm.
+func (r *refDecoder) rwkvHidden(tokens []int32, timeMix func(il int, p func(string) []float64, cur [][]float64, shifted shiftFunc) [][]float64) [][]float64 {
+	c, q := r.c, r.rwkv
+	E, n := c.Embd, len(tokens)
+	eps := float64(c.NormEps)
+	emb := r.tensor("token_embd.weight")
+	x := make([][]float64, n)
+	for t, tok := range tokens {
+		x[t] = append([]float64(nil), emb[int(tok)*E:(int(tok)+1)*E]...)
+		if !q.NoEmbedNorm {
+			x[t] = layerNorm64(x[t], r.tensor("token_embd_norm.weight"), r.tensor("token_embd_norm.bias"), eps)
+		}
+	}
+	shifted := func(rows [][]float64, t int, lerp []float64) []float64 {
+		out := make([]float64, E)
+		for i := range out {
+			var prev float64
+			switch {
+			case q.NoShift:
+				prev = rows[t][i]
+			case t > 0:
+				prev = rows[t-1][i]
+			}
+			out[i] = rows[t][i] + (prev-rows[t][i])*lerp[i]
+		}
+		return out
+	}
+	norms := func(w, b []float64) [][]float64 {
+		out := make([][]float64, n)
+		for t := range x {
+			out[t] = layerNorm64(x[t], w, b, eps)
+		}
+		return out
+	}
+	add := func(t int, o []float64) {
+		for i := range o {
+			x[t][i] += o[i]
+		}
+	}
+	for il := range c.Layers {
+		p := func(s string) []float64 { return r.tensor(fmt.Sprintf("blk.%d.%s", il, s)) }
+		for t, o := range timeMix(il, p, norms(p("attn_norm.weight"), p("attn_norm.bias")), shifted) {
+			add(t, o)
+		}
+		ffn := norms(p("attn_norm_2.weight"), p("attn_norm_2.bias"))
+		for t := range n {
+			kx := linear(p("channel_mix_key.weight"), nil, shifted(ffn, t, p("channel_mix_lerp_k.weight")))
+			for i, e := range kx {
+				e = math.Max(e, 0)
+				if !q.NoSquare {
+					e *= e
+				}
+				kx[i] = e
+			}
+			o := linear(p("channel_mix_value.weight"), nil, kx)
+			if c.RWKV6 && !q.NoCMGate {
+				rr := linear(p("channel_mix_receptance.weight"), nil, shifted(ffn, t, p("channel_mix_lerp_r.weight")))
+				for i := range o {
+					o[i] *= sig64(rr[i])
+				}
+			}
+			add(t, o)
+		}
+		if c.RescaleEvery > 0 && (il+1)%c.RescaleEvery == 0 {
+			for t := range x {
+				for i := range x[t] {
+					x[t][i] *= 0.5
+				}
+			}
+		}
+	}
+	for t := range x {
+		x[t] = layerNorm64(x[t], r.tensor("output_norm.weight"), r.tensor("output_norm.bias"), eps)
+	}
+	return x
+}
