@@ -3,6 +3,10 @@ package model
 import (
 	"fmt"
 	"math"
+	"testing"
+
+	"github.com/lowmem/llm/internal/gguf"
+	"github.com/lowmem/llm/internal/testutil"
 )
 
 // rwkvPerturb lists perturbations of RWKV-6's and RWKV-7's steps, which
@@ -60,11 +64,11 @@ func (r *refDecoder) rwkvGroupNorm(y []float64, p func(string) []float64) {
 
 // rwkvHidden is every token's hidden state after the final norm, written
 // from llama.cpp's rwkv6 and rwkv7 graphs in float64: the embeddings'
-// LayerNorm; per block timeMix's output of the attn_norm rows (each
-// token's, after time_mix_output) added, the channel mix's of the
+// LayerNorm; per block timeMix's outputs y of the attn_norm rows and
+// gates g (each token's), y·g through time_mix_output added, the channel mix's of the
 // attn_norm_2 rows added (RWKV-6's gated by its receptance), the stream
 // halved after every rescale_every_n_layers-th block; the final norm.
-func (r *refDecoder) rwkvHidden(tokens []int32, timeMix func(il int, p func(string) []float64, cur [][]float64, shifted shiftFunc) [][]float64) [][]float64 {
+func (r *refDecoder) rwkvHidden(tokens []int32, timeMix func(il int, p func(string) []float64, cur [][]float64, shifted shiftFunc) (ys, gs [][]float64)) [][]float64 {
 	c, q := r.c, r.rwkv
 	E, n := c.Embd, len(tokens)
 	eps := float64(c.NormEps)
@@ -104,8 +108,12 @@ func (r *refDecoder) rwkvHidden(tokens []int32, timeMix func(il int, p func(stri
 	}
 	for il := range c.Layers {
 		p := func(s string) []float64 { return r.tensor(fmt.Sprintf("blk.%d.%s", il, s)) }
-		for t, o := range timeMix(il, p, norms(p("attn_norm.weight"), p("attn_norm.bias")), shifted) {
-			add(t, o)
+		ys, gs := timeMix(il, p, norms(p("attn_norm.weight"), p("attn_norm.bias")), shifted)
+		for t, y := range ys {
+			for i := range y {
+				y[i] *= gs[t][i]
+			}
+			add(t, linear(p("time_mix_output.weight"), nil, y))
 		}
 		ffn := norms(p("attn_norm_2.weight"), p("attn_norm_2.bias"))
 		for t := range n {
@@ -138,4 +146,24 @@ func (r *refDecoder) rwkvHidden(tokens []int32, timeMix func(il int, p func(stri
 		x[t] = layerNorm64(x[t], r.tensor("output_norm.weight"), r.tensor("output_norm.bias"), eps)
 	}
 	return x
+}
+
+// rwkvMatchesReference compares spec's model (three layers, F32) with
+// the float64 reference written from llama.cpp's graph and ggml's wkv
+// op, in one pass, in chunks of 4 (the shifted rows and the heads'
+// states carried through chunk boundaries) and token by token, after
+// ok has checked its Config; each perturbation of the steps but the
+// other architecture's moves the reference by more than 3 tolerances.
+// It returns what mustMoveAll takes.
+func rwkvMatchesReference(t *testing.T, spec testutil.ModelSpec, ok func(m *Model) bool, other []string) (m *Model, f *gguf.File, data []byte, toks []int32, want [][]float64) {
+	t.Helper()
+	const tol = 1e-3
+	pool, m, f, data := loadF32(t, spec)
+	if !ok(m) || m.KVLayers() != 0 || !m.ConvLayer(2) || m.WKVHead != 32 || m.OutNormB == nil || m.EmbedNormB == nil {
+		t.Fatalf("config: %+v", m.Config)
+	}
+	toks = prompt(13)
+	ref, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
+	mustMoveEach(t, ref, want, 3*tol, func(q rwkvPerturb) refDecoder { return refDecoder{rwkv: q} }, other...)
+	return m, f, data, toks, want
 }

@@ -32,13 +32,26 @@ func TinyRWKV7() ModelSpec {
 // them: the LayerNorm epsilon, wkv.head_size, the four ranks and
 // token_shift_count 2.
 func AddRWKV7KV(g *gguf.Writer, arch string, r RWKV7, normEps float32) {
+	addRWKVKV(g, arch, normEps, r.Head, rwkvKey{"attention.decay_lora_rank", r.Decay}, rwkvKey{"attention.iclr_lora_rank", r.ICLR},
+		rwkvKey{"attention.value_residual_mix_lora_rank", r.Value}, rwkvKey{"attention.gate_lora_rank", r.Gate})
+}
+
+// An rwkvKey is one of an RWKV model's own sizes and its key.
+type rwkvKey struct {
+	key string
+	n   int
+}
+
+// addRWKVKV writes the keys of an RWKV model as llama.cpp's converters
+// write them: the LayerNorm epsilon, wkv.head_size, the model's own
+// sizes in order and token_shift_count 2.
+func addRWKVKV(g *gguf.Writer, arch string, normEps float32, head int, own ...rwkvKey) {
 	a := arch + "."
 	g.AddKV(a+"attention.layer_norm_epsilon", normEps)
-	g.AddKV(a+"wkv.head_size", uint32(r.Head))
-	g.AddKV(a+"attention.decay_lora_rank", uint32(r.Decay))
-	g.AddKV(a+"attention.iclr_lora_rank", uint32(r.ICLR))
-	g.AddKV(a+"attention.value_residual_mix_lora_rank", uint32(r.Value))
-	g.AddKV(a+"attention.gate_lora_rank", uint32(r.Gate))
+	g.AddKV(a+"wkv.head_size", uint32(head))
+	for _, k := range own {
+		g.AddKV(a+k.key, uint32(k.n))
+	}
 	g.AddKV(a+"token_shift_count", uint32(2))
 }
 

@@ -27,15 +27,11 @@ func TinyRWKV6() ModelSpec {
 // them: the LayerNorm epsilon, wkv.head_size, the two extra dims,
 // rescale_every_n_layers (when not 0) and token_shift_count 2.
 func AddRWKV6KV(g *gguf.Writer, arch string, r RWKV6, normEps float32) {
-	a := arch + "."
-	g.AddKV(a+"attention.layer_norm_epsilon", normEps)
-	g.AddKV(a+"wkv.head_size", uint32(r.Head))
-	g.AddKV(a+"time_mix_extra_dim", uint32(r.Mix))
-	g.AddKV(a+"time_decay_extra_dim", uint32(r.Decay))
+	own := []rwkvKey{{"time_mix_extra_dim", r.Mix}, {"time_decay_extra_dim", r.Decay}}
 	if r.Rescale > 0 {
-		g.AddKV(a+"rescale_every_n_layers", uint32(r.Rescale))
+		own = append(own, rwkvKey{"rescale_every_n_layers", r.Rescale})
 	}
-	g.AddKV(a+"token_shift_count", uint32(2))
+	addRWKVKV(g, arch, normEps, r.Head, own...)
 }
 
 // RWKV6Block lists a block's tensors of an rwkv6 of width e and channel
