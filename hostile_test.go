@@ -1098,6 +1098,39 @@ func hostileCases() []hostileCase {
 			refusedKey("head size 0", ".wkv.head_size", uint32(0)),
 			refusedKey("three token shifts", ".token_shift_count", uint32(3)),
 		),
+		// rwkv6: the data-dependent mix's and the decay's pairs, lerp_x,
+		// the fused lerps (llama.cpp also takes five separate ones from
+		// older files; this loader does not), time_mix_first, the gate,
+		// the channel mix's receptance and the ends' norms are required;
+		// the extra dims and the head size must agree with the tensors
+		// and the width; rescale_every_n_layers is optional.
+		family("rwkv6", testutil.TinyRWKV6(), requires{
+			"layer without time_mix_w1":             "blk.1.time_mix_w1.weight",
+			"layer without time_mix_w2":             "blk.2.time_mix_w2.weight",
+			"layer without time_mix_lerp_x":         "blk.0.time_mix_lerp_x.weight",
+			"layer without time_mix_lerp_fused":     "blk.1.time_mix_lerp_fused.weight",
+			"layer without time_mix_first":          "blk.2.time_mix_first.weight",
+			"layer without time_mix_decay":          "blk.0.time_mix_decay.weight",
+			"layer without time_mix_decay_w2":       "blk.1.time_mix_decay_w2.weight",
+			"layer without time_mix_gate":           "blk.2.time_mix_gate.weight",
+			"layer without channel_mix_receptance":  "blk.0.channel_mix_receptance.weight",
+			"layer without channel_mix_lerp_r":      "blk.1.channel_mix_lerp_r.weight",
+			"layer without the group norm's weight": "blk.2.time_mix_ln.weight",
+			"without token_embd_norm's bias":        "token_embd_norm.bias",
+			"without output_norm.bias":              "output_norm.bias",
+			"without an output matrix":              "output.weight",
+		},
+			misshapen("time_mix_w2 of four matrices", "blk.1.time_mix_w2.weight", 32, 128, 4),
+			misshapen("lerp_fused of six mixes", "blk.0.time_mix_lerp_fused.weight", 128, 1, 1, 6),
+			misshapen("time_mix_first flat", "blk.2.time_mix_first.weight", 128),
+			refused("mix dim of another file", setU(".time_mix_extra_dim", 64), "blk.0.time_mix_w1.weight"),
+			refused("decay dim of another file", setU(".time_decay_extra_dim", 32), "blk.0.time_mix_decay_w1.weight"),
+			unset("decay dim missing", ".time_decay_extra_dim"),
+			refusedKey("mix dim wider than the model", ".time_mix_extra_dim", uint32(256)),
+			refusedKey("head size not dividing the width", ".wkv.head_size", uint32(48)),
+			refusedKey("three token shifts", ".token_shift_count", uint32(3)),
+			loads("without rescale_every_n_layers", func(h *hmodel) { h.del(".rescale_every_n_layers") }),
+		),
 		// smallthinker: every layer's router and experts are required (no
 		// dense feed-forward, no shared expert), and so is the gating
 		// function (llama.cpp's graph aborts without one); a window of 0
