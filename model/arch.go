@@ -293,6 +293,7 @@ var registry = []*Arch{
 	{Name: "internlm2", UntiedOutput: true, hparams: internlm2Hparams},
 	{Name: "olmo", UnitNorms: true, hparams: olmoHparams},
 	{Name: "rwkv6", NoAttention: true, UntiedOutput: true, hparams: rwkv6Hparams},
+	{Name: "rwkv6qwen2", NoAttention: true, UntiedOutput: true, hparams: rwkv6Qwen2Hparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -38,9 +38,19 @@ const (
 	rwVFirst
 )
 
-// rwkvFloats is one RWKV layer's recurrent state: the two shifted rows,
-// then Embd/WKVHead heads of WKVHead² floats.
-func rwkvFloats(c *Config) int { return 2*c.Embd + c.Embd*c.WKVHead }
+// rwkvFloats is one RWKV layer's recurrent state: the shifted rows
+// (rwkvShifts), then Embd/WKVHead heads of WKVHead² floats.
+func rwkvFloats(c *Config) int { return c.rwkvShifts()*c.Embd + c.Embd*c.WKVHead }
+
+// rwkvShifts is the rows an RWKV layer shifts: the time mix's and the
+// channel mix's, or the time mix's alone in a QRWKV model (its
+// token_shift_count 1), whose feed-forward shifts nothing.
+func (c *Config) rwkvShifts() int {
+	if c.QRWKV {
+		return 1
+	}
+	return 2
+}
 
 // rwkv reports whether every block is an RWKV block (rwkv6, rwkv7).
 func (c *Config) rwkv() bool { return c.RWKV6 || c.RWKV7 }
@@ -110,7 +120,7 @@ func (s *State) rwkvLayer(il int, L *Layer, p *pass) error {
 	src, dst := s.conv.layer(c.recurrentIndex(il), rwkvFloats(c))
 	s.e.Phase(phNorm)
 	cur := p.tmp[:n*E]
-	s.layerNorm(cur, x, L.AttnNorm, L.AttnNormB, n)
+	s.normB(cur, x, L.AttnNorm, L.AttnNormB, n)
 	var err error
 	if c.RWKV6 {
 		err = s.rwkv6TimeMix(L, p, cur, src, dst)
@@ -126,10 +136,16 @@ func (s *State) rwkvLayer(il int, L *Layer, p *pass) error {
 	}
 	ops.Add(x, p.xn[:n*E])
 	copy(dst[:E], cur[(n-1)*E:])
+	if c.QRWKV {
+		// Qwen2's feed-forward for the channel mix.
+		s.e.Phase(phNorm)
+		s.norm(p.xn, x, L.FFNNorm, n)
+		return s.ffn(L, s.acts(p.xn, E, n), p.gu, p.tmp, x, false)
+	}
 
 	// The channel mix.
 	s.e.Phase(phNorm)
-	s.layerNorm(cur, x, L.FFNNorm, L.FFNNormB, n)
+	s.normB(cur, x, L.FFNNorm, L.FFNNormB, n)
 	s.rwkvLerp(p.xn, cur, src[E:2*E], L.CMLerpK, nil, n)
 	s.e.Phase(phGateUp)
 	F := c.FFN
@@ -164,13 +180,17 @@ func (s *State) rwkvLayer(il int, L *Layer, p *pass) error {
 
 // rwkvWKV runs a layer's state update over the pass's heads into y (n
 // rows of Embd in p.att), from the layer's heads' states in src into
-// dst; first is RWKV-6's time_mix_first, nil in RWKV-7.
+// dst; first is RWKV-6's time_mix_first, nil in RWKV-7 and QRWKV.
 func (s *State) rwkvWKV(p *pass, src, dst, first []float32) []float32 {
 	c := &s.m.Config
 	E, N, n := c.Embd, c.WKVHead, p.n
 	s.e.Phase(phScan)
 	y := p.att[:n*E]
-	s.wkv = wkvTask{s: s, n: n, rows: p.qkv, y: y, src: src[2*E:], dst: dst[2*E:], first: first}
+	o := c.rwkvShifts() * E
+	s.wkv = wkvTask{s: s, n: n, rows: p.qkv, y: y, src: src[o:], dst: dst[o:], first: first}
+	if c.QRWKV {
+		s.wkv.scale = float32(1 / math.Sqrt(float64(N)))
+	}
 	s.e.For(E/N, 1, &s.wkv)
 	s.wkv = wkvTask{}
 	return y
@@ -195,6 +215,7 @@ type wkvTask struct {
 	src   []float32 // the layer's heads' states before the pass
 	dst   []float32 // where the pass leaves them (src itself or a free slot)
 	first []float32 // RWKV-6's time_mix_first (u); nil: RWKV-7's update
+	scale float32   // QRWKV's receptance scale, 1/√WKVHead: gated linear attention
 }
 
 // Do updates heads [lo,hi): the first token from src into dst, the rest
@@ -215,9 +236,12 @@ func (k *wkvTask) Do(_, lo, hi int) {
 			row := k.rows[t*W : (t+1)*W]
 			slot := func(i int) []float32 { return row[i*E+o : i*E+o+N] }
 			y := k.y[t*E+o : t*E+o+N]
-			if k.first != nil {
+			switch {
+			case k.first != nil:
 				wkv6Head(st, in, slot(rwR), slot(rwW), slot(rwK), slot(rwV), k.first[o:o+N], y)
-			} else {
+			case k.scale != 0:
+				glaHead(st, in, slot(rwR), slot(rwW), slot(rwK), slot(rwV), k.scale, y)
+			default:
 				wkv7Head(st, in, slot(rwR), slot(rwW), slot(rwK), slot(rwV), slot(rwKK), slot(rwA), y)
 			}
 			in = st
@@ -232,29 +256,42 @@ func (k *wkvTask) Do(_, lo, hi int) {
 func rwkvTensors(c *Config) []blockTensor {
 	e, f := c.Embd, c.FFN
 	vec := func(name string, get func(L *Layer) *[]float32) blockTensor { return vecTensor(name, e, get) }
-	return []blockTensor{
+	return append(append([]blockTensor{
 		vec("attn_norm.weight", func(L *Layer) *[]float32 { return &L.AttnNorm }),
 		vec("attn_norm.bias", func(L *Layer) *[]float32 { return &L.AttnNormB }),
 		vec("attn_norm_2.weight", func(L *Layer) *[]float32 { return &L.FFNNorm }),
 		vec("attn_norm_2.bias", func(L *Layer) *[]float32 { return &L.FFNNormB }),
-		matTensor("time_mix_key.weight", e, e, func(L *Layer) **ops.Matrix { return &L.Wk }),
-		matTensor("time_mix_value.weight", e, e, func(L *Layer) **ops.Matrix { return &L.Wv }),
-		matTensor("time_mix_receptance.weight", e, e, func(L *Layer) **ops.Matrix { return &L.Wq }),
+	}, rwkvProjections(c, e)...),
 		vec("time_mix_ln.weight", func(L *Layer) *[]float32 { return &L.TMLn }),
 		vec("time_mix_ln.bias", func(L *Layer) *[]float32 { return &L.TMLnB }),
-		matTensor("time_mix_output.weight", e, e, func(L *Layer) **ops.Matrix { return &L.Wo }),
-		{name: "channel_mix_lerp_k.weight", dims: []int{e, 1, 1}, vec: func(L *Layer) *[]float32 { return &L.CMLerpK }},
+		blockTensor{name: "channel_mix_lerp_k.weight", dims: []int{e, 1, 1}, vec: func(L *Layer) *[]float32 { return &L.CMLerpK }},
 		matTensor("channel_mix_key.weight", e, f, func(L *Layer) **ops.Matrix { return &L.Up }),
 		matTensor("channel_mix_value.weight", f, e, func(L *Layer) **ops.Matrix { return &L.Down }),
+	)
+}
+
+// rwkvProjections lists the time mix's key and value (kv wide: the
+// width, or a QRWKV model's key heads'), receptance and output matrices.
+func rwkvProjections(c *Config, kv int) []blockTensor {
+	e := c.Embd
+	return []blockTensor{
+		matTensor("time_mix_key.weight", e, kv, func(L *Layer) **ops.Matrix { return &L.Wk }),
+		matTensor("time_mix_value.weight", e, kv, func(L *Layer) **ops.Matrix { return &L.Wv }),
+		matTensor("time_mix_receptance.weight", e, e, func(L *Layer) **ops.Matrix { return &L.Wq }),
+		matTensor("time_mix_output.weight", e, e, func(L *Layer) **ops.Matrix { return &L.Wo }),
 	}
 }
 
 // rwkvEnds loads what an RWKV model has around its blocks besides the
 // final norm's weight and the output: the final norm's bias and the
 // embeddings' LayerNorm (token_embd_norm, weight and bias), all required
-// as llama.cpp requires them.
+// as llama.cpp requires them; a QRWKV model has no embeddings' norm, and
+// the bias (of its final RMSNorm) only when the file has one.
 func (l *loader) rwkvEnds(m *Model) (err error) {
-	if m.OutNormB, err = l.vector("output_norm.bias", m.Embd); err != nil {
+	if m.QRWKV && !l.has("output_norm.bias") {
+		return nil
+	}
+	if m.OutNormB, err = l.vector("output_norm.bias", m.Embd); err != nil || m.QRWKV {
 		return err
 	}
 	if m.EmbedNorm, err = l.vector("token_embd_norm.weight", m.Embd); err != nil {

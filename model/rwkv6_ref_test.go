@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/lowmem/llm/internal/testutil"
@@ -15,7 +16,11 @@ func (r *refDecoder) rwkv6Hidden(tokens []int32) [][]float64 {
 	E, N, D, n := c.Embd, c.WKVHead, c.LoRAMix, len(tokens)
 	return r.rwkvHidden(tokens, func(_ int, p func(string) []float64, cur [][]float64, shifted shiftFunc) (ys, gs [][]float64) {
 		ys, gs = make([][]float64, n), make([][]float64, n)
-		lx, lf, w2, u := p("time_mix_lerp_x.weight"), p("time_mix_lerp_fused.weight"), p("time_mix_w2.weight"), p("time_mix_first.weight")
+		lx, lf, w2 := p("time_mix_lerp_x.weight"), p("time_mix_lerp_fused.weight"), p("time_mix_w2.weight")
+		var u []float64
+		if !c.QRWKV {
+			u = p("time_mix_first.weight")
+		}
 		S := make([]float64, E*N)
 		for t := range n {
 			if q.NoState {
@@ -37,9 +42,12 @@ func (r *refDecoder) rwkv6Hidden(tokens []int32) [][]float64 {
 			rr := linear(p("time_mix_receptance.weight"), nil, xr)
 			k := linear(p("time_mix_key.weight"), nil, xk)
 			v := linear(p("time_mix_value.weight"), nil, xv)
+			if c.QRWKV {
+				rr, k, v = r.qrwkvInputs(p, rr, k, v)
+			}
 			g := linear(p("time_mix_gate.weight"), nil, xg)
 			for i, e := range g {
-				if q.SigmoidGate {
+				if q.SigmoidGate || c.QRWKV {
 					g[i] = sig64(e)
 				} else {
 					g[i] = e * sig64(e)
@@ -49,6 +57,9 @@ func (r *refDecoder) rwkv6Hidden(tokens []int32) [][]float64 {
 				squash64(linear(p("time_mix_decay_w1.weight"), nil, xw), q.SigmoidW))
 			for i := range w {
 				w[i] = math.Exp(-math.Exp(w[i]))
+				if c.QRWKV && !q.KUndecayed {
+					k[i] *= 1 - w[i]
+				}
 			}
 			y := make([]float64, E)
 			for h := 0; h < E; h += N {
@@ -56,6 +67,13 @@ func (r *refDecoder) rwkv6Hidden(tokens []int32) [][]float64 {
 				for i := range N {
 					for j := range N {
 						kv := k[h+i] * v[h+j]
+						if c.QRWKV {
+							// ggml's gated_linear_attn: r/√N against the
+							// state after the token.
+							st[i*N+j] = st[i*N+j]*w[h+i] + kv
+							y[h+j] += rr[h+i] / math.Sqrt(float64(N)) * st[i*N+j]
+							continue
+						}
 						bonus := u[h+i] * kv
 						if q.NoBonus {
 							bonus = 0
@@ -65,11 +83,42 @@ func (r *refDecoder) rwkv6Hidden(tokens []int32) [][]float64 {
 					}
 				}
 			}
-			r.rwkvGroupNorm(y, p)
+			if !c.QRWKV {
+				r.rwkvGroupNorm(y, p)
+			}
 			ys[t], gs[t] = y, g
 		}
 		return ys, gs
 	})
+}
+
+// qrwkvInputs is a QRWKV layer's receptance, key and value with their
+// biases, the key's and value's heads repeated over the heads in blocks
+// (head h reads head h/(heads/head_count_kv)).
+func (r *refDecoder) qrwkvInputs(p func(string) []float64, rr, k, v []float64) ([]float64, []float64, []float64) {
+	c := r.c
+	E, N := c.Embd, c.WKVHead
+	group := E / N / c.WKVHeadsKV
+	plus := func(x, b []float64) []float64 {
+		for i := range x {
+			if !r.rwkv.NoBiases {
+				x[i] += b[i]
+			}
+		}
+		return x
+	}
+	repeat := func(x []float64) []float64 {
+		out := make([]float64, E)
+		for h := 0; h < E/N; h++ {
+			kh := h / group
+			if r.rwkv.KVModulo {
+				kh = h % c.WKVHeadsKV
+			}
+			copy(out[h*N:(h+1)*N], x[kh*N:(kh+1)*N])
+		}
+		return out
+	}
+	return plus(rr, p("time_mix_receptance.bias")), repeat(plus(k, p("time_mix_key.bias"))), repeat(plus(v, p("time_mix_value.bias")))
 }
 
 // RWKV-6 (TinyRWKV6: the stream halved after the second of its three
@@ -80,6 +129,17 @@ func TestRWKV6MatchesReference(t *testing.T) {
 		L := &m.Blocks[0]
 		return m.RWKV6 && m.LoRAMix == 32 && m.LoRADecay == 64 && m.RescaleEvery == 2 &&
 			len(L.TMLerp) == 5*m.Embd && len(L.TMFirst) == m.Embd && L.CMR != nil && L.TMMix2.Rows == 5*m.Embd
-	}, rwkv7Only)
+	}, append(slices.Clone(rwkv7Only), qrwkvOnly...))
 	mustMoveAll(t, m, f, data, toks, want, 3e-3, "no rescale")
+}
+
+// QRWKV6 (TinyRWKV6Qwen2: keys and values of 2 heads over 4, biases,
+// RMSNorms, Qwen2's feed-forward) against the float64 reference
+// (rwkvMatchesReference), its gated linear attention in place of wkv6;
+// the perturbations of what it does not run are passed over.
+func TestRWKV6Qwen2MatchesReference(t *testing.T) {
+	rwkvMatchesReference(t, testutil.TinyRWKV6Qwen2(), func(m *Model) bool {
+		L := &m.Blocks[0]
+		return m.RWKV6 && m.QRWKV && m.WKVHeadsKV == 2 && m.Blocks[2].Wk.Rows == 64 && L.Bk != nil && L.Gate != nil && L.TMFirst == nil && m.EmbedNorm == nil
+	}, append(slices.Clone(rwkv7Only), "NoGroupNorm", "NoBonus", "NoEmbedNorm", "SigmoidGate", "NoSquare", "NoCMGate"))
 }

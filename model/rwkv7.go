@@ -143,7 +143,7 @@ func wkv7Head(st, in, r, w, k, v, kk, b, y []float32) {
 // has) and at most the width, which the pass's scratch holds them in.
 func rwkv7Hparams(c *Config, m *meta) {
 	c.RWKV7 = true
-	rwkvHparams(c, m, []rwkvDim{{"attention.decay_lora_rank", &c.LoRADecay}, {"attention.iclr_lora_rank", &c.LoRAICLR},
+	rwkvHparams(c, m, 2, []rwkvDim{{"attention.decay_lora_rank", &c.LoRADecay}, {"attention.iclr_lora_rank", &c.LoRAICLR},
 		{"attention.value_residual_mix_lora_rank", &c.LoRAValue}, {"attention.gate_lora_rank", &c.LoRAGate}})
 }
 
@@ -157,11 +157,11 @@ type rwkvDim struct {
 // rwkvHparams reads what RWKV-6 and RWKV-7 read alike, as llama.cpp
 // loads them: wkv.head_size (required) must divide embedding_length;
 // feed_forward_length is the channel mix's width; token_shift_count must
-// be 2 (the default), as llama.cpp's graphs assert;
+// be shifts (default 2), as llama.cpp's graphs assert;
 // attention.layer_norm_epsilon defaults to 0; each of dims is required
 // and from 1 to the width. No layer attends: every layer is recurrent,
 // and the KV cache keeps mamba's placeholder layer (mambaHparams).
-func rwkvHparams(c *Config, m *meta, dims []rwkvDim) {
+func rwkvHparams(c *Config, m *meta, shifts int, dims []rwkvDim) {
 	// Every norm is a LayerNorm with a bias, as Config.LayerNorm's path
 	// runs them (State.normB), the final one too.
 	c.NoRopeEvery, c.LayerNorm = 1, true
@@ -184,8 +184,8 @@ func rwkvHparams(c *Config, m *meta, dims []rwkvDim) {
 		m.fail("%s = %d does not divide %s = %d", k("wkv.head_size"), c.WKVHead, k("embedding_length"), c.Embd)
 	case int64(c.Embd)*int64(c.WKVHead) > maxSSMLayerFloats:
 		m.fail("%s = %d × %s = %d is a state of more than %d floats a layer", k("embedding_length"), c.Embd, k("wkv.head_size"), c.WKVHead, maxSSMLayerFloats)
-	case shift != 2:
-		m.fail("%s = %d, want 2 (the time mix's and the channel mix's)", k("token_shift_count"), shift)
+	case shift != shifts:
+		m.fail("%s = %d, want %d (a row for each mix that shifts)", k("token_shift_count"), shift, shifts)
 	case c.FFN < 1:
 		m.fail("%s = %d, want at least 1", k("feed_forward_length"), c.FFN)
 	}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/lowmem/llm/internal/testutil"
@@ -97,5 +98,5 @@ func (r *refDecoder) rwkv7Hidden(tokens []int32) [][]float64 {
 func TestRWKV7MatchesReference(t *testing.T) {
 	rwkvMatchesReference(t, testutil.TinyRWKV7(), func(m *Model) bool {
 		return m.RWKV7 && m.Blocks[1].TMV1 != nil && len(m.Blocks[0].TMLerp) == 6*m.Embd
-	}, rwkv6Only)
+	}, append(slices.Clone(rwkv6Only), qrwkvOnly...))
 }

@@ -25,13 +25,17 @@ type rwkvPerturb struct {
 	NoDataShift bool `perturb:"no data-dependent mix"` // RWKV-6: the mixes by their lerps alone
 	SigmoidGate bool `perturb:"gate sigmoid"`          // RWKV-6: the gate σ(g), not SiLU(g)
 	NoCMGate    bool `perturb:"no channel receptance"` // RWKV-6: the channel mix's value ungated
+	KUndecayed  bool `perturb:"k not times 1-w"`       // QRWKV: the key as projected
+	KVModulo    bool `perturb:"kv heads modulo"`       // QRWKV: head h reads kv head h mod head_count_kv
+	NoBiases    bool `perturb:"no r/k/v biases"`       // QRWKV
 }
 
-// rwkv7Only and rwkv6Only name the perturbations each architecture's
-// test passes over.
+// rwkv7Only, rwkv6Only and qrwkvOnly name the perturbations each
+// architecture's test passes over.
 var (
 	rwkv7Only = []string{"NoValueRes", "TanhG"}
 	rwkv6Only = []string{"NoDataShift", "SigmoidGate", "NoCMGate"}
+	qrwkvOnly = []string{"KUndecayed", "KVModulo", "NoBiases"}
 )
 
 func sig64(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
@@ -68,6 +72,8 @@ func (r *refDecoder) rwkvGroupNorm(y []float64, p func(string) []float64) {
 // gates g (each token's), y·g through time_mix_output added, the channel mix's of the
 // attn_norm_2 rows added (RWKV-6's gated by its receptance), the stream
 // halved after every rescale_every_n_layers-th block; the final norm.
+// A QRWKV model has no embeddings' norm, RMSNorms without biases and
+// Qwen2's SwiGLU feed-forward for the channel mix.
 func (r *refDecoder) rwkvHidden(tokens []int32, timeMix func(il int, p func(string) []float64, cur [][]float64, shifted shiftFunc) (ys, gs [][]float64)) [][]float64 {
 	c, q := r.c, r.rwkv
 	E, n := c.Embd, len(tokens)
@@ -76,7 +82,7 @@ func (r *refDecoder) rwkvHidden(tokens []int32, timeMix func(il int, p func(stri
 	x := make([][]float64, n)
 	for t, tok := range tokens {
 		x[t] = append([]float64(nil), emb[int(tok)*E:(int(tok)+1)*E]...)
-		if !q.NoEmbedNorm {
+		if !q.NoEmbedNorm && !c.QRWKV {
 			x[t] = layerNorm64(x[t], r.tensor("token_embd_norm.weight"), r.tensor("token_embd_norm.bias"), eps)
 		}
 	}
@@ -94,10 +100,17 @@ func (r *refDecoder) rwkvHidden(tokens []int32, timeMix func(il int, p func(stri
 		}
 		return out
 	}
+	// norm is a LayerNorm with bias, or QRWKV's RMSNorm (bias nil).
+	norm := func(x, w, b []float64) []float64 {
+		if c.QRWKV {
+			return rmsNorm64(x, w, float64(c.RMSEps))
+		}
+		return layerNorm64(x, w, b, eps)
+	}
 	norms := func(w, b []float64) [][]float64 {
 		out := make([][]float64, n)
 		for t := range x {
-			out[t] = layerNorm64(x[t], w, b, eps)
+			out[t] = norm(x[t], w, b)
 		}
 		return out
 	}
@@ -114,6 +127,17 @@ func (r *refDecoder) rwkvHidden(tokens []int32, timeMix func(il int, p func(stri
 				y[i] *= gs[t][i]
 			}
 			add(t, linear(p("time_mix_output.weight"), nil, y))
+		}
+		if c.QRWKV {
+			// Qwen2's SwiGLU feed-forward for the channel mix.
+			for t, xn := range norms(p("ffn_norm.weight"), nil) {
+				gate, up := linear(p("ffn_gate.weight"), nil, xn), linear(p("ffn_up.weight"), nil, xn)
+				for i, g := range gate {
+					up[i] *= g * sig64(g)
+				}
+				add(t, linear(p("ffn_down.weight"), nil, up))
+			}
+			continue
 		}
 		ffn := norms(p("attn_norm_2.weight"), p("attn_norm_2.bias"))
 		for t := range n {
@@ -143,7 +167,11 @@ func (r *refDecoder) rwkvHidden(tokens []int32, timeMix func(il int, p func(stri
 		}
 	}
 	for t := range x {
-		x[t] = layerNorm64(x[t], r.tensor("output_norm.weight"), r.tensor("output_norm.bias"), eps)
+		var b []float64
+		if !c.QRWKV {
+			b = r.tensor("output_norm.bias")
+		}
+		x[t] = norm(x[t], r.tensor("output_norm.weight"), b)
 	}
 	return x
 }
@@ -159,7 +187,7 @@ func rwkvMatchesReference(t *testing.T, spec testutil.ModelSpec, ok func(m *Mode
 	t.Helper()
 	const tol = 1e-3
 	pool, m, f, data := loadF32(t, spec)
-	if !ok(m) || m.KVLayers() != 0 || !m.ConvLayer(2) || m.WKVHead != 32 || m.OutNormB == nil || m.EmbedNormB == nil {
+	if !ok(m) || m.KVLayers() != 0 || !m.ConvLayer(2) || m.WKVHead != 32 || (m.OutNormB == nil || m.EmbedNormB == nil) != m.QRWKV {
 		t.Fatalf("config: %+v", m.Config)
 	}
 	toks = prompt(13)

@@ -702,6 +702,8 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		switch {
 		case cfg.RWKV7:
 			bts = rwkv7Tensors(&cfg, i)
+		case cfg.QRWKV:
+			bts = rwkv6Qwen2Tensors(&cfg, func(name string) bool { return l.has(p + name) })
 		case cfg.RWKV6:
 			bts = rwkv6Tensors(&cfg)
 		case cfg.SingleOp:

@@ -1032,7 +1032,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s.RWKV7 == nil || s.Embd%s.RWKV7.Head != 0 {
 			return s, fmt.Errorf("testutil: an rwkv7 needs its sizes, the head dividing the width (%+v, width %d)", s.RWKV7, s.Embd)
 		}
-	case "rwkv6":
+	case "rwkv6", "rwkv6qwen2":
 		if s.RWKV6 == nil || s.Embd%s.RWKV6.Head != 0 {
 			return s, fmt.Errorf("testutil: an rwkv6 needs its sizes, the head dividing the width (%+v, width %d)", s.RWKV6, s.Embd)
 		}
@@ -1312,6 +1312,8 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		AddRWKV7KV(g, s.Arch, *s.RWKV7, s.NormEps)
 	case "rwkv6":
 		AddRWKV6KV(g, s.Arch, *s.RWKV6, s.NormEps)
+	case "rwkv6qwen2":
+		AddRWKV6Qwen2KV(g, s.Arch, *s.RWKV6)
 	case "mamba2":
 		AddSSMSizes(g, s.Arch, s.mamba2SSM())
 	case "mamba":

@@ -32,7 +32,7 @@ func TinyRWKV7() ModelSpec {
 // them: the LayerNorm epsilon, wkv.head_size, the four ranks and
 // token_shift_count 2.
 func AddRWKV7KV(g *gguf.Writer, arch string, r RWKV7, normEps float32) {
-	addRWKVKV(g, arch, normEps, r.Head, rwkvKey{"attention.decay_lora_rank", r.Decay}, rwkvKey{"attention.iclr_lora_rank", r.ICLR},
+	addRWKVKV(g, arch, normEps, r.Head, 2, rwkvKey{"attention.decay_lora_rank", r.Decay}, rwkvKey{"attention.iclr_lora_rank", r.ICLR},
 		rwkvKey{"attention.value_residual_mix_lora_rank", r.Value}, rwkvKey{"attention.gate_lora_rank", r.Gate})
 }
 
@@ -43,16 +43,19 @@ type rwkvKey struct {
 }
 
 // addRWKVKV writes the keys of an RWKV model as llama.cpp's converters
-// write them: the LayerNorm epsilon, wkv.head_size, the model's own
-// sizes in order and token_shift_count 2.
-func addRWKVKV(g *gguf.Writer, arch string, normEps float32, head int, own ...rwkvKey) {
+// write them: the LayerNorm epsilon (unless 0: rwkv6qwen2's RMSNorms),
+// wkv.head_size, the model's own sizes in order and token_shift_count
+// (shifts).
+func addRWKVKV(g *gguf.Writer, arch string, normEps float32, head, shifts int, own ...rwkvKey) {
 	a := arch + "."
-	g.AddKV(a+"attention.layer_norm_epsilon", normEps)
+	if normEps != 0 {
+		g.AddKV(a+"attention.layer_norm_epsilon", normEps)
+	}
 	g.AddKV(a+"wkv.head_size", uint32(head))
 	for _, k := range own {
 		g.AddKV(a+k.key, uint32(k.n))
 	}
-	g.AddKV(a+"token_shift_count", uint32(2))
+	g.AddKV(a+"token_shift_count", uint32(shifts))
 }
 
 // RWKVTensorSpec is one RWKV tensor as the converter writes it: its
@@ -116,22 +119,31 @@ func rwkvBlock(e, ffn int64) []RWKVTensorSpec {
 	}
 }
 
-// rwkv reports whether s is an RWKV model (rwkv6, rwkv7).
-func (s ModelSpec) rwkv() bool { return s.Arch == "rwkv6" || s.Arch == "rwkv7" }
+// rwkv reports whether s is an RWKV model (rwkv6, rwkv6qwen2, rwkv7).
+func (s ModelSpec) rwkv() bool {
+	return s.Arch == "rwkv6" || s.Arch == "rwkv7" || s.Arch == "rwkv6qwen2"
+}
 
-// rwkvTensors lists an rwkv6 or rwkv7 spec's tensors: the ends with the
-// embeddings' norm and the final norm's bias, then each block's.
+// rwkvTensors lists an RWKV spec's tensors: the ends (rwkv6's and
+// rwkv7's with the embeddings' norm and the final norm's bias), then
+// each block's.
 func (s ModelSpec) rwkvTensors() []tensorSpec {
 	e := int64(s.Embd)
-	ts := append(s.ends("output_norm.weight"),
-		tensorSpec{"output_norm.bias", quant.F32, []int64{e}, dist{0, 0.1}},
-		tensorSpec{"token_embd_norm.weight", quant.F32, []int64{e}, dist{1, 0.1}},
-		tensorSpec{"token_embd_norm.bias", quant.F32, []int64{e}, dist{0, 0.1}})
+	ts := s.ends("output_norm.weight")
+	if s.Arch != "rwkv6qwen2" {
+		ts = append(ts,
+			tensorSpec{"output_norm.bias", quant.F32, []int64{e}, dist{0, 0.1}},
+			tensorSpec{"token_embd_norm.weight", quant.F32, []int64{e}, dist{1, 0.1}},
+			tensorSpec{"token_embd_norm.bias", quant.F32, []int64{e}, dist{0, 0.1}})
+	}
 	for l := range s.Layers {
 		var block []RWKVTensorSpec
-		if s.RWKV6 != nil {
+		switch {
+		case s.Arch == "rwkv6qwen2":
+			block = RWKV6Qwen2Block(e, int64(s.FFN), *s.RWKV6)
+		case s.RWKV6 != nil:
 			block = RWKV6Block(e, int64(s.FFN), *s.RWKV6)
-		} else {
+		default:
 			block = RWKV7Block(l, e, int64(s.FFN), *s.RWKV7)
 		}
 		for _, b := range block {

@@ -230,7 +230,11 @@ func miniature(s shape) shape {
 		s.Heads, s.HeadsKV = 0, 0
 	}
 	if s.RWKV6 != nil { // heads of 64; extra dims within the width, multiples of 32
-		s.RWKV6 = &testutil.RWKV6{Head: 64, Mix: 32, Decay: 64, Rescale: 2}
+		kv := 0
+		if s.RWKV6.HeadsKV != 0 {
+			kv = 2 // rwkv6qwen2: 2 key heads of the 4
+		}
+		s.RWKV6 = &testutil.RWKV6{Head: 64, Mix: 32, Decay: 64, Rescale: 2, HeadsKV: kv}
 		s.Heads, s.HeadsKV = 0, 0
 	}
 	if s.Mamba1 != nil {
@@ -292,7 +296,7 @@ func TestMiniatureShapes(t *testing.T) {
 				for _, name := range []string{"output_norm.bias", "blk.0.attn_norm.bias", "blk.0.ffn_norm.bias"} {
 					// RWKV's LayerNorms have biases too, the second one
 					// named attn_norm_2.
-					rwkv := s.rwkv() && name != "blk.0.ffn_norm.bias"
+					rwkv := s.rwkv() && s.Arch != "rwkv6qwen2" && name != "blk.0.ffn_norm.bias"
 					parallel := s.parallel() && name == "blk.0.ffn_norm.bias" // phi2's one norm
 					if _, ok := f.Tensor(name); ok != (s.BiasNormEps != 0 && !parallel || rwkv) {
 						t.Errorf("%s present = %v", name, ok)

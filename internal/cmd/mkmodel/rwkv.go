@@ -14,20 +14,28 @@ const rwkvNormEps = 1e-5
 // rwkv reports whether s is an RWKV shape (rwkv6, rwkv7).
 func (s shape) rwkv() bool { return s.RWKV6 != nil || s.RWKV7 != nil }
 
-// rwkvPlan lists an rwkv6's or rwkv7's tensors as llama.cpp's converter
-// writes them: the embedding and its LayerNorm, each block's (testutil's
-// RWKV6Block or RWKV7Block: the low-rank pairs, the fused mixes and
+// rwkvPlan lists an rwkv6's, rwkv6qwen2's or rwkv7's tensors as
+// llama.cpp's converter writes them: the embedding and (not rwkv6qwen2)
+// its LayerNorm, each block's (testutil's RWKV6Block, RWKV6Qwen2Block or
+// RWKV7Block: the low-rank pairs, the fused mixes and
 // RWKV-6's time_mix_first F32, as llama-quantize leaves them — it skips
 // them by name —, the receptance, key, value, gate, output and channel
-// mix matrices quantized), then the final LayerNorm and the output.
+// mix or feed-forward matrices quantized), then the final norm (its bias
+// but in rwkv6qwen2) and the output.
 func rwkvPlan(s shape, add func(name string, kind tensorKind, dims ...int64)) {
 	e, v := int64(s.Embd), int64(s.Vocab)
+	qwen2 := s.Arch == "rwkv6qwen2"
 	add("token_embd.weight", kindWeight, e, v)
-	add("token_embd_norm.weight", kindNorm, e)
-	add("token_embd_norm.bias", kindBias, e)
+	if !qwen2 {
+		add("token_embd_norm.weight", kindNorm, e)
+		add("token_embd_norm.bias", kindBias, e)
+	}
 	for l := range s.Layers {
 		block := func() []testutil.RWKVTensorSpec { return testutil.RWKV7Block(l, e, int64(s.FFN), *s.RWKV7) }
-		if s.RWKV6 != nil {
+		switch {
+		case qwen2:
+			block = func() []testutil.RWKVTensorSpec { return testutil.RWKV6Qwen2Block(e, int64(s.FFN), *s.RWKV6) }
+		case s.RWKV6 != nil:
 			block = func() []testutil.RWKVTensorSpec { return testutil.RWKV6Block(e, int64(s.FFN), *s.RWKV6) }
 		}
 		for _, b := range block() {
@@ -48,7 +56,9 @@ func rwkvPlan(s shape, add func(name string, kind tensorKind, dims ...int64)) {
 		}
 	}
 	add("output_norm.weight", kindNorm, e)
-	add("output_norm.bias", kindBias, e)
+	if !qwen2 {
+		add("output_norm.bias", kindBias, e)
+	}
 	add("output.weight", kindWeight, e, v)
 }
 

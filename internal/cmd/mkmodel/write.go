@@ -86,7 +86,10 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	if s.RWKV7 != nil {
 		testutil.AddRWKV7KV(g, s.Arch, *s.RWKV7, rwkvNormEps)
 	}
-	if s.RWKV6 != nil {
+	switch {
+	case s.Arch == "rwkv6qwen2":
+		testutil.AddRWKV6Qwen2KV(g, s.Arch, *s.RWKV6)
+	case s.RWKV6 != nil:
 		testutil.AddRWKV6KV(g, s.Arch, *s.RWKV6, rwkvNormEps)
 	}
 	if s.Mamba1 != nil {
