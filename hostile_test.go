@@ -390,6 +390,19 @@ func family(arch string, spec testutil.ModelSpec, req requires, cases ...hostile
 	return cases
 }
 
+// rwkv6Requires is own and a case for each of the time mix's tensors
+// rwkv6 and rwkv6qwen2 both require and each of body (the family's own
+// block tensors), missing from one of TinyRWKV6's or TinyRWKV6Qwen2's
+// three layers in turn.
+func rwkv6Requires(own requires, body ...string) requires {
+	r := maps.Clone(own)
+	for i, name := range append([]string{"time_mix_w1", "time_mix_w2", "time_mix_lerp_x", "time_mix_lerp_fused", "time_mix_decay",
+		"time_mix_decay_w2", "time_mix_gate"}, body...) {
+		r["layer without "+name] = fmt.Sprintf("blk.%d.%s.weight", i%3, name)
+	}
+	return r
+}
+
 // on is c on spec rather than on its family's (or TinyLlama).
 func on(spec testutil.ModelSpec, c hostileCase) hostileCase {
 	c.spec = spec
@@ -604,7 +617,7 @@ func hostileCases() []hostileCase {
 			refusedAtLoad("gpt2 merges missing", func(h *hmodel) { gpt2Vocab(h, 320, nil); h.del("tokenizer.ggml.merges") }, "tokenizer.ggml.merges"),
 			unsupportedAtLoad("gpt2 pre-tokenizer unknown", func(h *hmodel) { gpt2Vocab(h, 320, nil); h.set("tokenizer.ggml.pre", "nonesuch") }, "nonesuch"),
 			loads("gpt2 pre-tokenizer tekken", func(h *hmodel) { gpt2Vocab(h, 320, nil); h.set("tokenizer.ggml.pre", "tekken") }),
-			unsupported("architecture unknown", set("general.architecture", "rwkv6"), "rwkv6"),
+			unsupported("architecture unknown", set("general.architecture", "rwkv5"), "rwkv5"),
 			unset("architecture missing", "general.architecture"),
 			refusedKey("architecture not a string", "general.architecture", uint32(1)),
 			// llama.cpp refuses any tensor its graph does not load ("wrong
@@ -1220,6 +1233,50 @@ func hostileCases() []hostileCase {
 			refusedKey("head size not dividing the width", ".wkv.head_size", uint32(48)),
 			refusedKey("head size 0", ".wkv.head_size", uint32(0)),
 			refusedKey("three token shifts", ".token_shift_count", uint32(3)),
+		),
+		// rwkv6: the data-dependent mix's and the decay's pairs, lerp_x,
+		// the fused lerps (llama.cpp also takes five separate ones from
+		// older files; this loader does not), time_mix_first, the gate,
+		// the channel mix's receptance and the ends' norms are required;
+		// the extra dims and the head size must agree with the tensors
+		// and the width; rescale_every_n_layers is optional.
+		family("rwkv6", testutil.TinyRWKV6(), rwkv6Requires(requires{
+			"without token_embd_norm's bias": "token_embd_norm.bias",
+			"without output_norm.bias":       "output_norm.bias",
+			"without an output matrix":       "output.weight",
+		}, "channel_mix_receptance", "channel_mix_lerp_r", "time_mix_first", "time_mix_ln"),
+
+			misshapen("time_mix_w2 of four matrices", "blk.1.time_mix_w2.weight", 32, 128, 4),
+			misshapen("lerp_fused of six mixes", "blk.0.time_mix_lerp_fused.weight", 128, 1, 1, 6),
+			misshapen("time_mix_first flat", "blk.2.time_mix_first.weight", 128),
+			refused("mix dim of another file", setU(".time_mix_extra_dim", 64), "blk.0.time_mix_w1.weight"),
+			refused("decay dim of another file", setU(".time_decay_extra_dim", 32), "blk.0.time_mix_decay_w1.weight"),
+			unset("decay dim missing", ".time_decay_extra_dim"),
+			refusedKey("mix dim wider than the model", ".time_mix_extra_dim", uint32(256)),
+			refusedKey("head size not dividing the width", ".wkv.head_size", uint32(48)),
+			refusedKey("three token shifts", ".token_shift_count", uint32(3)),
+			loads("without rescale_every_n_layers", func(h *hmodel) { h.del(".rescale_every_n_layers") }),
+		),
+		// rwkv6qwen2: rwkv6's time mix (without time_mix_first or the group
+		// norm) in Qwen2's body: its feed-forward and norms are required,
+		// the key and value are head_count_kv heads wide, the biases and
+		// output_norm.bias optional; token_shift_count is 1.
+		family("rwkv6qwen2", testutil.TinyRWKV6Qwen2(), rwkv6Requires(requires{"without an output matrix": "output.weight"},
+			"ffn_norm", "ffn_gate", "ffn_down", "attn_norm"),
+			misshapen("key as wide as the model", "blk.1.time_mix_key.weight", 128, 128),
+			misshapen("value bias as wide as the model", "blk.2.time_mix_value.bias", 128),
+			refusedKey("head_count_kv not dividing the heads", ".attention.head_count_kv", uint32(3)),
+			refused("head_count_kv of another file", setU(".attention.head_count_kv", 4), "blk.0.time_mix_key.weight"),
+			refusedKey("two token shifts", ".token_shift_count", uint32(2)),
+			unset("token shift count missing (2 by default)", ".token_shift_count"),
+			loads("without the biases", func(h *hmodel) {
+				for il := range 3 {
+					for _, b := range []string{"receptance", "key", "value"} {
+						h.drop(fmt.Sprintf("blk.%d.time_mix_%s.bias", il, b))
+					}
+				}
+			}),
+			loads("with output_norm.bias", func(h *hmodel) { h.put("output_norm.bias", quant.F32, 128) }),
 		),
 		// smallthinker: every layer's router and experts are required (no
 		// dense feed-forward, no shared expert), and so is the gating

@@ -214,7 +214,7 @@ func TestLoadErrors(t *testing.T) {
 	}
 	unknownArch := func() []byte {
 		w := gguf.NewWriter()
-		w.AddKV("general.architecture", "rwkv6")
+		w.AddKV("general.architecture", "rwkv5")
 		p := filepath.Join(dir, "unknown.gguf")
 		f, _ := os.Create(p)
 		defer f.Close()

@@ -196,11 +196,16 @@ var addedRows = map[string]bool{"position_embd.weight": true, "token_types.weigh
 // copies to float32 rows rather than multiplying activations with: a
 // convolution kernel (lfm2's shortconv.conv, granitehybrid's ssm_conv1d),
 // Mamba-2's A, D and grouped norm weights, the experts' biases
-// (gpt-oss), and Gemma 3n's AltUp router and coefficients, computed with
-// in Go: no activation row is quantized for them.
+// (gpt-oss), Gemma 3n's AltUp router and coefficients, and an RWKV
+// block's token-shift mixes and RWKV-6's time_mix_first (the mixes of
+// more than two dims, which the F32 ones' rows would otherwise count as
+// wider than a model's activations), computed with in Go: no activation
+// row is quantized for them.
 func copiedRows(name string) bool {
 	for _, s := range []string{".shortconv.conv.weight", ".ssm_conv1d.weight", ".ssm_a", ".ssm_d", ".ssm_norm.weight", ".bias",
-		".altup_router.weight", ".altup_predict_coef.weight", ".altup_correct_coef.weight"} {
+		".altup_router.weight", ".altup_predict_coef.weight", ".altup_correct_coef.weight",
+		".time_mix_lerp_fused.weight", ".time_mix_lerp_x.weight", ".channel_mix_lerp_k.weight", ".channel_mix_lerp_r.weight",
+		".time_mix_first.weight"} {
 		if strings.HasSuffix(name, s) {
 			return true
 		}

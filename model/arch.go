@@ -310,6 +310,8 @@ var registry = []*Arch{
 	{Name: "command-r", Parallel: true, TiedHead: true, QKNormDepth: 64, hparams: commandRHparams},
 	{Name: "falcon", Neox: true, QKV: QKVFused, NormBias: true, Parallel: true, FFN: FFNSequential, AttnNorm2: true, hparams: falconHparams},
 	{Name: "qwen2moe", Neox: true, OptionalQKVBias: true, FFN: FFNExperts, UntiedOutput: true, hparams: qwen2moeHparams},
+	{Name: "rwkv6", NoAttention: true, UntiedOutput: true, hparams: rwkv6Hparams},
+	{Name: "rwkv6qwen2", NoAttention: true, UntiedOutput: true, hparams: rwkv6Qwen2Hparams},
 }
 
 // Supported lists the architectures this package can run.

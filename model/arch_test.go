@@ -31,7 +31,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyMiniCPM(),
 		testutil.TinyMiniCPM3(),
 		testutil.TinyOLMoE(),
-		testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(),
+		testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(),
 		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGemma3n(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyQwen35(), testutil.TinyQwen35MoE(), testutil.TinyQwen3Next(), testutil.TinyQwen3NextSSMIn(),
 		testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(),
 		testutil.TinyBert(), testutil.TinyNomicBert(), testutil.TinyNomicBertMoE(), testutil.TinyJinaBertV2(), testutil.TinyModernBert(),
@@ -378,6 +378,16 @@ func TestDecodeDispatches(t *testing.T) {
 					want -= 2
 				}
 			}
+			if c.RWKV6 {
+				// r, k, v, gate, output; the mixes' first matrix and its
+				// five second ones, one product each; the decay's pair;
+				// the channel mix's key, value and receptance, or QRWKV's
+				// feed-forward (gate/up, down).
+				want += 16 - uint64(dense)
+				if c.QRWKV {
+					want--
+				}
+			}
 		}
 		if got != want {
 			t.Errorf("a decode step made %d products, want %d (%d per dense block, %d per expert block and the output)", got, want, dense, experts)
@@ -398,7 +408,7 @@ func TestHeapBytes(t *testing.T) {
 					L.Sinks, L.BRouter, L.BGateExps, L.BUpExps, L.BDownExps, L.ExpProbsB, L.ConvW,
 					L.PLNorm, L.LaurelNorm, L.AltRouter, L.AltRouterNorm, L.AltPredict, L.AltCorrect, L.AltCorrectScale,
 					L.ConvB, L.SSMDtB, L.SSMA, L.SSMD, L.SSMNorm, L.SSMDtNorm, L.SSMBNorm, L.SSMCNorm, L.QANorm, L.KVANorm, L.OutScale, L.ShGateInp,
-					L.TMW0, L.TMA0, L.TMV0, L.TMLerp, L.TMKK, L.TMKA, L.TMRK, L.TMLn, L.TMLnB, L.CMLerpK, L.QNormB, L.KNormB, L.AttnNorm2, L.AttnNorm2B,
+					L.TMW0, L.TMA0, L.TMV0, L.TMLerp, L.TMKK, L.TMKA, L.TMRK, L.TMLn, L.TMLnB, L.CMLerpK, L.TMLerpX, L.TMFirst, L.CMLerpR, L.QNormB, L.KNormB, L.AttnNorm2, L.AttnNorm2B,
 					L.AttnSubNorm, L.FFNSubNorm, L.ScaleQ, L.ScaleK, L.ScaleV, L.ScaleO, L.ScaleGate, L.ScaleUp, L.ScaleDown} {
 					n += len(v)
 				}
@@ -751,7 +761,7 @@ func TestStreamSourceNewArchs(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
 	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), testutil.TinyPhi3(), testutil.TinyGemma3(),
-		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(), testutil.TinyFalconH1(), testutil.TinyAfmoe(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(),
+		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(), testutil.TinyFalconH1(), testutil.TinyAfmoe(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(),
 		testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
 		testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyGPTNeoX(), testutil.TinyBitnet(), testutil.TinyChatGLM(), testutil.TinyOlmoClamp(), testutil.TinyCommandRPlus()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
@@ -915,7 +925,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert modern-bert nomic-bert-moe jina-bert-v2 qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1 minicpm minicpm3 olmoe afmoe jamba mamba mamba2 rwkv7 exaone starcoder2 gemma nemotron stablelm phi2 gpt2 starcoder gptneox bitnet chatglm internlm2 olmo command-r falcon qwen2moe]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert modern-bert nomic-bert-moe jina-bert-v2 qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1 minicpm minicpm3 olmoe afmoe jamba mamba mamba2 rwkv7 exaone starcoder2 gemma nemotron stablelm phi2 gpt2 starcoder gptneox bitnet chatglm internlm2 olmo command-r falcon qwen2moe rwkv6 rwkv6qwen2]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

@@ -316,6 +316,21 @@ type Config struct {
 	RWKV7                                    bool
 	WKVHead                                  int
 	LoRADecay, LoRAICLR, LoRAValue, LoRAGate int
+	// RWKV6: every block is RWKV-6's time mix and channel mix (rwkv6.go),
+	// its heads' states as RWKV7's; LoRAMix is time_mix_extra_dim (the
+	// data-dependent token shift's width), LoRADecay time_decay_extra_dim.
+	// RescaleEvery is rescale_every_n_layers: the residual stream halves
+	// after every RescaleEvery-th block (0: never).
+	RWKV6                 bool
+	LoRAMix, RescaleEvery int
+	// QRWKV: an RWKV-6 time mix in a Qwen2 body (rwkv6qwen2): RMSNorms
+	// (RMSEps), one token shift (the time mix's), keys and values of
+	// WKVHeadsKV heads repeated over the WKVHead-sized heads in blocks,
+	// optional receptance/key/value biases, a sigmoid gate, k·(1-w) and
+	// ggml's gated linear attention instead of wkv6 (no time_mix_first,
+	// no group norm), and a SwiGLU feed-forward for the channel mix.
+	QRWKV      bool
+	WKVHeadsKV int
 	// ReLU2: the feed-forward (and each expert) has no gate:
 	// down(ReLU(up·x)²), with ffn_up's and ffn_down's biases when the file
 	// has them (nemotron_h).

@@ -230,7 +230,7 @@ func TestConfigErrors(t *testing.T) {
 		mut  func(map[string]any)
 		want error
 	}{
-		{"unknown arch", func(m map[string]any) { m["general.architecture"] = "rwkv6" }, ErrUnsupportedArch},
+		{"unknown arch", func(m map[string]any) { m["general.architecture"] = "rwkv5" }, ErrUnsupportedArch},
 		{"no arch", func(m map[string]any) { delete(m, "general.architecture") }, ErrBadModel},
 		{"no embedding", func(m map[string]any) { delete(m, "llama.embedding_length") }, ErrBadModel},
 		{"zero heads", func(m map[string]any) { m["llama.attention.head_count"] = uint32(0) }, ErrBadModel},
@@ -421,7 +421,7 @@ func TestConfigNewArchErrors(t *testing.T) {
 			return m
 		}(), ErrBadModel, "rope.freq_base_swa"},
 		{"attn factor 0", func() map[string]any { m := base("phi3"); m["phi3.rope.scaling.attn_factor"] = float32(0); return m }(), ErrBadModel, "attn_factor"},
-		{"unknown arch names the supported ones", func() map[string]any { m := base("llama"); m["general.architecture"] = "rwkv6"; return m }(),
+		{"unknown arch names the supported ones", func() map[string]any { m := base("llama"); m["general.architecture"] = "rwkv5"; return m }(),
 			ErrUnsupportedArch, "llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3"},
 	}
 	for _, tc := range cases {

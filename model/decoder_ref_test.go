@@ -48,7 +48,7 @@ type refDecoder struct {
 	swapKV bool
 	mrope  mropePerturb // qwen3vl_ref_test.go
 	afmoe  afmoePerturb // afmoe_ref_test.go
-	rwkv7  rwkv7Perturb // rwkv7_ref_test.go
+	rwkv   rwkvPerturb  // rwkv_ref_test.go
 	// without names block tensors (attn_q.bias …) the reference takes as
 	// absent: a perturbation of the steps the file decides, not the Config
 	// (optional biases, post-norms).
@@ -352,6 +352,9 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	}
 	if c.RWKV7 {
 		return r.rwkv7Hidden(tokens)
+	}
+	if c.RWKV6 {
+		return r.rwkv6Hidden(tokens)
 	}
 	E, n, hd, group := c.Embd, len(tokens), c.HeadDimK, c.Heads/c.HeadsKV
 	emb := r.tensor("token_embd.weight")

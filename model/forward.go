@@ -66,8 +66,8 @@ type State struct {
 	s1 mamba1ScanTask
 	// dn runs a gated delta-net layer's recurrence (qwen35).
 	dn deltaTask
-	// wkv runs an RWKV-7 layer's state update.
-	wkv wkv7Task
+	// wkv runs an RWKV layer's state update.
+	wkv wkvTask
 	// lora is the scratch of the adapters' products (empty without
 	// adapters).
 	lora ops.LoRAScratch
@@ -156,8 +156,8 @@ func guWidth(c *Config) int {
 func qkvWidth(c *Config) int {
 	w := qkvStride(c)
 	switch {
-	case c.RWKV7:
-		w = max(w, rwkv7Slots*c.Embd)
+	case c.rwkv():
+		w = max(w, rwkvSlots*c.Embd)
 	case c.DeltaNet:
 		w = max(w, c.deltaInProj())
 	case c.mamba():
@@ -187,6 +187,8 @@ func attnOutWidth(c *Config) int {
 	switch {
 	case c.mamba():
 		w = max(w, c.SSMInner)
+	case c.RWKV6:
+		w = max(w, c.Embd, 5*c.LoRAMix) // the data-dependent mix's tanh rows
 	case c.ConvLayers != nil:
 		w = max(w, c.Embd)
 	}
@@ -747,7 +749,7 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 		}
 	}
 	if m.EmbedNorm != nil && !c.Encoder {
-		// The embeddings' LayerNorm: modern-bert's without bias, rwkv7's
+		// The embeddings' LayerNorm: modern-bert's without bias, RWKV's
 		// with (an encoder's comes after its type and position rows:
 		// encode).
 		s.layerNorm(p.x, p.x, m.EmbedNorm, m.EmbedNormB, n)
@@ -802,8 +804,8 @@ func (s *State) blocks(tokens []int32, pos0 int) (x, xn []float32, err error) {
 	}
 	layer := func(il int, L *Layer) error { return s.block(il, L, &p) }
 	switch {
-	case c.RWKV7:
-		layer = func(il int, L *Layer) error { return s.rwkv7Layer(il, L, &p) }
+	case c.rwkv():
+		layer = func(il int, L *Layer) error { return s.rwkvLayer(il, L, &p) }
 	case c.SingleOp:
 		layer = func(il int, L *Layer) error { return s.singleOpLayer(il, L, &p) }
 	}
@@ -1087,8 +1089,9 @@ func headLayerNorm(x, w []float32, headDim int, eps float32) {
 // rows rows of Embd floats to dst.
 func (s *State) norm(dst, src, w []float32, rows int) { s.normB(dst, src, w, nil, rows) }
 
-// normB is norm with a LayerNorm's bias b (nil: none; starcoder2,
-// nemotron, rwkv7), which an RMSNorm never has.
+// normB is norm with a bias b (nil: none): a LayerNorm's (starcoder2,
+// nemotron, rwkv7), or added after the RMSNorm (rwkv6qwen2's optional
+// output_norm.bias, as llama.cpp's build_norm adds it).
 func (s *State) normB(dst, src, w, b []float32, rows int) {
 	E := s.m.Embd
 	if w == nil {
@@ -1102,6 +1105,9 @@ func (s *State) normB(dst, src, w, b []float32, rows int) {
 			continue
 		}
 		ops.RMSNorm(dst[t*E:(t+1)*E], src[t*E:(t+1)*E], w, s.m.RMSEps)
+		if b != nil {
+			ops.Add(dst[t*E:(t+1)*E], b)
+		}
 	}
 }
 

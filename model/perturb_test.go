@@ -56,6 +56,7 @@ var zeroed = map[string]string{
 	"sequential residual":             "ParallelNorms",
 	"SiLU, not ReLU²":                 "GatedReLU2",
 	"no clamp":                        "ClampKQV",
+	"no rescale":                      "RescaleEvery",
 }
 
 // perturbed names the perturbations that are not one field zeroed.

@@ -56,8 +56,8 @@ type ConvState struct {
 
 // recurrentFloats is one recurrent layer's state in floats.
 func recurrentFloats(c *Config) int {
-	if c.RWKV7 {
-		return rwkv7Floats(c)
+	if c.rwkv() {
+		return rwkvFloats(c)
 	}
 	if c.mamba() {
 		return (c.SSMConv-1)*c.ssmConvWidth() + c.SSMInner*c.SSMState

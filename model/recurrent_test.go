@@ -33,6 +33,8 @@ func TestDecodeRotatesSlots(t *testing.T) {
 		{"mamba", testutil.TinyMamba(), 8},
 		{"mamba2", testutil.TinyMamba2(), 8},
 		{"rwkv7", testutil.TinyRWKV7(), 8},
+		{"rwkv6", testutil.TinyRWKV6(), 8},
+		{"rwkv6qwen2", testutil.TinyRWKV6Qwen2(), 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, st := smallState(t, tc.spec)

@@ -27,11 +27,20 @@ func TestConfigRWKV7(t *testing.T) {
 	if k := c.KVConfig(0, 16); k.Layers != 1 || k.KVHeads != 1 || k.HeadDimK != placeholderHeadDim {
 		t.Errorf("KV config %+v, want one placeholder layer", k)
 	}
-	checkRequired(t, fm, "rwkv7", "wkv.head_size", "attention.decay_lora_rank", "attention.gate_lora_rank", "feed_forward_length")
-	checkKeyErrors(t, fm, []keyCase{
-		{"head size not dividing", "rwkv7.wkv.head_size", uint32(96), ErrBadModel},
-		{"value rank 0", "rwkv7.attention.value_residual_mix_lora_rank", uint32(0), ErrBadModel},
-		{"one token shift", "rwkv7.token_shift_count", uint32(1), ErrBadModel},
-		{"epsilon 1", "rwkv7.attention.layer_norm_epsilon", float32(1), ErrBadModel},
-	})
+	checkRWKVKeys(t, fm, "rwkv7", 2, []string{"attention.decay_lora_rank", "attention.gate_lora_rank"},
+		keyCase{"value rank 0", "rwkv7.attention.value_residual_mix_lora_rank", uint32(0), ErrBadModel})
+}
+
+// checkRWKVKeys checks what an RWKV header of arch (fm) must have: the
+// keys every RWKV model requires and its own, a head size dividing the
+// width (96 does not), token_shift_count shifts (2, or QRWKV's 1: the
+// other is refused) and an epsilon below 1; and its own cases.
+func checkRWKVKeys(t *testing.T, fm func(mut func(map[string]any)) map[string]any, arch string, shifts int, own []string, cases ...keyCase) {
+	t.Helper()
+	checkRequired(t, fm, arch, append(append([]string{"wkv.head_size"}, own...), "feed_forward_length")...)
+	checkKeyErrors(t, fm, append([]keyCase{
+		{"head size not dividing", arch + ".wkv.head_size", uint32(96), ErrBadModel},
+		{"the other token shift count", arch + ".token_shift_count", uint32(3 - shifts), ErrBadModel},
+		{"epsilon 1", arch + ".attention.layer_norm_epsilon", float32(1), ErrBadModel},
+	}, cases...))
 }

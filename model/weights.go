@@ -76,6 +76,15 @@ type Layer struct {
 	TMW0, TMA0, TMV0                               []float32
 	TMLerp, TMKK, TMKA, TMRK                       []float32
 	TMLn, TMLnB, CMLerpK                           []float32
+	// An RWKV-6 block's besides those it shares with RWKV-7 above (its
+	// decay pair time_mix_decay_w1/w2 in TMW1 and TMW2, time_mix_decay in
+	// TMW0, the five fused mixes w, k, v, r, g in TMLerp): the
+	// data-dependent mix's pair time_mix_w1 (Embd → 5 rows of LoRAMix)
+	// and time_mix_w2 (five LoRAMix → Embd matrices, one over the other),
+	// its lerp_x, the bonus time_mix_first, the gate, and the channel
+	// mix's receptance and its lerp.
+	TMMix1, TMMix2, TMGate, CMR *ops.Matrix
+	TMLerpX, TMFirst, CMLerpR   []float32
 
 	// An encoder's (bert, nomic-bert): the fused projection's bias, the
 	// output projection's and the feed-forward's biases (each nil when the
@@ -620,8 +629,8 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		// A row per trained position (llama.cpp sizes it by n_ctx_train).
 		m.PosEmbed, err = l.tensor("position_embd.weight", cfg.Embd, cfg.Context)
 	}
-	if err == nil && cfg.RWKV7 {
-		err = l.rwkv7Ends(m)
+	if err == nil && cfg.rwkv() {
+		err = l.rwkvEnds(m)
 	}
 	if err == nil && cfg.Pooling == PoolingRank {
 		m.Rank, err = l.rankHead(&cfg)
@@ -710,6 +719,10 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		switch {
 		case cfg.RWKV7:
 			bts = rwkv7Tensors(&cfg, i)
+		case cfg.QRWKV:
+			bts = rwkv6Qwen2Tensors(&cfg, func(name string) bool { return l.has(p + name) })
+		case cfg.RWKV6:
+			bts = rwkv6Tensors(&cfg)
 		case cfg.SingleOp:
 			bts = singleOpTensors(&cfg, i, func(name string) bool { return l.has(p + name) })
 		case cfg.ConvLayer(i) && cfg.DeltaNet:
@@ -1079,11 +1092,11 @@ func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
 
 // matrices lists the fields of the layer's matrices (experts aside), set
 // or not.
-func (L *Layer) matrices() [37]**ops.Matrix {
-	return [37]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
+func (L *Layer) matrices() [41]**ops.Matrix {
+	return [41]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
 		&L.InpGate, &L.PLProj, &L.LaurelL, &L.LaurelR, &L.ShGate, &L.ShUp, &L.ShDown, &L.WqA, &L.WkvA, &L.WkB, &L.WvB,
 		&L.WZ, &L.WBeta, &L.WAlpha, &L.WOutGate, &L.SSMX, &L.SSMDt,
-		&L.TMW1, &L.TMW2, &L.TMA1, &L.TMA2, &L.TMV1, &L.TMV2, &L.TMG1, &L.TMG2}
+		&L.TMW1, &L.TMW2, &L.TMA1, &L.TMA2, &L.TMV1, &L.TMV2, &L.TMG1, &L.TMG2, &L.TMMix1, &L.TMMix2, &L.TMGate, &L.CMR}
 }
 
 // blockTensor is one tensor of a block: its name after "blk.<i>.", its

@@ -181,6 +181,9 @@ type ModelSpec struct {
 	// RWKV7 is an rwkv7's head size and ranks (its NormEps the
 	// LayerNorms' epsilon).
 	RWKV7 *RWKV7
+	// RWKV6 is an rwkv6's head size, extra dims and rescaling (its
+	// NormEps the LayerNorms' epsilon).
+	RWKV6 *RWKV6
 	// Pattern is a nemotron_h's layers as its config.json's
 	// hybrid_override_pattern writes them, one letter a layer: M Mamba-2,
 	// - a feed-forward alone, * attention alone (Layers is its length).
@@ -1068,6 +1071,10 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s.RWKV7 == nil || s.Embd%s.RWKV7.Head != 0 {
 			return s, fmt.Errorf("testutil: an rwkv7 needs its sizes, the head dividing the width (%+v, width %d)", s.RWKV7, s.Embd)
 		}
+	case "rwkv6", "rwkv6qwen2":
+		if s.RWKV6 == nil || s.Embd%s.RWKV6.Head != 0 {
+			return s, fmt.Errorf("testutil: an rwkv6 needs its sizes, the head dividing the width (%+v, width %d)", s.RWKV6, s.Embd)
+		}
 	case "gemma4":
 		if s.SWALayers == nil {
 			s.SWALayers = Gemma3nPattern(s.Layers)
@@ -1290,8 +1297,8 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.mixersOnly() {
 		h.Heads, h.FFN = 0, 0 // the converter's unused 0s
 	}
-	if s.Arch == "rwkv7" {
-		h.Heads = 0 // the converter writes 0; its LayerNorms' epsilon is AddRWKV7KV's
+	if s.rwkv() {
+		h.Heads = 0 // the converter writes 0; its LayerNorms' epsilon is AddRWKV7KV's or AddRWKV6KV's
 	}
 	AddHparams(g, s.Arch, h)
 	switch d := s.DeepSeek2; {
@@ -1300,7 +1307,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		d.AddTo(g, s.Arch)
 	case s.RopeDim > 0:
 		g.AddKV(a+"rope.dimension_count", uint32(s.RopeDim))
-	case !s.Encoder() && !s.mixersOnly() && s.Arch != "rwkv7":
+	case !s.Encoder() && !s.mixersOnly() && !s.rwkv():
 		g.AddKV(a+"rope.dimension_count", uint32(s.HeadDim))
 	}
 	if s.qwen35() {
@@ -1343,6 +1350,10 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		s.addJambaKV(g)
 	case "rwkv7":
 		AddRWKV7KV(g, s.Arch, *s.RWKV7, s.NormEps)
+	case "rwkv6":
+		AddRWKV6KV(g, s.Arch, *s.RWKV6, s.NormEps)
+	case "rwkv6qwen2":
+		AddRWKV6Qwen2KV(g, s.Arch, *s.RWKV6)
 	case "mamba2":
 		AddSSMSizes(g, s.Arch, s.mamba2SSM())
 	case "mamba":
@@ -1545,8 +1556,8 @@ func (s ModelSpec) tensors() []tensorSpec {
 	if s.mixersOnly() {
 		return s.mambaTensors1()
 	}
-	if s.Arch == "rwkv7" {
-		return s.rwkv7Tensors()
+	if s.rwkv() {
+		return s.rwkvTensors()
 	}
 	if s.Arch == "olmo" {
 		return s.unitNormTensors()

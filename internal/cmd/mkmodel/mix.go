@@ -245,8 +245,8 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		nemotronHPlan(s, add)
 		return
 	}
-	if s.RWKV7 != nil {
-		rwkv7Plan(s, add)
+	if s.rwkv() {
+		rwkvPlan(s, add)
 		return
 	}
 	if s.ModernBert != nil {

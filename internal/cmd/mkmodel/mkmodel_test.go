@@ -229,6 +229,14 @@ func miniature(s shape) shape {
 		s.RWKV7 = &testutil.RWKV7{Head: 64, Decay: 32, ICLR: 64, Value: 32, Gate: 128}
 		s.Heads, s.HeadsKV = 0, 0
 	}
+	if s.RWKV6 != nil { // heads of 64; extra dims within the width, multiples of 32
+		kv := 0
+		if s.RWKV6.HeadsKV != 0 {
+			kv = 2 // rwkv6qwen2: 2 key heads of the 4
+		}
+		s.RWKV6 = &testutil.RWKV6{Head: 64, Mix: 32, Decay: 64, Rescale: 2, HeadsKV: kv}
+		s.Heads, s.HeadsKV = 0, 0
+	}
 	if s.Mamba1 != nil {
 		s.Mamba1 = &testutil.Mamba1{Conv: s.Mamba1.Conv, Inner: 2 * s.Embd, State: 16, DtRank: 32}
 	}
@@ -286,9 +294,9 @@ func TestMiniatureShapes(t *testing.T) {
 					t.Errorf("attn_q.bias present = %v", ok)
 				}
 				for _, name := range []string{"output_norm.bias", "blk.0.attn_norm.bias", "blk.0.ffn_norm.bias"} {
-					// rwkv7's LayerNorms have biases too, the second one
+					// RWKV's LayerNorms have biases too, the second one
 					// named attn_norm_2.
-					rwkv := s.Arch == "rwkv7" && name != "blk.0.ffn_norm.bias"
+					rwkv := s.rwkv() && s.Arch != "rwkv6qwen2" && name != "blk.0.ffn_norm.bias"
 					parallel := s.parallel() && name == "blk.0.ffn_norm.bias" // phi2's one norm
 					if _, ok := f.Tensor(name); ok != (s.BiasNormEps != 0 && !parallel || rwkv) {
 						t.Errorf("%s present = %v", name, ok)

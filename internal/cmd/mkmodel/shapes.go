@@ -18,7 +18,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, nomic-bert-moe, jina-bert-v2 or modern-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, nomic-bert-moe, jina-bert-v2 or modern-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -109,6 +109,11 @@ type shape struct {
 	// (config.json's head_size, decay_low_rank_dim, a_low_rank_dim,
 	// v_low_rank_dim, gate_low_rank_dim).
 	RWKV7 *testutil.RWKV7
+	// RWKV6 is an rwkv6's wkv.head_size, time_mix_extra_dim,
+	// time_decay_extra_dim and rescale_every_n_layers (config.json's
+	// head_size and rescale_every; the extra dims as llama.cpp's
+	// converter picks them from the width).
+	RWKV6 *testutil.RWKV6
 	// Pattern is nemotron_h's hybrid_override_pattern, one letter a
 	// layer: M Mamba-2 (of SSM's sizes), - a ReLU² feed-forward of FFN,
 	// * attention; the first Layers letters count.

@@ -84,7 +84,13 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	}
 	testutil.AddHparams(g, s.Arch, h)
 	if s.RWKV7 != nil {
-		testutil.AddRWKV7KV(g, s.Arch, *s.RWKV7, rwkv7NormEps)
+		testutil.AddRWKV7KV(g, s.Arch, *s.RWKV7, rwkvNormEps)
+	}
+	switch {
+	case s.Arch == "rwkv6qwen2":
+		testutil.AddRWKV6Qwen2KV(g, s.Arch, *s.RWKV6)
+	case s.RWKV6 != nil:
+		testutil.AddRWKV6KV(g, s.Arch, *s.RWKV6, rwkvNormEps)
 	}
 	if s.Mamba1 != nil {
 		conv := make([]bool, s.Layers)
@@ -121,7 +127,7 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"attention.key_length", uint32(s.headDim()))
 		g.AddKV(a+"attention.value_length", uint32(s.headDim()))
 	}
-	if s.Arch != "gemma2" && !s.mixersOnly() && s.RWKV7 == nil && !s.encoder() {
+	if s.Arch != "gemma2" && !s.mixersOnly() && !s.rwkv() && !s.encoder() {
 		g.AddKV(a+"rope.dimension_count", uint32(s.ropeDim()))
 	}
 	if s.Pooling != 0 {
