@@ -1087,8 +1087,10 @@ func headLayerNorm(x, w []float32, headDim int, eps float32) {
 // rows rows of Embd floats to dst.
 func (s *State) norm(dst, src, w []float32, rows int) { s.normB(dst, src, w, nil, rows) }
 
-// normB is norm with a LayerNorm's bias b (nil: none; starcoder2,
-// nemotron, rwkv7), which an RMSNorm never has.
+// normB is norm with a bias b added after the weight (nil: none): a
+// LayerNorm's (starcoder2, nemotron, rwkv7) or an RMSNorm's (phimoe,
+// whose llama.cpp graph adds its LayerNorm checkpoints' biases to an
+// RMSNorm).
 func (s *State) normB(dst, src, w, b []float32, rows int) {
 	E := s.m.Embd
 	if w == nil {
@@ -1102,6 +1104,9 @@ func (s *State) normB(dst, src, w, b []float32, rows int) {
 			continue
 		}
 		ops.RMSNorm(dst[t*E:(t+1)*E], src[t*E:(t+1)*E], w, s.m.RMSEps)
+		if b != nil {
+			ops.Add(dst[t*E:(t+1)*E], b)
+		}
 	}
 }
 
