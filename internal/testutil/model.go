@@ -1003,7 +1003,7 @@ func WriteModel(w io.Writer, s ModelSpec) error {
 	if err != nil {
 		return err
 	}
-	if err := vocab.setControl(s.ChatTokens); err != nil {
+	if err := vocab.SetControl(s.ChatTokens); err != nil {
 		return err
 	}
 	g := gguf.NewWriter()
