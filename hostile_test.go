@@ -917,6 +917,39 @@ func hostileCases() []hostileCase {
 			misshapen("shared expert's gate of the wrong width", "blk.0.ffn_gate_inp_shexp.weight", 32),
 			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
 		),
+		// phimoe: llama.cpp's loader requires the router and experts,
+		// every norm's bias, attn_output's bias, the untied output and its
+		// bias, and the RMS epsilon; the experts are as wide as
+		// feed_forward_length whatever expert_feed_forward_length says; Q,
+		// K and V fused or apart, their biases optional; LongRoPE's
+		// factors optional; no expert has a bias.
+		family("phimoe", testutil.TinyPhiMoE(), requires{
+			"output missing (never tied)": "output.weight",
+			"output.bias missing":         "output.bias",
+			"output_norm.bias missing":    "output_norm.bias",
+			"attn_norm.bias missing":      "blk.1.attn_norm.bias",
+			"ffn_norm.bias missing":       "blk.0.ffn_norm.bias",
+			"attn_output.bias missing":    "blk.1.attn_output.bias",
+			"router missing":              "blk.0.ffn_gate_inp.weight",
+			"experts missing":             "blk.1.ffn_up_exps.weight",
+		},
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			loads("expert_feed_forward_length not read", set(".expert_feed_forward_length", uint32(64))),
+			refusedKey("more experts used than there are", ".expert_used_count", uint32(9)),
+			withoutQKVBiases(0),
+			misshapen("attn_k.bias of the query's width", "blk.0.attn_k.bias", 64),
+			loads("Q, K and V fused", func(h *hmodel) {
+				for _, n := range []string{"attn_q", "attn_k", "attn_v"} {
+					h.drop("blk.1." + n + ".weight")
+					h.drop("blk.1." + n + ".bias")
+				}
+				h.put("blk.1.attn_qkv.weight", quant.F32, 64, 128)
+				h.put("blk.1.attn_qkv.bias", quant.F32, 128)
+			}),
+			loads("without LongRoPE's factors", drop("rope_factors_long.weight", "rope_factors_short.weight")),
+			misshapen("rope_factors_long of the whole head", "rope_factors_long.weight", 16),
+			unsupported("an expert's bias", func(h *hmodel) { h.put("blk.0.ffn_down_exps.bias", quant.F32, 64, 8) }, "blk.0.ffn_down_exps.bias"),
+		),
 		family("qwen3next", testutil.TinyQwen3Next(), requires{
 			"ssm_ba missing":                    "blk.1.ssm_ba.weight",
 			"attn_gate missing beside attn_qkv": "blk.0.attn_gate.weight",

@@ -132,10 +132,12 @@ type Arch struct {
 	// its product with the attention's input multiplies the attention's
 	// output before attn_output (afmoe).
 	AttnOutGate bool
-	// NormBias: every norm is a LayerNorm of weight and bias
-	// (attn_norm.bias, ffn_norm.bias and output_norm.bias, required;
-	// ffn_norm.bias optional with OptionalFFNNorm), epsilon
-	// attention.layer_norm_epsilon (starcoder2, nemotron, stablelm, phi2).
+	// NormBias: every norm has a bias (attn_norm.bias, ffn_norm.bias and
+	// output_norm.bias, required; ffn_norm.bias optional with
+	// OptionalFFNNorm): a LayerNorm of epsilon
+	// attention.layer_norm_epsilon (starcoder2, nemotron, stablelm, phi2;
+	// Config.LayerNorm), or an RMSNorm whose bias follows its weight
+	// (phimoe).
 	NormBias bool
 	// FFNBias loads ffn_up.bias and ffn_down.bias of a gate-less
 	// feed-forward, required (starcoder2).
@@ -312,6 +314,8 @@ var registry = []*Arch{
 	{Name: "qwen2moe", Neox: true, OptionalQKVBias: true, FFN: FFNExperts, UntiedOutput: true, hparams: qwen2moeHparams},
 	{Name: "rwkv6", NoAttention: true, UntiedOutput: true, hparams: rwkv6Hparams},
 	{Name: "rwkv6qwen2", NoAttention: true, UntiedOutput: true, hparams: rwkv6Qwen2Hparams},
+	{Name: "phimoe", Neox: true, QKV: QKVFusedOrSeparate, OptionalQKVBias: true, OutBias: true, NormBias: true, FFN: FFNExperts, RopeFactors: true,
+		UntiedOutput: true, HeadBias: true, hparams: phimoeHparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -258,11 +258,11 @@ func refRope(v []float64, heads, d, pos int, base float64, c *Config, yarn bool)
 }
 
 // refRopeFactors is refRope with pair i's angle divided by factors[i]
-// (rope_freqs, Llama 3's frequency factors; nil: none), as ggml's rope
-// divides the extrapolated angle.
+// (rope_freqs, Llama 3's frequency factors, or LongRoPE's; nil: none),
+// as ggml's rope divides the extrapolated angle.
 func refRopeFactors(v []float64, heads, d, pos int, base float64, c *Config, yarn bool, factors []float64) {
 	scale := 1 / float64(c.RopeScale)
-	mag := 1.0
+	mag := float64(c.RopeMScale()) // LongRoPE's attention factor; 1 for others
 	var lo, hi float64
 	if yarn {
 		mag = float64(c.RopeMScale()) * (1 + 0.1*math.Log(float64(c.RopeScale)))
@@ -375,10 +375,16 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		}
 	}
 	eps := float64(c.RMSEps)
-	// norm is the block's and final norms: RMSNorm, or LayerNorm with
-	// its bias when the file has one (cohere2's has none; starcoder2's
-	// and nemotron's do).
-	norm := func(x, w, _ []float64, eps float64) []float64 { return rmsNorm64(x, w, eps) }
+	// norm is the block's and final norms: RMSNorm, or LayerNorm, each
+	// with its bias when the file has one (cohere2's has none;
+	// starcoder2's, nemotron's and phimoe's RMSNorms' do).
+	norm := func(x, w, b []float64, eps float64) []float64 {
+		y := rmsNorm64(x, w, eps)
+		for i := range b {
+			y[i] += b[i]
+		}
+		return y
+	}
 	if c.LayerNorm {
 		norm = func(x, w, b []float64, _ float64) []float64 { return layerNorm64(x, w, b, float64(c.NormEps)) }
 	}

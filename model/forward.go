@@ -1089,9 +1089,11 @@ func headLayerNorm(x, w []float32, headDim int, eps float32) {
 // rows rows of Embd floats to dst.
 func (s *State) norm(dst, src, w []float32, rows int) { s.normB(dst, src, w, nil, rows) }
 
-// normB is norm with a bias b (nil: none): a LayerNorm's (starcoder2,
-// nemotron, rwkv7), or added after the RMSNorm (rwkv6qwen2's optional
-// output_norm.bias, as llama.cpp's build_norm adds it).
+// normB is norm with a bias b added after the weight (nil: none): a
+// LayerNorm's (starcoder2, nemotron, rwkv7), or an RMSNorm's, as
+// llama.cpp's build_norm adds it (rwkv6qwen2's optional output_norm.bias;
+// phimoe, whose graph runs its LayerNorm checkpoints as RMSNorms with
+// their biases).
 func (s *State) normB(dst, src, w, b []float32, rows int) {
 	E := s.m.Embd
 	if w == nil {

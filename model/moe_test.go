@@ -19,7 +19,7 @@ func TestExpertsOneMatchesEach(t *testing.T) {
 	defer pool.Close()
 	many := testutil.TinyQwen3MoE()
 	many.Arch, many.Experts, many.ExpertsUsed = "qwen3moe", 24, 10 // two dispatches of gate-and-up pairs
-	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), many, testutil.TinyQwen2MoE(), testutil.TinyGraniteMoE(), testutil.TinyGptOss(),
+	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), many, testutil.TinyQwen2MoE(), testutil.TinyPhiMoE(), testutil.TinyGraniteMoE(), testutil.TinyGptOss(),
 		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(),
 		testutil.TinyAfmoe(), testutil.TinyAfmoeGlobal(),
 		testutil.TinyLFM2MoE(), testutil.TinyDeepSeek2(), testutil.TinyGraniteHybridMoE(), testutil.TinyQwen35MoE(), testutil.TinyQwen35MoEFused(), testutil.TinyQwen3Next(), testutil.TinyNemotronHMoE(), testutil.TinyErnie45MoE(),

@@ -29,7 +29,13 @@ type mropePerturb struct {
 func (r *refDecoder) ropeHeads(v []float64, heads, hd, pos int, base float64, yarn bool) {
 	c := r.c
 	if c.RopeSections == [4]int{} {
-		refRopeHeads(v, heads, hd, c.RopeDim, pos, base, c, yarn, r.global("rope_freqs.weight"))
+		factors := r.global("rope_freqs.weight")
+		if factors == nil {
+			// LongRoPE's short factors: the sessions the reference is
+			// compared with are no longer than the original context.
+			factors = r.global("rope_factors_short.weight")
+		}
+		refRopeHeads(v, heads, hd, c.RopeDim, pos, base, c, yarn, factors)
 		return
 	}
 	if yarn || !c.RopeNeox {

@@ -707,7 +707,7 @@ func TestExpertsFromDisk(t *testing.T) {
 	// nemotron_h_moe: experts without a gate.
 	qwen := testutil.TinyQwen3MoE()
 	qwen.Layers = 4
-	for _, spec := range []testutil.ModelSpec{qwen, testutil.TinyQwen2MoE(), testutil.TinyGptOss(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybridMoE(), testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(), testutil.TinyQwen35MoE(), testutil.TinyQwen35MoEFused(), testutil.TinyQwen3Next(), testutil.TinyGemma4MoE(), testutil.TinyNemotronHMoE(), testutil.TinyErnie45MoE(),
+	for _, spec := range []testutil.ModelSpec{qwen, testutil.TinyQwen2MoE(), testutil.TinyPhiMoE(), testutil.TinyGptOss(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybridMoE(), testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(), testutil.TinyQwen35MoE(), testutil.TinyQwen35MoEFused(), testutil.TinyQwen3Next(), testutil.TinyGemma4MoE(), testutil.TinyNemotronHMoE(), testutil.TinyErnie45MoE(),
 		testutil.TinyGLM4MoE(), testutil.TinyBailingMoE2(), testutil.TinyAfmoe()} {
 		for _, repack := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/repack=%v", spec.Variant(), repack), func(t *testing.T) {

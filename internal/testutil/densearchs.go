@@ -294,11 +294,16 @@ func (s ModelSpec) learnedPositions() bool { return s.Arch == "gpt2" || s.Arch =
 // projections all with biases, a gate-less GELU feed-forward.
 func (s ModelSpec) classicFused() bool { return s.learnedPositions() || s.Arch == "gptneox" }
 
-// normBias reports whether s's norms are LayerNorms of weight and bias
-// (starcoder2, nemotron, stablelm, phi2, falcon, and classicFused's).
+// normBias reports whether s's norms have biases: LayerNorms of weight
+// and bias (starcoder2, nemotron, stablelm, phi2, falcon, and
+// classicFused's), or phimoe's RMSNorms.
 func (s ModelSpec) normBias() bool {
-	return s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "stablelm" || s.Arch == "phi2" || s.Arch == "falcon" || s.classicFused()
+	return s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "stablelm" || s.phiBiases() || s.Arch == "falcon" || s.classicFused()
 }
+
+// phiBiases reports whether s has Phi's biases on its norms, its
+// projections and its untied output (phi2, phimoe).
+func (s ModelSpec) phiBiases() bool { return s.Arch == "phi2" || s.Arch == "phimoe" }
 
 // headRowNorms is block p's per-head Q/K norms with a weight row a head
 // (StableLM 2 12B's attn_q_norm [HeadDim, Heads], attn_k_norm [HeadDim,
@@ -311,14 +316,15 @@ func (s ModelSpec) headRowNorms(p string) []tensorSpec {
 }
 
 // layerBiases reports whether layer l of s has biases on its Q, K, V,
-// output, up and down projections (every starcoder2, phi2 and
-// classicFused layer; a nemotron's odd layers, its even ones none).
+// output, up and down projections (every starcoder2, phiBiases and
+// classicFused layer, a phimoe's experts without; a nemotron's odd
+// layers, its even ones none).
 func (s ModelSpec) layerBiases(l int) bool {
-	return s.Arch == "starcoder2" || s.Arch == "phi2" || s.classicFused() || s.Arch == "nemotron" && l%2 == 1
+	return s.Arch == "starcoder2" || s.phiBiases() || s.classicFused() || s.Arch == "nemotron" && l%2 == 1
 }
 
 // denseArchGlobals lists the tensors outside the blocks that these
-// architectures add: output_norm.bias (normBias) and phi2's output.bias,
+// architectures add: output_norm.bias (normBias) and phiBiases' output.bias,
 // gpt2's and starcoder's position_embd (a row a trained position, around
 // the embeddings' size, so that it matters), exaone's rope_freqs (divisors
 // around 2).
@@ -327,7 +333,7 @@ func (s ModelSpec) denseArchGlobals() []tensorSpec {
 	case s.learnedPositions():
 		return []tensorSpec{{"output_norm.bias", quant.F32, []int64{int64(s.Embd)}, dist{0, 0.1}},
 			{"position_embd.weight", quant.F32, []int64{int64(s.Embd), int64(s.Context)}, dist{0, 0.5}}}
-	case s.Arch == "phi2":
+	case s.phiBiases():
 		return []tensorSpec{{"output_norm.bias", quant.F32, []int64{int64(s.Embd)}, dist{0, 0.1}},
 			{"output.bias", quant.F32, []int64{int64(s.Vocab)}, dist{0, 0.5}}}
 	case s.normBias():

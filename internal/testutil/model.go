@@ -86,7 +86,7 @@ type ModelSpec struct {
 	// RopeBaseSWA is gemma3's rope.freq_base_swa; 0 writes no key (10000).
 	RopeBaseSWA float32
 
-	// LongRope, for phi3, writes LongRoPE's rope_factors_long and
+	// LongRope, for phi3 and phimoe, writes LongRoPE's rope_factors_long and
 	// rope_factors_short tensors and its metadata.
 	LongRope *LongRope
 	// Yarn writes rope.scaling.type "yarn" with this factor and original
@@ -519,6 +519,20 @@ func TinyQwen2MoE() ModelSpec {
 	})
 }
 
+// TinyPhiMoE is a 2-layer phimoe as Phi-3.5-MoE's converter writes it:
+// RMS norms (epsilon 1e-5) each with a bias, Q, K and V apart with their
+// biases, attn_output's bias, NEOX RoPE with LongRoPE's factors whose
+// original context is 128 (TinyPhi3's), then in every block 8 experts as
+// wide as feed_forward_length (32), 2 a token, renormalised; the output
+// untied with its bias; Q8_0 weights.
+func TinyPhiMoE() ModelSpec {
+	return tiny(ModelSpec{
+		Arch: "phimoe", Seed: 163, FFN: 32, Context: 1024, RopeBase: 10000, RMSEps: 1e-5,
+		LongRope: &LongRope{OrigContext: 128, AttnFactor: 1.19},
+		Experts:  8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
+	})
+}
+
 // TinyBert is a 2-layer bert (learned positions, q/k/v and every other
 // projection with a bias, GELU feed-forward, LayerNorms after the residual
 // sums, attention over the whole text) with a WordPiece vocabulary, mean
@@ -922,13 +936,13 @@ func (s ModelSpec) gemma() bool {
 	return s.Arch == "gemma2" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma4" || s.Arch == "gemma-embedding"
 }
 
-// moe reports whether s has experts (qwen3moe, granitemoe, gpt-oss,
+// moe reports whether s has experts (qwen3moe, phimoe, granitemoe, gpt-oss,
 // lfm2moe, deepseek2; granitehybrid and gemma4 with Experts set).
 func (s ModelSpec) moe() bool {
 	if s.Arch == "qwen3vlmoe" {
 		return true
 	}
-	return s.Arch == "qwen3moe" || s.Arch == "qwen2moe" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
+	return s.Arch == "qwen3moe" || s.Arch == "qwen2moe" || s.Arch == "phimoe" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
 		s.Routing != nil ||
 		s.Arch == "smallthinker" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
@@ -992,7 +1006,7 @@ func WriteModel(w io.Writer, s ModelSpec) error {
 	if err != nil {
 		return err
 	}
-	if err := vocab.setControl(s.ChatTokens); err != nil {
+	if err := vocab.SetControl(s.ChatTokens); err != nil {
 		return err
 	}
 	g := gguf.NewWriter()
@@ -1166,7 +1180,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s, err = s.withRoutingDefaults(); err != nil {
 			return s, err
 		}
-	case "qwen3moe", "granitemoe", "gpt-oss", "ernie4_5-moe", "olmoe":
+	case "qwen3moe", "granitemoe", "gpt-oss", "ernie4_5-moe", "olmoe", "phimoe":
 		if err := s.checkExperts(); err != nil {
 			return s, err
 		}

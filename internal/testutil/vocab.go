@@ -156,10 +156,10 @@ func (v *Vocab) AddTo(w *gguf.Writer) {
 	w.AddKV("tokenizer.ggml.add_eos_token", false)
 }
 
-// setControl turns the last len(toks) tokens into control tokens with
+// SetControl turns the last len(toks) tokens into control tokens with
 // these texts. Nothing else depends on the last pieces: every piece's
 // prefixes come before it.
-func (v *Vocab) setControl(toks []string) error {
+func (v *Vocab) SetControl(toks []string) error {
 	if len(toks) > len(v.Tokens)-MinVocab {
 		return fmt.Errorf("testutil: %d chat tokens do not fit a vocabulary of %d", len(toks), len(v.Tokens))
 	}

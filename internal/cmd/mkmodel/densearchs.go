@@ -25,6 +25,13 @@ func (s shape) allBiases() bool {
 	return s.Arch == "starcoder2" || s.Arch == "phi2" || s.classicFused()
 }
 
+// normBiases reports whether s's block and final norms have biases:
+// LayerNorms (BiasNormEps), or phimoe's RMSNorms.
+func (s shape) normBiases() bool { return s.BiasNormEps != 0 || s.Arch == "phimoe" }
+
+// headBias reports whether s's output has a bias (phi2, phimoe).
+func (s shape) headBias() bool { return s.Arch == "phi2" || s.Arch == "phimoe" }
+
 // learnedPositions reports whether s is a decoder of learned positions
 // (gpt2, starcoder): position_embd, a row a trained position.
 func (s shape) learnedPositions() bool { return s.Arch == "gpt2" || s.Arch == "starcoder" }

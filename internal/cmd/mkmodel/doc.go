@@ -45,7 +45,9 @@
 //	        keeps its widths under 2 GB), glm-4-32b (-layers 1 -type
 //	        q4_k_m), glm-4-9b-chat (chatglm; -layers 4 -vocab 8192),
 //	        qwen3-30b-a3b, qwen1.5-moe-a2.7b (qwen2moe: qwen2's attention,
-//	        60 experts and a gated shared expert),
+//	        60 experts and a gated shared expert), phi-3.5-moe (phimoe:
+//	        phi3's LongRoPE attention with biases, 16 experts of 6400;
+//	        -layers 2 -experts 4 -vocab 8192),
 //	        qwen3.5-0.8b and qwen3.5-9b (qwen35: gated delta-net and gated
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
 //	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts

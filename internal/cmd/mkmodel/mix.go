@@ -353,7 +353,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		if !noPreNorm && !s.unitNorms() {
 			add(p+"attn_norm.weight", kindNorm, e)
 		}
-		if s.BiasNormEps != 0 {
+		if s.normBiases() {
 			add(p+"attn_norm.bias", kindBias, e)
 		}
 		if s.qwen35() {
@@ -429,7 +429,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		if s.Arch == "bitnet" {
 			add(p+"attn_sub_norm.weight", kindNorm, e)
 		}
-		if s.allBiases() {
+		if s.allBiases() || s.Arch == "phimoe" { // phimoe: its experts have none
 			add(p+"attn_output.bias", kindBias, e)
 		}
 		if oss {
@@ -446,7 +446,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"ffn_norm", kindNorm, e)
 		} else if !noPreNorm && !attnPost && !s.parallel() && !s.unitNorms() {
 			add(p+"ffn_norm.weight", kindNorm, e)
-			if s.BiasNormEps != 0 {
+			if s.normBiases() {
 				add(p+"ffn_norm.bias", kindBias, e)
 			}
 		}
@@ -480,13 +480,13 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	} else if !s.unitNorms() {
 		add("output_norm.weight", kindNorm, e)
 	}
-	if s.BiasNormEps != 0 {
+	if s.normBiases() {
 		add("output_norm.bias", kindBias, e)
 	}
 	if !s.TiedOutput {
 		add("output.weight", kindWeight, e, v)
 	}
-	if s.Arch == "phi2" {
+	if s.headBias() {
 		add("output.bias", kindBias, v) // the LM head's bias
 	}
 }

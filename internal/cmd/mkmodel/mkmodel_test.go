@@ -161,8 +161,8 @@ func miniature(s shape) shape {
 	}
 	if s.Experts != 0 && s.Arch != "jamba" { // a dense Jamba's one expert is its feed-forward
 		s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, 2, 256
-		if s.Arch == "granitemoe" || s.Arch == "olmoe" {
-			s.FFN = s.ExpertFFN // llama.cpp sizes granitemoe's and olmoe's experts by feed_forward_length
+		if s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "phimoe" {
+			s.FFN = s.ExpertFFN // llama.cpp sizes granitemoe's, olmoe's and phimoe's experts by feed_forward_length
 		}
 	}
 	if r := s.Routing; r != nil {
@@ -298,7 +298,7 @@ func TestMiniatureShapes(t *testing.T) {
 					// named attn_norm_2.
 					rwkv := s.rwkv() && s.Arch != "rwkv6qwen2" && name != "blk.0.ffn_norm.bias"
 					parallel := s.parallel() && name == "blk.0.ffn_norm.bias" // phi2's one norm
-					if _, ok := f.Tensor(name); ok != (s.BiasNormEps != 0 && !parallel || rwkv) {
+					if _, ok := f.Tensor(name); ok != (s.normBiases() && !parallel || rwkv) {
 						t.Errorf("%s present = %v", name, ok)
 					}
 				}

@@ -58,6 +58,9 @@ func (m *model) writeTo(w io.Writer) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := vocab.SetControl(m.shape.ControlTokens); err != nil {
+		return 0, err
+	}
 	g := gguf.NewWriter()
 	m.addKV(g, vocab)
 	for i := range m.tensors {
