@@ -1029,12 +1029,14 @@ func hostileCases() []hostileCase {
 			loads("with output.weight", func(h *hmodel) { h.put("output.weight", quant.F32, 96, 320) }),
 		),
 		// mpt: every bias optional block by block, as llama.cpp's mpt
-		// loader takes them; max_alibi_bias required (d32676d77's get_key),
-		// clamp_kqv optional; the AWQ activation scales (ffn_act) and Q/K
-		// LayerNorms llama.cpp also takes are not run here: refused.
+		// loader takes them; max_alibi_bias and clamp_kqv optional
+		// (llama-bench d32676d77 loads a file without either); the AWQ
+		// activation scales (ffn_act) and Q/K LayerNorms llama.cpp also
+		// takes are not run here: refused.
 		family("mpt", testutil.TinyMPTClamp(), requires{"attn_qkv missing": "blk.0.attn_qkv.weight"},
 			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
-			unset("max_alibi_bias missing", ".attention.max_alibi_bias"),
+			loads("without max_alibi_bias", del(".attention.max_alibi_bias")),
+			refusedKey("max_alibi_bias not finite", ".attention.max_alibi_bias", float32(math.NaN())),
 			loads("without clamp_kqv", del(".attention.clamp_kqv")),
 			refusedKey("clamp_kqv not finite", ".attention.clamp_kqv", float32(math.Inf(1))),
 			loads("without block 1's biases", drop("blk.1.attn_norm.bias", "blk.1.attn_qkv.bias", "blk.1.attn_output.bias", "blk.1.ffn_norm.bias",

@@ -22,7 +22,7 @@ type alibiPerturb struct {
 // alibiBias64 is head h's ALiBi bias of a key dist positions before the
 // query, computed in float64 as ggml's soft_max takes the slopes from the
 // maximum bias (bloom's fixed 8, llama.cpp's loader reading no key;
-// mpt's attention.max_alibi_bias, at or below 0 no bias): with n the
+// mpt's attention.max_alibi_bias, absent or at or below 0 no bias): with n the
 // largest power of 2 not above the head count, m0^(h+1), m0 =
 // 2^(−max/n), for the first n heads and m1^(2(h−n)+1), m1 = 2^(−max/2n),
 // for the rest, times llama.cpp's mask value −|query − key|. ok is false
@@ -33,8 +33,8 @@ func (r *refDecoder) alibiBias64(h, dist int) (bias float64, ok bool) {
 		return 0, false
 	}
 	maxBias := 8.0
-	if v, has := r.f.Float(c.Arch + ".attention.max_alibi_bias"); c.Arch == "mpt" && has && !p.MaxBias8 {
-		maxBias = v
+	if c.Arch == "mpt" && !p.MaxBias8 {
+		maxBias, _ = r.f.Float(c.Arch + ".attention.max_alibi_bias") // absent: 0
 	}
 	if maxBias <= 0 {
 		return 0, true

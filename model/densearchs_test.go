@@ -376,17 +376,21 @@ func TestConfigALiBiDecoders(t *testing.T) {
 	bloom := baseHeaderOf("bloom", map[string]float32{"attention.layer_norm_epsilon": 1e-5})
 	checkRequired(t, bloom, "bloom", "attention.layer_norm_epsilon")
 	mpt := baseHeaderOf("mpt", map[string]float32{"attention.layer_norm_epsilon": 1e-5, "attention.max_alibi_bias": 8})
-	checkRequired(t, mpt, "mpt", "attention.layer_norm_epsilon", "attention.max_alibi_bias")
+	checkRequired(t, mpt, "mpt", "attention.layer_norm_epsilon")
 }
 
-// An mpt whose attention.max_alibi_bias is 0 or below biases nothing, as
-// llama.cpp's mask then carries no distance (use_alibi false): every
-// slope 0, not ggml's slope 1 of max_bias 0, and still no RoPE.
+// An mpt whose attention.max_alibi_bias is missing (TinyMPT's writer
+// leaves out a 0), 0 or below biases nothing, as llama.cpp's mask then
+// carries no distance (use_alibi false): every slope 0, not ggml's slope
+// 1 of max_bias 0, and still no RoPE.
 func TestMPTWithoutALiBiBias(t *testing.T) {
 	for _, maxBias := range []float32{0, -1} {
 		spec := testutil.TinyMPT()
 		spec.MaxALiBiBias = maxBias
-		m, _, _ := loadSpec(t, spec)
+		m, f, _ := loadSpec(t, spec)
+		if _, has := f.Get("mpt.attention.max_alibi_bias"); has != (maxBias != 0) {
+			t.Fatalf("max_alibi_bias %v written: %v", maxBias, has)
+		}
 		if !slices.Equal(m.ALiBi, make([]float32, spec.Heads)) || m.RopeLayer(0) {
 			t.Fatalf("max_alibi_bias %v: slopes %v, rotated %v", maxBias, m.ALiBi, m.RopeLayer(0))
 		}

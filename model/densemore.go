@@ -182,14 +182,13 @@ func bloomHparams(c *Config, m *meta) {
 // graph runs them — bloom's block without its embeddings' LayerNorm, each
 // bias optional (MPT-7B's no_bias files have none), Q, K and V clamped to
 // attention.clamp_kqv when it is above 0 (optional), and ALiBi of maximum
-// bias attention.max_alibi_bias (required, as llama.cpp d32676d77 reads
-// it; at or below 0 llama.cpp's mask carries no distance, so every slope
-// is 0).
+// bias attention.max_alibi_bias (optional, as llama-bench d32676d77 loads
+// a file without it; absent, 0 or below, llama.cpp's mask carries no
+// distance, so every slope is 0).
 func mptHparams(c *Config, m *meta) {
 	layerNormHparams(c, m)
 	m.sameHeadSizes(c)
 	c.ClampKQV = m.finite("attention.clamp_kqv", 0)
-	m.require(true, "attention.max_alibi_bias")
 	maxBias := m.finite("attention.max_alibi_bias", 0)
 	if m.err != nil {
 		return

@@ -442,8 +442,8 @@ func (s ModelSpec) addDenseArchKV(g *gguf.Writer) {
 		if s.ClampKQV != 0 {
 			g.AddKV(s.Arch+".attention.clamp_kqv", s.ClampKQV)
 		}
-		if s.Arch == "mpt" {
-			g.AddKV("mpt.attention.max_alibi_bias", s.MaxALiBiBias)
+		if s.MaxALiBiBias != 0 {
+			g.AddKV(s.Arch+".attention.max_alibi_bias", s.MaxALiBiBias)
 		}
 	case "bitnet":
 		if s.HiddenAct != "" {

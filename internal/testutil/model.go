@@ -186,7 +186,7 @@ type ModelSpec struct {
 	// - a feed-forward alone, * attention alone (Layers is its length).
 	Pattern string
 	// MaxALiBiBias is an mpt's attention.max_alibi_bias (MPT's
-	// alibi_bias_max).
+	// alibi_bias_max), written when not 0.
 	MaxALiBiBias float32
 	// AttnNorm2 writes a falcon's attn_norm_2 and its bias in every block
 	// (Falcon-40B's ln_attn, the attention's norm beside attn_norm, the
