@@ -367,6 +367,16 @@ func withoutQKVBiases(il int) hostileCase {
 // of the file without it (missing).
 type requires map[string]string
 
+// requiresEach is the requires of each tensor named, each case named
+// after its tensor.
+func requiresEach(tensors ...string) requires {
+	req := make(requires, len(tensors))
+	for _, name := range tensors {
+		req[name+" missing"] = name
+	}
+	return req
+}
+
 // family is the cases of one architecture and a missing case of each
 // tensor it requires, each on spec unless on puts it on another, named
 // "<arch> <its name>"; a mention ".x" is the architecture's key
@@ -1015,14 +1025,8 @@ func hostileCases() []hostileCase {
 		// llama.cpp's bloom loader does not take, is refused), the
 		// embeddings' LayerNorm and every bias required as llama.cpp
 		// requires them; attn_qkv alone; the output tied or not.
-		layerNormFamily("bloom", testutil.TinyBloom(), requires{
-			"token_embd_norm missing":      "token_embd_norm.weight",
-			"token_embd_norm.bias missing": "token_embd_norm.bias",
-			"attn_qkv.bias missing":        "blk.1.attn_qkv.bias",
-			"attn_output.bias missing":     "blk.0.attn_output.bias",
-			"ffn_norm.bias missing":        "blk.1.ffn_norm.bias",
-			"ffn_down.bias missing":        "blk.0.ffn_down.bias",
-		},
+		layerNormFamily("bloom", testutil.TinyBloom(), requiresEach("token_embd_norm.weight", "token_embd_norm.bias", "blk.1.attn_qkv.bias",
+			"blk.0.attn_output.bias", "blk.1.ffn_norm.bias", "blk.0.ffn_up.bias", "blk.1.ffn_down.bias"),
 			misshapen("attn_qkv.bias without the value's", "blk.1.attn_qkv.bias", 192),
 			misshapen("token_embd_norm of the wrong width", "token_embd_norm.weight", 64),
 			unsupported("position_embd", func(h *hmodel) { h.put("position_embd.weight", quant.F32, 96, 256) }, "position_embd.weight"),

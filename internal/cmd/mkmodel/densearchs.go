@@ -39,7 +39,9 @@ func (s shape) learnedPositions() bool { return s.Arch == "gpt2" || s.Arch == "s
 
 // classicFused reports whether s is of GPT-2's family of layouts (gpt2,
 // starcoder, gptneox, bloom): Q, K and V fused in attn_qkv with its bias.
-func (s shape) classicFused() bool { return s.learnedPositions() || s.Arch == "gptneox" || s.Arch == "bloom" }
+func (s shape) classicFused() bool {
+	return s.learnedPositions() || s.Arch == "gptneox" || s.Arch == "bloom"
+}
 
 // fusedQKV reports whether s's Q, K and V are one attn_qkv (phi3,
 // bailingmoe2, falcon, mpt, classicFused, and chatglm as the converter
