@@ -27,7 +27,7 @@ func TestNewArchitecturesDecode(t *testing.T) {
 		testutil.TinyGPT2(), testutil.TinyStarCoder(), testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(),
 		testutil.TinyBitnet(), testutil.TinyBitnetScales(), testutil.TinyChatGLM(), testutil.TinyChatGLMApart(), testutil.TinyInternLM2(), testutil.TinyOlmo(), testutil.TinyOlmoClamp(),
 		testutil.TinyCommandR(), testutil.TinyCommandRPlus(),
-		testutil.TinyFalcon(), testutil.TinyFalcon40B()} {
+		testutil.TinyFalcon(), testutil.TinyFalcon40B(), testutil.TinyBloom(), testutil.TinyMPT(), testutil.TinyMPTClamp()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			path := filepath.Join(dir, spec.Arch+".gguf")
 			if err := testutil.WriteModelFile(path, spec); err != nil {

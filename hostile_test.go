@@ -367,6 +367,16 @@ func withoutQKVBiases(il int) hostileCase {
 // of the file without it (missing).
 type requires map[string]string
 
+// requiresEach is the requires of each tensor named, each case named
+// after its tensor.
+func requiresEach(tensors ...string) requires {
+	req := make(requires, len(tensors))
+	for _, name := range tensors {
+		req[name+" missing"] = name
+	}
+	return req
+}
+
 // family is the cases of one architecture and a missing case of each
 // tensor it requires, each on spec unless on puts it on another, named
 // "<arch> <its name>"; a mention ".x" is the architecture's key
@@ -1105,6 +1115,39 @@ func hostileCases() []hostileCase {
 			loads("without attn_norm_2 in block 1", drop("blk.1.attn_norm_2.weight", "blk.1.attn_norm_2.bias")),
 			misshapen("attn_norm_2 of the wrong width", "blk.0.attn_norm_2.weight", 32),
 			loads("attn_norm_2's bias without its weight", drop("blk.0.attn_norm_2.weight")),
+		),
+		// bloom: gpt2's blocks without positions (a position_embd, which
+		// llama.cpp's bloom loader does not take, is refused), the
+		// embeddings' LayerNorm and every bias required as llama.cpp
+		// requires them; attn_qkv alone; the output tied or not.
+		layerNormFamily("bloom", testutil.TinyBloom(), requiresEach("token_embd_norm.weight", "token_embd_norm.bias", "blk.1.attn_qkv.bias",
+			"blk.0.attn_output.bias", "blk.1.ffn_norm.bias", "blk.0.ffn_up.bias", "blk.1.ffn_down.bias"),
+			misshapen("attn_qkv.bias without the value's", "blk.1.attn_qkv.bias", 192),
+			misshapen("token_embd_norm of the wrong width", "token_embd_norm.weight", 64),
+			unsupported("position_embd", func(h *hmodel) { h.put("position_embd.weight", quant.F32, 96, 256) }, "position_embd.weight"),
+			loads("with output.weight", func(h *hmodel) { h.put("output.weight", quant.F32, 96, 320) }),
+		),
+		// mpt: every bias optional block by block, as llama.cpp's mpt
+		// loader takes them; max_alibi_bias and clamp_kqv optional
+		// (llama-bench d32676d77 loads a file without either); the AWQ
+		// activation scales (ffn_act) and Q/K LayerNorms llama.cpp also
+		// takes are not run here: refused.
+		family("mpt", testutil.TinyMPTClamp(), requires{"attn_qkv missing": "blk.0.attn_qkv.weight"},
+			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
+			loads("without max_alibi_bias", del(".attention.max_alibi_bias")),
+			refusedKey("max_alibi_bias not finite", ".attention.max_alibi_bias", float32(math.NaN())),
+			loads("without clamp_kqv", del(".attention.clamp_kqv")),
+			refusedKey("clamp_kqv not finite", ".attention.clamp_kqv", float32(math.Inf(1))),
+			loads("without block 1's biases", drop("blk.1.attn_norm.bias", "blk.1.attn_qkv.bias", "blk.1.attn_output.bias", "blk.1.ffn_norm.bias",
+				"blk.1.ffn_up.bias", "blk.1.ffn_down.bias")),
+			loads("without output_norm.bias", drop("output_norm.bias")),
+			misshapen("attn_qkv.bias without the value's", "blk.1.attn_qkv.bias", 320),
+			misshapen("attn_norm.bias of the wrong width", "blk.0.attn_norm.bias", 64),
+			unsupported("AWQ activation scales", func(h *hmodel) { h.put("blk.0.ffn_act.scales", quant.F32, 128) }, "blk.0.ffn_act.scales"),
+			unsupported("Q/K LayerNorms", func(h *hmodel) {
+				h.put("blk.0.attn_q_norm.weight", quant.F32, 160)
+				h.put("blk.0.attn_k_norm.weight", quant.F32, 160)
+			}, "blk.0.attn_"),
 		),
 		family("gemma-embedding", testutil.TinyGemmaEmbedding(), nil,
 			unset("sliding_window missing", ".attention.sliding_window"),

@@ -186,6 +186,11 @@ func TestContextShiftMatchesFresh(t *testing.T) {
 		{"nemotron-1-layer", spec(testutil.TinyNemotron()), false, 2e-3, false},
 		// StableLM: a quarter of each head rotated in NEOX pairs.
 		{"stablelm-1-layer", spec(testutil.TinyStableLM()), false, 2e-3, false},
+		// BLOOM and MPT: ALiBi, no rotation; the shift renumbers the
+		// kept keys, and each query's bias depends on its distance to
+		// them alone, as llama.cpp's shifted cells' positions give it.
+		{"bloom-1-layer", spec(testutil.TinyBloom()), false, 2e-3, false},
+		{"mpt-1-layer", spec(testutil.TinyMPTClamp()), false, 2e-3, false},
 		{"gemma2-1-layer-window", spec(gemma), true, 2e-3, false},
 		{"stories260K", testutil.Testdata(t, "models/stories260K-f32.gguf"), false, 0, true},
 	}

@@ -93,7 +93,7 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 		testutil.TinyGPT2(), testutil.TinyStarCoder(), testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(),
 		testutil.TinyBitnet(), testutil.TinyBitnetScales(), testutil.TinyChatGLM(), testutil.TinyChatGLMApart(), testutil.TinyInternLM2(), testutil.TinyOlmo(), testutil.TinyOlmoClamp(),
 		testutil.TinyCommandR(), testutil.TinyCommandRPlus(),
-		testutil.TinyFalcon(), testutil.TinyFalcon40B()} {
+		testutil.TinyFalcon(), testutil.TinyFalcon40B(), testutil.TinyBloom(), testutil.TinyMPT(), testutil.TinyMPTClamp()} {
 		path, _, p := tinyPlan(t, spec)
 		m, err := model.New(testutil.ReadModel(t, path))
 		if err != nil {

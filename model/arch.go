@@ -182,6 +182,15 @@ type Arch struct {
 	// as llama.cpp takes it block by block; a block without it runs both
 	// on attn_norm (falcon).
 	AttnNorm2 bool
+	// EmbedLayerNorm: token_embd_norm, a LayerNorm of weight and bias
+	// (both required), normalises the token embeddings before the first
+	// block, whose attn_norm stays (bloom; rwkv7 loads its own).
+	EmbedLayerNorm bool
+	// OptionalNormBias: with NormBias, attn_norm.bias, ffn_norm.bias and
+	// output_norm.bias are each loaded when the file has it, a norm
+	// without one a LayerNorm of its weight alone, as llama.cpp takes them
+	// for mpt (MPT-7B's no_bias files have none).
+	OptionalNormBias bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -311,6 +320,16 @@ var registry = []*Arch{
 	{Name: "olmo", UnitNorms: true, hparams: olmoHparams},
 	{Name: "command-r", Parallel: true, TiedHead: true, QKNormDepth: 64, hparams: commandRHparams},
 	{Name: "falcon", Neox: true, QKV: QKVFused, NormBias: true, Parallel: true, FFN: FFNSequential, AttnNorm2: true, hparams: falconHparams},
+	// BLOOM and MPT as llama.cpp's bloom and mpt graphs run them: gpt2's
+	// pre-LayerNorm blocks with a fused attn_qkv and a gate-less GELU
+	// feed-forward, no RoPE and no learned positions but ALiBi biasing
+	// every score by the query's distance to the key (Config.ALiBi);
+	// bloom's embeddings LayerNormed and every bias required, mpt's biases
+	// each optional; the output tied when the file has no output.weight.
+	{Name: "bloom", QKV: QKVFused, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true, EmbedLayerNorm: true,
+		hparams: bloomHparams},
+	{Name: "mpt", QKV: QKVFused, OptionalQKVBias: true, OptionalBiases: true, NormBias: true, OptionalNormBias: true, FFN: FFNSequential,
+		hparams: mptHparams},
 	{Name: "qwen2moe", Neox: true, OptionalQKVBias: true, FFN: FFNExperts, UntiedOutput: true, hparams: qwen2moeHparams},
 	{Name: "rwkv6", NoAttention: true, UntiedOutput: true, hparams: rwkv6Hparams},
 	{Name: "rwkv6qwen2", NoAttention: true, UntiedOutput: true, hparams: rwkv6Qwen2Hparams},

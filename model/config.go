@@ -212,8 +212,11 @@ type Config struct {
 	// no RoPE (bert).
 	AbsPositions bool
 	// ALiBi holds, when not nil, each query head's ALiBi slope
-	// (jina-bert-v2): no RoPE and no learned positions, but a score
-	// lowered by slope × the distance between query and key.
+	// (jina-bert-v2, bloom, mpt): no RoPE, but a score lowered by slope ×
+	// the distance between query and key positions. An encoder's
+	// (jina-bert-v2) attends over its pass's own rows (rowsAttention); a
+	// decoder's over its KV cache, whose renumbering by a context shift
+	// keeps every distance llama.cpp's shifted cells give.
 	ALiBi []float32
 	// NormEps is an encoder's LayerNorm epsilon.
 	NormEps float32
@@ -600,6 +603,11 @@ func (c *Config) WindowedLayer(il int) bool {
 // EmbeddingOnly reports whether the model makes embeddings and no logits:
 // an encoder, or a decoder-style stack without an output matrix.
 func (c *Config) EmbeddingOnly() bool { return c.Encoder || c.NoHead }
+
+// rowsAttention reports whether the attention runs over the pass's own
+// float32 keys and values and stores nothing in the cache: an ALiBi
+// encoder's (jina-bert-v2), as llama.cpp's encoder runs without a cache.
+func (c *Config) rowsAttention() bool { return c.ALiBi != nil && c.Encoder }
 
 // RopeLayer reports whether layer il rotates its queries and keys: not
 // with learned positions (AbsPositions), nor in the NoRopeEvery-th layers

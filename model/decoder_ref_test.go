@@ -49,6 +49,7 @@ type refDecoder struct {
 	mrope  mropePerturb // qwen3vl_ref_test.go
 	afmoe  afmoePerturb // afmoe_ref_test.go
 	rwkv   rwkvPerturb  // rwkv_ref_test.go
+	alibi  alibiPerturb // alibi_ref_test.go
 	// without names block tensors (attn_q.bias …) the reference takes as
 	// absent: a perturbation of the steps the file decides, not the Config
 	// (optional biases, post-norms).
@@ -399,6 +400,12 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		for t := range x {
 			x[t] = norm(x[t], r.tensor("token_embd_norm.weight"), nil, eps)
 		}
+	} else if w := r.global("token_embd_norm.weight"); w != nil && LookupArch(c.Arch).EmbedLayerNorm {
+		// bloom: a LayerNorm of weight and bias, every block's attn_norm
+		// after it.
+		for t := range x {
+			x[t] = norm(x[t], w, r.global("token_embd_norm.bias"), eps)
+		}
 	}
 	for il := range c.Layers {
 		p := func(s string) []float64 {
@@ -540,7 +547,11 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 					if sinks != nil && c.Sinks {
 						sink = &sinks[h]
 					}
-					attendHead64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks[lo:hi], vs[lo:hi], g*hd, float64(c.KQScale), sink, r.r16)
+					var bias func(s int) float64
+					if _, ok := r.alibiBias64(h, 0); ok {
+						bias = func(s int) float64 { b, _ := r.alibiBias64(h, t-(lo+s)); return b }
+					}
+					attendBiased64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks[lo:hi], vs[lo:hi], g*hd, float64(c.KQScale), sink, bias, r.r16)
 				}
 				r.afmoe.gate(c, p, hs[t], att, false)
 				if w := p("attn_sub_norm.weight"); w != nil {

@@ -176,13 +176,15 @@ func TestConfigPhi2(t *testing.T) {
 // first position; gptneox's two layouts; bitnet's two, whose sub norms
 // take each token's row; internlm2; olmo's two, whose clamp takes each
 // token's Q, K and V; command-r's two, Command R+'s Q/K norms each
-// token's heads; falcon's two (Falcon-7B's one norm, Falcon-40B's two).
+// token's heads; falcon's two (Falcon-7B's one norm, Falcon-40B's two);
+// bloom and mpt's two, whose ALiBi measures each token's distance from its
+// own position.
 func TestDenseArchsInChunks(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
 		testutil.TinyStableLM(), testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyStarCoder(),
 		testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(), testutil.TinyBitnet(), testutil.TinyBitnetScales(),
 		testutil.TinyInternLM2(), testutil.TinyOlmo(), testutil.TinyOlmoClamp(), testutil.TinyCommandR(), testutil.TinyCommandRPlus(),
-		testutil.TinyFalcon(), testutil.TinyFalcon40B()} {
+		testutil.TinyFalcon(), testutil.TinyFalcon40B(), testutil.TinyBloom(), testutil.TinyMPT(), testutil.TinyMPTClamp()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
 			toks := prompt(13)
@@ -343,4 +345,54 @@ func TestConfigBitnet(t *testing.T) {
 		{"heads narrower than the width", "bitnet.attention.key_length", uint32(64), ErrBadModel},
 		{"values narrower than the keys", "bitnet.attention.value_length", uint32(64), ErrBadModel},
 	})
+}
+
+// The Configs of bloom and mpt as BLOOM's and MPT-7B's files state them:
+// LayerNorms, a fused attn_qkv, a gate-less GELU feed-forward, no RoPE
+// and no learned positions but ALiBi slopes of each head (bloom's of
+// maximum bias 8, mpt's of attention.max_alibi_bias), the KV cache a
+// layer a block (not jina-bert-v2's placeholder); bloom's token_embd_norm
+// and every bias, mpt's biases only where the file has them and its
+// clamp. The keys each requires are required.
+func TestConfigALiBiDecoders(t *testing.T) {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyBloom(), testutil.TinyMPT(), testutil.TinyMPTClamp()} {
+		m, _, _ := loadSpec(t, spec)
+		c, B := m.Config, m.Blocks[1]
+		maxBias := 8.0
+		if spec.Arch == "mpt" {
+			maxBias = float64(spec.MaxALiBiBias)
+		}
+		biased := spec.Arch == "bloom" || spec.QKVBias
+		if !c.LayerNorm || c.RopeLayer(0) || c.AbsPositions || c.NonCausal || c.NormEps != 1e-5 || c.ClampKQV != spec.ClampKQV ||
+			!slices.Equal(c.ALiBi, alibiSlopes(spec.Heads, maxBias)) || c.KVConfig(kv.F16, 8).Layers != spec.Layers || m.Tied != spec.TiedOutput ||
+			(m.EmbedNorm != nil) != (spec.Arch == "bloom") || (m.EmbedNormB != nil) != (spec.Arch == "bloom") || (m.OutNormB != nil) != biased {
+			t.Fatalf("%s: %+v", spec.Variant(), c)
+		}
+		if B.Wqkv == nil || B.Gate != nil || (B.Bqkv != nil) != biased || (B.AttnNormB != nil) != biased || (B.FFNNormB != nil) != biased ||
+			(B.Bo != nil) != biased || (B.BUp != nil) != biased || (B.BDown != nil) != biased {
+			t.Fatalf("%s: block 1 %+v", spec.Variant(), B)
+		}
+	}
+	bloom := baseHeaderOf("bloom", map[string]float32{"attention.layer_norm_epsilon": 1e-5})
+	checkRequired(t, bloom, "bloom", "attention.layer_norm_epsilon")
+	mpt := baseHeaderOf("mpt", map[string]float32{"attention.layer_norm_epsilon": 1e-5, "attention.max_alibi_bias": 8})
+	checkRequired(t, mpt, "mpt", "attention.layer_norm_epsilon")
+}
+
+// An mpt whose attention.max_alibi_bias is missing (TinyMPT's writer
+// leaves out a 0), 0 or below biases nothing, as llama.cpp's mask then
+// carries no distance (use_alibi false): every slope 0, not ggml's slope
+// 1 of max_bias 0, and still no RoPE.
+func TestMPTWithoutALiBiBias(t *testing.T) {
+	for _, maxBias := range []float32{0, -1} {
+		spec := testutil.TinyMPT()
+		spec.MaxALiBiBias = maxBias
+		m, f, _ := loadSpec(t, spec)
+		if _, has := f.Get("mpt.attention.max_alibi_bias"); has != (maxBias != 0) {
+			t.Fatalf("max_alibi_bias %v written: %v", maxBias, has)
+		}
+		if !slices.Equal(m.ALiBi, make([]float32, spec.Heads)) || m.RopeLayer(0) {
+			t.Fatalf("max_alibi_bias %v: slopes %v, rotated %v", maxBias, m.ALiBi, m.RopeLayer(0))
+		}
+	}
 }

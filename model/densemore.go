@@ -159,3 +159,42 @@ func falconHparams(c *Config, m *meta) {
 	layerNormHparams(c, m)
 	m.wholeHeads(c)
 }
+
+// bloomMaxALiBiBias is the ALiBi maximum bias llama.cpp gives every bloom
+// file: its loader sets 8 and reads no key for it.
+const bloomMaxALiBiBias = 8
+
+// bloomHparams: BLOOM and BLOOMZ as llama.cpp's bloom graph runs them —
+// gpt2's blocks (LayerNorms of weight and bias, epsilon
+// attention.layer_norm_epsilon required; fused attn_qkv; biases on every
+// projection; gate-less GELU) after a LayerNorm of the token embeddings
+// (Arch.EmbedLayerNorm), with ALiBi of maximum bias 8 in place of
+// positions; the output tied when the file has no output.weight.
+func bloomHparams(c *Config, m *meta) {
+	layerNormHparams(c, m)
+	m.sameHeadSizes(c)
+	if m.err == nil {
+		c.ALiBi = alibiSlopes(c.Heads, bloomMaxALiBiBias)
+	}
+}
+
+// mptHparams: MPT-7B and its instruct and chat models as llama.cpp's mpt
+// graph runs them — bloom's block without its embeddings' LayerNorm, each
+// bias optional (MPT-7B's no_bias files have none), Q, K and V clamped to
+// attention.clamp_kqv when it is above 0 (optional), and ALiBi of maximum
+// bias attention.max_alibi_bias (optional, as llama-bench d32676d77 loads
+// a file without it; absent, 0 or below, llama.cpp's mask carries no
+// distance, so every slope is 0).
+func mptHparams(c *Config, m *meta) {
+	layerNormHparams(c, m)
+	m.sameHeadSizes(c)
+	c.ClampKQV = m.finite("attention.clamp_kqv", 0)
+	maxBias := m.finite("attention.max_alibi_bias", 0)
+	if m.err != nil {
+		return
+	}
+	c.ALiBi = make([]float32, c.Heads)
+	if maxBias > 0 {
+		c.ALiBi = alibiSlopes(c.Heads, float64(maxBias))
+	}
+}

@@ -42,7 +42,8 @@ func (m *meta) wholeHeads(c *Config) {
 }
 
 // sameHeadSizes fails unless the values' head size is the keys', as
-// llama.cpp's graphs assert for glm4moe, afmoe and the wholeHeads ones.
+// llama.cpp's graphs assert for glm4moe, afmoe, bloom, mpt and the
+// wholeHeads ones.
 func (m *meta) sameHeadSizes(c *Config) {
 	if m.err == nil && c.HeadDimV != c.HeadDimK {
 		m.fail("%s = %d differs from %s = %d", m.key("attention.value_length"), c.HeadDimV, m.key("attention.key_length"), c.HeadDimK)

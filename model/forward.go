@@ -1281,7 +1281,7 @@ func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks
 		s.e.For(units, 1, &s.attn)
 		return s.workerErr()
 	}
-	if c.ALiBi != nil {
+	if c.rowsAttention() {
 		// jina-bert-v2 attends over the pass's float32 projections, as
 		// llama.cpp's encoder does without a cache (the cache's F16 rows
 		// would move its states by their rounding), and stores nothing:

@@ -8,7 +8,7 @@ import "github.com/lowmem/llm/kv"
 // that shares an earlier layer's), sliding-window layers marked, and
 // an Int4 cache's newest positions kept in F16 (kv.DefaultRecent); a
 // model without attention (mamba) or whose attention keeps nothing
-// (jina-bert-v2) keeps one placeholder layer. It
+// (jina-bert-v2: Config.rowsAttention) keeps one placeholder layer. It
 // needs no weights, so a memory plan sizes the cache (kv.Bytes) from the
 // same configuration a State allocates.
 func (c *Config) KVConfig(t kv.Type, cells int) kv.Config {
@@ -16,7 +16,7 @@ func (c *Config) KVConfig(t kv.Type, cells int) kv.Config {
 		Layers: max(c.KVLayers(), 1), KVHeads: c.HeadsKV, HeadDimK: c.HeadDimK, HeadDimV: c.HeadDimV,
 		Cells: cells, Type: t,
 	}
-	if c.ALiBi != nil {
+	if c.rowsAttention() {
 		// jina-bert-v2 attends over the pass's own projections and stores
 		// nothing: one placeholder layer of one head counts positions.
 		k.Layers, k.KVHeads = 1, 1

@@ -294,6 +294,12 @@ func (l *loader) rwkvEnds(m *Model) (err error) {
 	if m.OutNormB, err = l.vector("output_norm.bias", m.Embd); err != nil || m.QRWKV {
 		return err
 	}
+	return l.embedLayerNorm(m)
+}
+
+// embedLayerNorm loads the embeddings' LayerNorm, token_embd_norm's weight
+// and bias, both required (rwkv6, rwkv7, bloom; Arch.EmbedLayerNorm).
+func (l *loader) embedLayerNorm(m *Model) (err error) {
 	if m.EmbedNorm, err = l.vector("token_embd_norm.weight", m.Embd); err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ const rowsQueries = 64
 // products. memplan counts it per thread.
 func AttnScratchFloats(c *Config, cells int) int {
 	if c.NonCausal {
-		if c.ALiBi != nil {
+		if c.rowsAttention() {
 			return rowsQueries*(cells+c.HeadDimK+c.HeadDimV) + cells*c.HeadDimV
 		}
 		return wholeQueries * (cells + c.HeadDimK + c.HeadDimV)

@@ -625,6 +625,9 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 	default:
 		err = l.output(m, dry)
 	}
+	if err == nil && arch.EmbedLayerNorm {
+		err = l.embedLayerNorm(m)
+	}
 	if err == nil && arch.AbsPositions {
 		// A row per trained position (llama.cpp sizes it by n_ctx_train).
 		m.PosEmbed, err = l.tensor("position_embd.weight", cfg.Embd, cfg.Context)
@@ -1028,7 +1031,7 @@ func (l *loader) output(m *Model, dry bool) (err error) {
 	if err != nil {
 		return err
 	}
-	if LookupArch(m.Arch).NormBias {
+	if a := LookupArch(m.Arch); a.NormBias && (!a.OptionalNormBias || l.has("output_norm.bias")) {
 		if m.OutNormB, err = l.vector("output_norm.bias", m.Embd); err != nil {
 			return err
 		}
@@ -1182,7 +1185,7 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 		if !a.NoPreNorm && !a.UnitNorms && !(a.EmbedNorm && il == 0) {
 			ts = append(ts, vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm }))
 		}
-		if a.NormBias {
+		if a.NormBias && (!a.OptionalNormBias || has("attn_norm.bias")) {
 			ts = append(ts, vecTensor("attn_norm.bias", e, func(L *Layer) *[]float32 { return &L.AttnNormB }))
 		}
 	}
@@ -1240,7 +1243,7 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 			name = a.FFNNorm
 		}
 		ts = append(ts, vecTensor(name, e, func(L *Layer) *[]float32 { return &L.FFNNorm }))
-		if a.NormBias && (!a.OptionalFFNNorm || has("ffn_norm.bias")) {
+		if a.NormBias && (!a.OptionalFFNNorm && !a.OptionalNormBias || has("ffn_norm.bias")) {
 			ts = append(ts, vecTensor("ffn_norm.bias", e, func(L *Layer) *[]float32 { return &L.FFNNormB }))
 		}
 	}

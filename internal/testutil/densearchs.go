@@ -158,6 +158,34 @@ func TinyFalcon40B() ModelSpec {
 	return s
 }
 
+// TinyBloom is a 2-layer bloom as llama.cpp's converter writes BLOOM and
+// BLOOMZ: TinyGPT2's blocks (LayerNorms and projections all with biases,
+// fused attn_qkv, gate-less GELU) without positions, a LayerNorm of weight
+// and bias on the token embeddings (token_embd_norm), 6 heads of 16 (not
+// a power of 2: two take ALiBi's odd-power slopes), the output tied.
+func TinyBloom() ModelSpec {
+	return tiny(ModelSpec{Arch: "bloom", Seed: 133, Embd: 96, Heads: 6, HeadsKV: 6, NormEps: 1e-5, TiedOutput: true})
+}
+
+// TinyMPT is a 2-layer mpt as llama.cpp's converter writes MPT-7B (its
+// no_bias config): LayerNorms of weight alone, a fused attn_qkv and a
+// gate-less GELU feed-forward without any bias, 10 heads of 16 (two past
+// the power of 2) with ALiBi of maximum bias 8 (attention.max_alibi_bias),
+// no clamp, the output tied.
+func TinyMPT() ModelSpec {
+	return tiny(ModelSpec{Arch: "mpt", Seed: 137, Embd: 160, Heads: 10, HeadsKV: 10, NormEps: 1e-5, MaxALiBiBias: 8, TiedOutput: true})
+}
+
+// TinyMPTClamp is TinyMPT with every bias llama.cpp's mpt loader takes
+// (the norms', attn_qkv's, attn_output's, ffn_up's and ffn_down's), Q, K
+// and V clamped to 0.5 (attention.clamp_kqv, MPT's clip_qkv), maximum
+// bias 6 and an untied output.
+func TinyMPTClamp() ModelSpec {
+	s := TinyMPT()
+	s.Seed, s.QKVBias, s.ClampKQV, s.MaxALiBiBias, s.TiedOutput = 139, true, 0.5, 6, false
+	return s
+}
+
 // TinyGPT2 is a 2-layer gpt2 as llama.cpp's converter writes GPT-2 and
 // distilgpt2: learned positions (position_embd, a row for each of the 256
 // trained positions), LayerNorms of weight and bias (epsilon 1e-5) before
@@ -261,11 +289,11 @@ func (s ModelSpec) subNorms(p string) []tensorSpec {
 // denseArch reports whether s is one of the architectures this file
 // describes (cohere2, arcee, apertus, hunyuan-dense, exaone, starcoder2,
 // gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, olmo,
-// command-r, falcon).
+// command-r, falcon, bloom, mpt).
 func (s ModelSpec) denseArch() bool {
 	switch s.Arch {
 	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "bitnet", "olmo",
-		"command-r", "falcon":
+		"command-r", "falcon", "bloom", "mpt":
 		return true
 	}
 	return false
@@ -290,15 +318,26 @@ func (s ModelSpec) headRowNormed() bool {
 func (s ModelSpec) learnedPositions() bool { return s.Arch == "gpt2" || s.Arch == "starcoder" }
 
 // classicFused reports whether s is GPT-2's family of layouts (gpt2,
-// starcoder, gptneox): Q, K and V fused in attn_qkv, LayerNorms and
+// starcoder, gptneox, bloom): Q, K and V fused in attn_qkv, LayerNorms and
 // projections all with biases, a gate-less GELU feed-forward.
-func (s ModelSpec) classicFused() bool { return s.learnedPositions() || s.Arch == "gptneox" }
+func (s ModelSpec) classicFused() bool {
+	return s.learnedPositions() || s.Arch == "gptneox" || s.Arch == "bloom"
+}
+
+// alibi reports whether s biases its attention by ALiBi in place of
+// positions (bloom, mpt; jina-bert-v2 is an encoder).
+func (s ModelSpec) alibi() bool { return s.Arch == "bloom" || s.Arch == "mpt" }
+
+// mptBiases reports whether s is an mpt with every bias llama.cpp's mpt
+// loader takes (QKVBias gives it them all).
+func (s ModelSpec) mptBiases() bool { return s.Arch == "mpt" && s.QKVBias }
 
 // normBias reports whether s's norms have biases: LayerNorms of weight
-// and bias (starcoder2, nemotron, stablelm, phi2, falcon, and
+// and bias (starcoder2, nemotron, stablelm, phi2, falcon, mptBiases', and
 // classicFused's), or phimoe's RMSNorms.
 func (s ModelSpec) normBias() bool {
-	return s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "stablelm" || s.phiBiases() || s.Arch == "falcon" || s.classicFused()
+	return s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "stablelm" || s.phiBiases() || s.Arch == "falcon" || s.mptBiases() ||
+		s.classicFused()
 }
 
 // phiBiases reports whether s has Phi's biases on its norms, its
@@ -316,23 +355,27 @@ func (s ModelSpec) headRowNorms(p string) []tensorSpec {
 }
 
 // layerBiases reports whether layer l of s has biases on its Q, K, V,
-// output, up and down projections (every starcoder2, phiBiases and
-// classicFused layer, a phimoe's experts without; a nemotron's odd
+// output, up and down projections (every starcoder2, phiBiases, mptBiases
+// and classicFused layer, a phimoe's experts without; a nemotron's odd
 // layers, its even ones none).
 func (s ModelSpec) layerBiases(l int) bool {
-	return s.Arch == "starcoder2" || s.phiBiases() || s.classicFused() || s.Arch == "nemotron" && l%2 == 1
+	return s.Arch == "starcoder2" || s.phiBiases() || s.mptBiases() || s.classicFused() || s.Arch == "nemotron" && l%2 == 1
 }
 
 // denseArchGlobals lists the tensors outside the blocks that these
 // architectures add: output_norm.bias (normBias) and phiBiases' output.bias,
 // gpt2's and starcoder's position_embd (a row a trained position, around
-// the embeddings' size, so that it matters), exaone's rope_freqs (divisors
-// around 2).
+// the embeddings' size, so that it matters), bloom's token_embd_norm,
+// exaone's rope_freqs (divisors around 2).
 func (s ModelSpec) denseArchGlobals() []tensorSpec {
 	switch {
 	case s.learnedPositions():
 		return []tensorSpec{{"output_norm.bias", quant.F32, []int64{int64(s.Embd)}, dist{0, 0.1}},
 			{"position_embd.weight", quant.F32, []int64{int64(s.Embd), int64(s.Context)}, dist{0, 0.5}}}
+	case s.Arch == "bloom":
+		return []tensorSpec{{"output_norm.bias", quant.F32, []int64{int64(s.Embd)}, dist{0, 0.1}},
+			{"token_embd_norm.weight", quant.F32, []int64{int64(s.Embd)}, dist{1, 0.1}},
+			{"token_embd_norm.bias", quant.F32, []int64{int64(s.Embd)}, dist{0, 0.1}}}
 	case s.phiBiases():
 		return []tensorSpec{{"output_norm.bias", quant.F32, []int64{int64(s.Embd)}, dist{0, 0.1}},
 			{"output.bias", quant.F32, []int64{int64(s.Vocab)}, dist{0, 0.5}}}
@@ -363,7 +406,7 @@ func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 			s.XIELU = append(s.XIELU, [4]float32{0.8, 0.8, 0.5, -1e-6})
 		}
 		s.XIELU = s.XIELU[:s.Layers]
-	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo", "falcon":
+	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo", "falcon", "bloom", "mpt":
 		if s.NormEps == 0 {
 			s.NormEps = 1e-5
 		}
@@ -375,9 +418,10 @@ func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 
 // gateless reports whether s's feed-forward has no gate: down(act(up·x))
 // (arcee's and nemotron's ReLU², apertus's xIELU, starcoder2's, phi2's,
-// falcon's and classicFused's GELU).
+// falcon's, mpt's and classicFused's GELU).
 func (s ModelSpec) gateless() bool {
-	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2" || s.Arch == "falcon" || s.classicFused()
+	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2" || s.Arch == "falcon" ||
+		s.Arch == "mpt" || s.classicFused()
 }
 
 // denseQKNorm reports whether s has per-head Q/K norms of its own
@@ -395,13 +439,16 @@ func (s ModelSpec) addDenseArchKV(g *gguf.Writer) {
 		AddCohereKV(g, s.Arch, s.NormEps, s.LogitScale)
 	case "apertus":
 		AddXIELU(g, s.XIELU)
-	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo", "falcon":
+	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo", "falcon", "bloom", "mpt":
 		g.AddKV(s.Arch+".attention.layer_norm_epsilon", s.NormEps)
 		if s.Arch == "gptneox" {
 			g.AddKV("gptneox.use_parallel_residual", !s.Sequential)
 		}
 		if s.ClampKQV != 0 {
-			g.AddKV("olmo.attention.clamp_kqv", s.ClampKQV)
+			g.AddKV(s.Arch+".attention.clamp_kqv", s.ClampKQV)
+		}
+		if s.MaxALiBiBias != 0 {
+			g.AddKV(s.Arch+".attention.max_alibi_bias", s.MaxALiBiBias)
 		}
 	case "bitnet":
 		if s.HiddenAct != "" {

@@ -73,7 +73,7 @@ type ModelSpec struct {
 	// one-element .scale tensors.
 	HiddenAct string
 	Scales    bool
-	// ClampKQV is written as an olmo's attention.clamp_kqv when not 0.
+	// ClampKQV is written as an olmo's or mpt's attention.clamp_kqv when not 0.
 	ClampKQV float32
 
 	Seed uint64
@@ -188,6 +188,9 @@ type ModelSpec struct {
 	// hybrid_override_pattern writes them, one letter a layer: M Mamba-2,
 	// - a feed-forward alone, * attention alone (Layers is its length).
 	Pattern string
+	// MaxALiBiBias is an mpt's attention.max_alibi_bias (MPT's
+	// alibi_bias_max), written when not 0.
+	MaxALiBiBias float32
 	// AttnNorm2 writes a falcon's attn_norm_2 and its bias in every block
 	// (Falcon-40B's ln_attn, the attention's norm beside attn_norm, the
 	// feed-forward's).
@@ -1223,7 +1226,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	if s.Context == 0 {
 		s.Context = 2048
 	}
-	if s.RopeBase == 0 && s.Arch != "bert" && s.Arch != "jina-bert-v2" && !s.learnedPositions() {
+	if s.RopeBase == 0 && s.Arch != "bert" && s.Arch != "jina-bert-v2" && !s.learnedPositions() && !s.alibi() {
 		s.RopeBase = 10000
 	}
 	if s.RMSEps == 0 {
@@ -1730,7 +1733,7 @@ func (s ModelSpec) tensors() []tensorSpec {
 			ts = append(ts, ffn(p, l)...)
 			continue
 		}
-		if s.Arch == "phi3" || s.FusedQKV || s.classicFused() {
+		if s.Arch == "phi3" || s.FusedQKV || s.classicFused() || s.Arch == "mpt" {
 			ts = append(ts, tensorSpec{p + "attn_qkv.weight", w, []int64{e, q + 2*kv}, proj(e)})
 			if qkvBias {
 				ts = append(ts, bias(p+"attn_qkv.bias", q+2*kv))

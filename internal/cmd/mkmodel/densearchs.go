@@ -11,11 +11,19 @@ type cohereShape struct {
 	NormEps, LogitScale float32
 }
 
+// mptShape is the part of an MPT config.json only MPT's has: its
+// LayerNorms' epsilon (weights without bias: no_bias) and attn_config's
+// alibi_bias_max.
+type mptShape struct {
+	NormEps, MaxALiBiBias float32
+}
+
 // gateless reports whether s's feed-forward has no gate: arcee's and
-// nemotron's ReLU², apertus's xIELU, starcoder2's, phi2's, falcon's and
-// classicFused's GELU.
+// nemotron's ReLU², apertus's xIELU, starcoder2's, phi2's, falcon's,
+// mpt's and classicFused's GELU.
 func (s shape) gateless() bool {
-	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2" || s.Arch == "falcon" || s.classicFused()
+	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2" || s.Arch == "falcon" ||
+		s.Arch == "mpt" || s.classicFused()
 }
 
 // allBiases reports whether every projection of s has a bias
@@ -37,14 +45,16 @@ func (s shape) headBias() bool { return s.Arch == "phi2" || s.Arch == "phimoe" }
 func (s shape) learnedPositions() bool { return s.Arch == "gpt2" || s.Arch == "starcoder" }
 
 // classicFused reports whether s is of GPT-2's family of layouts (gpt2,
-// starcoder, gptneox): Q, K and V fused in attn_qkv with its bias.
-func (s shape) classicFused() bool { return s.learnedPositions() || s.Arch == "gptneox" }
+// starcoder, gptneox, bloom): Q, K and V fused in attn_qkv with its bias.
+func (s shape) classicFused() bool {
+	return s.learnedPositions() || s.Arch == "gptneox" || s.Arch == "bloom"
+}
 
 // fusedQKV reports whether s's Q, K and V are one attn_qkv (phi3,
-// bailingmoe2, falcon, classicFused, and chatglm as the converter writes
-// ChatGLM's query_key_value).
+// bailingmoe2, falcon, mpt, classicFused, and chatglm as the converter
+// writes ChatGLM's query_key_value).
 func (s shape) fusedQKV() bool {
-	return s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.Arch == "falcon" || s.classicFused() || s.Arch == "chatglm"
+	return s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.Arch == "falcon" || s.Arch == "mpt" || s.classicFused() || s.Arch == "chatglm"
 }
 
 // unitNorms reports whether s's norms are LayerNorms without weight or
@@ -63,8 +73,9 @@ var apertusXIELU = [4]float32{0.8, 0.8, 0.5, -1e-6}
 // addDenseArchKV writes the keys only cohere2 and command-r (LayerNorm
 // epsilon, logit scale), apertus (the xielu.* arrays), the LayerNorms with biases
 // (starcoder2, nemotron: their epsilon), gptneox (its parallel residual)
-// bitnet (its hidden_activation) and olmo (the LayerNorm epsilon, 1e-5
-// as llama.cpp's converter writes it for OLMo) have.
+// bitnet (its hidden_activation), olmo (the LayerNorm epsilon, 1e-5
+// as llama.cpp's converter writes it for OLMo) and mpt (its epsilon and
+// ALiBi maximum bias) have.
 func (s shape) addDenseArchKV(g *gguf.Writer) {
 	if c := s.Cohere; c != nil {
 		testutil.AddCohereKV(g, s.Arch, c.NormEps, c.LogitScale)
@@ -77,6 +88,10 @@ func (s shape) addDenseArchKV(g *gguf.Writer) {
 	}
 	if s.unitNorms() {
 		g.AddKV(s.Arch+".attention.layer_norm_epsilon", float32(1e-5))
+	}
+	if m := s.MPT; m != nil {
+		g.AddKV(s.Arch+".attention.layer_norm_epsilon", m.NormEps)
+		g.AddKV(s.Arch+".attention.max_alibi_bias", m.MaxALiBiBias)
 	}
 	if s.HiddenAct != "" {
 		g.AddKV(s.Arch+".hidden_activation", s.HiddenAct)

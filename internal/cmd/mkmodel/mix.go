@@ -263,6 +263,11 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		add("rope_factors_short.weight", kindRopeShort, int64(s.ropeDim()/2))
 	}
 	add("token_embd.weight", kindWeight, e, v)
+	if s.Arch == "bloom" {
+		// BLOOM's word_embeddings_layernorm.
+		add("token_embd_norm.weight", kindNorm, e)
+		add("token_embd_norm.bias", kindBias, e)
+	}
 	if s.learnedPositions() {
 		add("position_embd.weight", kindF32, e, int64(s.Context)) // F32, as the converter writes it and llama-quantize leaves it
 	}
