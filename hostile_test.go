@@ -419,6 +419,12 @@ func on(spec testutil.ModelSpec, c hostileCase) hostileCase {
 	return c
 }
 
+// fusedQKV is s written with its Q, K and V fused (ModelSpec.FuseQKV).
+func fusedQKV(s testutil.ModelSpec) testutil.ModelSpec {
+	s.FuseQKV = true
+	return s
+}
+
 // refused is a file that Load and Plan both refuse with ErrBadModel, the
 // error mentioning each of mention: the problem is in the header.
 func refused(what string, edit func(*hmodel), mention ...string) hostileCase {
@@ -644,11 +650,23 @@ func hostileCases() []hostileCase {
 			// a file that has one must be refused, not run without it.
 			unsupported("llama with attn_q.bias", func(h *hmodel) { h.put("blk.1.attn_q.bias", quant.F32, 64) }, "blk.1.attn_q.bias"),
 			// llama.cpp's create_tensor_qkv takes a fused attn_qkv in place
-			// of attn_q, attn_k and attn_v for any architecture; llama's
-			// layout here has none, and says so rather than that attn_q is
-			// missing.
-			unsupported("llama with a fused attn_qkv", edits(drop("blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.attn_v.weight"), add("blk.0.attn_qkv.weight", 64, 128)),
-				"blk.0.attn_qkv.weight", "fused"),
+			// of attn_q, attn_k and attn_v for llama (as --fuse-qkv writes
+			// it), and so does the loader here, block by block; for olmo2,
+			// whose graph crashes on it, it is refused by name rather than
+			// reported as attn_q missing.
+			loads("llama with a fused attn_qkv", edits(drop("blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.attn_v.weight"), add("blk.0.attn_qkv.weight", 64, 128))),
+			refused("llama with a fused attn_qkv a row short", edits(drop("blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.attn_v.weight"), add("blk.0.attn_qkv.weight", 64, 127)),
+				"blk.0.attn_qkv.weight"),
+			// qwen2's Q/K/V biases are required: fused, so is attn_qkv.bias,
+			// as wide as the three.
+			on(fusedQKV(testutil.TinyQwen2()), loads("qwen2 fused", nil)),
+			on(fusedQKV(testutil.TinyQwen2()), missing("qwen2 fused without attn_qkv.bias", "blk.1.attn_qkv.bias")),
+			on(fusedQKV(testutil.TinyQwen2()), misshapen("qwen2 fused with attn_qkv.bias of the query's width", "blk.0.attn_qkv.bias", 64)),
+			// Both layouts at once: llama.cpp takes the fused one and refuses
+			// the file for the three it then does not load.
+			unsupported("llama with attn_qkv beside attn_q, attn_k and attn_v", add("blk.0.attn_qkv.weight", 64, 128), "blk.0.attn_"),
+			on(testutil.TinyOlmo2(), unsupported("olmo2 with a fused attn_qkv", edits(drop("blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.attn_v.weight"), add("blk.0.attn_qkv.weight", 64, 128)),
+				"blk.0.attn_qkv.weight", "fused")),
 			// The per-tensor scales of NVFP4 checkpoints, which llama.cpp
 			// loads for any architecture and its graphs multiply the
 			// products by (input_scale beside them).

@@ -19,7 +19,7 @@ type Arch struct {
 	Name string // general.architecture
 
 	Neox    bool      // RoPE rotates (i, i+d/2) pairs, llama.cpp's LLAMA_ROPE_TYPE_NEOX
-	QKV     QKVLayout // separate attn_q/k/v, or fused attn_qkv
+	QKV     QKVLayout // fused attn_qkv or separate attn_q/k/v (the zero value), or one of them only
 	QKVBias bool      // attn_q/k/v.bias (qwen2), or attn_qkv.bias beside a fused attn_qkv
 	// OptionalQKVBias: each of attn_q/k/v.bias (or attn_qkv.bias beside
 	// a fused attn_qkv) is loaded when the block has it and left out when
@@ -201,12 +201,19 @@ type Arch struct {
 type QKVLayout uint8
 
 const (
-	// QKVSeparate: attn_q, attn_k and attn_v.
-	QKVSeparate QKVLayout = iota
 	// QKVFusedOrSeparate: attn_qkv (query rows, then key rows, then value
-	// rows) when the file has it, else the three separate tensors, as
-	// llama.cpp's create_tensor_qkv accepts for phi3.
-	QKVFusedOrSeparate
+	// rows; attn_qkv.bias beside it in the same order) when the block has
+	// it, else attn_q, attn_k and attn_v, as llama.cpp's create_tensor_qkv
+	// takes them for most architectures, and as convert_hf_to_gguf.py's
+	// --fuse-qkv writes them.
+	QKVFusedOrSeparate QKVLayout = iota
+	// QKVSeparate: attn_q, attn_k and attn_v, and a file with attn_qkv in
+	// their place refused by name (refuseVariants), for the architectures
+	// whose llama.cpp d32676d77 loader refuses it (bitnet, gemma4) or
+	// whose graph crashes on it (olmo2, olmoe, jina-bert-v2, and qwen35,
+	// qwen35moe, qwen3next, whose query holds each head's gate); gemma3n
+	// too, unproven, as llama.cpp d32676d77 loads no test file of it.
+	QKVSeparate
 	// QKVFused: attn_qkv alone (bailingmoe2).
 	QKVFused
 )
@@ -238,33 +245,33 @@ var registry = []*Arch{
 	{Name: "qwen3moe", Neox: true, QKNorm: true, FFN: FFNExperts, hparams: qwen3moeHparams},
 	{Name: "gemma2", Neox: true, PostNorms: true, GELU: true, EmbedScale: true, hparams: gemma2Hparams},
 	{Name: "gemma3", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, hparams: gemma3Hparams},
-	{Name: "phi3", Neox: true, QKV: QKVFusedOrSeparate, FFN: FFNFusedGateUp, RopeFactors: true, hparams: phi3Hparams},
+	{Name: "phi3", Neox: true, FFN: FFNFusedGateUp, RopeFactors: true, hparams: phi3Hparams},
 	{Name: "granite", hparams: graniteHparams},
 	{Name: "granitemoe", FFN: FFNExperts, hparams: granitemoeHparams},
 	{Name: "granitehybrid", Mamba2: true, OptionalExperts: true, hparams: graniteHybridHparams},
 	{Name: "smollm3", hparams: smollm3Hparams},
 	{Name: "mistral3", hparams: mistral3Hparams},
-	{Name: "olmo2", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: olmo2Hparams},
+	{Name: "olmo2", QKV: QKVSeparate, Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: olmo2Hparams},
 	{Name: "ernie4_5", OptionalQKVBias: true},
 	{Name: "ernie4_5-moe", OptionalQKVBias: true, FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true, hparams: ernie45moeHparams},
 	{Name: "seed_oss", Neox: true, OptionalQKVBias: true, FFNNorm: "post_attention_norm.weight"},
 	{Name: "exaone4", Neox: true, QKNorm: true, PostNorms: true, NoPreNorm: true, hparams: exaone4Hparams},
-	{Name: "glm4", QKV: QKVFusedOrSeparate, OptionalQKVBias: true, PostNorms: true, FFN: FFNFusedGateUp, hparams: glm4Hparams},
-	{Name: "gpt-oss", Neox: true, QKV: QKVFusedOrSeparate, QKVBias: true, FFN: FFNExperts, Sinks: true, OutBias: true, FFNNorm: "post_attention_norm.weight", ExpertBiases: true, hparams: gptossHparams},
+	{Name: "glm4", OptionalQKVBias: true, PostNorms: true, FFN: FFNFusedGateUp, hparams: glm4Hparams},
+	{Name: "gpt-oss", Neox: true, QKVBias: true, FFN: FFNExperts, Sinks: true, OutBias: true, FFNNorm: "post_attention_norm.weight", ExpertBiases: true, hparams: gptossHparams},
 	{Name: "lfm2", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight"},
 	{Name: "lfm2moe", Neox: true, QKNorm: true, ShortConv: true, OutputNorm: "token_embd_norm.weight", FFN: FFNExperts, ExpertSelBias: true, hparams: lfm2moeHparams},
-	{Name: "gemma3n", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, hparams: gemma3nHparams},
-	{Name: "gemma4", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, PerLayerSizes: true, OptionalExperts: true, hparams: gemma4Hparams},
+	{Name: "gemma3n", QKV: QKVSeparate, Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, hparams: gemma3nHparams},
+	{Name: "gemma4", QKV: QKVSeparate, Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, PerLayerSizes: true, OptionalExperts: true, hparams: gemma4Hparams},
 	{Name: "deepseek2", FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true, FusedGateUpExps: true, hparams: deepseek2Hparams},
 	{Name: "gemma-embedding", Neox: true, QKNorm: true, PostNorms: true, GELU: true, EmbedScale: true, NoHead: true, hparams: gemmaEmbeddingHparams},
-	{Name: "bert", Encoder: true, AbsPositions: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
-	{Name: "nomic-bert", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, hparams: nomicBertHparams},
+	{Name: "bert", Encoder: true, AbsPositions: true, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
+	{Name: "nomic-bert", Encoder: true, Neox: true, hparams: nomicBertHparams},
 	{Name: "modern-bert", Neox: true, QKV: QKVFused, FFN: FFNFusedGateUp, GELU: true, NoHead: true, EmbedNorm: true, hparams: modernBertHparams},
-	{Name: "nomic-bert-moe", Encoder: true, Neox: true, QKV: QKVFusedOrSeparate, FFN: FFNSequential, GELU: true, OptionalExperts: true, hparams: nomicBertMoEHparams},
-	{Name: "jina-bert-v2", Encoder: true, FFN: FFNGated, GELU: true, hparams: jinaBertV2Hparams},
-	{Name: "qwen35", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", hparams: qwen35Hparams},
-	{Name: "qwen35moe", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen35moeHparams},
-	{Name: "qwen3next", Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen3nextHparams},
+	{Name: "nomic-bert-moe", Encoder: true, Neox: true, FFN: FFNSequential, GELU: true, OptionalExperts: true, hparams: nomicBertMoEHparams},
+	{Name: "jina-bert-v2", QKV: QKVSeparate, Encoder: true, FFN: FFNGated, GELU: true, hparams: jinaBertV2Hparams},
+	{Name: "qwen35", QKV: QKVSeparate, Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", hparams: qwen35Hparams},
+	{Name: "qwen35moe", QKV: QKVSeparate, Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen35moeHparams},
+	{Name: "qwen3next", QKV: QKVSeparate, Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen3nextHparams},
 	{Name: "nemotron_h", Mamba2: true, PerLayerSizes: true, hparams: nemotronHHparams},
 	{Name: "nemotron_h_moe", Mamba2: true, PerLayerSizes: true, FFN: FFNExperts, ExpertSelBias: true, hparams: nemotronHMoEHparams},
 	{Name: "qwen2vl", Neox: true, OptionalQKVBias: true, OptionalHeadBias: true, hparams: qwen2vlHparams},
@@ -282,7 +289,7 @@ var registry = []*Arch{
 	{Name: "falcon-h1", Neox: true, FFNNorm: "ffn_norm", hparams: falconH1Hparams},
 	{Name: "minicpm", RopeFactors: true, hparams: minicpmHparams},
 	{Name: "minicpm3", Neox: true, RopeFactors: true, hparams: minicpm3Hparams},
-	{Name: "olmoe", Neox: true, QKNorm: true, FFN: FFNExperts, UntiedOutput: true, hparams: olmoeHparams},
+	{Name: "olmoe", QKV: QKVSeparate, Neox: true, QKNorm: true, FFN: FFNExperts, UntiedOutput: true, hparams: olmoeHparams},
 	{Name: "afmoe", Neox: true, QKNorm: true, PostNorms: true, EmbedScale: true, AttnOutGate: true, FFN: FFNExperts, ExpertSelBias: true,
 		hparams: afmoeHparams},
 	{Name: "jamba", Mamba1: true, OptionalExperts: true, hparams: jambaHparams},
@@ -294,9 +301,9 @@ var registry = []*Arch{
 	{Name: "gemma", Neox: true, GELU: true, EmbedScale: true, TiedHead: true, hparams: gemmaHparams},
 	{Name: "nemotron", Neox: true, OptionalQKVBias: true, OptionalBiases: true, NormBias: true, FFN: FFNSequential, UntiedOutput: true,
 		hparams: nemotronHparams},
-	{Name: "stablelm", Neox: true, QKV: QKVFusedOrSeparate, OptionalQKVBias: true, OptionalQKNorm: true, NormBias: true, OptionalFFNNorm: true,
+	{Name: "stablelm", Neox: true, OptionalQKVBias: true, OptionalQKNorm: true, NormBias: true, OptionalFFNNorm: true,
 		UntiedOutput: true, hparams: stablelmHparams},
-	{Name: "phi2", Neox: true, QKV: QKVFusedOrSeparate, QKVBias: true, OutBias: true, NormBias: true, Parallel: true, FFN: FFNSequential, FFNBias: true,
+	{Name: "phi2", Neox: true, QKVBias: true, OutBias: true, NormBias: true, Parallel: true, FFN: FFNSequential, FFNBias: true,
 		UntiedOutput: true, HeadBias: true, hparams: phi2Hparams},
 	// GPT-2 and StarCoder 1 (SantaCoder's layout: one KV head) as llama.cpp's
 	// gpt2 and starcoder graphs run them: learned positions, pre-LayerNorm
@@ -309,13 +316,13 @@ var registry = []*Arch{
 		hparams: layerNormHparams},
 	{Name: "gptneox", Neox: true, QKV: QKVFused, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true,
 		UntiedOutput: true, hparams: gptneoxHparams},
-	{Name: "bitnet", Neox: true, TiedHead: true, SubNorms: true, hparams: bitnetHparams},
+	{Name: "bitnet", QKV: QKVSeparate, Neox: true, TiedHead: true, SubNorms: true, hparams: bitnetHparams},
 	// ChatGLM3-6B and GLM-4-9B-chat (the 2024 files the converter names
 	// chatglm) as llama.cpp's chatglm graph runs them: glm4's block
 	// without the norms after attention and the feed-forward; the output
 	// tied to token_embd when the file has no output.weight, as
 	// llama.cpp d32676d77 loads it.
-	{Name: "chatglm", QKV: QKVFusedOrSeparate, OptionalQKVBias: true, FFN: FFNFusedGateUp, hparams: chatglmHparams},
+	{Name: "chatglm", OptionalQKVBias: true, FFN: FFNFusedGateUp, hparams: chatglmHparams},
 	{Name: "internlm2", UntiedOutput: true, hparams: internlm2Hparams},
 	{Name: "olmo", UnitNorms: true, hparams: olmoHparams},
 	{Name: "command-r", Parallel: true, TiedHead: true, QKNormDepth: 64, hparams: commandRHparams},

@@ -33,14 +33,18 @@ const maxShared = 4
 // attn_gate after them (qkvStride), listed second so that the query's
 // projections are the first queryInputs.
 func (L *Layer) qkvInputs(c *Config, dst *[maxShared]projection) []projection {
-	if L.Wqkv != nil {
-		dst[0] = projection{w: L.Wqkv}
-		return dst[:1]
-	}
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
-	ps := append(dst[:0], projection{w: L.Wq, scale: L.ScaleQ})
+	ps := dst[:0]
+	if L.Wqkv != nil {
+		ps = append(ps, projection{w: L.Wqkv})
+	} else {
+		ps = append(ps, projection{w: L.Wq, scale: L.ScaleQ})
+	}
 	if L.WOutGate != nil {
 		ps = append(ps, projection{w: L.WOutGate, off: qDim + kDim + vDim})
+	}
+	if L.Wqkv != nil {
+		return ps
 	}
 	return append(ps, projection{w: L.Wk, off: qDim, scale: L.ScaleK}, projection{w: L.Wv, off: qDim + kDim, scale: L.ScaleV})
 }

@@ -226,6 +226,10 @@ func (m *Model) AttachAdapter(file, f *gguf.File, h *AdapterHeader, r io.ReaderA
 				}
 				return fmt.Errorf("model: adapter tensor %q: this library applies adapters to dense matrices and token_embd only (not to experts, deepseek2's attn_k_b/attn_v_b or vectors): %w", p.Name, ErrUnsupportedArch)
 			}
+			if _, ok := file.Tensor(fusedQKVName(p.Name)); ok {
+				return fmt.Errorf("model: adapter tensor %q does not exist in the model, whose query, key and value projections are fused in %q (llama.cpp refuses it too; adapt that one): %w",
+					p.Name, fusedQKVName(p.Name), ErrBadAdapter)
+			}
 			return fmt.Errorf("model: adapter tensor %q does not exist in the model (the wrong base model?): %w", p.Name, ErrBadAdapter)
 		}
 		ps = append(ps, pending{w: w, a: a, b: b, l: &ops.LoRA{Rank: int(rank), Factor: loraFactor(h.Alpha, rank), Scale: scale, ID: m.Adapters}})
@@ -336,4 +340,15 @@ func readFactor(r io.ReaderAt, t *gguf.TensorInfo) (*ops.Matrix, error) {
 		return nil, fmt.Errorf("model: adapter tensor: %w: %w", err, ErrBadAdapter)
 	}
 	return f, nil
+}
+
+// fusedQKVName is the attn_qkv that --fuse-qkv makes of name when name is
+// a block's attn_q, attn_k or attn_v, else "".
+func fusedQKVName(name string) string {
+	for _, proj := range []string{"attn_q.weight", "attn_k.weight", "attn_v.weight"} {
+		if p, ok := strings.CutSuffix(name, "."+proj); ok {
+			return p + ".attn_qkv.weight"
+		}
+	}
+	return ""
 }

@@ -917,9 +917,10 @@ func SkippedRanges(f *gguf.File, c *Config) []Range {
 // encoders, which load every bias they have; qkDepth ones only to an
 // Arch.QKNormDepth architecture, shallower than that depth (command-r
 // below Command R+'s). A variant with fuses is taken in place of those
-// tensors: it applies only to a block loading them all, and only when it
-// has their shape stacked (one of another shape is damage, which the
-// loader reports as the tensors missing).
+// tensors: it applies only to a block loading the first of them, and,
+// when the block loads them all, only when it has their shape stacked
+// (one of another shape is damage, which the loader reports as the
+// tensors missing).
 var blockVariants = []struct {
 	name, what           string
 	decoderOnly, qkDepth bool
@@ -938,7 +939,9 @@ var blockVariants = []struct {
 	{name: "attn_q_norm.weight", what: "Q/K norms and fewer blocks than its depth for them", decoderOnly: true, qkDepth: true},
 	{name: "attn_k_norm.weight", what: "Q/K norms and fewer blocks than its depth for them", decoderOnly: true, qkDepth: true},
 	// llama.cpp's create_tensor_qkv takes it for every architecture
-	// whose layers it loads attn_q, attn_k and attn_v for.
+	// whose layers it loads attn_q, attn_k and attn_v for; the loader
+	// here takes it in their place (QKVFusedOrSeparate) but for those
+	// whose llama.cpp loader or graph cannot (QKVSeparate).
 	{name: "attn_qkv.weight", what: "the query, key and value projections fused in one attn_qkv",
 		fuses: []string{"attn_q.weight", "attn_k.weight", "attn_v.weight"}},
 }
@@ -952,7 +955,10 @@ func refuseVariants(l *loader, p string, arch *Arch, bts []blockTensor) error {
 			continue
 		}
 		if v.fuses != nil {
-			if dims, ok := stackedDims(bts, v.fuses); !ok || !sameDims(ti.Dims, dims) {
+			// A block without one of them (gemma4's optional attn_v) has
+			// no stacked shape to check the variant against.
+			dims, all := stackedDims(bts, v.fuses)
+			if all && !sameDims(ti.Dims, dims) || !slices.ContainsFunc(bts, func(bt blockTensor) bool { return bt.name == v.fuses[0] }) {
 				continue
 			}
 		}

@@ -266,7 +266,7 @@ func TinyOlmoClamp() ModelSpec {
 func (s ModelSpec) unitNormTensors() []tensorSpec {
 	l := s
 	l.Arch = "llama"
-	return slices.DeleteFunc(l.tensors(), func(t tensorSpec) bool {
+	return slices.DeleteFunc(l.drawnTensors(), func(t tensorSpec) bool {
 		return t.name == "output_norm.weight" || strings.HasSuffix(t.name, ".attn_norm.weight") || strings.HasSuffix(t.name, ".ffn_norm.weight")
 	})
 }

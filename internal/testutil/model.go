@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lowmem/llm/internal/gguf"
@@ -61,6 +62,13 @@ type ModelSpec struct {
 	// FusedQKV writes a glm4's or chatglm's query, key and value projections as one
 	// attn_qkv (phi3's always are; a falcon's must be).
 	FusedQKV bool
+	// FuseQKV writes every block's attn_q, attn_k and attn_v (and their
+	// biases) as one attn_qkv (and attn_qkv.bias), their rows in that
+	// order, as convert_hf_to_gguf.py's --fuse-qkv does: the same weights
+	// as the spec without it, so the two files' outputs can be compared.
+	// Unlike FusedQKV it works for any architecture and draws no new
+	// values.
+	FuseQKV bool
 	// NoFFNNorm leaves out a stablelm's ffn_norm, as StableLM 2 12B's
 	// blocks have none (attention and the feed-forward in parallel), and
 	// writes its per-head Q/K LayerNorms.
@@ -1554,6 +1562,66 @@ func (s ModelSpec) ends(outNorm string) []tensorSpec {
 // tensors lists the tensors of s in file order, with llama.cpp's names and
 // ggml dims ([in, out]: dims[0] is the row length).
 func (s ModelSpec) tensors() []tensorSpec {
+	if s.FuseQKV {
+		return fuseQKV(s.drawnTensors())
+	}
+	return s.drawnTensors()
+}
+
+// fuseQKV replaces each block's attn_q, attn_k and attn_v weights (and
+// biases) in ts by one attn_qkv of their rows in that order, where the
+// block has all three of one type and row length.
+func fuseQKV(ts []tensorSpec) []tensorSpec {
+	for i := 0; i < len(ts); i++ {
+		parts := qkvParts(ts, ts[i].name)
+		if parts == nil {
+			continue
+		}
+		last := len(parts[0].dims) - 1
+		fused := tensorSpec{name: strings.Replace(ts[i].name, "attn_q.", "attn_qkv.", 1), typ: parts[0].typ, dims: slices.Clone(parts[0].dims)}
+		fused.dims[last] += parts[1].dims[last] + parts[2].dims[last]
+		ts[i] = fused
+		ts = slices.DeleteFunc(ts, func(t tensorSpec) bool { return t.name == parts[1].name || t.name == parts[2].name })
+	}
+	return ts
+}
+
+// qkvParts returns the attn_q, attn_k and attn_v weights (or biases) of
+// ts that FuseQKV writes as the one named name (its attn_q or attn_qkv
+// name), or nil when ts lacks one or they differ in type or row length.
+func qkvParts(ts []tensorSpec, name string) []tensorSpec {
+	p, suffix, ok := strings.Cut(name, "attn_q.")
+	if !ok {
+		p, suffix, ok = strings.Cut(name, "attn_qkv.")
+	}
+	if !ok || suffix != "weight" && suffix != "bias" {
+		return nil
+	}
+	var parts []tensorSpec
+	for _, proj := range []string{"attn_q.", "attn_k.", "attn_v."} {
+		j := slices.IndexFunc(ts, func(t tensorSpec) bool { return t.name == p+proj+suffix })
+		if j < 0 {
+			return nil
+		}
+		if t, q := ts[j], parts; q != nil && (t.typ != q[0].typ || !slices.Equal(t.dims[:len(t.dims)-1], q[0].dims[:len(q[0].dims)-1])) {
+			return nil
+		}
+		parts = append(parts, ts[j])
+	}
+	return parts
+}
+
+// fusedParts returns the tensors whose rows FuseQKV writes in the one
+// named name, or nil when it writes none there.
+func (s ModelSpec) fusedParts(name string) []tensorSpec {
+	if !s.FuseQKV || !strings.Contains(name, "attn_qkv.") {
+		return nil
+	}
+	return qkvParts(s.drawnTensors(), name)
+}
+
+// drawnTensors is tensors before FuseQKV.
+func (s ModelSpec) drawnTensors() []tensorSpec {
 	e, f := int64(s.Embd), int64(s.FFN)
 	q, kv := int64(s.Heads*s.HeadDim), int64(s.HeadsKV*s.HeadDim)
 	norm := dist{1, 0.1}
@@ -1998,6 +2066,16 @@ func (s ModelSpec) jinaTensors(p string) []tensorSpec {
 // generator returns the function that writes tensor t row by row. Its
 // random stream is seeded by the spec's seed and the tensor's name only.
 func (s ModelSpec) generator(t tensorSpec) func(io.Writer) error {
+	if parts := s.fusedParts(t.name); parts != nil {
+		return func(w io.Writer) error {
+			for _, part := range parts {
+				if err := s.generator(part)(w); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
 	return func(w io.Writer) error {
 		rng := rand.New(rand.NewPCG(s.Seed, NameHash(t.name)))
 		n := t.dims[0]

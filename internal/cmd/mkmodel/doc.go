@@ -90,5 +90,15 @@
 //	go run ./internal/cmd/mkmodel -shape tinyllama-1.1b -type f16 -o tl-f16.gguf -imatrix tl.imatrix
 //	llama-quantize --imatrix tl.imatrix tl-f16.gguf tl-iq2_xxs.gguf IQ2_XXS
 //
+//	-fuse-qkv write each block's attn_q, attn_k and attn_v (and their
+//	        biases) as one attn_qkv, their rows in that order, as
+//	        convert_hf_to_gguf.py's --fuse-qkv writes them; llama-quantize
+//	        keeps it (attn_v's type rule), and the mix here gives it the
+//	        same type. Refused for the architectures that refuse such a
+//	        file (model.QKVSeparate):
+//
+//	go run ./internal/cmd/mkmodel -shape llama-3.1-8b -type f16 -layers 2 -vocab 8192 -fuse-qkv -o l-fused.gguf
+//	llama-quantize l-fused.gguf l-fused-q4_k_m.gguf Q4_K_M
+//
 //	-list   print the shapes and exit
 package main

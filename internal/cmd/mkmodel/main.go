@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lowmem/llm/internal/cmdline"
+	llm "github.com/lowmem/llm/model"
 )
 
 func main() {
@@ -58,6 +59,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	imatrix := fs.String("imatrix", "", "also write an importance matrix of ones for the shape's matrices to this file, for llama-quantize --imatrix (IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M need one)")
 	lora := fs.String("lora", "", "also write a LoRA adapter for the shape (random F16 factors of the blocks' attention and dense feed-forward matrices, alpha = rank) to this file, for -lora of the examples and llama.cpp's --lora")
 	loraRank := fs.Int("lora-rank", 16, "the -lora adapter's rank")
+	fuseQKV := fs.Bool("fuse-qkv", false, "write each block's attn_q, attn_k and attn_v (and their biases) as one attn_qkv, as convert_hf_to_gguf.py's --fuse-qkv does (refused for the architectures whose llama.cpp loader or graph cannot take it)")
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
@@ -114,6 +116,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case *vocab > 0:
 		s.Vocab = *vocab
 		s.Name = fmt.Sprintf("%s, vocabulary of %d", s.Name, *vocab)
+	}
+	if *fuseQKV {
+		if a := llm.LookupArch(s.Arch); a == nil || a.QKV == llm.QKVSeparate {
+			return fmt.Errorf("-fuse-qkv: %s's loader here, as llama.cpp d32676d77's, refuses a fused attn_qkv", s.Arch)
+		}
+		s.FuseQKV = true
+		s.Name += ", Q/K/V fused"
 	}
 	m, err := newModel(s, ft, *seed)
 	if err != nil {

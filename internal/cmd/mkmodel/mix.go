@@ -121,10 +121,34 @@ func plan(s shape, ft fileType) ([]tensorPlan, error) {
 	} else {
 		decoderPlan(s, add)
 	}
+	if s.FuseQKV {
+		ts = fuseQKV(ts)
+	}
 	if err := assignTypes(ts, ft, s); err != nil {
 		return nil, err
 	}
 	return ts, nil
+}
+
+// fuseQKV replaces each block's attn_q, attn_k and attn_v weights (and
+// biases) in ts by one attn_qkv of their rows, in that order, where the
+// block has all three.
+func fuseQKV(ts []tensorPlan) []tensorPlan {
+	index := func(name string) int { return slices.IndexFunc(ts, func(t tensorPlan) bool { return t.Name == name }) }
+	for i := 0; i < len(ts); i++ {
+		p, suffix, ok := strings.Cut(ts[i].Name, "attn_q.")
+		k, v := index(p+"attn_k."+suffix), index(p+"attn_v."+suffix)
+		if !ok || k < 0 || v < 0 {
+			continue
+		}
+		last := len(ts[i].Dims) - 1
+		fused := tensorPlan{Name: p + "attn_qkv." + suffix, Dims: slices.Clone(ts[i].Dims), Kind: ts[i].Kind}
+		fused.Dims[last] += ts[k].Dims[last] + ts[v].Dims[last]
+		ts[i] = fused
+		ts = slices.Delete(ts, max(k, v), max(k, v)+1)
+		ts = slices.Delete(ts, min(k, v), min(k, v)+1)
+	}
+	return ts
 }
 
 // encoderPlan lists a bert, nomic-bert, nomic-bert-moe or jina-bert-v2's tensors in the

@@ -721,6 +721,7 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"-shape", "ling-mini-2.0", "-experts", "8", "-o", "x"}, "8 expert groups"},
 		{[]string{"-shape", "ling-mini-2.0", "-experts", "20", "-o", "x"}, "8 expert groups"},
 		{[]string{"-shape", "qwen3.5-35b-a3b", "-vocab", "100", "-o", "x"}, "want 1024 to"},
+		{[]string{"-shape", "olmo-2-1b", "-fuse-qkv", "-o", "x"}, "refuses a fused attn_qkv"},
 	}
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer
@@ -745,6 +746,42 @@ func TestRunWrites(t *testing.T) {
 	if name, _ := f.String("general.name"); !strings.Contains(name, "seed 3") {
 		t.Errorf("general.name %q", name)
 	}
+}
+
+// -fuse-qkv writes each block's attn_q, attn_k and attn_v (qwen2: and
+// their biases) as one attn_qkv of their rows, as the converter's
+// --fuse-qkv does, of the type the mix gives attn_v (llama-quantize's
+// rule for attn_qkv); the file loads and runs.
+func TestRunFuseQKV(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fused.gguf")
+	var out, errOut bytes.Buffer
+	if err := run([]string{"-shape", "qwen2.5-0.5b", "-layers", "2", "-vocab", "1024", "-type", "q4_k_m", "-fuse-qkv", "-o", path}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	f := testutil.ReadHeader(t, path)
+	s := mustShape(t, "qwen2.5-0.5b").keepLayers(2)
+	s.Vocab = 1024
+	apart, err := plan(s, mustType(t, "q4_k_m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, kv := int64(s.Heads*s.headDim()), int64(s.HeadsKV*s.headDim())
+	for l := range 2 {
+		p := fmt.Sprintf("blk.%d.", l)
+		v := apart[slices.IndexFunc(apart, func(tp tensorPlan) bool { return tp.Name == p+"attn_v.weight" })]
+		for name, dims := range map[string][]int64{"attn_qkv.weight": {int64(s.Embd), q + 2*kv}, "attn_qkv.bias": {q + 2*kv}} {
+			ti, ok := f.Tensor(p + name)
+			if !ok || !slices.Equal(ti.Dims, dims) || len(dims) == 2 && ti.Type != v.Type {
+				t.Errorf("%s: %v, want %v of %v", p+name, ti, dims, v.Type)
+			}
+		}
+		for _, name := range []string{"attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_q.bias"} {
+			if _, ok := f.Tensor(p + name); ok {
+				t.Errorf("%s beside the fused attn_qkv", p+name)
+			}
+		}
+	}
+	evalSteps(t, path)
 }
 
 // The Q4_K_M mix of the new architectures agrees, tensor by tensor, with

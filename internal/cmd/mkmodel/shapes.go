@@ -36,6 +36,9 @@ type shape struct {
 	QKVBias    bool // qwen2: attn_q/k/v have biases
 	QKNorm     bool // qwen3, gemma3: attn_q_norm and attn_k_norm
 	TiedOutput bool // no output.weight: token_embd is the LM head
+	// FuseQKV writes attn_q, attn_k and attn_v (and their biases) as one
+	// attn_qkv (-fuse-qkv), never from shapes.jsonc.
+	FuseQKV bool `json:"-"`
 
 	// Llama 3.1 rope scaling, stored as the rope_freqs.weight tensor.
 	Llama3Rope *llama3Rope
