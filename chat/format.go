@@ -42,21 +42,43 @@ const (
 	// <arg_key>KEY</arg_key><arg_value>VALUE</arg_value> an argument, and
 	// </tool_call> (glm.go), their reasoning in <think>…</think>.
 	ToolsGLM
+	// ToolsCommandR: Command R7B writes its reasoning between
+	// <|START_THINKING|> and <|END_THINKING|>, its answer between
+	// <|START_RESPONSE|> and <|END_RESPONSE|>, and its calls as one JSON
+	// list between <|START_ACTION|> and <|END_ACTION|>, each call
+	// {"tool_call_id": …, "tool_name": …, "parameters": {…}} (jsonlist.go).
+	ToolsCommandR
+	// ToolsGranite: Granite 3.x writes <|tool_call|> and a JSON list of
+	// {"name": …, "arguments": {…}} as the rest of its reply, its
+	// reasoning (when thinking is on) in <think>…</think> and its answer
+	// then in <response>…</response>.
+	ToolsGranite
+	// ToolsNemotron: Nemotron Nano v2 writes a JSON list of {"name": …,
+	// "arguments": {…}} between <TOOLCALL> and </TOOLCALL>, its reasoning
+	// in <think>…</think>.
+	ToolsNemotron
+	// ToolsApertus: Apertus writes a JSON list of calls in the short form
+	// {NAME: {…arguments}} between <|tools_prefix|> and <|tools_suffix|>,
+	// its reasoning between <|inner_prefix|> and <|inner_suffix|>.
+	ToolsApertus
 )
 
 // String returns "none", "llama3", "hermes", "mistral", "harmony", "gemma4",
-// "seed" or "glm".
+// "seed", "glm", "commandr", "granite", "nemotron" or "apertus".
 func (s ToolSyntax) String() string { return enum.Name(s, toolSyntaxNames[:], "ToolSyntax") }
 
 var toolSyntaxNames = [...]string{ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral",
-	ToolsHarmony: "harmony", ToolsGemma4: "gemma4", ToolsSeed: "seed", ToolsGLM: "glm"}
+	ToolsHarmony: "harmony", ToolsGemma4: "gemma4", ToolsSeed: "seed", ToolsGLM: "glm", ToolsCommandR: "commandr",
+	ToolsGranite: "granite", ToolsNemotron: "nemotron", ToolsApertus: "apertus"}
 
 // Format is how a model's raw output is structured.
 type Format struct {
 	Tools ToolSyntax
 	// Thinking: the model writes its reasoning in a block: between <think>
-	// and </think>, or Gemma 4's <|channel>thought and <channel|>, or
-	// Seed-OSS's <seed:think> and </seed:think> (by Tools). (Harmony's
+	// and </think>, or Gemma 4's <|channel>thought and <channel|>,
+	// Seed-OSS's <seed:think> and </seed:think>, Command R7B's
+	// <|START_THINKING|> and <|END_THINKING|> or Apertus'
+	// <|inner_prefix|> and <|inner_suffix|> (by Tools). (Harmony's
 	// reasoning is a channel of its own: see Reasons.)
 	Thinking bool
 	// MistralArgs: Mistral's newer calls, name[ARGS]{…} after
@@ -91,6 +113,13 @@ func DetectFormat(template string) Format {
 		// llama.cpp's test for GLM 4.5, before Hermes' (both write <tool_call>).
 		f.Tools = ToolsGLM
 		f.GLMLines = strings.Contains(template, glmKeyClose+"\n"+glmValueOpen)
+	case strings.Contains(template, cohereThinkClose+cohereActionOpen): // llama.cpp's test for Command R7B
+		f.Tools, f.Thinking = ToolsCommandR, true
+		return f
+	case strings.Contains(template, "elif thinking") && strings.Contains(template, graniteCall):
+		// llama.cpp's test for Granite 3.x, before Hermes' (Granite 4 writes
+		// <tool_call> and is Hermes).
+		f.Tools = ToolsGranite
 	case strings.Contains(template, "[TOOL_CALLS]"):
 		f.Tools = ToolsMistral
 		f.MistralArgs = strings.Contains(template, mistralArgs)
@@ -98,6 +127,12 @@ func DetectFormat(template string) Format {
 		f.Tools = ToolsHermes
 		// llama.cpp's test for Qwen3-Coder's XML form.
 		f.XMLCalls = strings.Contains(template, xmlFunction) && strings.Contains(template, xmlParameter)
+	case strings.Contains(template, nemotronDetect): // llama.cpp's test for Nemotron Nano v2
+		f.Tools = ToolsNemotron
+	case strings.Contains(template, apertusDetect) && strings.Contains(template, apertusCallOpen):
+		f.Tools = ToolsApertus
+		f.Thinking = strings.Contains(template, apertusThinkOpen)
+		return f
 	case strings.Contains(template, "<|start_header_id|>ipython<|end_header_id|>") ||
 		strings.Contains(template, "<|python_tag|>"):
 		f.Tools = ToolsLlama3
@@ -136,19 +171,28 @@ func (f Format) Markers() []string {
 		m = append(m, xmlMarkers...)
 	case ToolsGLM: // the argument tags too, which GLM's vocabulary holds as control tokens
 		m = append(m, hermesOpen, hermesClose, glmKeyOpen, glmKeyClose, glmValueOpen, glmValueClose)
+	case ToolsCommandR, ToolsNemotron, ToolsApertus:
+		open, close := f.callMarks()
+		m = append(m, open, close)
+	case ToolsGranite:
+		m = append(m, graniteCall)
 	}
+	m = append(m, f.dropped()...)
 	return m
 }
 
 // marks are the texts around a reasoning block and around one tool call
 // in each syntax: think falls back to <think>…</think>, and call is "" for
-// the syntaxes without such a pair (Llama 3, Mistral, harmony).
+// the syntaxes without such a pair (Llama 3, Mistral, harmony, Granite).
 var marks = [...]struct{ think, call [2]string }{
-	ToolsHermes: {call: [2]string{hermesOpen, hermesClose}},
-	ToolsGemma4: {[2]string{gemma4ThinkOpen, gemma4ThinkClose}, [2]string{gemma4CallOpen, gemma4CallClose}},
-	ToolsSeed:   {[2]string{seedThinkOpen, seedThinkClose}, [2]string{seedCallOpen, seedCallClose}},
-	ToolsGLM:    {call: [2]string{hermesOpen, hermesClose}},
-	ToolsNone:   {}, ToolsLlama3: {}, ToolsMistral: {}, ToolsHarmony: {},
+	ToolsHermes:   {call: [2]string{hermesOpen, hermesClose}},
+	ToolsGemma4:   {[2]string{gemma4ThinkOpen, gemma4ThinkClose}, [2]string{gemma4CallOpen, gemma4CallClose}},
+	ToolsSeed:     {[2]string{seedThinkOpen, seedThinkClose}, [2]string{seedCallOpen, seedCallClose}},
+	ToolsGLM:      {call: [2]string{hermesOpen, hermesClose}},
+	ToolsCommandR: {[2]string{cohereThinkOpen, cohereThinkClose}, [2]string{cohereActionOpen, cohereActionClose}},
+	ToolsNemotron: {call: [2]string{nemotronCallOpen, nemotronCallClose}},
+	ToolsApertus:  {[2]string{apertusThinkOpen, apertusThinkClose}, [2]string{apertusCallOpen, apertusCallClose}},
+	ToolsNone:     {}, ToolsLlama3: {}, ToolsMistral: {}, ToolsHarmony: {}, ToolsGranite: {},
 }
 
 // thinkMarks are the texts that open and close a reasoning block in
