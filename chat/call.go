@@ -34,7 +34,9 @@ func Forces(choice string) bool { return choice != "" && choice != "auto" && cho
 // write a list of the one object: Granite's after <|tool_call|>,
 // Nemotron's in <TOOLCALL>, Command R7B's in <|START_ACTION|> (its
 // object {"tool_call_id": a string, "tool_name", "parameters"}),
-// Apertus' in <|tools_prefix|> (its object {NAME: arguments}). Templates
+// Apertus' in <|tools_prefix|> (its object {NAME: arguments}), LFM2's in
+// <|tool_call_start|> (the JSON form llama.cpp forced before it read
+// LFM2's Python calls, which the parser reads too). Templates
 // without a tool syntax cannot force a call: ErrToolChoice; the XML
 // form's calls, Gemma 4's and GLM's, which are not JSON, are CallGrammar's
 // (ErrToolChoice here).

@@ -61,15 +61,19 @@ const (
 	// {NAME: {…arguments}} between <|tools_prefix|> and <|tools_suffix|>,
 	// its reasoning between <|inner_prefix|> and <|inner_suffix|>.
 	ToolsApertus
+	// ToolsLFM2: LFM2 and LFM2.5 write a Python list of calls,
+	// [NAME(KEY=VALUE, …), …], between <|tool_call_start|> and
+	// <|tool_call_end|> (lfm2.go), their reasoning in <think>…</think>.
+	ToolsLFM2
 )
 
 // String returns "none", "llama3", "hermes", "mistral", "harmony", "gemma4",
-// "seed", "glm", "commandr", "granite", "nemotron" or "apertus".
+// "seed", "glm", "commandr", "granite", "nemotron", "apertus" or "lfm2".
 func (s ToolSyntax) String() string { return enum.Name(s, toolSyntaxNames[:], "ToolSyntax") }
 
 var toolSyntaxNames = [...]string{ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral",
 	ToolsHarmony: "harmony", ToolsGemma4: "gemma4", ToolsSeed: "seed", ToolsGLM: "glm", ToolsCommandR: "commandr",
-	ToolsGranite: "granite", ToolsNemotron: "nemotron", ToolsApertus: "apertus"}
+	ToolsGranite: "granite", ToolsNemotron: "nemotron", ToolsApertus: "apertus", ToolsLFM2: "lfm2"}
 
 // Format is how a model's raw output is structured.
 type Format struct {
@@ -120,6 +124,8 @@ func DetectFormat(template string) Format {
 		// llama.cpp's test for Granite 3.x, before Hermes' (Granite 4 writes
 		// <tool_call> and is Hermes).
 		f.Tools = ToolsGranite
+	case isLFM2(template):
+		f.Tools = ToolsLFM2
 	case strings.Contains(template, "[TOOL_CALLS]"):
 		f.Tools = ToolsMistral
 		f.MistralArgs = strings.Contains(template, mistralArgs)
@@ -171,7 +177,7 @@ func (f Format) Markers() []string {
 		m = append(m, xmlMarkers...)
 	case ToolsGLM: // the argument tags too, which GLM's vocabulary holds as control tokens
 		m = append(m, hermesOpen, hermesClose, glmKeyOpen, glmKeyClose, glmValueOpen, glmValueClose)
-	case ToolsCommandR, ToolsNemotron, ToolsApertus:
+	case ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2:
 		open, close := f.callMarks()
 		m = append(m, open, close)
 	case ToolsGranite:
@@ -192,6 +198,7 @@ var marks = [...]struct{ think, call [2]string }{
 	ToolsCommandR: {[2]string{cohereThinkOpen, cohereThinkClose}, [2]string{cohereActionOpen, cohereActionClose}},
 	ToolsNemotron: {call: [2]string{nemotronCallOpen, nemotronCallClose}},
 	ToolsApertus:  {[2]string{apertusThinkOpen, apertusThinkClose}, [2]string{apertusCallOpen, apertusCallClose}},
+	ToolsLFM2:     {call: [2]string{lfm2CallOpen, lfm2CallClose}},
 	ToolsNone:     {}, ToolsLlama3: {}, ToolsMistral: {}, ToolsHarmony: {}, ToolsGranite: {},
 }
 

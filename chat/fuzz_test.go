@@ -49,17 +49,20 @@ func FuzzParseOutput(f *testing.F) {
 	f.Add("<think>hm</think>\n<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>", uint8(15), uint8(5))
 	f.Add("hm</think><tool_call>f<arg_key>s</arg_key><arg_value>x</tool_call></arg_value><arg_key>n</arg_key><arg_value>2.5</arg_value></tool_call>", uint8(31), uint8(3))
 	f.Add("<tool_call>f<arg_key>n</arg_key><arg_value>{\"a\":[1]}", uint8(47), uint8(1))
-	// The syntaxes that list calls (bit 64: Command R7B, Granite, Nemotron, Apertus by the low two bits).
-	f.Add("<|START_THINKING|>hm<|END_THINKING|><|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", \"parameters\": {\"a\": 1}}]<|END_ACTION|>", uint8(64+12), uint8(3))
-	f.Add("<|START_RESPONSE|>ok<|END_RESPONSE|>", uint8(64), uint8(5))
-	f.Add("<think>hm</think><response>x</response><|tool_call|>[{\"name\": \"f\", \"arguments\": {}}]", uint8(64+13), uint8(2))
-	f.Add("<think>hm</think><TOOLCALL>[{\"name\": \"f\", \"arguments\": {\"s\": \"</TOOLCALL>\"}}]</TOOLCALL>", uint8(64+14), uint8(4))
-	f.Add("<|inner_prefix|>hm<|inner_suffix|><|tools_prefix|>[{\"f\": {\"n\": 2}}]<|tools_suffix|>", uint8(64+15), uint8(6))
+	// The syntaxes that list calls (bit 64; the syntax ToolsCommandR +
+	// syntax%5: Command R7B 110, Granite 76, Nemotron 77, Apertus 78,
+	// LFM2 79, each with tools offered and thinking on).
+	f.Add("<|START_THINKING|>hm<|END_THINKING|><|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", \"parameters\": {\"a\": 1}}]<|END_ACTION|>", uint8(110), uint8(3))
+	f.Add("<|START_RESPONSE|>ok<|END_RESPONSE|>", uint8(64+30), uint8(5))
+	f.Add("<think>hm</think><response>x</response><|tool_call|>[{\"name\": \"f\", \"arguments\": {}}]", uint8(76), uint8(2))
+	f.Add("<think>hm</think><TOOLCALL>[{\"name\": \"f\", \"arguments\": {\"s\": \"</TOOLCALL>\"}}]</TOOLCALL>", uint8(77), uint8(4))
+	f.Add("<|inner_prefix|>hm<|inner_suffix|><|tools_prefix|>[{\"f\": {\"n\": 2}}]<|tools_suffix|>", uint8(78), uint8(6))
+	f.Add("<think>hm</think>ok<|tool_call_start|>[f(s='a\\'b', n=-1.5e3, l=[True, None, {'k': \"v\"}]), g()]<|tool_call_end|>", uint8(79), uint8(5))
 	defs := []Tool{{Name: "f", Parameters: []byte(`{"type":"object","properties":{"s":{"type":"string"},"n":{"type":"number"}}}`)}}
 	f.Fuzz(func(t *testing.T, out string, syntax, size uint8) {
 		fm := Format{Tools: ToolSyntax(syntax % 8), Thinking: syntax&4 != 0}
 		if syntax&64 != 0 {
-			fm.Tools = ToolsCommandR + ToolSyntax(syntax%4)
+			fm.Tools = ToolsCommandR + ToolSyntax(syntax%5)
 		}
 		opts := ParseOptions{Tools: syntax&8 != 0, ThinkingOpen: syntax&16 != 0}
 		if syntax&32 != 0 {

@@ -49,15 +49,22 @@ func (f Format) dropped() []string {
 	return nil
 }
 
-// listsCalls reports whether format f writes its calls as a JSON list
-// between its call markers.
+// listsCalls reports whether format f writes its calls as a list between
+// its call markers (JSON, or LFM2's Python).
 func (f Format) listsCalls() bool {
-	return f.Tools == ToolsCommandR || f.Tools == ToolsNemotron || f.Tools == ToolsApertus
+	return f.Tools == ToolsCommandR || f.Tools == ToolsNemotron || f.Tools == ToolsApertus || f.Tools == ToolsLFM2
 }
 
 // parseCallList reads a JSON list of calls in format f's syntax, as a
 // whole: one element that is no call makes it none.
 func (f Format) parseCallList(s string) ([]ToolCall, bool) {
+	if f.Tools == ToolsLFM2 {
+		if calls, ok := parsePythonCalls(s); ok {
+			return calls, true
+		}
+		// else the JSON list llama.cpp's LFM2 format read before its
+		// Python calls
+	}
 	var list []json.RawMessage
 	if json.Unmarshal([]byte(strings.TrimSpace(s)), &list) != nil || len(list) == 0 {
 		return nil, false

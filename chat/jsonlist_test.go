@@ -2,12 +2,14 @@ package chat
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"testing"
 )
 
-// TestParseCallLists: the syntaxes that write their calls as a JSON list
-// (Command R7B, Granite 3.x, Nemotron Nano v2, Apertus), whole and
+// TestParseCallLists: the syntaxes that write their calls as a list (in
+// JSON: Command R7B, Granite 3.x, Nemotron Nano v2, Apertus; in Python:
+// LFM2), whole and
 // streamed in pieces of 1 to 7 bytes (checkParse), as llama.cpp's parsers
 // for them read it: a list cut short, that does not parse, or that holds
 // an element that is no call in the syntax is content; a call of a tool
@@ -17,6 +19,7 @@ func TestParseCallLists(t *testing.T) {
 	granite := Format{Tools: ToolsGranite, Thinking: true}
 	nemotron := Format{Tools: ToolsNemotron, Thinking: true}
 	apertus := Format{Tools: ToolsApertus, Thinking: true}
+	lfm2 := Format{Tools: ToolsLFM2, Thinking: true}
 	tools := ParseOptions{Tools: true}
 	weather := ParseOptions{Tools: true, Defs: []Tool{{Name: "get_weather", Parameters: json.RawMessage(`{"type":"object"}`)}}}
 	one := func(id, name, args string) []ToolCall { return []ToolCall{{ID: id, Name: name, Arguments: args}} }
@@ -84,6 +87,24 @@ func TestParseCallLists(t *testing.T) {
 			{"a list cut short", tools, `<|tools_prefix|>[{"clock": {}}]`,
 				Message{Content: `<|tools_prefix|>[{"clock": {}}]`}},
 		}),
+		family(lfm2, []listCase{
+			{"reasoning, then an answer", tools, "<think>The capital.</think>Paris.",
+				Message{Thinking: "The capital.", Content: "Paris."}},
+			{"content, then calls", tools, `Checking.<|tool_call_start|>[get_weather(city="Paris"), clock()]<|tool_call_end|>`,
+				Message{Content: "Checking.", ToolCalls: two}},
+			{"Python's values", tools, `<|tool_call_start|>[f(s='it\'s', n=-1.5e3, b=True, z=None, j=false, l=[1, 'a'], d={'k': "v", "n": {}})]<|tool_call_end|>`,
+				Message{ToolCalls: one("call_1", "f", `{"s":"it's","n":-1.5e3,"b":true,"z":null,"j":false,"l":[1,"a"],"d":{"k":"v","n":{}}}`)}},
+			{"escapes", tools, `<|tool_call_start|>[f(s="a\"b\u00e9\n<")]<|tool_call_end|>`,
+				Message{ToolCalls: one("call_1", "f", `{"s":"a\"bé\n<"}`)}},
+			{"the JSON list", tools, `<|tool_call_start|>[{"name": "clock", "arguments": {}}]<|tool_call_end|>`,
+				Message{ToolCalls: one("call_1", "clock", `{}`)}},
+			{"a list cut short", tools, `<|tool_call_start|>[clock()]`,
+				Message{Content: `<|tool_call_start|>[clock()]`}},
+			{"an argument without a value", tools, `<|tool_call_start|>[f(x)]<|tool_call_end|>`,
+				Message{Content: `<|tool_call_start|>[f(x)]<|tool_call_end|>`}},
+			{"an unterminated string", tools, `<|tool_call_start|>[f(x="a)]<|tool_call_end|>`,
+				Message{Content: `<|tool_call_start|>[f(x="a)]<|tool_call_end|>`}},
+		}),
 	))
 }
 
@@ -117,6 +138,7 @@ func TestParseCallListsSplitAnywhere(t *testing.T) {
 		{Format{Tools: ToolsGranite, Thinking: true}, `<think>need it</think>Checking.<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "clock", "arguments": {}}]`},
 		{Format{Tools: ToolsNemotron, Thinking: true}, `<think>need it</think>Checking.<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "clock", "arguments": {}}]</TOOLCALL>`},
 		{Format{Tools: ToolsApertus, Thinking: true}, `<|inner_prefix|>need it<|inner_suffix|>Checking.<|tools_prefix|>[{"get_weather": {"city": "Paris"}}, {"clock": {}}]<|tools_suffix|>`},
+		{Format{Tools: ToolsLFM2, Thinking: true}, `<think>need it</think>Checking.<|tool_call_start|>[get_weather(city='Paris'), clock()]<|tool_call_end|>`},
 	} {
 		t.Run(c.f.Tools.String(), func(t *testing.T) {
 			whole := splitAnywhere(t, c.out, c.f, ParseOptions{Tools: true})
@@ -151,6 +173,9 @@ func TestCallSchemaLists(t *testing.T) {
 			`{"additionalProperties":false,"properties":{"parameters":` + string(weather.Parameters) + `,"tool_call_id":{"type":"string"},"tool_name":{"const":"weather"}},` +
 				`"required":["tool_call_id","tool_name","parameters"],"type":"object"}`,
 			`{"tool_call_id": "0", "tool_name": "weather", "parameters": {"city": "Paris"}}`},
+		{"lfm2, in JSON", Format{Tools: ToolsLFM2}, []Tool{weather}, "<|tool_call_start|>[", "]<|tool_call_end|>",
+			`{"additionalProperties":false,"properties":{"arguments":` + string(weather.Parameters) + `,"name":{"const":"weather"}},"required":["name","arguments"],"type":"object"}`,
+			`{"name": "weather", "arguments": {"city": "Paris"}}`},
 		{"apertus, one tool", Format{Tools: ToolsApertus}, []Tool{weather}, `<|tools_prefix|>[{"weather": `, "}]<|tools_suffix|>", string(weather.Parameters),
 			`{"city": "Paris"}`},
 		{"apertus, named", Format{Tools: ToolsApertus}, []Tool{clock, weather}, `<|tools_prefix|>[{"weather": `, "}]<|tools_suffix|>", string(weather.Parameters),
@@ -172,7 +197,7 @@ func TestCallSchemaLists(t *testing.T) {
 	}
 	// Apertus' objects are told apart by no constant: several tools need
 	// one named.
-	if err := (Format{Tools: ToolsApertus}).CheckToolChoice([]Tool{clock, weather}, "required"); err == nil {
-		t.Error("apertus, several tools: no error")
+	if err := (Format{Tools: ToolsApertus}).CheckToolChoice([]Tool{clock, weather}, "required"); !errors.Is(err, ErrToolChoice) {
+		t.Errorf("apertus, several tools: %v, want ErrToolChoice", err)
 	}
 }

@@ -204,6 +204,10 @@ func TestDetectFormat(t *testing.T) {
 		"<|system_start|>{{ s }}<|tools_prefix|>{{ c }}<|tools_suffix|><|inner_prefix|>": {Tools: ToolsApertus, Thinking: true},
 		"<|system_start|>{{ s }}<|tools_prefix|>":                                        {Tools: ToolsApertus},
 		"<|tools_prefix|>": {},
+		// LFM2 (the tool list's markers), LFM2.5 (its plain list).
+		"List of tools: <|tool_list_start|>[{{ t }}]<|tool_list_end|><think>": {Tools: ToolsLFM2, Thinking: true},
+		"List of tools: [{{ t }}]":   {Tools: ToolsLFM2},
+		"<|tool_list_start|>{{ t }}": {},
 	} {
 		if got := DetectFormat(src); got != want {
 			t.Errorf("%q: %+v, want %+v", src, got, want)
