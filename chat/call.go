@@ -36,7 +36,10 @@ func Forces(choice string) bool { return choice != "" && choice != "auto" && cho
 // object {"tool_call_id": a string, "tool_name", "parameters"}),
 // Apertus' in <|tools_prefix|> (its object {NAME: arguments}), LFM2's in
 // <|tool_call_start|> (the JSON form llama.cpp forced before it read
-// LFM2's Python calls, which the parser reads too). Templates
+// LFM2's Python calls, which the parser reads too). DeepSeek's, R1's
+// <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME and a
+// ```json block or V3.1's NAME<｜tool▁sep｜> and the arguments, need the
+// name known too. Templates
 // without a tool syntax cannot force a call: ErrToolChoice; the XML
 // form's calls, Gemma 4's and GLM's, which are not JSON, are CallGrammar's
 // (ErrToolChoice here).
@@ -57,6 +60,8 @@ func (f Format) CallSchema(tools []Tool, choice string) (prefix, suffix string, 
 		return namedCall(tools, choice, "Apertus' {NAME: arguments}", func(name string) (string, string) {
 			return apertusCallOpen + "[{" + string(jsonText(name)) + ": ", "}]" + apertusCallClose
 		})
+	case f.Tools == ToolsDeepSeek:
+		return namedCall(tools, choice, "DeepSeek's", f.deepseekCallFrame)
 	case f.Tools == ToolsCommandR:
 		nameKey, args = "tool_name", "parameters"
 		fallthrough

@@ -65,15 +65,21 @@ const (
 	// [NAME(KEY=VALUE, …), …], between <|tool_call_start|> and
 	// <|tool_call_end|> (lfm2.go), their reasoning in <think>…</think>.
 	ToolsLFM2
+	// ToolsDeepSeek: DeepSeek R1 and V3.1 write their calls in a block
+	// between <｜tool▁calls▁begin｜> and <｜tool▁calls▁end｜> (deepseek.go),
+	// their reasoning in <think>…</think>.
+	ToolsDeepSeek
 )
 
 // String returns "none", "llama3", "hermes", "mistral", "harmony", "gemma4",
-// "seed", "glm", "commandr", "granite", "nemotron", "apertus" or "lfm2".
+// "seed", "glm", "commandr", "granite", "nemotron", "apertus", "lfm2" or
+// "deepseek".
 func (s ToolSyntax) String() string { return enum.Name(s, toolSyntaxNames[:], "ToolSyntax") }
 
 var toolSyntaxNames = [...]string{ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral",
 	ToolsHarmony: "harmony", ToolsGemma4: "gemma4", ToolsSeed: "seed", ToolsGLM: "glm", ToolsCommandR: "commandr",
-	ToolsGranite: "granite", ToolsNemotron: "nemotron", ToolsApertus: "apertus", ToolsLFM2: "lfm2"}
+	ToolsGranite: "granite", ToolsNemotron: "nemotron", ToolsApertus: "apertus", ToolsLFM2: "lfm2",
+	ToolsDeepSeek: "deepseek"}
 
 // Format is how a model's raw output is structured.
 type Format struct {
@@ -97,6 +103,11 @@ type Format struct {
 	// </arg_value> on lines of their own), not back to back (GLM-4.7),
 	// which a forced call then follows. (The parser reads either.)
 	GLMLines bool
+	// DeepSeekV31: a DeepSeek template is V3.1's, whose calls are
+	// NAME<｜tool▁sep｜>{…}, not R1's function<｜tool▁sep｜>NAME and a
+	// ```json block, which a forced call then follows. (The parser reads
+	// either.)
+	DeepSeekV31 bool
 }
 
 // DetectFormat tells the output format from a chat template's source, by the
@@ -117,6 +128,10 @@ func DetectFormat(template string) Format {
 		// llama.cpp's test for GLM 4.5, before Hermes' (both write <tool_call>).
 		f.Tools = ToolsGLM
 		f.GLMLines = strings.Contains(template, glmKeyClose+"\n"+glmValueOpen)
+	case strings.Contains(template, deepseekV31Detect) || strings.Contains(template, deepseekCallsOpen):
+		// llama.cpp's tests for DeepSeek V3.1 and R1, before Command R7B's.
+		f.Tools = ToolsDeepSeek
+		f.DeepSeekV31 = strings.Contains(template, deepseekV31Detect)
 	case strings.Contains(template, cohereThinkClose+cohereActionOpen): // llama.cpp's test for Command R7B
 		f.Tools, f.Thinking = ToolsCommandR, true
 		return f
@@ -182,6 +197,8 @@ func (f Format) Markers() []string {
 		m = append(m, open, close)
 	case ToolsGranite:
 		m = append(m, graniteCall)
+	case ToolsDeepSeek:
+		m = append(m, deepseekCallsOpen, deepseekCallsClose, deepseekCallOpen, deepseekCallClose, deepseekSep)
 	}
 	m = append(m, f.dropped()...)
 	return m
@@ -199,6 +216,7 @@ var marks = [...]struct{ think, call [2]string }{
 	ToolsNemotron: {call: [2]string{nemotronCallOpen, nemotronCallClose}},
 	ToolsApertus:  {[2]string{apertusThinkOpen, apertusThinkClose}, [2]string{apertusCallOpen, apertusCallClose}},
 	ToolsLFM2:     {call: [2]string{lfm2CallOpen, lfm2CallClose}},
+	ToolsDeepSeek: {call: [2]string{deepseekCallsOpen, deepseekCallsClose}},
 	ToolsNone:     {}, ToolsLlama3: {}, ToolsMistral: {}, ToolsHarmony: {}, ToolsGranite: {},
 }
 

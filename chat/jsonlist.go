@@ -50,15 +50,22 @@ func (f Format) dropped() []string {
 }
 
 // listsCalls reports whether format f writes its calls as a list between
-// its call markers (JSON, or LFM2's Python).
+// its call markers (JSON, LFM2's Python, DeepSeek's block).
 func (f Format) listsCalls() bool {
-	return f.Tools == ToolsCommandR || f.Tools == ToolsNemotron || f.Tools == ToolsApertus || f.Tools == ToolsLFM2
+	switch f.Tools {
+	case ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2, ToolsDeepSeek:
+		return true
+	}
+	return false
 }
 
 // parseCallList reads a JSON list of calls in format f's syntax, as a
 // whole: one element that is no call makes it none.
 func (f Format) parseCallList(s string) ([]ToolCall, bool) {
-	if f.Tools == ToolsLFM2 {
+	switch f.Tools {
+	case ToolsDeepSeek:
+		return parseDeepSeekCalls(s)
+	case ToolsLFM2:
 		if calls, ok := parsePythonCalls(s); ok {
 			return calls, true
 		}

@@ -9,7 +9,7 @@ import (
 
 // TestParseCallLists: the syntaxes that write their calls as a list (in
 // JSON: Command R7B, Granite 3.x, Nemotron Nano v2, Apertus; in Python:
-// LFM2), whole and
+// LFM2; DeepSeek R1's and V3.1's blocks), whole and
 // streamed in pieces of 1 to 7 bytes (checkParse), as llama.cpp's parsers
 // for them read it: a list cut short, that does not parse, or that holds
 // an element that is no call in the syntax is content; a call of a tool
@@ -20,6 +20,7 @@ func TestParseCallLists(t *testing.T) {
 	nemotron := Format{Tools: ToolsNemotron, Thinking: true}
 	apertus := Format{Tools: ToolsApertus, Thinking: true}
 	lfm2 := Format{Tools: ToolsLFM2, Thinking: true}
+	deepseek := Format{Tools: ToolsDeepSeek, Thinking: true}
 	tools := ParseOptions{Tools: true}
 	weather := ParseOptions{Tools: true, Defs: []Tool{{Name: "get_weather", Parameters: json.RawMessage(`{"type":"object"}`)}}}
 	one := func(id, name, args string) []ToolCall { return []ToolCall{{ID: id, Name: name, Arguments: args}} }
@@ -105,6 +106,24 @@ func TestParseCallLists(t *testing.T) {
 			{"an unterminated string", tools, `<|tool_call_start|>[f(x="a)]<|tool_call_end|>`,
 				Message{Content: `<|tool_call_start|>[f(x="a)]<|tool_call_end|>`}},
 		}),
+		family(deepseek, []listCase{
+			{"reasoning, then an answer", tools, "<think>The capital.</think>\n\nParis.",
+				Message{Thinking: "The capital.", Content: "Paris."}},
+			{"R1's calls", tools, "Checking.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Paris\"}\n```<｜tool▁call▁end｜>\n" +
+				"<｜tool▁call▁begin｜>function<｜tool▁sep｜>clock\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+				Message{Content: "Checking.", ToolCalls: two}},
+			{"V3.1's calls", tools, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Paris\"}<｜tool▁call▁end｜>" +
+				"clock<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+				Message{ToolCalls: two}},
+			{"a block cut short", tools, "<｜tool▁calls▁begin｜>clock<｜tool▁sep｜>{}<｜tool▁call▁end｜>",
+				Message{Content: "<｜tool▁calls▁begin｜>clock<｜tool▁sep｜>{}<｜tool▁call▁end｜>"}},
+			{"a call cut short", tools, "<｜tool▁calls▁begin｜>clock<｜tool▁sep｜>{}<｜tool▁calls▁end｜>",
+				Message{Content: "<｜tool▁calls▁begin｜>clock<｜tool▁sep｜>{}<｜tool▁calls▁end｜>"}},
+			{"bad JSON", tools, "<｜tool▁calls▁begin｜>clock<｜tool▁sep｜>{,}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+				Message{Content: "<｜tool▁calls▁begin｜>clock<｜tool▁sep｜>{,}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"}},
+			{"R1's call without its fence", tools, "<｜tool▁calls▁begin｜>function<｜tool▁sep｜>clock\n{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+				Message{Content: "<｜tool▁calls▁begin｜>function<｜tool▁sep｜>clock\n{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"}},
+		}),
 	))
 }
 
@@ -139,6 +158,8 @@ func TestParseCallListsSplitAnywhere(t *testing.T) {
 		{Format{Tools: ToolsNemotron, Thinking: true}, `<think>need it</think>Checking.<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "clock", "arguments": {}}]</TOOLCALL>`},
 		{Format{Tools: ToolsApertus, Thinking: true}, `<|inner_prefix|>need it<|inner_suffix|>Checking.<|tools_prefix|>[{"get_weather": {"city": "Paris"}}, {"clock": {}}]<|tools_suffix|>`},
 		{Format{Tools: ToolsLFM2, Thinking: true}, `<think>need it</think>Checking.<|tool_call_start|>[get_weather(city='Paris'), clock()]<|tool_call_end|>`},
+		{Format{Tools: ToolsDeepSeek, Thinking: true}, "<think>need it</think>Checking.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n" +
+			`{"city": "Paris"}` + "\n```<｜tool▁call▁end｜><｜tool▁call▁begin｜>clock<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"},
 	} {
 		t.Run(c.f.Tools.String(), func(t *testing.T) {
 			whole := splitAnywhere(t, c.out, c.f, ParseOptions{Tools: true})
@@ -176,6 +197,10 @@ func TestCallSchemaLists(t *testing.T) {
 		{"lfm2, in JSON", Format{Tools: ToolsLFM2}, []Tool{weather}, "<|tool_call_start|>[", "]<|tool_call_end|>",
 			`{"additionalProperties":false,"properties":{"arguments":` + string(weather.Parameters) + `,"name":{"const":"weather"}},"required":["name","arguments"],"type":"object"}`,
 			`{"name": "weather", "arguments": {"city": "Paris"}}`},
+		{"deepseek r1", Format{Tools: ToolsDeepSeek}, []Tool{clock, weather}, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>weather\n```json\n",
+			"\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>", string(weather.Parameters), `{"city": "Paris"}`},
+		{"deepseek v3.1", Format{Tools: ToolsDeepSeek, DeepSeekV31: true}, []Tool{weather}, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>weather<｜tool▁sep｜>",
+			"<｜tool▁call▁end｜><｜tool▁calls▁end｜>", string(weather.Parameters), `{"city": "Paris"}`},
 		{"apertus, one tool", Format{Tools: ToolsApertus}, []Tool{weather}, `<|tools_prefix|>[{"weather": `, "}]<|tools_suffix|>", string(weather.Parameters),
 			`{"city": "Paris"}`},
 		{"apertus, named", Format{Tools: ToolsApertus}, []Tool{clock, weather}, `<|tools_prefix|>[{"weather": `, "}]<|tools_suffix|>", string(weather.Parameters),

@@ -131,7 +131,7 @@ func NewParser(f Format, opts ParseOptions) *Parser {
 	p.markers = append(p.markers, f.dropped()...)
 	if opts.Tools {
 		switch f.Tools {
-		case ToolsHermes, ToolsGemma4, ToolsSeed, ToolsGLM, ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2:
+		case ToolsHermes, ToolsGemma4, ToolsSeed, ToolsGLM, ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2, ToolsDeepSeek:
 			open, _ := f.callMarks()
 			p.markers = append(p.markers, open)
 		case ToolsMistral:

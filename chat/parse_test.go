@@ -208,6 +208,10 @@ func TestDetectFormat(t *testing.T) {
 		"List of tools: <|tool_list_start|>[{{ t }}]<|tool_list_end|><think>": {Tools: ToolsLFM2, Thinking: true},
 		"List of tools: [{{ t }}]":   {Tools: ToolsLFM2},
 		"<|tool_list_start|>{{ t }}": {},
+		// DeepSeek R1 (its block's opener), V3.1 (its test of prefix
+		// messages), before Hermes'.
+		"{{ '<｜tool▁calls▁begin｜>' }}<tool_call><think>":                                                                  {Tools: ToolsDeepSeek, Thinking: true},
+		"{%- if message['prefix'] is defined and message['prefix'] and thinking %}<think>{% endif %}<｜tool▁calls▁begin｜>": {Tools: ToolsDeepSeek, Thinking: true, DeepSeekV31: true},
 	} {
 		if got := DetectFormat(src); got != want {
 			t.Errorf("%q: %+v, want %+v", src, got, want)

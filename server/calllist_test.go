@@ -8,7 +8,7 @@ import (
 
 // TestToolCallLists: a model whose template (our own few lines, holding
 // the markers DetectFormat looks for) writes its calls as a list —
-// Command R7B, Granite 3.x, Nemotron Nano v2, Apertus, LFM2 — replies in pieces
+// Command R7B, Granite 3.x, Nemotron Nano v2, Apertus, LFM2, DeepSeek — replies in pieces
 // that split its markers; the OpenAI endpoint gives its reasoning, content
 // and call, whole and streamed, with the call's own ID where the syntax
 // carries one (Command R7B's tool_call_id).
@@ -29,6 +29,9 @@ func TestToolCallLists(t *testing.T) {
 			[]string{"<thi", "nk>need it</th", "ink>Let me check.<TOOL", `CALL>[{"name": "get_weather", "argu`, `ments": {"city": "Paris"}}]</TOOL`, "CALL>"}, ""},
 		{"apertus", "{#- <|system_start|> <|tools_prefix|> <|inner_prefix|> -#}",
 			[]string{"<|inner_", "prefix|>need it<|inner_suf", "fix|>Let me check.<|tools_pre", `fix|>[{"get_weather": {"city": "Par`, `is"}}]<|tools_suf`, "fix|>"}, ""},
+		{"deepseek", "{#- <｜tool▁calls▁begin｜> <think> -#}",
+			[]string{"<thi", "nk>need it</th", "ink>\n\nLet me check.<｜tool▁calls", "▁begin｜><｜tool▁call▁begin｜>function<｜tool▁", "sep｜>get_weather\n```json\n{\"city\": \"Par",
+				"is\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁", "end｜>"}, ""},
 		{"lfm2", "{#- List of tools: <|tool_list_start|>[]<|tool_list_end|> <think> -#}",
 			[]string{"<thi", "nk>need it</th", "ink>Let me check.<|tool_call_", `start|>[get_weather(ci`, `ty="Paris")]<|tool_call_e`, "nd|>"}, ""},
 	} {
