@@ -30,12 +30,21 @@ func Forces(choice string) bool { return choice != "" && choice != "auto" && cho
 // which needs the name known (a named tool, or a single one), as does
 // harmony's (gpt-oss: <|channel|>commentary to=functions.NAME
 // <|constrain|>json<|message|> and the arguments, the call's header as the
-// model writes it, skipping its analysis). Templates
+// model writes it, skipping its analysis). The syntaxes that list calls
+// write a list of the one object: Granite's after <|tool_call|>,
+// Nemotron's in <TOOLCALL>, Command R7B's in <|START_ACTION|> (its
+// object {"tool_call_id": a string, "tool_name", "parameters"}),
+// Apertus' in <|tools_prefix|> (its object {NAME: arguments}), LFM2's in
+// <|tool_call_start|> (the JSON form llama.cpp forced before it read
+// LFM2's Python calls, which the parser reads too). DeepSeek's, R1's
+// <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME and a
+// ```json block or V3.1's NAME<｜tool▁sep｜> and the arguments, need the
+// name known too. Templates
 // without a tool syntax cannot force a call: ErrToolChoice; the XML
 // form's calls, Gemma 4's and GLM's, which are not JSON, are CallGrammar's
 // (ErrToolChoice here).
 func (f Format) CallSchema(tools []Tool, choice string) (prefix, suffix string, schema []byte, err error) {
-	args := "arguments"
+	nameKey, args := "name", "arguments"
 	switch {
 	case f.grammarForm():
 		return "", "", nil, fmt.Errorf("%w: the %s syntax's calls are not JSON (see CallGrammar)", ErrToolChoice, f.Tools)
@@ -45,11 +54,25 @@ func (f Format) CallSchema(tools []Tool, choice string) (prefix, suffix string, 
 		prefix, suffix = hermesOpen, hermesClose
 	case f.Tools == ToolsMistral && !f.MistralArgs:
 		prefix, suffix = mistralCalls+"[", "]"
+	case f.Tools == ToolsGranite:
+		prefix, suffix = graniteCall+"[", "]"
+	case f.Tools == ToolsApertus: // {NAME: arguments}, told apart by no constant
+		return namedCall(tools, choice, "Apertus' {NAME: arguments}", func(name string) (string, string) {
+			return apertusCallOpen + "[{" + string(jsonText(name)) + ": ", "}]" + apertusCallClose
+		})
+	case f.Tools == ToolsDeepSeek:
+		return namedCall(tools, choice, "DeepSeek's", f.deepseekCallFrame)
+	case f.Tools == ToolsCommandR:
+		nameKey, args = "tool_name", "parameters"
+		fallthrough
+	case f.listsCalls():
+		open, close := f.callMarks()
+		prefix, suffix = open+"[", "]"+close
 	case f.Tools == ToolsMistral:
-		return namedCall(tools, choice, "Mistral's name[ARGS]", func(name string) string { return mistralCalls + name + mistralArgs })
+		return namedCall(tools, choice, "Mistral's name[ARGS]", func(name string) (string, string) { return mistralCalls + name + mistralArgs, "" })
 	case f.Tools == ToolsHarmony:
-		return namedCall(tools, choice, "harmony's to=functions.NAME", func(name string) string {
-			return harmonyChannel + "commentary to=functions." + name + " " + harmonyConstrain + "json" + harmonyMessage
+		return namedCall(tools, choice, "harmony's to=functions.NAME", func(name string) (string, string) {
+			return harmonyChannel + "commentary to=functions." + name + " " + harmonyConstrain + "json" + harmonyMessage, ""
 		})
 	default:
 		return "", "", nil, fmt.Errorf("%w: forcing a call is not supported for the %s tool syntax", ErrToolChoice, f.Tools)
@@ -63,13 +86,18 @@ func (f Format) CallSchema(tools []Tool, choice string) (prefix, suffix string, 
 	// name, which the call then writes first.
 	var calls []any
 	for _, name := range names {
+		props := map[string]any{nameKey: map[string]any{"const": name}, args: parameters(tools, name)}
+		required := []string{nameKey, args}
+		if f.Tools == ToolsCommandR {
+			// llama.cpp holds the ID to ten digits, a pattern the schema
+			// subset cannot hold: any string.
+			props["tool_call_id"] = map[string]any{"type": "string"}
+			required = append([]string{"tool_call_id"}, required...)
+		}
 		calls = append(calls, map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"name": map[string]any{"const": name},
-				args:   parameters(tools, name),
-			},
-			"required":             []string{"name", args},
+			"type":                 "object",
+			"properties":           props,
+			"required":             required,
 			"additionalProperties": false,
 		})
 	}
@@ -109,10 +137,10 @@ func parameters(tools []Tool, name string) json.RawMessage {
 	return json.RawMessage(`{"type": "object"}`)
 }
 
-// namedCall is CallSchema for the syntaxes that write the name as plain
-// text before the arguments (syntax names one in errors): the call is
-// framed by prefix(name), so the name must be known.
-func namedCall(tools []Tool, choice, syntax string, prefix func(name string) string) (string, string, []byte, error) {
+// namedCall is CallSchema for the syntaxes that write the name outside
+// the arguments' JSON (syntax names one in errors): the call is framed by
+// frame(name), so the name must be known.
+func namedCall(tools []Tool, choice, syntax string, frame func(name string) (prefix, suffix string)) (string, string, []byte, error) {
 	names, err := callable(tools, choice)
 	if err != nil {
 		return "", "", nil, err
@@ -120,7 +148,8 @@ func namedCall(tools []Tool, choice, syntax string, prefix func(name string) str
 	if len(names) > 1 {
 		return "", "", nil, fmt.Errorf("%w: %s syntax needs the tool named (tool_choice a function, or a single tool)", ErrToolChoice, syntax)
 	}
-	return prefix(names[0]), "", parameters(tools, names[0]), nil
+	prefix, suffix := frame(names[0])
+	return prefix, suffix, parameters(tools, names[0]), nil
 }
 
 // grammarForm reports whether format f's calls are not JSON: the XML

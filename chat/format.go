@@ -42,21 +42,53 @@ const (
 	// <arg_key>KEY</arg_key><arg_value>VALUE</arg_value> an argument, and
 	// </tool_call> (glm.go), their reasoning in <think>…</think>.
 	ToolsGLM
+	// ToolsCommandR: Command R7B writes its reasoning between
+	// <|START_THINKING|> and <|END_THINKING|>, its answer between
+	// <|START_RESPONSE|> and <|END_RESPONSE|>, and its calls as one JSON
+	// list between <|START_ACTION|> and <|END_ACTION|>, each call
+	// {"tool_call_id": …, "tool_name": …, "parameters": {…}} (jsonlist.go).
+	ToolsCommandR
+	// ToolsGranite: Granite 3.x writes <|tool_call|> and a JSON list of
+	// {"name": …, "arguments": {…}} as the rest of its reply, its
+	// reasoning (when thinking is on) in <think>…</think> and its answer
+	// then in <response>…</response>.
+	ToolsGranite
+	// ToolsNemotron: Nemotron Nano v2 writes a JSON list of {"name": …,
+	// "arguments": {…}} between <TOOLCALL> and </TOOLCALL>, its reasoning
+	// in <think>…</think>.
+	ToolsNemotron
+	// ToolsApertus: Apertus writes a JSON list of calls in the short form
+	// {NAME: {…arguments}} between <|tools_prefix|> and <|tools_suffix|>,
+	// its reasoning between <|inner_prefix|> and <|inner_suffix|>.
+	ToolsApertus
+	// ToolsLFM2: LFM2 and LFM2.5 write a Python list of calls,
+	// [NAME(KEY=VALUE, …), …], between <|tool_call_start|> and
+	// <|tool_call_end|> (lfm2.go), their reasoning in <think>…</think>.
+	ToolsLFM2
+	// ToolsDeepSeek: DeepSeek R1 and V3.1 write their calls in a block
+	// between <｜tool▁calls▁begin｜> and <｜tool▁calls▁end｜> (deepseek.go),
+	// their reasoning in <think>…</think>.
+	ToolsDeepSeek
 )
 
 // String returns "none", "llama3", "hermes", "mistral", "harmony", "gemma4",
-// "seed" or "glm".
+// "seed", "glm", "commandr", "granite", "nemotron", "apertus", "lfm2" or
+// "deepseek".
 func (s ToolSyntax) String() string { return enum.Name(s, toolSyntaxNames[:], "ToolSyntax") }
 
 var toolSyntaxNames = [...]string{ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral",
-	ToolsHarmony: "harmony", ToolsGemma4: "gemma4", ToolsSeed: "seed", ToolsGLM: "glm"}
+	ToolsHarmony: "harmony", ToolsGemma4: "gemma4", ToolsSeed: "seed", ToolsGLM: "glm", ToolsCommandR: "commandr",
+	ToolsGranite: "granite", ToolsNemotron: "nemotron", ToolsApertus: "apertus", ToolsLFM2: "lfm2",
+	ToolsDeepSeek: "deepseek"}
 
 // Format is how a model's raw output is structured.
 type Format struct {
 	Tools ToolSyntax
 	// Thinking: the model writes its reasoning in a block: between <think>
-	// and </think>, or Gemma 4's <|channel>thought and <channel|>, or
-	// Seed-OSS's <seed:think> and </seed:think> (by Tools). (Harmony's
+	// and </think>, or Gemma 4's <|channel>thought and <channel|>,
+	// Seed-OSS's <seed:think> and </seed:think>, Command R7B's
+	// <|START_THINKING|> and <|END_THINKING|> or Apertus'
+	// <|inner_prefix|> and <|inner_suffix|> (by Tools). (Harmony's
 	// reasoning is a channel of its own: see Reasons.)
 	Thinking bool
 	// MistralArgs: Mistral's newer calls, name[ARGS]{…} after
@@ -71,6 +103,11 @@ type Format struct {
 	// </arg_value> on lines of their own), not back to back (GLM-4.7),
 	// which a forced call then follows. (The parser reads either.)
 	GLMLines bool
+	// DeepSeekV31: a DeepSeek template is V3.1's, whose calls are
+	// NAME<｜tool▁sep｜>{…}, not R1's function<｜tool▁sep｜>NAME and a
+	// ```json block, which a forced call then follows. (The parser reads
+	// either.)
+	DeepSeekV31 bool
 }
 
 // DetectFormat tells the output format from a chat template's source, by the
@@ -91,6 +128,19 @@ func DetectFormat(template string) Format {
 		// llama.cpp's test for GLM 4.5, before Hermes' (both write <tool_call>).
 		f.Tools = ToolsGLM
 		f.GLMLines = strings.Contains(template, glmKeyClose+"\n"+glmValueOpen)
+	case strings.Contains(template, deepseekV31Detect) || strings.Contains(template, deepseekCallsOpen):
+		// llama.cpp's tests for DeepSeek V3.1 and R1, before Command R7B's.
+		f.Tools = ToolsDeepSeek
+		f.DeepSeekV31 = strings.Contains(template, deepseekV31Detect)
+	case strings.Contains(template, cohereThinkClose+cohereActionOpen): // llama.cpp's test for Command R7B
+		f.Tools, f.Thinking = ToolsCommandR, true
+		return f
+	case strings.Contains(template, "elif thinking") && strings.Contains(template, graniteCall):
+		// llama.cpp's test for Granite 3.x, before Hermes' (Granite 4 writes
+		// <tool_call> and is Hermes).
+		f.Tools = ToolsGranite
+	case isLFM2(template):
+		f.Tools = ToolsLFM2
 	case strings.Contains(template, "[TOOL_CALLS]"):
 		f.Tools = ToolsMistral
 		f.MistralArgs = strings.Contains(template, mistralArgs)
@@ -98,6 +148,12 @@ func DetectFormat(template string) Format {
 		f.Tools = ToolsHermes
 		// llama.cpp's test for Qwen3-Coder's XML form.
 		f.XMLCalls = strings.Contains(template, xmlFunction) && strings.Contains(template, xmlParameter)
+	case strings.Contains(template, nemotronDetect): // llama.cpp's test for Nemotron Nano v2
+		f.Tools = ToolsNemotron
+	case strings.Contains(template, apertusDetect) && strings.Contains(template, apertusCallOpen):
+		f.Tools = ToolsApertus
+		f.Thinking = strings.Contains(template, apertusThinkOpen)
+		return f
 	case strings.Contains(template, "<|start_header_id|>ipython<|end_header_id|>") ||
 		strings.Contains(template, "<|python_tag|>"):
 		f.Tools = ToolsLlama3
@@ -136,19 +192,32 @@ func (f Format) Markers() []string {
 		m = append(m, xmlMarkers...)
 	case ToolsGLM: // the argument tags too, which GLM's vocabulary holds as control tokens
 		m = append(m, hermesOpen, hermesClose, glmKeyOpen, glmKeyClose, glmValueOpen, glmValueClose)
+	case ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2:
+		open, close := f.callMarks()
+		m = append(m, open, close)
+	case ToolsGranite:
+		m = append(m, graniteCall)
+	case ToolsDeepSeek:
+		m = append(m, deepseekCallsOpen, deepseekCallsClose, deepseekCallOpen, deepseekCallClose, deepseekSep)
 	}
+	m = append(m, f.dropped()...)
 	return m
 }
 
 // marks are the texts around a reasoning block and around one tool call
 // in each syntax: think falls back to <think>…</think>, and call is "" for
-// the syntaxes without such a pair (Llama 3, Mistral, harmony).
+// the syntaxes without such a pair (Llama 3, Mistral, harmony, Granite).
 var marks = [...]struct{ think, call [2]string }{
-	ToolsHermes: {call: [2]string{hermesOpen, hermesClose}},
-	ToolsGemma4: {[2]string{gemma4ThinkOpen, gemma4ThinkClose}, [2]string{gemma4CallOpen, gemma4CallClose}},
-	ToolsSeed:   {[2]string{seedThinkOpen, seedThinkClose}, [2]string{seedCallOpen, seedCallClose}},
-	ToolsGLM:    {call: [2]string{hermesOpen, hermesClose}},
-	ToolsNone:   {}, ToolsLlama3: {}, ToolsMistral: {}, ToolsHarmony: {},
+	ToolsHermes:   {call: [2]string{hermesOpen, hermesClose}},
+	ToolsGemma4:   {[2]string{gemma4ThinkOpen, gemma4ThinkClose}, [2]string{gemma4CallOpen, gemma4CallClose}},
+	ToolsSeed:     {[2]string{seedThinkOpen, seedThinkClose}, [2]string{seedCallOpen, seedCallClose}},
+	ToolsGLM:      {call: [2]string{hermesOpen, hermesClose}},
+	ToolsCommandR: {[2]string{cohereThinkOpen, cohereThinkClose}, [2]string{cohereActionOpen, cohereActionClose}},
+	ToolsNemotron: {call: [2]string{nemotronCallOpen, nemotronCallClose}},
+	ToolsApertus:  {[2]string{apertusThinkOpen, apertusThinkClose}, [2]string{apertusCallOpen, apertusCallClose}},
+	ToolsLFM2:     {call: [2]string{lfm2CallOpen, lfm2CallClose}},
+	ToolsDeepSeek: {call: [2]string{deepseekCallsOpen, deepseekCallsClose}},
+	ToolsNone:     {}, ToolsLlama3: {}, ToolsMistral: {}, ToolsHarmony: {}, ToolsGranite: {},
 }
 
 // thinkMarks are the texts that open and close a reasoning block in

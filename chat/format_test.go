@@ -8,7 +8,8 @@ import (
 func TestToolSyntaxString(t *testing.T) {
 	for s, want := range map[ToolSyntax]string{
 		ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral", ToolsGemma4: "gemma4", ToolsSeed: "seed", ToolsGLM: "glm",
-		ToolSyntax(9): "ToolSyntax(9)", // used to panic: index out of range
+		ToolsCommandR: "commandr", ToolsGranite: "granite", ToolsNemotron: "nemotron", ToolsApertus: "apertus", ToolsLFM2: "lfm2", ToolsDeepSeek: "deepseek",
+		ToolSyntax(14): "ToolSyntax(14)", // the first unnamed value: used to panic, index out of range
 	} {
 		if got := s.String(); got != want {
 			t.Errorf("ToolSyntax(%d).String() = %q, want %q", s, got, want)
@@ -29,6 +30,13 @@ func TestMarkers(t *testing.T) {
 		{Format{Tools: ToolsHermes, Thinking: true, XMLCalls: true}, append([]string{"<think>", "</think>", "<tool_call>", "</tool_call>"}, xml...)},
 		{Format{Tools: ToolsHermes}, []string{"<tool_call>", "</tool_call>"}},
 		{Format{Tools: ToolsGLM, Thinking: true}, []string{"<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"}},
+		{Format{Tools: ToolsCommandR, Thinking: true}, []string{"<|START_THINKING|>", "<|END_THINKING|>", "<|START_ACTION|>", "<|END_ACTION|>", "<|START_RESPONSE|>", "<|END_RESPONSE|>"}},
+		{Format{Tools: ToolsGranite, Thinking: true}, []string{"<think>", "</think>", "<|tool_call|>", "<response>", "</response>"}},
+		{Format{Tools: ToolsGranite}, []string{"<|tool_call|>", "<response>", "</response>"}},
+		{Format{Tools: ToolsNemotron, Thinking: true}, []string{"<think>", "</think>", "<TOOLCALL>", "</TOOLCALL>"}},
+		{Format{Tools: ToolsApertus, Thinking: true}, []string{"<|inner_prefix|>", "<|inner_suffix|>", "<|tools_prefix|>", "<|tools_suffix|>"}},
+		{Format{Tools: ToolsLFM2, Thinking: true}, []string{"<think>", "</think>", "<|tool_call_start|>", "<|tool_call_end|>"}},
+		{Format{Tools: ToolsDeepSeek, Thinking: true}, []string{"<think>", "</think>", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"}},
 	} {
 		if got := c.f.Markers(); !slices.Equal(got, c.want) {
 			t.Errorf("%+v: %q, want %q", c.f, got, c.want)

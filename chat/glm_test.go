@@ -2,7 +2,6 @@ package chat
 
 import (
 	"encoding/json"
-	"reflect"
 	"testing"
 
 	"github.com/lowmem/llm/internal/testutil"
@@ -76,22 +75,10 @@ func TestParseGLMSplitAnywhere(t *testing.T) {
 	const out = "<think>need\nthe weather</think>\nLet me check.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n" +
 		"<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call><tool_call>clock<arg_key>tz</arg_key><arg_value>UTC</arg_value></tool_call>"
 	f := Format{Tools: ToolsGLM, Thinking: true}
-	opts := glmWeather
-	opts.NewID = seqIDs()
-	whole := ParseOutput(out, f, opts)
+	whole := splitAnywhere(t, out, f, glmWeather)
 	if len(whole.ToolCalls) != 2 || whole.Thinking != "need\nthe weather" || whole.Content != "Let me check." ||
 		whole.ToolCalls[0].Arguments != `{"city":"Paris","days":3}` || whole.ToolCalls[1].Arguments != `{"tz":"UTC"}` {
 		t.Fatalf("whole: %+v", whole)
-	}
-	for i := range len(out) + 1 {
-		opts.NewID = seqIDs()
-		p := NewParser(f, opts)
-		p.Push(out[:i])
-		p.Push(out[i:])
-		p.Finish()
-		if got := p.Message(); !reflect.DeepEqual(got, whole) {
-			t.Fatalf("cut at %d (%q|%q): %+v\nwant %+v", i, out[:i], out[i:], got, whole)
-		}
 	}
 }
 

@@ -39,11 +39,12 @@ type ParseOptions struct {
 }
 
 // PromptOpensThinking reports whether a rendered prompt leaves a reasoning
-// block open (<think>, Seed-OSS's <seed:think> or Gemma 4's
-// <|channel>thought), so that the model's output begins inside its
+// block open (<think>, Seed-OSS's <seed:think>, Gemma 4's
+// <|channel>thought, Command R7B's <|START_THINKING|> or Apertus'
+// <|inner_prefix|>), so that the model's output begins inside its
 // reasoning.
 func PromptOpensThinking(prompt string) bool {
-	for _, f := range [...]Format{{}, {Tools: ToolsSeed}, {Tools: ToolsGemma4}} {
+	for _, f := range [...]Format{{}, {Tools: ToolsSeed}, {Tools: ToolsGemma4}, {Tools: ToolsCommandR}, {Tools: ToolsApertus}} {
 		openMark, closeMark := f.thinkMarks()
 		open := strings.LastIndex(prompt, openMark)
 		if open >= 0 && open > strings.LastIndex(prompt, closeMark) &&
@@ -76,7 +77,7 @@ const (
 	modeContent parseMode = iota
 	modeThinking
 	modeCall // inside a call's markers (<tool_call>, <|tool_call>, <seed:tool_call>)
-	modeRest // the rest of the output is tool calls (Mistral, python tag)
+	modeRest // the rest of the output is tool calls (Mistral, python tag, Granite)
 	modeLlamaJSON
 	modeHarmonyHeader // harmony: before a message's <|message|>
 	modeHarmonyBody   // harmony: a message's body, of kind hKind
@@ -127,13 +128,16 @@ func NewParser(f Format, opts ParseOptions) *Parser {
 		// answer with one) is dropped, as llama.cpp stops its content there.
 		p.markers = append(p.markers, gemma4ThinkClose)
 	}
+	p.markers = append(p.markers, f.dropped()...)
 	if opts.Tools {
 		switch f.Tools {
-		case ToolsHermes, ToolsGemma4, ToolsSeed, ToolsGLM:
+		case ToolsHermes, ToolsGemma4, ToolsSeed, ToolsGLM, ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2, ToolsDeepSeek:
 			open, _ := f.callMarks()
 			p.markers = append(p.markers, open)
 		case ToolsMistral:
 			p.markers = append(p.markers, mistralCalls)
+		case ToolsGranite:
+			p.markers = append(p.markers, graniteCall)
 		case ToolsLlama3:
 			p.markers = append(p.markers, llamaPythonTag)
 		}
@@ -198,26 +202,21 @@ func (p *Parser) Finish() []Delta {
 	case modeThinking:
 		p.emitThinking(&out, p.pending, true)
 	case modeCall:
-		if call, ok := p.parseCall(p.pending); ok {
-			p.emitCall(&out, call)
+		if calls, ok := p.parseCalls(p.pending, false); ok {
+			p.emitCalls(&out, calls)
 		} else {
 			open, _ := p.f.callMarks()
 			p.emitContent(&out, open+p.pending, true)
 		}
 	case modeRest:
-		calls, ok := p.parseRest(p.pending)
-		if ok {
-			for _, c := range calls {
-				p.emitCall(&out, c)
-			}
+		if calls, ok := p.parseRest(p.pending); ok {
+			p.emitCalls(&out, calls)
 		} else {
 			p.emitContent(&out, p.restPrefix()+p.pending, true)
 		}
 	case modeLlamaJSON:
 		if calls, ok := p.parseLlamaJSON(p.pending); ok {
-			for _, c := range calls {
-				p.emitCall(&out, c)
-			}
+			p.emitCalls(&out, calls)
 		} else {
 			p.emitContent(&out, p.pending, true)
 		}
@@ -228,8 +227,11 @@ func (p *Parser) Finish() []Delta {
 }
 
 func (p *Parser) restPrefix() string {
-	if p.f.Tools == ToolsMistral {
+	switch p.f.Tools {
+	case ToolsMistral:
 		return mistralCalls
+	case ToolsGranite:
+		return graniteCall
 	}
 	return llamaPythonTag
 }
@@ -265,7 +267,7 @@ func (p *Parser) stepContent(out *[]Delta) bool {
 		p.wsHold = ""
 	case callOpen:
 		p.mode = modeCall
-	case mistralCalls, llamaPythonTag:
+	case mistralCalls, llamaPythonTag, graniteCall:
 		p.mode = modeRest
 	}
 	return true
@@ -303,8 +305,8 @@ func (p *Parser) stepCall(out *[]Delta) bool {
 	}
 	body := p.pending[:i]
 	p.pending = p.pending[i+len(close):]
-	if call, ok := p.parseCall(body); ok {
-		p.emitCall(out, call)
+	if calls, ok := p.parseCalls(body, true); ok {
+		p.emitCalls(out, calls)
 	} else {
 		p.emitContent(out, open+body+close, false)
 	}
@@ -382,6 +384,12 @@ func (p *Parser) emitThinking(out *[]Delta, s string, final bool) {
 	*out = append(*out, Delta{Thinking: s})
 }
 
+func (p *Parser) emitCalls(out *[]Delta, calls []ToolCall) {
+	for _, c := range calls {
+		p.emitCall(out, c)
+	}
+}
+
 func (p *Parser) emitCall(out *[]Delta, c ToolCall) {
 	if c.ID == "" {
 		if p.opts.NewID != nil {
@@ -456,6 +464,8 @@ type callJSON struct {
 	Parameters json.RawMessage `json:"parameters"`
 	ID         string          `json:"id"`
 	Function   *callJSON       `json:"function"`
+	ToolName   string          `json:"tool_name"`    // Command R7B's name
+	ToolCallID string          `json:"tool_call_id"` // and ID
 }
 
 func (c *callJSON) toolCall() (ToolCall, bool) {
@@ -496,6 +506,21 @@ func normalizeArgs(raw json.RawMessage) string {
 	return string(raw)
 }
 
+// parseCalls reads what stands between the format's call markers, closed
+// says whether the close marker was found: the list of calls of a format
+// that lists them (only closed, as llama.cpp takes a list cut short for
+// no call), else one call (parseCall).
+func (p *Parser) parseCalls(body string, closed bool) ([]ToolCall, bool) {
+	if p.f.listsCalls() {
+		if !closed {
+			return nil, false
+		}
+		return p.f.parseCallList(body)
+	}
+	c, ok := p.parseCall(body)
+	return []ToolCall{c}, ok
+}
+
 // parseCall reads the body of one call in the format's syntax: Gemma 4's
 // notation, Seed-OSS's XML form, GLM's pairs, or Hermes' JSON object or
 // XML form.
@@ -520,34 +545,26 @@ func (p *Parser) parseCall(body string) (ToolCall, bool) {
 	return c.toolCall()
 }
 
-// parseRest parses what follows [TOOL_CALLS] or <|python_tag|>.
+// parseRest parses what follows [TOOL_CALLS], <|python_tag|> or
+// Granite's <|tool_call|>.
 func (p *Parser) parseRest(s string) ([]ToolCall, bool) {
 	s = strings.TrimSpace(s)
-	if p.f.Tools == ToolsLlama3 {
+	switch p.f.Tools {
+	case ToolsLlama3:
 		if calls, ok := p.parseLlamaJSON(s); ok {
 			return calls, true
 		}
 		return parseBuiltinCall(s)
+	case ToolsGranite:
+		return p.f.parseCallList(s)
 	}
 	// Mistral: a JSON array, or name[ARGS]{…} (newer templates), possibly
 	// repeated with [TOOL_CALLS] between calls.
-	if strings.HasPrefix(s, "[") || strings.HasPrefix(s, "{") {
-		var list []callJSON
-		if strings.HasPrefix(s, "{") {
-			s = "[" + s + "]"
-		}
-		if json.Unmarshal([]byte(s), &list) != nil || len(list) == 0 {
-			return nil, false
-		}
-		var calls []ToolCall
-		for _, c := range list {
-			tc, ok := c.toolCall()
-			if !ok {
-				return nil, false
-			}
-			calls = append(calls, tc)
-		}
-		return calls, true
+	if strings.HasPrefix(s, "{") {
+		s = "[" + s + "]"
+	}
+	if strings.HasPrefix(s, "[") {
+		return p.f.parseCallList(s)
 	}
 	var calls []ToolCall
 	for _, part := range strings.Split(s, mistralCalls) {

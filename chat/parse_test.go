@@ -68,6 +68,26 @@ func checkParse(t *testing.T, cases []parseCase) {
 	}
 }
 
+// splitAnywhere parses out whole, and cut in two at every byte, so that
+// every marker is split in every place: each cut must give the message
+// parsing it whole gives, which it returns.
+func splitAnywhere(t *testing.T, out string, f Format, opts ParseOptions) Message {
+	t.Helper()
+	opts.NewID = seqIDs()
+	whole := ParseOutput(out, f, opts)
+	for i := range len(out) + 1 {
+		opts.NewID = seqIDs()
+		p := NewParser(f, opts)
+		p.Push(out[:i])
+		p.Push(out[i:])
+		p.Finish()
+		if got := p.Message(); !reflect.DeepEqual(got, whole) {
+			t.Fatalf("cut at %d (%q|%q): %+v\nwant %+v", i, out[:i], out[i:], got, whole)
+		}
+	}
+	return whole
+}
+
 func TestParseOutput(t *testing.T) {
 	hermes := Format{Tools: ToolsHermes, Thinking: true}
 	cases := []parseCase{
@@ -135,15 +155,19 @@ func TestParserHoldsBackMarkers(t *testing.T) {
 
 func TestPromptOpensThinking(t *testing.T) {
 	for prompt, want := range map[string]bool{
-		"<|im_start|>assistant\n":                        false,
-		"<|im_start|>assistant\n<think>\n":               true,
-		"<|im_start|>assistant\n<think>\n\n</think>\n\n": false,
-		"<think>x</think> <|im_start|>assistant\n":       false,
-		"<seed:bos>assistant\n<seed:think>":              true,
-		"<|turn>model\n<|channel>thought\n<channel|>":    false,
-		"<|turn>model\n<|channel>thought\n":              true,
-		"<|user|>\nhi<|assistant|><think>":               true,
-		"<|user|>\nhi<|assistant|>\n<think></think>":     false,
+		"<|im_start|>assistant\n":                                                    false,
+		"<|im_start|>assistant\n<think>\n":                                           true,
+		"<|im_start|>assistant\n<think>\n\n</think>\n\n":                             false,
+		"<think>x</think> <|im_start|>assistant\n":                                   false,
+		"<seed:bos>assistant\n<seed:think>":                                          true,
+		"<|turn>model\n<|channel>thought\n<channel|>":                                false,
+		"<|turn>model\n<|channel>thought\n":                                          true,
+		"<|user|>\nhi<|assistant|><think>":                                           true,
+		"<|user|>\nhi<|assistant|>\n<think></think>":                                 false,
+		"<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|><|START_THINKING|>":                 true,
+		"<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|><|START_THINKING|><|END_THINKING|>": false,
+		"<|assistant_start|><|inner_prefix|>":                                        true,
+		"<|assistant_start|><|inner_prefix|><|inner_suffix|>":                        false,
 	} {
 		if got := PromptOpensThinking(prompt); got != want {
 			t.Errorf("%q: %v, want %v", prompt, got, want)
@@ -169,6 +193,25 @@ func TestDetectFormat(t *testing.T) {
 		"[gMASK]<sop>{{ '<tool_call>' + n + '<arg_key>' + k + '</arg_key><arg_value>' }}<think>":                             {Tools: ToolsGLM, Thinking: true},
 		"[gMASK]<sop>{%- if tools -%}<|system|>\n# Tools{%- endif -%}<|user|>\n{{ c }}<|observation|>\n{{ r }}<|assistant|>": {},
 		"[gMASK]<sop><|user|>\n{{ c }}<|assistant|>\n<think>":                                                                {Thinking: true},
+		// Command R7B; Granite 3.x, before Hermes (Granite 4 writes
+		// <tool_call>: Hermes); Nemotron Nano v2; Apertus, with and
+		// without its reasoning; Apertus' call marker alone is no Apertus.
+		"{{ '<|END_THINKING|><|START_ACTION|>' }}<tool_call>":                            {Tools: ToolsCommandR, Thinking: true},
+		"{%- elif thinking %}<think><response>{%- endif %}<|tool_call|><tool_call>":      {Tools: ToolsGranite, Thinking: true},
+		"{%- if tools %}<|tool_call|>{%- endif %}":                                       {},
+		"<|start_of_role|>{%- if thinking %}{%- endif %}<tool_call>":                     {Tools: ToolsHermes},
+		"<SPECIAL_10>System\n<TOOLCALL>[{{ c }}]</TOOLCALL><think>":                      {Tools: ToolsNemotron, Thinking: true},
+		"<|system_start|>{{ s }}<|tools_prefix|>{{ c }}<|tools_suffix|><|inner_prefix|>": {Tools: ToolsApertus, Thinking: true},
+		"<|system_start|>{{ s }}<|tools_prefix|>":                                        {Tools: ToolsApertus},
+		"<|tools_prefix|>": {},
+		// LFM2 (the tool list's markers), LFM2.5 (its plain list).
+		"List of tools: <|tool_list_start|>[{{ t }}]<|tool_list_end|><think>": {Tools: ToolsLFM2, Thinking: true},
+		"List of tools: [{{ t }}]":   {Tools: ToolsLFM2},
+		"<|tool_list_start|>{{ t }}": {},
+		// DeepSeek R1 (its block's opener), V3.1 (its test of prefix
+		// messages), before Hermes'.
+		"{{ '<｜tool▁calls▁begin｜>' }}<tool_call><think>":                                                                  {Tools: ToolsDeepSeek, Thinking: true},
+		"{%- if message['prefix'] is defined and message['prefix'] and thinking %}<think>{% endif %}<｜tool▁calls▁begin｜>": {Tools: ToolsDeepSeek, Thinking: true, DeepSeekV31: true},
 	} {
 		if got := DetectFormat(src); got != want {
 			t.Errorf("%q: %+v, want %+v", src, got, want)

@@ -42,16 +42,7 @@ func TestToolCallGLM(t *testing.T) {
 		t.Errorf("choice %s", body)
 	}
 	_, chunks := stream[chunkChoice](t, hs.URL+"/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"Weather?"}],`+tools+`}`)
-	var reasoning, content, args string
-	for _, ch := range chunks {
-		reasoning += ch.Choices[0].Delta.ReasoningContent
-		if ch.Choices[0].Delta.Content != nil {
-			content += *ch.Choices[0].Delta.Content
-		}
-		for _, tc := range ch.Choices[0].Delta.ToolCalls {
-			args += tc.Function.Arguments
-		}
-	}
+	reasoning, content, args, _ := joinDeltas(chunks)
 	if reasoning != "need the weather" || content != "Let me check." || args != glmArgs {
 		t.Errorf("streamed reasoning %q, content %q, arguments %q", reasoning, content, args)
 	}

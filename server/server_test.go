@@ -303,13 +303,7 @@ func TestToolCallGemma4(t *testing.T) {
 		t.Errorf("choice %s", body)
 	}
 	_, chunks := stream[chunkChoice](t, hs.URL+"/v1/chat/completions", `{"stream":true,"messages":[{"role":"user","content":"Weather?"}],`+tools+`}`)
-	var reasoning, args string
-	for _, ch := range chunks {
-		reasoning += ch.Choices[0].Delta.ReasoningContent
-		for _, tc := range ch.Choices[0].Delta.ToolCalls {
-			args += tc.Function.Arguments
-		}
-	}
+	reasoning, _, args, _ := joinDeltas(chunks)
 	if reasoning != "need the weather" || args != `{"city":"Paris","days":3,"opts":{"metric":true}}` {
 		t.Errorf("streamed reasoning %q, arguments %q", reasoning, args)
 	}
