@@ -42,37 +42,41 @@ func FuzzParseOutput(f *testing.F) {
 		out          string
 		syntax, size uint8
 	}{
-		{"<think>\nhm\n</think>\n\nok", 1, 3},
-		{"<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>", 1, 5},
-		{`{"name": "f", "parameters": {"a": 1}}`, 2, 2},
-		{`[TOOL_CALLS][{"name": "f", "arguments": {}}]`, 3, 7},
+		{"<think>\nhm\n</think>\n\nok", 130, 3},
+		{"<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>", 10, 5},
+		{`{"name": "f", "parameters": {"a": 1}}`, 9, 2},
+		{`[TOOL_CALLS][{"name": "f", "arguments": {}}]`, 11, 7},
 		{"<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>final<|message|>ok", 4, 2},
-		{"<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\": 1}", 24, 3},
-		{"<|channel>thought\nhm<channel|>ok<|tool_call>call:f{a:<|\"|>x<|\"|>,b:[1,{c:null}]}<tool_call|>", 12, 2},
-		{"<seed:think>hm</seed:think>\n<seed:tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</seed:tool_call>", 13, 4},
-		{"<think>hm</think>\n<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>", 15, 5},
-		{"hm</think><tool_call>f<arg_key>s</arg_key><arg_value>x</tool_call></arg_value><arg_key>n</arg_key><arg_value>2.5</arg_value></tool_call>", 31, 3},
+		{"<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\": 1}", 12, 3},
+		{"<|channel>thought\nhm<channel|>ok<|tool_call>call:f{a:<|\"|>x<|\"|>,b:[1,{c:null}]}<tool_call|>", 141, 2},
+		{"<seed:think>hm</seed:think>\n<seed:tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</seed:tool_call>", 142, 4},
+		{"<think>hm</think>\n<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>", 143, 5},
+		{"hm</think><tool_call>f<arg_key>s</arg_key><arg_value>x</tool_call></arg_value><arg_key>n</arg_key><arg_value>2.5</arg_value></tool_call>", 159, 3},
 		{"<tool_call>f<arg_key>n</arg_key><arg_value>{\"a\":[1]}", 47, 1},
-		// The syntaxes that list calls (bit 64; the syntax ToolsCommandR +
-		// syntax%6, each with tools offered and thinking on: Command R7B 108,
-		// Granite 109, Nemotron 110, Apertus 111 with the schema's types too,
-		// LFM2 76, DeepSeek 77).
-		{"<|START_THINKING|>hm<|END_THINKING|><|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", \"parameters\": {\"a\": 1}}]<|END_ACTION|>", 108, 3},
+		// The syntaxes that list calls (bit 64; ToolsCommandR + the low
+		// bits, each with tools offered and thinking on: Command R7B 232,
+		// Granite 233, Nemotron 234, Apertus 235 with the schema's types too,
+		// LFM2 204, DeepSeek 205).
+		{"<|START_THINKING|>hm<|END_THINKING|><|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", \"parameters\": {\"a\": 1}}]<|END_ACTION|>", 232, 3},
 		{"<|START_RESPONSE|>ok<|END_RESPONSE|>", 64, 5},
-		{"<think>hm</think><response>x</response><|tool_call|>[{\"name\": \"f\", \"arguments\": {}}]", 109, 2},
-		{"<think>hm</think><TOOLCALL>[{\"name\": \"f\", \"arguments\": {\"s\": \"</TOOLCALL>\"}}]</TOOLCALL>", 110, 4},
-		{"<|inner_prefix|>hm<|inner_suffix|><|tools_prefix|>[{\"f\": {\"n\": 2}}]<|tools_suffix|>", 111, 6},
-		{"<think>hm</think>ok<|tool_call_start|>[f(s='a\\'b', n=-1.5e3, l=[True, None, {'k': \"v\"}]), g()]<|tool_call_end|>", 76, 5},
+		{"<think>hm</think><response>x</response><|tool_call|>[{\"name\": \"f\", \"arguments\": {}}]", 233, 2},
+		{"<think>hm</think><TOOLCALL>[{\"name\": \"f\", \"arguments\": {\"s\": \"</TOOLCALL>\"}}]</TOOLCALL>", 234, 4},
+		{"<|inner_prefix|>hm<|inner_suffix|><|tools_prefix|>[{\"f\": {\"n\": 2}}]<|tools_suffix|>", 235, 6},
+		{"<think>hm</think>ok<|tool_call_start|>[f(s='a\\'b', n=-1.5e3, l=[True, None, {'k': \"v\"}]), g()]<|tool_call_end|>", 204, 5},
 		{"<think>hm</think>\n\n<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"n\": 1}\n```<｜tool▁call▁end｜>" +
-			"<｜tool▁call▁begin｜>g<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>", 77, 7},
+			"<｜tool▁call▁begin｜>g<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>", 205, 7},
 	} {
 		f.Add(seed.out, seed.syntax, seed.size)
 	}
 	defs := []Tool{{Name: "f", Parameters: []byte(`{"type":"object","properties":{"s":{"type":"string"},"n":{"type":"number"}}}`)}}
 	f.Fuzz(func(t *testing.T, out string, syntax, size uint8) {
-		fm := Format{Tools: ToolSyntax(syntax % 8), Thinking: syntax&4 != 0}
+		// Bits 0-2 pick the syntax (with bit 64, one of the six that list
+		// calls), 8 offers tools, 16 opens the reply in thinking, 32 types
+		// values by a schema, 128 turns thinking on: each on its own bits,
+		// so that every seed below runs the parser its text is for.
+		fm := Format{Tools: ToolSyntax(syntax & 7), Thinking: syntax&128 != 0}
 		if syntax&64 != 0 {
-			fm.Tools = ToolsCommandR + ToolSyntax(syntax%6)
+			fm.Tools = ToolsCommandR + ToolSyntax(syntax&7%6)
 		}
 		opts := ParseOptions{Tools: syntax&8 != 0, ThinkingOpen: syntax&16 != 0}
 		if syntax&32 != 0 {
