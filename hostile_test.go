@@ -403,6 +403,16 @@ func rwkv6Requires(own requires, body ...string) requires {
 	return r
 }
 
+// putLerpParts adds an RWKV file's five lerps apart (time_mix_lerp_w,
+// _k, _v, _r, _g of 128) to each of its three layers.
+func putLerpParts(h *hmodel) {
+	for il := range 3 {
+		for _, b := range "wkvrg" {
+			h.put(fmt.Sprintf("blk.%d.time_mix_lerp_%c.weight", il, b), quant.F32, 128, 1, 1)
+		}
+	}
+}
+
 // on is c on spec rather than on its family's (or TinyLlama).
 func on(spec testutil.ModelSpec, c hostileCase) hostileCase {
 	c.spec = spec
@@ -1235,8 +1245,8 @@ func hostileCases() []hostileCase {
 			refusedKey("three token shifts", ".token_shift_count", uint32(3)),
 		),
 		// rwkv6: the data-dependent mix's and the decay's pairs, lerp_x,
-		// the fused lerps (llama.cpp also takes five separate ones from
-		// older files; this loader does not), time_mix_first, the gate,
+		// the fused lerps or, in an older file, all five apart (beside the
+		// fused ones each is checked and left unread), time_mix_first, the gate,
 		// the channel mix's receptance and the ends' norms are required;
 		// the extra dims and the head size must agree with the tensors
 		// and the width; rescale_every_n_layers is optional.
@@ -1256,6 +1266,12 @@ func hostileCases() []hostileCase {
 			refusedKey("head size not dividing the width", ".wkv.head_size", uint32(48)),
 			refusedKey("three token shifts", ".token_shift_count", uint32(3)),
 			loads("without rescale_every_n_layers", func(h *hmodel) { h.del(".rescale_every_n_layers") }),
+			on(testutil.TinyRWKV6SplitLerps(), loads("with the lerps apart", func(*hmodel) {})),
+			on(testutil.TinyRWKV6SplitLerps(), missing("lerps apart without lerp_k", "blk.1.time_mix_lerp_k.weight")),
+			on(testutil.TinyRWKV6SplitLerps(), missing("lerps apart without lerp_w", "blk.2.time_mix_lerp_w.weight")),
+			on(testutil.TinyRWKV6SplitLerps(), misshapen("lerp_v apart of two rows", "blk.0.time_mix_lerp_v.weight", 128, 1, 1, 2)),
+			loads("with the lerps apart beside the fused ones", putLerpParts),
+			misshapen("lerp_r beside the fused ones of two rows", "blk.0.time_mix_lerp_r.weight", 128, 1, 1, 2),
 		),
 		// rwkv6qwen2: rwkv6's time mix (without time_mix_first or the group
 		// norm) in Qwen2's body: its feed-forward and norms are required,
@@ -1277,6 +1293,11 @@ func hostileCases() []hostileCase {
 				}
 			}),
 			loads("with output_norm.bias", func(h *hmodel) { h.put("output_norm.bias", quant.F32, 128) }),
+			// llama.cpp's rwkv6qwen2 loader takes the fused lerps alone.
+			refused("with the lerps apart", func(h *hmodel) {
+				putLerpParts(h)
+				h.drop("blk.0.time_mix_lerp_fused.weight")
+			}, "blk.0.time_mix_lerp_fused.weight"),
 		),
 		// smallthinker: every layer's router and experts are required (no
 		// dense feed-forward, no shared expert), and so is the gating

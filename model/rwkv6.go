@@ -236,19 +236,29 @@ func rwkv6Tensors(c *Config) []blockTensor {
 	)
 }
 
+// rwkv6LerpParts are the five lerps ([Embd, 1, 1] each) an RWKV-6 file
+// converted before llama.cpp fused them holds in place of
+// time_mix_lerp_fused, in its order.
+var rwkv6LerpParts = []string{"time_mix_lerp_w.weight", "time_mix_lerp_k.weight", "time_mix_lerp_v.weight",
+	"time_mix_lerp_r.weight", "time_mix_lerp_g.weight"}
+
 // rwkv6MixTensors lists the time mix's tensors RWKV-6 and QRWKV6 have
 // beyond rwkvProjections', all required: the data-dependent mix's pair
 // (time_mix_w2 a stack of five matrices), lerp_x and the fused mixes
-// ([Embd, 1, 1, 5]; llama.cpp's rwkv6 loader also reads five separate
-// lerps from older files, which this loader does not), the decay and its
-// pair, and the gate.
+// ([Embd, 1, 1, 5]; an rwkv6 file may hold rwkv6LerpParts instead, all
+// five, as llama.cpp's rwkv6 loader takes them, its rwkv6qwen2 loader
+// not), the decay and its pair, and the gate.
 func rwkv6MixTensors(c *Config) []blockTensor {
 	e, d := c.Embd, c.LoRAMix
+	var parts []string
+	if !c.QRWKV {
+		parts = rwkv6LerpParts
+	}
 	return []blockTensor{
 		matTensor("time_mix_w1.weight", e, 5*d, func(L *Layer) **ops.Matrix { return &L.TMMix1 }),
 		{name: "time_mix_w2.weight", dims: []int{d, e, 5}, mat: func(L *Layer) **ops.Matrix { return &L.TMMix2 }},
 		{name: "time_mix_lerp_x.weight", dims: []int{e, 1, 1}, vec: func(L *Layer) *[]float32 { return &L.TMLerpX }},
-		{name: "time_mix_lerp_fused.weight", dims: []int{e, 1, 1, 5}, vec: func(L *Layer) *[]float32 { return &L.TMLerp }},
+		{name: "time_mix_lerp_fused.weight", dims: []int{e, 1, 1, 5}, vec: func(L *Layer) *[]float32 { return &L.TMLerp }, parts: parts},
 		vecTensor("time_mix_decay.weight", e, func(L *Layer) *[]float32 { return &L.TMW0 }),
 		matTensor("time_mix_decay_w1.weight", e, c.LoRADecay, func(L *Layer) **ops.Matrix { return &L.TMW1 }),
 		matTensor("time_mix_decay_w2.weight", c.LoRADecay, e, func(L *Layer) **ops.Matrix { return &L.TMW2 }),

@@ -123,3 +123,36 @@ func TestDeepSeek2FusedGateUpExps(t *testing.T) {
 		t.Fatalf("logit %d is %v with the experts' gate and up fused, %v apart", i, got[i], want[i])
 	}
 }
+
+// An rwkv6 file converted before llama.cpp fused the token shift's
+// lerps, holding time_mix_lerp_w, _k, _v, _r and _g apart, runs as the
+// file with them in one time_mix_lerp_fused: its rows in that order.
+func TestRWKV6SeparateLerps(t *testing.T) {
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	spec := testutil.TinyRWKV6()
+	m, _, _ := loadSpec(t, spec)
+	want := forwardAll(t, m, pool, prompt(6), 3, 16)
+	split := 0
+	ms, _ := rewritten(t, spec, func(w *gguf.Writer, f *gguf.File, data []byte, ti *gguf.TensorInfo) {
+		if !strings.HasSuffix(ti.Name, ".time_mix_lerp_fused.weight") {
+			keep(t, w, data, ti)
+			return
+		}
+		row := ti.Size / 5
+		for b, part := range []string{"w", "k", "v", "r", "g"} {
+			name := strings.Replace(ti.Name, "fused", part, 1)
+			if err := w.AddTensor(name, ti.Type, ti.Dims[:3], data[ti.Offset+int64(b)*row:ti.Offset+int64(b+1)*row]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		split++
+	})
+	if split != spec.Layers {
+		t.Fatalf("split %d layers' lerps, want %d", split, spec.Layers)
+	}
+	got := forwardAll(t, ms, pool, prompt(6), 3, 16)
+	if i, ok := sameLogitBits(got, want); !ok {
+		t.Fatalf("logit %d is %v with the lerps apart, %v fused", i, got[i], want[i])
+	}
+}
