@@ -1293,6 +1293,10 @@ func hostileCases() []hostileCase {
 				}
 			}),
 			loads("with output_norm.bias", func(h *hmodel) { h.put("output_norm.bias", quant.F32, 128) }),
+			// llama.cpp takes a time_mix_first and then runs wkv6 and the
+			// group norm, whose tensors it never loads.
+			unsupported("with time_mix_first", func(h *hmodel) { h.put("blk.1.time_mix_first.weight", quant.F32, 32, 4) },
+				"blk.1.time_mix_first.weight", "group norm"),
 			// llama.cpp's rwkv6qwen2 loader takes the fused lerps alone.
 			refused("with the lerps apart", func(h *hmodel) {
 				putLerpParts(h)

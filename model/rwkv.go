@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/lowmem/llm/internal/ops"
@@ -299,4 +300,27 @@ func (l *loader) rwkvEnds(m *Model) (err error) {
 	}
 	m.EmbedNormB, err = l.vector("token_embd_norm.bias", m.Embd)
 	return err
+}
+
+// rwkvRefusals are tensors an RWKV block (prefix p) may hold that
+// llama.cpp d32676d77 loads but cannot run: a QRWKV6 (rwkv6qwen2) block's
+// time_mix_first turns its graph to RWKV-6's wkv6 and then the group
+// norm, whose tensors its rwkv6qwen2 loader never loads.
+var rwkvRefusals = []struct {
+	name, what string
+	applies    func(c *Config) bool
+}{
+	{"time_mix_first.weight", "time_mix_first (llama.cpp would run wkv6 and the group norm it never loads)",
+		func(c *Config) bool { return c.RWKV6 && c.QRWKV }},
+}
+
+// refuseRWKV fails, naming the tensor, when block p of an RWKV model
+// holds one of rwkvRefusals.
+func (l *loader) refuseRWKV(c *Config, p string) error {
+	for _, r := range rwkvRefusals {
+		if c.rwkv() && r.applies(c) && l.has(p+r.name) {
+			return fmt.Errorf("model: tensor %q: %s models with %s are not supported: %w", p+r.name, c.Arch, r.what, ErrUnsupportedArch)
+		}
+	}
+	return nil
 }

@@ -271,8 +271,8 @@ func rwkv6MixTensors(c *Config) []blockTensor {
 // (the key and value WKVHeadsKV heads wide), rwkv6MixTensors', the
 // receptance's, key's and value's biases when the file has them, and
 // Qwen2's feed-forward: ffn_norm, ffn_gate, ffn_up, ffn_down. A
-// time_mix_first, which llama.cpp takes as optional (and would then run
-// wkv6 without the group norm it does not load), is not read.
+// time_mix_first, which llama.cpp takes as optional and then cannot run,
+// is refused by name (rwkvRefusals).
 func rwkv6Qwen2Tensors(c *Config, has func(string) bool) []blockTensor {
 	e, f, kv := c.Embd, c.FFN, c.WKVHeadsKV*c.WKVHead
 	bts := append(append([]blockTensor{vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm })},

@@ -742,6 +742,9 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 				p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.Arch, ErrUnsupportedArch)
 		}
 		L := &m.Blocks[i]
+		if err := l.refuseRWKV(&cfg, p); err != nil {
+			return nil, err
+		}
 		var bts []blockTensor
 		switch {
 		case cfg.RWKV7:
