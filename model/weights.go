@@ -747,6 +747,13 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		}
 		var bts []blockTensor
 		switch {
+		case cfg.RWKV7 && cfg.QRWKV:
+			bts = arwkv7Tensors(&cfg, i, func(name string) []int64 {
+				if ti, ok := l.f.Tensor(p + name); ok {
+					return ti.Dims
+				}
+				return nil
+			})
 		case cfg.RWKV7:
 			bts = rwkv7Tensors(&cfg, i)
 		case cfg.QRWKV:

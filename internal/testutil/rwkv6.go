@@ -122,15 +122,7 @@ func rwkv6MixBlock(e int64, r RWKV6) []RWKVTensorSpec {
 // and value's biases, and Qwen2's ffn_norm, gate, up and down.
 func RWKV6Qwen2Block(e, ffn int64, r RWKV6) []RWKVTensorSpec {
 	kv := int64(r.HeadsKV * r.Head)
-	m, v := rwkvMatrix, rwkvVector(e)
 	bias := func(name string, n int64) RWKVTensorSpec { return RWKVTensorSpec{name, []int64{n}, false, 0, 0.1} }
-	return append(append([]RWKVTensorSpec{
-		v("attn_norm.weight", 1, 0.1),
-		m("time_mix_key.weight", e, kv), m("time_mix_value.weight", e, kv), m("time_mix_receptance.weight", e, e),
-		m("time_mix_output.weight", e, e),
-	}, rwkv6MixBlock(e, r)...),
-		bias("time_mix_receptance.bias", e), bias("time_mix_key.bias", kv), bias("time_mix_value.bias", kv),
-		v("ffn_norm.weight", 1, 0.1),
-		m("ffn_gate.weight", e, ffn), m("ffn_up.weight", e, ffn), m("ffn_down.weight", ffn, e),
-	)
+	return qrwkvBlock(e, ffn, kv, append(rwkv6MixBlock(e, r),
+		bias("time_mix_receptance.bias", e), bias("time_mix_key.bias", kv), bias("time_mix_value.bias", kv))...)
 }
