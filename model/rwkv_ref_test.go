@@ -21,13 +21,13 @@ type rwkvPerturb struct {
 	NoSquare    bool `perturb:"no ReLU²"`       // the channel mix's ReLU not squared
 	NoBonus     bool `perturb:"no r·k bonus"`   // RWKV-7's r_k, RWKV-6's time_mix_first
 	NoEmbedNorm bool `perturb:"no embedding norm"`
-	NoState     bool `perturb:"no wkv state"`          // every pass starting from the empty state
-	NoDataShift bool `perturb:"no data-dependent mix"` // RWKV-6: the mixes by their lerps alone
-	SigmoidGate bool `perturb:"gate sigmoid"`          // RWKV-6: the gate σ(g), not SiLU(g)
-	NoCMGate    bool `perturb:"no channel receptance"` // RWKV-6: the channel mix's value ungated
-	KUndecayed  bool `perturb:"k not times 1-w"`       // QRWKV: the key as projected
-	KVModulo    bool `perturb:"kv heads modulo"`       // QRWKV: head h reads kv head h mod head_count_kv
-	NoBiases    bool `perturb:"no r/k/v biases"`       // QRWKV6
+	NoState     bool `perturb:"no wkv state"`            // every pass starting from the empty state
+	NoDataShift bool `perturb:"no data-dependent mix"`   // RWKV-6: the mixes by their lerps alone
+	SigmoidGate bool `perturb:"gate sigmoid"`            // RWKV-6: the gate σ(g), not SiLU(g)
+	NoCMGate    bool `perturb:"no channel receptance"`   // RWKV-6: the channel mix's value ungated
+	KUndecayed  bool `perturb:"k not times 1-w"`         // QRWKV: the key as projected
+	KVModulo    bool `perturb:"kv heads modulo"`         // QRWKV: head h reads kv head h mod head_count_kv
+	NoBiases    bool `perturb:"no r/k/v biases"`         // QRWKV6
 	LayerNormed bool `perturb:"LayerNorms for RMSNorms"` // QRWKV's Qwen2 body
 	NoSiLU      bool `perturb:"SwiGLU's gate as it is"`  // QRWKV's Qwen2 body: up·gate, not up·SiLU(gate)
 }
