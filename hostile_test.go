@@ -1303,6 +1303,38 @@ func hostileCases() []hostileCase {
 				h.drop("blk.0.time_mix_lerp_fused.weight")
 			}, "blk.0.time_mix_lerp_fused.weight"),
 		),
+		// arwkv7: rwkv7's time mix (its gate's pair and the group norm
+		// each both or neither in a block, the sixth mix with the gate) in
+		// Qwen2's body: its feed-forward and RMSNorms are required, the
+		// gate's rank optional; no final norm's bias; token_shift_count
+		// is 1.
+		family("arwkv7", testutil.TinyARWKV7(), requires{
+			"layer without time_mix_w1":                "blk.1.time_mix_w1.weight",
+			"layer without time_mix_v2":                "blk.2.time_mix_v2.weight",
+			"layer without time_mix_r_k":               "blk.0.time_mix_r_k.weight",
+			"layer without attn_norm":                  "blk.1.attn_norm.weight",
+			"layer without ffn_gate":                   "blk.2.ffn_gate.weight",
+			"layer with time_mix_g1 without g2":        "blk.0.time_mix_g2.weight",
+			"layer with the group norm without a bias": "blk.1.time_mix_ln.bias",
+			"without an output matrix":                 "output.weight",
+		},
+			misshapen("five mixes with the gate", "blk.1.time_mix_lerp_fused.weight", 128, 1, 1, 5),
+			on(testutil.TinyARWKV7Plain(), misshapen("four mixes", "blk.2.time_mix_lerp_fused.weight", 128, 1, 1, 4)),
+			on(testutil.TinyARWKV7Plain(), loads("six mixes without the gate", func(h *hmodel) {
+				for il := range 3 {
+					h.put(fmt.Sprintf("blk.%d.time_mix_lerp_fused.weight", il), quant.F32, 128, 1, 1, 6)
+				}
+			})),
+			on(testutil.TinyARWKV7Plain(), loads("without the gate's rank", func(h *hmodel) { h.del(".attention.gate_lora_rank") })),
+			refused("gate rank 0 beside the gate's pair", setU(".attention.gate_lora_rank", 0), "blk.0.time_mix_g1.weight"),
+			refusedKey("gate rank wider than the model", ".attention.gate_lora_rank", uint32(256)),
+			refused("decay rank of another file", setU(".attention.decay_lora_rank", 64), "blk.0.time_mix_w1.weight"),
+			unset("value rank missing", ".attention.value_residual_mix_lora_rank"),
+			refusedKey("two token shifts", ".token_shift_count", uint32(2)),
+			unset("token shift count missing (2 by default)", ".token_shift_count"),
+			unsupported("with output_norm.bias", func(h *hmodel) { h.put("output_norm.bias", quant.F32, 128) }, "output_norm.bias"),
+			unsupported("with token_embd_norm", func(h *hmodel) { h.put("token_embd_norm.weight", quant.F32, 128) }, "token_embd_norm.weight"),
+		),
 		// smallthinker: every layer's router and experts are required (no
 		// dense feed-forward, no shared expert), and so is the gating
 		// function (llama.cpp's graph aborts without one); a window of 0
