@@ -59,8 +59,8 @@ func TestConfigRWKV(t *testing.T) {
 			{"value rank 0", "rwkv7.attention.value_residual_mix_lora_rank", uint32(0), ErrBadModel},
 		}},
 		{"rwkv6", rwkvHeader(24, 2048, 7168, 64, map[string]any{
-			"attention.layer_norm_epsilon": float32(1e-5),
-			"time_mix_extra_dim":           uint32(32), "time_decay_extra_dim": uint32(64), "rescale_every_n_layers": uint32(6),
+			"attention.layer_norm_epsilon": float32(1e-5), "rescale_every_n_layers": uint32(6),
+			"time_mix_extra_dim": uint32(32), "time_decay_extra_dim": uint32(64),
 		}), func(c Config) bool {
 			return c.RWKV6 && !c.QRWKV && !c.RWKV7 && c.FFN == 7168 && c.WKVHead == 64 && c.LoRAMix == 32 && c.LoRADecay == 64 &&
 				c.RescaleEvery == 6 && c.NormEps == 1e-5 && c.LayerNorm
