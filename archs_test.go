@@ -16,7 +16,7 @@ func TestNewArchitecturesDecode(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3(), testutil.TinyGemma3(), testutil.TinyPhi3(), testutil.TinyQwen3MoE(), testutil.TinyQwen2MoE(), testutil.TinyPhiMoE(),
 		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(),
 		testutil.TinyAfmoe(), testutil.TinyAfmoeGlobal(),
-		testutil.TinyFalconH1(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(),
+		testutil.TinyFalconH1(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(), testutil.TinyARWKV7(),
 		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyOlmo2(), testutil.TinyMistral3(), testutil.TinyErnie45(), testutil.TinyErnie45MoE(), testutil.TinySeedOSS(), testutil.TinyExaone4(), testutil.TinyExaone4SWA(), testutil.TinyGLM4(), testutil.TinyGLM4Fused(), testutil.TinyGptOss(), testutil.TinyLFM2(),
 		testutil.TinyLFM2MoE(), testutil.TinyGemma3n(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(), testutil.TinyQwen35(), testutil.TinyQwen35MoE(), testutil.TinyQwen3Next(), testutil.TinyQwen3NextSSMIn(), testutil.TinyGemma4(), testutil.TinyGemma4MoE(), testutil.TinyNemotronH(), testutil.TinyNemotronHMoE(),
 		testutil.TinyQwen2VL(), testutil.TinyQwen3VL(), testutil.TinyQwen3VLMoE(),

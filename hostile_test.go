@@ -413,6 +413,16 @@ func rwkv6Requires(own requires, body ...string) requires {
 	return r
 }
 
+// putLerpParts adds an RWKV file's five lerps apart (time_mix_lerp_w,
+// _k, _v, _r, _g of 128) to each of its three layers.
+func putLerpParts(h *hmodel) {
+	for il := range 3 {
+		for _, b := range "wkvrg" {
+			h.put(fmt.Sprintf("blk.%d.time_mix_lerp_%c.weight", il, b), quant.F32, 128, 1, 1)
+		}
+	}
+}
+
 // on is c on spec rather than on its family's (or TinyLlama).
 func on(spec testutil.ModelSpec, c hostileCase) hostileCase {
 	c.spec = spec
@@ -1329,8 +1339,8 @@ func hostileCases() []hostileCase {
 			refusedKey("three token shifts", ".token_shift_count", uint32(3)),
 		),
 		// rwkv6: the data-dependent mix's and the decay's pairs, lerp_x,
-		// the fused lerps (llama.cpp also takes five separate ones from
-		// older files; this loader does not), time_mix_first, the gate,
+		// the fused lerps or, in an older file, all five apart (beside the
+		// fused ones each is checked and left unread), time_mix_first, the gate,
 		// the channel mix's receptance and the ends' norms are required;
 		// the extra dims and the head size must agree with the tensors
 		// and the width; rescale_every_n_layers is optional.
@@ -1350,6 +1360,12 @@ func hostileCases() []hostileCase {
 			refusedKey("head size not dividing the width", ".wkv.head_size", uint32(48)),
 			refusedKey("three token shifts", ".token_shift_count", uint32(3)),
 			loads("without rescale_every_n_layers", func(h *hmodel) { h.del(".rescale_every_n_layers") }),
+			on(testutil.TinyRWKV6SplitLerps(), loads("with the lerps apart", func(*hmodel) {})),
+			on(testutil.TinyRWKV6SplitLerps(), missing("lerps apart without lerp_k", "blk.1.time_mix_lerp_k.weight")),
+			on(testutil.TinyRWKV6SplitLerps(), missing("lerps apart without lerp_w", "blk.2.time_mix_lerp_w.weight")),
+			on(testutil.TinyRWKV6SplitLerps(), misshapen("lerp_v apart of two rows", "blk.0.time_mix_lerp_v.weight", 128, 1, 1, 2)),
+			loads("with the lerps apart beside the fused ones", putLerpParts),
+			misshapen("lerp_r beside the fused ones of two rows", "blk.0.time_mix_lerp_r.weight", 128, 1, 1, 2),
 		),
 		// rwkv6qwen2: rwkv6's time mix (without time_mix_first or the group
 		// norm) in Qwen2's body: its feed-forward and norms are required,
@@ -1371,6 +1387,47 @@ func hostileCases() []hostileCase {
 				}
 			}),
 			loads("with output_norm.bias", func(h *hmodel) { h.put("output_norm.bias", quant.F32, 128) }),
+			// llama.cpp takes a time_mix_first and then runs wkv6 and the
+			// group norm, whose tensors it never loads.
+			unsupported("with time_mix_first", func(h *hmodel) { h.put("blk.1.time_mix_first.weight", quant.F32, 32, 4) },
+				"blk.1.time_mix_first.weight", "group norm"),
+			// llama.cpp's rwkv6qwen2 loader takes the fused lerps alone.
+			refused("with the lerps apart", func(h *hmodel) {
+				putLerpParts(h)
+				h.drop("blk.0.time_mix_lerp_fused.weight")
+			}, "blk.0.time_mix_lerp_fused.weight"),
+		),
+		// arwkv7: rwkv7's time mix (its gate's pair and the group norm
+		// each both or neither in a block, the sixth mix with the gate) in
+		// Qwen2's body: its feed-forward and RMSNorms are required, the
+		// gate's rank optional; no final norm's bias; token_shift_count
+		// is 1.
+		family("arwkv7", testutil.TinyARWKV7(), requires{
+			"layer without time_mix_w1":                "blk.1.time_mix_w1.weight",
+			"layer without time_mix_v2":                "blk.2.time_mix_v2.weight",
+			"layer without time_mix_r_k":               "blk.0.time_mix_r_k.weight",
+			"layer without attn_norm":                  "blk.1.attn_norm.weight",
+			"layer without ffn_gate":                   "blk.2.ffn_gate.weight",
+			"layer with time_mix_g1 without g2":        "blk.0.time_mix_g2.weight",
+			"layer with the group norm without a bias": "blk.1.time_mix_ln.bias",
+			"without an output matrix":                 "output.weight",
+		},
+			misshapen("five mixes with the gate", "blk.1.time_mix_lerp_fused.weight", 128, 1, 1, 5),
+			on(testutil.TinyARWKV7Plain(), misshapen("four mixes", "blk.2.time_mix_lerp_fused.weight", 128, 1, 1, 4)),
+			on(testutil.TinyARWKV7Plain(), loads("six mixes without the gate", func(h *hmodel) {
+				for il := range 3 {
+					h.put(fmt.Sprintf("blk.%d.time_mix_lerp_fused.weight", il), quant.F32, 128, 1, 1, 6)
+				}
+			})),
+			on(testutil.TinyARWKV7Plain(), loads("without the gate's rank", func(h *hmodel) { h.del(".attention.gate_lora_rank") })),
+			refused("gate rank 0 beside the gate's pair", setU(".attention.gate_lora_rank", 0), "blk.0.time_mix_g1.weight"),
+			refusedKey("gate rank wider than the model", ".attention.gate_lora_rank", uint32(256)),
+			refused("decay rank of another file", setU(".attention.decay_lora_rank", 64), "blk.0.time_mix_w1.weight"),
+			unset("value rank missing", ".attention.value_residual_mix_lora_rank"),
+			refusedKey("two token shifts", ".token_shift_count", uint32(2)),
+			unset("token shift count missing (2 by default)", ".token_shift_count"),
+			unsupported("with output_norm.bias", func(h *hmodel) { h.put("output_norm.bias", quant.F32, 128) }, "output_norm.bias"),
+			unsupported("with token_embd_norm", func(h *hmodel) { h.put("token_embd_norm.weight", quant.F32, 128) }, "token_embd_norm.weight"),
 		),
 		// smallthinker: every layer's router and experts are required (no
 		// dense feed-forward, no shared expert), and so is the gating

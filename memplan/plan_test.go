@@ -84,7 +84,7 @@ func TestPlanMatchesLoadedModel(t *testing.T) {
 		testutil.TinyQwen3(), testutil.TinyGemma3(), testutil.TinyPhi3(), testutil.TinyQwen3MoE(), testutil.TinyQwen2MoE(), testutil.TinyPhiMoE(),
 		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(),
 		testutil.TinyAfmoe(), testutil.TinyAfmoeGlobal(),
-		testutil.TinyFalconH1(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(),
+		testutil.TinyFalconH1(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(), testutil.TinyARWKV7(),
 		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyOlmo2(), testutil.TinyMistral3(), testutil.TinyErnie45(), testutil.TinyErnie45MoE(), testutil.TinySeedOSS(), testutil.TinyExaone4(), testutil.TinyExaone4SWA(), testutil.TinyGLM4(), testutil.TinyGLM4Fused(), testutil.TinyGemmaEmbedding(), testutil.TinyLFM2(),
 		testutil.TinyLFM2MoE(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyGptOss(), testutil.TinyGemma3n(), testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(), testutil.TinyBert(), testutil.TinyNomicBert(), testutil.TinyNomicBertMoE(), testutil.TinyJinaBertV2(), testutil.TinyModernBert(), testutil.TinyQwen35(), testutil.TinyQwen35MoE(), testutil.TinyQwen35MoEFused(), testutil.TinyQwen3Next(), testutil.TinyQwen3NextSSMIn(), testutil.TinyGemma4(), testutil.TinyGemma4MoE(), testutil.TinyNemotronH(), testutil.TinyNemotronHMoE(),
 		testutil.TinyGLM4MoE(), testutil.TinyGLM4MoEAir(), testutil.TinyBailingMoE2(),

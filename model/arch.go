@@ -342,6 +342,7 @@ var registry = []*Arch{
 	{Name: "rwkv6qwen2", NoAttention: true, UntiedOutput: true, hparams: rwkv6Qwen2Hparams},
 	{Name: "phimoe", Neox: true, QKV: QKVFusedOrSeparate, OptionalQKVBias: true, OutBias: true, NormBias: true, FFN: FFNExperts, RopeFactors: true,
 		UntiedOutput: true, HeadBias: true, hparams: phimoeHparams},
+	{Name: "arwkv7", NoAttention: true, UntiedOutput: true, hparams: arwkv7Hparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -31,7 +31,7 @@ func tinySpecs() []testutil.ModelSpec {
 		testutil.TinyMiniCPM(),
 		testutil.TinyMiniCPM3(),
 		testutil.TinyOLMoE(),
-		testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(),
+		testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(), testutil.TinyARWKV7(), testutil.TinyARWKV7Plain(),
 		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGemma3n(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyQwen35(), testutil.TinyQwen35MoE(), testutil.TinyQwen3Next(), testutil.TinyQwen3NextSSMIn(),
 		testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(),
 		testutil.TinyBert(), testutil.TinyNomicBert(), testutil.TinyNomicBertMoE(), testutil.TinyJinaBertV2(), testutil.TinyModernBert(),
@@ -372,10 +372,14 @@ func TestDecodeDispatches(t *testing.T) {
 			if c.RWKV7 {
 				// r, k, v, output; the decay's, rate's and gate's pairs,
 				// and after layer 0 the value mix's; the channel mix's
-				// key and value; none of attention or a feed-forward.
+				// key and value, or ARWKV-7's feed-forward (gate/up,
+				// down); none of attention.
 				want += 14 - uint64(dense)
 				if il == 0 {
 					want -= 2
+				}
+				if m.Blocks[il].TMG1 == nil {
+					want -= 2 // an ARWKV-7 block without the gate
 				}
 			}
 			if c.RWKV6 {
@@ -761,7 +765,7 @@ func TestStreamSourceNewArchs(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
 	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), testutil.TinyPhi3(), testutil.TinyGemma3(),
-		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(), testutil.TinyFalconH1(), testutil.TinyAfmoe(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(),
+		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(), testutil.TinyFalconH1(), testutil.TinyAfmoe(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(), testutil.TinyARWKV7(), testutil.TinyARWKV7Plain(),
 		testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
 		testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyGPTNeoX(), testutil.TinyBitnet(), testutil.TinyChatGLM(), testutil.TinyOlmoClamp(), testutil.TinyCommandRPlus()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
@@ -925,7 +929,7 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert modern-bert nomic-bert-moe jina-bert-v2 qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1 minicpm minicpm3 olmoe afmoe jamba mamba mamba2 rwkv7 exaone starcoder2 gemma nemotron stablelm phi2 gpt2 starcoder gptneox bitnet chatglm internlm2 olmo command-r falcon bloom mpt qwen2moe rwkv6 rwkv6qwen2 phimoe]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert modern-bert nomic-bert-moe jina-bert-v2 qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1 minicpm minicpm3 olmoe afmoe jamba mamba mamba2 rwkv7 exaone starcoder2 gemma nemotron stablelm phi2 gpt2 starcoder gptneox bitnet chatglm internlm2 olmo command-r falcon bloom mpt qwen2moe rwkv6 rwkv6qwen2 phimoe arwkv7]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

@@ -326,12 +326,15 @@ type Config struct {
 	// after every RescaleEvery-th block (0: never).
 	RWKV6                 bool
 	LoRAMix, RescaleEvery int
-	// QRWKV: an RWKV-6 time mix in a Qwen2 body (rwkv6qwen2): RMSNorms
-	// (RMSEps), one token shift (the time mix's), keys and values of
-	// WKVHeadsKV heads repeated over the WKVHead-sized heads in blocks,
-	// optional receptance/key/value biases, a sigmoid gate, k·(1-w) and
-	// ggml's gated linear attention instead of wkv6 (no time_mix_first,
-	// no group norm), and a SwiGLU feed-forward for the channel mix.
+	// QRWKV: an RWKV time mix in a Qwen2 body: RMSNorms (RMSEps), one
+	// token shift (the time mix's), no embeddings' norm, and a SwiGLU
+	// feed-forward for the channel mix. With RWKV6 (rwkv6qwen2): keys and
+	// values of WKVHeadsKV heads repeated over the WKVHead-sized heads in
+	// blocks, optional receptance/key/value biases, a sigmoid gate,
+	// k·(1-w) and ggml's gated linear attention instead of wkv6 (no
+	// time_mix_first, no group norm). With RWKV7 (arwkv7): RWKV-7's time
+	// mix, its gate (LoRAGate 0: none in any block) and group norm each
+	// in a block only when the block has their tensors.
 	QRWKV      bool
 	WKVHeadsKV int
 	// ReLU2: the feed-forward (and each expert) has no gate:

@@ -35,6 +35,8 @@ func TestDecodeRotatesSlots(t *testing.T) {
 		{"rwkv7", testutil.TinyRWKV7(), 8},
 		{"rwkv6", testutil.TinyRWKV6(), 8},
 		{"rwkv6qwen2", testutil.TinyRWKV6Qwen2(), 8},
+		{"arwkv7", testutil.TinyARWKV7(), 8},
+		{"arwkv7 plain", testutil.TinyARWKV7Plain(), 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, st := smallState(t, tc.spec)

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/lowmem/llm/internal/ops"
@@ -43,8 +44,8 @@ const (
 func rwkvFloats(c *Config) int { return c.rwkvShifts()*c.Embd + c.Embd*c.WKVHead }
 
 // rwkvShifts is the rows an RWKV layer shifts: the time mix's and the
-// channel mix's, or the time mix's alone in a QRWKV model (its
-// token_shift_count 1), whose feed-forward shifts nothing.
+// channel mix's, or the time mix's alone in a QRWKV model (rwkv6qwen2,
+// arwkv7: its token_shift_count 1), whose feed-forward shifts nothing.
 func (c *Config) rwkvShifts() int {
 	if c.QRWKV {
 		return 1
@@ -52,7 +53,8 @@ func (c *Config) rwkvShifts() int {
 	return 2
 }
 
-// rwkv reports whether every block is an RWKV block (rwkv6, rwkv7).
+// rwkv reports whether every block is an RWKV block (rwkv6, rwkv6qwen2,
+// rwkv7, arwkv7).
 func (c *Config) rwkv() bool { return c.RWKV6 || c.RWKV7 }
 
 // rwkvLerp is the token shift's mix into dst: each token's row of cur
@@ -180,7 +182,7 @@ func (s *State) rwkvLayer(il int, L *Layer, p *pass) error {
 
 // rwkvWKV runs a layer's state update over the pass's heads into y (n
 // rows of Embd in p.att), from the layer's heads' states in src into
-// dst; first is RWKV-6's time_mix_first, nil in RWKV-7 and QRWKV.
+// dst; first is RWKV-6's time_mix_first, nil in RWKV-7 and QRWKV6.
 func (s *State) rwkvWKV(p *pass, src, dst, first []float32) []float32 {
 	c := &s.m.Config
 	E, N, n := c.Embd, c.WKVHead, p.n
@@ -188,7 +190,7 @@ func (s *State) rwkvWKV(p *pass, src, dst, first []float32) []float32 {
 	y := p.att[:n*E]
 	o := c.rwkvShifts() * E
 	s.wkv = wkvTask{s: s, n: n, rows: p.qkv, y: y, src: src[o:], dst: dst[o:], first: first}
-	if c.QRWKV {
+	if c.QRWKV && c.RWKV6 {
 		s.wkv.scale = float32(1 / math.Sqrt(float64(N)))
 	}
 	s.e.For(E/N, 1, &s.wkv)
@@ -215,7 +217,7 @@ type wkvTask struct {
 	src   []float32 // the layer's heads' states before the pass
 	dst   []float32 // where the pass leaves them (src itself or a free slot)
 	first []float32 // RWKV-6's time_mix_first (u); nil: RWKV-7's update
-	scale float32   // QRWKV's receptance scale, 1/√WKVHead: gated linear attention
+	scale float32   // QRWKV6's receptance scale, 1/√WKVHead: gated linear attention
 }
 
 // Do updates heads [lo,hi): the first token from src into dst, the rest
@@ -256,17 +258,38 @@ func (k *wkvTask) Do(_, lo, hi int) {
 func rwkvTensors(c *Config) []blockTensor {
 	e, f := c.Embd, c.FFN
 	vec := func(name string, get func(L *Layer) *[]float32) blockTensor { return vecTensor(name, e, get) }
-	return append(append([]blockTensor{
+	return append(append(append([]blockTensor{
 		vec("attn_norm.weight", func(L *Layer) *[]float32 { return &L.AttnNorm }),
 		vec("attn_norm.bias", func(L *Layer) *[]float32 { return &L.AttnNormB }),
 		vec("attn_norm_2.weight", func(L *Layer) *[]float32 { return &L.FFNNorm }),
 		vec("attn_norm_2.bias", func(L *Layer) *[]float32 { return &L.FFNNormB }),
-	}, rwkvProjections(c, e)...),
-		vec("time_mix_ln.weight", func(L *Layer) *[]float32 { return &L.TMLn }),
-		vec("time_mix_ln.bias", func(L *Layer) *[]float32 { return &L.TMLnB }),
+	}, rwkvProjections(c, e)...), rwkvGroupNormTensors(c)...),
 		blockTensor{name: "channel_mix_lerp_k.weight", dims: []int{e, 1, 1}, vec: func(L *Layer) *[]float32 { return &L.CMLerpK }},
 		matTensor("channel_mix_key.weight", e, f, func(L *Layer) **ops.Matrix { return &L.Up }),
 		matTensor("channel_mix_value.weight", f, e, func(L *Layer) **ops.Matrix { return &L.Down }),
+	)
+}
+
+// rwkvGroupNormTensors lists the group norm's weight and bias.
+func rwkvGroupNormTensors(c *Config) []blockTensor {
+	return []blockTensor{
+		vecTensor("time_mix_ln.weight", c.Embd, func(L *Layer) *[]float32 { return &L.TMLn }),
+		vecTensor("time_mix_ln.bias", c.Embd, func(L *Layer) *[]float32 { return &L.TMLnB }),
+	}
+}
+
+// qrwkvTensors lists a QRWKV block's tensors around its time mix's own
+// (mix) as llama.cpp's rwkv6qwen2 and arwkv7 loaders take them:
+// attn_norm (no bias), rwkvProjections' (the key and value kv wide),
+// mix, and Qwen2's feed-forward: ffn_norm, ffn_gate, ffn_up, ffn_down.
+func qrwkvTensors(c *Config, kv int, mix ...blockTensor) []blockTensor {
+	e, f := c.Embd, c.FFN
+	return append(append(append([]blockTensor{vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm })},
+		rwkvProjections(c, kv)...), mix...),
+		vecTensor("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }),
+		matTensor("ffn_gate.weight", e, f, func(L *Layer) **ops.Matrix { return &L.Gate }),
+		matTensor("ffn_up.weight", e, f, func(L *Layer) **ops.Matrix { return &L.Up }),
+		matTensor("ffn_down.weight", f, e, func(L *Layer) **ops.Matrix { return &L.Down }),
 	)
 }
 
@@ -286,9 +309,10 @@ func rwkvProjections(c *Config, kv int) []blockTensor {
 // final norm's weight and the output: the final norm's bias and the
 // embeddings' LayerNorm (token_embd_norm, weight and bias), all required
 // as llama.cpp requires them; a QRWKV model has no embeddings' norm, and
-// the bias (of its final RMSNorm) only when the file has one.
+// the bias (of its final RMSNorm) only in a QRWKV6 file that has one
+// (llama.cpp's arwkv7 loader takes none).
 func (l *loader) rwkvEnds(m *Model) (err error) {
-	if m.QRWKV && !l.has("output_norm.bias") {
+	if m.QRWKV && (m.RWKV7 || !l.has("output_norm.bias")) {
 		return nil
 	}
 	if m.OutNormB, err = l.vector("output_norm.bias", m.Embd); err != nil || m.QRWKV {
@@ -305,4 +329,27 @@ func (l *loader) embedLayerNorm(m *Model) (err error) {
 	}
 	m.EmbedNormB, err = l.vector("token_embd_norm.bias", m.Embd)
 	return err
+}
+
+// rwkvRefusals are tensors an RWKV block (prefix p) may hold that
+// llama.cpp d32676d77 loads but cannot run: a QRWKV6 (rwkv6qwen2) block's
+// time_mix_first turns its graph to RWKV-6's wkv6 and then the group
+// norm, whose tensors its rwkv6qwen2 loader never loads.
+var rwkvRefusals = []struct {
+	name, what string
+	applies    func(c *Config) bool
+}{
+	{"time_mix_first.weight", "time_mix_first (llama.cpp would run wkv6 and the group norm it never loads)",
+		func(c *Config) bool { return c.RWKV6 && c.QRWKV }},
+}
+
+// refuseRWKV fails, naming the tensor, when block p of an RWKV model
+// holds one of rwkvRefusals.
+func (l *loader) refuseRWKV(c *Config, p string) error {
+	for _, r := range rwkvRefusals {
+		if c.rwkv() && r.applies(c) && l.has(p+r.name) {
+			return fmt.Errorf("model: tensor %q: %s models with %s are not supported: %w", p+r.name, c.Arch, r.what, ErrUnsupportedArch)
+		}
+	}
+	return nil
 }

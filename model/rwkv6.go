@@ -197,16 +197,13 @@ func rwkv6Dims(c *Config) []rwkvDim {
 }
 
 // rwkv6Qwen2Hparams: QRWKV6 (rwkv6qwen2) as llama.cpp loads it:
-// rwkvHparams' keys with token_shift_count 1 (the converter's; llama.cpp's
-// graph asserts it), RWKV-6's extra dims, attention.layer_norm_rms_epsilon
-// (default 0) and attention.head_count_kv (0 or absent: one a head; else
-// dividing the heads, Embd/wkv.head_size). rescale_every_n_layers, which
+// qrwkvHparams' keys with RWKV-6's extra dims, and
+// attention.head_count_kv (0 or absent: one a head; else dividing the
+// heads, Embd/wkv.head_size). rescale_every_n_layers, which
 // llama.cpp reads but its graph never applies, is not read.
 func rwkv6Qwen2Hparams(c *Config, m *meta) {
-	c.RWKV6, c.QRWKV = true, true
-	rwkvHparams(c, m, 1, rwkv6Dims(c))
-	c.LayerNorm = false
-	c.RMSEps = m.real("attention.layer_norm_rms_epsilon", 0)
+	c.RWKV6 = true
+	qrwkvHparams(c, m, rwkv6Dims(c))
 	c.WKVHeadsKV = m.num("attention.head_count_kv", maxCount, 0, false)
 	if m.err != nil {
 		return
@@ -215,11 +212,22 @@ func rwkv6Qwen2Hparams(c *Config, m *meta) {
 	if c.WKVHeadsKV == 0 {
 		c.WKVHeadsKV = heads
 	}
-	switch k := m.key; {
-	case !(c.RMSEps >= 0 && c.RMSEps < 1):
-		m.fail("%s = %v, want a number in [0, 1)", k("attention.layer_norm_rms_epsilon"), c.RMSEps)
-	case heads%c.WKVHeadsKV != 0:
-		m.fail("%s = %d does not divide the %d heads of %s", k("attention.head_count_kv"), c.WKVHeadsKV, heads, k("wkv.head_size"))
+	if heads%c.WKVHeadsKV != 0 {
+		m.fail("%s = %d does not divide the %d heads of %s", m.key("attention.head_count_kv"), c.WKVHeadsKV, heads, m.key("wkv.head_size"))
+	}
+}
+
+// qrwkvHparams reads what a QRWKV model's header has beyond its time
+// mix's own: rwkvHparams' keys with token_shift_count 1 (the
+// converters'; llama.cpp's graphs assert it) and dims, and
+// attention.layer_norm_rms_epsilon (default 0) for its RMSNorms.
+func qrwkvHparams(c *Config, m *meta, dims []rwkvDim) {
+	c.QRWKV = true
+	rwkvHparams(c, m, 1, dims)
+	c.LayerNorm = false
+	c.RMSEps = m.real("attention.layer_norm_rms_epsilon", 0)
+	if m.err == nil && !(c.RMSEps >= 0 && c.RMSEps < 1) {
+		m.fail("%s = %v, want a number in [0, 1)", m.key("attention.layer_norm_rms_epsilon"), c.RMSEps)
 	}
 }
 
@@ -236,19 +244,29 @@ func rwkv6Tensors(c *Config) []blockTensor {
 	)
 }
 
+// rwkv6LerpParts are the five lerps ([Embd, 1, 1] each) an RWKV-6 file
+// converted before llama.cpp fused them holds in place of
+// time_mix_lerp_fused, in its order.
+var rwkv6LerpParts = []string{"time_mix_lerp_w.weight", "time_mix_lerp_k.weight", "time_mix_lerp_v.weight",
+	"time_mix_lerp_r.weight", "time_mix_lerp_g.weight"}
+
 // rwkv6MixTensors lists the time mix's tensors RWKV-6 and QRWKV6 have
 // beyond rwkvProjections', all required: the data-dependent mix's pair
 // (time_mix_w2 a stack of five matrices), lerp_x and the fused mixes
-// ([Embd, 1, 1, 5]; llama.cpp's rwkv6 loader also reads five separate
-// lerps from older files, which this loader does not), the decay and its
-// pair, and the gate.
+// ([Embd, 1, 1, 5]; an rwkv6 file may hold rwkv6LerpParts instead, all
+// five, as llama.cpp's rwkv6 loader takes them, its rwkv6qwen2 loader
+// not), the decay and its pair, and the gate.
 func rwkv6MixTensors(c *Config) []blockTensor {
 	e, d := c.Embd, c.LoRAMix
+	var parts []string
+	if !c.QRWKV {
+		parts = rwkv6LerpParts
+	}
 	return []blockTensor{
 		matTensor("time_mix_w1.weight", e, 5*d, func(L *Layer) **ops.Matrix { return &L.TMMix1 }),
 		{name: "time_mix_w2.weight", dims: []int{d, e, 5}, mat: func(L *Layer) **ops.Matrix { return &L.TMMix2 }},
 		{name: "time_mix_lerp_x.weight", dims: []int{e, 1, 1}, vec: func(L *Layer) *[]float32 { return &L.TMLerpX }},
-		{name: "time_mix_lerp_fused.weight", dims: []int{e, 1, 1, 5}, vec: func(L *Layer) *[]float32 { return &L.TMLerp }},
+		{name: "time_mix_lerp_fused.weight", dims: []int{e, 1, 1, 5}, vec: func(L *Layer) *[]float32 { return &L.TMLerp }, parts: parts},
 		vecTensor("time_mix_decay.weight", e, func(L *Layer) *[]float32 { return &L.TMW0 }),
 		matTensor("time_mix_decay_w1.weight", e, c.LoRADecay, func(L *Layer) **ops.Matrix { return &L.TMW1 }),
 		matTensor("time_mix_decay_w2.weight", c.LoRADecay, e, func(L *Layer) **ops.Matrix { return &L.TMW2 }),
@@ -257,29 +275,22 @@ func rwkv6MixTensors(c *Config) []blockTensor {
 }
 
 // rwkv6Qwen2Tensors lists a QRWKV6 block's tensors as llama.cpp's
-// rwkv6qwen2 loader takes them: attn_norm (no bias), rwkvProjections'
-// (the key and value WKVHeadsKV heads wide), rwkv6MixTensors', the
-// receptance's, key's and value's biases when the file has them, and
-// Qwen2's feed-forward: ffn_norm, ffn_gate, ffn_up, ffn_down. A
-// time_mix_first, which llama.cpp takes as optional (and would then run
-// wkv6 without the group norm it does not load), is not read.
+// rwkv6qwen2 loader takes them: qrwkvTensors' (the key and value
+// WKVHeadsKV heads wide) around rwkv6MixTensors' and the receptance's,
+// key's and value's biases when the file has them. A time_mix_first,
+// which llama.cpp takes as optional and then cannot run, is refused by
+// name (rwkvRefusals).
 func rwkv6Qwen2Tensors(c *Config, has func(string) bool) []blockTensor {
-	e, f, kv := c.Embd, c.FFN, c.WKVHeadsKV*c.WKVHead
-	bts := append(append([]blockTensor{vecTensor("attn_norm.weight", e, func(L *Layer) *[]float32 { return &L.AttnNorm })},
-		rwkvProjections(c, kv)...), rwkv6MixTensors(c)...)
+	e, kv := c.Embd, c.WKVHeadsKV*c.WKVHead
+	mix := rwkv6MixTensors(c)
 	for _, b := range []blockTensor{
 		vecTensor("time_mix_receptance.bias", e, func(L *Layer) *[]float32 { return &L.Bq }),
 		vecTensor("time_mix_key.bias", kv, func(L *Layer) *[]float32 { return &L.Bk }),
 		vecTensor("time_mix_value.bias", kv, func(L *Layer) *[]float32 { return &L.Bv }),
 	} {
 		if has(b.name) {
-			bts = append(bts, b)
+			mix = append(mix, b)
 		}
 	}
-	return append(bts,
-		vecTensor("ffn_norm.weight", e, func(L *Layer) *[]float32 { return &L.FFNNorm }),
-		matTensor("ffn_gate.weight", e, f, func(L *Layer) **ops.Matrix { return &L.Gate }),
-		matTensor("ffn_up.weight", e, f, func(L *Layer) **ops.Matrix { return &L.Up }),
-		matTensor("ffn_down.weight", f, e, func(L *Layer) **ops.Matrix { return &L.Down }),
-	)
+	return qrwkvTensors(c, kv, mix...)
 }

@@ -129,7 +129,7 @@ func TestRWKV6MatchesReference(t *testing.T) {
 		L := &m.Blocks[0]
 		return m.RWKV6 && m.LoRAMix == 32 && m.LoRADecay == 64 && m.RescaleEvery == 2 &&
 			len(L.TMLerp) == 5*m.Embd && len(L.TMFirst) == m.Embd && L.CMR != nil && L.TMMix2.Rows == 5*m.Embd
-	}, append(slices.Clone(rwkv7Only), qrwkvOnly...))
+	}, slices.Concat(rwkv7Only, qrwkv6Only, qwen2BodyOnly))
 	mustMoveAll(t, m, f, data, toks, want, 3e-3, "no rescale")
 }
 
@@ -141,5 +141,5 @@ func TestRWKV6Qwen2MatchesReference(t *testing.T) {
 	rwkvMatchesReference(t, testutil.TinyRWKV6Qwen2(), func(m *Model) bool {
 		L := &m.Blocks[0]
 		return m.RWKV6 && m.QRWKV && m.WKVHeadsKV == 2 && m.Blocks[2].Wk.Rows == 64 && L.Bk != nil && L.Gate != nil && L.TMFirst == nil && m.EmbedNorm == nil
-	}, append(slices.Clone(rwkv7Only), "NoGroupNorm", "NoBonus", "NoEmbedNorm", "SigmoidGate", "NoSquare", "NoCMGate"))
+	}, slices.Concat(rwkv7Only, rwkvOnly, []string{"NoGroupNorm", "NoBonus", "SigmoidGate", "NoCMGate"}))
 }

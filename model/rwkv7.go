@@ -27,6 +27,12 @@ import (
 // y goes through the group norm, gains v·Σ_j(k·r·r_k)[j] per head, is
 // multiplied by g and goes through time_mix_output. The channel mix is
 // value(ReLU(key(x))²) of its one mix (channel_mix_lerp_k).
+//
+// ARWKV-7 (arwkv7, Config.QRWKV) runs this time mix in a Qwen2 body as
+// llama.cpp's arwkv7 graph does: RMSNorms, one token shift, Qwen2's
+// SwiGLU feed-forward for the channel mix (rwkvLayer), and, block by
+// block, the gate (its pair and the sixth mix) and the group norm only
+// when the block has their tensors.
 
 // rwkv7TimeMix runs an RWKV-7 layer's time mix of the normalised rows
 // cur, leaving its output (before time_mix_output) in p.att.
@@ -75,8 +81,11 @@ func (s *State) rwkv7TimeMix(il int, L *Layer, p *pass, cur, src, dst []float32)
 			}
 		}
 	}
-	if err := s.rwkvLora(L.TMG1, L.TMG2, c.LoRAGate, lerp(rwG), sigmoid32, p, rwG); err != nil {
-		return err
+	gated := L.TMG1 != nil // every RWKV-7 block; an ARWKV-7 block with the gate's pair
+	if gated {
+		if err := s.rwkvLora(L.TMG1, L.TMG2, c.LoRAGate, lerp(rwG), sigmoid32, p, rwG); err != nil {
+			return err
+		}
 	}
 	N := c.WKVHead
 	for t := range n {
@@ -100,14 +109,21 @@ func (s *State) rwkv7TimeMix(il int, L *Layer, p *pass, cur, src, dst []float32)
 		row := p.qkv[t*W : (t+1)*W]
 		r, k, v, g := row[rwR*E:(rwR+1)*E], row[rwK*E:(rwK+1)*E], row[rwV*E:(rwV+1)*E], row[rwG*E:(rwG+1)*E]
 		yt := y[t*E : (t+1)*E]
-		rwkvGroupNorm(yt, L, N)
+		if L.TMLn != nil {
+			rwkvGroupNorm(yt, L, N)
+		}
 		for h := 0; h < E; h += N {
 			var rk float32
 			for j := h; j < h+N; j++ {
 				rk += k[j] * r[j] * L.TMRK[j]
 			}
 			for i := h; i < h+N; i++ {
-				yt[i] = (yt[i] + v[i]*rk) * g[i]
+				yt[i] += v[i] * rk
+			}
+		}
+		if gated {
+			for i := range yt {
+				yt[i] *= g[i]
 			}
 		}
 	}
@@ -143,8 +159,23 @@ func wkv7Head(st, in, r, w, k, v, kk, b, y []float32) {
 // has) and at most the width, which the pass's scratch holds them in.
 func rwkv7Hparams(c *Config, m *meta) {
 	c.RWKV7 = true
-	rwkvHparams(c, m, 2, []rwkvDim{{"attention.decay_lora_rank", &c.LoRADecay}, {"attention.iclr_lora_rank", &c.LoRAICLR},
-		{"attention.value_residual_mix_lora_rank", &c.LoRAValue}, {"attention.gate_lora_rank", &c.LoRAGate}})
+	rwkvHparams(c, m, 2, append(rwkv7Dims(c), rwkvDim{"attention.gate_lora_rank", &c.LoRAGate}))
+}
+
+// rwkv7Dims is RWKV-7's ranks every file states: the decay's, the
+// in-context rate's and the value mix's.
+func rwkv7Dims(c *Config) []rwkvDim {
+	return []rwkvDim{{"attention.decay_lora_rank", &c.LoRADecay}, {"attention.iclr_lora_rank", &c.LoRAICLR},
+		{"attention.value_residual_mix_lora_rank", &c.LoRAValue}}
+}
+
+// arwkv7Hparams: ARWKV-7 (arwkv7) as llama.cpp loads it: qrwkvHparams'
+// keys with rwkv7Dims, and attention.gate_lora_rank optional (the
+// converter writes 0 for a model without the gate), at most the width.
+func arwkv7Hparams(c *Config, m *meta) {
+	c.RWKV7 = true
+	qrwkvHparams(c, m, rwkv7Dims(c))
+	c.LoRAGate = m.count("attention.gate_lora_rank", c.Embd)
 }
 
 // An rwkvDim is a required key of an RWKV model's low-rank widths and
@@ -201,18 +232,46 @@ func rwkvHparams(c *Config, m *meta, shifts int, dims []rwkvDim) {
 }
 
 // rwkv7Tensors lists an RWKV-7 block's tensors as llama.cpp's loader
-// takes them, all required: rwkvTensors', the low-rank pairs and their
-// biases (layer 0's value pair, which its graph never runs, at the
-// in-context rate's rank), the fused mixes ([Embd, 1, 1, 6]), k_k, k_a
-// and r_k.
+// takes them, all required: rwkvTensors' and rwkv7MixTensors' with the
+// gate and six mixes.
 func rwkv7Tensors(c *Config, il int) []blockTensor {
+	return append(rwkvTensors(c), rwkv7MixTensors(c, il, true, 6)...)
+}
+
+// arwkv7Tensors lists an ARWKV-7 block's tensors as llama.cpp's arwkv7
+// loader takes them, dims giving the file's dims of each (nil: absent):
+// qrwkvTensors' around rwkv7MixTensors', gated when the block has either
+// of the gate's pair (then both at LoRAGate and six mixes), else five
+// mixes or six (the sixth unread, as llama.cpp's graph leaves it), and
+// the group norm's weight and bias when it has either. llama.cpp would
+// take one of a pair alone and run without it; this loader asks for the
+// other instead of leaving a tensor of the file unused.
+func arwkv7Tensors(c *Config, il int, dims func(name string) []int64) []blockTensor {
+	has := func(name string) bool { return dims(name) != nil }
+	gated := has("time_mix_g1.weight") || has("time_mix_g2.weight")
+	lerps := 5
+	if d := dims("time_mix_lerp_fused.weight"); gated || len(d) == 4 && d[3] == 6 {
+		lerps = 6
+	}
+	mix := rwkv7MixTensors(c, il, gated, lerps)
+	if has("time_mix_ln.weight") || has("time_mix_ln.bias") {
+		mix = append(mix, rwkvGroupNormTensors(c)...)
+	}
+	return qrwkvTensors(c, c.Embd, mix...)
+}
+
+// rwkv7MixTensors lists RWKV-7's time mix's own tensors: the low-rank
+// pairs and their biases (layer 0's value pair, which its graph never
+// runs, at the in-context rate's rank; the gate's when gated), the fused
+// mixes ([Embd, 1, 1, lerps]), k_k, k_a and r_k.
+func rwkv7MixTensors(c *Config, il int, gated bool, lerps int) []blockTensor {
 	e := c.Embd
 	vr := c.LoRAValue
 	if il == 0 {
 		vr = c.LoRAICLR
 	}
 	vec := func(name string, get func(L *Layer) *[]float32) blockTensor { return vecTensor(name, e, get) }
-	return append(rwkvTensors(c),
+	bts := []blockTensor{
 		vec("time_mix_w0.weight", func(L *Layer) *[]float32 { return &L.TMW0 }),
 		matTensor("time_mix_w1.weight", e, c.LoRADecay, func(L *Layer) **ops.Matrix { return &L.TMW1 }),
 		matTensor("time_mix_w2.weight", c.LoRADecay, e, func(L *Layer) **ops.Matrix { return &L.TMW2 }),
@@ -222,9 +281,14 @@ func rwkv7Tensors(c *Config, il int) []blockTensor {
 		vec("time_mix_v0.weight", func(L *Layer) *[]float32 { return &L.TMV0 }),
 		matTensor("time_mix_v1.weight", e, vr, func(L *Layer) **ops.Matrix { return &L.TMV1 }),
 		matTensor("time_mix_v2.weight", vr, e, func(L *Layer) **ops.Matrix { return &L.TMV2 }),
-		matTensor("time_mix_g1.weight", e, c.LoRAGate, func(L *Layer) **ops.Matrix { return &L.TMG1 }),
-		matTensor("time_mix_g2.weight", c.LoRAGate, e, func(L *Layer) **ops.Matrix { return &L.TMG2 }),
-		blockTensor{name: "time_mix_lerp_fused.weight", dims: []int{e, 1, 1, 6}, vec: func(L *Layer) *[]float32 { return &L.TMLerp }},
+	}
+	if gated {
+		bts = append(bts,
+			matTensor("time_mix_g1.weight", e, c.LoRAGate, func(L *Layer) **ops.Matrix { return &L.TMG1 }),
+			matTensor("time_mix_g2.weight", c.LoRAGate, e, func(L *Layer) **ops.Matrix { return &L.TMG2 }))
+	}
+	return append(bts,
+		blockTensor{name: "time_mix_lerp_fused.weight", dims: []int{e, 1, 1, lerps}, vec: func(L *Layer) *[]float32 { return &L.TMLerp }},
 		vec("time_mix_k_k.weight", func(L *Layer) *[]float32 { return &L.TMKK }),
 		vec("time_mix_k_a.weight", func(L *Layer) *[]float32 { return &L.TMKA }),
 		vec("time_mix_r_k.weight", func(L *Layer) *[]float32 { return &L.TMRK }),

@@ -9,8 +9,8 @@ import (
 )
 
 // rwkv7Hidden is every token's hidden state after the final norm, written
-// from llama.cpp's rwkv7 graph (build_rwkv7_time_mix) and ggml's
-// rwkv_wkv7 in float64 on rwkvHidden's blocks.
+// from llama.cpp's rwkv7 and arwkv7 graphs (build_rwkv7_time_mix) and
+// ggml's rwkv_wkv7 in float64 on rwkvHidden's blocks.
 func (r *refDecoder) rwkv7Hidden(tokens []int32) [][]float64 {
 	c, q := r.c, r.rwkv
 	E, N, n := c.Embd, c.WKVHead, len(tokens)
@@ -24,7 +24,7 @@ func (r *refDecoder) rwkv7Hidden(tokens []int32) [][]float64 {
 				clear(S)
 			}
 			mix := func(b int) []float64 { return shifted(cur, t, lerp[b*E:(b+1)*E]) }
-			xr, xw, xk, xv, xa, xg := mix(0), mix(1), mix(2), mix(3), mix(4), mix(5)
+			xr, xw, xk, xv, xa := mix(0), mix(1), mix(2), mix(3), mix(4)
 			rr := linear(p("time_mix_receptance.weight"), nil, xr)
 			hw := squash64(linear(p("time_mix_w1.weight"), nil, xw), q.SigmoidW)
 			w := linear(p("time_mix_w2.weight"), p("time_mix_w0.weight"), hw)
@@ -41,8 +41,14 @@ func (r *refDecoder) rwkv7Hidden(tokens []int32) [][]float64 {
 					v[i] += (vFirst[t][i] - v[i]) * sig64(mixv[i])
 				}
 			}
-			hg := squash64(linear(p("time_mix_g1.weight"), nil, xg), !q.TanhG)
-			g := linear(p("time_mix_g2.weight"), nil, hg)
+			g := make([]float64, E)
+			if g1 := p("time_mix_g1.weight"); g1 != nil {
+				g = linear(p("time_mix_g2.weight"), nil, squash64(linear(g1, nil, mix(5)), !q.TanhG))
+			} else {
+				for i := range g {
+					g[i] = 1 // an ARWKV-7 block without the gate
+				}
+			}
 			a := linear(p("time_mix_a2.weight"), p("time_mix_a0.weight"), linear(p("time_mix_a1.weight"), nil, xa))
 			kkw, ka, rk := p("time_mix_k_k.weight"), p("time_mix_k_a.weight"), p("time_mix_r_k.weight")
 			kk := make([]float64, E)
@@ -98,5 +104,30 @@ func (r *refDecoder) rwkv7Hidden(tokens []int32) [][]float64 {
 func TestRWKV7MatchesReference(t *testing.T) {
 	rwkvMatchesReference(t, testutil.TinyRWKV7(), func(m *Model) bool {
 		return m.RWKV7 && m.Blocks[1].TMV1 != nil && len(m.Blocks[0].TMLerp) == 6*m.Embd
-	}, append(slices.Clone(rwkv6Only), qrwkvOnly...))
+	}, slices.Concat(rwkv6Only, qrwkv6Only, qwen2BodyOnly))
+}
+
+// ARWKV-7 (TinyARWKV7: gated, group-normed, six mixes; TinyARWKV7Plain:
+// neither, five mixes) against the float64 reference
+// (rwkvMatchesReference): RWKV-7's time mix in a Qwen2 body; the
+// perturbations of what each does not run are passed over.
+func TestARWKV7MatchesReference(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spec  testutil.ModelSpec
+		lerps int
+		other []string
+	}{
+		{"gated", testutil.TinyARWKV7(), 6, nil},
+		{"plain", testutil.TinyARWKV7Plain(), 5, []string{"NoGroupNorm", "TanhG"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gated := tc.lerps == 6
+			rwkvMatchesReference(t, tc.spec, func(m *Model) bool {
+				L := &m.Blocks[1]
+				return m.RWKV7 && m.QRWKV && m.RMSEps == 1e-6 && len(L.TMLerp) == tc.lerps*m.Embd && (L.TMG1 != nil) == gated &&
+					(L.TMLn != nil) == gated && L.Gate != nil && L.TMV1 != nil && m.OutNormB == nil
+			}, slices.Concat(rwkv6Only, qrwkv6Only, rwkvOnly, tc.other))
+		})
+	}
 }

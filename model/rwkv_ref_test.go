@@ -9,9 +9,9 @@ import (
 	"github.com/lowmem/llm/internal/testutil"
 )
 
-// rwkvPerturb lists perturbations of RWKV-6's and RWKV-7's steps, which
-// no Config field names, each named by its tag (mustMoveEach); each
-// architecture's test passes over those of the other's.
+// rwkvPerturb lists perturbations of the RWKV architectures' steps,
+// which no Config field names, each named by its tag (mustMoveEach);
+// each architecture's test passes over those of the others'.
 type rwkvPerturb struct {
 	NoValueRes  bool `perturb:"no value residual"` // RWKV-7: the value's mix with the first layer's left out
 	NoGroupNorm bool `perturb:"no group norm"`
@@ -21,21 +21,27 @@ type rwkvPerturb struct {
 	NoSquare    bool `perturb:"no ReLU²"`       // the channel mix's ReLU not squared
 	NoBonus     bool `perturb:"no r·k bonus"`   // RWKV-7's r_k, RWKV-6's time_mix_first
 	NoEmbedNorm bool `perturb:"no embedding norm"`
-	NoState     bool `perturb:"no wkv state"`          // every pass starting from the empty state
-	NoDataShift bool `perturb:"no data-dependent mix"` // RWKV-6: the mixes by their lerps alone
-	SigmoidGate bool `perturb:"gate sigmoid"`          // RWKV-6: the gate σ(g), not SiLU(g)
-	NoCMGate    bool `perturb:"no channel receptance"` // RWKV-6: the channel mix's value ungated
-	KUndecayed  bool `perturb:"k not times 1-w"`       // QRWKV: the key as projected
-	KVModulo    bool `perturb:"kv heads modulo"`       // QRWKV: head h reads kv head h mod head_count_kv
-	NoBiases    bool `perturb:"no r/k/v biases"`       // QRWKV
+	NoState     bool `perturb:"no wkv state"`            // every pass starting from the empty state
+	NoDataShift bool `perturb:"no data-dependent mix"`   // RWKV-6: the mixes by their lerps alone
+	SigmoidGate bool `perturb:"gate sigmoid"`            // RWKV-6: the gate σ(g), not SiLU(g)
+	NoCMGate    bool `perturb:"no channel receptance"`   // RWKV-6: the channel mix's value ungated
+	KUndecayed  bool `perturb:"k not times 1-w"`         // QRWKV: the key as projected
+	KVModulo    bool `perturb:"kv heads modulo"`         // QRWKV: head h reads kv head h mod head_count_kv
+	NoBiases    bool `perturb:"no r/k/v biases"`         // QRWKV6
+	LayerNormed bool `perturb:"LayerNorms for RMSNorms"` // QRWKV's Qwen2 body
+	NoSiLU      bool `perturb:"SwiGLU's gate as it is"`  // QRWKV's Qwen2 body: up·gate, not up·SiLU(gate)
 }
 
-// rwkv7Only, rwkv6Only and qrwkvOnly name the perturbations each
-// architecture's test passes over.
+// rwkv7Only, rwkv6Only, qrwkv6Only and qwen2BodyOnly name the
+// perturbations the other architectures' tests pass over; rwkvOnly
+// those of the RWKV body (LayerNorms, the channel mix) a QRWKV model's
+// does.
 var (
-	rwkv7Only = []string{"NoValueRes", "TanhG"}
-	rwkv6Only = []string{"NoDataShift", "SigmoidGate", "NoCMGate"}
-	qrwkvOnly = []string{"KUndecayed", "KVModulo", "NoBiases"}
+	rwkv7Only     = []string{"NoValueRes", "TanhG"}
+	rwkv6Only     = []string{"NoDataShift", "SigmoidGate", "NoCMGate"}
+	qrwkv6Only    = []string{"KUndecayed", "KVModulo", "NoBiases"}
+	qwen2BodyOnly = []string{"LayerNormed", "NoSiLU"}
+	rwkvOnly      = []string{"NoEmbedNorm", "NoSquare"}
 )
 
 func sig64(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
@@ -58,11 +64,12 @@ type shiftFunc func(rows [][]float64, t int, lerp []float64) []float64
 
 // rwkvGroupNorm is the group norm of a token's heads' outputs in place:
 // a LayerNorm over each head, eps 64e-5, with time_mix_ln's weight and
-// bias.
+// bias; none in an ARWKV-7 block without them.
 func (r *refDecoder) rwkvGroupNorm(y []float64, p func(string) []float64) {
 	N := r.c.WKVHead
-	for h := 0; h < len(y) && !r.rwkv.NoGroupNorm; h += N {
-		copy(y[h:h+N], layerNorm64(y[h:h+N], p("time_mix_ln.weight")[h:h+N], p("time_mix_ln.bias")[h:h+N], 64e-5))
+	w, b := p("time_mix_ln.weight"), p("time_mix_ln.bias")
+	for h := 0; h < len(y) && !r.rwkv.NoGroupNorm && w != nil; h += N {
+		copy(y[h:h+N], layerNorm64(y[h:h+N], w[h:h+N], b[h:h+N], 64e-5))
 	}
 }
 
@@ -72,8 +79,8 @@ func (r *refDecoder) rwkvGroupNorm(y []float64, p func(string) []float64) {
 // gates g (each token's), y·g through time_mix_output added, the channel mix's of the
 // attn_norm_2 rows added (RWKV-6's gated by its receptance), the stream
 // halved after every rescale_every_n_layers-th block; the final norm.
-// A QRWKV model has no embeddings' norm, RMSNorms without biases and
-// Qwen2's SwiGLU feed-forward for the channel mix.
+// A QRWKV model (rwkv6qwen2, arwkv7) has no embeddings' norm, RMSNorms
+// without biases and Qwen2's SwiGLU feed-forward for the channel mix.
 func (r *refDecoder) rwkvHidden(tokens []int32, timeMix func(il int, p func(string) []float64, cur [][]float64, shifted shiftFunc) (ys, gs [][]float64)) [][]float64 {
 	c, q := r.c, r.rwkv
 	E, n := c.Embd, len(tokens)
@@ -102,7 +109,10 @@ func (r *refDecoder) rwkvHidden(tokens []int32, timeMix func(il int, p func(stri
 	}
 	// norm is a LayerNorm with bias, or QRWKV's RMSNorm (bias nil).
 	norm := func(x, w, b []float64) []float64 {
-		if c.QRWKV {
+		switch {
+		case c.QRWKV && q.LayerNormed:
+			return layerNorm64(x, w, nil, float64(c.RMSEps))
+		case c.QRWKV:
 			return rmsNorm64(x, w, float64(c.RMSEps))
 		}
 		return layerNorm64(x, w, b, eps)
@@ -133,7 +143,10 @@ func (r *refDecoder) rwkvHidden(tokens []int32, timeMix func(il int, p func(stri
 			for t, xn := range norms(p("ffn_norm.weight"), nil) {
 				gate, up := linear(p("ffn_gate.weight"), nil, xn), linear(p("ffn_up.weight"), nil, xn)
 				for i, g := range gate {
-					up[i] *= g * sig64(g)
+					if !q.NoSiLU {
+						g *= sig64(g)
+					}
+					up[i] *= g
 				}
 				add(t, linear(p("ffn_down.weight"), nil, up))
 			}

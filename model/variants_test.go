@@ -89,13 +89,8 @@ func TestQwen2OutputBias(t *testing.T) {
 // one ffn_gate_up_exps (llama.cpp's create_tensor_gate_up_exps: each
 // expert's gate rows, then its up rows) runs as the file with them apart.
 func TestDeepSeek2FusedGateUpExps(t *testing.T) {
-	pool := ops.NewPool(2)
-	defer pool.Close()
-	spec := testutil.TinyDeepSeek3()
-	m, _, _ := loadSpec(t, spec)
-	want := forwardAll(t, m, pool, prompt(6), 3, 16)
 	fused := 0
-	mf, _ := rewritten(t, spec, func(w *gguf.Writer, f *gguf.File, data []byte, ti *gguf.TensorInfo) {
+	sameAsRewritten(t, testutil.TinyDeepSeek3(), "with the experts' gate and up fused", func(w *gguf.Writer, f *gguf.File, data []byte, ti *gguf.TensorInfo) {
 		switch {
 		case strings.HasSuffix(ti.Name, ".ffn_up_exps.weight"):
 		case strings.HasSuffix(ti.Name, ".ffn_gate_exps.weight"):
@@ -118,8 +113,44 @@ func TestDeepSeek2FusedGateUpExps(t *testing.T) {
 	if fused == 0 {
 		t.Fatal("TinyDeepSeek3 has no experts to fuse")
 	}
-	got := forwardAll(t, mf, pool, prompt(6), 3, 16)
+}
+
+// sameAsRewritten checks that spec's file rewritten by edit (rewritten's)
+// gives spec's own file's logits bit for bit; what says how in a failure.
+func sameAsRewritten(t *testing.T, spec testutil.ModelSpec, what string, edit func(w *gguf.Writer, f *gguf.File, data []byte, ti *gguf.TensorInfo)) {
+	t.Helper()
+	pool := ops.NewPool(2)
+	defer pool.Close()
+	m, _, _ := loadSpec(t, spec)
+	want := forwardAll(t, m, pool, prompt(6), 3, 16)
+	mr, _ := rewritten(t, spec, edit)
+	got := forwardAll(t, mr, pool, prompt(6), 3, 16)
 	if i, ok := sameLogitBits(got, want); !ok {
-		t.Fatalf("logit %d is %v with the experts' gate and up fused, %v apart", i, got[i], want[i])
+		t.Fatalf("logit %d is %v %s, %v in the file as written", i, got[i], what, want[i])
+	}
+}
+
+// An rwkv6 file converted before llama.cpp fused the token shift's
+// lerps, holding time_mix_lerp_w, _k, _v, _r and _g apart, runs as the
+// file with them in one time_mix_lerp_fused: its rows in that order.
+func TestRWKV6SeparateLerps(t *testing.T) {
+	spec := testutil.TinyRWKV6()
+	split := 0
+	sameAsRewritten(t, spec, "with the lerps apart", func(w *gguf.Writer, f *gguf.File, data []byte, ti *gguf.TensorInfo) {
+		if !strings.HasSuffix(ti.Name, ".time_mix_lerp_fused.weight") {
+			keep(t, w, data, ti)
+			return
+		}
+		row := ti.Size / 5
+		for b, part := range []string{"w", "k", "v", "r", "g"} {
+			name := strings.Replace(ti.Name, "fused", part, 1)
+			if err := w.AddTensor(name, ti.Type, ti.Dims[:3], data[ti.Offset+int64(b)*row:ti.Offset+int64(b+1)*row]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		split++
+	})
+	if split != spec.Layers {
+		t.Fatalf("split %d layers' lerps, want %d", split, spec.Layers)
 	}
 }

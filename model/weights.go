@@ -435,6 +435,33 @@ func (l *loader) flat(name string, dims []int) ([]float32, error) {
 	return l.copyRows(name, t, dims[0], rows)
 }
 
+// stackParts copies the tensors parts (prefix added), each of dims, one after
+// another into the model's slab of vectors as float32: every one of them
+// is required.
+func (l *loader) stackParts(prefix string, parts []string, dims []int) ([]float32, error) {
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	out, err := l.take(prefix+parts[0], n*len(parts))
+	if err != nil {
+		return nil, err
+	}
+	for i, part := range parts {
+		t, err := l.tensor(prefix+part, dims...)
+		switch {
+		case err != nil:
+			return nil, err
+		case out == nil:
+			continue // a dry run: checked, nothing to copy
+		}
+		if err := quant.Dequantize(t.Type, out[i*n:(i+1)*n], t.Data); err != nil {
+			return nil, fmt.Errorf("model: tensor %q: %w", prefix+part, err)
+		}
+	}
+	return out, nil
+}
+
 // copyRows copies the first rows rows of t (cols elements each; all of a
 // vector is one row) into the model's slab of vectors as float32.
 func (l *loader) copyRows(name string, t *tensor.Tensor, cols, rows int) ([]float32, error) {
@@ -718,8 +745,18 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 				p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.Arch, ErrUnsupportedArch)
 		}
 		L := &m.Blocks[i]
+		if err := l.refuseRWKV(&cfg, p); err != nil {
+			return nil, err
+		}
 		var bts []blockTensor
 		switch {
+		case cfg.RWKV7 && cfg.QRWKV:
+			bts = arwkv7Tensors(&cfg, i, func(name string) []int64 {
+				if ti, ok := l.f.Tensor(p + name); ok {
+					return ti.Dims
+				}
+				return nil
+			})
 		case cfg.RWKV7:
 			bts = rwkv7Tensors(&cfg, i)
 		case cfg.QRWKV:
@@ -858,9 +895,16 @@ func (l *loader) unused(cfg *Config) error {
 // sharing another's KV cache computes no keys, yet llama.cpp takes its
 // attn_k_norm when the file has one; Falcon-40B's attn_norm_2.bias
 // without attn_norm_2 itself, which llama.cpp takes apart from it and
-// then uses neither.
+// then uses neither; an rwkv6 block's separate lerps beside the fused
+// ones, which llama.cpp loads and then runs the fused ones.
 func (l *loader) passOverBlock(arch *Arch, c *Config, il int, p string) (err error) {
 	switch {
+	case c.RWKV6 && !c.QRWKV && l.has(p+"time_mix_lerp_fused.weight"):
+		for _, part := range rwkv6LerpParts {
+			if err == nil && l.has(p+part) {
+				_, err = l.tensor(p+part, c.Embd, 1, 1)
+			}
+		}
 	case c.HeadDimSWA > 0 && !c.OwnsKV(il) && l.has(p+"attn_k_norm.weight"):
 		_, err = l.tensor(p+"attn_k_norm.weight", c.LayerHeadDim(il))
 	case arch.AttnNorm2 && !l.has(p+"attn_norm_2.weight") && l.has(p+"attn_norm_2.bias"):
@@ -1116,11 +1160,18 @@ type blockTensor struct {
 	vec  func(L *Layer) *[]float32   // 1-D, or 2-D rows one after another; copied
 	mat  func(L *Layer) **ops.Matrix // 2-D, a view (3-D: a stack of matrices, loader.stacked)
 	exp  int                         // 3-D experts: 1 gate, 2 up, 3 down, expGateUp both
+	// parts name the tensors of dims[:len(dims)-1] each that an older
+	// file holds in place of a vec one, stacked along its last dim
+	// (rwkv6's five lerps before time_mix_lerp_fused): read into the
+	// same layout when the file lacks name and has any of them.
+	parts []string
 }
 
 func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
 	name := prefix + bt.name
 	switch {
+	case bt.parts != nil && !l.has(name) && slices.ContainsFunc(bt.parts, func(part string) bool { return l.has(prefix + part) }):
+		*bt.vec(L), err = l.stackParts(prefix, bt.parts, bt.dims[:len(bt.dims)-1])
 	case bt.vec != nil && len(bt.dims) > 2:
 		*bt.vec(L), err = l.flat(name, bt.dims)
 	case bt.vec != nil && len(bt.dims) == 2:

@@ -62,7 +62,7 @@ func TestConvRewindMatchesFresh(t *testing.T) {
 	big := testutil.TinyGraniteHybrid()
 	big.SSMState = 4096
 	for _, spec := range []testutil.ModelSpec{testutil.TinyFalconH1(),
-		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), big, testutil.TinyQwen35(), testutil.TinyNemotronH(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2()} {
+		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), big, testutil.TinyQwen35(), testutil.TinyNemotronH(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(), testutil.TinyARWKV7()} {
 		name := spec.Arch
 		if spec.Experts > 0 && spec.Arch == "granitehybrid" {
 			name += "/experts"
@@ -131,7 +131,7 @@ func TestConvCheckpointsSpread(t *testing.T) {
 // delta-net state.
 func TestConvSaveRestore(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyFalconH1(),
-		testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35(), testutil.TinyNemotronH(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2()} {
+		testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35(), testutil.TinyNemotronH(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(), testutil.TinyARWKV7()} {
 		t.Run(spec.Arch, func(t *testing.T) { convSaveRestore(t, spec) })
 	}
 }
@@ -180,7 +180,7 @@ func convSaveRestore(t *testing.T, spec testutil.ModelSpec) {
 // 4.0-H session's and a Qwen 3.5 session's too.
 func TestConvGrowAndShift(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyFalconH1(),
-		testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35(), testutil.TinyNemotronH(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2()} {
+		testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35(), testutil.TinyNemotronH(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(), testutil.TinyARWKV7()} {
 		t.Run(spec.Arch, func(t *testing.T) { convGrowAndShift(t, spec) })
 	}
 }

@@ -186,8 +186,8 @@ type ModelSpec struct {
 	// size is 2×Embd); DtBCNorm a mamba's ssm.dt_b_c_rms (Falcon-Mamba).
 	SSMDtRank int
 	DtBCNorm  bool
-	// RWKV7 is an rwkv7's head size and ranks (its NormEps the
-	// LayerNorms' epsilon).
+	// RWKV7 is an rwkv7's or arwkv7's head size and ranks (an rwkv7's
+	// NormEps the LayerNorms' epsilon, an arwkv7's RMSEps its RMSNorms').
 	RWKV7 *RWKV7
 	// RWKV6 is an rwkv6's head size, extra dims and rescaling (its
 	// NormEps the LayerNorms' epsilon).
@@ -1092,7 +1092,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			return s, err
 		}
 	case "nemotron_h", "nemotron_h_moe", "jamba", "mamba", "mamba2": // recurrentDefaults
-	case "rwkv7":
+	case "rwkv7", "arwkv7":
 		if s.RWKV7 == nil || s.Embd%s.RWKV7.Head != 0 {
 			return s, fmt.Errorf("testutil: an rwkv7 needs its sizes, the head dividing the width (%+v, width %d)", s.RWKV7, s.Embd)
 		}
@@ -1379,6 +1379,8 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		AddRWKV6KV(g, s.Arch, *s.RWKV6, s.NormEps)
 	case "rwkv6qwen2":
 		AddRWKV6Qwen2KV(g, s.Arch, *s.RWKV6)
+	case "arwkv7":
+		AddARWKV7KV(g, s.Arch, *s.RWKV7)
 	case "mamba2":
 		AddSSMSizes(g, s.Arch, s.mamba2SSM())
 	case "mamba":

@@ -13,6 +13,10 @@ import (
 // value_residual_mix_lora_rank, gate_lora_rank).
 type RWKV7 struct {
 	Head, Decay, ICLR, Value, Gate int
+	// NoGroupNorm leaves an arwkv7's blocks without the group norm
+	// (time_mix_ln); an arwkv7 of Gate 0 has no gate (its pair and sixth
+	// mix) either.
+	NoGroupNorm bool
 }
 
 // TinyRWKV7 is a 3-layer rwkv7 as llama.cpp's converter writes RWKV7-G1:
@@ -28,12 +32,47 @@ func TinyRWKV7() ModelSpec {
 	})
 }
 
+// TinyARWKV7 is a 3-layer arwkv7 as llama.cpp's converter writes
+// ARWKV-7 with the gate (wkv_has_gate) and group norm: TinyRWKV7's time
+// mix (heads of 32, ranks 32, 64, 96 and 128) in a Qwen2 body of width
+// 128 (RMS epsilon 1e-6, SwiGLU of 448), token_shift_count 1,
+// attention.head_count 0; Q8_0 weights and an output matrix of its own.
+func TinyARWKV7() ModelSpec {
+	return tiny(ModelSpec{
+		Arch: "arwkv7", Seed: 77, Layers: 3, Embd: 128, FFN: 448, RMSEps: 1e-6,
+		RWKV7: &RWKV7{Head: 32, Decay: 32, ICLR: 64, Value: 96, Gate: 128},
+	})
+}
+
+// TinyARWKV7Plain is TinyARWKV7 without its options, as an ARWKV-7
+// without wkv_has_gate converts (attention.gate_lora_rank 0, five mixes)
+// and without the group norm.
+func TinyARWKV7Plain() ModelSpec {
+	s := TinyARWKV7()
+	s.Seed = 79
+	s.RWKV7.Gate, s.RWKV7.NoGroupNorm = 0, true
+	return s
+}
+
+// AddARWKV7KV writes an arwkv7's own keys as llama.cpp's converter writes
+// them: wkv.head_size, the four ranks (the gate's 0 without a gate) and
+// token_shift_count 1 (its RMS epsilon is AddHparams').
+func AddARWKV7KV(g *gguf.Writer, arch string, r RWKV7) {
+	addRWKVKV(g, arch, 0, r.Head, 1, append(r.ranks(), rwkvKey{"attention.gate_lora_rank", r.Gate})...)
+}
+
+// ranks is the keys of the decay's, the in-context rate's and the value
+// mix's ranks.
+func (r RWKV7) ranks() []rwkvKey {
+	return []rwkvKey{{"attention.decay_lora_rank", r.Decay}, {"attention.iclr_lora_rank", r.ICLR},
+		{"attention.value_residual_mix_lora_rank", r.Value}}
+}
+
 // AddRWKV7KV writes an rwkv7's own keys as llama.cpp's converter writes
 // them: the LayerNorm epsilon, wkv.head_size, the four ranks and
 // token_shift_count 2.
 func AddRWKV7KV(g *gguf.Writer, arch string, r RWKV7, normEps float32) {
-	addRWKVKV(g, arch, normEps, r.Head, 2, rwkvKey{"attention.decay_lora_rank", r.Decay}, rwkvKey{"attention.iclr_lora_rank", r.ICLR},
-		rwkvKey{"attention.value_residual_mix_lora_rank", r.Value}, rwkvKey{"attention.gate_lora_rank", r.Gate})
+	addRWKVKV(g, arch, normEps, r.Head, 2, append(r.ranks(), rwkvKey{"attention.gate_lora_rank", r.Gate})...)
 }
 
 // An rwkvKey is one of an RWKV model's own sizes and its key.
@@ -74,18 +113,58 @@ type RWKVTensorSpec struct {
 // matrices scaled by their inputs (layer 0's value pair at the
 // in-context rate's rank, as llama.cpp asks it).
 func RWKV7Block(il int, e, ffn int64, r RWKV7) []RWKVTensorSpec {
+	return append(rwkvBlock(e, ffn), rwkv7Mix(il, e, r)...)
+}
+
+// ARWKV7Block lists block il's tensors of an arwkv7 of width e and
+// feed-forward ffn: qrwkvBlock's (key and value as wide as the model)
+// around rwkv7Mix's and, unless NoGroupNorm, the group norm's.
+func ARWKV7Block(il int, e, ffn int64, r RWKV7) []RWKVTensorSpec {
+	mix := rwkv7Mix(il, e, r)
+	if !r.NoGroupNorm {
+		v := rwkvVector(e)
+		mix = append(mix, v("time_mix_ln.weight", 1, 0.1), v("time_mix_ln.bias", 0, 0.1))
+	}
+	return qrwkvBlock(e, ffn, e, mix...)
+}
+
+// rwkv7Mix lists RWKV-7's time mix's own tensors: the low-rank pairs and
+// their biases (the gate's unless Gate is 0), the fused mixes (six, or
+// five without the gate), k_k, k_a and r_k.
+func rwkv7Mix(il int, e int64, r RWKV7) []RWKVTensorSpec {
 	dw, da, dv, dg := int64(r.Decay), int64(r.ICLR), int64(r.Value), int64(r.Gate)
 	if il == 0 {
 		dv = da
 	}
 	m, v := rwkvMatrix, rwkvVector(e)
-	return append(rwkvBlock(e, ffn),
+	mix := []RWKVTensorSpec{
 		v("time_mix_w0.weight", 0, 1), m("time_mix_w1.weight", e, dw), m("time_mix_w2.weight", dw, e),
 		v("time_mix_a0.weight", 0, 1), m("time_mix_a1.weight", e, da), m("time_mix_a2.weight", da, e),
 		v("time_mix_v0.weight", 0, 1), m("time_mix_v1.weight", e, dv), m("time_mix_v2.weight", dv, e),
-		m("time_mix_g1.weight", e, dg), m("time_mix_g2.weight", dg, e),
-		RWKVTensorSpec{"time_mix_lerp_fused.weight", []int64{e, 1, 1, 6}, false, 0.5, 0.25},
+	}
+	lerps := int64(5)
+	if dg > 0 {
+		mix, lerps = append(mix, m("time_mix_g1.weight", e, dg), m("time_mix_g2.weight", dg, e)), 6
+	}
+	return append(mix,
+		RWKVTensorSpec{"time_mix_lerp_fused.weight", []int64{e, 1, 1, lerps}, false, 0.5, 0.25},
 		v("time_mix_k_k.weight", 0.8, 0.2), v("time_mix_k_a.weight", 1, 0.3), v("time_mix_r_k.weight", 0, 0.5),
+	)
+}
+
+// qrwkvBlock lists a QRWKV block's tensors (rwkv6qwen2's, arwkv7's) of
+// width e, feed-forward ffn and keys and values kv wide around its time
+// mix's own (mix): attn_norm, the key, value, receptance and output, and
+// Qwen2's ffn_norm, gate, up and down.
+func qrwkvBlock(e, ffn, kv int64, mix ...RWKVTensorSpec) []RWKVTensorSpec {
+	m, v := rwkvMatrix, rwkvVector(e)
+	return append(append([]RWKVTensorSpec{
+		v("attn_norm.weight", 1, 0.1),
+		m("time_mix_key.weight", e, kv), m("time_mix_value.weight", e, kv), m("time_mix_receptance.weight", e, e),
+		m("time_mix_output.weight", e, e),
+	}, mix...),
+		v("ffn_norm.weight", 1, 0.1),
+		m("ffn_gate.weight", e, ffn), m("ffn_up.weight", e, ffn), m("ffn_down.weight", ffn, e),
 	)
 }
 
@@ -119,18 +198,24 @@ func rwkvBlock(e, ffn int64) []RWKVTensorSpec {
 	}
 }
 
-// rwkv reports whether s is an RWKV model (rwkv6, rwkv6qwen2, rwkv7).
+// rwkv reports whether s is an RWKV model (rwkv6, rwkv6qwen2, rwkv7,
+// arwkv7).
 func (s ModelSpec) rwkv() bool {
-	return s.Arch == "rwkv6" || s.Arch == "rwkv7" || s.Arch == "rwkv6qwen2"
+	return s.Arch == "rwkv6" || s.Arch == "rwkv7" || s.qrwkv()
 }
 
-// rwkvTensors lists an RWKV spec's tensors: the ends (rwkv6's and
-// rwkv7's with the embeddings' norm and the final norm's bias), then
-// each block's.
+// qrwkv reports whether s is an RWKV time mix in a Qwen2 body
+// (rwkv6qwen2, arwkv7): RMSNorms, no embeddings' norm, no final norm's
+// bias.
+func (s ModelSpec) qrwkv() bool { return s.Arch == "rwkv6qwen2" || s.Arch == "arwkv7" }
+
+// rwkvTensors lists an RWKV spec's tensors: the ends (but in a QRWKV
+// model with the embeddings' norm and the final norm's bias), then each
+// block's.
 func (s ModelSpec) rwkvTensors() []tensorSpec {
 	e := int64(s.Embd)
 	ts := s.ends("output_norm.weight")
-	if s.Arch != "rwkv6qwen2" {
+	if !s.qrwkv() {
 		ts = append(ts,
 			tensorSpec{"output_norm.bias", quant.F32, []int64{e}, dist{0, 0.1}},
 			tensorSpec{"token_embd_norm.weight", quant.F32, []int64{e}, dist{1, 0.1}},
@@ -139,6 +224,8 @@ func (s ModelSpec) rwkvTensors() []tensorSpec {
 	for l := range s.Layers {
 		var block []RWKVTensorSpec
 		switch {
+		case s.Arch == "arwkv7":
+			block = ARWKV7Block(l, e, int64(s.FFN), *s.RWKV7)
 		case s.Arch == "rwkv6qwen2":
 			block = RWKV6Qwen2Block(e, int64(s.FFN), *s.RWKV6)
 		case s.RWKV6 != nil:

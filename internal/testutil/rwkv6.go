@@ -10,6 +10,10 @@ type RWKV6 struct {
 	// HeadsKV is an rwkv6qwen2's attention.head_count_kv (its keys' and
 	// values' heads).
 	HeadsKV int
+	// SplitLerps writes the five lerps time_mix_lerp_w, _k, _v, _r and _g
+	// ([width, 1, 1] each) in place of time_mix_lerp_fused, as files
+	// converted before llama.cpp fused them hold them.
+	SplitLerps bool
 }
 
 // TinyRWKV6Qwen2 is a 3-layer rwkv6qwen2 as llama.cpp's converter writes
@@ -42,6 +46,14 @@ func TinyRWKV6() ModelSpec {
 		Arch: "rwkv6", Seed: 71, Layers: 3, Embd: 128, FFN: 448, NormEps: 1e-5,
 		RWKV6: &RWKV6{Head: 32, Mix: 32, Decay: 64, Rescale: 2},
 	})
+}
+
+// TinyRWKV6SplitLerps is TinyRWKV6 as a file converted before llama.cpp
+// fused the token shift's lerps holds them: five apart (RWKV6.SplitLerps).
+func TinyRWKV6SplitLerps() ModelSpec {
+	s := TinyRWKV6()
+	s.RWKV6.SplitLerps = true
+	return s
 }
 
 // AddRWKV6KV writes an rwkv6's own keys as llama.cpp's converter writes
@@ -80,21 +92,28 @@ func RWKV6Block(e, ffn int64, r RWKV6) []RWKVTensorSpec {
 
 // rwkv6MixBlock lists the time mix's tensors rwkv6 and rwkv6qwen2 have
 // beyond the receptance, key, value and output: the data-dependent mix's
-// pair (time_mix_w2 five matrices), lerp_x and the fused mixes about
-// 0.5, the decay spread so that exp(-exp(.)) spans most of (0, 1), its
+// pair (time_mix_w2 five matrices), lerp_x and the fused mixes (or
+// SplitLerps' five) about 0.5, the decay spread so that exp(-exp(.)) spans most of (0, 1), its
 // pair, and the gate.
 func rwkv6MixBlock(e int64, r RWKV6) []RWKVTensorSpec {
 	dm, dd := int64(r.Mix), int64(r.Decay)
 	m, v := rwkvMatrix, rwkvVector(e)
-	return []RWKVTensorSpec{
+	lerps := []RWKVTensorSpec{{"time_mix_lerp_fused.weight", []int64{e, 1, 1, 5}, false, 0.5, 0.25}}
+	if r.SplitLerps {
+		lerps = nil
+		for _, b := range "wkvrg" {
+			lerps = append(lerps, RWKVTensorSpec{"time_mix_lerp_" + string(b) + ".weight", []int64{e, 1, 1}, false, 0.5, 0.25})
+		}
+	}
+	return append(append([]RWKVTensorSpec{
 		m("time_mix_w1.weight", e, 5*dm),
 		{"time_mix_w2.weight", []int64{dm, e, 5}, true, 0, 0.2},
 		{"time_mix_lerp_x.weight", []int64{e, 1, 1}, false, 0.5, 0.25},
-		{"time_mix_lerp_fused.weight", []int64{e, 1, 1, 5}, false, 0.5, 0.25},
+	}, lerps...),
 		v("time_mix_decay.weight", -1, 1),
 		m("time_mix_decay_w1.weight", e, dd), m("time_mix_decay_w2.weight", dd, e),
 		m("time_mix_gate.weight", e, e),
-	}
+	)
 }
 
 // RWKV6Qwen2Block lists a block's tensors of an rwkv6qwen2 of width e
@@ -103,15 +122,7 @@ func rwkv6MixBlock(e int64, r RWKV6) []RWKVTensorSpec {
 // and value's biases, and Qwen2's ffn_norm, gate, up and down.
 func RWKV6Qwen2Block(e, ffn int64, r RWKV6) []RWKVTensorSpec {
 	kv := int64(r.HeadsKV * r.Head)
-	m, v := rwkvMatrix, rwkvVector(e)
 	bias := func(name string, n int64) RWKVTensorSpec { return RWKVTensorSpec{name, []int64{n}, false, 0, 0.1} }
-	return append(append([]RWKVTensorSpec{
-		v("attn_norm.weight", 1, 0.1),
-		m("time_mix_key.weight", e, kv), m("time_mix_value.weight", e, kv), m("time_mix_receptance.weight", e, e),
-		m("time_mix_output.weight", e, e),
-	}, rwkv6MixBlock(e, r)...),
-		bias("time_mix_receptance.bias", e), bias("time_mix_key.bias", kv), bias("time_mix_value.bias", kv),
-		v("ffn_norm.weight", 1, 0.1),
-		m("ffn_gate.weight", e, ffn), m("ffn_up.weight", e, ffn), m("ffn_down.weight", ffn, e),
-	)
+	return qrwkvBlock(e, ffn, kv, append(rwkv6MixBlock(e, r),
+		bias("time_mix_receptance.bias", e), bias("time_mix_key.bias", kv), bias("time_mix_value.bias", kv))...)
 }

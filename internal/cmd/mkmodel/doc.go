@@ -41,6 +41,8 @@
 //	        data-dependent time mix and gated channel mix),
 //	        qrwkv6-32b (rwkv6qwen2: RWKV-6's time mix in Qwen2.5's
 //	        body; -layers 2 -vocab 8192 -type q8_0),
+//	        arwkv-7b (arwkv7: RWKV-7's time mix in Qwen2.5's body,
+//	        gated; -layers 2 -vocab 8192),
 //	        seed-oss-36b, exaone-4.0-1.2b, glm-4-9b (-layers 2 -type q8_0
 //	        keeps its widths under 2 GB), glm-4-32b (-layers 1 -type
 //	        q4_k_m), glm-4-9b-chat (chatglm; -layers 4 -vocab 8192),

@@ -225,8 +225,8 @@ func miniature(s shape) shape {
 			s.FFN, s.ExpertFFN, s.SharedFFN = 256, 256, 128 // granitehybrid's experts are FFN wide
 		}
 	}
-	if s.RWKV7 != nil { // heads of 64; ranks within the width, multiples of 32
-		s.RWKV7 = &testutil.RWKV7{Head: 64, Decay: 32, ICLR: 64, Value: 32, Gate: 128}
+	if s.RWKV7 != nil { // heads of 64; ranks within the width, multiples of 32; the gate and group norm as the shape's
+		s.RWKV7 = &testutil.RWKV7{Head: 64, Decay: 32, ICLR: 64, Value: 32, Gate: min(s.RWKV7.Gate, 128), NoGroupNorm: s.RWKV7.NoGroupNorm}
 		s.Heads, s.HeadsKV = 0, 0
 	}
 	if s.RWKV6 != nil { // heads of 64; extra dims within the width, multiples of 32
@@ -296,7 +296,7 @@ func TestMiniatureShapes(t *testing.T) {
 				for _, name := range []string{"output_norm.bias", "blk.0.attn_norm.bias", "blk.0.ffn_norm.bias"} {
 					// RWKV's LayerNorms have biases too, the second one
 					// named attn_norm_2.
-					rwkv := s.rwkv() && s.Arch != "rwkv6qwen2" && name != "blk.0.ffn_norm.bias"
+					rwkv := s.rwkv() && s.Arch != "rwkv6qwen2" && s.Arch != "arwkv7" && name != "blk.0.ffn_norm.bias"
 					parallel := s.parallel() && name == "blk.0.ffn_norm.bias" // phi2's one norm
 					if _, ok := f.Tensor(name); ok != (s.normBiases() && !parallel || rwkv) {
 						t.Errorf("%s present = %v", name, ok)

@@ -11,20 +11,22 @@ import (
 // layer_norm_epsilon, 1e-5).
 const rwkvNormEps = 1e-5
 
-// rwkv reports whether s is an RWKV shape (rwkv6, rwkv7).
+// rwkv reports whether s is an RWKV shape (rwkv6, rwkv6qwen2, rwkv7,
+// arwkv7).
 func (s shape) rwkv() bool { return s.RWKV6 != nil || s.RWKV7 != nil }
 
-// rwkvPlan lists an rwkv6's, rwkv6qwen2's or rwkv7's tensors as
-// llama.cpp's converter writes them: the embedding and (not rwkv6qwen2)
-// its LayerNorm, each block's (testutil's RWKV6Block, RWKV6Qwen2Block or
-// RWKV7Block: the low-rank pairs, the fused mixes and
+// rwkvPlan lists an rwkv6's, rwkv6qwen2's, rwkv7's or arwkv7's tensors
+// as llama.cpp's converter writes them: the embedding and (not in a
+// Qwen2 body: rwkv6qwen2, arwkv7) its LayerNorm, each block's
+// (testutil's RWKV6Block, RWKV6Qwen2Block, RWKV7Block or ARWKV7Block:
+// the low-rank pairs, the fused mixes and
 // RWKV-6's time_mix_first F32, as llama-quantize leaves them — it skips
 // them by name —, the receptance, key, value, gate, output and channel
 // mix or feed-forward matrices quantized), then the final norm (its bias
-// but in rwkv6qwen2) and the output.
+// but in a Qwen2 body) and the output.
 func rwkvPlan(s shape, add func(name string, kind tensorKind, dims ...int64)) {
 	e, v := int64(s.Embd), int64(s.Vocab)
-	qwen2 := s.Arch == "rwkv6qwen2"
+	qwen2 := s.Arch == "rwkv6qwen2" || s.Arch == "arwkv7"
 	add("token_embd.weight", kindWeight, e, v)
 	if !qwen2 {
 		add("token_embd_norm.weight", kindNorm, e)
@@ -33,7 +35,9 @@ func rwkvPlan(s shape, add func(name string, kind tensorKind, dims ...int64)) {
 	for l := range s.Layers {
 		block := func() []testutil.RWKVTensorSpec { return testutil.RWKV7Block(l, e, int64(s.FFN), *s.RWKV7) }
 		switch {
-		case qwen2:
+		case s.Arch == "arwkv7":
+			block = func() []testutil.RWKVTensorSpec { return testutil.ARWKV7Block(l, e, int64(s.FFN), *s.RWKV7) }
+		case s.Arch == "rwkv6qwen2":
 			block = func() []testutil.RWKVTensorSpec { return testutil.RWKV6Qwen2Block(e, int64(s.FFN), *s.RWKV6) }
 		case s.RWKV6 != nil:
 			block = func() []testutil.RWKVTensorSpec { return testutil.RWKV6Block(e, int64(s.FFN), *s.RWKV6) }

@@ -18,7 +18,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, phimoe, bloom, mpt, nomic-bert-moe, jina-bert-v2 or modern-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, phimoe, bloom, mpt, arwkv7, nomic-bert-moe, jina-bert-v2 or modern-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -112,7 +112,7 @@ type shape struct {
 	// ssm.dt_b_c_rms (Falcon-Mamba's model_type falcon_mamba).
 	Mamba1   *testutil.Mamba1
 	DtBCNorm bool
-	// RWKV7 is an rwkv7's wkv.head_size and low-rank pairs' ranks
+	// RWKV7 is an rwkv7's or arwkv7's wkv.head_size and low-rank pairs' ranks
 	// (config.json's head_size, decay_low_rank_dim, a_low_rank_dim,
 	// v_low_rank_dim, gate_low_rank_dim).
 	RWKV7 *testutil.RWKV7

@@ -86,10 +86,11 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		h.Heads, h.FFN = 0, 0 // the converter's unused 0s
 	}
 	testutil.AddHparams(g, s.Arch, h)
-	if s.RWKV7 != nil {
-		testutil.AddRWKV7KV(g, s.Arch, *s.RWKV7, rwkvNormEps)
-	}
 	switch {
+	case s.Arch == "arwkv7":
+		testutil.AddARWKV7KV(g, s.Arch, *s.RWKV7)
+	case s.RWKV7 != nil:
+		testutil.AddRWKV7KV(g, s.Arch, *s.RWKV7, rwkvNormEps)
 	case s.Arch == "rwkv6qwen2":
 		testutil.AddRWKV6Qwen2KV(g, s.Arch, *s.RWKV6)
 	case s.RWKV6 != nil:
