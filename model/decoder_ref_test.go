@@ -1111,8 +1111,12 @@ func TestDecoderMatchesReference(t *testing.T) {
 		// falcon: one LayerNorm before attention and the GELU
 		// feed-forward side by side, Q, K and V fused on one KV head
 		// (Falcon-7B), or attention on attn_norm_2 and the feed-forward
-		// on attn_norm, two KV heads, tied (Falcon-40B).
-		{testutil.TinyFalcon(), 1e-3}, {testutil.TinyFalcon40B(), 1e-3}} {
+		// on attn_norm, two KV heads, tied (Falcon-40B). Falcon-7B's
+		// within 3e-3: 1.4e-4 with the AVX-512 kernels, 3.1e-4 with AVX2,
+		// 1.2e-3 in pure Go, whose sums land a GELU input or an attention
+		// weight on the other F16 step (every perturbation moves it by
+		// more than 1e-2); Falcon-40B's 4.3e-5, 3.4e-5.
+		{testutil.TinyFalcon(), 3e-3}, {testutil.TinyFalcon40B(), 1e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
 		name := spec.Variant()
