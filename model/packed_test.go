@@ -46,6 +46,13 @@ func TestHiddenPackedMatchesAlone(t *testing.T) {
 				// four more products a layer: 2e-3 measured.
 				cs.tol = 5e-3
 			}
+			if spec.Arch == "rwkv6qwen2" && cs.tol != 0 {
+				// QRWKV's gated linear attention sums every token's
+				// rounding into its state, which no norm rescales: a Q8_0
+				// activation on the other step moves later tokens by
+				// 7.0e-3 with the AVX2 kernels.
+				cs.tol = 2e-2
+			}
 			if spec.Layers >= 64 && cs.tol != 0 {
 				// Command R+'s depth passes each layer's rounding on
 				// through 64 layers, growing it: 9.0e-3 measured (the F32
