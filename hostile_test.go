@@ -1658,21 +1658,9 @@ func hostileCases() []hostileCase {
 		// output matrix); the RMS epsilon is required; a hidden_activation
 		// llama.cpp would not run as bitnet's gated feed-forward is
 		// refused.
-		family("bitnet", testutil.TinyBitnetScales(), requires{
-			"token_embd missing":    "token_embd.weight",
-			"output_norm missing":   "output_norm.weight",
-			"attn_norm missing":     "blk.0.attn_norm.weight",
-			"attn_sub_norm missing": "blk.0.attn_sub_norm.weight",
-			"attn_q missing":        "blk.0.attn_q.weight",
-			"attn_k missing":        "blk.1.attn_k.weight",
-			"attn_v missing":        "blk.0.attn_v.weight",
-			"attn_output missing":   "blk.1.attn_output.weight",
-			"ffn_norm missing":      "blk.0.ffn_norm.weight",
-			"ffn_sub_norm missing":  "blk.1.ffn_sub_norm.weight",
-			"ffn_gate missing":      "blk.0.ffn_gate.weight",
-			"ffn_up missing":        "blk.1.ffn_up.weight",
-			"ffn_down missing":      "blk.0.ffn_down.weight",
-		},
+		family("bitnet", testutil.TinyBitnetScales(), requiresEach("token_embd.weight", "output_norm.weight",
+			"blk.0.attn_norm.weight", "blk.0.attn_sub_norm.weight", "blk.0.attn_q.weight", "blk.1.attn_k.weight", "blk.0.attn_v.weight", "blk.1.attn_output.weight",
+			"blk.0.ffn_norm.weight", "blk.1.ffn_sub_norm.weight", "blk.0.ffn_gate.weight", "blk.1.ffn_up.weight", "blk.0.ffn_down.weight"),
 			misshapen("attn_sub_norm of the feed-forward's width", "blk.0.attn_sub_norm.weight", 128),
 			misshapen("ffn_sub_norm of the width", "blk.1.ffn_sub_norm.weight", 64),
 			misshapen("attn_q.scale of two", "blk.0.attn_q.scale", 2),
