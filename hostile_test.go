@@ -803,9 +803,7 @@ func hostileCases() []hostileCase {
 		),
 		// deepseek2: every size of the latent attention checked against
 		// the others and the tensors, the expert counts, the groups.
-		family("deepseek2", testutil.TinyDeepSeek2(), requires{
-			"attn_k_b missing": "blk.1.attn_k_b.weight",
-		},
+		family("deepseek2", testutil.TinyDeepSeek2(), requiresEach("blk.1.attn_k_b.weight"),
 			refused("kv_lora_rank 0", setU(".attention.kv_lora_rank", 0), ".attention.kv_lora_rank = 0"),
 			unset("kv_lora_rank missing", ".attention.kv_lora_rank"),
 			refused("kv_lora_rank disagreeing with key_length", setU(".attention.kv_lora_rank", 32), ".attention.key_length = 80"),
@@ -825,9 +823,7 @@ func hostileCases() []hostileCase {
 			refusedKey("dense lead past the blocks", ".leading_dense_block_count", uint32(4)),
 			unsupportedKey("temperature scale", ".attention.temperature_scale", float32(0.1)),
 		),
-		family("deepseek2", testutil.TinyDeepSeek3(), requires{
-			"attn_q_a_norm missing": "blk.2.attn_q_a_norm.weight",
-		},
+		family("deepseek2", testutil.TinyDeepSeek3(), requiresEach("blk.2.attn_q_a_norm.weight"),
 			refused("groups not dividing the experts", setU(".expert_group_count", 3), ".expert_group_count = 3 does not divide"),
 			refused("every group used", setU(".expert_group_used_count", 4), ".expert_group_used_count = 4"),
 			refused("groups too few for the experts used", set(".expert_group_used_count", uint32(1), ".expert_used_count", uint32(3)), ".expert_used_count = 3"),
@@ -1123,9 +1119,7 @@ func hostileCases() []hostileCase {
 		// llama.cpp takes them; whole heads rotated (llama.cpp refuses
 		// another rope.dimension_count); the output tied without
 		// output.weight.
-		layerNormFamily("falcon", testutil.TinyFalcon(), requires{
-			"attn_qkv missing": "blk.0.attn_qkv.weight",
-		},
+		layerNormFamily("falcon", testutil.TinyFalcon(), requiresEach("blk.0.attn_qkv.weight"),
 			unsupported("attn_qkv.bias", func(h *hmodel) { h.put("blk.0.attn_qkv.bias", quant.F32, 96) }, "blk.0.attn_qkv.bias"),
 			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
 			refusedKey("half the head rotated", ".rope.dimension_count", uint32(8)),
@@ -1216,10 +1210,7 @@ func hostileCases() []hostileCase {
 		// exaone4: its norms after attention and the feed-forward and its
 		// per-head Q/K norms are required; the 32B's window, when stated,
 		// must be a window.
-		family("exaone4", testutil.TinyExaone4(), requires{
-			"post_ffw_norm missing": "blk.1.post_ffw_norm.weight",
-			"attn_k_norm missing":   "blk.0.attn_k_norm.weight",
-		},
+		family("exaone4", testutil.TinyExaone4(), requiresEach("blk.1.post_ffw_norm.weight", "blk.0.attn_k_norm.weight"),
 			misshapen("attn_q_norm across all heads", "blk.0.attn_q_norm.weight", 64),
 			on(testutil.TinyExaone4SWA(), refused("64 layers without a window", setU(".attention.sliding_window", 0), ".attention.sliding_window")),
 			loads("30 layers' window ignored", setU(".attention.sliding_window", 0)),
@@ -1449,10 +1440,7 @@ func hostileCases() []hostileCase {
 		),
 		// glm4: the norms after attention and the feed-forward are
 		// required; multimodal RoPE is GLM-4.1V's.
-		glmFamily("glm4", testutil.TinyGLM4(), testutil.TinyGLM4Fused(), requires{
-			"post_attention_norm missing": "blk.0.post_attention_norm.weight",
-			"post_ffw_norm missing":       "blk.1.post_ffw_norm.weight",
-		},
+		glmFamily("glm4", testutil.TinyGLM4(), testutil.TinyGLM4Fused(), requiresEach("blk.0.post_attention_norm.weight", "blk.1.post_ffw_norm.weight"),
 			unsupportedKey("multimodal RoPE", ".rope.dimension_sections", []int32{2, 1, 1, 0}),
 		),
 		// chatglm: glm4's block without its norms after attention and the
@@ -1500,20 +1488,14 @@ func hostileCases() []hostileCase {
 		),
 		// cohere2: Cohere's cases and its window, required (llama.cpp's
 		// get_key).
-		cohereFamily("cohere2", testutil.TinyCohere2(), requires{
-			"attn_norm missing": "blk.3.attn_norm.weight",
-			"ffn_gate missing":  "blk.1.ffn_gate.weight",
-		},
+		cohereFamily("cohere2", testutil.TinyCohere2(), requiresEach("blk.3.attn_norm.weight", "blk.1.ffn_gate.weight"),
 			unset("sliding_window missing", ".attention.sliding_window"),
 		),
 		// command-r: Cohere's cases; Command R+'s per-head Q/K norms
 		// required at 64 layers, a weight row a head, and refused below
 		// (llama.cpp's loader takes them only from 64 layers on); the
 		// query as wide as the embedding (its attn_q is [n_embd, n_embd]).
-		cohereFamily("command-r", testutil.TinyCommandR(), requires{
-			"attn_norm missing": "blk.1.attn_norm.weight",
-			"ffn_up missing":    "blk.0.ffn_up.weight",
-		},
+		cohereFamily("command-r", testutil.TinyCommandR(), requiresEach("blk.1.attn_norm.weight", "blk.0.ffn_up.weight"),
 			on(testutil.TinyCommandRPlus(), missing("plus without attn_q_norm", "blk.63.attn_q_norm.weight")),
 			on(testutil.TinyCommandRPlus(), missing("plus without attn_k_norm", "blk.5.attn_k_norm.weight")),
 			on(testutil.TinyCommandRPlus(), misshapen("plus with one attn_k_norm row for every head", "blk.1.attn_k_norm.weight", 8)),
@@ -1525,17 +1507,13 @@ func hostileCases() []hostileCase {
 		),
 		// arcee: up and down, no gate; a bias llama.cpp's arcee graph would
 		// not add is refused.
-		family("arcee", testutil.TinyArcee(), requires{
-			"ffn_up missing": "blk.0.ffn_up.weight",
-		},
+		family("arcee", testutil.TinyArcee(), requiresEach("blk.0.ffn_up.weight"),
 			misshapen("ffn_down of the width of a gated block's halves", "blk.1.ffn_down.weight", 64, 64),
 			unsupported("ffn_up.bias", func(h *hmodel) { h.put("blk.0.ffn_up.bias", quant.F32, 128) }, "blk.0.ffn_up.bias"),
 		),
 		// apertus: the four xIELU keys are required, one number or one a
 		// layer, finite; the per-head Q/K norms are required.
-		family("apertus", testutil.TinyApertus(), requires{
-			"attn_k_norm missing": "blk.1.attn_k_norm.weight",
-		},
+		family("apertus", testutil.TinyApertus(), requiresEach("blk.1.attn_k_norm.weight"),
 			unset("xielu.beta missing", "xielu.beta"),
 			// llama.cpp adds these biases to the normalised Q and K when the
 			// file has them.
@@ -1547,9 +1525,7 @@ func hostileCases() []hostileCase {
 			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
 		),
 		// hunyuan-dense: per-head Q/K norms required, and per head.
-		family("hunyuan-dense", testutil.TinyHunyuanDense(), requires{
-			"attn_q_norm missing": "blk.0.attn_q_norm.weight",
-		},
+		family("hunyuan-dense", testutil.TinyHunyuanDense(), requiresEach("blk.0.attn_q_norm.weight"),
 			misshapen("attn_k_norm across all heads", "blk.1.attn_k_norm.weight", 32),
 		),
 		// exaone: the RMS epsilon is required, as llama.cpp's loader
@@ -1562,19 +1538,13 @@ func hostileCases() []hostileCase {
 		),
 		// starcoder2: every bias and the LayerNorm epsilon are required,
 		// as llama.cpp's loader requires them.
-		layerNormFamily("starcoder2", testutil.TinyStarCoder2(), requires{
-			"ffn_norm.bias missing":    "blk.0.ffn_norm.bias",
-			"attn_v.bias missing":      "blk.0.attn_v.bias",
-			"attn_output.bias missing": "blk.1.attn_output.bias",
-			"ffn_up.bias missing":      "blk.0.ffn_up.bias",
-		},
+		layerNormFamily("starcoder2", testutil.TinyStarCoder2(), requiresEach("blk.0.ffn_norm.bias", "blk.0.attn_v.bias",
+			"blk.1.attn_output.bias", "blk.0.ffn_up.bias"),
 			misshapen("ffn_down.bias of the feed-forward's width", "blk.1.ffn_down.bias", 128),
 		),
 		// gemma: the output is the embedding, always; the RMS epsilon is
 		// required; no gate-less block.
-		family("gemma", testutil.TinyGemma(), requires{
-			"ffn_gate missing": "blk.1.ffn_gate.weight",
-		},
+		family("gemma", testutil.TinyGemma(), requiresEach("blk.1.ffn_gate.weight"),
 			misshapen("with an output matrix", "output.weight", 64, 320),
 			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			misshapen("attn_q of width/heads heads", "blk.0.attn_q.weight", 64, 64),
@@ -1582,10 +1552,7 @@ func hostileCases() []hostileCase {
 		// nemotron: the output matrix, the LayerNorms' biases and the
 		// epsilon are required; the projections' biases are optional, but
 		// of their projection's width.
-		layerNormFamily("nemotron", testutil.TinyNemotron(), requires{
-			"output missing":        "output.weight",
-			"ffn_norm.bias missing": "blk.1.ffn_norm.bias",
-		},
+		layerNormFamily("nemotron", testutil.TinyNemotron(), requiresEach("output.weight", "blk.1.ffn_norm.bias"),
 			misshapen("attn_k.bias of the query's width", "blk.1.attn_k.bias", 64),
 			misshapen("ffn_up.bias of the width", "blk.1.ffn_up.bias", 64),
 			refusedKey("rope.dimension_count odd", ".rope.dimension_count", uint32(7)),
@@ -1595,10 +1562,7 @@ func hostileCases() []hostileCase {
 		// requires them; the Q/K/V biases, ffn_norm and the Q/K norms are
 		// optional, the norms a weight row a head and in pairs; the query
 		// as wide as the embedding.
-		layerNormFamily("stablelm", testutil.TinyStableLM(), requires{
-			"output missing":   "output.weight",
-			"ffn_gate missing": "blk.0.ffn_gate.weight",
-		},
+		layerNormFamily("stablelm", testutil.TinyStableLM(), requiresEach("output.weight", "blk.0.ffn_gate.weight"),
 			loads("without its biases", drop("blk.0.attn_q.bias", "blk.0.attn_k.bias", "blk.0.attn_v.bias")),
 			loads("ffn_norm without its bias", drop("blk.1.ffn_norm.bias")),
 			misshapen("attn_v.bias of the query's width", "blk.1.attn_v.bias", 64),
@@ -1610,13 +1574,8 @@ func hostileCases() []hostileCase {
 		// every projection's bias (attn_qkv's beside a fused attn_qkv)
 		// and the LayerNorm epsilon are required, as llama.cpp's phi2
 		// graph adds them all.
-		layerNormFamily("phi2", testutil.TinyPhi2(), requires{
-			"output missing":           "output.weight",
-			"output.bias missing":      "output.bias",
-			"attn_k.bias missing":      "blk.0.attn_k.bias",
-			"attn_output.bias missing": "blk.1.attn_output.bias",
-			"ffn_down.bias missing":    "blk.0.ffn_down.bias",
-		},
+		layerNormFamily("phi2", testutil.TinyPhi2(), requiresEach("output.weight", "output.bias", "blk.0.attn_k.bias",
+			"blk.1.attn_output.bias", "blk.0.ffn_down.bias"),
 			misshapen("output.bias of the width", "output.bias", 64),
 			on(testutil.TinyPhi2Fused(), missing("attn_qkv.bias missing", "blk.1.attn_qkv.bias")),
 			on(testutil.TinyPhi2Fused(), misshapen("attn_qkv.bias of the query's width", "blk.0.attn_qkv.bias", 64)),
@@ -1627,14 +1586,8 @@ func hostileCases() []hostileCase {
 		// llama.cpp's loaders require them; without output.weight the
 		// output is the embedding; starcoder's attn_qkv is as wide as its
 		// KV heads say (one: Embd + 2 head sizes).
-		layerNormFamily("gpt2", testutil.TinyGPT2(), requires{
-			"position_embd missing":    "position_embd.weight",
-			"attn_qkv missing":         "blk.0.attn_qkv.weight",
-			"attn_qkv.bias missing":    "blk.1.attn_qkv.bias",
-			"attn_output.bias missing": "blk.0.attn_output.bias",
-			"ffn_norm.bias missing":    "blk.1.ffn_norm.bias",
-			"ffn_up.bias missing":      "blk.0.ffn_up.bias",
-		},
+		layerNormFamily("gpt2", testutil.TinyGPT2(), requiresEach("position_embd.weight", "blk.0.attn_qkv.weight",
+			"blk.1.attn_qkv.bias", "blk.0.attn_output.bias", "blk.1.ffn_norm.bias", "blk.0.ffn_up.bias"),
 			refused("context past position_embd's rows", set(".context_length", uint32(512)), "position_embd.weight"),
 			on(testutil.TinyStarCoder(), misshapen("attn_qkv of a KV head a query head", "blk.0.attn_qkv.weight", 64, 192)),
 			on(testutil.TinyStarCoder(), loads("without output, tied", drop("output.weight"))),
@@ -1643,12 +1596,8 @@ func hostileCases() []hostileCase {
 		// bias, the fused attn_qkv, the LayerNorm epsilon and
 		// use_parallel_residual are required, as llama.cpp's loader
 		// requires them.
-		layerNormFamily("gptneox", testutil.TinyGPTNeoX(), requires{
-			"output missing":        "output.weight",
-			"attn_qkv.bias missing": "blk.0.attn_qkv.bias",
-			"ffn_norm.bias missing": "blk.1.ffn_norm.bias",
-			"ffn_down.bias missing": "blk.1.ffn_down.bias",
-		},
+		layerNormFamily("gptneox", testutil.TinyGPTNeoX(), requiresEach("output.weight", "blk.0.attn_qkv.bias",
+			"blk.1.ffn_norm.bias", "blk.1.ffn_down.bias"),
 			unset("use_parallel_residual missing", ".use_parallel_residual"),
 			refusedKey("rope.dimension_count past the head", ".rope.dimension_count", uint32(18)),
 		),
@@ -1658,21 +1607,9 @@ func hostileCases() []hostileCase {
 		// output matrix); the RMS epsilon is required; a hidden_activation
 		// llama.cpp would not run as bitnet's gated feed-forward is
 		// refused.
-		family("bitnet", testutil.TinyBitnetScales(), requires{
-			"token_embd missing":    "token_embd.weight",
-			"output_norm missing":   "output_norm.weight",
-			"attn_norm missing":     "blk.0.attn_norm.weight",
-			"attn_sub_norm missing": "blk.0.attn_sub_norm.weight",
-			"attn_q missing":        "blk.0.attn_q.weight",
-			"attn_k missing":        "blk.1.attn_k.weight",
-			"attn_v missing":        "blk.0.attn_v.weight",
-			"attn_output missing":   "blk.1.attn_output.weight",
-			"ffn_norm missing":      "blk.0.ffn_norm.weight",
-			"ffn_sub_norm missing":  "blk.1.ffn_sub_norm.weight",
-			"ffn_gate missing":      "blk.0.ffn_gate.weight",
-			"ffn_up missing":        "blk.1.ffn_up.weight",
-			"ffn_down missing":      "blk.0.ffn_down.weight",
-		},
+		family("bitnet", testutil.TinyBitnetScales(), requiresEach("token_embd.weight", "output_norm.weight",
+			"blk.0.attn_norm.weight", "blk.0.attn_sub_norm.weight", "blk.0.attn_q.weight", "blk.1.attn_k.weight", "blk.0.attn_v.weight", "blk.1.attn_output.weight",
+			"blk.0.ffn_norm.weight", "blk.1.ffn_sub_norm.weight", "blk.0.ffn_gate.weight", "blk.1.ffn_up.weight", "blk.0.ffn_down.weight"),
 			misshapen("attn_sub_norm of the feed-forward's width", "blk.0.attn_sub_norm.weight", 128),
 			misshapen("ffn_sub_norm of the width", "blk.1.ffn_sub_norm.weight", 64),
 			misshapen("attn_q.scale of two", "blk.0.attn_q.scale", 2),
@@ -1703,11 +1640,7 @@ func hostileCases() []hostileCase {
 		// required and the LayerNorm epsilon, as llama.cpp's loader
 		// requires them; clamp_kqv is optional and must be finite;
 		// without output.weight the output is the embedding.
-		family("olmo", testutil.TinyOlmoClamp(), requires{
-			"attn_k missing":      "blk.1.attn_k.weight",
-			"attn_output missing": "blk.0.attn_output.weight",
-			"ffn_gate missing":    "blk.1.ffn_gate.weight",
-		},
+		family("olmo", testutil.TinyOlmoClamp(), requiresEach("blk.1.attn_k.weight", "blk.0.attn_output.weight", "blk.1.ffn_gate.weight"),
 			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
 			refusedKey("clamp_kqv NaN", ".attention.clamp_kqv", nan),
 			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8),
@@ -1763,12 +1696,8 @@ func hostileCases() []hostileCase {
 			refused("final softcap negative", setF(".final_logit_softcapping", -30), "final_logit_softcapping"),
 			refused("sliding window huge", setU(".attention.sliding_window", 1<<30), "attention.sliding_window"),
 		),
-		family("bert", testutil.TinyBert(), requires{
-			"token_embd_norm.bias missing":     "token_embd_norm.bias",
-			"position_embd missing":            "position_embd.weight",
-			"attn_output_norm.bias missing":    "blk.1.attn_output_norm.bias",
-			"layer_output_norm.weight missing": "blk.0.layer_output_norm.weight",
-		},
+		family("bert", testutil.TinyBert(), requiresEach("token_embd_norm.bias", "position_embd.weight",
+			"blk.1.attn_output_norm.bias", "blk.0.layer_output_norm.weight"),
 			misshapen("position_embd shorter than the context", "position_embd.weight", 64, 100),
 			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
 			refusedKey("causal a string", ".attention.causal", "no"),
@@ -1787,17 +1716,12 @@ func hostileCases() []hostileCase {
 				h.drop("token_types.weight")
 			}),
 		),
-		family("nomic-bert", testutil.TinyNomicBert(), requires{
-			"ffn_gate missing": "blk.1.ffn_gate.weight",
-		},
+		family("nomic-bert", testutil.TinyNomicBert(), requiresEach("blk.1.ffn_gate.weight"),
 			refused("attn_qkv narrow", func(h *hmodel) { h.put("blk.0.attn_qkv.weight", quant.Q8_0, 64, 128) }, "blk.0.attn_qkv.weight"),
 			unset("pooling_type missing", ".pooling_type"),
 		),
 		// modern-bert: LayerNorms, block 0 without attn_norm.
-		family("modern-bert", testutil.TinyModernBert(), requires{
-			"token_embd_norm missing": "token_embd_norm.weight",
-			"attn_norm missing":       "blk.1.attn_norm.weight",
-		},
+		family("modern-bert", testutil.TinyModernBert(), requiresEach("token_embd_norm.weight", "blk.1.attn_norm.weight"),
 			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
 			unset("causal missing", ".attention.causal"),
 			// A classifier's head, which llama.cpp loads whatever the pooling
@@ -1808,9 +1732,7 @@ func hostileCases() []hostileCase {
 			misshapen("ffn_up not fused", "blk.2.ffn_up.weight", 64, 128),
 		),
 		// nomic-bert-moe: experts on the layers il mod moe_every_n_layers = 1.
-		family("nomic-bert-moe", testutil.TinyNomicBertMoE(), requires{
-			"ffn_up_exps missing": "blk.1.ffn_up_exps.weight",
-		},
+		family("nomic-bert-moe", testutil.TinyNomicBertMoE(), requiresEach("blk.1.ffn_up_exps.weight"),
 			unset("expert_used_count missing", ".expert_used_count"),
 			refused("more experts used than there are", set(".expert_used_count", uint32(9)), ".expert_used_count", ".expert_count"),
 			refusedKey("moe_every_n_layers a string", ".moe_every_n_layers", "two"),

@@ -19,44 +19,14 @@ import (
 	"github.com/lowmem/llm/tensor"
 )
 
-// tinySpecs is one synthetic model of every supported architecture.
-func tinySpecs() []testutil.ModelSpec {
-	return []testutil.ModelSpec{
-		testutil.TinyLlama(), testutil.TinyQwen2(), testutil.TinyQwen3(), testutil.TinyQwen3MoE(), testutil.TinyQwen2MoE(), testutil.TinyPhiMoE(),
-		testutil.TinyGemma2(), testutil.TinyGemma3(), testutil.TinyPhi3(),
-		testutil.TinyGranite(), testutil.TinyGraniteMoE(), testutil.TinySmolLM3(), testutil.TinyMistral3(), testutil.TinyOlmo2(), testutil.TinyErnie45(), testutil.TinyErnie45MoE(), testutil.TinySeedOSS(), testutil.TinyExaone4(), testutil.TinyGLM4(), testutil.TinyGLM4Fused(), testutil.TinyGemmaEmbedding(),
-		testutil.TinyGptOss(),
-		testutil.TinySmallThinker(),
-		testutil.TinyFalconH1(),
-		testutil.TinyMiniCPM(),
-		testutil.TinyMiniCPM3(),
-		testutil.TinyOLMoE(),
-		testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(), testutil.TinyARWKV7(), testutil.TinyARWKV7Plain(),
-		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGemma3n(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyQwen35(), testutil.TinyQwen35MoE(), testutil.TinyQwen3Next(), testutil.TinyQwen3NextSSMIn(),
-		testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(),
-		testutil.TinyBert(), testutil.TinyNomicBert(), testutil.TinyNomicBertMoE(), testutil.TinyJinaBertV2(), testutil.TinyModernBert(),
-		testutil.TinyGemma4(), testutil.TinyNemotronH(), testutil.TinyNemotronHMoE(),
-		testutil.TinyQwen2VL(), testutil.TinyQwen3VL(), testutil.TinyQwen3VLMoE(),
-		testutil.TinyGLM4MoE(), testutil.TinyGLM4MoEAir(), testutil.TinyBailingMoE2(),
-		testutil.TinyCohere2(), testutil.TinyArcee(), testutil.TinyApertus(), testutil.TinyHunyuanDense(),
-		testutil.TinyExaone(), testutil.TinyStarCoder2(), testutil.TinyGemma(), testutil.TinyNemotron(),
-		testutil.TinyStableLM(), testutil.TinyStableLM12B(),
-		testutil.TinyPhi2(), testutil.TinyPhi2Fused(), testutil.TinyGPT2(), testutil.TinyStarCoder(), testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(),
-		testutil.TinyBitnet(), testutil.TinyBitnetScales(), testutil.TinyChatGLM(), testutil.TinyChatGLMApart(),
-		testutil.TinyInternLM2(), testutil.TinyOlmo(), testutil.TinyOlmoClamp(), testutil.TinyCommandR(), testutil.TinyCommandRPlus(),
-		testutil.TinyFalcon(), testutil.TinyFalcon40B(), testutil.TinyBloom(), testutil.TinyMPT(), testutil.TinyMPTClamp(),
-		testutil.TinyAfmoe(), testutil.TinyAfmoeGlobal(),
-	}
-}
-
 func TestEveryArchHasATinySpec(t *testing.T) {
 	var archs []string
-	for _, s := range tinySpecs() {
+	for _, s := range testutil.TinySpecs() {
 		archs = append(archs, s.Arch)
 	}
 	for _, a := range Supported() {
 		if !slices.Contains(archs, a) {
-			t.Errorf("architecture %s has no synthetic model in tinySpecs", a)
+			t.Errorf("architecture %s has no synthetic model in testutil.TinySpecs", a)
 		}
 	}
 }
@@ -135,7 +105,7 @@ func runChunks(m *Model, pool *ops.Pool, tokens []int32, batch, cells int) ([]fl
 func TestBatchMatchesSingle(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
-	for _, spec := range tinySpecs() {
+	for _, spec := range testutil.TinySpecs() {
 		spec.WeightType = quant.F32
 		t.Run(spec.Variant(), func(t *testing.T) {
 			m, _, _ := loadSpec(t, spec)
@@ -168,7 +138,7 @@ func TestBatchMatchesSingle(t *testing.T) {
 		})
 	}
 	// The arena of the quantized models, whose activation rows differ.
-	for _, spec := range tinySpecs() {
+	for _, spec := range testutil.TinySpecs() {
 		t.Run(spec.Variant()+"/q8_0", func(t *testing.T) {
 			m, _, _ := loadSpec(t, spec)
 			toks := prompt(40)
@@ -207,14 +177,14 @@ func TestHiddenIsWhatTheOutputMultiplies(t *testing.T) {
 	})
 }
 
-// forEachTiny runs test on every architecture's tiny model (tinySpecs,
+// forEachTiny runs test on every architecture's tiny model (testutil.TinySpecs,
 // loaded by loadSpec) in a subtest named for the architecture, the
 // subtests sharing one pool of two workers.
 func forEachTiny(t *testing.T, test func(t *testing.T, m *Model, pool *ops.Pool)) {
 	t.Helper()
 	pool := ops.NewPool(2)
 	defer pool.Close()
-	for _, spec := range tinySpecs() {
+	for _, spec := range testutil.TinySpecs() {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			m, _, _ := loadSpec(t, spec)
 			test(t, m, pool)
@@ -363,6 +333,9 @@ func TestDecodeDispatches(t *testing.T) {
 		for il := range c.Layers {
 			if c.ExpertLayer(il) {
 				want += uint64(experts)
+				if m.Blocks[il].PostDenseNorm != nil {
+					want += 2 // Gemma 4 26B-A4B: the dense gate/up and down beside the experts
+				}
 			} else {
 				want += uint64(dense)
 			}
@@ -402,7 +375,7 @@ func TestDecodeDispatches(t *testing.T) {
 // HeapBytes is exactly the floats of every copied vector, plus the expert
 // headers.
 func TestHeapBytes(t *testing.T) {
-	for _, spec := range tinySpecs() {
+	for _, spec := range testutil.TinySpecs() {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			m, f, _ := loadSpec(t, spec)
 			n := len(m.OutNorm) + len(m.OutNormB) + len(m.OutB) + len(m.RopeFreqs) + len(m.RopeLong) + len(m.RopeShort) + len(m.EmbedNorm) + len(m.EmbedNormB) + len(m.TypeEmbed) + len(m.PerLayerProjNorm)
@@ -413,7 +386,8 @@ func TestHeapBytes(t *testing.T) {
 					L.PLNorm, L.LaurelNorm, L.AltRouter, L.AltRouterNorm, L.AltPredict, L.AltCorrect, L.AltCorrectScale,
 					L.ConvB, L.SSMDtB, L.SSMA, L.SSMD, L.SSMNorm, L.SSMDtNorm, L.SSMBNorm, L.SSMCNorm, L.QANorm, L.KVANorm, L.OutScale, L.ShGateInp,
 					L.TMW0, L.TMA0, L.TMV0, L.TMLerp, L.TMKK, L.TMKA, L.TMRK, L.TMLn, L.TMLnB, L.CMLerpK, L.TMLerpX, L.TMFirst, L.CMLerpR, L.QNormB, L.KNormB, L.AttnNorm2, L.AttnNorm2B,
-					L.AttnSubNorm, L.FFNSubNorm, L.ScaleQ, L.ScaleK, L.ScaleV, L.ScaleO, L.ScaleGate, L.ScaleUp, L.ScaleDown} {
+					L.AttnSubNorm, L.FFNSubNorm, L.ScaleQ, L.ScaleK, L.ScaleV, L.ScaleO, L.ScaleGate, L.ScaleUp, L.ScaleDown,
+					L.RouterScale, L.ExpOutScale, L.PreExpNorm, L.PostDenseNorm, L.PostExpNorm} {
 					n += len(v)
 				}
 			}

@@ -120,8 +120,7 @@ func TestConfigLFM2(t *testing.T) {
 // A State's conv state takes what ConvStateBytes plans, and nothing for a
 // model without conv layers.
 func TestConvStateBytesIsAllocation(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyFalconH1(),
-		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), testutil.TinyQwen35(), testutil.TinyNemotronH(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(), testutil.TinyARWKV7(), testutil.TinyLlama()} {
+	for _, spec := range append(testutil.TinyRecurrent(), testutil.TinyLlama()) {
 		m, st := smallState(t, spec)
 		cs := st.Conv()
 		got := 4*int64(cap(cs.Cur)+cap(cs.Saved)) + 8*int64(cap(cs.Marks))

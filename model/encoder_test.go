@@ -389,7 +389,7 @@ func (r *refEncoder) experts(router, up, down, y []float64) []float64 {
 // more with every bias.
 func encoderSpecs() []testutil.ModelSpec {
 	var out []testutil.ModelSpec
-	for _, s := range tinySpecs() {
+	for _, s := range testutil.TinySpecs() {
 		if s.Encoder() {
 			s.WeightType = quant.F32
 			out = append(out, s)

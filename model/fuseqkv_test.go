@@ -25,7 +25,7 @@ func TestFusedQKVMatchesSeparate(t *testing.T) {
 	defer pool.Close()
 	toks := prompt(6)
 	tested := 0
-	for _, spec := range tinySpecs() {
+	for _, spec := range testutil.TinySpecs() {
 		if !separateQKV(t, spec) {
 			continue
 		}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/lowmem/llm/internal/ops"
@@ -19,11 +20,8 @@ func TestExpertsOneMatchesEach(t *testing.T) {
 	defer pool.Close()
 	many := testutil.TinyQwen3MoE()
 	many.Arch, many.Experts, many.ExpertsUsed = "qwen3moe", 24, 10 // two dispatches of gate-and-up pairs
-	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), many, testutil.TinyQwen2MoE(), testutil.TinyPhiMoE(), testutil.TinyGraniteMoE(), testutil.TinyGptOss(),
-		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(),
-		testutil.TinyAfmoe(), testutil.TinyAfmoeGlobal(),
-		testutil.TinyLFM2MoE(), testutil.TinyDeepSeek2(), testutil.TinyGraniteHybridMoE(), testutil.TinyQwen35MoE(), testutil.TinyQwen35MoEFused(), testutil.TinyQwen3Next(), testutil.TinyNemotronHMoE(), testutil.TinyErnie45MoE(),
-		testutil.TinyGLM4MoE(), testutil.TinyBailingMoE2()} {
+	dense := func(s testutil.ModelSpec) bool { return s.Experts == 0 }
+	for _, spec := range append(slices.DeleteFunc(testutil.TinyDecoders(), dense), many) {
 		for _, wt := range []quant.Type{quant.F32, quant.Q8_0} {
 			spec.WeightType = wt
 			t.Run(spec.Arch+"/"+wt.String(), func(t *testing.T) {

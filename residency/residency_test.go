@@ -704,11 +704,12 @@ func TestPressureMovesBlocks(t *testing.T) {
 func TestExpertsFromDisk(t *testing.T) {
 	// gpt-oss: its experts' biases stay with the block, copied at load;
 	// lfm2moe: its layer 0 has no experts, the others a selection bias;
-	// nemotron_h_moe: experts without a gate.
+	// nemotron_h_moe: experts without a gate. Every decoder with experts
+	// in testutil's registry, and qwen3moe once more at 4 layers.
 	qwen := testutil.TinyQwen3MoE()
 	qwen.Layers = 4
-	for _, spec := range []testutil.ModelSpec{qwen, testutil.TinyQwen2MoE(), testutil.TinyPhiMoE(), testutil.TinyGptOss(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybridMoE(), testutil.TinyDeepSeek2(), testutil.TinyDeepSeek3(), testutil.TinyDeepSeek2KVB(), testutil.TinyQwen35MoE(), testutil.TinyQwen35MoEFused(), testutil.TinyQwen3Next(), testutil.TinyGemma4MoE(), testutil.TinyNemotronHMoE(), testutil.TinyErnie45MoE(),
-		testutil.TinyGLM4MoE(), testutil.TinyBailingMoE2(), testutil.TinyAfmoe()} {
+	dense := func(s testutil.ModelSpec) bool { return s.Experts == 0 }
+	for _, spec := range append(slices.DeleteFunc(testutil.TinyDecoders(), dense), qwen) {
 		for _, repack := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/repack=%v", spec.Variant(), repack), func(t *testing.T) {
 				testExpertsFromDisk(t, spec, repack)

@@ -61,8 +61,7 @@ func evalOK(t *testing.T, s *Seq, tokens []int32) []float32 {
 func TestConvRewindMatchesFresh(t *testing.T) {
 	big := testutil.TinyGraniteHybrid()
 	big.SSMState = 4096
-	for _, spec := range []testutil.ModelSpec{testutil.TinyFalconH1(),
-		testutil.TinyLFM2(), testutil.TinyLFM2MoE(), testutil.TinyGraniteHybrid(), testutil.TinyGraniteHybridMoE(), big, testutil.TinyQwen35(), testutil.TinyNemotronH(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(), testutil.TinyARWKV7()} {
+	for _, spec := range append(testutil.TinyRecurrent(), big) {
 		name := spec.Arch
 		if spec.Experts > 0 && spec.Arch == "granitehybrid" {
 			name += "/experts"
@@ -130,8 +129,7 @@ func TestConvCheckpointsSpread(t *testing.T) {
 // 4.0-H session its Mamba-2 state alike, and a Qwen 3.5 session its
 // delta-net state.
 func TestConvSaveRestore(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyFalconH1(),
-		testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35(), testutil.TinyNemotronH(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(), testutil.TinyARWKV7()} {
+	for _, spec := range testutil.TinyRecurrent() {
 		t.Run(spec.Arch, func(t *testing.T) { convSaveRestore(t, spec) })
 	}
 }
@@ -179,8 +177,7 @@ func convSaveRestore(t *testing.T, spec testutil.ModelSpec) {
 // carries on), and gives the logits of a preallocated session; a Granite
 // 4.0-H session's and a Qwen 3.5 session's too.
 func TestConvGrowAndShift(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyFalconH1(),
-		testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35(), testutil.TinyNemotronH(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(), testutil.TinyARWKV7()} {
+	for _, spec := range testutil.TinyRecurrent() {
 		t.Run(spec.Arch, func(t *testing.T) { convGrowAndShift(t, spec) })
 	}
 }

@@ -9,6 +9,12 @@
 // hold the same weights up to quantization. Tensors are generated row by
 // row while the file is written, so a spec of any size needs little memory.
 //
+// Each Tiny constructor is one architecture (or variant) made small;
+// TinySpecs lists them all, once, for the tests that mean "every
+// architecture" (TinyDecoders and TinyRecurrent for those that mean every
+// decoder, or every model with a recurrent state): a new architecture joins
+// those tests by being added to its group there.
+//
 // Example: a tiny llama model in memory, read back with package gguf.
 //
 //	b, err := testutil.ModelBytes(testutil.TinyLlama())
