@@ -163,23 +163,6 @@ func glaHead(st, in, r, w, k, v []float32, scale float32, y []float32) {
 	}
 }
 
-// wkv6Head takes one token into one head's state (in, written to st,
-// which may be in itself) and writes the head's output y: rwkv_wkv6's
-// update, the state's rows by key.
-func wkv6Head(st, in, r, w, k, v, u, y []float32) {
-	N := len(r)
-	clear(y)
-	for i := range N {
-		si, so := in[i*N:(i+1)*N], st[i*N:(i+1)*N]
-		ki, ri, ui, wi := k[i], r[i], u[i], w[i]
-		for j := range N {
-			kv := ki * v[j]
-			y[j] += (kv*ui + si[j]) * ri
-			so[j] = si[j]*wi + kv
-		}
-	}
-}
-
 // rwkv6Hparams: RWKV-6 as llama.cpp loads it: rwkvHparams' keys, the
 // data-dependent mix's width time_mix_extra_dim and the decay's
 // time_decay_extra_dim, both required, and rescale_every_n_layers

@@ -56,3 +56,18 @@ func softplusAt(l cpu.Level, dst, x, bias []float32) {
 	}
 	softplusAVX2(&dst[0], &x[0], &bias[0], len(dst))
 }
+
+// wkv6At runs level l's WKV6Head kernel (the best at or below it whose
+// lanes divide the head's size) or the twin, on arguments WKV6Head has
+// checked.
+func wkv6At(l cpu.Level, st, in, r, w, k, v, u, y []float32) {
+	n := len(r)
+	switch {
+	case l >= cpu.AVX512 && n%16 == 0:
+		wkv6HeadAVX512(&st[0], &in[0], &r[0], &w[0], &k[0], &v[0], &u[0], &y[0], n)
+	case l >= cpu.AVX2 && n%8 == 0:
+		wkv6HeadAVX2(&st[0], &in[0], &r[0], &w[0], &k[0], &v[0], &u[0], &y[0], n)
+	default:
+		wkv6HeadGo(st, in, r, w, k, v, u, y)
+	}
+}

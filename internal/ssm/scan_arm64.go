@@ -39,3 +39,6 @@ func softplusAt(l cpu.Level, dst, x, bias []float32) {
 	}
 	softplusNEON(&dst[0], &x[0], &bias[0], len(dst))
 }
+
+// wkv6At is WKV6Head's twin: no NEON kernel yet.
+func wkv6At(_ cpu.Level, st, in, r, w, k, v, u, y []float32) { wkv6HeadGo(st, in, r, w, k, v, u, y) }

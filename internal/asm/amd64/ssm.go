@@ -23,8 +23,63 @@ func ssmFiles() []outFile {
 		}
 		ssmSelective(avx2)
 		ssmSelective(avx512)
+		ssmWKV6Head(avx2)
+		ssmWKV6Head(avx512)
 		ssmSoftplus()
 	}}}
+}
+
+// ssmWKV6Head: RWKV-6's recurrence for one head and one token, the twin
+// wkv6HeadGo's operations on a vector of columns j at a time: the columns
+// outermost, so that y's block stays in the accumulator Z/Y0 over the rows
+// i (y[j] still sums over i in the twin's order, from zero), and v's block
+// is loaded once. DI st, SI in, R8 r, R9 w, R10 k, R11 v, R12 u, R13 y,
+// DX n (a multiple of the lanes), BX a row's bytes, AX the block's column,
+// R14 the row's element offset in bytes, CX the row i; Z/Y1 v's block,
+// Z/Y2 kv, Z/Y3 y's term, Z/Y4 in's block, Z/Y5 scratch. No FMA: the twin
+// rounds every product and sum.
+func ssmWKV6Head(w width) {
+	name := "wkv6Head" + w.suffix()
+	text(name, NOSPLIT, "func(st, in, r, w, k, v, u, y *float32, n int)",
+		name+" advances an n×n head's state by a token, so[j] = si[j]·w[i] + k[i]·v[j],",
+		"y[j] = Σ_i (k[i]·v[j]·u[i] + si[j])·r[i], in wkv6HeadGo's order; n a multiple of the lanes.")
+	loadArgs("st in r w k v u y n", RDI, RSI, R8, R9, R10, R11, R12, R13, RDX)
+	c.MOVQ(RDX, RBX)
+	c.SHLQ(U8(2), RBX)
+	c.XORQ(RAX, RAX)
+	label("block")
+	c.CMPQ(RAX, RDX)
+	c.JGE(ref("done"))
+	c.VXORPS(w.vec(0), w.vec(0), w.vec(0))
+	c.VMOVUPS(memx(R11, 0, RAX, 4), w.vec(1))
+	c.MOVQ(RAX, R14)
+	c.SHLQ(U8(2), R14)
+	c.XORQ(RCX, RCX)
+	label("row")
+	at := func(base Register) Mem { return memx(base, 0, R14, 1) }
+	each := func(base Register) Mem { return memx(base, 0, RCX, 4) }
+	c.VBROADCASTSS(each(R10), w.vec(2))
+	c.VMULPS(w.vec(1), w.vec(2), w.vec(2))
+	c.VBROADCASTSS(each(R12), w.vec(3))
+	c.VMULPS(w.vec(3), w.vec(2), w.vec(3))
+	c.VMOVUPS(at(RSI), w.vec(4))
+	c.VADDPS(w.vec(4), w.vec(3), w.vec(3))
+	c.VBROADCASTSS(each(R8), w.vec(5))
+	c.VMULPS(w.vec(5), w.vec(3), w.vec(3))
+	c.VADDPS(w.vec(3), w.vec(0), w.vec(0))
+	c.VBROADCASTSS(each(R9), w.vec(5))
+	c.VMULPS(w.vec(5), w.vec(4), w.vec(5))
+	c.VADDPS(w.vec(2), w.vec(5), w.vec(5))
+	c.VMOVUPS(w.vec(5), at(RDI))
+	c.ADDQ(RBX, R14)
+	c.INCQ(RCX)
+	c.CMPQ(RCX, RDX)
+	c.JLT(ref("row"))
+	c.VMOVUPS(w.vec(0), memx(R13, 0, RAX, 4))
+	c.ADDQ(U8(w.lanes()), RAX)
+	c.JMP(ref("block"))
+	label("done")
+	retVoid()
 }
 
 // ssmScanHead: DI the state's row, SI the row it follows (in, maybe DI),
