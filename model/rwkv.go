@@ -243,7 +243,7 @@ func (k *wkvTask) Do(_, lo, hi int) {
 			case k.first != nil:
 				ssm.WKV6Head(st, in, slot(rwR), slot(rwW), slot(rwK), slot(rwV), k.first[o:o+N], y)
 			case k.scale != 0:
-				glaHead(st, in, slot(rwR), slot(rwW), slot(rwK), slot(rwV), k.scale, y)
+				ssm.GLAHead(st, in, slot(rwR), slot(rwW), slot(rwK), slot(rwV), k.scale, y)
 			default:
 				wkv7Head(st, in, slot(rwR), slot(rwW), slot(rwK), slot(rwV), slot(rwKK), slot(rwA), y)
 			}

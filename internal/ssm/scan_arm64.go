@@ -42,3 +42,8 @@ func softplusAt(l cpu.Level, dst, x, bias []float32) {
 
 // wkv6At is WKV6Head's twin: no NEON kernel yet.
 func wkv6At(_ cpu.Level, st, in, r, w, k, v, u, y []float32) { wkv6HeadGo(st, in, r, w, k, v, u, y) }
+
+// glaAt is GLAHead's twin: no NEON kernel yet.
+func glaAt(_ cpu.Level, st, in, r, w, k, v []float32, scale float32, y []float32) {
+	glaHeadGo(st, in, r, w, k, v, scale, y)
+}

@@ -23,27 +23,25 @@ func ssmFiles() []outFile {
 		}
 		ssmSelective(avx2)
 		ssmSelective(avx512)
-		ssmWKV6Head(avx2)
-		ssmWKV6Head(avx512)
+		for _, w := range []width{avx2, avx512} {
+			ssmWKV6Head(w)
+			ssmGLAHead(w)
+		}
 		ssmSoftplus()
 	}}}
 }
 
-// ssmWKV6Head: RWKV-6's recurrence for one head and one token, the twin
-// wkv6HeadGo's operations on a vector of columns j at a time: the columns
-// outermost, so that y's block stays in the accumulator Z/Y0 over the rows
-// i (y[j] still sums over i in the twin's order, from zero), and v's block
-// is loaded once. DI st, SI in, R8 r, R9 w, R10 k, R11 v, R12 u, R13 y,
-// DX n (a multiple of the lanes), BX a row's bytes, AX the block's column,
-// R14 the row's element offset in bytes, CX the row i; Z/Y1 v's block,
-// Z/Y2 kv, Z/Y3 y's term, Z/Y4 in's block, Z/Y5 scratch. No FMA: the twin
-// rounds every product and sum.
-func ssmWKV6Head(w width) {
-	name := "wkv6Head" + w.suffix()
-	text(name, NOSPLIT, "func(st, in, r, w, k, v, u, y *float32, n int)",
-		name+" advances an n×n head's state by a token, so[j] = si[j]·w[i] + k[i]·v[j],",
-		"y[j] = Σ_i (k[i]·v[j]·u[i] + si[j])·r[i], in wkv6HeadGo's order; n a multiple of the lanes.")
-	loadArgs("st in r w k v u y n", RDI, RSI, R8, R9, R10, R11, R12, R13, RDX)
+// rwkvHead emits an RWKV head's recurrence for one token, a twin's
+// operations (wkv6HeadGo's, glaHeadGo's) on a vector of columns j at a
+// time: the columns outermost, so that y's block stays in the accumulator
+// Z/Y0 over the rows i (y[j] still sums over i in the twin's order, from
+// zero) and v's block is loaded once into Z/Y1. DI st, SI in, R8 r, R9 w,
+// R10 k, R11 v, R13 y, DX n (a multiple of the lanes), BX a row's bytes,
+// AX the block's column, R14 the row's element offset in bytes, CX the row
+// i. row emits one row's work, given the row's block of a state (at) and
+// row i's element of a vector (each); Z/Y2-Z/Y5 are its scratch. No FMA:
+// the twins round every product and sum.
+func rwkvHead(w width, row func(at, each func(Register) Mem)) {
 	c.MOVQ(RDX, RBX)
 	c.SHLQ(U8(2), RBX)
 	c.XORQ(RAX, RAX)
@@ -56,21 +54,8 @@ func ssmWKV6Head(w width) {
 	c.SHLQ(U8(2), R14)
 	c.XORQ(RCX, RCX)
 	label("row")
-	at := func(base Register) Mem { return memx(base, 0, R14, 1) }
-	each := func(base Register) Mem { return memx(base, 0, RCX, 4) }
-	c.VBROADCASTSS(each(R10), w.vec(2))
-	c.VMULPS(w.vec(1), w.vec(2), w.vec(2))
-	c.VBROADCASTSS(each(R12), w.vec(3))
-	c.VMULPS(w.vec(3), w.vec(2), w.vec(3))
-	c.VMOVUPS(at(RSI), w.vec(4))
-	c.VADDPS(w.vec(4), w.vec(3), w.vec(3))
-	c.VBROADCASTSS(each(R8), w.vec(5))
-	c.VMULPS(w.vec(5), w.vec(3), w.vec(3))
-	c.VADDPS(w.vec(3), w.vec(0), w.vec(0))
-	c.VBROADCASTSS(each(R9), w.vec(5))
-	c.VMULPS(w.vec(5), w.vec(4), w.vec(5))
-	c.VADDPS(w.vec(2), w.vec(5), w.vec(5))
-	c.VMOVUPS(w.vec(5), at(RDI))
+	row(func(base Register) Mem { return memx(base, 0, R14, 1) },
+		func(base Register) Mem { return memx(base, 0, RCX, 4) })
 	c.ADDQ(RBX, R14)
 	c.INCQ(RCX)
 	c.CMPQ(RCX, RDX)
@@ -80,6 +65,54 @@ func ssmWKV6Head(w width) {
 	c.JMP(ref("block"))
 	label("done")
 	retVoid()
+}
+
+// ssmWKV6Head: rwkvHead's row as wkv6HeadGo's, R12 u; Z/Y2 kv, Z/Y3 y's
+// term, Z/Y4 in's block.
+func ssmWKV6Head(w width) {
+	name := "wkv6Head" + w.suffix()
+	text(name, NOSPLIT, "func(st, in, r, w, k, v, u, y *float32, n int)",
+		name+" advances an n×n head's state by a token, so[j] = si[j]·w[i] + k[i]·v[j],",
+		"y[j] = Σ_i (k[i]·v[j]·u[i] + si[j])·r[i], in wkv6HeadGo's order; n a multiple of the lanes.")
+	loadArgs("st in r w k v u y n", RDI, RSI, R8, R9, R10, R11, R12, R13, RDX)
+	rwkvHead(w, func(at, each func(Register) Mem) {
+		c.VBROADCASTSS(each(R10), w.vec(2))
+		c.VMULPS(w.vec(1), w.vec(2), w.vec(2))
+		c.VBROADCASTSS(each(R12), w.vec(3))
+		c.VMULPS(w.vec(3), w.vec(2), w.vec(3))
+		c.VMOVUPS(at(RSI), w.vec(4))
+		c.VADDPS(w.vec(4), w.vec(3), w.vec(3))
+		c.VBROADCASTSS(each(R8), w.vec(5))
+		c.VMULPS(w.vec(5), w.vec(3), w.vec(3))
+		c.VADDPS(w.vec(3), w.vec(0), w.vec(0))
+		c.VBROADCASTSS(each(R9), w.vec(5))
+		c.VMULPS(w.vec(5), w.vec(4), w.vec(5))
+		c.VADDPS(w.vec(2), w.vec(5), w.vec(5))
+		c.VMOVUPS(w.vec(5), at(RDI))
+	})
+}
+
+// ssmGLAHead: rwkvHead's row as glaHeadGo's, X6 scale; Z/Y2 k·v, Z/Y3 the
+// new state, Z/Y4 w's broadcast, Z/Y5 r·scale's.
+func ssmGLAHead(w width) {
+	name := "glaHead" + w.suffix()
+	text(name, NOSPLIT, "func(st, in, r, w, k, v, y *float32, n int, scale float32)",
+		name+" advances an n×n head's state by a token, so[j] = si[j]·w[i] + k[i]·v[j],",
+		"y[j] = Σ_i so[j]·(r[i]·scale), in glaHeadGo's order; n a multiple of the lanes.")
+	loadArgs("st in r w k v y n", RDI, RSI, R8, R9, R10, R11, R13, RDX)
+	c.VMOVSS(param("scale"), X6)
+	rwkvHead(w, func(at, each func(Register) Mem) {
+		c.VBROADCASTSS(each(R10), w.vec(2))
+		c.VMULPS(w.vec(1), w.vec(2), w.vec(2))
+		c.VBROADCASTSS(each(R9), w.vec(4))
+		c.VMULPS(at(RSI), w.vec(4), w.vec(3))
+		c.VADDPS(w.vec(2), w.vec(3), w.vec(3))
+		c.VMOVUPS(w.vec(3), at(RDI))
+		c.VMULSS(each(R8), X6, X5)
+		c.VBROADCASTSS(X5, w.vec(5))
+		c.VMULPS(w.vec(5), w.vec(3), w.vec(3))
+		c.VADDPS(w.vec(3), w.vec(0), w.vec(0))
+	})
 }
 
 // ssmScanHead: DI the state's row, SI the row it follows (in, maybe DI),
