@@ -9,7 +9,7 @@
 // operation, so every variant gives the same bits; the gated delta rule
 // (qwen35), built on the Mamba-2 scan; and the RWKV heads' recurrences,
 // RWKV-6's wkv (WKV6Head) and QRWKV6's gated linear attention (GLAHead),
-// as AVX2 and AVX-512 assembly (Go twins elsewhere and on arm64). The kernel level is chosen
+// as AVX2, AVX-512 and NEON assembly and Go twins likewise. The kernel level is chosen
 // once, from the CPU (and LLM_CPU). Package model keeps the rest of the
 // layers.
 package ssm

@@ -10,7 +10,7 @@ package ssm
 // in is the state before the token: st itself or another copy of its
 // size. Every product and sum is rounded to float32 and y sums over i in
 // order, whatever the CPU, so every kernel gives wkv6HeadGo's bits. The
-// kernels take N a multiple of 8 (AVX-512 of 16, else AVX2's); any other
+// kernels take N a multiple of 8 (AVX2) or 16 (AVX-512, NEON); any other
 // N runs the twin.
 func WKV6Head(st, in, r, w, k, v, u, y []float32) {
 	n := len(r)
@@ -60,7 +60,7 @@ func wkv6HeadGo(st, in, r, w, k, v, u, y []float32) {
 		si, so := in[i*N:(i+1)*N], st[i*N:(i+1)*N]
 		ki, ri, ui, wi := k[i], r[i], u[i], w[i]
 		for j := range N {
-			kv := ki * v[j]
+			kv := float32(ki * v[j])
 			y[j] += float32((float32(kv*ui) + si[j]) * ri)
 			so[j] = float32(si[j]*wi) + kv
 		}
