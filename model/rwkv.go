@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/lowmem/llm/internal/ops"
+	"github.com/lowmem/llm/internal/ssm"
 )
 
 // This file is what RWKV-6 (rwkv6.go) and RWKV-7 (rwkv7.go) run alike, as
@@ -240,9 +241,9 @@ func (k *wkvTask) Do(_, lo, hi int) {
 			y := k.y[t*E+o : t*E+o+N]
 			switch {
 			case k.first != nil:
-				wkv6Head(st, in, slot(rwR), slot(rwW), slot(rwK), slot(rwV), k.first[o:o+N], y)
+				ssm.WKV6Head(st, in, slot(rwR), slot(rwW), slot(rwK), slot(rwV), k.first[o:o+N], y)
 			case k.scale != 0:
-				glaHead(st, in, slot(rwR), slot(rwW), slot(rwK), slot(rwV), k.scale, y)
+				ssm.GLAHead(st, in, slot(rwR), slot(rwW), slot(rwK), slot(rwV), k.scale, y)
 			default:
 				wkv7Head(st, in, slot(rwR), slot(rwW), slot(rwK), slot(rwV), slot(rwKK), slot(rwA), y)
 			}

@@ -145,41 +145,6 @@ func (s *State) qrwkvInputs(L *Layer, p *pass) {
 	}
 }
 
-// glaHead takes one token into one head's state (in, written to st,
-// which may be in itself) and writes the head's output y: ggml's
-// gated_linear_attn, the state's rows by key, r scaled by scale and
-// read against the state after the token's update.
-func glaHead(st, in, r, w, k, v []float32, scale float32, y []float32) {
-	N := len(r)
-	clear(y)
-	for i := range N {
-		si, so := in[i*N:(i+1)*N], st[i*N:(i+1)*N]
-		ki, ri, wi := k[i], r[i]*scale, w[i]
-		for j := range N {
-			sv := si[j]*wi + ki*v[j]
-			so[j] = sv
-			y[j] += sv * ri
-		}
-	}
-}
-
-// wkv6Head takes one token into one head's state (in, written to st,
-// which may be in itself) and writes the head's output y: rwkv_wkv6's
-// update, the state's rows by key.
-func wkv6Head(st, in, r, w, k, v, u, y []float32) {
-	N := len(r)
-	clear(y)
-	for i := range N {
-		si, so := in[i*N:(i+1)*N], st[i*N:(i+1)*N]
-		ki, ri, ui, wi := k[i], r[i], u[i], w[i]
-		for j := range N {
-			kv := ki * v[j]
-			y[j] += (kv*ui + si[j]) * ri
-			so[j] = si[j]*wi + kv
-		}
-	}
-}
-
 // rwkv6Hparams: RWKV-6 as llama.cpp loads it: rwkvHparams' keys, the
 // data-dependent mix's width time_mix_extra_dim and the decay's
 // time_decay_extra_dim, both required, and rescale_every_n_layers

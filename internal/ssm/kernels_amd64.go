@@ -40,6 +40,30 @@ func selectiveAVX2(s *float32, in *float32, A *float32, B *float32, C *float32, 
 //go:noescape
 func selectiveAVX512(s *float32, in *float32, A *float32, B *float32, C *float32, x *float32, dt *float32, D *float32, y *float32, rows int, n int)
 
+// wkv6HeadAVX2 advances an n×n head's state by a token, so[j] = si[j]·w[i] + k[i]·v[j],
+// y[j] = Σ_i (k[i]·v[j]·u[i] + si[j])·r[i], in wkv6HeadGo's order; n a multiple of the lanes.
+//
+//go:noescape
+func wkv6HeadAVX2(st *float32, in *float32, r *float32, w *float32, k *float32, v *float32, u *float32, y *float32, n int)
+
+// glaHeadAVX2 advances an n×n head's state by a token, so[j] = si[j]·w[i] + k[i]·v[j],
+// y[j] = Σ_i so[j]·(r[i]·scale), in glaHeadGo's order; n a multiple of the lanes.
+//
+//go:noescape
+func glaHeadAVX2(st *float32, in *float32, r *float32, w *float32, k *float32, v *float32, y *float32, n int, scale float32)
+
+// wkv6HeadAVX512 advances an n×n head's state by a token, so[j] = si[j]·w[i] + k[i]·v[j],
+// y[j] = Σ_i (k[i]·v[j]·u[i] + si[j])·r[i], in wkv6HeadGo's order; n a multiple of the lanes.
+//
+//go:noescape
+func wkv6HeadAVX512(st *float32, in *float32, r *float32, w *float32, k *float32, v *float32, u *float32, y *float32, n int)
+
+// glaHeadAVX512 advances an n×n head's state by a token, so[j] = si[j]·w[i] + k[i]·v[j],
+// y[j] = Σ_i so[j]·(r[i]·scale), in glaHeadGo's order; n a multiple of the lanes.
+//
+//go:noescape
+func glaHeadAVX512(st *float32, in *float32, r *float32, w *float32, k *float32, v *float32, y *float32, n int, scale float32)
+
 // softplusAVX2 sets dst[i] to the softplus of x[i] + bias[i] for n floats, as softplusGo.
 //
 //go:noescape

@@ -755,6 +755,204 @@ done:
 	VZEROUPPER
 	RET
 
+// func wkv6HeadAVX2(st *float32, in *float32, r *float32, w *float32, k *float32, v *float32, u *float32, y *float32, n int)
+// Requires: AVX
+TEXT ·wkv6HeadAVX2(SB), NOSPLIT, $0-72
+	MOVQ st+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ r+16(FP), R8
+	MOVQ w+24(FP), R9
+	MOVQ k+32(FP), R10
+	MOVQ v+40(FP), R11
+	MOVQ u+48(FP), R12
+	MOVQ y+56(FP), R13
+	MOVQ n+64(FP), DX
+	MOVQ DX, BX
+	SHLQ $0x02, BX
+	XORQ AX, AX
+
+block:
+	CMPQ    AX, DX
+	JGE     done
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS (R11)(AX*4), Y1
+	MOVQ    AX, R14
+	SHLQ    $0x02, R14
+	XORQ    CX, CX
+
+row:
+	VBROADCASTSS (R10)(CX*4), Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS (R12)(CX*4), Y3
+	VMULPS       Y3, Y2, Y3
+	VMOVUPS      (SI)(R14*1), Y4
+	VADDPS       Y4, Y3, Y3
+	VBROADCASTSS (R8)(CX*4), Y5
+	VMULPS       Y5, Y3, Y3
+	VADDPS       Y3, Y0, Y0
+	VBROADCASTSS (R9)(CX*4), Y5
+	VMULPS       Y5, Y4, Y5
+	VADDPS       Y2, Y5, Y5
+	VMOVUPS      Y5, (DI)(R14*1)
+	ADDQ         BX, R14
+	INCQ         CX
+	CMPQ         CX, DX
+	JLT          row
+	VMOVUPS      Y0, (R13)(AX*4)
+	ADDQ         $0x08, AX
+	JMP          block
+
+done:
+	VZEROUPPER
+	RET
+
+// func glaHeadAVX2(st *float32, in *float32, r *float32, w *float32, k *float32, v *float32, y *float32, n int, scale float32)
+// Requires: AVX, AVX2
+TEXT ·glaHeadAVX2(SB), NOSPLIT, $0-68
+	MOVQ   st+0(FP), DI
+	MOVQ   in+8(FP), SI
+	MOVQ   r+16(FP), R8
+	MOVQ   w+24(FP), R9
+	MOVQ   k+32(FP), R10
+	MOVQ   v+40(FP), R11
+	MOVQ   y+48(FP), R13
+	MOVQ   n+56(FP), DX
+	VMOVSS scale+64(FP), X6
+	MOVQ   DX, BX
+	SHLQ   $0x02, BX
+	XORQ   AX, AX
+
+block:
+	CMPQ    AX, DX
+	JGE     done
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS (R11)(AX*4), Y1
+	MOVQ    AX, R14
+	SHLQ    $0x02, R14
+	XORQ    CX, CX
+
+row:
+	VBROADCASTSS (R10)(CX*4), Y2
+	VMULPS       Y1, Y2, Y2
+	VBROADCASTSS (R9)(CX*4), Y4
+	VMULPS       (SI)(R14*1), Y4, Y3
+	VADDPS       Y2, Y3, Y3
+	VMOVUPS      Y3, (DI)(R14*1)
+	VMULSS       (R8)(CX*4), X6, X5
+	VBROADCASTSS X5, Y5
+	VMULPS       Y5, Y3, Y3
+	VADDPS       Y3, Y0, Y0
+	ADDQ         BX, R14
+	INCQ         CX
+	CMPQ         CX, DX
+	JLT          row
+	VMOVUPS      Y0, (R13)(AX*4)
+	ADDQ         $0x08, AX
+	JMP          block
+
+done:
+	VZEROUPPER
+	RET
+
+// func wkv6HeadAVX512(st *float32, in *float32, r *float32, w *float32, k *float32, v *float32, u *float32, y *float32, n int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·wkv6HeadAVX512(SB), NOSPLIT, $0-72
+	MOVQ st+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ r+16(FP), R8
+	MOVQ w+24(FP), R9
+	MOVQ k+32(FP), R10
+	MOVQ v+40(FP), R11
+	MOVQ u+48(FP), R12
+	MOVQ y+56(FP), R13
+	MOVQ n+64(FP), DX
+	MOVQ DX, BX
+	SHLQ $0x02, BX
+	XORQ AX, AX
+
+block:
+	CMPQ    AX, DX
+	JGE     done
+	VXORPS  Z0, Z0, Z0
+	VMOVUPS (R11)(AX*4), Z1
+	MOVQ    AX, R14
+	SHLQ    $0x02, R14
+	XORQ    CX, CX
+
+row:
+	VBROADCASTSS (R10)(CX*4), Z2
+	VMULPS       Z1, Z2, Z2
+	VBROADCASTSS (R12)(CX*4), Z3
+	VMULPS       Z3, Z2, Z3
+	VMOVUPS      (SI)(R14*1), Z4
+	VADDPS       Z4, Z3, Z3
+	VBROADCASTSS (R8)(CX*4), Z5
+	VMULPS       Z5, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	VBROADCASTSS (R9)(CX*4), Z5
+	VMULPS       Z5, Z4, Z5
+	VADDPS       Z2, Z5, Z5
+	VMOVUPS      Z5, (DI)(R14*1)
+	ADDQ         BX, R14
+	INCQ         CX
+	CMPQ         CX, DX
+	JLT          row
+	VMOVUPS      Z0, (R13)(AX*4)
+	ADDQ         $0x10, AX
+	JMP          block
+
+done:
+	VZEROUPPER
+	RET
+
+// func glaHeadAVX512(st *float32, in *float32, r *float32, w *float32, k *float32, v *float32, y *float32, n int, scale float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·glaHeadAVX512(SB), NOSPLIT, $0-68
+	MOVQ   st+0(FP), DI
+	MOVQ   in+8(FP), SI
+	MOVQ   r+16(FP), R8
+	MOVQ   w+24(FP), R9
+	MOVQ   k+32(FP), R10
+	MOVQ   v+40(FP), R11
+	MOVQ   y+48(FP), R13
+	MOVQ   n+56(FP), DX
+	VMOVSS scale+64(FP), X6
+	MOVQ   DX, BX
+	SHLQ   $0x02, BX
+	XORQ   AX, AX
+
+block:
+	CMPQ    AX, DX
+	JGE     done
+	VXORPS  Z0, Z0, Z0
+	VMOVUPS (R11)(AX*4), Z1
+	MOVQ    AX, R14
+	SHLQ    $0x02, R14
+	XORQ    CX, CX
+
+row:
+	VBROADCASTSS (R10)(CX*4), Z2
+	VMULPS       Z1, Z2, Z2
+	VBROADCASTSS (R9)(CX*4), Z4
+	VMULPS       (SI)(R14*1), Z4, Z3
+	VADDPS       Z2, Z3, Z3
+	VMOVUPS      Z3, (DI)(R14*1)
+	VMULSS       (R8)(CX*4), X6, X5
+	VBROADCASTSS X5, Z5
+	VMULPS       Z5, Z3, Z3
+	VADDPS       Z3, Z0, Z0
+	ADDQ         BX, R14
+	INCQ         CX
+	CMPQ         CX, DX
+	JLT          row
+	VMOVUPS      Z0, (R13)(AX*4)
+	ADDQ         $0x10, AX
+	JMP          block
+
+done:
+	VZEROUPPER
+	RET
+
 // func softplusAVX2(dst *float32, x *float32, bias *float32, n int)
 // Requires: AVX, AVX2
 TEXT ·softplusAVX2(SB), NOSPLIT, $0-32

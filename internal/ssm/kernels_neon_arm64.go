@@ -3,7 +3,8 @@
 //go:build !purego
 
 // State-space scan kernels (Mamba-2's head, Mamba-1's channels and their
-// softplus) for ARMv8.0 NEON, with the Go twins' order of operations.
+// softplus, the RWKV heads) for ARMv8.0 NEON, with the Go twins' order of
+// operations.
 
 package ssm
 
@@ -25,3 +26,17 @@ func selectiveNEON(s *float32, in *float32, A *float32, b *float32, c *float32, 
 //
 //go:noescape
 func softplusNEON(dst *float32, x *float32, bias *float32, n int)
+
+// wkv6HeadNEON advances an n×n head's state by a token, so[j] =
+// si[j]·w[i] + k[i]·v[j], y[j] = Σ_i (k[i]·v[j]·u[i] + si[j])·r[i],
+// in wkv6HeadGo's order; n a multiple of 16.
+//
+//go:noescape
+func wkv6HeadNEON(st *float32, in *float32, r *float32, w *float32, k *float32, v *float32, u *float32, y *float32, n int)
+
+// glaHeadNEON advances an n×n head's state by a token, so[j] = si[j]·w[i]
+// + k[i]·v[j], y[j] = Σ_i so[j]·(r[i]·scale), in glaHeadGo's order; n a
+// multiple of 16.
+//
+//go:noescape
+func glaHeadNEON(st *float32, in *float32, r *float32, w *float32, k *float32, v *float32, y *float32, n int, scale float32)

@@ -3,7 +3,8 @@
 //go:build !purego
 
 // State-space scan kernels (Mamba-2's head, Mamba-1's channels and their
-// softplus) for ARMv8.0 NEON, with the Go twins' order of operations.
+// softplus, the RWKV heads) for ARMv8.0 NEON, with the Go twins' order of
+// operations.
 
 #include "textflag.h"
 
@@ -556,5 +557,142 @@ loop1:
 	FMOVS.P F26, 4(R0)
 	SUBS $1, R3, R3
 	BNE loop1
+done:
+	RET
+
+// func wkv6HeadNEON(st *float32, in *float32, r *float32, w *float32, k *float32, v *float32, u *float32, y *float32, n int)
+TEXT ·wkv6HeadNEON(SB), NOSPLIT, $0-72
+	MOVD st+0(FP), R0
+	MOVD in+8(FP), R1
+	MOVD r+16(FP), R2
+	MOVD w+24(FP), R3
+	MOVD k+32(FP), R4
+	MOVD v+40(FP), R5
+	MOVD u+48(FP), R6
+	MOVD y+56(FP), R7
+	MOVD n+64(FP), R8
+	LSR $4, R8, R9
+	CBZ R9, done
+	LSL $2, R8, R13
+block:
+	WORD $0x6f00e40c // movi v12.2d, #0000000000000000
+	WORD $0x6f00e40d // movi v13.2d, #0000000000000000
+	WORD $0x6f00e40e // movi v14.2d, #0000000000000000
+	WORD $0x6f00e40f // movi v15.2d, #0000000000000000
+	WORD $0x4cdf28b0 // ld1 { v16.4s, v17.4s, v18.4s, v19.4s }, [x5], #64
+	MOVD R1, R11
+	MOVD R0, R12
+	MOVD R2, R20
+	MOVD R3, R21
+	MOVD R4, R22
+	MOVD R6, R23
+	MOVD R8, R10
+row:
+	WORD $0x4ccd2974 // ld1 { v20.4s, v21.4s, v22.4s, v23.4s }, [x11], x13
+	FMOVS.P 4(R22), F2
+	FMOVS.P 4(R23), F3
+	FMOVS.P 4(R20), F0
+	FMOVS.P 4(R21), F1
+	WORD $0x4f829204 // fmul v4.4s, v16.4s, v2.s[0]
+	WORD $0x4f839088 // fmul v8.4s, v4.4s, v3.s[0]
+	WORD $0x4e34d508 // fadd v8.4s, v8.4s, v20.4s
+	WORD $0x4f809108 // fmul v8.4s, v8.4s, v0.s[0]
+	WORD $0x4e28d58c // fadd v12.4s, v12.4s, v8.4s
+	WORD $0x4f819294 // fmul v20.4s, v20.4s, v1.s[0]
+	WORD $0x4e24d694 // fadd v20.4s, v20.4s, v4.4s
+	WORD $0x4f829225 // fmul v5.4s, v17.4s, v2.s[0]
+	WORD $0x4f8390a9 // fmul v9.4s, v5.4s, v3.s[0]
+	WORD $0x4e35d529 // fadd v9.4s, v9.4s, v21.4s
+	WORD $0x4f809129 // fmul v9.4s, v9.4s, v0.s[0]
+	WORD $0x4e29d5ad // fadd v13.4s, v13.4s, v9.4s
+	WORD $0x4f8192b5 // fmul v21.4s, v21.4s, v1.s[0]
+	WORD $0x4e25d6b5 // fadd v21.4s, v21.4s, v5.4s
+	WORD $0x4f829246 // fmul v6.4s, v18.4s, v2.s[0]
+	WORD $0x4f8390ca // fmul v10.4s, v6.4s, v3.s[0]
+	WORD $0x4e36d54a // fadd v10.4s, v10.4s, v22.4s
+	WORD $0x4f80914a // fmul v10.4s, v10.4s, v0.s[0]
+	WORD $0x4e2ad5ce // fadd v14.4s, v14.4s, v10.4s
+	WORD $0x4f8192d6 // fmul v22.4s, v22.4s, v1.s[0]
+	WORD $0x4e26d6d6 // fadd v22.4s, v22.4s, v6.4s
+	WORD $0x4f829267 // fmul v7.4s, v19.4s, v2.s[0]
+	WORD $0x4f8390eb // fmul v11.4s, v7.4s, v3.s[0]
+	WORD $0x4e37d56b // fadd v11.4s, v11.4s, v23.4s
+	WORD $0x4f80916b // fmul v11.4s, v11.4s, v0.s[0]
+	WORD $0x4e2bd5ef // fadd v15.4s, v15.4s, v11.4s
+	WORD $0x4f8192f7 // fmul v23.4s, v23.4s, v1.s[0]
+	WORD $0x4e27d6f7 // fadd v23.4s, v23.4s, v7.4s
+	WORD $0x4c002994 // st1 { v20.4s, v21.4s, v22.4s, v23.4s }, [x12]
+	ADD R13, R12, R12
+	SUBS $1, R10, R10
+	BNE row
+	WORD $0x4c9f28ec // st1 { v12.4s, v13.4s, v14.4s, v15.4s }, [x7], #64
+	ADD $64, R0, R0
+	ADD $64, R1, R1
+	SUBS $1, R9, R9
+	BNE block
+done:
+	RET
+
+// func glaHeadNEON(st *float32, in *float32, r *float32, w *float32, k *float32, v *float32, y *float32, n int, scale float32)
+TEXT ·glaHeadNEON(SB), NOSPLIT, $0-68
+	MOVD st+0(FP), R0
+	MOVD in+8(FP), R1
+	MOVD r+16(FP), R2
+	MOVD w+24(FP), R3
+	MOVD k+32(FP), R4
+	MOVD v+40(FP), R5
+	MOVD y+48(FP), R7
+	MOVD n+56(FP), R8
+	FMOVS scale+64(FP), F3
+	LSR $4, R8, R9
+	CBZ R9, done
+	LSL $2, R8, R13
+block:
+	WORD $0x6f00e40c // movi v12.2d, #0000000000000000
+	WORD $0x6f00e40d // movi v13.2d, #0000000000000000
+	WORD $0x6f00e40e // movi v14.2d, #0000000000000000
+	WORD $0x6f00e40f // movi v15.2d, #0000000000000000
+	WORD $0x4cdf28b0 // ld1 { v16.4s, v17.4s, v18.4s, v19.4s }, [x5], #64
+	MOVD R1, R11
+	MOVD R0, R12
+	MOVD R2, R20
+	MOVD R3, R21
+	MOVD R4, R22
+	MOVD R8, R10
+row:
+	WORD $0x4ccd2974 // ld1 { v20.4s, v21.4s, v22.4s, v23.4s }, [x11], x13
+	FMOVS.P 4(R22), F2
+	FMOVS.P 4(R20), F0
+	FMOVS.P 4(R21), F1
+	FMULS F3, F0, F0
+	WORD $0x4f829204 // fmul v4.4s, v16.4s, v2.s[0]
+	WORD $0x4f819294 // fmul v20.4s, v20.4s, v1.s[0]
+	WORD $0x4e24d694 // fadd v20.4s, v20.4s, v4.4s
+	WORD $0x4f809288 // fmul v8.4s, v20.4s, v0.s[0]
+	WORD $0x4e28d58c // fadd v12.4s, v12.4s, v8.4s
+	WORD $0x4f829225 // fmul v5.4s, v17.4s, v2.s[0]
+	WORD $0x4f8192b5 // fmul v21.4s, v21.4s, v1.s[0]
+	WORD $0x4e25d6b5 // fadd v21.4s, v21.4s, v5.4s
+	WORD $0x4f8092a9 // fmul v9.4s, v21.4s, v0.s[0]
+	WORD $0x4e29d5ad // fadd v13.4s, v13.4s, v9.4s
+	WORD $0x4f829246 // fmul v6.4s, v18.4s, v2.s[0]
+	WORD $0x4f8192d6 // fmul v22.4s, v22.4s, v1.s[0]
+	WORD $0x4e26d6d6 // fadd v22.4s, v22.4s, v6.4s
+	WORD $0x4f8092ca // fmul v10.4s, v22.4s, v0.s[0]
+	WORD $0x4e2ad5ce // fadd v14.4s, v14.4s, v10.4s
+	WORD $0x4f829267 // fmul v7.4s, v19.4s, v2.s[0]
+	WORD $0x4f8192f7 // fmul v23.4s, v23.4s, v1.s[0]
+	WORD $0x4e27d6f7 // fadd v23.4s, v23.4s, v7.4s
+	WORD $0x4f8092eb // fmul v11.4s, v23.4s, v0.s[0]
+	WORD $0x4e2bd5ef // fadd v15.4s, v15.4s, v11.4s
+	WORD $0x4c002994 // st1 { v20.4s, v21.4s, v22.4s, v23.4s }, [x12]
+	ADD R13, R12, R12
+	SUBS $1, R10, R10
+	BNE row
+	WORD $0x4c9f28ec // st1 { v12.4s, v13.4s, v14.4s, v15.4s }, [x7], #64
+	ADD $64, R0, R0
+	ADD $64, R1, R1
+	SUBS $1, R9, R9
+	BNE block
 done:
 	RET

@@ -56,3 +56,42 @@ func softplusAt(l cpu.Level, dst, x, bias []float32) {
 	}
 	softplusAVX2(&dst[0], &x[0], &bias[0], len(dst))
 }
+
+// wkv6At runs WKV6Head's kernel at headKernel's width, or the twin, on
+// arguments WKV6Head has checked.
+func wkv6At(l cpu.Level, st, in, r, w, k, v, u, y []float32) {
+	switch n := len(r); headKernel(l, n) {
+	case cpu.AVX512:
+		wkv6HeadAVX512(&st[0], &in[0], &r[0], &w[0], &k[0], &v[0], &u[0], &y[0], n)
+	case cpu.AVX2:
+		wkv6HeadAVX2(&st[0], &in[0], &r[0], &w[0], &k[0], &v[0], &u[0], &y[0], n)
+	default:
+		wkv6HeadGo(st, in, r, w, k, v, u, y)
+	}
+}
+
+// glaAt runs GLAHead's kernel at headKernel's width, or the twin, on
+// arguments GLAHead has checked.
+func glaAt(l cpu.Level, st, in, r, w, k, v []float32, scale float32, y []float32) {
+	switch n := len(r); headKernel(l, n) {
+	case cpu.AVX512:
+		glaHeadAVX512(&st[0], &in[0], &r[0], &w[0], &k[0], &v[0], &y[0], n, scale)
+	case cpu.AVX2:
+		glaHeadAVX2(&st[0], &in[0], &r[0], &w[0], &k[0], &v[0], &y[0], n, scale)
+	default:
+		glaHeadGo(st, in, r, w, k, v, scale, y)
+	}
+}
+
+// headKernel reports which width of RWKV head kernel level l runs for a
+// head of size n: AVX-512's where its lanes divide n, else AVX2's where
+// 8 does, else none (the twin).
+func headKernel(l cpu.Level, n int) cpu.Level {
+	switch {
+	case l >= cpu.AVX512 && n%16 == 0:
+		return cpu.AVX512
+	case l >= cpu.AVX2 && n%8 == 0:
+		return cpu.AVX2
+	}
+	return cpu.Generic
+}

@@ -39,3 +39,22 @@ func softplusAt(l cpu.Level, dst, x, bias []float32) {
 	}
 	softplusNEON(&dst[0], &x[0], &bias[0], len(dst))
 }
+
+// wkv6At runs WKV6Head's NEON kernel at NEON and above for a head of a
+// multiple of 16 floats (its four registers of columns), else the twin.
+func wkv6At(l cpu.Level, st, in, r, w, k, v, u, y []float32) {
+	if n := len(r); n%16 == 0 && l >= cpu.NEON {
+		wkv6HeadNEON(&st[0], &in[0], &r[0], &w[0], &k[0], &v[0], &u[0], &y[0], n)
+		return
+	}
+	wkv6HeadGo(st, in, r, w, k, v, u, y)
+}
+
+// glaAt runs GLAHead's NEON kernel as wkv6At runs WKV6Head's.
+func glaAt(l cpu.Level, st, in, r, w, k, v []float32, scale float32, y []float32) {
+	if n := len(r); n%16 == 0 && l >= cpu.NEON {
+		glaHeadNEON(&st[0], &in[0], &r[0], &w[0], &k[0], &v[0], &y[0], n, scale)
+		return
+	}
+	glaHeadGo(st, in, r, w, k, v, scale, y)
+}

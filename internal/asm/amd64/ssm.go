@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	. "github.com/mmcloughlin/avo/attr"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -23,8 +25,114 @@ func ssmFiles() []outFile {
 		}
 		ssmSelective(avx2)
 		ssmSelective(avx512)
+		for _, w := range []width{avx2, avx512} {
+			for _, k := range rwkvKernels {
+				rwkvHead(w, k)
+			}
+		}
 		ssmSoftplus()
 	}}}
+}
+
+// rwkvKernel is one RWKV head kernel: its name (before the width's
+// suffix), Go signature, doc (after the name), arguments and their
+// registers (rwkvHead's), what it sets up once (or nil), and one row's
+// work for rwkvHead.
+type rwkvKernel struct {
+	name, sig, doc string
+	args           string
+	regs           []Register
+	setup          func()
+	row            func(w width, at, each func(Register) Mem)
+}
+
+// rwkvKernels are the RWKV heads: wkv6Head (R12 u; Z/Y2 kv, Z/Y3 y's term,
+// Z/Y4 in's block) and glaHead (X6 scale; Z/Y2 k·v, Z/Y3 the new state,
+// Z/Y4 w's broadcast, Z/Y5 r·scale's).
+var rwkvKernels = []rwkvKernel{{
+	name: "wkv6Head",
+	sig:  "func(st, in, r, w, k, v, u, y *float32, n int)",
+	doc: " advances an n×n head's state by a token, so[j] = si[j]·w[i] + k[i]·v[j],\n" +
+		"y[j] = Σ_i (k[i]·v[j]·u[i] + si[j])·r[i], in wkv6HeadGo's order; n a multiple of the lanes.",
+	args: "st in r w k v u y n",
+	regs: []Register{RDI, RSI, R8, R9, R10, R11, R12, R13, RDX},
+	row: func(w width, at, each func(Register) Mem) {
+		c.VBROADCASTSS(each(R10), w.vec(2))
+		c.VMULPS(w.vec(1), w.vec(2), w.vec(2))
+		c.VBROADCASTSS(each(R12), w.vec(3))
+		c.VMULPS(w.vec(3), w.vec(2), w.vec(3))
+		c.VMOVUPS(at(RSI), w.vec(4))
+		c.VADDPS(w.vec(4), w.vec(3), w.vec(3))
+		c.VBROADCASTSS(each(R8), w.vec(5))
+		c.VMULPS(w.vec(5), w.vec(3), w.vec(3))
+		c.VADDPS(w.vec(3), w.vec(0), w.vec(0))
+		c.VBROADCASTSS(each(R9), w.vec(5))
+		c.VMULPS(w.vec(5), w.vec(4), w.vec(5))
+		c.VADDPS(w.vec(2), w.vec(5), w.vec(5))
+		c.VMOVUPS(w.vec(5), at(RDI))
+	},
+}, {
+	name: "glaHead",
+	sig:  "func(st, in, r, w, k, v, y *float32, n int, scale float32)",
+	doc: " advances an n×n head's state by a token, so[j] = si[j]·w[i] + k[i]·v[j],\n" +
+		"y[j] = Σ_i so[j]·(r[i]·scale), in glaHeadGo's order; n a multiple of the lanes.",
+	args:  "st in r w k v y n",
+	regs:  []Register{RDI, RSI, R8, R9, R10, R11, R13, RDX},
+	setup: func() { c.VMOVSS(param("scale"), X6) },
+	row: func(w width, at, each func(Register) Mem) {
+		c.VBROADCASTSS(each(R10), w.vec(2))
+		c.VMULPS(w.vec(1), w.vec(2), w.vec(2))
+		c.VBROADCASTSS(each(R9), w.vec(4))
+		c.VMULPS(at(RSI), w.vec(4), w.vec(3))
+		c.VADDPS(w.vec(2), w.vec(3), w.vec(3))
+		c.VMOVUPS(w.vec(3), at(RDI))
+		c.VMULSS(each(R8), X6, X5)
+		c.VBROADCASTSS(X5, w.vec(5))
+		c.VMULPS(w.vec(5), w.vec(3), w.vec(3))
+		c.VADDPS(w.vec(3), w.vec(0), w.vec(0))
+	},
+}}
+
+// rwkvHead emits kernel k at width w: the twin's operations (wkv6HeadGo's,
+// glaHeadGo's) on a vector of columns j at a time, the columns outermost,
+// so that y's block stays in the accumulator Z/Y0 over the rows i (y[j]
+// still sums over i in the twin's order, from zero) and v's block is
+// loaded once into Z/Y1. DI st, SI in, R8 r, R9 w, R10 k, R11 v, R13 y,
+// DX n (a multiple of the lanes), BX a row's bytes, AX the block's column,
+// R14 the row's element offset in bytes, CX the row i. k.row emits one
+// row's work, given the row's block of a state (at) and row i's element
+// of a vector (each); Z/Y2-Z/Y5 are its scratch. No FMA: the twins round
+// every product and sum.
+func rwkvHead(w width, k rwkvKernel) {
+	name := k.name + w.suffix()
+	text(name, NOSPLIT, k.sig, strings.Split(name+k.doc, "\n")...)
+	loadArgs(k.args, k.regs...)
+	if k.setup != nil {
+		k.setup()
+	}
+	c.MOVQ(RDX, RBX)
+	c.SHLQ(U8(2), RBX)
+	c.XORQ(RAX, RAX)
+	label("block")
+	c.CMPQ(RAX, RDX)
+	c.JGE(ref("done"))
+	c.VXORPS(w.vec(0), w.vec(0), w.vec(0))
+	c.VMOVUPS(memx(R11, 0, RAX, 4), w.vec(1))
+	c.MOVQ(RAX, R14)
+	c.SHLQ(U8(2), R14)
+	c.XORQ(RCX, RCX)
+	label("row")
+	k.row(w, func(base Register) Mem { return memx(base, 0, R14, 1) },
+		func(base Register) Mem { return memx(base, 0, RCX, 4) })
+	c.ADDQ(RBX, R14)
+	c.INCQ(RCX)
+	c.CMPQ(RCX, RDX)
+	c.JLT(ref("row"))
+	c.VMOVUPS(w.vec(0), memx(R13, 0, RAX, 4))
+	c.ADDQ(U8(w.lanes()), RAX)
+	c.JMP(ref("block"))
+	label("done")
+	retVoid()
 }
 
 // ssmScanHead: DI the state's row, SI the row it follows (in, maybe DI),

@@ -17,11 +17,11 @@ import (
 var evexOnly = regexp.MustCompile(`\b(Z\d+|K[1-7]|[XY](1[6-9]|2\d|3[01]))\b|\.(BCST|Z)\b|^\s*(VP(AND|ANDN|OR|XOR)[DQ]|VPTERNLOG[DQ]|VMOVDQ[AU](8|16|32|64)|VPMOV(DW|DB|QB|QW|QD|WB|SDW|USDW)|VPERM[IT]2|VPERM[BW]\b|VPDPBUSDS?|VPDPWSSDS?|V(EXTRACT|INSERT)[FI](32X4|64X2|32X8|64X4)|VBROADCAST[FI](32X[248]|64X[24])|VPS[LR][LA]VW|VPMULLQ|KMOV|VPCOMPRESS|VPEXPAND|VGF2P8)|^\s*VPBROADCAST[BWDQ]\s+[A-Z0-9]*[^XYZ0-9 ][A-Z0-9]*,`)
 
 // TestAVX2KernelsAreVEX checks that every kernel named AVX2 in the
-// generated assembly of quant and kv uses VEX-encodable instructions
+// generated assembly of quant, kv and internal/ssm uses VEX-encodable instructions
 // only, so that it runs on the CPUs without AVX-512 it exists for.
 func TestAVX2KernelsAreVEX(t *testing.T) {
 	var files []string
-	for _, dir := range []string{"../../../quant", "../../../kv"} {
+	for _, dir := range []string{"../../../quant", "../../../kv", "../../ssm"} {
 		fs, err := filepath.Glob(filepath.Join(dir, "*_amd64.s"))
 		if err != nil || len(fs) == 0 {
 			t.Fatalf("no assembly files in %s: %v", dir, err)

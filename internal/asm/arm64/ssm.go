@@ -17,10 +17,11 @@ import "math"
 
 func ssmFiles() []*File {
 	f := &File{Pkg: "ssm", Name: "kernels_neon",
-		Doc: "State-space scan kernels (Mamba-2's head, Mamba-1's channels and their softplus) for ARMv8.0 NEON, with the Go twins' order of operations."}
+		Doc: "State-space scan kernels (Mamba-2's head, Mamba-1's channels and their softplus, the RWKV heads) for ARMv8.0 NEON, with the Go twins' order of operations."}
 	genScanHead(f)
 	genSelective(f)
 	genSoftplus(f)
+	genRWKVHeads(f)
 	return []*File{f}
 }
 
@@ -356,4 +357,111 @@ func genSoftplus(f *File) {
 		fn.Op("FMOVS.P F%d, 4(R0)", p)
 	})
 	fn.Return()
+}
+
+// rwkvPtrs are the general registers of the RWKV heads: the block's
+// columns left, a row's count, in's and st's block in the row, a row's
+// bytes, and the pointers into r, w, k and u (wkv6Head's) of the row,
+// reset each block.
+const (
+	rwBlocks XReg = 9
+	rwRows   XReg = 10
+	rwIn     XReg = 11
+	rwSt     XReg = 12
+	rwStride XReg = 13
+	rwR      XReg = 20
+	rwW      XReg = 21
+	rwK      XReg = 22
+	rwU      XReg = 23
+)
+
+// rwkvHead emits the loops of an RWKV head kernel, the twin's operations
+// (wkv6HeadGo's, glaHeadGo's) on 16 columns at a time in four registers:
+// the columns outermost, so that y's block stays in the accumulators acc
+// over the rows (y[j] still sums over i in the twin's order, from zero)
+// and v's block is loaded once into vv. R0 st and R1 in (advanced a
+// block at a time), R2 r, R3 w, R4 k, R5 v (advanced), R6 u, R7 y
+// (advanced), R8 n, a multiple of 16. scalars lists the vectors r, w, k,
+// u whose row element row reads (FMOVS.P from rwR … rwU); row emits one
+// row's work, in's block loaded into si (rwIn advanced a row), its new
+// state stored from si to rwSt by the loop.
+func rwkvHead(fn *Func, rg *vregs, scalars []XReg, row func(acc, vv, si VReg)) {
+	acc, vv, si := rg.getN(4), rg.getN(4), rg.getN(4)
+	fn.Op("LSR $4, R8, R%d", rwBlocks)
+	fn.Op("CBZ R%d, done", rwBlocks)
+	fn.Op("LSL $2, R8, R%d", rwStride)
+	fn.Label("block")
+	for i := VReg(0); i < 4; i++ {
+		fn.I(MOVIzero(acc + i))
+	}
+	fn.I(LD1(S4, vv, 4, 5, 64))
+	fn.Op("MOVD R1, R%d", rwIn)
+	fn.Op("MOVD R0, R%d", rwSt)
+	for i, p := range scalars {
+		fn.Op("MOVD R%d, R%d", []XReg{2, 3, 4, 6}[i], p)
+	}
+	fn.Op("MOVD R8, R%d", rwRows)
+	fn.Label("row")
+	fn.I(LD1Post(S4, si, 4, rwIn, rwStride))
+	row(acc, vv, si)
+	fn.I(ST1(S4, si, 4, rwSt, 0))
+	fn.Op("ADD R%d, R%d, R%d", rwStride, rwSt, rwSt)
+	fn.CountDown(rwRows, "row")
+	fn.I(ST1(S4, acc, 4, 7, 64))
+	fn.Op("ADD $64, R0, R0")
+	fn.Op("ADD $64, R1, R1")
+	fn.CountDown(rwBlocks, "block")
+	fn.Return()
+}
+
+// genRWKVHeads writes wkv6HeadNEON(st, in, r, w, k, v, u, y, n) and
+// glaHeadNEON(st, in, r, w, k, v, y, n, scale), on rwkvHead's loops.
+func genRWKVHeads(f *File) {
+	vec := func(names ...string) []Arg {
+		args := make([]Arg, len(names))
+		for i, n := range names {
+			args[i] = Arg{n, "*float32"}
+		}
+		return args
+	}
+	fn := f.NewFunc("wkv6HeadNEON", "wkv6HeadNEON advances an n×n head's state by a token, so[j] = si[j]·w[i] + k[i]·v[j], y[j] = Σ_i (k[i]·v[j]·u[i] + si[j])·r[i], in wkv6HeadGo's order; n a multiple of 16.",
+		append(vec("st", "in", "r", "w", "k", "v", "u", "y"), Arg{"n", "int"}), nil)
+	rg := newVRegs(fn.Name)
+	r, w, k, u := rg.get(), rg.get(), rg.get(), rg.get()
+	kv, t := rg.getN(4), rg.getN(4)
+	fn.Load("st in r w k v u y n", 0, 1, 2, 3, 4, 5, 6, 7, 8)
+	rwkvHead(fn, rg, []XReg{rwR, rwW, rwK, rwU}, func(acc, vv, si VReg) {
+		for _, l := range []struct {
+			p XReg
+			v VReg
+		}{{rwK, k}, {rwU, u}, {rwR, r}, {rwW, w}} {
+			fn.Op("FMOVS.P 4(R%d), F%d", l.p, l.v)
+		}
+		for i := VReg(0); i < 4; i++ {
+			fn.I(FMULe(S4, kv+i, vv+i, k, 0), FMULe(S4, t+i, kv+i, u, 0), FADD(S4, t+i, t+i, si+i),
+				FMULe(S4, t+i, t+i, r, 0), FADD(S4, acc+i, acc+i, t+i),
+				FMULe(S4, si+i, si+i, w, 0), FADD(S4, si+i, si+i, kv+i))
+		}
+	})
+
+	fn = f.NewFunc("glaHeadNEON", "glaHeadNEON advances an n×n head's state by a token, so[j] = si[j]·w[i] + k[i]·v[j], y[j] = Σ_i so[j]·(r[i]·scale), in glaHeadGo's order; n a multiple of 16.",
+		append(vec("st", "in", "r", "w", "k", "v", "y"), Arg{"n", "int"}, Arg{"scale", "float32"}), nil)
+	rg = newVRegs(fn.Name)
+	r, w, k, scale := rg.get(), rg.get(), rg.get(), rg.get()
+	kv, t = rg.getN(4), rg.getN(4)
+	fn.Load("st in r w k v y n", 0, 1, 2, 3, 4, 5, 7, 8)
+	fn.LoadF("scale", scale)
+	rwkvHead(fn, rg, []XReg{rwR, rwW, rwK}, func(acc, vv, si VReg) {
+		for _, l := range []struct {
+			p XReg
+			v VReg
+		}{{rwK, k}, {rwR, r}, {rwW, w}} {
+			fn.Op("FMOVS.P 4(R%d), F%d", l.p, l.v)
+		}
+		fn.Op("FMULS F%d, F%d, F%d", scale, r, r)
+		for i := VReg(0); i < 4; i++ {
+			fn.I(FMULe(S4, kv+i, vv+i, k, 0), FMULe(S4, si+i, si+i, w, 0), FADD(S4, si+i, si+i, kv+i),
+				FMULe(S4, t+i, si+i, r, 0), FADD(S4, acc+i, acc+i, t+i))
+		}
+	})
 }
