@@ -122,7 +122,10 @@ func plan(s shape, ft fileType) ([]tensorPlan, error) {
 		decoderPlan(s, add)
 	}
 	if s.FuseQKV {
-		ts = fuseQKV(ts)
+		n := len(ts)
+		if ts = fuseQKV(ts); len(ts) == n {
+			return nil, fmt.Errorf("-fuse-qkv: no %s block of this shape holds attn_q, attn_k and attn_v apart: its attention is fused already, latent, or absent", s.Arch)
+		}
 	}
 	if err := assignTypes(ts, ft, s); err != nil {
 		return nil, err

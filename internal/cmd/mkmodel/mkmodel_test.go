@@ -1038,3 +1038,18 @@ func TestKeepLayersDeepstack(t *testing.T) {
 		}
 	}
 }
+
+// TestRunFuseQKVNothingToFuse: a shape whose attention is fused already
+// (gpt2-xl), latent (deepseek-v2-lite) or absent (falcon-mamba-7b) has
+// nothing -fuse-qkv could fuse, which is said rather than a file written
+// as without the flag.
+func TestRunFuseQKVNothingToFuse(t *testing.T) {
+	for _, shape := range []string{"gpt2-xl", "deepseek-v2-lite", "falcon-mamba-7b"} {
+		path := filepath.Join(t.TempDir(), "fused.gguf")
+		var out, errOut bytes.Buffer
+		err := run([]string{"-shape", shape, "-layers", "1", "-vocab", "1024", "-type", "q8_0", "-fuse-qkv", "-o", path}, &out, &errOut)
+		if err == nil || !strings.Contains(err.Error(), "-fuse-qkv") {
+			t.Errorf("%s -fuse-qkv: %v, want an error naming -fuse-qkv", shape, err)
+		}
+	}
+}
