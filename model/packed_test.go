@@ -54,24 +54,24 @@ func TestHiddenPackedMatchesAlone(t *testing.T) {
 				cs.tol = 2e-2
 			}
 			t.Run(fmt.Sprintf("%s/%v/%v", spec.Arch, cs.weights, typ), func(t *testing.T) {
-				if cs.weights == quant.Q8_0 && (spec.Arch == "exaone4" && spec.Layers >= 64 || spec.Arch == "qwen35moe" && spec.FusedExps || spec.Arch == "rwkv6qwen2") {
-					// These differ past the tolerance with Q8_0 weights:
-					// exaone4's 64 SWA layers 5.4e-2 (every token within
-					// 7.2e-7 but text 2's from its second on, which attend
-					// to that token's keys: one event, as below), Qwen3.5-MoE
-					// with fused experts 4.9e-3 (every token within 4.8e-7
-					// but one, text 2's fourth, off by up to 1.4e-2 in every
-					// element, which its recurrent layers carry to the text's
-					// later tokens: one discrete event, a routing near-tie or
-					// an activation on the other Q8_0 step, not a drift;
-					// other seeds pass), QRWKV 7.0e-3
-					// to 3.2e-2 with the AVX2 kernels (its gated linear
-					// attention sums every token's rounding into a state no
-					// norm rescales, so an activation on the other Q8_0
-					// step moves every later token). Their F32 cases check
-					// the packing bit for bit.
-					t.Skip("Q8_0 packed and alone differ past the tolerance (see the comment)")
-				}
+				// These have, with Q8_0 weights, one event past the tolerance:
+				// exaone4's 64 SWA layers 5.4e-2 (every token within
+				// 7.2e-7 but text 2's from its second on, which attend
+				// to that token's keys: one event, as below), Qwen3.5-MoE
+				// with fused experts 4.9e-3 (every token within 4.8e-7
+				// but one, text 2's fourth, off by up to 1.4e-2 in every
+				// element, which its recurrent layers carry to the text's
+				// later tokens: one discrete event, a routing near-tie or
+				// an activation on the other Q8_0 step, not a drift;
+				// other seeds pass), QRWKV 7.0e-3
+				// to 3.2e-2 with the AVX2 kernels (its gated linear
+				// attention sums every token's rounding into a state no
+				// norm rescales, so an activation on the other Q8_0
+				// step moves every later token). So one text may differ
+				// from one token on; every token before it, and every
+				// other text, is held to the tolerance. Their F32 cases
+				// check the packing bit for bit.
+				oneEvent := cs.weights == quant.Q8_0 && (spec.Arch == "exaone4" && spec.Layers >= 64 || spec.Arch == "qwen35moe" && spec.FusedExps || spec.Arch == "rwkv6qwen2")
 				m, _, _ := loadSpec(t, spec)
 				E := m.Embd
 				all := prompt(64)
@@ -96,6 +96,11 @@ func TestHiddenPackedMatchesAlone(t *testing.T) {
 					}
 					for j, w := range want {
 						if g := got[from*E+j]; math.Float32bits(g) != math.Float32bits(w) && math.Abs(float64(g-w)) > cs.tol {
+							if oneEvent {
+								oneEvent = false
+								t.Logf("the one event allowed: text %d (%d tokens) from token %d (element %d: %v packed, %v alone)", i, l, j/E, j%E, g, w)
+								break
+							}
 							t.Fatalf("text %d (%d tokens), token %d, element %d: %v packed, %v alone (differ by %g)", i, l, j/E, j%E, g, w, g-w)
 						}
 					}
