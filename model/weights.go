@@ -813,11 +813,6 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 	if err := l.nextNBlocks(arch, &cfg); err != nil {
 		return nil, err
 	}
-	for i := range f.Tensors {
-		if PassedOver(f.Tensors[i].Name, &cfg) {
-			l.use(f.Tensors[i].Name)
-		}
-	}
 	if err := l.unused(&cfg); err != nil {
 		return nil, err
 	}
@@ -865,15 +860,16 @@ func (l *loader) nextNBlocks(arch *Arch, cfg *Config) error {
 // model does not read: a file with a tensor its architecture has no place
 // for is a variant this package does not know (a bias, a norm, a scale it
 // would silently run without) or a damaged one, and llama.cpp refuses it
-// too ("wrong number of tensors"). The NextN blocks and a vision or audio
-// tower (TowerTensor) are passed over on purpose, as SkippedRanges says.
+// too ("wrong number of tensors"). The NextN blocks, a vision or audio
+// tower (TowerTensor) and what PassedOver names are passed over on
+// purpose, as SkippedRanges says.
 func (l *loader) unused(cfg *Config) error {
 	if l.used == nil {
 		return nil
 	}
 	for i := range l.f.Tensors {
 		name := l.f.Tensors[i].Name
-		if l.used[name] || TowerTensor(name) {
+		if l.used[name] || TowerTensor(name) || PassedOver(name, cfg) {
 			continue
 		}
 		il, ok := blockIndex(name)
