@@ -26,7 +26,7 @@ func TinyAfmoe() ModelSpec {
 // are), and with the output tied to the embedding.
 func TinyAfmoeGlobal() ModelSpec {
 	s := TinyAfmoe()
-	s.Seed, s.Windowed, s.TiedOutput = 68, false, true
+	s.Seed, s.Windowed, s.TiedOutput, s.Label = 68, false, true, "global"
 	s.Routing = &Routing{Shared: 1}
 	return s
 }

@@ -50,7 +50,7 @@ func TinyGemma4() ModelSpec {
 // a layer output scale; Q8_0 weights, a tied output.
 func TinyGemma4MoE() ModelSpec {
 	return tiny(ModelSpec{
-		Arch: "gemma4", Seed: 32,
+		Arch: "gemma4", Seed: 32, Label: "moe",
 		Layers: 4, HeadDim: 64, RopeBase: 1000000, RopeBaseSWA: 10000, RMSEps: 1e-6, TiedOutput: true,
 		SlidingWindow: 4, SWALayers: []bool{true, true, false, true},
 		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,

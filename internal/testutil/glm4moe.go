@@ -74,7 +74,7 @@ func TinyGLM4MoE() ModelSpec {
 // expert_gating_func written (sigmoid).
 func TinyGLM4MoEAir() ModelSpec {
 	s := TinyGLM4MoE()
-	s.Seed = 64
+	s.Seed, s.Label = 64, "air"
 	r := *s.Routing
 	r.QKNorm, r.Gating = false, 2
 	s.Routing = &r

@@ -31,6 +31,10 @@ type ModelSpec struct {
 	FFN     int
 	Context int // 0 = 2048
 
+	// Label names a variant in subtest names (Variant) where the fields
+	// that make it one are not among those Variant tells apart.
+	Label string
+
 	RopeBase float32 // 0 = 10000 (bert has no RoPE: not written)
 	RMSEps   float32 // 0 = 1e-5 for llama, 1e-6 for qwen2 and gemma2
 	// NormEps is an encoder's (bert, nomic-bert) LayerNorm epsilon; 0 =
@@ -390,8 +394,12 @@ func TinyDeepSeek3() ModelSpec {
 // Q, K and V are fused ("glm4/qkv"); for an olmo whether it clamps Q, K
 // and V ("olmo/clamp"); for a command-r whether it is as deep as Command
 // R+, with its Q/K norms ("command-r/plus"); for a falcon whether it has
-// Falcon-40B's attn_norm_2 ("falcon/attn_norm_2").
+// Falcon-40B's attn_norm_2 ("falcon/attn_norm_2"); for a spec with a
+// Label, its label ("exaone4/swa").
 func (s ModelSpec) Variant() string {
+	if s.Label != "" {
+		return s.Arch + "/" + s.Label
+	}
 	switch d := s.DeepSeek2; {
 	case d != nil && d.Joined:
 		return s.Arch + "/kv_b"
@@ -641,7 +649,7 @@ func TinyGraniteHybridMoE() ModelSpec {
 	s := TinyGraniteHybrid()
 	s.Seed = 29
 	s.Experts, s.ExpertsUsed, s.ExpertFFN, s.SharedFFN = 8, 2, s.FFN, 64
-	s.RouterGain = 4
+	s.RouterGain, s.Label = 4, "moe"
 	return s
 }
 
@@ -729,7 +737,7 @@ func TinySmallThinker() ModelSpec {
 func TinySmallThinkerSWA() ModelSpec {
 	s := TinySmallThinker()
 	s.Layers, s.Seed, s.Gating, s.TiedOutput = 5, 62, 1, false
-	s.Windowed, s.SlidingWindow = true, 4096
+	s.Windowed, s.SlidingWindow, s.Label = true, 4096, "swa"
 	return s
 }
 
@@ -806,7 +814,7 @@ func TinyExaone4() ModelSpec {
 // windowed (4 positions) and rotated, the fourth global and unrotated.
 func TinyExaone4SWA() ModelSpec {
 	s := TinyExaone4()
-	s.Layers, s.Seed = 64, 39
+	s.Layers, s.Seed, s.Label = 64, 39, "swa"
 	return s
 }
 

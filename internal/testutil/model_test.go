@@ -431,3 +431,17 @@ func TestTinyLFM2Layout(t *testing.T) {
 		}
 	}
 }
+
+// TestVariantsUnique: the tests over every architecture name their
+// subtests by Variant, so two specs of one name would run as "x" and
+// "x#01", which -run cannot tell apart; a new variant needs a Label.
+func TestVariantsUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range TinySpecs() {
+		v := s.Variant()
+		if seen[v] {
+			t.Errorf("two specs are named %q: give the variant a Label", v)
+		}
+		seen[v] = true
+	}
+}

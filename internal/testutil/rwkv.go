@@ -49,7 +49,7 @@ func TinyARWKV7() ModelSpec {
 // and without the group norm.
 func TinyARWKV7Plain() ModelSpec {
 	s := TinyARWKV7()
-	s.Seed = 79
+	s.Seed, s.Label = 79, "plain"
 	s.RWKV7.Gate, s.RWKV7.NoGroupNorm = 0, true
 	return s
 }
