@@ -10,7 +10,7 @@ package testutil
 // (RouterGain 4); tied output; Q8_0 weights.
 func TinyHunyuanMoE() ModelSpec {
 	return tiny(ModelSpec{
-		Arch: "hunyuan-moe", Seed: 71, FFN: 32, RopeBase: 26826958, RMSEps: 1e-5, TiedOutput: true,
+		Arch: "hunyuan-moe", Seed: 83, FFN: 32, RopeBase: 26826958, RMSEps: 1e-5, TiedOutput: true,
 		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, SharedFFN: 64, RouterGain: 4,
 	})
 }
@@ -24,7 +24,7 @@ func TinyHunyuanMoE() ModelSpec {
 // weights.
 func TinyDots1() ModelSpec {
 	return tiny(ModelSpec{
-		Arch: "dots1", Seed: 73, Layers: 3, HeadsKV: 4, RopeBase: 10000000, RMSEps: 1e-5,
+		Arch: "dots1", Seed: 75, Layers: 3, HeadsKV: 4, RopeBase: 10000000, RMSEps: 1e-5,
 		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
 		Routing: &Routing{Shared: 2, Scale: 2.5, Norm: true, Gating: 2, QKNorm: true},
 	})
