@@ -363,6 +363,18 @@ func withoutQKVBiases(il int) hostileCase {
 	})
 }
 
+// withQKVBiases is the file with block il's attn_q, attn_k and attn_v
+// biases added (q and kv wide), which loads where llama.cpp takes each
+// when the block has it (Arch.OptionalQKVBias) for an architecture whose
+// released files have none (hunyuan-moe, dots1).
+func withQKVBiases(il int, q, kv int64) hostileCase {
+	return loads("with Q/K/V biases", func(h *hmodel) {
+		for b, n := range map[string]int64{"attn_q.bias": q, "attn_k.bias": kv, "attn_v.bias": kv} {
+			h.put(fmt.Sprintf("blk.%d.%s", il, b), quant.F32, n)
+		}
+	})
+}
+
 // requires is tensors the loader requires, each by the name of the case
 // of the file without it (missing).
 type requires map[string]string
@@ -1527,6 +1539,54 @@ func hostileCases() []hostileCase {
 		// hunyuan-dense: per-head Q/K norms required, and per head.
 		family("hunyuan-dense", testutil.TinyHunyuanDense(), requiresEach("blk.0.attn_q_norm.weight"),
 			misshapen("attn_k_norm across all heads", "blk.1.attn_k_norm.weight", 32),
+		),
+		// hunyuan-moe: llama.cpp d32676d77's loader requires the per-head
+		// Q/K norms, the router, the experts and the shared expert, the
+		// RMS epsilon and expert_feed_forward_length, which sizes nothing:
+		// the experts are as wide as feed_forward_length; the shared
+		// expert's width defaults to feed_forward_length (32 here, against
+		// the file's 64); Q/K/V biases optional; no shared gate or
+		// selection bias.
+		family("hunyuan-moe", testutil.TinyHunyuanMoE(), requires{
+			"attn_q_norm missing":   "blk.0.attn_q_norm.weight",
+			"router missing":        "blk.1.ffn_gate_inp.weight",
+			"experts missing":       "blk.0.ffn_down_exps.weight",
+			"shared expert missing": "blk.1.ffn_up_shexp.weight",
+		},
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			unset("expert_feed_forward_length missing", ".expert_feed_forward_length"),
+			loads("expert_feed_forward_length not read", setU(".expert_feed_forward_length", 64)),
+			refused("shared width defaulted", del(".expert_shared_feed_forward_length"), "blk.0.ffn_gate_shexp.weight"),
+			withQKVBiases(1, 64, 32),
+			misshapen("attn_k_norm across all heads", "blk.1.attn_k_norm.weight", 32),
+			refusedKey("half the head rotated", ".rope.dimension_count", uint32(8)),
+			unsupported("a shared expert's gate", add("blk.0.ffn_gate_inp_shexp.weight", 64), "blk.0.ffn_gate_inp_shexp.weight"),
+			unsupported("a selection bias", add("blk.0.exp_probs_b.bias", 8), "blk.0.exp_probs_b.bias"),
+		),
+		// dots1: llama.cpp d32676d77's loader requires the Q/K norms, the
+		// leading dense layer's feed-forward, the router, experts and
+		// shared experts, and the untied output; the selection bias and
+		// Q/K/V biases optional; as many KV heads as query heads; the RMS
+		// epsilon, leading_dense_block_count, expert_shared_count and
+		// expert_weights_scale required, and expert_gating_func, without
+		// which llama-bench aborts.
+		family("dots1", testutil.TinyDots1(), requires{
+			"output missing (never tied)": "output.weight",
+			"attn_k_norm missing":         "blk.2.attn_k_norm.weight",
+			"dense layer's up missing":    "blk.0.ffn_up.weight",
+			"router missing":              "blk.2.ffn_gate_inp.weight",
+			"shared expert missing":       "blk.1.ffn_down_shexp.weight",
+		},
+			loads("without the selection bias", drop("blk.1.exp_probs_b.bias", "blk.2.exp_probs_b.bias")),
+			withQKVBiases(0, 64, 64),
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			unset("leading_dense_block_count missing", ".leading_dense_block_count"),
+			refused("two dense layers of one", setU(".leading_dense_block_count", 2), "leading_dense_block_count = 2"),
+			unset("expert_shared_count missing", ".expert_shared_count"),
+			unset("scale missing", ".expert_weights_scale"),
+			unset("gating missing", ".expert_gating_func"),
+			unsupportedKey("gating unknown", ".expert_gating_func", uint32(9)),
+			refusedKey("grouped KV heads", ".attention.head_count_kv", uint32(2)),
 		),
 		// exaone: the RMS epsilon is required, as llama.cpp's loader
 		// requires it; rope_freqs, when present, has a factor a rotated

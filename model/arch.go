@@ -24,7 +24,7 @@ type Arch struct {
 	// OptionalQKVBias: each of attn_q/k/v.bias (or attn_qkv.bias beside
 	// a fused attn_qkv) is loaded when the block has it and left out when
 	// it has not, as llama.cpp takes them for ernie4_5, seed_oss, glm4,
-	// chatglm and qwen2moe.
+	// chatglm, qwen2moe, hunyuan-moe and dots1.
 	OptionalQKVBias bool
 	QKNorm          bool // per-head RMSNorm of Q and K before RoPE (attn_q_norm, attn_k_norm)
 	PostNorms       bool // post_attention_norm and post_ffw_norm (gemma2, gemma3, glm4)
@@ -343,6 +343,9 @@ var registry = []*Arch{
 	{Name: "phimoe", Neox: true, QKV: QKVFusedOrSeparate, OptionalQKVBias: true, OutBias: true, NormBias: true, FFN: FFNExperts, RopeFactors: true,
 		UntiedOutput: true, HeadBias: true, hparams: phimoeHparams},
 	{Name: "arwkv7", NoAttention: true, UntiedOutput: true, hparams: arwkv7Hparams},
+	{Name: "hunyuan-moe", Neox: true, OptionalQKVBias: true, QKNorm: true, FFN: FFNExperts, hparams: hunyuanMoEHparams},
+	{Name: "dots1", Neox: true, OptionalQKVBias: true, QKNorm: true, FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true,
+		UntiedOutput: true, hparams: dots1Hparams},
 }
 
 // Supported lists the architectures this package can run.

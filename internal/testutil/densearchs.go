@@ -425,8 +425,10 @@ func (s ModelSpec) gateless() bool {
 }
 
 // denseQKNorm reports whether s has per-head Q/K norms of its own
-// (apertus before RoPE, hunyuan-dense after).
-func (s ModelSpec) denseQKNorm() bool { return s.Arch == "apertus" || s.Arch == "hunyuan-dense" }
+// (apertus before RoPE, hunyuan-dense and hunyuan-moe after).
+func (s ModelSpec) denseQKNorm() bool {
+	return s.Arch == "apertus" || s.Arch == "hunyuan-dense" || s.Arch == "hunyuan-moe"
+}
 
 // addDenseArchKV writes the keys only these architectures have, as
 // llama.cpp's converters write them.

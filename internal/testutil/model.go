@@ -961,7 +961,7 @@ func (s ModelSpec) moe() bool {
 	if s.Arch == "qwen3vlmoe" {
 		return true
 	}
-	return s.Arch == "qwen3moe" || s.Arch == "qwen2moe" || s.Arch == "phimoe" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
+	return s.Arch == "qwen3moe" || s.Arch == "qwen2moe" || s.Arch == "phimoe" || s.Arch == "hunyuan-moe" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
 		s.Routing != nil ||
 		s.Arch == "smallthinker" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
@@ -1050,9 +1050,10 @@ func (s ModelSpec) checkExperts() error {
 	return nil
 }
 
-// checkGatedShared checks the counts of a model whose every block has
-// experts and a gated shared expert (qwen2moe, qwen35moe, qwen3next).
-func (s ModelSpec) checkGatedShared() error {
+// checkShared checks the counts of a model whose every block has experts
+// and a shared expert (gated in qwen2moe, qwen35moe and qwen3next; not in
+// hunyuan-moe).
+func (s ModelSpec) checkShared() error {
 	if err := s.checkExperts(); err != nil {
 		return err
 	}
@@ -1141,13 +1142,20 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			return s, err
 		}
 		if s.Arch != "qwen35" {
-			if err := s.checkGatedShared(); err != nil {
+			if err := s.checkShared(); err != nil {
 				return s, err
 			}
 		}
 	case "qwen2moe":
-		if err := s.checkGatedShared(); err != nil {
+		if err := s.checkShared(); err != nil {
 			return s, err
+		}
+	case "hunyuan-moe":
+		if err := s.checkShared(); err != nil {
+			return s, err
+		}
+		if s.ExpertFFN != s.FFN {
+			return s, fmt.Errorf("testutil: hunyuan-moe's experts are FFN (%d) wide, not %d", s.FFN, s.ExpertFFN)
 		}
 	case "granitehybrid":
 		s = s.withGraniteScales()
@@ -1194,7 +1202,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			return s, fmt.Errorf("testutil: minicpm3 needs DeepSeek2 Joined, with KVLora, QLora, Nope, Rope (even) and VHead above 0, no shared experts")
 		}
 		s = s.withLatentHeads()
-	case "glm4moe", "bailingmoe2", "afmoe":
+	case "glm4moe", "bailingmoe2", "afmoe", "dots1":
 		var err error
 		if s, err = s.withRoutingDefaults(); err != nil {
 			return s, err

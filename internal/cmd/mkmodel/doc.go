@@ -49,7 +49,11 @@
 //	        qwen3-30b-a3b, qwen1.5-moe-a2.7b (qwen2moe: qwen2's attention,
 //	        60 experts and a gated shared expert), phi-3.5-moe (phimoe:
 //	        phi3's LongRoPE attention with biases, 16 experts of 6400;
-//	        -layers 2 -experts 4 -vocab 8192),
+//	        -layers 2 -experts 4 -vocab 8192), hunyuan-a13b (hunyuan-moe:
+//	        hunyuan-dense's attention, 64 experts as wide as the FFN and
+//	        a shared expert; -layers 4 -experts 4 -vocab 8192), dots.llm1
+//	        (dots1: qwen3's attention, a dense layer, 128 sigmoid-routed
+//	        experts and 2 shared; -layers 4 -experts 8 -vocab 8192),
 //	        qwen3.5-0.8b and qwen3.5-9b (qwen35: gated delta-net and gated
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
 //	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts

@@ -129,7 +129,7 @@ func miniature(s shape) shape {
 		s.Heads, s.HeadsKV = 4, 4
 	case s.DeepSeek2 != nil && s.DeepSeek2.Joined: // the older form states the decompressed heads
 		s.Heads, s.HeadsKV = 4, 4
-	case s.Arch == "olmoe": // llama.cpp sizes attn_k_norm by the width
+	case s.Arch == "olmoe" || s.Arch == "dots1": // llama.cpp sizes olmoe's attn_k_norm by the width, dots1's attn_k and attn_v as the query
 		s.Heads, s.HeadsKV = 4, 4
 	case s.DeepSeek2 != nil: // the latent is one KV head
 		s.Heads, s.HeadsKV = 4, 1
@@ -161,8 +161,8 @@ func miniature(s shape) shape {
 	}
 	if s.Experts != 0 && s.Arch != "jamba" { // a dense Jamba's one expert is its feed-forward
 		s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, 2, 256
-		if s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "phimoe" {
-			s.FFN = s.ExpertFFN // llama.cpp sizes granitemoe's, olmoe's and phimoe's experts by feed_forward_length
+		if s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "phimoe" || s.Arch == "hunyuan-moe" {
+			s.FFN = s.ExpertFFN // llama.cpp sizes these experts by feed_forward_length
 		}
 	}
 	if r := s.Routing; r != nil {
