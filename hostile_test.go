@@ -366,7 +366,7 @@ func withoutQKVBiases(il int) hostileCase {
 // withQKVBiases is the file with block il's attn_q, attn_k and attn_v
 // biases added (q and kv wide), which loads where llama.cpp takes each
 // when the block has it (Arch.OptionalQKVBias) for an architecture whose
-// released files have none (hunyuan-moe, dots1).
+// released files have none (hunyuan-dense, hunyuan-moe, dots1).
 func withQKVBiases(il int, q, kv int64) hostileCase {
 	return loads("with Q/K/V biases", func(h *hmodel) {
 		for b, n := range map[string]int64{"attn_q.bias": q, "attn_k.bias": kv, "attn_v.bias": kv} {
@@ -1539,6 +1539,7 @@ func hostileCases() []hostileCase {
 		// hunyuan-dense: per-head Q/K norms required, and per head.
 		family("hunyuan-dense", testutil.TinyHunyuanDense(), requiresEach("blk.0.attn_q_norm.weight"),
 			misshapen("attn_k_norm across all heads", "blk.1.attn_k_norm.weight", 32),
+			withQKVBiases(1, 64, 32),
 		),
 		// hunyuan-moe: llama.cpp d32676d77's loader requires the per-head
 		// Q/K norms, the router, the experts and the shared expert, the

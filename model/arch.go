@@ -284,7 +284,7 @@ var registry = []*Arch{
 	{Name: "cohere2", Parallel: true, TiedHead: true, hparams: cohere2Hparams},
 	{Name: "arcee", FFN: FFNSequential, hparams: arceeHparams},
 	{Name: "apertus", Neox: true, QKNorm: true, FFN: FFNSequential, hparams: apertusHparams},
-	{Name: "hunyuan-dense", Neox: true, QKNorm: true, hparams: hunyuanDenseHparams},
+	{Name: "hunyuan-dense", Neox: true, OptionalQKVBias: true, QKNorm: true, hparams: hunyuanDenseHparams},
 	{Name: "smallthinker", Neox: true, FFN: FFNExperts, hparams: smallthinkerHparams},
 	{Name: "falcon-h1", Neox: true, FFNNorm: "ffn_norm", hparams: falconH1Hparams},
 	{Name: "minicpm", RopeFactors: true, hparams: minicpmHparams},
