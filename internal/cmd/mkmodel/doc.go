@@ -49,7 +49,10 @@
 //	        qwen3-30b-a3b, qwen1.5-moe-a2.7b (qwen2moe: qwen2's attention,
 //	        60 experts and a gated shared expert), phi-3.5-moe (phimoe:
 //	        phi3's LongRoPE attention with biases, 16 experts of 6400;
-//	        -layers 2 -experts 4 -vocab 8192),
+//	        -layers 2 -experts 4 -vocab 8192), mellum2-12b-a2.5b
+//	        (mellum: qwen3moe's block, 64 experts of 896, three windowed
+//	        layers of four; -layers 4 -experts 8 -vocab 8192: 0.60 GiB
+//	        F16), maincoder-1b (maincoder: Q/K norms after NORM RoPE),
 //	        qwen3.5-0.8b and qwen3.5-9b (qwen35: gated delta-net and gated
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
 //	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts
