@@ -996,6 +996,47 @@ func hostileCases() []hostileCase {
 			misshapen("rope_factors_long of the whole head", "rope_factors_long.weight", 16),
 			unsupported("an expert's bias", func(h *hmodel) { h.put("blk.0.ffn_down_exps.bias", quant.F32, 64, 8) }, "blk.0.ffn_down_exps.bias"),
 		),
+		// mellum: llama.cpp's loader requires the router, experts, Q/K
+		// norms, output.weight, the RMS epsilon, the experts' width (0
+		// sizing them FFN/used: 64, not the file's 32) and, with a window,
+		// its pattern, which must window some layer (llama.cpp asserts);
+		// Q, K and V fused or apart, their biases optional; no
+		// attn_output bias; expert_weights_scale not read.
+		family("mellum", testutil.TinyMellum(), requires{
+			"output missing (never tied)": "output.weight",
+			"router missing":              "blk.0.ffn_gate_inp.weight",
+			"experts missing":             "blk.1.ffn_up_exps.weight",
+			"attn_q_norm missing":         "blk.2.attn_q_norm.weight",
+		},
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			unset("experts' width missing", ".expert_feed_forward_length"),
+			refused("experts' width 0, defaulted", set(".expert_feed_forward_length", uint32(0)), "blk.0.ffn_gate_exps.weight"),
+			unset("window pattern missing", ".attention.sliding_window_pattern"),
+			refusedKey("pattern windowing no layer", ".attention.sliding_window_pattern", []bool{false, false, false, false}),
+			loads("without a window", del(".attention.sliding_window", ".attention.sliding_window_pattern")),
+			loads("expert_weights_scale not read", set(".expert_weights_scale", float32(2))),
+			loads("with Q/K/V biases", func(h *hmodel) {
+				h.put("blk.0.attn_q.bias", quant.F32, 64)
+				h.put("blk.0.attn_k.bias", quant.F32, 32)
+				h.put("blk.0.attn_v.bias", quant.F32, 32)
+			}),
+			on(testutil.TinyMellumPattern(), loads("fused with its bias", func(h *hmodel) { h.put("blk.1.attn_qkv.bias", quant.F32, 128) })),
+			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+		),
+		// maincoder: per-head Q/K norms and the RMS epsilon required; the
+		// output tied unless the file has output.weight; Q/K/V biases
+		// optional, no attn_output bias; a sliding window not read.
+		family("maincoder", testutil.TinyMaincoder(), requiresEach("blk.0.attn_q_norm.weight", "blk.1.attn_k_norm.weight"),
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			loads("with an output matrix", func(h *hmodel) { h.put("output.weight", quant.F32, 64, 320) }),
+			loads("with Q/K/V biases", func(h *hmodel) {
+				h.put("blk.1.attn_q.bias", quant.F32, 64)
+				h.put("blk.1.attn_k.bias", quant.F32, 32)
+				h.put("blk.1.attn_v.bias", quant.F32, 32)
+			}),
+			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) }, "blk.0.attn_output.bias"),
+			loads("sliding window not read", set(".attention.sliding_window", uint32(4))),
+		),
 		family("qwen3next", testutil.TinyQwen3Next(), requires{
 			"ssm_ba missing":                    "blk.1.ssm_ba.weight",
 			"attn_gate missing beside attn_qkv": "blk.0.attn_gate.weight",

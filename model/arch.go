@@ -346,6 +346,8 @@ var registry = []*Arch{
 	{Name: "hunyuan-moe", Neox: true, OptionalQKVBias: true, QKNorm: true, FFN: FFNExperts, hparams: hunyuanMoEHparams},
 	{Name: "dots1", Neox: true, OptionalQKVBias: true, QKNorm: true, FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true,
 		UntiedOutput: true, hparams: dots1Hparams},
+	{Name: "mellum", Neox: true, OptionalQKVBias: true, QKNorm: true, FFN: FFNExperts, UntiedOutput: true, hparams: mellumHparams},
+	{Name: "maincoder", OptionalQKVBias: true, QKNorm: true, hparams: maincoderHparams},
 }
 
 // Supported lists the architectures this package can run.
@@ -438,21 +440,30 @@ func qwen3moeHparams(c *Config, m *meta) {
 // gives it llama.cpp's qwen3moe default, feed_forward_length /
 // expert_used_count.
 func (m *meta) experts(c *Config, widthDefault bool) {
-	c.Experts = m.num("expert_count", maxExperts, -1, false)
-	c.ExpertsUsed = m.num("expert_used_count", maxExperts, -1, false)
-	if m.err != nil {
-		return
-	}
-	if c.ExpertsUsed > c.Experts {
-		m.fail("%s = %d is more than %s = %d", m.key("expert_used_count"), c.ExpertsUsed, m.key("expert_count"), c.Experts)
+	if !m.expertCounts(c) {
 		return
 	}
 	def := -1
 	if widthDefault && c.FFN > 0 {
-		def = max(c.FFN/c.ExpertsUsed, 1)
+		def = c.defaultExpertFFN()
 	}
 	c.ExpertFFN = m.num("expert_feed_forward_length", maxCount, def, false)
 }
+
+// expertCounts reads expert_count and expert_used_count (required; no
+// more used than there are), reporting whether both are good.
+func (m *meta) expertCounts(c *Config) bool {
+	c.Experts = m.num("expert_count", maxExperts, -1, false)
+	c.ExpertsUsed = m.num("expert_used_count", maxExperts, -1, false)
+	if m.err == nil && c.ExpertsUsed > c.Experts {
+		m.fail("%s = %d is more than %s = %d", m.key("expert_used_count"), c.ExpertsUsed, m.key("expert_count"), c.Experts)
+	}
+	return m.err == nil
+}
+
+// defaultExpertFFN is llama.cpp's width of an expert whose file states
+// none: feed_forward_length / expert_used_count, at least 1.
+func (c *Config) defaultExpertFFN() int { return max(c.FFN/c.ExpertsUsed, 1) }
 
 // sharedExperts reads expert_shared_count (required, at least 1 unless
 // none allows 0: no shared expert) into c.SharedFFN: that many shared

@@ -603,6 +603,16 @@ func (c *Config) WindowedLayer(il int) bool {
 	return il%p < p-1
 }
 
+// anyWindowed reports whether some layer uses the sliding window.
+func (c *Config) anyWindowed() bool {
+	for il := range c.Layers {
+		if c.WindowedLayer(il) {
+			return true
+		}
+	}
+	return false
+}
+
 // EmbeddingOnly reports whether the model makes embeddings and no logits:
 // an encoder, or a decoder-style stack without an output matrix.
 func (c *Config) EmbeddingOnly() bool { return c.Encoder || c.NoHead }

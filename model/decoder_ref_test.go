@@ -330,6 +330,17 @@ func headLayerNorm64(v, w []float64, d int, eps float64) {
 	}
 }
 
+// unscaledRope is r rotating as a windowed layer whose RoPE scale is
+// RopeScaleSWA: that linear factor alone, without YaRN or an attention
+// factor.
+func (r *refDecoder) unscaledRope() *refDecoder {
+	c := *r.c
+	c.RopeScale, c.YarnExt, c.RopeAttnFactor = c.RopeScaleSWA, 0, 1
+	u := *r
+	u.c = &c
+	return &u
+}
+
 // hidden is every token's output of the final norm, the tokens at
 // positions 0, 1, …: llama's graph and, from the Config, granite's
 // multipliers, smollm3's unrotated layers and gemma-embedding's Gemma
@@ -419,8 +430,15 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		}
 		windowed := c.WindowedLayer(il)
 		base := float64(c.RopeBase)
+		// rot rotates this layer's query and key: OLMo 3's and Mellum's
+		// windowed layers unscaled (no linear factor, YaRN or attention
+		// factor), gpt-oss's as the others.
+		rot, yarn := r, c.YarnExt != 0
 		if windowed {
 			base = float64(c.RopeBaseSWA)
+			if c.RopeScaleSWA != c.RopeScale {
+				rot, yarn = r.unscaledRope(), false
+			}
 		}
 		qs, ks, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n)
 		hs := make([][]float64, n) // each token's normalised input, which cohere2's feed-forward reads too
@@ -497,11 +515,8 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				qkNorms()
 			}
 			if c.RopeLayer(il) {
-				// OLMo 3's windowed layers rotate unscaled, gpt-oss's as
-				// the others.
-				yarn := c.YarnExt != 0 && !(windowed && c.RopeScaleSWA != c.RopeScale)
-				r.ropeHeads(qs[t], c.Heads, hd, t, base, yarn)
-				r.ropeHeads(ks[t], c.HeadsKV, hd, t, base, yarn)
+				rot.ropeHeads(qs[t], c.Heads, hd, t, base, yarn)
+				rot.ropeHeads(ks[t], c.HeadsKV, hd, t, base, yarn)
 			}
 			if c.QKNormAfterRope {
 				qkNorms() // hunyuan-dense

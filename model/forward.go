@@ -201,12 +201,8 @@ func ropeTables(c *Config) int {
 	if c.HeadDimSWA > 0 {
 		return 2 // Gemma 4: rope_freqs' factors on the global layers only
 	}
-	if c.Window > 0 && (c.RopeBaseSWA != c.RopeBase || c.RopeScaleSWA != c.RopeScale) {
-		for il := range c.Layers {
-			if c.WindowedLayer(il) {
-				return 2
-			}
-		}
+	if c.Window > 0 && (c.RopeBaseSWA != c.RopeBase || c.RopeScaleSWA != c.RopeScale) && c.anyWindowed() {
+		return 2
 	}
 	return 1
 }

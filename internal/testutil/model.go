@@ -136,8 +136,9 @@ type ModelSpec struct {
 	// RouterGain multiplies the router weights' spread (0 = 1); a large
 	// gain makes the routing decisive.
 	RouterGain float64
-	// Windowed writes a smallthinker's or afmoe's attention.sliding_window
-	// (SlidingWindow), which gives it windowed layers.
+	// Windowed writes a smallthinker's, afmoe's or mellum's
+	// attention.sliding_window (SlidingWindow), which gives it windowed
+	// layers (a mellum's as SWAPattern or SWALayers say, when set).
 	Windowed bool
 
 	// ChatTemplate is written as tokenizer.chat_template when not empty.
@@ -961,7 +962,7 @@ func (s ModelSpec) moe() bool {
 	if s.Arch == "qwen3vlmoe" {
 		return true
 	}
-	return s.Arch == "qwen3moe" || s.Arch == "qwen2moe" || s.Arch == "phimoe" || s.Arch == "hunyuan-moe" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
+	return s.Arch == "qwen3moe" || s.Arch == "qwen2moe" || s.Arch == "phimoe" || s.Arch == "hunyuan-moe" || s.Arch == "mellum" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
 		s.Routing != nil ||
 		s.Arch == "smallthinker" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
@@ -1086,7 +1087,8 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		arch = "dense" // one case for the architectures densearchs.go describes
 	}
 	switch arch {
-	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "chatglm", "gemma-embedding", "internlm2":
+	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "chatglm", "gemma-embedding", "internlm2",
+		"maincoder":
 	case "qwen2vl", "qwen3vl":
 	case "qwen3vlmoe":
 		if err := s.checkExperts(); err != nil {
@@ -1207,7 +1209,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s, err = s.withRoutingDefaults(); err != nil {
 			return s, err
 		}
-	case "qwen3moe", "granitemoe", "gpt-oss", "ernie4_5-moe", "olmoe", "phimoe":
+	case "qwen3moe", "granitemoe", "gpt-oss", "ernie4_5-moe", "olmoe", "phimoe", "mellum":
 		if err := s.checkExperts(); err != nil {
 			return s, err
 		}
@@ -1461,6 +1463,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Arch == "afmoe" && s.Windowed {
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
 	}
+	if s.Arch == "mellum" && s.Windowed {
+		s.addMellumWindow(g)
+	}
 	if s.Arch == "smallthinker" {
 		g.AddKV(a+"expert_gating_func", s.Gating)
 		if s.Windowed {
@@ -1684,7 +1689,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 	w := s.WeightType
 	gemma := s.gemma()
 	exaone := s.Arch == "exaone4" // olmo2's norms, but per-head Q/K norms
-	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding" || s.hybrid() || exaone
+	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "mellum" || s.Arch == "maincoder" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding" || s.hybrid() || exaone
 	qkNorm = qkNorm || s.Arch == "qwen3vl" || s.Arch == "qwen3vlmoe" || s.Arch == "bailingmoe2" || s.Routing != nil && s.Routing.QKNorm
 	olmo := s.Arch == "olmo2" // no pre-norms, Q/K norms across heads, post-norms
 	noPreNorm := olmo || exaone

@@ -144,6 +144,9 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	if s.Window != 0 && s.Gemma3n == nil && s.Gemma4 == nil { // AddGemma3nKV and AddGemma4KV write it
 		g.AddKV(a+"attention.sliding_window", uint32(s.Window))
 	}
+	if s.SWAPattern > 0 {
+		g.AddKV(a+"attention.sliding_window_pattern", uint32(s.SWAPattern))
+	}
 	if s.Arch == "gemma2" {
 		g.AddKV(a+"attn_logit_softcapping", s.AttnSoftcap)
 		g.AddKV(a+"final_logit_softcapping", s.FinalSoftcap)
