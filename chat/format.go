@@ -69,17 +69,30 @@ const (
 	// between <｜tool▁calls▁begin｜> and <｜tool▁calls▁end｜> (deepseek.go),
 	// their reasoning in <think>…</think>.
 	ToolsDeepSeek
+	// ToolsKimi: Kimi K2 and K2 Thinking write their calls in a section
+	// between <|tool_calls_section_begin|> and <|tool_calls_section_end|>,
+	// each <|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>
+	// and the JSON arguments, ended by <|tool_call_end|> (kimi.go), the
+	// text before the arguments kept as the call's ID; their reasoning in
+	// <think>…</think>.
+	ToolsKimi
+	// ToolsMiniMax: MiniMax-M2 and M2.1 write their calls between
+	// <minimax:tool_call> and </minimax:tool_call>, each <invoke
+	// name="NAME"> and a <parameter name="KEY">VALUE</parameter> an
+	// argument, ended by </invoke> (the XML form's values, xmlcall.go);
+	// their reasoning in <think>…</think>.
+	ToolsMiniMax
 )
 
 // String returns "none", "llama3", "hermes", "mistral", "harmony", "gemma4",
-// "seed", "glm", "commandr", "granite", "nemotron", "apertus", "lfm2" or
-// "deepseek".
+// "seed", "glm", "commandr", "granite", "nemotron", "apertus", "lfm2",
+// "deepseek", "kimi" or "minimax".
 func (s ToolSyntax) String() string { return enum.Name(s, toolSyntaxNames[:], "ToolSyntax") }
 
 var toolSyntaxNames = [...]string{ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral",
 	ToolsHarmony: "harmony", ToolsGemma4: "gemma4", ToolsSeed: "seed", ToolsGLM: "glm", ToolsCommandR: "commandr",
 	ToolsGranite: "granite", ToolsNemotron: "nemotron", ToolsApertus: "apertus", ToolsLFM2: "lfm2",
-	ToolsDeepSeek: "deepseek"}
+	ToolsDeepSeek: "deepseek", ToolsKimi: "kimi", ToolsMiniMax: "minimax"}
 
 // Format is how a model's raw output is structured.
 type Format struct {
@@ -154,6 +167,16 @@ func DetectFormat(template string) Format {
 		f.Tools = ToolsApertus
 		f.Thinking = strings.Contains(template, apertusThinkOpen)
 		return f
+	case strings.Contains(template, minimaxDetect) && strings.Contains(template, minimaxRole):
+		// llama.cpp's tests for MiniMax-M2 (its turns' markers) and Kimi
+		// K2 (its tool declaration turn, section opener and results
+		// heading), after Apertus' and LFM2's as there; both reason in
+		// <think> whatever the template shows.
+		f.Tools, f.Thinking = ToolsMiniMax, true
+		return f
+	case strings.Contains(template, kimiDetect) && strings.Contains(template, kimiCallsOpen) && strings.Contains(template, kimiResults):
+		f.Tools, f.Thinking = ToolsKimi, true
+		return f
 	case strings.Contains(template, "<|start_header_id|>ipython<|end_header_id|>") ||
 		strings.Contains(template, "<|python_tag|>"):
 		f.Tools = ToolsLlama3
@@ -192,13 +215,15 @@ func (f Format) Markers() []string {
 		m = append(m, xmlMarkers...)
 	case ToolsGLM: // the argument tags too, which GLM's vocabulary holds as control tokens
 		m = append(m, hermesOpen, hermesClose, glmKeyOpen, glmKeyClose, glmValueOpen, glmValueClose)
-	case ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2:
+	case ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2, ToolsMiniMax:
 		open, close := f.callMarks()
 		m = append(m, open, close)
 	case ToolsGranite:
 		m = append(m, graniteCall)
 	case ToolsDeepSeek:
 		m = append(m, deepseekCallsOpen, deepseekCallsClose, deepseekCallOpen, deepseekCallClose, deepseekSep)
+	case ToolsKimi:
+		m = append(m, kimiCallsOpen, kimiCallsClose, kimiCallOpen, kimiArgs, kimiCallClose)
 	}
 	m = append(m, f.dropped()...)
 	return m
@@ -217,6 +242,8 @@ var marks = [...]struct{ think, call [2]string }{
 	ToolsApertus:  {[2]string{apertusThinkOpen, apertusThinkClose}, [2]string{apertusCallOpen, apertusCallClose}},
 	ToolsLFM2:     {call: [2]string{lfm2CallOpen, lfm2CallClose}},
 	ToolsDeepSeek: {call: [2]string{deepseekCallsOpen, deepseekCallsClose}},
+	ToolsKimi:     {call: [2]string{kimiCallsOpen, kimiCallsClose}},
+	ToolsMiniMax:  {call: [2]string{minimaxCallsOpen, minimaxCallsClose}},
 	ToolsNone:     {}, ToolsLlama3: {}, ToolsMistral: {}, ToolsHarmony: {}, ToolsGranite: {},
 }
 
@@ -227,6 +254,16 @@ func (f Format) thinkMarks() (open, close string) {
 		return m[0], m[1]
 	}
 	return thinkOpen, thinkClose
+}
+
+// thinkLine is the line break MiniMax-M2's prompt opens its reasoning
+// with, after <think> (and its closing one after </think>, a blank line),
+// "" for the other formats.
+func (f Format) thinkLine() string {
+	if f.Tools == ToolsMiniMax {
+		return "\n"
+	}
+	return ""
 }
 
 // callMarks are the texts around one tool call in format f, "" for the

@@ -50,10 +50,11 @@ func (f Format) dropped() []string {
 }
 
 // listsCalls reports whether format f writes its calls as a list between
-// its call markers (JSON, LFM2's Python, DeepSeek's block).
+// its call markers (JSON, LFM2's Python, DeepSeek's and Kimi K2's blocks,
+// MiniMax-M2's invocations).
 func (f Format) listsCalls() bool {
 	switch f.Tools {
-	case ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2, ToolsDeepSeek:
+	case ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2, ToolsDeepSeek, ToolsKimi, ToolsMiniMax:
 		return true
 	}
 	return false
@@ -65,6 +66,8 @@ func (f Format) parseCallList(s string) ([]ToolCall, bool) {
 	switch f.Tools {
 	case ToolsDeepSeek:
 		return parseDeepSeekCalls(s)
+	case ToolsKimi:
+		return parseKimiCalls(s)
 	case ToolsLFM2:
 		if calls, ok := parsePythonCalls(s); ok {
 			return calls, true

@@ -131,7 +131,7 @@ func NewParser(f Format, opts ParseOptions) *Parser {
 	p.markers = append(p.markers, f.dropped()...)
 	if opts.Tools {
 		switch f.Tools {
-		case ToolsHermes, ToolsGemma4, ToolsSeed, ToolsGLM, ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2, ToolsDeepSeek:
+		case ToolsHermes, ToolsGemma4, ToolsSeed, ToolsGLM, ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2, ToolsDeepSeek, ToolsKimi, ToolsMiniMax:
 			open, _ := f.callMarks()
 			p.markers = append(p.markers, open)
 		case ToolsMistral:
@@ -514,6 +514,9 @@ func (p *Parser) parseCalls(body string, closed bool) ([]ToolCall, bool) {
 	if p.f.listsCalls() {
 		if !closed {
 			return nil, false
+		}
+		if p.f.Tools == ToolsMiniMax { // its values typed by the tools' schemas
+			return minimaxTags.calls(body, p.opts.Defs)
 		}
 		return p.f.parseCallList(body)
 	}

@@ -212,6 +212,14 @@ func TestDetectFormat(t *testing.T) {
 		// messages), before Hermes'.
 		"{{ '<｜tool▁calls▁begin｜>' }}<tool_call><think>":                                                                  {Tools: ToolsDeepSeek, Thinking: true},
 		"{%- if message['prefix'] is defined and message['prefix'] and thinking %}<think>{% endif %}<｜tool▁calls▁begin｜>": {Tools: ToolsDeepSeek, Thinking: true, DeepSeekV31: true},
+		// MiniMax-M2 (both its turns' markers; reasoning whether the
+		// template shows it or not); Kimi K2 (its tool declaration,
+		// section opener and results heading, all three).
+		"]~!b[]~b]system\n{{ s }}[e~[\n]~b]ai\n<minimax:tool_call>":                                      {Tools: ToolsMiniMax, Thinking: true},
+		"]~b]ai\n<minimax:tool_call>":                                                                    {},
+		"<|im_system|>tool_declare<|im_middle|>{{ t }}<|tool_calls_section_begin|>## Return of {{ id }}": {Tools: ToolsKimi, Thinking: true},
+		"<|im_system|>tool_declare<|im_middle|>{{ t }}<|tool_calls_section_begin|>":                      {},
+		"<|tool_calls_section_begin|>## Return of {{ id }}<think>":                                       {Thinking: true},
 	} {
 		if got := DetectFormat(src); got != want {
 			t.Errorf("%q: %+v, want %+v", src, got, want)
