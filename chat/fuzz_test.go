@@ -56,8 +56,8 @@ func FuzzParseOutput(f *testing.F) {
 		// The syntaxes that list calls (bit 64; ToolsCommandR + the low
 		// bits, each with tools offered and thinking on: Command R7B 232,
 		// Granite 233, Nemotron 234, Apertus 235 with the schema's types too,
-		// LFM2 204, DeepSeek 205, Kimi K2 206, MiniMax-M2 239 with the
-		// schema's types).
+		// LFM2 204, DeepSeek 205, Kimi K2 206 and 222 with the reply opened
+		// in thinking, MiniMax-M2 239 with the schema's types).
 		{"<|START_THINKING|>hm<|END_THINKING|><|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", \"parameters\": {\"a\": 1}}]<|END_ACTION|>", 232, 3},
 		{"<|START_RESPONSE|>ok<|END_RESPONSE|>", 64, 5},
 		{"<think>hm</think><response>x</response><|tool_call|>[{\"name\": \"f\", \"arguments\": {}}]", 233, 2},
@@ -68,6 +68,7 @@ func FuzzParseOutput(f *testing.F) {
 			"<｜tool▁call▁begin｜>g<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>", 205, 7},
 		{"<think>hm</think>ok<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"n\": 1}<|tool_call_end|>" +
 			"<|tool_call_begin|>g<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>", 206, 3},
+		{"hm<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|> more</think>ok", 222, 5},
 		{"<think>hm</think>ok<minimax:tool_call>\n<invoke name=\"f\">\n<parameter name=\"s\">1</parameter>\n<parameter name=\"n\">2</parameter>\n" +
 			"</invoke>\n<invoke name=\"g\">\n</invoke>\n</minimax:tool_call>", 239, 4},
 	} {

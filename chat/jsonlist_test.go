@@ -134,7 +134,8 @@ func family(f Format, cases []listCase) []parseCase {
 }
 
 // TestParseCallListsSplitAnywhere: each syntax's output cut in two at
-// every byte parses as it does whole (Kimi K2's and MiniMax-M2's too).
+// every byte parses as it does whole (Kimi K2's and MiniMax-M2's too,
+// Kimi's calls inside its reasoning).
 func TestParseCallListsSplitAnywhere(t *testing.T) {
 	for _, c := range []struct {
 		f   Format
@@ -148,8 +149,9 @@ func TestParseCallListsSplitAnywhere(t *testing.T) {
 		{Format{Tools: ToolsLFM2, Thinking: true}, `<think>need it</think>Checking.<|tool_call_start|>[get_weather(city='Paris'), clock()]<|tool_call_end|>`},
 		{Format{Tools: ToolsDeepSeek, Thinking: true}, "<think>need it</think>Checking.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n" +
 			`{"city": "Paris"}` + "\n```<｜tool▁call▁end｜><｜tool▁call▁begin｜>clock<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"},
-		{Format{Tools: ToolsKimi, Thinking: true}, "<think>need it</think>Checking.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0" +
-			`<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_call_begin|>functions.clock:1<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>`},
+		{Format{Tools: ToolsKimi, Thinking: true}, "<think>need it<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0" +
+			`<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_call_begin|>functions.clock:1<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>` +
+			"</think>Checking."},
 		{Format{Tools: ToolsMiniMax, Thinking: true}, `<think>need it</think>Checking.<minimax:tool_call><invoke name="get_weather"><parameter name="city">Paris</parameter>` +
 			`</invoke><invoke name="clock"></invoke></minimax:tool_call>`},
 	} {

@@ -43,6 +43,18 @@ func TestParseKimiMiniMax(t *testing.T) {
 			unparsed("a call without its opener", tools, "<|tool_calls_section_begin|>functions.clock:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>"),
 			unparsed("bad JSON", tools, "<|tool_calls_section_begin|><|tool_call_begin|>functions.clock:0<|tool_call_argument_begin|>{,}<|tool_call_end|><|tool_calls_section_end|>"),
 			{"no tools offered", ParseOptions{}, section + "<|tool_calls_section_end|>", Message{Content: section + "<|tool_calls_section_end|>"}},
+			// Kimi K2 Thinking calls as it reasons: the calls are read, the
+			// reasoning goes on after them; a section that does not parse
+			// stays reasoning, and without tools offered it is reasoning.
+			{"calls inside the reasoning", tools, "<think>I need the time." + section + "<|tool_calls_section_end|>\nThen answer.</think>It is noon.",
+				Message{Thinking: "I need the time.\nThen answer.", Content: "It is noon.", ToolCalls: one("functions.clock:0", "clock", `{}`)}},
+			{"calls inside the reasoning opened by the prompt", ParseOptions{Tools: true, ThinkingOpen: true}, "hm" + section + "<|tool_calls_section_end|>",
+				Message{Thinking: "hm", ToolCalls: one("functions.clock:0", "clock", `{}`)}},
+			{"bad JSON inside the reasoning", tools, "<think>hm<|tool_calls_section_begin|>x<|tool_calls_section_end|> so</think>ok",
+				Message{Thinking: "hm<|tool_calls_section_begin|>x<|tool_calls_section_end|> so", Content: "ok"}},
+			{"a section cut short inside the reasoning", tools, "<think>hm" + section, Message{Thinking: "hm" + section}},
+			{"no tools offered, reasoning", ParseOptions{}, "<think>hm" + section + "<|tool_calls_section_end|></think>ok",
+				Message{Thinking: "hm" + section + "<|tool_calls_section_end|>", Content: "ok"}},
 		}),
 		family(minimax, []listCase{
 			{"reasoning, then an answer", tools, "<think>\nThe capital.\n</think>\n\nParis.",

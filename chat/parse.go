@@ -98,6 +98,7 @@ type Parser struct {
 	wsHold     string // whitespace held back at the end of reasoning/content
 	msg        Message
 	markers    []string
+	callFrom   parseMode   // what a call's markers stand in: content, or Kimi K2's reasoning
 	hKind      harmonyKind // what the harmony message being read is
 	hName      string      // its tool's name, for a call
 	hBody      string      // a call's body so far
@@ -206,7 +207,7 @@ func (p *Parser) Finish() []Delta {
 			p.emitCalls(&out, calls)
 		} else {
 			open, _ := p.f.callMarks()
-			p.emitContent(&out, open+p.pending, true)
+			p.emitUnparsed(&out, open+p.pending, true)
 		}
 	case modeRest:
 		if calls, ok := p.parseRest(p.pending); ok {
@@ -266,7 +267,7 @@ func (p *Parser) stepContent(out *[]Delta) bool {
 		p.mode = modeThinking
 		p.wsHold = ""
 	case callOpen:
-		p.mode = modeCall
+		p.mode, p.callFrom = modeCall, modeContent
 	case mistralCalls, llamaPythonTag, graniteCall:
 		p.mode = modeRest
 	}
@@ -275,18 +276,48 @@ func (p *Parser) stepContent(out *[]Delta) bool {
 
 func (p *Parser) stepThinking(out *[]Delta) bool {
 	_, thinkClose := p.f.thinkMarks()
-	i := strings.Index(p.pending, thinkClose)
+	i, marker := strings.Index(p.pending, thinkClose), thinkClose
+	callOpen := p.callsInThinking()
+	if j := strings.Index(p.pending, callOpen); callOpen != "" && j >= 0 && (i < 0 || j < i) {
+		i, marker = j, callOpen
+	}
 	if i < 0 {
-		hold := max(partialSuffix(p.pending, thinkClose), partialRune(p.pending))
+		hold := max(partialSuffix(p.pending, thinkClose), partialSuffix(p.pending, callOpen), partialRune(p.pending))
 		p.emitThinking(out, p.pending[:len(p.pending)-hold], false)
 		p.pending = p.pending[len(p.pending)-hold:]
 		return false
 	}
 	p.emitThinking(out, p.pending[:i], true)
-	p.pending = p.pending[i+len(thinkClose):]
+	p.pending = p.pending[i+len(marker):]
+	if marker == callOpen {
+		p.mode, p.callFrom = modeCall, modeThinking
+		return true
+	}
 	p.mode = modeContent
 	p.afterThink = true
 	return true
+}
+
+// callsInThinking is the text that opens calls inside the reasoning
+// block, "" where calls stand outside it alone: Kimi K2 Thinking calls
+// tools as it reasons, and llama.cpp reads those calls (its
+// allow_toolcall_in_think), the reasoning going on after them.
+func (p *Parser) callsInThinking() string {
+	if p.f.Tools != ToolsKimi || !p.opts.Tools {
+		return ""
+	}
+	open, _ := p.f.callMarks()
+	return open
+}
+
+// emitUnparsed emits the text of calls that do not parse as what they
+// stand in: content, or reasoning.
+func (p *Parser) emitUnparsed(out *[]Delta, s string, final bool) {
+	if p.callFrom == modeThinking {
+		p.emitThinking(out, s, final)
+		return
+	}
+	p.emitContent(out, s, final)
 }
 
 func (p *Parser) stepCall(out *[]Delta) bool {
@@ -308,9 +339,9 @@ func (p *Parser) stepCall(out *[]Delta) bool {
 	if calls, ok := p.parseCalls(body, true); ok {
 		p.emitCalls(out, calls)
 	} else {
-		p.emitContent(out, open+body+close, false)
+		p.emitUnparsed(out, open+body+close, false)
 	}
-	p.mode = modeContent
+	p.mode = p.callFrom
 	p.afterThink = true // whitespace between calls is not content
 	return true
 }
