@@ -99,6 +99,7 @@ type Format struct {
 	Tools ToolSyntax
 	// Thinking: the model writes its reasoning in a block: between <think>
 	// and </think>, or Gemma 4's <|channel>thought and <channel|>,
+	// Magistral's [THINK] and [/THINK] (see MistralThink),
 	// Seed-OSS's <seed:think> and </seed:think>, Command R7B's
 	// <|START_THINKING|> and <|END_THINKING|> or Apertus'
 	// <|inner_prefix|> and <|inner_suffix|> (by Tools). (Harmony's
@@ -107,6 +108,10 @@ type Format struct {
 	// MistralArgs: Mistral's newer calls, name[ARGS]{…} after
 	// [TOOL_CALLS], rather than a JSON list.
 	MistralArgs bool
+	// MistralThink: a Mistral template reasons between [THINK] and
+	// [/THINK] (Magistral, Ministral 3's reasoning models), its Thinking
+	// on.
+	MistralThink bool
 	// XMLCalls: a Hermes-syntax template writes the XML form inside
 	// <tool_call> (Qwen 3.5/3.6, Qwen3-Coder), which a forced call then
 	// takes too. (The parser reads either form whatever it says.)
@@ -154,9 +159,13 @@ func DetectFormat(template string) Format {
 		f.Tools = ToolsGranite
 	case isLFM2(template):
 		f.Tools = ToolsLFM2
-	case strings.Contains(template, "[TOOL_CALLS]"):
+	case strings.Contains(template, mistralCalls):
 		f.Tools = ToolsMistral
 		f.MistralArgs = strings.Contains(template, mistralArgs)
+		if isMagistral(template) {
+			f.Thinking, f.MistralThink = true, true
+			return f
+		}
 	case strings.Contains(template, "<tool_call>"):
 		f.Tools = ToolsHermes
 		// llama.cpp's test for Qwen3-Coder's XML form.
@@ -180,6 +189,9 @@ func DetectFormat(template string) Format {
 	case strings.Contains(template, "<|start_header_id|>ipython<|end_header_id|>") ||
 		strings.Contains(template, "<|python_tag|>"):
 		f.Tools = ToolsLlama3
+	case isMagistral(template): // llama.cpp's test for Magistral, calls or none
+		f.Tools, f.Thinking, f.MistralThink = ToolsMistral, true, true
+		return f
 	}
 	f.Thinking = strings.Contains(template, "<think>")
 	return f
@@ -247,9 +259,18 @@ var marks = [...]struct{ think, call [2]string }{
 	ToolsNone:     {}, ToolsLlama3: {}, ToolsMistral: {}, ToolsHarmony: {}, ToolsGranite: {},
 }
 
+// isMagistral reports whether a template reasons as Magistral does,
+// between [THINK] and [/THINK].
+func isMagistral(template string) bool {
+	return strings.Contains(template, mistralThinkOpen) && strings.Contains(template, mistralThinkClose)
+}
+
 // thinkMarks are the texts that open and close a reasoning block in
 // format f.
 func (f Format) thinkMarks() (open, close string) {
+	if f.MistralThink {
+		return mistralThinkOpen, mistralThinkClose
+	}
 	if m := marks[f.Tools].think; m[0] != "" {
 		return m[0], m[1]
 	}

@@ -41,6 +41,7 @@ func TestMarkers(t *testing.T) {
 		{Format{Tools: ToolsKimi, Thinking: true}, []string{"<think>", "</think>", "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
 			"<|tool_call_argument_begin|>", "<|tool_call_end|>"}},
 		{Format{Tools: ToolsMiniMax, Thinking: true}, []string{"<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>"}},
+		{Format{Tools: ToolsMistral, Thinking: true, MistralThink: true}, []string{"[THINK]", "[/THINK]", "[TOOL_CALLS]", "[ARGS]"}},
 	} {
 		if got := c.f.Markers(); !slices.Equal(got, c.want) {
 			t.Errorf("%+v: %q, want %q", c.f, got, c.want)

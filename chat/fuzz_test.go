@@ -71,6 +71,8 @@ func FuzzParseOutput(f *testing.F) {
 		{"hm<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|> more</think>ok", 222, 5},
 		{"<think>hm</think>ok<minimax:tool_call>\n<invoke name=\"f\">\n<parameter name=\"s\">1</parameter>\n<parameter name=\"n\">2</parameter>\n" +
 			"</invoke>\n<invoke name=\"g\">\n</invoke>\n</minimax:tool_call>", 239, 4},
+		// Magistral: Mistral's with thinking on and bit 32 (168 + 3).
+		{"[THINK]hm[/THINK]ok[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {}}]", 171, 3},
 	} {
 		f.Add(seed.out, seed.syntax, seed.size)
 	}
@@ -78,8 +80,9 @@ func FuzzParseOutput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, out string, syntax, size uint8) {
 		// Bits 0-2 pick the syntax (with bit 64, one of the eight that list
 		// calls), 8 offers tools, 16 opens the reply in thinking, 32 types
-		// values by a schema, 128 turns thinking on: each on its own bits,
-		// so that every seed below runs the parser its text is for.
+		// values by a schema (Mistral's, which has none, reasons in
+		// Magistral's [THINK] with it), 128 turns thinking on: each on its
+		// own bits, so that every seed below runs the parser its text is for.
 		fm := Format{Tools: ToolSyntax(syntax & 7), Thinking: syntax&128 != 0}
 		if syntax&64 != 0 {
 			fm.Tools = ToolsCommandR + ToolSyntax(syntax&7)
@@ -87,6 +90,7 @@ func FuzzParseOutput(f *testing.F) {
 		opts := ParseOptions{Tools: syntax&8 != 0, ThinkingOpen: syntax&16 != 0}
 		if syntax&32 != 0 {
 			opts.Defs = defs // values typed by a schema (the XML form's, GLM's)
+			fm.MistralThink = fm.Tools == ToolsMistral && fm.Thinking
 		}
 		opts.NewID = seqIDs()
 		whole := ParseOutput(out, fm, opts)

@@ -11,13 +11,16 @@ import (
 
 // Markers in model output.
 const (
-	thinkOpen      = "<think>"
-	thinkClose     = "</think>"
-	hermesOpen     = "<tool_call>"
-	hermesClose    = "</tool_call>"
-	mistralCalls   = "[TOOL_CALLS]"
-	mistralArgs    = "[ARGS]"
-	llamaPythonTag = "<|python_tag|>"
+	thinkOpen    = "<think>"
+	thinkClose   = "</think>"
+	hermesOpen   = "<tool_call>"
+	hermesClose  = "</tool_call>"
+	mistralCalls = "[TOOL_CALLS]"
+	mistralArgs  = "[ARGS]"
+	// Magistral's and Ministral 3's reasoning block
+	mistralThinkOpen  = "[THINK]"
+	mistralThinkClose = "[/THINK]"
+	llamaPythonTag    = "<|python_tag|>"
 )
 
 // ParseOptions configure a Parser.
@@ -40,11 +43,11 @@ type ParseOptions struct {
 
 // PromptOpensThinking reports whether a rendered prompt leaves a reasoning
 // block open (<think>, Seed-OSS's <seed:think>, Gemma 4's
-// <|channel>thought, Command R7B's <|START_THINKING|> or Apertus'
-// <|inner_prefix|>), so that the model's output begins inside its
-// reasoning.
+// <|channel>thought, Command R7B's <|START_THINKING|>, Apertus'
+// <|inner_prefix|> or Magistral's [THINK]), so that the model's output
+// begins inside its reasoning.
 func PromptOpensThinking(prompt string) bool {
-	for _, f := range [...]Format{{}, {Tools: ToolsSeed}, {Tools: ToolsGemma4}, {Tools: ToolsCommandR}, {Tools: ToolsApertus}} {
+	for _, f := range [...]Format{{}, {Tools: ToolsSeed}, {Tools: ToolsGemma4}, {Tools: ToolsCommandR}, {Tools: ToolsApertus}, {Tools: ToolsMistral, MistralThink: true}} {
 		openMark, closeMark := f.thinkMarks()
 		open := strings.LastIndex(prompt, openMark)
 		if open >= 0 && open > strings.LastIndex(prompt, closeMark) &&
