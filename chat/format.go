@@ -19,7 +19,7 @@ const (
 	// ToolsLlama3: Llama 3.x writes {"name": …, "parameters": {…}} as the
 	// whole message, optionally after <|python_tag|>.
 	ToolsLlama3
-	// ToolsHermes: Qwen 2.5/3 and Hermes write
+	// ToolsHermes: Qwen 2.5/3, Hermes and Xiaomi MiMo write
 	// <tool_call>{"name": …, "arguments": {…}}</tool_call>, one per call;
 	// Qwen 3.5/3.6 and Qwen3-Coder the XML form inside (xmlcall.go).
 	ToolsHermes
@@ -166,10 +166,17 @@ func DetectFormat(template string) Format {
 			f.Thinking, f.MistralThink = true, true
 			return f
 		}
-	case strings.Contains(template, "<tool_call>"):
+	case strings.Contains(template, hermesOpen) || isMiMo(template):
 		f.Tools = ToolsHermes
 		// llama.cpp's test for Qwen3-Coder's XML form.
 		f.XMLCalls = strings.Contains(template, xmlFunction) && strings.Contains(template, xmlParameter)
+		if isMiMo(template) && !f.XMLCalls {
+			// Xiaomi MiMo, told after Qwen3-Coder and before Hermes as
+			// llama.cpp tells it: Hermes' calls, reasoning in <think>
+			// whatever the template shows.
+			f.Thinking = true
+			return f
+		}
 	case strings.Contains(template, nemotronDetect): // llama.cpp's test for Nemotron Nano v2
 		f.Tools = ToolsNemotron
 	case strings.Contains(template, apertusDetect) && strings.Contains(template, apertusCallOpen):
@@ -257,6 +264,17 @@ var marks = [...]struct{ think, call [2]string }{
 	ToolsKimi:     {call: [2]string{kimiCallsOpen, kimiCallsClose}},
 	ToolsMiniMax:  {call: [2]string{minimaxCallsOpen, minimaxCallsClose}},
 	ToolsNone:     {}, ToolsLlama3: {}, ToolsMistral: {}, ToolsHarmony: {}, ToolsGranite: {},
+}
+
+// isMiMo reports whether a template is Xiaomi MiMo's, by the markers
+// llama.cpp looks for: its tool list, its calls' list and its results.
+func isMiMo(template string) bool {
+	for _, m := range [...]string{"<tools>", "# Tools", "</tools>", "<tool_calls>", "</tool_calls>", "<tool_response>"} {
+		if !strings.Contains(template, m) {
+			return false
+		}
+	}
+	return true
 }
 
 // isMagistral reports whether a template reasons as Magistral does,

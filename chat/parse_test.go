@@ -199,10 +199,14 @@ func TestDetectFormat(t *testing.T) {
 		"[SYSTEM_PROMPT][THINK]{{ t }}[/THINK][TOOL_CALLS]{{ n }}[ARGS]": {Tools: ToolsMistral, Thinking: true, MistralArgs: true, MistralThink: true},
 		"[INST]{{ c }}[/INST][THINK]{{ t }}[/THINK]":                     {Tools: ToolsMistral, Thinking: true, MistralThink: true},
 		"[TOOL_CALLS]<think>":                                            {Tools: ToolsMistral, Thinking: true},
-		"{{- '<|tool_call>call:' + name + '{' -}}<|channel>":             {Tools: ToolsGemma4, Thinking: true},
-		"{%- set toolcall_begin_token = '<seed:tool_call>' -%}":          {Tools: ToolsSeed, Thinking: true},
-		"<tool_call>\n<function=x>\n<parameter=y>\n<think>":              {Tools: ToolsHermes, Thinking: true, XMLCalls: true},
-		strings.Repeat("{{ messages }}", 2):                              {},
+		// Xiaomi MiMo (all six of its markers; reasoning whatever the
+		// template shows), Hermes' calls; five of them are no MiMo.
+		"# Tools\n<tools>{{ t }}</tools><tool_calls></tool_calls><tool_response>": {Tools: ToolsHermes, Thinking: true},
+		"# Tools\n<tools>{{ t }}</tools><tool_calls></tool_calls>":                {},
+		"{{- '<|tool_call>call:' + name + '{' -}}<|channel>":                      {Tools: ToolsGemma4, Thinking: true},
+		"{%- set toolcall_begin_token = '<seed:tool_call>' -%}":                   {Tools: ToolsSeed, Thinking: true},
+		"<tool_call>\n<function=x>\n<parameter=y>\n<think>":                       {Tools: ToolsHermes, Thinking: true, XMLCalls: true},
+		strings.Repeat("{{ messages }}", 2):                                       {},
 		// GLM-4.5/4.6 (a call's parts a line), GLM-4.7 (back to back); a
 		// GLM-4-0414 template (its calls a name and a JSON line, no
 		// format in llama.cpp) and a GLM-Z1 one (the same, reasoning).
