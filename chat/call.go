@@ -32,6 +32,7 @@ func Forces(choice string) bool { return choice != "" && choice != "auto" && cho
 // <|constrain|>json<|message|> and the arguments, the call's header as the
 // model writes it, skipping its analysis). The syntaxes that list calls
 // write a list of the one object: Granite's after <|tool_call|>,
+// Firefunction v2's after " functools",
 // Nemotron's in <TOOLCALL>, Command R7B's in <|START_ACTION|> (its
 // object {"tool_call_id": a string, "tool_name", "parameters"}),
 // Apertus' in <|tools_prefix|> (its object {NAME: arguments}), LFM2's in
@@ -58,6 +59,8 @@ func (f Format) CallSchema(tools []Tool, choice string) (prefix, suffix string, 
 		prefix, suffix = mistralCalls+"[", "]"
 	case f.Tools == ToolsGranite:
 		prefix, suffix = graniteCall+"[", "]"
+	case f.Tools == ToolsFirefunction:
+		prefix, suffix = firefunctionCalls, "]"
 	case f.Tools == ToolsApertus: // {NAME: arguments}, told apart by no constant
 		return namedCall(tools, choice, "Apertus' {NAME: arguments}", func(name string) (string, string) {
 			return apertusCallOpen + "[{" + string(jsonText(name)) + ": ", "}]" + apertusCallClose

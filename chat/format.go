@@ -82,17 +82,21 @@ const (
 	// argument, ended by </invoke> (the XML form's values, xmlcall.go);
 	// their reasoning in <think>…</think>.
 	ToolsMiniMax
+	// ToolsFirefunction: Firefunction v2 writes " functools" and a JSON
+	// list of {"name": …, "arguments": {…}} as the rest of its reply.
+	ToolsFirefunction
 )
 
 // String returns "none", "llama3", "hermes", "mistral", "harmony", "gemma4",
 // "seed", "glm", "commandr", "granite", "nemotron", "apertus", "lfm2",
-// "deepseek", "kimi" or "minimax".
+// "deepseek", "kimi", "minimax" or "firefunction".
 func (s ToolSyntax) String() string { return enum.Name(s, toolSyntaxNames[:], "ToolSyntax") }
 
 var toolSyntaxNames = [...]string{ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral",
 	ToolsHarmony: "harmony", ToolsGemma4: "gemma4", ToolsSeed: "seed", ToolsGLM: "glm", ToolsCommandR: "commandr",
 	ToolsGranite: "granite", ToolsNemotron: "nemotron", ToolsApertus: "apertus", ToolsLFM2: "lfm2",
-	ToolsDeepSeek: "deepseek", ToolsKimi: "kimi", ToolsMiniMax: "minimax"}
+	ToolsDeepSeek: "deepseek", ToolsKimi: "kimi", ToolsMiniMax: "minimax",
+	ToolsFirefunction: "firefunction"}
 
 // Format is how a model's raw output is structured.
 type Format struct {
@@ -193,6 +197,9 @@ func DetectFormat(template string) Format {
 	case strings.Contains(template, kimiDetect) && strings.Contains(template, kimiCallsOpen) && strings.Contains(template, kimiResults):
 		f.Tools, f.Thinking = ToolsKimi, true
 		return f
+	case strings.Contains(template, firefunctionCalls): // llama.cpp's test for Firefunction v2, before Llama 3's
+		f.Tools = ToolsFirefunction
+		return f
 	case strings.Contains(template, "<|start_header_id|>ipython<|end_header_id|>") ||
 		strings.Contains(template, "<|python_tag|>"):
 		f.Tools = ToolsLlama3
@@ -237,8 +244,8 @@ func (f Format) Markers() []string {
 	case ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2, ToolsMiniMax:
 		open, close := f.callMarks()
 		m = append(m, open, close)
-	case ToolsGranite:
-		m = append(m, graniteCall)
+	case ToolsGranite, ToolsFirefunction:
+		m = append(m, f.restMark())
 	case ToolsDeepSeek:
 		m = append(m, deepseekCallsOpen, deepseekCallsClose, deepseekCallOpen, deepseekCallClose, deepseekSep)
 	case ToolsKimi:
@@ -250,7 +257,8 @@ func (f Format) Markers() []string {
 
 // marks are the texts around a reasoning block and around one tool call
 // in each syntax: think falls back to <think>…</think>, and call is "" for
-// the syntaxes without such a pair (Llama 3, Mistral, harmony, Granite).
+// the syntaxes without such a pair (Llama 3, Mistral, harmony, Granite,
+// Firefunction v2).
 var marks = [...]struct{ think, call [2]string }{
 	ToolsHermes:   {call: [2]string{hermesOpen, hermesClose}},
 	ToolsGemma4:   {[2]string{gemma4ThinkOpen, gemma4ThinkClose}, [2]string{gemma4CallOpen, gemma4CallClose}},
@@ -263,7 +271,7 @@ var marks = [...]struct{ think, call [2]string }{
 	ToolsDeepSeek: {call: [2]string{deepseekCallsOpen, deepseekCallsClose}},
 	ToolsKimi:     {call: [2]string{kimiCallsOpen, kimiCallsClose}},
 	ToolsMiniMax:  {call: [2]string{minimaxCallsOpen, minimaxCallsClose}},
-	ToolsNone:     {}, ToolsLlama3: {}, ToolsMistral: {}, ToolsHarmony: {}, ToolsGranite: {},
+	ToolsNone:     {}, ToolsLlama3: {}, ToolsMistral: {}, ToolsHarmony: {}, ToolsGranite: {}, ToolsFirefunction: {},
 }
 
 // isMiMo reports whether a template is Xiaomi MiMo's, by the markers

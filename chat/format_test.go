@@ -9,8 +9,8 @@ func TestToolSyntaxString(t *testing.T) {
 	for s, want := range map[ToolSyntax]string{
 		ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral", ToolsGemma4: "gemma4", ToolsSeed: "seed", ToolsGLM: "glm",
 		ToolsCommandR: "commandr", ToolsGranite: "granite", ToolsNemotron: "nemotron", ToolsApertus: "apertus", ToolsLFM2: "lfm2", ToolsDeepSeek: "deepseek",
-		ToolsKimi: "kimi", ToolsMiniMax: "minimax",
-		ToolSyntax(16): "ToolSyntax(16)", // the first unnamed value: used to panic, index out of range
+		ToolsKimi: "kimi", ToolsMiniMax: "minimax", ToolsFirefunction: "firefunction",
+		ToolSyntax(17): "ToolSyntax(17)", // the first unnamed value: used to panic, index out of range
 	} {
 		if got := s.String(); got != want {
 			t.Errorf("ToolSyntax(%d).String() = %q, want %q", s, got, want)
@@ -42,6 +42,7 @@ func TestMarkers(t *testing.T) {
 			"<|tool_call_argument_begin|>", "<|tool_call_end|>"}},
 		{Format{Tools: ToolsMiniMax, Thinking: true}, []string{"<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>"}},
 		{Format{Tools: ToolsMistral, Thinking: true, MistralThink: true}, []string{"[THINK]", "[/THINK]", "[TOOL_CALLS]", "[ARGS]"}},
+		{Format{Tools: ToolsFirefunction}, []string{" functools["}},
 	} {
 		if got := c.f.Markers(); !slices.Equal(got, c.want) {
 			t.Errorf("%+v: %q, want %q", c.f, got, c.want)

@@ -73,6 +73,8 @@ func FuzzParseOutput(f *testing.F) {
 			"</invoke>\n<invoke name=\"g\">\n</invoke>\n</minimax:tool_call>", 239, 4},
 		// Magistral: Mistral's with thinking on and bit 32 (168 + 3).
 		{"[THINK]hm[/THINK]ok[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {}}]", 171, 3},
+		// Firefunction v2: no syntax with tools and bit 32 (40).
+		{"ok functools[{\"name\": \"f\", \"arguments\": {\"a\": 1}}]", 40, 4},
 	} {
 		f.Add(seed.out, seed.syntax, seed.size)
 	}
@@ -81,8 +83,9 @@ func FuzzParseOutput(f *testing.F) {
 		// Bits 0-2 pick the syntax (with bit 64, one of the eight that list
 		// calls), 8 offers tools, 16 opens the reply in thinking, 32 types
 		// values by a schema (Mistral's, which has none, reasons in
-		// Magistral's [THINK] with it), 128 turns thinking on: each on its
-		// own bits, so that every seed below runs the parser its text is for.
+		// Magistral's [THINK] with it, and no syntax becomes Firefunction
+		// v2's), 128 turns thinking on: each on its own bits, so that every
+		// seed below runs the parser its text is for.
 		fm := Format{Tools: ToolSyntax(syntax & 7), Thinking: syntax&128 != 0}
 		if syntax&64 != 0 {
 			fm.Tools = ToolsCommandR + ToolSyntax(syntax&7)
@@ -91,6 +94,9 @@ func FuzzParseOutput(f *testing.F) {
 		if syntax&32 != 0 {
 			opts.Defs = defs // values typed by a schema (the XML form's, GLM's)
 			fm.MistralThink = fm.Tools == ToolsMistral && fm.Thinking
+			if fm.Tools == ToolsNone {
+				fm.Tools = ToolsFirefunction
+			}
 		}
 		opts.NewID = seqIDs()
 		whole := ParseOutput(out, fm, opts)

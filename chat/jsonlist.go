@@ -6,7 +6,8 @@ import (
 )
 
 // The syntaxes whose calls are one JSON list after a marker: Mistral's
-// [TOOL_CALLS], Granite's <|tool_call|> (the rest of the reply), and
+// [TOOL_CALLS], Granite's <|tool_call|>, Firefunction v2's " functools"
+// (the rest of the reply), and
 // those that close it with a marker of their own — Command R7B's
 // <|START_ACTION|>…<|END_ACTION|>, Nemotron Nano v2's <TOOLCALL>…
 // </TOOLCALL>, Apertus' <|tools_prefix|>…<|tools_suffix|>. Each element
@@ -21,6 +22,7 @@ const (
 	cohereResponseClose = "<|END_RESPONSE|>"
 
 	graniteCall          = "<|tool_call|>"
+	firefunctionCalls    = " functools["
 	graniteResponseOpen  = "<response>"
 	graniteResponseClose = "</response>"
 

@@ -21,6 +21,7 @@ func TestParseCallLists(t *testing.T) {
 	apertus := Format{Tools: ToolsApertus, Thinking: true}
 	lfm2 := Format{Tools: ToolsLFM2, Thinking: true}
 	deepseek := Format{Tools: ToolsDeepSeek, Thinking: true}
+	firefunction := Format{Tools: ToolsFirefunction}
 	tools := ParseOptions{Tools: true}
 	weather := ParseOptions{Tools: true, Defs: []Tool{{Name: "get_weather", Parameters: json.RawMessage(`{"type":"object"}`)}}}
 	one := func(id, name, args string) []ToolCall { return []ToolCall{{ID: id, Name: name, Arguments: args}} }
@@ -92,6 +93,15 @@ func TestParseCallLists(t *testing.T) {
 			unparsed("an argument without a value", tools, `<|tool_call_start|>[f(x)]<|tool_call_end|>`),
 			unparsed("an unterminated string", tools, `<|tool_call_start|>[f(x="a)]<|tool_call_end|>`),
 		}),
+		family(firefunction, []listCase{
+			{"content, then calls", tools, `Checking. functools[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "clock", "arguments": {}}]`,
+				Message{Content: "Checking.", ToolCalls: two}},
+			{"calls alone", tools, ` functools[{"name": "clock", "arguments": "{}"}]`, Message{ToolCalls: one("call_1", "clock", `{}`)}},
+			unparsed("a list cut short", tools, ` functools[{"name": "clock", "arguments": {`),
+			unparsed("text after the list", tools, ` functools[{"name": "clock", "arguments": {}}] done`),
+			unparsed("functools without its bracket", tools, ` functools {"name": "clock"}`),
+			unparsed("no tools offered", ParseOptions{}, ` functools[{"name": "clock", "arguments": {}}]`),
+		}),
 		family(deepseek, []listCase{
 			{"reasoning, then an answer", tools, "<think>The capital.</think>\n\nParis.",
 				Message{Thinking: "The capital.", Content: "Paris."}},
@@ -149,6 +159,7 @@ func TestParseCallListsSplitAnywhere(t *testing.T) {
 		{Format{Tools: ToolsLFM2, Thinking: true}, `<think>need it</think>Checking.<|tool_call_start|>[get_weather(city='Paris'), clock()]<|tool_call_end|>`},
 		{Format{Tools: ToolsDeepSeek, Thinking: true}, "<think>need it</think>Checking.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n" +
 			`{"city": "Paris"}` + "\n```<｜tool▁call▁end｜><｜tool▁call▁begin｜>clock<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"},
+		{Format{Tools: ToolsFirefunction}, `Checking. functools[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "clock", "arguments": {}}]`},
 		{Format{Tools: ToolsKimi, Thinking: true}, "<think>need it<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0" +
 			`<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_call_begin|>functions.clock:1<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>` +
 			"</think>Checking."},
@@ -157,7 +168,7 @@ func TestParseCallListsSplitAnywhere(t *testing.T) {
 	} {
 		t.Run(c.f.Tools.String(), func(t *testing.T) {
 			whole := splitAnywhere(t, c.out, c.f, ParseOptions{Tools: true})
-			if len(whole.ToolCalls) != 2 || whole.Thinking != "need it" || whole.ToolCalls[0].Arguments != `{"city":"Paris"}` || whole.ToolCalls[1].Name != "clock" {
+			if len(whole.ToolCalls) != 2 || c.f.Thinking && whole.Thinking != "need it" || whole.ToolCalls[0].Arguments != `{"city":"Paris"}` || whole.ToolCalls[1].Name != "clock" {
 				t.Fatalf("whole: %+v", whole)
 			}
 		})
@@ -195,6 +206,9 @@ func TestCallSchemaLists(t *testing.T) {
 			"\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>", string(weather.Parameters), `{"city": "Paris"}`},
 		{"deepseek v3.1", Format{Tools: ToolsDeepSeek, DeepSeekV31: true}, []Tool{weather}, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>weather<｜tool▁sep｜>",
 			"<｜tool▁call▁end｜><｜tool▁calls▁end｜>", string(weather.Parameters), `{"city": "Paris"}`},
+		{"firefunction v2", Format{Tools: ToolsFirefunction}, []Tool{weather}, " functools[", "]",
+			`{"additionalProperties":false,"properties":{"arguments":` + string(weather.Parameters) + `,"name":{"const":"weather"}},"required":["name","arguments"],"type":"object"}`,
+			`{"name": "weather", "arguments": {"city": "Paris"}}`},
 		{"kimi k2", Format{Tools: ToolsKimi, Thinking: true}, []Tool{clock, weather}, "<|tool_calls_section_begin|><|tool_call_begin|>functions.weather:0<|tool_call_argument_begin|>",
 			"<|tool_call_end|><|tool_calls_section_end|>", string(weather.Parameters), `{"city": "Paris"}`},
 		{"apertus, one tool", Format{Tools: ToolsApertus}, []Tool{weather}, `<|tools_prefix|>[{"weather": `, "}]<|tools_suffix|>", string(weather.Parameters),

@@ -80,7 +80,7 @@ const (
 	modeContent parseMode = iota
 	modeThinking
 	modeCall // inside a call's markers (<tool_call>, <|tool_call>, <seed:tool_call>)
-	modeRest // the rest of the output is tool calls (Mistral, python tag, Granite)
+	modeRest // the rest of the output is tool calls (Mistral, python tag, Granite, Firefunction v2)
 	modeLlamaJSON
 	modeHarmonyHeader // harmony: before a message's <|message|>
 	modeHarmonyBody   // harmony: a message's body, of kind hKind
@@ -138,12 +138,8 @@ func NewParser(f Format, opts ParseOptions) *Parser {
 		case ToolsHermes, ToolsGemma4, ToolsSeed, ToolsGLM, ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2, ToolsDeepSeek, ToolsKimi, ToolsMiniMax:
 			open, _ := f.callMarks()
 			p.markers = append(p.markers, open)
-		case ToolsMistral:
-			p.markers = append(p.markers, mistralCalls)
-		case ToolsGranite:
-			p.markers = append(p.markers, graniteCall)
-		case ToolsLlama3:
-			p.markers = append(p.markers, llamaPythonTag)
+		case ToolsMistral, ToolsGranite, ToolsLlama3, ToolsFirefunction:
+			p.markers = append(p.markers, f.restMark())
 		}
 	}
 	return p
@@ -216,7 +212,7 @@ func (p *Parser) Finish() []Delta {
 		if calls, ok := p.parseRest(p.pending); ok {
 			p.emitCalls(&out, calls)
 		} else {
-			p.emitContent(&out, p.restPrefix()+p.pending, true)
+			p.emitContent(&out, p.f.restMark()+p.pending, true)
 		}
 	case modeLlamaJSON:
 		if calls, ok := p.parseLlamaJSON(p.pending); ok {
@@ -230,14 +226,22 @@ func (p *Parser) Finish() []Delta {
 	return out
 }
 
-func (p *Parser) restPrefix() string {
-	switch p.f.Tools {
+// restMark is the marker after which the rest of the output is format
+// f's calls: Mistral's [TOOL_CALLS], Granite's <|tool_call|>, Llama 3's
+// <|python_tag|> or Firefunction v2's " functools[" (whose "[" opens
+// the list); "" for the other formats.
+func (f Format) restMark() string {
+	switch f.Tools {
 	case ToolsMistral:
 		return mistralCalls
 	case ToolsGranite:
 		return graniteCall
+	case ToolsLlama3:
+		return llamaPythonTag
+	case ToolsFirefunction:
+		return firefunctionCalls
 	}
-	return llamaPythonTag
+	return ""
 }
 
 // stepContent consumes pending content up to the next marker.
@@ -271,7 +275,7 @@ func (p *Parser) stepContent(out *[]Delta) bool {
 		p.wsHold = ""
 	case callOpen:
 		p.mode, p.callFrom = modeCall, modeContent
-	case mistralCalls, llamaPythonTag, graniteCall:
+	case p.f.restMark():
 		p.mode = modeRest
 	}
 	return true
@@ -582,8 +586,8 @@ func (p *Parser) parseCall(body string) (ToolCall, bool) {
 	return c.toolCall()
 }
 
-// parseRest parses what follows [TOOL_CALLS], <|python_tag|> or
-// Granite's <|tool_call|>.
+// parseRest parses what follows [TOOL_CALLS], <|python_tag|>,
+// Granite's <|tool_call|> or Firefunction v2's " functools[".
 func (p *Parser) parseRest(s string) ([]ToolCall, bool) {
 	s = strings.TrimSpace(s)
 	switch p.f.Tools {
@@ -594,6 +598,8 @@ func (p *Parser) parseRest(s string) ([]ToolCall, bool) {
 		return parseBuiltinCall(s)
 	case ToolsGranite:
 		return p.f.parseCallList(s)
+	case ToolsFirefunction:
+		return p.f.parseCallList("[" + s)
 	}
 	// Mistral: a JSON array, or name[ARGS]{…} (newer templates), possibly
 	// repeated with [TOOL_CALLS] between calls.

@@ -199,6 +199,9 @@ func TestDetectFormat(t *testing.T) {
 		"[SYSTEM_PROMPT][THINK]{{ t }}[/THINK][TOOL_CALLS]{{ n }}[ARGS]": {Tools: ToolsMistral, Thinking: true, MistralArgs: true, MistralThink: true},
 		"[INST]{{ c }}[/INST][THINK]{{ t }}[/THINK]":                     {Tools: ToolsMistral, Thinking: true, MistralThink: true},
 		"[TOOL_CALLS]<think>":                                            {Tools: ToolsMistral, Thinking: true},
+		// Firefunction v2, before Llama 3's (its template is Llama 3's).
+		"<|start_header_id|>ipython<|end_header_id|>{{ ' functools[' }}": {Tools: ToolsFirefunction},
+		"functools[": {},
 		// Xiaomi MiMo (all six of its markers; reasoning whatever the
 		// template shows), Hermes' calls; five of them are no MiMo.
 		"# Tools\n<tools>{{ t }}</tools><tool_calls></tool_calls><tool_response>": {Tools: ToolsHermes, Thinking: true},
