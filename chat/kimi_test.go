@@ -3,7 +3,10 @@ package chat
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/lowmem/llm/internal/testutil"
 )
 
 // TestParseKimiMiniMax: Kimi K2's sections and MiniMax-M2's invocations,
@@ -75,4 +78,30 @@ func TestParseKimiMiniMax(t *testing.T) {
 			unparsed("no tools offered", ParseOptions{}, "<minimax:tool_call><invoke name=\"clock\"></invoke></minimax:tool_call>"),
 		}),
 	))
+}
+
+// TestRenderMiniMax: testutil.MiniMaxTemplate, this repository's template
+// in MiniMax-M2's format, is detected as MiniMax's and renders a call
+// that parses back to it, its string value a string and its number a
+// number.
+func TestRenderMiniMax(t *testing.T) {
+	tmpl, err := Parse(testutil.MiniMaxTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := tmpl.Format(); f != (Format{Tools: ToolsMiniMax, Thinking: true}) {
+		t.Fatalf("format %+v, want MiniMax-M2's", f)
+	}
+	call := ToolCall{ID: "c1", Name: "get_weather", Arguments: `{"city":"Paris","days":2}`}
+	out, err := tmpl.Render([]Message{{Role: RoleUser, Content: "Weather?"}, {Role: RoleAssistant, Content: "Checking.", ToolCalls: []ToolCall{call}}},
+		RenderOptions{Tools: []Tool{{Name: "get_weather", Parameters: json.RawMessage(`{"type":"object"}`)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, reply, ok := strings.Cut(out, "]~b]ai\n")
+	reply, _, _ = strings.Cut(reply, "[e~[")
+	got := ParseOutput(reply, tmpl.Format(), ParseOptions{Tools: true, NewID: func() string { return "c1" }})
+	if !ok || got.Content != "Checking." || len(got.ToolCalls) != 1 || got.ToolCalls[0] != call {
+		t.Errorf("rendered %q, parsed back %+v", out, got)
+	}
 }
