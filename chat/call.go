@@ -32,6 +32,7 @@ func Forces(choice string) bool { return choice != "" && choice != "auto" && cho
 // <|constrain|>json<|message|> and the arguments, the call's header as the
 // model writes it, skipping its analysis). The syntaxes that list calls
 // write a list of the one object: Granite's after <|tool_call|>,
+// Firefunction v2's after " functools",
 // Nemotron's in <TOOLCALL>, Command R7B's in <|START_ACTION|> (its
 // object {"tool_call_id": a string, "tool_name", "parameters"}),
 // Apertus' in <|tools_prefix|> (its object {NAME: arguments}), LFM2's in
@@ -39,10 +40,12 @@ func Forces(choice string) bool { return choice != "" && choice != "auto" && cho
 // LFM2's Python calls, which the parser reads too). DeepSeek's, R1's
 // <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME and a
 // ```json block or V3.1's NAME<｜tool▁sep｜> and the arguments, need the
-// name known too. Templates
+// name known too, as do Kimi K2's (a section of the one call
+// <|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|> and the
+// arguments). Templates
 // without a tool syntax cannot force a call: ErrToolChoice; the XML
-// form's calls, Gemma 4's and GLM's, which are not JSON, are CallGrammar's
-// (ErrToolChoice here).
+// form's calls, Gemma 4's, GLM's and MiniMax-M2's, which are not JSON, are
+// CallGrammar's (ErrToolChoice here).
 func (f Format) CallSchema(tools []Tool, choice string) (prefix, suffix string, schema []byte, err error) {
 	nameKey, args := "name", "arguments"
 	switch {
@@ -56,12 +59,16 @@ func (f Format) CallSchema(tools []Tool, choice string) (prefix, suffix string, 
 		prefix, suffix = mistralCalls+"[", "]"
 	case f.Tools == ToolsGranite:
 		prefix, suffix = graniteCall+"[", "]"
+	case f.Tools == ToolsFirefunction:
+		prefix, suffix = firefunctionCalls, "]"
 	case f.Tools == ToolsApertus: // {NAME: arguments}, told apart by no constant
 		return namedCall(tools, choice, "Apertus' {NAME: arguments}", func(name string) (string, string) {
 			return apertusCallOpen + "[{" + string(jsonText(name)) + ": ", "}]" + apertusCallClose
 		})
 	case f.Tools == ToolsDeepSeek:
 		return namedCall(tools, choice, "DeepSeek's", f.deepseekCallFrame)
+	case f.Tools == ToolsKimi:
+		return namedCall(tools, choice, "Kimi K2's", kimiCallFrame)
 	case f.Tools == ToolsCommandR:
 		nameKey, args = "tool_name", "parameters"
 		fallthrough
@@ -153,18 +160,24 @@ func namedCall(tools []Tool, choice, syntax string, frame func(name string) (pre
 }
 
 // grammarForm reports whether format f's calls are not JSON: the XML
-// form, Gemma 4's notation, or GLM's pairs.
+// form, Gemma 4's notation, GLM's pairs, or MiniMax-M2's invocations.
 func (f Format) grammarForm() bool {
-	return f.Tools == ToolsSeed || f.Tools == ToolsGemma4 || f.Tools == ToolsGLM || f.Tools == ToolsHermes && f.XMLCalls
+	switch f.Tools {
+	case ToolsSeed, ToolsGemma4, ToolsGLM, ToolsMiniMax:
+		return true
+	}
+	return f.Tools == ToolsHermes && f.XMLCalls
 }
 
 // CallGrammar is the grammar of the one call that format f writes for a
 // tool choice that Forces one, when f's calls are not JSON: in the XML
 // form (Qwen 3.5/3.6 and Qwen3-Coder's <tool_call><function=NAME>
 // <parameter=KEY>…, Seed-OSS's in <seed:tool_call>), Gemma 4's
-// <|tool_call>call:NAME{KEY:VALUE,…}<tool_call|> or GLM's
+// <|tool_call>call:NAME{KEY:VALUE,…}<tool_call|>, GLM's
 // <tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>…
-// </tool_call>, laid out as their templates lay them out (GLM's a part a
+// </tool_call> or MiniMax-M2's <minimax:tool_call><invoke name="NAME">
+// <parameter name="KEY">VALUE</parameter>…</invoke></minimax:tool_call>
+// (a part a line, as llama.cpp's grammar lays it out), laid out as their templates lay them out (GLM's a part a
 // line where Format.GLMLines says so). The name is one of tools (the tool chosen by
 // name), each parameter one of its own, the required ones given, and a
 // value follows its schema where bytes can (callgrammar says how). For
@@ -185,6 +198,8 @@ func (f Format) CallGrammar(tools []Tool, choice string) (*callgrammar.Grammar, 
 		l = callgrammar.Layout{Syntax: callgrammar.Gemma4, Open: gemma4CallOpen, Close: gemma4CallClose}
 	case ToolsGLM:
 		l = callgrammar.Layout{Syntax: callgrammar.GLM, Open: hermesOpen, Close: hermesClose, Newlines: f.GLMLines}
+	case ToolsMiniMax:
+		l = callgrammar.Layout{Syntax: callgrammar.MiniMax, Open: minimaxCallsOpen, Close: minimaxCallsClose}
 	}
 	var ts []callgrammar.Tool
 	for _, name := range names {

@@ -38,6 +38,7 @@ func TestCallSchema(t *testing.T) {
 		{"gemma 4", Format{Tools: ToolsGemma4, Thinking: true}, []Tool{weather}, "required", "", "", "", true},
 		{"xml form", Format{Tools: ToolsHermes, XMLCalls: true}, []Tool{weather}, "required", "", "", "", true},
 		{"seed", Format{Tools: ToolsSeed, Thinking: true}, []Tool{weather}, "required", "", "", "", true},
+		{"minimax-m2", Format{Tools: ToolsMiniMax, Thinking: true}, []Tool{weather}, "required", "", "", "", true},
 		{"no tools", Format{Tools: ToolsHermes}, nil, "required", "", "", "", true},
 		{"unknown name", Format{Tools: ToolsHermes}, []Tool{weather}, "news", "", "", "", true},
 	}
@@ -101,6 +102,11 @@ func TestCallGrammar(t *testing.T) {
 			"<tool_call>weather\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n<arg_key>city</arg_key>\n<arg_value>12</arg_value>\n</tool_call>",
 			ToolCall{ID: "call_1", Name: "weather", Arguments: `{"days":3,"city":"12"}`}},
 		{"glm 4.7", Format{Tools: ToolsGLM, Thinking: true}, "required", "<tool_call>clock</tool_call>", ToolCall{ID: "call_1", Name: "clock", Arguments: `{}`}},
+		{"minimax-m2", Format{Tools: ToolsMiniMax, Thinking: true}, "weather", "<minimax:tool_call>\n<invoke name=\"weather\">\n" +
+			"<parameter name=\"days\">3</parameter>\n<parameter name=\"city\">12</parameter>\n</invoke>\n</minimax:tool_call>",
+			ToolCall{ID: "call_1", Name: "weather", Arguments: `{"days":3,"city":"12"}`}},
+		{"minimax-m2, any", Format{Tools: ToolsMiniMax, Thinking: true}, "required", "<minimax:tool_call>\n<invoke name=\"clock\">\n</invoke>\n</minimax:tool_call>",
+			ToolCall{ID: "call_1", Name: "clock", Arguments: `{}`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g, err := c.f.CallGrammar([]Tool{weather, clock}, c.choice)
@@ -124,10 +130,11 @@ func TestCallGrammar(t *testing.T) {
 		t.Errorf("hermes' JSON: grammar %v, %v; want none", g, err)
 	}
 	for name, check := range map[string]error{
-		"no such tool": qwen.CheckToolChoice([]Tool{weather}, "news"),
-		"no tools":     seed.CheckToolChoice(nil, "required"),
-		"gemma 4, {":   Format{Tools: ToolsGemma4}.CheckToolChoice([]Tool{{Name: "a{"}}, "required"),
-		"glm, a space": Format{Tools: ToolsGLM}.CheckToolChoice([]Tool{{Name: "a b"}}, "required"),
+		"no such tool":     qwen.CheckToolChoice([]Tool{weather}, "news"),
+		"no tools":         seed.CheckToolChoice(nil, "required"),
+		"gemma 4, {":       Format{Tools: ToolsGemma4}.CheckToolChoice([]Tool{{Name: "a{"}}, "required"),
+		"glm, a space":     Format{Tools: ToolsGLM}.CheckToolChoice([]Tool{{Name: "a b"}}, "required"),
+		"minimax, a quote": Format{Tools: ToolsMiniMax}.CheckToolChoice([]Tool{{Name: `a"b`}}, "required"),
 	} {
 		if !errors.Is(check, ErrToolChoice) {
 			t.Errorf("%s: %v, want ErrToolChoice", name, check)

@@ -38,24 +38,50 @@ func (f Format) deepseekCallFrame(name string) (prefix, suffix string) {
 // parseDeepSeekCalls reads the calls in a block (what stands between its
 // markers), each in R1's form or V3.1's, with only whitespace around them.
 func parseDeepSeekCalls(block string) ([]ToolCall, bool) {
-	parts := strings.Split(block, deepseekCallClose)
+	return blockCalls(block, deepseekCallOpen, deepseekSep, deepseekCallClose, true, func(name, args string) (ToolCall, bool) {
+		if strings.TrimSpace(name) == "function" {
+			var ok bool
+			if name, args, ok = deepseekR1Call(args); !ok {
+				return ToolCall{}, false
+			}
+		}
+		return jsonCall(name, args)
+	})
+}
+
+// blockCalls reads a block of calls each written open HEAD sep ARGS close
+// (DeepSeek's, Kimi K2's), with only whitespace around them; open may be
+// left out where optional says so. call makes a call of each head and
+// arguments, or reports them none, which makes the block none.
+func blockCalls(block, open, sep, close string, optional bool, call func(head, args string) (ToolCall, bool)) ([]ToolCall, bool) {
+	parts := strings.Split(block, close)
 	if strings.TrimSpace(parts[len(parts)-1]) != "" || len(parts) < 2 {
 		return nil, false
 	}
 	calls := make([]ToolCall, 0, len(parts)-1)
 	for _, part := range parts[:len(parts)-1] {
-		part = strings.TrimPrefix(strings.TrimSpace(part), deepseekCallOpen)
-		name, args, ok := strings.Cut(part, deepseekSep)
-		if ok && strings.TrimSpace(name) == "function" {
-			name, args, ok = deepseekR1Call(args)
-		}
-		name, args = strings.TrimSpace(name), strings.TrimSpace(args)
-		if !ok || name == "" || strings.ContainsAny(name, "\n<") || !json.Valid([]byte(args)) {
+		part, opened := strings.CutPrefix(strings.TrimSpace(part), open)
+		head, args, ok := strings.Cut(part, sep)
+		if !ok || !opened && !optional {
 			return nil, false
 		}
-		calls = append(calls, ToolCall{Name: name, Arguments: normalizeArgs(json.RawMessage(args))})
+		c, ok := call(head, args)
+		if !ok {
+			return nil, false
+		}
+		calls = append(calls, c)
 	}
 	return calls, true
+}
+
+// jsonCall is the call of the tool called name (a line of its own, no
+// markup) with the JSON arguments args, none when they are no JSON.
+func jsonCall(name, args string) (ToolCall, bool) {
+	name, args = strings.TrimSpace(name), strings.TrimSpace(args)
+	if name == "" || strings.ContainsAny(name, "\n<") || !json.Valid([]byte(args)) {
+		return ToolCall{}, false
+	}
+	return ToolCall{Name: name, Arguments: normalizeArgs(json.RawMessage(args))}, true
 }
 
 // deepseekR1Call splits what follows R1's function<｜tool▁sep｜> into the

@@ -19,7 +19,7 @@ const (
 	// ToolsLlama3: Llama 3.x writes {"name": …, "parameters": {…}} as the
 	// whole message, optionally after <|python_tag|>.
 	ToolsLlama3
-	// ToolsHermes: Qwen 2.5/3 and Hermes write
+	// ToolsHermes: Qwen 2.5/3, Hermes and Xiaomi MiMo write
 	// <tool_call>{"name": …, "arguments": {…}}</tool_call>, one per call;
 	// Qwen 3.5/3.6 and Qwen3-Coder the XML form inside (xmlcall.go).
 	ToolsHermes
@@ -69,23 +69,41 @@ const (
 	// between <｜tool▁calls▁begin｜> and <｜tool▁calls▁end｜> (deepseek.go),
 	// their reasoning in <think>…</think>.
 	ToolsDeepSeek
+	// ToolsKimi: Kimi K2 and K2 Thinking write their calls in a section
+	// between <|tool_calls_section_begin|> and <|tool_calls_section_end|>,
+	// each <|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>
+	// and the JSON arguments, ended by <|tool_call_end|> (kimi.go), the
+	// text before the arguments kept as the call's ID; their reasoning in
+	// <think>…</think>.
+	ToolsKimi
+	// ToolsMiniMax: MiniMax-M2 and M2.1 write their calls between
+	// <minimax:tool_call> and </minimax:tool_call>, each <invoke
+	// name="NAME"> and a <parameter name="KEY">VALUE</parameter> an
+	// argument, ended by </invoke> (the XML form's values, xmlcall.go);
+	// their reasoning in <think>…</think>.
+	ToolsMiniMax
+	// ToolsFirefunction: Firefunction v2 writes " functools" and a JSON
+	// list of {"name": …, "arguments": {…}} as the rest of its reply.
+	ToolsFirefunction
 )
 
 // String returns "none", "llama3", "hermes", "mistral", "harmony", "gemma4",
-// "seed", "glm", "commandr", "granite", "nemotron", "apertus", "lfm2" or
-// "deepseek".
+// "seed", "glm", "commandr", "granite", "nemotron", "apertus", "lfm2",
+// "deepseek", "kimi", "minimax" or "firefunction".
 func (s ToolSyntax) String() string { return enum.Name(s, toolSyntaxNames[:], "ToolSyntax") }
 
 var toolSyntaxNames = [...]string{ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral",
 	ToolsHarmony: "harmony", ToolsGemma4: "gemma4", ToolsSeed: "seed", ToolsGLM: "glm", ToolsCommandR: "commandr",
 	ToolsGranite: "granite", ToolsNemotron: "nemotron", ToolsApertus: "apertus", ToolsLFM2: "lfm2",
-	ToolsDeepSeek: "deepseek"}
+	ToolsDeepSeek: "deepseek", ToolsKimi: "kimi", ToolsMiniMax: "minimax",
+	ToolsFirefunction: "firefunction"}
 
 // Format is how a model's raw output is structured.
 type Format struct {
 	Tools ToolSyntax
 	// Thinking: the model writes its reasoning in a block: between <think>
 	// and </think>, or Gemma 4's <|channel>thought and <channel|>,
+	// Magistral's [THINK] and [/THINK] (see MistralThink),
 	// Seed-OSS's <seed:think> and </seed:think>, Command R7B's
 	// <|START_THINKING|> and <|END_THINKING|> or Apertus'
 	// <|inner_prefix|> and <|inner_suffix|> (by Tools). (Harmony's
@@ -94,6 +112,10 @@ type Format struct {
 	// MistralArgs: Mistral's newer calls, name[ARGS]{…} after
 	// [TOOL_CALLS], rather than a JSON list.
 	MistralArgs bool
+	// MistralThink: a Mistral template reasons between [THINK] and
+	// [/THINK] (Magistral, Ministral 3's reasoning models), its Thinking
+	// on.
+	MistralThink bool
 	// XMLCalls: a Hermes-syntax template writes the XML form inside
 	// <tool_call> (Qwen 3.5/3.6, Qwen3-Coder), which a forced call then
 	// takes too. (The parser reads either form whatever it says.)
@@ -141,22 +163,49 @@ func DetectFormat(template string) Format {
 		f.Tools = ToolsGranite
 	case isLFM2(template):
 		f.Tools = ToolsLFM2
-	case strings.Contains(template, "[TOOL_CALLS]"):
+	case strings.Contains(template, mistralCalls):
 		f.Tools = ToolsMistral
 		f.MistralArgs = strings.Contains(template, mistralArgs)
-	case strings.Contains(template, "<tool_call>"):
+		if isMagistral(template) {
+			f.Thinking, f.MistralThink = true, true
+			return f
+		}
+	case strings.Contains(template, hermesOpen) || isMiMo(template):
 		f.Tools = ToolsHermes
 		// llama.cpp's test for Qwen3-Coder's XML form.
 		f.XMLCalls = strings.Contains(template, xmlFunction) && strings.Contains(template, xmlParameter)
+		if isMiMo(template) && !f.XMLCalls {
+			// Xiaomi MiMo, told after Qwen3-Coder and before Hermes as
+			// llama.cpp tells it: Hermes' calls, reasoning in <think>
+			// whatever the template shows.
+			f.Thinking = true
+			return f
+		}
 	case strings.Contains(template, nemotronDetect): // llama.cpp's test for Nemotron Nano v2
 		f.Tools = ToolsNemotron
 	case strings.Contains(template, apertusDetect) && strings.Contains(template, apertusCallOpen):
 		f.Tools = ToolsApertus
 		f.Thinking = strings.Contains(template, apertusThinkOpen)
 		return f
+	case strings.Contains(template, minimaxDetect) && strings.Contains(template, minimaxRole):
+		// llama.cpp's tests for MiniMax-M2 (its turns' markers) and Kimi
+		// K2 (its tool declaration turn, section opener and results
+		// heading), after Apertus' and LFM2's as there; both reason in
+		// <think> whatever the template shows.
+		f.Tools, f.Thinking = ToolsMiniMax, true
+		return f
+	case strings.Contains(template, kimiDetect) && strings.Contains(template, kimiCallsOpen) && strings.Contains(template, kimiResults):
+		f.Tools, f.Thinking = ToolsKimi, true
+		return f
+	case strings.Contains(template, firefunctionCalls): // llama.cpp's test for Firefunction v2, before Llama 3's
+		f.Tools = ToolsFirefunction
+		return f
 	case strings.Contains(template, "<|start_header_id|>ipython<|end_header_id|>") ||
 		strings.Contains(template, "<|python_tag|>"):
 		f.Tools = ToolsLlama3
+	case isMagistral(template): // llama.cpp's test for Magistral, calls or none
+		f.Tools, f.Thinking, f.MistralThink = ToolsMistral, true, true
+		return f
 	}
 	f.Thinking = strings.Contains(template, "<think>")
 	return f
@@ -192,13 +241,15 @@ func (f Format) Markers() []string {
 		m = append(m, xmlMarkers...)
 	case ToolsGLM: // the argument tags too, which GLM's vocabulary holds as control tokens
 		m = append(m, hermesOpen, hermesClose, glmKeyOpen, glmKeyClose, glmValueOpen, glmValueClose)
-	case ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2:
+	case ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2, ToolsMiniMax:
 		open, close := f.callMarks()
 		m = append(m, open, close)
-	case ToolsGranite:
-		m = append(m, graniteCall)
+	case ToolsGranite, ToolsFirefunction:
+		m = append(m, f.restMark())
 	case ToolsDeepSeek:
 		m = append(m, deepseekCallsOpen, deepseekCallsClose, deepseekCallOpen, deepseekCallClose, deepseekSep)
+	case ToolsKimi:
+		m = append(m, kimiCallsOpen, kimiCallsClose, kimiCallOpen, kimiArgs, kimiCallClose)
 	}
 	m = append(m, f.dropped()...)
 	return m
@@ -206,7 +257,8 @@ func (f Format) Markers() []string {
 
 // marks are the texts around a reasoning block and around one tool call
 // in each syntax: think falls back to <think>…</think>, and call is "" for
-// the syntaxes without such a pair (Llama 3, Mistral, harmony, Granite).
+// the syntaxes without such a pair (Llama 3, Mistral, harmony, Granite,
+// Firefunction v2).
 var marks = [...]struct{ think, call [2]string }{
 	ToolsHermes:   {call: [2]string{hermesOpen, hermesClose}},
 	ToolsGemma4:   {[2]string{gemma4ThinkOpen, gemma4ThinkClose}, [2]string{gemma4CallOpen, gemma4CallClose}},
@@ -217,16 +269,48 @@ var marks = [...]struct{ think, call [2]string }{
 	ToolsApertus:  {[2]string{apertusThinkOpen, apertusThinkClose}, [2]string{apertusCallOpen, apertusCallClose}},
 	ToolsLFM2:     {call: [2]string{lfm2CallOpen, lfm2CallClose}},
 	ToolsDeepSeek: {call: [2]string{deepseekCallsOpen, deepseekCallsClose}},
-	ToolsNone:     {}, ToolsLlama3: {}, ToolsMistral: {}, ToolsHarmony: {}, ToolsGranite: {},
+	ToolsKimi:     {call: [2]string{kimiCallsOpen, kimiCallsClose}},
+	ToolsMiniMax:  {call: [2]string{minimaxCallsOpen, minimaxCallsClose}},
+	ToolsNone:     {}, ToolsLlama3: {}, ToolsMistral: {}, ToolsHarmony: {}, ToolsGranite: {}, ToolsFirefunction: {},
+}
+
+// isMiMo reports whether a template is Xiaomi MiMo's, by the markers
+// llama.cpp looks for: its tool list, its calls' list and its results.
+func isMiMo(template string) bool {
+	for _, m := range [...]string{"<tools>", "# Tools", "</tools>", "<tool_calls>", "</tool_calls>", "<tool_response>"} {
+		if !strings.Contains(template, m) {
+			return false
+		}
+	}
+	return true
+}
+
+// isMagistral reports whether a template reasons as Magistral does,
+// between [THINK] and [/THINK].
+func isMagistral(template string) bool {
+	return strings.Contains(template, mistralThinkOpen) && strings.Contains(template, mistralThinkClose)
 }
 
 // thinkMarks are the texts that open and close a reasoning block in
 // format f.
 func (f Format) thinkMarks() (open, close string) {
+	if f.MistralThink {
+		return mistralThinkOpen, mistralThinkClose
+	}
 	if m := marks[f.Tools].think; m[0] != "" {
 		return m[0], m[1]
 	}
 	return thinkOpen, thinkClose
+}
+
+// thinkLine is the line break MiniMax-M2's prompt opens its reasoning
+// with, after <think> (and its closing one after </think>, a blank line),
+// "" for the other formats.
+func (f Format) thinkLine() string {
+	if f.Tools == ToolsMiniMax {
+		return "\n"
+	}
+	return ""
 }
 
 // callMarks are the texts around one tool call in format f, "" for the

@@ -9,7 +9,8 @@ func TestToolSyntaxString(t *testing.T) {
 	for s, want := range map[ToolSyntax]string{
 		ToolsNone: "none", ToolsLlama3: "llama3", ToolsHermes: "hermes", ToolsMistral: "mistral", ToolsGemma4: "gemma4", ToolsSeed: "seed", ToolsGLM: "glm",
 		ToolsCommandR: "commandr", ToolsGranite: "granite", ToolsNemotron: "nemotron", ToolsApertus: "apertus", ToolsLFM2: "lfm2", ToolsDeepSeek: "deepseek",
-		ToolSyntax(14): "ToolSyntax(14)", // the first unnamed value: used to panic, index out of range
+		ToolsKimi: "kimi", ToolsMiniMax: "minimax", ToolsFirefunction: "firefunction",
+		ToolSyntax(17): "ToolSyntax(17)", // the first unnamed value: used to panic, index out of range
 	} {
 		if got := s.String(); got != want {
 			t.Errorf("ToolSyntax(%d).String() = %q, want %q", s, got, want)
@@ -37,6 +38,11 @@ func TestMarkers(t *testing.T) {
 		{Format{Tools: ToolsApertus, Thinking: true}, []string{"<|inner_prefix|>", "<|inner_suffix|>", "<|tools_prefix|>", "<|tools_suffix|>"}},
 		{Format{Tools: ToolsLFM2, Thinking: true}, []string{"<think>", "</think>", "<|tool_call_start|>", "<|tool_call_end|>"}},
 		{Format{Tools: ToolsDeepSeek, Thinking: true}, []string{"<think>", "</think>", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"}},
+		{Format{Tools: ToolsKimi, Thinking: true}, []string{"<think>", "</think>", "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
+			"<|tool_call_argument_begin|>", "<|tool_call_end|>"}},
+		{Format{Tools: ToolsMiniMax, Thinking: true}, []string{"<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>"}},
+		{Format{Tools: ToolsMistral, Thinking: true, MistralThink: true}, []string{"[THINK]", "[/THINK]", "[TOOL_CALLS]", "[ARGS]"}},
+		{Format{Tools: ToolsFirefunction}, []string{" functools["}},
 	} {
 		if got := c.f.Markers(); !slices.Equal(got, c.want) {
 			t.Errorf("%+v: %q, want %q", c.f, got, c.want)

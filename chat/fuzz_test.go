@@ -56,7 +56,8 @@ func FuzzParseOutput(f *testing.F) {
 		// The syntaxes that list calls (bit 64; ToolsCommandR + the low
 		// bits, each with tools offered and thinking on: Command R7B 232,
 		// Granite 233, Nemotron 234, Apertus 235 with the schema's types too,
-		// LFM2 204, DeepSeek 205).
+		// LFM2 204, DeepSeek 205, Kimi K2 206 and 222 with the reply opened
+		// in thinking, MiniMax-M2 239 with the schema's types).
 		{"<|START_THINKING|>hm<|END_THINKING|><|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", \"parameters\": {\"a\": 1}}]<|END_ACTION|>", 232, 3},
 		{"<|START_RESPONSE|>ok<|END_RESPONSE|>", 64, 5},
 		{"<think>hm</think><response>x</response><|tool_call|>[{\"name\": \"f\", \"arguments\": {}}]", 233, 2},
@@ -65,22 +66,37 @@ func FuzzParseOutput(f *testing.F) {
 		{"<think>hm</think>ok<|tool_call_start|>[f(s='a\\'b', n=-1.5e3, l=[True, None, {'k': \"v\"}]), g()]<|tool_call_end|>", 204, 5},
 		{"<think>hm</think>\n\n<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"n\": 1}\n```<｜tool▁call▁end｜>" +
 			"<｜tool▁call▁begin｜>g<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>", 205, 7},
+		{"<think>hm</think>ok<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"n\": 1}<|tool_call_end|>" +
+			"<|tool_call_begin|>g<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>", 206, 3},
+		{"hm<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|> more</think>ok", 222, 5},
+		{"<think>hm</think>ok<minimax:tool_call>\n<invoke name=\"f\">\n<parameter name=\"s\">1</parameter>\n<parameter name=\"n\">2</parameter>\n" +
+			"</invoke>\n<invoke name=\"g\">\n</invoke>\n</minimax:tool_call>", 239, 4},
+		// Magistral: Mistral's with thinking on and bit 32 (168 + 3).
+		{"[THINK]hm[/THINK]ok[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {}}]", 171, 3},
+		// Firefunction v2: no syntax with tools and bit 32 (40).
+		{"ok functools[{\"name\": \"f\", \"arguments\": {\"a\": 1}}]", 40, 4},
 	} {
 		f.Add(seed.out, seed.syntax, seed.size)
 	}
 	defs := []Tool{{Name: "f", Parameters: []byte(`{"type":"object","properties":{"s":{"type":"string"},"n":{"type":"number"}}}`)}}
 	f.Fuzz(func(t *testing.T, out string, syntax, size uint8) {
-		// Bits 0-2 pick the syntax (with bit 64, one of the six that list
+		// Bits 0-2 pick the syntax (with bit 64, one of the eight that list
 		// calls), 8 offers tools, 16 opens the reply in thinking, 32 types
-		// values by a schema, 128 turns thinking on: each on its own bits,
-		// so that every seed below runs the parser its text is for.
+		// values by a schema (Mistral's, which has none, reasons in
+		// Magistral's [THINK] with it, and no syntax becomes Firefunction
+		// v2's), 128 turns thinking on: each on its own bits, so that every
+		// seed below runs the parser its text is for.
 		fm := Format{Tools: ToolSyntax(syntax & 7), Thinking: syntax&128 != 0}
 		if syntax&64 != 0 {
-			fm.Tools = ToolsCommandR + ToolSyntax(syntax&7%6)
+			fm.Tools = ToolsCommandR + ToolSyntax(syntax&7)
 		}
 		opts := ParseOptions{Tools: syntax&8 != 0, ThinkingOpen: syntax&16 != 0}
 		if syntax&32 != 0 {
 			opts.Defs = defs // values typed by a schema (the XML form's, GLM's)
+			fm.MistralThink = fm.Tools == ToolsMistral && fm.Thinking
+			if fm.Tools == ToolsNone {
+				fm.Tools = ToolsFirefunction
+			}
 		}
 		opts.NewID = seqIDs()
 		whole := ParseOutput(out, fm, opts)

@@ -6,7 +6,8 @@ import (
 )
 
 // The syntaxes whose calls are one JSON list after a marker: Mistral's
-// [TOOL_CALLS], Granite's <|tool_call|> (the rest of the reply), and
+// [TOOL_CALLS], Granite's <|tool_call|>, Firefunction v2's " functools"
+// (the rest of the reply), and
 // those that close it with a marker of their own — Command R7B's
 // <|START_ACTION|>…<|END_ACTION|>, Nemotron Nano v2's <TOOLCALL>…
 // </TOOLCALL>, Apertus' <|tools_prefix|>…<|tools_suffix|>. Each element
@@ -21,6 +22,7 @@ const (
 	cohereResponseClose = "<|END_RESPONSE|>"
 
 	graniteCall          = "<|tool_call|>"
+	firefunctionCalls    = " functools["
 	graniteResponseOpen  = "<response>"
 	graniteResponseClose = "</response>"
 
@@ -50,10 +52,11 @@ func (f Format) dropped() []string {
 }
 
 // listsCalls reports whether format f writes its calls as a list between
-// its call markers (JSON, LFM2's Python, DeepSeek's block).
+// its call markers (JSON, LFM2's Python, DeepSeek's and Kimi K2's blocks,
+// MiniMax-M2's invocations).
 func (f Format) listsCalls() bool {
 	switch f.Tools {
-	case ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2, ToolsDeepSeek:
+	case ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2, ToolsDeepSeek, ToolsKimi, ToolsMiniMax:
 		return true
 	}
 	return false
@@ -65,6 +68,8 @@ func (f Format) parseCallList(s string) ([]ToolCall, bool) {
 	switch f.Tools {
 	case ToolsDeepSeek:
 		return parseDeepSeekCalls(s)
+	case ToolsKimi:
+		return parseKimiCalls(s)
 	case ToolsLFM2:
 		if calls, ok := parsePythonCalls(s); ok {
 			return calls, true

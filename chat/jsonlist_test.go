@@ -21,6 +21,7 @@ func TestParseCallLists(t *testing.T) {
 	apertus := Format{Tools: ToolsApertus, Thinking: true}
 	lfm2 := Format{Tools: ToolsLFM2, Thinking: true}
 	deepseek := Format{Tools: ToolsDeepSeek, Thinking: true}
+	firefunction := Format{Tools: ToolsFirefunction}
 	tools := ParseOptions{Tools: true}
 	weather := ParseOptions{Tools: true, Defs: []Tool{{Name: "get_weather", Parameters: json.RawMessage(`{"type":"object"}`)}}}
 	one := func(id, name, args string) []ToolCall { return []ToolCall{{ID: id, Name: name, Arguments: args}} }
@@ -41,24 +42,18 @@ func TestParseCallLists(t *testing.T) {
 				Message{ToolCalls: one("call_1", "clock", `{}`)}},
 			{"a tool not offered", weather, `<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "news", "parameters": {"q": 1}}]<|END_ACTION|>`,
 				Message{ToolCalls: one("0", "news", `{"q":1}`)}},
-			{"an action cut short", tools, `<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "clock", "parameters": {}}]`,
-				Message{Content: `<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "clock", "parameters": {}}]`}},
-			{"bad JSON", tools, `<|START_ACTION|>[{"tool_name": "clock",}]<|END_ACTION|>`,
-				Message{Content: `<|START_ACTION|>[{"tool_name": "clock",}]<|END_ACTION|>`}},
-			{"hermes' keys are no call", tools, `<|START_ACTION|>[{"name": "clock", "arguments": {}}]<|END_ACTION|>`,
-				Message{Content: `<|START_ACTION|>[{"name": "clock", "arguments": {}}]<|END_ACTION|>`}},
-			{"no tools offered", ParseOptions{}, `<|START_ACTION|>[{"tool_name": "clock", "parameters": {}}]<|END_ACTION|>`,
-				Message{Content: `<|START_ACTION|>[{"tool_name": "clock", "parameters": {}}]<|END_ACTION|>`}},
+			unparsed("an action cut short", tools, `<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "clock", "parameters": {}}]`),
+			unparsed("bad JSON", tools, `<|START_ACTION|>[{"tool_name": "clock",}]<|END_ACTION|>`),
+			unparsed("hermes' keys are no call", tools, `<|START_ACTION|>[{"name": "clock", "arguments": {}}]<|END_ACTION|>`),
+			unparsed("no tools offered", ParseOptions{}, `<|START_ACTION|>[{"tool_name": "clock", "parameters": {}}]<|END_ACTION|>`),
 		}),
 		family(granite, []listCase{
 			{"reasoning, then an answer", tools, "<think>The capital.</think><response>Paris.</response>",
 				Message{Thinking: "The capital.", Content: "Paris."}},
 			{"content, then calls", tools, `Checking.<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "clock", "arguments": {}}]`,
 				Message{Content: "Checking.", ToolCalls: two}},
-			{"a list cut short", tools, `<|tool_call|>[{"name": "clock", "arguments": {`,
-				Message{Content: `<|tool_call|>[{"name": "clock", "arguments": {`}},
-			{"text after the list", tools, `<|tool_call|>[{"name": "clock", "arguments": {}}] done`,
-				Message{Content: `<|tool_call|>[{"name": "clock", "arguments": {}}] done`}},
+			unparsed("a list cut short", tools, `<|tool_call|>[{"name": "clock", "arguments": {`),
+			unparsed("text after the list", tools, `<|tool_call|>[{"name": "clock", "arguments": {}}] done`),
 		}),
 		family(Format{Tools: ToolsGranite}, []listCase{
 			{"without reasoning", tools, `<|tool_call|>[{"name": "clock", "arguments": "{}"}]`,
@@ -69,12 +64,9 @@ func TestParseCallLists(t *testing.T) {
 				Message{Thinking: "hm", ToolCalls: two}},
 			{"content, then a call", tools, `Sure.<TOOLCALL>[{"name": "clock", "arguments": {}}]</TOOLCALL>`,
 				Message{Content: "Sure.", ToolCalls: one("call_1", "clock", `{}`)}},
-			{"a call cut short", tools, `<TOOLCALL>[{"name": "clock", "arguments": {}}]`,
-				Message{Content: `<TOOLCALL>[{"name": "clock", "arguments": {}}]`}},
-			{"an object, not a list", tools, `<TOOLCALL>{"name": "clock", "arguments": {}}</TOOLCALL>`,
-				Message{Content: `<TOOLCALL>{"name": "clock", "arguments": {}}</TOOLCALL>`}},
-			{"an element without a name", tools, `<TOOLCALL>[{"arguments": {}}]</TOOLCALL>`,
-				Message{Content: `<TOOLCALL>[{"arguments": {}}]</TOOLCALL>`}},
+			unparsed("a call cut short", tools, `<TOOLCALL>[{"name": "clock", "arguments": {}}]`),
+			unparsed("an object, not a list", tools, `<TOOLCALL>{"name": "clock", "arguments": {}}</TOOLCALL>`),
+			unparsed("an element without a name", tools, `<TOOLCALL>[{"arguments": {}}]</TOOLCALL>`),
 		}),
 		family(apertus, []listCase{
 			{"reasoning, then an answer", tools, "<|inner_prefix|>The capital.<|inner_suffix|>Paris.",
@@ -83,10 +75,8 @@ func TestParseCallLists(t *testing.T) {
 				Message{ToolCalls: two}},
 			{"arguments as a JSON string", tools, `<|tools_prefix|>[{"clock": "{\"tz\": \"UTC\"}"}]<|tools_suffix|>`,
 				Message{ToolCalls: one("call_1", "clock", `{"tz":"UTC"}`)}},
-			{"two names in one element", tools, `<|tools_prefix|>[{"clock": {}, "news": {}}]<|tools_suffix|>`,
-				Message{Content: `<|tools_prefix|>[{"clock": {}, "news": {}}]<|tools_suffix|>`}},
-			{"a list cut short", tools, `<|tools_prefix|>[{"clock": {}}]`,
-				Message{Content: `<|tools_prefix|>[{"clock": {}}]`}},
+			unparsed("two names in one element", tools, `<|tools_prefix|>[{"clock": {}, "news": {}}]<|tools_suffix|>`),
+			unparsed("a list cut short", tools, `<|tools_prefix|>[{"clock": {}}]`),
 		}),
 		family(lfm2, []listCase{
 			{"reasoning, then an answer", tools, "<think>The capital.</think>Paris.",
@@ -99,12 +89,18 @@ func TestParseCallLists(t *testing.T) {
 				Message{ToolCalls: one("call_1", "f", `{"s":"a\"bé\n<"}`)}},
 			{"the JSON list", tools, `<|tool_call_start|>[{"name": "clock", "arguments": {}}]<|tool_call_end|>`,
 				Message{ToolCalls: one("call_1", "clock", `{}`)}},
-			{"a list cut short", tools, `<|tool_call_start|>[clock()]`,
-				Message{Content: `<|tool_call_start|>[clock()]`}},
-			{"an argument without a value", tools, `<|tool_call_start|>[f(x)]<|tool_call_end|>`,
-				Message{Content: `<|tool_call_start|>[f(x)]<|tool_call_end|>`}},
-			{"an unterminated string", tools, `<|tool_call_start|>[f(x="a)]<|tool_call_end|>`,
-				Message{Content: `<|tool_call_start|>[f(x="a)]<|tool_call_end|>`}},
+			unparsed("a list cut short", tools, `<|tool_call_start|>[clock()]`),
+			unparsed("an argument without a value", tools, `<|tool_call_start|>[f(x)]<|tool_call_end|>`),
+			unparsed("an unterminated string", tools, `<|tool_call_start|>[f(x="a)]<|tool_call_end|>`),
+		}),
+		family(firefunction, []listCase{
+			{"content, then calls", tools, `Checking. functools[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "clock", "arguments": {}}]`,
+				Message{Content: "Checking.", ToolCalls: two}},
+			{"calls alone", tools, ` functools[{"name": "clock", "arguments": "{}"}]`, Message{ToolCalls: one("call_1", "clock", `{}`)}},
+			unparsed("a list cut short", tools, ` functools[{"name": "clock", "arguments": {`),
+			unparsed("text after the list", tools, ` functools[{"name": "clock", "arguments": {}}] done`),
+			unparsed("functools without its bracket", tools, ` functools {"name": "clock"}`),
+			unparsed("no tools offered", ParseOptions{}, ` functools[{"name": "clock", "arguments": {}}]`),
 		}),
 		family(deepseek, []listCase{
 			{"reasoning, then an answer", tools, "<think>The capital.</think>\n\nParis.",
@@ -115,14 +111,10 @@ func TestParseCallLists(t *testing.T) {
 			{"V3.1's calls", tools, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Paris\"}<｜tool▁call▁end｜>" +
 				"clock<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
 				Message{ToolCalls: two}},
-			{"a block cut short", tools, "<｜tool▁calls▁begin｜>clock<｜tool▁sep｜>{}<｜tool▁call▁end｜>",
-				Message{Content: "<｜tool▁calls▁begin｜>clock<｜tool▁sep｜>{}<｜tool▁call▁end｜>"}},
-			{"a call cut short", tools, "<｜tool▁calls▁begin｜>clock<｜tool▁sep｜>{}<｜tool▁calls▁end｜>",
-				Message{Content: "<｜tool▁calls▁begin｜>clock<｜tool▁sep｜>{}<｜tool▁calls▁end｜>"}},
-			{"bad JSON", tools, "<｜tool▁calls▁begin｜>clock<｜tool▁sep｜>{,}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
-				Message{Content: "<｜tool▁calls▁begin｜>clock<｜tool▁sep｜>{,}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"}},
-			{"R1's call without its fence", tools, "<｜tool▁calls▁begin｜>function<｜tool▁sep｜>clock\n{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
-				Message{Content: "<｜tool▁calls▁begin｜>function<｜tool▁sep｜>clock\n{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"}},
+			unparsed("a block cut short", tools, "<｜tool▁calls▁begin｜>clock<｜tool▁sep｜>{}<｜tool▁call▁end｜>"),
+			unparsed("a call cut short", tools, "<｜tool▁calls▁begin｜>clock<｜tool▁sep｜>{}<｜tool▁calls▁end｜>"),
+			unparsed("bad JSON", tools, "<｜tool▁calls▁begin｜>clock<｜tool▁sep｜>{,}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
+			unparsed("R1's call without its fence", tools, "<｜tool▁calls▁begin｜>function<｜tool▁sep｜>clock\n{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
 		}),
 	))
 }
@@ -136,6 +128,12 @@ type listCase struct {
 	want Message
 }
 
+// unparsed is the case of output that is no call in its syntax, which
+// is content as it is.
+func unparsed(name string, opts ParseOptions, out string) listCase {
+	return listCase{name, opts, out, Message{Content: out}}
+}
+
 // family are cases of output in format f, named after its syntax.
 func family(f Format, cases []listCase) []parseCase {
 	out := make([]parseCase, len(cases))
@@ -146,7 +144,8 @@ func family(f Format, cases []listCase) []parseCase {
 }
 
 // TestParseCallListsSplitAnywhere: each syntax's output cut in two at
-// every byte parses as it does whole.
+// every byte parses as it does whole (Kimi K2's and MiniMax-M2's too,
+// Kimi's calls inside its reasoning).
 func TestParseCallListsSplitAnywhere(t *testing.T) {
 	for _, c := range []struct {
 		f   Format
@@ -160,10 +159,16 @@ func TestParseCallListsSplitAnywhere(t *testing.T) {
 		{Format{Tools: ToolsLFM2, Thinking: true}, `<think>need it</think>Checking.<|tool_call_start|>[get_weather(city='Paris'), clock()]<|tool_call_end|>`},
 		{Format{Tools: ToolsDeepSeek, Thinking: true}, "<think>need it</think>Checking.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n" +
 			`{"city": "Paris"}` + "\n```<｜tool▁call▁end｜><｜tool▁call▁begin｜>clock<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"},
+		{Format{Tools: ToolsFirefunction}, `Checking. functools[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "clock", "arguments": {}}]`},
+		{Format{Tools: ToolsKimi, Thinking: true}, "<think>need it<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0" +
+			`<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_call_begin|>functions.clock:1<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>` +
+			"</think>Checking."},
+		{Format{Tools: ToolsMiniMax, Thinking: true}, `<think>need it</think>Checking.<minimax:tool_call><invoke name="get_weather"><parameter name="city">Paris</parameter>` +
+			`</invoke><invoke name="clock"></invoke></minimax:tool_call>`},
 	} {
 		t.Run(c.f.Tools.String(), func(t *testing.T) {
 			whole := splitAnywhere(t, c.out, c.f, ParseOptions{Tools: true})
-			if len(whole.ToolCalls) != 2 || whole.Thinking != "need it" || whole.ToolCalls[0].Arguments != `{"city":"Paris"}` || whole.ToolCalls[1].Name != "clock" {
+			if len(whole.ToolCalls) != 2 || c.f.Thinking && whole.Thinking != "need it" || whole.ToolCalls[0].Arguments != `{"city":"Paris"}` || whole.ToolCalls[1].Name != "clock" {
 				t.Fatalf("whole: %+v", whole)
 			}
 		})
@@ -201,6 +206,11 @@ func TestCallSchemaLists(t *testing.T) {
 			"\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>", string(weather.Parameters), `{"city": "Paris"}`},
 		{"deepseek v3.1", Format{Tools: ToolsDeepSeek, DeepSeekV31: true}, []Tool{weather}, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>weather<｜tool▁sep｜>",
 			"<｜tool▁call▁end｜><｜tool▁calls▁end｜>", string(weather.Parameters), `{"city": "Paris"}`},
+		{"firefunction v2", Format{Tools: ToolsFirefunction}, []Tool{weather}, " functools[", "]",
+			`{"additionalProperties":false,"properties":{"arguments":` + string(weather.Parameters) + `,"name":{"const":"weather"}},"required":["name","arguments"],"type":"object"}`,
+			`{"name": "weather", "arguments": {"city": "Paris"}}`},
+		{"kimi k2", Format{Tools: ToolsKimi, Thinking: true}, []Tool{clock, weather}, "<|tool_calls_section_begin|><|tool_call_begin|>functions.weather:0<|tool_call_argument_begin|>",
+			"<|tool_call_end|><|tool_calls_section_end|>", string(weather.Parameters), `{"city": "Paris"}`},
 		{"apertus, one tool", Format{Tools: ToolsApertus}, []Tool{weather}, `<|tools_prefix|>[{"weather": `, "}]<|tools_suffix|>", string(weather.Parameters),
 			`{"city": "Paris"}`},
 		{"apertus, named", Format{Tools: ToolsApertus}, []Tool{clock, weather}, `<|tools_prefix|>[{"weather": `, "}]<|tools_suffix|>", string(weather.Parameters),
@@ -220,9 +230,11 @@ func TestCallSchemaLists(t *testing.T) {
 			}
 		})
 	}
-	// Apertus' objects are told apart by no constant: several tools need
-	// one named.
-	if err := (Format{Tools: ToolsApertus}).CheckToolChoice([]Tool{clock, weather}, "required"); !errors.Is(err, ErrToolChoice) {
-		t.Errorf("apertus, several tools: %v, want ErrToolChoice", err)
+	// Apertus' objects are told apart by no constant, and Kimi K2 names
+	// the tool outside its arguments: several tools need one named.
+	for _, f := range []Format{{Tools: ToolsApertus}, {Tools: ToolsKimi}} {
+		if err := f.CheckToolChoice([]Tool{clock, weather}, "required"); !errors.Is(err, ErrToolChoice) {
+			t.Errorf("%s, several tools: %v, want ErrToolChoice", f.Tools, err)
+		}
 	}
 }

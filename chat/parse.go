@@ -11,13 +11,16 @@ import (
 
 // Markers in model output.
 const (
-	thinkOpen      = "<think>"
-	thinkClose     = "</think>"
-	hermesOpen     = "<tool_call>"
-	hermesClose    = "</tool_call>"
-	mistralCalls   = "[TOOL_CALLS]"
-	mistralArgs    = "[ARGS]"
-	llamaPythonTag = "<|python_tag|>"
+	thinkOpen    = "<think>"
+	thinkClose   = "</think>"
+	hermesOpen   = "<tool_call>"
+	hermesClose  = "</tool_call>"
+	mistralCalls = "[TOOL_CALLS]"
+	mistralArgs  = "[ARGS]"
+	// Magistral's and Ministral 3's reasoning block
+	mistralThinkOpen  = "[THINK]"
+	mistralThinkClose = "[/THINK]"
+	llamaPythonTag    = "<|python_tag|>"
 )
 
 // ParseOptions configure a Parser.
@@ -40,11 +43,11 @@ type ParseOptions struct {
 
 // PromptOpensThinking reports whether a rendered prompt leaves a reasoning
 // block open (<think>, Seed-OSS's <seed:think>, Gemma 4's
-// <|channel>thought, Command R7B's <|START_THINKING|> or Apertus'
-// <|inner_prefix|>), so that the model's output begins inside its
-// reasoning.
+// <|channel>thought, Command R7B's <|START_THINKING|>, Apertus'
+// <|inner_prefix|> or Magistral's [THINK]), so that the model's output
+// begins inside its reasoning.
 func PromptOpensThinking(prompt string) bool {
-	for _, f := range [...]Format{{}, {Tools: ToolsSeed}, {Tools: ToolsGemma4}, {Tools: ToolsCommandR}, {Tools: ToolsApertus}} {
+	for _, f := range [...]Format{{}, {Tools: ToolsSeed}, {Tools: ToolsGemma4}, {Tools: ToolsCommandR}, {Tools: ToolsApertus}, {Tools: ToolsMistral, MistralThink: true}} {
 		openMark, closeMark := f.thinkMarks()
 		open := strings.LastIndex(prompt, openMark)
 		if open >= 0 && open > strings.LastIndex(prompt, closeMark) &&
@@ -77,7 +80,7 @@ const (
 	modeContent parseMode = iota
 	modeThinking
 	modeCall // inside a call's markers (<tool_call>, <|tool_call>, <seed:tool_call>)
-	modeRest // the rest of the output is tool calls (Mistral, python tag, Granite)
+	modeRest // the rest of the output is tool calls (Mistral, python tag, Granite, Firefunction v2)
 	modeLlamaJSON
 	modeHarmonyHeader // harmony: before a message's <|message|>
 	modeHarmonyBody   // harmony: a message's body, of kind hKind
@@ -98,6 +101,7 @@ type Parser struct {
 	wsHold     string // whitespace held back at the end of reasoning/content
 	msg        Message
 	markers    []string
+	callFrom   parseMode   // what a call's markers stand in: content, or Kimi K2's reasoning
 	hKind      harmonyKind // what the harmony message being read is
 	hName      string      // its tool's name, for a call
 	hBody      string      // a call's body so far
@@ -131,15 +135,11 @@ func NewParser(f Format, opts ParseOptions) *Parser {
 	p.markers = append(p.markers, f.dropped()...)
 	if opts.Tools {
 		switch f.Tools {
-		case ToolsHermes, ToolsGemma4, ToolsSeed, ToolsGLM, ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2, ToolsDeepSeek:
+		case ToolsHermes, ToolsGemma4, ToolsSeed, ToolsGLM, ToolsCommandR, ToolsNemotron, ToolsApertus, ToolsLFM2, ToolsDeepSeek, ToolsKimi, ToolsMiniMax:
 			open, _ := f.callMarks()
 			p.markers = append(p.markers, open)
-		case ToolsMistral:
-			p.markers = append(p.markers, mistralCalls)
-		case ToolsGranite:
-			p.markers = append(p.markers, graniteCall)
-		case ToolsLlama3:
-			p.markers = append(p.markers, llamaPythonTag)
+		case ToolsMistral, ToolsGranite, ToolsLlama3, ToolsFirefunction:
+			p.markers = append(p.markers, f.restMark())
 		}
 	}
 	return p
@@ -206,13 +206,13 @@ func (p *Parser) Finish() []Delta {
 			p.emitCalls(&out, calls)
 		} else {
 			open, _ := p.f.callMarks()
-			p.emitContent(&out, open+p.pending, true)
+			p.emitUnparsed(&out, open+p.pending, true)
 		}
 	case modeRest:
 		if calls, ok := p.parseRest(p.pending); ok {
 			p.emitCalls(&out, calls)
 		} else {
-			p.emitContent(&out, p.restPrefix()+p.pending, true)
+			p.emitContent(&out, p.f.restMark()+p.pending, true)
 		}
 	case modeLlamaJSON:
 		if calls, ok := p.parseLlamaJSON(p.pending); ok {
@@ -226,14 +226,22 @@ func (p *Parser) Finish() []Delta {
 	return out
 }
 
-func (p *Parser) restPrefix() string {
-	switch p.f.Tools {
+// restMark is the marker after which the rest of the output is format
+// f's calls: Mistral's [TOOL_CALLS], Granite's <|tool_call|>, Llama 3's
+// <|python_tag|> or Firefunction v2's " functools[" (whose "[" opens
+// the list); "" for the other formats.
+func (f Format) restMark() string {
+	switch f.Tools {
 	case ToolsMistral:
 		return mistralCalls
 	case ToolsGranite:
 		return graniteCall
+	case ToolsLlama3:
+		return llamaPythonTag
+	case ToolsFirefunction:
+		return firefunctionCalls
 	}
-	return llamaPythonTag
+	return ""
 }
 
 // stepContent consumes pending content up to the next marker.
@@ -266,8 +274,8 @@ func (p *Parser) stepContent(out *[]Delta) bool {
 		p.mode = modeThinking
 		p.wsHold = ""
 	case callOpen:
-		p.mode = modeCall
-	case mistralCalls, llamaPythonTag, graniteCall:
+		p.mode, p.callFrom = modeCall, modeContent
+	case p.f.restMark():
 		p.mode = modeRest
 	}
 	return true
@@ -275,18 +283,48 @@ func (p *Parser) stepContent(out *[]Delta) bool {
 
 func (p *Parser) stepThinking(out *[]Delta) bool {
 	_, thinkClose := p.f.thinkMarks()
-	i := strings.Index(p.pending, thinkClose)
+	i, marker := strings.Index(p.pending, thinkClose), thinkClose
+	callOpen := p.callsInThinking()
+	if j := strings.Index(p.pending, callOpen); callOpen != "" && j >= 0 && (i < 0 || j < i) {
+		i, marker = j, callOpen
+	}
 	if i < 0 {
-		hold := max(partialSuffix(p.pending, thinkClose), partialRune(p.pending))
+		hold := max(partialSuffix(p.pending, thinkClose), partialSuffix(p.pending, callOpen), partialRune(p.pending))
 		p.emitThinking(out, p.pending[:len(p.pending)-hold], false)
 		p.pending = p.pending[len(p.pending)-hold:]
 		return false
 	}
 	p.emitThinking(out, p.pending[:i], true)
-	p.pending = p.pending[i+len(thinkClose):]
+	p.pending = p.pending[i+len(marker):]
+	if marker == callOpen {
+		p.mode, p.callFrom = modeCall, modeThinking
+		return true
+	}
 	p.mode = modeContent
 	p.afterThink = true
 	return true
+}
+
+// callsInThinking is the text that opens calls inside the reasoning
+// block, "" where calls stand outside it alone: Kimi K2 Thinking calls
+// tools as it reasons, and llama.cpp reads those calls (its
+// allow_toolcall_in_think), the reasoning going on after them.
+func (p *Parser) callsInThinking() string {
+	if p.f.Tools != ToolsKimi || !p.opts.Tools {
+		return ""
+	}
+	open, _ := p.f.callMarks()
+	return open
+}
+
+// emitUnparsed emits the text of calls that do not parse as what they
+// stand in: content, or reasoning.
+func (p *Parser) emitUnparsed(out *[]Delta, s string, final bool) {
+	if p.callFrom == modeThinking {
+		p.emitThinking(out, s, final)
+		return
+	}
+	p.emitContent(out, s, final)
 }
 
 func (p *Parser) stepCall(out *[]Delta) bool {
@@ -308,9 +346,9 @@ func (p *Parser) stepCall(out *[]Delta) bool {
 	if calls, ok := p.parseCalls(body, true); ok {
 		p.emitCalls(out, calls)
 	} else {
-		p.emitContent(out, open+body+close, false)
+		p.emitUnparsed(out, open+body+close, false)
 	}
-	p.mode = modeContent
+	p.mode = p.callFrom
 	p.afterThink = true // whitespace between calls is not content
 	return true
 }
@@ -515,6 +553,9 @@ func (p *Parser) parseCalls(body string, closed bool) ([]ToolCall, bool) {
 		if !closed {
 			return nil, false
 		}
+		if p.f.Tools == ToolsMiniMax { // its values typed by the tools' schemas
+			return minimaxTags.calls(body, p.opts.Defs)
+		}
 		return p.f.parseCallList(body)
 	}
 	c, ok := p.parseCall(body)
@@ -545,8 +586,8 @@ func (p *Parser) parseCall(body string) (ToolCall, bool) {
 	return c.toolCall()
 }
 
-// parseRest parses what follows [TOOL_CALLS], <|python_tag|> or
-// Granite's <|tool_call|>.
+// parseRest parses what follows [TOOL_CALLS], <|python_tag|>,
+// Granite's <|tool_call|> or Firefunction v2's " functools[".
 func (p *Parser) parseRest(s string) ([]ToolCall, bool) {
 	s = strings.TrimSpace(s)
 	switch p.f.Tools {
@@ -557,6 +598,8 @@ func (p *Parser) parseRest(s string) ([]ToolCall, bool) {
 		return parseBuiltinCall(s)
 	case ToolsGranite:
 		return p.f.parseCallList(s)
+	case ToolsFirefunction:
+		return p.f.parseCallList("[" + s)
 	}
 	// Mistral: a JSON array, or name[ARGS]{…} (newer templates), possibly
 	// repeated with [TOOL_CALLS] between calls.

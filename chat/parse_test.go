@@ -90,6 +90,7 @@ func splitAnywhere(t *testing.T, out string, f Format, opts ParseOptions) Messag
 
 func TestParseOutput(t *testing.T) {
 	hermes := Format{Tools: ToolsHermes, Thinking: true}
+	magistral := Format{Tools: ToolsMistral, Thinking: true, MistralThink: true}
 	cases := []parseCase{
 		{"plain", "Hello there.", Format{}, ParseOptions{}, Message{Content: "Hello there."}},
 		{"qwen3 thinking", "<think>\nLet me see.\n</think>\n\nParis.", hermes, ParseOptions{},
@@ -122,6 +123,14 @@ func TestParseOutput(t *testing.T) {
 			Message{ToolCalls: []ToolCall{{ID: "abc123def", Name: "f", Arguments: `{"a":"b"}`}}}},
 		{"mistral args syntax", `[TOOL_CALLS]f[ARGS]{"a": 1}[TOOL_CALLS]g[ARGS]{}`, Format{Tools: ToolsMistral}, ParseOptions{Tools: true},
 			Message{ToolCalls: []ToolCall{{ID: "call_1", Name: "f", Arguments: `{"a":1}`}, {ID: "call_2", Name: "g", Arguments: `{}`}}}},
+		// Magistral and Ministral 3 reason between [THINK] and [/THINK],
+		// then answer or call as Mistral does.
+		{"magistral reasoning, then calls", "[THINK]Need the weather.[/THINK]Checking.[TOOL_CALLS]" + `[{"name": "f", "arguments": {"a": "b"}, "id": "abc123def"}]`, magistral,
+			ParseOptions{Tools: true}, Message{Thinking: "Need the weather.", Content: "Checking.", ToolCalls: []ToolCall{{ID: "abc123def", Name: "f", Arguments: `{"a":"b"}`}}}},
+		{"ministral 3 reasoning, then args calls", "[THINK]hm[/THINK][TOOL_CALLS]f[ARGS]{\"a\": 1}", Format{Tools: ToolsMistral, Thinking: true, MistralArgs: true, MistralThink: true},
+			ParseOptions{Tools: true}, Message{Thinking: "hm", ToolCalls: []ToolCall{{ID: "call_1", Name: "f", Arguments: `{"a":1}`}}}},
+		{"magistral reasoning opened by the prompt", "hm[/THINK]ok", magistral, ParseOptions{ThinkingOpen: true}, Message{Thinking: "hm", Content: "ok"}},
+		{"magistral's <think> is text", "<think>hm</think>ok", magistral, ParseOptions{}, Message{Content: "<think>hm</think>ok"}},
 		{"string arguments", "<tool_call>{\"name\": \"a\", \"arguments\": \"{\\\"x\\\": 2}\"}</tool_call>", hermes, ParseOptions{Tools: true},
 			Message{ToolCalls: []ToolCall{{ID: "call_1", Name: "a", Arguments: `{"x":2}`}}}},
 		// Qwen 3.5/3.6's XML form inside <tool_call>: the offered tool's
@@ -168,6 +177,8 @@ func TestPromptOpensThinking(t *testing.T) {
 		"<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|><|START_THINKING|><|END_THINKING|>": false,
 		"<|assistant_start|><|inner_prefix|>":                                        true,
 		"<|assistant_start|><|inner_prefix|><|inner_suffix|>":                        false,
+		"[INST]hi[/INST][THINK]":                                                     true,
+		"[INST]hi[/INST][THINK]hm[/THINK]ok</s>[INST]bye[/INST]":                     false,
 	} {
 		if got := PromptOpensThinking(prompt); got != want {
 			t.Errorf("%q: %v, want %v", prompt, got, want)
@@ -182,10 +193,23 @@ func TestDetectFormat(t *testing.T) {
 		"[TOOL_CALLS]": {Tools: ToolsMistral},
 		"<|start|>assistant<|channel|>final<|message|>{{ m.content }}<|end|>": {Tools: ToolsHarmony},
 		"[TOOL_CALLS]{{ name }}[ARGS]":                                        {Tools: ToolsMistral, MistralArgs: true},
-		"{{- '<|tool_call>call:' + name + '{' -}}<|channel>":                  {Tools: ToolsGemma4, Thinking: true},
-		"{%- set toolcall_begin_token = '<seed:tool_call>' -%}":               {Tools: ToolsSeed, Thinking: true},
-		"<tool_call>\n<function=x>\n<parameter=y>\n<think>":                   {Tools: ToolsHermes, Thinking: true, XMLCalls: true},
-		strings.Repeat("{{ messages }}", 2):                                   {},
+		// Magistral (reasoning in [THINK], calls or none) and Ministral 3;
+		// Magistral Small 2506's <think> in a Mistral template is <think>.
+		"[THINK]{{ t }}[/THINK][TOOL_CALLS]":                             {Tools: ToolsMistral, Thinking: true, MistralThink: true},
+		"[SYSTEM_PROMPT][THINK]{{ t }}[/THINK][TOOL_CALLS]{{ n }}[ARGS]": {Tools: ToolsMistral, Thinking: true, MistralArgs: true, MistralThink: true},
+		"[INST]{{ c }}[/INST][THINK]{{ t }}[/THINK]":                     {Tools: ToolsMistral, Thinking: true, MistralThink: true},
+		"[TOOL_CALLS]<think>":                                            {Tools: ToolsMistral, Thinking: true},
+		// Firefunction v2, before Llama 3's (its template is Llama 3's).
+		"<|start_header_id|>ipython<|end_header_id|>{{ ' functools[' }}": {Tools: ToolsFirefunction},
+		"functools[": {},
+		// Xiaomi MiMo (all six of its markers; reasoning whatever the
+		// template shows), Hermes' calls; five of them are no MiMo.
+		"# Tools\n<tools>{{ t }}</tools><tool_calls></tool_calls><tool_response>": {Tools: ToolsHermes, Thinking: true},
+		"# Tools\n<tools>{{ t }}</tools><tool_calls></tool_calls>":                {},
+		"{{- '<|tool_call>call:' + name + '{' -}}<|channel>":                      {Tools: ToolsGemma4, Thinking: true},
+		"{%- set toolcall_begin_token = '<seed:tool_call>' -%}":                   {Tools: ToolsSeed, Thinking: true},
+		"<tool_call>\n<function=x>\n<parameter=y>\n<think>":                       {Tools: ToolsHermes, Thinking: true, XMLCalls: true},
+		strings.Repeat("{{ messages }}", 2):                                       {},
 		// GLM-4.5/4.6 (a call's parts a line), GLM-4.7 (back to back); a
 		// GLM-4-0414 template (its calls a name and a JSON line, no
 		// format in llama.cpp) and a GLM-Z1 one (the same, reasoning).
@@ -212,6 +236,14 @@ func TestDetectFormat(t *testing.T) {
 		// messages), before Hermes'.
 		"{{ '<｜tool▁calls▁begin｜>' }}<tool_call><think>":                                                                  {Tools: ToolsDeepSeek, Thinking: true},
 		"{%- if message['prefix'] is defined and message['prefix'] and thinking %}<think>{% endif %}<｜tool▁calls▁begin｜>": {Tools: ToolsDeepSeek, Thinking: true, DeepSeekV31: true},
+		// MiniMax-M2 (both its turns' markers; reasoning whether the
+		// template shows it or not); Kimi K2 (its tool declaration,
+		// section opener and results heading, all three).
+		"]~!b[]~b]system\n{{ s }}[e~[\n]~b]ai\n<minimax:tool_call>":                                      {Tools: ToolsMiniMax, Thinking: true},
+		"]~b]ai\n<minimax:tool_call>":                                                                    {},
+		"<|im_system|>tool_declare<|im_middle|>{{ t }}<|tool_calls_section_begin|>## Return of {{ id }}": {Tools: ToolsKimi, Thinking: true},
+		"<|im_system|>tool_declare<|im_middle|>{{ t }}<|tool_calls_section_begin|>":                      {},
+		"<|tool_calls_section_begin|>## Return of {{ id }}<think>":                                       {Thinking: true},
 	} {
 		if got := DetectFormat(src); got != want {
 			t.Errorf("%q: %+v, want %+v", src, got, want)

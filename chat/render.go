@@ -201,12 +201,12 @@ func (t *Template) Render(msgs []Message, opts RenderOptions) (string, error) {
 		// model turn opened, or the model would not start its reasoning.
 		out += "<|turn>model\n"
 	}
-	if open, close := t.format.thinkMarks(); (t.format.Tools == ToolsSeed || t.format.Tools == ToolsGLM) &&
-		opts.EnableThinking != nil && !*opts.EnableThinking && strings.HasSuffix(out, open) {
-		// As llama.cpp: a prompt that opens Seed-OSS's or GLM's reasoning
-		// (GLM-4.7-Flash's opens it always) with thinking off closes it at
-		// once.
-		out += close
+	if open, close := t.format.thinkMarks(); (t.format.Tools == ToolsSeed || t.format.Tools == ToolsGLM || t.format.Tools == ToolsMiniMax) &&
+		opts.EnableThinking != nil && !*opts.EnableThinking && strings.HasSuffix(out, open+t.format.thinkLine()) {
+		// As llama.cpp: a prompt that opens Seed-OSS's, GLM's or
+		// MiniMax-M2's reasoning (GLM-4.7-Flash's opens it always) with
+		// thinking off closes it at once.
+		out += close + t.format.thinkLine() + t.format.thinkLine()
 	}
 	return out, nil
 }

@@ -27,18 +27,30 @@ func TestParseSeed(t *testing.T) {
 	})
 }
 
-// TestRenderSeedThinkingOff: a Seed-OSS prompt that ends by opening the
-// reasoning block gets it closed when thinking is off, as llama.cpp does.
-func TestRenderSeedThinkingOff(t *testing.T) {
-	const src = "{%- set x = '<seed:tool_call>' -%}{{ messages[0].content }}<seed:bos>assistant\n<seed:think>"
+// TestRenderThinkingOff: a Seed-OSS prompt that ends by opening the
+// reasoning block, or a MiniMax-M2 one that opens it on a line of its
+// own, gets it closed (MiniMax's and a blank line) when thinking is off,
+// as llama.cpp does; PromptOpensThinking sees it open otherwise.
+func TestRenderThinkingOff(t *testing.T) {
 	off, on := false, true
 	for _, c := range []struct {
-		thinking *bool
-		want     string
-	}{{&off, "hi<seed:bos>assistant\n<seed:think></seed:think>"}, {&on, "hi<seed:bos>assistant\n<seed:think>"}, {nil, "hi<seed:bos>assistant\n<seed:think>"}} {
-		got, err := Render(src, []Message{{Role: RoleUser, Content: "hi"}}, RenderOptions{AddGenerationPrompt: true, EnableThinking: c.thinking})
-		if err != nil || got != c.want {
-			t.Errorf("thinking %v: %q, %v; want %q", c.thinking, got, err, c.want)
+		name, src    string
+		open, closed string // the prompt with thinking on (or by default), and off
+	}{
+		{"seed", "{%- set x = '<seed:tool_call>' -%}{{ messages[0].content }}<seed:bos>assistant\n<seed:think>",
+			"hi<seed:bos>assistant\n<seed:think>", "hi<seed:bos>assistant\n<seed:think></seed:think>"},
+		{"minimax-m2", "]~!b[]~b]user\n{{ messages[0].content }}[e~[\n]~b]ai\n{{ '<think>\\n' }}",
+			"]~!b[]~b]user\nhi[e~[\n]~b]ai\n<think>\n", "]~!b[]~b]user\nhi[e~[\n]~b]ai\n<think>\n</think>\n\n"},
+	} {
+		for _, thinking := range []*bool{&off, &on, nil} {
+			want := c.open
+			if thinking == &off {
+				want = c.closed
+			}
+			got, err := Render(c.src, []Message{{Role: RoleUser, Content: "hi"}}, RenderOptions{AddGenerationPrompt: true, EnableThinking: thinking})
+			if err != nil || got != want || PromptOpensThinking(got) != (want == c.open) {
+				t.Errorf("%s, thinking %v: %q, %v; want %q", c.name, thinking, got, err, want)
+			}
 		}
 	}
 }

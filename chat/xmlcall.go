@@ -34,6 +34,19 @@ const (
 	seedCallClose  = "</seed:tool_call>"
 )
 
+// MiniMax-M2 and M2.1 write their calls, one <invoke> or more (xmlTags),
+// between <minimax:tool_call> and </minimax:tool_call>. llama.cpp tells
+// their templates by the markers of their turns.
+const (
+	minimaxDetect     = "]~!b["
+	minimaxRole       = "]~b]"
+	minimaxCallsOpen  = "<minimax:tool_call>"
+	minimaxCallsClose = "</minimax:tool_call>"
+	minimaxInvoke     = `<invoke name="`
+	minimaxInvokeEnd  = "</invoke>"
+	minimaxParameter  = `<parameter name="`
+)
+
 const (
 	xmlFunction  = "<function="
 	xmlFuncEnd   = "</function>"
@@ -45,43 +58,88 @@ const (
 // control tokens (llama.cpp preserves them for Seed-OSS and Qwen3-Coder).
 var xmlMarkers = []string{xmlFunction, xmlFuncEnd, xmlParameter, xmlParamEnd}
 
+// xmlTags are the tags of a call in an XML-like form: the XML form's
+// (<function=NAME> …), or MiniMax-M2's
+//
+//	<invoke name="NAME">
+//	<parameter name="KEY">VALUE</parameter>
+//	…
+//	</invoke>
+//
+// whose values are the text between the tags as it is (llama.cpp's
+// MiniMax-M2 parser trims none), typed as the XML form's.
+type xmlTags struct {
+	open, nameEnd, close string // around the name, and what ends the call
+	param, keyEnd        string // around a parameter's key
+	// newlines: one newline after a value's opening tag and one before
+	// its closing tag are layout.
+	newlines bool
+}
+
+var (
+	xmlForm     = xmlTags{xmlFunction, ">", xmlFuncEnd, xmlParameter, ">", true}
+	minimaxTags = xmlTags{minimaxInvoke, `">`, minimaxInvokeEnd, minimaxParameter, `">`, false}
+)
+
 // parseXMLCall reads a call in the XML form from body (what stands between
 // <tool_call> and </tool_call>), typing its values by tools' schemas.
 func parseXMLCall(body string, tools []Tool) (ToolCall, bool) {
-	body = strings.TrimSpace(body)
-	rest, ok := strings.CutPrefix(body, xmlFunction)
-	if !ok {
+	calls, ok := xmlForm.calls(body, tools)
+	if !ok || len(calls) != 1 {
 		return ToolCall{}, false
 	}
-	end := strings.IndexByte(rest, '>')
-	if end <= 0 {
-		return ToolCall{}, false
+	return calls[0], true
+}
+
+// calls reads one call or more in the form t from body, with only
+// whitespace around and between them, typing their values by tools'
+// schemas.
+func (t xmlTags) calls(body string, tools []Tool) ([]ToolCall, bool) {
+	var calls []ToolCall
+	for rest := strings.TrimSpace(body); rest != ""; rest = strings.TrimSpace(rest) {
+		c, r, ok := t.call(rest, tools)
+		if !ok {
+			return nil, false
+		}
+		calls, rest = append(calls, c), r
+	}
+	return calls, len(calls) > 0
+}
+
+// call reads the call that s begins with, and returns what follows it.
+func (t xmlTags) call(s string, tools []Tool) (ToolCall, string, bool) {
+	rest, ok := strings.CutPrefix(s, t.open)
+	end := strings.Index(rest, t.nameEnd)
+	if !ok || end <= 0 {
+		return ToolCall{}, "", false
 	}
 	name := strings.TrimSpace(rest[:end])
-	rest, ok = strings.CutSuffix(strings.TrimSpace(rest[end+1:]), xmlFuncEnd)
-	if !ok || name == "" {
-		return ToolCall{}, false
+	if name == "" {
+		return ToolCall{}, "", false
 	}
 	args := newArgs(tools, name)
+	rest = rest[end+len(t.nameEnd):]
 	for {
 		rest = strings.TrimSpace(rest)
-		if rest == "" {
-			break
+		if r, ok := strings.CutPrefix(rest, t.close); ok {
+			return args.call(name), r, true
 		}
-		r, ok := strings.CutPrefix(rest, xmlParameter)
+		r, ok := strings.CutPrefix(rest, t.param)
 		if !ok {
-			return ToolCall{}, false
+			return ToolCall{}, "", false
 		}
-		end := strings.IndexByte(r, '>')
+		end := strings.Index(r, t.keyEnd)
 		stop := strings.Index(r, xmlParamEnd)
-		if end <= 0 || stop < end {
-			return ToolCall{}, false
+		if end <= 0 || stop < end+len(t.keyEnd) {
+			return ToolCall{}, "", false
 		}
-		value := strings.TrimPrefix(r[end+1:stop], "\n")
-		args.add(strings.TrimSpace(r[:end]), strings.TrimSuffix(value, "\n"))
+		value := r[end+len(t.keyEnd) : stop]
+		if t.newlines {
+			value = strings.TrimSuffix(strings.TrimPrefix(value, "\n"), "\n")
+		}
+		args.add(strings.TrimSpace(r[:end]), value)
 		rest = r[stop+len(xmlParamEnd):]
 	}
-	return args.call(name), true
 }
 
 // callArgs builds the arguments object of a call whose values are text

@@ -8,10 +8,12 @@ import (
 
 // TestToolCallLists: a model whose template (our own few lines, holding
 // the markers DetectFormat looks for) writes its calls as a list —
-// Command R7B, Granite 3.x, Nemotron Nano v2, Apertus, LFM2, DeepSeek — replies in pieces
-// that split its markers; the OpenAI endpoint gives its reasoning, content
-// and call, whole and streamed, with the call's own ID where the syntax
-// carries one (Command R7B's tool_call_id).
+// Command R7B, Granite 3.x, Nemotron Nano v2, Apertus, LFM2, DeepSeek,
+// Kimi K2, MiniMax-M2 (and Magistral's [TOOL_CALLS] list after its
+// [THINK] reasoning) — replies in pieces that split its markers; the
+// OpenAI endpoint gives its reasoning, content and call, whole and
+// streamed, with the call's own ID where the syntax carries one (Command
+// R7B's tool_call_id, Kimi K2's functions.NAME:IDX, Mistral's id).
 func TestToolCallLists(t *testing.T) {
 	const tools = `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]`
 	const args = `{"city":"Paris"}`
@@ -34,6 +36,14 @@ func TestToolCallLists(t *testing.T) {
 				"is\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁", "end｜>"}, ""},
 		{"lfm2", "{#- List of tools: <|tool_list_start|>[]<|tool_list_end|> <think> -#}",
 			[]string{"<thi", "nk>need it</th", "ink>Let me check.<|tool_call_", `start|>[get_weather(ci`, `ty="Paris")]<|tool_call_e`, "nd|>"}, ""},
+		{"kimi k2", "{#- <|im_system|>tool_declare<|im_middle|> <|tool_calls_section_begin|> ## Return of -#}",
+			[]string{"<thi", "nk>need it</th", "ink>Let me check.<|tool_calls_sec", "tion_begin|><|tool_call_begin|>functions.get_", "weather:0<|tool_call_argu",
+				`ment_begin|>{"city": "Par`, `is"}<|tool_call_`, "end|><|tool_calls_section_e", "nd|>"}, "functions.get_weather:0"},
+		{"minimax-m2", "{#- ]~!b[ ]~b] -#}",
+			[]string{"<thi", "nk>\nneed it\n</th", "ink>\n\nLet me check.\n<minimax:tool_", "call>\n<invoke name=\"get_wea", "ther\">\n<parameter name=\"city\">Par",
+				"is</param", "eter>\n</invoke>\n</minimax:tool_", "call>"}, ""},
+		{"magistral", "{#- [TOOL_CALLS] [THINK] [/THINK] -#}",
+			[]string{"[THI", "NK]need it[/TH", "INK]Let me check.[TOOL_", `CALLS][{"name": "get_weather", "argu`, `ments": {"city": "Paris"}, "id": "abc123def"}]`}, "abc123def"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := newFake(func(string) []string { return c.pieces })

@@ -497,7 +497,8 @@ func sameBytes(b []int, text string) bool {
 // their schemas: an enum, a boolean), which parses back to the tool's
 // arguments, whole and streamed.
 func TestModelToolChoiceGrammar(t *testing.T) {
-	for name, spec := range map[string]testutil.ModelSpec{"xml form": testutil.TinyXMLChat(), "gemma 4": testutil.TinyGemma4Chat(), "glm": testutil.TinyGLMChat()} {
+	for name, spec := range map[string]testutil.ModelSpec{"xml form": testutil.TinyXMLChat(), "gemma 4": testutil.TinyGemma4Chat(), "glm": testutil.TinyGLMChat(),
+		"minimax-m2": testutil.TinyMiniMaxChat()} {
 		t.Run(name, func(t *testing.T) {
 			m := loadModel(t, testutil.TempModel(t, spec))
 			_, hs := serveModel(t, m, "tiny", 1, nil)

@@ -23,7 +23,16 @@
 //	<arg_value>VALUE</arg_value>
 //	</tool_call>
 //
-// (GLM-4.7 writes the parts back to back, without the line breaks). The
+// (GLM-4.7 writes the parts back to back, without the line breaks), and
+// MiniMax-M2's, laid out as llama.cpp's grammar lays it out,
+//
+//	<minimax:tool_call>
+//	<invoke name="NAME">
+//	<parameter name="KEY">VALUE</parameter>
+//	</invoke>
+//	</minimax:tool_call>
+//
+// whose values are held as the XML form's. The
 // name is one of the tools', each key one of that tool's parameters, at
 // most once, and the call cannot close before its required parameters are
 // given. A value follows its parameter's schema where a grammar of bytes

@@ -10,8 +10,9 @@ func FuzzMachine(f *testing.F) {
 	f.Add([]byte(`<|tool_call>call:get_weather{city:<|"|>x<|"|>,opts:{a:[1,{b:null}]},flag:true}<tool_call|>`), uint8(1))
 	f.Add([]byte("<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>x</arg_value>\n</tool_call>"), uint8(2))
 	f.Add([]byte("<tool_call>get_weather<arg_key>days</arg_key><arg_value>3</arg_value><arg_key>city</arg_key><arg_value>x</arg_value></tool_call>"), uint8(3))
+	f.Add([]byte("<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">x</parameter>\n</invoke>\n</minimax:tool_call>"), uint8(4))
 	tools := []Tool{weather, {Name: "a"}}
-	layouts := []Layout{qwen, {Syntax: Gemma4, Open: "<|tool_call>", Close: "<tool_call|>"}, glmLines, glm47}
+	layouts := []Layout{qwen, {Syntax: Gemma4, Open: "<|tool_call>", Close: "<tool_call|>"}, glmLines, glm47, minimax}
 	f.Fuzz(func(t *testing.T, text []byte, layout uint8) {
 		l := layouts[int(layout)%len(layouts)]
 		g, err := Compile(l, tools)

@@ -24,10 +24,21 @@ type Syntax uint8
 
 // Syntaxes of a call.
 const (
-	XML    Syntax = iota // <function=NAME><parameter=KEY>VALUE</parameter>…
-	Gemma4               // call:NAME{KEY:VALUE,…}
-	GLM                  // NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>…
+	XML     Syntax = iota // <function=NAME><parameter=KEY>VALUE</parameter>…
+	Gemma4                // call:NAME{KEY:VALUE,…}
+	GLM                   // NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>…
+	MiniMax               // <invoke name="NAME"><parameter name="KEY">VALUE</parameter>…
 )
+
+// xmlTags are the texts of a call in the XML form's syntaxes (XML's and
+// MiniMax-M2's): before the name and after it, after a parameter's '<p'
+// and after its key, and after the '</' that ends the call. The byte a
+// name or a key ends at is the first of nameEnd and keyEnd.
+var xmlTags = [...]struct{ function, nameEnd, param, keyEnd, end string }{
+	XML:     {"<function=", ">", "arameter=", ">", "function>"},
+	MiniMax: {`<invoke name="`, `">`, `arameter name="`, `">`, "invoke>"},
+	Gemma4:  {}, GLM: {},
+}
 
 // Layout is how a model lays the call out.
 type Layout struct {
@@ -35,7 +46,9 @@ type Layout struct {
 	// Open and Close are the call's markers: "<tool_call>" and
 	// "</tool_call>" (Qwen, GLM: its Close must begin with "</"),
 	// "<seed:tool_call>" and "</seed:tool_call>", "<|tool_call>" and
-	// "<tool_call|>" (Gemma 4).
+	// "<tool_call|>" (Gemma 4), "<minimax:tool_call>" and
+	// "</minimax:tool_call>" (MiniMax-M2, laid out as Seed-OSS's: its
+	// Newlines false).
 	Open, Close string
 	// Newlines: a line break after <parameter=KEY> and one before
 	// </parameter> lay the value out (Qwen's templates); without them the
@@ -115,6 +128,8 @@ func Compile(l Layout, tools []Tool) (*Grammar, error) {
 		if !l.Newlines {
 			g.sep = ""
 		}
+	case l.Syntax == MiniMax: // a name or key ends at its closing quote
+		nameStop, keyStop = "\"\n", "\"\n"
 	case l.Newlines:
 		g.term = "\n" + g.term
 	}

@@ -100,7 +100,7 @@ func NewMachine(g *Grammar) Machine {
 	case GLM:
 		m.expect(g.open, sToolName)
 	default:
-		m.expect(g.open+"\n<function=", sToolName)
+		m.expect(g.open+"\n"+xmlTags[g.syntax].function, sToolName)
 	}
 	return m
 }
@@ -216,7 +216,7 @@ func (m *Machine) step(b byte) bool {
 			case g.syntax == GLM:
 				m.enter(sParams)
 			default:
-				m.expect("\n", sParams)
+				m.expect(xmlTags[g.syntax].nameEnd[1:]+"\n", sParams)
 			}
 		}
 		return ok
@@ -228,8 +228,8 @@ func (m *Machine) step(b byte) bool {
 		return true
 	case sParamsLT:
 		switch {
-		case b == 'p' && g.syntax == XML && m.paramsLeft():
-			m.expect("arameter=", sParamName)
+		case b == 'p' && (g.syntax == XML || g.syntax == MiniMax) && m.paramsLeft():
+			m.expect(xmlTags[g.syntax].param, sParamName)
 			return true
 		case b == 'a' && g.syntax == GLM && m.paramsLeft():
 			m.expect("rg_key>", sParamName)
@@ -238,7 +238,7 @@ func (m *Machine) step(b byte) bool {
 			m.expect(g.close[min(2, len(g.close)):], sDone)
 			return true
 		case b == '/' && m.requiredGiven():
-			m.expect("function>\n"+g.close, sDone)
+			m.expect(xmlTags[g.syntax].end+"\n"+g.close, sDone)
 			return true
 		}
 		return false
@@ -351,7 +351,7 @@ func (g *Grammar) nameEnd() byte {
 	case g.syntax == GLM:
 		return '\n'
 	}
-	return '>'
+	return xmlTags[g.syntax].nameEnd[0]
 }
 
 // paramsLeft reports whether the tool has parameters not given yet.
@@ -365,12 +365,14 @@ func (m *Machine) requiredGiven() bool { return m.g.tools[m.tool].required&^m.se
 // string or enum, GLM's </arg_key> and <arg_value>).
 func (m *Machine) paramName(b byte) bool {
 	g, t := m.g, &m.g.tools[m.tool]
-	end := byte('>')
+	var end byte
 	switch g.syntax {
 	case Gemma4:
 		end = ':'
 	case GLM:
 		end = '<'
+	default:
+		end = xmlTags[g.syntax].keyEnd[0]
 	}
 	i, ok := m.choose(t.names, b, end)
 	if !ok || i < 0 {
@@ -383,10 +385,12 @@ func (m *Machine) paramName(b byte) bool {
 		m.expect("/arg_key>"+g.sep+"<arg_value>", valueState(k))
 	case g.syntax == Gemma4 && (k == kString || k == kChoice):
 		m.expect(gemma4Quote, valueState(k))
-	case g.syntax == Gemma4 || g.term[0] != '\n':
+	case g.syntax == Gemma4:
 		m.enter(valueState(k))
+	case g.term[0] != '\n':
+		m.expect(xmlTags[g.syntax].keyEnd[1:], valueState(k))
 	default:
-		m.expect("\n", valueState(k))
+		m.expect(xmlTags[g.syntax].keyEnd[1:]+"\n", valueState(k))
 	}
 	return true
 }

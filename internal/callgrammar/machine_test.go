@@ -22,6 +22,7 @@ const head = "<tool_call>\n<function=get_weather>\n"
 var (
 	glmLines = Layout{Syntax: GLM, Open: "<tool_call>", Close: "</tool_call>", Newlines: true}
 	glm47    = Layout{Syntax: GLM, Open: "<tool_call>", Close: "</tool_call>"}
+	minimax  = Layout{Syntax: MiniMax, Open: "<minimax:tool_call>", Close: "</minimax:tool_call>"}
 )
 
 // TestMachine feeds each case's text, which must be taken whole, then
@@ -49,6 +50,7 @@ func TestMachine(t *testing.T) {
 	}
 	inQwen, inGemma := begun(qwen, head), begun(gemma, gHead)
 	inGLM, inGLM47 := begun(glmLines, "<tool_call>get_weather\n"), begun(glm47, "<tool_call>get_weather")
+	inMiniMax := begun(minimax, "<minimax:tool_call>\n<invoke name=\"get_weather\">\n")
 	for _, c := range []machineCase{
 		{"every kind of value", qwen, one, head +
 			"<parameter=city>\nParis </b> \n<x\n</parameter>\n<parameter=days>\n-3\n</parameter>\n" +
@@ -80,6 +82,13 @@ func TestMachine(t *testing.T) {
 		{"glm, no parameters", glmLines, two, "<tool_call>a\n</tool_call>", '\n', true},
 		{"glm 4.7, a name that begins another", glm47, two, "<tool_call>ab<arg_key>x</arg_key><arg_value>7</arg_value></tool_call>", 0, true},
 		{"glm, the other's required", glm47, two, "<tool_call>ab<", '/', false},
+		{"minimax, every kind of value", minimax, one, "<minimax:tool_call>\n<invoke name=\"get_weather\">\n" +
+			"<parameter name=\"city\">Paris </b> \n<x\n</parameter>\n<parameter name=\"days\">-3</parameter>\n" +
+			"<parameter name=\"unit\">c</parameter>\n<parameter name=\"opts\">{\"metric\": true}</parameter>\n" +
+			"<parameter name=\"tags\">[1, 2]</parameter>\n</invoke>\n</minimax:tool_call>", 'x', true},
+		{"minimax, no parameters", minimax, two, "<minimax:tool_call>\n<invoke name=\"a\">\n</invoke>\n</minimax:tool_call>", '\n', true},
+		{"minimax, a name that begins another", minimax, two, "<minimax:tool_call>\n<invoke name=\"ab\">\n<parameter name=\"x\">7</parameter>\n</invoke>\n</minimax:tool_call>", 0, true},
+		{"minimax, the XML form's tags", minimax, one, "<minimax:tool_call>\n<", 'f', false},
 		// Calls to weather begun in each layout and cut short.
 		inQwen("close before the required", "<", '/'),
 		inQwen("unknown parameter", "<parameter=", 'x'),
@@ -112,6 +121,11 @@ func TestMachine(t *testing.T) {
 		inGLM("glm, integer", "<arg_key>days</arg_key>\n<arg_value>3", '.'),
 		inGLM47("glm, enum", "<arg_key>unit</arg_key><arg_value>", 'k'),
 		inGLM("glm, layout", "<arg_key>city</arg_key>", '<'),
+		inMiniMax("minimax, close before the required", "<", '/'),
+		inMiniMax("minimax, unknown parameter", "<parameter name=\"", 'x'),
+		inMiniMax("minimax, the key's quote", "<parameter name=\"city", '>'),
+		inMiniMax("minimax, integer", "<parameter name=\"days\">3", '.'),
+		inMiniMax("minimax, no line inside the tag", "<parameter name=\"city\"", '\n'),
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g, err := Compile(c.l, c.tools)

@@ -63,6 +63,42 @@ const XMLCallTemplate = chatMLHead + `{% for tc in m.tool_calls %}<tool_call>
 {% endfor %}</function>
 </tool_call>{% endfor %}` + chatMLTail
 
+// MiniMaxTemplate is this repository's own small template in MiniMax-M2's
+// format: ]~!b[ and ]~b]ROLE turns ended by [e~[, tools offered in the
+// system turn, calls as <minimax:tool_call> and an <invoke name="NAME">
+// of <parameter name="KEY">VALUE</parameter> lines, results as
+// <response> blocks of a tool turn.
+const MiniMaxTemplate = `]~!b[]~b]system
+{%- if tools %}
+# Tools
+<tools>
+{% for t in tools %}<tool>{{ t | tojson }}</tool>
+{% endfor %}</tools>
+{%- endif %}[e~[
+{% for m in messages %}
+{%- if m.role == 'assistant' %}]~b]ai
+{{ m.content }}{% if m.tool_calls %}
+<minimax:tool_call>
+{% for tc in m.tool_calls %}<invoke name="{{ tc.function.name }}">
+{% for k, v in tc.function.arguments | items %}<parameter name="{{ k }}">{{ v if v is string else v | tojson }}</parameter>
+{% endfor %}</invoke>
+{% endfor %}</minimax:tool_call>{% endif %}[e~[
+{% elif m.role == 'tool' %}]~b]tool
+<response>{{ m.content }}</response>[e~[
+{% else %}]~b]{{ m.role }}
+{{ m.content }}[e~[
+{% endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}]~b]ai
+{% endif %}`
+
+// TinyMiniMaxChat is TinyChat with MiniMaxTemplate.
+func TinyMiniMaxChat() ModelSpec {
+	s := TinyChat()
+	s.ChatTemplate = MiniMaxTemplate
+	return s
+}
+
 // TinyXMLChat is TinyChat with XMLCallTemplate.
 func TinyXMLChat() ModelSpec {
 	s := TinyChat()
