@@ -1112,6 +1112,32 @@ func hostileCases() []hostileCase {
 			loads("without expert_feed_forward_length", del(".expert_feed_forward_length")),
 			misshapen("attn_q_norm of a head's width", "blk.0.attn_q_norm.weight", 16),
 		),
+		// minimax-m2: llama.cpp's loader requires the untied output, the
+		// Q/K norms (across all heads), the router, its selection bias and
+		// the experts, the RMS epsilon, expert_feed_forward_length (not
+		// read for the experts' width: feed_forward_length is) and, for its
+		// graph, the gating function; Q, K and V fused or apart, without
+		// biases; no shared expert.
+		family("minimax-m2", testutil.TinyMiniMaxM2(), requires{
+			"output missing (never tied)": "output.weight",
+			"without attn_q_norm":         "blk.1.attn_q_norm.weight",
+			"without exp_probs_b":         "blk.0.exp_probs_b.bias",
+			"experts missing":             "blk.1.ffn_gate_exps.weight",
+		},
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			unset("gating missing", ".expert_gating_func"),
+			unset("expert_feed_forward_length missing", ".expert_feed_forward_length"),
+			loads("expert_feed_forward_length not read", set(".expert_feed_forward_length", uint32(64))),
+			misshapen("attn_k_norm of a head's width", "blk.0.attn_k_norm.weight", 32),
+			loads("Q, K and V fused", func(h *hmodel) {
+				for _, n := range []string{"attn_q", "attn_k", "attn_v"} {
+					h.drop("blk.1." + n + ".weight")
+				}
+				h.put("blk.1.attn_qkv.weight", quant.F32, 64, 256)
+			}),
+			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 128) }, "blk.0.attn_q.bias"),
+			unsupported("a shared expert", func(h *hmodel) { h.put("blk.1.ffn_up_shexp.weight", quant.F32, 64, 32) }, "blk.1.ffn_up_shexp.weight"),
+		),
 		// falcon: attn_qkv alone, without bias, and no other projection
 		// bias (llama.cpp d32676d77 refuses a file with one: a tensor it
 		// does not load); the LayerNorms' biases and epsilon required;

@@ -780,6 +780,21 @@ func TinyOLMoE() ModelSpec {
 	})
 }
 
+// TinyMiniMaxM2 is a 2-layer minimax-m2 as MiniMax-M2 is made: heads of
+// 32 (4 on 2 KV heads, the query wider than the 64-wide embedding, as
+// M2's 48 × 128 are than its 3072), Q and K each RMS-normalised across
+// all its heads, NEOX RoPE over half of each head (rope.dimension_count
+// 16, M2's 64 of 128); in every block 8 experts as wide as
+// feed_forward_length (32), 2 a token, chosen by their sigmoid plus a
+// selection bias and weighted by the sigmoids renormalised, no shared
+// expert; untied output; Q8_0 weights.
+func TinyMiniMaxM2() ModelSpec {
+	return tiny(ModelSpec{
+		Arch: "minimax-m2", Seed: 172, HeadDim: 32, RopeDim: 16, FFN: 32, RopeBase: 5000000, RMSEps: 1e-6,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
+	})
+}
+
 // TinySeedOSS is a 2-layer seed_oss (NEOX RoPE, the optional Q/K/V
 // biases present, post_attention_norm as the norm before the
 // feed-forward, heads of 32 as the query is wider than the embedding in
@@ -955,7 +970,7 @@ func (s ModelSpec) moe() bool {
 	}
 	return s.Arch == "qwen3moe" || s.Arch == "qwen2moe" || s.Arch == "phimoe" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
 		s.Routing != nil ||
-		s.Arch == "smallthinker" ||
+		s.Arch == "smallthinker" || s.Arch == "minimax-m2" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
 }
 
@@ -1202,7 +1217,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s.ConvKernel == 0 {
 			s.ConvKernel = 4
 		}
-	case "smallthinker":
+	case "smallthinker", "minimax-m2":
 		if s.Gating == 0 {
 			s.Gating = 2
 		}
@@ -1436,7 +1451,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Arch == "ernie4_5-moe" {
 		g.AddKV(a+"interleave_moe_layer_step", uint32(1)) // experts on every layer after the lead
 	}
-	if s.Arch == "lfm2moe" {
+	if s.Arch == "lfm2moe" || s.Arch == "minimax-m2" {
 		g.AddKV(a+"expert_gating_func", s.Gating)
 	}
 	if s.Arch == "falcon-h1" {
@@ -1728,7 +1743,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 					tensorSpec{p + "ffn_up_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},
 					tensorSpec{p + "ffn_down_exps.bias", quant.F32, []int64{e, x}, dist{0, 0.1}})
 			}
-			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias || s.Routing != nil {
+			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.Arch == "minimax-m2" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias || s.Routing != nil {
 				gain := s.SelBiasGain
 				if gain == 0 {
 					gain = 0.5
@@ -1827,7 +1842,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 			ts = append(ts,
 				tensorSpec{p + "attn_q_norm.weight", quant.F32, []int64{int64(s.HeadDim)}, norm},
 				tensorSpec{p + "attn_k_norm.weight", quant.F32, []int64{int64(s.HeadDim)}, norm})
-		case olmo || s.Arch == "olmoe":
+		case olmo || s.Arch == "olmoe" || s.Arch == "minimax-m2":
 			ts = append(ts,
 				tensorSpec{p + "attn_q_norm.weight", quant.F32, []int64{q}, norm},
 				tensorSpec{p + "attn_k_norm.weight", quant.F32, []int64{kv}, norm})
