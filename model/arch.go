@@ -344,6 +344,8 @@ var registry = []*Arch{
 		UntiedOutput: true, HeadBias: true, hparams: phimoeHparams},
 	{Name: "arwkv7", NoAttention: true, UntiedOutput: true, hparams: arwkv7Hparams},
 	{Name: "minimax-m2", Neox: true, QKNorm: true, FFN: FFNExperts, ExpertSelBias: true, UntiedOutput: true, hparams: minimaxM2Hparams},
+	{Name: "exaone-moe", Neox: true, OptionalQKVBias: true, QKNorm: true, FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true,
+		UntiedOutput: true, NextN: nextNTensors, hparams: exaoneMoEHparams},
 }
 
 // Supported lists the architectures this package can run.

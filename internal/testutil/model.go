@@ -1201,7 +1201,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			return s, fmt.Errorf("testutil: minicpm3 needs DeepSeek2 Joined, with KVLora, QLora, Nope, Rope (even) and VHead above 0, no shared experts")
 		}
 		s = s.withLatentHeads()
-	case "glm4moe", "bailingmoe2", "afmoe":
+	case "glm4moe", "bailingmoe2", "afmoe", "exaone-moe":
 		var err error
 		if s, err = s.withRoutingDefaults(); err != nil {
 			return s, err
@@ -1457,7 +1457,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Arch == "falcon-h1" {
 		AddSSMSizes(g, s.Arch, SSM{Conv: s.ConvKernel, Inner: s.ssmInner(), State: s.SSMState, Heads: s.SSMHeads, Groups: s.SSMGroups})
 	}
-	if s.Arch == "afmoe" && s.Windowed {
+	if (s.Arch == "afmoe" || s.Arch == "exaone-moe") && s.Windowed {
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
 	}
 	if s.Arch == "smallthinker" {
@@ -1719,7 +1719,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 			return []tensorSpec{
 				{p + "ffn_up.weight", w, []int64{e, 2 * f}, proj(e)},
 				{p + "ffn_down.weight", w, []int64{f, e}, proj(f)}}
-		case s.moe() && l >= s.DenseLead || s.jambaExpertLayer(l):
+		case s.moe() && l >= s.DenseLead && !s.denseNextN(l) || s.jambaExpertLayer(l):
 			x, fe := int64(s.Experts), int64(s.ExpertFFN)
 			xw := s.ExpertType
 			if xw == quant.F32 {

@@ -18,7 +18,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, phimoe, bloom, mpt, arwkv7, nomic-bert-moe, jina-bert-v2, modern-bert or minimax-m2
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, phimoe, bloom, mpt, arwkv7, nomic-bert-moe, jina-bert-v2, modern-bert, minimax-m2 or exaone-moe
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -236,6 +236,10 @@ func (s shape) qwen35() bool {
 
 // convLayer reports whether layer l is a short convolution.
 func (s shape) convLayer(l int) bool { return slices.Contains(s.ConvLayers, l) }
+
+// denseNextN reports whether block l is a NextN block whose feed-forward
+// llama.cpp loads dense (exaone-moe's), not as experts.
+func (s shape) denseNextN(l int) bool { return s.Arch == "exaone-moe" && l >= s.Layers }
 
 // fullQKNorm reports whether s's attn_q_norm and attn_k_norm span all
 // the heads at once, as wide as the query and the keys: olmo2's, and
