@@ -1165,6 +1165,65 @@ func hostileCases() []hostileCase {
 			loads("without expert_feed_forward_length", del(".expert_feed_forward_length")),
 			misshapen("attn_q_norm of a head's width", "blk.0.attn_q_norm.weight", 16),
 		),
+		// minimax-m2: llama.cpp's loader requires the untied output, the
+		// Q/K norms (across all heads), the router, its selection bias and
+		// the experts, the RMS epsilon, expert_feed_forward_length (not
+		// read for the experts' width: feed_forward_length is) and, for its
+		// graph, the gating function; Q, K and V fused or apart, without
+		// biases; no shared expert.
+		family("minimax-m2", testutil.TinyMiniMaxM2(), requires{
+			"output missing (never tied)": "output.weight",
+			"without attn_q_norm":         "blk.1.attn_q_norm.weight",
+			"without exp_probs_b":         "blk.0.exp_probs_b.bias",
+			"experts missing":             "blk.1.ffn_gate_exps.weight",
+		},
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			unset("gating missing", ".expert_gating_func"),
+			unset("expert_feed_forward_length missing", ".expert_feed_forward_length"),
+			loads("expert_feed_forward_length not read", set(".expert_feed_forward_length", uint32(64))),
+			misshapen("attn_k_norm of a head's width", "blk.0.attn_k_norm.weight", 32),
+			loads("Q, K and V fused", func(h *hmodel) {
+				for _, n := range []string{"attn_q", "attn_k", "attn_v"} {
+					h.drop("blk.1." + n + ".weight")
+				}
+				h.put("blk.1.attn_qkv.weight", quant.F32, 64, 256)
+			}),
+			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 128) }, "blk.0.attn_q.bias"),
+			unsupported("a shared expert", func(h *hmodel) { h.put("blk.1.ffn_up_shexp.weight", quant.F32, 64, 32) }, "blk.1.ffn_up_shexp.weight"),
+		),
+		// exaone-moe: llama.cpp's loader requires the untied output, the
+		// per-head Q/K norms, the router and experts past the dense lead,
+		// the shared expert (of expert_shared_feed_forward_length, else the
+		// experts' width), the RMS epsilon, the window and the gating
+		// function, and in the NextN block a dense feed-forward beside its
+		// projection and norms; the selection bias and the Q/K/V biases
+		// optional; Q, K and V fused or apart.
+		family("exaone-moe", testutil.TinyExaoneMoE(), requires{
+			"output missing (never tied)":     "output.weight",
+			"without attn_k_norm":             "blk.2.attn_k_norm.weight",
+			"router missing":                  "blk.1.ffn_gate_inp.weight",
+			"shared expert missing":           "blk.3.ffn_down_shexp.weight",
+			"NextN's dense feed-forward":      "blk.4.ffn_gate.weight",
+			"NextN's projection missing":      "blk.4.nextn.eh_proj.weight",
+			"dense layer 0's gate missing":    "blk.0.ffn_gate.weight",
+			"experts missing after the dense": "blk.1.ffn_up_exps.weight",
+		},
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			unset("window missing", ".attention.sliding_window"),
+			unset("gating missing", ".expert_gating_func"),
+			refused("shared width of its own", set(".expert_shared_feed_forward_length", uint32(64)), "blk.1.ffn_gate_shexp.weight"),
+			loads("without exp_probs_b", drop("blk.1.exp_probs_b.bias", "blk.2.exp_probs_b.bias", "blk.3.exp_probs_b.bias")),
+			misshapen("attn_q_norm across the heads", "blk.1.attn_q_norm.weight", 64),
+			loads("Q, K and V fused with a bias", func(h *hmodel) {
+				for _, n := range []string{"attn_q", "attn_k", "attn_v"} {
+					h.drop("blk.2." + n + ".weight")
+				}
+				h.put("blk.2.attn_qkv.weight", quant.F32, 64, 128)
+				h.put("blk.2.attn_qkv.bias", quant.F32, 128)
+			}),
+			loads("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }),
+			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+		),
 		// falcon: attn_qkv alone, without bias, and no other projection
 		// bias (llama.cpp d32676d77 refuses a file with one: a tensor it
 		// does not load); the LayerNorms' biases and epsilon required;

@@ -348,6 +348,9 @@ var registry = []*Arch{
 		UntiedOutput: true, hparams: dots1Hparams},
 	{Name: "mellum", Neox: true, OptionalQKVBias: true, QKNorm: true, FFN: FFNExperts, UntiedOutput: true, hparams: mellumHparams},
 	{Name: "maincoder", OptionalQKVBias: true, QKNorm: true, hparams: maincoderHparams},
+	{Name: "minimax-m2", Neox: true, QKNorm: true, FFN: FFNExperts, ExpertSelBias: true, UntiedOutput: true, hparams: minimaxM2Hparams},
+	{Name: "exaone-moe", Neox: true, OptionalQKVBias: true, QKNorm: true, FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true,
+		UntiedOutput: true, NextN: nextNTensors, hparams: exaoneMoEHparams},
 }
 
 // Supported lists the architectures this package can run.

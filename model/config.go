@@ -282,7 +282,8 @@ type Config struct {
 	SSMDtBCNorm bool
 	// MoELayers marks the layers whose feed-forward is a mixture of
 	// experts when the file says so layer by layer (jamba: the blocks
-	// with a router, ffn_gate_inp); nil: every layer from DenseLead on,
+	// with a router, ffn_gate_inp), or when the blocks past it are dense
+	// (exaone-moe's NextN blocks); nil: every layer from DenseLead on,
 	// in an expert model.
 	MoELayers []bool
 	// ParallelSSM: every layer runs attention and a Mamba-2 mixer side by

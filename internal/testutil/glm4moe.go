@@ -8,7 +8,7 @@ import (
 	"github.com/lowmem/llm/quant"
 )
 
-// Routing is what a glm4moe, bailingmoe2 or afmoe file says of its routing and
+// Routing is what a glm4moe, bailingmoe2, afmoe or exaone-moe file says of its routing and
 // shared experts beside the expert counts (and a deepseek2's, written by
 // DeepSeek2.AddTo through it).
 type Routing struct {
@@ -97,6 +97,27 @@ func TinyBailingMoE2() ModelSpec {
 		Routing: &Routing{Shared: 1, SharedWidth: 64, Scale: 2.5, Norm: true, Gating: 2, Groups: 4, GroupsUsed: 2},
 	})
 }
+
+// TinyExaoneMoE is an exaone-moe as K-EXAONE is made, in 4 layers and a
+// NextN block: pre-norms, per-head Q/K norms, layers 0–2 windowed (4
+// positions) and NEOX-rotated over whole heads, layer 3 global and
+// unrotated; layer 0's feed-forward dense, the others' 8 experts of width
+// 32, 2 a token, chosen by their sigmoid plus a selection bias, weighted
+// by the sigmoids renormalised and scaled by 2.5, beside one shared
+// expert of the experts' width; the NextN block with a dense
+// feed-forward, its projection and norms; Q8_0 weights.
+func TinyExaoneMoE() ModelSpec {
+	return tiny(ModelSpec{
+		Arch: "exaone-moe", Seed: 182, Layers: 4, NextN: 1, RopeBase: 1000000, RMSEps: 1e-5,
+		Windowed: true, SlidingWindow: 4,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
+		Routing: &Routing{Shared: 1, Scale: 2.5, Norm: true, Gating: 2, QKNorm: true},
+	})
+}
+
+// denseNextN reports whether block l is a NextN block whose feed-forward
+// llama.cpp loads dense (exaone-moe's), not as experts.
+func (s ModelSpec) denseNextN(l int) bool { return s.Arch == "exaone-moe" && l >= s.Layers }
 
 // withRoutingDefaults checks a glm4moe's, bailingmoe2's or afmoe's spec and sizes
 // its shared experts.

@@ -789,6 +789,21 @@ func TinyOLMoE() ModelSpec {
 	})
 }
 
+// TinyMiniMaxM2 is a 2-layer minimax-m2 as MiniMax-M2 is made: heads of
+// 32 (4 on 2 KV heads, the query wider than the 64-wide embedding, as
+// M2's 48 × 128 are than its 3072), Q and K each RMS-normalised across
+// all its heads, NEOX RoPE over half of each head (rope.dimension_count
+// 16, M2's 64 of 128); in every block 8 experts as wide as
+// feed_forward_length (32), 2 a token, chosen by their sigmoid plus a
+// selection bias and weighted by the sigmoids renormalised, no shared
+// expert; untied output; Q8_0 weights.
+func TinyMiniMaxM2() ModelSpec {
+	return tiny(ModelSpec{
+		Arch: "minimax-m2", Seed: 172, HeadDim: 32, RopeDim: 16, FFN: 32, RopeBase: 5000000, RMSEps: 1e-6,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
+	})
+}
+
 // TinySeedOSS is a 2-layer seed_oss (NEOX RoPE, the optional Q/K/V
 // biases present, post_attention_norm as the norm before the
 // feed-forward, heads of 32 as the query is wider than the embedding in
@@ -964,7 +979,7 @@ func (s ModelSpec) moe() bool {
 	}
 	return s.Arch == "qwen3moe" || s.Arch == "qwen2moe" || s.Arch == "phimoe" || s.Arch == "hunyuan-moe" || s.Arch == "mellum" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
 		s.Routing != nil ||
-		s.Arch == "smallthinker" ||
+		s.Arch == "smallthinker" || s.Arch == "minimax-m2" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
 }
 
@@ -1204,7 +1219,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			return s, fmt.Errorf("testutil: minicpm3 needs DeepSeek2 Joined, with KVLora, QLora, Nope, Rope (even) and VHead above 0, no shared experts")
 		}
 		s = s.withLatentHeads()
-	case "glm4moe", "bailingmoe2", "afmoe", "dots1":
+	case "glm4moe", "bailingmoe2", "afmoe", "dots1", "exaone-moe":
 		var err error
 		if s, err = s.withRoutingDefaults(); err != nil {
 			return s, err
@@ -1220,7 +1235,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s.ConvKernel == 0 {
 			s.ConvKernel = 4
 		}
-	case "smallthinker":
+	case "smallthinker", "minimax-m2":
 		if s.Gating == 0 {
 			s.Gating = 2
 		}
@@ -1454,13 +1469,13 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Arch == "ernie4_5-moe" {
 		g.AddKV(a+"interleave_moe_layer_step", uint32(1)) // experts on every layer after the lead
 	}
-	if s.Arch == "lfm2moe" {
+	if s.Arch == "lfm2moe" || s.Arch == "minimax-m2" {
 		g.AddKV(a+"expert_gating_func", s.Gating)
 	}
 	if s.Arch == "falcon-h1" {
 		AddSSMSizes(g, s.Arch, SSM{Conv: s.ConvKernel, Inner: s.ssmInner(), State: s.SSMState, Heads: s.SSMHeads, Groups: s.SSMGroups})
 	}
-	if s.Arch == "afmoe" && s.Windowed {
+	if (s.Arch == "afmoe" || s.Arch == "exaone-moe") && s.Windowed {
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
 	}
 	if s.Arch == "mellum" && s.Windowed {
@@ -1725,7 +1740,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 			return []tensorSpec{
 				{p + "ffn_up.weight", w, []int64{e, 2 * f}, proj(e)},
 				{p + "ffn_down.weight", w, []int64{f, e}, proj(f)}}
-		case s.moe() && l >= s.DenseLead || s.jambaExpertLayer(l):
+		case s.moe() && l >= s.DenseLead && !s.denseNextN(l) || s.jambaExpertLayer(l):
 			x, fe := int64(s.Experts), int64(s.ExpertFFN)
 			xw := s.ExpertType
 			if xw == quant.F32 {
@@ -1749,7 +1764,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 					tensorSpec{p + "ffn_up_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},
 					tensorSpec{p + "ffn_down_exps.bias", quant.F32, []int64{e, x}, dist{0, 0.1}})
 			}
-			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias || s.Routing != nil {
+			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.Arch == "minimax-m2" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias || s.Routing != nil {
 				gain := s.SelBiasGain
 				if gain == 0 {
 					gain = 0.5
@@ -1848,7 +1863,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 			ts = append(ts,
 				tensorSpec{p + "attn_q_norm.weight", quant.F32, []int64{int64(s.HeadDim)}, norm},
 				tensorSpec{p + "attn_k_norm.weight", quant.F32, []int64{int64(s.HeadDim)}, norm})
-		case olmo || s.Arch == "olmoe":
+		case olmo || s.Arch == "olmoe" || s.Arch == "minimax-m2":
 			ts = append(ts,
 				tensorSpec{p + "attn_q_norm.weight", quant.F32, []int64{q}, norm},
 				tensorSpec{p + "attn_k_norm.weight", quant.F32, []int64{kv}, norm})

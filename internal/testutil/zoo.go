@@ -25,7 +25,7 @@ var (
 		TinyInternLM2, TinyOlmo, TinyOlmoClamp, TinyCommandR, TinyCommandRPlus,
 		TinyFalcon, TinyFalcon40B, TinyBloom, TinyMPT, TinyMPTClamp,
 		TinyAfmoe, TinyAfmoeGlobal, TinyHunyuanMoE, TinyDots1,
-		TinyMellum, TinyMellumPattern, TinyMaincoder,
+		TinyMellum, TinyMellumPattern, TinyMaincoder, TinyMiniMaxM2, TinyExaoneMoE,
 	}
 	// tinyRecurrent are the decoders with a recurrent state beside (or
 	// instead of) the KV cache: convolutions, Mamba scans, delta nets,

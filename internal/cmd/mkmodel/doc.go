@@ -32,6 +32,12 @@
 //	        minicpm4-8b (minicpm: MiniCPM's multipliers and LongRoPE),
 //	        minicpm3-4b (minicpm3: deepseek2's latent attention, dense),
 //	        olmoe-1b-7b (olmoe: olmo2's Q/K norms, 64 experts),
+//	        minimax-m2 (minimax-m2: Q/K norms across the heads, half of
+//	        each head rotated, 256 sigmoid-routed experts; -layers 4
+//	        -experts 8 -vocab 8192),
+//	        k-exaone-236b-a23b (exaone-moe: exaone4's windows and NoPE on
+//	        pre-norm blocks, 128 experts and a shared one, the MTP block;
+//	        -layers 4 -experts 8 -vocab 8192),
 //	        falcon-mamba-7b (mamba: Mamba-1 layers alone),
 //	        mamba-codestral-7b (mamba2: Mamba-2 layers alone),
 //	        jamba-reasoning-3b (jamba: Mamba-1 and attention layers),

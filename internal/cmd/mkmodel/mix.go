@@ -330,7 +330,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		case s.Arch == "phi3" || glm || chatglm:
 			add(p+"ffn_up.weight", kindWeight, e, 2*f)
 			add(p+"ffn_down.weight", kindWeight, f, e)
-		case s.Experts > 0 && l >= s.DenseLead && (s.Arch != "jamba" || s.jambaExpertLayer(l)):
+		case s.Experts > 0 && l >= s.DenseLead && (s.Arch != "jamba" || s.jambaExpertLayer(l)) && !s.denseNextN(l):
 			x, fe := int64(s.Experts), int64(cmp.Or(s.ExpertFFN, s.FFN))
 			add(p+"ffn_gate_inp.weight", kindRouter, e, x)
 			if oss {
@@ -344,8 +344,8 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 				add(p+"ffn_down_exps.bias", kindF32, e, x)
 				add(p+"ffn_up_exps.bias", kindF32, fe, x)
 			}
-			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias || s.Routing != nil {
-				add(p+"exp_probs_b.bias", kindBias, x) // the selection bias (ERNIE's e_score_correction_bias)
+			if s.selBias() {
+				add(p+"exp_probs_b.bias", kindBias, x)
 			}
 			if sf := int64(s.sharedFFN()); sf > 0 {
 				gatedFFN(add, p, "_shexp", e, sf)
@@ -446,7 +446,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 				add(p+"attn_v.bias", kindBias, kv)
 			}
 		}
-		if olmo || s.Arch == "olmoe" { // olmoe: olmo2's Q/K norms, llama's pre-norms
+		if s.fullQKNorm() {
 			add(p+"attn_q_norm.weight", kindNorm, q)
 			add(p+"attn_k_norm.weight", kindNorm, kv)
 		}

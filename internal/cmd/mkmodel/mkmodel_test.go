@@ -161,7 +161,7 @@ func miniature(s shape) shape {
 	}
 	if s.Experts != 0 && s.Arch != "jamba" { // a dense Jamba's one expert is its feed-forward
 		s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, 2, 256
-		if s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "phimoe" || s.Arch == "hunyuan-moe" {
+		if s.ffnWideExperts() {
 			s.FFN = s.ExpertFFN // llama.cpp sizes these experts by feed_forward_length
 		}
 	}
@@ -305,7 +305,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.0.ffn_up.bias"); ok != (s.allBiases() || s.Arch == "bert" || s.Arch == "nomic-bert-moe") {
 					t.Errorf("ffn_up.bias present = %v", ok)
 				}
-				if _, ok := f.Tensor("blk.0.attn_q_norm.weight"); ok != (s.QKNorm && !s.convLayer(0) || s.Arch == "olmo2" || s.Arch == "olmoe") {
+				if _, ok := f.Tensor("blk.0.attn_q_norm.weight"); ok != (s.QKNorm && !s.convLayer(0) || s.fullQKNorm()) {
 					t.Errorf("attn_q_norm.weight present = %v", ok)
 				}
 				if ti, ok := f.Tensor("blk.0.shortconv.conv.weight"); ok != (s.convLayer(0) && s.SSM == nil && s.Mamba1 == nil) || ok && ti.Type != quant.F32 {
@@ -349,7 +349,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.0.ffn_gate.weight"); s.Experts > 0 && ok != (s.DenseLead > 0 || s.Gemma4 != nil || s.Arch == "jamba") {
 					t.Errorf("blk.0.ffn_gate.weight present = %v", ok)
 				}
-				if ti, ok := f.Tensor("blk.2.exp_probs_b.bias"); ok != (s.Arch == "lfm2moe" || s.Arch == "nemotron_h_moe" || s.Arch == "ernie4_5-moe" || s.Routing != nil) || ok && ti.Type != quant.F32 {
+				if ti, ok := f.Tensor("blk.2.exp_probs_b.bias"); ok != (mini.selBias() || s.Arch == "nemotron_h_moe") || ok && ti.Type != quant.F32 {
 					t.Errorf("exp_probs_b.bias present = %v (F32 when present)", ok)
 				}
 				if ti, ok := f.Tensor("blk.0.ffn_gate_inp.weight"); ok && ti.Type != quant.F32 {

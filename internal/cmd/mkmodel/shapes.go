@@ -18,7 +18,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, phimoe, bloom, mpt, arwkv7, hunyuan-moe, dots1, mellum, maincoder, nomic-bert-moe, jina-bert-v2 or modern-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, phimoe, bloom, mpt, arwkv7, hunyuan-moe, dots1, mellum, maincoder, minimax-m2, exaone-moe, nomic-bert-moe, jina-bert-v2 or modern-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -241,6 +241,30 @@ func (s shape) qwen35() bool {
 
 // convLayer reports whether layer l is a short convolution.
 func (s shape) convLayer(l int) bool { return slices.Contains(s.ConvLayers, l) }
+
+// denseNextN reports whether block l is a NextN block whose feed-forward
+// llama.cpp loads dense (exaone-moe's), not as experts.
+func (s shape) denseNextN(l int) bool { return s.Arch == "exaone-moe" && l >= s.Layers }
+
+// fullQKNorm reports whether s's attn_q_norm and attn_k_norm span all
+// the heads at once, as wide as the query and the keys: olmo2's, and
+// olmoe's and minimax-m2's beside llama's pre-norms.
+func (s shape) fullQKNorm() bool {
+	return s.Arch == "olmo2" || s.Arch == "olmoe" || s.Arch == "minimax-m2"
+}
+
+// selBias reports whether s's expert blocks have the router's selection
+// bias, exp_probs_b.bias (ERNIE's and MiniMax's e_score_correction_bias).
+func (s shape) selBias() bool {
+	return s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.Arch == "minimax-m2" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias || s.Routing != nil
+}
+
+// ffnWideExperts reports whether llama.cpp sizes s's experts by
+// feed_forward_length, whatever expert_feed_forward_length says
+// (granitemoe, olmoe, phimoe, minimax-m2).
+func (s shape) ffnWideExperts() bool {
+	return s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "phimoe" || s.Arch == "hunyuan-moe" || s.Arch == "minimax-m2"
+}
 
 // keepAttention returns s with its last block attending when none of its
 // blocks does (Granite 4.0-H's first attention layer is 5, so its first

@@ -214,8 +214,10 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
 		g.AddKV(a+"interleave_moe_layer_step", uint32(1)) // moe_layer_interval
 	}
-	if s.Arch == "smallthinker" {
-		g.AddKV(a+"expert_gating_func", uint32(2)) // sigmoid: moe_primary_router_apply_softmax false
+	if s.Arch == "smallthinker" || s.Arch == "minimax-m2" {
+		// sigmoid: smallthinker's moe_primary_router_apply_softmax false,
+		// minimax-m2's scoring_func
+		g.AddKV(a+"expert_gating_func", uint32(2))
 	}
 	if s.Arch == "falcon-h1" {
 		testutil.AddSSMSizes(g, s.Arch, *s.SSM)
