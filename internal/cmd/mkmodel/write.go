@@ -211,6 +211,9 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
 		g.AddKV(a+"interleave_moe_layer_step", uint32(1)) // moe_layer_interval
 	}
+	if s.Arch == "llama4" {
+		g.AddKV(a+"interleave_moe_layer_step", uint32(s.MoEStep))
+	}
 	if s.Arch == "smallthinker" {
 		g.AddKV(a+"expert_gating_func", uint32(2)) // sigmoid: moe_primary_router_apply_softmax false
 	}
