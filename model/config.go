@@ -90,14 +90,14 @@ type Config struct {
 	// Which layers are windowed: SWALayers when it is not nil, else all
 	// but every FullEvery-th (il%FullEvery == FullEvery-1); FullEvery 0
 	// means 2, Gemma-2's alternation of local and global layers.
-	Window     int
-	FullEvery  int
-	SWALayers  []bool
+	Window    int
+	FullEvery int
+	SWALayers []bool
 	// Chunked: the windowed layers attend within chunks of Window
 	// positions, not a sliding window: a query at pos sees its text's
 	// positions from pos - pos mod Window on (llama4's chunked attention,
 	// kv.Config.Chunked).
-	Chunked bool
+	Chunked    bool
 	EmbedScale float32 // multiply embeddings by this (gemma: sqrt(Embd); granite: embedding_scale); 0 = none
 	// ResidualScale multiplies each block's attention and feed-forward
 	// outputs before they join the residual stream (granite); 0 = none.
