@@ -35,8 +35,8 @@ func llama4Hparams(c *Config, m *meta) {
 		m.fail("%s = %d differs from the head size %d", m.key("rope.dimension_count"), c.RopeDim, c.HeadDimK)
 	}
 	m.experts(c, false)
-	step := m.num("interleave_moe_layer_step", maxCount, -1, false)
-	if m.has("attention.sliding_window") && m.num("attention.sliding_window", maxCount, 0, false) == 0 && m.err == nil {
+	step := m.count("interleave_moe_layer_step", maxCount)
+	if m.has("attention.sliding_window") && m.count("attention.sliding_window", maxCount) == 0 && m.err == nil {
 		m.err = fmt.Errorf("model: %s = 0 (llama4 without chunked attention) is not supported: llama.cpp asserts on its unrotated last layer: %w",
 			m.key("attention.sliding_window"), ErrUnsupportedArch)
 	}
