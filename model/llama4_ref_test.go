@@ -1,9 +1,12 @@
 package model
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/lowmem/llm/internal/ops"
 	"github.com/lowmem/llm/internal/testutil"
+	"github.com/lowmem/llm/quant"
 )
 
 // Llama 4 (TinyLlama4: Scout's layout, experts on every layer, Q/K unit
@@ -48,6 +51,51 @@ func TestLlama4MatchesReference(t *testing.T) {
 				perturbs = append(perturbs, "no Q/K unit norms", "experts' outputs weighted")
 			}
 			mustMoveAll(t, m, f, data, toks, want, 3*tol, perturbs...)
+		})
+	}
+}
+
+// After a context shift a chunked layer counts its chunks on the shifted
+// positions, as llama.cpp's shifted cells do, and the unrotated layers'
+// temperature reads the shifted position: in a one-layer llama4 (its
+// chunk and temperature floor shortened to 4; the layer rotated, or
+// unrotated with the temperature) the next step's logits after dropping
+// positions equal those of a cache filled with the kept tokens at their
+// new positions, up to F16 rounding (TestShiftUsesTheLayersRope's bound).
+func TestLlama4ShiftMatchesFresh(t *testing.T) {
+	pool := ops.NewPool(1)
+	defer pool.Close()
+	for _, unrotated := range []bool{false, true} {
+		t.Run(fmt.Sprintf("unrotated=%v", unrotated), func(t *testing.T) {
+			spec := testutil.TinyLlama4()
+			spec.Layers, spec.WeightType = 1, quant.F32
+			m, _, _ := loadSpec(t, spec)
+			m.Window, m.AttnTempFloor = 4, 4
+			if unrotated {
+				m.NoRopeEvery = 1
+			}
+			if !m.WindowedLayer(0) || m.RopeLayer(0) == unrotated || m.AttnTempLayer(0) != unrotated {
+				t.Fatalf("layer 0: chunked %v, rotated %v, temperature %v", m.WindowedLayer(0), m.RopeLayer(0), m.AttnTempLayer(0))
+			}
+			toks := prompt(12)
+			const keep, drop = 2, 5
+			next := int32(77)
+			st := newState(t, m, pool, 12, 64)
+			out := make([]float32, m.Vocab)
+			if err := st.Forward(toks, 0, out); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Shift(keep, drop); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Forward([]int32{next}, len(toks)-drop, out); err != nil {
+				t.Fatal(err)
+			}
+			kept := append(append([]int32(nil), toks[:keep]...), toks[keep+drop:]...)
+			fresh := forwardAll(t, m, pool, append(kept, next), 12, 64)
+			if worst := maxDiff(out, fresh[len(kept)*m.Vocab:]); worst > 0.02 {
+				t.Errorf("after the shift the logits differ from a fresh cache's by up to %g", worst)
+			}
 		})
 	}
 }

@@ -9,14 +9,10 @@ import "testing"
 // makes the even layers dense; a pattern key moves the chunked layers but
 // not the unrotated ones (n_no_rope_layer_step stays 4).
 func TestConfigLlama4(t *testing.T) {
-	scout := headerOf("llama4", map[string]any{
-		"block_count": uint32(48), "embedding_length": uint32(5120), "feed_forward_length": uint32(16384),
-		"attention.head_count": uint32(40), "attention.head_count_kv": uint32(8),
-		"attention.key_length": uint32(128), "attention.value_length": uint32(128), "rope.dimension_count": uint32(128),
-		"context_length": uint32(10485760), "attention.layer_norm_rms_epsilon": float32(1e-5), "rope.freq_base": float32(500000),
-		"expert_count": uint32(16), "expert_used_count": uint32(1), "expert_feed_forward_length": uint32(8192),
-		"interleave_moe_layer_step": uint32(1),
-	})
+	scout := headerOf("llama4", decoderKeys{
+		Embd: 5120, Blocks: 48, FFN: 16384, Heads: 40, HeadsKV: 8, KeyLen: 128, ValueLen: 128, Context: 10485760, RopeDim: 128,
+		RMSEps: 1e-5, RopeBase: 500000, Experts: 16, ExpertsUsed: 1, ExpertFFN: 8192,
+	}.with(map[string]any{"interleave_moe_layer_step": uint32(1)}))
 	c := mustConfig(t, scout(nil))
 	if !c.Chunked || c.Window != 8192 || c.AttnTempScale != 0.1 || c.AttnTempOffset != 1 || c.AttnTempFloor != 8192 || !c.AttnTempNoPE ||
 		!c.QKUnitNorm || c.RopeNeox || !c.ExpertInputWeighted || c.ExpertGating != GatingSigmoid || c.ExpertNorm || c.ExpertScale != 0 ||
