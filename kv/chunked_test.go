@@ -2,15 +2,15 @@ package kv
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 )
 
 // TestAttendChunked checks a chunked layer against a full one holding the
-// same rows: a query at pos sees exactly what the full layer's query sees
-// from its chunk's first position on, the chunks counted from the text's
-// first position (From), through the window's ring wrapping.
+// same rows: a query at pos sees what the full layer's query sees from
+// its chunk's first position on (within 1e-6), the chunks counted from
+// the text's first position (From), through the window's ring wrapping.
 func TestAttendChunked(t *testing.T) {
 	const (
 		heads, kvHeads, dim = 4, 2, 8
@@ -53,8 +53,13 @@ func TestAttendChunked(t *testing.T) {
 				if err := full.Attend(0, pos, q, want, p, 0, heads, scratch); err != nil {
 					t.Fatal(err)
 				}
-				if !slices.Equal(got, want) {
-					t.Fatalf("pos %d: chunked attention differs from the full layer's over its chunk from %d", pos, p.From)
+				// A chunk across the ring's end is read in two runs, which
+				// the pure Go kernels sum in another order: the last bits
+				// may differ.
+				for i := range got {
+					if d := math.Abs(float64(got[i] - want[i])); d > 1e-6 {
+						t.Fatalf("pos %d: chunked attention differs from the full layer's over its chunk from %d by %g", pos, p.From, d)
+					}
 				}
 			}
 		})
