@@ -1694,7 +1694,9 @@ func hostileCases() []hostileCase {
 		// are required, as llama.cpp requires them; a window of 0
 		// (llama.cpp's unchunked graph, which asserts on its unrotated
 		// last layer) and more than one expert a token are refused as
-		// unsupported; any other window is llama.cpp's fixed chunk.
+		// unsupported; any other window is llama.cpp's fixed chunk; Q, K
+		// and V biases are each optional, attn_output's refused (as
+		// llama.cpp d32676d77 loads and refuses them).
 		family("llama4", testutil.TinyLlama4(), requires{
 			"router missing":           "blk.1.ffn_gate_inp.weight",
 			"shared expert missing":    "blk.2.ffn_down_shexp.weight",
@@ -1712,6 +1714,8 @@ func hostileCases() []hostileCase {
 			refusedKey("values of another head size", ".attention.value_length", uint32(8)),
 			loads("output tied", drop("output.weight")),
 			loads("rope_freqs missing", drop("rope_freqs.weight")),
+			loads("one K bias", func(h *hmodel) { h.put("blk.2.attn_k.bias", quant.F32, 32) }),
+			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) }, "blk.0.attn_output.bias"),
 		),
 		family("gemma2", testutil.TinyGemma2(), requires{
 			"post norm missing": "blk.0.post_ffw_norm.weight",

@@ -343,7 +343,7 @@ var registry = []*Arch{
 	{Name: "phimoe", Neox: true, QKV: QKVFusedOrSeparate, OptionalQKVBias: true, OutBias: true, NormBias: true, FFN: FFNExperts, RopeFactors: true,
 		UntiedOutput: true, HeadBias: true, hparams: phimoeHparams},
 	{Name: "arwkv7", NoAttention: true, UntiedOutput: true, hparams: arwkv7Hparams},
-	{Name: "llama4", FFN: FFNExperts, hparams: llama4Hparams},
+	{Name: "llama4", OptionalQKVBias: true, FFN: FFNExperts, hparams: llama4Hparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -22,7 +22,9 @@ const llama4Chunk = 8192
 // weight (weight_before_ffn) — beside a shared expert as wide as one
 // (expert_feed_forward_length, required); the others a dense feed-forward
 // of feed_forward_length. attention.layer_norm_rms_epsilon is required;
-// rope.freq_base_swa (the chunked layers' base) optional.
+// rope.freq_base_swa (the chunked layers' base) optional, and so is each
+// of attn_q/k/v.bias (Arch.OptionalQKVBias), as llama.cpp d32676d77 loads
+// them.
 //
 // Refused: attention.sliding_window = 0, llama.cpp's unchunked graph,
 // whose last layer, unrotated, takes a temperature of scale 0 that

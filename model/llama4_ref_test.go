@@ -11,22 +11,22 @@ import (
 
 // Llama 4 (TinyLlama4: Scout's layout, experts on every layer, Q/K unit
 // norms; TinyLlama4Maverick: 128 experts on the odd layers, dense ones
-// between, no Q/K norms, tied output) against the float64 reference
-// written from llama.cpp's llama4 graph — NORM RoPE with rope_freqs'
-// factors on layers 0–2, which attend within their chunk and RMS-normalise
-// each head of Q and K after RoPE (Scout), layer 3 global and unrotated,
-// its queries times log(⌊(pos+1)/floor⌋+1)·0.1+1; one expert a token
-// chosen by its sigmoid, reading the token times its weight, the shared
-// expert added — in one pass, in chunks of 4 and token by token, within
-// 5e-3. llama.cpp's chunk and temperature floor, 8192, are shortened to 4
-// on the loaded Config (the engine and the reference both read it), so
-// that the 13-token prompt crosses three chunk boundaries and three
-// temperature steps. Each ingredient left out (the chunks, the window,
-// the temperature, its offset, the Q/K norms, the shared expert) or moved
-// (the temperature on every layer, the weights on the experts' outputs —
-// Scout's: Maverick's best of 128 sigmoids weighs about 1 —, RoPE on the
-// global layer, softmax gating) moves the reference by more than 3
-// tolerances.
+// between, no Q/K norms, Q/K/V biases, tied output) against the float64
+// reference written from llama.cpp's llama4 graph — NORM RoPE with
+// rope_freqs' factors on layers 0–2, which attend within their chunk and
+// RMS-normalise each head of Q and K after RoPE (Scout), layer 3 global
+// and unrotated, its queries times log(⌊(pos+1)/floor⌋+1)·0.1+1; one
+// expert a token chosen by its sigmoid, reading the token times its
+// weight, the shared expert added — in one pass, in chunks of 4 and token
+// by token, within 5e-3. llama.cpp's chunk and temperature floor, 8192,
+// are shortened to 4 on the loaded Config (the engine and the reference
+// both read it), so that the 13-token prompt crosses three chunk
+// boundaries and three temperature steps. Each ingredient left out (the
+// chunks, the window, the temperature, its offset, the Q/K norms, the
+// shared expert, Maverick's Q/K/V biases) or moved (the temperature on
+// every layer, the weights on the experts' outputs — Scout's: Maverick's
+// best of 128 sigmoids weighs about 1 —, RoPE on the global layer,
+// softmax gating) moves the reference by more than 3 tolerances.
 func TestLlama4MatchesReference(t *testing.T) {
 	const tol = 5e-3
 	for name, spec := range map[string]testutil.ModelSpec{"scout": testutil.TinyLlama4(), "maverick": testutil.TinyLlama4Maverick()} {
@@ -49,6 +49,8 @@ func TestLlama4MatchesReference(t *testing.T) {
 				// Maverick's best of 128 sigmoids weighs about 1, where
 				// the weight's place changes little (5.9e-3).
 				perturbs = append(perturbs, "no Q/K unit norms", "experts' outputs weighted")
+			} else {
+				mustMove(t, "no Q/K/V biases", ref(refDecoder{without: []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"}}), want, 3*tol)
 			}
 			mustMoveAll(t, m, f, data, toks, want, 3*tol, perturbs...)
 		})

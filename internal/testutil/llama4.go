@@ -19,14 +19,16 @@ func TinyLlama4() ModelSpec {
 // TinyLlama4Maverick is TinyLlama4 laid out as Maverick: 128 experts (no
 // Q/K norms: llama.cpp's use_kq_norm is off for the 128-expert model),
 // experts on the odd layers only (interleave_moe_layer_step 2), the even
-// ones a dense feed-forward; the output tied to the embedding; 32 wide
+// ones a dense feed-forward; Q, K and V biases (optional in llama.cpp's
+// loader, which takes them when a file has them); the output tied to the
+// embedding; 32 wide
 // (2 heads of 16 on 1 KV head), so that each expert tensor stays at 136
 // KiB: at 64 wide (272 KiB) residency.TestExpertsFromDisk finds the last
 // whole page of blk.1.ffn_gate_exps (the one before the page it shares
 // with ffn_up_exps) still in the page cache after every sweep.
 func TinyLlama4Maverick() ModelSpec {
 	s := TinyLlama4()
-	s.Seed, s.Experts, s.MoEStep, s.TiedOutput = 167, 128, 2, true
+	s.Seed, s.Experts, s.MoEStep, s.TiedOutput, s.QKVBias = 167, 128, 2, true, true
 	s.Embd, s.Heads, s.HeadsKV = 32, 2, 1
 	return s
 }
