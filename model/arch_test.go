@@ -880,6 +880,16 @@ func TestShiftUsesTheLayersRope(t *testing.T) {
 	if !m.WindowedLayer(0) || m.RopeBaseSWA != 500 || ropeTables(&m.Config) != 2 {
 		t.Fatalf("layer 0 is not a windowed layer with its own RoPE: %+v", m.Config)
 	}
+	checkShiftMatchesFresh(t, m, pool)
+}
+
+// checkShiftMatchesFresh runs prompt(12) through m, a one-layer model
+// (whose keys and values depend only on the tokens and their positions),
+// drops positions 2–6 by a context shift and takes one more token: its
+// logits must be those of a cache filled with the kept tokens at their
+// new positions, up to F16 rounding (0.02).
+func checkShiftMatchesFresh(t *testing.T, m *Model, pool *ops.Pool) {
+	t.Helper()
 	toks := prompt(12)
 	const keep, drop = 2, 5
 	next := int32(77)

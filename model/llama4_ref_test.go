@@ -79,25 +79,7 @@ func TestLlama4ShiftMatchesFresh(t *testing.T) {
 			if !m.WindowedLayer(0) || m.RopeLayer(0) == unrotated || m.AttnTempLayer(0) != unrotated {
 				t.Fatalf("layer 0: chunked %v, rotated %v, temperature %v", m.WindowedLayer(0), m.RopeLayer(0), m.AttnTempLayer(0))
 			}
-			toks := prompt(12)
-			const keep, drop = 2, 5
-			next := int32(77)
-			st := newState(t, m, pool, 12, 64)
-			out := make([]float32, m.Vocab)
-			if err := st.Forward(toks, 0, out); err != nil {
-				t.Fatal(err)
-			}
-			if err := st.Shift(keep, drop); err != nil {
-				t.Fatal(err)
-			}
-			if err := st.Forward([]int32{next}, len(toks)-drop, out); err != nil {
-				t.Fatal(err)
-			}
-			kept := append(append([]int32(nil), toks[:keep]...), toks[keep+drop:]...)
-			fresh := forwardAll(t, m, pool, append(kept, next), 12, 64)
-			if worst := maxDiff(out, fresh[len(kept)*m.Vocab:]); worst > 0.02 {
-				t.Errorf("after the shift the logits differ from a fresh cache's by up to %g", worst)
-			}
+			checkShiftMatchesFresh(t, m, pool)
 		})
 	}
 }
