@@ -1850,6 +1850,34 @@ func hostileCases() []hostileCase {
 			loads("output tied", drop("output.weight")),
 			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
 		),
+		// llama4: every expert layer's router and shared expert, and the
+		// RMS epsilon, interleave_moe_layer_step and the experts' width
+		// are required, as llama.cpp requires them; a window of 0
+		// (llama.cpp's unchunked graph, which asserts on its unrotated
+		// last layer) and more than one expert a token are refused as
+		// unsupported; any other window is llama.cpp's fixed chunk; Q, K
+		// and V biases are each optional, attn_output's refused (as
+		// llama.cpp d32676d77 loads and refuses them).
+		family("llama4", testutil.TinyLlama4(), requires{
+			"router missing":           "blk.1.ffn_gate_inp.weight",
+			"shared expert missing":    "blk.2.ffn_down_shexp.weight",
+			"expert gates missing":     "blk.3.ffn_gate_exps.weight",
+			"ffn_norm missing":         "blk.0.ffn_norm.weight",
+			"global layer's V missing": "blk.3.attn_v.weight",
+		},
+			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			unset("interleave_moe_layer_step missing", ".interleave_moe_layer_step"),
+			unset("expert_feed_forward_length missing", ".expert_feed_forward_length"),
+			refused("experts every second layer", setU(".interleave_moe_layer_step", 2), "interleave_moe_layer_step"),
+			unsupported("window 0", setU(".attention.sliding_window", 0), ".attention.sliding_window = 0"),
+			loads("window 8192", setU(".attention.sliding_window", 8192)),
+			unsupported("two experts a token", setU(".expert_used_count", 2), ".expert_used_count = 2"),
+			refusedKey("values of another head size", ".attention.value_length", uint32(8)),
+			loads("output tied", drop("output.weight")),
+			loads("rope_freqs missing", drop("rope_freqs.weight")),
+			loads("one K bias", func(h *hmodel) { h.put("blk.2.attn_k.bias", quant.F32, 32) }),
+			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) }, "blk.0.attn_output.bias"),
+		),
 		family("gemma2", testutil.TinyGemma2(), requires{
 			"post norm missing": "blk.0.post_ffw_norm.weight",
 		},

@@ -50,8 +50,9 @@ type AttnParams struct {
 // Attend computes attention for query heads [h0,h1) of the token at pos in
 // layer: each head's output is the softmax-weighted sum of the values of
 // the positions it sees, which are p.From..pos, or the last W of them in a
-// layer with window W. Those positions must have been stored; with chunked
-// prefill the whole chunk may be stored first, since Attend never looks
+// layer with window W (with Config.Chunked, those of pos's chunk of W).
+// Those positions must have been stored; with chunked prefill the whole
+// chunk may be stored first, since Attend never looks
 // past pos. pos is only the bound of what the query sees, not where the
 // query itself sits (its RoPE is applied before): attending at a batch's
 // last position gives every token of the batch all of it, the tokens
@@ -171,7 +172,10 @@ func (c *Cache) seen(layer, pos, from, scratch int) (span, error) {
 		return span{}, fmt.Errorf("kv: attend: layer %d: a query at position %d whose text starts after it, at %d: %w", layer, pos, from, ErrInvalid)
 	}
 	lo := from
-	if l.window > 0 {
+	switch {
+	case l.window > 0 && c.cfg.Chunked:
+		lo = max(lo, pos-(pos-from)%l.window)
+	case l.window > 0:
 		lo = max(lo, pos-l.window+1)
 	}
 	if lo < l.lo {

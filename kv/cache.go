@@ -86,6 +86,14 @@ type Config struct {
 	// layer.
 	Windows []int
 
+	// Chunked makes the windowed layers attend in chunks rather than
+	// sliding: a query at pos sees only the positions of its own chunk of
+	// W, from pos - (pos-From) mod W (chunk 0 starting at the text's
+	// first position), as Llama 4's chunked layers do (llama.cpp's
+	// LLAMA_SWA_TYPE_CHUNKED). A chunk is never wider than the window, so
+	// such a layer keeps the same ring.
+	Chunked bool
+
 	// Batch is how many consecutive positions a caller stores before the
 	// first of them attends, i.e. the prefill chunk size; 0 means 1 (store
 	// one token, attend, store the next). A windowed layer keeps W+Batch-1

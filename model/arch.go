@@ -351,6 +351,7 @@ var registry = []*Arch{
 	{Name: "minimax-m2", Neox: true, QKNorm: true, FFN: FFNExperts, ExpertSelBias: true, UntiedOutput: true, hparams: minimaxM2Hparams},
 	{Name: "exaone-moe", Neox: true, OptionalQKVBias: true, QKNorm: true, FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true,
 		UntiedOutput: true, NextN: nextNTensors, hparams: exaoneMoEHparams},
+	{Name: "llama4", OptionalQKVBias: true, FFN: FFNExperts, hparams: llama4Hparams},
 }
 
 // Supported lists the architectures this package can run.

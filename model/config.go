@@ -71,9 +71,18 @@ type Config struct {
 	RopeSections    [4]int
 	RopeInterleaved bool
 	// AttnTempScale, when not 0, multiplies each query after RoPE by
-	// log(floor(pos/RopeOrigContext) + 1)·AttnTempScale + 1 (Llama 4's
-	// attention temperature, mistral3: attention.temperature_scale).
-	AttnTempScale float32
+	// log(floor((pos+AttnTempOffset)/AttnTempFloor) + 1)·AttnTempScale + 1
+	// (Llama 4's attention temperature; mistral3's
+	// attention.temperature_scale, offset 0 and AttnTempFloor 0: the
+	// floor's divisor RopeOrigContext). AttnTempNoPE: only the unrotated
+	// layers' queries are scaled (llama4), not every layer's.
+	AttnTempScale  float32
+	AttnTempOffset float32
+	AttnTempFloor  int
+	AttnTempNoPE   bool
+	// QKUnitNorm: the rotated layers RMS-normalise each head of Q and K
+	// after RoPE, without a weight (llama4's use_kq_norm).
+	QKUnitNorm bool
 
 	AttnSoftcap  float32 // gemma2: cap·tanh(kq/cap) before softmax; 0 = none
 	FinalSoftcap float32 // applied to the logits (gemma2; gemma3 without a window); 0 = none
@@ -81,9 +90,14 @@ type Config struct {
 	// Which layers are windowed: SWALayers when it is not nil, else all
 	// but every FullEvery-th (il%FullEvery == FullEvery-1); FullEvery 0
 	// means 2, Gemma-2's alternation of local and global layers.
-	Window     int
-	FullEvery  int
-	SWALayers  []bool
+	Window    int
+	FullEvery int
+	SWALayers []bool
+	// Chunked: the windowed layers attend within chunks of Window
+	// positions, not a sliding window: a query at pos sees its text's
+	// positions from pos - pos mod Window on (llama4's chunked attention,
+	// kv.Config.Chunked).
+	Chunked    bool
 	EmbedScale float32 // multiply embeddings by this (gemma: sqrt(Embd); granite: embedding_scale); 0 = none
 	// ResidualScale multiplies each block's attention and feed-forward
 	// outputs before they join the residual stream (granite); 0 = none.
@@ -184,6 +198,10 @@ type Config struct {
 	// GatedReLU2: the gated feed-forward's activation is ReLU(gate)²·up
 	// (ops.ReLU2Mul: bitnet's relu2), not SwiGLU.
 	GatedReLU2 bool
+	// ExpertInputWeighted: each chosen expert reads the token multiplied
+	// by its routing weight, and its output joins the sum unweighted
+	// (llama4: llama.cpp's weight_before_ffn).
+	ExpertInputWeighted bool
 	// RouterPreAttn: the router reads the layer's input, the residual
 	// stream before attention and its norm (smallthinker's pre-attention
 	// router), not the experts' input.
@@ -814,7 +832,17 @@ func (c *Config) RopeMScale() float32 {
 // AttnTemp is the factor AttnTempScale multiplies a query at position pos
 // by, as llama.cpp computes it (in float64, then float32).
 func (c *Config) AttnTemp(pos int) float32 {
-	return float32(math.Log(math.Floor(float64(pos)/float64(c.RopeOrigContext))+1)*float64(c.AttnTempScale) + 1)
+	floor := c.AttnTempFloor
+	if floor == 0 {
+		floor = c.RopeOrigContext
+	}
+	return float32(math.Log(math.Floor((float64(pos)+float64(c.AttnTempOffset))/float64(floor))+1)*float64(c.AttnTempScale) + 1)
+}
+
+// AttnTempLayer reports whether layer il's queries take the attention
+// temperature (AttnTemp).
+func (c *Config) AttnTempLayer(il int) bool {
+	return c.AttnTempScale != 0 && !(c.AttnTempNoPE && c.RopeLayer(il))
 }
 
 // finite reads a float that must be finite.

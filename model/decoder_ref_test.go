@@ -521,9 +521,22 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			if c.QKNormAfterRope {
 				qkNorms() // hunyuan-dense
 			}
-			if c.AttnTempScale != 0 {
-				// Llama 4's temperature, as llama.cpp's attn_temp input.
-				temp := math.Log(math.Floor(float64(t)/float64(c.RopeOrigContext))+1)*float64(c.AttnTempScale) + 1
+			if c.QKUnitNorm && c.RopeLayer(il) {
+				// llama4's Llama4TextL2Norm, an RMS norm without weight.
+				unit := slices.Repeat([]float64{1}, hd)
+				headNorm64(qs[t], unit, hd, eps)
+				headNorm64(ks[t], unit, hd, eps)
+			}
+			if c.AttnTempScale != 0 && !(c.AttnTempNoPE && c.RopeLayer(il)) {
+				// The attention temperature, as llama.cpp's attn_temp
+				// input: llama4's on its unrotated layers, from position
+				// +1 over 8192; mistral3's on every layer, over the
+				// original context.
+				floor := float64(c.AttnTempFloor)
+				if floor == 0 {
+					floor = float64(c.RopeOrigContext)
+				}
+				temp := math.Log(math.Floor((float64(t)+float64(c.AttnTempOffset))/floor)+1)*float64(c.AttnTempScale) + 1
 				for i := range qs[t] {
 					qs[t][i] *= temp
 				}
@@ -542,6 +555,8 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				if windowed {
 					lo, hi = max(0, t-c.Window/2), min(n, t+c.Window/2+1)
 				}
+			} else if windowed && c.Chunked {
+				lo = t - t%c.Window // llama4: the query's chunk
 			} else if windowed {
 				lo = max(0, t-c.Window+1)
 			}
@@ -869,16 +884,22 @@ func (r *refDecoder) experts(p func(string) []float64, y, rin []float64) []float
 	}
 	out := make([]float64, E)
 	for s, e := range ids {
-		u := linear(slice(up, e, F*E), slice(bu, e, F), y)
+		in, ws := y, w[s]
+		if c.ExpertInputWeighted {
+			// llama4: the expert reads the token times its weight, its
+			// output unweighted.
+			in, ws = times(slices.Clone(y), w[s:s+1]), 1
+		}
+		u := linear(slice(up, e, F*E), slice(bu, e, F), in)
 		var f []float64
 		if gate == nil { // nemotron_h_moe: down(ReLU(up·y)²)
 			f = linear(slice(down, e, E*F), slice(bd, e, E), r.relu2(u))
 		} else {
-			g := linear(slice(gate, e, F*E), slice(bg, e, F), y)
+			g := linear(slice(gate, e, F*E), slice(bg, e, F), in)
 			f = r.ffn(g, u, slice(down, e, E*F), slice(bd, e, E))
 		}
 		for i := range out {
-			out[i] += w[s] * f[i]
+			out[i] += ws * f[i]
 		}
 	}
 	return out

@@ -1028,7 +1028,13 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 		if c.QKNormAfterRope {
 			qkNorm(c, L, qt, kt, own)
 		}
-		if c.AttnTempScale != 0 {
+		if c.QKUnitNorm && c.RopeLayer(il) {
+			headNorm(qt, nil, c.HeadDimK, c.RMSEps)
+			if own {
+				headNorm(kt, nil, c.HeadDimK, c.RMSEps)
+			}
+		}
+		if c.AttnTempLayer(il) {
 			ops.Scale(qt, c.AttnTemp(s.position(p.pos0, t)))
 		}
 		if c.QueryScale != 0 {

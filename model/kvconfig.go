@@ -33,6 +33,7 @@ func (c *Config) KVConfig(t kv.Type, cells int) kv.Config {
 		}
 	}
 	if c.Window > 0 && !c.NonCausal {
+		k.Chunked = c.Chunked
 		k.Windows = make([]int, k.Layers)
 		for kl := range k.Windows {
 			if c.WindowedLayer(c.modelLayer(kl)) {

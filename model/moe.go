@@ -86,6 +86,7 @@ type moeScratch struct {
 	g, u   []float32 // one expert's gate and up outputs, n × ExpertFFN (expertsOne: every expert's)
 	y      []float32 // one expert's down outputs, n × Embd
 	rin    []float32 // the router's own input (ownRouterInput), n × Embd; Gemma 4's then takes the experts' sum
+	xw     []float32 // the experts' input times the weight (ExpertInputWeighted), n × Embd
 	ys     []float32 // every pair's down output, n × ExpertsUsed × Embd
 	// parts is one dispatch's products for expertsOne, held the token's
 	// experts slot by slot (ExpertsUsed pointers, made with the State);
@@ -124,6 +125,9 @@ func (ms *moeScratch) take(ar *arena.Arena, c *Config, maxX, n int) {
 	if c.ownRouterInput() {
 		ms.rin = ar.Float32s(n * c.Embd)
 	}
+	if c.ExpertInputWeighted {
+		ms.xw = ar.Float32s(n * c.Embd)
+	}
 }
 
 // moeScratchBytes is what moeScratch.take takes from the arena.
@@ -135,6 +139,9 @@ func moeScratchBytes(c *Config, maxX, n int) int {
 		roundUp(w*maxX, allocAlign) + 2*f(w*c.ExpertFFN) + f(n*c.Embd) + f(n*k*c.Embd)
 	if c.ownRouterInput() {
 		b += f(n * c.Embd) // rin
+	}
+	if c.ExpertInputWeighted {
+		b += f(n * c.Embd) // xw
 	}
 	return b
 }
@@ -277,6 +284,9 @@ func (s *State) experts(il int, L *Layer, a, ra acts, out []float32) error {
 			}
 		}
 	}
+	if c.ExpertInputWeighted {
+		a = s.weightedInput(a)
+	}
 	// Group the (token, slot) pairs by expert: a counting sort.
 	counts := ms.counts
 	clear(counts)
@@ -380,6 +390,22 @@ func (s *State) experts(il int, L *Layer, a, ra acts, out []float32) error {
 	}
 	s.sumExperts(out, n)
 	return nil
+}
+
+// weightedInput is llama4's experts' input: each token's row of a times
+// its expert's weight (one expert a token: the config refuses more), as
+// ggml multiplies them, the weight then 1 so that the expert's output
+// joins the sum as it is.
+func (s *State) weightedInput(a acts) acts {
+	ms := &s.moe
+	E := s.m.Embd
+	for t := range a.n {
+		xw := ms.xw[t*E : (t+1)*E]
+		copy(xw, a.rows[t*E:(t+1)*E])
+		ops.Scale(xw, ms.wts[t])
+		ms.wts[t] = 1
+	}
+	return s.acts(ms.xw, E, a.n)
 }
 
 // sumExperts writes each of n tokens' experts' down outputs (ys), weighted,

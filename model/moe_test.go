@@ -26,7 +26,9 @@ func TestExpertsOneMatchesEach(t *testing.T) {
 			spec.WeightType = wt
 			t.Run(spec.Arch+"/"+wt.String(), func(t *testing.T) {
 				m, _, _ := loadSpec(t, spec)
-				if m.ExpertsUsed < 2 {
+				// llama4 weights its experts' inputs for one a token, the
+				// one count its config takes: the bits are still checked.
+				if m.ExpertsUsed < 2 && !m.ExpertInputWeighted {
 					t.Fatalf("%d experts a token", m.ExpertsUsed)
 				}
 				toks := prompt(12)
@@ -66,7 +68,8 @@ func TestExpertsOneMatchesEach(t *testing.T) {
 						}
 					}
 				}
-				if steps[1] != steps[0] || steps[2] <= steps[0] {
+				// One expert a token (llama4) is one dispatch either way.
+				if steps[1] != steps[0] || (steps[2] <= steps[0] && m.ExpertsUsed > 1) {
 					t.Errorf("products a step: %d with the model's experts, %d through a source holding them all (want the same), %d through one that does not (want more)", steps[0], steps[1], steps[2])
 				}
 			})

@@ -57,6 +57,11 @@ var zeroed = map[string]string{
 	"SiLU, not ReLU²":                 "GatedReLU2",
 	"no clamp":                        "ClampKQV",
 	"no rescale":                      "RescaleEvery",
+	"sliding, not chunked":            "Chunked",
+	"no Q/K unit norms":               "QKUnitNorm",
+	"temperature on every layer":      "AttnTempNoPE",
+	"no temperature offset":           "AttnTempOffset",
+	"experts' outputs weighted":       "ExpertInputWeighted",
 }
 
 // perturbed names the perturbations that are not one field zeroed.

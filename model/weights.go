@@ -735,8 +735,11 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		if !cfg.ExpertLayer(i) && l.has(p+"ffn_gate_inp.weight") {
 			if arch.FFN == FFNExperts || arch.OptionalExperts {
 				which := fmt.Sprintf("leading_dense_block_count = %d", cfg.DenseLead)
-				if arch.Encoder {
+				switch {
+				case arch.Encoder:
 					which = fmt.Sprintf("moe_every_n_layers = %d", cfg.MoEEvery)
+				case cfg.Arch == "llama4":
+					which = "interleave_moe_layer_step"
 				}
 				return nil, fmt.Errorf("model: tensor %q: layer %d has a router, but %s.expert_count = %d and %s make it dense: %w",
 					p+"ffn_gate_inp.weight", i, cfg.Arch, cfg.Experts, which, ErrBadModel)

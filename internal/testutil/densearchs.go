@@ -366,7 +366,7 @@ func (s ModelSpec) layerBiases(l int) bool {
 // architectures add: output_norm.bias (normBias) and phiBiases' output.bias,
 // gpt2's and starcoder's position_embd (a row a trained position, around
 // the embeddings' size, so that it matters), bloom's token_embd_norm,
-// exaone's rope_freqs (divisors around 2).
+// exaone's and llama4's rope_freqs (divisors around 2).
 func (s ModelSpec) denseArchGlobals() []tensorSpec {
 	switch {
 	case s.learnedPositions():
@@ -381,7 +381,7 @@ func (s ModelSpec) denseArchGlobals() []tensorSpec {
 			{"output.bias", quant.F32, []int64{int64(s.Vocab)}, dist{0, 0.5}}}
 	case s.normBias():
 		return []tensorSpec{{"output_norm.bias", quant.F32, []int64{int64(s.Embd)}, dist{0, 0.1}}}
-	case s.Arch == "exaone":
+	case s.Arch == "exaone" || s.Arch == "llama4":
 		return []tensorSpec{{"rope_freqs.weight", quant.F32, []int64{int64(s.HeadDim / 2)}, dist{2, 0.5}}}
 	}
 	return nil

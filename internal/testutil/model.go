@@ -118,6 +118,10 @@ type ModelSpec struct {
 	// converter writes no expert_feed_forward_length), the others bert's
 	// feed-forward.
 	MoEEvery int
+	// MoEStep is a llama4's interleave_moe_layer_step: its layers l with
+	// l+1 a multiple of MoEStep have experts, the others a dense
+	// feed-forward.
+	MoEStep int
 	// Gating is an lfm2moe's expert_gating_func (llama.cpp's numbering: 1
 	// softmax, 2 sigmoid, 3 softmax of the chosen); 0 writes 2, LFM2's.
 	Gating uint32
@@ -979,7 +983,7 @@ func (s ModelSpec) moe() bool {
 	}
 	return s.Arch == "qwen3moe" || s.Arch == "qwen2moe" || s.Arch == "phimoe" || s.Arch == "hunyuan-moe" || s.Arch == "mellum" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
 		s.Routing != nil ||
-		s.Arch == "smallthinker" || s.Arch == "minimax-m2" ||
+		s.Arch == "smallthinker" || s.Arch == "minimax-m2" || s.Arch == "llama4" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
 }
 
@@ -1224,9 +1228,12 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s, err = s.withRoutingDefaults(); err != nil {
 			return s, err
 		}
-	case "qwen3moe", "granitemoe", "gpt-oss", "ernie4_5-moe", "olmoe", "phimoe", "mellum":
+	case "qwen3moe", "granitemoe", "gpt-oss", "ernie4_5-moe", "olmoe", "phimoe", "mellum", "llama4":
 		if err := s.checkExperts(); err != nil {
 			return s, err
+		}
+		if s.Arch == "llama4" {
+			s.SharedFFN = s.ExpertFFN // llama.cpp sizes the shared expert so
 		}
 		if s.Arch == "granitemoe" {
 			s = s.withGraniteScales()
@@ -1447,7 +1454,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
 		g.AddKV(a+"expert_feed_forward_length", uint32(s.ExpertFFN))
 	}
-	if s.SharedFFN > 0 && s.DeepSeek2 == nil && s.Routing == nil {
+	if s.SharedFFN > 0 && s.DeepSeek2 == nil && s.Routing == nil && s.Arch != "llama4" {
 		g.AddKV(a+"expert_shared_feed_forward_length", uint32(s.SharedFFN))
 	}
 	if s.Arch == "nomic-bert-moe" && s.MoEEvery > 0 {
@@ -1468,6 +1475,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	}
 	if s.Arch == "ernie4_5-moe" {
 		g.AddKV(a+"interleave_moe_layer_step", uint32(1)) // experts on every layer after the lead
+	}
+	if s.Arch == "llama4" {
+		g.AddKV(a+"interleave_moe_layer_step", uint32(s.MoEStep))
 	}
 	if s.Arch == "lfm2moe" || s.Arch == "minimax-m2" {
 		g.AddKV(a+"expert_gating_func", s.Gating)
@@ -1740,7 +1750,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 			return []tensorSpec{
 				{p + "ffn_up.weight", w, []int64{e, 2 * f}, proj(e)},
 				{p + "ffn_down.weight", w, []int64{f, e}, proj(f)}}
-		case s.moe() && l >= s.DenseLead && !s.denseNextN(l) || s.jambaExpertLayer(l):
+		case s.moe() && l >= s.DenseLead && !s.denseNextN(l) && (s.MoEStep == 0 || (l+1)%s.MoEStep == 0) || s.jambaExpertLayer(l):
 			x, fe := int64(s.Experts), int64(s.ExpertFFN)
 			xw := s.ExpertType
 			if xw == quant.F32 {

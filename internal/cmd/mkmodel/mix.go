@@ -330,7 +330,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		case s.Arch == "phi3" || glm || chatglm:
 			add(p+"ffn_up.weight", kindWeight, e, 2*f)
 			add(p+"ffn_down.weight", kindWeight, f, e)
-		case s.Experts > 0 && l >= s.DenseLead && (s.Arch != "jamba" || s.jambaExpertLayer(l)) && !s.denseNextN(l):
+		case s.Experts > 0 && l >= s.DenseLead && (s.Arch != "jamba" || s.jambaExpertLayer(l)) && !s.denseNextN(l) && (s.MoEStep == 0 || (l+1)%s.MoEStep == 0):
 			x, fe := int64(s.Experts), int64(cmp.Or(s.ExpertFFN, s.FFN))
 			add(p+"ffn_gate_inp.weight", kindRouter, e, x)
 			if oss {

@@ -160,7 +160,9 @@ func miniature(s shape) shape {
 		s.Deepstack = 2 // below the 3 layers, as llama.cpp needs
 	}
 	if s.Experts != 0 && s.Arch != "jamba" { // a dense Jamba's one expert is its feed-forward
-		s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, 2, 256
+		// llama4's one a token stays one: llama.cpp's weight_before_ffn
+		// runs here for one only.
+		s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, min(s.ExpertsUsed, 2), 256
 		if s.ffnWideExperts() {
 			s.FFN = s.ExpertFFN // llama.cpp sizes these experts by feed_forward_length
 		}

@@ -214,6 +214,9 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
 		g.AddKV(a+"interleave_moe_layer_step", uint32(1)) // moe_layer_interval
 	}
+	if s.Arch == "llama4" {
+		g.AddKV(a+"interleave_moe_layer_step", uint32(s.MoEStep))
+	}
 	if s.Arch == "smallthinker" || s.Arch == "minimax-m2" {
 		// sigmoid: smallthinker's moe_primary_router_apply_softmax false,
 		// minimax-m2's scoring_func
