@@ -11,17 +11,27 @@ import (
 // multiplies the heads' outputs before it).
 type afmoePerturb struct{ gateAfterO bool }
 
-// gate multiplies v by the sigmoid of attn_gate's product with the
-// attention's input h when the layer has the gate and v is where the
-// graph (or the perturbation) applies it: the heads' outputs (after
-// false) or attn_output's (after true).
+// gate multiplies v by the sigmoid (laguna: the softplus) of attn_gate's
+// product with the attention's input h when the layer has the gate and v
+// is where the graph (or the perturbation) applies it: the heads' outputs
+// (after false) or attn_output's (after true). Each gate value scales
+// len(v)/gates elements in turn: one each, or a head's (Laguna-XS.2's
+// gate a head).
 func (a afmoePerturb) gate(c *Config, p func(string) []float64, h, v []float64, after bool) {
 	w := p("attn_gate.weight")
 	if w == nil || !c.AttnOutGate || after != a.gateAfterO {
 		return
 	}
-	for i, g := range linear(w, nil, h) {
-		v[i] *= 1 / (1 + math.Exp(-g))
+	gs := linear(w, nil, h)
+	spread := len(v) / len(gs)
+	for i := range v {
+		g := gs[i/spread]
+		if c.GateSoftplus {
+			g = math.Log1p(math.Exp(g))
+		} else {
+			g = 1 / (1 + math.Exp(-g))
+		}
+		v[i] *= g
 	}
 }
 

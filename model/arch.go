@@ -343,6 +343,7 @@ var registry = []*Arch{
 	{Name: "phimoe", Neox: true, QKV: QKVFusedOrSeparate, OptionalQKVBias: true, OutBias: true, NormBias: true, FFN: FFNExperts, RopeFactors: true,
 		UntiedOutput: true, HeadBias: true, hparams: phimoeHparams},
 	{Name: "arwkv7", NoAttention: true, UntiedOutput: true, hparams: arwkv7Hparams},
+	{Name: "laguna", QKV: QKVSeparate, Neox: true, QKNorm: true, AttnOutGate: true, FFN: FFNExperts, ExpertSelBias: true, PerLayerSizes: true, hparams: lagunaHparams},
 }
 
 // Supported lists the architectures this package can run.
@@ -742,17 +743,23 @@ func modernBertHparams(c *Config, m *meta) {
 	if m.err != nil || c.Window == 0 {
 		return
 	}
-	c.FullEvery = 3
+	m.denseFirst(c, 3)
+	c.RopeBaseSWA, c.RopeScaleSWA = m.positive("rope.freq_base_swa", c.RopeBase), 1
+}
+
+// denseFirst reads attention.sliding_window_pattern (default period) as
+// llama.cpp's set_swa_pattern(p, dense_first) takes it: a period p makes
+// the layers il mod p = 0 global and the others windowed (0: every layer
+// windowed), or one flag a layer says which are.
+func (m *meta) denseFirst(c *Config, period int) {
+	c.FullEvery = period
 	m.swaPattern(c)
 	if c.SWALayers == nil {
-		// A period p: llama.cpp's set_swa_pattern(p, dense_first) makes
-		// the layers il mod p = 0 global.
 		c.SWALayers = make([]bool, c.Layers)
 		for il := range c.SWALayers {
 			c.SWALayers[il] = c.FullEvery > 1 && il%c.FullEvery != 0
 		}
 	}
-	c.RopeBaseSWA, c.RopeScaleSWA = m.positive("rope.freq_base_swa", c.RopeBase), 1
 }
 
 // invSqrt is 1/sqrt(n) in float32.

@@ -357,7 +357,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	if c.RWKV6 {
 		return r.rwkv6Hidden(tokens)
 	}
-	E, n, hd, group := c.Embd, len(tokens), c.HeadDimK, c.Heads/c.HeadsKV
+	E, n, hd := c.Embd, len(tokens), c.HeadDimK
 	emb := r.tensor("token_embd.weight")
 	scale := func(v []float64, s float32) {
 		if s != 0 {
@@ -418,9 +418,18 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			return r.tensor(fmt.Sprintf("blk.%d.%s", il, s))
 		}
 		windowed := c.WindowedLayer(il)
-		base := float64(c.RopeBase)
+		heads := c.LayerHeads(il)
+		group := heads / c.HeadsKV
+		base, rc := float64(c.RopeBase), c
 		if windowed {
 			base = float64(c.RopeBaseSWA)
+		}
+		if windowed && c.RopeDimSWA > 0 {
+			// laguna's windowed layers: their own rotated dims, plain
+			// RoPE (no YaRN, unscaled, no attention factor).
+			w := *c
+			w.RopeDim, w.RopeScale, w.YarnExt = c.RopeDimSWA, c.RopeScaleSWA, 0
+			rc = &w
 		}
 		qs, ks, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n)
 		hs := make([][]float64, n) // each token's normalised input, which cohere2's feed-forward reads too
@@ -455,7 +464,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				// glm4's fused projection: the query's rows, the key's,
 				// the value's, each with its part of the bias.
 				all := linear(w, p("attn_qkv.bias"), h)
-				q, kv := c.Heads*hd, c.HeadsKV*hd
+				q, kv := heads*hd, c.HeadsKV*hd
 				qs[t], ks[t], vs[t] = all[:q], all[q:q+kv], all[q+kv:]
 				if r.swapKV {
 					ks[t], vs[t] = vs[t], ks[t]
@@ -500,8 +509,8 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				// OLMo 3's windowed layers rotate unscaled, gpt-oss's as
 				// the others.
 				yarn := c.YarnExt != 0 && !(windowed && c.RopeScaleSWA != c.RopeScale)
-				r.ropeHeads(qs[t], c.Heads, hd, t, base, yarn)
-				r.ropeHeads(ks[t], c.HeadsKV, hd, t, base, yarn)
+				r.ropeHeads(rc, qs[t], heads, hd, t, base, yarn)
+				r.ropeHeads(rc, ks[t], c.HeadsKV, hd, t, base, yarn)
 			}
 			if c.QKNormAfterRope {
 				qkNorms() // hunyuan-dense
@@ -540,8 +549,8 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				o = ys[t]
 			default:
 				sinks := p("attn_sinks.weight")
-				att := make([]float64, c.Heads*hd)
-				for h := range c.Heads {
+				att := make([]float64, heads*hd)
+				for h := range heads {
 					g := h / group
 					var sink *float64
 					if sinks != nil && c.Sinks {

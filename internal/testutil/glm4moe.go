@@ -98,7 +98,7 @@ func TinyBailingMoE2() ModelSpec {
 	})
 }
 
-// withRoutingDefaults checks a glm4moe's, bailingmoe2's or afmoe's spec and sizes
+// withRoutingDefaults checks a glm4moe's, bailingmoe2's, afmoe's or laguna's spec and sizes
 // its shared experts.
 func (s ModelSpec) withRoutingDefaults() (ModelSpec, error) {
 	r := s.Routing
@@ -109,7 +109,7 @@ func (s ModelSpec) withRoutingDefaults() (ModelSpec, error) {
 		return s, err
 	}
 	width := s.ExpertFFN
-	if s.Arch == "bailingmoe2" {
+	if s.Arch == "bailingmoe2" || s.Arch == "laguna" {
 		if r.SharedWidth == 0 {
 			c := *r
 			c.SharedWidth = s.ExpertFFN

@@ -24,7 +24,7 @@ var (
 		TinyBitnet, TinyBitnetScales, TinyChatGLM, TinyChatGLMApart,
 		TinyInternLM2, TinyOlmo, TinyOlmoClamp, TinyCommandR, TinyCommandRPlus,
 		TinyFalcon, TinyFalcon40B, TinyBloom, TinyMPT, TinyMPTClamp,
-		TinyAfmoe, TinyAfmoeGlobal,
+		TinyAfmoe, TinyAfmoeGlobal, TinyLaguna, TinyLagunaGlobal,
 	}
 	// tinyRecurrent are the decoders with a recurrent state beside (or
 	// instead of) the KV cache: convolutions, Mamba scans, delta nets,
