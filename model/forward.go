@@ -184,7 +184,9 @@ func qkvStride(c *Config) int {
 
 // gateOffset is where the output gate starts in a token's row of the
 // attention's projections: after its q, k and v.
-func gateOffset(c *Config) int { return c.Heads*c.HeadDimK + c.HeadsKV*c.HeadDimK + c.HeadsKV*c.HeadDimV }
+func gateOffset(c *Config) int {
+	return c.Heads*c.HeadDimK + c.HeadsKV*c.HeadDimK + c.HeadsKV*c.HeadDimV
+}
 
 // attnOutWidth is the floats a token's attention output takes in a pass,
 // or a recurrent layer's output (Embd; a Mamba-2 layer's SSMInner) when
