@@ -128,6 +128,10 @@ type Arch struct {
 	// no output.weight for the architecture, and refuses a file that has
 	// one (a tensor it does not use) (cohere2, command-r).
 	TiedHead bool
+	// NoRopeFreqs: llama.cpp's loader creates no rope_freqs for the
+	// architecture, so a file holding one is refused as a tensor it
+	// never reads (laguna), not rotated with its factors.
+	NoRopeFreqs bool
 	// AttnOutGate loads attn_gate (Embd → Heads×HeadDimV): the sigmoid of
 	// its product with the attention's input multiplies the attention's
 	// output before attn_output (afmoe).
@@ -343,7 +347,7 @@ var registry = []*Arch{
 	{Name: "phimoe", Neox: true, QKV: QKVFusedOrSeparate, OptionalQKVBias: true, OutBias: true, NormBias: true, FFN: FFNExperts, RopeFactors: true,
 		UntiedOutput: true, HeadBias: true, hparams: phimoeHparams},
 	{Name: "arwkv7", NoAttention: true, UntiedOutput: true, hparams: arwkv7Hparams},
-	{Name: "laguna", QKV: QKVSeparate, Neox: true, QKNorm: true, AttnOutGate: true, FFN: FFNExperts, ExpertSelBias: true, PerLayerSizes: true, hparams: lagunaHparams},
+	{Name: "laguna", QKV: QKVSeparate, Neox: true, QKNorm: true, AttnOutGate: true, NoRopeFreqs: true, FFN: FFNExperts, ExpertSelBias: true, PerLayerSizes: true, hparams: lagunaHparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -21,9 +21,9 @@ type routingKeys struct {
 	// noneIsDefault: expert_gating_func 0 (llama.cpp's NONE) means gating,
 	// as afmoe's loader takes it, rather than an unknown function;
 	// noShared: expert_shared_count may be 0, no shared expert (afmoe);
-	// oneShared: one shared expert of sharedWidth runs whatever the
-	// optional expert_shared_count says, as laguna's graph runs it.
-	noneIsDefault, noShared, oneShared bool
+	// ownShared: the architecture's hook reads the shared experts
+	// (laguna).
+	noneIsDefault, noShared, ownShared bool
 }
 
 // routing reads DeepSeek V3's routing as deepseek2, glm4moe and
@@ -37,10 +37,7 @@ func (m *meta) routing(c *Config, r routingKeys) {
 	if r.sharedWidth == 0 {
 		r.sharedWidth = c.ExpertFFN
 	}
-	if r.oneShared {
-		m.count("expert_shared_count", maxExperts)
-		c.SharedFFN = r.sharedWidth
-	} else {
+	if !r.ownShared {
 		m.sharedExperts(c, r.sharedWidth, r.noShared)
 	}
 	m.expertWeights(c, r.scale)

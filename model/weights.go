@@ -695,7 +695,9 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		}
 		return ropeVec(name)
 	}
-	if m.RopeFreqs, err = ropeVec("rope_freqs.weight"); err != nil {
+	if arch.NoRopeFreqs {
+		// Left unread, so that unused refuses it by name.
+	} else if m.RopeFreqs, err = ropeVec("rope_freqs.weight"); err != nil {
 		return nil, err
 	}
 	if cfg.ParallelSSM {

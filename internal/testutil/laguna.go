@@ -38,9 +38,9 @@ func TinyLaguna() ModelSpec {
 
 // TinyLagunaGlobal is a laguna as Laguna-M.1 is made: every layer global
 // (no attention.sliding_window) with 4 query heads, attn_gate a row an
-// element, the chosen experts' weights neither renormalised
-// (expert_weights_norm false) nor scaled (expert_weights_scale 0), and
-// the output tied to the embedding.
+// element, the chosen experts' weights neither renormalised nor scaled
+// (no expert_weights_norm or expert_weights_scale), and the output tied
+// to the embedding.
 func TinyLagunaGlobal() ModelSpec {
 	s := TinyLaguna()
 	s.Seed, s.Windowed, s.TiedOutput, s.Yarn = 72, false, true, nil
@@ -51,55 +51,57 @@ func TinyLagunaGlobal() ModelSpec {
 
 // layerHeads is layer l's query heads.
 func (s ModelSpec) layerHeads(l int) int {
-	if s.Laguna != nil && s.Laguna.GlobalHeads > 0 && !s.lagunaWindowed(l) {
-		return s.Laguna.GlobalHeads
+	if s.Laguna == nil {
+		return s.Heads
 	}
-	return s.Heads
+	return s.Laguna.LayerHeads(l, s.Heads, s.Windowed)
 }
 
-// lagunaWindowed reports whether a laguna's layer l is windowed:
-// llama.cpp's dense-first pattern of 4, layers 0, 4, … global.
-func (s ModelSpec) lagunaWindowed(l int) bool { return s.Windowed && l%4 != 0 }
+// LayerHeads is layer l's query heads in a laguna of heads on its
+// windowed layers: GlobalHeads (when not 0) on its global ones, which
+// with a window are llama.cpp's dense-first pattern of 4 (layers 0, 4,
+// …) and without one every layer.
+func (l *Laguna) LayerHeads(il, heads int, windowed bool) int {
+	if l.GlobalHeads > 0 && (!windowed || il%4 == 0) {
+		return l.GlobalHeads
+	}
+	return heads
+}
 
 // outGateRows is layer l's attn_gate rows: afmoe's and Laguna-M.1's an
 // element of the heads' outputs, Laguna-XS.2's a head; 0 for none.
 func (s ModelSpec) outGateRows(l int) int64 {
-	switch {
-	case s.Laguna != nil && s.Laguna.HeadGate:
-		return int64(s.layerHeads(l))
-	case s.Arch == "afmoe" || s.Arch == "laguna":
-		return int64(s.layerHeads(l) * s.HeadDim)
+	if s.Arch != "afmoe" && s.Arch != "laguna" {
+		return 0
 	}
-	return 0
+	return int64(s.Laguna.GateRows(s.layerHeads(l), s.HeadDim))
 }
 
-// addLagunaKV writes a laguna's own keys: the per-layer query heads (over
-// the common keys' single count), the window and the windowed layers'
-// RoPE, and expert_weights_norm and expert_weights_scale, which
-// llama.cpp requires (Routing.AddTo writes them only when not false or
-// 0).
-func (s ModelSpec) addLagunaKV(g *gguf.Writer) {
-	a, l := s.Arch+".", s.Laguna
-	if l.GlobalHeads > 0 {
-		heads := make([]int32, s.Layers)
-		for i := range heads {
-			heads[i] = int32(s.layerHeads(i))
-		}
-		g.AddKV(a+"attention.head_count", heads)
+// GateRows is the attn_gate rows of a layer of heads heads of headDim:
+// a row a head (HeadGate), else a row an element (afmoe's too: l nil).
+func (l *Laguna) GateRows(heads, headDim int) int {
+	if l != nil && l.HeadGate {
+		return heads
 	}
-	if s.Windowed {
-		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
+	return heads * headDim
+}
+
+// AddTo writes a laguna's own keys for layers layers of heads query
+// heads on the windowed ones: the per-layer query heads (over the
+// common keys' single count) and the windowed layers' RoPE.
+func (l *Laguna) AddTo(g *gguf.Writer, layers, heads int, windowed bool) {
+	a := "laguna."
+	if l.GlobalHeads > 0 {
+		hs := make([]int32, layers)
+		for il := range hs {
+			hs[il] = int32(l.LayerHeads(il, heads, windowed))
+		}
+		g.AddKV(a+"attention.head_count", hs)
 	}
 	if l.RopeDimSWA > 0 {
 		g.AddKV(a+"rope.dimension_count_swa", uint32(l.RopeDimSWA))
 	}
 	if l.RopeBaseSWA > 0 {
 		g.AddKV(a+"rope.freq_base_swa", l.RopeBaseSWA)
-	}
-	if !s.Routing.Norm {
-		g.AddKV(a+"expert_weights_norm", false)
-	}
-	if s.Routing.Scale == 0 {
-		g.AddKV(a+"expert_weights_scale", float32(0))
 	}
 }

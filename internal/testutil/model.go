@@ -1341,7 +1341,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.qwen35() {
 		s.addQwen35KV(g)
 	}
-	if s.DeepSeek2 == nil && (s.HeadDim*s.Heads != s.Embd || s.gemma() || s.Arch == "gemma") {
+	// laguna's converter writes head_dim: without it llama.cpp divides
+	// the width by layer 0's heads, which differ from the others'.
+	if s.DeepSeek2 == nil && (s.HeadDim*s.Heads != s.Embd || s.gemma() || s.Arch == "gemma" || s.Laguna != nil) {
 		g.AddKV(a+"attention.key_length", uint32(s.HeadDim))
 		g.AddKV(a+"attention.value_length", uint32(s.HeadDim))
 	}
@@ -1445,11 +1447,11 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Arch == "falcon-h1" {
 		AddSSMSizes(g, s.Arch, SSM{Conv: s.ConvKernel, Inner: s.ssmInner(), State: s.SSMState, Heads: s.SSMHeads, Groups: s.SSMGroups})
 	}
-	if s.Arch == "afmoe" && s.Windowed {
+	if (s.Arch == "afmoe" || s.Arch == "laguna") && s.Windowed {
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
 	}
 	if s.Laguna != nil {
-		s.addLagunaKV(g)
+		s.Laguna.AddTo(g, s.Layers, s.Heads, s.Windowed)
 	}
 	if s.Arch == "smallthinker" {
 		g.AddKV(a+"expert_gating_func", s.Gating)
