@@ -59,7 +59,7 @@ func TestConfigLaguna(t *testing.T) {
 		t.Errorf("M.1: %+v", m1)
 	}
 	for _, tc := range []struct {
-		pattern any
+		pattern  any
 		windowed []int // of layers 0–3
 	}{
 		{uint32(2), []int{1, 3}},
