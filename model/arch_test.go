@@ -739,7 +739,7 @@ func TestStreamSourceNewArchs(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
 	for _, spec := range []testutil.ModelSpec{testutil.TinyQwen3MoE(), testutil.TinyPhi3(), testutil.TinyGemma3(),
-		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(), testutil.TinyFalconH1(), testutil.TinyAfmoe(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(), testutil.TinyARWKV7(), testutil.TinyARWKV7Plain(),
+		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(), testutil.TinyFalconH1(), testutil.TinyAfmoe(), testutil.TinyLaguna(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(), testutil.TinyARWKV7(), testutil.TinyARWKV7Plain(),
 		testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
 		testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyGPTNeoX(), testutil.TinyBitnet(), testutil.TinyChatGLM(), testutil.TinyOlmoClamp(), testutil.TinyCommandRPlus()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
