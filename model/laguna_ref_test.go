@@ -22,30 +22,14 @@ import (
 // one RoPE base, one rotated width, the windowed layers scaled, softmax
 // gating) moves the reference by more than 3 tolerances.
 func TestLagunaMatchesReference(t *testing.T) {
-	const tol = 5e-3
-	for name, spec := range map[string]testutil.ModelSpec{"windowed": testutil.TinyLaguna(), "global": testutil.TinyLagunaGlobal()} {
-		t.Run(name, func(t *testing.T) {
-			pool, m, f, data := loadF32(t, spec)
-			c, windowed := &m.Config, spec.Windowed
-			gate := m.Blocks[1].WOutGate.Rows
-			if !c.AttnOutGate || !c.GateSoftplus || c.PostNorms || !c.QKNorm || !c.RopeNeox || c.EmbedScale != 0 || c.DenseLead != 1 ||
-				c.ExpertGating != GatingSigmoid || !c.ExpertSelBias || c.ExpertNorm != windowed || (c.ExpertScale == 2.5) != windowed ||
-				c.SharedFFN != 64 || m.Blocks[0].Router != nil || m.Blocks[1].ExpProbsB == nil || m.Tied == windowed ||
-				c.WindowedLayer(0) || c.WindowedLayer(1) != windowed || (c.LayerHeads(0) == 2) != windowed || c.LayerHeads(1) != 4 ||
-				(gate == 4) != windowed || (gate == 64) == windowed || (c.RopeDimSWA == 16) != windowed {
-				t.Fatalf("config: %+v, layer 1's gate %d rows", m.Config, gate)
-			}
-			toks := prompt(13)
-			ref, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
-			mustMove(t, "gate after attn_output", ref(refDecoder{afmoe: afmoePerturb{gateAfterO: true}}), want, 3*tol)
-			mustMove(t, "no shared expert", ref(refDecoder{noShared: true}), want, 3*tol)
-			mustMove(t, "no Q/K norms", ref(refDecoder{without: []string{"attn_q_norm.weight", "attn_k_norm.weight"}}), want, 3*tol)
-			perturbs := []string{"no output gate", "sigmoid output gate", "no selection bias", "softmax gating"}
-			if windowed {
-				perturbs = append(perturbs, "no renormalisation", "no expert scale", "no window", "global layers last",
-					"one RoPE base", "one rotated width", "windowed layers scaled", "linear, not YaRN")
-			}
-			mustMoveAll(t, m, f, data, toks, want, 3*tol, perturbs...)
-		})
-	}
+	gatedMoEMatchesReference(t, testutil.TinyLaguna(), testutil.TinyLagunaGlobal(), func(m *Model, windowed bool) bool {
+		c, gate := &m.Config, m.Blocks[1].WOutGate.Rows
+		return c.AttnOutGate && c.GateSoftplus && !c.PostNorms && c.QKNorm && c.RopeNeox && c.EmbedScale == 0 && c.DenseLead == 1 &&
+			c.ExpertGating == GatingSigmoid && c.ExpertSelBias && c.ExpertNorm == windowed && (c.ExpertScale == 2.5) == windowed &&
+			c.SharedFFN == 64 && m.Blocks[0].Router == nil && m.Blocks[1].ExpProbsB != nil && m.Tied != windowed &&
+			!c.WindowedLayer(0) && c.WindowedLayer(1) == windowed && (c.LayerHeads(0) == 2) == windowed && c.LayerHeads(1) == 4 &&
+			(gate == 4) == windowed && (gate == 64) != windowed && (c.RopeDimSWA == 16) == windowed
+	}, []string{"no output gate", "sigmoid output gate", "no selection bias", "softmax gating"},
+		"no renormalisation", "no expert scale", "no window", "global layers last",
+		"one RoPE base", "one rotated width", "windowed layers scaled", "linear, not YaRN")
 }
