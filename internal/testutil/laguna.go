@@ -28,7 +28,7 @@ type Laguna struct {
 // 2.5, beside one shared expert of width 64; Q8_0 weights.
 func TinyLaguna() ModelSpec {
 	return tiny(ModelSpec{
-		Arch: "laguna", Seed: 71, Layers: 4, HeadDim: 16, RopeDim: 8, RopeBase: 500000, RMSEps: 1e-6,
+		Arch: "laguna", Seed: 74, Layers: 4, HeadDim: 16, RopeDim: 8, RopeBase: 500000, RMSEps: 1e-6,
 		Windowed: true, SlidingWindow: 4, Yarn: &Yarn{Factor: 4, OrigContext: 16},
 		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
 		Routing: &Routing{Shared: 1, SharedWidth: 64, Scale: 2.5, Norm: true},
@@ -43,7 +43,7 @@ func TinyLaguna() ModelSpec {
 // to the embedding.
 func TinyLagunaGlobal() ModelSpec {
 	s := TinyLaguna()
-	s.Seed, s.Windowed, s.TiedOutput, s.Yarn = 72, false, true, nil
+	s.Seed, s.Windowed, s.TiedOutput, s.Yarn = 85, false, true, nil
 	s.Routing = &Routing{Shared: 1, SharedWidth: 64}
 	s.Laguna = &Laguna{}
 	return s
