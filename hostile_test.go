@@ -1878,6 +1878,34 @@ func hostileCases() []hostileCase {
 			loads("one K bias", func(h *hmodel) { h.put("blk.2.attn_k.bias", quant.F32, 32) }),
 			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) }, "blk.0.attn_output.bias"),
 		),
+		// laguna: the output gate (a row a head or a row an element,
+		// layer by layer, as llama.cpp reads it from the tensor), the Q/K
+		// norms, the selection bias and the shared expert are required, as
+		// llama-bench d32676d77 requires them, and so are the RMS epsilon
+		// and leading_dense_block_count; each layer's query tensors are
+		// its own heads' width; the KV heads are one count for every
+		// layer; expert_shared_count sizes the shared expert only without
+		// expert_shared_feed_forward_length; expert_gating_func 0 is
+		// sigmoid; rope_freqs, which llama.cpp does not load, is refused.
+		family("laguna", testutil.TinyLaguna(), requiresEach("blk.1.attn_gate.weight", "blk.2.attn_q_norm.weight", "blk.3.ffn_norm.weight",
+			"blk.1.exp_probs_b.bias", "blk.3.ffn_up_shexp.weight", "blk.0.ffn_gate.weight"),
+			misshapen("attn_gate neither a head nor an element", "blk.1.attn_gate.weight", 64, 8),
+			misshapen("the global layer's attn_q of the windowed layers' heads", "blk.0.attn_q.weight", 64, 64),
+			misshapen("a windowed layer's attn_output of the global layer's heads", "blk.2.attn_output.weight", 32, 64),
+			loads("attn_gate an element in one layer", func(h *hmodel) { h.put("blk.2.attn_gate.weight", quant.Q8_0, 64, 64) }),
+			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			unset("leading_dense_block_count missing", ".leading_dense_block_count"),
+			loads("expert_weights_norm and expert_weights_scale missing", del(".expert_weights_norm", ".expert_weights_scale")),
+			refused("expert_shared_feed_forward_length missing, 1 shared of the experts' 32", del(".expert_shared_feed_forward_length"), "blk.1.ffn_gate_shexp.weight"),
+			loads("expert_shared_feed_forward_length missing, 2 shared of the experts' 32", edits(del(".expert_shared_feed_forward_length"), setU(".expert_shared_count", 2))),
+			unsupported("rope_freqs", func(h *hmodel) { h.put("rope_freqs.weight", quant.F32, 4) }, "rope_freqs.weight"),
+			unsupported("per-layer KV heads", set(".attention.head_count_kv", []int32{2, 1, 2, 1}), ".attention.head_count_kv"),
+			refused("heads not a multiple of the KV heads", set(".attention.head_count", []int32{3, 4, 4, 4}), ".attention.head_count"),
+			loads("expert_shared_count 0 beside the width", setU(".expert_shared_count", 0)),
+			loads("gating function none", setU(".expert_gating_func", 0)),
+			refusedKey("window as text", ".attention.sliding_window", "wide"),
+			loads("output tied", drop("output.weight")),
+		),
 		family("gemma2", testutil.TinyGemma2(), requires{
 			"post norm missing": "blk.0.post_ffw_norm.weight",
 		},

@@ -29,14 +29,25 @@ func afmoeHparams(c *Config, m *meta) {
 }
 
 // gateOutput multiplies each of n tokens' attention output in att (oDim
-// floats a token) by the sigmoid of its gate, the last oDim floats of the
-// token's row of qkv (stride floats a row: qkvStride), as afmoe gates it
-// before attn_output.
-func gateOutput(att, qkv []float32, n, stride, oDim int) {
+// floats a token) by its gate, the g floats from off in the token's row of
+// qkv (stride floats a row: qkvStride), each gate value taken through its
+// sigmoid (afmoe) or softplus (laguna) and scaling oDim/g outputs in turn:
+// one each (afmoe, Laguna-M.1), or a whole head (Laguna-XS.2's gate a
+// head). The gate's floats are spent.
+func gateOutput(att, qkv []float32, n, stride, off, oDim, g int, soft bool) {
+	w := oDim / g
 	for t := range n {
-		o, g := att[t*oDim:(t+1)*oDim], qkv[(t+1)*stride-oDim:(t+1)*stride]
-		for i := range o {
-			o[i] *= sigmoid(g[i])
+		o, gs := att[t*oDim:(t+1)*oDim], qkv[t*stride+off:t*stride+off+g]
+		for h, v := range gs {
+			if soft {
+				v = softplus(v)
+			} else {
+				v = sigmoid(v)
+			}
+			seg := o[h*w : (h+1)*w]
+			for i := range seg {
+				seg[i] *= v
+			}
 		}
 	}
 }

@@ -128,6 +128,10 @@ type Arch struct {
 	// no output.weight for the architecture, and refuses a file that has
 	// one (a tensor it does not use) (cohere2, command-r).
 	TiedHead bool
+	// NoRopeFreqs: llama.cpp's loader creates no rope_freqs for the
+	// architecture, so a file holding one is refused as a tensor it
+	// never reads (laguna), not rotated with its factors.
+	NoRopeFreqs bool
 	// AttnOutGate loads attn_gate (Embd → Heads×HeadDimV): the sigmoid of
 	// its product with the attention's input multiplies the attention's
 	// output before attn_output (afmoe).
@@ -352,6 +356,7 @@ var registry = []*Arch{
 	{Name: "exaone-moe", Neox: true, OptionalQKVBias: true, QKNorm: true, FFN: FFNExperts, ExpertSelBias: true, OptionalSelBias: true,
 		UntiedOutput: true, NextN: nextNTensors, hparams: exaoneMoEHparams},
 	{Name: "llama4", OptionalQKVBias: true, FFN: FFNExperts, hparams: llama4Hparams},
+	{Name: "laguna", QKV: QKVSeparate, Neox: true, QKNorm: true, AttnOutGate: true, NoRopeFreqs: true, FFN: FFNExperts, ExpertSelBias: true, PerLayerSizes: true, hparams: lagunaHparams},
 }
 
 // Supported lists the architectures this package can run.
@@ -760,17 +765,23 @@ func modernBertHparams(c *Config, m *meta) {
 	if m.err != nil || c.Window == 0 {
 		return
 	}
-	c.FullEvery = 3
+	m.denseFirst(c, 3)
+	c.RopeBaseSWA, c.RopeScaleSWA = m.positive("rope.freq_base_swa", c.RopeBase), 1
+}
+
+// denseFirst reads attention.sliding_window_pattern (default period) as
+// llama.cpp's set_swa_pattern(p, dense_first) takes it: a period p makes
+// the layers il mod p = 0 global and the others windowed (0: every layer
+// windowed), or one flag a layer says which are.
+func (m *meta) denseFirst(c *Config, period int) {
+	c.FullEvery = period
 	m.swaPattern(c)
 	if c.SWALayers == nil {
-		// A period p: llama.cpp's set_swa_pattern(p, dense_first) makes
-		// the layers il mod p = 0 global.
 		c.SWALayers = make([]bool, c.Layers)
 		for il := range c.SWALayers {
 			c.SWALayers[il] = c.FullEvery > 1 && il%c.FullEvery != 0
 		}
 	}
-	c.RopeBaseSWA, c.RopeScaleSWA = m.positive("rope.freq_base_swa", c.RopeBase), 1
 }
 
 // invSqrt is 1/sqrt(n) in float32.

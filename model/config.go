@@ -278,8 +278,15 @@ type Config struct {
 	// (gemma4_forward.go). HeadDimSWA is 0 in every other architecture.
 	// nemotron_h's LayerFFN is each layer's feed-forward width, 0 for its
 	// Mamba-2 and attention layers (FFNLayer).
+	// laguna reads RopeDimSWA too: its windowed layers' rotated
+	// dimensions.
 	HeadDimSWA, RopeDimSWA, HeadDimFull int
 	LayerKVHeads, LayerFFN              []int
+	// LayerQHeads is each layer's query heads when they differ between
+	// layers (laguna's attention.head_count array: Laguna-XS.2's 48 on its
+	// global layers, 64 on its windowed ones), nil otherwise; Heads is
+	// then the largest, which sizes the pass's rows (LayerHeads).
+	LayerQHeads []int
 	// A Mamba-2 layer's sizes (granitehybrid; 0 in other models): the
 	// causal convolution's taps (ssm.conv_kernel), the inner width
 	// d_inner (ssm.inner_size, SSMHeads heads of SSMInner/SSMHeads
@@ -320,6 +327,11 @@ type Config struct {
 	// input, Heads×HeadDimV wide, whose sigmoid multiplies the attention's
 	// output before attn_output (afmoe, Arch.AttnOutGate).
 	AttnOutGate bool
+	// GateSoftplus: the output gate is the softplus of attn_gate's
+	// product, not its sigmoid, and a layer's attn_gate may have one row a
+	// head, each scaling its head's whole output (laguna: Laguna-XS.2's
+	// per-head gate; Laguna-M.1's has a row an element, as afmoe's).
+	GateSoftplus bool
 	// DeltaBlocks: value head h of a delta-net layer reads key head
 	// h / (SSMHeads/SSMGroups), the key heads repeated in blocks as
 	// llama.cpp's qwen3next repeats them, not h mod SSMGroups (qwen35);
@@ -412,13 +424,31 @@ type Config struct {
 	YarnMScaleAll bool
 }
 
-// attnOutCols is the width of attn_output's input: the heads' values
-// (with multi-head latent attention, after attn_v_b).
-func (c *Config) attnOutCols() int {
+// attnOutCols is the width of layer il's attn_output's input: its heads'
+// values (with multi-head latent attention, after attn_v_b).
+func (c *Config) attnOutCols(il int) int {
 	if c.mla() {
 		return c.Heads * c.HeadDimVMLA
 	}
-	return c.Heads * c.HeadDimV
+	return c.LayerHeads(il) * c.HeadDimV
+}
+
+// LayerHeads is layer il's query heads.
+func (c *Config) LayerHeads(il int) int {
+	if c.LayerQHeads != nil {
+		return c.LayerQHeads[il]
+	}
+	return c.Heads
+}
+
+// ropeStride is the floats of one token's RoPE angles: the widest
+// rotation's (a laguna's windowed layers may rotate more dimensions than
+// its global ones).
+func (c *Config) ropeStride() int { return max(c.RopeDim, c.RopeDimSWA) }
+
+// angles is token t's RoPE angles in a pass's table cs.
+func (c *Config) angles(cs []float32, t int) []float32 {
+	return cs[t*c.ropeStride() : (t+1)*c.ropeStride()]
 }
 
 // mla reports whether the model's attention is multi-head latent

@@ -330,17 +330,6 @@ func headLayerNorm64(v, w []float64, d int, eps float64) {
 	}
 }
 
-// unscaledRope is r rotating as a windowed layer whose RoPE scale is
-// RopeScaleSWA: that linear factor alone, without YaRN or an attention
-// factor.
-func (r *refDecoder) unscaledRope() *refDecoder {
-	c := *r.c
-	c.RopeScale, c.YarnExt, c.RopeAttnFactor = c.RopeScaleSWA, 0, 1
-	u := *r
-	u.c = &c
-	return &u
-}
-
 // hidden is every token's output of the final norm, the tokens at
 // positions 0, 1, …: llama's graph and, from the Config, granite's
 // multipliers, smollm3's unrotated layers and gemma-embedding's Gemma
@@ -368,7 +357,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	if c.RWKV6 {
 		return r.rwkv6Hidden(tokens)
 	}
-	E, n, hd, group := c.Embd, len(tokens), c.HeadDimK, c.Heads/c.HeadsKV
+	E, n, hd := c.Embd, len(tokens), c.HeadDimK
 	emb := r.tensor("token_embd.weight")
 	scale := func(v []float64, s float32) {
 		if s != 0 {
@@ -429,15 +418,21 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			return r.tensor(fmt.Sprintf("blk.%d.%s", il, s))
 		}
 		windowed := c.WindowedLayer(il)
-		base := float64(c.RopeBase)
-		// rot rotates this layer's query and key: OLMo 3's and Mellum's
-		// windowed layers unscaled (no linear factor, YaRN or attention
-		// factor), gpt-oss's as the others.
-		rot, yarn := r, c.YarnExt != 0
+		heads := c.LayerHeads(il)
+		group := heads / c.HeadsKV
+		base, rc, yarn := float64(c.RopeBase), c, c.YarnExt != 0
 		if windowed {
 			base = float64(c.RopeBaseSWA)
-			if c.RopeScaleSWA != c.RopeScale {
-				rot, yarn = r.unscaledRope(), false
+			if c.RopeScaleSWA != c.RopeScale || c.RopeDimSWA > 0 {
+				// OLMo 3's, Mellum's and Laguna's windowed layers rotate
+				// unscaled (no linear factor, YaRN or attention factor),
+				// Laguna's over their own dims; gpt-oss's as the others.
+				w := *c
+				w.RopeScale, w.YarnExt, w.RopeAttnFactor = c.RopeScaleSWA, 0, 1
+				if c.RopeDimSWA > 0 {
+					w.RopeDim = c.RopeDimSWA
+				}
+				rc, yarn = &w, false
 			}
 		}
 		qs, ks, vs := make([][]float64, n), make([][]float64, n), make([][]float64, n)
@@ -473,7 +468,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				// glm4's fused projection: the query's rows, the key's,
 				// the value's, each with its part of the bias.
 				all := linear(w, p("attn_qkv.bias"), h)
-				q, kv := c.Heads*hd, c.HeadsKV*hd
+				q, kv := heads*hd, c.HeadsKV*hd
 				qs[t], ks[t], vs[t] = all[:q], all[q:q+kv], all[q+kv:]
 				if r.swapKV {
 					ks[t], vs[t] = vs[t], ks[t]
@@ -515,8 +510,8 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				qkNorms()
 			}
 			if c.RopeLayer(il) {
-				rot.ropeHeads(qs[t], c.Heads, hd, t, base, yarn)
-				rot.ropeHeads(ks[t], c.HeadsKV, hd, t, base, yarn)
+				r.ropeHeads(rc, qs[t], heads, hd, t, base, yarn)
+				r.ropeHeads(rc, ks[t], c.HeadsKV, hd, t, base, yarn)
 			}
 			if c.QKNormAfterRope {
 				qkNorms() // hunyuan-dense
@@ -570,8 +565,8 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				o = ys[t]
 			default:
 				sinks := p("attn_sinks.weight")
-				att := make([]float64, c.Heads*hd)
-				for h := range c.Heads {
+				att := make([]float64, heads*hd)
+				for h := range heads {
 					g := h / group
 					var sink *float64
 					if sinks != nil && c.Sinks {

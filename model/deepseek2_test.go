@@ -35,7 +35,7 @@ func TestConfigDeepSeek2(t *testing.T) {
 	ms := 1 + 0.1*0.707*math.Log(40)
 	if !c.mla() || c.MLAJoined || c.HeadsKV != 1 || c.HeadDimK != 576 || c.HeadDimV != 512 || c.HeadDimKMLA != 192 || c.HeadDimVMLA != 128 ||
 		c.QLoraRank != 0 || c.DenseLead != 1 || c.SharedFFN != 2816 || c.ExpertScale != 1 || c.ExpertNorm || c.ExpertGating != GatingSoftmax ||
-		c.ExpertGroups != 0 || math.Abs(float64(c.YarnLogMul)-0.707) > 1e-6 || c.attnOutCols() != 2048 {
+		c.ExpertGroups != 0 || math.Abs(float64(c.YarnLogMul)-0.707) > 1e-6 || c.attnOutCols(0) != 2048 {
 		t.Fatalf("config %+v", c)
 	}
 	if want := ms * ms / math.Sqrt(192); math.Abs(float64(c.KQScale)-want) > 1e-6 {

@@ -56,7 +56,7 @@ func (l *loader) encoderEmbeddings(m *Model) (err error) {
 func encoderTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
 	e := c.Embd
 	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
-	ts := qkvTensors(a, c, has)
+	ts := qkvTensors(a, c, il, has)
 	optional := func(bt blockTensor) {
 		if has(bt.name) {
 			ts = append(ts, bt)

@@ -121,7 +121,7 @@ func ScratchBytes(c *Config, maxXRowBytes, batch int) int {
 		n += f(batch * w) // gate, up
 	}
 	n += 2 * b(batch*maxXRowBytes) // quantized activations
-	n += ropeTables(c) * f(batch*c.RopeDim)
+	n += ropeTables(c) * f(batch*c.ropeStride())
 	if c.Experts > 0 {
 		n += moeScratchBytes(c, maxXRowBytes, batch)
 	}
@@ -170,13 +170,22 @@ func qkvWidth(c *Config) int {
 
 // qkvStride is the floats of one token's row of the attention's
 // projections: its q, k and v side by side, and after them afmoe's output
-// gate (Config.AttnOutGate).
+// gate (Config.AttnOutGate). Each part is as wide as the widest layer's:
+// a layer of fewer query heads (Config.LayerQHeads) leaves the end of its
+// query's part unused, so the keys, values and gate are where every
+// layer's are.
 func qkvStride(c *Config) int {
-	w := c.Heads*c.HeadDimK + c.HeadsKV*c.HeadDimK + c.HeadsKV*c.HeadDimV
+	w := gateOffset(c)
 	if c.AttnOutGate {
 		w += c.Heads * c.HeadDimV
 	}
 	return w
+}
+
+// gateOffset is where the output gate starts in a token's row of the
+// attention's projections: after its q, k and v.
+func gateOffset(c *Config) int {
+	return c.Heads*c.HeadDimK + c.HeadsKV*c.HeadDimK + c.HeadsKV*c.HeadDimV
 }
 
 // attnOutWidth is the floats a token's attention output takes in a pass,
@@ -201,7 +210,7 @@ func ropeTables(c *Config) int {
 	if c.HeadDimSWA > 0 {
 		return 2 // Gemma 4: rope_freqs' factors on the global layers only
 	}
-	if c.Window > 0 && (c.RopeBaseSWA != c.RopeBase || c.RopeScaleSWA != c.RopeScale) && c.anyWindowed() {
+	if c.Window > 0 && (c.RopeBaseSWA != c.RopeBase || c.RopeScaleSWA != c.RopeScale || c.RopeDimSWA > 0 && c.RopeDimSWA != c.RopeDim) && c.anyWindowed() {
 		return 2
 	}
 	return 1
@@ -258,9 +267,9 @@ func (m *Model) NewState(e *ops.Exec, o StateOptions) (*State, error) {
 		// olmo2 graph passes them no scaling).
 		s.ropeSWA.Ext, s.ropeSWA.MScale = 0, 1
 	}
-	if m.HeadDimSWA > 0 {
-		// Gemma 4's windowed layers rotate their own head size, without
-		// the global layers' proportional factors.
+	if m.RopeDimSWA > 0 {
+		// Gemma 4's and Laguna's windowed layers rotate their own
+		// dimensions, without the global layers' factors.
 		s.ropeSWA.Dim, s.ropeSWA.Factors = m.RopeDimSWA, nil
 	}
 	if m.NonCausal {
@@ -708,10 +717,10 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 	for i := range s.q {
 		s.q[i] = qslot{buf: ar.Bytes(n * m.maxXRowBytes())}
 	}
-	p.cs = ar.Float32s(n * c.RopeDim)
+	p.cs = ar.Float32s(n * c.ropeStride())
 	p.csSWA = p.cs
 	if s.twoRopes {
-		p.csSWA = ar.Float32s(n * c.RopeDim)
+		p.csSWA = ar.Float32s(n * c.ropeStride())
 	}
 	if c.Experts > 0 {
 		s.moe.take(ar, c, m.maxXRowBytes(), n)
@@ -762,7 +771,7 @@ func (s *State) begin(tokens []int32, pos0 int) (pass, error) {
 func (s *State) angles(r *ops.Rope, cs []float32, pos0, n int) {
 	c := &s.m.Config
 	for t := 0; t < n; t++ {
-		r.Angles(s.position(pos0, t), cs[t*c.RopeDim:(t+1)*c.RopeDim])
+		r.Angles(s.position(pos0, t), c.angles(cs, t))
 	}
 }
 
@@ -841,7 +850,7 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 	c := &s.m.Config
 	n, x, xn, pos0 := p.n, p.x, p.xn, p.pos0
 	stride := qkvStride(c) // one token's q, k and v side by side (and afmoe's gate)
-	oDim := c.Heads * c.HeadDimV
+	oDim := c.LayerHeads(il) * c.HeadDimV
 	E := c.Embd
 	s.e.Phase(phNorm)
 	if c.RouterPreAttn && L.Router != nil {
@@ -897,7 +906,7 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 			gateHeads(p.att, p.gu, n, c)
 		}
 		if c.AttnOutGate {
-			gateOutput(p.att, p.qkv, n, stride, oDim)
+			gateOutput(p.att, p.qkv, n, stride, gateOffset(c), oDim, L.WOutGate.Rows, c.GateSoftplus)
 		}
 	}
 	if ao.rows == nil {
@@ -974,7 +983,8 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 // query scale the architecture has.
 func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projection) error {
 	c := &s.m.Config
-	qDim, kDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK
+	heads := c.LayerHeads(il)
+	qDim, kDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK // where the keys and values start
 	stride := qkvStride(c)
 	s.e.Phase(phQKV)
 	own := c.OwnsKV(il)
@@ -996,7 +1006,7 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 	}
 	for t := 0; t < p.n; t++ {
 		row := p.qkv[t*stride : (t+1)*stride]
-		qt, kt, vt := row[:qDim], row[qDim:qDim+kDim], row[qDim+kDim:qDim+kDim+c.HeadsKV*c.HeadDimV]
+		qt, kt, vt := row[:heads*c.HeadDimK], row[qDim:qDim+kDim], row[qDim+kDim:qDim+kDim+c.HeadsKV*c.HeadDimV]
 		if L.Bqkv != nil {
 			ops.Add(row, L.Bqkv)
 		}
@@ -1019,8 +1029,8 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 			headNorm(vt, nil, c.HeadDimV, c.RMSEps)
 		}
 		if c.RopeLayer(il) {
-			at := ang[t*c.RopeDim : (t+1)*c.RopeDim]
-			rope.Apply(qt, c.Heads, c.HeadDimK, at)
+			at := c.angles(ang, t)
+			rope.Apply(qt, heads, c.HeadDimK, at)
 			if own {
 				rope.Apply(kt, c.HeadsKV, c.HeadDimK, at)
 			}
@@ -1262,16 +1272,17 @@ func (s *State) ffn(L *Layer, a acts, gu, out, x []float32, sparse bool) error {
 // with the layer's attention sinks when it has them (nil: none).
 func (s *State) attention(il, pos0, n int, qkv []float32, stride int, out, sinks []float32) error {
 	c := &s.m.Config
-	qDim, kDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK
-	oDim := c.Heads * c.HeadDimV
+	qDim, kDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK // where the keys and values start
+	heads := c.LayerHeads(il)
+	oDim := heads * c.HeadDimV
 	// A Gemma 4 layer narrower than the widest keeps its own head size and
 	// KV heads, its keys and values at the start of their parts of the row.
 	g := c.layerGeometry(il)
 	hkv, dk, dv := g.KVHeads, g.HeadDimK, g.HeadDimV
 	kl := c.KVLayer(il) // the cache holds the attention layers that own keys and values only
 	s.attn = attnTask{s: s, layer: kl, q: qkv, qStride: stride, out: out, oDim: oDim,
-		p:     kv.AttnParams{Heads: c.Heads, Scale: c.KQScale, Softcap: c.AttnSoftcap, Sinks: sinks, ALiBi: c.ALiBi},
-		group: c.Heads / hkv, whole: c.NonCausal}
+		p:     kv.AttnParams{Heads: heads, Scale: c.KQScale, Softcap: c.AttnSoftcap, Sinks: sinks, ALiBi: c.ALiBi},
+		group: heads / hkv, whole: c.NonCausal}
 	threads := s.e.Pool().Threads()
 	defer func() { s.attn = attnTask{} }()
 	store := func(t int) error {

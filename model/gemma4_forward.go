@@ -88,7 +88,7 @@ func (s *State) gemma4QKV(il int, L *Layer, a acts, p *pass) error {
 	}
 	for t := range p.n {
 		row := p.qkv[t*stride : (t+1)*stride]
-		at := ang[t*c.RopeDim : (t+1)*c.RopeDim]
+		at := c.angles(ang, t)
 		qt := row[:H*d]
 		headNorm(qt, L.QNorm, d, c.RMSEps)
 		rope.Apply(qt, H, d, at)

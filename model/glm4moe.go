@@ -20,8 +20,10 @@ type routingKeys struct {
 	sharedWidth int
 	// noneIsDefault: expert_gating_func 0 (llama.cpp's NONE) means gating,
 	// as afmoe's loader takes it, rather than an unknown function;
-	// noShared: expert_shared_count may be 0, no shared expert (afmoe).
-	noneIsDefault, noShared bool
+	// noShared: expert_shared_count may be 0, no shared expert (afmoe);
+	// ownShared: the architecture's hook reads the shared experts
+	// (laguna).
+	noneIsDefault, noShared, ownShared bool
 }
 
 // routing reads DeepSeek V3's routing as deepseek2, glm4moe and
@@ -35,7 +37,9 @@ func (m *meta) routing(c *Config, r routingKeys) {
 	if r.sharedWidth == 0 {
 		r.sharedWidth = c.ExpertFFN
 	}
-	m.sharedExperts(c, r.sharedWidth, r.noShared)
+	if !r.ownShared {
+		m.sharedExperts(c, r.sharedWidth, r.noShared)
+	}
 	m.expertWeights(c, r.scale)
 	c.ExpertGating = r.gating
 	if v, ok := m.f.Uint(m.key("expert_gating_func")); r.gating == 0 || m.has("expert_gating_func") && !(r.noneIsDefault && ok && v == 0) {

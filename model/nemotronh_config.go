@@ -104,8 +104,8 @@ func singleOpTensors(c *Config, il int, has func(name string) bool) []blockTenso
 		return ts
 	}
 	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
-	ts = append(ts, qkvTensors(LookupArch(c.Arch), c, has)...)
-	ts = append(ts, matTensor("attn_output.weight", c.attnOutCols(), e, func(L *Layer) **ops.Matrix { return &L.Wo }))
+	ts = append(ts, qkvTensors(LookupArch(c.Arch), c, il, has)...)
+	ts = append(ts, matTensor("attn_output.weight", c.attnOutCols(il), e, func(L *Layer) **ops.Matrix { return &L.Wo }))
 	optional(
 		vecTensor("attn_q.bias", q, func(L *Layer) *[]float32 { return &L.Bq }),
 		vecTensor("attn_k.bias", kv, func(L *Layer) *[]float32 { return &L.Bk }),

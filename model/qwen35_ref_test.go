@@ -274,8 +274,8 @@ func (r *refDecoder) gatedAttention(p func(string) []float64, x [][]float64, eps
 		ks[t], vs[t] = linear(p("attn_k.weight"), nil, h), linear(p("attn_v.weight"), nil, h)
 		headNorm64(qs[t], p("attn_q_norm.weight"), hd, eps)
 		headNorm64(ks[t], p("attn_k_norm.weight"), hd, eps)
-		r.ropeHeads(qs[t], c.Heads, hd, t, float64(c.RopeBase), false)
-		r.ropeHeads(ks[t], c.HeadsKV, hd, t, float64(c.RopeBase), false)
+		r.ropeHeads(c, qs[t], c.Heads, hd, t, float64(c.RopeBase), false)
+		r.ropeHeads(c, ks[t], c.HeadsKV, hd, t, float64(c.RopeBase), false)
 		r.held(qs[t], ks[t], vs[t])
 	}
 	out := make([][]float64, n)

@@ -22,12 +22,12 @@ type mropePerturb struct {
 	SectionFreqs bool `perturb:"frequencies per section"`
 }
 
-// ropeHeads rotates the first RopeDim of each of heads heads (hd wide)
-// of v for the token at pos: refRopeHeads, or multimodal RoPE when the
+// ropeHeads rotates the first RopeDim of c (the layer's: a windowed
+// laguna layer's own) of each of heads heads (hd wide) of v for the
+// token at pos: refRopeHeads, or multimodal RoPE when the
 // Config has sections (the rest of each head passing through, as ggml's
 // rope_multi copies it).
-func (r *refDecoder) ropeHeads(v []float64, heads, hd, pos int, base float64, yarn bool) {
-	c := r.c
+func (r *refDecoder) ropeHeads(c *Config, v []float64, heads, hd, pos int, base float64, yarn bool) {
 	if c.RopeSections == [4]int{} {
 		factors := r.global("rope_freqs.weight")
 		if factors == nil {

@@ -695,7 +695,9 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 		}
 		return ropeVec(name)
 	}
-	if m.RopeFreqs, err = ropeVec("rope_freqs.weight"); err != nil {
+	if arch.NoRopeFreqs {
+		// Left unread, so that unused refuses it by name.
+	} else if m.RopeFreqs, err = ropeVec("rope_freqs.weight"); err != nil {
 		return nil, err
 	}
 	if cfg.ParallelSSM {
@@ -1164,6 +1166,11 @@ type blockTensor struct {
 	// (rwkv6's five lerps before time_mix_lerp_fused): read into the
 	// same layout when the file lacks name and has any of them.
 	parts []string
+	// altRows, when not 0, is a second row count a matrix may have,
+	// taken when the file's tensor has it (laguna's attn_gate: a row a
+	// head, or a row an element), as llama.cpp reads the width from the
+	// tensor.
+	altRows int
 }
 
 func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
@@ -1180,7 +1187,11 @@ func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
 	case bt.mat != nil && len(bt.dims) == 3:
 		*bt.mat(L), err = l.stacked(name, bt.dims[0], bt.dims[1], bt.dims[2])
 	case bt.mat != nil:
-		*bt.mat(L), err = l.matrix(name, bt.dims[0], bt.dims[1])
+		rows := bt.dims[1]
+		if ti, ok := l.f.Tensor(name); ok && bt.altRows != 0 && len(ti.Dims) == 2 && ti.Dims[1] == int64(bt.altRows) {
+			rows = bt.altRows
+		}
+		*bt.mat(L), err = l.matrix(name, bt.dims[0], rows)
 	default:
 		if L.Experts == nil {
 			L.Experts = make([]Expert, bt.dims[2])
@@ -1224,8 +1235,8 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	if c.HeadDimSWA > 0 {
 		return gemma4Tensors(c, il, has)
 	}
-	e := c.Embd
-	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
+	e, heads := c.Embd, c.LayerHeads(il)
+	q, kv, vv := heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	var ts []blockTensor
 	switch {
 	case a.AttnNorm2 && has("attn_norm_2.weight"):
@@ -1248,17 +1259,21 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	if c.mla() {
 		ts = append(ts, mlaTensors(c)...)
 	} else {
-		ts = append(ts, qkvTensors(a, c, has)...)
+		ts = append(ts, qkvTensors(a, c, il, has)...)
 	}
 	if a.AttnOutGate {
-		ts = append(ts, matTensor("attn_gate.weight", e, c.Heads*c.HeadDimV, func(L *Layer) **ops.Matrix { return &L.WOutGate }))
+		gate := matTensor("attn_gate.weight", e, heads*c.HeadDimV, func(L *Layer) **ops.Matrix { return &L.WOutGate })
+		if c.GateSoftplus {
+			gate.altRows = heads // Laguna-XS.2's gate: one a head
+		}
+		ts = append(ts, gate)
 	}
-	ts = append(ts, matTensor("attn_output.weight", c.attnOutCols(), e, func(L *Layer) **ops.Matrix { return &L.Wo }))
+	ts = append(ts, matTensor("attn_output.weight", c.attnOutCols(il), e, func(L *Layer) **ops.Matrix { return &L.Wo }))
 	if a.OutBias || a.OptionalBiases && has("attn_output.bias") {
 		ts = append(ts, vecTensor("attn_output.bias", e, func(L *Layer) *[]float32 { return &L.Bo }))
 	}
 	if a.Sinks {
-		ts = append(ts, vecTensor("attn_sinks.weight", c.Heads, func(L *Layer) *[]float32 { return &L.Sinks }))
+		ts = append(ts, vecTensor("attn_sinks.weight", heads, func(L *Layer) *[]float32 { return &L.Sinks }))
 	}
 	if fusedQKV(a, has) {
 		if a.QKVBias || a.OptionalQKVBias && has("attn_qkv.bias") {
@@ -1435,9 +1450,9 @@ func mlaTensors(c *Config) []blockTensor {
 
 // qkvTensors lists the query, key and value projections: the fused
 // attn_qkv when the layout allows it and the block has it, else the three.
-func qkvTensors(a *Arch, c *Config, has func(name string) bool) []blockTensor {
+func qkvTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
 	e := c.Embd
-	q, kv, vv := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
+	q, kv, vv := c.LayerHeads(il)*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	if fusedQKV(a, has) {
 		return []blockTensor{matTensor("attn_qkv.weight", e, q+kv+vv, func(L *Layer) **ops.Matrix { return &L.Wqkv })}
 	}

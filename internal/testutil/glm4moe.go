@@ -119,8 +119,8 @@ func TinyExaoneMoE() ModelSpec {
 // llama.cpp loads dense (exaone-moe's), not as experts.
 func (s ModelSpec) denseNextN(l int) bool { return s.Arch == "exaone-moe" && l >= s.Layers }
 
-// withRoutingDefaults checks a glm4moe's, bailingmoe2's or afmoe's spec and sizes
-// its shared experts.
+// withRoutingDefaults checks a glm4moe's, bailingmoe2's, afmoe's, dots1's,
+// exaone-moe's or laguna's spec and sizes its shared experts.
 func (s ModelSpec) withRoutingDefaults() (ModelSpec, error) {
 	r := s.Routing
 	if r == nil || r.Shared <= 0 || s.DenseLead < 0 {
@@ -130,7 +130,7 @@ func (s ModelSpec) withRoutingDefaults() (ModelSpec, error) {
 		return s, err
 	}
 	width := s.ExpertFFN
-	if s.Arch == "bailingmoe2" {
+	if s.Arch == "bailingmoe2" || s.Arch == "laguna" {
 		if r.SharedWidth == 0 {
 			c := *r
 			c.SharedWidth = s.ExpertFFN

@@ -252,6 +252,9 @@ type ModelSpec struct {
 	// Routing is a glm4moe's or bailingmoe2's routing and shared experts
 	// (glm4moe.go; required there).
 	Routing *Routing
+	// Laguna is what a laguna file says beyond afmoe's routing (nil for
+	// other architectures).
+	Laguna *Laguna
 	// XIELU is an apertus's raw xIELU parameters, one [alpha_n, alpha_p,
 	// beta, eps] a layer (nil: Apertus's initial ones in every layer).
 	XIELU [][4]float32
@@ -1223,7 +1226,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			return s, fmt.Errorf("testutil: minicpm3 needs DeepSeek2 Joined, with KVLora, QLora, Nope, Rope (even) and VHead above 0, no shared experts")
 		}
 		s = s.withLatentHeads()
-	case "glm4moe", "bailingmoe2", "afmoe", "dots1", "exaone-moe":
+	case "glm4moe", "bailingmoe2", "afmoe", "dots1", "exaone-moe", "laguna":
 		var err error
 		if s, err = s.withRoutingDefaults(); err != nil {
 			return s, err
@@ -1378,7 +1381,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.qwen35() {
 		s.addQwen35KV(g)
 	}
-	if s.DeepSeek2 == nil && (s.HeadDim*s.Heads != s.Embd || s.gemma() || s.Arch == "gemma") {
+	// laguna's converter writes head_dim: without it llama.cpp divides
+	// the width by layer 0's heads, which differ from the others'.
+	if s.DeepSeek2 == nil && (s.HeadDim*s.Heads != s.Embd || s.gemma() || s.Arch == "gemma" || s.Laguna != nil) {
 		g.AddKV(a+"attention.key_length", uint32(s.HeadDim))
 		g.AddKV(a+"attention.value_length", uint32(s.HeadDim))
 	}
@@ -1485,8 +1490,11 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Arch == "falcon-h1" {
 		AddSSMSizes(g, s.Arch, SSM{Conv: s.ConvKernel, Inner: s.ssmInner(), State: s.SSMState, Heads: s.SSMHeads, Groups: s.SSMGroups})
 	}
-	if (s.Arch == "afmoe" || s.Arch == "exaone-moe") && s.Windowed {
+	if (s.Arch == "afmoe" || s.Arch == "exaone-moe" || s.Arch == "laguna") && s.Windowed {
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
+	}
+	if s.Laguna != nil {
+		s.Laguna.AddTo(g, s.Layers, s.Heads, s.Windowed)
 	}
 	if s.Arch == "mellum" && s.Windowed {
 		s.addMellumWindow(g)
@@ -1671,7 +1679,7 @@ func (s ModelSpec) fusedParts(name string) []tensorSpec {
 // drawnTensors is tensors before FuseQKV.
 func (s ModelSpec) drawnTensors() []tensorSpec {
 	e, f := int64(s.Embd), int64(s.FFN)
-	q, kv := int64(s.Heads*s.HeadDim), int64(s.HeadsKV*s.HeadDim)
+	kv := int64(s.HeadsKV * s.HeadDim)
 	norm := dist{1, 0.1}
 	proj := func(in int64) dist { return dist{0, 1 / math.Sqrt(float64(in))} }
 	if s.Encoder() {
@@ -1726,7 +1734,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 	fusedGateUp := s.Arch == "phi3" || glm || s.Arch == "chatglm"
 	qkvBias := s.Arch == "qwen2" || s.Arch == "qwen2moe" || oss || s.QKVBias
 	qkvBias = qkvBias || s.Arch == "qwen2vl"
-	qkNorm = qkNorm || s.denseQKNorm() || s.Arch == "afmoe"
+	qkNorm = qkNorm || s.denseQKNorm() || s.Arch == "afmoe" || s.Arch == "laguna"
 	// postNorms: post_attention_norm and post_ffw_norm after attention and
 	// the feed-forward, beside attn_norm and ffn_norm before them.
 	postNorms := gemma || noPreNorm || glm || s.Arch == "afmoe"
@@ -1818,6 +1826,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 			ts = append(ts, tensorSpec{p + "attn_norm_2.weight", quant.F32, []int64{e}, norm}, bias(p+"attn_norm_2.bias", e))
 		}
 		qkvBias := qkvBias || s.layerBiases(l)
+		q := int64(s.layerHeads(l) * s.HeadDim)
 		if s.qwen35() {
 			ts = append(ts, s.qwen35Block(p, l, ffn(p, l))...)
 			continue
@@ -1880,8 +1889,8 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 		case s.headRowNormed():
 			ts = append(ts, s.headRowNorms(p)...)
 		}
-		if s.Arch == "afmoe" {
-			ts = append(ts, tensorSpec{p + "attn_gate.weight", w, []int64{e, q}, proj(e)})
+		if g := s.outGateRows(l); g > 0 {
+			ts = append(ts, tensorSpec{p + "attn_gate.weight", w, []int64{e, g}, proj(e)})
 		}
 		ts = append(ts, tensorSpec{p + "attn_output.weight", w, []int64{q, e}, proj(q)})
 		if s.layerBiases(l) {

@@ -281,7 +281,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		return
 	}
 	e, v, f := int64(s.Embd), int64(s.Vocab), int64(s.FFN)
-	q, kv := int64(s.Heads*s.headDim()), int64(s.HeadsKV*s.headDim())
+	kv := int64(s.HeadsKV * s.headDim())
 	if s.Llama3Rope != nil {
 		add("rope_freqs.weight", kindRopeFreqs, int64(s.headDim()/2))
 	}
@@ -382,6 +382,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	}
 	for l := range s.Layers + s.NextN {
 		p := fmt.Sprintf("blk.%d.", l)
+		q := int64(s.layerHeads(l) * s.headDim())
 		if !noPreNorm && !s.unitNorms() {
 			add(p+"attn_norm.weight", kindNorm, e)
 		}
@@ -454,8 +455,8 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"attn_q_norm.weight", kindNorm, hd)
 			add(p+"attn_k_norm.weight", kindNorm, hd)
 		}
-		if s.Arch == "afmoe" {
-			add(p+"attn_gate.weight", kindWeight, e, q) // the output gate
+		if s.Arch == "afmoe" || s.Arch == "laguna" {
+			add(p+"attn_gate.weight", kindWeight, e, int64(s.Laguna.GateRows(s.layerHeads(l), s.headDim()))) // the output gate
 		}
 		add(p+"attn_output.weight", kindWeight, q, e)
 		if s.Arch == "bitnet" {

@@ -234,6 +234,9 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	if r := s.Routing; r != nil {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
 		r.AddTo(g, s.Arch)
+		if l := s.Laguna; l != nil {
+			l.AddTo(g, s.Layers, s.Heads, s.Window != 0)
+		}
 		if s.NextN > 0 {
 			g.AddKV(a+"nextn_predict_layers", uint32(s.NextN))
 		}
