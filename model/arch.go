@@ -273,6 +273,9 @@ var registry = []*Arch{
 	{Name: "modern-bert", Neox: true, QKV: QKVFused, FFN: FFNFusedGateUp, GELU: true, NoHead: true, EmbedNorm: true, hparams: modernBertHparams},
 	{Name: "nomic-bert-moe", Encoder: true, Neox: true, FFN: FFNSequential, GELU: true, OptionalExperts: true, hparams: nomicBertMoEHparams},
 	{Name: "jina-bert-v2", QKV: QKVSeparate, Encoder: true, FFN: FFNGated, GELU: true, hparams: jinaBertV2Hparams},
+	{Name: "jina-bert-v3", Encoder: true, Neox: true, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
+	{Name: "eurobert", Neox: true, NoHead: true, hparams: bidirectionalHparams},
+	{Name: "neo-bert", QKV: QKVFused, FFN: FFNFusedGateUp, NoHead: true, OutputNorm: "enc.output_norm.weight", hparams: bidirectionalHparams},
 	{Name: "qwen35", QKV: QKVSeparate, Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", hparams: qwen35Hparams},
 	{Name: "qwen35moe", QKV: QKVSeparate, Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen35moeHparams},
 	{Name: "qwen3next", QKV: QKVSeparate, Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen3nextHparams},
@@ -692,6 +695,14 @@ func gemmaEmbeddingHparams(c *Config, m *meta) {
 func encoderHparams(c *Config, m *meta) {
 	m.layerNormEps(c)
 	c.NonCausal = !m.flag("attention.causal", false)
+}
+
+// bidirectionalHparams: a decoder's blocks made an embedder, as llama.cpp's
+// eurobert and neo-bert graphs run them: attention over the whole text
+// unless attention.causal (the converters write false) says otherwise, and
+// no output matrix, the final norm's states the embeddings.
+func bidirectionalHparams(c *Config, m *meta) {
+	c.NonCausal, c.NoHead = !m.flag("attention.causal", false), true
 }
 
 // layerNormEps reads the LayerNorm epsilon attention.layer_norm_epsilon
