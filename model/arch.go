@@ -700,8 +700,11 @@ func encoderHparams(c *Config, m *meta) {
 // bidirectionalHparams: a decoder's blocks made an embedder, as llama.cpp's
 // eurobert and neo-bert graphs run them: attention over the whole text
 // unless attention.causal (the converters write false) says otherwise, and
-// no output matrix, the final norm's states the embeddings.
+// no output matrix, the final norm's states the embeddings. The RMS
+// epsilon is required, as llama.cpp requires it (llama-bench d32676d77
+// refuses a eurobert file without it).
 func bidirectionalHparams(c *Config, m *meta) {
+	m.require(true, "attention.layer_norm_rms_epsilon")
 	c.NonCausal, c.NoHead = !m.flag("attention.causal", false), true
 }
 
