@@ -95,7 +95,8 @@ type Arch struct {
 	// output_norm.weight (llama.cpp's converter writes lfm2's as
 	// token_embd_norm.weight, LLM_TENSOR_OUTPUT_NORM_LFM2; a file with
 	// output_norm.weight instead, as Ollama's converter writes, is taken
-	// too).
+	// too). A NoHead architecture's is taken alone (neo-bert's
+	// enc.output_norm.weight, llama.cpp's LLM_TENSOR_ENC_OUTPUT_NORM).
 	OutputNorm string
 	// FusedGateUpExps: an expert block may hold its experts' gate and up
 	// matrices in one ffn_gate_up_exps ([Embd, 2·ExpertFFN, Experts]: each
