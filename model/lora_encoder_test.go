@@ -24,13 +24,7 @@ func TestLoRAEncoderMatchesMerged(t *testing.T) {
 	spec.WeightType = quant.F32
 	base, err := testutil.ModelBytes(spec)
 	f, _ := testutil.Parse(t, base, err)
-	var targets []string
-	for _, ti := range f.Tensors {
-		if len(ti.Dims) == 2 && strings.HasPrefix(ti.Name, "blk.") {
-			targets = append(targets, ti.Name)
-		}
-	}
-	ad, err := testutil.LoRABytes(base, testutil.LoRASpec{Tensors: targets, Rank: 4, Alpha: 4, Seed: 3, Amplitude: 0.3})
+	ad, err := testutil.LoRABytes(base, testutil.LoRASpec{Tensors: testutil.BlockMatrices(f), Rank: 4, Alpha: 4, Seed: 3, Amplitude: 0.3})
 	if err != nil {
 		t.Fatal(err)
 	}
