@@ -217,14 +217,15 @@ func FuzzEncoder(f *testing.F) {
 	})
 }
 
-// EmbeddingGemma (gemma-embedding) through the public API: an
+// EmbeddingGemma (gemma-embedding), ModernBERT, EuroBERT and NeoBERT
+// (decoder-style stacks over the whole text) through the public API: an
 // embedding-only model (Info, and generation refused saying to embed),
 // whose plan has no sampler and a batch of the whole context, and whose
 // texts embed together as they do alone, to unit vectors of its width
 // (model's TestGemmaEmbeddingMatchesReference checks the states and the
 // dense projection against the math).
 func TestEmbedGemmaEmbedding(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyGemmaEmbedding(), testutil.TinyModernBert()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyGemmaEmbedding(), testutil.TinyModernBert(), testutil.TinyEuroBert(), testutil.TinyNeoBert()} {
 		t.Run(spec.Arch, func(t *testing.T) { testEmbedDecoderStack(t, spec) })
 	}
 }
@@ -267,7 +268,8 @@ func testEmbedDecoderStack(t *testing.T, spec testutil.ModelSpec) {
 }
 
 // An encoder with XLM-RoBERTa's kind of vocabulary — bert as bge-m3 and
-// multilingual-e5 are made, nomic-bert-moe as nomic-embed-text-v2-moe —
+// multilingual-e5 are made, nomic-bert-moe as nomic-embed-text-v2-moe,
+// jina-bert-v3 as jina-embeddings-v3 —
 // a SentencePiece unigram one (tokenizer.ggml.model "t5"), loads and
 // embeds: text is tokenized as <s> … </s> by Viterbi over the scores
 // after the file's charsmap (full-width letters, the ideographic space
@@ -276,7 +278,7 @@ func testEmbedDecoderStack(t *testing.T, spec testutil.ModelSpec) {
 // Model.Embed and Session.Embed agree with the pooled states.
 func TestEmbedUnigram(t *testing.T) {
 	ctx := context.Background()
-	for _, spec := range []testutil.ModelSpec{testutil.TinyBert(), testutil.TinyNomicBertMoE()} {
+	for _, spec := range []testutil.ModelSpec{testutil.TinyBert(), testutil.TinyNomicBertMoE(), testutil.TinyJinaBertV3()} {
 		t.Run(spec.Arch, func(t *testing.T) {
 			// XLM-RoBERTa embeds one token type (type_vocab_size 1).
 			spec.Unigram, spec.TokenTypes = true, 1

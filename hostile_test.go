@@ -1957,6 +1957,32 @@ func hostileCases() []hostileCase {
 			refusedAtLoad("router on a dense layer", set(".moe_every_n_layers", uint32(3)), "blk.3.ffn_gate_inp.weight", "moe_every_n_layers = 3"),
 			misshapen("ffn_down_exps of the wrong width", "blk.3.ffn_down_exps.weight", 64, 64, 8),
 		),
+		// jina-bert-v3: bert's block with NEOX RoPE in place of positions;
+		// every bias and the token types optional, no classification head.
+		family("jina-bert-v3", testutil.TinyJinaBertV3(), requiresEach("token_embd_norm.bias", "blk.1.attn_output_norm.weight", "blk.1.layer_output_norm.bias", "blk.1.ffn_down.weight"),
+			unset("layer_norm_epsilon missing", ".attention.layer_norm_epsilon"),
+			loads("without the optional biases and token types", drop("blk.0.attn_qkv.bias", "blk.0.attn_output.bias", "blk.0.ffn_up.bias", "blk.0.ffn_down.bias", "token_types.weight")),
+			loads("without pooling_type", del("jina-bert-v3.pooling_type")),
+			misshapen("attn_qkv narrow", "blk.0.attn_qkv.weight", 64, 128),
+			unsupported("learned positions", add("position_embd.weight", 64, 2048), "position_embd.weight"),
+			unsupported("a classification head", edits(add("cls.weight", 64, 64), add("cls.bias", 64)), "cls.weight"),
+			unsupported("a gated feed-forward", add("blk.0.ffn_gate.weight", 64, 128), "blk.0.ffn_gate.weight"),
+		),
+		// eurobert and neo-bert: a decoder's blocks over the whole text,
+		// no output matrix (llama-bench d32676d77 refuses a eurobert file
+		// with one: a tensor it does not create).
+		family("eurobert", testutil.TinyEuroBert(), requiresEach("output_norm.weight", "blk.1.ffn_gate.weight", "blk.1.ffn_norm.weight", "blk.1.attn_k.weight"),
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			loads("causal", set(".attention.causal", true)),
+			unsupported("an output matrix", add("output.weight", 64, 320), "output.weight"),
+			unsupported("a Q bias", add("blk.0.attn_q.bias", 64), "blk.0.attn_q.bias"),
+		),
+		family("neo-bert", testutil.TinyNeoBert(), requiresEach("enc.output_norm.weight", "blk.1.attn_qkv.weight", "blk.1.ffn_norm.weight"),
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			misshapen("ffn_up not fused", "blk.1.ffn_up.weight", 64, 128),
+			refused("output_norm in enc.output_norm's place", edits(drop("enc.output_norm.weight"), add("output_norm.weight", 64)), "enc.output_norm.weight"),
+			loads("with a classification head, pooled by CLS", edits(add("cls.weight", 64, 64), add("cls.bias", 64), add("cls.output.weight", 64, 1), add("cls.output.bias", 1))),
+		),
 		// The released file's XLM-R Unigram ("t5") vocabulary loads (below:
 		// an edit that changes nothing); its precompiled charsmap cut short,
 		// or a key whose replacement lies past the map, does not.

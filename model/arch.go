@@ -95,7 +95,8 @@ type Arch struct {
 	// output_norm.weight (llama.cpp's converter writes lfm2's as
 	// token_embd_norm.weight, LLM_TENSOR_OUTPUT_NORM_LFM2; a file with
 	// output_norm.weight instead, as Ollama's converter writes, is taken
-	// too).
+	// too). A NoHead architecture's is taken alone (neo-bert's
+	// enc.output_norm.weight, llama.cpp's LLM_TENSOR_ENC_OUTPUT_NORM).
 	OutputNorm string
 	// FusedGateUpExps: an expert block may hold its experts' gate and up
 	// matrices in one ffn_gate_up_exps ([Embd, 2·ExpertFFN, Experts]: each
@@ -273,6 +274,9 @@ var registry = []*Arch{
 	{Name: "modern-bert", Neox: true, QKV: QKVFused, FFN: FFNFusedGateUp, GELU: true, NoHead: true, EmbedNorm: true, hparams: modernBertHparams},
 	{Name: "nomic-bert-moe", Encoder: true, Neox: true, FFN: FFNSequential, GELU: true, OptionalExperts: true, hparams: nomicBertMoEHparams},
 	{Name: "jina-bert-v2", QKV: QKVSeparate, Encoder: true, FFN: FFNGated, GELU: true, hparams: jinaBertV2Hparams},
+	{Name: "jina-bert-v3", Encoder: true, Neox: true, FFN: FFNSequential, GELU: true, hparams: encoderHparams},
+	{Name: "eurobert", Neox: true, NoHead: true, hparams: bidirectionalHparams},
+	{Name: "neo-bert", QKV: QKVFused, FFN: FFNFusedGateUp, NoHead: true, OutputNorm: "enc.output_norm.weight", hparams: bidirectionalHparams},
 	{Name: "qwen35", QKV: QKVSeparate, Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", hparams: qwen35Hparams},
 	{Name: "qwen35moe", QKV: QKVSeparate, Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen35moeHparams},
 	{Name: "qwen3next", QKV: QKVSeparate, Neox: true, QKNorm: true, FFNNorm: "post_attention_norm.weight", FFN: FFNExperts, FusedGateUpExps: true, hparams: qwen3nextHparams},
@@ -692,6 +696,17 @@ func gemmaEmbeddingHparams(c *Config, m *meta) {
 func encoderHparams(c *Config, m *meta) {
 	m.layerNormEps(c)
 	c.NonCausal = !m.flag("attention.causal", false)
+}
+
+// bidirectionalHparams: a decoder's blocks made an embedder, as llama.cpp's
+// eurobert and neo-bert graphs run them: attention over the whole text
+// unless attention.causal (the converters write false) says otherwise, and
+// no output matrix, the final norm's states the embeddings. The RMS
+// epsilon is required, as llama.cpp requires it (llama-bench d32676d77
+// refuses a eurobert file without it).
+func bidirectionalHparams(c *Config, m *meta) {
+	m.require(true, "attention.layer_norm_rms_epsilon")
+	c.NonCausal, c.NoHead = !m.flag("attention.causal", false), true
 }
 
 // layerNormEps reads the LayerNorm epsilon attention.layer_norm_epsilon

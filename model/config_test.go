@@ -446,12 +446,12 @@ func TestConfigEncoders(t *testing.T) {
 		return m
 	}
 	keep := func(map[string]any) {}
-	for _, arch := range []string{"bert", "nomic-bert"} {
+	for _, arch := range []string{"bert", "nomic-bert", "jina-bert-v3"} {
 		c, err := ConfigFromGGUF(parse(t, enc(arch, keep)))
 		if err != nil {
 			t.Fatalf("%s: %v", arch, err)
 		}
-		if !c.Encoder || !c.NonCausal || c.NormEps != 1e-12 || c.Pooling != PoolingMean || c.AbsPositions != (arch == "bert") || c.RopeNeox != (arch == "nomic-bert") {
+		if !c.Encoder || !c.NonCausal || c.NormEps != 1e-12 || c.Pooling != PoolingMean || c.AbsPositions != (arch == "bert") || c.RopeNeox != (arch != "bert") {
 			t.Errorf("%s: %+v", arch, c)
 		}
 		c, err = ConfigFromGGUF(parse(t, enc(arch, func(m map[string]any) { m[arch+".attention.causal"] = true })))
@@ -468,10 +468,45 @@ func TestConfigEncoders(t *testing.T) {
 		{"NaN epsilon", enc("bert", func(m map[string]any) { m["bert.attention.layer_norm_epsilon"] = float32(math.NaN()) }), "layer_norm_epsilon"},
 		{"causal a number", enc("bert", func(m map[string]any) { m["bert.attention.causal"] = uint32(0) }), "bert.attention.causal"},
 		{"nomic-bert without pooling", enc("nomic-bert", func(m map[string]any) { delete(m, "nomic-bert.pooling_type") }), "nomic-bert.pooling_type"},
+		{"jina-bert-v3 without epsilon", enc("jina-bert-v3", func(m map[string]any) { delete(m, "jina-bert-v3.attention.layer_norm_epsilon") }), "jina-bert-v3.attention.layer_norm_epsilon"},
 	} {
 		_, err := ConfigFromGGUF(parse(t, tc.kv))
 		if !errors.Is(err, ErrBadModel) || !strings.Contains(fmt.Sprint(err), tc.mention) {
 			t.Errorf("%s: err = %v, want ErrBadModel mentioning %q", tc.name, err, tc.mention)
+		}
+	}
+	// jina-bert-v3's pooling is optional, as bert's (llama.cpp reads it so).
+	if c, err := ConfigFromGGUF(parse(t, enc("jina-bert-v3", func(m map[string]any) { delete(m, "jina-bert-v3.pooling_type") }))); err != nil || c.Pooling != PoolingNone {
+		t.Errorf("jina-bert-v3 without pooling: pooling %v, %v", c.Pooling, err)
+	}
+}
+
+// eurobert and neo-bert are a decoder's RMSNorm blocks made embedders:
+// no head, attention over the whole text unless attention.causal says
+// otherwise (their converters write false), NEOX RoPE for eurobert and
+// NORM for neo-bert, the RMS epsilon required as a decoder's.
+func TestConfigBidirectional(t *testing.T) {
+	for _, arch := range []string{"eurobert", "neo-bert"} {
+		for _, tc := range []struct {
+			causal    any // attention.causal, or nil for none
+			nonCausal bool
+		}{{false, true}, {nil, true}, {true, false}} {
+			m := base(arch)
+			if tc.causal != nil {
+				m[arch+".attention.causal"] = tc.causal
+			}
+			c, err := ConfigFromGGUF(parse(t, m))
+			if err != nil {
+				t.Fatalf("%s, causal %v: %v", arch, tc.causal, err)
+			}
+			if !c.NoHead || c.Encoder || c.NonCausal != tc.nonCausal || c.RopeNeox != (arch == "eurobert") || c.LayerNorm {
+				t.Errorf("%s, causal %v: %+v", arch, tc.causal, c)
+			}
+		}
+		m := base(arch)
+		delete(m, arch+".attention.layer_norm_rms_epsilon")
+		if _, err := ConfigFromGGUF(parse(t, m)); !errors.Is(err, ErrBadModel) || !strings.Contains(fmt.Sprint(err), "layer_norm_rms_epsilon") {
+			t.Errorf("%s without its RMS epsilon: err = %v", arch, err)
 		}
 	}
 }

@@ -140,15 +140,20 @@ func (r *refEncoder) gelu(x float64) float64 {
 	return r.r16(0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*x*(1+0.044715*x*x))))
 }
 
-// rope rotates each head of v (NEOX pairs (i, i+d/2)) by pos·base^(-2i/d).
-func rope(v []float64, heads, d int, pos int, base float64) {
+// rope rotates each head of v by pos·base^(-2i/d): NEOX pairs (i, i+d/2)
+// when neox, else NORM pairs (2i, 2i+1).
+func rope(v []float64, heads, d int, pos int, base float64, neox bool) {
 	for h := range heads {
 		x := v[h*d : (h+1)*d]
 		for i := range d / 2 {
 			th := float64(pos) * math.Pow(base, -2*float64(i)/float64(d))
-			a, b := x[i], x[i+d/2]
-			x[i] = a*math.Cos(th) - b*math.Sin(th)
-			x[i+d/2] = a*math.Sin(th) + b*math.Cos(th)
+			j, k := 2*i, 2*i+1
+			if neox {
+				j, k = i, i+d/2
+			}
+			a, b := x[j], x[k]
+			x[j] = a*math.Cos(th) - b*math.Sin(th)
+			x[k] = a*math.Sin(th) + b*math.Cos(th)
 		}
 	}
 }
@@ -243,8 +248,8 @@ func (r *refEncoder) hidden(tokens []int32) [][]float64 {
 				ks[t] = layerNorm64(ks[t], p("attn_k_norm.weight"), p("attn_k_norm.bias"), float64(c.NormEps))
 			}
 			if !c.AbsPositions && !jina {
-				rope(qs[t], c.Heads, hd, t, float64(c.RopeBase))
-				rope(ks[t], c.Heads, hd, t, float64(c.RopeBase))
+				rope(qs[t], c.Heads, hd, t, float64(c.RopeBase), c.RopeNeox)
+				rope(ks[t], c.Heads, hd, t, float64(c.RopeBase), c.RopeNeox)
 			}
 			for i := range qs[t] {
 				qs[t][i], ks[t][i], vs[t][i] = kvr16(qs[t][i]), kvr16(ks[t][i]), kvr16(vs[t][i])
@@ -252,8 +257,11 @@ func (r *refEncoder) hidden(tokens []int32) [][]float64 {
 		}
 		for t := range n {
 			att := make([]float64, E)
+			seen := n // every token sees every token, unless the file says causal
+			if !c.NonCausal {
+				seen = t + 1
+			}
 			for h := range c.Heads {
-				// Every token sees every token: no causal mask.
 				var bias func(s int) float64
 				if jina && r.perturb != "noalibi" {
 					slope := r.alibiSlope(h)
@@ -262,7 +270,7 @@ func (r *refEncoder) hidden(tokens []int32) [][]float64 {
 						bias = func(s int) float64 { return slope * float64(s-t) }
 					}
 				}
-				attendBiased64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks, vs, h*hd, 1/math.Sqrt(float64(hd)), nil, bias, kvr16)
+				attendBiased64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks[:seen], vs[:seen], h*hd, 1/math.Sqrt(float64(hd)), nil, bias, kvr16)
 			}
 			o := linear(p("attn_output.weight"), p("attn_output.bias"), att)
 			for i := range o {
@@ -440,6 +448,15 @@ func TestEncoderMatchesReference(t *testing.T) {
 					t.Errorf("rounding as F16 %v: hidden states differ from the reference by up to %g (tolerance %g)", tc.round16, worst, tc.tol)
 				}
 				t.Logf("rounding as F16 %v: worst difference %.3g", tc.round16, worst)
+			}
+			// Attention over the whole text and the RoPE pairs (nomic-bert's,
+			// jina-bert-v3's NEOX) are llama.cpp's: the reference of a Config
+			// without them moves by tenths.
+			want := (&refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true}).hidden(toks)
+			for _, name := range applicable(t, m.Config, "causal", "NORM pairs") {
+				c := m.Config
+				perturbation(t, name)(&c)
+				mustMove(t, name, (&refEncoder{t: t, f: f, data: data, c: &c, round16: true}).hidden(toks), want, 0.05)
 			}
 			if m.ALiBi != nil {
 				perturbs := []string{"noalibi", "base", "signed", "swapglu", "silu"}

@@ -642,7 +642,11 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 	case arch.Encoder:
 		err = l.encoderEmbeddings(m)
 	case arch.NoHead:
-		m.OutNorm, err = l.vector("output_norm.weight", m.Embd)
+		norm := "output_norm.weight"
+		if arch.OutputNorm != "" {
+			norm = arch.OutputNorm // neo-bert's enc.output_norm, alone as llama.cpp takes it
+		}
+		m.OutNorm, err = l.vector(norm, m.Embd)
 		if err == nil && arch.EmbedNorm {
 			m.EmbedNorm, err = l.vector("token_embd_norm.weight", m.Embd)
 		}
@@ -921,6 +925,7 @@ var clsHeads = map[string][]string{
 	"bert":         {"cls.weight", "cls.bias", "cls.output.weight", "cls.output.bias"},
 	"jina-bert-v2": {"cls.weight", "cls.bias"},
 	"modern-bert":  {"cls.weight", "cls.output.weight", "cls.output.bias", "cls.norm.weight"},
+	"neo-bert":     {"cls.weight", "cls.bias", "cls.output.weight", "cls.output.bias"},
 	"qwen3":        {"cls.output.weight"},
 	"qwen3vl":      {"cls.output.weight"},
 }

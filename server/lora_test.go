@@ -18,13 +18,7 @@ func startLoRA(t *testing.T) (string, string) {
 	dir := t.TempDir()
 	mb, err := testutil.ModelBytes(testutil.TinyChat())
 	f, _ := testutil.Parse(t, mb, err)
-	var names []string
-	for _, ti := range f.Tensors {
-		if len(ti.Dims) == 2 && strings.HasPrefix(ti.Name, "blk.") {
-			names = append(names, ti.Name)
-		}
-	}
-	ab, err := testutil.LoRABytes(mb, testutil.LoRASpec{Tensors: names, Rank: 4, Alpha: 4, Seed: 9, Amplitude: 0.5})
+	ab, err := testutil.LoRABytes(mb, testutil.LoRASpec{Tensors: testutil.BlockMatrices(f), Rank: 4, Alpha: 4, Seed: 9, Amplitude: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/lowmem/llm/internal/gguf"
 	"github.com/lowmem/llm/quant"
@@ -27,6 +28,18 @@ type LoRASpec struct {
 	Arch    string     // general.architecture; "" takes the model's
 	// Amplitude bounds the factors' uniform values (0: 0.1).
 	Amplitude float32
+}
+
+// BlockMatrices names f's 2-D tensors inside its blocks (blk.*): what an
+// adapter of every block's matrices lists in LoRASpec.Tensors.
+func BlockMatrices(f *gguf.File) []string {
+	var names []string
+	for _, ti := range f.Tensors {
+		if len(ti.Dims) == 2 && strings.HasPrefix(ti.Name, "blk.") {
+			names = append(names, ti.Name)
+		}
+	}
+	return names
 }
 
 // LoRABytes writes the adapter of s for the model file model (its shapes

@@ -996,7 +996,7 @@ func (s ModelSpec) hybrid() bool { return s.Arch == "lfm2" || s.Arch == "lfm2moe
 // Encoder reports whether s is an encoder (bert, nomic-bert,
 // nomic-bert-moe, jina-bert-v2), which makes embeddings and no logits.
 func (s ModelSpec) Encoder() bool {
-	return s.Arch == "bert" || s.Arch == "nomic-bert" || s.Arch == "nomic-bert-moe" || s.Arch == "jina-bert-v2"
+	return s.Arch == "bert" || s.Arch == "nomic-bert" || s.Arch == "nomic-bert-moe" || s.Arch == "jina-bert-v2" || s.Arch == "jina-bert-v3"
 }
 
 // expertLayer reports whether a nomic-bert-moe's layer l has experts.
@@ -1110,7 +1110,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	}
 	switch arch {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "chatglm", "gemma-embedding", "internlm2",
-		"maincoder":
+		"maincoder", "eurobert", "neo-bert":
 	case "qwen2vl", "qwen3vl":
 	case "qwen3vlmoe":
 		if err := s.checkExperts(); err != nil {
@@ -1195,7 +1195,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 				return s, err
 			}
 		}
-	case "bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2":
+	case "bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3":
 		if s.Arch == "nomic-bert-moe" && s.MoEEvery > 0 {
 			if err := s.checkExperts(); err != nil {
 				return s, err
@@ -1402,6 +1402,8 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 			g.AddKV(a+"dense_3_feat_in", uint32(s.Dense))
 			g.AddKV(a+"dense_3_feat_out", uint32(s.Embd))
 		}
+	case "eurobert", "neo-bert":
+		g.AddKV(a+"attention.causal", false)
 	case "gemma3", "modern-bert":
 		g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
 		if s.SWAPattern > 0 {
@@ -1731,7 +1733,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 	// in ffn_norm's place (gpt-oss, seed_oss).
 	attnPost := oss || s.Arch == "seed_oss" || s.Arch == "glm4moe"
 	glm := s.Arch == "glm4" // phi3's fused gate/up, gemma's norms after attention and the feed-forward
-	fusedGateUp := s.Arch == "phi3" || glm || s.Arch == "chatglm"
+	fusedGateUp := s.Arch == "phi3" || glm || s.Arch == "chatglm" || s.Arch == "neo-bert"
 	qkvBias := s.Arch == "qwen2" || s.Arch == "qwen2moe" || oss || s.QKVBias
 	qkvBias = qkvBias || s.Arch == "qwen2vl"
 	qkNorm = qkNorm || s.denseQKNorm() || s.Arch == "afmoe" || s.Arch == "laguna"
@@ -2065,7 +2067,7 @@ func (s ModelSpec) encoderTensors() []tensorSpec {
 				tensorSpec{p + "ffn_up_exps.weight", w, []int64{e, f, x}, proj(e)},
 				tensorSpec{p + "ffn_down_exps.weight", w, []int64{f, e, x}, proj(f)},
 				tensorSpec{p + "ffn_gate_inp.weight", quant.F32, []int64{e, x}, dist{0, gain / math.Sqrt(float64(e))}})
-		case bert || s.Arch == "nomic-bert-moe":
+		case bert || s.Arch == "nomic-bert-moe" || s.Arch == "jina-bert-v3":
 			ts = append(ts,
 				tensorSpec{p + "ffn_up.weight", w, []int64{e, f}, proj(e)},
 				tensorSpec{p + "ffn_up.bias", quant.F32, []int64{f}, bias},

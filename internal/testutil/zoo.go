@@ -42,6 +42,7 @@ var (
 	// gemma-embedding.
 	tinyEmbedders = []func() ModelSpec{
 		TinyGemmaEmbedding, TinyBert, TinyNomicBert, TinyNomicBertMoE, TinyJinaBertV2, TinyModernBert,
+		TinyJinaBertV3, TinyEuroBert, TinyNeoBert,
 	}
 )
 

@@ -54,7 +54,7 @@ func (s shape) classicFused() bool {
 // bailingmoe2, falcon, mpt, classicFused, and chatglm as the converter
 // writes ChatGLM's query_key_value).
 func (s shape) fusedQKV() bool {
-	return s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.Arch == "falcon" || s.Arch == "mpt" || s.classicFused() || s.Arch == "chatglm"
+	return s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.Arch == "falcon" || s.Arch == "mpt" || s.classicFused() || s.Arch == "chatglm" || s.Arch == "neo-bert"
 }
 
 // unitNorms reports whether s's norms are LayerNorms without weight or

@@ -90,7 +90,10 @@
 //	        nomic-embed-text-v2-moe (nomic-bert-moe), modernbert-base
 //	        (modern-bert), jina-embeddings-v2-base-en (jina-bert-v2),
 //	        bge-small-en-v1.5 and all-minilm-l6-v2 (bert), whose mixes
-//	        agree with llama-quantize's too (-list prints them)
+//	        agree with llama-quantize's too (-list prints them); and
+//	        jina-embeddings-v3 (jina-bert-v3), eurobert-210m (eurobert)
+//	        and neobert (neo-bert), of which only F16 cuts quantized to
+//	        Q8_0 by llama-quantize were run, not the mixes compared
 //	-type   f16, q8_0, q4_0, q4_k_m, q3_k_m, q2_k, iq4_xs, iq4_nl, iq3_s,
 //	        mxfp4_moe (gpt-oss's mix: the experts MXFP4, the rest Q8_0),
 //	        or the lattice types iq3_xxs, iq2_m, iq2_s, iq2_xs, iq2_xxs,

@@ -154,18 +154,19 @@ func fuseQKV(ts []tensorPlan) []tensorPlan {
 	return ts
 }
 
-// encoderPlan lists a bert, nomic-bert, nomic-bert-moe or jina-bert-v2's tensors in the
+// encoderPlan lists a bert, nomic-bert, nomic-bert-moe, jina-bert-v2 or jina-bert-v3's tensors in the
 // order llama.cpp's converter writes them (Hugging Face's): the embeddings
 // and their norm, then per block the attention (bert: q, k, v and their
 // biases; nomic-bert: the fused qkv, with its bias and the output's for
-// nomic-bert-moe), its output projection and norm, the feed-forward
+// nomic-bert-moe and jina-bert-v3), its output projection and norm, the feed-forward
 // (nomic-bert-moe's expert layers: the router and the gate-less experts)
 // and the block's output norm.
 func encoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64)) {
 	e, v, f := int64(s.Embd), int64(s.Vocab), int64(s.FFN)
 	q, kv := int64(s.Heads*s.headDim()), int64(s.HeadsKV*s.headDim())
 	bert := s.Arch == "bert"
-	moe := s.Arch == "nomic-bert-moe" // bert's biases and feed-forward, nomic-bert's fused qkv
+	moe := s.Arch == "nomic-bert-moe"
+	biased := moe || s.Arch == "jina-bert-v3" // bert's biases and feed-forward, nomic-bert's fused qkv
 	if s.Arch == "jina-bert-v2" {
 		jinaPlan(s, add)
 		return
@@ -189,12 +190,12 @@ func encoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			}
 		} else {
 			add(p+"attn_qkv.weight", kindWeight, e, q+2*kv)
-			if moe {
+			if biased {
 				add(p+"attn_qkv.bias", kindBias, q+2*kv)
 			}
 		}
 		add(p+"attn_output.weight", kindWeight, q, e)
-		if bert || moe {
+		if bert || biased {
 			add(p+"attn_output.bias", kindBias, e)
 		}
 		add(p+"attn_output_norm.weight", kindNorm, e)
@@ -209,13 +210,13 @@ func encoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			continue
 		}
 		add(p+"ffn_up.weight", kindWeight, e, f)
-		if bert || moe {
+		if bert || biased {
 			add(p+"ffn_up.bias", kindBias, f)
 		} else {
 			add(p+"ffn_gate.weight", kindWeight, e, f)
 		}
 		add(p+"ffn_down.weight", kindWeight, f, e)
-		if bert || moe {
+		if bert || biased {
 			add(p+"ffn_down.bias", kindBias, e)
 		}
 		add(p+"layer_output_norm.weight", kindNorm, e)
@@ -323,11 +324,11 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	// postNorms: post_attention_norm and post_ffw_norm after attention and
 	// the feed-forward, beside attn_norm and ffn_norm before them.
 	postNorms := gemma || noPreNorm || glm || s.Arch == "afmoe"
-	// ffn adds layer l's feed-forward: phi3's, glm4's and chatglm's fused gate and up, experts
+	// ffn adds layer l's feed-forward: phi3's, glm4's, chatglm's and neo-bert's fused gate and up, experts
 	// (after lfm2moe's leading dense layers), or gate, up and down.
 	ffn := func(p string, l int) {
 		switch {
-		case s.Arch == "phi3" || glm || chatglm:
+		case s.Arch == "phi3" || glm || chatglm || s.Arch == "neo-bert":
 			add(p+"ffn_up.weight", kindWeight, e, 2*f)
 			add(p+"ffn_down.weight", kindWeight, f, e)
 		case s.Experts > 0 && l >= s.DenseLead && (s.Arch != "jamba" || s.jambaExpertLayer(l)) && !s.denseNextN(l) && (s.MoEStep == 0 || (l+1)%s.MoEStep == 0):
@@ -510,6 +511,8 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 		// llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2 (lfm2moe's too: llama-bench
 		// d32676d77 asks for token_embd_norm.weight in either).
 		add("token_embd_norm.weight", kindNorm, e)
+	} else if s.Arch == "neo-bert" {
+		add("enc.output_norm.weight", kindNorm, e) // llama.cpp's LLM_TENSOR_ENC_OUTPUT_NORM
 	} else if !s.unitNorms() {
 		add("output_norm.weight", kindNorm, e)
 	}

@@ -304,7 +304,7 @@ func TestMiniatureShapes(t *testing.T) {
 						t.Errorf("%s present = %v", name, ok)
 					}
 				}
-				if _, ok := f.Tensor("blk.0.ffn_up.bias"); ok != (s.allBiases() || s.Arch == "bert" || s.Arch == "nomic-bert-moe") {
+				if _, ok := f.Tensor("blk.0.ffn_up.bias"); ok != (s.allBiases() || s.Arch == "bert" || s.Arch == "nomic-bert-moe" || s.Arch == "jina-bert-v3") {
 					t.Errorf("ffn_up.bias present = %v", ok)
 				}
 				if _, ok := f.Tensor("blk.0.attn_q_norm.weight"); ok != (s.QKNorm && !s.convLayer(0) || s.fullQKNorm()) {
@@ -323,7 +323,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.1.ffn_down_shexp.weight"); ok != (s.sharedFFN() > 0) {
 					t.Errorf("ffn_down_shexp.weight present = %v", ok)
 				}
-				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.fusedQKV() || s.Arch == "nomic-bert" || s.Arch == "nomic-bert-moe" || s.Arch == "modern-bert" || s.qwen35()) {
+				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.fusedQKV() || s.Arch == "nomic-bert" || s.Arch == "nomic-bert-moe" || s.Arch == "jina-bert-v3" || s.Arch == "modern-bert" || s.qwen35()) {
 					t.Errorf("attn_qkv.weight present = %v", ok)
 				}
 				if ti, ok := f.Tensor("blk.0.attn_k_b.weight"); ok != (s.DeepSeek2 != nil && !s.DeepSeek2.Joined) || ok && len(ti.Dims) != 3 {

@@ -137,6 +137,9 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	if s.Pooling != 0 {
 		g.AddKV(a+"pooling_type", s.Pooling)
 	}
+	if s.Arch == "eurobert" || s.Arch == "neo-bert" {
+		g.AddKV(a+"attention.causal", false) // as their converters write it
+	}
 	if s.RopeLin != 0 {
 		g.AddKV(a+"rope.scaling.type", "linear")
 		g.AddKV(a+"rope.scaling.factor", s.RopeLin)
