@@ -27,6 +27,7 @@ const (
 	keyLoRAAlpha   = "adapter.lora.alpha"
 	keyALoRA       = "adapter.alora.invocation_tokens"
 	embedTensor    = "token_embd.weight"
+	typesTensor    = "token_types.weight"
 )
 
 // AdapterHeader is what an adapter file's header says, checked on its
@@ -219,6 +220,16 @@ func (m *Model) AttachAdapter(file, f *gguf.File, h *AdapterHeader, r io.ReaderA
 				return fmt.Errorf("model: adapter tensor %q: lora_a %v is not transposed against lora_b %v (an adapter of llama.cpp's old finetune example): %w",
 					p.Name, a.Dims, b.Dims, ErrBadAdapter)
 			}
+		case p.Name == typesTensor && len(a.Dims) == 2 && len(b.Dims) == 2:
+			// jina-embeddings-v3's task adapters hold one; llama.cpp loads
+			// it and its graph adds token_types' row 0 as it is, so it is
+			// checked as llama.cpp checks a pair and then passed over.
+			t, ok := file.Tensor(p.Name)
+			if !ok || len(t.Dims) != 2 || a.Dims[0] != t.Dims[0] || b.Dims[1] != t.Dims[1] || a.Dims[1] != rank {
+				return fmt.Errorf("model: adapter tensor %q: lora_a %v and lora_b %v do not fit the model's token_types (the wrong base model?): %w",
+					p.Name, a.Dims, b.Dims, ErrBadAdapter)
+			}
+			continue
 		default:
 			if _, ok := file.Tensor(p.Name); ok {
 				if (ix[p.Name] != nil && twoDims(file, p.Name)) || p.Name == embedTensor {

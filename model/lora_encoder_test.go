@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,9 +15,9 @@ import (
 // matrices (and of token_embd and token_types): applied at run time to
 // jina-bert-v3's encoder, the hidden states are the merged model's within
 // 1e-3 of the largest, and the adapter moves them. An adapter of
-// token_types — the released ones hold one, which llama.cpp d32676d77's
-// bert graph never applies (it adds type_embd's row 0 as it is) — is
-// refused by name: this library holds that row as a vector.
+// token_types — the released ones hold one — is checked and then passed
+// over, as llama.cpp d32676d77 loads it and its bert graph adds
+// type_embd's row 0 as it is: the hidden states do not move.
 func TestLoRAEncoderMatchesMerged(t *testing.T) {
 	pool := ops.NewPool(2)
 	defer pool.Close()
@@ -58,7 +59,28 @@ func TestLoRAEncoderMatchesMerged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := attachBytes(m, f, typed, 1); !errors.Is(err, ErrUnsupportedArch) || !strings.Contains(err.Error(), "token_types.weight") {
-		t.Errorf("an adapter of token_types: err = %v, want ErrUnsupportedArch naming it", err)
+	plain, err := New(f, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := attachBytes(plain, f, typed, 1); err != nil {
+		t.Fatalf("an adapter of token_types: %v", err)
+	}
+	if got := hiddenOf(t, plain, pool, toks); !slices.Equal(got, unadapted) {
+		t.Errorf("an adapter of token_types moved the hidden states by %.3g of the largest", testutil.RelDiff(got, unadapted))
+	}
+	// One of another model's token_types (two types) is the wrong base.
+	other := spec
+	other.TokenTypes = 2
+	otherBase, err := testutil.ModelBytes(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	misfit, err := testutil.LoRABytes(otherBase, testutil.LoRASpec{Tensors: []string{"token_types.weight"}, Rank: 1, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := attachBytes(plain, f, misfit, 1); !errors.Is(err, ErrBadAdapter) || !strings.Contains(err.Error(), "token_types.weight") {
+		t.Errorf("an adapter of another model's token_types: err = %v, want ErrBadAdapter naming it", err)
 	}
 }
