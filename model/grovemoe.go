@@ -67,12 +67,7 @@ func (s *State) adjugateExperts(L *Layer, out []float32, n int) error {
 		}
 		renormalise(w)
 	}
-	a := s.acts(out, E, n)
-	xg, err := s.quantized(a, L.ChGate.VecType)
-	if err != nil {
-		return err
-	}
-	xu, err := s.quantized(a, L.ChUp.VecType)
+	xg, xu, err := s.quantizedPair(s.acts(out, E, n), L.ChGate, L.ChUp)
 	if err != nil {
 		return err
 	}

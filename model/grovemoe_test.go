@@ -1,7 +1,6 @@
 package model
 
 import (
-	"maps"
 	"math"
 	"testing"
 )
@@ -12,15 +11,12 @@ import (
 // (absent or 0: the head size) scaled by expert_group_scale; an experts'
 // width of 0 sizes them feed_forward_length / expert_used_count.
 func TestConfigGroveMoE(t *testing.T) {
-	header := func(keys map[string]any) func(mut func(map[string]any)) map[string]any {
-		m := map[string]any{
-			"block_count": uint32(48), "feed_forward_length": uint32(6144), "expert_count": uint32(128), "expert_used_count": uint32(8),
-			"expert_feed_forward_length": uint32(768), "expert_chunk_feed_forward_length": uint32(128), "experts_per_group": uint32(2),
-			"expert_group_scale": float32(0.05), "rope.freq_base": float32(1000000),
-		}
-		maps.Copy(m, keys)
-		return baseHeaderOf("grovemoe", m)
-	}
+	// header is GroveMoE-Inst's keys, those of keys set over them.
+	header := keysOver("grovemoe", map[string]any{
+		"block_count": uint32(48), "feed_forward_length": uint32(6144), "expert_count": uint32(128), "expert_used_count": uint32(8),
+		"expert_feed_forward_length": uint32(768), "expert_chunk_feed_forward_length": uint32(128), "experts_per_group": uint32(2),
+		"expert_group_scale": float32(0.05), "rope.freq_base": float32(1000000),
+	})
 	moe := header(nil)
 	c := mustConfig(t, moe(nil))
 	if c.Experts != 128 || c.ExpertsUsed != 8 || c.ExpertFFN != 768 || !c.ExpertNorm || c.ExpertGating != 0 || c.ChunkFFN != 128 ||

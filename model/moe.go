@@ -502,11 +502,7 @@ func (s *State) expertsOne(il int, L *Layer, a acts, xs ExpertSource, used []int
 		parts := ms.parts[:0]
 		for slot := s0; slot < min(len(ids), s0+pairs); slot++ {
 			ex := held[slot]
-			xg, err := s.quantized(a, ex.Gate.VecType)
-			if err != nil {
-				return err
-			}
-			xu, err := s.quantized(a, ex.Up.VecType)
+			xg, xu, err := s.quantizedPair(a, ex.Gate, ex.Up)
 			if err != nil {
 				return err
 			}
@@ -529,6 +525,16 @@ func (s *State) expertsOne(il int, L *Layer, a acts, xs ExpertSource, used []int
 		}
 	}
 	return s.expertsDown(L, held, ids)
+}
+
+// quantizedPair is a's rows converted for a gate and an up matrix (the
+// same buffer when they take one type).
+func (s *State) quantizedPair(a acts, gate, up *ops.Matrix) (xg, xu []byte, err error) {
+	if xg, err = s.quantized(a, gate.VecType); err != nil {
+		return nil, nil, err
+	}
+	xu, err = s.quantized(a, up.VecType)
+	return xg, xu, err
 }
 
 // expertsDown is expertsOne's down projections: the activated rows of
