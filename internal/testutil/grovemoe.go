@@ -6,14 +6,18 @@ import (
 )
 
 // Grove is a grovemoe's adjugate experts: one of width FFN for each group
-// of PerGroup consecutive experts, their sum scaled by Scale.
+// of PerGroup consecutive experts, their sum scaled by Scale
+// (expert_chunk_feed_forward_length, experts_per_group and
+// expert_group_scale).
 type Grove struct {
 	FFN, PerGroup int
 	Scale         float32
 }
 
-// addKVs writes the keys llama.cpp's grovemoe loader requires for them.
-func (gr *Grove) addKVs(g *gguf.Writer, a string) {
+// AddKV writes the keys of arch (grovemoe) llama.cpp's grovemoe loader
+// reads for them.
+func (gr *Grove) AddKV(g *gguf.Writer, arch string) {
+	a := arch + "."
 	g.AddKV(a+"expert_chunk_feed_forward_length", uint32(gr.FFN))
 	g.AddKV(a+"experts_per_group", uint32(gr.PerGroup))
 	g.AddKV(a+"expert_group_scale", gr.Scale)

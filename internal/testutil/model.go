@@ -1466,7 +1466,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"expert_feed_forward_length", uint32(s.ExpertFFN))
 	}
 	if gr := s.Grove; gr != nil {
-		gr.addKVs(g, a)
+		gr.AddKV(g, s.Arch)
 	}
 	if s.SharedFFN > 0 && s.DeepSeek2 == nil && s.Routing == nil && s.Arch != "llama4" {
 		g.AddKV(a+"expert_shared_feed_forward_length", uint32(s.SharedFFN))
