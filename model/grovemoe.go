@@ -50,8 +50,8 @@ func grovemoeHparams(c *Config, m *meta) {
 // is that group number (llama.cpp gathers the weights with the divided
 // ids from all the probabilities), renormalised. Each computes
 // down(SiLU(gate·o) ⊙ up·o) of the token's routed output o, not of the
-// block's input; their weighted sum, slot by slot, times GroupScale,
-// joins o. The adjugate experts are bands of rows of the three stacked
+// block's input; their weighted sum, slot by slot, times GroupScale
+// (ggml scales the sum, then adds it), joins o. The adjugate experts are bands of rows of the three stacked
 // chexps matrices, which stay with the layer (small: ChunkFFN is one
 // head's width).
 func (s *State) adjugateExperts(L *Layer, out []float32, n int) error {
@@ -72,12 +72,26 @@ func (s *State) adjugateExperts(L *Layer, out []float32, n int) error {
 		return err
 	}
 	if n == 1 {
-		if err := s.adjugateOne(L, xg, xu); err != nil {
-			return err
-		}
-		return s.addAdjugate(out, n)
+		err = s.adjugateOne(L, xg, xu)
+	} else {
+		err = s.adjugateGrouped(L, n, xg, xu)
 	}
-	used := ms.group(n*k, nx/c.GroupExperts)
+	if err != nil {
+		return err
+	}
+	s.sumExperts(ms.y, n)
+	for i, v := range ms.y[:n*E] {
+		out[i] += float32(v * c.GroupScale)
+	}
+	return nil
+}
+
+// adjugateGrouped is adjugateExperts' products for a pass of n tokens
+// (rows xg and xu for the gate and up matrices): the (token, slot) pairs
+// grouped by adjugate expert, each expert's read once a batch.
+func (s *State) adjugateGrouped(L *Layer, n int, xg, xu []byte) error {
+	ms := &s.moe
+	used := ms.group(n*s.m.ExpertsUsed, s.m.Experts/s.m.GroupExperts)
 	// A token may bring two experts of one group, so an expert may have
 	// more pairs than there are tokens: batches of at most n keep to the
 	// scratch's rows.
@@ -90,18 +104,6 @@ func (s *State) adjugateExperts(L *Layer, out []float32, n int) error {
 				return err
 			}
 		}
-	}
-	return s.addAdjugate(out, n)
-}
-
-// addAdjugate adds to out the n tokens' adjugate outputs (s.moe.ys, by
-// the weights in s.moe.wts), summed, times GroupScale, as ggml scales
-// the sum and then adds it.
-func (s *State) addAdjugate(out []float32, n int) error {
-	ms := &s.moe
-	s.sumExperts(ms.y, n)
-	for i, v := range ms.y[:n*s.m.Embd] {
-		out[i] += float32(v * s.m.GroupScale)
 	}
 	return nil
 }
