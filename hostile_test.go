@@ -1023,6 +1023,34 @@ func hostileCases() []hostileCase {
 			on(testutil.TinyMellumPattern(), loads("fused with its bias", func(h *hmodel) { h.put("blk.1.attn_qkv.bias", quant.F32, 128) })),
 			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
 		),
+		// grovemoe: llama.cpp's loader requires the router, experts,
+		// adjugate experts, Q/K norms, the RMS epsilon, the experts'
+		// width (0 sizing them FFN/used: 64, not the file's 32),
+		// experts_per_group and expert_group_scale; the adjugate width
+		// absent means the head size (16, not the file's 32); the output
+		// tied when absent; Q/K/V biases optional, no attn_output bias;
+		// experts_per_group must divide the experts into at least
+		// expert_used_count groups (llama.cpp asserts on too few).
+		family("grovemoe", testutil.TinyGroveMoE(), requires{
+			"router missing":           "blk.0.ffn_gate_inp.weight",
+			"experts missing":          "blk.1.ffn_up_exps.weight",
+			"adjugate experts missing": "blk.1.ffn_up_chexps.weight",
+			"adjugate gate missing":    "blk.2.ffn_gate_chexps.weight",
+			"attn_q_norm missing":      "blk.2.attn_q_norm.weight",
+			"attn_k_norm missing":      "blk.3.attn_k_norm.weight",
+		},
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			unset("experts' width missing", ".expert_feed_forward_length"),
+			unset("experts_per_group missing", ".experts_per_group"),
+			unset("expert_group_scale missing", ".expert_group_scale"),
+			refused("experts' width 0, defaulted", set(".expert_feed_forward_length", uint32(0)), "blk.0.ffn_gate_exps.weight"),
+			refused("adjugate width absent, the head size", del(".expert_chunk_feed_forward_length"), "blk.0.ffn_gate_chexps.weight"),
+			refusedKey("groups of 3 of 8 experts", ".experts_per_group", uint32(3)),
+			refusedKey("fewer groups than experts a token", ".expert_used_count", uint32(5)),
+			loads("without an output matrix (tied)", drop("output.weight")),
+			withQKVBiases(0, 64, 32),
+			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+		),
 		// maincoder: per-head Q/K norms and the RMS epsilon required; the
 		// output tied unless the file has output.weight; Q/K/V biases
 		// optional, no attn_output bias; a sliding window not read.

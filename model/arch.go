@@ -361,6 +361,7 @@ var registry = []*Arch{
 		UntiedOutput: true, NextN: nextNTensors, hparams: exaoneMoEHparams},
 	{Name: "llama4", OptionalQKVBias: true, FFN: FFNExperts, hparams: llama4Hparams},
 	{Name: "laguna", QKV: QKVSeparate, Neox: true, QKNorm: true, AttnOutGate: true, NoRopeFreqs: true, FFN: FFNExperts, ExpertSelBias: true, PerLayerSizes: true, hparams: lagunaHparams},
+	{Name: "grovemoe", Neox: true, OptionalQKVBias: true, QKNorm: true, FFN: FFNExperts, hparams: grovemoeHparams},
 }
 
 // Supported lists the architectures this package can run.

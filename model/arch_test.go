@@ -309,6 +309,9 @@ func TestDecodeDispatches(t *testing.T) {
 			if c.SharedFFN > 0 {
 				experts += 2 // the shared expert's gate/up and down
 			}
+			if c.ChunkFFN > 0 {
+				experts += 2 // grovemoe: the adjugate experts' gate/up pairs, then their downs
+			}
 			if c.SingleOp {
 				// nemotron_h_moe: the router, the gate-less experts' ups and
 				// their downs as many a dispatch as one takes, the shared
@@ -742,7 +745,7 @@ func TestStreamSourceNewArchs(t *testing.T) {
 		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(), testutil.TinyFalconH1(), testutil.TinyAfmoe(), testutil.TinyLaguna(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(), testutil.TinyARWKV7(), testutil.TinyARWKV7Plain(),
 		testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
 		testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyGPTNeoX(), testutil.TinyBitnet(), testutil.TinyChatGLM(), testutil.TinyOlmoClamp(), testutil.TinyCommandRPlus(),
-		testutil.TinyHunyuanMoE(), testutil.TinyDots1()} {
+		testutil.TinyHunyuanMoE(), testutil.TinyDots1(), testutil.TinyGroveMoE()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			ref, _, _ := loadSpec(t, spec)
 			want := greedyLogits(t, ref, pool, 6)
@@ -914,7 +917,7 @@ func checkShiftMatchesFresh(t *testing.T, m *Model, pool *ops.Pool) {
 
 func ExampleSupported() {
 	fmt.Println(Supported())
-	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert modern-bert nomic-bert-moe jina-bert-v2 jina-bert-v3 eurobert neo-bert qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1 minicpm minicpm3 olmoe afmoe jamba mamba mamba2 rwkv7 exaone starcoder2 gemma nemotron stablelm phi2 gpt2 starcoder gptneox bitnet chatglm internlm2 olmo command-r falcon bloom mpt qwen2moe rwkv6 rwkv6qwen2 phimoe arwkv7 hunyuan-moe dots1 mellum maincoder minimax-m2 exaone-moe llama4 laguna]
+	// Output: [llama qwen2 qwen3 qwen3moe gemma2 gemma3 phi3 granite granitemoe granitehybrid smollm3 mistral3 olmo2 ernie4_5 ernie4_5-moe seed_oss exaone4 glm4 gpt-oss lfm2 lfm2moe gemma3n gemma4 deepseek2 gemma-embedding bert nomic-bert modern-bert nomic-bert-moe jina-bert-v2 jina-bert-v3 eurobert neo-bert qwen35 qwen35moe qwen3next nemotron_h nemotron_h_moe qwen2vl qwen3vl qwen3vlmoe glm4moe bailingmoe2 cohere2 arcee apertus hunyuan-dense smallthinker falcon-h1 minicpm minicpm3 olmoe afmoe jamba mamba mamba2 rwkv7 exaone starcoder2 gemma nemotron stablelm phi2 gpt2 starcoder gptneox bitnet chatglm internlm2 olmo command-r falcon bloom mpt qwen2moe rwkv6 rwkv6qwen2 phimoe arwkv7 hunyuan-moe dots1 mellum maincoder minimax-m2 exaone-moe llama4 laguna grovemoe]
 }
 
 // Sessions of one model share its pool: their fused products (Q/K/V

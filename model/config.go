@@ -398,6 +398,15 @@ type Config struct {
 	// probabilities, and a token's experts come from its ExpertGroupsUsed
 	// best groups only. ExpertGroups ≤ 1: no groups.
 	ExpertGroups, ExpertGroupsUsed int
+	// GroveMoE's adjugate experts (grovemoe; 0 in other models): beside
+	// the Experts, Experts/GroupExperts more of width ChunkFFN
+	// (ffn_{gate,up,down}_chexps), one for each group of GroupExperts
+	// consecutive experts. They run on the routed experts' output, each
+	// chosen expert's group's one weighted by the probability of the
+	// expert whose id is the group's, the weights renormalised, and their
+	// sum, times GroupScale, joins that output (adjugateExperts).
+	ChunkFFN, GroupExperts int
+	GroupScale             float32
 
 	// Multi-head latent attention (deepseek2; 0 in other models). The
 	// keys and values of a token come from one compressed latent of

@@ -178,6 +178,16 @@ func headerOf(arch string, keys map[string]any) func(mut func(map[string]any)) m
 
 // baseHeaderOf is headerOf for base's header of arch: its keys drop left
 // out, then keys set (each under arch's prefix).
+// keysOver is baseHeaderOf for arch over its keys, as a function of the
+// keys set over them.
+func keysOver(arch string, keys map[string]any) func(over map[string]any) func(mut func(map[string]any)) map[string]any {
+	return func(over map[string]any) func(mut func(map[string]any)) map[string]any {
+		m := maps.Clone(keys)
+		maps.Copy(m, over)
+		return baseHeaderOf(arch, m)
+	}
+}
+
 func baseHeaderOf[V any](arch string, keys map[string]V, drop ...string) func(mut func(map[string]any)) map[string]any {
 	return func(mut func(map[string]any)) map[string]any {
 		m := base(arch)

@@ -897,6 +897,9 @@ func (r *refDecoder) experts(p func(string) []float64, y, rin []float64) []float
 			out[i] += ws * f[i]
 		}
 	}
+	if c.ChunkFFN > 0 {
+		return r.adjugate(p, out, probs, ids)
+	}
 	return out
 }
 

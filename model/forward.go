@@ -963,6 +963,11 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 		if err := s.experts(il, L, a, ra, p.tmp); err != nil {
 			return err
 		}
+		if L.ChDown != nil {
+			if err := s.adjugateExperts(L, p.tmp, n); err != nil {
+				return err
+			}
+		}
 		if L.ShDown != nil {
 			s.e.Phase(phGateUp)
 			if err := s.sharedExpert(L, a, p.gu, p.tmp); err != nil {

@@ -1,9 +1,6 @@
 package model
 
-import (
-	"maps"
-	"testing"
-)
+import "testing"
 
 // mellumPattern is Mellum2's attention.sliding_window_pattern as its
 // converter writes layer_types: every fourth layer global.
@@ -25,15 +22,11 @@ func mellumPattern(layers int) []bool {
 // unscaled whatever rope.freq_base_swa says.
 func TestConfigMellum(t *testing.T) {
 	// header is Mellum2's keys, those of keys set over them.
-	header := func(keys map[string]any) func(mut func(map[string]any)) map[string]any {
-		m := map[string]any{
-			"block_count": uint32(28), "feed_forward_length": uint32(7168), "expert_count": uint32(64), "expert_used_count": uint32(8),
-			"expert_feed_forward_length": uint32(896), "attention.sliding_window": uint32(1024),
-			"attention.sliding_window_pattern": mellumPattern(28), "rope.freq_base": float32(500000),
-		}
-		maps.Copy(m, keys)
-		return baseHeaderOf("mellum", m)
-	}
+	header := keysOver("mellum", map[string]any{
+		"block_count": uint32(28), "feed_forward_length": uint32(7168), "expert_count": uint32(64), "expert_used_count": uint32(8),
+		"expert_feed_forward_length": uint32(896), "attention.sliding_window": uint32(1024),
+		"attention.sliding_window_pattern": mellumPattern(28), "rope.freq_base": float32(500000),
+	})
 	moe := header(nil)
 	c := mustConfig(t, moe(nil))
 	if c.Experts != 64 || c.ExpertsUsed != 8 || c.ExpertFFN != 896 || !c.ExpertNorm || c.ExpertGating != 0 || c.ExpertScale != 0 ||

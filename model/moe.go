@@ -118,8 +118,8 @@ func (ms *moeScratch) take(ar *arena.Arena, c *Config, maxX, n int) {
 	// A pass of one token holds every expert's rows (expertsOne).
 	w := max(n, k)
 	ms.gather = ar.Bytes(w * maxX)
-	ms.g = ar.Float32s(w * c.ExpertFFN)
-	ms.u = ar.Float32s(w * c.ExpertFFN)
+	ms.g = ar.Float32s(w * c.expertWidth())
+	ms.u = ar.Float32s(w * c.expertWidth())
 	ms.y = ar.Float32s(n * c.Embd)
 	ms.ys = ar.Float32s(n * k * c.Embd)
 	if c.ownRouterInput() {
@@ -136,7 +136,7 @@ func moeScratchBytes(c *Config, maxX, n int) int {
 	k := c.ExpertsUsed
 	w := max(n, k)
 	b := f(n*c.Experts) + 3*f(n*k) + f(c.Experts+1) + f(c.Experts) +
-		roundUp(w*maxX, allocAlign) + 2*f(w*c.ExpertFFN) + f(n*c.Embd) + f(n*k*c.Embd)
+		roundUp(w*maxX, allocAlign) + 2*f(w*c.expertWidth()) + f(n*c.Embd) + f(n*k*c.Embd)
 	if c.ownRouterInput() {
 		b += f(n * c.Embd) // rin
 	}
@@ -145,6 +145,10 @@ func moeScratchBytes(c *Config, maxX, n int) int {
 	}
 	return b
 }
+
+// expertWidth is the widest expert a block runs: an adjugate expert
+// (ChunkFFN) may be wider than the routed ones.
+func (c *Config) expertWidth() int { return max(c.ExpertFFN, c.ChunkFFN) }
 
 // ownRouterInput reports whether a block's router reads rows of its own
 // (moeScratch.rin) rather than the experts' input: Gemma 4's scaled norm
@@ -193,14 +197,20 @@ func route(p, bias []float32, ids []int32, w []float32, g Gating, norm bool, gro
 		softmax.InPlace(w, 1)
 	}
 	if norm {
-		var total float64
-		for _, v := range w {
-			total += float64(v)
-		}
-		t := max(float32(total), 6.103515625e-5)
-		for s := range w {
-			w[s] /= t
-		}
+		renormalise(w)
+	}
+}
+
+// renormalise divides the weights w by their sum, at least 2⁻¹⁴: the
+// clamp llama.cpp's build_moe_ffn puts against a sum of 0.
+func renormalise(w []float32) {
+	var total float64
+	for _, v := range w {
+		total += float64(v)
+	}
+	t := max(float32(total), 6.103515625e-5)
+	for s := range w {
+		w[s] /= t
 	}
 }
 
@@ -287,24 +297,8 @@ func (s *State) experts(il int, L *Layer, a, ra acts, out []float32) error {
 	if c.ExpertInputWeighted {
 		a = s.weightedInput(a)
 	}
-	// Group the (token, slot) pairs by expert: a counting sort.
+	used := ms.group(n*k, nx)
 	counts := ms.counts
-	clear(counts)
-	for _, e := range ms.ids[:n*k] {
-		counts[e+1]++
-	}
-	used := ms.used[:0]
-	for e := range nx {
-		if counts[e+1] > 0 {
-			used = append(used, int32(e))
-		}
-		counts[e+1] += counts[e]
-	}
-	for p, e := range ms.ids[:n*k] {
-		ms.order[counts[e]] = int32(p)
-		counts[e]++
-	}
-	// counts[e] is now the end of expert e's pairs, counts[e-1] its start.
 
 	xs := s.xs
 	if xs != nil {
@@ -336,12 +330,7 @@ func (s *State) experts(il int, L *Layer, a, ra acts, out []float32) error {
 			if err != nil || m == n {
 				return xq, err
 			}
-			rb := w.XRowBytes
-			for j, p := range pairs {
-				t := int(p) / k
-				copy(ms.gather[j*rb:(j+1)*rb], xq[t*rb:(t+1)*rb])
-			}
-			return ms.gather[:m*rb], nil
+			return ms.gatherPairs(xq, w.XRowBytes, pairs, k), nil
 		}
 		if ex.Gate == nil {
 			// Gate-less experts: act(up·a).
@@ -390,6 +379,30 @@ func (s *State) experts(il int, L *Layer, a, ra acts, out []float32) error {
 	}
 	s.sumExperts(out, n)
 	return nil
+}
+
+// group sorts the first pairs (token, slot) pairs of ids by expert, of
+// nx, into order (a counting sort) and returns the distinct experts,
+// ascending; counts[e] is then the end of expert e's pairs in order,
+// counts[e-1] their start.
+func (ms *moeScratch) group(pairs, nx int) []int32 {
+	counts := ms.counts[:nx+1]
+	clear(counts)
+	for _, e := range ms.ids[:pairs] {
+		counts[e+1]++
+	}
+	used := ms.used[:0]
+	for e := range nx {
+		if counts[e+1] > 0 {
+			used = append(used, int32(e))
+		}
+		counts[e+1] += counts[e]
+	}
+	for p, e := range ms.ids[:pairs] {
+		ms.order[counts[e]] = int32(p)
+		counts[e]++
+	}
+	return used
 }
 
 // weightedInput is llama4's experts' input: each token's row of a times
@@ -489,11 +502,7 @@ func (s *State) expertsOne(il int, L *Layer, a acts, xs ExpertSource, used []int
 		parts := ms.parts[:0]
 		for slot := s0; slot < min(len(ids), s0+pairs); slot++ {
 			ex := held[slot]
-			xg, err := s.quantized(a, ex.Gate.VecType)
-			if err != nil {
-				return err
-			}
-			xu, err := s.quantized(a, ex.Up.VecType)
+			xg, xu, err := s.quantizedPair(a, ex.Gate, ex.Up)
 			if err != nil {
 				return err
 			}
@@ -516,6 +525,16 @@ func (s *State) expertsOne(il int, L *Layer, a acts, xs ExpertSource, used []int
 		}
 	}
 	return s.expertsDown(L, held, ids)
+}
+
+// quantizedPair is a's rows converted for a gate and an up matrix (the
+// same buffer when they take one type).
+func (s *State) quantizedPair(a acts, gate, up *ops.Matrix) (xg, xu []byte, err error) {
+	if xg, err = s.quantized(a, gate.VecType); err != nil {
+		return nil, nil, err
+	}
+	xu, err = s.quantized(a, up.VecType)
+	return xg, xu, err
 }
 
 // expertsDown is expertsOne's down projections: the activated rows of

@@ -63,6 +63,7 @@ var zeroed = map[string]string{
 	"temperature on every layer":      "AttnTempNoPE",
 	"no temperature offset":           "AttnTempOffset",
 	"experts' outputs weighted":       "ExpertInputWeighted",
+	"no adjugate experts":             "ChunkFFN",
 }
 
 // perturbed names the perturbations that are not one field zeroed.
@@ -77,6 +78,8 @@ var perturbed = map[string]func(c *Config){
 	"other section layout":   func(c *Config) { c.RopeInterleaved = !c.RopeInterleaved },
 	"unrotated layers first": func(c *Config) { c.NoRopeLead = true },
 	"renormalised":           func(c *Config) { c.ExpertNorm = true },
+	"adjugate scale 1":       func(c *Config) { c.GroupScale = 1 },
+	"groups twice as large":  func(c *Config) { c.GroupExperts *= 2 },
 	// Only bitnet's files choose between the two: over other models it
 	// changes nothing, so that applicable passes it over there.
 	"ReLU², not SiLU": func(c *Config) {

@@ -116,6 +116,10 @@ type Layer struct {
 	// The shared expert every token of the block also runs (granitemoe,
 	// granitehybrid: Config.SharedFFN), resident like the router.
 	ShGate, ShUp, ShDown *ops.Matrix
+	// GroveMoE's adjugate experts (Config.ChunkFFN): the 3-D
+	// ffn_{gate,up,down}_chexps, each viewed as one matrix of every
+	// adjugate expert's rows in turn, resident like the router.
+	ChGate, ChUp, ChDown *ops.Matrix
 	// ShGateInp is the shared expert's own gate (ffn_gate_inp_shexp, Embd
 	// floats; Config.SharedGate): its output is scaled by the sigmoid of
 	// this row's product with the token (qwen35moe).
@@ -1151,9 +1155,9 @@ func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
 
 // matrices lists the fields of the layer's matrices (experts aside), set
 // or not.
-func (L *Layer) matrices() [41]**ops.Matrix {
-	return [41]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
-		&L.InpGate, &L.PLProj, &L.LaurelL, &L.LaurelR, &L.ShGate, &L.ShUp, &L.ShDown, &L.WqA, &L.WkvA, &L.WkB, &L.WvB,
+func (L *Layer) matrices() [44]**ops.Matrix {
+	return [44]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
+		&L.InpGate, &L.PLProj, &L.LaurelL, &L.LaurelR, &L.ShGate, &L.ShUp, &L.ShDown, &L.ChGate, &L.ChUp, &L.ChDown, &L.WqA, &L.WkvA, &L.WkB, &L.WvB,
 		&L.WZ, &L.WBeta, &L.WAlpha, &L.WOutGate, &L.SSMX, &L.SSMDt,
 		&L.TMW1, &L.TMW2, &L.TMA1, &L.TMA2, &L.TMV1, &L.TMV2, &L.TMG1, &L.TMG2, &L.TMMix1, &L.TMMix2, &L.TMGate, &L.CMR}
 }
@@ -1519,6 +1523,12 @@ func ffnTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockT
 		}
 		if a.ExpertSelBias && (!a.OptionalSelBias || has("exp_probs_b.bias")) {
 			ts = append(ts, vecTensor("exp_probs_b.bias", n, func(L *Layer) *[]float32 { return &L.ExpProbsB }))
+		}
+		if cf, cn := c.ChunkFFN, c.Experts/max(c.GroupExperts, 1); cf > 0 {
+			ts = append(ts,
+				blockTensor{name: "ffn_gate_chexps.weight", dims: []int{e, cf, cn}, mat: func(L *Layer) **ops.Matrix { return &L.ChGate }},
+				blockTensor{name: "ffn_up_chexps.weight", dims: []int{e, cf, cn}, mat: func(L *Layer) **ops.Matrix { return &L.ChUp }},
+				blockTensor{name: "ffn_down_chexps.weight", dims: []int{cf, e, cn}, mat: func(L *Layer) **ops.Matrix { return &L.ChDown }})
 		}
 		if sf := c.SharedFFN; sf > 0 {
 			ts = append(ts,

@@ -109,6 +109,9 @@ type ModelSpec struct {
 	// expert_count, expert_used_count and expert_feed_forward_length
 	// (required there).
 	Experts, ExpertsUsed, ExpertFFN int
+	// Grove is a grovemoe's adjugate experts (ffn_*_chexps and their
+	// keys); nil for other models.
+	Grove *Grove
 	// DenseLead is an lfm2moe's leading_dense_block_count: its first
 	// layers have a dense feed-forward (ffn_gate, ffn_up, ffn_down of FFN),
 	// the others experts.
@@ -984,7 +987,7 @@ func (s ModelSpec) moe() bool {
 	if s.Arch == "qwen3vlmoe" {
 		return true
 	}
-	return s.Arch == "qwen3moe" || s.Arch == "qwen2moe" || s.Arch == "phimoe" || s.Arch == "hunyuan-moe" || s.Arch == "mellum" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
+	return s.Arch == "qwen3moe" || s.Arch == "grovemoe" || s.Arch == "qwen2moe" || s.Arch == "phimoe" || s.Arch == "hunyuan-moe" || s.Arch == "mellum" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
 		s.Routing != nil ||
 		s.Arch == "smallthinker" || s.Arch == "minimax-m2" || s.Arch == "llama4" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
@@ -1231,12 +1234,15 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s, err = s.withRoutingDefaults(); err != nil {
 			return s, err
 		}
-	case "qwen3moe", "granitemoe", "gpt-oss", "ernie4_5-moe", "olmoe", "phimoe", "mellum", "llama4":
+	case "qwen3moe", "grovemoe", "granitemoe", "gpt-oss", "ernie4_5-moe", "olmoe", "phimoe", "mellum", "llama4":
 		if err := s.checkExperts(); err != nil {
 			return s, err
 		}
 		if s.Arch == "llama4" {
 			s.SharedFFN = s.ExpertFFN // llama.cpp sizes the shared expert so
+		}
+		if g := s.Grove; s.Arch == "grovemoe" && (g == nil || g.PerGroup <= 0 || s.Experts%g.PerGroup != 0 || g.FFN <= 0) {
+			return s, fmt.Errorf("testutil: grovemoe needs Grove with PerGroup dividing Experts (%d) and FFN above 0", s.Experts)
 		}
 		if s.Arch == "granitemoe" {
 			s = s.withGraniteScales()
@@ -1460,6 +1466,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"expert_count", uint32(s.Experts))
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
 		g.AddKV(a+"expert_feed_forward_length", uint32(s.ExpertFFN))
+	}
+	if gr := s.Grove; gr != nil {
+		gr.AddKV(g, s.Arch)
 	}
 	if s.SharedFFN > 0 && s.DeepSeek2 == nil && s.Routing == nil && s.Arch != "llama4" {
 		g.AddKV(a+"expert_shared_feed_forward_length", uint32(s.SharedFFN))
@@ -1724,7 +1733,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 	w := s.WeightType
 	gemma := s.gemma()
 	exaone := s.Arch == "exaone4" // olmo2's norms, but per-head Q/K norms
-	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "mellum" || s.Arch == "maincoder" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding" || s.hybrid() || exaone
+	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "grovemoe" || s.Arch == "mellum" || s.Arch == "maincoder" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding" || s.hybrid() || exaone
 	qkNorm = qkNorm || s.Arch == "qwen3vl" || s.Arch == "qwen3vlmoe" || s.Arch == "bailingmoe2" || s.Routing != nil && s.Routing.QKNorm
 	olmo := s.Arch == "olmo2" // no pre-norms, Q/K norms across heads, post-norms
 	noPreNorm := olmo || exaone
@@ -1790,6 +1799,9 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 					gain = 0.5
 				}
 				ts = append(ts, tensorSpec{p + "exp_probs_b.bias", quant.F32, []int64{x}, dist{0, gain}})
+			}
+			if g := s.Grove; g != nil {
+				ts = append(ts, g.tensors(p, xw, e, x, proj)...)
 			}
 			if sf := int64(s.SharedFFN); sf > 0 {
 				ts = append(ts,

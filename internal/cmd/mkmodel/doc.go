@@ -63,7 +63,9 @@
 //	        mellum2-12b-a2.5b
 //	        (mellum: qwen3moe's block, 64 experts of 896, three windowed
 //	        layers of four; -layers 4 -experts 8 -vocab 8192: 0.60 GiB
-//	        F16), maincoder-1b (maincoder: Q/K norms after NORM RoPE),
+//	        F16), grovemoe-33b-a3b (grovemoe: qwen3moe's block and an
+//	        adjugate expert of 128 for each pair of experts; -layers 4
+//	        -experts 16 -vocab 8192: 0.81 GiB F16), maincoder-1b (maincoder: Q/K norms after NORM RoPE),
 //	        qwen3.5-0.8b and qwen3.5-9b (qwen35: gated delta-net and gated
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
 //	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts

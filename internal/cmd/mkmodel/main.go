@@ -104,6 +104,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case *experts < 0 || *experts > 0 && (s.Experts == 0 || *experts > s.Experts || s.DeepSeek2 != nil):
 		return fmt.Errorf("-experts %d: %s has %d routed experts (deepseek2's groups are not cut)", *experts, s.Name, s.Experts)
+	case *experts > 0 && s.Grove != nil && !s.groupsFit(*experts):
+		return fmt.Errorf("-experts %d: %s's groups of %d experts must divide them into at least the %d used", *experts, s.Name, s.Grove.PerGroup, s.ExpertsUsed)
 	case *experts > 0 && !s.groupsFit(*experts):
 		return fmt.Errorf("-experts %d: %s's %d expert groups must be fewer, divide them and hold the %d used", *experts, s.Name, s.Routing.Groups, s.ExpertsUsed)
 	case *experts > 0:

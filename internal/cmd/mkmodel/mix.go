@@ -348,6 +348,12 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			if s.selBias() {
 				add(p+"exp_probs_b.bias", kindBias, x)
 			}
+			if gr := s.Grove; gr != nil {
+				cf, cn := int64(gr.FFN), x/int64(gr.PerGroup)
+				add(p+"ffn_gate_chexps.weight", kindWeight, e, cf, cn)
+				add(p+"ffn_down_chexps.weight", kindWeight, cf, e, cn)
+				add(p+"ffn_up_chexps.weight", kindWeight, e, cf, cn)
+			}
 			if sf := int64(s.sharedFFN()); sf > 0 {
 				gatedFFN(add, p, "_shexp", e, sf)
 				if s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "qwen2moe" {

@@ -722,6 +722,8 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"-shape", "qwen3.5-35b-a3b", "-experts", "300", "-o", "x"}, "has 256 routed experts"},
 		{[]string{"-shape", "ling-mini-2.0", "-experts", "8", "-o", "x"}, "8 expert groups"},
 		{[]string{"-shape", "ling-mini-2.0", "-experts", "20", "-o", "x"}, "8 expert groups"},
+		{[]string{"-shape", "grovemoe-33b-a3b", "-experts", "8", "-o", "x"}, "groups of 2 experts"},
+		{[]string{"-shape", "grovemoe-33b-a3b", "-experts", "15", "-o", "x"}, "groups of 2 experts"},
 		{[]string{"-shape", "qwen3.5-35b-a3b", "-vocab", "100", "-o", "x"}, "want 1024 to"},
 		{[]string{"-shape", "olmo-2-1b", "-fuse-qkv", "-o", "x"}, "refuses a fused attn_qkv"},
 	}

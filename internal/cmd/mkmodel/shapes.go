@@ -18,7 +18,7 @@ import (
 // states them.
 type shape struct {
 	Name    string
-	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, phimoe, bloom, mpt, arwkv7, hunyuan-moe, dots1, mellum, maincoder, minimax-m2, exaone-moe, llama4, laguna, nomic-bert-moe, jina-bert-v2, jina-bert-v3, eurobert, neo-bert or modern-bert
+	Arch    string // general.architecture: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, gemma3n, gemma4, phi3, granite, granitemoe, granitehybrid, qwen35, qwen35moe, qwen3next, nemotron_h, nemotron_h_moe, smollm3, olmo2, ernie4_5, ernie4_5-moe, seed_oss, exaone4, glm4, lfm2, lfm2moe, gpt-oss, gemma-embedding, bert, nomic-bert, minicpm, minicpm3, olmoe, afmoe, jamba, mamba, mamba2, rwkv7, exaone, starcoder2, gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, chatglm, internlm2, olmo, falcon, qwen2moe, rwkv6, rwkv6qwen2, phimoe, bloom, mpt, arwkv7, hunyuan-moe, dots1, mellum, grovemoe, maincoder, minimax-m2, exaone-moe, llama4, laguna, nomic-bert-moe, jina-bert-v2, jina-bert-v3, eurobert, neo-bert or modern-bert
 	Vocab   int
 	Embd    int
 	Layers  int
@@ -158,6 +158,9 @@ type shape struct {
 	// routed_scaling_factor, norm_topk_prob, n_group and topk_group; the
 	// gating sigmoid); their NextN blocks are NextN.
 	Routing *testutil.Routing
+	// Grove is grovemoe's adjugate experts: one of Grove.FFN for each
+	// group of Grove.PerGroup experts, their sum scaled by Grove.Scale.
+	Grove *testutil.Grove
 	// Cohere is cohere2's and command-r's LayerNorm epsilon and logit
 	// scale (config.json's layer_norm_eps and logit_scale); a cohere2's
 	// window is Window (sliding_window).
@@ -247,6 +250,11 @@ func (s shape) keepExperts(n int) shape {
 // route n experts as llama.cpp checks them: fewer groups than experts,
 // dividing them, the used groups holding the experts used.
 func (s shape) groupsFit(n int) bool {
+	if gr := s.Grove; gr != nil {
+		// grovemoe: the adjugate experts' groups divide them and are no
+		// fewer than the experts a token.
+		return n%gr.PerGroup == 0 && min(s.ExpertsUsed, n) <= n/gr.PerGroup
+	}
 	r := s.Routing
 	if r == nil || r.Groups <= 1 {
 		return true

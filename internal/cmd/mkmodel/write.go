@@ -209,6 +209,9 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	if s.SharedFFN > 0 {
 		g.AddKV(a+"expert_shared_feed_forward_length", uint32(s.SharedFFN))
 	}
+	if gr := s.Grove; gr != nil {
+		gr.AddKV(g, s.Arch)
+	}
 	if s.Arch == "lfm2moe" {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
 		g.AddKV(a+"expert_gating_func", uint32(2)) // sigmoid
