@@ -135,16 +135,8 @@ func (r *refDecoder) deltaNet(p func(string) []float64, x [][]float64, eps float
 	silu := func(v float64) float64 { return v / (1 + math.Exp(-v)) }
 	sigmoid := func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
 	l2 := func(v []float64) {
-		if pt.noL2 {
-			return
-		}
-		var ss float64
-		for _, e := range v {
-			ss += e * e
-		}
-		s := 1 / math.Max(math.Sqrt(ss), eps)
-		for i := range v {
-			v[i] *= s
+		if !pt.noL2 {
+			l2Norm64(v, eps)
 		}
 	}
 	wconv, dtb, A, norm := p("ssm_conv1d.weight"), p("ssm_dt.bias"), p("ssm_a"), p("ssm_norm.weight")
