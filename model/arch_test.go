@@ -748,7 +748,7 @@ func TestStreamSourceNewArchs(t *testing.T) {
 		testutil.TinySmallThinker(), testutil.TinySmallThinkerSWA(), testutil.TinyFalconH1(), testutil.TinyAfmoe(), testutil.TinyLaguna(), testutil.TinyJamba(), testutil.TinyMamba(), testutil.TinyMamba2(), testutil.TinyRWKV7(), testutil.TinyRWKV6(), testutil.TinyRWKV6Qwen2(), testutil.TinyARWKV7(), testutil.TinyARWKV7Plain(),
 		testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
 		testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyGPTNeoX(), testutil.TinyBitnet(), testutil.TinyChatGLM(), testutil.TinyOlmoClamp(), testutil.TinyCommandRPlus(),
-		testutil.TinyHunyuanMoE(), testutil.TinyDots1()} {
+		testutil.TinyHunyuanMoE(), testutil.TinyDots1(), testutil.TinyKimiLinear()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			ref, _, _ := loadSpec(t, spec)
 			want := greedyLogits(t, ref, pool, 6)
