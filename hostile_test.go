@@ -844,7 +844,7 @@ func hostileCases() []hostileCase {
 			unset("kda.head_dim missing", ".kda.head_dim"),
 			unset("conv kernel missing", ".ssm.conv_kernel"),
 			unset("gating function missing", ".expert_gating_func"),
-			unset("expert scale missing", ".expert_weights_scale"),
+			loads("expert scale missing", del(".expert_weights_scale")),
 			unset("expert_shared_count missing", ".expert_shared_count"),
 			refusedKey("head_count_kv one count", ".attention.head_count_kv", uint32(1)),
 			unsupportedKey("query rank", ".attention.q_lora_rank", uint32(32)),

@@ -15,12 +15,11 @@ import (
 // kv_lora_rank, ssm.conv_kernel, kda.head_dim (the delta heads' size;
 // there are attention.head_count of them), expert_feed_forward_length,
 // expert_shared_count (that many shared experts of the experts' width run
-// as one) and expert_gating_func. leading_dense_block_count is optional
-// (0). llama.cpp always renormalises the chosen experts' weights (it never
-// reads expert_weights_norm) and always scales them by
-// expert_weights_scale, whose default 0 would silence the experts: a file
-// without it is refused rather than run unlike either. It reads no expert
-// groups. The latent attention is deepseek2's absorbed form, its queries
+// as one) and expert_gating_func; leading_dense_block_count (0) and
+// expert_weights_scale (0: the weights unscaled, as llama.cpp's
+// build_moe_ffn skips a scale of 0 or 1) are optional. llama.cpp always
+// renormalises the chosen experts' weights (it never reads
+// expert_weights_norm), and reads no expert groups. The latent attention is deepseek2's absorbed form, its queries
 // and keys unrotated (the rope part stays as it is: NoRopeEvery 1),
 // scaled by 1/sqrt(key_length_mla); value_length, which only the latent's
 // cache would use and llama.cpp leaves at its default, is the latent's.
@@ -30,7 +29,7 @@ import (
 func kimiLinearHparams(c *Config, m *meta) {
 	m.require(true, "attention.layer_norm_rms_epsilon", "attention.key_length_mla", "attention.value_length_mla",
 		"attention.kv_lora_rank", "ssm.conv_kernel", "kda.head_dim", "expert_feed_forward_length", "expert_shared_count",
-		"expert_gating_func", "expert_weights_scale")
+		"expert_gating_func")
 	if m.err != nil {
 		return
 	}
@@ -39,7 +38,7 @@ func kimiLinearHparams(c *Config, m *meta) {
 	if m.err == nil && c.QLoraRank > 0 {
 		m.err = fmt.Errorf("model: %s = %d: llama.cpp's kimi-linear graph projects the query by attn_q alone: %w", m.key("attention.q_lora_rank"), c.QLoraRank, ErrUnsupportedArch)
 	}
-	m.routing(c, routingKeys{scale: true})
+	m.routing(c, routingKeys{})
 	c.ExpertNorm = true
 	c.ExpertGroups, c.ExpertGroupsUsed = 0, 0
 	c.NoRopeEvery = 1

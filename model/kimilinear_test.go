@@ -31,11 +31,13 @@ func kimiLinearMeta(edit func(m map[string]any)) map[string]any {
 // heads of 128 (key heads as many as value heads), the latent cache's
 // head sizes whatever value_length says, no layer rotated, the scale
 // 1/√192, routing renormalised and scaled by 2.446 without the groups the
-// file may state (llama.cpp reads none). Refused as llama.cpp refuses
-// them: a missing kda.head_dim, ssm.conv_kernel or expert_gating_func, a
-// head_count_kv of one count; refused where llama.cpp would run another
-// model: a query rank (its graph reads attn_q alone), no
-// expert_weights_scale (its default 0 would silence the experts).
+// file may state (llama.cpp reads none). Without
+// leading_dense_block_count no layer is dense, without
+// expert_weights_scale the weights go unscaled. Refused as llama.cpp
+// refuses them: a missing kda.head_dim, ssm.conv_kernel or
+// expert_gating_func, a head_count_kv of one count; refused where
+// llama.cpp would run another model: a query rank (its graph reads attn_q
+// alone).
 func TestConfigKimiLinear(t *testing.T) {
 	c := mustConfig(t, kimiLinearMeta(func(m map[string]any) {
 		m["kimi-linear.expert_group_count"] = uint32(1)
@@ -54,6 +56,9 @@ func TestConfigKimiLinear(t *testing.T) {
 	if c := mustConfig(t, kimiLinearMeta(func(m map[string]any) { delete(m, "kimi-linear.leading_dense_block_count") })); c.DenseLead != 0 {
 		t.Errorf("without leading_dense_block_count: %d dense layers, want 0", c.DenseLead)
 	}
+	if c := mustConfig(t, kimiLinearMeta(func(m map[string]any) { delete(m, "kimi-linear.expert_weights_scale") })); c.ExpertScale != 0 {
+		t.Errorf("without expert_weights_scale: scale %v, want 0 (none)", c.ExpertScale)
+	}
 	for _, tc := range []struct {
 		name string
 		edit func(m map[string]any)
@@ -64,7 +69,6 @@ func TestConfigKimiLinear(t *testing.T) {
 		{"no expert_gating_func", func(m map[string]any) { delete(m, "kimi-linear.expert_gating_func") }, ErrBadModel},
 		{"one head_count_kv", func(m map[string]any) { m["kimi-linear.attention.head_count_kv"] = uint32(1) }, ErrBadModel},
 		{"a query rank", func(m map[string]any) { m["kimi-linear.attention.q_lora_rank"] = uint32(1536) }, ErrUnsupportedArch},
-		{"no expert_weights_scale", func(m map[string]any) { delete(m, "kimi-linear.expert_weights_scale") }, ErrBadModel},
 	} {
 		if _, err := ConfigFromGGUF(parse(t, kimiLinearMeta(tc.edit))); !errors.Is(err, tc.want) {
 			t.Errorf("%s: error %v, want %v", tc.name, err, tc.want)
