@@ -835,6 +835,28 @@ func hostileCases() []hostileCase {
 			refusedKey("dense lead past the blocks", ".leading_dense_block_count", uint32(4)),
 			unsupportedKey("temperature scale", ".attention.temperature_scale", float32(0.1)),
 		),
+		// kimi-linear: the KDA layers' tensors and keys llama.cpp
+		// requires, the latent attention's and the routing's; the kernels
+		// and ssm_a in the dims llama-quantize may leave them.
+		family("kimi-linear", testutil.TinyKimiLinear(), requiresEach("blk.0.ssm_conv1d_v.weight", "blk.1.ssm_f_b.weight",
+			"blk.3.ssm_g_a.weight", "blk.0.ssm_dt.bias", "blk.1.ssm_a", "blk.3.ssm_norm.weight", "blk.0.ssm_beta.weight",
+			"blk.2.attn_k_b.weight", "blk.1.exp_probs_b.bias", "blk.3.ffn_down_shexp.weight", "output_norm.weight"),
+			unset("kda.head_dim missing", ".kda.head_dim"),
+			unset("conv kernel missing", ".ssm.conv_kernel"),
+			unset("gating function missing", ".expert_gating_func"),
+			loads("expert scale missing", del(".expert_weights_scale")),
+			unset("expert_shared_count missing", ".expert_shared_count"),
+			refusedKey("head_count_kv one count", ".attention.head_count_kv", uint32(1)),
+			unsupportedKey("query rank", ".attention.q_lora_rank", uint32(32)),
+			misshapen("decay bias one a head", "blk.0.ssm_dt.bias", 4),
+			misshapen("decay's second matrix one a head", "blk.1.ssm_f_b.weight", 32, 4),
+			loads("kernels 3-D, ssm_a 2-D", func(h *hmodel) {
+				for _, x := range []string{"q", "k", "v"} {
+					h.put("blk.0.ssm_conv1d_"+x+".weight", quant.F32, 4, 1, 128)
+				}
+				h.put("blk.3.ssm_a", quant.F32, 1, 4)
+			}),
+		),
 		family("deepseek2", testutil.TinyDeepSeek3(), requiresEach("blk.2.attn_q_a_norm.weight"),
 			refused("groups not dividing the experts", setU(".expert_group_count", 3), ".expert_group_count = 3 does not divide"),
 			refused("every group used", setU(".expert_group_used_count", 4), ".expert_group_used_count = 4"),

@@ -83,6 +83,9 @@ type Arch struct {
 	// Mamba1: a hybrid whose layers with attention.head_count_kv 0 are
 	// Mamba-1 selective state-space layers (jamba; Config.Mamba1).
 	Mamba1 bool
+	// KDA: a hybrid whose layers with attention.head_count_kv 0 are Kimi
+	// Delta Attention layers (kimi-linear; Config.KDA).
+	KDA bool
 	// NoAttention: no layer attends, and the file's attention.head_count
 	// and feed_forward_length are the converter's unused 0s (mamba,
 	// mamba2); the hook sets the layers up.
@@ -362,6 +365,7 @@ var registry = []*Arch{
 	{Name: "llama4", OptionalQKVBias: true, FFN: FFNExperts, hparams: llama4Hparams},
 	{Name: "laguna", QKV: QKVSeparate, Neox: true, QKNorm: true, AttnOutGate: true, NoRopeFreqs: true, FFN: FFNExperts, ExpertSelBias: true, PerLayerSizes: true, hparams: lagunaHparams},
 	{Name: "grovemoe", Neox: true, OptionalQKVBias: true, QKNorm: true, FFN: FFNExperts, hparams: grovemoeHparams},
+	{Name: "kimi-linear", QKV: QKVSeparate, KDA: true, FFN: FFNExperts, ExpertSelBias: true, FusedGateUpExps: true, hparams: kimiLinearHparams},
 }
 
 // Supported lists the architectures this package can run.

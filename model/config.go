@@ -338,6 +338,13 @@ type Config struct {
 	// a layer's ssm_ba, and its ssm_in when it has one, hold their
 	// outputs grouped by key head (deltaUngroup).
 	DeltaBlocks bool
+	// KDA: the delta-net layers are Kimi Delta Attention's (kimi-linear):
+	// as many key heads as value heads (SSMGroups = SSMHeads), q, k and v
+	// each from its own projection and kernel, a decay per key element
+	// (softplus(ssm_f_b·ssm_f_a·x + ssm_dt.bias)·ssm_a, ssm.DeltaHeadDiag)
+	// rather than one a head, and the normalised output times the sigmoid
+	// of ssm_g_b·ssm_g_a·x rather than SiLU of z.
+	KDA bool
 	// SingleOp: each block is one operator between its norm
 	// (attn_norm) and its residual sum, no feed-forward after it
 	// (nemotron_h): a Mamba-2 layer (ConvLayers), a feed-forward alone
@@ -484,8 +491,13 @@ func (c *Config) ssmInProj() int {
 
 // deltaInProj is the width of a gated delta-net layer's input products:
 // the convolution's q, k and v channels, then z (SSMInner), β and α
-// (SSMHeads each).
-func (c *Config) deltaInProj() int { return c.ssmConvWidth() + c.SSMInner + 2*c.SSMHeads }
+// (SSMHeads each; KDA: α SSMInner).
+func (c *Config) deltaInProj() int {
+	if c.KDA {
+		return c.ssmConvWidth() + 2*c.SSMInner + c.SSMHeads // α is a decay a key element
+	}
+	return c.ssmConvWidth() + c.SSMInner + 2*c.SSMHeads
+}
 
 // Gating is the function that turns a router's logits into expert
 // probabilities, numbered as llama.cpp's llama_expert_gating_func_type.
@@ -1036,6 +1048,8 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		m.recurrentLayers(&c, "Mamba-2")
 	case a.Mamba1:
 		m.recurrentLayers(&c, "Mamba")
+	case a.KDA:
+		m.recurrentLayers(&c, "Kimi Delta Attention")
 	default:
 		c.HeadsKV = m.num("attention.head_count_kv", maxCount, c.Heads, true)
 	}

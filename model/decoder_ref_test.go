@@ -35,6 +35,7 @@ type refDecoder struct {
 	// Perturbations of the Mamba-2 layers (convNoState drops their conv
 	// state too).
 	ssm       mamba2Perturb    // mamba_ref_test.go
+	kdaP      kdaPerturb       // kimilinear_ref_test.go
 	nemotronH nemotronHPerturb // nemotronh_ref_test.go
 	mamba1P   mamba1Perturb    // mamba1_ref_test.go
 	// Perturbations of deepseek2: the rotated part of the scores left
@@ -64,7 +65,9 @@ type refDecoder struct {
 // v_b_h·latent, the latent attn_kv_a_mqa's first KVLoraRank outputs
 // normalised by attn_kv_a_norm and k_pe its rotated rest, shared by the
 // heads; the query is attn_q's (or attn_q_b of attn_q_a normalised),
-// each head's last RopeDim rotated. The scale is llama.cpp's
+// each head's last RopeDim rotated (unless not rotated: kimi-linear's,
+// whose scale 1/sqrt(key_length_mla) is the one below without YaRN's
+// factors). The scale is llama.cpp's
 // mscale²/sqrt(key_length_mla), mscale = attn_factor·(1 + 0.1·ln factor)·
 // (1 + 0.1·mscale_all_dim·ln factor), computed here in float64. The latent
 // and k_pe are rounded to F16 as the cache holds them, and the query as
@@ -72,7 +75,7 @@ type refDecoder struct {
 // the cache's kernels see it, multiplied by attn_k_b into the latent's
 // space (the reference checks that this absorbed score equals the
 // decompressed one before rounding); the attention weights too.
-func (r *refDecoder) mla(p func(string) []float64, x [][]float64, eps float64) [][]float64 {
+func (r *refDecoder) mla(p func(string) []float64, x [][]float64, eps float64, rotated bool) [][]float64 {
 	c := r.c
 	H, dq, rope, rk, dv := c.Heads, c.HeadDimKMLA, c.RopeDim, c.KVLoraRank, c.HeadDimVMLA
 	nope := dq - rope
@@ -111,7 +114,9 @@ func (r *refDecoder) mla(p func(string) []float64, x [][]float64, eps float64) [
 			copy(qpe[hd*rope:(hd+1)*rope], qs[t][hd*dq+nope:(hd+1)*dq])
 		}
 		yarn := c.YarnExt != 0
-		refRope(qpe, H, rope, t, float64(c.RopeBase), c, yarn)
+		if rotated {
+			refRope(qpe, H, rope, t, float64(c.RopeBase), c, yarn)
+		}
 		for hd := range H {
 			for i := range rope {
 				qs[t][hd*dq+nope+i] = r.r16(qpe[hd*rope+i])
@@ -124,7 +129,9 @@ func (r *refDecoder) mla(p func(string) []float64, x [][]float64, eps float64) [
 		}
 		lats[t] = lat
 		kpe[t] = append([]float64(nil), kv[rk:]...)
-		refRope(kpe[t], 1, rope, t, float64(c.RopeBase), c, yarn)
+		if rotated {
+			refRope(kpe[t], 1, rope, t, float64(c.RopeBase), c, yarn)
+		}
 		for i := range kpe[t] {
 			kpe[t][i] = r.r16(kpe[t][i])
 		}
@@ -342,7 +349,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 	if c.AltUp > 0 {
 		return r.gemma3nHidden(tokens)
 	}
-	if c.DeltaNet {
+	if c.DeltaNet && !c.KDA {
 		return r.qwen35Hidden(tokens)
 	}
 	if c.HeadDimSWA > 0 {
@@ -444,6 +451,8 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		switch {
 		case c.ParallelSSM:
 			ys = r.mamba2(p, x, eps)
+		case conv && c.KDA:
+			ys, attending = r.kda(p, x, eps), 0
 		case conv && c.Mamba1:
 			ys, attending = r.mamba1(p, x, eps), 0
 		case conv && c.mamba():
@@ -451,7 +460,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 		case conv:
 			ys, attending = r.shortConv(p, x, eps), 0
 		case c.mla():
-			ys, attending = r.mla(p, x, eps), 0
+			ys, attending = r.mla(p, x, eps, c.RopeLayer(il)), 0
 		}
 		for t := range attending {
 			h := x[t] // olmo2: no pre-norm
@@ -557,12 +566,12 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			}
 			var o []float64
 			switch {
+			case conv && c.KDA, c.mla():
+				o = ys[t] // after attn_output
 			case conv && c.mamba():
 				o = linear(p("ssm_out.weight"), nil, ys[t])
 			case conv:
 				o = linear(p("shortconv.out_proj.weight"), nil, ys[t])
-			case c.mla():
-				o = ys[t]
 			default:
 				sinks := p("attn_sinks.weight")
 				att := make([]float64, heads*hd)

@@ -61,10 +61,15 @@ func (k *deltaTask) Do(_, lo, hi int) {
 			row := k.rows[t*k.stride:]
 			q, key := row[kh*N:(kh+1)*N], row[G*N+kh*N:G*N+(kh+1)*N]
 			v := row[2*G*N+h*N : 2*G*N+(h+1)*N]
-			beta := sigmoid(row[cw+I+h])
-			g := softplus(row[cw+I+H+h]+k.L.SSMDtB[h]) * k.L.SSMA[h]
-			decay := float32(math.Exp(float64(g)))
-			ssm.DeltaHead(st, in, q, key, v, k.y[t*I+h*N:t*I+(h+1)*N], decay, beta, scale)
+			beta, y := sigmoid(row[cw+I+h]), k.y[t*I+h*N:t*I+(h+1)*N]
+			if c.KDA {
+				g := row[cw+I+H+h*N : cw+I+H+(h+1)*N]
+				kdaDecay(g, k.L.SSMDtB[h*N:(h+1)*N], k.L.SSMA[h])
+				ssm.DeltaHeadDiag(st, in, q, key, v, y, g, beta, scale)
+			} else {
+				g := softplus(row[cw+I+H+h]+k.L.SSMDtB[h]) * k.L.SSMA[h]
+				ssm.DeltaHead(st, in, q, key, v, y, float32(math.Exp(float64(g))), beta, scale)
+			}
 			in = st
 		}
 	}
@@ -125,6 +130,52 @@ func (s *State) deltaNet(il int, L *Layer, a acts, p *pass) error {
 	w := c.deltaInProj()
 	cw, I, H, N, G := c.ssmConvWidth(), c.SSMInner, c.SSMHeads, c.SSMState, c.SSMGroups
 	s.e.Phase(phQKV)
+	if c.KDA {
+		if err := s.kdaInputs(L, a, p, w); err != nil {
+			return err
+		}
+	} else if err := s.deltaInputs(L, a, p, w); err != nil {
+		return err
+	}
+	s.e.Phase(phConv)
+	convRows := (c.SSMConv - 1) * cw
+	src, dst := s.conv.layer(c.recurrentIndex(il), recurrentFloats(c))
+	s.convolve(ssmConvTask{s: s, n: a.n, rows: p.qkv, stride: w, src: src[:convRows], dst: dst[:convRows], w: L.ConvW, width: cw})
+	s.e.Phase(phScan)
+	for t := range a.n {
+		qk := p.qkv[t*w : t*w+2*G*N]
+		for h := range 2 * G {
+			l2Norm(qk[h*N:(h+1)*N], c.RMSEps)
+		}
+	}
+	s.dn = deltaTask{s: s, L: L, n: a.n, rows: p.qkv, stride: w, y: p.att, src: src[convRows:], dst: dst[convRows:]}
+	if a.n*H >= ssmParallelMin {
+		s.e.For(H, 1, &s.dn)
+	} else {
+		s.dn.Do(0, 0, H)
+	}
+	s.dn = deltaTask{}
+	// RMSNorm of each head's output, times SiLU(z) (KDA: sigmoid of the
+	// gate).
+	for t := range a.n {
+		z := p.qkv[t*w+cw : t*w+cw+I]
+		y := p.att[t*I : (t+1)*I]
+		headNorm(y, L.SSMNorm, N, c.RMSEps)
+		if c.KDA {
+			kdaGate(y, z)
+			continue
+		}
+		s.act(z, y)
+		copy(y, z)
+	}
+	return nil
+}
+
+// deltaInputs computes a gated delta-net layer's input products of a into
+// p.qkv's rows (w floats), in the order the layer reads them.
+func (s *State) deltaInputs(L *Layer, a acts, p *pass, w int) error {
+	c := &s.m.Config
+	cw, I, H := c.ssmConvWidth(), c.SSMInner, c.SSMHeads
 	// qwen3next's ssm_in (no attn_gate: the channels and z of each key
 	// head together) and ssm_ba (no ssm_alpha: β and α of each key head
 	// together) make their outputs in one product each.
@@ -146,32 +197,6 @@ func (s *State) deltaNet(il int, L *Layer, a acts, p *pass) error {
 		for t := range a.n {
 			deltaUngroup(c, p.qkv[t*w:(t+1)*w], p.row, L.WZ == nil)
 		}
-	}
-	s.e.Phase(phConv)
-	convRows := (c.SSMConv - 1) * cw
-	src, dst := s.conv.layer(c.recurrentIndex(il), recurrentFloats(c))
-	s.convolve(ssmConvTask{s: s, n: a.n, rows: p.qkv, stride: w, src: src[:convRows], dst: dst[:convRows], w: L.ConvW, width: cw})
-	s.e.Phase(phScan)
-	for t := range a.n {
-		qk := p.qkv[t*w : t*w+2*G*N]
-		for h := range 2 * G {
-			l2Norm(qk[h*N:(h+1)*N], c.RMSEps)
-		}
-	}
-	s.dn = deltaTask{s: s, L: L, n: a.n, rows: p.qkv, stride: w, y: p.att, src: src[convRows:], dst: dst[convRows:]}
-	if a.n*H >= ssmParallelMin {
-		s.e.For(H, 1, &s.dn)
-	} else {
-		s.dn.Do(0, 0, H)
-	}
-	s.dn = deltaTask{}
-	// RMSNorm of each head's output, times SiLU(z).
-	for t := range a.n {
-		z := p.qkv[t*w+cw : t*w+cw+I]
-		y := p.att[t*I : (t+1)*I]
-		headNorm(y, L.SSMNorm, N, c.RMSEps)
-		s.act(z, y)
-		copy(y, z)
 	}
 	return nil
 }

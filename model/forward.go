@@ -148,6 +148,9 @@ func guWidth(c *Config) int {
 	if c.AttnGate {
 		w = max(w, (gatedQKVWidth(c)+1)/2) // attn_q's queries and gates, the keys and values
 	}
+	if c.KDA {
+		w = max(w, (c.SSMState+1)/2) // a low-rank pair's first product (kdaInputs)
+	}
 	return 2 * w
 }
 

@@ -124,6 +124,9 @@ func (s *State) mlaQKV(il int, L *Layer, a acts, p *pass) error {
 	if err := s.perHead(kb, ms.gather, nope, r, r, 0, n, p.qkv[rope:], c.HeadDimK, stride); err != nil {
 		return err
 	}
+	if !c.RopeLayer(il) {
+		return nil // kimi-linear: the rope parts go unrotated
+	}
 	s.e.Phase(phRope)
 	for t := range n {
 		row := p.qkv[t*stride : (t+1)*stride]

@@ -135,16 +135,8 @@ func (r *refDecoder) deltaNet(p func(string) []float64, x [][]float64, eps float
 	silu := func(v float64) float64 { return v / (1 + math.Exp(-v)) }
 	sigmoid := func(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
 	l2 := func(v []float64) {
-		if pt.noL2 {
-			return
-		}
-		var ss float64
-		for _, e := range v {
-			ss += e * e
-		}
-		s := 1 / math.Max(math.Sqrt(ss), eps)
-		for i := range v {
-			v[i] *= s
+		if !pt.noL2 {
+			l2Norm64(v, eps)
 		}
 	}
 	wconv, dtb, A, norm := p("ssm_conv1d.weight"), p("ssm_dt.bias"), p("ssm_a"), p("ssm_norm.weight")
@@ -223,22 +215,7 @@ func (r *refDecoder) deltaNet(p func(string) []float64, x [][]float64, eps float
 			if pt.noScale {
 				scale = 1
 			}
-			S := state[h*N*N : (h+1)*N*N]
-			for j := range N {
-				row := S[j*N : (j+1)*N]
-				var sk float64
-				for i := range row {
-					row[i] *= decay
-					sk += row[i] * k[i]
-				}
-				d := (v[j] - sk) * beta
-				var o float64
-				for i := range row {
-					row[i] += k[i] * d
-					o += row[i] * q[i]
-				}
-				y[h*N+j] = o * scale
-			}
+			deltaStep64(state[h*N*N:(h+1)*N*N], q, k, v, y[h*N:(h+1)*N], func(int) float64 { return decay }, beta, scale)
 			copy(y[h*N:(h+1)*N], rmsNorm64(y[h*N:(h+1)*N], norm, eps))
 			if !pt.noGatedNorm {
 				for j := range N {
@@ -249,6 +226,28 @@ func (r *refDecoder) deltaNet(p func(string) []float64, x [][]float64, eps float
 		out[t] = linear(p("ssm_out.weight"), nil, y)
 	}
 	return out
+}
+
+// deltaStep64 moves one head's state S (S[j][i], value j, key i) by a
+// token of the delta rule — S ← S∘decay (key element i's decay(i)), then
+// d = β·(v - S·k), S ← S + d·kᵀ — and writes its output S·q·scale to y.
+func deltaStep64(S, q, k, v, y []float64, decay func(i int) float64, beta, scale float64) {
+	N := len(k)
+	for j := range v {
+		row := S[j*N : (j+1)*N]
+		var sk float64
+		for i := range row {
+			row[i] *= decay(i)
+			sk += row[i] * k[i]
+		}
+		d := (v[j] - sk) * beta
+		var o float64
+		for i := range row {
+			row[i] += k[i] * d
+			o += row[i] * q[i]
+		}
+		y[j] = o * scale
+	}
 }
 
 // gatedAttention is a qwen35 attention layer's output (after attn_output)

@@ -27,6 +27,7 @@ func TestDecodeRotatesSlots(t *testing.T) {
 		{"qwen35", testutil.TinyQwen35(), 8},
 		{"qwen35moe", testutil.TinyQwen35MoE(), 8},
 		{"qwen3next", testutil.TinyQwen3Next(), 8},
+		{"kimi-linear", testutil.TinyKimiLinear(), 8},
 		{"nemotron_h", testutil.TinyNemotronH(), 8},
 		{"falcon-h1", testutil.TinyFalconH1(), 8},
 		{"jamba", testutil.TinyJamba(), 8},

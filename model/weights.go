@@ -61,6 +61,11 @@ type Layer struct {
 	// (SSMState, shared by the heads) as Mamba-2's, and attn_gate (Embd →
 	// z), ssm_beta and ssm_alpha (Embd → one a value head) here.
 	WZ, WBeta, WAlpha *ops.Matrix
+	// A Kimi Delta Attention layer's (Config.KDA; its q, k and v are Wq,
+	// Wk and Wv, ssm_beta WBeta, attn_output ConvOut, the three kernels
+	// ConvW): the decay's low-rank pair ssm_f_a and ssm_f_b and the output
+	// gate's, ssm_g_a and ssm_g_b.
+	KDAFA, KDAFB, KDAGA, KDAGB *ops.Matrix
 	// WOutGate is an afmoe layer's attn_gate (Embd → Heads×HeadDimV), the
 	// gate of the attention's output (Config.AttnOutGate).
 	WOutGate *ops.Matrix
@@ -778,6 +783,8 @@ func build(ctx context.Context, f *gguf.File, data []byte, dry bool, slab []floa
 			bts = rwkv6Tensors(&cfg)
 		case cfg.SingleOp:
 			bts = singleOpTensors(&cfg, i, func(name string) bool { return l.has(p + name) })
+		case cfg.ConvLayer(i) && cfg.KDA:
+			bts = kdaTensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
 		case cfg.ConvLayer(i) && cfg.DeltaNet:
 			bts = deltaNetTensors(arch, &cfg, i, func(name string) bool { return l.has(p + name) })
 		case cfg.ParallelSSM:
@@ -1155,11 +1162,12 @@ func (L *Layer) eachMatrix(fn func(w *ops.Matrix, k int)) {
 
 // matrices lists the fields of the layer's matrices (experts aside), set
 // or not.
-func (L *Layer) matrices() [44]**ops.Matrix {
-	return [44]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
+func (L *Layer) matrices() [48]**ops.Matrix {
+	return [48]**ops.Matrix{&L.Wq, &L.Wk, &L.Wv, &L.Wqkv, &L.Wo, &L.Gate, &L.Up, &L.GateUp, &L.Down, &L.Router, &L.ConvIn, &L.ConvOut,
 		&L.InpGate, &L.PLProj, &L.LaurelL, &L.LaurelR, &L.ShGate, &L.ShUp, &L.ShDown, &L.ChGate, &L.ChUp, &L.ChDown, &L.WqA, &L.WkvA, &L.WkB, &L.WvB,
 		&L.WZ, &L.WBeta, &L.WAlpha, &L.WOutGate, &L.SSMX, &L.SSMDt,
-		&L.TMW1, &L.TMW2, &L.TMA1, &L.TMA2, &L.TMV1, &L.TMV2, &L.TMG1, &L.TMG2, &L.TMMix1, &L.TMMix2, &L.TMGate, &L.CMR}
+		&L.TMW1, &L.TMW2, &L.TMA1, &L.TMA2, &L.TMV1, &L.TMV2, &L.TMG1, &L.TMG2, &L.TMMix1, &L.TMMix2, &L.TMGate, &L.CMR,
+		&L.KDAFA, &L.KDAFB, &L.KDAGA, &L.KDAGB}
 }
 
 // blockTensor is one tensor of a block: its name after "blk.<i>.", its
@@ -1173,7 +1181,8 @@ type blockTensor struct {
 	// parts name the tensors of dims[:len(dims)-1] each that an older
 	// file holds in place of a vec one, stacked along its last dim
 	// (rwkv6's five lerps before time_mix_lerp_fused): read into the
-	// same layout when the file lacks name and has any of them.
+	// same layout when the file lacks name and has any of them, or always
+	// when name is "" (kimi-linear's three kernels, ConvW's channels).
 	parts []string
 	// altRows, when not 0, is a second row count a matrix may have,
 	// taken when the file's tensor has it (laguna's attn_gate: a row a
@@ -1185,7 +1194,7 @@ type blockTensor struct {
 func (bt blockTensor) load(l *loader, prefix string, L *Layer) (err error) {
 	name := prefix + bt.name
 	switch {
-	case bt.parts != nil && !l.has(name) && slices.ContainsFunc(bt.parts, func(part string) bool { return l.has(prefix + part) }):
+	case bt.parts != nil && (bt.name == "" || !l.has(name) && slices.ContainsFunc(bt.parts, func(part string) bool { return l.has(prefix + part) })):
 		*bt.vec(L), err = l.stackParts(prefix, bt.parts, bt.dims[:len(bt.dims)-1])
 	case bt.vec != nil && len(bt.dims) > 2:
 		*bt.vec(L), err = l.flat(name, bt.dims)

@@ -191,11 +191,13 @@ func argmax(x []float32) int {
 // TestRepackLFM2: lfm2's in_proj and out_proj are repacked with the other
 // block matrices, and the logits follow the file's layout as llama's do;
 // granitehybrid's ssm_in and ssm_out too, qwen35's attn_qkv, attn_gate
-// and ssm_out, qwen3next's ssm_ba and (older files) ssm_in, and
-// nemotron_h's ssm_in, ssm_out, ffn_up and ffn_down.
+// and ssm_out, qwen3next's ssm_ba and (older files) ssm_in,
+// nemotron_h's ssm_in, ssm_out, ffn_up and ffn_down, and kimi-linear's
+// KDA projections and low-rank pairs.
 func TestRepackLFM2(t *testing.T) {
 	testutil.NeedX8(t)
-	for _, s := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35(), testutil.TinyQwen3Next(), testutil.TinyQwen3NextSSMIn(), testutil.TinyNemotronH()} {
+	for _, s := range []testutil.ModelSpec{testutil.TinyLFM2(), testutil.TinyGraniteHybrid(), testutil.TinyQwen35(), testutil.TinyQwen3Next(), testutil.TinyQwen3NextSSMIn(), testutil.TinyNemotronH(),
+		testutil.TinyKimiLinear()} {
 		t.Run(s.Variant(), func(t *testing.T) { repackHybrid(t, s) })
 	}
 }
@@ -218,7 +220,11 @@ func repackHybrid(t *testing.T, s testutil.ModelSpec) {
 	s.Embd, s.FFN, s.WeightType, s.TiedOutput = 256, 512, quant.Q4_0, false
 	l, want := loadRepacked(t, s)
 	defer l.close()
-	if in := l.m.Blocks[0].ConvIn; in == nil || !in.X8() || !l.m.Blocks[0].ConvOut.X8() {
+	in := l.m.Blocks[0].ConvIn
+	if l.m.KDA {
+		in = l.m.Blocks[0].Wq // kimi-linear's layer takes attn_q, attn_k and attn_v
+	}
+	if in == nil || !in.X8() || !l.m.Blocks[0].ConvOut.X8() {
 		t.Fatal("the conv layer's in_proj and out_proj are not repacked")
 	}
 	for _, m := range l.m.Repackable() {

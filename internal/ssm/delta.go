@@ -22,6 +22,28 @@ package ssm
 // with B = C = k and no input), the second adds k·d_j to row j and dots
 // it with q (B = k, x = d, C = q), deltaRows rows at a time.
 func DeltaHead(s, in, q, k, v, y []float32, decay, beta, scale float32) {
+	deltaHead(s, in, q, k, v, y, decay, nil, beta, scale)
+}
+
+// DeltaHeadDiag is DeltaHead with a decay per key element (Kimi Delta
+// Attention's diagonal gate, as ggml's delta net takes a gate of S_k
+// values a head): every row's element i is multiplied by decay[i]
+// (len(k) of them) instead of one number for the whole state,
+//
+//	s[j] = in[j]∘decay
+//
+// the rest as DeltaHead. The decay is a pass of its own in Go before
+// ScanHead's two (the first then decays by 1, exactly).
+func DeltaHeadDiag(s, in, q, k, v, y, decay []float32, beta, scale float32) {
+	if len(k) > 0 {
+		_ = decay[len(k)-1]
+	}
+	deltaHead(s, in, q, k, v, y, 1, decay, beta, scale)
+}
+
+// deltaHead is DeltaHead and DeltaHeadDiag: the rows decayed by decay, or
+// by diag element by element when diag is not nil.
+func deltaHead(s, in, q, k, v, y []float32, decay float32, diag []float32, beta, scale float32) {
 	n, rows := len(k), len(v)
 	if rows == 0 || n == 0 {
 		return
@@ -32,7 +54,18 @@ func DeltaHead(s, in, q, k, v, y []float32, decay, beta, scale float32) {
 	for r0 := 0; r0 < rows; r0 += deltaRows {
 		m := min(deltaRows, rows-r0)
 		st, yy := s[r0*n:(r0+m)*n], y[r0:r0+m]
-		ScanHead(st, in[r0*n:(r0+m)*n], k, k, zero[:m], yy, decay, 0, 0)
+		from := in[r0*n : (r0+m)*n]
+		if diag != nil {
+			// Decay element by element first; ScanHead then only dots.
+			for j := range m {
+				row, src := st[j*n:(j+1)*n], from[j*n:(j+1)*n]
+				for i, g := range diag[:n] {
+					row[i] = src[i] * g
+				}
+			}
+			from = st
+		}
+		ScanHead(st, from, k, k, zero[:m], yy, decay, 0, 0)
 		for j := range m {
 			d[j] = (v[r0+j] - yy[j]) * beta
 		}

@@ -988,7 +988,7 @@ func (s ModelSpec) moe() bool {
 		return true
 	}
 	return s.Arch == "qwen3moe" || s.Arch == "grovemoe" || s.Arch == "qwen2moe" || s.Arch == "phimoe" || s.Arch == "hunyuan-moe" || s.Arch == "mellum" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
-		s.Routing != nil ||
+		s.Arch == "kimi-linear" || s.Routing != nil ||
 		s.Arch == "smallthinker" || s.Arch == "minimax-m2" || s.Arch == "llama4" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
 }
@@ -1094,6 +1094,7 @@ func (s ModelSpec) checkShared() error {
 var recurrentDefaults = map[string]func(ModelSpec) (ModelSpec, error){
 	"nemotron_h": ModelSpec.withNemotronHDefaults, "nemotron_h_moe": ModelSpec.withNemotronHDefaults,
 	"jamba": ModelSpec.withJambaDefaults, "mamba": ModelSpec.withMambaDefaults, "mamba2": ModelSpec.withMambaDefaults,
+	"kimi-linear": ModelSpec.withKimiLinearDefaults,
 }
 
 // withDefaults fills zero fields and checks the spec.
@@ -1127,7 +1128,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if err := s.checkModernBert(); err != nil {
 			return s, err
 		}
-	case "nemotron_h", "nemotron_h_moe", "jamba", "mamba", "mamba2": // recurrentDefaults
+	case "nemotron_h", "nemotron_h_moe", "jamba", "mamba", "mamba2", "kimi-linear": // recurrentDefaults
 	case "rwkv7", "arwkv7":
 		if s.RWKV7 == nil || s.Embd%s.RWKV7.Head != 0 {
 			return s, fmt.Errorf("testutil: an rwkv7 needs its sizes, the head dividing the width (%+v, width %d)", s.RWKV7, s.Embd)
@@ -1387,6 +1388,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.qwen35() {
 		s.addQwen35KV(g)
 	}
+	if s.Arch == "kimi-linear" {
+		s.addKimiLinearKV(g)
+	}
 	// laguna's converter writes head_dim: without it llama.cpp divides
 	// the width by layer 0's heads, which differ from the others'.
 	if s.DeepSeek2 == nil && (s.HeadDim*s.Heads != s.Embd || s.gemma() || s.Arch == "gemma" || s.Laguna != nil) {
@@ -1479,7 +1483,7 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 		g.AddKV(a+"moe_every_n_layers", uint32(s.MoEEvery))
 		g.AddKV(a+"expert_used_count", uint32(s.ExpertsUsed))
 	}
-	if s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "ernie4_5-moe" {
+	if s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "ernie4_5-moe" || s.Arch == "kimi-linear" {
 		g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
 	}
 	if r := s.Routing; r != nil {
@@ -1848,6 +1852,11 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 		if s.convLayer(l) && s.Arch == "jamba" {
 			m := Mamba1{Conv: s.ConvKernel, Inner: 2 * s.Embd, State: s.SSMState, DtRank: s.SSMDtRank}
 			ts = append(append(ts, mamba1Tensors(p, w, e, m, true)...), tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
+			ts = append(ts, ffn(p, l)...)
+			continue
+		}
+		if s.convLayer(l) && s.Arch == "kimi-linear" {
+			ts = append(append(ts, s.kdaTensors(p)...), tensorSpec{p + "ffn_norm.weight", quant.F32, []int64{e}, norm})
 			ts = append(ts, ffn(p, l)...)
 			continue
 		}

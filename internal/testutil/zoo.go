@@ -36,7 +36,7 @@ var (
 		TinyRWKV7, TinyRWKV6, TinyRWKV6Qwen2, TinyARWKV7, TinyARWKV7Plain,
 		TinyLFM2, TinyLFM2MoE, TinyGraniteHybrid, TinyGraniteHybridMoE,
 		TinyQwen35, TinyQwen35MoE, TinyQwen35MoEFused, TinyQwen3Next, TinyQwen3NextSSMIn,
-		TinyNemotronH, TinyNemotronHMoE,
+		TinyNemotronH, TinyNemotronHMoE, TinyKimiLinear,
 	}
 	// tinyEmbedders make embeddings and no logits: the encoders and
 	// gemma-embedding.

@@ -403,6 +403,12 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			nextN(p, l)
 			continue
 		}
+		if s.convLayer(l) && s.KDA != nil {
+			kdaPlan(s, p, add)
+			add(p+"ffn_norm.weight", kindNorm, e)
+			ffn(p, l)
+			continue
+		}
 		if s.convLayer(l) && s.Mamba1 != nil {
 			mamba1Plan(s, p, add)
 			if s.Arch == "jamba" {
@@ -513,7 +519,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"laurel_post_norm.weight", kindNorm, e)
 		}
 	}
-	if s.ConvLayers != nil && s.SSM == nil && s.Mamba1 == nil {
+	if s.ConvLayers != nil && s.SSM == nil && s.Mamba1 == nil && s.KDA == nil {
 		// llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2 (lfm2moe's too: llama-bench
 		// d32676d77 asks for token_embd_norm.weight in either).
 		add("token_embd_norm.weight", kindNorm, e)
@@ -607,6 +613,32 @@ func mamba1Plan(s shape, p string, add func(name string, kind tensorKind, dims .
 		add(p+"ssm_b_norm.weight", kindNorm, st)
 		add(p+"ssm_c_norm.weight", kindNorm, st)
 	}
+}
+
+// kdaPlan adds a Kimi Delta Attention block's tensors after its attn_norm
+// (block prefix p), in the converter's order: attn_q, attn_k, attn_v, their
+// kernels ssm_conv1d_q, _k and _v ([kernel, 1, inner, 1], F32:
+// llama-quantize leaves them alone), the decay's low-rank pair ssm_f_a and
+// ssm_f_b, ssm_beta, ssm_a ([1, heads, 1, 1], negative), ssm_dt.bias, the
+// output gate's pair ssm_g_a and ssm_g_b, ssm_norm and attn_output.
+func kdaPlan(s shape, p string, add func(name string, kind tensorKind, dims ...int64)) {
+	e, h, n := int64(s.Embd), int64(s.Heads), int64(s.KDA.HeadDim)
+	in := h * n
+	for _, x := range []string{"q", "k", "v"} {
+		add(p+"attn_"+x+".weight", kindWeight, e, in)
+	}
+	for _, x := range []string{"q", "k", "v"} {
+		add(p+"ssm_conv1d_"+x+".weight", kindF32, int64(s.KDA.Conv), 1, in, 1)
+	}
+	add(p+"ssm_f_a.weight", kindWeight, e, n)
+	add(p+"ssm_f_b.weight", kindWeight, n, in)
+	add(p+"ssm_beta.weight", kindWeight, e, h)
+	add(p+"ssm_a", kindSSMA, 1, h, 1, 1)
+	add(p+"ssm_dt.bias", kindBias, in)
+	add(p+"ssm_g_a.weight", kindWeight, e, n)
+	add(p+"ssm_g_b.weight", kindWeight, n, in)
+	add(p+"ssm_norm.weight", kindNorm, n)
+	add(p+"attn_output.weight", kindWeight, in, e)
 }
 
 // qwen35Plan adds a qwen35 block's operator tensors after its attn_norm

@@ -152,6 +152,9 @@ func miniature(s shape) shape {
 		if d.Joined { // minicpm3: its query rank, one attn_kv_b
 			s.DeepSeek2.QLora, s.DeepSeek2.Joined = 256, true
 		}
+		if s.KDA != nil { // kimi-linear: expert_gating_func required, and its selection bias
+			s.DeepSeek2.Gating, s.DeepSeek2.SelBias = d.Gating, d.SelBias
+		}
 	}
 	if s.LongRope != nil {
 		s.LongRope = &longRope{OrigContext: 128}
@@ -310,12 +313,13 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.0.attn_q_norm.weight"); ok != (s.QKNorm && !s.convLayer(0) || s.fullQKNorm()) {
 					t.Errorf("attn_q_norm.weight present = %v", ok)
 				}
-				if ti, ok := f.Tensor("blk.0.shortconv.conv.weight"); ok != (s.convLayer(0) && s.SSM == nil && s.Mamba1 == nil) || ok && ti.Type != quant.F32 {
+				if ti, ok := f.Tensor("blk.0.shortconv.conv.weight"); ok != (s.convLayer(0) && s.SSM == nil && s.Mamba1 == nil && s.KDA == nil) || ok && ti.Type != quant.F32 {
 					t.Errorf("shortconv.conv.weight present = %v (F32 when present)", ok)
 				}
 				for _, name := range []string{"blk.0.ssm_conv1d.weight", "blk.0.ssm_a", "blk.0.ssm_d", "blk.0.ssm_norm.weight"} {
 					want := s.SSM != nil && (name != "blk.0.ssm_d" || s.Arch == "granitehybrid" || s.Arch == "falcon-h1" || s.Arch == "mamba2" || s.Pattern != "") ||
-						s.Mamba1 != nil && name != "blk.0.ssm_norm.weight" // jamba's and mamba's layer 0
+						s.Mamba1 != nil && name != "blk.0.ssm_norm.weight" || // jamba's and mamba's layer 0
+						s.KDA != nil && (name == "blk.0.ssm_a" || name == "blk.0.ssm_norm.weight") // kimi-linear's layer 0
 					if ti, ok := f.Tensor(name); ok != want || ok && ti.Type != quant.F32 {
 						t.Errorf("%s present = %v (F32 when present)", name, ok)
 					}
@@ -326,7 +330,7 @@ func TestMiniatureShapes(t *testing.T) {
 				if _, ok := f.Tensor("blk.0.attn_qkv.weight"); ok != (s.fusedQKV() || s.Arch == "nomic-bert" || s.Arch == "nomic-bert-moe" || s.Arch == "jina-bert-v3" || s.Arch == "modern-bert" || s.qwen35()) {
 					t.Errorf("attn_qkv.weight present = %v", ok)
 				}
-				if ti, ok := f.Tensor("blk.0.attn_k_b.weight"); ok != (s.DeepSeek2 != nil && !s.DeepSeek2.Joined) || ok && len(ti.Dims) != 3 {
+				if ti, ok := f.Tensor("blk.0.attn_k_b.weight"); ok != (s.DeepSeek2 != nil && !s.DeepSeek2.Joined && !s.convLayer(0)) || ok && len(ti.Dims) != 3 {
 					t.Errorf("attn_k_b.weight present = %v (3-D when present)", ok)
 				}
 				if _, ok := f.Tensor("blk.0.attn_kv_b.weight"); ok != (s.DeepSeek2 != nil && s.DeepSeek2.Joined) {

@@ -97,10 +97,7 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		testutil.AddRWKV6KV(g, s.Arch, *s.RWKV6, rwkvNormEps)
 	}
 	if s.Mamba1 != nil {
-		conv := make([]bool, s.Layers)
-		for l := range conv {
-			conv[l] = s.convLayer(l)
-		}
+		conv := s.convFlags()
 		if s.Arch == "mamba" {
 			testutil.AddMambaKV(g, s.Arch, *s.Mamba1, s.DtBCNorm)
 		} else {
@@ -116,11 +113,10 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 			sections = 0 // plain NEOX RoPE
 		}
 		testutil.AddQwen35KV(g, s.Arch, *s.SSM, s.recurrentFlags(), s.NextN, sections)
+	} else if k := s.KDA; k != nil {
+		testutil.AddKimiLinearKV(g, s.Arch, s.HeadsKV, s.convFlags(), k.Conv, k.HeadDim)
 	} else if s.ConvLayers != nil {
-		conv := make([]bool, s.Layers)
-		for l := range conv {
-			conv[l] = s.convLayer(l)
-		}
+		conv := s.convFlags()
 		if s.SSM != nil {
 			testutil.AddSSMLayers(g, s.Arch, s.HeadsKV, conv, *s.SSM)
 		} else {
@@ -232,7 +228,7 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		testutil.AddSSMSizes(g, s.Arch, *s.SSM)
 	}
 	if d := s.DeepSeek2; d != nil {
-		if s.Arch == "deepseek2" { // minicpm3 has no experts
+		if s.Arch != "minicpm3" { // which has no experts
 			g.AddKV(a+"leading_dense_block_count", uint32(s.DenseLead))
 		}
 		d.AddTo(g, s.Arch)
@@ -263,6 +259,15 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 	if s.AddEOS {
 		g.AddKV("tokenizer.ggml.add_eos_token", true)
 	}
+}
+
+// convFlags marks the ConvLayers among the Layers.
+func (s shape) convFlags() []bool {
+	conv := make([]bool, s.Layers)
+	for l := range conv {
+		conv[l] = s.convLayer(l)
+	}
+	return conv
 }
 
 // recurrentFlags is a qwen35's attention.recurrent_layers, one flag a
