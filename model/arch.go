@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 )
@@ -456,16 +457,20 @@ func qwen3moeHparams(c *Config, m *meta) {
 // expert_count and expert_used_count (required; no more used than there
 // are) and expert_feed_forward_length — required, unless widthDefault
 // gives it llama.cpp's qwen3moe default, feed_forward_length /
-// expert_used_count.
+// expert_used_count, when absent or 0.
 func (m *meta) experts(c *Config, widthDefault bool) {
 	if !m.expertCounts(c) {
 		return
 	}
-	def := -1
 	if widthDefault && c.FFN > 0 {
-		def = c.defaultExpertFFN()
+		// Absent or 0 alike: llama.cpp sizes these experts
+		// n_ff_exp ? n_ff_exp : n_ff / n_expert_used (llama-bench
+		// d32676d77 expects that width of a qwen3moe, qwen35moe,
+		// qwen3next or qwen3vlmoe file whose key is 0).
+		c.ExpertFFN = cmp.Or(m.count("expert_feed_forward_length", maxCount), c.defaultExpertFFN())
+		return
 	}
-	c.ExpertFFN = m.num("expert_feed_forward_length", maxCount, def, false)
+	c.ExpertFFN = m.num("expert_feed_forward_length", maxCount, -1, false)
 }
 
 // expertCounts reads expert_count and expert_used_count (required; no

@@ -378,6 +378,13 @@ func TestConfigNewArchs(t *testing.T) {
 		}), func(c Config) string {
 			return failIf(c.ExpertFFN != 768/4, fmt.Sprint("expert width ", c.ExpertFFN))
 		}},
+		{"qwen3moe expert width 0", with("qwen3moe", func(m map[string]any) {
+			m["qwen3moe.expert_count"] = uint32(16)
+			m["qwen3moe.expert_used_count"] = uint32(4)
+			m["qwen3moe.expert_feed_forward_length"] = uint32(0)
+		}), func(c Config) string {
+			return failIf(c.ExpertFFN != 768/4, fmt.Sprint("expert width ", c.ExpertFFN))
+		}},
 	}
 	for _, tc := range cases {
 		c, err := ConfigFromGGUF(parse(t, tc.kv))
