@@ -195,6 +195,11 @@ type Arch struct {
 	// without one a LayerNorm of its weight alone, as llama.cpp takes them
 	// for mpt (MPT-7B's no_bias files have none).
 	OptionalNormBias bool
+	// BarePostNorms: with PostNorms, the two norms are named without
+	// .weight (blk.N.post_attention_norm, blk.N.post_ffw_norm), as
+	// llama.cpp d32676d77's plamo3 loader asks for them; a file naming
+	// them .weight is refused as llama.cpp refuses it.
+	BarePostNorms bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -357,6 +362,8 @@ var registry = []*Arch{
 		UntiedOutput: true, NextN: nextNTensors, hparams: exaoneMoEHparams},
 	{Name: "llama4", OptionalQKVBias: true, FFN: FFNExperts, hparams: llama4Hparams},
 	{Name: "laguna", QKV: QKVSeparate, Neox: true, QKNorm: true, AttnOutGate: true, NoRopeFreqs: true, FFN: FFNExperts, ExpertSelBias: true, PerLayerSizes: true, hparams: lagunaHparams},
+	{Name: "plamo3", Neox: true, QKV: QKVFused, QKNorm: true, PostNorms: true, BarePostNorms: true, FFN: FFNFusedGateUp, NoRopeFreqs: true,
+		hparams: plamo3Hparams},
 }
 
 // Supported lists the architectures this package can run.

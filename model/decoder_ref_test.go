@@ -407,6 +407,14 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			x[t] = norm(x[t], w, r.global("token_embd_norm.bias"), eps)
 		}
 	}
+	// post names the norms after attention and the feed-forward as the
+	// architecture's loader does (plamo3's without .weight).
+	post := func(s string) string {
+		if a := LookupArch(c.Arch); a != nil && a.BarePostNorms {
+			return s
+		}
+		return s + ".weight"
+	}
 	for il := range c.Layers {
 		p := func(s string) []float64 {
 			if slices.Contains(r.without, s) {
@@ -592,7 +600,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 					}
 				}
 			}
-			if w := p("post_attention_norm.weight"); c.PostNorms && w != nil {
+			if w := p(post("post_attention_norm")); c.PostNorms && w != nil {
 				o = rmsNorm64(o, w, eps)
 			}
 			scale(o, c.ResidualScale)
@@ -645,7 +653,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				}
 				f = r.ffn(g, u, p("ffn_down.weight"), nil)
 			}
-			if w := p("post_ffw_norm.weight"); c.PostNorms && w != nil {
+			if w := p(post("post_ffw_norm")); c.PostNorms && w != nil {
 				f = rmsNorm64(f, w, eps)
 			}
 			scale(f, c.ResidualScale)
@@ -1375,6 +1383,33 @@ func perturbedRef(t *testing.T, m *Model, f *gguf.File, data []byte, toks []int3
 		}
 		r.refEncoder = refEncoder{t: t, f: f, data: data, c: &m.Config, round16: true}
 		return r.logits(toks)
+	}
+}
+
+// refCase is one spec of a reference test and the perturbations only it
+// is tested against, beside those its architecture's every spec is.
+type refCase struct {
+	spec    testutil.ModelSpec
+	perturb []string
+}
+
+// specsMatchReference runs each case as a subtest named by its spec's
+// Variant: its model, whose Config configOK must accept, within 1e-3 of
+// the float64 reference over prompt(11) in one pass, in chunks of 4 and
+// token by token (checkedRef); each of perturbs and of the case's own
+// moving the reference by more than 1e-2.
+func specsMatchReference(t *testing.T, cases []refCase, configOK func(m *Model, spec testutil.ModelSpec) bool, perturbs ...string) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.spec.Variant(), func(t *testing.T) {
+			pool, m, f, data := loadF32(t, tc.spec)
+			if !configOK(m, tc.spec) {
+				t.Fatalf("config: %+v", m.Config)
+			}
+			toks := prompt(11)
+			_, want := checkedRef(t, m, pool, f, data, toks)
+			mustMoveAll(t, m, f, data, toks, want, 1e-2, append(slices.Clone(perturbs), tc.perturb...)...)
+		})
 	}
 }
 

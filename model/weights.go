@@ -1305,8 +1305,12 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 		}
 		ts = append(ts, qn, kn)
 	}
+	postSuffix := ".weight"
+	if a.BarePostNorms {
+		postSuffix = ""
+	}
 	if a.PostNorms {
-		ts = append(ts, vecTensor("post_attention_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostAttnNorm }))
+		ts = append(ts, vecTensor("post_attention_norm"+postSuffix, e, func(L *Layer) *[]float32 { return &L.PostAttnNorm }))
 	}
 	if !a.NoPreNorm && !a.UnitNorms && !a.Parallel && (!a.OptionalFFNNorm || has("ffn_norm.weight")) {
 		name := "ffn_norm.weight"
@@ -1328,7 +1332,7 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 		}
 	}
 	if a.PostNorms {
-		ts = append(ts, vecTensor("post_ffw_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))
+		ts = append(ts, vecTensor("post_ffw_norm"+postSuffix, e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))
 	}
 	if c.AltUp > 0 {
 		ts = append(ts, gemma3nTensors(c)...)
