@@ -51,10 +51,11 @@ func (s shape) classicFused() bool {
 }
 
 // fusedQKV reports whether s's Q, K and V are one attn_qkv (phi3,
-// bailingmoe2, falcon, mpt, classicFused, and chatglm as the converter
-// writes ChatGLM's query_key_value).
+// bailingmoe2, falcon, mpt, plamo3, classicFused, and chatglm as the
+// converter writes ChatGLM's query_key_value).
 func (s shape) fusedQKV() bool {
-	return s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.Arch == "falcon" || s.Arch == "mpt" || s.classicFused() || s.Arch == "chatglm"
+	return s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.Arch == "falcon" || s.Arch == "mpt" || s.Arch == "plamo3" || s.classicFused() ||
+		s.Arch == "chatglm"
 }
 
 // unitNorms reports whether s's norms are LayerNorms without weight or
