@@ -1754,6 +1754,21 @@ func hostileCases() []hostileCase {
 			misshapen("ffn_up.bias of the width", "blk.1.ffn_up.bias", 64),
 			refusedKey("rope.dimension_count odd", ".rope.dimension_count", uint32(7)),
 		),
+		// jais2: every bias (Q, K, V and output projections, up and down,
+		// every LayerNorm) and the epsilon required, the Q/K/V biases as
+		// wide as the embedding (so grouped KV heads are refused, as
+		// llama.cpp refuses their biases' shapes); Q, K and V apart, never
+		// fused; RoPE over whole heads; no rope_freqs; the output tied
+		// unless the file has output.weight.
+		layerNormFamily("jais2", testutil.TinyJais2(), requiresEach("blk.0.attn_q.bias", "blk.1.attn_v.bias", "blk.0.attn_output.bias",
+			"blk.1.ffn_up.bias", "blk.0.ffn_down.bias", "blk.1.ffn_norm.bias"),
+			loads("with an output matrix", func(h *hmodel) { h.put("output.weight", quant.F32, 64, 320) }),
+			refused("grouped KV heads", set(".attention.head_count_kv", uint32(2)), "blk.0.attn_k"),
+			unsupported("a fused attn_qkv", edits(drop("blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.attn_v.weight"), add("blk.0.attn_qkv.weight", 64, 192)),
+				"blk.0.attn_qkv.weight"),
+			refusedKey("half of each head rotated", ".rope.dimension_count", uint32(8)),
+			unsupported("rope_freqs", add("rope_freqs.weight", 8), "rope_freqs.weight"),
+		),
 		// stablelm: the output matrix, the LayerNorms' biases (but
 		// ffn_norm's) and the epsilon are required, as llama.cpp's loader
 		// requires them; the Q/K/V biases, ffn_norm and the Q/K norms are

@@ -364,6 +364,8 @@ var registry = []*Arch{
 	{Name: "laguna", QKV: QKVSeparate, Neox: true, QKNorm: true, AttnOutGate: true, NoRopeFreqs: true, FFN: FFNExperts, ExpertSelBias: true, PerLayerSizes: true, hparams: lagunaHparams},
 	{Name: "plamo3", Neox: true, QKV: QKVFused, QKNorm: true, PostNorms: true, BarePostNorms: true, FFN: FFNFusedGateUp, NoRopeFreqs: true,
 		hparams: plamo3Hparams},
+	{Name: "jais2", QKV: QKVSeparate, Neox: true, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true,
+		NoRopeFreqs: true, hparams: jais2Hparams},
 }
 
 // Supported lists the architectures this package can run.
