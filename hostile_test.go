@@ -435,6 +435,19 @@ func putLerpParts(h *hmodel) {
 	}
 }
 
+// qkvApart is the file with block 1's attn_qkv replaced by attn_q,
+// attn_k and attn_v (64 wide, two KV heads of 16): refused naming
+// attn_qkv by an architecture whose llama.cpp loader requires it fused
+// (bailingmoe2, plamo3).
+func qkvApart() hostileCase {
+	return refused("separate Q/K/V", func(h *hmodel) {
+		h.drop("blk.1.attn_qkv.weight")
+		h.put("blk.1.attn_q.weight", quant.F32, 64, 64)
+		h.put("blk.1.attn_k.weight", quant.F32, 64, 32)
+		h.put("blk.1.attn_v.weight", quant.F32, 64, 32)
+	}, "blk.1.attn_qkv.weight")
+}
+
 // on is c on spec rather than on its family's (or TinyLlama).
 func on(spec testutil.ModelSpec, c hostileCase) hostileCase {
 	c.spec = spec
@@ -1087,6 +1100,34 @@ func hostileCases() []hostileCase {
 			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) }, "blk.0.attn_output.bias"),
 			loads("sliding window not read", set(".attention.sliding_window", uint32(4))),
 		),
+		// plamo3: llama.cpp's loader requires attn_qkv (never Q, K and V
+		// apart), the per-head Q/K norms, the norms after attention and
+		// the feed-forward by their names without .weight, ffn_up of the
+		// gate and up rows (no ffn_gate) and the RMS epsilon; the output
+		// tied unless the file has output.weight; no rope_freqs; with a
+		// window, a pattern (default a period of 8) that windows some
+		// layer (llama.cpp asserts on a period of 1).
+		family("plamo3", testutil.TinyPlamo3(), requiresEach("blk.0.attn_qkv.weight", "blk.1.attn_q_norm.weight", "blk.2.attn_k_norm.weight",
+			"blk.3.post_attention_norm", "blk.0.post_ffw_norm", "blk.1.ffn_up.weight"),
+			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			refused("post norms named .weight", func(h *hmodel) {
+				h.drop("blk.0.post_attention_norm")
+				h.put("blk.0.post_attention_norm.weight", quant.F32, 64)
+			}, "blk.0.post_attention_norm"),
+			qkvApart(),
+			misshapen("ffn_up without the gate rows", "blk.2.ffn_up.weight", 64, 128),
+			unsupported("ffn_gate", func(h *hmodel) { h.put("blk.0.ffn_gate.weight", quant.F32, 64, 128) }, "blk.0.ffn_gate.weight"),
+			unsupported("rope_freqs", func(h *hmodel) { h.put("rope_freqs.weight", quant.F32, 8) }, "rope_freqs.weight"),
+			loads("with an output matrix", func(h *hmodel) { h.put("output.weight", quant.F32, 64, 320) }),
+			loads("without a window", del(".attention.sliding_window", ".attention.sliding_window_pattern", ".rope.freq_base_swa")),
+			loads("window pattern missing, a period of 8", del(".attention.sliding_window_pattern")),
+			refusedKey("period 1, windowing no layer", ".attention.sliding_window_pattern", uint32(1)),
+			unsupported("YaRN with a windowed base of its own", edits(set(".rope.scaling.type", "yarn"), set(".rope.scaling.factor", float32(4))),
+				".rope.freq_base_swa"),
+			// PLaMo 3's converter writes plamo2's own tokenizer, which
+			// this package does not run.
+			unsupportedAtLoad("plamo2's tokenizer", set("tokenizer.ggml.model", "plamo2"), "plamo2"),
+		),
 		family("qwen3next", testutil.TinyQwen3Next(), requires{
 			"ssm_ba missing":                    "blk.1.ssm_ba.weight",
 			"attn_gate missing beside attn_qkv": "blk.0.attn_gate.weight",
@@ -1191,12 +1232,7 @@ func hostileCases() []hostileCase {
 			"NextN hnorm missing":             "blk.3.nextn.hnorm.weight",
 			"output missing (never tied)":     "output.weight",
 		},
-			refused("separate Q/K/V", func(h *hmodel) {
-				h.drop("blk.1.attn_qkv.weight")
-				h.put("blk.1.attn_q.weight", quant.F32, 64, 64)
-				h.put("blk.1.attn_k.weight", quant.F32, 64, 32)
-				h.put("blk.1.attn_v.weight", quant.F32, 64, 32)
-			}, "blk.1.attn_qkv.weight"),
+			qkvApart(),
 			loads("without its selection bias", drop("blk.1.exp_probs_b.bias")),
 			misshapen("exp_probs_b.bias one short", "blk.2.exp_probs_b.bias", 7),
 			misshapen("shared expert of the experts' width", "blk.1.ffn_gate_shexp.weight", 64, 32),
@@ -1767,6 +1803,21 @@ func hostileCases() []hostileCase {
 			misshapen("attn_k.bias of the query's width", "blk.1.attn_k.bias", 64),
 			misshapen("ffn_up.bias of the width", "blk.1.ffn_up.bias", 64),
 			refusedKey("rope.dimension_count odd", ".rope.dimension_count", uint32(7)),
+		),
+		// jais2: every bias (Q, K, V and output projections, up and down,
+		// every LayerNorm) and the epsilon required, the Q/K/V biases as
+		// wide as the embedding (so grouped KV heads are refused, as
+		// llama.cpp refuses their biases' shapes); Q, K and V apart, never
+		// fused; RoPE over whole heads; no rope_freqs; the output tied
+		// unless the file has output.weight.
+		layerNormFamily("jais2", testutil.TinyJais2(), requiresEach("blk.0.attn_q.bias", "blk.1.attn_v.bias", "blk.0.attn_output.bias",
+			"blk.1.ffn_up.bias", "blk.0.ffn_down.bias", "blk.1.ffn_norm.bias"),
+			loads("with an output matrix", func(h *hmodel) { h.put("output.weight", quant.F32, 64, 320) }),
+			refused("grouped KV heads", set(".attention.head_count_kv", uint32(2)), "blk.0.attn_k"),
+			unsupported("a fused attn_qkv", edits(drop("blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.attn_v.weight"), add("blk.0.attn_qkv.weight", 64, 192)),
+				"blk.0.attn_qkv.weight"),
+			refusedKey("half of each head rotated", ".rope.dimension_count", uint32(8)),
+			unsupported("rope_freqs", add("rope_freqs.weight", 8), "rope_freqs.weight"),
 		),
 		// stablelm: the output matrix, the LayerNorms' biases (but
 		// ffn_norm's) and the epsilon are required, as llama.cpp's loader

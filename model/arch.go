@@ -200,6 +200,11 @@ type Arch struct {
 	// without one a LayerNorm of its weight alone, as llama.cpp takes them
 	// for mpt (MPT-7B's no_bias files have none).
 	OptionalNormBias bool
+	// BarePostNorms: with PostNorms, the two norms are named without
+	// .weight (blk.N.post_attention_norm, blk.N.post_ffw_norm), as
+	// llama.cpp d32676d77's plamo3 loader asks for them; a file naming
+	// them .weight is refused as llama.cpp refuses it.
+	BarePostNorms bool
 
 	// hparams reads the keys only this architecture has, after the common
 	// ones are in c; nil for none.
@@ -367,6 +372,10 @@ var registry = []*Arch{
 	{Name: "laguna", QKV: QKVSeparate, Neox: true, QKNorm: true, AttnOutGate: true, NoRopeFreqs: true, FFN: FFNExperts, ExpertSelBias: true, PerLayerSizes: true, hparams: lagunaHparams},
 	{Name: "grovemoe", Neox: true, OptionalQKVBias: true, QKNorm: true, FFN: FFNExperts, hparams: grovemoeHparams},
 	{Name: "kimi-linear", QKV: QKVSeparate, KDA: true, FFN: FFNExperts, ExpertSelBias: true, FusedGateUpExps: true, hparams: kimiLinearHparams},
+	{Name: "plamo3", Neox: true, QKV: QKVFused, QKNorm: true, PostNorms: true, BarePostNorms: true, FFN: FFNFusedGateUp, NoRopeFreqs: true,
+		hparams: plamo3Hparams},
+	{Name: "jais2", QKV: QKVSeparate, Neox: true, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true,
+		NoRopeFreqs: true, hparams: jais2Hparams},
 }
 
 // Supported lists the architectures this package can run.

@@ -178,9 +178,10 @@ func TestConfigPhi2(t *testing.T) {
 // token's Q, K and V; command-r's two, Command R+'s Q/K norms each
 // token's heads; falcon's two (Falcon-7B's one norm, Falcon-40B's two);
 // bloom and mpt's two, whose ALiBi measures each token's distance from its
-// own position.
+// own position; jais2.
 func TestDenseArchsInChunks(t *testing.T) {
-	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyPhi2(),
+	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyJais2(),
+		testutil.TinyPhi2(),
 		testutil.TinyStableLM(), testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyStarCoder(),
 		testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(), testutil.TinyBitnet(), testutil.TinyBitnetScales(),
 		testutil.TinyInternLM2(), testutil.TinyOlmo(), testutil.TinyOlmoClamp(), testutil.TinyCommandR(), testutil.TinyCommandRPlus(),

@@ -32,13 +32,18 @@ func mellumHparams(c *Config, m *meta) {
 	if m.err != nil || c.Window == 0 {
 		return
 	}
-	k := "attention.sliding_window_pattern"
-	m.require(true, k)
+	m.require(true, "attention.sliding_window_pattern")
 	m.swaPattern(c)
-	if m.err == nil && !c.anyWindowed() {
-		m.fail("%s windows no layer of %d, with %s = %d", m.key(k), c.Layers, m.key("attention.sliding_window"), c.Window)
-	}
+	m.windowsSome(c)
 	c.RopeScaleSWA = 1
+}
+
+// windowsSome fails unless some layer is windowed, as llama.cpp asserts
+// of a model whose attention.sliding_window is above 0 (mellum, plamo3).
+func (m *meta) windowsSome(c *Config) {
+	if m.err == nil && !c.anyWindowed() {
+		m.fail("%s windows no layer of %d, with %s = %d", m.key("attention.sliding_window_pattern"), c.Layers, m.key("attention.sliding_window"), c.Window)
+	}
 }
 
 // maincoderHparams: Maincode's Maincoder as llama.cpp's maincoder graph

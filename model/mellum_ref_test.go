@@ -21,25 +21,13 @@ import (
 // Go, 2.1e-4 AVX2); others differ by up to 5.7e-3 in one pass or
 // another, an attention weight's F16 rounding going the other way.
 func TestMellumMatchesReference(t *testing.T) {
-	for _, tc := range []struct {
-		spec    testutil.ModelSpec
-		perturb []string
-	}{
+	specsMatchReference(t, []refCase{
 		{testutil.TinyMellum(), []string{"one RoPE scale"}},
 		{testutil.TinyMellumPattern(), []string{"global layers last"}},
-	} {
-		t.Run(tc.spec.Variant(), func(t *testing.T) {
-			pool, m, f, data := loadF32(t, tc.spec)
-			if m.Experts != 8 || m.ExpertsUsed != 2 || m.ExpertFFN != 32 || !m.ExpertNorm || !m.RopeNeox || !m.QKNorm || m.QKNormAfterRope ||
-				m.Tied || m.Window != 4 || !m.WindowedLayer(1) || m.WindowedLayer(3) || m.RopeScaleSWA != 1 {
-				t.Fatalf("config: %+v", m.Config)
-			}
-			toks := prompt(11)
-			_, want := checkedRef(t, m, pool, f, data, toks)
-			mustMoveAll(t, m, f, data, toks, want, 1e-2, append([]string{"no window", "no renormalisation", "sigmoid gating", "NORM pairs",
-				"Q/K norms after RoPE"}, tc.perturb...)...)
-		})
-	}
+	}, func(m *Model, _ testutil.ModelSpec) bool {
+		return m.Experts == 8 && m.ExpertsUsed == 2 && m.ExpertFFN == 32 && m.ExpertNorm && m.RopeNeox && m.QKNorm && !m.QKNormAfterRope &&
+			!m.Tied && m.Window == 4 && m.WindowedLayer(1) && !m.WindowedLayer(3) && m.RopeScaleSWA == 1
+	}, "no window", "no renormalisation", "sigmoid gating", "NORM pairs", "Q/K norms after RoPE")
 }
 
 // Maincoder's blocks (TinyMaincoder) against the float64 reference

@@ -987,6 +987,13 @@ var blockVariants = []struct {
 	decoderOnly, qkDepth bool
 	fuses                []string
 }{
+	// llama.cpp's create_tensor_qkv takes it for every architecture
+	// whose layers it loads attn_q, attn_k and attn_v for; the loader
+	// here takes it in their place (QKVFusedOrSeparate) but for those
+	// whose llama.cpp loader or graph cannot (QKVSeparate). First: a
+	// fused attn_qkv refused is why its bias has no place either (jais2).
+	{name: "attn_qkv.weight", what: "the query, key and value projections fused in one attn_qkv",
+		fuses: []string{"attn_q.weight", "attn_k.weight", "attn_v.weight"}},
 	{name: "attn_q.bias", what: "biases on that projection", decoderOnly: true},
 	{name: "attn_k.bias", what: "biases on that projection", decoderOnly: true},
 	{name: "attn_v.bias", what: "biases on that projection", decoderOnly: true},
@@ -999,12 +1006,6 @@ var blockVariants = []struct {
 	{name: "ffn_down.bias", what: "biases on that projection", decoderOnly: true},
 	{name: "attn_q_norm.weight", what: "Q/K norms and fewer blocks than its depth for them", decoderOnly: true, qkDepth: true},
 	{name: "attn_k_norm.weight", what: "Q/K norms and fewer blocks than its depth for them", decoderOnly: true, qkDepth: true},
-	// llama.cpp's create_tensor_qkv takes it for every architecture
-	// whose layers it loads attn_q, attn_k and attn_v for; the loader
-	// here takes it in their place (QKVFusedOrSeparate) but for those
-	// whose llama.cpp loader or graph cannot (QKVSeparate).
-	{name: "attn_qkv.weight", what: "the query, key and value projections fused in one attn_qkv",
-		fuses: []string{"attn_q.weight", "attn_k.weight", "attn_v.weight"}},
 }
 
 // refuseVariants fails when block p holds a tensor of blockVariants that
@@ -1323,8 +1324,12 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 		}
 		ts = append(ts, qn, kn)
 	}
+	postSuffix := ".weight"
+	if a.BarePostNorms {
+		postSuffix = ""
+	}
 	if a.PostNorms {
-		ts = append(ts, vecTensor("post_attention_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostAttnNorm }))
+		ts = append(ts, vecTensor("post_attention_norm"+postSuffix, e, func(L *Layer) *[]float32 { return &L.PostAttnNorm }))
 	}
 	if !a.NoPreNorm && !a.UnitNorms && !a.Parallel && (!a.OptionalFFNNorm || has("ffn_norm.weight")) {
 		name := "ffn_norm.weight"
@@ -1346,7 +1351,7 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 		}
 	}
 	if a.PostNorms {
-		ts = append(ts, vecTensor("post_ffw_norm.weight", e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))
+		ts = append(ts, vecTensor("post_ffw_norm"+postSuffix, e, func(L *Layer) *[]float32 { return &L.PostFFNNorm }))
 	}
 	if c.AltUp > 0 {
 		ts = append(ts, gemma3nTensors(c)...)

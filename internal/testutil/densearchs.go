@@ -106,6 +106,16 @@ func TinyNemotron() ModelSpec {
 	return tiny(ModelSpec{Arch: "nemotron", Seed: 79, RopeBase: 10000, NormEps: 1e-5, RopeDim: 8})
 }
 
+// TinyJais2 is a 2-layer jais2 as Jais 2's converter writes it:
+// nemotron's LayerNorms of weight and bias (epsilon 1e-5) and gate-less
+// ReLU² feed-forward, every projection with its bias, NEOX RoPE over
+// whole heads; as many KV heads as query heads (llama.cpp shapes the K
+// and V biases as wide as the embedding); the output tied, no
+// output.weight; Q8_0 weights.
+func TinyJais2() ModelSpec {
+	return tiny(ModelSpec{Arch: "jais2", Seed: 103, HeadsKV: 4, RopeBase: 500000, NormEps: 1e-5, TiedOutput: true})
+}
+
 // TinyStableLM is a 2-layer stablelm as StableLM 2 1.6B's converter
 // writes it: LayerNorms of weight and bias (epsilon 1e-5), biases on Q,
 // K and V, NEOX RoPE over the first quarter of each head
@@ -289,11 +299,11 @@ func (s ModelSpec) subNorms(p string) []tensorSpec {
 // denseArch reports whether s is one of the architectures this file
 // describes (cohere2, arcee, apertus, hunyuan-dense, exaone, starcoder2,
 // gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, olmo,
-// command-r, falcon, bloom, mpt).
+// command-r, falcon, bloom, mpt, jais2).
 func (s ModelSpec) denseArch() bool {
 	switch s.Arch {
 	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "bitnet", "olmo",
-		"command-r", "falcon", "bloom", "mpt":
+		"command-r", "falcon", "bloom", "mpt", "jais2":
 		return true
 	}
 	return false
@@ -333,10 +343,10 @@ func (s ModelSpec) alibi() bool { return s.Arch == "bloom" || s.Arch == "mpt" }
 func (s ModelSpec) mptBiases() bool { return s.Arch == "mpt" && s.QKVBias }
 
 // normBias reports whether s's norms have biases: LayerNorms of weight
-// and bias (starcoder2, nemotron, stablelm, phi2, falcon, mptBiases', and
-// classicFused's), or phimoe's RMSNorms.
+// and bias (starcoder2, nemotron, jais2, stablelm, phi2, falcon,
+// mptBiases', and classicFused's), or phimoe's RMSNorms.
 func (s ModelSpec) normBias() bool {
-	return s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "stablelm" || s.phiBiases() || s.Arch == "falcon" || s.mptBiases() ||
+	return s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "jais2" || s.Arch == "stablelm" || s.phiBiases() || s.Arch == "falcon" || s.mptBiases() ||
 		s.classicFused()
 }
 
@@ -355,11 +365,11 @@ func (s ModelSpec) headRowNorms(p string) []tensorSpec {
 }
 
 // layerBiases reports whether layer l of s has biases on its Q, K, V,
-// output, up and down projections (every starcoder2, phiBiases, mptBiases
-// and classicFused layer, a phimoe's experts without; a nemotron's odd
-// layers, its even ones none).
+// output, up and down projections (every starcoder2, jais2, phiBiases,
+// mptBiases and classicFused layer, a phimoe's experts without; a
+// nemotron's odd layers, its even ones none).
 func (s ModelSpec) layerBiases(l int) bool {
-	return s.Arch == "starcoder2" || s.phiBiases() || s.mptBiases() || s.classicFused() || s.Arch == "nemotron" && l%2 == 1
+	return s.Arch == "starcoder2" || s.Arch == "jais2" || s.phiBiases() || s.mptBiases() || s.classicFused() || s.Arch == "nemotron" && l%2 == 1
 }
 
 // denseArchGlobals lists the tensors outside the blocks that these
@@ -406,7 +416,7 @@ func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 			s.XIELU = append(s.XIELU, [4]float32{0.8, 0.8, 0.5, -1e-6})
 		}
 		s.XIELU = s.XIELU[:s.Layers]
-	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo", "falcon", "bloom", "mpt":
+	case "starcoder2", "nemotron", "jais2", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo", "falcon", "bloom", "mpt":
 		if s.NormEps == 0 {
 			s.NormEps = 1e-5
 		}
@@ -417,10 +427,10 @@ func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 }
 
 // gateless reports whether s's feed-forward has no gate: down(act(up·x))
-// (arcee's and nemotron's ReLU², apertus's xIELU, starcoder2's, phi2's,
-// falcon's, mpt's and classicFused's GELU).
+// (arcee's, nemotron's and jais2's ReLU², apertus's xIELU, starcoder2's,
+// phi2's, falcon's, mpt's and classicFused's GELU).
 func (s ModelSpec) gateless() bool {
-	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2" || s.Arch == "falcon" ||
+	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "jais2" || s.Arch == "phi2" || s.Arch == "falcon" ||
 		s.Arch == "mpt" || s.classicFused()
 }
 
@@ -441,7 +451,7 @@ func (s ModelSpec) addDenseArchKV(g *gguf.Writer) {
 		AddCohereKV(g, s.Arch, s.NormEps, s.LogitScale)
 	case "apertus":
 		AddXIELU(g, s.XIELU)
-	case "starcoder2", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo", "falcon", "bloom", "mpt":
+	case "starcoder2", "nemotron", "jais2", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo", "falcon", "bloom", "mpt":
 		g.AddKV(s.Arch+".attention.layer_norm_epsilon", s.NormEps)
 		if s.Arch == "gptneox" {
 			g.AddKV("gptneox.use_parallel_residual", !s.Sequential)

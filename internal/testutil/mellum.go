@@ -27,10 +27,12 @@ func TinyMellumPattern() ModelSpec {
 	return s
 }
 
-// addMellumWindow writes a mellum's attention.sliding_window and its
-// attention.sliding_window_pattern, one flag a layer (SWALayers) or a
-// period (SWAPattern; 0 writes none, which llama.cpp refuses).
-func (s ModelSpec) addMellumWindow(g *gguf.Writer) {
+// addWindowPattern writes a mellum's or plamo3's attention.sliding_window
+// and its attention.sliding_window_pattern, one flag a layer (SWALayers)
+// or a period (SWAPattern; 0 writes none: llama.cpp refuses a mellum
+// without it, a plamo3 takes a period of 8), and rope.freq_base_swa when
+// RopeBaseSWA is set.
+func (s ModelSpec) addWindowPattern(g *gguf.Writer) {
 	a := s.Arch + "."
 	g.AddKV(a+"attention.sliding_window", uint32(s.SlidingWindow))
 	switch {
@@ -39,6 +41,9 @@ func (s ModelSpec) addMellumWindow(g *gguf.Writer) {
 	case s.SWAPattern > 0:
 		g.AddKV(a+"attention.sliding_window_pattern", uint32(s.SWAPattern))
 	}
+	if s.RopeBaseSWA > 0 {
+		g.AddKV(a+"rope.freq_base_swa", s.RopeBaseSWA)
+	}
 }
 
 // TinyMaincoder is a 2-layer maincoder: NORM RoPE, then per-head Q/K
@@ -46,4 +51,40 @@ func (s ModelSpec) addMellumWindow(g *gguf.Writer) {
 // weights.
 func TinyMaincoder() ModelSpec {
 	return tiny(ModelSpec{Arch: "maincoder", Seed: 91, RopeBase: 1000000, RMSEps: 1e-5, TiedOutput: true})
+}
+
+// TinyPlamo3 is a 4-layer plamo3 as PLaMo 3's converter writes it:
+// gemma3's norms before and after attention and the feed-forward,
+// per-head Q/K norms before NEOX RoPE, Q, K and V in one attn_qkv, the
+// gate and up rows in one ffn_up; attention.sliding_window 4 (shorter
+// than the tests' prompts) with attention.sliding_window_pattern 2, so
+// layers 0 and 2 are windowed and rotate with rope.freq_base_swa 10000,
+// layers 1 and 3 global with rope.freq_base 1e6; the output tied to the
+// embedding, as PLaMo 3's is; Q8_0 weights.
+func TinyPlamo3() ModelSpec {
+	return tiny(ModelSpec{
+		Arch: "plamo3", Seed: 97, Layers: 4, RopeBase: 1000000, RMSEps: 1e-6, TiedOutput: true,
+		Windowed: true, SlidingWindow: 4, SWAPattern: 2, RopeBaseSWA: 10000,
+	})
+}
+
+// TinyPlamo3Pattern is TinyPlamo3 with attention.sliding_window_pattern
+// one flag a layer (layers 1 and 2 windowed), no rope.freq_base_swa (the
+// windowed layers rotate with rope.freq_base) and an output matrix of its
+// own.
+func TinyPlamo3Pattern() ModelSpec {
+	s := TinyPlamo3()
+	s.Seed, s.SWAPattern, s.RopeBaseSWA, s.TiedOutput, s.Label = 96, 0, 0, false, "pattern"
+	s.SWALayers = []bool{false, true, true, false}
+	return s
+}
+
+// postNormSuffix ends the names of the norms after attention and the
+// feed-forward: none for a plamo3, whose llama.cpp loader asks for
+// blk.N.post_attention_norm and blk.N.post_ffw_norm, .weight otherwise.
+func (s ModelSpec) postNormSuffix() string {
+	if s.Arch == "plamo3" {
+		return ""
+	}
+	return ".weight"
 }

@@ -95,7 +95,8 @@ type ModelSpec struct {
 	// SWAPattern-th layer is global); 0 writes no key, so llama.cpp's
 	// default of 6 applies, as in real conversions.
 	SWAPattern int
-	// RopeBaseSWA is gemma3's rope.freq_base_swa; 0 writes no key (10000).
+	// RopeBaseSWA is gemma3's or plamo3's rope.freq_base_swa; 0 writes no
+	// key (gemma3: 10000; plamo3: rope.freq_base).
 	RopeBaseSWA float32
 
 	// LongRope, for phi3 and phimoe, writes LongRoPE's rope_factors_long and
@@ -1114,7 +1115,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 	}
 	switch arch {
 	case "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "mistral3", "olmo2", "ernie4_5", "seed_oss", "exaone4", "glm4", "chatglm", "gemma-embedding", "internlm2",
-		"maincoder", "eurobert", "neo-bert":
+		"maincoder", "eurobert", "neo-bert", "plamo3":
 	case "qwen2vl", "qwen3vl":
 	case "qwen3vlmoe":
 		if err := s.checkExperts(); err != nil {
@@ -1511,8 +1512,8 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	if s.Laguna != nil {
 		s.Laguna.AddTo(g, s.Layers, s.Heads, s.Windowed)
 	}
-	if s.Arch == "mellum" && s.Windowed {
-		s.addMellumWindow(g)
+	if (s.Arch == "mellum" || s.Arch == "plamo3") && s.Windowed {
+		s.addWindowPattern(g)
 	}
 	if s.Arch == "smallthinker" {
 		g.AddKV(a+"expert_gating_func", s.Gating)
@@ -1737,7 +1738,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 	w := s.WeightType
 	gemma := s.gemma()
 	exaone := s.Arch == "exaone4" // olmo2's norms, but per-head Q/K norms
-	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "grovemoe" || s.Arch == "mellum" || s.Arch == "maincoder" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding" || s.hybrid() || exaone
+	qkNorm := s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.Arch == "grovemoe" || s.Arch == "mellum" || s.Arch == "maincoder" || s.Arch == "plamo3" || s.Arch == "gemma3" || s.Arch == "gemma3n" || s.Arch == "gemma-embedding" || s.hybrid() || exaone
 	qkNorm = qkNorm || s.Arch == "qwen3vl" || s.Arch == "qwen3vlmoe" || s.Arch == "bailingmoe2" || s.Routing != nil && s.Routing.QKNorm
 	olmo := s.Arch == "olmo2" // no pre-norms, Q/K norms across heads, post-norms
 	noPreNorm := olmo || exaone
@@ -1745,7 +1746,9 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 	// attnPost: post_attention_norm is the norm before the feed-forward,
 	// in ffn_norm's place (gpt-oss, seed_oss).
 	attnPost := oss || s.Arch == "seed_oss" || s.Arch == "glm4moe"
-	glm := s.Arch == "glm4" // phi3's fused gate/up, gemma's norms after attention and the feed-forward
+	// glm4 and plamo3: phi3's fused gate/up, gemma's norms after
+	// attention and the feed-forward.
+	glm := s.Arch == "glm4" || s.Arch == "plamo3"
 	fusedGateUp := s.Arch == "phi3" || glm || s.Arch == "chatglm" || s.Arch == "neo-bert"
 	qkvBias := s.Arch == "qwen2" || s.Arch == "qwen2moe" || oss || s.QKVBias
 	qkvBias = qkvBias || s.Arch == "qwen2vl"
@@ -1881,7 +1884,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 			ts = append(ts, ffn(p, l)...)
 			continue
 		}
-		if s.Arch == "phi3" || s.FusedQKV || s.classicFused() || s.Arch == "mpt" {
+		if s.Arch == "phi3" || s.Arch == "plamo3" || s.FusedQKV || s.classicFused() || s.Arch == "mpt" {
 			ts = append(ts, tensorSpec{p + "attn_qkv.weight", w, []int64{e, q + 2*kv}, proj(e)})
 			if qkvBias {
 				ts = append(ts, bias(p+"attn_qkv.bias", q+2*kv))
@@ -1925,7 +1928,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 				tensorSpec{p + "attn_sinks.weight", quant.F32, []int64{int64(s.Heads)}, dist{0, 1}})
 		}
 		if postNorms || attnPost {
-			ts = append(ts, tensorSpec{p + "post_attention_norm.weight", quant.F32, []int64{e}, norm})
+			ts = append(ts, tensorSpec{p + "post_attention_norm" + s.postNormSuffix(), quant.F32, []int64{e}, norm})
 		}
 		if s.Arch == "falcon-h1" {
 			// Named without .weight, as llama.cpp's falcon-h1 loader asks
@@ -1939,7 +1942,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 		}
 		ts = append(ts, ffn(p, l)...)
 		if postNorms {
-			ts = append(ts, tensorSpec{p + "post_ffw_norm.weight", quant.F32, []int64{e}, norm})
+			ts = append(ts, tensorSpec{p + "post_ffw_norm" + s.postNormSuffix(), quant.F32, []int64{e}, norm})
 		}
 		if s.Arch == "gemma3n" {
 			ts = append(ts, s.gemma3nBlock(p)...)

@@ -18,19 +18,20 @@ type mptShape struct {
 	NormEps, MaxALiBiBias float32
 }
 
-// gateless reports whether s's feed-forward has no gate: arcee's and
-// nemotron's ReLU², apertus's xIELU, starcoder2's, phi2's, falcon's,
-// mpt's and classicFused's GELU.
+// gateless reports whether s's feed-forward has no gate: arcee's,
+// nemotron's and jais2's ReLU², apertus's xIELU, starcoder2's, phi2's,
+// falcon's, mpt's and classicFused's GELU.
 func (s shape) gateless() bool {
-	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "phi2" || s.Arch == "falcon" ||
+	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "jais2" || s.Arch == "phi2" || s.Arch == "falcon" ||
 		s.Arch == "mpt" || s.classicFused()
 }
 
 // allBiases reports whether every projection of s has a bias
-// (starcoder2, phi2: Q, K, V as QKVBias says, and the output, up and
-// down; classicFused: the fused attn_qkv's, the output's, up and down).
+// (starcoder2, phi2, jais2: Q, K, V as QKVBias says, and the output, up
+// and down; classicFused: the fused attn_qkv's, the output's, up and
+// down).
 func (s shape) allBiases() bool {
-	return s.Arch == "starcoder2" || s.Arch == "phi2" || s.classicFused()
+	return s.Arch == "starcoder2" || s.Arch == "phi2" || s.Arch == "jais2" || s.classicFused()
 }
 
 // normBiases reports whether s's block and final norms have biases:
@@ -51,10 +52,11 @@ func (s shape) classicFused() bool {
 }
 
 // fusedQKV reports whether s's Q, K and V are one attn_qkv (phi3,
-// bailingmoe2, falcon, mpt, classicFused, and chatglm as the converter
-// writes ChatGLM's query_key_value).
+// bailingmoe2, falcon, mpt, plamo3, classicFused, and chatglm as the
+// converter writes ChatGLM's query_key_value).
 func (s shape) fusedQKV() bool {
-	return s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.Arch == "falcon" || s.Arch == "mpt" || s.classicFused() || s.Arch == "chatglm" || s.Arch == "neo-bert"
+	return s.Arch == "phi3" || s.Arch == "bailingmoe2" || s.Arch == "falcon" || s.Arch == "mpt" || s.Arch == "plamo3" || s.classicFused() ||
+		s.Arch == "chatglm" || s.Arch == "neo-bert"
 }
 
 // unitNorms reports whether s's norms are LayerNorms without weight or

@@ -66,6 +66,10 @@
 //	        F16), grovemoe-33b-a3b (grovemoe: qwen3moe's block and an
 //	        adjugate expert of 128 for each pair of experts; -layers 4
 //	        -experts 16 -vocab 8192: 0.81 GiB F16), maincoder-1b (maincoder: Q/K norms after NORM RoPE),
+//	        plamo3-mlx-defaults (plamo3: gemma3's norms, SwiGLU over a
+//	        fused gate and up, seven windowed layers of eight; -layers 4
+//	        -vocab 8192), jais-2-8b (jais2: nemotron's LayerNorms and
+//	        ReLU² with every bias; -layers 4 -vocab 8192),
 //	        qwen3.5-0.8b and qwen3.5-9b (qwen35: gated delta-net and gated
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
 //	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts

@@ -319,8 +319,15 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 	// attnPost: post_attention_norm is the norm before the feed-forward,
 	// in ffn_norm's place (gpt-oss, seed_oss).
 	attnPost := oss || s.Arch == "seed_oss" || s.Arch == "glm4moe"
-	glm := s.Arch == "glm4"        // phi3's fused gate and up, gemma's norms after attention and the feed-forward
+	// glm4 and plamo3: phi3's fused gate and up, gemma's norms after
+	// attention and the feed-forward (plamo3's named without .weight, as
+	// llama.cpp's plamo3 loader asks).
+	glm := s.Arch == "glm4" || s.Arch == "plamo3"
 	chatglm := s.Arch == "chatglm" // glm4's block without its post norms, Q, K and V fused with their bias
+	postSuffix := ".weight"
+	if s.Arch == "plamo3" {
+		postSuffix = ""
+	}
 	// postNorms: post_attention_norm and post_ffw_norm after attention and
 	// the feed-forward, beside attn_norm and ffn_norm before them.
 	postNorms := gemma || noPreNorm || glm || s.Arch == "afmoe"
@@ -483,7 +490,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"attn_sinks.weight", kindBias, int64(s.Heads))
 		}
 		if postNorms || attnPost {
-			add(p+"post_attention_norm.weight", kindNorm, e)
+			add(p+"post_attention_norm"+postSuffix, kindNorm, e)
 		}
 		if s.Arch == "falcon-h1" {
 			// The Mamba-2 mixer beside the attention, and ffn_norm named
@@ -501,7 +508,7 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			add(p+"ffn_sub_norm.weight", kindNorm, f)
 		}
 		if postNorms {
-			add(p+"post_ffw_norm.weight", kindNorm, e)
+			add(p+"post_ffw_norm"+postSuffix, kindNorm, e)
 		}
 		nextN(p, l)
 		if g := s.Gemma3n; g != nil {
