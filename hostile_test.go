@@ -2112,6 +2112,8 @@ func hostileCases() []hostileCase {
 			loads("max_alibi_bias negative", setF(".attention.max_alibi_bias", -1)),
 			loads("max_alibi_bias NaN", setF(".attention.max_alibi_bias", nan)),
 			refusedKey("causal", ".attention.causal", true),
+			// Absent, llama.cpp attends causally: refused as true is.
+			refused("attention.causal missing", del(".attention.causal"), ".attention.causal"),
 			// Without ffn_gate, ffn_up must hold the gate and up rows both.
 			refused("ffn_gate missing", drop("blk.0.ffn_gate.weight"), "blk.0.ffn_up.weight"),
 			misshapen("attn_q_norm of one head", "blk.0.attn_q_norm.weight", 16),

@@ -711,21 +711,23 @@ func gemmaEmbeddingHparams(c *Config, m *meta) {
 // encoderHparams: the LayerNorm epsilon (attention.layer_norm_epsilon,
 // required, as llama.cpp requires it) and whether attention is causal
 // (attention.causal; the converter writes false: every token sees the
-// whole text).
+// whole text; absent, causal, as llama.cpp d32676d77 takes it —
+// llama-bench prints "causal attn = 1" for bert, nomic-bert,
+// nomic-bert-moe, jina-bert-v2 and jina-bert-v3 files without the key).
 func encoderHparams(c *Config, m *meta) {
 	m.layerNormEps(c)
-	c.NonCausal = !m.flag("attention.causal", false)
+	c.NonCausal = !m.flag("attention.causal", true)
 }
 
 // bidirectionalHparams: a decoder's blocks made an embedder, as llama.cpp's
 // eurobert and neo-bert graphs run them: attention over the whole text
-// unless attention.causal (the converters write false) says otherwise, and
-// no output matrix, the final norm's states the embeddings. The RMS
+// unless attention.causal (the converters write false; absent, causal, as
+// llama.cpp d32676d77 takes it) says otherwise, and no output matrix, the final norm's states the embeddings. The RMS
 // epsilon is required, as llama.cpp requires it (llama-bench d32676d77
 // refuses a eurobert file without it).
 func bidirectionalHparams(c *Config, m *meta) {
 	m.require(true, "attention.layer_norm_rms_epsilon")
-	c.NonCausal, c.NoHead = !m.flag("attention.causal", false), true
+	c.NonCausal, c.NoHead = !m.flag("attention.causal", true), true // absent: causal, as llama.cpp (checked with llama-bench)
 }
 
 // layerNormEps reads the LayerNorm epsilon attention.layer_norm_epsilon

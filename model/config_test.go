@@ -451,7 +451,8 @@ func TestConfigNewArchErrors(t *testing.T) {
 
 // The encoders' keys: the LayerNorm epsilon is required, attention.causal
 // says whether attention sees the tokens after (the converter writes
-// false), and nomic-bert must name its pooling.
+// false; absent, causal, as llama.cpp takes it), and nomic-bert must name
+// its pooling.
 func TestConfigEncoders(t *testing.T) {
 	enc := func(arch string, edit func(m map[string]any)) map[string]any {
 		m := base(arch)
@@ -474,6 +475,12 @@ func TestConfigEncoders(t *testing.T) {
 		c, err = ConfigFromGGUF(parse(t, enc(arch, func(m map[string]any) { m[arch+".attention.causal"] = true })))
 		if err != nil || c.NonCausal {
 			t.Errorf("%s with causal attention: non-causal %v, %v", arch, c.NonCausal, err)
+		}
+		// Absent, causal: llama-bench d32676d77 prints "causal attn = 1"
+		// for such a file.
+		c, err = ConfigFromGGUF(parse(t, enc(arch, func(m map[string]any) { delete(m, arch+".attention.causal") })))
+		if err != nil || c.NonCausal {
+			t.Errorf("%s without attention.causal: non-causal %v, %v", arch, c.NonCausal, err)
 		}
 	}
 	for _, tc := range []struct {
@@ -499,15 +506,16 @@ func TestConfigEncoders(t *testing.T) {
 }
 
 // eurobert and neo-bert are a decoder's RMSNorm blocks made embedders:
-// no head, attention over the whole text unless attention.causal says
-// otherwise (their converters write false), NEOX RoPE for eurobert and
-// NORM for neo-bert, the RMS epsilon required as a decoder's.
+// no head, attention over the whole text when attention.causal is false
+// (as their converters write it; absent, causal, as llama-bench d32676d77
+// takes it), NEOX RoPE for eurobert and NORM for neo-bert, the RMS epsilon
+// required as a decoder's.
 func TestConfigBidirectional(t *testing.T) {
 	for _, arch := range []string{"eurobert", "neo-bert"} {
 		for _, tc := range []struct {
 			causal    any // attention.causal, or nil for none
 			nonCausal bool
-		}{{false, true}, {nil, true}, {true, false}} {
+		}{{false, true}, {nil, false}, {true, false}} {
 			m := base(arch)
 			if tc.causal != nil {
 				m[arch+".attention.causal"] = tc.causal

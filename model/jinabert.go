@@ -17,12 +17,13 @@ const jinaMaxALiBiBias = 8
 
 // jinaBertV2Hparams: an encoder (attention.layer_norm_epsilon required,
 // attention over the whole text) whose heads' ALiBi slopes come from the
-// maximum bias 8. A file saying attention.causal = true is refused: the
-// ALiBi attention here runs over the whole pass.
+// maximum bias 8. A file saying attention.causal = true, or without the
+// key (which llama.cpp takes as causal), is refused: the ALiBi attention
+// here runs over the whole pass.
 func jinaBertV2Hparams(c *Config, m *meta) {
 	encoderHparams(c, m)
 	if m.err == nil && !c.NonCausal {
-		m.fail("%s = true: jina-bert-v2 runs here over the whole text only", m.key("attention.causal"))
+		m.fail("%s true or absent (llama.cpp then attends causally): jina-bert-v2 runs here over the whole text only", m.key("attention.causal"))
 	}
 	if m.err == nil {
 		c.ALiBi = alibiSlopes(c.Heads, jinaMaxALiBiBias)
