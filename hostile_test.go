@@ -366,7 +366,8 @@ func withoutQKVBiases(il int) hostileCase {
 // withQKVBiases is the file with block il's attn_q, attn_k and attn_v
 // biases added (q and kv wide), which loads where llama.cpp takes each
 // when the block has it (Arch.OptionalQKVBias) for an architecture whose
-// released files have none (hunyuan-dense, hunyuan-moe, dots1).
+// released files have none (hunyuan-dense, hunyuan-moe, dots1, mellum,
+// maincoder).
 func withQKVBiases(il int, q, kv int64) hostileCase {
 	return loads("with Q/K/V biases", func(h *hmodel) {
 		for b, n := range map[string]int64{"attn_q.bias": q, "attn_k.bias": kv, "attn_v.bias": kv} {
@@ -1050,11 +1051,7 @@ func hostileCases() []hostileCase {
 			refusedKey("pattern windowing no layer", ".attention.sliding_window_pattern", []bool{false, false, false, false}),
 			loads("without a window", del(".attention.sliding_window", ".attention.sliding_window_pattern")),
 			loads("expert_weights_scale not read", set(".expert_weights_scale", float32(2))),
-			loads("with Q/K/V biases", func(h *hmodel) {
-				h.put("blk.0.attn_q.bias", quant.F32, 64)
-				h.put("blk.0.attn_k.bias", quant.F32, 32)
-				h.put("blk.0.attn_v.bias", quant.F32, 32)
-			}),
+			withQKVBiases(0, 64, 32),
 			on(testutil.TinyMellumPattern(), loads("fused with its bias", func(h *hmodel) { h.put("blk.1.attn_qkv.bias", quant.F32, 128) })),
 			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
 		),
@@ -1092,11 +1089,7 @@ func hostileCases() []hostileCase {
 		family("maincoder", testutil.TinyMaincoder(), requiresEach("blk.0.attn_q_norm.weight", "blk.1.attn_k_norm.weight"),
 			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			loads("with an output matrix", func(h *hmodel) { h.put("output.weight", quant.F32, 64, 320) }),
-			loads("with Q/K/V biases", func(h *hmodel) {
-				h.put("blk.1.attn_q.bias", quant.F32, 64)
-				h.put("blk.1.attn_k.bias", quant.F32, 32)
-				h.put("blk.1.attn_v.bias", quant.F32, 32)
-			}),
+			withQKVBiases(1, 64, 32),
 			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) }, "blk.0.attn_output.bias"),
 			loads("sliding window not read", set(".attention.sliding_window", uint32(4))),
 		),
