@@ -7,6 +7,12 @@ import (
 	"testing"
 )
 
+// oneCall is a reply's calls when it makes the one call named name with
+// the arguments args (JSON text) under id.
+func oneCall(id, name, args string) []ToolCall {
+	return []ToolCall{{ID: id, Name: name, Arguments: args}}
+}
+
 // TestParseCallLists: the syntaxes that write their calls as a list (in
 // JSON: Command R7B, Granite 3.x, Nemotron Nano v2, Apertus; in Python:
 // LFM2; DeepSeek R1's and V3.1's blocks), whole and
@@ -24,7 +30,6 @@ func TestParseCallLists(t *testing.T) {
 	firefunction := Format{Tools: ToolsFirefunction}
 	tools := ParseOptions{Tools: true}
 	weather := ParseOptions{Tools: true, Defs: []Tool{{Name: "get_weather", Parameters: json.RawMessage(`{"type":"object"}`)}}}
-	one := func(id, name, args string) []ToolCall { return []ToolCall{{ID: id, Name: name, Arguments: args}} }
 	two := []ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}, {ID: "call_2", Name: "clock", Arguments: `{}`}}
 	checkParse(t, slices.Concat(
 		family(cohere, []listCase{
@@ -39,9 +44,9 @@ func TestParseCallLists(t *testing.T) {
 				`    {"tool_call_id": "1", "tool_name": "clock", "parameters": {}}` + "\n]<|END_ACTION|>",
 				Message{Thinking: "I need the weather.", ToolCalls: []ToolCall{{ID: "0", Name: "get_weather", Arguments: `{"city":"Paris"}`}, {ID: "1", Name: "clock", Arguments: `{}`}}}},
 			{"a call without an ID gets one", tools, `<|START_ACTION|>[{"tool_name": "clock", "parameters": {}}]<|END_ACTION|>`,
-				Message{ToolCalls: one("call_1", "clock", `{}`)}},
+				Message{ToolCalls: oneCall("call_1", "clock", `{}`)}},
 			{"a tool not offered", weather, `<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "news", "parameters": {"q": 1}}]<|END_ACTION|>`,
-				Message{ToolCalls: one("0", "news", `{"q":1}`)}},
+				Message{ToolCalls: oneCall("0", "news", `{"q":1}`)}},
 			unparsed("an action cut short", tools, `<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "clock", "parameters": {}}]`),
 			unparsed("bad JSON", tools, `<|START_ACTION|>[{"tool_name": "clock",}]<|END_ACTION|>`),
 			unparsed("hermes' keys are no call", tools, `<|START_ACTION|>[{"name": "clock", "arguments": {}}]<|END_ACTION|>`),
@@ -57,13 +62,13 @@ func TestParseCallLists(t *testing.T) {
 		}),
 		family(Format{Tools: ToolsGranite}, []listCase{
 			{"without reasoning", tools, `<|tool_call|>[{"name": "clock", "arguments": "{}"}]`,
-				Message{ToolCalls: one("call_1", "clock", `{}`)}},
+				Message{ToolCalls: oneCall("call_1", "clock", `{}`)}},
 		}),
 		family(nemotron, []listCase{
 			{"reasoning, then calls", tools, "<think>hm</think>\n<TOOLCALL>[" + `{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "clock", "arguments": {}}` + "]</TOOLCALL>",
 				Message{Thinking: "hm", ToolCalls: two}},
 			{"content, then a call", tools, `Sure.<TOOLCALL>[{"name": "clock", "arguments": {}}]</TOOLCALL>`,
-				Message{Content: "Sure.", ToolCalls: one("call_1", "clock", `{}`)}},
+				Message{Content: "Sure.", ToolCalls: oneCall("call_1", "clock", `{}`)}},
 			unparsed("a call cut short", tools, `<TOOLCALL>[{"name": "clock", "arguments": {}}]`),
 			unparsed("an object, not a list", tools, `<TOOLCALL>{"name": "clock", "arguments": {}}</TOOLCALL>`),
 			unparsed("an element without a name", tools, `<TOOLCALL>[{"arguments": {}}]</TOOLCALL>`),
@@ -74,7 +79,7 @@ func TestParseCallLists(t *testing.T) {
 			{"calls in the short form", tools, `<|tools_prefix|>[{"get_weather": {"city": "Paris"}}, {"clock": {}}]<|tools_suffix|>`,
 				Message{ToolCalls: two}},
 			{"arguments as a JSON string", tools, `<|tools_prefix|>[{"clock": "{\"tz\": \"UTC\"}"}]<|tools_suffix|>`,
-				Message{ToolCalls: one("call_1", "clock", `{"tz":"UTC"}`)}},
+				Message{ToolCalls: oneCall("call_1", "clock", `{"tz":"UTC"}`)}},
 			unparsed("two names in one element", tools, `<|tools_prefix|>[{"clock": {}, "news": {}}]<|tools_suffix|>`),
 			unparsed("a list cut short", tools, `<|tools_prefix|>[{"clock": {}}]`),
 		}),
@@ -84,11 +89,11 @@ func TestParseCallLists(t *testing.T) {
 			{"content, then calls", tools, `Checking.<|tool_call_start|>[get_weather(city="Paris"), clock()]<|tool_call_end|>`,
 				Message{Content: "Checking.", ToolCalls: two}},
 			{"Python's values", tools, `<|tool_call_start|>[f(s='it\'s', n=-1.5e3, b=True, z=None, j=false, l=[1, 'a'], d={'k': "v", "n": {}})]<|tool_call_end|>`,
-				Message{ToolCalls: one("call_1", "f", `{"s":"it's","n":-1.5e3,"b":true,"z":null,"j":false,"l":[1,"a"],"d":{"k":"v","n":{}}}`)}},
+				Message{ToolCalls: oneCall("call_1", "f", `{"s":"it's","n":-1.5e3,"b":true,"z":null,"j":false,"l":[1,"a"],"d":{"k":"v","n":{}}}`)}},
 			{"escapes", tools, `<|tool_call_start|>[f(s="a\"b\u00e9\n<")]<|tool_call_end|>`,
-				Message{ToolCalls: one("call_1", "f", `{"s":"a\"bé\n<"}`)}},
+				Message{ToolCalls: oneCall("call_1", "f", `{"s":"a\"bé\n<"}`)}},
 			{"the JSON list", tools, `<|tool_call_start|>[{"name": "clock", "arguments": {}}]<|tool_call_end|>`,
-				Message{ToolCalls: one("call_1", "clock", `{}`)}},
+				Message{ToolCalls: oneCall("call_1", "clock", `{}`)}},
 			unparsed("a list cut short", tools, `<|tool_call_start|>[clock()]`),
 			unparsed("an argument without a value", tools, `<|tool_call_start|>[f(x)]<|tool_call_end|>`),
 			unparsed("an unterminated string", tools, `<|tool_call_start|>[f(x="a)]<|tool_call_end|>`),
@@ -96,7 +101,7 @@ func TestParseCallLists(t *testing.T) {
 		family(firefunction, []listCase{
 			{"content, then calls", tools, `Checking. functools[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "clock", "arguments": {}}]`,
 				Message{Content: "Checking.", ToolCalls: two}},
-			{"calls alone", tools, ` functools[{"name": "clock", "arguments": "{}"}]`, Message{ToolCalls: one("call_1", "clock", `{}`)}},
+			{"calls alone", tools, ` functools[{"name": "clock", "arguments": "{}"}]`, Message{ToolCalls: oneCall("call_1", "clock", `{}`)}},
 			unparsed("a list cut short", tools, ` functools[{"name": "clock", "arguments": {`),
 			unparsed("text after the list", tools, ` functools[{"name": "clock", "arguments": {}}] done`),
 			unparsed("functools without its bracket", tools, ` functools {"name": "clock"}`),

@@ -22,7 +22,6 @@ func TestParseKimiMiniMax(t *testing.T) {
 	tools := ParseOptions{Tools: true}
 	weather := ParseOptions{Tools: true, Defs: []Tool{{Name: "get_weather", Parameters: json.RawMessage(
 		`{"type":"object","properties":{"city":{"type":"string"},"zip":{"type":"string"},"days":{"type":"integer"},"opts":{"type":"object"}}}`)}}}
-	one := func(id, name, args string) []ToolCall { return []ToolCall{{ID: id, Name: name, Arguments: args}} }
 	const section = "<|tool_calls_section_begin|><|tool_call_begin|>functions.clock:0<|tool_call_argument_begin|>{}<|tool_call_end|>"
 	checkParse(t, slices.Concat(
 		family(kimi, []listCase{
@@ -35,12 +34,12 @@ func TestParseKimiMiniMax(t *testing.T) {
 				Message{Thinking: "I need the weather.", Content: "Checking.", ToolCalls: []ToolCall{
 					{ID: "functions.get_weather:0", Name: "get_weather", Arguments: `{"city":"Paris"}`}, {ID: "functions.clock:1", Name: "clock", Arguments: `{}`}}}},
 			{"a bare name, an ID made up", tools, "<|tool_calls_section_begin|><|tool_call_begin|>clock<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>",
-				Message{ToolCalls: one("call_1", "clock", `{}`)}},
+				Message{ToolCalls: oneCall("call_1", "clock", `{}`)}},
 			{"an ID without its index names the tool as it is", tools,
 				"<|tool_calls_section_begin|><|tool_call_begin|>functions.clock:x<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>",
-				Message{ToolCalls: one("call_1", "functions.clock:x", `{}`)}},
+				Message{ToolCalls: oneCall("call_1", "functions.clock:x", `{}`)}},
 			{"a tool not offered", weather, "<|tool_calls_section_begin|><|tool_call_begin|>functions.news:0<|tool_call_argument_begin|>{\"q\": 1}<|tool_call_end|><|tool_calls_section_end|>",
-				Message{ToolCalls: one("functions.news:0", "news", `{"q":1}`)}},
+				Message{ToolCalls: oneCall("functions.news:0", "news", `{"q":1}`)}},
 			{"a section cut short", tools, section, Message{Content: section}},
 			unparsed("a call cut short", tools, "<|tool_calls_section_begin|><|tool_call_begin|>functions.clock:0<|tool_call_argument_begin|>{}<|tool_calls_section_end|>"),
 			unparsed("a call without its opener", tools, "<|tool_calls_section_begin|>functions.clock:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>"),
@@ -50,9 +49,9 @@ func TestParseKimiMiniMax(t *testing.T) {
 			// reasoning goes on after them; a section that does not parse
 			// stays reasoning, and without tools offered it is reasoning.
 			{"calls inside the reasoning", tools, "<think>I need the time." + section + "<|tool_calls_section_end|>\nThen answer.</think>It is noon.",
-				Message{Thinking: "I need the time.\nThen answer.", Content: "It is noon.", ToolCalls: one("functions.clock:0", "clock", `{}`)}},
+				Message{Thinking: "I need the time.\nThen answer.", Content: "It is noon.", ToolCalls: oneCall("functions.clock:0", "clock", `{}`)}},
 			{"calls inside the reasoning opened by the prompt", ParseOptions{Tools: true, ThinkingOpen: true}, "hm" + section + "<|tool_calls_section_end|>",
-				Message{Thinking: "hm", ToolCalls: one("functions.clock:0", "clock", `{}`)}},
+				Message{Thinking: "hm", ToolCalls: oneCall("functions.clock:0", "clock", `{}`)}},
 			{"bad JSON inside the reasoning", tools, "<think>hm<|tool_calls_section_begin|>x<|tool_calls_section_end|> so</think>ok",
 				Message{Thinking: "hm<|tool_calls_section_begin|>x<|tool_calls_section_end|> so", Content: "ok"}},
 			{"a section cut short inside the reasoning", tools, "<think>hm" + section, Message{Thinking: "hm" + section}},
@@ -70,7 +69,7 @@ func TestParseKimiMiniMax(t *testing.T) {
 					{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris","zip":"075","days":3,"opts":{"unit":"C"}}`}, {ID: "call_2", Name: "clock", Arguments: `{}`}}}},
 			{"without schemas, JSON where it parses", tools, "<minimax:tool_call><invoke name=\"f\"><parameter name=\"n\">12</parameter>" +
 				"<parameter name=\"s\">\ntwo lines\n</parameter></invoke></minimax:tool_call>",
-				Message{ToolCalls: one("call_1", "f", `{"n":12,"s":"\ntwo lines\n"}`)}},
+				Message{ToolCalls: oneCall("call_1", "f", `{"n":12,"s":"\ntwo lines\n"}`)}},
 			unparsed("a block cut short", tools, "<minimax:tool_call><invoke name=\"clock\"></invoke>"),
 			unparsed("an invocation cut short", tools, "<minimax:tool_call><invoke name=\"clock\"></minimax:tool_call>"),
 			unparsed("a parameter cut short", tools, "<minimax:tool_call><invoke name=\"f\"><parameter name=\"x\">1</invoke></minimax:tool_call>"),
