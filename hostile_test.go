@@ -332,7 +332,7 @@ func glmFamily(arch string, apart, fused testutil.ModelSpec, req requires, cases
 		misshapen("attn_v.bias of the query's width", "blk.1.attn_v.bias", 64),
 		withoutQKVBiases(1),
 		on(fused, loads("fused without its bias", drop("blk.0.attn_qkv.bias"))),
-		on(fused, unsupported("fused with a separate bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias")),
+		on(fused, unsupportedTensor("fused with a separate bias", "blk.0.attn_q.bias", 64)),
 		refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8)), ".embedding_length"),
 	)...)
 }
@@ -348,7 +348,7 @@ func cohereFamily(arch string, spec testutil.ModelSpec, req requires, cases ...h
 		unset("logit_scale missing", ".logit_scale"),
 		refusedKey("logit_scale infinite", ".logit_scale", float32(math.Inf(1))),
 		misshapen("with an output matrix", "output.weight", 64, 320),
-		unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+		unsupportedTensor("attn_q.bias", "blk.0.attn_q.bias", 64),
 	)...)
 }
 
@@ -500,6 +500,13 @@ func refusedKey(what, key string, v any) hostileCase {
 // the key, from the plan too.
 func unsupportedKey(what, key string, v any) hostileCase {
 	return unsupported(what, set(key, v), key)
+}
+
+// unsupportedTensor is the file with tensor added, F32 of dims, which
+// the architecture has no place for: ErrUnsupportedArch naming it, from
+// the plan too.
+func unsupportedTensor(what, tensor string, dims ...int64) hostileCase {
+	return unsupported(what, func(h *hmodel) { h.put(tensor, quant.F32, dims...) }, tensor)
 }
 
 // missing is the file without tensor: ErrBadModel naming it, from the
@@ -679,12 +686,12 @@ func hostileCases() []hostileCase {
 			refused("tensor of block huge", func(h *hmodel) { h.put("blk.99999999999999999999.attn_norm.weight", quant.F32, 64) }, "blk.99999999999999999999.attn_norm.weight"),
 			refused("tensor of a block past the count", func(h *hmodel) { h.put("blk.9.attn_norm.weight", quant.F32, 64) }, "blk.9.attn_norm.weight", "block_count"),
 			unsupported("tensor llama has no place for", func(h *hmodel) { h.put("blk.0.attn_sub_norm.weight", quant.F32, 64) }, "blk.0.attn_sub_norm.weight", "no use"),
-			unsupported("tensor outside the blocks llama has no place for", func(h *hmodel) { h.put("output_norm.bias", quant.F32, 64) }, "output_norm.bias"),
-			unsupported("mixture of experts", func(h *hmodel) { h.put("blk.0.ffn_gate_inp.weight", quant.F32, 64, 4) }, "blk.0.ffn_gate_inp.weight"),
+			unsupportedTensor("tensor outside the blocks llama has no place for", "output_norm.bias", 64),
+			unsupportedTensor("mixture of experts", "blk.0.ffn_gate_inp.weight", 64, 4),
 			unsupported("mixture of experts by metadata", set(".expert_count", uint32(8)), "expert_count"),
 			// llama.cpp loads these biases as optional for llama and granite:
 			// a file that has one must be refused, not run without it.
-			unsupported("llama with attn_q.bias", func(h *hmodel) { h.put("blk.1.attn_q.bias", quant.F32, 64) }, "blk.1.attn_q.bias"),
+			unsupportedTensor("llama with attn_q.bias", "blk.1.attn_q.bias", 64),
 			// llama.cpp's create_tensor_qkv takes a fused attn_qkv in place
 			// of attn_q, attn_k and attn_v for llama (as --fuse-qkv writes
 			// it), and so does the loader here, block by block; for olmo2,
@@ -892,7 +899,7 @@ func hostileCases() []hostileCase {
 			refusedKey("temperature scale NaN", ".attention.temperature_scale", nan),
 		),
 		family("granite", testutil.TinyGranite(), nil,
-			unsupported("with ffn_down.bias", func(h *hmodel) { h.put("blk.0.ffn_down.bias", quant.F32, 64) }, "blk.0.ffn_down.bias"),
+			unsupportedTensor("with ffn_down.bias", "blk.0.ffn_down.bias", 64),
 			unset("logit_scale missing", ".logit_scale"),
 			unset("residual_scale missing", ".residual_scale"),
 			refusedKey("logit_scale zero", ".logit_scale", float32(0)),
@@ -904,7 +911,7 @@ func hostileCases() []hostileCase {
 			refusedKey("logit_scale zero", ".logit_scale", float32(0)),
 			refused("residual_scale infinite", func(h *hmodel) { h.set(".residual_scale", float32(math.Inf(1))) }, ".residual_scale"),
 			loads("without its multipliers", del(".embedding_scale", ".residual_scale", ".logit_scale")),
-			unsupported("with ffn_down.bias", func(h *hmodel) { h.put("blk.0.ffn_down.bias", quant.F32, 64) }, "blk.0.ffn_down.bias"),
+			unsupportedTensor("with ffn_down.bias", "blk.0.ffn_down.bias", 64),
 			refusedAtLoad("rope_factors_long of the wrong length", func(h *hmodel) { h.put("rope_factors_long.weight", quant.F32, 5) }, "rope_factors_long.weight"),
 		),
 		family("granitemoe", testutil.TinyGraniteMoE(), nil,
@@ -997,7 +1004,7 @@ func hostileCases() []hostileCase {
 			withoutQKVBiases(1),
 			misshapen("attn_k.bias of the query's width", "blk.0.attn_k.bias", 64),
 			misshapen("shared expert's gate of the wrong width", "blk.0.ffn_gate_inp_shexp.weight", 32),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 		),
 		// phimoe: llama.cpp's loader requires the router and experts,
 		// every norm's bias, attn_output's bias, the untied output and its
@@ -1030,7 +1037,7 @@ func hostileCases() []hostileCase {
 			}),
 			loads("without LongRoPE's factors", drop("rope_factors_long.weight", "rope_factors_short.weight")),
 			misshapen("rope_factors_long of the whole head", "rope_factors_long.weight", 16),
-			unsupported("an expert's bias", func(h *hmodel) { h.put("blk.0.ffn_down_exps.bias", quant.F32, 64, 8) }, "blk.0.ffn_down_exps.bias"),
+			unsupportedTensor("an expert's bias", "blk.0.ffn_down_exps.bias", 64, 8),
 		),
 		// mellum: llama.cpp's loader requires the router, experts, Q/K
 		// norms, output.weight, the RMS epsilon, the experts' width (0
@@ -1053,7 +1060,7 @@ func hostileCases() []hostileCase {
 			loads("expert_weights_scale not read", set(".expert_weights_scale", float32(2))),
 			withQKVBiases(0, 64, 32),
 			on(testutil.TinyMellumPattern(), loads("fused with its bias", func(h *hmodel) { h.put("blk.1.attn_qkv.bias", quant.F32, 128) })),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 		),
 		// grovemoe: llama.cpp's loader requires the router, experts,
 		// adjugate experts, Q/K norms, the RMS epsilon, the experts'
@@ -1081,7 +1088,7 @@ func hostileCases() []hostileCase {
 			refusedKey("fewer groups than experts a token", ".expert_used_count", uint32(5)),
 			loads("without an output matrix (tied)", drop("output.weight")),
 			withQKVBiases(0, 64, 32),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 		),
 		// maincoder: per-head Q/K norms and the RMS epsilon required; the
 		// output tied unless the file has output.weight; Q/K/V biases
@@ -1090,7 +1097,7 @@ func hostileCases() []hostileCase {
 			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			loads("with an output matrix", func(h *hmodel) { h.put("output.weight", quant.F32, 64, 320) }),
 			withQKVBiases(1, 64, 32),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) }, "blk.0.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.0.attn_output.bias", 64),
 			loads("sliding window not read", set(".attention.sliding_window", uint32(4))),
 		),
 		// plamo3: llama.cpp's loader requires attn_qkv (never Q, K and V
@@ -1109,8 +1116,8 @@ func hostileCases() []hostileCase {
 			}, "blk.0.post_attention_norm"),
 			qkvApart(),
 			misshapen("ffn_up without the gate rows", "blk.2.ffn_up.weight", 64, 128),
-			unsupported("ffn_gate", func(h *hmodel) { h.put("blk.0.ffn_gate.weight", quant.F32, 64, 128) }, "blk.0.ffn_gate.weight"),
-			unsupported("rope_freqs", func(h *hmodel) { h.put("rope_freqs.weight", quant.F32, 8) }, "rope_freqs.weight"),
+			unsupportedTensor("ffn_gate", "blk.0.ffn_gate.weight", 64, 128),
+			unsupportedTensor("rope_freqs", "rope_freqs.weight", 8),
 			loads("with an output matrix", func(h *hmodel) { h.put("output.weight", quant.F32, 64, 320) }),
 			loads("without a window", del(".attention.sliding_window", ".attention.sliding_window_pattern", ".rope.freq_base_swa")),
 			loads("window pattern missing, a period of 8", del(".attention.sliding_window_pattern")),
@@ -1229,7 +1236,7 @@ func hostileCases() []hostileCase {
 			loads("without its selection bias", drop("blk.1.exp_probs_b.bias")),
 			misshapen("exp_probs_b.bias one short", "blk.2.exp_probs_b.bias", 7),
 			misshapen("shared expert of the experts' width", "blk.1.ffn_gate_shexp.weight", 64, 32),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 			refusedKey("every group used", ".expert_group_used_count", uint32(4)),
 			unset("shared width missing", ".expert_shared_feed_forward_length"),
 			unset("gating missing", ".expert_gating_func"),
@@ -1267,8 +1274,8 @@ func hostileCases() []hostileCase {
 				}
 				h.put("blk.1.attn_qkv.weight", quant.F32, 64, 256)
 			}),
-			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 128) }, "blk.0.attn_q.bias"),
-			unsupported("a shared expert", func(h *hmodel) { h.put("blk.1.ffn_up_shexp.weight", quant.F32, 64, 32) }, "blk.1.ffn_up_shexp.weight"),
+			unsupportedTensor("attn_q.bias", "blk.0.attn_q.bias", 128),
+			unsupportedTensor("a shared expert", "blk.1.ffn_up_shexp.weight", 64, 32),
 		),
 		// exaone-moe: llama.cpp's loader requires the untied output, the
 		// per-head Q/K norms, the router and experts past the dense lead,
@@ -1301,7 +1308,7 @@ func hostileCases() []hostileCase {
 				h.put("blk.2.attn_qkv.bias", quant.F32, 128)
 			}),
 			loads("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 		),
 		// falcon: attn_qkv alone, without bias, and no other projection
 		// bias (llama.cpp d32676d77 refuses a file with one: a tensor it
@@ -1311,8 +1318,8 @@ func hostileCases() []hostileCase {
 		// another rope.dimension_count); the output tied without
 		// output.weight.
 		layerNormFamily("falcon", testutil.TinyFalcon(), requiresEach("blk.0.attn_qkv.weight"),
-			unsupported("attn_qkv.bias", func(h *hmodel) { h.put("blk.0.attn_qkv.bias", quant.F32, 96) }, "blk.0.attn_qkv.bias"),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unsupportedTensor("attn_qkv.bias", "blk.0.attn_qkv.bias", 96),
+			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 			refusedKey("half the head rotated", ".rope.dimension_count", uint32(8)),
 			loads("without output.weight", drop("output.weight")),
 			loads("attn_norm_2 in block 1 alone", func(h *hmodel) {
@@ -1337,7 +1344,7 @@ func hostileCases() []hostileCase {
 			"blk.0.attn_output.bias", "blk.1.ffn_norm.bias", "blk.0.ffn_up.bias", "blk.1.ffn_down.bias"),
 			misshapen("attn_qkv.bias without the value's", "blk.1.attn_qkv.bias", 192),
 			misshapen("token_embd_norm of the wrong width", "token_embd_norm.weight", 64),
-			unsupported("position_embd", func(h *hmodel) { h.put("position_embd.weight", quant.F32, 96, 256) }, "position_embd.weight"),
+			unsupportedTensor("position_embd", "position_embd.weight", 96, 256),
 			loads("with output.weight", func(h *hmodel) { h.put("output.weight", quant.F32, 96, 320) }),
 		),
 		// mpt: every bias optional block by block, as llama.cpp's mpt
@@ -1356,7 +1363,7 @@ func hostileCases() []hostileCase {
 			loads("without output_norm.bias", drop("output_norm.bias")),
 			misshapen("attn_qkv.bias without the value's", "blk.1.attn_qkv.bias", 320),
 			misshapen("attn_norm.bias of the wrong width", "blk.0.attn_norm.bias", 64),
-			unsupported("AWQ activation scales", func(h *hmodel) { h.put("blk.0.ffn_act.scales", quant.F32, 128) }, "blk.0.ffn_act.scales"),
+			unsupportedTensor("AWQ activation scales", "blk.0.ffn_act.scales", 128),
 			unsupported("Q/K LayerNorms", func(h *hmodel) {
 				h.put("blk.0.attn_q_norm.weight", quant.F32, 160)
 				h.put("blk.0.attn_k_norm.weight", quant.F32, 160)
@@ -1385,7 +1392,7 @@ func hostileCases() []hostileCase {
 			loads("without a bias", drop("blk.1.attn_k.bias")),
 			misshapen("attn_q.bias of the embedding's width", "blk.0.attn_q.bias", 64),
 			misshapen("attn_v.bias 2-D", "blk.1.attn_v.bias", 32, 2),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) }, "blk.0.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.0.attn_output.bias", 64),
 		),
 		// seed_oss: its norm before the feed-forward is post_attention_norm
 		// (required; an ffn_norm does not stand in for it); biases as
@@ -1421,7 +1428,7 @@ func hostileCases() []hostileCase {
 			misshapen("router in the dense layer", "blk.0.ffn_gate_inp.weight", 64, 8),
 			unsupportedKey("experts every other layer", ".interleave_moe_layer_step", uint32(2)),
 			unset("step missing", ".interleave_moe_layer_step"),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 		),
 		// falcon-h1: every layer has both the attention and the Mamba-2
 		// mixer; ffn_norm is named without .weight (llama.cpp d32676d77
@@ -1441,7 +1448,7 @@ func hostileCases() []hostileCase {
 			misshapen("ssm_in of a mixer twice the width", "blk.0.ssm_in.weight", 64, 390),
 			loads("without the gated norm", drop("blk.1.ssm_norm.weight")),
 			loads("rope_freqs ignored", func(h *hmodel) { h.put("rope_freqs.weight", quant.F32, 8) }),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 			unset("state size missing", ".ssm.state_size"),
 		),
 		// jamba: a Mamba-1 layer's tensors are all required (its norms of
@@ -1608,8 +1615,8 @@ func hostileCases() []hostileCase {
 			unset("value rank missing", ".attention.value_residual_mix_lora_rank"),
 			refusedKey("two token shifts", ".token_shift_count", uint32(2)),
 			unset("token shift count missing (2 by default)", ".token_shift_count"),
-			unsupported("with output_norm.bias", func(h *hmodel) { h.put("output_norm.bias", quant.F32, 128) }, "output_norm.bias"),
-			unsupported("with token_embd_norm", func(h *hmodel) { h.put("token_embd_norm.weight", quant.F32, 128) }, "token_embd_norm.weight"),
+			unsupportedTensor("with output_norm.bias", "output_norm.bias", 128),
+			unsupportedTensor("with token_embd_norm", "token_embd_norm.weight", 128),
 		),
 		// smallthinker: every layer's router and experts are required (no
 		// dense feed-forward, no shared expert), and so is the gating
@@ -1700,7 +1707,7 @@ func hostileCases() []hostileCase {
 		// not add is refused.
 		family("arcee", testutil.TinyArcee(), requiresEach("blk.0.ffn_up.weight"),
 			misshapen("ffn_down of the width of a gated block's halves", "blk.1.ffn_down.weight", 64, 64),
-			unsupported("ffn_up.bias", func(h *hmodel) { h.put("blk.0.ffn_up.bias", quant.F32, 128) }, "blk.0.ffn_up.bias"),
+			unsupportedTensor("ffn_up.bias", "blk.0.ffn_up.bias", 128),
 		),
 		// apertus: the four xIELU keys are required, one number or one a
 		// layer, finite; the per-head Q/K norms are required.
@@ -1713,7 +1720,7 @@ func hostileCases() []hostileCase {
 			refusedKey("xielu.alpha_p NaN", "xielu.alpha_p", []float32{0.8, nan}),
 			refusedKey("xielu.alpha_n a string", "xielu.alpha_n", "0.8"),
 			loads("xielu.alpha_n one number for every layer", setF("xielu.alpha_n", 0.8)),
-			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+			unsupportedTensor("attn_q.bias", "blk.0.attn_q.bias", 64),
 		),
 		// hunyuan-dense: per-head Q/K norms required, and per head.
 		family("hunyuan-dense", testutil.TinyHunyuanDense(), requiresEach("blk.0.attn_q_norm.weight"),
@@ -1774,7 +1781,7 @@ func hostileCases() []hostileCase {
 		family("exaone", testutil.TinyExaone(), nil,
 			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			misshapen("rope_freqs a factor short", "rope_freqs.weight", 7),
-			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+			unsupportedTensor("attn_q.bias", "blk.0.attn_q.bias", 64),
 		),
 		// starcoder2: every bias and the LayerNorm epsilon are required,
 		// as llama.cpp's loader requires them.
@@ -1889,7 +1896,7 @@ func hostileCases() []hostileCase {
 			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8),
 				".rope.dimension_count", uint32(8)), ".embedding_length"),
-			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+			unsupportedTensor("attn_q.bias", "blk.0.attn_q.bias", 64),
 		),
 		// olmo: Q, K, V, the output projection and the feed-forward are
 		// required and the LayerNorm epsilon, as llama.cpp's loader
@@ -1902,7 +1909,7 @@ func hostileCases() []hostileCase {
 				".rope.dimension_count", uint32(8)), ".embedding_length"),
 			loads("without clamp_kqv", del(".attention.clamp_kqv")),
 			loads("without output, tied", drop("output.weight")),
-			unsupported("ffn_down.bias", func(h *hmodel) { h.put("blk.1.ffn_down.bias", quant.F32, 64) }, "blk.1.ffn_down.bias"),
+			unsupportedTensor("ffn_down.bias", "blk.1.ffn_down.bias", 64),
 		),
 		// afmoe: the output gate, the four norms around attention and the
 		// feed-forward, the Q/K norms and the selection bias are required,
@@ -1942,7 +1949,7 @@ func hostileCases() []hostileCase {
 			refusedKey("window as text", ".attention.sliding_window", "wide"),
 			loads("window 0", setU(".attention.sliding_window", 0)),
 			loads("output tied", drop("output.weight")),
-			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+			unsupportedTensor("attn_q.bias", "blk.0.attn_q.bias", 64),
 		),
 		// llama4: every expert layer's router and shared expert, and the
 		// RMS epsilon, interleave_moe_layer_step and the experts' width
@@ -1970,7 +1977,7 @@ func hostileCases() []hostileCase {
 			loads("output tied", drop("output.weight")),
 			loads("rope_freqs missing", drop("rope_freqs.weight")),
 			loads("one K bias", func(h *hmodel) { h.put("blk.2.attn_k.bias", quant.F32, 32) }),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) }, "blk.0.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.0.attn_output.bias", 64),
 		),
 		// laguna: the output gate (a row a head or a row an element,
 		// layer by layer, as llama.cpp reads it from the tensor), the Q/K
@@ -1992,7 +1999,7 @@ func hostileCases() []hostileCase {
 			loads("expert_weights_norm and expert_weights_scale missing", del(".expert_weights_norm", ".expert_weights_scale")),
 			refused("expert_shared_feed_forward_length missing, 1 shared of the experts' 32", del(".expert_shared_feed_forward_length"), "blk.1.ffn_gate_shexp.weight"),
 			loads("expert_shared_feed_forward_length missing, 2 shared of the experts' 32", edits(del(".expert_shared_feed_forward_length"), setU(".expert_shared_count", 2))),
-			unsupported("rope_freqs", func(h *hmodel) { h.put("rope_freqs.weight", quant.F32, 4) }, "rope_freqs.weight"),
+			unsupportedTensor("rope_freqs", "rope_freqs.weight", 4),
 			unsupported("per-layer KV heads", set(".attention.head_count_kv", []int32{2, 1, 2, 1}), ".attention.head_count_kv"),
 			refused("heads not a multiple of the KV heads", set(".attention.head_count", []int32{3, 4, 4, 4}), ".attention.head_count"),
 			loads("expert_shared_count 0 beside the width", setU(".expert_shared_count", 0)),
