@@ -332,7 +332,7 @@ func glmFamily(arch string, apart, fused testutil.ModelSpec, req requires, cases
 		misshapen("attn_v.bias of the query's width", "blk.1.attn_v.bias", 64),
 		withoutQKVBiases(1),
 		on(fused, loads("fused without its bias", drop("blk.0.attn_qkv.bias"))),
-		on(fused, unsupported("fused with a separate bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias")),
+		on(fused, unsupportedTensor("fused with a separate bias", "blk.0.attn_q.bias", 64)),
 		refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8)), ".embedding_length"),
 	)...)
 }
@@ -348,7 +348,7 @@ func cohereFamily(arch string, spec testutil.ModelSpec, req requires, cases ...h
 		unset("logit_scale missing", ".logit_scale"),
 		refusedKey("logit_scale infinite", ".logit_scale", float32(math.Inf(1))),
 		misshapen("with an output matrix", "output.weight", 64, 320),
-		unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+		unsupportedTensor("attn_q.bias", "blk.0.attn_q.bias", 64),
 	)...)
 }
 
@@ -377,7 +377,8 @@ func withQKVBiases(il int, q, kv int64) hostileCase {
 }
 
 // requires is tensors the loader requires, each by the name of the case
-// of the file without it (missing).
+// of the file without it (missing). A family writes out only the names
+// requiring (and requires.and) and requires.named do not make.
 type requires map[string]string
 
 // requiresEach is the requires of each tensor named, each case named
@@ -388,6 +389,67 @@ func requiresEach(tensors ...string) requires {
 		req[name+" missing"] = name
 	}
 	return req
+}
+
+// missingNames names the case of a file without a tensor (by its local
+// name: in a block, or outside one, and without .weight) after what the
+// tensor is, where the families say that rather than its name.
+var missingNames = map[string]string{
+	"ffn_gate_inp":       "router missing",
+	"ffn_gate_inp_shexp": "shared expert's gate missing",
+	"ffn_up_shexp":       "shared expert missing",
+	"ffn_down_shexp":     "shared expert missing",
+	"ffn_up_exps":        "experts missing",
+	"ffn_gate_exps":      "experts missing",
+	"ffn_down_exps":      "experts missing",
+	"exp_probs_b.bias":   "selection bias missing",
+	"output":             "output missing (never tied)",
+}
+
+// requiring is the requires of each tensor named, each case named by
+// missingNames or else after the tensor's local name ("attn_q_norm
+// missing"), as most families name them.
+func requiring(tensors ...string) requires {
+	return requires(nil).and(tensors...)
+}
+
+// and is req and requiring(tensors...).
+func (req requires) and(tensors ...string) requires {
+	return req.add(tensors, func(local string) string {
+		if what, ok := missingNames[local]; ok {
+			return what
+		}
+		return local + " missing"
+	})
+}
+
+// named is req and the requires of each tensor named, each case named
+// by format with the tensor's local name ("layer without %s").
+func (req requires) named(format string, tensors ...string) requires {
+	return req.add(tensors, func(local string) string { return fmt.Sprintf(format, local) })
+}
+
+// add is req and a case of each of tensors, named by what of the
+// tensor's local name: without its block ("blk.N.") and ".weight". Two
+// cases of one name, which would leave one out, are a mistake in the
+// table.
+func (req requires) add(tensors []string, what func(local string) string) requires {
+	r := maps.Clone(req)
+	if r == nil {
+		r = requires{}
+	}
+	for _, t := range tensors {
+		local := t
+		if rest, ok := strings.CutPrefix(t, "blk."); ok {
+			local = rest[strings.Index(rest, ".")+1:]
+		}
+		name := what(strings.TrimSuffix(local, ".weight"))
+		if _, dup := r[name]; dup {
+			panic(fmt.Sprintf("requires: two cases named %q", name))
+		}
+		r[name] = t
+	}
+	return r
 }
 
 // family is the cases of one architecture and a missing case of each
@@ -500,6 +562,13 @@ func refusedKey(what, key string, v any) hostileCase {
 // the key, from the plan too.
 func unsupportedKey(what, key string, v any) hostileCase {
 	return unsupported(what, set(key, v), key)
+}
+
+// unsupportedTensor is the file with tensor added, F32 of dims, which
+// the architecture has no place for: ErrUnsupportedArch naming it, from
+// the plan too.
+func unsupportedTensor(what, tensor string, dims ...int64) hostileCase {
+	return unsupported(what, func(h *hmodel) { h.put(tensor, quant.F32, dims...) }, tensor)
 }
 
 // missing is the file without tensor: ErrBadModel naming it, from the
@@ -679,12 +748,12 @@ func hostileCases() []hostileCase {
 			refused("tensor of block huge", func(h *hmodel) { h.put("blk.99999999999999999999.attn_norm.weight", quant.F32, 64) }, "blk.99999999999999999999.attn_norm.weight"),
 			refused("tensor of a block past the count", func(h *hmodel) { h.put("blk.9.attn_norm.weight", quant.F32, 64) }, "blk.9.attn_norm.weight", "block_count"),
 			unsupported("tensor llama has no place for", func(h *hmodel) { h.put("blk.0.attn_sub_norm.weight", quant.F32, 64) }, "blk.0.attn_sub_norm.weight", "no use"),
-			unsupported("tensor outside the blocks llama has no place for", func(h *hmodel) { h.put("output_norm.bias", quant.F32, 64) }, "output_norm.bias"),
-			unsupported("mixture of experts", func(h *hmodel) { h.put("blk.0.ffn_gate_inp.weight", quant.F32, 64, 4) }, "blk.0.ffn_gate_inp.weight"),
+			unsupportedTensor("tensor outside the blocks llama has no place for", "output_norm.bias", 64),
+			unsupportedTensor("mixture of experts", "blk.0.ffn_gate_inp.weight", 64, 4),
 			unsupported("mixture of experts by metadata", set(".expert_count", uint32(8)), "expert_count"),
 			// llama.cpp loads these biases as optional for llama and granite:
 			// a file that has one must be refused, not run without it.
-			unsupported("llama with attn_q.bias", func(h *hmodel) { h.put("blk.1.attn_q.bias", quant.F32, 64) }, "blk.1.attn_q.bias"),
+			unsupportedTensor("llama with attn_q.bias", "blk.1.attn_q.bias", 64),
 			// llama.cpp's create_tensor_qkv takes a fused attn_qkv in place
 			// of attn_q, attn_k and attn_v for llama (as --fuse-qkv writes
 			// it), and so does the loader here, block by block; for olmo2,
@@ -753,13 +822,10 @@ func hostileCases() []hostileCase {
 		// the tensors only it has; the shared_kv_layers float32 of early
 		// conversions is taken when it holds a count.
 		family("gemma3n", testutil.TinyGemma3n(), requires{
-			"without laurel_l":                "blk.2.laurel_l.weight",
 			"without the first laurel_l":      "blk.0.laurel_l.weight",
-			"without per_layer_token_embd":    "per_layer_token_embd.weight",
-			"without altup_unembd_proj":       "altup_unembd_proj.weight",
 			"without a router":                "blk.3.altup_router.weight",
 			"without a shared layer's attn_k": "blk.3.attn_k.weight",
-		},
+		}.named("without %s", "blk.2.laurel_l.weight", "per_layer_token_embd.weight", "altup_unembd_proj.weight"),
 			refused("per-layer width wrong", setU(".embedding_length_per_layer_input", 16), "per_layer_token_embd.weight", "embedding_length_per_layer_input = 16"),
 			// llama.cpp's text model leaves the vision and audio towers'
 			// tensors alone (its converter writes them to another file).
@@ -782,12 +848,9 @@ func hostileCases() []hostileCase {
 		// gemma4: its head sizes, layer kinds, per-layer counts and
 		// tensors; layer_output_scale and attn_v are optional.
 		family("gemma4", testutil.TinyGemma4(), requires{
-			"without rope_freqs":               "rope_freqs.weight",
-			"without per_layer_token_embd":     "per_layer_token_embd.weight",
 			"without a global layer's attn_q":  "blk.2.attn_q.weight",
 			"without an owning layer's attn_k": "blk.1.attn_k.weight",
-			"without inp_gate":                 "blk.4.inp_gate.weight",
-		},
+		}.named("without %s", "rope_freqs.weight", "per_layer_token_embd.weight", "blk.4.inp_gate.weight"),
 			unset("without key_length_swa", ".attention.key_length_swa"),
 			refused("value_length_swa differs", setU(".attention.value_length_swa", 64), ".attention.value_length_swa = 64"),
 			unset("without a layer pattern", ".attention.sliding_window_pattern"),
@@ -809,12 +872,8 @@ func hostileCases() []hostileCase {
 		family("gemma4", testutil.TinyGemma4MoE(), requires{
 			"without a router":                                  "blk.3.ffn_gate_inp.weight",
 			"without the router's scale":                        "blk.1.ffn_gate_inp.scale",
-			"without pre_ffw_norm_2":                            "blk.2.pre_ffw_norm_2.weight",
-			"without post_ffw_norm_1":                           "blk.0.post_ffw_norm_1.weight",
-			"without post_ffw_norm_2":                           "blk.3.post_ffw_norm_2.weight",
-			"without ffn_down_exps":                             "blk.1.ffn_down_exps.weight",
 			"without the dense feed-forward beside the experts": "blk.0.ffn_gate.weight",
-		},
+		}.named("without %s", "blk.2.pre_ffw_norm_2.weight", "blk.0.post_ffw_norm_1.weight", "blk.3.post_ffw_norm_2.weight", "blk.1.ffn_down_exps.weight"),
 			unset("without expert_feed_forward_length", ".expert_feed_forward_length"),
 			refused("more experts used than there are", setU(".expert_used_count", 9), ".expert_used_count = 9"),
 			refused("router in a dense model", set(".expert_count", uint32(0), ".expert_used_count", uint32(0)), "blk.0.ffn_gate_inp.weight", "expert_count = 0"),
@@ -878,10 +937,7 @@ func hostileCases() []hostileCase {
 			loads("experts' gate and up fused", edits(fuseExps(1), fuseExps(2))),
 			misshapen("fused gate and up of one expert's width", "blk.1.ffn_gate_up_exps.weight", 64, 32, 8),
 		),
-		family("minicpm3", testutil.TinyMiniCPM3(), requires{
-			"without attn_kv_b":     "blk.1.attn_kv_b.weight",
-			"without attn_q_a_norm": "blk.0.attn_q_a_norm.weight",
-		},
+		family("minicpm3", testutil.TinyMiniCPM3(), requires{}.named("without %s", "blk.1.attn_kv_b.weight", "blk.0.attn_q_a_norm.weight"),
 			unset("q_lora_rank missing", ".attention.q_lora_rank"),
 			refused("q_lora_rank 0", setU(".attention.q_lora_rank", 0), ".attention.q_lora_rank = 0"),
 			refused("fewer KV heads than heads", setU(".attention.head_count_kv", 2), ".attention.head_count_kv = 2"),
@@ -892,7 +948,7 @@ func hostileCases() []hostileCase {
 			refusedKey("temperature scale NaN", ".attention.temperature_scale", nan),
 		),
 		family("granite", testutil.TinyGranite(), nil,
-			unsupported("with ffn_down.bias", func(h *hmodel) { h.put("blk.0.ffn_down.bias", quant.F32, 64) }, "blk.0.ffn_down.bias"),
+			unsupportedTensor("with ffn_down.bias", "blk.0.ffn_down.bias", 64),
 			unset("logit_scale missing", ".logit_scale"),
 			unset("residual_scale missing", ".residual_scale"),
 			refusedKey("logit_scale zero", ".logit_scale", float32(0)),
@@ -904,7 +960,7 @@ func hostileCases() []hostileCase {
 			refusedKey("logit_scale zero", ".logit_scale", float32(0)),
 			refused("residual_scale infinite", func(h *hmodel) { h.set(".residual_scale", float32(math.Inf(1))) }, ".residual_scale"),
 			loads("without its multipliers", del(".embedding_scale", ".residual_scale", ".logit_scale")),
-			unsupported("with ffn_down.bias", func(h *hmodel) { h.put("blk.0.ffn_down.bias", quant.F32, 64) }, "blk.0.ffn_down.bias"),
+			unsupportedTensor("with ffn_down.bias", "blk.0.ffn_down.bias", 64),
 			refusedAtLoad("rope_factors_long of the wrong length", func(h *hmodel) { h.put("rope_factors_long.weight", quant.F32, 5) }, "rope_factors_long.weight"),
 		),
 		family("granitemoe", testutil.TinyGraniteMoE(), nil,
@@ -916,10 +972,8 @@ func hostileCases() []hostileCase {
 			unset("expert_count missing", ".expert_count"),
 		),
 		family("granitehybrid", testutil.TinyGraniteHybrid(), requires{
-			"recurrent layer without ssm_a":  "blk.1.ssm_a",
-			"recurrent layer without ssm_in": "blk.0.ssm_in.weight",
 			"attention layer without attn_q": "blk.2.attn_q.weight",
-		},
+		}.named("recurrent layer without %s", "blk.1.ssm_a", "blk.0.ssm_in.weight"),
 			misshapen("ssm_conv1d of the wrong shape", "blk.3.ssm_conv1d.weight", 3, 192),
 			misshapen("ssm_norm of ungrouped shape", "blk.0.ssm_norm.weight", 128),
 			loads("without the conv bias", drop("blk.0.ssm_conv1d.bias")),
@@ -931,10 +985,7 @@ func hostileCases() []hostileCase {
 			on(testutil.TinyGraniteHybridMoE(), missing("shared expert missing", "blk.2.ffn_down_shexp.weight")),
 			loads("NaN time-step bias", func(h *hmodel) { h.tensor("blk.0.ssm_dt.bias").data = nanData(8) }),
 		),
-		family("qwen35", testutil.TinyQwen35(), requires{
-			"delta-net layer without ssm_beta":  "blk.1.ssm_beta.weight",
-			"delta-net layer without attn_gate": "blk.0.attn_gate.weight",
-		},
+		family("qwen35", testutil.TinyQwen35(), requires{}.named("delta-net layer without %s", "blk.1.ssm_beta.weight", "blk.0.attn_gate.weight"),
 			misshapen("attn_q without the gates", "blk.3.attn_q.weight", 64, 128),
 			refusedKey("inner size not heads × state", ".ssm.inner_size", uint32(128)),
 			refusedKey("key heads not dividing the value heads", ".ssm.group_count", uint32(3)),
@@ -949,11 +1000,8 @@ func hostileCases() []hostileCase {
 			refusedKey("NextN blocks leaving no layer", ".nextn_predict_layers", uint32(4)),
 			on(qwen35NextN(), loads("with a NextN block", func(*hmodel) {})),
 		),
-		family("qwen35moe", testutil.TinyQwen35MoE(), requires{
-			"shared expert's gate missing": "blk.0.ffn_gate_inp_shexp.weight",
-			"shared expert missing":        "blk.3.ffn_down_shexp.weight",
-			"router missing":               "blk.0.ffn_gate_inp.weight",
-		},
+		family("qwen35moe", testutil.TinyQwen35MoE(), requiring("blk.0.ffn_gate_inp_shexp.weight",
+			"blk.3.ffn_down_shexp.weight", "blk.0.ffn_gate_inp.weight"),
 			misshapen("shared expert's gate of the wrong width", "blk.1.ffn_gate_inp_shexp.weight", 32),
 			misshapen("shared expert's gate of two rows", "blk.3.ffn_gate_inp_shexp.weight", 64, 2),
 			loads("shared expert's gate of one row, 2-D", func(h *hmodel) { h.put("blk.2.ffn_gate_inp_shexp.weight", quant.F32, 64, 1) }),
@@ -985,19 +1033,15 @@ func hostileCases() []hostileCase {
 		// expert and its gate, output.weight and the RMS epsilon; the
 		// widths default as it sizes them (FFN/used: 64, not the file's
 		// 32); Q/K/V biases optional, an output bias refused.
-		family("qwen2moe", testutil.TinyQwen2MoE(), requires{
-			"output missing (never tied)":  "output.weight",
-			"router missing":               "blk.0.ffn_gate_inp.weight",
-			"shared expert missing":        "blk.1.ffn_up_shexp.weight",
-			"shared expert's gate missing": "blk.1.ffn_gate_inp_shexp.weight",
-		},
+		family("qwen2moe", testutil.TinyQwen2MoE(), requiring("output.weight", "blk.0.ffn_gate_inp.weight",
+			"blk.1.ffn_up_shexp.weight", "blk.1.ffn_gate_inp_shexp.weight"),
 			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			refused("experts' width defaulted", del(".expert_feed_forward_length"), "blk.0.ffn_gate_exps.weight"),
 			refused("shared width defaulted", del(".expert_shared_feed_forward_length"), "blk.0.ffn_gate_shexp.weight"),
 			withoutQKVBiases(1),
 			misshapen("attn_k.bias of the query's width", "blk.0.attn_k.bias", 64),
 			misshapen("shared expert's gate of the wrong width", "blk.0.ffn_gate_inp_shexp.weight", 32),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 		),
 		// phimoe: llama.cpp's loader requires the router and experts,
 		// every norm's bias, attn_output's bias, the untied output and its
@@ -1005,16 +1049,9 @@ func hostileCases() []hostileCase {
 		// feed_forward_length whatever expert_feed_forward_length says; Q,
 		// K and V fused or apart, their biases optional; LongRoPE's
 		// factors optional; no expert has a bias.
-		family("phimoe", testutil.TinyPhiMoE(), requires{
-			"output missing (never tied)": "output.weight",
-			"output.bias missing":         "output.bias",
-			"output_norm.bias missing":    "output_norm.bias",
-			"attn_norm.bias missing":      "blk.1.attn_norm.bias",
-			"ffn_norm.bias missing":       "blk.0.ffn_norm.bias",
-			"attn_output.bias missing":    "blk.1.attn_output.bias",
-			"router missing":              "blk.0.ffn_gate_inp.weight",
-			"experts missing":             "blk.1.ffn_up_exps.weight",
-		},
+		family("phimoe", testutil.TinyPhiMoE(), requiring("output.weight", "output.bias", "output_norm.bias",
+			"blk.1.attn_norm.bias", "blk.0.ffn_norm.bias", "blk.1.attn_output.bias", "blk.0.ffn_gate_inp.weight",
+			"blk.1.ffn_up_exps.weight"),
 			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			loads("expert_feed_forward_length not read", set(".expert_feed_forward_length", uint32(64))),
 			refusedKey("more experts used than there are", ".expert_used_count", uint32(9)),
@@ -1030,7 +1067,7 @@ func hostileCases() []hostileCase {
 			}),
 			loads("without LongRoPE's factors", drop("rope_factors_long.weight", "rope_factors_short.weight")),
 			misshapen("rope_factors_long of the whole head", "rope_factors_long.weight", 16),
-			unsupported("an expert's bias", func(h *hmodel) { h.put("blk.0.ffn_down_exps.bias", quant.F32, 64, 8) }, "blk.0.ffn_down_exps.bias"),
+			unsupportedTensor("an expert's bias", "blk.0.ffn_down_exps.bias", 64, 8),
 		),
 		// mellum: llama.cpp's loader requires the router, experts, Q/K
 		// norms, output.weight, the RMS epsilon, the experts' width (0
@@ -1038,12 +1075,8 @@ func hostileCases() []hostileCase {
 		// its pattern, which must window some layer (llama.cpp asserts);
 		// Q, K and V fused or apart, their biases optional; no
 		// attn_output bias; expert_weights_scale not read.
-		family("mellum", testutil.TinyMellum(), requires{
-			"output missing (never tied)": "output.weight",
-			"router missing":              "blk.0.ffn_gate_inp.weight",
-			"experts missing":             "blk.1.ffn_up_exps.weight",
-			"attn_q_norm missing":         "blk.2.attn_q_norm.weight",
-		},
+		family("mellum", testutil.TinyMellum(), requiring("output.weight", "blk.0.ffn_gate_inp.weight",
+			"blk.1.ffn_up_exps.weight", "blk.2.attn_q_norm.weight"),
 			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			unset("experts' width missing", ".expert_feed_forward_length"),
 			refused("experts' width 0, defaulted", set(".expert_feed_forward_length", uint32(0)), "blk.0.ffn_gate_exps.weight"),
@@ -1053,7 +1086,7 @@ func hostileCases() []hostileCase {
 			loads("expert_weights_scale not read", set(".expert_weights_scale", float32(2))),
 			withQKVBiases(0, 64, 32),
 			on(testutil.TinyMellumPattern(), loads("fused with its bias", func(h *hmodel) { h.put("blk.1.attn_qkv.bias", quant.F32, 128) })),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 		),
 		// grovemoe: llama.cpp's loader requires the router, experts,
 		// adjugate experts, Q/K norms, the RMS epsilon, the experts'
@@ -1064,13 +1097,9 @@ func hostileCases() []hostileCase {
 		// experts_per_group must divide the experts into at least
 		// expert_used_count groups (llama.cpp asserts on too few).
 		family("grovemoe", testutil.TinyGroveMoE(), requires{
-			"router missing":           "blk.0.ffn_gate_inp.weight",
-			"experts missing":          "blk.1.ffn_up_exps.weight",
 			"adjugate experts missing": "blk.1.ffn_up_chexps.weight",
 			"adjugate gate missing":    "blk.2.ffn_gate_chexps.weight",
-			"attn_q_norm missing":      "blk.2.attn_q_norm.weight",
-			"attn_k_norm missing":      "blk.3.attn_k_norm.weight",
-		},
+		}.and("blk.0.ffn_gate_inp.weight", "blk.1.ffn_up_exps.weight", "blk.2.attn_q_norm.weight", "blk.3.attn_k_norm.weight"),
 			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			unset("experts' width missing", ".expert_feed_forward_length"),
 			unset("experts_per_group missing", ".experts_per_group"),
@@ -1081,7 +1110,7 @@ func hostileCases() []hostileCase {
 			refusedKey("fewer groups than experts a token", ".expert_used_count", uint32(5)),
 			loads("without an output matrix (tied)", drop("output.weight")),
 			withQKVBiases(0, 64, 32),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 		),
 		// maincoder: per-head Q/K norms and the RMS epsilon required; the
 		// output tied unless the file has output.weight; Q/K/V biases
@@ -1090,7 +1119,7 @@ func hostileCases() []hostileCase {
 			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			loads("with an output matrix", func(h *hmodel) { h.put("output.weight", quant.F32, 64, 320) }),
 			withQKVBiases(1, 64, 32),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) }, "blk.0.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.0.attn_output.bias", 64),
 			loads("sliding window not read", set(".attention.sliding_window", uint32(4))),
 		),
 		// plamo3: llama.cpp's loader requires attn_qkv (never Q, K and V
@@ -1109,8 +1138,8 @@ func hostileCases() []hostileCase {
 			}, "blk.0.post_attention_norm"),
 			qkvApart(),
 			misshapen("ffn_up without the gate rows", "blk.2.ffn_up.weight", 64, 128),
-			unsupported("ffn_gate", func(h *hmodel) { h.put("blk.0.ffn_gate.weight", quant.F32, 64, 128) }, "blk.0.ffn_gate.weight"),
-			unsupported("rope_freqs", func(h *hmodel) { h.put("rope_freqs.weight", quant.F32, 8) }, "rope_freqs.weight"),
+			unsupportedTensor("ffn_gate", "blk.0.ffn_gate.weight", 64, 128),
+			unsupportedTensor("rope_freqs", "rope_freqs.weight", 8),
 			loads("with an output matrix", func(h *hmodel) { h.put("output.weight", quant.F32, 64, 320) }),
 			loads("without a window", del(".attention.sliding_window", ".attention.sliding_window_pattern", ".rope.freq_base_swa")),
 			loads("window pattern missing, a period of 8", del(".attention.sliding_window_pattern")),
@@ -1122,10 +1151,8 @@ func hostileCases() []hostileCase {
 			unsupportedAtLoad("plamo2's tokenizer", set("tokenizer.ggml.model", "plamo2"), "plamo2"),
 		),
 		family("qwen3next", testutil.TinyQwen3Next(), requires{
-			"ssm_ba missing":                    "blk.1.ssm_ba.weight",
 			"attn_gate missing beside attn_qkv": "blk.0.attn_gate.weight",
-			"shared expert's gate missing":      "blk.3.ffn_gate_inp_shexp.weight",
-		},
+		}.and("blk.1.ssm_ba.weight", "blk.3.ffn_gate_inp_shexp.weight"),
 			misshapen("ssm_ba of one value head's width", "blk.0.ssm_ba.weight", 64, 4),
 			on(testutil.TinyQwen3NextSSMIn(), misshapen("ssm_in without z", "blk.2.ssm_in.weight", 64, 128)),
 			refused("with qwen35's ssm_beta and ssm_alpha", func(h *hmodel) {
@@ -1137,11 +1164,9 @@ func hostileCases() []hostileCase {
 			refusedKey("key heads not dividing the value heads", ".ssm.group_count", uint32(3)),
 		),
 		family("nemotron_h", testutil.TinyNemotronH(), requires{
-			"Mamba-2 layer without ssm_in":   "blk.0.ssm_in.weight",
-			"Mamba-2 layer without ssm_d":    "blk.5.ssm_d",
 			"feed-forward without ffn_up":    "blk.1.ffn_up.weight",
 			"attention layer without attn_k": "blk.3.attn_k.weight",
-		},
+		}.named("Mamba-2 layer without %s", "blk.0.ssm_in.weight", "blk.5.ssm_d"),
 			misshapen("ssm_in of an inner size of 2 × the width", "blk.2.ssm_in.weight", 64, 328),
 			misshapen("ssm_norm of ungrouped shape", "blk.0.ssm_norm.weight", 96),
 			misshapen("ffn_down of another width than its layer's", "blk.4.ffn_down.weight", 96, 64),
@@ -1190,13 +1215,10 @@ func hostileCases() []hostileCase {
 		// checked and its optional ones may be missing, as llama.cpp skips
 		// it unread.
 		family("glm4moe", testutil.TinyGLM4MoE(), requires{
-			"selection bias missing":          "blk.1.exp_probs_b.bias",
-			"attn_k.bias missing":             "blk.2.attn_k.bias",
-			"shared expert missing":           "blk.2.ffn_up_shexp.weight",
 			"attn_k_norm without attn_q_norm": "blk.1.attn_q_norm.weight",
 			"NextN projection missing":        "blk.3.nextn.eh_proj.weight",
 			"NextN experts missing":           "blk.3.ffn_down_exps.weight",
-		},
+		}.and("blk.1.exp_probs_b.bias", "blk.2.attn_k.bias", "blk.2.ffn_up_shexp.weight"),
 			misshapen("attn_q_norm of half a head", "blk.1.attn_q_norm.weight", 16),
 			loads("without Q/K norms", func(h *hmodel) {
 				for il := range 4 {
@@ -1219,26 +1241,19 @@ func hostileCases() []hostileCase {
 		// experts' count; the NextN block's layer_output_norm required;
 		// no attention output bias (llama.cpp's loader takes none).
 		family("bailingmoe2", testutil.TinyBailingMoE2(), requires{
-			"attn_qkv missing":                "blk.1.attn_qkv.weight",
-			"attn_k_norm missing":             "blk.2.attn_k_norm.weight",
 			"NextN layer_output_norm missing": "blk.3.layer_output_norm.weight",
 			"NextN hnorm missing":             "blk.3.nextn.hnorm.weight",
-			"output missing (never tied)":     "output.weight",
-		},
+		}.and("blk.1.attn_qkv.weight", "blk.2.attn_k_norm.weight", "output.weight"),
 			qkvApart(),
 			loads("without its selection bias", drop("blk.1.exp_probs_b.bias")),
 			misshapen("exp_probs_b.bias one short", "blk.2.exp_probs_b.bias", 7),
 			misshapen("shared expert of the experts' width", "blk.1.ffn_gate_shexp.weight", 64, 32),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 			refusedKey("every group used", ".expert_group_used_count", uint32(4)),
 			unset("shared width missing", ".expert_shared_feed_forward_length"),
 			unset("gating missing", ".expert_gating_func"),
 		),
-		family("olmoe", testutil.TinyOLMoE(), requires{
-			"output missing (never tied)": "output.weight",
-			"without attn_k_norm":         "blk.1.attn_k_norm.weight",
-			"without ffn_gate_inp":        "blk.0.ffn_gate_inp.weight",
-		},
+		family("olmoe", testutil.TinyOLMoE(), requiring("output.weight").named("without %s", "blk.1.attn_k_norm.weight", "blk.0.ffn_gate_inp.weight"),
 			refused("expert_used_count 0", setU(".expert_used_count", 0), ".expert_used_count = 0"),
 			unset("feed_forward_length missing", ".feed_forward_length"),
 			loads("without expert_feed_forward_length", del(".expert_feed_forward_length")),
@@ -1251,11 +1266,9 @@ func hostileCases() []hostileCase {
 		// graph, the gating function; Q, K and V fused or apart, without
 		// biases; no shared expert.
 		family("minimax-m2", testutil.TinyMiniMaxM2(), requires{
-			"output missing (never tied)": "output.weight",
-			"without attn_q_norm":         "blk.1.attn_q_norm.weight",
-			"without exp_probs_b":         "blk.0.exp_probs_b.bias",
-			"experts missing":             "blk.1.ffn_gate_exps.weight",
-		},
+			"without attn_q_norm": "blk.1.attn_q_norm.weight",
+			"without exp_probs_b": "blk.0.exp_probs_b.bias",
+		}.and("output.weight", "blk.1.ffn_gate_exps.weight"),
 			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			unset("gating missing", ".expert_gating_func"),
 			unset("expert_feed_forward_length missing", ".expert_feed_forward_length"),
@@ -1267,8 +1280,8 @@ func hostileCases() []hostileCase {
 				}
 				h.put("blk.1.attn_qkv.weight", quant.F32, 64, 256)
 			}),
-			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 128) }, "blk.0.attn_q.bias"),
-			unsupported("a shared expert", func(h *hmodel) { h.put("blk.1.ffn_up_shexp.weight", quant.F32, 64, 32) }, "blk.1.ffn_up_shexp.weight"),
+			unsupportedTensor("attn_q.bias", "blk.0.attn_q.bias", 128),
+			unsupportedTensor("a shared expert", "blk.1.ffn_up_shexp.weight", 64, 32),
 		),
 		// exaone-moe: llama.cpp's loader requires the untied output, the
 		// per-head Q/K norms, the router and experts past the dense lead,
@@ -1278,15 +1291,12 @@ func hostileCases() []hostileCase {
 		// projection and norms; the selection bias and the Q/K/V biases
 		// optional; Q, K and V fused or apart.
 		family("exaone-moe", testutil.TinyExaoneMoE(), requires{
-			"output missing (never tied)":     "output.weight",
 			"without attn_k_norm":             "blk.2.attn_k_norm.weight",
-			"router missing":                  "blk.1.ffn_gate_inp.weight",
-			"shared expert missing":           "blk.3.ffn_down_shexp.weight",
 			"NextN's dense feed-forward":      "blk.4.ffn_gate.weight",
 			"NextN's projection missing":      "blk.4.nextn.eh_proj.weight",
 			"dense layer 0's gate missing":    "blk.0.ffn_gate.weight",
 			"experts missing after the dense": "blk.1.ffn_up_exps.weight",
-		},
+		}.and("output.weight", "blk.1.ffn_gate_inp.weight", "blk.3.ffn_down_shexp.weight"),
 			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			unset("window missing", ".attention.sliding_window"),
 			unset("gating missing", ".expert_gating_func"),
@@ -1301,7 +1311,7 @@ func hostileCases() []hostileCase {
 				h.put("blk.2.attn_qkv.bias", quant.F32, 128)
 			}),
 			loads("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 		),
 		// falcon: attn_qkv alone, without bias, and no other projection
 		// bias (llama.cpp d32676d77 refuses a file with one: a tensor it
@@ -1311,8 +1321,8 @@ func hostileCases() []hostileCase {
 		// another rope.dimension_count); the output tied without
 		// output.weight.
 		layerNormFamily("falcon", testutil.TinyFalcon(), requiresEach("blk.0.attn_qkv.weight"),
-			unsupported("attn_qkv.bias", func(h *hmodel) { h.put("blk.0.attn_qkv.bias", quant.F32, 96) }, "blk.0.attn_qkv.bias"),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unsupportedTensor("attn_qkv.bias", "blk.0.attn_qkv.bias", 96),
+			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 			refusedKey("half the head rotated", ".rope.dimension_count", uint32(8)),
 			loads("without output.weight", drop("output.weight")),
 			loads("attn_norm_2 in block 1 alone", func(h *hmodel) {
@@ -1337,7 +1347,7 @@ func hostileCases() []hostileCase {
 			"blk.0.attn_output.bias", "blk.1.ffn_norm.bias", "blk.0.ffn_up.bias", "blk.1.ffn_down.bias"),
 			misshapen("attn_qkv.bias without the value's", "blk.1.attn_qkv.bias", 192),
 			misshapen("token_embd_norm of the wrong width", "token_embd_norm.weight", 64),
-			unsupported("position_embd", func(h *hmodel) { h.put("position_embd.weight", quant.F32, 96, 256) }, "position_embd.weight"),
+			unsupportedTensor("position_embd", "position_embd.weight", 96, 256),
 			loads("with output.weight", func(h *hmodel) { h.put("output.weight", quant.F32, 96, 320) }),
 		),
 		// mpt: every bias optional block by block, as llama.cpp's mpt
@@ -1356,7 +1366,7 @@ func hostileCases() []hostileCase {
 			loads("without output_norm.bias", drop("output_norm.bias")),
 			misshapen("attn_qkv.bias without the value's", "blk.1.attn_qkv.bias", 320),
 			misshapen("attn_norm.bias of the wrong width", "blk.0.attn_norm.bias", 64),
-			unsupported("AWQ activation scales", func(h *hmodel) { h.put("blk.0.ffn_act.scales", quant.F32, 128) }, "blk.0.ffn_act.scales"),
+			unsupportedTensor("AWQ activation scales", "blk.0.ffn_act.scales", 128),
 			unsupported("Q/K LayerNorms", func(h *hmodel) {
 				h.put("blk.0.attn_q_norm.weight", quant.F32, 160)
 				h.put("blk.0.attn_k_norm.weight", quant.F32, 160)
@@ -1385,7 +1395,7 @@ func hostileCases() []hostileCase {
 			loads("without a bias", drop("blk.1.attn_k.bias")),
 			misshapen("attn_q.bias of the embedding's width", "blk.0.attn_q.bias", 64),
 			misshapen("attn_v.bias 2-D", "blk.1.attn_v.bias", 32, 2),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) }, "blk.0.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.0.attn_output.bias", 64),
 		),
 		// seed_oss: its norm before the feed-forward is post_attention_norm
 		// (required; an ffn_norm does not stand in for it); biases as
@@ -1413,15 +1423,14 @@ func hostileCases() []hostileCase {
 		// experts on every step-th layer only are not run; an output bias,
 		// which llama.cpp never adds, is refused as ernie4_5's.
 		family("ernie4_5-moe", testutil.TinyErnie45MoE(), requires{
-			"shared expert missing": "blk.2.ffn_down_shexp.weight",
 			"experts' gate missing": "blk.1.ffn_gate_exps.weight",
-		},
+		}.and("blk.2.ffn_down_shexp.weight"),
 			loads("without its selection bias", drop("blk.1.exp_probs_b.bias")),
 			misshapen("exp_probs_b.bias one short", "blk.2.exp_probs_b.bias", 7),
 			misshapen("router in the dense layer", "blk.0.ffn_gate_inp.weight", 64, 8),
 			unsupportedKey("experts every other layer", ".interleave_moe_layer_step", uint32(2)),
 			unset("step missing", ".interleave_moe_layer_step"),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 		),
 		// falcon-h1: every layer has both the attention and the Mamba-2
 		// mixer; ffn_norm is named without .weight (llama.cpp d32676d77
@@ -1432,8 +1441,7 @@ func hostileCases() []hostileCase {
 		family("falcon-h1", testutil.TinyFalconH1(), requires{
 			"mixer without ssm_in": "blk.1.ssm_in.weight",
 			"layer without attn_k": "blk.2.attn_k.weight",
-			"ffn_norm missing":     "blk.0.ffn_norm",
-		},
+		}.and("blk.0.ffn_norm"),
 			refused("ffn_norm.weight in its place", func(h *hmodel) {
 				h.drop("blk.0.ffn_norm")
 				h.put("blk.0.ffn_norm.weight", quant.F32, 64)
@@ -1441,20 +1449,17 @@ func hostileCases() []hostileCase {
 			misshapen("ssm_in of a mixer twice the width", "blk.0.ssm_in.weight", 64, 390),
 			loads("without the gated norm", drop("blk.1.ssm_norm.weight")),
 			loads("rope_freqs ignored", func(h *hmodel) { h.put("rope_freqs.weight", quant.F32, 8) }),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.1.attn_output.bias", quant.F32, 64) }, "blk.1.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.1.attn_output.bias", 64),
 			unset("state size missing", ".ssm.state_size"),
 		),
 		// jamba: a Mamba-1 layer's tensors are all required (its norms of
 		// the time step's rank, B and C too), A holds a decay per channel
 		// and state element, the inner size is twice the width, some layer
 		// attends, and a router needs expert_count.
-		family("jamba", testutil.TinyJamba(), requires{
-			"Mamba layer without ssm_x":      "blk.0.ssm_x.weight",
-			"Mamba layer without ssm_b_norm": "blk.1.ssm_b_norm.weight",
-			"Mamba layer without ssm_dt":     "blk.3.ssm_dt.weight",
-			"attention layer without attn_q": "blk.2.attn_q.weight",
-			"dense layer without ffn_gate":   "blk.0.ffn_gate.weight",
-		},
+		family("jamba", testutil.TinyJamba(), requires{}.
+			named("Mamba layer without %s", "blk.0.ssm_x.weight", "blk.1.ssm_b_norm.weight", "blk.3.ssm_dt.weight").
+			named("attention layer without %s", "blk.2.attn_q.weight").
+			named("dense layer without %s", "blk.0.ffn_gate.weight"),
 			misshapen("ssm_a of one decay a channel", "blk.0.ssm_a", 1, 128),
 			misshapen("ssm_x of a wider rank", "blk.1.ssm_x.weight", 128, 48),
 			refusedKey("inner size not twice the width", ".ssm.inner_size", uint32(96)),
@@ -1466,10 +1471,7 @@ func hostileCases() []hostileCase {
 		),
 		// mamba: every block's Mamba-1 tensors are required, D of one
 		// value a channel, and the ssm.* sizes must agree with them.
-		family("mamba", testutil.TinyMamba(), requires{
-			"layer without ssm_a":           "blk.2.ssm_a",
-			"layer without ssm_conv1d.bias": "blk.0.ssm_conv1d.bias",
-		},
+		family("mamba", testutil.TinyMamba(), requires{}.named("layer without %s", "blk.2.ssm_a", "blk.0.ssm_conv1d.bias"),
 			misshapen("ssm_conv1d of another kernel", "blk.1.ssm_conv1d.weight", 3, 128),
 			misshapen("ssm_d of one value", "blk.1.ssm_d", 1),
 			unset("state size missing", ".ssm.state_size"),
@@ -1481,12 +1483,9 @@ func hostileCases() []hostileCase {
 		// ssm_in 328): every tensor llama.cpp's loader requires, their
 		// sizes, and the ssm.* keys that size them.
 		family("mamba2", testutil.TinyMamba2(), requires{
-			"without ssm_norm":             "blk.1.ssm_norm.weight",
 			"without the kernel's bias":    "blk.0.ssm_conv1d.bias",
 			"without the time steps' bias": "blk.2.ssm_dt.bias",
-			"without ssm_a":                "blk.1.ssm_a",
-			"without output_norm":          "output_norm.weight",
-		},
+		}.named("without %s", "blk.1.ssm_norm.weight", "blk.1.ssm_a", "output_norm.weight"),
 			misshapen("kernel of 3 taps", "blk.1.ssm_conv1d.weight", 3, 192),
 			misshapen("A of one value a group", "blk.0.ssm_a", 1, 2),
 			misshapen("ssm_norm of one group", "blk.2.ssm_norm.weight", 128, 1),
@@ -1502,15 +1501,11 @@ func hostileCases() []hostileCase {
 		// required; the ranks and the head size must agree with the
 		// tensors and the width; token_shift_count is 2.
 		family("rwkv7", testutil.TinyRWKV7(), requires{
-			"layer without time_mix_w1":           "blk.1.time_mix_w1.weight",
-			"layer without time_mix_a2":           "blk.2.time_mix_a2.weight",
-			"layer without time_mix_v2":           "blk.1.time_mix_v2.weight",
-			"layer without time_mix_g1":           "blk.0.time_mix_g1.weight",
 			"layer without the group norm's bias": "blk.0.time_mix_ln.bias",
-			"without token_embd_norm":             "token_embd_norm.weight",
-			"without output_norm.bias":            "output_norm.bias",
 			"without an output matrix":            "output.weight",
-		},
+		}.named("layer without %s", "blk.1.time_mix_w1.weight", "blk.2.time_mix_a2.weight", "blk.1.time_mix_v2.weight",
+			"blk.0.time_mix_g1.weight").
+			named("without %s", "token_embd_norm.weight", "output_norm.bias"),
 			misshapen("lerp_fused of five mixes", "blk.1.time_mix_lerp_fused.weight", 128, 1, 1, 5),
 			misshapen("layer 0 value pair at the value rank", "blk.0.time_mix_v1.weight", 128, 96),
 			refused("decay rank of another file", setU(".attention.decay_lora_rank", 64), "blk.0.time_mix_w1.weight"),
@@ -1585,15 +1580,11 @@ func hostileCases() []hostileCase {
 		// gate's rank optional; no final norm's bias; token_shift_count
 		// is 1.
 		family("arwkv7", testutil.TinyARWKV7(), requires{
-			"layer without time_mix_w1":                "blk.1.time_mix_w1.weight",
-			"layer without time_mix_v2":                "blk.2.time_mix_v2.weight",
-			"layer without time_mix_r_k":               "blk.0.time_mix_r_k.weight",
-			"layer without attn_norm":                  "blk.1.attn_norm.weight",
-			"layer without ffn_gate":                   "blk.2.ffn_gate.weight",
 			"layer with time_mix_g1 without g2":        "blk.0.time_mix_g2.weight",
 			"layer with the group norm without a bias": "blk.1.time_mix_ln.bias",
 			"without an output matrix":                 "output.weight",
-		},
+		}.named("layer without %s", "blk.1.time_mix_w1.weight", "blk.2.time_mix_v2.weight", "blk.0.time_mix_r_k.weight",
+			"blk.1.attn_norm.weight", "blk.2.ffn_gate.weight"),
 			misshapen("five mixes with the gate", "blk.1.time_mix_lerp_fused.weight", 128, 1, 1, 5),
 			on(testutil.TinyARWKV7Plain(), misshapen("four mixes", "blk.2.time_mix_lerp_fused.weight", 128, 1, 1, 4)),
 			on(testutil.TinyARWKV7Plain(), loads("six mixes without the gate", func(h *hmodel) {
@@ -1608,8 +1599,8 @@ func hostileCases() []hostileCase {
 			unset("value rank missing", ".attention.value_residual_mix_lora_rank"),
 			refusedKey("two token shifts", ".token_shift_count", uint32(2)),
 			unset("token shift count missing (2 by default)", ".token_shift_count"),
-			unsupported("with output_norm.bias", func(h *hmodel) { h.put("output_norm.bias", quant.F32, 128) }, "output_norm.bias"),
-			unsupported("with token_embd_norm", func(h *hmodel) { h.put("token_embd_norm.weight", quant.F32, 128) }, "token_embd_norm.weight"),
+			unsupportedTensor("with output_norm.bias", "output_norm.bias", 128),
+			unsupportedTensor("with token_embd_norm", "token_embd_norm.weight", 128),
 		),
 		// smallthinker: every layer's router and experts are required (no
 		// dense feed-forward, no shared expert), and so is the gating
@@ -1617,9 +1608,8 @@ func hostileCases() []hostileCase {
 		// is none, and a missing output matrix is the tied embedding, as
 		// llama.cpp loads them.
 		family("smallthinker", testutil.TinySmallThinker(), requires{
-			"router missing":        "blk.3.ffn_gate_inp.weight",
 			"experts' gate missing": "blk.0.ffn_gate_exps.weight",
-		},
+		}.and("blk.3.ffn_gate_inp.weight"),
 			misshapen("router one expert short", "blk.1.ffn_gate_inp.weight", 64, 7),
 			misshapen("experts' up of another width", "blk.2.ffn_up_exps.weight", 64, 16, 8),
 			unset("gating function missing", ".expert_gating_func"),
@@ -1700,7 +1690,7 @@ func hostileCases() []hostileCase {
 		// not add is refused.
 		family("arcee", testutil.TinyArcee(), requiresEach("blk.0.ffn_up.weight"),
 			misshapen("ffn_down of the width of a gated block's halves", "blk.1.ffn_down.weight", 64, 64),
-			unsupported("ffn_up.bias", func(h *hmodel) { h.put("blk.0.ffn_up.bias", quant.F32, 128) }, "blk.0.ffn_up.bias"),
+			unsupportedTensor("ffn_up.bias", "blk.0.ffn_up.bias", 128),
 		),
 		// apertus: the four xIELU keys are required, one number or one a
 		// layer, finite; the per-head Q/K norms are required.
@@ -1713,7 +1703,7 @@ func hostileCases() []hostileCase {
 			refusedKey("xielu.alpha_p NaN", "xielu.alpha_p", []float32{0.8, nan}),
 			refusedKey("xielu.alpha_n a string", "xielu.alpha_n", "0.8"),
 			loads("xielu.alpha_n one number for every layer", setF("xielu.alpha_n", 0.8)),
-			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+			unsupportedTensor("attn_q.bias", "blk.0.attn_q.bias", 64),
 		),
 		// hunyuan-dense: per-head Q/K norms required, and per head.
 		family("hunyuan-dense", testutil.TinyHunyuanDense(), requiresEach("blk.0.attn_q_norm.weight"),
@@ -1727,12 +1717,8 @@ func hostileCases() []hostileCase {
 		// expert's width defaults to feed_forward_length (32 here, against
 		// the file's 64); Q/K/V biases optional; no shared gate or
 		// selection bias.
-		family("hunyuan-moe", testutil.TinyHunyuanMoE(), requires{
-			"attn_q_norm missing":   "blk.0.attn_q_norm.weight",
-			"router missing":        "blk.1.ffn_gate_inp.weight",
-			"experts missing":       "blk.0.ffn_down_exps.weight",
-			"shared expert missing": "blk.1.ffn_up_shexp.weight",
-		},
+		family("hunyuan-moe", testutil.TinyHunyuanMoE(), requiring("blk.0.attn_q_norm.weight",
+			"blk.1.ffn_gate_inp.weight", "blk.0.ffn_down_exps.weight", "blk.1.ffn_up_shexp.weight"),
 			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			unset("expert_feed_forward_length missing", ".expert_feed_forward_length"),
 			loads("expert_feed_forward_length not read", setU(".expert_feed_forward_length", 64)),
@@ -1751,12 +1737,8 @@ func hostileCases() []hostileCase {
 		// expert_weights_scale required, and expert_gating_func, without
 		// which llama-bench aborts.
 		family("dots1", testutil.TinyDots1(), requires{
-			"output missing (never tied)": "output.weight",
-			"attn_k_norm missing":         "blk.2.attn_k_norm.weight",
-			"dense layer's up missing":    "blk.0.ffn_up.weight",
-			"router missing":              "blk.2.ffn_gate_inp.weight",
-			"shared expert missing":       "blk.1.ffn_down_shexp.weight",
-		},
+			"dense layer's up missing": "blk.0.ffn_up.weight",
+		}.and("output.weight", "blk.2.attn_k_norm.weight", "blk.2.ffn_gate_inp.weight", "blk.1.ffn_down_shexp.weight"),
 			loads("without the selection bias", drop("blk.1.exp_probs_b.bias", "blk.2.exp_probs_b.bias")),
 			withQKVBiases(0, 64, 64),
 			unset("RMS epsilon missing", ".attention.layer_norm_rms_epsilon"),
@@ -1774,7 +1756,7 @@ func hostileCases() []hostileCase {
 		family("exaone", testutil.TinyExaone(), nil,
 			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			misshapen("rope_freqs a factor short", "rope_freqs.weight", 7),
-			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+			unsupportedTensor("attn_q.bias", "blk.0.attn_q.bias", 64),
 		),
 		// starcoder2: every bias and the LayerNorm epsilon are required,
 		// as llama.cpp's loader requires them.
@@ -1880,16 +1862,11 @@ func hostileCases() []hostileCase {
 		// splits wqkv) and the RMS epsilon are required, and the query is
 		// as wide as the embedding, as llama.cpp's loader requires them;
 		// a bias it does not take is refused.
-		family("internlm2", testutil.TinyInternLM2(), requires{
-			"output missing (never tied)": "output.weight",
-			"attn_q missing":              "blk.0.attn_q.weight",
-			"attn_v missing":              "blk.1.attn_v.weight",
-			"ffn_norm missing":            "blk.0.ffn_norm.weight",
-		},
+		family("internlm2", testutil.TinyInternLM2(), requiring("output.weight", "blk.0.attn_q.weight", "blk.1.attn_v.weight", "blk.0.ffn_norm.weight"),
 			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8),
 				".rope.dimension_count", uint32(8)), ".embedding_length"),
-			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+			unsupportedTensor("attn_q.bias", "blk.0.attn_q.bias", 64),
 		),
 		// olmo: Q, K, V, the output projection and the feed-forward are
 		// required and the LayerNorm epsilon, as llama.cpp's loader
@@ -1902,7 +1879,7 @@ func hostileCases() []hostileCase {
 				".rope.dimension_count", uint32(8)), ".embedding_length"),
 			loads("without clamp_kqv", del(".attention.clamp_kqv")),
 			loads("without output, tied", drop("output.weight")),
-			unsupported("ffn_down.bias", func(h *hmodel) { h.put("blk.1.ffn_down.bias", quant.F32, 64) }, "blk.1.ffn_down.bias"),
+			unsupportedTensor("ffn_down.bias", "blk.1.ffn_down.bias", 64),
 		),
 		// afmoe: the output gate, the four norms around attention and the
 		// feed-forward, the Q/K norms and the selection bias are required,
@@ -1912,15 +1889,9 @@ func hostileCases() []hostileCase {
 		// (none) is sigmoid; a window of 0 is none, and a missing output
 		// matrix the tied embedding.
 		family("afmoe", testutil.TinyAfmoe(), requires{
-			"attn_gate missing":           "blk.2.attn_gate.weight",
-			"post_attention_norm missing": "blk.0.post_attention_norm.weight",
-			"post_ffw_norm missing":       "blk.3.post_ffw_norm.weight",
-			"ffn_norm missing":            "blk.1.ffn_norm.weight",
-			"attn_k_norm missing":         "blk.3.attn_k_norm.weight",
-			"selection bias missing":      "blk.1.exp_probs_b.bias",
-			"shared expert missing":       "blk.2.ffn_down_shexp.weight",
-			"dense layer's gate missing":  "blk.0.ffn_gate.weight",
-		},
+			"dense layer's gate missing": "blk.0.ffn_gate.weight",
+		}.and("blk.2.attn_gate.weight", "blk.0.post_attention_norm.weight", "blk.3.post_ffw_norm.weight",
+			"blk.1.ffn_norm.weight", "blk.3.attn_k_norm.weight", "blk.1.exp_probs_b.bias", "blk.2.ffn_down_shexp.weight"),
 			misshapen("attn_gate a head short", "blk.1.attn_gate.weight", 64, 48),
 			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			unset("leading_dense_block_count missing", ".leading_dense_block_count"),
@@ -1942,7 +1913,7 @@ func hostileCases() []hostileCase {
 			refusedKey("window as text", ".attention.sliding_window", "wide"),
 			loads("window 0", setU(".attention.sliding_window", 0)),
 			loads("output tied", drop("output.weight")),
-			unsupported("attn_q.bias", func(h *hmodel) { h.put("blk.0.attn_q.bias", quant.F32, 64) }, "blk.0.attn_q.bias"),
+			unsupportedTensor("attn_q.bias", "blk.0.attn_q.bias", 64),
 		),
 		// llama4: every expert layer's router and shared expert, and the
 		// RMS epsilon, interleave_moe_layer_step and the experts' width
@@ -1953,12 +1924,9 @@ func hostileCases() []hostileCase {
 		// and V biases are each optional, attn_output's refused (as
 		// llama.cpp d32676d77 loads and refuses them).
 		family("llama4", testutil.TinyLlama4(), requires{
-			"router missing":           "blk.1.ffn_gate_inp.weight",
-			"shared expert missing":    "blk.2.ffn_down_shexp.weight",
 			"expert gates missing":     "blk.3.ffn_gate_exps.weight",
-			"ffn_norm missing":         "blk.0.ffn_norm.weight",
 			"global layer's V missing": "blk.3.attn_v.weight",
-		},
+		}.and("blk.1.ffn_gate_inp.weight", "blk.2.ffn_down_shexp.weight", "blk.0.ffn_norm.weight"),
 			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
 			unset("interleave_moe_layer_step missing", ".interleave_moe_layer_step"),
 			unset("expert_feed_forward_length missing", ".expert_feed_forward_length"),
@@ -1970,7 +1938,7 @@ func hostileCases() []hostileCase {
 			loads("output tied", drop("output.weight")),
 			loads("rope_freqs missing", drop("rope_freqs.weight")),
 			loads("one K bias", func(h *hmodel) { h.put("blk.2.attn_k.bias", quant.F32, 32) }),
-			unsupported("attn_output.bias", func(h *hmodel) { h.put("blk.0.attn_output.bias", quant.F32, 64) }, "blk.0.attn_output.bias"),
+			unsupportedTensor("attn_output.bias", "blk.0.attn_output.bias", 64),
 		),
 		// laguna: the output gate (a row a head or a row an element,
 		// layer by layer, as llama.cpp reads it from the tensor), the Q/K
@@ -1992,7 +1960,7 @@ func hostileCases() []hostileCase {
 			loads("expert_weights_norm and expert_weights_scale missing", del(".expert_weights_norm", ".expert_weights_scale")),
 			refused("expert_shared_feed_forward_length missing, 1 shared of the experts' 32", del(".expert_shared_feed_forward_length"), "blk.1.ffn_gate_shexp.weight"),
 			loads("expert_shared_feed_forward_length missing, 2 shared of the experts' 32", edits(del(".expert_shared_feed_forward_length"), setU(".expert_shared_count", 2))),
-			unsupported("rope_freqs", func(h *hmodel) { h.put("rope_freqs.weight", quant.F32, 4) }, "rope_freqs.weight"),
+			unsupportedTensor("rope_freqs", "rope_freqs.weight", 4),
 			unsupported("per-layer KV heads", set(".attention.head_count_kv", []int32{2, 1, 2, 1}), ".attention.head_count_kv"),
 			refused("heads not a multiple of the KV heads", set(".attention.head_count", []int32{3, 4, 4, 4}), ".attention.head_count"),
 			loads("expert_shared_count 0 beside the width", setU(".expert_shared_count", 0)),
@@ -2095,13 +2063,8 @@ func hostileCases() []hostileCase {
 		// no key for it, so a file's max_alibi_bias, even negative, changes
 		// nothing (model.TestJinaMaxALiBiBiasIgnored: the same bits).
 		family("jina-bert-v2", testutil.TinyJinaBertV2(), requires{
-			"attn_q.bias missing":                    "blk.0.attn_q.bias",
-			"attn_output.bias missing":               "blk.1.attn_output.bias",
 			"attn_k_norm missing beside attn_q_norm": "blk.0.attn_k_norm.weight",
-			"attn_q_norm.bias missing":               "blk.1.attn_q_norm.bias",
-			"ffn_down.bias missing":                  "blk.0.ffn_down.bias",
-			"layer_output_norm.bias missing":         "blk.1.layer_output_norm.bias",
-		},
+		}.and("blk.0.attn_q.bias", "blk.1.attn_output.bias", "blk.1.attn_q_norm.bias", "blk.0.ffn_down.bias", "blk.1.layer_output_norm.bias"),
 			loads("max_alibi_bias negative", setF(".attention.max_alibi_bias", -1)),
 			loads("max_alibi_bias NaN", setF(".attention.max_alibi_bias", nan)),
 			refusedKey("causal", ".attention.causal", true),

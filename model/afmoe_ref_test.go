@@ -74,22 +74,20 @@ func gatedMoEMatchesReference(t *testing.T, windowedSpec, globalSpec testutil.Mo
 	t.Helper()
 	const tol = 5e-3
 	for name, spec := range map[string]testutil.ModelSpec{"windowed": windowedSpec, "global": globalSpec} {
-		t.Run(name, func(t *testing.T) {
-			pool, m, f, data := loadF32(t, spec)
+		matchReference(t, name, spec, 13, tol, 3*tol, func(t *testing.T, m *Model) ([]refMove, []string) {
 			windowed := spec.Windowed
 			if !configOK(m, windowed) {
 				t.Fatalf("config: %+v", m.Config)
 			}
-			toks := prompt(13)
-			ref, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
-			mustMove(t, "gate after attn_output", ref(refDecoder{afmoe: afmoePerturb{gateAfterO: true}}), want, 3*tol)
-			mustMove(t, "no shared expert", ref(refDecoder{noShared: true}), want, 3*tol)
-			mustMove(t, "no Q/K norms", ref(refDecoder{without: []string{"attn_q_norm.weight", "attn_k_norm.weight"}}), want, 3*tol)
 			names := slices.Clone(perturbs)
 			if windowed {
 				names = append(names, windowedOnly...)
 			}
-			mustMoveAll(t, m, f, data, toks, want, 3*tol, names...)
+			return []refMove{
+				{"gate after attn_output", refDecoder{afmoe: afmoePerturb{gateAfterO: true}}},
+				{"no shared expert", refDecoder{noShared: true}},
+				{"no Q/K norms", refDecoder{without: []string{"attn_q_norm.weight", "attn_k_norm.weight"}}},
+			}, names
 		})
 	}
 }

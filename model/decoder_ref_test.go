@@ -1422,16 +1422,41 @@ type refCase struct {
 func specsMatchReference(t *testing.T, cases []refCase, configOK func(m *Model, spec testutil.ModelSpec) bool, perturbs ...string) {
 	t.Helper()
 	for _, tc := range cases {
-		t.Run(tc.spec.Variant(), func(t *testing.T) {
-			pool, m, f, data := loadF32(t, tc.spec)
+		matchReference(t, tc.spec.Variant(), tc.spec, 11, 1e-3, 1e-2, func(t *testing.T, m *Model) ([]refMove, []string) {
 			if !configOK(m, tc.spec) {
 				t.Fatalf("config: %+v", m.Config)
 			}
-			toks := prompt(11)
-			_, want := checkedRef(t, m, pool, f, data, toks)
-			mustMoveAll(t, m, f, data, toks, want, 1e-2, append(slices.Clone(perturbs), tc.perturb...)...)
+			return nil, append(slices.Clone(perturbs), tc.perturb...)
 		})
 	}
+}
+
+// refMove is a perturbation of the reference given as its decoder, which
+// must move it (mustMove) as a named one of mustMoveAll's must.
+type refMove struct {
+	name string
+	r    refDecoder
+}
+
+// matchReference is the scaffolding of a reference test: spec's model,
+// loaded in F32 as subtest name, whose Config setup checks (failing the
+// test where it is not spec's) and may narrow for the test, within tol
+// of the float64 reference over prompt(n) in one pass, in chunks of 4 and
+// token by token; each of the moves and the named perturbations setup
+// gives moving the reference by more than least.
+func matchReference(t *testing.T, name string, spec testutil.ModelSpec, n int, tol, least float64,
+	setup func(t *testing.T, m *Model) (moves []refMove, perturbs []string)) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) {
+		pool, m, f, data := loadF32(t, spec)
+		moves, perturbs := setup(t, m)
+		toks := prompt(n)
+		ref, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
+		for _, mv := range moves {
+			mustMove(t, mv.name, ref(mv.r), want, least)
+		}
+		mustMoveAll(t, m, f, data, toks, want, least, perturbs...)
+	})
 }
 
 // checkedRef is perturbedRef's reference for m and toks and its

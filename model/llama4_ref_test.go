@@ -30,8 +30,7 @@ import (
 func TestLlama4MatchesReference(t *testing.T) {
 	const tol = 5e-3
 	for name, spec := range map[string]testutil.ModelSpec{"scout": testutil.TinyLlama4(), "maverick": testutil.TinyLlama4Maverick()} {
-		t.Run(name, func(t *testing.T) {
-			pool, m, f, data := loadF32(t, spec)
+		matchReference(t, name, spec, 13, tol, 3*tol, func(t *testing.T, m *Model) ([]refMove, []string) {
 			c, scout := &m.Config, spec.Experts != 128
 			if !c.Chunked || c.Window != 8192 || c.AttnTempScale != 0.1 || c.AttnTempOffset != 1 || c.AttnTempFloor != 8192 || !c.AttnTempNoPE ||
 				c.QKUnitNorm != scout || c.RopeNeox || !c.ExpertInputWeighted || c.ExpertGating != GatingSigmoid || c.SharedFFN != 32 ||
@@ -40,9 +39,7 @@ func TestLlama4MatchesReference(t *testing.T) {
 				t.Fatalf("config: %+v", m.Config)
 			}
 			c.Window, c.AttnTempFloor = 4, 4
-			toks := prompt(13)
-			ref, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
-			mustMove(t, "no shared expert", ref(refDecoder{noShared: true}), want, 3*tol)
+			moves := []refMove{{"no shared expert", refDecoder{noShared: true}}}
 			perturbs := []string{"sliding, not chunked", "no window", "no temperature", "temperature on every layer", "no temperature offset",
 				"every layer rotated", "softmax gating"}
 			if scout {
@@ -50,9 +47,9 @@ func TestLlama4MatchesReference(t *testing.T) {
 				// the weight's place changes little (5.9e-3).
 				perturbs = append(perturbs, "no Q/K unit norms", "experts' outputs weighted")
 			} else {
-				mustMove(t, "no Q/K/V biases", ref(refDecoder{without: []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"}}), want, 3*tol)
+				moves = append(moves, refMove{"no Q/K/V biases", refDecoder{without: []string{"attn_q.bias", "attn_k.bias", "attn_v.bias"}}})
 			}
-			mustMoveAll(t, m, f, data, toks, want, 3*tol, perturbs...)
+			return moves, perturbs
 		})
 	}
 }

@@ -59,13 +59,7 @@ func TestLoRAEncoderMatchesMerged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := New(f, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := attachBytes(plain, f, typed, 1); err != nil {
-		t.Fatalf("an adapter of token_types: %v", err)
-	}
+	plain := newAdapted(t, f, base, typed, "an adapter of token_types")
 	if got := hiddenOf(t, plain, pool, toks); !slices.Equal(got, unadapted) {
 		t.Errorf("an adapter of token_types moved the hidden states by %.3g of the largest", testutil.RelDiff(got, unadapted))
 	}

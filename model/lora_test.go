@@ -30,6 +30,20 @@ func attachBytes(m *Model, f *gguf.File, ad []byte, scale float32) (*ops.LoRASca
 	return sc, m.AttachAdapter(f, af, h, bytes.NewReader(ad), sc)
 }
 
+// newAdapted is a model of file f (base its bytes) with the adapter file
+// ad attached at scale 1; what names the adapter in a failure.
+func newAdapted(t testing.TB, f *gguf.File, base, ad []byte, what string) *Model {
+	t.Helper()
+	m, err := New(f, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := attachBytes(m, f, ad, 1); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return m
+}
+
 // loraTargets is every matrix of the model file an adapter may correct:
 // the blocks' 2-D weights, output.weight, and token_embd.weight unless the
 // output is tied to it (a merged token_embd would change the output too;
@@ -306,13 +320,7 @@ func TestLoRADecodeAllocs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := New(f, base)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := attachBytes(m, f, ad, 1); err != nil {
-				t.Fatal(err)
-			}
+			m := newAdapted(t, f, base, ad, "the adapter")
 			af, _ := testutil.Parse(t, ad, nil)
 			h, err := ReadAdapterHeader(af)
 			if err != nil {

@@ -23,8 +23,7 @@ import (
 func TestSmallThinkerMatchesReference(t *testing.T) {
 	const tol = 5e-3
 	for name, spec := range map[string]testutil.ModelSpec{"4B": testutil.TinySmallThinker(), "SWA": testutil.TinySmallThinkerSWA()} {
-		t.Run(name, func(t *testing.T) {
-			pool, m, f, data := loadF32(t, spec)
+		matchReference(t, name, spec, 13, tol, 3*tol, func(t *testing.T, m *Model) ([]refMove, []string) {
 			// The file's expert_gating_func is llama.cpp's numbering, as
 			// Gating is: 2 (sigmoid) for the 4B model, 1 (softmax) for SWA.
 			swa, gating := spec.Windowed, Gating(spec.Gating)
@@ -40,8 +39,6 @@ func TestSmallThinkerMatchesReference(t *testing.T) {
 			} else if m.Window != 0 || !m.RopeLayer(0) || !m.RopeLayer(3) {
 				t.Fatalf("config without a window: %+v", m.Config)
 			}
-			toks := prompt(13)
-			_, want := checkedRefWithin(t, m, pool, f, data, toks, tol)
 			other := "softmax gating"
 			if gating == GatingSoftmax {
 				other = "sigmoid gating"
@@ -50,7 +47,7 @@ func TestSmallThinkerMatchesReference(t *testing.T) {
 			if swa {
 				perturbs = append(perturbs, "every layer rotated", "unrotated layers last", "no window")
 			}
-			mustMoveAll(t, m, f, data, toks, want, 3*tol, perturbs...)
+			return nil, perturbs
 		})
 	}
 }

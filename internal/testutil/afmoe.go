@@ -12,11 +12,11 @@ package testutil
 // (expert_weights_norm) and scaled by 2.826 (Trinity's route_scale),
 // beside one shared expert; an output matrix of its own; Q8_0 weights.
 func TinyAfmoe() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "afmoe", Seed: 67, Layers: 4, RopeBase: 10000, RMSEps: 1e-5,
 		Windowed: true, SlidingWindow: 4,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
-		Routing: &Routing{Shared: 1, Scale: 2.826, Norm: true},
+		DenseLead: 1,
+		Routing:   &Routing{Shared: 1, Scale: 2.826, Norm: true},
 	})
 }
 

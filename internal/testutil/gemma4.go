@@ -49,11 +49,10 @@ func TinyGemma4() ModelSpec {
 // 32, 2 a token, their gate and up fused, each with its output scale;
 // a layer output scale; Q8_0 weights, a tied output.
 func TinyGemma4MoE() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "gemma4", Seed: 32, Label: "moe",
 		Layers: 4, HeadDim: 64, RopeBase: 1000000, RopeBaseSWA: 10000, RMSEps: 1e-6, TiedOutput: true,
 		SlidingWindow: 4, SWALayers: []bool{true, true, false, true},
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
 		Gemma4: &Gemma4{HeadDimSWA: 32, KVHeadsFull: 1, NoV: true, OutScale: true},
 	})
 }

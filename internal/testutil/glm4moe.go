@@ -62,11 +62,11 @@ func (r *Routing) AddTo(g *gguf.Writer, arch string) {
 // block a NextN block (nextn_predict_layers 1) with its projection and
 // norms; Q8_0 weights.
 func TinyGLM4MoE() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "glm4moe", Seed: 62, Layers: 3, NextN: 1, QKVBias: true,
 		HeadDim: 32, RopeDim: 16, RopeBase: 1000000, RMSEps: 1e-5,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
-		Routing: &Routing{Shared: 1, Scale: 2.5, Norm: true, QKNorm: true},
+		DenseLead: 1,
+		Routing:   &Routing{Shared: 1, Scale: 2.5, Norm: true, QKNorm: true},
 	})
 }
 
@@ -90,11 +90,11 @@ func TinyGLM4MoEAir() ModelSpec {
 // 2.5, beside one shared expert of width 64; the NextN block with its
 // layer_output_norm; Q8_0 weights.
 func TinyBailingMoE2() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "bailingmoe2", Seed: 53, Layers: 3, NextN: 1, FusedQKV: true,
 		RopeDim: 8, RopeBase: 600000, RMSEps: 1e-6,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
-		Routing: &Routing{Shared: 1, SharedWidth: 64, Scale: 2.5, Norm: true, Gating: 2, Groups: 4, GroupsUsed: 2},
+		DenseLead: 1,
+		Routing:   &Routing{Shared: 1, SharedWidth: 64, Scale: 2.5, Norm: true, Gating: 2, Groups: 4, GroupsUsed: 2},
 	})
 }
 
@@ -107,11 +107,11 @@ func TinyBailingMoE2() ModelSpec {
 // expert of the experts' width; the NextN block with a dense
 // feed-forward, its projection and norms; Q8_0 weights.
 func TinyExaoneMoE() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "exaone-moe", Seed: 182, Layers: 4, NextN: 1, RopeBase: 1000000, RMSEps: 1e-5,
 		Windowed: true, SlidingWindow: 4,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
-		Routing: &Routing{Shared: 1, Scale: 2.5, Norm: true, Gating: 2, QKNorm: true},
+		DenseLead: 1,
+		Routing:   &Routing{Shared: 1, Scale: 2.5, Norm: true, Gating: 2, QKNorm: true},
 	})
 }
 

@@ -40,9 +40,8 @@ func (gr *Grove) tensors(p string, w quant.Type, e, x int64, proj func(int64) di
 // 0.5 (GroveMoE's 0.05 would hide them from the tests) beside the
 // routed experts'; an output matrix of its own; Q8_0 weights.
 func TinyGroveMoE() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "grovemoe", Seed: 72, Layers: 4, RopeBase: 1000000, RMSEps: 1e-6,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
 		Grove: &Grove{FFN: 32, PerGroup: 2, Scale: 0.5},
 	})
 }

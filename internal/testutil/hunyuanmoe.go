@@ -9,9 +9,9 @@ package testutil
 // defaulted to feed_forward_length); the router's logits spread
 // (RouterGain 4); tied output; Q8_0 weights.
 func TinyHunyuanMoE() ModelSpec {
-	return tiny(ModelSpec{
-		Arch: "hunyuan-moe", Seed: 83, FFN: 32, RopeBase: 26826958, RMSEps: 1e-5, TiedOutput: true,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, SharedFFN: 64, RouterGain: 4,
+	return tinyMoE(ModelSpec{
+		Arch: "hunyuan-moe", Seed: 83, RopeBase: 26826958, RMSEps: 1e-5, TiedOutput: true,
+		FFN: 32, SharedFFN: 64,
 	})
 }
 
@@ -23,9 +23,9 @@ func TinyHunyuanMoE() ModelSpec {
 // shared experts run as one of 64; an output matrix of its own; Q8_0
 // weights.
 func TinyDots1() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "dots1", Seed: 75, Layers: 3, HeadsKV: 4, RopeBase: 10000000, RMSEps: 1e-5,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
-		Routing: &Routing{Shared: 2, Scale: 2.5, Norm: true, Gating: 2, QKNorm: true},
+		DenseLead: 1,
+		Routing:   &Routing{Shared: 2, Scale: 2.5, Norm: true, Gating: 2, QKNorm: true},
 	})
 }

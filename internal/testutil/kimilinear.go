@@ -17,9 +17,9 @@ import (
 // sigmoid with a selection bias, renormalised and scaled by 2.446 beside
 // one shared expert.
 func TinyKimiLinear() ModelSpec {
-	s := tiny(ModelSpec{
+	s := tinyMoE(ModelSpec{
 		Arch: "kimi-linear", Seed: 47, Layers: 4, RopeBase: 10000, RMSEps: 1e-5,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
+		DenseLead:  1,
 		ConvLayers: []int{0, 1, 3}, SSMState: 32,
 		DeepSeek2: &DeepSeek2{KVLora: 64, Nope: 32, Rope: 16, VHead: 32, Shared: 1, Scale: 2.446, Gating: 2, SelBias: true},
 	})

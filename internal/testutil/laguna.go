@@ -27,12 +27,12 @@ type Laguna struct {
 // selection bias, weighted by the sigmoids renormalised and scaled by
 // 2.5, beside one shared expert of width 64; Q8_0 weights.
 func TinyLaguna() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "laguna", Seed: 74, Layers: 4, HeadDim: 16, RopeDim: 8, RopeBase: 500000, RMSEps: 1e-6,
 		Windowed: true, SlidingWindow: 4, Yarn: &Yarn{Factor: 4, OrigContext: 16},
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
-		Routing: &Routing{Shared: 1, SharedWidth: 64, Scale: 2.5, Norm: true},
-		Laguna:  &Laguna{GlobalHeads: 2, HeadGate: true, RopeDimSWA: 16, RopeBaseSWA: 10000},
+		DenseLead: 1,
+		Routing:   &Routing{Shared: 1, SharedWidth: 64, Scale: 2.5, Norm: true},
+		Laguna:    &Laguna{GlobalHeads: 2, HeadGate: true, RopeDimSWA: 16, RopeBaseSWA: 10000},
 	})
 }
 

@@ -10,10 +10,9 @@ import "github.com/lowmem/llm/internal/gguf"
 // of width 32, 2 a token, softmax-routed and renormalised; an output
 // matrix of its own; Q8_0 weights.
 func TinyMellum() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "mellum", Seed: 71, Layers: 4, RopeBase: 500000, RMSEps: 1e-6,
 		Windowed: true, SlidingWindow: 4, SWAPattern: 4, Yarn: &Yarn{Factor: 4, OrigContext: 32},
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
 	})
 }
 

@@ -360,14 +360,30 @@ func tiny(s ModelSpec) ModelSpec {
 	}{
 		{&s.Vocab, 320}, {&s.Embd, 64}, {&s.Layers, 2}, {&s.Heads, 4}, {&s.HeadsKV, 2}, {&s.FFN, 128}, {&s.Context, 256},
 	} {
-		if *f.field == 0 {
-			*f.field = f.size
-		}
+		orDefault(f.field, f.size)
 	}
-	if s.WeightType == 0 {
-		s.WeightType = quant.Q8_0
-	}
+	orDefault(&s.WeightType, quant.Q8_0)
 	return s
+}
+
+// tinyMoE is tiny for a mixture of experts, on the experts every Tiny MoE
+// spec starts from: where s leaves them 0, 8 experts of width 32, 2 a
+// token, the router's logits spread (RouterGain 4) so that the choice of
+// experts is not a near tie.
+func tinyMoE(s ModelSpec) ModelSpec {
+	orDefault(&s.Experts, 8)
+	orDefault(&s.ExpertsUsed, 2)
+	orDefault(&s.ExpertFFN, 32)
+	orDefault(&s.RouterGain, 4)
+	return tiny(s)
+}
+
+// orDefault sets *field to v where it is 0.
+func orDefault[T comparable](field *T, v T) {
+	var zero T
+	if *field == zero {
+		*field = v
+	}
 }
 
 // TinyDeepSeek2 is a 3-layer deepseek2 as DeepSeek-V2-Lite is made:
@@ -377,9 +393,9 @@ func tiny(s ModelSpec) ModelSpec {
 // renormalised, scaled by 1.5, beside 2 shared experts; YaRN ×4 over 32
 // positions with DeepSeek's mscale_all_dim of 0.707; Q8_0 weights.
 func TinyDeepSeek2() ModelSpec {
-	s := tiny(ModelSpec{
+	s := tinyMoE(ModelSpec{
 		Arch: "deepseek2", Seed: 23, Layers: 3, RopeBase: 10000, RMSEps: 1e-6,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
+		DenseLead: 1,
 		Yarn:      &Yarn{Factor: 4, OrigContext: 32, LogMul: 0.0707},
 		DeepSeek2: &DeepSeek2{KVLora: 64, Nope: 32, Rope: 16, VHead: 32, Shared: 2, Scale: 1.5},
 	})
@@ -531,9 +547,8 @@ func TinyPhi3() ModelSpec {
 // TinyQwen3MoE is a 2-layer qwen3moe with 8 experts of width 32, 2 per
 // token, and Q8_0 weights (the router F32, as llama.cpp keeps it).
 func TinyQwen3MoE() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "qwen3moe", Seed: 7, HeadDim: 32, RopeBase: 1000000, RMSEps: 1e-6,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
 	})
 }
 
@@ -544,9 +559,9 @@ func TinyQwen3MoE() ModelSpec {
 // ffn_gate_inp_shexp; the router's logits spread (RouterGain 4) so that
 // the choice of experts is not a near tie; untied output, Q8_0 weights.
 func TinyQwen2MoE() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "qwen2moe", Seed: 94, RopeBase: 1000000, RMSEps: 1e-6,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, SharedFFN: 96, RouterGain: 4,
+		SharedFFN: 96,
 	})
 }
 
@@ -557,10 +572,9 @@ func TinyQwen2MoE() ModelSpec {
 // wide as feed_forward_length (32), 2 a token, renormalised; the output
 // untied with its bias; Q8_0 weights.
 func TinyPhiMoE() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "phimoe", Seed: 163, FFN: 32, Context: 1024, RopeBase: 10000, RMSEps: 1e-5,
 		LongRope: &LongRope{OrigContext: 128, AttnFactor: 1.19},
-		Experts:  8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
 	})
 }
 
@@ -634,9 +648,8 @@ func TinyGranite() ModelSpec {
 // experts of width 32 (feed_forward_length, as llama.cpp sizes
 // granitemoe's experts), 2 per token, with Q8_0 weights.
 func TinyGraniteMoE() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "granitemoe", Seed: 11, FFN: 32, RopeBase: 10000, RMSEps: 1e-6, TiedOutput: true,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
 	})
 }
 
@@ -720,10 +733,10 @@ func TinyErnie45() ModelSpec {
 // beside a shared expert of width 64 (two of the experts' width); tied
 // output; Q8_0 weights.
 func TinyErnie45MoE() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "ernie4_5-moe", Seed: 42, Layers: 3, RopeBase: 500000, RMSEps: 1e-5, TiedOutput: true,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, SharedFFN: 64,
-		RouterGain: 4, SelBiasGain: 0.1,
+		DenseLead: 1, SharedFFN: 64,
+		SelBiasGain: 0.1,
 	})
 }
 
@@ -735,10 +748,10 @@ func TinyErnie45MoE() ModelSpec {
 // (expert_gating_func 2, the converter's choice without
 // moe_primary_router_apply_softmax); tied output; Q8_0 weights.
 func TinySmallThinker() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "smallthinker", Seed: 61,
 		Layers: 4, FFN: 32, RopeBase: 1500000, RMSEps: 1e-6, TiedOutput: true,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4, Gating: 2,
+		Gating: 2,
 	})
 }
 
@@ -794,9 +807,8 @@ func TinyMiniCPM3() ModelSpec {
 // as feed_forward_length (32), 2 a token, softmax-routed and not
 // renormalised; untied output; Q8_0 weights.
 func TinyOLMoE() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "olmoe", Seed: 83, HeadsKV: 4, FFN: 32, RopeBase: 10000, RMSEps: 1e-5,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
 	})
 }
 
@@ -809,9 +821,8 @@ func TinyOLMoE() ModelSpec {
 // selection bias and weighted by the sigmoids renormalised, no shared
 // expert; untied output; Q8_0 weights.
 func TinyMiniMaxM2() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "minimax-m2", Seed: 172, HeadDim: 32, RopeDim: 16, FFN: 32, RopeBase: 5000000, RMSEps: 1e-6,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
 	})
 }
 
@@ -886,10 +897,10 @@ func TinyChatGLMApart() ModelSpec {
 // chosen logits, through the clamped SwiGLU; YaRN (factor 4 over 16
 // positions); Q8_0 weights.
 func TinyGptOss() ModelSpec {
-	return tiny(ModelSpec{
+	return tinyMoE(ModelSpec{
 		Arch: "gpt-oss", Seed: 17, Layers: 4, HeadDim: 32, RopeBase: 150000, RMSEps: 1e-5, SlidingWindow: 8,
-		Experts: 8, ExpertsUsed: 2, ExpertFFN: 64, RouterGain: 4,
-		Yarn: &Yarn{Factor: 4, OrigContext: 16},
+		ExpertFFN: 64,
+		Yarn:      &Yarn{Factor: 4, OrigContext: 16},
 	})
 }
 
