@@ -208,6 +208,9 @@ type Config struct {
 	RouterPreAttn bool
 	// Sinks: each attention head has a learned sink logit (attn_sinks).
 	Sinks bool
+	// AttnOutScale multiplies the attention's output (mimo2's
+	// attention.value_scale); 0: none.
+	AttnOutScale float32
 
 	// Pooling is the file's pooling_type: how an embedding model makes one
 	// vector of a text (PoolingNone for a generative model).
