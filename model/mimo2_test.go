@@ -29,7 +29,7 @@ func TestConfigMimo2(t *testing.T) {
 		"context_length": uint32(262144), "attention.layer_norm_rms_epsilon": float32(1e-5),
 		"attention.sliding_window": uint32(128), "attention.sliding_window_pattern": windowed,
 		"attention.value_scale": float32(0.707),
-		"expert_count": uint32(256), "expert_used_count": uint32(8), "expert_feed_forward_length": uint32(2048),
+		"expert_count":          uint32(256), "expert_used_count": uint32(8), "expert_feed_forward_length": uint32(2048),
 	})
 	c := mustConfig(t, hdr(nil))
 	if !c.RopeNeox || !c.Sinks || c.Heads != 64 || c.HeadsKV != 8 || c.HeadDimK != 192 || c.HeadDimV != 128 || c.RopeDim != 64 ||
