@@ -951,15 +951,20 @@ func (m *meta) swaPattern(c *Config) {
 		c.FullEvery = int(p)
 		return
 	}
-	flags, ok := m.layerFlags(k, raw, "a period or one flag per layer")
-	if !ok {
-		return
+	if flags, ok := m.blockFlags(c, k, raw, "a period or one flag per layer"); ok {
+		c.SWALayers = append([]bool(nil), flags...)
 	}
-	if len(flags) != c.Layers {
+}
+
+// blockFlags is layerFlags of one flag for each of c's layers, a list of
+// another length refused.
+func (m *meta) blockFlags(c *Config, k string, raw any, want string) ([]bool, bool) {
+	flags, ok := m.layerFlags(k, raw, want)
+	if ok && len(flags) != c.Layers {
 		m.fail("%s has %d per-layer values for %d layers (block_count)", m.key(k), len(flags), c.Layers)
-		return
+		return nil, false
 	}
-	c.SWALayers = append([]bool(nil), flags...)
+	return flags, ok
 }
 
 // layerFlags reads key k's value raw as one flag a layer: bools, or

@@ -96,20 +96,14 @@ func (m *meta) windowFlags(c *Config) {
 		m.fail("%s missing", m.key(k))
 		return
 	}
-	c.SWALayers = make([]bool, c.Layers)
 	if v, ok := m.f.Uint(m.key(k)); ok {
+		c.SWALayers = make([]bool, c.Layers)
 		for il := range c.SWALayers {
 			c.SWALayers[il] = v != 0
 		}
 		return
 	}
-	flags, ok := m.layerFlags(k, raw, "an integer or one flag per layer")
-	if !ok {
-		return
+	if flags, ok := m.blockFlags(c, k, raw, "an integer or one flag per layer"); ok {
+		c.SWALayers = append([]bool(nil), flags...)
 	}
-	if len(flags) != c.Layers {
-		m.fail("%s has %d per-layer values for %d layers (block_count)", m.key(k), len(flags), c.Layers)
-		return
-	}
-	copy(c.SWALayers, flags)
 }
