@@ -282,7 +282,8 @@ type Config struct {
 	// nemotron_h's LayerFFN is each layer's feed-forward width, 0 for its
 	// Mamba-2 and attention layers (FFNLayer).
 	// laguna reads RopeDimSWA too: its windowed layers' rotated
-	// dimensions.
+	// dimensions; mimo2 LayerKVHeads: its global layers' fewer KV heads,
+	// each layer's kept in its own cache layer, in the common pass.
 	HeadDimSWA, RopeDimSWA, HeadDimFull int
 	LayerKVHeads, LayerFFN              []int
 	// LayerQHeads is each layer's query heads when they differ between
