@@ -1968,6 +1968,37 @@ func hostileCases() []hostileCase {
 			refusedKey("window as text", ".attention.sliding_window", "wide"),
 			loads("output tied", drop("output.weight")),
 		),
+		// mimo2, as llama-bench d32676d77 loads and refuses probe files:
+		// the RMS epsilon, expert_feed_forward_length, the window and its
+		// pattern (one flag a layer, or one integer every layer's, not a
+		// bool) are required; attn_sinks and the selection bias are
+		// optional on any layer; output.weight is required; each layer's
+		// K and V are its own KV heads' width and V's heads narrower than
+		// K's; rope_freqs, which llama.cpp does not load, is refused. A
+		// window of 0 and a block without a router or a dense
+		// feed-forward, which llama-bench runs, are refused (mimo2Hparams).
+		family("mimo2", testutil.TinyMimo2(), requiresEach("output.weight", "blk.0.attn_k.weight", "blk.1.attn_v.weight",
+			"blk.0.ffn_gate.weight", "blk.1.ffn_up_exps.weight", "blk.2.ffn_norm.weight", "blk.3.attn_output.weight"),
+			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			unset("expert_feed_forward_length missing", ".expert_feed_forward_length"),
+			unset("sliding_window missing", ".attention.sliding_window"),
+			unset("sliding_window_pattern missing", ".attention.sliding_window_pattern"),
+			refused("window 0", setU(".attention.sliding_window", 0), ".attention.sliding_window"),
+			refused("pattern a bool", set(".attention.sliding_window_pattern", true), ".attention.sliding_window_pattern"),
+			refused("pattern a flag short", set(".attention.sliding_window_pattern", []bool{false, true, true}), ".attention.sliding_window_pattern"),
+			loads("pattern one integer", setU(".attention.sliding_window_pattern", 4)),
+			loads("no sinks on a windowed layer", drop("blk.1.attn_sinks.weight")),
+			loads("sinks on a global layer", func(h *hmodel) { h.put("blk.0.attn_sinks.weight", quant.F32, 4) }),
+			loads("no selection bias", drop("blk.1.exp_probs_b.bias")),
+			loads("one NextN block", setU(".nextn_predict_layers", 1)),
+			refused("a block without a router or ffn_gate", drop("blk.1.ffn_gate_inp.weight"), "blk.1.ffn_gate.weight"),
+			misshapen("the global layer's attn_k of the windowed layers' KV heads", "blk.0.attn_k.weight", 64, 32),
+			misshapen("attn_v of the keys' head size", "blk.1.attn_v.weight", 64, 32),
+			misshapen("attn_sinks of one head", "blk.1.attn_sinks.weight", 1),
+			on(testutil.TinyMimo2Fused(), misshapen("the global layer's attn_qkv of the windowed layers' rows", "blk.0.attn_qkv.weight", 64, 112)),
+			unsupported("rope_freqs", func(h *hmodel) { h.put("rope_freqs.weight", quant.F32, 4) }, "rope_freqs.weight"),
+			refused("KV heads not dividing a layer's heads", set(".attention.head_count_kv", []int32{1, 3, 2, 1}), ".attention.head_count_kv"),
+		),
 		family("gemma2", testutil.TinyGemma2(), requires{
 			"post norm missing": "blk.0.post_ffw_norm.weight",
 		},

@@ -58,6 +58,9 @@ type Arch struct {
 	// Sinks loads attn_sinks: a learned logit per query head that joins
 	// each softmax as a position without a value (gpt-oss).
 	Sinks bool
+	// OptionalSinks: attn_sinks is loaded when a block has it (mimo2:
+	// MiMo-V2-Flash's windowed layers have sinks, its global ones none).
+	OptionalSinks bool
 	// OutBias loads attn_output.bias, added to the attention's output
 	// projection (gpt-oss).
 	OutBias bool
@@ -370,6 +373,8 @@ var registry = []*Arch{
 		UntiedOutput: true, NextN: nextNTensors, hparams: exaoneMoEHparams},
 	{Name: "llama4", OptionalQKVBias: true, FFN: FFNExperts, hparams: llama4Hparams},
 	{Name: "laguna", QKV: QKVSeparate, Neox: true, QKNorm: true, AttnOutGate: true, NoRopeFreqs: true, FFN: FFNExperts, ExpertSelBias: true, PerLayerSizes: true, hparams: lagunaHparams},
+	{Name: "mimo2", Neox: true, QKV: QKVFusedOrSeparate, Sinks: true, OptionalSinks: true, NoRopeFreqs: true, FFN: FFNExperts, ExpertSelBias: true,
+		OptionalSelBias: true, UntiedOutput: true, PerLayerSizes: true, hparams: mimo2Hparams},
 	{Name: "grovemoe", Neox: true, OptionalQKVBias: true, QKNorm: true, FFN: FFNExperts, hparams: grovemoeHparams},
 	{Name: "kimi-linear", QKV: QKVSeparate, KDA: true, FFN: FFNExperts, ExpertSelBias: true, FusedGateUpExps: true, hparams: kimiLinearHparams},
 	{Name: "plamo3", Neox: true, QKV: QKVFused, QKNorm: true, PostNorms: true, BarePostNorms: true, FFN: FFNFusedGateUp, NoRopeFreqs: true,

@@ -208,6 +208,9 @@ type Config struct {
 	RouterPreAttn bool
 	// Sinks: each attention head has a learned sink logit (attn_sinks).
 	Sinks bool
+	// AttnOutScale multiplies the attention's output (mimo2's
+	// attention.value_scale); 0: none.
+	AttnOutScale float32
 
 	// Pooling is the file's pooling_type: how an embedding model makes one
 	// vector of a text (PoolingNone for a generative model).
@@ -279,7 +282,8 @@ type Config struct {
 	// nemotron_h's LayerFFN is each layer's feed-forward width, 0 for its
 	// Mamba-2 and attention layers (FFNLayer).
 	// laguna reads RopeDimSWA too: its windowed layers' rotated
-	// dimensions.
+	// dimensions; mimo2 LayerKVHeads: its global layers' fewer KV heads,
+	// each layer's kept in its own cache layer, in the common pass.
 	HeadDimSWA, RopeDimSWA, HeadDimFull int
 	LayerKVHeads, LayerFFN              []int
 	// LayerQHeads is each layer's query heads when they differ between
@@ -948,15 +952,20 @@ func (m *meta) swaPattern(c *Config) {
 		c.FullEvery = int(p)
 		return
 	}
-	flags, ok := m.layerFlags(k, raw, "a period or one flag per layer")
-	if !ok {
-		return
+	if flags, ok := m.blockFlags(c, k, raw, "a period or one flag per layer"); ok {
+		c.SWALayers = append([]bool(nil), flags...)
 	}
-	if len(flags) != c.Layers {
+}
+
+// blockFlags is layerFlags of one flag for each of c's layers, a list of
+// another length refused.
+func (m *meta) blockFlags(c *Config, k string, raw any, want string) ([]bool, bool) {
+	flags, ok := m.layerFlags(k, raw, want)
+	if ok && len(flags) != c.Layers {
 		m.fail("%s has %d per-layer values for %d layers (block_count)", m.key(k), len(flags), c.Layers)
-		return
+		return nil, false
 	}
-	c.SWALayers = append([]bool(nil), flags...)
+	return flags, ok
 }
 
 // layerFlags reads key k's value raw as one flag a layer: bools, or

@@ -318,7 +318,10 @@ func (r *refDecoder) held(q, k, v []float64) {
 		q[i] = r.r16(q[i])
 	}
 	for i := range k {
-		k[i], v[i] = r.r16(k[i]), r.r16(v[i])
+		k[i] = r.r16(k[i])
+	}
+	for i := range v {
+		v[i] = r.r16(v[i])
 	}
 }
 
@@ -433,8 +436,8 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			return r.tensor(fmt.Sprintf("blk.%d.%s", il, s))
 		}
 		windowed := c.WindowedLayer(il)
-		heads := c.LayerHeads(il)
-		group := heads / c.HeadsKV
+		heads, hkv, dv := c.LayerHeads(il), c.LayerHeadsKV(il), c.HeadDimV
+		group := heads / hkv
 		base, rc, yarn := float64(c.RopeBase), c, c.YarnExt != 0
 		if windowed {
 			base = float64(c.RopeBaseSWA)
@@ -485,7 +488,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				// glm4's fused projection: the query's rows, the key's,
 				// the value's, each with its part of the bias.
 				all := linear(w, p("attn_qkv.bias"), h)
-				q, kv := heads*hd, c.HeadsKV*hd
+				q, kv := heads*hd, hkv*hd
 				qs[t], ks[t], vs[t] = all[:q], all[q:q+kv], all[q+kv:]
 				if r.swapKV {
 					ks[t], vs[t] = vs[t], ks[t]
@@ -528,7 +531,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 			}
 			if c.RopeLayer(il) {
 				r.ropeHeads(rc, qs[t], heads, hd, t, base, yarn)
-				r.ropeHeads(rc, ks[t], c.HeadsKV, hd, t, base, yarn)
+				r.ropeHeads(rc, ks[t], hkv, hd, t, base, yarn)
 			}
 			if c.QKNormAfterRope {
 				qkNorms() // hunyuan-dense
@@ -582,7 +585,7 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 				o = linear(p("shortconv.out_proj.weight"), nil, ys[t])
 			default:
 				sinks := p("attn_sinks.weight")
-				att := make([]float64, heads*hd)
+				att := make([]float64, heads*dv)
 				for h := range heads {
 					g := h / group
 					var sink *float64
@@ -593,13 +596,14 @@ func (r *refDecoder) hidden(tokens []int32) [][]float64 {
 					if _, ok := r.alibiBias64(h, 0); ok {
 						bias = func(s int) float64 { b, _ := r.alibiBias64(h, t-(lo+s)); return b }
 					}
-					attendBiased64(att[h*hd:(h+1)*hd], qs[t][h*hd:(h+1)*hd], ks[lo:hi], vs[lo:hi], g*hd, float64(c.KQScale), sink, bias, r.r16)
+					attendSplit64(att[h*dv:(h+1)*dv], qs[t][h*hd:(h+1)*hd], ks[lo:hi], vs[lo:hi], g*hd, g*dv, float64(c.KQScale), sink, bias, r.r16)
 				}
 				r.afmoe.gate(c, p, hs[t], att, false)
 				if w := p("attn_sub_norm.weight"); w != nil {
 					att = rmsNorm64(att, w, eps) // bitnet
 				}
 				o = times(linear(p("attn_output.weight"), p("attn_output.bias"), att), p("attn_output.scale"))
+				scale(o, c.AttnOutScale) // mimo2's value scale, after attn_output as llama.cpp's graph
 				r.afmoe.gate(c, p, hs[t], o, true)
 				if c.ParallelSSM {
 					// falcon-h1: the Mamba-2 mixer's output joins the

@@ -171,7 +171,12 @@ func attendHead64(out, q []float64, ks, vs [][]float64, off int, scale float64, 
 // attendBiased64 is attendHead64 with bias(s), when bias is not nil,
 // added to the scaled score of key s (ALiBi).
 func attendBiased64(out, q []float64, ks, vs [][]float64, off int, scale float64, sink *float64, bias func(s int) float64, r16 func(float64) float64) {
-	hd := len(q)
+	attendSplit64(out[:len(q)], q, ks, vs, off, off, scale, sink, bias, r16)
+}
+
+// attendSplit64 is attendBiased64 for keys at koff and values at voff of
+// their rows, the values len(out) wide (mimo2's narrower than its keys).
+func attendSplit64(out, q []float64, ks, vs [][]float64, koff, voff int, scale float64, sink *float64, bias func(s int) float64, r16 func(float64) float64) {
 	w := make([]float64, len(ks))
 	mx := math.Inf(-1)
 	if sink != nil {
@@ -179,8 +184,8 @@ func attendBiased64(out, q []float64, ks, vs [][]float64, off int, scale float64
 	}
 	for s := range ks {
 		var d float64
-		for i := range hd {
-			d += q[i] * ks[s][off+i]
+		for i := range q {
+			d += q[i] * ks[s][koff+i]
 		}
 		w[s] = d * scale
 		if bias != nil {
@@ -198,8 +203,8 @@ func attendBiased64(out, q []float64, ks, vs [][]float64, off int, scale float64
 	}
 	for s := range w {
 		a := r16(w[s] / sum)
-		for i := range hd {
-			out[i] += a * vs[s][off+i]
+		for i := range out {
+			out[i] += a * vs[s][voff+i]
 		}
 	}
 }

@@ -905,6 +905,9 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 		if err := s.attention(il, pos0, n, p.qkv, stride, p.att, L.Sinks); err != nil {
 			return err
 		}
+		if c.AttnOutScale != 0 {
+			ops.Scale(p.att[:n*oDim], c.AttnOutScale)
+		}
 		if c.AttnGate {
 			gateHeads(p.att, p.gu, n, c)
 		}
@@ -991,12 +994,12 @@ func (s *State) block(il int, L *Layer, p *pass) error {
 // query scale the architecture has.
 func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projection) error {
 	c := &s.m.Config
-	heads := c.LayerHeads(il)
+	heads, hkv := c.LayerHeads(il), c.LayerHeadsKV(il)
 	qDim, kDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK // where the keys and values start
 	stride := qkvStride(c)
 	s.e.Phase(phQKV)
 	own := c.OwnsKV(il)
-	ps := L.qkvInputs(c, shared)
+	ps := L.qkvInputs(c, il, shared)
 	if !own {
 		ps = ps[:L.queryInputs()] // the keys and values are another layer's
 	}
@@ -1014,7 +1017,7 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 	}
 	for t := 0; t < p.n; t++ {
 		row := p.qkv[t*stride : (t+1)*stride]
-		qt, kt, vt := row[:heads*c.HeadDimK], row[qDim:qDim+kDim], row[qDim+kDim:qDim+kDim+c.HeadsKV*c.HeadDimV]
+		qt, kt, vt := row[:heads*c.HeadDimK], row[qDim:qDim+hkv*c.HeadDimK], row[qDim+kDim:qDim+kDim+hkv*c.HeadDimV]
 		if L.Bqkv != nil {
 			ops.Add(row, L.Bqkv)
 		}
@@ -1040,7 +1043,7 @@ func (s *State) qkv(il int, L *Layer, a acts, p *pass, shared *[maxShared]projec
 			at := c.angles(ang, t)
 			rope.Apply(qt, heads, c.HeadDimK, at)
 			if own {
-				rope.Apply(kt, c.HeadsKV, c.HeadDimK, at)
+				rope.Apply(kt, hkv, c.HeadDimK, at)
 			}
 		}
 		if c.QKNormAfterRope {

@@ -31,13 +31,23 @@ const maxShared = 4
 // attn_qkv (query, key and value rows in one matrix), or attn_q, attn_k
 // and attn_v side by side in a token's q|k|v row; an afmoe layer's
 // attn_gate after them (qkvStride), listed second so that the query's
-// projections are the first queryInputs.
-func (L *Layer) qkvInputs(c *Config, dst *[maxShared]projection) []projection {
+// projections are the first queryInputs. A fused attn_qkv of a layer
+// with fewer heads than the widest (mimo2's global layers' KV heads) is
+// read in three row ranges, so that its keys and values land where every
+// layer's are.
+func (L *Layer) qkvInputs(c *Config, il int, dst *[maxShared]projection) []projection {
 	qDim, kDim, vDim := c.Heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
 	ps := dst[:0]
-	if L.Wqkv != nil {
+	switch {
+	case L.Wqkv != nil && L.Wqkv.Rows != qDim+kDim+vDim:
+		q, hkv := c.LayerHeads(il)*c.HeadDimK, c.LayerHeadsKV(il)
+		k, v := hkv*c.HeadDimK, hkv*c.HeadDimV
+		ps = append(ps, projection{w: L.Wqkv, rows: q}, projection{w: L.Wqkv, row0: q, rows: k, off: qDim},
+			projection{w: L.Wqkv, row0: q + k, rows: v, off: qDim + kDim})
+		return ps
+	case L.Wqkv != nil:
 		ps = append(ps, projection{w: L.Wqkv})
-	} else {
+	default:
 		ps = append(ps, projection{w: L.Wq, scale: L.ScaleQ})
 	}
 	if L.WOutGate != nil {

@@ -25,8 +25,9 @@ func (c *Config) KVConfig(t kv.Type, cells int) kv.Config {
 		k.Recent = kv.DefaultRecent
 	}
 	if c.HeadDimSWA > 0 || c.LayerKVHeads != nil {
-		// Gemma 4's layers differ in head size and KV heads: each keeps
-		// its own rather than all padded to the widest.
+		// Gemma 4's layers differ in head size and KV heads, mimo2's in
+		// KV heads: each keeps its own rather than all padded to the
+		// widest.
 		k.Geometry = make([]kv.Geometry, k.Layers)
 		for kl := range k.Geometry {
 			k.Geometry[kl] = c.layerGeometry(c.modelLayer(kl))

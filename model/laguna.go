@@ -32,7 +32,7 @@ import (
 func lagunaHparams(c *Config, m *meta) {
 	m.sameHeadSizes(c)
 	m.require(true, "attention.layer_norm_rms_epsilon")
-	m.queryHeads(c)
+	m.queryHeads(c, false)
 	c.GateSoftplus = true
 	c.Window = m.count("attention.sliding_window", maxCount)
 	if _, ok := m.f.Uint(m.key("attention.sliding_window_pattern")); m.err == nil && !ok && m.has("attention.sliding_window_pattern") {
@@ -76,11 +76,15 @@ func (m *meta) lagunaShared(c *Config) {
 
 // queryHeads reads attention.head_count's per-layer counts into
 // c.LayerQHeads when they differ (c.Heads is their largest), each a
-// multiple of the KV heads; the KV heads and the feed-forward width,
-// which the common keys read as their largest, must be one for every
-// layer.
-func (m *meta) queryHeads(c *Config) {
-	for _, k := range []string{"attention.head_count_kv", "feed_forward_length"} {
+// multiple of the layer's KV heads; the feed-forward width, which the
+// common keys read as its largest, must be one for every layer, and so
+// must the KV heads unless kvPerLayer (mimo2: c.LayerKVHeads read first).
+func (m *meta) queryHeads(c *Config, kvPerLayer bool) {
+	keys := []string{"attention.head_count_kv", "feed_forward_length"}
+	if kvPerLayer {
+		keys = keys[1:]
+	}
+	for _, k := range keys {
 		if xs := m.layerInts(k); m.err == nil && xs != nil && slices.Min(xs) != slices.Max(xs) {
 			m.err = fmt.Errorf("model: %s differs between layers: %s models with per-layer sizes other than the query heads are not supported: %w", m.key(k), c.Arch, ErrUnsupportedArch)
 		}
@@ -90,8 +94,8 @@ func (m *meta) queryHeads(c *Config) {
 		return
 	}
 	for il, h := range heads {
-		if h <= 0 || h%c.HeadsKV != 0 {
-			m.fail("%s of layer %d is %d, want a positive multiple of %s = %d", m.key("attention.head_count"), il, h, m.key("attention.head_count_kv"), c.HeadsKV)
+		if h <= 0 || h%c.LayerHeadsKV(il) != 0 {
+			m.fail("%s of layer %d is %d, want a positive multiple of %s = %d", m.key("attention.head_count"), il, h, m.key("attention.head_count_kv"), c.LayerHeadsKV(il))
 			return
 		}
 	}

@@ -64,6 +64,7 @@ var zeroed = map[string]string{
 	"no temperature offset":           "AttnTempOffset",
 	"experts' outputs weighted":       "ExpertInputWeighted",
 	"no adjugate experts":             "ChunkFFN",
+	"no value scale":                  "AttnOutScale",
 }
 
 // perturbed names the perturbations that are not one field zeroed.

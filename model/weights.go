@@ -1255,7 +1255,7 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 		return gemma4Tensors(c, il, has)
 	}
 	e, heads := c.Embd, c.LayerHeads(il)
-	q, kv, vv := heads*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
+	q, kv, vv := heads*c.HeadDimK, c.LayerHeadsKV(il)*c.HeadDimK, c.LayerHeadsKV(il)*c.HeadDimV
 	var ts []blockTensor
 	switch {
 	case a.AttnNorm2 && has("attn_norm_2.weight"):
@@ -1291,7 +1291,7 @@ func blockTensors(a *Arch, c *Config, il int, has func(name string) bool) []bloc
 	if a.OutBias || a.OptionalBiases && has("attn_output.bias") {
 		ts = append(ts, vecTensor("attn_output.bias", e, func(L *Layer) *[]float32 { return &L.Bo }))
 	}
-	if a.Sinks {
+	if a.Sinks && (!a.OptionalSinks || has("attn_sinks.weight")) {
 		ts = append(ts, vecTensor("attn_sinks.weight", heads, func(L *Layer) *[]float32 { return &L.Sinks }))
 	}
 	if fusedQKV(a, has) {
@@ -1475,7 +1475,7 @@ func mlaTensors(c *Config) []blockTensor {
 // attn_qkv when the layout allows it and the block has it, else the three.
 func qkvTensors(a *Arch, c *Config, il int, has func(name string) bool) []blockTensor {
 	e := c.Embd
-	q, kv, vv := c.LayerHeads(il)*c.HeadDimK, c.HeadsKV*c.HeadDimK, c.HeadsKV*c.HeadDimV
+	q, kv, vv := c.LayerHeads(il)*c.HeadDimK, c.LayerHeadsKV(il)*c.HeadDimK, c.LayerHeadsKV(il)*c.HeadDimV
 	if fusedQKV(a, has) {
 		return []blockTensor{matTensor("attn_qkv.weight", e, q+kv+vv, func(L *Layer) **ops.Matrix { return &L.Wqkv })}
 	}

@@ -259,6 +259,9 @@ type ModelSpec struct {
 	// Laguna is what a laguna file says beyond afmoe's routing (nil for
 	// other architectures).
 	Laguna *Laguna
+	// Mimo2 is what a mimo2 file says beyond its experts (nil for
+	// other models).
+	Mimo2 *Mimo2
 	// XIELU is an apertus's raw xIELU parameters, one [alpha_n, alpha_p,
 	// beta, eps] a layer (nil: Apertus's initial ones in every layer).
 	XIELU [][4]float32
@@ -1000,7 +1003,7 @@ func (s ModelSpec) moe() bool {
 		return true
 	}
 	return s.Arch == "qwen3moe" || s.Arch == "grovemoe" || s.Arch == "qwen2moe" || s.Arch == "phimoe" || s.Arch == "hunyuan-moe" || s.Arch == "mellum" || s.Arch == "granitemoe" || s.Arch == "olmoe" || s.Arch == "gpt-oss" || s.Arch == "lfm2moe" || s.Arch == "deepseek2" || s.Arch == "qwen35moe" || s.Arch == "qwen3next" || s.Arch == "ernie4_5-moe" ||
-		s.Arch == "kimi-linear" || s.Routing != nil ||
+		s.Arch == "kimi-linear" || s.Routing != nil || s.Arch == "mimo2" ||
 		s.Arch == "smallthinker" || s.Arch == "minimax-m2" || s.Arch == "llama4" ||
 		(s.Arch == "granitehybrid" || s.Arch == "gemma4") && s.Experts > 0
 }
@@ -1247,7 +1250,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 		if s, err = s.withRoutingDefaults(); err != nil {
 			return s, err
 		}
-	case "qwen3moe", "grovemoe", "granitemoe", "gpt-oss", "ernie4_5-moe", "olmoe", "phimoe", "mellum", "llama4":
+	case "qwen3moe", "grovemoe", "granitemoe", "gpt-oss", "ernie4_5-moe", "olmoe", "phimoe", "mellum", "llama4", "mimo2":
 		if err := s.checkExperts(); err != nil {
 			return s, err
 		}
@@ -1522,6 +1525,9 @@ func (s ModelSpec) addKV(g *gguf.Writer, vocab *Vocab) {
 	}
 	if s.Laguna != nil {
 		s.Laguna.AddTo(g, s.Layers, s.Heads, s.Windowed)
+	}
+	if s.Mimo2 != nil {
+		s.addMimo2KV(g)
 	}
 	if (s.Arch == "mellum" || s.Arch == "plamo3") && s.Windowed {
 		s.addWindowPattern(g)
@@ -1811,7 +1817,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 					tensorSpec{p + "ffn_up_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},
 					tensorSpec{p + "ffn_down_exps.bias", quant.F32, []int64{e, x}, dist{0, 0.1}})
 			}
-			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.Arch == "minimax-m2" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias || s.Routing != nil {
+			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.Arch == "minimax-m2" || s.Arch == "mimo2" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias || s.Routing != nil {
 				gain := s.SelBiasGain
 				if gain == 0 {
 					gain = 0.5
@@ -1861,6 +1867,10 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 		q := int64(s.layerHeads(l) * s.HeadDim)
 		if s.qwen35() {
 			ts = append(ts, s.qwen35Block(p, l, ffn(p, l))...)
+			continue
+		}
+		if s.Mimo2 != nil {
+			ts = append(ts, s.mimo2Block(p, l, ffn(p, l))...)
 			continue
 		}
 		if s.convLayer(l) && s.Arch == "jamba" {

@@ -70,6 +70,10 @@
 //	        fused gate and up, seven windowed layers of eight; -layers 4
 //	        -vocab 8192), jais-2-8b (jais2: nemotron's LayerNorms and
 //	        ReLU² with every bias; -layers 4 -vocab 8192),
+//	        mimo-v2-flash (mimo2: keys of 192 and values of 128, 4 KV
+//	        heads on the global layers and 8 on the windowed ones with
+//	        sinks, 256 sigmoid-routed experts; -layers 4 -experts 8
+//	        -vocab 8192: 2.32 GiB F16),
 //	        qwen3.5-0.8b and qwen3.5-9b (qwen35: gated delta-net and gated
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
 //	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts

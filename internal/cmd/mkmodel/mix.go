@@ -442,6 +442,12 @@ func decoderPlan(s shape, add func(name string, kind tensorKind, dims ...int64))
 			ffn(p, l)
 			continue
 		}
+		if s.Mimo2 != nil {
+			mimo2Plan(s, p, l, add)
+			add(p+"ffn_norm.weight", kindNorm, e)
+			ffn(p, l)
+			continue
+		}
 		if s.DeepSeek2 != nil {
 			mlaPlan(s, p, add)
 			add(p+"ffn_norm.weight", kindNorm, e)

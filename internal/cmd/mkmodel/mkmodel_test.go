@@ -186,6 +186,12 @@ func miniature(s shape) shape {
 		}
 		s.Routing = &c
 	}
+	if m := s.Mimo2; m != nil {
+		// 4 query heads of keys of 64 (48 rotated) and values of 32: 1
+		// KV head on global layer 0, 2 on windowed layers 1 and 2.
+		s.Heads, s.HeadsKV, s.HeadDim = 4, 2, 64
+		s.Mimo2 = &mimo2Shape{GlobalKV: 1, HeadDimV: 32, GlobalEvery: 3, RopeBaseSWA: m.RopeBaseSWA, ValueScale: m.ValueScale}
+	}
 	if g := s.Gemma3n; g != nil {
 		// Seven layers, the last two sharing the caches of layers 3 and 4.
 		s.Layers = 7

@@ -244,6 +244,9 @@ func (m *model) addKV(g *gguf.Writer, vocab *testutil.Vocab) {
 		}
 	}
 	s.addDenseArchKV(g)
+	if s.Mimo2 != nil {
+		s.addMimo2KV(g)
+	}
 	if s.ModernBert != nil {
 		s.addModernBertKV(g)
 	}
