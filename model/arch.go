@@ -381,7 +381,7 @@ var registry = []*Arch{
 	// create_tensor_qkv loads them (probed: a fused attn_qkv and an
 	// attn_q.bias load) and build_qkv applies them; no rope_freqs.
 	{Name: "xverse", OptionalQKVBias: true, UntiedOutput: true, NoRopeFreqs: true, hparams: xverseHparams},
-	{Name: "orion", OptionalQKVBias: true, NormBias: true, UntiedOutput: true, NoRopeFreqs: true, hparams: orionHparams},
+	{Name: "orion", Neox: true, OptionalQKVBias: true, NormBias: true, UntiedOutput: true, NoRopeFreqs: true, hparams: orionHparams},
 	{Name: "refact", OptionalQKVBias: true, NoRopeFreqs: true, hparams: refactHparams},
 	{Name: "baichuan", OptionalQKVBias: true, UntiedOutput: true, NoRopeFreqs: true, hparams: baichuanHparams},
 }

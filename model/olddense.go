@@ -20,7 +20,8 @@ func xverseHparams(c *Config, m *meta) {
 // orionHparams: Orion-14B as llama.cpp's orion graph runs it — xverse's
 // blocks with LayerNorms of weight and bias (epsilon
 // attention.layer_norm_epsilon, required; every bias required) in place
-// of the RMSNorms.
+// of the RMSNorms, and NEOX RoPE (llama.cpp's rope type for orion) in
+// place of NORM, over whole heads.
 func orionHparams(c *Config, m *meta) {
 	layerNormHparams(c, m)
 	m.embdWideQuery(c, "llama.cpp's orion loader sizes attn_q and attn_output")

@@ -30,12 +30,12 @@ func TestConfigXverse(t *testing.T) {
 }
 
 // Orion: xverse's with LayerNorms of epsilon attention.layer_norm_epsilon
-// (required).
+// (required) and NEOX RoPE.
 func TestConfigOrion(t *testing.T) {
 	h := baseHeaderOf("orion", map[string]any{"attention.layer_norm_epsilon": float32(1e-5)},
 		append(slices.Clone(oldDenseDrop), "attention.layer_norm_rms_epsilon")...)
 	c := mustConfig(t, h(nil))
-	if !c.LayerNorm || c.NormEps != 1e-5 || c.RopeNeox || c.RopeDim != c.HeadDimK || c.ALiBi != nil || c.GELU || c.ReLU2 {
+	if !c.LayerNorm || c.NormEps != 1e-5 || !c.RopeNeox || c.RopeDim != c.HeadDimK || c.ALiBi != nil || c.GELU || c.ReLU2 {
 		t.Errorf("config %+v", c)
 	}
 	checkRequired(t, h, "orion", "attention.layer_norm_epsilon")

@@ -10,10 +10,10 @@ func TinyXverse() ModelSpec {
 
 // TinyOrion is a 2-layer orion as Orion-14B's converter writes it:
 // xverse's blocks with LayerNorms of weight and bias (epsilon 1e-5) in
-// place of the RMSNorms, grouped KV heads, an untied output; Q8_0
-// weights.
+// place of the RMSNorms and NEOX RoPE, grouped KV heads, an untied
+// output; Q8_0 weights.
 func TinyOrion() ModelSpec {
-	return tiny(ModelSpec{Arch: "orion", Seed: 191, RopeBase: 10000, NormEps: 1e-5})
+	return tiny(ModelSpec{Arch: "orion", Seed: 194, RopeBase: 10000, NormEps: 1e-5})
 }
 
 // TinyRefact is a 2-layer refact as Refact-1.6B's converter writes it:
