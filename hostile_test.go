@@ -1864,6 +1864,21 @@ func hostileCases() []hostileCase {
 			on(fusedQKV(testutil.TinyBaichuan()), loads("fused attn_qkv", func(*hmodel) {})),
 			unsupported("rope_freqs", add("rope_freqs.weight", 4), "rope_freqs.weight"),
 		),
+		// codeshell: the output projection's, up's and down's biases, every
+		// LayerNorm's, the untied output and the epsilon required, the
+		// Q/K/V biases optional, Q, K and V fused or apart, heads whole, as
+		// llama-bench d32676d77 takes them; rope_freqs refused. A file
+		// without token_embd, which llama.cpp runs on output.weight, is
+		// refused.
+		layerNormFamily("codeshell", testutil.TinyCodeShell(), requiresEach("output.weight", "token_embd.weight", "blk.0.attn_output.bias",
+			"blk.1.ffn_up.bias", "blk.0.ffn_down.bias", "blk.1.ffn_norm.bias"),
+			withoutQKVBiases(0),
+			on(fusedQKV(testutil.TinyCodeShell()), loads("fused attn_qkv", func(*hmodel) {})),
+			refusedKey("half of each head rotated", ".rope.dimension_count", uint32(8)),
+			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8),
+				".rope.dimension_count", uint32(8)), ".embedding_length"),
+			unsupported("rope_freqs", add("rope_freqs.weight", 8), "rope_freqs.weight"),
+		),
 		// stablelm: the output matrix, the LayerNorms' biases (but
 		// ffn_norm's) and the epsilon are required, as llama.cpp's loader
 		// requires them; the Q/K/V biases, ffn_norm and the Q/K norms are

@@ -384,6 +384,8 @@ var registry = []*Arch{
 	{Name: "orion", Neox: true, OptionalQKVBias: true, NormBias: true, UntiedOutput: true, NoRopeFreqs: true, hparams: orionHparams},
 	{Name: "refact", OptionalQKVBias: true, NoRopeFreqs: true, hparams: refactHparams},
 	{Name: "baichuan", OptionalQKVBias: true, UntiedOutput: true, NoRopeFreqs: true, hparams: baichuanHparams},
+	{Name: "codeshell", Neox: true, OptionalQKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true, UntiedOutput: true,
+		NoRopeFreqs: true, hparams: codeshellHparams},
 }
 
 // Supported lists the architectures this package can run.

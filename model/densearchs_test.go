@@ -179,7 +179,7 @@ func TestConfigPhi2(t *testing.T) {
 // token's heads; falcon's two (Falcon-7B's one norm, Falcon-40B's two);
 // bloom and mpt's two, whose ALiBi measures each token's distance from its
 // own position; jais2; xverse, orion, refact (ALiBi on one KV head) and
-// baichuan's two depths (RoPE at 32 layers, ALiBi at 40).
+// baichuan's two depths (RoPE at 32 layers, ALiBi at 40); codeshell.
 func TestDenseArchsInChunks(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyJais2(),
 		testutil.TinyPhi2(),
@@ -187,7 +187,8 @@ func TestDenseArchsInChunks(t *testing.T) {
 		testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(), testutil.TinyBitnet(), testutil.TinyBitnetScales(),
 		testutil.TinyInternLM2(), testutil.TinyOlmo(), testutil.TinyOlmoClamp(), testutil.TinyCommandR(), testutil.TinyCommandRPlus(),
 		testutil.TinyFalcon(), testutil.TinyFalcon40B(), testutil.TinyBloom(), testutil.TinyMPT(), testutil.TinyMPTClamp(),
-		testutil.TinyXverse(), testutil.TinyOrion(), testutil.TinyRefact(), testutil.TinyBaichuan(), testutil.TinyBaichuan13B()} {
+		testutil.TinyXverse(), testutil.TinyOrion(), testutil.TinyRefact(), testutil.TinyBaichuan(), testutil.TinyBaichuan13B(),
+		testutil.TinyCodeShell()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
 			toks := prompt(13)

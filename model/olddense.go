@@ -73,3 +73,19 @@ func baichuanHparams(c *Config, m *meta) {
 		c.ALiBi = make([]float32, c.Heads)
 	}
 }
+
+// codeshellHparams: CodeShell-7B as llama.cpp's codeshell graph runs it —
+// starcoder2's block (LayerNorms of weight and bias, epsilon
+// attention.layer_norm_epsilon required; the output projection's, up's
+// and down's biases required; a gate-less GELU feed-forward) with Q, K
+// and V fused or apart and each of their biases optional
+// (create_tensor_qkv), NEOX RoPE over whole heads (the graph asserts
+// it), an untied output.weight required and the query as wide as the
+// embedding, as llama.cpp's loader sizes attn_output [n_embd, n_embd].
+// llama.cpp takes a file without token_embd by using output.weight in
+// its place; no released file lacks it, and such a file is refused here.
+func codeshellHparams(c *Config, m *meta) {
+	layerNormHparams(c, m)
+	m.embdWideQuery(c, "llama.cpp's codeshell loader sizes attn_q and attn_output")
+	m.wholeHeads(c)
+}

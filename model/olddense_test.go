@@ -75,3 +75,17 @@ func TestConfigBaichuan(t *testing.T) {
 		checkKeyErrors(t, depth(n), wholeHeadCases("baichuan", 32))
 	}
 }
+
+// CodeShell: LayerNorms of epsilon attention.layer_norm_epsilon
+// (required), GELU without a gate, NEOX RoPE over whole heads, the query
+// as wide as the embedding.
+func TestConfigCodeShell(t *testing.T) {
+	h := baseHeaderOf("codeshell", map[string]any{"attention.layer_norm_epsilon": float32(1e-5)},
+		append(slices.Clone(oldDenseDrop), "attention.layer_norm_rms_epsilon")...)
+	c := mustConfig(t, h(nil))
+	if !c.LayerNorm || c.NormEps != 1e-5 || !c.RopeNeox || c.RopeDim != c.HeadDimK || c.ALiBi != nil || c.ReLU2 {
+		t.Errorf("config %+v", c)
+	}
+	checkRequired(t, h, "codeshell", "attention.layer_norm_epsilon")
+	checkKeyErrors(t, h, append(wholeHeadCases("codeshell", 32), narrowQuery("codeshell")))
+}

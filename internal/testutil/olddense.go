@@ -40,3 +40,12 @@ func TinyBaichuan13B() ModelSpec {
 	s.Seed, s.Layers, s.Label = 199, 40, "13b"
 	return s
 }
+
+// TinyCodeShell is a 2-layer codeshell as CodeShell-7B's converter writes
+// it: starcoder2's LayerNorms of weight and bias (epsilon 1e-5), biases on
+// Q, K, V, the output projection, up and down, a gate-less GELU
+// feed-forward, NEOX RoPE over whole heads, grouped KV heads, an untied
+// output; Q8_0 weights.
+func TinyCodeShell() ModelSpec {
+	return tiny(ModelSpec{Arch: "codeshell", Seed: 205, RopeBase: 10000, NormEps: 1e-5})
+}
