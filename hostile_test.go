@@ -1794,6 +1794,73 @@ func hostileCases() []hostileCase {
 			refusedKey("half of each head rotated", ".rope.dimension_count", uint32(8)),
 			unsupported("rope_freqs", add("rope_freqs.weight", 8), "rope_freqs.weight"),
 		),
+		// xverse: the untied output and the RMS epsilon required, the
+		// query as wide as the embedding, heads whole, as llama.cpp's
+		// loader and graph require them; Q, K and V fused or apart, each
+		// bias optional (create_tensor_qkv); attn_output.bias and
+		// rope_freqs refused, as llama-bench d32676d77 refuses them.
+		family("xverse", testutil.TinyXverse(), requiresEach("output.weight", "output_norm.weight", "blk.0.ffn_norm.weight", "blk.1.ffn_gate.weight"),
+			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8),
+				".rope.dimension_count", uint32(8)), ".embedding_length"),
+			refusedKey("half of each head rotated", ".rope.dimension_count", uint32(8)),
+			withQKVBiases(0, 64, 32),
+			on(fusedQKV(testutil.TinyXverse()), loads("fused attn_qkv", func(*hmodel) {})),
+			unsupported("attn_output.bias", add("blk.0.attn_output.bias", 64), "blk.0.attn_output.bias"),
+			unsupported("rope_freqs", add("rope_freqs.weight", 8), "rope_freqs.weight"),
+		),
+		// orion: xverse's with LayerNorms whose every bias is required,
+		// and the LayerNorm epsilon.
+		layerNormFamily("orion", testutil.TinyOrion(), requiresEach("output.weight", "blk.1.ffn_norm.bias", "blk.0.ffn_up.weight"),
+			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8),
+				".rope.dimension_count", uint32(8)), ".embedding_length"),
+			refusedKey("half of each head rotated", ".rope.dimension_count", uint32(8)),
+			withQKVBiases(1, 64, 32),
+			on(fusedQKV(testutil.TinyOrion()), loads("fused attn_qkv", func(*hmodel) {})),
+			misshapen("ffn_norm.bias of the wrong width", "blk.0.ffn_norm.bias", 32),
+			unsupported("rope_freqs", add("rope_freqs.weight", 8), "rope_freqs.weight"),
+		),
+		// refact: the RMS epsilon required; the output tied when absent;
+		// Q, K and V fused or apart, each bias optional; no RoPE key
+		// needed (ALiBi). llama-bench d32676d77 loads attn_output.bias
+		// and rope_freqs but its graph applies neither: refused here as
+		// tensors this package would not run.
+		family("refact", testutil.TinyRefact(), requiresEach("output_norm.weight", "blk.1.attn_norm.weight", "blk.0.ffn_down.weight"),
+			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			loads("with an output matrix", add("output.weight", 96, 320)),
+			loads("without rope.freq_base", del(".rope.freq_base")),
+			withQKVBiases(0, 96, 16),
+			on(fusedQKV(testutil.TinyRefact()), loads("fused attn_qkv", func(*hmodel) {})),
+			unsupported("attn_output.bias (loaded, never applied by llama.cpp)", add("blk.0.attn_output.bias", 96), "blk.0.attn_output.bias"),
+			unsupported("rope_freqs (loaded, never applied by llama.cpp)", add("rope_freqs.weight", 8), "rope_freqs.weight"),
+		),
+		// baichuan: the untied output and the RMS epsilon required, heads
+		// whole at every depth (llama.cpp asserts it), Q, K and V fused
+		// or apart, each bias optional; rope_freqs refused, as
+		// llama-bench d32676d77 refuses it.
+		family("baichuan", testutil.TinyBaichuan(), requiresEach("output.weight", "blk.31.ffn_norm.weight", "blk.0.attn_output.weight"),
+			unset("layer_norm_rms_epsilon missing", ".attention.layer_norm_rms_epsilon"),
+			refusedKey("half of each head rotated", ".rope.dimension_count", uint32(4)),
+			on(testutil.TinyBaichuan13B(), refusedKey("13B: half of each head rotated", ".rope.dimension_count", uint32(4))),
+			withQKVBiases(0, 32, 32),
+			on(fusedQKV(testutil.TinyBaichuan()), loads("fused attn_qkv", func(*hmodel) {})),
+			unsupported("rope_freqs", add("rope_freqs.weight", 4), "rope_freqs.weight"),
+		),
+		// codeshell: the output projection's, up's and down's biases, every
+		// LayerNorm's, the untied output and the epsilon required, the
+		// Q/K/V biases optional, Q, K and V fused or apart, heads whole, as
+		// llama-bench d32676d77 takes them; rope_freqs refused. A file
+		// without token_embd, which llama.cpp runs on output.weight, is
+		// refused.
+		layerNormFamily("codeshell", testutil.TinyCodeShell(), requiresEach("output.weight", "token_embd.weight", "blk.0.attn_output.bias",
+			"blk.1.ffn_up.bias", "blk.0.ffn_down.bias", "blk.1.ffn_norm.bias"),
+			withoutQKVBiases(0),
+			on(fusedQKV(testutil.TinyCodeShell()), loads("fused attn_qkv", func(*hmodel) {})),
+			refusedKey("half of each head rotated", ".rope.dimension_count", uint32(8)),
+			refused("query narrower than the embedding", set(".attention.key_length", uint32(8), ".attention.value_length", uint32(8),
+				".rope.dimension_count", uint32(8)), ".embedding_length"),
+			unsupported("rope_freqs", add("rope_freqs.weight", 8), "rope_freqs.weight"),
+		),
 		// stablelm: the output matrix, the LayerNorms' biases (but
 		// ffn_norm's) and the epsilon are required, as llama.cpp's loader
 		// requires them; the Q/K/V biases, ffn_norm and the Q/K norms are

@@ -381,6 +381,16 @@ var registry = []*Arch{
 		hparams: plamo3Hparams},
 	{Name: "jais2", QKV: QKVSeparate, Neox: true, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true,
 		NoRopeFreqs: true, hparams: jais2Hparams},
+	// The older dense architectures (model/olddense.go): Q, K and V fused
+	// or apart, each bias optional, as llama.cpp d32676d77's
+	// create_tensor_qkv loads them (probed: a fused attn_qkv and an
+	// attn_q.bias load) and build_qkv applies them; no rope_freqs.
+	{Name: "xverse", OptionalQKVBias: true, UntiedOutput: true, NoRopeFreqs: true, hparams: xverseHparams},
+	{Name: "orion", Neox: true, OptionalQKVBias: true, NormBias: true, UntiedOutput: true, NoRopeFreqs: true, hparams: orionHparams},
+	{Name: "refact", OptionalQKVBias: true, NoRopeFreqs: true, hparams: refactHparams},
+	{Name: "baichuan", OptionalQKVBias: true, UntiedOutput: true, NoRopeFreqs: true, hparams: baichuanHparams},
+	{Name: "codeshell", Neox: true, OptionalQKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true, UntiedOutput: true,
+		NoRopeFreqs: true, hparams: codeshellHparams},
 }
 
 // Supported lists the architectures this package can run.

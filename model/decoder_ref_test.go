@@ -1015,6 +1015,8 @@ func TestDecoderMatchesReference(t *testing.T) {
 		"starcoder2":    everyBias,
 		"nemotron":      everyBias,
 		"jais2":         everyBias,
+		"codeshell":     everyBias,
+		"orion":         {"attn_norm.bias", "ffn_norm.bias", "output_norm.bias"},
 		// stablelm: without ffn_norm a block runs in parallel.
 		"stablelm":           append(slices.Clone(qkvBiases), "attn_norm.bias", "ffn_norm.weight", "ffn_norm.bias", "output_norm.bias"),
 		"stablelm/parallel":  {"attn_q_norm.weight", "attn_k_norm.weight"},
@@ -1183,7 +1185,23 @@ func TestDecoderMatchesReference(t *testing.T) {
 		// 1.2e-3 in pure Go, whose sums land a GELU input or an attention
 		// weight on the other F16 step (every perturbation moves it by
 		// more than 1e-2); Falcon-40B's 4.3e-5, 3.4e-5.
-		{testutil.TinyFalcon(), 3e-3}, {testutil.TinyFalcon40B(), 1e-3}} {
+		{testutil.TinyFalcon(), 3e-3}, {testutil.TinyFalcon40B(), 1e-3},
+		// xverse: llama's blocks with an untied output (seed 183: 3.3e-6
+		// AVX-512, 3.1e-6 pure Go, 5.4e-4 AVX2; seeds 181 and 185
+		// measured 1.3e-3 and 1.2e-3, an F16 rounding the other way);
+		// orion: the same with LayerNorms of weight and bias and NEOX
+		// pairs (seed 194: 2.1e-6 AVX-512, 2.5e-6 AVX2, 3.4e-6 pure Go;
+		// seeds 191, 192 and 195 measured 3.0e-3, 6.8e-5 and 7.9e-4); baichuan of 32 blocks (7B,
+		// the depth from which llama.cpp rotates): llama's blocks, NORM
+		// RoPE, within 1e-2 as command-r's 64 layers: 2.4e-3 AVX-512 and
+		// AVX2, 3.3e-3 pure Go, the cached F16 roundings growing through
+		// 32 layers.
+		{testutil.TinyXverse(), 1e-3}, {testutil.TinyOrion(), 1e-3}, {testutil.TinyBaichuan(), 1e-2},
+		// codeshell: starcoder2's block with NEOX pairs over whole heads
+		// and grouped KV heads (seed 205: 1.2e-4 AVX-512, 2.1e-5 AVX2 and
+		// pure Go; seeds 201, 203 and 207 measured up to 1.9e-3, 1.4e-3
+		// and 1.1e-3, GELU's F16 steps as starcoder2's).
+		{testutil.TinyCodeShell(), 1e-3}} {
 		spec := tc.spec
 		spec.WeightType = quant.F32
 		name := spec.Variant()

@@ -178,23 +178,29 @@ func TestConfigPhi2(t *testing.T) {
 // token's Q, K and V; command-r's two, Command R+'s Q/K norms each
 // token's heads; falcon's two (Falcon-7B's one norm, Falcon-40B's two);
 // bloom and mpt's two, whose ALiBi measures each token's distance from its
-// own position; jais2.
+// own position; jais2; xverse, orion, refact (ALiBi on one KV head) and
+// baichuan's two depths (RoPE at 32 layers, ALiBi at 40); codeshell.
 func TestDenseArchsInChunks(t *testing.T) {
 	for _, spec := range []testutil.ModelSpec{testutil.TinyCohere2(), testutil.TinyApertus(), testutil.TinyStarCoder2(), testutil.TinyNemotron(), testutil.TinyJais2(),
 		testutil.TinyPhi2(),
 		testutil.TinyStableLM(), testutil.TinyStableLM12B(), testutil.TinyGPT2(), testutil.TinyStarCoder(),
 		testutil.TinyGPTNeoX(), testutil.TinyGPTNeoXSequential(), testutil.TinyBitnet(), testutil.TinyBitnetScales(),
 		testutil.TinyInternLM2(), testutil.TinyOlmo(), testutil.TinyOlmoClamp(), testutil.TinyCommandR(), testutil.TinyCommandRPlus(),
-		testutil.TinyFalcon(), testutil.TinyFalcon40B(), testutil.TinyBloom(), testutil.TinyMPT(), testutil.TinyMPTClamp()} {
+		testutil.TinyFalcon(), testutil.TinyFalcon40B(), testutil.TinyBloom(), testutil.TinyMPT(), testutil.TinyMPTClamp(),
+		testutil.TinyXverse(), testutil.TinyOrion(), testutil.TinyRefact(), testutil.TinyBaichuan(), testutil.TinyBaichuan13B(),
+		testutil.TinyCodeShell()} {
 		t.Run(spec.Variant(), func(t *testing.T) {
 			pool, m, f, data := loadF32(t, spec)
 			toks := prompt(13)
 			want := perturbedRef(t, m, f, data, toks)(refDecoder{})
 			tol := 3e-3
-			if spec.Arch == "mpt" || spec.Layers >= 64 {
+			if spec.Arch == "mpt" || spec.Layers >= 32 {
 				// mpt's GELU steps through F16 (TestALiBiDecodersMatchReference
-				// takes it within 1e-2) and Command R+'s 64 layers pass each
-				// F16 rounding on: 9.2e-3 and 4.4e-3 with the AVX2 kernels.
+				// takes it within 1e-2) and Command R+'s 64 layers, and
+				// baichuan's 32 and 40, pass each F16 rounding on: 9.2e-3 and
+				// 4.4e-3 with the AVX2 kernels (baichuan within
+				// TestDecoderMatchesReference's and
+				// TestALiBiDecodersMatchReference's 1e-2).
 				tol = 1e-2
 			}
 			checkBatchesWithin(t, m, pool, toks, want, "", tol)

@@ -299,11 +299,12 @@ func (s ModelSpec) subNorms(p string) []tensorSpec {
 // denseArch reports whether s is one of the architectures this file
 // describes (cohere2, arcee, apertus, hunyuan-dense, exaone, starcoder2,
 // gemma, nemotron, stablelm, phi2, gpt2, starcoder, gptneox, bitnet, olmo,
-// command-r, falcon, bloom, mpt, jais2).
+// command-r, falcon, bloom, mpt, jais2, xverse, orion, refact, baichuan,
+// codeshell).
 func (s ModelSpec) denseArch() bool {
 	switch s.Arch {
 	case "cohere2", "arcee", "apertus", "hunyuan-dense", "exaone", "starcoder2", "gemma", "nemotron", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "bitnet", "olmo",
-		"command-r", "falcon", "bloom", "mpt", "jais2":
+		"command-r", "falcon", "bloom", "mpt", "jais2", "xverse", "orion", "refact", "baichuan", "codeshell":
 		return true
 	}
 	return false
@@ -343,11 +344,11 @@ func (s ModelSpec) alibi() bool { return s.Arch == "bloom" || s.Arch == "mpt" }
 func (s ModelSpec) mptBiases() bool { return s.Arch == "mpt" && s.QKVBias }
 
 // normBias reports whether s's norms have biases: LayerNorms of weight
-// and bias (starcoder2, nemotron, jais2, stablelm, phi2, falcon,
+// and bias (starcoder2, nemotron, jais2, stablelm, phi2, falcon, orion,
 // mptBiases', and classicFused's), or phimoe's RMSNorms.
 func (s ModelSpec) normBias() bool {
 	return s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "jais2" || s.Arch == "stablelm" || s.phiBiases() || s.Arch == "falcon" || s.mptBiases() ||
-		s.classicFused()
+		s.classicFused() || s.Arch == "orion" || s.Arch == "codeshell"
 }
 
 // phiBiases reports whether s has Phi's biases on its norms, its
@@ -369,7 +370,8 @@ func (s ModelSpec) headRowNorms(p string) []tensorSpec {
 // mptBiases and classicFused layer, a phimoe's experts without; a
 // nemotron's odd layers, its even ones none).
 func (s ModelSpec) layerBiases(l int) bool {
-	return s.Arch == "starcoder2" || s.Arch == "jais2" || s.phiBiases() || s.mptBiases() || s.classicFused() || s.Arch == "nemotron" && l%2 == 1
+	return s.Arch == "starcoder2" || s.Arch == "jais2" || s.Arch == "codeshell" || s.phiBiases() || s.mptBiases() || s.classicFused() ||
+		s.Arch == "nemotron" && l%2 == 1
 }
 
 // denseArchGlobals lists the tensors outside the blocks that these
@@ -416,7 +418,7 @@ func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 			s.XIELU = append(s.XIELU, [4]float32{0.8, 0.8, 0.5, -1e-6})
 		}
 		s.XIELU = s.XIELU[:s.Layers]
-	case "starcoder2", "nemotron", "jais2", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo", "falcon", "bloom", "mpt":
+	case "starcoder2", "nemotron", "jais2", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo", "falcon", "bloom", "mpt", "orion", "codeshell":
 		if s.NormEps == 0 {
 			s.NormEps = 1e-5
 		}
@@ -431,7 +433,7 @@ func (s ModelSpec) withDenseArchDefaults() ModelSpec {
 // phi2's, falcon's, mpt's and classicFused's GELU).
 func (s ModelSpec) gateless() bool {
 	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "jais2" || s.Arch == "phi2" || s.Arch == "falcon" ||
-		s.Arch == "mpt" || s.classicFused()
+		s.Arch == "mpt" || s.Arch == "codeshell" || s.classicFused()
 }
 
 // denseQKNorm reports whether s has per-head Q/K norms of its own
@@ -451,7 +453,7 @@ func (s ModelSpec) addDenseArchKV(g *gguf.Writer) {
 		AddCohereKV(g, s.Arch, s.NormEps, s.LogitScale)
 	case "apertus":
 		AddXIELU(g, s.XIELU)
-	case "starcoder2", "nemotron", "jais2", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo", "falcon", "bloom", "mpt":
+	case "starcoder2", "nemotron", "jais2", "stablelm", "phi2", "gpt2", "starcoder", "gptneox", "olmo", "falcon", "bloom", "mpt", "orion", "codeshell":
 		g.AddKV(s.Arch+".attention.layer_norm_epsilon", s.NormEps)
 		if s.Arch == "gptneox" {
 			g.AddKV("gptneox.use_parallel_residual", !s.Sequential)

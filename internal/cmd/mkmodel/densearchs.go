@@ -20,18 +20,18 @@ type mptShape struct {
 
 // gateless reports whether s's feed-forward has no gate: arcee's,
 // nemotron's and jais2's ReLU², apertus's xIELU, starcoder2's, phi2's,
-// falcon's, mpt's and classicFused's GELU.
+// falcon's, mpt's, codeshell's and classicFused's GELU.
 func (s shape) gateless() bool {
 	return s.Arch == "arcee" || s.Arch == "apertus" || s.Arch == "starcoder2" || s.Arch == "nemotron" || s.Arch == "jais2" || s.Arch == "phi2" || s.Arch == "falcon" ||
-		s.Arch == "mpt" || s.classicFused()
+		s.Arch == "mpt" || s.Arch == "codeshell" || s.classicFused()
 }
 
 // allBiases reports whether every projection of s has a bias
-// (starcoder2, phi2, jais2: Q, K, V as QKVBias says, and the output, up
+// (starcoder2, phi2, jais2, codeshell: Q, K, V as QKVBias says, and the output, up
 // and down; classicFused: the fused attn_qkv's, the output's, up and
 // down).
 func (s shape) allBiases() bool {
-	return s.Arch == "starcoder2" || s.Arch == "phi2" || s.Arch == "jais2" || s.classicFused()
+	return s.Arch == "starcoder2" || s.Arch == "phi2" || s.Arch == "jais2" || s.Arch == "codeshell" || s.classicFused()
 }
 
 // normBiases reports whether s's block and final norms have biases:

@@ -74,6 +74,14 @@
 //	        heads on the global layers and 8 on the windowed ones with
 //	        sinks, 256 sigmoid-routed experts; -layers 4 -experts 8
 //	        -vocab 8192: 2.32 GiB F16),
+//	        xverse-7b (xverse: llama's blocks, untied), orion-14b (orion:
+//	        xverse's with LayerNorms of weight and bias), refact-1.6b
+//	        (refact: llama's blocks with ALiBi on one KV head),
+//	        baichuan2-7b and baichuan2-13b (baichuan: NORM RoPE at 32
+//	        layers, ALiBi at 40, neither at any other depth, so -layers
+//	        4 cuts place no tokens; -layers 4 -vocab 8192: 0.21 to 1.43
+//	        GiB Q8_0), codeshell-7b (codeshell: starcoder2's block with
+//	        NEOX RoPE over whole heads),
 //	        qwen3.5-0.8b and qwen3.5-9b (qwen35: gated delta-net and gated
 //	        attention; -layers 2 keeps the 9B's widths under 2 GB),
 //	        qwen3.5-35b-a3b (qwen35moe: the same blocks with 256 experts
