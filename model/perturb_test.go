@@ -64,6 +64,8 @@ var zeroed = map[string]string{
 	"no temperature offset":           "AttnTempOffset",
 	"experts' outputs weighted":       "ExpertInputWeighted",
 	"no adjugate experts":             "ChunkFFN",
+	"shared sum not halved":           "SharedSumScale",
+	"global layers rotated":           "NoRopeGlobal",
 }
 
 // perturbed names the perturbations that are not one field zeroed.
