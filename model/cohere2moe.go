@@ -1,7 +1,5 @@
 package model
 
-import "cmp"
-
 // cohere2moeHparams: Cohere's mixture of experts (North Code) as llama.cpp
 // d32676d77's cohere2moe loader and graph run it — cohere2's parallel
 // block (one norm before attention and the feed-forward, both outputs
@@ -12,9 +10,9 @@ import "cmp"
 //     llama.cpp refuses it. (llama.cpp also takes an RMS epsilon of 0 as
 //     "LayerNorm"; this package refuses that 0 as every architecture's.)
 //   - windowed layers (attention.sliding_window, required) by
-//     attention.sliding_window_pattern, dense first: a period p makes
-//     every layer but each p-th from layer 0 windowed (absent: 4), or one
-//     flag a layer; only the windowed layers and the leading dense ones
+//     attention.sliding_window_pattern (required, as llama-bench
+//     d32676d77 requires it), dense first: a period p makes every layer
+//     but each p-th from layer 0 windowed, or one flag a layer; only the windowed layers and the leading dense ones
 //     are rotated (NORM pairs), the other global layers not
 //     (Config.NoRopeGlobal). rope.freq_base_swa is read by llama.cpp and
 //     used by no layer, so it is ignored here too.
@@ -29,7 +27,9 @@ import "cmp"
 //     shared experts' sum is halved (Config.SharedSumScale), as the graph
 //     does.
 //   - logit_scale (required) multiplying the logits; output.weight
-//     optional, the embedding in its place.
+//     optional, the embedding in its place; attn_q/k/v.bias (or
+//     attn_qkv.bias) each optional, as llama-bench d32676d77 loads a file
+//     with attn_q.bias.
 //   - nextn_predict_layers NextN blocks after the main stack that no pass
 //     runs; their tensors are required only when the first has
 //     nextn.eh_proj (a trunk-only file declares them and holds none), as
@@ -71,11 +71,15 @@ func cohere2moeHparams(c *Config, m *meta) {
 		m.gating(c)
 	}
 	m.nextN(c)
+	// Required: llama.cpp's fallback from a period to the array reads the
+	// array as required (llama-bench d32676d77 refuses a file without the
+	// key), so its period of 4 never applies.
+	m.require(true, "attention.sliding_window_pattern")
 	m.swaPattern(c)
 	if m.err == nil && c.SWALayers == nil {
-		// A period, or the default 4, counts from a global layer 0
-		// (llama.cpp's set_swa_pattern with dense_first).
-		c.SWALayers = denseFirst(c.Layers, cmp.Or(c.FullEvery, 4))
+		// A period counts from a global layer 0 (llama.cpp's
+		// set_swa_pattern with dense_first).
+		c.SWALayers = denseFirst(c.Layers, c.FullEvery)
 		c.FullEvery = 0
 	}
 	c.NoRopeGlobal = true

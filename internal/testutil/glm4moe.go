@@ -160,8 +160,8 @@ func (s ModelSpec) nextNTensors(p string) []tensorSpec {
 
 // TinyCohere2MoE is a cohere2moe in 5 layers and a NextN block: one
 // LayerNorm without bias (attention.layer_norm_epsilon, no RMS epsilon)
-// before attention and the feed-forward side by side; no pattern key, so
-// llama.cpp's default period of 4 counted from a global layer 0: layers
+// before attention and the feed-forward side by side; a window pattern of
+// period 4, counted from a global layer 0 as llama.cpp does: layers
 // 1–3 windowed (4 positions) and rotated, layer 0 global and rotated as
 // the dense lead, layer 4 global and unrotated; layer 0's feed-forward
 // dense, the others' 8 experts of width 32, 2 a token, chosen and
@@ -172,7 +172,7 @@ func (s ModelSpec) nextNTensors(p string) []tensorSpec {
 func TinyCohere2MoE() ModelSpec {
 	return tiny(ModelSpec{
 		Arch: "cohere2moe", Seed: 229, Layers: 5, NextN: 1, RopeBase: 50000, NormEps: 1e-5, TiedOutput: true,
-		SlidingWindow: 4, LogitScale: 0.25,
+		SlidingWindow: 4, SWAPattern: 4, LogitScale: 0.25,
 		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, DenseLead: 1, RouterGain: 4,
 		Routing: &Routing{Shared: 1, Scale: 2.5, Norm: true},
 	})
