@@ -381,6 +381,7 @@ var registry = []*Arch{
 		hparams: plamo3Hparams},
 	{Name: "jais2", QKV: QKVSeparate, Neox: true, QKVBias: true, OutBias: true, NormBias: true, FFN: FFNSequential, FFNBias: true,
 		NoRopeFreqs: true, hparams: jais2Hparams},
+	{Name: "bailingmoe", OptionalQKVBias: true, FFN: FFNExperts, UntiedOutput: true, hparams: bailingmoeHparams},
 	{Name: "cohere2moe", Parallel: true, OptionalQKVBias: true, FFN: FFNExperts, FusedGateUpExps: true, NextN: nextNTensors, NextNOptional: true,
 		hparams: cohere2moeHparams},
 }

@@ -188,3 +188,17 @@ func TinyCohere2MoERMS() ModelSpec {
 	s.Routing = &Routing{Shared: 1, Scale: 2.5, Norm: true, Gating: 1}
 	return s
 }
+
+// TinyBailingMoE is a bailingmoe as Ling-lite is made, in 3 layers:
+// llama's attention (NORM RoPE over whole heads), every feed-forward 8
+// experts of width 32, 2 a token, chosen and weighted by their softmax,
+// renormalised and scaled by 1.5, beside one shared expert of the
+// experts' width; leading_dense_block_count 0 written, as the converter
+// writes Ling's first_k_dense_replace; the output untied; Q8_0 weights.
+func TinyBailingMoE() ModelSpec {
+	return tiny(ModelSpec{
+		Arch: "bailingmoe", Seed: 263, Layers: 3, RopeBase: 600000, RMSEps: 1e-6,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 32, RouterGain: 4,
+		Routing: &Routing{Shared: 1, Scale: 1.5, Norm: true},
+	})
+}

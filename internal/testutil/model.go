@@ -1231,7 +1231,7 @@ func (s ModelSpec) withDefaults() (ModelSpec, error) {
 			return s, fmt.Errorf("testutil: minicpm3 needs DeepSeek2 Joined, with KVLora, QLora, Nope, Rope (even) and VHead above 0, no shared experts")
 		}
 		s = s.withLatentHeads()
-	case "glm4moe", "bailingmoe2", "afmoe", "dots1", "exaone-moe", "laguna", "cohere2moe":
+	case "glm4moe", "bailingmoe2", "afmoe", "dots1", "exaone-moe", "laguna", "cohere2moe", "bailingmoe":
 		if s.Arch == "cohere2moe" && s.LogitScale == 0 {
 			s.LogitScale = 0.25
 		}
@@ -1815,7 +1815,7 @@ func (s ModelSpec) drawnTensors() []tensorSpec {
 					tensorSpec{p + "ffn_up_exps.bias", quant.F32, []int64{fe, x}, dist{0, 0.1}},
 					tensorSpec{p + "ffn_down_exps.bias", quant.F32, []int64{e, x}, dist{0, 0.1}})
 			}
-			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.Arch == "minimax-m2" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias || s.Routing != nil && s.Arch != "cohere2moe" {
+			if s.Arch == "lfm2moe" || s.Arch == "ernie4_5-moe" || s.Arch == "minimax-m2" || s.DeepSeek2 != nil && s.DeepSeek2.SelBias || s.Routing != nil && s.Arch != "cohere2moe" && s.Arch != "bailingmoe" {
 				gain := s.SelBiasGain
 				if gain == 0 {
 					gain = 0.5
