@@ -1812,6 +1812,17 @@ func hostileCases() []hostileCase {
 			refusedKey("half of each head rotated", ".rope.dimension_count", uint32(8)),
 			unsupported("rope_freqs", add("rope_freqs.weight", 8), "rope_freqs.weight"),
 		),
+		// bailingmoe: what llama-bench d32676d77 was seen requiring on
+		// probe files — the shared experts' count, the experts' width,
+		// output.weight — and loading: no leading_dense_block_count, no
+		// expert_weights_scale, Q/K/V biases.
+		family("bailingmoe", testutil.TinyBailingMoE(), requiresEach("output.weight", "blk.0.ffn_gate_inp.weight", "blk.1.ffn_up_shexp.weight"),
+			loads("without leading_dense_block_count", func(h *hmodel) { h.del(".leading_dense_block_count") }),
+			loads("without expert_weights_scale", func(h *hmodel) { h.del(".expert_weights_scale") }),
+			withQKVBiases(0, 64, 32),
+			unset("expert_shared_count missing", ".expert_shared_count"),
+			unset("expert_feed_forward_length missing", ".expert_feed_forward_length"),
+		),
 		// cohere2moe: what llama-bench d32676d77 was seen requiring on
 		// probe files — the window, its pattern, logit_scale, the dense
 		// lead and the experts' width, one norm epsilon, the NextN block's
